@@ -1,0 +1,37 @@
+# The two entry points: `make demo` and `make test`. Both install what is
+# missing (scripts/setup), configure with Ninja and build.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: setup configure build demo test asan fuzz format clean
+
+setup:
+	@bash scripts/setup
+
+$(BUILD)/build.ninja:
+	@cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) >/dev/null
+
+configure: setup $(BUILD)/build.ninja
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@$(BUILD)/tools/axle-run examples/mlp.hlo --platform=interpreter --print_literals --seed=1
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+asan:
+	@$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DAXLE_SANITIZE=ON"
+
+fuzz: setup
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz --target hlo_parser_fuzzer -j $(JOBS)
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD)

@@ -1,0 +1,19 @@
+# axle_library(NAME SRCS ... DEPS ...): one static library per layer.
+function(axle_library name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SRCS})
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<INSTALL_INTERFACE:include>)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# axle_test(NAME SRCS ... DEPS ...): a GoogleTest binary whose tests CTest
+# discovers one by one.
+function(axle_test name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+    PROPERTIES ENVIRONMENT "AXLE_CONFORMANCE_DIR=${AXLE_CONFORMANCE_DIR}")
+endfunction()
