@@ -1,0 +1,62 @@
+#include "axle/hlo/pass/hlo_pass_pipeline.h"
+
+#include <chrono>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "axle/hlo/analysis/hlo_verifier.h"
+
+namespace axle {
+namespace {
+
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path);
+  out << contents;
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
+  bool changed_any = false;
+  int dump_index = 0;
+  for (const auto& pass : passes_) {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<bool> changed = pass->Run(module);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!changed.ok()) {
+      return absl::Status(changed.status().code(),
+                          absl::StrCat("pass ", pass->name(), ": ", changed.status().message()));
+    }
+    timings_.push_back({std::string(pass->name()), ms, *changed});
+    if (!*changed) continue;
+    changed_any = true;
+    if (verify_) {
+      absl::Status status = VerifyHloModule(*module);
+      if (!status.ok()) {
+        return absl::InternalError(absl::StrCat("module is invalid after pass ", pass->name(),
+                                                ": ", status.message()));
+      }
+    }
+    if (!dump_dir_.empty()) {
+      std::string path = absl::StrFormat("%s/%04d.%s.%s.hlo", dump_dir_, dump_index++,
+                                         module->name(), std::string(pass->name()));
+      absl::Status status = WriteFile(path, module->ToString());
+      if (!status.ok()) return status;
+    }
+  }
+  if (!dump_dir_.empty()) {
+    std::string text;
+    for (const PassTiming& t : timings_) {
+      absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms%s\n", t.pass, t.milliseconds,
+                                             t.changed ? "  (changed)" : ""));
+    }
+    absl::Status status = WriteFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
+    if (!status.ok()) return status;
+  }
+  return changed_any;
+}
+
+}  // namespace axle

@@ -1,0 +1,27 @@
+//===- conformance_util.h - Reading the HLO conformance corpus -------------===//
+#ifndef AXLE_TESTS_CONFORMANCE_UTIL_H_
+#define AXLE_TESTS_CONFORMANCE_UTIL_H_
+
+#include <string>
+#include <vector>
+
+namespace axle::testing {
+
+struct CorpusEntry {
+  std::string file;     // relative to the corpus root, e.g. "exec/foo__1.hlo"
+  std::string path;     // absolute path
+  bool expects_error = false;
+  bool custom_call = false;
+  bool collectives = false;
+};
+
+// The corpus root: $AXLE_CONFORMANCE_DIR, else ../shared/conformance/hlo
+// relative to the source tree.
+std::string CorpusRoot();
+// Every MANIFEST.tsv row; empty when the corpus is missing.
+std::vector<CorpusEntry> ReadManifest();
+std::string ReadWholeFile(const std::string& path);
+
+}  // namespace axle::testing
+
+#endif  // AXLE_TESTS_CONFORMANCE_UTIL_H_

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end checks of axle-opt and axle-run: exit codes, error locations,
+# output files and the timing line. Usage: tools_test.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1
+src=$2
+opt="$build/tools/axle-opt"
+run="$build/tools/axle-run"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name"
+  fi
+}
+
+# axle-opt prints canonical text that is a fixed point.
+"$opt" "$src/examples/mlp.hlo" >"$tmp/a.hlo" 2>"$tmp/err"
+check "axle-opt exits 0 on a valid module" test $? -eq 0
+"$opt" "$tmp/a.hlo" >"$tmp/b.hlo"
+check "axle-opt output is a fixed point" cmp -s "$tmp/a.hlo" "$tmp/b.hlo"
+"$opt" - <"$src/examples/mlp.hlo" >"$tmp/c.hlo"
+check "axle-opt reads standard input" cmp -s "$tmp/a.hlo" "$tmp/c.hlo"
+"$opt" "$src/examples/mlp.hlo" -o "$tmp/d.hlo"
+check "axle-opt -o writes the file" cmp -s "$tmp/a.hlo" "$tmp/d.hlo"
+
+# Errors are located and the exit code is 1, never a signal.
+printf 'HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] frobnicate(p)\n}\n' >"$tmp/bad.hlo"
+"$opt" "$tmp/bad.hlo" >/dev/null 2>"$tmp/err"
+check "axle-opt exits 1 on a bad module" test $? -eq 1
+check "the error names file:line:col" grep -q "bad.hlo:5:[0-9]*: error:" "$tmp/err"
+"$opt" "$tmp/missing.hlo" >/dev/null 2>"$tmp/err"
+check "a missing file is exit 1" test $? -eq 1
+"$opt" --passes=nosuchpass "$src/examples/mlp.hlo" >/dev/null 2>"$tmp/err"
+check "an unknown pass is exit 1" test $? -eq 1
+check "an unknown pass lists the known ones" grep -q "known passes" "$tmp/err"
+
+# DCE through --passes removes an unused instruction.
+printf 'HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  dead = f32[2] negate(p)\n  ROOT r = f32[2] add(p, p)\n}\n' >"$tmp/dce.hlo"
+"$opt" --passes=dce "$tmp/dce.hlo" >"$tmp/dce.out"
+check "dce removes the dead negate" bash -c "! grep -q negate '$tmp/dce.out'"
+check "dce keeps the root" grep -q "add(" "$tmp/dce.out"
+
+# axle-run: results, .npy outputs, timing line.
+"$run" "$src/examples/mlp.hlo" --seed=1 --print_literals --output_dir="$tmp" >"$tmp/run.out"
+check "axle-run exits 0" test $? -eq 0
+check "axle-run prints the result literal" grep -q "^result: f32\[4,3\]" "$tmp/run.out"
+check "axle-run writes out_0.npy" test -s "$tmp/out_0.npy"
+"$run" "$src/examples/mlp.hlo" --seed=1 --iterations=3 >"$tmp/time.out"
+check "axle-run --iterations prints the timing line" \
+  grep -qE "^time per run: min [0-9.]+ ms, median [0-9.]+ ms$" "$tmp/time.out"
+"$run" "$src/examples/mlp.hlo" --input="$tmp/out_0.npy" >/dev/null 2>"$tmp/err"
+check "a wrong number of inputs is exit 1" test $? -eq 1
+check "the input error says how many parameters" grep -q "takes 5 parameters" "$tmp/err"
+"$run" "$src/examples/mlp.hlo" --platform=nosuch >/dev/null 2>"$tmp/err"
+check "an unknown platform is exit 1" test $? -eq 1
+
+# Feeding results back in as inputs: the same outputs again.
+printf 'HloModule m\n\nENTRY e {\n  p = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] negate(p)\n}\n' >"$tmp/neg.hlo"
+mkdir -p "$tmp/o1" "$tmp/o2"
+"$run" "$tmp/neg.hlo" --input="$tmp/out_0.npy" --output_dir="$tmp/o1" >/dev/null
+"$run" "$tmp/neg.hlo" --input="$tmp/o1/out_0.npy" --output_dir="$tmp/o2" >/dev/null
+check "negate twice through .npy files is the identity" cmp -s "$tmp/out_0.npy" "$tmp/o2/out_0.npy"
+
+echo "tools: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

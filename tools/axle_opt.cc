@@ -1,0 +1,73 @@
+//===- axle_opt.cc - Parse, verify, transform and print HLO ----------------===//
+//
+//   axle-opt [FILE|-] [--passes=a,b] [--no-verify] [-o OUT] [--dump-to=DIR]
+//
+// Like XLA's hlo-opt: reads HLO text, verifies it, runs the named passes in
+// order and prints the canonical text. Exit status 0 on success, 1 with the
+// error on stderr otherwise.
+//
+//===----------------------------------------------------------------------===//
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "axle/base/status_macros.h"
+#include "axle/hlo/pass/hlo_pass_pipeline.h"
+#include "axle/hlo/pass/pass_registry.h"
+#include "tools/tool_io.h"
+
+namespace axle {
+namespace {
+
+struct Options {
+  std::string input = "-";
+  std::string passes;
+  bool no_verify = false;
+  std::string output;
+  std::string dump_dir;
+};
+
+absl::Status Run(const Options& options) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(options.input, !options.no_verify));
+  HloPassPipeline pipeline("axle-opt", /*verify_between_passes=*/!options.no_verify);
+  if (!options.dump_dir.empty()) pipeline.set_dump_dir(options.dump_dir);
+  for (absl::string_view name : absl::StrSplit(options.passes, ',', absl::SkipWhitespace())) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
+    pipeline.AddPass(std::move(pass));
+  }
+  AXLE_RETURN_IF_ERROR(pipeline.Run(module.get()).status());
+  std::string text = module->ToString();
+  if (options.output.empty() || options.output == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return absl::OkStatus();
+  }
+  return WriteTextFile(options.output, text);
+}
+
+}  // namespace
+}  // namespace axle
+
+int main(int argc, char** argv) {
+  axle::Options options;
+  CLI::App app{"axle-opt: parse, verify, run passes and print HLO text"};
+  app.add_option("input", options.input, "HLO text file, or - for standard input");
+  app.add_option("--passes", options.passes,
+                 "comma-separated passes to run in order (known: " +
+                     absl::StrJoin(axle::RegisteredPassNames(), ", ") + ")");
+  app.add_flag("--no-verify", options.no_verify, "do not run the verifier");
+  app.add_option("-o,--output", options.output, "write the result here instead of stdout");
+  app.add_option("--dump-to", options.dump_dir,
+                 "write the module after every pass that changed it, and per-pass timings");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  absl::Status status = axle::Run(options);
+  if (!status.ok()) return axle::ReportError("axle-opt", status);
+  return 0;
+}

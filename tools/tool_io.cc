@@ -1,0 +1,62 @@
+#include "tools/tool_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/hlo/analysis/hlo_verifier.h"
+#include "axle/hlo/text/hlo_parser.h"
+
+namespace axle {
+
+absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
+  std::ostringstream contents;
+  if (path == "-") {
+    contents << std::cin.rdbuf();
+    return contents.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
+  }
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, bool verify) {
+  AXLE_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(path));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                        ParseAndReturnUnverifiedModule(text, path == "-" ? "<stdin>" : path));
+  if (verify) {
+    absl::Status status = VerifyHloModule(*module);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": error: invalid module: ", status.message()));
+    }
+  }
+  return module;
+}
+
+int ReportError(const char* tool, const absl::Status& status) {
+  std::string message(status.message());
+  if (absl::StrContains(message, ": error: ")) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+  } else {
+    std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
+  }
+  return 1;
+}
+
+}  // namespace axle
