@@ -44,9 +44,9 @@
 namespace axle {
 
 struct LiteralPrintOptions {
-  bool print_shape = true;   // "f32[2] " before each array value
-  bool print_layout = false; // the shape with its layout: "f32[2,2]{1,0}"
-  bool oneline = false;      // everything on one line
+  bool print_shape = true;    // "f32[2] " before each array value
+  bool print_layout = false;  // the shape with its layout: "f32[2,2]{1,0}"
+  bool oneline = false;       // everything on one line
 };
 
 // The whole literal in XLA's text (Literal::ToString and friends call this).
