@@ -50,7 +50,7 @@ absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options, const
   std::vector<Literal> arguments;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     const Shape& expected = entry->parameter_instruction(i)->shape();
-    AXLE_ASSIGN_OR_RETURN(Literal literal, ReadNpy(options.inputs[i]));
+    AXLE_ASSIGN_OR_RETURN(Literal literal, ReadNpy(options.inputs[i], expected.element_type()));
     if (!ShapeUtil::Compatible(literal.shape(), expected)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--input ", options.inputs[i], " for parameter ", i, " (",
