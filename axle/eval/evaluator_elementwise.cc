@@ -1,0 +1,1019 @@
+//===- evaluator_elementwise.cc - Elementwise ops of the interpreter -------===//
+//
+// Every op with the kElementwise property, for every element type, computed
+// the way XLA's evaluator computes it: integers in 64 bits with two's
+// complement wrap-around and then truncated to their width, narrow floats
+// (f16, bf16, f8, f4) in float and rounded back after each op, f32/f64/
+// complex in themselves. The corner cases (division by zero, shifts past the
+// width, NaN in max/min, pow of integers, ...) follow hlo_semantics.md.
+//
+// The kernels work on "lanes" (n elements, or one broadcast element) so that
+// the same code serves whole arrays and the lane-wise evaluation of reduce /
+// map / sort computations.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "axle/base/status_macros.h"
+#include "axle/eval/evaluator_internal.h"
+
+namespace axle::eval_internal {
+namespace {
+
+// --- Compute types -----------------------------------------------------------
+
+template <typename T>
+struct ComputeTypeOf {
+  using type = T;  // bool, float, double, complex
+};
+template <typename S, int E, int M, int B, FloatEncoding K>
+struct ComputeTypeOf<NarrowFloat<S, E, M, B, K>> {
+  using type = float;
+};
+template <int N, bool kSigned>
+struct ComputeTypeOf<IntN<N, kSigned>> {
+  using type = std::conditional_t<kSigned, int64_t, uint64_t>;
+};
+#define AXLE_COMPUTE_AS_(T, C) \
+  template <>                  \
+  struct ComputeTypeOf<T> {    \
+    using type = C;            \
+  };
+AXLE_COMPUTE_AS_(int8_t, int64_t)
+AXLE_COMPUTE_AS_(int16_t, int64_t)
+AXLE_COMPUTE_AS_(int32_t, int64_t)
+AXLE_COMPUTE_AS_(uint8_t, uint64_t)
+AXLE_COMPUTE_AS_(uint16_t, uint64_t)
+AXLE_COMPUTE_AS_(uint32_t, uint64_t)
+#undef AXLE_COMPUTE_AS_
+
+template <typename T>
+using Compute = typename ComputeTypeOf<T>::type;
+
+template <typename T>
+Compute<T> Up(T v) {
+  if constexpr (is_intn_v<T>) {
+    return static_cast<Compute<T>>(v.value());
+  } else if constexpr (is_narrow_float_v<T>) {
+    return static_cast<float>(v);
+  } else {
+    return static_cast<Compute<T>>(v);
+  }
+}
+
+template <typename T>
+T Down(Compute<T> v) {
+  if constexpr (is_intn_v<T> || is_narrow_float_v<T>) {
+    return T(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+constexpr int BitsOf() {
+  if constexpr (is_intn_v<T>) {
+    return T::kBitWidth;
+  } else {
+    return static_cast<int>(sizeof(T) * 8);
+  }
+}
+
+template <typename T>
+constexpr bool IsSignedInt() {
+  if constexpr (is_intn_v<T>) {
+    return T::kMin < 0;
+  } else {
+    return is_integer_v<T> && std::is_signed_v<T>;
+  }
+}
+
+// The low BitsOf<T>() bits of an integer in compute form.
+template <typename T>
+uint64_t RawBits(Compute<T> v) {
+  constexpr int kBits = BitsOf<T>();
+  uint64_t mask = kBits == 64 ? ~uint64_t{0} : (uint64_t{1} << kBits) - 1;
+  return static_cast<uint64_t>(v) & mask;
+}
+
+// --- Loops -------------------------------------------------------------------
+
+template <typename Out, typename A, typename F>
+void Loop1(const Lanes& a, Out* out, int64_t n, F&& f) {
+  const A* x = static_cast<const A*>(a.data);
+  if (a.broadcast) {
+    Out v = f(x[0]);
+    std::fill(out, out + n, v);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);
+}
+
+template <typename Out, typename A, typename B, typename F>
+void Loop2(const Lanes& a, const Lanes& b, Out* out, int64_t n, F&& f) {
+  const A* x = static_cast<const A*>(a.data);
+  const B* y = static_cast<const B*>(b.data);
+  int64_t sa = a.broadcast ? 0 : 1, sb = b.broadcast ? 0 : 1;
+  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i * sa], y[i * sb]);
+}
+
+template <typename Out, typename A, typename B, typename C, typename F>
+void Loop3(const Lanes& a, const Lanes& b, const Lanes& c, Out* out, int64_t n, F&& f) {
+  const A* x = static_cast<const A*>(a.data);
+  const B* y = static_cast<const B*>(b.data);
+  const C* z = static_cast<const C*>(c.data);
+  int64_t sa = a.broadcast ? 0 : 1, sb = b.broadcast ? 0 : 1, sc = c.broadcast ? 0 : 1;
+  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i * sa], y[i * sb], z[i * sc]);
+}
+
+absl::Status NotDefined(const HloInstruction& instruction, PrimitiveType type) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(Describe(instruction), ": not defined for element type ",
+                   primitive_util::LowercasePrimitiveTypeName(type)));
+}
+
+// --- Scalar helpers ----------------------------------------------------------
+
+template <typename C>
+bool IsNan(C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// Integer power by squaring with wrap-around; a negative exponent gives
+// 1 for a base of 1 and 0 otherwise (XLA).
+template <typename C>
+C IntegerPower(C base, C exponent) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exponent < 0) return base == 1 ? 1 : 0;
+  }
+  uint64_t b = static_cast<uint64_t>(base), e = static_cast<uint64_t>(exponent), r = 1;
+  while (e != 0) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return static_cast<C>(r);
+}
+
+// Reduce-precision on the bits of a float or double (XLA's algorithm: round
+// the mantissa to nearest even, then flush exponents out of range to zero or
+// infinity; NaN stays NaN, or becomes infinity when no mantissa bits remain).
+template <typename F>
+F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr int kSrcMantissa = std::numeric_limits<F>::digits - 1;
+  constexpr int kSrcExponent = static_cast<int>(sizeof(F) * 8) - kSrcMantissa - 1;
+  U bits = std::bit_cast<U>(value);
+  if (mantissa_bits < kSrcMantissa) {
+    U last_mantissa_bit_mask = U{1} << (kSrcMantissa - mantissa_bits);
+    U base_rounding_bias = (last_mantissa_bit_mask >> 1) - 1;
+    U x_last_mantissa_bit = (bits & last_mantissa_bit_mask) >> (kSrcMantissa - mantissa_bits);
+    U x_rounding_bias = x_last_mantissa_bit + base_rounding_bias;
+    U truncation_mask = ~(last_mantissa_bit_mask - 1);
+    bits = (bits + x_rounding_bias) & truncation_mask;
+  }
+  if (exponent_bits < kSrcExponent) {
+    U sign_bit_mask = U{1} << (sizeof(F) * 8 - 1);
+    U exp_bits_mask = ((U{1} << kSrcExponent) - 1) << kSrcMantissa;
+    U exponent_bias = (U{1} << (kSrcExponent - 1)) - 1;
+    U reduced_exponent_bias = (U{1} << (exponent_bits - 1)) - 1;
+    U reduced_max_exponent = exponent_bias + reduced_exponent_bias;
+    U reduced_min_exponent = exponent_bias - reduced_exponent_bias;
+    U x_exponent = bits & exp_bits_mask;
+    bool overflows = x_exponent > (reduced_max_exponent << kSrcMantissa);
+    bool underflows = x_exponent <= (reduced_min_exponent << kSrcMantissa);
+    U signed_zero = bits & sign_bit_mask;
+    U signed_inf = signed_zero | exp_bits_mask;
+    if (overflows) bits = signed_inf;
+    if (underflows) bits = signed_zero;
+  }
+  F result = std::bit_cast<F>(bits);
+  if (std::isnan(value)) {
+    result = mantissa_bits > 0 ? value : std::numeric_limits<F>::infinity();
+  }
+  return result;
+}
+
+// The key that orders floats totally: -NaN < -inf < ... < -0 < +0 < ... <
+// +inf < +NaN, as signed integers.
+template <typename T>
+int64_t TotalOrderKey(T v) {
+  int64_t bits;
+  int width;
+  if constexpr (is_narrow_float_v<T>) {
+    width = T::kIsSigned ? T::kExponent + T::kMantissa + 1 : 8;
+    bits = static_cast<int64_t>(v.bits());
+    if (!T::kIsSigned) return bits;
+  } else if constexpr (std::is_same_v<T, float>) {
+    width = 32;
+    bits = std::bit_cast<uint32_t>(v);
+  } else {
+    width = 64;
+    bits = std::bit_cast<int64_t>(v);
+  }
+  if (width < 64) {
+    // Sign-extend from `width` bits.
+    int shift = 64 - width;
+    bits = static_cast<int64_t>(static_cast<uint64_t>(bits) << shift) >> shift;
+  }
+  if (bits < 0) bits ^= (width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1);
+  return bits;
+}
+
+// --- Unary ops that keep the element type ------------------------------------
+
+template <typename T>
+absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T* out, int64_t n) {
+  using C = Compute<T>;
+  constexpr bool kPred = std::is_same_v<T, bool>;
+  constexpr bool kInt = is_integer_v<T>;
+  constexpr bool kFloat = is_float_v<T>;
+  constexpr bool kComplex = is_complex_v<T>;
+  auto run = [&](auto f) {
+    Loop1<T, T>(a, out, n, [&](T v) { return Down<T>(f(Up<T>(v))); });
+    return absl::OkStatus();
+  };
+  PrimitiveType type = a.type;
+  switch (instruction.opcode()) {
+    case HloOpcode::kCopy:
+      return run([](C v) { return v; });
+    case HloOpcode::kNegate:
+      if constexpr (kInt) return run([](C v) { return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)); });
+      if constexpr (kFloat || kComplex) return run([](C v) { return -v; });
+      break;
+    case HloOpcode::kAbs:
+      if constexpr (kInt) {
+        return run([](C v) {
+          if constexpr (std::is_signed_v<C>) {
+            return v < 0 ? static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
+          } else {
+            return v;
+          }
+        });
+      }
+      if constexpr (kFloat) return run([](C v) { return std::abs(v); });
+      break;
+    case HloOpcode::kSign:
+      if constexpr (kInt) return run([](C v) { return static_cast<C>((C(0) < v) - (v < C(0))); });
+      if constexpr (kFloat) {
+        return run([](C v) { return std::isnan(v) ? v : std::copysign(C(v != C(0) ? 1 : 0), v); });
+      }
+      if constexpr (kComplex) {
+        return run([](C v) {
+          auto magnitude = std::abs(v);
+          return magnitude == 0 ? C(0) : v / magnitude;
+        });
+      }
+      break;
+    case HloOpcode::kNot:
+      if constexpr (kPred) return run([](C v) { return !v; });
+      if constexpr (kInt) return run([](C v) { return static_cast<C>(~v); });
+      break;
+    case HloOpcode::kClz:
+      if constexpr (kInt) {
+        return run([](C v) {
+          uint64_t bits = RawBits<T>(v);
+          return static_cast<C>(BitsOf<T>() - std::bit_width(bits));
+        });
+      }
+      break;
+    case HloOpcode::kPopulationCount:
+      if constexpr (kInt) return run([](C v) { return static_cast<C>(std::popcount(RawBits<T>(v))); });
+      break;
+    case HloOpcode::kExp:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::exp(v); });
+      break;
+    case HloOpcode::kExpm1:
+      if constexpr (kFloat) return run([](C v) { return std::expm1(v); });
+      if constexpr (kComplex) return run([](C v) { return std::exp(v) - C(1); });
+      break;
+    case HloOpcode::kLog:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::log(v); });
+      break;
+    case HloOpcode::kLog1p:
+      if constexpr (kFloat) return run([](C v) { return std::log1p(v); });
+      if constexpr (kComplex) return run([](C v) { return std::log(C(1) + v); });
+      break;
+    case HloOpcode::kLogistic:
+      if constexpr (kFloat || kComplex) return run([](C v) { return C(1) / (C(1) + std::exp(-v)); });
+      break;
+    case HloOpcode::kSqrt:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::sqrt(v); });
+      break;
+    case HloOpcode::kRsqrt:
+      if constexpr (kFloat || kComplex) return run([](C v) { return C(1) / std::sqrt(v); });
+      break;
+    case HloOpcode::kCbrt:
+      if constexpr (kFloat) return run([](C v) { return std::cbrt(v); });
+      break;
+    case HloOpcode::kSin:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::sin(v); });
+      break;
+    case HloOpcode::kCos:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::cos(v); });
+      break;
+    case HloOpcode::kTan:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::tan(v); });
+      break;
+    case HloOpcode::kTanh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::tanh(v); });
+      break;
+    case HloOpcode::kErf:
+      if constexpr (kFloat) return run([](C v) { return std::erf(v); });
+      break;
+    case HloOpcode::kCeil:
+      if constexpr (kFloat) return run([](C v) { return std::ceil(v); });
+      break;
+    case HloOpcode::kFloor:
+      if constexpr (kFloat) return run([](C v) { return std::floor(v); });
+      break;
+    case HloOpcode::kRoundNearestAfz:
+      if constexpr (kFloat) return run([](C v) { return std::round(v); });
+      break;
+    case HloOpcode::kRoundNearestEven:
+      if constexpr (kFloat) {
+        return run([](C v) {
+          C r = std::round(v);
+          // Ties go to the even neighbour.
+          if (std::abs(v - std::trunc(v)) == C(0.5)) r = C(2) * std::round(v / C(2));
+          return r;
+        });
+      }
+      break;
+    case HloOpcode::kReducePrecision:
+      if constexpr (kFloat) {
+        const auto& rp = *cast<HloReducePrecisionInstruction>(&instruction);
+        int e = rp.exponent_bits(), m = rp.mantissa_bits();
+        if (e < 1 || m < 0) return InvalidInstruction(instruction, "needs exponent_bits >= 1 and mantissa_bits >= 0");
+        return run([e, m](C v) { return ReducePrecision<C>(v, e, m); });
+      }
+      break;
+    default:
+      return absl::InternalError(absl::StrCat(Describe(instruction), ": not a unary op"));
+  }
+  return NotDefined(instruction, type);
+}
+
+// --- Binary ops that keep the element type -----------------------------------
+
+template <typename T>
+absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, const Lanes& b,
+                            T* out, int64_t n) {
+  using C = Compute<T>;
+  constexpr bool kPred = std::is_same_v<T, bool>;
+  constexpr bool kInt = is_integer_v<T>;
+  constexpr bool kFloat = is_float_v<T>;
+  constexpr bool kComplex = is_complex_v<T>;
+  auto run = [&](auto f) {
+    Loop2<T, T, T>(a, b, out, n, [&](T x, T y) { return Down<T>(f(Up<T>(x), Up<T>(y))); });
+    return absl::OkStatus();
+  };
+  auto wrap = [](uint64_t v) { return static_cast<C>(v); };
+  switch (instruction.opcode()) {
+    case HloOpcode::kAdd:
+      if constexpr (kPred) return run([](C x, C y) { return x || y; });
+      if constexpr (kInt) {
+        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); });
+      }
+      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x + y; });
+      break;
+    case HloOpcode::kSubtract:
+      if constexpr (kInt) {
+        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); });
+      }
+      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x - y; });
+      break;
+    case HloOpcode::kMultiply:
+      if constexpr (kPred) return run([](C x, C y) { return x && y; });
+      if constexpr (kInt) {
+        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); });
+      }
+      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x * y; });
+      break;
+    case HloOpcode::kDivide:
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          if (y == 0) return static_cast<C>(-1);  // all bits set
+          if constexpr (std::is_signed_v<C>) {
+            // INT_MIN / -1 of the element type wraps to INT_MIN; in 64 bits
+            // only the 64-bit minimum needs care.
+            if (y == -1) return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(x));
+          }
+          return x / y;
+        });
+      }
+      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x / y; });
+      break;
+    case HloOpcode::kRemainder:
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          if (y == 0) return x;
+          if constexpr (std::is_signed_v<C>) {
+            if (y == -1) return 0;
+          }
+          return x % y;
+        });
+      }
+      if constexpr (kFloat) return run([](C x, C y) { return std::fmod(x, y); });
+      break;
+    case HloOpcode::kMaximum:
+      if constexpr (kPred) return run([](C x, C y) { return x || y; });
+      if constexpr (kInt || kFloat) {
+        return run([](C x, C y) {
+          if (IsNan(x)) return x;
+          if (IsNan(y)) return y;
+          return std::max(x, y);
+        });
+      }
+      break;
+    case HloOpcode::kMinimum:
+      if constexpr (kPred) return run([](C x, C y) { return x && y; });
+      if constexpr (kInt || kFloat) {
+        return run([](C x, C y) {
+          if (IsNan(x)) return x;
+          if (IsNan(y)) return y;
+          return std::min(x, y);
+        });
+      }
+      break;
+    case HloOpcode::kPower:
+      if constexpr (kPred) return run([](C x, C y) { return x || !y; });
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          if (x == 1 || y == 0) return 1;
+          return IntegerPower<C>(x, y);
+        });
+      }
+      if constexpr (kFloat) {
+        return run([](C x, C y) -> C {
+          if (x == C(1) || y == C(0)) return C(1);
+          return std::pow(x, y);
+        });
+      }
+      if constexpr (kComplex) {
+        return run([](C x, C y) -> C {
+          if (x == C(1) || y == C(0)) return C(1);
+          bool x_is_positive_infinity = x.imag() == 0 && x.real() > 0 && std::isinf(x.real());
+          if (x_is_positive_infinity && y.imag() == 0 && y.real() > 0) return x;
+          if (x_is_positive_infinity && y.imag() == 0 && y.real() < 0) return C(0);
+          return std::pow(x, y);
+        });
+      }
+      break;
+    case HloOpcode::kAtan2:
+      if constexpr (kFloat) return run([](C y, C x) { return std::atan2(y, x); });
+      if constexpr (kComplex) {
+        return run([](C y, C x) {
+          C i(0, 1);
+          return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+        });
+      }
+      break;
+    case HloOpcode::kAnd:
+      if constexpr (kPred) return run([](C x, C y) { return x && y; });
+      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x & y); });
+      break;
+    case HloOpcode::kOr:
+      if constexpr (kPred) return run([](C x, C y) { return x || y; });
+      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x | y); });
+      break;
+    case HloOpcode::kXor:
+      if constexpr (kPred) return run([](C x, C y) { return x != y; });
+      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x ^ y); });
+      break;
+    case HloOpcode::kShiftLeft:
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          uint64_t amount = RawBits<T>(y);
+          if (amount >= static_cast<uint64_t>(BitsOf<T>())) return 0;
+          return static_cast<C>(static_cast<uint64_t>(x) << amount);
+        });
+      }
+      break;
+    case HloOpcode::kShiftRightLogical:
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          uint64_t amount = RawBits<T>(y);
+          if (amount >= static_cast<uint64_t>(BitsOf<T>())) return 0;
+          return static_cast<C>(RawBits<T>(x) >> amount);
+        });
+      }
+      break;
+    case HloOpcode::kShiftRightArithmetic:
+      if constexpr (kInt) {
+        return run([](C x, C y) -> C {
+          // The value as a signed number of the element's width.
+          constexpr int kShift = 64 - BitsOf<T>();
+          int64_t value = static_cast<int64_t>(RawBits<T>(x) << kShift) >> kShift;
+          uint64_t amount = RawBits<T>(y);
+          if (amount >= static_cast<uint64_t>(BitsOf<T>())) return static_cast<C>(value < 0 ? -1 : 0);
+          return static_cast<C>(value >> amount);
+        });
+      }
+      break;
+    default:
+      return absl::InternalError(absl::StrCat(Describe(instruction), ": not a binary op"));
+  }
+  return NotDefined(instruction, a.type);
+}
+
+// --- Compare -----------------------------------------------------------------
+
+template <typename K>
+bool CompareKeys(ComparisonDirection direction, const K& x, const K& y) {
+  switch (direction) {
+    case ComparisonDirection::kEq: return x == y;
+    case ComparisonDirection::kNe: return x != y;
+    case ComparisonDirection::kGe: return x >= y;
+    case ComparisonDirection::kGt: return x > y;
+    case ComparisonDirection::kLe: return x <= y;
+    case ComparisonDirection::kLt: return x < y;
+  }
+  return false;
+}
+
+template <typename T>
+absl::Status Compare(const HloInstruction& instruction, const Lanes& a, const Lanes& b, bool* out,
+                     int64_t n) {
+  const auto& compare = *cast<HloCompareInstruction>(&instruction);
+  ComparisonDirection direction = compare.direction();
+  if constexpr (is_complex_v<T>) {
+    if (direction != ComparisonDirection::kEq && direction != ComparisonDirection::kNe) {
+      return InvalidInstruction(instruction, "complex numbers compare only for EQ and NE");
+    }
+    bool equal = direction == ComparisonDirection::kEq;
+    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return (x == y) == equal; });
+  } else if constexpr (is_float_v<T>) {
+    if (compare.type() == ComparisonType::kFloatTotalOrder) {
+      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
+        return CompareKeys(direction, TotalOrderKey<T>(x), TotalOrderKey<T>(y));
+      });
+    } else {
+      Loop2<bool, T, T>(a, b, out, n,
+                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
+    }
+  } else if constexpr (is_integer_v<T>) {
+    if (compare.type() == ComparisonType::kUnsigned) {
+      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
+        return CompareKeys(direction, RawBits<T>(Up<T>(x)), RawBits<T>(Up<T>(y)));
+      });
+    } else {
+      Loop2<bool, T, T>(a, b, out, n,
+                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
+    }
+  } else {
+    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return CompareKeys(direction, x, y); });
+  }
+  return absl::OkStatus();
+}
+
+// --- Convert -----------------------------------------------------------------
+
+// Converts through one of five exact intermediates (bool, int64, uint64,
+// double, complex128) so that only 5 x 30 conversion loops are instantiated;
+// each intermediate holds every value of its source type exactly.
+template <typename From>
+auto ToIntermediate(From v) {
+  if constexpr (std::is_same_v<From, bool>) {
+    return v;
+  } else if constexpr (is_complex_v<From>) {
+    return complex128(v.real(), v.imag());
+  } else if constexpr (is_float_v<From>) {
+    return ConvertValue<double>(v);
+  } else if constexpr (IsSignedInt<From>()) {
+    return ConvertValue<int64_t>(v);
+  } else {
+    return ConvertValue<uint64_t>(v);
+  }
+}
+
+template <typename From>
+absl::Status ConvertLanes(const Lanes& a, PrimitiveType out_type, void* out, int64_t n) {
+  using I = decltype(ToIntermediate(From{}));
+  const From* x = static_cast<const From*>(a.data);
+  int64_t count = a.broadcast ? 1 : n;
+  std::unique_ptr<I[]> intermediate(new I[count]);
+  for (int64_t i = 0; i < count; ++i) intermediate[i] = ToIntermediate(x[i]);
+  PrimitiveTypeSwitch(
+      [&]<typename To>() {
+        To* y = static_cast<To*>(out);
+        if (a.broadcast) {
+          std::fill(y, y + n, ConvertValue<To>(intermediate[0]));
+        } else {
+          for (int64_t i = 0; i < n; ++i) y[i] = ConvertValue<To>(intermediate[i]);
+        }
+      },
+      out_type);
+  return absl::OkStatus();
+}
+
+// --- Stochastic convert ------------------------------------------------------
+
+// Rounds |x| down or up at random: up when the random bits, read as an
+// unsigned number, are below the fraction scaled to 2^bits (XLA).
+template <typename F>
+absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a, const Lanes& r,
+                               PrimitiveType out_type, void* out, int64_t n) {
+  if constexpr (!is_float_v<F>) {
+    return NotDefined(instruction, a.type);
+  } else {
+    if (!primitive_util::IsUnsignedIntegralType(r.type) ||
+        primitive_util::BitWidth(r.type) != primitive_util::BitWidth(a.type)) {
+      return InvalidInstruction(instruction,
+                                "random bits must be unsigned integers as wide as the operand");
+    }
+    if (!primitive_util::IsSignedIntegralType(out_type)) {
+      return InvalidInstruction(instruction, "result must be a signed integer type");
+    }
+    int random_bits = primitive_util::BitWidth(r.type);
+    const F* x = static_cast<const F*>(a.data);
+    return PrimitiveTypeSwitch(
+        [&]<typename To>() -> absl::Status {
+          if constexpr (!is_integer_v<To>) {
+            return absl::InternalError("unreachable");
+          } else {
+            To* y = static_cast<To*>(out);
+            int64_t lo, hi;
+            if constexpr (is_intn_v<To>) {
+              lo = To::kMin;
+              hi = To::kMax;
+            } else {
+              lo = std::numeric_limits<To>::min();
+              hi = std::numeric_limits<To>::max();
+            }
+            for (int64_t i = 0; i < n; ++i) {
+              double v = static_cast<double>(Up<F>(x[a.broadcast ? 0 : i]));
+              int64_t ri = r.broadcast ? 0 : i;
+              uint64_t random = 0;
+              std::memcpy(&random, static_cast<const uint8_t*>(r.data) + ri * primitive_util::ByteWidth(r.type),
+                          primitive_util::ByteWidth(r.type));
+              if (random_bits < 64) random &= (uint64_t{1} << random_bits) - 1;
+              int64_t result;
+              if (std::isnan(v)) {
+                result = 0;
+              } else if (v >= static_cast<double>(hi)) {
+                result = hi;
+              } else if (v <= static_cast<double>(lo)) {
+                result = lo;
+              } else {
+                bool negative = std::signbit(v);
+                double magnitude = std::fabs(v);
+                int64_t truncated = static_cast<int64_t>(magnitude);
+                double fraction = magnitude - static_cast<double>(truncated);
+                if (fraction != 0) {
+                  uint64_t fixed_fraction = static_cast<uint64_t>(std::ldexp(fraction, random_bits));
+                  if (random < fixed_fraction) ++truncated;
+                }
+                result = negative ? -truncated : truncated;
+                result = std::clamp(result, lo, hi);
+              }
+              y[i] = To(result);
+            }
+            return absl::OkStatus();
+          }
+        },
+        out_type);
+  }
+}
+
+// --- Dispatch ----------------------------------------------------------------
+
+bool SameTypeUnary(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAbs:  // complex abs changes the type; handled before
+    case HloOpcode::kCbrt:
+    case HloOpcode::kCeil:
+    case HloOpcode::kClz:
+    case HloOpcode::kCopy:
+    case HloOpcode::kCos:
+    case HloOpcode::kErf:
+    case HloOpcode::kExp:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kFloor:
+    case HloOpcode::kLog:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+    case HloOpcode::kNegate:
+    case HloOpcode::kNot:
+    case HloOpcode::kPopulationCount:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kRoundNearestAfz:
+    case HloOpcode::kRoundNearestEven:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSign:
+    case HloOpcode::kSin:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool SameTypeBinary(HloOpcode op) {
+  switch (op) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kAnd:
+    case HloOpcode::kAtan2:
+    case HloOpcode::kDivide:
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+    case HloOpcode::kMultiply:
+    case HloOpcode::kOr:
+    case HloOpcode::kPower:
+    case HloOpcode::kRemainder:
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightArithmetic:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kSubtract:
+    case HloOpcode::kXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status CheckTypes(const HloInstruction& instruction, absl::Span<const Lanes> operands,
+                        PrimitiveType out_type, absl::Span<const int> same_as_out) {
+  for (int i : same_as_out) {
+    if (operands[i].type != out_type) {
+      return InvalidInstruction(
+          instruction,
+          absl::StrCat("operand ", i, " has element type ",
+                       primitive_util::LowercasePrimitiveTypeName(operands[i].type),
+                       " but the result has ", primitive_util::LowercasePrimitiveTypeName(out_type)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
+                                      absl::Span<const Lanes> operands, PrimitiveType out_type,
+                                      void* out, int64_t n) {
+  HloOpcode op = instruction.opcode();
+  int arity = HloOpcodeArity(op);
+  if (op != HloOpcode::kBitcastConvert && static_cast<int>(operands.size()) != arity) {
+    return InvalidInstruction(instruction, absl::StrCat("expects ", arity, " operands, has ",
+                                                        operands.size()));
+  }
+  for (const Lanes& lanes : operands) {
+    if (!primitive_util::IsArrayType(lanes.type)) {
+      return InvalidInstruction(instruction, "operands must be arrays");
+    }
+  }
+  if (!primitive_util::IsArrayType(out_type)) {
+    return InvalidInstruction(instruction, "result must be an array");
+  }
+  if (n == 0) return absl::OkStatus();
+  const Lanes& a = operands[0];
+
+  switch (op) {
+    case HloOpcode::kConvert:
+      return PrimitiveTypeSwitch(
+          [&]<typename From>() { return ConvertLanes<From>(a, out_type, out, n); }, a.type);
+    case HloOpcode::kBitcastConvert: {
+      if (operands.size() != 1 || primitive_util::BitWidth(a.type) != primitive_util::BitWidth(out_type)) {
+        return InvalidInstruction(instruction, "lane-wise bitcast-convert needs equal bit widths");
+      }
+      int width = primitive_util::ByteWidth(out_type);
+      int bits = primitive_util::BitWidth(out_type);
+      bool sign_extend = primitive_util::IsSignedIntegralType(out_type) && bits < 8;
+      auto* y = static_cast<uint8_t*>(out);
+      const auto* x = static_cast<const uint8_t*>(a.data);
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(y + i * width, x + (a.broadcast ? 0 : i) * width, width);
+        if (bits < 8) {
+          uint8_t v = y[i] & ((1u << bits) - 1);
+          if (sign_extend && (v >> (bits - 1)) & 1) v |= static_cast<uint8_t>(0xff << bits);
+          y[i] = v;
+        }
+      }
+      return absl::OkStatus();
+    }
+    case HloOpcode::kAbs:
+    case HloOpcode::kReal:
+    case HloOpcode::kImag:
+      if (primitive_util::IsComplexType(a.type)) {
+        if (out_type != primitive_util::ComplexComponentType(a.type)) {
+          return InvalidInstruction(instruction, "result must be the complex component type");
+        }
+        auto component = [&]<typename T>(auto f) {
+          using R = typename T::value_type;
+          Loop1<R, T>(a, static_cast<R*>(out), n, f);
+        };
+        if (a.type == C64) {
+          if (op == HloOpcode::kAbs) component.operator()<complex64>([](complex64 v) { return std::abs(v); });
+          if (op == HloOpcode::kReal) component.operator()<complex64>([](complex64 v) { return v.real(); });
+          if (op == HloOpcode::kImag) component.operator()<complex64>([](complex64 v) { return v.imag(); });
+        } else {
+          if (op == HloOpcode::kAbs) component.operator()<complex128>([](complex128 v) { return std::abs(v); });
+          if (op == HloOpcode::kReal) component.operator()<complex128>([](complex128 v) { return v.real(); });
+          if (op == HloOpcode::kImag) component.operator()<complex128>([](complex128 v) { return v.imag(); });
+        }
+        return absl::OkStatus();
+      }
+      if (op == HloOpcode::kReal || op == HloOpcode::kImag) {
+        if (!primitive_util::IsFloatingPointType(a.type) || out_type != a.type) {
+          return NotDefined(instruction, a.type);
+        }
+        if (op == HloOpcode::kImag) {
+          std::memset(out, 0, n * primitive_util::ByteWidth(out_type));
+          return absl::OkStatus();
+        }
+        int width = primitive_util::ByteWidth(out_type);
+        for (int64_t i = 0; i < n; ++i) {
+          std::memcpy(static_cast<uint8_t*>(out) + i * width,
+                      static_cast<const uint8_t*>(a.data) + (a.broadcast ? 0 : i) * width, width);
+        }
+        return absl::OkStatus();
+      }
+      break;
+    case HloOpcode::kIsFinite:
+      if (!primitive_util::IsFloatingPointType(a.type) || out_type != PRED) {
+        return NotDefined(instruction, a.type);
+      }
+      return PrimitiveTypeSwitch(
+          [&]<typename T>() {
+            if constexpr (is_float_v<T>) {
+              Loop1<bool, T>(a, static_cast<bool*>(out), n, [](T v) { return std::isfinite(Up<T>(v)); });
+            }
+            return absl::OkStatus();
+          },
+          a.type);
+    case HloOpcode::kCompare:
+      if (out_type != PRED || operands[1].type != a.type) {
+        return InvalidInstruction(instruction, "compares two operands of one type into pred");
+      }
+      return PrimitiveTypeSwitch(
+          [&]<typename T>() { return Compare<T>(instruction, a, operands[1], static_cast<bool*>(out), n); },
+          a.type);
+    case HloOpcode::kComplex: {
+      const Lanes& b = operands[1];
+      if (b.type != a.type || (a.type != F32 && a.type != F64) ||
+          out_type != (a.type == F32 ? C64 : C128)) {
+        return InvalidInstruction(instruction, "complex takes two f32 (c64) or two f64 (c128) operands");
+      }
+      if (a.type == F32) {
+        Loop2<complex64, float, float>(a, b, static_cast<complex64*>(out), n,
+                                       [](float x, float y) { return complex64(x, y); });
+      } else {
+        Loop2<complex128, double, double>(a, b, static_cast<complex128*>(out), n,
+                                          [](double x, double y) { return complex128(x, y); });
+      }
+      return absl::OkStatus();
+    }
+    case HloOpcode::kSelect: {
+      if (a.type != PRED) return InvalidInstruction(instruction, "the predicate must be pred");
+      AXLE_RETURN_IF_ERROR(CheckTypes(instruction, operands, out_type, {1, 2}));
+      int width = primitive_util::ByteWidth(out_type);
+      const bool* p = static_cast<const bool*>(a.data);
+      const auto* t = static_cast<const uint8_t*>(operands[1].data);
+      const auto* f = static_cast<const uint8_t*>(operands[2].data);
+      auto* y = static_cast<uint8_t*>(out);
+      for (int64_t i = 0; i < n; ++i) {
+        bool choose_true = p[a.broadcast ? 0 : i];
+        const uint8_t* src = choose_true ? t + (operands[1].broadcast ? 0 : i) * width
+                                         : f + (operands[2].broadcast ? 0 : i) * width;
+        std::memcpy(y + i * width, src, width);
+      }
+      return absl::OkStatus();
+    }
+    case HloOpcode::kClamp: {
+      AXLE_RETURN_IF_ERROR(CheckTypes(instruction, operands, out_type, {0, 1, 2}));
+      return PrimitiveTypeSwitch(
+          [&]<typename T>() -> absl::Status {
+            if constexpr (is_complex_v<T>) {
+              return NotDefined(instruction, a.type);
+            } else {
+              using C = Compute<T>;
+              Loop3<T, T, T, T>(a, operands[1], operands[2], static_cast<T*>(out), n,
+                                [](T lo_t, T x_t, T hi_t) {
+                                  C lo = Up<T>(lo_t), x = Up<T>(x_t), hi = Up<T>(hi_t);
+                                  if (IsNan(lo)) return lo_t;
+                                  if (IsNan(x)) return x_t;
+                                  if (IsNan(hi)) return hi_t;
+                                  return Down<T>(std::min(hi, std::max(x, lo)));
+                                });
+              return absl::OkStatus();
+            }
+          },
+          out_type);
+    }
+    case HloOpcode::kStochasticConvert:
+      return PrimitiveTypeSwitch(
+          [&]<typename F>() {
+            return StochasticConvert<F>(instruction, a, operands[1], out_type, out, n);
+          },
+          a.type);
+    default:
+      break;
+  }
+
+  if (SameTypeUnary(op)) {
+    AXLE_RETURN_IF_ERROR(CheckTypes(instruction, operands, out_type, {0}));
+    return PrimitiveTypeSwitch(
+        [&]<typename T>() { return UnarySameType<T>(instruction, a, static_cast<T*>(out), n); },
+        out_type);
+  }
+  if (SameTypeBinary(op)) {
+    AXLE_RETURN_IF_ERROR(CheckTypes(instruction, operands, out_type, {0, 1}));
+    return PrimitiveTypeSwitch(
+        [&]<typename T>() {
+          return BinarySameType<T>(instruction, a, operands[1], static_cast<T*>(out), n);
+        },
+        out_type);
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("interpreter: ", Describe(instruction), " is not an elementwise op it knows"));
+}
+
+absl::StatusOr<Literal> EvaluateElementwise(const HloInstruction& instruction,
+                                            absl::Span<const Literal* const> operands) {
+  if (!instruction.shape().IsArray()) {
+    return InvalidInstruction(instruction, "an elementwise op must produce an array");
+  }
+  Literal result(instruction.shape());
+  int64_t n = result.element_count();
+  std::vector<Lanes> lanes;
+  lanes.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const Literal& operand = *operands[i];
+    AXLE_RETURN_IF_ERROR(ExpectArray(instruction, operand, absl::StrCat("operand ", i)));
+    Lanes l = LanesOf(operand);
+    if (ShapeUtil::SameDimensions(operand.shape(), instruction.shape())) {
+      l.broadcast = false;
+    } else if (operand.shape().rank() == 0) {
+      l.broadcast = true;
+    } else {
+      return InvalidInstruction(
+          instruction, absl::StrCat("operand ", i, " has shape ", operand.shape().ToString(false),
+                                    " but the result has ", instruction.shape().ToString(false)));
+    }
+    lanes.push_back(l);
+  }
+  AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(instruction, lanes, instruction.shape().element_type(),
+                                                result.untyped_data(), n));
+  return result;
+}
+
+absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction,
+                                               const Literal& operand) {
+  AXLE_RETURN_IF_ERROR(ExpectArray(instruction, operand, "the operand"));
+  const Shape& out_shape = instruction.shape();
+  if (!out_shape.IsArray()) return InvalidInstruction(instruction, "must produce an array");
+  PrimitiveType in_type = operand.shape().element_type(), out_type = out_shape.element_type();
+  int in_bits = primitive_util::BitWidth(in_type), out_bits = primitive_util::BitWidth(out_type);
+  if (in_bits * operand.element_count() != out_bits * out_shape.num_elements()) {
+    return InvalidInstruction(instruction,
+                              absl::StrCat("cannot reinterpret ", operand.shape().ToString(false),
+                                           " as ", out_shape.ToString(false), ": sizes in bits differ"));
+  }
+  Literal result(out_shape);
+  if (in_bits == out_bits) {
+    Lanes lanes = LanesOf(operand);
+    AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(instruction, {lanes}, out_type,
+                                                  result.untyped_data(), result.element_count()));
+    return result;
+  }
+  // Different widths: the elements' bits form one little-endian bit stream.
+  bool packed_in = in_bits % 8 == 0, packed_out = out_bits % 8 == 0;
+  if (packed_in && packed_out) {
+    std::memcpy(result.untyped_data(), operand.untyped_data(), operand.size_bytes());
+    return result;
+  }
+  const auto* src = static_cast<const uint8_t*>(operand.untyped_data());
+  auto* dst = static_cast<uint8_t*>(result.untyped_data());
+  int in_bytes = primitive_util::ByteWidth(in_type), out_bytes = primitive_util::ByteWidth(out_type);
+  bool sign_extend = primitive_util::IsSignedIntegralType(out_type);
+  auto read_bit = [&](int64_t bit) {
+    int64_t element = bit / in_bits, offset = bit % in_bits;
+    return (src[element * in_bytes + offset / 8] >> (offset % 8)) & 1;
+  };
+  for (int64_t e = 0; e < result.element_count(); ++e) {
+    uint64_t value = 0;
+    for (int b = 0; b < out_bits; ++b) value |= static_cast<uint64_t>(read_bit(e * out_bits + b)) << b;
+    if (out_bits < 8 && sign_extend && (value >> (out_bits - 1)) & 1) value |= ~uint64_t{0} << out_bits;
+    std::memcpy(dst + e * out_bytes, &value, out_bytes);  // little-endian host
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> ConvertScalar(const Literal& scalar, PrimitiveType type) {
+  return scalar.Convert(type);
+}
+
+}  // namespace axle::eval_internal

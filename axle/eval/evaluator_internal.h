@@ -1,0 +1,111 @@
+//===- evaluator_internal.h - Shared pieces of HloEvaluator's op families --===//
+//
+// Private to axle/eval. Each op family (evaluator_elementwise.cc,
+// evaluator_data_movement.cc, ...) exports the functions HloEvaluator's
+// dispatcher calls: they take the instruction and its evaluated operands and
+// return the result, or a Status naming the instruction when the input is
+// malformed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_EVAL_EVALUATOR_INTERNAL_H_
+#define AXLE_EVAL_EVALUATOR_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "axle/core/literal.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle {
+class HloEvaluator;
+
+namespace eval_internal {
+
+// `n` consecutive elements of `type` at `data`, or one element standing for
+// all n when `broadcast` is set.
+struct Lanes {
+  PrimitiveType type = PRIMITIVE_TYPE_INVALID;
+  const void* data = nullptr;
+  bool broadcast = false;
+};
+
+// "add.3 (add)": how errors name an instruction.
+std::string Describe(const HloInstruction& instruction);
+absl::Status InvalidInstruction(const HloInstruction& instruction, absl::string_view message);
+
+// --- Elementwise (evaluator_elementwise.cc) ----------------------------------
+// Evaluates the elementwise op `instruction` over n lanes of its operands
+// into `out` (n elements of `out_type`). Handles every op with the
+// kElementwise property plus bitcast-convert between equal bit widths.
+absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
+                                      absl::Span<const Lanes> operands, PrimitiveType out_type,
+                                      void* out, int64_t n);
+// The same on whole arrays; scalar operands broadcast.
+absl::StatusOr<Literal> EvaluateElementwise(const HloInstruction& instruction,
+                                            absl::Span<const Literal* const> operands);
+// bitcast-convert, including between different bit widths.
+absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction,
+                                               const Literal& operand);
+// Converts one scalar literal to `type` (convert semantics).
+absl::StatusOr<Literal> ConvertScalar(const Literal& scalar, PrimitiveType type);
+
+// --- Data movement (evaluator_data_movement.cc) ------------------------------
+absl::StatusOr<Literal> EvaluateIota(const HloInstruction& instruction);
+absl::StatusOr<Literal> EvaluateBroadcast(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateReshape(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateTranspose(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateReverse(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateSlice(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateDynamicSlice(const HloInstruction& instruction,
+                                             absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateDynamicUpdateSlice(const HloInstruction& instruction,
+                                                   absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateConcatenate(const HloInstruction& instruction,
+                                            absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluatePad(const HloInstruction& instruction, const Literal& operand,
+                                    const Literal& padding_value);
+absl::StatusOr<Literal> EvaluateGetDimensionSize(const HloInstruction& instruction,
+                                                 const Literal& operand);
+
+// --- Reductions (evaluator_reduce.cc) ----------------------------------------
+absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruction& instruction,
+                                       absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
+                                             const HloInstruction& instruction,
+                                             absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateMap(HloEvaluator& evaluator, const HloInstruction& instruction,
+                                    absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateScan(HloEvaluator& evaluator, const HloInstruction& instruction,
+                                     absl::Span<const Literal* const> operands);
+
+// --- Sorting (evaluator_sort.cc) ---------------------------------------------
+absl::StatusOr<Literal> EvaluateSort(HloEvaluator& evaluator, const HloInstruction& instruction,
+                                     absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateTopK(const HloInstruction& instruction, const Literal& operand);
+
+// --- Random numbers (evaluator_rng.cc) ---------------------------------------
+absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstruction& instruction,
+                                    absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instruction,
+                                                const Literal& state);
+
+// --- Helpers -----------------------------------------------------------------
+// Row-major strides of `shape`'s dimensions.
+std::vector<int64_t> Strides(const Shape& shape);
+// Lanes over every element of an array literal.
+inline Lanes LanesOf(const Literal& literal) {
+  return Lanes{literal.shape().element_type(), literal.untyped_data(), false};
+}
+// Checks that `literal` is an array and returns an error naming `what` otherwise.
+absl::Status ExpectArray(const HloInstruction& instruction, const Literal& literal,
+                         absl::string_view what);
+
+}  // namespace eval_internal
+}  // namespace axle
+
+#endif  // AXLE_EVAL_EVALUATOR_INTERNAL_H_

@@ -1,0 +1,627 @@
+//===- hlo_evaluator.cc - The interpreter's dispatcher ---------------------===//
+//
+// Walks a computation in post order keeping one literal per live
+// instruction, and sends each instruction to its op family (evaluator_*.cc)
+// or to a heavy kernel (kernels.h). Control flow (call, while, conditional,
+// fusion, async wrappers), tuples, tokens, custom calls and the trivial
+// single-device collectives are handled here.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/eval/hlo_evaluator.h"
+
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "axle/base/status_macros.h"
+#include "axle/eval/evaluator_internal.h"
+#include "axle/eval/kernels.h"
+#include "axle/eval/lanewise_computation.h"
+
+namespace axle {
+
+using eval_internal::Describe;
+using eval_internal::InvalidInstruction;
+using eval_internal::Lanes;
+
+namespace eval_internal {
+
+std::string Describe(const HloInstruction& instruction) {
+  return absl::StrCat(instruction.name(), " (", HloOpcodeString(instruction.opcode()), ")");
+}
+
+absl::Status InvalidInstruction(const HloInstruction& instruction, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(Describe(instruction), ": ", message));
+}
+
+absl::Status ExpectArray(const HloInstruction& instruction, const Literal& literal,
+                         absl::string_view what) {
+  if (!literal.shape().IsArray()) {
+    return InvalidInstruction(instruction, absl::StrCat(what, " must be an array, not ",
+                                                        literal.shape().ToString(false)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace eval_internal
+
+namespace {
+
+absl::Status Unimplemented(const HloInstruction& instruction, absl::string_view why) {
+  return absl::UnimplementedError(absl::StrCat("interpreter: ", Describe(instruction), ": ", why));
+}
+
+// Adds the instruction's name to errors from code that does not know it.
+absl::Status Annotate(const absl::Status& status, const HloInstruction& instruction) {
+  if (status.ok() || absl::StrContains(status.message(), instruction.name())) return status;
+  return absl::Status(status.code(), absl::StrCat(Describe(instruction), ": ", status.message()));
+}
+
+Literal TupleOfClones(absl::Span<const Literal* const> operands) {
+  std::vector<Literal> elements;
+  for (const Literal* operand : operands) elements.push_back(operand->Clone());
+  return Literal::MakeTuple(std::move(elements));
+}
+
+// Builds a literal of `shape` (a tuple) whose element `index` is `value`;
+// the other elements are zero.
+absl::StatusOr<Literal> TupleWithElement(const HloInstruction& instruction, Literal value,
+                                         int64_t index, const Literal* element0 = nullptr) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsTuple() || shape.tuple_shapes_size() <= index ||
+      !ShapeUtil::Compatible(shape.tuple_shapes(index), value.shape())) {
+    return InvalidInstruction(instruction, "result shape does not fit the async wrapper");
+  }
+  Literal result(shape);
+  result.mutable_tuple_element(index) = std::move(value);
+  if (element0 != nullptr && index != 0 && ShapeUtil::Compatible(shape.tuple_shapes(0), element0->shape())) {
+    result.mutable_tuple_element(0) = element0->Clone();
+  }
+  return result;
+}
+
+}  // namespace
+
+HloEvaluator::HloEvaluator(int64_t max_loop_iterations)
+    : max_loop_iterations_(max_loop_iterations), engine_(0) {}
+
+HloEvaluator::~HloEvaluator() = default;
+
+void HloEvaluator::set_seed(uint64_t seed) {
+  seed_ = seed;
+  engine_.seed(seed);
+}
+
+absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloModule& module,
+                                               absl::Span<const Literal* const> args) {
+  if (module.entry_computation() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("module ", module.name(), " has no entry computation"));
+  }
+  module_ = &module;
+  absl::StatusOr<Literal> result = Evaluate(*module.entry_computation(), args);
+  module_ = nullptr;
+  return result;
+}
+
+absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloComputation& computation,
+                                               absl::Span<const Literal* const> args) {
+  if (static_cast<int64_t>(args.size()) != computation.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " takes ",
+                                                   computation.num_parameters(), " arguments, got ",
+                                                   args.size()));
+  }
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    const Shape& expected = computation.parameter_instruction(i)->shape();
+    if (args[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument for parameter ", i, " is null"));
+    }
+    if (!ShapeUtil::Compatible(args[i]->shape(), expected)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument for parameter ", i, " (", computation.parameter_instruction(i)->name(),
+          ") has shape ", args[i]->shape().ToString(false), " but the parameter expects ",
+          expected.ToString(false)));
+    }
+  }
+  // Each top-level run starts from the seed: results depend on (seed,
+  // program, arguments) only.
+  lanewise_cache_.clear();
+  engine_.seed(seed_);
+  rng_state_ = 0;
+  return EvaluateComputation(computation, args);
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& computation,
+                                                          absl::Span<const Literal* const> args) {
+  if (static_cast<int64_t>(args.size()) != computation.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " takes ",
+                                                   computation.num_parameters(), " arguments, got ",
+                                                   args.size()));
+  }
+  const HloInstruction* root = computation.root_instruction();
+  if (root == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " has no root"));
+  }
+  std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+  absl::flat_hash_map<const HloInstruction*, int64_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int64_t>(i);
+
+  // Only what the root needs runs (plus control predecessors): an unused
+  // side-effecting instruction is not evaluated.
+  std::vector<bool> needed(order.size(), false);
+  std::vector<const HloInstruction*> stack = {root};
+  needed[position[root]] = true;
+  while (!stack.empty()) {
+    const HloInstruction* instruction = stack.back();
+    stack.pop_back();
+    auto visit = [&](const HloInstruction* other) {
+      auto it = position.find(other);
+      if (it != position.end() && !needed[it->second]) {
+        needed[it->second] = true;
+        stack.push_back(other);
+      }
+    };
+    for (const HloInstruction* operand : instruction->operands()) visit(operand);
+    for (const HloInstruction* pred : instruction->control_predecessors()) visit(pred);
+  }
+  // Remaining uses, to free literals once their last user has run.
+  std::vector<int64_t> uses(order.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (!needed[i]) continue;
+    for (const HloInstruction* operand : order[i]->operands()) ++uses[position[operand]];
+  }
+
+  std::vector<Literal> owned(order.size());
+  std::vector<const Literal*> value(order.size(), nullptr);
+  std::vector<const Literal*> operands;
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (!needed[i]) continue;
+    const HloInstruction& instruction = *order[i];
+    if (instruction.opcode() == HloOpcode::kParameter) {
+      int64_t number = cast<HloParameterInstruction>(&instruction)->parameter_number();
+      if (number < 0 || number >= static_cast<int64_t>(args.size())) {
+        return InvalidInstruction(instruction, "parameter number out of range");
+      }
+      value[i] = args[number];
+      continue;
+    }
+    if (instruction.opcode() == HloOpcode::kConstant) {
+      value[i] = &cast<HloConstantInstruction>(&instruction)->literal();
+      continue;
+    }
+    operands.clear();
+    for (const HloInstruction* operand : instruction.operands()) {
+      const Literal* v = value[position[operand]];
+      if (v == nullptr) return absl::InternalError(absl::StrCat(Describe(instruction), ": operand not evaluated"));
+      operands.push_back(v);
+    }
+    absl::StatusOr<Literal> result = EvaluateInstruction(instruction, operands);
+    if (!result.ok()) return Annotate(result.status(), instruction);
+    owned[i] = *std::move(result);
+    value[i] = &owned[i];
+    for (const HloInstruction* operand : instruction.operands()) {
+      int64_t p = position[operand];
+      if (--uses[p] == 0 && operand != root) {
+        owned[p] = Literal();
+        value[p] = nullptr;
+      }
+    }
+  }
+  int64_t root_position = position[root];
+  if (value[root_position] == &owned[root_position]) return std::move(owned[root_position]);
+  return value[root_position]->Clone();
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& instruction,
+                                                          absl::Span<const Literal* const> operands) {
+  using namespace eval_internal;  // NOLINT: the op families
+  HloOpcode op = instruction.opcode();
+  auto expect_operands = [&](size_t n) -> absl::Status {
+    if (operands.size() < n) {
+      return InvalidInstruction(instruction, absl::StrCat("needs ", n, " operands, has ", operands.size()));
+    }
+    return absl::OkStatus();
+  };
+  if (HloOpcodeArity(op) != kVariadic) AXLE_RETURN_IF_ERROR(expect_operands(HloOpcodeArity(op)));
+
+  if (op == HloOpcode::kCopy && !instruction.shape().IsArray()) return operands[0]->Clone();
+  if (instruction.IsElementwise()) return EvaluateElementwise(instruction, operands);
+
+  switch (op) {
+    case HloOpcode::kBitcastConvert:
+      return EvaluateBitcastConvert(instruction, *operands[0]);
+    case HloOpcode::kIota:
+      return EvaluateIota(instruction);
+    case HloOpcode::kBroadcast:
+      return EvaluateBroadcast(instruction, *operands[0]);
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+      return EvaluateReshape(instruction, *operands[0]);
+    case HloOpcode::kDynamicReshape:
+      AXLE_RETURN_IF_ERROR(expect_operands(1));
+      if (!instruction.shape().is_static() && operands[0]->element_count() != instruction.shape().num_elements()) {
+        return Unimplemented(instruction, "dynamic shapes are not supported");
+      }
+      return EvaluateReshape(instruction, *operands[0]);
+    case HloOpcode::kTranspose:
+      return EvaluateTranspose(instruction, *operands[0]);
+    case HloOpcode::kReverse:
+      return EvaluateReverse(instruction, *operands[0]);
+    case HloOpcode::kSlice:
+      return EvaluateSlice(instruction, *operands[0]);
+    case HloOpcode::kDynamicSlice:
+      AXLE_RETURN_IF_ERROR(expect_operands(1));
+      return EvaluateDynamicSlice(instruction, operands);
+    case HloOpcode::kDynamicUpdateSlice:
+      return EvaluateDynamicUpdateSlice(instruction, operands);
+    case HloOpcode::kConcatenate:
+      AXLE_RETURN_IF_ERROR(expect_operands(1));
+      return EvaluateConcatenate(instruction, operands);
+    case HloOpcode::kPad:
+      return EvaluatePad(instruction, *operands[0], *operands[1]);
+    case HloOpcode::kGetDimensionSize:
+      return EvaluateGetDimensionSize(instruction, *operands[0]);
+    case HloOpcode::kSetDimensionSize:
+      // Shapes are static here: the size operand does not change the data.
+      return operands[0]->Clone();
+
+    case HloOpcode::kTuple:
+      return TupleOfClones(operands);
+    case HloOpcode::kGetTupleElement: {
+      int64_t index = cast<HloGetTupleElementInstruction>(&instruction)->tuple_index();
+      if (!operands[0]->shape().IsTuple() || index < 0 || index >= operands[0]->tuple_size()) {
+        return InvalidInstruction(instruction, absl::StrCat("no element ", index, " in ",
+                                                            operands[0]->shape().ToString(false)));
+      }
+      return operands[0]->tuple_element(index).Clone();
+    }
+    case HloOpcode::kAfterAll:
+      return LiteralUtil::CreateToken();
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+      return operands[0]->Clone();
+    case HloOpcode::kPartitionId:
+    case HloOpcode::kReplicaId:
+      return Literal(instruction.shape());  // device 0 of 1
+
+    case HloOpcode::kCall:
+      return EvaluateComputation(*instruction.to_apply(), operands);
+    case HloOpcode::kFusion:
+      return EvaluateComputation(*cast<HloFusionInstruction>(&instruction)->fused_instructions_computation(),
+                                 operands);
+    case HloOpcode::kWhile:
+      return EvaluateWhile(instruction, *operands[0]);
+    case HloOpcode::kConditional:
+      AXLE_RETURN_IF_ERROR(expect_operands(1));
+      return EvaluateConditional(instruction, operands);
+    case HloOpcode::kAsyncStart: {
+      const auto& async = *cast<HloAsyncInstruction>(&instruction);
+      AXLE_ASSIGN_OR_RETURN(Literal result, EvaluateComputation(*async.async_wrapped_computation(), operands));
+      Literal operand_tuple = TupleOfClones(operands);
+      return TupleWithElement(instruction, std::move(result), 1, &operand_tuple);
+    }
+    case HloOpcode::kAsyncUpdate:
+      return operands[0]->Clone();
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kCopyDone:
+      if (!operands[0]->shape().IsTuple() || operands[0]->tuple_size() < 2) {
+        return InvalidInstruction(instruction, "its operand must be the tuple of an async start");
+      }
+      return operands[0]->tuple_element(1).Clone();
+    case HloOpcode::kCopyStart:
+      return TupleWithElement(instruction, operands[0]->Clone(), 1, operands[0]);
+
+    case HloOpcode::kMap:
+      return EvaluateMap(*this, instruction, operands);
+    case HloOpcode::kReduce:
+      return EvaluateReduce(*this, instruction, operands);
+    case HloOpcode::kReduceWindow:
+      return EvaluateReduceWindow(*this, instruction, operands);
+    case HloOpcode::kScan:
+      return EvaluateScan(*this, instruction, operands);
+    case HloOpcode::kSort:
+      return EvaluateSort(*this, instruction, operands);
+    case HloOpcode::kTopK:
+      return EvaluateTopK(instruction, *operands[0]);
+
+    case HloOpcode::kRng:
+      return EvaluateRng(*this, instruction, operands);
+    case HloOpcode::kRngBitGenerator:
+      return EvaluateRngBitGenerator(instruction, *operands[0]);
+    case HloOpcode::kRngGetAndUpdateState: {
+      // A counter starting at the seed, advanced by `delta` per use.
+      int64_t delta = 1;
+      if (const RawAttribute* attr = instruction.FindRawAttribute("delta")) {
+        if (!absl::SimpleAtoi(attr->value, &delta)) return InvalidInstruction(instruction, "bad delta");
+      }
+      Literal result(instruction.shape());
+      if (!result.shape().IsArray() || result.shape().element_type() != U64 || result.element_count() < 1) {
+        return InvalidInstruction(instruction, "must produce u64[2]");
+      }
+      result.data<uint64_t>()[0] = seed_ + rng_state_;
+      rng_state_ += static_cast<uint64_t>(delta);
+      return result;
+    }
+
+    case HloOpcode::kCustomCall:
+      return EvaluateCustomCall(instruction, operands);
+
+    case HloOpcode::kSend:
+    case HloOpcode::kRecv:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+      return Unimplemented(instruction, "needs several devices/host I/O, which the interpreter does not have");
+
+    case HloOpcode::kDot:
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kScaledDot:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kGather:
+    case HloOpcode::kScatter:
+    case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kFft:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormGrad:
+      return EvaluateKernel(instruction, operands);
+
+    default:
+      break;
+  }
+  if (HloOpcodeIsCollective(op)) return EvaluateCollective(instruction, operands);
+  return Unimplemented(instruction, "this op is not supported");
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateWhile(const HloInstruction& instruction, const Literal& init) {
+  const HloComputation& condition = *instruction.while_condition();
+  const HloComputation& body = *instruction.while_body();
+  Literal state = init.Clone();
+  for (int64_t iteration = 0;; ++iteration) {
+    const Literal* arg = &state;
+    AXLE_ASSIGN_OR_RETURN(Literal keep_going, EvaluateComputation(condition, absl::MakeConstSpan(&arg, 1)));
+    if (!keep_going.shape().IsArray() || keep_going.shape().element_type() != PRED ||
+        keep_going.element_count() != 1) {
+      return InvalidInstruction(instruction, "the condition must return pred[]");
+    }
+    if (!keep_going.data<bool>()[0]) break;
+    if (max_loop_iterations_ >= 0 && iteration >= max_loop_iterations_) {
+      return absl::ResourceExhaustedError(absl::StrCat(Describe(instruction), ": loop exceeded ",
+                                                       max_loop_iterations_, " iterations"));
+    }
+    AXLE_ASSIGN_OR_RETURN(state, EvaluateComputation(body, absl::MakeConstSpan(&arg, 1)));
+  }
+  return state;
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateConditional(const HloInstruction& instruction,
+                                                          absl::Span<const Literal* const> operands) {
+  const std::vector<HloComputation*>& branches = instruction.branch_computations();
+  const Literal& selector = *operands[0];
+  if (!selector.shape().IsArray() || selector.element_count() != 1) {
+    return InvalidInstruction(instruction, "the branch selector must be a scalar");
+  }
+  int64_t branch;
+  if (selector.shape().element_type() == PRED) {
+    // pred: true runs the first branch, false the second.
+    branch = selector.data<bool>()[0] ? 0 : 1;
+  } else if (selector.shape().element_type() == S32) {
+    branch = selector.data<int32_t>()[0];
+    // An index out of range runs the last branch.
+    if (branch < 0 || branch >= static_cast<int64_t>(branches.size())) branch = branches.size() - 1;
+  } else {
+    return InvalidInstruction(instruction, "the branch selector must be pred or s32");
+  }
+  if (branch >= static_cast<int64_t>(branches.size()) || branch + 1 >= static_cast<int64_t>(operands.size())) {
+    return InvalidInstruction(instruction, "no operand for the selected branch");
+  }
+  const Literal* arg = operands[branch + 1];
+  return EvaluateComputation(*branches[branch], absl::MakeConstSpan(&arg, 1));
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& instruction,
+                                                         absl::Span<const Literal* const> operands) {
+  const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
+  int64_t devices = 1;
+  if (module_ != nullptr) devices = module_->config().replica_count * module_->config().num_partitions;
+  bool groups_of_one = !collective.replica_groups().empty();
+  for (const ReplicaGroup& group : collective.replica_groups()) {
+    groups_of_one = groups_of_one && group.replica_ids_size() == 1;
+  }
+  if (collective.attrs().iota_replica_groups) {
+    groups_of_one = collective.attrs().iota_replica_groups->group_size == 1;
+  }
+  HloOpcode op = instruction.opcode();
+  if (devices > 1 && !groups_of_one) {
+    return Unimplemented(instruction, absl::StrCat("needs several devices/host I/O (", devices,
+                                                   " devices), the interpreter runs one"));
+  }
+  if (op == HloOpcode::kRaggedAllToAll) {
+    return Unimplemented(instruction, "needs several devices/host I/O, which the interpreter does not have");
+  }
+  // *-done: the result is the start's result element.
+  if (HloOpcodeIsAsyncDone(op)) {
+    if (operands[0]->shape().IsTuple() && operands[0]->tuple_size() >= 2 &&
+        ShapeUtil::Compatible(operands[0]->tuple_element(1).shape(), instruction.shape())) {
+      return operands[0]->tuple_element(1).Clone();
+    }
+    return operands[0]->Clone();
+  }
+  // With one participant every collective gives back its operand(s) (a
+  // collective-permute without a 0 -> 0 pair gives zeros).
+  Shape result_shape = instruction.shape();
+  bool wrap_in_start_tuple = false;
+  if (HloOpcodeIsAsyncStart(op) && result_shape.IsTuple() && result_shape.tuple_shapes_size() >= 2 &&
+      op != HloOpcode::kAllReduceStart) {
+    result_shape = result_shape.tuple_shapes(1);
+    wrap_in_start_tuple = true;
+  }
+  Literal value = operands.size() == 1 ? operands[0]->Clone() : TupleOfClones(operands);
+  if (op == HloOpcode::kCollectivePermute || op == HloOpcode::kCollectivePermuteStart) {
+    bool self_pair = false;
+    for (const auto& [source, target] : collective.attrs().source_target_pairs) {
+      self_pair = self_pair || (source == 0 && target == 0);
+    }
+    if (!self_pair) value = Literal(result_shape);
+  }
+  if (!ShapeUtil::Compatible(value.shape(), result_shape)) {
+    if (value.shape().IsArray() && result_shape.IsArray() &&
+        value.element_count() == result_shape.num_elements() &&
+        value.shape().element_type() == result_shape.element_type()) {
+      AXLE_ASSIGN_OR_RETURN(value, value.Reshape(result_shape.dimensions()));
+    } else {
+      return InvalidInstruction(instruction, absl::StrCat("with one participant the result ",
+                                                          result_shape.ToString(false),
+                                                          " should match the operand ",
+                                                          value.shape().ToString(false)));
+    }
+  }
+  if (wrap_in_start_tuple) return TupleWithElement(instruction, std::move(value), 1, operands[0]);
+  return value;
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateCustomCall(const HloInstruction& instruction,
+                                                         absl::Span<const Literal* const> operands) {
+  const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
+  if (!custom_call_handler_) {
+    return absl::NotFoundError(absl::StrCat("custom-call target '", custom_call.custom_call_target(),
+                                            "' is not registered for platform \"Host\" (interpreter; ",
+                                            custom_call.name(), ")"));
+  }
+  AXLE_ASSIGN_OR_RETURN(Literal result, custom_call_handler_(custom_call, operands));
+  if (!ShapeUtil::Compatible(result.shape(), instruction.shape())) {
+    return InvalidInstruction(instruction, absl::StrCat("the custom call returned ", result.shape().ToString(false),
+                                                        " instead of ", instruction.shape().ToString(false)));
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instruction,
+                                                     absl::Span<const Literal* const> operands) {
+  ComputationRunner run = [this](const HloComputation& computation,
+                                 absl::Span<const Literal* const> args) {
+    return EvaluateComputation(computation, args);
+  };
+  auto need = [&](size_t n) -> absl::Status {
+    if (operands.size() != n) {
+      return InvalidInstruction(instruction, absl::StrCat("needs ", n, " operands, has ", operands.size()));
+    }
+    return absl::OkStatus();
+  };
+  switch (instruction.opcode()) {
+#ifdef AXLE_EVAL_HAS_DOT
+    case HloOpcode::kDot: {
+      AXLE_RETURN_IF_ERROR(need(2));
+      return EvaluateDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1]);
+    }
+    case HloOpcode::kRaggedDot:
+      return EvaluateRaggedDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1], *operands[2]);
+    case HloOpcode::kScaledDot:
+      return EvaluateScaledDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1],
+                               *operands[2], *operands[3]);
+#endif
+#ifdef AXLE_EVAL_HAS_CONVOLUTION
+    case HloOpcode::kConvolution:
+      return EvaluateConvolution(*cast<HloConvolutionInstruction>(&instruction), *operands[0], *operands[1]);
+#endif
+#ifdef AXLE_EVAL_HAS_GATHER_SCATTER
+    case HloOpcode::kGather:
+      return EvaluateGather(*cast<HloGatherInstruction>(&instruction), *operands[0], *operands[1]);
+    case HloOpcode::kScatter: {
+      if (operands.size() < 3 || operands.size() % 2 != 1) {
+        return InvalidInstruction(instruction, "needs operands, indices and as many updates");
+      }
+      size_t count = operands.size() / 2;
+      return EvaluateScatter(*cast<HloScatterInstruction>(&instruction), operands.subspan(0, count),
+                             *operands[count], operands.subspan(count + 1), run);
+    }
+#endif
+#ifdef AXLE_EVAL_HAS_SELECT_AND_SCATTER
+    case HloOpcode::kSelectAndScatter:
+      return EvaluateSelectAndScatter(*cast<HloWindowInstruction>(&instruction), *operands[0], *operands[1],
+                                      *operands[2], run);
+#endif
+#ifdef AXLE_EVAL_HAS_FFT
+    case HloOpcode::kFft:
+      return EvaluateFft(*cast<HloFftInstruction>(&instruction), *operands[0]);
+#endif
+#ifdef AXLE_EVAL_HAS_LINALG
+    case HloOpcode::kCholesky:
+      return EvaluateCholesky(*cast<HloCholeskyInstruction>(&instruction), *operands[0]);
+    case HloOpcode::kTriangularSolve:
+      return EvaluateTriangularSolve(*cast<HloTriangularSolveInstruction>(&instruction), *operands[0],
+                                     *operands[1]);
+#endif
+#ifdef AXLE_EVAL_HAS_BATCH_NORM
+    case HloOpcode::kBatchNormTraining:
+      return EvaluateBatchNormTraining(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
+                                       *operands[1], *operands[2]);
+    case HloOpcode::kBatchNormInference:
+      return EvaluateBatchNormInference(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
+                                        *operands[1], *operands[2], *operands[3], *operands[4]);
+    case HloOpcode::kBatchNormGrad:
+      return EvaluateBatchNormGrad(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
+                                   *operands[1], *operands[2], *operands[3], *operands[4]);
+#endif
+    default:
+      return Unimplemented(instruction, "no kernel");
+  }
+}
+
+eval_internal::LanewiseComputation* HloEvaluator::GetLanewise(const HloComputation& computation) {
+  auto it = lanewise_cache_.find(&computation);
+  if (it != lanewise_cache_.end()) return it->second.get();
+  auto compiled = eval_internal::LanewiseComputation::Compile(computation);
+  auto* result = compiled.get();
+  lanewise_cache_[&computation] = std::move(compiled);
+  return result;
+}
+
+absl::Status HloEvaluator::RunLanewise(const HloComputation& computation, absl::Span<const Lanes> args,
+                                       absl::Span<void* const> results, int64_t n) {
+  if (eval_internal::LanewiseComputation* lanewise = GetLanewise(computation)) {
+    return lanewise->Run(args, results, n);
+  }
+  // Not lane-wise: evaluate the computation once per lane on scalars.
+  const Shape& root_shape = computation.root_instruction()->shape();
+  std::vector<Shape> leaves;
+  if (root_shape.IsTuple()) {
+    for (const Shape& s : root_shape.tuple_shapes()) leaves.push_back(s);
+  } else {
+    leaves.push_back(root_shape);
+  }
+  if (leaves.size() != results.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " returns ",
+                                                   leaves.size(), " values where ", results.size(),
+                                                   " are expected"));
+  }
+  for (const Shape& s : leaves) {
+    if (!s.IsArray() || s.rank() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(),
+                                                     " must return scalars"));
+    }
+  }
+  std::vector<Literal> scalars;
+  for (const Lanes& arg : args) scalars.emplace_back(ShapeUtil::MakeShape(arg.type, {}));
+  std::vector<const Literal*> pointers;
+  for (const Literal& s : scalars) pointers.push_back(&s);
+  for (int64_t lane = 0; lane < n; ++lane) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      int width = primitive_util::ByteWidth(args[i].type);
+      std::memcpy(scalars[i].untyped_data(),
+                  static_cast<const uint8_t*>(args[i].data) + (args[i].broadcast ? 0 : lane) * width, width);
+    }
+    AXLE_ASSIGN_OR_RETURN(Literal result, EvaluateComputation(computation, pointers));
+    for (size_t j = 0; j < results.size(); ++j) {
+      const Literal& leaf = root_shape.IsTuple() ? result.tuple_element(j) : result;
+      int width = primitive_util::ByteWidth(leaf.shape().element_type());
+      std::memcpy(static_cast<uint8_t*>(results[j]) + lane * width, leaf.untyped_data(), width);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace axle
