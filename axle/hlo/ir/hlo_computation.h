@@ -78,6 +78,7 @@ class HloComputation {
 
   // HLO text of the whole computation (see hlo/text/).
   std::string ToString() const;
+  std::string ToString(const HloPrintOptions& options) const;
 
  private:
   std::string name_;

@@ -31,6 +31,7 @@ namespace axle {
 
 class HloComputation;
 class HloModule;
+class HloPrintOptions;  // hlo/text/hlo_printer.h
 
 // `sharding={...}`: kept as its canonical text. (Axle runs on one device; the
 // sharding is carried through for the tools and for XLA compatibility.)
@@ -162,6 +163,7 @@ class HloInstruction {
 
   // The instruction printed as one line of HLO text (see hlo/text/).
   std::string ToString() const;
+  std::string ToString(const HloPrintOptions& options) const;
 
  protected:
   HloInstruction(HloOpcode opcode, const Shape& shape);

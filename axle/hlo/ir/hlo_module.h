@@ -65,6 +65,7 @@ class HloModule {
 
   // The module in XLA's HLO text format (see hlo/text/).
   std::string ToString() const;
+  std::string ToString(const HloPrintOptions& options) const;
 
  private:
   std::string name_;
