@@ -23,6 +23,8 @@
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/types.h"
+#include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::kernel_util {
 
@@ -115,6 +117,97 @@ T FromAccumulator(Accumulator<T> acc) {
     return T(acc);
   } else {
     return acc;
+  }
+}
+
+// --- Scalar combiners -----------------------------------------------------------
+//
+// Scatter-like ops call a computation on (current, update) scalars; the
+// common ones run natively. Combine follows the elementwise ops' semantics:
+// integers wrap, narrow floats compute in float and round, pred add/or is
+// "or" and multiply/and is "and".
+
+enum class Combiner { kGeneric, kAdd, kMultiply, kAnd, kOr, kMax, kMin, kTakeUpdate };
+
+// Recognizes computations that combine two scalars of `type` with one
+// elementwise op whose meaning is unambiguous for that type (float max/min
+// are left to the evaluator, which owns their NaN and signed-zero rules).
+inline Combiner ClassifyCombiner(const HloComputation& computation, PrimitiveType type) {
+  if (computation.num_parameters() != 2) return Combiner::kGeneric;
+  const HloInstruction* p0 = computation.parameter_instruction(0);
+  const HloInstruction* p1 = computation.parameter_instruction(1);
+  const HloInstruction* root = computation.root_instruction();
+  if (p0 == nullptr || p1 == nullptr || root == nullptr) return Combiner::kGeneric;
+  Shape scalar = ShapeUtil::MakeScalarShape(type);
+  for (const HloInstruction* i : {p0, p1, root}) {
+    if (!ShapeUtil::Compatible(i->shape(), scalar)) return Combiner::kGeneric;
+  }
+  if (root == p1) return Combiner::kTakeUpdate;
+  if (root->operand_count() != 2) return Combiner::kGeneric;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (!((a == p0 && b == p1) || (a == p1 && b == p0))) return Combiner::kGeneric;
+  const bool integer = primitive_util::IsIntegralType(type);
+  const bool logical = integer || type == PRED;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+      return Combiner::kAdd;
+    case HloOpcode::kMultiply:
+      return Combiner::kMultiply;
+    case HloOpcode::kAnd:
+      return logical ? Combiner::kAnd : Combiner::kGeneric;
+    case HloOpcode::kOr:
+      return logical ? Combiner::kOr : Combiner::kGeneric;
+    case HloOpcode::kMaximum:
+      return integer ? Combiner::kMax : Combiner::kGeneric;
+    case HloOpcode::kMinimum:
+      return integer ? Combiner::kMin : Combiner::kGeneric;
+    default:
+      return Combiner::kGeneric;
+  }
+}
+
+template <typename T>
+T Combine(Combiner c, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (c) {
+      case Combiner::kAdd:
+      case Combiner::kOr:
+        return a || b;
+      case Combiner::kMultiply:
+      case Combiner::kAnd:
+        return a && b;
+      default:
+        return b;
+    }
+  } else if constexpr (is_integer_v<T>) {
+    uint64_t x = ToAccumulator(a), y = ToAccumulator(b);
+    switch (c) {
+      case Combiner::kAdd:
+        return FromAccumulator<T>(x + y);
+      case Combiner::kMultiply:
+        return FromAccumulator<T>(x * y);
+      case Combiner::kAnd:
+        return FromAccumulator<T>(x & y);
+      case Combiner::kOr:
+        return FromAccumulator<T>(x | y);
+      case Combiner::kMax:
+        return std::max(a, b);
+      case Combiner::kMin:
+        return std::min(a, b);
+      default:
+        return b;
+    }
+  } else {
+    // Floats (narrow ones compute in float and round) and complex.
+    switch (c) {
+      case Combiner::kAdd:
+        return a + b;
+      case Combiner::kMultiply:
+        return a * b;
+      default:
+        return b;
+    }
   }
 }
 
