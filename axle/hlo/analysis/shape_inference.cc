@@ -353,21 +353,33 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
 
     // --- Data movement -------------------------------------------------------
     case HloOpcode::kBroadcast: {
+      // HLO's broadcast: operand dimension i becomes output dimension
+      // dimensions[i], with the same size (no degenerate expansion; the
+      // order of `dimensions` is free, XLA's verifier does not require it).
       const auto& dims = cast<HloDimensionsInstruction>(&instruction)->dimensions();
-      auto result = InferBroadcastShape(operand(0), shape, dims);
-      if (!result.ok()) return result;
+      if (auto s = ExpectArray(operand(0), "operand of broadcast"); !s.ok()) return s;
+      if (auto s = ExpectArray(shape, "result of broadcast"); !s.ok()) return s;
       if (operand(0).element_type() != shape.element_type()) {
         return InvalidArgument("broadcast: the result element type ", Str(shape.element_type()),
                                " differs from the operand's ", Str(operand(0).element_type()));
       }
+      if (static_cast<int64_t>(dims.size()) != operand(0).rank()) {
+        return InvalidArgument("broadcast: dimensions=", Str(dims), " has ", dims.size(),
+                               " entries but the operand ", Str(operand(0)), " has rank ",
+                               operand(0).rank());
+      }
       for (size_t i = 0; i < dims.size(); ++i) {
+        if (dims[i] < 0 || dims[i] >= shape.rank()) {
+          return InvalidArgument("broadcast: dimensions=", Str(dims),
+                                 " has an entry out of range for the result ", Str(shape));
+        }
         if (operand(0).dimensions(i) != shape.dimensions(dims[i])) {
           return InvalidArgument("broadcast: operand dimension ", i, " (size ",
-                                 operand(0).dimensions(i), ") must equal output dimension ",
+                                 operand(0).dimensions(i), ") must equal result dimension ",
                                  dims[i], " (size ", shape.dimensions(dims[i]), ")");
         }
       }
-      return ShapeUtil::ChangeElementType(shape, shape.element_type());
+      return shape;
     }
     case HloOpcode::kReshape: {
       if (operand(0).element_type() != shape.element_type()) {
@@ -593,17 +605,28 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       }
       return InferConditionalShape(operand(0), signatures, OperandShapeValues(instruction, 1));
     }
-    case HloOpcode::kCall:
-    case HloOpcode::kFusion: {
-      auto to_apply = CalledSignature(instruction, 0, 1,
-                                      opcode == HloOpcode::kCall ? "to_apply" : "fused");
+    case HloOpcode::kCall: {
+      auto to_apply = CalledSignature(instruction, 0, 1, "to_apply");
       if (!to_apply.ok()) return to_apply.status();
-      auto result = InferCallShape(OperandShapes(instruction), *to_apply);
-      if (!result.ok() && opcode == HloOpcode::kFusion) {
-        return absl::Status(result.status().code(),
-                            absl::StrCat("fusion: ", result.status().message()));
+      return InferCallShape(OperandShapes(instruction), *to_apply);
+    }
+    case HloOpcode::kFusion: {
+      // As XLA: the fused computation may ignore trailing operands.
+      auto fused = CalledSignature(instruction, 0, 1, "fused");
+      if (!fused.ok()) return fused.status();
+      if (static_cast<int64_t>(fused->parameters.size()) > instruction.operand_count()) {
+        return InvalidArgument("fusion: the fused computation has ", fused->parameters.size(),
+                               " parameters but the fusion has only ",
+                               instruction.operand_count(), " operands");
       }
-      return result;
+      for (size_t i = 0; i < fused->parameters.size(); ++i) {
+        if (!CompatibleShapes(fused->parameters[i], operand(i))) {
+          return InvalidArgument("fusion: operand ", i, " (", Str(operand(i)),
+                                 ") does not match parameter ", i,
+                                 " of the fused computation (", Str(fused->parameters[i]), ")");
+        }
+      }
+      return fused->result;
     }
     case HloOpcode::kAsyncStart:
     case HloOpcode::kAsyncUpdate:
