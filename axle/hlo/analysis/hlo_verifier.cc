@@ -453,12 +453,27 @@ absl::Status HloVerifier::Verify(const HloModule& module) const {
 
   ModuleFacts facts;
   for (const HloComputation* computation : module.computations()) {
+    facts.execution_thread.emplace(computation, computation->execution_thread());
+  }
+  for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
-      if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
-          instruction->opcode() == HloOpcode::kAsyncUpdate ||
-          instruction->opcode() == HloOpcode::kAsyncDone) {
-        for (const HloComputation* callee : instruction->called_computations()) {
-          facts.async_computations.insert(callee);
+      const auto* async = dyn_cast<HloAsyncInstruction>(instruction);
+      if (async == nullptr) continue;
+      // The async thread propagates into the wrapped computation and its
+      // callees (the call graph is acyclic, checked above).
+      std::vector<const HloComputation*> worklist(instruction->called_computations().begin(),
+                                                  instruction->called_computations().end());
+      while (!worklist.empty()) {
+        const HloComputation* c = worklist.back();
+        worklist.pop_back();
+        if (c == nullptr) continue;
+        facts.async_computations.insert(c);
+        facts.execution_thread[c] = async->async_execution_thread();
+        for (const HloInstruction* nested : c->instructions()) {
+          if (isa<HloAsyncInstruction>(nested)) continue;
+          for (const HloComputation* callee : nested->called_computations()) {
+            worklist.push_back(callee);
+          }
         }
       }
     }

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "axle/hlo/analysis/hlo_verifier_internal.h"
 #include "axle/hlo/analysis/shape_inference.h"
@@ -89,7 +90,10 @@ Calls ExpectedCalls(HloOpcode opcode) {
 }
 
 absl::Status CheckCounts(const HloInstruction& instruction) {
-  const int arity = HloOpcodeArity(instruction.opcode());
+  // async-update may bind further operands (XLA's progressive binding).
+  const int arity = instruction.opcode() == HloOpcode::kAsyncUpdate
+                        ? kVariadic
+                        : HloOpcodeArity(instruction.opcode());
   if (arity != kVariadic && instruction.operand_count() != arity) {
     return InstructionError(instruction, absl::StrCat("expected ", arity, " operand(s), got ",
                                                       instruction.operand_count()));
@@ -573,9 +577,10 @@ absl::Status CheckSingleUser(const HloInstruction& instruction,
   return absl::OkStatus();
 }
 
+// Operand 0 must have one of the `expected` opcodes.
 absl::Status CheckSingleOperand(const HloInstruction& instruction,
                                 std::initializer_list<HloOpcode> expected) {
-  if (instruction.operand_count() != 1) return absl::OkStatus();  // arity check reports it
+  if (instruction.operand_count() < 1) return absl::OkStatus();  // arity check reports it
   const HloInstruction* operand = instruction.operand(0);
   if (std::find(expected.begin(), expected.end(), operand->opcode()) == expected.end()) {
     std::vector<std::string> names;
@@ -593,16 +598,23 @@ absl::Status CheckPairing(const HloInstruction& instruction, const ModuleFacts& 
   const bool root_of_async = instruction.IsRoot() &&
                              facts.async_computations.contains(instruction.parent());
   switch (instruction.opcode()) {
+    // The async state may also travel through a tuple (e.g. a while loop's
+    // state) and come back through get-tuple-element.
     case HloOpcode::kAsyncStart:
-      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone});
+      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
+                                           HloOpcode::kTuple});
     case HloOpcode::kAsyncUpdate:
-      if (auto s = CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate});
+      if (auto s = CheckSingleOperand(instruction, {HloOpcode::kAsyncStart,
+                                                    HloOpcode::kAsyncUpdate,
+                                                    HloOpcode::kGetTupleElement});
           !s.ok()) {
         return s;
       }
-      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone});
+      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
+                                           HloOpcode::kTuple});
     case HloOpcode::kAsyncDone:
-      return CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate});
+      return CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate,
+                                              HloOpcode::kGetTupleElement});
     case HloOpcode::kAllReduceStart:
       return CheckSingleUser(instruction, {HloOpcode::kAllReduceDone});
     case HloOpcode::kAllReduceDone:
@@ -630,17 +642,13 @@ absl::Status CheckPairing(const HloInstruction& instruction, const ModuleFacts& 
   }
 }
 
+// The wrapped computation of an async-update/done is its operand's. (The
+// thread needs no check: async_execution_thread defines the wrapped
+// computation's thread, as in XLA.)
 absl::Status CheckAsync(const HloInstruction& instruction) {
   const auto* async = cast<HloAsyncInstruction>(&instruction);
   const HloComputation* wrapped = async->async_wrapped_computation();
-  if (async->async_execution_thread() != wrapped->execution_thread()) {
-    return InstructionError(instruction,
-                            absl::StrCat("async_execution_thread \"",
-                                         async->async_execution_thread(),
-                                         "\" differs from the wrapped computation's thread \"",
-                                         wrapped->execution_thread(), "\""));
-  }
-  if (instruction.opcode() != HloOpcode::kAsyncStart && instruction.operand_count() == 1) {
+  if (instruction.opcode() != HloOpcode::kAsyncStart && instruction.operand_count() >= 1) {
     const HloInstruction* operand = instruction.operand(0);
     if ((operand->opcode() == HloOpcode::kAsyncStart ||
          operand->opcode() == HloOpcode::kAsyncUpdate) &&
@@ -650,6 +658,117 @@ absl::Status CheckAsync(const HloInstruction& instruction) {
                               absl::StrCat("wraps computation ", wrapped->name(),
                                            " but its operand %", operand->name(), " wraps ",
                                            operand->called_computations()[0]->name()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `origin={...}` (XLA's original value): every leaf names a value; an empty
+// leaf `{}` is what XLA's VerifyOriginalValue rejects.
+absl::Status CheckOriginalValue(const HloInstruction& instruction) {
+  const RawAttribute* origin = instruction.FindRawAttribute("origin");
+  if (origin == nullptr) return absl::OkStatus();
+  bool in_string = false;
+  const std::string& text = origin->value;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      size_t j = i + 1;
+      while (j < text.size() && text[j] == ' ') ++j;
+      if (j < text.size() && text[j] == '}') {
+        return InstructionError(instruction,
+                                absl::StrCat("origin=", text,
+                                             " has a leaf without a value ({}); every leaf of "
+                                             "an original value must name one"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Called computations run on the caller's execution thread (async ops move
+// work to their own thread and are checked by CheckAsync).
+absl::Status CheckExecutionThreads(const HloInstruction& instruction, const ModuleFacts& facts) {
+  const HloOpcode opcode = instruction.opcode();
+  if (opcode == HloOpcode::kAsyncStart || opcode == HloOpcode::kAsyncUpdate ||
+      opcode == HloOpcode::kAsyncDone || instruction.parent() == nullptr) {
+    return absl::OkStatus();
+  }
+  auto thread_of = [&](const HloComputation* c) -> std::string {
+    auto it = facts.execution_thread.find(c);
+    return it == facts.execution_thread.end() ? c->execution_thread() : it->second;
+  };
+  const std::string thread = thread_of(instruction.parent());
+  for (const HloComputation* callee : instruction.called_computations()) {
+    const std::string callee_thread = thread_of(callee);
+    if (callee_thread != thread) {
+      return InstructionError(
+          instruction, absl::StrCat("calls computation ", callee->name(), " on execution thread \"",
+                                    callee_thread, "\" from thread \"", thread,
+                                    "\"; called computations must run on the caller's thread"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A composite call names its composite in frontend attributes.
+absl::Status CheckComposite(const HloInstruction& call) {
+  const RawAttribute* composite = call.FindRawAttribute("is_composite");
+  if (composite == nullptr || composite->value != "true") return absl::OkStatus();
+  const FrontendAttributes& attrs = call.frontend_attributes();
+  auto name = attrs.find("composite.name");
+  if (name == attrs.end() || name->second.empty()) {
+    return InstructionError(call, "a composite call needs a non-empty composite.name frontend "
+                                  "attribute");
+  }
+  auto attributes = attrs.find("composite.attributes");
+  if (attributes != attrs.end() && attributes->second.empty()) {
+    return InstructionError(call, "composite.attributes must be {} or non-empty");
+  }
+  auto version = attrs.find("composite.version");
+  if (version != attrs.end()) {
+    int64_t v = -1;
+    if (!absl::SimpleAtoi(version->second, &v) || v < 0) {
+      return InstructionError(call, absl::StrCat("composite.version must be a non-negative "
+                                                 "integer; got \"",
+                                                 version->second, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// While and conditional: the instruction and the values that flow through
+// it (body root and parameters, branch roots) agree on their sharding.
+absl::Status CheckConsistentSharding(const HloInstruction& instruction) {
+  std::vector<const HloInstruction*> related = {&instruction};
+  const auto& called = instruction.called_computations();
+  if (instruction.opcode() == HloOpcode::kWhile && called.size() == 2) {
+    related.push_back(called[1]->root_instruction());
+    for (const HloComputation* c : called) {
+      if (c->num_parameters() == 1) related.push_back(c->parameter_instruction(0));
+    }
+  } else if (instruction.opcode() == HloOpcode::kConditional) {
+    for (const HloComputation* c : called) related.push_back(c->root_instruction());
+  } else {
+    return absl::OkStatus();
+  }
+  const HloInstruction* first = nullptr;
+  for (const HloInstruction* r : related) {
+    if (r == nullptr || !r->has_sharding()) continue;
+    if (first == nullptr) {
+      first = r;
+    } else if (!(r->sharding() == first->sharding())) {
+      return InstructionError(instruction,
+                              absl::StrCat("inconsistent sharding: %", first->name(), " has ",
+                                           first->sharding().ToString(), " but %", r->name(),
+                                           " has ", r->sharding().ToString()));
     }
   }
   return absl::OkStatus();
@@ -673,6 +792,8 @@ absl::Status VerifyInstruction(const HloInstruction& instruction,
   }
 
   if (auto s = CheckElementwise(instruction); !s.ok()) return s;
+  if (auto s = CheckOriginalValue(instruction); !s.ok()) return s;
+  if (auto s = CheckExecutionThreads(instruction, facts); !s.ok()) return s;
   if (auto s = CheckPairing(instruction, facts); !s.ok()) return s;
   if (HloOpcodeIsCollective(opcode)) {
     if (auto s = CheckCollective(instruction); !s.ok()) return s;
@@ -693,6 +814,11 @@ absl::Status VerifyInstruction(const HloInstruction& instruction,
       break;
     case HloOpcode::kFusion:
       return CheckFusion(instruction);
+    case HloOpcode::kCall:
+      return CheckComposite(instruction);
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+      return CheckConsistentSharding(instruction);
     case HloOpcode::kCustomCall:
       return CheckCustomCall(instruction, options);
     case HloOpcode::kAsyncStart:

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,10 @@ namespace axle::verifier_internal {
 struct ModuleFacts {
   // Computations wrapped by async-start/update/done.
   absl::flat_hash_set<const HloComputation*> async_computations;
+  // The thread each computation runs on. As in XLA, an async op's
+  // async_execution_thread also sets the thread of its wrapped computation
+  // and of everything that computation calls.
+  absl::flat_hash_map<const HloComputation*, std::string> execution_thread;
 };
 
 // Shape equality as the verifier means it: element types and dimensions

@@ -163,7 +163,9 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
         return ShapeInference::InferAllToAllShape(*operands[0], attrs.dimensions[0],
                                                   attrs.dimensions[0], split_count);
       }
-      if (static_cast<int64_t>(operands.size()) != split_count) {
+      // A split count of 1 comes from an unset replica count (empty groups):
+      // the participants are unknown, as in XLA's verifier.
+      if (split_count != 1 && static_cast<int64_t>(operands.size()) != split_count) {
         return InvalidArgument("all-to-all: the tuple form needs one operand per participant (",
                                split_count, "); got ", operands.size());
       }
@@ -201,59 +203,85 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
       absl::StrCat("no shape inference for ", HloOpcodeString(instruction.opcode())));
 }
 
+// Async ops as XLA has them now: the async value is a tuple
+// ((bound operands...), result, context...). Operands may be bound
+// progressively (async-start binds a prefix of the wrapped computation's
+// parameters, each async-update may bind more) and the result may be
+// late-bound: an empty tuple at {1} until an async-update gives it.
 absl::StatusOr<Shape> InferAsync(const HloInstruction& instruction) {
+  const HloOpcode opcode = instruction.opcode();
   const auto& called = instruction.called_computations();
   if (called.size() != 1 || called[0] == nullptr) {
-    return InvalidArgument(HloOpcodeString(instruction.opcode()),
+    return InvalidArgument(HloOpcodeString(opcode),
                            ": expected exactly one wrapped computation; got ", called.size());
   }
   auto signature = ShapeInference::ComputationSignature(*called[0]);
   if (!signature.ok()) return signature.status();
-  const Shape async_params = ShapeUtil::MakeTupleShape(signature->parameters);
-  auto check_async_shape = [&](const Shape& shape) -> absl::Status {
-    if (!shape.IsTuple() || shape.tuple_shapes_size() < 2) {
-      return InvalidArgument(HloOpcodeString(instruction.opcode()),
-                             ": the async shape must be a tuple of at least two elements "
-                             "((operands), result, ...); got ",
-                             Str(shape));
+  const std::string op(HloOpcodeString(opcode));
+  auto check_async_shape = [&](const Shape& shape, absl::string_view whose) -> absl::Status {
+    if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 || !shape.tuple_shapes(0).IsTuple()) {
+      return InvalidArgument(op, ": the async shape of ", whose,
+                             " must be a tuple ((operands...), result, ...); got ", Str(shape));
     }
-    if (!CompatibleShapes(shape.tuple_shapes(0), async_params)) {
-      return InvalidArgument(HloOpcodeString(instruction.opcode()), ": async shape element {0} (",
-                             Str(shape.tuple_shapes(0)),
-                             ") must match the wrapped computation's parameters ",
-                             Str(async_params));
+    const Shape& bound = shape.tuple_shapes(0);
+    if (bound.tuple_shapes_size() > static_cast<int64_t>(signature->parameters.size())) {
+      return InvalidArgument(op, ": the async shape of ", whose, " binds ",
+                             bound.tuple_shapes_size(), " operands but the wrapped computation ",
+                             called[0]->name(), " takes ", signature->parameters.size());
     }
-    if (!CompatibleShapes(shape.tuple_shapes(1), signature->result)) {
-      return InvalidArgument(HloOpcodeString(instruction.opcode()), ": async shape element {1} (",
-                             Str(shape.tuple_shapes(1)),
-                             ") must match the wrapped computation's result ",
+    for (int64_t i = 0; i < bound.tuple_shapes_size(); ++i) {
+      if (!CompatibleShapes(bound.tuple_shapes(i), signature->parameters[i])) {
+        return InvalidArgument(op, ": operand ", i, " in the async shape of ", whose, " (",
+                               Str(bound.tuple_shapes(i)), ") does not match parameter ", i,
+                               " of the wrapped computation (", Str(signature->parameters[i]),
+                               ")");
+      }
+    }
+    const Shape& result = shape.tuple_shapes(1);
+    if (!ShapeUtil::IsEmptyTuple(result) && !CompatibleShapes(result, signature->result)) {
+      return InvalidArgument(op, ": the result in the async shape of ", whose, " (", Str(result),
+                             ") does not match the wrapped computation's result ",
                              Str(signature->result));
     }
     return absl::OkStatus();
   };
-  switch (instruction.opcode()) {
+  const Shape& own = instruction.shape();
+  switch (opcode) {
     case HloOpcode::kAsyncStart: {
-      if (static_cast<int64_t>(signature->parameters.size()) != instruction.operand_count()) {
-        return InvalidArgument("async-start: the wrapped computation takes ",
-                               signature->parameters.size(), " parameters but there are ",
-                               instruction.operand_count(), " operands");
-      }
       std::vector<Shape> elements = {ShapeUtil::MakeTupleShape(OperandShapeValues(instruction, 0)),
                                      signature->result};
-      const Shape& shape = instruction.shape();
-      if (shape.IsTuple() && shape.tuple_shapes_size() > 2) {
-        elements.insert(elements.end(), shape.tuple_shapes().begin() + 2, shape.tuple_shapes().end());
+      if (own.IsTuple() && own.tuple_shapes_size() >= 2) {
+        if (ShapeUtil::IsEmptyTuple(own.tuple_shapes(1))) elements[1] = own.tuple_shapes(1);
+        elements.insert(elements.end(), own.tuple_shapes().begin() + 2, own.tuple_shapes().end());
       }
       Shape result = ShapeUtil::MakeTupleShape(std::move(elements));
-      if (auto s = check_async_shape(result); !s.ok()) return s;
+      if (auto s = check_async_shape(result, "the operands"); !s.ok()) return s;
       return result;
     }
-    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncUpdate: {
+      if (auto s = ExpectAtLeastOperands(instruction, 1); !s.ok()) return s;
+      const Shape& operand = instruction.operand(0)->shape();
+      if (auto s = check_async_shape(operand, "operand 0"); !s.ok()) return s;
+      // Extra operands bind further parameters; the result may get bound.
+      std::vector<Shape> bound = operand.tuple_shapes(0).tuple_shapes();
+      for (const Shape& extra : OperandShapeValues(instruction, 1)) bound.push_back(extra);
+      std::vector<Shape> elements = {ShapeUtil::MakeTupleShape(std::move(bound)),
+                                     operand.tuple_shapes(1)};
+      if (ShapeUtil::IsEmptyTuple(operand.tuple_shapes(1)) && own.IsTuple() &&
+          own.tuple_shapes_size() >= 2) {
+        elements[1] = own.tuple_shapes(1);
+      }
+      elements.insert(elements.end(), operand.tuple_shapes().begin() + 2,
+                      operand.tuple_shapes().end());
+      Shape result = ShapeUtil::MakeTupleShape(std::move(elements));
+      if (auto s = check_async_shape(result, "the result"); !s.ok()) return s;
+      return result;
+    }
     case HloOpcode::kAsyncDone: {
       if (auto s = ExpectOperands(instruction, 1); !s.ok()) return s;
       const Shape& operand = instruction.operand(0)->shape();
-      if (auto s = check_async_shape(operand); !s.ok()) return s;
-      if (instruction.opcode() == HloOpcode::kAsyncUpdate) return operand;
+      if (auto s = check_async_shape(operand, "operand 0"); !s.ok()) return s;
+      if (ShapeUtil::IsEmptyTuple(operand.tuple_shapes(1))) return signature->result;
       return operand.tuple_shapes(1);
     }
     default:
@@ -267,7 +295,8 @@ absl::StatusOr<Shape> InferAsync(const HloInstruction& instruction) {
 absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction& instruction) {
   const HloOpcode opcode = instruction.opcode();
   const Shape& shape = instruction.shape();
-  const int arity = HloOpcodeArity(opcode);
+  // async-update may bind further operands (XLA's progressive binding).
+  const int arity = opcode == HloOpcode::kAsyncUpdate ? kVariadic : HloOpcodeArity(opcode);
   if (arity != kVariadic) {
     if (auto s = ExpectOperands(instruction, arity); !s.ok()) return s;
   }
@@ -635,12 +664,7 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
 
     // --- Tokens, side effects, transfers -------------------------------------
     case HloOpcode::kAfterAll:
-      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-        if (!operand(i).IsToken()) {
-          return InvalidArgument("after-all: operand ", i, " must be a token; got ",
-                                 Str(operand(i)));
-        }
-      }
+      // As XLA: the operands order side effects; their types do not matter.
       return ShapeUtil::MakeTokenShape();
     case HloOpcode::kAddDependency:
       if (!operand(1).IsToken()) {

@@ -73,7 +73,12 @@ absl::StatusOr<Shape> ShapeInference::InferReshapeShape(const Shape& operand,
     }
   }
   Shape result = MakeArray(operand.element_type(), new_sizes);
-  if (ShapeUtil::ElementsIn(operand) != ShapeUtil::ElementsIn(result)) {
+  // With an unbounded `?` dimension the element count is unknown.
+  const bool unbounded = std::find(operand.dimensions().begin(), operand.dimensions().end(),
+                                   Shape::kUnboundedSize) != operand.dimensions().end() ||
+                         std::find(new_sizes.begin(), new_sizes.end(), Shape::kUnboundedSize) !=
+                             new_sizes.end();
+  if (!unbounded && ShapeUtil::ElementsIn(operand) != ShapeUtil::ElementsIn(result)) {
     return InvalidArgument("reshape has mismatched element counts: from=",
                            ShapeUtil::ElementsIn(operand), " (", Str(operand), ") to=",
                            ShapeUtil::ElementsIn(result), " (", Str(result), ").");
