@@ -661,6 +661,17 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kAsyncUpdate:
     case HloOpcode::kAsyncDone:
       return InferAsync(instruction);
+    case HloOpcode::kScan: {
+      auto to_apply = CalledSignature(instruction, 0, 1, "to_apply");
+      if (!to_apply.ok()) return to_apply.status();
+      const ScanAttrs& attrs = cast<HloScanInstruction>(&instruction)->attrs();
+      if (attrs.dimensions.size() != 1) {
+        return InvalidArgument("scan: expected one scan dimension (dimensions={d}); got ",
+                               Str(attrs.dimensions));
+      }
+      return InferScanShape(OperandShapes(instruction), attrs.dimensions[0], attrs.num_carries,
+                            *to_apply);
+    }
 
     // --- Tokens, side effects, transfers -------------------------------------
     case HloOpcode::kAfterAll:
@@ -755,7 +766,6 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kParameter:
     case HloOpcode::kBitcast:
     case HloOpcode::kCustomCall:
-    case HloOpcode::kScan:
     default:
       break;
   }

@@ -193,6 +193,12 @@ class ShapeInference {
       absl::Span<const Shape> branch_operands);
   static absl::StatusOr<Shape> InferCallShape(absl::Span<const Shape* const> arguments,
                                               const ProgramShape& to_apply);
+  // scan(inputs..., inits...), dimensions={d}, num_carries: to_apply maps a
+  // slice of each input and the carries to (outputs..., new carries...); the
+  // result is (outputs stacked along d..., final carries...).
+  static absl::StatusOr<Shape> InferScanShape(absl::Span<const Shape* const> operands,
+                                              int64_t dimension, int64_t num_carries,
+                                              const ProgramShape& to_apply);
 
   // --- Collectives ----------------------------------------------------------
   static absl::StatusOr<Shape> InferAllReduceShape(absl::Span<const Shape* const> operands);

@@ -106,6 +106,66 @@ absl::StatusOr<Shape> ShapeInference::InferCallShape(absl::Span<const Shape* con
   return to_apply.result;
 }
 
+absl::StatusOr<Shape> ShapeInference::InferScanShape(absl::Span<const Shape* const> operands,
+                                                     int64_t dimension, int64_t num_carries,
+                                                     const ProgramShape& to_apply) {
+  const int64_t inputs = static_cast<int64_t>(operands.size()) - num_carries;
+  if (num_carries < 0 || inputs < 1) {
+    return InvalidArgument("scan: expected at least one input before the ", num_carries,
+                           " init values; got ", operands.size(), " operands.");
+  }
+  const Shape& first = *operands[0];
+  for (int64_t i = 0; i < inputs; ++i) {
+    const Shape& s = *operands[i];
+    if (auto st = ExpectArray(s, "input of scan"); !st.ok()) return st;
+    if (dimension < 0 || dimension >= s.rank()) {
+      return InvalidArgument("scan: dimensions={", dimension, "} is out of range for input ",
+                             Str(s), ".");
+    }
+    if (s.dimensions(dimension) != first.dimensions(dimension)) {
+      return InvalidArgument("scan: inputs ", Str(first), " and ", Str(s),
+                             " differ in the scan dimension ", dimension, ".");
+    }
+  }
+  if (static_cast<int64_t>(to_apply.parameters.size()) != inputs + num_carries) {
+    return InvalidArgument("scan: to_apply must take ", inputs + num_carries,
+                           " parameters (one per input and carry); it takes ",
+                           to_apply.parameters.size(), ".");
+  }
+  std::vector<Shape> results;
+  if (to_apply.result.IsTuple()) {
+    results = to_apply.result.tuple_shapes();
+  } else {
+    results.push_back(to_apply.result);
+  }
+  const int64_t outputs = static_cast<int64_t>(results.size()) - num_carries;
+  if (outputs < 0) {
+    return InvalidArgument("scan: to_apply returns ", results.size(), " values but there are ",
+                           num_carries, " carries.");
+  }
+  std::vector<Shape> elements;
+  for (int64_t j = 0; j < outputs; ++j) {
+    const Shape& r = results[j];
+    if (!r.IsArray() || dimension > r.rank()) {
+      return InvalidArgument("scan: output ", j, " of to_apply (", Str(r),
+                             ") cannot be stacked along dimension ", dimension, ".");
+    }
+    std::vector<int64_t> dims = r.dimensions();
+    dims.insert(dims.begin() + dimension, first.dimensions(dimension));
+    elements.push_back(MakeArray(r.element_type(), dims));
+  }
+  for (int64_t c = 0; c < num_carries; ++c) {
+    const Shape& init = *operands[inputs + c];
+    if (!CompatibleShapes(results[outputs + c], init)) {
+      return InvalidArgument("scan: carry ", c, " returned by to_apply (",
+                             Str(results[outputs + c]), ") differs from its init value (",
+                             Str(init), ").");
+    }
+    elements.push_back(init);
+  }
+  return ShapeUtil::MakeTupleShape(std::move(elements));
+}
+
 absl::StatusOr<Shape> ShapeInference::InferAllReduceShape(
     absl::Span<const Shape* const> operands) {
   if (operands.empty()) return InvalidArgument("all-reduce: expected at least one operand.");

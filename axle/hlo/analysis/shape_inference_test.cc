@@ -296,6 +296,17 @@ TEST(ShapeInferenceTest, ControlFlowAndCollectives) {
   EXPECT_EQ(Infer(ShapeInference::InferAllToAllShape(x, 1, 0, 2)), "f32[8,4]");
 }
 
+TEST(ShapeInferenceTest, Scan) {
+  Shape input = S(F32, {10, 3}), init = S(F32, {3});
+  ProgramShape body = Signature({S(F32, {3}), S(F32, {3})},
+                                ShapeUtil::MakeTupleShape({S(F32, {3}), S(F32, {3})}));
+  EXPECT_EQ(Infer(ShapeInference::InferScanShape({&input, &init}, 0, 1, body)),
+            "(f32[10,3], f32[3])");
+  Shape bad_init = S(F32, {4});
+  EXPECT_THAT(Infer(ShapeInference::InferScanShape({&input, &bad_init}, 0, 1, body)),
+              HasSubstr("carry 0 returned by to_apply (f32[3]) differs from its init value"));
+}
+
 TEST(ShapeInferenceTest, LinearAlgebra) {
   EXPECT_EQ(Infer(ShapeInference::InferFftShape(S(F32, {4, 8}), RFFT, {8})), "c64[4,5]");
   EXPECT_EQ(Infer(ShapeInference::InferFftShape(S(C64, {4, 5}), IRFFT, {8})), "f32[4,8]");
