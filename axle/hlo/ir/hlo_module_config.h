@@ -94,6 +94,10 @@ struct HloModuleConfig {
   // Header attributes kept verbatim (allow_spmd_sharding_propagation_to_*,
   // origin_recovery_table, alias_passthrough_params, ...), in order.
   std::vector<RawAttribute> raw_attributes;
+  // The stack frame index between the header and the first computation
+  // (`FileNames ... FunctionNames ... FileLocations ... StackFrames ...`),
+  // verbatim; empty when the text has none.
+  std::string stack_frame_index;
 };
 
 }  // namespace axle
