@@ -1,0 +1,371 @@
+//===- host_custom_call.cc - Running custom calls on host literals ---------===//
+#include "axle/runtime/host_custom_call.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/runtime/custom_call_status.h"
+
+namespace axle {
+namespace {
+
+using OriginalFn = void (*)(void* out, const void** in);
+using StatusReturningFn = void (*)(void* out, const void** in, XlaCustomCallStatus* status);
+using UnifiedFn = void (*)(void* out, const void** in, const char* opaque, size_t opaque_len,
+                           XlaCustomCallStatus* status);
+
+std::string CallName(const HloCustomCallInstruction& custom_call) {
+  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (",
+                      custom_call.name(), ")");
+}
+
+absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
+                         absl::string_view note = "") {
+  return absl::Status(status.code(), absl::StrCat(status.message(), note, " [in ",
+                                                  custom_call.name(), "]"));
+}
+
+// XLA keeps a custom call's opaque and its backend config as one string.
+const std::string& OpaqueOf(const HloCustomCallInstruction& custom_call) {
+  return custom_call.opaque().empty() ? custom_call.raw_backend_config_string()
+                                      : custom_call.opaque();
+}
+
+bool IsPrefix(const ShapeIndex& prefix, const ShapeIndex& index) {
+  return prefix.size() <= index.size() && std::equal(prefix.begin(), prefix.end(), index.begin());
+}
+
+// The output_to_operand_aliasing entry whose output index covers `index`.
+const OutputOperandAlias* AliasCovering(const HloCustomCallInstruction& custom_call,
+                                        const ShapeIndex& index) {
+  for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+    if (IsPrefix(alias.output_index, index)) return &alias;
+  }
+  return nullptr;
+}
+
+absl::Status CheckCall(const HloCustomCallInstruction& custom_call,
+                       absl::Span<const Literal* const> operands) {
+  if (static_cast<int64_t>(operands.size()) != custom_call.operand_count()) {
+    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ",
+                                                   custom_call.operand_count(), " operands but got ",
+                                                   operands.size(), " values"));
+  }
+  for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          CallName(custom_call), ": output_to_operand_aliasing ", ShapeIndexToString(alias.output_index),
+          " -> (", alias.operand_number, ", ", ShapeIndexToString(alias.operand_index), "): ", why));
+    };
+    if (alias.operand_number < 0 || alias.operand_number >= custom_call.operand_count()) {
+      return bad("no such operand");
+    }
+    const Shape& operand_shape = operands[alias.operand_number]->shape();
+    if (!ShapeUtil::IndexIsValid(custom_call.shape(), alias.output_index) ||
+        !ShapeUtil::IndexIsValid(operand_shape, alias.operand_index)) {
+      return bad("index out of range");
+    }
+    if (!ShapeUtil::Compatible(ShapeUtil::GetSubshape(custom_call.shape(), alias.output_index),
+                               ShapeUtil::GetSubshape(operand_shape, alias.operand_index))) {
+      return bad("the output and the operand have different shapes");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Copies every output that aliases an operand from that operand's buffer.
+absl::Status CopyAliasedOutputs(const HloCustomCallInstruction& custom_call,
+                                const std::vector<Literal>& args, Literal* result) {
+  for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+    AXLE_RETURN_IF_ERROR(result->CopyFrom(
+        args[alias.operand_number].GetSubliteral(alias.operand_index), alias.output_index));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Literal> CopyOperands(absl::Span<const Literal* const> operands) {
+  std::vector<Literal> args;
+  args.reserve(operands.size());
+  for (const Literal* operand : operands) args.push_back(operand->Clone());
+  return args;
+}
+
+// --- The untyped conventions ------------------------------------------------
+
+bool IsDescending(const Layout& layout) {
+  const std::vector<int64_t>& m2m = layout.minor_to_major();
+  for (size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
+// Copies an array between row-major storage and storage in `layout`.
+void Relayout(const Shape& shape, const Layout& layout, const uint8_t* src, uint8_t* dst,
+              bool to_layout) {
+  const int64_t rank = shape.dimensions().size();
+  const int64_t width = primitive_util::ByteWidth(shape.element_type());
+  std::vector<int64_t> strides(rank);
+  int64_t stride = 1;
+  for (int64_t d : layout.minor_to_major()) {
+    strides[d] = stride;
+    stride *= shape.dimensions(d);
+  }
+  int64_t row_major = 0;
+  ShapeUtil::ForEachIndex(shape.dimensions(), [&](absl::Span<const int64_t> index) {
+    int64_t physical = 0;
+    for (int64_t d = 0; d < rank; ++d) physical += index[d] * strides[d];
+    if (to_layout) {
+      std::memcpy(dst + physical * width, src + row_major * width, width);
+    } else {
+      std::memcpy(dst + row_major * width, src + physical * width, width);
+    }
+    ++row_major;
+    return true;
+  });
+}
+
+// The buffers of one call as the target sees them: pointer tables for
+// tuples, and staging copies for arrays the call wants in a layout other
+// than row-major (copied back after the call).
+class CallBuffers {
+ public:
+  // The buffer of `literal` at `index` (a pointer table for a tuple), in the
+  // layouts of `layouts` (null: row-major). `redirect` may supply the buffer
+  // of a subvalue instead (aliasing); it returns nullopt to decline.
+  using Redirect = std::function<std::optional<void*>(const ShapeIndex&)>;
+  void* Bind(Literal* literal, const ShapeIndex& index, const Shape* layouts,
+             const Redirect& redirect = nullptr) {
+    if (redirect) {
+      if (std::optional<void*> target = redirect(index)) return *target;
+    }
+    const Shape& shape = ShapeUtil::GetSubshape(literal->shape(), index);
+    if (shape.IsTuple()) {
+      const int64_t n = shape.tuple_shapes_size();
+      tables_.push_back(std::make_unique<void*[]>(std::max<int64_t>(n, 1)));
+      void** table = tables_.back().get();
+      ShapeIndex child = index;
+      child.push_back(0);
+      for (int64_t i = 0; i < n; ++i) {
+        child.back() = i;
+        const Shape* child_layouts =
+            layouts != nullptr && layouts->IsTuple() ? &layouts->tuple_shapes(i) : nullptr;
+        table[i] = Bind(literal, child, child_layouts, redirect);
+      }
+      return table;
+    }
+    if (!shape.IsArray()) return nullptr;  // token
+    auto key = std::make_pair(static_cast<const Literal*>(literal), index);
+    if (auto it = leaves_.find(key); it != leaves_.end()) return it->second;
+    void* data = literal->untyped_data(index);
+    if (layouts != nullptr && layouts->IsArray() && layouts->has_layout() &&
+        !IsDescending(layouts->layout())) {
+      Staged staged{literal, index, layouts->layout(),
+                    std::make_unique<uint8_t[]>(std::max<int64_t>(literal->size_bytes(index), 1))};
+      Relayout(shape, staged.layout, static_cast<const uint8_t*>(data), staged.storage.get(),
+               /*to_layout=*/true);
+      data = staged.storage.get();
+      staged_.push_back(std::move(staged));
+    }
+    leaves_[key] = data;
+    return data;
+  }
+
+  // Copies staged buffers back into their literals.
+  void CopyBack() {
+    for (Staged& staged : staged_) {
+      const Shape& shape = ShapeUtil::GetSubshape(staged.literal->shape(), staged.index);
+      Relayout(shape, staged.layout, staged.storage.get(),
+               static_cast<uint8_t*>(staged.literal->untyped_data(staged.index)),
+               /*to_layout=*/false);
+    }
+  }
+
+ private:
+  struct Staged {
+    Literal* literal;
+    ShapeIndex index;
+    Layout layout;
+    std::unique_ptr<uint8_t[]> storage;
+  };
+  std::vector<std::unique_ptr<void*[]>> tables_;
+  std::vector<Staged> staged_;
+  std::map<std::pair<const Literal*, ShapeIndex>, void*> leaves_;
+};
+
+absl::StatusOr<void*> LookupTarget(const HloCustomCallInstruction& custom_call,
+                                   const CustomCallTargetRegistry& targets,
+                                   const FfiHandlerRegistry& ffi_handlers) {
+  absl::StatusOr<void*> address = targets.LookupOrError(custom_call.custom_call_target(),
+                                                        kHostPlatformName);
+  if (address.ok()) return address;
+  std::string note;
+  if (ffi_handlers.Find(custom_call.custom_call_target(), kHostPlatformName).ok()) {
+    note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
+  }
+  return WithContext(address.status(), custom_call, note);
+}
+
+absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
+                                      absl::Span<const Literal* const> operands,
+                                      const CustomCallTargetRegistry& targets,
+                                      const FfiHandlerRegistry& ffi_handlers) {
+  AXLE_ASSIGN_OR_RETURN(void* address, LookupTarget(custom_call, targets, ffi_handlers));
+
+  // A layout-constrained call gets its operands in the constraints' layouts
+  // and its result in the instruction's; otherwise everything is row-major.
+  const std::optional<std::vector<Shape>>& constraints =
+      custom_call.attrs().operand_layout_constraints;
+  if (constraints.has_value() && constraints->size() != operands.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ", operands.size(),
+                                                   " operands but ", constraints->size(),
+                                                   " operand_layout_constraints"));
+  }
+  auto operand_layouts = [&](int64_t i) -> const Shape* {
+    return constraints.has_value() ? &(*constraints)[i] : nullptr;
+  };
+
+  std::vector<Literal> args = CopyOperands(operands);
+  Literal result(custom_call.shape());
+  CallBuffers buffers;
+  std::vector<const void*> in(std::max<size_t>(args.size(), 1), nullptr);
+  for (size_t i = 0; i < args.size(); ++i) in[i] = buffers.Bind(&args[i], {}, operand_layouts(i));
+  auto to_operand = [&](const ShapeIndex& index) -> std::optional<void*> {
+    for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+      if (alias.output_index != index) continue;
+      const Shape* layouts = operand_layouts(alias.operand_number);
+      if (layouts != nullptr) layouts = &ShapeUtil::GetSubshape(*layouts, alias.operand_index);
+      return buffers.Bind(&args[alias.operand_number], alias.operand_index, layouts);
+    }
+    return std::nullopt;
+  };
+  void* out = buffers.Bind(&result, {}, constraints.has_value() ? &custom_call.shape() : nullptr,
+                           to_operand);
+
+  CustomCallStatus status;
+  const std::string& opaque = OpaqueOf(custom_call);
+  switch (custom_call.api_version()) {
+    case API_VERSION_ORIGINAL:
+      reinterpret_cast<OriginalFn>(address)(out, in.data());
+      break;
+    case API_VERSION_STATUS_RETURNING:
+      reinterpret_cast<StatusReturningFn>(address)(out, in.data(), status.get());
+      break;
+    case API_VERSION_STATUS_RETURNING_UNIFIED:
+      reinterpret_cast<UnifiedFn>(address)(out, in.data(), opaque.data(), opaque.size(),
+                                           status.get());
+      break;
+    default:
+      return absl::InternalError("InvokeUntyped called for a typed API version");
+  }
+  if (std::optional<std::string> message = status.failure_message()) {
+    return absl::InternalError(absl::StrCat(CallName(custom_call), " failed: ", *message));
+  }
+  buffers.CopyBack();
+  AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
+  return result;
+}
+
+// --- Typed FFI -----------------------------------------------------------------
+
+FfiBuffer LeafBuffer(Literal* literal, const ShapeIndex& index) {
+  const Shape& shape = ShapeUtil::GetSubshape(literal->shape(), index);
+  FfiBuffer buffer;
+  buffer.element_type = shape.element_type();
+  if (shape.IsArray()) {
+    buffer.dimensions.assign(shape.dimensions().begin(), shape.dimensions().end());
+    buffer.data = literal->untyped_data(index);
+  }
+  return buffer;
+}
+
+absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
+                                  absl::Span<const Literal* const> operands,
+                                  const CustomCallTargetRegistry& targets,
+                                  const FfiHandlerRegistry& ffi_handlers) {
+  absl::StatusOr<FfiHandler> handler =
+      ffi_handlers.Find(custom_call.custom_call_target(), kHostPlatformName);
+  if (!handler.ok()) {
+    std::string note;
+    if (targets.Lookup(custom_call.custom_call_target(), kHostPlatformName) != nullptr) {
+      note = "; it is registered as an untyped target: call it with api_version=API_VERSION_ORIGINAL "
+             "or a STATUS_RETURNING version";
+    } else if (!targets.PlatformsOf(custom_call.custom_call_target()).empty()) {
+      note = "; it is registered (untyped) for another platform only";
+    }
+    return WithContext(handler.status(), custom_call, note);
+  }
+  absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(OpaqueOf(custom_call));
+  if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
+
+  std::vector<Literal> args = CopyOperands(operands);
+  Literal result(custom_call.shape());
+  std::vector<FfiBuffer> arg_buffers;
+  for (Literal& arg : args) {
+    ShapeUtil::ForEachLeafShape(arg.shape(), [&](const Shape&, const ShapeIndex& index) {
+      arg_buffers.push_back(LeafBuffer(&arg, index));
+    });
+  }
+  std::vector<FfiBuffer> ret_buffers;
+  ShapeUtil::ForEachLeafShape(result.shape(), [&](const Shape&, const ShapeIndex& index) {
+    const OutputOperandAlias* alias = AliasCovering(custom_call, index);
+    if (alias == nullptr) {
+      ret_buffers.push_back(LeafBuffer(&result, index));
+      return;
+    }
+    ShapeIndex operand_index = alias->operand_index;
+    operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(), index.end());
+    ret_buffers.push_back(LeafBuffer(&args[alias->operand_number], operand_index));
+  });
+
+  absl::Status status = (*handler)(FfiCallFrame{arg_buffers, ret_buffers, *attributes});
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrCat(CallName(custom_call), " failed: ", status.message()));
+  }
+  AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> InvokeHostCustomCall(const HloCustomCallInstruction& custom_call,
+                                             absl::Span<const Literal* const> operands,
+                                             const CustomCallTargetRegistry& targets,
+                                             const FfiHandlerRegistry& ffi_handlers) {
+  AXLE_RETURN_IF_ERROR(CheckCall(custom_call, operands));
+  switch (custom_call.api_version()) {
+    case API_VERSION_ORIGINAL:
+    case API_VERSION_STATUS_RETURNING:
+    case API_VERSION_STATUS_RETURNING_UNIFIED:
+      return InvokeUntyped(custom_call, operands, targets, ffi_handlers);
+    case API_VERSION_TYPED_FFI:
+      return InvokeFfi(custom_call, operands, targets, ffi_handlers);
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call),
+                                                     ": unknown custom-call api_version ",
+                                                     static_cast<int>(custom_call.api_version())));
+  }
+}
+
+HloEvaluator::CustomCallHandler MakeHostCustomCallHandler(const CustomCallTargetRegistry* targets,
+                                                          const FfiHandlerRegistry* ffi_handlers) {
+  return [targets, ffi_handlers](const HloCustomCallInstruction& custom_call,
+                                 absl::Span<const Literal* const> operands) {
+    return InvokeHostCustomCall(custom_call, operands, *targets, *ffi_handlers);
+  };
+}
+
+void InstallHostCustomCalls(HloEvaluator* evaluator) {
+  evaluator->set_custom_call_handler(MakeHostCustomCallHandler());
+}
+
+}  // namespace axle
