@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/core/literal_text.h"
@@ -39,6 +40,11 @@ bool IsGenericRaw(const HloInstruction& instruction, absl::string_view name) {
          (instruction.opcode() == HloOpcode::kCustomCall && name == kCustomCallPaddingType);
 }
 
+// "name" of "name=value".
+absl::string_view AttributeKey(absl::string_view attribute) {
+  return attribute.substr(0, attribute.find('='));
+}
+
 std::string RawToString(const RawAttribute& attribute) {
   return absl::StrCat(attribute.name, "=", attribute.value);
 }
@@ -59,14 +65,14 @@ const HloAsyncInstruction* AsyncChainStart(const HloInstruction& instruction) {
     if (current->opcode() != HloOpcode::kAsyncUpdate && current->opcode() != HloOpcode::kAsyncDone) {
       return nullptr;
     }
-    if (current->operand_count() != 1) return nullptr;
+    if (current->operand_count() < 1) return nullptr;
     current = current->operand(0);
   }
   return nullptr;
 }
 
 // XLA's HloComputation::CanExpandIntoSingleInstruction: nothing but
-// parameters and the root.
+// parameters and the root (which is not itself a parameter).
 bool IsSingleInstructionComputation(const HloComputation& computation) {
   for (const HloInstruction* instruction : computation.instructions()) {
     if (instruction != computation.root_instruction() &&
@@ -74,7 +80,8 @@ bool IsSingleInstructionComputation(const HloComputation& computation) {
       return false;
     }
   }
-  return computation.root_instruction() != nullptr;
+  return computation.root_instruction() != nullptr &&
+         computation.root_instruction()->opcode() != HloOpcode::kParameter;
 }
 
 // The computation an async op wraps, or null.
@@ -170,35 +177,73 @@ std::vector<const HloInstruction*> XlaInstructionPostOrder(const HloComputation&
   return order;
 }
 
+// The order instructions are printed in: XLA's post order, or the stored
+// order (the schedule) for the non-fusion computations of a scheduled module.
+// Computed once per computation.
+class InstructionOrders {
+ public:
+  explicit InstructionOrders(bool scheduled) : scheduled_(scheduled) {}
+
+  const std::vector<const HloInstruction*>& Of(const HloComputation& computation) {
+    auto [it, inserted] = orders_.try_emplace(&computation);
+    if (inserted) {
+      if (scheduled_ && !computation.IsFusionComputation()) {
+        for (const HloInstruction* instruction : computation.instructions()) {
+          it->second.push_back(instruction);
+        }
+      } else {
+        it->second = XlaInstructionPostOrder(computation);
+      }
+    }
+    return it->second;
+  }
+
+ private:
+  bool scheduled_;
+  // Node-based: callers keep references while more orders are added.
+  absl::node_hash_map<const HloComputation*, std::vector<const HloInstruction*>> orders_;
+};
+
+// The called computations in the order XLA stores them: Axle keeps a
+// while's condition first, XLA its body.
+std::vector<HloComputation*> XlaCalledComputationOrder(const HloInstruction& instruction) {
+  std::vector<HloComputation*> called = instruction.called_computations();
+  if (instruction.opcode() == HloOpcode::kWhile) std::reverse(called.begin(), called.end());
+  return called;
+}
+
 // XLA's HloComputation::MakeEmbeddedComputationsList: the computations
 // called from `computation`, transitively, callees before callers, found by
-// walking instructions in stored order.
-std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation& computation) {
+// walking instructions. XLA walks them in stored order; walking them in
+// printed order instead gives the same result on text XLA printed, and makes
+// print(parse(print(m))) == print(m) hold where XLA's does not.
+std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation& computation,
+                                                           InstructionOrders& orders) {
   absl::flat_hash_set<const HloComputation*> visited;
   std::vector<const HloComputation*> order;
   struct Frame {
     const HloComputation* computation;
-    std::vector<HloInstruction*> instructions;
+    const std::vector<const HloInstruction*>* instructions;
     size_t next = 0;
   };
   std::vector<Frame> stack;
   auto process = [&](const std::vector<HloComputation*>& callees) {
     for (auto it = callees.rbegin(); it != callees.rend(); ++it) {
       if (*it != nullptr && visited.insert(*it).second) {
-        stack.push_back(Frame{*it, (*it)->instructions()});
+        stack.push_back(Frame{*it, &orders.Of(**it)});
       }
     }
   };
-  for (const HloInstruction* instruction : computation.instructions()) {
-    process(instruction->called_computations());
+  for (const HloInstruction* instruction : orders.Of(computation)) {
+    process(XlaCalledComputationOrder(*instruction));
     while (!stack.empty()) {
       Frame& top = stack.back();
-      if (top.next == top.instructions.size()) {
+      if (top.next == top.instructions->size()) {
         order.push_back(top.computation);
         stack.pop_back();
       } else {
-        const HloInstruction* next = top.instructions[top.next++];
-        process(next->called_computations());
+        const HloInstruction* next = (*top.instructions)[top.next++];
+        process(XlaCalledComputationOrder(*next));
       }
     }
   }
@@ -208,7 +253,8 @@ std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation&
 // XLA's HloModule::MakeComputationPostOrder(dfs_postorder=true): for every
 // computation nobody calls (in stored order), its embedded computations and
 // then itself.
-std::vector<const HloComputation*> XlaComputationPostOrder(const HloModule& module) {
+std::vector<const HloComputation*> XlaComputationPostOrder(const HloModule& module,
+                                                           InstructionOrders& orders) {
   std::vector<HloComputation*> computations = module.computations();
   absl::flat_hash_set<const HloComputation*> called;
   for (const HloComputation* computation : computations) {
@@ -220,7 +266,7 @@ std::vector<const HloComputation*> XlaComputationPostOrder(const HloModule& modu
   std::vector<const HloComputation*> order;
   for (const HloComputation* computation : computations) {
     if (called.contains(computation)) continue;
-    for (const HloComputation* embedded : XlaEmbeddedComputations(*computation)) {
+    for (const HloComputation* embedded : XlaEmbeddedComputations(*computation, orders)) {
       if (added.insert(embedded).second) order.push_back(embedded);
     }
     if (added.insert(computation).second) order.push_back(computation);
@@ -275,12 +321,18 @@ class Printer {
             "backend_config=", LexesAsJsonDict(config) ? config : QuotedString(config)));
       }
     }
-    for (const std::string& attribute : attributes) absl::StrAppend(&out, ", ", attribute);
+    // Each attribute once: the parser may have given a sugared async op and
+    // the op it wraps the same generic attributes, and text with an
+    // attribute twice does not parse.
+    absl::flat_hash_set<absl::string_view> keys;
+    for (const std::string& attribute : attributes) {
+      if (keys.insert(AttributeKey(attribute)).second) absl::StrAppend(&out, ", ", attribute);
+    }
     return out;
   }
 
   std::string Computation(const HloComputation& computation, bool print_entry_keyword,
-                          bool scheduled) const {
+                          InstructionOrders& orders) const {
     std::string out = print_entry_keyword && computation.IsEntryComputation() ? "ENTRY " : "";
     absl::StrAppend(&out, Name(computation.name()), " ");
     if (options_.print_program_shape()) {
@@ -298,13 +350,7 @@ class Printer {
                       root == nullptr ? "()" : ShapeToHloString(root->shape(), false), " ");
     }
     out += "{\n";
-    std::vector<const HloInstruction*> order;
-    if (scheduled && !computation.IsFusionComputation()) {
-      for (const HloInstruction* instruction : computation.instructions()) order.push_back(instruction);
-    } else {
-      order = XlaInstructionPostOrder(computation);
-    }
-    for (const HloInstruction* instruction : order) {
+    for (const HloInstruction* instruction : orders.Of(computation)) {
       absl::StrAppend(&out, "  ", instruction == computation.root_instruction() ? "ROOT " : "",
                       Instruction(*instruction), "\n");
     }
@@ -353,24 +399,33 @@ class Printer {
       absl::StrAppend(&out, ", frontend_attributes=",
                       FrontendAttributesToString(config.frontend_attributes));
     }
-    raw_header([&](absl::string_view name) { return !is_passthrough(name) && !is_spmd(name); });
+    // XLA ends the recovery table with a newline and starts the debug
+    // attributes on a line of their own.
+    for (const RawAttribute& attribute : config.raw_attributes) {
+      if (is_passthrough(attribute.name) || is_spmd(attribute.name)) continue;
+      absl::StrAppend(&out, attribute.name == "debug_attributes" ? ",\n" : ", ",
+                      RawToString(attribute), attribute.name == "origin_recovery_table" ? "\n" : "");
+    }
     out += "\n\n";
     // Wrapped computations of sugared async ops are not printed.
+    // (Unless something else still calls them by name.)
     absl::flat_hash_set<const HloComputation*> hidden;
-    if (options_.syntax_sugar_async_ops()) {
-      for (const HloComputation* computation : module.computations()) {
-        for (const HloInstruction* instruction : computation->instructions()) {
-          if (instruction->opcode() == HloOpcode::kAsyncStart) {
-            const HloComputation* wrapped = SugaredAsyncComputation(*instruction);
-            if (wrapped != nullptr) hidden.insert(wrapped);
-          }
+    absl::flat_hash_set<const HloComputation*> named;
+    for (const HloComputation* computation : module.computations()) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        const HloComputation* wrapped = SugaredAsyncComputation(*instruction);
+        if (wrapped != nullptr) {
+          hidden.insert(wrapped);
+        } else {
+          for (const HloComputation* callee : instruction->called_computations()) named.insert(callee);
         }
       }
     }
-    for (const HloComputation* computation : XlaComputationPostOrder(module)) {
+    for (const HloComputation* computation : named) hidden.erase(computation);
+    InstructionOrders orders(config.is_scheduled);
+    for (const HloComputation* computation : XlaComputationPostOrder(module, orders)) {
       if (hidden.contains(computation)) continue;
-      absl::StrAppend(&out, Computation(*computation, /*print_entry_keyword=*/true, config.is_scheduled),
-                      "\n\n");
+      absl::StrAppend(&out, Computation(*computation, /*print_entry_keyword=*/true, orders), "\n\n");
     }
     return out;
   }
@@ -386,6 +441,18 @@ class Printer {
     }
     const HloComputation* wrapped = AsyncWrappedComputation(instruction);
     if (wrapped == nullptr || !IsSingleInstructionComputation(*wrapped)) return nullptr;
+    // The shorthand stands for `op(params...)` fed by the async-start's
+    // operands; anything else (invalid, but parseable) prints in full so
+    // that nothing is lost.
+    const HloAsyncInstruction* start = AsyncChainStart(instruction);
+    const HloInstruction* root = wrapped->root_instruction();
+    if (start == nullptr || start->operand_count() != wrapped->num_parameters() ||
+        root->operand_count() != wrapped->num_parameters()) {
+      return nullptr;
+    }
+    for (int64_t i = 0; i < root->operand_count(); ++i) {
+      if (root->operand(i) != wrapped->parameter_instruction(i)) return nullptr;
+    }
     return wrapped;
   }
 
@@ -420,13 +487,28 @@ class Printer {
   // XLA's order (HloInstruction::PrintExtraAttributes).
   void ExtraAttributes(const HloInstruction& instruction, std::vector<std::string>* out) const {
     const HloComputation* sugared = SugaredAsyncComputation(instruction);
-    OwnAttributes(instruction, out);
+    // A raw attribute named like one of the op's typed attributes is text
+    // the parser could not type (e.g. replica_groups in mesh form): it
+    // prints in the typed attribute's place.
+    absl::flat_hash_set<absl::string_view> replaced;
+    std::vector<std::string> own;
+    OwnAttributes(instruction, &own);
+    for (std::string& attribute : own) {
+      const RawAttribute* raw = instruction.FindRawAttribute(AttributeKey(attribute));
+      if (raw != nullptr && replaced.insert(raw->name).second) {
+        out->push_back(RawToString(*raw));
+      } else {
+        out->push_back(std::move(attribute));
+      }
+    }
     if (sugared != nullptr && instruction.opcode() == HloOpcode::kAsyncStart) {
       // The wrapped instruction's attributes stand in for the computation.
       ExtraAttributes(*sugared->root_instruction(), out);
     }
     for (const RawAttribute& raw : instruction.raw_attributes()) {
-      if (!IsGenericRaw(instruction, raw.name)) out->push_back(RawToString(raw));
+      if (!IsGenericRaw(instruction, raw.name) && !replaced.contains(raw.name)) {
+        out->push_back(RawToString(raw));
+      }
     }
     CalledComputations(instruction, sugared != nullptr, out);
     for (const RawAttribute& raw : instruction.raw_attributes()) {
@@ -508,6 +590,12 @@ class Printer {
         return;
       case HloOpcode::kAsyncUpdate:
       case HloOpcode::kAsyncDone:
+        // Reached from its async-start, an update/done names nothing; when
+        // its operand is not one (the chain crosses a loop), it names the
+        // computation itself.
+        if (AsyncChainStart(instruction) == nullptr && !called.empty()) {
+          out->push_back("calls=" + name_of(0));
+        }
         return;
       default:
         if (!called.empty()) out->push_back("calls=" + Names(called));
@@ -685,8 +773,9 @@ class Printer {
       add("api_version=", CustomCallApiVersionToString(attrs.api_version));
     }
     // XLA has one string for both; Axle prints the opaque separately only
-    // when both are set.
-    if (!attrs.opaque.empty() && !cc.raw_backend_config_string().empty()) {
+    // when the two differ.
+    if (!attrs.opaque.empty() && !cc.raw_backend_config_string().empty() &&
+        attrs.opaque != cc.raw_backend_config_string()) {
       add("opaque=", QuotedString(attrs.opaque));
     }
   }
@@ -760,8 +849,9 @@ std::string ToString(const HloModule& module, const HloPrintOptions& options) {
 }
 
 std::string ToString(const HloComputation& computation, const HloPrintOptions& options) {
-  bool scheduled = computation.parent() != nullptr && computation.parent()->config().is_scheduled;
-  return Printer(options).Computation(computation, /*print_entry_keyword=*/false, scheduled);
+  InstructionOrders orders(computation.parent() != nullptr &&
+                           computation.parent()->config().is_scheduled);
+  return Printer(options).Computation(computation, /*print_entry_keyword=*/false, orders);
 }
 
 std::string ToString(const HloInstruction& instruction, const HloPrintOptions& options) {
