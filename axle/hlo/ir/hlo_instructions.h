@@ -400,7 +400,11 @@ class HloCustomCallInstruction
   using HloInstructionWith::HloInstructionWith;
   AXLE_HLO_CLASS_OF(HloOpcode::kCustomCall)
   const std::string& custom_call_target() const { return attrs_.custom_call_target; }
-  const std::string& opaque() const { return attrs_.opaque; }
+  // The bytes handed to the target: `opaque="..."` when given, otherwise the
+  // backend config string (where XLA's builder puts a custom call's opaque).
+  const std::string& opaque() const {
+    return attrs_.opaque.empty() ? raw_backend_config_string() : attrs_.opaque;
+  }
   CustomCallApiVersion api_version() const { return attrs_.api_version; }
   bool custom_call_has_side_effect() const { return attrs_.custom_call_has_side_effect; }
   const std::vector<OutputOperandAlias>& output_to_operand_aliasing() const {
