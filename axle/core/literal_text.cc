@@ -618,24 +618,7 @@ class LiteralParser {
   }
 
   // Parses the element at the current token into `literal` at `index`.
-  bool ParseElement(Literal* literal, int64_t index) {
-    PrimitiveType type = literal->shape().element_type();
-    void* data = literal->untyped_data();
-    return PrimitiveTypeSwitch(
-        [&]<typename T>() -> bool {
-          T* out = static_cast<T*>(data) + index;
-          if constexpr (std::is_same_v<T, bool>) {
-            return ParsePred(out);
-          } else if constexpr (is_integer_v<T>) {
-            return ParseInteger<T>(type, out);
-          } else if constexpr (is_complex_v<T>) {
-            return ParseComplex<T>(type, out);
-          } else {
-            return ParseFloat<T>(type, type, out);
-          }
-        },
-        type);
-  }
+  bool ParseElement(Literal* literal, int64_t index);
 
   bool ParsePred(bool* out) {
     if (tok_.kind == Tok::kTrue || tok_.kind == Tok::kFalse) {
@@ -826,6 +809,26 @@ class LiteralParser {
   size_t error_offset_ = 0;
   std::string error_;
 };
+
+// Defined after the class so that clang sees the member templates it uses.
+bool LiteralParser::ParseElement(Literal* literal, int64_t index) {
+  PrimitiveType type = literal->shape().element_type();
+  void* data = literal->untyped_data();
+  return PrimitiveTypeSwitch(
+      [&]<typename T>() -> bool {
+        T* out = static_cast<T*>(data) + index;
+        if constexpr (std::is_same_v<T, bool>) {
+          return ParsePred(out);
+        } else if constexpr (is_integer_v<T>) {
+          return ParseInteger<T>(type, out);
+        } else if constexpr (is_complex_v<T>) {
+          return ParseComplex<T>(type, out);
+        } else {
+          return ParseFloat<T>(type, type, out);
+        }
+      },
+      type);
+}
 
 absl::StatusOr<Literal> Parse(std::string_view text, const Shape& shape, bool whole,
                               size_t* consumed, size_t* error_offset) {
