@@ -406,6 +406,11 @@ class Printer {
       absl::StrAppend(&out, attribute.name == "debug_attributes" ? ",\n" : ", ",
                       RawToString(attribute), attribute.name == "origin_recovery_table" ? "\n" : "");
     }
+    // The stack frame index (FileNames ... StackFrames ...), kept verbatim,
+    // goes with the metadata that refers to it.
+    if (options_.print_metadata() && !config.stack_frame_index.empty()) {
+      absl::StrAppend(&out, "\n\n", config.stack_frame_index, "\n");
+    }
     out += "\n\n";
     // Wrapped computations of sugared async ops are not printed.
     // (Unless something else still calls them by name.)

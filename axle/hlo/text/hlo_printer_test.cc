@@ -1000,8 +1000,8 @@ std::string StripTrailingNewlines(std::string text) {
 // bytes. Together these cover fusion, while, conditional, custom-call,
 // collectives, async shorthand and threads, sharding, metadata, convolution,
 // gather/scatter, dot, control-predecessors, frontend_attributes, schedules,
-// tuple constants, sort, reduce-window, rng, /*index=5*/ and JSON backend
-// configs.
+// tuple constants, sort, reduce-window, rng, /*index=5*/, JSON backend
+// configs and the stack frame index.
 TEST(HloPrinterCorpusTest, PrintsXlaParserRoundTripTestsByteForByte) {
   struct Case {
     const char* file;
@@ -1015,7 +1015,8 @@ TEST(HloPrinterCorpusTest, PrintsXlaParserRoundTripTestsByteForByte) {
       {"parser/hlo_parser_test__41.hlo", false},  {"parser/hlo_parser_test__44.hlo", false},
       {"parser/hlo_parser_test__73.hlo", false},  {"parser/hlo_parser_test__99.hlo", false},
       {"parser/hlo_parser_test__100.hlo", false}, {"parser/hlo_parser_test__101.hlo", false},
-      {"parser/hlo_parser_test__104.hlo", false}, {"parser/hlo_parser_test__116.hlo", true},
+      {"parser/hlo_parser_test__104.hlo", false}, {"parser/hlo_parser_test__111.hlo", false},
+      {"parser/hlo_parser_test__116.hlo", true},
       {"parser/hlo_parser_test__118.hlo", true},  {"parser/hlo_parser_test__126.hlo", true},
       {"parser/hlo_parser_test__128.hlo", true},  {"parser/hlo_parser_test__132.hlo", true},
       {"parser/hlo_parser_test__134.hlo", true},  {"parser/hlo_parser_test__135.hlo", true},
