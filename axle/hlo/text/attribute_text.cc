@@ -482,10 +482,10 @@ std::string OpMetadataToString(const OpMetadata& metadata) {
   if (!metadata.deduplicated_name().empty()) {
     parts.push_back("deduplicated_name=" + QuotedString(metadata.deduplicated_name()));
   }
-  if (metadata.preserve_layout()) parts.push_back("preserve_layout=true");
   if (!metadata.scheduling_name().empty()) {
-    // XLA does not escape the scheduling name.
-    parts.push_back(absl::StrCat("scheduling_name=\"", metadata.scheduling_name(), "\""));
+    // XLA does not escape it; Axle does, so that any name reads back (the
+    // same text for every name without quotes or backslashes).
+    parts.push_back("scheduling_name=" + QuotedString(metadata.scheduling_name()));
   }
   if (metadata.stack_frame_id() != 0) {
     parts.push_back(absl::StrCat("stack_frame_id=", metadata.stack_frame_id()));

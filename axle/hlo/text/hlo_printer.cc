@@ -356,7 +356,7 @@ class Printer {
     }
     out += "}";
     if (computation.execution_thread() != "main") {
-      absl::StrAppend(&out, ", execution_thread=\"", computation.execution_thread(), "\"");
+      absl::StrAppend(&out, ", execution_thread=", QuotedString(computation.execution_thread()));
     }
     return out;
   }
@@ -738,7 +738,7 @@ class Printer {
       }
     } else if (const auto* async = dyn_cast<HloAsyncInstruction>(&instruction)) {
       if (op == HloOpcode::kAsyncStart && async->async_execution_thread() != "main") {
-        add("async_execution_thread=\"", async->async_execution_thread(), "\"");
+        add("async_execution_thread=", QuotedString(async->async_execution_thread()));
       }
     } else if (const auto* copy_start = dyn_cast<HloCopyStartInstruction>(&instruction)) {
       if (copy_start->attrs().cross_program_prefetch_index.has_value()) {

@@ -1074,5 +1074,28 @@ TEST(HloPrinterCorpusTest, CanonicalTextIsAFixedPoint) {
   }
 }
 
+// Every string prints escaped, so that whatever the IR holds reads back.
+TEST(HloPrinterTest, StringsReadBackWhateverTheyHold) {
+  std::unique_ptr<HloModule> module = AsyncModule(false, "odd \"thread\"\n");
+  HloInstruction* root = module->entry_computation()->root_instruction();
+  OpMetadata metadata;
+  metadata.set_op_name("a\\b");
+  metadata.set_scheduling_name("s\"1");
+  root->set_metadata(metadata);
+  root->set_frontend_attributes({{"k", "v\"}"}});
+  root->set_raw_backend_config_string("{\"unclosed\": \"}");
+  std::string printed = module->ToString();
+  EXPECT_NE(printed.find("async_execution_thread=\"odd \\\"thread\\\"\\n\""), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("metadata={op_name=\"a\\\\b\" scheduling_name=\"s\\\"1\"}"),
+            std::string::npos)
+      << printed;
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseAndReturnUnverifiedModule(printed);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status() << "\n" << printed;
+  EXPECT_EQ((*reparsed)->ToString(), printed);
+  EXPECT_EQ((*reparsed)->entry_computation()->root_instruction()->raw_backend_config_string(),
+            "{\"unclosed\": \"}");
+}
+
 }  // namespace
 }  // namespace axle
