@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -255,8 +255,10 @@ std::string WindowToString(const Window& window) {
   if (AnyDimension(window, [](const Dim& d) { return d.stride() != 1; })) {
     add_field(" stride", [](const Dim& d) { return absl::StrCat(d.stride()); });
   }
-  if (AnyDimension(window, [](const Dim& d) { return d.padding_low() != 0 || d.padding_high() != 0; })) {
-    add_field(" pad", [](const Dim& d) { return absl::StrCat(d.padding_low(), "_", d.padding_high()); });
+  if (AnyDimension(window,
+                   [](const Dim& d) { return d.padding_low() != 0 || d.padding_high() != 0; })) {
+    add_field(" pad",
+              [](const Dim& d) { return absl::StrCat(d.padding_low(), "_", d.padding_high()); });
   }
   if (AnyDimension(window, [](const Dim& d) { return d.base_dilation() != 1; })) {
     add_field(" lhs_dilate", [](const Dim& d) { return absl::StrCat(d.base_dilation()); });
@@ -265,7 +267,8 @@ std::string WindowToString(const Window& window) {
     add_field(" rhs_dilate", [](const Dim& d) { return absl::StrCat(d.window_dilation()); });
   }
   if (AnyDimension(window, [](const Dim& d) { return d.window_reversal(); })) {
-    add_field(" rhs_reversal", [](const Dim& d) { return absl::StrCat(d.window_reversal() ? 1 : 0); });
+    add_field(" rhs_reversal",
+              [](const Dim& d) { return absl::StrCat(d.window_reversal() ? 1 : 0); });
   }
   return out;
 }
@@ -347,7 +350,8 @@ absl::StatusOr<ConvolutionDimensionNumbers> StringToConvolutionDimensionNumbers(
   std::optional<Parsed> kernel = parse(rhs, 'i', 'o');
   std::optional<Parsed> output = parse(out, 'b', 'f');
   if (!in || !kernel || !output) return error("bad label");
-  if (in->spatial.size() != kernel->spatial.size() || in->spatial.size() != output->spatial.size()) {
+  if (in->spatial.size() != kernel->spatial.size() ||
+      in->spatial.size() != output->spatial.size()) {
     return error("input, kernel and output must have the same spatial dimensions");
   }
   ConvolutionDimensionNumbers dnums;
@@ -400,12 +404,13 @@ std::string DotDimensionNumbersToString(const DotDimensionNumbers& dnums) {
 }
 
 std::string GatherDimensionNumbersToString(const GatherDimensionNumbers& dnums) {
-  std::string out = absl::StrCat("offset_dims=", IntListToString(dnums.offset_dims()),
-                                 ", collapsed_slice_dims=",
-                                 IntListToString(dnums.collapsed_slice_dims()),
-                                 ", start_index_map=", IntListToString(dnums.start_index_map()));
+  std::string out =
+      absl::StrCat("offset_dims=", IntListToString(dnums.offset_dims()),
+                   ", collapsed_slice_dims=", IntListToString(dnums.collapsed_slice_dims()),
+                   ", start_index_map=", IntListToString(dnums.start_index_map()));
   if (dnums.operand_batching_dims_size() > 0) {
-    absl::StrAppend(&out, ", operand_batching_dims=", IntListToString(dnums.operand_batching_dims()));
+    absl::StrAppend(&out,
+                    ", operand_batching_dims=", IntListToString(dnums.operand_batching_dims()));
   }
   if (dnums.start_indices_batching_dims_size() > 0) {
     absl::StrAppend(&out, ", start_indices_batching_dims=",
@@ -437,13 +442,12 @@ std::vector<std::string> PrecisionConfigToStrings(const PrecisionConfig& config)
       std::any_of(config.operand_precision().begin(), config.operand_precision().end(),
                   [](PrecisionConfig::Precision p) { return p != PrecisionConfig::DEFAULT; });
   if (any_non_default) {
-    out.push_back(absl::StrCat(
-        "operand_precision={",
-        absl::StrJoin(config.operand_precision(), ",",
-                      [](std::string* s, PrecisionConfig::Precision p) {
-                        absl::StrAppend(s, PrecisionToString(p));
-                      }),
-        "}"));
+    out.push_back(absl::StrCat("operand_precision={",
+                               absl::StrJoin(config.operand_precision(), ",",
+                                             [](std::string* s, PrecisionConfig::Precision p) {
+                                               absl::StrAppend(s, PrecisionToString(p));
+                                             }),
+                               "}"));
   }
   if (config.algorithm() != PrecisionConfig::ALG_UNSET) {
     out.push_back(absl::StrCat("algorithm=", AlgorithmToString(config.algorithm())));
@@ -477,7 +481,8 @@ std::string OpMetadataToString(const OpMetadata& metadata) {
     parts.push_back(absl::StrCat("source_end_column=", metadata.source_end_column()));
   }
   if (metadata.profile_type_size() > 0) {
-    parts.push_back(absl::StrCat("profile_type={", absl::StrJoin(metadata.profile_type(), ","), "}"));
+    parts.push_back(
+        absl::StrCat("profile_type={", absl::StrJoin(metadata.profile_type(), ","), "}"));
   }
   if (!metadata.deduplicated_name().empty()) {
     parts.push_back("deduplicated_name=" + QuotedString(metadata.deduplicated_name()));
@@ -527,15 +532,14 @@ std::string FrontendAttributesToString(const FrontendAttributes& attributes) {
 }
 
 std::string OutputOperandAliasingToString(absl::Span<const OutputOperandAlias> aliasing) {
-  return absl::StrCat(
-      "{",
-      absl::StrJoin(aliasing, ", ",
-                    [](std::string* out, const OutputOperandAlias& a) {
-                      absl::StrAppend(out, ShapeIndexToString(a.output_index), ": (",
-                                      a.operand_number, ", ", ShapeIndexToString(a.operand_index),
-                                      ")");
-                    }),
-      "}");
+  return absl::StrCat("{",
+                      absl::StrJoin(aliasing, ", ",
+                                    [](std::string* out, const OutputOperandAlias& a) {
+                                      absl::StrAppend(out, ShapeIndexToString(a.output_index),
+                                                      ": (", a.operand_number, ", ",
+                                                      ShapeIndexToString(a.operand_index), ")");
+                                    }),
+                      "}");
 }
 
 }  // namespace axle

@@ -39,7 +39,8 @@ TEST(AttributeTextTest, EnumNamesRoundTrip) {
   EXPECT_EQ(*StringToFusionKind("kCustom"), FusionKind::kCustom);
   EXPECT_FALSE(StringToFusionKind("loop").ok());
   EXPECT_EQ(TriangularSolveTransposeToString(TriangularSolveOptions::ADJOINT), "ADJOINT");
-  EXPECT_EQ(*StringToTriangularSolveTranspose("NO_TRANSPOSE"), TriangularSolveOptions::NO_TRANSPOSE);
+  EXPECT_EQ(*StringToTriangularSolveTranspose("NO_TRANSPOSE"),
+            TriangularSolveOptions::NO_TRANSPOSE);
   absl::Status bad = StringToPrecision("fast").status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("fast"), std::string::npos);

@@ -36,7 +36,8 @@ bool IsOneOf(absl::string_view name, const absl::string_view (&names)[N]) {
 }
 
 bool IsGenericRaw(const HloInstruction& instruction, absl::string_view name) {
-  return IsOneOf(name, kRawAfterCalledComputations) || IsOneOf(name, kRawAfterControlPredecessors) ||
+  return IsOneOf(name, kRawAfterCalledComputations) ||
+         IsOneOf(name, kRawAfterControlPredecessors) ||
          (instruction.opcode() == HloOpcode::kCustomCall && name == kCustomCallPaddingType);
 }
 
@@ -62,7 +63,8 @@ const HloAsyncInstruction* AsyncChainStart(const HloInstruction& instruction) {
   const HloInstruction* current = &instruction;
   for (int64_t steps = 0; current != nullptr && steps < 1 << 20; ++steps) {
     if (current->opcode() == HloOpcode::kAsyncStart) return dyn_cast<HloAsyncInstruction>(current);
-    if (current->opcode() != HloOpcode::kAsyncUpdate && current->opcode() != HloOpcode::kAsyncDone) {
+    if (current->opcode() != HloOpcode::kAsyncUpdate &&
+        current->opcode() != HloOpcode::kAsyncDone) {
       return nullptr;
     }
     if (current->operand_count() < 1) return nullptr;
@@ -166,8 +168,9 @@ std::vector<const HloInstruction*> XlaInstructionPostOrder(const HloComputation&
     }
   };
   for (const HloInstruction* instruction : instructions) {
-    bool has_users = std::any_of(instruction->users().begin(), instruction->users().end(),
-                                 [](const HloInstruction* user) { return user->parent() != nullptr; });
+    bool has_users =
+        std::any_of(instruction->users().begin(), instruction->users().end(),
+                    [](const HloInstruction* user) { return user->parent() != nullptr; });
     if (!has_users) visit(instruction);
   }
   // Instructions on a cycle (invalid IR) are still printed.
@@ -307,7 +310,8 @@ class Printer {
     std::vector<std::string> attributes;
     ExtraAttributes(instruction, &attributes);
     if (options_.print_metadata() && OpMetadataIsPrinted(instruction.metadata())) {
-      attributes.push_back(absl::StrCat("metadata={", OpMetadataToString(instruction.metadata()), "}"));
+      attributes.push_back(
+          absl::StrCat("metadata={", OpMetadataToString(instruction.metadata()), "}"));
     }
     if (options_.print_backend_config()) {
       std::string config = instruction.raw_backend_config_string();
@@ -317,8 +321,8 @@ class Printer {
         config = custom_call->opaque();
       }
       if (!config.empty()) {
-        attributes.push_back(absl::StrCat(
-            "backend_config=", LexesAsJsonDict(config) ? config : QuotedString(config)));
+        attributes.push_back(absl::StrCat("backend_config=",
+                                          LexesAsJsonDict(config) ? config : QuotedString(config)));
       }
     }
     // Each attribute once: the parser may have given a sugared async op and
@@ -396,15 +400,16 @@ class Printer {
       absl::StrAppend(&out, ", num_partitions=", config.num_partitions);
     }
     if (!config.frontend_attributes.empty()) {
-      absl::StrAppend(&out, ", frontend_attributes=",
-                      FrontendAttributesToString(config.frontend_attributes));
+      absl::StrAppend(
+          &out, ", frontend_attributes=", FrontendAttributesToString(config.frontend_attributes));
     }
     // XLA ends the recovery table with a newline and starts the debug
     // attributes on a line of their own.
     for (const RawAttribute& attribute : config.raw_attributes) {
       if (is_passthrough(attribute.name) || is_spmd(attribute.name)) continue;
       absl::StrAppend(&out, attribute.name == "debug_attributes" ? ",\n" : ", ",
-                      RawToString(attribute), attribute.name == "origin_recovery_table" ? "\n" : "");
+                      RawToString(attribute),
+                      attribute.name == "origin_recovery_table" ? "\n" : "");
     }
     // The stack frame index (FileNames ... StackFrames ...), kept verbatim,
     // goes with the metadata that refers to it.
@@ -422,7 +427,8 @@ class Printer {
         if (wrapped != nullptr) {
           hidden.insert(wrapped);
         } else {
-          for (const HloComputation* callee : instruction->called_computations()) named.insert(callee);
+          for (const HloComputation* callee : instruction->called_computations())
+            named.insert(callee);
         }
       }
     }
@@ -430,7 +436,8 @@ class Printer {
     InstructionOrders orders(config.is_scheduled);
     for (const HloComputation* computation : XlaComputationPostOrder(module, orders)) {
       if (hidden.contains(computation)) continue;
-      absl::StrAppend(&out, Computation(*computation, /*print_entry_keyword=*/true, orders), "\n\n");
+      absl::StrAppend(&out, Computation(*computation, /*print_entry_keyword=*/true, orders),
+                      "\n\n");
     }
     return out;
   }
@@ -441,7 +448,8 @@ class Printer {
   const HloComputation* SugaredAsyncComputation(const HloInstruction& instruction) const {
     if (!options_.syntax_sugar_async_ops()) return nullptr;
     HloOpcode op = instruction.opcode();
-    if (op != HloOpcode::kAsyncStart && op != HloOpcode::kAsyncUpdate && op != HloOpcode::kAsyncDone) {
+    if (op != HloOpcode::kAsyncStart && op != HloOpcode::kAsyncUpdate &&
+        op != HloOpcode::kAsyncDone) {
       return nullptr;
     }
     const HloComputation* wrapped = AsyncWrappedComputation(instruction);
@@ -553,7 +561,8 @@ class Printer {
                           std::vector<std::string>* out) const {
     const std::vector<HloComputation*>& called = instruction.called_computations();
     auto name_of = [&](size_t i) {
-      return i < called.size() && called[i] != nullptr ? Name(called[i]->name()) : std::string("null");
+      return i < called.size() && called[i] != nullptr ? Name(called[i]->name())
+                                                       : std::string("null");
     };
     switch (instruction.opcode()) {
       case HloOpcode::kWhile:
@@ -636,9 +645,11 @@ class Printer {
       add("dimensions={", sort->sort_dimension(), "}");
       add_bool("is_stable", sort->is_stable());
     } else if (const auto* reshape = dyn_cast<HloReshapeInstruction>(&instruction)) {
-      if (reshape->inferred_dimension() != -1) add("inferred_dimension=", reshape->inferred_dimension());
+      if (reshape->inferred_dimension() != -1)
+        add("inferred_dimension=", reshape->inferred_dimension());
     } else if (const auto* slice = dyn_cast<HloSliceInstruction>(&instruction)) {
-      add("slice=", SliceToString(slice->slice_starts(), slice->slice_limits(), slice->slice_strides()));
+      add("slice=",
+          SliceToString(slice->slice_starts(), slice->slice_limits(), slice->slice_strides()));
     } else if (const auto* ds = dyn_cast<HloDynamicSliceInstruction>(&instruction)) {
       add("dynamic_slice_sizes=", IntListToString(ds->dynamic_slice_sizes()));
     } else if (const auto* pad = dyn_cast<HloPadInstruction>(&instruction)) {
@@ -646,9 +657,10 @@ class Printer {
     } else if (const auto* compare = dyn_cast<HloCompareInstruction>(&instruction)) {
       add("direction=", ComparisonDirectionToString(compare->direction()));
       ComparisonType type = compare->type();
-      bool is_default = type == ComparisonType::kDefault ||
-                        (instruction.operand_count() > 0 && instruction.operand(0) != nullptr &&
-                         type == DefaultComparisonType(instruction.operand(0)->shape().element_type()));
+      bool is_default =
+          type == ComparisonType::kDefault ||
+          (instruction.operand_count() > 0 && instruction.operand(0) != nullptr &&
+           type == DefaultComparisonType(instruction.operand(0)->shape().element_type()));
       if (!is_default) add("type=", ComparisonTypeToString(type));
     } else if (const auto* dot = dyn_cast<HloDotInstruction>(&instruction)) {
       add(DotDimensionNumbersToString(dot->dot_dimension_numbers()));
@@ -662,9 +674,12 @@ class Printer {
       }
       add_precision(dot->precision_config());
     } else if (const auto* conv = dyn_cast<HloConvolutionInstruction>(&instruction)) {
-      if (conv->window().dimensions_size() != 0) add("window={", WindowToString(conv->window()), "}");
-      add("dim_labels=", ConvolutionDimensionNumbersToString(conv->convolution_dimension_numbers()));
-      if (conv->feature_group_count() != 1) add("feature_group_count=", conv->feature_group_count());
+      if (conv->window().dimensions_size() != 0)
+        add("window={", WindowToString(conv->window()), "}");
+      add("dim_labels=",
+          ConvolutionDimensionNumbersToString(conv->convolution_dimension_numbers()));
+      if (conv->feature_group_count() != 1)
+        add("feature_group_count=", conv->feature_group_count());
       if (conv->batch_group_count() != 1) add("batch_group_count=", conv->batch_group_count());
       add_precision(conv->precision_config());
     } else if (const auto* window = dyn_cast<HloWindowInstruction>(&instruction)) {
@@ -715,11 +730,11 @@ class Printer {
     } else if (const auto* feed = dyn_cast<HloFeedInstruction>(&instruction)) {
       const FeedAttrs& attrs = feed->attrs();
       if (op == HloOpcode::kOutfeed) {
-        add("outfeed_shape=",
-            attrs.outfeed_shape.has_value() ? ShapeToHloString(*attrs.outfeed_shape, true)
-            : instruction.operand_count() > 0 && instruction.operand(0) != nullptr
-                ? ShapeToHloString(instruction.operand(0)->shape(), true)
-                : std::string("()"));
+        add("outfeed_shape=", attrs.outfeed_shape.has_value()
+                                  ? ShapeToHloString(*attrs.outfeed_shape, true)
+                              : instruction.operand_count() > 0 && instruction.operand(0) != nullptr
+                                  ? ShapeToHloString(instruction.operand(0)->shape(), true)
+                                  : std::string("()"));
       }
       if (options_.print_infeed_outfeed_config() && !attrs.config.empty()) {
         add(op == HloOpcode::kOutfeed ? "outfeed_config=" : "infeed_config=",
@@ -747,7 +762,8 @@ class Printer {
     }
   }
 
-  void CustomCallAttributes(const HloCustomCallInstruction& cc, std::vector<std::string>* out) const {
+  void CustomCallAttributes(const HloCustomCallInstruction& cc,
+                            std::vector<std::string>* out) const {
     const CustomCallAttrs& attrs = cc.attrs();
     auto add = [out](auto&&... pieces) { out->push_back(absl::StrCat(pieces...)); };
     if (attrs.window.has_value()) add("window={", WindowToString(*attrs.window), "}");
@@ -756,7 +772,8 @@ class Printer {
     }
     if (attrs.feature_group_count != 1) add("feature_group_count=", attrs.feature_group_count);
     if (attrs.batch_group_count != 1) add("batch_group_count=", attrs.batch_group_count);
-    for (std::string& s : PrecisionConfigToStrings(attrs.precision_config)) out->push_back(std::move(s));
+    for (std::string& s : PrecisionConfigToStrings(attrs.precision_config))
+      out->push_back(std::move(s));
     if (const RawAttribute* padding_type = cc.FindRawAttribute(kCustomCallPaddingType)) {
       out->push_back(RawToString(*padding_type));
     }
@@ -771,9 +788,11 @@ class Printer {
     if (attrs.custom_call_has_side_effect) add("custom_call_has_side_effect=true");
     if (attrs.literal.has_value()) add("literal=", attrs.literal->ToStringWithLayoutOneline());
     if (!attrs.output_to_operand_aliasing.empty()) {
-      add("output_to_operand_aliasing=", OutputOperandAliasingToString(attrs.output_to_operand_aliasing));
+      add("output_to_operand_aliasing=",
+          OutputOperandAliasingToString(attrs.output_to_operand_aliasing));
     }
-    if (attrs.schedule != SCHEDULE_NONE) add("schedule=", CustomCallScheduleToString(attrs.schedule));
+    if (attrs.schedule != SCHEDULE_NONE)
+      add("schedule=", CustomCallScheduleToString(attrs.schedule));
     if (attrs.api_version != API_VERSION_ORIGINAL) {
       add("api_version=", CustomCallApiVersionToString(attrs.api_version));
     }
@@ -873,7 +892,9 @@ std::string HloComputation::ToString() const {
   return axle::ToString(*this, HloPrintOptions::Canonical());
 }
 
-std::string HloModule::ToString() const { return axle::ToString(*this, HloPrintOptions::Canonical()); }
+std::string HloModule::ToString() const {
+  return axle::ToString(*this, HloPrintOptions::Canonical());
+}
 
 std::string HloInstruction::ToString(const HloPrintOptions& options) const {
   return axle::ToString(*this, options);

@@ -76,15 +76,15 @@ class HloPrintOptions {
         .set_print_control_dependencies(false);
   }
 
-#define AXLE_PRINT_OPTION_(type, name, init)          \
- public:                                              \
-  HloPrintOptions& set_##name(type value) {           \
-    name##_ = value;                                  \
-    return *this;                                     \
-  }                                                   \
-  type name() const { return name##_; }               \
-                                                      \
- private:                                             \
+#define AXLE_PRINT_OPTION_(type, name, init) \
+ public:                                     \
+  HloPrintOptions& set_##name(type value) {  \
+    name##_ = value;                         \
+    return *this;                            \
+  }                                          \
+  type name() const { return name##_; }      \
+                                             \
+ private:                                    \
   type name##_ = init;
 
   // Arrays of more than 10 elements and tuple constants in full (else {...}).

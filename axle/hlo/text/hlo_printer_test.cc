@@ -1,25 +1,26 @@
 #include "axle/hlo/text/hlo_printer.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_split.h"
-#include "gtest/gtest.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
-Shape Arr(PrimitiveType type, std::vector<int64_t> dims) { return ShapeUtil::MakeShape(type, dims); }
+Shape Arr(PrimitiveType type, std::vector<int64_t> dims) {
+  return ShapeUtil::MakeShape(type, dims);
+}
 
 // Builds one computation instruction by instruction, naming each.
 class Builder {
@@ -92,10 +93,11 @@ TEST(HloPrinterTest, SimpleModuleExactText) {
   auto module = std::make_unique<HloModule>("axpy_module");
   Builder b("axpy.v5");
   HloInstruction* alpha = b.Parameter(0, Arr(F32, {}), "alpha");
-  auto* broadcast = b.Make<HloDimensionsInstruction>(HloOpcode::kBroadcast, Arr(F32, {2, 4}), {alpha},
-                                                    "broadcast");
+  auto* broadcast = b.Make<HloDimensionsInstruction>(HloOpcode::kBroadcast, Arr(F32, {2, 4}),
+                                                     {alpha}, "broadcast");
   HloInstruction* x = b.Parameter(1, Arr(F32, {2, 4}), "x");
-  HloInstruction* multiply = b.Op(HloOpcode::kMultiply, Arr(F32, {2, 4}), {broadcast, x}, "multiply");
+  HloInstruction* multiply =
+      b.Op(HloOpcode::kMultiply, Arr(F32, {2, 4}), {broadcast, x}, "multiply");
   HloInstruction* y = b.Parameter(2, Arr(F32, {2, 4}), "y");
   b.Op(HloOpcode::kAdd, Arr(F32, {2, 4}), {multiply, y}, "add");
   module->AddEntryComputation(b.Build());
@@ -146,8 +148,8 @@ TEST(HloPrinterTest, InstructionsInXlaPostOrder) {
   HloInstruction* c = b.Constant(LiteralUtil::CreateR0<float>(2), "c");
   HloInstruction* sub = b.Op(HloOpcode::kSubtract, Arr(F32, {}), {p1, p0}, "sub");
   HloInstruction* neg = b.Op(HloOpcode::kNegate, Arr(F32, {}), {c}, "neg");
-  HloInstruction* tuple = b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {}), Arr(F32, {})}),
-                               {neg, sub}, "t");
+  HloInstruction* tuple = b.Op(
+      HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {}), Arr(F32, {})}), {neg, sub}, "t");
   module->AddEntryComputation(b.Build(tuple));
   EXPECT_EQ(ToString(*module->entry_computation(), HloPrintOptions::ShortParsable()),
             "e {\n"
@@ -188,7 +190,8 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
   Builder cond_b("cond");
   HloInstruction* cp = cond_b.Parameter(0, Arr(S32, {}), "cp");
   HloInstruction* limit = cond_b.Constant(LiteralUtil::CreateR0<int32_t>(5), "limit");
-  auto* lt = cond_b.Make<HloCompareInstruction>(HloOpcode::kCompare, Arr(PRED, {}), {cp, limit}, "lt");
+  auto* lt =
+      cond_b.Make<HloCompareInstruction>(HloOpcode::kCompare, Arr(PRED, {}), {cp, limit}, "lt");
   lt->mutable_attrs()->direction = ComparisonDirection::kLt;
   HloComputation* cond = module->AddEmbeddedComputation(cond_b.Build());
   Builder body_b("body");
@@ -200,7 +203,8 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
   Builder e("main");
   HloInstruction* v = e.Parameter(0, Arr(F32, {4}), "v");
   HloInstruction* zero = e.Constant(LiteralUtil::CreateR0<float>(0), "zero");
-  auto* reduce = e.Make<HloDimensionsInstruction>(HloOpcode::kReduce, Arr(F32, {}), {v, zero}, "reduce");
+  auto* reduce =
+      e.Make<HloDimensionsInstruction>(HloOpcode::kReduce, Arr(F32, {}), {v, zero}, "reduce");
   reduce->mutable_attrs()->dimensions = {0};
   reduce->set_to_apply(add);
   HloInstruction* i0 = e.Constant(LiteralUtil::CreateR0<int32_t>(0), "i0");
@@ -220,16 +224,18 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
       e.Op(HloOpcode::kConditional, Arr(F32, {}), {index, zero, zero}, "switch");
   switch_op->AppendCalledComputation(add);
   switch_op->AppendCalledComputation(add);
-  HloInstruction* map = e.Make<HloDimensionsInstruction>(HloOpcode::kMap, Arr(F32, {4}), {v, v}, "map");
+  HloInstruction* map =
+      e.Make<HloDimensionsInstruction>(HloOpcode::kMap, Arr(F32, {4}), {v, v}, "map");
   map->set_to_apply(add);
   cast<HloDimensionsInstruction>(map)->mutable_attrs()->dimensions = {0};
   auto* sort = e.Make<HloSortInstruction>(HloOpcode::kSort, Arr(F32, {4}), {v}, "sort");
   sort->mutable_attrs()->is_stable = true;
   sort->set_to_apply(cond);
-  HloInstruction* root = e.Op(
-      HloOpcode::kTuple,
-      ShapeUtil::MakeTupleShape({Arr(F32, {}), Arr(S32, {}), Arr(F32, {}), Arr(F32, {}), Arr(F32, {}), Arr(F32, {4}), Arr(F32, {4})}),
-      {reduce, loop, call, cond_op, switch_op, map, sort}, "root");
+  HloInstruction* root =
+      e.Op(HloOpcode::kTuple,
+           ShapeUtil::MakeTupleShape({Arr(F32, {}), Arr(S32, {}), Arr(F32, {}), Arr(F32, {}),
+                                      Arr(F32, {}), Arr(F32, {4}), Arr(F32, {4})}),
+           {reduce, loop, call, cond_op, switch_op, map, sort}, "root");
   module->AddEntryComputation(e.Build(root));
 
   std::string text = module->ToString();
@@ -244,7 +250,8 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
   EXPECT_LT(body_pos, cond_pos);
   EXPECT_LT(cond_pos, entry_pos);
   EXPECT_EQ(LineWith(text, "%add (x.add"), "%add (x.add: f32[], y.add: f32[]) -> f32[] {");
-  EXPECT_EQ(LineWith(text, "reduce("), "%reduce = f32[] reduce(%v, %zero), dimensions={0}, to_apply=%add");
+  EXPECT_EQ(LineWith(text, "reduce("),
+            "%reduce = f32[] reduce(%v, %zero), dimensions={0}, to_apply=%add");
   EXPECT_EQ(LineWith(text, "while("), "%loop = s32[] while(%i0), condition=%cond, body=%body");
   EXPECT_EQ(LineWith(text, "call("),
             "%call = f32[] call(%reduce, %zero), to_apply=%add, is_composite=true, "
@@ -291,8 +298,7 @@ TEST(HloPrinterTest, ConstantsSmallLargeAndTuples) {
   Builder b("c");
   HloInstruction* scalar = b.Constant(LiteralUtil::CreateR0<int32_t>(-42), "s");
   HloInstruction* pred = b.Constant(LiteralUtil::CreateR0<bool>(true), "p");
-  HloInstruction* matrix =
-      b.Constant(LiteralUtil::CreateR2<float>({{1, 2.5f}, {3, 4}}), "m");
+  HloInstruction* matrix = b.Constant(LiteralUtil::CreateR2<float>({{1, 2.5f}, {3, 4}}), "m");
   std::vector<float> values(11);
   for (int i = 0; i < 11; ++i) values[i] = i;
   HloInstruction* large =
@@ -327,7 +333,8 @@ TEST(HloPrinterTest, ShapesAndDataMovementAttributes) {
   slice->mutable_attrs()->starts = {0, 1};
   slice->mutable_attrs()->limits = {2, 8};
   slice->mutable_attrs()->strides = {1, 2};
-  auto* unit_slice = b.Make<HloSliceInstruction>(HloOpcode::kSlice, Arr(F32, {2, 4}), {p}, "slice1");
+  auto* unit_slice =
+      b.Make<HloSliceInstruction>(HloOpcode::kSlice, Arr(F32, {2, 4}), {p}, "slice1");
   unit_slice->mutable_attrs()->starts = {0, 4};
   unit_slice->mutable_attrs()->limits = {2, 8};
   unit_slice->mutable_attrs()->strides = {1, 1};
@@ -342,31 +349,36 @@ TEST(HloPrinterTest, ShapesAndDataMovementAttributes) {
   auto* transpose =
       b.Make<HloDimensionsInstruction>(HloOpcode::kTranspose, Arr(F32, {8, 4}), {p}, "transpose");
   transpose->mutable_attrs()->dimensions = {1, 0};
-  auto* reshape = b.Make<HloReshapeInstruction>(HloOpcode::kReshape, Arr(F32, {32}), {p}, "reshape");
-  auto* inferred = b.Make<HloReshapeInstruction>(HloOpcode::kReshape, Arr(F32, {32}), {p}, "inferred");
+  auto* reshape =
+      b.Make<HloReshapeInstruction>(HloOpcode::kReshape, Arr(F32, {32}), {p}, "reshape");
+  auto* inferred =
+      b.Make<HloReshapeInstruction>(HloOpcode::kReshape, Arr(F32, {32}), {p}, "inferred");
   inferred->mutable_attrs()->inferred_dimension = 0;
   HloInstruction* i = b.Parameter(1, Arr(S32, {}), "i");
-  auto* ds = b.Make<HloDynamicSliceInstruction>(HloOpcode::kDynamicSlice, Arr(F32, {1, 8}), {p, i, i},
-                                                "ds");
+  auto* ds = b.Make<HloDynamicSliceInstruction>(HloOpcode::kDynamicSlice, Arr(F32, {1, 8}),
+                                                {p, i, i}, "ds");
   ds->mutable_attrs()->dynamic_slice_sizes = {1, 8};
-  auto* concat = b.Make<HloDimensionsInstruction>(HloOpcode::kConcatenate, Arr(F32, {8, 8}), {p, p},
-                                                  "concat");
+  auto* concat =
+      b.Make<HloDimensionsInstruction>(HloOpcode::kConcatenate, Arr(F32, {8, 8}), {p, p}, "concat");
   concat->mutable_attrs()->dimensions = {0};
   auto* iota = b.Make<HloIotaInstruction>(HloOpcode::kIota, Arr(S32, {4, 3}), {}, "iota");
   iota->mutable_attrs()->iota_dimension = 1;
-  HloInstruction* t = b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {4, 8})}), {p}, "t");
-  auto* gte = b.Make<HloGetTupleElementInstruction>(HloOpcode::kGetTupleElement, Arr(F32, {4, 8}), {t},
-                                                    "gte");
+  HloInstruction* t =
+      b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {4, 8})}), {p}, "t");
+  auto* gte = b.Make<HloGetTupleElementInstruction>(HloOpcode::kGetTupleElement, Arr(F32, {4, 8}),
+                                                    {t}, "gte");
   gte->mutable_attrs()->tuple_index = 0;
-  auto* rp = b.Make<HloReducePrecisionInstruction>(HloOpcode::kReducePrecision, Arr(F32, {4, 8}), {p},
-                                                   "rp");
+  auto* rp = b.Make<HloReducePrecisionInstruction>(HloOpcode::kReducePrecision, Arr(F32, {4, 8}),
+                                                   {p}, "rp");
   rp->mutable_attrs()->exponent_bits = 5;
   rp->mutable_attrs()->mantissa_bits = 10;
-  auto* gds = b.Make<HloDimensionsInstruction>(HloOpcode::kGetDimensionSize, Arr(S32, {}), {p}, "gds");
+  auto* gds =
+      b.Make<HloDimensionsInstruction>(HloOpcode::kGetDimensionSize, Arr(S32, {}), {p}, "gds");
   gds->mutable_attrs()->dimensions = {1};
   Shape dynamic = Arr(F32, {4, 8});
   dynamic.set_dynamic_dimension(1, true);
-  auto* sds = b.Make<HloDimensionsInstruction>(HloOpcode::kSetDimensionSize, dynamic, {p, i}, "sds");
+  auto* sds =
+      b.Make<HloDimensionsInstruction>(HloOpcode::kSetDimensionSize, dynamic, {p, i}, "sds");
   sds->mutable_attrs()->dimensions = {1};
   auto* param_rep = cast<HloParameterInstruction>(b.Parameter(2, Arr(F32, {}), "rep"));
   param_rep->mutable_attrs()->parameter_replication = std::vector<bool>{true};
@@ -498,8 +510,8 @@ TEST(HloPrinterTest, GatherScatterAndSelectAndScatter) {
   Builder b("e");
   HloInstruction* operand = b.Parameter(0, Arr(F32, {3, 3}), "operand");
   HloInstruction* indices = b.Parameter(1, Arr(S32, {2}), "indices");
-  auto* gather = b.Make<HloGatherInstruction>(HloOpcode::kGather, Arr(F32, {2, 3}), {operand, indices},
-                                              "gather");
+  auto* gather = b.Make<HloGatherInstruction>(HloOpcode::kGather, Arr(F32, {2, 3}),
+                                              {operand, indices}, "gather");
   GatherDimensionNumbers& g = gather->mutable_attrs()->gather_dimension_numbers;
   g.add_offset_dims(1);
   g.add_collapsed_slice_dims(0);
@@ -547,11 +559,13 @@ TEST(HloPrinterTest, CustomCallWithEveryAttribute) {
   HloComputation* add = module->AddEmbeddedComputation(AddComputation("add"));
   Builder b("e");
   HloInstruction* p = b.Parameter(0, Arr(F32, {2}), "p");
-  auto* plain = b.Make<HloCustomCallInstruction>(HloOpcode::kCustomCall, Arr(F32, {2}), {p}, "plain");
+  auto* plain =
+      b.Make<HloCustomCallInstruction>(HloOpcode::kCustomCall, Arr(F32, {2}), {p}, "plain");
   plain->mutable_attrs()->custom_call_target = "my\"target";
   plain->mutable_attrs()->opaque = "some opaque";
   auto* full = b.Make<HloCustomCallInstruction>(
-      HloOpcode::kCustomCall, ShapeUtil::MakeTupleShape({Arr(F32, {2}), Arr(F32, {2})}), {p, p}, "full");
+      HloOpcode::kCustomCall, ShapeUtil::MakeTupleShape({Arr(F32, {2}), Arr(F32, {2})}), {p, p},
+      "full");
   CustomCallAttrs& a = *full->mutable_attrs();
   a.custom_call_target = "fancy";
   a.api_version = API_VERSION_TYPED_FFI;
@@ -581,7 +595,8 @@ TEST(HloPrinterTest, CustomCallWithEveryAttribute) {
 TEST(HloPrinterTest, OtherOpAttributes) {
   Builder b("e");
   HloInstruction* c = b.Parameter(0, ShapeUtil::MakeShape(C64, {8}), "c");
-  auto* fft = b.Make<HloFftInstruction>(HloOpcode::kFft, ShapeUtil::MakeShape(C64, {8}), {c}, "fft");
+  auto* fft =
+      b.Make<HloFftInstruction>(HloOpcode::kFft, ShapeUtil::MakeShape(C64, {8}), {c}, "fft");
   fft->mutable_attrs()->fft_type = IFFT;
   fft->mutable_attrs()->fft_length = {8};
   HloInstruction* lo = b.Parameter(1, Arr(F32, {}), "lo");
@@ -594,18 +609,19 @@ TEST(HloPrinterTest, OtherOpAttributes) {
       {state}, "bits");
   bits->mutable_attrs()->algorithm = RNG_PHILOX;
   HloInstruction* a = b.Parameter(3, Arr(F32, {3, 3}), "a");
-  auto* ts = b.Make<HloTriangularSolveInstruction>(HloOpcode::kTriangularSolve, Arr(F32, {3, 3}), {a, a},
-                                                   "ts");
+  auto* ts = b.Make<HloTriangularSolveInstruction>(HloOpcode::kTriangularSolve, Arr(F32, {3, 3}),
+                                                   {a, a}, "ts");
   ts->mutable_attrs()->options.set_left_side(true);
   ts->mutable_attrs()->options.set_lower(true);
   ts->mutable_attrs()->options.set_transpose_a(TriangularSolveOptions::ADJOINT);
   auto* chol = b.Make<HloCholeskyInstruction>(HloOpcode::kCholesky, Arr(F32, {3, 3}), {a}, "chol");
   chol->mutable_attrs()->options.set_lower(true);
-  auto* chol_upper = b.Make<HloCholeskyInstruction>(HloOpcode::kCholesky, Arr(F32, {3, 3}), {a}, "cu");
+  auto* chol_upper =
+      b.Make<HloCholeskyInstruction>(HloOpcode::kCholesky, Arr(F32, {3, 3}), {a}, "cu");
   HloInstruction* v = b.Parameter(4, Arr(F32, {3}), "v");
   auto* bn = b.Make<HloBatchNormInstruction>(
-      HloOpcode::kBatchNormTraining, ShapeUtil::MakeTupleShape({Arr(F32, {3, 3}), Arr(F32, {3}), Arr(F32, {3})}),
-      {a, v, v}, "bn");
+      HloOpcode::kBatchNormTraining,
+      ShapeUtil::MakeTupleShape({Arr(F32, {3, 3}), Arr(F32, {3}), Arr(F32, {3})}), {a, v, v}, "bn");
   bn->mutable_attrs()->epsilon = 0.001f;
   bn->mutable_attrs()->feature_index = 1;
   auto* topk = b.Make<HloTopKInstruction>(
@@ -622,12 +638,14 @@ TEST(HloPrinterTest, OtherOpAttributes) {
                                              {v, token}, "outfeed");
   outfeed->mutable_attrs()->outfeed_shape = Arr(F32, {3});
   auto* copy_start = b.Make<HloCopyStartInstruction>(
-      HloOpcode::kCopyStart, ShapeUtil::MakeTupleShape({Arr(F32, {3}), Arr(F32, {3}), ShapeUtil::MakeShape(U32, {})}),
-      {v}, "cs");
+      HloOpcode::kCopyStart,
+      ShapeUtil::MakeTupleShape({Arr(F32, {3}), Arr(F32, {3}), ShapeUtil::MakeShape(U32, {})}), {v},
+      "cs");
   copy_start->mutable_attrs()->cross_program_prefetch_index = 0;
   auto* send = b.Make<HloSendRecvInstruction>(
       HloOpcode::kSend,
-      ShapeUtil::MakeTupleShape({Arr(F32, {3}), ShapeUtil::MakeShape(U32, {}), ShapeUtil::MakeTokenShape()}),
+      ShapeUtil::MakeTupleShape(
+          {Arr(F32, {3}), ShapeUtil::MakeShape(U32, {}), ShapeUtil::MakeTokenShape()}),
       {v, token}, "send");
   send->mutable_attrs()->channel_id = 16;
   send->mutable_attrs()->is_host_transfer = true;
@@ -690,17 +708,22 @@ TEST(HloPrinterTest, Collectives) {
   rs->mutable_attrs()->channel_id = 3;
   rs->set_to_apply(add);
   auto* a2a = b.Make<HloCollectiveInstruction>(HloOpcode::kAllToAll, Arr(F32, {8}), {p}, "a2a");
-  auto* a2a_dim = b.Make<HloCollectiveInstruction>(HloOpcode::kAllToAll, Arr(F32, {8}), {p}, "a2ad");
+  auto* a2a_dim =
+      b.Make<HloCollectiveInstruction>(HloOpcode::kAllToAll, Arr(F32, {8}), {p}, "a2ad");
   a2a_dim->mutable_attrs()->dimensions = {0};
   a2a_dim->mutable_attrs()->iota_replica_groups = IotaReplicaGroupList{1, 4, {4}, {}};
-  auto* cp = b.Make<HloCollectiveInstruction>(HloOpcode::kCollectivePermute, Arr(F32, {8}), {p}, "cp");
+  auto* cp =
+      b.Make<HloCollectiveInstruction>(HloOpcode::kCollectivePermute, Arr(F32, {8}), {p}, "cp");
   cp->mutable_attrs()->source_target_pairs = {{0, 1}, {1, 0}};
   cp->mutable_attrs()->channel_id = 4;
-  auto* ars = b.Make<HloCollectiveInstruction>(HloOpcode::kAllReduceStart, Arr(F32, {8}), {p}, "ars");
+  auto* ars =
+      b.Make<HloCollectiveInstruction>(HloOpcode::kAllReduceStart, Arr(F32, {8}), {p}, "ars");
   ars->set_to_apply(add);
-  auto* ard = b.Make<HloCollectiveInstruction>(HloOpcode::kAllReduceDone, Arr(F32, {8}), {ars}, "ard");
+  auto* ard =
+      b.Make<HloCollectiveInstruction>(HloOpcode::kAllReduceDone, Arr(F32, {8}), {ars}, "ard");
   ard->mutable_attrs()->channel_id = 9;  // not printed: -done ops have no attributes in XLA
-  auto* cb = b.Make<HloCollectiveInstruction>(HloOpcode::kCollectiveBroadcast, Arr(F32, {8}), {p}, "cb");
+  auto* cb =
+      b.Make<HloCollectiveInstruction>(HloOpcode::kCollectiveBroadcast, Arr(F32, {8}), {p}, "cb");
   HloInstruction* root = b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({}),
                               {ar, ag, rs, a2a, a2a_dim, cp, ard, cb}, "root");
   module->AddEntryComputation(b.Build(root));
@@ -718,8 +741,9 @@ TEST(HloPrinterTest, Collectives) {
   EXPECT_EQ(LineWith(text, "%a2a ="), "%a2a = f32[8]{0} all-to-all(%p), replica_groups={}");
   EXPECT_EQ(LineWith(text, "%a2ad ="),
             "%a2ad = f32[8]{0} all-to-all(%p), replica_groups=[1,4]<=[4], dimensions={0}");
-  EXPECT_EQ(LineWith(text, "%cp ="),
-            "%cp = f32[8]{0} collective-permute(%p), channel_id=4, source_target_pairs={{0,1},{1,0}}");
+  EXPECT_EQ(
+      LineWith(text, "%cp ="),
+      "%cp = f32[8]{0} collective-permute(%p), channel_id=4, source_target_pairs={{0,1},{1,0}}");
   EXPECT_EQ(LineWith(text, "%ars ="),
             "%ars = f32[8]{0} all-reduce-start(%p), replica_groups={}, to_apply=%add");
   EXPECT_EQ(LineWith(text, "%ard ="), "%ard = f32[8]{0} all-reduce-done(%ars)");
@@ -738,7 +762,8 @@ TEST(HloPrinterTest, ChannelOrderKeepsCollectivesOfOneChannelInOrder) {
   auto* first = b.Make<HloCollectiveInstruction>(HloOpcode::kAllToAll, Arr(F32, {8}), {p}, "a");
   first->mutable_attrs()->channel_id = 1;
   HloInstruction* root =
-      b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {8}), Arr(F32, {8})}), {first, second}, "t");
+      b.Op(HloOpcode::kTuple, ShapeUtil::MakeTupleShape({Arr(F32, {8}), Arr(F32, {8})}),
+           {first, second}, "t");
   module->AddEntryComputation(b.Build(root));
   std::string text = ToString(*module->entry_computation(), HloPrintOptions::ShortParsable());
   EXPECT_LT(text.find("b = "), text.find("a = ")) << text;
@@ -779,8 +804,9 @@ TEST(HloPrinterTest, GenericAttributesInXlaOrder) {
   neg->set_raw_backend_config_string("{\"operation_queue_id\":\"0\"}");
   EXPECT_EQ(LineWith(ToString(*neg, HloPrintOptions()), "backend_config"),
             ToString(*neg, HloPrintOptions()));
-  EXPECT_NE(ToString(*neg, HloPrintOptions()).find(", backend_config={\"operation_queue_id\":\"0\"}"),
-            std::string::npos);
+  EXPECT_NE(
+      ToString(*neg, HloPrintOptions()).find(", backend_config={\"operation_queue_id\":\"0\"}"),
+      std::string::npos);
 }
 
 TEST(HloPrinterTest, ManyOperandsGetIndexComments) {
@@ -904,7 +930,8 @@ std::unique_ptr<HloModule> AsyncModule(bool single_instruction, std::string thre
   HloInstruction* wp = wb.Parameter(0, Arr(F32, {10}), "wp");
   HloInstruction* body = wp;
   if (!single_instruction) body = wb.Op(HloOpcode::kNegate, Arr(F32, {10}), {wp}, "neg");
-  auto* cc = wb.Make<HloCustomCallInstruction>(HloOpcode::kCustomCall, Arr(F32, {20}), {body}, "cc");
+  auto* cc =
+      wb.Make<HloCustomCallInstruction>(HloOpcode::kCustomCall, Arr(F32, {20}), {body}, "cc");
   cc->mutable_attrs()->custom_call_target = "foo";
   HloComputation* wrapped = module->AddEmbeddedComputation(wb.Build());
   wrapped->SetExecutionThread(thread);
@@ -934,13 +961,13 @@ TEST(HloPrinterTest, AsyncOpsUseXlaSyntaxSugar) {
             "  ROOT %done = f32[20]{0} custom-call-done(%update)\n"
             "}\n"
             "\n");
-  std::string plain = ToString(*module, HloPrintOptions::Canonical().set_syntax_sugar_async_ops(false));
+  std::string plain =
+      ToString(*module, HloPrintOptions::Canonical().set_syntax_sugar_async_ops(false));
   EXPECT_EQ(LineWith(plain, "%start ="),
             "%start = ((f32[10]{0}), f32[20]{0}, s32[]) async-start(%p0), "
             "async_execution_thread=\"parallel_thread\", calls=%wrapped");
   EXPECT_EQ(LineWith(plain, "%done ="), "ROOT %done = f32[20]{0} async-done(%update)");
-  EXPECT_EQ(LineWith(plain, "%wrapped"),
-            "%wrapped (wp: f32[10]) -> f32[20] {");
+  EXPECT_EQ(LineWith(plain, "%wrapped"), "%wrapped (wp: f32[10]) -> f32[20] {");
   EXPECT_NE(plain.find("}, execution_thread=\"parallel_thread\"\n\nENTRY"), std::string::npos)
       << plain;
 
@@ -1016,25 +1043,25 @@ TEST(HloPrinterCorpusTest, PrintsXlaParserRoundTripTestsByteForByte) {
       {"parser/hlo_parser_test__73.hlo", false},  {"parser/hlo_parser_test__99.hlo", false},
       {"parser/hlo_parser_test__100.hlo", false}, {"parser/hlo_parser_test__101.hlo", false},
       {"parser/hlo_parser_test__104.hlo", false}, {"parser/hlo_parser_test__111.hlo", false},
-      {"parser/hlo_parser_test__116.hlo", true},
-      {"parser/hlo_parser_test__118.hlo", true},  {"parser/hlo_parser_test__126.hlo", true},
-      {"parser/hlo_parser_test__128.hlo", true},  {"parser/hlo_parser_test__132.hlo", true},
-      {"parser/hlo_parser_test__134.hlo", true},  {"parser/hlo_parser_test__135.hlo", true},
-      {"parser/hlo_parser_test__141.hlo", true},  {"parser/hlo_parser_test__142.hlo", true},
-      {"parser/hlo_parser_test__150.hlo", true},  {"parser/hlo_parser_test__155.hlo", true},
-      {"parser/hlo_parser_test__170.hlo", true},
+      {"parser/hlo_parser_test__116.hlo", true},  {"parser/hlo_parser_test__118.hlo", true},
+      {"parser/hlo_parser_test__126.hlo", true},  {"parser/hlo_parser_test__128.hlo", true},
+      {"parser/hlo_parser_test__132.hlo", true},  {"parser/hlo_parser_test__134.hlo", true},
+      {"parser/hlo_parser_test__135.hlo", true},  {"parser/hlo_parser_test__141.hlo", true},
+      {"parser/hlo_parser_test__142.hlo", true},  {"parser/hlo_parser_test__150.hlo", true},
+      {"parser/hlo_parser_test__155.hlo", true},  {"parser/hlo_parser_test__170.hlo", true},
   };
   if (!ReadCorpusFile("MANIFEST.tsv").has_value()) GTEST_SKIP() << "no corpus at " << CorpusRoot();
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     std::optional<std::string> text = ReadCorpusFile(c.file);
     ASSERT_TRUE(text.has_value());
-    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(*text, c.file);
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        ParseAndReturnUnverifiedModule(*text, c.file);
     ASSERT_TRUE(module.ok()) << module.status();
-    HloPrintOptions options = c.short_form ? HloPrintOptions::ShortParsable()
-                                           : HloPrintOptions()
-                                                 .set_print_operand_shape(true)
-                                                 .set_print_large_constants(true);
+    HloPrintOptions options =
+        c.short_form
+            ? HloPrintOptions::ShortParsable()
+            : HloPrintOptions().set_print_operand_shape(true).set_print_large_constants(true);
     EXPECT_EQ(StripTrailingNewlines((*module)->ToString(options)), StripTrailingNewlines(*text));
   }
 }
