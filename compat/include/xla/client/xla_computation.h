@@ -1,0 +1,11 @@
+// Compatibility header: XLA's xla/client/xla_computation.h.
+#ifndef AXLE_COMPAT_XLA_CLIENT_XLA_COMPUTATION_H_
+#define AXLE_COMPAT_XLA_CLIENT_XLA_COMPUTATION_H_
+
+#include "axle/builder/xla_computation.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_CLIENT_XLA_COMPUTATION_H_

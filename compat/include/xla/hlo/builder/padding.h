@@ -1,0 +1,11 @@
+// Compatibility header: XLA's xla/hlo/builder/padding.h.
+#ifndef AXLE_COMPAT_XLA_HLO_BUILDER_PADDING_H_
+#define AXLE_COMPAT_XLA_HLO_BUILDER_PADDING_H_
+
+#include "axle/builder/padding.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_HLO_BUILDER_PADDING_H_

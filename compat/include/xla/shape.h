@@ -1,0 +1,11 @@
+// Compatibility header: XLA's xla/shape.h.
+#ifndef AXLE_COMPAT_XLA_SHAPE_H_
+#define AXLE_COMPAT_XLA_SHAPE_H_
+
+#include "axle/core/shape.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_SHAPE_H_

@@ -1,0 +1,11 @@
+// Compatibility header: XLA's xla/xla_data.pb.h.
+#ifndef AXLE_COMPAT_XLA_XLA_DATA_PB_H_
+#define AXLE_COMPAT_XLA_XLA_DATA_PB_H_
+
+#include "axle/core/xla_data.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_XLA_DATA_PB_H_
