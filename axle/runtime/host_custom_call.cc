@@ -29,8 +29,8 @@ std::string CallName(const HloCustomCallInstruction& custom_call) {
 
 absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
                          absl::string_view note = "") {
-  return absl::Status(status.code(), absl::StrCat(status.message(), note, " [in ",
-                                                  custom_call.name(), "]"));
+  return absl::Status(status.code(), absl::StrCat(status.message(), note, " (instruction ",
+                                                  custom_call.name(), ")"));
 }
 
 // XLA keeps a custom call's opaque and its backend config as one string.

@@ -1,0 +1,87 @@
+//===- custom_call_examples_test.cc - XLA's custom-call guide, run ---------===//
+//
+// Runs the guide's CPU examples (compiled against compat/include) through
+// the interpreter with the host custom-call handler, and checks the values.
+//
+//===----------------------------------------------------------------------===//
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/host_custom_call.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<Literal> RunExample(const std::string& hlo_file, std::vector<const Literal*> args) {
+  std::ifstream in(std::string(AXLE_SOURCE_DIR) + "/examples/custom_call/" + hlo_file);
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseAndReturnUnverifiedModule(text.str(), hlo_file);
+  if (!module.ok()) return module.status();
+  HloEvaluator evaluator;
+  InstallHostCustomCalls(&evaluator);
+  return evaluator.Evaluate(**module, args);
+}
+
+Literal Iota(int64_t n, float scale) {
+  Literal literal(ShapeUtil::MakeShape(F32, {n}));
+  for (int64_t i = 0; i < n; ++i) literal.data<float>()[i] = scale * static_cast<float>(i);
+  return literal;
+}
+
+TEST(CustomCallGuide, DoCustomCall) {
+  Literal b = Iota(128, 1.0f), c = Iota(2048, 0.25f);
+  absl::StatusOr<Literal> result = RunExample("do_it.hlo", {&b, &c});
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (int i = 0; i < 2048; ++i) {
+    ASSERT_EQ(result->data<float>()[i], static_cast<float>(i % 128) + 0.25f * i) << i;
+  }
+}
+
+TEST(CustomCallGuide, DoCustomCallWithStatusSucceeds) {
+  Literal b = Iota(128, 2.0f), c = Iota(2048, -1.0f);
+  absl::StatusOr<Literal> result = RunExample("do_it_with_status.hlo", {&b, &c});
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (int i = 0; i < 2048; ++i) {
+    ASSERT_EQ(result->data<float>()[i], 2.0f * (i % 128) - static_cast<float>(i)) << i;
+  }
+}
+
+TEST(CustomCallGuide, DoCustomCallWithStatusSignalsAnError) {
+  Literal b = Iota(128, 1.0f), c = Iota(2048, 1.0f);
+  b.data<float>()[7] = NAN;
+  absl::StatusOr<Literal> result = RunExample("do_it_with_status.hlo", {&b, &c});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(result.status().message(), HasSubstr("An error occurred"));
+}
+
+TEST(CustomCallGuide, TuplesAndATempBuffer) {
+  Literal s0 = Iota(32, 1.0f), s1 = Iota(64, 0.5f), s2 = Iota(128, -1.0f), s3 = Iota(256, 3.0f);
+  std::vector<Literal> inner;
+  inner.push_back(s1.Clone());
+  inner.push_back(s2.Clone());
+  std::vector<Literal> outer;
+  outer.push_back(s0.Clone());
+  outer.push_back(Literal::MakeTuple(std::move(inner)));
+  outer.push_back(s3.Clone());
+  Literal p0 = Literal::MakeTuple(std::move(outer));
+  absl::StatusOr<Literal> result = RunExample("do_it_tuple.hlo", {&p0});
+  ASSERT_TRUE(result.ok()) << result.status();
+  auto temp = [&](int j) { return s1.data<float>()[j % 64] * s2.data<float>()[j % 128]; };
+  for (int i = 0; i < 512; ++i) {
+    float expected = s0.data<float>()[i % 32] + s3.data<float>()[i % 256] + temp(i) + temp(i + 512);
+    ASSERT_EQ(result->data<float>()[i], expected) << i;
+  }
+}
+
+}  // namespace
+}  // namespace axle
