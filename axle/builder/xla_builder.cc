@@ -265,7 +265,7 @@ XlaOp XlaBuilder::Parameter(int64_t parameter_number, const Shape& shape, const 
       return absl::InvalidArgumentError(
           absl::StrCat("parameter number ", parameter_number, " is negative"));
     }
-    if (parameter_number > (int64_t{1} << 24)) {
+    if (parameter_number >= (int64_t{1} << 17)) {
       return absl::InvalidArgumentError(
           absl::StrCat("parameter number ", parameter_number, " is too large"));
     }

@@ -35,7 +35,7 @@ XlaComputation BuildOk(XlaBuilder& b) {
 }
 
 // Builds `b` and evaluates it on `args`.
-Literal Run(XlaBuilder& b, std::vector<Literal> args = {}) {
+Literal BuildAndRun(XlaBuilder& b, std::vector<Literal> args = {}) {
   XlaComputation computation = BuildOk(b);
   if (computation.IsNull()) return Literal();
   std::vector<const Literal*> pointers;
@@ -88,7 +88,7 @@ TEST(XlaBuilderTest, UnaryOps) {
   XlaOp x = ConstantR1<float>(&b, {-2.5f, -0.5f, 0.5f, 1.5f});
   Tuple(&b, {Neg(x), Abs(x), Floor(x), Ceil(x), Round(x), RoundNearestEven(x), Sign(x),
              Exp(Abs(x)), Sqrt(Abs(x)), Tanh(x), Logistic(x)});
-  Literal result = Run(b);
+  Literal result = BuildAndRun(b);
   ASSERT_EQ(result.tuple_size(), 11);
   ExpectNear(result.tuple_element(0), {2.5, 0.5, -0.5, -1.5});
   ExpectNear(result.tuple_element(1), {2.5, 0.5, 0.5, 1.5});
@@ -111,7 +111,7 @@ TEST(XlaBuilderTest, IntegerAndPredicateUnaryOps) {
   XlaOp x = ConstantR1<int32_t>(&b, {0, 1, 7, -1});
   XlaOp f = ConstantR1<float>(&b, {1.0f, INFINITY, NAN, -3.0f});
   Tuple(&b, {Not(x), Clz(x), PopulationCount(x), IsFinite(f), Not(IsFinite(f))});
-  Literal result = Run(b);
+  Literal result = BuildAndRun(b);
   EXPECT_EQ(result.tuple_element(0), LiteralUtil::CreateR1<int32_t>({-1, -2, -8, 0}));
   EXPECT_EQ(result.tuple_element(1), LiteralUtil::CreateR1<int32_t>({32, 31, 29, 0}));
   EXPECT_EQ(result.tuple_element(2), LiteralUtil::CreateR1<int32_t>({0, 1, 3, 32}));
@@ -125,7 +125,7 @@ TEST(XlaBuilderTest, BinaryOpsAndOperators) {
   XlaOp y = ConstantR1<int32_t>(&b, {2, 2, 5, 1});
   Tuple(&b, {x + y, x - y, x * y, x / y, x % y, Max(x, y), Min(x, y), x & y, x | y, x ^ y,
              x << y, x >> y, ShiftRightLogical(x, y), -x, ~x, Pow(y, y)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   ASSERT_EQ(r.tuple_size(), 16);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<int32_t>({9, -5, 17, 6}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<int32_t>({5, -9, 7, 4}));
@@ -152,7 +152,7 @@ TEST(XlaBuilderTest, FloatBinaryOpsAndComplex) {
   XlaOp x = ConstantR1<float>(&b, {1.0f, 1.0f});
   XlaOp z = Complex(x, y);
   Tuple(&b, {Atan2(y, x), Real(Conj(z)), Imag(Conj(z)), Square(y)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   ExpectNear(r.tuple_element(0), {M_PI / 4, -M_PI / 4});
   ExpectNear(r.tuple_element(1), {1, 1});
   ExpectNear(r.tuple_element(2), {-1, 1});
@@ -195,7 +195,7 @@ TEST(XlaBuilderTest, DegenerateDimensionsBroadcast) {
   XlaOp column = ConstantFromArray<float>(&b, {2, 1}, {1, 2});
   XlaOp row = ConstantFromArray<float>(&b, {1, 3}, {10, 20, 30});
   Mul(column, row);
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r, LiteralUtil::CreateR2<float>({{10, 20, 30}, {20, 40, 60}}));
 }
 
@@ -230,7 +230,7 @@ TEST(XlaBuilderTest, SelectAndClampBroadcastScalars) {
   Tuple(&b, {Select(pred, x, ConstantR0<int32_t>(&b, -1)),
              Clamp(ConstantR0<int32_t>(&b, -2), x, ConstantR0<int32_t>(&b, 6)),
              Select(ConstantR0<bool>(&b, false), x, Neg(x))});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<int32_t>({-1, -1, 5, 10}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<int32_t>({-2, 0, 5, 6}));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR1<int32_t>({5, 0, -5, -10}));
@@ -240,7 +240,7 @@ TEST(XlaBuilderTest, Conversions) {
   XlaBuilder b("convert");
   XlaOp x = ConstantR1<float>(&b, {1.0f, -2.75f});
   Tuple(&b, {ConvertElementType(x, S32), BitcastConvertType(x, U32), ReducePrecision(x, 5, 1)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<int32_t>({1, -2}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<uint32_t>({0x3f800000u, 0xc0300000u}));
   // 2.75 = 1.011b * 2: one mantissa bit rounds to 1.1b * 2 = 3 (ties to even).
@@ -253,7 +253,7 @@ TEST(XlaBuilderTest, ConstantsOfEveryForm) {
              ConstantR2<int32_t>(&b, {{1, 2}, {3, 4}}),
              ConstantLiteral(&b, LiteralUtil::CreateR1<float>({0.5f})), Zero(&b, F32),
              One(&b, S32), MinValue(&b, S32), MaxValue(&b, U8), Zeros(&b, ShapeS32({2}))});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR0<int32_t>(7));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<int32_t>({9, 9, 9}));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR2<int32_t>({{1, 2}, {3, 4}}));
@@ -276,7 +276,7 @@ TEST(XlaBuilderTest, IotaBroadcastReshapeTranspose) {
              BroadcastInDim(ConstantFromArray<int32_t>(&b, {1, 3}, {7, 8, 9}), {2, 3}, {0, 1}),
              Iota(&b, ShapeS32({2, 2}), 1), Rev(m, {1}), Collapse(Reshape(m, {1, 2, 3}), {1, 2}),
              Reshape(ShapeS32({3, 2}), m), ReshapeWithInferredDimension(m, {6}, 0)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR2<int32_t>({{0, 3}, {1, 4}, {2, 5}}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR2<int32_t>({{1, 2}, {1, 2}}));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR2<int32_t>({{1, 1, 1}, {2, 2, 2}}));
@@ -305,7 +305,7 @@ TEST(XlaBuilderTest, SlicesConcatAndPad) {
              DynamicUpdateSlice(m, ConstantR2<int32_t>(&b, {{-1, -2}}), {start, start}),
              ConcatInDim(&b, {small, small}, 1), Pad(small, zero, padding),
              PadInDim(small, ConstantR0<int32_t>(&b, 9), 1, 0, 1)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR2<int32_t>({{1, 3}, {9, 11}}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR2<int32_t>({{4, 5, 6, 7}, {8, 9, 10, 11}}));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR2<int32_t>({{5, 6}, {9, 10}}));
@@ -326,7 +326,7 @@ TEST(XlaBuilderTest, TuplesAndGetTupleElement) {
       {LiteralUtil::CreateR1<float>({1, 2}), LiteralUtil::CreateR0<int32_t>(5)});
   std::vector<Literal> args;
   args.push_back(std::move(arg));
-  EXPECT_EQ(Run(b, std::move(args)), LiteralUtil::CreateR0<int32_t>(5));
+  EXPECT_EQ(BuildAndRun(b, std::move(args)), LiteralUtil::CreateR0<int32_t>(5));
 }
 
 TEST(XlaBuilderTest, GatherAndScatter) {
@@ -346,7 +346,7 @@ TEST(XlaBuilderTest, GatherAndScatter) {
   XlaComputation add = ScalarBinary(F32, &Add, "add");
   Tuple(&b, {Gather(table, indices, gather, {1, 2}),
              Scatter(table, indices, ConstantR2<float>(&b, {{10, 10}, {100, 100}}), add, scatter)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR2<float>({{5, 6}, {1, 2}}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR2<float>({{101, 102}, {3, 4}, {15, 16}}));
 }
@@ -390,7 +390,7 @@ TEST(XlaBuilderTest, Convolutions) {
              ConvWithGeneralPadding(input, kernel, {2, 2}, {{1, 0}, {1, 0}}),
              ConvGeneralDilated(input, kernel, {1, 1}, {{0, 0}, {0, 0}}, {}, {2, 2},
                                 XlaBuilder::CreateDefaultConvDimensionNumbers())});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   // 2x2 window sums.
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateFromDimensions<float>(
                                     {1, 1, 2, 2}, std::vector<float>{8, 12, 20, 24}));
@@ -415,7 +415,7 @@ TEST(XlaBuilderTest, FactorizationsAndFft) {
              TriangularSolve(l, rhs, /*left_side=*/true, /*lower=*/true, false,
                              TriangularSolveOptions::NO_TRANSPOSE),
              Real(Fft(signal, FFT, {4}))});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   // The lower triangle (XLA leaves the other one unspecified).
   const Literal& l_result = r.tuple_element(0);
   EXPECT_NEAR(l_result.GetAsDouble(0), 2, 1e-5);
@@ -434,7 +434,7 @@ TEST(XlaBuilderTest, BatchNorm) {
   Tuple(&b, {GetTupleElement(training, 0), GetTupleElement(training, 1),
              BatchNormInference(x, scale, offset, ConstantR1<float>(&b, {2, 20}),
                                 ConstantR1<float>(&b, {1, 100}), 0.0f, 1)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   ExpectNear(r.tuple_element(0), {-1, -1, 1, 3});
   ExpectNear(r.tuple_element(1), {2, 20});
   ExpectNear(r.tuple_element(2), {-1, -1, 1, 3});
@@ -464,7 +464,7 @@ TEST(XlaBuilderTest, ReduceSingleVariadicAndAll) {
                           {1});
   Tuple(&b, {Reduce(m, ConstantR0<float>(&b, 0), add, {0}), ReduceAll(m, ConstantR0<float>(&b, 0), add),
              GetTupleElement(variadic, 0), GetTupleElement(variadic, 1)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<float>({8, 8, 6}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR0<float>(22));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR1<float>({5, 7}));
@@ -484,7 +484,7 @@ TEST(XlaBuilderTest, ReduceWindowAndSelectAndScatter) {
                                             {{1, 0}}),
              SelectAndScatter(row, ge, {2}, {2}, Padding::kValid, ConstantR1<float>(&b, {10, 20}),
                               ConstantR0<float>(&b, 0), add)});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR2<float>({{6, 8}}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<float>({1, 10, 13, 7}));
   EXPECT_EQ(r.tuple_element(2), LiteralUtil::CreateR1<float>({0, 10, 20, 0}));
@@ -507,7 +507,7 @@ TEST(XlaBuilderTest, MapAndSort) {
   }
   Tuple(&b, {Map(&b, {keys, keys}, mul, {0}), Sort({keys, values}, less, 0, /*is_stable=*/true),
              Sort({keys}, ScalarCompare(S32, ComparisonDirection::kGt))});
-  Literal r = Run(b);
+  Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<int32_t>({9, 1, 4}));
   EXPECT_EQ(r.tuple_element(1).tuple_element(0), LiteralUtil::CreateR1<int32_t>({1, 2, 3}));
   EXPECT_EQ(r.tuple_element(1).tuple_element(1), LiteralUtil::CreateR1<float>({10, 20, 30}));
@@ -534,7 +534,7 @@ TEST(XlaBuilderTest, WhileLoopSumsToTen) {
   XlaOp result =
       While(condition, body, Tuple(&b, {ConstantR0<int32_t>(&b, 0), ConstantR0<int32_t>(&b, 0)}));
   GetTupleElement(result, 1);
-  EXPECT_EQ(Run(b), LiteralUtil::CreateR0<int32_t>(45));  // 0 + 1 + ... + 9
+  EXPECT_EQ(BuildAndRun(b), LiteralUtil::CreateR0<int32_t>(45));  // 0 + 1 + ... + 9
 }
 
 TEST(XlaBuilderTest, ConditionalPredicatedAndIndexed) {
@@ -560,7 +560,7 @@ TEST(XlaBuilderTest, ConditionalPredicatedAndIndexed) {
     std::vector<Literal> args;
     args.push_back(LiteralUtil::CreateR0<bool>(index == 0));
     args.push_back(LiteralUtil::CreateR0<int32_t>(index));
-    Literal r = Run(b, std::move(args));
+    Literal r = BuildAndRun(b, std::move(args));
     EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR0<float>(index == 0 ? -3.0f : 9.0f));
     // Out-of-range indices run the last branch.
     EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR0<float>(index == 0 ? -3.0f : 9.0f));
@@ -781,6 +781,48 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
       {"uninitialized operand", [](XlaBuilder& b) { Add(Iota(&b, S32, 3), XlaOp()); },
        "uninitialized XlaOp"},
       {"no ops", [](XlaBuilder& b) {}, "has no ops"},
+      {"negative broadcast size", [](XlaBuilder& b) { Broadcast(Iota(&b, S32, 3), {-1}); },
+       "Broadcast: "},
+      {"broadcast-in-dim sizes",
+       [](XlaBuilder& b) { BroadcastInDim(Iota(&b, S32, 3), {2, 4}, {1}); }, "BroadcastInDim: "},
+      {"broadcast-in-dim dims",
+       [](XlaBuilder& b) { BroadcastInDim(Iota(&b, S32, 3), {2, 3}, {7}); }, "BroadcastInDim: "},
+      {"collapse order",
+       [](XlaBuilder& b) { Collapse(Reshape(Iota(&b, S32, 6), {1, 2, 3}), {0, 2}); },
+       "Collapse: dimensions {0,2} must be consecutive"},
+      {"dynamic-slice index count",
+       [](XlaBuilder& b) {
+         DynamicSlice(Reshape(Iota(&b, S32, 6), {2, 3}), {ConstantR0<int32_t>(&b, 0)}, {1, 1});
+       },
+       "DynamicSlice: "},
+      {"pad dimno", [](XlaBuilder& b) { PadInDim(Iota(&b, S32, 3), ConstantR0<int32_t>(&b, 0), 4, 1, 1); },
+       "PadInDim: dimno 4 is out of range"},
+      {"constant count",
+       [](XlaBuilder& b) { ConstantFromArray<int32_t>(&b, {2, 2}, std::vector<int32_t>{1, 2, 3}); },
+       "ConstantFromArray: the number of values does not match"},
+      {"iota dimension", [](XlaBuilder& b) { Iota(&b, ShapeS32({2}), 3); }, "Iota: "},
+      {"bad layout",
+       [](XlaBuilder& b) {
+         Shape shape = ShapeF32({2, 3});
+         shape.set_layout(Layout(std::vector<int64_t>{0, 0}));
+         Parameter(&b, 0, shape, "p");
+       },
+       "not a permutation"},
+      {"select predicate type",
+       [](XlaBuilder& b) { Select(Iota(&b, S32, 3), Iota(&b, S32, 3), Iota(&b, S32, 3)); },
+       "Select: "},
+      {"select shapes",
+       [](XlaBuilder& b) {
+         Select(ConstantR0<bool>(&b, true), Iota(&b, S32, 3), Iota(&b, S32, 4));
+       },
+       "Select: all non-scalar operands must have the same dimensions"},
+      {"while body",
+       [&add](XlaBuilder& b) { While(add, add, ConstantR0<float>(&b, 0)); }, "While: "},
+      {"call arity", [&add](XlaBuilder& b) { Call(&b, add, {ConstantR0<float>(&b, 0)}); },
+       "Call: "},
+      {"shift of floats",
+       [](XlaBuilder& b) { ConstantR0<float>(&b, 1) >> ConstantR0<float>(&b, 1); },
+       "operator>>: shifts need integral operands"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -909,10 +951,15 @@ TEST(XlaBuilderAliasTest, AliasingGuideIncrementPrintsAlias) {
   b.SetUpAlias({}, 0, {});
   XlaComputation computation = BuildOk(b);
   EXPECT_THAT(computation.ToString(),
-              HasSubstr("HloModule increment, input_output_alias={ {}: (0, {}, may-alias) }, "
-                        "entry_computation_layout={(f32[]{})->f32[]{}}"));
+              HasSubstr("HloModule increment, input_output_alias={ {}: (0, {}) }, "
+                        "entry_computation_layout={(f32[])->f32[]}"));
   const HloModule& module = computation.module();
   EXPECT_TRUE(module.input_output_alias_config().ParameterHasAlias(0, {}));
+  // The text parses back with the same alias.
+  absl::StatusOr<std::unique_ptr<HloModule>> parsed =
+      ParseAndReturnUnverifiedModule(computation.ToString());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ((*parsed)->input_output_alias_config(), module.input_output_alias_config());
 }
 
 TEST(XlaBuilderAliasTest, TupleAliasesMustAliasAndDonors) {
@@ -925,8 +972,8 @@ TEST(XlaBuilderAliasTest, TupleAliasesMustAliasAndDonors) {
   b.AddBufferDonor(1, {});
   XlaComputation computation = BuildOk(b);
   EXPECT_THAT(computation.ToString(),
-              HasSubstr("input_output_alias={ {0}: (0, {1}, may-alias), {1}: (0, {0}, "
-                        "must-alias) }, buffer_donor={ (1, {}) }"));
+              HasSubstr("input_output_alias={ {0}: (0, {1}), {1}: (0, {0}, must-alias) }, "
+                        "buffer_donor={ (1, {}) }"));
 }
 
 TEST(XlaBuilderAliasTest, InvalidAliasesAreRejectedAtBuild) {
