@@ -299,16 +299,18 @@ XlaOp XlaBuilder::Parameter(int64_t parameter_number, const Shape& shape, const 
 
 XlaOp Parameter(XlaBuilder* builder, int64_t parameter_number, const Shape& shape,
                 const std::string& name) {
+  if (builder == nullptr) return XlaOp();
   return builder->Parameter(parameter_number, shape, name, {});
 }
 
 XlaOp Parameter(XlaBuilder* builder, int64_t parameter_number, const Shape& shape,
                 const std::string& name, const std::vector<bool>& replicated_at_leaf_buffers) {
+  if (builder == nullptr) return XlaOp();
   return builder->Parameter(parameter_number, shape, name, replicated_at_leaf_buffers);
 }
 
 XlaOp ConstantLiteral(XlaBuilder* builder, const Literal& literal) {
-  return builder->ReportErrorOrReturn("ConstantLiteral", [&]() -> absl::StatusOr<XlaOp> {
+  return builder_internal::RunOp(builder, "ConstantLiteral", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(Shape shape, builder_internal::ValidatedShape(literal.shape()));
     auto constant = std::make_unique<HloConstantInstruction>(HloOpcode::kConstant, shape,
                                                              absl::Span<HloInstruction* const>{});
@@ -320,7 +322,7 @@ XlaOp ConstantLiteral(XlaBuilder* builder, const Literal& literal) {
 namespace {
 XlaOp ScalarConstant(XlaBuilder* builder, PrimitiveType type, absl::string_view op_name,
                      Literal (*make)(PrimitiveType)) {
-  return builder->ReportErrorOrReturn(op_name, [&]() -> absl::StatusOr<XlaOp> {
+  return builder_internal::RunOp(builder, op_name, [&]() -> absl::StatusOr<XlaOp> {
     if (!primitive_util::IsArrayType(type) || type == PRIMITIVE_TYPE_INVALID) {
       return absl::InvalidArgumentError(absl::StrCat(
           "expected an array element type; got ", primitive_util::LowercasePrimitiveTypeName(type)));
@@ -343,7 +345,7 @@ XlaOp MaxValue(XlaBuilder* builder, PrimitiveType type) {
   return ScalarConstant(builder, type, "MaxValue", &LiteralUtil::MaxValue);
 }
 XlaOp Zeros(XlaBuilder* builder, const Shape& shape) {
-  return builder->ReportErrorOrReturn("Zeros", [&]() -> absl::StatusOr<XlaOp> {
+  return builder_internal::RunOp(builder, "Zeros", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(Shape validated, builder_internal::ValidatedShape(shape));
     if (!validated.IsArray()) {
       return absl::InvalidArgumentError(

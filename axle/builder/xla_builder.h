@@ -593,6 +593,7 @@ XlaOp CustomCallWithConvDnums(
 template <typename NativeT>
 XlaOp ConstantR2(XlaBuilder* builder,
                  std::initializer_list<std::initializer_list<NativeT>> values) {
+  if (builder == nullptr) return XlaOp();
   const int64_t rows = static_cast<int64_t>(values.size());
   const int64_t cols = rows > 0 ? static_cast<int64_t>(values.begin()->size()) : 0;
   std::vector<NativeT> flat;
@@ -609,6 +610,7 @@ XlaOp ConstantR2(XlaBuilder* builder,
 template <typename NativeT>
 XlaOp ConstantFromArray(XlaBuilder* builder, absl::Span<const int64_t> dimensions,
                         absl::Span<const NativeT> values) {
+  if (builder == nullptr) return XlaOp();
   int64_t count = 1;
   for (int64_t d : dimensions) {
     if (d < 0) {

@@ -71,6 +71,7 @@ XlaOp Iota(XlaBuilder* builder, const Shape& shape, int64_t iota_dimension) {
 }
 
 XlaOp Iota(XlaBuilder* builder, PrimitiveType type, int64_t size) {
+  if (builder == nullptr) return XlaOp();
   if (!primitive_util::IsArrayType(type) || type == PRIMITIVE_TYPE_INVALID) {
     return builder->ReportError(absl::InvalidArgumentError(
         absl::StrCat("Iota: expected an array element type; got ",

@@ -845,8 +845,10 @@ TEST(XlaBuilderErrorTest, OpsFromAnotherBuilderAreRejected) {
   absl::StatusOr<XlaComputation> built = c.Build(x);
   ASSERT_FALSE(built.ok());
   EXPECT_THAT(built.status().message(), HasSubstr("Build: bad root"));
-  // Only uninitialized operands: nothing to record, nothing crashes.
+  // Only uninitialized operands or no builder: nothing to record, nothing crashes.
   EXPECT_TRUE(Neg(XlaOp()).IsUninitialized());
+  EXPECT_TRUE(ConstantR0<float>(nullptr, 1).IsUninitialized());
+  EXPECT_TRUE(Parameter(nullptr, 0, ShapeF32({}), "p").IsUninitialized());
 }
 
 TEST(XlaBuilderErrorTest, SubBuilderErrorsReachTheParent) {
