@@ -43,6 +43,7 @@ using kernel_util::InvalidArgument;
 using kernel_util::MultiplyAdd;
 using kernel_util::NextIndex;
 using kernel_util::ToAccumulator;
+using kernel_util::WindowedOutputSize;
 
 constexpr absl::string_view kOp = "convolution";
 
@@ -68,18 +69,6 @@ struct ConvGeometry {
   int64_t output_features_per_batch_group = 0;
   int64_t batch_group_size = 0;  // input batch / batch_group_count
 };
-
-// Output size of one spatial dimension, as XLA's shape inference computes
-// it (0 when the window does not fit).
-int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
-  auto dilated = [](int64_t bound, int64_t dilation) {
-    return bound == 0 ? 0 : (bound - 1) * dilation + 1;
-  };
-  int64_t padded = dilated(input, w.base_dilation()) + w.padding_low() + w.padding_high();
-  int64_t window = dilated(w.size(), w.window_dilation());
-  if (padded <= 0 || window > padded) return 0;
-  return (padded - window) / w.stride() + 1;
-}
 
 absl::StatusOr<ConvGeometry> MakeConvGeometry(const HloConvolutionInstruction& conv,
                                               const Shape& lhs, const Shape& rhs) {

@@ -50,6 +50,8 @@ using kernel_util::DimsToString;
 using kernel_util::InvalidArgument;
 using kernel_util::NextIndex;
 using kernel_util::Product;
+using kernel_util::ScalarAt;
+using kernel_util::StoreScalar;
 
 bool Contains(absl::Span<const int64_t> dims, int64_t d) { return absl::c_linear_search(dims, d); }
 
@@ -173,9 +175,9 @@ absl::StatusOr<IndexMapping> MakeIndexMapping(
   return m;
 }
 
-// --- gather -------------------------------------------------------------------
-
 }  // namespace
+
+// --- gather -------------------------------------------------------------------
 
 absl::StatusOr<Literal> EvaluateGather(const HloGatherInstruction& gather, const Literal& operand,
                                        const Literal& start_indices) {
@@ -262,26 +264,6 @@ absl::StatusOr<Literal> EvaluateGather(const HloGatherInstruction& gather, const
 }
 
 // --- scatter -------------------------------------------------------------------
-
-namespace {
-
-// A scalar literal holding element `i` of array `array`.
-Literal ScalarAt(const Literal& array, int64_t i) {
-  PrimitiveType type = array.shape().element_type();
-  Literal scalar(ShapeUtil::MakeScalarShape(type));
-  int64_t width = primitive_util::ByteWidth(type);
-  std::memcpy(scalar.untyped_data(), static_cast<const uint8_t*>(array.untyped_data()) + i * width,
-              width);
-  return scalar;
-}
-
-void StoreScalar(const Literal& scalar, Literal* array, int64_t i) {
-  int64_t width = primitive_util::ByteWidth(array->shape().element_type());
-  std::memcpy(static_cast<uint8_t*>(array->untyped_data()) + i * width, scalar.untyped_data(),
-              width);
-}
-
-}  // namespace
 
 absl::StatusOr<Literal> EvaluateScatter(const HloScatterInstruction& scatter,
                                         absl::Span<const Literal* const> operands,

@@ -11,6 +11,7 @@
 #define AXLE_EVAL_KERNEL_UTIL_H_
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -118,6 +119,40 @@ T FromAccumulator(Accumulator<T> acc) {
   } else {
     return acc;
   }
+}
+
+// --- Windows and scalars ---------------------------------------------------------
+
+// The number of window positions along one dimension, as XLA's shape
+// inference counts them for convolution, reduce-window and
+// select-and-scatter: the input dilated by base_dilation and padded, the
+// window dilated by window_dilation, stepped by stride; 0 when it does not
+// fit.
+inline int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
+  auto dilated = [](int64_t bound, int64_t dilation) {
+    return bound == 0 ? 0 : (bound - 1) * dilation + 1;
+  };
+  int64_t padded = dilated(input, w.base_dilation()) + w.padding_low() + w.padding_high();
+  int64_t window = dilated(w.size(), w.window_dilation());
+  if (padded <= 0 || window > padded) return 0;
+  return (padded - window) / w.stride() + 1;
+}
+
+// A scalar literal holding element `i` (row-major) of `array`.
+inline Literal ScalarAt(const Literal& array, int64_t i) {
+  PrimitiveType type = array.shape().element_type();
+  Literal scalar(ShapeUtil::MakeScalarShape(type));
+  int64_t width = primitive_util::ByteWidth(type);
+  std::memcpy(scalar.untyped_data(), static_cast<const uint8_t*>(array.untyped_data()) + i * width,
+              width);
+  return scalar;
+}
+
+// Stores scalar `value` as element `i` of `array` (same element type).
+inline void StoreScalar(const Literal& value, Literal* array, int64_t i) {
+  int64_t width = primitive_util::ByteWidth(array->shape().element_type());
+  std::memcpy(static_cast<uint8_t*>(array->untyped_data()) + i * width, value.untyped_data(),
+              width);
 }
 
 // --- Scalar combiners -----------------------------------------------------------

@@ -37,19 +37,11 @@ using kernel_util::DimsToString;
 using kernel_util::InvalidArgument;
 using kernel_util::NextIndex;
 using kernel_util::Product;
+using kernel_util::ScalarAt;
+using kernel_util::StoreScalar;
+using kernel_util::WindowedOutputSize;
 
 constexpr absl::string_view kOp = "select-and-scatter";
-
-// reduce-window's output size in one dimension.
-int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
-  auto dilated = [](int64_t bound, int64_t dilation) {
-    return bound == 0 ? 0 : (bound - 1) * dilation + 1;
-  };
-  int64_t padded = dilated(input, w.base_dilation()) + w.padding_low() + w.padding_high();
-  int64_t window = dilated(w.size(), w.window_dilation());
-  if (padded <= 0 || window > padded) return 0;
-  return (padded - window) / w.stride() + 1;
-}
 
 // A select computation that is `compare(p0, p1)` with an ordering direction
 // and IEEE (or integer) comparison, as a direction; nullopt otherwise.
@@ -94,15 +86,6 @@ bool CompareValues(ComparisonDirection direction, T a, T b) {
         return a < b;
     }
   }
-}
-
-Literal ScalarAt(const Literal& array, int64_t i) {
-  PrimitiveType type = array.shape().element_type();
-  Literal scalar(ShapeUtil::MakeScalarShape(type));
-  int64_t width = primitive_util::ByteWidth(type);
-  std::memcpy(scalar.untyped_data(), static_cast<const uint8_t*>(array.untyped_data()) + i * width,
-              width);
-  return scalar;
 }
 
 absl::Status CheckScalarResult(const Literal& value, PrimitiveType type, absl::string_view what) {
@@ -202,8 +185,7 @@ absl::StatusOr<Literal> EvaluateSelectAndScatter(const HloWindowInstruction& sel
     const Literal* args[] = {&a, &b};
     AXLE_ASSIGN_OR_RETURN(Literal combined, run(scatter, args));
     AXLE_RETURN_IF_ERROR(CheckScalarResult(combined, type, "scatter"));
-    std::memcpy(static_cast<uint8_t*>(result.untyped_data()) + target * width,
-                combined.untyped_data(), width);
+    StoreScalar(combined, &result, target);
     return absl::OkStatus();
   };
 
