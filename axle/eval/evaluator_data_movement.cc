@@ -91,11 +91,10 @@ absl::StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruc
                                                    absl::Span<const int64_t> sizes) {
   int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<int64_t> starts(rank, 0);
-  if (static_cast<int64_t>(index_operands.size()) == rank) {
+  bool all_scalars = static_cast<int64_t>(index_operands.size()) == rank;
+  for (const Literal* index : index_operands) all_scalars = all_scalars && index->shape().rank() == 0;
+  if (all_scalars) {
     for (int64_t d = 0; d < rank; ++d) {
-      if (index_operands[d]->shape().rank() != 0) {
-        return InvalidInstruction(instruction, "each start index must be a scalar");
-      }
       AXLE_ASSIGN_OR_RETURN(starts[d], ReadIndex(instruction, *index_operands[d], 0));
     }
   } else if (index_operands.size() == 1 && index_operands[0]->shape().rank() == 1 &&

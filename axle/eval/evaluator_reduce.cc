@@ -219,34 +219,45 @@ absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
   std::vector<int64_t> lane_output, lane_input;
   lane_output.reserve(outputs);
   lane_input.reserve(outputs);
-  std::vector<int64_t> w_index(rank, 0), o_index(rank, 0);
+  std::vector<int64_t> out_strides = ShapeUtil::RowMajorStrides(out_dims);
+  std::vector<int64_t> w_index(rank, 0);
+  // Per dimension, the output positions whose window position w_index[d]
+  // lands on a real input element (not padding, not a base-dilation hole),
+  // with that element's offset along the dimension.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> valid(rank);
   for (int64_t w = 0; w < window_count && outputs > 0; ++w) {
-    // The outputs whose window position w falls on a real input element
-    // (not padding, not a hole of base dilation) become this step's lanes.
     lane_output.clear();
     lane_input.clear();
-    std::fill(o_index.begin(), o_index.end(), 0);
-    for (int64_t o = 0; o < outputs; ++o) {
-      int64_t offset = 0;
-      bool valid = true;
-      for (int64_t d = 0; d < rank && valid; ++d) {
-        const WindowDimension& wd = window.dimensions(d);
-        int64_t p = o_index[d] * wd.stride() - wd.padding_low() + w_index[d] * wd.window_dilation();
-        if (p < 0 || p % wd.base_dilation() != 0) {
-          valid = false;
-          break;
-        }
+    bool any = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      const WindowDimension& wd = window.dimensions(d);
+      valid[d].clear();
+      for (int64_t o = 0; o < out_dims[d]; ++o) {
+        int64_t p = o * wd.stride() - wd.padding_low() + w_index[d] * wd.window_dilation();
+        if (p < 0 || p % wd.base_dilation() != 0) continue;
         int64_t q = p / wd.base_dilation();
-        if (q >= input_shape.dimensions(d)) valid = false;
-        offset += q * strides[d];
+        if (q >= input_shape.dimensions(d)) continue;
+        valid[d].emplace_back(o * out_strides[d], q * strides[d]);
       }
-      if (valid) {
-        lane_output.push_back(o);
-        lane_input.push_back(offset);
-      }
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++o_index[d] < out_dims[d]) break;
-        o_index[d] = 0;
+      any = any && !valid[d].empty();
+    }
+    if (any) {
+      // The lanes are the product of the per-dimension lists, row-major.
+      std::vector<size_t> pick(rank, 0);
+      while (true) {
+        int64_t out = 0, in = 0;
+        for (int64_t d = 0; d < rank; ++d) {
+          out += valid[d][pick[d]].first;
+          in += valid[d][pick[d]].second;
+        }
+        lane_output.push_back(out);
+        lane_input.push_back(in);
+        int64_t d = rank - 1;
+        for (; d >= 0; --d) {
+          if (++pick[d] < valid[d].size()) break;
+          pick[d] = 0;
+        }
+        if (d < 0) break;
       }
     }
     int64_t lanes = static_cast<int64_t>(lane_output.size());

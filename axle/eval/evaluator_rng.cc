@@ -4,7 +4,8 @@
 // set_seed), so a run is a deterministic function of the seed; values are
 // not meant to match any other backend. Uniform draws are in [low, high)
 // (re-drawn when rounding to the element type reaches `high`), normal ones
-// are computed in double and rounded.
+// are computed in double and rounded. An empty uniform interval
+// (low >= high) gives `low` everywhere.
 //
 // rng-bit-generator(state) -> (new_state, bits) is a pure function of the
 // state: Philox-4x32-10 with key state[0] and 128-bit counter
@@ -64,7 +65,11 @@ absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstructio
   if (primitive_util::IsFloatingPointType(type)) {
     double a = operands[0]->GetAsDouble(0), b = operands[1]->GetAsDouble(0);
     if (distribution == RNG_UNIFORM) {
-      if (!(a < b)) return InvalidInstruction(instruction, "uniform rng needs low < high");
+      if (!(a < b)) {
+        // An empty interval: every element is `low`.
+        for (int64_t i = 0; i < n; ++i) result.SetFromDouble(i, a);
+        return result;
+      }
       std::uniform_real_distribution<double> uniform(a, b);
       Literal high_t = ConvertScalar(*operands[1], type).value();
       double high = high_t.GetAsDouble(0);
@@ -83,7 +88,10 @@ absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstructio
     }
   } else if (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM) {
     int64_t a = *operands[0]->GetIntegralAsS64(0), b = *operands[1]->GetIntegralAsS64(0);
-    if (!(a < b)) return InvalidInstruction(instruction, "uniform rng needs low < high");
+    if (!(a < b)) {
+      for (int64_t i = 0; i < n; ++i) result.SetIntegral(i, a);
+      return result;
+    }
     std::uniform_int_distribution<int64_t> uniform(a, b - 1);
     for (int64_t i = 0; i < n; ++i) result.SetIntegral(i, uniform(engine));
     return result;

@@ -424,6 +424,17 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateConditional(const HloInstruction& 
 
 absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& instruction,
                                                          absl::Span<const Literal* const> operands) {
+  HloOpcode op = instruction.opcode();
+  // *-done: the result is the start's result element. (Checked before the
+  // cast: a done op carries no collective attributes.)
+  if (HloOpcodeIsAsyncDone(op)) {
+    if (operands.size() != 1) return InvalidInstruction(instruction, "takes one operand");
+    if (operands[0]->shape().IsTuple() && operands[0]->tuple_size() >= 2 &&
+        ShapeUtil::Compatible(operands[0]->tuple_element(1).shape(), instruction.shape())) {
+      return operands[0]->tuple_element(1).Clone();
+    }
+    return operands[0]->Clone();
+  }
   const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
   int64_t devices = 1;
   if (module_ != nullptr) devices = module_->config().replica_count * module_->config().num_partitions;
@@ -434,21 +445,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
   if (collective.attrs().iota_replica_groups) {
     groups_of_one = collective.attrs().iota_replica_groups->group_size == 1;
   }
-  HloOpcode op = instruction.opcode();
   if (devices > 1 && !groups_of_one) {
     return Unimplemented(instruction, absl::StrCat("needs several devices/host I/O (", devices,
                                                    " devices), the interpreter runs one"));
   }
   if (op == HloOpcode::kRaggedAllToAll) {
     return Unimplemented(instruction, "needs several devices/host I/O, which the interpreter does not have");
-  }
-  // *-done: the result is the start's result element.
-  if (HloOpcodeIsAsyncDone(op)) {
-    if (operands[0]->shape().IsTuple() && operands[0]->tuple_size() >= 2 &&
-        ShapeUtil::Compatible(operands[0]->tuple_element(1).shape(), instruction.shape())) {
-      return operands[0]->tuple_element(1).Clone();
-    }
-    return operands[0]->Clone();
   }
   // With one participant every collective gives back its operand(s) (a
   // collective-permute without a 0 -> 0 pair gives zeros).
@@ -473,10 +475,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
         value.shape().element_type() == result_shape.element_type()) {
       AXLE_ASSIGN_OR_RETURN(value, value.Reshape(result_shape.dimensions()));
     } else {
-      return InvalidInstruction(instruction, absl::StrCat("with one participant the result ",
-                                                          result_shape.ToString(false),
-                                                          " should match the operand ",
-                                                          value.shape().ToString(false)));
+      // The shapes say the op gathers from or scatters to several
+      // participants, though the module declares one device.
+      return Unimplemented(instruction, absl::StrCat("needs several devices/host I/O: the result ",
+                                                     result_shape.ToString(false), " and operand ",
+                                                     value.shape().ToString(false),
+                                                     " imply more than one participant"));
     }
   }
   if (wrap_in_start_tuple) return TupleWithElement(instruction, std::move(value), 1, operands[0]);
