@@ -22,6 +22,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/npy.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/runtime/host_custom_call.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
 
@@ -85,6 +86,7 @@ absl::Status Run(const Options& options) {
   for (const Literal& argument : arguments) argument_ptrs.push_back(&argument);
 
   HloEvaluator evaluator;
+  InstallHostCustomCalls(&evaluator);
   evaluator.set_seed(options.seed);
   AXLE_ASSIGN_OR_RETURN(Literal result, evaluator.Evaluate(*module, argument_ptrs));
 

@@ -9,10 +9,13 @@
 #include <sstream>
 #include <string>
 
+#include "axle/builder/xla_builder.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/host_custom_call.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+void do_it();  // do_custom_call.cc: the guide's builder code
 
 namespace axle {
 namespace {
@@ -44,6 +47,27 @@ TEST(CustomCallGuide, DoCustomCall) {
   for (int i = 0; i < 2048; ++i) {
     ASSERT_EQ(result->data<float>()[i], static_cast<float>(i % 128) + 0.25f * i) << i;
   }
+}
+
+TEST(CustomCallGuide, DoItBuildsTheModuleOfDoItHlo) {
+  do_it();  // the guide's function runs (and drops what it built)
+  // The same builder calls, keeping the result, give do_it.hlo's module.
+  XlaBuilder b("do_it");
+  XlaOp param0 = Parameter(&b, 0, ShapeUtil::MakeShape(F32, {128}), "p0");
+  XlaOp param1 = Parameter(&b, 1, ShapeUtil::MakeShape(F32, {2048}), "p1");
+  CustomCall(&b, "do_custom_call", {param0, param1}, ShapeUtil::MakeShape(F32, {2048}));
+  absl::StatusOr<XlaComputation> computation = b.Build();
+  ASSERT_TRUE(computation.ok()) << computation.status();
+
+  Literal in0 = Iota(128, 3.0f), in1 = Iota(2048, 0.5f);
+  HloEvaluator evaluator;
+  InstallHostCustomCalls(&evaluator);
+  absl::StatusOr<Literal> built = evaluator.Evaluate(computation->module(), {&in0, &in1});
+  ASSERT_TRUE(built.ok()) << built.status();
+  absl::StatusOr<Literal> from_text = RunExample("do_it.hlo", {&in0, &in1});
+  ASSERT_TRUE(from_text.ok()) << from_text.status();
+  EXPECT_EQ(*built, *from_text);
+  EXPECT_EQ(built->data<float>()[200], 3.0f * (200 % 128) + 0.5f * 200);
 }
 
 TEST(CustomCallGuide, DoCustomCallWithStatusSucceeds) {
