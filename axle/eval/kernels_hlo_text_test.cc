@@ -156,6 +156,29 @@ ENTRY e {
             R1<int32_t>({24, 5}));
 }
 
+TEST(KernelsFromText, ScatterInversePermutation) {
+  // XLA's scatter_test.cc TensorFlowScatterV2_InversePermutation, with its
+  // expected value: row r of the result is the inverse of permutation row r.
+  Literal permutation =
+      LiteralUtil::CreateR2<int32_t>({{1, 3, 2, 0}, {3, 0, 2, 1}, {2, 3, 1, 0}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+update_s32 {
+  lhs = s32[] parameter(0)
+  ROOT rhs = s32[] parameter(1)
+}
+ENTRY main {
+  permutation = s32[3,4] parameter(0)
+  reshape = s32[3,4,1] reshape(permutation)
+  operand = s32[3,4] iota(), iota_dimension=1
+  updates = s32[3,4,1,1] iota(), iota_dimension=1
+  iota = s32[3,4,1] iota(), iota_dimension=0
+  indices = s32[3,4,2] concatenate(iota, reshape), dimensions={2}
+  ROOT scatter = s32[3,4] scatter(operand, indices, updates), to_apply=update_s32, update_window_dims={2,3}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=2
+})", {&permutation}),
+            LiteralUtil::CreateR2<int32_t>({{3, 0, 2, 1}, {1, 3, 2, 0}, {3, 2, 0, 1}}));
+}
+
 TEST(KernelsFromText, SelectAndScatterMaxPoolGradient) {
   Literal operand = LiteralUtil::CreateR2<float>({{7, 2, 5, 3}, {3, 8, 9, 3}, {1, 5, 7, 5},
                                                   {0, 6, 2, 7}});
