@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include <complex>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "axle/eval/evaluator_test_util.h"
@@ -137,6 +138,155 @@ ENTRY e {
   ROOT c = f32[1,1,1,8] convolution(x, k), window={size=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=2
 })", {&x, &k}),
             Values<float>({1, 1, 1, 8}, {668, 664, 660, 656, 668, 680, 692, 704}));
+}
+
+// --- gather / scatter -------------------------------------------------------------
+
+Literal Matrix3x3() { return LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}); }
+Literal Operand3x3x2() {
+  return Values<int32_t>({3, 3, 2}, {-1, 1, -2, 2, -3, 3, -4, 4, -5, 5, -6, 6, -7, 7, -8, 8, -9, 9});
+}
+
+TEST(XlaValues, GatherMultipleBatchDims) {
+  Literal operand = Matrix3x3();
+  Literal indices = LiteralUtil::CreateR2<int32_t>({{0, 2}, {2, 1}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3,3] parameter(0)
+  indices = s32[2,2] parameter(1)
+  ROOT g = s32[2,3,2] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=2, slice_sizes={3,1}
+})", {&operand, &indices}),
+            Values<int32_t>({2, 3, 2}, {1, 3, 4, 6, 7, 9, 3, 2, 6, 5, 9, 8}));
+}
+
+TEST(XlaValues, GatherNdWithNonDefaultIndexVectorDim) {
+  Literal operand = Operand3x3x2();
+  Literal indices = LiteralUtil::CreateR2<int32_t>({{0, 0}, {1, 0}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3,3,2] parameter(0)
+  indices = s32[2,2] parameter(1)
+  ROOT g = s32[2,2] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=0, slice_sizes={1,1,2}
+})", {&operand, &indices}),
+            LiteralUtil::CreateR2<int32_t>({{-2, 2}, {-1, 1}}));
+}
+
+TEST(XlaValues, GatherBatchDynamicSliceAndZeroBounds) {
+  Literal operand = Matrix3x3();
+  Literal indices = LiteralUtil::CreateR2<int32_t>({{2, 1}, {1, 1}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3,3] parameter(0)
+  indices = s32[2,2] parameter(1)
+  ROOT g = s32[2,1,1] gather(operand, indices), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, index_vector_dim=0, slice_sizes={1,1}
+})", {&operand, &indices}),
+            Values<int32_t>({2, 1, 1}, {8, 5}));
+  Literal empty(ShapeUtil::MakeShape(S32, {3, 0}));
+  Literal starts = Values<int32_t>({2}, {0, 2});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3,0] parameter(0)
+  indices = s32[2] parameter(1)
+  ROOT g = s32[2,0] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,0}
+})", {&empty, &starts}),
+            Literal(ShapeUtil::MakeShape(S32, {2, 0})));
+}
+
+TEST(XlaValues, GatherNoOutputWindowDims) {
+  Literal operand = Values<int32_t>({3}, {0, 1, 2});
+  Literal indices = Values<int32_t>({2, 2, 1}, {0, 1, 2, 1});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3] parameter(0)
+  indices = s32[2,2,1] parameter(1)
+  ROOT g = s32[2,2] gather(operand, indices), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1}
+})", {&operand, &indices}),
+            LiteralUtil::CreateR2<int32_t>({{0, 1}, {2, 1}}));
+}
+
+TEST(XlaValues, GatherExplicitBatchDims) {
+  // Operand batching dims {1, 3} pair with indices dims {1, 0}; the slice of
+  // 2 along dimension 0 starts at the clamped index.
+  Literal operand = Values<int32_t>({3, 2, 1, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+                                                   15, 16, 17, 18});
+  Literal indices = LiteralUtil::CreateR2<int32_t>({{1, 0}, {0, 1}, {1, 0}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[3,2,1,3] parameter(0)
+  indices = s32[3,2] parameter(1)
+  ROOT g = s32[3,2,2] gather(operand, indices), offset_dims={2}, collapsed_slice_dims={2}, start_index_map={0}, index_vector_dim=2, slice_sizes={2,1,1,1}, operand_batching_dims={1,3}, start_indices_batching_dims={1,0}
+})", {&operand, &indices}),
+            Values<int32_t>({3, 2, 2}, {7, 13, 4, 10, 2, 8, 11, 17, 9, 15, 6, 12}));
+}
+
+TEST(XlaValues, GatherDiagonalThroughBatchingDims) {
+  Literal operand = LiteralUtil::CreateR2<int32_t>(
+      {{0, 1, 2, 3}, {10, 11, 12, 13}, {20, 21, 22, 23}, {30, 31, 32, 33}});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+ENTRY e {
+  operand = s32[4,4] parameter(0)
+  indices = s32[4,1] iota(), iota_dimension=0
+  ROOT g = s32[4,1] gather(operand, indices), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}
+})", {&operand}),
+            Values<int32_t>({4, 1}, {0, 11, 22, 33}));
+}
+
+constexpr absl::string_view kScatterRows = R"(
+HloModule m
+combine {
+  lhs = s32[] parameter(0)
+  rhs = s32[] parameter(1)
+  ROOT r = s32[] OP(lhs, rhs)
+}
+ENTRY e {
+  operand = s32[3,3] parameter(0)
+  indices = s32[2] parameter(1)
+  updates = s32[2,3] parameter(2)
+  ROOT s = s32[3,3] scatter(operand, indices, updates), to_apply=combine, update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1
+})";
+
+std::string WithOp(absl::string_view op) {
+  std::string text(kScatterRows);
+  text.replace(text.find("OP"), 2, std::string(op));
+  return text;
+}
+
+TEST(XlaValues, ScatterMultiplyAndRepeatedIndices) {
+  Literal operand = Matrix3x3();
+  Literal updates = LiteralUtil::CreateR2<int32_t>({{10, 20, 30}, {70, 80, 90}});
+  Literal rows02 = Values<int32_t>({2}, {0, 2});
+  EXPECT_EQ(EvalOk(WithOp("multiply"), {&operand, &rows02, &updates}),
+            LiteralUtil::CreateR2<int32_t>({{10, 40, 90}, {4, 5, 6}, {490, 640, 810}}));
+  Literal rows11 = Values<int32_t>({2}, {1, 1});
+  EXPECT_EQ(EvalOk(WithOp("add"), {&operand, &rows11, &updates}),
+            LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {84, 105, 126}, {7, 8, 9}}));
+}
+
+TEST(XlaValues, ScatterMultipleBatchDims) {
+  Literal operand = Matrix3x3();
+  Literal indices = LiteralUtil::CreateR2<int32_t>({{0, 2}, {2, 1}});
+  Literal updates = Values<int32_t>({2, 3, 2}, {10, 30, 40, 60, 70, 90, 5, 5, 5, 5, 5, 5});
+  EXPECT_EQ(EvalOk(R"(
+HloModule m
+add {
+  lhs = s32[] parameter(0)
+  rhs = s32[] parameter(1)
+  ROOT r = s32[] add(lhs, rhs)
+}
+ENTRY e {
+  operand = s32[3,3] parameter(0)
+  indices = s32[2,2] parameter(1)
+  updates = s32[2,3,2] parameter(2)
+  ROOT s = s32[3,3] scatter(operand, indices, updates), to_apply=add, update_window_dims={1}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, index_vector_dim=2
+})", {&operand, &indices, &updates}),
+            LiteralUtil::CreateR2<int32_t>({{11, 7, 38}, {44, 10, 71}, {77, 13, 104}}));
 }
 
 // --- fft ------------------------------------------------------------------------------
