@@ -39,9 +39,8 @@ absl::Status CustomCallTargetRegistry::RegisterLocked(const std::string& symbol,
   }
   if (entry.address == address) return absl::OkStatus();
   std::string message = ConflictMessage(symbol, platform, entry.address, address);
-  if (record_conflict &&
-      std::find(entry.conflicting.begin(), entry.conflicting.end(), address) ==
-          entry.conflicting.end()) {
+  if (record_conflict && std::find(entry.conflicting.begin(), entry.conflicting.end(), address) ==
+                             entry.conflicting.end()) {
     entry.conflicting.push_back(address);
   }
   return absl::AlreadyExistsError(message);
@@ -53,7 +52,8 @@ void CustomCallTargetRegistry::Register(const std::string& symbol, void* address
   absl::Status status = RegisterLocked(symbol, address, platform, /*record_conflict=*/true);
   // Registration usually runs in a static initializer, where nobody can see a
   // status: say it now, and again when the target is used.
-  if (!status.ok()) std::fprintf(stderr, "axle: warning: %s\n", std::string(status.message()).c_str());
+  if (!status.ok())
+    std::fprintf(stderr, "axle: warning: %s\n", std::string(status.message()).c_str());
 }
 
 absl::Status CustomCallTargetRegistry::RegisterOrError(const std::string& symbol, void* address,
@@ -77,9 +77,9 @@ absl::StatusOr<void*> CustomCallTargetRegistry::LookupOrError(const std::string&
   if (it != entries_.end()) {
     const Entry& entry = it->second;
     if (entry.conflicting.empty()) return entry.address;
-    return absl::FailedPreconditionError(absl::StrCat(
-        ConflictMessage(symbol, platform, entry.address, entry.conflicting.front()),
-        "; it cannot be used until only one function is registered under that name"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(ConflictMessage(symbol, platform, entry.address, entry.conflicting.front()),
+                     "; it cannot be used until only one function is registered under that name"));
   }
   std::vector<std::string> elsewhere;
   for (const auto& [key, entry] : entries_) {

@@ -69,8 +69,8 @@ class CustomCallTargetRegistry {
     // Other addresses registered for the same (symbol, platform).
     std::vector<void*> conflicting;
   };
-  absl::Status RegisterLocked(const std::string& symbol, void* address,
-                              const std::string& platform, bool record_conflict);
+  absl::Status RegisterLocked(const std::string& symbol, void* address, const std::string& platform,
+                              bool record_conflict);
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Entry> entries_;
@@ -89,7 +89,7 @@ class RegisterCustomCallTarget {
 #define XLA_REGISTER_CUSTOM_CALL_CONCAT(a, b) a##b
 
 #define XLA_REGISTER_CUSTOM_CALL_TARGET_WITH_SYM_HELPER(symbol, address, platform, counter) \
-  static ::axle::RegisterCustomCallTarget XLA_REGISTER_CUSTOM_CALL_CONCAT(                 \
+  static ::axle::RegisterCustomCallTarget XLA_REGISTER_CUSTOM_CALL_CONCAT(                  \
       custom_call_target_register, counter)(symbol, reinterpret_cast<void*>(address), platform)
 
 // Registers `function` under its own name.

@@ -23,8 +23,8 @@ using UnifiedFn = void (*)(void* out, const void** in, const char* opaque, size_
                            XlaCustomCallStatus* status);
 
 std::string CallName(const HloCustomCallInstruction& custom_call) {
-  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (",
-                      custom_call.name(), ")");
+  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (", custom_call.name(),
+                      ")");
 }
 
 absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
@@ -55,15 +55,16 @@ const OutputOperandAlias* AliasCovering(const HloCustomCallInstruction& custom_c
 absl::Status CheckCall(const HloCustomCallInstruction& custom_call,
                        absl::Span<const Literal* const> operands) {
   if (static_cast<int64_t>(operands.size()) != custom_call.operand_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ",
-                                                   custom_call.operand_count(), " operands but got ",
-                                                   operands.size(), " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(CallName(custom_call), " has ", custom_call.operand_count(),
+                     " operands but got ", operands.size(), " values"));
   }
   for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
     auto bad = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          CallName(custom_call), ": output_to_operand_aliasing ", ShapeIndexToString(alias.output_index),
-          " -> (", alias.operand_number, ", ", ShapeIndexToString(alias.operand_index), "): ", why));
+      return absl::InvalidArgumentError(
+          absl::StrCat(CallName(custom_call), ": output_to_operand_aliasing ",
+                       ShapeIndexToString(alias.output_index), " -> (", alias.operand_number, ", ",
+                       ShapeIndexToString(alias.operand_index), "): ", why));
     };
     if (alias.operand_number < 0 || alias.operand_number >= custom_call.operand_count()) {
       return bad("no such operand");
@@ -204,8 +205,8 @@ class CallBuffers {
 absl::StatusOr<void*> LookupTarget(const HloCustomCallInstruction& custom_call,
                                    const CustomCallTargetRegistry& targets,
                                    const FfiHandlerRegistry& ffi_handlers) {
-  absl::StatusOr<void*> address = targets.LookupOrError(custom_call.custom_call_target(),
-                                                        kHostPlatformName);
+  absl::StatusOr<void*> address =
+      targets.LookupOrError(custom_call.custom_call_target(), kHostPlatformName);
   if (address.ok()) return address;
   std::string note;
   if (ffi_handlers.Find(custom_call.custom_call_target(), kHostPlatformName).ok()) {
@@ -296,8 +297,9 @@ absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
   if (!handler.ok()) {
     std::string note;
     if (targets.Lookup(custom_call.custom_call_target(), kHostPlatformName) != nullptr) {
-      note = "; it is registered as an untyped target: call it with api_version=API_VERSION_ORIGINAL "
-             "or a STATUS_RETURNING version";
+      note =
+          "; it is registered as an untyped target: call it with api_version=API_VERSION_ORIGINAL "
+          "or a STATUS_RETURNING version";
     } else if (!targets.PlatformsOf(custom_call.custom_call_target()).empty()) {
       note = "; it is registered (untyped) for another platform only";
     }
@@ -322,7 +324,8 @@ absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
       return;
     }
     ShapeIndex operand_index = alias->operand_index;
-    operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(), index.end());
+    operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(),
+                         index.end());
     ret_buffers.push_back(LeafBuffer(&args[alias->operand_number], operand_index));
   });
 

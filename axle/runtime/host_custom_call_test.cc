@@ -52,8 +52,8 @@ void EchoOpaque(float* out, const void**, const char* opaque, size_t opaque_len,
 
 void FailWithOpaque(void*, const void**, const char* opaque, size_t opaque_len,
                     XlaCustomCallStatus* status) {
-  std::string message = absl::StrCat("Fail with raw backend config str: ",
-                                     std::string(opaque, opaque_len), ".");
+  std::string message =
+      absl::StrCat("Fail with raw backend config str: ", std::string(opaque, opaque_len), ".");
   XlaCustomCallStatusSetFailure(status, message.data(), message.size());
 }
 
@@ -138,7 +138,7 @@ XLA_REGISTER_CUSTOM_CALL_TARGET_WITH_SYM("gpu_only_target", AddVectors, "CUDA");
 // --- Helpers -------------------------------------------------------------------
 
 absl::StatusOr<Literal> RunModule(HloEvaluator& evaluator, absl::string_view text,
-                            std::vector<Literal> args = {}) {
+                                  std::vector<Literal> args = {}) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
   if (!module.ok()) return module.status();
   std::vector<const Literal*> pointers;
@@ -166,19 +166,20 @@ TEST(HostCustomCall, OriginalConvention) {
 }
 
 TEST(HostCustomCall, OriginalConventionWithParameters) {
-  absl::StatusOr<Literal> result = RunModule(R"(
+  absl::StatusOr<Literal> result =
+      RunModule(R"(
     HloModule m
     ENTRY e {
       a = f32[4] parameter(0)
       b = f32[4] parameter(1)
       ROOT cc = f32[4] custom-call(a, b), custom_call_target="AddVectors"
     })",
-    [] {
-      std::vector<Literal> args;
-      args.push_back(LiteralUtil::CreateR1<float>({1, 2, 3, 4}));
-      args.push_back(LiteralUtil::CreateR1<float>({10, 20, 30, 40}));
-      return args;
-    }());
+                [] {
+                  std::vector<Literal> args;
+                  args.push_back(LiteralUtil::CreateR1<float>({1, 2, 3, 4}));
+                  args.push_back(LiteralUtil::CreateR1<float>({10, 20, 30, 40}));
+                  return args;
+                }());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, LiteralUtil::CreateR1<float>({11, 22, 33, 44}));
 }
@@ -270,7 +271,8 @@ TEST(HostCustomCall, NestedTupleOperandAndResult) {
     })");
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->GetSubliteral({0, 0}), LiteralUtil::CreateR1<float>({11.5f, 12.5f}));
-  EXPECT_EQ(result->GetSubliteral({0, 1}), LiteralUtil::CreateR0<int32_t>(1 + 2 + 3 + 4 + 5 + 6 + 7));
+  EXPECT_EQ(result->GetSubliteral({0, 1}),
+            LiteralUtil::CreateR0<int32_t>(1 + 2 + 3 + 4 + 5 + 6 + 7));
   EXPECT_EQ(result->GetSubliteral({1}), LiteralUtil::CreateR1<float>({10, 20, 30}));
 }
 
@@ -288,7 +290,8 @@ TEST(HostCustomCall, TupleOutputAsScratch) {
 
 TEST(HostCustomCall, OutputAliasesOperand) {
   last_call_aliased = false;
-  absl::StatusOr<Literal> result = RunModule(R"(
+  absl::StatusOr<Literal> result =
+      RunModule(R"(
     HloModule m
     ENTRY e {
       x = f32[3] parameter(0)
@@ -296,11 +299,11 @@ TEST(HostCustomCall, OutputAliasesOperand) {
            output_to_operand_aliasing={{}: (0, {})}
       ROOT t = (f32[3], f32[3]) tuple(cc, x)
     })",
-    [] {
-      std::vector<Literal> args;
-      args.push_back(LiteralUtil::CreateR1<float>({1, 2, 3}));
-      return args;
-    }());
+                [] {
+                  std::vector<Literal> args;
+                  args.push_back(LiteralUtil::CreateR1<float>({1, 2, 3}));
+                  return args;
+                }());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(last_call_aliased);
   EXPECT_EQ(result->GetSubliteral({0}), LiteralUtil::CreateR1<float>({2, 3, 4}));

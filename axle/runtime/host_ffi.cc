@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -46,8 +45,8 @@ class AttributeParser {
 
  private:
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("backend_config \"", text_, "\": ", what,
-                                                   " at offset ", pos_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("backend_config \"", text_, "\": ", what, " at offset ", pos_));
   }
   void SkipSpace() {
     while (pos_ < text_.size() && absl::ascii_isspace(text_[pos_])) ++pos_;
@@ -73,9 +72,8 @@ class AttributeParser {
   }
   absl::string_view Word() {
     size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (absl::ascii_isalnum(text_[pos_]) || text_[pos_] == '_' || text_[pos_] == '.' ||
-            text_[pos_] == '$')) {
+    while (pos_ < text_.size() && (absl::ascii_isalnum(text_[pos_]) || text_[pos_] == '_' ||
+                                   text_[pos_] == '.' || text_[pos_] == '$')) {
       ++pos_;
     }
     return text_.substr(start, pos_ - start);
@@ -89,12 +87,21 @@ class AttributeParser {
       if (c == '\\' && pos_ < text_.size()) {
         char e = text_[pos_++];
         switch (e) {
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
-          case '"': case '\\': value += e; break;
+          case 'n':
+            value += '\n';
+            break;
+          case 't':
+            value += '\t';
+            break;
+          case '"':
+          case '\\':
+            value += e;
+            break;
           default:
-            if (pos_ < text_.size() && absl::ascii_isxdigit(e) && absl::ascii_isxdigit(text_[pos_])) {
-              value += static_cast<char>(std::strtol(std::string{e, text_[pos_++]}.c_str(), nullptr, 16));
+            if (pos_ < text_.size() && absl::ascii_isxdigit(e) &&
+                absl::ascii_isxdigit(text_[pos_])) {
+              value += static_cast<char>(
+                  std::strtol(std::string{e, text_[pos_++]}.c_str(), nullptr, 16));
             } else {
               return Error("bad escape in string");
             }
@@ -119,10 +126,9 @@ class AttributeParser {
   absl::string_view NumberText() {
     size_t start = pos_;
     if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) ++pos_;
-    while (pos_ < text_.size() &&
-           (absl::ascii_isalnum(text_[pos_]) || text_[pos_] == '.' ||
-            ((text_[pos_] == '-' || text_[pos_] == '+') &&
-             (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
+    while (pos_ < text_.size() && (absl::ascii_isalnum(text_[pos_]) || text_[pos_] == '.' ||
+                                   ((text_[pos_] == '-' || text_[pos_] == '+') &&
+                                    (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
       ++pos_;
     }
     return text_.substr(start, pos_ - start);
@@ -274,7 +280,8 @@ absl::StatusOr<FfiHandler> FfiHandlerRegistry::Find(const std::string& name,
 RegisterFfiHandler::RegisterFfiHandler(const std::string& name, const std::string& platform,
                                        FfiHandler handler) {
   absl::Status status = FfiHandlerRegistry::Global()->Register(name, platform, std::move(handler));
-  if (!status.ok()) std::fprintf(stderr, "axle: warning: %s\n", std::string(status.message()).c_str());
+  if (!status.ok())
+    std::fprintf(stderr, "axle: warning: %s\n", std::string(status.message()).c_str());
 }
 
 }  // namespace axle

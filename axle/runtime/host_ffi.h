@@ -111,9 +111,9 @@ class RegisterFfiHandler {
 };
 
 #define AXLE_FFI_REGISTER_HANDLER_CONCAT_(a, b) a##b
-#define AXLE_FFI_REGISTER_HANDLER_HELPER_(name, platform, handler, counter)                 \
-  static ::axle::RegisterFfiHandler AXLE_FFI_REGISTER_HANDLER_CONCAT_(axle_ffi_handler_, \
-                                                                      counter)(name, platform, handler)
+#define AXLE_FFI_REGISTER_HANDLER_HELPER_(name, platform, handler, counter)                        \
+  static ::axle::RegisterFfiHandler AXLE_FFI_REGISTER_HANDLER_CONCAT_(axle_ffi_handler_, counter)( \
+      name, platform, handler)
 #define AXLE_FFI_REGISTER_HANDLER(name, platform, handler) \
   AXLE_FFI_REGISTER_HANDLER_HELPER_(name, platform, handler, __COUNTER__)
 
@@ -122,7 +122,8 @@ class RegisterFfiHandler {
 template <typename T>
 absl::StatusOr<T> FfiAttributes::Get(absl::string_view name) const {
   const FfiAttribute* value = Find(name);
-  if (value == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing attribute '", name, "'"));
+  if (value == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("missing attribute '", name, "'"));
   auto wrong = [&](absl::string_view want) {
     return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' is not ", want));
   };
@@ -133,8 +134,10 @@ absl::StatusOr<T> FfiAttributes::Get(absl::string_view name) const {
     const int64_t* i = std::get_if<int64_t>(value);
     if (i == nullptr) return wrong("an integer");
     if (*i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-        (*i > 0 && static_cast<uint64_t>(*i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
-      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' = ", *i, " is out of range"));
+        (*i > 0 &&
+         static_cast<uint64_t>(*i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("attribute '", name, "' = ", *i, " is out of range"));
     }
     return static_cast<T>(*i);
   } else if constexpr (std::is_floating_point_v<T>) {

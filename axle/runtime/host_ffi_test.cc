@@ -85,8 +85,8 @@ TEST(HostFfi, TuplesAreFlattenedAndAttributesPassed) {
                               if (!factor.ok()) return factor.status();
                               for (const FfiBuffer& arg : call.args) {
                                 seen.push_back(absl::StrCat(
-                                    primitive_util::LowercasePrimitiveTypeName(arg.element_type), "x",
-                                    arg.element_count()));
+                                    primitive_util::LowercasePrimitiveTypeName(arg.element_type),
+                                    "x", arg.element_count()));
                               }
                               // rets: f32[2], s32[3] in pre-order of ((f32[2]), s32[3]).
                               float* r0 = call.rets[0].typed_data<float>();
@@ -142,8 +142,8 @@ TEST(HostFfi, FailureKeepsTheHandlersCode) {
   ASSERT_TRUE(handlers
                   .Register("always_fail", "Host",
                             [](const FfiCallFrame& call) -> absl::Status {
-                              return absl::InternalError(absl::StrCat(
-                                  "Failed: ", *call.attributes.Get<int32_t>("value")));
+                              return absl::InternalError(
+                                  absl::StrCat("Failed: ", *call.attributes.Get<int32_t>("value")));
                             })
                   .ok());
   absl::StatusOr<Literal> result = RunWith(handlers, R"(

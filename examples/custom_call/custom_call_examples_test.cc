@@ -8,12 +8,23 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "axle/builder/xla_builder.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/host_custom_call.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+// XLA's older include paths forward to the same declarations.
+#include "tensorflow/compiler/xla/service/custom_call_status.h"
+#include "tensorflow/compiler/xla/service/custom_call_target_registry.h"
+#include "xla/service/custom_call_status.h"
+
+// The guide writes the status type both as `XlaCustomCallStatus` and as
+// `xla::XlaCustomCallStatus`.
+static_assert(std::is_same_v<xla::XlaCustomCallStatus, XlaCustomCallStatus>);
+static_assert(std::is_same_v<decltype(xla::CustomCallTargetRegistry::Global()),
+                             axle::CustomCallTargetRegistry*>);
 
 void do_it();  // do_custom_call.cc: the guide's builder code
 
