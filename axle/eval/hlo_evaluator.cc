@@ -9,8 +9,11 @@
 //===----------------------------------------------------------------------===//
 #include "axle/eval/hlo_evaluator.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "axle/base/status_macros.h"
@@ -125,10 +128,90 @@ absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloComputation& computation
   // Each top-level run starts from the seed: results depend on (seed,
   // program, arguments) only.
   lanewise_cache_.clear();
+  plans_.clear();
   engine_.seed(seed_);
   rng_state_ = 0;
   return EvaluateComputation(computation, args);
 }
+
+// What EvaluateComputation needs to know about a computation, computed once
+// per top-level Evaluate: the instructions the root needs in post order, and
+// for each the positions of its operands and how often it is used.
+struct HloEvaluator::ComputationPlan {
+  std::vector<const HloInstruction*> order;       // needed instructions only
+  std::vector<std::vector<int64_t>> operands;     // positions in `order`
+  std::vector<int64_t> uses;                      // operand occurrences
+  int64_t root = -1;
+};
+
+const HloEvaluator::ComputationPlan& HloEvaluator::GetPlan(const HloComputation& computation) {
+  auto it = plans_.find(&computation);
+  if (it != plans_.end()) return *it->second;
+  auto plan = std::make_unique<ComputationPlan>();
+  const HloInstruction* root = computation.root_instruction();
+  std::vector<HloInstruction*> all = computation.MakeInstructionPostOrder();
+  // Only what the root needs runs (plus control predecessors): an unused
+  // side-effecting instruction is not evaluated.
+  absl::flat_hash_set<const HloInstruction*> needed;
+  std::vector<const HloInstruction*> stack;
+  if (root != nullptr) {
+    stack.push_back(root);
+    needed.insert(root);
+  }
+  while (!stack.empty()) {
+    const HloInstruction* instruction = stack.back();
+    stack.pop_back();
+    for (const HloInstruction* operand : instruction->operands()) {
+      if (needed.insert(operand).second) stack.push_back(operand);
+    }
+    for (const HloInstruction* pred : instruction->control_predecessors()) {
+      if (needed.insert(pred).second) stack.push_back(pred);
+    }
+  }
+  absl::flat_hash_map<const HloInstruction*, int64_t> position;
+  for (const HloInstruction* instruction : all) {
+    if (!needed.contains(instruction)) continue;
+    position[instruction] = static_cast<int64_t>(plan->order.size());
+    plan->order.push_back(instruction);
+  }
+  plan->uses.assign(plan->order.size(), 0);
+  for (const HloInstruction* instruction : plan->order) {
+    std::vector<int64_t> operand_positions;
+    for (const HloInstruction* operand : instruction->operands()) {
+      auto p = position.find(operand);
+      operand_positions.push_back(p == position.end() ? -1 : p->second);
+      if (p != position.end()) ++plan->uses[p->second];
+    }
+    plan->operands.push_back(std::move(operand_positions));
+  }
+  if (root != nullptr) plan->root = position[root];
+  auto* result = plan.get();
+  plans_[&computation] = std::move(plan);
+  return *result;
+}
+
+namespace {
+
+// Bytes of host storage a literal of `shape` takes.
+int64_t LiteralBytes(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& s : shape.tuple_shapes()) total += LiteralBytes(s);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  return ShapeUtil::ByteSizeOfElements(shape);
+}
+
+int64_t PhysicalMemoryBytes() {
+  static const int64_t bytes = [] {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : INT64_MAX;
+  }();
+  return bytes;
+}
+
+}  // namespace
 
 absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& computation,
                                                           absl::Span<const Literal* const> args) {
@@ -137,46 +220,20 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& 
                                                    computation.num_parameters(), " arguments, got ",
                                                    args.size()));
   }
-  const HloInstruction* root = computation.root_instruction();
-  if (root == nullptr) {
+  if (computation.root_instruction() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " has no root"));
   }
-  std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
-  absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int64_t>(i);
-
-  // Only what the root needs runs (plus control predecessors): an unused
-  // side-effecting instruction is not evaluated.
-  std::vector<bool> needed(order.size(), false);
-  std::vector<const HloInstruction*> stack = {root};
-  needed[position[root]] = true;
-  while (!stack.empty()) {
-    const HloInstruction* instruction = stack.back();
-    stack.pop_back();
-    auto visit = [&](const HloInstruction* other) {
-      auto it = position.find(other);
-      if (it != position.end() && !needed[it->second]) {
-        needed[it->second] = true;
-        stack.push_back(other);
-      }
-    };
-    for (const HloInstruction* operand : instruction->operands()) visit(operand);
-    for (const HloInstruction* pred : instruction->control_predecessors()) visit(pred);
-  }
-  // Remaining uses, to free literals once their last user has run.
-  std::vector<int64_t> uses(order.size(), 0);
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (!needed[i]) continue;
-    for (const HloInstruction* operand : order[i]->operands()) ++uses[position[operand]];
-  }
-
-  std::vector<Literal> owned(order.size());
-  std::vector<const Literal*> value(order.size(), nullptr);
+  const ComputationPlan& plan = GetPlan(computation);
+  size_t count = plan.order.size();
+  std::vector<int64_t> uses = plan.uses;
+  std::vector<Literal> owned(count);
+  std::vector<const Literal*> value(count, nullptr);
   std::vector<const Literal*> operands;
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (!needed[i]) continue;
-    const HloInstruction& instruction = *order[i];
-    if (instruction.opcode() == HloOpcode::kParameter) {
+  for (size_t i = 0; i < count; ++i) {
+    const HloInstruction& instruction = *plan.order[i];
+    const std::vector<int64_t>& operand_positions = plan.operands[i];
+    HloOpcode op = instruction.opcode();
+    if (op == HloOpcode::kParameter) {
       int64_t number = cast<HloParameterInstruction>(&instruction)->parameter_number();
       if (number < 0 || number >= static_cast<int64_t>(args.size())) {
         return InvalidInstruction(instruction, "parameter number out of range");
@@ -184,31 +241,58 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& 
       value[i] = args[number];
       continue;
     }
-    if (instruction.opcode() == HloOpcode::kConstant) {
+    if (op == HloOpcode::kConstant) {
       value[i] = &cast<HloConstantInstruction>(&instruction)->literal();
       continue;
     }
     operands.clear();
-    for (const HloInstruction* operand : instruction.operands()) {
-      const Literal* v = value[position[operand]];
-      if (v == nullptr) return absl::InternalError(absl::StrCat(Describe(instruction), ": operand not evaluated"));
-      operands.push_back(v);
+    for (int64_t p : operand_positions) {
+      if (p < 0 || value[p] == nullptr) {
+        return absl::InternalError(absl::StrCat(Describe(instruction), ": operand not evaluated"));
+      }
+      operands.push_back(value[p]);
     }
-    absl::StatusOr<Literal> result = EvaluateInstruction(instruction, operands);
-    if (!result.ok()) return Annotate(result.status(), instruction);
-    owned[i] = *std::move(result);
+    // An operand this instruction uses for the last time (and only once)
+    // may be moved from instead of copied: tuples and get-tuple-element.
+    auto movable = [&](size_t k) {
+      int64_t p = operand_positions[k];
+      return value[p] == &owned[p] && uses[p] == 1 && p != plan.root;
+    };
+    if (LiteralBytes(instruction.shape()) > PhysicalMemoryBytes()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(Describe(instruction), ": result ", instruction.shape().ToString(false),
+                       " is larger than this machine's memory"));
+    }
+    if (op == HloOpcode::kTuple) {
+      std::vector<Literal> elements;
+      for (size_t k = 0; k < operands.size(); ++k) {
+        elements.push_back(movable(k) ? std::move(owned[operand_positions[k]]) : operands[k]->Clone());
+      }
+      owned[i] = Literal::MakeTuple(std::move(elements));
+    } else if (op == HloOpcode::kGetTupleElement && movable(0) && operands[0]->shape().IsTuple()) {
+      int64_t index = cast<HloGetTupleElementInstruction>(&instruction)->tuple_index();
+      Literal& tuple = owned[operand_positions[0]];
+      if (index < 0 || index >= tuple.tuple_size()) {
+        return InvalidInstruction(instruction, absl::StrCat("no element ", index, " in ",
+                                                            tuple.shape().ToString(false)));
+      }
+      owned[i] = std::move(tuple.mutable_tuple_element(index));
+    } else {
+      absl::StatusOr<Literal> result = EvaluateInstruction(instruction, operands);
+      if (!result.ok()) return Annotate(result.status(), instruction);
+      owned[i] = *std::move(result);
+    }
     value[i] = &owned[i];
-    for (const HloInstruction* operand : instruction.operands()) {
-      int64_t p = position[operand];
-      if (--uses[p] == 0 && operand != root) {
+    for (int64_t p : operand_positions) {
+      if (--uses[p] == 0 && p != plan.root) {
         owned[p] = Literal();
         value[p] = nullptr;
       }
     }
   }
-  int64_t root_position = position[root];
-  if (value[root_position] == &owned[root_position]) return std::move(owned[root_position]);
-  return value[root_position]->Clone();
+  int64_t root = plan.root;
+  if (value[root] == &owned[root]) return std::move(owned[root]);
+  return value[root]->Clone();
 }
 
 absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& instruction,

@@ -93,6 +93,9 @@ class HloEvaluator {
   // non-elementwise instructions (then RunLanewise evaluates lane by lane).
   eval_internal::LanewiseComputation* GetLanewise(const HloComputation& computation);
 
+  struct ComputationPlan;
+  const ComputationPlan& GetPlan(const HloComputation& computation);
+
   int64_t max_loop_iterations_;
   uint64_t seed_ = 0;
   std::mt19937_64 engine_;
@@ -101,6 +104,7 @@ class HloEvaluator {
   const HloModule* module_ = nullptr;  // while evaluating a module
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<eval_internal::LanewiseComputation>>
       lanewise_cache_;
+  absl::flat_hash_map<const HloComputation*, std::unique_ptr<ComputationPlan>> plans_;
 };
 
 }  // namespace axle
