@@ -263,6 +263,56 @@ ENTRY e {
   EXPECT_TRUE(std::isnan(v[4]));
 }
 
+TEST(SortTest, SwappedParametersSortDescending) {
+  Literal a = LiteralUtil::CreateR1<int32_t>({2, 9, -4, 9, 0});
+  Literal result = EvalOk(R"(
+HloModule m
+cmp {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT lt = pred[] compare(b, a), direction=LT
+}
+ENTRY e {
+  a = s32[5] parameter(0)
+  ROOT s = s32[5] sort(a), dimensions={0}, to_apply=cmp
+})",
+                          {&a});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<int32_t>({9, 9, 2, 0, -4}));
+}
+
+TEST(SortTest, LexicographicComparatorOverTwoKeys) {
+  // Sort by k1, then by k2 descending; the comparator is not a single
+  // compare, so it is evaluated as a computation.
+  Literal k1 = LiteralUtil::CreateR1<int32_t>({1, 0, 1, 0, 1});
+  Literal k2 = LiteralUtil::CreateR1<float>({5, 6, 7, 8, 5});
+  Literal v = LiteralUtil::CreateR1<int32_t>({0, 1, 2, 3, 4});
+  Literal result = EvalOk(R"(
+HloModule m
+cmp {
+  a1 = s32[] parameter(0)
+  b1 = s32[] parameter(1)
+  a2 = f32[] parameter(2)
+  b2 = f32[] parameter(3)
+  av = s32[] parameter(4)
+  bv = s32[] parameter(5)
+  lt1 = pred[] compare(a1, b1), direction=LT
+  eq1 = pred[] compare(a1, b1), direction=EQ
+  gt2 = pred[] compare(a2, b2), direction=GT
+  second = pred[] and(eq1, gt2)
+  ROOT r = pred[] or(lt1, second)
+}
+ENTRY e {
+  k1 = s32[5] parameter(0)
+  k2 = f32[5] parameter(1)
+  v = s32[5] parameter(2)
+  ROOT s = (s32[5], f32[5], s32[5]) sort(k1, k2, v), dimensions={0}, is_stable=true, to_apply=cmp
+})",
+                          {&k1, &k2, &v});
+  EXPECT_EQ(result.tuple_element(0), LiteralUtil::CreateR1<int32_t>({0, 0, 1, 1, 1}));
+  EXPECT_EQ(result.tuple_element(1), LiteralUtil::CreateR1<float>({8, 6, 7, 5, 5}));
+  EXPECT_EQ(result.tuple_element(2), LiteralUtil::CreateR1<int32_t>({3, 1, 2, 0, 4}));
+}
+
 TEST(TopKTest, LargestWithIndices) {
   Literal a = LiteralUtil::CreateR2<float>({{1, 5, 3, 5}, {0, -1, 2, 7}});
   Literal result = EvalOk(R"(
