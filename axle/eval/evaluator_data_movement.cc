@@ -1,7 +1,8 @@
 //===- evaluator_data_movement.cc - Ops that only move elements ------------===//
 //
 // iota, broadcast, reshape/bitcast, transpose, reverse, slice, dynamic-slice,
-// dynamic-update-slice, concatenate, pad, get-dimension-size. Apart from
+// dynamic-update-slice, concatenate, pad, get-dimension-size, and
+// bitcast-convert (equal widths go through the elementwise kernel). Apart from
 // iota, none of them looks at element values, so they copy elements as bytes
 // (ByteWidth each) and work for every element type alike. Most are one
 // "strided copy": each result element is read from the operand at
@@ -474,6 +475,53 @@ absl::StatusOr<Literal> EvaluateGetDimensionSize(const HloInstruction& instructi
   Literal result(instruction.shape());
   result.SetIntegral(0, operand.shape().dimensions(dims[0]));
   return result;
+}
+
+// bitcast-convert between widths moves bits, not values: it lives here.
+absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction,
+                                               const Literal& operand) {
+  AXLE_RETURN_IF_ERROR(ExpectArray(instruction, operand, "the operand"));
+  const Shape& out_shape = instruction.shape();
+  if (!out_shape.IsArray()) return InvalidInstruction(instruction, "must produce an array");
+  PrimitiveType in_type = operand.shape().element_type(), out_type = out_shape.element_type();
+  int in_bits = primitive_util::BitWidth(in_type), out_bits = primitive_util::BitWidth(out_type);
+  if (in_bits * operand.element_count() != out_bits * out_shape.num_elements()) {
+    return InvalidInstruction(instruction,
+                              absl::StrCat("cannot reinterpret ", operand.shape().ToString(false),
+                                           " as ", out_shape.ToString(false), ": sizes in bits differ"));
+  }
+  Literal result(out_shape);
+  if (in_bits == out_bits) {
+    Lanes lanes = LanesOf(operand);
+    AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(instruction, {lanes}, out_type,
+                                                  result.untyped_data(), result.element_count()));
+    return result;
+  }
+  // Different widths: the elements' bits form one little-endian bit stream.
+  bool packed_in = in_bits % 8 == 0, packed_out = out_bits % 8 == 0;
+  if (packed_in && packed_out) {
+    std::memcpy(result.untyped_data(), operand.untyped_data(), operand.size_bytes());
+    return result;
+  }
+  const auto* src = static_cast<const uint8_t*>(operand.untyped_data());
+  auto* dst = static_cast<uint8_t*>(result.untyped_data());
+  int in_bytes = primitive_util::ByteWidth(in_type), out_bytes = primitive_util::ByteWidth(out_type);
+  bool sign_extend = primitive_util::IsSignedIntegralType(out_type);
+  auto read_bit = [&](int64_t bit) {
+    int64_t element = bit / in_bits, offset = bit % in_bits;
+    return (src[element * in_bytes + offset / 8] >> (offset % 8)) & 1;
+  };
+  for (int64_t e = 0; e < result.element_count(); ++e) {
+    uint64_t value = 0;
+    for (int b = 0; b < out_bits; ++b) value |= static_cast<uint64_t>(read_bit(e * out_bits + b)) << b;
+    if (out_bits < 8 && sign_extend && (value >> (out_bits - 1)) & 1) value |= ~uint64_t{0} << out_bits;
+    std::memcpy(dst + e * out_bytes, &value, out_bytes);  // little-endian host
+  }
+  return result;
+}
+
+absl::StatusOr<Literal> ConvertScalar(const Literal& scalar, PrimitiveType type) {
+  return scalar.Convert(type);
 }
 
 }  // namespace axle::eval_internal
