@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan fuzz format clean
+.PHONY: setup configure build demo test asan fuzz fuzz-smoke format clean
 
 setup:
 	@bash scripts/setup
@@ -29,6 +29,15 @@ asan:
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null
 	@cmake --build build-fuzz --target hlo_parser_fuzzer -j $(JOBS)
+
+# A short fuzzing run of the parser, seeded from the conformance corpus.
+CORPUS ?= ../shared/conformance/hlo
+FUZZ_SECONDS ?= 60
+fuzz-smoke: fuzz
+	@mkdir -p build-fuzz/corpus
+	@build-fuzz/fuzz/hlo_parser_fuzzer build-fuzz/corpus $(CORPUS)/parser $(CORPUS)/exec $(CORPUS)/other \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+	  >build-fuzz/fuzz.log 2>&1; status=$$?; tail -n 15 build-fuzz/fuzz.log; exit $$status
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -600,23 +600,22 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
     return absl::OkStatus();
   };
   switch (instruction.opcode()) {
-#ifdef AXLE_EVAL_HAS_DOT
     case HloOpcode::kDot: {
       AXLE_RETURN_IF_ERROR(need(2));
       return EvaluateDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1]);
     }
     case HloOpcode::kRaggedDot:
+      AXLE_RETURN_IF_ERROR(need(3));
       return EvaluateRaggedDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1], *operands[2]);
     case HloOpcode::kScaledDot:
+      AXLE_RETURN_IF_ERROR(need(4));
       return EvaluateScaledDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1],
                                *operands[2], *operands[3]);
-#endif
-#ifdef AXLE_EVAL_HAS_CONVOLUTION
     case HloOpcode::kConvolution:
+      AXLE_RETURN_IF_ERROR(need(2));
       return EvaluateConvolution(*cast<HloConvolutionInstruction>(&instruction), *operands[0], *operands[1]);
-#endif
-#ifdef AXLE_EVAL_HAS_GATHER_SCATTER
     case HloOpcode::kGather:
+      AXLE_RETURN_IF_ERROR(need(2));
       return EvaluateGather(*cast<HloGatherInstruction>(&instruction), *operands[0], *operands[1]);
     case HloOpcode::kScatter: {
       if (operands.size() < 3 || operands.size() % 2 != 1) {
@@ -626,34 +625,32 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
       return EvaluateScatter(*cast<HloScatterInstruction>(&instruction), operands.subspan(0, count),
                              *operands[count], operands.subspan(count + 1), run);
     }
-#endif
-#ifdef AXLE_EVAL_HAS_SELECT_AND_SCATTER
     case HloOpcode::kSelectAndScatter:
+      AXLE_RETURN_IF_ERROR(need(3));
       return EvaluateSelectAndScatter(*cast<HloWindowInstruction>(&instruction), *operands[0], *operands[1],
                                       *operands[2], run);
-#endif
-#ifdef AXLE_EVAL_HAS_FFT
     case HloOpcode::kFft:
+      AXLE_RETURN_IF_ERROR(need(1));
       return EvaluateFft(*cast<HloFftInstruction>(&instruction), *operands[0]);
-#endif
-#ifdef AXLE_EVAL_HAS_LINALG
     case HloOpcode::kCholesky:
+      AXLE_RETURN_IF_ERROR(need(1));
       return EvaluateCholesky(*cast<HloCholeskyInstruction>(&instruction), *operands[0]);
     case HloOpcode::kTriangularSolve:
+      AXLE_RETURN_IF_ERROR(need(2));
       return EvaluateTriangularSolve(*cast<HloTriangularSolveInstruction>(&instruction), *operands[0],
                                      *operands[1]);
-#endif
-#ifdef AXLE_EVAL_HAS_BATCH_NORM
     case HloOpcode::kBatchNormTraining:
+      AXLE_RETURN_IF_ERROR(need(3));
       return EvaluateBatchNormTraining(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
                                        *operands[1], *operands[2]);
     case HloOpcode::kBatchNormInference:
+      AXLE_RETURN_IF_ERROR(need(5));
       return EvaluateBatchNormInference(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
                                         *operands[1], *operands[2], *operands[3], *operands[4]);
     case HloOpcode::kBatchNormGrad:
+      AXLE_RETURN_IF_ERROR(need(5));
       return EvaluateBatchNormGrad(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
                                    *operands[1], *operands[2], *operands[3], *operands[4]);
-#endif
     default:
       return Unimplemented(instruction, "no kernel");
   }

@@ -406,13 +406,12 @@ absl::Status CheckReplicaGroups(const HloCollectiveInstruction& collective,
 }
 
 absl::Status CheckCollective(const HloInstruction& instruction) {
-  const auto* collective = cast<HloCollectiveInstruction>(&instruction);
-  const CollectiveAttrs& attrs = collective->attrs();
   const HloOpcode opcode = instruction.opcode();
-  if (opcode == HloOpcode::kAllReduceDone || opcode == HloOpcode::kAllGatherDone ||
-      opcode == HloOpcode::kCollectivePermuteDone || opcode == HloOpcode::kCollectiveBroadcast) {
+  if (HloOpcodeIsAsyncDone(opcode) || opcode == HloOpcode::kCollectiveBroadcast) {
     return absl::OkStatus();
   }
+  const auto* collective = cast<HloCollectiveInstruction>(&instruction);
+  const CollectiveAttrs& attrs = collective->attrs();
   const bool global_ids = shape_inference_internal::HasGlobalDeviceIdsAttribute(opcode);
   auto mode = shape_inference_internal::GetCollectiveGroupMode(
       attrs.channel_id.has_value(),

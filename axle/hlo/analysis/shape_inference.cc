@@ -91,10 +91,13 @@ int64_t ShardCount(int64_t larger, int64_t smaller) {
 }
 
 absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
-  const auto* collective = cast<HloCollectiveInstruction>(&instruction);
-  const CollectiveAttrs& attrs = collective->attrs();
   const Shape& shape = instruction.shape();
   auto operands = OperandShapes(instruction);
+  // The `-done` halves are plain instructions without collective attributes.
+  static const CollectiveAttrs kNoAttributes;
+  const CollectiveAttrs& attrs = HloOpcodeIsAsyncDone(instruction.opcode())
+                                     ? kNoAttributes
+                                     : cast<HloCollectiveInstruction>(&instruction)->attrs();
   switch (instruction.opcode()) {
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
@@ -157,7 +160,7 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
       if (auto s = ExpectAtLeastOperands(instruction, 1); !s.ok()) return s;
       auto mode = GetCollectiveGroupMode(attrs.channel_id.has_value(), std::nullopt);
       if (!mode.ok()) return mode.status();
-      const int64_t split_count = SubgroupSize(*collective, *mode);
+      const int64_t split_count = SubgroupSize(*cast<HloCollectiveInstruction>(&instruction), *mode);
       if (!attrs.dimensions.empty()) {
         if (auto s = ExpectOperands(instruction, 1); !s.ok()) return s;
         return ShapeInference::InferAllToAllShape(*operands[0], attrs.dimensions[0],

@@ -77,6 +77,9 @@ class HloParameterInstruction : public HloInstructionWith<HloParameterInstructio
 // constant(literal)
 struct ConstantAttrs {
   Literal literal;
+  // The text gave no values (`constant({...})`, as XLA prints large
+  // constants): the literal holds zeros and the printer writes `{...}` back.
+  bool elided = false;
 };
 class HloConstantInstruction : public HloInstructionWith<HloConstantInstruction, ConstantAttrs> {
  public:
@@ -437,9 +440,9 @@ struct IotaReplicaGroupList {
   std::string ToString() const;
 };
 
-// Every collective: all-reduce(-start/-done), all-gather(-start/-done),
-// all-to-all, ragged-all-to-all, reduce-scatter, collective-permute(-start/
-// -done), collective-broadcast.
+// Every collective but the `-done` halves: all-reduce(-start), all-gather
+// (-start), all-to-all, ragged-all-to-all, reduce-scatter, collective-permute
+// (-start), collective-broadcast.
 struct CollectiveAttrs {
   std::vector<ReplicaGroup> replica_groups;
   std::optional<IotaReplicaGroupList> iota_replica_groups;  // printed instead when set
@@ -453,8 +456,10 @@ class HloCollectiveInstruction
     : public HloInstructionWith<HloCollectiveInstruction, CollectiveAttrs> {
  public:
   using HloInstructionWith::HloInstructionWith;
+  // The `-done` halves carry no attributes: they are plain instructions.
   static bool ClassOf(const HloInstruction* instruction) {
-    return HloOpcodeIsCollective(instruction->opcode());
+    return HloOpcodeIsCollective(instruction->opcode()) &&
+           !HloOpcodeIsAsyncDone(instruction->opcode());
   }
   const std::vector<ReplicaGroup>& replica_groups() const { return attrs_.replica_groups; }
   const std::optional<int64_t>& channel_id() const { return attrs_.channel_id; }

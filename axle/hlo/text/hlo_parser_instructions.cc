@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/core/shape_util.h"
@@ -273,14 +274,18 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     }
     case HloOpcode::kConstant: {
       Literal literal;
-      if (!ParseToken(TokKind::kLparen, "expects '(' before constant literal") ||
-          !ParseLiteral(*shape, &literal) ||
-          !ParseToken(TokKind::kRparen, "expects ')' after constant literal") ||
+      if (!ParseToken(TokKind::kLparen, "expects '(' before constant literal")) return nullptr;
+      size_t literal_start = lexer_.token_start();
+      if (!ParseLiteral(*shape, &literal)) return nullptr;
+      absl::string_view literal_text = absl::StripAsciiWhitespace(
+          lexer_.text().substr(literal_start, last_end_ - literal_start));
+      if (!ParseToken(TokKind::kRparen, "expects ')' after constant literal") ||
           !parse_attributes()) {
         return nullptr;
       }
       auto constant = std::make_unique<HloConstantInstruction>(opcode, *shape, Operands{});
       constant->mutable_attrs()->literal = std::move(literal);
+      constant->mutable_attrs()->elided = literal_text == "{...}";
       return Add(std::move(constant));
     }
     case HloOpcode::kIota: {

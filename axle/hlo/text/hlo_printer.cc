@@ -54,6 +54,7 @@ std::string RawToString(const RawAttribute& attribute) {
 // large (or a tuple) and large constants are not wanted. One helper so that
 // the literal printer can change without touching this file.
 std::string ConstantText(const HloConstantInstruction& constant, bool print_large) {
+  if (constant.attrs().elided) return "{...}";
   return LiteralValueToHloText(constant.literal(), print_large);
 }
 
