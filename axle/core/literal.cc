@@ -29,7 +29,6 @@ void Literal::Allocate() {
     return;
   }
   if (!shape_.IsArray()) return;
-  CHECK(shape_.is_static() || true);
   size_bytes_ = ShapeUtil::ByteSizeOfElements(shape_);
   size_t allocated = ((size_bytes_ + kAlignment - 1) / kAlignment) * kAlignment;
   if (allocated == 0) allocated = kAlignment;

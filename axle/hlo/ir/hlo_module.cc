@@ -160,9 +160,6 @@ std::unique_ptr<HloModule> HloModule::Clone(std::string suffix) const {
                                 ? clone->AddEntryComputation(std::move(new_computation))
                                 : clone->AddEmbeddedComputation(std::move(new_computation));
     computation_map[computation] = added;
-    if (computation->IsFusionComputation()) {
-      // Fixed up below, once the fusion instruction's computation is cloned.
-    }
   }
   // Re-link fused computations to their fusion instructions.
   for (HloComputation* computation : clone->computations()) {
