@@ -22,11 +22,16 @@ class VerifierPass : public HloPassInterface {
   }
 };
 
-const std::map<std::string, PassFactory>& Registry() {
-  static const auto* registry = new std::map<std::string, PassFactory>{
-      {"dce", [] { return std::make_unique<HloDCE>(); }},
-      {"verify", [] { return std::make_unique<VerifierPass>(); }},
-  };
+const PassFactoryMap& Registry() {
+  static const PassFactoryMap* registry = [] {
+    auto* map = new PassFactoryMap{
+        {"dce", [] { return std::make_unique<HloDCE>(); }},
+        {"verify", [] { return std::make_unique<VerifierPass>(); }},
+    };
+    AddSimplificationPasses(map);
+    AddCleanupPasses(map);
+    return map;
+  }();
   return *registry;
 }
 
@@ -39,7 +44,7 @@ std::vector<std::string> RegisteredPassNames() {
 }
 
 absl::StatusOr<std::unique_ptr<HloPassInterface>> CreatePass(absl::string_view name) {
-  auto it = Registry().find(std::string(name));
+  auto it = Registry().find(name);
   if (it == Registry().end()) {
     return absl::NotFoundError(absl::StrCat("unknown pass '", name, "'; known passes: ",
                                             absl::StrJoin(RegisteredPassNames(), ", ")));

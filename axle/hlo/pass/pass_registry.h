@@ -7,6 +7,7 @@
 #define AXLE_HLO_PASS_PASS_REGISTRY_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@
 namespace axle {
 
 using PassFactory = std::function<std::unique_ptr<HloPassInterface>()>;
+using PassFactoryMap = std::map<std::string, PassFactory, std::less<>>;
+
+// Each family of transforms adds its passes in its own file
+// (transforms/register_*.cc), so that families can grow independently.
+void AddSimplificationPasses(PassFactoryMap* registry);  // algsimp, reshape/transpose/...
+void AddCleanupPasses(PassFactoryMap* registry);         // constant folding, CSE, inlining, ...
 
 // Names of all registered passes, sorted.
 std::vector<std::string> RegisteredPassNames();
