@@ -30,6 +30,7 @@ const PassFactoryMap& Registry() {
     };
     AddSimplificationPasses(map);
     AddCleanupPasses(map);
+    AddFusionPasses(map);
     return map;
   }();
   return *registry;

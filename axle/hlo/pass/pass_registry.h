@@ -24,6 +24,7 @@ using PassFactoryMap = std::map<std::string, PassFactory, std::less<>>;
 // (transforms/register_*.cc), so that families can grow independently.
 void AddSimplificationPasses(PassFactoryMap* registry);  // algsimp, reshape/transpose/...
 void AddCleanupPasses(PassFactoryMap* registry);         // constant folding, CSE, inlining, ...
+void AddFusionPasses(PassFactoryMap* registry);          // loop / reduction / epilogue fusion
 
 // Names of all registered passes, sorted.
 std::vector<std::string> RegisteredPassNames();
