@@ -1,7 +1,10 @@
-# axle_library(NAME SRCS ... DEPS ...): one static library per layer.
+# axle_library(NAME SRCS ... DEPS ...): one static library per layer. Each is
+# recorded in the global property AXLE_LIBRARIES, which cmake/AxleInstall.cmake
+# installs, exports as Axle::NAME and links into the umbrella Axle::axle.
 function(axle_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SRCS})
+  set_property(GLOBAL APPEND PROPERTY AXLE_LIBRARIES ${name})
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:include>)
