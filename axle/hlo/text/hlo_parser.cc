@@ -811,7 +811,7 @@ bool HloParserImpl::ParseShape(Shape* result, bool fill_default_layout) {
       return true;
     }
     bool dynamic = EatIfPresent(TokKind::kLeq);
-    int64_t size;
+    int64_t size = 0;
     if (!ParseInt64(&size)) return false;
     if (size < 0) return Error(offset, absl::StrCat("invalid dimension size ", size));
     if (size > 0 && elements > std::numeric_limits<int64_t>::max() / size) {
@@ -920,7 +920,7 @@ bool HloParserImpl::ParseLayout(Layout* layout) {
             result.tiles().back().dimensions.push_back(Tile::kCombineDimension);
             return true;
           }
-          int64_t d;
+          int64_t d = 0;
           if (!ParseInt64(&d)) return false;
           result.tiles().back().dimensions.push_back(d);
           return true;
@@ -932,7 +932,7 @@ bool HloParserImpl::ParseLayout(Layout* layout) {
     }
     if (ident_is("L")) {
       Lex();
-      int64_t v;
+      int64_t v = 0;
       if (!int_in_parens("tail padding alignment", &v)) return false;
       result.set_tail_padding_alignment_in_elements(v);
     }
@@ -948,13 +948,13 @@ bool HloParserImpl::ParseLayout(Layout* layout) {
     }
     if (ident_is("E")) {
       Lex();
-      int64_t v;
+      int64_t v = 0;
       if (!int_in_parens("element size in bits", &v)) return false;
       result.set_element_size_in_bits(v);
     }
     if (ident_is("S")) {
       Lex();
-      int64_t v;
+      int64_t v = 0;
       if (!int_in_parens("memory space", &v)) return false;
       result.set_memory_space(v);
     }
@@ -976,7 +976,7 @@ bool HloParserImpl::ParseLayout(Layout* layout) {
     }
     if (ident_is("M")) {
       Lex();
-      int64_t v;
+      int64_t v = 0;
       if (!int_in_parens("dynamic shape metadata prefix bytes", &v)) return false;
       result.set_dynamic_shape_metadata_prefix_bytes(v);
     }

@@ -222,7 +222,7 @@ bool HloParserImpl::ParseList(TokKind start, TokKind end, TokKind delim,
 bool HloParserImpl::ParseInt64List(TokKind start, TokKind end, TokKind delim,
                                    std::vector<int64_t>* out) {
   return ParseList(start, end, delim, [&] {
-    int64_t v;
+    int64_t v = 0;
     if (!ParseInt64(&v)) return false;
     out->push_back(v);
     return true;
@@ -293,7 +293,7 @@ bool HloParserImpl::ParseInstructionNames(std::vector<HloInstruction*>* instruct
 
 AttrSpec HloParserImpl::Int64Attr(bool required, std::optional<int64_t>* out) {
   return {required, [this, out] {
-            int64_t v;
+            int64_t v = 0;
             if (!ParseInt64(&v)) return false;
             *out = v;
             return true;
@@ -303,7 +303,7 @@ AttrSpec HloParserImpl::Int64Attr(bool required, std::optional<int64_t>* out) {
 AttrSpec HloParserImpl::Int32Attr(bool required, std::optional<int64_t>* out) {
   return {required, [this, out] {
             size_t offset = lexer_.token_start();
-            int64_t v;
+            int64_t v = 0;
             if (!ParseInt64(&v)) return false;
             if (v != static_cast<int32_t>(v)) return Error(offset, "value out of range for int32_t");
             *out = v;
@@ -313,7 +313,7 @@ AttrSpec HloParserImpl::Int32Attr(bool required, std::optional<int64_t>* out) {
 
 AttrSpec HloParserImpl::BoolAttr(bool required, std::optional<bool>* out) {
   return {required, [this, out] {
-            bool v;
+            bool v = false;
             if (!ParseBool(&v)) return false;
             *out = v;
             return true;
@@ -323,7 +323,7 @@ AttrSpec HloParserImpl::BoolAttr(bool required, std::optional<bool>* out) {
 AttrSpec HloParserImpl::FloatAttr(bool required, std::optional<float>* out) {
   return {required, [this, out] {
             size_t offset = lexer_.token_start();
-            double v;
+            double v = 0;
             if (!ParseDouble(&v)) return false;
             if (v > std::numeric_limits<float>::max() || v < std::numeric_limits<float>::lowest()) {
               return Error(offset, "value out of range for float");
@@ -481,7 +481,7 @@ bool HloParserImpl::ParseDxD(const std::string& name, std::vector<int64_t>* out)
   }
   if (kind() == TokKind::kDxD) {
     for (absl::string_view piece : absl::StrSplit(lexer_.str_val(), 'x')) {
-      int64_t v;
+      int64_t v = 0;
       if (!absl::SimpleAtoi(piece, &v)) {
         return Error(offset, absl::StrCat("expects sub-attribute '", name, "=ixj...'"));
       }
@@ -500,7 +500,7 @@ bool HloParserImpl::ParseWindowPad(std::vector<std::vector<int64_t>>* pad) {
   for (absl::string_view dim : absl::StrSplit(lexer_.str_val(), 'x')) {
     std::vector<int64_t> low_high;
     for (absl::string_view piece : absl::StrSplit(dim, '_')) {
-      int64_t v;
+      int64_t v = 0;
       if (!absl::SimpleAtoi(piece, &v)) {
         return Error(offset, "expects padding_low and padding_high separated by '_'");
       }
@@ -645,7 +645,7 @@ bool HloParserImpl::ParsePaddingConfig(PaddingConfig* padding) {
   for (absl::string_view dim : absl::StrSplit(lexer_.str_val(), 'x')) {
     std::vector<int64_t> values;
     for (absl::string_view piece : absl::StrSplit(dim, '_')) {
-      int64_t v;
+      int64_t v = 0;
       if (!absl::SimpleAtoi(piece, &v)) {
         return Error(offset, "expects padding config pattern like 'low_high_interior' or "
                              "'low_high'");
@@ -839,7 +839,7 @@ bool HloParserImpl::ParseFrontendAttributes(FrontendAttributes* attributes) {
 
 bool HloParserImpl::ParseParameterReplication(std::vector<bool>* replication) {
   return ParseList(TokKind::kLbrace, TokKind::kRbrace, TokKind::kComma, [&] {
-    bool v;
+    bool v = false;
     if (!ParseBool(&v)) return false;
     replication->push_back(v);
     return true;
@@ -931,7 +931,7 @@ bool HloParserImpl::ParseTileAssignment(std::vector<int64_t>* dims,
                                         std::vector<int64_t>* devices, bool allow_explicit) {
   if (!ParseToken(TokKind::kLsquare, "expected '[' to start sharding devices shape")) return false;
   do {
-    int64_t d;
+    int64_t d = 0;
     if (!ParseInt64(&d)) return false;
     dims->push_back(d);
   } while (EatIfPresent(TokKind::kComma));
@@ -941,7 +941,7 @@ bool HloParserImpl::ParseTileAssignment(std::vector<int64_t>* dims,
       return false;
     }
     do {
-      int64_t d;
+      int64_t d = 0;
       if (!ParseInt64(&d)) return false;
       iota_reshape->push_back(d);
     } while (EatIfPresent(TokKind::kComma));
@@ -952,7 +952,7 @@ bool HloParserImpl::ParseTileAssignment(std::vector<int64_t>* dims,
       Lex();
       if (!ParseToken(TokKind::kLparen, "expected 'T(' to start iota_transpose_perm")) return false;
       do {
-        int64_t d;
+        int64_t d = 0;
         if (!ParseInt64(&d)) return false;
         iota_perm->push_back(d);
       } while (EatIfPresent(TokKind::kComma));
@@ -979,7 +979,7 @@ bool HloParserImpl::ParseTileAssignment(std::vector<int64_t>* dims,
   }
   if (!allow_explicit) return TokenError("expected '<=' for an iota device list");
   do {
-    int64_t device;
+    int64_t device = 0;
     if (!ParseInt64(&device)) return false;
     devices->push_back(device);
   } while (EatIfPresent(TokKind::kComma));
@@ -1031,7 +1031,7 @@ bool HloParserImpl::ParseSingleSharding(std::string* canonical, bool lbrace_eate
       case TokKind::kw_shard_like: {
         std::string keyword = kind() == TokKind::kw_shard_as ? "shard_as" : "shard_like";
         Lex();
-        int64_t id;
+        int64_t id = 0;
         if (!ParseInt64(&id)) return false;
         shard_group = absl::StrCat(keyword, " ", id);
         break;
@@ -1147,7 +1147,7 @@ bool HloParserImpl::ParseMesh(std::vector<std::pair<std::string, int64_t>>* axes
   if (!ParseToken(TokKind::kLsquare, absl::StrCat("expected '[' after ", kind_name))) return false;
   if (kind_name == "maximal_mesh") {
     std::string attr;
-    int64_t device;
+    int64_t device = 0;
     if (!ParseAttributeName(&attr) || attr != "device_id") {
       return TokenError("expected device_id= attribute in maximal_mesh");
     }
@@ -1159,7 +1159,7 @@ bool HloParserImpl::ParseMesh(std::vector<std::pair<std::string, int64_t>>* axes
   }
   auto parse_device_ids = [&]() {
     return ParseList(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, [&] {
-      int64_t id;
+      int64_t id = 0;
       if (!ParseInt64(&id)) return false;
       device_ids->push_back(id);
       return true;
@@ -1173,7 +1173,7 @@ bool HloParserImpl::ParseMesh(std::vector<std::pair<std::string, int64_t>>* axes
         continue;
       }
       std::string name;
-      int64_t size;
+      int64_t size = 0;
       if (!ParseString(&name) || !ParseToken(TokKind::kEqual, "expected '=' after mesh axis name") ||
           !ParseInt64(&size)) {
         return false;
@@ -1224,7 +1224,7 @@ bool HloParserImpl::ParseAxisRefs(const std::vector<std::pair<std::string, int64
     std::string item = absl::StrCat("'", name, "'");
     if (EatIfPresent(TokKind::kColon)) {
       // Sub-axis: 'x':(pre)size.
-      int64_t pre, size;
+      int64_t pre = 0, size = 0;
       if (!ParseToken(TokKind::kLparen, "expected '(' for a sub-axis") || !ParseInt64(&pre) ||
           !ParseToken(TokKind::kRparen, "expected ')' after pre_size in sub axis") ||
           !ParseInt64(&size)) {
@@ -1268,7 +1268,7 @@ bool HloParserImpl::ParseNamedSharding(std::string* canonical) {
     if (kind() == TokKind::kAttributeName && lexer_.str_val() == "device_ids") {
       Lex();
       if (!ParseList(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, [&] {
-            int64_t id;
+            int64_t id = 0;
             if (!ParseInt64(&id)) return false;
             device_ids.push_back(id);
             return true;
