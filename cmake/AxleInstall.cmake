@@ -14,20 +14,58 @@
 #
 # External packages. The libraries are static, so every target in their link
 # interface must exist in the consumer's project, PRIVATE deps included (they
-# are exported as $<LINK_ONLY:dep>). AxleConfig.cmake finds each package
-# listed in the global property AXLE_PACKAGE_DEPENDENCIES, one
-# find_dependency() argument list per entry. A library that links a new
-# package adds it next to its find_package(), e.g.
-#   set_property(GLOBAL APPEND PROPERTY AXLE_PACKAGE_DEPENDENCIES
-#                "LLVM CONFIG HINTS ${LLVM_DIR}")
-# tests/install_test.sh fails (the consumer's configure names the missing
-# target) when one is forgotten.
+# are exported as $<LINK_ONLY:dep>). AxleConfig.cmake runs find_dependency()
+# for the package of each: axle_package_of() below maps link names to
+# packages (abseil, Threads, LLVM, oneDNN). A library linking a package the
+# table lacks gets a configure warning: add a row there. (The global property
+# AXLE_PACKAGE_DEPENDENCIES, one find_dependency() argument list per entry,
+# adds packages by hand.) tests/install_test.sh fails when one is missing: the
+# consumer's configure names the target it cannot find.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 get_property(AXLE_LIBRARIES GLOBAL PROPERTY AXLE_LIBRARIES)
-set_property(GLOBAL APPEND PROPERTY AXLE_PACKAGE_DEPENDENCIES "absl CONFIG" "Threads")
-get_property(axle_package_dependencies GLOBAL PROPERTY AXLE_PACKAGE_DEPENDENCIES)
+
+# The find_dependency() arguments that define the link item `item` ("" when
+# it needs none); `known` is set false for an item of an unknown package.
+function(axle_package_of item out_package out_known)
+  set(known TRUE)
+  set(package "")
+  if(item IN_LIST AXLE_LIBRARIES OR item MATCHES "^-")
+  elseif(item MATCHES "^absl::")
+    set(package "absl CONFIG")
+  elseif(item MATCHES "^Threads::")
+    set(package "Threads")
+  elseif(item MATCHES "^LLVM")
+    set(package "LLVM CONFIG HINTS ${LLVM_DIR}")
+  elseif(item MATCHES "^DNNL::")
+    set(package "dnnl CONFIG HINTS ${dnnl_DIR}")
+  elseif(item MATCHES "::")
+    set(known FALSE)
+  endif()
+  set(${out_package} "${package}" PARENT_SCOPE)
+  set(${out_known} ${known} PARENT_SCOPE)
+endfunction()
+
+set(axle_package_dependencies "")
+foreach(library IN LISTS AXLE_LIBRARIES)
+  get_target_property(direct ${library} LINK_LIBRARIES)
+  get_target_property(interface ${library} INTERFACE_LINK_LIBRARIES)
+  foreach(item IN LISTS direct interface)
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" item "${item}")
+    if(NOT item OR item MATCHES "-NOTFOUND$")
+      continue()
+    endif()
+    axle_package_of("${item}" package known)
+    if(NOT known)
+      message(WARNING "${library} links ${item}, of a package AxleConfig.cmake does not find "
+                      "for users: add it to axle_package_of() in cmake/AxleInstall.cmake")
+    endif()
+    list(APPEND axle_package_dependencies ${package})
+  endforeach()
+endforeach()
+get_property(axle_extra_dependencies GLOBAL PROPERTY AXLE_PACKAGE_DEPENDENCIES)
+list(APPEND axle_package_dependencies ${axle_extra_dependencies})
 list(REMOVE_DUPLICATES axle_package_dependencies)
 
 # The umbrella target. The build's global link options (the sanitizers of

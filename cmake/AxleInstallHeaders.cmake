@@ -68,6 +68,8 @@ function(axle_install_headers)
     file(INSTALL "${AXLE_SOURCE_DIR}/compat/include/${header}"
          DESTINATION "${CMAKE_INSTALL_PREFIX}/include/${dir}")
   endforeach()
+  # file(INSTALL) lists what it installed here; install_manifest.txt is made from it.
+  set(CMAKE_INSTALL_MANIFEST_FILES "${CMAKE_INSTALL_MANIFEST_FILES}" PARENT_SCOPE)
 endfunction()
 
 axle_install_headers()
