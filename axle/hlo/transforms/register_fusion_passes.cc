@@ -1,8 +1,13 @@
 // Registers the fusion passes under their --passes names.
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/epilogue_fusion.h"
+#include "axle/hlo/transforms/instruction_fusion.h"
 
 namespace axle {
 
-void AddFusionPasses(PassFactoryMap* registry) {}
+void AddFusionPasses(PassFactoryMap* registry) {
+  (*registry)["fusion"] = [] { return std::make_unique<CpuInstructionFusion>(); };
+  (*registry)["dot-epilogue-fusion"] = [] { return std::make_unique<DotEpilogueFusion>(); };
+}
 
 }  // namespace axle

@@ -1,0 +1,36 @@
+//===- epilogue_fusion.h - Bias and activation into dot / convolution ------===//
+//
+// A dot or convolution whose only user is an epilogue becomes a kOutput
+// fusion that the CPU backend compiles to one oneDNN call with post-ops:
+//
+//   d = dot(a, b)            fusion(a, b, bias), kind=kOutput, calls=
+//   y = add(d, broadcast(bias))   { dot, add(dot, broadcast(bias)),
+//   r = maximum(y, broadcast(0))    maximum(add, broadcast(0)) }
+//
+// The epilogue is, in this order, optionally a bias add (the other operand
+// a broadcast, or an array of the output's shape) and optionally an
+// activation: relu (maximum with a zero constant or a broadcast of one),
+// logistic, tanh, exponential or clamp with constant bounds. Each step fuses
+// only when the value so far has that one user. The bias broadcast and the
+// activation's constants are fused too.
+//
+// Run it before `fusion`, which would otherwise take the add into a kLoop
+// fusion.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
+#define AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
+
+#include "axle/hlo/pass/hlo_pass_interface.h"
+
+namespace axle {
+
+class DotEpilogueFusion : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "dot-epilogue-fusion"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_

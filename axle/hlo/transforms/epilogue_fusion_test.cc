@@ -1,0 +1,125 @@
+#include "axle/hlo/transforms/epilogue_fusion.h"
+
+#include "axle/hlo/transforms/fusion_test_util.h"
+#include "axle/hlo/transforms/instruction_fusion.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using fusion_test::EntryInstructions;
+using fusion_test::FusedOpcodes;
+using fusion_test::RunAndCompare;
+
+TEST(DotEpilogueFusion, DotBiasReluIsOneOutputFusion) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  bias = f32[16] parameter(2)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,16] broadcast(bias), dimensions={1}
+  y = f32[4,16] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,16] broadcast(z), dimensions={}
+  ROOT r = f32[4,16] maximum(y, zb)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 3);  // x, w, bias
+  EXPECT_EQ(FusedOpcodes(*fusion), "constant,broadcast,broadcast,dot,add,maximum");
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);
+}
+
+TEST(DotEpilogueFusion, ConvolutionWithTanhAndNoBias) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,6,6,2] parameter(0)
+  k = f32[3,3,2,4] parameter(1)
+  c = f32[1,4,4,4] convolution(in, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  ROOT t = f32[1,4,4,4] tanh(c)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(FusedOpcodes(*fusion), "convolution,tanh");
+}
+
+TEST(DotEpilogueFusion, ResidualAddOfSameShapeFuses) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT y = f32[4,4] add(x, d)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_EQ(FusedOpcodes(*fusion), "dot,add");
+  EXPECT_EQ(fusion->operand_count(), 2);
+}
+
+TEST(DotEpilogueFusion, DotWithSeveralUsersOrNoEpilogueStaysPlain) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  n = f32[4,4] negate(d)
+  t = f32[4,4] tanh(d)
+  d2 = f32[4,4] dot(n, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[4,4] subtract(d2, x)
+}
+)", pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 2u);
+}
+
+TEST(DotEpilogueFusion, ThenLoopFusionLeavesTheOutputFusionAlone) {
+  // maximum with a non-zero constant is not relu: it stays for loop fusion,
+  // which must not swallow the kOutput fusion.
+  auto text = R"(
+HloModule m
+ENTRY e {
+  x = f32[2,8] parameter(0)
+  w = f32[8,3] parameter(1)
+  b = f32[3] parameter(2)
+  d = f32[2,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[2,3] broadcast(b), dimensions={1}
+  y = f32[2,3] add(bb, d)
+  h = f32[] constant(0.25)
+  hb = f32[2,3] broadcast(h), dimensions={}
+  ROOT r = f32[2,3] maximum(y, hb)
+}
+)";
+  DotEpilogueFusion epilogue;
+  auto module = RunAndCompare(text, epilogue);
+  ASSERT_NE(module, nullptr);
+  CpuInstructionFusion loop;
+  ASSERT_TRUE(loop.Run(module.get()).ok());
+  ASSERT_TRUE(VerifyHloModule(*module).ok());
+  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 2u) << module->ToString();
+  EXPECT_EQ(cast<HloFusionInstruction>(fusions[0])->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(FusedOpcodes(*fusions[0]), "broadcast,dot,add");
+  EXPECT_EQ(cast<HloFusionInstruction>(fusions[1])->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(FusedOpcodes(*fusions[1]), "constant,broadcast,maximum");
+}
+
+}  // namespace
+}  // namespace axle

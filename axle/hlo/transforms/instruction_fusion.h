@@ -1,0 +1,49 @@
+//===- instruction_fusion.h - Loop and reduction fusion for the CPU --------===//
+//
+// Greedy producer-into-consumer fusion, as XLA's InstructionFusion: the
+// instructions of each control-flow computation (entry, while, conditional,
+// call bodies; not reducers or comparators) are visited consumers first
+// (reverse post order), and each consumer absorbs the operands it can, then
+// their operands, and so on.
+//
+// What fuses:
+//  - producers: elementwise ops (no rng, no side effects), broadcast,
+//    reshape, bitcast, transpose, reverse, slice, dynamic-slice,
+//    concatenate, pad, iota, copy, small constants (<= 64 elements), and
+//    kLoop fusions;
+//  - consumers: the same ops (the result is a kLoop fusion) and reduce (a
+//    kInput fusion whose root is the reduce: producers fused into its
+//    operands). Existing kLoop / kInput fusions keep growing the same way.
+//  - A producer read by several instructions is duplicated into the consumer
+//    only when it is cheap (no exp, log, tanh, divide, power, ... inside) and
+//    every one of its users can host a fusion; otherwise it stays a separate
+//    value. Nothing with control dependencies fuses.
+//
+// Never fused: parameters, side-effecting ops, custom calls, rng, dot and
+// convolution (see epilogue_fusion.h), while / conditional / call, sort,
+// gather / scatter, reduce-window, tuples.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_TRANSFORMS_INSTRUCTION_FUSION_H_
+#define AXLE_HLO_TRANSFORMS_INSTRUCTION_FUSION_H_
+
+#include <cstdint>
+
+#include "axle/hlo/pass/hlo_pass_interface.h"
+
+namespace axle {
+
+class CpuInstructionFusion : public HloPassInterface {
+ public:
+  // A fused computation stops growing at this many instructions.
+  static constexpr int64_t kMaxFusedInstructions = 200;
+  // Larger constants stay outside fusions (a read-only buffer each).
+  static constexpr int64_t kMaxFusedConstantElements = 64;
+
+  absl::string_view name() const override { return "fusion"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_TRANSFORMS_INSTRUCTION_FUSION_H_

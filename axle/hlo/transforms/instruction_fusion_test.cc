@@ -1,0 +1,287 @@
+#include "axle/hlo/transforms/instruction_fusion.h"
+
+#include "axle/hlo/transforms/fusion_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using fusion_test::EntryInstructions;
+using fusion_test::FusedOpcodes;
+using fusion_test::RunAndCompare;
+
+const HloFusionInstruction* RootFusion(const HloModule& module) {
+  return dyn_cast<HloFusionInstruction>(module.entry_computation()->root_instruction());
+}
+
+TEST(CpuInstructionFusion, ElementwiseWithBroadcastAndConstantIsOneLoopFusion) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[4,8] parameter(0)
+  p1 = f32[8] parameter(1)
+  c = f32[] constant(2)
+  bc = f32[4,8] broadcast(c), dimensions={}
+  b1 = f32[4,8] broadcast(p1), dimensions={1}
+  m = f32[4,8] multiply(p0, bc)
+  ROOT a = f32[4,8] add(m, b1)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 3);  // p0, p1, fusion
+  EXPECT_EQ(fusion->operand_count(), 2);
+  EXPECT_EQ(fusion->fused_instructions_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(fusion->fused_instructions_computation()->instruction_count(), 7);
+  // A second run finds nothing more.
+  EXPECT_FALSE(*pass.Run(module.get()));
+}
+
+TEST(CpuInstructionFusion, DataMovementOpsFuse) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[4,6] parameter(0)
+  p1 = f32[6,2] parameter(1)
+  t = f32[6,4] transpose(p0), dimensions={1,0}
+  r = f32[6,2,2] reshape(t)
+  s = f32[6,2,1] slice(r), slice={[0:6], [0:2], [1:2]}
+  s_2 = f32[6,2] reshape(s)
+  cat = f32[6,4] concatenate(s_2, p1), dimensions={1}
+  z = f32[] constant(0)
+  pd = f32[8,5] pad(cat, z), padding=1_1x0_1
+  io = s32[8,5] iota(), iota_dimension=0
+  cv = f32[8,5] convert(io)
+  rv = f32[8,5] reverse(pd), dimensions={1}
+  ROOT a = f32[8,5] add(rv, cv)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kLoop);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 3);
+  EXPECT_EQ(FusedOpcodes(*fusion),
+            "iota,convert,constant,transpose,reshape,slice,reshape,concatenate,pad,reverse,add");
+}
+
+TEST(CpuInstructionFusion, SelectClampCompareDynamicSliceFuse) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  i = s32[] parameter(2)
+  lo = f32[] constant(-0.5)
+  hi = f32[] constant(0.5)
+  cl = f32[8] clamp(lo, p0, hi)
+  cmp = pred[8] compare(p0, p1), direction=LT
+  sel = f32[8] select(cmp, cl, p1)
+  ROOT ds = f32[3] dynamic-slice(sel, i), dynamic_slice_sizes={3}
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);
+  EXPECT_EQ(fusion->fused_instructions_computation()->root_instruction()->opcode(),
+            HloOpcode::kDynamicSlice);
+}
+
+TEST(CpuInstructionFusion, ProducersFuseIntoReduceAsInputFusion) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p0 = f32[16,32] parameter(0)
+  p1 = f32[32] parameter(1)
+  b = f32[16,32] broadcast(p1), dimensions={1}
+  m = f32[16,32] multiply(p0, b)
+  x = f32[16,32] exponential(m)
+  z = f32[] constant(0)
+  r = f32[16] reduce(x, z), dimensions={1}, to_apply=add
+  ROOT n = f32[16] negate(r)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 1u) << module->ToString();
+  // The reduce (with everything before it) is a kInput fusion; the negate
+  // after it stays alone (a reduce is never a fused producer).
+  auto* reduction = cast<HloFusionInstruction>(fusions[0]);
+  EXPECT_EQ(reduction->fusion_kind(), FusionKind::kInput);
+  EXPECT_EQ(FusedOpcodes(*reduction), "constant,broadcast,multiply,exponential,reduce");
+  EXPECT_EQ(module->entry_computation()->root_instruction()->opcode(), HloOpcode::kNegate);
+  // The reducer is not touched.
+  EXPECT_EQ(module->GetComputationWithName("add")->instruction_count(), 3);
+}
+
+TEST(CpuInstructionFusion, ExpensiveProducerWithTwoUsersIsNotDuplicated) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  x = f32[8] exponential(p)
+  a = f32[8] add(x, p)
+  b = f32[8] multiply(x, p)
+  ROOT t = (f32[8], f32[8]) tuple(a, b)
+}
+)", pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
+}
+
+TEST(CpuInstructionFusion, CheapProducerWithFusibleUsersIsDuplicated) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8] parameter(1)
+  n = f32[8] negate(p)
+  a = f32[8] add(n, q)
+  b = f32[8] multiply(n, q)
+  ROOT t = (f32[8], f32[8]) tuple(a, b)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(EntryInstructions(*module, HloOpcode::kNegate).empty()) << module->ToString();
+  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 2u);
+  for (HloInstruction* fusion : fusions) {
+    EXPECT_EQ(fusion->operand_count(), 2);
+    EXPECT_NE(FusedOpcodes(*fusion).find("negate"), std::string::npos);
+  }
+}
+
+TEST(CpuInstructionFusion, CheapProducerReadByADotStaysOutside) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p = f32[4,4] parameter(0)
+  n = f32[4,4] negate(p)
+  d = f32[4,4] dot(n, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT a = f32[4,4] add(n, d)
+}
+)", pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kNegate).size(), 1u);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 1u);
+}
+
+TEST(CpuInstructionFusion, NeverFusesOpaqueOrSideEffectingOps) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[4] rng(lo, hi), distribution=rng_uniform
+  s = f32[4] sort(p), dimensions={0}, to_apply=lt
+  ROOT t = (f32[4], f32[4]) tuple(r, s)
+}
+)", pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+}
+
+TEST(CpuInstructionFusion, LargeConstantsStayOutside) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p = f32[2,40] parameter(0)
+  c = f32[2,40] constant({...})
+  n = f32[2,40] negate(c)
+  ROOT a = f32[2,40] add(p, n)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kConstant).size(), 1u);
+  EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "negate,add");
+}
+
+TEST(CpuInstructionFusion, ExistingLoopFusionMergesIntoItsConsumer) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+inner {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  ROOT s = f32[8] subtract(a, b)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8] parameter(1)
+  f = f32[8] fusion(p, q), kind=kLoop, calls=inner
+  ROOT m = f32[8] multiply(f, p)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr);
+  EXPECT_EQ(FusedOpcodes(*fusion), "subtract,multiply");
+  EXPECT_EQ(fusion->operand_count(), 2);
+  // The merged fusion's old body is gone.
+  EXPECT_EQ(module->GetComputationWithName("inner"), nullptr);
+  EXPECT_EQ(module->computation_count(), 2);
+}
+
+TEST(CpuInstructionFusion, FusesInsideWhileBodies) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  hb = f32[4] broadcast(h), dimensions={}
+  m = f32[4] multiply(x, hb)
+  a = f32[4] add(m, x)
+  ROOT t = (s32[], f32[4]) tuple(i2, a)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(z, p)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  const HloComputation* body = module->GetComputationWithName("body");
+  ASSERT_NE(body, nullptr);
+  int fusions = 0;
+  for (const HloInstruction* instruction : body->instructions()) {
+    if (instruction->opcode() == HloOpcode::kFusion) ++fusions;
+  }
+  EXPECT_EQ(fusions, 2);  // the counter add (with its constant) and the vector math
+}
+
+}  // namespace
+}  // namespace axle
