@@ -2,7 +2,9 @@
 //
 // Removes instructions whose values are never used (not the root, no users,
 // no side effects: side-effecting custom calls, rng, send/recv, infeed/
-// outfeed stay), then computations no longer called from the entry.
+// outfeed, channel collectives, and loops/calls whose computations contain
+// any of those stay; see side_effects.h), then computations no longer called
+// from the entry.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_DCE_H_

@@ -91,5 +91,55 @@ ENTRY e {
   EXPECT_FALSE(HasInstruction(*module, "z"));
 }
 
+TEST(HloDCE, KeepsDeadLoopsAndCallsWhoseComputationsHaveSideEffects) {
+  auto module = Parse(R"(
+HloModule m
+
+cond {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[2] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  tok = token[] after-all()
+  out = token[] outfeed(x, tok)
+  ROOT t = (s32[], f32[2]) tuple(next, x)
+}
+
+pure_body {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[2] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[2]) tuple(next, x)
+}
+
+ENTRY e {
+  p = f32[2] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[2]) tuple(zero, p)
+  effect_loop = (s32[], f32[2]) while(init), condition=cond, body=body
+  pure_loop = (s32[], f32[2]) while(init), condition=cond, body=pure_body
+  ROOT r = f32[2] negate(p)
+}
+)");
+  HloDCE dce;
+  auto changed = dce.Run(module.get());
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(HasInstruction(*module, "effect_loop"));
+  EXPECT_TRUE(HasInstruction(*module, "out"));
+  EXPECT_FALSE(HasInstruction(*module, "pure_loop"));
+  EXPECT_EQ(module->GetComputationWithName("pure_body"), nullptr);
+}
+
 }  // namespace
 }  // namespace axle

@@ -1,0 +1,136 @@
+//===- while_loop_simplifier_test.cc - Tests of the while-loop passes ------===//
+#include "axle/hlo/transforms/while_loop_simplifier.h"
+
+#include "absl/strings/str_replace.h"
+#include "axle/hlo/transforms/cleanup_test_util.h"
+#include "axle/hlo/transforms/while_loop_invariant_code_motion.h"
+
+namespace axle {
+namespace {
+
+using cleanup_test::CountOpcode;
+using cleanup_test::RunAndCompare;
+
+// A loop `for (i = INIT; i < 3; ++i) x = x * y` over state (i, x, y).
+constexpr absl::string_view kCountedLoop = R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  y = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ey = f32[4] exponential(y)
+  ny = f32[4] negate(ey)
+  mul = f32[4] multiply(x, ny)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, mul, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  init_i = s32[] constant(INIT)
+  init = (s32[], f32[4], f32[4]) tuple(init_i, p, q)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)";
+
+std::string Loop(absl::string_view init) {
+  return absl::StrReplaceAll(kCountedLoop, {{"INIT", init}});
+}
+
+TEST(WhileLoopSimplifier, CountsTrips) {
+  for (auto [init, trips] : {std::pair{"0", 3}, {"2", 1}, {"3", 0}, {"7", 0}}) {
+    auto module = cleanup_test::Parse(Loop(init));
+    ASSERT_NE(module, nullptr);
+    const HloInstruction* loop = module->entry_computation()->root_instruction()->operand(0);
+    EXPECT_EQ(CountWhileTrips(*loop, 10), trips) << init;
+  }
+}
+
+TEST(WhileLoopSimplifier, RemovesLoopThatNeverRuns) {
+  WhileLoopSimplifier pass;
+  auto module = RunAndCompare(pass, Loop("3"));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kWhile), 0);
+  EXPECT_EQ(module->computation_count(), 1);
+}
+
+TEST(WhileLoopSimplifier, InlinesLoopThatRunsOnce) {
+  WhileLoopSimplifier pass;
+  auto module = RunAndCompare(pass, Loop("2"));
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kWhile), 0);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kMultiply), 1);
+}
+
+TEST(WhileLoopSimplifier, KeepsLoopsThatRunMoreOrUnknown) {
+  WhileLoopSimplifier pass;
+  auto module = RunAndCompare(pass, Loop("0"), /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kWhile), 1);
+}
+
+TEST(WhileLoopInvariantCodeMotion, HoistsValuesOfUnchangedElements) {
+  WhileLoopInvariantCodeMotion pass;
+  auto module = RunAndCompare(pass, Loop("0"));
+  ASSERT_NE(module, nullptr);
+  // exp(y) and -exp(y) now run once, before the loop.
+  const HloComputation* entry = module->entry_computation();
+  int64_t in_entry = 0;
+  for (const HloInstruction* instruction : entry->instructions()) {
+    if (instruction->opcode() == HloOpcode::kExp || instruction->opcode() == HloOpcode::kNegate) {
+      ++in_entry;
+    }
+  }
+  EXPECT_EQ(in_entry, 2);
+  const HloComputation* body = module->GetComputationWithName("body");
+  ASSERT_NE(body, nullptr);
+  for (const HloInstruction* instruction : body->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kExp);
+  }
+  EXPECT_EQ(body->root_instruction()->operand_count(), 4);
+  // Nothing left to hoist.
+  EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
+}
+
+TEST(WhileLoopInvariantCodeMotion, KeepsSideEffectsAndValuesOfChangingElements) {
+  WhileLoopInvariantCodeMotion pass;
+  auto module = cleanup_test::Parse(R"(
+HloModule m
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  log = f32[4] custom-call(x), custom_call_target="Log", custom_call_has_side_effect=true
+  ex = f32[4] exponential(x)
+  ROOT t = (s32[], f32[4]) tuple(next, ex)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, p)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
+}
+
+}  // namespace
+}  // namespace axle
