@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary prefix, then what a user does with it:
-# checks the installed layout, compiles every installed header (one file
-# including them all), and configures, builds and runs tests/install/ (a
-# project doing find_package(Axle) and linking Axle::axle).
+# checks the installed layout, runs the installed axle-run, compiles every
+# installed header (one file including them all), and configures, builds and
+# runs tests/install/ (a project doing find_package(Axle), linking Axle::axle).
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR CXX_COMPILER
 set -u
 build=$1
@@ -35,6 +35,10 @@ for f in bin/axle-opt bin/axle-run lib/libaxle_core.a lib/cmake/Axle/AxleConfig.
   include/tensorflow/compiler/xla/client/xla_builder.h; do
   [ -e "$prefix/$f" ] || fail "not installed: $f"
 done
+"$prefix/bin/axle-run" "$src/examples/mlp.hlo" --seed=1 --print_literals >"$tmp/tool.log" 2>&1 ||
+  fail "the installed axle-run on examples/mlp.hlo" "$tmp/tool.log"
+grep -q '^result: f32\[4,3\]' "$tmp/tool.log" ||
+  fail "the installed axle-run printed no result" "$tmp/tool.log"
 unwanted=$(cd "$prefix" && find . \( -name '*_test*' -o -name '*test_util*' -o -name '*.cc' \) -print)
 [ -z "$unwanted" ] || fail "installed test or source files: $unwanted"
 
