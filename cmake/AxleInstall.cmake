@@ -32,6 +32,7 @@ function(axle_package_of item out_package out_known)
   set(known TRUE)
   set(package "")
   if(item IN_LIST AXLE_LIBRARIES OR item MATCHES "^-")
+    # Axle's own library or a linker flag: nothing to find.
   elseif(item MATCHES "^absl::")
     set(package "absl CONFIG")
   elseif(item MATCHES "^Threads::")
