@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/call_inliner.h"
@@ -70,6 +71,123 @@ std::optional<int64_t> InitElement(const HloInstruction* init, int64_t index) {
   return element.GetIntegralAsS64(0);
 }
 
+HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64_t index) {
+  auto gte = std::make_unique<HloGetTupleElementInstruction>(
+      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
+      absl::Span<HloInstruction* const>{tuple});
+  gte->mutable_attrs()->tuple_index = index;
+  return computation->AddInstruction(std::move(gte));
+}
+
+HloInstruction* AddTuple(HloComputation* computation, const std::vector<HloInstruction*>& elements) {
+  std::vector<Shape> shapes;
+  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
+  return computation->AddInstruction(
+      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
+}
+
+// The users of `instruction` when all are get-tuple-elements, else nullopt.
+std::optional<std::vector<HloGetTupleElementInstruction*>> GteUsers(HloInstruction* instruction) {
+  std::vector<HloGetTupleElementInstruction*> gtes;
+  for (HloInstruction* user : instruction->users()) {
+    auto* gte = dyn_cast<HloGetTupleElementInstruction>(user);
+    if (gte == nullptr) return std::nullopt;
+    gtes.push_back(gte);
+  }
+  return gtes;
+}
+
+// Removes the elements of the loop state that nothing observes: not read by
+// the loop's users or its condition, and in the body only feeding their own
+// next value (or other such elements). Only for a loop whose body and
+// condition are its own, read the state through get-tuple-element only and
+// have no control dependencies; returns whether it removed any.
+absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* loop) {
+  HloComputation* parent = loop->parent();
+  HloComputation* body = loop->while_body();
+  HloComputation* condition = loop->while_condition();
+  HloInstruction* root = body->root_instruction();
+  if (!loop->shape().IsTuple() || loop->IsRoot() || root->opcode() != HloOpcode::kTuple ||
+      CountCallSites(*module, *body) != 1 || CountCallSites(*module, *condition) != 1 ||
+      body->num_parameters() != 1 || condition->num_parameters() != 1) {
+    return false;
+  }
+  for (const HloComputation* computation : {body, condition}) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (!instruction->control_predecessors().empty()) return false;
+    }
+  }
+  HloInstruction* state = body->parameter_instruction(0);
+  auto outside = GteUsers(loop);
+  auto in_body = GteUsers(state);
+  auto in_condition = GteUsers(condition->parameter_instruction(0));
+  if (!outside || !in_body || !in_condition || state->IsRoot() ||
+      condition->parameter_instruction(0)->IsRoot()) {
+    return false;
+  }
+  int64_t size = loop->shape().tuple_shapes_size();
+  std::vector<bool> live(size, false);
+  std::vector<HloInstruction*> worklist;
+  auto mark_element = [&](int64_t i) {
+    if (live[i]) return;
+    live[i] = true;
+    worklist.push_back(root->mutable_operand(i));
+  };
+  for (const auto* gte : *outside) mark_element(gte->tuple_index());
+  for (const auto* gte : *in_condition) mark_element(gte->tuple_index());
+  for (HloInstruction* instruction : body->instructions()) {
+    if (HasSideEffectDeep(*instruction)) worklist.push_back(instruction);
+  }
+  // Everything the live values and the side effects read is live.
+  absl::flat_hash_set<const HloInstruction*> visited;
+  while (!worklist.empty()) {
+    HloInstruction* instruction = worklist.back();
+    worklist.pop_back();
+    if (!visited.insert(instruction).second) continue;
+    if (auto* gte = dyn_cast<HloGetTupleElementInstruction>(instruction);
+        gte != nullptr && gte->operand(0) == state) {
+      mark_element(gte->tuple_index());
+    }
+    for (HloInstruction* operand : instruction->operands()) worklist.push_back(operand);
+  }
+  std::vector<int64_t> new_index(size, -1);
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < size; ++i) {
+    if (!live[i]) continue;
+    new_index[i] = static_cast<int64_t>(kept.size());
+    kept.push_back(i);
+  }
+  if (kept.empty() || static_cast<int64_t>(kept.size()) == size) return false;
+
+  // The body: a root of the live elements; the dead ones' chains go.
+  std::vector<HloInstruction*> root_elements;
+  for (int64_t i : kept) root_elements.push_back(root->mutable_operand(i));
+  body->set_root_instruction(AddTuple(body, root_elements));
+  AXLE_RETURN_IF_ERROR(RemoveDeadInstructions(body).status());
+  const Shape& new_shape = body->root_instruction()->shape();
+  for (HloComputation* computation : {body, condition}) {
+    HloInstruction* parameter = computation->parameter_instruction(0);
+    for (HloInstruction* user : parameter->users()) {
+      auto* gte = cast<HloGetTupleElementInstruction>(user);
+      gte->mutable_attrs()->tuple_index = new_index[gte->tuple_index()];
+    }
+    *parameter->mutable_shape() = new_shape;
+  }
+  // The loop: a narrower init and state; its users read the new positions.
+  std::vector<HloInstruction*> init_elements;
+  for (int64_t i : kept) init_elements.push_back(AddGte(parent, loop->mutable_operand(0), i));
+  HloInstruction* new_init = AddTuple(parent, init_elements);
+  std::unique_ptr<HloInstruction> copy = loop->CloneWithNewOperands(new_shape, {new_init});
+  copy->SetName(module->GetUniqueName(loop->name()));
+  HloInstruction* new_loop = parent->AddInstruction(std::move(copy));
+  for (HloGetTupleElementInstruction* gte : *outside) {
+    AXLE_RETURN_IF_ERROR(gte->ReplaceOperandWith(0, new_loop));
+    gte->mutable_attrs()->tuple_index = new_index[gte->tuple_index()];
+  }
+  AXLE_RETURN_IF_ERROR(parent->RemoveInstruction(loop));
+  return true;
+}
+
 }  // namespace
 
 std::optional<int64_t> CountWhileTrips(const HloInstruction& loop, int64_t limit) {
@@ -122,12 +240,20 @@ absl::StatusOr<bool> WhileLoopSimplifier::Run(HloModule* module) {
     bool computation_changed = false;
     for (HloInstruction* loop : computation->MakeInstructionPostOrder()) {
       if (loop->opcode() != HloOpcode::kWhile || !loop->control_predecessors().empty() ||
-          !loop->control_successors().empty() ||
-          ComputationHasSideEffect(*loop->while_condition())) {
+          !loop->control_successors().empty()) {
+        continue;
+      }
+      if (ComputationHasSideEffect(*loop->while_condition())) {
+        AXLE_ASSIGN_OR_RETURN(bool narrowed, RemoveDeadStateElements(module, loop));
+        computation_changed |= narrowed;
         continue;
       }
       std::optional<int64_t> trips = CountWhileTrips(*loop, 2);
-      if (!trips.has_value() || *trips > 1) continue;
+      if (!trips.has_value() || *trips > 1) {
+        AXLE_ASSIGN_OR_RETURN(bool narrowed, RemoveDeadStateElements(module, loop));
+        computation_changed |= narrowed;
+        continue;
+      }
       HloInstruction* replacement = loop->mutable_operand(0);
       if (*trips == 1) {
         if (!CanInlineComputation(*module, *loop->while_body())) continue;

@@ -7,7 +7,11 @@
 // the loop state (an integer) with a constant, the body's root is a tuple
 // that adds a constant to that element, and the init value of that element
 // is a constant. Loops whose condition has side effects are kept (it runs
-// once more than the body).
+// once more than the body). Elements of the loop state that nothing observes
+// (not read after the loop or by the condition, and in the body only
+// feeding themselves or other such elements) are removed from the state when
+// the loop's body and condition are its own and read the state only through
+// get-tuple-element.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_WHILE_LOOP_SIMPLIFIER_H_

@@ -2,6 +2,7 @@
 #include "axle/hlo/transforms/while_loop_simplifier.h"
 
 #include "absl/strings/str_replace.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/cleanup_test_util.h"
 #include "axle/hlo/transforms/while_loop_invariant_code_motion.h"
 
@@ -76,6 +77,86 @@ TEST(WhileLoopSimplifier, KeepsLoopsThatRunMoreOrUnknown) {
   auto module = RunAndCompare(pass, Loop("0"), /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(CountOpcode(*module, HloOpcode::kWhile), 1);
+}
+
+TEST(WhileLoopSimplifier, RemovesStateElementsNothingObserves) {
+  WhileLoopSimplifier pass;
+  // Element 2 (d) only feeds itself; element 3 (k) feeds only d. Element 1
+  // is read after the loop, element 0 by the condition; element 4 feeds a
+  // side-effecting custom call in the body, so it stays too.
+  auto module = cleanup_test::Parse(R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(i, ten), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  d = f32[4] get-tuple-element(s), index=2
+  k = f32[4] get-tuple-element(s), index=3
+  e = f32[4] get-tuple-element(s), index=4
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  nx = f32[4] add(x, x)
+  nd = f32[4] multiply(d, k)
+  log = f32[4] custom-call(e), custom_call_target="Log", custom_call_has_side_effect=true
+  ROOT t = (s32[], f32[4], f32[4], f32[4], f32[4]) tuple(next, nx, nd, k, e)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4], f32[4], f32[4]) tuple(zero, p, p, p, p)
+  w = (s32[], f32[4], f32[4], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(cleanup_test::RunPass(pass, module.get()));
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kWhile);
+  EXPECT_EQ(root->operand(0)->shape().tuple_shapes_size(), 3);
+  EXPECT_EQ(cast<HloGetTupleElementInstruction>(root)->tuple_index(), 1);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kMultiply), 0);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kCustomCall), 1);
+  EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
+}
+
+TEST(WhileLoopSimplifier, NarrowedLoopComputesTheSameValues) {
+  WhileLoopSimplifier pass;
+  auto module = RunAndCompare(pass, R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(i, ten), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  d = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  nx = f32[4] multiply(x, x)
+  nd = f32[4] exponential(d)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, nx, nd)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] constant({1, 0.5, 1.0001, 0.9})
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, c, p)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kExp), 0);
 }
 
 TEST(WhileLoopInvariantCodeMotion, HoistsValuesOfUnchangedElements) {
