@@ -159,12 +159,22 @@ bool HloParserImpl::ParseModuleHeader(HloModuleConfig* config, std::string* name
       size_t offset = lexer_.token_start();
       ShapeIndex output, param_index;
       int64_t param;
-      if (!ParseShapeIndex(&output) || !ParseToken(TokKind::kColon, format) ||
-          !ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
+      if (!ParseShapeIndex(&output) || !ParseToken(TokKind::kColon, format)) return false;
+      auto alias_kind = HloInputOutputAliasConfig::AliasKind::kMayAlias;
+      if (kind() == TokKind::kInt) {
+        // The short form of XLA's aliasing guide, `{ {}: 0 }`: the whole
+        // parameter, may-alias.
+        if (!ParseInt64(&param)) return false;
+        absl::Status status =
+            config->input_output_alias.SetUpAlias(output, param, param_index, alias_kind);
+        if (!status.ok()) return Error(offset, status.message());
+        if (!EatIfPresent(TokKind::kComma)) break;
+        continue;
+      }
+      if (!ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
           !ParseToken(TokKind::kComma, format) || !ParseShapeIndex(&param_index)) {
         return false;
       }
-      auto alias_kind = HloInputOutputAliasConfig::AliasKind::kMayAlias;
       if (EatIfPresent(TokKind::kComma)) {
         if (kind() == TokKind::kIdent && lexer_.str_val() == "must-alias") {
           alias_kind = HloInputOutputAliasConfig::AliasKind::kMustAlias;

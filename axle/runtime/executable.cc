@@ -1,0 +1,304 @@
+#include "axle/runtime/executable.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/hlo/analysis/hlo_verifier.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/runtime/custom_call_registry.h"
+#include "axle/runtime/host_ffi.h"
+
+namespace axle {
+namespace {
+
+std::string IndexString(const ShapeIndex& index) {
+  return absl::StrCat("{", absl::StrJoin(index, ","), "}");
+}
+
+Shape WithDefaultLayout(Shape shape) {
+  ShapeUtil::SetToDefaultLayoutIfMissing(&shape);
+  return shape;
+}
+
+// Array shapes equal in type and dimensions, and in layout where both have
+// one.
+bool SameArrayShape(const Shape& a, const Shape& b) {
+  if (!a.IsArray() || !b.IsArray() || !ShapeUtil::Compatible(a, b)) return false;
+  if (a.has_layout() && b.has_layout()) {
+    return a.layout().minor_to_major() == b.layout().minor_to_major();
+  }
+  return true;
+}
+
+absl::Status CheckAliasing(const HloModule& module) {
+  const HloComputation& entry = *module.entry_computation();
+  const Shape& result = entry.root_instruction()->shape();
+  auto parameter_subshape = [&](int64_t number, const ShapeIndex& index,
+                                absl::string_view what) -> absl::StatusOr<const Shape*> {
+    if (number < 0 || number >= entry.num_parameters()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " names parameter ", number, ", but the entry computation has ",
+          entry.num_parameters(), " parameter(s)"));
+    }
+    const Shape& shape = entry.parameter_instruction(number)->shape();
+    if (!ShapeUtil::IndexIsValid(shape, index)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": index ", IndexString(index),
+                                                     " does not exist in parameter ", number,
+                                                     " of shape ", shape.ToString(false)));
+    }
+    return &ShapeUtil::GetSubshape(shape, index);
+  };
+
+  std::vector<std::pair<int64_t, ShapeIndex>> aliased_parameters;
+  for (const HloInputOutputAliasConfig::Alias& alias : module.input_output_alias_config().aliases()) {
+    std::string what = absl::StrCat("input_output_alias ", IndexString(alias.output_index), ": (",
+                                    alias.parameter_number, ", ",
+                                    IndexString(alias.parameter_index), ")");
+    if (!ShapeUtil::IndexIsValid(result, alias.output_index)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": output index ",
+                                                     IndexString(alias.output_index),
+                                                     " does not exist in the result ",
+                                                     result.ToString(false)));
+    }
+    AXLE_ASSIGN_OR_RETURN(const Shape* parameter,
+                          parameter_subshape(alias.parameter_number, alias.parameter_index, what));
+    const Shape& output = ShapeUtil::GetSubshape(result, alias.output_index);
+    if (!SameArrayShape(*parameter, output)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": the output ", output.ToString(true), " and the parameter ",
+          parameter->ToString(true), " must be arrays of the same type, size and layout"));
+    }
+    std::pair<int64_t, ShapeIndex> key(alias.parameter_number, alias.parameter_index);
+    for (const auto& seen : aliased_parameters) {
+      if (seen == key) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": parameter ", alias.parameter_number, " at ",
+            IndexString(alias.parameter_index), " is aliased to more than one output"));
+      }
+    }
+    aliased_parameters.push_back(key);
+  }
+  for (const HloBufferDonorConfig::Donor& donor : module.buffer_donor_config().donors()) {
+    std::string what = absl::StrCat("buffer_donor (", donor.parameter_number, ", ",
+                                    IndexString(donor.parameter_index), ")");
+    AXLE_ASSIGN_OR_RETURN(const Shape* parameter,
+                          parameter_subshape(donor.parameter_number, donor.parameter_index, what));
+    (void)parameter;
+    if (module.input_output_alias_config().ParameterHasAlias(donor.parameter_number,
+                                                              donor.parameter_index)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": the parameter is also in input_output_alias"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
+                             const se::Platform& platform) {
+  const std::string& target = custom_call.custom_call_target();
+  const std::string& cc_platform = platform.custom_call_platform();
+  auto context = [&] {
+    return absl::StrCat(" (instruction %", custom_call.name(), ", compiling for platform '",
+                        platform.Name(), "')");
+  };
+  if (custom_call.api_version() == API_VERSION_TYPED_FFI) {
+    if (FfiHandlerRegistry::Global()->Find(target, cc_platform).ok()) {
+      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(custom_call.opaque());
+      if (!attributes.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("custom-call target '", target,
+                                                       "': bad backend_config: ",
+                                                       attributes.status().message(), context()));
+      }
+      return absl::OkStatus();
+    }
+  } else {
+    absl::StatusOr<void*> address =
+        CustomCallTargetRegistry::Global()->LookupOrError(target, cc_platform);
+    if (address.ok()) return absl::OkStatus();
+    if (address.status().code() == absl::StatusCode::kFailedPrecondition) {
+      return absl::Status(address.status().code(),
+                          absl::StrCat(address.status().message(), context()));
+    }
+  }
+  std::vector<std::string> platforms = CustomCallTargetRegistry::Global()->PlatformsOf(target);
+  if (std::find(platforms.begin(), platforms.end(), kCudaPlatformName) != platforms.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "custom-call target '", target, "' is registered only for platform \"",
+        absl::StrJoin(platforms, "\", \""),
+        "\" (the GPU calling convention: stream, buffers, opaque); platform '", platform.Name(),
+        "' runs \"", cc_platform, "\" targets and has no CUDA device", context()));
+  }
+  std::string elsewhere =
+      platforms.empty() ? ""
+                        : absl::StrCat("; it is registered for \"",
+                                       absl::StrJoin(platforms, "\", \""), "\"");
+  if (custom_call.api_version() == API_VERSION_TYPED_FFI &&
+      CustomCallTargetRegistry::Global()->Lookup(target, cc_platform) != nullptr) {
+    elsewhere = "; a non-FFI function is registered under that name: check api_version";
+  }
+  return absl::NotFoundError(absl::StrCat("custom-call target '", target,
+                                          "' is not registered for platform \"", cc_platform,
+                                          "\"", elsewhere, context()));
+}
+
+}  // namespace
+
+absl::Status CheckModuleForPlatform(const HloModule& module, const se::Platform& platform) {
+  if (module.entry_computation() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("module '", module.name(),
+                                                   "' has no entry computation"));
+  }
+  AXLE_RETURN_IF_ERROR(VerifyHloModule(module));
+  AXLE_RETURN_IF_ERROR(CheckAliasing(module));
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (const auto* custom_call = dyn_cast<HloCustomCallInstruction>(instruction)) {
+        AXLE_RETURN_IF_ERROR(CheckCustomCall(*custom_call, platform));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string ExecutableBuildOptions::ToString() const {
+  return absl::StrCat("device_ordinal=", device_ordinal_, " result_layout=",
+                      result_layout_ ? result_layout_->ToString(true) : "none",
+                      " num_replicas=", num_replicas_, " num_partitions=", num_partitions_);
+}
+
+Executable::Executable(std::shared_ptr<const HloModule> module, const se::Platform* platform)
+    : module_(std::move(module)), platform_(platform) {
+  const HloComputation& entry = *module_->entry_computation();
+  for (const HloInstruction* parameter : entry.parameter_instructions()) {
+    parameter_shapes_.push_back(WithDefaultLayout(parameter->shape()));
+  }
+  result_shape_ = WithDefaultLayout(entry.root_instruction()->shape());
+}
+
+Executable::~Executable() = default;
+
+absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
+    const ExecutableRunOptions& options, absl::Span<const ShapedBuffer* const> arguments) const {
+  std::vector<ExecutionInput> inputs;
+  inputs.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
+    }
+    inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
+  }
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Execute(options, std::move(inputs)));
+  return output.ConsumeResult();
+}
+
+absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& options,
+                                                    std::vector<ExecutionInput> arguments) const {
+  const HloComputation& entry = *module_->entry_computation();
+  if (arguments.size() != parameter_shapes_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("module '", module_->name(), "' takes ",
+                                                   parameter_shapes_.size(),
+                                                   " argument(s); got ", arguments.size()));
+  }
+  int device_ordinal = options.device_ordinal() < 0 ? 0 : options.device_ordinal();
+  if (device_ordinal != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device ordinal ", device_ordinal,
+                                                   " does not exist on platform '",
+                                                   platform_->Name(), "' (it has device 0)"));
+  }
+  // Views of the arguments: what the backend reads (copy-protected leaves
+  // are replaced by their copies below).
+  std::vector<ShapedBuffer> views;
+  views.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Shape& expected = parameter_shapes_[i];
+    const Shape& given = arguments[i].shape();
+    std::string what = absl::StrCat("argument ", i, " (parameter ",
+                                    entry.parameter_instruction(i)->name(), ")");
+    if (!ShapeUtil::Compatible(given, expected)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", given.ToString(false),
+                                                     "; expected ", expected.ToString(false)));
+    }
+    bool layouts_match = true;
+    ShapeUtil::ForEachLeafShape(expected, [&](const Shape& leaf, const ShapeIndex& index) {
+      if (leaf.IsArray() && !SameArrayShape(leaf, ShapeUtil::GetSubshape(given, index))) {
+        layouts_match = false;
+      }
+    });
+    if (!layouts_match) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has layout ", given.ToString(true),
+                                                     "; expected ", expected.ToString(true)));
+    }
+    views.push_back(arguments[i].ToShapedBuffer(device_ordinal));
+    AXLE_RETURN_IF_ERROR(views.back().CheckValid(what));
+  }
+
+  se::DeviceMemoryAllocator* allocator =
+      options.allocator() != nullptr ? options.allocator() : HostMemoryAllocator::Default();
+  ExecutionOutput output(ScopedShapedBuffer(result_shape_, allocator, device_ordinal));
+  ScopedShapedBuffer* result = output.MutableResult();
+  const HloInputOutputAliasConfig& aliases = module_->input_output_alias_config();
+  for (const auto& [index, unused] : result->buffers()) {
+    const Shape& subshape = ShapeUtil::GetSubshape(result_shape_, index);
+    int64_t size = DeviceBufferSize(subshape);
+    if (size == 0) continue;
+    const HloInputOutputAliasConfig::Alias* alias = aliases.GetAliasedParameter(index);
+    if (alias == nullptr) {
+      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(device_ordinal, size));
+      result->set_buffer(std::move(memory), index);
+      continue;
+    }
+    ExecutionInput& argument = arguments[alias->parameter_number];
+    MaybeOwningDeviceMemory* given = argument.MutableBuffer(alias->parameter_index);
+    bool donated = given->HasOwnership() &&
+                   argument.unowned_indices().count(alias->parameter_index) == 0;
+    if (donated) {
+      // The output lives in the donated buffer: same address, no copy.
+      result->set_buffer(*given->Release(), index);
+      output.AddAliasedIndex(index);
+      continue;
+    }
+    if (alias->kind == HloInputOutputAliasConfig::AliasKind::kMustAlias) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "output ", IndexString(index), " must alias argument ", alias->parameter_number,
+          " at ", IndexString(alias->parameter_index),
+          " (must-alias), but that argument buffer was not donated: pass it with ownership "
+          "(e.g. ExecutionInput::Donate)"));
+    }
+    // Copy protection: the program updates a copy; the caller's value stays.
+    AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory copy, allocator->Allocate(device_ordinal, size));
+    se::DeviceMemoryBase source = given->AsDeviceMemoryBase();
+    std::memcpy(copy.ptr()->opaque(), source.opaque(), size);
+    views[alias->parameter_number].set_buffer(copy.cref(), alias->parameter_index);
+    result->set_buffer(std::move(copy), index);
+  }
+  // The result's tuple index tables.
+  for (const auto& [index, buffer] : result->buffers()) {
+    const Shape& subshape = ShapeUtil::GetSubshape(result_shape_, index);
+    if (!subshape.IsTuple() || buffer.is_null()) continue;
+    auto* table = static_cast<void**>(const_cast<void*>(buffer.opaque()));
+    for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
+      ShapeIndex element = index;
+      element.push_back(i);
+      table[i] = const_cast<void*>(result->buffer(element).opaque());
+    }
+  }
+
+  std::vector<const ShapedBuffer*> view_pointers;
+  for (const ShapedBuffer& view : views) view_pointers.push_back(&view);
+  AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, view_pointers, *result));
+
+  // Donated buffers the result did not take go back to the caller to free.
+  for (ExecutionInput& argument : arguments) {
+    for (auto& [index, buffer] : *argument.MutableBuffers()) {
+      if (argument.unowned_indices().count(index)) continue;
+      if (std::optional<se::OwningDeviceMemory> owned = buffer.Release()) {
+        output.AddToBeReleased(std::move(*owned));
+      }
+    }
+  }
+  return output;
+}
+
+}  // namespace axle

@@ -1,0 +1,186 @@
+//===- executable.h - Compiled programs and the compilers that make them ---===//
+//
+// The backend-neutral half of running a program:
+//
+//   ExecutableBuildOptions / ExecutableRunOptions   XLA's option classes.
+//   Executable   a compiled module. Execute() checks the arguments, sets up
+//                the result buffers, applies input/output aliasing (donation
+//                and copy protection, see execution_input.h) and calls the
+//                backend's ExecuteOnBuffers. Executables are immutable once
+//                built: one may run from many threads at once.
+//   Compiler     turns an HloModule into an Executable for one platform.
+//
+// Compile-time checks shared by every backend (CheckModuleForPlatform):
+// the module verifies; input_output_alias and buffer_donor entries name
+// existing parameters and indices, alias outputs and parameters of the same
+// array shape, and no parameter buffer is aliased to two outputs; every
+// custom-call target is registered for the platform (a target registered
+// only for "CUDA" is an error saying so).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_RUNTIME_EXECUTABLE_H_
+#define AXLE_RUNTIME_EXECUTABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/core/shape.h"
+#include "axle/hlo/ir/hlo_module.h"
+#include "axle/runtime/device_memory.h"
+#include "axle/runtime/execution_input.h"
+#include "axle/runtime/platform.h"
+#include "axle/runtime/shaped_buffer.h"
+
+namespace axle {
+
+class ExecutableBuildOptions {
+ public:
+  ExecutableBuildOptions& set_device_ordinal(int device_ordinal) {
+    device_ordinal_ = device_ordinal;
+    return *this;
+  }
+  int device_ordinal() const { return device_ordinal_; }
+
+  // The layout the result should have (its shape must match the program's).
+  ExecutableBuildOptions& set_result_layout(const Shape& shape) {
+    result_layout_ = shape;
+    return *this;
+  }
+  const Shape* result_layout() const { return result_layout_ ? &*result_layout_ : nullptr; }
+
+  ExecutableBuildOptions& set_num_replicas(int n) {
+    num_replicas_ = n;
+    return *this;
+  }
+  int num_replicas() const { return num_replicas_; }
+  ExecutableBuildOptions& set_num_partitions(int n) {
+    num_partitions_ = n;
+    return *this;
+  }
+  int num_partitions() const { return num_partitions_; }
+
+  // Allocator for compile-time allocations (unused on host platforms).
+  ExecutableBuildOptions& set_device_allocator(se::DeviceMemoryAllocator* allocator) {
+    device_allocator_ = allocator;
+    return *this;
+  }
+  se::DeviceMemoryAllocator* device_allocator() const { return device_allocator_; }
+
+  // Skip Axle's HLO optimization passes (the module is compiled as given).
+  ExecutableBuildOptions& set_run_backend_only(bool value) {
+    run_backend_only_ = value;
+    return *this;
+  }
+  bool run_backend_only() const { return run_backend_only_; }
+
+  std::string ToString() const;
+
+ private:
+  int device_ordinal_ = -1;
+  std::optional<Shape> result_layout_;
+  int num_replicas_ = 1;
+  int num_partitions_ = 1;
+  se::DeviceMemoryAllocator* device_allocator_ = nullptr;
+  bool run_backend_only_ = false;
+};
+
+class ExecutableRunOptions {
+ public:
+  // Where result (and copy-protection) buffers come from; default: the
+  // platform's host allocator.
+  ExecutableRunOptions& set_allocator(se::DeviceMemoryAllocator* allocator) {
+    allocator_ = allocator;
+    return *this;
+  }
+  se::DeviceMemoryAllocator* allocator() const { return allocator_; }
+  ExecutableRunOptions& set_device_ordinal(int device_ordinal) {
+    device_ordinal_ = device_ordinal;
+    return *this;
+  }
+  int device_ordinal() const { return device_ordinal_; }
+  // Seed for rng ops (0: the executable's default).
+  ExecutableRunOptions& set_rng_seed(int seed) {
+    rng_seed_ = seed;
+    return *this;
+  }
+  int rng_seed() const { return rng_seed_; }
+  ExecutableRunOptions& set_run_id(int64_t run_id) {
+    run_id_ = run_id;
+    return *this;
+  }
+  int64_t run_id() const { return run_id_; }
+  // Accepted for source compatibility; host platforms have no streams.
+  ExecutableRunOptions& set_stream(void* stream) {
+    stream_ = stream;
+    return *this;
+  }
+  void* stream() const { return stream_; }
+
+ private:
+  se::DeviceMemoryAllocator* allocator_ = nullptr;
+  int device_ordinal_ = -1;
+  int rng_seed_ = 0;
+  int64_t run_id_ = 0;
+  void* stream_ = nullptr;
+};
+
+class Executable {
+ public:
+  Executable(std::shared_ptr<const HloModule> module, const se::Platform* platform);
+  virtual ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  const HloModule& module() const { return *module_; }
+  std::shared_ptr<const HloModule> shared_module() const { return module_; }
+  const se::Platform* platform() const { return platform_; }
+  // Parameter shapes (with layouts) and result shape of the entry.
+  const std::vector<Shape>& parameter_shapes() const { return parameter_shapes_; }
+  const Shape& result_shape() const { return result_shape_; }
+
+  // Runs the program. `arguments` are consumed: owned buffers are donated
+  // (reused for aliased outputs, returned in ConsumeToBeReleased otherwise).
+  // On failure no output is produced and owned argument buffers are freed.
+  absl::StatusOr<ExecutionOutput> Execute(const ExecutableRunOptions& options,
+                                          std::vector<ExecutionInput> arguments) const;
+  // Runs on lent buffers (no donation; aliased inputs are copy protected).
+  absl::StatusOr<ScopedShapedBuffer> Execute(const ExecutableRunOptions& options,
+                                             absl::Span<const ShapedBuffer* const> arguments) const;
+
+ protected:
+  // The backend's part. `arguments[i]` holds parameter i's buffers; `result`
+  // has every buffer allocated, its tuple index tables written, and each
+  // aliased leaf is the very buffer of its parameter leaf (in `arguments`),
+  // so writing the output there updates the argument in place. May be called
+  // from several threads at once.
+  virtual absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
+                                        absl::Span<const ShapedBuffer* const> arguments,
+                                        const ShapedBuffer& result) const = 0;
+
+ private:
+  std::shared_ptr<const HloModule> module_;
+  const se::Platform* platform_;
+  std::vector<Shape> parameter_shapes_;
+  Shape result_shape_;
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  // Compiles `module` (already checked by CheckModuleForPlatform).
+  virtual absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) = 0;
+};
+
+// The compile-time checks described at the top of this file.
+absl::Status CheckModuleForPlatform(const HloModule& module, const se::Platform& platform);
+
+}  // namespace axle
+
+#endif  // AXLE_RUNTIME_EXECUTABLE_H_

@@ -1,0 +1,62 @@
+#include "axle/runtime/execution_input.h"
+
+namespace axle {
+
+se::DeviceMemoryBase MaybeOwningDeviceMemory::AsDeviceMemoryBase() const {
+  if (const auto* owned = std::get_if<se::OwningDeviceMemory>(&mem_)) return owned->cref();
+  return std::get<se::DeviceMemoryBase>(mem_);
+}
+
+std::optional<se::OwningDeviceMemory> MaybeOwningDeviceMemory::Release() {
+  auto* owned = std::get_if<se::OwningDeviceMemory>(&mem_);
+  if (owned == nullptr) return std::nullopt;
+  se::OwningDeviceMemory result = std::move(*owned);
+  mem_ = result.cref();
+  return result;
+}
+
+ExecutionInput::~ExecutionInput() {
+  // Owned buffers marked unowned stay with whoever really owns them.
+  for (const ShapeIndex& index : unowned_indices_) {
+    if (std::optional<se::OwningDeviceMemory> owned = buffers_.mutable_element(index)->Release()) {
+      owned->Release();
+    }
+  }
+}
+
+void ExecutionInput::SetUnownedBuffer(const ShapeIndex& index, MaybeOwningDeviceMemory buffer) {
+  *buffers_.mutable_element(index) = std::move(buffer);
+  unowned_indices_.insert(index);
+}
+
+ExecutionInput ExecutionInput::Borrow(const ShapedBuffer& buffer) {
+  ExecutionInput input(buffer.on_device_shape());
+  for (const auto& [index, mem] : buffer.buffers()) {
+    input.SetBuffer(index, MaybeOwningDeviceMemory(mem));
+  }
+  return input;
+}
+
+ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
+  se::DeviceMemoryAllocator* allocator = buffer->memory_allocator();
+  int device_ordinal = buffer->device_ordinal();
+  ShapedBuffer released = buffer->release();
+  ExecutionInput input(released.on_device_shape());
+  for (const auto& [index, mem] : released.buffers()) {
+    if (mem.is_null()) {
+      input.SetBuffer(index, MaybeOwningDeviceMemory(mem));
+    } else {
+      input.SetBuffer(index, MaybeOwningDeviceMemory(
+                                 se::OwningDeviceMemory(mem, device_ordinal, allocator)));
+    }
+  }
+  return input;
+}
+
+ShapedBuffer ExecutionInput::ToShapedBuffer(int device_ordinal) const {
+  ShapedBuffer result(shape(), device_ordinal);
+  for (const auto& [index, mem] : buffers_) result.set_buffer(mem.AsDeviceMemoryBase(), index);
+  return result;
+}
+
+}  // namespace axle

@@ -1,0 +1,71 @@
+// The "Interpreter" platform: executables that run the reference
+// interpreter (axle/eval) on host buffers, with Host custom calls.
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/eval/hlo_evaluator.h"
+#include "axle/runtime/executable.h"
+#include "axle/runtime/host_custom_call.h"
+#include "axle/runtime/platform.h"
+#include "axle/runtime/transfer.h"
+
+namespace axle {
+namespace {
+
+class InterpreterExecutable : public Executable {
+ public:
+  using Executable::Executable;
+
+ protected:
+  absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
+                                absl::Span<const ShapedBuffer* const> arguments,
+                                const ShapedBuffer& result) const override {
+    std::vector<Literal> literals;
+    literals.reserve(arguments.size());
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      AXLE_ASSIGN_OR_RETURN(Literal literal,
+                            TransferLiteralFromDevice(*arguments[i], absl::StrCat("argument ", i)));
+      literals.push_back(std::move(literal));
+    }
+    std::vector<const Literal*> pointers;
+    for (const Literal& literal : literals) pointers.push_back(&literal);
+    // One evaluator per run: evaluators cache per-computation plans and are
+    // not thread-safe; the module itself is only read.
+    HloEvaluator evaluator;
+    evaluator.set_seed(static_cast<uint64_t>(options.rng_seed()));
+    InstallHostCustomCalls(&evaluator);
+    AXLE_ASSIGN_OR_RETURN(Literal value, evaluator.Evaluate(module(), pointers));
+    return TransferLiteralIntoBuffer(value, result);
+  }
+};
+
+class InterpreterCompiler : public Compiler {
+ public:
+  explicit InterpreterCompiler(const se::Platform* platform) : platform_(platform) {}
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
+    return std::unique_ptr<Executable>(
+        new InterpreterExecutable(std::shared_ptr<const HloModule>(std::move(module)), platform_));
+  }
+
+ private:
+  const se::Platform* platform_;
+};
+
+}  // namespace
+
+void RegisterInterpreterPlatform() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The platform outlives its compiler (both live for the process).
+    static se::Platform* platform = nullptr;
+    auto owned = std::make_unique<se::Platform>(
+        "Interpreter", std::vector<std::string>{"interpreter"}, kHostPlatformName,
+        [] { return std::make_unique<InterpreterCompiler>(platform); });
+    platform = owned.get();
+    se::PlatformManager::RegisterPlatform(std::move(owned)).IgnoreError();
+  });
+}
+
+}  // namespace axle

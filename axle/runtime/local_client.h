@@ -1,0 +1,141 @@
+//===- local_client.h - XLA's in-process client API ------------------------===//
+//
+// ClientLibrary::GetOrCreateLocalClient(platform) gives the LocalClient of a
+// platform (one per platform, process-wide). A LocalClient compiles
+// XlaComputations into LocalExecutables and moves values between host
+// literals and device buffers:
+//
+//   auto client = ClientLibrary::GetOrCreateLocalClient(platform);
+//   auto executables = (*client)->Compile(computation, {&arg_shape}, {});
+//   auto arg = (*client)->LiteralToShapedBuffer(literal, 0);
+//   auto result = executables->front()->Run({&*arg}, ExecutableRunOptions());
+//   auto literal = (*client)->ShapedBufferToLiteral(*result);
+//
+// Run/RunAsync on ShapedBuffers lend the arguments; on ExecutionInputs they
+// may donate them (see execution_input.h). Host platforms finish the work
+// before RunAsync returns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_RUNTIME_LOCAL_CLIENT_H_
+#define AXLE_RUNTIME_LOCAL_CLIENT_H_
+
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/builder/xla_computation.h"
+#include "axle/core/literal.h"
+#include "axle/runtime/executable.h"
+#include "axle/runtime/platform.h"
+#include "axle/runtime/shaped_buffer.h"
+#include "axle/runtime/transfer.h"
+
+namespace axle {
+
+class LocalExecutable {
+ public:
+  LocalExecutable(std::unique_ptr<Executable> executable, se::DeviceMemoryAllocator* allocator,
+                  ExecutableBuildOptions build_options);
+
+  absl::StatusOr<ScopedShapedBuffer> Run(absl::Span<const ShapedBuffer* const> arguments,
+                                         ExecutableRunOptions run_options) const;
+  absl::StatusOr<ExecutionOutput> Run(std::vector<ExecutionInput> arguments,
+                                      ExecutableRunOptions run_options) const;
+  absl::StatusOr<ScopedShapedBuffer> RunAsync(absl::Span<const ShapedBuffer* const> arguments,
+                                              ExecutableRunOptions run_options) const;
+  // `Run({&a, &b}, options)`: a braced list of buffers would otherwise also
+  // match std::vector's iterator-pair constructor.
+  absl::StatusOr<ScopedShapedBuffer> Run(std::initializer_list<const ShapedBuffer*> arguments,
+                                         ExecutableRunOptions run_options) const {
+    return Run(absl::Span<const ShapedBuffer* const>(arguments.begin(), arguments.size()),
+               std::move(run_options));
+  }
+  absl::StatusOr<ScopedShapedBuffer> RunAsync(std::initializer_list<const ShapedBuffer*> arguments,
+                                              ExecutableRunOptions run_options) const {
+    return RunAsync(absl::Span<const ShapedBuffer* const>(arguments.begin(), arguments.size()),
+                    std::move(run_options));
+  }
+  absl::StatusOr<ExecutionOutput> RunAsync(std::vector<ExecutionInput> arguments,
+                                           ExecutableRunOptions run_options) const;
+
+  Executable* executable() const { return executable_.get(); }
+  const ExecutableBuildOptions& build_options() const { return build_options_; }
+
+ private:
+  ExecutableRunOptions Complete(ExecutableRunOptions options) const;
+
+  std::unique_ptr<Executable> executable_;
+  se::DeviceMemoryAllocator* allocator_;
+  ExecutableBuildOptions build_options_;
+};
+
+// What XLA's LocalClient::backend() offers users: the platform and its
+// allocator.
+class Backend {
+ public:
+  Backend(se::Platform* platform, se::DeviceMemoryAllocator* allocator)
+      : platform_(platform), allocator_(allocator) {}
+  se::Platform* platform() const { return platform_; }
+  se::DeviceMemoryAllocator* memory_allocator() const { return allocator_; }
+  int device_count() const { return 1; }
+  int default_device_ordinal() const { return 0; }
+
+ private:
+  se::Platform* platform_;
+  se::DeviceMemoryAllocator* allocator_;
+};
+
+class LocalClient {
+ public:
+  explicit LocalClient(se::Platform* platform);
+
+  // One executable (XLA returns one per partition). `argument_layouts` gives
+  // each parameter's shape with the layout the caller will pass; it must
+  // match the program's parameter shapes.
+  absl::StatusOr<std::vector<std::unique_ptr<LocalExecutable>>> Compile(
+      const XlaComputation& computation, absl::Span<const Shape* const> argument_layouts,
+      const ExecutableBuildOptions& options);
+  // Axle: compiles a module (e.g. parsed from HLO text) with its own
+  // parameter layouts.
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> Compile(std::unique_ptr<HloModule> module,
+                                                           const ExecutableBuildOptions& options);
+
+  // Copies a literal into fresh device buffers (array leaves in the
+  // literal's layout, or the default one).
+  absl::StatusOr<ScopedShapedBuffer> LiteralToShapedBuffer(
+      const Literal& literal, int device_ordinal, se::DeviceMemoryAllocator* allocator = nullptr);
+  // Reads device buffers back; an invalid (donated) buffer is an error.
+  absl::StatusOr<Literal> ShapedBufferToLiteral(const ShapedBuffer& shaped_buffer);
+
+  se::Platform* platform() const { return platform_; }
+  se::DeviceMemoryAllocator* memory_allocator() const { return allocator_; }
+  const Backend& backend() const { return backend_; }
+  int default_device_ordinal() const { return 0; }
+  int device_count() const { return 1; }
+
+ private:
+  se::Platform* platform_;
+  se::DeviceMemoryAllocator* allocator_;
+  Backend backend_;
+};
+
+struct LocalClientOptions {
+  se::Platform* platform = nullptr;
+  int number_of_replicas = 1;
+  int intra_op_parallelism_threads = -1;
+};
+
+class ClientLibrary {
+ public:
+  // The client of `platform` (null: the default platform).
+  static absl::StatusOr<LocalClient*> GetOrCreateLocalClient(se::Platform* platform = nullptr);
+  static absl::StatusOr<LocalClient*> GetOrCreateLocalClient(const LocalClientOptions& options);
+  // CHECK-fails when there is no default platform.
+  static LocalClient* LocalClientOrDie();
+};
+
+}  // namespace axle
+
+#endif  // AXLE_RUNTIME_LOCAL_CLIENT_H_

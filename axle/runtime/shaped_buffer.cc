@@ -1,0 +1,121 @@
+#include "axle/runtime/shaped_buffer.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace axle {
+
+int64_t DeviceBufferSize(const Shape& shape) {
+  if (shape.IsTuple()) return shape.tuple_shapes_size() * static_cast<int64_t>(sizeof(void*));
+  if (shape.IsArray()) return ShapeUtil::ByteSizeOfElements(shape);
+  return 0;
+}
+
+ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
+    : on_device_shape_(std::move(on_device_shape)),
+      device_ordinal_(device_ordinal),
+      buffers_(on_device_shape_) {}
+
+ShapedBuffer::ShapedBuffer(ShapedBuffer&& other) noexcept
+    : on_device_shape_(other.on_device_shape_),
+      device_ordinal_(other.device_ordinal_),
+      buffers_(std::move(other.buffers_)) {
+  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+}
+
+ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
+  if (this != &other) {
+    on_device_shape_ = other.on_device_shape_;
+    device_ordinal_ = other.device_ordinal_;
+    buffers_ = std::move(other.buffers_);
+    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+  }
+  return *this;
+}
+
+void ShapedBuffer::clear() { buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_); }
+
+absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
+  for (const auto& [index, buffer] : buffers_) {
+    const Shape& shape = ShapeUtil::GetSubshape(on_device_shape_, index);
+    int64_t needed = DeviceBufferSize(shape);
+    if (needed == 0) continue;
+    if (buffer.is_null()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          what, ": the buffer at index {", absl::StrJoin(index, ","), "} of ",
+          on_device_shape_.ToString(true),
+          " is null: the value was donated to an earlier execution or released"));
+    }
+    if (buffer.size() < static_cast<uint64_t>(needed)) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the buffer at index {",
+                                                     absl::StrJoin(index, ","), "} has ",
+                                                     buffer.size(), " bytes; ", shape.ToString(true),
+                                                     " needs ", needed));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string ShapedBuffer::ToString() const {
+  std::string out = absl::StrCat("ShapedBuffer(", on_device_shape_.ToString(true),
+                                 ", device ", device_ordinal_, "):\n");
+  for (const auto& [index, buffer] : buffers_) {
+    absl::StrAppend(&out, "  {", absl::StrJoin(index, ","), "}: ",
+                    ShapeUtil::GetSubshape(on_device_shape_, index).ToString(true), " at ",
+                    absl::Hex(reinterpret_cast<uintptr_t>(buffer.opaque())), " (", buffer.size(),
+                    " bytes)\n");
+  }
+  return out;
+}
+
+ScopedShapedBuffer::ScopedShapedBuffer(Shape on_device_shape,
+                                       se::DeviceMemoryAllocator* allocator, int device_ordinal)
+    : ShapedBuffer(std::move(on_device_shape), device_ordinal), allocator_(allocator) {}
+
+ScopedShapedBuffer::ScopedShapedBuffer(ShapedBuffer shaped_buffer,
+                                       se::DeviceMemoryAllocator* allocator)
+    : ShapedBuffer(std::move(shaped_buffer)), allocator_(allocator) {}
+
+ScopedShapedBuffer::ScopedShapedBuffer(ScopedShapedBuffer&& other) noexcept
+    : ShapedBuffer(static_cast<ShapedBuffer&&>(other)), allocator_(other.allocator_) {}
+
+ScopedShapedBuffer& ScopedShapedBuffer::operator=(ScopedShapedBuffer&& other) noexcept {
+  if (this != &other) {
+    Deallocate();
+    allocator_ = other.allocator_;
+    ShapedBuffer::operator=(static_cast<ShapedBuffer&&>(other));
+  }
+  return *this;
+}
+
+ScopedShapedBuffer::~ScopedShapedBuffer() { Deallocate(); }
+
+void ScopedShapedBuffer::set_buffer(se::OwningDeviceMemory buffer, const ShapeIndex& index) {
+  *buffers_.mutable_element(index) = buffer.Release();
+}
+
+ShapedBuffer ScopedShapedBuffer::release() {
+  ShapedBuffer released(on_device_shape_, device_ordinal_);
+  released.buffers() = std::move(buffers_);
+  buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_);
+  return released;
+}
+
+void ScopedShapedBuffer::Deallocate() {
+  if (allocator_ == nullptr) return;
+  // A buffer may appear at several indices (an output aliased twice is
+  // rejected, but be safe): free each address once.
+  std::vector<void*> freed;
+  for (auto& [index, buffer] : buffers_) {
+    if (buffer.is_null()) continue;
+    void* address = buffer.opaque();
+    if (std::find(freed.begin(), freed.end(), address) != freed.end()) continue;
+    freed.push_back(address);
+    allocator_->Deallocate(device_ordinal_, buffer).IgnoreError();
+    buffer = se::DeviceMemoryBase();
+  }
+}
+
+}  // namespace axle

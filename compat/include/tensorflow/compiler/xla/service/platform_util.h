@@ -1,0 +1,14 @@
+// Compatibility header: XLA's tensorflow/compiler/xla/service/platform_util.h.
+#ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_PLATFORM_UTIL_H_
+#define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_PLATFORM_UTIL_H_
+
+#include "axle/runtime/platform.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+// StreamExecutor's namespace, and XLA's `se` alias for it.
+namespace stream_executor = ::axle::se;
+
+#endif  // AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_PLATFORM_UTIL_H_

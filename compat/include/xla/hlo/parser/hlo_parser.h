@@ -1,0 +1,11 @@
+// Compatibility header: XLA's xla/hlo/parser/hlo_parser.h.
+#ifndef AXLE_COMPAT_XLA_HLO_PARSER_HLO_PARSER_H_
+#define AXLE_COMPAT_XLA_HLO_PARSER_HLO_PARSER_H_
+
+#include "axle/hlo/text/hlo_parser.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_HLO_PARSER_HLO_PARSER_H_

@@ -1,0 +1,14 @@
+// Compatibility header: XLA's xla/service/shaped_buffer.h.
+#ifndef AXLE_COMPAT_XLA_SERVICE_SHAPED_BUFFER_H_
+#define AXLE_COMPAT_XLA_SERVICE_SHAPED_BUFFER_H_
+
+#include "axle/runtime/shaped_buffer.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+// StreamExecutor's namespace, and XLA's `se` alias for it.
+namespace stream_executor = ::axle::se;
+
+#endif  // AXLE_COMPAT_XLA_SERVICE_SHAPED_BUFFER_H_
