@@ -30,9 +30,11 @@ class AttributeParser {
         if (!name.ok()) return name.status();
         SkipSpace();
         if (!Consume('=')) return Error(absl::StrCat("expected '=' after '", *name, "'"));
+        element_type_.clear();
         absl::StatusOr<FfiAttribute> value = ParseValue();
         if (!value.ok()) return value.status();
         attributes.Set(*name, *std::move(value));
+        attributes.SetElementType(*name, element_type_);
         SkipSpace();
         if (Consume('}')) break;
         if (!Consume(',')) return Error("expected ',' or '}'");
@@ -143,7 +145,9 @@ class AttributeParser {
       return "";
     }
     SkipSpace();
-    return Word();
+    absl::string_view type = Word();
+    element_type_ = std::string(type);
+    return type;
   }
   static bool IsFloatType(absl::string_view type) {
     return !type.empty() && (type[0] == 'f' || type == "bf16" || absl::StartsWith(type, "tf32"));
@@ -203,6 +207,7 @@ class AttributeParser {
     if (!Consume('<')) return Error("expected '<' after 'array'");
     SkipSpace();
     absl::string_view type = Word();
+    element_type_ = std::string(type);
     bool is_float = IsFloatType(type);
     std::vector<int64_t> ints;
     std::vector<double> floats;
@@ -235,6 +240,7 @@ class AttributeParser {
 
   absl::string_view text_;
   size_t pos_ = 0;
+  std::string element_type_;  // the MLIR type of the value parsed last
 };
 
 }  // namespace
@@ -242,6 +248,11 @@ class AttributeParser {
 const FfiAttribute* FfiAttributes::Find(absl::string_view name) const {
   auto it = values_.find(name);
   return it == values_.end() ? nullptr : &it->second;
+}
+
+absl::string_view FfiAttributes::ElementType(absl::string_view name) const {
+  auto it = element_types_.find(name);
+  return it == element_types_.end() ? absl::string_view() : absl::string_view(it->second);
 }
 
 absl::StatusOr<FfiAttributes> ParseFfiAttributes(absl::string_view backend_config) {

@@ -67,6 +67,18 @@ class FfiAttributes {
   const FfiAttribute* Find(absl::string_view name) const;
   size_t size() const { return values_.size(); }
 
+  // The attributes in name order (pairs of name and value).
+  auto begin() const { return values_.begin(); }
+  auto end() const { return values_.end(); }
+
+  // The MLIR element type written for attribute `name` ("i32" in `2 : i32`
+  // and `array<i32: 1>`, "" when none was written); the typed FFI API
+  // (ffi/ffi_api.h) passes values with these types.
+  void SetElementType(const std::string& name, std::string type) {
+    element_types_[name] = std::move(type);
+  }
+  absl::string_view ElementType(absl::string_view name) const;
+
   // The attribute `name` as T (bool, an integer type, float, double,
   // std::string, std::vector<int64_t>, std::vector<double>): InvalidArgument
   // if it is missing, of another kind, or out of T's range.
@@ -75,6 +87,7 @@ class FfiAttributes {
 
  private:
   std::map<std::string, FfiAttribute, std::less<>> values_;
+  std::map<std::string, std::string, std::less<>> element_types_;
 };
 
 // Parses an MLIR dictionary attribute (the subset described above).

@@ -118,5 +118,34 @@ TEST(CustomCallGuide, TuplesAndATempBuffer) {
   }
 }
 
+TEST(CustomCallGuide, TypedFfiHandler) {
+  Literal b = Iota(128, 0.5f), c = Iota(2048, 2.0f);
+  absl::StatusOr<Literal> result = RunExample("do_it_ffi.hlo", {&b, &c});
+  ASSERT_TRUE(result.ok()) << result.status();
+  for (int i = 0; i < 2048; ++i) {
+    ASSERT_EQ(result->data<float>()[i], 0.5f * (i % 128) + 2.0f * i) << i;
+  }
+}
+
+TEST(CustomCallGuide, TypedFfiHandlerChecksItsBinding) {
+  // The handler takes rank-1 F32 buffers; a rank-2 operand is refused.
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(R"(
+    HloModule m
+    ENTRY e {
+      p0 = f32[2,64] parameter(0)
+      p1 = f32[2048] parameter(1)
+      ROOT r = f32[2048] custom-call(p0, p1), custom_call_target="do_custom_call",
+          api_version=API_VERSION_TYPED_FFI
+    })");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Literal b(ShapeUtil::MakeShape(F32, {2, 64})), c = Iota(2048, 1.0f);
+  HloEvaluator evaluator;
+  InstallHostCustomCalls(&evaluator);
+  absl::StatusOr<Literal> result = evaluator.Evaluate(**module, {&b, &c});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("argument 0: Wrong buffer rank: expected 1 but got 2"));
+}
+
 }  // namespace
 }  // namespace axle

@@ -1,0 +1,791 @@
+//===- elemental_ir_emitter.cc - Elementwise ops as LLVM IR ----------------===//
+//
+// Types, loads and stores, and the elementwise ops. The index-remapping ops
+// are in elemental_indexing.cc. Semantics follow hlo_semantics.md exactly:
+// integer division and shifts are guarded with selects (no UB, no branches),
+// max/min propagate NaN, float->int converts saturate, narrow floats round
+// after every op.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/cpu/elemental_ir_emitter.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/types.h"
+#include "axle/cpu/math_ir.h"
+#include "axle/cpu/runtime_symbols.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace axle::cpu {
+namespace pu = primitive_util;
+
+namespace {
+
+bool IsNarrowFloat(PrimitiveType type) {
+  return pu::IsFloatingPointType(type) && type != F32 && type != F64;
+}
+
+absl::Status UnimplementedFor(const HloInstruction& hlo, PrimitiveType type) {
+  return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
+                                               " of ", pu::LowercasePrimitiveTypeName(type),
+                                               " is not implemented (", hlo.name(), ")"));
+}
+
+}  // namespace
+
+absl::Status ElementalIrEmitter::CheckSupportedType(PrimitiveType type, const HloInstruction& hlo) {
+  if (pu::IsArrayType(type)) return absl::OkStatus();
+  return UnimplementedFor(hlo, type);
+}
+
+// --- Types, loads, stores ----------------------------------------------------
+
+llvm::Type* ElementalIrEmitter::ValueType(PrimitiveType type) {
+  llvm::LLVMContext& context = b_.getContext();
+  switch (type) {
+    case PRED:
+      return b_.getInt1Ty();
+    case F32:
+      return b_.getFloatTy();
+    case F64:
+      return b_.getDoubleTy();
+    case C64:
+      return llvm::StructType::get(context, {b_.getFloatTy(), b_.getFloatTy()});
+    case C128:
+      return llvm::StructType::get(context, {b_.getDoubleTy(), b_.getDoubleTy()});
+    default:
+      if (IsNarrowFloat(type)) return b_.getFloatTy();
+      return b_.getIntNTy(pu::BitWidth(type));
+  }
+}
+
+llvm::Type* ElementalIrEmitter::StorageType(PrimitiveType type) {
+  if (type == PRED || pu::IsSubByteType(type)) return b_.getInt8Ty();
+  if (IsNarrowFloat(type)) return b_.getIntNTy(pu::ByteWidth(type) * 8);
+  return ValueType(type);
+}
+
+llvm::Value* ElementalIrEmitter::LoadElement(llvm::Value* base, llvm::Value* linear_index,
+                                             PrimitiveType type) {
+  llvm::Type* storage = StorageType(type);
+  llvm::Value* address = b_.CreateInBoundsGEP(storage, base, linear_index);
+  llvm::Value* stored = b_.CreateLoad(storage, address);
+  if (type == PRED) return b_.CreateICmpNE(stored, b_.getInt8(0));
+  if (pu::IsIntegralType(type) && pu::IsSubByteType(type)) {
+    return b_.CreateTrunc(stored, ValueType(type));
+  }
+  if (IsNarrowFloat(type)) return NarrowFloatToF32(stored, type);
+  return stored;
+}
+
+void ElementalIrEmitter::StoreElement(llvm::Value* value, llvm::Value* base,
+                                      llvm::Value* linear_index, PrimitiveType type) {
+  llvm::Type* storage = StorageType(type);
+  llvm::Value* address = b_.CreateInBoundsGEP(storage, base, linear_index);
+  llvm::Value* stored = value;
+  if (type == PRED) {
+    stored = b_.CreateZExt(value, storage);
+  } else if (pu::IsIntegralType(type) && pu::IsSubByteType(type)) {
+    stored = pu::IsSignedIntegralType(type) ? b_.CreateSExt(value, storage)
+                                            : b_.CreateZExt(value, storage);
+  } else if (IsNarrowFloat(type)) {
+    stored = F32ToNarrowFloat(value, type);
+  }
+  b_.CreateStore(stored, address);
+}
+
+llvm::Value* ElementalIrEmitter::Linearize(const IrIndex& index,
+                                           absl::Span<const int64_t> dimensions) {
+  llvm::Value* linear = I64(0);
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    linear = b_.CreateAdd(b_.CreateMul(linear, I64(dimensions[i])), index[i]);
+  }
+  return linear;
+}
+
+// --- Narrow floats -------------------------------------------------------------
+
+llvm::Value* ElementalIrEmitter::NarrowFloatToF32(llvm::Value* bits, PrimitiveType type) {
+  if (type == BF16) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16),
+                            b_.getFloatTy());
+  }
+  if (type == F16) {
+    return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
+  }
+  // 8- and 4-bit formats: a 256-entry table of their f32 values.
+  std::string name = absl::StrCat("axle_decode_", pu::LowercasePrimitiveTypeName(type));
+  llvm::GlobalVariable* table = module_->getGlobalVariable(name, /*AllowInternal=*/true);
+  if (table == nullptr) {
+    std::vector<float> values(256);
+    Literal scratch(Shape(type, {}));
+    for (int i = 0; i < 256; ++i) {
+      // Decode through the core types, so the table is the interpreter's.
+      *static_cast<uint8_t*>(scratch.untyped_data()) = static_cast<uint8_t>(i);
+      values[i] = static_cast<float>(scratch.GetAsDouble(0));
+    }
+    llvm::Constant* init = llvm::ConstantDataArray::get(b_.getContext(), values);
+    table = new llvm::GlobalVariable(*module_, init->getType(), /*isConstant=*/true,
+                                     llvm::GlobalValue::PrivateLinkage, init, name);
+  }
+  llvm::Value* address = b_.CreateInBoundsGEP(
+      table->getValueType(), table, {b_.getInt64(0), b_.CreateZExt(bits, b_.getInt64Ty())});
+  return b_.CreateLoad(b_.getFloatTy(), address);
+}
+
+llvm::Value* ElementalIrEmitter::F32ToNarrowFloat(llvm::Value* value, PrimitiveType type) {
+  if (type == BF16) {
+    // Round to nearest even on the bits; NaN stays NaN (quieted).
+    llvm::Value* bits = b_.CreateBitCast(value, b_.getInt32Ty());
+    llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), b_.getInt32(1));
+    llvm::Value* rounded = b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7fff)));
+    llvm::Value* nan = b_.CreateOr(bits, b_.getInt32(0x00400000));
+    llvm::Value* is_nan = b_.CreateFCmpUNO(value, value);
+    return b_.CreateTrunc(b_.CreateLShr(b_.CreateSelect(is_nan, nan, rounded), 16),
+                          b_.getInt16Ty());
+  }
+  if (type == F16) {
+    return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
+  }
+  llvm::FunctionCallee encoder = module_->getOrInsertFunction(
+      NarrowFloatEncoderName(type),
+      llvm::FunctionType::get(b_.getInt8Ty(), {b_.getFloatTy()}, false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(encoder.getCallee())) {
+    function->setDoesNotAccessMemory();
+    function->setDoesNotThrow();
+  }
+  return b_.CreateCall(encoder, {value});
+}
+
+llvm::Value* ElementalIrEmitter::RoundToType(llvm::Value* value, PrimitiveType type) {
+  if (!IsNarrowFloat(type)) return value;
+  return NarrowFloatToF32(F32ToNarrowFloat(value, type), type);
+}
+
+// --- Helpers -------------------------------------------------------------------
+
+llvm::Value* ElementalIrEmitter::CallLibm(const char* f32_name, const char* f64_name,
+                                          llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      type->isFloatTy() ? f32_name : f64_name, llvm::FunctionType::get(type, {type}, false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    function->setDoesNotAccessMemory();
+    function->setDoesNotThrow();
+  }
+  return b_.CreateCall(callee, {x});
+}
+
+llvm::Value* ElementalIrEmitter::CallLibm2(const char* f32_name, const char* f64_name,
+                                           llvm::Value* x, llvm::Value* y) {
+  llvm::Type* type = x->getType();
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      type->isFloatTy() ? f32_name : f64_name, llvm::FunctionType::get(type, {type, type}, false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    function->setDoesNotAccessMemory();
+    function->setDoesNotThrow();
+  }
+  return b_.CreateCall(callee, {x, y});
+}
+
+llvm::Value* ElementalIrEmitter::MakeComplex(llvm::Value* re, llvm::Value* im) {
+  llvm::Type* type = llvm::StructType::get(b_.getContext(), {re->getType(), im->getType()});
+  llvm::Value* z = llvm::UndefValue::get(type);
+  z = b_.CreateInsertValue(z, re, 0);
+  return b_.CreateInsertValue(z, im, 1);
+}
+
+llvm::Value* ElementalIrEmitter::EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y) {
+  if (type == PRED) return b_.CreateOr(x, y);
+  if (pu::IsSignedIntegralType(type)) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+  if (pu::IsUnsignedIntegralType(type)) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, x, y);
+  }
+  // NaN from x first, then y; otherwise x unless x < y (so max(-0, +0) = -0).
+  llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(x, y), y, x);
+  result = b_.CreateSelect(b_.CreateFCmpUNO(y, y), y, result);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
+}
+
+llvm::Value* ElementalIrEmitter::EmitMin(PrimitiveType type, llvm::Value* x, llvm::Value* y) {
+  if (type == PRED) return b_.CreateAnd(x, y);
+  if (pu::IsSignedIntegralType(type)) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+  if (pu::IsUnsignedIntegralType(type)) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x, y);
+  }
+  llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(y, x), y, x);
+  result = b_.CreateSelect(b_.CreateFCmpUNO(y, y), y, result);
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, result);
+}
+
+// --- Dispatch ------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstruction& hlo,
+                                                             Generators operands,
+                                                             const IrIndex& index) {
+  AXLE_RETURN_IF_ERROR(CheckSupportedType(hlo.shape().element_type(), hlo));
+  // Scalar operands of clamp/select broadcast: they are read at index {}.
+  auto operand_at = [&](int64_t i) -> absl::StatusOr<llvm::Value*> {
+    if (hlo.operand(i)->shape().rank() == 0 && !index.empty()) return operands[i](IrIndex{});
+    return operands[i](index);
+  };
+  const PrimitiveType type = hlo.shape().element_type();
+  switch (hlo.opcode()) {
+    case HloOpcode::kSelect: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * predicate, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_true, operand_at(1));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_false, operand_at(2));
+      return b_.CreateSelect(predicate, on_true, on_false);
+    }
+    case HloOpcode::kClamp: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * low, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(1));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * high, operand_at(2));
+      if (pu::IsComplexType(type)) return UnimplementedFor(hlo, type);
+      return EmitMin(type, high, EmitMax(type, x, low));
+    }
+    case HloOpcode::kCopy:
+      return operand_at(0);
+    case HloOpcode::kConvert: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
+    }
+    case HloOpcode::kBitcastConvert: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      return EmitBitcastConvert(hlo, x);
+    }
+    case HloOpcode::kReducePrecision: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      const auto& rp = *cast<HloReducePrecisionInstruction>(&hlo);
+      if (!pu::IsFloatingPointType(type)) return UnimplementedFor(hlo, type);
+      return RoundToType(EmitReducePrecision(x, rp.exponent_bits(), rp.mantissa_bits()), type);
+    }
+    default:
+      break;
+  }
+  if (hlo.IsElementwise() && hlo.operand_count() == 1) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+    return EmitUnary(hlo, x);
+  }
+  if (hlo.IsElementwise() && hlo.operand_count() == 2) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * y, operand_at(1));
+    if (hlo.opcode() == HloOpcode::kCompare) return EmitCompare(hlo, x, y);
+    return EmitBinary(hlo, x, y);
+  }
+  return EmitIndexing(hlo, operands, index);
+}
+
+// --- Unary -------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnary(const HloInstruction& hlo,
+                                                           llvm::Value* x) {
+  const PrimitiveType in = hlo.operand(0)->shape().element_type();
+  if (pu::IsComplexType(in)) return EmitComplexUnary(hlo, x);
+  if (pu::IsFloatingPointType(in)) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * result, EmitFloatUnary(hlo, x));
+    return result->getType()->isIntegerTy(1) ? result
+                                             : RoundToType(result, hlo.shape().element_type());
+  }
+  const bool is_signed = pu::IsSignedIntegralType(in);
+  llvm::Type* type = x->getType();
+  switch (hlo.opcode()) {
+    case HloOpcode::kNot:
+      return b_.CreateNot(x);
+    case HloOpcode::kNegate:
+      return b_.CreateNeg(x);
+    case HloOpcode::kAbs:
+      return is_signed ? b_.CreateSelect(b_.CreateICmpSLT(x, llvm::ConstantInt::get(type, 0)),
+                                         b_.CreateNeg(x), x)
+                       : x;
+    case HloOpcode::kSign: {
+      if (in == PRED || !is_signed) {
+        return b_.CreateZExt(b_.CreateICmpNE(x, llvm::ConstantInt::get(type, 0)), type);
+      }
+      llvm::Value* positive =
+          b_.CreateZExt(b_.CreateICmpSGT(x, llvm::ConstantInt::get(type, 0)), type);
+      llvm::Value* negative =
+          b_.CreateZExt(b_.CreateICmpSLT(x, llvm::ConstantInt::get(type, 0)), type);
+      return b_.CreateSub(positive, negative);
+    }
+    case HloOpcode::kPopulationCount:
+      return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, x);
+    case HloOpcode::kClz:
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, x, b_.getFalse());
+    default:
+      return UnimplementedFor(hlo, in);
+  }
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruction& hlo,
+                                                                llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  const bool f32 = type->isFloatTy();
+  auto unary = [&](llvm::Intrinsic::ID id) { return b_.CreateUnaryIntrinsic(id, x); };
+  llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
+  switch (hlo.opcode()) {
+    case HloOpcode::kNegate:
+      return b_.CreateFNeg(x);
+    case HloOpcode::kAbs:
+      return unary(llvm::Intrinsic::fabs);
+    case HloOpcode::kSign: {
+      llvm::Value* zero = llvm::ConstantFP::get(type, 0.0);
+      llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOGT(x, zero), one, x);
+      return b_.CreateSelect(b_.CreateFCmpOLT(x, zero), llvm::ConstantFP::get(type, -1.0), result);
+    }
+    case HloOpcode::kFloor:
+      return unary(llvm::Intrinsic::floor);
+    case HloOpcode::kCeil:
+      return unary(llvm::Intrinsic::ceil);
+    case HloOpcode::kRoundNearestAfz:
+      return unary(llvm::Intrinsic::round);
+    case HloOpcode::kRoundNearestEven:
+      return unary(llvm::Intrinsic::roundeven);
+    case HloOpcode::kIsFinite:
+      return b_.CreateFCmpONE(unary(llvm::Intrinsic::fabs), llvm::ConstantFP::getInfinity(type));
+    case HloOpcode::kSqrt:
+      return unary(llvm::Intrinsic::sqrt);
+    case HloOpcode::kRsqrt:
+      return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
+    case HloOpcode::kCbrt:
+      return CallLibm("cbrtf", "cbrt", x);
+    case HloOpcode::kExp:
+      return f32 ? EmitExpF32(b_, x) : unary(llvm::Intrinsic::exp);
+    case HloOpcode::kExpm1:
+      return CallLibm("expm1f", "expm1", x);
+    case HloOpcode::kLog:
+      return f32 ? EmitLogF32(b_, x) : unary(llvm::Intrinsic::log);
+    case HloOpcode::kLog1p:
+      return CallLibm("log1pf", "log1p", x);
+    case HloOpcode::kTanh:
+      return f32 ? EmitTanhF32(b_, x) : CallLibm("tanhf", "tanh", x);
+    case HloOpcode::kLogistic:
+      if (f32) return EmitLogisticF32(b_, x);
+      return b_.CreateFDiv(
+          one, b_.CreateFAdd(one, b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+    case HloOpcode::kErf:
+      return f32 ? EmitErfF32(b_, x) : CallLibm("erff", "erf", x);
+    case HloOpcode::kSin:
+      return unary(llvm::Intrinsic::sin);
+    case HloOpcode::kCos:
+      return unary(llvm::Intrinsic::cos);
+    case HloOpcode::kTan:
+      return CallLibm("tanf", "tan", x);
+    default:
+      return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
+  }
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstruction& hlo,
+                                                                  llvm::Value* z) {
+  llvm::Value* re = Real(z);
+  llvm::Value* im = Imag(z);
+  llvm::Type* component = re->getType();
+  switch (hlo.opcode()) {
+    case HloOpcode::kReal:
+      return re;
+    case HloOpcode::kImag:
+      return im;
+    case HloOpcode::kNegate:
+      return MakeComplex(b_.CreateFNeg(re), b_.CreateFNeg(im));
+    case HloOpcode::kAbs:
+      return CallLibm2("hypotf", "hypot", re, im);
+    case HloOpcode::kSign: {
+      llvm::Value* magnitude = CallLibm2("hypotf", "hypot", re, im);
+      llvm::Value* is_zero = b_.CreateFCmpOEQ(magnitude, llvm::ConstantFP::get(component, 0.0));
+      return b_.CreateSelect(
+          is_zero, z, MakeComplex(b_.CreateFDiv(re, magnitude), b_.CreateFDiv(im, magnitude)));
+    }
+    case HloOpcode::kExp: {
+      // e^re * (cos im + i sin im)
+      // A zero imaginary part stays exact: exp(x + 0i) = exp(x) + 0i.
+      llvm::Value* scale = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, re);
+      llvm::Value* real_only = b_.CreateFCmpOEQ(im, llvm::ConstantFP::get(component, 0.0));
+      llvm::Value* result_re =
+          b_.CreateSelect(real_only, scale,
+                          b_.CreateFMul(scale, b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, im)));
+      llvm::Value* result_im = b_.CreateSelect(
+          real_only, im, b_.CreateFMul(scale, b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, im)));
+      return MakeComplex(result_re, result_im);
+    }
+    case HloOpcode::kLog:
+      // log|z| + i arg z
+      return MakeComplex(
+          b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, CallLibm2("hypotf", "hypot", re, im)),
+          CallLibm2("atan2f", "atan2", im, re));
+    default:
+      return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
+  }
+}
+
+// --- Binary ------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBinary(const HloInstruction& hlo,
+                                                            llvm::Value* x, llvm::Value* y) {
+  const PrimitiveType in = hlo.operand(0)->shape().element_type();
+  if (hlo.opcode() == HloOpcode::kComplex) return MakeComplex(x, y);
+  if (pu::IsComplexType(in)) return EmitComplexBinary(hlo, x, y);
+  if (pu::IsFloatingPointType(in)) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * result, EmitFloatBinary(hlo, x, y));
+    return RoundToType(result, hlo.shape().element_type());
+  }
+  return EmitIntegerBinary(hlo, in, x, y);
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIntegerBinary(const HloInstruction& hlo,
+                                                                   PrimitiveType type,
+                                                                   llvm::Value* x, llvm::Value* y) {
+  llvm::Type* ty = x->getType();
+  const int bits = ty->getIntegerBitWidth();
+  const bool is_signed = pu::IsSignedIntegralType(type);
+  llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value* all_ones = llvm::ConstantInt::get(ty, -1, /*isSigned=*/true);
+  llvm::Value* min_value = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(bits));
+  if (type == PRED) {
+    switch (hlo.opcode()) {
+      case HloOpcode::kAdd:
+      case HloOpcode::kMaximum:
+      case HloOpcode::kOr:
+        return b_.CreateOr(x, y);
+      case HloOpcode::kMultiply:
+      case HloOpcode::kMinimum:
+      case HloOpcode::kAnd:
+        return b_.CreateAnd(x, y);
+      case HloOpcode::kXor:
+        return b_.CreateXor(x, y);
+      case HloOpcode::kPower:
+        return b_.CreateOr(x, b_.CreateNot(y));
+      default:
+        return UnimplementedFor(hlo, type);
+    }
+  }
+  switch (hlo.opcode()) {
+    case HloOpcode::kAdd:
+      return b_.CreateAdd(x, y);
+    case HloOpcode::kSubtract:
+      return b_.CreateSub(x, y);
+    case HloOpcode::kMultiply:
+      return b_.CreateMul(x, y);
+    case HloOpcode::kAnd:
+      return b_.CreateAnd(x, y);
+    case HloOpcode::kOr:
+      return b_.CreateOr(x, y);
+    case HloOpcode::kXor:
+      return b_.CreateXor(x, y);
+    case HloOpcode::kMaximum:
+      return EmitMax(type, x, y);
+    case HloOpcode::kMinimum:
+      return EmitMin(type, x, y);
+    case HloOpcode::kDivide: {
+      llvm::Value* by_zero = b_.CreateICmpEQ(y, zero);
+      if (!is_signed) {
+        llvm::Value* quotient = b_.CreateUDiv(x, b_.CreateSelect(by_zero, one, y));
+        return b_.CreateSelect(by_zero, all_ones, quotient);
+      }
+      llvm::Value* overflow =
+          b_.CreateAnd(b_.CreateICmpEQ(x, min_value), b_.CreateICmpEQ(y, all_ones));
+      llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow), one, y);
+      llvm::Value* quotient = b_.CreateSDiv(x, safe);  // x / 1 = INT_MIN on overflow
+      return b_.CreateSelect(by_zero, all_ones, quotient);
+    }
+    case HloOpcode::kRemainder: {
+      llvm::Value* by_zero = b_.CreateICmpEQ(y, zero);
+      if (!is_signed) {
+        llvm::Value* remainder = b_.CreateURem(x, b_.CreateSelect(by_zero, one, y));
+        return b_.CreateSelect(by_zero, x, remainder);
+      }
+      llvm::Value* overflow =
+          b_.CreateAnd(b_.CreateICmpEQ(x, min_value), b_.CreateICmpEQ(y, all_ones));
+      llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow), one, y);
+      llvm::Value* remainder = b_.CreateSRem(x, safe);  // x % 1 = 0 on overflow
+      return b_.CreateSelect(by_zero, x, remainder);
+    }
+    case HloOpcode::kShiftLeft:
+    case HloOpcode::kShiftRightLogical:
+    case HloOpcode::kShiftRightArithmetic: {
+      llvm::Value* too_far = b_.CreateICmpUGE(y, llvm::ConstantInt::get(ty, bits));
+      if (hlo.opcode() == HloOpcode::kShiftRightArithmetic) {
+        llvm::Value* amount = b_.CreateSelect(too_far, llvm::ConstantInt::get(ty, bits - 1), y);
+        return b_.CreateAShr(x, amount);
+      }
+      llvm::Value* amount = b_.CreateSelect(too_far, zero, y);
+      llvm::Value* shifted = hlo.opcode() == HloOpcode::kShiftLeft ? b_.CreateShl(x, amount)
+                                                                   : b_.CreateLShr(x, amount);
+      return b_.CreateSelect(too_far, zero, shifted);
+    }
+    case HloOpcode::kPower:
+      return EmitIntegerPower(x, y, is_signed);
+    default:
+      return UnimplementedFor(hlo, type);
+  }
+}
+
+llvm::Value* ElementalIrEmitter::EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed) {
+  // Square-and-multiply over every bit of y, unrolled (no loop, so the
+  // enclosing loop still vectorizes). Negative y: 0 unless x == 1.
+  llvm::Type* ty = x->getType();
+  const int bits = ty->getIntegerBitWidth();
+  llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value* result = one;
+  llvm::Value* base = x;
+  for (int bit = 0; bit < bits; ++bit) {
+    llvm::Value* set =
+        b_.CreateTrunc(b_.CreateLShr(y, llvm::ConstantInt::get(ty, bit)), b_.getInt1Ty());
+    result = b_.CreateSelect(set, b_.CreateMul(result, base), result);
+    base = b_.CreateMul(base, base);
+  }
+  if (!is_signed) return result;
+  llvm::Value* negative = b_.CreateICmpSLT(y, llvm::ConstantInt::get(ty, 0));
+  llvm::Value* x_is_one = b_.CreateICmpEQ(x, one);
+  llvm::Value* negative_result = b_.CreateSelect(x_is_one, one, llvm::ConstantInt::get(ty, 0));
+  return b_.CreateSelect(negative, negative_result, result);
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstruction& hlo,
+                                                                 llvm::Value* x, llvm::Value* y) {
+  const PrimitiveType type = hlo.shape().element_type();
+  switch (hlo.opcode()) {
+    case HloOpcode::kAdd:
+      return b_.CreateFAdd(x, y);
+    case HloOpcode::kSubtract:
+      return b_.CreateFSub(x, y);
+    case HloOpcode::kMultiply:
+      return b_.CreateFMul(x, y);
+    case HloOpcode::kDivide:
+      return b_.CreateFDiv(x, y);
+    case HloOpcode::kRemainder:
+      return b_.CreateFRem(x, y);
+    case HloOpcode::kMaximum:
+      return EmitMax(type, x, y);
+    case HloOpcode::kMinimum:
+      return EmitMin(type, x, y);
+    case HloOpcode::kPower:
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+    case HloOpcode::kAtan2:
+      return CallLibm2("atan2f", "atan2", x, y);
+    default:
+      return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
+  }
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInstruction& hlo,
+                                                                   llvm::Value* x, llvm::Value* y) {
+  llvm::Value* a = Real(x);
+  llvm::Value* b = Imag(x);
+  llvm::Value* c = Real(y);
+  llvm::Value* d = Imag(y);
+  switch (hlo.opcode()) {
+    case HloOpcode::kAdd:
+      return MakeComplex(b_.CreateFAdd(a, c), b_.CreateFAdd(b, d));
+    case HloOpcode::kSubtract:
+      return MakeComplex(b_.CreateFSub(a, c), b_.CreateFSub(b, d));
+    case HloOpcode::kMultiply:
+      return MakeComplex(b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(b, d)),
+                         b_.CreateFAdd(b_.CreateFMul(a, d), b_.CreateFMul(b, c)));
+    case HloOpcode::kDivide: {
+      // C99 Annex G division (scaling, inf and NaN recovery) as the C++
+      // library does it: the compiler runtime's __divsc3 / __divdc3.
+      const bool f32 = a->getType()->isFloatTy();
+      llvm::Type* component = a->getType();
+      llvm::Type* returned =
+          f32 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(component, 2))
+              : llvm::StructType::get(b_.getContext(), {component, component});
+      llvm::FunctionCallee divide = module_->getOrInsertFunction(
+          f32 ? "__divsc3" : "__divdc3",
+          llvm::FunctionType::get(returned, {component, component, component, component}, false));
+      llvm::Value* quotient = b_.CreateCall(divide, {a, b, c, d});
+      if (f32) {
+        return MakeComplex(b_.CreateExtractElement(quotient, uint64_t{0}),
+                           b_.CreateExtractElement(quotient, uint64_t{1}));
+      }
+      return quotient;
+    }
+    default:
+      return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
+  }
+}
+
+// --- Compare -----------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitCompare(const HloInstruction& hlo,
+                                                             llvm::Value* x, llvm::Value* y) {
+  const auto& compare = *cast<HloCompareInstruction>(&hlo);
+  const PrimitiveType in = hlo.operand(0)->shape().element_type();
+  const ComparisonDirection direction = compare.direction();
+  using P = llvm::CmpInst::Predicate;
+  if (pu::IsComplexType(in)) {
+    if (direction == ComparisonDirection::kEq) {
+      return b_.CreateAnd(b_.CreateFCmpOEQ(Real(x), Real(y)), b_.CreateFCmpOEQ(Imag(x), Imag(y)));
+    }
+    if (direction == ComparisonDirection::kNe) {
+      return b_.CreateOr(b_.CreateFCmpUNE(Real(x), Real(y)), b_.CreateFCmpUNE(Imag(x), Imag(y)));
+    }
+    return UnimplementedFor(hlo, in);
+  }
+  bool is_signed = pu::IsSignedIntegralType(in);
+  if (pu::IsFloatingPointType(in)) {
+    if (compare.type() != ComparisonType::kFloatTotalOrder) {
+      static constexpr P kFloat[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OGE,
+                                     P::FCMP_OGT, P::FCMP_OLE, P::FCMP_OLT};
+      return b_.CreateFCmp(kFloat[static_cast<int>(direction)], x, y);
+    }
+    // Total order: flip the magnitude bits of negative numbers, then compare
+    // as signed integers.
+    const int bits = x->getType()->getPrimitiveSizeInBits();
+    llvm::Type* int_type = b_.getIntNTy(bits);
+    auto key = [&](llvm::Value* v) {
+      llvm::Value* i = b_.CreateBitCast(v, int_type);
+      llvm::Value* sign = b_.CreateAShr(i, llvm::ConstantInt::get(int_type, bits - 1));
+      return b_.CreateXor(i, b_.CreateLShr(sign, llvm::ConstantInt::get(int_type, 1)));
+    };
+    x = key(x);
+    y = key(y);
+    is_signed = true;
+  } else if (compare.type() == ComparisonType::kUnsigned || in == PRED) {
+    is_signed = false;
+  } else if (compare.type() == ComparisonType::kSigned) {
+    is_signed = true;
+  }
+  static constexpr P kSigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_SGE,
+                                  P::ICMP_SGT, P::ICMP_SLE, P::ICMP_SLT};
+  static constexpr P kUnsigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_UGE,
+                                    P::ICMP_UGT, P::ICMP_ULE, P::ICMP_ULT};
+  return b_.CreateICmp((is_signed ? kSigned : kUnsigned)[static_cast<int>(direction)], x, y);
+}
+
+// --- Convert -----------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(llvm::Value* x, PrimitiveType from,
+                                                             PrimitiveType to) {
+  if (from == to) return x;
+  llvm::Type* to_type = ValueType(to);
+  if (pu::IsComplexType(from)) {
+    if (pu::IsComplexType(to)) {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * re, EmitConvert(Real(x), pu::ComplexComponentType(from),
+                                                          pu::ComplexComponentType(to)));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * im, EmitConvert(Imag(x), pu::ComplexComponentType(from),
+                                                          pu::ComplexComponentType(to)));
+      return MakeComplex(re, im);
+    }
+    return EmitConvert(Real(x), pu::ComplexComponentType(from), to);
+  }
+  if (pu::IsComplexType(to)) {
+    PrimitiveType component = pu::ComplexComponentType(to);
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * re, EmitConvert(x, from, component));
+    return MakeComplex(re, llvm::ConstantFP::get(ValueType(component), 0.0));
+  }
+  if (to == PRED) {
+    if (pu::IsFloatingPointType(from)) {
+      return b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    }
+    return b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  const bool from_float = pu::IsFloatingPointType(from);
+  const bool to_float = pu::IsFloatingPointType(to);
+  const bool from_signed = pu::IsSignedIntegralType(from);
+  if (!from_float && !to_float) return b_.CreateIntCast(x, to_type, from_signed);
+  if (!from_float && to_float) {
+    if (!IsNarrowFloat(to)) {
+      return from_signed ? b_.CreateSIToFP(x, to_type) : b_.CreateUIToFP(x, to_type);
+    }
+    // Through f64 (exact for up to 53 bits), then rounded once to the type.
+    llvm::Value* wide =
+        from_signed ? b_.CreateSIToFP(x, b_.getDoubleTy()) : b_.CreateUIToFP(x, b_.getDoubleTy());
+    return EmitConvert(wide, F64, to);
+  }
+  if (from_float && !to_float) {
+    auto id =
+        pu::IsSignedIntegralType(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b_.CreateIntrinsic(id, {to_type, x->getType()}, {x});
+  }
+  // float -> float.
+  if (from == F64 && to == F16) {
+    return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
+  }
+  if (from == F64 && IsNarrowFloat(to)) {
+    // f64 -> f32 rounding to odd, then f32 -> the narrow type to nearest
+    // even: one correct rounding, as converting directly would give.
+    llvm::Value* narrowed = b_.CreateFPTrunc(x, b_.getFloatTy());
+    llvm::Value* back = b_.CreateFPExt(narrowed, b_.getDoubleTy());
+    llvm::Value* bits = b_.CreateBitCast(narrowed, b_.getInt32Ty());
+    llvm::Value* rounded_up = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                               b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+    bits = b_.CreateSelect(rounded_up, b_.CreateSub(bits, b_.getInt32(1)), bits);
+    llvm::Value* inexact = b_.CreateFCmpONE(back, x);
+    bits = b_.CreateSelect(inexact, b_.CreateOr(bits, b_.getInt32(1)), bits);
+    return RoundToType(b_.CreateBitCast(bits, b_.getFloatTy()), to);
+  }
+  llvm::Value* result = b_.CreateFPCast(x, to_type);
+  return RoundToType(result, to);
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(const HloInstruction& hlo,
+                                                                    llvm::Value* x) {
+  const PrimitiveType from = hlo.operand(0)->shape().element_type();
+  const PrimitiveType to = hlo.shape().element_type();
+  if (pu::BitWidth(from) != pu::BitWidth(to) || pu::IsComplexType(from) || pu::IsComplexType(to) ||
+      from == PRED || to == PRED) {
+    return absl::UnimplementedError(absl::StrCat(
+        "CPU codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
+        pu::LowercasePrimitiveTypeName(to), " is not implemented (", hlo.name(), ")"));
+  }
+  // Through the bits in storage form.
+  llvm::Value* bits = x;
+  if (IsNarrowFloat(from)) {
+    bits = F32ToNarrowFloat(x, from);
+  } else if (pu::IsFloatingPointType(from)) {
+    bits = b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(from)));
+  }
+  bits = b_.CreateZExtOrTrunc(
+      bits, b_.getIntNTy(pu::IsSubByteType(to) ? pu::BitWidth(to) : pu::ByteWidth(to) * 8));
+  if (IsNarrowFloat(to)) return NarrowFloatToF32(bits, to);
+  if (pu::IsFloatingPointType(to)) return b_.CreateBitCast(bits, ValueType(to));
+  return b_.CreateTrunc(bits, ValueType(to));
+}
+
+llvm::Value* ElementalIrEmitter::EmitReducePrecision(llvm::Value* x, int exponent_bits,
+                                                     int mantissa_bits) {
+  llvm::Type* float_type = x->getType();
+  const bool f64 = float_type->isDoubleTy();
+  const int bits = f64 ? 64 : 32;
+  const int src_mantissa = f64 ? 52 : 23;
+  const int src_exponent = f64 ? 11 : 8;
+  llvm::Type* int_type = b_.getIntNTy(bits);
+  auto c = [&](uint64_t v) { return llvm::ConstantInt::get(int_type, v); };
+  llvm::Value* x_bits = b_.CreateBitCast(x, int_type);
+  if (mantissa_bits < src_mantissa) {
+    const int shift = src_mantissa - mantissa_bits;
+    const uint64_t last_bit_mask = uint64_t{1} << shift;
+    const uint64_t base_bias = (last_bit_mask >> 1) - 1;
+    llvm::Value* last_bit = b_.CreateLShr(b_.CreateAnd(x_bits, c(last_bit_mask)), c(shift));
+    llvm::Value* bias = b_.CreateAdd(last_bit, c(base_bias));
+    x_bits = b_.CreateAnd(b_.CreateAdd(x_bits, bias), c(~(last_bit_mask - 1)));
+  }
+  if (exponent_bits < src_exponent) {
+    const uint64_t sign_mask = uint64_t{1} << (bits - 1);
+    const uint64_t exponent_mask = ((uint64_t{1} << src_exponent) - 1) << src_mantissa;
+    const uint64_t bias = (uint64_t{1} << (src_exponent - 1)) - 1;
+    const uint64_t reduced_bias = (uint64_t{1} << (exponent_bits - 1)) - 1;
+    const uint64_t max_exponent = bias + reduced_bias;
+    const uint64_t min_exponent = bias - reduced_bias;
+    llvm::Value* exponent = b_.CreateAnd(x_bits, c(exponent_mask));
+    llvm::Value* overflows = b_.CreateICmpUGT(exponent, c(max_exponent << src_mantissa));
+    llvm::Value* underflows = b_.CreateICmpULE(exponent, c(min_exponent << src_mantissa));
+    llvm::Value* signed_zero = b_.CreateAnd(x_bits, c(sign_mask));
+    llvm::Value* signed_inf = b_.CreateOr(signed_zero, c(exponent_mask));
+    x_bits =
+        b_.CreateSelect(overflows, signed_inf, b_.CreateSelect(underflows, signed_zero, x_bits));
+  }
+  llvm::Value* result = b_.CreateBitCast(x_bits, float_type);
+  // NaN stays NaN, or becomes +inf when no mantissa bits are left.
+  llvm::Value* nan_result = mantissa_bits > 0 ? x : llvm::ConstantFP::getInfinity(float_type);
+  result = b_.CreateSelect(b_.CreateFCmpUNO(x, x), nan_result, result);
+  return result;
+}
+
+}  // namespace axle::cpu

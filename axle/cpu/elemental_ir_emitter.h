@@ -1,0 +1,110 @@
+//===- elemental_ir_emitter.h - One element of an HLO op as LLVM IR --------===//
+//
+// Given an HLO instruction and, for each operand, a generator that emits the
+// operand's element at a multi-index, emits the instruction's element at a
+// multi-index. Covers the elementwise ops (unary, binary, ternary, compare,
+// convert, bitcast-convert, reduce-precision) and the ops that only remap
+// indices (broadcast, reshape, bitcast, transpose, slice, concatenate, pad,
+// iota, reverse, dynamic-slice, constant, copy). Anything else is an
+// Unimplemented error naming the op.
+//
+// Values while computing ("value types"):
+//   pred -> i1; sN/uN -> iN (so s4 arithmetic wraps in 4 bits);
+//   f32 -> float, f64 -> double;
+//   f16, bf16, f8*, f4 -> float holding a value of the narrow type: every
+//     op's result is rounded to the type (nearest even), as XLA does;
+//   c64 -> {float, float}, c128 -> {double, double}.
+// In memory elements have their storage type (pred and sub-byte ints take a
+// byte, narrow floats their bits); Load/StoreElement convert.
+//
+// Internal to axle/cpu: this header includes LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_ELEMENTAL_IR_EMITTER_H_
+#define AXLE_CPU_ELEMENTAL_IR_EMITTER_H_
+
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/core/literal.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace axle::cpu {
+
+// One i64 value per dimension of the shape being indexed.
+using IrIndex = std::vector<llvm::Value*>;
+using ElementGenerator = std::function<absl::StatusOr<llvm::Value*>(const IrIndex&)>;
+
+class ElementalIrEmitter {
+ public:
+  ElementalIrEmitter(llvm::Module* module, llvm::IRBuilderBase* builder)
+      : module_(module), b_(*builder) {}
+
+  // The element of `hlo` at `index`; operands[i] generates operand i.
+  absl::StatusOr<llvm::Value*> EmitElement(const HloInstruction& hlo,
+                                           absl::Span<const ElementGenerator> operands,
+                                           const IrIndex& index);
+
+  llvm::Type* ValueType(PrimitiveType type);
+  llvm::Type* StorageType(PrimitiveType type);
+  // Element `linear_index` of a dense array of `type` at `base`.
+  llvm::Value* LoadElement(llvm::Value* base, llvm::Value* linear_index, PrimitiveType type);
+  void StoreElement(llvm::Value* value, llvm::Value* base, llvm::Value* linear_index,
+                    PrimitiveType type);
+  // Row-major linear index of `index` in `dimensions`.
+  llvm::Value* Linearize(const IrIndex& index, absl::Span<const int64_t> dimensions);
+
+  // Unimplemented unless every element type this emitter meets is handled.
+  static absl::Status CheckSupportedType(PrimitiveType type, const HloInstruction& hlo);
+
+ private:
+  using Generators = absl::Span<const ElementGenerator>;
+
+  absl::StatusOr<llvm::Value*> EmitUnary(const HloInstruction& hlo, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> EmitFloatUnary(const HloInstruction& hlo, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> EmitComplexUnary(const HloInstruction& hlo, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> EmitBinary(const HloInstruction& hlo, llvm::Value* x,
+                                          llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitIntegerBinary(const HloInstruction& hlo, PrimitiveType type,
+                                                 llvm::Value* x, llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitFloatBinary(const HloInstruction& hlo, llvm::Value* x,
+                                               llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitComplexBinary(const HloInstruction& hlo, llvm::Value* x,
+                                                 llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitCompare(const HloInstruction& hlo, llvm::Value* x,
+                                           llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* x, PrimitiveType from, PrimitiveType to);
+  absl::StatusOr<llvm::Value*> EmitBitcastConvert(const HloInstruction& hlo, llvm::Value* x);
+  llvm::Value* EmitReducePrecision(llvm::Value* x, int exponent_bits, int mantissa_bits);
+  llvm::Value* EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed);
+  llvm::Value* EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y);
+  llvm::Value* EmitMin(PrimitiveType type, llvm::Value* x, llvm::Value* y);
+  absl::StatusOr<llvm::Value*> EmitIndexing(const HloInstruction& hlo, Generators operands,
+                                            const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitConstant(const HloInstruction& hlo, const IrIndex& index);
+
+  // Rounds an f32 value to the narrow float `type` (no-op for f32/f64).
+  llvm::Value* RoundToType(llvm::Value* value, PrimitiveType type);
+  // The narrow float `type`'s bits <-> its f32 value.
+  llvm::Value* NarrowFloatToF32(llvm::Value* bits, PrimitiveType type);
+  llvm::Value* F32ToNarrowFloat(llvm::Value* value, PrimitiveType type);
+  // Calls a one-argument libm function (by its f32 or f64 name).
+  llvm::Value* CallLibm(const char* f32_name, const char* f64_name, llvm::Value* x);
+  llvm::Value* CallLibm2(const char* f32_name, const char* f64_name, llvm::Value* x,
+                         llvm::Value* y);
+  llvm::Value* MakeComplex(llvm::Value* re, llvm::Value* im);
+  llvm::Value* Real(llvm::Value* z) { return b_.CreateExtractValue(z, 0); }
+  llvm::Value* Imag(llvm::Value* z) { return b_.CreateExtractValue(z, 1); }
+  llvm::Value* I64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+
+  llvm::Module* module_;
+  llvm::IRBuilderBase& b_;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_ELEMENTAL_IR_EMITTER_H_

@@ -1,0 +1,284 @@
+//===- elemental_ir_emitter_test.cc - Every elementwise op vs the interpreter =//
+//
+// For each element type, one module computes every op that applies to the
+// type as one multi-output loop kernel (one LLVM compile per type), on
+// inputs full of corner cases; each output is compared with the reference
+// interpreter: exactly for integers, pred and IEEE-exact float ops, within
+// a tolerance for the transcendental functions.
+//
+//===----------------------------------------------------------------------===//
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/cpu/cpu_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+namespace pu = primitive_util;
+using testing::RunAgainstInterpreter;
+
+constexpr int kN = 96;
+
+// Builds `ENTRY { x, y, (z), outputs..., ROOT tuple }` where each output is
+// "<result type> <op>(<operands>)<attributes>".
+struct ModuleText {
+  std::string type;
+  std::vector<std::string> lines;
+  std::vector<std::string> outputs;
+
+  explicit ModuleText(PrimitiveType t) : type(std::string(pu::LowercasePrimitiveTypeName(t))) {}
+  std::string Array(absl::string_view element_type) const {
+    return absl::StrCat(element_type, "[", kN, "]");
+  }
+  void Add(absl::string_view result_type, absl::string_view expression) {
+    std::string name = absl::StrCat("r", outputs.size());
+    lines.push_back(absl::StrCat("  ", name, " = ", Array(result_type), " ", expression));
+    outputs.push_back(absl::StrCat(Array(result_type), " ", name));
+  }
+  std::string Text(int parameters) const {
+    std::string text = "HloModule m\nENTRY e {\n";
+    const char* names[] = {"x", "y", "z"};
+    for (int i = 0; i < parameters; ++i) {
+      absl::StrAppend(&text, "  ", names[i], " = ", Array(type), " parameter(", i, ")\n");
+    }
+    for (const std::string& line : lines) absl::StrAppend(&text, line, "\n");
+    std::vector<std::string> types, names_out;
+    for (const std::string& output : outputs) {
+      types.push_back(output.substr(0, output.find(' ')));
+      names_out.push_back(output.substr(output.find(' ') + 1));
+    }
+    absl::StrAppend(&text, "  ROOT t = (", absl::StrJoin(types, ", "), ") tuple(",
+                    absl::StrJoin(names_out, ", "), ")\n}\n");
+    return text;
+  }
+};
+
+// Runs `module` and compares output i with `tolerance[i]` (nullopt: exact).
+void ExpectMatches(const ModuleText& module, int parameters,
+                   const std::vector<std::optional<ErrorSpec>>& tolerance) {
+  auto run = RunAgainstInterpreter(module.Text(parameters));
+  ASSERT_TRUE(run.ok()) << run.status() << "\n" << module.Text(parameters);
+  ASSERT_EQ(run->actual.size(), tolerance.size());
+  for (size_t i = 0; i < run->actual.size(); ++i) {
+    const Literal& expected = run->expected[i];
+    const Literal& actual = run->actual[i];
+    const PrimitiveType type = expected.shape().element_type();
+    absl::Status status;
+    if (pu::IsFloatingPointType(type) || pu::IsComplexType(type)) {
+      status = LiteralsNear(expected, actual, tolerance[i].value_or(ErrorSpec(0, 0)));
+    } else {
+      status = LiteralsEqual(expected, actual);
+    }
+    EXPECT_TRUE(status.ok()) << module.lines[i] << ": " << status;
+  }
+}
+
+// The tolerance of transcendental functions for each float type: the f32
+// result may differ by a few ulp, which the narrow types may round either way.
+ErrorSpec TranscendentalTolerance(PrimitiveType type) {
+  switch (type) {
+    case F64:
+      return ErrorSpec(1e-12, 1e-12);
+    case F32:
+      return ErrorSpec(1e-6, 1e-5);
+    case F16:
+      return ErrorSpec(1e-3, 1e-3);
+    case BF16:
+      return ErrorSpec(1e-2, 1e-2);
+    default:
+      return ErrorSpec(0.13, 0.13);
+  }
+}
+
+class FloatOpsTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(FloatOpsTest, EveryOpMatchesTheInterpreter) {
+  const PrimitiveType type = GetParam();
+  ModuleText m(type);
+  const std::string t = m.type;
+  std::vector<std::optional<ErrorSpec>> tolerance;
+  auto exact = [&](absl::string_view result_type, absl::string_view expression) {
+    m.Add(result_type, expression);
+    tolerance.push_back(std::nullopt);
+  };
+  auto approx = [&](absl::string_view expression) {
+    m.Add(t, expression);
+    tolerance.push_back(TranscendentalTolerance(type));
+  };
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+    exact(t, absl::StrCat(op, "(x, y)"));
+  }
+  exact(t, "remainder(x, y)");
+  for (const char* op : {"negate", "abs", "sign", "floor", "ceil", "round-nearest-afz",
+                         "round-nearest-even", "sqrt", "copy"}) {
+    exact(t, absl::StrCat(op, "(x)"));
+  }
+  exact("pred", "is-finite(x)");
+  for (const char* direction : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+    exact("pred", absl::StrCat("compare(x, y), direction=", direction));
+    exact("pred", absl::StrCat("compare(x, y), direction=", direction, ", type=TOTALORDER"));
+  }
+  for (const char* op : {"exponential", "log", "tanh", "logistic", "erf", "rsqrt", "cbrt",
+                         "exponential-minus-one", "log-plus-one", "sine", "cosine", "tan"}) {
+    approx(absl::StrCat(op, "(x)"));
+  }
+  approx("power(x, y)");
+  approx("atan2(x, y)");
+  exact(t, "clamp(y, x, z)");
+  exact(t, "select(r25, x, y)");  // r25 = compare(x, y), direction=LT
+  exact(t, "reduce-precision(x), exponent_bits=5, mantissa_bits=10");
+  exact(t, "reduce-precision(x), exponent_bits=8, mantissa_bits=7");
+  exact(t, "reduce-precision(x), exponent_bits=4, mantissa_bits=0");
+  ExpectMatches(m, 3, tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, FloatOpsTest,
+                         ::testing::Values(F32, F64, F16, BF16, F8E4M3FN, F8E5M2),
+                         [](const auto& info) {
+                           return std::string(pu::LowercasePrimitiveTypeName(info.param));
+                         });
+
+class IntegerOpsTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(IntegerOpsTest, EveryOpMatchesTheInterpreter) {
+  const PrimitiveType type = GetParam();
+  ModuleText m(type);
+  const std::string t = m.type;
+  std::vector<std::optional<ErrorSpec>> tolerance;
+  auto exact = [&](absl::string_view result_type, absl::string_view expression) {
+    m.Add(result_type, expression);
+    tolerance.push_back(std::nullopt);
+  };
+  for (const char* op :
+       {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or",
+        "xor", "shift-left", "shift-right-arithmetic", "shift-right-logical", "power"}) {
+    exact(t, absl::StrCat(op, "(x, y)"));
+  }
+  for (const char* op : {"negate", "abs", "sign", "not", "popcnt", "count-leading-zeros"}) {
+    exact(t, absl::StrCat(op, "(x)"));
+  }
+  for (const char* direction : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+    exact("pred", absl::StrCat("compare(x, y), direction=", direction));
+  }
+  exact("pred", "compare(x, y), direction=LT, type=UNSIGNED");
+  exact(t, "clamp(y, x, z)");
+  exact(t, "select(r20, x, y)");  // r20 = compare(x, y), direction=EQ
+  ExpectMatches(m, 3, tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, IntegerOpsTest,
+                         ::testing::Values(S8, S16, S32, S64, U8, U16, U32, U64, S4, U4, S2),
+                         [](const auto& info) {
+                           return std::string(pu::LowercasePrimitiveTypeName(info.param));
+                         });
+
+TEST(PredOpsTest, EveryOpMatchesTheInterpreter) {
+  ModuleText m(PRED);
+  std::vector<std::optional<ErrorSpec>> tolerance;
+  for (const char* op : {"and", "or", "xor", "add", "multiply", "maximum", "minimum"}) {
+    m.Add("pred", absl::StrCat(op, "(x, y)"));
+  }
+  m.Add("pred", "not(x)");
+  for (const char* direction : {"EQ", "NE", "LT", "GT"}) {
+    m.Add("pred", absl::StrCat("compare(x, y), direction=", direction));
+  }
+  m.Add("pred", "select(x, y, z)");
+  tolerance.resize(m.outputs.size());
+  ExpectMatches(m, 3, tolerance);
+}
+
+class ComplexOpsTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(ComplexOpsTest, EveryOpMatchesTheInterpreter) {
+  const PrimitiveType type = GetParam();
+  ModuleText m(type);
+  const std::string t = m.type;
+  const std::string real = type == C64 ? "f32" : "f64";
+  const ErrorSpec close = type == C64 ? ErrorSpec(1e-5, 1e-5) : ErrorSpec(1e-12, 1e-12);
+  std::vector<std::optional<ErrorSpec>> tolerance;
+  auto add = [&](absl::string_view result_type, absl::string_view expression,
+                 std::optional<ErrorSpec> spec) {
+    m.Add(result_type, expression);
+    tolerance.push_back(spec);
+  };
+  for (const char* op : {"add", "subtract", "multiply"})
+    add(t, absl::StrCat(op, "(x, y)"), std::nullopt);
+  add(t, "divide(x, y)", close);
+  add(t, "negate(x)", std::nullopt);
+  add(real, "abs(x)", close);
+  add(t, "sign(x)", close);
+  add(t, "exponential(x)", close);
+  add(t, "log(x)", close);
+  add(real, "real(x)", std::nullopt);
+  add(real, "imag(x)", std::nullopt);
+  add("pred", "compare(x, y), direction=EQ", std::nullopt);
+  add("pred", "compare(x, x), direction=NE", std::nullopt);
+  add(t, "complex(r9, r10)", std::nullopt);
+  ExpectMatches(m, 2, tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ComplexOpsTest, ::testing::Values(C64, C128), [](const auto& info) {
+  return std::string(pu::LowercasePrimitiveTypeName(info.param));
+});
+
+// convert from one type to every other type, in one kernel per source type.
+class ConvertTest : public ::testing::TestWithParam<PrimitiveType> {};
+
+TEST_P(ConvertTest, ToEveryTypeMatchesTheInterpreter) {
+  const PrimitiveType from = GetParam();
+  ModuleText m(from);
+  std::vector<std::optional<ErrorSpec>> tolerance;
+  for (PrimitiveType to : {PRED, S4,  S8,   S16, S32, S64,      U4,     U8,         U16, U32,
+                           U64,  F16, BF16, F32, F64, F8E4M3FN, F8E5M2, F8E4M3FNUZ, C64, C128}) {
+    if (pu::IsComplexType(from) && !pu::IsComplexType(to)) continue;  // needs real/imag
+    m.Add(pu::LowercasePrimitiveTypeName(to), "convert(x)");
+    tolerance.push_back(std::nullopt);
+  }
+  ExpectMatches(m, 1, tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, ConvertTest,
+                         ::testing::Values(PRED, S4, S8, S32, S64, U8, U32, U64, F16, BF16, F32,
+                                           F64, F8E4M3FN, F8E5M2, C64),
+                         [](const auto& info) {
+                           return std::string(pu::LowercasePrimitiveTypeName(info.param));
+                         });
+
+TEST(BitcastConvertTest, SameWidthReinterpretsBits) {
+  const std::string text =
+      absl::StrCat(R"(
+HloModule m
+ENTRY e {
+  x = f32[)",
+                   kN, R"(] parameter(0)
+  i = s32[)",
+                   kN, R"(] bitcast-convert(x)
+  u = u32[)",
+                   kN, R"(] bitcast-convert(x)
+  h = bf16[)",
+                   kN, R"(] convert(x)
+  s = s16[)",
+                   kN, R"(] bitcast-convert(h)
+  back = f16[)",
+                   kN, R"(] bitcast-convert(s)
+  ROOT t = (s32[)",
+                   kN, "], u32[", kN, "], s16[", kN, "], f16[", kN, R"(]) tuple(i, u, s, back)
+})");
+  auto run = RunAgainstInterpreter(text);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 0; i < run->actual.size(); ++i) {
+    if (run->expected[i].shape().element_type() == F16) {
+      EXPECT_TRUE(LiteralsNear(run->expected[i], run->actual[i], ErrorSpec(0, 0)).ok());
+    } else {
+      EXPECT_TRUE(LiteralsEqual(run->expected[i], run->actual[i]).ok()) << run->names[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace axle::cpu

@@ -1,0 +1,228 @@
+//===- loop_kernel_emitter_test.cc - Loop kernels: indexing, ranges, IR ----===//
+//
+// The index-remapping ops against the interpreter, split ranges, scalar and
+// multi-output kernels, clear errors for what is not supported, the IR
+// hooks, and that the optimized IR of an f32 kernel is 16-lane vector code.
+//
+//===----------------------------------------------------------------------===//
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/cpu/cpu_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+using testing::RunAgainstInterpreter;
+
+void ExpectEqualToInterpreter(const std::string& text) {
+  auto run = RunAgainstInterpreter(text);
+  ASSERT_TRUE(run.ok()) << run.status() << "\n" << text;
+  for (size_t i = 0; i < run->actual.size(); ++i) {
+    EXPECT_TRUE(LiteralsNear(run->expected[i], run->actual[i], ErrorSpec(0, 0)).ok())
+        << run->names[i] << ": " << LiteralsNear(run->expected[i], run->actual[i], ErrorSpec(0, 0))
+        << "\n"
+        << text;
+  }
+}
+
+TEST(LoopKernelTest, Broadcast) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,5] parameter(0)
+  b = f32[4,3,6,5] broadcast(x), dimensions={1,3}
+  s = f32[] parameter(1)
+  c = f32[4,3,6,5] broadcast(s), dimensions={}
+  ROOT r = f32[4,3,6,5] add(b, c)
+})");
+}
+
+TEST(LoopKernelTest, ReshapeTransposeReverse) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = s32[6,20] parameter(0)
+  r = s32[4,5,6] reshape(x)
+  t = s32[6,4,5] transpose(r), dimensions={2,0,1}
+  ROOT v = s32[6,4,5] reverse(t), dimensions={0,2}
+})");
+}
+
+TEST(LoopKernelTest, SliceConcatenatePad) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[10,9] parameter(0)
+  y = f32[3,9] parameter(1)
+  s = f32[4,3] slice(x), slice={[1:9:2], [0:9:3]}
+  c = f32[13,9] concatenate(x, y), dimensions={0}
+  zero = f32[] constant(-7)
+  p = f32[5,12] pad(s, zero), padding=2_-1x1_2_3
+  cs = f32[4,3] slice(c), slice={[9:13], [6:9]}
+  ps = f32[4,3] slice(p), slice={[1:5], [4:7]}
+  ROOT t = (f32[4,3], f32[4,3], f32[4,3]) tuple(s, cs, ps)
+})");
+}
+
+TEST(LoopKernelTest, PadAndConcatenateWholeOutputs) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = bf16[5,4] parameter(0)
+  v = bf16[] parameter(1)
+  ROOT p = bf16[12,12] pad(x, v), padding=1_2_1x-1_3_2
+})");
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  a = s8[2,3] parameter(0)
+  b = s8[2,1] parameter(1)
+  c = s8[2,4] parameter(2)
+  ROOT r = s8[2,8] concatenate(a, b, c), dimensions={1}
+})");
+}
+
+TEST(LoopKernelTest, IotaConstantDynamicSlice) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[8,6] parameter(0)
+  i = s32[] constant(-3)
+  j = s32[] constant(100)
+  d = f32[3,4] dynamic-slice(x, i, j), dynamic_slice_sizes={3,4}
+  k = u8[] constant(2)
+  d2 = f32[3,4] dynamic-slice(x, k, k), dynamic_slice_sizes={3,4}
+  io = f32[3,4] iota(), iota_dimension=1
+  c = f32[3,4] constant({{1,2,3,4},{5,6,7,8},{9,10,11,12}})
+  a = f32[3,4] add(d, c)
+  b = f32[3,4] multiply(d2, io)
+  io2 = s64[3,4] iota(), iota_dimension=0
+  ROOT t = (f32[3,4], f32[3,4], s64[3,4]) tuple(a, b, io2)
+})");
+}
+
+TEST(LoopKernelTest, SharedSubexpressionsAndBitcast) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[16,16] parameter(0)
+  a = f32[16,16] multiply(x, x)
+  b = f32[16,16] add(a, a)
+  c = f32[16,16] multiply(b, b)
+  d = f32[16,16] add(c, c)
+  f = f32[256] bitcast(d)
+  ROOT g = f32[16,16] bitcast(f)
+})");
+}
+
+TEST(LoopKernelTest, ScalarOutput) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] atan2(x, y)
+})");
+}
+
+TEST(LoopKernelTest, RangesComposeToTheWholeRun) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  x = f32[37,50] parameter(0)
+  y = f32[37,50] parameter(1)
+  ROOT z = f32[37,50] subtract(x, y)
+})";
+  std::vector<Literal> inputs;
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok());
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ((*kernel)->outer_size(), 37);
+  Literal out(run->expected[0].shape());
+  void* buffers[] = {inputs[0].untyped_data(), inputs[1].untyped_data(), out.untyped_data()};
+  (*kernel)->RunRange(buffers, 20, 37);
+  (*kernel)->RunRange(buffers, 0, 7);
+  (*kernel)->RunRange(buffers, 7, 20);
+  EXPECT_TRUE(LiteralsNear(run->expected[0], out, ErrorSpec(0, 0)).ok());
+}
+
+TEST(LoopKernelTest, UnsupportedOpIsUnimplementedNamingIt) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  ROOT d = f32[4,4] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(kernel.status().message(), "dot")) << kernel.status();
+}
+
+TEST(LoopKernelTest, UnsupportedTypeOpIsUnimplemented) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  x = c64[4] parameter(0)
+  ROOT t = c64[4] tanh(x)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(kernel.status().message(), "tanh of c64")) << kernel.status();
+}
+
+TEST(LoopKernelTest, MultiOutputShapesMustAgree) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[2,2] reshape(x)
+  ROOT t = (f32[4], f32[2,2]) tuple(x, y)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(LoopKernelTest, OptimizedF32KernelIsVectorizedWith16Lanes) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  a = f32[1024] parameter(0)
+  b = f32[1024] parameter(1)
+  m = f32[1024] multiply(a, b)
+  e = f32[1024] exponential(m)
+  ROOT s = f32[1024] add(e, a)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string before, after;
+  CpuCompileOptions options;
+  options.jit.ir_before_optimization = [&](absl::string_view, absl::string_view ir) {
+    before = std::string(ir);
+  };
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(before, "define void @loop_kernel(ptr"));
+  EXPECT_FALSE(absl::StrContains(before, "<16 x float>"));
+  // The exp polynomial and the arithmetic around it, 16 lanes wide.
+  EXPECT_TRUE(absl::StrContains(after, "fmul <16 x float>")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "@llvm.fma.v16f32")) << after;
+  EXPECT_FALSE(absl::StrContains(after, "call float @expf"));
+}
+
+}  // namespace
+}  // namespace axle::cpu

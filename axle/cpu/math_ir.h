@@ -1,0 +1,30 @@
+//===- math_ir.h - Transcendental functions as inline LLVM IR --------------===//
+//
+// f32 exp, log, tanh and erf built from range reduction and polynomials, in
+// straight-line IR (selects, no branches, no calls) so that the loop
+// vectorizer turns them into vector code. Internal to axle/cpu.
+//
+// Accuracy (max ulp error against the correctly rounded result, measured by
+// math_ir_test over sweeps; see README.md): exp and log within 2 ulp, tanh
+// and erf within a few ulp (XLA's CPU backend uses approximations of the
+// same kind).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_MATH_IR_H_
+#define AXLE_CPU_MATH_IR_H_
+
+#include "llvm/IR/IRBuilder.h"
+
+namespace axle::cpu {
+
+// Each takes and returns an f32 value (scalar).
+llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitLogF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// 1 / (1 + exp(-x)).
+llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_MATH_IR_H_

@@ -1,0 +1,7 @@
+// Compatibility header: XLA's xla/ffi/api/c_api.h (the FFI C types).
+#ifndef AXLE_COMPAT_XLA_FFI_API_C_API_H_
+#define AXLE_COMPAT_XLA_FFI_API_C_API_H_
+
+#include "axle/runtime/ffi/c_api.h"
+
+#endif  // AXLE_COMPAT_XLA_FFI_API_C_API_H_

@@ -1,0 +1,12 @@
+// Compatibility header: XLA's xla/ffi/ffi_api.h, for GetXlaFfiApi() (declared
+// with the rest of the typed FFI API in Axle).
+#ifndef AXLE_COMPAT_XLA_FFI_FFI_API_H_
+#define AXLE_COMPAT_XLA_FFI_FFI_API_H_
+
+#include "axle/runtime/ffi/ffi_api.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_XLA_FFI_FFI_API_H_
