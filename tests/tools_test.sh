@@ -62,6 +62,12 @@ check "a wrong number of inputs is exit 1" test $? -eq 1
 check "the input error says how many parameters" grep -q "takes 5 parameters" "$tmp/err"
 "$run" "$src/examples/mlp.hlo" --platform=nosuch >/dev/null 2>"$tmp/err"
 check "an unknown platform is exit 1" test $? -eq 1
+check "the platform error lists the known ones" grep -q "known platforms: .*interpreter" "$tmp/err"
+"$run" "$src/examples/mlp.hlo" --reference_platform=interpreter >"$tmp/ref.out"
+check "--reference_platform agreeing is exit 0" test $? -eq 0
+check "--reference_platform says they agree" grep -q "^OK: interpreter agrees" "$tmp/ref.out"
+"$run" "$src/examples/aliasing/increment.hlo" --print_literals >"$tmp/inc.out"
+check "axle-run runs an aliased module" grep -q "^result: f32\[\] " "$tmp/inc.out"
 
 # Feeding results back in as inputs: the same outputs again.
 printf 'HloModule m\n\nENTRY e {\n  p = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] negate(p)\n}\n' >"$tmp/neg.hlo"

@@ -1,13 +1,19 @@
 //===- axle_run.cc - Run an HLO module -------------------------------------===//
 //
-//   axle-run FILE [--platform=interpreter] [--input=a.npy ...] [--seed=N]
-//            [--print_literals] [--output_dir=DIR] [--iterations=N]
+//   axle-run FILE [--platform=interpreter] [--reference_platform=NAME]
+//            [--input=a.npy ...] [--seed=N] [--print_literals]
+//            [--output_dir=DIR] [--iterations=N] [--abs_error_bound=E]
+//            [--rel_error_bound=E]
 //
-// Like XLA's run_hlo_module: inputs come from .npy files in parameter order,
-// or are generated from the seed; results are printed in XLA's literal
+// Like XLA's run_hlo_module: the module is compiled for the platform through
+// the client API (LocalClient), inputs come from .npy files in parameter
+// order or are generated from the seed; results are printed in XLA's literal
 // syntax and written as out_0.npy, out_1.npy, ... (tuple leaves flattened in
-// order). With --iterations=N the module runs N times after one warm-up and
-// the last line reports min and median time per run.
+// order). With --reference_platform the module also runs there and the two
+// results are compared (integers exactly, floats within the error bounds,
+// XLA's defaults 1e-3); a mismatch exits with status 2. With --iterations=N
+// the module runs N times after one warm-up and the last line reports min
+// and median time per run.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -21,8 +27,8 @@
 #include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/npy.h"
-#include "axle/eval/hlo_evaluator.h"
-#include "axle/runtime/host_custom_call.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
 
@@ -38,7 +44,44 @@ struct Options {
   std::string output_dir;
   int iterations = 0;
   bool no_verify = false;
+  std::string reference_platform;
+  double abs_error_bound = 1e-3;
+  double rel_error_bound = 1e-3;
 };
+
+// A module compiled for one platform, with its arguments on the device.
+struct Prepared {
+  LocalClient* client = nullptr;
+  std::unique_ptr<LocalExecutable> executable;
+  std::vector<ScopedShapedBuffer> arguments;
+  std::vector<const ShapedBuffer*> argument_pointers;
+};
+
+absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModule& module,
+                                 const std::vector<Literal>& arguments) {
+  Prepared prepared;
+  AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform(platform_name));
+  AXLE_ASSIGN_OR_RETURN(prepared.client, ClientLibrary::GetOrCreateLocalClient(platform));
+  AXLE_ASSIGN_OR_RETURN(prepared.executable,
+                        prepared.client->Compile(module.Clone(), ExecutableBuildOptions()));
+  for (const Literal& argument : arguments) {
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer,
+                          prepared.client->LiteralToShapedBuffer(argument, 0));
+    prepared.arguments.push_back(std::move(buffer));
+  }
+  for (const ScopedShapedBuffer& buffer : prepared.arguments) {
+    prepared.argument_pointers.push_back(&buffer);
+  }
+  return prepared;
+}
+
+absl::StatusOr<Literal> RunOnce(const Prepared& prepared, uint64_t seed) {
+  ExecutableRunOptions run_options;
+  run_options.set_rng_seed(static_cast<int>(seed));
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result,
+                        prepared.executable->Run(prepared.argument_pointers, run_options));
+  return prepared.client->ShapedBufferToLiteral(result);
+}
 
 absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options, const HloModule& module) {
   if (options.inputs.empty()) return MakeFakeArguments(module, options.seed);
@@ -75,20 +118,11 @@ absl::Status WriteOutputs(const Literal& result, const std::string& dir) {
 }
 
 absl::Status Run(const Options& options) {
-  if (options.platform != "interpreter") {
-    return absl::UnimplementedError(absl::StrCat("platform '", options.platform,
-                                                 "' is not available; known platforms: interpreter"));
-  }
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         LoadModule(options.input_file, !options.no_verify));
   AXLE_ASSIGN_OR_RETURN(std::vector<Literal> arguments, LoadArguments(options, *module));
-  std::vector<const Literal*> argument_ptrs;
-  for (const Literal& argument : arguments) argument_ptrs.push_back(&argument);
-
-  HloEvaluator evaluator;
-  InstallHostCustomCalls(&evaluator);
-  evaluator.set_seed(options.seed);
-  AXLE_ASSIGN_OR_RETURN(Literal result, evaluator.Evaluate(*module, argument_ptrs));
+  AXLE_ASSIGN_OR_RETURN(Prepared prepared, Prepare(options.platform, *module, arguments));
+  AXLE_ASSIGN_OR_RETURN(Literal result, RunOnce(prepared, options.seed));
 
   if (options.print_literals) {
     for (size_t i = 0; i < arguments.size(); ++i) {
@@ -102,12 +136,32 @@ absl::Status Run(const Options& options) {
     std::vector<double> times;
     for (int i = 0; i < options.iterations; ++i) {
       auto start = std::chrono::steady_clock::now();
-      AXLE_ASSIGN_OR_RETURN(Literal ignored, evaluator.Evaluate(*module, argument_ptrs));
+      AXLE_ASSIGN_OR_RETURN(Literal ignored, RunOnce(prepared, options.seed));
       times.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(times.begin(), times.end());
     std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(), times[times.size() / 2]);
+  }
+
+  if (!options.reference_platform.empty()) {
+    AXLE_ASSIGN_OR_RETURN(Prepared reference,
+                          Prepare(options.reference_platform, *module, arguments));
+    AXLE_ASSIGN_OR_RETURN(Literal expected, RunOnce(reference, options.seed));
+    if (options.print_literals) {
+      std::printf("reference result (%s): %s\n", options.reference_platform.c_str(),
+                  expected.ToString().c_str());
+    }
+    absl::Status agree = LiteralsNear(
+        expected, result, ErrorSpec(options.abs_error_bound, options.rel_error_bound));
+    if (!agree.ok()) {
+      std::printf("MISMATCH: %s vs reference %s: %s\n", options.platform.c_str(),
+                  options.reference_platform.c_str(), std::string(agree.message()).c_str());
+      return absl::Status(absl::StatusCode::kDataLoss, "results differ from the reference");
+    }
+    std::printf("OK: %s agrees with reference %s (abs %g, rel %g)\n", options.platform.c_str(),
+                options.reference_platform.c_str(), options.abs_error_bound,
+                options.rel_error_bound);
   }
   return absl::OkStatus();
 }
@@ -119,7 +173,11 @@ int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-run: run an HLO module"};
   app.add_option("file", options.input_file, "HLO text file (- for standard input)")->required();
-  app.add_option("--platform", options.platform, "where to run: interpreter");
+  app.add_option("--platform", options.platform, "where to run (interpreter, cpu)");
+  app.add_option("--reference_platform", options.reference_platform,
+                 "also run here and compare the results");
+  app.add_option("--abs_error_bound", options.abs_error_bound, "absolute error bound (floats)");
+  app.add_option("--rel_error_bound", options.rel_error_bound, "relative error bound (floats)");
   app.add_option("--input", options.inputs, ".npy file for each parameter, in order")->allow_extra_args(false);
   app.add_option("--seed", options.seed, "seed for random inputs and rng ops");
   app.add_flag("--print_literals", options.print_literals, "print arguments and results");
@@ -133,6 +191,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   absl::Status status = axle::Run(options);
+  if (status.code() == absl::StatusCode::kDataLoss) return 2;
   if (!status.ok()) return axle::ReportError("axle-run", status);
   return 0;
 }
