@@ -1,8 +1,17 @@
 // Registers the algebraic simplification, reshape/transpose/broadcast simplification, layout normalization passes under their --passes names.
+#include <memory>
+
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/algebraic_simplifier.h"
+#include "axle/hlo/transforms/layout_normalization.h"
+#include "axle/hlo/transforms/reshape_mover.h"
 
 namespace axle {
 
-void AddSimplificationPasses(PassFactoryMap* registry) {}
+void AddSimplificationPasses(PassFactoryMap* registry) {
+  (*registry)["algsimp"] = [] { return std::make_unique<AlgebraicSimplifier>(); };
+  (*registry)["layout-normalization"] = [] { return std::make_unique<LayoutNormalization>(); };
+  (*registry)["reshape-mover"] = [] { return std::make_unique<ReshapeMover>(); };
+}
 
 }  // namespace axle

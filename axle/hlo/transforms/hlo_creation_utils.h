@@ -1,0 +1,56 @@
+//===- hlo_creation_utils.h - Adding new instructions to a computation -----===//
+//
+// Small builders the rewriting passes share: each adds one new instruction
+// (with a result shape in the default, descending layout unless given) to
+// the computation of its first operand and returns it. Callers have checked
+// that the operation is well formed; these CHECK what they rely on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_TRANSFORMS_HLO_CREATION_UTILS_H_
+#define AXLE_HLO_TRANSFORMS_HLO_CREATION_UTILS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "axle/core/literal.h"
+#include "axle/hlo/ir/hlo_computation.h"
+
+namespace axle {
+
+// `shape` with its layout made explicit and descending (arrays only).
+Shape WithDescendingLayout(Shape shape);
+// Same element type and dimensions, and the same layout where "no layout"
+// counts as the descending one.
+bool SameShapeAndLayout(const Shape& a, const Shape& b);
+
+// A scalar constant.
+HloInstruction* MakeConstant(HloComputation* computation, Literal literal);
+// `value` (a scalar literal) broadcast to `shape` (a scalar shape gives the
+// constant itself). The result has exactly `shape`, layout included.
+HloInstruction* MakeFilledArray(HloComputation* computation, const Literal& value,
+                                const Shape& shape);
+
+HloInstruction* MakeBroadcast(HloInstruction* operand, const Shape& shape,
+                              absl::Span<const int64_t> dimensions);
+HloInstruction* MakeReshape(HloInstruction* operand, const Shape& shape);
+// The result shape is the operand's dimensions permuted (descending layout).
+HloInstruction* MakeTranspose(HloInstruction* operand, absl::Span<const int64_t> permutation);
+HloInstruction* MakeBitcast(HloInstruction* operand, const Shape& shape);
+HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape,
+                          std::vector<int64_t> starts, std::vector<int64_t> limits,
+                          std::vector<int64_t> strides);
+HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs,
+                           const Shape& shape);
+
+// Permutation helpers: the inverse, the composition `outer o inner` of two
+// transposes (transpose(transpose(x, inner), outer) == transpose(x, result)),
+// and whether a permutation is the identity.
+std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation);
+std::vector<int64_t> ComposePermutations(absl::Span<const int64_t> inner,
+                                         absl::Span<const int64_t> outer);
+bool IsIdentityPermutation(absl::Span<const int64_t> permutation);
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_TRANSFORMS_HLO_CREATION_UTILS_H_

@@ -1,0 +1,291 @@
+//===- layout_normalization.cc - Make every computing op row-major ---------===//
+//
+// Notation: for an array shape S, `order(S)` lists its logical dimensions
+// from the most major to the most minor (the reversed minor_to_major), and
+// the normalized shape N(S) has dimension i of size S.dims[order(S)[i]] and
+// a descending layout; bitcast(S -> N(S)) moves no data.
+//
+// A value that is needed in the physical order of another shape T is the
+// transpose of its normalized form by q, q[j] = position in order(S) of the
+// logical dimension order(T)[j] (after mapping logical dimensions through the
+// op, for transposes, broadcasts and reduces).
+//
+//===----------------------------------------------------------------------===//
+#include "axle/hlo/transforms/layout_normalization.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
+
+namespace axle {
+namespace {
+
+bool NeedsNormalization(const Shape& shape) {
+  return shape.IsArray() && shape.has_layout() && !ShapeUtil::HasDescendingLayout(shape);
+}
+
+// Logical dimensions, major first.
+std::vector<int64_t> MajorToMinor(const Shape& shape) {
+  if (!shape.has_layout() || shape.layout().minor_to_major().empty()) {
+    std::vector<int64_t> order(shape.rank());
+    std::iota(order.begin(), order.end(), 0);
+    return order;
+  }
+  const std::vector<int64_t>& m2m = shape.layout().minor_to_major();
+  return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
+}
+
+Shape NormalizedShape(const Shape& shape) {
+  std::vector<int64_t> dims;
+  for (int64_t d : MajorToMinor(shape)) dims.push_back(shape.dimensions(d));
+  return ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), dims);
+}
+
+// A layout this pass can reason about: a plain dimension order.
+bool IsUnderstoodArray(const Shape& shape) {
+  if (!shape.IsArray()) return true;
+  if (!shape.is_static()) return !NeedsNormalization(shape);
+  return !shape.has_layout() || (shape.layout().tiles().empty() &&
+                                 static_cast<int64_t>(shape.layout().minor_to_major().size()) ==
+                                     shape.rank());
+}
+
+bool Involved(const HloInstruction* instruction) {
+  if (NeedsNormalization(instruction->shape())) return true;
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (NeedsNormalization(operand->shape())) return true;
+  }
+  return false;
+}
+
+bool IsPassThrough(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kWhile:
+    case HloOpcode::kCall:
+    case HloOpcode::kConditional:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether the pass can rewrite (or leave as is) `instruction`.
+bool IsSupported(const HloInstruction* instruction) {
+  if (!Involved(instruction)) return true;
+  if (IsPassThrough(instruction->opcode())) return true;
+  if (!IsUnderstoodArray(instruction->shape()) || !instruction->shape().IsArray() ||
+      !instruction->control_predecessors().empty() || !instruction->control_successors().empty()) {
+    return false;
+  }
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (!IsUnderstoodArray(operand->shape()) || !operand->shape().IsArray()) return false;
+  }
+  switch (instruction->opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kCopy:
+    case HloOpcode::kIota:
+      return true;
+    case HloOpcode::kReduce:
+      return instruction->operand_count() == 2;
+    default:
+      break;
+  }
+  if (!instruction->IsElementwise() || instruction->HasSideEffect()) return false;
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (operand->shape().dimensions() != instruction->shape().dimensions()) return false;
+  }
+  return true;
+}
+
+// q with q[j] = position of logical dimension `wanted[j]` in `order`.
+std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order, absl::Span<const int64_t> wanted) {
+  std::vector<int64_t> inverse = InversePermutation(order);
+  std::vector<int64_t> q;
+  for (int64_t w : wanted) q.push_back(inverse[w]);
+  return q;
+}
+
+HloInstruction* TransposeUnlessIdentity(HloInstruction* value, absl::Span<const int64_t> q) {
+  return IsIdentityPermutation(q) ? value : MakeTranspose(value, q);
+}
+
+class Normalizer {
+ public:
+  explicit Normalizer(HloComputation* computation) : computation_(computation) {}
+
+  absl::StatusOr<bool> Run() {
+    std::vector<HloInstruction*> replaced;
+    for (HloInstruction* instruction : computation_->MakeInstructionPostOrder()) {
+      if (!Involved(instruction) || IsPassThrough(instruction->opcode())) continue;
+      HloInstruction* normalized = Normalize(instruction);
+      HloInstruction* back = normalized;
+      if (!SameShapeAndLayout(normalized->shape(), instruction->shape())) {
+        back = MakeBitcast(normalized, instruction->shape());
+        created_.insert(back);
+        normalized_of_.emplace(back, normalized);
+      }
+      AXLE_RETURN_IF_ERROR(instruction->ReplaceAllUsesWith(back));
+      replaced.push_back(instruction);
+    }
+    if (replaced.empty()) return false;
+    // Users first: the replaced originals and the bitcasts nobody needed.
+    absl::flat_hash_set<HloInstruction*> removable(replaced.begin(), replaced.end());
+    removable.insert(created_.begin(), created_.end());
+    std::vector<HloInstruction*> order = computation_->MakeInstructionPostOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      HloInstruction* instruction = *it;
+      if (removable.contains(instruction) && instruction->user_count() == 0 &&
+          !instruction->IsRoot()) {
+        AXLE_RETURN_IF_ERROR(computation_->RemoveInstruction(instruction));
+      }
+    }
+    return true;
+  }
+
+ private:
+  // `value` viewed in its normalized shape.
+  HloInstruction* NormalizedOf(HloInstruction* value) {
+    if (auto it = normalized_of_.find(value); it != normalized_of_.end()) return it->second;
+    if (!NeedsNormalization(value->shape())) return value;
+    HloInstruction* view = MakeBitcast(value, NormalizedShape(value->shape()));
+    created_.insert(view);
+    normalized_of_.emplace(value, view);
+    return view;
+  }
+
+  // `value` in the physical order of the logical dimensions `wanted` (given
+  // as `value`'s own logical dimensions, major first).
+  HloInstruction* InOrder(HloInstruction* value, absl::Span<const int64_t> wanted) {
+    return TransposeUnlessIdentity(NormalizedOf(value), PositionsIn(MajorToMinor(value->shape()), wanted));
+  }
+
+  HloInstruction* Normalize(HloInstruction* instruction);
+
+  HloComputation* computation_;
+  absl::flat_hash_map<HloInstruction*, HloInstruction*> normalized_of_;
+  absl::flat_hash_set<HloInstruction*> created_;
+};
+
+HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
+  const Shape& shape = instruction->shape();
+  Shape normalized_shape = NormalizedShape(shape);
+  std::vector<int64_t> out_order = MajorToMinor(shape);
+  switch (instruction->opcode()) {
+    case HloOpcode::kCopy:
+      return InOrder(instruction->mutable_operand(0), out_order);
+    case HloOpcode::kTranspose: {
+      // Result dimension d is operand dimension permutation[d].
+      const std::vector<int64_t>& permutation =
+          cast<HloDimensionsInstruction>(instruction)->dimensions();
+      std::vector<int64_t> wanted;
+      for (int64_t d : out_order) wanted.push_back(permutation[d]);
+      return InOrder(instruction->mutable_operand(0), wanted);
+    }
+    case HloOpcode::kReshape: {
+      // Through the logical (row-major) order on both sides.
+      HloInstruction* operand = instruction->mutable_operand(0);
+      std::vector<int64_t> logical(operand->shape().rank());
+      std::iota(logical.begin(), logical.end(), 0);
+      HloInstruction* row_major = InOrder(operand, logical);
+      HloInstruction* reshaped =
+          MakeReshape(row_major, ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(),
+                                                                          shape.dimensions()));
+      return TransposeUnlessIdentity(reshaped, out_order);
+    }
+    case HloOpcode::kBroadcast: {
+      // Operand dimension k lands on result dimension dims[k]; in the
+      // normalized result that is position inverse(out_order)[dims[k]].
+      HloInstruction* operand = instruction->mutable_operand(0);
+      const std::vector<int64_t>& dims = cast<HloDimensionsInstruction>(instruction)->dimensions();
+      std::vector<int64_t> out_position = InversePermutation(out_order);
+      std::vector<int64_t> operand_dims(operand->shape().rank());
+      std::iota(operand_dims.begin(), operand_dims.end(), 0);
+      std::sort(operand_dims.begin(), operand_dims.end(), [&](int64_t a, int64_t b) {
+        return out_position[dims[a]] < out_position[dims[b]];
+      });
+      std::vector<int64_t> new_dims;
+      for (int64_t k : operand_dims) new_dims.push_back(out_position[dims[k]]);
+      return MakeBroadcast(InOrder(operand, operand_dims), normalized_shape, new_dims);
+    }
+    case HloOpcode::kIota: {
+      int64_t dimension = cast<HloIotaInstruction>(instruction)->iota_dimension();
+      HloInstruction* iota =
+          computation_->AddInstruction(instruction->CloneWithNewOperands(normalized_shape, {}));
+      cast<HloIotaInstruction>(iota)->mutable_attrs()->iota_dimension =
+          InversePermutation(out_order)[dimension];
+      return iota;
+    }
+    case HloOpcode::kReduce: {
+      // Reduce the normalized input; its kept dimensions come out in the
+      // input's physical order, then go to the result's.
+      HloInstruction* input = instruction->mutable_operand(0);
+      const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(instruction)->dimensions();
+      std::vector<int64_t> in_order = MajorToMinor(input->shape());
+      std::vector<int64_t> in_position = InversePermutation(in_order);
+      std::vector<int64_t> new_reduced, kept_in_physical_order, kept_sorted;
+      for (int64_t d : reduced) new_reduced.push_back(in_position[d]);
+      std::sort(new_reduced.begin(), new_reduced.end());
+      for (int64_t d : in_order) {
+        if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) {
+          kept_in_physical_order.push_back(d);
+        }
+      }
+      kept_sorted = kept_in_physical_order;
+      std::sort(kept_sorted.begin(), kept_sorted.end());
+      std::vector<int64_t> reduce_dims;
+      for (int64_t d : kept_in_physical_order) reduce_dims.push_back(input->shape().dimensions(d));
+      Shape reduce_shape = ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), reduce_dims);
+      HloInstruction* reduce = computation_->AddInstruction(instruction->CloneWithNewOperands(
+          reduce_shape, {NormalizedOf(input), instruction->mutable_operand(1)}));
+      cast<HloDimensionsInstruction>(reduce)->mutable_attrs()->dimensions = new_reduced;
+      // Result dimension o is input dimension kept_sorted[o].
+      std::vector<int64_t> wanted;
+      for (int64_t o : out_order) wanted.push_back(kept_sorted[o]);
+      return TransposeUnlessIdentity(reduce, PositionsIn(kept_in_physical_order, wanted));
+    }
+    default: {
+      // Elementwise: every operand in the result's physical order.
+      std::vector<HloInstruction*> operands;
+      for (HloInstruction* operand : instruction->operands()) {
+        operands.push_back(InOrder(operand, out_order));
+      }
+      return computation_->AddInstruction(
+          instruction->CloneWithNewOperands(normalized_shape, operands));
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<bool> LayoutNormalization::Run(HloModule* module) {
+  for (const HloComputation* computation : module->computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (!IsSupported(instruction)) return false;
+    }
+  }
+  bool changed = false;
+  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+    AXLE_ASSIGN_OR_RETURN(bool c, Normalizer(computation).Run());
+    changed |= c;
+  }
+  return changed;
+}
+
+}  // namespace axle

@@ -1,0 +1,38 @@
+//===- layout_normalization.h - Make every computing op row-major ----------===//
+//
+// XLA's LayoutNormalization (`--passes=layout-normalization`). An array whose
+// layout is not descending ({0,1} for a matrix: column-major) is viewed, by a
+// bitcast, as the array of its physical dimensions in row-major order (the
+// "normalized" shape: f32[2,3]{0,1} -> f32[3,2]{1,0}). Every op that
+// touches such an array is rewritten to compute on normalized shapes, with
+// explicit transposes where operand and result disagree on the physical
+// order, and its result is bitcast back to the original shape for its users.
+// Bitcast pairs that meet cancel, so a chain of rewritten ops exchanges
+// normalized values directly. Parameters, the root and every called
+// computation's interface keep their shapes, so the entry computation's
+// layout is unchanged.
+//
+// Rewritten: elementwise ops, broadcast, reshape, transpose, copy, iota and
+// single-input reduce. Left as they are (they move buffers, not elements):
+// parameter, constant, tuple, get-tuple-element, bitcast, while, call,
+// conditional, after-all, add-dependency, optimization-barrier. Any other op
+// that has a non-descending (or tiled, or dynamic) array in its result or
+// operands makes the pass leave the whole module unchanged.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_TRANSFORMS_LAYOUT_NORMALIZATION_H_
+#define AXLE_HLO_TRANSFORMS_LAYOUT_NORMALIZATION_H_
+
+#include "axle/hlo/pass/hlo_pass_interface.h"
+
+namespace axle {
+
+class LayoutNormalization : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "layout-normalization"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_TRANSFORMS_LAYOUT_NORMALIZATION_H_

@@ -1,0 +1,129 @@
+//===- reshape_mover.cc - Sink reshapes and transposes past elementwise ops ===//
+#include "axle/hlo/transforms/reshape_mover.h"
+
+#include <vector>
+
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
+
+namespace axle {
+namespace {
+
+bool IsRearrangement(const HloInstruction* instruction) {
+  return instruction->opcode() == HloOpcode::kReshape ||
+         instruction->opcode() == HloOpcode::kTranspose;
+}
+
+// Two rearrangements move elements the same way (element types may differ).
+bool SameRearrangement(const HloInstruction* a, const HloInstruction* b) {
+  if (a->opcode() != b->opcode() ||
+      a->operand(0)->shape().dimensions() != b->operand(0)->shape().dimensions() ||
+      a->shape().dimensions() != b->shape().dimensions()) {
+    return false;
+  }
+  return a->opcode() != HloOpcode::kTranspose ||
+         cast<HloDimensionsInstruction>(a)->dimensions() ==
+             cast<HloDimensionsInstruction>(b)->dimensions();
+}
+
+bool IsScalarBroadcast(const HloInstruction* instruction) {
+  return instruction->opcode() == HloOpcode::kBroadcast &&
+         instruction->operand(0)->shape().rank() == 0;
+}
+
+// A rearrangement worth moving: of a computed value, not of a constant or a
+// broadcast (which are cheap to rearrange where they are).
+bool IsNontrivialRearrangement(const HloInstruction* instruction) {
+  if (!IsRearrangement(instruction)) return false;
+  HloOpcode source = instruction->operand(0)->opcode();
+  return source != HloOpcode::kConstant && source != HloOpcode::kBroadcast;
+}
+
+bool HasDefaultLayout(const HloInstruction* instruction) {
+  return instruction->shape().IsArray() && ShapeUtil::HasDescendingLayout(instruction->shape());
+}
+
+// The rearrangement all operands of `instruction` share, or nullptr when the
+// instruction is not a candidate.
+const HloInstruction* SharedRearrangement(const HloInstruction* instruction) {
+  if (!instruction->IsElementwise() || instruction->operand_count() == 0 ||
+      instruction->HasSideEffect() || !HasDefaultLayout(instruction) ||
+      !instruction->control_predecessors().empty() || !instruction->control_successors().empty() ||
+      instruction->shape().is_dynamic()) {
+    return nullptr;
+  }
+  const HloInstruction* pattern = nullptr;
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (IsNontrivialRearrangement(operand)) {
+      pattern = operand;
+      break;
+    }
+  }
+  if (pattern == nullptr) return nullptr;
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (operand->shape().dimensions() != instruction->shape().dimensions() ||
+        !HasDefaultLayout(operand)) {
+      return nullptr;
+    }
+    if (IsScalarBroadcast(operand)) continue;
+    if (!IsRearrangement(operand) || !SameRearrangement(operand, pattern) ||
+        !HasDefaultLayout(operand->operand(0)) || operand->operand(0)->shape().is_dynamic()) {
+      return nullptr;
+    }
+  }
+  return pattern;
+}
+
+absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloInstruction* pattern) {
+  HloComputation* computation = instruction->parent();
+  const std::vector<int64_t>& input_dims = pattern->operand(0)->shape().dimensions();
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* operand : instruction->operands()) {
+    if (IsScalarBroadcast(operand)) {
+      Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(operand->shape().element_type(), input_dims);
+      operands.push_back(MakeBroadcast(operand->mutable_operand(0), shape, {}));
+    } else {
+      operands.push_back(operand->mutable_operand(0));
+    }
+  }
+  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), input_dims);
+  HloInstruction* moved =
+      computation->AddInstruction(instruction->CloneWithNewOperands(shape, operands));
+  HloInstruction* rearranged;
+  if (pattern->opcode() == HloOpcode::kReshape) {
+    rearranged = MakeReshape(moved, instruction->shape());
+  } else {
+    rearranged = MakeTranspose(moved, cast<HloDimensionsInstruction>(pattern)->dimensions());
+    *rearranged->mutable_shape() = instruction->shape();
+  }
+  AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, rearranged));
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
+  bool changed = false;
+  constexpr int kMaxSweeps = 32;
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool changed_this_sweep = false;
+    for (HloComputation* computation : module->MakeComputationPostOrder()) {
+      if (computation->IsFusionComputation()) continue;
+      // Replacing an instruction removes only it and operands it alone used,
+      // which come earlier in the post order; later entries stay valid.
+      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        const HloInstruction* pattern = SharedRearrangement(instruction);
+        if (pattern == nullptr) continue;
+        AXLE_ASSIGN_OR_RETURN(bool moved, SinkRearrangement(instruction, pattern));
+        changed_this_sweep |= moved;
+      }
+    }
+    if (!changed_this_sweep) break;
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace axle

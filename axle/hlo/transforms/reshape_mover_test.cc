@@ -1,0 +1,127 @@
+#include "axle/hlo/transforms/reshape_mover.h"
+
+#include "axle/hlo/transforms/simplification_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using test::RootStructure;
+using test::RunPassAndCompare;
+
+TEST(ReshapeMover, SinksMatchingReshapesPastAnElementwiseOp) {
+  ReshapeMover pass;
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[2,3] parameter(1)
+  ra = f32[6] reshape(a)
+  rb = f32[6] reshape(b)
+  ROOT r = f32[6] add(ra, rb)
+}
+)");
+  EXPECT_EQ(module->entry_computation()->ToString(), R"(%e (a: f32[2,3], b: f32[2,3]) -> f32[6] {
+  %a = f32[2,3]{1,0} parameter(0)
+  %b = f32[2,3]{1,0} parameter(1)
+  %r = f32[2,3]{1,0} add(%a, %b)
+  ROOT %reshape = f32[6]{0} reshape(%r)
+})");
+}
+
+TEST(ReshapeMover, SinksTransposesThroughAChainAndRebroadcastsScalars) {
+  ReshapeMover pass;
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  b = f32[2,3,4] parameter(1)
+  s = f32[] parameter(2)
+  ta = f32[4,2,3] transpose(a), dimensions={2,0,1}
+  tb = f32[4,2,3] transpose(b), dimensions={2,0,1}
+  bs = f32[4,2,3] broadcast(s), dimensions={}
+  m = f32[4,2,3] multiply(ta, bs)
+  x = f32[4,2,3] exponential(m)
+  c = s32[4,2,3] convert(tb)
+  cf = f32[4,2,3] convert(c)
+  ROOT r = f32[4,2,3] subtract(x, cf)
+}
+)");
+  EXPECT_EQ(RootStructure(*module),
+            "transpose(subtract(exponential(multiply(parameter, broadcast(parameter))), "
+            "convert(convert(parameter))))");
+}
+
+TEST(ReshapeMover, SinksReshapesOfConstantsAlongWithAComputedOne) {
+  ReshapeMover pass;
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,2] parameter(0)
+  c = f32[2,2] constant({{1,2},{3,4}})
+  ra = f32[4] reshape(a)
+  rc = f32[4] reshape(c)
+  ROOT r = f32[4] maximum(ra, rc)
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "reshape(maximum(parameter, constant))");
+}
+
+TEST(ReshapeMover, LeavesMismatchedOrTrivialRearrangementsAlone) {
+  ReshapeMover pass;
+  // Reshapes from different shapes.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,2] parameter(1)
+  ra = f32[6] reshape(a)
+  rb = f32[6] reshape(b)
+  ROOT r = f32[6] add(ra, rb)
+}
+)",
+                    /*expect_changed=*/false);
+  // Different permutations.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,2] parameter(0)
+  b = f32[2,2] parameter(1)
+  ta = f32[2,2] transpose(a), dimensions={1,0}
+  tb = f32[2,2] transpose(b), dimensions={0,1}
+  ROOT r = f32[2,2] add(ta, tb)
+}
+)",
+                    /*expect_changed=*/false);
+  // Only a reshaped constant next to a plain parameter.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[2,2] constant({{1,2},{3,4}})
+  rc = f32[4] reshape(c)
+  ROOT r = f32[4] add(p, rc)
+}
+)",
+                    /*expect_changed=*/false);
+  // Non-default layouts.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3]{0,1} parameter(0)
+  ta = f32[3,2]{1,0} transpose(a), dimensions={1,0}
+  ROOT r = f32[3,2]{1,0} negate(ta)
+}
+)",
+                    /*expect_changed=*/false);
+}
+
+}  // namespace
+}  // namespace axle
