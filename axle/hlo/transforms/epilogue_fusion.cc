@@ -125,6 +125,9 @@ absl::StatusOr<bool> DotEpilogueFusion::Run(HloModule* module) {
       changed |= fused;
     }
   }
+  // New fusions sit at the end of their computation's instruction list: a
+  // schedule the module had no longer holds.
+  if (changed) module->mutable_config().is_scheduled = false;
   return changed;
 }
 

@@ -141,6 +141,9 @@ absl::StatusOr<bool> CpuInstructionFusion::Run(HloModule* module) {
     AXLE_ASSIGN_OR_RETURN(bool computation_changed, FuseComputation(computation));
     changed |= computation_changed;
   }
+  // New fusions sit at the end of their computation's instruction list: a
+  // schedule the module had no longer holds.
+  if (changed) module->mutable_config().is_scheduled = false;
   return changed;
 }
 

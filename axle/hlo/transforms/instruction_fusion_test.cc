@@ -283,5 +283,21 @@ ENTRY e {
   EXPECT_EQ(fusions, 2);  // the counter add (with its constant) and the vector math
 }
 
+TEST(CpuInstructionFusion, AFusedScheduledModuleIsNoLongerScheduled) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m, is_scheduled=true
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = f32[4] negate(p)
+  a = f32[4] add(n, p)
+  ROOT t = (f32[4]) tuple(a)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(module->config().is_scheduled);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kFusion).size(), 1u);
+}
+
 }  // namespace
 }  // namespace axle

@@ -1,0 +1,713 @@
+// Buffer assignment (see buffer_assignment.h).
+//
+// The steps: lay out the sequential order; make one value per subshape;
+// union the values that are the same memory by construction; union across
+// control-flow boundaries where that is safe (else record a RequiredCopy);
+// give each resulting buffer a live range; then allocations: parameters,
+// constants, live-out, and a first-fit packing of the rest into the temp
+// arena.
+#include "axle/hlo/analysis/buffer_assignment.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle {
+
+absl::string_view BufferAllocationKindName(BufferAllocation::Kind kind) {
+  switch (kind) {
+    case BufferAllocation::Kind::kParameter:
+      return "parameter";
+    case BufferAllocation::Kind::kConstant:
+      return "constant";
+    case BufferAllocation::Kind::kOutput:
+      return "output";
+    case BufferAllocation::Kind::kTemp:
+      return "temp";
+  }
+  return "?";
+}
+
+namespace {
+
+bool IsControlFlow(const HloInstruction& instruction) {
+  return instruction.opcode() == HloOpcode::kWhile ||
+         instruction.opcode() == HloOpcode::kConditional ||
+         instruction.opcode() == HloOpcode::kCall;
+}
+
+int64_t RoundUp(int64_t value, int64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// Computes out[i] from in[i] only, so its result may overwrite an operand it
+// reads element by element.
+bool IsInPlaceElementwise(const HloInstruction& instruction) {
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction)) {
+    if (fusion->fusion_kind() != FusionKind::kLoop) return false;
+    for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
+      bool scalar_splat = fused->opcode() == HloOpcode::kBroadcast &&
+                          ShapeUtil::IsEffectiveScalar(fused->operand(0)->shape());
+      bool small_constant = fused->opcode() == HloOpcode::kConstant &&
+                            ShapeUtil::IsEffectiveScalar(fused->shape());
+      bool same_shape = fused->shape().IsArray() &&
+                        ShapeUtil::SameDimensions(fused->shape(), instruction.shape());
+      if (fused->opcode() == HloOpcode::kParameter || scalar_splat || small_constant) continue;
+      if (!fused->IsElementwise() || !same_shape) return false;
+    }
+    return true;
+  }
+  if (!instruction.IsElementwise() || !instruction.shape().IsArray()) return false;
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (!operand->shape().IsArray() ||
+        !ShapeUtil::SameDimensions(operand->shape(), instruction.shape())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+class BufferAssigner {
+ public:
+  BufferAssigner(const HloModule& module, const BufferAssignmentOptions& options)
+      : module_(module), options_(options), out_(std::make_unique<BufferAssignment>()) {}
+
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> Run() {
+    const HloComputation* entry = module_.entry_computation();
+    if (entry == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+    Sequence(entry);
+    MakeValues();
+    MergeStructural();
+    ComputeValueTimes();
+    MergeAcrossCalls();
+    absl::Status status = MergeEntryAliases();
+    if (!status.ok()) return status;
+    status = Allocate();
+    if (!status.ok()) return status;
+    return std::move(out_);
+  }
+
+ private:
+  // --- Order ----------------------------------------------------------------
+  void Sequence(const HloComputation* computation) {
+    std::vector<const HloInstruction*> order;
+    span_start_[computation] = static_cast<int64_t>(out_->sequence_.size());
+    for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      order.push_back(instruction);
+      if (IsControlFlow(*instruction)) {
+        for (const HloComputation* callee : instruction->called_computations()) {
+          if (callee == nullptr) continue;
+          if (caller_.contains(callee)) {
+            multi_called_.insert(callee);
+            continue;
+          }
+          caller_[callee] = instruction;
+          Sequence(callee);
+        }
+      }
+      time_[instruction] = static_cast<int64_t>(out_->sequence_.size());
+      out_->sequence_.push_back(instruction);
+    }
+    out_->orders_[computation] = std::move(order);
+    computations_.push_back(computation);
+  }
+
+  // The position at which `user` (anywhere) acts in `frame`'s order: its own
+  // when it is in frame, else that of the instruction in frame that
+  // (transitively) calls it; -1 when frame does not contain it.
+  int64_t TimeIn(const HloInstruction* user, const HloComputation* frame) const {
+    const HloInstruction* at = user;
+    while (at->parent() != frame) {
+      auto it = caller_.find(at->parent());
+      if (it == caller_.end()) return -1;
+      at = it->second;
+    }
+    return time_.at(at);
+  }
+
+  // --- Values ---------------------------------------------------------------
+  int64_t ValueId(const HloInstruction* instruction, const ShapeIndex& index) const {
+    auto it = value_ids_.find({instruction, index});
+    return it == value_ids_.end() ? -1 : it->second;
+  }
+
+  void MakeValues() {
+    for (const HloComputation* computation : computations_) {
+      for (const HloInstruction* instruction : out_->orders_[computation]) {
+        ShapeUtil::ForEachSubshape(instruction->shape(),
+                                   [&](const Shape& shape, const ShapeIndex& index) {
+                                     if (!shape.IsArray() && !shape.IsTuple()) return;
+                                     value_ids_[{instruction, index}] =
+                                         static_cast<int64_t>(values_.size());
+                                     values_.push_back({instruction, index});
+                                     sizes_.push_back(shape.IsTuple()
+                                                          ? shape.tuple_shapes_size() *
+                                                                options_.pointer_size
+                                                          : ShapeUtil::ByteSizeOfElements(shape));
+                                   });
+      }
+    }
+    parent_.resize(values_.size());
+    std::iota(parent_.begin(), parent_.end(), 0);
+    members_.resize(values_.size());
+    for (size_t i = 0; i < values_.size(); ++i) members_[i] = {static_cast<int64_t>(i)};
+  }
+
+  int64_t Find(int64_t v) {
+    while (parent_[v] != v) {
+      parent_[v] = parent_[parent_[v]];
+      v = parent_[v];
+    }
+    return v;
+  }
+
+  void Union(int64_t a, int64_t b) {
+    if (a < 0 || b < 0) return;
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    if (members_[a].size() < members_[b].size()) std::swap(a, b);
+    parent_[b] = a;
+    members_[a].insert(members_[a].end(), members_[b].begin(), members_[b].end());
+    members_[b].clear();
+  }
+
+  // Unions instruction `a` at prefix_a + X with `b` at prefix_b + X for
+  // every subshape X of `shape`.
+  void UnionSubshapes(const Shape& shape, const HloInstruction* a, const ShapeIndex& prefix_a,
+                      const HloInstruction* b, const ShapeIndex& prefix_b) {
+    ShapeUtil::ForEachSubshape(shape, [&](const Shape&, const ShapeIndex& index) {
+      ShapeIndex ia = prefix_a, ib = prefix_b;
+      ia.insert(ia.end(), index.begin(), index.end());
+      ib.insert(ib.end(), index.begin(), index.end());
+      Union(ValueId(a, ia), ValueId(b, ib));
+    });
+  }
+
+  void MergeStructural() {
+    for (const HloInstruction* instruction : out_->sequence_) {
+      switch (instruction->opcode()) {
+        case HloOpcode::kBitcast:
+        case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kDomain:
+        case HloOpcode::kAddDependency:
+          UnionSubshapes(instruction->shape(), instruction, {}, instruction->operand(0), {});
+          break;
+        case HloOpcode::kGetTupleElement: {
+          int64_t i = cast<HloGetTupleElementInstruction>(instruction)->tuple_index();
+          UnionSubshapes(instruction->shape(), instruction, {}, instruction->operand(0), {i});
+          break;
+        }
+        case HloOpcode::kTuple:
+          for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+            UnionSubshapes(instruction->operand(i)->shape(), instruction, {i},
+                           instruction->operand(i), {});
+          }
+          break;
+        case HloOpcode::kWhile:
+          for (const HloComputation* callee : instruction->called_computations()) {
+            if (multi_called_.contains(callee)) continue;
+            UnionSubshapes(instruction->shape(), instruction, {}, callee->parameter_instruction(0),
+                           {});
+          }
+          break;
+        case HloOpcode::kConditional:
+        case HloOpcode::kCall: {
+          // Callee parameters are the caller's operands (read only).
+          bool conditional = instruction->opcode() == HloOpcode::kConditional;
+          const auto& callees = instruction->called_computations();
+          for (size_t c = 0; c < callees.size(); ++c) {
+            if (multi_called_.contains(callees[c])) continue;
+            for (int64_t p = 0; p < callees[c]->num_parameters(); ++p) {
+              const HloInstruction* operand =
+                  instruction->operand(conditional ? static_cast<int64_t>(c) + 1 : p);
+              UnionSubshapes(operand->shape(), callees[c]->parameter_instruction(p), {}, operand,
+                             {});
+            }
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  // Definition and last-use positions of each value (in its own
+  // computation's frame, nested uses at the calling instruction).
+  void ComputeValueTimes() {
+    const int64_t end = static_cast<int64_t>(out_->sequence_.size());
+    def_.assign(values_.size(), 0);
+    last_use_.assign(values_.size(), 0);
+    for (size_t v = 0; v < values_.size(); ++v) {
+      const HloInstruction* instruction = values_[v].instruction;
+      const HloComputation* computation = instruction->parent();
+      if (multi_called_.contains(computation)) {
+        def_[v] = 0;
+        last_use_[v] = end;
+        continue;
+      }
+      def_[v] = instruction->opcode() == HloOpcode::kParameter ? span_start_.at(computation)
+                                                               : time_.at(instruction);
+      int64_t last = def_[v];
+      for (const HloInstruction* user : instruction->users()) {
+        int64_t t = TimeIn(user, computation);
+        if (t >= 0) last = std::max(last, t);
+      }
+      if (instruction == computation->root_instruction()) {
+        auto it = caller_.find(computation);
+        last = it == caller_.end() ? end : std::max(last, time_.at(it->second));
+      }
+      last_use_[v] = last;
+    }
+  }
+
+  // --- Sharing across calls -------------------------------------------------
+  // The buffer of value `v` holds only values computed in `computation` by
+  // instructions that are neither parameters nor constants, and none at two
+  // indices of `holder`.
+  bool IsFreshLocal(int64_t v, const HloComputation* computation, const HloInstruction* holder) {
+    int64_t root = Find(v);
+    for (int64_t m : members_[root]) {
+      const HloInstruction* instruction = values_[m].instruction;
+      if (instruction->parent() != computation || instruction->opcode() == HloOpcode::kParameter ||
+          instruction->opcode() == HloOpcode::kConstant) {
+        return false;
+      }
+    }
+    int occurrences = 0;
+    ShapeUtil::ForEachSubshape(holder->shape(), [&](const Shape&, const ShapeIndex& index) {
+      int64_t id = ValueId(holder, index);
+      if (id >= 0 && Find(id) == root) ++occurrences;
+    });
+    return occurrences == 1;
+  }
+
+  // Whether the buffer of `target` is read, within `frame`, no later than
+  // where `fresh`'s buffer is first written: then the latter may reuse it.
+  bool TargetDeadBeforeWrite(int64_t target, int64_t fresh, const HloComputation* frame) {
+    int64_t first_write = -1;
+    const HloInstruction* writer = nullptr;
+    for (int64_t m : members_[Find(fresh)]) {
+      int64_t t = time_.at(values_[m].instruction);
+      if (first_write < 0 || t < first_write) {
+        first_write = t;
+        writer = values_[m].instruction;
+      }
+    }
+    for (int64_t m : members_[Find(target)]) {
+      for (const HloInstruction* user : values_[m].instruction->users()) {
+        int64_t t = TimeIn(user, frame);
+        if (t < 0 || t < first_write) continue;
+        if (t == first_write && user == writer && IsInPlaceElementwise(*writer)) continue;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Shares `root_value` (the root of `callee` at index) with `target`, or
+  // records a copy.
+  void MergeRoot(const HloComputation* callee, const ShapeIndex& index, int64_t target,
+                 const HloInstruction* copy_target, const ShapeIndex& copy_index) {
+    const HloInstruction* root = callee->root_instruction();
+    int64_t value = ValueId(root, index);
+    if (value < 0 || target < 0 || Find(value) == Find(target)) return;
+    if (IsFreshLocal(value, callee, root) && TargetDeadBeforeWrite(target, value, callee)) {
+      Union(value, target);
+      return;
+    }
+    out_->copies_.push_back({{root, index}, {copy_target, copy_index}});
+  }
+
+  void MergeWhileInit(const HloInstruction* loop, const ShapeIndex& index) {
+    const HloInstruction* init = loop->operand(0);
+    int64_t value = ValueId(init, index), state = ValueId(loop, index);
+    if (value < 0 || state < 0 || Find(value) == Find(state)) return;
+    bool ok = IsFreshLocal(value, loop->parent(), init);
+    // Nothing but the loop may read the initial value once the loop starts.
+    int64_t loop_start = span_start_.at(loop->while_condition());
+    loop_start = std::min(loop_start, span_start_.at(loop->while_body()));
+    for (int64_t m : members_[Find(value)]) {
+      if (!ok) break;
+      if (time_.at(values_[m].instruction) >= loop_start) ok = false;
+      for (const HloInstruction* user : values_[m].instruction->users()) {
+        if (user != loop && TimeIn(user, loop->parent()) >= loop_start) ok = false;
+      }
+    }
+    if (ok) {
+      Union(value, state);
+      return;
+    }
+    out_->copies_.push_back({{init, index}, {loop, index}});
+  }
+
+  void MergeAcrossCalls() {
+    for (const HloInstruction* instruction : out_->sequence_) {
+      if (!IsControlFlow(*instruction)) continue;
+      bool is_while = instruction->opcode() == HloOpcode::kWhile;
+      for (const HloComputation* callee : instruction->called_computations()) {
+        bool multi = multi_called_.contains(callee);
+        if (is_while && callee == instruction->while_condition()) continue;
+        const HloInstruction* param = callee->num_parameters() > 0 ? callee->parameter_instruction(0)
+                                                                   : nullptr;
+        ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
+          if (ValueId(instruction, index) < 0) return;
+          if (multi) {
+            out_->copies_.push_back({{callee->root_instruction(), index},
+                                     {is_while ? param : instruction, index}});
+          } else if (is_while) {
+            MergeRoot(callee, index, ValueId(instruction, index), param, index);
+          } else {
+            MergeRoot(callee, index, ValueId(instruction, index), instruction, index);
+          }
+        });
+        if (multi && !is_while) {
+          for (int64_t p = 0; p < callee->num_parameters(); ++p) {
+            out_->copies_.push_back({{instruction->operand(p), {}}, {callee->parameter_instruction(p), {}}});
+          }
+        }
+      }
+      if (is_while) {
+        if (multi_called_.contains(instruction->while_body()) ||
+            multi_called_.contains(instruction->while_condition())) {
+          out_->copies_.push_back({{instruction->operand(0), {}}, {instruction, {}}});
+          continue;
+        }
+        ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
+          MergeWhileInit(instruction, index);
+        });
+      }
+    }
+  }
+
+  absl::Status MergeEntryAliases() {
+    const HloComputation* entry = module_.entry_computation();
+    for (const auto& alias : module_.input_output_alias_config().aliases()) {
+      if (alias.parameter_number < 0 || alias.parameter_number >= entry->num_parameters()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input_output_alias names parameter ", alias.parameter_number, " but the entry has ",
+            entry->num_parameters()));
+      }
+      const HloInstruction* parameter = entry->parameter_instruction(alias.parameter_number);
+      const HloInstruction* root = entry->root_instruction();
+      int64_t target = ValueId(parameter, alias.parameter_index);
+      int64_t value = ValueId(root, alias.output_index);
+      if (target < 0 || value < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias: output ", ShapeIndexToString(alias.output_index),
+                         " or parameter ", alias.parameter_number, " index ",
+                         ShapeIndexToString(alias.parameter_index), " is not an array or tuple"));
+      }
+      AliasedOutput assigned{alias.output_index, alias.parameter_number, alias.parameter_index,
+                             false};
+      if (Find(value) != Find(target)) {
+        if (IsFreshLocal(value, entry, root) && TargetDeadBeforeWrite(target, value, entry)) {
+          Union(value, target);
+        } else {
+          assigned.needs_copy = true;
+          out_->copies_.push_back({{root, alias.output_index}, {parameter, alias.parameter_index}});
+        }
+      }
+      out_->aliased_outputs_.push_back(assigned);
+    }
+    return absl::OkStatus();
+  }
+
+  // --- Allocations ----------------------------------------------------------
+  absl::Status Allocate() {
+    const HloComputation* entry = module_.entry_computation();
+    std::vector<int64_t> buffers;
+    for (size_t v = 0; v < values_.size(); ++v) {
+      if (Find(static_cast<int64_t>(v)) == static_cast<int64_t>(v)) buffers.push_back(v);
+    }
+    absl::flat_hash_set<int64_t> live_out;
+    ShapeUtil::ForEachSubshape(entry->root_instruction()->shape(),
+                               [&](const Shape&, const ShapeIndex& index) {
+                                 int64_t id = ValueId(entry->root_instruction(), index);
+                                 if (id >= 0) live_out.insert(Find(id));
+                               });
+    std::vector<int64_t> temps;
+    out_->buffer_ranges_.resize(values_.size());
+    for (int64_t buffer : buffers) {
+      int64_t size = 0, start = -1, end = 0;
+      const HloInstruction* parameter = nullptr;
+      ShapeIndex parameter_index;
+      const HloInstruction* constant = nullptr;
+      for (int64_t m : members_[buffer]) {
+        size = std::max(size, sizes_[m]);
+        start = start < 0 ? def_[m] : std::min(start, def_[m]);
+        end = std::max(end, last_use_[m]);
+        const HloInstruction* instruction = values_[m].instruction;
+        if (instruction->opcode() == HloOpcode::kParameter && instruction->parent() == entry) {
+          if (parameter != nullptr) {
+            return absl::InternalError(absl::StrCat("entry parameters ", parameter->name(), " and ",
+                                                    instruction->name(), " share a buffer"));
+          }
+          parameter = instruction;
+          parameter_index = values_[m].index;
+        }
+        if (instruction->opcode() == HloOpcode::kConstant) constant = instruction;
+      }
+      out_->buffer_ranges_[buffer] = {start, end};
+      BufferAllocation::Kind kind = BufferAllocation::Kind::kTemp;
+      if (parameter != nullptr) {
+        kind = BufferAllocation::Kind::kParameter;
+      } else if (constant != nullptr) {
+        kind = BufferAllocation::Kind::kConstant;
+      } else if (live_out.contains(buffer)) {
+        kind = BufferAllocation::Kind::kOutput;
+      }
+      if (kind == BufferAllocation::Kind::kTemp) {
+        temps.push_back(buffer);
+        continue;
+      }
+      BufferAllocation& allocation = NewAllocation(kind, size);
+      allocation.live_out_ = live_out.contains(buffer);
+      if (parameter != nullptr) {
+        allocation.parameter_number_ = cast<HloParameterInstruction>(parameter)->parameter_number();
+        allocation.parameter_index_ = parameter_index;
+      }
+      Place(buffer, allocation, 0);
+    }
+    PackTemps(temps);
+    return absl::OkStatus();
+  }
+
+  BufferAllocation& NewAllocation(BufferAllocation::Kind kind, int64_t size) {
+    BufferAllocation allocation;
+    allocation.index_ = static_cast<int64_t>(out_->allocations_.size());
+    allocation.kind_ = kind;
+    allocation.size_ = size;
+    out_->allocations_.push_back(std::move(allocation));
+    return out_->allocations_.back();
+  }
+
+  void Place(int64_t buffer, BufferAllocation& allocation, int64_t offset) {
+    std::vector<int64_t> members = members_[buffer];
+    std::sort(members.begin(), members.end());
+    for (int64_t m : members) {
+      BufferSlice slice{allocation.index_, offset, sizes_[m]};
+      allocation.assigned_.push_back({values_[m], offset, sizes_[m]});
+      out_->values_[{values_[m].instruction, values_[m].index}] = {slice, buffer};
+    }
+  }
+
+  // First fit, largest buffers first: each buffer goes at the lowest aligned
+  // offset not used by a placed buffer whose live range overlaps its own.
+  void PackTemps(std::vector<int64_t> temps) {
+    if (temps.empty()) return;
+    auto size_of = [&](int64_t buffer) {
+      int64_t size = 0;
+      for (int64_t m : members_[buffer]) size = std::max(size, sizes_[m]);
+      return RoundUp(size, options_.alignment);
+    };
+    std::stable_sort(temps.begin(), temps.end(), [&](int64_t a, int64_t b) {
+      int64_t sa = size_of(a), sb = size_of(b);
+      if (sa != sb) return sa > sb;
+      return out_->buffer_ranges_[a].first < out_->buffer_ranges_[b].first;
+    });
+    struct Placed {
+      int64_t offset, size, start, end;
+    };
+    std::vector<Placed> placed;
+    int64_t total = 0;
+    std::vector<std::pair<int64_t, int64_t>> offsets;
+    for (int64_t buffer : temps) {
+      int64_t size = size_of(buffer);
+      auto [start, end] = out_->buffer_ranges_[buffer];
+      std::vector<std::pair<int64_t, int64_t>> busy;
+      for (const Placed& p : placed) {
+        if (p.start <= end && start <= p.end && p.size > 0) busy.push_back({p.offset, p.size});
+      }
+      std::sort(busy.begin(), busy.end());
+      int64_t offset = 0;
+      for (const auto& [o, s] : busy) {
+        if (size > 0 && offset + size <= o) break;
+        offset = std::max(offset, RoundUp(o + s, options_.alignment));
+      }
+      placed.push_back({offset, size, start, end});
+      offsets.push_back({buffer, offset});
+      total = std::max(total, offset + size);
+    }
+    BufferAllocation& arena = NewAllocation(BufferAllocation::Kind::kTemp, total);
+    out_->temp_allocation_ = arena.index_;
+    for (const auto& [buffer, offset] : offsets) Place(buffer, arena, offset);
+  }
+
+  const HloModule& module_;
+  BufferAssignmentOptions options_;
+  std::unique_ptr<BufferAssignment> out_;
+  std::vector<const HloComputation*> computations_;
+  absl::flat_hash_map<const HloComputation*, const HloInstruction*> caller_;
+  absl::flat_hash_set<const HloComputation*> multi_called_;
+  absl::flat_hash_map<const HloComputation*, int64_t> span_start_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> time_;
+  std::vector<BufferValue> values_;
+  std::vector<int64_t> sizes_;
+  absl::flat_hash_map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> value_ids_;
+  std::vector<int64_t> parent_;
+  std::vector<std::vector<int64_t>> members_;
+  std::vector<int64_t> def_, last_use_;
+};
+
+absl::StatusOr<BufferSlice> BufferAssignment::GetUniqueSlice(const HloInstruction* instruction,
+                                                             const ShapeIndex& index) const {
+  auto it = values_.find({instruction, index});
+  if (it == values_.end()) {
+    return absl::NotFoundError(absl::StrCat("no buffer for ", instruction->name(), " at ",
+                                            ShapeIndexToString(index)));
+  }
+  return it->second.slice;
+}
+
+bool BufferAssignment::HasSlice(const HloInstruction* instruction, const ShapeIndex& index) const {
+  return values_.contains({instruction, index});
+}
+
+int64_t BufferAssignment::temp_allocation_total_size() const {
+  return temp_allocation_ < 0 ? 0 : allocations_[temp_allocation_].size();
+}
+
+std::pair<int64_t, int64_t> BufferAssignment::LiveRange(const HloInstruction* instruction,
+                                                        const ShapeIndex& index) const {
+  return buffer_ranges_.at(values_.at({instruction, index}).buffer);
+}
+
+std::vector<std::pair<BufferValue, int64_t>> BufferAssignment::ValuesWithBufferIds() const {
+  std::vector<std::pair<BufferValue, int64_t>> out;
+  for (const auto& [key, info] : values_) out.push_back({{key.first, key.second}, info.buffer});
+  return out;
+}
+
+std::string BufferAssignment::ToString() const {
+  std::string out;
+  for (const BufferAllocation& allocation : allocations_) {
+    absl::StrAppend(&out, "allocation ", allocation.index(), ": ",
+                    BufferAllocationKindName(allocation.kind()), ", size ", allocation.size());
+    if (allocation.kind() == BufferAllocation::Kind::kParameter) {
+      absl::StrAppend(&out, ", parameter ", allocation.parameter_number(), " at ",
+                      ShapeIndexToString(allocation.parameter_index()));
+    }
+    if (allocation.is_live_out()) absl::StrAppend(&out, ", live out");
+    if (allocation.is_read_only()) absl::StrAppend(&out, ", read only");
+    absl::StrAppend(&out, "\n");
+    for (const BufferAllocation::Assigned& assigned : allocation.assigned()) {
+      absl::StrAppend(&out, "  %", assigned.value.instruction->name(),
+                      ShapeIndexToString(assigned.value.index), " (",
+                      assigned.value.instruction->parent()->name(), "): offset ", assigned.offset,
+                      ", size ", assigned.size, "\n");
+    }
+  }
+  for (const AliasedOutput& alias : aliased_outputs_) {
+    absl::StrAppend(&out, "output ", ShapeIndexToString(alias.output_index), " aliases parameter ",
+                    alias.parameter_number, " at ", ShapeIndexToString(alias.parameter_index),
+                    alias.needs_copy ? ": copied at the end" : ": in place", "\n");
+  }
+  for (const RequiredCopy& copy : copies_) {
+    absl::StrAppend(&out, "copy %", copy.from.instruction->name(),
+                    ShapeIndexToString(copy.from.index), " -> %", copy.to.instruction->name(),
+                    ShapeIndexToString(copy.to.index), "\n");
+  }
+  absl::StrAppend(&out, "temp arena: ", temp_allocation_total_size(), " bytes\n");
+  return out;
+}
+
+absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
+                                    const BufferAssignmentOptions& options) {
+  // Liveness recomputed from the sequence alone: a value is live from its
+  // instruction (a called computation's parameters: from the computation's
+  // first instruction) to its last user, a user inside a called computation
+  // counting at the instruction that calls it, a root at its caller (the
+  // entry's root: to the end). A buffer is live over the union of its
+  // values' ranges.
+  const std::vector<const HloInstruction*>& sequence = assignment.sequence();
+  const int64_t end = static_cast<int64_t>(sequence.size());
+  absl::flat_hash_map<const HloInstruction*, int64_t> position;
+  absl::flat_hash_map<const HloComputation*, const HloInstruction*> caller;
+  absl::flat_hash_map<const HloComputation*, int64_t> first;
+  for (int64_t i = 0; i < end; ++i) {
+    const HloInstruction* instruction = sequence[i];
+    position[instruction] = i;
+    first.try_emplace(instruction->parent(), i);
+    if (IsControlFlow(*instruction)) {
+      for (const HloComputation* callee : instruction->called_computations()) {
+        caller.try_emplace(callee, instruction);
+      }
+    }
+  }
+  auto time_in = [&](const HloInstruction* user, const HloComputation* frame) -> int64_t {
+    while (user->parent() != frame) {
+      auto it = caller.find(user->parent());
+      if (it == caller.end()) return -1;
+      user = it->second;
+    }
+    return position.at(user);
+  };
+  absl::flat_hash_map<int64_t, std::pair<int64_t, int64_t>> buffer_range;
+  for (const auto& [value, buffer] : assignment.ValuesWithBufferIds()) {
+    const HloInstruction* instruction = value.instruction;
+    const HloComputation* computation = instruction->parent();
+    int64_t def = instruction->opcode() == HloOpcode::kParameter ? first.at(computation)
+                                                                : position.at(instruction);
+    int64_t last = def;
+    for (const HloInstruction* user : instruction->users()) last = std::max(last, time_in(user, computation));
+    if (instruction == computation->root_instruction()) {
+      auto it = caller.find(computation);
+      last = it == caller.end() ? end : std::max(last, position.at(it->second));
+    }
+    auto [it, inserted] = buffer_range.try_emplace(buffer, def, last);
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, def);
+      it->second.second = std::max(it->second.second, last);
+    }
+  }
+  struct Entry {
+    BufferValue value;
+    int64_t buffer;
+    BufferSlice slice;
+    std::pair<int64_t, int64_t> range;
+  };
+  std::vector<Entry> temps;
+  for (const auto& [value, buffer] : assignment.ValuesWithBufferIds()) {
+    BufferSlice slice = *assignment.GetUniqueSlice(value.instruction, value.index);
+    const BufferAllocation& allocation = assignment.Allocations().at(slice.allocation);
+    std::string name = absl::StrCat("%", value.instruction->name(), ShapeIndexToString(value.index));
+    if (slice.offset < 0 || slice.offset + slice.size > allocation.size()) {
+      return absl::InternalError(absl::StrCat(name, " lies outside allocation ", slice.allocation));
+    }
+    if (allocation.kind() != BufferAllocation::Kind::kTemp) continue;
+    if (slice.offset % options.alignment != 0) {
+      return absl::InternalError(absl::StrCat(name, " is at unaligned offset ", slice.offset));
+    }
+    temps.push_back({value, buffer, slice, buffer_range.at(buffer)});
+  }
+  // Sweep by start of live range: only ranges that overlap are compared.
+  std::sort(temps.begin(), temps.end(),
+            [](const Entry& a, const Entry& b) { return a.range.first < b.range.first; });
+  for (size_t i = 0; i < temps.size(); ++i) {
+    for (size_t j = i + 1; j < temps.size() && temps[j].range.first <= temps[i].range.second; ++j) {
+      if (temps[i].buffer == temps[j].buffer || !temps[i].slice.Overlaps(temps[j].slice)) continue;
+      return absl::InternalError(absl::StrCat(
+          "%", temps[i].value.instruction->name(), ShapeIndexToString(temps[i].value.index),
+          " and %", temps[j].value.instruction->name(), ShapeIndexToString(temps[j].value.index),
+          " are live together at [", temps[j].range.first, ", ",
+          std::min(temps[i].range.second, temps[j].range.second), "] but share bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffers(
+    const HloModule& module, const BufferAssignmentOptions& options) {
+  if (options.alignment <= 0) return absl::InvalidArgumentError("alignment must be positive");
+  return BufferAssigner(module, options).Run();
+}
+
+}  // namespace axle

@@ -1,0 +1,334 @@
+#include "axle/hlo/analysis/buffer_assignment.h"
+
+#include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+std::unique_ptr<HloModule> Parse(absl::string_view text) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+const HloInstruction* Find(const HloModule& module, absl::string_view name) {
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (instruction->name() == name) return instruction;
+    }
+  }
+  ADD_FAILURE() << "no instruction " << name;
+  return nullptr;
+}
+
+std::unique_ptr<BufferAssignment> Assign(const HloModule& module) {
+  auto assignment = AssignBuffers(module);
+  EXPECT_TRUE(assignment.ok()) << assignment.status();
+  if (!assignment.ok()) return nullptr;
+  absl::Status verified = VerifyBufferAssignment(**assignment);
+  EXPECT_TRUE(verified.ok()) << verified << "\n" << (*assignment)->ToString();
+  return std::move(assignment).value();
+}
+
+BufferSlice Slice(const BufferAssignment& assignment, const HloModule& module,
+                  absl::string_view name, const ShapeIndex& index = {}) {
+  auto slice = assignment.GetUniqueSlice(Find(module, name), index);
+  EXPECT_TRUE(slice.ok()) << slice.status();
+  return slice.ok() ? *slice : BufferSlice{};
+}
+
+BufferAllocation::Kind KindOf(const BufferAssignment& assignment, const BufferSlice& slice) {
+  return assignment.Allocations().at(slice.allocation).kind();
+}
+
+TEST(BufferAssignment, ChainReusesTempSpaceOnceLastUserRan) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[256] parameter(0)
+  a = f32[256] negate(p)
+  b = f32[256] exponential(a)
+  c = f32[256] negate(b)
+  d = f32[256] exponential(c)
+  ROOT r = f32[256] add(d, p)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  // a, b, c, d are 1 KiB temporaries; no more than two are live at once.
+  EXPECT_EQ(assignment->temp_allocation_total_size(), 2048);
+  BufferSlice a = Slice(*assignment, *module, "a"), b = Slice(*assignment, *module, "b");
+  BufferSlice c = Slice(*assignment, *module, "c"), d = Slice(*assignment, *module, "d");
+  EXPECT_EQ(KindOf(*assignment, a), BufferAllocation::Kind::kTemp);
+  EXPECT_FALSE(a.Overlaps(b));
+  EXPECT_FALSE(b.Overlaps(c));
+  EXPECT_FALSE(c.Overlaps(d));
+  EXPECT_TRUE(a == c || b == d);
+  BufferSlice p = Slice(*assignment, *module, "p"), r = Slice(*assignment, *module, "r");
+  EXPECT_EQ(KindOf(*assignment, p), BufferAllocation::Kind::kParameter);
+  EXPECT_EQ(KindOf(*assignment, r), BufferAllocation::Kind::kOutput);
+  EXPECT_TRUE(assignment->Allocations()[r.allocation].is_live_out());
+  EXPECT_EQ(r.size, 1024);
+}
+
+TEST(BufferAssignment, OffsetsAreAlignedAndSizesRoundedUp) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[3] parameter(0)
+  a = f32[3] negate(p)
+  b = f32[5] concatenate(a, a, a), dimensions={0}
+  c = f32[3] slice(b), slice={[1:4]}
+  ROOT r = f32[3] add(c, a)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  for (absl::string_view name : {"a", "b", "c"}) {
+    BufferSlice slice = Slice(*assignment, *module, name);
+    EXPECT_EQ(KindOf(*assignment, slice), BufferAllocation::Kind::kTemp) << name;
+    EXPECT_EQ(slice.offset % 64, 0) << name;
+  }
+  // a, b and c are live together at b's slice: three 64-byte slots.
+  EXPECT_EQ(assignment->temp_allocation_total_size(), 192);
+}
+
+TEST(BufferAssignment, AliasedOutputLivesInItsParameter) {
+  auto module = Parse(R"(
+HloModule m, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  p1 = f32[16] parameter(1)
+  a = f32[16] multiply(p1, p1)
+  ROOT r = f32[16] add(p0, a)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  // r is written by the last reader of p0, element by element: in place.
+  EXPECT_EQ(Slice(*assignment, *module, "r"), Slice(*assignment, *module, "p0"));
+  ASSERT_EQ(assignment->aliased_outputs().size(), 1u);
+  EXPECT_FALSE(assignment->aliased_outputs()[0].needs_copy);
+  EXPECT_TRUE(assignment->required_copies().empty());
+  const BufferAllocation& parameter = assignment->Allocations()[Slice(*assignment, *module, "p0").allocation];
+  EXPECT_EQ(parameter.kind(), BufferAllocation::Kind::kParameter);
+  EXPECT_TRUE(parameter.is_live_out());
+  EXPECT_NE(Slice(*assignment, *module, "p1").allocation, parameter.index());
+}
+
+TEST(BufferAssignment, AliasedOutputWrittenBeforeTheParameterIsLastReadNeedsACopy) {
+  auto module = Parse(R"(
+HloModule m, input_output_alias={ {0}: (0, {}, may-alias) }
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  p1 = f32[16] parameter(1)
+  a = f32[16] add(p0, p1)
+  n = f32[16] negate(a)
+  b = f32[16] multiply(n, p0)
+  ROOT t = (f32[16], f32[16]) tuple(a, b)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  ASSERT_EQ(assignment->aliased_outputs().size(), 1u);
+  EXPECT_TRUE(assignment->aliased_outputs()[0].needs_copy);
+  BufferSlice a = Slice(*assignment, *module, "a"), p0 = Slice(*assignment, *module, "p0");
+  EXPECT_NE(a.allocation, p0.allocation);
+  EXPECT_EQ(KindOf(*assignment, a), BufferAllocation::Kind::kOutput);
+  ASSERT_EQ(assignment->required_copies().size(), 1u);
+  const RequiredCopy& copy = assignment->required_copies()[0];
+  EXPECT_EQ(copy.from.instruction->name(), "t");
+  EXPECT_EQ(copy.from.index, ShapeIndex({0}));
+  EXPECT_EQ(copy.to.instruction->name(), "p0");
+}
+
+TEST(BufferAssignment, TupleElementsShareWithTheirOperandsAndConstantsAreReadOnly) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  c = f32[8] constant({1, 2, 3, 4, 5, 6, 7, 8})
+  a = f32[8] add(p, c)
+  t = (f32[8], f32[8]) tuple(a, p)
+  g = f32[8] get-tuple-element(t), index=0
+  bc = f32[2,4] bitcast(g)
+  ROOT r = f32[2,4] negate(bc)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  EXPECT_EQ(Slice(*assignment, *module, "t", {0}), Slice(*assignment, *module, "a"));
+  EXPECT_EQ(Slice(*assignment, *module, "t", {1}), Slice(*assignment, *module, "p"));
+  EXPECT_EQ(Slice(*assignment, *module, "g"), Slice(*assignment, *module, "a"));
+  EXPECT_EQ(Slice(*assignment, *module, "bc"), Slice(*assignment, *module, "a"));
+  // The tuple's index table: two pointers.
+  EXPECT_EQ(Slice(*assignment, *module, "t").size, 16);
+  BufferSlice c = Slice(*assignment, *module, "c");
+  EXPECT_EQ(KindOf(*assignment, c), BufferAllocation::Kind::kConstant);
+  EXPECT_TRUE(assignment->Allocations()[c.allocation].is_read_only());
+}
+
+TEST(BufferAssignment, WhileStateBodyAndConditionShareOneBuffer) {
+  auto module = Parse(R"(
+HloModule m
+cond {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[64] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  x2 = f32[64] multiply(x, x)
+  ROOT next = (s32[], f32[64]) tuple(i2, x2)
+}
+ENTRY e {
+  p = f32[64] parameter(0)
+  z = s32[] constant(0)
+  np = f32[64] negate(p)
+  init = (s32[], f32[64]) tuple(z, np)
+  w = (s32[], f32[64]) while(init), condition=cond, body=body
+  ROOT y = f32[64] get-tuple-element(w), index=1
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  const HloComputation* body = module->GetComputationWithName("body");
+  const HloComputation* cond = module->GetComputationWithName("cond");
+  BufferSlice state = Slice(*assignment, *module, "w", {1});
+  EXPECT_EQ(*assignment->GetUniqueSlice(body->parameter_instruction(0), {1}), state);
+  EXPECT_EQ(*assignment->GetUniqueSlice(cond->parameter_instruction(0), {1}), state);
+  EXPECT_EQ(*assignment->GetUniqueSlice(body->root_instruction(), {1}), state);
+  EXPECT_EQ(Slice(*assignment, *module, "np"), state);
+  EXPECT_EQ(Slice(*assignment, *module, "y"), state);
+  EXPECT_EQ(KindOf(*assignment, state), BufferAllocation::Kind::kOutput);
+  // The counter starts as a constant, which is read only: it is copied in.
+  BufferSlice counter = Slice(*assignment, *module, "w", {0});
+  EXPECT_EQ(KindOf(*assignment, counter), BufferAllocation::Kind::kTemp);
+  EXPECT_NE(Slice(*assignment, *module, "z"), counter);
+  bool copies_counter = false;
+  for (const RequiredCopy& copy : assignment->required_copies()) {
+    if (copy.from.instruction->name() == "init" && copy.from.index == ShapeIndex({0})) {
+      copies_counter = copy.to.instruction->name() == "w";
+    }
+  }
+  EXPECT_TRUE(copies_counter) << assignment->ToString();
+}
+
+TEST(BufferAssignment, WhileInitStillReadAfterTheLoopIsCopied) {
+  auto module = Parse(R"(
+HloModule m
+cond {
+  s = (f32[8]) parameter(0)
+  ROOT t = pred[] constant(false)
+}
+body {
+  s = (f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(s), index=0
+  x2 = f32[8] add(x, x)
+  ROOT next = (f32[8]) tuple(x2)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  a = f32[8] negate(p)
+  init = (f32[8]) tuple(a)
+  w = (f32[8]) while(init), condition=cond, body=body
+  y = f32[8] get-tuple-element(w), index=0
+  ROOT r = f32[8] add(y, a)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  EXPECT_FALSE(Slice(*assignment, *module, "a").Overlaps(Slice(*assignment, *module, "w", {0})));
+  ASSERT_FALSE(assignment->required_copies().empty());
+  EXPECT_EQ(assignment->required_copies()[0].from.instruction->name(), "init");
+}
+
+TEST(BufferAssignment, ConditionalResultSharesWithBranchRoots) {
+  auto module = Parse(R"(
+HloModule m
+on_true {
+  x = f32[32] parameter(0)
+  ROOT n = f32[32] negate(x)
+}
+on_false {
+  x = f32[32] parameter(0)
+  ROOT e = f32[32] exponential(x)
+}
+ENTRY main {
+  b = pred[] parameter(0)
+  p = f32[32] parameter(1)
+  q = f32[32] add(p, p)
+  c = f32[32] conditional(b, q, q), true_computation=on_true, false_computation=on_false
+  ROOT r = f32[32] multiply(c, p)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  BufferSlice c = Slice(*assignment, *module, "c");
+  EXPECT_EQ(Slice(*assignment, *module, "n"), c);
+  EXPECT_EQ(Slice(*assignment, *module, "e"), c);
+  // Branch parameters are the operand's buffer.
+  EXPECT_EQ(*assignment->GetUniqueSlice(
+                module->GetComputationWithName("on_true")->parameter_instruction(0)),
+            Slice(*assignment, *module, "q"));
+  EXPECT_TRUE(assignment->required_copies().empty());
+}
+
+TEST(BufferAssignment, FusedComputationsGetNoBuffersAndTheDumpListsAllocations) {
+  auto module = Parse(R"(
+HloModule m
+fused {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT f = f32[4] fusion(p), kind=kLoop, calls=fused
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  EXPECT_FALSE(assignment->HasSlice(Find(*module, "n")));
+  EXPECT_FALSE(assignment->GetUniqueSlice(Find(*module, "n")).ok());
+  EXPECT_TRUE(assignment->HasSlice(Find(*module, "f")));
+  EXPECT_EQ(assignment->Allocations().size(), 2u);
+  EXPECT_EQ(assignment->temp_allocation_index(), -1);
+  EXPECT_EQ(assignment->ToString(),
+            "allocation 0: parameter, size 16, parameter 0 at {}\n"
+            "  %p{} (e): offset 0, size 16\n"
+            "allocation 1: output, size 16, live out\n"
+            "  %f{} (e): offset 0, size 16\n"
+            "temp arena: 0 bytes\n");
+  EXPECT_EQ(assignment->sequence().size(), 2u);
+}
+
+TEST(BufferAssignment, ValuesLiveTogetherGetDisjointSlices) {
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[100] parameter(0)
+  a = f32[100] negate(p)
+  b = f32[100] exponential(p)
+  c = f32[100] sine(p)
+  d = f32[100] add(a, b)
+  f = f32[100] add(d, c)
+  ROOT r = f32[100] add(f, a)
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  // In the order p a b c d f r: while d is computed, a, b, c and d are live
+  // (an instruction's result never reuses an operand's space); f then reuses
+  // b's slot. Four slots of 400 bytes rounded up to 448.
+  EXPECT_EQ(assignment->temp_allocation_total_size(), 4 * 448);
+  EXPECT_EQ(Slice(*assignment, *module, "f"), Slice(*assignment, *module, "b"));
+}
+
+}  // namespace
+}  // namespace axle
