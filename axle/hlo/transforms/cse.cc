@@ -1,11 +1,13 @@
 //===- cse.cc - Common subexpression elimination ---------------------------===//
 #include "axle/hlo/transforms/cse.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_printer.h"
@@ -30,11 +32,20 @@ std::string InstructionText(const HloInstruction& instruction, bool operand_name
 }
 
 // A computation's structure: each instruction's text in post order with its
-// operands as post-order positions. Equal fingerprints compute the same
-// function.
-std::string Fingerprint(const HloComputation& computation) {
+// operands as post-order positions, and the threads it runs on (its own and
+// its callers'). Equal fingerprints compute the same function on the same
+// threads.
+std::string Fingerprint(const HloModule& module, const HloComputation& computation) {
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  std::string out = absl::StrCat("thread=", computation.execution_thread(), "\n");
+  std::set<std::string> threads = {computation.execution_thread()};
+  for (const HloComputation* caller : module.computations()) {
+    for (const HloInstruction* instruction : caller->instructions()) {
+      for (const HloComputation* called : instruction->called_computations()) {
+        if (called == &computation) threads.insert(caller->execution_thread());
+      }
+    }
+  }
+  std::string out = absl::StrCat("threads=", absl::StrJoin(threads, ","), "\n");
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
     int64_t index = static_cast<int64_t>(position.size());
     position[instruction] = index;
@@ -78,7 +89,7 @@ absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
   // merged.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     if (!IsShareable(*module, *computation)) continue;
-    auto [it, inserted] = first_of_kind.emplace(Fingerprint(*computation), computation);
+    auto [it, inserted] = first_of_kind.emplace(Fingerprint(*module, *computation), computation);
     if (inserted) continue;
     HloComputation* representative = it->second;
     for (HloComputation* caller : module->computations()) {

@@ -82,6 +82,42 @@ ENTRY e {
   EXPECT_EQ(CountOpcode(*module, HloOpcode::kReduce), 1);
 }
 
+// Equal reducers used from different execution threads stay apart.
+TEST(HloCSE, KeepsEqualComputationsOfDifferentThreadsApart) {
+  HloCSE pass;
+  auto module = cleanup_test::Parse(R"(
+HloModule m
+region_A {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT add = s32[] add(a, b)
+}
+region_B {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT add = s32[] add(a, b)
+}
+called {
+  x = s32[15] parameter(0)
+  zero = s32[] constant(0)
+  ROOT r = s32[] reduce(x, zero), dimensions={0}, to_apply=region_B
+}, execution_thread="parallel_thread"
+ENTRY e {
+  p = s32[10] parameter(0)
+  q = s32[15] parameter(1)
+  zero = s32[] constant(0)
+  r = s32[] reduce(p, zero), dimensions={0}, to_apply=region_A
+  start = ((s32[15]), s32[], s32[]) call-start(q), async_execution_thread="parallel_thread", to_apply=called
+  done = s32[] call-done(start)
+  ROOT m = s32[] multiply(r, done)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  cleanup_test::RunPass(pass, module.get());
+  EXPECT_NE(module->GetComputationWithName("region_A"), nullptr);
+  EXPECT_NE(module->GetComputationWithName("region_B"), nullptr);
+}
+
 // Two identical side-effecting custom calls: neither CSE nor DCE may merge
 // or drop them, and their order (control dependency) stays.
 TEST(HloCSE, SideEffectingCustomCallsSurviveCseAndDce) {

@@ -1,6 +1,7 @@
 //===- while_loop_invariant_code_motion.cc - Hoist loop-invariant values ---===//
 #include "axle/hlo/transforms/while_loop_invariant_code_motion.h"
 
+#include <functional>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -92,14 +93,20 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
   HloInstruction* init = loop->mutable_operand(0);
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> outside;
   absl::flat_hash_set<const HloInstruction*> hoisted_set(hoisted.begin(), hoisted.end());
-  auto outside_value = [&](HloInstruction* inner) -> HloInstruction* {
+  // Invariant values that do not depend on the state (constants and what is
+  // computed from them only) are cloned as needed, operands first.
+  std::function<HloInstruction*(HloInstruction*)> outside_value =
+      [&](HloInstruction* inner) -> HloInstruction* {
     auto it = outside.find(inner);
     if (it != outside.end()) return it->second;
     HloInstruction* value;
-    if (auto* gte = dyn_cast<HloGetTupleElementInstruction>(inner)) {
+    if (auto* gte = dyn_cast<HloGetTupleElementInstruction>(inner);
+        gte != nullptr && gte->operand(0) == state) {
       value = AddGte(parent, init, gte->tuple_index());
-    } else {  // a constant
-      std::unique_ptr<HloInstruction> copy = inner->CloneWithNewOperands(inner->shape(), {});
+    } else {
+      std::vector<HloInstruction*> operands;
+      for (HloInstruction* operand : inner->operands()) operands.push_back(outside_value(operand));
+      std::unique_ptr<HloInstruction> copy = inner->CloneWithNewOperands(inner->shape(), operands);
       copy->SetName(module->GetUniqueName(inner->name()));
       value = parent->AddInstruction(std::move(copy));
     }
@@ -108,11 +115,7 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
   };
   std::vector<HloInstruction*> carried;  // hoisted values some body value still needs
   for (HloInstruction* instruction : hoisted) {
-    std::vector<HloInstruction*> operands;
-    for (HloInstruction* operand : instruction->operands()) operands.push_back(outside_value(operand));
-    std::unique_ptr<HloInstruction> copy = instruction->CloneWithNewOperands(instruction->shape(), operands);
-    copy->SetName(module->GetUniqueName(instruction->name()));
-    outside[instruction] = parent->AddInstruction(std::move(copy));
+    outside_value(instruction);
     for (const HloInstruction* user : instruction->users()) {
       if (!hoisted_set.contains(user)) {
         carried.push_back(instruction);

@@ -243,6 +243,13 @@ absl::StatusOr<bool> WhileLoopSimplifier::Run(HloModule* module) {
           !loop->control_successors().empty()) {
         continue;
       }
+      // Loops that carry tokens pipeline send/recv across iterations: their
+      // pairing is left alone.
+      bool carries_token = false;
+      ShapeUtil::ForEachLeafShape(loop->shape(), [&](const Shape& shape, const ShapeIndex&) {
+        carries_token |= shape.IsToken();
+      });
+      if (carries_token) continue;
       if (ComputationHasSideEffect(*loop->while_condition())) {
         AXLE_ASSIGN_OR_RETURN(bool narrowed, RemoveDeadStateElements(module, loop));
         computation_changed |= narrowed;

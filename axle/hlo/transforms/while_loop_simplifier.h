@@ -11,7 +11,8 @@
 // (not read after the loop or by the condition, and in the body only
 // feeding themselves or other such elements) are removed from the state when
 // the loop's body and condition are its own and read the state only through
-// get-tuple-element.
+// get-tuple-element. Loops that carry tokens (send/recv pipelined across
+// iterations) are left alone.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_WHILE_LOOP_SIMPLIFIER_H_

@@ -182,6 +182,78 @@ TEST(WhileLoopInvariantCodeMotion, HoistsValuesOfUnchangedElements) {
   EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
 }
 
+// An invariant value computed from the state and a broadcast constant: the
+// broadcast is copied out of the loop with it.
+TEST(WhileLoopInvariantCodeMotion, CopiesConstantOperandsOfHoistedValues) {
+  WhileLoopInvariantCodeMotion pass;
+  auto module = RunAndCompare(pass, R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  y = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[4] broadcast(half), dimensions={}
+  scaled = f32[4] multiply(y, halves)
+  sum = f32[4] add(x, scaled)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, sum, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, p, q)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const HloComputation* body = module->GetComputationWithName("body");
+  ASSERT_NE(body, nullptr);
+  for (const HloInstruction* instruction : body->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kMultiply);
+  }
+}
+
+TEST(WhileLoopSimplifier, LeavesLoopsCarryingTokens) {
+  WhileLoopSimplifier pass;
+  auto module = cleanup_test::Parse(R"(
+HloModule m
+cond {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  ROOT lt = pred[] compare(i, one), direction=LT
+}
+body {
+  s = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  t = token[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT r = (s32[], token[]) tuple(next, t)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  tok = token[] after-all()
+  init = (s32[], token[]) tuple(zero, tok)
+  w = (s32[], token[]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
+}
+
 TEST(WhileLoopInvariantCodeMotion, KeepsSideEffectsAndValuesOfChangingElements) {
   WhileLoopInvariantCodeMotion pass;
   auto module = cleanup_test::Parse(R"(
