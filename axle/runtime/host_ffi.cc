@@ -20,6 +20,16 @@ class AttributeParser {
   explicit AttributeParser(absl::string_view text) : text_(text) {}
 
   absl::StatusOr<FfiAttributes> ParseDictionary() {
+    absl::StatusOr<FfiAttributes> attributes = ParseDictionaryBody();
+    if (!attributes.ok()) return attributes;
+    SkipSpace();
+    if (pos_ != text_.size()) return Error("unexpected text after the dictionary");
+    return attributes;
+  }
+
+ private:
+  // `{name = value, ...}` at the current position.
+  absl::StatusOr<FfiAttributes> ParseDictionaryBody() {
     FfiAttributes attributes;
     SkipSpace();
     if (!Consume('{')) return Error("expected '{'");
@@ -40,12 +50,9 @@ class AttributeParser {
         if (!Consume(',')) return Error("expected ',' or '}'");
       }
     }
-    SkipSpace();
-    if (pos_ != text_.size()) return Error("unexpected text after the dictionary");
     return attributes;
   }
 
- private:
   absl::Status Error(absl::string_view what) const {
     return absl::InvalidArgumentError(
         absl::StrCat("backend_config \"", text_, "\": ", what, " at offset ", pos_));
@@ -185,6 +192,12 @@ class AttributeParser {
     if (std::optional<bool> value = ConsumeBool()) {
       OptionalType();
       return FfiAttribute(*value);
+    }
+    if (text_[pos_] == '{') {
+      absl::StatusOr<FfiAttributes> nested = ParseDictionaryBody();
+      if (!nested.ok()) return nested.status();
+      element_type_.clear();
+      return FfiAttribute(std::make_shared<const FfiAttributes>(*std::move(nested)));
     }
     if (ConsumeWord("array")) return ParseDenseArray();
     size_t start = pos_;

@@ -8,7 +8,8 @@
 //   * `rets`: the leaf buffers of the result, likewise;
 //   * `attributes`: backend_config parsed as an MLIR dictionary attribute
 //     (`{value = 2 : i32, name = "x", scale = 0.5 : f32, flag = true,
-//     sizes = array<i64: 1, 2>}`); an empty config or `{}` has none.
+//     sizes = array<i64: 1, 2>, range = {lo = 0 : i64}}`); an empty config or
+//     `{}` has none.
 // Arrays are dense and row-major; tokens have a null `data` and TOKEN type.
 // A non-OK status aborts the run and keeps its code; the message is
 // prefixed with the custom call's target and name.
@@ -24,6 +25,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -56,10 +58,12 @@ struct FfiBuffer {
   }
 };
 
-// An attribute value: bool, integer, float, string, or an array of integers
-// or floats.
-using FfiAttribute =
-    std::variant<bool, int64_t, double, std::string, std::vector<int64_t>, std::vector<double>>;
+class FfiAttributes;
+
+// An attribute value: bool, integer, float, string, an array of integers or
+// floats, or a nested dictionary (`{lo = 1, hi = 2}`).
+using FfiAttribute = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
+                                  std::vector<double>, std::shared_ptr<const FfiAttributes>>;
 
 class FfiAttributes {
  public:

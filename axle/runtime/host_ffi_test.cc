@@ -32,6 +32,19 @@ TEST(FfiAttributes, ParsesMlirDictionaries) {
   EXPECT_TRUE(attributes->Get<std::vector<int64_t>>("empty")->empty());
 }
 
+TEST(FfiAttributes, ParsesNestedDictionaries) {
+  absl::StatusOr<FfiAttributes> attributes =
+      ParseFfiAttributes("{range = {lo = 1 : i32, hi = {x = true}}, n = 2 : i32}");
+  ASSERT_TRUE(attributes.ok()) << attributes.status();
+  auto range = attributes->Get<std::shared_ptr<const FfiAttributes>>("range");
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(*(*range)->Get<int32_t>("lo"), 1);
+  EXPECT_EQ((*range)->ElementType("lo"), "i32");
+  EXPECT_EQ(*(*(*range)->Get<std::shared_ptr<const FfiAttributes>>("hi"))->Get<bool>("x"), true);
+  EXPECT_EQ(attributes->ElementType("n"), "i32");
+  EXPECT_EQ(attributes->ElementType("range"), "");
+}
+
 TEST(FfiAttributes, EmptyConfigsHaveNoAttributes) {
   EXPECT_EQ(ParseFfiAttributes("")->size(), 0u);
   EXPECT_EQ(ParseFfiAttributes("  {}  ")->size(), 0u);

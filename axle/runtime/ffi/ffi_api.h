@@ -32,9 +32,10 @@
 // Not supported on Axle: execution-context values (`Ctx<PlatformStream<T>>`,
 // UserData, State, ScratchAllocator, ThreadPool; a compile-time error),
 // futures and result types other than Error (compile-time), stages other than
-// execute (registering such a handler fails with UNIMPLEMENTED), nested
-// dictionary attributes (backend_config's parser rejects them). The macros
-// that specialize decoders (XLA_FFI_REGISTER_STRUCT_ATTR_DECODING,
+// execute (registering such a handler fails with UNIMPLEMENTED). Nested
+// dictionaries (`range = {lo = 0 : i64, hi = 8 : i64}`) decode as Dictionary
+// or as a registered struct with Attr<T>(name). The macros that specialize
+// decoders (XLA_FFI_REGISTER_STRUCT_ATTR_DECODING,
 // XLA_FFI_REGISTER_ENUM_ATTR_DECODING) are used at global scope, as in
 // current XLA.
 //

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -160,6 +161,8 @@ bool Encode(const std::vector<V>& values, XLA_FFI_DataType dtype,
   }
 }
 
+class EncodedAttributes;
+
 // One attribute in C-API form; its storage must not move while in use.
 struct EncodedAttribute {
   XLA_FFI_ByteSpan name;
@@ -167,20 +170,116 @@ struct EncodedAttribute {
   XLA_FFI_Scalar scalar;
   XLA_FFI_Array array;
   XLA_FFI_ByteSpan string;
-  std::vector<unsigned char> bytes;  // scalar value or array elements (8-aligned)
-  std::vector<uint64_t> aligned;
+  std::vector<uint64_t> storage;  // scalar value or array elements, 8-aligned
+  std::unique_ptr<EncodedAttributes> dictionary;
 
-  void* pointer() {
-    switch (type) {
-      case XLA_FFI_AttrType_SCALAR:
-        return &scalar;
-      case XLA_FFI_AttrType_ARRAY:
-        return &array;
-      default:
-        return &string;
-    }
-  }
+  void* pointer();
 };
+
+// A dictionary of attributes in C-API form (XLA_FFI_Attrs), name-sorted as
+// FfiAttributes iterates.
+class EncodedAttributes {
+ public:
+  absl::Status Build(const FfiAttributes& attributes, absl::string_view prefix) {
+    for (const auto& [name, value] : attributes) {
+      absl::Status status =
+          Add(name, value, attributes.ElementType(name), absl::StrCat(prefix, name));
+      if (!status.ok()) return status;
+    }
+    for (EncodedAttribute& attribute : attributes_) {
+      types_.push_back(attribute.type);
+      names_.push_back(&attribute.name);
+      pointers_.push_back(attribute.pointer());
+    }
+    attrs_ = XLA_FFI_Attrs{XLA_FFI_Attrs_STRUCT_SIZE,
+                           nullptr,
+                           static_cast<int64_t>(pointers_.size()),
+                           types_.data(),
+                           names_.data(),
+                           pointers_.data()};
+    return absl::OkStatus();
+  }
+
+  XLA_FFI_Attrs* attrs() { return &attrs_; }
+
+ private:
+  absl::Status Add(const std::string& name, const FfiAttribute& value, absl::string_view mlir_type,
+                   const std::string& path) {
+    EncodedAttribute& attribute = attributes_.emplace_back();
+    attribute.name = XLA_FFI_ByteSpan{name.data(), name.size()};
+    XLA_FFI_DataType typed = DataTypeOfMlirType(mlir_type);
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", path, "': ", why));
+    };
+    std::vector<unsigned char> bytes;
+    bool ok = true;
+    XLA_FFI_DataType dtype = XLA_FFI_DataType_INVALID;
+    size_t count = 1;
+    bool is_array = false;
+    if (const bool* b = std::get_if<bool>(&value)) {
+      dtype = XLA_FFI_DataType_PRED;
+      ok = Encode(std::vector<int64_t>{*b}, dtype, &bytes);
+    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
+      dtype = typed == XLA_FFI_DataType_INVALID ? XLA_FFI_DataType_S64 : typed;
+      ok = Encode(std::vector<int64_t>{*i}, dtype, &bytes);
+      if (!ok) return bad(absl::StrCat(*i, " does not fit ", mlir_type));
+    } else if (const double* d = std::get_if<double>(&value)) {
+      dtype = typed == XLA_FFI_DataType_F32 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
+      ok = Encode(std::vector<double>{*d}, dtype, &bytes);
+    } else if (const std::string* s = std::get_if<std::string>(&value)) {
+      attribute.type = XLA_FFI_AttrType_STRING;
+      attribute.string = XLA_FFI_ByteSpan{s->data(), s->size()};
+      return absl::OkStatus();
+    } else if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
+      dtype = typed == XLA_FFI_DataType_INVALID ? XLA_FFI_DataType_S64 : typed;
+      count = ints->size();
+      is_array = true;
+      ok = Encode(*ints, dtype, &bytes);
+      if (!ok) return bad(absl::StrCat("an element does not fit ", mlir_type));
+    } else if (const auto* floats = std::get_if<std::vector<double>>(&value)) {
+      dtype = typed == XLA_FFI_DataType_F32 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
+      count = floats->size();
+      is_array = true;
+      ok = Encode(*floats, dtype, &bytes);
+    } else {
+      const auto& nested = std::get<std::shared_ptr<const FfiAttributes>>(value);
+      attribute.type = XLA_FFI_AttrType_DICTIONARY;
+      attribute.dictionary = std::make_unique<EncodedAttributes>();
+      return attribute.dictionary->Build(*nested, absl::StrCat(path, "."));
+    }
+    if (!ok) return bad("cannot be passed through the FFI C API");
+    attribute.storage.resize((bytes.size() + 7) / 8);
+    if (!bytes.empty()) std::memcpy(attribute.storage.data(), bytes.data(), bytes.size());
+    void* data = attribute.storage.empty() ? nullptr : attribute.storage.data();
+    if (is_array) {
+      attribute.type = XLA_FFI_AttrType_ARRAY;
+      attribute.array = XLA_FFI_Array{dtype, count, data};
+    } else {
+      attribute.type = XLA_FFI_AttrType_SCALAR;
+      attribute.scalar = XLA_FFI_Scalar{dtype, data};
+    }
+    return absl::OkStatus();
+  }
+
+  std::deque<EncodedAttribute> attributes_;
+  std::vector<XLA_FFI_AttrType> types_;
+  std::vector<XLA_FFI_ByteSpan*> names_;
+  std::vector<void*> pointers_;
+  XLA_FFI_Attrs attrs_;
+};
+
+void* EncodedAttribute::pointer() {
+  switch (type) {
+    case XLA_FFI_AttrType_SCALAR:
+      return &scalar;
+    case XLA_FFI_AttrType_ARRAY:
+      return &array;
+    case XLA_FFI_AttrType_DICTIONARY:
+      return dictionary->attrs();
+    default:
+      return &string;
+  }
+}
 
 // Everything an XLA_FFI_CallFrame points at.
 class CallFrameStorage {
@@ -196,15 +295,8 @@ class CallFrameStorage {
       ret_types_.push_back(XLA_FFI_RetType_BUFFER);
       ret_pointers_.push_back(&buffer);
     }
-    for (const auto& [name, value] : call.attributes) {
-      absl::Status status = AddAttribute(name, value, call.attributes.ElementType(name));
-      if (!status.ok()) return status;
-    }
-    for (EncodedAttribute& attribute : attributes_) {
-      attr_types_.push_back(attribute.type);
-      attr_names_.push_back(&attribute.name);
-      attr_pointers_.push_back(attribute.pointer());
-    }
+    absl::Status status = attributes_.Build(call.attributes, "");
+    if (!status.ok()) return status;
 
     frame_.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
     frame_.extension_start = nullptr;
@@ -217,12 +309,7 @@ class CallFrameStorage {
     frame_.rets =
         XLA_FFI_Rets{XLA_FFI_Rets_STRUCT_SIZE, nullptr, static_cast<int64_t>(ret_pointers_.size()),
                      ret_types_.data(), ret_pointers_.data()};
-    frame_.attrs = XLA_FFI_Attrs{XLA_FFI_Attrs_STRUCT_SIZE,
-                                 nullptr,
-                                 static_cast<int64_t>(attr_pointers_.size()),
-                                 attr_types_.data(),
-                                 attr_names_.data(),
-                                 attr_pointers_.data()};
+    frame_.attrs = *attributes_.attrs();
     return absl::OkStatus();
   }
 
@@ -240,68 +327,12 @@ class CallFrameStorage {
     }
   }
 
-  absl::Status AddAttribute(const std::string& name, const FfiAttribute& value,
-                            absl::string_view mlir_type) {
-    EncodedAttribute& attribute = attributes_.emplace_back();
-    attribute.name = XLA_FFI_ByteSpan{name.data(), name.size()};
-    XLA_FFI_DataType typed = DataTypeOfMlirType(mlir_type);
-    auto bad = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "': ", why));
-    };
-    bool ok = true;
-    XLA_FFI_DataType dtype = XLA_FFI_DataType_INVALID;
-    size_t count = 1;
-    if (const bool* b = std::get_if<bool>(&value)) {
-      dtype = XLA_FFI_DataType_PRED;
-      ok = Encode(std::vector<int64_t>{*b}, dtype, &attribute.bytes);
-    } else if (const int64_t* i = std::get_if<int64_t>(&value)) {
-      dtype = typed == XLA_FFI_DataType_INVALID ? XLA_FFI_DataType_S64 : typed;
-      ok = Encode(std::vector<int64_t>{*i}, dtype, &attribute.bytes);
-      if (!ok) return bad(absl::StrCat(*i, " does not fit ", mlir_type));
-    } else if (const double* d = std::get_if<double>(&value)) {
-      dtype = typed == XLA_FFI_DataType_F32 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
-      ok = Encode(std::vector<double>{*d}, dtype, &attribute.bytes);
-    } else if (const std::string* s = std::get_if<std::string>(&value)) {
-      attribute.type = XLA_FFI_AttrType_STRING;
-      attribute.string = XLA_FFI_ByteSpan{s->data(), s->size()};
-      return absl::OkStatus();
-    } else if (const auto* ints = std::get_if<std::vector<int64_t>>(&value)) {
-      dtype = typed == XLA_FFI_DataType_INVALID ? XLA_FFI_DataType_S64 : typed;
-      count = ints->size();
-      ok = Encode(*ints, dtype, &attribute.bytes);
-      if (!ok) return bad(absl::StrCat("an element does not fit ", mlir_type));
-    } else if (const auto* floats = std::get_if<std::vector<double>>(&value)) {
-      dtype = typed == XLA_FFI_DataType_F32 ? XLA_FFI_DataType_F32 : XLA_FFI_DataType_F64;
-      count = floats->size();
-      ok = Encode(*floats, dtype, &attribute.bytes);
-    }
-    if (!ok) return bad("cannot be passed through the FFI C API");
-    // Copy into 8-byte-aligned storage so that typed spans are aligned.
-    attribute.aligned.resize((attribute.bytes.size() + 7) / 8);
-    if (!attribute.bytes.empty()) {
-      std::memcpy(attribute.aligned.data(), attribute.bytes.data(), attribute.bytes.size());
-    }
-    void* data = attribute.aligned.empty() ? nullptr : attribute.aligned.data();
-    if (std::holds_alternative<std::vector<int64_t>>(value) ||
-        std::holds_alternative<std::vector<double>>(value)) {
-      attribute.type = XLA_FFI_AttrType_ARRAY;
-      attribute.array = XLA_FFI_Array{dtype, count, data};
-    } else {
-      attribute.type = XLA_FFI_AttrType_SCALAR;
-      attribute.scalar = XLA_FFI_Scalar{dtype, data};
-    }
-    return absl::OkStatus();
-  }
-
   std::vector<XLA_FFI_Buffer> arg_buffers_, ret_buffers_;
   std::deque<std::vector<int64_t>> arg_dims_, ret_dims_;
   std::vector<XLA_FFI_ArgType> arg_types_;
   std::vector<XLA_FFI_RetType> ret_types_;
   std::vector<void*> arg_pointers_, ret_pointers_;
-  std::deque<EncodedAttribute> attributes_;
-  std::vector<XLA_FFI_AttrType> attr_types_;
-  std::vector<XLA_FFI_ByteSpan*> attr_names_;
-  std::vector<void*> attr_pointers_;
+  EncodedAttributes attributes_;
   XLA_FFI_CallFrame frame_;
 };
 

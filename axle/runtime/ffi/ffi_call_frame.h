@@ -10,7 +10,8 @@
 //   * attrs: backend_config's attributes in name order. Scalars keep the
 //     type written in MLIR (`2 : i32` is S32; untyped integers are S64,
 //     untyped floats F64, `true` is PRED); arrays likewise (`array<i32: ...>`
-//     is an S32 array; f16/bf16 arrays are passed as F64); strings as bytes.
+//     is an S32 array; f16/bf16 arrays are passed as F64); strings as bytes;
+//     nested dictionaries as XLA_FFI_Attrs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_FFI_FFI_CALL_FRAME_H_

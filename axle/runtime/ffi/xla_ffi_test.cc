@@ -457,6 +457,43 @@ TEST(XlaFfi, StructAttributes) {
   EXPECT_THAT(result.status().message(), HasSubstr("attributes: member 'hi': missing"));
 }
 
+// A struct from a nested dictionary attribute, and a nested Dictionary.
+XLA_FFI_DEFINE_HANDLER(
+    kNested,
+    [](ffi::ResultBufferR1<ffi::S64> out, Range range, ffi::Dictionary options) -> ffi::Error {
+      ffi::ErrorOr<int64_t> step = options.get<int64_t>("step");
+      if (!step) return step.error();
+      int64_t n = 0;
+      for (int64_t i = range.lo; i < range.hi; i += *step) {
+        out->typed_data()[n++] = i;
+      }
+      return ffi::Error::Success();
+    },
+    ffi::Ffi::Bind().Ret<ffi::BufferR1<ffi::S64>>().Attr<Range>("range").Attr<ffi::Dictionary>(
+        "options"));
+
+TEST(XlaFfi, NestedDictionaryAttributes) {
+  absl::StatusOr<Literal> result = RunFfi(kNested, "nested", R"(
+    HloModule m
+    ENTRY e {
+      ROOT r = s64[3] custom-call(), custom_call_target="nested", api_version=API_VERSION_TYPED_FFI,
+               backend_config="{range = {lo = 1 : i64, hi = 7 : i64}, options = {step = 2 : i64}}"
+    })");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, LiteralUtil::CreateR1<int64_t>({1, 3, 5}));
+
+  result = RunFfi(kNested, "nested", R"(
+    HloModule m
+    ENTRY e {
+      ROOT r = s64[3] custom-call(), custom_call_target="nested", api_version=API_VERSION_TYPED_FFI,
+               backend_config="{range = 3 : i64, options = {}}"
+    })");
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("attribute 'range': Wrong attribute type: expected dictionary but got "
+                        "scalar"));
+}
+
 XLA_FFI_DEFINE_HANDLER(
     kDictionary,
     [](ffi::ResultBufferR0<ffi::F32> out, ffi::Dictionary attrs) -> ffi::Error {
