@@ -84,8 +84,30 @@ std::optional<FusionKind> ConsumerFusionKind(const HloInstruction& consumer) {
   return std::nullopt;
 }
 
+// Whether `consumer` reads an element of `producer` more than once (through a
+// broadcast): an expensive producer fused there would be recomputed per read.
+bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction& producer) {
+  const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer);
+  if (fusion == nullptr) return consumer.opcode() == HloOpcode::kBroadcast;
+  const HloComputation* fused = fusion->fused_instructions_computation();
+  std::vector<const HloInstruction*> worklist;
+  for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+    if (consumer.operand(i) == &producer) worklist.push_back(fused->parameter_instruction(i));
+  }
+  absl::flat_hash_set<const HloInstruction*> seen;
+  while (!worklist.empty()) {
+    const HloInstruction* instruction = worklist.back();
+    worklist.pop_back();
+    if (!seen.insert(instruction).second) continue;
+    if (instruction->opcode() == HloOpcode::kBroadcast) return true;
+    for (const HloInstruction* user : instruction->users()) worklist.push_back(user);
+  }
+  return false;
+}
+
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) {
   if (!IsFusibleProducer(producer) || !ConsumerFusionKind(consumer).has_value()) return false;
+  if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
       CpuInstructionFusion::kMaxFusedInstructions) {
     return false;

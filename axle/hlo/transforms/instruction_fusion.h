@@ -17,7 +17,9 @@
 //  - A producer read by several instructions is duplicated into the consumer
 //    only when it is cheap (no exp, log, tanh, divide, power, ... inside) and
 //    every one of its users can host a fusion; otherwise it stays a separate
-//    value. Nothing with control dependencies fuses.
+//    value. An expensive producer does not fuse where a broadcast would read
+//    each of its elements many times. Nothing with control dependencies
+//    fuses.
 //
 // Never fused: parameters, side-effecting ops, custom calls, rng, dot and
 // convolution (see epilogue_fusion.h), while / conditional / call, sort,

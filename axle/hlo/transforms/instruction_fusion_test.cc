@@ -299,5 +299,24 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kFusion).size(), 1u);
 }
 
+TEST(CpuInstructionFusion, ExpensiveProducerIsNotRecomputedPerBroadcastElement) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8,8] parameter(1)
+  x = f32[8] exponential(p)
+  b = f32[8,8] broadcast(x), dimensions={1}
+  ROOT a = f32[8,8] add(b, q)
+}
+)", pass);
+  ASSERT_NE(module, nullptr);
+  // The broadcast fuses into the add, the exponential stays outside.
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
+  ASSERT_NE(RootFusion(*module), nullptr);
+  EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "broadcast,add");
+}
+
 }  // namespace
 }  // namespace axle
