@@ -92,7 +92,8 @@ TEST(SimplificationConformance, CorpusModulesVerifyAndKeepTheirValues) {
     std::string text = testing::ReadWholeFile(entry.path);
     absl::StatusOr<std::unique_ptr<HloModule>> original =
         ParseAndReturnUnverifiedModule(text, entry.file);
-    if (!original.ok() || !VerifyHloModule(**original).ok()) continue;  // the parse and exec tests report it
+    if (!original.ok() || !VerifyHloModule(**original).ok())
+      continue;  // the parse and exec tests report it
     ++modules;
     bool can_run = !entry.custom_call && !entry.collectives && EstimateCost(**original) <= kMaxCost;
     std::optional<Literal> expected;
@@ -137,8 +138,9 @@ TEST(SimplificationConformance, CorpusModulesVerifyAndKeepTheirValues) {
       ++compared;
     }
   }
-  std::printf("simplification over the corpus: %d modules, %d rewritten, %d compared on the interpreter\n",
-              modules, changed, compared);
+  std::printf(
+      "simplification over the corpus: %d modules, %d rewritten, %d compared on the interpreter\n",
+      modules, changed, compared);
   for (const std::string& failure : failures) ADD_FAILURE() << failure;
   EXPECT_GT(modules, 100);
   EXPECT_GT(compared, 50);

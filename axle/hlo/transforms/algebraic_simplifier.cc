@@ -78,7 +78,10 @@ bool IsLosslessConversion(PrimitiveType from, PrimitiveType to) {
   }
   if (pu::IsComplexType(from) || to == PRED) return false;
   int to_bits = pu::BitWidth(to);
-  if (from == PRED) return pu::IsUnsignedIntegralType(to) || to_bits >= 2;
+  if (from == PRED) {
+    return pu::IsUnsignedIntegralType(to) || (pu::IsSignedIntegralType(to) && to_bits >= 2) ||
+           to == F16 || to == BF16 || to == F32 || to == F64;
+  }
   if (pu::IsIntegralType(from)) {
     bool from_signed = pu::IsSignedIntegralType(from);
     int from_bits = pu::BitWidth(from);
@@ -199,7 +202,8 @@ HloInstruction* Simplifier::Simplify(HloInstruction* instruction) {
 HloInstruction* Simplifier::SimplifyArithmetic(HloInstruction* instruction) {
   PrimitiveType type = instruction->shape().element_type();
   HloInstruction* lhs = instruction->mutable_operand(0);
-  HloInstruction* rhs = instruction->operand_count() > 1 ? instruction->mutable_operand(1) : nullptr;
+  HloInstruction* rhs =
+      instruction->operand_count() > 1 ? instruction->mutable_operand(1) : nullptr;
   switch (instruction->opcode()) {
     case HloOpcode::kAdd:
       if (IsAll(rhs, 0)) return lhs;
@@ -281,18 +285,21 @@ HloInstruction* Simplifier::SimplifyConvert(HloInstruction* instruction) {
 HloInstruction* Simplifier::SimplifyDataMovement(HloInstruction* instruction) {
   HloInstruction* operand = instruction->mutable_operand(0);
   const Shape& shape = instruction->shape();
-  bool same_dimensions = operand->shape().IsArray() && operand->shape().dimensions() == shape.dimensions() &&
+  bool same_dimensions = operand->shape().IsArray() &&
+                         operand->shape().dimensions() == shape.dimensions() &&
                          operand->shape().element_type() == shape.element_type();
-  bool operand_is_scalar_broadcast = operand->opcode() == HloOpcode::kBroadcast &&
-                                     operand->operand(0)->shape().rank() == 0;
+  bool operand_is_scalar_broadcast =
+      operand->opcode() == HloOpcode::kBroadcast && operand->operand(0)->shape().rank() == 0;
   switch (instruction->opcode()) {
     case HloOpcode::kReshape:
       if (same_dimensions) return operand;
-      if (operand->opcode() == HloOpcode::kReshape) return MakeReshape(operand->mutable_operand(0), shape);
+      if (operand->opcode() == HloOpcode::kReshape)
+        return MakeReshape(operand->mutable_operand(0), shape);
       if (operand_is_scalar_broadcast) return MakeBroadcast(operand->mutable_operand(0), shape, {});
       return nullptr;
     case HloOpcode::kTranspose: {
-      const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(instruction)->dimensions();
+      const std::vector<int64_t>& permutation =
+          cast<HloDimensionsInstruction>(instruction)->dimensions();
       if (IsIdentityPermutation(permutation)) return operand;
       if (operand_is_scalar_broadcast) return MakeBroadcast(operand->mutable_operand(0), shape, {});
       if (operand->opcode() != HloOpcode::kTranspose) return nullptr;
@@ -308,7 +315,8 @@ HloInstruction* Simplifier::SimplifyDataMovement(HloInstruction* instruction) {
       if (same_dimensions && IsIdentityPermutation(dims)) return operand;
       if (operand->opcode() != HloOpcode::kBroadcast) return nullptr;
       std::vector<int64_t> merged;
-      for (int64_t d : cast<HloDimensionsInstruction>(operand)->dimensions()) merged.push_back(dims[d]);
+      for (int64_t d : cast<HloDimensionsInstruction>(operand)->dimensions())
+        merged.push_back(dims[d]);
       return MakeBroadcast(operand->mutable_operand(0), shape, merged);
     }
     case HloOpcode::kSlice:
@@ -321,7 +329,8 @@ HloInstruction* Simplifier::SimplifyDataMovement(HloInstruction* instruction) {
       return operand;
     case HloOpcode::kPad:
       for (const auto& dim : cast<HloPadInstruction>(instruction)->padding_config().dimensions()) {
-        if (dim.edge_padding_low() != 0 || dim.edge_padding_high() != 0 || dim.interior_padding() != 0) {
+        if (dim.edge_padding_low() != 0 || dim.edge_padding_high() != 0 ||
+            dim.interior_padding() != 0) {
           return nullptr;
         }
       }

@@ -77,9 +77,8 @@ HloInstruction* MakeBitcast(HloInstruction* operand, const Shape& shape) {
       HloInstruction::Create(HloOpcode::kBitcast, shape, {operand}));
 }
 
-HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape,
-                          std::vector<int64_t> starts, std::vector<int64_t> limits,
-                          std::vector<int64_t> strides) {
+HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape, std::vector<int64_t> starts,
+                          std::vector<int64_t> limits, std::vector<int64_t> strides) {
   auto slice = std::make_unique<HloSliceInstruction>(
       HloOpcode::kSlice, shape.has_layout() ? shape : WithDescendingLayout(shape),
       absl::Span<HloInstruction* const>{&operand, 1});

@@ -37,9 +37,8 @@ HloInstruction* MakeReshape(HloInstruction* operand, const Shape& shape);
 // The result shape is the operand's dimensions permuted (descending layout).
 HloInstruction* MakeTranspose(HloInstruction* operand, absl::Span<const int64_t> permutation);
 HloInstruction* MakeBitcast(HloInstruction* operand, const Shape& shape);
-HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape,
-                          std::vector<int64_t> starts, std::vector<int64_t> limits,
-                          std::vector<int64_t> strides);
+HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape, std::vector<int64_t> starts,
+                          std::vector<int64_t> limits, std::vector<int64_t> strides);
 HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs,
                            const Shape& shape);
 

@@ -52,9 +52,9 @@ Shape NormalizedShape(const Shape& shape) {
 bool IsUnderstoodArray(const Shape& shape) {
   if (!shape.IsArray()) return true;
   if (!shape.is_static()) return !NeedsNormalization(shape);
-  return !shape.has_layout() || (shape.layout().tiles().empty() &&
-                                 static_cast<int64_t>(shape.layout().minor_to_major().size()) ==
-                                     shape.rank());
+  return !shape.has_layout() ||
+         (shape.layout().tiles().empty() &&
+          static_cast<int64_t>(shape.layout().minor_to_major().size()) == shape.rank());
 }
 
 bool Involved(const HloInstruction* instruction) {
@@ -115,7 +115,8 @@ bool IsSupported(const HloInstruction* instruction) {
 }
 
 // q with q[j] = position of logical dimension `wanted[j]` in `order`.
-std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order, absl::Span<const int64_t> wanted) {
+std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order,
+                                 absl::Span<const int64_t> wanted) {
   std::vector<int64_t> inverse = InversePermutation(order);
   std::vector<int64_t> q;
   for (int64_t w : wanted) q.push_back(inverse[w]);
@@ -173,7 +174,8 @@ class Normalizer {
   // `value` in the physical order of the logical dimensions `wanted` (given
   // as `value`'s own logical dimensions, major first).
   HloInstruction* InOrder(HloInstruction* value, absl::Span<const int64_t> wanted) {
-    return TransposeUnlessIdentity(NormalizedOf(value), PositionsIn(MajorToMinor(value->shape()), wanted));
+    return TransposeUnlessIdentity(NormalizedOf(value),
+                                   PositionsIn(MajorToMinor(value->shape()), wanted));
   }
 
   HloInstruction* Normalize(HloInstruction* instruction);
@@ -204,9 +206,9 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
       std::vector<int64_t> logical(operand->shape().rank());
       std::iota(logical.begin(), logical.end(), 0);
       HloInstruction* row_major = InOrder(operand, logical);
-      HloInstruction* reshaped =
-          MakeReshape(row_major, ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(),
-                                                                          shape.dimensions()));
+      HloInstruction* reshaped = MakeReshape(
+          row_major,
+          ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), shape.dimensions()));
       return TransposeUnlessIdentity(reshaped, out_order);
     }
     case HloOpcode::kBroadcast: {
@@ -236,7 +238,8 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
       // Reduce the normalized input; its kept dimensions come out in the
       // input's physical order, then go to the result's.
       HloInstruction* input = instruction->mutable_operand(0);
-      const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(instruction)->dimensions();
+      const std::vector<int64_t>& reduced =
+          cast<HloDimensionsInstruction>(instruction)->dimensions();
       std::vector<int64_t> in_order = MajorToMinor(input->shape());
       std::vector<int64_t> in_position = InversePermutation(in_order);
       std::vector<int64_t> new_reduced, kept_in_physical_order, kept_sorted;
@@ -251,7 +254,8 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
       std::sort(kept_sorted.begin(), kept_sorted.end());
       std::vector<int64_t> reduce_dims;
       for (int64_t d : kept_in_physical_order) reduce_dims.push_back(input->shape().dimensions(d));
-      Shape reduce_shape = ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), reduce_dims);
+      Shape reduce_shape =
+          ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), reduce_dims);
       HloInstruction* reduce = computation_->AddInstruction(instruction->CloneWithNewOperands(
           reduce_shape, {NormalizedOf(input), instruction->mutable_operand(1)}));
       cast<HloDimensionsInstruction>(reduce)->mutable_attrs()->dimensions = new_reduced;

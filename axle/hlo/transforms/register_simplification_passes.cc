@@ -1,4 +1,5 @@
-// Registers the algebraic simplification, reshape/transpose/broadcast simplification, layout normalization passes under their --passes names.
+// Registers the algebraic simplification, reshape/transpose/broadcast simplification, layout
+// normalization passes under their --passes names.
 #include <memory>
 
 #include "axle/hlo/pass/pass_registry.h"

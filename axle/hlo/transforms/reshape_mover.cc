@@ -82,13 +82,15 @@ absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloIns
   std::vector<HloInstruction*> operands;
   for (HloInstruction* operand : instruction->operands()) {
     if (IsScalarBroadcast(operand)) {
-      Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(operand->shape().element_type(), input_dims);
+      Shape shape =
+          ShapeUtil::MakeShapeWithDescendingLayout(operand->shape().element_type(), input_dims);
       operands.push_back(MakeBroadcast(operand->mutable_operand(0), shape, {}));
     } else {
       operands.push_back(operand->mutable_operand(0));
     }
   }
-  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), input_dims);
+  Shape shape =
+      ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), input_dims);
   HloInstruction* moved =
       computation->AddInstruction(instruction->CloneWithNewOperands(shape, operands));
   HloInstruction* rearranged;

@@ -29,9 +29,18 @@ namespace axle::test {
 inline Literal MakeTestArgument(const Shape& shape, int64_t seed) {
   Literal literal(shape);
   if (!shape.IsArray()) return literal;
-  static const double kFloats[] = {1.5, -0.0, 2.0, -3.25, std::numeric_limits<double>::quiet_NaN(),
-                                   0.0, 7.0, std::numeric_limits<double>::infinity(), 0.5, -1.0,
-                                   -std::numeric_limits<double>::infinity(), 3.0};
+  static const double kFloats[] = {1.5,
+                                   -0.0,
+                                   2.0,
+                                   -3.25,
+                                   std::numeric_limits<double>::quiet_NaN(),
+                                   0.0,
+                                   7.0,
+                                   std::numeric_limits<double>::infinity(),
+                                   0.5,
+                                   -1.0,
+                                   -std::numeric_limits<double>::infinity(),
+                                   3.0};
   PrimitiveType type = shape.element_type();
   for (int64_t i = 0; i < literal.element_count(); ++i) {
     int64_t k = i * 7 + seed * 3;
