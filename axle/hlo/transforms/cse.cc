@@ -31,20 +31,37 @@ std::string InstructionText(const HloInstruction& instruction, bool operand_name
   return equals == std::string::npos ? text : text.substr(equals + 3);
 }
 
+// What the callers of a computation say about it.
+struct CallerInfo {
+  std::set<std::string> threads;  // the callers' execution threads
+  bool single_owner = false;      // called by a fusion or async op
+};
+
+absl::flat_hash_map<const HloComputation*, CallerInfo> CollectCallers(const HloModule& module) {
+  absl::flat_hash_map<const HloComputation*, CallerInfo> callers;
+  for (const HloComputation* caller : module.computations()) {
+    for (const HloInstruction* instruction : caller->instructions()) {
+      HloOpcode opcode = instruction->opcode();
+      bool owns = opcode == HloOpcode::kFusion || HloOpcodeIsAsyncStart(opcode) ||
+                  HloOpcodeIsAsyncDone(opcode) || opcode == HloOpcode::kAsyncUpdate;
+      for (const HloComputation* called : instruction->called_computations()) {
+        CallerInfo& info = callers[called];
+        info.threads.insert(caller->execution_thread());
+        info.single_owner |= owns;
+      }
+    }
+  }
+  return callers;
+}
+
 // A computation's structure: each instruction's text in post order with its
 // operands as post-order positions, and the threads it runs on (its own and
 // its callers'). Equal fingerprints compute the same function on the same
 // threads.
-std::string Fingerprint(const HloModule& module, const HloComputation& computation) {
+std::string Fingerprint(const HloComputation& computation, const CallerInfo& callers) {
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  std::set<std::string> threads = {computation.execution_thread()};
-  for (const HloComputation* caller : module.computations()) {
-    for (const HloInstruction* instruction : caller->instructions()) {
-      for (const HloComputation* called : instruction->called_computations()) {
-        if (called == &computation) threads.insert(caller->execution_thread());
-      }
-    }
-  }
+  std::set<std::string> threads = callers.threads;
+  threads.insert(computation.execution_thread());
   std::string out = absl::StrCat("threads=", absl::StrJoin(threads, ","), "\n");
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
     int64_t index = static_cast<int64_t>(position.size());
@@ -62,50 +79,45 @@ std::string Fingerprint(const HloModule& module, const HloComputation& computati
   return out;
 }
 
-// A computation that may be shared by several callers: not a fused or
-// async-wrapped computation (those belong to one instruction).
-bool IsShareable(const HloModule& module, const HloComputation& computation) {
-  if (computation.IsEntryComputation() || computation.IsFusionComputation()) return false;
-  for (const HloComputation* caller : module.computations()) {
-    for (const HloInstruction* instruction : caller->instructions()) {
-      HloOpcode opcode = instruction->opcode();
-      bool owns = opcode == HloOpcode::kFusion || HloOpcodeIsAsyncStart(opcode) ||
-                  HloOpcodeIsAsyncDone(opcode) || opcode == HloOpcode::kAsyncUpdate;
-      if (!owns) continue;
-      for (const HloComputation* called : instruction->called_computations()) {
-        if (called == &computation) return false;
-      }
-    }
-  }
-  return true;
-}
-
 // Makes structurally identical computations one: callers of a duplicate call
-// the first of its kind instead, and the duplicate is removed.
+// the first of its kind instead, and the duplicate is removed. Fused and
+// async-wrapped computations (which belong to one instruction) and the entry
+// are left alone.
 absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
-  bool changed = false;
+  absl::flat_hash_map<const HloComputation*, CallerInfo> callers = CollectCallers(*module);
   absl::flat_hash_map<std::string, HloComputation*> first_of_kind;
+  absl::flat_hash_map<HloComputation*, HloComputation*> replacement;
   // Callees first: a caller's fingerprint names its callees after they were
   // merged.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (!IsShareable(*module, *computation)) continue;
-    auto [it, inserted] = first_of_kind.emplace(Fingerprint(*module, *computation), computation);
-    if (inserted) continue;
-    HloComputation* representative = it->second;
-    for (HloComputation* caller : module->computations()) {
-      for (HloInstruction* instruction : caller->instructions()) {
-        for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size());
-             ++i) {
-          if (instruction->called_computations()[i] == computation) {
-            instruction->set_called_computation(i, representative);
-          }
-        }
+    const CallerInfo& info = callers[computation];
+    if (computation->IsEntryComputation() || computation->IsFusionComputation() ||
+        info.single_owner) {
+      continue;
+    }
+    // Redirect this computation's own calls to merged callees first.
+    for (HloInstruction* instruction : computation->instructions()) {
+      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size()); ++i) {
+        auto it = replacement.find(instruction->called_computations()[i]);
+        if (it != replacement.end()) instruction->set_called_computation(i, it->second);
       }
     }
-    AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(computation));
-    changed = true;
+    auto [it, inserted] = first_of_kind.emplace(Fingerprint(*computation, info), computation);
+    if (!inserted) replacement[computation] = it->second;
   }
-  return changed;
+  if (replacement.empty()) return false;
+  for (HloComputation* caller : module->computations()) {
+    for (HloInstruction* instruction : caller->instructions()) {
+      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size()); ++i) {
+        auto it = replacement.find(instruction->called_computations()[i]);
+        if (it != replacement.end()) instruction->set_called_computation(i, it->second);
+      }
+    }
+  }
+  for (const auto& [duplicate, kept] : replacement) {
+    AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(duplicate));
+  }
+  return true;
 }
 
 bool IsCandidate(const HloInstruction& instruction) {
