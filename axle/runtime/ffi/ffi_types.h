@@ -99,13 +99,13 @@ enum class DataType : uint8_t {
 };
 
 // XLA's short names, e.g. `ffi::F32`.
-#define AXLE_FFI_DATA_TYPE_LIST(V)                                                            \
-  V(PRED)                                                                                     \
-  V(S1)                                                                                       \
-  V(S2)                                                                                       \
-  V(S4) V(S8) V(S16) V(S32) V(S64) V(U1) V(U2) V(U4) V(U8) V(U16) V(U32) V(U64) V(F16) V(F32) \
-      V(F64) V(BF16) V(C64) V(C128) V(TOKEN) V(F8E5M2) V(F8E3M4) V(F8E4M3) V(F8E4M3FN)        \
-          V(F8E4M3B11FNUZ) V(F8E5M2FNUZ) V(F8E4M3FNUZ) V(F4E2M1FN) V(F8E8M0FNU)
+// clang-format off
+#define AXLE_FFI_DATA_TYPE_LIST(V)                                                      \
+  V(PRED) V(S1) V(S2) V(S4) V(S8) V(S16) V(S32) V(S64) V(U1) V(U2) V(U4) V(U8) V(U16)  \
+  V(U32) V(U64) V(F16) V(F32) V(F64) V(BF16) V(C64) V(C128) V(TOKEN) V(F8E5M2)          \
+  V(F8E3M4) V(F8E4M3) V(F8E4M3FN) V(F8E4M3B11FNUZ) V(F8E5M2FNUZ) V(F8E4M3FNUZ)          \
+  V(F4E2M1FN) V(F8E8M0FNU)
+// clang-format on
 #define AXLE_FFI_DATA_TYPE_CONSTANT_(name) inline constexpr DataType name = DataType::name;
 AXLE_FFI_DATA_TYPE_LIST(AXLE_FFI_DATA_TYPE_CONSTANT_)
 #undef AXLE_FFI_DATA_TYPE_CONSTANT_
