@@ -16,7 +16,7 @@ namespace axle {
 
 // V(ENUM, proto number, text name, bit width, kind)
 // kind: P = pred, S = signed int, U = unsigned int, F = float, C = complex,
-//       X = not an array element (tuple, token, opaque).
+//       X = not an array element (tuple, token, opaque, buffer).
 #define AXLE_PRIMITIVE_TYPE_LIST(V)         \
   V(PRED, 1, "pred", 8, P)                  \
   V(S1, 30, "s1", 1, S)                     \
@@ -50,7 +50,8 @@ namespace axle {
   V(C128, 18, "c128", 128, C)               \
   V(TUPLE, 13, "tuple", 0, X)               \
   V(OPAQUE_TYPE, 14, "opaque", 0, X)        \
-  V(TOKEN, 17, "token", 0, X)
+  V(TOKEN, 17, "token", 0, X)               \
+  V(BUFFER, 34, "buffer", 0, X)
 
 enum PrimitiveType : int {
   PRIMITIVE_TYPE_INVALID = 0,
@@ -66,7 +67,7 @@ absl::string_view LowercasePrimitiveTypeName(PrimitiveType type);
 // The inverse of LowercasePrimitiveTypeName (array and tuple/token/opaque names).
 std::optional<PrimitiveType> StringToPrimitiveType(absl::string_view name);
 
-bool IsArrayType(PrimitiveType type);       // everything but tuple/token/opaque
+bool IsArrayType(PrimitiveType type);  // everything but tuple/token/opaque/buffer
 bool IsIntegralType(PrimitiveType type);    // signed or unsigned (not pred)
 bool IsSignedIntegralType(PrimitiveType type);
 bool IsUnsignedIntegralType(PrimitiveType type);

@@ -27,6 +27,13 @@ Shape Shape::MakeTuple(std::vector<Shape> elements) {
   return shape;
 }
 
+Shape Shape::MakeBuffer(Shape array) {
+  Shape shape;
+  shape.element_type_ = BUFFER;
+  shape.tuple_shapes_.push_back(std::move(array));
+  return shape;
+}
+
 void Shape::add_dimension(int64_t size, bool dynamic) {
   dimensions_.push_back(size);
   dynamic_dimensions_.push_back(dynamic || size == kUnboundedSize);
@@ -38,7 +45,7 @@ void Shape::clear_dimensions() {
 }
 
 bool Shape::is_static() const {
-  if (IsTuple()) {
+  if (IsTuple() || IsBuffer()) {
     for (const Shape& s : tuple_shapes_) {
       if (!s.is_static()) return false;
     }
@@ -70,6 +77,7 @@ std::string Shape::ToString(bool print_layout) const {
     }
     return out + ")";
   }
+  if (IsBuffer()) return absl::StrCat("b(", buffer_shape().ToString(print_layout), ")");
   std::string out(primitive_util::LowercasePrimitiveTypeName(element_type_));
   out += "[";
   for (size_t i = 0; i < dimensions_.size(); ++i) {
@@ -92,7 +100,7 @@ std::string Shape::ToString(bool print_layout) const {
 
 bool Shape::operator==(const Shape& other) const {
   if (element_type_ != other.element_type_) return false;
-  if (IsTuple()) return tuple_shapes_ == other.tuple_shapes_;
+  if (IsTuple() || IsBuffer()) return tuple_shapes_ == other.tuple_shapes_;
   if (dimensions_ != other.dimensions_ || dynamic_dimensions_ != other.dynamic_dimensions_) {
     return false;
   }

@@ -2,7 +2,9 @@
 //
 // XLA's Shape: an element type with dimensions (each static, bounded-dynamic
 // `<=N`, or unbounded `?`) and an optional layout, or a tuple of shapes, or a
-// token/opaque. Printing follows XLA's text format exactly.
+// token/opaque, or a buffer `b(f32[16])` (an array held by reference: element
+// type BUFFER, the array in the one tuple_shapes entry, as in XLA's proto).
+// Printing follows XLA's text format exactly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CORE_SHAPE_H_
@@ -32,6 +34,7 @@ class Shape {
   Shape() = default;
   Shape(PrimitiveType element_type, absl::Span<const int64_t> dimensions);
   static Shape MakeTuple(std::vector<Shape> elements);
+  static Shape MakeBuffer(Shape array);
 
   PrimitiveType element_type() const { return element_type_; }
   void set_element_type(PrimitiveType type) { element_type_ = type; }
@@ -40,6 +43,7 @@ class Shape {
   bool IsTuple() const { return element_type_ == TUPLE; }
   bool IsToken() const { return element_type_ == TOKEN; }
   bool IsOpaque() const { return element_type_ == OPAQUE_TYPE; }
+  bool IsBuffer() const { return element_type_ == BUFFER; }
   bool IsScalar() const { return IsArray() && dimensions_.empty(); }
 
   // Arrays: the dimension sizes (the bound for a bounded-dynamic dimension,
@@ -65,6 +69,9 @@ class Shape {
   const Shape& tuple_shapes(int64_t i) const { return tuple_shapes_[i]; }
   Shape* mutable_tuple_shapes(int64_t i) { return &tuple_shapes_[i]; }
 
+  // Buffers: the array shape the buffer holds.
+  const Shape& buffer_shape() const { return tuple_shapes_.at(0); }
+
   // Layout (arrays only).
   bool has_layout() const { return layout_.has_value(); }
   const Layout& layout() const { return *layout_; }
@@ -75,7 +82,7 @@ class Shape {
   // Elements in an array shape (product of dimensions; bounds for dynamic).
   int64_t num_elements() const;
 
-  // XLA's text: "f32[2,<=3]{1,0}", "(f32[], s32[4]{0})", "token[]".
+  // XLA's text: "f32[2,<=3]{1,0}", "(f32[], s32[4]{0})", "token[]", "b(f32[2])".
   std::string ToString(bool print_layout = true) const;
 
   // Equality including layouts and dynamic dimensions.

@@ -84,6 +84,9 @@ bool CompatibleImpl(const Shape& a, const Shape& b, bool check_type, bool ignore
     }
     return true;
   }
+  if (a.IsBuffer() && b.IsBuffer()) {
+    return CompatibleImpl(a.buffer_shape(), b.buffer_shape(), check_type, ignore_fp);
+  }
   if (!a.IsArray() || !b.IsArray()) return a.element_type() == b.element_type();
   if (check_type && a.element_type() != b.element_type()) {
     bool both_fp = primitive_util::IsFloatingPointType(a.element_type()) &&

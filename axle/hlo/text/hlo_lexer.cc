@@ -343,7 +343,7 @@ TokKind HloLexer::LexIdentifier() {
     return TokKind::kAttributeName;
   }
   if (std::optional<PrimitiveType> type = primitive_util::StringToPrimitiveType(identifier);
-      type.has_value() && *type != TUPLE) {
+      type.has_value() && *type != TUPLE && *type != BUFFER) {
     primitive_type_val_ = *type;
     return TokKind::kPrimitiveType;
   }

@@ -1,4 +1,4 @@
-//===- hlo_parser.cc - Modules, computations, instructions, shapes --------===//
+//===- hlo_parser.cc - Modules, computations, instructions ----------------===//
 //
 // The grammar (XLA's):
 //
@@ -12,6 +12,7 @@
 //   operand      ::= shape? name ('#' int)*            (a name, or a tuple element)
 //                  | shape? opcode operands            (a nested instruction)
 //   shape        ::= type '[' dims ']' layout? | '(' (shape (',' shape)*)? ')'
+//                  | 'b(' shape ')'                    (a buffer; hlo_parser_shapes.cc)
 //
 //===----------------------------------------------------------------------===//
 #include "axle/hlo/text/hlo_parser.h"
@@ -108,6 +109,13 @@ absl::Status HloParserImpl::ErrorStatus() const {
 }
 
 bool HloParserImpl::ParseName(std::string* name) {
+  if (kind() == TokKind::kPrimitiveType) {
+    // A name spelled like a type (`s1`, `f32`): where a name is expected,
+    // it is one, as in XLA.
+    *name = std::string(lexer_.token_text());
+    Lex();
+    return true;
+  }
   if (kind() != TokKind::kIdent && kind() != TokKind::kName) return TokenError("expects name");
   *name = lexer_.str_val();
   Lex();
@@ -148,93 +156,95 @@ bool HloParserImpl::ParseModuleHeader(HloModuleConfig* config, std::string* name
   attrs["is_scheduled"] = BoolAttr(false, &is_scheduled);
   attrs["replica_count"] = Int64Attr(false, &replica_count);
   attrs["num_partitions"] = Int64Attr(false, &num_partitions);
-  attrs["input_output_alias"] = {false, [&] {
-    // { {output}: (param, {index}(, may-alias|must-alias)?), ... }
-    const char* format =
-        "Expected format: <output_shape_index>: (<input_param>, <input_param_shape_index>)";
-    if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of aliasing description")) {
-      return false;
-    }
-    while (kind() != TokKind::kRbrace) {
-      size_t offset = lexer_.token_start();
-      ShapeIndex output, param_index;
-      int64_t param;
-      if (!ParseShapeIndex(&output) || !ParseToken(TokKind::kColon, format)) return false;
-      auto alias_kind = HloInputOutputAliasConfig::AliasKind::kMayAlias;
-      if (kind() == TokKind::kInt) {
-        // The short form of XLA's aliasing guide, `{ {}: 0 }`: the whole
-        // parameter, may-alias.
-        if (!ParseInt64(&param)) return false;
-        absl::Status status =
-            config->input_output_alias.SetUpAlias(output, param, param_index, alias_kind);
-        if (!status.ok()) return Error(offset, status.message());
-        if (!EatIfPresent(TokKind::kComma)) break;
-        continue;
-      }
-      if (!ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
-          !ParseToken(TokKind::kComma, format) || !ParseShapeIndex(&param_index)) {
-        return false;
-      }
-      if (EatIfPresent(TokKind::kComma)) {
-        if (kind() == TokKind::kIdent && lexer_.str_val() == "must-alias") {
-          alias_kind = HloInputOutputAliasConfig::AliasKind::kMustAlias;
-        } else if (kind() != TokKind::kIdent || lexer_.str_val() != "may-alias") {
-          return TokenError("Unexpected aliasing kind; expected may-alias or must-alias");
+  attrs["input_output_alias"] = {
+      false, [&] {
+        // { {output}: (param, {index}(, may-alias|must-alias)?), ... }
+        const char* format =
+            "Expected format: <output_shape_index>: (<input_param>, <input_param_shape_index>)";
+        if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of aliasing description")) {
+          return false;
         }
-        Lex();
-      }
-      if (!ParseToken(TokKind::kRparen, format)) return false;
-      absl::Status status = config->input_output_alias.SetUpAlias(output, param, param_index,
-                                                                  alias_kind);
-      if (!status.ok()) return Error(offset, status.message());
-      if (!EatIfPresent(TokKind::kComma)) break;
-    }
-    return ParseToken(TokKind::kRbrace, "Expects '}' at the end of aliasing description");
-  }};
-  attrs["buffer_donor"] = {false, [&] {
-    const char* format = "Expected format: (<input_param>, <input_param_shape_index>)";
-    if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of buffer donor description")) {
-      return false;
-    }
-    while (kind() != TokKind::kRbrace) {
-      size_t offset = lexer_.token_start();
-      int64_t param;
-      ShapeIndex index;
-      if (!ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
-          !ParseToken(TokKind::kComma, format) || !ParseShapeIndex(&index) ||
-          !ParseToken(TokKind::kRparen, format)) {
-        return false;
-      }
-      absl::Status status = config->buffer_donor.AddBufferDonor(param, index);
-      if (!status.ok()) return Error(offset, status.message());
-      if (!EatIfPresent(TokKind::kComma)) break;
-    }
-    return ParseToken(TokKind::kRbrace, "Expects '}' at the end of buffer donor description");
-  }};
-  attrs["entry_computation_layout"] = {false, [&] {
-    ProgramShape program_shape;
-    if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of the computation layout") ||
-        !ParseToken(TokKind::kLparen, "Expects ( before parameter shape list")) {
-      return false;
-    }
-    while (kind() != TokKind::kRparen) {
-      program_shape.parameters.emplace_back();
-      if (!ParseShape(&program_shape.parameters.back())) return false;
-      if (kind() == TokKind::kRparen) break;
-      if (!ParseToken(TokKind::kComma, "Expects , between parameter shapes")) return false;
-    }
-    if (!ParseToken(TokKind::kRparen, "Expects ) at end of parameter shape list") ||
-        !ParseToken(TokKind::kArrow, "Expects -> before result shape") ||
-        !ParseShape(&program_shape.result) ||
-        !ParseToken(TokKind::kRbrace, "Expects '}' at the end of computation layouts")) {
-      return false;
-    }
-    config->entry_computation_layout = std::move(program_shape);
-    return true;
-  }};
-  attrs["frontend_attributes"] = {false, [&] {
-    return ParseFrontendAttributes(&config->frontend_attributes);
-  }};
+        while (kind() != TokKind::kRbrace) {
+          size_t offset = lexer_.token_start();
+          ShapeIndex output, param_index;
+          int64_t param;
+          if (!ParseShapeIndex(&output) || !ParseToken(TokKind::kColon, format)) return false;
+          auto alias_kind = HloInputOutputAliasConfig::AliasKind::kMayAlias;
+          if (kind() == TokKind::kInt) {
+            // The short form of XLA's aliasing guide, `{ {}: 0 }`: the whole
+            // parameter, may-alias.
+            if (!ParseInt64(&param)) return false;
+            absl::Status status =
+                config->input_output_alias.SetUpAlias(output, param, param_index, alias_kind);
+            if (!status.ok()) return Error(offset, status.message());
+            if (!EatIfPresent(TokKind::kComma)) break;
+            continue;
+          }
+          if (!ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
+              !ParseToken(TokKind::kComma, format) || !ParseShapeIndex(&param_index)) {
+            return false;
+          }
+          if (EatIfPresent(TokKind::kComma)) {
+            if (kind() == TokKind::kIdent && lexer_.str_val() == "must-alias") {
+              alias_kind = HloInputOutputAliasConfig::AliasKind::kMustAlias;
+            } else if (kind() != TokKind::kIdent || lexer_.str_val() != "may-alias") {
+              return TokenError("Unexpected aliasing kind; expected may-alias or must-alias");
+            }
+            Lex();
+          }
+          if (!ParseToken(TokKind::kRparen, format)) return false;
+          absl::Status status =
+              config->input_output_alias.SetUpAlias(output, param, param_index, alias_kind);
+          if (!status.ok()) return Error(offset, status.message());
+          if (!EatIfPresent(TokKind::kComma)) break;
+        }
+        return ParseToken(TokKind::kRbrace, "Expects '}' at the end of aliasing description");
+      }};
+  attrs["buffer_donor"] = {
+      false, [&] {
+        const char* format = "Expected format: (<input_param>, <input_param_shape_index>)";
+        if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of buffer donor description")) {
+          return false;
+        }
+        while (kind() != TokKind::kRbrace) {
+          size_t offset = lexer_.token_start();
+          int64_t param;
+          ShapeIndex index;
+          if (!ParseToken(TokKind::kLparen, format) || !ParseInt64(&param) ||
+              !ParseToken(TokKind::kComma, format) || !ParseShapeIndex(&index) ||
+              !ParseToken(TokKind::kRparen, format)) {
+            return false;
+          }
+          absl::Status status = config->buffer_donor.AddBufferDonor(param, index);
+          if (!status.ok()) return Error(offset, status.message());
+          if (!EatIfPresent(TokKind::kComma)) break;
+        }
+        return ParseToken(TokKind::kRbrace, "Expects '}' at the end of buffer donor description");
+      }};
+  attrs["entry_computation_layout"] = {
+      false, [&] {
+        ProgramShape program_shape;
+        if (!ParseToken(TokKind::kLbrace, "Expects '{' at the start of the computation layout") ||
+            !ParseToken(TokKind::kLparen, "Expects ( before parameter shape list")) {
+          return false;
+        }
+        while (kind() != TokKind::kRparen) {
+          program_shape.parameters.emplace_back();
+          if (!ParseShape(&program_shape.parameters.back())) return false;
+          if (kind() == TokKind::kRparen) break;
+          if (!ParseToken(TokKind::kComma, "Expects , between parameter shapes")) return false;
+        }
+        if (!ParseToken(TokKind::kRparen, "Expects ) at end of parameter shape list") ||
+            !ParseToken(TokKind::kArrow, "Expects -> before result shape") ||
+            !ParseShape(&program_shape.result) ||
+            !ParseToken(TokKind::kRbrace, "Expects '}' at the end of computation layouts")) {
+          return false;
+        }
+        config->entry_computation_layout = std::move(program_shape);
+        return true;
+      }};
+  attrs["frontend_attributes"] = {
+      false, [&] { return ParseFrontendAttributes(&config->frontend_attributes); }};
   attrs["alias_passthrough_params"] = Raw("alias_passthrough_params", false, [&] {
     bool ignored;
     return ParseBool(&ignored);
@@ -248,7 +258,8 @@ bool HloParserImpl::ParseModuleHeader(HloModuleConfig* config, std::string* name
   }
   attrs["origin_recovery_table"] =
       Raw("origin_recovery_table", false, [&] { return ParseOriginalValueRecoveryTable(); });
-  attrs["debug_attributes"] = Raw("debug_attributes", false, [&] { return ParseDebugAttributes(); });
+  attrs["debug_attributes"] =
+      Raw("debug_attributes", false, [&] { return ParseDebugAttributes(); });
   pending_raw_.clear();
   if (!ParseAttributes(attrs)) return false;
   config->is_scheduled = is_scheduled.value_or(false);
@@ -282,8 +293,8 @@ bool HloParserImpl::ParseStackFrameIndex(std::string* raw) {
   };
   if (!parse_strings() || !ParseToken(TokKind::kw_FunctionNames, "expects 'FunctionNames'") ||
       !parse_strings() || !ParseToken(TokKind::kw_FileLocations, "expects 'FileLocations'") ||
-      !parse_records({"file_name_id", "function_name_id", "line", "end_line", "column",
-                      "end_column"}) ||
+      !parse_records(
+          {"file_name_id", "function_name_id", "line", "end_line", "column", "end_column"}) ||
       !ParseToken(TokKind::kw_StackFrames, "expects 'StackFrames'") ||
       !parse_records({"file_location_id", "parent_frame_id"})) {
     return false;
@@ -308,12 +319,12 @@ bool HloParserImpl::ParseComputation() {
   if (!ParseInstructionList(&computation, name, name_offset)) return false;
   if (signature_result.has_value() &&
       !ShapeUtil::Compatible(computation->root_instruction()->shape(), *signature_result)) {
-    return Error(signature_offset,
-                 absl::StrCat("Shape of computation ", name, ", ",
-                              ShapeUtil::HumanString(*signature_result),
-                              ", is not compatible with that of its root instruction ",
-                              computation->root_instruction()->name(), ", ",
-                              ShapeUtil::HumanString(computation->root_instruction()->shape())));
+    return Error(
+        signature_offset,
+        absl::StrCat("Shape of computation ", name, ", ", ShapeUtil::HumanString(*signature_result),
+                     ", is not compatible with that of its root instruction ",
+                     computation->root_instruction()->name(), ", ",
+                     ShapeUtil::HumanString(computation->root_instruction()->shape())));
   }
   std::optional<std::string> execution_thread;
   AttrMap attrs;
@@ -547,11 +558,11 @@ bool HloParserImpl::ParseInstructionRhs(const std::string& name, size_t name_off
                                     return ParseFrontendAttributes(&*generic.frontend_attributes);
                                   }};
   attrs["statistics"] = Raw("statistics", false, [&] { return ParseStatistics(); });
-  attrs["parameter_replication"] = {false, [&] {
-                                      generic.parameter_replication.emplace();
-                                      return ParseParameterReplication(
-                                          &*generic.parameter_replication);
-                                    }};
+  attrs["parameter_replication"] = {
+      false, [&] {
+        generic.parameter_replication.emplace();
+        return ParseParameterReplication(&*generic.parameter_replication);
+      }};
   attrs["control-predecessors"] = {false, [&] {
                                      generic.control_predecessors.emplace();
                                      return ParseInstructionNames(&*generic.control_predecessors);
@@ -670,7 +681,8 @@ bool HloParserImpl::ParseOpcode(HloOpcode* opcode, std::optional<HloOpcode>* asy
   for (const auto& [suffix, async_opcode] : kAsyncSuffixes) {
     absl::string_view view(text);
     if (view.size() > suffix.size() && view.substr(view.size() - suffix.size()) == suffix) {
-      std::optional<HloOpcode> inner = StringToHloOpcode(view.substr(0, view.size() - suffix.size()));
+      std::optional<HloOpcode> inner =
+          StringToHloOpcode(view.substr(0, view.size() - suffix.size()));
       if (!inner.has_value()) {
         return TokenError(absl::StrCat("expects async wrapped opcode but sees: ", text));
       }
@@ -701,8 +713,8 @@ bool HloParserImpl::ParseOperands(std::vector<HloInstruction*>* operands, int64_
   size_t offset = lexer_.token_start();
   if (!ParseOperands(operands)) return false;
   if (static_cast<int64_t>(operands->size()) != expected) {
-    return Error(offset, absl::StrCat("expects ", expected, " operands, but has ",
-                                      operands->size(), " operands"));
+    return Error(offset, absl::StrCat("expects ", expected, " operands, but has ", operands->size(),
+                                      " operands"));
   }
   return true;
 }
@@ -726,6 +738,16 @@ bool HloParserImpl::ParseOperand(std::vector<HloInstruction*>* operands) {
   std::string name;
   if (!ParseName(&name)) return false;
   auto it = scope().names.find(name);
+  if (it == scope().names.end() && create_missing_operands_ && declared.has_value() &&
+      scopes_.size() == 1) {
+    HloComputation* computation = scope().computation;
+    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, *declared,
+                                                               std::vector<HloInstruction*>{});
+    parameter->mutable_attrs()->parameter_number = computation->num_parameters();
+    HloInstruction* added = Add(std::move(parameter));
+    added->SetName(name);
+    it = scope().names.insert({name, {added, name_offset}}).first;
+  }
   if (it == scope().names.end()) {
     return Error(name_offset, absl::StrCat("instruction does not exist: ", name));
   }
@@ -766,8 +788,9 @@ bool HloParserImpl::ResolveTupleIndex(HloInstruction** instruction, size_t offse
   std::string key = absl::StrCat(reinterpret_cast<uintptr_t>(tuple), "/", index);
   HloInstruction*& element = scope().tuple_elements[key];
   if (element == nullptr) {
-    auto gte = std::make_unique<HloGetTupleElementInstruction>(
-        HloOpcode::kGetTupleElement, shape.tuple_shapes(index), std::vector<HloInstruction*>{tuple});
+    auto gte = std::make_unique<HloGetTupleElementInstruction>(HloOpcode::kGetTupleElement,
+                                                               shape.tuple_shapes(index),
+                                                               std::vector<HloInstruction*>{tuple});
     gte->mutable_attrs()->tuple_index = index;
     element = Add(std::move(gte));
     element->SetName(absl::StrCat(tuple->name(), "_", index));
@@ -780,220 +803,6 @@ bool HloParserImpl::ResolveTupleIndex(HloInstruction** instruction, size_t offse
 
 HloInstruction* HloParserImpl::Add(std::unique_ptr<HloInstruction> instruction) {
   return scope().computation->AddInstruction(std::move(instruction));
-}
-
-// --- Shapes and layouts -------------------------------------------------------------
-
-bool HloParserImpl::CanBeShape() const {
-  return kind() == TokKind::kPrimitiveType || kind() == TokKind::kLparen;
-}
-
-bool HloParserImpl::ParseShape(Shape* result, bool fill_default_layout) {
-  DepthGuard guard(this);
-  if (!CheckDepth()) return false;
-  if (kind() == TokKind::kIdent && lexer_.str_val() == "b" &&
-      lexer_.LookAhead() == TokKind::kLparen) {
-    return TokenError("buffer shapes b(...) are not supported");
-  }
-  if (EatIfPresent(TokKind::kLparen)) {
-    std::vector<Shape> elements;
-    if (kind() != TokKind::kRparen) {
-      do {
-        elements.emplace_back();
-        if (!ParseShape(&elements.back(), fill_default_layout)) return false;
-      } while (EatIfPresent(TokKind::kComma));
-    }
-    *result = Shape::MakeTuple(std::move(elements));
-    return ParseToken(TokKind::kRparen, "expects ')' at the end of tuple shape");
-  }
-  if (kind() != TokKind::kPrimitiveType) {
-    return TokenError(absl::StrCat("expected primitive type, saw ", TokKindToString(kind())));
-  }
-  PrimitiveType type = lexer_.primitive_type_val();
-  Lex();
-  Shape shape;
-  shape.set_element_type(type);
-  int64_t elements = 1;
-  auto dimension = [&]() {
-    size_t offset = lexer_.token_start();
-    if (EatIfPresent(TokKind::kQuestionMark)) {
-      shape.add_dimension(Shape::kUnboundedSize, /*dynamic=*/true);
-      return true;
-    }
-    bool dynamic = EatIfPresent(TokKind::kLeq);
-    int64_t size = 0;
-    if (!ParseInt64(&size)) return false;
-    if (size < 0) return Error(offset, absl::StrCat("invalid dimension size ", size));
-    if (size > 0 && elements > std::numeric_limits<int64_t>::max() / size) {
-      return Error(offset, "shape has too many elements (the count overflows int64)");
-    }
-    elements *= size;
-    shape.add_dimension(size, dynamic);
-    return true;
-  };
-  if (!ParseList(TokKind::kLsquare, TokKind::kRsquare, TokKind::kComma, dimension)) return false;
-  if (!shape.IsArray() && shape.rank() != 0) {
-    return Error(last_end_, absl::StrCat(primitive_util::LowercasePrimitiveTypeName(type),
-                                         " shapes have no dimensions"));
-  }
-  if (shape.IsArray() && (fill_default_layout || shape.rank() == 0)) {
-    shape.set_layout(ShapeUtil::MakeDescendingLayout(shape.rank()));
-  }
-  // A '{' after a shape is its layout when an integer or ':' follows; else
-  // it opens a computation body.
-  if (kind() == TokKind::kLbrace &&
-      (lexer_.LookAhead() == TokKind::kInt || lexer_.LookAhead() == TokKind::kColon)) {
-    size_t layout_offset = lexer_.token_start();
-    Layout layout;
-    if (!ParseLayout(&layout)) return false;
-    if (static_cast<int64_t>(layout.minor_to_major().size()) != shape.rank()) {
-      return Error(layout_offset, absl::StrCat("Dimensions size is ", shape.rank(),
-                                               ", but minor to major size is ",
-                                               layout.minor_to_major().size(), "."));
-    }
-    std::vector<bool> seen(shape.rank(), false);
-    for (int64_t d : layout.minor_to_major()) {
-      if (d < 0 || d >= shape.rank() || seen[d]) {
-        return Error(layout_offset,
-                     absl::StrCat("layout {", absl::StrJoin(layout.minor_to_major(), ","),
-                                  "} is not a permutation of the dimensions"));
-      }
-      seen[d] = true;
-    }
-    if (!shape.IsArray()) return Error(layout_offset, "only arrays have layouts");
-    shape.set_layout(std::move(layout));
-  }
-  *result = std::move(shape);
-  return true;
-}
-
-bool HloParserImpl::ParseLayout(Layout* layout) {
-  if (!ParseToken(TokKind::kLbrace, "expects layout to start with '{'")) return false;
-  Layout result;
-  auto ident_is = [&](absl::string_view s) {
-    return kind() == TokKind::kIdent && lexer_.str_val() == s;
-  };
-  auto int_in_parens = [&](absl::string_view what, int64_t* value) {
-    return ParseToken(TokKind::kLparen, absl::StrCat("expects ", what, " to start with '('")) &&
-           ParseInt64(value) &&
-           ParseToken(TokKind::kRparen, absl::StrCat("expects ", what, " to end with ')'"));
-  };
-  auto unsigned_type_in_parens = [&](absl::string_view what, PrimitiveType* type) {
-    if (!ParseToken(TokKind::kLparen, absl::StrCat("expects ", what, " to start with '('"))) {
-      return false;
-    }
-    if (kind() != TokKind::kPrimitiveType ||
-        !primitive_util::IsUnsignedIntegralType(lexer_.primitive_type_val())) {
-      return TokenError("expecting an unsigned integer type");
-    }
-    *type = lexer_.primitive_type_val();
-    Lex();
-    return ParseToken(TokKind::kRparen, absl::StrCat("expects ", what, " to end with ')'"));
-  };
-  if (kind() == TokKind::kInt) {
-    do {
-      int64_t dim;
-      if (!ParseInt64(&dim)) return false;
-      result.mutable_minor_to_major()->push_back(dim);
-    } while (EatIfPresent(TokKind::kComma));
-  }
-  if (EatIfPresent(TokKind::kColon)) {
-    if (ident_is("D")) {
-      Lex();
-      auto level = [&]() {
-        Layout::DimLevel dim_level;
-        if (ident_is("D")) {
-          dim_level.type = DimLevelType::kDense;
-        } else if (ident_is("C")) {
-          dim_level.type = DimLevelType::kCompressed;
-        } else if (ident_is("S")) {
-          dim_level.type = DimLevelType::kSingleton;
-        } else if (ident_is("H")) {
-          dim_level.type = DimLevelType::kLooseCompressed;
-        } else {
-          return TokenError("expected a DimLevelType abbreviation (D, C, S or H)");
-        }
-        Lex();
-        if (EatIfPresent(TokKind::kPlus)) dim_level.unique = false;
-        if (EatIfPresent(TokKind::kTilde)) dim_level.ordered = false;
-        result.dim_levels().push_back(dim_level);
-        return true;
-      };
-      if (!ParseList(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, level)) return false;
-    }
-    if (ident_is("T")) {
-      Lex();
-      do {
-        result.tiles().emplace_back();
-        auto tile_dim = [&]() {
-          if (EatIfPresent(TokKind::kAsterisk)) {
-            result.tiles().back().dimensions.push_back(Tile::kCombineDimension);
-            return true;
-          }
-          int64_t d = 0;
-          if (!ParseInt64(&d)) return false;
-          result.tiles().back().dimensions.push_back(d);
-          return true;
-        };
-        if (!ParseList(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, tile_dim)) {
-          return false;
-        }
-      } while (kind() == TokKind::kLparen);
-    }
-    if (ident_is("L")) {
-      Lex();
-      int64_t v = 0;
-      if (!int_in_parens("tail padding alignment", &v)) return false;
-      result.set_tail_padding_alignment_in_elements(v);
-    }
-    if (EatIfPresent(TokKind::kOctothorp)) {
-      PrimitiveType t;
-      if (!unsigned_type_in_parens("index primitive type", &t)) return false;
-      result.set_index_primitive_type(t);
-    }
-    if (EatIfPresent(TokKind::kAsterisk)) {
-      PrimitiveType t;
-      if (!unsigned_type_in_parens("pointer primitive type", &t)) return false;
-      result.set_pointer_primitive_type(t);
-    }
-    if (ident_is("E")) {
-      Lex();
-      int64_t v = 0;
-      if (!int_in_parens("element size in bits", &v)) return false;
-      result.set_element_size_in_bits(v);
-    }
-    if (ident_is("S")) {
-      Lex();
-      int64_t v = 0;
-      if (!int_in_parens("memory space", &v)) return false;
-      result.set_memory_space(v);
-    }
-    if (ident_is("SC")) {
-      Lex();
-      do {
-        SplitConfig config;
-        if (!ParseToken(TokKind::kLparen, "expects split configs to start with '('") ||
-            !ParseInt64(&config.dimension) ||
-            !ParseInt64List(TokKind::kColon, TokKind::kRparen, TokKind::kComma,
-                            &config.split_indices)) {
-          return false;
-        }
-        result.split_configs().push_back(std::move(config));
-      } while (kind() == TokKind::kLparen);
-    }
-    if (ident_is("P")) {
-      return TokenError("Layout has physical shape, but is not for a sparse array");
-    }
-    if (ident_is("M")) {
-      Lex();
-      int64_t v = 0;
-      if (!int_in_parens("dynamic shape metadata prefix bytes", &v)) return false;
-      result.set_dynamic_shape_metadata_prefix_bytes(v);
-    }
-  }
-  if (!ParseToken(TokKind::kRbrace, "expects layout to end with '}'")) return false;
-  *layout = std::move(result);
-  return true;
 }
 
 // --- Finishing the module --------------------------------------------------------------
@@ -1039,11 +848,10 @@ bool HloParserImpl::FinishModule(HloModule* module, const HloModuleConfig& confi
   const Shape& result_shape = entry_->root_instruction()->shape();
   for (const auto& alias : config.input_output_alias.aliases()) {
     if (!ShapeUtil::IndexIsValid(result_shape, alias.output_index)) {
-      return Error(lexer_.text().size(),
-                   absl::StrCat("input_output_alias: output index ",
-                                ShapeIndexToString(alias.output_index),
-                                " is not valid for the entry result shape ",
-                                ShapeUtil::HumanString(result_shape)));
+      return Error(lexer_.text().size(), absl::StrCat("input_output_alias: output index ",
+                                                      ShapeIndexToString(alias.output_index),
+                                                      " is not valid for the entry result shape ",
+                                                      ShapeUtil::HumanString(result_shape)));
     }
   }
 
@@ -1061,6 +869,25 @@ bool HloParserImpl::FinishModule(HloModule* module, const HloModuleConfig& confi
 }
 
 // --- Stand-alone pieces -----------------------------------------------------------------
+
+absl::Status HloParserImpl::ParseSingleInstructionModule(HloModule* module) {
+  Lex();
+  const std::string name = "single_instruction";
+  auto owned = std::make_unique<HloComputation>(name);
+  scopes_.emplace_back();
+  scope().computation = owned.get();
+  create_missing_operands_ = true;
+  std::string root_name;
+  size_t root_offset = 0;
+  bool ok = ParseInstruction(&root_name, &root_offset);
+  if (ok && kind() != TokKind::kEof) ok = TokenError("extra text after the instruction");
+  scopes_.pop_back();
+  if (!ok) return ErrorStatus();
+  owned->set_root_instruction(last_created_);
+  entry_ = AdoptComputation(std::move(owned), /*generated_name=*/false);
+  if (!FinishModule(module, module->config(), name)) return ErrorStatus();
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Shape> HloParserImpl::ParseShapeOnly() {
   Lex();
@@ -1107,6 +934,14 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseAndReturnUnverifiedModule(
   auto module = std::make_unique<HloModule>("_", config);
   hlo_parser_internal::HloParserImpl parser(text, filename);
   absl::Status status = parser.ParseModule(module.get());
+  if (!status.ok()) return status;
+  return module;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ParseSingleInstruction(absl::string_view text) {
+  auto module = std::make_unique<HloModule>("_", HloModuleConfig());
+  hlo_parser_internal::HloParserImpl parser(text, "<instruction>");
+  absl::Status status = parser.ParseSingleInstructionModule(module.get());
   if (!status.ok()) return status;
   return module;
 }

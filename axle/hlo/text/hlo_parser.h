@@ -26,7 +26,14 @@
 //   * sharding={...} is stored as its canonical text (HloSharding);
 //   * the async shorthand `op-start(...)`, `op-update(...)`, `op-done(...)`
 //     becomes async-start / async-update / async-done with a wrapped
-//     computation holding `op`;
+//     computation holding `op` (not yet taken: a start whose operands only
+//     arrive in later updates, `dot-start()`, and `op-done` on a state that
+//     no async op made, both in XLA's newest parser tests);
+//   * an async-update/-done continues the async op whose state it takes,
+//     also through copy, opt-barrier and tuple/get-tuple-element;
+//   * `b(f32[16])` is a buffer shape (Shape::IsBuffer);
+//   * a name spelled like a type (`s1 = ...`, `add(f32, x)`) is a name
+//     wherever no `[` follows it;
 //   * `%t#1#0` as an operand is a get-tuple-element chain (made once per
 //     computation and index path);
 //   * instruction names are unique per module: a name reused in another
@@ -57,6 +64,13 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseAndReturnUnverifiedModule(
 // its fields).
 absl::StatusOr<std::unique_ptr<HloModule>> ParseAndReturnUnverifiedModule(
     absl::string_view text, const HloModuleConfig& config, absl::string_view filename = "<text>");
+
+// One instruction, e.g. "ROOT r = f32[2] add(f32[2] x, f32[2] y)", as the
+// root of the entry computation "single_instruction" of a module of that
+// name; each operand named nowhere (it must state its shape) becomes a
+// parameter, numbered in order of appearance. Nested instructions and
+// attributes work as in a module; called computations cannot be written.
+absl::StatusOr<std::unique_ptr<HloModule>> ParseSingleInstruction(absl::string_view text);
 
 // One shape, e.g. "f32[2,<=3]{1,0}" or "(s32[], token[])"; a missing layout
 // becomes the default one, as in a module.

@@ -19,164 +19,21 @@
 
 namespace axle {
 namespace hlo_parser_internal {
-namespace {
 
 using Operands = std::vector<HloInstruction*>;
 
-absl::Status InferError(absl::string_view message) { return absl::InvalidArgumentError(message); }
-
-absl::StatusOr<Shape> InferUnary(HloOpcode opcode, const Shape& operand) {
-  if (!operand.IsArray()) return InferError("operand must be an array");
-  Shape result = operand;
-  switch (opcode) {
-    case HloOpcode::kAbs:
-    case HloOpcode::kReal:
-    case HloOpcode::kImag:
-      result.set_element_type(primitive_util::ComplexComponentType(operand.element_type()));
-      break;
-    case HloOpcode::kIsFinite:
-      result.set_element_type(PRED);
-      break;
-    default:
-      break;
-  }
-  return result;
-}
-
-absl::StatusOr<Shape> InferBinary(HloOpcode opcode, const Shape& lhs, const Shape& rhs) {
-  if (!lhs.IsArray() || !rhs.IsArray()) return InferError("operands must be arrays");
-  if (!ShapeUtil::SameDimensions(lhs, rhs)) {
-    return InferError(absl::StrCat("operand shapes ", ShapeUtil::HumanString(lhs), " and ",
-                                   ShapeUtil::HumanString(rhs), " differ"));
-  }
-  Shape result = lhs;
-  if (opcode == HloOpcode::kCompare) result.set_element_type(PRED);
-  if (opcode == HloOpcode::kComplex) {
-    if (lhs.element_type() == F32) result.set_element_type(C64);
-    else if (lhs.element_type() == F64) result.set_element_type(C128);
-    else return InferError("complex needs f32 or f64 operands");
-  }
-  return result;
-}
-
-absl::StatusOr<Shape> InferDot(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& d) {
-  if (!lhs.IsArray() || !rhs.IsArray()) return InferError("dot operands must be arrays");
-  auto valid = [](const std::vector<int64_t>& dims, const Shape& s) {
-    for (int64_t x : dims) {
-      if (x < 0 || x >= s.rank()) return false;
+bool HloParserImpl::TakeOrParseOperands(const Operands* preset, int64_t expected,
+                                        size_t opcode_offset, Operands* operands) {
+  if (preset != nullptr) {
+    *operands = *preset;
+    if (expected >= 0 && static_cast<int64_t>(operands->size()) != expected) {
+      return Error(opcode_offset, absl::StrCat("expects ", expected, " operands, but has ",
+                                               operands->size(), " operands"));
     }
     return true;
-  };
-  if (!valid(d.lhs_batch_dimensions(), lhs) || !valid(d.lhs_contracting_dimensions(), lhs) ||
-      !valid(d.rhs_batch_dimensions(), rhs) || !valid(d.rhs_contracting_dimensions(), rhs)) {
-    return InferError("dot dimension numbers out of range");
   }
-  std::vector<int64_t> dims;
-  for (int64_t b : d.lhs_batch_dimensions()) dims.push_back(lhs.dimensions(b));
-  auto append_free = [&](const Shape& s, const std::vector<int64_t>& batch,
-                         const std::vector<int64_t>& contracting) {
-    for (int64_t i = 0; i < s.rank(); ++i) {
-      if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
-          std::find(contracting.begin(), contracting.end(), i) == contracting.end()) {
-        dims.push_back(s.dimensions(i));
-      }
-    }
-  };
-  append_free(lhs, d.lhs_batch_dimensions(), d.lhs_contracting_dimensions());
-  append_free(rhs, d.rhs_batch_dimensions(), d.rhs_contracting_dimensions());
-  return ShapeUtil::MakeShape(primitive_util::HigherPrecisionType(lhs.element_type(),
-                                                                  rhs.element_type()),
-                              dims);
+  return expected < 0 ? ParseOperands(operands) : ParseOperands(operands, expected);
 }
-
-absl::StatusOr<Shape> InferReduce(const Operands& operands, const std::vector<int64_t>& dims) {
-  size_t n = operands.size() / 2;
-  std::vector<Shape> results;
-  for (size_t i = 0; i < n; ++i) {
-    const Shape& input = operands[i]->shape();
-    if (!input.IsArray()) return InferError("reduce inputs must be arrays");
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < input.rank(); ++d) {
-      if (std::find(dims.begin(), dims.end(), d) == dims.end()) kept.push_back(input.dimensions(d));
-    }
-    for (int64_t d : dims) {
-      if (d < 0 || d >= input.rank()) return InferError("reduce dimension out of range");
-    }
-    results.push_back(ShapeUtil::MakeShape(operands[n + i]->shape().element_type(), kept));
-  }
-  if (results.size() == 1) return results[0];
-  return ShapeUtil::MakeTupleShape(std::move(results));
-}
-
-absl::StatusOr<Shape> InferTranspose(const Shape& operand, const std::vector<int64_t>& perm) {
-  if (!operand.IsArray() || static_cast<int64_t>(perm.size()) != operand.rank()) {
-    return InferError("transpose permutation does not match the operand rank");
-  }
-  std::vector<int64_t> dims;
-  for (int64_t p : perm) {
-    if (p < 0 || p >= operand.rank()) return InferError("transpose dimension out of range");
-    dims.push_back(operand.dimensions(p));
-  }
-  return ShapeUtil::MakeShape(operand.element_type(), dims);
-}
-
-absl::StatusOr<Shape> InferConcatenate(const Operands& operands, int64_t dimension) {
-  if (operands.empty()) return InferError("concatenate needs operands");
-  Shape result = operands[0]->shape();
-  if (!result.IsArray() || dimension < 0 || dimension >= result.rank()) {
-    return InferError("concatenate dimension out of range");
-  }
-  int64_t size = 0;
-  for (HloInstruction* operand : operands) {
-    if (operand->shape().rank() != result.rank()) return InferError("concatenate ranks differ");
-    size += operand->shape().dimensions(dimension);
-  }
-  result.set_dimensions(dimension, size);
-  return result;
-}
-
-absl::StatusOr<Shape> InferPad(const Shape& operand, const PaddingConfig& padding) {
-  if (!operand.IsArray() || padding.dimensions_size() != operand.rank()) {
-    return InferError("padding config does not match the operand rank");
-  }
-  Shape result = operand;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    const auto& p = padding.dimensions(i);
-    int64_t d = operand.dimensions(i);
-    int64_t size = d + p.edge_padding_low() + p.edge_padding_high() +
-                   std::max<int64_t>(d - 1, 0) * p.interior_padding();
-    if (size < 0) return InferError("padded dimension is negative");
-    result.set_dimensions(i, size);
-  }
-  return result;
-}
-
-absl::StatusOr<Shape> InferReduceWindow(const Operands& operands, const Window& window) {
-  size_t n = operands.size() / 2;
-  std::vector<Shape> results;
-  for (size_t i = 0; i < n; ++i) {
-    const Shape& in = operands[i]->shape();
-    if (!in.IsArray() || window.dimensions_size() != in.rank()) {
-      return InferError("the window does not match the operand rank");
-    }
-    std::vector<int64_t> dims;
-    for (int64_t d = 0; d < in.rank(); ++d) {
-      const WindowDimension& w = window.dimensions(d);
-      if (w.stride() <= 0 || w.base_dilation() <= 0 || w.window_dilation() <= 0 || w.size() < 0) {
-        return InferError("invalid window");
-      }
-      int64_t base = in.dimensions(d) == 0 ? 0 : (in.dimensions(d) - 1) * w.base_dilation() + 1;
-      int64_t padded = base + w.padding_low() + w.padding_high();
-      int64_t span = w.size() == 0 ? 0 : (w.size() - 1) * w.window_dilation() + 1;
-      dims.push_back(padded < span ? 0 : (padded - span) / w.stride() + 1);
-    }
-    results.push_back(ShapeUtil::MakeShape(operands[n + i]->shape().element_type(), dims));
-  }
-  if (results.size() == 1) return results[0];
-  return ShapeUtil::MakeTupleShape(std::move(results));
-}
-
-}  // namespace
 
 HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, HloOpcode opcode,
                                                  std::optional<HloOpcode> async_wrapped,
@@ -185,16 +42,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
   Operands operands;
   size_t operands_offset = lexer_.token_start();
   // -1: any number of operands.
-  auto parse_operands = [&](int64_t expected = -1) -> bool {
-    if (preset != nullptr) {
-      operands = *preset;
-      if (expected >= 0 && static_cast<int64_t>(operands.size()) != expected) {
-        return Error(opcode_offset, absl::StrCat("expects ", expected, " operands, but has ",
-                                                 operands.size(), " operands"));
-      }
-      return true;
-    }
-    return expected < 0 ? ParseOperands(&operands) : ParseOperands(&operands, expected);
+  auto parse_operands = [&](int64_t expected = -1) {
+    return TakeOrParseOperands(preset, expected, opcode_offset, &operands);
   };
   auto parse_attributes = [&]() { return ParseAttributes(attrs, allow_attributes); };
   auto fail = [&](absl::string_view message) -> HloInstruction* {
@@ -205,9 +54,9 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     if (shape.has_value()) return true;
     absl::StatusOr<Shape> inferred = inference();
     if (!inferred.ok()) {
-      return Error(opcode_offset, absl::StrCat("failed to infer shape for opcode: ",
-                                               HloOpcodeString(opcode),
-                                               ", error: ", inferred.status().message()));
+      return Error(opcode_offset,
+                   absl::StrCat("failed to infer shape for opcode: ", HloOpcodeString(opcode),
+                                ", error: ", inferred.status().message()));
     }
     shape = *std::move(inferred);
     ShapeUtil::SetToDefaultLayoutIfMissing(&*shape);
@@ -240,6 +89,9 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     return true;
   };
 
+  if (IsCollectiveOrChannelOp(opcode)) {
+    return CreateCollective(shape, opcode, attrs, allow_attributes, opcode_offset, preset);
+  }
   if (opcode == HloOpcode::kAsyncStart || opcode == HloOpcode::kAsyncUpdate ||
       opcode == HloOpcode::kAsyncDone) {
     if (!parse_operands()) return nullptr;
@@ -260,8 +112,9 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       HloComputation* computation = scope().computation;
       if (number < computation->num_parameters() &&
           computation->parameter_instruction(number) != nullptr) {
-        return Error(number_offset, absl::StrCat("parameter number ", number, " already used by ",
-                                                 computation->parameter_instruction(number)->name())),
+        return Error(number_offset,
+                     absl::StrCat("parameter number ", number, " already used by ",
+                                  computation->parameter_instruction(number)->name())),
                nullptr;
       }
       if (!ParseToken(TokKind::kRparen, "expects ')' after parameter number") ||
@@ -397,89 +250,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       if (!infer([&]() -> absl::StatusOr<Shape> { return operands[1]->shape(); })) return nullptr;
       return plain();
     }
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart: {
-      CollectiveAttrs collective;
-      std::optional<int64_t> channel_id;
-      std::optional<std::vector<int64_t>> dimensions;
-      std::optional<bool> constrain_layout, use_global_device_ids;
-      std::optional<HloComputation*> to_apply;
-      std::optional<std::vector<std::vector<int64_t>>> source_target_pairs;
-      attrs["channel_id"] = Int64Attr(false, &channel_id);
-      bool is_permute = opcode == HloOpcode::kCollectivePermute ||
-                        opcode == HloOpcode::kCollectivePermuteStart;
-      bool is_reduce = opcode == HloOpcode::kAllReduce || opcode == HloOpcode::kAllReduceStart ||
-                       opcode == HloOpcode::kReduceScatter;
-      bool is_gather = opcode == HloOpcode::kAllGather || opcode == HloOpcode::kAllGatherStart;
-      if (is_permute) {
-        attrs["source_target_pairs"] = Int64ListListAttr(true, &source_target_pairs);
-        attrs["slice_sizes"] = Raw("slice_sizes", false, [this] {
-          std::vector<std::vector<int64_t>> ignored;
-          return ParseInt64ListList(&ignored);
-        });
-      } else {
-        attrs["replica_groups"] = CollectiveDevicesAttr(&collective);
-      }
-      if (is_reduce) {
-        attrs["to_apply"] = ComputationAttr(true, &to_apply);
-        attrs["mode"] = Raw("mode", false, [this] {
-          if (kind() != TokKind::kIdent) return TokenError("expects collective op group mode");
-          Lex();
-          return true;
-        });
-      }
-      if (is_reduce || is_gather) {
-        attrs["use_global_device_ids"] = BoolAttr(false, &use_global_device_ids);
-      }
-      if (is_reduce || is_gather || opcode == HloOpcode::kAllToAll) {
-        attrs["constrain_layout"] = BoolAttr(false, &constrain_layout);
-      }
-      if (is_gather || opcode == HloOpcode::kReduceScatter || opcode == HloOpcode::kAllToAll ||
-          opcode == HloOpcode::kRaggedAllToAll) {
-        attrs["dimensions"] = Int64ListAttr(is_gather || opcode == HloOpcode::kReduceScatter,
-                                            &dimensions);
-      }
-      if (opcode == HloOpcode::kCollectiveBroadcast) {
-        attrs["has_dynamic_root"] = Raw("has_dynamic_root", false, [this] {
-          bool ignored;
-          return ParseBool(&ignored);
-        });
-      }
-      if (!parse_operands() || !parse_attributes()) return nullptr;
-      if (dimensions.has_value() && !single_dimension(dimensions)) return nullptr;
-      if (is_permute) {
-        for (const auto& pair : *source_target_pairs) {
-          if (pair.size() != 2) return fail("expects 'source_target_pairs=' to be a list of pairs");
-          collective.source_target_pairs.push_back({pair[0], pair[1]});
-        }
-        bool combined = false;
-        for (const RawAttribute& raw : pending_raw_) combined |= raw.name == "slice_sizes";
-        if (combined && operands.size() != 4) {
-          return fail("CollectivePermute and CollectivePermuteStart must have exactly four "
-                      "operands for dynamic-slice and in-place update.");
-        }
-      }
-      if (opcode == HloOpcode::kRaggedAllToAll && operands.size() != 6) {
-        return fail(absl::StrCat("expects 6 operands, but has ", operands.size(), " operands"));
-      }
-      if (!no_inference()) return nullptr;
-      collective.channel_id = channel_id;
-      collective.use_global_device_ids = use_global_device_ids.value_or(false);
-      collective.constrain_layout = constrain_layout.value_or(false);
-      if (dimensions.has_value()) collective.dimensions = *dimensions;
-      auto instruction = std::make_unique<HloCollectiveInstruction>(opcode, *shape, operands);
-      *instruction->mutable_attrs() = std::move(collective);
-      if (to_apply.has_value()) instruction->AppendCalledComputation(*to_apply);
-      return Add(std::move(instruction));
-    }
     case HloOpcode::kCopyStart: {
       std::optional<int64_t> index;
       attrs["cross_program_prefetch_index"] = Int32Attr(false, &index);
@@ -564,46 +334,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       instruction->AppendCalledComputation(*condition);
       instruction->AppendCalledComputation(*body);
       return instruction;
-    }
-    case HloOpcode::kSend:
-    case HloOpcode::kRecv:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecvDone: {
-      std::optional<int64_t> channel_id;
-      std::optional<bool> is_host_transfer;
-      attrs["channel_id"] = Int64Attr(false, &channel_id);
-      attrs["is_host_transfer"] = BoolAttr(false, &is_host_transfer);
-      if (!parse_operands(opcode == HloOpcode::kSend ? 2 : 1) || !parse_attributes()) {
-        return nullptr;
-      }
-      // XLA builds these shapes from the operands: the written shape only
-      // names the received data.
-      Shape u32 = ShapeUtil::MakeShape(U32, {});
-      Shape token = ShapeUtil::MakeTokenShape();
-      if (opcode == HloOpcode::kRecv) {
-        if (!shape->IsTuple() || shape->tuple_shapes_size() == 0) {
-          return fail("recv must have a tuple shape (data, u32[], token[])");
-        }
-        shape = ShapeUtil::MakeTupleShape({shape->tuple_shapes(0), u32, token});
-      } else if (opcode == HloOpcode::kSend) {
-        shape = ShapeUtil::MakeTupleShape({operands[0]->shape(), u32, token});
-      } else {
-        const Shape& start = operands[0]->shape();
-        if (!start.IsTuple() || start.tuple_shapes_size() == 0) {
-          return fail("the operand of send-done/recv-done must be a send/recv");
-        }
-        if (const auto* channel = dyn_cast<HloSendRecvInstruction>(operands[0]);
-            channel != nullptr && channel->channel_id() != channel_id) {
-          return fail("channel_id does not match the channel_id of the operand");
-        }
-        shape = opcode == HloOpcode::kSendDone
-                    ? token
-                    : ShapeUtil::MakeTupleShape({start.tuple_shapes(0), token});
-      }
-      auto instruction = std::make_unique<HloSendRecvInstruction>(opcode, *shape, operands);
-      instruction->mutable_attrs()->channel_id = channel_id;
-      instruction->mutable_attrs()->is_host_transfer = is_host_transfer.value_or(false);
-      return Add(std::move(instruction));
     }
     case HloOpcode::kGetTupleElement: {
       std::optional<int64_t> index;
@@ -714,9 +444,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       attrs["left_side"] = BoolAttr(false, &left_side);
       attrs["lower"] = BoolAttr(false, &lower);
       attrs["unit_diagonal"] = BoolAttr(false, &unit_diagonal);
-      attrs["transpose_a"] =
-          EnumAttr(false, {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"},
-                   &transpose_a);
+      attrs["transpose_a"] = EnumAttr(
+          false, {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}, &transpose_a);
       if (!parse_operands(2) || !parse_attributes()) return nullptr;
       if (!infer([&] { return absl::StatusOr<Shape>(operands[1]->shape()); })) return nullptr;
       auto solve = std::make_unique<HloTriangularSolveInstruction>(opcode, *shape, operands);
@@ -740,10 +469,9 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       auto compare = std::make_unique<HloCompareInstruction>(opcode, *shape, operands);
       compare->mutable_attrs()->direction = static_cast<ComparisonDirection>(*direction);
       if (type.has_value()) {
-        static constexpr ComparisonType kTypes[] = {ComparisonType::kFloat,
-                                                    ComparisonType::kFloatTotalOrder,
-                                                    ComparisonType::kSigned,
-                                                    ComparisonType::kUnsigned};
+        static constexpr ComparisonType kTypes[] = {
+            ComparisonType::kFloat, ComparisonType::kFloatTotalOrder, ComparisonType::kSigned,
+            ComparisonType::kUnsigned};
         compare->mutable_attrs()->type = kTypes[*type];
       }
       return Add(std::move(compare));
@@ -775,11 +503,10 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
         expected = 2;
       }
       if (!parse_operands(expected)) return nullptr;
-      bool scalar_broadcast =
-          opcode == HloOpcode::kBroadcast && operands[0]->shape().IsArray() &&
-          operands[0]->shape().rank() == 0;
-      attrs["dimensions"] = Int64ListAttr(opcode != HloOpcode::kMap && !scalar_broadcast,
-                                          &dimensions);
+      bool scalar_broadcast = opcode == HloOpcode::kBroadcast && operands[0]->shape().IsArray() &&
+                              operands[0]->shape().rank() == 0;
+      attrs["dimensions"] =
+          Int64ListAttr(opcode != HloOpcode::kMap && !scalar_broadcast, &dimensions);
       if (opcode == HloOpcode::kMap || opcode == HloOpcode::kReduce) {
         attrs["to_apply"] = ComputationAttr(true, &to_apply);
       }
@@ -802,15 +529,20 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
                 dims.insert(dims.end(), in.dimensions().begin(), in.dimensions().end());
                 return ShapeUtil::MakeShape(in.element_type(), dims);
               }
-              case HloOpcode::kTranspose: return InferTranspose(in, *dimensions);
-              case HloOpcode::kReverse: return in;
-              case HloOpcode::kConcatenate: return InferConcatenate(operands, (*dimensions)[0]);
+              case HloOpcode::kTranspose:
+                return InferTranspose(in, *dimensions);
+              case HloOpcode::kReverse:
+                return in;
+              case HloOpcode::kConcatenate:
+                return InferConcatenate(operands, (*dimensions)[0]);
               case HloOpcode::kMap: {
                 const Shape& root = (*to_apply)->root_instruction()->shape();
                 return ShapeUtil::ChangeElementType(in, root.element_type());
               }
-              case HloOpcode::kReduce: return InferReduce(operands, *dimensions);
-              case HloOpcode::kGetDimensionSize: return ShapeUtil::MakeShape(S32, {});
+              case HloOpcode::kReduce:
+                return InferReduce(operands, *dimensions);
+              case HloOpcode::kGetDimensionSize:
+                return ShapeUtil::MakeShape(S32, {});
               default: {
                 Shape out = in;
                 int64_t d = (*dimensions)[0];
@@ -870,7 +602,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
               return ShapeUtil::MakeShape(s.element_type(), dims);
             };
             const Shape& root = (*to_apply)->root_instruction()->shape();
-            if (!root.IsTuple()) return *num_carries > 0 ? absl::StatusOr<Shape>(root) : insert_dim(root);
+            if (!root.IsTuple())
+              return *num_carries > 0 ? absl::StatusOr<Shape>(root) : insert_dim(root);
             std::vector<Shape> results;
             for (int64_t i = 0; i < root.tuple_shapes_size(); ++i) {
               if (i + *num_carries < root.tuple_shapes_size()) {
@@ -942,7 +675,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
             if (!in.IsArray() || *feature_index < 0 || *feature_index >= in.rank()) {
               return InferError("feature_index out of range");
             }
-            Shape feature = ShapeUtil::MakeShape(in.element_type(), {in.dimensions(*feature_index)});
+            Shape feature =
+                ShapeUtil::MakeShape(in.element_type(), {in.dimensions(*feature_index)});
             return ShapeUtil::MakeTupleShape({in, feature, feature});
           })) {
         return nullptr;
@@ -1060,9 +794,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
         return fail(absl::StrCat("conditional has ", branches->size(), " branches but ",
                                  operands.size() - 1, " branch operands"));
       }
-      if (!infer([&] {
-            return absl::StatusOr<Shape>((*branches)[0]->root_instruction()->shape());
-          })) {
+      if (!infer(
+              [&] { return absl::StatusOr<Shape>((*branches)[0]->root_instruction()->shape()); })) {
         return nullptr;
       }
       HloInstruction* conditional = plain();
@@ -1095,8 +828,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       attrs["called_computations"] = ComputationListAttr(false, &called);
       attrs["output_to_operand_aliasing"] = AliasingAttr(false, &aliasing);
       std::optional<int> padding_type;
-      AttrSpec padding_spec = EnumAttr(false, {"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"},
-                                       &padding_type);
+      AttrSpec padding_spec =
+          EnumAttr(false, {"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"}, &padding_type);
       attrs["padding_type"] = Raw("padding_type", false, padding_spec.parse);
       attrs["literal"] = {false, [&] {
                             literal.emplace();
@@ -1105,12 +838,11 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       attrs["operand_precision"] = PrecisionListAttr(false, &precision);
       attrs["schedule"] =
           EnumAttr(false, {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}, &schedule);
-      attrs["api_version"] =
-          EnumAttr(false,
-                   {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
-                    "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
-                    "API_VERSION_TYPED_FFI"},
-                   &api_version);
+      attrs["api_version"] = EnumAttr(
+          false,
+          {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+           "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"},
+          &api_version);
       if (!parse_operands() || !parse_attributes()) return nullptr;
       if (to_apply.has_value() && called.has_value()) {
         return fail("A single instruction can't have both to_apply and calls field");
@@ -1184,8 +916,8 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       if (rhs_contracting) *dnums.mutable_rhs_contracting_dimensions() = *rhs_contracting;
       if (lhs_batch) *dnums.mutable_lhs_batch_dimensions() = *lhs_batch;
       if (rhs_batch) *dnums.mutable_rhs_batch_dimensions() = *rhs_batch;
-      const Shape& rhs = opcode == HloOpcode::kScaledDot ? operands[2]->shape()
-                                                          : operands[1]->shape();
+      const Shape& rhs =
+          opcode == HloOpcode::kScaledDot ? operands[2]->shape() : operands[1]->shape();
       if (opcode == HloOpcode::kRaggedDot) {
         if (!no_inference()) return nullptr;
       } else if (!infer([&] { return InferDot(operands[0]->shape(), rhs, dnums); })) {
@@ -1282,110 +1014,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
   }
   Error(opcode_offset, absl::StrCat("opcode ", HloOpcodeString(opcode), " is not supported"));
   return nullptr;
-}
-
-HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode opcode,
-                                           std::optional<HloOpcode> async_wrapped, AttrMap& attrs,
-                                           bool allow_attributes, size_t opcode_offset,
-                                           Operands operands) {
-  auto fail = [&](absl::string_view message) -> HloInstruction* {
-    Error(opcode_offset, message);
-    return nullptr;
-  };
-  auto is_state_shape = [](const Shape& s) {
-    return s.IsTuple() && s.tuple_shapes_size() >= 2 && s.tuple_shapes(0).IsTuple();
-  };
-  if (opcode == HloOpcode::kAsyncStart) {
-    if (!shape.has_value() || !is_state_shape(*shape)) {
-      return fail("AsyncStart expects the op shape to be in the form of "
-                  "((async-operands), async-outputs, state).");
-    }
-  } else if (operands.empty()) {
-    return fail("AsyncUpdate and AsyncDone expect the async state as their first operand.");
-  }
-  // async-update / async-done continue the op of their first operand when
-  // it is an async op; otherwise (the state came through a tuple or a loop)
-  // the text names the computation.
-  auto* previous = opcode == HloOpcode::kAsyncStart ? nullptr
-                                                    : dyn_cast<HloAsyncInstruction>(operands[0]);
-  if (previous != nullptr && previous->opcode() == HloOpcode::kAsyncDone) {
-    return fail("AsyncUpdate and AsyncDone cannot continue an async-done.");
-  }
-  std::optional<std::string> thread;
-  std::optional<HloComputation*> calls;
-  attrs["async_execution_thread"] = StringAttr(false, &thread);
-  attrs["output_to_operand_aliasing"] = Raw("output_to_operand_aliasing", false, [this] {
-    std::vector<OutputOperandAlias> ignored;
-    return ParseOutputOperandAliasing(&ignored);
-  });
-  HloComputation* wrapped = nullptr;
-  if (async_wrapped.has_value() && previous == nullptr) {
-    // `op-start(...)` (or an update/done of a state without its start): the
-    // wrapped computation holds `op` on parameters of the async operand
-    // shapes; the attributes written belong to `op`.
-    const Shape& state = opcode == HloOpcode::kAsyncStart ? *shape : operands[0]->shape();
-    if (!is_state_shape(state)) {
-      return fail("expects the async state ((async-operands), async-outputs, state) as operand");
-    }
-    auto computation = std::make_unique<HloComputation>("async_wrapped");
-    scopes_.emplace_back();
-    scope().computation = computation.get();
-    Operands parameters;
-    for (int64_t i = 0; i < state.tuple_shapes(0).tuple_shapes_size(); ++i) {
-      auto parameter = std::make_unique<HloParameterInstruction>(
-          HloOpcode::kParameter, state.tuple_shapes(0).tuple_shapes(i), Operands{});
-      parameter->mutable_attrs()->parameter_number = i;
-      HloInstruction* added = Add(std::move(parameter));
-      added->SetName("async_param");
-      unnamed_instructions_.push_back({added, "async_param"});
-      unnamed_set_.insert(added);
-      parameters.push_back(added);
-    }
-    HloInstruction* root = CreateInstruction(state.tuple_shapes(1), *async_wrapped, std::nullopt,
-                                             attrs, allow_attributes, opcode_offset, &parameters);
-    scopes_.pop_back();
-    if (root == nullptr) return nullptr;
-    root->SetName(std::string(HloOpcodeString(root->opcode())));
-    unnamed_instructions_.push_back({root, root->name()});
-    unnamed_set_.insert(root);
-    computation->set_root_instruction(root);
-    if (thread.has_value()) computation->SetExecutionThread(*thread);
-    wrapped = AdoptComputation(std::move(computation), /*generated_name=*/true);
-    last_wrapper_ = wrapped;
-  } else {
-    if (!async_wrapped.has_value()) {
-      attrs["calls"] = ComputationAttr(previous == nullptr, &calls);
-    }
-    if (!ParseAttributes(attrs, allow_attributes)) return nullptr;
-    if (previous != nullptr) {
-      HloComputation* inherited = previous->async_wrapped_computation();
-      if (async_wrapped.has_value() && inherited->root_instruction()->opcode() != *async_wrapped) {
-        return fail(absl::StrCat("Expect async wrapped opcode to be ",
-                                 HloOpcodeString(inherited->root_instruction()->opcode()),
-                                 ", but got ", HloOpcodeString(*async_wrapped)));
-      }
-      if (thread.has_value() && *thread != previous->async_execution_thread()) {
-        return fail(absl::StrCat("Expect async_execution_thread to be ",
-                                 previous->async_execution_thread(), ", but got ", *thread));
-      }
-      if (calls.has_value() && *calls != inherited) {
-        return fail(absl::StrCat("Expect async_wrapped_computation to be ", inherited->name(),
-                                 ", but got ", (*calls)->name()));
-      }
-      wrapped = inherited;
-      thread = previous->async_execution_thread();
-    } else {
-      wrapped = *calls;
-    }
-  }
-  if (!shape.has_value()) {
-    if (opcode != HloOpcode::kAsyncUpdate) return fail("cannot infer the shape of async-done");
-    shape = operands[0]->shape();
-  }
-  auto instruction = std::make_unique<HloAsyncInstruction>(opcode, *shape, operands);
-  instruction->mutable_attrs()->async_execution_thread = thread.value_or("main");
-  instruction->AppendCalledComputation(wrapped);
-  return Add(std::move(instruction));
 }
 
 }  // namespace hlo_parser_internal

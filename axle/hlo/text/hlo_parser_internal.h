@@ -2,11 +2,17 @@
 //
 // Shared by the parser's implementation files (not part of the API):
 //   hlo_parser.cc               module, computations, instructions, operands,
-//                               shapes, layouts, errors, names
+//                               errors, names
+//   hlo_parser_shapes.cc        shapes and layouts
 //   hlo_parser_instructions.cc  one case per opcode: its attributes, checks
 //                               and (for omitted shapes) shape inference
+//   hlo_parser_collectives.cc   collectives, send and recv
+//   hlo_parser_inference.cc     shapes inferred where the text omits them
+//   hlo_parser_async.cc         async-start/update/done and their shorthand
 //   hlo_parser_attributes.cc    attribute values: windows, dim labels,
-//                               shardings, metadata, replica groups, ...
+//                               paddings, precision, literals, ...
+//   hlo_parser_annotations.cc   metadata, shardings, replica groups,
+//                               aliasing, domains
 //
 // Parse functions return false after recording an error (the first error is
 // the one reported; later ones are notes), never crash, and keep the
@@ -80,6 +86,7 @@ class HloParserImpl {
   HloParserImpl(absl::string_view text, absl::string_view filename);
 
   absl::Status ParseModule(HloModule* module);
+  absl::Status ParseSingleInstructionModule(HloModule* module);
   absl::StatusOr<Shape> ParseShapeOnly();
   absl::StatusOr<Layout> ParseLayoutOnly();
   absl::StatusOr<HloSharding> ParseShardingOnly();
@@ -129,8 +136,9 @@ class HloParserImpl {
   bool ParseOpcode(HloOpcode* opcode, std::optional<HloOpcode>* async_wrapped);
   bool FinishModule(HloModule* module, const HloModuleConfig& config, const std::string& name);
 
-  // --- Shapes and layouts (hlo_parser.cc) -------------------------------------
+  // --- Shapes and layouts (hlo_parser_shapes.cc) -------------------------------------
   bool CanBeShape() const;
+  bool IsBufferShapeStart() const;  // `b(`
   bool ParseShape(Shape* shape, bool fill_default_layout = true);
   bool ParseLayout(Layout* layout);
   bool ParseParamListToShape(Shape* shape, size_t* shape_offset);
@@ -143,6 +151,14 @@ class HloParserImpl {
                                     std::optional<HloOpcode> async_wrapped, AttrMap& attrs,
                                     bool allow_attributes, size_t opcode_offset,
                                     const std::vector<HloInstruction*>* preset_operands = nullptr);
+  // The operands `preset` (checking the count unless `expected` is -1), or
+  // the ones the text writes.
+  bool TakeOrParseOperands(const std::vector<HloInstruction*>* preset, int64_t expected,
+                           size_t opcode_offset, std::vector<HloInstruction*>* operands);
+  // CreateInstruction for IsCollectiveOrChannelOp (hlo_parser_collectives.cc).
+  HloInstruction* CreateCollective(std::optional<Shape> shape, HloOpcode opcode, AttrMap& attrs,
+                                   bool allow_attributes, size_t opcode_offset,
+                                   const std::vector<HloInstruction*>* preset);
   HloInstruction* CreateAsync(std::optional<Shape> shape, HloOpcode opcode,
                               std::optional<HloOpcode> async_wrapped, AttrMap& attrs,
                               bool allow_attributes, size_t opcode_offset,
@@ -227,8 +243,7 @@ class HloParserImpl {
   AttrSpec AliasingAttr(bool required, std::optional<std::vector<OutputOperandAlias>>* out);
   AttrSpec CollectiveDevicesAttr(CollectiveAttrs* out);
   // An identifier from a fixed set of names; `*out` gets its index.
-  AttrSpec EnumAttr(bool required, std::vector<absl::string_view> names,
-                    std::optional<int>* out);
+  AttrSpec EnumAttr(bool required, std::vector<absl::string_view> names, std::optional<int>* out);
 
   // --- Computations being built ---------------------------------------------
   struct Scope {
@@ -264,7 +279,28 @@ class HloParserImpl {
   // shorthand), to give it the generic attributes of its async op.
   HloComputation* last_wrapper_ = nullptr;
   absl::flat_hash_set<HloInstruction*> unnamed_set_;
+  // ParseSingleInstruction: an unknown operand with a written shape becomes a
+  // parameter of the (only) computation.
+  bool create_missing_operands_ = false;
 };
+
+// The collectives and send/recv ops that CreateCollective makes.
+bool IsCollectiveOrChannelOp(HloOpcode opcode);
+
+// Result shapes the parser infers where the text leaves them out
+// (hlo_parser_inference.cc); InferError is InvalidArgument.
+absl::Status InferError(absl::string_view message);
+absl::StatusOr<Shape> InferUnary(HloOpcode opcode, const Shape& operand);
+absl::StatusOr<Shape> InferBinary(HloOpcode opcode, const Shape& lhs, const Shape& rhs);
+absl::StatusOr<Shape> InferDot(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& d);
+absl::StatusOr<Shape> InferReduce(const std::vector<HloInstruction*>& operands,
+                                  const std::vector<int64_t>& dims);
+absl::StatusOr<Shape> InferTranspose(const Shape& operand, const std::vector<int64_t>& perm);
+absl::StatusOr<Shape> InferConcatenate(const std::vector<HloInstruction*>& operands,
+                                       int64_t dimension);
+absl::StatusOr<Shape> InferPad(const Shape& operand, const PaddingConfig& padding);
+absl::StatusOr<Shape> InferReduceWindow(const std::vector<HloInstruction*>& operands,
+                                        const Window& window);
 
 // The canonical text of metadata, as XLA prints it inside `metadata={...}`
 // (without the braces).

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_lexer.h"
 #include "gmock/gmock.h"
@@ -115,7 +116,8 @@ ENTRY %main (p: f32[2,3]) -> f32[2] {
 }
 
 TEST(HloParserTest, ModuleHeaderAttributes) {
-  auto module = Parse(R"(HloModule m, entry_computation_layout={(f32[2]{0}, s32[])->(f32[2]{0}, s32[])}, input_output_alias={ {0}: (0, {}, must-alias), {1}: (1, {}) }, buffer_donor={ (1, {}) }, alias_passthrough_params=true, frontend_attributes={k="v"}
+  auto module = Parse(
+      R"(HloModule m, entry_computation_layout={(f32[2]{0}, s32[])->(f32[2]{0}, s32[])}, input_output_alias={ {0}: (0, {}, must-alias), {1}: (1, {}) }, buffer_donor={ (1, {}) }, alias_passthrough_params=true, frontend_attributes={k="v"}
 
 ENTRY e {
   a = f32[2] parameter(0)
@@ -485,8 +487,8 @@ TEST(HloParserErrorTest, UnterminatedString) {
 }
 
 TEST(HloParserErrorTest, DuplicateNameAndRoot) {
-  std::string duplicate = ParseError(
-      "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}\n");
+  std::string duplicate =
+      ParseError("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  a = f32[] parameter(1)\n}\n");
   EXPECT_THAT(duplicate, HasSubstr("test.hlo:4:3: error: instruction already exists: a"));
   EXPECT_THAT(duplicate, HasSubstr("test.hlo:3:3: note: instruction previously defined here"));
   std::string roots = ParseError(
@@ -522,8 +524,149 @@ TEST(HloParserErrorTest, NeverCrashesOnDeepNestingOrGarbage) {
               HasSubstr("error:"));
   EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT p = f32[] constant(1) /* open"),
               HasSubstr("unterminated /* comment"));
-  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[1000000000,1000] constant({...})\n}"),
-              HasSubstr("larger than"));
+  EXPECT_THAT(
+      ParseError("HloModule m\nENTRY e {\n  ROOT c = f32[1000000000,1000] constant({...})\n}"),
+      HasSubstr("larger than"));
+}
+
+}  // namespace
+}  // namespace axle
+
+namespace axle {
+namespace {
+
+TEST(HloParserBufferShapeTest, BufferShapesParseAndPrint) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+ENTRY e {
+  p = f32[16] parameter(0)
+  pin = b(f32[16]{0}) custom-call(p), custom_call_target="Pin",
+    output_to_operand_aliasing={{}:(0, {})}
+  call = (b(f32[16]), token[]) custom-call(pin), custom_call_target="update"
+  g = b(f32[16]) get-tuple-element(call), index=0
+  ROOT unpin = f32[16] custom-call(g), custom_call_target="Unpin"
+})");
+  ASSERT_NE(module, nullptr);
+  const Shape& pin = Find(*module, "pin")->shape();
+  EXPECT_TRUE(pin.IsBuffer());
+  EXPECT_FALSE(pin.IsArray());
+  EXPECT_EQ(pin.buffer_shape(), ShapeUtil::MakeShapeWithDescendingLayout(F32, {16}));
+  EXPECT_EQ(pin.ToString(), "b(f32[16]{0})");
+  const Shape& call = Find(*module, "call")->shape();
+  ASSERT_TRUE(call.IsTuple());
+  EXPECT_TRUE(call.tuple_shapes(0).IsBuffer());
+  EXPECT_EQ(call.ToString(/*print_layout=*/false), "(b(f32[16]), token[])");
+  std::string printed = module->ToString();
+  EXPECT_THAT(printed, HasSubstr("g = b(f32[16]{0}) get-tuple-element("));
+  std::unique_ptr<HloModule> reparsed = Parse(printed);
+  ASSERT_NE(reparsed, nullptr);
+  EXPECT_EQ(reparsed->ToString(), printed);
+}
+
+TEST(HloParserBufferShapeTest, StandAloneAndErrors) {
+  absl::StatusOr<Shape> shape = ParseShape("b(s32[2,8])");
+  ASSERT_TRUE(shape.ok()) << shape.status().message();
+  EXPECT_TRUE(shape->IsBuffer());
+  EXPECT_EQ(shape->buffer_shape().dimensions(), (std::vector<int64_t>{2, 8}));
+  EXPECT_NE(*shape, *ParseShape("b(s32[2,9])"));
+  EXPECT_THAT(ParseShape("b((f32[]))").status().message(), HasSubstr("holds an array shape"));
+  EXPECT_FALSE(ParseShape("b(f32[2]").ok());
+  // "buffer" is no type name in the text; an instruction may be called `b`.
+  std::unique_ptr<HloModule> module = Parse(R"(
+ENTRY e {
+  b = f32[] parameter(0)
+  buffer = f32[] parameter(1)
+  ROOT r = f32[] add(b, buffer)
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->entry_computation()->root_instruction()->operand(1)->name(), "buffer");
+}
+
+TEST(HloParserNamesTest, InstructionsNamedLikeTypes) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+ENTRY e {
+  s1 = s32[] parameter(0)
+  f32 = f32[] parameter(1)
+  pred = pred[] constant(true)
+  c = f32[] convert(s1)
+  sum = f32[] add(f32, c)
+  ROOT u1 = f32[] select(pred, sum, f32[] f32)
+})");
+  ASSERT_NE(module, nullptr);
+  HloInstruction* root = module->entry_computation()->root_instruction();
+  EXPECT_EQ(root->name(), "u1");
+  EXPECT_EQ(root->operand(0)->name(), "pred");
+  EXPECT_EQ(root->operand(2)->name(), "f32");
+  EXPECT_EQ(Find(*module, "c")->operand(0)->name(), "s1");
+  std::string printed = module->ToString();
+  std::unique_ptr<HloModule> reparsed = Parse(printed);
+  ASSERT_NE(reparsed, nullptr);
+  EXPECT_EQ(reparsed->ToString(), printed);
+  // A type still needs its brackets where a shape is expected.
+  EXPECT_THAT(ParseError("ENTRY e {\n  ROOT p = f32 parameter(0)\n}"), HasSubstr("expects opcode"));
+}
+
+TEST(HloParserAsyncTest, AsyncDoneThroughTransparentOps) {
+  std::unique_ptr<HloModule> module = Parse(R"(
+HloModule m
+wrapped {
+  p0 = f32[2,3] parameter(0)
+  ROOT cc = f32[3,2] custom-call(p0), custom_call_target="foo"
+}
+ENTRY e {
+  p0 = f32[2,3] parameter(0)
+  start = ((f32[2,3]), f32[3,2], s32[]) async-start(p0), calls=wrapped
+  barrier = ((f32[2,3]), f32[3,2], s32[]) opt-barrier(start)
+  tup = (((f32[2,3]), f32[3,2], s32[])) tuple(barrier)
+  gte = ((f32[2,3]), f32[3,2], s32[]) get-tuple-element(tup), index=0
+  copy = ((f32[2,3]), f32[3,2], s32[]) copy(gte)
+  ROOT done = f32[3,2] async-done(copy)
+})");
+  ASSERT_NE(module, nullptr);
+  HloInstruction* done = module->entry_computation()->root_instruction();
+  ASSERT_EQ(done->called_computations().size(), 1u);
+  EXPECT_EQ(done->called_computations()[0]->name(), "wrapped");
+  // The printer follows the same chain: the done names no computation.
+  std::string printed = module->ToString();
+  EXPECT_THAT(printed, HasSubstr("custom-call-done(%copy)\n"));
+  std::unique_ptr<HloModule> reparsed = Parse(printed);
+  ASSERT_NE(reparsed, nullptr);
+  EXPECT_EQ(reparsed->ToString(), printed);
+  // Through anything else the computation must be named.
+  EXPECT_THAT(ParseError(R"(
+wrapped {
+  p0 = f32[2,3] parameter(0)
+  ROOT cc = f32[3,2] custom-call(p0), custom_call_target="foo"
+}
+ENTRY e {
+  p0 = f32[2,3] parameter(0)
+  start = ((f32[2,3]), f32[3,2], s32[]) async-start(p0), calls=wrapped
+  n = ((f32[2,3]), f32[3,2], s32[]) negate(start)
+  ROOT done = f32[3,2] async-done(n)
+})"),
+              HasSubstr("calls"));
+}
+
+TEST(HloParserSingleInstructionTest, OperandsBecomeParameters) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module =
+      ParseSingleInstruction("ROOT r = f32[2] add(f32[2] x, f32[2] multiply(f32[2] y, f32[2] x))");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const HloComputation* entry = (*module)->entry_computation();
+  EXPECT_EQ(entry->name(), "single_instruction");
+  ASSERT_EQ(entry->num_parameters(), 2);
+  EXPECT_EQ(entry->parameter_instruction(0)->name(), "x");
+  EXPECT_EQ(entry->parameter_instruction(1)->name(), "y");
+  const HloInstruction* root = entry->root_instruction();
+  EXPECT_EQ(root->name(), "r");
+  EXPECT_EQ(root->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(root->operand(1)->opcode(), HloOpcode::kMultiply);
+  EXPECT_EQ(root->operand(1)->operand(1), entry->parameter_instruction(0));
+
+  EXPECT_THAT(ParseSingleInstruction("r = f32[] negate(x)").status().message(),
+              HasSubstr("instruction does not exist: x"));
+  EXPECT_THAT(ParseSingleInstruction("r = f32[] negate(f32[] x) junk").status().message(),
+              HasSubstr("extra text"));
 }
 
 }  // namespace

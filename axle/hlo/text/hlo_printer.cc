@@ -59,17 +59,32 @@ std::string ConstantText(const HloConstantInstruction& constant, bool print_larg
 }
 
 // The async-start at the head of the chain `instruction` belongs to (itself
-// for an async-start), or null when the chain is broken.
+// for an async-start), or null when the chain is broken. Between two async
+// ops the state may pass through copies, opt-barriers and a tuple with its
+// get-tuple-element, as the parser allows (hlo_parser_async.cc).
 const HloAsyncInstruction* AsyncChainStart(const HloInstruction& instruction) {
   const HloInstruction* current = &instruction;
+  bool at_async = true;  // `current` must be an async op (not a pass-through)
   for (int64_t steps = 0; current != nullptr && steps < 1 << 20; ++steps) {
-    if (current->opcode() == HloOpcode::kAsyncStart) return dyn_cast<HloAsyncInstruction>(current);
-    if (current->opcode() != HloOpcode::kAsyncUpdate &&
-        current->opcode() != HloOpcode::kAsyncDone) {
+    HloOpcode op = current->opcode();
+    if (op == HloOpcode::kAsyncStart) return dyn_cast<HloAsyncInstruction>(current);
+    if (op == HloOpcode::kAsyncUpdate || op == HloOpcode::kAsyncDone) {
+      at_async = false;
+      if (current->operand_count() < 1) return nullptr;
+      current = current->operand(0);
+      continue;
+    }
+    if (at_async || current->operand_count() != 1) return nullptr;
+    if (op == HloOpcode::kCopy || op == HloOpcode::kOptimizationBarrier) {
+      current = current->operand(0);
+    } else if (const auto* gte = dyn_cast<HloGetTupleElementInstruction>(current);
+               gte != nullptr && current->operand(0)->opcode() == HloOpcode::kTuple &&
+               gte->tuple_index() >= 0 &&
+               gte->tuple_index() < current->operand(0)->operand_count()) {
+      current = current->operand(0)->operand(gte->tuple_index());
+    } else {
       return nullptr;
     }
-    if (current->operand_count() < 1) return nullptr;
-    current = current->operand(0);
   }
   return nullptr;
 }
