@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -297,6 +298,48 @@ TEST(XlaFfi, RemainingArgsAndRets) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(),
               HasSubstr("result 0: Wrong buffer dtype: expected F32 but got S32"));
+}
+
+// An optional second operand: out = x (+ y when given).
+XLA_FFI_DEFINE_HANDLER(
+    kMaybeAdd,
+    [](ffi::BufferR1<ffi::S32> x, std::optional<ffi::BufferR1<ffi::S32>> y,
+       ffi::ResultBufferR1<ffi::S32> out) {
+      for (size_t i = 0; i < x.element_count(); ++i) {
+        out->typed_data()[i] = x.typed_data()[i] + (y ? y->typed_data()[i] : 0);
+      }
+      return ffi::Error::Success();
+    },
+    ffi::Ffi::Bind()
+        .Arg<ffi::BufferR1<ffi::S32>>()
+        .OptionalArg<ffi::BufferR1<ffi::S32>>()
+        .Ret<ffi::BufferR1<ffi::S32>>());
+
+TEST(XlaFfi, OptionalArguments) {
+  absl::StatusOr<Literal> result = RunFfi(kMaybeAdd, "maybe_add", R"(
+    HloModule m
+    ENTRY e {
+      x = s32[2] constant({1, 2})
+      ROOT r = s32[2] custom-call(x), custom_call_target="maybe_add", api_version=API_VERSION_TYPED_FFI
+    })");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, LiteralUtil::CreateR1<int32_t>({1, 2}));
+  result = RunFfi(kMaybeAdd, "maybe_add", R"(
+    HloModule m
+    ENTRY e {
+      x = s32[2] constant({1, 2})
+      ROOT r = s32[2] custom-call(x, x), custom_call_target="maybe_add", api_version=API_VERSION_TYPED_FFI
+    })");
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, LiteralUtil::CreateR1<int32_t>({2, 4}));
+  result = RunFfi(kMaybeAdd, "maybe_add", R"(
+    HloModule m
+    ENTRY e {
+      x = s32[2] constant({1, 2})
+      ROOT r = s32[2] custom-call(x, x, x), custom_call_target="maybe_add", api_version=API_VERSION_TYPED_FFI
+    })");
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("Wrong number of arguments: expected between 1 and 2 but got 3"));
 }
 
 // --- Errors --------------------------------------------------------------------
