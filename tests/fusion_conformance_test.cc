@@ -46,7 +46,8 @@ double EstimateCost(const HloModule& module) {
       } else if (instruction->opcode() == HloOpcode::kReduce ||
                  instruction->opcode() == HloOpcode::kReduceWindow) {
         for (const HloInstruction* operand : instruction->operands()) {
-          if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
+          if (operand->shape().IsArray())
+            elements += static_cast<double>(operand->shape().num_elements());
         }
       }
       cost += elements * per_element;
@@ -103,8 +104,8 @@ TEST(FusionConformance, FusedExecModulesVerifyAndMatchTheInterpreter) {
     }
     auto reparsed = ParseAndReturnUnverifiedModule(fused->ToString(), entry.file);
     if (!reparsed.ok() || (*reparsed)->ToString() != fused->ToString()) {
-      ADD_FAILURE() << entry.file << ": the fused module does not reparse to itself: "
-                    << reparsed.status();
+      ADD_FAILURE() << entry.file
+                    << ": the fused module does not reparse to itself: " << reparsed.status();
       continue;
     }
     for (const HloComputation* computation : fused->computations()) {

@@ -52,8 +52,8 @@ bool IsInPlaceElementwise(const HloInstruction& instruction) {
     for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
       bool scalar_splat = fused->opcode() == HloOpcode::kBroadcast &&
                           ShapeUtil::IsEffectiveScalar(fused->operand(0)->shape());
-      bool small_constant = fused->opcode() == HloOpcode::kConstant &&
-                            ShapeUtil::IsEffectiveScalar(fused->shape());
+      bool small_constant =
+          fused->opcode() == HloOpcode::kConstant && ShapeUtil::IsEffectiveScalar(fused->shape());
       bool same_shape = fused->shape().IsArray() &&
                         ShapeUtil::SameDimensions(fused->shape(), instruction.shape());
       if (fused->opcode() == HloOpcode::kParameter || scalar_splat || small_constant) continue;
@@ -140,17 +140,14 @@ class BufferAssigner {
   void MakeValues() {
     for (const HloComputation* computation : computations_) {
       for (const HloInstruction* instruction : out_->orders_[computation]) {
-        ShapeUtil::ForEachSubshape(instruction->shape(),
-                                   [&](const Shape& shape, const ShapeIndex& index) {
-                                     if (!shape.IsArray() && !shape.IsTuple()) return;
-                                     value_ids_[{instruction, index}] =
-                                         static_cast<int64_t>(values_.size());
-                                     values_.push_back({instruction, index});
-                                     sizes_.push_back(shape.IsTuple()
-                                                          ? shape.tuple_shapes_size() *
-                                                                options_.pointer_size
-                                                          : ShapeUtil::ByteSizeOfElements(shape));
-                                   });
+        ShapeUtil::ForEachSubshape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              if (!shape.IsArray() && !shape.IsTuple()) return;
+              value_ids_[{instruction, index}] = static_cast<int64_t>(values_.size());
+              values_.push_back({instruction, index});
+              sizes_.push_back(shape.IsTuple() ? shape.tuple_shapes_size() * options_.pointer_size
+                                               : ShapeUtil::ByteSizeOfElements(shape));
+            });
       }
     }
     parent_.resize(values_.size());
@@ -355,22 +352,24 @@ class BufferAssigner {
       for (const HloComputation* callee : instruction->called_computations()) {
         bool multi = multi_called_.contains(callee);
         if (is_while && callee == instruction->while_condition()) continue;
-        const HloInstruction* param = callee->num_parameters() > 0 ? callee->parameter_instruction(0)
-                                                                   : nullptr;
-        ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
-          if (ValueId(instruction, index) < 0) return;
-          if (multi) {
-            out_->copies_.push_back({{callee->root_instruction(), index},
-                                     {is_while ? param : instruction, index}});
-          } else if (is_while) {
-            MergeRoot(callee, index, ValueId(instruction, index), param, index);
-          } else {
-            MergeRoot(callee, index, ValueId(instruction, index), instruction, index);
-          }
-        });
+        const HloInstruction* param =
+            callee->num_parameters() > 0 ? callee->parameter_instruction(0) : nullptr;
+        ShapeUtil::ForEachSubshape(
+            instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
+              if (ValueId(instruction, index) < 0) return;
+              if (multi) {
+                out_->copies_.push_back(
+                    {{callee->root_instruction(), index}, {is_while ? param : instruction, index}});
+              } else if (is_while) {
+                MergeRoot(callee, index, ValueId(instruction, index), param, index);
+              } else {
+                MergeRoot(callee, index, ValueId(instruction, index), instruction, index);
+              }
+            });
         if (multi && !is_while) {
           for (int64_t p = 0; p < callee->num_parameters(); ++p) {
-            out_->copies_.push_back({{instruction->operand(p), {}}, {callee->parameter_instruction(p), {}}});
+            out_->copies_.push_back(
+                {{instruction->operand(p), {}}, {callee->parameter_instruction(p), {}}});
           }
         }
       }
@@ -380,9 +379,9 @@ class BufferAssigner {
           out_->copies_.push_back({{instruction->operand(0), {}}, {instruction, {}}});
           continue;
         }
-        ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
-          MergeWhileInit(instruction, index);
-        });
+        ShapeUtil::ForEachSubshape(
+            instruction->shape(),
+            [&](const Shape&, const ShapeIndex& index) { MergeWhileInit(instruction, index); });
       }
     }
   }
@@ -391,9 +390,9 @@ class BufferAssigner {
     const HloComputation* entry = module_.entry_computation();
     for (const auto& alias : module_.input_output_alias_config().aliases()) {
       if (alias.parameter_number < 0 || alias.parameter_number >= entry->num_parameters()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input_output_alias names parameter ", alias.parameter_number, " but the entry has ",
-            entry->num_parameters()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("input_output_alias names parameter ", alias.parameter_number,
+                         " but the entry has ", entry->num_parameters()));
       }
       const HloInstruction* parameter = entry->parameter_instruction(alias.parameter_number);
       const HloInstruction* root = entry->root_instruction();
@@ -561,8 +560,8 @@ absl::StatusOr<BufferSlice> BufferAssignment::GetUniqueSlice(const HloInstructio
                                                              const ShapeIndex& index) const {
   auto it = values_.find({instruction, index});
   if (it == values_.end()) {
-    return absl::NotFoundError(absl::StrCat("no buffer for ", instruction->name(), " at ",
-                                            ShapeIndexToString(index)));
+    return absl::NotFoundError(
+        absl::StrCat("no buffer for ", instruction->name(), " at ", ShapeIndexToString(index)));
   }
   return it->second.slice;
 }
@@ -655,9 +654,10 @@ absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
     const HloInstruction* instruction = value.instruction;
     const HloComputation* computation = instruction->parent();
     int64_t def = instruction->opcode() == HloOpcode::kParameter ? first.at(computation)
-                                                                : position.at(instruction);
+                                                                 : position.at(instruction);
     int64_t last = def;
-    for (const HloInstruction* user : instruction->users()) last = std::max(last, time_in(user, computation));
+    for (const HloInstruction* user : instruction->users())
+      last = std::max(last, time_in(user, computation));
     if (instruction == computation->root_instruction()) {
       auto it = caller.find(computation);
       last = it == caller.end() ? end : std::max(last, position.at(it->second));
@@ -678,7 +678,8 @@ absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
   for (const auto& [value, buffer] : assignment.ValuesWithBufferIds()) {
     BufferSlice slice = *assignment.GetUniqueSlice(value.instruction, value.index);
     const BufferAllocation& allocation = assignment.Allocations().at(slice.allocation);
-    std::string name = absl::StrCat("%", value.instruction->name(), ShapeIndexToString(value.index));
+    std::string name =
+        absl::StrCat("%", value.instruction->name(), ShapeIndexToString(value.index));
     if (slice.offset < 0 || slice.offset + slice.size > allocation.size()) {
       return absl::InternalError(absl::StrCat(name, " lies outside allocation ", slice.allocation));
     }

@@ -111,7 +111,8 @@ ENTRY e {
   ASSERT_EQ(assignment->aliased_outputs().size(), 1u);
   EXPECT_FALSE(assignment->aliased_outputs()[0].needs_copy);
   EXPECT_TRUE(assignment->required_copies().empty());
-  const BufferAllocation& parameter = assignment->Allocations()[Slice(*assignment, *module, "p0").allocation];
+  const BufferAllocation& parameter =
+      assignment->Allocations()[Slice(*assignment, *module, "p0").allocation];
   EXPECT_EQ(parameter.kind(), BufferAllocation::Kind::kParameter);
   EXPECT_TRUE(parameter.is_live_out());
   EXPECT_NE(Slice(*assignment, *module, "p1").allocation, parameter.index());

@@ -75,8 +75,8 @@ absl::StatusOr<HloFusionInstruction*> FuseSplatOperands(HloFusionInstruction* fu
     fused_one = false;
     for (HloInstruction* operand : fusion->operands()) {
       bool splat_like = operand->opcode() == HloOpcode::kBroadcast ||
-                        (operand->opcode() == HloOpcode::kConstant &&
-                         operand->shape().IsArray() && operand->shape().num_elements() == 1);
+                        (operand->opcode() == HloOpcode::kConstant && operand->shape().IsArray() &&
+                         operand->shape().num_elements() == 1);
       if (!splat_like || OnlyUser(*operand) != fusion || HasControlEdges(*operand)) continue;
       AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(operand, fusion, FusionKind::kOutput));
       fused_one = true;

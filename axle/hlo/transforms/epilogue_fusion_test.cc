@@ -26,9 +26,11 @@ ENTRY e {
   zb = f32[4,16] broadcast(z), dimensions={}
   ROOT r = f32[4,16] maximum(y, zb)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
-  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
   ASSERT_NE(fusion, nullptr) << module->ToString();
   EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
   EXPECT_EQ(fusion->operand_count(), 3);  // x, w, bias
@@ -46,9 +48,11 @@ ENTRY e {
   c = f32[1,4,4,4] convolution(in, k), window={size=3x3}, dim_labels=b01f_01io->b01f
   ROOT t = f32[1,4,4,4] tanh(c)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
-  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
   ASSERT_NE(fusion, nullptr);
   EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
   EXPECT_EQ(FusedOpcodes(*fusion), "convolution,tanh");
@@ -64,9 +68,11 @@ ENTRY e {
   d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT y = f32[4,4] add(x, d)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
-  const auto* fusion = dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
   ASSERT_NE(fusion, nullptr);
   EXPECT_EQ(FusedOpcodes(*fusion), "dot,add");
   EXPECT_EQ(fusion->operand_count(), 2);
@@ -85,7 +91,8 @@ ENTRY e {
   d2 = f32[4,4] dot(n, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT s = f32[4,4] subtract(d2, x)
 }
-)", pass, /*expect_change=*/false);
+)",
+                              pass, /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 2u);
 }

@@ -91,8 +91,9 @@ inline std::vector<HloInstruction*> EntryInstructions(const HloModule& module, H
 // left out: "broadcast,add,exponential".
 inline std::string FusedOpcodes(const HloInstruction& fusion) {
   std::string out;
-  for (const HloInstruction* instruction :
-       cast<HloFusionInstruction>(&fusion)->fused_instructions_computation()->MakeInstructionPostOrder()) {
+  for (const HloInstruction* instruction : cast<HloFusionInstruction>(&fusion)
+                                               ->fused_instructions_computation()
+                                               ->MakeInstructionPostOrder()) {
     if (instruction->opcode() == HloOpcode::kParameter) continue;
     if (!out.empty()) out += ",";
     out += std::string(HloOpcodeString(instruction->opcode()));

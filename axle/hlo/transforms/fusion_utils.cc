@@ -20,16 +20,16 @@ class FusedComputationBuilder {
  public:
   explicit FusedComputationBuilder(HloModule* module)
       : module_(module),
-        computation_(std::make_unique<HloComputation>(module->GetUniqueName("fused_computation"))) {}
+        computation_(std::make_unique<HloComputation>(module->GetUniqueName("fused_computation"))) {
+  }
 
   // The fused value that stands for the outside value `outer`.
   HloInstruction* Parameter(HloInstruction* outer) {
     auto it = parameters_.find(outer);
     if (it != parameters_.end()) return it->second;
     int64_t number = static_cast<int64_t>(outer_operands_.size());
-    auto parameter =
-        std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, outer->shape(),
-                                                  absl::Span<HloInstruction* const>{});
+    auto parameter = std::make_unique<HloParameterInstruction>(
+        HloOpcode::kParameter, outer->shape(), absl::Span<HloInstruction* const>{});
     parameter->mutable_attrs()->parameter_number = number;
     parameter->SetName(module_->GetUniqueName(absl::StrCat("param_", number)));
     HloInstruction* added = computation_->AddInstruction(std::move(parameter));
@@ -42,7 +42,8 @@ class FusedComputationBuilder {
   // the module, so the clone needs a name of its own.
   HloInstruction* Clone(const HloInstruction& original, absl::Span<HloInstruction* const> operands,
                         bool rename) {
-    std::unique_ptr<HloInstruction> clone = original.CloneWithNewOperands(original.shape(), operands);
+    std::unique_ptr<HloInstruction> clone =
+        original.CloneWithNewOperands(original.shape(), operands);
     if (rename) clone->SetName(module_->GetUniqueName(original.name()));
     return computation_->AddInstruction(std::move(clone));
   }
@@ -61,7 +62,8 @@ class FusedComputationBuilder {
     for (HloInstruction* instruction : fused->MakeInstructionPostOrder()) {
       if (instruction->opcode() == HloOpcode::kParameter) continue;
       std::vector<HloInstruction*> new_operands;
-      for (HloInstruction* operand : instruction->operands()) new_operands.push_back(map.at(operand));
+      for (HloInstruction* operand : instruction->operands())
+        new_operands.push_back(map.at(operand));
       map[instruction] = Clone(*instruction, new_operands, rename);
     }
     return map.at(fused->root_instruction());
@@ -73,7 +75,8 @@ class FusedComputationBuilder {
                                HloComputation* outer) {
     computation_->set_root_instruction(root);
     HloComputation* fused = module_->AddEmbeddedComputation(std::move(computation_));
-    auto fusion = std::make_unique<HloFusionInstruction>(HloOpcode::kFusion, shape, outer_operands_);
+    auto fusion =
+        std::make_unique<HloFusionInstruction>(HloOpcode::kFusion, shape, outer_operands_);
     fusion->mutable_attrs()->kind = kind;
     fusion->SetName(module_->GetUniqueName("fusion"));
     fusion->AppendCalledComputation(fused);
@@ -177,7 +180,8 @@ absl::StatusOr<HloFusionInstruction*> WrapInFusion(HloInstruction* instruction, 
   HloComputation* outer = instruction->parent();
   FusedComputationBuilder builder(outer->parent());
   std::vector<HloInstruction*> operands;
-  for (HloInstruction* operand : instruction->operands()) operands.push_back(builder.Parameter(operand));
+  for (HloInstruction* operand : instruction->operands())
+    operands.push_back(builder.Parameter(operand));
   HloInstruction* root = builder.Emit(*instruction, operands, /*rename=*/false);
   HloFusionInstruction* fusion = builder.Finish(root, kind, instruction->shape(), outer);
   std::vector<HloComputation*> maybe_dead;

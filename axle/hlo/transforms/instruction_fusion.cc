@@ -45,7 +45,8 @@ int64_t FusedInstructionCount(const HloInstruction& instruction) {
 // A fused computation we can inline: no fusion or control edges inside.
 bool HasPlainBody(const HloFusionInstruction& fusion) {
   for (const HloInstruction* fused : fusion.fused_instructions_computation()->instructions()) {
-    if (fused->opcode() == HloOpcode::kFusion || !fused->control_predecessors().empty()) return false;
+    if (fused->opcode() == HloOpcode::kFusion || !fused->control_predecessors().empty())
+      return false;
   }
   return true;
 }

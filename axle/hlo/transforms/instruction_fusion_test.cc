@@ -27,14 +27,16 @@ ENTRY e {
   m = f32[4,8] multiply(p0, bc)
   ROOT a = f32[4,8] add(m, b1)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   const HloFusionInstruction* fusion = RootFusion(*module);
   ASSERT_NE(fusion, nullptr) << module->ToString();
   EXPECT_EQ(fusion->fusion_kind(), FusionKind::kLoop);
   EXPECT_EQ(module->entry_computation()->instruction_count(), 3);  // p0, p1, fusion
   EXPECT_EQ(fusion->operand_count(), 2);
-  EXPECT_EQ(fusion->fused_instructions_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(fusion->fused_instructions_computation()->root_instruction()->opcode(),
+            HloOpcode::kAdd);
   EXPECT_EQ(fusion->fused_instructions_computation()->instruction_count(), 7);
   // A second run finds nothing more.
   EXPECT_FALSE(*pass.Run(module.get()));
@@ -59,7 +61,8 @@ ENTRY e {
   rv = f32[8,5] reverse(pd), dimensions={1}
   ROOT a = f32[8,5] add(rv, cv)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   const HloFusionInstruction* fusion = RootFusion(*module);
   ASSERT_NE(fusion, nullptr);
@@ -84,7 +87,8 @@ ENTRY e {
   sel = f32[8] select(cmp, cl, p1)
   ROOT ds = f32[3] dynamic-slice(sel, i), dynamic_slice_sizes={3}
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   const HloFusionInstruction* fusion = RootFusion(*module);
   ASSERT_NE(fusion, nullptr);
@@ -112,7 +116,8 @@ ENTRY e {
   r = f32[16] reduce(x, z), dimensions={1}, to_apply=add
   ROOT n = f32[16] negate(r)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
   ASSERT_EQ(fusions.size(), 1u) << module->ToString();
@@ -137,7 +142,8 @@ ENTRY e {
   b = f32[8] multiply(x, p)
   ROOT t = (f32[8], f32[8]) tuple(a, b)
 }
-)", pass, /*expect_change=*/false);
+)",
+                              pass, /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
 }
@@ -154,7 +160,8 @@ ENTRY e {
   b = f32[8] multiply(n, q)
   ROOT t = (f32[8], f32[8]) tuple(a, b)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(EntryInstructions(*module, HloOpcode::kNegate).empty()) << module->ToString();
   std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
@@ -175,7 +182,8 @@ ENTRY e {
   d = f32[4,4] dot(n, p), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT a = f32[4,4] add(n, d)
 }
-)", pass, /*expect_change=*/false);
+)",
+                              pass, /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kNegate).size(), 1u);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 1u);
@@ -198,7 +206,8 @@ ENTRY e {
   s = f32[4] sort(p), dimensions={0}, to_apply=lt
   ROOT t = (f32[4], f32[4]) tuple(r, s)
 }
-)", pass, /*expect_change=*/false);
+)",
+                              pass, /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
 }
 
@@ -212,7 +221,8 @@ ENTRY e {
   n = f32[2,40] negate(c)
   ROOT a = f32[2,40] add(p, n)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kConstant).size(), 1u);
   EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "negate,add");
@@ -233,7 +243,8 @@ ENTRY e {
   f = f32[8] fusion(p, q), kind=kLoop, calls=inner
   ROOT m = f32[8] multiply(f, p)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   const HloFusionInstruction* fusion = RootFusion(*module);
   ASSERT_NE(fusion, nullptr);
@@ -272,7 +283,8 @@ ENTRY e {
   init = (s32[], f32[4]) tuple(z, p)
   ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   const HloComputation* body = module->GetComputationWithName("body");
   ASSERT_NE(body, nullptr);
@@ -293,7 +305,8 @@ ENTRY e {
   a = f32[4] add(n, p)
   ROOT t = (f32[4]) tuple(a)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(module->config().is_scheduled);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kFusion).size(), 1u);
@@ -310,7 +323,8 @@ ENTRY e {
   b = f32[8,8] broadcast(x), dimensions={1}
   ROOT a = f32[8,8] add(b, q)
 }
-)", pass);
+)",
+                              pass);
   ASSERT_NE(module, nullptr);
   // The broadcast fuses into the add, the exponential stays outside.
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
