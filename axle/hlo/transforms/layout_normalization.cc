@@ -101,7 +101,15 @@ bool IsSupported(const HloInstruction* instruction) {
     case HloOpcode::kTranspose:
     case HloOpcode::kCopy:
     case HloOpcode::kIota:
+    case HloOpcode::kSlice:
+    case HloOpcode::kReverse:
+    case HloOpcode::kPad:
+    case HloOpcode::kConcatenate:
       return true;
+    case HloOpcode::kDynamicSlice:
+      return instruction->operand_count() == instruction->shape().rank() + 1;
+    case HloOpcode::kDynamicUpdateSlice:
+      return instruction->operand_count() == instruction->shape().rank() + 2;
     case HloOpcode::kReduce:
       return instruction->operand_count() == 2;
     default:
@@ -179,6 +187,8 @@ class Normalizer {
   }
 
   HloInstruction* Normalize(HloInstruction* instruction);
+  HloInstruction* NormalizePositional(HloInstruction* instruction,
+                                      const std::vector<int64_t>& out_order);
 
   HloComputation* computation_;
   absl::flat_hash_map<HloInstruction*, HloInstruction*> normalized_of_;
@@ -264,6 +274,13 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
       for (int64_t o : out_order) wanted.push_back(kept_sorted[o]);
       return TransposeUnlessIdentity(reduce, PositionsIn(kept_in_physical_order, wanted));
     }
+    case HloOpcode::kSlice:
+    case HloOpcode::kReverse:
+    case HloOpcode::kPad:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
+      return NormalizePositional(instruction, out_order);
     default: {
       // Elementwise: every operand in the result's physical order.
       std::vector<HloInstruction*> operands;
@@ -274,6 +291,56 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
           instruction->CloneWithNewOperands(normalized_shape, operands));
     }
   }
+}
+
+// Ops whose result dimension d comes from dimension d of the same-rank
+// operands (slice, reverse, pad, concatenate, dynamic-slice and -update-
+// slice): those operands go to the result's physical order, per-dimension
+// attributes and scalar start indices are permuted alike.
+HloInstruction* Normalizer::NormalizePositional(HloInstruction* instruction,
+                                                const std::vector<int64_t>& out_order) {
+  int64_t rank = instruction->shape().rank();
+  std::vector<int64_t> position = InversePermutation(out_order);
+  auto permuted = [&](const std::vector<int64_t>& values) {
+    std::vector<int64_t> out;
+    for (int64_t d : out_order) out.push_back(values[d]);
+    return out;
+  };
+  std::vector<HloInstruction*> operands;
+  std::vector<HloInstruction*> indices;
+  for (HloInstruction* operand : instruction->operands()) {
+    if (operand->shape().rank() == rank && rank > 0) {
+      operands.push_back(InOrder(operand, out_order));
+    } else {
+      indices.push_back(operand);
+    }
+  }
+  HloOpcode opcode = instruction->opcode();
+  if (opcode == HloOpcode::kDynamicSlice || opcode == HloOpcode::kDynamicUpdateSlice) {
+    for (int64_t d : out_order) operands.push_back(indices[d]);
+  } else {
+    operands.insert(operands.end(), indices.begin(), indices.end());  // pad's value
+  }
+  HloInstruction* result = computation_->AddInstruction(
+      instruction->CloneWithNewOperands(NormalizedShape(instruction->shape()), operands));
+  if (auto* slice = dyn_cast<HloSliceInstruction>(result)) {
+    SliceAttrs* attrs = slice->mutable_attrs();
+    attrs->starts = permuted(attrs->starts);
+    attrs->limits = permuted(attrs->limits);
+    attrs->strides = permuted(attrs->strides);
+  } else if (auto* dims = dyn_cast<HloDimensionsInstruction>(result)) {
+    for (int64_t& d : dims->mutable_attrs()->dimensions) d = position[d];  // reverse, concatenate
+  } else if (auto* pad = dyn_cast<HloPadInstruction>(result)) {
+    PaddingConfig config;
+    for (int64_t d : out_order) {
+      *config.add_dimensions() = pad->padding_config().dimensions(d);
+    }
+    pad->mutable_attrs()->padding_config = config;
+  } else if (auto* dynamic_slice = dyn_cast<HloDynamicSliceInstruction>(result)) {
+    std::vector<int64_t>& sizes = dynamic_slice->mutable_attrs()->dynamic_slice_sizes;
+    sizes = permuted(sizes);
+  }
+  return result;
 }
 
 }  // namespace

@@ -117,6 +117,30 @@ ENTRY e {
 )");
 }
 
+TEST(LayoutNormalization, SlicingPaddingAndConcatenating) {
+  std::unique_ptr<HloModule> module = Normalize(R"(
+HloModule m
+
+ENTRY e {
+  a = f32[4,6]{0,1} parameter(0)
+  s = f32[2,3]{0,1} slice(a), slice={[1:3], [0:6:2]}
+  r = f32[2,3]{0,1} reverse(s), dimensions={1}
+  z = f32[] constant(-1)
+  p = f32[5,4]{0,1} pad(r, z), padding=1_2x0_1_0
+  b = f32[3,4]{1,0} parameter(1)
+  c = f32[8,4]{0,1} concatenate(p, b), dimensions={0}
+  i = s32[] constant(2)
+  j = s32[] constant(1)
+  d = f32[3,2]{0,1} dynamic-slice(c, i, j), dynamic_slice_sizes={3,2}
+  u = f32[8,4]{0,1} dynamic-update-slice(c, d, j, i)
+  ROOT t = (f32[3,2]{0,1}, f32[8,4]{0,1}) tuple(d, u)
+}
+)");
+  EXPECT_EQ(test::Structure(module->entry_computation()->root_instruction()->operand(0)),
+            "bitcast(dynamic-slice(concatenate(pad(reverse(slice(bitcast(parameter))), "
+            "constant), transpose(parameter)), constant, constant))");
+}
+
 TEST(LayoutNormalization, CalledComputationsKeepTheirInterfaces) {
   std::unique_ptr<HloModule> module = Normalize(R"(
 HloModule m
