@@ -331,5 +331,38 @@ ENTRY e {
   EXPECT_EQ(Slice(*assignment, *module, "f"), Slice(*assignment, *module, "b"));
 }
 
+TEST(BufferAssignment, BranchReturningItsParameterIsCopiedAndBadAliasesAreErrors) {
+  auto module = Parse(R"(
+HloModule m
+id {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] bitcast(x)
+}
+neg {
+  x = f32[8] parameter(0)
+  ROOT n = f32[8] negate(x)
+}
+ENTRY main {
+  i = s32[] parameter(0)
+  p = f32[8] parameter(1)
+  ROOT c = f32[8] conditional(i, p, p), branch_computations={id, neg}
+}
+)");
+  auto assignment = Assign(*module);
+  ASSERT_NE(assignment, nullptr);
+  // The identity branch returns the caller's parameter: the result cannot be
+  // that buffer, so the branch copies; the negate branch writes in place.
+  BufferSlice c = Slice(*assignment, *module, "c");
+  EXPECT_NE(c.allocation, Slice(*assignment, *module, "p").allocation);
+  EXPECT_EQ(Slice(*assignment, *module, "n"), c);
+  ASSERT_EQ(assignment->required_copies().size(), 1u);
+  EXPECT_EQ(assignment->required_copies()[0].from.instruction->name(), "y");
+  EXPECT_EQ(assignment->required_copies()[0].to.instruction->name(), "c");
+
+  ASSERT_TRUE(module->input_output_alias_config().SetUpAlias({}, 5, {}).ok());
+  auto bad = AssignBuffers(*module);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+}
+
 }  // namespace
 }  // namespace axle
