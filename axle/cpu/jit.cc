@@ -86,7 +86,7 @@ struct Jit::Impl {
     llvm::ModuleAnalysisManager mam;
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = true;
-    tuning.SLPVectorization = true;
+    tuning.SLPVectorization = options.slp_vectorization;
     tuning.LoopUnrolling = true;
     llvm::PassBuilder builder(target_machine.get(), tuning);
     builder.registerModuleAnalyses(mam);

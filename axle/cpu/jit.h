@@ -37,6 +37,8 @@ struct JitOptions {
   // Sets "prefer-vector-width"="512" on every function (the host must have
   // AVX-512 for it to matter).
   bool prefer_512_bit_vectors = true;
+  // The SLP vectorizer (the loop vectorizer is always on at O2/O3).
+  bool slp_vectorization = true;
   // Called with the IR text before and after optimization when set.
   IrHook ir_before_optimization;
   IrHook ir_after_optimization;

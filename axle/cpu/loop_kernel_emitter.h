@@ -3,7 +3,11 @@
 // A "loop fusion" is an HloComputation whose root is an array (or a tuple of
 // arrays of one shape, for multi-output fusion) computed from its
 // parameters by the ops the elemental emitter knows (elementwise ops and
-// index remapping). CompileLoopKernel turns it into a native function
+// index remapping). The root may also be a `reduce` of such an expression
+// with a scalar reduction computation (a reduction kernel: f32/f64 add and
+// multiply are reassociated into vector lanes, as XLA:CPU does; other
+// combiners fold in row-major order). CompileLoopKernel turns either into a
+// native function
 //
 //   void kernel(void** buffers, int64_t begin, int64_t end);
 //

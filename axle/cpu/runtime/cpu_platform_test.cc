@@ -1,0 +1,171 @@
+// The `cpu` platform through the client API: results agree with the
+// interpreter, aliasing works, unsupported ops are Unimplemented errors.
+#include <thread>
+
+#include "axle/base/status_macros.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/local_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using ::testing::HasSubstr;
+
+LocalClient* ClientFor(absl::string_view name) {
+  auto platform = PlatformUtil::GetPlatform(name);
+  CHECK(platform.ok()) << platform.status();
+  return *ClientLibrary::GetOrCreateLocalClient(*platform);
+}
+
+absl::StatusOr<Literal> RunOn(absl::string_view platform, absl::string_view text,
+                              const std::vector<Literal>& arguments) {
+  LocalClient* client = ClientFor(platform);
+  AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
+  AXLE_ASSIGN_OR_RETURN(auto executable, client->Compile(std::move(module), {}));
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(argument, 0));
+    buffers.push_back(std::move(buffer));
+  }
+  for (const auto& buffer : buffers) pointers.push_back(&buffer);
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, {}));
+  return client->ShapedBufferToLiteral(result);
+}
+
+Literal Iota(const Shape& shape, float scale, float offset) {
+  Literal literal(shape);
+  auto data = literal.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) data[i] = scale * static_cast<float>(i % 101) + offset;
+  return literal;
+}
+
+void ExpectAgrees(absl::string_view text, const std::vector<Literal>& arguments) {
+  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::Status near = LiteralsNear(*reference, *cpu, ErrorSpec(1e-5, 1e-5));
+  EXPECT_TRUE(near.ok()) << near;
+}
+
+TEST(CpuPlatformTest, IsRegisteredUnderXlasNames) {
+  auto platform = PlatformUtil::GetPlatform("cpu");
+  ASSERT_TRUE(platform.ok()) << platform.status();
+  EXPECT_EQ((*platform)->Name(), "Host");
+  EXPECT_EQ(*PlatformUtil::GetPlatform("Host"), *platform);
+  EXPECT_EQ(*PlatformUtil::GetDefaultPlatform(), *platform);
+}
+
+TEST(CpuPlatformTest, FusedElementwiseChainAgreesWithTheInterpreter) {
+  Shape shape = ShapeUtil::MakeShape(F32, {64, 33});
+  ExpectAgrees(R"(
+HloModule chain
+ENTRY e {
+  a = f32[64,33] parameter(0)
+  b = f32[64,33] parameter(1)
+  c = f32[64,33] parameter(2)
+  ab = f32[64,33] multiply(a, b)
+  abc = f32[64,33] add(ab, c)
+  zero = f32[] constant(0)
+  zeros = f32[64,33] broadcast(zero), dimensions={}
+  relu = f32[64,33] maximum(abc, zeros)
+  half = f32[] constant(0.5)
+  halves = f32[64,33] broadcast(half), dimensions={}
+  scaled = f32[64,33] multiply(relu, halves)
+  ROOT out = f32[64,33] subtract(scaled, a)
+})",
+               {Iota(shape, 0.1f, -3), Iota(shape, -0.05f, 2), Iota(shape, 0.01f, 0)});
+}
+
+TEST(CpuPlatformTest, ReductionsTuplesAndTranscendentals) {
+  Shape shape = ShapeUtil::MakeShape(F32, {16, 40});
+  ExpectAgrees(R"(
+HloModule softmaxish
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[16,40] parameter(0)
+  t = f32[16,40] tanh(p)
+  x = f32[16,40] exponential(t)
+  z = f32[] constant(0)
+  sum = f32[16] reduce(x, z), dimensions={1}, to_apply=add
+  tp = f32[40,16] transpose(x), dimensions={1,0}
+  ROOT r = (f32[16], f32[40,16], f32[16,40]) tuple(sum, tp, p)
+})",
+               {Iota(shape, 0.03f, -1.5f)});
+}
+
+TEST(CpuPlatformTest, DonatedInputIsUpdatedInPlace) {
+  LocalClient* client = ClientFor("cpu");
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule increment, input_output_alias={ {}: 0 }
+ENTRY entry {
+  %p = f32[8] parameter(0)
+  %c = f32[] constant(1)
+  %b = f32[8] broadcast(%c), dimensions={}
+  ROOT %out = f32[8] add(%p, %b)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto executable = client->Compile(std::move(*module), {});
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  Literal value = Iota(ShapeUtil::MakeShape(F32, {8}), 1, 0);
+  ScopedShapedBuffer argument = *client->LiteralToShapedBuffer(value, 0);
+  const void* address = argument.root_buffer().opaque();
+  std::vector<ExecutionInput> inputs;
+  inputs.push_back(ExecutionInput::Donate(&argument));
+  auto output = (*executable)->Run(std::move(inputs), {});
+  ASSERT_TRUE(output.ok()) << output.status();
+  EXPECT_EQ(output->Result().root_buffer().opaque(), address);
+  Literal result = *client->ShapedBufferToLiteral(output->Result());
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(result.data<float>()[i], value.data<float>()[i] + 1);
+}
+
+TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
+  absl::Status status = RunOn("cpu", R"(
+HloModule m
+ENTRY e {
+  a = f32[2,2] parameter(0)
+  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                              {Iota(ShapeUtil::MakeShape(F32, {2, 2}), 1, 0)})
+                            .status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), HasSubstr("dot"));
+}
+
+TEST(CpuPlatformTest, OneExecutableFromEightThreads) {
+  LocalClient* client = ClientFor("cpu");
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  p = f32[256] parameter(0)
+  l = f32[256] logistic(p)
+  ROOT r = f32[256] multiply(l, p)
+})");
+  ASSERT_TRUE(module.ok());
+  auto executable = client->Compile(std::move(*module), {});
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  ScopedShapedBuffer argument =
+      *client->LiteralToShapedBuffer(Iota(ShapeUtil::MakeShape(F32, {256}), 0.1f, -5), 0);
+  Literal expected = *client->ShapedBufferToLiteral(*(*executable)->Run({&argument}, {}));
+  std::vector<Literal> results(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto result = (*executable)->Run({&argument}, {});
+      if (result.ok()) results[t] = *client->ShapedBufferToLiteral(*result);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(results[t], expected) << "thread " << t;
+}
+
+}  // namespace
+}  // namespace axle
