@@ -1,13 +1,16 @@
 // A user program written against XLA's API and include paths, built against
 // an installed Axle (see CMakeLists.txt beside it): it registers a custom-call
 // target, builds a computation with XlaBuilder that calls it, prints the HLO
-// and runs it on the interpreter. Exit code 0 when the values are right.
+// and compiles and runs it on the interpreter through xla::LocalClient. Exit
+// code 0 when the values are right.
 
 #include <cstdio>
 #include <vector>
 
-#include "axle/runtime/host_custom_call.h"
+#include "xla/client/client_library.h"
+#include "xla/client/local_client.h"
 #include "xla/client/xla_builder.h"
+#include "xla/service/platform_util.h"
 #include "xla/literal_util.h"
 #include "xla/service/custom_call_target_registry.h"
 
@@ -50,12 +53,30 @@ int main() {
 
   xla::Literal x_value = xla::LiteralUtil::CreateR1<float>({1, 2, 3, 4});
   xla::Literal y_value = xla::LiteralUtil::CreateR1<float>({0.5f, -1, 10, 0});
-  axle::HloEvaluator evaluator;
-  axle::InstallHostCustomCalls(&evaluator);
-  absl::StatusOr<xla::Literal> result =
-      evaluator.Evaluate(computation->module(), {&x_value, &y_value});
+  // Compile and run it the way XLA's LocalClient users do.
+  auto platform = xla::PlatformUtil::GetPlatform("interpreter");
+  if (!platform.ok()) {
+    std::fprintf(stderr, "platform: %s\n", platform.status().ToString().c_str());
+    return 1;
+  }
+  xla::LocalClient* client = xla::ClientLibrary::GetOrCreateLocalClient(*platform).value();
+  xla::Shape shape = xla::ShapeUtil::MakeShape(xla::F32, {4});
+  auto executables = client->Compile(*computation, {&shape, &shape}, xla::ExecutableBuildOptions());
+  if (!executables.ok()) {
+    std::fprintf(stderr, "compiling: %s\n", executables.status().ToString().c_str());
+    return 1;
+  }
+  xla::ScopedShapedBuffer x_buffer = client->LiteralToShapedBuffer(x_value, 0).value();
+  xla::ScopedShapedBuffer y_buffer = client->LiteralToShapedBuffer(y_value, 0).value();
+  absl::StatusOr<xla::ScopedShapedBuffer> output =
+      executables->front()->Run({&x_buffer, &y_buffer}, xla::ExecutableRunOptions());
+  if (!output.ok()) {
+    std::fprintf(stderr, "running: %s\n", output.status().ToString().c_str());
+    return 1;
+  }
+  absl::StatusOr<xla::Literal> result = client->ShapedBufferToLiteral(*output);
   if (!result.ok()) {
-    std::fprintf(stderr, "running: %s\n", result.status().ToString().c_str());
+    std::fprintf(stderr, "reading the result: %s\n", result.status().ToString().c_str());
     return 1;
   }
   std::printf("result: %s\n", result->ToString().c_str());
