@@ -31,9 +31,13 @@
 namespace axle {
 namespace {
 
-constexpr const char* kCleanupPasses[] = {
-    "constant-folding", "cse", "call-inliner", "tuple-simplifier", "while-loop-simplifier",
-    "while-loop-invariant-code-motion", "dce"};
+constexpr const char* kCleanupPasses[] = {"constant-folding",
+                                          "cse",
+                                          "call-inliner",
+                                          "tuple-simplifier",
+                                          "while-loop-simplifier",
+                                          "while-loop-invariant-code-motion",
+                                          "dce"};
 
 // Output elements summed over instructions (dot and convolution times their
 // reduction length): a rough bound on one interpreter run. Kept small so that
@@ -56,7 +60,8 @@ double EstimateCost(const HloModule& module) {
         per_element = static_cast<double>(ShapeUtil::ElementsIn(kernel));
       }
       for (const HloInstruction* operand : instruction->operands()) {
-        if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
+        if (operand->shape().IsArray())
+          elements += static_cast<double>(operand->shape().num_elements());
       }
       cost += elements * per_element;
     }

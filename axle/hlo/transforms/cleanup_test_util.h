@@ -79,7 +79,8 @@ inline std::unique_ptr<HloModule> RunAndCompare(HloPassInterface& pass, absl::st
   EXPECT_EQ(RunPass(pass, module.get()), expect_change) << module->ToString();
   Literal after = Evaluate(*module);
   EXPECT_EQ(before, after) << "before: " << before.ToString() << "\nafter: " << after.ToString()
-                           << "\n" << module->ToString();
+                           << "\n"
+                           << module->ToString();
   return module;
 }
 

@@ -51,9 +51,8 @@ absl::StatusOr<Literal> Evaluate(const HloInstruction& instruction, HloEvaluator
   std::vector<const Literal*> arguments;
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
     const HloInstruction* operand = instruction.operand(i);
-    auto parameter =
-        std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, operand->shape(),
-                                                  absl::Span<HloInstruction* const>{});
+    auto parameter = std::make_unique<HloParameterInstruction>(
+        HloOpcode::kParameter, operand->shape(), absl::Span<HloInstruction* const>{});
     parameter->mutable_attrs()->parameter_number = i;
     parameter->SetName(absl::StrCat("p", i));
     parameters.push_back(scratch.AddInstruction(std::move(parameter)));

@@ -97,7 +97,8 @@ absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
     }
     // Redirect this computation's own calls to merged callees first.
     for (HloInstruction* instruction : computation->instructions()) {
-      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size()); ++i) {
+      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size());
+           ++i) {
         auto it = replacement.find(instruction->called_computations()[i]);
         if (it != replacement.end()) instruction->set_called_computation(i, it->second);
       }
@@ -108,7 +109,8 @@ absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
   if (replacement.empty()) return false;
   for (HloComputation* caller : module->computations()) {
     for (HloInstruction* instruction : caller->instructions()) {
-      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size()); ++i) {
+      for (int64_t i = 0; i < static_cast<int64_t>(instruction->called_computations().size());
+           ++i) {
         auto it = replacement.find(instruction->called_computations()[i]);
         if (it != replacement.end()) instruction->set_called_computation(i, it->second);
       }
@@ -138,7 +140,8 @@ absl::StatusOr<bool> MergeInstructions(HloComputation* computation) {
     if (auto* constant = dyn_cast<HloConstantInstruction>(instruction)) {
       if (constant->attrs().elided) continue;  // values unknown
       std::string key = ShapeToHloString(instruction->shape());
-      if (instruction->has_sharding()) absl::StrAppend(&key, " ", instruction->sharding().ToString());
+      if (instruction->has_sharding())
+        absl::StrAppend(&key, " ", instruction->sharding().ToString());
       std::vector<HloInstruction*>& group = constants_by_shape[key];
       for (HloInstruction* other : group) {
         if (cast<HloConstantInstruction>(other)->literal() == constant->literal()) {

@@ -1,4 +1,5 @@
-// Registers the constant folding, CSE, call inlining, tuple simplification, while-loop simplification passes under their --passes names.
+// Registers the constant folding, CSE, call inlining, tuple simplification, while-loop
+// simplification passes under their --passes names.
 #include <memory>
 
 #include "axle/hlo/pass/pass_registry.h"

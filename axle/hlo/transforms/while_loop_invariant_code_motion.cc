@@ -22,7 +22,8 @@ HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64
   return computation->AddInstruction(std::move(gte));
 }
 
-HloInstruction* AddTuple(HloComputation* computation, const std::vector<HloInstruction*>& elements) {
+HloInstruction* AddTuple(HloComputation* computation,
+                         const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
   for (const HloInstruction* element : elements) shapes.push_back(element->shape());
   return computation->AddInstruction(

@@ -37,23 +37,34 @@ bool IsStateElement(const HloInstruction* instruction, const HloComputation& com
 
 bool Compare(ComparisonDirection direction, int64_t a, int64_t b) {
   switch (direction) {
-    case ComparisonDirection::kEq: return a == b;
-    case ComparisonDirection::kNe: return a != b;
-    case ComparisonDirection::kGe: return a >= b;
-    case ComparisonDirection::kGt: return a > b;
-    case ComparisonDirection::kLe: return a <= b;
-    case ComparisonDirection::kLt: return a < b;
+    case ComparisonDirection::kEq:
+      return a == b;
+    case ComparisonDirection::kNe:
+      return a != b;
+    case ComparisonDirection::kGe:
+      return a >= b;
+    case ComparisonDirection::kGt:
+      return a > b;
+    case ComparisonDirection::kLe:
+      return a <= b;
+    case ComparisonDirection::kLt:
+      return a < b;
   }
   return false;
 }
 
 ComparisonDirection Swapped(ComparisonDirection direction) {
   switch (direction) {
-    case ComparisonDirection::kGe: return ComparisonDirection::kLe;
-    case ComparisonDirection::kGt: return ComparisonDirection::kLt;
-    case ComparisonDirection::kLe: return ComparisonDirection::kGe;
-    case ComparisonDirection::kLt: return ComparisonDirection::kGt;
-    default: return direction;
+    case ComparisonDirection::kGe:
+      return ComparisonDirection::kLe;
+    case ComparisonDirection::kGt:
+      return ComparisonDirection::kLt;
+    case ComparisonDirection::kLe:
+      return ComparisonDirection::kGe;
+    case ComparisonDirection::kLt:
+      return ComparisonDirection::kGt;
+    default:
+      return direction;
   }
 }
 
@@ -67,7 +78,8 @@ std::optional<int64_t> InitElement(const HloInstruction* init, int64_t index) {
   }
   const Literal& element = constant->literal().tuple_element(index);
   PrimitiveType type = element.shape().element_type();
-  if (!element.shape().IsScalar() || (type != S32 && type != S64 && type != U32)) return std::nullopt;
+  if (!element.shape().IsScalar() || (type != S32 && type != S64 && type != U32))
+    return std::nullopt;
   return element.GetIntegralAsS64(0);
 }
 
@@ -79,7 +91,8 @@ HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64
   return computation->AddInstruction(std::move(gte));
 }
 
-HloInstruction* AddTuple(HloComputation* computation, const std::vector<HloInstruction*>& elements) {
+HloInstruction* AddTuple(HloComputation* computation,
+                         const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
   for (const HloInstruction* element : elements) shapes.push_back(element->shape());
   return computation->AddInstruction(
@@ -224,8 +237,8 @@ std::optional<int64_t> CountWhileTrips(const HloInstruction& loop, int64_t limit
   // Stay far from the narrowest accepted type's (s32, u32) wrap-around.
   constexpr int64_t kSafe = int64_t{1} << 30;
   for (int64_t trips = 0; trips < limit; ++trips) {
-    if (*value < -kSafe || *value > kSafe || *bound < -kSafe || *bound > kSafe ||
-        *step < -kSafe || *step > kSafe) {
+    if (*value < -kSafe || *value > kSafe || *bound < -kSafe || *bound > kSafe || *step < -kSafe ||
+        *step > kSafe) {
       return std::nullopt;
     }
     if (!Compare(direction, *value, *bound)) return trips;
