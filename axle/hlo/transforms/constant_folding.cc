@@ -32,12 +32,18 @@ bool IsFoldable(const HloInstruction& instruction) {
     default:
       break;
   }
-  if (instruction.operand_count() == 0 || !instruction.shape().IsArray()) return false;
+  if (instruction.operand_count() == 0 || !instruction.shape().IsArray() ||
+      instruction.shape().is_dynamic()) {
+    return false;
+  }
   if (ArrayElements(instruction.shape()) > HloConstantFolding::kMaxElements) return false;
   for (const HloInstruction* operand : instruction.operands()) {
     const auto* constant = dyn_cast<HloConstantInstruction>(operand);
     if (constant == nullptr || constant->attrs().elided) return false;
-    if (ArrayElements(operand->shape()) > HloConstantFolding::kMaxElements) return false;
+    if (ArrayElements(operand->shape()) > HloConstantFolding::kMaxElements ||
+        operand->shape().is_dynamic()) {
+      return false;
+    }
   }
   return instruction.control_predecessors().empty() && instruction.control_successors().empty() &&
          IsPureValue(instruction);

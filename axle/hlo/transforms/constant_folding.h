@@ -6,7 +6,7 @@
 // instructions without operands (parameters, iota, rng state, replica and
 // partition ids), broadcasts and iotas (XLA keeps those: folding them only
 // makes large constants), tuples and other non-array results, while loops,
-// custom calls, anything with a side effect or calling a computation with
+// custom calls, dynamic shapes, anything with a side effect or calling a computation with
 // one (rng, infeed, recv, ...; see side_effects.h), constants whose values
 // were elided in the text, and results or operands of more than 45M
 // elements. An instruction the interpreter cannot evaluate is left as it is.
