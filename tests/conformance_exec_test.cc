@@ -26,42 +26,6 @@
 namespace axle {
 namespace {
 
-// A rough count of the scalar operations one run performs: output elements
-// for most ops, times the reduction length for dot and convolution. Loops
-// count once. The interpreter is an oracle, not a fast path: modules far
-// beyond what it does in a second (XLA's benchmark-sized convolutions) are
-// left to the compiled backends.
-double EstimateCost(const HloModule& module) {
-  double cost = 0;
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      double elements = 0;
-      ShapeUtil::ForEachLeafShape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
-        if (shape.IsArray()) elements += static_cast<double>(shape.num_elements());
-      });
-      double per_element = 1;
-      if (const auto* dot = dyn_cast<HloDotInstruction>(instruction)) {
-        for (int64_t d : dot->dot_dimension_numbers().lhs_contracting_dimensions()) {
-          per_element *= static_cast<double>(instruction->operand(0)->shape().dimensions(d));
-        }
-      } else if (const auto* conv = dyn_cast<HloConvolutionInstruction>(instruction)) {
-        const auto& dnums = conv->convolution_dimension_numbers();
-        const Shape& kernel = instruction->operand(1)->shape();
-        per_element = static_cast<double>(kernel.dimensions(dnums.kernel_input_feature_dimension()));
-        for (int64_t d : dnums.kernel_spatial_dimensions()) per_element *= kernel.dimensions(d);
-      } else if (instruction->opcode() == HloOpcode::kReduce ||
-                 instruction->opcode() == HloOpcode::kReduceWindow) {
-        elements = 0;
-        for (const HloInstruction* operand : instruction->operands()) {
-          if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
-        }
-      }
-      cost += elements * per_element;
-    }
-  }
-  return cost;
-}
-
 constexpr double kMaxCost = 2e8;
 
 absl::StatusOr<Literal> RunOnce(const HloModule& module, uint64_t seed) {
@@ -94,7 +58,7 @@ TEST(ConformanceExec, EveryExecModuleRunsOnTheInterpreter) {
       failures.push_back(absl::StrCat(entry.file, ": verify: ", verified.message()));
       continue;
     }
-    if (EstimateCost(**module) > kMaxCost) {
+    if (testing::EstimateCost(**module) > kMaxCost) {
       too_big.push_back(entry.file);
       continue;
     }

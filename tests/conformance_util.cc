@@ -1,5 +1,7 @@
 #include "tests/conformance_util.h"
 
+#include "axle/hlo/ir/hlo_instructions.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -44,5 +46,37 @@ std::vector<CorpusEntry> ReadManifest() {
   }
   return entries;
 }
+
+double EstimateCost(const HloModule& module) {
+  double cost = 0;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      double elements = 0;
+      ShapeUtil::ForEachLeafShape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
+        if (shape.IsArray()) elements += static_cast<double>(shape.num_elements());
+      });
+      double per_element = 1;
+      if (const auto* dot = dyn_cast<HloDotInstruction>(instruction)) {
+        for (int64_t d : dot->dot_dimension_numbers().lhs_contracting_dimensions()) {
+          per_element *= static_cast<double>(instruction->operand(0)->shape().dimensions(d));
+        }
+      } else if (const auto* conv = dyn_cast<HloConvolutionInstruction>(instruction)) {
+        const auto& dnums = conv->convolution_dimension_numbers();
+        const Shape& kernel = instruction->operand(1)->shape();
+        per_element = static_cast<double>(kernel.dimensions(dnums.kernel_input_feature_dimension()));
+        for (int64_t d : dnums.kernel_spatial_dimensions()) per_element *= kernel.dimensions(d);
+      } else if (instruction->opcode() == HloOpcode::kReduce ||
+                 instruction->opcode() == HloOpcode::kReduceWindow) {
+        elements = 0;
+        for (const HloInstruction* operand : instruction->operands()) {
+          if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
+        }
+      }
+      cost += elements * per_element;
+    }
+  }
+  return cost;
+}
+
 
 }  // namespace axle::testing

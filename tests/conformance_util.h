@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "axle/hlo/ir/hlo_module.h"
+
 namespace axle::testing {
 
 struct CorpusEntry {
@@ -21,6 +23,12 @@ std::string CorpusRoot();
 // Every MANIFEST.tsv row; empty when the corpus is missing.
 std::vector<CorpusEntry> ReadManifest();
 std::string ReadWholeFile(const std::string& path);
+
+// A rough count of the scalar operations one run of `module` performs:
+// output elements for most ops, times the reduction length for dot and
+// convolution; loops count once. Tests skip modules far beyond what the
+// interpreter does in a second.
+double EstimateCost(const HloModule& module);
 
 }  // namespace axle::testing
 

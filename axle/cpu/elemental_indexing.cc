@@ -136,9 +136,21 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       const auto& sizes = cast<HloDynamicSliceInstruction>(&hlo)->dynamic_slice_sizes();
       const Shape& operand_shape = hlo.operand(0)->shape();
       IrIndex operand_index(index.size());
+      // XLA's older form passes every start in one rank-1 operand.
+      const bool start_vector = hlo.operand_count() == 2 && hlo.operand(1)->shape().rank() == 1;
+      if (!start_vector && hlo.operand_count() != static_cast<int64_t>(index.size()) + 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CPU codegen: dynamic-slice ", hlo.name(), " has ", hlo.operand_count() - 1,
+            " start operands for rank ", index.size()));
+      }
       for (size_t i = 0; i < index.size(); ++i) {
-        AXLE_ASSIGN_OR_RETURN(llvm::Value * start, operands[i + 1](IrIndex{}));
-        const PrimitiveType start_type = hlo.operand(i + 1)->shape().element_type();
+        llvm::Value* start;
+        if (start_vector) {
+          AXLE_ASSIGN_OR_RETURN(start, operands[1](IrIndex{I64(static_cast<int64_t>(i))}));
+        } else {
+          AXLE_ASSIGN_OR_RETURN(start, operands[i + 1](IrIndex{}));
+        }
+        const PrimitiveType start_type = hlo.operand(start_vector ? 1 : i + 1)->shape().element_type();
         const bool is_signed = pu::IsSignedIntegralType(start_type);
         llvm::Value* start64 = b_.CreateIntCast(start, b_.getInt64Ty(), is_signed);
         const int64_t high = operand_shape.dimensions(i) - sizes[i];

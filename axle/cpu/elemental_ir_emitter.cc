@@ -255,6 +255,16 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
     }
     case HloOpcode::kBitcastConvert: {
+      // Only same-width bitcast-converts are element-wise (the others change
+      // the rank); reject those before indexing the operand with the
+      // result's index.
+      if (hlo.operand(0)->shape().rank() != hlo.shape().rank()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "CPU codegen: bitcast-convert from ",
+            pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()), " to ",
+            pu::LowercasePrimitiveTypeName(type), " (different widths) is not implemented (",
+            hlo.name(), ")"));
+      }
       AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
       return EmitBitcastConvert(hlo, x);
     }

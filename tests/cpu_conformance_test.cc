@@ -1,0 +1,108 @@
+//===- cpu_conformance_test.cc - XLA's exec/ modules on the cpu platform ---===//
+//
+// Every exec/ module the cpu platform compiles runs there and on the
+// interpreter with the same generated inputs; the results must agree within
+// XLA's default tolerance (1e-3 absolute and relative; integers exactly).
+// Modules with ops the cpu platform does not support yet must fail to
+// compile with Unimplemented naming the op; the test prints how many of
+// each there are.
+//
+//===----------------------------------------------------------------------===//
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/local_client.h"
+#include "gtest/gtest.h"
+#include "tests/conformance_util.h"
+#include "tools/fake_arguments.h"
+
+namespace axle {
+namespace {
+
+constexpr double kMaxCost = 2e8;
+
+absl::StatusOr<Literal> RunOn(LocalExecutable& executable, LocalClient& client,
+                            const std::vector<Literal>& arguments) {
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    absl::StatusOr<ScopedShapedBuffer> buffer = client.LiteralToShapedBuffer(argument, 0);
+    if (!buffer.ok()) return buffer.status();
+    buffers.push_back(std::move(*buffer));
+  }
+  for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
+  absl::StatusOr<ScopedShapedBuffer> result = executable.Run(pointers, ExecutableRunOptions());
+  if (!result.ok()) return result.status();
+  return client.ShapedBufferToLiteral(*result);
+}
+
+TEST(CpuConformance, ExecModulesAgreeWithTheInterpreter) {
+  std::vector<testing::CorpusEntry> entries = testing::ReadManifest();
+  if (entries.empty()) GTEST_SKIP() << "conformance corpus not found at " << testing::CorpusRoot();
+  LocalClient* cpu = *ClientLibrary::GetOrCreateLocalClient(*PlatformUtil::GetPlatform("cpu"));
+  LocalClient* interpreter =
+      *ClientLibrary::GetOrCreateLocalClient(*PlatformUtil::GetPlatform("interpreter"));
+  int agreed = 0, other_compile_errors = 0;
+  std::map<std::string, int> unsupported;  // reason -> modules
+  std::vector<std::string> failures;
+  for (const testing::CorpusEntry& entry : entries) {
+    if (!absl::StartsWith(entry.file, "exec/") || entry.expects_error) continue;
+    auto module = ParseAndReturnUnverifiedModule(testing::ReadWholeFile(entry.path), entry.file);
+    if (!module.ok() || testing::EstimateCost(**module) > kMaxCost) continue;
+    absl::StatusOr<std::vector<Literal>> arguments = MakeFakeArguments(**module, 7);
+    if (!arguments.ok()) continue;
+    if (std::getenv("AXLE_TRACE")) std::fprintf(stderr, "%s\n", entry.file.c_str());
+    auto reference_module = (*module)->Clone();
+    absl::StatusOr<std::unique_ptr<LocalExecutable>> compiled =
+        cpu->Compile(std::move(*module), ExecutableBuildOptions());
+    if (!compiled.ok()) {
+      if (absl::IsUnimplemented(compiled.status())) {
+        // Group by the message without the instruction it names.
+        std::string message(compiled.status().message());
+        std::string reason = message.substr(0, message.rfind(" ("));
+        size_t op = message.rfind(", ");
+        if (absl::StartsWith(message, "cpu platform:") && op != std::string::npos) {
+          reason += " [" + message.substr(op + 2, message.size() - op - 3) + "]";
+        }
+        ++unsupported[reason];
+      } else {
+        // Custom-call targets, multi-device modules: not the cpu's concern.
+        ++other_compile_errors;
+      }
+      continue;
+    }
+    absl::StatusOr<std::unique_ptr<LocalExecutable>> reference =
+        interpreter->Compile(std::move(reference_module), ExecutableBuildOptions());
+    if (!reference.ok()) continue;
+    absl::StatusOr<Literal> expected = RunOn(**reference, *interpreter, *arguments);
+    if (!expected.ok()) continue;
+    absl::StatusOr<Literal> actual = RunOn(**compiled, *cpu, *arguments);
+    if (!actual.ok()) {
+      failures.push_back(absl::StrCat(entry.file, ": cpu run: ", actual.status().message()));
+      continue;
+    }
+    absl::Status near = LiteralsNear(*expected, *actual, ErrorSpec(1e-3, 1e-3));
+    if (!near.ok()) {
+      failures.push_back(absl::StrCat(entry.file, ": differs: ", near.message()));
+      continue;
+    }
+    ++agreed;
+  }
+  int total_unsupported = 0;
+  for (const auto& [reason, count] : unsupported) total_unsupported += count;
+  std::printf("cpu platform on exec/: %d agree with the interpreter, %d not supported yet, "
+              "%d other compile errors, %zu failed\n",
+              agreed, total_unsupported, other_compile_errors, failures.size());
+  for (const auto& [reason, count] : unsupported) std::printf("  %3d  %s\n", count, reason.c_str());
+  for (const std::string& failure : failures) ADD_FAILURE() << failure;
+  EXPECT_GT(agreed, 10);
+}
+
+}  // namespace
+}  // namespace axle
