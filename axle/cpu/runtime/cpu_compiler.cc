@@ -148,32 +148,28 @@ class ProgramBuilder {
           AXLE_RETURN_IF_ERROR(Forward(instruction->operand(0), {}, instruction, {}));
           break;
         case HloOpcode::kFusion: {
+          std::vector<int64_t> operand_values;
+          for (const HloInstruction* operand : instruction->operands()) {
+            auto it = values_.find({operand, {}});
+            if (it == values_.end()) {
+              return Unsupported(*instruction, "a fusion operand that is not an array");
+            }
+            operand_values.push_back(it->second);
+          }
+          std::vector<int64_t> output_values;
+          ShapeUtil::ForEachLeafShape(
+              instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+                output_values.push_back(DefineTemporary(instruction, index, shape));
+              });
           const auto* fusion = cast<HloFusionInstruction>(instruction);
           CpuCompileOptions options;
           options.kernel_name = absl::StrCat("kernel_", kernel_number++);
           AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
                                 CompileLoopKernel(*fusion->fused_instructions_computation(),
                                                   options));
-          KernelStep step;
-          step.kernel = kernel.get();
-          program_.kernels.push_back(std::move(kernel));
-          for (const HloInstruction* operand : instruction->operands()) {
-            auto it = values_.find({operand, {}});
-            if (it == values_.end()) {
-              return Unsupported(*instruction, "a fusion operand that is not an array");
-            }
-            step.operand_values.push_back(it->second);
-          }
-          ShapeUtil::ForEachLeafShape(
-              instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-                ValueSlot slot;
-                slot.kind = ValueSlot::Kind::kTemporary;
-                slot.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
-                slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
-                program_.temporary_sizes.push_back(slot.size_bytes);
-                step.output_values.push_back(Define(instruction, index, slot));
-              });
-          program_.steps.push_back(std::move(step));
+          program_.thunks.push_back(std::make_unique<KernelThunk>(
+              instruction->name(), std::move(kernel), std::move(operand_values),
+              std::move(output_values)));
           break;
         }
         default:
@@ -201,6 +197,15 @@ class ProgramBuilder {
     program_.values.push_back(std::move(slot));
     values_[{instruction, index}] = id;
     return id;
+  }
+  int64_t DefineTemporary(const HloInstruction* instruction, const ShapeIndex& index,
+                          const Shape& shape) {
+    ValueSlot slot;
+    slot.kind = ValueSlot::Kind::kTemporary;
+    slot.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
+    slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+    program_.temporary_sizes.push_back(slot.size_bytes);
+    return Define(instruction, index, slot);
   }
   // Every array leaf of `from` under `from_index` is also the leaf of `to`
   // under `to_index`.

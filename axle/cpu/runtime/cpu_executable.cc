@@ -35,12 +35,15 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
     }
     return nullptr;
   };
-  std::vector<void*> buffers;
-  for (const KernelStep& step : program_.steps) {
-    buffers.clear();
-    for (int64_t value : step.operand_values) buffers.push_back(address(value));
-    for (int64_t value : step.output_values) buffers.push_back(address(value));
-    step.kernel->Run(buffers.data());
+  ThunkContext context;
+  context.address = address;
+  context.run_options = &options;
+  for (const std::unique_ptr<Thunk>& thunk : program_.thunks) {
+    absl::Status status = thunk->Execute(context);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
+    }
   }
   for (const auto& [index, value] : program_.result_leaves) {
     void* destination = const_cast<void*>(result.buffer(index).opaque());

@@ -2,10 +2,10 @@
 //
 // A CpuExecutable runs the entry computation of a module the CPU compiler
 // has prepared: after fusion every array-producing instruction of the entry
-// is a fusion compiled into a loop (or reduction) kernel, and the rest is
-// plumbing (parameter, constant, tuple, get-tuple-element, bitcast). Steps
-// run in the entry's post order; each kernel reads its operands' buffers and
-// writes its own. Temporaries come from the run's allocator (a pool that
+// is a thunk (thunk.h; today a fusion compiled into a loop or reduction
+// kernel), and the rest is plumbing (parameter, constant, tuple,
+// get-tuple-element, bitcast). Thunks run in the entry's post order; each
+// reads its operands' buffers and writes its own. Temporaries come from the run's allocator (a pool that
 // keeps its blocks, so steady-state runs do not fault pages in); the root's
 // leaves are copied into the result buffers at the end.
 //
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "axle/core/literal.h"
-#include "axle/cpu/loop_kernel_emitter.h"
+#include "axle/cpu/runtime/thunk.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -37,19 +37,12 @@ struct ValueSlot {
   int64_t size_bytes = 0;
 };
 
-// One kernel launch: operands' slots, then the outputs' slots.
-struct KernelStep {
-  const CompiledKernel* kernel = nullptr;
-  std::vector<int64_t> operand_values;
-  std::vector<int64_t> output_values;
-};
-
 struct CpuProgram {
   std::vector<ValueSlot> values;
   std::vector<Literal> constants;
   std::vector<int64_t> temporary_sizes;
-  std::vector<std::unique_ptr<CompiledKernel>> kernels;
-  std::vector<KernelStep> steps;
+  // Run in order.
+  std::vector<std::unique_ptr<Thunk>> thunks;
   // For each leaf of the result (pre-order over array leaves): its value.
   std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
 };
