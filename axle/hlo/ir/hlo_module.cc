@@ -75,10 +75,12 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
     reachable.insert(entry_);
   }
   // Unreachable computations (and their callees) first, in insertion order.
+  // A callee always comes before its callers, also when an unreachable
+  // computation calls one the entry reaches too.
   for (const auto& c : computations_) {
     if (reachable.contains(c.get()) || added.contains(c.get())) continue;
     for (HloComputation* callee : c->MakeEmbeddedComputationsList()) {
-      if (!reachable.contains(callee) && added.insert(callee).second) order.push_back(callee);
+      if (added.insert(callee).second) order.push_back(callee);
     }
     if (added.insert(c.get()).second) order.push_back(c.get());
   }
