@@ -1,0 +1,169 @@
+//===- thread_pool.cc - The process-wide intra-op thread pool --------------===//
+//
+// One job at a time: a ParallelFor publishes its Job (on the caller's stack)
+// as current_job_, wakes as many workers as it can use and claims blocks
+// itself through an atomic counter. Workers that wake join the job under
+// the mutex (so the caller knows who still touches it), claim blocks until
+// none are left, and leave. The caller, out of blocks, withdraws the job and
+// waits until every worker that joined has left; then all blocks are done.
+// A second caller that finds a job published runs its own blocks inline.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/base/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace axle {
+namespace {
+
+thread_local bool in_parallel_region = false;
+
+// Sets in_parallel_region for the lifetime of the object.
+class ParallelRegion {
+ public:
+  ParallelRegion() : previous_(in_parallel_region) { in_parallel_region = true; }
+  ~ParallelRegion() { in_parallel_region = previous_; }
+
+ private:
+  bool previous_;
+};
+
+}  // namespace
+
+struct ThreadPool::Job {
+  absl::FunctionRef<void(int64_t, int64_t)> fn;
+  int64_t n = 0;
+  int64_t block_size = 0;
+  int64_t num_blocks = 0;
+  std::atomic<int64_t> next_block{0};
+  // Workers that may still join, and workers inside; guarded by the pool's
+  // mutex.
+  int open_seats = 0;
+  int active_workers = 0;
+  std::condition_variable workers_left;
+};
+
+ThreadPool::ThreadPool(int num_threads) {
+  const int workers = std::max(num_threads, 1) - 1;
+  workers_.reserve(workers);
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    shutting_down_ = true;
+  }
+  work_available_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+absl::StatusOr<int> ThreadPool::ParseNumThreads(const char* text) {
+  int value = 0;
+  if (text == nullptr || !absl::SimpleAtoi(text, &value) || value < 1 || value > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AXLE_NUM_THREADS must be an integer in [1, 1024], got \"",
+                     text == nullptr ? "" : text, "\""));
+  }
+  return value;
+}
+
+int ThreadPool::DefaultNumThreads() {
+  if (const char* text = std::getenv("AXLE_NUM_THREADS"); text != nullptr) {
+    absl::StatusOr<int> parsed = ParseNumThreads(text);
+    if (parsed.ok()) return *parsed;
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+ThreadPool& ThreadPool::Default() {
+  // Never destroyed: workers must outlive static destructors that may run
+  // kernels.
+  static ThreadPool* pool = new ThreadPool(DefaultNumThreads());
+  return *pool;
+}
+
+bool ThreadPool::InParallelRegion() { return in_parallel_region; }
+
+void ThreadPool::RunBlocks(Job& job) {
+  ParallelRegion region;
+  for (;;) {
+    const int64_t block = job.next_block.fetch_add(1, std::memory_order_relaxed);
+    if (block >= job.num_blocks) return;
+    const int64_t begin = block * job.block_size;
+    job.fn(begin, std::min(job.n, begin + job.block_size));
+  }
+}
+
+void ThreadPool::WorkerLoop() {
+  uint64_t seen_generation = 0;
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    work_available_.wait(lock, [&] {
+      return shutting_down_ ||
+             (current_job_ != nullptr && job_generation_ != seen_generation &&
+              current_job_->open_seats > 0);
+    });
+    if (shutting_down_) return;
+    seen_generation = job_generation_;
+    Job* job = current_job_;
+    --job->open_seats;
+    ++job->active_workers;
+    lock.unlock();
+    RunBlocks(*job);
+    lock.lock();
+    if (--job->active_workers == 0) job->workers_left.notify_one();
+  }
+}
+
+void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
+                             absl::FunctionRef<void(int64_t begin, int64_t end)> fn,
+                             int max_threads) {
+  if (n <= 0) return;
+  min_block = std::max<int64_t>(min_block, 1);
+  int threads = num_threads();
+  if (max_threads > 0) threads = std::min(threads, max_threads);
+  // A few blocks per thread, so a thread the OS delays does not hold up
+  // the rest; never smaller than min_block.
+  const int64_t max_blocks = (n + min_block - 1) / min_block;
+  const int64_t num_blocks = std::min<int64_t>(max_blocks, int64_t{4} * threads);
+  if (threads <= 1 || num_blocks <= 1 || in_parallel_region) {
+    fn(0, n);
+    return;
+  }
+  Job job{fn};
+  job.n = n;
+  job.block_size = (n + num_blocks - 1) / num_blocks;
+  job.num_blocks = (n + job.block_size - 1) / job.block_size;
+  const int helpers = static_cast<int>(std::min<int64_t>(threads - 1, job.num_blocks - 1));
+  bool published = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (current_job_ == nullptr) {
+      job.open_seats = helpers;
+      current_job_ = &job;
+      ++job_generation_;
+      published = true;
+    }
+  }
+  if (!published) {
+    // Another caller has the workers: run inline rather than wait.
+    ParallelRegion region;
+    fn(0, n);
+    return;
+  }
+  for (int i = 0; i < helpers; ++i) work_available_.notify_one();
+  RunBlocks(job);
+  std::unique_lock<std::mutex> lock(mutex_);
+  current_job_ = nullptr;
+  job.open_seats = 0;
+  job.workers_left.wait(lock, [&] { return job.active_workers == 0; });
+}
+
+}  // namespace axle

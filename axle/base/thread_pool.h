@@ -1,0 +1,85 @@
+//===- thread_pool.h - The process-wide intra-op thread pool ---------------===//
+//
+// One pool of worker threads per process, shared by every kernel the
+// runtime splits (DESIGN.md "Threads": two pools on two cores fight). Its
+// size is the machine's (`std::thread::hardware_concurrency()`), or
+// `AXLE_NUM_THREADS` when that environment variable holds a positive
+// integer; the pool counts the calling thread, so N threads means N-1
+// workers.
+//
+// `ParallelFor(n, min_block, fn)` cuts [0, n) into contiguous blocks of at
+// least `min_block` items, runs `fn(begin, end)` on each, and returns when
+// all have run. The caller runs blocks too. Workers sleep on a condition
+// variable when idle (no spinning), threads are created once, and a call
+// made from inside a block (nested parallelism) or while every worker is
+// busy with another caller's blocks simply runs its blocks inline, so
+// calls from many threads at once are safe and never deadlock.
+//
+// `fn` must not throw (the project builds without exceptions in mind:
+// report errors through state the caller owns, e.g. one absl::Status per
+// block).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_BASE_THREAD_POOL_H_
+#define AXLE_BASE_THREAD_POOL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+
+namespace axle {
+
+class ThreadPool {
+ public:
+  // A pool of `num_threads` threads in all (the caller included), so
+  // `num_threads - 1` workers. `num_threads` < 1 is treated as 1.
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // The process-wide pool, created on first use with DefaultNumThreads().
+  static ThreadPool& Default();
+  // AXLE_NUM_THREADS if set to a positive integer, else the hardware's.
+  static int DefaultNumThreads();
+  // Parses an AXLE_NUM_THREADS value: a positive integer, at most 1024.
+  static absl::StatusOr<int> ParseNumThreads(const char* text);
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn(begin, end) over blocks covering [0, n), on at most
+  // `max_threads` threads (<= 0: all of the pool's). Blocks hold at least
+  // `min_block` items (< 1 means 1). n <= 0 runs nothing.
+  void ParallelFor(int64_t n, int64_t min_block,
+                   absl::FunctionRef<void(int64_t begin, int64_t end)> fn, int max_threads = 0);
+
+  // Whether the current thread is running a block of this pool's ParallelFor
+  // (then a nested ParallelFor runs inline).
+  static bool InParallelRegion();
+
+ private:
+  struct Job;
+
+  void WorkerLoop();
+  // Runs blocks of `job` until none are left.
+  static void RunBlocks(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_available_;
+  // The job workers should help with (null: none); guarded by mutex_.
+  Job* current_job_ = nullptr;
+  uint64_t job_generation_ = 0;
+  bool shutting_down_ = false;
+};
+
+}  // namespace axle
+
+#endif  // AXLE_BASE_THREAD_POOL_H_
