@@ -69,6 +69,15 @@ check "--reference_platform says they agree" grep -q "^OK: interpreter agrees" "
 "$run" "$src/examples/aliasing/increment.hlo" --print_literals >"$tmp/inc.out"
 check "axle-run runs an aliased module" grep -q "^result: f32\[\] " "$tmp/inc.out"
 
+# Dumps: the module after each changing pass, timings, the buffer
+# assignment; the same through AXLE_DUMP_TO for any program.
+"$opt" "$src/examples/mlp.hlo" --passes=fusion --dump-to="$tmp/dump" >/dev/null
+check "--dump-to writes the module after a pass" test -s "$tmp/dump/0000.mlp.fusion.hlo"
+check "--dump-to writes the timings" test -s "$tmp/dump/mlp.timings.txt"
+check "--dump-to writes the buffer assignment" grep -q "^allocation 0: parameter" "$tmp/dump/mlp.buffer-assignment.txt"
+AXLE_DUMP_TO="$tmp/envdump" "$opt" "$src/examples/mlp.hlo" --passes=fusion >/dev/null
+check "AXLE_DUMP_TO dumps too" test -s "$tmp/envdump/mlp.timings.txt"
+
 # Feeding results back in as inputs: the same outputs again.
 printf 'HloModule m\n\nENTRY e {\n  p = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] negate(p)\n}\n' >"$tmp/neg.hlo"
 mkdir -p "$tmp/o1" "$tmp/o2"

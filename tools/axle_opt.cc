@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "axle/base/status_macros.h"
+#include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "tools/tool_io.h"
@@ -40,6 +41,14 @@ absl::Status Run(const Options& options) {
     pipeline.AddPass(std::move(pass));
   }
   AXLE_RETURN_IF_ERROR(pipeline.Run(module.get()).status());
+  std::string dump_dir = pipeline.dump_dir();
+  if (!dump_dir.empty()) {
+    // The buffer assignment a backend would start from.
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment, AssignBuffers(*module));
+    AXLE_RETURN_IF_ERROR(WriteTextFile(
+        absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
+        assignment->ToString()));
+  }
   std::string text = module->ToString();
   if (options.output.empty() || options.output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

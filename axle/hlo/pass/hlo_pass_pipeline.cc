@@ -1,6 +1,8 @@
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -19,9 +21,17 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
 
 }  // namespace
 
+std::string HloPassPipeline::dump_dir() const {
+  if (!dump_dir_.empty()) return dump_dir_;
+  const char* env = std::getenv("AXLE_DUMP_TO");
+  return env != nullptr ? std::string(env) : std::string();
+}
+
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   bool changed_any = false;
   int dump_index = 0;
+  const std::string dump_dir_ = dump_dir();
+  if (!dump_dir_.empty()) std::filesystem::create_directories(dump_dir_);
   for (const auto& pass : passes_) {
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> changed = pass->Run(module);

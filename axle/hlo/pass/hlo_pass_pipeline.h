@@ -44,7 +44,11 @@ class HloPassPipeline : public HloPassInterface {
 
   // When set, the module text is written to DIR/NNNN.<module>.<pass>.hlo
   // after every pass that changed it, and DIR/<module>.timings.txt at the end.
+  // Without it, the environment variable AXLE_DUMP_TO names the directory
+  // (so any program that runs a pipeline can be asked for its dumps).
   void set_dump_dir(std::string dir) { dump_dir_ = std::move(dir); }
+  // The directory dumps go to: set_dump_dir's, else $AXLE_DUMP_TO, else "".
+  std::string dump_dir() const;
 
  private:
   std::string name_;
