@@ -121,6 +121,13 @@ class ExecutableRunOptions {
     return *this;
   }
   void* stream() const { return stream_; }
+  // At most this many threads of the process's intra-op pool
+  // (axle/base/thread_pool.h) run this execution's kernels; <= 0: all.
+  ExecutableRunOptions& set_intra_op_threads(int threads) {
+    intra_op_threads_ = threads;
+    return *this;
+  }
+  int intra_op_threads() const { return intra_op_threads_; }
 
  private:
   se::DeviceMemoryAllocator* allocator_ = nullptr;
@@ -128,6 +135,7 @@ class ExecutableRunOptions {
   int rng_seed_ = 0;
   int64_t run_id_ = 0;
   void* stream_ = nullptr;
+  int intra_op_threads_ = 0;
 };
 
 class Executable {

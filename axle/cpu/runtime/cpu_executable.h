@@ -5,19 +5,31 @@
 // is a thunk (thunk.h; today a fusion compiled into a loop or reduction
 // kernel), and the rest is plumbing (parameter, constant, tuple,
 // get-tuple-element, bitcast). Thunks run in the entry's post order; each
-// reads its operands' buffers and writes its own. Temporaries come from the run's allocator (a pool that
-// keeps its blocks, so steady-state runs do not fault pages in); the root's
-// leaves are copied into the result buffers at the end.
+// reads its operands' buffers and writes its own; large kernels split their
+// rows across the process's intra-op thread pool (ThreadPool::Default(),
+// limited by ExecutableRunOptions::intra_op_threads). The root's leaves are
+// copied into the result buffers at the end, except that a temporary which
+// is exactly one result leaf is written in place into that result buffer
+// (when the buffer is no argument's, i.e. not donated), saving a copy.
 //
-// This is the first CPU executable: no buffer assignment or arena yet, no
-// thread pool, no oneDNN; anything but the ops above is rejected by the
-// compiler with Unimplemented naming the op.
+// Temporaries live in an arena: one 64-byte aligned block (2 MiB aligned
+// and huge-page advised when large) holding every temporary at a fixed
+// offset. The executable keeps the arenas of finished runs and hands them
+// to the next ones, so concurrent runs each have their own and a steady
+// state run allocates nothing from the OS (page faults cost 11-14 us per
+// 4 KiB page here, PEERS.md).
+//
+// Not yet: liveness-based reuse inside the arena (buffer_assignment.h),
+// oneDNN; anything but the ops above is rejected by the compiler with
+// Unimplemented naming the op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CPU_EXECUTABLE_H_
 #define AXLE_CPU_RUNTIME_CPU_EXECUTABLE_H_
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "axle/core/literal.h"
@@ -51,6 +63,12 @@ class CpuExecutable : public Executable {
  public:
   CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
                 CpuProgram program);
+  ~CpuExecutable() override;
+
+  // Bytes of one run's temporaries arena, and how many arenas this
+  // executable has allocated so far (one per run that found none free).
+  int64_t arena_size_bytes() const { return arena_size_; }
+  int64_t arenas_allocated() const { return arenas_allocated_.load(); }
 
  protected:
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
@@ -58,7 +76,21 @@ class CpuExecutable : public Executable {
                                 const ShapedBuffer& result) const override;
 
  private:
+  class Arena;
+  // A free arena, or a new one when none is free.
+  absl::StatusOr<std::unique_ptr<Arena>> AcquireArena() const;
+  void ReleaseArena(std::unique_ptr<Arena> arena) const;
+
   CpuProgram program_;
+  // Offset of each temporary in the arena (multiples of 64).
+  std::vector<int64_t> temporary_offsets_;
+  // For each temporary: the index into program_.result_leaves of the one
+  // result leaf it is, or -1.
+  std::vector<int64_t> temporary_result_leaf_;
+  int64_t arena_size_ = 0;
+  mutable std::mutex arenas_mutex_;
+  mutable std::vector<std::unique_ptr<Arena>> free_arenas_;
+  mutable std::atomic<int64_t> arenas_allocated_{0};
 };
 
 }  // namespace axle::cpu

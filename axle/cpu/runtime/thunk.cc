@@ -1,13 +1,36 @@
+//===- thunk.cc - One step of a CPU executable -----------------------------===//
 #include "axle/cpu/runtime/thunk.h"
+
+#include <algorithm>
+
+#include "absl/container/inlined_vector.h"
 
 namespace axle::cpu {
 
 absl::Status KernelThunk::Execute(const ThunkContext& context) const {
-  std::vector<void*> buffers;
+  absl::InlinedVector<void*, 8> buffers;
   buffers.reserve(operand_values_.size() + output_values_.size());
+  int64_t bytes = 0;
   for (int64_t value : operand_values_) buffers.push_back(context.address(value));
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
-  kernel_->Run(buffers.data());
+  const int64_t rows = kernel_->outer_size();
+  if (context.thread_pool == nullptr || !context.size_bytes || rows < 2) {
+    kernel_->Run(buffers.data());
+    return absl::OkStatus();
+  }
+  for (int64_t value : operand_values_) bytes += context.size_bytes(value);
+  for (int64_t value : output_values_) bytes += context.size_bytes(value);
+  if (bytes < kMinParallelBytes) {
+    kernel_->Run(buffers.data());
+    return absl::OkStatus();
+  }
+  // Rows per block so that each block touches at least kMinBlockBytes.
+  const int64_t bytes_per_row = std::max<int64_t>(1, bytes / rows);
+  const int64_t min_rows = std::max<int64_t>(1, kMinBlockBytes / bytes_per_row);
+  void** data = buffers.data();
+  context.thread_pool->ParallelFor(
+      rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
+      context.max_threads);
   return absl::OkStatus();
 }
 

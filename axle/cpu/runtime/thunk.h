@@ -6,7 +6,9 @@
 // Thunks are created at compile time and must be safe to run from several
 // threads at once (each run has its own ThunkContext).
 //
-//   KernelThunk   a loop or reduction kernel compiled by the LLVM emitters.
+//   KernelThunk   a loop or reduction kernel compiled by the LLVM emitters;
+//                 large ones are split by output rows across the intra-op
+//                 thread pool (axle/base/thread_pool.h).
 //   (oneDNN dot/convolution, custom calls, control flow: later thunks.)
 //
 //===----------------------------------------------------------------------===//
@@ -19,15 +21,21 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "axle/base/thread_pool.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
 
 struct ThunkContext {
-  // The buffer of value `id` in this run.
+  // The buffer of value `id` in this run, and its size in bytes.
   std::function<void*(int64_t id)> address;
+  std::function<int64_t(int64_t id)> size_bytes;
   const ExecutableRunOptions* run_options = nullptr;
+  // The pool kernels may split across (null: run on the calling thread),
+  // and how many of its threads this run may use (<= 0: all).
+  ThreadPool* thread_pool = nullptr;
+  int max_threads = 0;
 };
 
 class Thunk {
@@ -43,7 +51,12 @@ class Thunk {
 };
 
 // Runs a compiled kernel on operands then outputs (kernel signature in
-// loop_kernel_emitter.h).
+// loop_kernel_emitter.h). Every output row of the outermost dimension is
+// computed independently (a reduction kernel folds all reduced dimensions
+// for each output element; a full reduction has one row), so any split of
+// [0, outer_size) into ranges is exact. Kernels touching fewer than
+// kMinParallelBytes run inline; larger ones get blocks of at least
+// kMinBlockBytes.
 class KernelThunk : public Thunk {
  public:
   KernelThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
@@ -54,6 +67,9 @@ class KernelThunk : public Thunk {
         output_values_(std::move(output_values)) {}
 
   absl::Status Execute(const ThunkContext& context) const override;
+
+  static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
+  static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
 
  private:
   std::unique_ptr<CompiledKernel> kernel_;
