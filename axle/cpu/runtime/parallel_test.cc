@@ -1,0 +1,249 @@
+//===- parallel_test.cc - Threads and arenas of the cpu executable ---------===//
+//
+// Kernels split across the intra-op pool compute exactly what one thread
+// computes; one executable runs from 8 threads at once; temporaries come
+// from arenas the executable reuses, so steady-state runs allocate only
+// their result buffers.
+//
+//===----------------------------------------------------------------------===//
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/local_client.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+// Four pool threads even on a smaller machine, so that the kernels below
+// really are split (unless the environment says otherwise). Runs before
+// main, hence before the pool is created.
+const bool kPoolSize = [] { return setenv("AXLE_NUM_THREADS", "4", /*overwrite=*/0) == 0; }();
+
+// Large enough to be split: 512x1024 f32 is 2 MiB per array.
+constexpr char kSoftmaxRows[] = R"(
+HloModule softmax_rows
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[512,1024] parameter(0)
+  q = f32[512,1024] parameter(1)
+  pq = f32[512,1024] multiply(p, q)
+  e = f32[512,1024] exponential(pq)
+  zero = f32[] constant(0)
+  s = f32[512] reduce(e, zero), dimensions={1}, to_apply=add
+  cols = f32[1024] reduce(e, zero), dimensions={0}, to_apply=add
+  sb = f32[512,1024] broadcast(s), dimensions={0}
+  cb = f32[512,1024] broadcast(cols), dimensions={1}
+  d = f32[512,1024] divide(e, sb)
+  ROOT out = f32[512,1024] add(d, cb)
+}
+)";
+
+Literal Filled(const Shape& shape, int seed) {
+  Literal literal(shape);
+  auto data = literal.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<float>((i * (seed + 7) + seed) % 23) / 23.0f - 0.4f;
+  }
+  return literal;
+}
+
+// Counts Allocate calls and forwards them to the host allocator.
+class CountingAllocator : public se::DeviceMemoryAllocator {
+ public:
+  explicit CountingAllocator(const se::Platform* platform)
+      : se::DeviceMemoryAllocator(platform), host_(platform) {}
+  absl::Status Deallocate(int device_ordinal, se::DeviceMemoryBase mem) override {
+    return host_.Deallocate(device_ordinal, mem);
+  }
+  int64_t allocations() const { return allocations_.load(); }
+
+ protected:
+  absl::StatusOr<se::DeviceMemoryBase> AllocateRaw(int device_ordinal, uint64_t size) override {
+    allocations_.fetch_add(1);
+    AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, host_.Allocate(device_ordinal, size));
+    return memory.Release();
+  }
+
+ private:
+  HostMemoryAllocator host_;
+  std::atomic<int64_t> allocations_{0};
+};
+
+class ParallelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(kPoolSize);
+    auto platform = PlatformUtil::GetPlatform("cpu");
+    ASSERT_TRUE(platform.ok()) << platform.status();
+    platform_ = *platform;
+    client_ = *ClientLibrary::GetOrCreateLocalClient(platform_);
+  }
+
+  std::unique_ptr<LocalExecutable> Compile(absl::string_view text) {
+    auto module = ParseAndReturnUnverifiedModule(text);
+    CHECK(module.ok()) << module.status();
+    auto executable = client_->Compile(std::move(*module), {});
+    CHECK(executable.ok()) << executable.status();
+    return std::move(*executable);
+  }
+
+  std::vector<ScopedShapedBuffer> ToDevice(const std::vector<Literal>& literals) {
+    std::vector<ScopedShapedBuffer> buffers;
+    for (const Literal& literal : literals) {
+      auto buffer = client_->LiteralToShapedBuffer(literal, 0);
+      CHECK(buffer.ok()) << buffer.status();
+      buffers.push_back(std::move(*buffer));
+    }
+    return buffers;
+  }
+
+  absl::StatusOr<Literal> Run(const LocalExecutable& executable,
+                              const std::vector<ScopedShapedBuffer>& arguments,
+                              ExecutableRunOptions options) {
+    std::vector<const ShapedBuffer*> pointers;
+    for (const auto& argument : arguments) pointers.push_back(&argument);
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable.Run(pointers, options));
+    return client_->ShapedBufferToLiteral(result);
+  }
+
+  absl::StatusOr<Literal> RunReference(absl::string_view text, const std::vector<Literal>& args) {
+    AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform("interpreter"));
+    AXLE_ASSIGN_OR_RETURN(LocalClient * client, ClientLibrary::GetOrCreateLocalClient(platform));
+    AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
+    AXLE_ASSIGN_OR_RETURN(auto executable, client->Compile(std::move(module), {}));
+    std::vector<ScopedShapedBuffer> buffers;
+    std::vector<const ShapedBuffer*> pointers;
+    for (const Literal& arg : args) {
+      AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(arg, 0));
+      buffers.push_back(std::move(buffer));
+    }
+    for (const auto& buffer : buffers) pointers.push_back(&buffer);
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, {}));
+    return client->ShapedBufferToLiteral(result);
+  }
+
+  se::Platform* platform_ = nullptr;
+  LocalClient* client_ = nullptr;
+};
+
+TEST_F(ParallelTest, OneAndManyThreadsGiveIdenticalResults) {
+  ASSERT_GE(ThreadPool::Default().num_threads(), 2) << "AXLE_NUM_THREADS=1 leaves nothing to test";
+  const Shape shape = ShapeUtil::MakeShape(F32, {512, 1024});
+  std::vector<Literal> args;
+  args.push_back(Filled(shape, 1));
+  args.push_back(Filled(shape, 2));
+  auto executable = Compile(kSoftmaxRows);
+  auto buffers = ToDevice(args);
+  absl::StatusOr<Literal> one = Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(1));
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int threads : {2, 3, 0}) {
+    absl::StatusOr<Literal> many =
+        Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(threads));
+    ASSERT_TRUE(many.ok()) << many.status();
+    absl::Status equal = LiteralsEqual(*one, *many);
+    EXPECT_TRUE(equal.ok()) << threads << " threads: " << equal;
+  }
+  absl::StatusOr<Literal> reference = RunReference(kSoftmaxRows, args);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::Status near = LiteralsNear(*reference, *one, ErrorSpec(1e-4, 1e-4));
+  EXPECT_TRUE(near.ok()) << near;
+}
+
+TEST_F(ParallelTest, EightThreadsRunOneExecutableAtOnce) {
+  constexpr char kChain[] = R"(
+HloModule chain
+ENTRY e {
+  a = f32[262144] parameter(0)
+  b = f32[262144] parameter(1)
+  ab = f32[262144] multiply(a, b)
+  zero = f32[] constant(0)
+  zeros = f32[262144] broadcast(zero), dimensions={}
+  relu = f32[262144] maximum(ab, zeros)
+  ROOT out = f32[262144] subtract(relu, a)
+})";
+  auto executable = Compile(kChain);
+  const Shape shape = ShapeUtil::MakeShape(F32, {262144});
+  constexpr int kThreads = 8;
+  std::vector<std::vector<Literal>> args(kThreads);
+  std::vector<std::vector<ScopedShapedBuffer>> buffers;
+  for (int t = 0; t < kThreads; ++t) {
+    args[t].push_back(Filled(shape, 3 * t));
+    args[t].push_back(Filled(shape, 3 * t + 1));
+    buffers.push_back(ToDevice(args[t]));
+  }
+  std::vector<absl::Status> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 2; ++round) {
+        absl::StatusOr<Literal> result = Run(*executable, buffers[t], {});
+        if (!result.ok()) {
+          outcomes[t] = result.status();
+          return;
+        }
+        auto a = args[t][0].data<float>();
+        auto b = args[t][1].data<float>();
+        auto out = result->data<float>();
+        for (size_t i = 0; i < a.size(); ++i) {
+          const float expected = std::max(a[i] * b[i], 0.0f) - a[i];
+          if (out[i] != expected) {
+            outcomes[t] = absl::InternalError(absl::StrCat("thread ", t, " round ", round,
+                                                           " element ", i, ": ", out[i],
+                                                           " != ", expected));
+            return;
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(outcomes[t].ok()) << outcomes[t];
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>(executable->executable());
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_LE(cpu->arenas_allocated(), kThreads);
+}
+
+TEST_F(ParallelTest, ArenaIsReusedAcrossRuns) {
+  auto executable = Compile(kSoftmaxRows);
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>(executable->executable());
+  ASSERT_NE(cpu, nullptr);
+  // The row and column sums (and whatever the compiler does not fuse) are
+  // temporaries.
+  EXPECT_GE(cpu->arena_size_bytes(), (512 + 1024) * 4);
+  EXPECT_EQ(cpu->arena_size_bytes() % 64, 0);
+  const Shape shape = ShapeUtil::MakeShape(F32, {512, 1024});
+  std::vector<Literal> args;
+  args.push_back(Filled(shape, 5));
+  args.push_back(Filled(shape, 6));
+  auto buffers = ToDevice(args);
+  CountingAllocator allocator(platform_);
+  ExecutableRunOptions options;
+  options.set_allocator(&allocator);
+  absl::StatusOr<Literal> first = Run(*executable, buffers, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int64_t first_run = allocator.allocations();
+  // The result buffer; the temporaries do not come from the allocator.
+  EXPECT_EQ(first_run, 1);
+  EXPECT_EQ(cpu->arenas_allocated(), 1);
+  for (int run = 0; run < 3; ++run) {
+    absl::StatusOr<Literal> again = Run(*executable, buffers, options);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(LiteralsEqual(*first, *again).ok());
+  }
+  EXPECT_EQ(allocator.allocations(), 4 * first_run);
+  EXPECT_EQ(cpu->arenas_allocated(), 1);
+}
+
+}  // namespace
+}  // namespace axle
