@@ -1,0 +1,140 @@
+//===- cpu_parallel_bench.cc - The cpu platform on 1 and 2 threads ---------===//
+//
+// The 5-op chain `((a*b + c) relu * 0.5) - a` on 16M f32 through the `cpu`
+// platform as a user runs it (LocalClient: compile once, then
+// LocalExecutable::Run, result buffer allocated per run by the runtime),
+// with ExecutableRunOptions::set_intra_op_threads(1) and (2). Peers in the
+// same run: a STREAM-style triad (`a*b + c`) split over the same pool, and
+// the cost of an empty ParallelFor (what splitting costs a small kernel).
+// Compare with ../shared/PEERS.md: triad 41 / 82 GB/s on 1 / 2 cores,
+// PyTorch eager 20 / 11 ms, the fused ideal about 6 / 3 ms.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "axle/base/thread_pool.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/local_client.h"
+#include "benchmark/benchmark.h"
+
+namespace axle {
+namespace {
+
+constexpr int64_t kElements = int64_t{16} << 20;
+
+constexpr char kChain[] = R"(
+HloModule chain
+ENTRY chain {
+  a = f32[16777216] parameter(0)
+  b = f32[16777216] parameter(1)
+  c = f32[16777216] parameter(2)
+  ab = f32[16777216] multiply(a, b)
+  abc = f32[16777216] add(ab, c)
+  zero = f32[] constant(0)
+  zeros = f32[16777216] broadcast(zero), dimensions={}
+  relu = f32[16777216] maximum(abc, zeros)
+  half = f32[] constant(0.5)
+  halves = f32[16777216] broadcast(half), dimensions={}
+  scaled = f32[16777216] multiply(relu, halves)
+  ROOT out = f32[16777216] subtract(scaled, a)
+}
+)";
+
+struct Chain {
+  LocalClient* client = nullptr;
+  std::unique_ptr<LocalExecutable> executable;
+  std::vector<ScopedShapedBuffer> arguments;
+};
+
+Chain& SharedChain() {
+  static Chain* chain = [] {
+    auto* chain = new Chain;
+    auto platform = PlatformUtil::GetPlatform("cpu");
+    if (!platform.ok()) std::abort();
+    chain->client = *ClientLibrary::GetOrCreateLocalClient(*platform);
+    auto module = ParseAndReturnUnverifiedModule(kChain);
+    if (!module.ok()) std::abort();
+    auto executable = chain->client->Compile(std::move(*module), {});
+    if (!executable.ok()) std::abort();
+    chain->executable = std::move(*executable);
+    for (int i = 0; i < 3; ++i) {
+      Literal literal(ShapeUtil::MakeShape(F32, {kElements}));
+      auto data = literal.data<float>();
+      for (int64_t j = 0; j < kElements; ++j) data[j] = static_cast<float>((j * (i + 3)) % 17) - 8;
+      auto buffer = chain->client->LiteralToShapedBuffer(literal, 0);
+      if (!buffer.ok()) std::abort();
+      chain->arguments.push_back(std::move(*buffer));
+    }
+    return chain;
+  }();
+  return *chain;
+}
+
+void BM_ChainLocalClient(benchmark::State& state) {
+  Chain& chain = SharedChain();
+  std::vector<const ShapedBuffer*> arguments;
+  for (const auto& argument : chain.arguments) arguments.push_back(&argument);
+  ExecutableRunOptions options;
+  options.set_intra_op_threads(static_cast<int>(state.range(0)));
+  // Warm-up: the first run faults in the result block and the arena.
+  if (!chain.executable->Run(arguments, options).ok()) std::abort();
+  for (auto _ : state) {
+    auto result = chain.executable->Run(arguments, options);
+    if (!result.ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetBytesProcessed(state.iterations() * kElements * 4 * sizeof(float));
+}
+BENCHMARK(BM_ChainLocalClient)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// 64-byte aligned and touched once, so page faults stay out of the timing.
+std::vector<float*>& TriadArrays() {
+  static auto* arrays = [] {
+    auto* arrays = new std::vector<float*>;
+    for (int i = 0; i < 4; ++i) {
+      auto* p = static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float)));
+      std::fill(p, p + kElements, 1.0f + i);
+      arrays->push_back(p);
+    }
+    return arrays;
+  }();
+  return *arrays;
+}
+
+void BM_TriadPool(benchmark::State& state) {
+  const auto& arrays = TriadArrays();
+  const float* a = arrays[0];
+  const float* b = arrays[1];
+  const float* c = arrays[2];
+  float* out = arrays[3];
+  for (auto _ : state) {
+    ThreadPool::Default().ParallelFor(
+        kElements, 1 << 16,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) out[i] = a[i] * b[i] + c[i];
+        },
+        static_cast<int>(state.range(0)));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * kElements * 4 * sizeof(float));
+}
+BENCHMARK(BM_TriadPool)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EmptyParallelFor(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    ThreadPool::Default().ParallelFor(
+        threads, 1, [](int64_t begin, int64_t end) { benchmark::DoNotOptimize(begin + end); },
+        threads);
+  }
+}
+BENCHMARK(BM_EmptyParallelFor)->Arg(1)->Arg(2)->UseRealTime();
+
+}  // namespace
+}  // namespace axle
+
+BENCHMARK_MAIN();
