@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan fuzz fuzz-smoke format clean
+.PHONY: setup configure build demo test asan fuzz fuzz-smoke format clean bench
 
 setup:
 	@bash scripts/setup
@@ -22,6 +22,10 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Axle against PyTorch and the machine's limits; writes docs/PERFORMANCE.md.
+bench: setup
+	@bash bench/run.sh
 
 asan:
 	@$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DAXLE_SANITIZE=ON"

@@ -1,0 +1,134 @@
+//===- axle_bench.cc - Compile and run time of one HLO module on a platform -===//
+//
+//   axle-bench FILE [--platform=cpu] [--compiles=3] [--min_runs=5]
+//              [--max_runs=50] [--min_seconds=1]
+//
+// The driver behind bench/run.sh. It compiles the module through LocalClient
+// `--compiles` times (the first compile pays for one-time set-up such as
+// target initialization; both it and the best are reported), transfers
+// seeded random arguments once, runs once to warm up, then runs at least
+// `--min_runs` and at most `--max_runs` times, stopping once
+// `--min_seconds` have passed. A run is `LocalExecutable::Run`: the result
+// buffers are allocated and freed by the runtime as a user would see it, but
+// not read back. The thread count is the runtime's (AXLE_NUM_THREADS).
+//
+// Prints one line, key=value pairs for run.sh to parse:
+//   ok compile_first_ms=.. compile_best_ms=.. runs=.. min_ms=.. median_ms=..
+// or, when the platform cannot compile or run the module (exit status 3):
+//   unsupported <the error message>
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_replace.h"
+#include "axle/base/status_macros.h"
+#include "axle/runtime/local_client.h"
+#include "tools/fake_arguments.h"
+#include "tools/tool_io.h"
+
+namespace axle {
+namespace {
+
+struct Options {
+  std::string input_file;
+  std::string platform = "cpu";
+  int compiles = 3;
+  int min_runs = 5;
+  int max_runs = 50;
+  double min_seconds = 1.0;
+};
+
+struct Measurement {
+  double compile_first_ms = 0;
+  double compile_best_ms = 0;
+  std::vector<double> run_ms;
+};
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+absl::StatusOr<Measurement> Measure(const Options& options, const HloModule& module) {
+  Measurement measurement;
+  AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform(options.platform));
+  AXLE_ASSIGN_OR_RETURN(LocalClient * client, ClientLibrary::GetOrCreateLocalClient(platform));
+
+  std::unique_ptr<LocalExecutable> executable;
+  for (int i = 0; i < std::max(options.compiles, 1); ++i) {
+    std::unique_ptr<HloModule> copy = module.Clone();
+    auto start = std::chrono::steady_clock::now();
+    AXLE_ASSIGN_OR_RETURN(executable, client->Compile(std::move(copy), ExecutableBuildOptions()));
+    double ms = MillisecondsSince(start);
+    if (i == 0) {
+      measurement.compile_first_ms = measurement.compile_best_ms = ms;
+    }
+    measurement.compile_best_ms = std::min(measurement.compile_best_ms, ms);
+  }
+
+  AXLE_ASSIGN_OR_RETURN(std::vector<Literal> literals, MakeFakeArguments(module, /*seed=*/1));
+  std::vector<ScopedShapedBuffer> arguments;
+  for (const Literal& literal : literals) {
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(literal, 0));
+    arguments.push_back(std::move(buffer));
+  }
+  std::vector<const ShapedBuffer*> argument_pointers;
+  for (const ScopedShapedBuffer& buffer : arguments) argument_pointers.push_back(&buffer);
+
+  AXLE_RETURN_IF_ERROR(executable->Run(argument_pointers, ExecutableRunOptions()).status());
+  auto first_run = std::chrono::steady_clock::now();
+  while (static_cast<int>(measurement.run_ms.size()) < options.max_runs) {
+    if (static_cast<int>(measurement.run_ms.size()) >= options.min_runs &&
+        MillisecondsSince(first_run) >= options.min_seconds * 1000) {
+      break;
+    }
+    auto start = std::chrono::steady_clock::now();
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result,
+                          executable->Run(argument_pointers, ExecutableRunOptions()));
+    measurement.run_ms.push_back(MillisecondsSince(start));
+  }
+  return measurement;
+}
+
+int Main(const Options& options) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = LoadModule(options.input_file, true);
+  if (!module.ok()) return ReportError("axle-bench", module.status());
+  absl::StatusOr<Measurement> measurement = Measure(options, **module);
+  if (!measurement.ok()) {
+    std::string message = absl::StrReplaceAll(measurement.status().message(), {{"\n", " "}});
+    std::printf("unsupported %s\n", message.c_str());
+    return 3;
+  }
+  std::vector<double> times = measurement->run_ms;
+  std::sort(times.begin(), times.end());
+  std::printf("ok compile_first_ms=%.1f compile_best_ms=%.1f runs=%zu min_ms=%.3f median_ms=%.3f\n",
+              measurement->compile_first_ms, measurement->compile_best_ms, times.size(),
+              times.front(), times[times.size() / 2]);
+  return 0;
+}
+
+}  // namespace
+}  // namespace axle
+
+int main(int argc, char** argv) {
+  axle::Options options;
+  CLI::App app{"axle-bench: compile and run time of an HLO module"};
+  app.add_option("file", options.input_file, "HLO text file")->required();
+  app.add_option("--platform", options.platform, "where to run (cpu, interpreter)");
+  app.add_option("--compiles", options.compiles, "compile this many times")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min_runs", options.min_runs, "timed runs at least")->check(CLI::PositiveNumber);
+  app.add_option("--max_runs", options.max_runs, "timed runs at most")->check(CLI::PositiveNumber);
+  app.add_option("--min_seconds", options.min_seconds, "keep running until this much time passed");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  return axle::Main(options);
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The benchmarks of docs/PERFORMANCE.md in one command (`make bench`):
+# builds axle-bench, stream and onednn-matmul in $BUILD (default
+# build-bench), then, for 1 and 2 threads and each module in
+# bench/modules, runs Axle on the cpu platform and PyTorch 1.13 at its best
+# settings (../shared/PEERS.md) one after the other, plus the STREAM triad
+# and oneDNN's matmul primitive as the limits, and writes the table into
+# the generated section of docs/PERFORMANCE.md (bench/report.py).
+#
+#   bench/run.sh [WORKLOAD ...]      (default: all of bench/modules)
+#
+# Environment: BUILD, THREADS (default "1 2"), MIN_SECONDS (per
+# measurement, default 1.5), NO_DOC=1 to print the table only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${BUILD:-build-bench}
+THREADS=${THREADS:-"1 2"}
+MIN_SECONDS=${MIN_SECONDS:-1.5}
+PYTHON=/usr/bin/python3
+if [ $# -gt 0 ]; then
+  WORKLOADS="$*"
+else
+  WORKLOADS="chain softmax layernorm matmul_f32 matmul_bf16 mlp_step conv_block"
+fi
+
+# PyTorch's best settings (PEERS.md): AVX-512 kernels, OpenBLAS left to
+# detect the core type, malloc keeping its memory.
+TORCH_ENV=(env -u OPENBLAS_CORETYPE ATEN_CPU_CAPABILITY=avx512
+  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295)
+
+have_torch() { "$PYTHON" -c "import torch" 2>/dev/null; }
+if ! have_torch && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing Debian's PyTorch (python3-torch) and OpenBLAS ..." >&2
+  apt-get install -y --no-install-recommends python3-torch libopenblas0-openmp >/dev/null ||
+    (apt-get update >/dev/null && apt-get install -y --no-install-recommends python3-torch libopenblas0-openmp >/dev/null) || true
+fi
+TORCH=1
+have_torch || { echo "warning: no PyTorch under $PYTHON; its columns stay empty" >&2; TORCH=0; }
+
+[ -f "$BUILD/build.ninja" ] || cmake -S . -B "$BUILD" -G Ninja >/dev/null
+cmake --build "$BUILD" -j "$(nproc)" --target axle-bench stream >&2
+ONEDNN=0
+if cmake --build "$BUILD" -j "$(nproc)" --target onednn-matmul >/dev/null 2>&1; then ONEDNN=1; fi
+
+RESULTS=$(mktemp)
+trap 'rm -f "$RESULTS"' EXIT
+record() { echo "$*" | tee -a "$RESULTS" >&2; }
+
+record "env load_before=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
+record "env cpu=$(lscpu | sed -n 's/^Model name: *//p' | tr ' ' _) cores=$(nproc) date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD)"
+if [ "$TORCH" = 1 ]; then
+  record "env torch=$("$PYTHON" -c 'import torch; print(torch.__version__)')"
+fi
+for t in $THREADS; do
+  record "stream - $t $("$BUILD/bench/stream" "$t" 10)"
+  if [ "$ONEDNN" = 1 ]; then
+    for type in f32 bf16; do
+      record "onednn matmul_$type $t $(OMP_NUM_THREADS=$t "$BUILD/bench/onednn-matmul" $type 1024 30)"
+    done
+  fi
+  for w in $WORKLOADS; do
+    record "axle $w $t $(AXLE_NUM_THREADS=$t "$BUILD/bench/axle-bench" "bench/modules/$w.hlo" \
+      --min_seconds="$MIN_SECONDS" 2>&1 | tail -n 1 || true)"
+    if [ "$TORCH" = 1 ]; then
+      record "torch $(${TORCH_ENV[@]} "$PYTHON" bench/torch_bench.py --threads "$t" \
+        --min_seconds="$MIN_SECONDS" "$w" 2>&1 | tail -n 1 | sed "s/ / $t /")"
+    fi
+  done
+done
+record "env load_after=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
+
+if [ "${NO_DOC:-0}" = 1 ]; then
+  "$PYTHON" bench/report.py "$RESULTS"
+else
+  "$PYTHON" bench/report.py "$RESULTS" --doc docs/PERFORMANCE.md
+fi
