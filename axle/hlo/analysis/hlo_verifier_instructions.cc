@@ -598,22 +598,28 @@ absl::Status CheckPairing(const HloInstruction& instruction, const ModuleFacts& 
                              facts.async_computations.contains(instruction.parent());
   switch (instruction.opcode()) {
     // The async state may also travel through a tuple (e.g. a while loop's
-    // state) and come back through get-tuple-element.
+    // state) and come back through get-tuple-element, and pass through the
+    // ops that leave a value as it is (copy, opt-barrier), as in XLA.
     case HloOpcode::kAsyncStart:
       return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
-                                           HloOpcode::kTuple});
+                                           HloOpcode::kTuple, HloOpcode::kCopy,
+                                           HloOpcode::kOptimizationBarrier});
     case HloOpcode::kAsyncUpdate:
       if (auto s = CheckSingleOperand(instruction, {HloOpcode::kAsyncStart,
                                                     HloOpcode::kAsyncUpdate,
-                                                    HloOpcode::kGetTupleElement});
+                                                    HloOpcode::kGetTupleElement,
+                                                    HloOpcode::kCopy,
+                                                    HloOpcode::kOptimizationBarrier});
           !s.ok()) {
         return s;
       }
       return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
-                                           HloOpcode::kTuple});
+                                           HloOpcode::kTuple, HloOpcode::kCopy,
+                                           HloOpcode::kOptimizationBarrier});
     case HloOpcode::kAsyncDone:
       return CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate,
-                                              HloOpcode::kGetTupleElement});
+                                              HloOpcode::kGetTupleElement, HloOpcode::kCopy,
+                                              HloOpcode::kOptimizationBarrier});
     case HloOpcode::kAllReduceStart:
       return CheckSingleUser(instruction, {HloOpcode::kAllReduceDone});
     case HloOpcode::kAllReduceDone:
