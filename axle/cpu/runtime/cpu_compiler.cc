@@ -2,14 +2,17 @@
 //
 // Compile: reject what this first version cannot run (non-default layouts,
 // control flow, custom calls, side effects, ops the kernel emitters do not
-// know: each an Unimplemented naming the op), fuse (`fusion`), wrap every
-// remaining array op into a one-op loop fusion, compile each fusion into a
-// kernel and lay out the steps of the CpuExecutable.
+// know: each an Unimplemented naming the op), fuse dot epilogues
+// (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
+// remaining array op but dots into a one-op loop fusion, compile each loop
+// fusion into a kernel, each dot / epilogue fusion into a DotThunk
+// (dot_thunk.h), and lay out the steps of the CpuExecutable.
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/dot_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
@@ -63,7 +66,6 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kCall:
         case HloOpcode::kCustomCall:
         case HloOpcode::kSort:
-        case HloOpcode::kDot:
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
         case HloOpcode::kScatter:
@@ -86,11 +88,14 @@ absl::Status CheckSupported(const HloModule& module) {
 
 // Turns the entry into fusions and plumbing.
 absl::Status PrepareModule(HloModule* module) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogues,
+                        CreatePass("dot-epilogue-fusion"));
+  AXLE_RETURN_IF_ERROR(epilogues->Run(module).status());
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> fusion, CreatePass("fusion"));
   AXLE_RETURN_IF_ERROR(fusion->Run(module).status());
   HloComputation* entry = module->entry_computation();
   for (HloInstruction* instruction : entry->MakeInstructionPostOrder()) {
-    if (IsPlumbing(instruction->opcode())) continue;
+    if (IsPlumbing(instruction->opcode()) || instruction->opcode() == HloOpcode::kDot) continue;
     if (!instruction->shape().IsArray()) {
       return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
     }
@@ -147,7 +152,14 @@ class ProgramBuilder {
         case HloOpcode::kBitcast:
           AXLE_RETURN_IF_ERROR(Forward(instruction->operand(0), {}, instruction, {}));
           break;
+        case HloOpcode::kDot:
+          AXLE_RETURN_IF_ERROR(AddDotThunk(*instruction));
+          break;
         case HloOpcode::kFusion: {
+          if (cast<HloFusionInstruction>(instruction)->fusion_kind() == FusionKind::kOutput) {
+            AXLE_RETURN_IF_ERROR(AddDotThunk(*instruction));
+            break;
+          }
           std::vector<int64_t> operand_values;
           for (const HloInstruction* operand : instruction->operands()) {
             auto it = values_.find({operand, {}});
@@ -192,6 +204,26 @@ class ProgramBuilder {
   }
 
  private:
+  // A dot or a dot epilogue fusion.
+  absl::Status AddDotThunk(const HloInstruction& instruction) {
+    std::vector<int64_t> operand_values;
+    std::vector<const Literal*> constants;
+    for (const HloInstruction* operand : instruction.operands()) {
+      auto it = values_.find({operand, {}});
+      if (it == values_.end()) return Unsupported(instruction, "a dot operand that is not an array");
+      operand_values.push_back(it->second);
+      const ValueSlot& slot = program_.values[it->second];
+      constants.push_back(slot.kind == ValueSlot::Kind::kConstant
+                              ? &program_.constants[slot.constant]
+                              : nullptr);
+    }
+    int64_t output = DefineTemporary(&instruction, {}, instruction.shape());
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
+                          CreateDotThunk(instruction, std::move(operand_values), constants, output));
+    program_.thunks.push_back(std::move(thunk));
+    return absl::OkStatus();
+  }
+
   int64_t Define(const HloInstruction* instruction, const ShapeIndex& index, ValueSlot slot) {
     int64_t id = static_cast<int64_t>(program_.values.size());
     program_.values.push_back(std::move(slot));

@@ -131,13 +131,15 @@ TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
   absl::Status status = RunOn("cpu", R"(
 HloModule m
 ENTRY e {
-  a = f32[2,2] parameter(0)
-  ROOT d = f32[2,2] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[1,4,4,1] parameter(0)
+  k = f32[1,1,1,1] parameter(1)
+  ROOT c = f32[1,4,4,1] convolution(a, k), window={size=1x1}, dim_labels=b01f_01io->b01f
 })",
-                              {Iota(ShapeUtil::MakeShape(F32, {2, 2}), 1, 0)})
+                              {Iota(ShapeUtil::MakeShape(F32, {1, 4, 4, 1}), 1, 0),
+                               Iota(ShapeUtil::MakeShape(F32, {1, 1, 1, 1}), 1, 0)})
                             .status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("dot"));
+  EXPECT_THAT(status.message(), HasSubstr("convolution"));
 }
 
 TEST(CpuPlatformTest, OneExecutableFromEightThreads) {

@@ -1,0 +1,328 @@
+// Dots on the `cpu` platform against the interpreter: dimension numbers that
+// read operands in place, transposed or gathered; oneDNN types (f32, bf16)
+// and the loop's (f64, f16, s32, c64, ...); epilogue fusions; constant
+// weights; one executable run from 8 threads.
+#include <thread>
+
+#include "axle/base/status_macros.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/local_client.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+LocalClient* ClientFor(absl::string_view name) {
+  auto platform = PlatformUtil::GetPlatform(name);
+  CHECK(platform.ok()) << platform.status();
+  return *ClientLibrary::GetOrCreateLocalClient(*platform);
+}
+
+absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileOn(absl::string_view platform,
+                                                           absl::string_view text) {
+  AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
+  return ClientFor(platform)->Compile(std::move(module), {});
+}
+
+absl::StatusOr<Literal> RunExecutable(absl::string_view platform, LocalExecutable& executable,
+                                      const std::vector<Literal>& arguments) {
+  LocalClient* client = ClientFor(platform);
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(argument, 0));
+    buffers.push_back(std::move(buffer));
+  }
+  for (const auto& buffer : buffers) pointers.push_back(&buffer);
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable.Run(pointers, {}));
+  return client->ShapedBufferToLiteral(result);
+}
+
+absl::StatusOr<Literal> RunOn(absl::string_view platform, absl::string_view text,
+                              const std::vector<Literal>& arguments) {
+  AXLE_ASSIGN_OR_RETURN(auto executable, CompileOn(platform, text));
+  return RunExecutable(platform, *executable, arguments);
+}
+
+// Small values (exact in every type) that differ from element to element.
+Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
+  Literal f64(ShapeUtil::MakeShape(F64, dims));
+  auto data = f64.data<double>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    if (primitive_util::IsFloatingPointType(type) || primitive_util::IsComplexType(type)) {
+      data[i] *= 0.25;
+    }
+  }
+  auto converted = f64.Convert(type);
+  CHECK(converted.ok()) << converted.status();
+  return *std::move(converted);
+}
+
+void ExpectAgrees(absl::string_view text, const std::vector<Literal>& arguments,
+                  ErrorSpec error = ErrorSpec(1e-5, 1e-5)) {
+  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::Status near = LiteralsNear(*reference, *cpu, error);
+  EXPECT_TRUE(near.ok()) << near;
+}
+
+std::string DotModule(absl::string_view lhs, absl::string_view rhs, absl::string_view out,
+                      absl::string_view numbers) {
+  return absl::StrCat("HloModule dot\nENTRY e {\n  a = ", lhs, " parameter(0)\n  b = ", rhs,
+                      " parameter(1)\n  ROOT d = ", out, " dot(a, b)", numbers.empty() ? "" : ", ",
+                      numbers, "\n}\n");
+}
+
+struct DotCase {
+  const char* lhs;
+  std::vector<int64_t> lhs_dims;
+  const char* rhs;
+  std::vector<int64_t> rhs_dims;
+  const char* out;
+  const char* numbers;
+};
+
+const DotCase kShapes[] = {
+    // Plain, A^T B, A B^T, A^T B^T.
+    {"[33,47]",
+     {33, 47},
+     "[47,29]",
+     {47, 29},
+     "[33,29]",
+     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+    {"[47,33]",
+     {47, 33},
+     "[47,29]",
+     {47, 29},
+     "[33,29]",
+     "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
+    {"[33,47]",
+     {33, 47},
+     "[29,47]",
+     {29, 47},
+     "[33,29]",
+     "lhs_contracting_dims={1}, rhs_contracting_dims={1}"},
+    {"[47,33]",
+     {47, 33},
+     "[29,47]",
+     {29, 47},
+     "[33,29]",
+     "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
+    // Matrix-vector, vector-matrix, dot product, outer product.
+    {"[17,40]",
+     {17, 40},
+     "[40]",
+     {40},
+     "[17]",
+     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+    {"[40]",
+     {40},
+     "[40,17]",
+     {40, 17},
+     "[17]",
+     "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
+    {"[40]", {40}, "[40]", {40}, "[]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"},
+    {"[5]", {5}, "[7]", {7}, "[5,7]", ""},
+    // Leading batch; batch in the middle (gathered); two contracting dims.
+    {"[3,9,12]",
+     {3, 9, 12},
+     "[3,12,10]",
+     {3, 12, 10},
+     "[3,9,10]",
+     "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+     "rhs_contracting_dims={1}"},
+    {"[9,3,12]",
+     {9, 3, 12},
+     "[12,3,10]",
+     {12, 3, 10},
+     "[3,9,10]",
+     "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={1}, "
+     "rhs_contracting_dims={0}"},
+    {"[2,6,4,5]",
+     {2, 6, 4, 5},
+     "[5,4,2,7]",
+     {5, 4, 2, 7},
+     "[2,6,7]",
+     "lhs_batch_dims={0}, lhs_contracting_dims={3,2}, rhs_batch_dims={2}, "
+     "rhs_contracting_dims={0,1}"},
+    // Empty contraction: zeros.
+    {"[4,0]",
+     {4, 0},
+     "[0,3]",
+     {0, 3},
+     "[4,3]",
+     "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+};
+
+void RunShapes(absl::string_view in_type, PrimitiveType in, absl::string_view out_type,
+               ErrorSpec error) {
+  for (const DotCase& c : kShapes) {
+    SCOPED_TRACE(absl::StrCat(c.lhs, " x ", c.rhs, " ", c.numbers));
+    ExpectAgrees(DotModule(absl::StrCat(in_type, c.lhs), absl::StrCat(in_type, c.rhs),
+                           absl::StrCat(out_type, c.out), c.numbers),
+                 {Values(in, c.lhs_dims, 1), Values(in, c.rhs_dims, 2)}, error);
+  }
+}
+
+TEST(DotTest, F32ShapesAndDimensionNumbers) { RunShapes("f32", F32, "f32", ErrorSpec(1e-5, 1e-5)); }
+TEST(DotTest, Bf16ToBf16AndF32) {
+  RunShapes("bf16", BF16, "bf16", ErrorSpec(1e-2, 1e-2));
+  RunShapes("bf16", BF16, "f32", ErrorSpec(1e-5, 1e-5));
+}
+TEST(DotTest, LoopTypes) {
+  RunShapes("f64", F64, "f64", ErrorSpec(1e-12, 1e-12));
+  RunShapes("f16", F16, "f16", ErrorSpec(1e-2, 1e-2));
+  RunShapes("s32", S32, "s32", ErrorSpec(0, 0));
+  RunShapes("s8", S8, "s32", ErrorSpec(0, 0));
+  RunShapes("c64", C64, "c64", ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotTest, LargeF32MatmulAgrees) {
+  ExpectAgrees(DotModule("f32[130,260]", "f32[260,70]", "f32[130,70]",
+                         "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+               {Values(F32, {130, 260}, 3), Values(F32, {260, 70}, 4)}, ErrorSpec(1e-4, 1e-5));
+}
+
+// dot + bias + activation, each an epilogue fusion (one oneDNN call).
+std::string EpilogueModule(absl::string_view type, absl::string_view activation) {
+  return absl::StrCat(R"(
+HloModule epilogue
+ENTRY e {
+  x = )",
+                      type, R"([6,20] parameter(0)
+  w = )",
+                      type, R"([20,12] parameter(1)
+  bias = )",
+                      type, R"([12] parameter(2)
+  d = )",
+                      type, R"([6,12] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = )",
+                      type, R"([6,12] broadcast(bias), dimensions={1}
+  y = )",
+                      type, R"([6,12] add(d, bb)
+  )",
+                      activation, R"(
+})");
+}
+
+TEST(DotTest, EpiloguesAgree) {
+  const char* activations[] = {
+      "zero = f32[] constant(0)\n  z = f32[6,12] broadcast(zero), dimensions={}\n"
+      "  ROOT r = f32[6,12] maximum(y, z)",
+      "ROOT r = f32[6,12] logistic(y)",
+      "ROOT r = f32[6,12] tanh(y)",
+      "ROOT r = f32[6,12] exponential(y)",
+      "lo = f32[] constant(-0.5)\n  hi = f32[] constant(0.75)\n"
+      "  ROOT r = f32[6,12] clamp(lo, y, hi)",
+      "ROOT r = f32[6,12] negate(y)",
+  };
+  for (const char* activation : activations) {
+    SCOPED_TRACE(activation);
+    ExpectAgrees(EpilogueModule("f32", activation),
+                 {Values(F32, {6, 20}, 1), Values(F32, {20, 12}, 2), Values(F32, {12}, 3)});
+  }
+  // The same fusions on the loop path.
+  std::string f64_relu =
+      EpilogueModule("f64",
+                     "zero = f64[] constant(0)\n  z = f64[6,12] broadcast(zero), dimensions={}\n"
+                     "  ROOT r = f64[6,12] maximum(y, z)");
+  ExpectAgrees(f64_relu, {Values(F64, {6, 20}, 1), Values(F64, {20, 12}, 2), Values(F64, {12}, 3)});
+  // bf16 rounds after the dot and after the add, as the interpreter does.
+  ExpectAgrees(EpilogueModule("bf16", "ROOT r = bf16[6,12] tanh(y)"),
+               {Values(BF16, {6, 20}, 1), Values(BF16, {20, 12}, 2), Values(BF16, {12}, 3)},
+               ErrorSpec(1e-3, 1e-3));
+}
+
+TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
+  ExpectAgrees(R"(
+HloModule rows
+ENTRY e {
+  x = f32[2,5,8] parameter(0)
+  w = f32[2,8,3] parameter(1)
+  bias = f32[2,5] parameter(2)
+  full = f32[2,5,3] parameter(3)
+  d = f32[2,5,3] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bb = f32[2,5,3] broadcast(bias), dimensions={0,1}
+  y = f32[2,5,3] add(bb, d)
+  t = f32[2,5,3] tanh(y)
+  d2 = f32[2,5,3] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  y2 = f32[2,5,3] add(d2, full)
+  d3 = f32[2,5,3] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  e3 = f32[2,5,3] exponential(d3)
+  ty = f32[2,5,3] add(t, y2)
+  ROOT out = f32[2,5,3] add(ty, e3)
+})",
+               {Values(F32, {2, 5, 8}, 1), Values(F32, {2, 8, 3}, 2), Values(F32, {2, 5}, 3),
+                Values(F32, {2, 5, 3}, 4)});
+}
+
+TEST(DotTest, ConstantWeightsAndBias) {
+  ExpectAgrees(R"(
+HloModule constant_weights
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  w = f32[4,2] constant({{1, -2}, {0.5, 3}, {-1, 0.25}, {2, 2}})
+  wt = f32[2,4] constant({{1, 0.5, -1, 2}, {-2, 3, 0.25, 2}})
+  b = f32[2] constant({0.5, -4})
+  d = f32[3,2] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[3,2] broadcast(b), dimensions={1}
+  y = f32[3,2] add(d, bb)
+  dt = f32[3,2] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT out = f32[3,2] subtract(y, dt)
+})",
+               {Values(F32, {3, 4}, 1)});
+  // Hand-computed: x = [[-1.25, 0.5, -1, 0.75], ...] row 0 times w plus b.
+  absl::StatusOr<Literal> result = RunOn("cpu", R"(
+HloModule hand
+ENTRY e {
+  x = f32[1,4] constant({{-1.25, 0.5, -1, 0.75}})
+  w = f32[4,2] constant({{1, -2}, {0.5, 3}, {-1, 0.25}, {2, 2}})
+  b = f32[2] constant({0.5, -4})
+  d = f32[1,2] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[1,2] broadcast(b), dimensions={1}
+  ROOT y = f32[1,2] add(d, bb)
+})",
+                                         {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  // -1.25 + 0.25 + 1 + 1.5 + 0.5 = 2; 2.5 + 1.5 - 0.25 + 1.5 - 4 = 1.25.
+  EXPECT_EQ(result->data<float>()[0], 2.0f);
+  EXPECT_EQ(result->data<float>()[1], 1.25f);
+}
+
+TEST(DotTest, EightThreadsRunOneExecutable) {
+  std::string text =
+      EpilogueModule("f32",
+                     "zero = f32[] constant(0)\n  z = f32[6,12] broadcast(zero), dimensions={}\n"
+                     "  ROOT r = f32[6,12] maximum(y, z)");
+  auto executable = CompileOn("cpu", text);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<Literal>> inputs;
+  std::vector<Literal> expected;
+  for (int t = 0; t < 8; ++t) {
+    inputs.push_back(
+        {Values(F32, {6, 20}, t), Values(F32, {20, 12}, t + 1), Values(F32, {12}, t + 2)});
+    auto reference = RunOn("interpreter", text, inputs.back());
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    expected.push_back(*std::move(reference));
+  }
+  std::vector<absl::Status> statuses(8);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20 && statuses[t].ok(); ++round) {
+        auto result = RunExecutable("cpu", **executable, inputs[t]);
+        statuses[t] = result.ok() ? LiteralsNear(expected[t], *result, ErrorSpec(1e-5, 1e-5))
+                                  : result.status();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace axle

@@ -1,0 +1,749 @@
+// DotThunk: dot and dot epilogues through oneDNN matmul, or a plain loop for
+// the element types oneDNN lacks (see dot_thunk.h).
+#include "axle/cpu/runtime/dot_thunk.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+// libgomp (oneDNN's threading runtime in Debian's build).
+extern "C" {
+void omp_set_num_threads(int threads);
+int omp_get_max_threads(void);
+}
+
+namespace axle::cpu {
+namespace {
+
+absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why) {
+  return absl::UnimplementedError(
+      absl::StrCat("cpu platform: ", why, " (instruction %", instruction.name(), ")"));
+}
+
+// Where the elements of an array come from: a thunk operand or a literal,
+// read at `strides` (in elements, 0 for broadcast dims) over `dims`.
+struct Source {
+  int64_t operand = -1;  // index into the thunk's operands, or -1: `literal`
+  std::shared_ptr<const Literal> literal;
+  PrimitiveType type = F32;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> strides;
+};
+
+std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return strides;
+}
+
+std::vector<int64_t> DimsOf(const Shape& shape) {
+  return std::vector<int64_t>(shape.dimensions().begin(), shape.dimensions().end());
+}
+
+// Resolves a parameter, constant or broadcast (of those) to a Source.
+// `parameter_operand(i)` maps a parameter number to the thunk operand.
+absl::StatusOr<Source> Resolve(const HloInstruction& instruction, bool in_fusion,
+                               const std::vector<const Literal*>& constants) {
+  Source source;
+  source.type = instruction.shape().element_type();
+  source.dims = DimsOf(instruction.shape());
+  source.strides = RowMajorStrides(source.dims);
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter: {
+      int64_t number = cast<HloParameterInstruction>(&instruction)->parameter_number();
+      if (!in_fusion) break;
+      if (constants[number] != nullptr) {
+        source.literal = std::make_shared<const Literal>(constants[number]->Clone());
+      } else {
+        source.operand = number;
+      }
+      return source;
+    }
+    case HloOpcode::kConstant:
+      if (!in_fusion) break;
+      source.literal =
+          std::make_shared<const Literal>(cast<HloConstantInstruction>(&instruction)->literal());
+      return source;
+    case HloOpcode::kBroadcast: {
+      if (!in_fusion) break;
+      AXLE_ASSIGN_OR_RETURN(Source inner, Resolve(*instruction.operand(0), true, constants));
+      const auto& mapping = cast<HloDimensionsInstruction>(&instruction)->dimensions();
+      std::fill(source.strides.begin(), source.strides.end(), 0);
+      for (size_t j = 0; j < mapping.size(); ++j) source.strides[mapping[j]] = inner.strides[j];
+      source.operand = inner.operand;
+      source.literal = std::move(inner.literal);
+      return source;
+    }
+    default:
+      break;
+  }
+  return Unsupported(instruction, "a dot operand the dot thunk cannot read");
+}
+
+// Copies the elements of `source` at data `base` into a dense array of
+// dims `order` (a permutation of the source's dims), elements of `size`
+// bytes.
+void GatherInto(const char* base, const Source& source, absl::Span<const int64_t> order,
+                int64_t size, char* out) {
+  int64_t rank = static_cast<int64_t>(order.size());
+  std::vector<int64_t> dims(rank), strides(rank), index(rank, 0);
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    dims[i] = source.dims[order[i]];
+    strides[i] = source.strides[order[i]] * size;
+    count *= dims[i];
+  }
+  if (count == 0) return;
+  int64_t offset = 0;
+  for (int64_t n = 0; n < count; ++n) {
+    std::memcpy(out + n * size, base + offset, size);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// A 3-d view of a Source: the dims in `groups` (each a list of source dims
+// in order) collapsed, when each group's strides allow it.
+struct View3 {
+  int64_t dims[3];
+  int64_t strides[3];
+};
+std::optional<View3> Collapse(const Source& source,
+                              const std::vector<std::vector<int64_t>>& groups) {
+  View3 view;
+  for (int g = 0; g < 3; ++g) {
+    view.dims[g] = 1;
+    view.strides[g] = 0;
+    int64_t expected = -1;
+    for (auto it = groups[g].rbegin(); it != groups[g].rend(); ++it) {
+      int64_t dim = source.dims[*it];
+      if (dim == 1) continue;
+      int64_t stride = source.strides[*it];
+      if (expected == -1) {
+        view.strides[g] = stride;
+      } else if (stride != expected) {
+        return std::nullopt;
+      }
+      expected = stride * dim;
+      view.dims[g] *= dim;
+    }
+  }
+  return view;
+}
+
+enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
+
+struct DotPlan {
+  // Source dims of lhs: batch, free (M), contracting (K); of rhs: batch,
+  // contracting (K), free (N).
+  std::vector<std::vector<int64_t>> lhs_groups, rhs_groups;
+  Source lhs, rhs;
+  std::optional<Source> bias;  // over the output dims
+  Activation activation = Activation::kNone;
+  double low = 0, high = 0;  // clamp bounds
+  PrimitiveType output_type = F32;
+  std::vector<int64_t> output_dims;
+  int64_t batch = 1, m = 1, k = 1, n = 1;
+  int64_t output_batch_rank = 0, output_m_rank = 0;
+};
+
+std::vector<int64_t> Flatten(const std::vector<std::vector<int64_t>>& groups) {
+  std::vector<int64_t> all;
+  for (const auto& group : groups) all.insert(all.end(), group.begin(), group.end());
+  return all;
+}
+
+absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
+                                  const std::vector<const Literal*>& constants) {
+  AXLE_ASSIGN_OR_RETURN(Source source, Resolve(instruction, true, constants));
+  bool splat = source.literal != nullptr;
+  for (int64_t stride : source.strides) splat = splat && stride == 0;
+  if (!splat || source.literal->element_count() != 1) {
+    return Unsupported(instruction, "an activation bound that is not a constant");
+  }
+  return source.literal->GetAsDouble(0);
+}
+
+absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
+                                 const std::vector<const Literal*>& constants) {
+  DotPlan plan;
+  const HloInstruction* node = &instruction;
+  bool in_fusion = false;
+  if (instruction.opcode() == HloOpcode::kFusion) {
+    in_fusion = true;
+    node = cast<HloFusionInstruction>(&instruction)
+               ->fused_instructions_computation()
+               ->root_instruction();
+    auto is_chain = [](const HloInstruction* value) {
+      return value->opcode() == HloOpcode::kDot || value->opcode() == HloOpcode::kAdd;
+    };
+    switch (node->opcode()) {
+      case HloOpcode::kLogistic:
+      case HloOpcode::kTanh:
+      case HloOpcode::kExp:
+        plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
+                          : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
+                                                                 : Activation::kExp;
+        node = node->operand(0);
+        break;
+      case HloOpcode::kMaximum: {
+        int chain = is_chain(node->operand(0)) ? 0 : 1;
+        AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
+        if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
+        plan.activation = Activation::kRelu;
+        node = node->operand(chain);
+        break;
+      }
+      case HloOpcode::kClamp: {
+        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
+        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
+        plan.activation = Activation::kClamp;
+        node = node->operand(1);
+        break;
+      }
+      default:
+        break;
+    }
+    if (node->opcode() == HloOpcode::kAdd) {
+      int chain = node->operand(0)->opcode() == HloOpcode::kDot ? 0 : 1;
+      AXLE_ASSIGN_OR_RETURN(Source bias, Resolve(*node->operand(1 - chain), true, constants));
+      plan.bias = std::move(bias);
+      node = node->operand(chain);
+    }
+  }
+  if (node->opcode() != HloOpcode::kDot) {
+    return Unsupported(instruction, "a fusion the dot thunk does not implement");
+  }
+  const auto& numbers = cast<HloDotInstruction>(node)->dot_dimension_numbers();
+  if (in_fusion) {
+    AXLE_ASSIGN_OR_RETURN(plan.lhs, Resolve(*node->operand(0), true, constants));
+    AXLE_ASSIGN_OR_RETURN(plan.rhs, Resolve(*node->operand(1), true, constants));
+  } else {
+    for (int i = 0; i < 2; ++i) {
+      Source& source = i == 0 ? plan.lhs : plan.rhs;
+      const Shape& shape = node->operand(i)->shape();
+      source.type = shape.element_type();
+      source.dims = DimsOf(shape);
+      source.strides = RowMajorStrides(source.dims);
+      if (constants[i] != nullptr) {
+        source.literal = std::make_shared<const Literal>(constants[i]->Clone());
+      } else {
+        source.operand = i;
+      }
+    }
+  }
+  auto free_dims = [](int64_t rank, absl::Span<const int64_t> batch,
+                      absl::Span<const int64_t> contracting) {
+    std::vector<int64_t> free;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+          std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
+        free.push_back(d);
+      }
+    }
+    return free;
+  };
+  std::vector<int64_t> lhs_batch(numbers.lhs_batch_dimensions().begin(),
+                                 numbers.lhs_batch_dimensions().end());
+  std::vector<int64_t> rhs_batch(numbers.rhs_batch_dimensions().begin(),
+                                 numbers.rhs_batch_dimensions().end());
+  std::vector<int64_t> lhs_contracting(numbers.lhs_contracting_dimensions().begin(),
+                                       numbers.lhs_contracting_dimensions().end());
+  std::vector<int64_t> rhs_contracting(numbers.rhs_contracting_dimensions().begin(),
+                                       numbers.rhs_contracting_dimensions().end());
+  plan.lhs_groups = {lhs_batch, free_dims(plan.lhs.dims.size(), lhs_batch, lhs_contracting),
+                     lhs_contracting};
+  plan.rhs_groups = {rhs_batch, rhs_contracting,
+                     free_dims(plan.rhs.dims.size(), rhs_batch, rhs_contracting)};
+  for (int64_t d : lhs_batch) plan.batch *= plan.lhs.dims[d];
+  for (int64_t d : plan.lhs_groups[1]) plan.m *= plan.lhs.dims[d];
+  for (int64_t d : lhs_contracting) plan.k *= plan.lhs.dims[d];
+  for (int64_t d : plan.rhs_groups[2]) plan.n *= plan.rhs.dims[d];
+  plan.output_type = instruction.shape().element_type();
+  plan.output_dims = DimsOf(instruction.shape());
+  plan.output_batch_rank = static_cast<int64_t>(lhs_batch.size());
+  plan.output_m_rank = static_cast<int64_t>(plan.lhs_groups[1].size());
+  return plan;
+}
+
+// The output dims grouped as batch, M, N.
+std::vector<std::vector<int64_t>> OutputGroups(const DotPlan& plan) {
+  std::vector<std::vector<int64_t>> groups(3);
+  for (int64_t d = 0; d < static_cast<int64_t>(plan.output_dims.size()); ++d) {
+    int g = d < plan.output_batch_rank                        ? 0
+            : d < plan.output_batch_rank + plan.output_m_rank ? 1
+                                                              : 2;
+    groups[g].push_back(d);
+  }
+  return groups;
+}
+
+// Cores divided among the dot thunks running right now.
+std::atomic<int> running_dots{0};
+
+class ThreadShare {
+ public:
+  explicit ThreadShare(const ExecutableRunOptions* options) {
+    int running = running_dots.fetch_add(1) + 1;
+    int cores = DotThreads();
+    if (options != nullptr && options->intra_op_threads() > 0) {
+      cores = std::min(cores, options->intra_op_threads());
+    }
+    int threads = std::max(1, cores / running);
+    if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  }
+  ~ThreadShare() { running_dots.fetch_sub(1); }
+};
+
+// ---------------------------------------------------------------------------
+// The loop path: any element type, accumulating in f64, s64 or c128.
+
+class LoopDotThunk : public Thunk {
+ public:
+  LoopDotThunk(std::string name, DotPlan plan, std::vector<int64_t> operand_values,
+               int64_t output_value)
+      : Thunk(std::move(name)),
+        plan_(std::move(plan)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value) {
+    if (primitive_util::IsComplexType(plan_.output_type)) {
+      compute_type_ = C128;
+    } else if (primitive_util::IsFloatingPointType(plan_.output_type)) {
+      compute_type_ = F64;
+    } else {
+      compute_type_ = S64;
+    }
+  }
+
+  absl::Status Execute(const ThunkContext& context) const override {
+    switch (compute_type_) {
+      case C128:
+        return Run<complex128>(context);
+      case F64:
+        return Run<double>(context);
+      default:
+        return Run<int64_t>(context);
+    }
+  }
+
+ private:
+  // `source` converted to the compute type, dense in the dims `order`.
+  template <typename T>
+  absl::StatusOr<std::vector<T>> Dense(const ThunkContext& context, const Source& source,
+                                       absl::Span<const int64_t> order) const {
+    Literal converted;
+    if (source.literal != nullptr) {
+      AXLE_ASSIGN_OR_RETURN(converted, source.literal->Convert(compute_type_));
+    } else {
+      // The operand's own (row-major) shape: the extent of the strides.
+      const Shape& shape = operand_shapes_.at(source.operand);
+      Literal raw(shape);
+      std::memcpy(raw.untyped_data(), context.address(operand_values_[source.operand]),
+                  raw.size_bytes());
+      AXLE_ASSIGN_OR_RETURN(converted, raw.Convert(compute_type_));
+    }
+    int64_t count = 1;
+    for (int64_t d : source.dims) count *= d;
+    std::vector<T> out(count);
+    GatherInto(static_cast<const char*>(converted.untyped_data()), source, order, sizeof(T),
+               reinterpret_cast<char*>(out.data()));
+    return out;
+  }
+
+  template <typename T>
+  absl::Status Run(const ThunkContext& context) const {
+    const DotPlan& p = plan_;
+    AXLE_ASSIGN_OR_RETURN(std::vector<T> lhs, Dense<T>(context, p.lhs, Flatten(p.lhs_groups)));
+    AXLE_ASSIGN_OR_RETURN(std::vector<T> rhs, Dense<T>(context, p.rhs, Flatten(p.rhs_groups)));
+    std::vector<T> bias;
+    if (p.bias) {
+      std::vector<int64_t> order(p.output_dims.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+      AXLE_ASSIGN_OR_RETURN(bias, Dense<T>(context, *p.bias, order));
+    }
+    Literal result(ShapeUtil::MakeShape(compute_type_, p.output_dims));
+    T* out = reinterpret_cast<T*>(result.untyped_data());
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t i = 0; i < p.m; ++i) {
+        T* row = out + (b * p.m + i) * p.n;
+        std::fill(row, row + p.n, T(0));
+        for (int64_t l = 0; l < p.k; ++l) {
+          T a = lhs[(b * p.m + i) * p.k + l];
+          const T* r = rhs.data() + (b * p.k + l) * p.n;
+          for (int64_t j = 0; j < p.n; ++j) row[j] += a * r[j];
+        }
+      }
+    }
+    int64_t count = p.batch * p.m * p.n;
+    for (int64_t e = 0; e < count; ++e) {
+      if (p.bias) out[e] += bias[e];
+      out[e] = Activate(out[e]);
+    }
+    AXLE_ASSIGN_OR_RETURN(Literal converted, result.Convert(p.output_type));
+    std::memcpy(context.address(output_value_), converted.untyped_data(), converted.size_bytes());
+    return absl::OkStatus();
+  }
+
+  template <typename T>
+  T Activate(T x) const {
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (plan_.activation == Activation::kRelu) return std::max<int64_t>(x, 0);
+      if (plan_.activation == Activation::kClamp) {
+        return std::min<int64_t>(std::max<int64_t>(x, plan_.low), plan_.high);
+      }
+      return x;
+    } else if constexpr (std::is_same_v<T, double>) {
+      switch (plan_.activation) {
+        case Activation::kRelu:
+          return std::isnan(x) ? x : std::max(x, 0.0);
+        case Activation::kClamp:
+          return std::isnan(x) ? x : std::min(std::max(x, plan_.low), plan_.high);
+        case Activation::kLogistic:
+          return 1.0 / (1.0 + std::exp(-x));
+        case Activation::kTanh:
+          return std::tanh(x);
+        case Activation::kExp:
+          return std::exp(x);
+        case Activation::kNone:
+          return x;
+      }
+      return x;
+    } else {
+      switch (plan_.activation) {
+        case Activation::kLogistic:
+          return T(1.0) / (T(1.0) + std::exp(-x));
+        case Activation::kTanh:
+          return std::tanh(x);
+        case Activation::kExp:
+          return std::exp(x);
+        default:
+          return x;
+      }
+    }
+  }
+
+ public:
+  std::vector<Shape> operand_shapes_;
+
+ private:
+  DotPlan plan_;
+  std::vector<int64_t> operand_values_;
+  int64_t output_value_;
+  PrimitiveType compute_type_ = F64;
+};
+
+// ---------------------------------------------------------------------------
+// The oneDNN path.
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::memory::data_type DnnlType(PrimitiveType type) {
+  return type == BF16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+// How the thunk gets one matmul input at run time.
+struct MatmulInput {
+  Source source;
+  std::vector<int64_t> order;        // source dims in canonical order
+  bool gather = false;               // copy into a dense canonical buffer first
+  dnnl::memory::desc desc;           // the primitive's view
+  std::shared_ptr<char[]> constant;  // a gathered constant
+};
+
+// Decides whether `source` can be read in place as [d0, d1, d2] (oneDNN
+// wants the innermost or the second-innermost dim dense), else gathers.
+MatmulInput PlanInput(const Source& source, const std::vector<std::vector<int64_t>>& groups,
+                      const int64_t (&dims)[3]) {
+  MatmulInput input;
+  input.source = source;
+  input.order = Flatten(groups);
+  dnnl::memory::data_type type = DnnlType(source.type);
+  std::optional<View3> view = Collapse(source, groups);
+  bool in_place = view.has_value() && source.literal == nullptr;
+  if (in_place) {
+    // Strides of size-1 dims are free: pick the ones a plain layout has.
+    int64_t* s = view->strides;
+    bool rows = dims[2] == 1 || s[2] == 1;
+    if (rows) {
+      s[2] = 1;
+      if (dims[1] == 1) s[1] = dims[2];
+      in_place = s[1] >= dims[2];
+    } else {
+      if (dims[1] == 1) s[1] = 1;
+      in_place = s[1] == 1 && s[2] >= dims[1];
+    }
+    int64_t span = std::max(dims[1] * s[1], dims[2] * s[2]);
+    if (dims[0] == 1) s[0] = span;
+    in_place = in_place && s[0] >= span;
+    if (in_place) {
+      input.desc = dnnl::memory::desc({dims[0], dims[1], dims[2]}, type, {s[0], s[1], s[2]});
+      return input;
+    }
+  }
+  input.gather = true;
+  input.desc = dnnl::memory::desc({dims[0], dims[1], dims[2]}, type, dnnl::memory::format_tag::abc);
+  if (source.literal != nullptr) {
+    int64_t size = primitive_util::ByteWidth(source.type);
+    input.constant.reset(new char[std::max<int64_t>(1, dims[0] * dims[1] * dims[2] * size)]);
+    GatherInto(static_cast<const char*>(source.literal->untyped_data()), source, input.order, size,
+               input.constant.get());
+  }
+  return input;
+}
+
+class DnnlDotThunk : public Thunk {
+ public:
+  DnnlDotThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value)
+      : Thunk(std::move(name)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value) {}
+
+  absl::Status Build(const DotPlan& plan) {
+    // A bf16 result rounds after the dot and after each epilogue op (as the
+    // HLO says); oneDNN's post-ops would round once, so they run here.
+    rounded_epilogue_ = plan.output_type == BF16;
+    activation_ = plan.activation;
+    low_ = static_cast<float>(plan.low);
+    high_ = static_cast<float>(plan.high);
+    dims_[0] = plan.batch;
+    dims_[1] = plan.m;
+    dims_[2] = plan.n;
+    int64_t lhs_dims[3] = {plan.batch, plan.m, plan.k};
+    int64_t rhs_dims[3] = {plan.batch, plan.k, plan.n};
+    lhs_ = PlanInput(plan.lhs, plan.lhs_groups, lhs_dims);
+    rhs_ = PlanInput(plan.rhs, plan.rhs_groups, rhs_dims);
+    dnnl::memory::desc dst_desc({plan.batch, plan.m, plan.n}, DnnlType(plan.output_type),
+                                dnnl::memory::format_tag::abc);
+    dnnl::post_ops post_ops;
+    if (plan.bias) {
+      // The bias as a dense [B|1, M|1, N|1] array: a group the bias does not
+      // vary over is 1.
+      std::vector<std::vector<int64_t>> groups = OutputGroups(plan);
+      bias_ = MatmulInput();
+      bias_->source = *plan.bias;
+      int64_t dims[3] = {plan.batch, plan.m, plan.n};
+      for (int g = 0; g < 3; ++g) {
+        bool varies = false;
+        for (int64_t d : groups[g]) varies = varies || plan.bias->strides[d] != 0;
+        if (!varies) {
+          dims[g] = 1;
+          // Read only the first element of this group.
+          for (int64_t d : groups[g]) bias_->source.dims[d] = 1;
+        }
+      }
+      bias_->order = Flatten(groups);
+      bias_->gather = true;
+      bias_->desc = dnnl::memory::desc({dims[0], dims[1], dims[2]}, DnnlType(plan.bias->type),
+                                       dnnl::memory::format_tag::abc);
+      if (plan.bias->literal != nullptr) {
+        int64_t size = primitive_util::ByteWidth(plan.bias->type);
+        bias_->constant.reset(new char[std::max<int64_t>(1, dims[0] * dims[1] * dims[2] * size)]);
+        GatherInto(static_cast<const char*>(plan.bias->literal->untyped_data()), bias_->source,
+                   bias_->order, size, bias_->constant.get());
+      }
+      if (!rounded_epilogue_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
+    }
+    switch (rounded_epilogue_ ? Activation::kNone : plan.activation) {
+      case Activation::kNone:
+        break;
+      case Activation::kRelu:
+        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+        break;
+      case Activation::kLogistic:
+        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+        break;
+      case Activation::kTanh:
+        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
+        break;
+      case Activation::kExp:
+        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f);
+        break;
+      case Activation::kClamp:
+        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, static_cast<float>(plan.low),
+                                static_cast<float>(plan.high));
+        break;
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // A constant rhs: let the primitive choose its weights layout, reorder
+    // once.
+    bool constant_weights = plan.rhs.literal != nullptr;
+    dnnl::memory::desc weights_desc =
+        constant_weights ? dnnl::memory::desc({plan.batch, plan.k, plan.n}, DnnlType(plan.rhs.type),
+                                              dnnl::memory::format_tag::any)
+                         : rhs_.desc;
+    try {
+      dnnl::matmul::desc desc(lhs_.desc, weights_desc, dst_desc);
+      dnnl::matmul::primitive_desc primitive_desc(desc, attr, Engine());
+      scratchpad_size_ = static_cast<int64_t>(primitive_desc.scratchpad_desc().get_size());
+      if (constant_weights) {
+        packed_weights_ = dnnl::memory(primitive_desc.weights_desc(), Engine());
+        dnnl::memory plain(rhs_.desc, Engine(), rhs_.constant.get());
+        dnnl::stream stream(Engine());
+        dnnl::reorder(plain, packed_weights_).execute(stream, plain, packed_weights_);
+        stream.wait();
+        rhs_.constant.reset();
+      }
+      primitive_ = dnnl::matmul(primitive_desc);
+      dst_desc_ = dst_desc;
+    } catch (const dnnl::error& error) {
+      return absl::UnimplementedError(absl::StrCat("oneDNN matmul: ", error.what()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Execute(const ThunkContext& context) const override {
+    ThreadShare share(context.run_options);
+    std::vector<char> lhs_scratch, rhs_scratch, bias_scratch;
+    auto pointer = [&](const MatmulInput& input, std::vector<char>& scratch) -> void* {
+      if (input.constant) return input.constant.get();
+      const Source& source = input.source;
+      void* base = context.address(operand_values_[source.operand]);
+      if (!input.gather) return base;
+      int64_t size = primitive_util::ByteWidth(source.type);
+      int64_t count = 1;
+      for (int64_t d : source.dims) count *= d;
+      scratch.resize(std::max<int64_t>(1, count * size));
+      GatherInto(static_cast<const char*>(base), source, input.order, size, scratch.data());
+      return scratch.data();
+    };
+    try {
+      dnnl::stream stream(Engine());
+      std::unordered_map<int, dnnl::memory> args;
+      args[DNNL_ARG_SRC] = dnnl::memory(lhs_.desc, Engine(), pointer(lhs_, lhs_scratch));
+      args[DNNL_ARG_WEIGHTS] = packed_weights_
+                                   ? packed_weights_
+                                   : dnnl::memory(rhs_.desc, Engine(), pointer(rhs_, rhs_scratch));
+      args[DNNL_ARG_DST] = dnnl::memory(dst_desc_, Engine(), context.address(output_value_));
+      const void* bias = bias_ ? pointer(*bias_, bias_scratch) : nullptr;
+      if (bias_ && !rounded_epilogue_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+            dnnl::memory(bias_->desc, Engine(), const_cast<void*>(bias));
+      }
+      std::vector<char> scratchpad(std::max<int64_t>(1, scratchpad_size_) + 64);
+      void* aligned =
+          scratchpad.data() + (64 - reinterpret_cast<uintptr_t>(scratchpad.data()) % 64);
+      if (scratchpad_size_ > 0) {
+        dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
+                                        dnnl::memory::format_tag::a);
+        args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, Engine(), aligned);
+      }
+      primitive_.execute(stream, args);
+      stream.wait();
+      if (rounded_epilogue_) {
+        RoundedEpilogue(static_cast<const bfloat16*>(bias),
+                        static_cast<bfloat16*>(context.address(output_value_)));
+      }
+    } catch (const dnnl::error& error) {
+      return absl::InternalError(absl::StrCat("oneDNN matmul: ", error.what()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
+    const int64_t* bias_dims = bias_ ? bias_->desc.dims().data() : nullptr;
+    for (int64_t b = 0; b < dims_[0]; ++b) {
+      for (int64_t i = 0; i < dims_[1]; ++i) {
+        for (int64_t j = 0; j < dims_[2]; ++j) {
+          bfloat16& value = out[(b * dims_[1] + i) * dims_[2] + j];
+          if (bias != nullptr) {
+            int64_t bb = bias_dims[0] == 1 ? 0 : b, bi = bias_dims[1] == 1 ? 0 : i,
+                    bj = bias_dims[2] == 1 ? 0 : j;
+            float term = static_cast<float>(bias[(bb * bias_dims[1] + bi) * bias_dims[2] + bj]);
+            value = bfloat16(static_cast<float>(value) + term);
+          }
+          float x = static_cast<float>(value);
+          switch (activation_) {
+            case Activation::kNone:
+              continue;
+            case Activation::kRelu:
+              x = std::isnan(x) ? x : std::max(x, 0.f);
+              break;
+            case Activation::kClamp:
+              x = std::isnan(x) ? x : std::min(std::max(x, low_), high_);
+              break;
+            case Activation::kLogistic:
+              x = 1.f / (1.f + std::exp(-x));
+              break;
+            case Activation::kTanh:
+              x = std::tanh(x);
+              break;
+            case Activation::kExp:
+              x = std::exp(x);
+              break;
+          }
+          value = bfloat16(x);
+        }
+      }
+    }
+  }
+
+  bool rounded_epilogue_ = false;
+  Activation activation_ = Activation::kNone;
+  float low_ = 0, high_ = 0;
+  int64_t dims_[3] = {1, 1, 1};
+  std::vector<int64_t> operand_values_;
+  int64_t output_value_;
+  MatmulInput lhs_, rhs_;
+  std::optional<MatmulInput> bias_;
+  dnnl::memory packed_weights_;
+  dnnl::memory::desc dst_desc_;
+  dnnl::primitive primitive_;
+  int64_t scratchpad_size_ = 0;
+};
+
+bool DnnlTakes(const DotPlan& plan) {
+  PrimitiveType in = plan.lhs.type;
+  if (in != plan.rhs.type || (in != F32 && in != BF16)) return false;
+  if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
+  if (plan.bias && plan.bias->type != plan.output_type) return false;
+  return plan.batch * plan.m * plan.n > 0 && plan.k > 0;
+}
+
+}  // namespace
+
+int DotThreads() { return ThreadPool::DefaultNumThreads(); }
+
+absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
+                                                      std::vector<int64_t> operand_values,
+                                                      const std::vector<const Literal*>& constants,
+                                                      int64_t output_value) {
+  if (!instruction.shape().IsArray()) {
+    return Unsupported(instruction, "a dot with a tuple result");
+  }
+  AXLE_ASSIGN_OR_RETURN(DotPlan plan, MakePlan(instruction, constants));
+  if (DnnlTakes(plan)) {
+    auto thunk = std::make_unique<DnnlDotThunk>(instruction.name(), operand_values, output_value);
+    if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
+  }
+  std::vector<Shape> operand_shapes;
+  for (const HloInstruction* operand : instruction.operands()) {
+    operand_shapes.push_back(operand->shape());
+  }
+  auto thunk = std::make_unique<LoopDotThunk>(instruction.name(), std::move(plan),
+                                              std::move(operand_values), output_value);
+  thunk->operand_shapes_ = std::move(operand_shapes);
+  return std::unique_ptr<Thunk>(std::move(thunk));
+}
+
+}  // namespace axle::cpu

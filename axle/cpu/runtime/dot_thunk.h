@@ -1,0 +1,54 @@
+//===- dot_thunk.h - dot (and dot + epilogue) on the CPU --------------------===//
+//
+// A DotThunk runs an HLO `dot` with XLA's general dimension numbers, or a
+// kOutput fusion from `dot-epilogue-fusion` (dot, then optionally a bias
+// add, then optionally relu / logistic / tanh / exp / clamp).
+//
+// Each operand is viewed as a 3-d array: lhs [B, M, K], rhs [B, K, N],
+// output [B, M, N] (B the batch dims, M / N the free dims, K the
+// contracting dims, each group collapsed). An operand whose dims collapse
+// to strides oneDNN takes (row-major or transposed in its last two dims) is
+// read in place; any other is copied into that layout first (at compile
+// time when it is a constant).
+//
+// f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 run a oneDNN matmul
+// primitive created at compile time, the epilogue as post-ops (binary add,
+// eltwise); a constant rhs is reordered once into the primitive's preferred
+// weights layout. Every other element type (and anything oneDNN declines)
+// runs a plain loop that accumulates in f64 / s64 / c128 and converts once.
+//
+// Thread-safe: each run makes its own stream, memory objects and scratchpad.
+// oneDNN's OpenMP team is sized per calling thread: the intra-op pool's size
+// (capped by ExecutableRunOptions::intra_op_threads) divided among the dot
+// thunks running at that moment, so concurrent runs do not oversubscribe.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_DOT_THUNK_H_
+#define AXLE_CPU_RUNTIME_DOT_THUNK_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+#include "axle/cpu/runtime/thunk.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::cpu {
+
+// `instruction` is a dot or a kOutput fusion rooted at a dot epilogue.
+// `operand_values[i]` is the value of its operand i, `constants[i]` that
+// operand's literal when it is a constant (else null; the thunk copies what
+// it keeps). Unimplemented for fusions that are not dot epilogues.
+absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
+                                                      std::vector<int64_t> operand_values,
+                                                      const std::vector<const Literal*>& constants,
+                                                      int64_t output_value);
+
+// The OpenMP team size oneDNN uses on one thread when nothing else runs
+// (the intra-op pool's size, ThreadPool::DefaultNumThreads()).
+int DotThreads();
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_DOT_THUNK_H_
