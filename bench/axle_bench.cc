@@ -106,7 +106,7 @@ int Main(const Options& options) {
   }
   std::vector<double> times = measurement->run_ms;
   std::sort(times.begin(), times.end());
-  std::printf("ok compile_first_ms=%.1f compile_best_ms=%.1f runs=%zu min_ms=%.3f median_ms=%.3f\n",
+  std::printf("ok compile_first_ms=%.2f compile_best_ms=%.2f runs=%zu min_ms=%.3f median_ms=%.3f\n",
               measurement->compile_first_ms, measurement->compile_best_ms, times.size(),
               times.front(), times[times.size() / 2]);
   return 0;
