@@ -106,9 +106,8 @@ void ThreadPool::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     work_available_.wait(lock, [&] {
-      return shutting_down_ ||
-             (current_job_ != nullptr && job_generation_ != seen_generation &&
-              current_job_->open_seats > 0);
+      return shutting_down_ || (current_job_ != nullptr && job_generation_ != seen_generation &&
+                                current_job_->open_seats > 0);
     });
     if (shutting_down_) return;
     seen_generation = job_generation_;

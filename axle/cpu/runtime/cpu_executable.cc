@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/arena_layout.h"
 
 namespace axle::cpu {
 namespace {
@@ -50,14 +52,50 @@ class CpuExecutable::Arena {
   char* data_;
 };
 
-CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module,
-                             const se::Platform* platform, CpuProgram program)
+CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
+                             CpuProgram program)
     : Executable(std::move(module), platform), program_(std::move(program)) {
-  temporary_offsets_.reserve(program_.temporary_sizes.size());
-  for (int64_t size : program_.temporary_sizes) {
-    temporary_offsets_.push_back(arena_size_);
-    arena_size_ += RoundUp(size, kArenaAlignment);
+  const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
+  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
+  // Live ranges over thunk indices; without every thunk's uses, all
+  // temporaries live throughout. Result leaves live to the end (the copy).
+  std::vector<LiveRange> live(num_temporaries, LiveRange{0, num_thunks});
+  std::vector<bool> seen(num_temporaries, false);
+  bool uses_known = true;
+  auto temporary_of = [&](int64_t value) -> int64_t {
+    const ValueSlot& slot = program_.values[value];
+    return slot.kind == ValueSlot::Kind::kTemporary ? slot.temporary : -1;
+  };
+  auto touch = [&](int64_t value, int64_t index) {
+    const int64_t t = temporary_of(value);
+    if (t < 0) return;
+    if (!seen[t]) live[t] = LiveRange{index, index};
+    seen[t] = true;
+    live[t].first = std::min(live[t].first, index);
+    live[t].last = std::max(live[t].last, index);
+  };
+  for (int64_t i = 0; i < num_thunks && uses_known; ++i) {
+    std::optional<Thunk::BufferUses> uses = program_.thunks[i]->buffer_uses();
+    if (!uses.has_value()) {
+      uses_known = false;
+      break;
+    }
+    for (int64_t value : uses->writes) touch(value, i);
+    for (int64_t value : uses->reads) touch(value, i);
   }
+  if (!uses_known) live.assign(num_temporaries, LiveRange{0, num_thunks});
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    if (!seen[t]) live[t] = LiveRange{0, num_thunks};
+  }
+  for (const auto& [index, value] : program_.result_leaves) {
+    const int64_t t = temporary_of(value);
+    if (t >= 0) live[t].last = num_thunks;
+  }
+  ArenaLayout layout = LayOutArena(program_.temporary_sizes, live, kArenaAlignment);
+  temporary_offsets_ = std::move(layout.offsets);
+  arena_size_ = layout.size_bytes;
+  for (int64_t size : program_.temporary_sizes)
+    temporaries_bytes_ += RoundUp(size, kArenaAlignment);
   temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
   std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
   for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {
@@ -118,8 +156,7 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
     const ValueSlot& slot = program_.values[value];
     switch (slot.kind) {
       case ValueSlot::Kind::kParameter:
-        return const_cast<void*>(
-            arguments[slot.parameter]->buffer(slot.parameter_index).opaque());
+        return const_cast<void*>(arguments[slot.parameter]->buffer(slot.parameter_index).opaque());
       case ValueSlot::Kind::kConstant:
         return const_cast<void*>(program_.constants[slot.constant].untyped_data());
       case ValueSlot::Kind::kTemporary:
@@ -138,8 +175,8 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   for (const std::unique_ptr<Thunk>& thunk : program_.thunks) {
     status = thunk->Execute(context);
     if (!status.ok()) {
-      status = absl::Status(status.code(),
-                            absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
+      status =
+          absl::Status(status.code(), absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
       break;
     }
   }

@@ -14,14 +14,11 @@
 //
 // Temporaries live in an arena: one 64-byte aligned block (2 MiB aligned
 // and huge-page advised when large) holding every temporary at a fixed
-// offset. The executable keeps the arenas of finished runs and hands them
-// to the next ones, so concurrent runs each have their own and a steady
-// state run allocates nothing from the OS (page faults cost 11-14 us per
-// 4 KiB page here, PEERS.md).
-//
-// Not yet: liveness-based reuse inside the arena (buffer_assignment.h),
-// oneDNN; anything but the ops above is rejected by the compiler with
-// Unimplemented naming the op.
+// offset; temporaries whose live ranges over the thunk sequence do not
+// intersect share memory (arena_layout.h). The executable keeps the
+// arenas of finished runs and hands them to the next ones, so concurrent
+// runs each have their own and a steady-state run allocates nothing from
+// the OS (page faults cost 11-14 us per 4 KiB page here, PEERS.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CPU_EXECUTABLE_H_
@@ -42,10 +39,10 @@ namespace axle::cpu {
 struct ValueSlot {
   enum class Kind { kParameter, kConstant, kTemporary };
   Kind kind = Kind::kTemporary;
-  int64_t parameter = 0;        // kParameter: which argument
-  ShapeIndex parameter_index;   // ... and where in it
-  int64_t constant = 0;         // kConstant: index into constants
-  int64_t temporary = 0;        // kTemporary: index into the run's temporaries
+  int64_t parameter = 0;       // kParameter: which argument
+  ShapeIndex parameter_index;  // ... and where in it
+  int64_t constant = 0;        // kConstant: index into constants
+  int64_t temporary = 0;       // kTemporary: index into the run's temporaries
   int64_t size_bytes = 0;
 };
 
@@ -68,6 +65,8 @@ class CpuExecutable : public Executable {
   // Bytes of one run's temporaries arena, and how many arenas this
   // executable has allocated so far (one per run that found none free).
   int64_t arena_size_bytes() const { return arena_size_; }
+  // The temporaries' bytes without reuse (each rounded to 64).
+  int64_t temporaries_bytes() const { return temporaries_bytes_; }
   int64_t arenas_allocated() const { return arenas_allocated_.load(); }
 
  protected:
@@ -88,6 +87,7 @@ class CpuExecutable : public Executable {
   // result leaf it is, or -1.
   std::vector<int64_t> temporary_result_leaf_;
   int64_t arena_size_ = 0;
+  int64_t temporaries_bytes_ = 0;
   mutable std::mutex arenas_mutex_;
   mutable std::vector<std::unique_ptr<Arena>> free_arenas_;
   mutable std::atomic<int64_t> arenas_allocated_{0};

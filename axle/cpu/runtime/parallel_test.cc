@@ -145,7 +145,8 @@ TEST_F(ParallelTest, OneAndManyThreadsGiveIdenticalResults) {
   args.push_back(Filled(shape, 2));
   auto executable = Compile(kSoftmaxRows);
   auto buffers = ToDevice(args);
-  absl::StatusOr<Literal> one = Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(1));
+  absl::StatusOr<Literal> one =
+      Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(1));
   ASSERT_TRUE(one.ok()) << one.status();
   for (int threads : {2, 3, 0}) {
     absl::StatusOr<Literal> many =
@@ -198,9 +199,8 @@ ENTRY e {
         for (size_t i = 0; i < a.size(); ++i) {
           const float expected = std::max(a[i] * b[i], 0.0f) - a[i];
           if (out[i] != expected) {
-            outcomes[t] = absl::InternalError(absl::StrCat("thread ", t, " round ", round,
-                                                           " element ", i, ": ", out[i],
-                                                           " != ", expected));
+            outcomes[t] = absl::InternalError(absl::StrCat(
+                "thread ", t, " round ", round, " element ", i, ": ", out[i], " != ", expected));
             return;
           }
         }
@@ -243,6 +243,42 @@ TEST_F(ParallelTest, ArenaIsReusedAcrossRuns) {
   }
   EXPECT_EQ(allocator.allocations(), 4 * first_run);
   EXPECT_EQ(cpu->arenas_allocated(), 1);
+}
+
+TEST_F(ParallelTest, DeadTemporariesShareTheArena) {
+  // Three reductions in a row: the first sums are dead once the second
+  // are computed, so the third may take their place.
+  constexpr char kTwice[] = R"(
+HloModule twice
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[64,256] parameter(0)
+  zero = f32[] constant(0)
+  a = f32[64] reduce(p, zero), dimensions={1}, to_apply=add
+  a2 = f32[8,8] reshape(a)
+  b = f32[8] reduce(a2, zero), dimensions={1}, to_apply=add
+  b2 = f32[2,4] reshape(b)
+  c = f32[2] reduce(b2, zero), dimensions={1}, to_apply=add
+  ROOT d = f32[2] exponential(c)
+})";
+  auto executable = Compile(kTwice);
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>(executable->executable());
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_LT(cpu->arena_size_bytes(), cpu->temporaries_bytes())
+      << cpu->arena_size_bytes() << " vs " << cpu->temporaries_bytes();
+  std::vector<Literal> args;
+  args.push_back(Filled(ShapeUtil::MakeShape(F32, {64, 256}), 9));
+  auto buffers = ToDevice(args);
+  absl::StatusOr<Literal> result = Run(*executable, buffers, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  absl::StatusOr<Literal> reference = RunReference(kTwice, args);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::Status near = LiteralsNear(*reference, *result, ErrorSpec(1e-4, 1e-4));
+  EXPECT_TRUE(near.ok()) << near;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ class Thunk {
   const std::string& name() const { return name_; }
   virtual absl::Status Execute(const ThunkContext& context) const = 0;
 
+  // The values the thunk reads and writes, from which the executable
+  // derives when a temporary's memory can be reused. A thunk that returns
+  // nullopt (the default) may touch any value: then no temporary shares
+  // memory with another.
+  struct BufferUses {
+    std::vector<int64_t> reads;
+    std::vector<int64_t> writes;
+  };
+  virtual std::optional<BufferUses> buffer_uses() const { return std::nullopt; }
+
  private:
   std::string name_;
 };
@@ -67,6 +78,9 @@ class KernelThunk : public Thunk {
         output_values_(std::move(output_values)) {}
 
   absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, output_values_};
+  }
 
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
