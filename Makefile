@@ -17,8 +17,11 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The example MLP compiled for the cpu platform, checked against the
+# interpreter, then timed.
 demo: build
-	@$(BUILD)/tools/axle-run examples/mlp.hlo --platform=interpreter --print_literals --seed=1
+	@$(BUILD)/tools/axle-run examples/mlp.hlo --platform=cpu --reference_platform=interpreter \
+	  --print_literals --seed=1 --iterations=100
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -55,6 +55,7 @@ struct Prepared {
   std::unique_ptr<LocalExecutable> executable;
   std::vector<ScopedShapedBuffer> arguments;
   std::vector<const ShapedBuffer*> argument_pointers;
+  double compile_milliseconds = 0;
 };
 
 absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModule& module,
@@ -62,8 +63,11 @@ absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModu
   Prepared prepared;
   AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform(platform_name));
   AXLE_ASSIGN_OR_RETURN(prepared.client, ClientLibrary::GetOrCreateLocalClient(platform));
+  auto start = std::chrono::steady_clock::now();
   AXLE_ASSIGN_OR_RETURN(prepared.executable,
                         prepared.client->Compile(module.Clone(), ExecutableBuildOptions()));
+  prepared.compile_milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   for (const Literal& argument : arguments) {
     AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer,
                           prepared.client->LiteralToShapedBuffer(argument, 0));
@@ -141,6 +145,8 @@ absl::Status Run(const Options& options) {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(times.begin(), times.end());
+    std::printf("compile time (%s): %.1f ms\n", options.platform.c_str(),
+                prepared.compile_milliseconds);
     std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(), times[times.size() / 2]);
   }
 
