@@ -69,11 +69,17 @@ for t in $THREADS; do
   for w in $WORKLOADS; do
     record "axle $w $t $(AXLE_NUM_THREADS=$t "$BUILD/bench/axle-bench" "bench/modules/$w.hlo" \
       --min_seconds="$MIN_SECONDS" 2>&1 | tail -n 1 || true)"
+    # Axle's dot runs on oneDNN's OpenMP team: the same two policies.
+    if [ "$t" -gt 1 ]; then
+      record "axle_passive $w $t $(OMP_WAIT_POLICY=PASSIVE AXLE_NUM_THREADS=$t \
+        "$BUILD/bench/axle-bench" "bench/modules/$w.hlo" --min_seconds="$MIN_SECONDS" 2>&1 |
+        tail -n 1 || true)"
+    fi
     if [ "$TORCH" = 1 ]; then
       record "torch $(${TORCH_ENV[@]} "$PYTHON" bench/torch_bench.py --threads "$t" \
         --min_seconds="$MIN_SECONDS" "$w" 2>&1 | tail -n 1 | sed "s/ / $t /")"
       # On a loaded machine OpenMP's spinning workers can be 5x slower
-      # than sleeping ones: PyTorch gets the better of the two.
+      # than sleeping ones (OMP_WAIT_POLICY): each side gets the better.
       if [ "$t" -gt 1 ]; then
         record "torch_passive $(${TORCH_ENV[@]} OMP_WAIT_POLICY=PASSIVE "$PYTHON" \
           bench/torch_bench.py --threads "$t" --min_seconds="$MIN_SECONDS" "$w" 2>&1 |
