@@ -155,6 +155,14 @@ XlaOp Rsqrt(XlaOp operand) { return UnaryOp(HloOpcode::kRsqrt, operand, "Rsqrt")
 XlaOp Cbrt(XlaOp operand) { return UnaryOp(HloOpcode::kCbrt, operand, "Cbrt"); }
 XlaOp Tanh(XlaOp operand) { return UnaryOp(HloOpcode::kTanh, operand, "Tanh"); }
 XlaOp Tan(XlaOp operand) { return UnaryOp(HloOpcode::kTan, operand, "Tan"); }
+XlaOp Acos(XlaOp operand) { return UnaryOp(HloOpcode::kAcos, operand, "Acos"); }
+XlaOp Acosh(XlaOp operand) { return UnaryOp(HloOpcode::kAcosh, operand, "Acosh"); }
+XlaOp Asin(XlaOp operand) { return UnaryOp(HloOpcode::kAsin, operand, "Asin"); }
+XlaOp Asinh(XlaOp operand) { return UnaryOp(HloOpcode::kAsinh, operand, "Asinh"); }
+XlaOp Atan(XlaOp operand) { return UnaryOp(HloOpcode::kAtan, operand, "Atan"); }
+XlaOp Atanh(XlaOp operand) { return UnaryOp(HloOpcode::kAtanh, operand, "Atanh"); }
+XlaOp Cosh(XlaOp operand) { return UnaryOp(HloOpcode::kCosh, operand, "Cosh"); }
+XlaOp Sinh(XlaOp operand) { return UnaryOp(HloOpcode::kSinh, operand, "Sinh"); }
 XlaOp Sin(XlaOp operand) { return UnaryOp(HloOpcode::kSin, operand, "Sin"); }
 XlaOp Cos(XlaOp operand) { return UnaryOp(HloOpcode::kCos, operand, "Cos"); }
 XlaOp Erf(XlaOp operand) { return UnaryOp(HloOpcode::kErf, operand, "Erf"); }

@@ -385,6 +385,22 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruc
       return unary(llvm::Intrinsic::cos);
     case HloOpcode::kTan:
       return CallLibm("tanf", "tan", x);
+    case HloOpcode::kAcos:
+      return CallLibm("acosf", "acos", x);
+    case HloOpcode::kAcosh:
+      return CallLibm("acoshf", "acosh", x);
+    case HloOpcode::kAsin:
+      return CallLibm("asinf", "asin", x);
+    case HloOpcode::kAsinh:
+      return CallLibm("asinhf", "asinh", x);
+    case HloOpcode::kAtan:
+      return CallLibm("atanf", "atan", x);
+    case HloOpcode::kAtanh:
+      return CallLibm("atanhf", "atanh", x);
+    case HloOpcode::kCosh:
+      return CallLibm("coshf", "cosh", x);
+    case HloOpcode::kSinh:
+      return CallLibm("sinhf", "sinh", x);
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }

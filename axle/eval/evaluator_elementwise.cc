@@ -326,6 +326,30 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
     case HloOpcode::kTan:
       if constexpr (kFloat || kComplex) return run([](C v) { return std::tan(v); });
       break;
+    case HloOpcode::kAcos:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::acos(v); });
+      break;
+    case HloOpcode::kAcosh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::acosh(v); });
+      break;
+    case HloOpcode::kAsin:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::asin(v); });
+      break;
+    case HloOpcode::kAsinh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::asinh(v); });
+      break;
+    case HloOpcode::kAtan:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::atan(v); });
+      break;
+    case HloOpcode::kAtanh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::atanh(v); });
+      break;
+    case HloOpcode::kCosh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::cosh(v); });
+      break;
+    case HloOpcode::kSinh:
+      if constexpr (kFloat || kComplex) return run([](C v) { return std::sinh(v); });
+      break;
     case HloOpcode::kTanh:
       if constexpr (kFloat || kComplex) return run([](C v) { return std::tanh(v); });
       break;
@@ -715,6 +739,14 @@ bool SameTypeUnary(HloOpcode op) {
     case HloOpcode::kSin:
     case HloOpcode::kSqrt:
     case HloOpcode::kTan:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
     case HloOpcode::kTanh:
       return true;
     default:

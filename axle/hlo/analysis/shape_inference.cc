@@ -334,6 +334,14 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kSin:
     case HloOpcode::kSqrt:
     case HloOpcode::kTan:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
     case HloOpcode::kTanh:
     case HloOpcode::kCopy:
     case HloOpcode::kDomain:

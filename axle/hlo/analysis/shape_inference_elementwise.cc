@@ -129,6 +129,14 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
     case HloOpcode::kCos:
     case HloOpcode::kSin:
     case HloOpcode::kTan:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
     case HloOpcode::kExp:
     case HloOpcode::kExpm1:
     case HloOpcode::kLog:

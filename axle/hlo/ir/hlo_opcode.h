@@ -39,10 +39,16 @@ inline constexpr int kSideEffect = 1 << 5;     // never removed or reordered
   V(kAllReduceDone, "all-reduce-done", 1, kCollective | kAsyncDone)          \
   V(kAllReduceStart, "all-reduce-start", kVariadic, kCollective | kAsyncStart) \
   V(kAllToAll, "all-to-all", kVariadic, kCollective)                         \
+  V(kAcos, "acos", 1, kElementwise)                                          \
+  V(kAcosh, "acosh", 1, kElementwise)                                        \
   V(kAnd, "and", 2, kElementwise)                                            \
+  V(kAsin, "asin", 1, kElementwise)                                          \
+  V(kAsinh, "asinh", 1, kElementwise)                                        \
   V(kAsyncDone, "async-done", 1, kAsyncDone)                                 \
   V(kAsyncStart, "async-start", kVariadic, kAsyncStart)                      \
   V(kAsyncUpdate, "async-update", 1, kNone)                                  \
+  V(kAtan, "atan", 1, kElementwise)                                          \
+  V(kAtanh, "atanh", 1, kElementwise)                                        \
   V(kAtan2, "atan2", 2, kElementwise)                                        \
   V(kBatchNormGrad, "batch-norm-grad", 5, kNone)                             \
   V(kBatchNormInference, "batch-norm-inference", 5, kNone)                   \
@@ -71,6 +77,7 @@ inline constexpr int kSideEffect = 1 << 5;     // never removed or reordered
   V(kCopyDone, "copy-done", 1, kAsyncDone)                                   \
   V(kCopyStart, "copy-start", 1, kAsyncStart)                                \
   V(kCos, "cosine", 1, kElementwise)                                         \
+  V(kCosh, "cosh", 1, kElementwise)                                          \
   V(kCustomCall, "custom-call", kVariadic, kNone)                            \
   V(kDivide, "divide", 2, kElementwise)                                      \
   V(kDomain, "domain", 1, kNone)                                             \
@@ -140,6 +147,7 @@ inline constexpr int kSideEffect = 1 << 5;     // never removed or reordered
   V(kShiftRightLogical, "shift-right-logical", 2, kElementwise)              \
   V(kSign, "sign", 1, kElementwise)                                          \
   V(kSin, "sine", 1, kElementwise)                                           \
+  V(kSinh, "sinh", 1, kElementwise)                                          \
   V(kSlice, "slice", 1, kNone)                                               \
   V(kSort, "sort", kVariadic, kNone)                                         \
   V(kSqrt, "sqrt", 1, kElementwise)                                          \

@@ -202,6 +202,14 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     case HloOpcode::kSin:
     case HloOpcode::kSqrt:
     case HloOpcode::kTan:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
     case HloOpcode::kTanh:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAllGatherDone:
