@@ -661,7 +661,10 @@ class DnnlDotThunk : public Thunk {
 
  private:
   void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
-    const int64_t* bias_dims = bias_ ? bias_->desc.dims().data() : nullptr;
+    // desc.dims() returns a copy: keep it alive for the loop.
+    const dnnl::memory::dims bias_dim_vector =
+        bias_ ? bias_->desc.dims() : dnnl::memory::dims{1, 1, 1};
+    const int64_t* bias_dims = bias_dim_vector.data();
     for (int64_t b = 0; b < dims_[0]; ++b) {
       for (int64_t i = 0; i < dims_[1]; ++i) {
         for (int64_t j = 0; j < dims_[2]; ++j) {

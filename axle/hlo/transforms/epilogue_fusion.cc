@@ -68,7 +68,8 @@ bool IsActivation(const HloInstruction& user, const HloInstruction& value) {
 }
 
 // Fuses into `fusion` its operands that are broadcasts or constants read by
-// nothing else (the bias broadcast, the activation's zero).
+// nothing else (the bias broadcast), and splats of constants (the
+// activation's zero) even when something else reads them too.
 absl::StatusOr<HloFusionInstruction*> FuseSplatOperands(HloFusionInstruction* fusion) {
   bool fused_one = true;
   while (fused_one) {
@@ -77,7 +78,11 @@ absl::StatusOr<HloFusionInstruction*> FuseSplatOperands(HloFusionInstruction* fu
       bool splat_like = operand->opcode() == HloOpcode::kBroadcast ||
                         (operand->opcode() == HloOpcode::kConstant && operand->shape().IsArray() &&
                          operand->shape().num_elements() == 1);
-      if (!splat_like || OnlyUser(*operand) != fusion || HasControlEdges(*operand)) continue;
+      if (!splat_like || HasControlEdges(*operand)) continue;
+      // A splat of a constant is copied in even when others read it too (as
+      // when one broadcast zero serves several relus): the epilogue needs to
+      // see the constant, and copying it costs nothing.
+      if (OnlyUser(*operand) != fusion && SplatConstant(*operand) == nullptr) continue;
       AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(operand, fusion, FusionKind::kOutput));
       fused_one = true;
       break;
