@@ -353,8 +353,10 @@ class LoopDotThunk : public Thunk {
       // The operand's own (row-major) shape: the extent of the strides.
       const Shape& shape = operand_shapes_.at(source.operand);
       Literal raw(shape);
-      std::memcpy(raw.untyped_data(), context.address(operand_values_[source.operand]),
-                  raw.size_bytes());
+      if (raw.size_bytes() > 0) {  // an empty operand may have no buffer
+        std::memcpy(raw.untyped_data(), context.address(operand_values_[source.operand]),
+                    raw.size_bytes());
+      }
       AXLE_ASSIGN_OR_RETURN(converted, raw.Convert(compute_type_));
     }
     int64_t count = 1;
@@ -395,7 +397,9 @@ class LoopDotThunk : public Thunk {
       out[e] = Activate(out[e]);
     }
     AXLE_ASSIGN_OR_RETURN(Literal converted, result.Convert(p.output_type));
-    std::memcpy(context.address(output_value_), converted.untyped_data(), converted.size_bytes());
+    if (converted.size_bytes() > 0) {
+      std::memcpy(context.address(output_value_), converted.untyped_data(), converted.size_bytes());
+    }
     return absl::OkStatus();
   }
 
