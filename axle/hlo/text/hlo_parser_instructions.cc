@@ -99,6 +99,25 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
                        std::move(operands));
   }
 
+  // One-operand ops whose result is shaped like their operand: every
+  // one-operand elementwise op of the opcode table (but reduce-precision,
+  // which has attributes of its own), and the few listed in the switch.
+  auto parse_one_operand = [&]() -> HloInstruction* {
+    if (!parse_operands(1) || !parse_attributes()) return nullptr;
+    bool elementwise = HloOpcodeIsElementwise(opcode) && opcode != HloOpcode::kConvert;
+    if (!infer([&]() -> absl::StatusOr<Shape> {
+          if (elementwise) return InferUnary(opcode, operands[0]->shape());
+          return operands[0]->shape();
+        })) {
+      return nullptr;
+    }
+    return plain();
+  };
+  if (HloOpcodeIsElementwise(opcode) && HloOpcodeArity(opcode) == 1 &&
+      opcode != HloOpcode::kReducePrecision) {
+    return parse_one_operand();
+  }
+
   switch (opcode) {
     case HloOpcode::kParameter: {
       int64_t number;
@@ -176,41 +195,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       topk->mutable_attrs()->largest = largest.value_or(true);
       return Add(std::move(topk));
     }
-    case HloOpcode::kAbs:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kCopy:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kImag:
-    case HloOpcode::kIsFinite:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kTanh:
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kAllGatherDone:
     case HloOpcode::kAllReduceDone:
@@ -219,15 +203,7 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     case HloOpcode::kBitcast:
     case HloOpcode::kConvert:
     case HloOpcode::kBitcastConvert: {
-      if (!parse_operands(1) || !parse_attributes()) return nullptr;
-      bool elementwise = HloOpcodeIsElementwise(opcode) && opcode != HloOpcode::kConvert;
-      if (!infer([&]() -> absl::StatusOr<Shape> {
-            if (elementwise) return InferUnary(opcode, operands[0]->shape());
-            return operands[0]->shape();
-          })) {
-        return nullptr;
-      }
-      return plain();
+      return parse_one_operand();
     }
     case HloOpcode::kAdd:
     case HloOpcode::kAnd:
