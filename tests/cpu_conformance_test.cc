@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gtest/gtest.h"
@@ -27,27 +28,11 @@ namespace {
 
 constexpr double kMaxCost = 2e8;
 
-absl::StatusOr<Literal> RunOn(LocalExecutable& executable, LocalClient& client,
-                            const std::vector<Literal>& arguments) {
-  std::vector<ScopedShapedBuffer> buffers;
-  std::vector<const ShapedBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    absl::StatusOr<ScopedShapedBuffer> buffer = client.LiteralToShapedBuffer(argument, 0);
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(std::move(*buffer));
-  }
-  for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
-  absl::StatusOr<ScopedShapedBuffer> result = executable.Run(pointers, ExecutableRunOptions());
-  if (!result.ok()) return result.status();
-  return client.ShapedBufferToLiteral(*result);
-}
-
 TEST(CpuConformance, ExecModulesAgreeWithTheInterpreter) {
   std::vector<testing::CorpusEntry> entries = testing::ReadManifest();
   if (entries.empty()) GTEST_SKIP() << "conformance corpus not found at " << testing::CorpusRoot();
-  LocalClient* cpu = *ClientLibrary::GetOrCreateLocalClient(*PlatformUtil::GetPlatform("cpu"));
-  LocalClient* interpreter =
-      *ClientLibrary::GetOrCreateLocalClient(*PlatformUtil::GetPlatform("interpreter"));
+  LocalClient* cpu = testing::ClientFor("cpu");
+  LocalClient* interpreter = testing::ClientFor("interpreter");
   int agreed = 0, other_compile_errors = 0;
   std::map<std::string, int> unsupported;  // reason -> modules
   std::vector<std::string> failures;
@@ -80,9 +65,10 @@ TEST(CpuConformance, ExecModulesAgreeWithTheInterpreter) {
     absl::StatusOr<std::unique_ptr<LocalExecutable>> reference =
         interpreter->Compile(std::move(reference_module), ExecutableBuildOptions());
     if (!reference.ok()) continue;
-    absl::StatusOr<Literal> expected = RunOn(**reference, *interpreter, *arguments);
+    absl::StatusOr<Literal> expected =
+        testing::RunExecutable("interpreter", **reference, *arguments);
     if (!expected.ok()) continue;
-    absl::StatusOr<Literal> actual = RunOn(**compiled, *cpu, *arguments);
+    absl::StatusOr<Literal> actual = testing::RunExecutable("cpu", **compiled, *arguments);
     if (!actual.ok()) {
       failures.push_back(absl::StrCat(entry.file, ": cpu run: ", actual.status().message()));
       continue;
@@ -96,9 +82,10 @@ TEST(CpuConformance, ExecModulesAgreeWithTheInterpreter) {
   }
   int total_unsupported = 0;
   for (const auto& [reason, count] : unsupported) total_unsupported += count;
-  std::printf("cpu platform on exec/: %d agree with the interpreter, %d not supported yet, "
-              "%d other compile errors, %zu failed\n",
-              agreed, total_unsupported, other_compile_errors, failures.size());
+  std::printf(
+      "cpu platform on exec/: %d agree with the interpreter, %d not supported yet, "
+      "%d other compile errors, %zu failed\n",
+      agreed, total_unsupported, other_compile_errors, failures.size());
   for (const auto& [reason, count] : unsupported) std::printf("  %3d  %s\n", count, reason.c_str());
   for (const std::string& failure : failures) ADD_FAILURE() << failure;
   EXPECT_GT(agreed, 10);

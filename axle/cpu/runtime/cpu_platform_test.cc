@@ -2,6 +2,7 @@
 // interpreter, aliasing works, unsupported ops are Unimplemented errors.
 #include <thread>
 
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -13,43 +14,15 @@ namespace axle {
 namespace {
 
 using ::testing::HasSubstr;
-
-LocalClient* ClientFor(absl::string_view name) {
-  auto platform = PlatformUtil::GetPlatform(name);
-  CHECK(platform.ok()) << platform.status();
-  return *ClientLibrary::GetOrCreateLocalClient(*platform);
-}
-
-absl::StatusOr<Literal> RunOn(absl::string_view platform, absl::string_view text,
-                              const std::vector<Literal>& arguments) {
-  LocalClient* client = ClientFor(platform);
-  AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
-  AXLE_ASSIGN_OR_RETURN(auto executable, client->Compile(std::move(module), {}));
-  std::vector<ScopedShapedBuffer> buffers;
-  std::vector<const ShapedBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(argument, 0));
-    buffers.push_back(std::move(buffer));
-  }
-  for (const auto& buffer : buffers) pointers.push_back(&buffer);
-  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, {}));
-  return client->ShapedBufferToLiteral(result);
-}
+using testing::ClientFor;
+using testing::ExpectCpuAgrees;
+using testing::RunOn;
 
 Literal Iota(const Shape& shape, float scale, float offset) {
   Literal literal(shape);
   auto data = literal.data<float>();
   for (size_t i = 0; i < data.size(); ++i) data[i] = scale * static_cast<float>(i % 101) + offset;
   return literal;
-}
-
-void ExpectAgrees(absl::string_view text, const std::vector<Literal>& arguments) {
-  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  absl::Status near = LiteralsNear(*reference, *cpu, ErrorSpec(1e-5, 1e-5));
-  EXPECT_TRUE(near.ok()) << near;
 }
 
 TEST(CpuPlatformTest, IsRegisteredUnderXlasNames) {
@@ -62,7 +35,7 @@ TEST(CpuPlatformTest, IsRegisteredUnderXlasNames) {
 
 TEST(CpuPlatformTest, FusedElementwiseChainAgreesWithTheInterpreter) {
   Shape shape = ShapeUtil::MakeShape(F32, {64, 33});
-  ExpectAgrees(R"(
+  ExpectCpuAgrees(R"(
 HloModule chain
 ENTRY e {
   a = f32[64,33] parameter(0)
@@ -83,7 +56,7 @@ ENTRY e {
 
 TEST(CpuPlatformTest, ReductionsTuplesAndTranscendentals) {
   Shape shape = ShapeUtil::MakeShape(F32, {16, 40});
-  ExpectAgrees(R"(
+  ExpectCpuAgrees(R"(
 HloModule softmaxish
 add {
   x = f32[] parameter(0)

@@ -4,6 +4,7 @@
 // weights; one executable run from 8 threads.
 #include <thread>
 
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -13,37 +14,11 @@
 namespace axle {
 namespace {
 
-LocalClient* ClientFor(absl::string_view name) {
-  auto platform = PlatformUtil::GetPlatform(name);
-  CHECK(platform.ok()) << platform.status();
-  return *ClientLibrary::GetOrCreateLocalClient(*platform);
-}
+using testing::CompileOn;
+using testing::ExpectCpuAgrees;
+using testing::RunExecutable;
+using testing::RunOn;
 
-absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileOn(absl::string_view platform,
-                                                           absl::string_view text) {
-  AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
-  return ClientFor(platform)->Compile(std::move(module), {});
-}
-
-absl::StatusOr<Literal> RunExecutable(absl::string_view platform, LocalExecutable& executable,
-                                      const std::vector<Literal>& arguments) {
-  LocalClient* client = ClientFor(platform);
-  std::vector<ScopedShapedBuffer> buffers;
-  std::vector<const ShapedBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(argument, 0));
-    buffers.push_back(std::move(buffer));
-  }
-  for (const auto& buffer : buffers) pointers.push_back(&buffer);
-  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable.Run(pointers, {}));
-  return client->ShapedBufferToLiteral(result);
-}
-
-absl::StatusOr<Literal> RunOn(absl::string_view platform, absl::string_view text,
-                              const std::vector<Literal>& arguments) {
-  AXLE_ASSIGN_OR_RETURN(auto executable, CompileOn(platform, text));
-  return RunExecutable(platform, *executable, arguments);
-}
 
 // Small values (exact in every type) that differ from element to element.
 Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
@@ -58,16 +33,6 @@ Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
   auto converted = f64.Convert(type);
   CHECK(converted.ok()) << converted.status();
   return *std::move(converted);
-}
-
-void ExpectAgrees(absl::string_view text, const std::vector<Literal>& arguments,
-                  ErrorSpec error = ErrorSpec(1e-5, 1e-5)) {
-  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  absl::Status near = LiteralsNear(*reference, *cpu, error);
-  EXPECT_TRUE(near.ok()) << near;
 }
 
 std::string DotModule(absl::string_view lhs, absl::string_view rhs, absl::string_view out,
@@ -162,7 +127,7 @@ void RunShapes(absl::string_view in_type, PrimitiveType in, absl::string_view ou
                ErrorSpec error) {
   for (const DotCase& c : kShapes) {
     SCOPED_TRACE(absl::StrCat(c.lhs, " x ", c.rhs, " ", c.numbers));
-    ExpectAgrees(DotModule(absl::StrCat(in_type, c.lhs), absl::StrCat(in_type, c.rhs),
+    ExpectCpuAgrees(DotModule(absl::StrCat(in_type, c.lhs), absl::StrCat(in_type, c.rhs),
                            absl::StrCat(out_type, c.out), c.numbers),
                  {Values(in, c.lhs_dims, 1), Values(in, c.rhs_dims, 2)}, error);
   }
@@ -182,7 +147,7 @@ TEST(DotTest, LoopTypes) {
 }
 
 TEST(DotTest, LargeF32MatmulAgrees) {
-  ExpectAgrees(DotModule("f32[130,260]", "f32[260,70]", "f32[130,70]",
+  ExpectCpuAgrees(DotModule("f32[130,260]", "f32[260,70]", "f32[130,70]",
                          "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
                {Values(F32, {130, 260}, 3), Values(F32, {260, 70}, 4)}, ErrorSpec(1e-4, 1e-5));
 }
@@ -222,7 +187,7 @@ TEST(DotTest, EpiloguesAgree) {
   };
   for (const char* activation : activations) {
     SCOPED_TRACE(activation);
-    ExpectAgrees(EpilogueModule("f32", activation),
+    ExpectCpuAgrees(EpilogueModule("f32", activation),
                  {Values(F32, {6, 20}, 1), Values(F32, {20, 12}, 2), Values(F32, {12}, 3)});
   }
   // The same fusions on the loop path.
@@ -230,15 +195,15 @@ TEST(DotTest, EpiloguesAgree) {
       EpilogueModule("f64",
                      "zero = f64[] constant(0)\n  z = f64[6,12] broadcast(zero), dimensions={}\n"
                      "  ROOT r = f64[6,12] maximum(y, z)");
-  ExpectAgrees(f64_relu, {Values(F64, {6, 20}, 1), Values(F64, {20, 12}, 2), Values(F64, {12}, 3)});
+  ExpectCpuAgrees(f64_relu, {Values(F64, {6, 20}, 1), Values(F64, {20, 12}, 2), Values(F64, {12}, 3)});
   // bf16 rounds after the dot and after the add, as the interpreter does.
-  ExpectAgrees(EpilogueModule("bf16", "ROOT r = bf16[6,12] tanh(y)"),
+  ExpectCpuAgrees(EpilogueModule("bf16", "ROOT r = bf16[6,12] tanh(y)"),
                {Values(BF16, {6, 20}, 1), Values(BF16, {20, 12}, 2), Values(BF16, {12}, 3)},
                ErrorSpec(1e-3, 1e-3));
 }
 
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
-  ExpectAgrees(R"(
+  ExpectCpuAgrees(R"(
 HloModule rows
 ENTRY e {
   x = f32[2,5,8] parameter(0)
@@ -261,7 +226,7 @@ ENTRY e {
 }
 
 TEST(DotTest, ConstantWeightsAndBias) {
-  ExpectAgrees(R"(
+  ExpectCpuAgrees(R"(
 HloModule constant_weights
 ENTRY e {
   x = f32[3,4] parameter(0)

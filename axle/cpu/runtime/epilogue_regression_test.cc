@@ -4,36 +4,11 @@
 // bf16 dot + row bias whose epilogue read the bias shape through a dangling
 // pointer.
 #include "absl/strings/str_cat.h"
-#include "axle/core/literal_comparison.h"
-#include "axle/hlo/text/hlo_parser.h"
-#include "axle/runtime/local_client.h"
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
-
-absl::StatusOr<Literal> RunOnAll(absl::string_view platform_name, const std::string& text,
-                                 const std::vector<Literal>& arguments) {
-  auto platform = PlatformUtil::GetPlatform(platform_name);
-  if (!platform.ok()) return platform.status();
-  auto client = ClientLibrary::GetOrCreateLocalClient(*platform);
-  if (!client.ok()) return client.status();
-  auto module = ParseAndReturnUnverifiedModule(text);
-  if (!module.ok()) return module.status();
-  auto executable = (*client)->Compile(std::move(*module), {});
-  if (!executable.ok()) return executable.status();
-  std::vector<ScopedShapedBuffer> buffers;
-  std::vector<const ShapedBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    auto buffer = (*client)->LiteralToShapedBuffer(argument, 0);
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(std::move(*buffer));
-  }
-  for (const auto& buffer : buffers) pointers.push_back(&buffer);
-  auto result = (*executable)->Run(pointers, {});
-  if (!result.ok()) return result.status();
-  return (*client)->ShapedBufferToLiteral(*result);
-}
 
 TEST(CpuEpilogueRegressionTest, SharedBroadcastZero) {
   const std::string text = R"(HloModule shared_zero
@@ -58,14 +33,11 @@ ENTRY e {
   auto arguments = std::vector<Literal>{};
   for (const HloInstruction* parameter : (*module)->entry_computation()->parameter_instructions()) {
     Literal literal(parameter->shape());
-    for (int64_t i = 0; i < literal.element_count(); ++i) literal.SetFromDouble(i, 0.25 * ((i * 7) % 11) - 1.0);
+    for (int64_t i = 0; i < literal.element_count(); ++i)
+      literal.SetFromDouble(i, 0.25 * ((i * 7) % 11) - 1.0);
     arguments.push_back(std::move(literal));
   }
-  absl::StatusOr<Literal> expected = RunOnAll("interpreter", text, arguments);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  absl::StatusOr<Literal> actual = RunOnAll("cpu", text, arguments);
-  ASSERT_TRUE(actual.ok()) << actual.status();
-  EXPECT_TRUE(LiteralsNear(*expected, *actual, ErrorSpec(1e-5, 1e-5)).ok());
+  testing::ExpectCpuAgrees(text, arguments);
 }
 
 TEST(CpuEpilogueRegressionTest, Bf16DotWithRowBias) {
@@ -85,15 +57,11 @@ ENTRY e {
   std::vector<Literal> arguments;
   for (const HloInstruction* parameter : (*module)->entry_computation()->parameter_instructions()) {
     Literal literal(parameter->shape());
-    for (int64_t i = 0; i < literal.element_count(); ++i) literal.SetFromDouble(i, 0.25 * ((i * 5) % 9) - 1.0);
+    for (int64_t i = 0; i < literal.element_count(); ++i)
+      literal.SetFromDouble(i, 0.25 * ((i * 5) % 9) - 1.0);
     arguments.push_back(std::move(literal));
   }
-  absl::StatusOr<Literal> expected = RunOnAll("interpreter", text, arguments);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  absl::StatusOr<Literal> actual = RunOnAll("cpu", text, arguments);
-  ASSERT_TRUE(actual.ok()) << actual.status();
-  absl::Status near = LiteralsNear(*expected, *actual, ErrorSpec(1e-2, 1e-2));
-  EXPECT_TRUE(near.ok()) << near;
+  testing::ExpectCpuAgrees(text, arguments, ErrorSpec(1e-2, 1e-2));
 }
 
 }  // namespace
