@@ -32,64 +32,23 @@ bool SameArrayShape(const Shape& a, const Shape& b) {
   return true;
 }
 
+// The verifier has checked that every alias and donor names an existing
+// parameter, index and output, that sizes match and that no buffer is
+// aliased twice. Running aliased code in place also needs the parameter and
+// the output to be the same array: same type, dimensions and layout.
 absl::Status CheckAliasing(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
   const Shape& result = entry.root_instruction()->shape();
-  auto parameter_subshape = [&](int64_t number, const ShapeIndex& index,
-                                absl::string_view what) -> absl::StatusOr<const Shape*> {
-    if (number < 0 || number >= entry.num_parameters()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " names parameter ", number, ", but the entry computation has ",
-          entry.num_parameters(), " parameter(s)"));
-    }
-    const Shape& shape = entry.parameter_instruction(number)->shape();
-    if (!ShapeUtil::IndexIsValid(shape, index)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": index ", IndexString(index),
-                                                     " does not exist in parameter ", number,
-                                                     " of shape ", shape.ToString(false)));
-    }
-    return &ShapeUtil::GetSubshape(shape, index);
-  };
-
-  std::vector<std::pair<int64_t, ShapeIndex>> aliased_parameters;
   for (const HloInputOutputAliasConfig::Alias& alias : module.input_output_alias_config().aliases()) {
-    std::string what = absl::StrCat("input_output_alias ", IndexString(alias.output_index), ": (",
-                                    alias.parameter_number, ", ",
-                                    IndexString(alias.parameter_index), ")");
-    if (!ShapeUtil::IndexIsValid(result, alias.output_index)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": output index ",
-                                                     IndexString(alias.output_index),
-                                                     " does not exist in the result ",
-                                                     result.ToString(false)));
-    }
-    AXLE_ASSIGN_OR_RETURN(const Shape* parameter,
-                          parameter_subshape(alias.parameter_number, alias.parameter_index, what));
+    const Shape& parameter = ShapeUtil::GetSubshape(
+        entry.parameter_instruction(alias.parameter_number)->shape(), alias.parameter_index);
     const Shape& output = ShapeUtil::GetSubshape(result, alias.output_index);
-    if (!SameArrayShape(*parameter, output)) {
+    if (!SameArrayShape(parameter, output)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          what, ": the output ", output.ToString(true), " and the parameter ",
-          parameter->ToString(true), " must be arrays of the same type, size and layout"));
-    }
-    std::pair<int64_t, ShapeIndex> key(alias.parameter_number, alias.parameter_index);
-    for (const auto& seen : aliased_parameters) {
-      if (seen == key) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, ": parameter ", alias.parameter_number, " at ",
-            IndexString(alias.parameter_index), " is aliased to more than one output"));
-      }
-    }
-    aliased_parameters.push_back(key);
-  }
-  for (const HloBufferDonorConfig::Donor& donor : module.buffer_donor_config().donors()) {
-    std::string what = absl::StrCat("buffer_donor (", donor.parameter_number, ", ",
-                                    IndexString(donor.parameter_index), ")");
-    AXLE_ASSIGN_OR_RETURN(const Shape* parameter,
-                          parameter_subshape(donor.parameter_number, donor.parameter_index, what));
-    (void)parameter;
-    if (module.input_output_alias_config().ParameterHasAlias(donor.parameter_number,
-                                                              donor.parameter_index)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": the parameter is also in input_output_alias"));
+          "input_output_alias ", IndexString(alias.output_index), ": (", alias.parameter_number,
+          ", ", IndexString(alias.parameter_index), "): the output ", output.ToString(true),
+          " and the parameter ", parameter.ToString(true),
+          " must be arrays of the same type, size and layout"));
     }
   }
   return absl::OkStatus();
@@ -273,17 +232,7 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
     views[alias->parameter_number].set_buffer(copy.cref(), alias->parameter_index);
     result->set_buffer(std::move(copy), index);
   }
-  // The result's tuple index tables.
-  for (const auto& [index, buffer] : result->buffers()) {
-    const Shape& subshape = ShapeUtil::GetSubshape(result_shape_, index);
-    if (!subshape.IsTuple() || buffer.is_null()) continue;
-    auto* table = static_cast<void**>(const_cast<void*>(buffer.opaque()));
-    for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
-      ShapeIndex element = index;
-      element.push_back(i);
-      table[i] = const_cast<void*>(result->buffer(element).opaque());
-    }
-  }
+  WriteTupleIndexTables(*result);
 
   std::vector<const ShapedBuffer*> view_pointers;
   for (const ShapedBuffer& view : views) view_pointers.push_back(&view);

@@ -13,6 +13,20 @@ int64_t DeviceBufferSize(const Shape& shape) {
   return 0;
 }
 
+void WriteTupleIndexTables(const ShapedBuffer& buffer) {
+  const Shape& shape = buffer.on_device_shape();
+  for (const auto& [index, memory] : buffer.buffers()) {
+    const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
+    if (!subshape.IsTuple() || memory.is_null()) continue;
+    auto* table = static_cast<void**>(const_cast<void*>(memory.opaque()));
+    for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
+      ShapeIndex element = index;
+      element.push_back(i);
+      table[i] = const_cast<void*>(buffer.buffer(element).opaque());
+    }
+  }
+}
+
 ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
     : on_device_shape_(std::move(on_device_shape)),
       device_ordinal_(device_ordinal),

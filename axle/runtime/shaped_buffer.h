@@ -94,6 +94,9 @@ class ScopedShapedBuffer : public ShapedBuffer {
   se::DeviceMemoryAllocator* allocator_;
 };
 
+// Points every tuple's index table at its elements' buffers.
+void WriteTupleIndexTables(const ShapedBuffer& buffer);
+
 // Bytes a node of an on-device shape needs: an array's dense elements, a
 // tuple's index table (one pointer per element), nothing for a token.
 int64_t DeviceBufferSize(const Shape& shape);

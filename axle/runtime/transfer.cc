@@ -69,21 +69,8 @@ absl::StatusOr<ScopedShapedBuffer> TransferLiteralToDevice(const Literal& litera
     AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(device_ordinal, size));
     buffer = memory.Release();
   }
-  for (const auto& [index, buffer] : result.buffers()) {
-    const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
-    if (subshape.IsTuple()) {
-      auto* table = static_cast<void**>(const_cast<void*>(buffer.opaque()));
-      for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
-        ShapeIndex element = index;
-        element.push_back(i);
-        table[i] = const_cast<void*>(result.buffer(element).opaque());
-      }
-    } else if (subshape.IsArray() && !buffer.is_null()) {
-      const Literal& piece = literal.GetSubliteral(index);
-      Relayout(subshape, static_cast<const uint8_t*>(piece.untyped_data()),
-               static_cast<uint8_t*>(const_cast<void*>(buffer.opaque())), /*to_physical=*/true);
-    }
-  }
+  WriteTupleIndexTables(result);
+  AXLE_RETURN_IF_ERROR(TransferLiteralIntoBuffer(literal, result));
   return result;
 }
 
