@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -23,11 +24,6 @@ int omp_get_max_threads(void);
 
 namespace axle::cpu {
 namespace {
-
-absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why) {
-  return absl::UnimplementedError(
-      absl::StrCat("cpu platform: ", why, " (instruction %", instruction.name(), ")"));
-}
 
 // Where the elements of an array come from: a thunk operand or a literal,
 // read at `strides` (in elements, 0 for broadcast dims) over `dims`.
@@ -751,6 +747,21 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
                                               std::move(operand_values), output_value);
   thunk->operand_shapes_ = std::move(operand_shapes);
   return std::unique_ptr<Thunk>(std::move(thunk));
+}
+
+absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  std::vector<int64_t> operand_values;
+  std::vector<const Literal*> constants;
+  for (const HloInstruction* operand : instruction.operands()) {
+    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
+    operand_values.push_back(value);
+    constants.push_back(builder.ConstantOf(value));
+  }
+  int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
+                        CreateDotThunk(instruction, std::move(operand_values), constants, output));
+  builder.AddThunk(std::move(thunk));
+  return absl::OkStatus();
 }
 
 }  // namespace axle::cpu

@@ -1,0 +1,205 @@
+//===- program_builder.cc - HLO entry computation -> CpuProgram ------------===//
+#include "axle/cpu/runtime/program_builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+
+absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why) {
+  return absl::UnimplementedError(absl::StrCat("cpu platform: ", why, " (instruction %",
+                                               instruction.name(), ", ",
+                                               HloOpcodeString(instruction.opcode()), ")"));
+}
+
+namespace {
+
+// Whether the fused computation of `fusion` has an `opcode` instruction.
+bool FusionContains(const HloInstruction& fusion, HloOpcode opcode) {
+  for (const HloInstruction* fused :
+       cast<HloFusionInstruction>(&fusion)->fused_instructions_computation()->instructions()) {
+    if (fused->opcode() == opcode) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kDot:
+      return EmitDotThunk;
+    case HloOpcode::kFusion:
+      if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
+        return nullptr;
+      }
+      if (FusionContains(instruction, HloOpcode::kDot)) return EmitDotThunk;
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
+  const HloComputation& entry = *module.entry_computation();
+  for (const HloInstruction* instruction : entry.MakeInstructionPostOrder()) {
+    if (ThunkEmitter emitter = FindThunkEmitter(*instruction)) {
+      AXLE_RETURN_IF_ERROR(emitter(*instruction, *this));
+      continue;
+    }
+    switch (instruction->opcode()) {
+      case HloOpcode::kParameter: {
+        int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
+        ShapeUtil::ForEachLeafShape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              if (!shape.IsArray()) return;
+              ValueSlot slot;
+              slot.kind = ValueSlot::Kind::kParameter;
+              slot.parameter = number;
+              slot.parameter_index = index;
+              slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+              Define(instruction, index, slot);
+            });
+        break;
+      }
+      case HloOpcode::kConstant: {
+        const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
+        if (!instruction->shape().IsArray()) {
+          return Unsupported(*instruction, "tuple constants are not supported yet");
+        }
+        ValueSlot slot;
+        slot.kind = ValueSlot::Kind::kConstant;
+        slot.constant = static_cast<int64_t>(program_.constants.size());
+        slot.size_bytes = literal.size_bytes();
+        program_.constants.push_back(literal.Clone());
+        Define(instruction, {}, slot);
+        break;
+      }
+      case HloOpcode::kTuple:
+        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+          Forward(instruction->operand(i), {}, instruction, {i});
+        }
+        break;
+      case HloOpcode::kGetTupleElement:
+        Forward(instruction->operand(0),
+                {cast<HloGetTupleElementInstruction>(instruction)->tuple_index()}, instruction, {});
+        break;
+      case HloOpcode::kBitcast:
+        Forward(instruction->operand(0), {}, instruction, {});
+        break;
+      case HloOpcode::kFusion:
+        AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
+        break;
+      default:
+        return Unsupported(*instruction, "this op is not supported yet");
+    }
+  }
+  const HloInstruction* root = entry.root_instruction();
+  absl::Status status = absl::OkStatus();
+  ShapeUtil::ForEachLeafShape(root->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+    if (!shape.IsArray() || !status.ok()) return;
+    auto it = values_.find({root, index});
+    if (it == values_.end()) {
+      status = Unsupported(*root, "a result leaf without a value");
+      return;
+    }
+    program_.result_leaves.emplace_back(index, it->second);
+  });
+  AXLE_RETURN_IF_ERROR(status);
+  return std::move(program_);
+}
+
+absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instruction) {
+  std::vector<int64_t> operand_values;
+  for (const HloInstruction* operand : instruction.operands()) {
+    auto it = values_.find({operand, {}});
+    if (it == values_.end()) {
+      return Unsupported(instruction, "a fusion operand that is not an array");
+    }
+    operand_values.push_back(it->second);
+  }
+  std::vector<int64_t> output_values = DefineTemporaries(&instruction);
+  const auto* fusion = cast<HloFusionInstruction>(&instruction);
+  CpuCompileOptions options = options_;
+  options.kernel_name = UniqueName("kernel");
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
+                        CompileLoopKernel(*fusion->fused_instructions_computation(), options));
+  AddThunk(std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
+                                         std::move(operand_values), std::move(output_values)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ProgramBuilder::ValueOf(const HloInstruction* instruction,
+                                                const ShapeIndex& index) const {
+  auto it = values_.find({instruction, index});
+  if (it == values_.end()) {
+    return Unsupported(*instruction,
+                       absl::StrCat("no array value at index {", absl::StrJoin(index, ","), "}"));
+  }
+  return it->second;
+}
+
+std::vector<std::pair<ShapeIndex, int64_t>> ProgramBuilder::LeavesOf(
+    const HloInstruction* instruction) const {
+  std::vector<std::pair<ShapeIndex, int64_t>> leaves;
+  for (auto it = values_.lower_bound({instruction, {}});
+       it != values_.end() && it->first.first == instruction; ++it) {
+    leaves.emplace_back(it->first.second, it->second);
+  }
+  return leaves;
+}
+
+int64_t ProgramBuilder::DefineTemporary(const HloInstruction* instruction, const ShapeIndex& index,
+                                        const Shape& shape) {
+  ValueSlot slot;
+  slot.kind = ValueSlot::Kind::kTemporary;
+  slot.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
+  slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+  program_.temporary_sizes.push_back(slot.size_bytes);
+  return Define(instruction, index, slot);
+}
+
+std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {
+  std::vector<int64_t> values;
+  ShapeUtil::ForEachLeafShape(instruction->shape(),
+                              [&](const Shape& shape, const ShapeIndex& index) {
+                                if (!shape.IsArray()) return;
+                                values.push_back(DefineTemporary(instruction, index, shape));
+                              });
+  return values;
+}
+
+const Literal* ProgramBuilder::ConstantOf(int64_t value) const {
+  const ValueSlot& s = program_.values[value];
+  return s.kind == ValueSlot::Kind::kConstant ? &program_.constants[s.constant] : nullptr;
+}
+
+std::string ProgramBuilder::UniqueName(absl::string_view prefix) {
+  return absl::StrCat(prefix, "_", next_name_++);
+}
+
+int64_t ProgramBuilder::Define(const HloInstruction* instruction, const ShapeIndex& index,
+                               ValueSlot slot) {
+  int64_t id = static_cast<int64_t>(program_.values.size());
+  program_.values.push_back(std::move(slot));
+  values_[{instruction, index}] = id;
+  return id;
+}
+
+void ProgramBuilder::Forward(const HloInstruction* from, const ShapeIndex& from_index,
+                             const HloInstruction* to, const ShapeIndex& to_index) {
+  for (const auto& [index, id] : LeavesOf(from)) {
+    if (index.size() < from_index.size() ||
+        !std::equal(from_index.begin(), from_index.end(), index.begin())) {
+      continue;
+    }
+    ShapeIndex target = to_index;
+    target.insert(target.end(), index.begin() + from_index.size(), index.end());
+    values_[{to, target}] = id;
+  }
+}
+
+}  // namespace axle::cpu

@@ -1,0 +1,87 @@
+//===- program_builder.h - HLO entry computation -> CpuProgram -------------===//
+//
+// After PrepareModule (cpu_compiler.cc) the entry computation holds only
+// plumbing (parameter, constant, tuple, get-tuple-element, bitcast), loop
+// fusions and the ops that have a thunk emitter (below). ProgramBuilder
+// walks it in post order and turns it into a CpuProgram: one value slot per
+// array leaf (parameters, constants, temporaries), one thunk per op.
+//
+// Thunk emitters: an op that is not a loop fusion gets its thunk from a
+// function `absl::Status Emit...Thunk(const HloInstruction&, ProgramBuilder&)`
+// declared in thunk_emitters.h and listed in FindThunkEmitter
+// (program_builder.cc). An emitter looks up its operands' values
+// (ValueOf / LeavesOf), defines its result's temporaries
+// (DefineTemporary), and appends its thunk (AddThunk).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_PROGRAM_BUILDER_H_
+#define AXLE_CPU_RUNTIME_PROGRAM_BUILDER_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "axle/cpu/loop_kernel_emitter.h"
+#include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/hlo/ir/hlo_module.h"
+
+namespace axle::cpu {
+
+class ProgramBuilder;
+using ThunkEmitter = absl::Status (*)(const HloInstruction& instruction, ProgramBuilder& builder);
+
+// The thunk emitter of `instruction`, or null when it is plumbing or runs as
+// a loop fusion.
+ThunkEmitter FindThunkEmitter(const HloInstruction& instruction);
+
+// "cpu platform: <why> (instruction %name, opcode)" as Unimplemented.
+absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why);
+
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(CpuCompileOptions options = {}) : options_(std::move(options)) {}
+
+  absl::StatusOr<CpuProgram> Build(const HloModule& module);
+
+  // --- For thunk emitters ---
+
+  // The value of leaf `index` of `instruction`'s result; Unimplemented when
+  // that leaf has none (not an array, or not produced yet).
+  absl::StatusOr<int64_t> ValueOf(const HloInstruction* instruction,
+                                  const ShapeIndex& index = {}) const;
+  // Every array leaf of `instruction`'s result with its value, in index order.
+  std::vector<std::pair<ShapeIndex, int64_t>> LeavesOf(const HloInstruction* instruction) const;
+  // A new temporary holding leaf `index` (of shape `shape`) of `instruction`.
+  int64_t DefineTemporary(const HloInstruction* instruction, const ShapeIndex& index,
+                          const Shape& shape);
+  // Temporaries for every array leaf of `instruction`'s result, in index order.
+  std::vector<int64_t> DefineTemporaries(const HloInstruction* instruction);
+  const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
+  // The literal of a constant value, else null. Stable until Build returns.
+  const Literal* ConstantOf(int64_t value) const;
+  void AddThunk(std::unique_ptr<Thunk> thunk) { program_.thunks.push_back(std::move(thunk)); }
+  // A function name not used before in this program ("<prefix>_<n>").
+  std::string UniqueName(absl::string_view prefix);
+  const CpuCompileOptions& compile_options() const { return options_; }
+
+ private:
+  absl::Status AddLoopKernelThunk(const HloInstruction& fusion);
+  int64_t Define(const HloInstruction* instruction, const ShapeIndex& index, ValueSlot slot);
+  // Every array leaf of `from` under `from_index` is also the leaf of `to`
+  // under `to_index`.
+  void Forward(const HloInstruction* from, const ShapeIndex& from_index,
+               const HloInstruction* to, const ShapeIndex& to_index);
+
+  CpuCompileOptions options_;
+  CpuProgram program_;
+  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
+  int64_t next_name_ = 0;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_PROGRAM_BUILDER_H_

@@ -1,0 +1,21 @@
+//===- thunk_emitters.h - The ops that run as their own thunk --------------===//
+//
+// One function per op (or op family) that is not a loop fusion; each is
+// listed in FindThunkEmitter (program_builder.cc). See program_builder.h
+// for what an emitter does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
+#define AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
+
+#include "absl/status/status.h"
+#include "axle/cpu/runtime/program_builder.h"
+
+namespace axle::cpu {
+
+// dot, and kOutput fusions rooted at a dot epilogue (dot_thunk.cc).
+absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
