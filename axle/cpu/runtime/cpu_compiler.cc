@@ -4,8 +4,9 @@
 // emitter knows: each an Unimplemented naming the op), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
-// fusion, then let ProgramBuilder (program_builder.h) turn the entry into
-// the thunks of a CpuExecutable.
+// fusion (in the entry and in every while body / condition and branch),
+// then let ProgramBuilder (program_builder.h) turn the entry into the thunks
+// of a CpuExecutable.
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/cpu_executable.h"
@@ -52,9 +53,6 @@ absl::Status CheckSupported(const HloModule& module) {
                                                       " is not supported yet"));
       }
       switch (instruction->opcode()) {
-        case HloOpcode::kWhile:
-        case HloOpcode::kConditional:
-        case HloOpcode::kCall:
         case HloOpcode::kCustomCall:
         case HloOpcode::kSort:
         case HloOpcode::kConvolution:
@@ -77,20 +75,25 @@ absl::Status CheckSupported(const HloModule& module) {
   return absl::OkStatus();
 }
 
-// Turns the entry into fusions and plumbing.
+// Turns the entry, and every computation control flow runs, into fusions,
+// plumbing and ops with thunk emitters. Calls are inlined first (the rare
+// call left behind runs its computation's thunks in place).
 absl::Status PrepareModule(HloModule* module) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> inliner, CreatePass("call-inliner"));
+  AXLE_RETURN_IF_ERROR(inliner->Run(module).status());
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogues,
                         CreatePass("dot-epilogue-fusion"));
   AXLE_RETURN_IF_ERROR(epilogues->Run(module).status());
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> fusion, CreatePass("fusion"));
   AXLE_RETURN_IF_ERROR(fusion->Run(module).status());
-  HloComputation* entry = module->entry_computation();
-  for (HloInstruction* instruction : entry->MakeInstructionPostOrder()) {
-    if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
-    if (!instruction->shape().IsArray()) {
-      return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
+  for (HloComputation* computation : ControlFlowComputations(*module)) {
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
+      if (!instruction->shape().IsArray()) {
+        return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
+      }
+      AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
     }
-    AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
   }
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   return dce->Run(module).status();

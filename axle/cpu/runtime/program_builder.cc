@@ -32,6 +32,12 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kDot:
       return EmitDotThunk;
+    case HloOpcode::kWhile:
+      return EmitWhileThunk;
+    case HloOpcode::kConditional:
+      return EmitConditionalThunk;
+    case HloOpcode::kCall:
+      return EmitCallThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -45,13 +51,49 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
 
 absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
-  for (const HloInstruction* instruction : entry.MakeInstructionPostOrder()) {
+  entry_ = &entry;
+  AXLE_RETURN_IF_ERROR(EmitComputation(entry));
+  const HloInstruction* root = entry.root_instruction();
+  absl::Status status = absl::OkStatus();
+  ShapeUtil::ForEachLeafShape(root->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+    if (!shape.IsArray() || !status.ok()) return;
+    auto it = values_.find({root, index});
+    if (it == values_.end()) {
+      status = Unsupported(*root, "a result leaf without a value");
+      return;
+    }
+    program_.result_leaves.emplace_back(index, it->second);
+  });
+  AXLE_RETURN_IF_ERROR(status);
+  return std::move(program_);
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<Thunk>>> ProgramBuilder::BuildSequence(
+    const HloComputation& computation) {
+  std::vector<std::unique_ptr<Thunk>> sequence;
+  std::vector<std::unique_ptr<Thunk>>* outer = sequence_;
+  sequence_ = &sequence;
+  absl::Status status = EmitComputation(computation);
+  sequence_ = outer;
+  AXLE_RETURN_IF_ERROR(status);
+  return sequence;
+}
+
+void ProgramBuilder::BindParameter(const HloComputation& computation, int64_t number,
+                                   const HloInstruction* source) {
+  Forward(source, {}, computation.parameter_instruction(number), {});
+}
+
+absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) {
+  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
     if (ThunkEmitter emitter = FindThunkEmitter(*instruction)) {
       AXLE_RETURN_IF_ERROR(emitter(*instruction, *this));
       continue;
     }
     switch (instruction->opcode()) {
       case HloOpcode::kParameter: {
+        // A nested computation's parameters are bound by its caller.
+        if (&computation != entry_) break;
         int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
         ShapeUtil::ForEachLeafShape(
             instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
@@ -97,19 +139,7 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
         return Unsupported(*instruction, "this op is not supported yet");
     }
   }
-  const HloInstruction* root = entry.root_instruction();
-  absl::Status status = absl::OkStatus();
-  ShapeUtil::ForEachLeafShape(root->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-    if (!shape.IsArray() || !status.ok()) return;
-    auto it = values_.find({root, index});
-    if (it == values_.end()) {
-      status = Unsupported(*root, "a result leaf without a value");
-      return;
-    }
-    program_.result_leaves.emplace_back(index, it->second);
-  });
-  AXLE_RETURN_IF_ERROR(status);
-  return std::move(program_);
+  return absl::OkStatus();
 }
 
 absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instruction) {
@@ -154,12 +184,20 @@ std::vector<std::pair<ShapeIndex, int64_t>> ProgramBuilder::LeavesOf(
 
 int64_t ProgramBuilder::DefineTemporary(const HloInstruction* instruction, const ShapeIndex& index,
                                         const Shape& shape) {
+  int64_t id = NewTemporary(shape);
+  values_[{instruction, index}] = id;
+  return id;
+}
+
+int64_t ProgramBuilder::NewTemporary(const Shape& shape) {
   ValueSlot slot;
   slot.kind = ValueSlot::Kind::kTemporary;
   slot.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
   slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
   program_.temporary_sizes.push_back(slot.size_bytes);
-  return Define(instruction, index, slot);
+  int64_t id = static_cast<int64_t>(program_.values.size());
+  program_.values.push_back(std::move(slot));
+  return id;
 }
 
 std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {

@@ -1,10 +1,16 @@
 //===- program_builder.h - HLO entry computation -> CpuProgram -------------===//
 //
-// After PrepareModule (cpu_compiler.cc) the entry computation holds only
-// plumbing (parameter, constant, tuple, get-tuple-element, bitcast), loop
-// fusions and the ops that have a thunk emitter (below). ProgramBuilder
-// walks it in post order and turns it into a CpuProgram: one value slot per
-// array leaf (parameters, constants, temporaries), one thunk per op.
+// After PrepareModule (cpu_compiler.cc) the entry computation, and every
+// computation control flow runs, holds only plumbing (parameter, constant,
+// tuple, get-tuple-element, bitcast), loop fusions and the ops that have a
+// thunk emitter (below). ProgramBuilder walks the entry in post order and
+// turns it into a CpuProgram: one value slot per array leaf (parameters,
+// constants, temporaries), one thunk per op.
+//
+// Control flow (control_flow_thunk.h): while, conditional and call emitters
+// bind a nested computation's parameters to existing values (BindParameter)
+// and build it into a thunk sequence of its own (BuildSequence) that uses
+// the same value table as the rest of the program.
 //
 // Thunk emitters: an op that is not a loop fusion gets its thunk from a
 // function `absl::Status Emit...Thunk(const HloInstruction&, ProgramBuilder&)`
@@ -63,21 +69,45 @@ class ProgramBuilder {
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;
-  void AddThunk(std::unique_ptr<Thunk> thunk) { program_.thunks.push_back(std::move(thunk)); }
+  // Appends to the sequence being built (the entry's, or a nested one).
+  void AddThunk(std::unique_ptr<Thunk> thunk) { sequence_->push_back(std::move(thunk)); }
   // A function name not used before in this program ("<prefix>_<n>").
   std::string UniqueName(absl::string_view prefix);
   const CpuCompileOptions& compile_options() const { return options_; }
 
+  // --- For control flow ---
+
+  // A new temporary that no instruction's leaf names.
+  int64_t NewTemporary(const Shape& shape);
+  // Every array leaf of `from` is also the leaf of `to` at the same index.
+  void ForwardLeaves(const HloInstruction* from, const HloInstruction* to) {
+    Forward(from, {}, to, {});
+  }
+  // The leaves of parameter `number` of `computation` (not the entry) are
+  // those of `source`. Bind before each BuildSequence of `computation`.
+  void BindParameter(const HloComputation& computation, int64_t number,
+                     const HloInstruction* source);
+  // The thunks of `computation`, built as the entry is but into a sequence
+  // of their own; the values its instructions define join the program.
+  absl::StatusOr<std::vector<std::unique_ptr<Thunk>>> BuildSequence(
+      const HloComputation& computation);
+
  private:
+  // Appends the thunks of `computation`'s instructions to the current
+  // sequence.
+  absl::Status EmitComputation(const HloComputation& computation);
   absl::Status AddLoopKernelThunk(const HloInstruction& fusion);
   int64_t Define(const HloInstruction* instruction, const ShapeIndex& index, ValueSlot slot);
   // Every array leaf of `from` under `from_index` is also the leaf of `to`
   // under `to_index`.
-  void Forward(const HloInstruction* from, const ShapeIndex& from_index,
-               const HloInstruction* to, const ShapeIndex& to_index);
+  void Forward(const HloInstruction* from, const ShapeIndex& from_index, const HloInstruction* to,
+               const ShapeIndex& to_index);
 
   CpuCompileOptions options_;
   CpuProgram program_;
+  const HloComputation* entry_ = nullptr;
+  // Where AddThunk appends.
+  std::vector<std::unique_ptr<Thunk>>* sequence_ = &program_.thunks;
   std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
   int64_t next_name_ = 0;
 };

@@ -16,6 +16,12 @@ namespace axle::cpu {
 // dot, and kOutput fusions rooted at a dot epilogue (dot_thunk.cc).
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// while, conditional, and call (whose computation's thunks join the caller's
+// sequence) (control_flow_thunk.cc).
+absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

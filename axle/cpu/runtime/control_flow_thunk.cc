@@ -1,0 +1,221 @@
+//===- control_flow_thunk.cc - while, conditional and copies as thunks -----===//
+//
+// The emitters (EmitWhileThunk, EmitConditionalThunk, EmitCallThunk) build
+// nested computations with ProgramBuilder::BuildSequence after binding their
+// parameters to existing values, so nested thunks read loop state and branch
+// operands in place.
+//
+// The swap hazard: a body root leaf that is another state leaf (the body
+// returns `(gte1, gte0)`) would be overwritten by an earlier copy-back before
+// it is read. Such leaves are first copied to fresh temporaries, then all
+// leaves are copied into the state; a root leaf that is its own state leaf
+// (passed through unchanged) is not copied at all.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/control_flow_thunk.h"
+
+#include <cstring>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+namespace {
+
+// Appends the uses of every thunk of `sequence` to `uses`; nullopt when one
+// of them does not know its uses.
+std::optional<Thunk::BufferUses> AddUses(const ThunkSequence& sequence,
+                                         std::optional<Thunk::BufferUses> uses) {
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    if (!uses.has_value()) return std::nullopt;
+    std::optional<Thunk::BufferUses> nested = thunk->buffer_uses();
+    if (!nested.has_value()) return std::nullopt;
+    uses->reads.insert(uses->reads.end(), nested->reads.begin(), nested->reads.end());
+    uses->writes.insert(uses->writes.end(), nested->writes.begin(), nested->writes.end());
+  }
+  return uses;
+}
+
+absl::Status RunSequence(const ThunkSequence& sequence, const ThunkContext& context) {
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    absl::Status status = thunk->Execute(context);
+    if (!status.ok()) {
+      return absl::Status(status.code(),
+                          absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The leaves of `shape` that hold arrays, in index order.
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves;
+  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
+  });
+  return leaves;
+}
+
+// The thunk that copies the leaves of `root` into `destinations` (one per
+// array leaf of root's shape, in index order). A leaf already in its
+// destination is not copied; a leaf that is another destination is first
+// copied to a fresh temporary. Null when there is nothing to copy.
+absl::StatusOr<std::unique_ptr<Thunk>> CopyRootInto(const HloInstruction& root,
+                                                    const std::vector<int64_t>& destinations,
+                                                    ProgramBuilder& builder) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
+  CHECK_EQ(leaves.size(), destinations.size());
+  std::vector<int64_t> sources;
+  std::set<int64_t> written;  // destinations that get a copy
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(&root, leaves[i].first));
+    sources.push_back(source);
+    if (source != destinations[i]) written.insert(destinations[i]);
+  }
+  std::vector<std::pair<int64_t, int64_t>> snapshots, copies;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    int64_t source = sources[i];
+    if (source == destinations[i]) continue;
+    if (written.count(source) > 0) {
+      int64_t snapshot = builder.NewTemporary(leaves[i].second);
+      snapshots.emplace_back(source, snapshot);
+      source = snapshot;
+    }
+    copies.emplace_back(source, destinations[i]);
+  }
+  if (copies.empty()) return std::unique_ptr<Thunk>();
+  snapshots.insert(snapshots.end(), copies.begin(), copies.end());
+  return std::unique_ptr<Thunk>(
+      std::make_unique<CopyThunk>(absl::StrCat(root.name(), ".copy"), std::move(snapshots)));
+}
+
+}  // namespace
+
+absl::Status CopyThunk::Execute(const ThunkContext& context) const {
+  for (const auto& [from, to] : copies_) {
+    const int64_t size = context.size_bytes(to);
+    if (size > 0) std::memcpy(context.address(to), context.address(from), size);
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Thunk::BufferUses> CopyThunk::buffer_uses() const {
+  BufferUses uses;
+  for (const auto& [from, to] : copies_) {
+    uses.reads.push_back(from);
+    uses.writes.push_back(to);
+  }
+  return uses;
+}
+
+WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
+                       ThunkSequence condition, int64_t condition_value, ThunkSequence body)
+    : Thunk(name),
+      init_(name, std::move(init)),
+      condition_(std::move(condition)),
+      condition_value_(condition_value),
+      body_(std::move(body)) {
+  uses_ = init_.buffer_uses();
+  uses_->reads.push_back(condition_value_);
+  uses_ = AddUses(body_, AddUses(condition_, std::move(uses_)));
+}
+
+absl::Status WhileThunk::Execute(const ThunkContext& context) const {
+  AXLE_RETURN_IF_ERROR(init_.Execute(context));
+  while (true) {
+    AXLE_RETURN_IF_ERROR(RunSequence(condition_, context));
+    if (!*static_cast<const bool*>(context.address(condition_value_))) return absl::OkStatus();
+    AXLE_RETURN_IF_ERROR(RunSequence(body_, context));
+  }
+}
+
+ConditionalThunk::ConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
+                                   std::vector<ThunkSequence> branches)
+    : Thunk(std::move(name)),
+      selector_(selector),
+      selector_is_pred_(selector_is_pred),
+      branches_(std::move(branches)) {
+  uses_ = BufferUses{{selector_}, {}};
+  for (const ThunkSequence& branch : branches_) uses_ = AddUses(branch, std::move(uses_));
+}
+
+absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {
+  const void* selector = context.address(selector_);
+  const int64_t count = static_cast<int64_t>(branches_.size());
+  int64_t index = 0;
+  if (selector_is_pred_) {
+    index = *static_cast<const bool*>(selector) ? 0 : 1;
+  } else {
+    int32_t value = 0;
+    std::memcpy(&value, selector, sizeof(value));
+    index = value < 0 || value >= count ? count - 1 : value;
+  }
+  return RunSequence(branches_[index], context);
+}
+
+absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const HloComputation& condition = *instruction.while_condition();
+  const HloComputation& body = *instruction.while_body();
+  // The state: the while's own temporaries, initialized from the operand.
+  std::vector<int64_t> state = builder.DefineTemporaries(&instruction);
+  std::vector<std::pair<int64_t, int64_t>> init;
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(instruction.shape());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), leaves[i].first));
+    init.emplace_back(source, state[i]);
+  }
+  builder.BindParameter(condition, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence condition_thunks, builder.BuildSequence(condition));
+  AXLE_ASSIGN_OR_RETURN(int64_t condition_value, builder.ValueOf(condition.root_instruction(), {}));
+  builder.BindParameter(body, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence body_thunks, builder.BuildSequence(body));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> copy_back,
+                        CopyRootInto(*body.root_instruction(), state, builder));
+  if (copy_back != nullptr) body_thunks.push_back(std::move(copy_back));
+  builder.AddThunk(std::make_unique<WhileThunk>(instruction.name(), std::move(init),
+                                                std::move(condition_thunks), condition_value,
+                                                std::move(body_thunks)));
+  return absl::OkStatus();
+}
+
+absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const std::vector<HloComputation*>& branches = instruction.branch_computations();
+  const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
+  if (branches.empty() || (selector_type == PRED && branches.size() != 2) ||
+      instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
+    return Unsupported(instruction,
+                       "a conditional needs one operand per branch, and two "
+                       "branches for a pred selector");
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t selector, builder.ValueOf(instruction.operand(0)));
+  std::vector<int64_t> results = builder.DefineTemporaries(&instruction);
+  std::vector<ThunkSequence> sequences;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const HloComputation& branch = *branches[i];
+    if (branch.num_parameters() > 0) builder.BindParameter(branch, 0, instruction.operand(i + 1));
+    AXLE_ASSIGN_OR_RETURN(ThunkSequence thunks, builder.BuildSequence(branch));
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> copy,
+                          CopyRootInto(*branch.root_instruction(), results, builder));
+    if (copy != nullptr) thunks.push_back(std::move(copy));
+    sequences.push_back(std::move(thunks));
+  }
+  builder.AddThunk(std::make_unique<ConditionalThunk>(instruction.name(), selector,
+                                                      selector_type == PRED, std::move(sequences)));
+  return absl::OkStatus();
+}
+
+absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const HloComputation& callee = *instruction.to_apply();
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    builder.BindParameter(callee, i, instruction.operand(i));
+  }
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence thunks, builder.BuildSequence(callee));
+  for (std::unique_ptr<Thunk>& thunk : thunks) builder.AddThunk(std::move(thunk));
+  builder.ForwardLeaves(callee.root_instruction(), &instruction);
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu

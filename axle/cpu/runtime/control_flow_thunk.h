@@ -1,0 +1,89 @@
+//===- control_flow_thunk.h - while, conditional and copies as thunks ------===//
+//
+// Control flow runs nested thunk sequences built by ProgramBuilder over the
+// same value ids as the rest of the program (one value table, one arena):
+//
+//   WhileThunk        copies the operand's leaves into the loop state (the
+//                     while's own temporaries), then runs the condition's
+//                     thunks, reads its pred, and runs the body's thunks
+//                     until the pred is false. The body's parameter leaves
+//                     are the state leaves, and its last thunk copies the
+//                     root's leaves back into the state (see
+//                     control_flow_thunk.cc for the swap hazard).
+//   ConditionalThunk  reads the selector (pred: true runs branch 0, false
+//                     branch 1; s32: the index, out of range runs the last
+//                     branch) and runs that branch's thunks, which end by
+//                     copying the branch root into the conditional's result.
+//   CopyThunk         copies values into others (state updates, results).
+//
+// A control-flow thunk's buffer_uses() are its own plus those of every
+// nested thunk, so that to the executable (which sees only the top-level
+// sequence) every value the loop or branch touches is live at its index and
+// no nested temporary shares memory with another value live there.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_CONTROL_FLOW_THUNK_H_
+#define AXLE_CPU_RUNTIME_CONTROL_FLOW_THUNK_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "axle/cpu/runtime/thunk.h"
+
+namespace axle::cpu {
+
+using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
+
+// Copies value `from` into value `to` for each (from, to) pair, in order.
+class CopyThunk : public Thunk {
+ public:
+  CopyThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> copies)
+      : Thunk(std::move(name)), copies_(std::move(copies)) {}
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override;
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> copies_;
+};
+
+class WhileThunk : public Thunk {
+ public:
+  // `init` copies the operand into the state; `condition` leaves its pred
+  // in `condition_value`.
+  WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
+             ThunkSequence condition, int64_t condition_value, ThunkSequence body);
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override { return uses_; }
+
+ private:
+  CopyThunk init_;
+  ThunkSequence condition_;
+  int64_t condition_value_;
+  ThunkSequence body_;
+  std::optional<BufferUses> uses_;
+};
+
+class ConditionalThunk : public Thunk {
+ public:
+  // `selector` is a pred (two branches) or s32 value.
+  ConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
+                   std::vector<ThunkSequence> branches);
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override { return uses_; }
+
+ private:
+  int64_t selector_;
+  bool selector_is_pred_;
+  std::vector<ThunkSequence> branches_;
+  std::optional<BufferUses> uses_;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_CONTROL_FLOW_THUNK_H_
