@@ -232,6 +232,34 @@ ENTRY e {
                                                  LiteralUtil::CreateR1<float>({1, 1, 1})})}));
 }
 
+TEST(ControlFlowTest, TokenLeavesOfTheStateHaveNoBuffer) {
+  Literal result = RunAndCompare(R"(
+HloModule token_state
+cond {
+  p = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  p = (s32[], token[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  t = token[] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT r = (s32[], token[]) tuple(next, t)
+}
+ENTRY e {
+  t = token[] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], token[]) tuple(zero, t)
+  w = (s32[], token[]) while(init), condition=cond, body=body
+  ROOT i = s32[] get-tuple-element(w), index=0
+})",
+                                 {LiteralUtil::CreateToken()});
+  EXPECT_EQ(result, LiteralUtil::CreateR0<int32_t>(3));
+}
+
 TEST(ControlFlowTest, ConditionReadsAValueTheBodyComputes) {
   Shape vector = ShapeUtil::MakeShape(F32, {64});
   ExpectCpuAgrees(R"(
@@ -366,6 +394,39 @@ ENTRY e {
 })",
       {LiteralUtil::CreateR1<float>({1, 2, 3}), LiteralUtil::CreateR1<float>({5, 5, 5})});
   EXPECT_EQ(result, LiteralUtil::CreateR1<float>({-8, -6, -4}));
+}
+
+TEST(ControlFlowTest, CallsLeftByTheInlinerRunTheirComputationInPlace) {
+  // The callee holds a fusion and has two call sites: call-inliner keeps
+  // both calls, and each runs the callee's thunks on its own operands.
+  Literal result = RunAndCompare(
+      R"(
+HloModule kept_calls
+fused {
+  a = f32[3] parameter(0)
+  b = f32[3] parameter(1)
+  ROOT m = f32[3] multiply(a, b)
+}
+square_plus {
+  x = f32[3] parameter(0)
+  y = f32[3] parameter(1)
+  sq = f32[3] fusion(x, x), kind=kLoop, calls=fused
+  s = f32[3] add(sq, y)
+  ROOT t = (f32[3], f32[3]) tuple(s, x)
+}
+ENTRY e {
+  x = f32[3] parameter(0)
+  y = f32[3] parameter(1)
+  c1 = (f32[3], f32[3]) call(x, y), to_apply=square_plus
+  r1 = f32[3] get-tuple-element(c1), index=0
+  c2 = (f32[3], f32[3]) call(r1, x), to_apply=square_plus
+  r2 = f32[3] get-tuple-element(c2), index=0
+  k = f32[3] get-tuple-element(c2), index=1
+  ROOT d = f32[3] subtract(r2, k)
+})",
+      {LiteralUtil::CreateR1<float>({1, 2, 3}), LiteralUtil::CreateR1<float>({1, 0, -1})});
+  // r1 = x*x + y = {2, 4, 8}; r2 = r1*r1 + x = {5, 18, 67}; minus r1.
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({3, 14, 59}));
 }
 
 TEST(ControlFlowTest, WhileInsideABranch) {
