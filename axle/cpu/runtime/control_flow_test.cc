@@ -260,6 +260,63 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR0<int32_t>(3));
 }
 
+TEST(ControlFlowTest, ResultsWrittenInPlaceThroughNestedLoops) {
+  // y is made by a kernel that does not read the state leaf it replaces, so
+  // the inner body writes it straight into the inner loop's state, which in
+  // turn lives in the outer loop's state (nothing reads the outer y after
+  // the inner loop starts).
+  Literal result = RunAndCompare(R"(
+HloModule in_place
+inner_cond {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  two = s32[] constant(2)
+  ROOT lt = pred[] compare(j, two), direction=LT
+}
+inner_body {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  j = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(j, one)
+  x2 = f32[4] add(x, x)
+  yy = f32[4] multiply(x, x)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, x2, yy)
+}
+outer_cond {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+outer_body {
+  p = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[4] get-tuple-element(p), index=1
+  y = f32[4] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ny = f32[4] negate(y)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, x, ny)
+  inner = (s32[], f32[4], f32[4]) while(init), condition=inner_cond, body=inner_body
+  y2 = f32[4] get-tuple-element(inner), index=2
+  xx = f32[4] add(x, x)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, xx, y2)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[4]) tuple(zero, x, x)
+  ROOT w = (s32[], f32[4], f32[4]) while(init), condition=outer_cond, body=outer_body
+})",
+                                 {LiteralUtil::CreateR1<float>({1, 2, 3, 4})});
+  // Each outer trip: x -> 2x, y -> (2x)^2 (the inner loop's last x*x).
+  EXPECT_EQ(result, LiteralUtil::MakeTuple({LiteralUtil::CreateR0<int32_t>(3),
+                                            LiteralUtil::CreateR1<float>({8, 16, 24, 32}),
+                                            LiteralUtil::CreateR1<float>({64, 256, 576, 1024})}));
+}
+
 TEST(ControlFlowTest, ConditionReadsAValueTheBodyComputes) {
   Shape vector = ShapeUtil::MakeShape(F32, {64});
   ExpectCpuAgrees(R"(

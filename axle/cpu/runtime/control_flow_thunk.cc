@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/control_flow_thunk.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -59,21 +60,69 @@ std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
   return leaves;
 }
 
-// The thunk that copies the leaves of `root` into `destinations` (one per
-// array leaf of root's shape, in index order). A leaf already in its
-// destination is not copied; a leaf that is another destination is first
+// The values of the array leaves of `root`, in index order.
+absl::StatusOr<std::vector<int64_t>> RootValues(const HloInstruction& root,
+                                                const ProgramBuilder& builder) {
+  std::vector<int64_t> values;
+  for (const auto& [index, shape] : ArrayLeaves(root.shape())) {
+    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(&root, index));
+    values.push_back(value);
+  }
+  return values;
+}
+
+// Lets thunks of `sequence` write root leaves straight into their
+// destinations: a leaf that is a temporary written by one thunk W of the
+// sequence shares its destination's memory when no thunk from W on reads or
+// writes the destination (W's kernel must not read it either: outputs and
+// inputs never alias). Sources that now live in their destination become
+// that destination in `sources`.
+void WriteInPlace(const ThunkSequence& sequence, const std::vector<int64_t>& destinations,
+                  std::vector<int64_t>& sources, ProgramBuilder& builder) {
+  std::vector<Thunk::BufferUses> uses;
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    std::optional<Thunk::BufferUses> thunk_uses = thunk->buffer_uses();
+    if (!thunk_uses.has_value()) return;
+    uses.push_back(std::move(*thunk_uses));
+  }
+  auto contains = [](const std::vector<int64_t>& values, int64_t value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  };
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const int64_t source = sources[k], destination = destinations[k];
+    if (source == destination || builder.slot(source).kind != ValueSlot::Kind::kTemporary ||
+        contains(destinations, source)) {
+      continue;
+    }
+    int64_t writer = -1, writers = 0;
+    for (size_t i = 0; i < uses.size(); ++i) {
+      if (contains(uses[i].writes, source)) writer = static_cast<int64_t>(i), ++writers;
+    }
+    if (writers != 1) continue;
+    bool destination_used = false;
+    for (size_t i = writer; i < uses.size(); ++i) {
+      destination_used |=
+          contains(uses[i].reads, destination) || contains(uses[i].writes, destination);
+    }
+    if (destination_used) continue;
+    builder.ShareTemporary(source, destination);
+    std::replace(sources.begin(), sources.end(), source, destination);
+  }
+}
+
+// The thunk that copies `sources` into `destinations` (of leaves of
+// `shape`, in index order). A leaf already in its destination is not
+// copied; a leaf that is another destination being overwritten is first
 // copied to a fresh temporary. Null when there is nothing to copy.
-absl::StatusOr<std::unique_ptr<Thunk>> CopyRootInto(const HloInstruction& root,
-                                                    const std::vector<int64_t>& destinations,
-                                                    ProgramBuilder& builder) {
-  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
+std::unique_ptr<Thunk> CopyInto(const std::string& name, const Shape& shape,
+                                const std::vector<int64_t>& sources,
+                                const std::vector<int64_t>& destinations, ProgramBuilder& builder) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(shape);
   CHECK_EQ(leaves.size(), destinations.size());
-  std::vector<int64_t> sources;
-  std::set<int64_t> written;  // destinations that get a copy
+  CHECK_EQ(sources.size(), destinations.size());
+  std::set<int64_t> written;
   for (size_t i = 0; i < leaves.size(); ++i) {
-    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(&root, leaves[i].first));
-    sources.push_back(source);
-    if (source != destinations[i]) written.insert(destinations[i]);
+    if (sources[i] != destinations[i]) written.insert(destinations[i]);
   }
   std::vector<std::pair<int64_t, int64_t>> snapshots, copies;
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -86,10 +135,22 @@ absl::StatusOr<std::unique_ptr<Thunk>> CopyRootInto(const HloInstruction& root,
     }
     copies.emplace_back(source, destinations[i]);
   }
-  if (copies.empty()) return std::unique_ptr<Thunk>();
+  if (copies.empty()) return nullptr;
   snapshots.insert(snapshots.end(), copies.begin(), copies.end());
-  return std::unique_ptr<Thunk>(
-      std::make_unique<CopyThunk>(absl::StrCat(root.name(), ".copy"), std::move(snapshots)));
+  return std::make_unique<CopyThunk>(name, std::move(snapshots));
+}
+
+// Ends `sequence` (the thunks of `computation`) with writing its root's
+// leaves into `destinations`.
+absl::Status StoreRoot(const HloComputation& computation, const std::vector<int64_t>& destinations,
+                       ThunkSequence& sequence, ProgramBuilder& builder) {
+  const HloInstruction& root = *computation.root_instruction();
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, RootValues(root, builder));
+  WriteInPlace(sequence, destinations, sources, builder);
+  std::unique_ptr<Thunk> copy =
+      CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);
+  if (copy != nullptr) sequence.push_back(std::move(copy));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -172,9 +233,7 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
   AXLE_ASSIGN_OR_RETURN(int64_t condition_value, builder.ValueOf(condition.root_instruction(), {}));
   builder.BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(ThunkSequence body_thunks, builder.BuildSequence(body));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> copy_back,
-                        CopyRootInto(*body.root_instruction(), state, builder));
-  if (copy_back != nullptr) body_thunks.push_back(std::move(copy_back));
+  AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks, builder));
   builder.AddThunk(std::make_unique<WhileThunk>(instruction.name(), std::move(init),
                                                 std::move(condition_thunks), condition_value,
                                                 std::move(body_thunks)));
@@ -197,9 +256,7 @@ absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuil
     const HloComputation& branch = *branches[i];
     if (branch.num_parameters() > 0) builder.BindParameter(branch, 0, instruction.operand(i + 1));
     AXLE_ASSIGN_OR_RETURN(ThunkSequence thunks, builder.BuildSequence(branch));
-    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> copy,
-                          CopyRootInto(*branch.root_instruction(), results, builder));
-    if (copy != nullptr) thunks.push_back(std::move(copy));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, builder));
     sequences.push_back(std::move(thunks));
   }
   builder.AddThunk(std::make_unique<ConditionalThunk>(instruction.name(), selector,

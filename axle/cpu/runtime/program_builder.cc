@@ -200,6 +200,22 @@ int64_t ProgramBuilder::NewTemporary(const Shape& shape) {
   return id;
 }
 
+void ProgramBuilder::ShareTemporary(int64_t value, int64_t with) {
+  const ValueSlot& from = program_.values[value];
+  const ValueSlot& to = program_.values[with];
+  CHECK(from.kind == ValueSlot::Kind::kTemporary && to.kind == ValueSlot::Kind::kTemporary);
+  CHECK_EQ(from.size_bytes, to.size_bytes);
+  const int64_t unused = from.temporary, target = to.temporary;
+  if (unused == target) return;
+  // Values already sharing `value`'s memory move along.
+  for (ValueSlot& slot : program_.values) {
+    if (slot.kind == ValueSlot::Kind::kTemporary && slot.temporary == unused) {
+      slot.temporary = target;
+    }
+  }
+  program_.temporary_sizes[unused] = 0;
+}
+
 std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {
   std::vector<int64_t> values;
   ShapeUtil::ForEachLeafShape(instruction->shape(),

@@ -79,6 +79,11 @@ class ProgramBuilder {
 
   // A new temporary that no instruction's leaf names.
   int64_t NewTemporary(const Shape& shape);
+  // Temporary `value` (and every value sharing its memory) lives in the
+  // memory of temporary `with` (same size), its own becomes unused: for a
+  // thunk that may write its result straight into a loop state or branch
+  // result.
+  void ShareTemporary(int64_t value, int64_t with);
   // Every array leaf of `from` is also the leaf of `to` at the same index.
   void ForwardLeaves(const HloInstruction* from, const HloInstruction* to) {
     Forward(from, {}, to, {});
