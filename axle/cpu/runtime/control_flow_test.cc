@@ -171,6 +171,44 @@ ENTRY e {
                                             LiteralUtil::CreateR1<float>({34, 68, 102, 136})}));
 }
 
+TEST(ControlFlowTest, NewLeafWrittenWhereTheOldValueMovesOn) {
+  // a' = b + 1 does not read a, but a's old value moves on to b: a' must
+  // not be written into a's memory before a is copied.
+  Literal result = RunAndCompare(
+      R"(
+HloModule rotate
+cond {
+  p = (s32[], f32[3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  two = s32[] constant(2)
+  ROOT lt = pred[] compare(i, two), direction=LT
+}
+body {
+  p = (s32[], f32[3], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[3] get-tuple-element(p), index=1
+  b = f32[3] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  f = f32[] constant(1)
+  fs = f32[3] broadcast(f), dimensions={}
+  b1 = f32[3] add(b, fs)
+  ROOT t = (s32[], f32[3], f32[3]) tuple(next, b1, a)
+}
+ENTRY e {
+  a = f32[3] parameter(0)
+  b = f32[3] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[3], f32[3]) tuple(zero, a, b)
+  ROOT w = (s32[], f32[3], f32[3]) while(init), condition=cond, body=body
+})",
+      {LiteralUtil::CreateR1<float>({1, 2, 3}), LiteralUtil::CreateR1<float>({10, 20, 30})});
+  // (a, b) -> (b + 1, a) -> (a + 1, b + 1).
+  EXPECT_EQ(result, LiteralUtil::MakeTuple({LiteralUtil::CreateR0<int32_t>(2),
+                                            LiteralUtil::CreateR1<float>({2, 3, 4}),
+                                            LiteralUtil::CreateR1<float>({11, 21, 31})}));
+}
+
 TEST(ControlFlowTest, NestedLoopsOverANestedTupleParameter) {
   // The entry parameter is a nested tuple; the inner loop runs i+1 times
   // in outer iteration i and adds x each time.

@@ -5,11 +5,16 @@
 // parameters to existing values, so nested thunks read loop state and branch
 // operands in place.
 //
-// The swap hazard: a body root leaf that is another state leaf (the body
-// returns `(gte1, gte0)`) would be overwritten by an earlier copy-back before
-// it is read. Such leaves are first copied to fresh temporaries, then all
-// leaves are copied into the state; a root leaf that is its own state leaf
-// (passed through unchanged) is not copied at all.
+// Storing a body's root into the loop state (a branch's root into the
+// conditional's result) at the end of its sequence:
+//  - a root leaf that is its own state leaf (passed through) costs nothing;
+//  - a root leaf computed by a thunk of the sequence that does not read the
+//    state leaf, when no later thunk and no other root leaf reads it either,
+//    is written there directly (WriteInPlace: its temporary shares the
+//    state leaf's memory);
+//  - any other leaf is copied. The swap hazard: a root leaf that is another
+//    state leaf being overwritten (the body returns `(gte1, gte0)`) is first
+//    copied to a fresh temporary, then all copies into the state are made.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/control_flow_thunk.h"
@@ -75,8 +80,9 @@ absl::StatusOr<std::vector<int64_t>> RootValues(const HloInstruction& root,
 // destinations: a leaf that is a temporary written by one thunk W of the
 // sequence shares its destination's memory when no thunk from W on reads or
 // writes the destination (W's kernel must not read it either: outputs and
-// inputs never alias). Sources that now live in their destination become
-// that destination in `sources`.
+// inputs never alias) and no other leaf is the destination's old value.
+// Sources that now live in their destination become that destination in
+// `sources`.
 void WriteInPlace(const ThunkSequence& sequence, const std::vector<int64_t>& destinations,
                   std::vector<int64_t>& sources, ProgramBuilder& builder) {
   std::vector<Thunk::BufferUses> uses;
@@ -90,8 +96,10 @@ void WriteInPlace(const ThunkSequence& sequence, const std::vector<int64_t>& des
   };
   for (size_t k = 0; k < sources.size(); ++k) {
     const int64_t source = sources[k], destination = destinations[k];
+    // Not when the destination's old value still moves on to another leaf
+    // (the copies at the end read it).
     if (source == destination || builder.slot(source).kind != ValueSlot::Kind::kTemporary ||
-        contains(destinations, source)) {
+        contains(destinations, source) || contains(sources, destination)) {
       continue;
     }
     int64_t writer = -1, writers = 0;
@@ -118,8 +126,6 @@ std::unique_ptr<Thunk> CopyInto(const std::string& name, const Shape& shape,
                                 const std::vector<int64_t>& sources,
                                 const std::vector<int64_t>& destinations, ProgramBuilder& builder) {
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(shape);
-  CHECK_EQ(leaves.size(), destinations.size());
-  CHECK_EQ(sources.size(), destinations.size());
   std::set<int64_t> written;
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (sources[i] != destinations[i]) written.insert(destinations[i]);
@@ -146,6 +152,9 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
                        ThunkSequence& sequence, ProgramBuilder& builder) {
   const HloInstruction& root = *computation.root_instruction();
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, RootValues(root, builder));
+  if (sources.size() != destinations.size()) {
+    return Unsupported(root, "a root whose array leaves do not match its caller's result");
+  }
   WriteInPlace(sequence, destinations, sources, builder);
   std::unique_ptr<Thunk> copy =
       CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);
@@ -158,7 +167,7 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
 absl::Status CopyThunk::Execute(const ThunkContext& context) const {
   for (const auto& [from, to] : copies_) {
     const int64_t size = context.size_bytes(to);
-    if (size > 0) std::memcpy(context.address(to), context.address(from), size);
+    if (size > 0) std::memmove(context.address(to), context.address(from), size);
   }
   return absl::OkStatus();
 }
@@ -188,7 +197,9 @@ absl::Status WhileThunk::Execute(const ThunkContext& context) const {
   AXLE_RETURN_IF_ERROR(init_.Execute(context));
   while (true) {
     AXLE_RETURN_IF_ERROR(RunSequence(condition_, context));
-    if (!*static_cast<const bool*>(context.address(condition_value_))) return absl::OkStatus();
+    if (*static_cast<const uint8_t*>(context.address(condition_value_)) == 0) {
+      return absl::OkStatus();
+    }
     AXLE_RETURN_IF_ERROR(RunSequence(body_, context));
   }
 }
@@ -208,7 +219,7 @@ absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {
   const int64_t count = static_cast<int64_t>(branches_.size());
   int64_t index = 0;
   if (selector_is_pred_) {
-    index = *static_cast<const bool*>(selector) ? 0 : 1;
+    index = *static_cast<const uint8_t*>(selector) != 0 ? 0 : 1;
   } else {
     int32_t value = 0;
     std::memcpy(&value, selector, sizeof(value));
@@ -230,6 +241,9 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
   }
   builder.BindParameter(condition, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(ThunkSequence condition_thunks, builder.BuildSequence(condition));
+  if (!ShapeUtil::Equal(condition.root_instruction()->shape(), ShapeUtil::MakeShape(PRED, {}))) {
+    return Unsupported(instruction, "a while condition that does not return pred[]");
+  }
   AXLE_ASSIGN_OR_RETURN(int64_t condition_value, builder.ValueOf(condition.root_instruction(), {}));
   builder.BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(ThunkSequence body_thunks, builder.BuildSequence(body));
@@ -243,7 +257,8 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
 absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const std::vector<HloComputation*>& branches = instruction.branch_computations();
   const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
-  if (branches.empty() || (selector_type == PRED && branches.size() != 2) ||
+  if (branches.empty() || (selector_type != PRED && selector_type != S32) ||
+      (selector_type == PRED && branches.size() != 2) ||
       instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
     return Unsupported(instruction,
                        "a conditional needs one operand per branch, and two "
