@@ -567,6 +567,49 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR1<float>({64, 128, 192, 256, 32}));
 }
 
+TEST(ControlFlowTest, ComputationsSharedByTwoLoopsAndTwoBranches) {
+  // Each use builds the computation again over its own values.
+  Literal result =
+      RunAndCompare(R"(
+HloModule shared
+cond {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[2] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x2 = f32[2] multiply(x, x)
+  ROOT t = (s32[], f32[2]) tuple(next, x2)
+}
+twice {
+  p = f32[2] parameter(0)
+  ROOT d = f32[2] add(p, p)
+}
+ENTRY e {
+  x = f32[2] parameter(0)
+  k = s32[] parameter(1)
+  zero = s32[] constant(0)
+  one = s32[] constant(1)
+  w1 = (s32[], f32[2]) while((s32[], f32[2]) tuple(zero, x)), condition=cond, body=body
+  w2 = (s32[], f32[2]) while((s32[], f32[2]) tuple(one, x)), condition=cond, body=body
+  a = f32[2] get-tuple-element(w1), index=1
+  b = f32[2] get-tuple-element(w2), index=1
+  c = f32[2] conditional(k, a, b), branch_computations={twice, twice}
+  ROOT r = (f32[2], f32[2], f32[2]) tuple(a, b, c)
+})",
+                    {LiteralUtil::CreateR1<float>({2, -1}), LiteralUtil::CreateR0<int32_t>(1)});
+  // x^8 and x^4; branch 1 doubles b.
+  EXPECT_EQ(result, LiteralUtil::MakeTuple({LiteralUtil::CreateR1<float>({256, 1}),
+                                            LiteralUtil::CreateR1<float>({16, 1}),
+                                            LiteralUtil::CreateR1<float>({32, 2})}));
+}
+
 TEST(ControlFlowTest, ExecutableIsReusedSequentiallyAndFromSeveralThreads) {
   absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", kCountingLoop);
   ASSERT_TRUE(executable.ok()) << executable.status();
