@@ -261,8 +261,8 @@ absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuil
       (selector_type == PRED && branches.size() != 2) ||
       instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
     return Unsupported(instruction,
-                       "a conditional needs one operand per branch, and two "
-                       "branches for a pred selector");
+                       "a conditional needs a pred or s32 selector, one operand per "
+                       "branch, and two branches for a pred");
   }
   AXLE_ASSIGN_OR_RETURN(int64_t selector, builder.ValueOf(instruction.operand(0)));
   std::vector<int64_t> results = builder.DefineTemporaries(&instruction);

@@ -7,13 +7,13 @@
 //                     while's own temporaries), then runs the condition's
 //                     thunks, reads its pred, and runs the body's thunks
 //                     until the pred is false. The body's parameter leaves
-//                     are the state leaves, and its last thunk copies the
-//                     root's leaves back into the state (see
-//                     control_flow_thunk.cc for the swap hazard).
+//                     are the state leaves; its root's leaves end up in the
+//                     state, written there directly or copied by its last
+//                     thunk (see control_flow_thunk.cc, and the swap hazard).
 //   ConditionalThunk  reads the selector (pred: true runs branch 0, false
 //                     branch 1; s32: the index, out of range runs the last
-//                     branch) and runs that branch's thunks, which end by
-//                     copying the branch root into the conditional's result.
+//                     branch) and runs that branch's thunks, which leave the
+//                     branch root in the conditional's result the same way.
 //   CopyThunk         copies values into others (state updates, results).
 //
 // A control-flow thunk's buffer_uses() are its own plus those of every
