@@ -620,23 +620,38 @@ TEST(ControlFlowTest, ExecutableIsReusedSequentiallyAndFromSeveralThreads) {
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(*result, LiteralUtil::CreateR0<int32_t>(n * (n - 1) / 2));
   }
+  // Threads run the loop and a conditional over arrays (each run has its
+  // own temporaries), each with its own arguments.
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> conditional =
+      CompileOn("cpu", kIndexedConditional);
+  ASSERT_TRUE(conditional.ok()) << conditional.status();
   constexpr int kThreads = 4;
-  std::vector<absl::StatusOr<Literal>> results(kThreads, absl::UnknownError("not run"));
+  std::vector<absl::StatusOr<Literal>> sums(kThreads, absl::UnknownError("not run"));
+  std::vector<absl::StatusOr<Literal>> branches(kThreads, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int repeat = 0; repeat < 20; ++repeat) {
         std::vector<Literal> arguments;
         arguments.push_back(LiteralUtil::CreateR0<int32_t>(100 + t));
-        results[t] = RunExecutable("cpu", **executable, arguments);
-        if (!results[t].ok()) return;
+        sums[t] = RunExecutable("cpu", **executable, arguments);
+        const float f = static_cast<float>(t);
+        arguments.back() = LiteralUtil::CreateR0<int32_t>(t % 2);
+        arguments.push_back(LiteralUtil::CreateR1<float>({f, f, f, f}));
+        arguments.push_back(LiteralUtil::CreateR1<float>({1, 2, 3, 4}));
+        branches[t] = RunExecutable("cpu", **conditional, arguments);
+        if (!sums[t].ok() || !branches[t].ok()) return;
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) {
-    ASSERT_TRUE(results[t].ok()) << results[t].status();
-    EXPECT_EQ(*results[t], LiteralUtil::CreateR0<int32_t>((100 + t) * (99 + t) / 2));
+    ASSERT_TRUE(sums[t].ok()) << sums[t].status();
+    EXPECT_EQ(*sums[t], LiteralUtil::CreateR0<int32_t>((100 + t) * (99 + t) / 2));
+    ASSERT_TRUE(branches[t].ok()) << branches[t].status();
+    const float f = static_cast<float>(t);
+    EXPECT_EQ(*branches[t], t % 2 == 0 ? LiteralUtil::CreateR1<float>({f + 1, f + 2, f + 3, f + 4})
+                                       : LiteralUtil::CreateR1<float>({-f, -f, -f, -f}));
   }
 }
 
