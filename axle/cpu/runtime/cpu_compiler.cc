@@ -33,6 +33,8 @@ bool IsPlumbing(HloOpcode opcode) {
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kBitcast:
     case HloOpcode::kFusion:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
       return true;
     default:
       return false;
@@ -55,7 +57,6 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kWhile:
         case HloOpcode::kConditional:
         case HloOpcode::kCall:
-        case HloOpcode::kCustomCall:
         case HloOpcode::kSort:
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
@@ -63,9 +64,15 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kRng:
         case HloOpcode::kRngBitGenerator:
         case HloOpcode::kRngGetAndUpdateState:
+          return Unsupported(*instruction, "this op is not supported yet");
+        case HloOpcode::kCustomCall:
         case HloOpcode::kAfterAll:
         case HloOpcode::kAddDependency:
-          return Unsupported(*instruction, "this op is not supported yet");
+          // A CustomCallThunk each, in program order; tokens have no buffer.
+          if (computation != module.entry_computation()) {
+            return Unsupported(*instruction, "only the entry computation may hold this op yet");
+          }
+          continue;
         default:
           break;
       }

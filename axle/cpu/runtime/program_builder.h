@@ -1,8 +1,9 @@
 //===- program_builder.h - HLO entry computation -> CpuProgram -------------===//
 //
 // After PrepareModule (cpu_compiler.cc) the entry computation holds only
-// plumbing (parameter, constant, tuple, get-tuple-element, bitcast), loop
-// fusions and the ops that have a thunk emitter (below). ProgramBuilder
+// plumbing (parameter, constant, tuple, get-tuple-element, bitcast; the token
+// ops after-all and add-dependency), loop fusions and the ops that have a
+// thunk emitter (below). ProgramBuilder
 // walks it in post order and turns it into a CpuProgram: one value slot per
 // array leaf (parameters, constants, temporaries), one thunk per op.
 //
@@ -60,6 +61,9 @@ class ProgramBuilder {
                           const Shape& shape);
   // Temporaries for every array leaf of `instruction`'s result, in index order.
   std::vector<int64_t> DefineTemporaries(const HloInstruction* instruction);
+  // A temporary of `size_bytes` that is no instruction's leaf (a thunk's
+  // scratch memory).
+  int64_t DefineScratch(int64_t size_bytes);
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;
@@ -73,8 +77,8 @@ class ProgramBuilder {
   int64_t Define(const HloInstruction* instruction, const ShapeIndex& index, ValueSlot slot);
   // Every array leaf of `from` under `from_index` is also the leaf of `to`
   // under `to_index`.
-  void Forward(const HloInstruction* from, const ShapeIndex& from_index,
-               const HloInstruction* to, const ShapeIndex& to_index);
+  void Forward(const HloInstruction* from, const ShapeIndex& from_index, const HloInstruction* to,
+               const ShapeIndex& to_index);
 
   CpuCompileOptions options_;
   CpuProgram program_;

@@ -16,6 +16,9 @@ namespace axle::cpu {
 // dot, and kOutput fusions rooted at a dot epilogue (dot_thunk.cc).
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// custom-call, on the executable's buffers (custom_call_thunk.cc).
+absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
