@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -305,6 +306,44 @@ ENTRY e {
   EXPECT_THAT(std::vector<int32_t>(sv.begin(), sv.end()), ElementsAre(10, 21, 32));
   EXPECT_THAT(Values(result->GetSubliteral({2})), ElementsAre(1, 1, -1, 2));
   ExpectCpuAgrees(text, args);
+}
+
+TEST(CpuCustomCall, ConcurrentRunsEachBuildTheirOwnPointerTables) {
+  auto executable = CompileOn("cpu", R"(
+HloModule m
+ENTRY e {
+  p0 = (f32[2], (s32[3], f32[1])) parameter(0)
+  p1 = f32[2] parameter(1)
+  ROOT cc = (f32[2], (s32[3], f32[4])) custom-call(p0, p1), custom_call_target="CpuCcNestedTuples"
+})");
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<Literal> inner;
+      Literal s(ShapeUtil::MakeShape(S32, {3}));
+      for (int i = 0; i < 3; ++i) s.data<int32_t>()[i] = t;
+      inner.push_back(std::move(s));
+      inner.push_back(F32Vector({0}));
+      std::vector<Literal> outer;
+      outer.push_back(F32Vector({1, static_cast<float>(t)}));
+      outer.push_back(Literal::MakeTuple(std::move(inner)));
+      std::vector<Literal> args;
+      args.push_back(Literal::MakeTuple(std::move(outer)));
+      args.push_back(F32Vector({1, 1}));
+      for (int run = 0; run < 20; ++run) {
+        absl::StatusOr<Literal> result = RunExecutable("cpu", **executable, args);
+        if (!result.ok() || result->GetSubliteral({0}).data<float>()[1] != t ||
+            result->GetSubliteral({1, 0}).data<int32_t>()[2] != 10 * t + 2) {
+          ++wrong[t];
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_THAT(wrong, ElementsAre(0, 0, 0, 0));
 }
 
 // --- Buffers: aliasing and protected operands -------------------------------
