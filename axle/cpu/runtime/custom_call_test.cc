@@ -21,9 +21,32 @@
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/custom_call_status.h"
+#include "axle/runtime/ffi/ffi_api.h"
 #include "axle/runtime/host_ffi.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+// Written against XLA's typed FFI C++ API: out = alpha * x (any float
+// buffer, as f32), or the error `fail` asks for.
+static ::axle::ffi::Error CpuCcXlaFfiScaleImpl(::axle::ffi::AnyBuffer x,
+                                               ::axle::ffi::Result<::axle::ffi::AnyBuffer> out,
+                                               float alpha, bool fail) {
+  if (fail) return ::axle::ffi::Error(::axle::ffi::ErrorCode::kFailedPrecondition, "told to fail");
+  if (x.element_type() != ::axle::ffi::F32 || out->element_count() != x.element_count()) {
+    return ::axle::ffi::Error::InvalidArgument("expected f32 buffers of one size");
+  }
+  for (size_t i = 0; i < x.element_count(); ++i) {
+    out->typed_data<float>()[i] = alpha * x.typed_data<float>()[i];
+  }
+  return ::axle::ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER(kCpuCcXlaFfiScale, CpuCcXlaFfiScaleImpl,
+                       ::axle::ffi::Ffi::Bind()
+                           .Arg<::axle::ffi::AnyBuffer>()
+                           .Ret<::axle::ffi::AnyBuffer>()
+                           .Attr<float>("alpha")
+                           .Attr<bool>("fail"));
+XLA_FFI_REGISTER_HANDLER(::axle::ffi::GetXlaFfiApi(), "CpuCcXlaFfiScale", "cpu", kCpuCcXlaFfiScale);
 
 namespace axle {
 namespace {
@@ -543,6 +566,30 @@ ENTRY e {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(Values(*result), ElementsAre(3, 6, 9, 12));
   ExpectCpuAgrees(text, args);
+}
+
+TEST(CpuCustomCall, XlaFfiApiHandlerWithAttributesAndError) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  p0 = f32[2,3] parameter(0)
+  ROOT cc = f32[2,3] custom-call(p0), custom_call_target="CpuCcXlaFfiScale",
+      api_version=API_VERSION_TYPED_FFI, backend_config="{alpha = 1.5 : f32, fail = false}"
+})";
+  std::vector<Literal> args;
+  args.push_back(Literal(ShapeUtil::MakeShape(F32, {2, 3})));
+  for (int i = 0; i < 6; ++i) args[0].data<float>()[i] = static_cast<float>(i);
+  absl::StatusOr<Literal> result = RunOn("cpu", text, args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(Values(*result), ElementsAre(0, 1.5f, 3, 4.5f, 6, 7.5f));
+  ExpectCpuAgrees(text, args);
+
+  std::string failing = text;
+  failing.replace(failing.find("fail = false"), 12, "fail = true");
+  result = RunOn("cpu", failing, args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("told to fail"));
 }
 
 // --- Layouts and errors --------------------------------------------------------
