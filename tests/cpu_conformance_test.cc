@@ -5,7 +5,9 @@
 // XLA's default tolerance (1e-3 absolute and relative; integers exactly).
 // Modules with ops the cpu platform does not support yet must fail to
 // compile with Unimplemented naming the op; the test prints how many of
-// each there are.
+// each there are. XLA's test-only custom-call targets are linked
+// (conformance_custom_calls.cc); a module whose call always fails agrees
+// when both platforms fail it the same way.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gtest/gtest.h"
+#include "tests/conformance_custom_calls.h"
 #include "tests/conformance_util.h"
 #include "tools/fake_arguments.h"
 
@@ -67,7 +70,18 @@ TEST(CpuConformance, ExecModulesAgreeWithTheInterpreter) {
     if (!reference.ok()) continue;
     absl::StatusOr<Literal> expected =
         testing::RunExecutable("interpreter", **reference, *arguments);
-    if (!expected.ok()) continue;
+    if (!expected.ok()) {
+      // `__xla_test$$always_fail` must fail the run on cpu the same way.
+      if (!testing::IsExpectedCustomCallFailure(expected.status())) continue;
+      absl::StatusOr<Literal> actual = testing::RunExecutable("cpu", **compiled, *arguments);
+      if (testing::IsExpectedCustomCallFailure(actual.status())) {
+        ++agreed;
+      } else {
+        failures.push_back(
+            absl::StrCat(entry.file, ": cpu run does not fail like the interpreter"));
+      }
+      continue;
+    }
     absl::StatusOr<Literal> actual = testing::RunExecutable("cpu", **compiled, *arguments);
     if (!actual.ok()) {
       failures.push_back(absl::StrCat(entry.file, ": cpu run: ", actual.status().message()));

@@ -202,25 +202,9 @@ class CallBuffers {
   std::map<std::pair<const Literal*, ShapeIndex>, void*> leaves_;
 };
 
-absl::StatusOr<void*> LookupTarget(const HloCustomCallInstruction& custom_call,
-                                   const CustomCallTargetRegistry& targets,
-                                   const FfiHandlerRegistry& ffi_handlers) {
-  absl::StatusOr<void*> address =
-      targets.LookupOrError(custom_call.custom_call_target(), kHostPlatformName);
-  if (address.ok()) return address;
-  std::string note;
-  if (ffi_handlers.Find(custom_call.custom_call_target(), kHostPlatformName).ok()) {
-    note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
-  }
-  return WithContext(address.status(), custom_call, note);
-}
-
 absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
                                       absl::Span<const Literal* const> operands,
-                                      const CustomCallTargetRegistry& targets,
-                                      const FfiHandlerRegistry& ffi_handlers) {
-  AXLE_ASSIGN_OR_RETURN(void* address, LookupTarget(custom_call, targets, ffi_handlers));
-
+                                      const HostCustomCallTarget& target) {
   // A layout-constrained call gets its operands in the constraints' layouts
   // and its result in the instruction's; otherwise everything is row-major.
   const std::optional<std::vector<Shape>>& constraints =
@@ -251,25 +235,7 @@ absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_cal
   void* out = buffers.Bind(&result, {}, constraints.has_value() ? &custom_call.shape() : nullptr,
                            to_operand);
 
-  CustomCallStatus status;
-  const std::string& opaque = OpaqueOf(custom_call);
-  switch (custom_call.api_version()) {
-    case API_VERSION_ORIGINAL:
-      reinterpret_cast<OriginalFn>(address)(out, in.data());
-      break;
-    case API_VERSION_STATUS_RETURNING:
-      reinterpret_cast<StatusReturningFn>(address)(out, in.data(), status.get());
-      break;
-    case API_VERSION_STATUS_RETURNING_UNIFIED:
-      reinterpret_cast<UnifiedFn>(address)(out, in.data(), opaque.data(), opaque.size(),
-                                           status.get());
-      break;
-    default:
-      return absl::InternalError("InvokeUntyped called for a typed API version");
-  }
-  if (std::optional<std::string> message = status.failure_message()) {
-    return absl::InternalError(absl::StrCat(CallName(custom_call), " failed: ", *message));
-  }
+  AXLE_RETURN_IF_ERROR(target.CallUntyped(out, in.data()));
   buffers.CopyBack();
   AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
   return result;
@@ -290,24 +256,7 @@ FfiBuffer LeafBuffer(Literal* literal, const ShapeIndex& index) {
 
 absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
                                   absl::Span<const Literal* const> operands,
-                                  const CustomCallTargetRegistry& targets,
-                                  const FfiHandlerRegistry& ffi_handlers) {
-  absl::StatusOr<FfiHandler> handler =
-      ffi_handlers.Find(custom_call.custom_call_target(), kHostPlatformName);
-  if (!handler.ok()) {
-    std::string note;
-    if (targets.Lookup(custom_call.custom_call_target(), kHostPlatformName) != nullptr) {
-      note =
-          "; it is registered as an untyped target: call it with api_version=API_VERSION_ORIGINAL "
-          "or a STATUS_RETURNING version";
-    } else if (!targets.PlatformsOf(custom_call.custom_call_target()).empty()) {
-      note = "; it is registered (untyped) for another platform only";
-    }
-    return WithContext(handler.status(), custom_call, note);
-  }
-  absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(OpaqueOf(custom_call));
-  if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
-
+                                  const HostCustomCallTarget& target) {
   std::vector<Literal> args = CopyOperands(operands);
   Literal result(custom_call.shape());
   std::vector<FfiBuffer> arg_buffers;
@@ -329,34 +278,104 @@ absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
     ret_buffers.push_back(LeafBuffer(&args[alias->operand_number], operand_index));
   });
 
-  absl::Status status = (*handler)(FfiCallFrame{arg_buffers, ret_buffers, *attributes});
-  if (!status.ok()) {
-    return absl::Status(status.code(),
-                        absl::StrCat(CallName(custom_call), " failed: ", status.message()));
-  }
+  AXLE_RETURN_IF_ERROR(target.CallFfi(arg_buffers, ret_buffers));
   AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
   return result;
 }
 
 }  // namespace
 
-absl::StatusOr<Literal> InvokeHostCustomCall(const HloCustomCallInstruction& custom_call,
-                                             absl::Span<const Literal* const> operands,
-                                             const CustomCallTargetRegistry& targets,
-                                             const FfiHandlerRegistry& ffi_handlers) {
-  AXLE_RETURN_IF_ERROR(CheckCall(custom_call, operands));
+absl::StatusOr<HostCustomCallTarget> HostCustomCallTarget::Resolve(
+    const HloCustomCallInstruction& custom_call, const CustomCallTargetRegistry& targets,
+    const FfiHandlerRegistry& ffi_handlers) {
+  HostCustomCallTarget target;
+  target.api_version_ = custom_call.api_version();
+  target.call_name_ = CallName(custom_call);
+  const std::string& name = custom_call.custom_call_target();
   switch (custom_call.api_version()) {
     case API_VERSION_ORIGINAL:
     case API_VERSION_STATUS_RETURNING:
-    case API_VERSION_STATUS_RETURNING_UNIFIED:
-      return InvokeUntyped(custom_call, operands, targets, ffi_handlers);
-    case API_VERSION_TYPED_FFI:
-      return InvokeFfi(custom_call, operands, targets, ffi_handlers);
+    case API_VERSION_STATUS_RETURNING_UNIFIED: {
+      absl::StatusOr<void*> address = targets.LookupOrError(name, kHostPlatformName);
+      if (!address.ok()) {
+        std::string note;
+        if (ffi_handlers.Find(name, kHostPlatformName).ok()) {
+          note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
+        }
+        return WithContext(address.status(), custom_call, note);
+      }
+      target.address_ = *address;
+      target.opaque_ = OpaqueOf(custom_call);
+      return target;
+    }
+    case API_VERSION_TYPED_FFI: {
+      absl::StatusOr<FfiHandler> handler = ffi_handlers.Find(name, kHostPlatformName);
+      if (!handler.ok()) {
+        std::string note;
+        if (targets.Lookup(name, kHostPlatformName) != nullptr) {
+          note =
+              "; it is registered as an untyped target: call it with "
+              "api_version=API_VERSION_ORIGINAL or a STATUS_RETURNING version";
+        } else if (!targets.PlatformsOf(name).empty()) {
+          note = "; it is registered (untyped) for another platform only";
+        }
+        return WithContext(handler.status(), custom_call, note);
+      }
+      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(OpaqueOf(custom_call));
+      if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
+      target.handler_ = *std::move(handler);
+      target.attributes_ = *std::move(attributes);
+      return target;
+    }
     default:
       return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call),
                                                      ": unknown custom-call api_version ",
                                                      static_cast<int>(custom_call.api_version())));
   }
+}
+
+absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const {
+  CustomCallStatus status;
+  switch (api_version_) {
+    case API_VERSION_ORIGINAL:
+      reinterpret_cast<OriginalFn>(address_)(out, in);
+      break;
+    case API_VERSION_STATUS_RETURNING:
+      reinterpret_cast<StatusReturningFn>(address_)(out, in, status.get());
+      break;
+    case API_VERSION_STATUS_RETURNING_UNIFIED:
+      reinterpret_cast<UnifiedFn>(address_)(out, in, opaque_.data(), opaque_.size(), status.get());
+      break;
+    default:
+      return absl::InternalError(absl::StrCat(call_name_, ": CallUntyped on a typed FFI target"));
+  }
+  if (std::optional<std::string> message = status.failure_message()) {
+    return absl::InternalError(absl::StrCat(call_name_, " failed: ", *message));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HostCustomCallTarget::CallFfi(absl::Span<const FfiBuffer> args,
+                                           absl::Span<const FfiBuffer> rets) const {
+  if (!is_typed_ffi()) {
+    return absl::InternalError(absl::StrCat(call_name_, ": CallFfi on an untyped target"));
+  }
+  absl::Status status = handler_(FfiCallFrame{args, rets, attributes_});
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(call_name_, " failed: ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> InvokeHostCustomCall(const HloCustomCallInstruction& custom_call,
+                                             absl::Span<const Literal* const> operands,
+                                             const CustomCallTargetRegistry& targets,
+                                             const FfiHandlerRegistry& ffi_handlers) {
+  AXLE_RETURN_IF_ERROR(CheckCall(custom_call, operands));
+  AXLE_ASSIGN_OR_RETURN(HostCustomCallTarget target,
+                        HostCustomCallTarget::Resolve(custom_call, targets, ffi_handlers));
+  if (target.is_typed_ffi()) return InvokeFfi(custom_call, operands, target);
+  return InvokeUntyped(custom_call, operands, target);
 }
 
 HloEvaluator::CustomCallHandler MakeHostCustomCallHandler(const CustomCallTargetRegistry* targets,

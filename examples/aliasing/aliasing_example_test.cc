@@ -2,7 +2,8 @@
 // XLA's own API: the `increment` module aliases its output to parameter 0;
 // donating the argument through LocalExecutable::RunAsync updates it in
 // place, lending it triggers copy protection. Written against the XLA
-// include paths (compat/include), as an XLA user writes it.
+// include paths (compat/include), as an XLA user writes it; run on the
+// interpreter and on the cpu platform.
 #include <fstream>
 #include <sstream>
 
@@ -27,10 +28,15 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-xla::LocalClient* GetClient() {
-  se::Platform* platform = xla::PlatformUtil::GetPlatform("interpreter").value();
+xla::LocalClient* GetClient(const std::string& platform_name) {
+  se::Platform* platform = xla::PlatformUtil::GetPlatform(platform_name).value();
   return xla::ClientLibrary::GetOrCreateLocalClient(platform).value();
 }
+
+// Each test runs on the interpreter and on the cpu platform.
+class AliasingGuideTest : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Platforms, AliasingGuideTest, ::testing::Values("interpreter", "cpu"),
+                         [](const auto& info) { return std::string(info.param); });
 
 // Runs `executable` on `value`, donating the argument buffer as XLA's guide
 // describes: an ExecutionInput owning its memory.
@@ -52,8 +58,8 @@ void ExpectInPlaceIncrement(xla::LocalClient* client, xla::LocalExecutable* exec
   EXPECT_EQ(client->ShapedBufferToLiteral(result).value().GetFirstElement<float>(), 42.0f);
 }
 
-TEST(AliasingGuideTest, IncrementFromText) {
-  xla::LocalClient* client = GetClient();
+TEST_P(AliasingGuideTest, IncrementFromText) {
+  xla::LocalClient* client = GetClient(GetParam());
   std::string text = ReadFile(std::string(AXLE_SOURCE_DIR) + "/examples/aliasing/increment.hlo");
   std::unique_ptr<xla::HloModule> module = xla::ParseAndReturnUnverifiedModule(text).value();
   std::unique_ptr<xla::LocalExecutable> executable =
@@ -69,14 +75,14 @@ TEST(AliasingGuideTest, IncrementFromText) {
   EXPECT_EQ(client->ShapedBufferToLiteral(lent).value().GetFirstElement<float>(), 1.0f);
 }
 
-TEST(AliasingGuideTest, IncrementFromTheBuilder) {
+TEST_P(AliasingGuideTest, IncrementFromTheBuilder) {
   xla::XlaBuilder builder("increment");
   xla::Shape shape = xla::ShapeUtil::MakeShape(xla::F32, {});
   xla::XlaOp p = xla::Parameter(&builder, 0, shape, "p");
   xla::Add(p, xla::ConstantR0<float>(&builder, 1.0f));
   builder.SetUpAlias(/*output_index=*/{}, /*param_number=*/0, /*param_index=*/{});
   xla::XlaComputation computation = builder.Build().value();
-  xla::LocalClient* client = GetClient();
+  xla::LocalClient* client = GetClient(GetParam());
   std::vector<std::unique_ptr<xla::LocalExecutable>> executables =
       client->Compile(computation, {&shape}, xla::ExecutableBuildOptions()).value();
   ExpectInPlaceIncrement(client, executables.front().get());

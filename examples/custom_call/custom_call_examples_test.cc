@@ -1,7 +1,9 @@
 //===- custom_call_examples_test.cc - XLA's custom-call guide, run ---------===//
 //
 // Runs the guide's CPU examples (compiled against compat/include) through
-// the interpreter with the host custom-call handler, and checks the values.
+// the evaluator with the host custom-call handler, and on the `cpu`
+// platform (CustomCallThunk, on the executable's buffers), and checks the
+// values.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -13,6 +15,7 @@
 #include "axle/builder/xla_builder.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/host_custom_call.h"
+#include "axle/runtime/local_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 // XLA's older include paths forward to the same declarations.
@@ -33,17 +36,57 @@ namespace {
 
 using ::testing::HasSubstr;
 
-absl::StatusOr<Literal> RunExample(const std::string& hlo_file, std::vector<const Literal*> args) {
+// Runs `module` on `args`: "evaluator" is HloEvaluator with the host
+// custom-call handler; any other name is a platform, through LocalClient.
+absl::StatusOr<Literal> RunModule(const std::string& runner, std::unique_ptr<HloModule> module,
+                                  std::vector<const Literal*> args) {
+  if (runner == "evaluator") {
+    HloEvaluator evaluator;
+    InstallHostCustomCalls(&evaluator);
+    return evaluator.Evaluate(*module, args);
+  }
+  absl::StatusOr<se::Platform*> platform = PlatformUtil::GetPlatform(runner);
+  if (!platform.ok()) return platform.status();
+  absl::StatusOr<LocalClient*> client = ClientLibrary::GetOrCreateLocalClient(*platform);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable =
+      (*client)->Compile(std::move(module), ExecutableBuildOptions());
+  if (!executable.ok()) return executable.status();
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal* arg : args) {
+    absl::StatusOr<ScopedShapedBuffer> buffer = (*client)->LiteralToShapedBuffer(*arg, 0);
+    if (!buffer.ok()) return buffer.status();
+    buffers.push_back(*std::move(buffer));
+  }
+  for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
+  absl::StatusOr<ScopedShapedBuffer> result = (*executable)->Run(pointers, {});
+  if (!result.ok()) return result.status();
+  return (*client)->ShapedBufferToLiteral(*result);
+}
+
+absl::StatusOr<Literal> RunExample(const std::string& runner, const std::string& hlo_file,
+                                   std::vector<const Literal*> args) {
   std::ifstream in(std::string(AXLE_SOURCE_DIR) + "/examples/custom_call/" + hlo_file);
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<std::unique_ptr<HloModule>> module =
       ParseAndReturnUnverifiedModule(text.str(), hlo_file);
   if (!module.ok()) return module.status();
-  HloEvaluator evaluator;
-  InstallHostCustomCalls(&evaluator);
-  return evaluator.Evaluate(**module, args);
+  return RunModule(runner, *std::move(module), std::move(args));
 }
+
+// Each test runs on the evaluator and on the cpu platform.
+class CustomCallGuide : public ::testing::TestWithParam<std::string> {
+ protected:
+  absl::StatusOr<Literal> RunExample(const std::string& hlo_file,
+                                     std::vector<const Literal*> args) {
+    return axle::RunExample(GetParam(), hlo_file, std::move(args));
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Runners, CustomCallGuide, ::testing::Values("evaluator", "cpu"),
+                         [](const auto& info) { return std::string(info.param); });
 
 Literal Iota(int64_t n, float scale) {
   Literal literal(ShapeUtil::MakeShape(F32, {n}));
@@ -51,7 +94,7 @@ Literal Iota(int64_t n, float scale) {
   return literal;
 }
 
-TEST(CustomCallGuide, DoCustomCall) {
+TEST_P(CustomCallGuide, DoCustomCall) {
   Literal b = Iota(128, 1.0f), c = Iota(2048, 0.25f);
   absl::StatusOr<Literal> result = RunExample("do_it.hlo", {&b, &c});
   ASSERT_TRUE(result.ok()) << result.status();
@@ -60,7 +103,7 @@ TEST(CustomCallGuide, DoCustomCall) {
   }
 }
 
-TEST(CustomCallGuide, DoItBuildsTheModuleOfDoItHlo) {
+TEST_P(CustomCallGuide, DoItBuildsTheModuleOfDoItHlo) {
   do_it();  // the guide's function runs (and drops what it built)
   // The same builder calls, keeping the result, give do_it.hlo's module.
   XlaBuilder b("do_it");
@@ -71,9 +114,7 @@ TEST(CustomCallGuide, DoItBuildsTheModuleOfDoItHlo) {
   ASSERT_TRUE(computation.ok()) << computation.status();
 
   Literal in0 = Iota(128, 3.0f), in1 = Iota(2048, 0.5f);
-  HloEvaluator evaluator;
-  InstallHostCustomCalls(&evaluator);
-  absl::StatusOr<Literal> built = evaluator.Evaluate(computation->module(), {&in0, &in1});
+  absl::StatusOr<Literal> built = RunModule(GetParam(), computation->CloneModule(), {&in0, &in1});
   ASSERT_TRUE(built.ok()) << built.status();
   absl::StatusOr<Literal> from_text = RunExample("do_it.hlo", {&in0, &in1});
   ASSERT_TRUE(from_text.ok()) << from_text.status();
@@ -81,7 +122,7 @@ TEST(CustomCallGuide, DoItBuildsTheModuleOfDoItHlo) {
   EXPECT_EQ(built->data<float>()[200], 3.0f * (200 % 128) + 0.5f * 200);
 }
 
-TEST(CustomCallGuide, DoCustomCallWithStatusSucceeds) {
+TEST_P(CustomCallGuide, DoCustomCallWithStatusSucceeds) {
   Literal b = Iota(128, 2.0f), c = Iota(2048, -1.0f);
   absl::StatusOr<Literal> result = RunExample("do_it_with_status.hlo", {&b, &c});
   ASSERT_TRUE(result.ok()) << result.status();
@@ -90,7 +131,7 @@ TEST(CustomCallGuide, DoCustomCallWithStatusSucceeds) {
   }
 }
 
-TEST(CustomCallGuide, DoCustomCallWithStatusSignalsAnError) {
+TEST_P(CustomCallGuide, DoCustomCallWithStatusSignalsAnError) {
   Literal b = Iota(128, 1.0f), c = Iota(2048, 1.0f);
   b.data<float>()[7] = NAN;
   absl::StatusOr<Literal> result = RunExample("do_it_with_status.hlo", {&b, &c});
@@ -99,7 +140,7 @@ TEST(CustomCallGuide, DoCustomCallWithStatusSignalsAnError) {
   EXPECT_THAT(result.status().message(), HasSubstr("An error occurred"));
 }
 
-TEST(CustomCallGuide, TuplesAndATempBuffer) {
+TEST_P(CustomCallGuide, TuplesAndATempBuffer) {
   Literal s0 = Iota(32, 1.0f), s1 = Iota(64, 0.5f), s2 = Iota(128, -1.0f), s3 = Iota(256, 3.0f);
   std::vector<Literal> inner;
   inner.push_back(s1.Clone());
@@ -118,7 +159,7 @@ TEST(CustomCallGuide, TuplesAndATempBuffer) {
   }
 }
 
-TEST(CustomCallGuide, TypedFfiHandler) {
+TEST_P(CustomCallGuide, TypedFfiHandler) {
   Literal b = Iota(128, 0.5f), c = Iota(2048, 2.0f);
   absl::StatusOr<Literal> result = RunExample("do_it_ffi.hlo", {&b, &c});
   ASSERT_TRUE(result.ok()) << result.status();
@@ -127,7 +168,7 @@ TEST(CustomCallGuide, TypedFfiHandler) {
   }
 }
 
-TEST(CustomCallGuide, TypedFfiHandlerChecksItsBinding) {
+TEST_P(CustomCallGuide, TypedFfiHandlerChecksItsBinding) {
   // The handler takes rank-1 F32 buffers; a rank-2 operand is refused.
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(R"(
     HloModule m
@@ -139,9 +180,7 @@ TEST(CustomCallGuide, TypedFfiHandlerChecksItsBinding) {
     })");
   ASSERT_TRUE(module.ok()) << module.status();
   Literal b(ShapeUtil::MakeShape(F32, {2, 64})), c = Iota(2048, 1.0f);
-  HloEvaluator evaluator;
-  InstallHostCustomCalls(&evaluator);
-  absl::StatusOr<Literal> result = evaluator.Evaluate(**module, {&b, &c});
+  absl::StatusOr<Literal> result = RunModule(GetParam(), *std::move(module), {&b, &c});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(result.status().message(),
               HasSubstr("argument 0: Wrong buffer rank: expected 1 but got 2"));

@@ -38,6 +38,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitConditionalThunk;
     case HloOpcode::kCall:
       return EmitCallThunk;
+    case HloOpcode::kCustomCall:
+      return EmitCustomCallThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -130,7 +132,10 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
                 {cast<HloGetTupleElementInstruction>(instruction)->tuple_index()}, instruction, {});
         break;
       case HloOpcode::kBitcast:
+      case HloOpcode::kAddDependency:
         Forward(instruction->operand(0), {}, instruction, {});
+        break;
+      case HloOpcode::kAfterAll:  // a token: no buffer
         break;
       case HloOpcode::kFusion:
         AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
@@ -224,6 +229,16 @@ std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* ins
                                 values.push_back(DefineTemporary(instruction, index, shape));
                               });
   return values;
+}
+
+int64_t ProgramBuilder::DefineScratch(int64_t size_bytes) {
+  ValueSlot slot;
+  slot.kind = ValueSlot::Kind::kTemporary;
+  slot.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
+  slot.size_bytes = size_bytes;
+  program_.temporary_sizes.push_back(size_bytes);
+  program_.values.push_back(std::move(slot));
+  return static_cast<int64_t>(program_.values.size()) - 1;
 }
 
 const Literal* ProgramBuilder::ConstantOf(int64_t value) const {

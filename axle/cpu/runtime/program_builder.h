@@ -2,10 +2,11 @@
 //
 // After PrepareModule (cpu_compiler.cc) the entry computation, and every
 // computation control flow runs, holds only plumbing (parameter, constant,
-// tuple, get-tuple-element, bitcast), loop fusions and the ops that have a
-// thunk emitter (below). ProgramBuilder walks the entry in post order and
-// turns it into a CpuProgram: one value slot per array leaf (parameters,
-// constants, temporaries), one thunk per op.
+// tuple, get-tuple-element, bitcast; the token ops after-all and
+// add-dependency), loop fusions and the ops that have a thunk emitter
+// (below). ProgramBuilder walks the entry in post order and turns it into a
+// CpuProgram: one value slot per array leaf (parameters, constants,
+// temporaries), one thunk per op.
 //
 // Control flow (control_flow_thunk.h): while, conditional and call emitters
 // bind a nested computation's parameters to existing values (BindParameter)
@@ -66,6 +67,9 @@ class ProgramBuilder {
                           const Shape& shape);
   // Temporaries for every array leaf of `instruction`'s result, in index order.
   std::vector<int64_t> DefineTemporaries(const HloInstruction* instruction);
+  // A temporary of `size_bytes` that is no instruction's leaf (a thunk's
+  // scratch memory).
+  int64_t DefineScratch(int64_t size_bytes);
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;

@@ -21,6 +21,8 @@ absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& bui
 absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+// custom-call, on the executable's buffers (custom_call_thunk.cc).
+absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
 }  // namespace axle::cpu
 
