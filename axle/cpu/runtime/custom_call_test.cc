@@ -502,6 +502,41 @@ ENTRY e {
   ExpectCpuAgrees(text, args);
 }
 
+TEST(CpuCustomCall, RunsInsideAWhileBody) {
+  // x <- x + 2 * x, three times: the call runs once per iteration on the
+  // loop state.
+  const char* text = R"(
+HloModule m
+cond {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  cc = f32[8] custom-call(x, x), custom_call_target="CpuCcAxpy"
+  ROOT t = (s32[], f32[8]) tuple(next, cc)
+}
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8]) tuple(zero, p0)
+  w = (s32[], f32[8]) while(init), condition=cond, body=body
+  ROOT x = f32[8] get-tuple-element(w), index=1
+})";
+  std::vector<Literal> args;
+  args.push_back(Ramp(8, 1, 0));
+  absl::StatusOr<Literal> result = RunOn("cpu", text, args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->data<float>()[4], 4.0f * 27.0f);
+  ExpectCpuAgrees(text, args);
+}
+
 // --- Typed FFI -----------------------------------------------------------------
 
 constexpr char kFfiModule[] = R"(
