@@ -57,7 +57,6 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kCall:
         case HloOpcode::kCustomCall:
         case HloOpcode::kSort:
-        case HloOpcode::kConvolution:
         case HloOpcode::kGather:
         case HloOpcode::kScatter:
         case HloOpcode::kRng:

@@ -16,6 +16,10 @@ namespace axle::cpu {
 // dot, and kOutput fusions rooted at a dot epilogue (dot_thunk.cc).
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// convolution, and kOutput fusions rooted at a convolution epilogue
+// (convolution_thunk.cc).
+absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

@@ -58,6 +58,33 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*fusion), "convolution,tanh");
 }
 
+TEST(DotEpilogueFusion, ConvolutionBiasAlongFeaturesAndReluIsOneOutputFusion) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[2,3,6,6] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  bias = f32[4] parameter(2)
+  c = f32[2,4,4,4] convolution(in, k), window={size=3x3}, dim_labels=bf01_oi01->bf01
+  bb = f32[2,4,4,4] broadcast(bias), dimensions={1}
+  y = f32[2,4,4,4] add(bb, c)
+  z = f32[] constant(0)
+  zb = f32[2,4,4,4] broadcast(z), dimensions={}
+  ROOT r = f32[2,4,4,4] maximum(y, zb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 3);  // in, k, bias
+  EXPECT_EQ(FusedOpcodes(*fusion), "constant,broadcast,broadcast,convolution,add,maximum");
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);
+}
+
 TEST(DotEpilogueFusion, ResidualAddOfSameShapeFuses) {
   DotEpilogueFusion pass;
   auto module = RunAndCompare(R"(
