@@ -270,6 +270,22 @@ ENTRY e {
         "loop");
 }
 
+TEST(CpuConvolution, BroadcastOperandsInAnEpilogueFusion) {
+  // The epilogue pass fuses the operands' broadcasts too: the input and
+  // the kernel are then read at stride 0 along the broadcast dims.
+  Check(R"(HloModule conv
+ENTRY e {
+  row = f32[3] parameter(0)
+  kv = f32[4] parameter(1)
+  x = f32[2,5,5,3] broadcast(row), dimensions={3}
+  k = f32[2,2,3,4] broadcast(kv), dimensions={3}
+  c = f32[2,4,4,4] convolution(x, k), window={size=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f
+  ROOT t = f32[2,4,4,4] tanh(c)
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, FeedsAFusion) {
   // The conv block's shape of epilogue (scale, offset, residual, relu) at
   // a small size: the convolution runs alone, the rest as a loop fusion.

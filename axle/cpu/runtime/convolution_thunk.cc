@@ -513,6 +513,9 @@ class DnnlConvolutionThunk : public Thunk {
 };
 
 absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
+  // oneDNN fixes a primitive's team size when it creates it: the size a run
+  // gets when it runs alone.
+  OmpTeamShare share(nullptr);
   plan_ = std::move(plan);
   const ConvPlan& p = plan_;
   element_size_ = primitive_util::ByteWidth(p.lhs.type());
