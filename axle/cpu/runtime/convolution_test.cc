@@ -1,11 +1,13 @@
 // Convolutions on the `cpu` platform against the interpreter: dim_labels in
 // several orders, 1-d/2-d/3-d, strides, padding (asymmetric, negative), lhs
 // and rhs dilation, window reversal, feature and batch groups, bf16, the
-// loop's types (f64, f16, s32, pred), constant weights, bias + activation epilogues,
-// and a convolution feeding a loop fusion. Each case also checks which
+// loop's types (f64, f16, s32, pred), constant weights, bias + activation
+// epilogues, broadcast operands, a convolution feeding a loop fusion, and
+// one executable run from four threads. Each case also checks which
 // implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -304,6 +306,49 @@ ENTRY e {
 }
 )",
         "onednn");
+}
+
+TEST(CpuConvolution, FourThreadsRunOneExecutable) {
+  // The scrambled layout: input and output reorders around the primitive,
+  // the kernel reordered every run, a bias epilogue.
+  const std::string text = R"(HloModule conv
+ENTRY e {
+  x = f32[6,3,2,5] parameter(0)
+  k = f32[3,2,3,4] parameter(1)
+  bias = f32[4] parameter(2)
+  c = f32[4,4,4,2] convolution(x, k), window={size=3x2}, dim_labels=0fb1_i10o->f01b
+  bb = f32[4,4,4,2] broadcast(bias), dimensions={0}
+  ROOT y = f32[4,4,4,2] add(c, bb)
+}
+)";
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto executable = testing::CompileOn("cpu", text);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<Literal>> inputs(4);
+  std::vector<Literal> expected;
+  for (int t = 0; t < 4; ++t) {
+    for (const HloInstruction* parameter :
+         (*module)->entry_computation()->parameter_instructions()) {
+      inputs[t].push_back(Values(parameter->shape(), t + static_cast<int>(inputs[t].size())));
+    }
+    auto reference = testing::RunOn("interpreter", text, inputs[t]);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    expected.push_back(*std::move(reference));
+  }
+  std::vector<absl::Status> statuses(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10 && statuses[t].ok(); ++round) {
+        auto result = testing::RunExecutable("cpu", **executable, inputs[t]);
+        statuses[t] = result.ok() ? LiteralsNear(expected[t], *result, ErrorSpec(1e-5, 1e-5))
+                                  : result.status();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
 }
 
 }  // namespace
