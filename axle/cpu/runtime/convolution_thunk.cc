@@ -453,6 +453,13 @@ bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
   return std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
 }
 
+// oneDNN's reference or im2col + gemm implementation, which it picks for
+// layouts its direct kernels do not take (NCHW f32, odd strides); in the
+// primitive's preferred layouts plus reorders it runs faster.
+bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd) {
+  return IsReference(pd) || std::strstr(pd.impl_info_str(), "gemm") != nullptr;
+}
+
 class DnnlConvolutionThunk : public Thunk {
  public:
   DnnlConvolutionThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value)
@@ -652,13 +659,13 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     }
   };
   // The operands' own layouts first; the primitive's preferred ones when
-  // oneDNN would otherwise run its reference implementation.
+  // oneDNN would otherwise run a fallback implementation.
   std::optional<PrimitiveDesc> pd = make(src_user_desc_, dst_user_desc_);
-  if (!pd || IsReference(*pd)) {
+  if (!pd || IsFallback(*pd)) {
     dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
     dnnl::memory::desc dst_any(p.out_dims, DnnlType(p.output_type), dnnl::memory::format_tag::any);
     std::optional<PrimitiveDesc> preferred = make(src_any, dst_any);
-    if (preferred && (!pd || !IsReference(*preferred))) pd = std::move(preferred);
+    if (preferred && (!pd || !IsFallback(*preferred))) pd = std::move(preferred);
   }
   if (!pd) return absl::UnimplementedError("oneDNN declines the convolution");
   reference_ = IsReference(*pd);

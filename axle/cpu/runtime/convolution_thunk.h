@@ -14,8 +14,9 @@
 //     ([N, C, spatial...] for input and output, [G, O/G, I, spatial...] for
 //     the kernel), so the input and output are read and written in place;
 //     negative padding crops the input view. If the primitive oneDNN picks
-//     for those layouts is its reference one, the thunk asks for its
-//     preferred layouts instead and reorders around the call.
+//     for those layouts is a fallback (reference, or im2col + gemm as for
+//     NCHW f32), the thunk asks for its preferred layouts instead and
+//     reorders input and output around the call.
 //   - lhs dilation and batch groups are copied at run time into a dense
 //     channels-last input (holes as zeros; batch group g becomes feature
 //     group g), which oneDNN then convolves as a grouped convolution.
