@@ -1,8 +1,8 @@
 // Convolutions on the `cpu` platform against the interpreter: dim_labels in
 // several orders, 1-d/2-d/3-d, strides, padding (asymmetric, negative), lhs
 // and rhs dilation, window reversal, feature and batch groups, bf16, the
-// loop's types (f64, f16, s32, pred), constant weights, bias + activation
-// epilogues, broadcast operands, a convolution feeding a loop fusion, and
+// loop's types (f64, f16, s32, pred), constant weights, scale + bias +
+// activation epilogues, broadcast operands, a convolution feeding a loop fusion, and
 // one executable run from four threads. Each case also checks which
 // implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "axle/cpu/runtime/convolution_thunk.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -276,6 +277,45 @@ ENTRY e {
         "loop");
 }
 
+TEST(CpuConvolution, ScaleOffsetEpilogue) {
+  // The conv block's batch norm: scale and offset per channel, relu.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,6,6,4] parameter(0)
+  k = $T[3,3,4,4] parameter(1)
+  scale = $T[4] parameter(2)
+  offset = $T[4] parameter(3)
+  c = $T[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  s = $T[2,6,6,4] broadcast(scale), dimensions={3}
+  n = $T[2,6,6,4] multiply(c, s)
+  o = $T[2,6,6,4] broadcast(offset), dimensions={3}
+  y = $T[2,6,6,4] add(n, o)
+  zero = $T[] constant(0)
+  zeros = $T[2,6,6,4] broadcast(zero), dimensions={}
+  ROOT r = $T[2,6,6,4] maximum(y, zeros)
+}
+)";
+  auto with_type = [&](absl::string_view type) {
+    return absl::StrReplaceAll(kModule, {{"$T", type}});
+  };
+  Check(with_type("f32"), "onednn");
+  Check(with_type("bf16"), Bf16Kind(), ErrorSpec(2e-2, 2e-2));
+  Check(with_type("s32"), "loop");
+  // The residual add of the second convolution is a same-shape bias.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,6,6,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  scale = f32[4] parameter(2)
+  c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  s = f32[2,6,6,4] broadcast(scale), dimensions={3}
+  n = f32[2,6,6,4] multiply(s, c)
+  ROOT y = f32[2,6,6,4] add(x, n)
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, BroadcastOperandsInAnEpilogueFusion) {
   // The epilogue pass fuses the operands' broadcasts too: the input and
   // the kernel are then read at stride 0 along the broadcast dims.
@@ -293,16 +333,17 @@ ENTRY e {
 }
 
 TEST(CpuConvolution, FeedsAFusion) {
-  // The conv block's shape of epilogue (scale, offset, residual, relu) at
-  // a small size: the convolution runs alone, the rest as a loop fusion.
+  // abs is no epilogue: the convolution runs alone, the rest as a loop
+  // fusion that reads its result.
   Check(R"(HloModule conv
 ENTRY e {
   x = f32[2,6,6,4] parameter(0)
   k = f32[3,3,4,4] parameter(1)
   scale = f32[4] parameter(2)
   c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  a = f32[2,6,6,4] abs(c)
   s = f32[2,6,6,4] broadcast(scale), dimensions={3}
-  n = f32[2,6,6,4] multiply(c, s)
+  n = f32[2,6,6,4] multiply(a, s)
   res = f32[2,6,6,4] add(n, x)
   zero = f32[] constant(0)
   zeros = f32[2,6,6,4] broadcast(zero), dimensions={}

@@ -92,7 +92,8 @@ std::vector<int64_t> Permuted(const std::vector<int64_t>& values,
 // canonical order, strides of the Operands stay per HLO dim.
 struct ConvPlan {
   Operand lhs, rhs;
-  std::optional<Operand> bias;  // over the output's HLO dims
+  // Over the output's HLO dims: the result is (conv * scale + bias).
+  std::optional<Operand> scale, bias;
   Activation activation = Activation::kNone;
   double low = 0, high = 0;  // clamp bounds
   PrimitiveType output_type = F32;
@@ -105,7 +106,10 @@ struct ConvPlan {
 
   std::vector<int64_t> LhsStrides() const { return Permuted(lhs.strides, lhs_order); }
   std::vector<int64_t> RhsStrides() const { return Permuted(rhs.strides, rhs_order); }
-  std::vector<int64_t> BiasStrides() const { return Permuted(bias->strides, out_order); }
+  // An epilogue operand's strides in the output's canonical order.
+  std::vector<int64_t> OutputOrder(const Operand& operand) const {
+    return Permuted(operand.strides, out_order);
+  }
   std::vector<int64_t> OutStrides() const {
     return Permuted(ShapeUtil::RowMajorStrides(output_shape.dimensions()), out_order);
   }
@@ -121,7 +125,8 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
                ->fused_instructions_computation()
                ->root_instruction();
     auto is_chain = [](const HloInstruction* value) {
-      return value->opcode() == HloOpcode::kConvolution || value->opcode() == HloOpcode::kAdd;
+      return value->opcode() == HloOpcode::kConvolution || value->opcode() == HloOpcode::kAdd ||
+             value->opcode() == HloOpcode::kMultiply;
     };
     switch (node->opcode()) {
       case HloOpcode::kLogistic:
@@ -151,9 +156,15 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
         break;
     }
     if (node->opcode() == HloOpcode::kAdd) {
-      int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
+      int chain = is_chain(node->operand(0)) ? 0 : 1;
       AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*node->operand(1 - chain), constants));
       plan.bias = std::move(bias);
+      node = node->operand(chain);
+    }
+    if (node->opcode() == HloOpcode::kMultiply) {
+      int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
+      AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*node->operand(1 - chain), constants));
+      plan.scale = std::move(scale);
       node = node->operand(chain);
     }
   }
@@ -310,15 +321,20 @@ class LoopConvolutionThunk : public Thunk {
     const ConvPlan& p = plan_;
     AXLE_ASSIGN_OR_RETURN(Literal lhs_literal, Load(context, p.lhs));
     AXLE_ASSIGN_OR_RETURN(Literal rhs_literal, Load(context, p.rhs));
-    Literal bias_literal;
+    Literal scale_literal, bias_literal;
+    if (p.scale) {
+      AXLE_ASSIGN_OR_RETURN(scale_literal, Load(context, *p.scale));
+    }
     if (p.bias) {
       AXLE_ASSIGN_OR_RETURN(bias_literal, Load(context, *p.bias));
     }
     const T* in = static_cast<const T*>(lhs_literal.untyped_data());
     const T* kernel = static_cast<const T*>(rhs_literal.untyped_data());
+    const T* scale = p.scale ? static_cast<const T*>(scale_literal.untyped_data()) : nullptr;
     const T* bias = p.bias ? static_cast<const T*>(bias_literal.untyped_data()) : nullptr;
     std::vector<int64_t> ls = p.LhsStrides(), rs = p.RhsStrides(), os = p.OutStrides();
-    std::vector<int64_t> bs = p.bias ? p.BiasStrides() : std::vector<int64_t>();
+    std::vector<int64_t> ss = p.scale ? p.OutputOrder(*p.scale) : std::vector<int64_t>();
+    std::vector<int64_t> bs = p.bias ? p.OutputOrder(*p.bias) : std::vector<int64_t>();
     Literal result(ShapeUtil::MakeShape(compute_type_, p.output_shape.dimensions()));
     T* out = static_cast<T*>(result.untyped_data());
     const int64_t in_features = p.rhs_dims[1];
@@ -354,12 +370,14 @@ class LoopConvolutionThunk : public Thunk {
           acc += in[in_offset + iz * ls[1]] * kernel[k_offset + iz * rs[1]];
         }
       }
-      int64_t out_offset = 0, bias_offset = 0;
+      int64_t out_offset = 0, scale_offset = 0, bias_offset = 0;
       for (size_t d = 0; d < o.size(); ++d) {
         out_offset += o[d] * os[d];
+        if (scale) scale_offset += o[d] * ss[d];
         if (bias) bias_offset += o[d] * bs[d];
       }
-      out[out_offset] = Epilogue(acc, bias ? &bias[bias_offset] : nullptr);
+      out[out_offset] = Epilogue(acc, scale ? &scale[scale_offset] : nullptr,
+                                 bias ? &bias[bias_offset] : nullptr);
     }
     AXLE_ASSIGN_OR_RETURN(Literal converted, result.Convert(p.output_type));
     if (converted.size_bytes() > 0) {
@@ -369,14 +387,17 @@ class LoopConvolutionThunk : public Thunk {
   }
 
   template <typename T>
-  T Epilogue(T sum, const T* bias) const {
+  T Epilogue(T sum, const T* scale, const T* bias) const {
     if constexpr (std::is_same_v<T, uint64_t>) {
-      // Integers: the sum saturates, the add wraps in the result type.
+      // Integers: the sum saturates, multiply and add wrap in the result
+      // type.
       const PrimitiveType type = plan_.output_type;
       if (type == PRED) {  // or of ands, as the interpreter's bool accumulator
-        return sum != 0 || (bias != nullptr && *bias != 0);
+        bool x = sum != 0 && (scale == nullptr || *scale != 0);
+        return x || (bias != nullptr && *bias != 0);
       }
       int64_t x = SaturateTo(sum, type);
+      if (scale != nullptr) x = WrapTo(static_cast<uint64_t>(x) * *scale, type);
       if (bias != nullptr) x = WrapTo(static_cast<uint64_t>(x) + *bias, type);
       if (primitive_util::IsUnsignedIntegralType(type)) {
         uint64_t u = static_cast<uint64_t>(x);
@@ -393,7 +414,7 @@ class LoopConvolutionThunk : public Thunk {
       }
       return static_cast<uint64_t>(x);
     } else if constexpr (std::is_same_v<T, double>) {
-      double x = sum + (bias != nullptr ? *bias : 0.0);
+      double x = sum * (scale != nullptr ? *scale : 1.0) + (bias != nullptr ? *bias : 0.0);
       switch (plan_.activation) {
         case Activation::kRelu:
           return std::isnan(x) ? x : std::max(x, 0.0);
@@ -410,7 +431,7 @@ class LoopConvolutionThunk : public Thunk {
       }
       return x;
     } else {
-      T x = sum + (bias != nullptr ? *bias : T(0));
+      T x = sum * (scale != nullptr ? *scale : T(1)) + (bias != nullptr ? *bias : T(0));
       switch (plan_.activation) {
         case Activation::kLogistic:
           return T(1.0) / (T(1.0) + std::exp(-x));
@@ -483,15 +504,30 @@ class DnnlConvolutionThunk : public Thunk {
   // lhs-dilated (holes are zeros) and cropped by negative padding.
   template <typename E>
   void GatherInput(const E* in, E* out) const;
-  // The epilogue after the primitive, for bf16 results.
-  void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const;
+  // The epilogue after the primitive (E: float or bfloat16, rounding after
+  // each step).
+  template <typename E>
+  void EpilogueAfter(const E* scale, const E* bias, E* out) const;
+
+  // The scale or bias of the epilogue: a dense array over the output's
+  // canonical dims, 1 where it does not vary.
+  struct EpilogueInput {
+    Operand operand;
+    std::vector<int64_t> dims, strides;  // strides into `operand`
+    int64_t element_size = 4;
+    dnnl::memory::desc desc;
+    std::shared_ptr<char[]> constant;
+  };
+  EpilogueInput MakeEpilogueInput(const Operand& operand) const;
+  // The dense array of `input` for this run (in `storage` unless constant).
+  const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
+                           std::vector<char>& storage) const;
 
   ConvPlan plan_;
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
   bool reference_ = false;
   int64_t element_size_ = 4;  // of the input and kernel
-  int64_t bias_size_ = 4;     // of the bias (the result's type)
   // Input: read in place at src_offset_ (elements), or gathered.
   bool gather_input_ = false;
   int64_t src_offset_ = 0;
@@ -509,12 +545,12 @@ class DnnlConvolutionThunk : public Thunk {
   // Output: written in place, or reordered from the primitive's layout.
   dnnl::memory::desc dst_user_desc_, dst_desc_;
   std::optional<dnnl::reorder> dst_reorder_;
-  // Bias: a dense array over the output's canonical dims, 1 where it does
-  // not vary.
-  std::vector<int64_t> bias_dims_;
-  dnnl::memory::desc bias_desc_;
-  std::shared_ptr<char[]> bias_constant_;
-  bool rounded_epilogue_ = false;
+  std::optional<EpilogueInput> scale_, bias_;
+  // The epilogue runs after the primitive instead of as post-ops: for bf16
+  // results (rounded after each step, as the HLO says) and for a scale or
+  // bias that varies along more than the feature dim (oneDNN 2.6 post-ops
+  // mis-read a full-size operand whose layout differs from the output's).
+  bool epilogue_after_ = false;
   dnnl::convolution_forward primitive_;
   int64_t scratchpad_size_ = 0;
 };
@@ -605,25 +641,27 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   std::vector<int64_t> os = p.OutStrides();
   dst_user_desc_ = dnnl::memory::desc(p.out_dims, DnnlType(p.output_type), os);
   // Epilogue.
-  rounded_epilogue_ = p.output_type == BF16;
-  dnnl::post_ops post_ops;
-  if (p.bias) {
-    std::vector<int64_t> bs = p.BiasStrides();
-    bias_size_ = primitive_util::ByteWidth(p.bias->type());
-    bias_dims_ = p.out_dims;
-    for (size_t d = 0; d < bs.size(); ++d) {
-      if (bs[d] == 0) bias_dims_[d] = 1;
+  epilogue_after_ = p.output_type == BF16;
+  auto per_channel = [](const EpilogueInput& input) {
+    for (size_t d = 0; d < input.dims.size(); ++d) {
+      if (d != 1 && input.dims[d] != 1) return false;
     }
-    bias_desc_ = dnnl::memory::desc(bias_dims_, DnnlType(p.bias->type()),
-                                    ShapeUtil::RowMajorStrides(bias_dims_));
-    if (p.bias->literal != nullptr) {
-      bias_constant_.reset(new char[bias_desc_.get_size() + 1]);
-      StridedCopy(static_cast<const char*>(p.bias->literal->untyped_data()), bias_dims_, bs,
-                  bias_size_, bias_constant_.get());
-    }
-    if (!rounded_epilogue_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_desc_);
+    return true;
+  };
+  if (p.scale) {
+    scale_ = MakeEpilogueInput(*p.scale);
+    epilogue_after_ = epilogue_after_ || !per_channel(*scale_);
   }
-  switch (rounded_epilogue_ ? Activation::kNone : p.activation) {
+  if (p.bias) {
+    bias_ = MakeEpilogueInput(*p.bias);
+    epilogue_after_ = epilogue_after_ || !per_channel(*bias_);
+  }
+  dnnl::post_ops post_ops;
+  if (scale_ && !epilogue_after_) {
+    post_ops.append_binary(dnnl::algorithm::binary_mul, scale_->desc);
+  }
+  if (bias_ && !epilogue_after_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
+  switch (epilogue_after_ ? Activation::kNone : p.activation) {
     case Activation::kNone:
       break;
     case Activation::kRelu:
@@ -736,11 +774,42 @@ void DnnlConvolutionThunk::GatherInput(const E* in, E* out) const {
   }
 }
 
+DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
+    const Operand& operand) const {
+  EpilogueInput input;
+  input.operand = operand;
+  input.strides = plan_.OutputOrder(operand);
+  input.element_size = primitive_util::ByteWidth(operand.type());
+  input.dims = plan_.out_dims;
+  for (size_t d = 0; d < input.dims.size(); ++d) {
+    if (input.strides[d] == 0) input.dims[d] = 1;
+  }
+  input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()),
+                                  ShapeUtil::RowMajorStrides(input.dims));
+  if (operand.literal != nullptr) {
+    input.constant.reset(new char[input.desc.get_size() + 1]);
+    StridedCopy(static_cast<const char*>(operand.literal->untyped_data()), input.dims,
+                input.strides, input.element_size, input.constant.get());
+    input.operand.literal.reset();
+  }
+  return input;
+}
+
+const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
+                                               const EpilogueInput& input,
+                                               std::vector<char>& storage) const {
+  if (input.constant) return input.constant.get();
+  char* dense = Aligned(storage, input.desc.get_size());
+  StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
+              input.element_size, dense);
+  return dense;
+}
+
 absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   OmpTeamShare share(context.run_options);
   const ConvPlan& p = plan_;
   std::vector<char> gathered, src_storage, weights_dense, weights_storage, dst_storage,
-      bias_storage, scratchpad;
+      scale_storage, bias_storage, scratchpad;
   try {
     const dnnl::engine& engine = Engine();
     dnnl::stream stream(engine);
@@ -789,16 +858,18 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
                             dst_reorder_ ? Aligned(dst_storage, dst_desc_.get_size()) : out);
     args[DNNL_ARG_DST] = dst_memory;
     // Bias.
-    const char* bias = bias_constant_.get();
-    if (p.bias && bias == nullptr) {
-      char* dense = Aligned(bias_storage, bias_desc_.get_size());
-      StridedCopy(BaseOf(context, *p.bias, operand_values_), bias_dims_, p.BiasStrides(),
-                  bias_size_, dense);
-      bias = dense;
-    }
-    if (p.bias && !rounded_epilogue_) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-          dnnl::memory(bias_desc_, engine, const_cast<char*>(bias));
+    // Scale and bias: post-ops 0 and 1 (or 0 without a scale).
+    const char* scale = scale_ ? EpilogueData(context, *scale_, scale_storage) : nullptr;
+    const char* bias = bias_ ? EpilogueData(context, *bias_, bias_storage) : nullptr;
+    if (!epilogue_after_) {
+      if (scale_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+            dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+      }
+      if (bias_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
+            dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+      }
     }
     if (scratchpad_size_ > 0) {
       dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
@@ -812,8 +883,12 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       dst_reorder_->execute(stream, dst_memory, user);
     }
     stream.wait();
-    if (rounded_epilogue_) {
-      RoundedEpilogue(reinterpret_cast<const bfloat16*>(bias), reinterpret_cast<bfloat16*>(out));
+    if (epilogue_after_ && p.output_type == BF16) {
+      EpilogueAfter(reinterpret_cast<const bfloat16*>(scale),
+                    reinterpret_cast<const bfloat16*>(bias), reinterpret_cast<bfloat16*>(out));
+    } else if (epilogue_after_) {
+      EpilogueAfter(reinterpret_cast<const float*>(scale), reinterpret_cast<const float*>(bias),
+                    reinterpret_cast<float*>(out));
     }
   } catch (const dnnl::error& error) {
     return absl::InternalError(absl::StrCat("oneDNN convolution: ", error.what()));
@@ -821,28 +896,37 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
-void DnnlConvolutionThunk::RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
+template <typename E>
+void DnnlConvolutionThunk::EpilogueAfter(const E* scale, const E* bias, E* out) const {
   const ConvPlan& p = plan_;
-  if (!p.bias && p.activation == Activation::kNone) return;
+  if (!p.scale && !p.bias && p.activation == Activation::kNone) return;
   std::vector<int64_t> os = p.OutStrides();
-  std::vector<int64_t> bs = p.bias ? ShapeUtil::RowMajorStrides(bias_dims_) : os;
-  if (p.bias) {
-    for (size_t d = 0; d < bs.size(); ++d) {
-      if (bias_dims_[d] == 1) bs[d] = 0;
+  // Strides into the dense scale / bias arrays (0 along their size-1 dims).
+  auto dense_strides = [&](const std::optional<EpilogueInput>& input) {
+    if (!input) return std::vector<int64_t>(os.size(), 0);
+    std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(input->dims);
+    for (size_t d = 0; d < strides.size(); ++d) {
+      if (input->dims[d] == 1) strides[d] = 0;
     }
-  }
+    return strides;
+  };
+  std::vector<int64_t> ss = dense_strides(scale_), bs = dense_strides(bias_);
   std::vector<int64_t> o(p.out_dims.size(), 0);
   int64_t count = 1;
   for (int64_t d : p.out_dims) count *= d;
   for (int64_t e = 0; e < count; ++e, Next(p.out_dims, o)) {
-    int64_t out_offset = 0, bias_offset = 0;
+    int64_t out_offset = 0, scale_offset = 0, bias_offset = 0;
     for (size_t d = 0; d < o.size(); ++d) {
       out_offset += o[d] * os[d];
+      scale_offset += o[d] * ss[d];
       bias_offset += o[d] * bs[d];
     }
-    bfloat16& value = out[out_offset];
+    E& value = out[out_offset];
+    if (scale != nullptr) {
+      value = E(static_cast<float>(value) * static_cast<float>(scale[scale_offset]));
+    }
     if (bias != nullptr) {
-      value = bfloat16(static_cast<float>(value) + static_cast<float>(bias[bias_offset]));
+      value = E(static_cast<float>(value) + static_cast<float>(bias[bias_offset]));
     }
     float x = static_cast<float>(value);
     switch (p.activation) {
@@ -866,7 +950,7 @@ void DnnlConvolutionThunk::RoundedEpilogue(const bfloat16* bias, bfloat16* out) 
         x = std::exp(x);
         break;
     }
-    value = bfloat16(x);
+    value = E(x);
   }
 }
 
@@ -875,6 +959,7 @@ bool DnnlTakes(const ConvPlan& plan) {
   if (in != plan.rhs.type() || (in != F32 && in != BF16)) return false;
   if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
   if (plan.bias && plan.bias->type() != plan.output_type) return false;
+  if (plan.scale && plan.scale->type() != plan.output_type) return false;
   if (plan.spatial < 1 || plan.spatial > 3) return false;
   if (plan.feature_groups > 1 && plan.batch_groups > 1) return false;
   for (const auto* dims : {&plan.lhs_dims, &plan.rhs_dims, &plan.out_dims}) {

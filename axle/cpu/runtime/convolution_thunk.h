@@ -5,7 +5,7 @@
 // including negative, lhs and rhs dilation, window reversal,
 // feature_group_count, batch_group_count, any number of spatial dims), or a
 // kOutput fusion from `dot-epilogue-fusion` (convolution, then optionally a
-// bias add, then optionally relu / logistic / tanh / exp / clamp).
+// scale multiply, a bias add, and relu / logistic / tanh / exp / clamp).
 //
 // f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 with 1 to 3 spatial dims
 // run a oneDNN forward-inference convolution primitive created at compile
@@ -23,7 +23,7 @@
 //   - rhs dilation is oneDNN dilation (minus one), feature groups oneDNN
 //     groups. The kernel is reordered into the primitive's preferred
 //     layout: once at compile time when it is a constant, else every run.
-//   - The epilogue runs as post-ops (binary add of the bias, eltwise); with
+//   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
 // Every other element type, rank and anything oneDNN declines runs a plain
