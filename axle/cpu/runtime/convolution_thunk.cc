@@ -1,15 +1,16 @@
 // Convolution thunks: convolution and convolution epilogues through oneDNN,
-// or a plain loop for what oneDNN does not take (see convolution_thunk.h).
+// or the loop (convolution_loop_thunk.cc) for what oneDNN does not take (see
+// convolution_thunk.h).
 #include "axle/cpu/runtime/convolution_thunk.h"
 
 #include <algorithm>
 #include <cmath>
-#include <complex>
 #include <cstring>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -18,438 +19,12 @@
 namespace axle::cpu {
 namespace {
 
-enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
-
-// Where an array's elements come from: thunk operand `operand` or
-// `literal`, both dense arrays of `buffer_shape`; element (i0, i1, ...) of
-// the array is at element offset sum(i_d * strides[d]) of that buffer
-// (stride 0 along broadcast dims).
-struct Operand {
-  int64_t operand = -1;  // index into the thunk's operands, or -1: `literal`
-  std::shared_ptr<const Literal> literal;
-  Shape buffer_shape;
-  std::vector<int64_t> strides;
-  PrimitiveType type() const { return buffer_shape.element_type(); }
-};
-
-Operand PlainOperand(const Shape& shape, int64_t number, const Literal* constant) {
-  Operand operand;
-  operand.buffer_shape = shape;
-  operand.strides = ShapeUtil::RowMajorStrides(shape.dimensions());
-  if (constant != nullptr) {
-    operand.literal = std::make_shared<const Literal>(constant->Clone());
-  } else {
-    operand.operand = number;
-  }
-  return operand;
-}
-
-// A fused parameter, constant or broadcast (of those) as an Operand.
-absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
-                                const std::vector<const Literal*>& constants) {
-  switch (instruction.opcode()) {
-    case HloOpcode::kParameter: {
-      int64_t number = cast<HloParameterInstruction>(&instruction)->parameter_number();
-      return PlainOperand(instruction.shape(), number, constants[number]);
-    }
-    case HloOpcode::kConstant:
-      return PlainOperand(instruction.shape(), -1,
-                          &cast<HloConstantInstruction>(&instruction)->literal());
-    case HloOpcode::kBroadcast: {
-      AXLE_ASSIGN_OR_RETURN(Operand inner, Resolve(*instruction.operand(0), constants));
-      const auto& mapping = cast<HloDimensionsInstruction>(&instruction)->dimensions();
-      std::vector<int64_t> strides(instruction.shape().rank(), 0);
-      for (size_t j = 0; j < mapping.size(); ++j) strides[mapping[j]] = inner.strides[j];
-      inner.strides = std::move(strides);
-      return inner;
-    }
-    default:
-      return Unsupported(instruction, "a convolution operand the convolution thunk cannot read");
-  }
-}
-
-absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
-                                  const std::vector<const Literal*>& constants) {
-  AXLE_ASSIGN_OR_RETURN(Operand source, Resolve(instruction, constants));
-  bool splat = source.literal != nullptr;
-  for (int64_t stride : source.strides) splat = splat && stride == 0;
-  if (!splat || source.literal->element_count() != 1) {
-    return Unsupported(instruction, "an activation bound that is not a constant");
-  }
-  return source.literal->GetAsDouble(0);
-}
-
-std::vector<int64_t> Permuted(const std::vector<int64_t>& values,
-                              const std::vector<int64_t>& order) {
-  std::vector<int64_t> out;
-  for (int64_t d : order) out.push_back(values[d]);
-  return out;
-}
-
-// The convolution in canonical order: lhs [batch, feature, spatial...],
-// rhs [output feature, input feature, spatial...], output [batch, feature,
-// spatial...]. `*_order` maps canonical to HLO dims, `*_dims` are sizes in
-// canonical order, strides of the Operands stay per HLO dim.
-struct ConvPlan {
-  Operand lhs, rhs;
-  // Over the output's HLO dims: the result is (conv * scale + bias).
-  std::optional<Operand> scale, bias;
-  Activation activation = Activation::kNone;
-  double low = 0, high = 0;  // clamp bounds
-  PrimitiveType output_type = F32;
-  Shape output_shape;
-  int64_t spatial = 0;
-  std::vector<int64_t> lhs_order, rhs_order, out_order;
-  std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
-  std::vector<WindowDimension> window;
-  int64_t feature_groups = 1, batch_groups = 1;
-
-  std::vector<int64_t> LhsStrides() const { return Permuted(lhs.strides, lhs_order); }
-  std::vector<int64_t> RhsStrides() const { return Permuted(rhs.strides, rhs_order); }
-  // An epilogue operand's strides in the output's canonical order.
-  std::vector<int64_t> OutputOrder(const Operand& operand) const {
-    return Permuted(operand.strides, out_order);
-  }
-  std::vector<int64_t> OutStrides() const {
-    return Permuted(ShapeUtil::RowMajorStrides(output_shape.dimensions()), out_order);
-  }
-};
-
-absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
-                                  const std::vector<const Literal*>& constants) {
-  ConvPlan plan;
-  const HloInstruction* node = &instruction;
-  bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
-  if (in_fusion) {
-    node = cast<HloFusionInstruction>(&instruction)
-               ->fused_instructions_computation()
-               ->root_instruction();
-    auto is_chain = [](const HloInstruction* value) {
-      return value->opcode() == HloOpcode::kConvolution || value->opcode() == HloOpcode::kAdd ||
-             value->opcode() == HloOpcode::kMultiply;
-    };
-    switch (node->opcode()) {
-      case HloOpcode::kLogistic:
-      case HloOpcode::kTanh:
-      case HloOpcode::kExp:
-        plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
-                          : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
-                                                                 : Activation::kExp;
-        node = node->operand(0);
-        break;
-      case HloOpcode::kMaximum: {
-        int chain = is_chain(node->operand(0)) ? 0 : 1;
-        AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
-        if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
-        plan.activation = Activation::kRelu;
-        node = node->operand(chain);
-        break;
-      }
-      case HloOpcode::kClamp: {
-        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
-        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
-        plan.activation = Activation::kClamp;
-        node = node->operand(1);
-        break;
-      }
-      default:
-        break;
-    }
-    if (node->opcode() == HloOpcode::kAdd) {
-      int chain = is_chain(node->operand(0)) ? 0 : 1;
-      AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*node->operand(1 - chain), constants));
-      plan.bias = std::move(bias);
-      node = node->operand(chain);
-    }
-    if (node->opcode() == HloOpcode::kMultiply) {
-      int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
-      AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*node->operand(1 - chain), constants));
-      plan.scale = std::move(scale);
-      node = node->operand(chain);
-    }
-  }
-  if (node->opcode() != HloOpcode::kConvolution) {
-    return Unsupported(instruction, "a fusion the convolution thunk does not implement");
-  }
-  const auto* conv = cast<HloConvolutionInstruction>(node);
-  if (in_fusion) {
-    AXLE_ASSIGN_OR_RETURN(plan.lhs, Resolve(*conv->operand(0), constants));
-    AXLE_ASSIGN_OR_RETURN(plan.rhs, Resolve(*conv->operand(1), constants));
-  } else {
-    plan.lhs = PlainOperand(conv->operand(0)->shape(), 0, constants[0]);
-    plan.rhs = PlainOperand(conv->operand(1)->shape(), 1, constants[1]);
-  }
-  const ConvolutionDimensionNumbers& dn = conv->convolution_dimension_numbers();
-  plan.spatial = dn.input_spatial_dimensions_size();
-  plan.lhs_order = {dn.input_batch_dimension(), dn.input_feature_dimension()};
-  plan.rhs_order = {dn.kernel_output_feature_dimension(), dn.kernel_input_feature_dimension()};
-  plan.out_order = {dn.output_batch_dimension(), dn.output_feature_dimension()};
-  for (int64_t i = 0; i < plan.spatial; ++i) {
-    plan.lhs_order.push_back(dn.input_spatial_dimensions(i));
-    plan.rhs_order.push_back(dn.kernel_spatial_dimensions(i));
-    plan.out_order.push_back(dn.output_spatial_dimensions(i));
-  }
-  plan.output_shape = instruction.shape();
-  plan.output_type = instruction.shape().element_type();
-  const Shape& lhs_shape = conv->operand(0)->shape();
-  const Shape& rhs_shape = conv->operand(1)->shape();
-  if (lhs_shape.rank() != plan.spatial + 2 || rhs_shape.rank() != plan.spatial + 2 ||
-      conv->shape().rank() != plan.spatial + 2 ||
-      conv->window().dimensions_size() != plan.spatial) {
-    return Unsupported(instruction, "a convolution whose ranks do not match its dim_labels");
-  }
-  plan.lhs_dims = Permuted(lhs_shape.dimensions(), plan.lhs_order);
-  plan.rhs_dims = Permuted(rhs_shape.dimensions(), plan.rhs_order);
-  plan.out_dims = Permuted(conv->shape().dimensions(), plan.out_order);
-  for (int64_t i = 0; i < plan.spatial; ++i) plan.window.push_back(conv->window().dimensions(i));
-  plan.feature_groups = conv->feature_group_count();
-  plan.batch_groups = conv->batch_group_count();
-  if (plan.feature_groups < 1 || plan.batch_groups < 1 ||
-      plan.out_dims[1] % plan.feature_groups != 0 || plan.out_dims[1] % plan.batch_groups != 0 ||
-      plan.lhs_dims[0] % plan.batch_groups != 0 ||
-      plan.lhs_dims[1] != plan.rhs_dims[1] * plan.feature_groups) {
-    return Unsupported(instruction, "a convolution with inconsistent group counts");
-  }
-  return plan;
-}
-
-const char* BaseOf(const ThunkContext& context, const Operand& operand,
-                   const std::vector<int64_t>& operand_values) {
-  if (operand.literal != nullptr) return static_cast<const char*>(operand.literal->untyped_data());
-  return static_cast<const char*>(context.address(operand_values[operand.operand]));
-}
-
-// Copies `dims` elements of `size` bytes read at `strides` (elements, any
-// sign) from `in` into the dense row-major array `out`.
-void StridedCopy(const char* in, const std::vector<int64_t>& dims,
-                 const std::vector<int64_t>& strides, int64_t size, char* out) {
-  int64_t rank = static_cast<int64_t>(dims.size());
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
-  std::vector<int64_t> index(rank, 0);
-  int64_t offset = 0;
-  for (int64_t n = 0; n < count; ++n) {
-    std::memcpy(out + n * size, in + offset * size, size);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      offset += strides[d];
-      if (++index[d] < dims[d]) break;
-      offset -= strides[d] * dims[d];
-      index[d] = 0;
-    }
-  }
-}
-
-// Advances `index` through `dims` in row-major order; false after the last.
-bool Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
-    if (++index[d] < dims[d]) return true;
-    index[d] = 0;
-  }
-  return false;
-}
-
-// ---------------------------------------------------------------------------
-// The loop path: any element type, accumulating in f64, c128 or wrapping
-// 64-bit integers (pred: 0 / 1, any product makes it true), rounded like the
-// interpreter (axle/eval/convolution.cc).
-
-int64_t WrapTo(uint64_t value, PrimitiveType type) {
-  int bits = primitive_util::BitWidth(type);
-  if (bits >= 64) return static_cast<int64_t>(value);
-  uint64_t mask = (uint64_t{1} << bits) - 1;
-  value &= mask;
-  if (primitive_util::IsSignedIntegralType(type) && (value >> (bits - 1)) != 0) value |= ~mask;
-  return static_cast<int64_t>(value);
-}
-
-// A 64-bit integer sum rounded to `type`: narrower types saturate.
-int64_t SaturateTo(uint64_t sum, PrimitiveType type) {
-  int bits = primitive_util::BitWidth(type);
-  if (bits >= 64) return static_cast<int64_t>(sum);
-  if (primitive_util::IsSignedIntegralType(type)) {
-    int64_t high = (int64_t{1} << (bits - 1)) - 1;
-    return std::clamp<int64_t>(static_cast<int64_t>(sum), -high - 1, high);
-  }
-  return static_cast<int64_t>(std::min<uint64_t>(sum, (uint64_t{1} << bits) - 1));
-}
-
-class LoopConvolutionThunk : public Thunk {
- public:
-  LoopConvolutionThunk(std::string name, ConvPlan plan, std::vector<int64_t> operand_values,
-                       int64_t output_value)
-      : Thunk(std::move(name)),
-        plan_(std::move(plan)),
-        operand_values_(std::move(operand_values)),
-        output_value_(output_value) {
-    if (primitive_util::IsComplexType(plan_.output_type)) {
-      compute_type_ = C128;
-    } else if (primitive_util::IsFloatingPointType(plan_.output_type)) {
-      compute_type_ = F64;
-    } else {
-      compute_type_ = S64;
-    }
-  }
-
-  absl::Status Execute(const ThunkContext& context) const override {
-    switch (compute_type_) {
-      case C128:
-        return Run<complex128>(context);
-      case F64:
-        return Run<double>(context);
-      default:
-        return Run<uint64_t>(context);
-    }
-  }
-  std::optional<BufferUses> buffer_uses() const override {
-    return BufferUses{operand_values_, {output_value_}};
-  }
-
- private:
-  // The buffer under `operand` converted to the compute type.
-  absl::StatusOr<Literal> Load(const ThunkContext& context, const Operand& operand) const {
-    if (operand.literal != nullptr) return operand.literal->Convert(compute_type_);
-    Literal raw(operand.buffer_shape);
-    if (raw.size_bytes() > 0) {  // an empty operand may have no buffer
-      std::memcpy(raw.untyped_data(), context.address(operand_values_[operand.operand]),
-                  raw.size_bytes());
-    }
-    return raw.Convert(compute_type_);
-  }
-
-  template <typename T>
-  absl::Status Run(const ThunkContext& context) const {
-    const ConvPlan& p = plan_;
-    AXLE_ASSIGN_OR_RETURN(Literal lhs_literal, Load(context, p.lhs));
-    AXLE_ASSIGN_OR_RETURN(Literal rhs_literal, Load(context, p.rhs));
-    Literal scale_literal, bias_literal;
-    if (p.scale) {
-      AXLE_ASSIGN_OR_RETURN(scale_literal, Load(context, *p.scale));
-    }
-    if (p.bias) {
-      AXLE_ASSIGN_OR_RETURN(bias_literal, Load(context, *p.bias));
-    }
-    const T* in = static_cast<const T*>(lhs_literal.untyped_data());
-    const T* kernel = static_cast<const T*>(rhs_literal.untyped_data());
-    const T* scale = p.scale ? static_cast<const T*>(scale_literal.untyped_data()) : nullptr;
-    const T* bias = p.bias ? static_cast<const T*>(bias_literal.untyped_data()) : nullptr;
-    std::vector<int64_t> ls = p.LhsStrides(), rs = p.RhsStrides(), os = p.OutStrides();
-    std::vector<int64_t> ss = p.scale ? p.OutputOrder(*p.scale) : std::vector<int64_t>();
-    std::vector<int64_t> bs = p.bias ? p.OutputOrder(*p.bias) : std::vector<int64_t>();
-    Literal result(ShapeUtil::MakeShape(compute_type_, p.output_shape.dimensions()));
-    T* out = static_cast<T*>(result.untyped_data());
-    const int64_t in_features = p.rhs_dims[1];
-    const int64_t per_feature_group = p.out_dims[1] / p.feature_groups;
-    const int64_t per_batch_group = p.out_dims[1] / p.batch_groups;
-    const int64_t batch_group_size = p.lhs_dims[0] / p.batch_groups;
-    std::vector<int64_t> k_dims(p.rhs_dims.begin() + 2, p.rhs_dims.end());
-    int64_t out_count = 1, k_count = 1;
-    for (int64_t d : p.out_dims) out_count *= d;
-    for (int64_t d : k_dims) k_count *= d;
-    std::vector<int64_t> o(p.out_dims.size(), 0), k(p.spatial, 0);
-    for (int64_t e = 0; e < out_count; ++e, Next(p.out_dims, o)) {
-      const int64_t oz = o[1];
-      const int64_t in_base = (o[0] + (oz / per_batch_group) * batch_group_size) * ls[0] +
-                              (oz / per_feature_group) * in_features * ls[1];
-      T acc = T(0);
-      std::fill(k.begin(), k.end(), 0);
-      for (int64_t w = 0; w < k_count; ++w, Next(k_dims, k)) {
-        int64_t in_offset = in_base, k_offset = oz * rs[0];
-        bool inside = true;
-        for (int64_t i = 0; i < p.spatial && inside; ++i) {
-          const WindowDimension& window = p.window[i];
-          int64_t dilated =
-              o[2 + i] * window.stride() - window.padding_low() + k[i] * window.window_dilation();
-          int64_t position = dilated / window.base_dilation();
-          inside = dilated % window.base_dilation() == 0 && position >= 0 &&
-                   position < p.lhs_dims[2 + i];
-          in_offset += position * ls[2 + i];
-          k_offset += (window.window_reversal() ? k_dims[i] - 1 - k[i] : k[i]) * rs[2 + i];
-        }
-        if (!inside) continue;
-        for (int64_t iz = 0; iz < in_features; ++iz) {
-          acc += in[in_offset + iz * ls[1]] * kernel[k_offset + iz * rs[1]];
-        }
-      }
-      int64_t out_offset = 0, scale_offset = 0, bias_offset = 0;
-      for (size_t d = 0; d < o.size(); ++d) {
-        out_offset += o[d] * os[d];
-        if (scale) scale_offset += o[d] * ss[d];
-        if (bias) bias_offset += o[d] * bs[d];
-      }
-      out[out_offset] = Epilogue(acc, scale ? &scale[scale_offset] : nullptr,
-                                 bias ? &bias[bias_offset] : nullptr);
-    }
-    AXLE_ASSIGN_OR_RETURN(Literal converted, result.Convert(p.output_type));
-    if (converted.size_bytes() > 0) {
-      std::memcpy(context.address(output_value_), converted.untyped_data(), converted.size_bytes());
-    }
-    return absl::OkStatus();
-  }
-
-  template <typename T>
-  T Epilogue(T sum, const T* scale, const T* bias) const {
-    if constexpr (std::is_same_v<T, uint64_t>) {
-      // Integers: the sum saturates, multiply and add wrap in the result
-      // type.
-      const PrimitiveType type = plan_.output_type;
-      if (type == PRED) {  // or of ands, as the interpreter's bool accumulator
-        bool x = sum != 0 && (scale == nullptr || *scale != 0);
-        return x || (bias != nullptr && *bias != 0);
-      }
-      int64_t x = SaturateTo(sum, type);
-      if (scale != nullptr) x = WrapTo(static_cast<uint64_t>(x) * *scale, type);
-      if (bias != nullptr) x = WrapTo(static_cast<uint64_t>(x) + *bias, type);
-      if (primitive_util::IsUnsignedIntegralType(type)) {
-        uint64_t u = static_cast<uint64_t>(x);
-        if (plan_.activation == Activation::kClamp) {
-          u = std::min(std::max(u, static_cast<uint64_t>(plan_.low)),
-                       static_cast<uint64_t>(plan_.high));
-        }
-        return u;
-      }
-      if (plan_.activation == Activation::kRelu) x = std::max<int64_t>(x, 0);
-      if (plan_.activation == Activation::kClamp) {
-        x = std::min(std::max(x, static_cast<int64_t>(plan_.low)),
-                     static_cast<int64_t>(plan_.high));
-      }
-      return static_cast<uint64_t>(x);
-    } else if constexpr (std::is_same_v<T, double>) {
-      double x = sum * (scale != nullptr ? *scale : 1.0) + (bias != nullptr ? *bias : 0.0);
-      switch (plan_.activation) {
-        case Activation::kRelu:
-          return std::isnan(x) ? x : std::max(x, 0.0);
-        case Activation::kClamp:
-          return std::isnan(x) ? x : std::min(std::max(x, plan_.low), plan_.high);
-        case Activation::kLogistic:
-          return 1.0 / (1.0 + std::exp(-x));
-        case Activation::kTanh:
-          return std::tanh(x);
-        case Activation::kExp:
-          return std::exp(x);
-        case Activation::kNone:
-          return x;
-      }
-      return x;
-    } else {
-      T x = sum * (scale != nullptr ? *scale : T(1)) + (bias != nullptr ? *bias : T(0));
-      switch (plan_.activation) {
-        case Activation::kLogistic:
-          return T(1.0) / (T(1.0) + std::exp(-x));
-        case Activation::kTanh:
-          return std::tanh(x);
-        case Activation::kExp:
-          return std::exp(x);
-        default:
-          return x;
-      }
-    }
-  }
-
-  ConvPlan plan_;
-  std::vector<int64_t> operand_values_;
-  int64_t output_value_;
-  PrimitiveType compute_type_ = F64;
-};
+using conv::Activation;
+using conv::BaseOf;
+using conv::ConvPlan;
+using conv::Next;
+using conv::Operand;
+using conv::StridedCopy;
 
 // ---------------------------------------------------------------------------
 // The oneDNN path.
@@ -978,21 +553,21 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
   if (!instruction.shape().IsArray()) {
     return Unsupported(instruction, "a convolution with a tuple result");
   }
-  AXLE_ASSIGN_OR_RETURN(ConvPlan plan, MakePlan(instruction, constants));
+  AXLE_ASSIGN_OR_RETURN(ConvPlan plan, conv::MakePlan(instruction, constants));
   if (DnnlTakes(plan)) {
     auto thunk =
         std::make_unique<DnnlConvolutionThunk>(instruction.name(), operand_values, output_value);
     if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
   }
-  return std::unique_ptr<Thunk>(std::make_unique<LoopConvolutionThunk>(
-      instruction.name(), std::move(plan), std::move(operand_values), output_value));
+  return conv::CreateLoopConvolutionThunk(instruction.name(), std::move(plan),
+                                          std::move(operand_values), output_value);
 }
 
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const DnnlConvolutionThunk*>(&thunk)) {
     return std::string(dnnl->reference() ? "onednn-reference" : "onednn");
   }
-  if (dynamic_cast<const LoopConvolutionThunk*>(&thunk) != nullptr) return std::string("loop");
+  if (conv::IsLoopConvolutionThunk(thunk)) return std::string("loop");
   return absl::InvalidArgumentError("not a convolution thunk");
 }
 
