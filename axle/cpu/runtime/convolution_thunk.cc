@@ -466,7 +466,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
                     reinterpret_cast<float*>(out));
     }
   } catch (const dnnl::error& error) {
-    return absl::InternalError(absl::StrCat("oneDNN convolution: ", error.what()));
+    return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
   return absl::OkStatus();
 }
