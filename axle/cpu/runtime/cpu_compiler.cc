@@ -59,7 +59,6 @@ absl::Status CheckSupported(const HloModule& module) {
       }
       switch (instruction->opcode()) {
         case HloOpcode::kSort:
-        case HloOpcode::kConvolution:
         case HloOpcode::kGather:
         case HloOpcode::kScatter:
         case HloOpcode::kRng:

@@ -3,7 +3,6 @@
 #include "axle/cpu/runtime/dot_thunk.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -12,15 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "oneapi/dnnl/dnnl.hpp"
-
-// libgomp (oneDNN's threading runtime in Debian's build).
-extern "C" {
-void omp_set_num_threads(int threads);
-int omp_get_max_threads(void);
-}
 
 namespace axle::cpu {
 namespace {
@@ -288,23 +282,6 @@ std::vector<std::vector<int64_t>> OutputGroups(const DotPlan& plan) {
   }
   return groups;
 }
-
-// Cores divided among the dot thunks running right now.
-std::atomic<int> running_dots{0};
-
-class ThreadShare {
- public:
-  explicit ThreadShare(const ExecutableRunOptions* options) {
-    int running = running_dots.fetch_add(1) + 1;
-    int cores = DotThreads();
-    if (options != nullptr && options->intra_op_threads() > 0) {
-      cores = std::min(cores, options->intra_op_threads());
-    }
-    int threads = std::max(1, cores / running);
-    if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-  }
-  ~ThreadShare() { running_dots.fetch_sub(1); }
-};
 
 // ---------------------------------------------------------------------------
 // The loop path: any element type, accumulating in f64, s64 or c128.
@@ -612,7 +589,7 @@ class DnnlDotThunk : public Thunk {
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
-    ThreadShare share(context.run_options);
+    OmpTeamShare share(context.run_options);
     std::vector<char> lhs_scratch, rhs_scratch, bias_scratch;
     auto pointer = [&](const MatmulInput& input, std::vector<char>& scratch) -> void* {
       if (input.constant) return input.constant.get();

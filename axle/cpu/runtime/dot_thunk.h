@@ -18,9 +18,9 @@
 // runs a plain loop that accumulates in f64 / s64 / c128 and converts once.
 //
 // Thread-safe: each run makes its own stream, memory objects and scratchpad.
-// oneDNN's OpenMP team is sized per calling thread: the intra-op pool's size
-// (capped by ExecutableRunOptions::intra_op_threads) divided among the dot
-// thunks running at that moment, so concurrent runs do not oversubscribe.
+// oneDNN's OpenMP team is sized per calling thread (omp_team.h): the
+// intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
+// divided among the oneDNN thunks running at that moment.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_THUNK_H_

@@ -40,11 +40,14 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitCallThunk;
     case HloOpcode::kCustomCall:
       return EmitCustomCallThunk;
+    case HloOpcode::kConvolution:
+      return EmitConvolutionThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
       }
       if (FusionContains(instruction, HloOpcode::kDot)) return EmitDotThunk;
+      if (FusionContains(instruction, HloOpcode::kConvolution)) return EmitConvolutionThunk;
       return nullptr;
     default:
       return nullptr;

@@ -23,6 +23,9 @@ absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuil
 absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 // custom-call, on the executable's buffers (custom_call_thunk.cc).
 absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+// convolution, and kOutput fusions rooted at a convolution epilogue
+// (convolution_thunk.cc).
+absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
 }  // namespace axle::cpu
 

@@ -48,6 +48,16 @@ bool IsBiasAdd(const HloInstruction& user, const HloInstruction& value) {
          ShapeUtil::Compatible(other->shape(), value.shape());
 }
 
+// A multiply by a broadcast or an array of the output's shape (a folded
+// batch-norm scale).
+bool IsScale(const HloInstruction& user, const HloInstruction& value) {
+  if (user.opcode() != HloOpcode::kMultiply) return false;
+  const HloInstruction* other = OtherOperand(user, value);
+  if (other == nullptr) return false;
+  return other->opcode() == HloOpcode::kBroadcast ||
+         ShapeUtil::Compatible(other->shape(), value.shape());
+}
+
 bool IsActivation(const HloInstruction& user, const HloInstruction& value) {
   switch (user.opcode()) {
     case HloOpcode::kLogistic:
@@ -98,6 +108,12 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
   HloInstruction* value = root;
   HloFusionInstruction* fusion = nullptr;
   HloInstruction* user = OnlyUser(*value);
+  // The dot thunk takes no scale (yet): convolutions only.
+  if (root->opcode() == HloOpcode::kConvolution && user != nullptr && IsScale(*user, *value)) {
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
+    value = fusion;
+    user = OnlyUser(*value);
+  }
   if (user != nullptr && IsBiasAdd(*user, *value)) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
     value = fusion;

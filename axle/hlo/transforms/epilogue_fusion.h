@@ -7,11 +7,12 @@
 //   y = add(d, broadcast(bias))   { dot, add(dot, broadcast(bias)),
 //   r = maximum(y, broadcast(0))    maximum(add, broadcast(0)) }
 //
-// The epilogue is, in this order, optionally a bias add (the other operand
-// a broadcast, or an array of the output's shape) and optionally an
-// activation: relu (maximum with a zero constant or a broadcast of one),
-// logistic, tanh, exponential or clamp with constant bounds. Each step fuses
-// only when the value so far has that one user. The bias broadcast and the
+// The epilogue is, in this order, optionally (convolutions only) a scale
+// multiply, optionally a bias add (the other operand of each a broadcast,
+// or an array of the output's shape) and optionally an activation: relu
+// (maximum with a zero constant or a broadcast of one), logistic, tanh,
+// exponential or clamp with constant bounds. Each step fuses only when the
+// value so far has that one user. The scale and bias broadcasts and the
 // activation's constants are fused too.
 //
 // Run it before `fusion`, which would otherwise take the add into a kLoop

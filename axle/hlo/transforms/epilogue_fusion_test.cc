@@ -58,6 +58,82 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*fusion), "convolution,tanh");
 }
 
+TEST(DotEpilogueFusion, ConvolutionBiasAlongFeaturesAndReluIsOneOutputFusion) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[2,3,6,6] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  bias = f32[4] parameter(2)
+  c = f32[2,4,4,4] convolution(in, k), window={size=3x3}, dim_labels=bf01_oi01->bf01
+  bb = f32[2,4,4,4] broadcast(bias), dimensions={1}
+  y = f32[2,4,4,4] add(bb, c)
+  z = f32[] constant(0)
+  zb = f32[2,4,4,4] broadcast(z), dimensions={}
+  ROOT r = f32[2,4,4,4] maximum(y, zb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 3);  // in, k, bias
+  EXPECT_EQ(FusedOpcodes(*fusion), "constant,broadcast,broadcast,convolution,add,maximum");
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);
+}
+
+TEST(DotEpilogueFusion, ConvolutionScaleOffsetReluIsOneOutputFusion) {
+  // Inference batch norm folded into a scale and an offset per channel.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,5,5,2] parameter(0)
+  k = f32[3,3,2,4] parameter(1)
+  scale = f32[4] parameter(2)
+  offset = f32[4] parameter(3)
+  c = f32[1,3,3,4] convolution(in, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  sb = f32[1,3,3,4] broadcast(scale), dimensions={3}
+  n = f32[1,3,3,4] multiply(c, sb)
+  ob = f32[1,3,3,4] broadcast(offset), dimensions={3}
+  y = f32[1,3,3,4] add(n, ob)
+  z = f32[] constant(0)
+  zb = f32[1,3,3,4] broadcast(z), dimensions={}
+  ROOT r = f32[1,3,3,4] maximum(y, zb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 4);  // in, k, scale, offset
+  EXPECT_EQ(FusedOpcodes(*fusion),
+            "constant,broadcast,broadcast,broadcast,convolution,multiply,add,maximum");
+}
+
+TEST(DotEpilogueFusion, DotTakesNoScale) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  scale = f32[16] parameter(2)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  sb = f32[4,16] broadcast(scale), dimensions={1}
+  ROOT n = f32[4,16] multiply(d, sb)
+}
+)",
+                              pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 1u);
+}
+
 TEST(DotEpilogueFusion, ResidualAddOfSameShapeFuses) {
   DotEpilogueFusion pass;
   auto module = RunAndCompare(R"(

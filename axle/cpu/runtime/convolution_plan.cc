@@ -1,0 +1,193 @@
+// ConvPlan: a convolution resolved against its operands (see
+// convolution_plan.h).
+#include "axle/cpu/runtime/convolution_plan.h"
+
+#include <cstring>
+
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/program_builder.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu::conv {
+namespace {
+
+Operand PlainOperand(const Shape& shape, int64_t number, const Literal* constant) {
+  Operand operand;
+  operand.buffer_shape = shape;
+  operand.strides = ShapeUtil::RowMajorStrides(shape.dimensions());
+  if (constant != nullptr) {
+    operand.literal = std::make_shared<const Literal>(constant->Clone());
+  } else {
+    operand.operand = number;
+  }
+  return operand;
+}
+
+// A fused parameter, constant or broadcast (of those) as an Operand.
+absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
+                                const std::vector<const Literal*>& constants) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter: {
+      int64_t number = cast<HloParameterInstruction>(&instruction)->parameter_number();
+      return PlainOperand(instruction.shape(), number, constants[number]);
+    }
+    case HloOpcode::kConstant:
+      return PlainOperand(instruction.shape(), -1,
+                          &cast<HloConstantInstruction>(&instruction)->literal());
+    case HloOpcode::kBroadcast: {
+      AXLE_ASSIGN_OR_RETURN(Operand inner, Resolve(*instruction.operand(0), constants));
+      const auto& mapping = cast<HloDimensionsInstruction>(&instruction)->dimensions();
+      std::vector<int64_t> strides(instruction.shape().rank(), 0);
+      for (size_t j = 0; j < mapping.size(); ++j) strides[mapping[j]] = inner.strides[j];
+      inner.strides = std::move(strides);
+      return inner;
+    }
+    default:
+      return Unsupported(instruction, "a convolution operand the convolution thunk cannot read");
+  }
+}
+
+absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
+                                  const std::vector<const Literal*>& constants) {
+  AXLE_ASSIGN_OR_RETURN(Operand source, Resolve(instruction, constants));
+  bool splat = source.literal != nullptr;
+  for (int64_t stride : source.strides) splat = splat && stride == 0;
+  if (!splat || source.literal->element_count() != 1) {
+    return Unsupported(instruction, "an activation bound that is not a constant");
+  }
+  return source.literal->GetAsDouble(0);
+}
+
+}  // namespace
+
+absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
+                                  const std::vector<const Literal*>& constants) {
+  ConvPlan plan;
+  const HloInstruction* node = &instruction;
+  bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
+  if (in_fusion) {
+    node = cast<HloFusionInstruction>(&instruction)
+               ->fused_instructions_computation()
+               ->root_instruction();
+    auto is_chain = [](const HloInstruction* value) {
+      return value->opcode() == HloOpcode::kConvolution || value->opcode() == HloOpcode::kAdd ||
+             value->opcode() == HloOpcode::kMultiply;
+    };
+    switch (node->opcode()) {
+      case HloOpcode::kLogistic:
+      case HloOpcode::kTanh:
+      case HloOpcode::kExp:
+        plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
+                          : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
+                                                                 : Activation::kExp;
+        node = node->operand(0);
+        break;
+      case HloOpcode::kMaximum: {
+        int chain = is_chain(node->operand(0)) ? 0 : 1;
+        AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
+        if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
+        plan.activation = Activation::kRelu;
+        node = node->operand(chain);
+        break;
+      }
+      case HloOpcode::kClamp: {
+        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
+        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
+        plan.activation = Activation::kClamp;
+        node = node->operand(1);
+        break;
+      }
+      default:
+        break;
+    }
+    if (node->opcode() == HloOpcode::kAdd) {
+      int chain = is_chain(node->operand(0)) ? 0 : 1;
+      AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*node->operand(1 - chain), constants));
+      plan.bias = std::move(bias);
+      node = node->operand(chain);
+    }
+    if (node->opcode() == HloOpcode::kMultiply) {
+      int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
+      AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*node->operand(1 - chain), constants));
+      plan.scale = std::move(scale);
+      node = node->operand(chain);
+    }
+  }
+  if (node->opcode() != HloOpcode::kConvolution) {
+    return Unsupported(instruction, "a fusion the convolution thunk does not implement");
+  }
+  const auto* conv = cast<HloConvolutionInstruction>(node);
+  if (in_fusion) {
+    AXLE_ASSIGN_OR_RETURN(plan.lhs, Resolve(*conv->operand(0), constants));
+    AXLE_ASSIGN_OR_RETURN(plan.rhs, Resolve(*conv->operand(1), constants));
+  } else {
+    plan.lhs = PlainOperand(conv->operand(0)->shape(), 0, constants[0]);
+    plan.rhs = PlainOperand(conv->operand(1)->shape(), 1, constants[1]);
+  }
+  const ConvolutionDimensionNumbers& dn = conv->convolution_dimension_numbers();
+  plan.spatial = dn.input_spatial_dimensions_size();
+  plan.lhs_order = {dn.input_batch_dimension(), dn.input_feature_dimension()};
+  plan.rhs_order = {dn.kernel_output_feature_dimension(), dn.kernel_input_feature_dimension()};
+  plan.out_order = {dn.output_batch_dimension(), dn.output_feature_dimension()};
+  for (int64_t i = 0; i < plan.spatial; ++i) {
+    plan.lhs_order.push_back(dn.input_spatial_dimensions(i));
+    plan.rhs_order.push_back(dn.kernel_spatial_dimensions(i));
+    plan.out_order.push_back(dn.output_spatial_dimensions(i));
+  }
+  plan.output_shape = instruction.shape();
+  plan.output_type = instruction.shape().element_type();
+  const Shape& lhs_shape = conv->operand(0)->shape();
+  const Shape& rhs_shape = conv->operand(1)->shape();
+  if (lhs_shape.rank() != plan.spatial + 2 || rhs_shape.rank() != plan.spatial + 2 ||
+      conv->shape().rank() != plan.spatial + 2 ||
+      conv->window().dimensions_size() != plan.spatial) {
+    return Unsupported(instruction, "a convolution whose ranks do not match its dim_labels");
+  }
+  plan.lhs_dims = Permuted(lhs_shape.dimensions(), plan.lhs_order);
+  plan.rhs_dims = Permuted(rhs_shape.dimensions(), plan.rhs_order);
+  plan.out_dims = Permuted(conv->shape().dimensions(), plan.out_order);
+  for (int64_t i = 0; i < plan.spatial; ++i) plan.window.push_back(conv->window().dimensions(i));
+  plan.feature_groups = conv->feature_group_count();
+  plan.batch_groups = conv->batch_group_count();
+  if (plan.feature_groups < 1 || plan.batch_groups < 1 ||
+      plan.out_dims[1] % plan.feature_groups != 0 || plan.out_dims[1] % plan.batch_groups != 0 ||
+      plan.lhs_dims[0] % plan.batch_groups != 0 ||
+      plan.lhs_dims[1] != plan.rhs_dims[1] * plan.feature_groups) {
+    return Unsupported(instruction, "a convolution with inconsistent group counts");
+  }
+  return plan;
+}
+
+const char* BaseOf(const ThunkContext& context, const Operand& operand,
+                   const std::vector<int64_t>& operand_values) {
+  if (operand.literal != nullptr) return static_cast<const char*>(operand.literal->untyped_data());
+  return static_cast<const char*>(context.address(operand_values[operand.operand]));
+}
+
+void StridedCopy(const char* in, const std::vector<int64_t>& dims,
+                 const std::vector<int64_t>& strides, int64_t size, char* out) {
+  int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (int64_t n = 0; n < count; ++n) {
+    std::memcpy(out + n * size, in + offset * size, size);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+bool Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (++index[d] < dims[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+}  // namespace axle::cpu::conv

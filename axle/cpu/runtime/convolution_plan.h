@@ -1,0 +1,101 @@
+//===- convolution_plan.h - A convolution as its thunks read it -----------===//
+//
+// Internal to the convolution thunks (convolution_thunk.cc, the oneDNN
+// path; convolution_loop_thunk.cc, the loop): a convolution or convolution
+// epilogue fusion resolved against its operands into a ConvPlan, and the
+// strided-copy helpers both paths use. No oneDNN here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_CONVOLUTION_PLAN_H_
+#define AXLE_CPU_RUNTIME_CONVOLUTION_PLAN_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+#include "axle/cpu/runtime/thunk.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::cpu::conv {
+
+enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
+
+// Where an array's elements come from: thunk operand `operand` or
+// `literal`, both dense arrays of `buffer_shape`; element (i0, i1, ...) of
+// the array is at element offset sum(i_d * strides[d]) of that buffer
+// (stride 0 along broadcast dims).
+struct Operand {
+  int64_t operand = -1;  // index into the thunk's operands, or -1: `literal`
+  std::shared_ptr<const Literal> literal;
+  Shape buffer_shape;
+  std::vector<int64_t> strides;
+  PrimitiveType type() const { return buffer_shape.element_type(); }
+};
+
+// `values` reordered: element i is values[order[i]].
+inline std::vector<int64_t> Permuted(const std::vector<int64_t>& values,
+                                     const std::vector<int64_t>& order) {
+  std::vector<int64_t> out;
+  for (int64_t d : order) out.push_back(values[d]);
+  return out;
+}
+
+// The convolution in canonical order: lhs [batch, feature, spatial...],
+// rhs [output feature, input feature, spatial...], output [batch, feature,
+// spatial...]. `*_order` maps canonical to HLO dims, `*_dims` are sizes in
+// canonical order, strides of the Operands stay per HLO dim.
+struct ConvPlan {
+  Operand lhs, rhs;
+  // Over the output's HLO dims: the result is (conv * scale + bias).
+  std::optional<Operand> scale, bias;
+  Activation activation = Activation::kNone;
+  double low = 0, high = 0;  // clamp bounds
+  PrimitiveType output_type = F32;
+  Shape output_shape;
+  int64_t spatial = 0;
+  std::vector<int64_t> lhs_order, rhs_order, out_order;
+  std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
+  std::vector<WindowDimension> window;
+  int64_t feature_groups = 1, batch_groups = 1;
+
+  std::vector<int64_t> LhsStrides() const { return Permuted(lhs.strides, lhs_order); }
+  std::vector<int64_t> RhsStrides() const { return Permuted(rhs.strides, rhs_order); }
+  // An epilogue operand's strides in the output's canonical order.
+  std::vector<int64_t> OutputOrder(const Operand& operand) const {
+    return Permuted(operand.strides, out_order);
+  }
+  std::vector<int64_t> OutStrides() const {
+    return Permuted(ShapeUtil::RowMajorStrides(output_shape.dimensions()), out_order);
+  }
+};
+
+// The plan of `instruction`, a convolution or a kOutput fusion rooted at a
+// convolution epilogue; `constants[i]` is operand i's literal when it is a
+// constant. Unimplemented for what the thunks cannot read.
+absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
+                                  const std::vector<const Literal*>& constants);
+
+// The data of `operand` in this run.
+const char* BaseOf(const ThunkContext& context, const Operand& operand,
+                   const std::vector<int64_t>& operand_values);
+
+// Copies `dims` elements of `size` bytes read at `strides` (elements, any
+// sign) from `in` into the dense row-major array `out`.
+void StridedCopy(const char* in, const std::vector<int64_t>& dims,
+                 const std::vector<int64_t>& strides, int64_t size, char* out);
+
+// Advances `index` through `dims` in row-major order; false after the last.
+bool Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index);
+
+// The loop path (convolution_loop_thunk.cc): any element type.
+std::unique_ptr<Thunk> CreateLoopConvolutionThunk(std::string name, ConvPlan plan,
+                                                  std::vector<int64_t> operand_values,
+                                                  int64_t output_value);
+bool IsLoopConvolutionThunk(const Thunk& thunk);
+
+}  // namespace axle::cpu::conv
+
+#endif  // AXLE_CPU_RUNTIME_CONVOLUTION_PLAN_H_

@@ -1,0 +1,400 @@
+// Convolutions on the `cpu` platform against the interpreter: dim_labels in
+// several orders, 1-d/2-d/3-d, strides, padding (asymmetric, negative), lhs
+// and rhs dilation, window reversal, feature and batch groups, bf16, the
+// loop's types (f64, f16, s32, pred), constant weights, scale + bias +
+// activation epilogues, broadcast operands, a convolution feeding a loop fusion, and
+// one executable run from four threads. Each case also checks which
+// implementation the convolution thunk picked, so that a case meant for
+// oneDNN does not pass silently on the loop.
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "axle/cpu/runtime/convolution_thunk.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using testing::ExpectCpuAgrees;
+
+// Small values (exact in every type) that differ from element to element.
+Literal Values(const Shape& shape, int seed) {
+  Literal f64(ShapeUtil::MakeShape(F64, shape.dimensions()));
+  auto data = f64.data<double>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    if (!primitive_util::IsIntegralType(shape.element_type())) data[i] *= 0.25;
+  }
+  auto converted = f64.Convert(shape.element_type());
+  CHECK(converted.ok()) << converted.status();
+  return *std::move(converted);
+}
+
+// The implementation the convolution thunk picks for the entry's first
+// convolution or epilogue fusion, after the epilogue pass.
+std::string KindOf(absl::string_view text) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  CHECK(module.ok()) << module.status();
+  auto pass = CreatePass("dot-epilogue-fusion");
+  CHECK(pass.ok());
+  CHECK((*pass)->Run(module->get()).ok());
+  for (const HloInstruction* instruction :
+       (*module)->entry_computation()->MakeInstructionPostOrder()) {
+    if (instruction->opcode() != HloOpcode::kConvolution &&
+        instruction->opcode() != HloOpcode::kFusion) {
+      continue;
+    }
+    std::vector<int64_t> values;
+    std::vector<const Literal*> constants;
+    for (const HloInstruction* operand : instruction->operands()) {
+      values.push_back(static_cast<int64_t>(values.size()));
+      const auto* constant = dyn_cast<HloConstantInstruction>(operand);
+      constants.push_back(constant != nullptr ? &constant->literal() : nullptr);
+    }
+    auto thunk = cpu::CreateConvolutionThunk(*instruction, values, constants, values.size());
+    if (!thunk.ok()) return std::string(thunk.status().message());
+    auto kind = cpu::ConvolutionThunkKind(**thunk);
+    return kind.ok() ? *kind : std::string(kind.status().message());
+  }
+  return "no convolution";
+}
+
+// The kind bf16 convolutions run on: oneDNN picks no bf16 primitive on
+// CPUs without AVX-512 bf16 (or under valgrind), where the loop runs them.
+const char* Bf16Kind() { return __builtin_cpu_supports("avx512bf16") ? "onednn" : "loop"; }
+
+// Runs `text` on cpu and the interpreter with generated arguments, and
+// checks the convolution ran on `kind`.
+void Check(absl::string_view text, absl::string_view kind,
+           const ErrorSpec& error = ErrorSpec(1e-5, 1e-5)) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  for (const HloInstruction* parameter : (*module)->entry_computation()->parameter_instructions()) {
+    arguments.push_back(Values(parameter->shape(), static_cast<int>(arguments.size())));
+  }
+  ExpectCpuAgrees(text, arguments, error);
+  EXPECT_EQ(KindOf(text), kind);
+}
+
+// One convolution of parameters: `lhs`, `rhs` and `out` are shapes with
+// their type, `attributes` the window, dim_labels and group counts.
+std::string ConvModule(absl::string_view lhs, absl::string_view rhs, absl::string_view out,
+                       absl::string_view attributes) {
+  return absl::StrCat("HloModule conv\nENTRY e {\n  x = ", lhs, " parameter(0)\n  k = ", rhs,
+                      " parameter(1)\n  ROOT c = ", out, " convolution(x, k), ", attributes,
+                      "\n}\n");
+}
+
+TEST(CpuConvolution, Nhwc2d) {
+  Check(ConvModule("f32[2,7,7,3]", "f32[3,3,3,4]", "f32[2,5,5,4]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, Nchw2d) {
+  Check(ConvModule("f32[2,3,7,7]", "f32[4,3,3,3]", "f32[2,4,5,5]",
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01"),
+        "onednn");
+}
+
+TEST(CpuConvolution, ScrambledLabels) {
+  // lhs [s0, f, b, s1], kernel [i, s1, s0, o], output [f, s0, s1, b].
+  Check(ConvModule("f32[6,3,2,5]", "f32[3,2,3,4]", "f32[4,4,4,2]",
+                   "window={size=3x2}, dim_labels=0fb1_i10o->f01b"),
+        "onednn");
+}
+
+TEST(CpuConvolution, OneAndThreeSpatialDims) {
+  Check(ConvModule("f32[2,9,3]", "f32[3,3,4]", "f32[2,7,4]",
+                   "window={size=3}, dim_labels=b0f_0io->b0f"),
+        "onednn");
+  Check(ConvModule("f32[1,5,5,5,2]", "f32[3,3,3,2,3]", "f32[1,3,3,3,3]",
+                   "window={size=3x3x3}, dim_labels=b012f_012io->b012f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, StridesAndAsymmetricPadding) {
+  Check(ConvModule("f32[1,8,8,2]", "f32[3,3,2,3]", "f32[1,5,4,3]",
+                   "window={size=3x3 stride=2x2 pad=1_2x0_1}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, NegativePadding) {
+  Check(ConvModule("f32[1,8,8,2]", "f32[3,3,2,3]", "f32[1,6,4,3]",
+                   "window={size=3x3 pad=-1_1x0_-2}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, RhsDilation) {
+  Check(ConvModule("f32[1,8,8,2]", "f32[3,3,2,3]", "f32[1,4,6,3]",
+                   "window={size=3x3 rhs_dilate=2x1}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, LhsDilation) {
+  // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2.
+  Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,11,11,3]",
+                   "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+  // With a stride and negative padding cropping the dilated input.
+  Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,4,3,3]",
+                   "window={size=3x3 stride=2x2 pad=-1_1x0_-2 lhs_dilate=2x2}, "
+                   "dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, WindowReversal) {
+  Check(ConvModule("f32[1,6,6,2]", "f32[3,3,2,3]", "f32[1,4,4,3]",
+                   "window={size=3x3 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+}
+
+TEST(CpuConvolution, FeatureGroups) {
+  // Depthwise.
+  Check(ConvModule("f32[2,6,6,4]", "f32[3,3,1,4]", "f32[2,4,4,4]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=4"),
+        "onednn");
+  // Two groups of two input features, three outputs each.
+  Check(ConvModule("f32[1,6,6,4]", "f32[3,3,2,6]", "f32[1,4,4,6]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2"),
+        "onednn");
+}
+
+TEST(CpuConvolution, BatchGroups) {
+  // A weight gradient's shape: batch 4 in 2 groups of 2.
+  Check(ConvModule("f32[4,5,5,3]", "f32[3,3,3,6]", "f32[2,3,3,6]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2"),
+        "onednn");
+}
+
+TEST(CpuConvolution, Bf16) {
+  Check(ConvModule("bf16[2,7,7,3]", "bf16[3,3,3,4]", "bf16[2,7,7,4]",
+                   "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+        Bf16Kind(), ErrorSpec(1e-2, 1e-2));
+  Check(ConvModule("bf16[2,7,7,3]", "bf16[3,3,3,4]", "f32[2,5,5,4]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+        Bf16Kind(), ErrorSpec(1e-2, 1e-2));
+}
+
+TEST(CpuConvolution, LoopTypes) {
+  Check(ConvModule("f64[2,6,6,3]", "f64[3,3,3,4]", "f64[2,5,2,4]",
+                   "window={size=3x3 stride=1x2 pad=1_0x0_-1 lhs_dilate=1x1 rhs_dilate=1x1}, "
+                   "dim_labels=b01f_01io->b01f"),
+        "loop");
+  Check(ConvModule("s32[1,4,6,6]", "s32[4,2,3,3]", "s32[1,4,4,4]",
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=2"),
+        "loop");
+  Check(ConvModule("f16[4,5,5,3]", "f16[2,2,3,4]", "f16[2,9,5,4]",
+                   "window={size=2x2 pad=1_0x0_1 lhs_dilate=2x1 rhs_reversal=0x1}, "
+                   "dim_labels=b01f_01io->b01f, batch_group_count=2"),
+        "loop", ErrorSpec(1e-2, 1e-2));
+  Check(ConvModule("pred[1,5,3]", "pred[2,3,2]", "pred[1,4,2]",
+                   "window={size=2}, dim_labels=b0f_0io->b0f"),
+        "loop");
+}
+
+TEST(CpuConvolution, ConstantWeights) {
+  // k = f32[2,2,2,3] as nested braces.
+  std::string kernel;
+  int n = 0;
+  for (int a = 0; a < 2; ++a) {
+    absl::StrAppend(&kernel, a ? ", {" : "{");
+    for (int b = 0; b < 2; ++b) {
+      absl::StrAppend(&kernel, b ? ", {" : "{");
+      for (int i = 0; i < 2; ++i) {
+        absl::StrAppend(&kernel, i ? ", {" : "{");
+        for (int o = 0; o < 3; ++o, ++n) {
+          absl::StrAppend(&kernel, o ? ", " : "", (n % 7 - 3) * 0.25);
+        }
+        absl::StrAppend(&kernel, "}");
+      }
+      absl::StrAppend(&kernel, "}");
+    }
+    absl::StrAppend(&kernel, "}");
+  }
+  Check(absl::StrCat(R"(HloModule conv
+ENTRY e {
+  x = f32[2,5,5,2] parameter(0)
+  k = f32[2,2,2,3] constant({)",
+                     kernel, R"(})
+  ROOT c = f32[2,4,4,3] convolution(x, k), window={size=2x2}, dim_labels=b01f_01io->b01f
+}
+)"),
+        "onednn");
+}
+
+TEST(CpuConvolution, BiasReluEpilogue) {
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,6,6,3] parameter(0)
+  k = f32[3,3,3,4] parameter(1)
+  bias = f32[4] parameter(2)
+  c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[2,6,6,4] broadcast(bias), dimensions={3}
+  y = f32[2,6,6,4] add(c, bb)
+  zero = f32[] constant(0)
+  zeros = f32[2,6,6,4] broadcast(zero), dimensions={}
+  ROOT r = f32[2,6,6,4] maximum(y, zeros)
+}
+)",
+        "onednn");
+  // NCHW, clamp, bf16 (the epilogue rounds after each step).
+  Check(R"(HloModule conv
+ENTRY e {
+  x = bf16[2,3,6,6] parameter(0)
+  k = bf16[4,3,3,3] parameter(1)
+  bias = bf16[4] parameter(2)
+  c = bf16[2,4,4,4] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01
+  bb = bf16[2,4,4,4] broadcast(bias), dimensions={1}
+  y = bf16[2,4,4,4] add(bb, c)
+  lo = bf16[] constant(-1)
+  hi = bf16[] constant(1.5)
+  ROOT r = bf16[2,4,4,4] clamp(lo, y, hi)
+}
+)",
+        Bf16Kind(), ErrorSpec(1e-2, 1e-2));
+  // An integer epilogue on the loop.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = s32[1,5,5,2] parameter(0)
+  k = s32[2,2,2,3] parameter(1)
+  bias = s32[1,4,4,3] parameter(2)
+  c = s32[1,4,4,3] convolution(x, k), window={size=2x2}, dim_labels=b01f_01io->b01f
+  y = s32[1,4,4,3] add(c, bias)
+  zero = s32[] constant(0)
+  zeros = s32[1,4,4,3] broadcast(zero), dimensions={}
+  ROOT r = s32[1,4,4,3] maximum(y, zeros)
+}
+)",
+        "loop");
+}
+
+TEST(CpuConvolution, ScaleOffsetEpilogue) {
+  // The conv block's batch norm: scale and offset per channel, relu.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,6,6,4] parameter(0)
+  k = $T[3,3,4,4] parameter(1)
+  scale = $T[4] parameter(2)
+  offset = $T[4] parameter(3)
+  c = $T[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  s = $T[2,6,6,4] broadcast(scale), dimensions={3}
+  n = $T[2,6,6,4] multiply(c, s)
+  o = $T[2,6,6,4] broadcast(offset), dimensions={3}
+  y = $T[2,6,6,4] add(n, o)
+  zero = $T[] constant(0)
+  zeros = $T[2,6,6,4] broadcast(zero), dimensions={}
+  ROOT r = $T[2,6,6,4] maximum(y, zeros)
+}
+)";
+  auto with_type = [&](absl::string_view type) {
+    return absl::StrReplaceAll(kModule, {{"$T", type}});
+  };
+  Check(with_type("f32"), "onednn");
+  Check(with_type("bf16"), Bf16Kind(), ErrorSpec(2e-2, 2e-2));
+  Check(with_type("s32"), "loop");
+  // The residual add of the second convolution is a same-shape bias.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,6,6,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  scale = f32[4] parameter(2)
+  c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  s = f32[2,6,6,4] broadcast(scale), dimensions={3}
+  n = f32[2,6,6,4] multiply(s, c)
+  ROOT y = f32[2,6,6,4] add(x, n)
+}
+)",
+        "onednn");
+}
+
+TEST(CpuConvolution, BroadcastOperandsInAnEpilogueFusion) {
+  // The epilogue pass fuses the operands' broadcasts too: the input and
+  // the kernel are then read at stride 0 along the broadcast dims.
+  Check(R"(HloModule conv
+ENTRY e {
+  row = f32[3] parameter(0)
+  kv = f32[4] parameter(1)
+  x = f32[2,5,5,3] broadcast(row), dimensions={3}
+  k = f32[2,2,3,4] broadcast(kv), dimensions={3}
+  c = f32[2,4,4,4] convolution(x, k), window={size=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f
+  ROOT t = f32[2,4,4,4] tanh(c)
+}
+)",
+        "onednn");
+}
+
+TEST(CpuConvolution, FeedsAFusion) {
+  // abs is no epilogue: the convolution runs alone, the rest as a loop
+  // fusion that reads its result.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,6,6,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  scale = f32[4] parameter(2)
+  c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  a = f32[2,6,6,4] abs(c)
+  s = f32[2,6,6,4] broadcast(scale), dimensions={3}
+  n = f32[2,6,6,4] multiply(a, s)
+  res = f32[2,6,6,4] add(n, x)
+  zero = f32[] constant(0)
+  zeros = f32[2,6,6,4] broadcast(zero), dimensions={}
+  ROOT r = f32[2,6,6,4] maximum(res, zeros)
+}
+)",
+        "onednn");
+}
+
+TEST(CpuConvolution, FourThreadsRunOneExecutable) {
+  // The scrambled layout: input and output reorders around the primitive,
+  // the kernel reordered every run, a bias epilogue.
+  const std::string text = R"(HloModule conv
+ENTRY e {
+  x = f32[6,3,2,5] parameter(0)
+  k = f32[3,2,3,4] parameter(1)
+  bias = f32[4] parameter(2)
+  c = f32[4,4,4,2] convolution(x, k), window={size=3x2}, dim_labels=0fb1_i10o->f01b
+  bb = f32[4,4,4,2] broadcast(bias), dimensions={0}
+  ROOT y = f32[4,4,4,2] add(c, bb)
+}
+)";
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto executable = testing::CompileOn("cpu", text);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<Literal>> inputs(4);
+  std::vector<Literal> expected;
+  for (int t = 0; t < 4; ++t) {
+    for (const HloInstruction* parameter :
+         (*module)->entry_computation()->parameter_instructions()) {
+      inputs[t].push_back(Values(parameter->shape(), t + static_cast<int>(inputs[t].size())));
+    }
+    auto reference = testing::RunOn("interpreter", text, inputs[t]);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    expected.push_back(*std::move(reference));
+  }
+  std::vector<absl::Status> statuses(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10 && statuses[t].ok(); ++round) {
+        auto result = testing::RunExecutable("cpu", **executable, inputs[t]);
+        statuses[t] = result.ok() ? LiteralsNear(expected[t], *result, ErrorSpec(1e-5, 1e-5))
+                                  : result.status();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace axle

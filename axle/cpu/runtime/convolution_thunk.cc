@@ -1,0 +1,590 @@
+// Convolution thunks: convolution and convolution epilogues through oneDNN,
+// or the loop (convolution_loop_thunk.cc) for what oneDNN does not take (see
+// convolution_thunk.h).
+#include "axle/cpu/runtime/convolution_thunk.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/omp_team.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace axle::cpu {
+namespace {
+
+using conv::Activation;
+using conv::BaseOf;
+using conv::ConvPlan;
+using conv::Next;
+using conv::Operand;
+using conv::StridedCopy;
+
+// ---------------------------------------------------------------------------
+// The oneDNN path.
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::memory::data_type DnnlType(PrimitiveType type) {
+  return type == BF16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+}
+
+// `size` bytes at a 64-byte boundary inside `storage`.
+char* Aligned(std::vector<char>& storage, int64_t size) {
+  storage.resize(std::max<int64_t>(1, size) + 64);
+  char* data = storage.data();
+  return data + (64 - reinterpret_cast<uintptr_t>(data) % 64);
+}
+
+bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
+  return std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
+}
+
+// oneDNN's reference or im2col + gemm implementation, which it picks for
+// layouts its direct kernels do not take (NCHW f32, odd strides); in the
+// primitive's preferred layouts plus reorders it runs faster.
+bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd) {
+  return IsReference(pd) || std::strstr(pd.impl_info_str(), "gemm") != nullptr;
+}
+
+class DnnlConvolutionThunk : public Thunk {
+ public:
+  DnnlConvolutionThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value)
+      : Thunk(std::move(name)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value) {}
+
+  // Unimplemented when oneDNN declines the convolution.
+  absl::Status Build(ConvPlan plan);
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
+  }
+
+  bool reference() const { return reference_; }
+
+ private:
+  // Copies the input into the dense channels-last buffer `out`: batch group
+  // g of the input becomes features [g * C, (g + 1) * C), spatial dims are
+  // lhs-dilated (holes are zeros) and cropped by negative padding.
+  template <typename E>
+  void GatherInput(const E* in, E* out) const;
+  // The epilogue after the primitive (E: float or bfloat16, rounding after
+  // each step).
+  template <typename E>
+  void EpilogueAfter(const E* scale, const E* bias, E* out) const;
+
+  // The scale or bias of the epilogue: a dense array over the output's
+  // canonical dims, 1 where it does not vary.
+  struct EpilogueInput {
+    Operand operand;
+    std::vector<int64_t> dims, strides;  // strides into `operand`
+    int64_t element_size = 4;
+    dnnl::memory::desc desc;
+    std::shared_ptr<char[]> constant;
+  };
+  EpilogueInput MakeEpilogueInput(const Operand& operand) const;
+  // The dense array of `input` for this run (in `storage` unless constant).
+  const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
+                           std::vector<char>& storage) const;
+
+  ConvPlan plan_;
+  std::vector<int64_t> operand_values_;
+  int64_t output_value_;
+  bool reference_ = false;
+  int64_t element_size_ = 4;  // of the input and kernel
+  // Input: read in place at src_offset_ (elements), or gathered.
+  bool gather_input_ = false;
+  int64_t src_offset_ = 0;
+  std::vector<int64_t> crop_low_, src_spatial_;  // per spatial dim, of the dilated input
+  dnnl::memory::desc src_user_desc_, src_desc_;
+  std::optional<dnnl::reorder> src_reorder_;
+  // Kernel: packed once (constant), or reordered from its user layout (a
+  // dense copy first when window reversal or broadcasts need it).
+  dnnl::memory packed_weights_;
+  bool gather_weights_ = false;
+  std::vector<int64_t> weights_gather_dims_, weights_gather_strides_;
+  int64_t weights_gather_offset_ = 0;
+  dnnl::memory::desc weights_user_desc_, weights_desc_;
+  std::optional<dnnl::reorder> weights_reorder_;
+  // Output: written in place, or reordered from the primitive's layout.
+  dnnl::memory::desc dst_user_desc_, dst_desc_;
+  std::optional<dnnl::reorder> dst_reorder_;
+  std::optional<EpilogueInput> scale_, bias_;
+  // The epilogue runs after the primitive instead of as post-ops: for bf16
+  // results (rounded after each step, as the HLO says) and for a scale or
+  // bias that varies along more than the feature dim (oneDNN 2.6 post-ops
+  // mis-read a full-size operand whose layout differs from the output's).
+  bool epilogue_after_ = false;
+  dnnl::convolution_forward primitive_;
+  int64_t scratchpad_size_ = 0;
+};
+
+absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
+  // oneDNN fixes a primitive's team size when it creates it: the size a run
+  // gets when it runs alone.
+  OmpTeamShare share(nullptr);
+  plan_ = std::move(plan);
+  const ConvPlan& p = plan_;
+  element_size_ = primitive_util::ByteWidth(p.lhs.type());
+  const int64_t groups = p.feature_groups * p.batch_groups;
+  const int64_t batch = p.out_dims[0];
+  const int64_t channels = p.lhs_dims[1] * p.batch_groups;  // features after batch groups
+  auto none_zero = [](const std::vector<int64_t>& dims, const std::vector<int64_t>& strides) {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] > 1 && strides[d] == 0) return false;
+    }
+    return true;
+  };
+  // Input.
+  std::vector<int64_t> ls = p.LhsStrides();
+  dnnl::memory::dims strides, dilates, padding_low, padding_high;
+  gather_input_ = p.batch_groups > 1 || !none_zero(p.lhs_dims, ls);
+  for (int64_t i = 0; i < p.spatial; ++i) {
+    const WindowDimension& w = p.window[i];
+    gather_input_ = gather_input_ || w.base_dilation() > 1;
+    int64_t dilated = (p.lhs_dims[2 + i] - 1) * w.base_dilation() + 1;
+    crop_low_.push_back(std::max<int64_t>(0, -w.padding_low()));
+    src_spatial_.push_back(dilated - crop_low_.back() - std::max<int64_t>(0, -w.padding_high()));
+    if (src_spatial_.back() <= 0) return absl::UnimplementedError("input cropped away");
+    strides.push_back(w.stride());
+    dilates.push_back(w.window_dilation() - 1);
+    padding_low.push_back(std::max<int64_t>(0, w.padding_low()));
+    padding_high.push_back(std::max<int64_t>(0, w.padding_high()));
+  }
+  dnnl::memory::dims src_dims = {batch, channels};
+  src_dims.insert(src_dims.end(), src_spatial_.begin(), src_spatial_.end());
+  dnnl::memory::dims src_strides(src_dims.size());
+  if (gather_input_) {  // dense channels-last
+    int64_t stride = 1;
+    src_strides[1] = 1;
+    stride = channels;
+    for (int64_t i = p.spatial - 1; i >= 0; --i) {
+      src_strides[2 + i] = stride;
+      stride *= src_spatial_[i];
+    }
+    src_strides[0] = stride;
+  } else {
+    src_strides.assign(ls.begin(), ls.end());
+    for (int64_t i = 0; i < p.spatial; ++i) src_offset_ += crop_low_[i] * ls[2 + i];
+  }
+  dnnl::memory::data_type type = DnnlType(p.lhs.type());
+  src_user_desc_ = dnnl::memory::desc(src_dims, type, src_strides);
+  // Kernel: [G, O/G, I, spatial...] (or [O, I, spatial...]).
+  std::vector<int64_t> rs = p.RhsStrides();
+  dnnl::memory::dims weights_dims, weights_strides;
+  if (groups > 1) {
+    weights_dims = {groups, p.rhs_dims[0] / groups};
+    weights_strides = {p.rhs_dims[0] / groups * rs[0], rs[0]};
+  } else {
+    weights_dims = {p.rhs_dims[0]};
+    weights_strides = {rs[0]};
+  }
+  for (size_t d = 1; d < p.rhs_dims.size(); ++d) {
+    weights_dims.push_back(p.rhs_dims[d]);
+    weights_strides.push_back(rs[d]);
+  }
+  gather_weights_ = !none_zero(weights_dims, weights_strides);
+  for (int64_t i = 0; i < p.spatial; ++i) {
+    if (!p.window[i].window_reversal()) continue;
+    gather_weights_ = true;
+    size_t d = weights_dims.size() - p.spatial + i;
+    weights_gather_offset_ += (weights_dims[d] - 1) * weights_strides[d];
+    weights_strides[d] = -weights_strides[d];
+  }
+  if (gather_weights_) {
+    weights_gather_dims_ = weights_dims;
+    weights_gather_strides_ = weights_strides;
+    weights_user_desc_ = dnnl::memory::desc(weights_dims, DnnlType(p.rhs.type()),
+                                            ShapeUtil::RowMajorStrides(weights_dims));
+  } else {
+    weights_user_desc_ = dnnl::memory::desc(weights_dims, DnnlType(p.rhs.type()), weights_strides);
+  }
+  dnnl::memory::desc weights_any(weights_dims, DnnlType(p.rhs.type()),
+                                 dnnl::memory::format_tag::any);
+  // Output.
+  std::vector<int64_t> os = p.OutStrides();
+  dst_user_desc_ = dnnl::memory::desc(p.out_dims, DnnlType(p.output_type), os);
+  // Epilogue.
+  epilogue_after_ = p.output_type == BF16;
+  auto per_channel = [](const EpilogueInput& input) {
+    for (size_t d = 0; d < input.dims.size(); ++d) {
+      if (d != 1 && input.dims[d] != 1) return false;
+    }
+    return true;
+  };
+  if (p.scale) {
+    scale_ = MakeEpilogueInput(*p.scale);
+    epilogue_after_ = epilogue_after_ || !per_channel(*scale_);
+  }
+  if (p.bias) {
+    bias_ = MakeEpilogueInput(*p.bias);
+    epilogue_after_ = epilogue_after_ || !per_channel(*bias_);
+  }
+  dnnl::post_ops post_ops;
+  if (scale_ && !epilogue_after_) {
+    post_ops.append_binary(dnnl::algorithm::binary_mul, scale_->desc);
+  }
+  if (bias_ && !epilogue_after_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
+  switch (epilogue_after_ ? Activation::kNone : p.activation) {
+    case Activation::kNone:
+      break;
+    case Activation::kRelu:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case Activation::kLogistic:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+      break;
+    case Activation::kTanh:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
+      break;
+    case Activation::kExp:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f);
+      break;
+    case Activation::kClamp:
+      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, static_cast<float>(p.low),
+                              static_cast<float>(p.high));
+      break;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(post_ops);
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+  auto make = [&](const dnnl::memory::desc& src,
+                  const dnnl::memory::desc& dst) -> std::optional<PrimitiveDesc> {
+    try {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                           dnnl::algorithm::convolution_direct, src, weights_any,
+                                           dst, strides, dilates, padding_low, padding_high);
+      return PrimitiveDesc(desc, attr, Engine());
+    } catch (const dnnl::error&) {
+      return std::nullopt;
+    }
+  };
+  // The operands' own layouts first; the primitive's preferred ones when
+  // oneDNN would otherwise run a fallback implementation.
+  std::optional<PrimitiveDesc> pd = make(src_user_desc_, dst_user_desc_);
+  if (!pd || IsFallback(*pd)) {
+    dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
+    dnnl::memory::desc dst_any(p.out_dims, DnnlType(p.output_type), dnnl::memory::format_tag::any);
+    std::optional<PrimitiveDesc> preferred = make(src_any, dst_any);
+    if (preferred && (!pd || !IsFallback(*preferred))) pd = std::move(preferred);
+  }
+  if (!pd) return absl::UnimplementedError("oneDNN declines the convolution");
+  reference_ = IsReference(*pd);
+  try {
+    scratchpad_size_ = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+    src_desc_ = pd->src_desc();
+    dst_desc_ = pd->dst_desc();
+    weights_desc_ = pd->weights_desc();
+    if (src_desc_ != src_user_desc_) {
+      src_reorder_ = dnnl::reorder(
+          dnnl::reorder::primitive_desc(Engine(), src_user_desc_, Engine(), src_desc_));
+    }
+    if (dst_desc_ != dst_user_desc_) {
+      dst_reorder_ = dnnl::reorder(
+          dnnl::reorder::primitive_desc(Engine(), dst_desc_, Engine(), dst_user_desc_));
+    }
+    if (weights_desc_ != weights_user_desc_) {
+      weights_reorder_ = dnnl::reorder(
+          dnnl::reorder::primitive_desc(Engine(), weights_user_desc_, Engine(), weights_desc_));
+    }
+    if (p.rhs.literal != nullptr) {
+      // Constant weights: into the primitive's layout once.
+      const char* base = static_cast<const char*>(p.rhs.literal->untyped_data());
+      std::vector<char> dense;
+      if (gather_weights_) {
+        char* out = Aligned(dense, weights_user_desc_.get_size());
+        StridedCopy(base + weights_gather_offset_ * element_size_, weights_gather_dims_,
+                    weights_gather_strides_, element_size_, out);
+        base = out;
+      }
+      dnnl::memory user(weights_user_desc_, Engine(), const_cast<char*>(base));
+      packed_weights_ = dnnl::memory(weights_desc_, Engine());
+      dnnl::stream stream(Engine());
+      dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
+      stream.wait();
+      plan_.rhs.literal.reset();
+    }
+    primitive_ = dnnl::convolution_forward(*pd);
+  } catch (const dnnl::error& error) {
+    return absl::UnimplementedError(absl::StrCat("oneDNN convolution: ", error.what()));
+  }
+  return absl::OkStatus();
+}
+
+template <typename E>
+void DnnlConvolutionThunk::GatherInput(const E* in, E* out) const {
+  const ConvPlan& p = plan_;
+  std::vector<int64_t> ls = p.LhsStrides();
+  const int64_t batch = p.out_dims[0], features = p.lhs_dims[1];
+  std::vector<int64_t> position(p.spatial, 0);
+  for (int64_t n = 0; n < batch; ++n) {
+    std::fill(position.begin(), position.end(), 0);
+    do {
+      // The input element under this dense spatial position, if any.
+      bool hole = false;
+      int64_t offset = n * ls[0];
+      for (int64_t i = 0; i < p.spatial; ++i) {
+        int64_t dilated = position[i] + crop_low_[i];
+        int64_t d = p.window[i].base_dilation();
+        hole = hole || dilated % d != 0;
+        offset += dilated / d * ls[2 + i];
+      }
+      for (int64_t g = 0; g < p.batch_groups; ++g) {
+        const E* from = in + offset + g * batch * ls[0];
+        for (int64_t c = 0; c < features; ++c) *out++ = hole ? E() : from[c * ls[1]];
+      }
+    } while (Next(src_spatial_, position));
+  }
+}
+
+DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
+    const Operand& operand) const {
+  EpilogueInput input;
+  input.operand = operand;
+  input.strides = plan_.OutputOrder(operand);
+  input.element_size = primitive_util::ByteWidth(operand.type());
+  input.dims = plan_.out_dims;
+  for (size_t d = 0; d < input.dims.size(); ++d) {
+    if (input.strides[d] == 0) input.dims[d] = 1;
+  }
+  input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()),
+                                  ShapeUtil::RowMajorStrides(input.dims));
+  if (operand.literal != nullptr) {
+    input.constant.reset(new char[input.desc.get_size() + 1]);
+    StridedCopy(static_cast<const char*>(operand.literal->untyped_data()), input.dims,
+                input.strides, input.element_size, input.constant.get());
+    input.operand.literal.reset();
+  }
+  return input;
+}
+
+const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
+                                               const EpilogueInput& input,
+                                               std::vector<char>& storage) const {
+  if (input.constant) return input.constant.get();
+  char* dense = Aligned(storage, input.desc.get_size());
+  StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
+              input.element_size, dense);
+  return dense;
+}
+
+absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
+  OmpTeamShare share(context.run_options);
+  const ConvPlan& p = plan_;
+  std::vector<char> gathered, src_storage, weights_dense, weights_storage, dst_storage,
+      scale_storage, bias_storage, scratchpad;
+  try {
+    const dnnl::engine& engine = Engine();
+    dnnl::stream stream(engine);
+    std::unordered_map<int, dnnl::memory> args;
+    // Input.
+    const char* lhs = BaseOf(context, p.lhs, operand_values_);
+    char* src = const_cast<char*>(lhs) + src_offset_ * element_size_;
+    if (gather_input_) {
+      src = Aligned(gathered, src_user_desc_.get_size());
+      if (element_size_ == 2) {
+        GatherInput(reinterpret_cast<const uint16_t*>(lhs), reinterpret_cast<uint16_t*>(src));
+      } else {
+        GatherInput(reinterpret_cast<const uint32_t*>(lhs), reinterpret_cast<uint32_t*>(src));
+      }
+    }
+    dnnl::memory src_memory(src_user_desc_, engine, src);
+    if (src_reorder_) {
+      dnnl::memory user = src_memory;
+      src_memory = dnnl::memory(src_desc_, engine, Aligned(src_storage, src_desc_.get_size()));
+      src_reorder_->execute(stream, user, src_memory);
+    }
+    args[DNNL_ARG_SRC] = src_memory;
+    // Kernel.
+    if (packed_weights_) {
+      args[DNNL_ARG_WEIGHTS] = packed_weights_;
+    } else {
+      const char* rhs = BaseOf(context, p.rhs, operand_values_);
+      if (gather_weights_) {
+        char* dense = Aligned(weights_dense, weights_user_desc_.get_size());
+        StridedCopy(rhs + weights_gather_offset_ * element_size_, weights_gather_dims_,
+                    weights_gather_strides_, element_size_, dense);
+        rhs = dense;
+      }
+      dnnl::memory weights(weights_user_desc_, engine, const_cast<char*>(rhs));
+      if (weights_reorder_) {
+        dnnl::memory user = weights;
+        weights =
+            dnnl::memory(weights_desc_, engine, Aligned(weights_storage, weights_desc_.get_size()));
+        weights_reorder_->execute(stream, user, weights);
+      }
+      args[DNNL_ARG_WEIGHTS] = weights;
+    }
+    // Output.
+    char* out = static_cast<char*>(context.address(output_value_));
+    dnnl::memory dst_memory(dst_desc_, engine,
+                            dst_reorder_ ? Aligned(dst_storage, dst_desc_.get_size()) : out);
+    args[DNNL_ARG_DST] = dst_memory;
+    // Bias.
+    // Scale and bias: post-ops 0 and 1 (or 0 without a scale).
+    const char* scale = scale_ ? EpilogueData(context, *scale_, scale_storage) : nullptr;
+    const char* bias = bias_ ? EpilogueData(context, *bias_, bias_storage) : nullptr;
+    if (!epilogue_after_) {
+      if (scale_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+            dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+      }
+      if (bias_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
+            dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+      }
+    }
+    if (scratchpad_size_ > 0) {
+      dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
+                                      dnnl::memory::format_tag::a);
+      args[DNNL_ARG_SCRATCHPAD] =
+          dnnl::memory(scratch_desc, engine, Aligned(scratchpad, scratchpad_size_));
+    }
+    primitive_.execute(stream, args);
+    if (dst_reorder_) {
+      dnnl::memory user(dst_user_desc_, engine, out);
+      dst_reorder_->execute(stream, dst_memory, user);
+    }
+    stream.wait();
+    if (epilogue_after_ && p.output_type == BF16) {
+      EpilogueAfter(reinterpret_cast<const bfloat16*>(scale),
+                    reinterpret_cast<const bfloat16*>(bias), reinterpret_cast<bfloat16*>(out));
+    } else if (epilogue_after_) {
+      EpilogueAfter(reinterpret_cast<const float*>(scale), reinterpret_cast<const float*>(bias),
+                    reinterpret_cast<float*>(out));
+    }
+  } catch (const dnnl::error& error) {
+    return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
+  }
+  return absl::OkStatus();
+}
+
+template <typename E>
+void DnnlConvolutionThunk::EpilogueAfter(const E* scale, const E* bias, E* out) const {
+  const ConvPlan& p = plan_;
+  if (!p.scale && !p.bias && p.activation == Activation::kNone) return;
+  std::vector<int64_t> os = p.OutStrides();
+  // Strides into the dense scale / bias arrays (0 along their size-1 dims).
+  auto dense_strides = [&](const std::optional<EpilogueInput>& input) {
+    if (!input) return std::vector<int64_t>(os.size(), 0);
+    std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(input->dims);
+    for (size_t d = 0; d < strides.size(); ++d) {
+      if (input->dims[d] == 1) strides[d] = 0;
+    }
+    return strides;
+  };
+  std::vector<int64_t> ss = dense_strides(scale_), bs = dense_strides(bias_);
+  std::vector<int64_t> o(p.out_dims.size(), 0);
+  int64_t count = 1;
+  for (int64_t d : p.out_dims) count *= d;
+  for (int64_t e = 0; e < count; ++e, Next(p.out_dims, o)) {
+    int64_t out_offset = 0, scale_offset = 0, bias_offset = 0;
+    for (size_t d = 0; d < o.size(); ++d) {
+      out_offset += o[d] * os[d];
+      scale_offset += o[d] * ss[d];
+      bias_offset += o[d] * bs[d];
+    }
+    E& value = out[out_offset];
+    if (scale != nullptr) {
+      value = E(static_cast<float>(value) * static_cast<float>(scale[scale_offset]));
+    }
+    if (bias != nullptr) {
+      value = E(static_cast<float>(value) + static_cast<float>(bias[bias_offset]));
+    }
+    float x = static_cast<float>(value);
+    switch (p.activation) {
+      case Activation::kNone:
+        continue;
+      case Activation::kRelu:
+        x = std::isnan(x) ? x : std::max(x, 0.f);
+        break;
+      case Activation::kClamp:
+        x = std::isnan(x)
+                ? x
+                : std::min(std::max(x, static_cast<float>(p.low)), static_cast<float>(p.high));
+        break;
+      case Activation::kLogistic:
+        x = 1.f / (1.f + std::exp(-x));
+        break;
+      case Activation::kTanh:
+        x = std::tanh(x);
+        break;
+      case Activation::kExp:
+        x = std::exp(x);
+        break;
+    }
+    value = E(x);
+  }
+}
+
+bool DnnlTakes(const ConvPlan& plan) {
+  PrimitiveType in = plan.lhs.type();
+  if (in != plan.rhs.type() || (in != F32 && in != BF16)) return false;
+  if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
+  if (plan.bias && plan.bias->type() != plan.output_type) return false;
+  if (plan.scale && plan.scale->type() != plan.output_type) return false;
+  if (plan.spatial < 1 || plan.spatial > 3) return false;
+  if (plan.feature_groups > 1 && plan.batch_groups > 1) return false;
+  for (const auto* dims : {&plan.lhs_dims, &plan.rhs_dims, &plan.out_dims}) {
+    for (int64_t d : *dims) {
+      if (d == 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
+    const HloInstruction& instruction, std::vector<int64_t> operand_values,
+    const std::vector<const Literal*>& constants, int64_t output_value) {
+  if (!instruction.shape().IsArray()) {
+    return Unsupported(instruction, "a convolution with a tuple result");
+  }
+  AXLE_ASSIGN_OR_RETURN(ConvPlan plan, conv::MakePlan(instruction, constants));
+  if (DnnlTakes(plan)) {
+    auto thunk =
+        std::make_unique<DnnlConvolutionThunk>(instruction.name(), operand_values, output_value);
+    if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
+  }
+  return conv::CreateLoopConvolutionThunk(instruction.name(), std::move(plan),
+                                          std::move(operand_values), output_value);
+}
+
+absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
+  if (const auto* dnnl = dynamic_cast<const DnnlConvolutionThunk*>(&thunk)) {
+    return std::string(dnnl->reference() ? "onednn-reference" : "onednn");
+  }
+  if (conv::IsLoopConvolutionThunk(thunk)) return std::string("loop");
+  return absl::InvalidArgumentError("not a convolution thunk");
+}
+
+absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  std::vector<int64_t> operand_values;
+  std::vector<const Literal*> constants;
+  for (const HloInstruction* operand : instruction.operands()) {
+    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
+    operand_values.push_back(value);
+    constants.push_back(builder.ConstantOf(value));
+  }
+  int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<Thunk> thunk,
+      CreateConvolutionThunk(instruction, std::move(operand_values), constants, output));
+  builder.AddThunk(std::move(thunk));
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu

@@ -1,0 +1,64 @@
+//===- convolution_thunk.h - convolution (and convolution + epilogue) ------===//
+//
+// A convolution thunk runs an HLO `convolution` with all of XLA's
+// parameters (dim_labels in any order, window size, stride, padding
+// including negative, lhs and rhs dilation, window reversal,
+// feature_group_count, batch_group_count, any number of spatial dims), or a
+// kOutput fusion from `dot-epilogue-fusion` (convolution, then optionally a
+// scale multiply, a bias add, and relu / logistic / tanh / exp / clamp).
+//
+// f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 with 1 to 3 spatial dims
+// run a oneDNN forward-inference convolution primitive created at compile
+// time:
+//   - XLA's dimension numbers become strides of oneDNN memory descriptors
+//     ([N, C, spatial...] for input and output, [G, O/G, I, spatial...] for
+//     the kernel), so the input and output are read and written in place;
+//     negative padding crops the input view. If the primitive oneDNN picks
+//     for those layouts is a fallback (reference, or im2col + gemm as for
+//     NCHW f32), the thunk asks for its preferred layouts instead and
+//     reorders input and output around the call.
+//   - lhs dilation and batch groups are copied at run time into a dense
+//     channels-last input (holes as zeros; batch group g becomes feature
+//     group g), which oneDNN then convolves as a grouped convolution.
+//   - rhs dilation is oneDNN dilation (minus one), feature groups oneDNN
+//     groups. The kernel is reordered into the primitive's preferred
+//     layout: once at compile time when it is a constant, else every run.
+//   - The epilogue runs as post-ops (binary mul and add, eltwise); with
+//     a bf16 result it runs after the primitive, rounding after each step as
+//     the HLO does.
+// Every other element type, rank and anything oneDNN declines runs a plain
+// loop that accumulates in f64 / wrapping 64-bit integers / c128, with the
+// interpreter's rounding (integer results narrower than 64 bits saturate).
+//
+// Thread-safe: each run makes its own stream, memory objects and scratch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_H_
+#define AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+#include "axle/cpu/runtime/thunk.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::cpu {
+
+// `instruction` is a convolution or a kOutput fusion rooted at a
+// convolution epilogue. `operand_values[i]` is the value of its operand i,
+// `constants[i]` that operand's literal when it is a constant (else null;
+// the thunk copies what it keeps).
+absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
+    const HloInstruction& instruction, std::vector<int64_t> operand_values,
+    const std::vector<const Literal*>& constants, int64_t output_value);
+
+// How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-reference"
+// (oneDNN's slow reference implementation) or "loop" (for tests).
+absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_H_
