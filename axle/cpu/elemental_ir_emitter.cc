@@ -227,7 +227,26 @@ llvm::Value* ElementalIrEmitter::EmitMin(PrimitiveType type, llvm::Value* x, llv
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstruction& hlo,
                                                              Generators operands,
                                                              const IrIndex& index) {
-  AXLE_RETURN_IF_ERROR(CheckSupportedType(hlo.shape().element_type(), hlo));
+  absl::Status supported = absl::OkStatus();
+  ShapeUtil::ForEachLeafShape(hlo.shape(), [&](const Shape& leaf, const ShapeIndex&) {
+    if (supported.ok()) supported = CheckSupportedType(leaf.element_type(), hlo);
+  });
+  AXLE_RETURN_IF_ERROR(supported);
+  switch (hlo.opcode()) {
+    case HloOpcode::kGetTupleElement: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * tuple, operands[0](index));
+      const int64_t i = cast<HloGetTupleElementInstruction>(&hlo)->tuple_index();
+      return b_.CreateExtractValue(tuple, {static_cast<unsigned>(i)});
+    }
+    case HloOpcode::kMap:
+      return EmitMap(hlo, operands, index);
+    case HloOpcode::kReduce:
+      return EmitReduce(hlo, operands, index);
+    case HloOpcode::kReduceWindow:
+      return EmitReduceWindow(hlo, operands, index);
+    default:
+      break;
+  }
   // Scalar operands of clamp/select broadcast: they are read at index {}.
   auto operand_at = [&](int64_t i) -> absl::StatusOr<llvm::Value*> {
     if (hlo.operand(i)->shape().rank() == 0 && !index.empty()) return operands[i](IrIndex{});

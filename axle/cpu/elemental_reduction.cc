@@ -1,0 +1,355 @@
+//===- elemental_reduction.cc - Ops that apply a computation, as LLVM IR ---===//
+//
+// map, reduce and reduce-window: the to_apply computation (scalar
+// elementwise ops, constants, a tuple root for the variadic forms) is
+// emitted inline. reduce and reduce-window compute one output element with
+// a loop nest over the reduced dimensions (the window) that folds the
+// inputs in row-major order from the init values, as the interpreter does.
+// Accumulators live in entry-block allocas in their storage type (SROA
+// promotes them; an i1 accumulator sends LLVM 19 into seconds-long
+// compiles). reduce-window skips window positions that fall on padding or
+// on a base-dilation hole, as XLA's evaluator does.
+//
+// Reassociation: a single-input reduce whose combiner root is an f32/f64 add
+// or multiply is marked `reassoc`, so the loop vectorizer splits the sum
+// into vector lanes as XLA:CPU does (results differ from the in-order
+// interpreter by rounding only). Every other combiner folds in order.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace axle::cpu {
+namespace pu = primitive_util;
+
+namespace {
+
+// The element types of `shape`: its own, or its tuple elements'.
+std::vector<PrimitiveType> ResultTypes(const Shape& shape) {
+  std::vector<PrimitiveType> types;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) types.push_back(element.element_type());
+  } else {
+    types.push_back(shape.element_type());
+  }
+  return types;
+}
+
+// The dimensions of the first result of `shape`.
+const std::vector<int64_t>& ResultDimensions(const Shape& shape) {
+  return shape.IsTuple() ? shape.tuple_shapes(0).dimensions() : shape.dimensions();
+}
+
+absl::Status Invalid(const HloInstruction& hlo, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), ": ", why));
+}
+
+}  // namespace
+
+// --- Loops and scopes ----------------------------------------------------------
+
+absl::Status ElementalIrEmitter::EmitForLoop(llvm::Value* begin, llvm::Value* end,
+                                             absl::string_view name,
+                                             const std::function<absl::Status(llvm::Value*)>& body,
+                                             bool vectorize) {
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = b_.getContext();
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  std::string prefix(name.data(), name.size());
+  auto* header = llvm::BasicBlock::Create(context, prefix + ".header", function);
+  auto* body_block = llvm::BasicBlock::Create(context, prefix + ".body", function);
+  auto* exit = llvm::BasicBlock::Create(context, prefix + ".exit", function);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, prefix + ".i");
+  i->addIncoming(begin, preheader);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), body_block, exit);
+  b_.SetInsertPoint(body_block);
+  scopes_.push_back(next_scope_++);
+  absl::Status status = body(i);
+  scopes_.pop_back();
+  AXLE_RETURN_IF_ERROR(status);
+  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1), prefix + ".next", /*HasNUW=*/true,
+                                   /*HasNSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (!vectorize) {
+    llvm::Metadata* no_vectorize[] = {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
+                                      llvm::ConstantAsMetadata::get(b_.getFalse())};
+    llvm::Metadata* no_unroll[] = {llvm::MDString::get(context, "llvm.loop.unroll.disable")};
+    llvm::MDNode* self = llvm::MDNode::getDistinct(
+        context,
+        {nullptr, llvm::MDNode::get(context, no_vectorize), llvm::MDNode::get(context, no_unroll)});
+    self->replaceOperandWith(0, self);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+bool ElementalIrEmitter::InScope(int64_t scope) const {
+  return std::find(scopes_.begin(), scopes_.end(), scope) != scopes_.end();
+}
+
+// --- Inline computations -------------------------------------------------------
+
+absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitScalarComputation(
+    const HloComputation& computation, absl::Span<llvm::Value* const> arguments) {
+  if (computation.num_parameters() != static_cast<int64_t>(arguments.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: computation ", computation.name(),
+                                                   " takes ", computation.num_parameters(),
+                                                   " parameters, given ", arguments.size()));
+  }
+  std::map<const HloInstruction*, llvm::Value*> values;
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    values[computation.parameter_instruction(i)] = arguments[i];
+  }
+  const HloInstruction* root = computation.root_instruction();
+  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (instruction->opcode() == HloOpcode::kParameter) continue;
+    if (instruction == root && instruction->opcode() == HloOpcode::kTuple) continue;
+    if (!instruction->shape().IsArray() || instruction->shape().rank() != 0) {
+      return absl::UnimplementedError(absl::StrCat("CPU codegen: computation ", computation.name(),
+                                                   " has a non-scalar ",
+                                                   HloOpcodeString(instruction->opcode())));
+    }
+    std::vector<ElementGenerator> operands;
+    for (const HloInstruction* operand : instruction->operands()) {
+      llvm::Value* value = values.at(operand);
+      operands.push_back([value](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return value; });
+    }
+    AXLE_ASSIGN_OR_RETURN(values[instruction], EmitElement(*instruction, operands, IrIndex{}));
+  }
+  std::vector<llvm::Value*> results;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* operand : root->operands()) results.push_back(values.at(operand));
+  } else {
+    results.push_back(values.at(root));
+  }
+  return results;
+}
+
+llvm::Value* ElementalIrEmitter::MakeStruct(absl::Span<llvm::Value* const> values) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* value : values) types.push_back(value->getType());
+  llvm::Value* result = llvm::UndefValue::get(llvm::StructType::get(b_.getContext(), types));
+  for (size_t i = 0; i < values.size(); ++i) {
+    result = b_.CreateInsertValue(result, values[i], {static_cast<unsigned>(i)});
+  }
+  return result;
+}
+
+std::vector<llvm::AllocaInst*> ElementalIrEmitter::MakeAccumulators(
+    absl::Span<const PrimitiveType> types, absl::Span<llvm::Value* const> init) {
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::AllocaInst*> accumulators;
+  for (size_t k = 0; k < types.size(); ++k) {
+    accumulators.push_back(entry.CreateAlloca(StorageType(types[k])));
+    StoreElement(init[k], accumulators.back(), I64(0), types[k]);
+  }
+  return accumulators;
+}
+
+llvm::Value* ElementalIrEmitter::ReadAccumulators(absl::Span<llvm::AllocaInst* const> accumulators,
+                                                  absl::Span<const PrimitiveType> types) {
+  std::vector<llvm::Value*> values;
+  for (size_t k = 0; k < types.size(); ++k) {
+    values.push_back(LoadElement(accumulators[k], I64(0), types[k]));
+  }
+  return values.size() == 1 ? values[0] : MakeStruct(values);
+}
+
+absl::Status ElementalIrEmitter::Accumulate(const HloInstruction& hlo,
+                                            absl::Span<llvm::AllocaInst* const> accumulators,
+                                            absl::Span<const PrimitiveType> types,
+                                            absl::Span<llvm::Value* const> values,
+                                            llvm::Value* predicate, bool reassociate) {
+  const HloComputation& combiner = *hlo.to_apply();
+  std::vector<llvm::Value*> arguments;
+  for (size_t k = 0; k < types.size(); ++k) {
+    arguments.push_back(LoadElement(accumulators[k], I64(0), types[k]));
+  }
+  arguments.insert(arguments.end(), values.begin(), values.end());
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                        EmitScalarComputation(combiner, arguments));
+  if (results.size() != types.size()) {
+    return Invalid(hlo, absl::StrCat("the computation returns ", results.size(), " values for ",
+                                     types.size(), " accumulators"));
+  }
+  const HloOpcode root = combiner.root_instruction()->opcode();
+  if (reassociate && types.size() == 1 && (types[0] == F32 || types[0] == F64) &&
+      (root == HloOpcode::kAdd || root == HloOpcode::kMultiply)) {
+    if (auto* instruction = llvm::dyn_cast<llvm::Instruction>(results[0])) {
+      instruction->setHasAllowReassoc(true);
+    }
+  }
+  for (size_t k = 0; k < types.size(); ++k) {
+    llvm::Value* result = results[k];
+    if (predicate != nullptr) result = b_.CreateSelect(predicate, result, arguments[k]);
+    StoreElement(result, accumulators[k], I64(0), types[k]);
+  }
+  return absl::OkStatus();
+}
+
+// --- map -----------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitMap(const HloInstruction& hlo,
+                                                         Generators operands,
+                                                         const IrIndex& index) {
+  std::vector<llvm::Value*> arguments;
+  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
+    if (hlo.operand(i)->shape().rank() != static_cast<int64_t>(index.size())) {
+      return Invalid(hlo, "operands must have the result's dimensions");
+    }
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[i](index));
+    arguments.push_back(value);
+  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                        EmitScalarComputation(*hlo.to_apply(), arguments));
+  if (results.size() != 1) return Invalid(hlo, "the computation must return one scalar");
+  return results[0];
+}
+
+// --- reduce --------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction& hlo,
+                                                            Generators operands,
+                                                            const IrIndex& out_index) {
+  const int64_t count = hlo.operand_count() / 2;
+  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
+  if (count == 0 || hlo.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count) {
+    return Invalid(hlo, "needs N inputs, N init values and N results");
+  }
+  const Shape& input_shape = hlo.operand(0)->shape();
+  const int64_t rank = input_shape.rank();
+  std::vector<bool> is_reduced(rank, false);
+  for (int64_t d : cast<HloDimensionsInstruction>(&hlo)->dimensions()) {
+    if (d < 0 || d >= rank) return Invalid(hlo, "a reduced dimension is out of range");
+    is_reduced[d] = true;
+  }
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
+    init.push_back(value);
+  }
+  std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
+  IrIndex input_index(rank);
+  std::vector<int64_t> reduced;
+  for (int64_t d = 0, kept = 0; d < rank; ++d) {
+    if (is_reduced[d]) {
+      reduced.push_back(d);
+    } else {
+      if (kept >= static_cast<int64_t>(out_index.size())) {
+        return Invalid(hlo, "the result must have the kept input dimensions");
+      }
+      input_index[d] = out_index[kept++];
+    }
+  }
+  // Pred reductions stay scalar and rolled: LLVM 19 spends seconds (SLP
+  // vectorizer, then instruction selection) on unrolled i1 chains.
+  const bool vectorize = std::find(types.begin(), types.end(), PRED) == types.end();
+  std::function<absl::Status(size_t)> emit_loop = [&](size_t r) -> absl::Status {
+    if (r == reduced.size()) {
+      std::vector<llvm::Value*> values;
+      for (int64_t k = 0; k < count; ++k) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](input_index));
+        values.push_back(value);
+      }
+      return Accumulate(hlo, accumulators, types, values, /*predicate=*/nullptr,
+                        /*reassociate=*/true);
+    }
+    const int64_t d = reduced[r];
+    return EmitForLoop(
+        I64(0), I64(input_shape.dimensions(d)), absl::StrCat("r", d),
+        [&](llvm::Value* i) {
+          input_index[d] = i;
+          return emit_loop(r + 1);
+        },
+        vectorize);
+  };
+  AXLE_RETURN_IF_ERROR(emit_loop(0));
+  return ReadAccumulators(accumulators, types);
+}
+
+// --- reduce-window -------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstruction& hlo,
+                                                                  Generators operands,
+                                                                  const IrIndex& out_index) {
+  const int64_t count = hlo.operand_count() / 2;
+  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
+  if (count == 0 || hlo.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count) {
+    return Invalid(hlo, "needs N inputs, N init values and N results");
+  }
+  const Window& window = cast<HloWindowInstruction>(&hlo)->window();
+  const Shape& input_shape = hlo.operand(0)->shape();
+  const int64_t rank = input_shape.rank();
+  if (window.dimensions_size() != rank ||
+      static_cast<int64_t>(ResultDimensions(hlo.shape()).size()) != rank) {
+    return Invalid(hlo, "the window and the result need one entry per input dimension");
+  }
+  for (const WindowDimension& w : window.dimensions()) {
+    if (w.size() < 0 || w.stride() < 1 || w.window_dilation() < 1 || w.base_dilation() < 1) {
+      return Invalid(hlo, "window sizes must be >= 0, strides and dilations >= 1");
+    }
+  }
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
+    init.push_back(value);
+  }
+  std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
+  if (input_shape.num_elements() == 0) return ReadAccumulators(accumulators, types);
+  const bool vectorize = std::find(types.begin(), types.end(), PRED) == types.end();
+  IrIndex input_index(rank);
+  std::vector<llvm::Value*> valid(rank);
+  std::function<absl::Status(int64_t)> emit_loop = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      llvm::Value* all_valid = b_.getTrue();
+      for (llvm::Value* v : valid) all_valid = b_.CreateAnd(all_valid, v);
+      std::vector<llvm::Value*> values;
+      for (int64_t k = 0; k < count; ++k) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](input_index));
+        values.push_back(value);
+      }
+      return Accumulate(hlo, accumulators, types, values, all_valid, /*reassociate=*/false);
+    }
+    const WindowDimension& w = window.dimensions(d);
+    return EmitForLoop(
+        I64(0), I64(w.size()), absl::StrCat("w", d),
+        [&](llvm::Value* i) {
+          // Position in the padded, base-dilated input.
+          llvm::Value* p = b_.CreateAdd(
+              b_.CreateSub(b_.CreateMul(out_index[d], I64(w.stride())), I64(w.padding_low())),
+              b_.CreateMul(i, I64(w.window_dilation())));
+          llvm::Value* q = p;
+          llvm::Value* ok = b_.CreateICmpSGE(p, I64(0));
+          if (w.base_dilation() > 1) {
+            ok =
+                b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateSRem(p, I64(w.base_dilation())), I64(0)));
+            q = b_.CreateSDiv(p, I64(w.base_dilation()));
+          }
+          const int64_t size = input_shape.dimensions(d);
+          valid[d] = b_.CreateAnd(ok, b_.CreateICmpSLT(q, I64(size)));
+          q = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, q, I64(0));
+          input_index[d] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, q, I64(size - 1));
+          return emit_loop(d + 1);
+        },
+        vectorize);
+  };
+  AXLE_RETURN_IF_ERROR(emit_loop(0));
+  return ReadAccumulators(accumulators, types);
+}
+
+}  // namespace axle::cpu
