@@ -98,7 +98,8 @@ absl::Status PrepareModule(HloModule* module) {
   // multi-output fusion.
   for (HloInstruction* instruction : entry->instructions()) {
     if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
-    HloComputation* fused = cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
+    HloComputation* fused =
+        cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
     HloInstruction* root = fused->root_instruction();
     if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
     std::vector<HloInstruction*> elements;
