@@ -74,10 +74,14 @@ class ElementalIrEmitter {
 
   // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position
   // and leaves the builder after the loop. The body runs in a new scope.
-  // `vectorize` false marks the loop as not to be vectorized or unrolled.
+  // `vector_width`: kVectorizeAuto leaves the choice to LLVM's cost model,
+  // kVectorizeNever marks the loop as not to be vectorized or unrolled, a
+  // width > 1 asks the vectorizer for exactly that width.
+  static constexpr int kVectorizeAuto = -1;
+  static constexpr int kVectorizeNever = 0;
   absl::Status EmitForLoop(llvm::Value* begin, llvm::Value* end, absl::string_view name,
                            const std::function<absl::Status(llvm::Value*)>& body,
-                           bool vectorize = true);
+                           int vector_width = kVectorizeAuto);
   // The innermost loop body being emitted (0 outside every loop), and
   // whether a value emitted in `scope` may be used at the builder's position.
   int64_t scope() const { return scopes_.back(); }

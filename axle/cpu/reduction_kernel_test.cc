@@ -95,6 +95,23 @@ TEST(ReductionKernelTest, F32RowSumIsVectorized) {
   EXPECT_TRUE(absl::StrContains(after, "fadd reassoc <16 x float>")) << after;
 }
 
+TEST(ReductionKernelTest, F32RowMaxIsVectorizedAndPropagatesNaN) {
+  const std::string text = ReduceModule("f32", "8,1000", "8", "1", "maximum", "-inf");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "@llvm.maximum.v16f32")) << after;
+  // The inputs hold NaNs in some rows: those rows must be NaN.
+  Check(text, ErrorSpec(0, 0));
+  Check(ReduceModule("f64", "3,100", "3", "1", "minimum", "inf"), ErrorSpec(0, 0));
+}
+
 // argmax as XLA writes it: (value, index) pairs, the first index of the
 // largest value, NaN largest.
 constexpr char kArgmax[] = R"(
