@@ -308,6 +308,49 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitGather(const HloInstruction
   return operands[0](operand_index);
 }
 
+// bitcast-convert between widths: a wide element is `ratio` narrow ones
+// along an extra minor dimension, the first one in the lowest bits.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvertWidths(const HloInstruction& hlo,
+                                                                          Generators operands,
+                                                                          const IrIndex& index) {
+  AXLE_RETURN_IF_ERROR(CheckBitcastTypes(hlo));
+  const PrimitiveType from = hlo.operand(0)->shape().element_type();
+  const PrimitiveType to = hlo.shape().element_type();
+  const int64_t from_bits = pu::BitWidth(from), to_bits = pu::BitWidth(to);
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  if (from_bits > to_bits) {
+    // One operand element gives the output's last dimension.
+    if (operand_shape.rank() + 1 != hlo.shape().rank() ||
+        hlo.shape().dimensions().back() * to_bits != from_bits) {
+      return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
+                                                     ": shapes do not match the widths"));
+    }
+    IrIndex operand_index(index.begin(), index.end() - 1);
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operands[0](operand_index));
+    llvm::Value* bits = ToBits(x, from);
+    llvm::Value* shift = b_.CreateMul(index.back(), I64(to_bits));
+    bits = b_.CreateLShr(bits, b_.CreateZExtOrTrunc(shift, bits->getType()));
+    return FromBits(bits, to);
+  }
+  // The operand's last dimension gives one output element.
+  const int64_t ratio = to_bits / from_bits;
+  if (operand_shape.rank() != hlo.shape().rank() + 1 ||
+      operand_shape.dimensions().back() != ratio || ratio * from_bits != to_bits) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
+                                                   ": shapes do not match the widths"));
+  }
+  llvm::Type* wide = b_.getIntNTy(to_bits);
+  llvm::Value* bits = llvm::ConstantInt::get(wide, 0);
+  for (int64_t k = 0; k < ratio; ++k) {
+    IrIndex operand_index = index;
+    operand_index.push_back(I64(k));
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operands[0](operand_index));
+    llvm::Value* part = b_.CreateZExt(ToBits(x, from), wide);
+    bits = b_.CreateOr(bits, b_.CreateShl(part, llvm::ConstantInt::get(wide, k * from_bits)));
+  }
+  return FromBits(bits, to);
+}
+
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstruction& hlo,
                                                               const IrIndex& index) {
   const Literal& literal = cast<HloConstantInstruction>(&hlo)->literal();

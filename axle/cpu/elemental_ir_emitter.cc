@@ -274,15 +274,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
     }
     case HloOpcode::kBitcastConvert: {
-      // Only same-width bitcast-converts are element-wise (the others change
-      // the rank); reject those before indexing the operand with the
-      // result's index.
+      // Different widths change the rank: the operand's elements' bits form
+      // one little-endian stream (elemental_indexing.cc).
       if (hlo.operand(0)->shape().rank() != hlo.shape().rank()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "CPU codegen: bitcast-convert from ",
-            pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()), " to ",
-            pu::LowercasePrimitiveTypeName(type), " (different widths) is not implemented (",
-            hlo.name(), ")"));
+        return EmitBitcastConvertWidths(hlo, operands, index);
       }
       AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
       return EmitBitcastConvert(hlo, x);
@@ -769,28 +764,39 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(llvm::Value* x, Pri
   return RoundToType(result, to);
 }
 
-absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(const HloInstruction& hlo,
-                                                                    llvm::Value* x) {
+absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
   const PrimitiveType from = hlo.operand(0)->shape().element_type();
   const PrimitiveType to = hlo.shape().element_type();
-  if (pu::BitWidth(from) != pu::BitWidth(to) || pu::IsComplexType(from) || pu::IsComplexType(to) ||
-      from == PRED || to == PRED) {
+  const bool same_width = pu::BitWidth(from) == pu::BitWidth(to);
+  auto packed = [](PrimitiveType t) { return !pu::IsSubByteType(t); };
+  if (pu::IsComplexType(from) || pu::IsComplexType(to) || from == PRED || to == PRED ||
+      (!same_width && (!packed(from) || !packed(to)))) {
     return absl::UnimplementedError(absl::StrCat(
         "CPU codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
         pu::LowercasePrimitiveTypeName(to), " is not implemented (", hlo.name(), ")"));
   }
-  // Through the bits in storage form.
-  llvm::Value* bits = x;
-  if (IsNarrowFloat(from)) {
-    bits = F32ToNarrowFloat(x, from);
-  } else if (pu::IsFloatingPointType(from)) {
-    bits = b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(from)));
-  }
+  return absl::OkStatus();
+}
+
+llvm::Value* ElementalIrEmitter::ToBits(llvm::Value* x, PrimitiveType type) {
+  if (IsNarrowFloat(type)) return F32ToNarrowFloat(x, type);
+  if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(type)));
+  return x;
+}
+
+llvm::Value* ElementalIrEmitter::FromBits(llvm::Value* bits, PrimitiveType type) {
   bits = b_.CreateZExtOrTrunc(
-      bits, b_.getIntNTy(pu::IsSubByteType(to) ? pu::BitWidth(to) : pu::ByteWidth(to) * 8));
-  if (IsNarrowFloat(to)) return NarrowFloatToF32(bits, to);
-  if (pu::IsFloatingPointType(to)) return b_.CreateBitCast(bits, ValueType(to));
-  return b_.CreateTrunc(bits, ValueType(to));
+      bits, b_.getIntNTy(pu::IsSubByteType(type) ? pu::BitWidth(type) : pu::ByteWidth(type) * 8));
+  if (IsNarrowFloat(type)) return NarrowFloatToF32(bits, type);
+  if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(bits, ValueType(type));
+  return b_.CreateTrunc(bits, ValueType(type));
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(const HloInstruction& hlo,
+                                                                    llvm::Value* x) {
+  AXLE_RETURN_IF_ERROR(CheckBitcastTypes(hlo));
+  // Through the bits in storage form.
+  return FromBits(ToBits(x, hlo.operand(0)->shape().element_type()), hlo.shape().element_type());
 }
 
 llvm::Value* ElementalIrEmitter::EmitReducePrecision(llvm::Value* x, int exponent_bits,

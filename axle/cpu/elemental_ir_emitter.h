@@ -110,6 +110,12 @@ class ElementalIrEmitter {
                                            llvm::Value* y);
   absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* x, PrimitiveType from, PrimitiveType to);
   absl::StatusOr<llvm::Value*> EmitBitcastConvert(const HloInstruction& hlo, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> EmitBitcastConvertWidths(const HloInstruction& hlo,
+                                                        Generators operands, const IrIndex& index);
+  absl::Status CheckBitcastTypes(const HloInstruction& hlo);
+  // A value's bits in its storage width (iN), and back.
+  llvm::Value* ToBits(llvm::Value* x, PrimitiveType type);
+  llvm::Value* FromBits(llvm::Value* bits, PrimitiveType type);
   llvm::Value* EmitReducePrecision(llvm::Value* x, int exponent_bits, int mantissa_bits);
   llvm::Value* EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed);
   llvm::Value* EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y);

@@ -4,7 +4,8 @@
 // the cpu platform agree with the interpreter: out-of-range starts clamp,
 // index_vector_dim anywhere (or implicit), permuted start_index_map,
 // batching dimensions, window strides, padding, base and window dilation,
-// variadic windows, empty shapes, several element types.
+// variadic windows, empty shapes, several element types; bitcast-convert
+// between element types of different widths.
 //
 //===----------------------------------------------------------------------===//
 #include <string>
@@ -314,6 +315,24 @@ ENTRY e {
   zero = s32[] constant(0)
   r = (f32[5], s32[5]) reduce(x, n, lo, zero), dimensions={1}, to_apply=argmax
   ROOT k = s32[5] get-tuple-element(r), index=1
+})");
+}
+
+// --- bitcast-convert between widths ------------------------------------------------
+
+TEST(CpuBitcastConvertTest, WidensAndNarrowsLittleEndian) {
+  ExpectExact(R"(
+HloModule m
+ENTRY e {
+  a = s8[3,4] parameter(0)
+  b = f16[5,2] parameter(1)
+  c = f64[2] parameter(2)
+  d = f32[6] parameter(3)
+  wa = s32[3] bitcast-convert(a)
+  wb = f32[5] bitcast-convert(b)
+  nc = s16[2,4] bitcast-convert(c)
+  nd = bf16[6,2] bitcast-convert(d)
+  ROOT t = (s32[3], f32[5], s16[2,4], bf16[6,2]) tuple(wa, wb, nc, nd)
 })");
 }
 
