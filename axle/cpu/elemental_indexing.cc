@@ -1,7 +1,8 @@
 //===- elemental_indexing.cc - Index-remapping ops as LLVM IR --------------===//
 //
-// broadcast, reshape, bitcast, transpose, slice, concatenate, pad, iota,
-// reverse, dynamic-slice, dynamic-update-slice, gather and constant: each
+// broadcast, reshape (and dynamic-reshape, set-dimension-size on static
+// data), bitcast, transpose, slice, concatenate, pad, iota, reverse,
+// dynamic-slice, dynamic-update-slice, gather and constant: each
 // maps the output index to an operand index (or a value) with straight-line
 // IR. concatenate, pad and dynamic-update-slice read their operands at
 // clamped indices and select, so no branches appear in the loop body and the
@@ -57,9 +58,19 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       for (int64_t d : dims) operand_index.push_back(index[d]);
       return operands[0](operand_index);
     }
+    case HloOpcode::kSetDimensionSize:
+      // Shapes are static here: the data is the operand's (as the
+      // interpreter has it).
+      return operands[0](index);
     case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
     case HloOpcode::kBitcast: {
       const Shape& operand_shape = hlo.operand(0)->shape();
+      if (operand_shape.num_elements() != shape.num_elements()) {
+        return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
+                                                     " changing the element count (", hlo.name(),
+                                                     ")"));
+      }
       if (hlo.opcode() == HloOpcode::kBitcast &&
           operand_shape.element_type() != shape.element_type()) {
         return absl::UnimplementedError(

@@ -336,5 +336,17 @@ ENTRY e {
 })");
 }
 
+TEST(CpuDynamicShapeOpsTest, SetDimensionSizeAndDynamicReshapeKeepTheStaticData) {
+  ExpectExact(R"(
+HloModule m
+ENTRY e {
+  x = s32[2,3,3] parameter(0)
+  two = s32[] parameter(1)
+  p = s32[2,<=3,3] set-dimension-size(x, two), dimensions={1}
+  nine = s32[] parameter(2)
+  ROOT r = s32[<=18] dynamic-reshape(p, nine)
+})");
+}
+
 }  // namespace
 }  // namespace axle
