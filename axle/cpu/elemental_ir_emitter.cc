@@ -244,6 +244,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitReduce(hlo, operands, index);
     case HloOpcode::kReduceWindow:
       return EmitReduceWindow(hlo, operands, index);
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatter(hlo, operands, index);
     default:
       break;
   }

@@ -7,7 +7,7 @@
 // indices (broadcast, reshape, bitcast, transpose, slice, concatenate, pad,
 // iota, reverse, dynamic-slice, dynamic-update-slice, gather, constant,
 // copy) and the ops that apply a scalar computation inline (map, reduce,
-// reduce-window: elemental_reduction.cc). Anything else is an Unimplemented
+// reduce-window, select-and-scatter: elemental_reduction.cc). Anything else is an Unimplemented
 // error naming the op.
 //
 // A tuple-shaped op (variadic reduce, reduce-window) yields an LLVM literal
@@ -141,6 +141,8 @@ class ElementalIrEmitter {
                                           const IrIndex& index);
   absl::StatusOr<llvm::Value*> EmitReduceWindow(const HloInstruction& hlo, Generators operands,
                                                 const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitSelectAndScatter(const HloInstruction& hlo, Generators operands,
+                                                    const IrIndex& index);
   // Accumulators for `types` in the function's entry block, set to `init`.
   std::vector<llvm::AllocaInst*> MakeAccumulators(absl::Span<const PrimitiveType> types,
                                                   absl::Span<llvm::Value* const> init);

@@ -1,8 +1,8 @@
 //===- elemental_reduction.cc - Ops that apply a computation, as LLVM IR ---===//
 //
-// map, reduce and reduce-window: the to_apply computation (scalar
-// elementwise ops, constants, a tuple root for the variadic forms) is
-// emitted inline. reduce and reduce-window compute one output element with
+// map, reduce, reduce-window and select-and-scatter: the computations
+// (scalar elementwise ops, constants, a tuple root for the variadic forms)
+// are emitted inline. reduce and reduce-window compute one output element with
 // a loop nest over the reduced dimensions (the window) that folds the
 // inputs in row-major order from the init values, as the interpreter does.
 // Accumulators live in entry-block allocas in their storage type (SROA
@@ -23,6 +23,8 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
@@ -65,9 +67,42 @@ bool IsFloatMinMaxCombiner(const HloInstruction& hlo) {
          root->operand(0) != root->operand(1);
 }
 
+// Where window position `i` of the window at output coordinate `out` lands
+// in an input dimension of `size`: whether on a real element (not padding,
+// not a base-dilation hole), and that element's coordinate (clamped into
+// the dimension, so it can always be loaded).
+std::pair<llvm::Value*, llvm::Value*> WindowInput(llvm::IRBuilderBase& b, const WindowDimension& w,
+                                                  llvm::Value* out, llvm::Value* i, int64_t size) {
+  auto c = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  llvm::Value* p = b.CreateAdd(b.CreateSub(b.CreateMul(out, c(w.stride())), c(w.padding_low())),
+                               b.CreateMul(i, c(w.window_dilation())));
+  llvm::Value* q = p;
+  llvm::Value* ok = b.CreateICmpSGE(p, c(0));
+  if (w.base_dilation() > 1) {
+    ok = b.CreateAnd(ok, b.CreateICmpEQ(b.CreateSRem(p, c(w.base_dilation())), c(0)));
+    q = b.CreateSDiv(p, c(w.base_dilation()));
+  }
+  ok = b.CreateAnd(ok, b.CreateICmpSLT(q, c(size)));
+  q = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, q, c(0));
+  q = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, q, c(size - 1));
+  return {ok, q};
+}
+
 absl::Status Invalid(const HloInstruction& hlo, absl::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), ": ", why));
+}
+
+absl::Status CheckWindow(const HloInstruction& hlo, const Window& window, int64_t rank) {
+  if (window.dimensions_size() != rank) {
+    return Invalid(hlo, "the window needs one entry per input dimension");
+  }
+  for (const WindowDimension& w : window.dimensions()) {
+    if (w.size() < 0 || w.stride() < 1 || w.window_dilation() < 1 || w.base_dilation() < 1) {
+      return Invalid(hlo, "window sizes must be >= 0, strides and dilations >= 1");
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -337,15 +372,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
   const Window& window = cast<HloWindowInstruction>(&hlo)->window();
   const Shape& input_shape = hlo.operand(0)->shape();
   const int64_t rank = input_shape.rank();
-  if (window.dimensions_size() != rank ||
-      static_cast<int64_t>(ResultDimensions(hlo.shape()).size()) != rank) {
-    return Invalid(hlo, "the window and the result need one entry per input dimension");
+  if (static_cast<int64_t>(ResultDimensions(hlo.shape()).size()) != rank) {
+    return Invalid(hlo, "the result needs the input's rank");
   }
-  for (const WindowDimension& w : window.dimensions()) {
-    if (w.size() < 0 || w.stride() < 1 || w.window_dilation() < 1 || w.base_dilation() < 1) {
-      return Invalid(hlo, "window sizes must be >= 0, strides and dilations >= 1");
-    }
-  }
+  AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
   std::vector<llvm::Value*> init;
   for (int64_t k = 0; k < count; ++k) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
@@ -372,27 +402,119 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
     return EmitForLoop(
         I64(0), I64(w.size()), absl::StrCat("w", d),
         [&](llvm::Value* i) {
-          // Position in the padded, base-dilated input.
-          llvm::Value* p = b_.CreateAdd(
-              b_.CreateSub(b_.CreateMul(out_index[d], I64(w.stride())), I64(w.padding_low())),
-              b_.CreateMul(i, I64(w.window_dilation())));
-          llvm::Value* q = p;
-          llvm::Value* ok = b_.CreateICmpSGE(p, I64(0));
-          if (w.base_dilation() > 1) {
-            ok =
-                b_.CreateAnd(ok, b_.CreateICmpEQ(b_.CreateSRem(p, I64(w.base_dilation())), I64(0)));
-            q = b_.CreateSDiv(p, I64(w.base_dilation()));
-          }
-          const int64_t size = input_shape.dimensions(d);
-          valid[d] = b_.CreateAnd(ok, b_.CreateICmpSLT(q, I64(size)));
-          q = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, q, I64(0));
-          input_index[d] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, q, I64(size - 1));
+          std::tie(valid[d], input_index[d]) =
+              WindowInput(b_, w, out_index[d], i, input_shape.dimensions(d));
           return emit_loop(d + 1);
         },
         vector_width);
   };
   AXLE_RETURN_IF_ERROR(emit_loop(0));
   return ReadAccumulators(accumulators, types);
+}
+
+// --- select-and-scatter ----------------------------------------------------------
+
+// Element i of the result: init, combined through `scatter` with every
+// source element (in row-major order) whose window selects i. A window's
+// selection folds its real positions in row-major order: the first is
+// selected, a later one replaces it where select(selected, candidate) is
+// false. Only the source elements whose windows can cover i are visited.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitSelectAndScatter(const HloInstruction& hlo,
+                                                                      Generators operands,
+                                                                      const IrIndex& index) {
+  if (hlo.operand_count() != 3 || hlo.called_computations().size() != 2) {
+    return Invalid(hlo, "needs an operand, a source, an init value and two computations");
+  }
+  const HloComputation& select = *hlo.called_computations()[0];
+  const HloComputation& scatter = *hlo.called_computations()[1];
+  const Window& window = cast<HloWindowInstruction>(&hlo)->window();
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  const Shape& source_shape = hlo.operand(1)->shape();
+  const PrimitiveType type = hlo.shape().element_type();
+  const int64_t rank = operand_shape.rank();
+  if (source_shape.rank() != rank || static_cast<int64_t>(index.size()) != rank) {
+    return Invalid(hlo, "the operand, the source and the result need one rank");
+  }
+  AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, operands[2](IrIndex{}));
+  // The result and the current window's selection (value, linear position
+  // in the operand, -1 for none).
+  std::vector<llvm::AllocaInst*> state = MakeAccumulators({type, type, S64}, {init, init, I64(-1)});
+  int64_t window_elements = 1;
+  for (const WindowDimension& w : window.dimensions()) window_elements *= w.size();
+  if (source_shape.num_elements() == 0 || window_elements == 0) {
+    return LoadElement(state[0], I64(0), type);
+  }
+  const int vector_width = type == PRED ? kVectorizeNever : kVectorizeAuto;
+  llvm::Value* target = Linearize(index, operand_shape.dimensions());
+  IrIndex source_index(rank), candidate_index(rank);
+  std::vector<llvm::Value*> valid(rank);
+
+  std::function<absl::Status(int64_t)> emit_window = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      llvm::Value* real = b_.getTrue();
+      for (llvm::Value* v : valid) real = b_.CreateAnd(real, v);
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * candidate, operands[0](candidate_index));
+      llvm::Value* selected = LoadElement(state[1], I64(0), type);
+      llvm::Value* position = LoadElement(state[2], I64(0), S64);
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> keep,
+                            EmitScalarComputation(select, {selected, candidate}));
+      if (keep.size() != 1 || keep[0]->getType() != b_.getInt1Ty()) {
+        return Invalid(hlo, "the select computation must return one pred");
+      }
+      llvm::Value* take = b_.CreateAnd(
+          real, b_.CreateOr(b_.CreateICmpSLT(position, I64(0)), b_.CreateNot(keep[0])));
+      StoreElement(b_.CreateSelect(take, candidate, selected), state[1], I64(0), type);
+      llvm::Value* candidate_position = Linearize(candidate_index, operand_shape.dimensions());
+      StoreElement(b_.CreateSelect(take, candidate_position, position), state[2], I64(0), S64);
+      return absl::OkStatus();
+    }
+    const WindowDimension& w = window.dimensions(d);
+    return EmitForLoop(
+        I64(0), I64(w.size()), absl::StrCat("w", d),
+        [&](llvm::Value* i) {
+          std::tie(valid[d], candidate_index[d]) =
+              WindowInput(b_, w, source_index[d], i, operand_shape.dimensions(d));
+          return emit_window(d + 1);
+        },
+        vector_width);
+  };
+
+  std::function<absl::Status(int64_t)> emit_source = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      StoreElement(I64(-1), state[2], I64(0), S64);
+      AXLE_RETURN_IF_ERROR(emit_window(0));
+      llvm::Value* hit = b_.CreateICmpEQ(LoadElement(state[2], I64(0), S64), target);
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * source, operands[1](source_index));
+      llvm::Value* current = LoadElement(state[0], I64(0), type);
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                            EmitScalarComputation(scatter, {current, source}));
+      if (combined.size() != 1)
+        return Invalid(hlo, "the scatter computation must return one value");
+      StoreElement(b_.CreateSelect(hit, combined[0], current), state[0], I64(0), type);
+      return absl::OkStatus();
+    }
+    // The windows that can cover index[d]: s * stride - padding_low +
+    // k * window_dilation = index[d] * base_dilation for some k in the
+    // window (a superset: the selection check filters the rest).
+    const WindowDimension& w = window.dimensions(d);
+    llvm::Value* p =
+        b_.CreateAdd(b_.CreateMul(index[d], I64(w.base_dilation())), I64(w.padding_low()));
+    llvm::Value* low =
+        b_.CreateSDiv(b_.CreateSub(p, I64((w.size() - 1) * w.window_dilation())), I64(w.stride()));
+    low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, low, I64(0));
+    llvm::Value* high = b_.CreateAdd(b_.CreateSDiv(p, I64(w.stride())), I64(1));
+    high = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, high, I64(source_shape.dimensions(d)));
+    return EmitForLoop(
+        low, high, absl::StrCat("s", d),
+        [&](llvm::Value* s) {
+          source_index[d] = s;
+          return emit_source(d + 1);
+        },
+        vector_width);
+  };
+  AXLE_RETURN_IF_ERROR(emit_source(0));
+  return LoadElement(state[0], I64(0), type);
 }
 
 }  // namespace axle::cpu

@@ -272,6 +272,52 @@ ENTRY e {
 })");
 }
 
+// --- select-and-scatter ------------------------------------------------------------
+
+TEST(CpuSelectAndScatterTest, MaxPoolGradientWithOverlapAndPadding) {
+  ExpectExact(R"(
+HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[2,7,6] parameter(0)
+  s = f32[2,4,3] parameter(1)
+  z = f32[] constant(0.5)
+  ROOT r = f32[2,7,6] select-and-scatter(x, s, z), window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_0},
+      select=ge, scatter=add
+})");
+}
+
+TEST(CpuSelectAndScatterTest, IntegerMinSelectAndDilations) {
+  ExpectExact(R"(
+HloModule m
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+mul {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] multiply(a, b)
+}
+ENTRY e {
+  x = s32[9] parameter(0)
+  s = s32[4] parameter(1)
+  one = s32[] constant(1)
+  ROOT r = s32[9] select-and-scatter(x, s, one), window={size=3 stride=2 pad=1_1 rhs_dilate=2},
+      select=lt, scatter=mul
+})");
+}
+
 // --- map, variadic reduce --------------------------------------------------------
 
 TEST(CpuMapTest, TwoOperandComputationOfSeveralOps) {
