@@ -62,6 +62,14 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       // Shapes are static here: the data is the operand's (as the
       // interpreter has it).
       return operands[0](index);
+    case HloOpcode::kGetDimensionSize: {
+      const int64_t d = cast<HloDimensionsInstruction>(&hlo)->dimension();
+      if (d < 0 || d >= hlo.operand(0)->shape().rank()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CPU codegen: get-dimension-size ", hlo.name(), ": no dimension ", d));
+      }
+      return EmitConvert(I64(hlo.operand(0)->shape().dimensions(d)), S64, shape.element_type());
+    }
     case HloOpcode::kReshape:
     case HloOpcode::kDynamicReshape:
     case HloOpcode::kBitcast: {

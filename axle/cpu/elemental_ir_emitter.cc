@@ -312,6 +312,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnary(const HloInstruction&
                                                            llvm::Value* x) {
   const PrimitiveType in = hlo.operand(0)->shape().element_type();
   if (pu::IsComplexType(in)) return EmitComplexUnary(hlo, x);
+  if (pu::IsFloatingPointType(in) && hlo.opcode() == HloOpcode::kReal) return x;
+  if (pu::IsFloatingPointType(in) && hlo.opcode() == HloOpcode::kImag) {
+    return llvm::Constant::getNullValue(x->getType());
+  }
   if (pu::IsFloatingPointType(in)) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * result, EmitFloatUnary(hlo, x));
     return result->getType()->isIntegerTy(1) ? result

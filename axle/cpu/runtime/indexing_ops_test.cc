@@ -4,8 +4,10 @@
 // the cpu platform agree with the interpreter: out-of-range starts clamp,
 // index_vector_dim anywhere (or implicit), permuted start_index_map,
 // batching dimensions, window strides, padding, base and window dilation,
-// variadic windows, empty shapes, several element types; bitcast-convert
-// between element types of different widths.
+// variadic windows, empty shapes, several element types; select-and-scatter;
+// bitcast-convert between element types of different widths;
+// set-dimension-size, dynamic-reshape, get-dimension-size, real/imag of
+// real values.
 //
 //===----------------------------------------------------------------------===//
 #include <string>
@@ -391,6 +393,19 @@ ENTRY e {
   p = s32[2,<=3,3] set-dimension-size(x, two), dimensions={1}
   nine = s32[] parameter(2)
   ROOT r = s32[<=18] dynamic-reshape(p, nine)
+})");
+}
+
+TEST(CpuShapeAndComponentOpsTest, GetDimensionSizeAndRealImagOfRealValues) {
+  ExpectExact(R"(
+HloModule m
+ENTRY e {
+  x = f32[3,7] parameter(0)
+  y = bf16[5] parameter(1)
+  n = s32[] get-dimension-size(x), dimensions={1}
+  re = f32[3,7] real(x)
+  im = bf16[5] imag(y)
+  ROOT t = (s32[], f32[3,7], bf16[5]) tuple(n, re, im)
 })");
 }
 
