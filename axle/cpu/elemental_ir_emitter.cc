@@ -463,9 +463,52 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
       return MakeComplex(
           b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, CallLibm2("hypotf", "hypot", re, im)),
           CallLibm2("atan2f", "atan2", im, re));
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+      return CallComplexHelper(hlo, {z});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
+}
+
+llvm::Value* ElementalIrEmitter::CallComplexHelper(const HloInstruction& hlo,
+                                                   absl::Span<llvm::Value* const> args) {
+  const std::string name =
+      ComplexMathName(HloOpcodeString(hlo.opcode()), hlo.operand(0)->shape().element_type());
+  llvm::Type* component = Real(args[0])->getType();
+  llvm::Type* pair = llvm::ArrayType::get(component, 2);
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::Value*> pointers;
+  for (llvm::Value* z : args) {
+    llvm::Value* slot = entry.CreateAlloca(pair);
+    b_.CreateStore(Real(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 0));
+    b_.CreateStore(Imag(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 1));
+    pointers.push_back(slot);
+  }
+  llvm::Value* out = entry.CreateAlloca(pair);
+  pointers.push_back(out);
+  std::vector<llvm::Type*> parameters(pointers.size(), b_.getPtrTy());
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      name, llvm::FunctionType::get(b_.getVoidTy(), parameters, false));
+  b_.CreateCall(callee, pointers);
+  return MakeComplex(b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 0)),
+                     b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 1)));
 }
 
 // --- Binary ------------------------------------------------------------------
@@ -651,6 +694,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInst
       }
       return quotient;
     }
+    case HloOpcode::kPower:
+      return CallComplexHelper(hlo, {x, y});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }

@@ -169,6 +169,9 @@ class ElementalIrEmitter {
   llvm::Value* CallLibm2(const char* f32_name, const char* f64_name, llvm::Value* x,
                          llvm::Value* y);
   llvm::Value* MakeComplex(llvm::Value* re, llvm::Value* im);
+  // hlo's complex op through its runtime helper (runtime_symbols.h), on the
+  // complex values `args`.
+  llvm::Value* CallComplexHelper(const HloInstruction& hlo, absl::Span<llvm::Value* const> args);
   llvm::Value* Real(llvm::Value* z) { return b_.CreateExtractValue(z, 0); }
   llvm::Value* Imag(llvm::Value* z) { return b_.CreateExtractValue(z, 1); }
   llvm::Value* I64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
