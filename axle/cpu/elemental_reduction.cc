@@ -30,13 +30,38 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 
 namespace axle::cpu {
 namespace pu = primitive_util;
 
 namespace {
+
+// Whether the loop body (`body` and the blocks created after `exit`, which
+// the body emitted) calls only functions the vectorizer widens: forcing a
+// width onto a loop with a libm or runtime helper call fails, with a
+// warning on stderr.
+bool IsVectorizableBody(llvm::BasicBlock* body, llvm::BasicBlock* exit) {
+  auto calls_only_vectorizable = [](llvm::BasicBlock& block) {
+    for (llvm::Instruction& instruction : block) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+      if (call == nullptr) continue;
+      const llvm::Function* callee = call->getCalledFunction();
+      if (callee == nullptr || !llvm::isTriviallyVectorizable(callee->getIntrinsicID())) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!calls_only_vectorizable(*body)) return false;
+  for (auto it = std::next(exit->getIterator()); it != exit->getParent()->end(); ++it) {
+    if (!calls_only_vectorizable(*it)) return false;
+  }
+  return true;
+}
 
 // The element types of `shape`: its own, or its tuple elements'.
 std::vector<PrimitiveType> ResultTypes(const Shape& shape) {
@@ -134,6 +159,7 @@ absl::Status ElementalIrEmitter::EmitForLoop(llvm::Value* begin, llvm::Value* en
                                    /*HasNSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
   llvm::BranchInst* latch = b_.CreateBr(header);
+  if (vector_width > 1 && !IsVectorizableBody(body_block, exit)) vector_width = kVectorizeAuto;
   if (vector_width != kVectorizeAuto) {
     std::vector<llvm::Metadata*> properties = {nullptr};
     auto property = [&](const char* key, llvm::Constant* value) {

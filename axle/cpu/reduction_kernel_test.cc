@@ -110,6 +110,22 @@ TEST(ReductionKernelTest, F32RowMaxIsVectorizedAndPropagatesNaN) {
   // The inputs hold NaNs in some rows: those rows must be NaN.
   Check(text, ErrorSpec(0, 0));
   Check(ReduceModule("f64", "3,100", "3", "1", "minimum", "inf"), ErrorSpec(0, 0));
+  // A libm call in the loop: the width is not forced (LLVM would fail to
+  // honour it and warn), the result still matches.
+  Check(R"(
+HloModule m
+combine {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT c = f64[] maximum(a, b)
+}
+ENTRY e {
+  x = f64[7,300] parameter(0)
+  s = f64[7,300] sine(x)
+  i = f64[] constant(-inf)
+  ROOT r = f64[7] reduce(s, i), dimensions={1}, to_apply=combine
+})",
+        ErrorSpec(0, 0));
 }
 
 // argmax as XLA writes it: (value, index) pairs, the first index of the
