@@ -1,12 +1,17 @@
 //===- elemental_indexing.cc - Index-remapping ops as LLVM IR --------------===//
 //
-// broadcast, reshape, bitcast, transpose, slice, concatenate, pad, iota,
-// reverse, dynamic-slice and constant: each maps the output index to an
-// operand index (or a value) with straight-line IR. concatenate and pad read
-// their operands at clamped indices and select, so no branches appear in
-// the loop body and the loop still vectorizes.
+// broadcast, reshape (and dynamic-reshape, set-dimension-size on static
+// data), bitcast, transpose, slice, concatenate, pad, iota, reverse,
+// dynamic-slice, dynamic-update-slice, gather and constant: each
+// maps the output index to an operand index (or a value) with straight-line
+// IR. concatenate, pad and dynamic-update-slice read their operands at
+// clamped indices and select, so no branches appear in the loop body and the
+// loop still vectorizes. Dynamic starts (dynamic-slice, dynamic-update-slice,
+// gather) are clamped so the slice lies inside the operand, as XLA does.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
@@ -53,9 +58,27 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       for (int64_t d : dims) operand_index.push_back(index[d]);
       return operands[0](operand_index);
     }
+    case HloOpcode::kSetDimensionSize:
+      // Shapes are static here: the data is the operand's (as the
+      // interpreter has it).
+      return operands[0](index);
+    case HloOpcode::kGetDimensionSize: {
+      const int64_t d = cast<HloDimensionsInstruction>(&hlo)->dimension();
+      if (d < 0 || d >= hlo.operand(0)->shape().rank()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("CPU codegen: get-dimension-size ", hlo.name(), ": no dimension ", d));
+      }
+      return EmitConvert(I64(hlo.operand(0)->shape().dimensions(d)), S64, shape.element_type());
+    }
     case HloOpcode::kReshape:
+    case HloOpcode::kDynamicReshape:
     case HloOpcode::kBitcast: {
       const Shape& operand_shape = hlo.operand(0)->shape();
+      if (operand_shape.num_elements() != shape.num_elements()) {
+        return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
+                                                     " changing the element count (", hlo.name(),
+                                                     ")"));
+      }
       if (hlo.opcode() == HloOpcode::kBitcast &&
           operand_shape.element_type() != shape.element_type()) {
         return absl::UnimplementedError(
@@ -134,41 +157,217 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
     }
     case HloOpcode::kDynamicSlice: {
       const auto& sizes = cast<HloDynamicSliceInstruction>(&hlo)->dynamic_slice_sizes();
-      const Shape& operand_shape = hlo.operand(0)->shape();
+      AXLE_ASSIGN_OR_RETURN(IrIndex starts, EmitStarts(hlo, operands, 1, sizes));
       IrIndex operand_index(index.size());
-      // XLA's older form passes every start in one rank-1 operand.
-      const bool start_vector = hlo.operand_count() == 2 && hlo.operand(1)->shape().rank() == 1;
-      if (!start_vector && hlo.operand_count() != static_cast<int64_t>(index.size()) + 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "CPU codegen: dynamic-slice ", hlo.name(), " has ", hlo.operand_count() - 1,
-            " start operands for rank ", index.size()));
-      }
       for (size_t i = 0; i < index.size(); ++i) {
-        llvm::Value* start;
-        if (start_vector) {
-          AXLE_ASSIGN_OR_RETURN(start, operands[1](IrIndex{I64(static_cast<int64_t>(i))}));
-        } else {
-          AXLE_ASSIGN_OR_RETURN(start, operands[i + 1](IrIndex{}));
-        }
-        const PrimitiveType start_type = hlo.operand(start_vector ? 1 : i + 1)->shape().element_type();
-        const bool is_signed = pu::IsSignedIntegralType(start_type);
-        llvm::Value* start64 = b_.CreateIntCast(start, b_.getInt64Ty(), is_signed);
-        const int64_t high = operand_shape.dimensions(i) - sizes[i];
-        llvm::Value* clamped;
-        if (is_signed) {
-          clamped = Clamp(b_, start64, 0, high);
-        } else {
-          clamped = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, start64, I64(high));
-        }
-        operand_index[i] = b_.CreateAdd(clamped, index[i]);
+        operand_index[i] = b_.CreateAdd(starts[i], index[i]);
       }
       return operands[0](operand_index);
     }
+    case HloOpcode::kDynamicUpdateSlice:
+      return EmitDynamicUpdateSlice(hlo, operands, index);
+    case HloOpcode::kGather:
+      return EmitGather(hlo, operands, index);
     default:
       return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
                                                    " is not implemented in loop kernels (",
                                                    hlo.name(), ")"));
   }
+}
+
+llvm::Value* ElementalIrEmitter::ClampStart(llvm::Value* value, PrimitiveType type, int64_t high) {
+  if (pu::IsSignedIntegralType(type)) {
+    return Clamp(b_, b_.CreateSExt(value, b_.getInt64Ty()), 0, high);
+  }
+  return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateZExt(value, b_.getInt64Ty()),
+                                  I64(high));
+}
+
+absl::StatusOr<IrIndex> ElementalIrEmitter::EmitStarts(const HloInstruction& hlo,
+                                                       Generators operands, int64_t first,
+                                                       absl::Span<const int64_t> sizes) {
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  const int64_t rank = operand_shape.rank();
+  // XLA's older form passes every start in one rank-1 operand.
+  const bool start_vector =
+      hlo.operand_count() == first + 1 && hlo.operand(first)->shape().rank() == 1;
+  if ((!start_vector && hlo.operand_count() != first + rank) ||
+      static_cast<int64_t>(sizes.size()) != rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), " has ",
+                     hlo.operand_count() - first, " start operands for rank ", rank));
+  }
+  IrIndex starts(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    const HloInstruction* start_operand = hlo.operand(start_vector ? first : first + i);
+    const PrimitiveType type = start_operand->shape().element_type();
+    const int64_t high = operand_shape.dimensions(i) - sizes[i];
+    if (!pu::IsIntegralType(type) || high < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(),
+                       ": start indices must be integers and the slice must fit the operand"));
+    }
+    llvm::Value* start;
+    if (start_vector) {
+      AXLE_ASSIGN_OR_RETURN(start, operands[first](IrIndex{I64(i)}));
+    } else {
+      AXLE_ASSIGN_OR_RETURN(start, operands[first + i](IrIndex{}));
+    }
+    starts[i] = ClampStart(start, type, high);
+  }
+  return starts;
+}
+
+// The update where the (clamped) window covers the index, else the operand.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitDynamicUpdateSlice(const HloInstruction& hlo,
+                                                                        Generators operands,
+                                                                        const IrIndex& index) {
+  if (hlo.operand_count() < 2 || hlo.operand(1)->shape().rank() != hlo.shape().rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: dynamic-update-slice ", hlo.name(),
+                                                   " needs an update of the result's rank"));
+  }
+  const Shape& update_shape = hlo.operand(1)->shape();
+  AXLE_ASSIGN_OR_RETURN(IrIndex starts, EmitStarts(hlo, operands, 2, update_shape.dimensions()));
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * original, operands[0](index));
+  if (update_shape.num_elements() == 0) return original;
+  llvm::Value* in_window = b_.getTrue();
+  IrIndex update_index(index.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    llvm::Value* t = b_.CreateSub(index[i], starts[i]);
+    const int64_t size = update_shape.dimensions(i);
+    in_window = b_.CreateAnd(in_window, b_.CreateICmpULT(t, I64(size)));
+    update_index[i] = Clamp(b_, t, 0, size - 1);
+  }
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * update, operands[1](update_index));
+  return b_.CreateSelect(in_window, update, original);
+}
+
+// XLA's gather: the output's batch coordinates pick an index vector from
+// start_indices; its entries, clamped so the slice fits, are the starts of
+// the operand dimensions in start_index_map; offset coordinates walk the
+// slice; operand batching dimensions take the matching batch coordinate.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitGather(const HloInstruction& hlo,
+                                                            Generators operands,
+                                                            const IrIndex& index) {
+  const auto& gather = *cast<HloGatherInstruction>(&hlo);
+  const GatherDimensionNumbers& dn = gather.gather_dimension_numbers();
+  const std::vector<int64_t>& slice_sizes = gather.gather_slice_sizes();
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  const Shape& indices_shape = hlo.operand(1)->shape();
+  const int64_t operand_rank = operand_shape.rank();
+  const int64_t indices_rank = indices_shape.rank();
+  const int64_t vector_dim = dn.index_vector_dim();
+  auto invalid = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: gather ", hlo.name(), ": ", why));
+  };
+  auto contains = [](absl::Span<const int64_t> dims, int64_t d) {
+    return std::find(dims.begin(), dims.end(), d) != dims.end();
+  };
+  if (static_cast<int64_t>(slice_sizes.size()) != operand_rank) {
+    return invalid("slice_sizes needs one entry per operand dimension");
+  }
+  if (vector_dim < 0 || vector_dim > indices_rank ||
+      !pu::IsIntegralType(indices_shape.element_type())) {
+    return invalid("bad index_vector_dim or non-integer start_indices");
+  }
+  const int64_t vector_size = vector_dim == indices_rank ? 1 : indices_shape.dimensions(vector_dim);
+  if (dn.start_index_map_size() != vector_size ||
+      dn.operand_batching_dims_size() != dn.start_indices_batching_dims_size()) {
+    return invalid("start_index_map or batching dims do not match start_indices");
+  }
+  // Output batch coordinates, in order, are the start_indices dimensions
+  // other than index_vector_dim.
+  IrIndex batch;
+  for (int64_t d = 0; d < static_cast<int64_t>(index.size()); ++d) {
+    if (!contains(dn.offset_dims(), d)) batch.push_back(index[d]);
+  }
+  if (static_cast<int64_t>(batch.size()) != indices_rank - (vector_dim < indices_rank ? 1 : 0)) {
+    return invalid("the result's batch dimensions do not match start_indices");
+  }
+  auto batch_position = [&](int64_t d) { return d < vector_dim ? d : d - 1; };
+  IrIndex operand_index(operand_rank, nullptr);
+  for (int64_t i = 0, k = 0; i < operand_rank; ++i) {
+    if (contains(dn.collapsed_slice_dims(), i)) {
+      operand_index[i] = I64(0);
+    } else if (contains(dn.operand_batching_dims(), i)) {
+      continue;
+    } else {
+      if (k >= dn.offset_dims_size() || dn.offset_dims(k) >= static_cast<int64_t>(index.size())) {
+        return invalid("offset_dims do not match the operand's window dimensions");
+      }
+      operand_index[i] = index[dn.offset_dims(k++)];
+    }
+  }
+  for (int64_t j = 0; j < dn.operand_batching_dims_size(); ++j) {
+    const int64_t d = dn.operand_batching_dims(j);
+    const int64_t source = dn.start_indices_batching_dims(j);
+    if (d < 0 || d >= operand_rank || source < 0 || source >= indices_rank ||
+        source == vector_dim) {
+      return invalid("bad batching dimensions");
+    }
+    operand_index[d] = batch[batch_position(source)];
+  }
+  for (int64_t k = 0; k < vector_size; ++k) {
+    const int64_t d = dn.start_index_map(k);
+    if (d < 0 || d >= operand_rank || slice_sizes[d] > operand_shape.dimensions(d)) {
+      return invalid("bad start_index_map or slice_sizes");
+    }
+    IrIndex indices_index;
+    for (int64_t e = 0; e < indices_rank; ++e) {
+      indices_index.push_back(e == vector_dim ? I64(k) : batch[batch_position(e)]);
+    }
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * start, operands[1](indices_index));
+    start = ClampStart(start, indices_shape.element_type(),
+                       operand_shape.dimensions(d) - slice_sizes[d]);
+    operand_index[d] = operand_index[d] == nullptr ? start : b_.CreateAdd(operand_index[d], start);
+  }
+  for (llvm::Value* v : operand_index) {
+    if (v == nullptr) return invalid("an operand dimension is neither sliced nor batched");
+  }
+  return operands[0](operand_index);
+}
+
+// bitcast-convert between widths: a wide element is `ratio` narrow ones
+// along an extra minor dimension, the first one in the lowest bits.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvertWidths(const HloInstruction& hlo,
+                                                                          Generators operands,
+                                                                          const IrIndex& index) {
+  AXLE_RETURN_IF_ERROR(CheckBitcastTypes(hlo));
+  const PrimitiveType from = hlo.operand(0)->shape().element_type();
+  const PrimitiveType to = hlo.shape().element_type();
+  const int64_t from_bits = pu::BitWidth(from), to_bits = pu::BitWidth(to);
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  if (from_bits > to_bits) {
+    // One operand element gives the output's last dimension.
+    if (operand_shape.rank() + 1 != hlo.shape().rank() ||
+        hlo.shape().dimensions().back() * to_bits != from_bits) {
+      return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
+                                                     ": shapes do not match the widths"));
+    }
+    IrIndex operand_index(index.begin(), index.end() - 1);
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operands[0](operand_index));
+    llvm::Value* bits = ToBits(x, from);
+    llvm::Value* shift = b_.CreateMul(index.back(), I64(to_bits));
+    bits = b_.CreateLShr(bits, b_.CreateZExtOrTrunc(shift, bits->getType()));
+    return FromBits(bits, to);
+  }
+  // The operand's last dimension gives one output element.
+  const int64_t ratio = to_bits / from_bits;
+  if (operand_shape.rank() != hlo.shape().rank() + 1 ||
+      operand_shape.dimensions().back() != ratio || ratio * from_bits != to_bits) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
+                                                   ": shapes do not match the widths"));
+  }
+  llvm::Type* wide = b_.getIntNTy(to_bits);
+  llvm::Value* bits = llvm::ConstantInt::get(wide, 0);
+  for (int64_t k = 0; k < ratio; ++k) {
+    IrIndex operand_index = index;
+    operand_index.push_back(I64(k));
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operands[0](operand_index));
+    llvm::Value* part = b_.CreateZExt(ToBits(x, from), wide);
+    bits = b_.CreateOr(bits, b_.CreateShl(part, llvm::ConstantInt::get(wide, k * from_bits)));
+  }
+  return FromBits(bits, to);
 }
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstruction& hlo,

@@ -227,7 +227,28 @@ llvm::Value* ElementalIrEmitter::EmitMin(PrimitiveType type, llvm::Value* x, llv
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstruction& hlo,
                                                              Generators operands,
                                                              const IrIndex& index) {
-  AXLE_RETURN_IF_ERROR(CheckSupportedType(hlo.shape().element_type(), hlo));
+  absl::Status supported = absl::OkStatus();
+  ShapeUtil::ForEachLeafShape(hlo.shape(), [&](const Shape& leaf, const ShapeIndex&) {
+    if (supported.ok()) supported = CheckSupportedType(leaf.element_type(), hlo);
+  });
+  AXLE_RETURN_IF_ERROR(supported);
+  switch (hlo.opcode()) {
+    case HloOpcode::kGetTupleElement: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * tuple, operands[0](index));
+      const int64_t i = cast<HloGetTupleElementInstruction>(&hlo)->tuple_index();
+      return b_.CreateExtractValue(tuple, {static_cast<unsigned>(i)});
+    }
+    case HloOpcode::kMap:
+      return EmitMap(hlo, operands, index);
+    case HloOpcode::kReduce:
+      return EmitReduce(hlo, operands, index);
+    case HloOpcode::kReduceWindow:
+      return EmitReduceWindow(hlo, operands, index);
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatter(hlo, operands, index);
+    default:
+      break;
+  }
   // Scalar operands of clamp/select broadcast: they are read at index {}.
   auto operand_at = [&](int64_t i) -> absl::StatusOr<llvm::Value*> {
     if (hlo.operand(i)->shape().rank() == 0 && !index.empty()) return operands[i](IrIndex{});
@@ -255,15 +276,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
     }
     case HloOpcode::kBitcastConvert: {
-      // Only same-width bitcast-converts are element-wise (the others change
-      // the rank); reject those before indexing the operand with the
-      // result's index.
+      // Different widths change the rank: the operand's elements' bits form
+      // one little-endian stream (elemental_indexing.cc).
       if (hlo.operand(0)->shape().rank() != hlo.shape().rank()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "CPU codegen: bitcast-convert from ",
-            pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()), " to ",
-            pu::LowercasePrimitiveTypeName(type), " (different widths) is not implemented (",
-            hlo.name(), ")"));
+        return EmitBitcastConvertWidths(hlo, operands, index);
       }
       AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
       return EmitBitcastConvert(hlo, x);
@@ -296,6 +312,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnary(const HloInstruction&
                                                            llvm::Value* x) {
   const PrimitiveType in = hlo.operand(0)->shape().element_type();
   if (pu::IsComplexType(in)) return EmitComplexUnary(hlo, x);
+  if (pu::IsFloatingPointType(in) && hlo.opcode() == HloOpcode::kReal) return x;
+  if (pu::IsFloatingPointType(in) && hlo.opcode() == HloOpcode::kImag) {
+    return llvm::Constant::getNullValue(x->getType());
+  }
   if (pu::IsFloatingPointType(in)) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * result, EmitFloatUnary(hlo, x));
     return result->getType()->isIntegerTy(1) ? result
@@ -443,9 +463,52 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
       return MakeComplex(
           b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, CallLibm2("hypotf", "hypot", re, im)),
           CallLibm2("atan2f", "atan2", im, re));
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+      return CallComplexHelper(hlo, {z});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
+}
+
+llvm::Value* ElementalIrEmitter::CallComplexHelper(const HloInstruction& hlo,
+                                                   absl::Span<llvm::Value* const> args) {
+  const std::string name =
+      ComplexMathName(HloOpcodeString(hlo.opcode()), hlo.operand(0)->shape().element_type());
+  llvm::Type* component = Real(args[0])->getType();
+  llvm::Type* pair = llvm::ArrayType::get(component, 2);
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::Value*> pointers;
+  for (llvm::Value* z : args) {
+    llvm::Value* slot = entry.CreateAlloca(pair);
+    b_.CreateStore(Real(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 0));
+    b_.CreateStore(Imag(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 1));
+    pointers.push_back(slot);
+  }
+  llvm::Value* out = entry.CreateAlloca(pair);
+  pointers.push_back(out);
+  std::vector<llvm::Type*> parameters(pointers.size(), b_.getPtrTy());
+  llvm::FunctionCallee callee = module_->getOrInsertFunction(
+      name, llvm::FunctionType::get(b_.getVoidTy(), parameters, false));
+  b_.CreateCall(callee, pointers);
+  return MakeComplex(b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 0)),
+                     b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 1)));
 }
 
 // --- Binary ------------------------------------------------------------------
@@ -631,6 +694,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInst
       }
       return quotient;
     }
+    case HloOpcode::kPower:
+      return CallComplexHelper(hlo, {x, y});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
@@ -750,28 +815,39 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(llvm::Value* x, Pri
   return RoundToType(result, to);
 }
 
-absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(const HloInstruction& hlo,
-                                                                    llvm::Value* x) {
+absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
   const PrimitiveType from = hlo.operand(0)->shape().element_type();
   const PrimitiveType to = hlo.shape().element_type();
-  if (pu::BitWidth(from) != pu::BitWidth(to) || pu::IsComplexType(from) || pu::IsComplexType(to) ||
-      from == PRED || to == PRED) {
+  const bool same_width = pu::BitWidth(from) == pu::BitWidth(to);
+  auto packed = [](PrimitiveType t) { return !pu::IsSubByteType(t); };
+  if (pu::IsComplexType(from) || pu::IsComplexType(to) || from == PRED || to == PRED ||
+      (!same_width && (!packed(from) || !packed(to)))) {
     return absl::UnimplementedError(absl::StrCat(
         "CPU codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
         pu::LowercasePrimitiveTypeName(to), " is not implemented (", hlo.name(), ")"));
   }
-  // Through the bits in storage form.
-  llvm::Value* bits = x;
-  if (IsNarrowFloat(from)) {
-    bits = F32ToNarrowFloat(x, from);
-  } else if (pu::IsFloatingPointType(from)) {
-    bits = b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(from)));
-  }
+  return absl::OkStatus();
+}
+
+llvm::Value* ElementalIrEmitter::ToBits(llvm::Value* x, PrimitiveType type) {
+  if (IsNarrowFloat(type)) return F32ToNarrowFloat(x, type);
+  if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(type)));
+  return x;
+}
+
+llvm::Value* ElementalIrEmitter::FromBits(llvm::Value* bits, PrimitiveType type) {
   bits = b_.CreateZExtOrTrunc(
-      bits, b_.getIntNTy(pu::IsSubByteType(to) ? pu::BitWidth(to) : pu::ByteWidth(to) * 8));
-  if (IsNarrowFloat(to)) return NarrowFloatToF32(bits, to);
-  if (pu::IsFloatingPointType(to)) return b_.CreateBitCast(bits, ValueType(to));
-  return b_.CreateTrunc(bits, ValueType(to));
+      bits, b_.getIntNTy(pu::IsSubByteType(type) ? pu::BitWidth(type) : pu::ByteWidth(type) * 8));
+  if (IsNarrowFloat(type)) return NarrowFloatToF32(bits, type);
+  if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(bits, ValueType(type));
+  return b_.CreateTrunc(bits, ValueType(type));
+}
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvert(const HloInstruction& hlo,
+                                                                    llvm::Value* x) {
+  AXLE_RETURN_IF_ERROR(CheckBitcastTypes(hlo));
+  // Through the bits in storage form.
+  return FromBits(ToBits(x, hlo.operand(0)->shape().element_type()), hlo.shape().element_type());
 }
 
 llvm::Value* ElementalIrEmitter::EmitReducePrecision(llvm::Value* x, int exponent_bits,

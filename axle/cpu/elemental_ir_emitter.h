@@ -3,10 +3,19 @@
 // Given an HLO instruction and, for each operand, a generator that emits the
 // operand's element at a multi-index, emits the instruction's element at a
 // multi-index. Covers the elementwise ops (unary, binary, ternary, compare,
-// convert, bitcast-convert, reduce-precision) and the ops that only remap
+// convert, bitcast-convert, reduce-precision), the ops that only remap
 // indices (broadcast, reshape, bitcast, transpose, slice, concatenate, pad,
-// iota, reverse, dynamic-slice, constant, copy). Anything else is an
-// Unimplemented error naming the op.
+// iota, reverse, dynamic-slice, dynamic-update-slice, gather, constant,
+// copy) and the ops that apply a scalar computation inline (map, reduce,
+// reduce-window, select-and-scatter: elemental_reduction.cc). Anything else is an Unimplemented
+// error naming the op.
+//
+// A tuple-shaped op (variadic reduce, reduce-window) yields an LLVM literal
+// struct of its elements' values; get-tuple-element extracts one.
+//
+// reduce and reduce-window emit loops inside the element. A value emitted in
+// a loop body is only usable inside it: callers that cache values check
+// InScope(scope at emission) before reusing one.
 //
 // Values while computing ("value types"):
 //   pred -> i1; sN/uN -> iN (so s4 arithmetic wraps in 4 bits);
@@ -27,8 +36,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
+#include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -61,6 +72,26 @@ class ElementalIrEmitter {
   // Unimplemented unless every element type this emitter meets is handled.
   static absl::Status CheckSupportedType(PrimitiveType type, const HloInstruction& hlo);
 
+  // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position
+  // and leaves the builder after the loop. The body runs in a new scope.
+  // `vector_width`: kVectorizeAuto leaves the choice to LLVM's cost model,
+  // kVectorizeNever marks the loop as not to be vectorized or unrolled, a
+  // width > 1 asks the vectorizer for exactly that width.
+  static constexpr int kVectorizeAuto = -1;
+  static constexpr int kVectorizeNever = 0;
+  absl::Status EmitForLoop(llvm::Value* begin, llvm::Value* end, absl::string_view name,
+                           const std::function<absl::Status(llvm::Value*)>& body,
+                           int vector_width = kVectorizeAuto);
+  // The innermost loop body being emitted (0 outside every loop), and
+  // whether a value emitted in `scope` may be used at the builder's position.
+  int64_t scope() const { return scopes_.back(); }
+  bool InScope(int64_t scope) const;
+
+  // Emits the scalar computation `computation` (parameters, elementwise ops,
+  // constants, a tuple root) on `arguments`; one value per result.
+  absl::StatusOr<std::vector<llvm::Value*>> EmitScalarComputation(
+      const HloComputation& computation, absl::Span<llvm::Value* const> arguments);
+
  private:
   using Generators = absl::Span<const ElementGenerator>;
 
@@ -79,6 +110,12 @@ class ElementalIrEmitter {
                                            llvm::Value* y);
   absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* x, PrimitiveType from, PrimitiveType to);
   absl::StatusOr<llvm::Value*> EmitBitcastConvert(const HloInstruction& hlo, llvm::Value* x);
+  absl::StatusOr<llvm::Value*> EmitBitcastConvertWidths(const HloInstruction& hlo,
+                                                        Generators operands, const IrIndex& index);
+  absl::Status CheckBitcastTypes(const HloInstruction& hlo);
+  // A value's bits in its storage width (iN), and back.
+  llvm::Value* ToBits(llvm::Value* x, PrimitiveType type);
+  llvm::Value* FromBits(llvm::Value* bits, PrimitiveType type);
   llvm::Value* EmitReducePrecision(llvm::Value* x, int exponent_bits, int mantissa_bits);
   llvm::Value* EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed);
   llvm::Value* EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y);
@@ -86,6 +123,41 @@ class ElementalIrEmitter {
   absl::StatusOr<llvm::Value*> EmitIndexing(const HloInstruction& hlo, Generators operands,
                                             const IrIndex& index);
   absl::StatusOr<llvm::Value*> EmitConstant(const HloInstruction& hlo, const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitGather(const HloInstruction& hlo, Generators operands,
+                                          const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitDynamicUpdateSlice(const HloInstruction& hlo,
+                                                      Generators operands, const IrIndex& index);
+  // Start index `value` of integer type `type` as i64, clamped to [0, high].
+  llvm::Value* ClampStart(llvm::Value* value, PrimitiveType type, int64_t high);
+  // The clamped starts of dynamic-(update-)slice `hlo` (operands from
+  // `first` on) for a slice of `sizes`.
+  absl::StatusOr<IrIndex> EmitStarts(const HloInstruction& hlo, Generators operands, int64_t first,
+                                     absl::Span<const int64_t> sizes);
+
+  // elemental_reduction.cc
+  absl::StatusOr<llvm::Value*> EmitMap(const HloInstruction& hlo, Generators operands,
+                                       const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitReduce(const HloInstruction& hlo, Generators operands,
+                                          const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitReduceWindow(const HloInstruction& hlo, Generators operands,
+                                                const IrIndex& index);
+  absl::StatusOr<llvm::Value*> EmitSelectAndScatter(const HloInstruction& hlo, Generators operands,
+                                                    const IrIndex& index);
+  // Accumulators for `types` in the function's entry block, set to `init`.
+  std::vector<llvm::AllocaInst*> MakeAccumulators(absl::Span<const PrimitiveType> types,
+                                                  absl::Span<llvm::Value* const> init);
+  // Folds `values` into the accumulators through hlo's to_apply computation
+  // (only where `predicate` holds, when it is not null). `reassociate` marks
+  // a single f32/f64 add or multiply `reassoc`.
+  absl::Status Accumulate(const HloInstruction& hlo,
+                          absl::Span<llvm::AllocaInst* const> accumulators,
+                          absl::Span<const PrimitiveType> types,
+                          absl::Span<llvm::Value* const> values, llvm::Value* predicate,
+                          bool reassociate);
+  // The accumulators' values: one value, or a struct for a tuple result.
+  llvm::Value* ReadAccumulators(absl::Span<llvm::AllocaInst* const> accumulators,
+                                absl::Span<const PrimitiveType> types);
+  llvm::Value* MakeStruct(absl::Span<llvm::Value* const> values);
 
   // Rounds an f32 value to the narrow float `type` (no-op for f32/f64).
   llvm::Value* RoundToType(llvm::Value* value, PrimitiveType type);
@@ -97,12 +169,18 @@ class ElementalIrEmitter {
   llvm::Value* CallLibm2(const char* f32_name, const char* f64_name, llvm::Value* x,
                          llvm::Value* y);
   llvm::Value* MakeComplex(llvm::Value* re, llvm::Value* im);
+  // hlo's complex op through its runtime helper (runtime_symbols.h), on the
+  // complex values `args`.
+  llvm::Value* CallComplexHelper(const HloInstruction& hlo, absl::Span<llvm::Value* const> args);
   llvm::Value* Real(llvm::Value* z) { return b_.CreateExtractValue(z, 0); }
   llvm::Value* Imag(llvm::Value* z) { return b_.CreateExtractValue(z, 1); }
   llvm::Value* I64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
 
   llvm::Module* module_;
   llvm::IRBuilderBase& b_;
+  // The loop bodies being emitted, outermost first (0: outside every loop).
+  std::vector<int64_t> scopes_ = {0};
+  int64_t next_scope_ = 1;
 };
 
 }  // namespace axle::cpu

@@ -8,9 +8,10 @@
 // through the elemental emitter, one generator per instruction, with a
 // per-index cache so shared subexpressions are emitted once.
 //
-// A `reduce` root (one input, a scalar reduction computation) becomes a
-// reduction kernel: the loop nest walks the output, and for each output
-// element a nest over the reduced dimensions folds the input's elements.
+// A `reduce` root is a reduction kernel: the loop nest walks the output, and
+// the elemental emitter's reduce folds, for each output element, the input's
+// elements in a nest over the reduced dimensions. Values emitted inside such
+// an inner loop are cached only for as long as the loop's scope is open.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/loop_kernel_emitter.h"
@@ -37,44 +38,6 @@ bool HasDescendingLayout(const Shape& shape) {
     if (minor_to_major[i] != static_cast<int64_t>(minor_to_major.size() - 1 - i)) return false;
   }
   return true;
-}
-
-// Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position and
-// leaves the builder after the loop.
-absl::Status EmitForLoop(llvm::IRBuilderBase& b, llvm::Value* begin, llvm::Value* end,
-                         absl::string_view name,
-                         const std::function<absl::Status(llvm::Value*)>& body,
-                         bool vectorize = true) {
-  llvm::Function* function = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& context = b.getContext();
-  llvm::BasicBlock* preheader = b.GetInsertBlock();
-  std::string prefix(name.data(), name.size());
-  auto* header = llvm::BasicBlock::Create(context, prefix + ".header", function);
-  auto* body_block = llvm::BasicBlock::Create(context, prefix + ".body", function);
-  auto* exit = llvm::BasicBlock::Create(context, prefix + ".exit", function);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, prefix + ".i");
-  i->addIncoming(begin, preheader);
-  b.CreateCondBr(b.CreateICmpSLT(i, end), body_block, exit);
-  b.SetInsertPoint(body_block);
-  AXLE_RETURN_IF_ERROR(body(i));
-  llvm::Value* next = b.CreateAdd(i, b.getInt64(1), prefix + ".next", /*HasNUW=*/true,
-                                  /*HasNSW=*/true);
-  i->addIncoming(next, b.GetInsertBlock());
-  llvm::BranchInst* latch = b.CreateBr(header);
-  if (!vectorize) {
-    llvm::Metadata* no_vectorize[] = {llvm::MDString::get(context, "llvm.loop.vectorize.enable"),
-                                      llvm::ConstantAsMetadata::get(b.getFalse())};
-    llvm::Metadata* no_unroll[] = {llvm::MDString::get(context, "llvm.loop.unroll.disable")};
-    llvm::MDNode* self = llvm::MDNode::getDistinct(
-        context,
-        {nullptr, llvm::MDNode::get(context, no_vectorize), llvm::MDNode::get(context, no_unroll)});
-    self->replaceOperandWith(0, self);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
-  }
-  b.SetInsertPoint(exit);
-  return absl::OkStatus();
 }
 
 class LoopKernelEmitter {
@@ -122,12 +85,6 @@ class LoopKernelEmitter {
       if (d == dims.size()) {
         cache_.clear();
         llvm::Value* linear = elemental_.Linearize(index, dims);
-        if (outputs[0]->opcode() == HloOpcode::kReduce) {
-          AXLE_ASSIGN_OR_RETURN(llvm::Value * value, EmitReduce(*outputs[0], index, body));
-          elemental_.StoreElement(value, buffers[num_parameters], linear,
-                                  outputs[0]->shape().element_type());
-          return absl::OkStatus();
-        }
         for (size_t o = 0; o < outputs.size(); ++o) {
           AXLE_ASSIGN_OR_RETURN(llvm::Value * value, generators_.at(outputs[o])(index));
           elemental_.StoreElement(value, buffers[num_parameters + o], linear,
@@ -137,15 +94,15 @@ class LoopKernelEmitter {
       }
       llvm::Value* low = d == 0 ? begin : b_.getInt64(0);
       llvm::Value* high = d == 0 ? end : b_.getInt64(dims[d]);
-      return EmitForLoop(b_, low, high, absl::StrCat("d", d), [&](llvm::Value* i) {
+      return elemental_.EmitForLoop(low, high, absl::StrCat("d", d), [&](llvm::Value* i) {
         index[d] = i;
         return emit_dimension(d + 1);
       });
     };
     if (dims.empty()) {
       // A scalar: one element when the range is non-empty.
-      AXLE_RETURN_IF_ERROR(EmitForLoop(
-          b_, begin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.getInt64(1)), "scalar",
+      AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
+          begin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.getInt64(1)), "scalar",
           [&](llvm::Value*) { return emit_dimension(0); }));
     } else {
       AXLE_RETURN_IF_ERROR(emit_dimension(0));
@@ -172,111 +129,9 @@ class LoopKernelEmitter {
   }
 
  private:
-  // The reduction of one output element: loops over the reduced dimensions
-  // (row-major, as the interpreter folds) around the input's elemental IR.
-  absl::StatusOr<llvm::Value*> EmitReduce(const HloInstruction& reduce, const IrIndex& out_index,
-                                          llvm::Function* function) {
-    if (reduce.operand_count() != 2) {
-      return absl::UnimplementedError(
-          absl::StrCat("CPU codegen: variadic reduce is not implemented (", reduce.name(), ")"));
-    }
-    const HloInstruction* input = reduce.operand(0);
-    const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(&reduce)->dimensions();
-    const PrimitiveType type = reduce.shape().element_type();
-    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-    // The accumulator lives in memory in its storage type (promoted to a
-    // register by SROA); an i1 accumulator sends LLVM 19's optimizer into a
-    // seconds-long compile for pred reductions.
-    llvm::AllocaInst* accumulator = entry.CreateAlloca(elemental_.StorageType(type));
-    auto load_accumulator = [&] {
-      return elemental_.LoadElement(accumulator, b_.getInt64(0), type);
-    };
-    auto store_accumulator = [&](llvm::Value* value) {
-      elemental_.StoreElement(value, accumulator, b_.getInt64(0), type);
-    };
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(reduce.operand(1))(IrIndex{}));
-    store_accumulator(init);
-
-    std::vector<bool> is_reduced(input->shape().rank(), false);
-    for (int64_t d : reduced) is_reduced[d] = true;
-    IrIndex input_index(input->shape().rank());
-    for (int64_t d = 0, kept = 0; d < input->shape().rank(); ++d) {
-      if (!is_reduced[d]) input_index[d] = out_index[kept++];
-    }
-    std::vector<int64_t> reduced_in_order;
-    for (int64_t d = 0; d < input->shape().rank(); ++d) {
-      if (is_reduced[d]) reduced_in_order.push_back(d);
-    }
-    std::function<absl::Status(size_t)> emit_loop = [&](size_t r) -> absl::Status {
-      if (r == reduced_in_order.size()) {
-        cache_.clear();
-        AXLE_ASSIGN_OR_RETURN(llvm::Value * x, generators_.at(input)(input_index));
-        llvm::Value* acc = load_accumulator();
-        AXLE_ASSIGN_OR_RETURN(llvm::Value * combined, EmitCombiner(*reduce.to_apply(), acc, x));
-        store_accumulator(combined);
-        return absl::OkStatus();
-      }
-      const int64_t d = reduced_in_order[r];
-      // Pred reductions stay scalar and rolled: LLVM 19 spends seconds
-      // (SLP vectorizer, then instruction selection) on unrolled i1 chains.
-      return EmitForLoop(
-          b_, b_.getInt64(0), b_.getInt64(input->shape().dimensions(d)), absl::StrCat("r", d),
-          [&](llvm::Value* i) {
-            input_index[d] = i;
-            return emit_loop(r + 1);
-          },
-          /*vectorize=*/type != PRED);
-    };
-    AXLE_RETURN_IF_ERROR(emit_loop(0));
-    cache_.clear();
-    return load_accumulator();
-  }
-
-  // The scalar reduction computation applied to (acc, x). Float add and
-  // multiply of f32/f64 are marked reassociable, so the vectorizer splits
-  // the sum into vector lanes as XLA:CPU does; everything else (integers
-  // aside, which reassociate exactly) folds in order.
-  absl::StatusOr<llvm::Value*> EmitCombiner(const HloComputation& combiner, llvm::Value* acc,
-                                            llvm::Value* x) {
-    if (combiner.num_parameters() != 2) {
-      return absl::UnimplementedError(absl::StrCat("CPU codegen: reduce computation ",
-                                                   combiner.name(), " must take 2 scalars"));
-    }
-    std::map<const HloInstruction*, llvm::Value*> values;
-    values[combiner.parameter_instruction(0)] = acc;
-    values[combiner.parameter_instruction(1)] = x;
-    for (const HloInstruction* instruction : combiner.MakeInstructionPostOrder()) {
-      if (instruction->opcode() == HloOpcode::kParameter) continue;
-      if (!instruction->shape().IsArray() || instruction->shape().rank() != 0) {
-        return absl::UnimplementedError(absl::StrCat("CPU codegen: reduce computation ",
-                                                     combiner.name(), " has a non-scalar ",
-                                                     HloOpcodeString(instruction->opcode())));
-      }
-      std::vector<ElementGenerator> operands;
-      for (const HloInstruction* operand : instruction->operands()) {
-        llvm::Value* value = values.at(operand);
-        operands.push_back(
-            [value](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return value; });
-      }
-      AXLE_ASSIGN_OR_RETURN(values[instruction],
-                            elemental_.EmitElement(*instruction, operands, IrIndex{}));
-    }
-    const HloInstruction* root = combiner.root_instruction();
-    llvm::Value* result = values.at(root);
-    const PrimitiveType type = root->shape().element_type();
-    if ((type == F32 || type == F64) &&
-        (root->opcode() == HloOpcode::kAdd || root->opcode() == HloOpcode::kMultiply)) {
-      if (auto* instruction = llvm::dyn_cast<llvm::Instruction>(result)) {
-        instruction->setHasAllowReassoc(true);
-      }
-    }
-    return result;
-  }
-
   void BuildGenerators(const std::vector<llvm::Value*>& buffers) {
     for (const HloInstruction* instruction : computation_.MakeInstructionPostOrder()) {
       if (instruction->opcode() == HloOpcode::kTuple) continue;
-      if (instruction->opcode() == HloOpcode::kReduce && instruction->IsRoot()) continue;
       if (instruction->opcode() == HloOpcode::kParameter) {
         const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
         llvm::Value* base = buffers[number];
@@ -291,9 +146,8 @@ class LoopKernelEmitter {
       }
       generators_[instruction] =
           [this, instruction](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
-        auto& entries = cache_[instruction];
-        for (const auto& [cached_index, value] : entries) {
-          if (cached_index == index) return value;
+        for (const CacheEntry& entry : cache_[instruction]) {
+          if (entry.index == index && elemental_.InScope(entry.scope)) return entry.value;
         }
         std::vector<ElementGenerator> operands;
         for (const HloInstruction* operand : instruction->operands()) {
@@ -307,7 +161,7 @@ class LoopKernelEmitter {
         }
         AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
                               elemental_.EmitElement(*instruction, operands, index));
-        cache_[instruction].push_back({index, value});
+        cache_[instruction].push_back({index, value, elemental_.scope()});
         return value;
       };
     }
@@ -318,7 +172,14 @@ class LoopKernelEmitter {
   llvm::IRBuilder<> b_;
   ElementalIrEmitter elemental_;
   std::map<const HloInstruction*, ElementGenerator> generators_;
-  std::map<const HloInstruction*, std::vector<std::pair<IrIndex, llvm::Value*>>> cache_;
+  // Values emitted for an instruction at an index, in the loop scope that
+  // emitted them (reused only while that scope is open).
+  struct CacheEntry {
+    IrIndex index;
+    llvm::Value* value;
+    int64_t scope;
+  };
+  std::map<const HloInstruction*, std::vector<CacheEntry>> cache_;
 };
 
 // The outputs of a loop fusion: the root, or the elements of a root tuple.
@@ -326,18 +187,7 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputat
   const HloInstruction* root = computation.root_instruction();
   if (root == nullptr) return absl::InvalidArgumentError("loop kernel: computation has no root");
   std::vector<const HloInstruction*> outputs;
-  if (root->opcode() == HloOpcode::kReduce && root->operand_count() != 2) {
-    return absl::UnimplementedError(
-        absl::StrCat("CPU codegen: variadic reduce is not implemented (", root->name(), ")"));
-  }
   if (root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* operand : root->operands()) {
-      if (operand->opcode() == HloOpcode::kReduce) {
-        return absl::UnimplementedError(
-            absl::StrCat("CPU codegen: reduce in a multi-output loop kernel is not implemented (",
-                         operand->name(), ")"));
-      }
-    }
     for (const HloInstruction* operand : root->operands()) outputs.push_back(operand);
   } else {
     outputs.push_back(root);

@@ -2,12 +2,13 @@
 //
 // A "loop fusion" is an HloComputation whose root is an array (or a tuple of
 // arrays of one shape, for multi-output fusion) computed from its
-// parameters by the ops the elemental emitter knows (elementwise ops and
-// index remapping). The root may also be a `reduce` of such an expression
-// with a scalar reduction computation (a reduction kernel: f32/f64 add and
-// multiply are reassociated into vector lanes, as XLA:CPU does; other
-// combiners fold in row-major order). CompileLoopKernel turns either into a
-// native function
+// parameters by the ops the elemental emitter knows (elementwise ops, index
+// remapping, gather, map, reduce-window, ...). The root may also be a
+// `reduce` of such an expression (a reduction kernel: f32/f64 add and
+// multiply are reassociated into vector lanes, as XLA:CPU does, f32/f64
+// max/min vectorized; other combiners fold in row-major order); a variadic
+// reduce's results are the elements of a root tuple of get-tuple-elements.
+// CompileLoopKernel turns either into a native function
 //
 //   void kernel(void** buffers, int64_t begin, int64_t end);
 //

@@ -1,11 +1,14 @@
 //===- runtime_symbols.cc - C helpers that JIT-compiled code calls ---------===//
 //
 // The encoders go through axle/core/types.h so that generated code rounds
-// exactly as the reference interpreter does.
+// exactly as the reference interpreter does; the complex math helpers use
+// std::complex with the interpreter's special cases, for the same reason.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime_symbols.h"
 
+#include <cmath>
+#include <complex>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +22,64 @@ uint8_t EncodeFromF32(float value) {
   return static_cast<uint8_t>(T(value).bits());
 }
 
+// Complex math exactly as axle/eval computes it.
+#define AXLE_COMPLEX_UNARY(Name, expression) \
+  struct Name {                              \
+    template <typename C>                    \
+    C operator()(C v) const {                \
+      return expression;                     \
+    }                                        \
+  };
+AXLE_COMPLEX_UNARY(Sqrt, std::sqrt(v))
+AXLE_COMPLEX_UNARY(Rsqrt, C(1) / std::sqrt(v))
+AXLE_COMPLEX_UNARY(Sin, std::sin(v))
+AXLE_COMPLEX_UNARY(Cos, std::cos(v))
+AXLE_COMPLEX_UNARY(Tan, std::tan(v))
+AXLE_COMPLEX_UNARY(Tanh, std::tanh(v))
+AXLE_COMPLEX_UNARY(Sinh, std::sinh(v))
+AXLE_COMPLEX_UNARY(Cosh, std::cosh(v))
+AXLE_COMPLEX_UNARY(Asin, std::asin(v))
+AXLE_COMPLEX_UNARY(Acos, std::acos(v))
+AXLE_COMPLEX_UNARY(Atan, std::atan(v))
+AXLE_COMPLEX_UNARY(Asinh, std::asinh(v))
+AXLE_COMPLEX_UNARY(Acosh, std::acosh(v))
+AXLE_COMPLEX_UNARY(Atanh, std::atanh(v))
+AXLE_COMPLEX_UNARY(Expm1, std::exp(v) - C(1))
+AXLE_COMPLEX_UNARY(Log1p, std::log(C(1) + v))
+AXLE_COMPLEX_UNARY(Logistic, C(1) / (C(1) + std::exp(-v)))
+#undef AXLE_COMPLEX_UNARY
+
+template <typename T, typename Op>
+void ComplexUnary(const T* z, T* out) {
+  const std::complex<T> r = Op()(std::complex<T>(z[0], z[1]));
+  out[0] = r.real();
+  out[1] = r.imag();
+}
+
+template <typename T>
+void ComplexPower(const T* a, const T* b, T* out) {
+  using C = std::complex<T>;
+  const C x(a[0], a[1]), y(b[0], b[1]);
+  C r;
+  const bool x_is_positive_infinity = x.imag() == 0 && x.real() > 0 && std::isinf(x.real());
+  if (x == C(1) || y == C(0)) {
+    r = C(1);
+  } else if (x_is_positive_infinity && y.imag() == 0 && y.real() > 0) {
+    r = x;
+  } else if (x_is_positive_infinity && y.imag() == 0 && y.real() < 0) {
+    r = C(0);
+  } else {
+    r = std::pow(x, y);
+  }
+  out[0] = r.real();
+  out[1] = r.imag();
+}
+
 }  // namespace
+
+std::string ComplexMathName(absl::string_view op, PrimitiveType type) {
+  return absl::StrCat("axle_cpu_", op, "_", primitive_util::LowercasePrimitiveTypeName(type));
+}
 
 std::string NarrowFloatEncoderName(PrimitiveType type) {
   return absl::StrCat("axle_cpu_f32_to_", primitive_util::LowercasePrimitiveTypeName(type));
@@ -40,6 +100,32 @@ const std::vector<RuntimeSymbol>& RuntimeSymbols() {
     add(F8E5M2FNUZ, &EncodeFromF32<float8_e5m2fnuz>);
     add(F8E8M0FNU, &EncodeFromF32<float8_e8m0fnu>);
     add(F4E2M1FN, &EncodeFromF32<float4_e2m1fn>);
+    auto add_complex = [&]<typename Op>(const char* op) {
+      list->push_back(
+          {ComplexMathName(op, C64), reinterpret_cast<void*>(&ComplexUnary<float, Op>)});
+      list->push_back(
+          {ComplexMathName(op, C128), reinterpret_cast<void*>(&ComplexUnary<double, Op>)});
+    };
+    add_complex.operator()<Sqrt>("sqrt");
+    add_complex.operator()<Rsqrt>("rsqrt");
+    add_complex.operator()<Sin>("sine");
+    add_complex.operator()<Cos>("cosine");
+    add_complex.operator()<Tan>("tan");
+    add_complex.operator()<Tanh>("tanh");
+    add_complex.operator()<Sinh>("sinh");
+    add_complex.operator()<Cosh>("cosh");
+    add_complex.operator()<Asin>("asin");
+    add_complex.operator()<Acos>("acos");
+    add_complex.operator()<Atan>("atan");
+    add_complex.operator()<Asinh>("asinh");
+    add_complex.operator()<Acosh>("acosh");
+    add_complex.operator()<Atanh>("atanh");
+    add_complex.operator()<Expm1>("exponential-minus-one");
+    add_complex.operator()<Log1p>("log-plus-one");
+    add_complex.operator()<Logistic>("logistic");
+    list->push_back({ComplexMathName("power", C64), reinterpret_cast<void*>(&ComplexPower<float>)});
+    list->push_back(
+        {ComplexMathName("power", C128), reinterpret_cast<void*>(&ComplexPower<double>)});
     return list;
   }();
   return *symbols;

@@ -1,7 +1,7 @@
 //===- runtime_symbols.h - C helpers that JIT-compiled code calls ----------===//
 //
 // Functions compiled into Axle that generated code may call by name (the
-// rounding of f32 to the f8/f4 formats, for now). The Jit defines each of
+// rounding of f32 to the f8/f4 formats, complex math). The Jit defines each of
 // them in every JIT it creates.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "axle/core/primitive_type.h"
 
 namespace axle::cpu {
@@ -25,6 +26,14 @@ const std::vector<RuntimeSymbol>& RuntimeSymbols();
 // The name of `uint8_t f(float)` that rounds an f32 to the encoding of an
 // 8- or 4-bit float type (nearest even, with the type's overflow rule).
 std::string NarrowFloatEncoderName(PrimitiveType type);
+
+// The name of `void f(const T* z, T* out)` (or `f(const T* x, const T* y,
+// T* out)` for power), T float or double, a complex value being two T: the
+// complex `op` (HloOpcodeString) of c64/c128 computed as the interpreter
+// computes it (std::complex). Ops: sqrt, rsqrt, sine, cosine, tan, tanh,
+// sinh, cosh, asin, acos, atan, asinh, acosh, atanh, exponential-minus-one,
+// log-plus-one, logistic, power.
+std::string ComplexMathName(absl::string_view op, PrimitiveType type);
 
 }  // namespace axle::cpu
 

@@ -59,7 +59,6 @@ absl::Status CheckSupported(const HloModule& module) {
       }
       switch (instruction->opcode()) {
         case HloOpcode::kSort:
-        case HloOpcode::kGather:
         case HloOpcode::kScatter:
         case HloOpcode::kRng:
         case HloOpcode::kRngBitGenerator:
@@ -102,10 +101,34 @@ absl::Status PrepareModule(HloModule* module) {
   for (HloComputation* computation : ControlFlowComputations(*module)) {
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
-      if (!instruction->shape().IsArray()) {
+      const bool variadic = instruction->opcode() == HloOpcode::kReduce ||
+                            instruction->opcode() == HloOpcode::kReduceWindow;
+      if (!instruction->shape().IsArray() && !variadic) {
         return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
       }
       AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+    }
+  }
+  // A loop fusion whose root is a variadic reduce (a tuple-shaped op) gets
+  // the root tuple(get-tuple-element...) the loop emitter expects of a
+  // multi-output fusion.
+  for (HloComputation* computation : ControlFlowComputations(*module)) {
+    for (HloInstruction* instruction : computation->instructions()) {
+      if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
+      HloComputation* fused =
+          cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
+      HloInstruction* root = fused->root_instruction();
+      if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
+      std::vector<HloInstruction*> elements;
+      for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
+        auto element = std::make_unique<HloGetTupleElementInstruction>(
+            HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
+            absl::Span<HloInstruction* const>{root});
+        element->mutable_attrs()->tuple_index = i;
+        elements.push_back(fused->AddInstruction(std::move(element)));
+      }
+      fused->set_root_instruction(fused->AddInstruction(
+          HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
     }
   }
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));

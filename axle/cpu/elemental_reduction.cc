@@ -1,0 +1,546 @@
+//===- elemental_reduction.cc - Ops that apply a computation, as LLVM IR ---===//
+//
+// map, reduce, reduce-window and select-and-scatter: the computations
+// (scalar elementwise ops, constants, a tuple root for the variadic forms)
+// are emitted inline. reduce and reduce-window compute one output element with
+// a loop nest over the reduced dimensions (the window) that folds the
+// inputs in row-major order from the init values, as the interpreter does.
+// Accumulators live in entry-block allocas in their storage type (SROA
+// promotes them; an i1 accumulator sends LLVM 19 into seconds-long
+// compiles). reduce-window skips window positions that fall on padding or
+// on a base-dilation hole, as XLA's evaluator does.
+//
+// Reassociation: a single-input reduce whose combiner root is an f32/f64 add
+// or multiply is marked `reassoc`, so the loop vectorizer splits the sum
+// into vector lanes as XLA:CPU does (results differ from the in-order
+// interpreter by rounding only). An f32/f64 max/min reduce (softmax's row
+// max) folds with llvm.maximum/minimum, NaN-propagating like XLA's max, and
+// its loop over the contiguous input dimension is vectorized with 16 (f32)
+// or 8 (f64) lanes; only the sign of a zero result (max of -0 and +0) and
+// the NaN payload may differ from the in-order fold. Every other combiner
+// folds in order.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "llvm/Analysis/VectorUtils.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Intrinsics.h"
+
+namespace axle::cpu {
+namespace pu = primitive_util;
+
+namespace {
+
+// Whether the loop body (`body` and the blocks created after `exit`, which
+// the body emitted) calls only functions the vectorizer widens: forcing a
+// width onto a loop with a libm or runtime helper call fails, with a
+// warning on stderr.
+bool IsVectorizableBody(llvm::BasicBlock* body, llvm::BasicBlock* exit) {
+  auto calls_only_vectorizable = [](llvm::BasicBlock& block) {
+    for (llvm::Instruction& instruction : block) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+      if (call == nullptr) continue;
+      const llvm::Function* callee = call->getCalledFunction();
+      if (callee == nullptr || !llvm::isTriviallyVectorizable(callee->getIntrinsicID())) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (!calls_only_vectorizable(*body)) return false;
+  for (auto it = std::next(exit->getIterator()); it != exit->getParent()->end(); ++it) {
+    if (!calls_only_vectorizable(*it)) return false;
+  }
+  return true;
+}
+
+// The element types of `shape`: its own, or its tuple elements'.
+std::vector<PrimitiveType> ResultTypes(const Shape& shape) {
+  std::vector<PrimitiveType> types;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) types.push_back(element.element_type());
+  } else {
+    types.push_back(shape.element_type());
+  }
+  return types;
+}
+
+// The dimensions of the first result of `shape`.
+const std::vector<int64_t>& ResultDimensions(const Shape& shape) {
+  return shape.IsTuple() ? shape.tuple_shapes(0).dimensions() : shape.dimensions();
+}
+
+// Whether `hlo` (a reduce) folds one f32/f64 input by maximum or minimum of
+// its two parameters.
+bool IsFloatMinMaxCombiner(const HloInstruction& hlo) {
+  if (hlo.operand_count() != 2 || !hlo.shape().IsArray()) return false;
+  const PrimitiveType type = hlo.shape().element_type();
+  const HloInstruction* root = hlo.to_apply()->root_instruction();
+  return (type == F32 || type == F64) &&
+         (root->opcode() == HloOpcode::kMaximum || root->opcode() == HloOpcode::kMinimum) &&
+         root->operand(0)->opcode() == HloOpcode::kParameter &&
+         root->operand(1)->opcode() == HloOpcode::kParameter &&
+         root->operand(0) != root->operand(1);
+}
+
+// Where window position `i` of the window at output coordinate `out` lands
+// in an input dimension of `size`: whether on a real element (not padding,
+// not a base-dilation hole), and that element's coordinate (clamped into
+// the dimension, so it can always be loaded).
+std::pair<llvm::Value*, llvm::Value*> WindowInput(llvm::IRBuilderBase& b, const WindowDimension& w,
+                                                  llvm::Value* out, llvm::Value* i, int64_t size) {
+  auto c = [&](int64_t v) { return b.getInt64(static_cast<uint64_t>(v)); };
+  llvm::Value* p = b.CreateAdd(b.CreateSub(b.CreateMul(out, c(w.stride())), c(w.padding_low())),
+                               b.CreateMul(i, c(w.window_dilation())));
+  llvm::Value* q = p;
+  llvm::Value* ok = b.CreateICmpSGE(p, c(0));
+  if (w.base_dilation() > 1) {
+    ok = b.CreateAnd(ok, b.CreateICmpEQ(b.CreateSRem(p, c(w.base_dilation())), c(0)));
+    q = b.CreateSDiv(p, c(w.base_dilation()));
+  }
+  ok = b.CreateAnd(ok, b.CreateICmpSLT(q, c(size)));
+  q = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, q, c(0));
+  q = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, q, c(size - 1));
+  return {ok, q};
+}
+
+absl::Status Invalid(const HloInstruction& hlo, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), ": ", why));
+}
+
+absl::Status CheckWindow(const HloInstruction& hlo, const Window& window, int64_t rank) {
+  if (window.dimensions_size() != rank) {
+    return Invalid(hlo, "the window needs one entry per input dimension");
+  }
+  for (const WindowDimension& w : window.dimensions()) {
+    if (w.size() < 0 || w.stride() < 1 || w.window_dilation() < 1 || w.base_dilation() < 1) {
+      return Invalid(hlo, "window sizes must be >= 0, strides and dilations >= 1");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// --- Loops and scopes ----------------------------------------------------------
+
+absl::Status ElementalIrEmitter::EmitForLoop(llvm::Value* begin, llvm::Value* end,
+                                             absl::string_view name,
+                                             const std::function<absl::Status(llvm::Value*)>& body,
+                                             int vector_width) {
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::LLVMContext& context = b_.getContext();
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  std::string prefix(name.data(), name.size());
+  auto* header = llvm::BasicBlock::Create(context, prefix + ".header", function);
+  auto* body_block = llvm::BasicBlock::Create(context, prefix + ".body", function);
+  auto* exit = llvm::BasicBlock::Create(context, prefix + ".exit", function);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, prefix + ".i");
+  i->addIncoming(begin, preheader);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), body_block, exit);
+  b_.SetInsertPoint(body_block);
+  scopes_.push_back(next_scope_++);
+  absl::Status status = body(i);
+  scopes_.pop_back();
+  AXLE_RETURN_IF_ERROR(status);
+  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(1), prefix + ".next", /*HasNUW=*/true,
+                                   /*HasNSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  llvm::BranchInst* latch = b_.CreateBr(header);
+  if (vector_width > 1 && !IsVectorizableBody(body_block, exit)) vector_width = kVectorizeAuto;
+  if (vector_width != kVectorizeAuto) {
+    std::vector<llvm::Metadata*> properties = {nullptr};
+    auto property = [&](const char* key, llvm::Constant* value) {
+      llvm::Metadata* entry[] = {llvm::MDString::get(context, key),
+                                 llvm::ConstantAsMetadata::get(value)};
+      properties.push_back(llvm::MDNode::get(context, entry));
+    };
+    if (vector_width == kVectorizeNever) {
+      property("llvm.loop.vectorize.enable", b_.getFalse());
+      properties.push_back(
+          llvm::MDNode::get(context, {llvm::MDString::get(context, "llvm.loop.unroll.disable")}));
+    } else {
+      property("llvm.loop.vectorize.enable", b_.getTrue());
+      property("llvm.loop.vectorize.width", b_.getInt32(vector_width));
+    }
+    llvm::MDNode* self = llvm::MDNode::getDistinct(context, properties);
+    self->replaceOperandWith(0, self);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+bool ElementalIrEmitter::InScope(int64_t scope) const {
+  return std::find(scopes_.begin(), scopes_.end(), scope) != scopes_.end();
+}
+
+// --- Inline computations -------------------------------------------------------
+
+absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitScalarComputation(
+    const HloComputation& computation, absl::Span<llvm::Value* const> arguments) {
+  if (computation.num_parameters() != static_cast<int64_t>(arguments.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: computation ", computation.name(),
+                                                   " takes ", computation.num_parameters(),
+                                                   " parameters, given ", arguments.size()));
+  }
+  std::map<const HloInstruction*, llvm::Value*> values;
+  for (int64_t i = 0; i < computation.num_parameters(); ++i) {
+    values[computation.parameter_instruction(i)] = arguments[i];
+  }
+  const HloInstruction* root = computation.root_instruction();
+  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (instruction->opcode() == HloOpcode::kParameter) continue;
+    if (instruction == root && instruction->opcode() == HloOpcode::kTuple) continue;
+    if (!instruction->shape().IsArray() || instruction->shape().rank() != 0) {
+      return absl::UnimplementedError(absl::StrCat("CPU codegen: computation ", computation.name(),
+                                                   " has a non-scalar ",
+                                                   HloOpcodeString(instruction->opcode())));
+    }
+    std::vector<ElementGenerator> operands;
+    for (const HloInstruction* operand : instruction->operands()) {
+      llvm::Value* value = values.at(operand);
+      operands.push_back([value](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return value; });
+    }
+    AXLE_ASSIGN_OR_RETURN(values[instruction], EmitElement(*instruction, operands, IrIndex{}));
+  }
+  std::vector<llvm::Value*> results;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* operand : root->operands()) results.push_back(values.at(operand));
+  } else {
+    results.push_back(values.at(root));
+  }
+  return results;
+}
+
+llvm::Value* ElementalIrEmitter::MakeStruct(absl::Span<llvm::Value* const> values) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* value : values) types.push_back(value->getType());
+  llvm::Value* result = llvm::UndefValue::get(llvm::StructType::get(b_.getContext(), types));
+  for (size_t i = 0; i < values.size(); ++i) {
+    result = b_.CreateInsertValue(result, values[i], {static_cast<unsigned>(i)});
+  }
+  return result;
+}
+
+std::vector<llvm::AllocaInst*> ElementalIrEmitter::MakeAccumulators(
+    absl::Span<const PrimitiveType> types, absl::Span<llvm::Value* const> init) {
+  llvm::Function* function = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::AllocaInst*> accumulators;
+  for (size_t k = 0; k < types.size(); ++k) {
+    accumulators.push_back(entry.CreateAlloca(StorageType(types[k])));
+    StoreElement(init[k], accumulators.back(), I64(0), types[k]);
+  }
+  return accumulators;
+}
+
+llvm::Value* ElementalIrEmitter::ReadAccumulators(absl::Span<llvm::AllocaInst* const> accumulators,
+                                                  absl::Span<const PrimitiveType> types) {
+  std::vector<llvm::Value*> values;
+  for (size_t k = 0; k < types.size(); ++k) {
+    values.push_back(LoadElement(accumulators[k], I64(0), types[k]));
+  }
+  return values.size() == 1 ? values[0] : MakeStruct(values);
+}
+
+absl::Status ElementalIrEmitter::Accumulate(const HloInstruction& hlo,
+                                            absl::Span<llvm::AllocaInst* const> accumulators,
+                                            absl::Span<const PrimitiveType> types,
+                                            absl::Span<llvm::Value* const> values,
+                                            llvm::Value* predicate, bool reassociate) {
+  const HloComputation& combiner = *hlo.to_apply();
+  std::vector<llvm::Value*> arguments;
+  for (size_t k = 0; k < types.size(); ++k) {
+    arguments.push_back(LoadElement(accumulators[k], I64(0), types[k]));
+  }
+  arguments.insert(arguments.end(), values.begin(), values.end());
+  std::vector<llvm::Value*> results;
+  if (reassociate && IsFloatMinMaxCombiner(hlo)) {
+    // NaN-propagating and order-free (up to the sign of a zero result and
+    // which NaN), so the vectorizer may split it into lanes.
+    const bool max = combiner.root_instruction()->opcode() == HloOpcode::kMaximum;
+    results.push_back(b_.CreateBinaryIntrinsic(
+        max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, arguments[0], arguments[1]));
+  } else {
+    AXLE_ASSIGN_OR_RETURN(results, EmitScalarComputation(combiner, arguments));
+  }
+  if (results.size() != types.size()) {
+    return Invalid(hlo, absl::StrCat("the computation returns ", results.size(), " values for ",
+                                     types.size(), " accumulators"));
+  }
+  const HloOpcode root = combiner.root_instruction()->opcode();
+  if (reassociate && types.size() == 1 && (types[0] == F32 || types[0] == F64) &&
+      (root == HloOpcode::kAdd || root == HloOpcode::kMultiply)) {
+    if (auto* instruction = llvm::dyn_cast<llvm::Instruction>(results[0])) {
+      instruction->setHasAllowReassoc(true);
+    }
+  }
+  for (size_t k = 0; k < types.size(); ++k) {
+    llvm::Value* result = results[k];
+    if (predicate != nullptr) result = b_.CreateSelect(predicate, result, arguments[k]);
+    StoreElement(result, accumulators[k], I64(0), types[k]);
+  }
+  return absl::OkStatus();
+}
+
+// --- map -----------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitMap(const HloInstruction& hlo,
+                                                         Generators operands,
+                                                         const IrIndex& index) {
+  std::vector<llvm::Value*> arguments;
+  for (int64_t i = 0; i < hlo.operand_count(); ++i) {
+    if (hlo.operand(i)->shape().rank() != static_cast<int64_t>(index.size())) {
+      return Invalid(hlo, "operands must have the result's dimensions");
+    }
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[i](index));
+    arguments.push_back(value);
+  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                        EmitScalarComputation(*hlo.to_apply(), arguments));
+  if (results.size() != 1) return Invalid(hlo, "the computation must return one scalar");
+  return results[0];
+}
+
+// --- reduce --------------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction& hlo,
+                                                            Generators operands,
+                                                            const IrIndex& out_index) {
+  const int64_t count = hlo.operand_count() / 2;
+  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
+  if (count == 0 || hlo.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count) {
+    return Invalid(hlo, "needs N inputs, N init values and N results");
+  }
+  const Shape& input_shape = hlo.operand(0)->shape();
+  const int64_t rank = input_shape.rank();
+  std::vector<bool> is_reduced(rank, false);
+  for (int64_t d : cast<HloDimensionsInstruction>(&hlo)->dimensions()) {
+    if (d < 0 || d >= rank) return Invalid(hlo, "a reduced dimension is out of range");
+    is_reduced[d] = true;
+  }
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
+    init.push_back(value);
+  }
+  std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
+  IrIndex input_index(rank);
+  std::vector<int64_t> reduced;
+  for (int64_t d = 0, kept = 0; d < rank; ++d) {
+    if (is_reduced[d]) {
+      reduced.push_back(d);
+    } else {
+      if (kept >= static_cast<int64_t>(out_index.size())) {
+        return Invalid(hlo, "the result must have the kept input dimensions");
+      }
+      input_index[d] = out_index[kept++];
+    }
+  }
+  // Pred reductions stay scalar and rolled: LLVM 19 spends seconds (SLP
+  // vectorizer, then instruction selection) on unrolled i1 chains.
+  const int vector_width =
+      std::find(types.begin(), types.end(), PRED) == types.end() ? kVectorizeAuto : kVectorizeNever;
+  // A float max/min over the contiguous input dimension: LLVM's cost model
+  // declines the llvm.maximum reduction on AVX-512, though 16 lanes (a
+  // vmaxps, a NaN check and a blend per 16 elements) beat the scalar fold.
+  const bool min_max = IsFloatMinMaxCombiner(hlo);
+  std::function<absl::Status(size_t)> emit_loop = [&](size_t r) -> absl::Status {
+    if (r == reduced.size()) {
+      std::vector<llvm::Value*> values;
+      for (int64_t k = 0; k < count; ++k) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](input_index));
+        values.push_back(value);
+      }
+      return Accumulate(hlo, accumulators, types, values, /*predicate=*/nullptr,
+                        /*reassociate=*/true);
+    }
+    const int64_t d = reduced[r];
+    int width = vector_width;
+    if (min_max && d == rank - 1) width = types[0] == F32 ? 16 : 8;
+    return EmitForLoop(
+        I64(0), I64(input_shape.dimensions(d)), absl::StrCat("r", d),
+        [&](llvm::Value* i) {
+          input_index[d] = i;
+          return emit_loop(r + 1);
+        },
+        width);
+  };
+  AXLE_RETURN_IF_ERROR(emit_loop(0));
+  return ReadAccumulators(accumulators, types);
+}
+
+// --- reduce-window -------------------------------------------------------------
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstruction& hlo,
+                                                                  Generators operands,
+                                                                  const IrIndex& out_index) {
+  const int64_t count = hlo.operand_count() / 2;
+  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
+  if (count == 0 || hlo.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count) {
+    return Invalid(hlo, "needs N inputs, N init values and N results");
+  }
+  const Window& window = cast<HloWindowInstruction>(&hlo)->window();
+  const Shape& input_shape = hlo.operand(0)->shape();
+  const int64_t rank = input_shape.rank();
+  if (static_cast<int64_t>(ResultDimensions(hlo.shape()).size()) != rank) {
+    return Invalid(hlo, "the result needs the input's rank");
+  }
+  AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
+    init.push_back(value);
+  }
+  std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
+  if (input_shape.num_elements() == 0) return ReadAccumulators(accumulators, types);
+  const int vector_width =
+      std::find(types.begin(), types.end(), PRED) == types.end() ? kVectorizeAuto : kVectorizeNever;
+  IrIndex input_index(rank);
+  std::vector<llvm::Value*> valid(rank);
+  std::function<absl::Status(int64_t)> emit_loop = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      llvm::Value* all_valid = b_.getTrue();
+      for (llvm::Value* v : valid) all_valid = b_.CreateAnd(all_valid, v);
+      std::vector<llvm::Value*> values;
+      for (int64_t k = 0; k < count; ++k) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](input_index));
+        values.push_back(value);
+      }
+      return Accumulate(hlo, accumulators, types, values, all_valid, /*reassociate=*/false);
+    }
+    const WindowDimension& w = window.dimensions(d);
+    return EmitForLoop(
+        I64(0), I64(w.size()), absl::StrCat("w", d),
+        [&](llvm::Value* i) {
+          std::tie(valid[d], input_index[d]) =
+              WindowInput(b_, w, out_index[d], i, input_shape.dimensions(d));
+          return emit_loop(d + 1);
+        },
+        vector_width);
+  };
+  AXLE_RETURN_IF_ERROR(emit_loop(0));
+  return ReadAccumulators(accumulators, types);
+}
+
+// --- select-and-scatter ----------------------------------------------------------
+
+// Element i of the result: init, combined through `scatter` with every
+// source element (in row-major order) whose window selects i. A window's
+// selection folds its real positions in row-major order: the first is
+// selected, a later one replaces it where select(selected, candidate) is
+// false. Only the source elements whose windows can cover i are visited.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitSelectAndScatter(const HloInstruction& hlo,
+                                                                      Generators operands,
+                                                                      const IrIndex& index) {
+  if (hlo.operand_count() != 3 || hlo.called_computations().size() != 2) {
+    return Invalid(hlo, "needs an operand, a source, an init value and two computations");
+  }
+  const HloComputation& select = *hlo.called_computations()[0];
+  const HloComputation& scatter = *hlo.called_computations()[1];
+  const Window& window = cast<HloWindowInstruction>(&hlo)->window();
+  const Shape& operand_shape = hlo.operand(0)->shape();
+  const Shape& source_shape = hlo.operand(1)->shape();
+  const PrimitiveType type = hlo.shape().element_type();
+  const int64_t rank = operand_shape.rank();
+  if (source_shape.rank() != rank || static_cast<int64_t>(index.size()) != rank) {
+    return Invalid(hlo, "the operand, the source and the result need one rank");
+  }
+  AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, operands[2](IrIndex{}));
+  // The result and the current window's selection (value, linear position
+  // in the operand, -1 for none).
+  std::vector<llvm::AllocaInst*> state = MakeAccumulators({type, type, S64}, {init, init, I64(-1)});
+  int64_t window_elements = 1;
+  for (const WindowDimension& w : window.dimensions()) window_elements *= w.size();
+  if (source_shape.num_elements() == 0 || window_elements == 0) {
+    return LoadElement(state[0], I64(0), type);
+  }
+  const int vector_width = type == PRED ? kVectorizeNever : kVectorizeAuto;
+  llvm::Value* target = Linearize(index, operand_shape.dimensions());
+  IrIndex source_index(rank), candidate_index(rank);
+  std::vector<llvm::Value*> valid(rank);
+
+  std::function<absl::Status(int64_t)> emit_window = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      llvm::Value* real = b_.getTrue();
+      for (llvm::Value* v : valid) real = b_.CreateAnd(real, v);
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * candidate, operands[0](candidate_index));
+      llvm::Value* selected = LoadElement(state[1], I64(0), type);
+      llvm::Value* position = LoadElement(state[2], I64(0), S64);
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> keep,
+                            EmitScalarComputation(select, {selected, candidate}));
+      if (keep.size() != 1 || keep[0]->getType() != b_.getInt1Ty()) {
+        return Invalid(hlo, "the select computation must return one pred");
+      }
+      llvm::Value* take = b_.CreateAnd(
+          real, b_.CreateOr(b_.CreateICmpSLT(position, I64(0)), b_.CreateNot(keep[0])));
+      StoreElement(b_.CreateSelect(take, candidate, selected), state[1], I64(0), type);
+      llvm::Value* candidate_position = Linearize(candidate_index, operand_shape.dimensions());
+      StoreElement(b_.CreateSelect(take, candidate_position, position), state[2], I64(0), S64);
+      return absl::OkStatus();
+    }
+    const WindowDimension& w = window.dimensions(d);
+    return EmitForLoop(
+        I64(0), I64(w.size()), absl::StrCat("w", d),
+        [&](llvm::Value* i) {
+          std::tie(valid[d], candidate_index[d]) =
+              WindowInput(b_, w, source_index[d], i, operand_shape.dimensions(d));
+          return emit_window(d + 1);
+        },
+        vector_width);
+  };
+
+  std::function<absl::Status(int64_t)> emit_source = [&](int64_t d) -> absl::Status {
+    if (d == rank) {
+      StoreElement(I64(-1), state[2], I64(0), S64);
+      AXLE_RETURN_IF_ERROR(emit_window(0));
+      llvm::Value* hit = b_.CreateICmpEQ(LoadElement(state[2], I64(0), S64), target);
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * source, operands[1](source_index));
+      llvm::Value* current = LoadElement(state[0], I64(0), type);
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                            EmitScalarComputation(scatter, {current, source}));
+      if (combined.size() != 1)
+        return Invalid(hlo, "the scatter computation must return one value");
+      StoreElement(b_.CreateSelect(hit, combined[0], current), state[0], I64(0), type);
+      return absl::OkStatus();
+    }
+    // The windows that can cover index[d]: s * stride - padding_low +
+    // k * window_dilation = index[d] * base_dilation for some k in the
+    // window (a superset: the selection check filters the rest).
+    const WindowDimension& w = window.dimensions(d);
+    llvm::Value* p =
+        b_.CreateAdd(b_.CreateMul(index[d], I64(w.base_dilation())), I64(w.padding_low()));
+    llvm::Value* low =
+        b_.CreateSDiv(b_.CreateSub(p, I64((w.size() - 1) * w.window_dilation())), I64(w.stride()));
+    low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, low, I64(0));
+    llvm::Value* high = b_.CreateAdd(b_.CreateSDiv(p, I64(w.stride())), I64(1));
+    high = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, high, I64(source_shape.dimensions(d)));
+    return EmitForLoop(
+        low, high, absl::StrCat("s", d),
+        [&](llvm::Value* s) {
+          source_index[d] = s;
+          return emit_source(d + 1);
+        },
+        vector_width);
+  };
+  AXLE_RETURN_IF_ERROR(emit_source(0));
+  return LoadElement(state[0], I64(0), type);
+}
+
+}  // namespace axle::cpu
