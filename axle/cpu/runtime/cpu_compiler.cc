@@ -5,12 +5,28 @@
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
 // fusion, then let ProgramBuilder (program_builder.h) turn the entry into
-// the thunks of a CpuExecutable.
+// the thunks of a CpuExecutable. These passes run as one HloPassPipeline
+// ("cpu-prepare"), so AXLE_DUMP_TO dumps and times them like any pipeline.
+//
+// Caches: the loop kernels' code of a module compiled before in this
+// process is reused (kernel_jit_cache.h); with AXLE_CACHE_DIR set, the
+// object code is also stored on disk (jit.h), so another process skips
+// LLVM. With AXLE_DUMP_TO set, the caches are bypassed (so that the dump is
+// complete) and the LLVM IR before and after optimization is written to
+// DIR/<module>.ir-before-optimization.ll and .ir-after-optimization.ll, and
+// the LLVM and thunk timings are appended to DIR/<module>.timings.txt.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/runtime/custom_call_registry.h"
@@ -77,23 +93,62 @@ absl::Status CheckSupported(const HloModule& module) {
   return absl::OkStatus();
 }
 
-// Turns the entry into fusions and plumbing.
-absl::Status PrepareModule(HloModule* module) {
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogues,
-                        CreatePass("dot-epilogue-fusion"));
-  AXLE_RETURN_IF_ERROR(epilogues->Run(module).status());
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> fusion, CreatePass("fusion"));
-  AXLE_RETURN_IF_ERROR(fusion->Run(module).status());
-  HloComputation* entry = module->entry_computation();
-  for (HloInstruction* instruction : entry->MakeInstructionPostOrder()) {
-    if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
-    if (!instruction->shape().IsArray()) {
-      return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
+// Wraps every array op of the entry that is neither plumbing nor has a
+// thunk emitter into a one-op loop fusion.
+class WrapInLoopFusions : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    bool changed = false;
+    HloComputation* entry = module->entry_computation();
+    for (HloInstruction* instruction : entry->MakeInstructionPostOrder()) {
+      if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
+      if (!instruction->shape().IsArray()) {
+        return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
+      }
+      AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+      changed = true;
     }
-    AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+    return changed;
   }
+};
+
+// Turns the entry into fusions and plumbing.
+absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
+  for (const char* name : {"dot-epilogue-fusion", "fusion"}) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
+    pipeline.AddPass(std::move(pass));
+  }
+  pipeline.AddPass<WrapInLoopFusions>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
-  return dce->Run(module).status();
+  pipeline.AddPass(std::move(dce));
+  return pipeline.Run(module).status();
+}
+
+absl::Status WriteDumpFile(const std::string& path, absl::string_view text, bool append = false) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// Compile options for `module`: IR dump hooks when dumping, the disk cache
+// when AXLE_CACHE_DIR is set (and not dumping).
+CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::string& module_name) {
+  CpuCompileOptions options;
+  if (!dump_dir.empty()) {
+    const std::string prefix = absl::StrCat(dump_dir, "/", module_name);
+    options.jit.ir_before_optimization = [prefix](absl::string_view, absl::string_view text) {
+      WriteDumpFile(absl::StrCat(prefix, ".ir-before-optimization.ll"), text).IgnoreError();
+    };
+    options.jit.ir_after_optimization = [prefix](absl::string_view, absl::string_view text) {
+      WriteDumpFile(absl::StrCat(prefix, ".ir-after-optimization.ll"), text).IgnoreError();
+    };
+  } else if (const char* cache_dir = std::getenv("AXLE_CACHE_DIR");
+             cache_dir != nullptr && *cache_dir != '\0') {
+    options.jit.cache_dir = cache_dir;
+  }
+  return options;
 }
 
 class CpuCompiler : public Compiler {
@@ -103,9 +158,40 @@ class CpuCompiler : public Compiler {
   absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
     AXLE_RETURN_IF_ERROR(CheckSupported(*module));
-    AXLE_RETURN_IF_ERROR(PrepareModule(module.get()));
-    ProgramBuilder builder;
+    HloPassPipeline pipeline("cpu-prepare");
+    const std::string dump_dir = pipeline.dump_dir();
+    const std::string fingerprint =
+        dump_dir.empty() ? CompilationFingerprint(*module, options, platform_->Name()) : "";
+    AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline));
+    ProgramBuilder builder(MakeCompileOptions(dump_dir, module->name()));
+    if (!fingerprint.empty()) {
+      builder.set_precompiled_kernels(KernelJitCache::Global().Find(fingerprint));
+    }
+    auto build_start = std::chrono::steady_clock::now();
     AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
+    if (!fingerprint.empty() && builder.kernels_jit() != nullptr) {
+      KernelJitCache::Global().Insert(fingerprint, builder.kernels_jit());
+    }
+    if (!dump_dir.empty()) {
+      const double build_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - build_start)
+              .count();
+      Jit::Timings llvm;
+      if (builder.kernels_jit() != nullptr) llvm = builder.kernels_jit()->timings();
+      const double emit_ms = builder.kernel_emit_ms();
+      std::string text;
+      for (const auto& [what, ms] : std::vector<std::pair<const char*, double>>{
+               {"cpu: llvm-ir-emission", emit_ms},
+               {"cpu: llvm-optimization", llvm.optimize_ms},
+               {"cpu: llvm-codegen", llvm.codegen_ms},
+               {"cpu: other (thunks, jit, dumps)",
+                build_ms - emit_ms - llvm.optimize_ms - llvm.codegen_ms - llvm.cache_ms}}) {
+        absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms\n", what, ms));
+      }
+      AXLE_RETURN_IF_ERROR(
+          WriteDumpFile(absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), text,
+                        /*append=*/true));
+    }
     return std::unique_ptr<Executable>(new CpuExecutable(
         std::shared_ptr<const HloModule>(std::move(module)), platform_, std::move(program)));
   }

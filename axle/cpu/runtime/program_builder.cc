@@ -45,6 +45,7 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
 
 absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
+  kernels_ = std::make_unique<LoopKernelModule>(module.name(), options_, precompiled_);
   for (const HloInstruction* instruction : entry.MakeInstructionPostOrder()) {
     if (ThunkEmitter emitter = FindThunkEmitter(*instruction)) {
       AXLE_RETURN_IF_ERROR(emitter(*instruction, *this));
@@ -109,6 +110,7 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
     program_.result_leaves.emplace_back(index, it->second);
   });
   AXLE_RETURN_IF_ERROR(status);
+  AXLE_RETURN_IF_ERROR(kernels_->Compile());
   return std::move(program_);
 }
 
@@ -123,10 +125,9 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
   }
   std::vector<int64_t> output_values = DefineTemporaries(&instruction);
   const auto* fusion = cast<HloFusionInstruction>(&instruction);
-  CpuCompileOptions options = options_;
-  options.kernel_name = UniqueName("kernel");
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
-                        CompileLoopKernel(*fusion->fused_instructions_computation(), options));
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledKernel> kernel,
+      kernels_->AddKernel(*fusion->fused_instructions_computation(), UniqueName("kernel")));
   AddThunk(std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
                                          std::move(operand_values), std::move(output_values)));
   return absl::OkStatus();

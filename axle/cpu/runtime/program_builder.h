@@ -4,7 +4,9 @@
 // plumbing (parameter, constant, tuple, get-tuple-element, bitcast), loop
 // fusions and the ops that have a thunk emitter (below). ProgramBuilder
 // walks it in post order and turns it into a CpuProgram: one value slot per
-// array leaf (parameters, constants, temporaries), one thunk per op.
+// array leaf (parameters, constants, temporaries), one thunk per op. Loop
+// fusions are emitted into one LLVM module (LoopKernelModule) that is
+// compiled once at the end of Build; their thunks share its Jit.
 //
 // Thunk emitters: an op that is not a loop fusion gets its thunk from a
 // function `absl::Status Emit...Thunk(const HloInstruction&, ProgramBuilder&)`
@@ -47,6 +49,15 @@ class ProgramBuilder {
 
   absl::StatusOr<CpuProgram> Build(const HloModule& module);
 
+  // Before Build: the loop kernels' code comes from `jit` (the kernels_jit()
+  // of an earlier Build of the same module with the same options), so no
+  // LLVM runs.
+  void set_precompiled_kernels(std::shared_ptr<const Jit> jit) { precompiled_ = std::move(jit); }
+  // After Build: the Jit holding the loop kernels (null when there are none)
+  // and the milliseconds spent emitting their IR.
+  std::shared_ptr<const Jit> kernels_jit() const { return kernels_ ? kernels_->jit() : nullptr; }
+  double kernel_emit_ms() const { return kernels_ ? kernels_->emit_ms() : 0; }
+
   // --- For thunk emitters ---
 
   // The value of leaf `index` of `instruction`'s result; Unimplemented when
@@ -77,6 +88,8 @@ class ProgramBuilder {
                const HloInstruction* to, const ShapeIndex& to_index);
 
   CpuCompileOptions options_;
+  std::shared_ptr<const Jit> precompiled_;
+  std::unique_ptr<LoopKernelModule> kernels_;
   CpuProgram program_;
   std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
   int64_t next_name_ = 0;
