@@ -93,8 +93,15 @@ absl::Status CheckSupported(const HloModule& module) {
   return absl::OkStatus();
 }
 
-// Wraps every array op of the entry that is neither plumbing nor has a
-// thunk emitter into a one-op loop fusion.
+// Whether `instruction` of the entry becomes a loop fusion (not plumbing,
+// no thunk emitter of its own).
+bool NeedsLoopFusion(const HloInstruction& instruction) {
+  return !IsPlumbing(instruction.opcode()) && FindThunkEmitter(instruction) == nullptr;
+}
+
+// Wraps every array op of the entry that needs a loop fusion into a one-op
+// loop fusion, in post order up to the first one with a tuple or token
+// result (which PrepareModule then rejects; its users stay as they are).
 class WrapInLoopFusions : public HloPassInterface {
  public:
   absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
@@ -102,10 +109,8 @@ class WrapInLoopFusions : public HloPassInterface {
     bool changed = false;
     HloComputation* entry = module->entry_computation();
     for (HloInstruction* instruction : entry->MakeInstructionPostOrder()) {
-      if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
-      if (!instruction->shape().IsArray()) {
-        return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
-      }
+      if (!NeedsLoopFusion(*instruction)) continue;
+      if (!instruction->shape().IsArray()) break;  // PrepareModule rejects it
       AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
       changed = true;
     }
@@ -122,7 +127,13 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   pipeline.AddPass<WrapInLoopFusions>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
-  return pipeline.Run(module).status();
+  AXLE_RETURN_IF_ERROR(pipeline.Run(module).status());
+  for (const HloInstruction* instruction : module->entry_computation()->instructions()) {
+    if (NeedsLoopFusion(*instruction)) {
+      return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status WriteDumpFile(const std::string& path, absl::string_view text, bool append = false) {
