@@ -255,13 +255,14 @@ JitStats GetJitStats() {
 struct Jit::Impl {
   JitOptions options;
   const HostTarget* host = nullptr;
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
   DiskObjectCache object_cache;
   std::atomic<double> optimize_ms{0};
   std::atomic<double> codegen_ms{0};
   std::string last_cache_path;
   std::mutex mutex;  // serializes AddModule (optimization is not reentrant here)
+  // Last, so it goes first: its compiler points at object_cache and codegen_ms.
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
 
   void Optimize(llvm::Module& module) {
     for (llvm::Function& function : module) {
