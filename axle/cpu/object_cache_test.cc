@@ -2,13 +2,15 @@
 //
 // A second Jit compiling the same module with the same cache directory loads
 // the object instead of running LLVM; corrupt or truncated files are
-// ignored and rewritten; options that change code use another file. Kernels
+// ignored and rewritten; options that change code use another file;
+// concurrent writers leave one whole file. Kernels
 // loaded from the cache compute what the interpreter computes.
 //
 //===----------------------------------------------------------------------===//
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "axle/core/literal_comparison.h"
@@ -120,6 +122,19 @@ TEST(ObjectCacheTest, DifferentOptionsUseDifferentEntries) {
   options.jit.prefer_512_bit_vectors = false;
   CompileAndCheck(options);
   EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 3u);
+}
+
+TEST(ObjectCacheTest, ConcurrentWritersLeaveOneWholeFile) {
+  CpuCompileOptions options;
+  options.jit.cache_dir = FreshDir("concurrent");
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&options] { CompileAndCheck(options); });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 1u);  // no temp files left
+  const JitStats before = GetJitStats();
+  CompileAndCheck(options);
+  EXPECT_EQ(GetJitStats().modules_optimized, before.modules_optimized);
+  EXPECT_EQ(GetJitStats().object_cache_hits, before.object_cache_hits + 1);
 }
 
 TEST(ObjectCacheTest, NoDirectoryMeansNoCache) {
