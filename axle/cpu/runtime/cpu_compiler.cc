@@ -162,6 +162,25 @@ CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::str
   return options;
 }
 
+// Appends where ProgramBuilder::Build's `build_ms` went to the pipeline's
+// timings file.
+absl::Status AppendBuildTimings(const std::string& path, const ProgramBuilder& builder,
+                                double build_ms) {
+  Jit::Timings llvm;
+  if (builder.kernels_jit() != nullptr) llvm = builder.kernels_jit()->timings();
+  const double emit_ms = builder.kernel_emit_ms();
+  const double other_ms = build_ms - emit_ms - llvm.optimize_ms - llvm.codegen_ms - llvm.cache_ms;
+  std::string text;
+  for (const auto& [what, ms] :
+       std::vector<std::pair<const char*, double>>{{"cpu: llvm-ir-emission", emit_ms},
+                                                   {"cpu: llvm-optimization", llvm.optimize_ms},
+                                                   {"cpu: llvm-codegen", llvm.codegen_ms},
+                                                   {"cpu: other (thunks, jit, dumps)", other_ms}}) {
+    absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms\n", what, ms));
+  }
+  return WriteDumpFile(path, text, /*append=*/true);
+}
+
 class CpuCompiler : public Compiler {
  public:
   explicit CpuCompiler(const se::Platform* platform) : platform_(platform) {}
@@ -187,21 +206,8 @@ class CpuCompiler : public Compiler {
       const double build_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - build_start)
               .count();
-      Jit::Timings llvm;
-      if (builder.kernels_jit() != nullptr) llvm = builder.kernels_jit()->timings();
-      const double emit_ms = builder.kernel_emit_ms();
-      std::string text;
-      for (const auto& [what, ms] : std::vector<std::pair<const char*, double>>{
-               {"cpu: llvm-ir-emission", emit_ms},
-               {"cpu: llvm-optimization", llvm.optimize_ms},
-               {"cpu: llvm-codegen", llvm.codegen_ms},
-               {"cpu: other (thunks, jit, dumps)",
-                build_ms - emit_ms - llvm.optimize_ms - llvm.codegen_ms - llvm.cache_ms}}) {
-        absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms\n", what, ms));
-      }
-      AXLE_RETURN_IF_ERROR(
-          WriteDumpFile(absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), text,
-                        /*append=*/true));
+      AXLE_RETURN_IF_ERROR(AppendBuildTimings(
+          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), builder, build_ms));
     }
     return std::unique_ptr<Executable>(new CpuExecutable(
         std::shared_ptr<const HloModule>(std::move(module)), platform_, std::move(program)));
