@@ -24,6 +24,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -397,6 +398,7 @@ struct LoopKernelModule::Impl {
   std::vector<std::pair<CompiledKernel*, std::string>> pending;
   int64_t num_kernels = 0;
   double emit_ms = 0;
+  std::string signature;
 };
 
 LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions options,
@@ -412,6 +414,7 @@ LoopKernelModule::~LoopKernelModule() = default;
 int64_t LoopKernelModule::num_kernels() const { return impl_->num_kernels; }
 std::shared_ptr<const Jit> LoopKernelModule::jit() const { return impl_->jit; }
 double LoopKernelModule::emit_ms() const { return impl_->emit_ms; }
+const std::string& LoopKernelModule::signature() const { return impl_->signature; }
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
     const HloComputation& computation, absl::string_view kernel_name) {
@@ -434,6 +437,8 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
       std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
                                        static_cast<int64_t>(outputs.size()));
   impl_->pending.emplace_back(kernel.get(), std::string(kernel_name.data(), kernel_name.size()));
+  absl::StrAppend(&impl_->signature, kernel_name, "\n",
+                  computation.ToString(HloPrintOptions::ShortParsable()), "\n");
   ++impl_->num_kernels;
   impl_->emit_ms +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

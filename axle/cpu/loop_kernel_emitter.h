@@ -112,6 +112,10 @@ class LoopKernelModule {
   std::shared_ptr<const Jit> jit() const;
   // Milliseconds spent emitting IR in AddKernel.
   double emit_ms() const;
+  // Every added kernel's name and computation text: two modules with equal
+  // signatures have the same kernels under the same names (so a caller can
+  // check that a precompiled Jit really is the one for these kernels).
+  const std::string& signature() const;
 
  private:
   struct Impl;

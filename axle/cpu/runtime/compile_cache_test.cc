@@ -2,7 +2,8 @@
 //
 // Compiling the same module twice in a process runs LLVM once and gives two
 // independent executables that both compute the interpreter's values;
-// other build options compile again. With AXLE_DUMP_TO set, the compiler
+// other build options compile again; cached kernels whose fusions differ
+// are not used. With AXLE_DUMP_TO set, the compiler
 // writes the cpu-prepare pass dumps, the LLVM IR before and after
 // optimization (naming the kernels) and the LLVM timings.
 //
@@ -17,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "axle/cpu/jit.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -115,6 +117,32 @@ TEST(CompileCacheTest, OtherBuildOptionsOrModuleCompileAgain) {
   EXPECT_EQ(GetJitStats().modules_optimized, before + 3);
   ExpectAgreesWithInterpreter(text, *other_options);
   ExpectAgreesWithInterpreter(changed, *other_module);
+}
+
+TEST(CompileCacheTest, CachedKernelsOfOtherFusionsAreNotUsed) {
+  // Poison the entry of module A with module B's kernels (as if the passes
+  // had fused A differently this time): compiling A must not run B's code.
+  const std::string a = ModuleNamed("poisoned");
+  std::string b = ModuleNamed("other_kernels");
+  b.replace(b.find("multiply(x, y)"), 14, "subtract(x, y)");
+  std::unique_ptr<LocalExecutable> compiled_b = Compile(b);
+  auto parse = [](const std::string& text) {
+    auto module = ParseAndReturnUnverifiedModule(text);
+    CHECK(module.ok()) << module.status();
+    return std::move(*module);
+  };
+  const std::string platform = ClientFor("cpu")->platform()->Name();
+  CachedKernels kernels_of_b = KernelJitCache::Global().Find(
+      CompilationFingerprint(*parse(b), ExecutableBuildOptions(), platform));
+  ASSERT_NE(kernels_of_b.jit, nullptr);
+  KernelJitCache::Global().Insert(
+      CompilationFingerprint(*parse(a), ExecutableBuildOptions(), platform), kernels_of_b);
+
+  const int64_t before = GetJitStats().modules_optimized;
+  std::unique_ptr<LocalExecutable> compiled_a = Compile(a);
+  EXPECT_EQ(GetJitStats().modules_optimized, before + 1);
+  ExpectAgreesWithInterpreter(a, *compiled_a);
+  ExpectAgreesWithInterpreter(b, *compiled_b);
 }
 
 std::string ReadFile(const fs::path& path) {

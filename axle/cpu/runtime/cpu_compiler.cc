@@ -193,24 +193,33 @@ class CpuCompiler : public Compiler {
     const std::string fingerprint =
         dump_dir.empty() ? CompilationFingerprint(*module, options, platform_->Name()) : "";
     AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline));
-    ProgramBuilder builder(MakeCompileOptions(dump_dir, module->name()));
-    if (!fingerprint.empty()) {
-      builder.set_precompiled_kernels(KernelJitCache::Global().Find(fingerprint));
-    }
+    const CachedKernels cached =
+        fingerprint.empty() ? CachedKernels() : KernelJitCache::Global().Find(fingerprint);
     auto build_start = std::chrono::steady_clock::now();
-    AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
-    if (!fingerprint.empty() && builder.kernels_jit() != nullptr) {
-      KernelJitCache::Global().Insert(fingerprint, builder.kernels_jit());
+    auto builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
+    builder->set_precompiled_kernels(cached.jit);
+    absl::StatusOr<CpuProgram> program = builder->Build(*module);
+    if (cached.jit != nullptr &&
+        (!program.ok() || builder->kernels_signature() != cached.signature)) {
+      // Other kernels than those cached (the passes did not make the same
+      // fusions): compile them.
+      builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
+      program = builder->Build(*module);
+    }
+    if (!program.ok()) return program.status();
+    if (!fingerprint.empty() && builder->kernels_jit() != nullptr && cached.jit == nullptr) {
+      KernelJitCache::Global().Insert(fingerprint,
+                                      {builder->kernels_jit(), builder->kernels_signature()});
     }
     if (!dump_dir.empty()) {
       const double build_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - build_start)
               .count();
       AXLE_RETURN_IF_ERROR(AppendBuildTimings(
-          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), builder, build_ms));
+          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), *builder, build_ms));
     }
     return std::unique_ptr<Executable>(new CpuExecutable(
-        std::shared_ptr<const HloModule>(std::move(module)), platform_, std::move(program)));
+        std::shared_ptr<const HloModule>(std::move(module)), platform_, *std::move(program)));
   }
 
  private:

@@ -21,15 +21,15 @@ KernelJitCache& KernelJitCache::Global() {
   return *cache;
 }
 
-std::shared_ptr<const Jit> KernelJitCache::Find(const std::string& key) const {
+CachedKernels KernelJitCache::Find(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(key);
-  return it == entries_.end() ? nullptr : it->second;
+  return it == entries_.end() ? CachedKernels() : it->second;
 }
 
-void KernelJitCache::Insert(const std::string& key, std::shared_ptr<const Jit> jit) {
+void KernelJitCache::Insert(const std::string& key, CachedKernels kernels) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!entries_.emplace(key, std::move(jit)).second) return;
+  if (!entries_.emplace(key, std::move(kernels)).second) return;
   order_.push_back(key);
   while (order_.size() > kMaxEntries) {
     entries_.erase(order_.front());

@@ -7,7 +7,9 @@
 // of an equal key (set_precompiled_kernels), which then runs no LLVM. The
 // HLO passes, the thunks (oneDNN primitives, constants) and the arenas are
 // still made per executable, so executables stay independent; only the
-// immutable code is shared.
+// immutable code is shared. Each entry also holds the kernels' signature
+// (LoopKernelModule::signature): the compiler uses the Jit only when the new
+// build's kernels have the same one, else it compiles afresh.
 //
 // The key is the full text (no hash collisions); at most kMaxEntries Jits
 // are kept, the oldest dropped first. Thread-safe.
@@ -34,6 +36,11 @@ namespace axle::cpu {
 std::string CompilationFingerprint(const HloModule& module, const ExecutableBuildOptions& options,
                                    absl::string_view platform);
 
+struct CachedKernels {
+  std::shared_ptr<const Jit> jit;
+  std::string signature;
+};
+
 class KernelJitCache {
  public:
   static constexpr size_t kMaxEntries = 64;
@@ -41,15 +48,15 @@ class KernelJitCache {
   // The process's cache.
   static KernelJitCache& Global();
 
-  // The Jit stored under `key`, else null.
-  std::shared_ptr<const Jit> Find(const std::string& key) const;
-  void Insert(const std::string& key, std::shared_ptr<const Jit> jit);
+  // The kernels stored under `key` (a null jit when none).
+  CachedKernels Find(const std::string& key) const;
+  void Insert(const std::string& key, CachedKernels kernels);
   void Clear();
   size_t size() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<const Jit>> entries_;
+  std::map<std::string, CachedKernels> entries_;
   std::deque<std::string> order_;  // insertion order, for eviction
 };
 

@@ -57,6 +57,8 @@ class ProgramBuilder {
   // and the milliseconds spent emitting their IR.
   std::shared_ptr<const Jit> kernels_jit() const { return kernels_ ? kernels_->jit() : nullptr; }
   double kernel_emit_ms() const { return kernels_ ? kernels_->emit_ms() : 0; }
+  // After Build: LoopKernelModule::signature() of the loop kernels.
+  std::string kernels_signature() const { return kernels_ ? kernels_->signature() : ""; }
 
   // --- For thunk emitters ---
 
