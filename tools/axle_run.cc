@@ -3,7 +3,7 @@
 //   axle-run FILE [--platform=interpreter] [--reference_platform=NAME]
 //            [--input=a.npy ...] [--seed=N] [--print_literals]
 //            [--output_dir=DIR] [--iterations=N] [--abs_error_bound=E]
-//            [--rel_error_bound=E]
+//            [--rel_error_bound=E] [--dump-to=DIR]
 //
 // Like XLA's run_hlo_module: the module is compiled for the platform through
 // the client API (LocalClient), inputs come from .npy files in parameter
@@ -13,11 +13,14 @@
 // results are compared (integers exactly, floats within the error bounds,
 // XLA's defaults 1e-3); a mismatch exits with status 2. With --iterations=N
 // the module runs N times after one warm-up and the last line reports min
-// and median time per run.
+// and median time per run. --dump-to=DIR sets AXLE_DUMP_TO for this
+// process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
+// before and after optimization) go to DIR.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -191,11 +194,15 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", options.iterations, "time N runs after one warm-up")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-verify", options.no_verify, "do not run the verifier");
+  std::string dump_dir;
+  app.add_option("--dump-to", dump_dir,
+                 "write the compiler's pass dumps, timings and (cpu) LLVM IR here");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 1;
   }
+  if (!dump_dir.empty()) setenv("AXLE_DUMP_TO", dump_dir.c_str(), 1);
   absl::Status status = axle::Run(options);
   if (status.code() == absl::StatusCode::kDataLoss) return 2;
   if (!status.ok()) return axle::ReportError("axle-run", status);

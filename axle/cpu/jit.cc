@@ -1,17 +1,34 @@
 //===- jit.cc - An LLVM ORC JIT for the host CPU ---------------------------===//
 //
-// LLJIT built for the host (JITTargetMachineBuilder::detectHost), the new
-// pass manager's O3 pipeline with both vectorizers, and a definition
-// generator for the process's own symbols plus Axle's runtime helpers.
+// LLJIT built for the host (JITTargetMachineBuilder::detectHost, once per
+// process), the new pass manager's O2 pipeline with both vectorizers, and a
+// definition generator for the process's own symbols plus Axle's runtime
+// helpers. The IR compiler is a SimpleCompiler with an llvm::ObjectCache
+// that stores the objects of modules AddModule looked up in the disk cache
+// and missed (and times code generation).
+//
+// Cache file: "AXLEOBJ1", the payload size (8 bytes, little endian), the
+// SHA-256 of the payload (32 bytes), the payload (an ELF object).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/jit.h"
 
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "axle/cpu/runtime_symbols.h"
+#include "llvm/ExecutionEngine/ObjectCache.h"
+#include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -20,6 +37,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -27,6 +46,21 @@
 
 namespace axle::cpu {
 namespace {
+
+// Bump when the cache file layout or anything else that changes the code
+// for the same key changes (the elemental emitter's output is covered by
+// the IR hash).
+constexpr char kCacheFormat[] = "axle-object-cache-1";
+constexpr char kCacheMagic[8] = {'A', 'X', 'L', 'E', 'O', 'B', 'J', '1'};
+
+std::atomic<int64_t> modules_optimized{0};
+std::atomic<int64_t> object_cache_hits{0};
+std::atomic<int64_t> object_cache_writes{0};
+
+using Clock = std::chrono::steady_clock;
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 std::string ToString(llvm::Error error) {
   std::string text;
@@ -42,12 +76,49 @@ std::string ModuleText(const llvm::Module& module) {
   return text;
 }
 
-void InitializeLlvmOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+std::string Hex(llvm::ArrayRef<uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (uint8_t byte : bytes) {
+    text.push_back(kDigits[byte >> 4]);
+    text.push_back(kDigits[byte & 15]);
+  }
+  return text;
+}
+
+std::array<uint8_t, 32> Sha256(llvm::StringRef data) {
+  llvm::SHA256 hasher;
+  hasher.update(data);
+  return hasher.final();
+}
+
+// The host target, detected once per process (cpuid, the host's name and
+// features).
+struct HostTarget {
+  llvm::orc::JITTargetMachineBuilder builder;
+  std::string triple, data_layout, cpu_name, cpu_features;
+};
+
+absl::StatusOr<const HostTarget*> GetHostTarget() {
+  static absl::StatusOr<const HostTarget*>* host = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-  });
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder) {
+      return new absl::StatusOr<const HostTarget*>(
+          absl::InternalError(absl::StrCat("JIT: ", ToString(builder.takeError()))));
+    }
+    auto machine = builder->createTargetMachine();
+    if (!machine) {
+      return new absl::StatusOr<const HostTarget*>(
+          absl::InternalError(absl::StrCat("JIT: ", ToString(machine.takeError()))));
+    }
+    auto* target = new HostTarget{*builder, builder->getTargetTriple().str(),
+                                  (*machine)->createDataLayout().getStringRepresentation(),
+                                  builder->getCPU(), builder->getFeatures().getString()};
+    return new absl::StatusOr<const HostTarget*>(target);
+  }();
+  return *host;
 }
 
 llvm::OptimizationLevel ToLlvmLevel(int level) {
@@ -63,20 +134,141 @@ llvm::OptimizationLevel ToLlvmLevel(int level) {
   }
 }
 
+llvm::CodeGenOptLevel ToCodeGenLevel(int level) {
+  switch (level) {
+    case 0:
+      return llvm::CodeGenOptLevel::None;
+    case 1:
+      return llvm::CodeGenOptLevel::Less;
+    case 2:
+      return llvm::CodeGenOptLevel::Default;
+    default:
+      return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
+// The payload of a valid cache file, else nullptr (missing, truncated,
+// corrupt).
+std::unique_ptr<llvm::MemoryBuffer> ReadCacheFile(const std::string& path) {
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) return nullptr;
+  llvm::StringRef data = (*file)->getBuffer();
+  constexpr size_t kHeader = sizeof(kCacheMagic) + 8 + 32;
+  if (data.size() < kHeader || !data.starts_with(llvm::StringRef(kCacheMagic, 8))) return nullptr;
+  uint64_t size = 0;
+  for (int i = 0; i < 8; ++i) size |= uint64_t{static_cast<uint8_t>(data[8 + i])} << (8 * i);
+  if (size != data.size() - kHeader) return nullptr;
+  llvm::StringRef payload = data.substr(kHeader);
+  std::array<uint8_t, 32> hash = Sha256(payload);
+  if (llvm::StringRef(reinterpret_cast<const char*>(hash.data()), 32) != data.substr(16, 32)) {
+    return nullptr;
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(payload, path);
+}
+
+// Writes `object` to `path` through a temp file in the same directory and a
+// rename, so readers see the old file, no file, or the whole new one.
+bool WriteCacheFile(const std::string& path, llvm::StringRef object) {
+  static std::atomic<int64_t> counter{0};
+  const std::string temp = absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    char size[8];
+    for (int i = 0; i < 8; ++i) size[i] = static_cast<char>(uint64_t{object.size()} >> (8 * i));
+    std::array<uint8_t, 32> hash = Sha256(object);
+    out.write(kCacheMagic, sizeof(kCacheMagic));
+    out.write(size, 8);
+    out.write(reinterpret_cast<const char*>(hash.data()), 32);
+    out.write(object.data(), static_cast<std::streamsize>(object.size()));
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      return false;
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, path, error);
+  if (error) std::filesystem::remove(temp, error);
+  return !error;
+}
+
+// Stores the objects of modules registered with Expect (by module
+// identifier) in their cache files; never answers lookups (AddModule looks
+// up before optimizing, which the ObjectCache interface cannot skip).
+class DiskObjectCache : public llvm::ObjectCache {
+ public:
+  void Expect(const std::string& module_id, std::string path) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paths_[module_id] = std::move(path);
+  }
+  void notifyObjectCompiled(const llvm::Module* module, llvm::MemoryBufferRef object) override {
+    std::string path;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = paths_.find(module->getModuleIdentifier());
+      if (it == paths_.end()) return;
+      path = std::move(it->second);
+      paths_.erase(it);
+    }
+    auto start = Clock::now();
+    if (WriteCacheFile(path, object.getBuffer())) ++object_cache_writes;
+    cache_ms.fetch_add(MillisecondsSince(start));
+  }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
+
+  std::atomic<double> cache_ms{0};
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> paths_;
+};
+
+// SimpleCompiler that records how long code generation took.
+class TimedCompiler : public llvm::orc::SimpleCompiler {
+ public:
+  TimedCompiler(std::unique_ptr<llvm::TargetMachine> machine, llvm::ObjectCache* cache,
+                std::atomic<double>* codegen_ms)
+      : SimpleCompiler(*machine, cache), machine_(std::move(machine)), codegen_ms_(codegen_ms) {}
+  llvm::Expected<CompileResult> operator()(llvm::Module& module) override {
+    auto start = Clock::now();
+    auto result = SimpleCompiler::operator()(module);
+    codegen_ms_->fetch_add(MillisecondsSince(start));
+    return result;
+  }
+
+ private:
+  std::unique_ptr<llvm::TargetMachine> machine_;
+  std::atomic<double>* codegen_ms_;
+};
+
 }  // namespace
+
+JitStats GetJitStats() {
+  JitStats stats;
+  stats.modules_optimized = modules_optimized.load();
+  stats.object_cache_hits = object_cache_hits.load();
+  stats.object_cache_writes = object_cache_writes.load();
+  return stats;
+}
 
 struct Jit::Impl {
   JitOptions options;
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  const HostTarget* host = nullptr;
   std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
-  std::string triple, data_layout, cpu_name, cpu_features;
+  DiskObjectCache object_cache;
+  std::atomic<double> optimize_ms{0};
+  std::atomic<double> codegen_ms{0};
+  std::string last_cache_path;
   std::mutex mutex;  // serializes AddModule (optimization is not reentrant here)
+  // Last, so it goes first: its compiler points at object_cache and codegen_ms.
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
 
   void Optimize(llvm::Module& module) {
     for (llvm::Function& function : module) {
       if (function.isDeclaration()) continue;
-      function.addFnAttr("target-cpu", cpu_name);
-      function.addFnAttr("target-features", cpu_features);
+      function.addFnAttr("target-cpu", host->cpu_name);
+      function.addFnAttr("target-features", host->cpu_features);
       if (options.prefer_512_bit_vectors) function.addFnAttr("prefer-vector-width", "512");
     }
     if (options.optimization_level == 0) return;
@@ -87,7 +279,7 @@ struct Jit::Impl {
     llvm::PipelineTuningOptions tuning;
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = options.slp_vectorization;
-    tuning.LoopUnrolling = true;
+    tuning.LoopUnrolling = options.loop_unrolling;
     llvm::PassBuilder builder(target_machine.get(), tuning);
     builder.registerModuleAnalyses(mam);
     builder.registerCGSCCAnalyses(cgam);
@@ -98,32 +290,55 @@ struct Jit::Impl {
         builder.buildPerModuleDefaultPipeline(ToLlvmLevel(options.optimization_level));
     passes.run(module, mam);
   }
+
+  // The cache key of `ir` (the module's text before optimization).
+  std::string CacheKey(const std::string& ir) const {
+    llvm::SHA256 hasher;
+    for (const std::string& part :
+         {std::string(kCacheFormat), host->triple, host->cpu_name, host->cpu_features,
+          absl::StrCat("O", options.optimization_level,
+                       " prefer512=", options.prefer_512_bit_vectors,
+                       " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling)}) {
+      hasher.update(part);
+      hasher.update(llvm::StringRef("\0", 1));
+    }
+    hasher.update(ir);
+    std::array<uint8_t, 32> hash = hasher.final();
+    return Hex(hash);
+  }
 };
 
 Jit::Jit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Jit::~Jit() = default;
 
 absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(const JitOptions& options) {
-  InitializeLlvmOnce();
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  absl::StatusOr<const HostTarget*> host = GetHostTarget();
+  if (!host.ok()) return host.status();
+  impl->host = *host;
 
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) return absl::InternalError(absl::StrCat("JIT: ", ToString(builder.takeError())));
-  builder->setCodeGenOptLevel(options.optimization_level == 0 ? llvm::CodeGenOptLevel::None
-                                                              : llvm::CodeGenOptLevel::Aggressive);
-  impl->cpu_name = builder->getCPU();
-  impl->cpu_features = builder->getFeatures().getString();
-  impl->triple = builder->getTargetTriple().str();
-
-  auto target_machine = builder->createTargetMachine();
+  llvm::orc::JITTargetMachineBuilder builder = impl->host->builder;
+  builder.setCodeGenOptLevel(ToCodeGenLevel(options.optimization_level));
+  auto target_machine = builder.createTargetMachine();
   if (!target_machine) {
     return absl::InternalError(absl::StrCat("JIT: ", ToString(target_machine.takeError())));
   }
   impl->target_machine = std::move(*target_machine);
-  impl->data_layout = impl->target_machine->createDataLayout().getStringRepresentation();
 
-  auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+  Impl* raw = impl.get();
+  auto lljit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(builder)
+          .setCompileFunctionCreator(
+              [raw](llvm::orc::JITTargetMachineBuilder machine_builder)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                auto machine = machine_builder.createTargetMachine();
+                if (!machine) return machine.takeError();
+                return std::make_unique<TimedCompiler>(std::move(*machine), &raw->object_cache,
+                                                       &raw->codegen_ms);
+              })
+          .create();
   if (!lljit) return absl::InternalError(absl::StrCat("JIT: ", ToString(lljit.takeError())));
   impl->lljit = std::move(*lljit);
 
@@ -144,26 +359,55 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(const JitOptions& options) {
   return std::unique_ptr<Jit>(new Jit(std::move(impl)));
 }
 
-const std::string& Jit::target_triple() const { return impl_->triple; }
-const std::string& Jit::data_layout() const { return impl_->data_layout; }
-const std::string& Jit::cpu_name() const { return impl_->cpu_name; }
-const std::string& Jit::cpu_features() const { return impl_->cpu_features; }
+const std::string& Jit::target_triple() const { return impl_->host->triple; }
+const std::string& Jit::data_layout() const { return impl_->host->data_layout; }
+const std::string& Jit::cpu_name() const { return impl_->host->cpu_name; }
+const std::string& Jit::cpu_features() const { return impl_->host->cpu_features; }
 
 absl::Status Jit::AddModule(std::unique_ptr<llvm::Module> module,
                             std::unique_ptr<llvm::LLVMContext> context) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  module->setTargetTriple(impl_->triple);
-  module->setDataLayout(impl_->data_layout);
+  auto start = Clock::now();
+  module->setTargetTriple(impl_->host->triple);
+  module->setDataLayout(impl_->host->data_layout);
   std::string verifier_errors;
   llvm::raw_string_ostream verifier_os(verifier_errors);
   if (llvm::verifyModule(*module, &verifier_os)) {
     return absl::InternalError(
         absl::StrCat("JIT: invalid LLVM module ", module->getName().str(), ": ", verifier_errors));
   }
-  if (impl_->options.ir_before_optimization) {
-    impl_->options.ir_before_optimization(module->getName().str(), ModuleText(*module));
+  impl_->optimize_ms.fetch_add(MillisecondsSince(start));
+  const bool use_cache = !impl_->options.cache_dir.empty();
+  std::string before;
+  if (use_cache || impl_->options.ir_before_optimization) before = ModuleText(*module);
+  if (use_cache) {
+    auto cache_start = Clock::now();
+    std::error_code ignored;
+    std::filesystem::create_directories(impl_->options.cache_dir, ignored);
+    const std::string path =
+        absl::StrCat(impl_->options.cache_dir, "/", impl_->CacheKey(before), ".o");
+    impl_->last_cache_path = path;
+    std::unique_ptr<llvm::MemoryBuffer> object = ReadCacheFile(path);
+    if (object != nullptr) {
+      if (llvm::Error error = impl_->lljit->addObjectFile(std::move(object))) {
+        // Parsed as valid by its checksum but unusable: compile instead.
+        llvm::consumeError(std::move(error));
+      } else {
+        ++object_cache_hits;
+        impl_->object_cache.cache_ms.fetch_add(MillisecondsSince(cache_start));
+        return absl::OkStatus();
+      }
+    }
+    impl_->object_cache.Expect(module->getModuleIdentifier(), path);
+    impl_->object_cache.cache_ms.fetch_add(MillisecondsSince(cache_start));
   }
+  if (impl_->options.ir_before_optimization) {
+    impl_->options.ir_before_optimization(module->getName().str(), before);
+  }
+  ++modules_optimized;
+  auto optimize_start = Clock::now();
   impl_->Optimize(*module);
+  impl_->optimize_ms.fetch_add(MillisecondsSince(optimize_start));
   if (impl_->options.ir_after_optimization) {
     impl_->options.ir_after_optimization(module->getName().str(), ModuleText(*module));
   }
@@ -181,6 +425,19 @@ absl::StatusOr<void*> Jit::Lookup(absl::string_view name) const {
         absl::StrCat("JIT: no symbol ", name, ": ", ToString(address.takeError())));
   }
   return address->toPtr<void*>();
+}
+
+Jit::Timings Jit::timings() const {
+  Timings timings;
+  timings.optimize_ms = impl_->optimize_ms.load();
+  timings.codegen_ms = impl_->codegen_ms.load();
+  timings.cache_ms = impl_->object_cache.cache_ms.load();
+  return timings;
+}
+
+std::string Jit::last_cache_path() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->last_cache_path;
 }
 
 }  // namespace axle::cpu

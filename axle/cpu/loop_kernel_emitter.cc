@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/loop_kernel_emitter.h"
 
+#include <chrono>
 #include <map>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -225,8 +227,8 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputat
 
 }  // namespace
 
-CompiledKernel::CompiledKernel(std::unique_ptr<Jit> jit, Function function, int64_t outer_size,
-                               int64_t num_parameters, int64_t num_outputs)
+CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function,
+                               int64_t outer_size, int64_t num_parameters, int64_t num_outputs)
     : jit_(std::move(jit)),
       function_(function),
       outer_size_(outer_size),
@@ -235,23 +237,86 @@ CompiledKernel::CompiledKernel(std::unique_ptr<Jit> jit, Function function, int6
 
 CompiledKernel::~CompiledKernel() = default;
 
-absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileLoopKernel(
-    const HloComputation& computation, const CpuCompileOptions& options) {
+struct LoopKernelModule::Impl {
+  std::string module_name;
+  CpuCompileOptions options;
+  std::shared_ptr<const Jit> jit;  // precompiled, or set by Compile
+  std::unique_ptr<Jit> new_jit;    // made with the module, until Compile
+  std::unique_ptr<llvm::LLVMContext> context;
+  std::unique_ptr<llvm::Module> module;
+  // The kernels waiting for their function, with its name.
+  std::vector<std::pair<CompiledKernel*, std::string>> pending;
+  int64_t num_kernels = 0;
+  double emit_ms = 0;
+  std::string signature;
+};
+
+LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions options,
+                                   std::shared_ptr<const Jit> precompiled)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->module_name = std::move(module_name);
+  impl_->options = std::move(options);
+  impl_->jit = std::move(precompiled);
+}
+
+LoopKernelModule::~LoopKernelModule() = default;
+
+int64_t LoopKernelModule::num_kernels() const { return impl_->num_kernels; }
+std::shared_ptr<const Jit> LoopKernelModule::jit() const { return impl_->jit; }
+double LoopKernelModule::emit_ms() const { return impl_->emit_ms; }
+const std::string& LoopKernelModule::signature() const { return impl_->signature; }
+
+absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
+    const HloComputation& computation, absl::string_view kernel_name) {
+  auto start = std::chrono::steady_clock::now();
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopOutputs(computation));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Jit> jit, Jit::Create(options.jit));
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>(computation.name(), *context);
-  module->setTargetTriple(jit->target_triple());
-  module->setDataLayout(jit->data_layout());
-  LoopKernelEmitter emitter(computation, module.get());
-  AXLE_RETURN_IF_ERROR(emitter.Emit(options.kernel_name, outputs));
-  AXLE_RETURN_IF_ERROR(jit->AddModule(std::move(module), std::move(context)));
-  AXLE_ASSIGN_OR_RETURN(void* address, jit->Lookup(options.kernel_name));
+  if (impl_->jit == nullptr) {
+    if (impl_->module == nullptr) {
+      AXLE_ASSIGN_OR_RETURN(impl_->new_jit, Jit::Create(impl_->options.jit));
+      impl_->context = std::make_unique<llvm::LLVMContext>();
+      impl_->module = std::make_unique<llvm::Module>(impl_->module_name, *impl_->context);
+      impl_->module->setTargetTriple(impl_->new_jit->target_triple());
+      impl_->module->setDataLayout(impl_->new_jit->data_layout());
+    }
+    LoopKernelEmitter emitter(computation, impl_->module.get());
+    AXLE_RETURN_IF_ERROR(emitter.Emit(kernel_name, outputs));
+  }
   const Shape& shape = outputs[0]->shape();
   const int64_t outer_size = shape.rank() == 0 ? 1 : shape.dimensions(0);
-  return std::make_unique<CompiledKernel>(
-      std::move(jit), reinterpret_cast<CompiledKernel::Function>(address), outer_size,
-      computation.num_parameters(), static_cast<int64_t>(outputs.size()));
+  auto kernel =
+      std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
+                                       static_cast<int64_t>(outputs.size()));
+  impl_->pending.emplace_back(kernel.get(), std::string(kernel_name.data(), kernel_name.size()));
+  absl::StrAppend(&impl_->signature, kernel_name, "\n",
+                  computation.ToString(HloPrintOptions::ShortParsable()), "\n");
+  ++impl_->num_kernels;
+  impl_->emit_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return kernel;
+}
+
+absl::Status LoopKernelModule::Compile() {
+  if (impl_->jit == nullptr && impl_->module != nullptr) {
+    AXLE_RETURN_IF_ERROR(
+        impl_->new_jit->AddModule(std::move(impl_->module), std::move(impl_->context)));
+    impl_->jit = std::move(impl_->new_jit);
+  }
+  for (auto& [kernel, name] : impl_->pending) {
+    AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
+    kernel->jit_ = impl_->jit;
+    kernel->function_ = reinterpret_cast<CompiledKernel::Function>(address);
+  }
+  impl_->pending.clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileLoopKernel(
+    const HloComputation& computation, const CpuCompileOptions& options) {
+  LoopKernelModule module(computation.name(), options);
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
+                        module.AddKernel(computation, options.kernel_name));
+  AXLE_RETURN_IF_ERROR(module.Compile());
+  return kernel;
 }
 
 }  // namespace axle::cpu

@@ -22,6 +22,12 @@
 // (16 lanes for f32 with AVX-512). Ops the emitter does not support make
 // compilation fail with an Unimplemented error naming the op.
 //
+// A program with many fusions compiles them together: LoopKernelModule
+// emits every kernel into one LLVM module, then optimizes and compiles it
+// once with one Jit (LLVM's per-module costs are paid once, and the disk
+// object cache stores one file per program). CompileLoopKernel is the
+// one-kernel case.
+//
 // This header is LLVM-free.
 //
 //===----------------------------------------------------------------------===//
@@ -48,7 +54,8 @@ class CompiledKernel {
  public:
   using Function = void (*)(void** buffers, int64_t begin, int64_t end);
 
-  CompiledKernel(std::unique_ptr<Jit> jit, Function function, int64_t outer_size,
+  // `jit` owns the code of `function` (shared by every kernel of a module).
+  CompiledKernel(std::shared_ptr<const Jit> jit, Function function, int64_t outer_size,
                  int64_t num_parameters, int64_t num_outputs);
   ~CompiledKernel();
 
@@ -66,7 +73,8 @@ class CompiledKernel {
   int64_t num_outputs() const { return num_outputs_; }
 
  private:
-  std::unique_ptr<Jit> jit_;
+  friend class LoopKernelModule;  // sets jit_ and function_ after compiling
+  std::shared_ptr<const Jit> jit_;
   Function function_;
   int64_t outer_size_;
   int64_t num_parameters_;
@@ -75,6 +83,45 @@ class CompiledKernel {
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileLoopKernel(
     const HloComputation& computation, const CpuCompileOptions& options = {});
+
+// Loop kernels compiled together:
+//
+//   LoopKernelModule module("my_program", options);
+//   auto a = module.AddKernel(fusion_a, "kernel_0");  // emits IR only
+//   auto b = module.AddKernel(fusion_b, "kernel_1");
+//   module.Compile();   // optimizes + compiles once, sets a's and b's function
+//
+// A kernel has no function (null) until Compile succeeds, and must stay
+// alive until Compile returns. Built with `precompiled` (the Jit of an
+// earlier Compile of the same kernels under the same names, e.g. from an
+// in-memory cache), AddKernel emits nothing and Compile only looks the
+// functions up.
+class LoopKernelModule {
+ public:
+  LoopKernelModule(std::string module_name, CpuCompileOptions options,
+                   std::shared_ptr<const Jit> precompiled = nullptr);
+  ~LoopKernelModule();
+  LoopKernelModule(const LoopKernelModule&) = delete;
+  LoopKernelModule& operator=(const LoopKernelModule&) = delete;
+
+  absl::StatusOr<std::unique_ptr<CompiledKernel>> AddKernel(const HloComputation& computation,
+                                                            absl::string_view kernel_name);
+  absl::Status Compile();
+
+  int64_t num_kernels() const;
+  // After Compile: the Jit holding the kernels (null when there were none).
+  std::shared_ptr<const Jit> jit() const;
+  // Milliseconds spent emitting IR in AddKernel.
+  double emit_ms() const;
+  // Every added kernel's name and computation text: two modules with equal
+  // signatures have the same kernels under the same names (so a caller can
+  // check that a precompiled Jit really is the one for these kernels).
+  const std::string& signature() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace axle::cpu
 

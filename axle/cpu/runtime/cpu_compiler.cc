@@ -6,14 +6,29 @@
 // remaining array op that has no thunk emitter of its own into a one-op loop
 // fusion (in the entry and in every while body / condition and branch),
 // then let ProgramBuilder (program_builder.h) turn the entry into the thunks
-// of a CpuExecutable.
+// of a CpuExecutable. These passes run as one HloPassPipeline
+// ("cpu-prepare"), so AXLE_DUMP_TO dumps and times them like any pipeline.
+//
+// Caches: the loop kernels' code of a module compiled before in this
+// process is reused (kernel_jit_cache.h); with AXLE_CACHE_DIR set, the
+// object code is also stored on disk (jit.h), so another process skips
+// LLVM. With AXLE_DUMP_TO set, the caches are bypassed (so that the dump is
+// complete) and the LLVM IR before and after optimization is written to
+// DIR/<module>.ir-before-optimization.ll and .ir-after-optimization.ll, and
+// the LLVM and thunk timings are appended to DIR/<module>.timings.txt.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/runtime/custom_call_registry.h"
@@ -87,52 +102,127 @@ absl::Status CheckSupported(const HloModule& module) {
   return absl::OkStatus();
 }
 
+// Whether `instruction` becomes a loop fusion (not plumbing, no thunk
+// emitter of its own).
+bool NeedsLoopFusion(const HloInstruction& instruction) {
+  return !IsPlumbing(instruction.opcode()) && FindThunkEmitter(instruction) == nullptr;
+}
+
+// Whether a loop fusion can compute `instruction`'s result: arrays, and the
+// tuples of a variadic reduce / reduce-window.
+bool LoopFusible(const HloInstruction& instruction) {
+  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
+         instruction.opcode() == HloOpcode::kReduceWindow;
+}
+
+// Wraps every op that needs a loop fusion, in the entry and in every
+// computation control flow runs, into a one-op loop fusion; stops at the
+// first op no loop fusion can compute (which PrepareModule then rejects).
+// A fusion whose root is a variadic reduce (a tuple-shaped op) gets the root
+// tuple(get-tuple-element...) the loop emitter expects of a multi-output
+// fusion.
+class WrapInLoopFusions : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    bool changed = false;
+    for (HloComputation* computation : ControlFlowComputations(*module)) {
+      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (!NeedsLoopFusion(*instruction)) continue;
+        if (!LoopFusible(*instruction)) return changed;  // PrepareModule rejects it
+        AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+        changed = true;
+      }
+    }
+    for (HloComputation* computation : ControlFlowComputations(*module)) {
+      for (HloInstruction* instruction : computation->instructions()) {
+        if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
+        HloComputation* fused =
+            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
+        HloInstruction* root = fused->root_instruction();
+        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
+        std::vector<HloInstruction*> elements;
+        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
+          auto element = std::make_unique<HloGetTupleElementInstruction>(
+              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
+              absl::Span<HloInstruction* const>{root});
+          element->mutable_attrs()->tuple_index = i;
+          elements.push_back(fused->AddInstruction(std::move(element)));
+        }
+        fused->set_root_instruction(fused->AddInstruction(
+            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
 // Turns the entry, and every computation control flow runs, into fusions,
 // plumbing and ops with thunk emitters. Calls are inlined first (the rare
 // call left behind runs its computation's thunks in place).
-absl::Status PrepareModule(HloModule* module) {
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> inliner, CreatePass("call-inliner"));
-  AXLE_RETURN_IF_ERROR(inliner->Run(module).status());
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogues,
-                        CreatePass("dot-epilogue-fusion"));
-  AXLE_RETURN_IF_ERROR(epilogues->Run(module).status());
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> fusion, CreatePass("fusion"));
-  AXLE_RETURN_IF_ERROR(fusion->Run(module).status());
-  for (HloComputation* computation : ControlFlowComputations(*module)) {
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (IsPlumbing(instruction->opcode()) || FindThunkEmitter(*instruction) != nullptr) continue;
-      const bool variadic = instruction->opcode() == HloOpcode::kReduce ||
-                            instruction->opcode() == HloOpcode::kReduceWindow;
-      if (!instruction->shape().IsArray() && !variadic) {
+absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
+  for (const char* name : {"call-inliner", "dot-epilogue-fusion", "fusion"}) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
+    pipeline.AddPass(std::move(pass));
+  }
+  pipeline.AddPass<WrapInLoopFusions>();
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
+  pipeline.AddPass(std::move(dce));
+  AXLE_RETURN_IF_ERROR(pipeline.Run(module).status());
+  for (const HloComputation* computation : ControlFlowComputations(*module)) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (NeedsLoopFusion(*instruction)) {
         return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
       }
-      AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
     }
   }
-  // A loop fusion whose root is a variadic reduce (a tuple-shaped op) gets
-  // the root tuple(get-tuple-element...) the loop emitter expects of a
-  // multi-output fusion.
-  for (HloComputation* computation : ControlFlowComputations(*module)) {
-    for (HloInstruction* instruction : computation->instructions()) {
-      if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
-      HloComputation* fused =
-          cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
-      HloInstruction* root = fused->root_instruction();
-      if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
-      std::vector<HloInstruction*> elements;
-      for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
-        auto element = std::make_unique<HloGetTupleElementInstruction>(
-            HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
-            absl::Span<HloInstruction* const>{root});
-        element->mutable_attrs()->tuple_index = i;
-        elements.push_back(fused->AddInstruction(std::move(element)));
-      }
-      fused->set_root_instruction(fused->AddInstruction(
-          HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
-    }
+  return absl::OkStatus();
+}
+
+absl::Status WriteDumpFile(const std::string& path, absl::string_view text, bool append = false) {
+  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+// Compile options for `module`: IR dump hooks when dumping, the disk cache
+// when AXLE_CACHE_DIR is set (and not dumping).
+CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::string& module_name) {
+  CpuCompileOptions options;
+  if (!dump_dir.empty()) {
+    const std::string prefix = absl::StrCat(dump_dir, "/", module_name);
+    options.jit.ir_before_optimization = [prefix](absl::string_view, absl::string_view text) {
+      WriteDumpFile(absl::StrCat(prefix, ".ir-before-optimization.ll"), text).IgnoreError();
+    };
+    options.jit.ir_after_optimization = [prefix](absl::string_view, absl::string_view text) {
+      WriteDumpFile(absl::StrCat(prefix, ".ir-after-optimization.ll"), text).IgnoreError();
+    };
+  } else if (const char* cache_dir = std::getenv("AXLE_CACHE_DIR");
+             cache_dir != nullptr && *cache_dir != '\0') {
+    options.jit.cache_dir = cache_dir;
   }
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
-  return dce->Run(module).status();
+  return options;
+}
+
+// Appends where ProgramBuilder::Build's `build_ms` went to the pipeline's
+// timings file.
+absl::Status AppendBuildTimings(const std::string& path, const ProgramBuilder& builder,
+                                double build_ms) {
+  Jit::Timings llvm;
+  if (builder.kernels_jit() != nullptr) llvm = builder.kernels_jit()->timings();
+  const double emit_ms = builder.kernel_emit_ms();
+  const double other_ms = build_ms - emit_ms - llvm.optimize_ms - llvm.codegen_ms - llvm.cache_ms;
+  std::string text;
+  for (const auto& [what, ms] :
+       std::vector<std::pair<const char*, double>>{{"cpu: llvm-ir-emission", emit_ms},
+                                                   {"cpu: llvm-optimization", llvm.optimize_ms},
+                                                   {"cpu: llvm-codegen", llvm.codegen_ms},
+                                                   {"cpu: other (thunks, jit, dumps)", other_ms}}) {
+    absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms\n", what, ms));
+  }
+  return WriteDumpFile(path, text, /*append=*/true);
 }
 
 class CpuCompiler : public Compiler {
@@ -142,11 +232,38 @@ class CpuCompiler : public Compiler {
   absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
     AXLE_RETURN_IF_ERROR(CheckSupported(*module));
-    AXLE_RETURN_IF_ERROR(PrepareModule(module.get()));
-    ProgramBuilder builder;
-    AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
+    HloPassPipeline pipeline("cpu-prepare");
+    const std::string dump_dir = pipeline.dump_dir();
+    const std::string fingerprint =
+        dump_dir.empty() ? CompilationFingerprint(*module, options, platform_->Name()) : "";
+    AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline));
+    const CachedKernels cached =
+        fingerprint.empty() ? CachedKernels() : KernelJitCache::Global().Find(fingerprint);
+    auto build_start = std::chrono::steady_clock::now();
+    auto builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
+    builder->set_precompiled_kernels(cached.jit);
+    absl::StatusOr<CpuProgram> program = builder->Build(*module);
+    if (cached.jit != nullptr &&
+        (!program.ok() || builder->kernels_signature() != cached.signature)) {
+      // Other kernels than those cached (the passes did not make the same
+      // fusions): compile them.
+      builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
+      program = builder->Build(*module);
+    }
+    if (!program.ok()) return program.status();
+    if (!fingerprint.empty() && builder->kernels_jit() != nullptr && cached.jit == nullptr) {
+      KernelJitCache::Global().Insert(fingerprint,
+                                      {builder->kernels_jit(), builder->kernels_signature()});
+    }
+    if (!dump_dir.empty()) {
+      const double build_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - build_start)
+              .count();
+      AXLE_RETURN_IF_ERROR(AppendBuildTimings(
+          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), *builder, build_ms));
+    }
     return std::unique_ptr<Executable>(new CpuExecutable(
-        std::shared_ptr<const HloModule>(std::move(module)), platform_, std::move(program)));
+        std::shared_ptr<const HloModule>(std::move(module)), platform_, *std::move(program)));
   }
 
  private:

@@ -57,6 +57,7 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
 absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
   entry_ = &entry;
+  kernels_ = std::make_unique<LoopKernelModule>(module.name(), options_, precompiled_);
   AXLE_RETURN_IF_ERROR(EmitComputation(entry));
   const HloInstruction* root = entry.root_instruction();
   absl::Status status = absl::OkStatus();
@@ -70,6 +71,7 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
     program_.result_leaves.emplace_back(index, it->second);
   });
   AXLE_RETURN_IF_ERROR(status);
+  AXLE_RETURN_IF_ERROR(kernels_->Compile());
   return std::move(program_);
 }
 
@@ -100,16 +102,16 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         // A nested computation's parameters are bound by its caller.
         if (&computation != entry_) break;
         int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
-        ShapeUtil::ForEachLeafShape(
-            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-              if (!shape.IsArray()) return;
-              ValueSlot slot;
-              slot.kind = ValueSlot::Kind::kParameter;
-              slot.parameter = number;
-              slot.parameter_index = index;
-              slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
-              Define(instruction, index, slot);
-            });
+        ShapeUtil::ForEachLeafShape(instruction->shape(),
+                                    [&](const Shape& shape, const ShapeIndex& index) {
+                                      if (!shape.IsArray()) return;
+                                      ValueSlot slot;
+                                      slot.kind = ValueSlot::Kind::kParameter;
+                                      slot.parameter = number;
+                                      slot.parameter_index = index;
+                                      slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+                                      Define(instruction, index, slot);
+                                    });
         break;
       }
       case HloOpcode::kConstant: {
@@ -161,10 +163,9 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
   }
   std::vector<int64_t> output_values = DefineTemporaries(&instruction);
   const auto* fusion = cast<HloFusionInstruction>(&instruction);
-  CpuCompileOptions options = options_;
-  options.kernel_name = UniqueName("kernel");
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
-                        CompileLoopKernel(*fusion->fused_instructions_computation(), options));
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledKernel> kernel,
+      kernels_->AddKernel(*fusion->fused_instructions_computation(), UniqueName("kernel")));
   AddThunk(std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
                                          std::move(operand_values), std::move(output_values)));
   return absl::OkStatus();

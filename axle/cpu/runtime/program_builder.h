@@ -12,6 +12,9 @@
 // bind a nested computation's parameters to existing values (BindParameter)
 // and build it into a thunk sequence of its own (BuildSequence) that uses
 // the same value table as the rest of the program.
+// Loop fusions (of every sequence) are emitted into one LLVM module
+// (LoopKernelModule) that is compiled once at the end of Build; their thunks
+// share its Jit.
 //
 // Thunk emitters: an op that is not a loop fusion gets its thunk from a
 // function `absl::Status Emit...Thunk(const HloInstruction&, ProgramBuilder&)`
@@ -53,6 +56,17 @@ class ProgramBuilder {
   explicit ProgramBuilder(CpuCompileOptions options = {}) : options_(std::move(options)) {}
 
   absl::StatusOr<CpuProgram> Build(const HloModule& module);
+
+  // Before Build: the loop kernels' code comes from `jit` (the kernels_jit()
+  // of an earlier Build of the same module with the same options), so no
+  // LLVM runs.
+  void set_precompiled_kernels(std::shared_ptr<const Jit> jit) { precompiled_ = std::move(jit); }
+  // After Build: the Jit holding the loop kernels (null when there are none)
+  // and the milliseconds spent emitting their IR.
+  std::shared_ptr<const Jit> kernels_jit() const { return kernels_ ? kernels_->jit() : nullptr; }
+  double kernel_emit_ms() const { return kernels_ ? kernels_->emit_ms() : 0; }
+  // After Build: LoopKernelModule::signature() of the loop kernels.
+  std::string kernels_signature() const { return kernels_ ? kernels_->signature() : ""; }
 
   // --- For thunk emitters ---
 
@@ -113,6 +127,8 @@ class ProgramBuilder {
                const ShapeIndex& to_index);
 
   CpuCompileOptions options_;
+  std::shared_ptr<const Jit> precompiled_;
+  std::unique_ptr<LoopKernelModule> kernels_;
   CpuProgram program_;
   const HloComputation* entry_ = nullptr;
   // Where AddThunk appends.
