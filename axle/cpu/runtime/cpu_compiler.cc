@@ -54,7 +54,6 @@ absl::Status CheckSupported(const HloModule& module) {
       }
       switch (instruction->opcode()) {
         case HloOpcode::kCustomCall:
-        case HloOpcode::kSort:
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
         case HloOpcode::kScatter:

@@ -38,6 +38,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitConditionalThunk;
     case HloOpcode::kCall:
       return EmitCallThunk;
+    case HloOpcode::kSort:
+      return EmitSortThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -22,6 +22,13 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
 absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// sort (sort_thunk.cc), scatter (scatter_thunk.cc), select-and-scatter
+// (select_and_scatter_thunk.cc), rng-bit-generator (rng_thunk.cc).
+absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitRngBitGeneratorThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
