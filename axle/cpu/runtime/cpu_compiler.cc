@@ -56,7 +56,6 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kCustomCall:
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
-        case HloOpcode::kScatter:
         case HloOpcode::kRng:
         case HloOpcode::kRngBitGenerator:
         case HloOpcode::kRngGetAndUpdateState:

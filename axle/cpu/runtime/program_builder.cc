@@ -40,6 +40,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitCallThunk;
     case HloOpcode::kSort:
       return EmitSortThunk;
+    case HloOpcode::kScatter:
+      return EmitScatterThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -223,5 +223,166 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR1<float>({-9, -4, -1, -0.0f, 2}));
 }
 
+TEST(CpuScatter, AddWithCollidingAndOutOfBoundsIndices) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[5,3] parameter(0)
+  indices = s32[4] parameter(1)
+  updates = f32[4,3] parameter(2)
+  ROOT s = f32[5,3] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)";
+  Literal operand =
+      LiteralUtil::CreateR2<float>({{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {4, 4, 4}});
+  Literal result = RunBoth(
+      kText, {operand.Clone(), LiteralUtil::CreateR1<int32_t>({1, 3, 1, 5}),
+              LiteralUtil::CreateR2<float>({{10, 20, 30}, {1, 2, 3}, {100, 200, 300}, {7, 7, 7}})});
+  // Row 1 gets two updates, index 5 is out of bounds and skipped.
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
+                        {{0, 0, 0}, {111, 221, 331}, {2, 2, 2}, {4, 5, 6}, {4, 4, 4}}));
+}
+
+TEST(CpuScatter, OverwriteWithTwoDimensionalWindowsPartlyOutOfBounds) {
+  // 2x2 windows of a 4x4 operand at (row, col) starts; a window that would
+  // reach past the edge (start 3 in a dimension of 4) is skipped entirely,
+  // as is a negative start.
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+take {
+  a = s32[] parameter(0)
+  ROOT b = s32[] parameter(1)
+}
+ENTRY e {
+  operand = s32[4,4] parameter(0)
+  indices = s64[4,2] parameter(1)
+  updates = s32[4,2,2] parameter(2)
+  ROOT s = s32[4,4] scatter(operand, indices, updates), update_window_dims={1,2},
+      inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1,
+      to_apply=take
+}
+)";
+  Literal operand(ShapeUtil::MakeShape(S32, {4, 4}));
+  Literal updates = LiteralUtil::CreateFromDimensions<int32_t>(
+      {4, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  Literal result = RunBoth(
+      kText, {operand.Clone(), LiteralUtil::CreateR2<int64_t>({{0, 0}, {2, 1}, {3, 0}, {-1, 2}}),
+              updates.Clone()});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<int32_t>(
+                        {{1, 2, 0, 0}, {3, 4, 0, 0}, {0, 5, 6, 0}, {0, 7, 8, 0}}));
+}
+
+TEST(CpuScatter, VariadicWithTupleCombinerAndScalarIndices) {
+  // Two operands updated together; indices are a scalar per update
+  // (index_vector_dim = rank of indices).
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+combine {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  m = f32[] maximum(a, c)
+  s = s32[] add(b, d)
+  ROOT t = (f32[], s32[]) tuple(m, s)
+}
+ENTRY e {
+  x = f32[6] parameter(0)
+  y = s32[6] parameter(1)
+  indices = u32[5] parameter(2)
+  ux = f32[5] parameter(3)
+  uy = s32[5] parameter(4)
+  ROOT s = (f32[6], s32[6]) scatter(x, y, indices, ux, uy), update_window_dims={},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+      to_apply=combine
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<float>({0, 1, 2, 3, 4, 5}),
+                                   LiteralUtil::CreateR1<int32_t>({0, 0, 0, 0, 0, 0}),
+                                   LiteralUtil::CreateR1<uint32_t>({2, 2, 0, 4000000000u, 5}),
+                                   LiteralUtil::CreateR1<float>({-1, 9, 7, 1, 0.5f}),
+                                   LiteralUtil::CreateR1<int32_t>({1, 10, 100, 1000, 10000})});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0], LiteralUtil::CreateR1<float>({7, 1, 9, 3, 4, 5}));
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR1<int32_t>({100, 0, 11, 0, 0, 10000}));
+}
+
+TEST(CpuScatter, IndexVectorDimFirstAndRankThreeOperand) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+mul {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT c = f64[] multiply(a, b)
+}
+ENTRY e {
+  operand = f64[3,4,2] parameter(0)
+  indices = s32[2,3] parameter(1)
+  updates = f64[3,2] parameter(2)
+  ROOT s = f64[3,4,2] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0,
+      to_apply=mul
+}
+)";
+  std::vector<double> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = i + 1;
+  RunBoth(kText, {LiteralUtil::CreateFromDimensions<double>({3, 4, 2}, values),
+                  LiteralUtil::CreateR2<int32_t>({{0, 2, 2}, {3, 1, 1}}),
+                  LiteralUtil::CreateR2<double>({{2, 3}, {0.5, -1}, {4, 4}})});
+}
+
+TEST(CpuScatter, BatchingDimensions) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+ENTRY e {
+  operand = s32[2,5] parameter(0)
+  indices = s32[2,3,1] parameter(1)
+  updates = s32[2,3] parameter(2)
+  ROOT s = s32[2,5] scatter(operand, indices, updates), update_window_dims={},
+      inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0},
+      scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add
+}
+)";
+  Literal operand(ShapeUtil::MakeShape(S32, {2, 5}));
+  Literal indices = LiteralUtil::CreateFromDimensions<int32_t>({2, 3, 1}, {0, 4, 4, 1, 9, 2});
+  Literal result = RunBoth(kText, {operand.Clone(), indices.Clone(),
+                                   LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6}})});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<int32_t>({{1, 0, 0, 0, 5}, {0, 4, 6, 0, 0}}));
+}
+
+TEST(CpuScatter, EmptyUpdatesCopyTheOperand) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[3] parameter(0)
+  indices = s32[0,1] parameter(1)
+  updates = f32[0] parameter(2)
+  ROOT s = f32[3] scatter(operand, indices, updates), update_window_dims={},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)";
+  Literal result = RunBoth(
+      kText, {LiteralUtil::CreateR1<float>({1, 2, 3}), Literal(ShapeUtil::MakeShape(S32, {0, 1})),
+              Literal(ShapeUtil::MakeShape(F32, {0}))});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace axle
