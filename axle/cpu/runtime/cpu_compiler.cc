@@ -57,7 +57,6 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
         case HloOpcode::kRng:
-        case HloOpcode::kRngBitGenerator:
         case HloOpcode::kRngGetAndUpdateState:
         case HloOpcode::kAfterAll:
         case HloOpcode::kAddDependency:

@@ -42,6 +42,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitSortThunk;
     case HloOpcode::kScatter:
       return EmitScatterThunk;
+    case HloOpcode::kRngBitGenerator:
+      return EmitRngBitGeneratorThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -1,0 +1,133 @@
+// rng-bit-generator on the `cpu` platform: XLA's bits (a Random123 known
+// answer through the HLO path), the same bits and new state as the
+// interpreter for each algorithm, state size and element width; rng and
+// rng-get-and-update-state are Unimplemented with a message naming the op.
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using testing::CompileOn;
+using testing::RunOn;
+
+std::string RngModule(absl::string_view algorithm, int64_t state_size, absl::string_view bits) {
+  return absl::StrCat("HloModule rng\nENTRY e {\n  s = u64[", state_size,
+                      "] parameter(0)\n  ROOT r = (u64[", state_size, "], ", bits,
+                      ") rng-bit-generator(s), algorithm=", algorithm, "\n}\n");
+}
+
+Literal CpuEqualsInterpreter(const std::string& text, const Literal& state) {
+  std::vector<Literal> arguments;
+  arguments.push_back(state.Clone());
+  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
+  EXPECT_TRUE(cpu.ok()) << cpu.status() << "\n" << text;
+  if (!cpu.ok()) return Literal();
+  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  if (reference.ok()) {
+    EXPECT_EQ(*cpu, *reference) << text;
+  }
+  return std::move(*cpu);
+}
+
+TEST(CpuRngBitGenerator, PhiloxKnownAnswer) {
+  Literal state = LiteralUtil::CreateR1<uint64_t>(
+      {0x299f31d0a4093822u, 0x85a308d3243f6a88u, 0x0370734413198a2eu});
+  Literal result = CpuEqualsInterpreter(RngModule("rng_philox", 3, "u32[4]"), state);
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1],
+            LiteralUtil::CreateR1<uint32_t>({0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+  EXPECT_EQ(parts[0], LiteralUtil::CreateR1<uint64_t>(
+                          {0x299f31d0a4093822u, 0x85a308d3243f6a89u, 0x0370734413198a2eu}));
+}
+
+TEST(CpuRngBitGenerator, ThreefryKnownAnswer) {
+  // Key 0x03707344'13198a2e, counter 0x85a308d3'243f6a88: u64[1] takes the
+  // whole block (word 0 low).
+  Literal state = LiteralUtil::CreateR1<uint64_t>({0x0370734413198a2eu, 0x85a308d3243f6a88u});
+  Literal result = CpuEqualsInterpreter(RngModule("rng_three_fry", 2, "u64[1]"), state);
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR1<uint64_t>({0x483df7a0c4923a9cu}));
+  EXPECT_EQ(parts[0], LiteralUtil::CreateR1<uint64_t>({0x0370734413198a2eu, 0x85a308d3243f6a89u}));
+}
+
+TEST(CpuRngBitGenerator, AgreesWithTheInterpreterOnEveryLayout) {
+  Literal two = LiteralUtil::CreateR1<uint64_t>({0x1234, 0xfffffffffffffffeu});
+  Literal three = LiteralUtil::CreateR1<uint64_t>({42, 0xffffffffffffffffu, 7});
+  for (absl::string_view bits : {"u32[7,3]", "s32[4,5]", "u8[9]", "s16[3,3]", "u64[5]", "s64[2,3]",
+                                 "f32[6]", "f64[3]", "f16[5]", "bf16[2,2]", "u32[]", "u32[0,4]"}) {
+    CpuEqualsInterpreter(RngModule("rng_three_fry", 2, bits), two);
+    CpuEqualsInterpreter(RngModule("rng_philox", 2, bits), two);
+    CpuEqualsInterpreter(RngModule("rng_philox", 3, bits), three);
+    CpuEqualsInterpreter(RngModule("rng_default", 2, bits), two);
+  }
+}
+
+TEST(CpuRngBitGenerator, ThreadsTheStateThroughALoop) {
+  constexpr absl::string_view kText = R"(
+HloModule rng
+cond {
+  s = (s32[], u64[2], u32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], u64[2], u32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  state = u64[2] get-tuple-element(s), index=1
+  acc = u32[8] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = (u64[2], u32[8]) rng-bit-generator(state), algorithm=rng_three_fry
+  next = u64[2] get-tuple-element(r), index=0
+  bits = u32[8] get-tuple-element(r), index=1
+  x = u32[8] xor(acc, bits)
+  ROOT t = (s32[], u64[2], u32[8]) tuple(j, next, x)
+}
+ENTRY e {
+  p = u64[2] parameter(0)
+  zero = s32[] constant(0)
+  z = u32[] constant(0)
+  acc = u32[8] broadcast(z), dimensions={}
+  init = (s32[], u64[2], u32[8]) tuple(zero, p, acc)
+  ROOT w = (s32[], u64[2], u32[8]) while(init), condition=cond, body=body
+}
+)";
+  Literal result =
+      CpuEqualsInterpreter(std::string(kText), LiteralUtil::CreateR1<uint64_t>({5, 100}));
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 3u);
+  // Four draws of 4 blocks each.
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR1<uint64_t>({5, 116}));
+}
+
+TEST(CpuRng, RngAndRngStateAreUnimplementedNamingTheOp) {
+  auto rng = CompileOn("cpu", R"(
+HloModule rng
+ENTRY e {
+  a = f32[] constant(0)
+  b = f32[] constant(1)
+  ROOT r = f32[4] rng(a, b), distribution=rng_uniform
+}
+)");
+  ASSERT_FALSE(rng.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(rng.status())) << rng.status();
+  EXPECT_TRUE(absl::StrContains(rng.status().message(), "rng")) << rng.status();
+}
+
+TEST(CpuRngBitGenerator, BadStateIsAnErrorNamingTheInstruction) {
+  auto compiled = CompileOn("cpu", RngModule("rng_three_fry", 3, "u32[4]"));
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_TRUE(absl::StrContains(compiled.status().message(), "u64[2]")) << compiled.status();
+}
+
+}  // namespace
+}  // namespace axle
