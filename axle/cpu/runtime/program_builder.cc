@@ -42,6 +42,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitSortThunk;
     case HloOpcode::kScatter:
       return EmitScatterThunk;
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatterThunk;
     case HloOpcode::kRngBitGenerator:
       return EmitRngBitGeneratorThunk;
     case HloOpcode::kFusion:

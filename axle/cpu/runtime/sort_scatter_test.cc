@@ -3,7 +3,7 @@
 // out by hand: sorts along each dimension, multi-operand, stable with ties,
 // descending, NaN keys under a total order, empty; scatter with add and
 // overwrite combiners, out-of-bounds windows, 2-d windows, variadic;
-// select-and-scatter with padding and overlapping windows.
+// select-and-scatter with padding, dilation and overlapping windows.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -382,6 +382,88 @@ ENTRY e {
       kText, {LiteralUtil::CreateR1<float>({1, 2, 3}), Literal(ShapeUtil::MakeShape(S32, {0, 1})),
               Literal(ShapeUtil::MakeShape(F32, {0}))});
   EXPECT_EQ(result, LiteralUtil::CreateR1<float>({1, 2, 3}));
+}
+
+constexpr absl::string_view kMaxPoolGrad = R"(
+HloModule sas
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[4,5] parameter(0)
+  source = f32[%s] parameter(1)
+  init = f32[] constant(0)
+  ROOT s = f32[4,5] select-and-scatter(operand, source, init), window={%s}, select=ge,
+      scatter=add
+}
+)";
+
+std::string MaxPoolGrad(const std::string& source_dims, const std::string& window) {
+  std::string text(kMaxPoolGrad);
+  text.replace(text.find("%s"), 2, source_dims);
+  text.replace(text.find("%s"), 2, window);
+  return text;
+}
+
+TEST(CpuSelectAndScatter, NonOverlappingWindows) {
+  Literal operand = LiteralUtil::CreateR2<float>(
+      {{1, 9, 2, 3, 0}, {4, 5, 8, 1, 7}, {0, 0, 6, 6, 2}, {3, 2, 1, 6, 9}});
+  Literal result = RunBoth(MaxPoolGrad("2,2", "size=2x2 stride=2x2"),
+                           {operand.Clone(), LiteralUtil::CreateR2<float>({{10, 20}, {30, 40}})});
+  // Maxima: 9 at (0,1), 8 at (1,2), 3 at (3,0), the first 6 at (2,2); GE keeps
+  // the earlier of equal values.
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
+                        {{0, 10, 0, 0, 0}, {0, 0, 20, 0, 0}, {0, 0, 40, 0, 0}, {30, 0, 0, 0, 0}}));
+}
+
+TEST(CpuSelectAndScatter, OverlappingWindowsWithPadding) {
+  Literal operand = LiteralUtil::CreateR2<float>(
+      {{1, 9, 2, 3, 0}, {4, 5, 8, 1, 7}, {0, 0, 6, 6, 2}, {3, 2, 1, 6, 9}});
+  // 3x3 windows, stride 1, padding 1 on each side: every window overlaps
+  // its neighbours and the edge windows reach into padding.
+  std::vector<float> source(20);
+  for (int i = 0; i < 20; ++i) source[i] = static_cast<float>(i + 1);
+  RunBoth(MaxPoolGrad("4,5", "size=3x3 stride=1x1 pad=1_1x1_1"),
+          {operand.Clone(), LiteralUtil::CreateFromDimensions<float>({4, 5}, source)});
+  // Asymmetric padding, stride 2, window dilation.
+  RunBoth(MaxPoolGrad("2,3", "size=2x2 stride=2x2 pad=0_1x1_1"),
+          {operand.Clone(), LiteralUtil::CreateR2<float>({{1, 2, 3}, {4, 5, 6}})});
+  RunBoth(MaxPoolGrad("3,2", "size=2x2 stride=1x2 rhs_dilate=2x2 pad=1_0x0_0"),
+          {operand.Clone(), LiteralUtil::CreateR2<float>({{1, 2}, {3, 4}, {5, 6}})});
+}
+
+TEST(CpuSelectAndScatter, IntegerMinSelectWithMultiplyScatter) {
+  constexpr absl::string_view kText = R"(
+HloModule sas
+le {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LE
+}
+mul {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] multiply(a, b)
+}
+ENTRY e {
+  operand = s32[6] parameter(0)
+  source = s32[3] parameter(1)
+  init = s32[] constant(1)
+  ROOT s = s32[6] select-and-scatter(operand, source, init), window={size=3 stride=2 pad=1_0},
+      select=le, scatter=mul
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<int32_t>({5, 2, 7, 2, 9, -1}),
+                                   LiteralUtil::CreateR1<int32_t>({3, 5, 7})});
+  // Windows: [pad,5,2] -> 2 at 1; [2,7,2] -> first 2 at 1; [2,9,-1] -> -1 at 5.
+  EXPECT_EQ(result, LiteralUtil::CreateR1<int32_t>({1, 15, 1, 1, 1, 7}));
 }
 
 }  // namespace
