@@ -1,11 +1,8 @@
 //===- evaluator_rng.cc - rng and rng-bit-generator ------------------------===//
 //
 // rng draws from the evaluator's engine (std::mt19937_64 seeded by
-// set_seed), so a run is a deterministic function of the seed; values are
-// not meant to match any other backend. Uniform draws are in [low, high)
-// (re-drawn when rounding to the element type reaches `high`), normal ones
-// are computed in double and rounded. An empty uniform interval
-// (low >= high) gives `low` everywhere.
+// set_seed at the start of each run): rng_sampling.h, shared with the cpu
+// platform.
 //
 // rng-bit-generator(state) -> (new_state, bits) is XLA's bit stream
 // (Threefry-2x32 or Philox-4x32 laid out as XLA's RngBitGeneratorExpander
@@ -13,14 +10,11 @@
 // platform.
 //
 //===----------------------------------------------------------------------===//
-#include <cmath>
-#include <cstring>
-#include <random>
-
 #include "axle/base/status_macros.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/eval/rng_bit_generator.h"
+#include "axle/eval/rng_sampling.h"
 
 namespace axle::eval_internal {
 absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstruction& instruction,
@@ -34,48 +28,15 @@ absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstructio
     if (operand->element_count() != 1)
       return InvalidInstruction(instruction, "parameters must be scalars");
   }
-  PrimitiveType type = shape.element_type();
   RandomDistribution distribution = cast<HloRngInstruction>(&instruction)->random_distribution();
   Literal result(shape);
-  int64_t n = result.element_count();
-  std::mt19937_64& engine = evaluator.engine();
-  if (primitive_util::IsFloatingPointType(type)) {
-    double a = operands[0]->GetAsDouble(0), b = operands[1]->GetAsDouble(0);
-    if (distribution == RNG_UNIFORM) {
-      if (!(a < b)) {
-        // An empty interval: every element is `low`.
-        for (int64_t i = 0; i < n; ++i) result.SetFromDouble(i, a);
-        return result;
-      }
-      std::uniform_real_distribution<double> uniform(a, b);
-      Literal high_t = ConvertScalar(*operands[1], type).value();
-      double high = high_t.GetAsDouble(0);
-      for (int64_t i = 0; i < n; ++i) {
-        for (int attempt = 0;; ++attempt) {
-          result.SetFromDouble(i, uniform(engine));
-          if (result.GetAsDouble(i) < high || attempt > 1000) break;
-        }
-      }
-      return result;
-    }
-    if (distribution == RNG_NORMAL) {
-      std::normal_distribution<double> normal(a, b);
-      for (int64_t i = 0; i < n; ++i) result.SetFromDouble(i, normal(engine));
-      return result;
-    }
-  } else if (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM) {
-    int64_t a = *operands[0]->GetIntegralAsS64(0), b = *operands[1]->GetIntegralAsS64(0);
-    if (!(a < b)) {
-      for (int64_t i = 0; i < n; ++i) result.SetIntegral(i, a);
-      return result;
-    }
-    std::uniform_int_distribution<int64_t> uniform(a, b - 1);
-    for (int64_t i = 0; i < n; ++i) result.SetIntegral(i, uniform(engine));
-    return result;
+  absl::Status sampled =
+      SampleRng(distribution, *operands[0], *operands[1], evaluator.engine(), &result);
+  if (!sampled.ok()) {
+    return absl::Status(sampled.code(), absl::StrCat("interpreter: ", Describe(instruction), ": ",
+                                                     sampled.message()));
   }
-  return absl::UnimplementedError(absl::StrCat("interpreter: ", Describe(instruction),
-                                               ": no such distribution for ",
-                                               primitive_util::LowercasePrimitiveTypeName(type)));
+  return result;
 }
 
 absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instruction,

@@ -56,15 +56,17 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kCustomCall:
         case HloOpcode::kConvolution:
         case HloOpcode::kGather:
-        case HloOpcode::kRng:
-        case HloOpcode::kRngGetAndUpdateState:
         case HloOpcode::kAfterAll:
         case HloOpcode::kAddDependency:
           return Unsupported(*instruction, "this op is not supported yet");
         default:
           break;
       }
-      if (instruction->HasSideEffect()) {
+      // rng and rng-get-and-update-state draw from the run's rng state
+      // (rng_thunk.h).
+      const bool rng = instruction->opcode() == HloOpcode::kRng ||
+                       instruction->opcode() == HloOpcode::kRngGetAndUpdateState;
+      if (instruction->HasSideEffect() && !rng) {
         return Unsupported(*instruction, "side-effecting ops are not supported yet");
       }
     }

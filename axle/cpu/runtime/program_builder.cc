@@ -46,6 +46,10 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitSelectAndScatterThunk;
     case HloOpcode::kRngBitGenerator:
       return EmitRngBitGeneratorThunk;
+    case HloOpcode::kRng:
+      return EmitRngThunk;
+    case HloOpcode::kRngGetAndUpdateState:
+      return EmitRngGetAndUpdateStateThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -1,7 +1,7 @@
 // rng-bit-generator on the `cpu` platform: XLA's bits (a Random123 known
 // answer through the HLO path), the same bits and new state as the
 // interpreter for each algorithm, state size and element width; rng and
-// rng-get-and-update-state are Unimplemented with a message naming the op.
+// rng-get-and-update-state draw what the interpreter draws.
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -109,18 +109,88 @@ ENTRY e {
   EXPECT_EQ(parts[1], LiteralUtil::CreateR1<uint64_t>({5, 116}));
 }
 
-TEST(CpuRng, RngAndRngStateAreUnimplementedNamingTheOp) {
-  auto rng = CompileOn("cpu", R"(
+Literal RunBothExactly(absl::string_view text, const std::vector<Literal>& arguments) {
+  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
+  EXPECT_TRUE(cpu.ok()) << cpu.status();
+  if (!cpu.ok()) return Literal();
+  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  if (reference.ok()) {
+    EXPECT_EQ(*cpu, *reference);
+  }
+  return std::move(*cpu);
+}
+
+TEST(CpuRng, DistributionsDrawWhatTheInterpreterDraws) {
+  // Three rng ops in a chain: the engine is consumed in the same order.
+  constexpr absl::string_view kText = R"(
 HloModule rng
 ENTRY e {
-  a = f32[] constant(0)
-  b = f32[] constant(1)
-  ROOT r = f32[4] rng(a, b), distribution=rng_uniform
+  lo = f32[] parameter(0)
+  hi = f32[] parameter(1)
+  u = f32[3,4] rng(lo, hi), distribution=rng_uniform
+  m = f64[] constant(1)
+  sd = f64[] constant(2)
+  n = f64[5] rng(m, sd), distribution=rng_normal
+  a = s32[] constant(-3)
+  b = s32[] constant(9)
+  i = s32[7] rng(a, b), distribution=rng_uniform
+  ROOT t = (f32[3,4], f64[5], s32[7]) tuple(u, n, i)
+}
+)";
+  Literal result =
+      RunBothExactly(kText, {LiteralUtil::CreateR0<float>(2), LiteralUtil::CreateR0<float>(3)});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 3u);
+  for (float v : parts[0].data<float>()) {
+    EXPECT_GE(v, 2.0f);
+    EXPECT_LT(v, 3.0f);
+  }
+  for (int32_t v : parts[2].data<int32_t>()) {
+    EXPECT_GE(v, -3);
+    EXPECT_LT(v, 9);
+  }
+}
+
+TEST(CpuRng, EmptyIntervalGivesLow) {
+  Literal result = RunBothExactly(R"(
+HloModule rng
+ENTRY e {
+  lo = f32[] constant(5)
+  hi = f32[] constant(1)
+  ROOT u = f32[4] rng(lo, hi), distribution=rng_uniform
+}
+)",
+                                  {});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({5, 5, 5, 5}));
+}
+
+TEST(CpuRng, RngStateCounterAdvancesByDelta) {
+  Literal result = RunBothExactly(R"(
+HloModule rng
+ENTRY e {
+  a = u64[2] rng-get-and-update-state(), delta=5
+  b = u64[2] rng-get-and-update-state(), delta=5
+  ROOT t = (u64[2], u64[2]) tuple(a, b)
+}
+)",
+                                  {});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1].data<uint64_t>()[0] - parts[0].data<uint64_t>()[0], 5u);
+}
+
+TEST(CpuRng, NormalIntegersAreAnErrorNamingTheOp) {
+  auto compiled = CompileOn("cpu", R"(
+HloModule rng
+ENTRY e {
+  a = s32[] constant(0)
+  b = s32[] constant(1)
+  ROOT r = s32[4] rng(a, b), distribution=rng_normal
 }
 )");
-  ASSERT_FALSE(rng.ok());
-  EXPECT_TRUE(absl::IsUnimplemented(rng.status())) << rng.status();
-  EXPECT_TRUE(absl::StrContains(rng.status().message(), "rng")) << rng.status();
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_TRUE(absl::StrContains(compiled.status().message(), "%r")) << compiled.status();
 }
 
 TEST(CpuRngBitGenerator, BadStateIsAnErrorNamingTheInstruction) {
