@@ -11,9 +11,58 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
+namespace {
+
+// An element of `N` bytes, moved by value.
+template <int N>
+struct Element {
+  char bytes[N];
+};
+
+// Sorts slices [begin, end) of one operand of N-byte elements by value:
+// each slice is gathered into a contiguous buffer, sorted there (no index
+// indirection, so the comparator reads neighbouring memory) and stored back.
+template <int N>
+void SortElements(const CompiledScalarFunction& comparator, char* data,
+                  const SortThunk::Geometry& geometry, int64_t begin, int64_t end) {
+  const int64_t length = geometry.length, inner = geometry.inner;
+  std::vector<Element<N>> slice(length);
+  const void* parameters[2];
+  int8_t result = 0;
+  void* results[] = {&result};
+  for (int64_t s = begin; s < end; ++s) {
+    char* base = data + ((s / inner) * length * inner + s % inner) * N;
+    for (int64_t k = 0; k < length; ++k) std::memcpy(&slice[k], base + k * inner * N, N);
+    std::stable_sort(slice.begin(), slice.end(), [&](const Element<N>& a, const Element<N>& b) {
+      parameters[0] = &a;
+      parameters[1] = &b;
+      comparator.Run(parameters, results);
+      return result != 0;
+    });
+    for (int64_t k = 0; k < length; ++k) std::memcpy(base + k * inner * N, &slice[k], N);
+  }
+}
+
+}  // namespace
 
 void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const {
   const int64_t n = static_cast<int64_t>(outputs.size());
+  if (n == 1) {
+    switch (element_bytes_[0]) {
+      case 1:
+        return SortElements<1>(*comparator_, outputs[0], geometry_, begin, end);
+      case 2:
+        return SortElements<2>(*comparator_, outputs[0], geometry_, begin, end);
+      case 4:
+        return SortElements<4>(*comparator_, outputs[0], geometry_, begin, end);
+      case 8:
+        return SortElements<8>(*comparator_, outputs[0], geometry_, begin, end);
+      case 16:
+        return SortElements<16>(*comparator_, outputs[0], geometry_, begin, end);
+      default:
+        break;
+    }
+  }
   const int64_t length = geometry_.length, inner = geometry_.inner;
   std::vector<int64_t> order(length);
   std::vector<const void*> parameters(2 * n);

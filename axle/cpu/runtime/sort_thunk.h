@@ -8,7 +8,9 @@
 //
 // The thunk copies each operand into its output, then for each slice sorts
 // an index permutation with std::stable_sort (the comparator reads the
-// outputs in place) and gathers every output's slice through it. Sorts are
+// outputs in place) and gathers every output's slice through it; a single
+// operand is sorted by value instead (its slice gathered into a contiguous
+// buffer), which saves the indirection. Sorts are
 // always stable: an unstable sort may return any order of equivalent
 // elements, so a stable one is a valid answer, and std::sort reads out of
 // bounds when the comparator is not a strict weak order (LT on NaN, a
