@@ -180,6 +180,38 @@ ENTRY e {
   EXPECT_EQ(parts[1].data<uint64_t>()[0] - parts[0].data<uint64_t>()[0], 5u);
 }
 
+TEST(CpuRng, DrawsInsideALoopFollowTheInterpreter) {
+  constexpr absl::string_view kText = R"(
+HloModule rng
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[4] rng(lo, hi), distribution=rng_uniform
+  y = f32[4] add(x, r)
+  ROOT t = (s32[], f32[4]) tuple(j, y)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  x = f32[4] broadcast(z), dimensions={}
+  init = (s32[], f32[4]) tuple(zero, x)
+  ROOT w = (s32[], f32[4]) while(init), condition=cond, body=body
+}
+)";
+  RunBothExactly(kText, {});
+}
+
 TEST(CpuRng, NormalIntegersAreAnErrorNamingTheOp) {
   auto compiled = CompileOn("cpu", R"(
 HloModule rng

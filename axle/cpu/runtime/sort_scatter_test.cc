@@ -187,6 +187,33 @@ ENTRY e {
   EXPECT_EQ(sorted, values);
 }
 
+TEST(CpuSort, ComparatorWithANonScalarIsUnimplementedNamingIt) {
+  absl::StatusOr<Literal> result = RunOn("cpu", R"(
+HloModule sort
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  v = f32[2] broadcast(a), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  ROOT c = pred[] compare(s, b), direction=LT
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT s = f32[4] sort(p), dimensions={0}, to_apply=lt
+}
+)",
+                                         {LiteralUtil::CreateR1<float>({1, 2, 3, 4})});
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(result.status())) << result.status();
+  EXPECT_NE(result.status().message().find("lt"), absl::string_view::npos) << result.status();
+}
+
 TEST(CpuSort, InsideAWhileLoop) {
   constexpr absl::string_view kText = R"(
 HloModule sort
