@@ -42,6 +42,18 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitCustomCallThunk;
     case HloOpcode::kConvolution:
       return EmitConvolutionThunk;
+    case HloOpcode::kSort:
+      return EmitSortThunk;
+    case HloOpcode::kScatter:
+      return EmitScatterThunk;
+    case HloOpcode::kSelectAndScatter:
+      return EmitSelectAndScatterThunk;
+    case HloOpcode::kRngBitGenerator:
+      return EmitRngBitGeneratorThunk;
+    case HloOpcode::kRng:
+      return EmitRngThunk;
+    case HloOpcode::kRngGetAndUpdateState:
+      return EmitRngGetAndUpdateStateThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -28,6 +28,8 @@
 
 namespace axle::cpu {
 
+struct RngRunState;  // rng_thunk.h
+
 struct ThunkContext {
   // The buffer of value `id` in this run, and its size in bytes.
   std::function<void*(int64_t id)> address;
@@ -37,6 +39,9 @@ struct ThunkContext {
   // and how many of its threads this run may use (<= 0: all).
   ThreadPool* thread_pool = nullptr;
   int max_threads = 0;
+  // The run's rng engine and rng-get-and-update-state counter, made by the
+  // first rng thunk that runs (rng_thunk.h).
+  mutable std::shared_ptr<RngRunState> rng;
 };
 
 class Thunk {

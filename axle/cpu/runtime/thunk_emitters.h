@@ -27,6 +27,17 @@ absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuild
 // (convolution_thunk.cc).
 absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// sort (sort_thunk.cc), scatter (scatter_thunk.cc), select-and-scatter
+// (select_and_scatter_thunk.cc), rng-bit-generator, rng and
+// rng-get-and-update-state (rng_thunk.cc).
+absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitRngBitGeneratorThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
+                                           ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

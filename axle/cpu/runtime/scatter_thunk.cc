@@ -1,0 +1,368 @@
+//===- scatter_thunk.cc - scatter with a compiled combiner -----------------===//
+#include "axle/cpu/runtime/scatter_thunk.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+namespace {
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * dims[d + 1];
+  }
+  return strides;
+}
+
+// Advances `index` (over `sizes`) to the next row-major position.
+void Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
+  for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
+    if (++index[d] < sizes[d]) return;
+    index[d] = 0;
+  }
+}
+
+int64_t Product(const std::vector<int64_t>& values) {
+  int64_t product = 1;
+  for (int64_t v : values) product *= v;
+  return product;
+}
+
+// Element `i` of an integer array of `type` as int64 (u64 values above
+// INT64_MAX become negative, hence out of bounds).
+int64_t ReadIndex(const void* base, PrimitiveType type, int64_t i) {
+  switch (type) {
+    case S8:
+      return static_cast<const int8_t*>(base)[i];
+    case S16:
+      return static_cast<const int16_t*>(base)[i];
+    case S32:
+      return static_cast<const int32_t*>(base)[i];
+    case S64:
+      return static_cast<const int64_t*>(base)[i];
+    case U8:
+      return static_cast<const uint8_t*>(base)[i];
+    case U16:
+      return static_cast<const uint16_t*>(base)[i];
+    case U32:
+      return static_cast<const uint32_t*>(base)[i];
+    case U64:
+      return static_cast<int64_t>(static_cast<const uint64_t*>(base)[i]);
+    default:
+      return -1;
+  }
+}
+
+bool IsSupportedIndexType(PrimitiveType type) {
+  switch (type) {
+    case S8:
+    case S16:
+    case S32:
+    case S64:
+    case U8:
+    case U16:
+    case U32:
+    case U64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("cpu platform: scatter ", instruction.name(), ": ", what));
+}
+
+// Whether `values` are distinct and in [0, bound).
+bool DistinctInRange(absl::Span<const int64_t> values, int64_t bound) {
+  std::vector<bool> seen(std::max<int64_t>(bound, 0), false);
+  for (int64_t v : values) {
+    if (v < 0 || v >= bound || seen[v]) return false;
+    seen[v] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+ScatterThunk::ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
+                           Geometry geometry, std::vector<int64_t> operand_values,
+                           int64_t indices_value, std::vector<int64_t> update_values,
+                           std::vector<int64_t> output_values)
+    : Thunk(std::move(name)),
+      combiner_(std::move(combiner)),
+      geometry_(std::move(geometry)),
+      operand_values_(std::move(operand_values)),
+      indices_value_(indices_value),
+      update_values_(std::move(update_values)),
+      output_values_(std::move(output_values)) {}
+
+std::optional<Thunk::BufferUses> ScatterThunk::buffer_uses() const {
+  BufferUses uses{operand_values_, output_values_};
+  uses.reads.push_back(indices_value_);
+  uses.reads.insert(uses.reads.end(), update_values_.begin(), update_values_.end());
+  return uses;
+}
+
+absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
+  const Geometry& g = geometry_;
+  const int64_t n = static_cast<int64_t>(output_values_.size());
+  const int64_t operand_elements = Product(g.operand_dims);
+  std::vector<char*> outputs(n);
+  std::vector<const char*> updates(n);
+  for (int64_t i = 0; i < n; ++i) {
+    outputs[i] = static_cast<char*>(context.address(output_values_[i]));
+    const void* operand = context.address(operand_values_[i]);
+    const int64_t bytes = operand_elements * g.element_bytes[i];
+    if (bytes > 0 && operand != outputs[i]) std::memmove(outputs[i], operand, bytes);
+    updates[i] = static_cast<const char*>(context.address(update_values_[i]));
+  }
+  const void* indices = context.address(indices_value_);
+
+  const std::vector<int64_t> operand_strides = RowMajorStrides(g.operand_dims);
+  const std::vector<int64_t> update_strides = RowMajorStrides(g.update_dims);
+  const std::vector<int64_t> indices_strides = RowMajorStrides(g.indices_dims);
+  const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
+  const int64_t indices_rank = static_cast<int64_t>(g.indices_dims.size());
+  const bool implicit_vector = g.index_vector_dim == indices_rank;
+  const int64_t vector_size = implicit_vector ? 1 : g.indices_dims[g.index_vector_dim];
+  const int64_t vector_stride = implicit_vector ? 0 : indices_strides[g.index_vector_dim];
+  // The indices dimension (and its stride) of each update scatter dimension.
+  std::vector<int64_t> batch_strides;
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != g.index_vector_dim) batch_strides.push_back(indices_strides[d]);
+  }
+
+  std::vector<int64_t> scatter_sizes, window_sizes;
+  for (int64_t d : g.update_scatter_dims) scatter_sizes.push_back(g.update_dims[d]);
+  for (int64_t d : g.update_window_dims) window_sizes.push_back(g.update_dims[d]);
+  std::vector<int64_t> window_extent(operand_rank, 1);
+  for (size_t k = 0; k < window_sizes.size(); ++k) {
+    window_extent[g.window_operand_dims[k]] = window_sizes[k];
+  }
+  const int64_t scatter_count = Product(scatter_sizes);
+  const int64_t window_count = Product(window_sizes);
+  if (scatter_count == 0 || window_count == 0) return absl::OkStatus();
+
+  std::vector<const void*> parameters(2 * n);
+  std::vector<void*> results(n);
+  std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);
+  std::vector<int64_t> window_index(window_sizes.size(), 0);
+  std::vector<int64_t> start(operand_rank, 0);
+  for (int64_t s = 0; s < scatter_count; ++s, Next(scatter_index, scatter_sizes)) {
+    int64_t indices_base = 0, update_base = 0;
+    for (size_t j = 0; j < scatter_index.size(); ++j) {
+      indices_base += scatter_index[j] * batch_strides[j];
+      update_base += scatter_index[j] * update_strides[g.update_scatter_dims[j]];
+    }
+    std::fill(start.begin(), start.end(), 0);
+    for (int64_t k = 0; k < vector_size; ++k) {
+      start[g.scatter_dims_to_operand_dims[k]] =
+          ReadIndex(indices, g.indices_type, indices_base + k * vector_stride);
+    }
+    for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
+      start[g.input_batching_dims[i]] = scatter_index[g.batch_positions[i]];
+    }
+    bool in_bounds = true;
+    int64_t operand_base = 0;
+    for (int64_t d = 0; d < operand_rank; ++d) {
+      if (start[d] < 0 || start[d] > g.operand_dims[d] - window_extent[d]) in_bounds = false;
+      operand_base += start[d] * operand_strides[d];
+    }
+    if (!in_bounds) continue;
+    std::fill(window_index.begin(), window_index.end(), 0);
+    for (int64_t w = 0; w < window_count; ++w, Next(window_index, window_sizes)) {
+      int64_t operand_linear = operand_base, update_linear = update_base;
+      for (size_t k = 0; k < window_index.size(); ++k) {
+        operand_linear += window_index[k] * operand_strides[g.window_operand_dims[k]];
+        update_linear += window_index[k] * update_strides[g.update_window_dims[k]];
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        // The combiner loads every parameter before it stores a result, so
+        // results go straight into the outputs.
+        char* target = outputs[i] + operand_linear * g.element_bytes[i];
+        parameters[i] = target;
+        parameters[n + i] = updates[i] + update_linear * g.element_bytes[i];
+        results[i] = target;
+      }
+      combiner_->Run(parameters.data(), results.data());
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const auto* scatter = cast<HloScatterInstruction>(&instruction);
+  const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
+  const int64_t n = scatter->scatter_operand_count();
+  if (n < 1 || instruction.operand_count() != 2 * n + 1) {
+    return Invalid(instruction, "expects operands..., scatter_indices, updates...");
+  }
+  const Shape& operand = instruction.operand(0)->shape();
+  const Shape& indices = instruction.operand(n)->shape();
+  const Shape& update = instruction.operand(n + 1)->shape();
+  if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
+    return Invalid(instruction, "operands, indices and updates must be arrays");
+  }
+  if (!IsSupportedIndexType(indices.element_type())) {
+    return Invalid(instruction,
+                   absl::StrCat("indices of type ",
+                                primitive_util::LowercasePrimitiveTypeName(indices.element_type()),
+                                " are not integers"));
+  }
+  ScatterThunk::Geometry g;
+  g.operand_dims = operand.dimensions();
+  g.update_dims = update.dimensions();
+  g.indices_dims = indices.dimensions();
+  g.indices_type = indices.element_type();
+  g.index_vector_dim = dn.index_vector_dim();
+  const int64_t operand_rank = operand.rank(), update_rank = update.rank();
+  const int64_t indices_rank = indices.rank();
+  if (g.index_vector_dim < 0 || g.index_vector_dim > indices_rank) {
+    return Invalid(instruction,
+                   absl::StrCat("index_vector_dim=", g.index_vector_dim,
+                                " is out of range for indices of rank ", indices_rank));
+  }
+  const auto& window_dims = dn.update_window_dims();
+  const auto& inserted = dn.inserted_window_dims();
+  const auto& to_operand = dn.scatter_dims_to_operand_dims();
+  const auto& input_batching = dn.input_batching_dims();
+  const auto& indices_batching = dn.scatter_indices_batching_dims();
+  if (!DistinctInRange(window_dims, update_rank) ||
+      !std::is_sorted(window_dims.begin(), window_dims.end())) {
+    return Invalid(instruction,
+                   absl::StrCat("update_window_dims={", absl::StrJoin(window_dims, ","),
+                                "} must be sorted dimensions of the updates"));
+  }
+  std::vector<int64_t> not_window(inserted.begin(), inserted.end());
+  not_window.insert(not_window.end(), input_batching.begin(), input_batching.end());
+  if (!DistinctInRange(not_window, operand_rank) ||
+      static_cast<int64_t>(window_dims.size() + not_window.size()) != operand_rank) {
+    return Invalid(instruction,
+                   "update_window_dims, inserted_window_dims and input_batching_dims do not "
+                   "account for each operand dimension once");
+  }
+  const int64_t vector_size =
+      g.index_vector_dim == indices_rank ? 1 : indices.dimensions(g.index_vector_dim);
+  if (!DistinctInRange(to_operand, operand_rank) ||
+      static_cast<int64_t>(to_operand.size()) != vector_size) {
+    return Invalid(instruction,
+                   absl::StrCat("scatter_dims_to_operand_dims={", absl::StrJoin(to_operand, ","),
+                                "} must be distinct operand dimensions, one per "
+                                "index vector element (",
+                                vector_size, ")"));
+  }
+  if (input_batching.size() != indices_batching.size()) {
+    return Invalid(instruction,
+                   "input_batching_dims and scatter_indices_batching_dims differ "
+                   "in length");
+  }
+  g.update_window_dims.assign(window_dims.begin(), window_dims.end());
+  for (int64_t d = 0; d < update_rank; ++d) {
+    if (!std::binary_search(window_dims.begin(), window_dims.end(), d)) {
+      g.update_scatter_dims.push_back(d);
+    }
+  }
+  // The update scatter dimensions walk the indices' dimensions but
+  // index_vector_dim, in order: their sizes must agree.
+  std::vector<int64_t> batch_sizes;
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != g.index_vector_dim) batch_sizes.push_back(indices.dimensions(d));
+  }
+  std::vector<int64_t> scatter_sizes;
+  for (int64_t d : g.update_scatter_dims) scatter_sizes.push_back(update.dimensions(d));
+  if (scatter_sizes != batch_sizes) {
+    return Invalid(instruction,
+                   absl::StrCat("update scatter dimensions {", absl::StrJoin(scatter_sizes, ","),
+                                "} do not match the indices' batch dimensions {",
+                                absl::StrJoin(batch_sizes, ","), "}"));
+  }
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (std::find(not_window.begin(), not_window.end(), d) == not_window.end()) {
+      g.window_operand_dims.push_back(d);
+    }
+  }
+  g.scatter_dims_to_operand_dims.assign(to_operand.begin(), to_operand.end());
+  for (size_t i = 0; i < input_batching.size(); ++i) {
+    const int64_t d = indices_batching[i];
+    if (d < 0 || d >= indices_rank || d == g.index_vector_dim) {
+      return Invalid(instruction, absl::StrCat("scatter_indices_batching_dims entry ", d,
+                                               " is not a batch dimension of the indices"));
+    }
+    g.input_batching_dims.push_back(input_batching[i]);
+    g.batch_positions.push_back(d < g.index_vector_dim ? d : d - 1);
+  }
+  for (size_t i = 0; i < input_batching.size(); ++i) {
+    if (operand.dimensions(input_batching[i]) != indices.dimensions(indices_batching[i])) {
+      return Invalid(instruction,
+                     "a batching dimension's size differs between operand and indices");
+    }
+  }
+
+  const HloComputation* combiner = instruction.to_apply();
+  if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
+    return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
+  }
+  std::vector<int64_t> operand_values, update_values;
+  for (int64_t i = 0; i < n; ++i) {
+    const Shape& o = instruction.operand(i)->shape();
+    const Shape& u = instruction.operand(n + 1 + i)->shape();
+    if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
+        u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
+      return Invalid(instruction,
+                     absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
+                                  u.ToString(), ") must match operand 0 and update 0"));
+    }
+    for (int64_t p : {i, n + i}) {
+      const Shape& parameter = combiner->parameter_instruction(p)->shape();
+      if (!parameter.IsArray() || parameter.element_type() != o.element_type()) {
+        return Invalid(instruction,
+                       absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
+                                    ", operand ", i, " is ", o.ToString()));
+      }
+    }
+    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
+    operand_values.push_back(value);
+    AXLE_ASSIGN_OR_RETURN(int64_t update_value, builder.ValueOf(instruction.operand(n + 1 + i)));
+    update_values.push_back(update_value);
+    const int64_t count = ShapeUtil::ElementsIn(o);
+    g.element_bytes.push_back(count == 0 ? 1 : ShapeUtil::ByteSizeOfElements(o) / count);
+  }
+  const HloInstruction* root = combiner->root_instruction();
+  const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
+                                                              : (root->shape().IsArray() ? 1 : 0);
+  if (results != n) {
+    return Invalid(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const Shape& leaf =
+        n == 1 && root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
+    if (leaf.element_type() != instruction.operand(i)->shape().element_type()) {
+      return Invalid(instruction,
+                     absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
+                                  " is ", instruction.operand(i)->shape().ToString()));
+    }
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t indices_value, builder.ValueOf(instruction.operand(n)));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> function,
+                        CompileScalarFunction(*combiner, builder.UniqueName("scatter_combiner"),
+                                              builder.compile_options().jit));
+  std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
+  if (static_cast<int64_t>(output_values.size()) != n) {
+    return Unsupported(instruction, "a scatter whose result leaves do not match its operands");
+  }
+  builder.AddThunk(std::make_unique<ScatterThunk>(
+      instruction.name(), std::move(function), std::move(g), std::move(operand_values),
+      indices_value, std::move(update_values), std::move(output_values)));
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu

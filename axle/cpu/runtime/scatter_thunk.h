@@ -1,0 +1,76 @@
+//===- scatter_thunk.h - scatter with a compiled combiner ------------------===//
+//
+// XLA's scatter (operation semantics: update_window_dims,
+// inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim,
+// input / scatter-indices batching dims; variadic). The thunk copies each
+// operand into its output, then visits the index vectors in row-major order
+// and, for each, its update window in row-major order (the interpreter's
+// order, so colliding float updates round identically), combining
+//   output[i] = to_apply(output..., update...)
+// through the combiner computation compiled to a native function
+// (scalar_function_emitter.h). An index vector whose window would reach
+// outside the operand in any dimension skips its whole window, as XLA's
+// evaluator and ScatterExpander do. indices_are_sorted / unique_indices
+// are hints and ignored.
+//
+// Why a thunk with a compiled scalar combiner rather than a loop kernel:
+// scatter is a serial read-modify-write walk with data-dependent addresses
+// and a bounds check per window; the index arithmetic is plain C++ that is
+// easy to check, and the combiner, the only per-element computation, is the
+// elemental emitter's IR, so it computes exactly what a fused kernel would.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_SCATTER_THUNK_H_
+#define AXLE_CPU_RUNTIME_SCATTER_THUNK_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "axle/core/shape.h"
+#include "axle/cpu/runtime/thunk.h"
+#include "axle/cpu/scalar_function_emitter.h"
+
+namespace axle::cpu {
+
+class ScatterThunk : public Thunk {
+ public:
+  // Everything the walk needs, derived from the shapes and dimension numbers.
+  struct Geometry {
+    std::vector<int64_t> operand_dims;
+    std::vector<int64_t> update_dims;
+    std::vector<int64_t> indices_dims;
+    PrimitiveType indices_type = S32;
+    int64_t index_vector_dim = 0;
+    // Update dimensions that pick index vectors, and those of the window.
+    std::vector<int64_t> update_scatter_dims;
+    std::vector<int64_t> update_window_dims;
+    // The operand dimension of each update window dimension.
+    std::vector<int64_t> window_operand_dims;
+    std::vector<int64_t> scatter_dims_to_operand_dims;
+    // Operand dimension input_batching_dims[i] starts at the index-vector
+    // coordinate (position among update_scatter_dims) batch_positions[i].
+    std::vector<int64_t> input_batching_dims;
+    std::vector<int64_t> batch_positions;
+    std::vector<int64_t> element_bytes;  // per operand
+  };
+
+  ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
+               Geometry geometry, std::vector<int64_t> operand_values, int64_t indices_value,
+               std::vector<int64_t> update_values, std::vector<int64_t> output_values);
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override;
+
+ private:
+  std::unique_ptr<CompiledScalarFunction> combiner_;
+  Geometry geometry_;
+  std::vector<int64_t> operand_values_;
+  int64_t indices_value_;
+  std::vector<int64_t> update_values_;
+  std::vector<int64_t> output_values_;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_SCATTER_THUNK_H_

@@ -1,0 +1,192 @@
+//===- select_and_scatter_thunk.cc - select-and-scatter, compiled select ---===//
+#include "axle/cpu/runtime/select_and_scatter_thunk.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+namespace {
+
+// Advances `index` (over `sizes`) to the next row-major position; false
+// after the last.
+bool Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
+  for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0; --d) {
+    if (++index[d] < sizes[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+// reduce-window's output size along one dimension.
+int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
+  const int64_t dilated_input = input == 0 ? 0 : (input - 1) * w.base_dilation() + 1;
+  const int64_t padded = dilated_input + w.padding_low() + w.padding_high();
+  const int64_t dilated_window = w.size() == 0 ? 0 : (w.size() - 1) * w.window_dilation() + 1;
+  if (padded < dilated_window) return 0;
+  return (padded - dilated_window) / w.stride() + 1;
+}
+
+absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("cpu platform: select-and-scatter ", instruction.name(), ": ", what));
+}
+
+}  // namespace
+
+absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
+  const Geometry& g = geometry_;
+  const int64_t bytes = g.element_bytes;
+  const int64_t rank = static_cast<int64_t>(g.operand_dims.size());
+  const auto* operand = static_cast<const char*>(context.address(values_.operand));
+  const auto* source = static_cast<const char*>(context.address(values_.source));
+  const auto* init = static_cast<const char*>(context.address(values_.init_value));
+  auto* output = static_cast<char*>(context.address(values_.output));
+  int64_t count = 1, source_count = 1, window_count = 1;
+  std::vector<int64_t> window_sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    count *= g.operand_dims[d];
+    source_count *= g.source_dims[d];
+    window_sizes.push_back(g.window.dimensions(d).size());
+    window_count *= window_sizes.back();
+  }
+  for (int64_t i = 0; i < count; ++i) std::memcpy(output + i * bytes, init, bytes);
+  if (count == 0 || source_count == 0 || window_count == 0) return absl::OkStatus();
+
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * g.operand_dims[d + 1];
+  std::vector<int64_t> s(rank, 0), k(rank, 0);
+  int8_t keep = 0;
+  void* select_results[] = {&keep};
+  const void* parameters[2];
+  void* scatter_results[1];
+  for (int64_t source_linear = 0; source_linear < source_count;
+       ++source_linear, Next(s, g.source_dims)) {
+    int64_t selected = -1;
+    do {
+      int64_t offset = 0;
+      bool inside = true;
+      for (int64_t d = 0; d < rank && inside; ++d) {
+        const WindowDimension& w = g.window.dimensions(d);
+        int64_t p = s[d] * w.stride() - w.padding_low() + k[d] * w.window_dilation();
+        if (p % w.base_dilation() != 0) {
+          inside = false;
+          break;
+        }
+        p /= w.base_dilation();
+        inside = p >= 0 && p < g.operand_dims[d];
+        offset += p * strides[d];
+      }
+      if (!inside) continue;
+      if (selected < 0) {
+        selected = offset;
+        continue;
+      }
+      parameters[0] = operand + selected * bytes;
+      parameters[1] = operand + offset * bytes;
+      select_->Run(parameters, select_results);
+      if (keep == 0) selected = offset;
+    } while (Next(k, window_sizes));
+    if (selected < 0) continue;
+    // The function loads both parameters before it stores its result.
+    parameters[0] = output + selected * bytes;
+    parameters[1] = source + source_linear * bytes;
+    scatter_results[0] = output + selected * bytes;
+    scatter_->Run(parameters, scatter_results);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const auto* windowed = cast<HloWindowInstruction>(&instruction);
+  if (instruction.operand_count() != 3 || instruction.called_computations().size() != 2) {
+    return Invalid(instruction, "takes operand, source, init_value and a select and a scatter");
+  }
+  const Shape& operand = instruction.operand(0)->shape();
+  const Shape& source = instruction.operand(1)->shape();
+  const Shape& init = instruction.operand(2)->shape();
+  const Shape& shape = instruction.shape();
+  if (!operand.IsArray() || !source.IsArray() || !init.IsArray() || init.rank() != 0 ||
+      !shape.IsArray() || shape.dimensions() != operand.dimensions() ||
+      source.element_type() != operand.element_type() ||
+      init.element_type() != operand.element_type() ||
+      shape.element_type() != operand.element_type()) {
+    return Invalid(instruction,
+                   absl::StrCat("operand ", operand.ToString(), ", source ", source.ToString(),
+                                ", init_value ", init.ToString(), " and result ", shape.ToString(),
+                                " must share one element type (init_value a scalar)"));
+  }
+  const Window& window = windowed->window();
+  if (window.dimensions_size() != operand.rank()) {
+    return Invalid(instruction, absl::StrCat("the window has ", window.dimensions_size(),
+                                             " dimensions, the operand rank ", operand.rank()));
+  }
+  std::vector<int64_t> expected_source;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    const WindowDimension& w = window.dimensions(d);
+    if (w.size() < 0 || w.stride() < 1 || w.base_dilation() < 1 || w.window_dilation() < 1) {
+      return Invalid(instruction, absl::StrCat("window dimension ", d,
+                                               " has a negative size or a non-positive stride "
+                                               "or dilation"));
+    }
+    if (w.window_reversal()) {
+      return Unsupported(instruction, "window reversal in select-and-scatter is not supported");
+    }
+    expected_source.push_back(WindowedOutputSize(operand.dimensions(d), w));
+  }
+  if (source.dimensions() != expected_source) {
+    return Invalid(
+        instruction,
+        absl::StrCat("source ", source.ToString(), " must have dimensions {",
+                     absl::StrJoin(expected_source, ","), "} (the reduce-window output)"));
+  }
+  const HloComputation* select = instruction.called_computations()[0];
+  const HloComputation* scatter = instruction.called_computations()[1];
+  const PrimitiveType type = operand.element_type();
+  auto check = [&](const HloComputation* computation, PrimitiveType result,
+                   absl::string_view what) -> absl::Status {
+    bool ok = computation->num_parameters() == 2;
+    for (int64_t p = 0; ok && p < 2; ++p) {
+      ok = computation->parameter_instruction(p)->shape().IsArray() &&
+           computation->parameter_instruction(p)->shape().element_type() == type;
+    }
+    const Shape& root = computation->root_instruction()->shape();
+    ok = ok && root.IsArray() && root.rank() == 0 && root.element_type() == result;
+    if (ok) return absl::OkStatus();
+    return Invalid(
+        instruction,
+        absl::StrCat(what, " must take two ", primitive_util::LowercasePrimitiveTypeName(type),
+                     " scalars and return a ", primitive_util::LowercasePrimitiveTypeName(result)));
+  };
+  AXLE_RETURN_IF_ERROR(check(select, PRED, "select"));
+  AXLE_RETURN_IF_ERROR(check(scatter, type, "scatter"));
+
+  SelectAndScatterThunk::Geometry geometry;
+  geometry.operand_dims = operand.dimensions();
+  geometry.source_dims = source.dimensions();
+  geometry.window = window;
+  const int64_t count = ShapeUtil::ElementsIn(operand);
+  geometry.element_bytes = count == 0 ? ShapeUtil::ByteSizeOfElements(init)
+                                      : ShapeUtil::ByteSizeOfElements(operand) / count;
+  SelectAndScatterThunk::Values values;
+  AXLE_ASSIGN_OR_RETURN(values.operand, builder.ValueOf(instruction.operand(0)));
+  AXLE_ASSIGN_OR_RETURN(values.source, builder.ValueOf(instruction.operand(1)));
+  AXLE_ASSIGN_OR_RETURN(values.init_value, builder.ValueOf(instruction.operand(2)));
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledScalarFunction> select_function,
+      CompileScalarFunction(*select, builder.UniqueName("select"), builder.compile_options().jit));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> scatter_function,
+                        CompileScalarFunction(*scatter, builder.UniqueName("scatter"),
+                                              builder.compile_options().jit));
+  values.output = builder.DefineTemporary(&instruction, {}, shape);
+  builder.AddThunk(std::make_unique<SelectAndScatterThunk>(
+      instruction.name(), std::move(select_function), std::move(scatter_function),
+      std::move(geometry), values));
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu

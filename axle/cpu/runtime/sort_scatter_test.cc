@@ -1,0 +1,497 @@
+// sort, scatter and select-and-scatter on the `cpu` platform: every result
+// equals the interpreter's exactly, and where easy to state, values worked
+// out by hand: sorts along each dimension, multi-operand, stable with ties,
+// descending, NaN keys under a total order, empty; scatter with add and
+// overwrite combiners, out-of-bounds windows, 2-d windows, variadic;
+// select-and-scatter with padding, dilation and overlapping windows.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using testing::RunOn;
+
+// Runs `text` on cpu and on the interpreter; both must succeed and agree
+// bit for bit. Returns the cpu result.
+Literal RunBoth(absl::string_view text, const std::vector<Literal>& arguments) {
+  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
+  EXPECT_TRUE(cpu.ok()) << cpu.status();
+  if (!cpu.ok()) return Literal();
+  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  if (reference.ok()) {
+    EXPECT_EQ(*cpu, *reference) << *cpu << "\nvs\n" << *reference;
+  }
+  return std::move(*cpu);
+}
+
+constexpr absl::string_view kSortF32 = R"(
+HloModule sort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  p = f32[%s] parameter(0)
+  ROOT s = f32[%s] sort(p), dimensions={%d}, to_apply=lt
+}
+)";
+
+std::string SortF32(const std::string& dims, int dimension) {
+  std::string text(kSortF32);
+  auto replace = [&](const std::string& from, const std::string& to) {
+    size_t at = text.find(from);
+    text.replace(at, from.size(), to);
+  };
+  replace("%s", dims);
+  replace("%s", dims);
+  replace("%d", std::to_string(dimension));
+  return text;
+}
+
+TEST(CpuSort, OneDimension) {
+  Literal result =
+      RunBoth(SortF32("6", 0), {LiteralUtil::CreateR1<float>({3, -1, 2.5f, 0, -7, 3})});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({-7, -1, 0, 2.5f, 3, 3}));
+}
+
+TEST(CpuSort, TwoDimensionsAlongEachDimension) {
+  Literal input = LiteralUtil::CreateR2<float>({{3, 1, 2}, {0, 5, -1}});
+  EXPECT_EQ(RunBoth(SortF32("2,3", 1), {input.Clone()}),
+            LiteralUtil::CreateR2<float>({{1, 2, 3}, {-1, 0, 5}}));
+  EXPECT_EQ(RunBoth(SortF32("2,3", 0), {input.Clone()}),
+            LiteralUtil::CreateR2<float>({{0, 1, -1}, {3, 5, 2}}));
+}
+
+TEST(CpuSort, RankThreeMiddleDimensionLarge) {
+  // 4 x 300 x 5: large enough to split slices across the pool.
+  std::vector<float> values(4 * 300 * 5);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7919) % 1013);
+  Literal input = LiteralUtil::CreateFromDimensions<float>({4, 300, 5}, values);
+  RunBoth(SortF32("4,300,5", 1), {input.Clone()});
+  RunBoth(SortF32("4,300,5", 2), {input.Clone()});
+}
+
+TEST(CpuSort, Empty) {
+  Literal input(ShapeUtil::MakeShape(F32, {0, 3}));
+  Literal result = RunBoth(SortF32("0,3", 1), {input.Clone()});
+  EXPECT_EQ(result.element_count(), 0);
+}
+
+TEST(CpuSort, MultiOperandStableWithTiesKeepsValuesInOrder) {
+  constexpr absl::string_view kText = R"(
+HloModule sort
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  keys = s32[8] parameter(0)
+  values = f32[8] parameter(1)
+  ROOT s = (s32[8], f32[8]) sort(keys, values), dimensions={0}, is_stable=true, to_apply=lt
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<int32_t>({2, 1, 2, 0, 1, 2, 0, 1}),
+                                   LiteralUtil::CreateR1<float>({0, 1, 2, 3, 4, 5, 6, 7})});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0], LiteralUtil::CreateR1<int32_t>({0, 0, 1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR1<float>({3, 6, 1, 4, 7, 0, 2, 5}));
+}
+
+TEST(CpuSort, DescendingComparatorOnS64WithValues) {
+  constexpr absl::string_view kText = R"(
+HloModule sort
+gt {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  c = u8[] parameter(2)
+  d = u8[] parameter(3)
+  ROOT gt = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  keys = s64[2,4] parameter(0)
+  values = u8[2,4] parameter(1)
+  ROOT s = (s64[2,4], u8[2,4]) sort(keys, values), dimensions={1}, to_apply=gt
+}
+)";
+  Literal result = RunBoth(
+      kText, {LiteralUtil::CreateR2<int64_t>({{5, -9, 100, 7}, {int64_t{1} << 40, 0, -1, 3}}),
+              LiteralUtil::CreateR2<uint8_t>({{0, 1, 2, 3}, {4, 5, 6, 7}})});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0],
+            LiteralUtil::CreateR2<int64_t>({{100, 7, 5, -9}, {int64_t{1} << 40, 3, 0, -1}}));
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR2<uint8_t>({{2, 3, 0, 1}, {4, 7, 5, 6}}));
+}
+
+TEST(CpuSort, NanKeysUnderTotalOrder) {
+  constexpr absl::string_view kText = R"(
+HloModule sort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  p = f32[7] parameter(0)
+  ROOT s = f32[7] sort(p), dimensions={0}, to_apply=lt
+}
+)";
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Literal result =
+      RunBoth(kText, {LiteralUtil::CreateR1<float>({nan, 1, -inf, 0.0f, -0.0f, inf, -nan})});
+  auto data = result.data<float>();
+  ASSERT_EQ(data.size(), 7u);
+  // -NaN < -inf < -0 < 0 < 1 < inf < NaN.
+  EXPECT_TRUE(std::isnan(data[0]) && std::signbit(data[0]));
+  EXPECT_EQ(data[1], -inf);
+  EXPECT_TRUE(data[2] == 0 && std::signbit(data[2]));
+  EXPECT_TRUE(data[3] == 0 && !std::signbit(data[3]));
+  EXPECT_EQ(data[4], 1);
+  EXPECT_EQ(data[5], inf);
+  EXPECT_TRUE(std::isnan(data[6]) && !std::signbit(data[6]));
+}
+
+TEST(CpuSort, ComparatorThatIsNoOrderStaysInBounds) {
+  // A constant-true comparator is no strict weak order: any permutation is
+  // an answer, but the run must not crash.
+  constexpr absl::string_view kText = R"(
+HloModule sort
+yes {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT t = pred[] constant(true)
+}
+ENTRY e {
+  p = f32[100] parameter(0)
+  ROOT s = f32[100] sort(p), dimensions={0}, to_apply=yes
+}
+)";
+  std::vector<float> values(100);
+  for (int i = 0; i < 100; ++i) values[i] = static_cast<float>(i);
+  absl::StatusOr<Literal> result = RunOn("cpu", kText, {LiteralUtil::CreateR1<float>(values)});
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::vector<float> sorted(result->data<float>().begin(), result->data<float>().end());
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, values);
+}
+
+TEST(CpuSort, ComparatorWithANonScalarIsUnimplementedNamingIt) {
+  absl::StatusOr<Literal> result = RunOn("cpu", R"(
+HloModule sort
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  v = f32[2] broadcast(a), dimensions={}
+  zero = f32[] constant(0)
+  s = f32[] reduce(v, zero), dimensions={0}, to_apply=add
+  ROOT c = pred[] compare(s, b), direction=LT
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT s = f32[4] sort(p), dimensions={0}, to_apply=lt
+}
+)",
+                                         {LiteralUtil::CreateR1<float>({1, 2, 3, 4})});
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(result.status())) << result.status();
+  EXPECT_NE(result.status().message().find("lt"), absl::string_view::npos) << result.status();
+}
+
+TEST(CpuSort, InsideAWhileLoop) {
+  constexpr absl::string_view kText = R"(
+HloModule sort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+cond {
+  s = (s32[], f32[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[5] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  neg = f32[5] negate(x)
+  y = f32[5] sort(neg), dimensions={0}, to_apply=lt
+  ROOT r = (s32[], f32[5]) tuple(j, y)
+}
+ENTRY e {
+  p = f32[5] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[5]) tuple(zero, p)
+  w = (s32[], f32[5]) while(init), condition=cond, body=body
+  ROOT x = f32[5] get-tuple-element(w), index=1
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<float>({4, -2, 9, 0, 1})});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({-9, -4, -1, -0.0f, 2}));
+}
+
+TEST(CpuScatter, AddWithCollidingAndOutOfBoundsIndices) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[5,3] parameter(0)
+  indices = s32[4] parameter(1)
+  updates = f32[4,3] parameter(2)
+  ROOT s = f32[5,3] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)";
+  Literal operand =
+      LiteralUtil::CreateR2<float>({{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3}, {4, 4, 4}});
+  Literal result = RunBoth(
+      kText, {operand.Clone(), LiteralUtil::CreateR1<int32_t>({1, 3, 1, 5}),
+              LiteralUtil::CreateR2<float>({{10, 20, 30}, {1, 2, 3}, {100, 200, 300}, {7, 7, 7}})});
+  // Row 1 gets two updates, index 5 is out of bounds and skipped.
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
+                        {{0, 0, 0}, {111, 221, 331}, {2, 2, 2}, {4, 5, 6}, {4, 4, 4}}));
+}
+
+TEST(CpuScatter, OverwriteWithTwoDimensionalWindowsPartlyOutOfBounds) {
+  // 2x2 windows of a 4x4 operand at (row, col) starts; a window that would
+  // reach past the edge (start 3 in a dimension of 4) is skipped entirely,
+  // as is a negative start.
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+take {
+  a = s32[] parameter(0)
+  ROOT b = s32[] parameter(1)
+}
+ENTRY e {
+  operand = s32[4,4] parameter(0)
+  indices = s64[4,2] parameter(1)
+  updates = s32[4,2,2] parameter(2)
+  ROOT s = s32[4,4] scatter(operand, indices, updates), update_window_dims={1,2},
+      inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1,
+      to_apply=take
+}
+)";
+  Literal operand(ShapeUtil::MakeShape(S32, {4, 4}));
+  Literal updates = LiteralUtil::CreateFromDimensions<int32_t>(
+      {4, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  Literal result = RunBoth(
+      kText, {operand.Clone(), LiteralUtil::CreateR2<int64_t>({{0, 0}, {2, 1}, {3, 0}, {-1, 2}}),
+              updates.Clone()});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<int32_t>(
+                        {{1, 2, 0, 0}, {3, 4, 0, 0}, {0, 5, 6, 0}, {0, 7, 8, 0}}));
+}
+
+TEST(CpuScatter, VariadicWithTupleCombinerAndScalarIndices) {
+  // Two operands updated together; indices are a scalar per update
+  // (index_vector_dim = rank of indices).
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+combine {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  m = f32[] maximum(a, c)
+  s = s32[] add(b, d)
+  ROOT t = (f32[], s32[]) tuple(m, s)
+}
+ENTRY e {
+  x = f32[6] parameter(0)
+  y = s32[6] parameter(1)
+  indices = u32[5] parameter(2)
+  ux = f32[5] parameter(3)
+  uy = s32[5] parameter(4)
+  ROOT s = (f32[6], s32[6]) scatter(x, y, indices, ux, uy), update_window_dims={},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
+      to_apply=combine
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<float>({0, 1, 2, 3, 4, 5}),
+                                   LiteralUtil::CreateR1<int32_t>({0, 0, 0, 0, 0, 0}),
+                                   LiteralUtil::CreateR1<uint32_t>({2, 2, 0, 4000000000u, 5}),
+                                   LiteralUtil::CreateR1<float>({-1, 9, 7, 1, 0.5f}),
+                                   LiteralUtil::CreateR1<int32_t>({1, 10, 100, 1000, 10000})});
+  std::vector<Literal> parts = result.DecomposeTuple();
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0], LiteralUtil::CreateR1<float>({7, 1, 9, 3, 4, 5}));
+  EXPECT_EQ(parts[1], LiteralUtil::CreateR1<int32_t>({100, 0, 11, 0, 0, 10000}));
+}
+
+TEST(CpuScatter, IndexVectorDimFirstAndRankThreeOperand) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+mul {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT c = f64[] multiply(a, b)
+}
+ENTRY e {
+  operand = f64[3,4,2] parameter(0)
+  indices = s32[2,3] parameter(1)
+  updates = f64[3,2] parameter(2)
+  ROOT s = f64[3,4,2] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=0,
+      to_apply=mul
+}
+)";
+  std::vector<double> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = i + 1;
+  RunBoth(kText, {LiteralUtil::CreateFromDimensions<double>({3, 4, 2}, values),
+                  LiteralUtil::CreateR2<int32_t>({{0, 2, 2}, {3, 1, 1}}),
+                  LiteralUtil::CreateR2<double>({{2, 3}, {0.5, -1}, {4, 4}})});
+}
+
+TEST(CpuScatter, BatchingDimensions) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+ENTRY e {
+  operand = s32[2,5] parameter(0)
+  indices = s32[2,3,1] parameter(1)
+  updates = s32[2,3] parameter(2)
+  ROOT s = s32[2,5] scatter(operand, indices, updates), update_window_dims={},
+      inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0},
+      scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=add
+}
+)";
+  Literal operand(ShapeUtil::MakeShape(S32, {2, 5}));
+  Literal indices = LiteralUtil::CreateFromDimensions<int32_t>({2, 3, 1}, {0, 4, 4, 1, 9, 2});
+  Literal result = RunBoth(kText, {operand.Clone(), indices.Clone(),
+                                   LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6}})});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<int32_t>({{1, 0, 0, 0, 5}, {0, 4, 6, 0, 0}}));
+}
+
+TEST(CpuScatter, EmptyUpdatesCopyTheOperand) {
+  constexpr absl::string_view kText = R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[3] parameter(0)
+  indices = s32[0,1] parameter(1)
+  updates = f32[0] parameter(2)
+  ROOT s = f32[3] scatter(operand, indices, updates), update_window_dims={},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+)";
+  Literal result = RunBoth(
+      kText, {LiteralUtil::CreateR1<float>({1, 2, 3}), Literal(ShapeUtil::MakeShape(S32, {0, 1})),
+              Literal(ShapeUtil::MakeShape(F32, {0}))});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({1, 2, 3}));
+}
+
+constexpr absl::string_view kMaxPoolGrad = R"(
+HloModule sas
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[4,5] parameter(0)
+  source = f32[%s] parameter(1)
+  init = f32[] constant(0)
+  ROOT s = f32[4,5] select-and-scatter(operand, source, init), window={%s}, select=ge,
+      scatter=add
+}
+)";
+
+std::string MaxPoolGrad(const std::string& source_dims, const std::string& window) {
+  std::string text(kMaxPoolGrad);
+  text.replace(text.find("%s"), 2, source_dims);
+  text.replace(text.find("%s"), 2, window);
+  return text;
+}
+
+TEST(CpuSelectAndScatter, NonOverlappingWindows) {
+  Literal operand = LiteralUtil::CreateR2<float>(
+      {{1, 9, 2, 3, 0}, {4, 5, 8, 1, 7}, {0, 0, 6, 6, 2}, {3, 2, 1, 6, 9}});
+  Literal result = RunBoth(MaxPoolGrad("2,2", "size=2x2 stride=2x2"),
+                           {operand.Clone(), LiteralUtil::CreateR2<float>({{10, 20}, {30, 40}})});
+  // Maxima: 9 at (0,1), 8 at (1,2), 3 at (3,0), the first 6 at (2,2); GE keeps
+  // the earlier of equal values.
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
+                        {{0, 10, 0, 0, 0}, {0, 0, 20, 0, 0}, {0, 0, 40, 0, 0}, {30, 0, 0, 0, 0}}));
+}
+
+TEST(CpuSelectAndScatter, OverlappingWindowsWithPadding) {
+  Literal operand = LiteralUtil::CreateR2<float>(
+      {{1, 9, 2, 3, 0}, {4, 5, 8, 1, 7}, {0, 0, 6, 6, 2}, {3, 2, 1, 6, 9}});
+  // 3x3 windows, stride 1, padding 1 on each side: every window overlaps
+  // its neighbours and the edge windows reach into padding.
+  std::vector<float> source(20);
+  for (int i = 0; i < 20; ++i) source[i] = static_cast<float>(i + 1);
+  RunBoth(MaxPoolGrad("4,5", "size=3x3 stride=1x1 pad=1_1x1_1"),
+          {operand.Clone(), LiteralUtil::CreateFromDimensions<float>({4, 5}, source)});
+  // Asymmetric padding, stride 2, window dilation.
+  RunBoth(MaxPoolGrad("2,3", "size=2x2 stride=2x2 pad=0_1x1_1"),
+          {operand.Clone(), LiteralUtil::CreateR2<float>({{1, 2, 3}, {4, 5, 6}})});
+  RunBoth(MaxPoolGrad("3,2", "size=2x2 stride=1x2 rhs_dilate=2x2 pad=1_0x0_0"),
+          {operand.Clone(), LiteralUtil::CreateR2<float>({{1, 2}, {3, 4}, {5, 6}})});
+}
+
+TEST(CpuSelectAndScatter, IntegerMinSelectWithMultiplyScatter) {
+  constexpr absl::string_view kText = R"(
+HloModule sas
+le {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LE
+}
+mul {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] multiply(a, b)
+}
+ENTRY e {
+  operand = s32[6] parameter(0)
+  source = s32[3] parameter(1)
+  init = s32[] constant(1)
+  ROOT s = s32[6] select-and-scatter(operand, source, init), window={size=3 stride=2 pad=1_0},
+      select=le, scatter=mul
+}
+)";
+  Literal result = RunBoth(kText, {LiteralUtil::CreateR1<int32_t>({5, 2, 7, 2, 9, -1}),
+                                   LiteralUtil::CreateR1<int32_t>({3, 5, 7})});
+  // Windows: [pad,5,2] -> 2 at 1; [2,7,2] -> first 2 at 1; [2,9,-1] -> -1 at 5.
+  EXPECT_EQ(result, LiteralUtil::CreateR1<int32_t>({1, 15, 1, 1, 1, 7}));
+}
+
+}  // namespace
+}  // namespace axle
