@@ -66,8 +66,7 @@ std::unique_ptr<HloComputation> CopyComputation(
 }  // namespace
 
 XlaBuilder::XlaBuilder(const std::string& computation_name)
-    : name_(SanitizeName(computation_name)),
-      body_(std::make_unique<HloComputation>(name_)) {
+    : name_(SanitizeName(computation_name)), body_(std::make_unique<HloComputation>(name_)) {
   used_names_.insert(name_);
 }
 
@@ -133,8 +132,8 @@ absl::Status XlaBuilder::CheckOpBuilder(XlaOp op) const {
 absl::StatusOr<HloInstruction*> XlaBuilder::LookUpInstruction(XlaOp op) const {
   AXLE_RETURN_IF_ERROR(CheckOpBuilder(op));
   if (op.handle_ < 0 || op.handle_ >= static_cast<int64_t>(ops_.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid XlaOp (handle ", op.handle_, "): an op that failed was used as an operand"));
+    return absl::InvalidArgumentError(absl::StrCat("invalid XlaOp (handle ", op.handle_,
+                                                   "): an op that failed was used as an operand"));
   }
   return ops_[op.handle_];
 }
@@ -270,22 +269,21 @@ XlaOp XlaBuilder::Parameter(int64_t parameter_number, const Shape& shape, const 
           absl::StrCat("parameter number ", parameter_number, " is too large"));
     }
     if (parameters_.contains(parameter_number)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter ", parameter_number, " already registered (as '",
-          parameters_.at(parameter_number)->name(), "')"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", parameter_number, " already registered (as '",
+                       parameters_.at(parameter_number)->name(), "')"));
     }
     AXLE_ASSIGN_OR_RETURN(Shape validated, builder_internal::ValidatedShape(shape));
     if (!replicated_at_leaf_buffers.empty() &&
         static_cast<int64_t>(replicated_at_leaf_buffers.size()) !=
             ShapeUtil::GetLeafCount(validated)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter ", parameter_number, ": ", replicated_at_leaf_buffers.size(),
-          " replication flags for ", ShapeUtil::GetLeafCount(validated), " leaf buffers of ",
-          ShapeUtil::HumanString(validated)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", parameter_number, ": ", replicated_at_leaf_buffers.size(),
+                       " replication flags for ", ShapeUtil::GetLeafCount(validated),
+                       " leaf buffers of ", ShapeUtil::HumanString(validated)));
     }
-    auto parameter =
-        std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, validated,
-                                                  absl::Span<HloInstruction* const>{});
+    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, validated,
+                                                               absl::Span<HloInstruction* const>{});
     parameter->mutable_attrs()->parameter_number = parameter_number;
     if (!replicated_at_leaf_buffers.empty()) {
       parameter->mutable_attrs()->parameter_replication = replicated_at_leaf_buffers;
@@ -324,8 +322,9 @@ XlaOp ScalarConstant(XlaBuilder* builder, PrimitiveType type, absl::string_view 
                      Literal (*make)(PrimitiveType)) {
   return builder_internal::RunOp(builder, op_name, [&]() -> absl::StatusOr<XlaOp> {
     if (!primitive_util::IsArrayType(type) || type == PRIMITIVE_TYPE_INVALID) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expected an array element type; got ", primitive_util::LowercasePrimitiveTypeName(type)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected an array element type; got ",
+                       primitive_util::LowercasePrimitiveTypeName(type)));
     }
     return ConstantLiteral(builder, make(type));
   });
@@ -362,8 +361,8 @@ absl::StatusOr<ProgramShape> XlaBuilder::GetProgramShape() const {
   if (ops_.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("builder '", name_, "' has no ops"));
   }
-  return GetProgramShape(XlaOp(static_cast<int64_t>(ops_.size()) - 1,
-                               const_cast<XlaBuilder*>(this)));
+  return GetProgramShape(
+      XlaOp(static_cast<int64_t>(ops_.size()) - 1, const_cast<XlaBuilder*>(this)));
 }
 
 absl::StatusOr<ProgramShape> XlaBuilder::GetProgramShape(XlaOp root) const {
@@ -373,15 +372,15 @@ absl::StatusOr<ProgramShape> XlaBuilder::GetProgramShape(XlaOp root) const {
   int64_t expected = 0;
   for (const auto& [number, parameter] : parameters_) {
     if (number != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "builder '", name_, "': parameter numbers must be 0..N-1, but parameter ", expected,
-          " is missing (next is ", number, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("builder '", name_, "': parameter numbers must be 0..N-1, but parameter ",
+                       expected, " is missing (next is ", number, ")"));
     }
     ++expected;
-    program_shape.parameters.push_back(parameter->shape());
-    program_shape.parameter_names.push_back(parameter->name());
+    program_shape.mutable_parameters()->push_back(parameter->shape());
+    program_shape.mutable_parameter_names()->push_back(parameter->name());
   }
-  program_shape.result = root_instruction->shape();
+  *program_shape.mutable_result() = root_instruction->shape();
   return program_shape;
 }
 
@@ -457,9 +456,8 @@ absl::StatusOr<XlaComputation> XlaBuilder::BuildImpl(int64_t root_handle) {
 
   absl::Status verified = VerifyHloModule(*module);
   if (!verified.ok()) {
-    return absl::InternalError(absl::StrCat("Build: builder '", name_,
-                                            "' made a module that does not verify: ",
-                                            verified.message()));
+    return absl::InternalError(absl::StrCat(
+        "Build: builder '", name_, "' made a module that does not verify: ", verified.message()));
   }
   return XlaComputation(std::move(module));
 }
@@ -477,9 +475,9 @@ absl::Status XlaBuilder::CheckAliases(const HloComputation& entry) const {
     }
     const Shape& shape = entry.parameter_instruction(number)->shape();
     if (!ShapeUtil::IndexIsValid(shape, index)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": index ", ShapeIndexToString(index), " does not exist in parameter ", number,
-          " of shape ", ShapeUtil::HumanString(shape)));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": index ", ShapeIndexToString(index),
+                                                     " does not exist in parameter ", number,
+                                                     " of shape ", ShapeUtil::HumanString(shape)));
     }
     return &ShapeUtil::GetSubshape(shape, index);
   };
@@ -487,9 +485,9 @@ absl::Status XlaBuilder::CheckAliases(const HloComputation& entry) const {
   std::set<ShapeIndex> aliased_outputs;
   for (const InputOutputAlias& alias : input_output_aliases_) {
     if (!ShapeUtil::IndexIsValid(result, alias.output_index)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SetUpAlias: output index ", ShapeIndexToString(alias.output_index),
-          " does not exist in the result shape ", ShapeUtil::HumanString(result)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("SetUpAlias: output index ", ShapeIndexToString(alias.output_index),
+                       " does not exist in the result shape ", ShapeUtil::HumanString(result)));
     }
     AXLE_ASSIGN_OR_RETURN(const Shape* parameter,
                           parameter_subshape("SetUpAlias", alias.param_number, alias.param_index));
@@ -497,9 +495,9 @@ absl::Status XlaBuilder::CheckAliases(const HloComputation& entry) const {
     if (!output.IsArray() || !parameter->IsArray() || !ShapeUtil::Compatible(output, *parameter)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "SetUpAlias: output ", ShapeIndexToString(alias.output_index), " of shape ",
-          ShapeUtil::HumanString(output), " cannot alias parameter ", alias.param_number,
-          " at ", ShapeIndexToString(alias.param_index), " of shape ",
-          ShapeUtil::HumanString(*parameter), ": aliased buffers must be arrays of the same shape"));
+          ShapeUtil::HumanString(output), " cannot alias parameter ", alias.param_number, " at ",
+          ShapeIndexToString(alias.param_index), " of shape ", ShapeUtil::HumanString(*parameter),
+          ": aliased buffers must be arrays of the same shape"));
     }
     if (!aliased_outputs.insert(alias.output_index).second) {
       return absl::InvalidArgumentError(absl::StrCat("SetUpAlias: output ",
@@ -507,9 +505,9 @@ absl::Status XlaBuilder::CheckAliases(const HloComputation& entry) const {
                                                      " is aliased more than once"));
     }
     if (!aliased_parameters.insert({alias.param_number, alias.param_index}).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "SetUpAlias: parameter ", alias.param_number, " at ",
-          ShapeIndexToString(alias.param_index), " is aliased with more than one output"));
+      return absl::InvalidArgumentError(absl::StrCat("SetUpAlias: parameter ", alias.param_number,
+                                                     " at ", ShapeIndexToString(alias.param_index),
+                                                     " is aliased with more than one output"));
     }
   }
   for (const auto& [number, index] : buffer_donors_) {
@@ -521,9 +519,9 @@ absl::Status XlaBuilder::CheckAliases(const HloComputation& entry) const {
           ShapeUtil::HumanString(*parameter), "; only array buffers can be donated"));
     }
     if (aliased_parameters.contains({number, index})) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "AddBufferDonor: parameter ", number, " at ", ShapeIndexToString(index),
-          " is a buffer donor and is also aliased with an output by SetUpAlias"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("AddBufferDonor: parameter ", number, " at ", ShapeIndexToString(index),
+                       " is a buffer donor and is also aliased with an output by SetUpAlias"));
     }
   }
   return absl::OkStatus();
@@ -552,14 +550,14 @@ absl::Status XlaBuilder::Validate(const ConvolutionDimensionNumbers& dnum) {
     std::vector<int64_t> sorted = dims;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "convolution dimension numbers: the ", what, " dimensions {", absl::StrJoin(dims, ","),
-          "} are not distinct"));
+      return absl::InvalidArgumentError(absl::StrCat("convolution dimension numbers: the ", what,
+                                                     " dimensions {", absl::StrJoin(dims, ","),
+                                                     "} are not distinct"));
     }
     for (int64_t d : dims) {
       if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "convolution dimension numbers: negative ", what, " dimension ", d));
+        return absl::InvalidArgumentError(
+            absl::StrCat("convolution dimension numbers: negative ", what, " dimension ", d));
       }
     }
     return absl::OkStatus();
@@ -576,12 +574,12 @@ absl::Status XlaBuilder::Validate(const ConvolutionDimensionNumbers& dnum) {
         dnum.input_spatial_dimensions_size(), ", ", dnum.kernel_spatial_dimensions_size(), " and ",
         dnum.output_spatial_dimensions_size(), " spatial dimensions; they must match"));
   }
-  AXLE_RETURN_IF_ERROR(distinct("input", with(dnum.input_batch_dimension(),
-                                               dnum.input_feature_dimension(),
-                                               dnum.input_spatial_dimensions())));
-  AXLE_RETURN_IF_ERROR(distinct("kernel", with(dnum.kernel_output_feature_dimension(),
-                                                dnum.kernel_input_feature_dimension(),
-                                                dnum.kernel_spatial_dimensions())));
+  AXLE_RETURN_IF_ERROR(
+      distinct("input", with(dnum.input_batch_dimension(), dnum.input_feature_dimension(),
+                             dnum.input_spatial_dimensions())));
+  AXLE_RETURN_IF_ERROR(distinct(
+      "kernel", with(dnum.kernel_output_feature_dimension(), dnum.kernel_input_feature_dimension(),
+                     dnum.kernel_spatial_dimensions())));
   return distinct("output", with(dnum.output_batch_dimension(), dnum.output_feature_dimension(),
                                  dnum.output_spatial_dimensions()));
 }
@@ -629,8 +627,8 @@ absl::StatusOr<Shape> ValidatedShape(const Shape& shape) {
       int64_t size = subshape.dimensions(i);
       if (size == Shape::kUnboundedSize) continue;
       if (size < 0) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "shape ", ShapeUtil::HumanString(shape), " has a negative dimension size"));
+        status = absl::InvalidArgumentError(absl::StrCat("shape ", ShapeUtil::HumanString(shape),
+                                                         " has a negative dimension size"));
         return;
       }
       if (size > 0 && elements > (int64_t{1} << 50) / size) {
@@ -648,9 +646,9 @@ absl::StatusOr<Shape> ValidatedShape(const Shape& shape) {
         permutation = minor_to_major[i] == i;
       }
       if (!permutation) {
-        status = absl::InvalidArgumentError(absl::StrCat(
-            "shape ", ShapeUtil::HumanStringWithLayout(subshape),
-            " has a layout that is not a permutation of its dimensions"));
+        status = absl::InvalidArgumentError(
+            absl::StrCat("shape ", ShapeUtil::HumanStringWithLayout(subshape),
+                         " has a layout that is not a permutation of its dimensions"));
       }
     }
   });
@@ -698,15 +696,14 @@ absl::StatusOr<XlaOp> AddBroadcastSequence(XlaBuilder* builder, const Shape& out
     } else if (operand_shape->dimensions(i) != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "an operand to be broadcast must have dimensions of size 1 where they differ from the "
-          "output's; got ", ShapeUtil::HumanString(*operand_shape), " and ",
-          ShapeUtil::HumanString(output_shape)));
+          "output's; got ",
+          ShapeUtil::HumanString(*operand_shape), " and ", ShapeUtil::HumanString(output_shape)));
     }
   }
   Shape reshaped_shape = ShapeUtil::MakeShape(operand_shape->element_type(), reshaped_dimensions);
-  AXLE_ASSIGN_OR_RETURN(
-      XlaOp reshaped,
-      Emit<HloReshapeInstruction>(builder, HloOpcode::kReshape, reshaped_shape, {operand},
-                                  [](HloReshapeInstruction*) {}));
+  AXLE_ASSIGN_OR_RETURN(XlaOp reshaped,
+                        Emit<HloReshapeInstruction>(builder, HloOpcode::kReshape, reshaped_shape,
+                                                    {operand}, [](HloReshapeInstruction*) {}));
   return InDimBroadcast(builder, broadcast_shape, reshaped, broadcast_dimensions);
 }
 
@@ -719,8 +716,8 @@ absl::StatusOr<Window> MakeWindow(absl::Span<const int64_t> window_dimensions,
   const size_t n = window_dimensions.size();
   auto check = [n](absl::string_view what, size_t size) -> absl::Status {
     if (size != n) {
-      return absl::InvalidArgumentError(absl::StrCat("window has ", n, " dimensions but ", size,
-                                                     " ", what, " were given"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("window has ", n, " dimensions but ", size, " ", what, " were given"));
     }
     return absl::OkStatus();
   };

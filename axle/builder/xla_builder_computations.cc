@@ -1,8 +1,8 @@
 // Ops that call computations (reduce, reduce-window, select-and-scatter,
 // map, sort, scatter, while, conditional, call, custom calls) and tokens.
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder.h"
 #include "axle/builder/xla_builder_internal.h"
@@ -29,8 +29,7 @@ absl::StatusOr<Callee> Embed(XlaBuilder* b, const XlaComputation& computation,
   if (!embedded.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(role, ": ", embedded.status().message()));
   }
-  AXLE_ASSIGN_OR_RETURN(ProgramShape signature,
-                        ShapeInference::ComputationSignature(**embedded));
+  AXLE_ASSIGN_OR_RETURN(ProgramShape signature, ShapeInference::ComputationSignature(**embedded));
   return Callee{*embedded, std::move(signature)};
 }
 
@@ -55,9 +54,9 @@ XlaOp Reduce(XlaBuilder* builder, absl::Span<const XlaOp> operands,
              absl::Span<const int64_t> dimensions_to_reduce) {
   return RunOp(builder, "Reduce", [&]() -> absl::StatusOr<XlaOp> {
     if (operands.empty() || operands.size() != init_values.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expected one init value per operand and at least one operand; got ", operands.size(),
-          " operands and ", init_values.size(), " init values"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected one init value per operand and at least one operand; got ",
+                       operands.size(), " operands and ", init_values.size(), " init values"));
     }
     std::vector<XlaOp> all = Concat(operands, init_values);
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> shapes, OperandShapes(builder, all));
@@ -105,9 +104,9 @@ XlaOp ReduceWindowWithGeneralPadding(absl::Span<const XlaOp> operands,
   XlaBuilder* b = BuilderOf(operands);
   return RunOp(b, "ReduceWindow", [&]() -> absl::StatusOr<XlaOp> {
     if (operands.empty() || operands.size() != init_values.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expected one init value per operand and at least one operand; got ", operands.size(),
-          " operands and ", init_values.size(), " init values"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected one init value per operand and at least one operand; got ",
+                       operands.size(), " operands and ", init_values.size(), " init values"));
     }
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> operand_shapes, OperandShapes(b, operands));
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> init_shapes, OperandShapes(b, init_values));
@@ -133,10 +132,9 @@ XlaOp ReduceWindowWithGeneralPadding(XlaOp operand, XlaOp init_value,
                                      absl::Span<const int64_t> base_dilations,
                                      absl::Span<const int64_t> window_dilations,
                                      absl::Span<const std::pair<int64_t, int64_t>> padding) {
-  return ReduceWindowWithGeneralPadding(absl::Span<const XlaOp>(&operand, 1),
-                                        absl::Span<const XlaOp>(&init_value, 1), computation,
-                                        window_dimensions, window_strides, base_dilations,
-                                        window_dilations, padding);
+  return ReduceWindowWithGeneralPadding(
+      absl::Span<const XlaOp>(&operand, 1), absl::Span<const XlaOp>(&init_value, 1), computation,
+      window_dimensions, window_strides, base_dilations, window_dilations, padding);
 }
 
 XlaOp ReduceWindow(absl::Span<const XlaOp> operands, absl::Span<const XlaOp> init_values,
@@ -179,17 +177,15 @@ XlaOp SelectAndScatterWithGeneralPadding(XlaOp operand, const XlaComputation& se
     AXLE_ASSIGN_OR_RETURN(Callee select_callee, Embed(b, select, "select"));
     AXLE_ASSIGN_OR_RETURN(Callee scatter_callee, Embed(b, scatter, "scatter"));
     AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferSelectAndScatterShape(
-                                            *shapes[0], select_callee.signature, window,
-                                            *shapes[1], *shapes[2], scatter_callee.signature));
-    return Emit<HloWindowInstruction>(b, HloOpcode::kSelectAndScatter, result,
-                                      {operand, source, init_value},
-                                      [&](HloWindowInstruction* instruction) {
-                                        instruction->mutable_attrs()->window = window;
-                                        instruction->AppendCalledComputation(
-                                            select_callee.computation);
-                                        instruction->AppendCalledComputation(
-                                            scatter_callee.computation);
-                                      });
+                                            *shapes[0], select_callee.signature, window, *shapes[1],
+                                            *shapes[2], scatter_callee.signature));
+    return Emit<HloWindowInstruction>(
+        b, HloOpcode::kSelectAndScatter, result, {operand, source, init_value},
+        [&](HloWindowInstruction* instruction) {
+          instruction->mutable_attrs()->window = window;
+          instruction->AppendCalledComputation(select_callee.computation);
+          instruction->AppendCalledComputation(scatter_callee.computation);
+        });
   });
 }
 
@@ -261,22 +257,22 @@ XlaOp Sort(absl::Span<const XlaOp> operands, const XlaComputation& comparator, i
     const int64_t rank = shapes[0]->rank();
     const int64_t sort_dimension = dimension == -1 ? rank - 1 : dimension;
     if (sort_dimension < 0 || sort_dimension >= rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dimension ", dimension, " is out of range for operands of rank ", rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", dimension, " is out of range for operands of rank ", rank));
     }
     AXLE_ASSIGN_OR_RETURN(Callee callee, Embed(b, comparator, "comparator"));
     const ProgramShape& sig = callee.signature;
-    bool signature_ok = sig.parameters.size() == 2 * shapes.size() && sig.result.IsScalar() &&
-                        sig.result.element_type() == PRED;
-    for (size_t i = 0; signature_ok && i < sig.parameters.size(); ++i) {
-      signature_ok = sig.parameters[i].IsScalar() &&
-                     sig.parameters[i].element_type() == shapes[i / 2]->element_type();
+    bool signature_ok = sig.parameters().size() == 2 * shapes.size() && sig.result().IsScalar() &&
+                        sig.result().element_type() == PRED;
+    for (size_t i = 0; signature_ok && i < sig.parameters().size(); ++i) {
+      signature_ok = sig.parameters()[i].IsScalar() &&
+                     sig.parameters()[i].element_type() == shapes[i / 2]->element_type();
     }
     if (!signature_ok) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the comparator must take two scalars of each operand's element type and return "
-          "pred[]; operands are ", ShapesToString(shapes), ", comparator is ",
-          sig.ToString()));
+          "pred[]; operands are ",
+          ShapesToString(shapes), ", comparator is ", sig.ToString()));
     }
     return Emit<HloSortInstruction>(b, HloOpcode::kSort, result, operands,
                                     [&](HloSortInstruction* instruction) {
@@ -307,15 +303,15 @@ XlaOp Scatter(absl::Span<const XlaOp> inputs, XlaOp scatter_indices,
   XlaBuilder* b = BuilderOf(Concat(inputs, {scatter_indices}));
   return RunOp(b, "Scatter", [&]() -> absl::StatusOr<XlaOp> {
     if (inputs.empty() || inputs.size() != updates.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expected one update per input and at least one input; got ", inputs.size(),
-          " inputs and ", updates.size(), " updates"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected one update per input and at least one input; got ", inputs.size(),
+                       " inputs and ", updates.size(), " updates"));
     }
     std::vector<XlaOp> all = Concat(Concat(inputs, {scatter_indices}), updates);
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> shapes, OperandShapes(b, all));
     AXLE_ASSIGN_OR_RETURN(Callee callee, Embed(b, update_computation, "update_computation"));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferScatterShape(
-                                            shapes, callee.signature, dimension_numbers));
+    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferScatterShape(shapes, callee.signature,
+                                                                          dimension_numbers));
     return Emit<HloScatterInstruction>(b, HloOpcode::kScatter, result, all,
                                        [&](HloScatterInstruction* instruction) {
                                          ScatterAttrs* attrs = instruction->mutable_attrs();
@@ -344,9 +340,9 @@ XlaOp While(const XlaComputation& condition, const XlaComputation& body, XlaOp i
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(init));
     AXLE_ASSIGN_OR_RETURN(Callee condition_callee, Embed(b, condition, "condition"));
     AXLE_ASSIGN_OR_RETURN(Callee body_callee, Embed(b, body, "body"));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferWhileShape(
-                                            condition_callee.signature, body_callee.signature,
-                                            *shape));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result,
+        ShapeInference::InferWhileShape(condition_callee.signature, body_callee.signature, *shape));
     AXLE_ASSIGN_OR_RETURN(std::vector<HloInstruction*> operands, b->LookUpInstructions({init}));
     auto instruction = HloInstruction::Create(HloOpcode::kWhile, result, operands);
     instruction->AppendCalledComputation(condition_callee.computation);
@@ -398,8 +394,8 @@ XlaOp Conditional(XlaOp predicate, XlaOp true_operand, const XlaComputation& tru
   return RunOp(b, "Conditional", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(predicate));
     if (!shape->IsScalar() || shape->element_type() != PRED) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the predicate must be a pred[] scalar; got ", ShapeUtil::HumanString(*shape)));
+      return absl::InvalidArgumentError(absl::StrCat("the predicate must be a pred[] scalar; got ",
+                                                     ShapeUtil::HumanString(*shape)));
     }
     const XlaComputation* branches[] = {&true_computation, &false_computation};
     return ConditionalImpl(predicate, branches, {true_operand, false_operand});
@@ -441,8 +437,8 @@ XlaOp AfterAll(XlaBuilder* builder, absl::Span<const XlaOp> tokens) {
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> shapes, OperandShapes(builder, tokens));
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (!shapes[i]->IsToken()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "all operands must be tokens; operand ", i, " is ", ShapeUtil::HumanString(*shapes[i])));
+        return absl::InvalidArgumentError(absl::StrCat("all operands must be tokens; operand ", i,
+                                                       " is ", ShapeUtil::HumanString(*shapes[i])));
       }
     }
     return Emit(builder, HloOpcode::kAfterAll, ShapeUtil::MakeTokenShape(), tokens);
@@ -456,9 +452,9 @@ namespace builder_internal {
 absl::StatusOr<XlaOp> EmitCustomCall(XlaBuilder* builder, absl::Span<const XlaOp> operands,
                                      const CustomCallSpec& spec) {
   if (absl::StartsWith(spec.target, "$")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid custom_call_target \"", spec.target,
-        "\": call targets that start with '$' are reserved for internal use"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid custom_call_target \"", spec.target,
+                     "\": call targets that start with '$' are reserved for internal use"));
   }
   AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> shapes, OperandShapes(builder, operands));
   AXLE_ASSIGN_OR_RETURN(Shape shape, ValidatedShape(spec.shape));
@@ -482,9 +478,8 @@ absl::StatusOr<XlaOp> EmitCustomCall(XlaBuilder* builder, absl::Span<const XlaOp
         if (subshape.IsArray() && !subshape.has_layout()) operand_has_layouts = false;
       });
       if (!operand_has_layouts) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("operand shape ", i, " (", ShapeUtil::HumanString(constraints[i]),
-                         ") has no layout"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "operand shape ", i, " (", ShapeUtil::HumanString(constraints[i]), ") has no layout"));
       }
       AXLE_RETURN_IF_ERROR(ValidatedShape(constraints[i]).status());
       if (!ShapeUtil::Compatible(constraints[i], *shapes[i])) {
@@ -501,25 +496,25 @@ absl::StatusOr<XlaOp> EmitCustomCall(XlaBuilder* builder, absl::Span<const XlaOp
           " does not exist in the result shape ", ShapeUtil::HumanString(shape)));
     }
     if (alias.operand_number < 0 || alias.operand_number >= static_cast<int64_t>(shapes.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output_operand_aliasing: operand ", alias.operand_number, " does not exist (",
-          shapes.size(), " operands)"));
+      return absl::InvalidArgumentError(absl::StrCat("output_operand_aliasing: operand ",
+                                                     alias.operand_number, " does not exist (",
+                                                     shapes.size(), " operands)"));
     }
     const Shape& operand_shape = *shapes[alias.operand_number];
     if (!ShapeUtil::IndexIsValid(operand_shape, alias.operand_index)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output_operand_aliasing: index ", ShapeIndexToString(alias.operand_index),
-          " does not exist in operand ", alias.operand_number, " of shape ",
-          ShapeUtil::HumanString(operand_shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output_operand_aliasing: index ", ShapeIndexToString(alias.operand_index),
+                       " does not exist in operand ", alias.operand_number, " of shape ",
+                       ShapeUtil::HumanString(operand_shape)));
     }
     const Shape& output = ShapeUtil::GetSubshape(shape, alias.output_index);
     const Shape& input = ShapeUtil::GetSubshape(operand_shape, alias.operand_index);
     if (!ShapeUtil::Compatible(output, input)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output_operand_aliasing: output ", ShapeIndexToString(alias.output_index), " (",
-          ShapeUtil::HumanString(output), ") and operand ", alias.operand_number, " at ",
-          ShapeIndexToString(alias.operand_index), " (", ShapeUtil::HumanString(input),
-          ") must have the same shape"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("output_operand_aliasing: output ", ShapeIndexToString(alias.output_index),
+                       " (", ShapeUtil::HumanString(output), ") and operand ", alias.operand_number,
+                       " at ", ShapeIndexToString(alias.operand_index), " (",
+                       ShapeUtil::HumanString(input), ") must have the same shape"));
     }
   }
   if (spec.api_version == API_VERSION_UNSPECIFIED) {
@@ -554,9 +549,9 @@ absl::StatusOr<XlaOp> EmitCustomCall(XlaBuilder* builder, absl::Span<const XlaOp
 
 namespace {
 builder_internal::CustomCallSpec MakeSpec(
-    const std::string& target, const Shape& shape, const std::string& opaque,
-    bool has_side_effect, absl::Span<const CustomCallOutputOperandAliasing> aliasing,
-    const Literal* literal, CustomCallSchedule schedule, CustomCallApiVersion api_version) {
+    const std::string& target, const Shape& shape, const std::string& opaque, bool has_side_effect,
+    absl::Span<const CustomCallOutputOperandAliasing> aliasing, const Literal* literal,
+    CustomCallSchedule schedule, CustomCallApiVersion api_version) {
   builder_internal::CustomCallSpec spec;
   spec.target = target;
   spec.shape = shape;
@@ -581,21 +576,20 @@ XlaOp CustomCall(XlaBuilder* builder, const std::string& call_target_name,
   return RunOp(builder, "CustomCall", [&]() {
     return builder_internal::EmitCustomCall(
         builder, operands,
-        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing,
-                 literal, schedule, api_version));
+        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing, literal,
+                 schedule, api_version));
   });
 }
 
 XlaOp CustomCallWithComputation(
     XlaBuilder* builder, const std::string& call_target_name, absl::Span<const XlaOp> operands,
     const XlaComputation& computation, const Shape& shape, const std::string& opaque,
-    bool has_side_effect,
-    absl::Span<const CustomCallOutputOperandAliasing> output_operand_aliasing,
+    bool has_side_effect, absl::Span<const CustomCallOutputOperandAliasing> output_operand_aliasing,
     const Literal* literal, CustomCallSchedule schedule, CustomCallApiVersion api_version) {
   return RunOp(builder, "CustomCallWithComputation", [&]() {
     builder_internal::CustomCallSpec spec =
-        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing,
-                 literal, schedule, api_version);
+        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing, literal,
+                 schedule, api_version);
     spec.computation = &computation;
     return builder_internal::EmitCustomCall(builder, operands, spec);
   });
@@ -626,8 +620,8 @@ XlaOp CustomCallWithConvDnums(
     CustomCallSchedule schedule, CustomCallApiVersion api_version) {
   return RunOp(builder, "CustomCallWithConvDnums", [&]() {
     builder_internal::CustomCallSpec spec =
-        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing,
-                 literal, schedule, api_version);
+        MakeSpec(call_target_name, shape, opaque, has_side_effect, output_operand_aliasing, literal,
+                 schedule, api_version);
     if (!operand_shapes_with_layout.empty()) {
       spec.operand_shapes_with_layout =
           std::vector<Shape>(operand_shapes_with_layout.begin(), operand_shapes_with_layout.end());

@@ -4,12 +4,12 @@
 // and embedded computations, checked on the printed HLO text.
 #include "axle/builder/xla_builder.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <memory>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
@@ -55,8 +55,8 @@ void ExpectNear(const Literal& literal, std::vector<double> expected, double tol
 }
 
 // A scalar computation (x, y) -> op(x, y) built by its own builder.
-XlaComputation ScalarBinary(PrimitiveType type, XlaOp (*op)(XlaOp, XlaOp,
-                                                            absl::Span<const int64_t>),
+XlaComputation ScalarBinary(PrimitiveType type,
+                            XlaOp (*op)(XlaOp, XlaOp, absl::Span<const int64_t>),
                             const std::string& name) {
   XlaBuilder b(name);
   op(Parameter(&b, 0, ShapeUtil::MakeScalarShape(type), "x"),
@@ -86,22 +86,22 @@ std::string ErrorOf(XlaBuilder& b) {
 TEST(XlaBuilderTest, UnaryOps) {
   XlaBuilder b("unary");
   XlaOp x = ConstantR1<float>(&b, {-2.5f, -0.5f, 0.5f, 1.5f});
-  Tuple(&b, {Neg(x), Abs(x), Floor(x), Ceil(x), Round(x), RoundNearestEven(x), Sign(x),
-             Exp(Abs(x)), Sqrt(Abs(x)), Tanh(x), Logistic(x)});
+  Tuple(&b, {Neg(x), Abs(x), Floor(x), Ceil(x), Round(x), RoundNearestEven(x), Sign(x), Exp(Abs(x)),
+             Sqrt(Abs(x)), Tanh(x), Logistic(x)});
   Literal result = BuildAndRun(b);
   ASSERT_EQ(result.tuple_size(), 11);
   ExpectNear(result.tuple_element(0), {2.5, 0.5, -0.5, -1.5});
   ExpectNear(result.tuple_element(1), {2.5, 0.5, 0.5, 1.5});
   ExpectNear(result.tuple_element(2), {-3, -1, 0, 1});
   ExpectNear(result.tuple_element(3), {-2, -0.0, 1, 2});
-  ExpectNear(result.tuple_element(4), {-3, -1, 1, 2});  // away from zero
+  ExpectNear(result.tuple_element(4), {-3, -1, 1, 2});    // away from zero
   ExpectNear(result.tuple_element(5), {-2, -0.0, 0, 2});  // to even
   ExpectNear(result.tuple_element(6), {-1, -1, 1, 1});
   ExpectNear(result.tuple_element(7), {std::exp(2.5), std::exp(0.5), std::exp(0.5), std::exp(1.5)});
-  ExpectNear(result.tuple_element(8), {std::sqrt(2.5), std::sqrt(0.5), std::sqrt(0.5),
-                                       std::sqrt(1.5)});
-  ExpectNear(result.tuple_element(9), {std::tanh(-2.5), std::tanh(-0.5), std::tanh(0.5),
-                                       std::tanh(1.5)});
+  ExpectNear(result.tuple_element(8),
+             {std::sqrt(2.5), std::sqrt(0.5), std::sqrt(0.5), std::sqrt(1.5)});
+  ExpectNear(result.tuple_element(9),
+             {std::tanh(-2.5), std::tanh(-0.5), std::tanh(0.5), std::tanh(1.5)});
   ExpectNear(result.tuple_element(10), {1 / (1 + std::exp(2.5)), 1 / (1 + std::exp(0.5)),
                                         1 / (1 + std::exp(-0.5)), 1 / (1 + std::exp(-1.5))});
 }
@@ -123,8 +123,8 @@ TEST(XlaBuilderTest, BinaryOpsAndOperators) {
   XlaBuilder b("binary");
   XlaOp x = ConstantR1<int32_t>(&b, {7, -7, 12, 5});
   XlaOp y = ConstantR1<int32_t>(&b, {2, 2, 5, 1});
-  Tuple(&b, {x + y, x - y, x * y, x / y, x % y, Max(x, y), Min(x, y), x & y, x | y, x ^ y,
-             x << y, x >> y, ShiftRightLogical(x, y), -x, ~x, Pow(y, y)});
+  Tuple(&b, {x + y, x - y, x * y, x / y, x % y, Max(x, y), Min(x, y), x & y, x | y, x ^ y, x << y,
+             x >> y, ShiftRightLogical(x, y), -x, ~x, Pow(y, y)});
   Literal r = BuildAndRun(b);
   ASSERT_EQ(r.tuple_size(), 16);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<int32_t>({9, -5, 17, 6}));
@@ -164,7 +164,8 @@ TEST(XlaBuilderTest, ScalarBroadcastInsertsBroadcast) {
   XlaOp m = Parameter(&b, 0, ShapeF32({2, 3}), "m");
   Add(m, ConstantR0<float>(&b, 10));
   XlaComputation computation = BuildOk(b);
-  EXPECT_THAT(computation.ToString(), HasSubstr("f32[2,3]{1,0} broadcast(%constant), dimensions={}"));
+  EXPECT_THAT(computation.ToString(),
+              HasSubstr("f32[2,3]{1,0} broadcast(%constant), dimensions={}"));
   HloEvaluator evaluator;
   Literal arg = LiteralUtil::CreateR2<float>({{1, 2, 3}, {4, 5, 6}});
   absl::StatusOr<Literal> result = evaluator.Evaluate(computation.module(), {&arg});
@@ -251,8 +252,8 @@ TEST(XlaBuilderTest, ConstantsOfEveryForm) {
   XlaBuilder b("constants");
   Tuple(&b, {ConstantR0<int32_t>(&b, 7), ConstantR1<int32_t>(&b, 3, 9),
              ConstantR2<int32_t>(&b, {{1, 2}, {3, 4}}),
-             ConstantLiteral(&b, LiteralUtil::CreateR1<float>({0.5f})), Zero(&b, F32),
-             One(&b, S32), MinValue(&b, S32), MaxValue(&b, U8), Zeros(&b, ShapeS32({2}))});
+             ConstantLiteral(&b, LiteralUtil::CreateR1<float>({0.5f})), Zero(&b, F32), One(&b, S32),
+             MinValue(&b, S32), MaxValue(&b, U8), Zeros(&b, ShapeS32({2}))});
   Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR0<int32_t>(7));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<int32_t>({9, 9, 9}));
@@ -269,8 +270,8 @@ TEST(XlaBuilderTest, ConstantsOfEveryForm) {
 
 TEST(XlaBuilderTest, IotaBroadcastReshapeTranspose) {
   XlaBuilder b("shapes");
-  XlaOp iota = Iota(&b, S32, 6);                          // 0..5
-  XlaOp m = Reshape(iota, {2, 3});                        // [[0,1,2],[3,4,5]]
+  XlaOp iota = Iota(&b, S32, 6);    // 0..5
+  XlaOp m = Reshape(iota, {2, 3});  // [[0,1,2],[3,4,5]]
   Tuple(&b, {Transpose(m, {1, 0}), Broadcast(ConstantR1<int32_t>(&b, {1, 2}), {2}),
              BroadcastInDim(ConstantR1<int32_t>(&b, {1, 2}), {2, 3}, {0}),
              BroadcastInDim(ConstantFromArray<int32_t>(&b, {1, 3}, {7, 8, 9}), {2, 3}, {0, 1}),
@@ -312,8 +313,7 @@ TEST(XlaBuilderTest, SlicesConcatAndPad) {
   EXPECT_EQ(r.tuple_element(3),
             LiteralUtil::CreateR2<int32_t>({{0, 1, 2, 3}, {4, -1, -2, 7}, {8, 9, 10, 11}}));
   EXPECT_EQ(r.tuple_element(4), LiteralUtil::CreateR2<int32_t>({{1, 2, 1, 2}, {3, 4, 3, 4}}));
-  EXPECT_EQ(r.tuple_element(5),
-            LiteralUtil::CreateR2<int32_t>({{0, 0, 0}, {1, 0, 2}, {3, 0, 4}}));
+  EXPECT_EQ(r.tuple_element(5), LiteralUtil::CreateR2<int32_t>({{0, 0, 0}, {1, 0, 2}, {3, 0, 4}}));
   EXPECT_EQ(r.tuple_element(6), LiteralUtil::CreateR2<int32_t>({{1, 2, 9}, {3, 4, 9}}));
 }
 
@@ -366,8 +366,7 @@ TEST(XlaBuilderTest, DotAndDotGeneral) {
   precision.add_operand_precision(PrecisionConfig::HIGHEST);
   precision.add_operand_precision(PrecisionConfig::HIGHEST);
   XlaOp ai = ConstantR2<int8_t>(&b, {{1, 2}, {3, 4}});
-  Tuple(&b, {Dot(a, v), Dot(a, a, &precision), DotGeneral(a, a, batch),
-             Dot(ai, ai, nullptr, S32)});
+  Tuple(&b, {Dot(a, v), Dot(a, a, &precision), DotGeneral(a, a, batch), Dot(ai, ai, nullptr, S32)});
   XlaComputation computation = BuildOk(b);
   EXPECT_THAT(computation.ToString(), HasSubstr("operand_precision={highest,highest}"));
   EXPECT_THAT(computation.ToString(), HasSubstr("s32[2,2]{1,0} dot(%constant.2, %constant.2)"));
@@ -385,11 +384,11 @@ TEST(XlaBuilderTest, Convolutions) {
   // One 3x3 image of 0..8 (NCHW), one 2x2 kernel of ones (OIHW).
   XlaOp input = Reshape(ConvertElementType(Iota(&b, S32, 9), F32), {1, 1, 3, 3});
   XlaOp kernel = Broadcast(ConstantR0<float>(&b, 1), {1, 1, 2, 2});
-  Tuple(&b, {Conv(input, kernel, {1, 1}, Padding::kValid),
-             Conv(input, kernel, {1, 1}, Padding::kSame),
-             ConvWithGeneralPadding(input, kernel, {2, 2}, {{1, 0}, {1, 0}}),
-             ConvGeneralDilated(input, kernel, {1, 1}, {{0, 0}, {0, 0}}, {}, {2, 2},
-                                XlaBuilder::CreateDefaultConvDimensionNumbers())});
+  Tuple(&b,
+        {Conv(input, kernel, {1, 1}, Padding::kValid), Conv(input, kernel, {1, 1}, Padding::kSame),
+         ConvWithGeneralPadding(input, kernel, {2, 2}, {{1, 0}, {1, 0}}),
+         ConvGeneralDilated(input, kernel, {1, 1}, {{0, 0}, {0, 0}}, {}, {2, 2},
+                            XlaBuilder::CreateDefaultConvDimensionNumbers())});
   Literal r = BuildAndRun(b);
   // 2x2 window sums.
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateFromDimensions<float>(
@@ -459,11 +458,12 @@ TEST(XlaBuilderTest, ReduceSingleVariadicAndAll) {
     argmax = BuildOk(rb);
   }
   XlaOp indices = Iota(&b, ShapeS32({2, 3}), 1);
-  XlaOp variadic = Reduce(&b, {m, indices},
-                          {ConstantR0<float>(&b, -INFINITY), ConstantR0<int32_t>(&b, 0)}, argmax,
-                          {1});
-  Tuple(&b, {Reduce(m, ConstantR0<float>(&b, 0), add, {0}), ReduceAll(m, ConstantR0<float>(&b, 0), add),
-             GetTupleElement(variadic, 0), GetTupleElement(variadic, 1)});
+  XlaOp variadic =
+      Reduce(&b, {m, indices}, {ConstantR0<float>(&b, -INFINITY), ConstantR0<int32_t>(&b, 0)},
+             argmax, {1});
+  Tuple(&b,
+        {Reduce(m, ConstantR0<float>(&b, 0), add, {0}), ReduceAll(m, ConstantR0<float>(&b, 0), add),
+         GetTupleElement(variadic, 0), GetTupleElement(variadic, 1)});
   Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR1<float>({8, 8, 6}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR0<float>(22));
@@ -478,12 +478,12 @@ TEST(XlaBuilderTest, ReduceWindowAndSelectAndScatter) {
   XlaComputation add = ScalarBinary(F32, &Add, "add");
   XlaComputation ge = ScalarCompare(F32, ComparisonDirection::kGe);
   XlaOp row = ConstantR1<float>(&b, {1, 9, 4, 3});
-  Tuple(&b, {ReduceWindow(m, ConstantR0<float>(&b, -INFINITY), max, {2, 2}, {2, 2},
-                          Padding::kValid),
-             ReduceWindowWithGeneralPadding(row, ConstantR0<float>(&b, 0), add, {2}, {1}, {}, {},
-                                            {{1, 0}}),
-             SelectAndScatter(row, ge, {2}, {2}, Padding::kValid, ConstantR1<float>(&b, {10, 20}),
-                              ConstantR0<float>(&b, 0), add)});
+  Tuple(&b,
+        {ReduceWindow(m, ConstantR0<float>(&b, -INFINITY), max, {2, 2}, {2, 2}, Padding::kValid),
+         ReduceWindowWithGeneralPadding(row, ConstantR0<float>(&b, 0), add, {2}, {1}, {}, {},
+                                        {{1, 0}}),
+         SelectAndScatter(row, ge, {2}, {2}, Padding::kValid, ConstantR1<float>(&b, {10, 20}),
+                          ConstantR0<float>(&b, 0), add)});
   Literal r = BuildAndRun(b);
   EXPECT_EQ(r.tuple_element(0), LiteralUtil::CreateR2<float>({{6, 8}}));
   EXPECT_EQ(r.tuple_element(1), LiteralUtil::CreateR1<float>({1, 10, 13, 7}));
@@ -544,7 +544,7 @@ TEST(XlaBuilderTest, ConditionalPredicatedAndIndexed) {
     if (negate) {
       Neg(x);
     } else {
-      x * x;
+      x* x;
     }
     return BuildOk(cb);
   };
@@ -555,8 +555,8 @@ TEST(XlaBuilderTest, ConditionalPredicatedAndIndexed) {
     XlaOp i = Parameter(&b, 1, ShapeUtil::MakeScalarShape(S32), "i");
     XlaOp three = ConstantR0<float>(&b, 3);
     const XlaComputation* branches[] = {&negate, &square};
-    Tuple(&b, {Conditional(p, three, negate, three, square),
-               Conditional(i, branches, {three, three})});
+    Tuple(&b,
+          {Conditional(p, three, negate, three, square), Conditional(i, branches, {three, three})});
     std::vector<Literal> args;
     args.push_back(LiteralUtil::CreateR0<bool>(index == 0));
     args.push_back(LiteralUtil::CreateR0<int32_t>(index));
@@ -614,7 +614,7 @@ TEST(XlaBuilderTest, RandomNumbersAndTokens) {
   XlaComputation computation = BuildOk(b);
   absl::StatusOr<ProgramShape> shape = computation.GetProgramShape();
   ASSERT_TRUE(shape.ok());
-  EXPECT_EQ(shape->result.ToString(false), "(f32[100], u32[4], f32[3], token[])");
+  EXPECT_EQ(shape->result().ToString(false), "(f32[100], u32[4], f32[3], token[])");
   HloEvaluator evaluator;
   absl::StatusOr<Literal> r = evaluator.Evaluate(computation.module(), {});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -673,8 +673,7 @@ TEST(XlaBuilderTest, QueriesAndBuildWithRoot) {
   // The builder stays usable after Build().
   absl::StatusOr<XlaComputation> again = b.Build();
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->module().entry_computation()->root_instruction()->opcode(),
-            HloOpcode::kNegate);
+  EXPECT_EQ(again->module().entry_computation()->root_instruction()->opcode(), HloOpcode::kNegate);
   EXPECT_EQ(again->name(), "queries");
 }
 
@@ -734,28 +733,33 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
        },
        "out of range"},
       {"element types differ",
-       [](XlaBuilder& b) { Add(ConstantR0<float>(&b, 1), ConstantR0<int32_t>(&b, 1)); },
-       "Add: "},
+       [](XlaBuilder& b) { Add(ConstantR0<float>(&b, 1), ConstantR0<int32_t>(&b, 1)); }, "Add: "},
       {"transpose permutation", [](XlaBuilder& b) { Transpose(Iota(&b, S32, 3), {1}); },
        "Transpose: "},
-      {"reshape count", [](XlaBuilder& b) { Reshape(Iota(&b, S32, 3), {2, 2}); }, "Reshape: "},
-      {"slice bounds", [](XlaBuilder& b) { Slice(Iota(&b, S32, 3), {0}, {4}, {1}); },
-       "Slice: "},
+      {"reshape count",
+       [](XlaBuilder& b) {
+         Reshape(Iota(&b, S32, 3), {2, 2});
+       },
+       "Reshape: "},
+      {"slice bounds", [](XlaBuilder& b) { Slice(Iota(&b, S32, 3), {0}, {4}, {1}); }, "Slice: "},
       {"slice dimno", [](XlaBuilder& b) { SliceInDim(Iota(&b, S32, 3), 0, 1, 1, 1); },
        "SliceInDim: dimno 1 is out of range"},
       {"dot contracting",
-       [](XlaBuilder& b) { Dot(ConstantR2<float>(&b, {{1, 2}}), ConstantR2<float>(&b, {{1, 2}})); },
+       [](XlaBuilder& b) {
+         Dot(ConstantR2<float>(&b, {{1, 2}}), ConstantR2<float>(&b, {{1, 2}}));
+       },
        "Dot"},
       {"gte on array", [](XlaBuilder& b) { GetTupleElement(Iota(&b, S32, 3), 0); },
        "GetTupleElement: "},
       {"reduce with null computation",
-       [](XlaBuilder& b) { Reduce(Iota(&b, F32, 3), ConstantR0<float>(&b, 0), XlaComputation(), {0}); },
+       [](XlaBuilder& b) {
+         Reduce(Iota(&b, F32, 3), ConstantR0<float>(&b, 0), XlaComputation(), {0});
+       },
        "Reduce: to_apply: the computation is null"},
       {"reduce dimension",
        [&add](XlaBuilder& b) { Reduce(Iota(&b, F32, 3), ConstantR0<float>(&b, 0), add, {1}); },
        "Reduce: "},
-      {"sort comparator",
-       [&add](XlaBuilder& b) { Sort({Iota(&b, F32, 3)}, add); },
+      {"sort comparator", [&add](XlaBuilder& b) { Sort({Iota(&b, F32, 3)}, add); },
        "Sort: the comparator must take two scalars"},
       {"conditional arity",
        [&add](XlaBuilder& b) {
@@ -771,10 +775,12 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
        "static_operands"},
       {"after-all without tokens", [](XlaBuilder& b) { AfterAll(&b, {}); },
        "AfterAll requires at least one operand"},
-      {"after-all with an array",
-       [](XlaBuilder& b) { AfterAll(&b, {Iota(&b, S32, 3)}); }, "must be tokens"},
+      {"after-all with an array", [](XlaBuilder& b) { AfterAll(&b, {Iota(&b, S32, 3)}); },
+       "must be tokens"},
       {"conv ranks",
-       [](XlaBuilder& b) { Conv(Iota(&b, F32, 3), Iota(&b, F32, 3), {1, 1}, Padding::kValid); },
+       [](XlaBuilder& b) {
+         Conv(Iota(&b, F32, 3), Iota(&b, F32, 3), {1, 1}, Padding::kValid);
+       },
        "Conv"},
       {"empty concat", [](XlaBuilder& b) { ConcatInDim(&b, {}, 0); },
        "ConcatInDim: expected at least one operand"},
@@ -784,21 +790,32 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
       {"negative broadcast size", [](XlaBuilder& b) { Broadcast(Iota(&b, S32, 3), {-1}); },
        "Broadcast: "},
       {"broadcast-in-dim sizes",
-       [](XlaBuilder& b) { BroadcastInDim(Iota(&b, S32, 3), {2, 4}, {1}); }, "BroadcastInDim: "},
+       [](XlaBuilder& b) {
+         BroadcastInDim(Iota(&b, S32, 3), {2, 4}, {1});
+       },
+       "BroadcastInDim: "},
       {"broadcast-in-dim dims",
-       [](XlaBuilder& b) { BroadcastInDim(Iota(&b, S32, 3), {2, 3}, {7}); }, "BroadcastInDim: "},
+       [](XlaBuilder& b) {
+         BroadcastInDim(Iota(&b, S32, 3), {2, 3}, {7});
+       },
+       "BroadcastInDim: "},
       {"collapse order",
-       [](XlaBuilder& b) { Collapse(Reshape(Iota(&b, S32, 6), {1, 2, 3}), {0, 2}); },
+       [](XlaBuilder& b) {
+         Collapse(Reshape(Iota(&b, S32, 6), {1, 2, 3}), {0, 2});
+       },
        "Collapse: dimensions {0,2} must be consecutive"},
       {"dynamic-slice index count",
        [](XlaBuilder& b) {
          DynamicSlice(Reshape(Iota(&b, S32, 6), {2, 3}), {ConstantR0<int32_t>(&b, 0)}, {1, 1});
        },
        "DynamicSlice: "},
-      {"pad dimno", [](XlaBuilder& b) { PadInDim(Iota(&b, S32, 3), ConstantR0<int32_t>(&b, 0), 4, 1, 1); },
+      {"pad dimno",
+       [](XlaBuilder& b) { PadInDim(Iota(&b, S32, 3), ConstantR0<int32_t>(&b, 0), 4, 1, 1); },
        "PadInDim: dimno 4 is out of range"},
       {"constant count",
-       [](XlaBuilder& b) { ConstantFromArray<int32_t>(&b, {2, 2}, std::vector<int32_t>{1, 2, 3}); },
+       [](XlaBuilder& b) {
+         ConstantFromArray<int32_t>(&b, {2, 2}, std::vector<int32_t>{1, 2, 3});
+       },
        "ConstantFromArray: the number of values does not match"},
       {"iota dimension", [](XlaBuilder& b) { Iota(&b, ShapeS32({2}), 3); }, "Iota: "},
       {"bad layout",
@@ -816,8 +833,8 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
          Select(ConstantR0<bool>(&b, true), Iota(&b, S32, 3), Iota(&b, S32, 4));
        },
        "Select: all non-scalar operands must have the same dimensions"},
-      {"while body",
-       [&add](XlaBuilder& b) { While(add, add, ConstantR0<float>(&b, 0)); }, "While: "},
+      {"while body", [&add](XlaBuilder& b) { While(add, add, ConstantR0<float>(&b, 0)); },
+       "While: "},
       {"call arity", [&add](XlaBuilder& b) { Call(&b, add, {ConstantR0<float>(&b, 0)}); },
        "Call: "},
       {"shift of floats",
@@ -879,8 +896,8 @@ TEST(XlaBuilderCustomCallTest, FullSignatureSetsEveryAttribute) {
                         "schedule=SCHEDULE_LATEST, "
                         "api_version=API_VERSION_STATUS_RETURNING_UNIFIED, "
                         "backend_config=\"opaque bytes\""));
-  const auto* instruction = cast<HloCustomCallInstruction>(
-      computation.module().entry_computation()->root_instruction());
+  const auto* instruction =
+      cast<HloCustomCallInstruction>(computation.module().entry_computation()->root_instruction());
   EXPECT_EQ(instruction->opaque(), "opaque bytes");
   EXPECT_TRUE(instruction->custom_call_has_side_effect());
 }
@@ -905,8 +922,9 @@ TEST(XlaBuilderCustomCallTest, WithLayoutAndWithComputation) {
   CustomCallWithComputation(&b, "with_computation", {p0}, add, ShapeF32({2, 3}));
   XlaComputation computation = BuildOk(b);
   std::string text = computation.ToString();
-  EXPECT_THAT(text, HasSubstr("f32[3,2]{0,1} custom-call(%p0), custom_call_target=\"layout_target\", "
-                              "operand_layout_constraints={f32[2,3]{0,1}}"));
+  EXPECT_THAT(text,
+              HasSubstr("f32[3,2]{0,1} custom-call(%p0), custom_call_target=\"layout_target\", "
+                        "operand_layout_constraints={f32[2,3]{0,1}}"));
   EXPECT_THAT(text, HasSubstr("custom-call(%p0), custom_call_target=\"with_computation\", "
                               "called_computations={%add}"));
 }

@@ -111,4 +111,10 @@ bool Shape::operator==(const Shape& other) const {
 
 std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << shape.ToString(); }
 
+std::string ProgramShape::ToString() const {
+  std::vector<std::string> params;
+  for (const Shape& p : parameters_) params.push_back(p.ToString(true));
+  return absl::StrCat("(", absl::StrJoin(params, ", "), ")->", result_.ToString(true));
+}
+
 }  // namespace axle

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -98,6 +99,45 @@ class Shape {
 };
 
 std::ostream& operator<<(std::ostream& os, const Shape& shape);
+
+// Parameter shapes and result shape: `(f32[2]{0}, s32[])->f32[2]{0}`, with
+// XLA's accessors (they mirror ProgramShapeProto's generated code).
+class ProgramShape {
+ public:
+  ProgramShape() = default;
+  ProgramShape(std::vector<Shape> parameters, Shape result)
+      : parameters_(std::move(parameters)), result_(std::move(result)) {}
+
+  int parameters_size() const { return static_cast<int>(parameters_.size()); }
+  const Shape& parameters(int index) const { return parameters_.at(index); }
+  Shape* mutable_parameters(int index) { return &parameters_.at(index); }
+  Shape* add_parameters() { return &parameters_.emplace_back(); }
+  void clear_parameters() { parameters_.clear(); }
+  const std::vector<Shape>& parameters() const { return parameters_; }
+  std::vector<Shape>* mutable_parameters() { return &parameters_; }
+
+  const Shape& result() const { return result_; }
+  Shape* mutable_result() { return &result_; }
+
+  int parameter_names_size() const { return static_cast<int>(parameter_names_.size()); }
+  const std::string& parameter_names(int index) const { return parameter_names_.at(index); }
+  void set_parameter_names(int index, std::string value) {
+    parameter_names_.at(index) = std::move(value);
+  }
+  std::string* add_parameter_names() { return &parameter_names_.emplace_back(); }
+  void clear_parameter_names() { parameter_names_.clear(); }
+  const std::vector<std::string>& parameter_names() const { return parameter_names_; }
+  std::vector<std::string>* mutable_parameter_names() { return &parameter_names_; }
+
+  // "(f32[2]{0}, s32[])->f32[2]{0}"
+  std::string ToString() const;
+  bool operator==(const ProgramShape&) const = default;
+
+ private:
+  std::vector<Shape> parameters_;
+  std::vector<std::string> parameter_names_;
+  Shape result_;
+};
 
 }  // namespace axle
 

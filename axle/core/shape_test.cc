@@ -112,5 +112,28 @@ TEST(ShapeUtilTest, SizesAndIndices) {
   EXPECT_EQ(ShapeUtil::PermuteDimensions({2, 0, 1}, s).ToString(false), "f32[4,2,3]");
 }
 
+TEST(ProgramShapeTest, XlaAccessors) {
+  ProgramShape program;
+  *program.add_parameters() = ShapeUtil::MakeShape(F32, {2});
+  *program.add_parameter_names() = "x";
+  program.mutable_parameters()->push_back(ShapeUtil::MakeShape(S32, {}));
+  program.add_parameter_names()->assign("n");
+  *program.mutable_result() = ShapeUtil::MakeShape(F32, {2});
+  ASSERT_EQ(program.parameters_size(), 2);
+  EXPECT_EQ(program.parameters(1), ShapeUtil::MakeShape(S32, {}));
+  EXPECT_EQ(program.parameter_names(0), "x");
+  program.set_parameter_names(1, "count");
+  EXPECT_EQ(program.parameter_names()[1], "count");
+  *program.mutable_parameters(0) = ShapeUtil::MakeShape(F32, {3});
+  EXPECT_EQ(program.ToString(), "(f32[3]{0}, s32[])->f32[2]{0}");
+  // Names are part of the value, as in XLA's proto.
+  EXPECT_FALSE(ProgramShape(program.parameters(), program.result()) == program);
+  ProgramShape copy = program;
+  copy.clear_parameters();
+  copy.clear_parameter_names();
+  EXPECT_EQ(copy.parameters_size(), 0);
+  EXPECT_FALSE(copy == program);
+}
+
 }  // namespace
 }  // namespace axle

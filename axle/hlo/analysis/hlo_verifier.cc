@@ -60,16 +60,15 @@ absl::Status VerifyParameters(const HloComputation& computation) {
     }
   }
   if (computation.num_parameters() != count) {
-    return ComputationError(computation,
-                            absl::StrCat("registers ", computation.num_parameters(),
-                                         " parameters but contains ", count));
+    return ComputationError(computation, absl::StrCat("registers ", computation.num_parameters(),
+                                                      " parameters but contains ", count));
   }
   for (int64_t i = 0; i < count; ++i) {
     if (computation.parameter_instruction(i) != by_number[i]) {
-      return ComputationError(computation,
-                              absl::StrCat("parameter ", i, " is registered as a different "
-                                                            "instruction than %",
-                                           by_number[i]->name()));
+      return ComputationError(computation, absl::StrCat("parameter ", i,
+                                                        " is registered as a different "
+                                                        "instruction than %",
+                                                        by_number[i]->name()));
     }
   }
   return absl::OkStatus();
@@ -92,9 +91,9 @@ absl::Status VerifyEdges(const HloComputation& computation) {
       }
       const auto& users = operand->users();
       if (std::find(users.begin(), users.end(), instruction) == users.end()) {
-        return InstructionError(*instruction,
-                                absl::StrCat("is not recorded as a user of its operand %",
-                                             operand->name()));
+        return InstructionError(
+            *instruction,
+            absl::StrCat("is not recorded as a user of its operand %", operand->name()));
       }
     }
     for (const HloInstruction* user : instruction->users()) {
@@ -104,16 +103,16 @@ absl::Status VerifyEdges(const HloComputation& computation) {
                                              " as a user, but it is not one of its operands"));
       }
       if (user->parent() != &computation) {
-        return InstructionError(*instruction, absl::StrCat("has user %", user->name(),
-                                                           " in another computation"));
+        return InstructionError(
+            *instruction, absl::StrCat("has user %", user->name(), " in another computation"));
       }
     }
     for (const HloInstruction* predecessor : instruction->control_predecessors()) {
       if (predecessor == nullptr || predecessor->parent() != &computation) {
-        return InstructionError(*instruction,
-                                absl::StrCat("control predecessor %",
-                                             predecessor ? predecessor->name() : "(null)",
-                                             " is not in the same computation"));
+        return InstructionError(
+            *instruction,
+            absl::StrCat("control predecessor %", predecessor ? predecessor->name() : "(null)",
+                         " is not in the same computation"));
       }
       const auto& successors = predecessor->control_successors();
       if (std::find(successors.begin(), successors.end(), instruction) == successors.end()) {
@@ -124,10 +123,9 @@ absl::Status VerifyEdges(const HloComputation& computation) {
     }
     for (const HloInstruction* successor : instruction->control_successors()) {
       if (successor == nullptr || successor->parent() != &computation) {
-        return InstructionError(*instruction,
-                                absl::StrCat("control successor %",
-                                             successor ? successor->name() : "(null)",
-                                             " is not in the same computation"));
+        return InstructionError(*instruction, absl::StrCat("control successor %",
+                                                           successor ? successor->name() : "(null)",
+                                                           " is not in the same computation"));
       }
     }
   }
@@ -152,8 +150,8 @@ absl::Status VerifyAcyclic(const HloComputation& computation) {
         if (dep == nullptr || dep->parent() != &computation) continue;
         int& dep_state = state[dep];
         if (dep_state == 1) {
-          return InstructionError(*dep, absl::StrCat("is part of a cycle (through %",
-                                                     node->name(), ")"));
+          return InstructionError(*dep,
+                                  absl::StrCat("is part of a cycle (through %", node->name(), ")"));
         }
         if (dep_state == 0) {
           dep_state = 1;
@@ -187,9 +185,8 @@ absl::Status VerifyCallGraph(const HloModule& module) {
         }
         int& callee_state = state[callee];
         if (callee_state == 1) {
-          return InstructionError(*instruction,
-                                  absl::StrCat("calls computation ", callee->name(),
-                                               " recursively"));
+          return InstructionError(
+              *instruction, absl::StrCat("calls computation ", callee->name(), " recursively"));
         }
         if (callee_state == 0) {
           if (auto s = visit(callee); !s.ok()) return s;
@@ -209,23 +206,11 @@ absl::Status VerifyCallGraph(const HloModule& module) {
 
 // The entry signature to check aliasing against: the entry computation
 // layout when the module has one, else the entry computation itself.
-struct EntrySignature {
-  std::vector<Shape> parameters;
-  Shape result;
-};
-
-EntrySignature GetEntrySignature(const HloModule& module) {
+ProgramShape GetProgramShape(const HloModule& module) {
   if (module.config().entry_computation_layout.has_value()) {
-    const ProgramShape& layout = *module.config().entry_computation_layout;
-    return {layout.parameters, layout.result};
+    return *module.config().entry_computation_layout;
   }
-  const HloComputation* entry = module.entry_computation();
-  EntrySignature signature;
-  for (const HloInstruction* p : entry->parameter_instructions()) {
-    signature.parameters.push_back(p->shape());
-  }
-  signature.result = entry->root_instruction()->shape();
-  return signature;
+  return module.entry_computation_program_shape();
 }
 
 absl::Status VerifyEntryComputationLayout(const HloModule& module,
@@ -234,25 +219,23 @@ absl::Status VerifyEntryComputationLayout(const HloModule& module,
   const ProgramShape& layout = *module.config().entry_computation_layout;
   const HloComputation* entry = module.entry_computation();
   const Shape& root = entry->root_instruction()->shape();
-  if (!ShapesMatch(root, layout.result, options.layout_sensitive, false)) {
-    return Error(absl::StrCat("entry_computation_layout: the result ",
-                              layout.result.ToString(options.layout_sensitive),
-                              " does not match the root of entry computation ", entry->name(),
-                              " (%", entry->root_instruction()->name(), ": ",
-                              root.ToString(options.layout_sensitive), ")"));
+  if (!ShapesMatch(root, layout.result(), options.layout_sensitive, false)) {
+    return Error(absl::StrCat(
+        "entry_computation_layout: the result ", layout.result().ToString(options.layout_sensitive),
+        " does not match the root of entry computation ", entry->name(), " (%",
+        entry->root_instruction()->name(), ": ", root.ToString(options.layout_sensitive), ")"));
   }
-  if (static_cast<int64_t>(layout.parameters.size()) != entry->num_parameters()) {
-    return Error(absl::StrCat("entry_computation_layout has ", layout.parameters.size(),
+  if (static_cast<int64_t>(layout.parameters().size()) != entry->num_parameters()) {
+    return Error(absl::StrCat("entry_computation_layout has ", layout.parameters().size(),
                               " parameters but entry computation ", entry->name(), " has ",
                               entry->num_parameters()));
   }
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     const HloInstruction* parameter = entry->parameter_instruction(i);
-    if (!ShapesMatch(parameter->shape(), layout.parameters[i], options.layout_sensitive, false)) {
+    if (!ShapesMatch(parameter->shape(), layout.parameters()[i], options.layout_sensitive, false)) {
       return Error(absl::StrCat("entry_computation_layout: parameter ", i, " is ",
-                                layout.parameters[i].ToString(options.layout_sensitive),
-                                " but %", parameter->name(), " in entry computation ",
-                                entry->name(), " is ",
+                                layout.parameters()[i].ToString(options.layout_sensitive), " but %",
+                                parameter->name(), " in entry computation ", entry->name(), " is ",
                                 parameter->shape().ToString(options.layout_sensitive)));
     }
   }
@@ -260,15 +243,15 @@ absl::Status VerifyEntryComputationLayout(const HloModule& module,
   for (const auto& alias : module.input_output_alias_config().aliases()) {
     if (alias.kind != HloInputOutputAliasConfig::AliasKind::kMustAlias) continue;
     if (alias.parameter_number < 0 ||
-        alias.parameter_number >= static_cast<int64_t>(layout.parameters.size()) ||
-        !ShapeUtil::IndexIsValid(layout.result, alias.output_index) ||
-        !ShapeUtil::IndexIsValid(layout.parameters[alias.parameter_number],
+        alias.parameter_number >= static_cast<int64_t>(layout.parameters().size()) ||
+        !ShapeUtil::IndexIsValid(layout.result(), alias.output_index) ||
+        !ShapeUtil::IndexIsValid(layout.parameters()[alias.parameter_number],
                                  alias.parameter_index)) {
       continue;  // reported by the alias checks
     }
-    const Shape& out = ShapeUtil::GetSubshape(layout.result, alias.output_index);
+    const Shape& out = ShapeUtil::GetSubshape(layout.result(), alias.output_index);
     const Shape& in =
-        ShapeUtil::GetSubshape(layout.parameters[alias.parameter_number], alias.parameter_index);
+        ShapeUtil::GetSubshape(layout.parameters()[alias.parameter_number], alias.parameter_index);
     if (!ShapesMatch(out, in, /*compare_layouts=*/true, false)) {
       return Error(absl::StrCat("input_output_alias: must-alias output ",
                                 ShapeIndexToString(alias.output_index), " (", out.ToString(true),
@@ -283,35 +266,34 @@ absl::Status VerifyEntryComputationLayout(const HloModule& module,
 absl::Status VerifyInputOutputAlias(const HloModule& module) {
   const auto& aliases = module.input_output_alias_config().aliases();
   if (aliases.empty()) return absl::OkStatus();
-  const EntrySignature entry = GetEntrySignature(module);
-  const int64_t num_parameters = static_cast<int64_t>(entry.parameters.size());
+  const ProgramShape entry = GetProgramShape(module);
+  const int64_t num_parameters = static_cast<int64_t>(entry.parameters().size());
   std::vector<std::pair<int64_t, ShapeIndex>> seen_parameters;
   std::vector<ShapeIndex> seen_outputs;
   for (const auto& alias : aliases) {
-    const std::string what =
-        absl::StrCat("input_output_alias { ", ShapeIndexToString(alias.output_index), ": (",
-                     alias.parameter_number, ", ", ShapeIndexToString(alias.parameter_index),
-                     ") }: ");
+    const std::string what = absl::StrCat(
+        "input_output_alias { ", ShapeIndexToString(alias.output_index), ": (",
+        alias.parameter_number, ", ", ShapeIndexToString(alias.parameter_index), ") }: ");
     if (alias.parameter_number < 0 || alias.parameter_number >= num_parameters) {
       return Error(absl::StrCat(what, "parameter ", alias.parameter_number,
                                 " does not exist (the entry computation has ", num_parameters,
                                 " parameters)"));
     }
-    const Shape& parameter = entry.parameters[alias.parameter_number];
+    const Shape& parameter = entry.parameters()[alias.parameter_number];
     if (!ShapeUtil::IndexIsValid(parameter, alias.parameter_index)) {
       return Error(absl::StrCat(what, "index ", ShapeIndexToString(alias.parameter_index),
                                 " is not in parameter ", alias.parameter_number, "'s shape ",
                                 parameter.ToString(false)));
     }
-    if (!ShapeUtil::IndexIsValid(entry.result, alias.output_index)) {
+    if (!ShapeUtil::IndexIsValid(entry.result(), alias.output_index)) {
       return Error(absl::StrCat(what, "output index ", ShapeIndexToString(alias.output_index),
-                                " is not in the result shape ", entry.result.ToString(false)));
+                                " is not in the result shape ", entry.result().ToString(false)));
     }
     const Shape& in = ShapeUtil::GetSubshape(parameter, alias.parameter_index);
-    const Shape& out = ShapeUtil::GetSubshape(entry.result, alias.output_index);
+    const Shape& out = ShapeUtil::GetSubshape(entry.result(), alias.output_index);
     if (!in.IsArray() || !out.IsArray()) {
-      return Error(absl::StrCat(what, "only arrays can alias; got parameter ",
-                                in.ToString(false), " and output ", out.ToString(false)));
+      return Error(absl::StrCat(what, "only arrays can alias; got parameter ", in.ToString(false),
+                                " and output ", out.ToString(false)));
     }
     if (ShapeUtil::ByteSizeOfElements(in) != ShapeUtil::ByteSizeOfElements(out)) {
       return Error(absl::StrCat(what, "the parameter (", in.ToString(false), ", ",
@@ -339,8 +321,8 @@ absl::Status VerifyInputOutputAlias(const HloModule& module) {
 absl::Status VerifyBufferDonors(const HloModule& module) {
   const auto& donors = module.buffer_donor_config().donors();
   if (donors.empty()) return absl::OkStatus();
-  const EntrySignature entry = GetEntrySignature(module);
-  const int64_t num_parameters = static_cast<int64_t>(entry.parameters.size());
+  const ProgramShape entry = GetProgramShape(module);
+  const int64_t num_parameters = static_cast<int64_t>(entry.parameters().size());
   for (const auto& donor : donors) {
     const std::string what = absl::StrCat("buffer_donor (", donor.parameter_number, ", ",
                                           ShapeIndexToString(donor.parameter_index), "): ");
@@ -349,16 +331,16 @@ absl::Status VerifyBufferDonors(const HloModule& module) {
                                 " does not exist (the entry computation has ", num_parameters,
                                 " parameters)"));
     }
-    const Shape& parameter = entry.parameters[donor.parameter_number];
+    const Shape& parameter = entry.parameters()[donor.parameter_number];
     if (!ShapeUtil::IndexIsValid(parameter, donor.parameter_index)) {
       return Error(absl::StrCat(what, "index ", ShapeIndexToString(donor.parameter_index),
                                 " is not in parameter ", donor.parameter_number, "'s shape ",
                                 parameter.ToString(false)));
     }
     if (!ShapeUtil::GetSubshape(parameter, donor.parameter_index).IsArray()) {
-      return Error(absl::StrCat(what, "only arrays can be donated; got ",
-                                ShapeUtil::GetSubshape(parameter, donor.parameter_index)
-                                    .ToString(false)));
+      return Error(
+          absl::StrCat(what, "only arrays can be donated; got ",
+                       ShapeUtil::GetSubshape(parameter, donor.parameter_index).ToString(false)));
     }
     if (module.input_output_alias_config().ParameterHasAlias(donor.parameter_number,
                                                              donor.parameter_index)) {
@@ -378,8 +360,9 @@ absl::Status VerifyLayoutConstrainedAllReduce(const HloModule& module) {
       }
       bool c = cast<HloCollectiveInstruction>(instruction)->attrs().constrain_layout;
       if (constrained.has_value() && *constrained != c) {
-        return InstructionError(*instruction, "the module mixes layout-constrained and "
-                                              "unconstrained all-reduce instructions");
+        return InstructionError(*instruction,
+                                "the module mixes layout-constrained and "
+                                "unconstrained all-reduce instructions");
       }
       constrained = c;
     }
@@ -402,7 +385,8 @@ absl::StatusOr<bool> HloVerifier::Run(HloModule* module) {
 
 absl::Status HloVerifier::Verify(const HloModule& module) const {
   const HloComputation* entry = module.entry_computation();
-  if (entry == nullptr) return Error(absl::StrCat("module ", module.name(), " has no entry computation"));
+  if (entry == nullptr)
+    return Error(absl::StrCat("module ", module.name(), " has no entry computation"));
   if (entry->IsFusionComputation()) {
     return Error(absl::StrCat("entry computation ", entry->name(), " is a fusion computation"));
   }

@@ -79,9 +79,9 @@ TEST(HloVerifierTest, AcceptsWellFormedModule) {
 
 TEST(HloVerifierTest, RejectsWrongShape) {
   auto module = AddModule(S(F32, {3}));
-  EXPECT_THAT(Verify(*module), AllOf(HasSubstr("%sum (add) in computation main"),
-                                     HasSubstr("expected shape f32[2]"),
-                                     HasSubstr("the instruction's shape is f32[3]")));
+  EXPECT_THAT(Verify(*module),
+              AllOf(HasSubstr("%sum (add) in computation main"), HasSubstr("expected shape f32[2]"),
+                    HasSubstr("the instruction's shape is f32[3]")));
 }
 
 TEST(HloVerifierTest, RejectsImplicitBroadcastAndMixedPrecision) {
@@ -115,8 +115,8 @@ TEST(HloVerifierTest, RejectsSparseParameterNumbers) {
   HloInstruction* p2 = b.Parameter(2, S(F32, {2}), "p2");
   b.Op(HloOpcode::kAdd, S(F32, {2}), {p0, p2}, "sum");
   module->AddEntryComputation(b.Build());
-  EXPECT_THAT(Verify(*module), AllOf(HasSubstr("computation main"),
-                                     HasSubstr("none is numbered 1")));
+  EXPECT_THAT(Verify(*module),
+              AllOf(HasSubstr("computation main"), HasSubstr("none is numbered 1")));
 }
 
 TEST(HloVerifierTest, RejectsDuplicateNames) {
@@ -132,8 +132,7 @@ TEST(HloVerifierTest, RejectsBadGetTupleElementAndTranspose) {
   {
     auto module = std::make_unique<HloModule>("m");
     Builder b("main");
-    HloInstruction* p0 =
-        b.Parameter(0, ShapeUtil::MakeTupleShape({S(F32, {2}), S(S32, {})}), "p0");
+    HloInstruction* p0 = b.Parameter(0, ShapeUtil::MakeTupleShape({S(F32, {2}), S(S32, {})}), "p0");
     auto* gte = b.Typed<HloGetTupleElementInstruction>(HloOpcode::kGetTupleElement, S(F32, {2}),
                                                        {p0}, "gte");
     gte->mutable_attrs()->tuple_index = 2;
@@ -183,8 +182,8 @@ TEST(HloVerifierTest, ChecksReduceComputation) {
   Builder b("main");
   HloInstruction* p0 = b.Parameter(0, S(F32, {4, 5}), "p0");
   HloInstruction* zero = b.Parameter(1, S(F32, {}), "zero");
-  auto* reduce = b.Typed<HloDimensionsInstruction>(HloOpcode::kReduce, S(F32, {4}), {p0, zero},
-                                                   "reduce");
+  auto* reduce =
+      b.Typed<HloDimensionsInstruction>(HloOpcode::kReduce, S(F32, {4}), {p0, zero}, "reduce");
   reduce->mutable_attrs()->dimensions = {1};
   reduce->AppendCalledComputation(add_computation);
   module->AddEntryComputation(b.Build());
@@ -225,11 +224,11 @@ TEST(HloVerifierTest, ChecksInputOutputAliasAndDonors) {
 TEST(HloVerifierTest, ChecksEntryComputationLayout) {
   auto module = AddModule();
   ProgramShape layout;
-  layout.parameters = {S(F32, {2}), S(F32, {2})};
-  layout.result = S(F32, {2});
+  *layout.mutable_parameters() = {S(F32, {2}), S(F32, {2})};
+  *layout.mutable_result() = S(F32, {2});
   module->mutable_config().entry_computation_layout = layout;
   EXPECT_EQ(Verify(*module), "OK");
-  layout.parameters.pop_back();
+  layout.mutable_parameters()->pop_back();
   module->mutable_config().entry_computation_layout = layout;
   EXPECT_THAT(Verify(*module), HasSubstr("entry_computation_layout has 1 parameters"));
 }

@@ -26,13 +26,13 @@ absl::StatusOr<ProgramShape> ShapeInference::ComputationSignature(
                              " (parameter numbers must be 0..", computation.num_parameters() - 1,
                              ")");
     }
-    signature.parameters.push_back(parameter->shape());
-    signature.parameter_names.push_back(parameter->name());
+    signature.mutable_parameters()->push_back(parameter->shape());
+    signature.mutable_parameter_names()->push_back(parameter->name());
   }
   if (computation.root_instruction() == nullptr) {
     return InvalidArgument("computation ", computation.name(), " has no root instruction");
   }
-  signature.result = computation.root_instruction()->shape();
+  *signature.mutable_result() = computation.root_instruction()->shape();
   return signature;
 }
 
@@ -115,9 +115,10 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
       const Shape* out = &shape;
       if (start) {
         if (!shape.IsTuple() || shape.tuple_shapes_size() != 2) {
-          return InvalidArgument("all-gather-start: the result must be a (operands, results) "
-                                 "tuple; got ",
-                                 Str(shape));
+          return InvalidArgument(
+              "all-gather-start: the result must be a (operands, results) "
+              "tuple; got ",
+              Str(shape));
         }
         out = &shape.tuple_shapes(1);
       }
@@ -140,9 +141,10 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
     case HloOpcode::kReduceScatter: {
       if (auto s = ExpectAtLeastOperands(instruction, 1); !s.ok()) return s;
       if (attrs.dimensions.size() != 1) {
-        return InvalidArgument("reduce-scatter: expected one scatter dimension (dimensions={d}); "
-                               "got ",
-                               Str(attrs.dimensions));
+        return InvalidArgument(
+            "reduce-scatter: expected one scatter dimension (dimensions={d}); "
+            "got ",
+            Str(attrs.dimensions));
       }
       const int64_t dim = attrs.dimensions[0];
       const Shape* out = &shape;
@@ -160,7 +162,8 @@ absl::StatusOr<Shape> InferCollective(const HloInstruction& instruction) {
       if (auto s = ExpectAtLeastOperands(instruction, 1); !s.ok()) return s;
       auto mode = GetCollectiveGroupMode(attrs.channel_id.has_value(), std::nullopt);
       if (!mode.ok()) return mode.status();
-      const int64_t split_count = SubgroupSize(*cast<HloCollectiveInstruction>(&instruction), *mode);
+      const int64_t split_count =
+          SubgroupSize(*cast<HloCollectiveInstruction>(&instruction), *mode);
       if (!attrs.dimensions.empty()) {
         if (auto s = ExpectOperands(instruction, 1); !s.ok()) return s;
         return ShapeInference::InferAllToAllShape(*operands[0], attrs.dimensions[0],
@@ -227,24 +230,24 @@ absl::StatusOr<Shape> InferAsync(const HloInstruction& instruction) {
                              " must be a tuple ((operands...), result, ...); got ", Str(shape));
     }
     const Shape& bound = shape.tuple_shapes(0);
-    if (bound.tuple_shapes_size() > static_cast<int64_t>(signature->parameters.size())) {
+    if (bound.tuple_shapes_size() > static_cast<int64_t>(signature->parameters().size())) {
       return InvalidArgument(op, ": the async shape of ", whose, " binds ",
                              bound.tuple_shapes_size(), " operands but the wrapped computation ",
-                             called[0]->name(), " takes ", signature->parameters.size());
+                             called[0]->name(), " takes ", signature->parameters().size());
     }
     for (int64_t i = 0; i < bound.tuple_shapes_size(); ++i) {
-      if (!CompatibleShapes(bound.tuple_shapes(i), signature->parameters[i])) {
+      if (!CompatibleShapes(bound.tuple_shapes(i), signature->parameters()[i])) {
         return InvalidArgument(op, ": operand ", i, " in the async shape of ", whose, " (",
                                Str(bound.tuple_shapes(i)), ") does not match parameter ", i,
-                               " of the wrapped computation (", Str(signature->parameters[i]),
+                               " of the wrapped computation (", Str(signature->parameters()[i]),
                                ")");
       }
     }
     const Shape& result = shape.tuple_shapes(1);
-    if (!ShapeUtil::IsEmptyTuple(result) && !CompatibleShapes(result, signature->result)) {
+    if (!ShapeUtil::IsEmptyTuple(result) && !CompatibleShapes(result, signature->result())) {
       return InvalidArgument(op, ": the result in the async shape of ", whose, " (", Str(result),
                              ") does not match the wrapped computation's result ",
-                             Str(signature->result));
+                             Str(signature->result()));
     }
     return absl::OkStatus();
   };
@@ -252,7 +255,7 @@ absl::StatusOr<Shape> InferAsync(const HloInstruction& instruction) {
   switch (opcode) {
     case HloOpcode::kAsyncStart: {
       std::vector<Shape> elements = {ShapeUtil::MakeTupleShape(OperandShapeValues(instruction, 0)),
-                                     signature->result};
+                                     signature->result()};
       if (own.IsTuple() && own.tuple_shapes_size() >= 2) {
         if (ShapeUtil::IsEmptyTuple(own.tuple_shapes(1))) elements[1] = own.tuple_shapes(1);
         elements.insert(elements.end(), own.tuple_shapes().begin() + 2, own.tuple_shapes().end());
@@ -284,7 +287,7 @@ absl::StatusOr<Shape> InferAsync(const HloInstruction& instruction) {
       if (auto s = ExpectOperands(instruction, 1); !s.ok()) return s;
       const Shape& operand = instruction.operand(0)->shape();
       if (auto s = check_async_shape(operand, "operand 0"); !s.ok()) return s;
-      if (ShapeUtil::IsEmptyTuple(operand.tuple_shapes(1))) return signature->result;
+      if (ShapeUtil::IsEmptyTuple(operand.tuple_shapes(1))) return signature->result();
       return operand.tuple_shapes(1);
     }
     default:
@@ -428,7 +431,8 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       }
       const auto* reshape = cast<HloReshapeInstruction>(&instruction);
       if (!shape.IsArray()) return InvalidArgument("reshape: the result must be an array");
-      auto result = InferReshapeShape(operand(0), shape.dimensions(), reshape->inferred_dimension());
+      auto result =
+          InferReshapeShape(operand(0), shape.dimensions(), reshape->inferred_dimension());
       if (!result.ok()) return result;
       Shape out = *result;
       for (int64_t d = 0; d < shape.rank(); ++d) {
@@ -444,8 +448,8 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
                                Str(shape.element_type()), " differs from the operand's ",
                                Str(operand(0).element_type()));
       }
-      return InferDynamicReshapeShape(operand(0), OperandShapes(instruction, 1),
-                                      shape.dimensions(), shape.dynamic_dimensions());
+      return InferDynamicReshapeShape(operand(0), OperandShapes(instruction, 1), shape.dimensions(),
+                                      shape.dynamic_dimensions());
     }
     case HloOpcode::kTranspose:
       return InferTransposeShape(operand(0),
@@ -503,20 +507,21 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       auto comparator = CalledSignature(instruction, 0, 1, "comparator");
       if (!comparator.ok()) return comparator.status();
       if (auto s = ExpectAtLeastOperands(instruction, 1); !s.ok()) return s;
-      if (!CompatibleShapes(comparator->result, MakeScalar(PRED))) {
+      if (!CompatibleShapes(comparator->result(), MakeScalar(PRED))) {
         return InvalidArgument("sort: the comparator must return pred[]; got ",
-                               Str(comparator->result));
+                               Str(comparator->result()));
       }
-      if (static_cast<int64_t>(comparator->parameters.size()) != 2 * instruction.operand_count()) {
+      if (static_cast<int64_t>(comparator->parameters().size()) !=
+          2 * instruction.operand_count()) {
         return InvalidArgument("sort: the comparator must take ", 2 * instruction.operand_count(),
                                " parameters (two per operand); it takes ",
-                               comparator->parameters.size());
+                               comparator->parameters().size());
       }
-      for (size_t p = 0; p < comparator->parameters.size(); ++p) {
+      for (size_t p = 0; p < comparator->parameters().size(); ++p) {
         Shape expected = MakeScalar(operand(p / 2).element_type());
-        if (!CompatibleShapes(expected, comparator->parameters[p], true)) {
+        if (!CompatibleShapes(expected, comparator->parameters()[p], true)) {
           return InvalidArgument("sort: comparator parameter ", p, " must be ", Str(expected),
-                                 "; got ", Str(comparator->parameters[p]));
+                                 "; got ", Str(comparator->parameters()[p]));
         }
       }
       const int64_t dim = cast<HloSortInstruction>(&instruction)->sort_dimension();
@@ -543,8 +548,7 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
         return InvalidArgument("reduce-window: expected inputs then as many init values; got ",
                                instruction.operand_count(), " operands");
       }
-      return InferReduceWindowShape(OperandShapes(instruction, 0, n),
-                                    OperandShapes(instruction, n),
+      return InferReduceWindowShape(OperandShapes(instruction, 0, n), OperandShapes(instruction, n),
                                     cast<HloWindowInstruction>(&instruction)->window(), *to_apply);
     }
     case HloOpcode::kSelectAndScatter: {
@@ -576,8 +580,7 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       *dnums.mutable_dot_dimension_numbers() = attrs.dot_dimension_numbers;
       *dnums.mutable_lhs_ragged_dimensions() = attrs.lhs_ragged_dimensions;
       *dnums.mutable_rhs_group_dimensions() = attrs.rhs_group_dimensions;
-      return InferRaggedDotOpShape(operand(0), operand(1), operand(2), dnums,
-                                   shape.element_type());
+      return InferRaggedDotOpShape(operand(0), operand(1), operand(2), dnums, shape.element_type());
     }
     case HloOpcode::kScaledDot:
       return InferScaledDotOpShape(operand(0), operand(1), operand(2), operand(3),
@@ -617,8 +620,9 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kScatter: {
       auto to_apply = CalledSignature(instruction, 0, 1, "to_apply");
       if (!to_apply.ok()) return to_apply.status();
-      return InferScatterShape(OperandShapes(instruction), *to_apply,
-                               cast<HloScatterInstruction>(&instruction)->scatter_dimension_numbers());
+      return InferScatterShape(
+          OperandShapes(instruction), *to_apply,
+          cast<HloScatterInstruction>(&instruction)->scatter_dimension_numbers());
     }
 
     // --- Control flow --------------------------------------------------------
@@ -634,8 +638,7 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       const auto& branches = instruction.called_computations();
       if (branches.size() + 1 != static_cast<size_t>(instruction.operand_count())) {
         return InvalidArgument("conditional: ", branches.size(), " branch computations need ",
-                               branches.size() + 1, " operands; got ",
-                               instruction.operand_count());
+                               branches.size() + 1, " operands; got ", instruction.operand_count());
       }
       std::vector<ProgramShape> signatures;
       for (size_t j = 0; j < branches.size(); ++j) {
@@ -654,19 +657,19 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       // As XLA: the fused computation may ignore trailing operands.
       auto fused = CalledSignature(instruction, 0, 1, "fused");
       if (!fused.ok()) return fused.status();
-      if (static_cast<int64_t>(fused->parameters.size()) > instruction.operand_count()) {
-        return InvalidArgument("fusion: the fused computation has ", fused->parameters.size(),
-                               " parameters but the fusion has only ",
-                               instruction.operand_count(), " operands");
+      if (static_cast<int64_t>(fused->parameters().size()) > instruction.operand_count()) {
+        return InvalidArgument("fusion: the fused computation has ", fused->parameters().size(),
+                               " parameters but the fusion has only ", instruction.operand_count(),
+                               " operands");
       }
-      for (size_t i = 0; i < fused->parameters.size(); ++i) {
-        if (!CompatibleShapes(fused->parameters[i], operand(i))) {
+      for (size_t i = 0; i < fused->parameters().size(); ++i) {
+        if (!CompatibleShapes(fused->parameters()[i], operand(i))) {
           return InvalidArgument("fusion: operand ", i, " (", Str(operand(i)),
-                                 ") does not match parameter ", i,
-                                 " of the fused computation (", Str(fused->parameters[i]), ")");
+                                 ") does not match parameter ", i, " of the fused computation (",
+                                 Str(fused->parameters()[i]), ")");
         }
       }
-      return fused->result;
+      return fused->result();
     }
     case HloOpcode::kAsyncStart:
     case HloOpcode::kAsyncUpdate:
@@ -706,9 +709,10 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kRngBitGenerator: {
       if (!shape.IsTuple()) return shape;
       if (shape.tuple_shapes_size() != 2) {
-        return InvalidArgument("rng-bit-generator: the result must be a (state, output) tuple; "
-                               "got ",
-                               Str(shape));
+        return InvalidArgument(
+            "rng-bit-generator: the result must be a (state, output) tuple; "
+            "got ",
+            Str(shape));
       }
       return InferRngBitGeneratorShape(operand(0), shape.tuple_shapes(1));
     }
@@ -737,8 +741,7 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
       if (!operand(1).IsToken()) {
         return InvalidArgument("send: operand 1 must be a token; got ", Str(operand(1)));
       }
-      return ShapeUtil::MakeTupleShape(
-          {operand(0), MakeScalar(U32), ShapeUtil::MakeTokenShape()});
+      return ShapeUtil::MakeTupleShape({operand(0), MakeScalar(U32), ShapeUtil::MakeTokenShape()});
     case HloOpcode::kSendDone:
       return ShapeUtil::MakeTokenShape();
     case HloOpcode::kRecv:
@@ -756,16 +759,16 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
         return InvalidArgument("recv-done: the operand must be a recv tuple; got ",
                                Str(operand(0)));
       }
-      return ShapeUtil::MakeTupleShape(
-          {operand(0).tuple_shapes(0), ShapeUtil::MakeTokenShape()});
+      return ShapeUtil::MakeTupleShape({operand(0).tuple_shapes(0), ShapeUtil::MakeTokenShape()});
     case HloOpcode::kCopyStart:
       return ShapeUtil::MakeTupleShape({operand(0), operand(0), MakeScalar(U32)});
     case HloOpcode::kCopyDone:
       if (!operand(0).IsTuple() || operand(0).tuple_shapes_size() < 2 ||
           !CompatibleShapes(operand(0).tuple_shapes(0), operand(0).tuple_shapes(1))) {
-        return InvalidArgument("copy-done: the operand must be a copy-start (dest, src, u32[]) "
-                               "tuple with equal buffers; got ",
-                               Str(operand(0)));
+        return InvalidArgument(
+            "copy-done: the operand must be a copy-start (dest, src, u32[]) "
+            "tuple with equal buffers; got ",
+            Str(operand(0)));
       }
       return operand(0).tuple_shapes(0);
     case HloOpcode::kConstant: {
@@ -780,8 +783,8 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     default:
       break;
   }
-  return absl::UnimplementedError(absl::StrCat("the shape of ", HloOpcodeString(opcode),
-                                               " is not inferred from its operands"));
+  return absl::UnimplementedError(
+      absl::StrCat("the shape of ", HloOpcodeString(opcode), " is not inferred from its operands"));
 }
 
 }  // namespace axle

@@ -23,27 +23,27 @@ Shape OneOrTuple(absl::Span<const Shape* const> shapes) {
 }  // namespace
 
 absl::StatusOr<Shape> ShapeInference::InferWhileShape(const ProgramShape& condition,
-                                                      const ProgramShape& body,
-                                                      const Shape& init) {
-  if (condition.parameters.size() != 1) {
+                                                      const ProgramShape& body, const Shape& init) {
+  if (condition.parameters().size() != 1) {
     return InvalidArgument("while: the condition must take 1 parameter; it takes ",
-                           condition.parameters.size(), ".");
+                           condition.parameters().size(), ".");
   }
-  if (body.parameters.size() != 1) {
+  if (body.parameters().size() != 1) {
     return InvalidArgument("while: the body must take 1 parameter; it takes ",
-                           body.parameters.size(), ".");
+                           body.parameters().size(), ".");
   }
-  const std::string shapes = absl::StrCat("condition: ", Str(condition), "; body: ", Str(body),
-                                          "; init: ", Str(init));
-  if (!CompatibleShapes(condition.result, MakeScalar(PRED))) {
+  const std::string shapes =
+      absl::StrCat("condition: ", Str(condition), "; body: ", Str(body), "; init: ", Str(init));
+  if (!CompatibleShapes(condition.result(), MakeScalar(PRED))) {
     return InvalidArgument("while: the condition must return pred[]; got ", shapes, ".");
   }
-  if (!CompatibleShapes(body.result, condition.parameters[0]) ||
-      !CompatibleShapes(body.result, body.parameters[0]) ||
-      !CompatibleShapes(body.result, init)) {
-    return InvalidArgument("while: the parameter of the condition and of the body, the result of "
-                           "the body and the init value must all have the same shape; got ",
-                           shapes, ".");
+  if (!CompatibleShapes(body.result(), condition.parameters()[0]) ||
+      !CompatibleShapes(body.result(), body.parameters()[0]) ||
+      !CompatibleShapes(body.result(), init)) {
+    return InvalidArgument(
+        "while: the parameter of the condition and of the body, the result of "
+        "the body and the init value must all have the same shape; got ",
+        shapes, ".");
   }
   return init;
 }
@@ -68,22 +68,22 @@ absl::StatusOr<Shape> ShapeInference::InferConditionalShape(
                            " branch computations but ", branch_operands.size(),
                            " branch operands.");
   }
-  Shape result = branch_computations[0].result;
+  Shape result = branch_computations[0].result();
   for (size_t j = 0; j < branch_computations.size(); ++j) {
     const ProgramShape& branch = branch_computations[j];
-    if (branch.parameters.size() != 1) {
+    if (branch.parameters().size() != 1) {
       return InvalidArgument("conditional: branch computation ", j,
-                             " must take 1 parameter; it takes ", branch.parameters.size(), ".");
+                             " must take 1 parameter; it takes ", branch.parameters().size(), ".");
     }
-    if (!CompatibleShapes(branch.parameters[0], branch_operands[j])) {
+    if (!CompatibleShapes(branch.parameters()[0], branch_operands[j])) {
       return InvalidArgument("conditional: branch operand ", j, " (", Str(branch_operands[j]),
                              ") does not match the parameter of branch computation ", j, " (",
                              Str(branch), ").");
     }
-    if (!CompatibleShapes(branch_computations[0].result, branch.result)) {
-      return InvalidArgument("conditional: branch 0 returns ",
-                             Str(branch_computations[0].result), " but branch ", j, " returns ",
-                             Str(branch.result), "; all branches must return the same shape.");
+    if (!CompatibleShapes(branch_computations[0].result(), branch.result())) {
+      return InvalidArgument("conditional: branch 0 returns ", Str(branch_computations[0].result()),
+                             " but branch ", j, " returns ", Str(branch.result()),
+                             "; all branches must return the same shape.");
     }
   }
   return result;
@@ -91,19 +91,19 @@ absl::StatusOr<Shape> ShapeInference::InferConditionalShape(
 
 absl::StatusOr<Shape> ShapeInference::InferCallShape(absl::Span<const Shape* const> arguments,
                                                      const ProgramShape& to_apply) {
-  if (arguments.size() != to_apply.parameters.size()) {
-    return InvalidArgument("call: the called computation takes ", to_apply.parameters.size(),
+  if (arguments.size() != to_apply.parameters().size()) {
+    return InvalidArgument("call: the called computation takes ", to_apply.parameters().size(),
                            " parameters but there are ", arguments.size(), " arguments (",
                            Str(to_apply), ").");
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
-    if (!CompatibleShapes(*arguments[i], to_apply.parameters[i])) {
+    if (!CompatibleShapes(*arguments[i], to_apply.parameters()[i])) {
       return InvalidArgument("call: argument ", i, " (", Str(*arguments[i]),
                              ") does not match parameter ", i, " of the called computation (",
-                             Str(to_apply.parameters[i]), ").");
+                             Str(to_apply.parameters()[i]), ").");
     }
   }
-  return to_apply.result;
+  return to_apply.result();
 }
 
 absl::StatusOr<Shape> ShapeInference::InferScanShape(absl::Span<const Shape* const> operands,
@@ -127,16 +127,16 @@ absl::StatusOr<Shape> ShapeInference::InferScanShape(absl::Span<const Shape* con
                              " differ in the scan dimension ", dimension, ".");
     }
   }
-  if (static_cast<int64_t>(to_apply.parameters.size()) != inputs + num_carries) {
+  if (static_cast<int64_t>(to_apply.parameters().size()) != inputs + num_carries) {
     return InvalidArgument("scan: to_apply must take ", inputs + num_carries,
                            " parameters (one per input and carry); it takes ",
-                           to_apply.parameters.size(), ".");
+                           to_apply.parameters().size(), ".");
   }
   std::vector<Shape> results;
-  if (to_apply.result.IsTuple()) {
-    results = to_apply.result.tuple_shapes();
+  if (to_apply.result().IsTuple()) {
+    results = to_apply.result().tuple_shapes();
   } else {
-    results.push_back(to_apply.result);
+    results.push_back(to_apply.result());
   }
   const int64_t outputs = static_cast<int64_t>(results.size()) - num_carries;
   if (outputs < 0) {
@@ -166,8 +166,7 @@ absl::StatusOr<Shape> ShapeInference::InferScanShape(absl::Span<const Shape* con
   return ShapeUtil::MakeTupleShape(std::move(elements));
 }
 
-absl::StatusOr<Shape> ShapeInference::InferAllReduceShape(
-    absl::Span<const Shape* const> operands) {
+absl::StatusOr<Shape> ShapeInference::InferAllReduceShape(absl::Span<const Shape* const> operands) {
   if (operands.empty()) return InvalidArgument("all-reduce: expected at least one operand.");
   for (const Shape* s : operands) {
     if (auto st = ExpectArray(*s, "operand of all-reduce"); !st.ok()) return st;
@@ -176,12 +175,10 @@ absl::StatusOr<Shape> ShapeInference::InferAllReduceShape(
 }
 
 absl::StatusOr<Shape> ShapeInference::InferAllGatherShape(absl::Span<const Shape* const> operands,
-                                                          int64_t dimension,
-                                                          int64_t shard_count) {
+                                                          int64_t dimension, int64_t shard_count) {
   if (operands.empty()) return InvalidArgument("all-gather: expected at least one operand.");
   if (shard_count <= 0) {
-    return InvalidArgument("all-gather: the shard count must be positive; got ", shard_count,
-                           ".");
+    return InvalidArgument("all-gather: the shard count must be positive; got ", shard_count, ".");
   }
   std::vector<Shape> results;
   for (const Shape* s : operands) {
@@ -237,12 +234,11 @@ absl::StatusOr<Shape> ShapeInference::InferAllToAllShape(const Shape& operand,
                                                          int64_t split_count) {
   if (auto st = ExpectArray(operand, "operand of all-to-all"); !st.ok()) return st;
   if (split_count <= 0) {
-    return InvalidArgument("all-to-all: the split count must be positive; got ", split_count,
-                           ".");
+    return InvalidArgument("all-to-all: the split count must be positive; got ", split_count, ".");
   }
   if (split_dimension < 0 || split_dimension >= operand.rank()) {
-    return InvalidArgument("all-to-all: split dimension ", split_dimension,
-                           " is out of range for ", Str(operand), ".");
+    return InvalidArgument("all-to-all: split dimension ", split_dimension, " is out of range for ",
+                           Str(operand), ".");
   }
   if (concat_dimension < 0 || concat_dimension >= operand.rank()) {
     return InvalidArgument("all-to-all: concat dimension ", concat_dimension,
@@ -273,9 +269,10 @@ absl::StatusOr<Shape> ShapeInference::InferAllToAllTupleShape(
 absl::StatusOr<Shape> ShapeInference::InferRaggedAllToAllShape(
     absl::Span<const Shape* const> operands) {
   if (operands.size() != 6) {
-    return InvalidArgument("ragged-all-to-all: expected 6 operands (input, output, "
-                           "input_offsets, send_sizes, output_offsets, recv_sizes); got ",
-                           operands.size(), ".");
+    return InvalidArgument(
+        "ragged-all-to-all: expected 6 operands (input, output, "
+        "input_offsets, send_sizes, output_offsets, recv_sizes); got ",
+        operands.size(), ".");
   }
   if (auto st = ExpectArray(*operands[0], "input of ragged-all-to-all"); !st.ok()) return st;
   if (auto st = ExpectArray(*operands[1], "output of ragged-all-to-all"); !st.ok()) return st;
@@ -335,9 +332,10 @@ absl::StatusOr<Shape> ShapeInference::InferCollectivePermuteStartShape(
 
 absl::StatusOr<Shape> ShapeInference::InferCollectivePermuteDoneShape(const Shape& start) {
   if (!start.IsTuple() || start.tuple_shapes_size() < 2) {
-    return InvalidArgument("collective-permute-done: the operand must be a collective-permute-"
-                           "start tuple; got ",
-                           Str(start), ".");
+    return InvalidArgument(
+        "collective-permute-done: the operand must be a collective-permute-"
+        "start tuple; got ",
+        Str(start), ".");
   }
   return start.tuple_shapes(1);
 }
@@ -360,7 +358,8 @@ absl::StatusOr<Shape> ShapeInference::InferRngShape(const Shape& a, const Shape&
     return InvalidArgument("rng: both operands must be scalars; got ", Str(a), " and ", Str(b),
                            ".");
   }
-  if (!result.IsArray()) return InvalidArgument("rng: the result must be an array; got ", Str(result), ".");
+  if (!result.IsArray())
+    return InvalidArgument("rng: the result must be an array; got ", Str(result), ".");
   if (a.element_type() != b.element_type()) {
     return InvalidArgument("rng: the operands must have the same element type; got ", Str(a),
                            " and ", Str(b), ".");
@@ -369,15 +368,15 @@ absl::StatusOr<Shape> ShapeInference::InferRngShape(const Shape& a, const Shape&
   switch (distribution) {
     case RNG_UNIFORM:
       if (!IsFloat(a) && !IsIntegral(a) && type != PRED) {
-        return InvalidArgument("rng: rng_uniform needs a floating-point, integral or pred type; "
-                               "got ",
-                               Str(type), ".");
+        return InvalidArgument(
+            "rng: rng_uniform needs a floating-point, integral or pred type; "
+            "got ",
+            Str(type), ".");
       }
       break;
     case RNG_NORMAL:
       if (!IsFloat(a)) {
-        return InvalidArgument("rng: rng_normal needs a floating-point type; got ", Str(type),
-                               ".");
+        return InvalidArgument("rng: rng_normal needs a floating-point type; got ", Str(type), ".");
       }
       break;
     default:

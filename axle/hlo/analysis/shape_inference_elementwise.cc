@@ -66,8 +66,9 @@ absl::StatusOr<Shape> InferInDimBroadcastShape(HloOpcode opcode, const Shape& sm
                              larger.rank(), ".");
     }
     if (i > 0 && broadcast_dimensions[i - 1] >= to) {
-      return InvalidArgument("Binary op ", OpName(opcode), ": broadcast dimensions order is wrong: ",
-                             to, " comes after ", broadcast_dimensions[i - 1], ".");
+      return InvalidArgument("Binary op ", OpName(opcode),
+                             ": broadcast dimensions order is wrong: ", to, " comes after ",
+                             broadcast_dimensions[i - 1], ".");
     }
     int64_t small_size = smaller.dimensions(i), large_size = larger.dimensions(to);
     if (small_size != large_size && small_size != 1 && large_size != 1 &&
@@ -86,8 +87,8 @@ absl::StatusOr<Shape> InferElementwiseBinaryOpShape(HloOpcode opcode, const Shap
                                                     const Shape& rhs,
                                                     absl::Span<const int64_t> broadcast_dims) {
   if (!SameElementTypeIgnoringFpPrecision(lhs, rhs)) {
-    return InvalidArgument("Binary op ", OpName(opcode), " with different element types: ",
-                           Str(lhs), " and ", Str(rhs), ".");
+    return InvalidArgument("Binary op ", OpName(opcode),
+                           " with different element types: ", Str(lhs), " and ", Str(rhs), ".");
   }
   if (lhs.rank() == rhs.rank() && !broadcast_dims.empty()) {
     for (int64_t i = 0; i < static_cast<int64_t>(broadcast_dims.size()); ++i) {
@@ -159,8 +160,8 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
             shape, primitive_util::ComplexComponentType(shape.element_type()));
       }
       if (IsFloat(shape)) return shape;
-      return InvalidArgument(OpName(opcode),
-                             ": expected a floating-point or complex operand; got ", type, ".");
+      return InvalidArgument(OpName(opcode), ": expected a floating-point or complex operand; got ",
+                             type, ".");
     case HloOpcode::kAbs:
       if (IsComplex(shape)) {
         return ShapeUtil::ChangeElementType(
@@ -186,8 +187,8 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
     case HloOpcode::kSign:
       if (!IsSigned(shape) && !IsComplex(shape)) {
         return InvalidArgument(OpName(opcode),
-                               ": expected a signed, floating-point or complex operand; got ",
-                               type, ".");
+                               ": expected a signed, floating-point or complex operand; got ", type,
+                               ".");
       }
       return shape;
     case HloOpcode::kNot:
@@ -243,8 +244,8 @@ absl::StatusOr<Shape> ShapeInference::InferBinaryOpShape(
       if (lhs.element_type() == F64 && rhs.element_type() == F64) {
         return ShapeUtil::ChangeElementType(*shape, C128);
       }
-      return absl::UnimplementedError(absl::StrCat("complex: component type ",
-                                                   Str(lhs.element_type()), " is not supported."));
+      return absl::UnimplementedError(
+          absl::StrCat("complex: component type ", Str(lhs.element_type()), " is not supported."));
     }
     case HloOpcode::kAnd:
     case HloOpcode::kOr:
@@ -260,8 +261,7 @@ absl::StatusOr<Shape> ShapeInference::InferBinaryOpShape(
       return ShapeUtil::ChangeElementType(*shape, PRED);
     }
     default:
-      return InvalidArgument("Unknown operation for binary shape inference: ", OpName(opcode),
-                             ".");
+      return InvalidArgument("Unknown operation for binary shape inference: ", OpName(opcode), ".");
   }
 }
 
@@ -285,8 +285,8 @@ absl::StatusOr<Shape> ShapeInference::InferClampShape(const Shape& min, const Sh
   if (auto s = ExpectArray(max, "clamp max"); !s.ok()) return s;
   if (!SameElementTypeIgnoringFpPrecision(min, operand) ||
       !SameElementTypeIgnoringFpPrecision(max, operand)) {
-    return InvalidArgument("clamp with incompatible element types: ", Str(min), ", ",
-                           Str(operand), ", ", Str(max), ".");
+    return InvalidArgument("clamp with incompatible element types: ", Str(min), ", ", Str(operand),
+                           ", ", Str(max), ".");
   }
   if ((!min.IsScalar() && !CompatibleShapes(min, operand, true)) ||
       (!max.IsScalar() && !CompatibleShapes(max, operand, true))) {
@@ -357,12 +357,12 @@ absl::StatusOr<Shape> ShapeInference::InferBitcastConvertShape(const Shape& oper
                                                                PrimitiveType new_type) {
   PrimitiveType old_type = operand.element_type();
   if (!operand.IsArray() || !primitive_util::IsArrayType(new_type)) {
-    return InvalidArgument("bitcast-convert cannot convert from or to a non-array: ",
-                           Str(operand), " => ", Str(new_type), ".");
+    return InvalidArgument("bitcast-convert cannot convert from or to a non-array: ", Str(operand),
+                           " => ", Str(new_type), ".");
   }
   if (primitive_util::IsComplexType(old_type) != primitive_util::IsComplexType(new_type)) {
-    return InvalidArgument("bitcast-convert between complex and real types: ", Str(operand),
-                           " => ", Str(new_type), ".");
+    return InvalidArgument("bitcast-convert between complex and real types: ", Str(operand), " => ",
+                           Str(new_type), ".");
   }
   int in_bits = primitive_util::BitWidth(old_type);
   int out_bits = primitive_util::BitWidth(new_type);
@@ -406,9 +406,10 @@ absl::StatusOr<Shape> ShapeInference::InferStochasticConvertShape(const Shape& o
   }
   if (primitive_util::BitWidth(operand.element_type()) !=
       primitive_util::BitWidth(random.element_type())) {
-    return InvalidArgument("stochastic-convert: the random numbers must have the operand's bit "
-                           "width; got ",
-                           Str(random), " for ", Str(operand), ".");
+    return InvalidArgument(
+        "stochastic-convert: the random numbers must have the operand's bit "
+        "width; got ",
+        Str(random), " for ", Str(operand), ".");
   }
   if (!CompatibleIgnoringElementType(operand, random)) {
     return InvalidArgument("stochastic-convert: operand shape ", Str(operand),
@@ -456,27 +457,27 @@ absl::StatusOr<Shape> ShapeInference::InferMapShape(absl::Span<const Shape* cons
                            absl::StrJoin(pieces, ", "), ".");
   }
   if (static_cast<int64_t>(dimensions.size()) != arg->rank()) {
-    return InvalidArgument("map: must map over all ", arg->rank(), " dimensions; got dimensions=",
-                           Str(dimensions), ".");
+    return InvalidArgument("map: must map over all ", arg->rank(),
+                           " dimensions; got dimensions=", Str(dimensions), ".");
   }
   for (size_t i = 0; i < dimensions.size(); ++i) {
     if (dimensions[i] != static_cast<int64_t>(i)) {
       return InvalidArgument("map: dimensions must be {0,1,...}; got ", Str(dimensions), ".");
     }
   }
-  if (operands.size() != to_apply.parameters.size()) {
-    return InvalidArgument("map: the mapped computation takes ", to_apply.parameters.size(),
+  if (operands.size() != to_apply.parameters().size()) {
+    return InvalidArgument("map: the mapped computation takes ", to_apply.parameters().size(),
                            " parameters but there are ", operands.size(), " operands.");
   }
-  if (!to_apply.result.IsScalar()) {
+  if (!to_apply.result().IsScalar()) {
     return InvalidArgument("map: the mapped computation must return a scalar; got ",
-                           Str(to_apply.result), ".");
+                           Str(to_apply.result()), ".");
   }
-  for (size_t i = 0; i < to_apply.parameters.size(); ++i) {
-    const Shape& param = to_apply.parameters[i];
+  for (size_t i = 0; i < to_apply.parameters().size(); ++i) {
+    const Shape& param = to_apply.parameters()[i];
     if (!param.IsScalar()) {
-      return InvalidArgument("map: parameter ", i, " of the mapped computation must be a scalar; got ",
-                             Str(param), ".");
+      return InvalidArgument("map: parameter ", i,
+                             " of the mapped computation must be a scalar; got ", Str(param), ".");
     }
     if (!SameElementTypeIgnoringFpPrecision(param, *operands[i])) {
       return InvalidArgument("map: parameter ", i, " of the mapped computation (", Str(param),
@@ -484,7 +485,7 @@ absl::StatusOr<Shape> ShapeInference::InferMapShape(absl::Span<const Shape* cons
                              Str(*operands[i]), ").");
     }
   }
-  return MakeArray(to_apply.result.element_type(), arg->dimensions(), arg->dynamic_dimensions());
+  return MakeArray(to_apply.result().element_type(), arg->dimensions(), arg->dynamic_dimensions());
 }
 
 }  // namespace axle

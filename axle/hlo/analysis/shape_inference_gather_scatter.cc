@@ -30,8 +30,8 @@ bool SortedUnique(absl::Span<const int64_t> values) {
 
 // Checks that `dims` (named `name`) are unique, in [0, bound), and sorted
 // when `sorted` is set.
-absl::Status CheckDims(absl::string_view op, absl::string_view name,
-                       absl::Span<const int64_t> dims, int64_t bound, bool sorted) {
+absl::Status CheckDims(absl::string_view op, absl::string_view name, absl::Span<const int64_t> dims,
+                       int64_t bound, bool sorted) {
   for (int64_t d : dims) {
     if (d < 0 || d >= bound) {
       return InvalidArgument(op, ": ", name, "=", Str(dims), " has an entry out of range [0, ",
@@ -76,8 +76,7 @@ absl::Status CheckIndicesBatchingDims(absl::string_view op, absl::string_view op
   }
   if (operand_batching.size() != indices_batching.size()) {
     return InvalidArgument(op, ": ", operand_name, "=", Str(operand_batching), " and ",
-                           indices_name, "=", Str(indices_batching),
-                           " must have the same length.");
+                           indices_name, "=", Str(indices_batching), " must have the same length.");
   }
   for (size_t i = 0; i < operand_batching.size(); ++i) {
     if (operand.dimensions(operand_batching[i]) != indices.dimensions(indices_batching[i])) {
@@ -99,8 +98,7 @@ absl::StatusOr<Shape> ShapeInference::InferGatherShape(const Shape& operand,
   if (auto s = ExpectArray(operand, "operand of gather"); !s.ok()) return s;
   if (auto s = ExpectArray(start_indices, "start indices of gather"); !s.ok()) return s;
   if (!IsIntegral(start_indices)) {
-    return InvalidArgument("gather: start indices must be integral; got ", Str(start_indices),
-                           ".");
+    return InvalidArgument("gather: start indices must be integral; got ", Str(start_indices), ".");
   }
   const int64_t ivd = dnums.index_vector_dim();
   if (ivd < 0 || ivd > start_indices.rank()) {
@@ -129,8 +127,8 @@ absl::StatusOr<Shape> ShapeInference::InferGatherShape(const Shape& operand,
       !s.ok()) {
     return s;
   }
-  if (auto s = CheckDims(kOp, "collapsed_slice_dims", dnums.collapsed_slice_dims(),
-                         operand.rank(), true);
+  if (auto s = CheckDims(kOp, "collapsed_slice_dims", dnums.collapsed_slice_dims(), operand.rank(),
+                         true);
       !s.ok()) {
     return s;
   }
@@ -150,8 +148,7 @@ absl::StatusOr<Shape> ShapeInference::InferGatherShape(const Shape& operand,
     return s;
   }
   Shape expanded_indices = MakeArray(start_indices.element_type(), indices_dims);
-  if (auto s = CheckIndicesBatchingDims(kOp, "operand_batching_dims",
-                                        dnums.operand_batching_dims(),
+  if (auto s = CheckIndicesBatchingDims(kOp, "operand_batching_dims", dnums.operand_batching_dims(),
                                         "start_indices_batching_dims",
                                         dnums.start_indices_batching_dims(), operand,
                                         expanded_indices, ivd);
@@ -163,33 +160,33 @@ absl::StatusOr<Shape> ShapeInference::InferGatherShape(const Shape& operand,
                            " entries but the operand has rank ", operand.rank(), ".");
   }
   if (static_cast<int64_t>(slice_sizes.size()) != dnums.offset_dims_size() +
-                                                       dnums.collapsed_slice_dims_size() +
-                                                       dnums.operand_batching_dims_size()) {
-    return InvalidArgument("gather: every operand dimension must be an offset dimension, "
-                           "collapsed or a batching dimension; got ",
-                           slice_sizes.size(), " slice sizes, offset_dims=",
-                           Str(dnums.offset_dims()), ", collapsed_slice_dims=",
-                           Str(dnums.collapsed_slice_dims()), ", operand_batching_dims=",
-                           Str(dnums.operand_batching_dims()), ".");
+                                                      dnums.collapsed_slice_dims_size() +
+                                                      dnums.operand_batching_dims_size()) {
+    return InvalidArgument(
+        "gather: every operand dimension must be an offset dimension, "
+        "collapsed or a batching dimension; got ",
+        slice_sizes.size(), " slice sizes, offset_dims=", Str(dnums.offset_dims()),
+        ", collapsed_slice_dims=", Str(dnums.collapsed_slice_dims()),
+        ", operand_batching_dims=", Str(dnums.operand_batching_dims()), ".");
   }
   for (int64_t d = 0; d < operand.rank(); ++d) {
     if (slice_sizes[d] < 0 ||
         (!operand.is_unbounded_dynamic_dimension(d) && slice_sizes[d] > operand.dimensions(d))) {
       return InvalidArgument("gather: slice size ", slice_sizes[d], " of dimension ", d,
-                             " is out of range [0, ", operand.dimensions(d), "] for ",
-                             Str(operand), ".");
+                             " is out of range [0, ", operand.dimensions(d), "] for ", Str(operand),
+                             ".");
     }
   }
   for (int64_t d : dnums.collapsed_slice_dims()) {
     if (slice_sizes[d] > 1) {
-      return InvalidArgument("gather: collapsed dimension ", d, " has slice size ",
-                             slice_sizes[d], " (must be 0 or 1).");
+      return InvalidArgument("gather: collapsed dimension ", d, " has slice size ", slice_sizes[d],
+                             " (must be 0 or 1).");
     }
   }
   for (int64_t d : dnums.operand_batching_dims()) {
     if (slice_sizes[d] > 1) {
-      return InvalidArgument("gather: batching dimension ", d, " has slice size ",
-                             slice_sizes[d], " (must be 0 or 1).");
+      return InvalidArgument("gather: batching dimension ", d, " has slice size ", slice_sizes[d],
+                             " (must be 0 or 1).");
     }
   }
   std::vector<int64_t> dims;
@@ -221,9 +218,10 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
   constexpr absl::string_view kOp = "scatter";
   const int64_t n = static_cast<int64_t>(args.size()) / 2;
   if (n < 1 || n * 2 + 1 != static_cast<int64_t>(args.size())) {
-    return InvalidArgument("scatter: expected N operands, the indices and N updates (2N+1 "
-                           "operands); got ",
-                           args.size(), ".");
+    return InvalidArgument(
+        "scatter: expected N operands, the indices and N updates (2N+1 "
+        "operands); got ",
+        args.size(), ".");
   }
   const Shape& indices = *args[n];
   if (auto s = ExpectArray(indices, "scatter indices of scatter"); !s.ok()) return s;
@@ -264,8 +262,8 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
       return InvalidArgument("scatter: updates ", Str(update), " must have rank ",
                              expected_updates_rank, " (indices batch rank + update_window_dims).");
     }
-    if (auto s = CheckDims(kOp, "update_window_dims", dnums.update_window_dims(), update.rank(),
-                           true);
+    if (auto s =
+            CheckDims(kOp, "update_window_dims", dnums.update_window_dims(), update.rank(), true);
         !s.ok()) {
       return s;
     }
@@ -274,8 +272,8 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
         !s.ok()) {
       return s;
     }
-    if (auto s = CheckDims(kOp, "input_batching_dims", dnums.input_batching_dims(),
-                           operand.rank(), true);
+    if (auto s = CheckDims(kOp, "input_batching_dims", dnums.input_batching_dims(), operand.rank(),
+                           true);
         !s.ok()) {
       return s;
     }
@@ -288,26 +286,26 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
                                 dnums.inserted_window_dims_size() +
                                 dnums.input_batching_dims_size();
     if (window_size != operand.rank()) {
-      return InvalidArgument("scatter: update_window_dims, inserted_window_dims and "
-                             "input_batching_dims have ",
-                             window_size, " entries in all but the operand has rank ",
-                             operand.rank(), ".");
+      return InvalidArgument(
+          "scatter: update_window_dims, inserted_window_dims and "
+          "input_batching_dims have ",
+          window_size, " entries in all but the operand has rank ", operand.rank(), ".");
     }
     if (dnums.scatter_dims_to_operand_dims_size() != indices_dims[ivd]) {
-      return InvalidArgument("scatter: scatter_dims_to_operand_dims=",
-                             Str(dnums.scatter_dims_to_operand_dims()), " has ",
-                             dnums.scatter_dims_to_operand_dims_size(),
-                             " entries but dimension index_vector_dim=", ivd,
-                             " of the indices has size ", indices_dims[ivd], ".");
+      return InvalidArgument(
+          "scatter: scatter_dims_to_operand_dims=", Str(dnums.scatter_dims_to_operand_dims()),
+          " has ", dnums.scatter_dims_to_operand_dims_size(),
+          " entries but dimension index_vector_dim=", ivd, " of the indices has size ",
+          indices_dims[ivd], ".");
     }
     if (auto s = CheckDims(kOp, "scatter_dims_to_operand_dims",
                            dnums.scatter_dims_to_operand_dims(), operand.rank(), false);
         !s.ok()) {
       return s;
     }
-    if (auto s = CheckDisjoint(kOp, "scatter_dims_to_operand_dims",
-                               dnums.scatter_dims_to_operand_dims(), "input_batching_dims",
-                               dnums.input_batching_dims());
+    if (auto s =
+            CheckDisjoint(kOp, "scatter_dims_to_operand_dims", dnums.scatter_dims_to_operand_dims(),
+                          "input_batching_dims", dnums.input_batching_dims());
         !s.ok()) {
       return s;
     }
@@ -328,8 +326,8 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
     for (int j = 0; j < dnums.update_window_dims_size(); ++j) {
       int64_t ud = dnums.update_window_dims(j);
       if (update.dimensions(ud) > max_window_sizes[j]) {
-        return InvalidArgument("scatter: window dimension ", ud, " of the updates (",
-                               Str(update), ") is larger than the corresponding operand "
+        return InvalidArgument("scatter: window dimension ", ud, " of the updates (", Str(update),
+                               ") is larger than the corresponding operand "
                                "dimension (",
                                max_window_sizes[j], ").");
       }
@@ -339,9 +337,9 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
       if (Contains(dnums.update_window_dims(), d)) continue;
       if (scatter_seen == ivd) ++scatter_seen;
       if (update.dimensions(d) != indices_dims[scatter_seen]) {
-        return InvalidArgument("scatter: scatter dimension ", d, " of the updates (",
-                               Str(update), ") must match dimension ", scatter_seen,
-                               " of the indices (", Str(indices), ").");
+        return InvalidArgument("scatter: scatter dimension ", d, " of the updates (", Str(update),
+                               ") must match dimension ", scatter_seen, " of the indices (",
+                               Str(indices), ").");
       }
       ++scatter_seen;
     }
@@ -354,25 +352,25 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
     init_shapes.push_back(MakeScalar(operands[i]->element_type()));
     update_types.push_back(updates[i]->element_type());
   }
-  if (static_cast<int64_t>(to_apply.parameters.size()) != 2 * n) {
+  if (static_cast<int64_t>(to_apply.parameters().size()) != 2 * n) {
     return InvalidArgument("scatter: the update computation must take ", 2 * n,
-                           " parameters, but takes ", to_apply.parameters.size(), " (",
+                           " parameters, but takes ", to_apply.parameters().size(), " (",
                            Str(to_apply), ").");
   }
-  const Shape& result = to_apply.result;
+  const Shape& result = to_apply.result();
   for (int64_t i = 0; i < n; ++i) {
-    const Shape* accumulator =
-        result.IsTuple() && result.tuple_shapes_size() == n ? &result.tuple_shapes(i)
-        : n == 1 && result.IsArray()                         ? &result
-                                                             : nullptr;
+    const Shape* accumulator = result.IsTuple() && result.tuple_shapes_size() == n
+                                   ? &result.tuple_shapes(i)
+                               : n == 1 && result.IsArray() ? &result
+                                                            : nullptr;
     if (accumulator == nullptr || !accumulator->IsScalar()) {
       return InvalidArgument("scatter: the update computation must return ",
                              n == 1 ? "a scalar" : absl::StrCat("a tuple of ", n, " scalars"),
                              "; got ", Str(result), ".");
     }
-    if (!CompatibleShapes(*accumulator, to_apply.parameters[i])) {
+    if (!CompatibleShapes(*accumulator, to_apply.parameters()[i])) {
       return InvalidArgument("scatter: parameter ", i, " of the update computation (",
-                             Str(to_apply.parameters[i]), ") differs from its result ",
+                             Str(to_apply.parameters()[i]), ") differs from its result ",
                              Str(*accumulator), ".");
     }
     if (!CompatibleShapes(*accumulator, init_shapes[i], true)) {
@@ -380,9 +378,9 @@ absl::StatusOr<Shape> ShapeInference::InferScatterShape(absl::Span<const Shape* 
                              " differs from the element type of operand ", i, " (",
                              Str(*operands[i]), ").");
     }
-    if (!CompatibleShapes(MakeScalar(update_types[i]), to_apply.parameters[n + i], true)) {
+    if (!CompatibleShapes(MakeScalar(update_types[i]), to_apply.parameters()[n + i], true)) {
       return InvalidArgument("scatter: parameter ", n + i, " of the update computation (",
-                             Str(to_apply.parameters[n + i]),
+                             Str(to_apply.parameters()[n + i]),
                              ") differs from the element type of updates ", i, " (",
                              Str(*updates[i]), ").");
     }

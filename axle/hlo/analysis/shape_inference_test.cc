@@ -20,8 +20,8 @@ std::string Infer(const absl::StatusOr<Shape>& result) {
 
 ProgramShape Signature(std::vector<Shape> params, Shape result) {
   ProgramShape p;
-  p.parameters = std::move(params);
-  p.result = std::move(result);
+  *p.mutable_parameters() = std::move(params);
+  *p.mutable_result() = std::move(result);
   return p;
 }
 
@@ -35,44 +35,44 @@ TEST(ShapeInferenceTest, Unary) {
               HasSubstr("exponential: expected a floating-point or complex operand; got s32"));
   EXPECT_THAT(Infer(ShapeInference::InferUnaryOpShape(HloOpcode::kNot, S(F32, {2}))),
               HasSubstr("not: expected a pred or integral operand"));
-  EXPECT_THAT(Infer(ShapeInference::InferUnaryOpShape(HloOpcode::kNegate,
-                                                      ShapeUtil::MakeTupleShape({}))),
-              HasSubstr("Expected array argument"));
+  EXPECT_THAT(
+      Infer(ShapeInference::InferUnaryOpShape(HloOpcode::kNegate, ShapeUtil::MakeTupleShape({}))),
+      HasSubstr("Expected array argument"));
 }
 
 TEST(ShapeInferenceTest, BinaryAndBroadcasting) {
   EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {2, 3}),
                                                      S(F32, {2, 3}), {})),
             "f32[2,3]");
-  EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kCompare, S(S32, {5}),
-                                                     S(S32, {5}), {})),
-            "pred[5]");
-  EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kComplex, S(F32, {2}),
-                                                     S(F32, {2}), {})),
-            "c64[2]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kCompare, S(S32, {5}), S(S32, {5}), {})),
+      "pred[5]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kComplex, S(F32, {2}), S(F32, {2}), {})),
+      "c64[2]");
   // Degenerate and in-dimension broadcasting (client semantics).
   EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kMultiply, S(F32, {2, 1}),
                                                      S(F32, {2, 3}), {})),
             "f32[2,3]");
-  EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {3}),
-                                                     S(F32, {4, 3}), {1})),
-            "f32[4,3]");
-  EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {}),
-                                                     S(F32, {4, 3}), {})),
-            "f32[4,3]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {3}), S(F32, {4, 3}), {1})),
+      "f32[4,3]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {}), S(F32, {4, 3}), {})),
+      "f32[4,3]");
   // Mixed float precision: the wider type wins.
-  EXPECT_EQ(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(BF16, {2}), S(F32, {2}),
-                                                     {})),
-            "f32[2]");
-  EXPECT_THAT(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {2}),
-                                                       S(F32, {3}), {})),
-              HasSubstr("Binary op add with incompatible shapes: f32[2] and f32[3]"));
-  EXPECT_THAT(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {3}),
-                                                       S(F32, {4, 3}), {0})),
-              HasSubstr("broadcast dimension 0 mismatch: 3 != 4"));
-  EXPECT_THAT(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {2}), S(S32, {2}),
-                                                       {})),
-              HasSubstr("different element types"));
+  EXPECT_EQ(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(BF16, {2}), S(F32, {2}), {})),
+      "f32[2]");
+  EXPECT_THAT(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {2}), S(F32, {3}), {})),
+      HasSubstr("Binary op add with incompatible shapes: f32[2] and f32[3]"));
+  EXPECT_THAT(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {3}), S(F32, {4, 3}), {0})),
+      HasSubstr("broadcast dimension 0 mismatch: 3 != 4"));
+  EXPECT_THAT(
+      Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kAdd, S(F32, {2}), S(S32, {2}), {})),
+      HasSubstr("different element types"));
   EXPECT_THAT(Infer(ShapeInference::InferBinaryOpShape(HloOpcode::kSubtract, S(PRED, {2}),
                                                        S(PRED, {2}), {})),
               HasSubstr("subtract: expected arithmetic operands; got pred"));
@@ -108,8 +108,7 @@ TEST(ShapeInferenceTest, DataMovement) {
   EXPECT_EQ(Infer(ShapeInference::InferReshapeShape(S(F32, {2, 6}), {3, 4})), "f32[3,4]");
   EXPECT_THAT(Infer(ShapeInference::InferReshapeShape(S(F32, {2, 6}), {5})),
               HasSubstr("mismatched element counts: from=12"));
-  EXPECT_EQ(Infer(ShapeInference::InferTransposeShape(S(F32, {2, 3, 4}), {2, 0, 1})),
-            "f32[4,2,3]");
+  EXPECT_EQ(Infer(ShapeInference::InferTransposeShape(S(F32, {2, 3, 4}), {2, 0, 1})), "f32[4,2,3]");
   EXPECT_THAT(Infer(ShapeInference::InferTransposeShape(S(F32, {2, 3}), {0, 0})),
               HasSubstr("is not a permutation"));
   EXPECT_EQ(Infer(ShapeInference::InferSliceShape(S(F32, {10, 8}), {1, 0}, {9, 8}, {3, 2})),
@@ -121,8 +120,8 @@ TEST(ShapeInferenceTest, DataMovement) {
             "f32[2,8]");
   EXPECT_THAT(Infer(ShapeInference::InferDynamicSliceShape(S(F32, {10, 8}), {S(S32, {})}, {2, 8})),
               HasSubstr("there are 1 start indices but the operand has rank 2"));
-  EXPECT_EQ(Infer(ShapeInference::InferDynamicUpdateSliceShape(
-                S(F32, {10, 8}), S(F32, {2, 8}), {S(S64, {}), S(S64, {})})),
+  EXPECT_EQ(Infer(ShapeInference::InferDynamicUpdateSliceShape(S(F32, {10, 8}), S(F32, {2, 8}),
+                                                               {S(S64, {}), S(S64, {})})),
             "f32[10,8]");
   Shape a = S(F32, {2, 3}), b = S(F32, {4, 3});
   EXPECT_EQ(Infer(ShapeInference::InferConcatOpShape({&a, &b}, 0)), "f32[6,3]");
@@ -149,17 +148,17 @@ TEST(ShapeInferenceTest, Dot) {
   DotDimensionNumbers dnums;
   dnums.add_lhs_contracting_dimensions(1);
   dnums.add_rhs_contracting_dimensions(0);
-  EXPECT_EQ(Infer(ShapeInference::InferDotOpShape(S(F32, {2, 3}), S(F32, {3, 4}), dnums,
-                                                  std::nullopt)),
-            "f32[2,4]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferDotOpShape(S(F32, {2, 3}), S(F32, {3, 4}), dnums, std::nullopt)),
+      "f32[2,4]");
   EXPECT_EQ(Infer(ShapeInference::InferDotOpShape(S(S8, {2, 3}), S(S8, {3, 4}), dnums, S32)),
             "s32[2,4]");
-  EXPECT_THAT(Infer(ShapeInference::InferDotOpShape(S(F32, {3}), S(F32, {3, 4}), dnums,
-                                                    std::nullopt)),
-              HasSubstr("dot: lhs_contracting_dims={1} but lhs has rank 1"));
-  EXPECT_THAT(Infer(ShapeInference::InferDotOpShape(S(F32, {2, 5}), S(F32, {3, 4}), dnums,
-                                                    std::nullopt)),
-              HasSubstr("contracting dimension sizes do not match"));
+  EXPECT_THAT(
+      Infer(ShapeInference::InferDotOpShape(S(F32, {3}), S(F32, {3, 4}), dnums, std::nullopt)),
+      HasSubstr("dot: lhs_contracting_dims={1} but lhs has rank 1"));
+  EXPECT_THAT(
+      Infer(ShapeInference::InferDotOpShape(S(F32, {2, 5}), S(F32, {3, 4}), dnums, std::nullopt)),
+      HasSubstr("contracting dimension sizes do not match"));
   DotDimensionNumbers batched;
   batched.add_lhs_batch_dimensions(0);
   batched.add_rhs_batch_dimensions(0);
@@ -204,14 +203,14 @@ TEST(ShapeInferenceTest, Convolution) {
     d->set_padding_low(1);
     d->set_padding_high(1);
   }
-  EXPECT_EQ(Infer(ShapeInference::InferConvolveShape(S(F32, {1, 8, 8, 4}), S(F32, {3, 3, 4, 16}),
-                                                     1, 1, window, dnums, std::nullopt)),
+  EXPECT_EQ(Infer(ShapeInference::InferConvolveShape(S(F32, {1, 8, 8, 4}), S(F32, {3, 3, 4, 16}), 1,
+                                                     1, window, dnums, std::nullopt)),
             "f32[1,4,4,16]");
   EXPECT_THAT(Infer(ShapeInference::InferConvolveShape(S(F32, {1, 8, 8, 4}), S(F32, {3, 3, 5, 16}),
                                                        1, 1, window, dnums, std::nullopt)),
               HasSubstr("must equal the kernel input feature dimension (5)"));
-  EXPECT_EQ(Infer(ShapeInference::InferConvolveShape(S(F32, {1, 8, 8, 4}), S(F32, {3, 3, 2, 16}),
-                                                     2, 1, window, dnums, std::nullopt)),
+  EXPECT_EQ(Infer(ShapeInference::InferConvolveShape(S(F32, {1, 8, 8, 4}), S(F32, {3, 3, 2, 16}), 2,
+                                                     1, window, dnums, std::nullopt)),
             "f32[1,4,4,16]");
 }
 
@@ -281,12 +280,12 @@ TEST(ShapeInferenceTest, ControlFlowAndCollectives) {
 
   ProgramShape b0 = Signature({S(F32, {})}, S(F32, {2}));
   ProgramShape b1 = Signature({S(S32, {})}, S(F32, {2}));
-  EXPECT_EQ(Infer(ShapeInference::InferConditionalShape(S(PRED, {}), {b0, b1},
-                                                        {S(F32, {}), S(S32, {})})),
-            "f32[2]");
-  EXPECT_THAT(Infer(ShapeInference::InferConditionalShape(S(F32, {}), {b0, b1},
-                                                          {S(F32, {}), S(S32, {})})),
-              HasSubstr("branch index must be pred[] or s32[]"));
+  EXPECT_EQ(
+      Infer(ShapeInference::InferConditionalShape(S(PRED, {}), {b0, b1}, {S(F32, {}), S(S32, {})})),
+      "f32[2]");
+  EXPECT_THAT(
+      Infer(ShapeInference::InferConditionalShape(S(F32, {}), {b0, b1}, {S(F32, {}), S(S32, {})})),
+      HasSubstr("branch index must be pred[] or s32[]"));
 
   Shape x = S(F32, {4, 8});
   EXPECT_EQ(Infer(ShapeInference::InferAllGatherShape({&x}, 0, 2)), "f32[8,8]");
@@ -298,8 +297,8 @@ TEST(ShapeInferenceTest, ControlFlowAndCollectives) {
 
 TEST(ShapeInferenceTest, Scan) {
   Shape input = S(F32, {10, 3}), init = S(F32, {3});
-  ProgramShape body = Signature({S(F32, {3}), S(F32, {3})},
-                                ShapeUtil::MakeTupleShape({S(F32, {3}), S(F32, {3})}));
+  ProgramShape body =
+      Signature({S(F32, {3}), S(F32, {3})}, ShapeUtil::MakeTupleShape({S(F32, {3}), S(F32, {3})}));
   EXPECT_EQ(Infer(ShapeInference::InferScanShape({&input, &init}, 0, 1, body)),
             "(f32[10,3], f32[3])");
   Shape bad_init = S(F32, {4});
@@ -315,9 +314,9 @@ TEST(ShapeInferenceTest, LinearAlgebra) {
               HasSubstr("two minor dimensions must be equal"));
   TriangularSolveOptions options;
   options.set_left_side(true);
-  EXPECT_EQ(Infer(ShapeInference::InferTriangularSolveShape(S(F32, {3, 3}), S(F32, {3, 5}),
-                                                            options)),
-            "f32[3,5]");
+  EXPECT_EQ(
+      Infer(ShapeInference::InferTriangularSolveShape(S(F32, {3, 3}), S(F32, {3, 5}), options)),
+      "f32[3,5]");
   EXPECT_EQ(Infer(ShapeInference::InferBatchNormTrainingShape(S(F32, {2, 4, 6}), S(F32, {4}),
                                                               S(F32, {4}), 1)),
             "(f32[2,4,6], f32[4], f32[4])");

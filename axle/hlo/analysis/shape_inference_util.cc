@@ -11,8 +11,8 @@ namespace axle::shape_inference_internal {
 
 std::string Str(const ProgramShape& program_shape) {
   std::vector<std::string> params;
-  for (const Shape& p : program_shape.parameters) params.push_back(Str(p));
-  return absl::StrCat("(", absl::StrJoin(params, ", "), ") -> ", Str(program_shape.result));
+  for (const Shape& p : program_shape.parameters()) params.push_back(Str(p));
+  return absl::StrCat("(", absl::StrJoin(params, ", "), ") -> ", Str(program_shape.result()));
 }
 
 absl::Status ExpectArray(const Shape& shape, absl::string_view what) {

@@ -20,9 +20,9 @@ namespace {
 std::string WindowString(const Window& window) {
   std::vector<std::string> dims;
   for (const WindowDimension& d : window.dimensions()) {
-    dims.push_back(absl::StrCat("{size=", d.size(), " stride=", d.stride(), " pad=",
-                                d.padding_low(), "_", d.padding_high(), " lhs_dilate=",
-                                d.base_dilation(), " rhs_dilate=", d.window_dilation(), "}"));
+    dims.push_back(absl::StrCat(
+        "{size=", d.size(), " stride=", d.stride(), " pad=", d.padding_low(), "_", d.padding_high(),
+        " lhs_dilate=", d.base_dilation(), " rhs_dilate=", d.window_dilation(), "}"));
   }
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
@@ -41,13 +41,13 @@ int64_t StridedBound(int64_t bound, int64_t window, int64_t stride) {
 absl::Status VerifyReducerShape(absl::string_view op, const ProgramShape& reducer,
                                 absl::Span<const Shape* const> init_values,
                                 absl::Span<const PrimitiveType> input_types, int64_t inputs) {
-  if (static_cast<int64_t>(reducer.parameters.size()) != inputs * 2) {
+  if (static_cast<int64_t>(reducer.parameters().size()) != inputs * 2) {
     return InvalidArgument(op, ": the reduction computation must take ", inputs * 2,
-                           " parameters, but takes ", reducer.parameters.size(), " (",
+                           " parameters, but takes ", reducer.parameters().size(), " (",
                            Str(reducer), ").");
   }
   std::vector<const Shape*> accumulators;
-  const Shape& result = reducer.result;
+  const Shape& result = reducer.result();
   if (result.IsArray()) {
     if (inputs != 1) {
       return InvalidArgument(op, ": the reduction computation must return a tuple of ", inputs,
@@ -61,8 +61,9 @@ absl::Status VerifyReducerShape(absl::string_view op, const ProgramShape& reduce
     }
     for (const Shape& element : result.tuple_shapes()) accumulators.push_back(&element);
   } else {
-    return InvalidArgument(op, ": the reduction computation must return a scalar or a tuple of "
-                               "scalars, but returns ",
+    return InvalidArgument(op,
+                           ": the reduction computation must return a scalar or a tuple of "
+                           "scalars, but returns ",
                            Str(result), ".");
   }
   for (const Shape* accumulator : accumulators) {
@@ -73,9 +74,9 @@ absl::Status VerifyReducerShape(absl::string_view op, const ProgramShape& reduce
   }
   for (int64_t i = 0; i < inputs; ++i) {
     const Shape& accumulator = *accumulators[i];
-    if (!CompatibleShapes(accumulator, reducer.parameters[i])) {
+    if (!CompatibleShapes(accumulator, reducer.parameters()[i])) {
       return InvalidArgument(op, ": parameter ", i, " of the reduction computation (",
-                             Str(reducer.parameters[i]), ") differs from its result ",
+                             Str(reducer.parameters()[i]), ") differs from its result ",
                              Str(accumulator), ".");
     }
     if (!CompatibleShapes(accumulator, *init_values[i], /*ignore_fp_precision=*/true)) {
@@ -84,14 +85,14 @@ absl::Status VerifyReducerShape(absl::string_view op, const ProgramShape& reduce
                              Str(*init_values[i]), ".");
     }
     Shape input_element = MakeScalar(input_types[i]);
-    if (!CompatibleShapes(input_element, reducer.parameters[inputs + i], true)) {
+    if (!CompatibleShapes(input_element, reducer.parameters()[inputs + i], true)) {
       return InvalidArgument(op, ": parameter ", inputs + i, " of the reduction computation (",
-                             Str(reducer.parameters[inputs + i]),
+                             Str(reducer.parameters()[inputs + i]),
                              ") differs from the input element type ", Str(input_element), ".");
     }
-    if (!CompatibleShapes(accumulator, reducer.parameters[inputs + i], true)) {
+    if (!CompatibleShapes(accumulator, reducer.parameters()[inputs + i], true)) {
       return InvalidArgument(op, ": parameter ", inputs + i, " of the reduction computation (",
-                             Str(reducer.parameters[inputs + i]),
+                             Str(reducer.parameters()[inputs + i]),
                              ") must match the result shape ", Str(accumulator), ".");
     }
   }
@@ -104,9 +105,10 @@ absl::StatusOr<Shape> ShapeInference::InferReduceShape(absl::Span<const Shape* c
                                                        absl::Span<const int64_t> dimensions,
                                                        const ProgramShape& to_apply) {
   if (operands.empty() || operands.size() % 2 != 0) {
-    return InvalidArgument("reduce: expected an even number (>= 2) of operands (inputs, then "
-                           "init values); got ",
-                           operands.size(), ".");
+    return InvalidArgument(
+        "reduce: expected an even number (>= 2) of operands (inputs, then "
+        "init values); got ",
+        operands.size(), ".");
   }
   int64_t n = static_cast<int64_t>(operands.size()) / 2;
   for (int64_t i = 0; i < n; ++i) {
@@ -138,9 +140,10 @@ absl::StatusOr<Shape> ShapeInference::InferReduceShape(absl::Span<const Shape* c
     dims.push_back(arg.dimensions(d));
     dynamic.push_back(arg.is_dynamic_dimension(d));
   }
-  if (to_apply.result.IsArray()) return MakeArray(to_apply.result.element_type(), dims, dynamic);
+  if (to_apply.result().IsArray())
+    return MakeArray(to_apply.result().element_type(), dims, dynamic);
   std::vector<Shape> results;
-  for (const Shape& element : to_apply.result.tuple_shapes()) {
+  for (const Shape& element : to_apply.result().tuple_shapes()) {
     results.push_back(MakeArray(element.element_type(), dims, dynamic));
   }
   return ShapeUtil::MakeTupleShape(std::move(results));
@@ -175,8 +178,8 @@ absl::StatusOr<Shape> ShapeInference::InferWindowOutputShape(const Shape& base,
       dims[i] = Shape::kUnboundedSize;
       continue;
     }
-    int64_t padded = d.padding_low() + DilatedBound(base.dimensions(i), d.base_dilation()) +
-                     d.padding_high();
+    int64_t padded =
+        d.padding_low() + DilatedBound(base.dimensions(i), d.base_dilation()) + d.padding_high();
     if (padded < 0) {
       return InvalidArgument("window ", WindowString(window), " pads dimension ", i, " of ",
                              Str(base), " to a negative size.");
@@ -197,9 +200,10 @@ absl::StatusOr<Shape> ShapeInference::InferReduceWindowShape(
   for (size_t i = 0; i < operands.size(); ++i) {
     if (auto s = ExpectArray(*operands[i], "input of reduce-window"); !s.ok()) return s;
     if (!SameDimensions(*operands[0], *operands[i])) {
-      return InvalidArgument("reduce-window: all inputs must have the same dimensions; input 0 "
-                             "is ",
-                             Str(*operands[0]), ", input ", i, " is ", Str(*operands[i]), ".");
+      return InvalidArgument(
+          "reduce-window: all inputs must have the same dimensions; input 0 "
+          "is ",
+          Str(*operands[0]), ", input ", i, " is ", Str(*operands[i]), ".");
     }
     types.push_back(operands[i]->element_type());
   }
@@ -216,7 +220,7 @@ absl::StatusOr<Shape> ShapeInference::InferReduceWindowShape(
     }
     results.push_back(*shape);
   }
-  if (to_apply.result.IsArray()) return results[0];
+  if (to_apply.result().IsArray()) return results[0];
   return ShapeUtil::MakeTupleShape(std::move(results));
 }
 
@@ -224,21 +228,22 @@ absl::StatusOr<Shape> ShapeInference::InferSelectAndScatterShape(
     const Shape& operand, const ProgramShape& select, const Window& window, const Shape& source,
     const Shape& init_value, const ProgramShape& scatter) {
   if (auto s = ExpectArray(operand, "operand of select-and-scatter"); !s.ok()) return s;
-  if (select.parameters.size() != 2) {
-    return InvalidArgument("select-and-scatter: the select computation must take 2 parameters, "
-                           "but takes ",
-                           select.parameters.size(), ".");
+  if (select.parameters().size() != 2) {
+    return InvalidArgument(
+        "select-and-scatter: the select computation must take 2 parameters, "
+        "but takes ",
+        select.parameters().size(), ".");
   }
-  if (!CompatibleShapes(select.result, MakeScalar(PRED))) {
+  if (!CompatibleShapes(select.result(), MakeScalar(PRED))) {
     return InvalidArgument("select-and-scatter: the select computation must return pred[]; got ",
-                           Str(select.result), ".");
+                           Str(select.result()), ".");
   }
   Shape element = MakeScalar(operand.element_type());
   for (int i = 0; i < 2; ++i) {
-    if (!CompatibleShapes(element, select.parameters[i], true)) {
-      return InvalidArgument("select-and-scatter: parameter ", i,
-                             " of the select computation (", Str(select.parameters[i]),
-                             ") must match the operand element shape ", Str(element), ".");
+    if (!CompatibleShapes(element, select.parameters()[i], true)) {
+      return InvalidArgument("select-and-scatter: parameter ", i, " of the select computation (",
+                             Str(select.parameters()[i]), ") must match the operand element shape ",
+                             Str(element), ".");
     }
   }
   const Shape* init = &init_value;
@@ -281,8 +286,9 @@ absl::StatusOr<Shape> ShapeInference::InferConvolveShape(
   const int64_t num_spatial = dnums.input_spatial_dimensions_size();
   if (dnums.kernel_spatial_dimensions_size() != num_spatial ||
       dnums.output_spatial_dimensions_size() != num_spatial) {
-    return InvalidArgument("convolution: input, kernel and output must have the same number of "
-                           "spatial dimensions in dim_labels.");
+    return InvalidArgument(
+        "convolution: input, kernel and output must have the same number of "
+        "spatial dimensions in dim_labels.");
   }
   if (window.dimensions_size() != num_spatial) {
     return InvalidArgument("convolution: the window has ", window.dimensions_size(),
@@ -290,12 +296,12 @@ absl::StatusOr<Shape> ShapeInference::InferConvolveShape(
   }
   const int64_t num_dims = num_spatial + 2;
   if (lhs.rank() != num_dims) {
-    return InvalidArgument("convolution: the lhs should have rank ", num_dims, "; lhs: ",
-                           Str(lhs), ".");
+    return InvalidArgument("convolution: the lhs should have rank ", num_dims, "; lhs: ", Str(lhs),
+                           ".");
   }
   if (rhs.rank() != num_dims) {
-    return InvalidArgument("convolution: the rhs should have rank ", num_dims, "; rhs: ",
-                           Str(rhs), ".");
+    return InvalidArgument("convolution: the rhs should have rank ", num_dims, "; rhs: ", Str(rhs),
+                           ".");
   }
   auto check_perm = [&](absl::string_view what, int64_t a, int64_t b,
                         const std::vector<int64_t>& spatial) -> absl::Status {
@@ -313,9 +319,9 @@ absl::StatusOr<Shape> ShapeInference::InferConvolveShape(
       !s.ok()) {
     return s;
   }
-  if (auto s = check_perm("kernel", dnums.kernel_input_feature_dimension(),
-                          dnums.kernel_output_feature_dimension(),
-                          dnums.kernel_spatial_dimensions());
+  if (auto s =
+          check_perm("kernel", dnums.kernel_input_feature_dimension(),
+                     dnums.kernel_output_feature_dimension(), dnums.kernel_spatial_dimensions());
       !s.ok()) {
     return s;
   }
@@ -357,16 +363,15 @@ absl::StatusOr<Shape> ShapeInference::InferConvolveShape(
     input_spatial[i] = lhs.dimensions(dnums.input_spatial_dimensions(static_cast<int>(i)));
     int64_t kernel_size = rhs.dimensions(dnums.kernel_spatial_dimensions(static_cast<int>(i)));
     if (window.dimensions(static_cast<int>(i)).size() != kernel_size) {
-      return InvalidArgument("convolution: window size ",
-                             window.dimensions(static_cast<int>(i)).size(),
-                             " of spatial dimension ", i,
-                             " does not match the kernel's size ", kernel_size, operands);
+      return InvalidArgument(
+          "convolution: window size ", window.dimensions(static_cast<int>(i)).size(),
+          " of spatial dimension ", i, " does not match the kernel's size ", kernel_size, operands);
     }
   }
-  auto window_output =
-      InferWindowOutputShape(MakeArray(lhs.element_type(), input_spatial), window,
-                             lhs.element_type());
-  if (!window_output.ok()) return InvalidArgument("convolution: ", window_output.status().message());
+  auto window_output = InferWindowOutputShape(MakeArray(lhs.element_type(), input_spatial), window,
+                                              lhs.element_type());
+  if (!window_output.ok())
+    return InvalidArgument("convolution: ", window_output.status().message());
 
   std::vector<int64_t> dims(num_dims);
   std::vector<bool> dynamic(num_dims, false);
@@ -384,8 +389,8 @@ absl::StatusOr<Shape> ShapeInference::InferConvolveShape(
     if (!primitive_util::IsFloatingPointType(type) &&
         primitive_util::BitWidth(*preferred_element_type) < primitive_util::BitWidth(type)) {
       return InvalidArgument("convolution: the preferred element type ",
-                             Str(*preferred_element_type), " must not be narrower than ",
-                             Str(type), ".");
+                             Str(*preferred_element_type), " must not be narrower than ", Str(type),
+                             ".");
     }
     type = *preferred_element_type;
   }

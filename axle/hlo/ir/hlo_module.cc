@@ -110,10 +110,10 @@ ProgramShape HloModule::entry_computation_program_shape() const {
   ProgramShape shape;
   if (entry_ == nullptr) return shape;
   for (HloInstruction* p : entry_->parameter_instructions()) {
-    shape.parameters.push_back(p->shape());
-    shape.parameter_names.push_back(p->name());
+    shape.mutable_parameters()->push_back(p->shape());
+    shape.mutable_parameter_names()->push_back(p->name());
   }
-  shape.result = entry_->root_instruction()->shape();
+  *shape.mutable_result() = entry_->root_instruction()->shape();
   return shape;
 }
 
@@ -133,8 +133,8 @@ std::string HloModule::GetUniqueName(absl::string_view prefix) {
 }
 
 std::unique_ptr<HloModule> HloModule::Clone(std::string suffix) const {
-  auto clone = std::make_unique<HloModule>(suffix.empty() ? name_ : absl::StrCat(name_, "-", suffix),
-                                           config_);
+  auto clone = std::make_unique<HloModule>(
+      suffix.empty() ? name_ : absl::StrCat(name_, "-", suffix), config_);
   absl::flat_hash_map<const HloComputation*, HloComputation*> computation_map;
   for (HloComputation* computation : MakeComputationPostOrder()) {
     auto new_computation = std::make_unique<HloComputation>(computation->name());
@@ -166,7 +166,8 @@ std::unique_ptr<HloModule> HloModule::Clone(std::string suffix) const {
   // Re-link fused computations to their fusion instructions.
   for (HloComputation* computation : clone->computations()) {
     for (HloInstruction* instruction : computation->instructions()) {
-      if (instruction->opcode() == HloOpcode::kFusion && !instruction->called_computations().empty()) {
+      if (instruction->opcode() == HloOpcode::kFusion &&
+          !instruction->called_computations().empty()) {
         instruction->called_computations()[0]->SetFusionInstruction(instruction);
       }
     }

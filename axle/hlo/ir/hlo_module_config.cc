@@ -7,12 +7,6 @@
 
 namespace axle {
 
-std::string ProgramShape::ToString() const {
-  std::vector<std::string> params;
-  for (const Shape& p : parameters) params.push_back(p.ToString(true));
-  return absl::StrCat("(", absl::StrJoin(params, ", "), ")->", result.ToString(true));
-}
-
 absl::Status HloInputOutputAliasConfig::SetUpAlias(const ShapeIndex& output_index,
                                                    int64_t parameter_number,
                                                    const ShapeIndex& parameter_index,
@@ -22,13 +16,13 @@ absl::Status HloInputOutputAliasConfig::SetUpAlias(const ShapeIndex& output_inde
         absl::StrCat("input_output_alias: parameter number ", parameter_number, " is negative"));
   }
   if (GetAliasedParameter(output_index) != nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("input_output_alias: output ",
-                                                   ShapeIndexToString(output_index),
-                                                   " is already aliased"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input_output_alias: output ", ShapeIndexToString(output_index), " is already aliased"));
   }
   Alias alias{output_index, parameter_number, parameter_index, kind};
-  auto it = std::lower_bound(aliases_.begin(), aliases_.end(), alias,
-                             [](const Alias& a, const Alias& b) { return a.output_index < b.output_index; });
+  auto it = std::lower_bound(
+      aliases_.begin(), aliases_.end(), alias,
+      [](const Alias& a, const Alias& b) { return a.output_index < b.output_index; });
   aliases_.insert(it, alias);
   return absl::OkStatus();
 }
@@ -77,14 +71,15 @@ absl::Status HloBufferDonorConfig::AddBufferDonor(int64_t parameter_number,
 
 bool HloBufferDonorConfig::ParameterIsBufferDonor(int64_t parameter_number,
                                                   const ShapeIndex& parameter_index) const {
-  return std::binary_search(donors_.begin(), donors_.end(), Donor{parameter_number, parameter_index});
+  return std::binary_search(donors_.begin(), donors_.end(),
+                            Donor{parameter_number, parameter_index});
 }
 
 std::string HloBufferDonorConfig::ToString() const {
   std::vector<std::string> pieces;
   for (const Donor& donor : donors_) {
-    pieces.push_back(
-        absl::StrCat("(", donor.parameter_number, ", ", ShapeIndexToString(donor.parameter_index), ")"));
+    pieces.push_back(absl::StrCat("(", donor.parameter_number, ", ",
+                                  ShapeIndexToString(donor.parameter_index), ")"));
   }
   return absl::StrCat("{ ", absl::StrJoin(pieces, ", "), " }");
 }

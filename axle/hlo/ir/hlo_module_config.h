@@ -20,15 +20,6 @@
 
 namespace axle {
 
-// Parameter shapes and result shape: `(f32[2]{0}, s32[])->f32[2]{0}`.
-struct ProgramShape {
-  std::vector<Shape> parameters;
-  std::vector<std::string> parameter_names;
-  Shape result;
-  std::string ToString() const;
-  bool operator==(const ProgramShape&) const = default;
-};
-
 // input_output_alias={ {output_index}: (param, {param_index}, kind), ... }
 class HloInputOutputAliasConfig {
  public:
@@ -43,8 +34,7 @@ class HloInputOutputAliasConfig {
 
   // Fails when the output index is already aliased.
   absl::Status SetUpAlias(const ShapeIndex& output_index, int64_t parameter_number,
-                          const ShapeIndex& parameter_index,
-                          AliasKind kind = AliasKind::kMayAlias);
+                          const ShapeIndex& parameter_index, AliasKind kind = AliasKind::kMayAlias);
   // Sorted by output index.
   const std::vector<Alias>& aliases() const { return aliases_; }
   bool empty() const { return aliases_.empty(); }

@@ -229,14 +229,13 @@ bool HloParserImpl::ParseModuleHeader(HloModuleConfig* config, std::string* name
           return false;
         }
         while (kind() != TokKind::kRparen) {
-          program_shape.parameters.emplace_back();
-          if (!ParseShape(&program_shape.parameters.back())) return false;
+          if (!ParseShape(program_shape.add_parameters())) return false;
           if (kind() == TokKind::kRparen) break;
           if (!ParseToken(TokKind::kComma, "Expects , between parameter shapes")) return false;
         }
         if (!ParseToken(TokKind::kRparen, "Expects ) at end of parameter shape list") ||
             !ParseToken(TokKind::kArrow, "Expects -> before result shape") ||
-            !ParseShape(&program_shape.result) ||
+            !ParseShape(program_shape.mutable_result()) ||
             !ParseToken(TokKind::kRbrace, "Expects '}' at the end of computation layouts")) {
           return false;
         }

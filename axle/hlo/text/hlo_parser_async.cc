@@ -76,6 +76,13 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
   if (previous != nullptr && previous->opcode() == HloOpcode::kAsyncDone) {
     return fail("AsyncUpdate and AsyncDone cannot continue an async-done.");
   }
+  // As in XLA: the `op-update` / `op-done` shorthand continues an async op,
+  // possibly one whose state crossed a loop (a get-tuple-element or
+  // parameter), never a state assembled by a `tuple`.
+  if (opcode != HloOpcode::kAsyncStart && async_wrapped.has_value() && previous == nullptr &&
+      operands[0]->opcode() == HloOpcode::kTuple) {
+    return fail("AsyncUpdate and AsyncDone expect a single async op as their operand.");
+  }
   std::optional<std::string> thread;
   std::optional<HloComputation*> calls;
   attrs["async_execution_thread"] = StringAttr(false, &thread);

@@ -648,6 +648,20 @@ ENTRY e {
               HasSubstr("calls"));
 }
 
+TEST(HloParserAsyncTest, ShorthandDoneOfATupleIsRejectedAsByXla) {
+  // XLA's parser tests (AsyncDoneNoAsyncStart) expect this exact failure.
+  EXPECT_THAT(ParseError(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[2,3] parameter(0)
+  p1 = u32[] parameter(1)
+  tuple = ((f32[2,3]), f32[2,3], u32[]) tuple(p0, p0, p1)
+  ROOT done = f32[2,3] custom-call-done(tuple)
+})"),
+              HasSubstr("test.hlo:7:24: error: AsyncUpdate and AsyncDone expect a single async op "
+                        "as their operand."));
+}
+
 TEST(HloParserSingleInstructionTest, OperandsBecomeParameters) {
   absl::StatusOr<std::unique_ptr<HloModule>> module =
       ParseSingleInstruction("ROOT r = f32[2] add(f32[2] x, f32[2] multiply(f32[2] y, f32[2] x))");

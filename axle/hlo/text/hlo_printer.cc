@@ -877,11 +877,11 @@ std::string ShapeToHloString(const Shape& shape, bool print_layout) {
 
 std::string ProgramShapeToLayoutString(const ProgramShape& program_shape) {
   std::string out = "(";
-  for (size_t i = 0; i < program_shape.parameters.size(); ++i) {
+  for (size_t i = 0; i < program_shape.parameters().size(); ++i) {
     if (i > 0) out += i % 5 == 0 ? absl::StrCat(", /*index=", i, "*/") : ", ";
-    out += ShapeToHloString(program_shape.parameters[i], true);
+    out += ShapeToHloString(program_shape.parameters()[i], true);
   }
-  return absl::StrCat(out, ")->", ShapeToHloString(program_shape.result, true));
+  return absl::StrCat(out, ")->", ShapeToHloString(program_shape.result(), true));
 }
 
 std::string ToString(const HloModule& module, const HloPrintOptions& options) {

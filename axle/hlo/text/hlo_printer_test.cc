@@ -287,8 +287,9 @@ TEST(HloPrinterTest, ShapeAndProgramShapeIndexComments) {
             "/*index=10*/f32[2])");
   EXPECT_EQ(ShapeToHloString(ShapeUtil::MakeTupleShape({})), "()");
   ProgramShape program;
-  program.parameters = std::vector<Shape>(6, Arr(S32, {3}));
-  program.result = ShapeUtil::MakeTupleShape({Arr(F32, {}), ShapeUtil::MakeTokenShape()});
+  *program.mutable_parameters() = std::vector<Shape>(6, Arr(S32, {3}));
+  *program.mutable_result() =
+      ShapeUtil::MakeTupleShape({Arr(F32, {}), ShapeUtil::MakeTokenShape()});
   EXPECT_EQ(ProgramShapeToLayoutString(program),
             "(s32[3]{0}, s32[3]{0}, s32[3]{0}, s32[3]{0}, s32[3]{0}, /*index=5*/s32[3]{0})->"
             "(f32[], token[])");
@@ -855,15 +856,15 @@ TEST(HloPrinterTest, ModuleHeader) {
 
   // An explicit entry layout wins over the entry computation's shapes.
   ProgramShape layout;
-  layout.parameters = {ShapeUtil::MakeShapeWithDenseLayout(F32, {2}, {0}),
-                       ShapeUtil::MakeShapeWithDenseLayout(F32, {2}, {0})};
-  layout.result = ShapeUtil::MakeTupleShape({Arr(F32, {2}), Arr(F32, {2})});
+  *layout.mutable_parameters() = {ShapeUtil::MakeShapeWithDenseLayout(F32, {2}, {0}),
+                                  ShapeUtil::MakeShapeWithDenseLayout(F32, {2}, {0})};
+  *layout.mutable_result() = ShapeUtil::MakeTupleShape({Arr(F32, {2}), Arr(F32, {2})});
   module->mutable_config().entry_computation_layout = layout;
   module->mutable_config().raw_attributes.clear();
   module->mutable_config().frontend_attributes.clear();
   Shape tiled = Arr(F32, {2});
   tiled.mutable_layout()->set_memory_space(1);
-  module->mutable_config().entry_computation_layout->parameters[1] = tiled;
+  *module->mutable_config().entry_computation_layout->mutable_parameters(1) = tiled;
   text = module->ToString();
   EXPECT_NE(text.find("entry_computation_layout={(f32[2]{0}, f32[2]{0:S(1)})->(f32[2]{0}, "
                       "f32[2]{0})}, replica_count=8, num_partitions=2\n\n"),
