@@ -27,6 +27,8 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
+#include "axle/cpu/runtime/single_device_collectives.h"
+#include "axle/cpu/runtime/topk_decomposer.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -53,6 +55,8 @@ bool IsPlumbing(HloOpcode opcode) {
     case HloOpcode::kFusion:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
       return true;
     default:
       return false;
@@ -157,9 +161,12 @@ class WrapInLoopFusions : public HloPassInterface {
 };
 
 // Turns the entry, and every computation control flow runs, into fusions,
-// plumbing and ops with thunk emitters. Calls are inlined first (the rare
-// call left behind runs its computation's thunks in place).
+// plumbing and ops with thunk emitters. Collectives (one device) and topk
+// are rewritten first; calls are inlined next (the rare call left behind
+// runs its computation's thunks in place).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
+  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  pipeline.AddPass<TopKDecomposer>();
   for (const char* name : {"call-inliner", "dot-epilogue-fusion", "fusion"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
