@@ -54,6 +54,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitRngThunk;
     case HloOpcode::kRngGetAndUpdateState:
       return EmitRngGetAndUpdateStateThunk;
+    case HloOpcode::kTopK:
+      return EmitTopKThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/program_builder.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
@@ -127,6 +128,11 @@ absl::StatusOr<bool> TopKDecomposer::Run(HloModule* module) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (instruction->opcode() != HloOpcode::kTopK) continue;
+      // The topk thunk runs these as a partial sort.
+      if (instruction->operand_count() == 1 && instruction->operand(0)->shape().IsArray() &&
+          TopKThunkSupports(instruction->operand(0)->shape().element_type())) {
+        continue;
+      }
       AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Decompose(instruction));
       AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
       changed = true;

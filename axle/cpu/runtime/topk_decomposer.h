@@ -1,6 +1,8 @@
 //===- topk_decomposer.h - topk as a sort and two slices -------------------===//
 //
-// A cpu-prepare pass: `topk(x), k=K, largest=L` becomes
+// A cpu-prepare pass for the topk ops the topk thunk does not run (the 8-
+// and 4-bit floats; TopKThunkSupports in thunk_emitters.h):
+// `topk(x), k=K, largest=L` becomes
 //
 //   iota    = s32[...,n] iota(), iota_dimension=last
 //   sorted  = (T[...,n], s32[...,n]) sort(x, iota), dimensions={last},
