@@ -1,7 +1,10 @@
 // The CPU compiler and the `cpu` platform registration.
 //
 // Compile: reject what this version cannot run (non-default layouts, ops no
-// emitter knows: each an Unimplemented naming the op), fuse dot epilogues
+// emitter knows: each an Unimplemented naming the op), rewrite the
+// collectives of a one-device run into plumbing
+// (single_device_collectives.h) and narrow-float topk into a sort
+// (topk_decomposer.h), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
 // fusion (in the entry and in every while body / condition and branch),
