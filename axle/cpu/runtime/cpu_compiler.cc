@@ -1,7 +1,10 @@
 // The CPU compiler and the `cpu` platform registration.
 //
 // Compile: reject what this version cannot run (non-default layouts, ops no
-// emitter knows: each an Unimplemented naming the op), fuse dot epilogues
+// emitter knows: each an Unimplemented naming the op), rewrite the
+// collectives of a one-device run into plumbing
+// (single_device_collectives.h) and narrow-float topk into a sort
+// (topk_decomposer.h), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
 // fusion (in the entry and in every while body / condition and branch),
@@ -27,6 +30,8 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
+#include "axle/cpu/runtime/single_device_collectives.h"
+#include "axle/cpu/runtime/topk_decomposer.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -53,6 +58,8 @@ bool IsPlumbing(HloOpcode opcode) {
     case HloOpcode::kFusion:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
       return true;
     default:
       return false;
@@ -157,9 +164,12 @@ class WrapInLoopFusions : public HloPassInterface {
 };
 
 // Turns the entry, and every computation control flow runs, into fusions,
-// plumbing and ops with thunk emitters. Calls are inlined first (the rare
-// call left behind runs its computation's thunks in place).
+// plumbing and ops with thunk emitters. Collectives (one device) and topk
+// are rewritten first; calls are inlined next (the rare call left behind
+// runs its computation's thunks in place).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
+  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  pipeline.AddPass<TopKDecomposer>();
   for (const char* name : {"call-inliner", "dot-epilogue-fusion", "fusion"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));

@@ -54,6 +54,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitRngThunk;
     case HloOpcode::kRngGetAndUpdateState:
       return EmitRngGetAndUpdateStateThunk;
+    case HloOpcode::kTopK:
+      return EmitTopKThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -127,16 +129,18 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         break;
       }
       case HloOpcode::kConstant: {
+        // One constant value per array leaf (a tuple constant has several).
         const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
-        if (!instruction->shape().IsArray()) {
-          return Unsupported(*instruction, "tuple constants are not supported yet");
-        }
-        ValueSlot slot;
-        slot.kind = ValueSlot::Kind::kConstant;
-        slot.constant = static_cast<int64_t>(program_.constants.size());
-        slot.size_bytes = literal.size_bytes();
-        program_.constants.push_back(literal.Clone());
-        Define(instruction, {}, slot);
+        ShapeUtil::ForEachLeafShape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              if (!shape.IsArray()) return;
+              ValueSlot slot;
+              slot.kind = ValueSlot::Kind::kConstant;
+              slot.constant = static_cast<int64_t>(program_.constants.size());
+              slot.size_bytes = literal.size_bytes(index);
+              program_.constants.push_back(literal.GetSubliteral(index).Clone());
+              Define(instruction, index, slot);
+            });
         break;
       }
       case HloOpcode::kTuple:
@@ -150,6 +154,8 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         break;
       case HloOpcode::kBitcast:
       case HloOpcode::kAddDependency:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kDomain:
         Forward(instruction->operand(0), {}, instruction, {});
         break;
       case HloOpcode::kAfterAll:  // a token: no buffer

@@ -1,8 +1,9 @@
 //===- program_builder.h - HLO entry computation -> CpuProgram -------------===//
 //
 // After PrepareModule (cpu_compiler.cc) the entry computation, and every
-// computation control flow runs, holds only plumbing (parameter, constant,
-// tuple, get-tuple-element, bitcast; the token ops after-all and
+// computation control flow runs, holds only plumbing (parameter, constant
+// (one value per leaf of a tuple constant), tuple, get-tuple-element,
+// bitcast, opt-barrier, domain; the token ops after-all and
 // add-dependency), loop fusions and the ops that have a thunk emitter
 // (below). ProgramBuilder walks the entry in post order and turns it into a
 // CpuProgram: one value slot per array leaf (parameters, constants,

@@ -38,6 +38,11 @@ absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& bui
 absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
                                            ProgramBuilder& builder);
 
+// topk of the element types TopKThunkSupports (topk_thunk.cc); the others
+// are decomposed into a sort first (topk_decomposer.h).
+bool TopKThunkSupports(PrimitiveType type);
+absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

@@ -1,0 +1,43 @@
+//===- single_device_collectives.h - Collectives of a one-device run -------===//
+//
+// The cpu platform runs a module on one device (one replica, one
+// partition). There every collective has a single participant, so this
+// cpu-prepare pass rewrites them into plumbing, as the interpreter computes
+// them (axle/eval/hlo_evaluator.cc, EvaluateCollective):
+//
+//  - replica-id, partition-id: the constant 0.
+//  - all-reduce, all-gather, reduce-scatter, all-to-all,
+//    collective-broadcast: the operand (a tuple of the operands when there
+//    are several), reshaped when the result has the same elements in
+//    another shape.
+//  - collective-permute: the operand when source_target_pairs has {0,0},
+//    else zeros.
+//  - their -start forms: all-reduce-start is the value itself; the others
+//    are the tuple (operand, value, zeros for any context elements); a
+//    -done is element 1 of its start.
+//  - async-start: a call of the wrapped computation (call-inliner then
+//    inlines it) in the tuple ((operands), result, ...); async-update
+//    forwards its operand; async-done is element 1.
+//
+// A module with more than one device (replica_count * num_partitions > 1)
+// whose collective groups are not all groups of one, a ragged-all-to-all,
+// and a collective whose shapes imply several participants stay
+// Unimplemented, naming the op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
+#define AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
+
+#include "axle/hlo/pass/hlo_pass_interface.h"
+
+namespace axle::cpu {
+
+class LowerSingleDeviceCollectives : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-single-device-collectives"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
