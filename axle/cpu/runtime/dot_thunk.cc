@@ -303,6 +303,10 @@ class LoopDotThunk : public Thunk {
     }
   }
 
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
+  }
+
   absl::Status Execute(const ThunkContext& context) const override {
     switch (compute_type_) {
       case C128:
@@ -586,6 +590,10 @@ class DnnlDotThunk : public Thunk {
       return absl::UnimplementedError(absl::StrCat("oneDNN matmul: ", error.what()));
     }
     return absl::OkStatus();
+  }
+
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
