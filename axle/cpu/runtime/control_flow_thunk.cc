@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -155,6 +156,7 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
   if (sources.size() != destinations.size()) {
     return Unsupported(root, "a root whose array leaves do not match its caller's result");
   }
+  ShareInPlaceOperands(sequence, sources, &destinations, /*nested=*/true, builder);
   WriteInPlace(sequence, destinations, sources, builder);
   std::unique_ptr<Thunk> copy =
       CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);

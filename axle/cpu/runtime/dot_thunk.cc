@@ -136,6 +136,15 @@ std::optional<View3> Collapse(const Source& source,
   return view;
 }
 
+// 64-byte aligned memory for one oneDNN call's scratchpad on this thread,
+// kept for the thread's next calls (a thread runs one thunk at a time), so
+// a warm run neither allocates nor touches fresh pages for it.
+void* ThreadScratchpad(int64_t bytes) {
+  thread_local std::vector<char> storage;
+  if (static_cast<int64_t>(storage.size()) < bytes + 64) storage.resize(bytes + 64);
+  return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64);
+}
+
 enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
 
 struct DotPlan {
@@ -301,6 +310,10 @@ class LoopDotThunk : public Thunk {
     } else {
       compute_type_ = S64;
     }
+  }
+
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
@@ -588,6 +601,10 @@ class DnnlDotThunk : public Thunk {
     return absl::OkStatus();
   }
 
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
+  }
+
   absl::Status Execute(const ThunkContext& context) const override {
     OmpTeamShare share(context.run_options);
     std::vector<char> lhs_scratch, rhs_scratch, bias_scratch;
@@ -616,9 +633,7 @@ class DnnlDotThunk : public Thunk {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, Engine(), const_cast<void*>(bias));
       }
-      std::vector<char> scratchpad(std::max<int64_t>(1, scratchpad_size_) + 64);
-      void* aligned =
-          scratchpad.data() + (64 - reinterpret_cast<uintptr_t>(scratchpad.data()) % 64);
+      void* aligned = ThreadScratchpad(scratchpad_size_);
       if (scratchpad_size_ > 0) {
         dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
                                         dnnl::memory::format_tag::a);

@@ -17,7 +17,8 @@
 // weights layout. Every other element type (and anything oneDNN declines)
 // runs a plain loop that accumulates in f64 / s64 / c128 and converts once.
 //
-// Thread-safe: each run makes its own stream, memory objects and scratchpad.
+// Thread-safe: each run makes its own stream and memory objects; the
+// scratchpad is per calling thread and reused.
 // oneDNN's OpenMP team is sized per calling thread (omp_team.h): the
 // intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
 // divided among the oneDNN thunks running at that moment.

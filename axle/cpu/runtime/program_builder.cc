@@ -4,6 +4,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
+#include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -56,6 +58,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitRngGetAndUpdateStateThunk;
     case HloOpcode::kTopK:
       return EmitTopKThunk;
+    case HloOpcode::kDynamicUpdateSlice:
+      return DynamicUpdateSliceRunsAsThunk(instruction) ? EmitDynamicUpdateSliceThunk : nullptr;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -85,6 +89,9 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
     program_.result_leaves.emplace_back(index, it->second);
   });
   AXLE_RETURN_IF_ERROR(status);
+  std::vector<int64_t> results;
+  for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
+  ShareInPlaceOperands(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false, *this);
   AXLE_RETURN_IF_ERROR(kernels_->Compile());
   return std::move(program_);
 }

@@ -25,6 +25,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "axle/core/shape.h"
@@ -61,6 +62,15 @@ class ScatterThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override;
+  // Operands are read only while being copied into the outputs, a copy
+  // skipped when an output shares its operand's memory.
+  std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (size_t i = 0; i < operand_values_.size(); ++i) {
+      pairs.emplace_back(operand_values_[i], output_values_[i]);
+    }
+    return pairs;
+  }
 
  private:
   std::unique_ptr<CompiledScalarFunction> combiner_;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -61,6 +62,11 @@ class Thunk {
     std::vector<int64_t> writes;
   };
   virtual std::optional<BufferUses> buffer_uses() const { return std::nullopt; }
+  // Pairs (operand value, output value) that the thunk computes correctly
+  // also when the two share memory (it then skips copying the operand and
+  // writes only what changes). ShareInPlaceOperands (in_place.h) lets them
+  // share when the operand is dead after the thunk.
+  virtual std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const { return {}; }
 
  private:
   std::string name_;

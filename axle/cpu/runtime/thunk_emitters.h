@@ -37,6 +37,9 @@ absl::Status EmitRngBitGeneratorThunk(const HloInstruction& instruction, Program
 absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
                                            ProgramBuilder& builder);
+// dynamic-update-slice, in place where it may be (dynamic_update_slice_thunk.cc).
+absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
+                                         ProgramBuilder& builder);
 
 // topk of the element types TopKThunkSupports (topk_thunk.cc); the others
 // are decomposed into a sort first (topk_decomposer.h).
