@@ -55,6 +55,8 @@ bool IsPlumbing(HloOpcode opcode) {
     case HloOpcode::kFusion:
     case HloOpcode::kAfterAll:
     case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
       return true;
     default:
       return false;
@@ -110,6 +112,8 @@ absl::Status CheckLayouts(const HloModule& module) {
         case HloOpcode::kConditional:
         case HloOpcode::kCall:
         case HloOpcode::kAddDependency:
+        case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kDomain:
           continue;
         default:
           break;
@@ -137,6 +141,9 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
 // Whether a loop fusion can compute `instruction`'s result: arrays, and the
 // tuples of a variadic reduce / reduce-window.
 bool LoopFusible(const HloInstruction& instruction) {
+  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode())) {
+    return false;  // a start and its done stay a pair
+  }
   return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
          instruction.opcode() == HloOpcode::kReduceWindow;
 }
@@ -201,6 +208,10 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   for (const HloComputation* computation : ControlFlowComputations(*module)) {
     for (const HloInstruction* instruction : computation->instructions()) {
       if (NeedsLoopFusion(*instruction)) {
+        if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
+            HloOpcodeIsAsyncDone(instruction->opcode())) {
+          return Unsupported(*instruction, "asynchronous ops are not supported yet");
+        }
         return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
       }
     }

@@ -54,6 +54,10 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitRngThunk;
     case HloOpcode::kRngGetAndUpdateState:
       return EmitRngGetAndUpdateStateThunk;
+    case HloOpcode::kFft:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kTriangularSolve:
+      return EmitInterpreterKernelThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -150,6 +154,8 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         break;
       case HloOpcode::kBitcast:
       case HloOpcode::kAddDependency:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kDomain:
         Forward(instruction->operand(0), {}, instruction, {});
         break;
       case HloOpcode::kAfterAll:  // a token: no buffer

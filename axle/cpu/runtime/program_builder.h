@@ -2,8 +2,8 @@
 //
 // After PrepareModule (cpu_compiler.cc) the entry computation, and every
 // computation control flow runs, holds only plumbing (parameter, constant,
-// tuple, get-tuple-element, bitcast; the token ops after-all and
-// add-dependency), loop fusions and the ops that have a thunk emitter
+// tuple, get-tuple-element, bitcast, opt-barrier, domain; the token ops
+// after-all and add-dependency), loop fusions and the ops that have a thunk emitter
 // (below). ProgramBuilder walks the entry in post order and turns it into a
 // CpuProgram: one value slot per array leaf (parameters, constants,
 // temporaries), one thunk per op.

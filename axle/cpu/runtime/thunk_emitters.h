@@ -38,6 +38,11 @@ absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& bui
 absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
                                            ProgramBuilder& builder);
 
+// fft, cholesky, triangular-solve: the interpreter's kernels on the
+// executable's buffers (linalg_thunk.cc).
+absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
+                                        ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_
