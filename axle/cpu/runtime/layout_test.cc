@@ -196,6 +196,44 @@ ENTRY e {
                   arguments);
 }
 
+TEST(CpuLayouts, SortGatherAndConditionalOnColumnMajorArrays) {
+  std::vector<Literal> arguments;
+  arguments.push_back(Values(F32, {4, 3}, 1, {0, 1}));
+  arguments.push_back(Values(S32, {4, 3}, 2, {0, 1}));
+  arguments.push_back(Values(PRED, {}, 1));
+  ExpectCpuAgrees(R"(
+HloModule m
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT l = pred[] compare(a, b), direction=LT
+}
+neg {
+  x = f32[4,3]{0,1} parameter(0)
+  ROOT n = f32[4,3]{0,1} negate(x)
+}
+id {
+  x = f32[4,3]{0,1} parameter(0)
+  ROOT c = f32[4,3]{0,1} copy(x)
+}
+ENTRY e {
+  x = f32[4,3]{0,1} parameter(0)
+  k = s32[4,3]{0,1} parameter(1)
+  p = pred[] parameter(2)
+  s = (f32[4,3]{0,1}, s32[4,3]{0,1}) sort(x, k), dimensions={0}, to_apply=lt
+  v = f32[4,3]{0,1} get-tuple-element(s), index=0
+  i = s32[2,1] constant({{3},{1}})
+  g = f32[2,3]{0,1} gather(v, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  c = f32[4,3]{0,1} conditional(p, x, x), true_computation=neg, false_computation=id
+  sk = s32[4,3]{0,1} get-tuple-element(s), index=1
+  ROOT t = (f32[2,3]{0,1}, f32[4,3]{0,1}, s32[4,3]{0,1}) tuple(g, c, sk)
+}
+)",
+                  arguments);
+}
+
 TEST(CpuLayouts, CustomCallOnColumnMajorArraysIsUnimplemented) {
   auto compiled = CompileOn("cpu", R"(
 HloModule m
