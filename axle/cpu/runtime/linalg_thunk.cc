@@ -38,6 +38,14 @@ absl::Status InterpreterKernelThunk::Execute(const ThunkContext& context) const 
       result = EvaluateTriangularSolve(*cast<HloTriangularSolveInstruction>(instruction_),
                                        operands[0], operands[1]);
       break;
+    case HloOpcode::kRaggedDot:
+      result = EvaluateRaggedDot(*cast<HloDotInstruction>(instruction_), operands[0], operands[1],
+                                 operands[2]);
+      break;
+    case HloOpcode::kScaledDot:
+      result = EvaluateScaledDot(*cast<HloDotInstruction>(instruction_), operands[0], operands[1],
+                                 operands[2], operands[3]);
+      break;
     default:
       return absl::InternalError(
           absl::StrCat("no interpreter kernel for ", HloOpcodeString(instruction_->opcode())));
@@ -56,6 +64,23 @@ absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
                                         ProgramBuilder& builder) {
   if (!instruction.shape().IsArray()) {
     return Unsupported(instruction, "a non-array result is not supported yet");
+  }
+  int64_t arity = 1;
+  switch (instruction.opcode()) {
+    case HloOpcode::kTriangularSolve:
+      arity = 2;
+      break;
+    case HloOpcode::kRaggedDot:
+      arity = 3;
+      break;
+    case HloOpcode::kScaledDot:
+      arity = 4;
+      break;
+    default:
+      break;
+  }
+  if (instruction.operand_count() != arity) {
+    return Unsupported(instruction, absl::StrCat("expected ", arity, " operands"));
   }
   std::vector<int64_t> operands;
   for (const HloInstruction* operand : instruction.operands()) {

@@ -1,7 +1,8 @@
-//===- linalg_thunk.h - fft, cholesky, triangular-solve on cpu -------------===//
+//===- linalg_thunk.h - fft, cholesky, triangular-solve, ragged/scaled dot -===//
 //
 // The ops that run the interpreter's own C++ kernels (axle/eval/kernels.h:
-// fft.cc, linalg.cc) on the executable's buffers, so both platforms give the
+// fft.cc, linalg.cc, dot.cc: fft, cholesky, triangular-solve, ragged-dot,
+// scaled-dot) on the executable's buffers, so both platforms give the
 // same values: the operands are copied into literals, the kernel runs, its
 // result is copied out. Plain scalar code, no LLVM: a correct fallback until
 // these ops get emitters (or oneMKL/LAPACK calls) of their own.

@@ -55,10 +55,10 @@ const std::set<std::string> kUnimplementedOnCpu = {
     "copy-start",
     "partition-id",
     "ragged-all-to-all",
-    "ragged-dot",
+
     "reduce-scatter",
     "replica-id",
-    "scaled-dot",
+
     "scan",
     "stochastic-convert",
     "topk",

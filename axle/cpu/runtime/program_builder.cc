@@ -57,6 +57,8 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kFft:
     case HloOpcode::kCholesky:
     case HloOpcode::kTriangularSolve:
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kScaledDot:
       return EmitInterpreterKernelThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {

@@ -38,8 +38,8 @@ absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& bui
 absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
                                            ProgramBuilder& builder);
 
-// fft, cholesky, triangular-solve: the interpreter's kernels on the
-// executable's buffers (linalg_thunk.cc).
+// fft, cholesky, triangular-solve, ragged-dot, scaled-dot: the
+// interpreter's kernels on the executable's buffers (linalg_thunk.cc).
 absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
                                         ProgramBuilder& builder);
 
