@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/loop_kernel_emitter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <utility>
@@ -207,7 +208,9 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputat
                        output->name(), " is ", output->shape().ToString(), ", ", outputs[0]->name(),
                        " is ", outputs[0]->shape().ToString()));
     }
-    if (!HasDescendingLayout(output->shape())) {
+    // A bitcast (from layout-normalization) reads its operand linearly, as
+    // memory holds it, so it may read or write an array in any layout.
+    if (!HasDescendingLayout(output->shape()) && output->opcode() != HloOpcode::kBitcast) {
       return absl::UnimplementedError(
           absl::StrCat("CPU codegen: output ", output->name(), " has a non-default layout"));
     }
@@ -217,7 +220,10 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputat
       return absl::UnimplementedError(
           absl::StrCat("CPU codegen: parameter ", parameter->name(), " is not an array"));
     }
-    if (!HasDescendingLayout(parameter->shape())) {
+    const bool only_bitcasts = std::all_of(
+        parameter->users().begin(), parameter->users().end(),
+        [](const HloInstruction* user) { return user->opcode() == HloOpcode::kBitcast; });
+    if (!HasDescendingLayout(parameter->shape()) && !only_bitcasts) {
       return absl::UnimplementedError(
           absl::StrCat("CPU codegen: parameter ", parameter->name(), " has a non-default layout"));
     }

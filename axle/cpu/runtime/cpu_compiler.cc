@@ -1,10 +1,12 @@
 // The CPU compiler and the `cpu` platform registration.
 //
-// Compile: reject what this version cannot run (non-default layouts, ops no
+// Compile: reject what this version cannot run (side effects, ops no
 // emitter knows: each an Unimplemented naming the op), rewrite the
 // collectives of a one-device run into plumbing
 // (single_device_collectives.h) and narrow-float topk into a sort
-// (topk_decomposer.h), fuse dot epilogues
+// (topk_decomposer.h), compute on descending layouts only
+// (`layout-normalization`), expand batch norms into reduces and elementwise
+// ops (`batchnorm-expander`), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
 // fusion (in the entry and in every while body / condition and branch),
@@ -70,15 +72,6 @@ absl::Status CheckSupported(const HloModule& module) {
   const std::vector<HloComputation*> control_flow = ControlFlowComputations(module);
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
-      bool layouts_ok = true;
-      ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
-        if (shape.IsArray() && !ShapeUtil::HasDescendingLayout(shape)) layouts_ok = false;
-      });
-      if (!layouts_ok) {
-        return Unsupported(*instruction, absl::StrCat("the non-default layout of ",
-                                                      instruction->shape().ToString(true),
-                                                      " is not supported yet"));
-      }
       switch (instruction->opcode()) {
         case HloOpcode::kCustomCall:
         case HloOpcode::kAfterAll:
@@ -107,6 +100,43 @@ absl::Status CheckSupported(const HloModule& module) {
   return absl::OkStatus();
 }
 
+// After `layout-normalization`, only ops that pass buffers on (parameters,
+// tuples, bitcasts, control flow) may hold arrays in other layouts than the
+// descending one; in a loop fusion such an array is only read or written
+// through a bitcast, which the elemental emitter linearizes as memory does.
+absl::Status CheckLayouts(const HloModule& module) {
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      switch (instruction->opcode()) {
+        case HloOpcode::kParameter:
+        case HloOpcode::kTuple:
+        case HloOpcode::kGetTupleElement:
+        case HloOpcode::kBitcast:
+        case HloOpcode::kFusion:
+        case HloOpcode::kWhile:
+        case HloOpcode::kConditional:
+        case HloOpcode::kCall:
+        case HloOpcode::kAddDependency:
+        case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kDomain:
+          continue;
+        default:
+          break;
+      }
+      bool layouts_ok = true;
+      ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
+        if (shape.IsArray() && !ShapeUtil::HasDescendingLayout(shape)) layouts_ok = false;
+      });
+      if (!layouts_ok) {
+        return Unsupported(*instruction, absl::StrCat("the non-default layout of ",
+                                                      instruction->shape().ToString(true),
+                                                      " is not supported yet"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Whether `instruction` becomes a loop fusion (not plumbing, no thunk
 // emitter of its own).
 bool NeedsLoopFusion(const HloInstruction& instruction) {
@@ -116,6 +146,9 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
 // Whether a loop fusion can compute `instruction`'s result: arrays, and the
 // tuples of a variadic reduce / reduce-window.
 bool LoopFusible(const HloInstruction& instruction) {
+  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode())) {
+    return false;  // a start and its done stay a pair
+  }
   return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
          instruction.opcode() == HloOpcode::kReduceWindow;
 }
@@ -170,7 +203,8 @@ class WrapInLoopFusions : public HloPassInterface {
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
-  for (const char* name : {"call-inliner", "dot-epilogue-fusion", "fusion"}) {
+  for (const char* name : {"layout-normalization", "batchnorm-expander", "call-inliner",
+                           "dot-epilogue-fusion", "fusion"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }
@@ -178,9 +212,14 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   AXLE_RETURN_IF_ERROR(pipeline.Run(module).status());
+  AXLE_RETURN_IF_ERROR(CheckLayouts(*module));
   for (const HloComputation* computation : ControlFlowComputations(*module)) {
     for (const HloInstruction* instruction : computation->instructions()) {
       if (NeedsLoopFusion(*instruction)) {
+        if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
+            HloOpcodeIsAsyncDone(instruction->opcode())) {
+          return Unsupported(*instruction, "asynchronous ops are not supported yet");
+        }
         return Unsupported(*instruction, "ops with tuple or token results are not supported yet");
       }
     }

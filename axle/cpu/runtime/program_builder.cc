@@ -60,6 +60,12 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       return EmitTopKThunk;
     case HloOpcode::kDynamicUpdateSlice:
       return DynamicUpdateSliceRunsAsThunk(instruction) ? EmitDynamicUpdateSliceThunk : nullptr;
+    case HloOpcode::kFft:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kScaledDot:
+      return EmitInterpreterKernelThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;

@@ -46,6 +46,11 @@ absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
 bool TopKThunkSupports(PrimitiveType type);
 absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// fft, cholesky, triangular-solve, ragged-dot, scaled-dot: the
+// interpreter's kernels on the executable's buffers (linalg_thunk.cc).
+absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
+                                        ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

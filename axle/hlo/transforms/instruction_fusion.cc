@@ -18,6 +18,11 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
   if (instruction.IsElementwise()) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBitcast:
+      // Not one that changes the layout (from layout-normalization): outside
+      // a kernel it moves no data; inside, every element would pay a
+      // delinearization.
+      return ShapeUtil::HasDescendingLayout(instruction.shape()) &&
+             ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());
     case HloOpcode::kBroadcast:
     case HloOpcode::kConcatenate:
     case HloOpcode::kDynamicSlice:

@@ -332,5 +332,27 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "broadcast,add");
 }
 
+TEST(CpuInstructionFusion, LayoutChangingBitcastsStayOutside) {
+  // After layout-normalization: the bitcasts between a column-major array
+  // and its row-major view move no data, so the kernel reads the views.
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[2,3]{0,1} parameter(0)
+  v = f32[3,2] bitcast(p0)
+  n = f32[3,2] negate(v)
+  e = f32[3,2] exponential(n)
+  ROOT r = f32[2,3]{0,1} bitcast(e)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  EXPECT_EQ(root->opcode(), HloOpcode::kBitcast);
+  ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kFusion) << module->ToString();
+  EXPECT_EQ(root->operand(0)->operand(0)->opcode(), HloOpcode::kBitcast);
+}
+
 }  // namespace
 }  // namespace axle

@@ -68,7 +68,6 @@ bool Involved(const HloInstruction* instruction) {
 bool IsPassThrough(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
     case HloOpcode::kTuple:
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kBitcast:
@@ -84,17 +83,18 @@ bool IsPassThrough(HloOpcode opcode) {
   }
 }
 
-// Whether the pass can rewrite (or leave as is) `instruction`.
-bool IsSupported(const HloInstruction* instruction) {
-  if (!Involved(instruction)) return true;
-  if (IsPassThrough(instruction->opcode())) return true;
-  if (!IsUnderstoodArray(instruction->shape()) || !instruction->shape().IsArray() ||
-      !instruction->control_predecessors().empty() || !instruction->control_successors().empty()) {
-    return false;
+// An array, or a tuple of arrays, in layouts the pass understands.
+bool IsUnderstoodArrayOrFlatTuple(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.IsArray() && IsUnderstoodArray(shape);
+  for (const Shape& element : shape.tuple_shapes()) {
+    if (!element.IsArray() || !IsUnderstoodArray(element)) return false;
   }
-  for (const HloInstruction* operand : instruction->operands()) {
-    if (!IsUnderstoodArray(operand->shape()) || !operand->shape().IsArray()) return false;
-  }
+  return true;
+}
+
+// An elementwise op whose operands all have the result's dimensions.
+// Whether Normalize has a rule of its own for `instruction` (an array op).
+bool HasOwnRule(const HloInstruction* instruction) {
   switch (instruction->opcode()) {
     case HloOpcode::kBroadcast:
     case HloOpcode::kReshape:
@@ -113,13 +113,45 @@ bool IsSupported(const HloInstruction* instruction) {
     case HloOpcode::kReduce:
       return instruction->operand_count() == 2;
     default:
-      break;
+      return false;
   }
+}
+
+bool IsSameShapeElementwise(const HloInstruction* instruction) {
   if (!instruction->IsElementwise() || instruction->HasSideEffect()) return false;
   for (const HloInstruction* operand : instruction->operands()) {
     if (operand->shape().dimensions() != instruction->shape().dimensions()) return false;
   }
   return true;
+}
+
+// Ops without a rule of their own (dot, convolution, gather, sort,
+// reduce-window, variadic reduce, constants, ...) compute on row-major
+// operands into a row-major result, which is then transposed to the
+// normalized shape. Not ops whose buffers are an interface (custom calls)
+// or that have side effects.
+bool ComputesInRowMajor(const HloInstruction* instruction) {
+  if (instruction->HasSideEffect() || instruction->opcode() == HloOpcode::kCustomCall ||
+      instruction->opcode() == HloOpcode::kFusion) {
+    return false;
+  }
+  return instruction->opcode() != HloOpcode::kConstant || instruction->shape().IsArray();
+}
+
+// Whether the pass can rewrite (or leave as is) `instruction`.
+bool IsSupported(const HloInstruction* instruction) {
+  if (!Involved(instruction)) return true;
+  if (IsPassThrough(instruction->opcode())) return true;
+  if (!IsUnderstoodArrayOrFlatTuple(instruction->shape()) ||
+      !instruction->control_predecessors().empty() || !instruction->control_successors().empty()) {
+    return false;
+  }
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (!IsUnderstoodArray(operand->shape()) || !operand->shape().IsArray()) return false;
+  }
+  if (!instruction->shape().IsArray()) return ComputesInRowMajor(instruction);
+  return HasOwnRule(instruction) || IsSameShapeElementwise(instruction) ||
+         ComputesInRowMajor(instruction);
 }
 
 // q with q[j] = position of logical dimension `wanted[j]` in `order`.
@@ -129,6 +161,22 @@ std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order,
   std::vector<int64_t> q;
   for (int64_t w : wanted) q.push_back(inverse[w]);
   return q;
+}
+
+HloInstruction* MakeGetTupleElement(HloInstruction* tuple, int64_t index) {
+  auto element = std::make_unique<HloGetTupleElementInstruction>(
+      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
+      absl::Span<HloInstruction* const>{&tuple, 1});
+  element->mutable_attrs()->tuple_index = index;
+  return tuple->parent()->AddInstruction(std::move(element));
+}
+
+HloInstruction* MakeTuple(HloComputation* computation,
+                          const std::vector<HloInstruction*>& elements) {
+  std::vector<Shape> shapes;
+  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
+  return computation->AddInstruction(
+      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
 }
 
 HloInstruction* TransposeUnlessIdentity(HloInstruction* value, absl::Span<const int64_t> q) {
@@ -187,6 +235,7 @@ class Normalizer {
   }
 
   HloInstruction* Normalize(HloInstruction* instruction);
+  HloInstruction* ComputeInRowMajor(HloInstruction* instruction);
   HloInstruction* NormalizePositional(HloInstruction* instruction,
                                       const std::vector<int64_t>& out_order);
 
@@ -199,6 +248,9 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
   const Shape& shape = instruction->shape();
   Shape normalized_shape = NormalizedShape(shape);
   std::vector<int64_t> out_order = MajorToMinor(shape);
+  if (!HasOwnRule(instruction) && !IsSameShapeElementwise(instruction)) {
+    return ComputeInRowMajor(instruction);
+  }
   switch (instruction->opcode()) {
     case HloOpcode::kCopy:
       return InOrder(instruction->mutable_operand(0), out_order);
@@ -291,6 +343,38 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
           instruction->CloneWithNewOperands(normalized_shape, operands));
     }
   }
+}
+
+// See ComputesInRowMajor. A tuple result is rebuilt from its elements,
+// each bitcast back to its original layout (so the tuple keeps its shape).
+HloInstruction* Normalizer::ComputeInRowMajor(HloInstruction* instruction) {
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* operand : instruction->operands()) {
+    std::vector<int64_t> logical(operand->shape().rank());
+    std::iota(logical.begin(), logical.end(), 0);
+    operands.push_back(InOrder(operand, logical));
+  }
+  Shape row_major = instruction->shape();
+  ShapeUtil::SetToDefaultLayout(&row_major);
+  HloInstruction* computed =
+      computation_->AddInstruction(instruction->CloneWithNewOperands(row_major, operands));
+  if (auto* constant = dyn_cast<HloConstantInstruction>(computed)) {
+    // A literal stores its elements in logical order whatever its layout.
+    constant->mutable_attrs()->literal.set_layout(row_major.layout());
+  }
+  if (row_major.IsArray()) {
+    return TransposeUnlessIdentity(computed, MajorToMinor(instruction->shape()));
+  }
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < static_cast<int64_t>(row_major.tuple_shapes().size()); ++i) {
+    const Shape& original = instruction->shape().tuple_shapes(i);
+    HloInstruction* element = MakeGetTupleElement(computed, i);
+    if (NeedsNormalization(original)) {
+      element = MakeBitcast(TransposeUnlessIdentity(element, MajorToMinor(original)), original);
+    }
+    elements.push_back(element);
+  }
+  return MakeTuple(computation_, elements);
 }
 
 // Ops whose result dimension d comes from dimension d of the same-rank

@@ -12,12 +12,17 @@
 // computation's interface keep their shapes, so the entry computation's
 // layout is unchanged.
 //
-// Rewritten: elementwise ops, broadcast, reshape, transpose, copy, iota and
-// single-input reduce. Left as they are (they move buffers, not elements):
-// parameter, constant, tuple, get-tuple-element, bitcast, while, call,
-// conditional, after-all, add-dependency, optimization-barrier. Any other op
-// that has a non-descending (or tiled, or dynamic) array in its result or
-// operands makes the pass leave the whole module unchanged.
+// Rewritten: elementwise ops, broadcast, reshape, transpose, copy, iota,
+// single-input reduce, slice, reverse, pad, concatenate and dynamic-(update-)
+// slice by rules of their own. Every other op (dot, convolution, gather,
+// sort, reduce-window, variadic reduce, array constants, ...) computes on
+// row-major operands into a row-major result (a tuple of them), transposed to
+// the normalized shape: layout assignment to the default layout, in short.
+// Left as they are (they move buffers, not elements): parameter, tuple,
+// get-tuple-element, bitcast, while, call, conditional, after-all,
+// add-dependency, optimization-barrier. A custom call, a fusion or a
+// side-effecting op on a non-descending (or tiled, or dynamic) array, or a
+// nested tuple, makes the pass leave the whole module unchanged.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_LAYOUT_NORMALIZATION_H_

@@ -172,19 +172,72 @@ ENTRY e {
 }
 )",
                     /*expect_changed=*/false);
-  // dot is not handled: nothing is rewritten, not even the negate.
-  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+  // A custom call's buffers are its interface: nothing is rewritten, not even
+  // the negate.
+  std::unique_ptr<HloModule> module = test::ParseOrDie(R"(
 HloModule m
 
 ENTRY e {
   a = f32[2,3]{0,1} parameter(0)
   n = f32[2,3]{0,1} negate(a)
-  b = f32[3,2] parameter(1)
-  ROOT d = f32[2,2]{0,1} dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT c = f32[2,3]{0,1} custom-call(n), custom_call_target="f"
 }
-)",
-                                                        /*expect_changed=*/false);
-  EXPECT_EQ(RootStructure(*module), "dot(negate(parameter), parameter)");
+)");
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(RootStructure(*module), "custom-call(negate(parameter))");
+}
+
+TEST(LayoutNormalization, OtherOpsComputeOnRowMajorOperands) {
+  // The column-major operand is transposed to row-major, the column-major
+  // result comes out of a row-major dot through a transpose.
+  std::unique_ptr<HloModule> module = Normalize(R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4]{0,1} parameter(1)
+  ROOT d = f32[2,4]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_EQ(RootStructure(*module),
+            "bitcast(transpose(dot(parameter, transpose(bitcast(parameter)))))");
+  EXPECT_EQ(module->entry_computation()->root_instruction()->shape().ToString(true),
+            "f32[2,4]{0,1}");
+}
+
+TEST(LayoutNormalization, TupleResultsAndConstants) {
+  // A variadic reduce's column-major results, and a column-major constant
+  // (whose literal holds its values in logical order).
+  std::unique_ptr<HloModule> module = Normalize(R"(
+HloModule m
+
+add2 {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  s = f32[] add(a, c)
+  t = s32[] add(b, d)
+  ROOT r = (f32[], s32[]) tuple(s, t)
+}
+
+ENTRY e {
+  x = f32[2,3,4]{0,1,2} parameter(0)
+  k = s32[2,3,4]{0,2,1} constant({{{1,2,3,4},{5,6,7,8},{9,10,11,12}},{{13,14,15,16},{17,18,19,20},{21,22,23,24}}})
+  zf = f32[] constant(0)
+  zi = s32[] constant(0)
+  ROOT r = (f32[2,4]{0,1}, s32[2,4]{0,1}) reduce(x, k, zf, zi), dimensions={1}, to_apply=add2
+}
+)");
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  EXPECT_EQ(root->shape().ToString(true), "(f32[2,4]{0,1}, s32[2,4]{0,1})");
+  // The constant becomes row-major, is normalized like any result, and goes
+  // back to row-major for the reduce (fusion makes that one loop).
+  EXPECT_EQ(test::Structure(root->operand(1)),
+            "bitcast(transpose(get-tuple-element(reduce(transpose(bitcast(parameter)), "
+            "transpose(transpose(constant)), constant, constant))))");
 }
 
 }  // namespace
