@@ -3,9 +3,11 @@
 // LLJIT built for the host (JITTargetMachineBuilder::detectHost, once per
 // process), the new pass manager's O2 pipeline with both vectorizers, and a
 // definition generator for the process's own symbols plus Axle's runtime
-// helpers. The IR compiler is a SimpleCompiler with an llvm::ObjectCache
-// that stores the objects of modules AddModule looked up in the disk cache
-// and missed (and times code generation).
+// helpers. AddModules turns every module into an object file itself
+// (optimization pipeline, then a SimpleCompiler), on worker threads that
+// each own a TargetMachine (LLVM's are not thread-safe), and hands the
+// objects to the LLJIT, which links them at the first lookup. Objects of
+// modules missing from the disk cache are stored there.
 //
 // Cache file: "AXLEOBJ1", the payload size (8 bytes, little endian), the
 // SHA-256 of the payload (32 bytes), the payload (an ELF object).
@@ -15,6 +17,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -23,11 +26,13 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/logging.h"
+#include "axle/base/status_macros.h"
 #include "axle/cpu/runtime_symbols.h"
-#include "llvm/ExecutionEngine/ObjectCache.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -193,56 +198,13 @@ bool WriteCacheFile(const std::string& path, llvm::StringRef object) {
   return !error;
 }
 
-// Stores the objects of modules registered with Expect (by module
-// identifier) in their cache files; never answers lookups (AddModule looks
-// up before optimizing, which the ObjectCache interface cannot skip).
-class DiskObjectCache : public llvm::ObjectCache {
- public:
-  void Expect(const std::string& module_id, std::string path) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    paths_[module_id] = std::move(path);
-  }
-  void notifyObjectCompiled(const llvm::Module* module, llvm::MemoryBufferRef object) override {
-    std::string path;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = paths_.find(module->getModuleIdentifier());
-      if (it == paths_.end()) return;
-      path = std::move(it->second);
-      paths_.erase(it);
-    }
-    auto start = Clock::now();
-    if (WriteCacheFile(path, object.getBuffer())) ++object_cache_writes;
-    cache_ms.fetch_add(MillisecondsSince(start));
-  }
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
-
-  std::atomic<double> cache_ms{0};
-
- private:
-  std::mutex mutex_;
-  std::map<std::string, std::string> paths_;
-};
-
-// SimpleCompiler that records how long code generation took.
-class TimedCompiler : public llvm::orc::SimpleCompiler {
- public:
-  TimedCompiler(std::unique_ptr<llvm::TargetMachine> machine, llvm::ObjectCache* cache,
-                std::atomic<double>* codegen_ms)
-      : SimpleCompiler(*machine, cache), machine_(std::move(machine)), codegen_ms_(codegen_ms) {}
-  llvm::Expected<CompileResult> operator()(llvm::Module& module) override {
-    auto start = Clock::now();
-    auto result = SimpleCompiler::operator()(module);
-    codegen_ms_->fetch_add(MillisecondsSince(start));
-    return result;
-  }
-
- private:
-  std::unique_ptr<llvm::TargetMachine> machine_;
-  std::atomic<double>* codegen_ms_;
-};
-
 }  // namespace
+
+int CompileThreads(const JitOptions& options) {
+  if (options.compile_threads > 0) return options.compile_threads;
+  const unsigned hardware = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hardware, 1u, 4u));
+}
 
 JitStats GetJitStats() {
   JitStats stats;
@@ -255,22 +217,36 @@ JitStats GetJitStats() {
 struct Jit::Impl {
   JitOptions options;
   const HostTarget* host = nullptr;
-  std::unique_ptr<llvm::TargetMachine> target_machine;  // for the optimizer
-  DiskObjectCache object_cache;
+  llvm::orc::JITTargetMachineBuilder machine_builder{llvm::Triple()};
   std::atomic<double> optimize_ms{0};
   std::atomic<double> codegen_ms{0};
+  std::atomic<double> cache_ms{0};
+  std::atomic<double> wall_ms{0};
   std::string last_cache_path;
-  std::mutex mutex;  // serializes AddModule (optimization is not reentrant here)
-  // Last, so it goes first: its compiler points at object_cache and codegen_ms.
+  std::mutex mutex;  // serializes AddModules
   std::unique_ptr<llvm::orc::LLJIT> lljit;
 
-  void Optimize(llvm::Module& module) {
+  // One module's way through AddModules.
+  struct Work {
+    llvm::Module* module = nullptr;
+    std::string before;      // IR text before optimization (cache key, hook)
+    std::string after;       // IR text after optimization (hook)
+    std::string cache_path;  // "" without cache_dir
+    std::unique_ptr<llvm::MemoryBuffer> object;
+    bool from_cache = false;
+    absl::Status status;
+  };
+
+  void SetTargetAttributes(llvm::Module& module) const {
     for (llvm::Function& function : module) {
       if (function.isDeclaration()) continue;
       function.addFnAttr("target-cpu", host->cpu_name);
       function.addFnAttr("target-features", host->cpu_features);
       if (options.prefer_512_bit_vectors) function.addFnAttr("prefer-vector-width", "512");
     }
+  }
+
+  void Optimize(llvm::Module& module, llvm::TargetMachine* target_machine) const {
     if (options.optimization_level == 0) return;
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -280,7 +256,7 @@ struct Jit::Impl {
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = options.slp_vectorization;
     tuning.LoopUnrolling = options.loop_unrolling;
-    llvm::PassBuilder builder(target_machine.get(), tuning);
+    llvm::PassBuilder builder(target_machine, tuning);
     builder.registerModuleAnalyses(mam);
     builder.registerCGSCCAnalyses(cgam);
     builder.registerFunctionAnalyses(fam);
@@ -306,6 +282,60 @@ struct Jit::Impl {
     std::array<uint8_t, 32> hash = hasher.final();
     return Hex(hash);
   }
+
+  // Optimizes and compiles work.module to work.object with
+  // `target_machine` (one per thread); stores the object in the cache.
+  void Compile(Work& work, llvm::TargetMachine& target_machine) {
+    ++modules_optimized;
+    auto optimize_start = Clock::now();
+    Optimize(*work.module, &target_machine);
+    optimize_ms.fetch_add(MillisecondsSince(optimize_start));
+    if (options.ir_after_optimization) work.after = ModuleText(*work.module);
+    auto codegen_start = Clock::now();
+    llvm::orc::SimpleCompiler compiler(target_machine);
+    auto object = compiler(*work.module);
+    codegen_ms.fetch_add(MillisecondsSince(codegen_start));
+    if (!object) {
+      work.status = absl::InternalError(absl::StrCat("JIT: ", ToString(object.takeError())));
+      return;
+    }
+    work.object = std::move(*object);
+    if (!work.cache_path.empty()) {
+      auto cache_start = Clock::now();
+      if (WriteCacheFile(work.cache_path, work.object->getBuffer())) ++object_cache_writes;
+      cache_ms.fetch_add(MillisecondsSince(cache_start));
+    }
+  }
+
+  // Compiles every work item without an object, on up to compile_threads
+  // threads (this one included).
+  void CompileAll(std::vector<Work>& works) {
+    std::vector<Work*> pending;
+    for (Work& work : works) {
+      if (work.object == nullptr) pending.push_back(&work);
+    }
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      std::unique_ptr<llvm::TargetMachine> target_machine;
+      for (size_t i = next++; i < pending.size(); i = next++) {
+        if (target_machine == nullptr) {
+          auto created = machine_builder.createTargetMachine();
+          if (!created) {
+            pending[i]->status =
+                absl::InternalError(absl::StrCat("JIT: ", ToString(created.takeError())));
+            continue;
+          }
+          target_machine = std::move(*created);
+        }
+        Compile(*pending[i], *target_machine);
+      }
+    };
+    const size_t threads = std::min<size_t>(CompileThreads(options), pending.size());
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
+    worker();
+    for (std::thread& helper : helpers) helper.join();
+  }
 };
 
 Jit::Jit(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -320,25 +350,8 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(const JitOptions& options) {
 
   llvm::orc::JITTargetMachineBuilder builder = impl->host->builder;
   builder.setCodeGenOptLevel(ToCodeGenLevel(options.optimization_level));
-  auto target_machine = builder.createTargetMachine();
-  if (!target_machine) {
-    return absl::InternalError(absl::StrCat("JIT: ", ToString(target_machine.takeError())));
-  }
-  impl->target_machine = std::move(*target_machine);
-
-  Impl* raw = impl.get();
-  auto lljit =
-      llvm::orc::LLJITBuilder()
-          .setJITTargetMachineBuilder(builder)
-          .setCompileFunctionCreator(
-              [raw](llvm::orc::JITTargetMachineBuilder machine_builder)
-                  -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                auto machine = machine_builder.createTargetMachine();
-                if (!machine) return machine.takeError();
-                return std::make_unique<TimedCompiler>(std::move(*machine), &raw->object_cache,
-                                                       &raw->codegen_ms);
-              })
-          .create();
+  impl->machine_builder = builder;
+  auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create();
   if (!lljit) return absl::InternalError(absl::StrCat("JIT: ", ToString(lljit.takeError())));
   impl->lljit = std::move(*lljit);
 
@@ -366,55 +379,78 @@ const std::string& Jit::cpu_features() const { return impl_->host->cpu_features;
 
 absl::Status Jit::AddModule(std::unique_ptr<llvm::Module> module,
                             std::unique_ptr<llvm::LLVMContext> context) {
+  std::vector<std::unique_ptr<llvm::Module>> modules;
+  std::vector<std::unique_ptr<llvm::LLVMContext>> contexts;
+  modules.push_back(std::move(module));
+  contexts.push_back(std::move(context));
+  return AddModules(std::move(modules), std::move(contexts));
+}
+
+absl::Status Jit::AddModules(std::vector<std::unique_ptr<llvm::Module>> modules,
+                             std::vector<std::unique_ptr<llvm::LLVMContext>> contexts) {
+  CHECK_EQ(modules.size(), contexts.size());
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto start = Clock::now();
-  module->setTargetTriple(impl_->host->triple);
-  module->setDataLayout(impl_->host->data_layout);
-  std::string verifier_errors;
-  llvm::raw_string_ostream verifier_os(verifier_errors);
-  if (llvm::verifyModule(*module, &verifier_os)) {
-    return absl::InternalError(
-        absl::StrCat("JIT: invalid LLVM module ", module->getName().str(), ": ", verifier_errors));
-  }
-  impl_->optimize_ms.fetch_add(MillisecondsSince(start));
+  const auto wall_start = Clock::now();
   const bool use_cache = !impl_->options.cache_dir.empty();
-  std::string before;
-  if (use_cache || impl_->options.ir_before_optimization) before = ModuleText(*module);
-  if (use_cache) {
-    auto cache_start = Clock::now();
-    std::error_code ignored;
-    std::filesystem::create_directories(impl_->options.cache_dir, ignored);
-    const std::string path =
-        absl::StrCat(impl_->options.cache_dir, "/", impl_->CacheKey(before), ".o");
-    impl_->last_cache_path = path;
-    std::unique_ptr<llvm::MemoryBuffer> object = ReadCacheFile(path);
-    if (object != nullptr) {
-      if (llvm::Error error = impl_->lljit->addObjectFile(std::move(object))) {
-        // Parsed as valid by its checksum but unusable: compile instead.
-        llvm::consumeError(std::move(error));
-      } else {
-        ++object_cache_hits;
-        impl_->object_cache.cache_ms.fetch_add(MillisecondsSince(cache_start));
-        return absl::OkStatus();
+  std::vector<Impl::Work> works(modules.size());
+  for (size_t i = 0; i < modules.size(); ++i) {
+    llvm::Module& module = *modules[i];
+    Impl::Work& work = works[i];
+    work.module = &module;
+    auto start = Clock::now();
+    module.setTargetTriple(impl_->host->triple);
+    module.setDataLayout(impl_->host->data_layout);
+    std::string verifier_errors;
+    llvm::raw_string_ostream verifier_os(verifier_errors);
+    if (llvm::verifyModule(module, &verifier_os)) {
+      return absl::InternalError(
+          absl::StrCat("JIT: invalid LLVM module ", module.getName().str(), ": ", verifier_errors));
+    }
+    impl_->optimize_ms.fetch_add(MillisecondsSince(start));
+    if (use_cache || impl_->options.ir_before_optimization) work.before = ModuleText(module);
+    if (use_cache) {
+      auto cache_start = Clock::now();
+      std::error_code ignored;
+      std::filesystem::create_directories(impl_->options.cache_dir, ignored);
+      work.cache_path =
+          absl::StrCat(impl_->options.cache_dir, "/", impl_->CacheKey(work.before), ".o");
+      impl_->last_cache_path = work.cache_path;
+      work.object = ReadCacheFile(work.cache_path);
+      work.from_cache = work.object != nullptr;
+      if (work.from_cache) ++object_cache_hits;
+      impl_->cache_ms.fetch_add(MillisecondsSince(cache_start));
+    }
+    if (work.object == nullptr) {
+      impl_->SetTargetAttributes(module);
+      if (impl_->options.ir_before_optimization) {
+        impl_->options.ir_before_optimization(module.getName().str(), work.before);
       }
     }
-    impl_->object_cache.Expect(module->getModuleIdentifier(), path);
-    impl_->object_cache.cache_ms.fetch_add(MillisecondsSince(cache_start));
   }
-  if (impl_->options.ir_before_optimization) {
-    impl_->options.ir_before_optimization(module->getName().str(), before);
+  impl_->CompileAll(works);
+  for (size_t i = 0; i < works.size(); ++i) {
+    Impl::Work& work = works[i];
+    AXLE_RETURN_IF_ERROR(work.status);
+    if (!work.after.empty()) {
+      impl_->options.ir_after_optimization(modules[i]->getName().str(), work.after);
+    }
+    llvm::Error error = impl_->lljit->addObjectFile(std::move(work.object));
+    if (error && work.from_cache) {
+      // Valid by its checksum but unusable: compile the module instead.
+      llvm::consumeError(std::move(error));
+      impl_->SetTargetAttributes(*work.module);
+      auto target_machine = impl_->machine_builder.createTargetMachine();
+      if (!target_machine) {
+        return absl::InternalError(absl::StrCat("JIT: ", ToString(target_machine.takeError())));
+      }
+      impl_->Compile(work, **target_machine);
+      AXLE_RETURN_IF_ERROR(work.status);
+      error = impl_->lljit->addObjectFile(std::move(work.object));
+    }
+    if (error) return absl::InternalError(absl::StrCat("JIT: ", ToString(std::move(error))));
   }
-  ++modules_optimized;
-  auto optimize_start = Clock::now();
-  impl_->Optimize(*module);
-  impl_->optimize_ms.fetch_add(MillisecondsSince(optimize_start));
-  if (impl_->options.ir_after_optimization) {
-    impl_->options.ir_after_optimization(module->getName().str(), ModuleText(*module));
-  }
-  llvm::orc::ThreadSafeModule tsm(std::move(module), std::move(context));
-  if (llvm::Error error = impl_->lljit->addIRModule(std::move(tsm))) {
-    return absl::InternalError(absl::StrCat("JIT: ", ToString(std::move(error))));
-  }
+  // The objects own their code; the IR is no longer needed.
+  impl_->wall_ms.fetch_add(MillisecondsSince(wall_start));
   return absl::OkStatus();
 }
 
@@ -431,7 +467,8 @@ Jit::Timings Jit::timings() const {
   Timings timings;
   timings.optimize_ms = impl_->optimize_ms.load();
   timings.codegen_ms = impl_->codegen_ms.load();
-  timings.cache_ms = impl_->object_cache.cache_ms.load();
+  timings.cache_ms = impl_->cache_ms.load();
+  timings.wall_ms = impl_->wall_ms.load();
   return timings;
 }
 

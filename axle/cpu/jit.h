@@ -7,6 +7,11 @@
 // vectorizers on, then compiled. Symbols of the process (libm, ...) resolve. Lookups are
 // thread-safe. The host is detected once per process.
 //
+// AddModules compiles several modules (each in its own LLVMContext) on up
+// to JitOptions::compile_threads threads, one module per thread at a time:
+// a program split into N modules compiles in about 1/N of the wall time when
+// the cores are free (the CPU time stays the same).
+//
 // Object cache: with JitOptions::cache_dir set, AddModule first looks for
 // the module's object code in that directory, keyed by a hash of the module's
 // IR before optimization, the target (triple, CPU, features), the options
@@ -27,6 +32,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -64,7 +70,14 @@ struct JitOptions {
   IrHook ir_after_optimization;
   // The object cache directory (created when missing); empty: no disk cache.
   std::string cache_dir;
+  // Threads AddModules optimizes and compiles modules on (the calling one
+  // included); 0: the host's hardware threads, at most 4. Does not change
+  // the code (and is not part of the object cache key).
+  int compile_threads = 0;
 };
+
+// compile_threads with 0 resolved.
+int CompileThreads(const JitOptions& options);
 
 // Process-wide counters (for tests and timing reports).
 struct JitStats {
@@ -92,6 +105,12 @@ class Jit {
   // keeps both.
   absl::Status AddModule(std::unique_ptr<llvm::Module> module,
                          std::unique_ptr<llvm::LLVMContext> context);
+  // The same for modules[i] in contexts[i] (one context per module, none
+  // shared), compiled concurrently (compile_threads). Symbols may refer
+  // across the modules. The IR hooks are called on the calling thread, in
+  // module order.
+  absl::Status AddModules(std::vector<std::unique_ptr<llvm::Module>> modules,
+                          std::vector<std::unique_ptr<llvm::LLVMContext>> contexts);
 
   // The address of a function or global defined by an added module. The
   // first lookup in a module generates its machine code.
@@ -99,9 +118,12 @@ class Jit {
 
   // Where this Jit's time went so far, in milliseconds.
   struct Timings {
+    // Summed over modules (so over threads: more than the wall time when
+    // modules compiled concurrently).
     double optimize_ms = 0;  // verification + the optimization pipeline
     double codegen_ms = 0;   // instruction selection .. object file
     double cache_ms = 0;     // hashing the IR, reading and writing cache files
+    double wall_ms = 0;      // AddModule(s) from start to end, wall clock
   };
   Timings timings() const;
   // The cache file AddModule looked up or wrote last ("" without cache_dir).

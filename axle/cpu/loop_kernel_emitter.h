@@ -23,9 +23,13 @@
 // compilation fail with an Unimplemented error naming the op.
 //
 // A program with many fusions compiles them together: LoopKernelModule
-// emits every kernel into one LLVM module, then optimizes and compiles it
-// once with one Jit (LLVM's per-module costs are paid once, and the disk
-// object cache stores one file per program). CompileLoopKernel is the
+// emits the kernels into a few LLVM modules (one per compile thread, see
+// JitOptions::compile_threads; a new module only once the others hold
+// enough code, so a small program is one module and pays LLVM's per-module
+// costs once) and compiles them concurrently with one Jit; the disk object
+// cache stores one file per module. Kernels whose fused computations are
+// structurally identical (the same instructions, shapes, attributes and
+// operand wiring, names aside) share one function. CompileLoopKernel is the
 // one-kernel case.
 //
 // This header is LLVM-free.
@@ -109,6 +113,11 @@ class LoopKernelModule {
   absl::Status Compile();
 
   int64_t num_kernels() const;
+  // Functions emitted: num_kernels less the kernels that reuse the function
+  // of an identical earlier one.
+  int64_t num_functions() const;
+  // LLVM modules the functions were emitted into (0 with a precompiled Jit).
+  int64_t num_llvm_modules() const;
   // After Compile: the Jit holding the kernels (null when there were none).
   std::shared_ptr<const Jit> jit() const;
   // Milliseconds spent emitting IR in AddKernel.
