@@ -104,13 +104,15 @@ TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
   absl::Status status = RunOn("cpu", R"(
 HloModule m
 ENTRY e {
-  a = f32[4,4] parameter(0)
-  ROOT r = f32[4,4] cholesky(a), lower=true
+  p = f32[8] parameter(0)
+  q = u32[8] parameter(1)
+  ROOT r = s8[8] stochastic-convert(p, q)
 })",
-                              {Iota(ShapeUtil::MakeShape(F32, {4, 4}), 1, 0)})
+                              {Iota(ShapeUtil::MakeShape(F32, {8}), 1, 0),
+                               Literal(ShapeUtil::MakeShape(U32, {8}))})
                             .status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("cholesky"));
+  EXPECT_THAT(status.message(), HasSubstr("stochastic-convert"));
 }
 
 TEST(CpuPlatformTest, OneExecutableFromEightThreads) {

@@ -37,31 +37,11 @@ const std::set<std::string> kNotRunByInterpreter = {"send",      "send-done", "r
 
 // Still Unimplemented on cpu (the message names the op).
 const std::set<std::string> kUnimplementedOnCpu = {
-    "all-gather",
-    "all-gather-done",
-    "all-gather-start",
-    "all-reduce",
-    "all-reduce-done",
-    "all-reduce-start",
-    "all-to-all",
-    "async-done",
-    "async-start",
-    "async-update",
-    "collective-broadcast",
-    "collective-permute",
-    "collective-permute-done",
-    "collective-permute-start",
     "copy-done",
     "copy-start",
-    "partition-id",
     "ragged-all-to-all",
-
-    "reduce-scatter",
-    "replica-id",
-
     "scan",
     "stochastic-convert",
-    "topk",
 };
 
 constexpr const char* kComputations = R"(
