@@ -30,8 +30,11 @@ test: build
 bench: setup
 	@bash bench/run.sh
 
+# The whole suite under ASan + UBSan (docs/CONTRIBUTING.md). UBSan reports
+# carry a stack; a caller's UBSAN_OPTIONS wins.
 asan:
-	@$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DAXLE_SANITIZE=ON"
+	@UBSAN_OPTIONS="$${UBSAN_OPTIONS:-print_stacktrace=1}" \
+	  $(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DAXLE_SANITIZE=ON"
 
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null

@@ -499,12 +499,18 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
   }
   // Different widths: the elements' bits form one little-endian bit stream.
   bool packed_in = in_bits % 8 == 0, packed_out = out_bits % 8 == 0;
+  auto* dst = static_cast<uint8_t*>(result.untyped_data());
+  // A pred holds 0 or 1: any nonzero byte is true.
+  auto normalize_pred = [&] {
+    if (out_type != PRED) return;
+    for (int64_t e = 0; e < result.element_count(); ++e) dst[e] = dst[e] != 0;
+  };
   if (packed_in && packed_out) {
     std::memcpy(result.untyped_data(), operand.untyped_data(), operand.size_bytes());
+    normalize_pred();
     return result;
   }
   const auto* src = static_cast<const uint8_t*>(operand.untyped_data());
-  auto* dst = static_cast<uint8_t*>(result.untyped_data());
   int in_bytes = primitive_util::ByteWidth(in_type), out_bytes = primitive_util::ByteWidth(out_type);
   bool sign_extend = primitive_util::IsSignedIntegralType(out_type);
   auto read_bit = [&](int64_t bit) {
@@ -517,6 +523,7 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
     if (out_bits < 8 && sign_extend && (value >> (out_bits - 1)) & 1) value |= ~uint64_t{0} << out_bits;
     std::memcpy(dst + e * out_bytes, &value, out_bytes);  // little-endian host
   }
+  normalize_pred();
   return result;
 }
 

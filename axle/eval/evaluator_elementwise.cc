@@ -828,6 +828,8 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
       const auto* x = static_cast<const uint8_t*>(a.data);
       for (int64_t i = 0; i < n; ++i) {
         std::memcpy(y + i * width, x + (a.broadcast ? 0 : i) * width, width);
+        // A pred holds 0 or 1: any nonzero byte is true.
+        if (out_type == PRED) y[i] = y[i] != 0;
         if (bits < 8) {
           uint8_t v = y[i] & ((1u << bits) - 1);
           if (sign_extend && (v >> (bits - 1)) & 1) v |= static_cast<uint8_t>(0xff << bits);

@@ -8,7 +8,9 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -406,6 +408,27 @@ ENTRY e {
 })",
                    {&bytes}),
             LiteralUtil::CreateR0<float>(1.0f));
+}
+
+// A pred holds 0 or 1: bitcast-convert into pred makes any nonzero byte true
+// (UBSan caught the raw byte 8 of XLA's bitcast_convert_test in a bool).
+TEST(HloEvaluatorTest, BitcastConvertToPredIsNonzero) {
+  Literal a = LiteralUtil::CreateR1<int8_t>({0, 1, 8, -1});
+  Literal b = LiteralUtil::CreateR1<int16_t>({0x0200, 0});
+  Literal result = EvalOk(R"(
+HloModule m
+ENTRY e {
+  a = s8[4] parameter(0)
+  b = s16[2] parameter(1)
+  p = pred[4] bitcast-convert(a)
+  q = pred[2,2] bitcast-convert(b)
+  ROOT t = (pred[4], pred[2,2]) tuple(p, q)
+})",
+                          {&a, &b});
+  const auto* p = static_cast<const uint8_t*>(result.tuple_element(0).untyped_data());
+  EXPECT_EQ(std::vector<uint8_t>(p, p + 4), (std::vector<uint8_t>{0, 1, 1, 1}));
+  const auto* q = static_cast<const uint8_t*>(result.tuple_element(1).untyped_data());
+  EXPECT_EQ(std::vector<uint8_t>(q, q + 4), (std::vector<uint8_t>{0, 1, 0, 0}));
 }
 
 TEST(HloEvaluatorTest, ComplexOps) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "axle/base/logging.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -95,7 +96,10 @@ HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction
 
 std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation) {
   std::vector<int64_t> inverse(permutation.size());
-  for (size_t i = 0; i < permutation.size(); ++i) inverse[permutation[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    CHECK(permutation[i] >= 0 && permutation[i] < static_cast<int64_t>(permutation.size()));
+    inverse[permutation[i]] = static_cast<int64_t>(i);
+  }
   return inverse;
 }
 

@@ -19,6 +19,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -154,12 +155,17 @@ bool IsSupported(const HloInstruction* instruction) {
          ComputesInRowMajor(instruction);
 }
 
-// q with q[j] = position of logical dimension `wanted[j]` in `order`.
+// q with q[j] = position of logical dimension `wanted[j]` in `order`. `order`
+// need not be a permutation of 0..n-1: a reduce's kept dimensions are a
+// subset of its operand's.
 std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order,
                                  absl::Span<const int64_t> wanted) {
-  std::vector<int64_t> inverse = InversePermutation(order);
   std::vector<int64_t> q;
-  for (int64_t w : wanted) q.push_back(inverse[w]);
+  for (int64_t w : wanted) {
+    auto it = std::find(order.begin(), order.end(), w);
+    CHECK(it != order.end());
+    q.push_back(it - order.begin());
+  }
   return q;
 }
 
