@@ -39,35 +39,6 @@ constexpr const char* kCleanupPasses[] = {"constant-folding",
                                           "while-loop-invariant-code-motion",
                                           "dce"};
 
-// Output elements summed over instructions (dot and convolution times their
-// reduction length): a rough bound on one interpreter run. Kept small so that
-// nine runs per module fit the test's few seconds.
-double EstimateCost(const HloModule& module) {
-  double cost = 0;
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      double elements = 0;
-      ShapeUtil::ForEachLeafShape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
-        if (shape.IsArray()) elements += static_cast<double>(shape.num_elements());
-      });
-      double per_element = 1;
-      if (const auto* dot = dyn_cast<HloDotInstruction>(instruction)) {
-        for (int64_t d : dot->dot_dimension_numbers().lhs_contracting_dimensions()) {
-          per_element *= static_cast<double>(instruction->operand(0)->shape().dimensions(d));
-        }
-      } else if (isa<HloConvolutionInstruction>(instruction)) {
-        const Shape& kernel = instruction->operand(1)->shape();
-        per_element = static_cast<double>(ShapeUtil::ElementsIn(kernel));
-      }
-      for (const HloInstruction* operand : instruction->operands()) {
-        if (operand->shape().IsArray())
-          elements += static_cast<double>(operand->shape().num_elements());
-      }
-      cost += elements * per_element;
-    }
-  }
-  return cost;
-}
 constexpr double kMaxCost = 1e7;
 
 bool DrawsRandomNumbers(const HloModule& module) {
@@ -110,7 +81,7 @@ TEST(CleanupConformance, EveryPassKeepsTheValuesOfTheExecCorpus) {
     absl::StatusOr<std::unique_ptr<HloModule>> original =
         ParseAndReturnUnverifiedModule(testing::ReadWholeFile(entry.path), entry.file);
     if (!original.ok() || !VerifyHloModule(**original).ok() ||
-        EstimateCost(**original) > kMaxCost) {
+        testing::EstimateCost(**original) > kMaxCost) {
       ++skipped;
       continue;
     }

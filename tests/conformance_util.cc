@@ -65,8 +65,13 @@ double EstimateCost(const HloModule& module) {
         const Shape& kernel = instruction->operand(1)->shape();
         per_element = static_cast<double>(kernel.dimensions(dnums.kernel_input_feature_dimension()));
         for (int64_t d : dnums.kernel_spatial_dimensions()) per_element *= kernel.dimensions(d);
-      } else if (instruction->opcode() == HloOpcode::kReduce ||
-                 instruction->opcode() == HloOpcode::kReduceWindow) {
+      } else if (const auto* windowed = dyn_cast<HloWindowInstruction>(instruction)) {
+        // Every output (or, for select-and-scatter, source) element folds a
+        // whole window.
+        for (const WindowDimension& d : windowed->window().dimensions()) {
+          per_element *= static_cast<double>(d.size());
+        }
+      } else if (instruction->opcode() == HloOpcode::kReduce) {
         elements = 0;
         for (const HloInstruction* operand : instruction->operands()) {
           if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
@@ -77,6 +82,5 @@ double EstimateCost(const HloModule& module) {
   }
   return cost;
 }
-
 
 }  // namespace axle::testing

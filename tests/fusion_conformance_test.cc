@@ -26,36 +26,6 @@
 namespace axle {
 namespace {
 
-// Output elements of every instruction, times the reduction length for dot
-// and convolution: a rough count of the interpreter's work.
-double EstimateCost(const HloModule& module) {
-  double cost = 0;
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      double elements = 0;
-      ShapeUtil::ForEachLeafShape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
-        if (shape.IsArray()) elements += static_cast<double>(shape.num_elements());
-      });
-      double per_element = 1;
-      if (const auto* dot = dyn_cast<HloDotInstruction>(instruction)) {
-        for (int64_t d : dot->dot_dimension_numbers().lhs_contracting_dimensions()) {
-          per_element *= static_cast<double>(instruction->operand(0)->shape().dimensions(d));
-        }
-      } else if (instruction->opcode() == HloOpcode::kConvolution) {
-        per_element = static_cast<double>(instruction->operand(1)->shape().num_elements());
-      } else if (instruction->opcode() == HloOpcode::kReduce ||
-                 instruction->opcode() == HloOpcode::kReduceWindow) {
-        for (const HloInstruction* operand : instruction->operands()) {
-          if (operand->shape().IsArray())
-            elements += static_cast<double>(operand->shape().num_elements());
-        }
-      }
-      cost += elements * per_element;
-    }
-  }
-  return cost;
-}
-
 constexpr double kMaxCost = 2e7;
 
 bool HasRng(const HloModule& module) {
@@ -111,7 +81,7 @@ TEST(FusionConformance, FusedExecModulesVerifyAndMatchTheInterpreter) {
     for (const HloComputation* computation : fused->computations()) {
       if (computation->IsFusionComputation()) ++fusions;
     }
-    if (HasRng(**module) || EstimateCost(**module) > kMaxCost) {
+    if (HasRng(**module) || testing::EstimateCost(**module) > kMaxCost) {
       ++verified_only;
       continue;
     }

@@ -31,34 +31,6 @@
 namespace axle {
 namespace {
 
-// Scalar operations of one run, roughly: result elements, times the
-// reduction length for dot and convolution, input elements for reductions.
-double EstimateCost(const HloModule& module) {
-  double cost = 0;
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      double elements = 0;
-      ShapeUtil::ForEachLeafShape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
-        if (shape.IsArray()) elements += static_cast<double>(shape.num_elements());
-      });
-      if (const auto* dot = dyn_cast<HloDotInstruction>(instruction)) {
-        for (int64_t d : dot->dot_dimension_numbers().lhs_contracting_dimensions()) {
-          elements *= static_cast<double>(instruction->operand(0)->shape().dimensions(d));
-        }
-      } else if (instruction->opcode() == HloOpcode::kConvolution) {
-        elements *= static_cast<double>(instruction->operand(1)->shape().num_elements());
-      } else if (instruction->opcode() == HloOpcode::kReduce ||
-                 instruction->opcode() == HloOpcode::kReduceWindow) {
-        if (instruction->operand(0)->shape().IsArray()) {
-          elements += static_cast<double>(instruction->operand(0)->shape().num_elements());
-        }
-      }
-      cost += elements;
-    }
-  }
-  return cost;
-}
-
 // Each module runs up to three times; larger ones are only verified.
 constexpr double kMaxCost = 3e7;
 
@@ -95,7 +67,7 @@ TEST(SimplificationConformance, CorpusModulesVerifyAndKeepTheirValues) {
     if (!original.ok() || !VerifyHloModule(**original).ok())
       continue;  // the parse and exec tests report it
     ++modules;
-    bool can_run = !entry.custom_call && !entry.collectives && EstimateCost(**original) <= kMaxCost;
+    bool can_run = !entry.custom_call && !entry.collectives && testing::EstimateCost(**original) <= kMaxCost;
     std::optional<Literal> expected;
     for (const Pipeline& pipeline : pipelines) {
       // Parsed again rather than cloned: HloModule::Clone needs callees
