@@ -820,7 +820,10 @@ absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
   const PrimitiveType to = hlo.shape().element_type();
   const bool same_width = pu::BitWidth(from) == pu::BitWidth(to);
   auto packed = [](PrimitiveType t) { return !pu::IsSubByteType(t); };
-  if (pu::IsComplexType(from) || pu::IsComplexType(to) || from == PRED || to == PRED ||
+  // pred takes a byte: bitcasts to or from other 8-bit types only (as in
+  // the interpreter, a nonzero byte is true).
+  if (pu::IsComplexType(from) || pu::IsComplexType(to) ||
+      ((from == PRED || to == PRED) && !same_width) ||
       (!same_width && (!packed(from) || !packed(to)))) {
     return absl::UnimplementedError(absl::StrCat(
         "CPU codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
@@ -840,6 +843,7 @@ llvm::Value* ElementalIrEmitter::FromBits(llvm::Value* bits, PrimitiveType type)
       bits, b_.getIntNTy(pu::IsSubByteType(type) ? pu::BitWidth(type) : pu::ByteWidth(type) * 8));
   if (IsNarrowFloat(type)) return NarrowFloatToF32(bits, type);
   if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(bits, ValueType(type));
+  if (type == PRED) return b_.CreateICmpNE(bits, llvm::ConstantInt::get(bits->getType(), 0));
   return b_.CreateTrunc(bits, ValueType(type));
 }
 

@@ -384,6 +384,22 @@ ENTRY e {
 })");
 }
 
+TEST(CpuBitcastConvertTest, BytesToPredAreNonzeroAndBack) {
+  // Every byte 0..255 (s8 and u8): a nonzero byte is true, as in the
+  // interpreter; pred back to u8 gives 0 or 1.
+  ExpectExact(R"(
+HloModule m
+ENTRY e {
+  i = s32[256] iota(), iota_dimension=0
+  a = s8[256] convert(i)
+  b = u8[256] convert(i)
+  pa = pred[256] bitcast-convert(a)
+  pb = pred[256] bitcast-convert(b)
+  back = u8[256] bitcast-convert(pa)
+  ROOT t = (pred[256], pred[256], u8[256]) tuple(pa, pb, back)
+})");
+}
+
 TEST(CpuDynamicShapeOpsTest, SetDimensionSizeAndDynamicReshapeKeepTheStaticData) {
   ExpectExact(R"(
 HloModule m
