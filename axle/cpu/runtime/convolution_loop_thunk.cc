@@ -177,21 +177,7 @@ class LoopConvolutionThunk : public Thunk {
       return static_cast<uint64_t>(x);
     } else if constexpr (std::is_same_v<T, double>) {
       double x = sum * (scale != nullptr ? *scale : 1.0) + (bias != nullptr ? *bias : 0.0);
-      switch (plan_.activation) {
-        case Activation::kRelu:
-          return std::isnan(x) ? x : std::max(x, 0.0);
-        case Activation::kClamp:
-          return std::isnan(x) ? x : std::min(std::max(x, plan_.low), plan_.high);
-        case Activation::kLogistic:
-          return 1.0 / (1.0 + std::exp(-x));
-        case Activation::kTanh:
-          return std::tanh(x);
-        case Activation::kExp:
-          return std::exp(x);
-        case Activation::kNone:
-          return x;
-      }
-      return x;
+      return ApplyActivation(plan_.activation, x, plan_.low, plan_.high);
     } else {
       T x = sum * (scale != nullptr ? *scale : T(1)) + (bias != nullptr ? *bias : T(0));
       switch (plan_.activation) {

@@ -16,12 +16,13 @@
 
 #include "absl/status/statusor.h"
 #include "axle/core/literal.h"
+#include "axle/cpu/runtime/epilogue_activation.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
 namespace axle::cpu::conv {
 
-enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
+using ::axle::cpu::Activation;
 
 // Where an array's elements come from: thunk operand `operand` or
 // `literal`, both dense arrays of `buffer_shape`; element (i0, i1, ...) of

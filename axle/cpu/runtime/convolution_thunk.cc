@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "oneapi/dnnl/dnnl.hpp"
 
 namespace axle::cpu {
 namespace {
@@ -236,26 +236,8 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     post_ops.append_binary(dnnl::algorithm::binary_mul, scale_->desc);
   }
   if (bias_ && !epilogue_after_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
-  switch (epilogue_after_ ? Activation::kNone : p.activation) {
-    case Activation::kNone:
-      break;
-    case Activation::kRelu:
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-      break;
-    case Activation::kLogistic:
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-      break;
-    case Activation::kTanh:
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
-      break;
-    case Activation::kExp:
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f);
-      break;
-    case Activation::kClamp:
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, static_cast<float>(p.low),
-                              static_cast<float>(p.high));
-      break;
-  }
+  AppendActivationPostOp(post_ops, epilogue_after_ ? Activation::kNone : p.activation, p.low,
+                         p.high);
   dnnl::primitive_attr attr;
   attr.set_post_ops(post_ops);
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

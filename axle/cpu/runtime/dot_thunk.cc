@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "oneapi/dnnl/dnnl.hpp"
 
 namespace axle::cpu {
 namespace {
@@ -144,8 +144,6 @@ void* ThreadScratchpad(int64_t bytes) {
   if (static_cast<int64_t>(storage.size()) < bytes + 64) storage.resize(bytes + 64);
   return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64);
 }
-
-enum class Activation { kNone, kRelu, kLogistic, kTanh, kExp, kClamp };
 
 struct DotPlan {
   // Source dims of lhs: batch, free (M), contracting (K); of rhs: batch,
@@ -398,21 +396,7 @@ class LoopDotThunk : public Thunk {
       }
       return x;
     } else if constexpr (std::is_same_v<T, double>) {
-      switch (plan_.activation) {
-        case Activation::kRelu:
-          return std::isnan(x) ? x : std::max(x, 0.0);
-        case Activation::kClamp:
-          return std::isnan(x) ? x : std::min(std::max(x, plan_.low), plan_.high);
-        case Activation::kLogistic:
-          return 1.0 / (1.0 + std::exp(-x));
-        case Activation::kTanh:
-          return std::tanh(x);
-        case Activation::kExp:
-          return std::exp(x);
-        case Activation::kNone:
-          return x;
-      }
-      return x;
+      return ApplyActivation(plan_.activation, x, plan_.low, plan_.high);
     } else {
       switch (plan_.activation) {
         case Activation::kLogistic:
@@ -551,26 +535,8 @@ class DnnlDotThunk : public Thunk {
       }
       if (!rounded_epilogue_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
     }
-    switch (rounded_epilogue_ ? Activation::kNone : plan.activation) {
-      case Activation::kNone:
-        break;
-      case Activation::kRelu:
-        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-        break;
-      case Activation::kLogistic:
-        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-        break;
-      case Activation::kTanh:
-        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
-        break;
-      case Activation::kExp:
-        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_exp, 0.f, 0.f);
-        break;
-      case Activation::kClamp:
-        post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, static_cast<float>(plan.low),
-                                static_cast<float>(plan.high));
-        break;
-    }
+    AppendActivationPostOp(post_ops, rounded_epilogue_ ? Activation::kNone : plan.activation,
+                           plan.low, plan.high);
     dnnl::primitive_attr attr;
     attr.set_post_ops(post_ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
