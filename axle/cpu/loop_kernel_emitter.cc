@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
@@ -83,10 +84,23 @@ class LoopKernelEmitter {
     BuildGenerators(buffers);
     const Shape& shape = outputs[0]->shape();
     std::vector<int64_t> dims = shape.dimensions();
+    // Row values (row_index_analysis.h) by the loop depth they are computed
+    // at: once per iteration of the loops outside that depth.
+    std::vector<std::vector<const HloInstruction*>> row_values(dims.size() + 1);
+    RowIndexAnalysis rows(computation_);
+    for (const HloInstruction* instruction : computation_.MakeInstructionPostOrder()) {
+      if (!rows.IsHoistableRowValue(instruction)) continue;
+      const size_t depth = static_cast<size_t>(instruction->shape().rank());
+      if (depth <= dims.size()) row_values[depth].push_back(instruction);
+    }
     IrIndex index(dims.size());
     std::function<absl::Status(size_t)> emit_dimension = [&](size_t d) -> absl::Status {
+      // Computed here, each row value is in the cache for every read below.
+      for (const HloInstruction* value : row_values[d]) {
+        IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
+        AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
+      }
       if (d == dims.size()) {
-        cache_.clear();
         llvm::Value* linear = elemental_.Linearize(index, dims);
         for (size_t o = 0; o < outputs.size(); ++o) {
           AXLE_ASSIGN_OR_RETURN(llvm::Value * value, generators_.at(outputs[o])(index));

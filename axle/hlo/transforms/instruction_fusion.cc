@@ -1,10 +1,13 @@
 // Loop and reduction fusion for the CPU (see instruction_fusion.h).
 #include "axle/hlo/transforms/instruction_fusion.h"
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
+#include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 
@@ -56,15 +59,98 @@ bool HasPlainBody(const HloFusionInstruction& fusion) {
   return true;
 }
 
+// A row reduction (a reduce of an input's trailing dimensions, or a kInput
+// fusion whose root is one): it fuses into a consumer that reads it through
+// row broadcasts, where the kernel computes it once per row.
+bool IsRowReductionProducer(const HloInstruction& producer) {
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
+    return fusion->fusion_kind() == FusionKind::kInput && HasPlainBody(*fusion) &&
+           IsRowReduce(*fusion->fused_instructions_computation()->root_instruction());
+  }
+  return IsRowReduce(producer) && !producer.HasSideEffect();
+}
+
 bool IsFusibleProducer(const HloInstruction& producer) {
   if (!producer.control_predecessors().empty() || !producer.control_successors().empty()) {
     return false;
   }
+  if (IsRowReductionProducer(producer)) return true;
   if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
     return fusion->fusion_kind() == FusionKind::kLoop && fusion->shape().IsArray() &&
            HasPlainBody(*fusion);
   }
   return IsLoopFusibleOp(producer);
+}
+
+bool ContainsReduce(const HloInstruction& instruction) {
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction)) {
+    for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
+      if (fused->opcode() == HloOpcode::kReduce) return true;
+    }
+    return false;
+  }
+  return instruction.opcode() == HloOpcode::kReduce;
+}
+
+// The loop prefix (row_index_analysis.h) `consumer`'s kernel reads
+// `producer` with, once fused.
+int64_t ProducerLoopPrefix(const HloInstruction& producer, const HloInstruction& consumer) {
+  std::optional<int64_t> prefix;
+  auto meet = [&](int64_t value) { prefix = prefix.has_value() ? std::min(*prefix, value) : value; };
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer)) {
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    RowIndexAnalysis analysis(*fused);
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) == &producer) meet(analysis.LoopPrefix(fused->parameter_instruction(i)));
+    }
+  } else {
+    const int64_t root_prefix = consumer.shape().IsArray() ? consumer.shape().rank() : 0;
+    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+      if (consumer.operand(i) == &producer) meet(OperandLoopPrefix(consumer, i, root_prefix));
+    }
+  }
+  return prefix.value_or(0);
+}
+
+// Whether fusing `producer` into `consumer` leaves every reduce inside the
+// result (other than its root) hoistable: computed once per row, never per
+// element.
+bool KeepsReducesHoistable(const HloInstruction& producer, const HloInstruction& consumer) {
+  if (!ContainsReduce(producer)) return true;
+  const int64_t prefix = ProducerLoopPrefix(producer, consumer);
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    RowIndexAnalysis analysis(*fused, prefix);
+    for (const HloInstruction* instruction : fused->instructions()) {
+      if (instruction->opcode() != HloOpcode::kReduce) continue;
+      // The producer's root is an inner value of the fusion now.
+      if (instruction == fused->root_instruction()) {
+        if (prefix < 1 || prefix != instruction->shape().rank()) return false;
+      } else if (!analysis.IsHoistableRowValue(instruction)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return prefix >= 1 && prefix == producer.shape().rank();
+}
+
+// Whether `consumer`'s kernel computes the fused `producer` once per row
+// (its value is read through row broadcasts only, at the outer loops'
+// index), so an expensive producer costs no more than in its own kernel.
+bool IsHoistedInto(const HloInstruction& producer, const HloInstruction& consumer) {
+  if (!producer.shape().IsArray() || producer.shape().rank() < 1) return false;
+  if (ProducerLoopPrefix(producer, consumer) != producer.shape().rank()) return false;
+  const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer);
+  if (fusion == nullptr) return IsRowBroadcast(consumer);
+  const HloComputation* fused = fusion->fused_instructions_computation();
+  for (int64_t i = 0; i < consumer.operand_count(); ++i) {
+    if (consumer.operand(i) != &producer) continue;
+    for (const HloInstruction* user : fused->parameter_instruction(i)->users()) {
+      if (!IsRowBroadcast(*user)) return false;
+    }
+  }
+  return true;
 }
 
 // The kind of fusion `consumer` becomes when a producer is fused into it, or
@@ -93,6 +179,7 @@ std::optional<FusionKind> ConsumerFusionKind(const HloInstruction& consumer) {
 // Whether `consumer` reads an element of `producer` more than once (through a
 // broadcast): an expensive producer fused there would be recomputed per read.
 bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction& producer) {
+  if (IsHoistedInto(producer, consumer)) return false;
   const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer);
   if (fusion == nullptr) return consumer.opcode() == HloOpcode::kBroadcast;
   const HloComputation* fused = fusion->fused_instructions_computation();
@@ -106,13 +193,21 @@ bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction
     worklist.pop_back();
     if (!seen.insert(instruction).second) continue;
     if (instruction->opcode() == HloOpcode::kBroadcast) return true;
+    // A reduce inside a loop fusion is hoisted: it reads each element of
+    // its input once per row.
+    if (instruction->opcode() == HloOpcode::kReduce) continue;
     for (const HloInstruction* user : instruction->users()) worklist.push_back(user);
   }
   return false;
 }
 
+// Whether `consumer` can take `producer` (ignoring who else reads it).
+bool CanFuseInto(const HloInstruction& producer, const HloInstruction& consumer) {
+  return ConsumerFusionKind(consumer).has_value() && KeepsReducesHoistable(producer, consumer);
+}
+
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) {
-  if (!IsFusibleProducer(producer) || !ConsumerFusionKind(consumer).has_value()) return false;
+  if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer)) return false;
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
       CpuInstructionFusion::kMaxFusedInstructions) {
@@ -120,11 +215,13 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) 
   }
   bool only_user = producer.user_count() == 1 && !producer.IsRoot();
   if (only_user) return true;
+  // A reduction is never computed twice.
+  if (ContainsReduce(producer)) return false;
   // Duplicating: only cheap producers, and only when every user can take a
   // copy (otherwise the producer's buffer is needed anyway).
   if (producer.IsRoot() || !IsCheapToDuplicate(producer)) return false;
   for (const HloInstruction* user : producer.users()) {
-    if (!ConsumerFusionKind(*user).has_value()) return false;
+    if (!CanFuseInto(producer, *user)) return false;
   }
   return true;
 }

@@ -113,8 +113,8 @@ ENTRY e {
   m = f32[16,32] multiply(p0, b)
   x = f32[16,32] exponential(m)
   z = f32[] constant(0)
-  r = f32[16] reduce(x, z), dimensions={1}, to_apply=add
-  ROOT n = f32[16] negate(r)
+  r = f32[32] reduce(x, z), dimensions={0}, to_apply=add
+  ROOT n = f32[32] negate(r)
 }
 )",
                               pass);
@@ -122,7 +122,8 @@ ENTRY e {
   std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
   ASSERT_EQ(fusions.size(), 1u) << module->ToString();
   // The reduce (with everything before it) is a kInput fusion; the negate
-  // after it stays alone (a reduce is never a fused producer).
+  // after it stays alone (a column reduction is not a fused producer; row
+  // reductions are: instruction_fusion_row_test.cc).
   auto* reduction = cast<HloFusionInstruction>(fusions[0]);
   EXPECT_EQ(reduction->fusion_kind(), FusionKind::kInput);
   EXPECT_EQ(FusedOpcodes(*reduction), "constant,broadcast,multiply,exponential,reduce");

@@ -1,0 +1,188 @@
+//===- row_fusion_test.cc - Row reductions fused into their consumers on cpu -===//
+//
+// Softmax, log-softmax, layer norm and friends compile to one loop kernel
+// whose row reductions are computed once per row (row_index_analysis.h);
+// the values agree with the interpreter on corner-case inputs (NaN, ±inf,
+// ±0, denormals), odd row lengths, rank 3 and reductions over two trailing
+// dimensions.
+//
+//===----------------------------------------------------------------------===//
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/cpu_test_util.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+constexpr char kReducers[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+)";
+
+std::vector<Literal> Arguments(const std::string& text) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  CHECK(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  const HloComputation& entry = *(*module)->entry_computation();
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    arguments.push_back(
+        cpu::testing::MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
+  }
+  return arguments;
+}
+
+void ExpectAgrees(const std::string& entry) {
+  const std::string text = std::string(kReducers) + entry;
+  SCOPED_TRACE(text);
+  // Sums are reassociated (16 partial sums): rounding differs.
+  testing::ExpectCpuAgrees(text, Arguments(text), ErrorSpec(1e-5, 1e-4));
+}
+
+std::string Softmax(int64_t rows, int64_t columns) {
+  const std::string m = absl::StrCat("f32[", rows, ",", columns, "]");
+  const std::string r = absl::StrCat("f32[", rows, "]");
+  return absl::StrCat(R"(
+ENTRY e {
+  x = )", m, R"( parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = )", r, R"( reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = )", m, R"( broadcast(rowmax), dimensions={0}
+  shifted = )", m, R"( subtract(x, rowmaxb)
+  ex = )", m, R"( exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = )", r, R"( reduce(ex, zero), dimensions={1}, to_apply=add
+  rowsumb = )", m, R"( broadcast(rowsum), dimensions={0}
+  ROOT probs = )", m, R"( divide(ex, rowsumb)
+}
+)");
+}
+
+TEST(RowFusion, Softmax) {
+  for (auto [rows, columns] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {3, 17}, {16, 16}, {37, 129}, {64, 1000}}) {
+    ExpectAgrees(Softmax(rows, columns));
+  }
+}
+
+TEST(RowFusion, LogSoftmaxAndLogSumExp) {
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[21,35] parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = f32[21] reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = f32[21,35] broadcast(rowmax), dimensions={0}
+  shifted = f32[21,35] subtract(x, rowmaxb)
+  ex = f32[21,35] exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = f32[21] reduce(ex, zero), dimensions={1}, to_apply=add
+  lse = f32[21] log(rowsum)
+  lseb = f32[21,35] broadcast(lse), dimensions={0}
+  ROOT out = f32[21,35] subtract(shifted, lseb)
+}
+)");
+  // The root is a row value itself: log(sum(exp(x - max))) + max.
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[21,35] parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = f32[21] reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = f32[21,35] broadcast(rowmax), dimensions={0}
+  shifted = f32[21,35] subtract(x, rowmaxb)
+  ex = f32[21,35] exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = f32[21] reduce(ex, zero), dimensions={1}, to_apply=add
+  lse = f32[21] log(rowsum)
+  ROOT out = f32[21] add(lse, rowmax)
+}
+)");
+}
+
+TEST(RowFusion, LayerNorm) {
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[19,67] parameter(0)
+  gamma = f32[67] parameter(1)
+  beta = f32[67] parameter(2)
+  zero = f32[] constant(0)
+  inv_n = f32[] constant(0.014925373)
+  inv_nb = f32[19] broadcast(inv_n), dimensions={}
+  sum = f32[19] reduce(x, zero), dimensions={1}, to_apply=add
+  mean = f32[19] multiply(sum, inv_nb)
+  meanb = f32[19,67] broadcast(mean), dimensions={0}
+  centered = f32[19,67] subtract(x, meanb)
+  squared = f32[19,67] multiply(centered, centered)
+  sumsq = f32[19] reduce(squared, zero), dimensions={1}, to_apply=add
+  var = f32[19] multiply(sumsq, inv_nb)
+  eps = f32[] constant(1e-05)
+  epsb = f32[19] broadcast(eps), dimensions={}
+  rstd = f32[19] rsqrt(f32[19] add(var, epsb))
+  rstdb = f32[19,67] broadcast(rstd), dimensions={0}
+  normed = f32[19,67] multiply(centered, rstdb)
+  gammab = f32[19,67] broadcast(gamma), dimensions={1}
+  betab = f32[19,67] broadcast(beta), dimensions={1}
+  ROOT out = f32[19,67] add(f32[19,67] multiply(normed, gammab), betab)
+}
+)");
+}
+
+TEST(RowFusion, RankThreeRowsAndTwoTrailingDimensions) {
+  // Rows of [3,5] in a [4,3,5] array: one value per leading index.
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[4,3,5] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[4] reduce(x, zero), dimensions={1,2}, to_apply=add
+  sb = f32[4,3,5] broadcast(s), dimensions={0}
+  ROOT d = f32[4,3,5] subtract(x, sb)
+}
+)");
+  // Rows of 5 in a [4,3,5] array: one value per (i, j).
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[4,3,5] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[4,3] reduce(x, ninf), dimensions={2}, to_apply=max
+  mb = f32[4,3,5] broadcast(m), dimensions={0,1}
+  ROOT d = f32[4,3,5] subtract(x, mb)
+}
+)");
+}
+
+TEST(RowFusion, MultiOutputAndReductionEpilogue) {
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[9,31] parameter(0)
+  zero = f32[] constant(0)
+  r = f32[9] reduce(x, zero), dimensions={1}, to_apply=add
+  ROOT n = f32[9] negate(r)
+}
+)");
+  ExpectAgrees(R"(
+ENTRY e {
+  x = f32[9,31] parameter(0)
+  y = f32[9,31] parameter(1)
+  zero = f32[] constant(0)
+  rowsum = f32[9] reduce(x, zero), dimensions={1}, to_apply=add
+  rowsumb = f32[9,31] broadcast(rowsum), dimensions={0}
+  a = f32[9,31] subtract(x, rowsumb)
+  b = f32[9,31] add(y, rowsumb)
+  ROOT t = (f32[9,31], f32[9,31], f32[9]) tuple(a, b, rowsum)
+}
+)");
+}
+
+}  // namespace
+}  // namespace axle
