@@ -93,13 +93,17 @@ class LoopKernelEmitter {
       const size_t depth = static_cast<size_t>(instruction->shape().rank());
       if (depth <= dims.size()) row_values[depth].push_back(instruction);
     }
+    PlanRowBuffers(rows, body);
     IrIndex index(dims.size());
     std::function<absl::Status(size_t)> emit_dimension = [&](size_t d) -> absl::Status {
-      // Computed here, each row value is in the cache for every read below.
+      // Computed here, each row value is in the cache for every read below;
+      // meanwhile row buffers are filled.
+      filling_row_buffers_ = true;
       for (const HloInstruction* value : row_values[d]) {
         IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
         AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
       }
+      filling_row_buffers_ = false;
       if (d == dims.size()) {
         llvm::Value* linear = elemental_.Linearize(index, dims);
         for (size_t o = 0; o < outputs.size(); ++o) {
@@ -166,6 +170,12 @@ class LoopKernelEmitter {
         for (const CacheEntry& entry : cache_[instruction]) {
           if (entry.index == index && elemental_.InScope(entry.scope)) return entry.value;
         }
+        auto row_buffer = row_buffers_.find(instruction);
+        if (row_buffer != row_buffers_.end() && !filling_row_buffers_) {
+          return elemental_.LoadElement(row_buffer->second.buffer,
+                                        RowBufferOffset(row_buffer->second, index),
+                                        instruction->shape().element_type());
+        }
         std::vector<ElementGenerator> operands;
         for (const HloInstruction* operand : instruction->operands()) {
           auto it = generators_.find(operand);
@@ -179,9 +189,58 @@ class LoopKernelEmitter {
         AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
                               elemental_.EmitElement(*instruction, operands, index));
         cache_[instruction].push_back({index, value, elemental_.scope()});
+        if (row_buffer != row_buffers_.end()) {
+          elemental_.StoreElement(value, row_buffer->second.buffer,
+                                  RowBufferOffset(row_buffer->second, index),
+                                  instruction->shape().element_type());
+        }
         return value;
       };
     }
+  }
+
+  // A row buffer holds one row (the trailing dimensions from `depth` on) of
+  // a materializable value (RowIndexAnalysis::IsRowMaterializable): the row
+  // reductions that read it store it, the rest of the kernel loads it.
+  struct RowBuffer {
+    llvm::Value* buffer;
+    size_t depth;
+    std::vector<int64_t> row_dims;
+  };
+  static constexpr int64_t kMaxRowBufferBytes = 64 << 10;
+
+  void PlanRowBuffers(const RowIndexAnalysis& rows, llvm::Function* body) {
+    llvm::IRBuilder<> entry(&body->getEntryBlock(), body->getEntryBlock().begin());
+    for (const HloInstruction* instruction : computation_.MakeInstructionPostOrder()) {
+      if (!rows.IsRowMaterializable(instruction)) continue;
+      const PrimitiveType type = instruction->shape().element_type();
+      if (primitive_util::IsComplexType(type) || type == PRED) continue;
+      // The rank of the reductions that fill it; all must agree.
+      int64_t depth = -1;
+      bool agree = true;
+      for (const HloInstruction* user : instruction->users()) {
+        if (user->opcode() != HloOpcode::kReduce || !rows.IsHoistableRowValue(user)) continue;
+        if (depth >= 0 && depth != user->shape().rank()) agree = false;
+        depth = user->shape().rank();
+      }
+      if (!agree || depth < 1) continue;
+      const std::vector<int64_t>& dims = instruction->shape().dimensions();
+      std::vector<int64_t> row_dims(dims.begin() + depth, dims.end());
+      int64_t elements = 1;
+      for (int64_t d : row_dims) elements *= d;
+      const int64_t bytes = elements * primitive_util::ByteWidth(type);
+      if (elements < 1 || bytes > kMaxRowBufferBytes) continue;
+      llvm::AllocaInst* buffer =
+          entry.CreateAlloca(elemental_.StorageType(type), entry.getInt64(elements),
+                             absl::StrCat(instruction->name(), ".row"));
+      buffer->setAlignment(llvm::Align(64));
+      row_buffers_[instruction] = {buffer, static_cast<size_t>(depth), std::move(row_dims)};
+    }
+  }
+
+  llvm::Value* RowBufferOffset(const RowBuffer& row_buffer, const IrIndex& index) {
+    IrIndex row_index(index.begin() + static_cast<std::ptrdiff_t>(row_buffer.depth), index.end());
+    return elemental_.Linearize(row_index, row_buffer.row_dims);
   }
 
   const HloComputation& computation_;
@@ -197,6 +256,9 @@ class LoopKernelEmitter {
     int64_t scope;
   };
   std::map<const HloInstruction*, std::vector<CacheEntry>> cache_;
+  std::map<const HloInstruction*, RowBuffer> row_buffers_;
+  // Whether row values are being emitted (row buffers are stored, not read).
+  bool filling_row_buffers_ = false;
 };
 
 // The outputs of a loop fusion: the root, or the elements of a root tuple.

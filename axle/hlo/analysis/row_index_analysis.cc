@@ -53,6 +53,10 @@ RowIndexAnalysis::RowIndexAnalysis(const HloComputation& computation,
                                    std::optional<int64_t> root_prefix)
     : computation_(computation) {
   const HloInstruction* root = computation.root_instruction();
+  const Shape& kernel_shape =
+      root->opcode() == HloOpcode::kTuple && root->operand_count() > 0 ? root->operand(0)->shape()
+                                                                      : root->shape();
+  kernel_rank_ = root_prefix.value_or(kernel_shape.IsArray() ? kernel_shape.rank() : 0);
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
   // Users before operands.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -96,6 +100,45 @@ bool RowIndexAnalysis::IsHoistableRowValue(const HloInstruction* instruction) co
   }
   return std::all_of(instruction->users().begin(), instruction->users().end(),
                      [](const HloInstruction* user) { return IsRowBroadcast(*user); });
+}
+
+bool RowIndexAnalysis::IsRowMaterializable(const HloInstruction* instruction) const {
+  if (!instruction->shape().IsArray() || instruction->shape().rank() != kernel_rank_ ||
+      kernel_rank_ < 2) {
+    return false;
+  }
+  switch (instruction->opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+      return false;  // as cheap to read again as to load
+    default:
+      break;
+  }
+  bool by_reduce = false;
+  bool by_kernel = instruction == computation_.root_instruction();
+  for (const HloInstruction* user : instruction->users()) {
+    if (user->opcode() == HloOpcode::kReduce && IsHoistableRowValue(user)) {
+      for (int64_t i = 0; i < user->operand_count() / 2; ++i) {
+        by_reduce |= user->operand(i) == instruction;
+      }
+      for (int64_t i = user->operand_count() / 2; i < user->operand_count(); ++i) {
+        if (user->operand(i) == instruction) return false;
+      }
+      continue;
+    }
+    if (user == computation_.root_instruction() && user->opcode() == HloOpcode::kTuple) {
+      by_kernel = true;
+      continue;
+    }
+    for (int64_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) != instruction) continue;
+      if (OperandLoopPrefix(*user, i, LoopPrefix(user)) != kernel_rank_) return false;
+      by_kernel = true;
+    }
+  }
+  return by_reduce && by_kernel;
 }
 
 bool RowIndexAnalysis::ReducesAreHoistable() const {

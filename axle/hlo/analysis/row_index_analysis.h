@@ -24,6 +24,10 @@
 // The root (each element of a root tuple) is read at the loop variables
 // themselves: its prefix is its rank.
 //
+// `IsRowMaterializable`: a value that both a hoisted row reduction and the
+// rest of the kernel read (at the full index); the kernel stores the row
+// while the reduction computes it and loads it afterwards.
+//
 // `IsHoistableRowValue`: an instruction the emitter computes once per row:
 // its prefix is its full rank (>= 1), and it is a reduce, or every user is a
 // row broadcast. The fusion pass (instruction_fusion.cc) only puts a reduce
@@ -71,8 +75,16 @@ class RowIndexAnalysis {
   // Whether every reduce other than the root is hoistable.
   bool ReducesAreHoistable() const;
 
+  // Whether `instruction` has the kernel's full rank, is an input of a
+  // hoistable row reduce, and is otherwise read (at least once) only at the
+  // kernel's full loop index: the kernel can keep the row the reduce computes
+  // in a buffer and load it there instead of computing it again (softmax's
+  // exp, read by the row sum and by the divide).
+  bool IsRowMaterializable(const HloInstruction* instruction) const;
+
  private:
   const HloComputation& computation_;
+  int64_t kernel_rank_ = 0;
   absl::flat_hash_map<const HloInstruction*, int64_t> prefix_;
 };
 

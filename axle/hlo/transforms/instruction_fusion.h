@@ -14,6 +14,15 @@
 //  - consumers: the same ops (the result is a kLoop fusion) and reduce (a
 //    kInput fusion whose root is the reduce: producers fused into its
 //    operands). Existing kLoop / kInput fusions keep growing the same way.
+//  - row reductions (a reduce of its input's trailing dimensions, or a
+//    kInput fusion whose root is one) fuse into consumers that read them
+//    at the kernel's outer loop index: through row broadcasts
+//    (dimensions={0,...,r-1}) followed by elementwise ops, or directly (a
+//    reduction epilogue). The kernel then computes the reduction once per
+//    row (row_index_analysis.h), with the row in cache: softmax and layer
+//    norm are one kernel and one pass over memory. A fusion never gets a
+//    reduce it would recompute per element, and a reduce is never
+//    duplicated into two consumers.
 //  - A producer read by several instructions is duplicated into the consumer
 //    only when it is cheap (no exp, log, tanh, divide, power, ... inside) and
 //    every one of its users can host a fusion; otherwise it stays a separate
