@@ -5,7 +5,8 @@
 // floats within a tolerance (the sum is reassociated into vector lanes),
 // integers, pred and in-order float combiners exactly; variadic reduce
 // (argmax), combiners of several ops, a reduce inside an elementwise
-// kernel. Also checks that an f32 row sum is vectorized with 16 lanes.
+// kernel. Also checks that an f32 row sum is vectorized with 16 lanes, and
+// that column reductions fold in order, vectorized across columns.
 //
 //===----------------------------------------------------------------------===//
 #include <string>
@@ -93,6 +94,30 @@ TEST(ReductionKernelTest, F32RowSumIsVectorized) {
   auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_TRUE(absl::StrContains(after, "fadd reassoc <16 x float>")) << after;
+}
+
+TEST(ReductionKernelTest, ColumnReductionsFoldInOrderAndVectorizeAcrossColumns) {
+  // The output row is the accumulator (input rows folded into it in order):
+  // exact, even for float sums, and vectorized across the columns.
+  const ErrorSpec exact(0, 0);
+  Check(ReduceModule("f32", "256,1024", "1024", "0", "add", "0"), exact);
+  Check(ReduceModule("f32", "3,4,37", "37", "0,1", "add", "0.5"), exact);
+  Check(ReduceModule("f32", "3,4,37", "3,37", "1", "maximum", "-inf"), exact);
+  Check(ReduceModule("bf16", "33,19", "19", "0", "add", "0"), exact);
+  Check(ReduceModule("f16", "2,3,4,5", "2,5", "1,2", "multiply", "1"), exact);
+  Check(ReduceModule("u8", "9,70", "70", "0", "add", "3"), exact);
+  auto module =
+      ParseAndReturnUnverifiedModule(ReduceModule("f32", "256,1024", "1024", "0", "add", "0"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "fadd <16 x float>")) << after;
+  EXPECT_FALSE(absl::StrContains(after, "reassoc")) << after;
 }
 
 TEST(ReductionKernelTest, F32RowMaxIsVectorizedAndPropagatesNaN) {

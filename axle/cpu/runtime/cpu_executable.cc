@@ -4,6 +4,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,9 +54,19 @@ class CpuExecutable::Arena {
   char* data_;
 };
 
+struct CpuExecutable::Profile {
+  explicit Profile(size_t thunks) : nanoseconds(thunks) {}
+  std::vector<std::atomic<int64_t>> nanoseconds;
+  std::atomic<int64_t> runs{0};
+};
+
 CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
                              CpuProgram program)
     : Executable(std::move(module), platform), program_(std::move(program)) {
+  if (const char* profile = std::getenv("AXLE_PROFILE");
+      profile != nullptr && *profile != '\0' && std::strcmp(profile, "0") != 0) {
+    profile_ = std::make_unique<Profile>(program_.thunks.size());
+  }
   const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
   const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
   // Live ranges over thunk indices; without every thunk's uses, all
@@ -109,7 +121,35 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
   }
 }
 
-CpuExecutable::~CpuExecutable() = default;
+CpuExecutable::~CpuExecutable() {
+  if (profile_ != nullptr && profile_->runs.load() > 0) {
+    std::fprintf(stderr, "%s", ProfileReport().c_str());
+  }
+}
+
+std::string CpuExecutable::ProfileReport() const {
+  if (profile_ == nullptr) return "";
+  const int64_t runs = profile_->runs.load();
+  std::vector<std::pair<int64_t, size_t>> order;
+  int64_t total = 0;
+  for (size_t i = 0; i < program_.thunks.size(); ++i) {
+    order.emplace_back(profile_->nanoseconds[i].load(), i);
+    total += order.back().first;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string report = absl::StrCat("AXLE_PROFILE ", module().name(), ": ", runs, " runs, ",
+                                    absl::SixDigits(runs > 0 ? total / 1e6 / runs : 0.0),
+                                    " ms per run in ", program_.thunks.size(), " thunks\n");
+  for (const auto& [nanoseconds, i] : order) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "  %10.3f ms %6.1f%%  ",
+                  runs > 0 ? nanoseconds / 1e6 / runs : 0.0,
+                  total > 0 ? 100.0 * nanoseconds / total : 0.0);
+    absl::StrAppend(&report, line, program_.thunks[i]->name(), "\n");
+  }
+  return report;
+}
 
 absl::StatusOr<std::unique_ptr<CpuExecutable::Arena>> CpuExecutable::AcquireArena() const {
   {
@@ -172,8 +212,17 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   context.thread_pool = &ThreadPool::Default();
   context.max_threads = options.intra_op_threads();
   absl::Status status = absl::OkStatus();
-  for (const std::unique_ptr<Thunk>& thunk : program_.thunks) {
-    status = thunk->Execute(context);
+  for (size_t i = 0; i < program_.thunks.size(); ++i) {
+    const Thunk* thunk = program_.thunks[i].get();
+    if (profile_ != nullptr) {
+      const auto start = std::chrono::steady_clock::now();
+      status = thunk->Execute(context);
+      profile_->nanoseconds[i] += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count();
+    } else {
+      status = thunk->Execute(context);
+    }
     if (!status.ok()) {
       status =
           absl::Status(status.code(), absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
@@ -181,6 +230,7 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
     }
   }
   if (status.ok()) {
+    if (profile_ != nullptr) ++profile_->runs;
     for (const auto& [index, value] : program_.result_leaves) {
       void* destination = const_cast<void*>(result.buffer(index).opaque());
       const void* source = address(value);

@@ -69,6 +69,13 @@ class CpuExecutable : public Executable {
   int64_t temporaries_bytes() const { return temporaries_bytes_; }
   int64_t arenas_allocated() const { return arenas_allocated_.load(); }
 
+  // With AXLE_PROFILE=1 in the environment when the executable is made, the
+  // time of each top-level thunk (a kernel, a dot, a while loop, ...) is
+  // summed over the runs; the table (slowest first, with each thunk's share)
+  // is printed to stderr when the executable is destroyed, as XLA's HLO
+  // profile. Empty when profiling is off.
+  std::string ProfileReport() const;
+
  protected:
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
                                 absl::Span<const ShapedBuffer* const> arguments,
@@ -91,6 +98,8 @@ class CpuExecutable : public Executable {
   mutable std::mutex arenas_mutex_;
   mutable std::vector<std::unique_ptr<Arena>> free_arenas_;
   mutable std::atomic<int64_t> arenas_allocated_{0};
+  struct Profile;
+  std::unique_ptr<Profile> profile_;
 };
 
 }  // namespace axle::cpu

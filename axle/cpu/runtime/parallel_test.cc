@@ -6,8 +6,10 @@
 // their result buffers.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "axle/base/status_macros.h"
@@ -279,6 +281,32 @@ ENTRY e {
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::Status near = LiteralsNear(*reference, *result, ErrorSpec(1e-4, 1e-4));
   EXPECT_TRUE(near.ok()) << near;
+}
+
+TEST_F(ParallelTest, ProfileTimesEachThunk) {
+  setenv("AXLE_PROFILE", "1", 1);
+  auto executable = Compile(kSoftmaxRows);
+  unsetenv("AXLE_PROFILE");
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>(executable->executable());
+  ASSERT_NE(cpu, nullptr);
+  const Shape shape = ShapeUtil::MakeShape(F32, {512, 1024});
+  std::vector<Literal> args;
+  args.push_back(Filled(shape, 5));
+  args.push_back(Filled(shape, 6));
+  auto buffers = ToDevice(args);
+  for (int run = 0; run < 2; ++run) {
+    absl::StatusOr<Literal> result = Run(*executable, buffers, ExecutableRunOptions());
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  const std::string report = cpu->ProfileReport();
+  EXPECT_NE(report.find(": 2 runs, "), std::string::npos) << report;
+  // One line per thunk after the header.
+  const int64_t lines = std::count(report.begin(), report.end(), '\n');
+  EXPECT_GE(lines, 2) << report;
+  EXPECT_NE(report.find("% "), std::string::npos) << report;
+  // Off by default.
+  auto quiet = Compile(kSoftmaxRows);
+  EXPECT_EQ(dynamic_cast<cpu::CpuExecutable*>(quiet->executable())->ProfileReport(), "");
 }
 
 }  // namespace
