@@ -46,6 +46,11 @@ std::optional<Thunk::BufferUses> AddUses(const ThunkSequence& sequence,
   return uses;
 }
 
+int64_t MaxScratchBytes(const ThunkSequence& sequence, int64_t bytes) {
+  for (const std::unique_ptr<Thunk>& thunk : sequence) bytes = std::max(bytes, thunk->scratch_bytes());
+  return bytes;
+}
+
 absl::Status RunSequence(const ThunkSequence& sequence, const ThunkContext& context) {
   for (const std::unique_ptr<Thunk>& thunk : sequence) {
     absl::Status status = thunk->Execute(context);
@@ -193,6 +198,7 @@ WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>
   uses_ = init_.buffer_uses();
   uses_->reads.push_back(condition_value_);
   uses_ = AddUses(body_, AddUses(condition_, std::move(uses_)));
+  scratch_bytes_ = MaxScratchBytes(body_, MaxScratchBytes(condition_, 0));
 }
 
 absl::Status WhileThunk::Execute(const ThunkContext& context) const {
@@ -213,7 +219,10 @@ ConditionalThunk::ConditionalThunk(std::string name, int64_t selector, bool sele
       selector_is_pred_(selector_is_pred),
       branches_(std::move(branches)) {
   uses_ = BufferUses{{selector_}, {}};
-  for (const ThunkSequence& branch : branches_) uses_ = AddUses(branch, std::move(uses_));
+  for (const ThunkSequence& branch : branches_) {
+    uses_ = AddUses(branch, std::move(uses_));
+    scratch_bytes_ = MaxScratchBytes(branch, scratch_bytes_);
+  }
 }
 
 absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {

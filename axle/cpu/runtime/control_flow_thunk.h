@@ -59,6 +59,8 @@ class WhileThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override { return uses_; }
+  // The most any nested thunk needs (they run one at a time).
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
 
  private:
   CopyThunk init_;
@@ -66,6 +68,7 @@ class WhileThunk : public Thunk {
   int64_t condition_value_;
   ThunkSequence body_;
   std::optional<BufferUses> uses_;
+  int64_t scratch_bytes_ = 0;
 };
 
 class ConditionalThunk : public Thunk {
@@ -76,12 +79,15 @@ class ConditionalThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override { return uses_; }
+  // The most any nested thunk needs (they run one at a time).
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
 
  private:
   int64_t selector_;
   bool selector_is_pred_;
   std::vector<ThunkSequence> branches_;
   std::optional<BufferUses> uses_;
+  int64_t scratch_bytes_ = 0;
 };
 
 }  // namespace axle::cpu

@@ -4,6 +4,7 @@
 #include "axle/cpu/runtime/convolution_thunk.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -70,6 +71,7 @@ class DnnlConvolutionThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
   }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
 
   bool reference() const { return reference_; }
 
@@ -96,7 +98,12 @@ class DnnlConvolutionThunk : public Thunk {
   EpilogueInput MakeEpilogueInput(const Operand& operand) const;
   // The dense array of `input` for this run (in `storage` unless constant).
   const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
-                           std::vector<char>& storage) const;
+                           char* storage) const;
+
+  // The buffers a run needs, each at an offset in the thunk's scratch
+  // memory (-1 where not needed), laid out once Build knows their sizes.
+  enum Slot { kGathered, kSrc, kWeightsDense, kWeights, kDst, kScale, kBias, kPad, kNumSlots };
+  void PlanScratch();
 
   ConvPlan plan_;
   std::vector<int64_t> operand_values_;
@@ -128,7 +135,28 @@ class DnnlConvolutionThunk : public Thunk {
   bool epilogue_after_ = false;
   dnnl::convolution_forward primitive_;
   int64_t scratchpad_size_ = 0;
+  std::array<int64_t, kNumSlots> slot_offset_{};
+  int64_t scratch_bytes_ = 0;
 };
+
+void DnnlConvolutionThunk::PlanScratch() {
+  scratch_bytes_ = 0;
+  auto add = [&](Slot slot, bool needed, int64_t size) {
+    slot_offset_[slot] = -1;
+    if (!needed) return;
+    slot_offset_[slot] = scratch_bytes_;
+    scratch_bytes_ += (std::max<int64_t>(1, size) + 63) / 64 * 64;
+  };
+  const bool weights_per_run = !packed_weights_;
+  add(kGathered, gather_input_, src_user_desc_.get_size());
+  add(kSrc, src_reorder_.has_value(), src_desc_.get_size());
+  add(kWeightsDense, weights_per_run && gather_weights_, weights_user_desc_.get_size());
+  add(kWeights, weights_per_run && weights_reorder_.has_value(), weights_desc_.get_size());
+  add(kDst, dst_reorder_.has_value(), dst_desc_.get_size());
+  add(kScale, scale_ && !scale_->constant, scale_ ? scale_->desc.get_size() : 0);
+  add(kBias, bias_ && !bias_->constant, bias_ ? bias_->desc.get_size() : 0);
+  add(kPad, scratchpad_size_ > 0, scratchpad_size_);
+}
 
 absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   // oneDNN fixes a primitive's team size when it creates it: the size a run
@@ -302,6 +330,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   } catch (const dnnl::error& error) {
     return absl::UnimplementedError(absl::StrCat("oneDNN convolution: ", error.what()));
   }
+  PlanScratch();
   return absl::OkStatus();
 }
 
@@ -354,19 +383,24 @@ DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
 
 const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
                                                const EpilogueInput& input,
-                                               std::vector<char>& storage) const {
+                                               char* storage) const {
   if (input.constant) return input.constant.get();
-  char* dense = Aligned(storage, input.desc.get_size());
   StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
-              input.element_size, dense);
-  return dense;
+              input.element_size, storage);
+  return storage;
 }
 
 absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   OmpTeamShare share(context.run_options);
   const ConvPlan& p = plan_;
-  std::vector<char> gathered, src_storage, weights_dense, weights_storage, dst_storage,
-      scale_storage, bias_storage, scratchpad;
+  // The run's buffers: in the executable's arena, or here when the caller
+  // gave no scratch memory.
+  std::vector<char> own_scratch;
+  char* scratch = context.scratch;
+  if (scratch == nullptr || context.scratch_bytes < scratch_bytes_) {
+    scratch = Aligned(own_scratch, scratch_bytes_);
+  }
+  auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
     const dnnl::engine& engine = Engine();
     dnnl::stream stream(engine);
@@ -375,7 +409,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     const char* lhs = BaseOf(context, p.lhs, operand_values_);
     char* src = const_cast<char*>(lhs) + src_offset_ * element_size_;
     if (gather_input_) {
-      src = Aligned(gathered, src_user_desc_.get_size());
+      src = slot(kGathered);
       if (element_size_ == 2) {
         GatherInput(reinterpret_cast<const uint16_t*>(lhs), reinterpret_cast<uint16_t*>(src));
       } else {
@@ -385,7 +419,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     dnnl::memory src_memory(src_user_desc_, engine, src);
     if (src_reorder_) {
       dnnl::memory user = src_memory;
-      src_memory = dnnl::memory(src_desc_, engine, Aligned(src_storage, src_desc_.get_size()));
+      src_memory = dnnl::memory(src_desc_, engine, slot(kSrc));
       src_reorder_->execute(stream, user, src_memory);
     }
     args[DNNL_ARG_SRC] = src_memory;
@@ -395,7 +429,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     } else {
       const char* rhs = BaseOf(context, p.rhs, operand_values_);
       if (gather_weights_) {
-        char* dense = Aligned(weights_dense, weights_user_desc_.get_size());
+        char* dense = slot(kWeightsDense);
         StridedCopy(rhs + weights_gather_offset_ * element_size_, weights_gather_dims_,
                     weights_gather_strides_, element_size_, dense);
         rhs = dense;
@@ -403,8 +437,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       dnnl::memory weights(weights_user_desc_, engine, const_cast<char*>(rhs));
       if (weights_reorder_) {
         dnnl::memory user = weights;
-        weights =
-            dnnl::memory(weights_desc_, engine, Aligned(weights_storage, weights_desc_.get_size()));
+        weights = dnnl::memory(weights_desc_, engine, slot(kWeights));
         weights_reorder_->execute(stream, user, weights);
       }
       args[DNNL_ARG_WEIGHTS] = weights;
@@ -412,12 +445,12 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     // Output.
     char* out = static_cast<char*>(context.address(output_value_));
     dnnl::memory dst_memory(dst_desc_, engine,
-                            dst_reorder_ ? Aligned(dst_storage, dst_desc_.get_size()) : out);
+                            dst_reorder_ ? slot(kDst) : out);
     args[DNNL_ARG_DST] = dst_memory;
     // Bias.
     // Scale and bias: post-ops 0 and 1 (or 0 without a scale).
-    const char* scale = scale_ ? EpilogueData(context, *scale_, scale_storage) : nullptr;
-    const char* bias = bias_ ? EpilogueData(context, *bias_, bias_storage) : nullptr;
+    const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
+    const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
     if (!epilogue_after_) {
       if (scale_) {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
@@ -432,7 +465,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
                                       dnnl::memory::format_tag::a);
       args[DNNL_ARG_SCRATCHPAD] =
-          dnnl::memory(scratch_desc, engine, Aligned(scratchpad, scratchpad_size_));
+          dnnl::memory(scratch_desc, engine, slot(kPad));
     }
     primitive_.execute(stream, args);
     if (dst_reorder_) {

@@ -103,7 +103,21 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
     const int64_t t = temporary_of(value);
     if (t >= 0) live[t].last = num_thunks;
   }
-  ArenaLayout layout = LayOutArena(program_.temporary_sizes, live, kArenaAlignment);
+  // Each thunk's scratch memory: a block live during that thunk only.
+  std::vector<int64_t> sizes = program_.temporary_sizes;
+  scratch_offsets_.assign(num_thunks, -1);
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    const int64_t bytes = program_.thunks[i]->scratch_bytes();
+    if (bytes <= 0) continue;
+    scratch_offsets_[i] = static_cast<int64_t>(sizes.size());
+    sizes.push_back(bytes);
+    live.push_back(LiveRange{i, i});
+  }
+  ArenaLayout layout = LayOutArena(sizes, live, kArenaAlignment);
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    if (scratch_offsets_[i] >= 0) scratch_offsets_[i] = layout.offsets[scratch_offsets_[i]];
+  }
+  layout.offsets.resize(num_temporaries);
   temporary_offsets_ = std::move(layout.offsets);
   arena_size_ = layout.size_bytes;
   for (int64_t size : program_.temporary_sizes)
@@ -214,6 +228,8 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   absl::Status status = absl::OkStatus();
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     const Thunk* thunk = program_.thunks[i].get();
+    context.scratch = scratch_offsets_[i] >= 0 ? arena_data + scratch_offsets_[i] : nullptr;
+    context.scratch_bytes = scratch_offsets_[i] >= 0 ? thunk->scratch_bytes() : 0;
     if (profile_ != nullptr) {
       const auto start = std::chrono::steady_clock::now();
       status = thunk->Execute(context);

@@ -90,6 +90,8 @@ class CpuExecutable : public Executable {
   CpuProgram program_;
   // Offset of each temporary in the arena (multiples of 64).
   std::vector<int64_t> temporary_offsets_;
+  // Offset of each thunk's scratch memory in the arena, or -1.
+  std::vector<int64_t> scratch_offsets_;
   // For each temporary: the index into program_.result_leaves of the one
   // result leaf it is, or -1.
   std::vector<int64_t> temporary_result_leaf_;

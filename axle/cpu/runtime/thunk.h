@@ -43,6 +43,11 @@ struct ThunkContext {
   // The run's rng engine and rng-get-and-update-state counter, made by the
   // first rng thunk that runs (rng_thunk.h).
   mutable std::shared_ptr<RngRunState> rng;
+  // The running thunk's scratch memory (Thunk::scratch_bytes(): 64-byte
+  // aligned, in the executable's arena, valid while the thunk runs), or
+  // null with 0 bytes where the caller gave none.
+  char* scratch = nullptr;
+  int64_t scratch_bytes = 0;
 };
 
 class Thunk {
@@ -62,6 +67,11 @@ class Thunk {
     std::vector<int64_t> writes;
   };
   virtual std::optional<BufferUses> buffer_uses() const { return std::nullopt; }
+  // Bytes of scratch memory the thunk needs while it runs (reordered
+  // operands, oneDNN's scratchpad). The executable lays it out in its arena
+  // beside the temporaries (live only during the thunk), so a run allocates
+  // nothing; see ThunkContext::scratch.
+  virtual int64_t scratch_bytes() const { return 0; }
   // Pairs (operand value, output value) that the thunk computes correctly
   // also when the two share memory (it then skips copying the operand and
   // writes only what changes). ShareInPlaceOperands (in_place.h) lets them
