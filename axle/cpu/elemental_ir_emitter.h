@@ -117,6 +117,8 @@ class ElementalIrEmitter {
   llvm::Value* ToBits(llvm::Value* x, PrimitiveType type);
   llvm::Value* FromBits(llvm::Value* bits, PrimitiveType type);
   llvm::Value* EmitReducePrecision(llvm::Value* x, int exponent_bits, int mantissa_bits);
+  absl::StatusOr<llvm::Value*> EmitStochasticConvert(const HloInstruction& hlo, llvm::Value* x,
+                                                     llvm::Value* random);
   llvm::Value* EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed);
   llvm::Value* EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y);
   llvm::Value* EmitMin(PrimitiveType type, llvm::Value* x, llvm::Value* y);

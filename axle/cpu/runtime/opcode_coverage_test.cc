@@ -37,11 +37,7 @@ const std::set<std::string> kNotRunByInterpreter = {"send",      "send-done", "r
 
 // Still Unimplemented on cpu (the message names the op).
 const std::set<std::string> kUnimplementedOnCpu = {
-    "copy-done",
-    "copy-start",
     "ragged-all-to-all",
-    "scan",
-    "stochastic-convert",
 };
 
 constexpr const char* kComputations = R"(

@@ -108,6 +108,11 @@ class Lowering {
         return LowerAsyncStart(instruction);
       case HloOpcode::kAsyncUpdate:
         return instruction->mutable_operand(0);
+      case HloOpcode::kCopyStart:
+        // (destination, source, context): the copy is the operand itself.
+        return MakeStartTuple(instruction, instruction->mutable_operand(0));
+      case HloOpcode::kCopyDone:
+        return LowerDone(instruction);
       default:
         break;
     }
