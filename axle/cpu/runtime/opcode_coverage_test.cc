@@ -36,9 +36,7 @@ const std::set<std::string> kNotRunByInterpreter = {"send",      "send-done", "r
                                                     "recv-done", "infeed",    "outfeed"};
 
 // Still Unimplemented on cpu (the message names the op).
-const std::set<std::string> kUnimplementedOnCpu = {
-    "ragged-all-to-all",
-};
+const std::set<std::string> kUnimplementedOnCpu = {};
 
 constexpr const char* kComputations = R"(
 add {

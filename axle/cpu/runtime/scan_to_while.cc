@@ -74,6 +74,14 @@ class ScanLowering {
       Literal zero(ShapeUtil::MakeShape(output.element_type(), {}));
       init.push_back(MakeFilledArray(computation, zero, WithDescendingLayout(output)));
     }
+    if (length_ == 0) {
+      // No step: empty outputs and the inits.
+      std::vector<HloInstruction*> results(init.begin() + 1 + inputs_ + carries_, init.end());
+      results.insert(results.end(), init.begin() + 1 + inputs_,
+                     init.begin() + 1 + inputs_ + carries_);
+      if (!scan_->shape().IsTuple()) return results[0];
+      return AddTuple(computation, results);
+    }
     HloInstruction* state = AddTuple(computation, init);
 
     std::unique_ptr<HloComputation> condition;
