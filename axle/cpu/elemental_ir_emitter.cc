@@ -244,8 +244,6 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitReduce(hlo, operands, index);
     case HloOpcode::kReduceWindow:
       return EmitReduceWindow(hlo, operands, index);
-    case HloOpcode::kSelectAndScatter:
-      return EmitSelectAndScatter(hlo, operands, index);
     default:
       break;
   }
