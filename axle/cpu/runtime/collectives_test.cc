@@ -381,13 +381,19 @@ TEST(CpuRaggedAllToAll, SeveralUpdatesInOrderEmptyAndOutOfRangeRows) {
   EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{40, 41}, {0, 1}, {0, 1}, {40, 41}, {50, 51}}));
 }
 
-TEST(CpuRaggedAllToAll, FarOutOfRangeOffsetsLeaveTheOutput) {
-  Literal result =
-      RunBoth(RaggedModule("s64", 2),
-              {RaggedInput(), RaggedOutput(), LiteralUtil::CreateR1<int64_t>({100, 0}),
-               LiteralUtil::CreateR1<int64_t>({3, 2}), LiteralUtil::CreateR1<int64_t>({0, -50}),
-               LiteralUtil::CreateR1<int64_t>({3, 2})});
-  EXPECT_EQ(result, RaggedOutput());
+TEST(CpuRaggedAllToAll, FarOutOfRangeOffsetsAndInt64Limits) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  // Updates 0-4 touch no row (offsets far out, or at the int64 limits);
+  // update 5, of a huge size from input row -1, copies input rows 0..3 to
+  // output rows 1..4.
+  Literal result = RunBoth(
+      RaggedModule("s64", 6),
+      {RaggedInput(), RaggedOutput(), LiteralUtil::CreateR1<int64_t>({100, 0, kMax, kMin, 0, -1}),
+       LiteralUtil::CreateR1<int64_t>({3, 2, kMax, kMax, kMax, kMax}),
+       LiteralUtil::CreateR1<int64_t>({0, -50, -1, 0, kMin, 0}),
+       LiteralUtil::CreateR1<int64_t>({3, 2, 1, 1, 1, 1})});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{-1, -1}, {0, 1}, {10, 11}, {20, 21}, {30, 31}}));
 }
 
 TEST(CpuRaggedAllToAll, SeveralParticipantsAreUnimplemented) {
