@@ -542,8 +542,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
       participants = collective.attrs().iota_replica_groups->group_size;
     }
     if (participants > 1) {
-      return Unimplemented(instruction,
-                           absl::StrCat("needs ", participants, " participants, the interpreter runs one device"));
+      return Unimplemented(instruction, absl::StrCat("needs several devices (", participants,
+                                                     " participants), the interpreter runs one"));
     }
     return eval_internal::EvaluateRaggedAllToAll(instruction, operands);
   }
