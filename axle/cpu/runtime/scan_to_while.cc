@@ -76,11 +76,7 @@ class ScanLowering {
     }
     if (length_ == 0) {
       // No step: empty outputs and the inits.
-      std::vector<HloInstruction*> results(init.begin() + 1 + inputs_ + carries_, init.end());
-      results.insert(results.end(), init.begin() + 1 + inputs_,
-                     init.begin() + 1 + inputs_ + carries_);
-      if (!scan_->shape().IsTuple()) return results[0];
-      return AddTuple(computation, results);
+      return Result(computation, init);
     }
     HloInstruction* state = AddTuple(computation, init);
 
@@ -100,17 +96,20 @@ class ScanLowering {
     HloInstruction* loop = Add(computation, HloOpcode::kWhile, state->shape(), {state});
     loop->AppendCalledComputation(module->AddEmbeddedComputation(std::move(condition)));
     loop->AppendCalledComputation(module->AddEmbeddedComputation(std::move(body)));
-    // The result: (outputs..., carries...).
-    std::vector<HloInstruction*> results;
-    for (int64_t j = 0; j < Count(outputs_); ++j) {
-      results.push_back(ElementOf(loop, 1 + inputs_ + carries_ + j));
-    }
-    for (int64_t c = 0; c < carries_; ++c) results.push_back(ElementOf(loop, 1 + inputs_ + c));
-    if (!scan_->shape().IsTuple()) return results[0];
-    return AddTuple(computation, results);
+    std::vector<HloInstruction*> state_after;
+    for (int64_t i = 0; i < Count(init); ++i) state_after.push_back(ElementOf(loop, i));
+    return Result(computation, state_after);
   }
 
  private:
+  // The scan's result, (outputs..., carries...), from a loop state.
+  HloInstruction* Result(HloComputation* computation, const std::vector<HloInstruction*>& state) {
+    std::vector<HloInstruction*> results(state.begin() + 1 + inputs_ + carries_, state.end());
+    results.insert(results.end(), state.begin() + 1 + inputs_,
+                   state.begin() + 1 + inputs_ + carries_);
+    return AddTuple(computation, results);
+  }
+
   template <typename T>
   static int64_t Count(const std::vector<T>& v) {
     return static_cast<int64_t>(v.size());
@@ -140,10 +139,11 @@ class ScanLowering {
       }
     }
     const Shape& shape = scan_->shape();
-    const int64_t results = shape.IsTuple() ? shape.tuple_shapes_size() : 1;
+    if (!shape.IsTuple()) return Unsupported(*scan_, "a scan result that is not a tuple");
+    const int64_t results = shape.tuple_shapes_size();
     if (results < carries_) return Unsupported(*scan_, "fewer results than carries");
     for (int64_t j = 0; j < results; ++j) {
-      const Shape& result = shape.IsTuple() ? shape.tuple_shapes(j) : shape;
+      const Shape& result = shape.tuple_shapes(j);
       if (!result.IsArray()) return Unsupported(*scan_, "scan results that are not arrays");
       if (j >= results - carries_) continue;
       if (result.rank() <= dim_ || result.dimensions(dim_) != length_) {
@@ -159,7 +159,7 @@ class ScanLowering {
     }
     for (int64_t j = 0; j < parts; ++j) {
       const Shape& part = returned.IsTuple() ? returned.tuple_shapes(j) : returned;
-      const Shape& result = shape.IsTuple() ? shape.tuple_shapes(j) : shape;
+      const Shape& result = shape.tuple_shapes(j);
       const bool fits =
           j < Count(outputs_)
               ? part.num_elements() * length_ == result.num_elements()
