@@ -244,8 +244,6 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       return EmitReduce(hlo, operands, index);
     case HloOpcode::kReduceWindow:
       return EmitReduceWindow(hlo, operands, index);
-    case HloOpcode::kSelectAndScatter:
-      return EmitSelectAndScatter(hlo, operands, index);
     default:
       break;
   }
@@ -289,6 +287,11 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
       const auto& rp = *cast<HloReducePrecisionInstruction>(&hlo);
       if (!pu::IsFloatingPointType(type)) return UnimplementedFor(hlo, type);
       return RoundToType(EmitReducePrecision(x, rp.exponent_bits(), rp.mantissa_bits()), type);
+    }
+    case HloOpcode::kStochasticConvert: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * random, operand_at(1));
+      return EmitStochasticConvert(hlo, x, random);
     }
     default:
       break;
@@ -813,6 +816,55 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConvert(llvm::Value* x, Pri
   }
   llvm::Value* result = b_.CreateFPCast(x, to_type);
   return RoundToType(result, to);
+}
+
+// --- Stochastic convert --------------------------------------------------------
+
+// float -> signed integer as the interpreter (and XLA) computes it: NaN is
+// 0, values at or beyond the type's range saturate; otherwise |x| is
+// truncated and rounded up when the random bits (as wide as x, read as an
+// unsigned number) are below the dropped fraction scaled to 2^bits, then
+// the sign is put back. Computed in f64, where every step is exact.
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitStochasticConvert(const HloInstruction& hlo,
+                                                                       llvm::Value* x,
+                                                                       llvm::Value* random) {
+  const PrimitiveType from = hlo.operand(0)->shape().element_type();
+  const PrimitiveType bits_type = hlo.operand(1)->shape().element_type();
+  const PrimitiveType to = hlo.shape().element_type();
+  if (!pu::IsFloatingPointType(from) || pu::IsComplexType(from) ||
+      !pu::IsUnsignedIntegralType(bits_type) || pu::BitWidth(bits_type) != pu::BitWidth(from) ||
+      !pu::IsSignedIntegralType(to)) {
+    return UnimplementedFor(hlo, from);
+  }
+  const int width = pu::BitWidth(to);
+  const int64_t hi = static_cast<int64_t>((uint64_t{1} << (width - 1)) - 1);
+  const int64_t lo = -hi - 1;
+  llvm::Type* f64 = b_.getDoubleTy();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Value* v = x->getType()->isDoubleTy() ? x : b_.CreateFPExt(x, f64);
+  llvm::Value* magnitude = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v);
+  // In range (lo, hi) here, so that the truncation fits an i64.
+  llvm::Value* in_range =
+      b_.CreateAnd(b_.CreateFCmpOLT(v, llvm::ConstantFP::get(f64, static_cast<double>(hi))),
+                   b_.CreateFCmpOGT(v, llvm::ConstantFP::get(f64, static_cast<double>(lo))));
+  magnitude = b_.CreateSelect(in_range, magnitude, llvm::ConstantFP::get(f64, 0.0));
+  llvm::Value* truncated = b_.CreateFPToSI(magnitude, i64);
+  llvm::Value* fraction = b_.CreateFSub(magnitude, b_.CreateSIToFP(truncated, f64));
+  llvm::Value* scaled =
+      b_.CreateFMul(fraction, llvm::ConstantFP::get(f64, std::ldexp(1.0, pu::BitWidth(bits_type))));
+  llvm::Value* fixed_fraction = b_.CreateFPToUI(scaled, i64);
+  llvm::Value* round_up = b_.CreateICmpULT(b_.CreateZExt(random, i64), fixed_fraction);
+  llvm::Value* rounded = b_.CreateAdd(truncated, b_.CreateZExt(round_up, i64));
+  llvm::Value* negative = b_.CreateICmpSLT(b_.CreateBitCast(v, i64), b_.getInt64(0));
+  llvm::Value* result = b_.CreateSelect(negative, b_.CreateNeg(rounded), rounded);
+  result = b_.CreateSelect(b_.CreateICmpSGT(result, b_.getInt64(hi)), b_.getInt64(hi), result);
+  result = b_.CreateSelect(b_.CreateICmpSLT(result, b_.getInt64(lo)), b_.getInt64(lo), result);
+  result = b_.CreateSelect(b_.CreateFCmpOGE(v, llvm::ConstantFP::get(f64, static_cast<double>(hi))),
+                           b_.getInt64(hi), result);
+  result = b_.CreateSelect(b_.CreateFCmpOLE(v, llvm::ConstantFP::get(f64, static_cast<double>(lo))),
+                           b_.getInt64(lo), result);
+  result = b_.CreateSelect(b_.CreateFCmpUNO(v, v), b_.getInt64(0), result);
+  return b_.CreateTrunc(result, ValueType(to));
 }
 
 absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {

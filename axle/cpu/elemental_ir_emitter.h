@@ -3,12 +3,12 @@
 // Given an HLO instruction and, for each operand, a generator that emits the
 // operand's element at a multi-index, emits the instruction's element at a
 // multi-index. Covers the elementwise ops (unary, binary, ternary, compare,
-// convert, bitcast-convert, reduce-precision), the ops that only remap
-// indices (broadcast, reshape, bitcast, transpose, slice, concatenate, pad,
-// iota, reverse, dynamic-slice, dynamic-update-slice, gather, constant,
-// copy) and the ops that apply a scalar computation inline (map, reduce,
-// reduce-window, select-and-scatter: elemental_reduction.cc). Anything else is an Unimplemented
-// error naming the op.
+// convert, bitcast-convert, reduce-precision, stochastic-convert), the ops
+// that only remap indices (broadcast, reshape, bitcast, transpose, slice,
+// concatenate, pad, iota, reverse, dynamic-slice, dynamic-update-slice,
+// gather, constant, copy) and the ops that apply a scalar computation inline
+// (map, reduce, reduce-window: elemental_reduction.cc). Anything else is an
+// Unimplemented error naming the op.
 //
 // A tuple-shaped op (variadic reduce, reduce-window) yields an LLVM literal
 // struct of its elements' values; get-tuple-element extracts one.
@@ -117,6 +117,8 @@ class ElementalIrEmitter {
   llvm::Value* ToBits(llvm::Value* x, PrimitiveType type);
   llvm::Value* FromBits(llvm::Value* bits, PrimitiveType type);
   llvm::Value* EmitReducePrecision(llvm::Value* x, int exponent_bits, int mantissa_bits);
+  absl::StatusOr<llvm::Value*> EmitStochasticConvert(const HloInstruction& hlo, llvm::Value* x,
+                                                     llvm::Value* random);
   llvm::Value* EmitIntegerPower(llvm::Value* x, llvm::Value* y, bool is_signed);
   llvm::Value* EmitMax(PrimitiveType type, llvm::Value* x, llvm::Value* y);
   llvm::Value* EmitMin(PrimitiveType type, llvm::Value* x, llvm::Value* y);
@@ -141,8 +143,6 @@ class ElementalIrEmitter {
                                           const IrIndex& index);
   absl::StatusOr<llvm::Value*> EmitReduceWindow(const HloInstruction& hlo, Generators operands,
                                                 const IrIndex& index);
-  absl::StatusOr<llvm::Value*> EmitSelectAndScatter(const HloInstruction& hlo, Generators operands,
-                                                    const IrIndex& index);
   // Accumulators for `types` in the function's entry block, set to `init`.
   std::vector<llvm::AllocaInst*> MakeAccumulators(absl::Span<const PrimitiveType> types,
                                                   absl::Span<llvm::Value* const> init);

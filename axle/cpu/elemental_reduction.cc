@@ -1,8 +1,9 @@
 //===- elemental_reduction.cc - Ops that apply a computation, as LLVM IR ---===//
 //
-// map, reduce, reduce-window and select-and-scatter: the computations
-// (scalar elementwise ops, constants, a tuple root for the variadic forms)
-// are emitted inline. reduce and reduce-window compute one output element with
+// map, reduce and reduce-window: the computations (scalar elementwise ops,
+// constants, a tuple root for the variadic forms) are emitted inline.
+// (select-and-scatter runs as a thunk: runtime/select_and_scatter_thunk.h.)
+// reduce and reduce-window compute one output element with
 // a loop nest over the reduced dimensions (the window) that folds the
 // inputs in row-major order from the init values, as the interpreter does.
 // Accumulators live in entry-block allocas in their storage type (SROA
@@ -436,111 +437,6 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
   };
   AXLE_RETURN_IF_ERROR(emit_loop(0));
   return ReadAccumulators(accumulators, types);
-}
-
-// --- select-and-scatter ----------------------------------------------------------
-
-// Element i of the result: init, combined through `scatter` with every
-// source element (in row-major order) whose window selects i. A window's
-// selection folds its real positions in row-major order: the first is
-// selected, a later one replaces it where select(selected, candidate) is
-// false. Only the source elements whose windows can cover i are visited.
-absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitSelectAndScatter(const HloInstruction& hlo,
-                                                                      Generators operands,
-                                                                      const IrIndex& index) {
-  if (hlo.operand_count() != 3 || hlo.called_computations().size() != 2) {
-    return Invalid(hlo, "needs an operand, a source, an init value and two computations");
-  }
-  const HloComputation& select = *hlo.called_computations()[0];
-  const HloComputation& scatter = *hlo.called_computations()[1];
-  const Window& window = cast<HloWindowInstruction>(&hlo)->window();
-  const Shape& operand_shape = hlo.operand(0)->shape();
-  const Shape& source_shape = hlo.operand(1)->shape();
-  const PrimitiveType type = hlo.shape().element_type();
-  const int64_t rank = operand_shape.rank();
-  if (source_shape.rank() != rank || static_cast<int64_t>(index.size()) != rank) {
-    return Invalid(hlo, "the operand, the source and the result need one rank");
-  }
-  AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, operands[2](IrIndex{}));
-  // The result and the current window's selection (value, linear position
-  // in the operand, -1 for none).
-  std::vector<llvm::AllocaInst*> state = MakeAccumulators({type, type, S64}, {init, init, I64(-1)});
-  int64_t window_elements = 1;
-  for (const WindowDimension& w : window.dimensions()) window_elements *= w.size();
-  if (source_shape.num_elements() == 0 || window_elements == 0) {
-    return LoadElement(state[0], I64(0), type);
-  }
-  const int vector_width = type == PRED ? kVectorizeNever : kVectorizeAuto;
-  llvm::Value* target = Linearize(index, operand_shape.dimensions());
-  IrIndex source_index(rank), candidate_index(rank);
-  std::vector<llvm::Value*> valid(rank);
-
-  std::function<absl::Status(int64_t)> emit_window = [&](int64_t d) -> absl::Status {
-    if (d == rank) {
-      llvm::Value* real = b_.getTrue();
-      for (llvm::Value* v : valid) real = b_.CreateAnd(real, v);
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * candidate, operands[0](candidate_index));
-      llvm::Value* selected = LoadElement(state[1], I64(0), type);
-      llvm::Value* position = LoadElement(state[2], I64(0), S64);
-      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> keep,
-                            EmitScalarComputation(select, {selected, candidate}));
-      if (keep.size() != 1 || keep[0]->getType() != b_.getInt1Ty()) {
-        return Invalid(hlo, "the select computation must return one pred");
-      }
-      llvm::Value* take = b_.CreateAnd(
-          real, b_.CreateOr(b_.CreateICmpSLT(position, I64(0)), b_.CreateNot(keep[0])));
-      StoreElement(b_.CreateSelect(take, candidate, selected), state[1], I64(0), type);
-      llvm::Value* candidate_position = Linearize(candidate_index, operand_shape.dimensions());
-      StoreElement(b_.CreateSelect(take, candidate_position, position), state[2], I64(0), S64);
-      return absl::OkStatus();
-    }
-    const WindowDimension& w = window.dimensions(d);
-    return EmitForLoop(
-        I64(0), I64(w.size()), absl::StrCat("w", d),
-        [&](llvm::Value* i) {
-          std::tie(valid[d], candidate_index[d]) =
-              WindowInput(b_, w, source_index[d], i, operand_shape.dimensions(d));
-          return emit_window(d + 1);
-        },
-        vector_width);
-  };
-
-  std::function<absl::Status(int64_t)> emit_source = [&](int64_t d) -> absl::Status {
-    if (d == rank) {
-      StoreElement(I64(-1), state[2], I64(0), S64);
-      AXLE_RETURN_IF_ERROR(emit_window(0));
-      llvm::Value* hit = b_.CreateICmpEQ(LoadElement(state[2], I64(0), S64), target);
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * source, operands[1](source_index));
-      llvm::Value* current = LoadElement(state[0], I64(0), type);
-      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
-                            EmitScalarComputation(scatter, {current, source}));
-      if (combined.size() != 1)
-        return Invalid(hlo, "the scatter computation must return one value");
-      StoreElement(b_.CreateSelect(hit, combined[0], current), state[0], I64(0), type);
-      return absl::OkStatus();
-    }
-    // The windows that can cover index[d]: s * stride - padding_low +
-    // k * window_dilation = index[d] * base_dilation for some k in the
-    // window (a superset: the selection check filters the rest).
-    const WindowDimension& w = window.dimensions(d);
-    llvm::Value* p =
-        b_.CreateAdd(b_.CreateMul(index[d], I64(w.base_dilation())), I64(w.padding_low()));
-    llvm::Value* low =
-        b_.CreateSDiv(b_.CreateSub(p, I64((w.size() - 1) * w.window_dilation())), I64(w.stride()));
-    low = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, low, I64(0));
-    llvm::Value* high = b_.CreateAdd(b_.CreateSDiv(p, I64(w.stride())), I64(1));
-    high = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, high, I64(source_shape.dimensions(d)));
-    return EmitForLoop(
-        low, high, absl::StrCat("s", d),
-        [&](llvm::Value* s) {
-          source_index[d] = s;
-          return emit_source(d + 1);
-        },
-        vector_width);
-  };
-  AXLE_RETURN_IF_ERROR(emit_source(0));
-  return LoadElement(state[0], I64(0), type);
 }
 
 }  // namespace axle::cpu

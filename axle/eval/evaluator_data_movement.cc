@@ -363,6 +363,51 @@ absl::StatusOr<Literal> EvaluateDynamicUpdateSlice(const HloInstruction& instruc
   return result;
 }
 
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+// recv_sizes) with one participant: every update u sends rows
+// [input_offsets[u], +send_sizes[u]) of the input to rows
+// [output_offsets[u], +send_sizes[u]) of the output, in order (a later
+// update overwrites an earlier one). Rows outside either array are skipped.
+absl::StatusOr<Literal> EvaluateRaggedAllToAll(const HloInstruction& instruction,
+                                               absl::Span<const Literal* const> operands) {
+  if (operands.size() != 6) return InvalidInstruction(instruction, "needs 6 operands");
+  const Literal& input = *operands[0];
+  const Shape& in = input.shape();
+  const Shape& out = operands[1]->shape();
+  if (!in.IsArray() || !out.IsArray() || in.rank() < 1 || in.rank() != out.rank() ||
+      in.element_type() != out.element_type() ||
+      !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in), ShapeUtil::DeleteDimensions({0}, out))) {
+    return InvalidInstruction(instruction, "input and output must be arrays that differ only in dimension 0");
+  }
+  const int64_t updates = operands[2]->shape().IsArray() ? operands[2]->element_count() : -1;
+  for (int i = 2; i < 6; ++i) {
+    const Shape& shape = operands[i]->shape();
+    if (!shape.IsArray() || shape.rank() != 1 || shape.dimensions(0) != updates ||
+        !primitive_util::IsIntegralType(shape.element_type())) {
+      return InvalidInstruction(instruction, "offsets and sizes must be integer vectors of one length");
+    }
+  }
+  Literal result = operands[1]->Clone();
+  int64_t row_bytes = Width(input);
+  for (int64_t d = 1; d < in.rank(); ++d) row_bytes *= in.dimensions(d);
+  const int64_t in_rows = in.dimensions(0), out_rows = out.dimensions(0);
+  const uint8_t* src = Bytes(input);
+  uint8_t* dst = Bytes(result);
+  for (int64_t u = 0; u < updates; ++u) {
+    // In 128 bits: offsets near the int64 limits do not overflow.
+    const __int128 from = *operands[2]->GetIntegralAsS64(u);
+    const __int128 size = *operands[3]->GetIntegralAsS64(u);
+    const __int128 to = *operands[4]->GetIntegralAsS64(u);
+    const __int128 first = std::max<__int128>({0, -from, -to});
+    const __int128 last = std::min<__int128>({size, in_rows - from, out_rows - to});
+    for (__int128 r = first; r < last; ++r) {
+      std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes, src + static_cast<int64_t>(from + r) * row_bytes,
+                  row_bytes);
+    }
+  }
+  return result;
+}
+
 absl::StatusOr<Literal> EvaluateConcatenate(const HloInstruction& instruction,
                                             absl::Span<const Literal* const> operands) {
   const Shape& shape = instruction.shape();

@@ -65,6 +65,8 @@ absl::StatusOr<Literal> EvaluateDynamicSlice(const HloInstruction& instruction,
                                              absl::Span<const Literal* const> operands);
 absl::StatusOr<Literal> EvaluateDynamicUpdateSlice(const HloInstruction& instruction,
                                                    absl::Span<const Literal* const> operands);
+absl::StatusOr<Literal> EvaluateRaggedAllToAll(const HloInstruction& instruction,
+                                               absl::Span<const Literal* const> operands);
 absl::StatusOr<Literal> EvaluateConcatenate(const HloInstruction& instruction,
                                             absl::Span<const Literal* const> operands);
 absl::StatusOr<Literal> EvaluatePad(const HloInstruction& instruction, const Literal& operand,

@@ -534,7 +534,18 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
                                                    " devices), the interpreter runs one"));
   }
   if (op == HloOpcode::kRaggedAllToAll) {
-    return Unimplemented(instruction, "needs several devices/host I/O, which the interpreter does not have");
+    // One participant unless a replica group says otherwise.
+    int64_t participants = groups_of_one ? 1 : devices;
+    if (!collective.replica_groups().empty()) {
+      participants = collective.replica_groups()[0].replica_ids_size();
+    } else if (collective.attrs().iota_replica_groups) {
+      participants = collective.attrs().iota_replica_groups->group_size;
+    }
+    if (participants > 1) {
+      return Unimplemented(instruction, absl::StrCat("needs several devices (", participants,
+                                                     " participants), the interpreter runs one"));
+    }
+    return eval_internal::EvaluateRaggedAllToAll(instruction, operands);
   }
   // With one participant every collective gives back its operand(s) (a
   // collective-permute without a 0 -> 0 pair gives zeros).

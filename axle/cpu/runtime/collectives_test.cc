@@ -1,5 +1,6 @@
 // The single-device ops on the `cpu` platform: replica-id / partition-id,
-// every collective and its -start/-done forms, async wrappers, topk (ties,
+// every collective and its -start/-done forms, ragged-all-to-all (several
+// updates, rows out of range), copy-start/-done, async wrappers, topk (ties,
 // NaN of both signs, -0), tuple constants, optimization-barrier and domain.
 // Results equal the interpreter's bit for bit and, where easy to state, the
 // values worked out by hand; what needs several devices is Unimplemented
@@ -284,6 +285,128 @@ ENTRY e {
   ROOT g = u32[2,2] all-gather(p), dimensions={0}
 })",
                       "all-gather", "more than one participant");
+}
+
+TEST(CpuCollectives, CopyDoneIsTheCopiedValue) {
+  Literal result = RunBoth(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = f32[4] negate(p)
+  s = (f32[4], f32[4], u32[]) copy-start(n), cross_program_prefetch_index=0
+  d = f32[4] copy-done(s)
+  ROOT t = (f32[4], f32[4]) tuple(d, add(d, p))
+})",
+                           {LiteralUtil::CreateR1<float>({1.5f, -2, 0, 7})});
+  EXPECT_EQ(result, LiteralUtil::MakeTuple({LiteralUtil::CreateR1<float>({-1.5f, 2, -0.0f, -7}),
+                                            LiteralUtil::CreateR1<float>({0, 0, 0, 0})}));
+}
+
+TEST(CpuCollectives, CopyStartDoneInsideAWhileBody) {
+  Literal result = RunBoth(R"(
+HloModule m
+cond {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT c = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[3] get-tuple-element(s), index=1
+  cs = (f32[3], f32[3], u32[]) copy-start(v)
+  cd = f32[3] copy-done(cs)
+  one = s32[] constant(1)
+  ROOT t = (s32[], f32[3]) tuple(add(i, one), add(cd, v))
+}
+ENTRY e {
+  p = f32[3] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[3]) tuple(zero, p)
+  w = (s32[], f32[3]) while(init), condition=cond, body=body
+  ROOT r = f32[3] get-tuple-element(w), index=1
+})",
+                           {LiteralUtil::CreateR1<float>({1, -2, 0.25f})});
+  EXPECT_EQ(result, LiteralUtil::CreateR1<float>({8, -16, 2}));
+}
+
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets,
+// recv_sizes) with offsets and sizes given as parameters.
+constexpr const char* kRaggedAllToAll = R"(
+HloModule m
+ENTRY e {
+  x = f32[6,2] parameter(0)
+  o = f32[5,2] parameter(1)
+  io = $T[$K] parameter(2)
+  ss = $T[$K] parameter(3)
+  oo = $T[$K] parameter(4)
+  rs = $T[$K] parameter(5)
+  ROOT r = f32[5,2] ragged-all-to-all(x, o, io, ss, oo, rs), replica_groups={{0}}
+})";
+
+std::string RaggedModule(absl::string_view type, int64_t updates) {
+  return absl::StrReplaceAll(kRaggedAllToAll, {{"$T", type}, {"$K", absl::StrCat(updates)}});
+}
+
+Literal RaggedInput() {
+  return LiteralUtil::CreateR2<float>({{0, 1}, {10, 11}, {20, 21}, {30, 31}, {40, 41}, {50, 51}});
+}
+Literal RaggedOutput() {
+  return LiteralUtil::CreateR2<float>({{-1, -1}, {-2, -2}, {-3, -3}, {-4, -4}, {-5, -5}});
+}
+
+TEST(CpuRaggedAllToAll, OneUpdateCopiesRowsIntoTheOutput) {
+  // Rows 1..3 of the input go to rows 2..4 of the output.
+  Literal result =
+      RunBoth(RaggedModule("s64", 1),
+              {RaggedInput(), RaggedOutput(), LiteralUtil::CreateR1<int64_t>({1}),
+               LiteralUtil::CreateR1<int64_t>({3}), LiteralUtil::CreateR1<int64_t>({2}),
+               LiteralUtil::CreateR1<int64_t>({3})});
+  EXPECT_EQ(result,
+            LiteralUtil::CreateR2<float>({{-1, -1}, {-2, -2}, {10, 11}, {20, 21}, {30, 31}}));
+}
+
+TEST(CpuRaggedAllToAll, SeveralUpdatesInOrderEmptyAndOutOfRangeRows) {
+  // Update 0: input rows 4,5 -> output 0,1. Update 1: nothing (size 0).
+  // Update 2: input rows 0..2 -> output 1..3, overwriting row 1. Update 3:
+  // input rows 4..7 -> output 3..6: only input rows 4,5 -> output 3,4 exist.
+  // Update 4: input rows -2..0 -> output 0..2: only input 0 -> output 2.
+  Literal result =
+      RunBoth(RaggedModule("s32", 5),
+              {RaggedInput(), RaggedOutput(), LiteralUtil::CreateR1<int32_t>({4, 3, 0, 4, -2}),
+               LiteralUtil::CreateR1<int32_t>({2, 0, 3, 4, 3}),
+               LiteralUtil::CreateR1<int32_t>({0, 0, 1, 3, 0}),
+               LiteralUtil::CreateR1<int32_t>({2, 0, 3, 4, 3})});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{40, 41}, {0, 1}, {0, 1}, {40, 41}, {50, 51}}));
+}
+
+TEST(CpuRaggedAllToAll, FarOutOfRangeOffsetsAndInt64Limits) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  // Updates 0-4 touch no row (offsets far out, or at the int64 limits);
+  // update 5, of a huge size from input row -1, copies input rows 0..3 to
+  // output rows 1..4.
+  Literal result = RunBoth(
+      RaggedModule("s64", 6),
+      {RaggedInput(), RaggedOutput(), LiteralUtil::CreateR1<int64_t>({100, 0, kMax, kMin, 0, -1}),
+       LiteralUtil::CreateR1<int64_t>({3, 2, kMax, kMax, kMax, kMax}),
+       LiteralUtil::CreateR1<int64_t>({0, -50, -1, 0, kMin, 0}),
+       LiteralUtil::CreateR1<int64_t>({3, 2, 1, 1, 1, 1})});
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{-1, -1}, {0, 1}, {10, 11}, {20, 21}, {30, 31}}));
+}
+
+TEST(CpuRaggedAllToAll, SeveralParticipantsAreUnimplemented) {
+  ExpectUnimplemented(R"(
+HloModule m, replica_count=2
+ENTRY e {
+  x = f32[4] parameter(0)
+  o = f32[4] parameter(1)
+  a = s64[2] constant({0, 2})
+  n = s64[2] constant({2, 2})
+  ROOT r = f32[4] ragged-all-to-all(x, o, a, n, a, n), replica_groups={{0,1}}
+})",
+                      "ragged-all-to-all", "among 2 participants");
 }
 
 TEST(CpuCollectives, GroupsOfOneRunOnAMultiReplicaModule) {

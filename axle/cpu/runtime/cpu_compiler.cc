@@ -34,6 +34,7 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
+#include "axle/cpu/runtime/scan_to_while.h"
 #include "axle/cpu/runtime/single_device_collectives.h"
 #include "axle/cpu/runtime/topk_decomposer.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -205,6 +206,7 @@ class WrapInLoopFusions : public HloPassInterface {
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
+  pipeline.AddPass<ScanToWhile>();
   for (const char* name : {"layout-normalization", "batchnorm-expander", "call-inliner",
                            "dot-epilogue-fusion", "fusion"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));

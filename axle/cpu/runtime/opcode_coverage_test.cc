@@ -36,13 +36,7 @@ const std::set<std::string> kNotRunByInterpreter = {"send",      "send-done", "r
                                                     "recv-done", "infeed",    "outfeed"};
 
 // Still Unimplemented on cpu (the message names the op).
-const std::set<std::string> kUnimplementedOnCpu = {
-    "copy-done",
-    "copy-start",
-    "ragged-all-to-all",
-    "scan",
-    "stochastic-convert",
-};
+const std::set<std::string> kUnimplementedOnCpu = {};
 
 constexpr const char* kComputations = R"(
 add {

@@ -108,6 +108,11 @@ class Lowering {
         return LowerAsyncStart(instruction);
       case HloOpcode::kAsyncUpdate:
         return instruction->mutable_operand(0);
+      case HloOpcode::kCopyStart:
+        // (destination, source, context): the copy is the operand itself.
+        return MakeStartTuple(instruction, instruction->mutable_operand(0));
+      case HloOpcode::kCopyDone:
+        return LowerDone(instruction);
       default:
         break;
     }
@@ -131,11 +136,9 @@ class Lowering {
     HloComputation* computation = instruction->parent();
     const HloOpcode opcode = instruction->opcode();
     const auto& collective = *cast<HloCollectiveInstruction>(instruction);
+    if (opcode == HloOpcode::kRaggedAllToAll) return LowerRaggedAllToAll(instruction);
     if (replicas_ * partitions_ > 1 && !GroupsOfOne(collective)) {
       return MoreThanOneDevice(*instruction);
-    }
-    if (opcode == HloOpcode::kRaggedAllToAll) {
-      return Unsupported(*instruction, "ragged-all-to-all is not supported yet");
     }
     // all-reduce-start returns its value; the other starts a tuple.
     Shape value_shape = instruction->shape();
@@ -174,6 +177,130 @@ class Lowering {
     }
     if (!start_tuple) return value;
     return MakeStartTuple(instruction, value);
+  }
+
+  // ragged-all-to-all with one participant: each update u copies rows
+  // [input_offsets[u], +send_sizes[u]) of the input to rows
+  // [output_offsets[u], +send_sizes[u]) of the output, rows outside either
+  // array skipped. The sizes are values, so each update is a select over
+  // the output rows of the input shifted by input_offsets[u] -
+  // output_offsets[u] (a dynamic-slice of the input padded by the output's
+  // row count on both sides).
+  absl::StatusOr<HloInstruction*> LowerRaggedAllToAll(HloInstruction* instruction) {
+    const auto& collective = *cast<HloCollectiveInstruction>(instruction);
+    int64_t participants = GroupsOfOne(collective) ? 1 : replicas_ * partitions_;
+    if (!collective.replica_groups().empty()) {
+      participants = collective.replica_groups()[0].replica_ids_size();
+    } else if (collective.attrs().iota_replica_groups) {
+      participants = collective.attrs().iota_replica_groups->group_size;
+    }
+    if (participants > 1) {
+      return Unsupported(*instruction,
+                         absl::StrCat("ragged-all-to-all among ", participants,
+                                      " participants needs as many devices, the cpu platform "
+                                      "runs one"));
+    }
+    if (instruction->operand_count() != 6) {
+      return Unsupported(*instruction, "ragged-all-to-all takes 6 operands");
+    }
+    HloInstruction* input = instruction->mutable_operand(0);
+    HloInstruction* result = instruction->mutable_operand(1);
+    const Shape& in = input->shape();
+    const Shape& out = result->shape();
+    if (!in.IsArray() || !out.IsArray() || in.rank() < 1 || in.rank() != out.rank() ||
+        in.element_type() != out.element_type() ||
+        !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in),
+                                   ShapeUtil::DeleteDimensions({0}, out))) {
+      return Unsupported(*instruction, "input and output must differ only in dimension 0");
+    }
+    const int64_t updates = instruction->operand(2)->shape().IsArray()
+                                ? instruction->operand(2)->shape().num_elements()
+                                : -1;
+    for (int64_t i = 2; i < 6; ++i) {
+      const Shape& shape = instruction->operand(i)->shape();
+      if (!shape.IsArray() || shape.rank() != 1 || shape.dimensions(0) != updates ||
+          !primitive_util::IsIntegralType(shape.element_type())) {
+        return Unsupported(*instruction, "offsets and sizes must be integer vectors of one length");
+      }
+    }
+    const int64_t in_rows = in.dimensions(0), out_rows = out.dimensions(0);
+    if (updates == 0 || in_rows == 0 || out_rows == 0) return result;
+    HloComputation* computation = instruction->parent();
+    const Shape scalar = ShapeUtil::MakeShape(S64, {});
+    const Shape rows_shape = WithDescendingLayout(ShapeUtil::MakeShape(S64, {out_rows}));
+    const Shape mask_shape = WithDescendingLayout(ShapeUtil::MakeShape(PRED, {out_rows}));
+    const Shape out_shape = WithDescendingLayout(out);
+    auto constant = [&](int64_t value) {
+      return MakeConstant(computation, LiteralUtil::CreateR0<int64_t>(value));
+    };
+    // Element u of operand i, as an s64 scalar.
+    auto element = [&](int64_t i, int64_t u) {
+      HloInstruction* vector = instruction->mutable_operand(i);
+      Shape one = WithDescendingLayout(vector->shape());
+      one.set_dimensions(0, 1);
+      HloInstruction* value = MakeReshape(MakeSlice(vector, one, {u}, {u + 1}, {1}),
+                                          ShapeUtil::MakeShape(one.element_type(), {}));
+      return computation->AddInstruction(
+          HloInstruction::Create(HloOpcode::kConvert, scalar, {value}));
+    };
+    auto compare = [&](HloInstruction* lhs, HloInstruction* rhs, ComparisonDirection direction) {
+      HloInstruction* operands[] = {lhs, rhs};
+      auto instruction =
+          std::make_unique<HloCompareInstruction>(HloOpcode::kCompare, mask_shape, operands);
+      instruction->mutable_attrs()->direction = direction;
+      return computation->AddInstruction(std::move(instruction));
+    };
+    auto all = [&](std::vector<HloInstruction*> masks) {
+      HloInstruction* mask = masks[0];
+      for (size_t m = 1; m < masks.size(); ++m) {
+        mask = MakeBinary(HloOpcode::kAnd, mask, masks[m], mask_shape);
+      }
+      return mask;
+    };
+    auto rows = [&](HloInstruction* value) { return MakeBroadcast(value, rows_shape, {}); };
+    // The input with out_rows rows of zeros above and below.
+    PaddingConfig padding;
+    for (int64_t d = 0; d < in.rank(); ++d) {
+      PaddingConfig::PaddingConfigDimension* dimension = padding.add_dimensions();
+      dimension->set_edge_padding_low(d == 0 ? out_rows : 0);
+      dimension->set_edge_padding_high(d == 0 ? out_rows : 0);
+    }
+    Shape padded_shape = WithDescendingLayout(in);
+    padded_shape.set_dimensions(0, in_rows + 2 * out_rows);
+    HloInstruction* pad_operands[] = {
+        input, MakeConstant(computation, Literal(ShapeUtil::MakeShape(in.element_type(), {})))};
+    auto pad = std::make_unique<HloPadInstruction>(HloOpcode::kPad, padded_shape, pad_operands);
+    pad->mutable_attrs()->padding_config = padding;
+    HloInstruction* padded = computation->AddInstruction(std::move(pad));
+    auto iota = std::make_unique<HloIotaInstruction>(HloOpcode::kIota, rows_shape,
+                                                     absl::Span<HloInstruction* const>{});
+    HloInstruction* row = computation->AddInstruction(std::move(iota));
+    for (int64_t u = 0; u < updates; ++u) {
+      HloInstruction* from = element(2, u);
+      HloInstruction* size = element(3, u);
+      HloInstruction* to = element(4, u);
+      HloInstruction* shift = MakeBinary(HloOpcode::kSubtract, from, to, scalar);
+      // Row i of `shifted` is input row i + shift.
+      std::vector<HloInstruction*> operands = {
+          padded, MakeBinary(HloOpcode::kAdd, constant(out_rows), shift, scalar)};
+      for (int64_t d = 1; d < in.rank(); ++d) operands.push_back(constant(0));
+      auto slice = std::make_unique<HloDynamicSliceInstruction>(HloOpcode::kDynamicSlice, out_shape,
+                                                                operands);
+      slice->mutable_attrs()->dynamic_slice_sizes = out_shape.dimensions();
+      HloInstruction* shifted = computation->AddInstruction(std::move(slice));
+      HloInstruction* source = MakeBinary(HloOpcode::kAdd, row, rows(shift), rows_shape);
+      HloInstruction* within = MakeBinary(HloOpcode::kSubtract, row, rows(to), rows_shape);
+      HloInstruction* mask =
+          all({compare(within, rows(constant(0)), ComparisonDirection::kGe),
+               compare(within, rows(size), ComparisonDirection::kLt),
+               compare(source, rows(constant(0)), ComparisonDirection::kGe),
+               compare(source, rows(constant(in_rows)), ComparisonDirection::kLt)});
+      Shape out_mask = out_shape;
+      out_mask.set_element_type(PRED);
+      result = computation->AddInstruction(HloInstruction::Create(
+          HloOpcode::kSelect, out_shape, {MakeBroadcast(mask, out_mask, {0}), shifted, result}));
+    }
+    return result;
   }
 
   // async-start: call the wrapped computation now.

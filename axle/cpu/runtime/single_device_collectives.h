@@ -18,11 +18,17 @@
 //  - async-start: a call of the wrapped computation (call-inliner then
 //    inlines it) in the tuple ((operands), result, ...); async-update
 //    forwards its operand; async-done is element 1.
+//  - copy-start: the tuple (operand, operand, u32 0); copy-done element 1.
+//  - ragged-all-to-all (input, output, input_offsets, send_sizes,
+//    output_offsets, recv_sizes): for each update u in order, rows
+//    [input_offsets[u], +send_sizes[u]) of the input replace rows
+//    [output_offsets[u], +send_sizes[u]) of the output; rows outside either
+//    array are skipped (as EvaluateRaggedAllToAll in axle/eval).
 //
 // A module with more than one device (replica_count * num_partitions > 1)
-// whose collective groups are not all groups of one, a ragged-all-to-all,
-// and a collective whose shapes imply several participants stay
-// Unimplemented, naming the op.
+// whose collective groups are not all groups of one, a ragged-all-to-all
+// among several participants, and a collective whose shapes imply several
+// participants stay Unimplemented, naming the op.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
