@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -133,6 +134,32 @@ class LoopKernelEmitter {
     }
     PlanRowBuffers(rows, body);
     IrIndex index(dims.size());
+    llvm::BasicBlock* after_nest = nullptr;
+    bool has_row_values = false;
+    for (const auto& values : row_values) has_row_values |= !values.empty();
+    if (!has_row_values) {
+      if (auto tiled = TransposedDimension(rows, dims); tiled.has_value()) {
+        // Tiles are whole (the last one starts earlier and overlaps its
+        // neighbour), so a range of rows shorter than a tile takes the
+        // plain loop nest below.
+        llvm::LLVMContext& context = module_->getContext();
+        auto* tiled_block = llvm::BasicBlock::Create(context, "tiled", body);
+        auto* plain_block = llvm::BasicBlock::Create(context, "plain", body);
+        auto* done_block = llvm::BasicBlock::Create(context, "nest.done", body);
+        llvm::Value* enough =
+            tiled->first == 0
+                ? b_.CreateICmpSGE(b_.CreateSub(end, begin), b_.getInt64(kTransposeTile))
+                : b_.getTrue();
+        b_.CreateCondBr(enough, tiled_block, plain_block);
+        b_.SetInsertPoint(tiled_block);
+        AXLE_RETURN_IF_ERROR(EmitTiledLoopNest(body, outputs, buffers, dims, tiled->first,
+                                               *tiled->second, begin, end));
+        b_.CreateBr(done_block);
+        b_.SetInsertPoint(plain_block);
+        tile_buffer_ = TileBuffer{};
+        after_nest = done_block;
+      }
+    }
     std::function<absl::Status(size_t)> emit_dimension = [&](size_t d) -> absl::Status {
       // Computed here, each row value is in the cache for every read below;
       // meanwhile row buffers are filled.
@@ -166,7 +193,170 @@ class LoopKernelEmitter {
     } else {
       AXLE_RETURN_IF_ERROR(emit_dimension(0));
     }
+    if (after_nest != nullptr) {
+      b_.CreateBr(after_nest);
+      b_.SetInsertPoint(after_nest);
+    }
     return absl::OkStatus();
+  }
+
+  // A transpose that moves its operand's minor dimension to output dimension
+  // `a` reads that operand a whole row apart for consecutive output
+  // elements; for large power-of-two rows every read misses (the lines map
+  // to a few cache sets). Such a kernel walks the output in tiles of
+  // kTransposeTile x kTransposeTile over dimensions `a` and the minor one,
+  // so the lines a tile reads stay in L1 until all their elements are used.
+  static constexpr int64_t kTransposeTile = 32;
+
+  // Output dimension `a` (not the minor one) of a transpose read at the
+  // kernel's full loop index that puts its operand's minor dimension there,
+  // when both it and the minor output dimension are at least a tile long.
+  std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
+      const RowIndexAnalysis& rows, const std::vector<int64_t>& dims) const {
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    if (rank < 2 || dims[rank - 1] < kTransposeTile) return std::nullopt;
+    for (const HloInstruction* instruction : computation_.instructions()) {
+      if (instruction->opcode() != HloOpcode::kTranspose ||
+          primitive_util::IsComplexType(instruction->shape().element_type())) {
+        continue;
+      }
+      if (instruction->shape().dimensions() != dims || rows.LoopPrefix(instruction) != rank) {
+        continue;
+      }
+      const std::vector<int64_t>& permutation =
+          cast<HloDimensionsInstruction>(instruction)->dimensions();
+      for (int64_t a = 0; a + 1 < rank; ++a) {
+        if (permutation[a] == rank - 1 && dims[a] >= kTransposeTile) {
+          return std::make_pair(static_cast<size_t>(a), instruction);
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The loop nest with dimensions `a` and the minor one tiled: the other
+  // dimensions outermost (in order), then the tiles of `a` and of the minor
+  // dimension, then the elements of a tile. The outermost dimension (tiled
+  // or not) covers [begin, end). For each tile, the transpose's operand is
+  // first copied into a tile buffer in its own order (contiguous reads of
+  // whole lines), and the tile's elements read the transpose from there.
+  absl::Status EmitTiledLoopNest(llvm::Function* body,
+                                 const std::vector<const HloInstruction*>& outputs,
+                                 const std::vector<llvm::Value*>& buffers,
+                                 const std::vector<int64_t>& dims, size_t a,
+                                 const HloInstruction& transpose, llvm::Value* begin,
+                                 llvm::Value* end) {
+    const int64_t num_parameters = computation_.num_parameters();
+    const size_t minor = dims.size() - 1;
+    IrIndex index(dims.size());
+    const PrimitiveType type = transpose.shape().element_type();
+    {
+      llvm::IRBuilder<> entry(&body->getEntryBlock(), body->getEntryBlock().begin());
+      llvm::AllocaInst* buffer =
+          entry.CreateAlloca(elemental_.StorageType(type),
+                             entry.getInt64(kTransposeTile * kTransposeTile), "transpose.tile");
+      buffer->setAlignment(llvm::Align(64));
+      tile_buffer_ = TileBuffer{&transpose, buffer, a, minor, nullptr, nullptr};
+    }
+    const std::vector<int64_t>& permutation =
+        cast<HloDimensionsInstruction>(&transpose)->dimensions();
+    const ElementGenerator& operand = generators_.at(transpose.operand(0));
+    auto low_of = [&](size_t d) { return d == 0 ? begin : b_.getInt64(0); };
+    auto high_of = [&](size_t d) { return d == 0 ? end : b_.getInt64(dims[d]); };
+    llvm::Value* tile = b_.getInt64(kTransposeTile);
+    std::vector<size_t> outer;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (d != a && d != minor) outer.push_back(d);
+    }
+    // The elements of one tile: `a`, then the minor dimension.
+    auto emit_tile = [&](llvm::Value* a_start, llvm::Value* minor_start) -> absl::Status {
+      llvm::Value* a_end = b_.CreateAdd(a_start, tile);
+      llvm::Value* minor_end = b_.CreateAdd(minor_start, tile);
+      // The operand's elements under the tile, in the operand's order
+      // (dimension `a` of the transpose is the operand's minor one).
+      tile_buffer_.a_start = nullptr;
+      AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
+          minor_start, minor_end, "fill_minor", [&](llvm::Value* j) {
+            index[minor] = j;
+            return elemental_.EmitForLoop(
+                a_start, a_end, "fill_a", [&](llvm::Value* i) -> absl::Status {
+                  index[a] = i;
+                  IrIndex operand_index(index.size());
+                  for (size_t p = 0; p < index.size(); ++p) operand_index[permutation[p]] = index[p];
+                  AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operand(operand_index));
+                  elemental_.StoreElement(value, tile_buffer_.buffer,
+                                          TileOffset(index, a_start, minor_start), type);
+                  return absl::OkStatus();
+                });
+          }));
+      tile_buffer_.a_start = a_start;
+      tile_buffer_.minor_start = minor_start;
+      return elemental_.EmitForLoop(a_start, a_end, "tile_a", [&](llvm::Value* i) {
+        index[a] = i;
+        return elemental_.EmitForLoop(minor_start, minor_end, "tile_minor",
+                                      [&](llvm::Value* j) -> absl::Status {
+                                        index[minor] = j;
+                                        llvm::Value* linear = elemental_.Linearize(index, dims);
+                                        for (size_t o = 0; o < outputs.size(); ++o) {
+                                          AXLE_ASSIGN_OR_RETURN(
+                                              llvm::Value * value,
+                                              generators_.at(outputs[o])(index));
+                                          elemental_.StoreElement(
+                                              value, buffers[num_parameters + o], linear,
+                                              outputs[o]->shape().element_type());
+                                        }
+                                        return absl::OkStatus();
+                                      });
+      });
+    };
+    // Tiles of dimension d: [low, high) in steps of a tile.
+    auto emit_tiles = [&](size_t d, const std::function<absl::Status(llvm::Value*)>& tile_body) {
+      llvm::Value* low = low_of(d);
+      llvm::Value* count = b_.CreateUDiv(
+          b_.CreateAdd(b_.CreateSub(high_of(d), low), b_.getInt64(kTransposeTile - 1)), tile);
+      return elemental_.EmitForLoop(
+          b_.getInt64(0), count, absl::StrCat("tiles", d),
+          [&](llvm::Value* k) {
+            // Whole tiles: the last one starts at most a tile before the end.
+            llvm::Value* start = b_.CreateBinaryIntrinsic(
+                llvm::Intrinsic::smin, b_.CreateAdd(low, b_.CreateMul(k, tile)),
+                b_.CreateSub(high_of(d), tile));
+            return tile_body(start);
+          },
+          ElementalIrEmitter::kVectorizeNever);
+    };
+    std::function<absl::Status(size_t)> emit_outer = [&](size_t o) -> absl::Status {
+      if (o < outer.size()) {
+        const size_t d = outer[o];
+        return elemental_.EmitForLoop(low_of(d), high_of(d), absl::StrCat("d", d),
+                                      [&](llvm::Value* i) {
+                                        index[d] = i;
+                                        return emit_outer(o + 1);
+                                      });
+      }
+      return emit_tiles(a, [&](llvm::Value* a_start) {
+        return emit_tiles(minor, [&](llvm::Value* minor_start) {
+          return emit_tile(a_start, minor_start);
+        });
+      });
+    };
+    return emit_outer(0);
+  }
+
+  // The tile buffer of a tiled transpose: (minor - minor_start) * tile +
+  // (a - a_start), set while a tile's elements are emitted.
+  struct TileBuffer {
+    const HloInstruction* transpose = nullptr;
+    llvm::Value* buffer = nullptr;
+    size_t a = 0, minor = 0;
+    llvm::Value* a_start = nullptr;
+    llvm::Value* minor_start = nullptr;
+  };
+  llvm::Value* TileOffset(const IrIndex& index, llvm::Value* a_start, llvm::Value* minor_start) {
+    return b_.CreateAdd(
+        b_.CreateMul(b_.CreateSub(index[tile_buffer_.minor], minor_start),
+                     b_.getInt64(kTransposeTile)),
+        b_.CreateSub(index[tile_buffer_.a], a_start));
   }
 
   // A reduce root that keeps its input's minor dimension and reduces others
@@ -282,6 +472,11 @@ class LoopKernelEmitter {
         for (const CacheEntry& entry : cache_[instruction]) {
           if (entry.index == index && elemental_.InScope(entry.scope)) return entry.value;
         }
+        if (instruction == tile_buffer_.transpose && tile_buffer_.a_start != nullptr) {
+          return elemental_.LoadElement(
+              tile_buffer_.buffer, TileOffset(index, tile_buffer_.a_start, tile_buffer_.minor_start),
+              instruction->shape().element_type());
+        }
         auto row_buffer = row_buffers_.find(instruction);
         if (row_buffer != row_buffers_.end() && !filling_row_buffers_) {
           return elemental_.LoadElement(row_buffer->second.buffer,
@@ -369,6 +564,7 @@ class LoopKernelEmitter {
   };
   std::map<const HloInstruction*, std::vector<CacheEntry>> cache_;
   std::map<const HloInstruction*, RowBuffer> row_buffers_;
+  TileBuffer tile_buffer_;
   // Whether row values are being emitted (row buffers are stored, not read).
   bool filling_row_buffers_ = false;
 };
