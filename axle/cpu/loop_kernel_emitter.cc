@@ -90,8 +90,7 @@ class LoopKernelEmitter {
 
     BuildGenerators(buffers);
     if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
-      AXLE_RETURN_IF_ERROR(
-          EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
+      AXLE_RETURN_IF_ERROR(EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
     } else {
       AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
     }
@@ -146,10 +145,9 @@ class LoopKernelEmitter {
         auto* tiled_block = llvm::BasicBlock::Create(context, "tiled", body);
         auto* plain_block = llvm::BasicBlock::Create(context, "plain", body);
         auto* done_block = llvm::BasicBlock::Create(context, "nest.done", body);
-        llvm::Value* enough =
-            tiled->first == 0
-                ? b_.CreateICmpSGE(b_.CreateSub(end, begin), b_.getInt64(kTransposeTile))
-                : b_.getTrue();
+        llvm::Value* enough = tiled->first == 0 ? b_.CreateICmpSGE(b_.CreateSub(end, begin),
+                                                                   b_.getInt64(kTransposeTile))
+                                                : b_.getTrue();
         b_.CreateCondBr(enough, tiled_block, plain_block);
         b_.SetInsertPoint(tiled_block);
         AXLE_RETURN_IF_ERROR(EmitTiledLoopNest(body, outputs, buffers, dims, tiled->first,
@@ -257,6 +255,14 @@ class LoopKernelEmitter {
                              entry.getInt64(kTransposeTile * kTransposeTile), "transpose.tile");
       buffer->setAlignment(llvm::Align(64));
       tile_buffer_ = TileBuffer{&transpose, buffer, a, minor, nullptr, nullptr};
+      const int width = primitive_util::ByteWidth(type);
+      if (type != PRED && (width == 2 || width == 4)) {
+        llvm::AllocaInst* transposed =
+            entry.CreateAlloca(elemental_.StorageType(type),
+                               entry.getInt64(kTransposeTile * kTransposeTile), "transpose.tile_t");
+        transposed->setAlignment(llvm::Align(64));
+        tile_buffer_.transposed = transposed;
+      }
     }
     const std::vector<int64_t>& permutation =
         cast<HloDimensionsInstruction>(&transpose)->dimensions();
@@ -275,38 +281,37 @@ class LoopKernelEmitter {
       // The operand's elements under the tile, in the operand's order
       // (dimension `a` of the transpose is the operand's minor one).
       tile_buffer_.a_start = nullptr;
-      AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
-          minor_start, minor_end, "fill_minor", [&](llvm::Value* j) {
+      AXLE_RETURN_IF_ERROR(
+          elemental_.EmitForLoop(minor_start, minor_end, "fill_minor", [&](llvm::Value* j) {
             index[minor] = j;
             return elemental_.EmitForLoop(
                 a_start, a_end, "fill_a", [&](llvm::Value* i) -> absl::Status {
                   index[a] = i;
                   IrIndex operand_index(index.size());
-                  for (size_t p = 0; p < index.size(); ++p) operand_index[permutation[p]] = index[p];
+                  for (size_t p = 0; p < index.size(); ++p)
+                    operand_index[permutation[p]] = index[p];
                   AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operand(operand_index));
                   elemental_.StoreElement(value, tile_buffer_.buffer,
                                           TileOffset(index, a_start, minor_start), type);
                   return absl::OkStatus();
                 });
           }));
+      if (tile_buffer_.transposed != nullptr) EmitTileTranspose(elemental_.StorageType(type));
       tile_buffer_.a_start = a_start;
       tile_buffer_.minor_start = minor_start;
       return elemental_.EmitForLoop(a_start, a_end, "tile_a", [&](llvm::Value* i) {
         index[a] = i;
-        return elemental_.EmitForLoop(minor_start, minor_end, "tile_minor",
-                                      [&](llvm::Value* j) -> absl::Status {
-                                        index[minor] = j;
-                                        llvm::Value* linear = elemental_.Linearize(index, dims);
-                                        for (size_t o = 0; o < outputs.size(); ++o) {
-                                          AXLE_ASSIGN_OR_RETURN(
-                                              llvm::Value * value,
-                                              generators_.at(outputs[o])(index));
-                                          elemental_.StoreElement(
-                                              value, buffers[num_parameters + o], linear,
-                                              outputs[o]->shape().element_type());
-                                        }
-                                        return absl::OkStatus();
-                                      });
+        return elemental_.EmitForLoop(
+            minor_start, minor_end, "tile_minor", [&](llvm::Value* j) -> absl::Status {
+              index[minor] = j;
+              llvm::Value* linear = elemental_.Linearize(index, dims);
+              for (size_t o = 0; o < outputs.size(); ++o) {
+                AXLE_ASSIGN_OR_RETURN(llvm::Value * value, generators_.at(outputs[o])(index));
+                elemental_.StoreElement(value, buffers[num_parameters + o], linear,
+                                        outputs[o]->shape().element_type());
+              }
+              return absl::OkStatus();
+            });
       });
     };
     // Tiles of dimension d: [low, high) in steps of a tile.
@@ -318,9 +323,9 @@ class LoopKernelEmitter {
           b_.getInt64(0), count, absl::StrCat("tiles", d),
           [&](llvm::Value* k) {
             // Whole tiles: the last one starts at most a tile before the end.
-            llvm::Value* start = b_.CreateBinaryIntrinsic(
-                llvm::Intrinsic::smin, b_.CreateAdd(low, b_.CreateMul(k, tile)),
-                b_.CreateSub(high_of(d), tile));
+            llvm::Value* start = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                          b_.CreateAdd(low, b_.CreateMul(k, tile)),
+                                                          b_.CreateSub(high_of(d), tile));
             return tile_body(start);
           },
           ElementalIrEmitter::kVectorizeNever);
@@ -335,9 +340,8 @@ class LoopKernelEmitter {
                                       });
       }
       return emit_tiles(a, [&](llvm::Value* a_start) {
-        return emit_tiles(minor, [&](llvm::Value* minor_start) {
-          return emit_tile(a_start, minor_start);
-        });
+        return emit_tiles(
+            minor, [&](llvm::Value* minor_start) { return emit_tile(a_start, minor_start); });
       });
     };
     return emit_outer(0);
@@ -351,12 +355,88 @@ class LoopKernelEmitter {
     size_t a = 0, minor = 0;
     llvm::Value* a_start = nullptr;
     llvm::Value* minor_start = nullptr;
+    // The tile transposed in registers (2- and 4-byte elements), or null.
+    llvm::Value* transposed = nullptr;
   };
+  // Where the tile's elements are read from: the transposed copy, when
+  // there is one, at (a - a_start) * tile + (minor - minor_start).
+  llvm::Value* TileReadBuffer() const {
+    return tile_buffer_.transposed != nullptr ? tile_buffer_.transposed : tile_buffer_.buffer;
+  }
+  llvm::Value* TileReadOffset(const IrIndex& index) {
+    if (tile_buffer_.transposed == nullptr) {
+      return TileOffset(index, tile_buffer_.a_start, tile_buffer_.minor_start);
+    }
+    return b_.CreateAdd(b_.CreateMul(b_.CreateSub(index[tile_buffer_.a], tile_buffer_.a_start),
+                                     b_.getInt64(kTransposeTile)),
+                        b_.CreateSub(index[tile_buffer_.minor], tile_buffer_.minor_start));
+  }
+
+  // Copies the tile buffer into its transposed copy through registers:
+  // 16x16 blocks of 16-lane vectors, each transposed by 64 shuffles.
+  void EmitTileTranspose(llvm::Type* element) {
+    constexpr int kLanes = 16;
+    llvm::Type* vector = llvm::FixedVectorType::get(element, kLanes);
+    const llvm::Align align(static_cast<uint64_t>(kLanes) *
+                            module_->getDataLayout().getTypeAllocSize(element).getFixedValue());
+    // The blocks in a loop (kept rolled: one block's shuffles are a lot of
+    // IR for LLVM to optimize).
+    llvm::Value* blocks = b_.getInt64(kTransposeTile / kLanes);
+    absl::Status status = elemental_.EmitForLoop(
+        b_.getInt64(0), b_.CreateMul(blocks, blocks), "tile_blocks",
+        [&](llvm::Value* block) -> absl::Status {
+          llvm::Value* block_row = b_.CreateMul(b_.CreateUDiv(block, blocks), b_.getInt64(kLanes));
+          llvm::Value* block_column =
+              b_.CreateMul(b_.CreateURem(block, blocks), b_.getInt64(kLanes));
+          EmitTileBlockTranspose(element, vector, align, block_row, block_column);
+          return absl::OkStatus();
+        },
+        ElementalIrEmitter::kVectorizeNever);
+    (void)status;  // the body cannot fail
+  }
+
+  // One 16x16 block of the tile, at (block_row, block_column) of the tile
+  // buffer, into the transposed copy at (block_column, block_row).
+  void EmitTileBlockTranspose(llvm::Type* element, llvm::Type* vector, llvm::Align align,
+                              llvm::Value* block_row, llvm::Value* block_column) {
+    constexpr int kLanes = 16;
+    llvm::Value* tile = b_.getInt64(kTransposeTile);
+    std::vector<llvm::Value*> rows(kLanes);
+    for (int r = 0; r < kLanes; ++r) {
+      llvm::Value* offset =
+          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(block_row, b_.getInt64(r)), tile), block_column);
+      llvm::Value* address = b_.CreateInBoundsGEP(element, tile_buffer_.buffer, offset);
+      rows[r] = b_.CreateAlignedLoad(vector, address, align);
+    }
+    // Round `step` swaps the off-diagonal step x step blocks of every
+    // 2step x 2step block: after steps 8, 4, 2, 1, row c holds column c.
+    for (int step = kLanes / 2; step >= 1; step /= 2) {
+      std::vector<int> low_mask(kLanes), high_mask(kLanes);
+      for (int e = 0; e < kLanes; ++e) {
+        const bool first = (e / step) % 2 == 0;
+        low_mask[e] = first ? e : kLanes + e - step;
+        high_mask[e] = first ? e + step : kLanes + e;
+      }
+      for (int i = 0; i < kLanes; ++i) {
+        if ((i / step) % 2 != 0) continue;
+        llvm::Value* low = b_.CreateShuffleVector(rows[i], rows[i + step], low_mask);
+        llvm::Value* high = b_.CreateShuffleVector(rows[i], rows[i + step], high_mask);
+        rows[i] = low;
+        rows[i + step] = high;
+      }
+    }
+    for (int c = 0; c < kLanes; ++c) {
+      llvm::Value* offset =
+          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(block_column, b_.getInt64(c)), tile), block_row);
+      llvm::Value* address = b_.CreateInBoundsGEP(element, tile_buffer_.transposed, offset);
+      b_.CreateAlignedStore(rows[c], address, align);
+    }
+  }
+
   llvm::Value* TileOffset(const IrIndex& index, llvm::Value* a_start, llvm::Value* minor_start) {
-    return b_.CreateAdd(
-        b_.CreateMul(b_.CreateSub(index[tile_buffer_.minor], minor_start),
-                     b_.getInt64(kTransposeTile)),
-        b_.CreateSub(index[tile_buffer_.a], a_start));
+    return b_.CreateAdd(b_.CreateMul(b_.CreateSub(index[tile_buffer_.minor], minor_start),
+                                     b_.getInt64(kTransposeTile)),
+                        b_.CreateSub(index[tile_buffer_.a], a_start));
   }
 
   // A reduce root that keeps its input's minor dimension and reduces others
@@ -403,8 +483,8 @@ class LoopKernelEmitter {
     std::function<absl::Status(size_t)> emit_folded = [&](size_t f) -> absl::Status {
       if (f < folded.size()) {
         const int64_t d = folded[f];
-        return elemental_.EmitForLoop(b_.getInt64(0), b_.getInt64(in_dims[d]),
-                                      absl::StrCat("r", d), [&](llvm::Value* i) {
+        return elemental_.EmitForLoop(b_.getInt64(0), b_.getInt64(in_dims[d]), absl::StrCat("r", d),
+                                      [&](llvm::Value* i) {
                                         in_index[d] = i;
                                         return emit_folded(f + 1);
                                       });
@@ -430,8 +510,8 @@ class LoopKernelEmitter {
     std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
       if (d < minor) {
         return elemental_.EmitForLoop(d == 0 ? begin : b_.getInt64(0),
-                                      d == 0 ? end : b_.getInt64(out_dims[d]),
-                                      absl::StrCat("d", d), [&](llvm::Value* i) {
+                                      d == 0 ? end : b_.getInt64(out_dims[d]), absl::StrCat("d", d),
+                                      [&](llvm::Value* i) {
                                         out_index[d] = i;
                                         in_index[kept[d]] = i;
                                         return emit_outer(d + 1);
@@ -442,8 +522,7 @@ class LoopKernelEmitter {
       AXLE_RETURN_IF_ERROR(
           elemental_.EmitForLoop(low, high, "init", [&](llvm::Value* c) -> absl::Status {
             out_index[minor] = c;
-            elemental_.StoreElement(init, output, elemental_.Linearize(out_index, out_dims),
-                                    type);
+            elemental_.StoreElement(init, output, elemental_.Linearize(out_index, out_dims), type);
             return absl::OkStatus();
           }));
       return emit_folded(0);
@@ -473,9 +552,8 @@ class LoopKernelEmitter {
           if (entry.index == index && elemental_.InScope(entry.scope)) return entry.value;
         }
         if (instruction == tile_buffer_.transpose && tile_buffer_.a_start != nullptr) {
-          return elemental_.LoadElement(
-              tile_buffer_.buffer, TileOffset(index, tile_buffer_.a_start, tile_buffer_.minor_start),
-              instruction->shape().element_type());
+          return elemental_.LoadElement(TileReadBuffer(), TileReadOffset(index),
+                                        instruction->shape().element_type());
         }
         auto row_buffer = row_buffers_.find(instruction);
         if (row_buffer != row_buffers_.end() && !filling_row_buffers_) {

@@ -47,7 +47,8 @@ std::optional<Thunk::BufferUses> AddUses(const ThunkSequence& sequence,
 }
 
 int64_t MaxScratchBytes(const ThunkSequence& sequence, int64_t bytes) {
-  for (const std::unique_ptr<Thunk>& thunk : sequence) bytes = std::max(bytes, thunk->scratch_bytes());
+  for (const std::unique_ptr<Thunk>& thunk : sequence)
+    bytes = std::max(bytes, thunk->scratch_bytes());
   return bytes;
 }
 

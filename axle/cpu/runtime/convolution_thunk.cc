@@ -382,8 +382,7 @@ DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
 }
 
 const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
-                                               const EpilogueInput& input,
-                                               char* storage) const {
+                                               const EpilogueInput& input, char* storage) const {
   if (input.constant) return input.constant.get();
   StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
               input.element_size, storage);
@@ -444,8 +443,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     }
     // Output.
     char* out = static_cast<char*>(context.address(output_value_));
-    dnnl::memory dst_memory(dst_desc_, engine,
-                            dst_reorder_ ? slot(kDst) : out);
+    dnnl::memory dst_memory(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
     args[DNNL_ARG_DST] = dst_memory;
     // Bias.
     // Scale and bias: post-ops 0 and 1 (or 0 without a scale).
@@ -464,8 +462,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     if (scratchpad_size_ > 0) {
       dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
                                       dnnl::memory::format_tag::a);
-      args[DNNL_ARG_SCRATCHPAD] =
-          dnnl::memory(scratch_desc, engine, slot(kPad));
+      args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, engine, slot(kPad));
     }
     primitive_.execute(stream, args);
     if (dst_reorder_) {

@@ -27,8 +27,7 @@ bool IsRowReduce(const HloInstruction& reduce) {
   return true;
 }
 
-int64_t OperandLoopPrefix(const HloInstruction& user, int64_t operand_index,
-                          int64_t user_prefix) {
+int64_t OperandLoopPrefix(const HloInstruction& user, int64_t operand_index, int64_t user_prefix) {
   const HloInstruction* operand = user.operand(operand_index);
   if (!operand->shape().IsArray()) return 0;
   const int64_t rank = operand->shape().rank();
@@ -53,9 +52,9 @@ RowIndexAnalysis::RowIndexAnalysis(const HloComputation& computation,
                                    std::optional<int64_t> root_prefix)
     : computation_(computation) {
   const HloInstruction* root = computation.root_instruction();
-  const Shape& kernel_shape =
-      root->opcode() == HloOpcode::kTuple && root->operand_count() > 0 ? root->operand(0)->shape()
-                                                                      : root->shape();
+  const Shape& kernel_shape = root->opcode() == HloOpcode::kTuple && root->operand_count() > 0
+                                  ? root->operand(0)->shape()
+                                  : root->shape();
   kernel_rank_ = root_prefix.value_or(kernel_shape.IsArray() ? kernel_shape.rank() : 0);
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
   // Users before operands.
@@ -63,14 +62,16 @@ RowIndexAnalysis::RowIndexAnalysis(const HloComputation& computation,
     const HloInstruction* instruction = *it;
     if (instruction->opcode() == HloOpcode::kTuple && instruction == root) continue;
     std::optional<int64_t> prefix;
-    auto meet = [&](int64_t value) { prefix = prefix.has_value() ? std::min(*prefix, value) : value; };
+    auto meet = [&](int64_t value) {
+      prefix = prefix.has_value() ? std::min(*prefix, value) : value;
+    };
     if (instruction == root) {
       meet(root_prefix.value_or(instruction->shape().IsArray() ? instruction->shape().rank() : 0));
     }
     for (const HloInstruction* user : instruction->users()) {
       if (user == root && user->opcode() == HloOpcode::kTuple) {
-        meet(root_prefix.value_or(instruction->shape().IsArray() ? instruction->shape().rank()
-                                                                 : 0));
+        meet(
+            root_prefix.value_or(instruction->shape().IsArray() ? instruction->shape().rank() : 0));
         continue;
       }
       const int64_t user_prefix = LoopPrefix(user);

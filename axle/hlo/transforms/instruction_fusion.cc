@@ -96,12 +96,15 @@ bool ContainsReduce(const HloInstruction& instruction) {
 // `producer` with, once fused.
 int64_t ProducerLoopPrefix(const HloInstruction& producer, const HloInstruction& consumer) {
   std::optional<int64_t> prefix;
-  auto meet = [&](int64_t value) { prefix = prefix.has_value() ? std::min(*prefix, value) : value; };
+  auto meet = [&](int64_t value) {
+    prefix = prefix.has_value() ? std::min(*prefix, value) : value;
+  };
   if (const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer)) {
     const HloComputation* fused = fusion->fused_instructions_computation();
     RowIndexAnalysis analysis(*fused);
     for (int64_t i = 0; i < consumer.operand_count(); ++i) {
-      if (consumer.operand(i) == &producer) meet(analysis.LoopPrefix(fused->parameter_instruction(i)));
+      if (consumer.operand(i) == &producer)
+        meet(analysis.LoopPrefix(fused->parameter_instruction(i)));
     }
   } else {
     const int64_t root_prefix = consumer.shape().IsArray() ? consumer.shape().rank() : 0;
