@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
@@ -94,6 +96,20 @@ ENTRY e {
   ROOT r = (f32[45,70], f32[45,70]) tuple(a, b)
 }
 )");
+}
+
+TEST(TiledTranspose, F32TilesAreTransposedInRegisters) {
+  auto module = ParseAndReturnUnverifiedModule(Transpose2d("f32", 64, 96));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  cpu::CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = cpu::CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // (The plain nest for short ranges of rows reads with gathers.)
+  EXPECT_TRUE(absl::StrContains(after, "shufflevector <16 x float>")) << after;
 }
 
 }  // namespace
