@@ -325,8 +325,14 @@ class CpuCompiler : public Compiler {
       AXLE_RETURN_IF_ERROR(AppendBuildTimings(
           absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), *builder, build_ms));
     }
-    return std::unique_ptr<Executable>(new CpuExecutable(
-        std::shared_ptr<const HloModule>(std::move(module)), platform_, *std::move(program)));
+    auto executable = std::make_unique<CpuExecutable>(
+        std::shared_ptr<const HloModule>(std::move(module)), platform_, *std::move(program));
+    if (!dump_dir.empty()) {
+      AXLE_RETURN_IF_ERROR(WriteDumpFile(
+          absl::StrCat(dump_dir, "/", executable->module().name(), ".buffer-assignment.txt"),
+          executable->BufferAssignmentText()));
+    }
+    return std::unique_ptr<Executable>(std::move(executable));
   }
 
  private:

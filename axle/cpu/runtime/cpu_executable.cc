@@ -11,6 +11,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/arena_layout.h"
@@ -103,6 +104,7 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
     const int64_t t = temporary_of(value);
     if (t >= 0) live[t].last = num_thunks;
   }
+  for (const LiveRange& range : live) temporary_live_.emplace_back(range.first, range.last);
   // Each thunk's scratch memory: a block live during that thunk only.
   std::vector<int64_t> sizes = program_.temporary_sizes;
   scratch_offsets_.assign(num_thunks, -1);
@@ -139,6 +141,59 @@ CpuExecutable::~CpuExecutable() {
   if (profile_ != nullptr && profile_->runs.load() > 0) {
     std::fprintf(stderr, "%s", ProfileReport().c_str());
   }
+}
+
+std::string CpuExecutable::BufferAssignmentText() const {
+  std::string text = absl::StrCat("arena: ", arena_size_, " bytes (", temporaries_bytes_,
+                                  " bytes of temporaries without reuse), 64-byte aligned\n");
+  auto value_name = [&](int64_t value) {
+    const std::string& name = program_.values[value].name;
+    return name.empty() ? absl::StrCat("v", value) : name;
+  };
+  absl::StrAppend(&text, "thunks, in order:\n");
+  for (size_t i = 0; i < program_.thunks.size(); ++i) {
+    const Thunk& thunk = *program_.thunks[i];
+    absl::StrAppend(&text, "  ", i, " %", thunk.name());
+    if (std::optional<Thunk::BufferUses> uses = thunk.buffer_uses(); uses.has_value()) {
+      auto names = [&](const std::vector<int64_t>& values) {
+        std::vector<std::string> out;
+        for (int64_t value : values) out.push_back(value_name(value));
+        return absl::StrJoin(out, " ");
+      };
+      absl::StrAppend(&text, ": reads ", names(uses->reads), "; writes ", names(uses->writes));
+    } else {
+      absl::StrAppend(&text, ": may touch any value");
+    }
+    if (scratch_offsets_[i] >= 0) {
+      absl::StrAppend(&text, "; scratch ", thunk.scratch_bytes(), " bytes at +",
+                      scratch_offsets_[i]);
+    }
+    text += "\n";
+  }
+  absl::StrAppend(&text, "values:\n");
+  for (size_t v = 0; v < program_.values.size(); ++v) {
+    const ValueSlot& slot = program_.values[v];
+    absl::StrAppend(&text, "  ", value_name(static_cast<int64_t>(v)), ": ", slot.size_bytes,
+                    " bytes, ");
+    switch (slot.kind) {
+      case ValueSlot::Kind::kParameter:
+        absl::StrAppend(&text, "parameter ", slot.parameter, " {",
+                        absl::StrJoin(slot.parameter_index, ","), "}");
+        break;
+      case ValueSlot::Kind::kConstant:
+        absl::StrAppend(&text, "constant ", slot.constant);
+        break;
+      case ValueSlot::Kind::kTemporary: {
+        const int64_t t = slot.temporary;
+        absl::StrAppend(&text, "temporary ", t, " at +", temporary_offsets_[t], ", live in thunks [",
+                        temporary_live_[t].first, ", ", temporary_live_[t].second, "]");
+        if (temporary_result_leaf_[t] >= 0) absl::StrAppend(&text, ", written into the result");
+        break;
+      }
+    }
+    text += "\n";
+  }
+  return text;
 }
 
 std::string CpuExecutable::ProfileReport() const {

@@ -44,6 +44,7 @@ struct ValueSlot {
   int64_t constant = 0;        // kConstant: index into constants
   int64_t temporary = 0;       // kTemporary: index into the run's temporaries
   int64_t size_bytes = 0;
+  std::string name;  // the HLO value, for dumps ("%fusion.3", "%t{1}")
 };
 
 struct CpuProgram {
@@ -76,6 +77,12 @@ class CpuExecutable : public Executable {
   // profile. Empty when profiling is off.
   std::string ProfileReport() const;
 
+  // The buffer assignment as text: each thunk in order with the values it
+  // reads and writes and its scratch memory, each value with its kind,
+  // size and, for temporaries, arena offset and live range. AXLE_DUMP_TO
+  // writes it as MODULE.buffer-assignment.txt.
+  std::string BufferAssignmentText() const;
+
  protected:
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
                                 absl::Span<const ShapedBuffer* const> arguments,
@@ -90,6 +97,8 @@ class CpuExecutable : public Executable {
   CpuProgram program_;
   // Offset of each temporary in the arena (multiples of 64).
   std::vector<int64_t> temporary_offsets_;
+  // Each temporary's live range over thunk indices.
+  std::vector<std::pair<int64_t, int64_t>> temporary_live_;
   // Offset of each thunk's scratch memory in the arena, or -1.
   std::vector<int64_t> scratch_offsets_;
   // For each temporary: the index into program_.result_leaves of the one

@@ -304,6 +304,11 @@ TEST_F(ParallelTest, ProfileTimesEachThunk) {
   const int64_t lines = std::count(report.begin(), report.end(), '\n');
   EXPECT_GE(lines, 2) << report;
   EXPECT_NE(report.find("% "), std::string::npos) << report;
+  // The buffer assignment names the values and gives every thunk a line.
+  const std::string assignment = cpu->BufferAssignmentText();
+  EXPECT_NE(assignment.find("arena: "), std::string::npos) << assignment;
+  EXPECT_NE(assignment.find("parameter 0 {}"), std::string::npos) << assignment;
+  EXPECT_NE(assignment.find(": reads %"), std::string::npos) << assignment;
   // Off by default.
   auto quiet = Compile(kSoftmaxRows);
   EXPECT_EQ(dynamic_cast<cpu::CpuExecutable*>(quiet->executable())->ProfileReport(), "");

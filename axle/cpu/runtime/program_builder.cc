@@ -222,9 +222,17 @@ std::vector<std::pair<ShapeIndex, int64_t>> ProgramBuilder::LeavesOf(
   return leaves;
 }
 
+// "%name" or "%name{1,0}" for a tuple leaf (dumps, profiles).
+static std::string ValueName(const HloInstruction& instruction, const ShapeIndex& index) {
+  std::string name = absl::StrCat("%", instruction.name());
+  if (!index.empty()) absl::StrAppend(&name, "{", absl::StrJoin(index, ","), "}");
+  return name;
+}
+
 int64_t ProgramBuilder::DefineTemporary(const HloInstruction* instruction, const ShapeIndex& index,
                                         const Shape& shape) {
   int64_t id = NewTemporary(shape);
+  program_.values[id].name = ValueName(*instruction, index);
   values_[{instruction, index}] = id;
   return id;
 }
@@ -288,6 +296,7 @@ std::string ProgramBuilder::UniqueName(absl::string_view prefix) {
 int64_t ProgramBuilder::Define(const HloInstruction* instruction, const ShapeIndex& index,
                                ValueSlot slot) {
   int64_t id = static_cast<int64_t>(program_.values.size());
+  slot.name = ValueName(*instruction, index);
   program_.values.push_back(std::move(slot));
   values_[{instruction, index}] = id;
   return id;
