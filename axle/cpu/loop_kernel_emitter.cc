@@ -756,9 +756,12 @@ struct LoopKernelModule::Impl {
   std::vector<Partition> partitions;
   // The function emitted for each structural key (StructuralKey).
   std::map<std::string, std::string> function_of_key;
-  // The kernels waiting for their function, with its name.
+  // The kernels and scalar functions waiting for their function, with its
+  // name.
   std::vector<std::pair<CompiledKernel*, std::string>> pending;
+  std::vector<std::pair<CompiledScalarFunction*, std::string>> pending_scalar;
   int64_t num_kernels = 0;
+  int64_t num_scalar_functions = 0;
   int64_t num_functions = 0;
   double emit_ms = 0;
   std::string signature;
@@ -803,6 +806,7 @@ LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions op
 LoopKernelModule::~LoopKernelModule() = default;
 
 int64_t LoopKernelModule::num_kernels() const { return impl_->num_kernels; }
+int64_t LoopKernelModule::num_scalar_functions() const { return impl_->num_scalar_functions; }
 int64_t LoopKernelModule::num_functions() const { return impl_->num_functions; }
 int64_t LoopKernelModule::num_llvm_modules() const {
   return static_cast<int64_t>(impl_->partitions.size());
@@ -850,6 +854,40 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
   return kernel;
 }
 
+absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddScalarFunction(
+    const HloComputation& computation, absl::string_view name) {
+  auto start = std::chrono::steady_clock::now();
+  AXLE_RETURN_IF_ERROR(CheckScalarFunction(computation));
+  // Another calling convention than a loop kernel's: never the same function.
+  const std::string key = absl::StrCat("scalar function\n", StructuralKey(computation));
+  auto [it, is_new] = impl_->function_of_key.emplace(key, std::string(name.data(), name.size()));
+  const std::string& function_name = it->second;
+  if (is_new) {
+    ++impl_->num_functions;
+    if (impl_->jit == nullptr) {
+      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
+      const int64_t before = InstructionCount(*partition->module);
+      absl::Status emitted = EmitScalarFunction(computation, name, partition->module.get());
+      if (!emitted.ok()) {
+        impl_->function_of_key.erase(key);
+        --impl_->num_functions;
+        return emitted;
+      }
+      partition->instructions += InstructionCount(*partition->module) - before;
+    }
+    absl::StrAppend(&impl_->signature, "scalar function ", name, "\n",
+                    computation.ToString(HloPrintOptions::ShortParsable()), "\n");
+  } else {
+    absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", function_name, "\n");
+  }
+  auto function = std::make_unique<CompiledScalarFunction>(nullptr, nullptr);
+  impl_->pending_scalar.emplace_back(function.get(), function_name);
+  ++impl_->num_scalar_functions;
+  impl_->emit_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return function;
+}
+
 absl::Status LoopKernelModule::Compile() {
   if (impl_->jit == nullptr && !impl_->partitions.empty()) {
     std::vector<std::unique_ptr<llvm::Module>> modules;
@@ -867,6 +905,12 @@ absl::Status LoopKernelModule::Compile() {
     kernel->function_ = reinterpret_cast<CompiledKernel::Function>(address);
   }
   impl_->pending.clear();
+  for (auto& [function, name] : impl_->pending_scalar) {
+    AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
+    function->jit_ = impl_->jit;
+    function->function_ = reinterpret_cast<CompiledScalarFunction::Function>(address);
+  }
+  impl_->pending_scalar.clear();
   return absl::OkStatus();
 }
 

@@ -30,7 +30,9 @@
 // cache stores one file per module. Kernels whose fused computations are
 // structurally identical (the same instructions, shapes, attributes and
 // operand wiring, names aside) share one function. CompileLoopKernel is the
-// one-kernel case.
+// one-kernel case. The module also compiles the executable's scalar
+// functions (sort comparators, scatter combiners: scalar_function_emitter.h),
+// so they cost no Jit of their own and are cached with the kernels.
 //
 // This header is LLVM-free.
 //
@@ -44,6 +46,7 @@
 
 #include "absl/status/statusor.h"
 #include "axle/cpu/jit.h"
+#include "axle/cpu/scalar_function_emitter.h"
 #include "axle/hlo/ir/hlo_computation.h"
 
 namespace axle::cpu {
@@ -110,21 +113,27 @@ class LoopKernelModule {
 
   absl::StatusOr<std::unique_ptr<CompiledKernel>> AddKernel(const HloComputation& computation,
                                                             absl::string_view kernel_name);
+  // A computation of scalars as a function named `name`, set by Compile as a
+  // kernel's is (structurally identical ones share one function).
+  absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> AddScalarFunction(
+      const HloComputation& computation, absl::string_view name);
   absl::Status Compile();
 
   int64_t num_kernels() const;
-  // Functions emitted: num_kernels less the kernels that reuse the function
-  // of an identical earlier one.
+  int64_t num_scalar_functions() const;
+  // Functions emitted: num_kernels + num_scalar_functions less those that
+  // reuse the function of an identical earlier one.
   int64_t num_functions() const;
   // LLVM modules the functions were emitted into (0 with a precompiled Jit).
   int64_t num_llvm_modules() const;
   // After Compile: the Jit holding the kernels (null when there were none).
   std::shared_ptr<const Jit> jit() const;
-  // Milliseconds spent emitting IR in AddKernel.
+  // Milliseconds spent emitting IR in AddKernel and AddScalarFunction.
   double emit_ms() const;
-  // Every added kernel's name and computation text: two modules with equal
-  // signatures have the same kernels under the same names (so a caller can
-  // check that a precompiled Jit really is the one for these kernels).
+  // Every added kernel's and scalar function's name and computation text:
+  // two modules with equal signatures have the same functions under the
+  // same names (so a caller can check that a precompiled Jit really is the
+  // one for these functions).
   const std::string& signature() const;
 
  private:

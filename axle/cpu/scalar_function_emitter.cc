@@ -1,9 +1,8 @@
 //===- scalar_function_emitter.cc - A computation of scalars as a function -===//
 //
-// One LLVM module (and Jit) per function: the parameters are loaded from
-// their pointers, every instruction in post order becomes the elemental
-// emitter's IR for the element at the empty index, and the root's leaves
-// are stored through the result pointers.
+// The parameters are loaded from their pointers, every instruction in post
+// order becomes the elemental emitter's IR for the element at the empty
+// index, and the root's leaves are stored through the result pointers.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/scalar_function_emitter.h"
@@ -84,8 +83,7 @@ absl::Status EmitBody(const HloComputation& computation, llvm::Function* functio
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> CompileScalarFunction(
-    const HloComputation& computation, const std::string& name, const JitOptions& options) {
+absl::Status CheckScalarFunction(const HloComputation& computation) {
   for (const HloInstruction* parameter : computation.parameter_instructions()) {
     if (!IsScalarArray(parameter->shape())) return NotScalar(computation, *parameter);
   }
@@ -93,23 +91,25 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> CompileScalarFunction(
     return absl::InvalidArgumentError(
         absl::StrCat("CPU codegen: computation ", computation.name(), " has no root"));
   }
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Jit> jit, Jit::Create(options));
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>(name, *context);
-  module->setTargetTriple(jit->target_triple());
-  module->setDataLayout(jit->data_layout());
-  llvm::IRBuilder<> b(*context);
+  return absl::OkStatus();
+}
+
+absl::Status EmitScalarFunction(const HloComputation& computation, absl::string_view name,
+                                llvm::Module* module) {
+  AXLE_RETURN_IF_ERROR(CheckScalarFunction(computation));
+  llvm::LLVMContext& context = module->getContext();
+  llvm::IRBuilder<> b(context);
   llvm::Type* ptr = b.getPtrTy();
   auto* function = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr}, false),
-                                          llvm::GlobalValue::ExternalLinkage, name, module.get());
+                                          llvm::GlobalValue::ExternalLinkage,
+                                          llvm::StringRef(name.data(), name.size()), module);
   function->addFnAttr(llvm::Attribute::NoUnwind);
-  b.SetInsertPoint(llvm::BasicBlock::Create(*context, "entry", function));
-  ElementalIrEmitter elemental(module.get(), &b);
-  AXLE_RETURN_IF_ERROR(EmitBody(computation, function, b, elemental));
-  AXLE_RETURN_IF_ERROR(jit->AddModule(std::move(module), std::move(context)));
-  AXLE_ASSIGN_OR_RETURN(void* address, jit->Lookup(name));
-  return std::make_unique<CompiledScalarFunction>(
-      std::move(jit), reinterpret_cast<CompiledScalarFunction::Function>(address));
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
+  ElementalIrEmitter elemental(module, &b);
+  absl::Status emitted = EmitBody(computation, function, b, elemental);
+  // Leave no half-emitted function behind.
+  if (!emitted.ok()) function->eraseFromParent();
+  return emitted;
 }
 
 }  // namespace axle::cpu

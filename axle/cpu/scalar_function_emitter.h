@@ -1,8 +1,8 @@
 //===- scalar_function_emitter.h - A computation of scalars as a function --===//
 //
-// Compiles an HloComputation whose parameters and instructions are all
-// scalars (a sort comparator, a scatter combiner, the select and scatter of
-// select-and-scatter) into a native function
+// A computation whose parameters and instructions are all scalars (a sort
+// comparator, a scatter combiner, the select and scatter of
+// select-and-scatter) becomes a native function
 //
 //   void function(const void* const* parameters, void* const* results);
 //
@@ -14,16 +14,20 @@
 // Runtime thunks (sort, scatter, select-and-scatter) call it once per
 // element or comparison.
 //
-// This header is LLVM-free.
+// Scalar functions are compiled with the executable's loop kernels, in its
+// one LoopKernelModule (loop_kernel_emitter.h, AddScalarFunction), which
+// fills in their function pointers when it compiles.
+//
+// This header is LLVM-free (llvm::Module is only forward declared).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_SCALAR_FUNCTION_EMITTER_H_
 #define AXLE_CPU_SCALAR_FUNCTION_EMITTER_H_
 
 #include <memory>
-#include <string>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "axle/cpu/jit.h"
 #include "axle/hlo/ir/hlo_computation.h"
 
@@ -33,24 +37,32 @@ class CompiledScalarFunction {
  public:
   using Function = void (*)(const void* const* parameters, void* const* results);
 
-  CompiledScalarFunction(std::unique_ptr<Jit> jit, Function function)
+  // `jit` owns the code of `function` (shared by every function and kernel
+  // of a LoopKernelModule).
+  CompiledScalarFunction(std::shared_ptr<const Jit> jit, Function function)
       : jit_(std::move(jit)), function_(function) {}
 
   void Run(const void* const* parameters, void* const* results) const {
     function_(parameters, results);
   }
+  // Null until the LoopKernelModule it was added to has compiled.
   Function function() const { return function_; }
 
  private:
-  std::unique_ptr<Jit> jit_;
+  friend class LoopKernelModule;  // sets jit_ and function_ after compiling
+  std::shared_ptr<const Jit> jit_;
   Function function_;
 };
 
-// Unimplemented (naming the instruction) when `computation` has a
-// non-scalar parameter or instruction, or an op the elemental emitter does
-// not know.
-absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> CompileScalarFunction(
-    const HloComputation& computation, const std::string& name, const JitOptions& options = {});
+// Unimplemented (naming the instruction) when a parameter of `computation`
+// is not a scalar array; InvalidArgument when it has no root.
+absl::Status CheckScalarFunction(const HloComputation& computation);
+
+// Emits `computation` into `module` as the external function `name`;
+// Unimplemented (naming the instruction) for a non-scalar instruction or an
+// op the elemental emitter does not know.
+absl::Status EmitScalarFunction(const HloComputation& computation, absl::string_view name,
+                                llvm::Module* module);
 
 }  // namespace axle::cpu
 

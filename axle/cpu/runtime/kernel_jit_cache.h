@@ -1,10 +1,12 @@
 //===- kernel_jit_cache.h - Compiled loop kernels reused within a process --===//
 //
 // Compiling the same module twice in one process reuses the machine code of
-// its loop kernels: the cpu compiler keys the Jit that ProgramBuilder made
-// (program_builder.h, kernels_jit()) by the module's canonical text, the
-// build options and the platform, and hands it to the next ProgramBuilder
-// of an equal key (set_precompiled_kernels), which then runs no LLVM. The
+// its loop kernels (and of the scalar functions compiled with them: sort
+// comparators, scatter combiners): the cpu compiler keys the Jit that
+// ProgramBuilder made (program_builder.h, kernels_jit()) by the module's
+// canonical text, the build options and the platform, and hands it to the
+// next ProgramBuilder of an equal key (set_precompiled_kernels), which then
+// runs no LLVM. The
 // HLO passes, the thunks (oneDNN primitives, constants) and the arenas are
 // still made per executable, so executables stay independent; only the
 // immutable code is shared. Each entry also holds the kernels' signature

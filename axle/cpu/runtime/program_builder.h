@@ -13,9 +13,9 @@
 // bind a nested computation's parameters to existing values (BindParameter)
 // and build it into a thunk sequence of its own (BuildSequence) that uses
 // the same value table as the rest of the program.
-// Loop fusions (of every sequence) are emitted into one LLVM module
-// (LoopKernelModule) that is compiled once at the end of Build; their thunks
-// share its Jit.
+// Loop fusions (of every sequence) and the scalar functions thunks call
+// are emitted into one LoopKernelModule that is compiled once at the end of
+// Build; their thunks share its Jit.
 //
 // Thunk emitters: an op that is not a loop fusion gets its thunk from a
 // function `absl::Status Emit...Thunk(const HloInstruction&, ProgramBuilder&)`
@@ -93,6 +93,9 @@ class ProgramBuilder {
   // A function name not used before in this program ("<prefix>_<n>").
   std::string UniqueName(absl::string_view prefix);
   const CpuCompileOptions& compile_options() const { return options_; }
+  // During Build: the module the loop kernels and scalar functions (sort
+  // comparators, scatter combiners) are compiled in at the end of Build.
+  LoopKernelModule& kernels() { return *kernels_; }
 
   // --- For control flow ---
 

@@ -352,9 +352,9 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
     }
   }
   AXLE_ASSIGN_OR_RETURN(int64_t indices_value, builder.ValueOf(instruction.operand(n)));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> function,
-                        CompileScalarFunction(*combiner, builder.UniqueName("scatter_combiner"),
-                                              builder.compile_options().jit));
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledScalarFunction> function,
+      builder.kernels().AddScalarFunction(*combiner, builder.UniqueName("scatter_combiner")));
   std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
   if (static_cast<int64_t>(output_values.size()) != n) {
     return Unsupported(instruction, "a scatter whose result leaves do not match its operands");

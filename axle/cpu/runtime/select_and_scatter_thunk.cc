@@ -176,12 +176,11 @@ absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, Progra
   AXLE_ASSIGN_OR_RETURN(values.operand, builder.ValueOf(instruction.operand(0)));
   AXLE_ASSIGN_OR_RETURN(values.source, builder.ValueOf(instruction.operand(1)));
   AXLE_ASSIGN_OR_RETURN(values.init_value, builder.ValueOf(instruction.operand(2)));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> select_function,
+                        builder.kernels().AddScalarFunction(*select, builder.UniqueName("select")));
   AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<CompiledScalarFunction> select_function,
-      CompileScalarFunction(*select, builder.UniqueName("select"), builder.compile_options().jit));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> scatter_function,
-                        CompileScalarFunction(*scatter, builder.UniqueName("scatter"),
-                                              builder.compile_options().jit));
+      std::unique_ptr<CompiledScalarFunction> scatter_function,
+      builder.kernels().AddScalarFunction(*scatter, builder.UniqueName("scatter")));
   values.output = builder.DefineTemporary(&instruction, {}, shape);
   builder.AddThunk(std::make_unique<SelectAndScatterThunk>(
       instruction.name(), std::move(select_function), std::move(scatter_function),

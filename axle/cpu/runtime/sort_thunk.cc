@@ -169,9 +169,9 @@ absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& bu
     if (d < dimension) geometry.outer *= keys.dimensions(d);
     if (d > dimension) geometry.inner *= keys.dimensions(d);
   }
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> function,
-                        CompileScalarFunction(*comparator, builder.UniqueName("sort_comparator"),
-                                              builder.compile_options().jit));
+  AXLE_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledScalarFunction> function,
+      builder.kernels().AddScalarFunction(*comparator, builder.UniqueName("sort_comparator")));
   std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
   if (static_cast<int64_t>(output_values.size()) != n) {
     return Unsupported(instruction, "a sort whose result leaves do not match its operands");
