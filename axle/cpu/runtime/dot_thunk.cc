@@ -492,8 +492,10 @@ class DnnlDotThunk : public Thunk {
 
   absl::Status Build(const DotPlan& plan) {
     // A bf16 result rounds after the dot and after each epilogue op (as the
-    // HLO says); oneDNN's post-ops would round once, so they run here.
-    rounded_epilogue_ = plan.output_type == BF16;
+    // HLO says); oneDNN's post-ops would round once, so they run here. A
+    // plain bf16 dot has none: oneDNN writes its rounded result directly.
+    rounded_epilogue_ =
+        plan.output_type == BF16 && (plan.bias || plan.activation != Activation::kNone);
     activation_ = plan.activation;
     low_ = static_cast<float>(plan.low);
     high_ = static_cast<float>(plan.high);
@@ -618,44 +620,51 @@ class DnnlDotThunk : public Thunk {
   }
 
  private:
+  // The epilogue of a bf16 result, row by row: each op rounds to bf16.
   void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
     // desc.dims() returns a copy: keep it alive for the loop.
     const dnnl::memory::dims bias_dim_vector =
         bias_ ? bias_->desc.dims() : dnnl::memory::dims{1, 1, 1};
     const int64_t* bias_dims = bias_dim_vector.data();
+    const int64_t n = dims_[2];
     for (int64_t b = 0; b < dims_[0]; ++b) {
       for (int64_t i = 0; i < dims_[1]; ++i) {
-        for (int64_t j = 0; j < dims_[2]; ++j) {
-          bfloat16& value = out[(b * dims_[1] + i) * dims_[2] + j];
-          if (bias != nullptr) {
-            int64_t bb = bias_dims[0] == 1 ? 0 : b, bi = bias_dims[1] == 1 ? 0 : i,
-                    bj = bias_dims[2] == 1 ? 0 : j;
-            float term = static_cast<float>(bias[(bb * bias_dims[1] + bi) * bias_dims[2] + bj]);
-            value = bfloat16(static_cast<float>(value) + term);
+        bfloat16* row = out + (b * dims_[1] + i) * n;
+        if (bias != nullptr) {
+          int64_t bb = bias_dims[0] == 1 ? 0 : b, bi = bias_dims[1] == 1 ? 0 : i;
+          const bfloat16* bias_row = bias + (bb * bias_dims[1] + bi) * bias_dims[2];
+          if (bias_dims[2] == 1) {
+            float term = static_cast<float>(bias_row[0]);
+            for (int64_t j = 0; j < n; ++j) row[j] = bfloat16(static_cast<float>(row[j]) + term);
+          } else {
+            for (int64_t j = 0; j < n; ++j) {
+              row[j] = bfloat16(static_cast<float>(row[j]) + static_cast<float>(bias_row[j]));
+            }
           }
-          float x = static_cast<float>(value);
-          switch (activation_) {
-            case Activation::kNone:
-              continue;
-            case Activation::kRelu:
-              x = std::isnan(x) ? x : std::max(x, 0.f);
-              break;
-            case Activation::kClamp:
-              x = std::isnan(x) ? x : std::min(std::max(x, low_), high_);
-              break;
-            case Activation::kLogistic:
-              x = 1.f / (1.f + std::exp(-x));
-              break;
-            case Activation::kTanh:
-              x = std::tanh(x);
-              break;
-            case Activation::kExp:
-              x = std::exp(x);
-              break;
-          }
-          value = bfloat16(x);
         }
+        ActivateRow(row, n);
       }
+    }
+  }
+
+  void ActivateRow(bfloat16* row, int64_t n) const {
+    auto apply = [&](auto f) {
+      for (int64_t j = 0; j < n; ++j) row[j] = bfloat16(f(static_cast<float>(row[j])));
+    };
+    switch (activation_) {
+      case Activation::kNone:
+        return;
+      case Activation::kRelu:
+        return apply([](float x) { return std::isnan(x) ? x : std::max(x, 0.f); });
+      case Activation::kClamp:
+        return apply(
+            [&](float x) { return std::isnan(x) ? x : std::min(std::max(x, low_), high_); });
+      case Activation::kLogistic:
+        return apply([](float x) { return 1.f / (1.f + std::exp(-x)); });
+      case Activation::kTanh:
+        return apply([](float x) { return std::tanh(x); });
+      case Activation::kExp:
+        return apply([](float x) { return std::exp(x); });
     }
   }
 
