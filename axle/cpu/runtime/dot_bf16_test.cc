@@ -38,6 +38,34 @@ ENTRY e {
                   {Values(BF16, {200, 384}, 1), Values(BF16, {384, 136}, 2)}, ErrorSpec(0, 0));
 }
 
+TEST(DotBf16Test, TransposedOperandsAndF32ResultWithBias) {
+  // rhs read transposed (packed at run time all the same); lhs transposed.
+  ExpectCpuAgrees(R"(
+HloModule transposed
+ENTRY e {
+  a = bf16[96,130] parameter(0)
+  b = bf16[70,96] parameter(1)
+  ROOT c = bf16[130,70] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+})",
+                  {Values(BF16, {96, 130}, 1), Values(BF16, {70, 96}, 2)}, ErrorSpec(0, 0));
+  // bf16 x bf16 -> f32, then an f32 bias and relu: oneDNN post-ops.
+  ExpectCpuAgrees(R"(
+HloModule f32_bias
+ENTRY e {
+  x = bf16[80,48] parameter(0)
+  w = bf16[48,40] parameter(1)
+  bias = f32[40] parameter(2)
+  d = f32[80,40] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[80,40] broadcast(bias), dimensions={1}
+  y = f32[80,40] add(d, bb)
+  zero = f32[] constant(0)
+  z = f32[80,40] broadcast(zero), dimensions={}
+  ROOT r = f32[80,40] maximum(y, z)
+})",
+                  {Values(BF16, {80, 48}, 1), Values(BF16, {48, 40}, 2), Values(F32, {40}, 3)},
+                  ErrorSpec(0, 0));
+}
+
 TEST(DotBf16Test, BatchDots) {
   ExpectCpuAgrees(R"(
 HloModule batch_bf16

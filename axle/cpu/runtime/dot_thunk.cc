@@ -136,13 +136,32 @@ std::optional<View3> Collapse(const Source& source,
   return view;
 }
 
-// 64-byte aligned memory for one oneDNN call's scratchpad on this thread,
-// kept for the thread's next calls (a thread runs one thunk at a time), so
-// a warm run neither allocates nor touches fresh pages for it.
-void* ThreadScratchpad(int64_t bytes) {
-  thread_local std::vector<char> storage;
-  if (static_cast<int64_t>(storage.size()) < bytes + 64) storage.resize(bytes + 64);
-  return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64);
+// 64-byte aligned memory on this thread for one oneDNN call's scratchpad
+// (kScratchpad) or a run's packed rhs (kPackedRhs), kept for the thread's
+// next calls (a thread runs one thunk at a time), so a warm run neither
+// allocates nor touches fresh pages for it.
+enum ThreadBufferSlot { kScratchpad, kPackedRhs, kThreadBufferSlots };
+void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
+  thread_local std::vector<char> storage[kThreadBufferSlots];
+  std::vector<char>& buffer = storage[slot];
+  if (static_cast<int64_t>(buffer.size()) < bytes + 64) buffer.resize(bytes + 64);
+  return buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64);
+}
+
+// A bf16 rhs that is not a constant is packed at run time by one reorder
+// into the layout the primitive prefers (as a constant one is at compile
+// time) when the lhs has at least this many rows: oneDNN's brgemm matmul
+// reading a plain bf16 rhs copies it into its VNNI layout again for every
+// block of rows (1024^3: 12% of the run, against 4% for one reorder).
+constexpr int64_t kPackRhsMinRows = 64;
+
+// A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
+// matmul prefers a packed (VNNI) weights layout only for 2-d weights.
+dnnl::memory::desc Squeeze(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& data = desc.data;
+  return dnnl::memory::desc(
+      {data.dims[1], data.dims[2]}, desc.data_type(),
+      {data.format_desc.blocking.strides[1], data.format_desc.blocking.strides[2]});
 }
 
 struct DotPlan {
@@ -491,6 +510,9 @@ class DnnlDotThunk : public Thunk {
         output_value_(output_value) {}
 
   absl::Status Build(const DotPlan& plan) {
+    // oneDNN fixes a primitive's team size (the run-time rhs reorder's at
+    // least) when it creates it: the size a run gets when it runs alone.
+    OmpTeamShare share(nullptr);
     // A bf16 result rounds after the dot and after each epilogue op (as the
     // HLO says); oneDNN's post-ops would round once, so they run here. A
     // plain bf16 dot has none: oneDNN writes its rounded result directly.
@@ -529,13 +551,26 @@ class DnnlDotThunk : public Thunk {
       bias_->gather = true;
       bias_->desc = dnnl::memory::desc({dims[0], dims[1], dims[2]}, DnnlType(plan.bias->type),
                                        dnnl::memory::format_tag::abc);
+      std::copy(dims, dims + 3, bias_dims_);
       if (plan.bias->literal != nullptr) {
         int64_t size = primitive_util::ByteWidth(plan.bias->type);
         bias_->constant.reset(new char[std::max<int64_t>(1, dims[0] * dims[1] * dims[2] * size)]);
         GatherInto(static_cast<const char*>(plan.bias->literal->untyped_data()), bias_->source,
                    bias_->order, size, bias_->constant.get());
       }
-      if (!rounded_epilogue_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
+    }
+    // A bf16 dot without batch: 2-d descs (Squeeze).
+    bool two_d = plan.batch == 1 && plan.lhs.type == BF16;
+    dnnl::memory::dims weights_dims = {plan.batch, plan.k, plan.n};
+    if (two_d) {
+      lhs_.desc = Squeeze(lhs_.desc);
+      rhs_.desc = Squeeze(rhs_.desc);
+      dst_desc = Squeeze(dst_desc);
+      if (bias_) bias_->desc = Squeeze(bias_->desc);
+      weights_dims = {plan.k, plan.n};
+    }
+    if (bias_ && !rounded_epilogue_) {
+      post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
     }
     AppendActivationPostOp(post_ops, rounded_epilogue_ ? Activation::kNone : plan.activation,
                            plan.low, plan.high);
@@ -543,12 +578,14 @@ class DnnlDotThunk : public Thunk {
     attr.set_post_ops(post_ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     // A constant rhs: let the primitive choose its weights layout, reorder
-    // once.
+    // once. A large bf16 one: reorder on each run (kPackRhsMinRows).
     bool constant_weights = plan.rhs.literal != nullptr;
+    bool pack_at_run_time = !constant_weights && plan.rhs.type == BF16 && plan.m >= kPackRhsMinRows;
     dnnl::memory::desc weights_desc =
-        constant_weights ? dnnl::memory::desc({plan.batch, plan.k, plan.n}, DnnlType(plan.rhs.type),
-                                              dnnl::memory::format_tag::any)
-                         : rhs_.desc;
+        constant_weights || pack_at_run_time
+            ? dnnl::memory::desc(weights_dims, DnnlType(plan.rhs.type),
+                                 dnnl::memory::format_tag::any)
+            : rhs_.desc;
     try {
       dnnl::matmul::desc desc(lhs_.desc, weights_desc, dst_desc);
       dnnl::matmul::primitive_desc primitive_desc(desc, attr, Engine());
@@ -560,6 +597,16 @@ class DnnlDotThunk : public Thunk {
         dnnl::reorder(plain, packed_weights_).execute(stream, plain, packed_weights_);
         stream.wait();
         rhs_.constant.reset();
+      }
+      if (pack_at_run_time && primitive_desc.weights_desc() != rhs_.desc) {
+        packed_rhs_desc_ = primitive_desc.weights_desc();
+        dnnl::primitive_attr reorder_attr;
+        reorder_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::reorder::primitive_desc reorder_desc(Engine(), rhs_.desc, Engine(), packed_rhs_desc_,
+                                                   reorder_attr);
+        rhs_reorder_ = dnnl::reorder(reorder_desc);
+        scratchpad_size_ = std::max(
+            scratchpad_size_, static_cast<int64_t>(reorder_desc.scratchpad_desc().get_size()));
       }
       primitive_ = dnnl::matmul(primitive_desc);
       dst_desc_ = dst_desc;
@@ -601,11 +648,22 @@ class DnnlDotThunk : public Thunk {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, Engine(), const_cast<void*>(bias));
       }
-      void* aligned = ThreadScratchpad(scratchpad_size_);
+      void* aligned = ThreadBuffer(kScratchpad, scratchpad_size_);
       if (scratchpad_size_ > 0) {
         dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
                                         dnnl::memory::format_tag::a);
         args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, Engine(), aligned);
+      }
+      if (rhs_reorder_) {
+        // The stream is in order: the reorder is done before the matmul
+        // reads the packed rhs (and the two take turns on the scratchpad).
+        dnnl::memory packed(packed_rhs_desc_, Engine(),
+                            ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size()));
+        std::unordered_map<int, dnnl::memory> reorder_args = {
+            {DNNL_ARG_FROM, args[DNNL_ARG_WEIGHTS]}, {DNNL_ARG_TO, packed}};
+        if (scratchpad_size_ > 0) reorder_args[DNNL_ARG_SCRATCHPAD] = args[DNNL_ARG_SCRATCHPAD];
+        rhs_reorder_.execute(stream, reorder_args);
+        args[DNNL_ARG_WEIGHTS] = packed;
       }
       primitive_.execute(stream, args);
       stream.wait();
@@ -622,10 +680,7 @@ class DnnlDotThunk : public Thunk {
  private:
   // The epilogue of a bf16 result, row by row: each op rounds to bf16.
   void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
-    // desc.dims() returns a copy: keep it alive for the loop.
-    const dnnl::memory::dims bias_dim_vector =
-        bias_ ? bias_->desc.dims() : dnnl::memory::dims{1, 1, 1};
-    const int64_t* bias_dims = bias_dim_vector.data();
+    const int64_t* bias_dims = bias_dims_;
     const int64_t n = dims_[2];
     for (int64_t b = 0; b < dims_[0]; ++b) {
       for (int64_t i = 0; i < dims_[1]; ++i) {
@@ -672,11 +727,15 @@ class DnnlDotThunk : public Thunk {
   Activation activation_ = Activation::kNone;
   float low_ = 0, high_ = 0;
   int64_t dims_[3] = {1, 1, 1};
+  int64_t bias_dims_[3] = {1, 1, 1};  // [B|1, M|1, N|1]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
   MatmulInput lhs_, rhs_;
   std::optional<MatmulInput> bias_;
   dnnl::memory packed_weights_;
+  // A rhs packed on each run (kPackRhsMinRows): its layout and the reorder.
+  dnnl::memory::desc packed_rhs_desc_;
+  dnnl::primitive rhs_reorder_;
   dnnl::memory::desc dst_desc_;
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;
