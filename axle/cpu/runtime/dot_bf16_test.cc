@@ -36,6 +36,15 @@ ENTRY e {
   ROOT c = bf16[200,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
                   {Values(BF16, {200, 384}, 1), Values(BF16, {384, 136}, 2)}, ErrorSpec(0, 0));
+  // An odd K (the packed rhs's last row pair half zero) and K, N tails.
+  ExpectCpuAgrees(R"(
+HloModule odd_k
+ENTRY e {
+  a = bf16[70,99] parameter(0)
+  b = bf16[99,150] parameter(1)
+  ROOT c = bf16[70,150] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                  {Values(BF16, {70, 99}, 3), Values(BF16, {99, 150}, 4)}, ErrorSpec(0, 0));
 }
 
 TEST(DotBf16Test, TransposedOperandsAndF32ResultWithBias) {

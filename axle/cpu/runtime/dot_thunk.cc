@@ -8,6 +8,10 @@
 #include <cstring>
 #include <optional>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
@@ -154,6 +158,43 @@ void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
 // reading a plain bf16 rhs copies it into its VNNI layout again for every
 // block of rows (1024^3: 12% of the run, against 4% for one reorder).
 constexpr int64_t kPackRhsMinRows = 64;
+
+// Packs a bf16 [k, n] array (rows `ld` elements apart, columns dense) into
+// oneDNN's BA16a64b2a layout of `padded_k` x `padded_n` (multiples of 16
+// and 64, the desc's padded dims): blocks of 16 rows x 64 columns, the column blocks
+// outermost; in a block, 8 row pairs, each 64 columns of (even row, odd
+// row) pairs. Rows and columns past the array are zero. This call packs
+// the row pairs [pair_begin, pair_end).
+void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                    int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
+  // Row pairs outermost: the source is read in order; each pair writes
+  // 256 bytes into each column block.
+  const int64_t block_stride = padded_k * 64;
+  for (int64_t row = 2 * pair_begin; row < 2 * pair_end; row += 2) {
+    const uint16_t* even = row < k ? src + row * ld : nullptr;
+    const uint16_t* odd = row + 1 < k ? src + (row + 1) * ld : nullptr;
+    uint16_t* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
+      const int64_t width = std::clamp<int64_t>(n - column, 0, 64);
+      int64_t j = 0;
+#ifdef __SSE2__
+      if (even != nullptr && odd != nullptr) {
+        for (; j + 8 <= width; j += 8) {
+          __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(even + column + j));
+          __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(odd + column + j));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j), _mm_unpacklo_epi16(a, b));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j + 8), _mm_unpackhi_epi16(a, b));
+        }
+      }
+#endif
+      for (; j < width; ++j) {
+        out[2 * j] = even != nullptr ? even[column + j] : 0;
+        out[2 * j + 1] = odd != nullptr ? odd[column + j] : 0;
+      }
+      std::fill(out + 2 * width, out + 128, 0);
+    }
+  }
+}
 
 // A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
 // matmul prefers a packed (VNNI) weights layout only for 2-d weights.
@@ -524,6 +565,7 @@ class DnnlDotThunk : public Thunk {
     dims_[0] = plan.batch;
     dims_[1] = plan.m;
     dims_[2] = plan.n;
+    dims_[3] = plan.k;
     int64_t lhs_dims[3] = {plan.batch, plan.m, plan.k};
     int64_t rhs_dims[3] = {plan.batch, plan.k, plan.n};
     lhs_ = PlanInput(plan.lhs, plan.lhs_groups, lhs_dims);
@@ -600,6 +642,12 @@ class DnnlDotThunk : public Thunk {
       }
       if (pack_at_run_time && primitive_desc.weights_desc() != rhs_.desc) {
         packed_rhs_desc_ = primitive_desc.weights_desc();
+        const dnnl_memory_desc_t& rhs = rhs_.desc.data;
+        const dnnl_dims_t& padded = packed_rhs_desc_.data.padded_dims;
+        own_packing_ = two_d && rhs.format_desc.blocking.strides[1] == 1 && padded[0] % 16 == 0 &&
+                       padded[1] % 64 == 0 &&
+                       packed_rhs_desc_ == dnnl::memory::desc({plan.k, plan.n}, DnnlType(BF16),
+                                                              dnnl::memory::format_tag::BA16a64b2a);
         dnnl::primitive_attr reorder_attr;
         reorder_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         dnnl::reorder::primitive_desc reorder_desc(Engine(), rhs_.desc, Engine(), packed_rhs_desc_,
@@ -654,7 +702,26 @@ class DnnlDotThunk : public Thunk {
                                         dnnl::memory::format_tag::a);
         args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, Engine(), aligned);
       }
-      if (rhs_reorder_) {
+      if (own_packing_) {
+        // On the intra-op pool (oneDNN's team sleeps meanwhile), blocks of
+        // 16 row pairs (64 KiB of a 1024-wide rhs).
+        uint16_t* packed =
+            static_cast<uint16_t*>(ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size()));
+        dnnl::memory plain = args[DNNL_ARG_WEIGHTS];
+        const auto* src = static_cast<const uint16_t*>(plain.get_data_handle());
+        const int64_t ld = plain.get_desc().data.format_desc.blocking.strides[0];
+        const int64_t padded_k = packed_rhs_desc_.data.padded_dims[0];
+        const int64_t padded_n = packed_rhs_desc_.data.padded_dims[1];
+        auto pack = [&](int64_t begin, int64_t end) {
+          PackBA16a64b2a(src, dims_[3], dims_[2], ld, padded_k, padded_n, begin, end, packed);
+        };
+        if (context.thread_pool != nullptr) {
+          context.thread_pool->ParallelFor(padded_k / 2, 16, pack, context.max_threads);
+        } else {
+          pack(0, padded_k / 2);
+        }
+        args[DNNL_ARG_WEIGHTS] = dnnl::memory(packed_rhs_desc_, Engine(), packed);
+      } else if (rhs_reorder_) {
         // The stream is in order: the reorder is done before the matmul
         // reads the packed rhs (and the two take turns on the scratchpad).
         dnnl::memory packed(packed_rhs_desc_, Engine(),
@@ -726,7 +793,7 @@ class DnnlDotThunk : public Thunk {
   bool rounded_epilogue_ = false;
   Activation activation_ = Activation::kNone;
   float low_ = 0, high_ = 0;
-  int64_t dims_[3] = {1, 1, 1};
+  int64_t dims_[4] = {1, 1, 1, 1};    // B, M, N, K
   int64_t bias_dims_[3] = {1, 1, 1};  // [B|1, M|1, N|1]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
@@ -736,6 +803,7 @@ class DnnlDotThunk : public Thunk {
   // A rhs packed on each run (kPackRhsMinRows): its layout and the reorder.
   dnnl::memory::desc packed_rhs_desc_;
   dnnl::primitive rhs_reorder_;
+  bool own_packing_ = false;  // PackBA16a64b2a instead of rhs_reorder_
   dnnl::memory::desc dst_desc_;
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;
