@@ -3,13 +3,19 @@
 // itself) at a size oneDNN's blocked kernels take, batch dots, and the bf16
 // epilogue that rounds after each op (bias over columns, rows or every
 // element; each activation; an activation without a bias).
+#include <thread>
+
+#include "axle/core/literal_comparison.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
+using testing::CompileOn;
 using testing::ExpectCpuAgrees;
+using testing::RunExecutable;
+using testing::RunOn;
 
 // Multiples of 1/4 in [-1.25, 1.25]: exact in bf16, and every partial sum
 // of the dots below is exact in f32, so an f32 accumulation rounded once
@@ -135,6 +141,40 @@ TEST(DotBf16Test, EpiloguesRoundAfterEachOp) {
                      Values(BF16, {32}, 3), Values(BF16, {2, 24}, 4), Values(BF16, {2, 24, 32}, 5)},
                     ErrorSpec(1e-2, 1e-2));
   }
+}
+
+TEST(DotBf16Test, FourThreadsRunOneExecutable) {
+  // Each run packs the rhs into its calling thread's buffer.
+  const char* text = R"(
+HloModule threads
+ENTRY e {
+  a = bf16[96,80] parameter(0)
+  b = bf16[80,130] parameter(1)
+  ROOT c = bf16[96,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  auto executable = CompileOn("cpu", text);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<std::vector<Literal>> inputs;
+  std::vector<Literal> expected;
+  for (int t = 0; t < 4; ++t) {
+    inputs.push_back({Values(BF16, {96, 80}, t), Values(BF16, {80, 130}, t + 5)});
+    auto reference = RunOn("interpreter", text, inputs.back());
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    expected.push_back(*std::move(reference));
+  }
+  std::vector<absl::Status> statuses(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10 && statuses[t].ok(); ++round) {
+        auto result = RunExecutable("cpu", **executable, inputs[t]);
+        statuses[t] =
+            result.ok() ? LiteralsNear(expected[t], *result, ErrorSpec(0, 0)) : result.status();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
 }
 
 }  // namespace
