@@ -81,6 +81,20 @@ ENTRY e {
                   ErrorSpec(0, 0));
 }
 
+TEST(DotBf16Test, ConstantWeightsPackedOnceWithBias) {
+  ExpectCpuAgrees(R"(
+HloModule constant_weights
+ENTRY e {
+  x = bf16[70,4] parameter(0)
+  w = bf16[4,3] constant({{1, -2, 0.5}, {0.25, 3, -1}, {2, 0, -0.75}, {-1.5, 1, 1}})
+  b = bf16[3] constant({0.5, -4, 1})
+  d = bf16[70,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = bf16[70,3] broadcast(b), dimensions={1}
+  ROOT y = bf16[70,3] add(d, bb)
+})",
+                  {Values(BF16, {70, 4}, 1)}, ErrorSpec(0, 0));
+}
+
 TEST(DotBf16Test, BatchDots) {
   ExpectCpuAgrees(R"(
 HloModule batch_bf16
