@@ -8,6 +8,10 @@
 #include <cstring>
 #include <optional>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
@@ -136,13 +140,70 @@ std::optional<View3> Collapse(const Source& source,
   return view;
 }
 
-// 64-byte aligned memory for one oneDNN call's scratchpad on this thread,
-// kept for the thread's next calls (a thread runs one thunk at a time), so
-// a warm run neither allocates nor touches fresh pages for it.
-void* ThreadScratchpad(int64_t bytes) {
-  thread_local std::vector<char> storage;
-  if (static_cast<int64_t>(storage.size()) < bytes + 64) storage.resize(bytes + 64);
-  return storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64);
+// 64-byte aligned memory on this thread for one oneDNN call's scratchpad
+// (kScratchpad) or a run's packed rhs (kPackedRhs), kept for the thread's
+// next calls (a thread runs one thunk at a time), so a warm run neither
+// allocates nor touches fresh pages for it.
+enum ThreadBufferSlot { kScratchpad, kPackedRhs, kThreadBufferSlots };
+void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
+  thread_local std::vector<char> storage[kThreadBufferSlots];
+  std::vector<char>& buffer = storage[slot];
+  if (static_cast<int64_t>(buffer.size()) < bytes + 64) buffer.resize(bytes + 64);
+  return buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64);
+}
+
+// The rhs of an unbatched bf16 dot that is not a constant is packed on
+// each run into the layout the primitive prefers (as a constant one is at
+// compile time: PackBA16a64b2a, or oneDNN's reorder for another layout)
+// when the lhs has at least this many rows: oneDNN's brgemm matmul reading
+// a plain bf16 rhs copies it into its VNNI layout again for every block of
+// rows (1024^3: 12% of the run, against ~3.5% for packing it once).
+constexpr int64_t kPackRhsMinRows = 64;
+
+// Packs a bf16 [k, n] array (rows `ld` elements apart, columns dense) into
+// oneDNN's BA16a64b2a layout of `padded_k` x `padded_n` (multiples of 16
+// and 64, the desc's padded dims): blocks of 16 rows x 64 columns, the column blocks
+// outermost; in a block, 8 row pairs, each 64 columns of (even row, odd
+// row) pairs. Rows and columns past the array are zero. This call packs
+// the row pairs [pair_begin, pair_end).
+void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                    int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
+  // Row pairs outermost: the source is read in order; each pair writes
+  // 256 bytes into each column block.
+  const int64_t block_stride = padded_k * 64;
+  for (int64_t row = 2 * pair_begin; row < 2 * pair_end; row += 2) {
+    const uint16_t* even = row < k ? src + row * ld : nullptr;
+    const uint16_t* odd = row + 1 < k ? src + (row + 1) * ld : nullptr;
+    uint16_t* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
+      const int64_t width = std::clamp<int64_t>(n - column, 0, 64);
+      int64_t j = 0;
+#ifdef __SSE2__
+      if (even != nullptr && odd != nullptr) {
+        for (; j + 8 <= width; j += 8) {
+          __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(even + column + j));
+          __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(odd + column + j));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j), _mm_unpacklo_epi16(a, b));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j + 8), _mm_unpackhi_epi16(a, b));
+        }
+      }
+#endif
+      for (; j < width; ++j) {
+        out[2 * j] = even != nullptr ? even[column + j] : 0;
+        out[2 * j + 1] = odd != nullptr ? odd[column + j] : 0;
+      }
+      std::fill(out + 2 * width, out + 128, 0);
+    }
+  }
+}
+
+// A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
+// matmul prefers a packed (VNNI) weights layout only for 2-d weights.
+dnnl::memory::desc Squeeze(const dnnl::memory::desc& desc) {
+  const dnnl_memory_desc_t& data = desc.data;
+  return dnnl::memory::desc(
+      {data.dims[1], data.dims[2]}, desc.data_type(),
+      {data.format_desc.blocking.strides[1], data.format_desc.blocking.strides[2]});
 }
 
 struct DotPlan {
@@ -491,15 +552,21 @@ class DnnlDotThunk : public Thunk {
         output_value_(output_value) {}
 
   absl::Status Build(const DotPlan& plan) {
+    // oneDNN fixes a primitive's team size (the run-time rhs reorder's at
+    // least) when it creates it: the size a run gets when it runs alone.
+    OmpTeamShare share(nullptr);
     // A bf16 result rounds after the dot and after each epilogue op (as the
-    // HLO says); oneDNN's post-ops would round once, so they run here.
-    rounded_epilogue_ = plan.output_type == BF16;
+    // HLO says); oneDNN's post-ops would round once, so they run here. A
+    // plain bf16 dot has none: oneDNN writes its rounded result directly.
+    rounded_epilogue_ =
+        plan.output_type == BF16 && (plan.bias || plan.activation != Activation::kNone);
     activation_ = plan.activation;
     low_ = static_cast<float>(plan.low);
     high_ = static_cast<float>(plan.high);
     dims_[0] = plan.batch;
     dims_[1] = plan.m;
     dims_[2] = plan.n;
+    dims_[3] = plan.k;
     int64_t lhs_dims[3] = {plan.batch, plan.m, plan.k};
     int64_t rhs_dims[3] = {plan.batch, plan.k, plan.n};
     lhs_ = PlanInput(plan.lhs, plan.lhs_groups, lhs_dims);
@@ -527,13 +594,26 @@ class DnnlDotThunk : public Thunk {
       bias_->gather = true;
       bias_->desc = dnnl::memory::desc({dims[0], dims[1], dims[2]}, DnnlType(plan.bias->type),
                                        dnnl::memory::format_tag::abc);
+      std::copy(dims, dims + 3, bias_dims_);
       if (plan.bias->literal != nullptr) {
         int64_t size = primitive_util::ByteWidth(plan.bias->type);
         bias_->constant.reset(new char[std::max<int64_t>(1, dims[0] * dims[1] * dims[2] * size)]);
         GatherInto(static_cast<const char*>(plan.bias->literal->untyped_data()), bias_->source,
                    bias_->order, size, bias_->constant.get());
       }
-      if (!rounded_epilogue_) post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
+    }
+    // A bf16 dot without batch: 2-d descs (Squeeze).
+    bool two_d = plan.batch == 1 && plan.lhs.type == BF16;
+    dnnl::memory::dims weights_dims = {plan.batch, plan.k, plan.n};
+    if (two_d) {
+      lhs_.desc = Squeeze(lhs_.desc);
+      rhs_.desc = Squeeze(rhs_.desc);
+      dst_desc = Squeeze(dst_desc);
+      if (bias_) bias_->desc = Squeeze(bias_->desc);
+      weights_dims = {plan.k, plan.n};
+    }
+    if (bias_ && !rounded_epilogue_) {
+      post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
     }
     AppendActivationPostOp(post_ops, rounded_epilogue_ ? Activation::kNone : plan.activation,
                            plan.low, plan.high);
@@ -541,12 +621,15 @@ class DnnlDotThunk : public Thunk {
     attr.set_post_ops(post_ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     // A constant rhs: let the primitive choose its weights layout, reorder
-    // once.
+    // once. A large bf16 one: reorder on each run (kPackRhsMinRows).
     bool constant_weights = plan.rhs.literal != nullptr;
+    // (Batched weights keep oneDNN's plain layout: no packing to gain.)
+    bool pack_at_run_time = !constant_weights && two_d && plan.m >= kPackRhsMinRows;
     dnnl::memory::desc weights_desc =
-        constant_weights ? dnnl::memory::desc({plan.batch, plan.k, plan.n}, DnnlType(plan.rhs.type),
-                                              dnnl::memory::format_tag::any)
-                         : rhs_.desc;
+        constant_weights || pack_at_run_time
+            ? dnnl::memory::desc(weights_dims, DnnlType(plan.rhs.type),
+                                 dnnl::memory::format_tag::any)
+            : rhs_.desc;
     try {
       dnnl::matmul::desc desc(lhs_.desc, weights_desc, dst_desc);
       dnnl::matmul::primitive_desc primitive_desc(desc, attr, Engine());
@@ -558,6 +641,22 @@ class DnnlDotThunk : public Thunk {
         dnnl::reorder(plain, packed_weights_).execute(stream, plain, packed_weights_);
         stream.wait();
         rhs_.constant.reset();
+      }
+      if (pack_at_run_time && primitive_desc.weights_desc() != rhs_.desc) {
+        packed_rhs_desc_ = primitive_desc.weights_desc();
+        const dnnl_memory_desc_t& rhs = rhs_.desc.data;
+        const dnnl_dims_t& padded = packed_rhs_desc_.data.padded_dims;
+        own_packing_ = two_d && rhs.format_desc.blocking.strides[1] == 1 && padded[0] % 16 == 0 &&
+                       padded[1] % 64 == 0 &&
+                       packed_rhs_desc_ == dnnl::memory::desc({plan.k, plan.n}, DnnlType(BF16),
+                                                              dnnl::memory::format_tag::BA16a64b2a);
+        dnnl::primitive_attr reorder_attr;
+        reorder_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::reorder::primitive_desc reorder_desc(Engine(), rhs_.desc, Engine(), packed_rhs_desc_,
+                                                   reorder_attr);
+        rhs_reorder_ = dnnl::reorder(reorder_desc);
+        scratchpad_size_ = std::max(
+            scratchpad_size_, static_cast<int64_t>(reorder_desc.scratchpad_desc().get_size()));
       }
       primitive_ = dnnl::matmul(primitive_desc);
       dst_desc_ = dst_desc;
@@ -599,11 +698,41 @@ class DnnlDotThunk : public Thunk {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, Engine(), const_cast<void*>(bias));
       }
-      void* aligned = ThreadScratchpad(scratchpad_size_);
+      void* aligned = ThreadBuffer(kScratchpad, scratchpad_size_);
       if (scratchpad_size_ > 0) {
         dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
                                         dnnl::memory::format_tag::a);
         args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, Engine(), aligned);
+      }
+      if (own_packing_) {
+        // On the intra-op pool (oneDNN's team sleeps meanwhile), blocks of
+        // 16 row pairs (64 KiB of a 1024-wide rhs).
+        uint16_t* packed =
+            static_cast<uint16_t*>(ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size()));
+        dnnl::memory plain = args[DNNL_ARG_WEIGHTS];
+        const auto* src = static_cast<const uint16_t*>(plain.get_data_handle());
+        const int64_t ld = plain.get_desc().data.format_desc.blocking.strides[0];
+        const int64_t padded_k = packed_rhs_desc_.data.padded_dims[0];
+        const int64_t padded_n = packed_rhs_desc_.data.padded_dims[1];
+        auto pack = [&](int64_t begin, int64_t end) {
+          PackBA16a64b2a(src, dims_[3], dims_[2], ld, padded_k, padded_n, begin, end, packed);
+        };
+        if (context.thread_pool != nullptr) {
+          context.thread_pool->ParallelFor(padded_k / 2, 16, pack, context.max_threads);
+        } else {
+          pack(0, padded_k / 2);
+        }
+        args[DNNL_ARG_WEIGHTS] = dnnl::memory(packed_rhs_desc_, Engine(), packed);
+      } else if (rhs_reorder_) {
+        // The stream is in order: the reorder is done before the matmul
+        // reads the packed rhs (and the two take turns on the scratchpad).
+        dnnl::memory packed(packed_rhs_desc_, Engine(),
+                            ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size()));
+        std::unordered_map<int, dnnl::memory> reorder_args = {
+            {DNNL_ARG_FROM, args[DNNL_ARG_WEIGHTS]}, {DNNL_ARG_TO, packed}};
+        if (scratchpad_size_ > 0) reorder_args[DNNL_ARG_SCRATCHPAD] = args[DNNL_ARG_SCRATCHPAD];
+        rhs_reorder_.execute(stream, reorder_args);
+        args[DNNL_ARG_WEIGHTS] = packed;
       }
       primitive_.execute(stream, args);
       stream.wait();
@@ -618,56 +747,65 @@ class DnnlDotThunk : public Thunk {
   }
 
  private:
+  // The epilogue of a bf16 result, row by row: each op rounds to bf16.
   void RoundedEpilogue(const bfloat16* bias, bfloat16* out) const {
-    // desc.dims() returns a copy: keep it alive for the loop.
-    const dnnl::memory::dims bias_dim_vector =
-        bias_ ? bias_->desc.dims() : dnnl::memory::dims{1, 1, 1};
-    const int64_t* bias_dims = bias_dim_vector.data();
+    const int64_t* bias_dims = bias_dims_;
+    const int64_t n = dims_[2];
     for (int64_t b = 0; b < dims_[0]; ++b) {
       for (int64_t i = 0; i < dims_[1]; ++i) {
-        for (int64_t j = 0; j < dims_[2]; ++j) {
-          bfloat16& value = out[(b * dims_[1] + i) * dims_[2] + j];
-          if (bias != nullptr) {
-            int64_t bb = bias_dims[0] == 1 ? 0 : b, bi = bias_dims[1] == 1 ? 0 : i,
-                    bj = bias_dims[2] == 1 ? 0 : j;
-            float term = static_cast<float>(bias[(bb * bias_dims[1] + bi) * bias_dims[2] + bj]);
-            value = bfloat16(static_cast<float>(value) + term);
+        bfloat16* row = out + (b * dims_[1] + i) * n;
+        if (bias != nullptr) {
+          int64_t bb = bias_dims[0] == 1 ? 0 : b, bi = bias_dims[1] == 1 ? 0 : i;
+          const bfloat16* bias_row = bias + (bb * bias_dims[1] + bi) * bias_dims[2];
+          if (bias_dims[2] == 1) {
+            float term = static_cast<float>(bias_row[0]);
+            for (int64_t j = 0; j < n; ++j) row[j] = bfloat16(static_cast<float>(row[j]) + term);
+          } else {
+            for (int64_t j = 0; j < n; ++j) {
+              row[j] = bfloat16(static_cast<float>(row[j]) + static_cast<float>(bias_row[j]));
+            }
           }
-          float x = static_cast<float>(value);
-          switch (activation_) {
-            case Activation::kNone:
-              continue;
-            case Activation::kRelu:
-              x = std::isnan(x) ? x : std::max(x, 0.f);
-              break;
-            case Activation::kClamp:
-              x = std::isnan(x) ? x : std::min(std::max(x, low_), high_);
-              break;
-            case Activation::kLogistic:
-              x = 1.f / (1.f + std::exp(-x));
-              break;
-            case Activation::kTanh:
-              x = std::tanh(x);
-              break;
-            case Activation::kExp:
-              x = std::exp(x);
-              break;
-          }
-          value = bfloat16(x);
         }
+        ActivateRow(row, n);
       }
+    }
+  }
+
+  void ActivateRow(bfloat16* row, int64_t n) const {
+    auto apply = [&](auto f) {
+      for (int64_t j = 0; j < n; ++j) row[j] = bfloat16(f(static_cast<float>(row[j])));
+    };
+    switch (activation_) {
+      case Activation::kNone:
+        return;
+      case Activation::kRelu:
+        return apply([](float x) { return std::isnan(x) ? x : std::max(x, 0.f); });
+      case Activation::kClamp:
+        return apply(
+            [&](float x) { return std::isnan(x) ? x : std::min(std::max(x, low_), high_); });
+      case Activation::kLogistic:
+        return apply([](float x) { return 1.f / (1.f + std::exp(-x)); });
+      case Activation::kTanh:
+        return apply([](float x) { return std::tanh(x); });
+      case Activation::kExp:
+        return apply([](float x) { return std::exp(x); });
     }
   }
 
   bool rounded_epilogue_ = false;
   Activation activation_ = Activation::kNone;
   float low_ = 0, high_ = 0;
-  int64_t dims_[3] = {1, 1, 1};
+  int64_t dims_[4] = {1, 1, 1, 1};    // B, M, N, K
+  int64_t bias_dims_[3] = {1, 1, 1};  // [B|1, M|1, N|1]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
   MatmulInput lhs_, rhs_;
   std::optional<MatmulInput> bias_;
   dnnl::memory packed_weights_;
+  // A rhs packed on each run (kPackRhsMinRows): its layout and the reorder.
+  dnnl::memory::desc packed_rhs_desc_;
+  dnnl::primitive rhs_reorder_;
+  bool own_packing_ = false;  // PackBA16a64b2a instead of rhs_reorder_
   dnnl::memory::desc dst_desc_;
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;

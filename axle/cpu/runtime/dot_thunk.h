@@ -14,11 +14,17 @@
 // f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 run a oneDNN matmul
 // primitive created at compile time, the epilogue as post-ops (binary add,
 // eltwise); a constant rhs is reordered once into the primitive's preferred
-// weights layout. Every other element type (and anything oneDNN declines)
-// runs a plain loop that accumulates in f64 / s64 / c128 and converts once.
+// weights layout. An unbatched bf16 dot uses 2-d descs, for which that
+// layout is oneDNN's packed BA16a64b2a, and packs a rhs that is not a
+// constant on each run (lhs of 64 rows or more; on the intra-op pool):
+// oneDNN's brgemm would otherwise copy it for every block of rows. A plain
+// bf16 dot's result is rounded by oneDNN; a bf16 epilogue runs after it,
+// rounding after each op. Every other element type (and anything oneDNN
+// declines) runs a plain loop that accumulates in f64 / s64 / c128 and
+// converts once.
 //
 // Thread-safe: each run makes its own stream and memory objects; the
-// scratchpad is per calling thread and reused.
+// scratchpad and the packed rhs are per calling thread and reused.
 // oneDNN's OpenMP team is sized per calling thread (omp_team.h): the
 // intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
 // divided among the oneDNN thunks running at that moment.
