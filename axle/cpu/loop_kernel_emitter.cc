@@ -51,6 +51,10 @@ constexpr int64_t kNonTemporalMinBytes = int64_t{32} << 20;
 // The alignment of the non-temporal vector stores (a cache line; also what a
 // 512-bit store needs).
 constexpr int64_t kNonTemporalAlignment = 64;
+// Rows (the innermost dimension) shorter than this keep ordinary stores: the
+// aligned main loop would be a few elements, and the alignment arithmetic
+// per row would cost more than it saves.
+constexpr int64_t kNonTemporalMinRowBytes = 1024;
 
 bool HasDescendingLayout(const Shape& shape) {
   if (!shape.has_layout()) return true;
@@ -300,7 +304,8 @@ class LoopKernelEmitter {
 };
 
 // Whether a kernel stores its outputs with non-temporal stores: one array
-// output of at least kNonTemporalMinBytes with a plain scalar element type,
+// output of at least kNonTemporalMinBytes, in rows of at least
+// kNonTemporalMinRowBytes, with a plain scalar element type,
 // written once per element (not a reduction: its output is small and its
 // loop nest is not the output's rows), for an x86-64 target (the kernel ends
 // with an sfence).
@@ -312,7 +317,11 @@ bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, con
   if (!primitive_util::IsFloatingPointType(type) && !primitive_util::IsIntegralType(type)) {
     return false;
   }
-  if (ShapeUtil::ByteSizeOfElements(output->shape()) < kNonTemporalMinBytes) return false;
+  const int64_t bytes = ShapeUtil::ByteSizeOfElements(output->shape());
+  if (bytes < kNonTemporalMinBytes) return false;
+  const int64_t row_bytes = bytes / ShapeUtil::ElementsIn(output->shape()) *
+                            output->shape().dimensions(output->shape().rank() - 1);
+  if (row_bytes < kNonTemporalMinRowBytes) return false;
   return absl::StartsWith(jit.target_triple(), "x86_64");
 }
 

@@ -4,9 +4,9 @@
 // main loop with non-temporal vector stores (loop_kernel_emitter.cc,
 // EmitNonTemporalRow; jit.cc, MarkNonTemporalStores). These tests check the
 // optimized IR on x86-64 (aligned !nontemporal 16-lane stores, an sfence;
-// none of it for a small output) and that every element is still computed
-// for ranges that start anywhere, odd row lengths, and output buffers that
-// are not 64-byte aligned (or not even 4-byte aligned).
+// none of it for a small output or short rows) and that every element is
+// still computed for ranges that start anywhere, odd row lengths, and
+// output buffers that are not 64-byte aligned (or not even 4-byte aligned).
 //
 //===----------------------------------------------------------------------===//
 #include <cstdint>
@@ -110,6 +110,14 @@ TEST(NonTemporalStoreTest, SmallOutputHasOrdinaryStores) {
   EXPECT_FALSE(absl::StrContains(compiled.ir, "!nontemporal")) << compiled.ir;
   EXPECT_FALSE(absl::StrContains(compiled.ir, "sfence")) << compiled.ir;
   EXPECT_EQ(CountWrong(*compiled.kernel, 4096, 4, {{0, 4096}}), 0);
+}
+
+TEST(NonTemporalStoreTest, ShortRowsHaveOrdinaryStores) {
+  // 32 MiB in rows of 4 f32: no aligned main loop to speak of.
+  Compiled compiled = Compile(Module("f32[2097152,4]"));
+  ASSERT_NE(compiled.kernel, nullptr);
+  EXPECT_FALSE(absl::StrContains(compiled.ir, "!nontemporal"));
+  EXPECT_FALSE(absl::StrContains(compiled.ir, "sfence"));
 }
 
 TEST(NonTemporalStoreTest, RangesStartingAnywhereComputeEveryElement) {
