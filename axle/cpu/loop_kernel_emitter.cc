@@ -115,7 +115,7 @@ class LoopKernelEmitter {
         llvm::Value* linear = elemental_.Linearize(index, dims);
         for (size_t o = 0; o < outputs.size(); ++o) {
           AXLE_ASSIGN_OR_RETURN(llvm::Value * value, generators_.at(outputs[o])(index));
-          StoreOutput(value, buffers[num_parameters + o], linear, index,
+          StoreOutput(value, buffers[num_parameters + o], linear,
                       outputs[o]->shape().element_type());
         }
         return absl::OkStatus();
@@ -207,12 +207,18 @@ class LoopKernelEmitter {
     first = b_.CreateSelect(element_aligned, first, high, "nt.first");
     AXLE_RETURN_IF_ERROR(
         elemental_.EmitForLoop(low, first, "nt_head", body, ElementalIrEmitter::kVectorizeNever));
+    // The main loop counts from 0 (the offset from `aligned`), so that the
+    // stores' addresses are `aligned` plus the induction variable (what
+    // AlignmentFromAssumptions can follow, whatever becomes of `first`).
     nontemporal_base_ = aligned;
-    nontemporal_first_ = first;
     llvm::BasicBlock* preheader = b_.GetInsertBlock();
-    absl::Status status = elemental_.EmitForLoop(first, high, "nt_main", body);
+    absl::Status status = elemental_.EmitForLoop(b_.getInt64(0), b_.CreateSub(high, first),
+                                                 "nt_main", [&](llvm::Value* offset) {
+                                                   nontemporal_offset_ = offset;
+                                                   return body(b_.CreateAdd(first, offset));
+                                                 });
     nontemporal_base_ = nullptr;
-    nontemporal_first_ = nullptr;
+    nontemporal_offset_ = nullptr;
     AXLE_RETURN_IF_ERROR(status);
     // Tag the loop (its latch: the header's other predecessor).
     llvm::BasicBlock* header = preheader->getTerminator()->getSuccessor(0);
@@ -235,14 +241,12 @@ class LoopKernelEmitter {
 
   // Stores an output element: inside EmitNonTemporalRow's main loop through
   // its aligned base, elsewhere as usual.
-  void StoreOutput(llvm::Value* value, llvm::Value* out, llvm::Value* linear, const IrIndex& index,
-                   PrimitiveType type) {
+  void StoreOutput(llvm::Value* value, llvm::Value* out, llvm::Value* linear, PrimitiveType type) {
     if (nontemporal_base_ == nullptr) {
       elemental_.StoreElement(value, out, linear, type);
       return;
     }
-    llvm::Value* offset = b_.CreateSub(index.back(), nontemporal_first_);
-    elemental_.StoreElement(value, nontemporal_base_, offset, type);
+    elemental_.StoreElement(value, nontemporal_base_, nontemporal_offset_, type);
   }
 
   void BuildGenerators(const std::vector<llvm::Value*>& buffers) {
@@ -298,9 +302,9 @@ class LoopKernelEmitter {
   std::map<const HloInstruction*, std::vector<CacheEntry>> cache_;
   bool nontemporal_ = false;
   // Inside EmitNonTemporalRow's main loop: its aligned output pointer and
-  // the index of the element there.
+  // the element's offset from it (the loop's induction variable).
   llvm::Value* nontemporal_base_ = nullptr;
-  llvm::Value* nontemporal_first_ = nullptr;
+  llvm::Value* nontemporal_offset_ = nullptr;
 };
 
 // Whether a kernel stores its outputs with non-temporal stores: one array
