@@ -9,6 +9,9 @@
 // objects to the LLJIT, which links them at the first lookup. Objects of
 // modules missing from the disk cache are stored there.
 //
+// After the pipeline, loops tagged kNonTemporalStoresLoopProperty get their
+// aligned vector stores marked !nontemporal (MarkNonTemporalStores).
+//
 // Cache file: "AXLEOBJ1", the payload size (8 bytes, little endian), the
 // SHA-256 of the payload (32 bytes), the payload (an ELF object).
 //
@@ -33,11 +36,15 @@
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime_symbols.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -198,6 +205,48 @@ bool WriteCacheFile(const std::string& path, llvm::StringRef object) {
   return !error;
 }
 
+// Marks !nontemporal the vector stores, aligned to their size, to memory
+// other than the stack, in loops tagged kNonTemporalStoresLoopProperty (which
+// the loop vectorizer keeps on the vector loop it makes). Done after the
+// pipeline because a scalar store already !nontemporal at alignment 4 makes
+// the vectorizer give up where the target has no unaligned non-temporal
+// 2-element store (x86), and an under-aligned vector one is split into
+// scalar stores by the x86 backend.
+void MarkNonTemporalStores(llvm::Module& module) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::MDNode* nontemporal = llvm::MDNode::get(
+      context, llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(context, llvm::APInt(32, 1))));
+  const llvm::DataLayout& layout = module.getDataLayout();
+  for (llvm::Function& function : module) {
+    bool tagged = false;
+    for (llvm::BasicBlock& block : function) {
+      llvm::MDNode* loop_id = block.getTerminator() == nullptr
+                                  ? nullptr
+                                  : block.getTerminator()->getMetadata(llvm::LLVMContext::MD_loop);
+      tagged |= loop_id != nullptr &&
+                llvm::findOptionMDForLoopID(loop_id, kNonTemporalStoresLoopProperty) != nullptr;
+    }
+    if (!tagged) continue;
+    llvm::DominatorTree dominators(function);
+    llvm::LoopInfo loops(dominators);
+    for (llvm::Loop* loop : loops.getLoopsInPreorder()) {
+      if (llvm::findOptionMDForLoop(loop, kNonTemporalStoresLoopProperty) == nullptr) continue;
+      for (llvm::BasicBlock* block : loop->blocks()) {
+        for (llvm::Instruction& instruction : *block) {
+          auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction);
+          if (store == nullptr || !store->getValueOperand()->getType()->isVectorTy()) continue;
+          const uint64_t size = layout.getTypeStoreSize(store->getValueOperand()->getType());
+          if (store->getAlign().value() < size) continue;
+          if (llvm::isa<llvm::AllocaInst>(llvm::getUnderlyingObject(store->getPointerOperand()))) {
+            continue;
+          }
+          store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int CompileThreads(const JitOptions& options) {
@@ -265,6 +314,7 @@ struct Jit::Impl {
     llvm::ModulePassManager passes =
         builder.buildPerModuleDefaultPipeline(ToLlvmLevel(options.optimization_level));
     passes.run(module, mam);
+    MarkNonTemporalStores(module);
   }
 
   // The cache key of `ir` (the module's text before optimization).

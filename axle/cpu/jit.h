@@ -76,6 +76,12 @@ struct JitOptions {
   int compile_threads = 0;
 };
 
+// A loop property (`!{!"axle.nontemporal_stores"}` in a loop's !llvm.loop):
+// after optimization, the loop's vector stores that are aligned to their
+// size (and not to the stack) become !nontemporal (see
+// loop_kernel_emitter.cc for who sets it and why after optimization).
+inline constexpr char kNonTemporalStoresLoopProperty[] = "axle.nontemporal_stores";
+
 // compile_threads with 0 resolved.
 int CompileThreads(const JitOptions& options);
 

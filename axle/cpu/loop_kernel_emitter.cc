@@ -8,6 +8,10 @@
 // through the elemental emitter, one generator per instruction, with a
 // per-index cache so shared subexpressions are emitted once.
 //
+// A kernel whose one output is large (kNonTemporalMinBytes) stores it with
+// non-temporal stores, on x86-64 targets that allow them (EmitNonTemporalRow,
+// StoreOutput: a separate part of the emitter, outside the loop nest).
+//
 // A `reduce` root is a reduction kernel: the loop nest walks the output, and
 // the elemental emitter's reduce folds, for each output element, the input's
 // elements in a nest over the reduced dimensions. Values emitted inside such
@@ -29,18 +33,36 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/primitive_type.h"
+#include "axle/core/shape_util.h"
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 namespace axle::cpu {
 namespace {
+
+// Outputs at least this large are stored with non-temporal stores (where
+// UseNonTemporalStores allows): larger than the last-level cache of the
+// machines Axle runs on (32 MiB of L3 on ../shared/PEERS.md's), so a cached
+// copy would be evicted before anyone reads it, and bypassing the cache saves
+// the read-for-ownership of every line (a fifth of the chain's traffic).
+constexpr int64_t kNonTemporalMinBytes = int64_t{32} << 20;
+// The alignment of the non-temporal vector stores (a cache line; also what a
+// 512-bit store needs).
+constexpr int64_t kNonTemporalAlignment = 64;
+// Rows (the innermost dimension) shorter than this keep ordinary stores: the
+// aligned main loop would be a few elements, and the alignment arithmetic
+// per row would cost more than it saves.
+constexpr int64_t kNonTemporalMinRowBytes = 1024;
 
 bool HasDescendingLayout(const Shape& shape) {
   if (!shape.has_layout()) return true;
@@ -58,6 +80,9 @@ class LoopKernelEmitter {
         module_(module),
         b_(module->getContext()),
         elemental_(module, &b_) {}
+
+  // Stores the (single) output with non-temporal stores: see EmitNonTemporalRow.
+  void EnableNonTemporalStores() { nontemporal_ = true; }
 
   absl::Status Emit(absl::string_view kernel_name,
                     const std::vector<const HloInstruction*>& outputs) {
@@ -93,6 +118,11 @@ class LoopKernelEmitter {
       AXLE_RETURN_IF_ERROR(EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
     } else {
       AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
+    }
+    // Non-temporal stores are weakly ordered: drain them before the caller
+    // (another thread, after the thread pool's join) reads the output.
+    if (nontemporal_) {
+      b_.CreateCall(llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::x86_sse_sfence));
     }
     b_.CreateRetVoid();
 
@@ -171,13 +201,21 @@ class LoopKernelEmitter {
         llvm::Value* linear = elemental_.Linearize(index, dims);
         for (size_t o = 0; o < outputs.size(); ++o) {
           AXLE_ASSIGN_OR_RETURN(llvm::Value * value, generators_.at(outputs[o])(index));
-          elemental_.StoreElement(value, buffers[num_parameters + o], linear,
-                                  outputs[o]->shape().element_type());
+          StoreOutput(value, buffers[num_parameters + o], linear,
+                      outputs[o]->shape().element_type());
         }
         return absl::OkStatus();
       }
       llvm::Value* low = d == 0 ? begin : b_.getInt64(0);
       llvm::Value* high = d == 0 ? end : b_.getInt64(dims[d]);
+      if (nontemporal_ && d + 1 == dims.size()) {
+        return EmitNonTemporalRow(low, high, buffers[num_parameters],
+                                  outputs[0]->shape().element_type(), index, dims,
+                                  [&](llvm::Value* i) {
+                                    index[d] = i;
+                                    return emit_dimension(d + 1);
+                                  });
+      }
       return elemental_.EmitForLoop(low, high, absl::StrCat("d", d), [&](llvm::Value* i) {
         index[d] = i;
         return emit_dimension(d + 1);
@@ -531,6 +569,85 @@ class LoopKernelEmitter {
   }
 
  private:
+  // The innermost loop [low, high) over one row of the output `out` (the
+  // outer dimensions fixed in `index`), split in two: ordinary stores up to
+  // the first 64-byte boundary of the row's output (kVectorizeNever: at
+  // most 63 bytes), then the main loop, whose stores (StoreOutput) address
+  // the output from a base pointer that llvm.assume declares 64-byte
+  // aligned, and which is tagged kNonTemporalStoresLoopProperty. LLVM's
+  // vectorizer copies the scalar store's alignment (4) to its vector
+  // stores; the AlignmentFromAssumptions pass (after vectorization) raises
+  // them to 64 from the assumption; then the Jit marks the aligned vector
+  // stores of tagged loops !nontemporal (jit.cc: a scalar store marked
+  // before vectorization keeps the loop scalar on x86, and an under-aligned
+  // non-temporal vector store is split into scalar ones). A range that
+  // starts anywhere (a thread's block, a misaligned buffer) is handled: the
+  // main loop always starts aligned; its remainder stores stay ordinary.
+  absl::Status EmitNonTemporalRow(llvm::Value* low, llvm::Value* high, llvm::Value* out,
+                                  PrimitiveType type, IrIndex index, absl::Span<const int64_t> dims,
+                                  const std::function<absl::Status(llvm::Value*)>& body) {
+    llvm::Type* storage = elemental_.StorageType(type);
+    const int64_t size =
+        static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(storage).getFixedValue());
+    index[dims.size() - 1] = low;
+    llvm::Value* row = b_.CreateInBoundsGEP(storage, out, elemental_.Linearize(index, dims));
+    llvm::Value* address = b_.CreatePtrToInt(row, b_.getInt64Ty());
+    // Bytes to the next boundary, and a pointer there: 64-byte aligned by
+    // construction, so the assumption always holds (also when the main loop
+    // is empty).
+    llvm::Value* skip = b_.CreateAnd(b_.CreateNeg(address), kNonTemporalAlignment - 1);
+    llvm::Value* aligned = b_.CreateGEP(b_.getInt8Ty(), row, skip, "nt.base");
+    b_.CreateAlignmentAssumption(module_->getDataLayout(), aligned, kNonTemporalAlignment);
+    // The main loop's first index; `high` (no main loop) when the output is
+    // not even aligned to its element size.
+    llvm::Value* element_aligned = b_.CreateICmpEQ(b_.CreateAnd(address, size - 1), b_.getInt64(0));
+    llvm::Value* first = b_.CreateBinaryIntrinsic(
+        llvm::Intrinsic::smin, b_.CreateAdd(low, b_.CreateUDiv(skip, b_.getInt64(size))), high);
+    first = b_.CreateSelect(element_aligned, first, high, "nt.first");
+    AXLE_RETURN_IF_ERROR(
+        elemental_.EmitForLoop(low, first, "nt_head", body, ElementalIrEmitter::kVectorizeNever));
+    // The main loop counts from 0 (the offset from `aligned`), so that the
+    // stores' addresses are `aligned` plus the induction variable (what
+    // AlignmentFromAssumptions can follow, whatever becomes of `first`).
+    nontemporal_base_ = aligned;
+    llvm::BasicBlock* preheader = b_.GetInsertBlock();
+    absl::Status status = elemental_.EmitForLoop(b_.getInt64(0), b_.CreateSub(high, first),
+                                                 "nt_main", [&](llvm::Value* offset) {
+                                                   nontemporal_offset_ = offset;
+                                                   return body(b_.CreateAdd(first, offset));
+                                                 });
+    nontemporal_base_ = nullptr;
+    nontemporal_offset_ = nullptr;
+    AXLE_RETURN_IF_ERROR(status);
+    // Tag the loop (its latch: the header's other predecessor).
+    llvm::BasicBlock* header = preheader->getTerminator()->getSuccessor(0);
+    for (llvm::BasicBlock* latch : llvm::predecessors(header)) {
+      if (latch == preheader) continue;
+      llvm::LLVMContext& context = module_->getContext();
+      std::vector<llvm::Metadata*> properties = {nullptr};
+      if (llvm::MDNode* old = latch->getTerminator()->getMetadata(llvm::LLVMContext::MD_loop)) {
+        for (unsigned i = 1; i < old->getNumOperands(); ++i)
+          properties.push_back(old->getOperand(i));
+      }
+      properties.push_back(llvm::MDNode::get(
+          context, {llvm::MDString::get(context, kNonTemporalStoresLoopProperty)}));
+      llvm::MDNode* self = llvm::MDNode::getDistinct(context, properties);
+      self->replaceOperandWith(0, self);
+      latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, self);
+    }
+    return absl::OkStatus();
+  }
+
+  // Stores an output element: inside EmitNonTemporalRow's main loop through
+  // its aligned base, elsewhere as usual.
+  void StoreOutput(llvm::Value* value, llvm::Value* out, llvm::Value* linear, PrimitiveType type) {
+    if (nontemporal_base_ == nullptr) {
+      elemental_.StoreElement(value, out, linear, type);
+      return;
+    }
+    elemental_.StoreElement(value, nontemporal_base_, nontemporal_offset_, type);
+  }
+
   void BuildGenerators(const std::vector<llvm::Value*>& buffers) {
     for (const HloInstruction* instruction : computation_.MakeInstructionPostOrder()) {
       if (instruction->opcode() == HloOpcode::kTuple) continue;
@@ -645,7 +762,34 @@ class LoopKernelEmitter {
   TileBuffer tile_buffer_;
   // Whether row values are being emitted (row buffers are stored, not read).
   bool filling_row_buffers_ = false;
+  bool nontemporal_ = false;
+  // Inside EmitNonTemporalRow's main loop: its aligned output pointer and
+  // the element's offset from it (the loop's induction variable).
+  llvm::Value* nontemporal_base_ = nullptr;
+  llvm::Value* nontemporal_offset_ = nullptr;
 };
+
+// Whether a kernel stores its outputs with non-temporal stores: one array
+// output of at least kNonTemporalMinBytes, in rows of at least
+// kNonTemporalMinRowBytes, with a plain scalar element type,
+// written once per element (not a reduction: its output is small and its
+// loop nest is not the output's rows), for an x86-64 target (the kernel ends
+// with an sfence).
+bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, const Jit& jit) {
+  if (outputs.size() != 1) return false;
+  const HloInstruction* output = outputs[0];
+  if (output->opcode() == HloOpcode::kReduce || output->shape().rank() == 0) return false;
+  const PrimitiveType type = output->shape().element_type();
+  if (!primitive_util::IsFloatingPointType(type) && !primitive_util::IsIntegralType(type)) {
+    return false;
+  }
+  const int64_t bytes = ShapeUtil::ByteSizeOfElements(output->shape());
+  if (bytes < kNonTemporalMinBytes) return false;
+  const int64_t row_bytes = bytes / ShapeUtil::ElementsIn(output->shape()) *
+                            output->shape().dimensions(output->shape().rank() - 1);
+  if (row_bytes < kNonTemporalMinRowBytes) return false;
+  return absl::StartsWith(jit.target_triple(), "x86_64");
+}
 
 // The outputs of a loop fusion: the root, or the elements of a root tuple.
 absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputation& computation) {
@@ -828,6 +972,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
     if (impl_->jit == nullptr) {
       AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
       LoopKernelEmitter emitter(computation, partition->module.get());
+      if (UseNonTemporalStores(outputs, *impl_->new_jit)) emitter.EnableNonTemporalStores();
       const int64_t before = InstructionCount(*partition->module);
       absl::Status emitted = emitter.Emit(kernel_name, outputs);
       if (!emitted.ok()) {

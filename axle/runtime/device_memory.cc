@@ -57,8 +57,13 @@ namespace {
 constexpr uint64_t kAlignment = 64;
 // Blocks kept for reuse beyond this total are returned to the OS.
 constexpr int64_t kMaxCachedBytes = int64_t{4} << 30;
-// Blocks this large are backed by transparent huge pages when possible.
+// Blocks this large are backed by transparent huge pages when possible: they
+// start on a huge page (madvise fails on a start that is not page-aligned,
+// which a 64-byte aligned block from malloc's mmap never is, and only whole
+// aligned 2 MiB ranges can become huge pages). Before, no block got huge
+// pages, and bench/'s chain (4 streams of 64 MiB) ran 10-20% slower.
 constexpr uint64_t kHugePageThreshold = uint64_t{4} << 20;
+constexpr uint64_t kHugePage = uint64_t{2} << 20;
 
 }  // namespace
 
@@ -88,8 +93,8 @@ uint64_t HostMemoryAllocator::RoundUp(uint64_t size) {
 absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device_ordinal,
                                                                       uint64_t size) {
   if (device_ordinal != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "host memory: device ordinal ", device_ordinal, " does not exist (only 0)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("host memory: device ordinal ", device_ordinal, " does not exist (only 0)"));
   }
   uint64_t capacity = RoundUp(size);
   {
@@ -104,7 +109,9 @@ absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device
       return se::DeviceMemoryBase(block, size);
     }
   }
-  void* block = std::aligned_alloc(kAlignment, capacity);
+  void* block = nullptr;
+  const uint64_t alignment = capacity >= kHugePageThreshold ? kHugePage : kAlignment;
+  if (posix_memalign(&block, alignment, capacity) != 0) block = nullptr;
   if (block == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("host memory: out of memory allocating ", size, " bytes"));
