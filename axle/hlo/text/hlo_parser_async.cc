@@ -5,7 +5,8 @@
 // `op` on parameters; `op-update` / `op-done` continue the chain of the async
 // op whose state they take (reached through copies, opt-barriers and
 // tuple/get-tuple-element pairs), or, where the state comes from elsewhere
-// (a loop), name or rebuild the wrapped computation.
+// (a loop), name or rebuild the wrapped computation. As in XLA, the shorthand
+// may bind operands late: `dot-start()` then `dot-update(state, lhs)`, ...
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>

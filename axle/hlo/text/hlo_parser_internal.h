@@ -157,6 +157,12 @@ class HloParserImpl {
   bool TakeOrParseOperands(const std::vector<HloInstruction*>* preset, int64_t expected,
                            size_t opcode_offset, std::vector<HloInstruction*>* operands);
   // CreateInstruction for IsCollectiveOrChannelOp (hlo_parser_collectives.cc).
+  // dot (ragged, scaled), convolution, gather, scatter
+  // (hlo_parser_dimension_numbers.cc).
+  HloInstruction* CreateWithDimensionNumbers(std::optional<Shape> shape, HloOpcode opcode,
+                                             AttrMap& attrs, bool allow_attributes,
+                                             size_t opcode_offset,
+                                             const std::vector<HloInstruction*>* preset);
   HloInstruction* CreateCollective(std::optional<Shape> shape, HloOpcode opcode, AttrMap& attrs,
                                    bool allow_attributes, size_t opcode_offset,
                                    const std::vector<HloInstruction*>* preset);
