@@ -92,14 +92,9 @@ const std::set<std::string> kXlaRejectsToo = {
     "parser/hlo_parser_test__333.hlo",  // custom-call-update/-done of a plain tuple
 };
 
-// Valid modules Axle's parser does not take yet: async ops whose operands
-// arrive in later updates, wrapping an op (dot) that cannot be built before
-// all its operands are known.
-const std::set<std::string> kNotSupported = {
-    "parser/hlo_parser_test__362.hlo",
-    "parser/hlo_parser_test__363.hlo",
-    "parser/hlo_parser_test__364.hlo",
-};
+// Valid modules Axle's parser does not take yet (none at present; a module
+// listed here must fail with a located error).
+const std::set<std::string> kNotSupported = {};
 
 // Whether `message` holds "...:LINE:COL: error: ..." (no <regex>: GCC 12
 // warns inside libstdc++'s regex under the sanitizers).

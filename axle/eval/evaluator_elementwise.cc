@@ -9,7 +9,9 @@
 //
 // The kernels work on "lanes" (n elements, or one broadcast element) so that
 // the same code serves whole arrays and the lane-wise evaluation of reduce /
-// map / sort computations.
+// map / sort computations. Compare, convert and stochastic-convert live in
+// evaluator_convert_compare.cc; the compute types and lane loops both files
+// use, in elementwise_compute.h.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -22,122 +24,11 @@
 #include <type_traits>
 
 #include "axle/base/status_macros.h"
+#include "axle/eval/elementwise_compute.h"
 #include "axle/eval/evaluator_internal.h"
 
 namespace axle::eval_internal {
 namespace {
-
-// --- Compute types -----------------------------------------------------------
-
-template <typename T>
-struct ComputeTypeOf {
-  using type = T;  // bool, float, double, complex
-};
-template <typename S, int E, int M, int B, FloatEncoding K>
-struct ComputeTypeOf<NarrowFloat<S, E, M, B, K>> {
-  using type = float;
-};
-template <int N, bool kSigned>
-struct ComputeTypeOf<IntN<N, kSigned>> {
-  using type = std::conditional_t<kSigned, int64_t, uint64_t>;
-};
-#define AXLE_COMPUTE_AS_(T, C) \
-  template <>                  \
-  struct ComputeTypeOf<T> {    \
-    using type = C;            \
-  };
-AXLE_COMPUTE_AS_(int8_t, int64_t)
-AXLE_COMPUTE_AS_(int16_t, int64_t)
-AXLE_COMPUTE_AS_(int32_t, int64_t)
-AXLE_COMPUTE_AS_(uint8_t, uint64_t)
-AXLE_COMPUTE_AS_(uint16_t, uint64_t)
-AXLE_COMPUTE_AS_(uint32_t, uint64_t)
-#undef AXLE_COMPUTE_AS_
-
-template <typename T>
-using Compute = typename ComputeTypeOf<T>::type;
-
-template <typename T>
-Compute<T> Up(T v) {
-  if constexpr (is_intn_v<T>) {
-    return static_cast<Compute<T>>(v.value());
-  } else if constexpr (is_narrow_float_v<T>) {
-    return static_cast<float>(v);
-  } else {
-    return static_cast<Compute<T>>(v);
-  }
-}
-
-template <typename T>
-T Down(Compute<T> v) {
-  if constexpr (is_intn_v<T> || is_narrow_float_v<T>) {
-    return T(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-template <typename T>
-constexpr int BitsOf() {
-  if constexpr (is_intn_v<T>) {
-    return T::kBitWidth;
-  } else {
-    return static_cast<int>(sizeof(T) * 8);
-  }
-}
-
-template <typename T>
-constexpr bool IsSignedInt() {
-  if constexpr (is_intn_v<T>) {
-    return T::kMin < 0;
-  } else {
-    return is_integer_v<T> && std::is_signed_v<T>;
-  }
-}
-
-// The low BitsOf<T>() bits of an integer in compute form.
-template <typename T>
-uint64_t RawBits(Compute<T> v) {
-  constexpr int kBits = BitsOf<T>();
-  uint64_t mask = kBits == 64 ? ~uint64_t{0} : (uint64_t{1} << kBits) - 1;
-  return static_cast<uint64_t>(v) & mask;
-}
-
-// --- Loops -------------------------------------------------------------------
-
-template <typename Out, typename A, typename F>
-void Loop1(const Lanes& a, Out* out, int64_t n, F&& f) {
-  const A* x = static_cast<const A*>(a.data);
-  if (a.broadcast) {
-    Out v = f(x[0]);
-    std::fill(out, out + n, v);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i]);
-}
-
-template <typename Out, typename A, typename B, typename F>
-void Loop2(const Lanes& a, const Lanes& b, Out* out, int64_t n, F&& f) {
-  const A* x = static_cast<const A*>(a.data);
-  const B* y = static_cast<const B*>(b.data);
-  int64_t sa = a.broadcast ? 0 : 1, sb = b.broadcast ? 0 : 1;
-  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i * sa], y[i * sb]);
-}
-
-template <typename Out, typename A, typename B, typename C, typename F>
-void Loop3(const Lanes& a, const Lanes& b, const Lanes& c, Out* out, int64_t n, F&& f) {
-  const A* x = static_cast<const A*>(a.data);
-  const B* y = static_cast<const B*>(b.data);
-  const C* z = static_cast<const C*>(c.data);
-  int64_t sa = a.broadcast ? 0 : 1, sb = b.broadcast ? 0 : 1, sc = c.broadcast ? 0 : 1;
-  for (int64_t i = 0; i < n; ++i) out[i] = f(x[i * sa], y[i * sb], z[i * sc]);
-}
-
-absl::Status NotDefined(const HloInstruction& instruction, PrimitiveType type) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(Describe(instruction), ": not defined for element type ",
-                   primitive_util::LowercasePrimitiveTypeName(type)));
-}
 
 // --- Scalar helpers ----------------------------------------------------------
 
@@ -203,32 +94,6 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
     result = mantissa_bits > 0 ? value : std::numeric_limits<F>::infinity();
   }
   return result;
-}
-
-// The key that orders floats totally: -NaN < -inf < ... < -0 < +0 < ... <
-// +inf < +NaN, as signed integers.
-template <typename T>
-int64_t TotalOrderKey(T v) {
-  int64_t bits;
-  int width;
-  if constexpr (is_narrow_float_v<T>) {
-    width = T::kIsSigned ? T::kExponent + T::kMantissa + 1 : 8;
-    bits = static_cast<int64_t>(v.bits());
-    if (!T::kIsSigned) return bits;
-  } else if constexpr (std::is_same_v<T, float>) {
-    width = 32;
-    bits = std::bit_cast<uint32_t>(v);
-  } else {
-    width = 64;
-    bits = std::bit_cast<int64_t>(v);
-  }
-  if (width < 64) {
-    // Sign-extend from `width` bits.
-    int shift = 64 - width;
-    bits = static_cast<int64_t>(static_cast<uint64_t>(bits) << shift) >> shift;
-  }
-  if (bits < 0) bits ^= (width == 64 ? INT64_MAX : (int64_t{1} << (width - 1)) - 1);
-  return bits;
 }
 
 // --- Unary ops that keep the element type ------------------------------------
@@ -552,165 +417,6 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
   return NotDefined(instruction, a.type);
 }
 
-// --- Compare -----------------------------------------------------------------
-
-template <typename K>
-bool CompareKeys(ComparisonDirection direction, const K& x, const K& y) {
-  switch (direction) {
-    case ComparisonDirection::kEq: return x == y;
-    case ComparisonDirection::kNe: return x != y;
-    case ComparisonDirection::kGe: return x >= y;
-    case ComparisonDirection::kGt: return x > y;
-    case ComparisonDirection::kLe: return x <= y;
-    case ComparisonDirection::kLt: return x < y;
-  }
-  return false;
-}
-
-template <typename T>
-absl::Status Compare(const HloInstruction& instruction, const Lanes& a, const Lanes& b, bool* out,
-                     int64_t n) {
-  const auto& compare = *cast<HloCompareInstruction>(&instruction);
-  ComparisonDirection direction = compare.direction();
-  if constexpr (is_complex_v<T>) {
-    if (direction != ComparisonDirection::kEq && direction != ComparisonDirection::kNe) {
-      return InvalidInstruction(instruction, "complex numbers compare only for EQ and NE");
-    }
-    bool equal = direction == ComparisonDirection::kEq;
-    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return (x == y) == equal; });
-  } else if constexpr (is_float_v<T>) {
-    if (compare.type() == ComparisonType::kFloatTotalOrder) {
-      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
-        return CompareKeys(direction, TotalOrderKey<T>(x), TotalOrderKey<T>(y));
-      });
-    } else {
-      Loop2<bool, T, T>(a, b, out, n,
-                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
-    }
-  } else if constexpr (is_integer_v<T>) {
-    if (compare.type() == ComparisonType::kUnsigned) {
-      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
-        return CompareKeys(direction, RawBits<T>(Up<T>(x)), RawBits<T>(Up<T>(y)));
-      });
-    } else {
-      Loop2<bool, T, T>(a, b, out, n,
-                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
-    }
-  } else {
-    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return CompareKeys(direction, x, y); });
-  }
-  return absl::OkStatus();
-}
-
-// --- Convert -----------------------------------------------------------------
-
-// Converts through one of five exact intermediates (bool, int64, uint64,
-// double, complex128) so that only 5 x 30 conversion loops are instantiated;
-// each intermediate holds every value of its source type exactly.
-template <typename From>
-auto ToIntermediate(From v) {
-  if constexpr (std::is_same_v<From, bool>) {
-    return v;
-  } else if constexpr (is_complex_v<From>) {
-    return complex128(v.real(), v.imag());
-  } else if constexpr (is_float_v<From>) {
-    return ConvertValue<double>(v);
-  } else if constexpr (IsSignedInt<From>()) {
-    return ConvertValue<int64_t>(v);
-  } else {
-    return ConvertValue<uint64_t>(v);
-  }
-}
-
-template <typename From>
-absl::Status ConvertLanes(const Lanes& a, PrimitiveType out_type, void* out, int64_t n) {
-  using I = decltype(ToIntermediate(From{}));
-  const From* x = static_cast<const From*>(a.data);
-  int64_t count = a.broadcast ? 1 : n;
-  std::unique_ptr<I[]> intermediate(new I[count]);
-  for (int64_t i = 0; i < count; ++i) intermediate[i] = ToIntermediate(x[i]);
-  PrimitiveTypeSwitch(
-      [&]<typename To>() {
-        To* y = static_cast<To*>(out);
-        if (a.broadcast) {
-          std::fill(y, y + n, ConvertValue<To>(intermediate[0]));
-        } else {
-          for (int64_t i = 0; i < n; ++i) y[i] = ConvertValue<To>(intermediate[i]);
-        }
-      },
-      out_type);
-  return absl::OkStatus();
-}
-
-// --- Stochastic convert ------------------------------------------------------
-
-// Rounds |x| down or up at random: up when the random bits, read as an
-// unsigned number, are below the fraction scaled to 2^bits (XLA).
-template <typename F>
-absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a, const Lanes& r,
-                               PrimitiveType out_type, void* out, int64_t n) {
-  if constexpr (!is_float_v<F>) {
-    return NotDefined(instruction, a.type);
-  } else {
-    if (!primitive_util::IsUnsignedIntegralType(r.type) ||
-        primitive_util::BitWidth(r.type) != primitive_util::BitWidth(a.type)) {
-      return InvalidInstruction(instruction,
-                                "random bits must be unsigned integers as wide as the operand");
-    }
-    if (!primitive_util::IsSignedIntegralType(out_type)) {
-      return InvalidInstruction(instruction, "result must be a signed integer type");
-    }
-    int random_bits = primitive_util::BitWidth(r.type);
-    const F* x = static_cast<const F*>(a.data);
-    return PrimitiveTypeSwitch(
-        [&]<typename To>() -> absl::Status {
-          if constexpr (!is_integer_v<To>) {
-            return absl::InternalError("unreachable");
-          } else {
-            To* y = static_cast<To*>(out);
-            int64_t lo, hi;
-            if constexpr (is_intn_v<To>) {
-              lo = To::kMin;
-              hi = To::kMax;
-            } else {
-              lo = std::numeric_limits<To>::min();
-              hi = std::numeric_limits<To>::max();
-            }
-            for (int64_t i = 0; i < n; ++i) {
-              double v = static_cast<double>(Up<F>(x[a.broadcast ? 0 : i]));
-              int64_t ri = r.broadcast ? 0 : i;
-              uint64_t random = 0;
-              std::memcpy(&random, static_cast<const uint8_t*>(r.data) + ri * primitive_util::ByteWidth(r.type),
-                          primitive_util::ByteWidth(r.type));
-              if (random_bits < 64) random &= (uint64_t{1} << random_bits) - 1;
-              int64_t result;
-              if (std::isnan(v)) {
-                result = 0;
-              } else if (v >= static_cast<double>(hi)) {
-                result = hi;
-              } else if (v <= static_cast<double>(lo)) {
-                result = lo;
-              } else {
-                bool negative = std::signbit(v);
-                double magnitude = std::fabs(v);
-                int64_t truncated = static_cast<int64_t>(magnitude);
-                double fraction = magnitude - static_cast<double>(truncated);
-                if (fraction != 0) {
-                  uint64_t fixed_fraction = static_cast<uint64_t>(std::ldexp(fraction, random_bits));
-                  if (random < fixed_fraction) ++truncated;
-                }
-                result = negative ? -truncated : truncated;
-                result = std::clamp(result, lo, hi);
-              }
-              y[i] = To(result);
-            }
-            return absl::OkStatus();
-          }
-        },
-        out_type);
-  }
-}
-
 // --- Dispatch ----------------------------------------------------------------
 
 bool SameTypeUnary(HloOpcode op) {
@@ -815,8 +521,7 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
 
   switch (op) {
     case HloOpcode::kConvert:
-      return PrimitiveTypeSwitch(
-          [&]<typename From>() { return ConvertLanes<From>(a, out_type, out, n); }, a.type);
+      return EvaluateConvertLanes(a, out_type, out, n);
     case HloOpcode::kBitcastConvert: {
       if (operands.size() != 1 || primitive_util::BitWidth(a.type) != primitive_util::BitWidth(out_type)) {
         return InvalidInstruction(instruction, "lane-wise bitcast-convert needs equal bit widths");
@@ -892,9 +597,7 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
       if (out_type != PRED || operands[1].type != a.type) {
         return InvalidInstruction(instruction, "compares two operands of one type into pred");
       }
-      return PrimitiveTypeSwitch(
-          [&]<typename T>() { return Compare<T>(instruction, a, operands[1], static_cast<bool*>(out), n); },
-          a.type);
+      return EvaluateCompareLanes(instruction, a, operands[1], static_cast<bool*>(out), n);
     case HloOpcode::kComplex: {
       const Lanes& b = operands[1];
       if (b.type != a.type || (a.type != F32 && a.type != F64) ||
@@ -948,11 +651,7 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
           out_type);
     }
     case HloOpcode::kStochasticConvert:
-      return PrimitiveTypeSwitch(
-          [&]<typename F>() {
-            return StochasticConvert<F>(instruction, a, operands[1], out_type, out, n);
-          },
-          a.type);
+      return EvaluateStochasticConvertLanes(instruction, a, operands[1], out_type, out, n);
     default:
       break;
   }

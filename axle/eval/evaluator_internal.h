@@ -51,6 +51,15 @@ absl::StatusOr<Literal> EvaluateElementwise(const HloInstruction& instruction,
 // bitcast-convert, including between different bit widths.
 absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction,
                                                const Literal& operand);
+// The type-changing elementwise ops over n lanes
+// (evaluator_convert_compare.cc): compare into pred, convert to `out_type`,
+// stochastic-convert of `a` with the random bits `random`.
+absl::Status EvaluateCompareLanes(const HloInstruction& instruction, const Lanes& a,
+                                  const Lanes& b, bool* out, int64_t n);
+absl::Status EvaluateConvertLanes(const Lanes& a, PrimitiveType out_type, void* out, int64_t n);
+absl::Status EvaluateStochasticConvertLanes(const HloInstruction& instruction, const Lanes& a,
+                                            const Lanes& random, PrimitiveType out_type, void* out,
+                                            int64_t n);
 // Converts one scalar literal to `type` (convert semantics).
 absl::StatusOr<Literal> ConvertScalar(const Literal& scalar, PrimitiveType type);
 

@@ -542,4 +542,10 @@ std::string OutputOperandAliasingToString(absl::Span<const OutputOperandAlias> a
                       "}");
 }
 
+int64_t AsyncShorthandParameterCount(HloOpcode opcode) {
+  if (opcode == HloOpcode::kDot) return 2;
+  int arity = HloOpcodeArity(opcode);
+  return arity == kVariadic ? 0 : arity;
+}
+
 }  // namespace axle

@@ -158,6 +158,13 @@ std::string OutputOperandAliasingToString(absl::Span<const OutputOperandAlias> a
 // A quoted, escaped string: "\"a\\nb\"".
 std::string QuotedString(absl::string_view text);
 
+// XLA's `op-start` shorthand may leave some of the wrapped op's operands to
+// be bound later, by `op-update(state, operands...)`. The wrapped
+// computation gets at least this many parameters up front; one no operand is
+// bound to yet has the empty tuple shape. Dot: 2; fixed arity: that arity;
+// variadic ops: 0 (their parameters come only from bound operands).
+int64_t AsyncShorthandParameterCount(HloOpcode opcode);
+
 }  // namespace axle
 
 #endif  // AXLE_HLO_TEXT_ATTRIBUTE_TEXT_H_

@@ -5,10 +5,15 @@
 // `op` on parameters; `op-update` / `op-done` continue the chain of the async
 // op whose state they take (reached through copies, opt-barriers and
 // tuple/get-tuple-element pairs), or, where the state comes from elsewhere
-// (a loop), name or rebuild the wrapped computation.
+// (a loop), name or rebuild the wrapped computation. As in XLA, the shorthand
+// may bind operands late: `dot-start()` then `dot-update(state, lhs)`, ...
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/hlo_parser_internal.h"
 
 namespace axle {
@@ -45,6 +50,19 @@ HloAsyncInstruction* AsyncStateProducer(HloInstruction* state) {
     }
   }
   return nullptr;
+}
+
+// How many operands the async chain up to `async` has bound: the
+// async-start's operands plus those each async-update binds after the state.
+int64_t BoundOperandCount(HloAsyncInstruction* async) {
+  int64_t count = 0;
+  for (int64_t steps = 0; async != nullptr && steps < kMaxDepth; ++steps) {
+    if (async->opcode() == HloOpcode::kAsyncStart) return count + async->operand_count();
+    if (async->operand_count() < 1) return count;
+    count += async->operand_count() - 1;
+    async = AsyncStateProducer(async->mutable_operand(0));
+  }
+  return count;
 }
 
 }  // namespace
@@ -102,16 +120,17 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
     auto computation = std::make_unique<HloComputation>("async_wrapped");
     scopes_.emplace_back();
     scope().computation = computation.get();
+    // Operands the shorthand leaves out (`dot-start()`) are bound later by
+    // `op-update(state, operands...)`: their parameters are placeholders
+    // until then.
+    const Shape& bound = state.tuple_shapes(0);
+    int64_t count =
+        std::max<int64_t>(bound.tuple_shapes_size(), AsyncShorthandParameterCount(*async_wrapped));
     Operands parameters;
-    for (int64_t i = 0; i < state.tuple_shapes(0).tuple_shapes_size(); ++i) {
-      auto parameter = std::make_unique<HloParameterInstruction>(
-          HloOpcode::kParameter, state.tuple_shapes(0).tuple_shapes(i), Operands{});
-      parameter->mutable_attrs()->parameter_number = i;
-      HloInstruction* added = Add(std::move(parameter));
-      added->SetName("async_param");
-      unnamed_instructions_.push_back({added, "async_param"});
-      unnamed_set_.insert(added);
-      parameters.push_back(added);
+    for (int64_t i = 0; i < count; ++i) {
+      parameters.push_back(AddAsyncParameter(
+          computation.get(),
+          i < bound.tuple_shapes_size() ? bound.tuple_shapes(i) : Shape::MakeTuple({}), i));
     }
     HloInstruction* root = CreateInstruction(state.tuple_shapes(1), *async_wrapped, std::nullopt,
                                              attrs, allow_attributes, opcode_offset, &parameters);
@@ -124,6 +143,7 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
     if (thread.has_value()) computation->SetExecutionThread(*thread);
     wrapped = AdoptComputation(std::move(computation), /*generated_name=*/true);
     last_wrapper_ = wrapped;
+    shorthand_wrappers_.insert(wrapped);
   } else {
     if (!async_wrapped.has_value()) {
       attrs["calls"] = ComputationAttr(previous == nullptr, &calls);
@@ -146,6 +166,10 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
       }
       wrapped = inherited;
       thread = previous->async_execution_thread();
+      if (opcode == HloOpcode::kAsyncUpdate && shorthand_wrappers_.contains(wrapped)) {
+        BindAsyncOperands(wrapped, BoundOperandCount(previous),
+                          absl::MakeConstSpan(operands).subspan(1));
+      }
     } else {
       wrapped = *calls;
     }
@@ -158,6 +182,34 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
   instruction->mutable_attrs()->async_execution_thread = thread.value_or("main");
   instruction->AppendCalledComputation(wrapped);
   return Add(std::move(instruction));
+}
+
+HloInstruction* HloParserImpl::AddAsyncParameter(HloComputation* wrapped, const Shape& shape,
+                                                 int64_t number) {
+  auto parameter =
+      std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, shape, Operands{});
+  parameter->mutable_attrs()->parameter_number = number;
+  HloInstruction* added = wrapped->AddInstruction(std::move(parameter));
+  added->SetName("async_param");
+  unnamed_instructions_.push_back({added, "async_param"});
+  unnamed_set_.insert(added);
+  return added;
+}
+
+void HloParserImpl::BindAsyncOperands(HloComputation* wrapped, int64_t first,
+                                      absl::Span<HloInstruction* const> operands) {
+  HloInstruction* root = wrapped->root_instruction();
+  for (size_t i = 0; i < operands.size(); ++i) {
+    int64_t number = first + static_cast<int64_t>(i);
+    if (number < wrapped->num_parameters()) {
+      // A placeholder parameter takes the shape of the operand bound to it.
+      *wrapped->parameter_instruction(number)->mutable_shape() = operands[i]->shape();
+    } else {
+      // More operands than the wrapped op had parameters: as XLA, the op
+      // takes one more operand.
+      root->AppendOperand(AddAsyncParameter(wrapped, operands[i]->shape(), number));
+    }
+  }
 }
 
 }  // namespace hlo_parser_internal

@@ -4,7 +4,9 @@
 // (anything else is "unexpected attribute", as in XLA), the checks XLA's
 // parser makes, and, where the text leaves the result shape out, the shape
 // XLA would infer. Attributes the IR has no typed field for are parsed (so
-// that bad values are rejected) and kept as raw attributes.
+// that bad values are rejected) and kept as raw attributes. Collectives:
+// hlo_parser_collectives.cc; async ops: hlo_parser_async.cc; dot,
+// convolution, gather, scatter: hlo_parser_dimension_numbers.cc.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -386,31 +388,14 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       }
       return Add(std::move(instruction));
     }
-    case HloOpcode::kConvolution: {
-      std::optional<Window> window;
-      std::optional<ConvolutionDimensionNumbers> dnums;
-      std::optional<int64_t> feature_group_count, batch_group_count;
-      std::optional<std::vector<PrecisionConfig::Precision>> precision;
-      std::optional<int> conv_kind;
-      attrs["window"] = WindowAttr(false, &window);
-      attrs["dim_labels"] = DimLabelsAttr(true, &dnums);
-      attrs["feature_group_count"] = Int64Attr(false, &feature_group_count);
-      attrs["batch_group_count"] = Int64Attr(false, &batch_group_count);
-      attrs["operand_precision"] = PrecisionListAttr(false, &precision);
-      AttrSpec conv_kind_spec = EnumAttr(false, {"fprop", "wgrad", "dgrad", "unset"}, &conv_kind);
-      attrs["conv_kind"] = Raw("conv_kind", false, conv_kind_spec.parse);
-      attrs["convolution_kind"] = Raw("convolution_kind", false, conv_kind_spec.parse);
-      attrs["sparsity_config"] = RawAny("sparsity_config");
-      if (!parse_operands(2) || !parse_attributes() || !no_inference()) return nullptr;
-      auto conv = std::make_unique<HloConvolutionInstruction>(opcode, *shape, operands);
-      ConvolutionAttrs* a = conv->mutable_attrs();
-      a->window = window.value_or(Window());
-      a->convolution_dimension_numbers = *dnums;
-      a->feature_group_count = feature_group_count.value_or(1);
-      a->batch_group_count = batch_group_count.value_or(1);
-      a->precision_config = precision_config(precision, operands.size());
-      return Add(std::move(conv));
-    }
+    case HloOpcode::kConvolution:
+    case HloOpcode::kDot:
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kScaledDot:
+    case HloOpcode::kGather:
+    case HloOpcode::kScatter:
+      return CreateWithDimensionNumbers(shape, opcode, attrs, allow_attributes, opcode_offset,
+                                        preset);
     case HloOpcode::kFft: {
       std::optional<int> fft_type;
       std::optional<std::vector<int64_t>> fft_length;
@@ -868,122 +853,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
         for (HloComputation* c : *called) call->AppendCalledComputation(c);
       }
       return Add(std::move(call));
-    }
-    case HloOpcode::kDot:
-    case HloOpcode::kRaggedDot:
-    case HloOpcode::kScaledDot: {
-      std::optional<std::vector<int64_t>> lhs_contracting, rhs_contracting, lhs_batch, rhs_batch,
-          lhs_ragged, rhs_group;
-      std::optional<std::vector<PrecisionConfig::Precision>> precision;
-      std::optional<PrecisionConfig::Algorithm> algorithm;
-      attrs["lhs_contracting_dims"] = Int64ListAttr(false, &lhs_contracting);
-      attrs["rhs_contracting_dims"] = Int64ListAttr(false, &rhs_contracting);
-      attrs["lhs_batch_dims"] = Int64ListAttr(false, &lhs_batch);
-      attrs["rhs_batch_dims"] = Int64ListAttr(false, &rhs_batch);
-      attrs["operand_precision"] = PrecisionListAttr(false, &precision);
-      if (opcode == HloOpcode::kRaggedDot) {
-        attrs["lhs_ragged_dims"] = Int64ListAttr(false, &lhs_ragged);
-        attrs["rhs_group_dims"] = Int64ListAttr(false, &rhs_group);
-      } else {
-        attrs["algorithm"] = {false, [&] {
-                                PrecisionConfig::Algorithm a;
-                                if (!ParseAlgorithm(&a)) return false;
-                                algorithm = a;
-                                return true;
-                              }};
-      }
-      int64_t expected = opcode == HloOpcode::kDot ? -1 : opcode == HloOpcode::kRaggedDot ? 3 : 4;
-      if (!parse_operands(expected) || !parse_attributes()) return nullptr;
-      if (operands.size() < 2) return fail("dot needs two operands");
-      DotDimensionNumbers dnums;
-      if (lhs_contracting) *dnums.mutable_lhs_contracting_dimensions() = *lhs_contracting;
-      if (rhs_contracting) *dnums.mutable_rhs_contracting_dimensions() = *rhs_contracting;
-      if (lhs_batch) *dnums.mutable_lhs_batch_dimensions() = *lhs_batch;
-      if (rhs_batch) *dnums.mutable_rhs_batch_dimensions() = *rhs_batch;
-      const Shape& rhs =
-          opcode == HloOpcode::kScaledDot ? operands[2]->shape() : operands[1]->shape();
-      if (opcode == HloOpcode::kRaggedDot) {
-        if (!no_inference()) return nullptr;
-      } else if (!infer([&] { return InferDot(operands[0]->shape(), rhs, dnums); })) {
-        return nullptr;
-      }
-      auto dot = std::make_unique<HloDotInstruction>(opcode, *shape, operands);
-      DotAttrs* a = dot->mutable_attrs();
-      a->dot_dimension_numbers = dnums;
-      if (lhs_ragged) a->lhs_ragged_dimensions = *lhs_ragged;
-      if (rhs_group) a->rhs_group_dimensions = *rhs_group;
-      a->precision_config =
-          precision_config(precision, opcode == HloOpcode::kDot ? operands.size() : 2);
-      if (algorithm.has_value()) a->precision_config.set_algorithm(*algorithm);
-      return Add(std::move(dot));
-    }
-    case HloOpcode::kGather: {
-      std::optional<std::vector<int64_t>> offset_dims, collapsed, start_index_map, slice_sizes,
-          operand_batching, indices_batching;
-      std::optional<int64_t> index_vector_dim;
-      std::optional<bool> sorted;
-      attrs["offset_dims"] = Int64ListAttr(true, &offset_dims);
-      attrs["collapsed_slice_dims"] = Int64ListAttr(true, &collapsed);
-      attrs["start_index_map"] = Int64ListAttr(true, &start_index_map);
-      attrs["index_vector_dim"] = Int64Attr(true, &index_vector_dim);
-      attrs["slice_sizes"] = Int64ListAttr(true, &slice_sizes);
-      attrs["indices_are_sorted"] = BoolAttr(false, &sorted);
-      attrs["operand_batching_dims"] = Int64ListAttr(false, &operand_batching);
-      attrs["start_indices_batching_dims"] = Int64ListAttr(false, &indices_batching);
-      if (!parse_operands(2) || !parse_attributes() || !no_inference()) return nullptr;
-      auto gather = std::make_unique<HloGatherInstruction>(opcode, *shape, operands);
-      GatherDimensionNumbers& d = gather->mutable_attrs()->gather_dimension_numbers;
-      *d.mutable_offset_dims() = *offset_dims;
-      *d.mutable_collapsed_slice_dims() = *collapsed;
-      *d.mutable_start_index_map() = *start_index_map;
-      d.set_index_vector_dim(*index_vector_dim);
-      if (operand_batching) *d.mutable_operand_batching_dims() = *operand_batching;
-      if (indices_batching) *d.mutable_start_indices_batching_dims() = *indices_batching;
-      gather->mutable_attrs()->slice_sizes = *slice_sizes;
-      gather->mutable_attrs()->indices_are_sorted = sorted.value_or(false);
-      return Add(std::move(gather));
-    }
-    case HloOpcode::kScatter: {
-      std::optional<std::vector<int64_t>> update_window_dims, inserted, to_operand_dims,
-          input_batching, indices_batching;
-      std::optional<int64_t> index_vector_dim;
-      std::optional<HloComputation*> to_apply;
-      std::optional<bool> sorted, unique;
-      attrs["update_window_dims"] = Int64ListAttr(true, &update_window_dims);
-      attrs["inserted_window_dims"] = Int64ListAttr(true, &inserted);
-      attrs["scatter_dims_to_operand_dims"] = Int64ListAttr(true, &to_operand_dims);
-      attrs["index_vector_dim"] = Int64Attr(true, &index_vector_dim);
-      attrs["to_apply"] = ComputationAttr(true, &to_apply);
-      attrs["indices_are_sorted"] = BoolAttr(false, &sorted);
-      attrs["unique_indices"] = BoolAttr(false, &unique);
-      attrs["input_batching_dims"] = Int64ListAttr(false, &input_batching);
-      attrs["scatter_indices_batching_dims"] = Int64ListAttr(false, &indices_batching);
-      if (!parse_operands() || !parse_attributes()) return nullptr;
-      if (operands.size() % 2 == 0) {
-        return fail(absl::StrCat("expects an odd number of operands, but has ", operands.size(),
-                                 " operands"));
-      }
-      if (!infer([&]() -> absl::StatusOr<Shape> {
-            size_t n = operands.size() / 2;
-            if (n == 1) return operands[0]->shape();
-            std::vector<Shape> shapes;
-            for (size_t i = 0; i < n; ++i) shapes.push_back(operands[i]->shape());
-            return ShapeUtil::MakeTupleShape(std::move(shapes));
-          })) {
-        return nullptr;
-      }
-      auto scatter = std::make_unique<HloScatterInstruction>(opcode, *shape, operands);
-      ScatterDimensionNumbers& d = scatter->mutable_attrs()->scatter_dimension_numbers;
-      *d.mutable_update_window_dims() = *update_window_dims;
-      *d.mutable_inserted_window_dims() = *inserted;
-      *d.mutable_scatter_dims_to_operand_dims() = *to_operand_dims;
-      d.set_index_vector_dim(*index_vector_dim);
-      if (input_batching) *d.mutable_input_batching_dims() = *input_batching;
-      if (indices_batching) *d.mutable_scatter_indices_batching_dims() = *indices_batching;
-      scatter->mutable_attrs()->indices_are_sorted = sorted.value_or(false);
-      scatter->mutable_attrs()->unique_indices = unique.value_or(false);
-      scatter->AppendCalledComputation(*to_apply);
-      return Add(std::move(scatter));
     }
     case HloOpcode::kDomain: {
       std::string canonical;

@@ -35,6 +35,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
 #include "axle/core/xla_data.h"
@@ -156,9 +157,21 @@ class HloParserImpl {
   bool TakeOrParseOperands(const std::vector<HloInstruction*>* preset, int64_t expected,
                            size_t opcode_offset, std::vector<HloInstruction*>* operands);
   // CreateInstruction for IsCollectiveOrChannelOp (hlo_parser_collectives.cc).
+  // dot (ragged, scaled), convolution, gather, scatter
+  // (hlo_parser_dimension_numbers.cc).
+  HloInstruction* CreateWithDimensionNumbers(std::optional<Shape> shape, HloOpcode opcode,
+                                             AttrMap& attrs, bool allow_attributes,
+                                             size_t opcode_offset,
+                                             const std::vector<HloInstruction*>* preset);
   HloInstruction* CreateCollective(std::optional<Shape> shape, HloOpcode opcode, AttrMap& attrs,
                                    bool allow_attributes, size_t opcode_offset,
                                    const std::vector<HloInstruction*>* preset);
+  // A parameter `number` of an async wrapped computation the shorthand made.
+  HloInstruction* AddAsyncParameter(HloComputation* wrapped, const Shape& shape, int64_t number);
+  // `op-update(state, operands...)`: binds `operands` to the shorthand's
+  // wrapped computation from parameter `first` on.
+  void BindAsyncOperands(HloComputation* wrapped, int64_t first,
+                         absl::Span<HloInstruction* const> operands);
   HloInstruction* CreateAsync(std::optional<Shape> shape, HloOpcode opcode,
                               std::optional<HloOpcode> async_wrapped, AttrMap& attrs,
                               bool allow_attributes, size_t opcode_offset,
@@ -278,6 +291,9 @@ class HloParserImpl {
   // The async wrapped computation CreateAsync made last (the `op-start`
   // shorthand), to give it the generic attributes of its async op.
   HloComputation* last_wrapper_ = nullptr;
+  // The wrapped computations the `op-start` shorthand made: the ones an
+  // `op-update` may bind further operands to.
+  absl::flat_hash_set<HloComputation*> shorthand_wrappers_;
   absl::flat_hash_set<HloInstruction*> unnamed_set_;
   // ParseSingleInstruction: an unknown operand with a written shape becomes a
   // parameter of the (only) computation.

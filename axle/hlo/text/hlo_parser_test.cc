@@ -15,6 +15,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::unique_ptr<HloModule> Parse(absl::string_view text) {
   absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
@@ -377,6 +378,54 @@ ENTRY e {
   auto* done = cast<HloAsyncInstruction>(Find(*module, "d"));
   EXPECT_EQ(done->opcode(), HloOpcode::kAsyncDone);
   EXPECT_EQ(done->async_wrapped_computation(), wrapped);
+}
+
+// XLA's late binding: `dot-start()` leaves both operands to the updates;
+// the wrapped dot has a parameter for each, typed once an update binds it,
+// and the module prints back in the same shorthand.
+TEST(HloParserTest, AsyncShorthandBindsOperandsInUpdates) {
+  const char* text = R"(HloModule m
+ENTRY e {
+  lhs = f32[4,4] parameter(0)
+  rhs = f32[4,2] parameter(1)
+  s = ((), (), u32[]) dot-start(), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  u0 = ((f32[4,4]), (), u32[]) dot-update(s, lhs)
+  u1 = ((f32[4,4], f32[4,2]), f32[4,2], u32[]) dot-update(u0, rhs)
+  ROOT d = f32[4,2] dot-done(u1)
+})";
+  auto module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  auto* start = cast<HloAsyncInstruction>(Find(*module, "s"));
+  EXPECT_EQ(start->operand_count(), 0);
+  EXPECT_EQ(Find(*module, "u1")->operand_count(), 2);
+  HloComputation* wrapped = start->async_wrapped_computation();
+  ASSERT_EQ(wrapped->num_parameters(), 2);
+  EXPECT_EQ(wrapped->parameter_instruction(0)->shape().ToString(), "f32[4,4]{1,0}");
+  EXPECT_EQ(wrapped->parameter_instruction(1)->shape().ToString(), "f32[4,2]{1,0}");
+  const HloInstruction* dot = wrapped->root_instruction();
+  EXPECT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->operand(1), wrapped->parameter_instruction(1));
+  std::string printed = module->ToString();
+  EXPECT_THAT(printed,
+              HasSubstr("dot-start(), lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  EXPECT_THAT(printed, HasSubstr("dot-update(%u0, %rhs)"));
+  EXPECT_THAT(printed, Not(HasSubstr("async_wrapped")));
+  auto reparsed = Parse(printed);
+  ASSERT_NE(reparsed, nullptr);
+  EXPECT_EQ(reparsed->ToString(), printed);
+
+  // A chain that never binds them keeps placeholder (empty tuple) parameters.
+  auto unbound = Parse(R"(HloModule m
+ENTRY e {
+  ROOT s = ((), (), s32[]) dot-start()
+})");
+  ASSERT_NE(unbound, nullptr);
+  HloComputation* placeholders =
+      cast<HloAsyncInstruction>(Find(*unbound, "s"))->async_wrapped_computation();
+  ASSERT_EQ(placeholders->num_parameters(), 2);
+  EXPECT_EQ(placeholders->parameter_instruction(1)->shape().ToString(), "()");
+  EXPECT_THAT(unbound->ToString(),
+              HasSubstr("%s = ((), (), s32[]) dot-start(), lhs_contracting_dims={}"));
 }
 
 TEST(HloParserTest, CompactTupleElementsAndInferredShapes) {

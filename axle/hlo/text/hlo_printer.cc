@@ -7,6 +7,7 @@
 #include "axle/hlo/text/hlo_printer.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,26 @@ const HloAsyncInstruction* AsyncChainStart(const HloInstruction& instruction) {
     }
   }
   return nullptr;
+}
+
+// How many operands the async chain from `start` binds: the start's own and
+// those the async-updates continuing it directly bind after the state. Null
+// when the chain forks (two updates continue one op).
+std::optional<int64_t> ChainBoundOperandCount(const HloAsyncInstruction& start) {
+  int64_t count = start.operand_count();
+  const HloInstruction* current = &start;
+  for (int64_t steps = 0; steps < 1 << 20; ++steps) {
+    const HloInstruction* next = nullptr;
+    for (const HloInstruction* user : current->users()) {
+      if (user->opcode() != HloOpcode::kAsyncUpdate || user->operand(0) != current) continue;
+      if (next != nullptr) return std::nullopt;
+      next = user;
+    }
+    if (next == nullptr) return count;
+    count += next->operand_count() - 1;
+    current = next;
+  }
+  return std::nullopt;
 }
 
 // XLA's HloComputation::CanExpandIntoSingleInstruction: nothing but
@@ -470,17 +491,28 @@ class Printer {
     }
     const HloComputation* wrapped = AsyncWrappedComputation(instruction);
     if (wrapped == nullptr || !IsSingleInstructionComputation(*wrapped)) return nullptr;
-    // The shorthand stands for `op(params...)` fed by the async-start's
-    // operands; anything else (invalid, but parseable) prints in full so
-    // that nothing is lost.
+    // The shorthand stands for `op(params...)` fed by the operands the
+    // async-start and its async-updates bind, with placeholder (empty tuple)
+    // parameters for those not bound yet, as the parser makes them; anything
+    // else (invalid, but parseable) prints in full so that nothing is lost.
     const HloAsyncInstruction* start = AsyncChainStart(instruction);
+    if (start == nullptr) return nullptr;
     const HloInstruction* root = wrapped->root_instruction();
-    if (start == nullptr || start->operand_count() != wrapped->num_parameters() ||
-        root->operand_count() != wrapped->num_parameters()) {
+    // Late binding prints as such only for ops of a fixed operand count: for
+    // a variadic op (a custom-call) the async-start's own attributes could
+    // not be told from the op's.
+    int64_t needed = AsyncShorthandParameterCount(root->opcode());
+    std::optional<int64_t> bound = needed > 0 ? ChainBoundOperandCount(*start)
+                                              : std::optional<int64_t>(start->operand_count());
+    int64_t parameters = wrapped->num_parameters();
+    if (!bound.has_value() || root->operand_count() != parameters ||
+        parameters != std::max(*bound, needed)) {
       return nullptr;
     }
     for (int64_t i = 0; i < root->operand_count(); ++i) {
-      if (root->operand(i) != wrapped->parameter_instruction(i)) return nullptr;
+      const HloInstruction* parameter = wrapped->parameter_instruction(i);
+      if (root->operand(i) != parameter) return nullptr;
+      if (i >= *bound && parameter->shape() != Shape::MakeTuple({})) return nullptr;
     }
     return wrapped;
   }
