@@ -1,6 +1,7 @@
 // OmpTeamShare: oneDNN's OpenMP team sized per run (see omp_team.h).
 #include "axle/cpu/runtime/omp_team.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,32 +23,62 @@ namespace {
 // The oneDNN calls running right now, across all thunks and runs.
 std::atomic<int> running_calls{0};
 
-bool passive_set_by_axle = false;
+// The process's CPU affinity at start, while libgomp is shown one CPU.
+cpu_set_t saved_affinity;
+bool throttled_by_axle = false;
 
-// Runs before libgomp's constructor reads the environment (omp_team.h).
-// libc has not set `environ` yet at this point (it is null): it starts
-// from `envp`, so that libgomp sees the user's variables beside ours.
-// (__libc_start_main later points `environ` at `envp` again, so main()
-// does not see OMP_WAIT_POLICY; libgomp has read it by then.)
-void DefaultToPassiveWait(int, char**, char** envp) {
-  if (envp == nullptr) return;
+bool HasSetting(char** envp, const char* prefix) {
+  const size_t length = std::strlen(prefix);
   for (char** entry = envp; *entry != nullptr; ++entry) {
-    if (std::strncmp(*entry, "OMP_WAIT_POLICY=", 16) == 0 ||
-        std::strncmp(*entry, "GOMP_SPINCOUNT=", 15) == 0) {
-      return;
+    if (std::strncmp(*entry, prefix, length) == 0) return true;
+  }
+  return false;
+}
+
+// Runs from the executable's .preinit_array, before any shared library's
+// constructor (libgomp's reads the CPU count and the environment). A
+// setenv here would not reach libgomp: libc's own initializer, which runs
+// after this and before libgomp's, points `environ` back at the original
+// `envp`. So instead, unless the user chose a wait policy, libgomp is shown
+// one CPU (omp_team.h): its workers then spin only briefly (its
+// "throttled" count) whenever a team has more threads than that.
+void ThrottleOmpSpinning(int, char**, char** envp) {
+  if (envp == nullptr || HasSetting(envp, "OMP_WAIT_POLICY=") ||
+      HasSetting(envp, "GOMP_SPINCOUNT=")) {
+    return;
+  }
+  if (sched_getaffinity(0, sizeof(saved_affinity), &saved_affinity) != 0 ||
+      CPU_COUNT(&saved_affinity) < 2) {
+    return;
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved_affinity)) {
+      CPU_SET(cpu, &one);
+      break;
     }
   }
-  if (environ == nullptr) environ = envp;
-  passive_set_by_axle = setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0) == 0;
+  throttled_by_axle = sched_setaffinity(0, sizeof(one), &one) == 0;
 }
 
 __attribute__((section(".preinit_array"),
-               used)) void (*const kDefaultToPassiveWait)(int, char**,
-                                                          char**) = DefaultToPassiveWait;
+               used)) void (*const kThrottleOmpSpinning)(int, char**,
+                                                         char**) = ThrottleOmpSpinning;
+
+// An executable's constructors run after those of the shared libraries it
+// uses (libgomp's among them): the process gets its CPUs back before main.
+__attribute__((constructor)) void RestoreAffinity() {
+  if (!throttled_by_axle) return;
+  sched_setaffinity(0, sizeof(saved_affinity), &saved_affinity);
+  // The main thread's default team size, which libgomp took from the one
+  // CPU it saw.
+  omp_set_num_threads(CPU_COUNT(&saved_affinity));
+}
 
 }  // namespace
 
-bool OmpPassiveWaitSetByAxle() { return passive_set_by_axle; }
+bool OmpSpinningThrottledByAxle() { return throttled_by_axle; }
 
 OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options) {
   int running = running_calls.fetch_add(1) + 1;

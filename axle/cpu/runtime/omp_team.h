@@ -7,18 +7,25 @@
 // divided among the oneDNN thunks (dot, convolution) running at that moment,
 // so concurrent runs do not oversubscribe the machine.
 //
-// Wait policy: libgomp's workers spin (by default up to 300000 rounds) after
-// each parallel region, i.e. after every oneDNN primitive, and on a
+// Spinning: libgomp's workers spin (by default up to 300000 rounds, a few
+// ms) after each parallel region, i.e. after every oneDNN primitive; on a
 // machine with few cores they then take the cores the intra-op pool's loop
 // kernels run on (MLP step at 2 threads on 2 loaded cores: 206 ms with
-// spinning workers, 84 ms with sleeping ones). libgomp reads
-// OMP_WAIT_POLICY / GOMP_SPINCOUNT once, in its own constructor, before any
-// of ours runs; so omp_team.cc sets OMP_WAIT_POLICY=PASSIVE from the
-// executable's .preinit_array, which the dynamic loader runs before the
-// constructors of shared libraries. A user who sets OMP_WAIT_POLICY or
-// GOMP_SPINCOUNT keeps that setting. (Only executables have a
-// .preinit_array: Axle linked into a shared library would keep libgomp's
-// default.)
+// spinning workers, 84 ms with sleeping ones; 18-24% of a 2-thread bf16
+// matmul's samples were libgomp spinning). libgomp reads its settings once,
+// in its constructor, before any of Axle's runs, and an environment
+// variable set before that is lost (libc's initializer resets `environ`
+// after the executable's .preinit_array runs). What libgomp also reads
+// then is the CPU affinity: when a team has more threads than the CPUs it
+// saw, it spins only 100 rounds ("throttled") before sleeping. So, unless
+// the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT, omp_team.cc restricts the
+// process to one CPU from the executable's .preinit_array and restores the
+// affinity in a constructor that runs after libgomp's, before main.
+// Side effect: threads that never set a team size (omp_set_num_threads,
+// OMP_NUM_THREADS) default to teams of one; Axle sizes every oneDNN call's
+// team itself (OmpTeamShare), and restores the main thread's default.
+// (Only executables have a .preinit_array: Axle linked into a shared
+// library keeps libgomp's default spinning; set OMP_WAIT_POLICY=PASSIVE.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_OMP_TEAM_H_
@@ -28,9 +35,10 @@
 
 namespace axle::cpu {
 
-// Whether Axle set OMP_WAIT_POLICY=PASSIVE at process start (false when
-// the user had set OMP_WAIT_POLICY or GOMP_SPINCOUNT).
-bool OmpPassiveWaitSetByAxle();
+// Whether Axle showed libgomp one CPU at process start, so that its workers
+// spin briefly (false when the user had set OMP_WAIT_POLICY or
+// GOMP_SPINCOUNT, on a one-CPU machine, or in a shared library).
+bool OmpSpinningThrottledByAxle();
 
 class OmpTeamShare {
  public:

@@ -1,34 +1,59 @@
-//===- omp_team_test.cc - libgomp's wait policy defaults to passive --------===//
+//===- omp_team_test.cc - libgomp's workers spin briefly by default --------===//
 //
 // The test binary links the cpu runtime like any Axle program: unless the
-// environment chose a wait policy, Axle's .preinit_array entry set
-// OMP_WAIT_POLICY=PASSIVE before libgomp read its environment.
+// environment chose a wait policy, Axle showed libgomp one CPU while it
+// initialized (so its workers use the short "throttled" spin) and gave the
+// process its CPUs back before main.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/omp_team.h"
 
-#include <cstdlib>
-#include <string>
+#include <sched.h>
 
+#include <cstdlib>
+#include <thread>
+
+#include "axle/base/thread_pool.h"
 #include "gtest/gtest.h"
 
-extern "C" void omp_display_env(int verbose);  // libgomp
+extern "C" int omp_get_max_threads(void);  // libgomp
 
 namespace axle::cpu {
 namespace {
 
-TEST(OmpTeamTest, WaitPolicyIsPassiveUnlessTheUserChoseOne) {
-  // libgomp's own view of its settings (OpenMP 5.1's omp_display_env).
-  ::testing::internal::CaptureStderr();
-  omp_display_env(0);
-  const std::string settings = ::testing::internal::GetCapturedStderr();
-  if (OmpPassiveWaitSetByAxle()) {
-    EXPECT_NE(settings.find("OMP_WAIT_POLICY = 'PASSIVE'"), std::string::npos) << settings;
-  } else {
-    // Only a user's own setting stops Axle from choosing.
+TEST(OmpTeamTest, SpinningIsThrottledUnlessTheUserChoseAWaitPolicy) {
+  if (!OmpSpinningThrottledByAxle()) {
+    // Only a user's setting (or a single CPU) stops Axle from choosing.
+    cpu_set_t cpus;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
     EXPECT_TRUE(std::getenv("OMP_WAIT_POLICY") != nullptr ||
-                std::getenv("GOMP_SPINCOUNT") != nullptr);
+                std::getenv("GOMP_SPINCOUNT") != nullptr || CPU_COUNT(&cpus) < 2);
+    return;
   }
+  // The process has its CPUs back.
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+  EXPECT_GE(CPU_COUNT(&cpus), 2);
+  // libgomp saw one CPU: a new thread's default team has one thread (unless
+  // OMP_NUM_THREADS says otherwise), while the main thread's default was
+  // restored.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    int new_thread_default = 0;
+    std::thread([&] { new_thread_default = omp_get_max_threads(); }).join();
+    EXPECT_EQ(new_thread_default, 1);
+  }
+  EXPECT_EQ(omp_get_max_threads(), CPU_COUNT(&cpus));
+}
+
+TEST(OmpTeamTest, ShareSizesTheCallingThreadsTeam) {
+  {
+    OmpTeamShare share(nullptr);
+    EXPECT_EQ(omp_get_max_threads(), ThreadPool::DefaultNumThreads());
+  }
+  ExecutableRunOptions one;
+  one.set_intra_op_threads(1);
+  OmpTeamShare share(&one);
+  EXPECT_EQ(omp_get_max_threads(), 1);
 }
 
 }  // namespace
