@@ -197,6 +197,24 @@ void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64
   }
 }
 
+// Packs an f32 [k, n] array (rows `ld` elements apart, columns dense) into
+// oneDNN's BA16a64b layout of `padded_k` x `padded_n` (multiples of 16 and
+// 64): blocks of 16 rows x 64 columns, the column blocks outermost, each
+// block row-major, so row r of column block b starts at (b * padded_k + r)
+// * 64. Rows and columns past the array are zero. This call packs rows
+// [row_begin, row_end).
+void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                  int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    float* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += padded_k * 64) {
+      const int64_t width = row < k ? std::clamp<int64_t>(n - column, 0, 64) : 0;
+      if (width > 0) std::memcpy(out, src + row * ld + column, width * sizeof(float));
+      std::fill(out + width, out + 64, 0.0f);
+    }
+  }
+}
+
 // A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
 // matmul prefers a packed (VNNI) weights layout only for 2-d weights.
 dnnl::memory::desc Squeeze(const dnnl::memory::desc& desc) {
@@ -204,6 +222,22 @@ dnnl::memory::desc Squeeze(const dnnl::memory::desc& desc) {
   return dnnl::memory::desc(
       {data.dims[1], data.dims[2]}, desc.data_type(),
       {data.format_desc.blocking.strides[1], data.format_desc.blocking.strides[2]});
+}
+
+// Whether `packed` (the layout the primitive chose for a [k, n] rhs of
+// `type`) is one Axle packs itself, from `plain` with dense columns:
+// BA16a64b2a (bf16) or BA16a64b (f32).
+bool IsOwnPackingLayout(const dnnl::memory::desc& packed, const dnnl::memory::desc& plain,
+                        int64_t k, int64_t n, PrimitiveType type) {
+  if (plain.data.ndims != 2 || plain.data.format_desc.blocking.strides[1] != 1) return false;
+  const dnnl_dims_t& padded = packed.data.padded_dims;
+  if (padded[0] % 16 != 0 || padded[1] % 64 != 0) return false;
+  if (type == BF16) {
+    return packed == dnnl::memory::desc({k, n}, dnnl::memory::data_type::bf16,
+                                        dnnl::memory::format_tag::BA16a64b2a);
+  }
+  return type == F32 && packed == dnnl::memory::desc({k, n}, dnnl::memory::data_type::f32,
+                                                     dnnl::memory::format_tag::BA16a64b);
 }
 
 struct DotPlan {
@@ -603,7 +637,7 @@ class DnnlDotThunk : public Thunk {
       }
     }
     // A bf16 dot without batch: 2-d descs (Squeeze).
-    bool two_d = plan.batch == 1 && plan.lhs.type == BF16;
+    bool two_d = plan.batch == 1 && (plan.lhs.type == BF16 || plan.lhs.type == F32);
     dnnl::memory::dims weights_dims = {plan.batch, plan.k, plan.n};
     if (two_d) {
       lhs_.desc = Squeeze(lhs_.desc);
@@ -642,14 +676,19 @@ class DnnlDotThunk : public Thunk {
         stream.wait();
         rhs_.constant.reset();
       }
+      if (pack_at_run_time && plan.rhs.type == F32 &&
+          !IsOwnPackingLayout(primitive_desc.weights_desc(), rhs_.desc, plan.k, plan.n, F32)) {
+        // Only our own f32 packing pays (oneDNN's f32 reorder costs more
+        // than the packed layout saves): otherwise the plain layout.
+        pack_at_run_time = false;
+        desc = dnnl::matmul::desc(lhs_.desc, rhs_.desc, dst_desc);
+        primitive_desc = dnnl::matmul::primitive_desc(desc, attr, Engine());
+        scratchpad_size_ = static_cast<int64_t>(primitive_desc.scratchpad_desc().get_size());
+      }
       if (pack_at_run_time && primitive_desc.weights_desc() != rhs_.desc) {
         packed_rhs_desc_ = primitive_desc.weights_desc();
-        const dnnl_memory_desc_t& rhs = rhs_.desc.data;
-        const dnnl_dims_t& padded = packed_rhs_desc_.data.padded_dims;
-        own_packing_ = two_d && rhs.format_desc.blocking.strides[1] == 1 && padded[0] % 16 == 0 &&
-                       padded[1] % 64 == 0 &&
-                       packed_rhs_desc_ == dnnl::memory::desc({plan.k, plan.n}, DnnlType(BF16),
-                                                              dnnl::memory::format_tag::BA16a64b2a);
+        own_packing_ =
+            IsOwnPackingLayout(packed_rhs_desc_, rhs_.desc, plan.k, plan.n, plan.rhs.type);
         dnnl::primitive_attr reorder_attr;
         reorder_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         dnnl::reorder::primitive_desc reorder_desc(Engine(), rhs_.desc, Engine(), packed_rhs_desc_,
@@ -706,21 +745,29 @@ class DnnlDotThunk : public Thunk {
       }
       if (own_packing_) {
         // On the intra-op pool (oneDNN's team sleeps meanwhile), blocks of
-        // 16 row pairs (64 KiB of a 1024-wide rhs).
-        uint16_t* packed =
-            static_cast<uint16_t*>(ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size()));
+        // 16 row pairs (bf16) or 32 rows (f32): 64 / 128 KiB of a
+        // 1024-wide rhs.
+        void* packed = ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size());
         dnnl::memory plain = args[DNNL_ARG_WEIGHTS];
-        const auto* src = static_cast<const uint16_t*>(plain.get_data_handle());
+        const void* src = plain.get_data_handle();
         const int64_t ld = plain.get_desc().data.format_desc.blocking.strides[0];
         const int64_t padded_k = packed_rhs_desc_.data.padded_dims[0];
         const int64_t padded_n = packed_rhs_desc_.data.padded_dims[1];
+        const bool f32 = packed_rhs_desc_.data_type() == dnnl::memory::data_type::f32;
         auto pack = [&](int64_t begin, int64_t end) {
-          PackBA16a64b2a(src, dims_[3], dims_[2], ld, padded_k, padded_n, begin, end, packed);
+          if (f32) {
+            PackBA16a64b(static_cast<const float*>(src), dims_[3], dims_[2], ld, padded_k,
+                         padded_n, begin, end, static_cast<float*>(packed));
+          } else {
+            PackBA16a64b2a(static_cast<const uint16_t*>(src), dims_[3], dims_[2], ld, padded_k,
+                           padded_n, begin, end, static_cast<uint16_t*>(packed));
+          }
         };
+        const int64_t units = f32 ? padded_k : padded_k / 2;
         if (context.thread_pool != nullptr) {
-          context.thread_pool->ParallelFor(padded_k / 2, 16, pack, context.max_threads);
+          context.thread_pool->ParallelFor(units, f32 ? 32 : 16, pack, context.max_threads);
         } else {
-          pack(0, padded_k / 2);
+          pack(0, units);
         }
         args[DNNL_ARG_WEIGHTS] = dnnl::memory(packed_rhs_desc_, Engine(), packed);
       } else if (rhs_reorder_) {

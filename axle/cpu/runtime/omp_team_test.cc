@@ -35,14 +35,13 @@ TEST(OmpTeamTest, SpinningIsThrottledUnlessTheUserChoseAWaitPolicy) {
   ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
   EXPECT_GE(CPU_COUNT(&cpus), 2);
   // libgomp saw one CPU: a new thread's default team has one thread (unless
-  // OMP_NUM_THREADS says otherwise), while the main thread's default was
-  // restored.
+  // OMP_NUM_THREADS says otherwise). (The main thread's default, restored
+  // before main, is whatever the last OmpTeamShare on it set.)
   if (std::getenv("OMP_NUM_THREADS") == nullptr) {
     int new_thread_default = 0;
     std::thread([&] { new_thread_default = omp_get_max_threads(); }).join();
     EXPECT_EQ(new_thread_default, 1);
   }
-  EXPECT_EQ(omp_get_max_threads(), CPU_COUNT(&cpus));
 }
 
 TEST(OmpTeamTest, ShareSizesTheCallingThreadsTeam) {
