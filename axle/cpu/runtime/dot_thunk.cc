@@ -537,6 +537,16 @@ struct MatmulInput {
   std::shared_ptr<char[]> constant;  // a gathered constant
 };
 
+// Bytes of the dense copy of `input` a run makes (64-byte multiples), or
+// 0 when it is read in place.
+int64_t GatherBytes(const MatmulInput& input) {
+  if (!input.gather || input.constant) return 0;
+  int64_t count = 1;
+  for (int64_t d : input.source.dims) count *= d;
+  const int64_t bytes = std::max<int64_t>(1, count * primitive_util::ByteWidth(input.source.type));
+  return (bytes + 63) / 64 * 64;
+}
+
 // Decides whether `source` can be read in place as [d0, d1, d2] (oneDNN
 // wants the innermost or the second-innermost dim dense), else gathers.
 MatmulInput PlanInput(const Source& source, const std::vector<std::vector<int64_t>>& groups,
@@ -709,30 +719,44 @@ class DnnlDotThunk : public Thunk {
     return BufferUses{operand_values_, {output_value_}};
   }
 
+  // The dense copies of the operands that need gathering, one after the
+  // other in the thunk's scratch memory.
+  int64_t scratch_bytes() const override {
+    int64_t bytes = 0;
+    for (const MatmulInput* input : {&lhs_, &rhs_}) bytes += GatherBytes(*input);
+    if (bias_) bytes += GatherBytes(*bias_);
+    return bytes;
+  }
+
   absl::Status Execute(const ThunkContext& context) const override {
     OmpTeamShare share(context.run_options);
-    std::vector<char> lhs_scratch, rhs_scratch, bias_scratch;
-    auto pointer = [&](const MatmulInput& input, std::vector<char>& scratch) -> void* {
+    // The executable's scratch memory, or (called without) our own.
+    std::vector<char> own_scratch;
+    char* scratch = context.scratch;
+    if (scratch == nullptr || context.scratch_bytes < scratch_bytes()) {
+      own_scratch.resize(scratch_bytes() + 64);
+      scratch = own_scratch.data() + (64 - reinterpret_cast<uintptr_t>(own_scratch.data()) % 64);
+    }
+    auto pointer = [&](const MatmulInput& input) -> void* {
       if (input.constant) return input.constant.get();
       const Source& source = input.source;
       void* base = context.address(operand_values_[source.operand]);
       if (!input.gather) return base;
-      int64_t size = primitive_util::ByteWidth(source.type);
-      int64_t count = 1;
-      for (int64_t d : source.dims) count *= d;
-      scratch.resize(std::max<int64_t>(1, count * size));
-      GatherInto(static_cast<const char*>(base), source, input.order, size, scratch.data());
-      return scratch.data();
+      char* dense = scratch;
+      scratch += GatherBytes(input);
+      GatherInto(static_cast<const char*>(base), source, input.order,
+                 primitive_util::ByteWidth(source.type), dense);
+      return dense;
     };
     try {
       dnnl::stream stream(Engine());
       std::unordered_map<int, dnnl::memory> args;
-      args[DNNL_ARG_SRC] = dnnl::memory(lhs_.desc, Engine(), pointer(lhs_, lhs_scratch));
+      args[DNNL_ARG_SRC] = dnnl::memory(lhs_.desc, Engine(), pointer(lhs_));
       args[DNNL_ARG_WEIGHTS] = packed_weights_
                                    ? packed_weights_
-                                   : dnnl::memory(rhs_.desc, Engine(), pointer(rhs_, rhs_scratch));
+                                   : dnnl::memory(rhs_.desc, Engine(), pointer(rhs_));
       args[DNNL_ARG_DST] = dnnl::memory(dst_desc_, Engine(), context.address(output_value_));
-      const void* bias = bias_ ? pointer(*bias_, bias_scratch) : nullptr;
+      const void* bias = bias_ ? pointer(*bias_) : nullptr;
       if (bias_ && !rounded_epilogue_) {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, Engine(), const_cast<void*>(bias));
