@@ -16,7 +16,8 @@ namespace axle::cpu {
 // post-op; nothing for kNone.
 inline void AppendActivationPostOp(dnnl::post_ops& post_ops, Activation activation, double low,
                                    double high) {
-  dnnl::algorithm algorithm;
+  // Every case sets it; GCC 12 -Wmaybe-uninitialized cannot see that.
+  dnnl::algorithm algorithm = dnnl::algorithm::undef;
   float alpha = 0.f, beta = 0.f;
   switch (activation) {
     case Activation::kNone:
