@@ -28,7 +28,9 @@ std::string SanitizeName(absl::string_view name) {
               c == '_' || c == '-' || c == '.';
     out += ok ? c : '_';
   }
-  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out.insert(0, "p");
+  // Prepending builds a new string: GCC 12 misreads out.insert(0, "p") under
+  // -fsanitize=address as an overlapping memcpy (-Wrestrict).
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "p" + out;
   return out;
 }
 

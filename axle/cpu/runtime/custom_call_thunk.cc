@@ -165,7 +165,8 @@ absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuild
         return;
       }
       plan.uses.reads.push_back(*value);
-      const ValueSlot& slot = builder.slot(*value);
+      // By value: DefineScratch adds a slot, which may move the others.
+      const ValueSlot slot = builder.slot(*value);
       if (slot.kind == ValueSlot::Kind::kTemporary) {
         passed[{i, index}] = *value;
         return;

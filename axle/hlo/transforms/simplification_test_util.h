@@ -86,7 +86,9 @@ inline std::unique_ptr<HloModule> RunPassAndCompare(HloPassInterface& pass, absl
   std::unique_ptr<HloModule> module = original->Clone("");
   absl::StatusOr<bool> changed = pass.Run(module.get());
   EXPECT_TRUE(changed.ok()) << changed.status();
-  if (changed.ok()) EXPECT_EQ(*changed, expect_changed) << module->ToString();
+  if (changed.ok()) {
+    EXPECT_EQ(*changed, expect_changed) << module->ToString();
+  }
   absl::Status verified = VerifyHloModule(*module);
   EXPECT_TRUE(verified.ok()) << verified << "\n" << module->ToString();
   for (int64_t seed : {0, 5}) {
