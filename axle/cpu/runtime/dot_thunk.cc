@@ -159,6 +159,12 @@ void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
 // a plain bf16 rhs copies it into its VNNI layout again for every block of
 // rows (1024^3: 12% of the run, against ~3.5% for packing it once).
 constexpr int64_t kPackRhsMinRows = 64;
+// For f32 the packed layout pays only with more rows: at 256 rows (the MLP
+// step's forward dots) oneDNN reading the plain rhs is about as fast as
+// reading a packed one, and packing a 1024x1024 rhs costs ~0.9 ms of a
+// 6 ms dot; at 1024 rows packing takes matmul 1024^3 from 88-91% to 96%
+// of oneDNN's primitive.
+constexpr int64_t kPackF32RhsMinRows = 512;
 
 // Packs a bf16 [k, n] array (rows `ld` elements apart, columns dense) into
 // oneDNN's BA16a64b2a layout of `padded_k` x `padded_n` (multiples of 16
@@ -668,7 +674,9 @@ class DnnlDotThunk : public Thunk {
     // once. A large bf16 one: reorder on each run (kPackRhsMinRows).
     bool constant_weights = plan.rhs.literal != nullptr;
     // (Batched weights keep oneDNN's plain layout: no packing to gain.)
-    bool pack_at_run_time = !constant_weights && two_d && plan.m >= kPackRhsMinRows;
+    bool pack_at_run_time =
+        !constant_weights && two_d &&
+        plan.m >= (plan.rhs.type == F32 ? kPackF32RhsMinRows : kPackRhsMinRows);
     dnnl::memory::desc weights_desc =
         constant_weights || pack_at_run_time
             ? dnnl::memory::desc(weights_dims, DnnlType(plan.rhs.type),
