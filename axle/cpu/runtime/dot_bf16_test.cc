@@ -7,6 +7,7 @@
 
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/runtime/platform_test_util.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -51,6 +52,22 @@ ENTRY e {
   ROOT c = bf16[70,150] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
                   {Values(BF16, {70, 99}, 3), Values(BF16, {99, 150}, 4)}, ErrorSpec(0, 0));
+}
+
+TEST(DotF32PackedRhsTest, PackedFromFiveHundredTwelveRowsWithKAndNTails) {
+  // 520 lhs rows: the f32 rhs is packed into BA16a64b on each run (K = 99
+  // and N = 130 leave zero-padded tails); 300 rows: read plain. The
+  // values keep every partial sum exact, so the results are exact.
+  for (int64_t m : {520, 300}) {
+    const std::string text = absl::StrCat(R"(
+HloModule packed_f32
+ENTRY e {
+  a = f32[)", m, R"(,99] parameter(0)
+  b = f32[99,130] parameter(1)
+  ROOT c = f32[)", m, R"(,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+    ExpectCpuAgrees(text, {Values(F32, {m, 99}, 5), Values(F32, {99, 130}, 6)}, ErrorSpec(0, 0));
+  }
 }
 
 TEST(DotBf16Test, TransposedOperandsAndF32ResultWithBias) {
