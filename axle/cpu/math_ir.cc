@@ -53,7 +53,12 @@ llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   // Past these, the result is inf or 0.
   const double kMaxInput = 88.72283935546875;    // log(FLT_MAX) rounded up
   const double kMinInput = -103.97283935546875;  // below log(smallest denormal / 2)
-  llvm::Value* clamped = b.CreateMinNum(b.CreateMaxNum(x, F(b, kMinInput)), F(b, kMaxInput));
+  // Clamped with ordered compares and selects (one vmaxps / vminps each on
+  // x86; llvm.maxnum/minnum add NaN fix-ups): a NaN becomes kMinInput here
+  // either way, and the last select returns it.
+  llvm::Value* low = b.CreateSelect(b.CreateFCmpOGT(x, F(b, kMinInput)), x, F(b, kMinInput));
+  llvm::Value* clamped =
+      b.CreateSelect(b.CreateFCmpOLT(low, F(b, kMaxInput)), low, F(b, kMaxInput));
   llvm::Value* n_float = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven,
                                                 b.CreateFMul(clamped, F(b, 1.44269504088896341)));
   // r = x - n*ln2 with ln2 split in a part exact in f32 and the rest.
