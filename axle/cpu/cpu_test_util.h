@@ -100,6 +100,19 @@ inline Literal MakeTestLiteral(const Shape& shape, uint64_t seed) {
   return literal;
 }
 
+// MakeTestLiteral arguments (seeds 1, 2, ...) for every parameter of the
+// entry computation of `hlo_text`, which must parse.
+inline std::vector<Literal> MakeTestArguments(const std::string& hlo_text) {
+  auto module = ParseAndReturnUnverifiedModule(hlo_text);
+  CHECK(module.ok()) << module.status();
+  std::vector<Literal> arguments;
+  const HloComputation& entry = *(*module)->entry_computation();
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    arguments.push_back(MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
+  }
+  return arguments;
+}
+
 struct KernelRun {
   std::vector<Literal> expected;   // the interpreter's outputs
   std::vector<Literal> actual;     // the kernel's outputs

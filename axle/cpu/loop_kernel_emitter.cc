@@ -23,11 +23,14 @@
 // computed once per row, before the inner loops; a value both it and the
 // rest of the kernel read is kept in a row buffer on the stack.
 //
+// LoopKernelModule (loop_kernel_module.cc) collects the kernels of an
+// executable into LLVM modules and compiles them.
+//
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/loop_kernel_emitter.h"
+#include "axle/cpu/loop_kernel_emitter_internal.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <optional>
 #include <utility>
@@ -41,7 +44,6 @@
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
@@ -769,6 +771,8 @@ class LoopKernelEmitter {
   llvm::Value* nontemporal_offset_ = nullptr;
 };
 
+}  // namespace
+
 // Whether a kernel stores its outputs with non-temporal stores: one array
 // output of at least kNonTemporalMinBytes, in rows of at least
 // kNonTemporalMinRowBytes, with a plain scalar element type,
@@ -837,235 +841,12 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputat
   return outputs;
 }
 
-// A text equal for two computations exactly when they compute the same
-// function of their parameters: each instruction in post order, numbered,
-// with its operands by number and its attributes as printed (names left
-// out; a called computation by name, which is only ever conservative).
-std::string StructuralKey(const HloComputation& computation) {
-  HloPrintOptions options = HloPrintOptions::ShortParsable().set_print_operand_names(false);
-  std::map<const HloInstruction*, int64_t> numbers;
-  std::string key;
-  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
-    const int64_t number = static_cast<int64_t>(numbers.size());
-    numbers[instruction] = number;
-    std::string text = ToString(*instruction, options);
-    // Drop "name = ".
-    const size_t equals = text.find(" = ");
-    if (equals != std::string::npos) text.erase(0, equals + 3);
-    absl::StrAppend(&key, number, instruction == computation.root_instruction() ? " root" : "",
-                    " = ", text, " <-");
-    for (const HloInstruction* operand : instruction->operands()) {
-      absl::StrAppend(&key, " ", numbers.at(operand));
-    }
-    key += "\n";
-  }
-  return key;
-}
-
-// Code for about this many IR instructions (before optimization) goes into
-// one module before another module is started: below it, LLVM's fixed cost
-// per module outweighs what a second thread saves.
-constexpr int64_t kMinInstructionsPerModule = 300;
-
-int64_t InstructionCount(const llvm::Module& module) {
-  int64_t count = 0;
-  for (const llvm::Function& function : module) count += function.getInstructionCount();
-  return count;
-}
-
-}  // namespace
-
-CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function,
-                               int64_t outer_size, int64_t num_parameters, int64_t num_outputs)
-    : jit_(std::move(jit)),
-      function_(function),
-      outer_size_(outer_size),
-      num_parameters_(num_parameters),
-      num_outputs_(num_outputs) {}
-
-CompiledKernel::~CompiledKernel() = default;
-
-struct LoopKernelModule::Impl {
-  std::string module_name;
-  CpuCompileOptions options;
-  std::shared_ptr<const Jit> jit;  // precompiled, or set by Compile
-  std::unique_ptr<Jit> new_jit;    // made with the first module, until Compile
-  // The LLVM modules the kernels are emitted into, each in its own context
-  // (so that they compile concurrently), with their instruction counts.
-  struct Partition {
-    std::unique_ptr<llvm::LLVMContext> context;
-    std::unique_ptr<llvm::Module> module;
-    int64_t instructions = 0;
-  };
-  std::vector<Partition> partitions;
-  // The function emitted for each structural key (StructuralKey).
-  std::map<std::string, std::string> function_of_key;
-  // The kernels and scalar functions waiting for their function, with its
-  // name.
-  std::vector<std::pair<CompiledKernel*, std::string>> pending;
-  std::vector<std::pair<CompiledScalarFunction*, std::string>> pending_scalar;
-  int64_t num_kernels = 0;
-  int64_t num_scalar_functions = 0;
-  int64_t num_functions = 0;
-  double emit_ms = 0;
-  std::string signature;
-
-  // The partition the next kernel goes to: the smallest one, or a new one
-  // while there are fewer than compile threads and all are big enough.
-  absl::StatusOr<Partition*> NextPartition() {
-    if (new_jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(new_jit, Jit::Create(options.jit));
-    }
-    Partition* smallest = nullptr;
-    for (Partition& partition : partitions) {
-      if (smallest == nullptr || partition.instructions < smallest->instructions) {
-        smallest = &partition;
-      }
-    }
-    const int max_partitions = CompileThreads(options.jit);
-    if (smallest != nullptr && (static_cast<int>(partitions.size()) >= max_partitions ||
-                                smallest->instructions < kMinInstructionsPerModule)) {
-      return smallest;
-    }
-    Partition partition;
-    partition.context = std::make_unique<llvm::LLVMContext>();
-    const std::string name =
-        partitions.empty() ? module_name : absl::StrCat(module_name, ".", partitions.size());
-    partition.module = std::make_unique<llvm::Module>(name, *partition.context);
-    partition.module->setTargetTriple(new_jit->target_triple());
-    partition.module->setDataLayout(new_jit->data_layout());
-    partitions.push_back(std::move(partition));
-    return &partitions.back();
-  }
-};
-
-LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions options,
-                                   std::shared_ptr<const Jit> precompiled)
-    : impl_(std::make_unique<Impl>()) {
-  impl_->module_name = std::move(module_name);
-  impl_->options = std::move(options);
-  impl_->jit = std::move(precompiled);
-}
-
-LoopKernelModule::~LoopKernelModule() = default;
-
-int64_t LoopKernelModule::num_kernels() const { return impl_->num_kernels; }
-int64_t LoopKernelModule::num_scalar_functions() const { return impl_->num_scalar_functions; }
-int64_t LoopKernelModule::num_functions() const { return impl_->num_functions; }
-int64_t LoopKernelModule::num_llvm_modules() const {
-  return static_cast<int64_t>(impl_->partitions.size());
-}
-std::shared_ptr<const Jit> LoopKernelModule::jit() const { return impl_->jit; }
-double LoopKernelModule::emit_ms() const { return impl_->emit_ms; }
-const std::string& LoopKernelModule::signature() const { return impl_->signature; }
-
-absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
-    const HloComputation& computation, absl::string_view kernel_name) {
-  auto start = std::chrono::steady_clock::now();
-  AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopOutputs(computation));
-  const std::string key = StructuralKey(computation);
-  auto [it, is_new] =
-      impl_->function_of_key.emplace(key, std::string(kernel_name.data(), kernel_name.size()));
-  const std::string& function_name = it->second;
-  if (is_new) {
-    ++impl_->num_functions;
-    if (impl_->jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
-      LoopKernelEmitter emitter(computation, partition->module.get());
-      if (UseNonTemporalStores(outputs, *impl_->new_jit)) emitter.EnableNonTemporalStores();
-      const int64_t before = InstructionCount(*partition->module);
-      absl::Status emitted = emitter.Emit(kernel_name, outputs);
-      if (!emitted.ok()) {
-        impl_->function_of_key.erase(key);
-        return emitted;
-      }
-      partition->instructions += InstructionCount(*partition->module) - before;
-    }
-    absl::StrAppend(&impl_->signature, kernel_name, "\n",
-                    computation.ToString(HloPrintOptions::ShortParsable()), "\n");
-  } else {
-    // The same function as an earlier kernel: no code of its own.
-    absl::StrAppend(&impl_->signature, kernel_name, " = ", function_name, "\n");
-  }
-  const Shape& shape = outputs[0]->shape();
-  const int64_t outer_size = shape.rank() == 0 ? 1 : shape.dimensions(0);
-  auto kernel =
-      std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
-                                       static_cast<int64_t>(outputs.size()));
-  impl_->pending.emplace_back(kernel.get(), function_name);
-  ++impl_->num_kernels;
-  impl_->emit_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return kernel;
-}
-
-absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddScalarFunction(
-    const HloComputation& computation, absl::string_view name) {
-  auto start = std::chrono::steady_clock::now();
-  AXLE_RETURN_IF_ERROR(CheckScalarFunction(computation));
-  // Another calling convention than a loop kernel's: never the same function.
-  const std::string key = absl::StrCat("scalar function\n", StructuralKey(computation));
-  auto [it, is_new] = impl_->function_of_key.emplace(key, std::string(name.data(), name.size()));
-  const std::string& function_name = it->second;
-  if (is_new) {
-    ++impl_->num_functions;
-    if (impl_->jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
-      const int64_t before = InstructionCount(*partition->module);
-      absl::Status emitted = EmitScalarFunction(computation, name, partition->module.get());
-      if (!emitted.ok()) {
-        impl_->function_of_key.erase(key);
-        --impl_->num_functions;
-        return emitted;
-      }
-      partition->instructions += InstructionCount(*partition->module) - before;
-    }
-    absl::StrAppend(&impl_->signature, "scalar function ", name, "\n",
-                    computation.ToString(HloPrintOptions::ShortParsable()), "\n");
-  } else {
-    absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", function_name, "\n");
-  }
-  auto function = std::make_unique<CompiledScalarFunction>(nullptr, nullptr);
-  impl_->pending_scalar.emplace_back(function.get(), function_name);
-  ++impl_->num_scalar_functions;
-  impl_->emit_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return function;
-}
-
-absl::Status LoopKernelModule::Compile() {
-  if (impl_->jit == nullptr && !impl_->partitions.empty()) {
-    std::vector<std::unique_ptr<llvm::Module>> modules;
-    std::vector<std::unique_ptr<llvm::LLVMContext>> contexts;
-    for (Impl::Partition& partition : impl_->partitions) {
-      modules.push_back(std::move(partition.module));
-      contexts.push_back(std::move(partition.context));
-    }
-    AXLE_RETURN_IF_ERROR(impl_->new_jit->AddModules(std::move(modules), std::move(contexts)));
-    impl_->jit = std::move(impl_->new_jit);
-  }
-  for (auto& [kernel, name] : impl_->pending) {
-    AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
-    kernel->jit_ = impl_->jit;
-    kernel->function_ = reinterpret_cast<CompiledKernel::Function>(address);
-  }
-  impl_->pending.clear();
-  for (auto& [function, name] : impl_->pending_scalar) {
-    AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
-    function->jit_ = impl_->jit;
-    function->function_ = reinterpret_cast<CompiledScalarFunction::Function>(address);
-  }
-  impl_->pending_scalar.clear();
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileLoopKernel(
-    const HloComputation& computation, const CpuCompileOptions& options) {
-  LoopKernelModule module(computation.name(), options);
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledKernel> kernel,
-                        module.AddKernel(computation, options.kernel_name));
-  AXLE_RETURN_IF_ERROR(module.Compile());
-  return kernel;
+absl::Status EmitLoopKernel(const HloComputation& computation, absl::string_view kernel_name,
+                            const std::vector<const HloInstruction*>& outputs, bool nontemporal,
+                            llvm::Module* module) {
+  LoopKernelEmitter emitter(computation, module);
+  if (nontemporal) emitter.EnableNonTemporalStores();
+  return emitter.Emit(kernel_name, outputs);
 }
 
 }  // namespace axle::cpu

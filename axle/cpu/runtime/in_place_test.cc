@@ -18,18 +18,6 @@
 namespace axle {
 namespace {
 
-std::vector<Literal> Arguments(const std::string& text) {
-  auto module = ParseAndReturnUnverifiedModule(text);
-  CHECK(module.ok()) << module.status();
-  std::vector<Literal> arguments;
-  const HloComputation& entry = *(*module)->entry_computation();
-  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    arguments.push_back(
-        cpu::testing::MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
-  }
-  return arguments;
-}
-
 // The cpu executable of `text`, after checking it agrees with the
 // interpreter on `arguments`.
 std::unique_ptr<LocalExecutable> CompileAndCheck(const std::string& text,
@@ -60,7 +48,7 @@ ENTRY e {
   d3 = f32[32,64] dot(e2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT r = f32[32,64] negate(d3)
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   auto executable = CompileAndCheck(text, arguments);
   const cpu::CpuExecutable& cpu = Cpu(*executable);
   EXPECT_LT(cpu.arena_size_bytes(), cpu.temporaries_bytes())
@@ -82,7 +70,7 @@ ENTRY e {
   ROOT d = f32[64,16] dynamic-update-slice(x, u, i, j)
 })";
   for (int32_t i : {0, 7, 62, -3}) {
-    std::vector<Literal> arguments = Arguments(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
     arguments[2] = LiteralUtil::CreateR0<int32_t>(i);
     arguments[3] = LiteralUtil::CreateR0<int32_t>(i + 5);  // 12 and 67 clamp to 11
     auto executable = CompileAndCheck(text, arguments);
@@ -104,7 +92,7 @@ ENTRY e {
   d2 = f32[64,16] dynamic-update-slice(d, u, zero, zero)
   ROOT t = (f32[64,16], f32[64,16]) tuple(x, d2)
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   arguments[2] = LiteralUtil::CreateR0<uint32_t>(4000000000u);  // clamps to 63
   auto executable = CompileAndCheck(text, arguments);
   // x, and d with d2 in place on it.
@@ -141,7 +129,7 @@ ENTRY e {
   w = (s32[], f32[64,16]) while(init), condition=cond, body=body
   ROOT r = f32[64,16] get-tuple-element(w), index=1
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   auto executable = CompileAndCheck(text, arguments);
   EXPECT_LT(Cpu(*executable).temporaries_bytes(), 2 * kRowsBytes);
 }
@@ -178,7 +166,7 @@ ENTRY e {
   b = f32[8,4] get-tuple-element(w), index=2
   ROOT s = f32[8,4] subtract(a, b)
 })";
-  CompileAndCheck(text, Arguments(text));
+  CompileAndCheck(text, cpu::testing::MakeTestArguments(text));
 }
 
 TEST(CpuInPlaceTest, ScatterIntoADeadTemporary) {
@@ -198,7 +186,7 @@ ENTRY e {
       inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1,
       to_apply=add
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   arguments[1] = LiteralUtil::CreateFromDimensions<int32_t>({3, 1}, {2, 15, 2});
   auto executable = CompileAndCheck(text, arguments);
   EXPECT_EQ(Cpu(*executable).temporaries_bytes(), 16 * 8 * 4);

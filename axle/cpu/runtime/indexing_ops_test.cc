@@ -21,25 +21,14 @@
 namespace axle {
 namespace {
 
-// Corner-case and random arguments for every parameter of `text`.
-std::vector<Literal> Arguments(const std::string& text) {
-  auto module = ParseAndReturnUnverifiedModule(text);
-  CHECK(module.ok()) << module.status();
-  std::vector<Literal> arguments;
-  const HloComputation& entry = *(*module)->entry_computation();
-  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    arguments.push_back(
-        cpu::testing::MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
-  }
-  return arguments;
-}
-
 void ExpectExact(const std::string& text, const std::vector<Literal>& arguments) {
   SCOPED_TRACE(text);
   testing::ExpectCpuAgrees(text, arguments, ErrorSpec(0, 0));
 }
 
-void ExpectExact(const std::string& text) { ExpectExact(text, Arguments(text)); }
+void ExpectExact(const std::string& text) {
+  ExpectExact(text, cpu::testing::MakeTestArguments(text));
+}
 
 Literal Indices(const std::vector<int64_t>& dims, const std::vector<int32_t>& values) {
   return LiteralUtil::CreateFromDimensions<int32_t>(dims, values);
@@ -56,7 +45,7 @@ ENTRY e {
   ROOT g = f32[6,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0},
       start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   arguments[1] = LiteralUtil::CreateR1<int32_t>({0, 4, -1, 5, 2147483647, -2147483647 - 1});
   ExpectExact(text, arguments);
 }
@@ -72,7 +61,7 @@ ENTRY e {
   ROOT g = s16[2,2,3] gather(x, i), offset_dims={0,1}, collapsed_slice_dims={},
       start_index_map={1,0}, index_vector_dim=0, slice_sizes={2,2}
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   arguments[1] = Indices({2, 3}, {0, 5, -3, 3, 1, 9});
   ExpectExact(text, arguments);
 }
@@ -99,7 +88,7 @@ ENTRY e {
       start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0},
       index_vector_dim=2, slice_sizes={1,1,2}
 })";
-  std::vector<Literal> arguments = Arguments(text);
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   std::vector<int64_t> values = {0, 1, 2, 3, 4, 5, -1, 9, 2, 2, 0, 4};
   arguments[1] = LiteralUtil::CreateFromDimensions<int64_t>({3, 4, 1}, values);
   ExpectExact(text, arguments);
@@ -141,7 +130,7 @@ ENTRY e {
 })";
   for (auto [a, b] : std::vector<std::pair<int32_t, int32_t>>{
            {0, 0}, {1, 2}, {4, 5}, {-3, 2}, {100, -100}, {3, 3}}) {
-    std::vector<Literal> arguments = Arguments(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
     arguments[2] = LiteralUtil::CreateR0<int32_t>(a);
     arguments[3] = LiteralUtil::CreateR0<int32_t>(b);
     SCOPED_TRACE(absl::StrCat(a, ",", b));

@@ -32,23 +32,11 @@ max {
 }
 )";
 
-std::vector<Literal> Arguments(const std::string& text) {
-  auto module = ParseAndReturnUnverifiedModule(text);
-  CHECK(module.ok()) << module.status();
-  std::vector<Literal> arguments;
-  const HloComputation& entry = *(*module)->entry_computation();
-  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    arguments.push_back(
-        cpu::testing::MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
-  }
-  return arguments;
-}
-
 void ExpectAgrees(const std::string& entry) {
   const std::string text = std::string(kReducers) + entry;
   SCOPED_TRACE(text);
   // Sums are reassociated (16 partial sums): rounding differs.
-  testing::ExpectCpuAgrees(text, Arguments(text), ErrorSpec(1e-5, 1e-4));
+  testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(1e-5, 1e-4));
 }
 
 std::string Softmax(int64_t rows, int64_t columns) {

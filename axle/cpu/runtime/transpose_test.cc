@@ -14,29 +14,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/cpu/cpu_test_util.h"
+#include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
-std::vector<Literal> Arguments(const std::string& text) {
-  auto module = ParseAndReturnUnverifiedModule(text);
-  CHECK(module.ok()) << module.status();
-  std::vector<Literal> arguments;
-  const HloComputation& entry = *(*module)->entry_computation();
-  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
-    arguments.push_back(
-        cpu::testing::MakeTestLiteral(entry.parameter_instruction(i)->shape(), i + 1));
-  }
-  return arguments;
-}
-
 void ExpectExact(const std::string& text) {
   SCOPED_TRACE(text);
-  testing::ExpectCpuAgrees(text, Arguments(text), ErrorSpec(0, 0));
+  testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(0, 0));
 }
 
 std::string Transpose2d(const std::string& type, int64_t rows, int64_t columns) {

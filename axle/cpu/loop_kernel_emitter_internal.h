@@ -1,0 +1,37 @@
+//===- loop_kernel_emitter_internal.h - The loop-kernel emitter's entry points ===//
+//
+// What loop_kernel_module.cc needs from loop_kernel_emitter.cc. Internal to
+// axle/cpu: this header includes LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_
+#define AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "axle/cpu/jit.h"
+#include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+#include "llvm/IR/Module.h"
+
+namespace axle::cpu {
+
+// The outputs of a loop fusion: the root, or the elements of a root tuple
+// (all arrays of one shape). InvalidArgument / Unimplemented otherwise.
+absl::StatusOr<std::vector<const HloInstruction*>> LoopOutputs(const HloComputation& computation);
+
+// Whether a kernel with `outputs` stores them with non-temporal stores on
+// `jit`'s target.
+bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, const Jit& jit);
+
+// Emits `void kernel_name(void** buffers, int64_t begin, int64_t end)` for
+// `computation`, whose outputs are `outputs` (LoopOutputs), into `module`.
+absl::Status EmitLoopKernel(const HloComputation& computation, absl::string_view kernel_name,
+                            const std::vector<const HloInstruction*>& outputs, bool nontemporal,
+                            llvm::Module* module);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_
