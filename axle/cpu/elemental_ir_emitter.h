@@ -87,6 +87,19 @@ class ElementalIrEmitter {
   int64_t scope() const { return scopes_.back(); }
   bool InScope(int64_t scope) const;
 
+  // Next-row prefetching: the next reduce emitted whose innermost reduced
+  // dimension is its input's last one runs that loop in chunks of
+  // kPrefetchChunkBytes of input, and each chunk first prefetches the same
+  // bytes of every stream: a byte pointer to the start of the row after
+  // the one being reduced, in an array whose rows are the input's. A row
+  // reduction with a long computation per element (softmax's exp) thus
+  // loads the next row from memory while it computes; the loop inside a
+  // chunk is vectorized as before. Consumed by that reduce.
+  static constexpr int64_t kPrefetchChunkBytes = 1024;
+  void PrefetchNextRowsInNextReduce(std::vector<llvm::Value*> streams) {
+    prefetch_streams_ = std::move(streams);
+  }
+
   // Emits the scalar computation `computation` (parameters, elementwise ops,
   // constants, a tuple root) on `arguments`; one value per result.
   absl::StatusOr<std::vector<llvm::Value*>> EmitScalarComputation(
@@ -181,6 +194,8 @@ class ElementalIrEmitter {
   // The loop bodies being emitted, outermost first (0: outside every loop).
   std::vector<int64_t> scopes_ = {0};
   int64_t next_scope_ = 1;
+  // PrefetchNextRowsInNextReduce's streams, until a reduce takes them.
+  std::vector<llvm::Value*> prefetch_streams_;
 };
 
 }  // namespace axle::cpu

@@ -373,13 +373,44 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
     const int64_t d = reduced[r];
     int width = vector_width;
     if (min_max && d == rank - 1) width = types[0] == F32 ? 16 : 8;
-    return EmitForLoop(
-        I64(0), I64(input_shape.dimensions(d)), absl::StrCat("r", d),
-        [&](llvm::Value* i) {
-          input_index[d] = i;
-          return emit_loop(r + 1);
-        },
-        width);
+    const int64_t size = input_shape.dimensions(d);
+    auto inner = [&](llvm::Value* i) {
+      input_index[d] = i;
+      return emit_loop(r + 1);
+    };
+    if (r + 1 == reduced.size() && d == rank - 1 && !prefetch_streams_.empty()) {
+      std::vector<llvm::Value*> streams = std::move(prefetch_streams_);
+      prefetch_streams_.clear();
+      const int64_t element_bytes = std::max<int64_t>(1, pu::ByteWidth(input_shape.element_type()));
+      const int64_t chunk = std::max<int64_t>(1, kPrefetchChunkBytes / element_bytes);
+      if (size > chunk) {
+        // for (c = 0; c < size; c += chunk) { prefetch; for (i = c; i < min(c + chunk, size); ++i)
+        // }
+        llvm::Value* chunks = I64((size + chunk - 1) / chunk);
+        return EmitForLoop(
+            I64(0), chunks, absl::StrCat("r", d, ".chunk"),
+            [&](llvm::Value* c) {
+              llvm::Value* low = b_.CreateMul(c, I64(chunk));
+              llvm::Value* byte_offset = b_.CreateMul(low, I64(element_bytes));
+              llvm::Function* prefetch = llvm::Intrinsic::getDeclaration(
+                  module_, llvm::Intrinsic::prefetch, {b_.getPtrTy()});
+              for (llvm::Value* stream : streams) {
+                for (int64_t line = 0; line < kPrefetchChunkBytes; line += 64) {
+                  llvm::Value* address = b_.CreateGEP(
+                      b_.getInt8Ty(), stream, b_.CreateAdd(byte_offset, I64(line)), "prefetch");
+                  // read, high locality (prefetcht0), data cache.
+                  b_.CreateCall(prefetch,
+                                {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+                }
+              }
+              llvm::Value* high = b_.CreateBinaryIntrinsic(
+                  llvm::Intrinsic::smin, b_.CreateAdd(low, I64(chunk)), I64(size));
+              return EmitForLoop(low, high, absl::StrCat("r", d), inner, width);
+            },
+            kVectorizeNever);
+      }
+    }
+    return EmitForLoop(I64(0), I64(size), absl::StrCat("r", d), inner, width);
   };
   AXLE_RETURN_IF_ERROR(emit_loop(0));
   return ReadAccumulators(accumulators, types);

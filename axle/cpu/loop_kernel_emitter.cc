@@ -28,7 +28,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/loop_kernel_emitter.h"
-#include "axle/cpu/loop_kernel_emitter_internal.h"
 
 #include <algorithm>
 #include <map>
@@ -42,6 +41,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/Function.h"
@@ -196,7 +196,9 @@ class LoopKernelEmitter {
       filling_row_buffers_ = true;
       for (const HloInstruction* value : row_values[d]) {
         IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
+        if (value == row_values[d].back()) ArmNextRowPrefetch(dims, row_index, buffers);
         AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
+        elemental_.PrefetchNextRowsInNextReduce({});
       }
       filling_row_buffers_ = false;
       if (d == dims.size()) {
@@ -701,6 +703,33 @@ class LoopKernelEmitter {
         return value;
       };
     }
+  }
+
+  // Before the last row value computed per row of the innermost dimension
+  // (softmax's exp-and-sum, layer norm's variance): the reduce behind it
+  // prefetches the next row of every parameter shaped like the output
+  // (ElementalIrEmitter::PrefetchNextRowsInNextReduce), so that the next
+  // row's first pass, which reads memory, finds it in the cache. Rows
+  // shorter than kPrefetchMinRowBytes are left to the hardware prefetcher.
+  static constexpr int64_t kPrefetchMinRowBytes = 2048;
+  void ArmNextRowPrefetch(const std::vector<int64_t>& dims, const IrIndex& row_index,
+                          const std::vector<llvm::Value*>& buffers) {
+    if (dims.size() < 2 || row_index.size() + 1 != dims.size()) return;
+    std::vector<llvm::Value*> streams;
+    for (int64_t p = 0; p < computation_.num_parameters(); ++p) {
+      const Shape& shape = computation_.parameter_instruction(p)->shape();
+      if (!shape.IsArray() || shape.dimensions() != dims) continue;
+      const int64_t row_bytes = dims.back() * primitive_util::ByteWidth(shape.element_type());
+      if (row_bytes < kPrefetchMinRowBytes) continue;
+      llvm::Value* next_row = b_.CreateAdd(
+          elemental_.Linearize(row_index, absl::MakeSpan(dims).subspan(0, dims.size() - 1)),
+          b_.getInt64(1));
+      // No inbounds: past the last row this points past the buffer, which
+      // a prefetch may (it never faults).
+      streams.push_back(b_.CreateGEP(b_.getInt8Ty(), buffers[p],
+                                     b_.CreateMul(next_row, b_.getInt64(row_bytes)), "next_row"));
+    }
+    elemental_.PrefetchNextRowsInNextReduce(std::move(streams));
   }
 
   // A row buffer holds one row (the trailing dimensions from `depth` on) of

@@ -224,5 +224,60 @@ ENTRY e {
   EXPECT_FALSE(absl::StrContains(after, "call float @expf"));
 }
 
+// Softmax as one kernel: the exp-and-sum pass over each row prefetches the
+// next row of the input (rows of at least 2 KiB), in chunks whose inner
+// loop is still vectorized; short rows get no prefetches.
+std::string OptimizedSoftmaxIr(int64_t columns) {
+  const std::string m = absl::StrCat("f32[8,", columns, "]");
+  auto module = ParseAndReturnUnverifiedModule(absl::StrCat(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = )",
+                                                            m, R"( parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = )",
+                                                            m, R"( broadcast(rowmax), dimensions={0}
+  shifted = )",
+                                                            m, R"( subtract(x, rowmaxb)
+  ex = )",
+                                                            m, R"( exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = f32[8] reduce(ex, zero), dimensions={1}, to_apply=add
+  rowsumb = )",
+                                                            m, R"( broadcast(rowsum), dimensions={0}
+  ROOT probs = )",
+                                                            m, R"( divide(ex, rowsumb)
+})"));
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return "";
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  return after;
+}
+
+TEST(LoopKernelTest, RowReductionPrefetchesTheNextRow) {
+  const std::string ir = OptimizedSoftmaxIr(4096);
+  EXPECT_TRUE(absl::StrContains(ir, "@llvm.prefetch")) << ir;
+  EXPECT_TRUE(absl::StrContains(ir, "fadd reassoc <16 x float>")) << ir;  // the chunked sum
+  const std::string short_rows = OptimizedSoftmaxIr(256);
+  EXPECT_FALSE(absl::StrContains(short_rows, "@llvm.prefetch")) << short_rows;
+}
+
 }  // namespace
 }  // namespace axle::cpu

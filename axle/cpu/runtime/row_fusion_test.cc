@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
@@ -67,8 +68,8 @@ ENTRY e {
 }
 
 TEST(RowFusion, Softmax) {
-  for (auto [rows, columns] :
-       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {3, 17}, {16, 16}, {37, 129}, {64, 1000}}) {
+  for (auto [rows, columns] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {3, 17}, {16, 16}, {37, 129}, {64, 1000}, {9, 515}, {3, 2049}}) {
     ExpectAgrees(Softmax(rows, columns));
   }
 }
@@ -106,32 +107,44 @@ ENTRY e {
 )");
 }
 
-TEST(RowFusion, LayerNorm) {
-  ExpectAgrees(R"(
+std::string LayerNorm(int64_t rows, int64_t columns) {
+  std::string text = R"(
 ENTRY e {
-  x = f32[19,67] parameter(0)
-  gamma = f32[67] parameter(1)
-  beta = f32[67] parameter(2)
+  x = f32[ROWS,COLS] parameter(0)
+  gamma = f32[COLS] parameter(1)
+  beta = f32[COLS] parameter(2)
   zero = f32[] constant(0)
-  inv_n = f32[] constant(0.014925373)
-  inv_nb = f32[19] broadcast(inv_n), dimensions={}
-  sum = f32[19] reduce(x, zero), dimensions={1}, to_apply=add
-  mean = f32[19] multiply(sum, inv_nb)
-  meanb = f32[19,67] broadcast(mean), dimensions={0}
-  centered = f32[19,67] subtract(x, meanb)
-  squared = f32[19,67] multiply(centered, centered)
-  sumsq = f32[19] reduce(squared, zero), dimensions={1}, to_apply=add
-  var = f32[19] multiply(sumsq, inv_nb)
+  inv_n = f32[] constant(INVN)
+  inv_nb = f32[ROWS] broadcast(inv_n), dimensions={}
+  sum = f32[ROWS] reduce(x, zero), dimensions={1}, to_apply=add
+  mean = f32[ROWS] multiply(sum, inv_nb)
+  meanb = f32[ROWS,COLS] broadcast(mean), dimensions={0}
+  centered = f32[ROWS,COLS] subtract(x, meanb)
+  squared = f32[ROWS,COLS] multiply(centered, centered)
+  sumsq = f32[ROWS] reduce(squared, zero), dimensions={1}, to_apply=add
+  var = f32[ROWS] multiply(sumsq, inv_nb)
   eps = f32[] constant(1e-05)
-  epsb = f32[19] broadcast(eps), dimensions={}
-  rstd = f32[19] rsqrt(f32[19] add(var, epsb))
-  rstdb = f32[19,67] broadcast(rstd), dimensions={0}
-  normed = f32[19,67] multiply(centered, rstdb)
-  gammab = f32[19,67] broadcast(gamma), dimensions={1}
-  betab = f32[19,67] broadcast(beta), dimensions={1}
-  ROOT out = f32[19,67] add(f32[19,67] multiply(normed, gammab), betab)
+  epsb = f32[ROWS] broadcast(eps), dimensions={}
+  rstd = f32[ROWS] rsqrt(f32[ROWS] add(var, epsb))
+  rstdb = f32[ROWS,COLS] broadcast(rstd), dimensions={0}
+  normed = f32[ROWS,COLS] multiply(centered, rstdb)
+  gammab = f32[ROWS,COLS] broadcast(gamma), dimensions={1}
+  betab = f32[ROWS,COLS] broadcast(beta), dimensions={1}
+  ROOT out = f32[ROWS,COLS] add(f32[ROWS,COLS] multiply(normed, gammab), betab)
 }
-)");
+)";
+  text = absl::StrReplaceAll(text, {{"ROWS", absl::StrCat(rows)},
+                                    {"COLS", absl::StrCat(columns)},
+                                    {"INVN", absl::StrCat(1.0 / static_cast<double>(columns))}});
+  return text;
+}
+
+TEST(RowFusion, LayerNorm) {
+  // 700 columns: rows long enough for next-row prefetching, in chunks with a
+  // partial last one.
+  for (auto [rows, columns] : std::vector<std::pair<int64_t, int64_t>>{{19, 67}, {5, 700}}) {
+    ExpectAgrees(LayerNorm(rows, columns));
+  }
 }
 
 TEST(RowFusion, RankThreeRowsAndTwoTrailingDimensions) {
