@@ -9,7 +9,10 @@
 // that column reductions fold in order, vectorized across columns.
 //
 //===----------------------------------------------------------------------===//
+#include <cmath>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -131,7 +134,9 @@ TEST(ReductionKernelTest, F32RowMaxIsVectorizedAndPropagatesNaN) {
   };
   auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_TRUE(absl::StrContains(after, "@llvm.maximum.v16f32")) << after;
+  // vmaxps lanes (a flagged compare and select) beside a NaN-seen mask.
+  EXPECT_TRUE(absl::StrContains(after, "@llvm.vector.reduce.fmax.v16f32")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "fcmp uno <16 x float>")) << after;
   // The inputs hold NaNs in some rows: those rows must be NaN.
   Check(text, ErrorSpec(0, 0));
   Check(ReduceModule("f64", "3,100", "3", "1", "minimum", "inf"), ErrorSpec(0, 0));
@@ -151,6 +156,57 @@ ENTRY e {
   ROOT r = f64[7] reduce(s, i), dimensions={1}, to_apply=combine
 })",
         ErrorSpec(0, 0));
+}
+
+// One NaN per row at a position in the vector body or in the scalar tail,
+// rows without one, rows of -inf and of mixed zeros, a NaN init value,
+// and min as well: the result is NaN exactly when a NaN went in.
+TEST(ReductionKernelTest, FloatMaxAndMinAreNaNWhereverTheNaNIs) {
+  constexpr int64_t kRows = 9, kColumns = 1003;
+  const std::vector<int64_t> nan_at = {0, 15, 16, 63, 64, 500, 999, 1002, -1};
+  Literal x(ShapeUtil::MakeShape(F32, {kRows, kColumns}));
+  float* data = static_cast<float*>(x.untyped_data());
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kColumns; ++c) {
+      data[r * kColumns + c] = static_cast<float>((r * 7 + c * 13) % 101) - 50.0f;
+    }
+    if (nan_at[r] >= 0) data[r * kColumns + nan_at[r]] = NAN;
+  }
+  Literal y(ShapeUtil::MakeShape(F32, {kRows, kColumns}));
+  std::memset(y.untyped_data(), 0, y.size_bytes());
+  for (const char* op : {"maximum", "minimum"}) {
+    for (const char* init : {"-inf", "inf", "nan"}) {
+      std::vector<Literal> inputs;
+      inputs.push_back(x.Clone());
+      inputs.push_back(y.Clone());
+      const std::string text = ReduceModule("f32", absl::StrCat(kRows, ",", kColumns),
+                                            absl::StrCat(kRows), "1", op, init);
+      auto run = RunAgainstInterpreter(text, {}, &inputs);
+      ASSERT_TRUE(run.ok()) << run.status();
+      for (int64_t r = 0; r < kRows; ++r) {
+        const float got = run->actual[0].Get<float>({r});
+        const float want = run->expected[0].Get<float>({r});
+        EXPECT_EQ(std::isnan(got), std::isnan(want)) << op << " init " << init << " row " << r;
+        if (!std::isnan(want)) EXPECT_EQ(got, want) << op << " init " << init << " row " << r;
+      }
+    }
+  }
+  // Rows of only -inf, and of -0 and +0 (the sign of a zero result may
+  // differ from the in-order fold: compared by value).
+  Literal z(ShapeUtil::MakeShape(F32, {2, 40}));
+  for (int64_t c = 0; c < 40; ++c) {
+    z.Set<float>({0, c}, -INFINITY);
+    z.Set<float>({1, c}, c % 2 ? 0.0f : -0.0f);
+  }
+  std::vector<Literal> inputs;
+  inputs.push_back(z.Clone());
+  inputs.push_back(Literal(ShapeUtil::MakeShape(F32, {2, 40})));
+  std::memset(inputs.back().untyped_data(), 0, inputs.back().size_bytes());
+  auto run =
+      RunAgainstInterpreter(ReduceModule("f32", "2,40", "2", "1", "maximum", "-inf"), {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->actual[0].Get<float>({0}), -INFINITY);
+  EXPECT_EQ(run->actual[0].Get<float>({1}), 0.0f);
 }
 
 // argmax as XLA writes it: (value, index) pairs, the first index of the
