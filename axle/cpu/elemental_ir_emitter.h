@@ -87,18 +87,32 @@ class ElementalIrEmitter {
   int64_t scope() const { return scopes_.back(); }
   bool InScope(int64_t scope) const;
 
-  // Next-row prefetching: the next reduce emitted whose innermost reduced
-  // dimension is its input's last one runs that loop in chunks of
-  // kPrefetchChunkBytes of input, and each chunk first prefetches the same
-  // bytes of every stream: a byte pointer to the start of the row after
-  // the one being reduced, in an array whose rows are the input's. A row
-  // reduction with a long computation per element (softmax's exp) thus
-  // loads the next row from memory while it computes; the loop inside a
-  // chunk is vectorized as before. Consumed by that reduce.
+  // A hook into the next reduce emitted whose only reduced dimension is its
+  // input's last one, `columns` long (-1: any), for loop kernels over rows:
+  // - prefetch_streams: its loop runs in chunks of kPrefetchChunkBytes of
+  //   input, each first prefetching the same bytes of every stream (a byte
+  //   pointer to the start of the row after the one being reduced, in an
+  //   array whose rows are the input's). A row reduction with much work per
+  //   element (softmax's exp) thus loads the next row from memory while it
+  //   computes; the loop inside a chunk is vectorized as before.
+  // - per_column: also emitted in the loop's body, after the fold, with the
+  //   column index (the loop kernel stores the previous row's output there).
+  // - loop_property: a property the loop is tagged with (AddLoopProperty).
+  // Taken by that reduce; ClearRowReductionHook drops one not taken.
+  struct RowReductionHook {
+    std::vector<llvm::Value*> prefetch_streams;
+    std::function<absl::Status(llvm::Value*)> per_column;
+    const char* loop_property = nullptr;
+    int64_t columns = -1;
+    bool taken = false;
+  };
   static constexpr int64_t kPrefetchChunkBytes = 1024;
-  void PrefetchNextRowsInNextReduce(std::vector<llvm::Value*> streams) {
-    prefetch_streams_ = std::move(streams);
-  }
+  void SetRowReductionHook(RowReductionHook* hook) { row_reduction_hook_ = hook; }
+  void ClearRowReductionHook() { row_reduction_hook_ = nullptr; }
+  // Adds `property` (a loop metadata string without value) to the loop
+  // whose preheader is `preheader` (the block that branched into its
+  // header, as EmitForLoop leaves it).
+  static void AddLoopProperty(llvm::BasicBlock* preheader, const char* property);
 
   // Emits the scalar computation `computation` (parameters, elementwise ops,
   // constants, a tuple root) on `arguments`; one value per result.
@@ -194,8 +208,8 @@ class ElementalIrEmitter {
   // The loop bodies being emitted, outermost first (0: outside every loop).
   std::vector<int64_t> scopes_ = {0};
   int64_t next_scope_ = 1;
-  // PrefetchNextRowsInNextReduce's streams, until a reduce takes them.
-  std::vector<llvm::Value*> prefetch_streams_;
+  // SetRowReductionHook's hook, until a reduce takes it.
+  RowReductionHook* row_reduction_hook_ = nullptr;
 };
 
 }  // namespace axle::cpu

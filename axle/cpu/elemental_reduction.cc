@@ -33,6 +33,7 @@
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/Analysis/VectorUtils.h"
+#include "llvm/IR/CFG.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
@@ -183,6 +184,22 @@ absl::Status ElementalIrEmitter::EmitForLoop(llvm::Value* begin, llvm::Value* en
   }
   b_.SetInsertPoint(exit);
   return absl::OkStatus();
+}
+
+void ElementalIrEmitter::AddLoopProperty(llvm::BasicBlock* preheader, const char* property) {
+  llvm::BasicBlock* header = preheader->getTerminator()->getSuccessor(0);
+  llvm::LLVMContext& context = header->getContext();
+  for (llvm::BasicBlock* latch : llvm::predecessors(header)) {
+    if (latch == preheader) continue;
+    std::vector<llvm::Metadata*> properties = {nullptr};
+    if (llvm::MDNode* old = latch->getTerminator()->getMetadata(llvm::LLVMContext::MD_loop)) {
+      for (unsigned i = 1; i < old->getNumOperands(); ++i) properties.push_back(old->getOperand(i));
+    }
+    properties.push_back(llvm::MDNode::get(context, {llvm::MDString::get(context, property)}));
+    llvm::MDNode* self = llvm::MDNode::getDistinct(context, properties);
+    self->replaceOperandWith(0, self);
+    latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, self);
+  }
 }
 
 bool ElementalIrEmitter::InScope(int64_t scope) const {
@@ -406,39 +423,51 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
       input_index[d] = i;
       return emit_loop(r + 1);
     };
-    if (r + 1 == reduced.size() && d == rank - 1 && !prefetch_streams_.empty()) {
-      std::vector<llvm::Value*> streams = std::move(prefetch_streams_);
-      prefetch_streams_.clear();
-      const int64_t element_bytes = std::max<int64_t>(1, pu::ByteWidth(input_shape.element_type()));
-      const int64_t chunk = std::max<int64_t>(1, kPrefetchChunkBytes / element_bytes);
-      if (size > chunk) {
-        // for (c = 0; c < size; c += chunk) { prefetch; for (i = c; i < min(c + chunk, size); ++i)
-        // }
-        llvm::Value* chunks = I64((size + chunk - 1) / chunk);
-        return EmitForLoop(
-            I64(0), chunks, absl::StrCat("r", d, ".chunk"),
-            [&](llvm::Value* c) {
-              llvm::Value* low = b_.CreateMul(c, I64(chunk));
-              llvm::Value* byte_offset = b_.CreateMul(low, I64(element_bytes));
-              llvm::Function* prefetch = llvm::Intrinsic::getDeclaration(
-                  module_, llvm::Intrinsic::prefetch, {b_.getPtrTy()});
-              for (llvm::Value* stream : streams) {
-                for (int64_t line = 0; line < kPrefetchChunkBytes; line += 64) {
-                  llvm::Value* address = b_.CreateGEP(
-                      b_.getInt8Ty(), stream, b_.CreateAdd(byte_offset, I64(line)), "prefetch");
-                  // read, high locality (prefetcht0), data cache.
-                  b_.CreateCall(prefetch,
-                                {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
-                }
-              }
-              llvm::Value* high = b_.CreateBinaryIntrinsic(
-                  llvm::Intrinsic::smin, b_.CreateAdd(low, I64(chunk)), I64(size));
-              return EmitForLoop(low, high, absl::StrCat("r", d), inner, width);
-            },
-            kVectorizeNever);
-      }
+    RowReductionHook* hook = row_reduction_hook_;
+    if (hook == nullptr || reduced.size() != 1 || d != rank - 1 ||
+        (hook->columns >= 0 && hook->columns != size)) {
+      return EmitForLoop(I64(0), I64(size), absl::StrCat("r", d), inner, width);
     }
-    return EmitForLoop(I64(0), I64(size), absl::StrCat("r", d), inner, width);
+    row_reduction_hook_ = nullptr;
+    hook->taken = true;
+    // The innermost loop [low, high), with the hook's per-column body and
+    // loop property.
+    auto hooked_loop = [&](llvm::Value* low, llvm::Value* high) -> absl::Status {
+      llvm::BasicBlock* preheader = b_.GetInsertBlock();
+      AXLE_RETURN_IF_ERROR(EmitForLoop(
+          low, high, absl::StrCat("r", d),
+          [&](llvm::Value* i) -> absl::Status {
+            AXLE_RETURN_IF_ERROR(inner(i));
+            return hook->per_column ? hook->per_column(i) : absl::OkStatus();
+          },
+          width));
+      if (hook->loop_property != nullptr) AddLoopProperty(preheader, hook->loop_property);
+      return absl::OkStatus();
+    };
+    const int64_t element_bytes = std::max<int64_t>(1, pu::ByteWidth(input_shape.element_type()));
+    const int64_t chunk = std::max<int64_t>(1, kPrefetchChunkBytes / element_bytes);
+    if (hook->prefetch_streams.empty() || size <= chunk) return hooked_loop(I64(0), I64(size));
+    // for (c = 0; c < size; c += chunk) { prefetch; for (i = c; i < min(c + chunk, size); ++i) }
+    return EmitForLoop(
+        I64(0), I64((size + chunk - 1) / chunk), absl::StrCat("r", d, ".chunk"),
+        [&](llvm::Value* c) {
+          llvm::Value* low = b_.CreateMul(c, I64(chunk));
+          llvm::Value* byte_offset = b_.CreateMul(low, I64(element_bytes));
+          llvm::Function* prefetch =
+              llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::prefetch, {b_.getPtrTy()});
+          for (llvm::Value* stream : hook->prefetch_streams) {
+            for (int64_t line = 0; line < kPrefetchChunkBytes; line += 64) {
+              llvm::Value* address = b_.CreateGEP(b_.getInt8Ty(), stream,
+                                                  b_.CreateAdd(byte_offset, I64(line)), "prefetch");
+              // read, high locality (prefetcht0), data cache.
+              b_.CreateCall(prefetch, {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+            }
+          }
+          llvm::Value* high = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                       b_.CreateAdd(low, I64(chunk)), I64(size));
+          return hooked_loop(low, high);
+        },
+        kVectorizeNever);
   };
   AXLE_RETURN_IF_ERROR(emit_loop(0));
   llvm::Value* result = ReadAccumulators(accumulators, types);

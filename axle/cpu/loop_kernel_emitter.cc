@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -194,11 +195,18 @@ class LoopKernelEmitter {
       // Computed here, each row value is in the cache for every read below;
       // meanwhile row buffers are filled.
       filling_row_buffers_ = true;
+      const HloInstruction* last_reduce = LastRowReduction(row_values[d], dims);
       for (const HloInstruction* value : row_values[d]) {
         IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
-        if (value == row_values[d].back()) ArmNextRowPrefetch(dims, row_index, buffers);
+        ElementalIrEmitter::RowReductionHook hook;
+        if (value == last_reduce) {
+          if (ComputesTranscendentals(*value->operand(0))) {
+            hook.prefetch_streams = NextRowStreams(dims, row_index, buffers);
+          }
+          elemental_.SetRowReductionHook(&hook);
+        }
         AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
-        elemental_.PrefetchNextRowsInNextReduce({});
+        elemental_.ClearRowReductionHook();
       }
       filling_row_buffers_ = false;
       if (d == dims.size()) {
@@ -705,17 +713,75 @@ class LoopKernelEmitter {
     }
   }
 
-  // Before the last row value computed per row of the innermost dimension
-  // (softmax's exp-and-sum, layer norm's variance): the reduce behind it
-  // prefetches the next row of every parameter shaped like the output
-  // (ElementalIrEmitter::PrefetchNextRowsInNextReduce), so that the next
-  // row's first pass, which reads memory, finds it in the cache. Rows
-  // shorter than kPrefetchMinRowBytes are left to the hardware prefetcher.
+  // The last reduce among `values` (row values computed per row of a 2-d
+  // or deeper kernel's innermost dimension) that reduces exactly that
+  // dimension of an output-shaped input: softmax's exp-and-sum, layer
+  // norm's sum of squares. Its loop prefetches the next row
+  // (NextRowStreams) and, in skewed kernels, stores the previous row's
+  // output (EmitSkewedRows).
+  const HloInstruction* LastRowReduction(const std::vector<const HloInstruction*>& values,
+                                         const std::vector<int64_t>& dims) const {
+    const HloInstruction* last = nullptr;
+    for (const HloInstruction* value : values) {
+      if (value->opcode() != HloOpcode::kReduce || value->operand_count() != 2) continue;
+      const auto& reduced = cast<HloDimensionsInstruction>(value)->dimensions();
+      if (dims.size() < 2 || value->shape().rank() + 1 != static_cast<int64_t>(dims.size()) ||
+          value->operand(0)->shape().dimensions() != dims || reduced.size() != 1 ||
+          reduced[0] != static_cast<int64_t>(dims.size()) - 1) {
+        continue;
+      }
+      last = value;
+    }
+    return last;
+  }
+
+  // Whether computing `hlo` elementwise takes a transcendental function:
+  // enough work per element for the row reduction over it to hide a
+  // prefetch of the next row. Over cheap ones (layer norm's squares) the
+  // prefetches and the chunking cost more than they save (1.6 -> 2.1 ms).
+  static bool ComputesTranscendentals(const HloInstruction& hlo) {
+    std::vector<const HloInstruction*> stack = {&hlo};
+    std::set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* instruction = stack.back();
+      stack.pop_back();
+      if (!seen.insert(instruction).second) continue;
+      switch (instruction->opcode()) {
+        case HloOpcode::kExp:
+        case HloOpcode::kExpm1:
+        case HloOpcode::kLog:
+        case HloOpcode::kLog1p:
+        case HloOpcode::kLogistic:
+        case HloOpcode::kTanh:
+        case HloOpcode::kErf:
+        case HloOpcode::kPower:
+        case HloOpcode::kSin:
+        case HloOpcode::kCos:
+        case HloOpcode::kTan:
+        case HloOpcode::kAtan2:
+          return true;
+        case HloOpcode::kReduce:
+        case HloOpcode::kParameter:
+          continue;  // another row value, or memory
+        default:
+          break;
+      }
+      for (const HloInstruction* operand : instruction->operands()) stack.push_back(operand);
+    }
+    return false;
+  }
+
+  // The next row of every parameter shaped like the output, for the last
+  // row reduction to prefetch (ElementalIrEmitter::RowReductionHook): the
+  // next row's first pass, which reads memory, then finds it in the cache.
+  // Rows shorter than kPrefetchMinRowBytes are left to the hardware
+  // prefetcher.
   static constexpr int64_t kPrefetchMinRowBytes = 2048;
-  void ArmNextRowPrefetch(const std::vector<int64_t>& dims, const IrIndex& row_index,
-                          const std::vector<llvm::Value*>& buffers) {
-    if (dims.size() < 2 || row_index.size() + 1 != dims.size()) return;
+  std::vector<llvm::Value*> NextRowStreams(const std::vector<int64_t>& dims,
+                                           const IrIndex& row_index,
+                                           const std::vector<llvm::Value*>& buffers) {
     std::vector<llvm::Value*> streams;
+    if (dims.size() < 2 || row_index.size() + 1 != dims.size()) return streams;
     for (int64_t p = 0; p < computation_.num_parameters(); ++p) {
       const Shape& shape = computation_.parameter_instruction(p)->shape();
       if (!shape.IsArray() || shape.dimensions() != dims) continue;
@@ -729,7 +795,7 @@ class LoopKernelEmitter {
       streams.push_back(b_.CreateGEP(b_.getInt8Ty(), buffers[p],
                                      b_.CreateMul(next_row, b_.getInt64(row_bytes)), "next_row"));
     }
-    elemental_.PrefetchNextRowsInNextReduce(std::move(streams));
+    return streams;
   }
 
   // A row buffer holds one row (the trailing dimensions from `depth` on) of
