@@ -169,7 +169,25 @@ class LoopKernelEmitter {
     llvm::BasicBlock* after_nest = nullptr;
     bool has_row_values = false;
     for (const auto& values : row_values) has_row_values |= !values.empty();
-    if (!has_row_values) {
+    if (const HloInstruction* reduce = SkewableRowReduction(row_values, outputs, dims);
+        reduce != nullptr) {
+      // Skewed when the output is 64-byte aligned (always, from Axle's
+      // allocators); else the plain nest below.
+      llvm::LLVMContext& context = module_->getContext();
+      auto* skewed_block = llvm::BasicBlock::Create(context, "skewed", body);
+      auto* plain_block = llvm::BasicBlock::Create(context, "plain", body);
+      auto* done_block = llvm::BasicBlock::Create(context, "nest.done", body);
+      llvm::Value* out = buffers[num_parameters];
+      llvm::Value* misalignment = b_.CreateAnd(b_.CreatePtrToInt(out, b_.getInt64Ty()),
+                                               b_.getInt64(kNonTemporalAlignment - 1));
+      b_.CreateCondBr(b_.CreateICmpEQ(misalignment, b_.getInt64(0)), skewed_block, plain_block);
+      b_.SetInsertPoint(skewed_block);
+      AXLE_RETURN_IF_ERROR(
+          EmitSkewedRows(body, *outputs[0], *reduce, row_values[1], buffers, dims, begin, end));
+      b_.CreateBr(done_block);
+      b_.SetInsertPoint(plain_block);
+      after_nest = done_block;
+    } else if (!has_row_values) {
       if (auto tiled = TransposedDimension(rows, dims); tiled.has_value()) {
         // Tiles are whole (the last one starts earlier and overlaps its
         // neighbour), so a range of rows shorter than a tile takes the
@@ -686,7 +704,7 @@ class LoopKernelEmitter {
         }
         auto row_buffer = row_buffers_.find(instruction);
         if (row_buffer != row_buffers_.end() && !filling_row_buffers_) {
-          return elemental_.LoadElement(row_buffer->second.buffer,
+          return elemental_.LoadElement(RowBufferBase(row_buffer->second),
                                         RowBufferOffset(row_buffer->second, index),
                                         instruction->shape().element_type());
         }
@@ -704,13 +722,160 @@ class LoopKernelEmitter {
                               elemental_.EmitElement(*instruction, operands, index));
         cache_[instruction].push_back({index, value, elemental_.scope()});
         if (row_buffer != row_buffers_.end()) {
-          elemental_.StoreElement(value, row_buffer->second.buffer,
+          elemental_.StoreElement(value, RowBufferBase(row_buffer->second),
                                   RowBufferOffset(row_buffer->second, index),
                                   instruction->shape().element_type());
         }
         return value;
       };
     }
+  }
+
+  // Skewed rows, for a 2-d kernel whose output is computed from row values
+  // and row buffers only (softmax: exp in a row buffer divided by the row
+  // sum): row r's output is stored inside row r+1's last row reduction
+  // (the exp-and-sum loop), so the output's work (softmax's divides, on the
+  // divider) overlaps that loop's (the exp, on the FMA units) instead of
+  // following it, and its non-temporal stores overlap the next row's
+  // reads. Row buffers hold two rows, by parity; the previous row's row
+  // values are kept in slots. The first row of a range stores its
+  // "previous row" (zeros) into a stack row nobody reads; the last row's
+  // output follows the loop. Needs non-temporal stores on (a large
+  // output), rows a multiple of 64 bytes and at most a row buffer, f32,
+  // and a 64-byte aligned output (checked at run time: the plain nest
+  // otherwise).
+  const HloInstruction* SkewableRowReduction(
+      const std::vector<std::vector<const HloInstruction*>>& row_values,
+      const std::vector<const HloInstruction*>& outputs, const std::vector<int64_t>& dims) const {
+    if (!nontemporal_ || outputs.size() != 1 || dims.size() != 2 || !row_values[0].empty() ||
+        row_values[1].empty() || !row_values[2].empty()) {
+      return nullptr;
+    }
+    const HloInstruction& output = *outputs[0];
+    if (output.shape().element_type() != F32 || dims[1] * 4 % kNonTemporalAlignment != 0 ||
+        dims[1] * 4 > kMaxRowBufferBytes) {
+      return nullptr;
+    }
+    std::set<const HloInstruction*> values(row_values[1].begin(), row_values[1].end());
+    for (const HloInstruction* value : values) {
+      if (value->shape().element_type() != F32) return nullptr;
+    }
+    std::vector<const HloInstruction*> stack = {&output};
+    std::set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* instruction = stack.back();
+      stack.pop_back();
+      if (!seen.insert(instruction).second || values.count(instruction) > 0) continue;
+      auto row_buffer = row_buffers_.find(instruction);
+      if (row_buffer != row_buffers_.end() && row_buffer->second.depth == 1) continue;
+      if (instruction->opcode() != HloOpcode::kConstant &&
+          instruction->opcode() != HloOpcode::kBroadcast && !instruction->IsElementwise()) {
+        return nullptr;  // a parameter, a reduce, a data movement
+      }
+      for (const HloInstruction* operand : instruction->operands()) stack.push_back(operand);
+    }
+    return LastRowReduction(row_values[1], dims);
+  }
+
+  absl::Status EmitSkewedRows(llvm::Function* body, const HloInstruction& output,
+                              const HloInstruction& reduce,
+                              const std::vector<const HloInstruction*>& values,
+                              const std::vector<llvm::Value*>& buffers,
+                              const std::vector<int64_t>& dims, llvm::Value* begin,
+                              llvm::Value* end) {
+    const int64_t columns = dims[1];
+    llvm::Type* f32 = b_.getFloatTy();
+    llvm::Value* out = buffers[computation_.num_parameters()];
+    llvm::IRBuilder<> entry(&body->getEntryBlock(), body->getEntryBlock().begin());
+    for (auto& [instruction, row_buffer] : row_buffers_) {
+      if (row_buffer.depth != 1) continue;
+      llvm::Type* storage = elemental_.StorageType(instruction->shape().element_type());
+      auto* buffer = entry.CreateAlloca(storage, entry.getInt64(2 * row_buffer.elements),
+                                        absl::StrCat(instruction->name(), ".rows"));
+      buffer->setAlignment(llvm::Align(64));
+      row_buffer.double_buffer = buffer;
+      const int64_t bytes =
+          2 * row_buffer.elements * primitive_util::ByteWidth(instruction->shape().element_type());
+      b_.CreateMemSet(buffer, b_.getInt8(0), bytes, llvm::Align(64));
+    }
+    auto* spare_row = entry.CreateAlloca(f32, entry.getInt64(columns), "spare_row");
+    spare_row->setAlignment(llvm::Align(64));
+    std::map<const HloInstruction*, llvm::AllocaInst*> previous;
+    for (const HloInstruction* value : values) {
+      previous[value] = entry.CreateAlloca(f32, nullptr, absl::StrCat(value->name(), ".previous"));
+      b_.CreateStore(llvm::ConstantFP::get(f32, 0.0), previous[value]);
+    }
+    // The previous row's values, as row values of row `row`.
+    auto recall_previous = [&](llvm::Value* row) {
+      for (const auto& [value, slot] : previous) {
+        cache_[value].push_back({IrIndex{row}, b_.CreateLoad(f32, slot), elemental_.scope()});
+      }
+    };
+    skewing_ = true;
+    absl::Status status = elemental_.EmitForLoop(begin, end, "skewed", [&](llvm::Value* row) {
+      llvm::Value* previous_row = b_.CreateSub(row, b_.getInt64(1));
+      recall_previous(previous_row);
+      llvm::Value* previous_out = b_.CreateSelect(
+          b_.CreateICmpSGT(row, begin),
+          b_.CreateGEP(f32, out, b_.CreateMul(previous_row, b_.getInt64(columns))), spare_row);
+      b_.CreateAlignmentAssumption(module_->getDataLayout(), previous_out, kNonTemporalAlignment);
+      std::map<const HloInstruction*, llvm::Value*> current;
+      filling_row_buffers_ = true;
+      for (const HloInstruction* value : values) {
+        ElementalIrEmitter::RowReductionHook hook;
+        if (value == &reduce) {
+          if (ComputesTranscendentals(*value->operand(0))) {
+            hook.prefetch_streams = NextRowStreams(dims, IrIndex{row}, buffers);
+          }
+          hook.columns = columns;
+          hook.loop_property = kNonTemporalStoresLoopProperty;
+          hook.per_column = [&](llvm::Value* column) -> absl::Status {
+            filling_row_buffers_ = false;
+            absl::StatusOr<llvm::Value*> element =
+                generators_.at(&output)(IrIndex{previous_row, column});
+            filling_row_buffers_ = true;
+            AXLE_RETURN_IF_ERROR(element.status());
+            elemental_.StoreElement(*element, previous_out, column, F32);
+            return absl::OkStatus();
+          };
+          elemental_.SetRowReductionHook(&hook);
+        }
+        absl::StatusOr<llvm::Value*> computed = generators_.at(value)(IrIndex{row});
+        elemental_.ClearRowReductionHook();
+        AXLE_RETURN_IF_ERROR(computed.status());
+        if (value == &reduce && !hook.taken) {
+          return absl::InternalError(
+              absl::StrCat("CPU codegen: skewed rows: ", reduce.name(), " did not take the hook"));
+        }
+        current[value] = *computed;
+      }
+      filling_row_buffers_ = false;
+      for (const auto& [value, slot] : previous) b_.CreateStore(current.at(value), slot);
+      return absl::OkStatus();
+    });
+    if (status.ok()) {
+      // The last row's output (none when the range is empty).
+      llvm::Value* last =
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.CreateSub(end, b_.getInt64(1)));
+      status = elemental_.EmitForLoop(
+          last, end, "skewed_last",
+          [&](llvm::Value* row) {
+            recall_previous(row);
+            IrIndex index = {row, nullptr};
+            return EmitNonTemporalRow(
+                b_.getInt64(0), b_.getInt64(columns), out, F32, index, dims,
+                [&](llvm::Value* column) -> absl::Status {
+                  index[1] = column;
+                  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, generators_.at(&output)(index));
+                  StoreOutput(element, out, elemental_.Linearize(index, dims), F32);
+                  return absl::OkStatus();
+                });
+          },
+          ElementalIrEmitter::kVectorizeNever);
+    }
+    skewing_ = false;
+    filling_row_buffers_ = false;
+    return status;
   }
 
   // The last reduce among `values` (row values computed per row of a 2-d
@@ -803,6 +968,9 @@ class LoopKernelEmitter {
   // reductions that read it store it, the rest of the kernel loads it.
   struct RowBuffer {
     llvm::Value* buffer;
+    // EmitSkewedRows' two rows (alternating by row parity), or null.
+    llvm::Value* double_buffer = nullptr;
+    int64_t elements = 0;
     size_t depth;
     std::vector<int64_t> row_dims;
   };
@@ -833,13 +1001,21 @@ class LoopKernelEmitter {
           entry.CreateAlloca(elemental_.StorageType(type), entry.getInt64(elements),
                              absl::StrCat(instruction->name(), ".row"));
       buffer->setAlignment(llvm::Align(64));
-      row_buffers_[instruction] = {buffer, static_cast<size_t>(depth), std::move(row_dims)};
+      row_buffers_[instruction] = {buffer, nullptr, elements, static_cast<size_t>(depth),
+                                   std::move(row_dims)};
     }
   }
 
+  llvm::Value* RowBufferBase(const RowBuffer& row_buffer) const {
+    return skewing_ ? row_buffer.double_buffer : row_buffer.buffer;
+  }
   llvm::Value* RowBufferOffset(const RowBuffer& row_buffer, const IrIndex& index) {
     IrIndex row_index(index.begin() + static_cast<std::ptrdiff_t>(row_buffer.depth), index.end());
-    return elemental_.Linearize(row_index, row_buffer.row_dims);
+    llvm::Value* offset = elemental_.Linearize(row_index, row_buffer.row_dims);
+    if (!skewing_) return offset;
+    // Skewed rows (depth 1): row r's copy at parity r & 1.
+    llvm::Value* parity = b_.CreateAnd(index[0], b_.getInt64(1));
+    return b_.CreateAdd(offset, b_.CreateMul(parity, b_.getInt64(row_buffer.elements)));
   }
 
   const HloComputation& computation_;
@@ -859,6 +1035,8 @@ class LoopKernelEmitter {
   TileBuffer tile_buffer_;
   // Whether row values are being emitted (row buffers are stored, not read).
   bool filling_row_buffers_ = false;
+  // Inside EmitSkewedRows: row buffers are the double ones.
+  bool skewing_ = false;
   bool nontemporal_ = false;
   // Inside EmitNonTemporalRow's main loop: its aligned output pointer and
   // the element's offset from it (the loop's induction variable).
