@@ -43,6 +43,7 @@
 #include "axle/core/shape_util.h"
 #include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/Function.h"
@@ -169,7 +170,12 @@ class LoopKernelEmitter {
     llvm::BasicBlock* after_nest = nullptr;
     bool has_row_values = false;
     for (const auto& values : row_values) has_row_values |= !values.empty();
-    if (const HloInstruction* reduce = SkewableRowReduction(row_values, outputs, dims);
+    if (const HloInstruction* reduce = SkewableRowReduction(
+            row_values, outputs, dims, nontemporal_, kMaxRowBufferBytes,
+            [&](const HloInstruction* instruction) {
+              auto row_buffer = row_buffers_.find(instruction);
+              return row_buffer != row_buffers_.end() && row_buffer->second.depth == 1;
+            });
         reduce != nullptr) {
       // Skewed when the output is 64-byte aligned (always, from Axle's
       // allocators); else the plain nest below.
@@ -188,7 +194,7 @@ class LoopKernelEmitter {
       b_.SetInsertPoint(plain_block);
       after_nest = done_block;
     } else if (!has_row_values) {
-      if (auto tiled = TransposedDimension(rows, dims); tiled.has_value()) {
+      if (auto tiled = TransposedDimension(computation_, rows, dims); tiled.has_value()) {
         // Tiles are whole (the last one starts earlier and overlaps its
         // neighbour), so a range of rows shorter than a tile takes the
         // plain loop nest below.
@@ -266,39 +272,7 @@ class LoopKernelEmitter {
     return absl::OkStatus();
   }
 
-  // A transpose that moves its operand's minor dimension to output dimension
-  // `a` reads that operand a whole row apart for consecutive output
-  // elements; for large power-of-two rows every read misses (the lines map
-  // to a few cache sets). Such a kernel walks the output in tiles of
-  // kTransposeTile x kTransposeTile over dimensions `a` and the minor one,
-  // so the lines a tile reads stay in L1 until all their elements are used.
-  static constexpr int64_t kTransposeTile = 32;
-
-  // Output dimension `a` (not the minor one) of a transpose read at the
-  // kernel's full loop index that puts its operand's minor dimension there,
-  // when both it and the minor output dimension are at least a tile long.
-  std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
-      const RowIndexAnalysis& rows, const std::vector<int64_t>& dims) const {
-    const int64_t rank = static_cast<int64_t>(dims.size());
-    if (rank < 2 || dims[rank - 1] < kTransposeTile) return std::nullopt;
-    for (const HloInstruction* instruction : computation_.instructions()) {
-      if (instruction->opcode() != HloOpcode::kTranspose ||
-          primitive_util::IsComplexType(instruction->shape().element_type())) {
-        continue;
-      }
-      if (instruction->shape().dimensions() != dims || rows.LoopPrefix(instruction) != rank) {
-        continue;
-      }
-      const std::vector<int64_t>& permutation =
-          cast<HloDimensionsInstruction>(instruction)->dimensions();
-      for (int64_t a = 0; a + 1 < rank; ++a) {
-        if (permutation[a] == rank - 1 && dims[a] >= kTransposeTile) {
-          return std::make_pair(static_cast<size_t>(a), instruction);
-        }
-      }
-    }
-    return std::nullopt;
-  }
+  // Tiled transposes (loop_kernel_plan.h: TransposedDimension).
 
   // The loop nest with dimensions `a` and the minor one tiled: the other
   // dimensions outermost (in order), then the tiles of `a` and of the minor
@@ -515,17 +489,6 @@ class LoopKernelEmitter {
   // row is folded into it with the minor dimension innermost (contiguous,
   // vectorized across output elements). Each element still folds its inputs
   // in order, as the interpreter does.
-  static bool IsColumnReduction(const HloInstruction& root) {
-    if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 ||
-        !root.shape().IsArray() || root.shape().rank() < 1) {
-      return false;
-    }
-    const int64_t rank = root.operand(0)->shape().rank();
-    const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
-    if (reduced.empty()) return false;
-    return std::find(reduced.begin(), reduced.end(), rank - 1) == reduced.end();
-  }
-
   absl::Status EmitColumnReduction(const HloInstruction& reduce, llvm::Value* output,
                                    llvm::Value* begin, llvm::Value* end) {
     const PrimitiveType type = reduce.shape().element_type();
@@ -731,52 +694,6 @@ class LoopKernelEmitter {
     }
   }
 
-  // Skewed rows, for a 2-d kernel whose output is computed from row values
-  // and row buffers only (softmax: exp in a row buffer divided by the row
-  // sum): row r's output is stored inside row r+1's last row reduction
-  // (the exp-and-sum loop), so the output's work (softmax's divides, on the
-  // divider) overlaps that loop's (the exp, on the FMA units) instead of
-  // following it, and its non-temporal stores overlap the next row's
-  // reads. Row buffers hold two rows, by parity; the previous row's row
-  // values are kept in slots. The first row of a range stores its
-  // "previous row" (zeros) into a stack row nobody reads; the last row's
-  // output follows the loop. Needs non-temporal stores on (a large
-  // output), rows a multiple of 64 bytes and at most a row buffer, f32,
-  // and a 64-byte aligned output (checked at run time: the plain nest
-  // otherwise).
-  const HloInstruction* SkewableRowReduction(
-      const std::vector<std::vector<const HloInstruction*>>& row_values,
-      const std::vector<const HloInstruction*>& outputs, const std::vector<int64_t>& dims) const {
-    if (!nontemporal_ || outputs.size() != 1 || dims.size() != 2 || !row_values[0].empty() ||
-        row_values[1].empty() || !row_values[2].empty()) {
-      return nullptr;
-    }
-    const HloInstruction& output = *outputs[0];
-    if (output.shape().element_type() != F32 || dims[1] * 4 % kNonTemporalAlignment != 0 ||
-        dims[1] * 4 > kMaxRowBufferBytes) {
-      return nullptr;
-    }
-    std::set<const HloInstruction*> values(row_values[1].begin(), row_values[1].end());
-    for (const HloInstruction* value : values) {
-      if (value->shape().element_type() != F32) return nullptr;
-    }
-    std::vector<const HloInstruction*> stack = {&output};
-    std::set<const HloInstruction*> seen;
-    while (!stack.empty()) {
-      const HloInstruction* instruction = stack.back();
-      stack.pop_back();
-      if (!seen.insert(instruction).second || values.count(instruction) > 0) continue;
-      auto row_buffer = row_buffers_.find(instruction);
-      if (row_buffer != row_buffers_.end() && row_buffer->second.depth == 1) continue;
-      if (instruction->opcode() != HloOpcode::kConstant &&
-          instruction->opcode() != HloOpcode::kBroadcast && !instruction->IsElementwise()) {
-        return nullptr;  // a parameter, a reduce, a data movement
-      }
-      for (const HloInstruction* operand : instruction->operands()) stack.push_back(operand);
-    }
-    return LastRowReduction(row_values[1], dims);
-  }
-
   absl::Status EmitSkewedRows(llvm::Function* body, const HloInstruction& output,
                               const HloInstruction& reduce,
                               const std::vector<const HloInstruction*>& values,
@@ -876,64 +793,6 @@ class LoopKernelEmitter {
     skewing_ = false;
     filling_row_buffers_ = false;
     return status;
-  }
-
-  // The last reduce among `values` (row values computed per row of a 2-d
-  // or deeper kernel's innermost dimension) that reduces exactly that
-  // dimension of an output-shaped input: softmax's exp-and-sum, layer
-  // norm's sum of squares. Its loop prefetches the next row
-  // (NextRowStreams) and, in skewed kernels, stores the previous row's
-  // output (EmitSkewedRows).
-  const HloInstruction* LastRowReduction(const std::vector<const HloInstruction*>& values,
-                                         const std::vector<int64_t>& dims) const {
-    const HloInstruction* last = nullptr;
-    for (const HloInstruction* value : values) {
-      if (value->opcode() != HloOpcode::kReduce || value->operand_count() != 2) continue;
-      const auto& reduced = cast<HloDimensionsInstruction>(value)->dimensions();
-      if (dims.size() < 2 || value->shape().rank() + 1 != static_cast<int64_t>(dims.size()) ||
-          value->operand(0)->shape().dimensions() != dims || reduced.size() != 1 ||
-          reduced[0] != static_cast<int64_t>(dims.size()) - 1) {
-        continue;
-      }
-      last = value;
-    }
-    return last;
-  }
-
-  // Whether computing `hlo` elementwise takes a transcendental function:
-  // enough work per element for the row reduction over it to hide a
-  // prefetch of the next row. Over cheap ones (layer norm's squares) the
-  // prefetches and the chunking cost more than they save (1.6 -> 2.1 ms).
-  static bool ComputesTranscendentals(const HloInstruction& hlo) {
-    std::vector<const HloInstruction*> stack = {&hlo};
-    std::set<const HloInstruction*> seen;
-    while (!stack.empty()) {
-      const HloInstruction* instruction = stack.back();
-      stack.pop_back();
-      if (!seen.insert(instruction).second) continue;
-      switch (instruction->opcode()) {
-        case HloOpcode::kExp:
-        case HloOpcode::kExpm1:
-        case HloOpcode::kLog:
-        case HloOpcode::kLog1p:
-        case HloOpcode::kLogistic:
-        case HloOpcode::kTanh:
-        case HloOpcode::kErf:
-        case HloOpcode::kPower:
-        case HloOpcode::kSin:
-        case HloOpcode::kCos:
-        case HloOpcode::kTan:
-        case HloOpcode::kAtan2:
-          return true;
-        case HloOpcode::kReduce:
-        case HloOpcode::kParameter:
-          continue;  // another row value, or memory
-        default:
-          break;
-      }
-      for (const HloInstruction* operand : instruction->operands()) stack.push_back(operand);
-    }
-    return false;
   }
 
   // The next row of every parameter shaped like the output, for the last

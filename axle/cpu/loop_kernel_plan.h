@@ -1,0 +1,77 @@
+//===- loop_kernel_plan.h - What shape of loop nest a loop kernel gets -----===//
+//
+// The decisions loop_kernel_emitter.cc takes from the fused computation
+// alone, before emitting anything: a tiled transpose, a column reduction,
+// the row reduction that prefetches the next row, skewed rows. No LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_LOOP_KERNEL_PLAN_H_
+#define AXLE_CPU_LOOP_KERNEL_PLAN_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "axle/hlo/analysis/row_index_analysis.h"
+#include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::cpu {
+
+// A transpose that moves its operand's minor dimension to output dimension
+// `a` reads that operand a whole row apart for consecutive output
+// elements; for large power-of-two rows every read misses (the lines map
+// to a few cache sets). Such a kernel walks the output in tiles of
+// kTransposeTile x kTransposeTile over dimensions `a` and the minor one,
+// so the lines a tile reads stay in L1 until all their elements are used.
+inline constexpr int64_t kTransposeTile = 32;
+
+// Output dimension `a` (not the minor one) of a transpose in `computation`
+// read at the kernel's full loop index (of output dimensions `dims`) that
+// puts its operand's minor dimension there, when both it and the minor
+// output dimension are at least a tile long; and that transpose.
+std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
+    const HloComputation& computation, const RowIndexAnalysis& rows,
+    const std::vector<int64_t>& dims);
+
+// A reduce root that keeps the input's minor dimension (a bias gradient):
+// emitted by accumulating into the output row, input row by input row.
+bool IsColumnReduction(const HloInstruction& root);
+
+// Whether computing `hlo` elementwise takes a transcendental function:
+// enough work per element for the row reduction over it to hide a
+// prefetch of the next row. Over cheap ones (layer norm's squares) the
+// prefetches and the chunking cost more than they save (1.6 -> 2.1 ms).
+bool ComputesTranscendentals(const HloInstruction& hlo);
+
+// The last reduce among `values` (row values computed per row of a 2-d or
+// deeper kernel's innermost dimension) that reduces exactly that dimension
+// of an input shaped `dims` (the output's): softmax's exp-and-sum, layer
+// norm's sum of squares. Its loop prefetches the next row and, in skewed
+// kernels, stores the previous row's output. Null if none.
+const HloInstruction* LastRowReduction(const std::vector<const HloInstruction*>& values,
+                                       const std::vector<int64_t>& dims);
+
+// Skewed rows, for a 2-d kernel whose output is computed from row values
+// and row buffers only (softmax: exp in a row buffer divided by the row
+// sum): row r's output is stored inside row r+1's last row reduction (the
+// exp-and-sum loop), so the output's work (softmax's divides, on the
+// divider) overlaps that loop's (the exp, on the FMA units) instead of
+// following it, and its non-temporal stores overlap the next row's reads.
+// Needs non-temporal stores (`nontemporal`: a large output), one f32
+// output with rows a multiple of 64 bytes and at most `max_row_bytes`, f32
+// row values, and an output that reads nothing but constants, broadcasts,
+// elementwise ops, row values (`row_values`, by depth) and instructions
+// `in_row_buffer` says are kept in a row buffer. The reduce whose loop
+// takes the previous row's output (LastRowReduction), or null.
+const HloInstruction* SkewableRowReduction(
+    const std::vector<std::vector<const HloInstruction*>>& row_values,
+    const std::vector<const HloInstruction*>& outputs, const std::vector<int64_t>& dims,
+    bool nontemporal, int64_t max_row_bytes,
+    const std::function<bool(const HloInstruction*)>& in_row_buffer);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_LOOP_KERNEL_PLAN_H_
