@@ -27,9 +27,11 @@ namespace pu = primitive_util;
 using Dim = DotLoopSpec::Dim;
 
 // Rows per block (their lhs elements stay in registers, their accumulators
-// in L1; each rhs element is loaded once for all of them) and the bytes of
-// one row's accumulators for a chunk of columns.
-constexpr int64_t kBlockRows = 4;
+// in L1; each rhs element is loaded once for all of them): 8, or 4 when a
+// batch has fewer rows; and the bytes of one row's accumulators for a chunk
+// of columns. (512^3 at 1 thread: 8 and 4 rows are within the noise of this
+// shared machine.)
+constexpr int64_t kMaxBlockRows = 8;
 constexpr int64_t kChunkBytes = 512;
 
 bool IsNarrowFloat(PrimitiveType type) {
@@ -111,6 +113,7 @@ class DotLoopEmitter {
     inner_ = n_.back();
     n_.pop_back();
     rows_in_batch_ = Product(m_);
+    block_rows_ = rows_in_batch_ >= kMaxBlockRows ? kMaxBlockRows : rows_in_batch_ >= 4 ? 4 : 1;
     columns_ = Product(n_) * inner_.size;
     acc_type_ = AccumulatorType(spec.output_type);
     complex_ = pu::IsComplexType(acc_type_);
@@ -172,7 +175,7 @@ class DotLoopEmitter {
 
   absl::Status EmitBody(llvm::Value* begin, llvm::Value* end) {
     llvm::Type* scalar = AccScalarType();
-    for (int64_t r = 0; r < kBlockRows; ++r) {
+    for (int64_t r = 0; r < block_rows_; ++r) {
       acc_re_.push_back(b_.CreateAlloca(scalar, I64(chunk_), absl::StrCat("acc", r)));
       if (complex_) {
         acc_im_.push_back(b_.CreateAlloca(scalar, I64(chunk_), absl::StrCat("acc_im", r)));
@@ -211,7 +214,7 @@ class DotLoopEmitter {
     llvm::Value* width;
   };
 
-  // while (row < end): a block of kBlockRows rows of one batch where they
+  // while (row < end): a block of block_rows_ rows of one batch where they
   // fit, else one row.
   absl::Status EmitRowLoop(llvm::Value* begin, llvm::Value* end, const Chunk& columns) {
     llvm::Function* function = b_.GetInsertBlock()->getParent();
@@ -227,16 +230,16 @@ class DotLoopEmitter {
     b_.CreateCondBr(b_.CreateICmpSLT(row, end), dispatch, exit);
     b_.SetInsertPoint(dispatch);
     auto* single = llvm::BasicBlock::Create(context, "rows.single", function);
-    if (rows_in_batch_ >= kBlockRows) {
+    if (block_rows_ > 1) {
       auto* block = llvm::BasicBlock::Create(context, "rows.block", function);
       llvm::Value* in_batch = b_.CreateURem(row, I64(rows_in_batch_));
       llvm::Value* fits = b_.CreateAnd(
-          b_.CreateICmpSLE(b_.CreateAdd(row, I64(kBlockRows)), end),
-          b_.CreateICmpSLE(b_.CreateAdd(in_batch, I64(kBlockRows)), I64(rows_in_batch_)));
+          b_.CreateICmpSLE(b_.CreateAdd(row, I64(block_rows_)), end),
+          b_.CreateICmpSLE(b_.CreateAdd(in_batch, I64(block_rows_)), I64(rows_in_batch_)));
       b_.CreateCondBr(fits, block, single);
       b_.SetInsertPoint(block);
-      AXLE_RETURN_IF_ERROR(EmitRows(row, kBlockRows, columns));
-      row->addIncoming(b_.CreateAdd(row, I64(kBlockRows)), b_.GetInsertBlock());
+      AXLE_RETURN_IF_ERROR(EmitRows(row, block_rows_, columns));
+      row->addIncoming(b_.CreateAdd(row, I64(block_rows_)), b_.GetInsertBlock());
       b_.CreateBr(header);
     } else {
       b_.CreateBr(single);
@@ -456,6 +459,7 @@ class DotLoopEmitter {
   std::vector<Dim> batch_, m_, n_, k_;
   Dim inner_;
   int64_t rows_in_batch_ = 1;
+  int64_t block_rows_ = 1;
   int64_t columns_ = 1;
   int64_t chunk_ = 16;  // columns per chunk
   PrimitiveType acc_type_ = F32;

@@ -15,12 +15,12 @@
 //
 // The loops: columns outermost, in chunks of 512 bytes of sums per row (64
 // f64, 128 f32 or s32 columns), so that the rhs panel of a chunk stays in
-// cache while every row of [begin, end) reads it; inside, blocks of 4 rows
-// of one batch (single rows where 4 do not fit) whose sums live on the
-// stack. Per contraction step the block's 4 lhs elements are loaded once and
-// the innermost loop runs over the chunk's columns (contiguous in the
-// output, at the rhs's column stride) and is vectorized by LLVM, each rhs
-// element loaded once for the 4 rows.
+// cache while every row of [begin, end) reads it; inside, blocks of 8 rows
+// of one batch (4 when a batch has fewer; single rows where a block does
+// not fit) whose sums live on the stack. Per contraction step the block's
+// lhs elements are loaded once and the innermost loop runs over the chunk's
+// columns (contiguous in the output, at the rhs's column stride) and is
+// vectorized by LLVM, each rhs element loaded once for the block's rows.
 //
 // Semantics are the interpreter's (axle/eval/dot.cc): operands converted to
 // the output type first; sums in f32 for f16/bf16/f8/f4 (rounded once), in

@@ -111,10 +111,11 @@ TEST(DotLoopTest, MixedTypes) {
 }
 
 TEST(DotLoopTest, SizesAroundBlocksAndChunks) {
-  // Rows 1..9 (blocks of 4 and single rows), columns around the chunk
-  // widths (64 f64, 128 f32 sums), long contractions.
-  for (int64_t m : {1, 3, 4, 5, 9}) {
-    for (int64_t n : {1, 7, 64, 65, 129}) {
+  // Rows around the blocks (8 rows; 4 when a batch has fewer than 8;
+  // single rows for the rest), columns around the chunk widths (64 f64, 128
+  // f32 sums), long contractions.
+  for (int64_t m : {1, 3, 5, 8, 9, 17}) {
+    for (int64_t n : {7, 64, 65, 129}) {
       ExpectMatmulAgrees(F64, F64, m, 33, n);
     }
   }
@@ -271,6 +272,16 @@ TEST(DotLoopTest, NonFiniteValuesPropagateAsInTheInterpreter) {
   rhs.data<double>()[7] = std::numeric_limits<double>::quiet_NaN();
   ExpectCpuAgrees(DotModule(F64, {3, 4}, F64, {4, 5}, F64, {3, 5}, kMatmul),
                   {std::move(lhs), std::move(rhs)}, kExact);
+}
+
+TEST(DotLoopTest, SecondCompileReusesTheKernels) {
+  // The second compile of a module takes its kernels' code from the first
+  // (kernel_jit_cache.h): the emitted dot must be found under its name.
+  const std::string text = DotModule(F64, {5, 6}, F64, {6, 7}, F64, {5, 7}, kMatmul);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    ExpectCpuAgrees(text, {Values(F64, {5, 6}, round), Values(F64, {6, 7}, round + 1)}, kExact);
+  }
 }
 
 }  // namespace
