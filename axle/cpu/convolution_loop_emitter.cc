@@ -29,6 +29,9 @@ namespace {
 
 namespace pu = primitive_util;
 
+// Bytes of sums per chunk of output features (EmitFeatureRow).
+constexpr int64_t kChunkBytes = 512;
+
 bool IsNarrowFloat(PrimitiveType type) {
   return pu::IsFloatingPointType(type) && type != F32 && type != F64;
 }
@@ -72,6 +75,12 @@ class ConvLoopEmitter {
     acc_type_ = IsNarrowFloat(out) ? F32 : out;
     integer_ = pu::IsIntegralType(out);
     if (integer_) acc_type_ = S64;
+    // Vectorized over output features when they are the innermost output
+    // dim (and the first is not the only one: rows split the work).
+    const int64_t rank = static_cast<int64_t>(spec.output_shape_dims.size());
+    feature_rows_ = rank >= 2 && spec.out_order[1] == rank - 1 && spec.feature_groups == 1 &&
+                    spec.batch_groups == 1 && !pu::IsComplexType(out);
+    chunk_ = std::max<int64_t>(16, kChunkBytes / std::max<int64_t>(1, pu::ByteWidth(acc_type_)));
   }
 
   absl::Status Emit(absl::string_view name) {
@@ -96,6 +105,8 @@ class ConvLoopEmitter {
     b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body));
     for (int i = 0; i < num_buffers; ++i) buffers_.push_back(body->getArg(i));
     acc_ = b_.CreateAlloca(elemental_.ValueType(acc_type_), nullptr, "acc");
+    if (feature_rows_)
+      sums_ = b_.CreateAlloca(elemental_.ValueType(acc_type_), I64(chunk_), "sums");
     AXLE_RETURN_IF_ERROR(EmitOutputNest(body->getArg(num_buffers), body->getArg(num_buffers + 1)));
     b_.CreateRetVoid();
 
@@ -123,9 +134,12 @@ class ConvLoopEmitter {
   absl::Status EmitOutputNest(llvm::Value* begin, llvm::Value* end) {
     const std::vector<int64_t>& dims = spec_.output_shape_dims;
     std::vector<llvm::Value*> index;
+    const size_t depth_end = feature_rows_ ? dims.size() - 1 : dims.size();
     std::function<absl::Status(size_t, llvm::Value*)> nest = [&](size_t depth,
                                                                  llvm::Value* linear) {
-      if (depth == dims.size()) return EmitElement(index, linear);
+      if (depth == depth_end) {
+        return feature_rows_ ? EmitFeatureRow(index, linear) : EmitElement(index, linear);
+      }
       llvm::Value* low = depth == 0 ? begin : I64(0);
       llvm::Value* high = depth == 0 ? end : I64(dims[depth]);
       return elemental_.EmitForLoop(
@@ -196,25 +210,19 @@ class ConvLoopEmitter {
     return elemental_.LoadElement(global, I64(0), literal.shape().element_type());
   }
 
-  // Output element `index` (HLO order) at `linear`.
-  absl::Status EmitElement(const std::vector<llvm::Value*>& index, llvm::Value* linear) {
-    const ConvLoopSpec& s = spec_;
-    auto canonical = [&](int64_t c) { return index[s.out_order[c]]; };
-    const int64_t in_features = s.rhs_dims[1];
-    const int64_t per_feature_group = s.out_dims[1] / s.feature_groups;
-    const int64_t per_batch_group = s.out_dims[1] / s.batch_groups;
-    const int64_t batch_group_size = s.lhs_dims[0] / s.batch_groups;
-    llvm::Value* batch = canonical(0);
-    llvm::Value* feature = canonical(1);
-    llvm::Value* in_batch = b_.CreateAdd(
-        batch, b_.CreateMul(b_.CreateUDiv(feature, I64(per_batch_group)), I64(batch_group_size)));
-    llvm::Value* in_base = b_.CreateAdd(b_.CreateMul(in_batch, I64(s.lhs_strides[0])),
-                                        b_.CreateMul(b_.CreateUDiv(feature, I64(per_feature_group)),
-                                                     I64(in_features * s.lhs_strides[1])));
-    llvm::Value* k_base = b_.CreateMul(feature, I64(s.rhs_strides[0]));
-    b_.CreateStore(llvm::Constant::getNullValue(elemental_.ValueType(acc_type_)), acc_);
+  using Canonical = std::function<llvm::Value*(int64_t)>;
 
+  // The loops over the kernel's spatial positions for the output position
+  // `canonical` (2 + i: spatial dim i); where the input position is inside
+  // (not padding, not a base-dilation hole) calls `body` with the lhs and
+  // rhs offsets added to `in_base` and `k_base`.
+  absl::Status EmitWindow(const Canonical& canonical, llvm::Value* in_base, llvm::Value* k_base,
+                          const std::function<absl::Status(llvm::Value*, llvm::Value*)>& body) {
+    const ConvLoopSpec& s = spec_;
     const int64_t spatial = static_cast<int64_t>(s.window.size());
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (s.rhs_dims[2 + i] == 0) return absl::OkStatus();  // an empty window
+    }
     std::vector<llvm::Value*> k;
     std::function<absl::Status(int64_t)> window = [&](int64_t depth) -> absl::Status {
       if (depth < spatial) {
@@ -253,32 +261,19 @@ class ConvLoopEmitter {
       auto* merge = llvm::BasicBlock::Create(b_.getContext(), "inside.end", function);
       b_.CreateCondBr(inside, then, merge);
       b_.SetInsertPoint(then);
-      llvm::Type* acc_type = elemental_.ValueType(acc_type_);
-      AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
-          I64(0), I64(in_features), "feature", [&](llvm::Value* iz) -> absl::Status {
-            AXLE_ASSIGN_OR_RETURN(
-                llvm::Value * a,
-                LoadOperand(buffers_[0],
-                            b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
-                            s.lhs_type));
-            AXLE_ASSIGN_OR_RETURN(
-                llvm::Value * x,
-                LoadOperand(buffers_[1],
-                            b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1]))),
-                            s.rhs_type));
-            b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, acc_), a, x), acc_);
-            return absl::OkStatus();
-          }));
+      AXLE_RETURN_IF_ERROR(body(in_offset, k_offset));
       b_.CreateBr(merge);
       b_.SetInsertPoint(merge);
       return absl::OkStatus();
     };
-    if (spatial == 0 ||
-        std::all_of(s.rhs_dims.begin() + 2, s.rhs_dims.end(), [](int64_t d) { return d > 0; })) {
-      AXLE_RETURN_IF_ERROR(window(0));
-    }
+    return window(0);
+  }
 
-    llvm::Value* sum = b_.CreateLoad(elemental_.ValueType(acc_type_), acc_);
+  // A sum rounded, saturated or wrapped to the output type, through the
+  // epilogue, stored at `linear`; `index` is the output element (HLO order).
+  absl::Status EmitResult(llvm::Value* sum, const std::vector<llvm::Value*>& index,
+                          llvm::Value* linear) {
+    const ConvLoopSpec& s = spec_;
     llvm::Value* value = nullptr;
     if (integer_) {
       value = SaturateOrWrap(sum);
@@ -310,6 +305,113 @@ class ConvLoopEmitter {
     return absl::OkStatus();
   }
 
+  // Output element `index` (HLO order) at `linear`: one sum.
+  absl::Status EmitElement(const std::vector<llvm::Value*>& index, llvm::Value* linear) {
+    const ConvLoopSpec& s = spec_;
+    auto canonical = [&](int64_t c) { return index[s.out_order[c]]; };
+    const int64_t in_features = s.rhs_dims[1];
+    const int64_t per_feature_group = s.out_dims[1] / s.feature_groups;
+    const int64_t per_batch_group = s.out_dims[1] / s.batch_groups;
+    const int64_t batch_group_size = s.lhs_dims[0] / s.batch_groups;
+    llvm::Value* batch = canonical(0);
+    llvm::Value* feature = canonical(1);
+    llvm::Value* in_batch = b_.CreateAdd(
+        batch, b_.CreateMul(b_.CreateUDiv(feature, I64(per_batch_group)), I64(batch_group_size)));
+    llvm::Value* in_base = b_.CreateAdd(b_.CreateMul(in_batch, I64(s.lhs_strides[0])),
+                                        b_.CreateMul(b_.CreateUDiv(feature, I64(per_feature_group)),
+                                                     I64(in_features * s.lhs_strides[1])));
+    llvm::Value* k_base = b_.CreateMul(feature, I64(s.rhs_strides[0]));
+    llvm::Type* acc_type = elemental_.ValueType(acc_type_);
+    b_.CreateStore(llvm::Constant::getNullValue(acc_type), acc_);
+    AXLE_RETURN_IF_ERROR(EmitWindow(
+        canonical, in_base, k_base,
+        [&](llvm::Value* in_offset, llvm::Value* k_offset) -> absl::Status {
+          return elemental_.EmitForLoop(
+              I64(0), I64(in_features), "feature", [&](llvm::Value* iz) -> absl::Status {
+                AXLE_ASSIGN_OR_RETURN(
+                    llvm::Value * a,
+                    LoadOperand(buffers_[0],
+                                b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
+                                s.lhs_type));
+                AXLE_ASSIGN_OR_RETURN(
+                    llvm::Value * x,
+                    LoadOperand(buffers_[1],
+                                b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1]))),
+                                s.rhs_type));
+                b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, acc_), a, x), acc_);
+                return absl::OkStatus();
+              });
+        }));
+    return EmitResult(b_.CreateLoad(acc_type, acc_), index, linear);
+  }
+
+  // The output elements along the innermost HLO dim, which is the output
+  // feature dim (no groups): chunks of features whose sums live on the
+  // stack; per window position and input feature the lhs element is
+  // loaded once and the innermost loop over the chunk's features (at the
+  // kernel's output-feature stride) is vectorized. Each sum still adds its
+  // products in the interpreter's order. `prefix` is the index of the
+  // other dims, `linear` their row-major linear index.
+  absl::Status EmitFeatureRow(const std::vector<llvm::Value*>& prefix, llvm::Value* linear) {
+    const ConvLoopSpec& s = spec_;
+    auto canonical = [&](int64_t c) { return prefix[s.out_order[c]]; };
+    const int64_t features = s.out_dims[1];
+    const int64_t in_features = s.rhs_dims[1];
+    llvm::Type* acc_type = elemental_.ValueType(acc_type_);
+    const int64_t chunks = (features + chunk_ - 1) / chunk_;
+    llvm::Value* in_base = b_.CreateMul(canonical(0), I64(s.lhs_strides[0]));
+    return elemental_.EmitForLoop(
+        I64(0), I64(chunks), "feature_chunk", [&](llvm::Value* chunk) -> absl::Status {
+          llvm::Value* first = b_.CreateMul(chunk, I64(chunk_));
+          llvm::Value* left = b_.CreateSub(I64(features), first);
+          llvm::Value* width =
+              b_.CreateSelect(b_.CreateICmpSLT(left, I64(chunk_)), left, I64(chunk_));
+          AXLE_RETURN_IF_ERROR(
+              elemental_.EmitForLoop(I64(0), width, "zero", [&](llvm::Value* j) -> absl::Status {
+                b_.CreateStore(llvm::Constant::getNullValue(acc_type),
+                               b_.CreateInBoundsGEP(acc_type, sums_, j));
+                return absl::OkStatus();
+              }));
+          llvm::Value* k_base = b_.CreateMul(first, I64(s.rhs_strides[0]));
+          AXLE_RETURN_IF_ERROR(EmitWindow(
+              canonical, in_base, k_base,
+              [&](llvm::Value* in_offset, llvm::Value* k_offset) -> absl::Status {
+                return elemental_.EmitForLoop(
+                    I64(0), I64(in_features), "feature", [&](llvm::Value* iz) -> absl::Status {
+                      AXLE_ASSIGN_OR_RETURN(
+                          llvm::Value * a,
+                          LoadOperand(
+                              buffers_[0],
+                              b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
+                              s.lhs_type));
+                      llvm::Value* row =
+                          b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1])));
+                      return elemental_.EmitForLoop(
+                          I64(0), width, "out_feature", [&](llvm::Value* j) -> absl::Status {
+                            AXLE_ASSIGN_OR_RETURN(
+                                llvm::Value * x,
+                                LoadOperand(
+                                    buffers_[1],
+                                    b_.CreateAdd(row, b_.CreateMul(j, I64(s.rhs_strides[0]))),
+                                    s.rhs_type));
+                            llvm::Value* slot = b_.CreateInBoundsGEP(acc_type, sums_, j);
+                            b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, slot), a, x), slot);
+                            return absl::OkStatus();
+                          });
+                    });
+              }));
+          return elemental_.EmitForLoop(
+              I64(0), width, "store", [&](llvm::Value* j) -> absl::Status {
+                llvm::Value* feature = b_.CreateAdd(first, j);
+                std::vector<llvm::Value*> index = prefix;
+                index.push_back(feature);
+                return EmitResult(b_.CreateLoad(acc_type, b_.CreateInBoundsGEP(acc_type, sums_, j)),
+                                  index,
+                                  b_.CreateAdd(b_.CreateMul(linear, I64(features)), feature));
+              });
+        });
+  }
+
   const ConvLoopSpec& spec_;
   llvm::Module* module_;
   llvm::IRBuilder<> b_;
@@ -318,6 +420,10 @@ class ConvLoopEmitter {
   bool integer_ = false;          // an integer output (not pred)
   std::vector<llvm::Value*> buffers_;
   llvm::Value* acc_ = nullptr;
+  // Sums of a chunk of output features (EmitFeatureRow), when feature_rows_.
+  bool feature_rows_ = false;
+  int64_t chunk_ = 16;
+  llvm::Value* sums_ = nullptr;
 };
 
 }  // namespace

@@ -9,7 +9,12 @@
 //
 // buffers = lhs, rhs, the epilogue's side operands (scale, bias), output;
 // [begin, end) is a range of the output's outermost (HLO) dimension, so a
-// thunk splits the work across threads as for a loop kernel. Each output
+// thunk splits the work across threads as for a loop kernel. When the
+// output's innermost dim is its feature dim and there are no groups (NHWC
+// and the like), the output features are computed in chunks whose sums live
+// on the stack: per kernel position and input feature the lhs element is
+// loaded once and the loop over the chunk's features is vectorized.
+// Otherwise one element at a time (scalar code). Each output
 // element is computed as the interpreter does (axle/eval/convolution.cc):
 // every kernel spatial position whose input position lands inside the input
 // (padding and base-dilation holes skipped), then the input features of the

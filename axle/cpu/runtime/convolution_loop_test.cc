@@ -3,8 +3,9 @@
 // exactly: sums in the interpreter's order and precision, integer results
 // saturated, mixed operand types, complex, no spatial dims and four of
 // them, empty windows and outputs, epilogues, a convolution large enough to
-// be split across threads. (convolution_test.cc covers the window
-// attributes and groups on both paths.)
+// be split across threads. Output features innermost (b01f) run the
+// vectorized feature rows, bf01 the element-at-a-time loop.
+// (convolution_test.cc covers the window attributes and groups.)
 #include "absl/strings/str_cat.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
@@ -62,6 +63,19 @@ TEST(ConvolutionLoopTest, TypeFamiliesExactly) {
     SCOPED_TRACE(type);
     ExpectAgrees(ConvModule(absl::StrCat(type, "[2,5,6,3]"), absl::StrCat(type, "[3,3,3,4]"),
                             absl::StrCat(type, "[2,5,5,4]"), kNhwc));
+  }
+}
+
+TEST(ConvolutionLoopTest, ChannelsFirstAndGroupsElementAtATime) {
+  for (const char* type : {"f64", "f16", "s8", "c64"}) {
+    SCOPED_TRACE(type);
+    ExpectAgrees(ConvModule(absl::StrCat(type, "[2,3,6,5]"), absl::StrCat(type, "[4,3,3,3]"),
+                            absl::StrCat(type, "[2,4,6,4]"),
+                            "window={size=3x3 pad=1_1x0_1}, dim_labels=bf01_oi01->bf01"));
+    ExpectAgrees(
+        ConvModule(absl::StrCat(type, "[2,5,5,4]"), absl::StrCat(type, "[3,3,2,6]"),
+                   absl::StrCat(type, "[2,3,3,6]"),
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f, feature_group_count=2"));
   }
 }
 
