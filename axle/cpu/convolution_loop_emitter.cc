@@ -5,7 +5,8 @@
 // a nest of loops whose body checks that the input position is inside
 // (and not a base-dilation hole) and then sums over the group's input
 // features. The body is an internal always-inline function with noalias
-// buffers, called by the wrapper with the public signature.
+// buffers, called by the wrapper with the public signature
+// (emitted_kernel_internal.h).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/convolution_loop_emitter.h"
@@ -17,10 +18,9 @@
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
-#include "axle/hlo/text/hlo_printer.h"
+#include "axle/cpu/emitted_kernel_internal.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
-#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -54,12 +54,9 @@ std::string SpecKey(const ConvLoopSpec& spec) {
     absl::StrAppend(&key, "\nside ", pu::LowercasePrimitiveTypeName(side.type), " ",
                     dims(side.strides));
   }
-  HloPrintOptions options = HloPrintOptions::ShortParsable().set_print_operand_names(false);
   for (const ConvLoopSpec::EpilogueOp& op : spec.epilogue) {
-    std::string text = ToString(*op.instruction, options);
-    const size_t equals = text.find(" = ");
-    if (equals != std::string::npos) text.erase(0, equals + 3);
-    absl::StrAppend(&key, "\n", text, " chain ", op.chain_operand, " sides ", dims(op.side));
+    absl::StrAppend(&key, "\n", InstructionKey(*op.instruction), " chain ", op.chain_operand,
+                    " sides ", dims(op.side));
     for (const auto& constant : op.constants) {
       absl::StrAppend(&key, " ", constant ? constant->ToString() : "-");
     }
@@ -84,47 +81,16 @@ class ConvLoopEmitter {
   }
 
   absl::Status Emit(absl::string_view name) {
-    llvm::LLVMContext& context = module_->getContext();
-    llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
     const int num_buffers = 3 + static_cast<int>(spec_.sides.size());
-    std::vector<llvm::Type*> body_params(num_buffers, ptr);
-    body_params.push_back(i64);
-    body_params.push_back(i64);
-    const std::string function_name(name.data(), name.size());
-    auto* body = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
-                                        llvm::GlobalValue::InternalLinkage, function_name + ".body",
-                                        module_);
-    body->addFnAttr(llvm::Attribute::AlwaysInline);
-    body->addFnAttr(llvm::Attribute::NoUnwind);
-    for (int i = 0; i < num_buffers; ++i) {
-      body->addParamAttr(i, llvm::Attribute::NoAlias);
-      body->addParamAttr(i, llvm::Attribute::NoCapture);
-      if (i + 1 < num_buffers) body->addParamAttr(i, llvm::Attribute::ReadOnly);
-    }
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body));
-    for (int i = 0; i < num_buffers; ++i) buffers_.push_back(body->getArg(i));
-    acc_ = b_.CreateAlloca(elemental_.ValueType(acc_type_), nullptr, "acc");
-    if (feature_rows_)
-      sums_ = b_.CreateAlloca(elemental_.ValueType(acc_type_), I64(chunk_), "sums");
-    AXLE_RETURN_IF_ERROR(EmitOutputNest(body->getArg(num_buffers), body->getArg(num_buffers + 1)));
-    b_.CreateRetVoid();
-
-    auto* kernel =
-        llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false),
-                               llvm::GlobalValue::ExternalLinkage, function_name, module_);
-    kernel->addFnAttr(llvm::Attribute::NoUnwind);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
-    std::vector<llvm::Value*> args;
-    for (int i = 0; i < num_buffers; ++i) {
-      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, kernel->getArg(0), i);
-      args.push_back(b_.CreateLoad(ptr, slot, absl::StrCat("buffer", i)));
-    }
-    args.push_back(kernel->getArg(1));
-    args.push_back(kernel->getArg(2));
-    b_.CreateCall(body, args);
-    b_.CreateRetVoid();
-    return absl::OkStatus();
+    return EmitKernelFunctions(
+        module_, b_, name, num_buffers,
+        [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin, llvm::Value* end) {
+          buffers_ = buffers;
+          llvm::Type* acc_type = elemental_.ValueType(acc_type_);
+          acc_ = b_.CreateAlloca(acc_type, nullptr, "acc");
+          if (feature_rows_) sums_ = b_.CreateAlloca(acc_type, I64(chunk_), "sums");
+          return EmitOutputNest(begin, end);
+        });
   }
 
  private:
@@ -198,16 +164,6 @@ class ConvLoopEmitter {
     }
     return b_.CreateTrunc(
         b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, sum, I64((int64_t{1} << bits) - 1)), type);
-  }
-
-  llvm::Value* ConstantValue(const Literal& literal) {
-    const auto* bytes = static_cast<const uint8_t*>(literal.untyped_data());
-    llvm::Constant* init = llvm::ConstantDataArray::get(
-        b_.getContext(), llvm::ArrayRef<uint8_t>(bytes, literal.size_bytes()));
-    auto* global = new llvm::GlobalVariable(*module_, init->getType(), /*isConstant=*/true,
-                                            llvm::GlobalValue::PrivateLinkage, init, "epilogue");
-    global->setAlignment(llvm::Align(16));
-    return elemental_.LoadElement(global, I64(0), literal.shape().element_type());
   }
 
   using Canonical = std::function<llvm::Value*(int64_t)>;
@@ -294,7 +250,7 @@ class ConvLoopEmitter {
           }
           operand = elemental_.LoadElement(buffers_[2 + op.side[i]], offset, side.type);
         } else {
-          operand = ConstantValue(*op.constants.at(i));
+          operand = EmitScalarLiteral(elemental_, module_, *op.constants.at(i));
         }
         operands.push_back(
             [operand](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return operand; });

@@ -2,7 +2,8 @@
 //
 // See dot_loop_emitter.h for the kernel's loops and semantics. The body is
 // an internal always-inline function whose buffer parameters are noalias
-// (as a loop kernel's), called by the wrapper with the public signature.
+// (as a loop kernel's), called by the wrapper with the public signature
+// (emitted_kernel_internal.h).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/dot_loop_emitter.h"
@@ -13,10 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/elemental_ir_emitter.h"
-#include "axle/hlo/text/hlo_printer.h"
+#include "axle/cpu/emitted_kernel_internal.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
-#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -86,12 +86,9 @@ std::string SpecKey(const DotLoopSpec& spec) {
                    spec.packed_nibble ? " packed_nibble" : "", "\nbatch ", DimsKey(spec.batch),
                    "\nm ", DimsKey(spec.m), "\nn ", DimsKey(spec.n), "\nk ", DimsKey(spec.k), "\n");
   if (spec.has_bias) absl::StrAppend(&key, "bias ", pu::LowercasePrimitiveTypeName(spec.bias_type));
-  HloPrintOptions options = HloPrintOptions::ShortParsable().set_print_operand_names(false);
   for (const DotLoopSpec::EpilogueOp& op : spec.epilogue) {
-    std::string text = ToString(*op.instruction, options);
-    const size_t equals = text.find(" = ");
-    if (equals != std::string::npos) text.erase(0, equals + 3);
-    absl::StrAppend(&key, "\n", text, " chain ", op.chain_operand, " bias ", op.bias_operand);
+    absl::StrAppend(&key, "\n", InstructionKey(*op.instruction), " chain ", op.chain_operand,
+                    " bias ", op.bias_operand);
     for (const auto& constant : op.constants) {
       absl::StrAppend(&key, " ", constant ? constant->ToString() : "-");
     }
@@ -122,47 +119,16 @@ class DotLoopEmitter {
   }
 
   absl::Status Emit(absl::string_view name) {
-    llvm::LLVMContext& context = module_->getContext();
-    llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
     const int num_buffers = spec_.has_bias ? 4 : 3;
-    std::vector<llvm::Type*> body_params(num_buffers, ptr);
-    body_params.push_back(i64);
-    body_params.push_back(i64);
-    const std::string function_name(name.data(), name.size());
-    auto* body = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
-                                        llvm::GlobalValue::InternalLinkage, function_name + ".body",
-                                        module_);
-    body->addFnAttr(llvm::Attribute::AlwaysInline);
-    body->addFnAttr(llvm::Attribute::NoUnwind);
-    for (int i = 0; i < num_buffers; ++i) {
-      body->addParamAttr(i, llvm::Attribute::NoAlias);
-      body->addParamAttr(i, llvm::Attribute::NoCapture);
-      if (i + 1 < num_buffers) body->addParamAttr(i, llvm::Attribute::ReadOnly);
-    }
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body));
-    lhs_ = body->getArg(0);
-    rhs_ = body->getArg(1);
-    bias_ = spec_.has_bias ? body->getArg(2) : nullptr;
-    out_ = body->getArg(num_buffers - 1);
-    AXLE_RETURN_IF_ERROR(EmitBody(body->getArg(num_buffers), body->getArg(num_buffers + 1)));
-    b_.CreateRetVoid();
-
-    auto* kernel =
-        llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false),
-                               llvm::GlobalValue::ExternalLinkage, function_name, module_);
-    kernel->addFnAttr(llvm::Attribute::NoUnwind);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
-    std::vector<llvm::Value*> args;
-    for (int i = 0; i < num_buffers; ++i) {
-      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, kernel->getArg(0), i);
-      args.push_back(b_.CreateLoad(ptr, slot, absl::StrCat("buffer", i)));
-    }
-    args.push_back(kernel->getArg(1));
-    args.push_back(kernel->getArg(2));
-    b_.CreateCall(body, args);
-    b_.CreateRetVoid();
-    return absl::OkStatus();
+    return EmitKernelFunctions(
+        module_, b_, name, num_buffers,
+        [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin, llvm::Value* end) {
+          lhs_ = buffers[0];
+          rhs_ = buffers[1];
+          bias_ = spec_.has_bias ? buffers[2] : nullptr;
+          out_ = buffers.back();
+          return EmitBody(begin, end);
+        });
   }
 
  private:
@@ -397,18 +363,6 @@ class DotLoopEmitter {
         });
   }
 
-  // A splat constant of the epilogue as a value: loaded from a private
-  // global holding its bytes (folded by LLVM).
-  llvm::Value* ConstantValue(const Literal& literal) {
-    const auto* bytes = static_cast<const uint8_t*>(literal.untyped_data());
-    llvm::Constant* init = llvm::ConstantDataArray::get(
-        b_.getContext(), llvm::ArrayRef<uint8_t>(bytes, literal.size_bytes()));
-    auto* global = new llvm::GlobalVariable(*module_, init->getType(), /*isConstant=*/true,
-                                            llvm::GlobalValue::PrivateLinkage, init, "epilogue");
-    global->setAlignment(llvm::Align(16));
-    return elemental_.LoadElement(global, I64(0), literal.shape().element_type());
-  }
-
   // The sums rounded to the output type, through the epilogue, stored.
   absl::Status EmitStores(const std::vector<Offsets>& rows, llvm::Value* out_row,
                           llvm::Value* bias_columns, llvm::Value* column_base, llvm::Value* first,
@@ -436,7 +390,7 @@ class DotLoopEmitter {
                                                  b_.CreateMul(column, I64(inner_.bias_stride)));
               operand = elemental_.LoadElement(bias_, offset, spec_.bias_type);
             } else {
-              operand = ConstantValue(*op.constants.at(i));
+              operand = EmitScalarLiteral(elemental_, module_, *op.constants.at(i));
             }
             operands.push_back(
                 [operand](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return operand; });
