@@ -6,6 +6,7 @@
 // interpreter's order and precision, so results are compared exactly except
 // where an epilogue calls a transcendental.
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "absl/strings/str_join.h"
@@ -181,8 +182,11 @@ TEST(DotLoopTest, DimensionNumbersAnywhere) {
        "lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={1,0}, "
        "rhs_contracting_dims={2}"},
   };
-  for (const GeneralCase& c : cases) {
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const GeneralCase& c = cases[i];
+    // Complex on the transposed cases only (each compile costs ~20 ms).
     for (PrimitiveType type : {F64, S32, C64}) {
+      if (type == C64 && i >= 3) continue;
       SCOPED_TRACE(absl::StrCat(Name(type), Dims(c.lhs), " x ", Dims(c.rhs), " ", c.numbers));
       ExpectCpuAgrees(DotModule(type, c.lhs, type, c.rhs, type, c.out, c.numbers),
                       {Values(type, c.lhs, 1), Values(type, c.rhs, 2)}, kExact);
@@ -227,7 +231,10 @@ TEST(DotLoopTest, Epilogues) {
       "ROOT r = $t[6,67] exponential(y)",
   };
   for (PrimitiveType type : {F64, F16}) {
-    for (const char* activation : activations) {
+    for (int a = 0; a < 5; ++a) {
+      const char* activation = activations[a];
+      // f16: relu and tanh (rounding after the add and after the op).
+      if (type == F16 && a != 0 && a != 2) continue;
       // A bias over columns, then one over rows.
       for (int64_t bias_size : {67, 6}) {
         const char* dims = bias_size == 67 ? "[67]" : "[6]";
