@@ -69,6 +69,9 @@ class ElementalIrEmitter {
   // Row-major linear index of `index` in `dimensions`.
   llvm::Value* Linearize(const IrIndex& index, absl::Span<const int64_t> dimensions);
 
+  // `x` (a value of type `from`) converted to `to`, as HLO's convert.
+  absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* x, PrimitiveType from, PrimitiveType to);
+
   // Unimplemented unless every element type this emitter meets is handled.
   static absl::Status CheckSupportedType(PrimitiveType type, const HloInstruction& hlo);
 
@@ -135,7 +138,6 @@ class ElementalIrEmitter {
                                                  llvm::Value* y);
   absl::StatusOr<llvm::Value*> EmitCompare(const HloInstruction& hlo, llvm::Value* x,
                                            llvm::Value* y);
-  absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* x, PrimitiveType from, PrimitiveType to);
   absl::StatusOr<llvm::Value*> EmitBitcastConvert(const HloInstruction& hlo, llvm::Value* x);
   absl::StatusOr<llvm::Value*> EmitBitcastConvertWidths(const HloInstruction& hlo,
                                                         Generators operands, const IrIndex& index);

@@ -41,6 +41,7 @@
 #define AXLE_CPU_LOOP_KERNEL_EMITTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -117,6 +118,14 @@ class LoopKernelModule {
   // kernel's is (structurally identical ones share one function).
   absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> AddScalarFunction(
       const HloComputation& computation, absl::string_view name);
+  // A kernel with the loop kernel's signature whose IR `emit` writes into
+  // the LLVM module it is given, as the function `name` (a dot:
+  // dot_loop_emitter.h). Kernels with equal `key`s (a text saying all that
+  // the code depends on) share one function.
+  using KernelIrEmitter = std::function<absl::Status(llvm::Module* module)>;
+  absl::StatusOr<std::unique_ptr<CompiledKernel>> AddEmittedKernel(
+      absl::string_view key, absl::string_view name, int64_t outer_size, int64_t num_parameters,
+      int64_t num_outputs, const KernelIrEmitter& emit);
   absl::Status Compile();
 
   int64_t num_kernels() const;

@@ -222,6 +222,40 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddSca
   return function;
 }
 
+absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddEmittedKernel(
+    absl::string_view key, absl::string_view name, int64_t outer_size, int64_t num_parameters,
+    int64_t num_outputs, const KernelIrEmitter& emit) {
+  auto start = std::chrono::steady_clock::now();
+  const std::string full_key = absl::StrCat("emitted kernel\n", key);
+  auto [it, is_new] =
+      impl_->function_of_key.emplace(full_key, std::string(name.data(), name.size()));
+  const std::string& function_name = it->second;
+  if (is_new) {
+    ++impl_->num_functions;
+    if (impl_->jit == nullptr) {
+      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
+      const int64_t before = InstructionCount(*partition->module);
+      absl::Status emitted = emit(partition->module.get());
+      if (!emitted.ok()) {
+        impl_->function_of_key.erase(full_key);
+        --impl_->num_functions;
+        return emitted;
+      }
+      partition->instructions += InstructionCount(*partition->module) - before;
+    }
+    absl::StrAppend(&impl_->signature, name, "\n", key, "\n");
+  } else {
+    absl::StrAppend(&impl_->signature, name, " = ", function_name, "\n");
+  }
+  auto kernel =
+      std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, num_parameters, num_outputs);
+  impl_->pending.emplace_back(kernel.get(), function_name);
+  ++impl_->num_kernels;
+  impl_->emit_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return kernel;
+}
+
 absl::Status LoopKernelModule::Compile() {
   if (impl_->jit == nullptr && !impl_->partitions.empty()) {
     std::vector<std::unique_ptr<llvm::Module>> modules;

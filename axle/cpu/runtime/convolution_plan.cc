@@ -23,7 +23,8 @@ Operand PlainOperand(const Shape& shape, int64_t number, const Literal* constant
   return operand;
 }
 
-// A fused parameter, constant or broadcast (of those) as an Operand.
+}  // namespace
+
 absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
                                 const std::vector<const Literal*>& constants) {
   switch (instruction.opcode()) {
@@ -46,6 +47,8 @@ absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
       return Unsupported(instruction, "a convolution operand the convolution thunk cannot read");
   }
 }
+
+namespace {
 
 absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
                                   const std::vector<const Literal*>& constants) {
@@ -80,6 +83,7 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
         plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
                           : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
                                                                  : Activation::kExp;
+        plan.chain.emplace_back(node, 0);
         node = node->operand(0);
         break;
       case HloOpcode::kMaximum: {
@@ -87,6 +91,7 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
         AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
         if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
         plan.activation = Activation::kRelu;
+        plan.chain.emplace_back(node, chain);
         node = node->operand(chain);
         break;
       }
@@ -94,6 +99,7 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
         AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
         AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
         plan.activation = Activation::kClamp;
+        plan.chain.emplace_back(node, 1);
         node = node->operand(1);
         break;
       }
@@ -104,12 +110,14 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
       int chain = is_chain(node->operand(0)) ? 0 : 1;
       AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*node->operand(1 - chain), constants));
       plan.bias = std::move(bias);
+      plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }
     if (node->opcode() == HloOpcode::kMultiply) {
       int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
       AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*node->operand(1 - chain), constants));
       plan.scale = std::move(scale);
+      plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }
   }

@@ -61,6 +61,10 @@ struct ConvPlan {
   std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
   std::vector<WindowDimension> window;
   int64_t feature_groups = 1, batch_groups = 1;
+  // The fusion's ops above the convolution, top down, each with the number
+  // of its operand that is the value below it (the emitted loop applies
+  // them).
+  std::vector<std::pair<const HloInstruction*, int64_t>> chain;
 
   std::vector<int64_t> LhsStrides() const { return Permuted(lhs.strides, lhs_order); }
   std::vector<int64_t> RhsStrides() const { return Permuted(rhs.strides, rhs_order); }
@@ -79,6 +83,10 @@ struct ConvPlan {
 absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
                                   const std::vector<const Literal*>& constants);
 
+// A fused parameter, constant or broadcast (of those) as an Operand.
+absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
+                                const std::vector<const Literal*>& constants);
+
 // The data of `operand` in this run.
 const char* BaseOf(const ThunkContext& context, const Operand& operand,
                    const std::vector<int64_t>& operand_values);
@@ -91,10 +99,12 @@ void StridedCopy(const char* in, const std::vector<int64_t>& dims,
 // Advances `index` through `dims` in row-major order; false after the last.
 bool Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index);
 
-// The loop path (convolution_loop_thunk.cc): any element type.
-std::unique_ptr<Thunk> CreateLoopConvolutionThunk(std::string name, ConvPlan plan,
-                                                  std::vector<int64_t> operand_values,
-                                                  int64_t output_value);
+// The loop path (convolution_loop_thunk.cc): any element type, as the
+// kernel `kernel_name` emitted into `kernels` (convolution_loop_emitter.h).
+absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
+    const HloInstruction& instruction, ConvPlan plan, std::vector<int64_t> operand_values,
+    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
+    absl::string_view kernel_name);
 bool IsLoopConvolutionThunk(const Thunk& thunk);
 
 }  // namespace axle::cpu::conv

@@ -58,7 +58,9 @@ std::string KindOf(absl::string_view text) {
       const auto* constant = dyn_cast<HloConstantInstruction>(operand);
       constants.push_back(constant != nullptr ? &constant->literal() : nullptr);
     }
-    auto thunk = cpu::CreateConvolutionThunk(*instruction, values, constants, values.size());
+    cpu::LoopKernelModule kernels("kind", {});
+    auto thunk = cpu::CreateConvolutionThunk(*instruction, values, constants, values.size(),
+                                             kernels, "convolution_loop");
     if (!thunk.ok()) return std::string(thunk.status().message());
     auto kind = cpu::ConvolutionThunkKind(**thunk);
     return kind.ok() ? *kind : std::string(kind.status().message());

@@ -561,7 +561,8 @@ bool DnnlTakes(const ConvPlan& plan) {
 
 absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
     const HloInstruction& instruction, std::vector<int64_t> operand_values,
-    const std::vector<const Literal*>& constants, int64_t output_value) {
+    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
+    absl::string_view kernel_name) {
   if (!instruction.shape().IsArray()) {
     return Unsupported(instruction, "a convolution with a tuple result");
   }
@@ -571,8 +572,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
         std::make_unique<DnnlConvolutionThunk>(instruction.name(), operand_values, output_value);
     if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
   }
-  return conv::CreateLoopConvolutionThunk(instruction.name(), std::move(plan),
-                                          std::move(operand_values), output_value);
+  return conv::CreateLoopConvolutionThunk(instruction, std::move(plan), std::move(operand_values),
+                                          constants, output_value, kernels, kernel_name);
 }
 
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
@@ -594,7 +595,8 @@ absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuil
   int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
   AXLE_ASSIGN_OR_RETURN(
       std::unique_ptr<Thunk> thunk,
-      CreateConvolutionThunk(instruction, std::move(operand_values), constants, output));
+      CreateConvolutionThunk(instruction, std::move(operand_values), constants, output,
+                             builder.kernels(), builder.UniqueName("convolution_loop")));
   builder.AddThunk(std::move(thunk));
   return absl::OkStatus();
 }

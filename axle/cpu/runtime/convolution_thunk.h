@@ -26,9 +26,11 @@
 //   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
-// Every other element type, rank and anything oneDNN declines runs a plain
-// loop that accumulates in f64 / wrapping 64-bit integers / c128, with the
-// interpreter's rounding (integer results narrower than 64 bits saturate).
+// Every other element type, rank and anything oneDNN declines runs a
+// kernel emitted into the program's LLVM module (convolution_loop_emitter.h:
+// operands read in place, the interpreter's sums and rounding, integer
+// results narrower than 64 bits saturated, the epilogue fused), split over
+// the output's outermost dimension across the intra-op pool.
 //
 // Thread-safe: each run makes its own stream, memory objects and scratch.
 //
@@ -50,10 +52,13 @@ namespace axle::cpu {
 // `instruction` is a convolution or a kOutput fusion rooted at a
 // convolution epilogue. `operand_values[i]` is the value of its operand i,
 // `constants[i]` that operand's literal when it is a constant (else null;
-// the thunk copies what it keeps).
+// the thunk copies what it keeps). A convolution oneDNN does not run
+// becomes the kernel `kernel_name` in `kernels` (compiled with the program's
+// loop kernels).
 absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
     const HloInstruction& instruction, std::vector<int64_t> operand_values,
-    const std::vector<const Literal*>& constants, int64_t output_value);
+    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
+    absl::string_view kernel_name);
 
 // How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-reference"
 // (oneDNN's slow reference implementation) or "loop" (for tests).

@@ -1,10 +1,9 @@
-// DotThunk: dot and dot epilogues through oneDNN matmul, or a plain loop for
-// the element types oneDNN lacks (see dot_thunk.h).
+// DotThunk: dot and dot epilogues through oneDNN matmul, or an emitted loop
+// kernel for the element types oneDNN lacks (see dot_thunk.h).
 #include "axle/cpu/runtime/dot_thunk.h"
 
 #include <algorithm>
 #include <cmath>
-#include <complex>
 #include <cstring>
 #include <optional>
 
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/dot_loop_emitter.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -258,6 +258,10 @@ struct DotPlan {
   std::vector<int64_t> output_dims;
   int64_t batch = 1, m = 1, k = 1, n = 1;
   int64_t output_batch_rank = 0, output_m_rank = 0;
+  bool packed_nibble = false;
+  // The fusion's ops above the dot, top down, each with the number of its
+  // operand that is the value below it (the emitted loop applies them).
+  std::vector<std::pair<const HloInstruction*, int64_t>> chain;
 };
 
 std::vector<int64_t> Flatten(const std::vector<std::vector<int64_t>>& groups) {
@@ -297,6 +301,7 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
         plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
                           : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
                                                                  : Activation::kExp;
+        plan.chain.emplace_back(node, 0);
         node = node->operand(0);
         break;
       case HloOpcode::kMaximum: {
@@ -304,6 +309,7 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
         AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
         if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
         plan.activation = Activation::kRelu;
+        plan.chain.emplace_back(node, chain);
         node = node->operand(chain);
         break;
       }
@@ -311,6 +317,7 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
         AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
         AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
         plan.activation = Activation::kClamp;
+        plan.chain.emplace_back(node, 1);
         node = node->operand(1);
         break;
       }
@@ -321,13 +328,18 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
       int chain = node->operand(0)->opcode() == HloOpcode::kDot ? 0 : 1;
       AXLE_ASSIGN_OR_RETURN(Source bias, Resolve(*node->operand(1 - chain), true, constants));
       plan.bias = std::move(bias);
+      plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }
   }
   if (node->opcode() != HloOpcode::kDot) {
     return Unsupported(instruction, "a fusion the dot thunk does not implement");
   }
-  const auto& numbers = cast<HloDotInstruction>(node)->dot_dimension_numbers();
+  const auto* dot = cast<HloDotInstruction>(node);
+  const auto& numbers = dot->dot_dimension_numbers();
+  for (auto precision : dot->precision_config().operand_precision()) {
+    plan.packed_nibble = plan.packed_nibble || precision == PrecisionConfig::PACKED_NIBBLE;
+  }
   if (in_fusion) {
     AXLE_ASSIGN_OR_RETURN(plan.lhs, Resolve(*node->operand(0), true, constants));
     AXLE_ASSIGN_OR_RETURN(plan.rhs, Resolve(*node->operand(1), true, constants));
@@ -392,23 +404,86 @@ std::vector<std::vector<int64_t>> OutputGroups(const DotPlan& plan) {
 }
 
 // ---------------------------------------------------------------------------
-// The loop path: any element type, accumulating in f64, s64 or c128.
+// The loop path: the types oneDNN lacks, as a kernel emitted into the
+// program's LLVM module (dot_loop_emitter.h).
 
+// The spec of `plan`'s kernel. Operand strides are those of the Sources (a
+// broadcast operand has stride 0 in the dims it adds).
+DotLoopSpec MakeLoopSpec(const DotPlan& plan) {
+  DotLoopSpec spec;
+  spec.lhs_type = plan.lhs.type;
+  spec.rhs_type = plan.rhs.type;
+  spec.output_type = plan.output_type;
+  spec.packed_nibble = plan.packed_nibble;
+  spec.has_bias = plan.bias.has_value();
+  if (plan.bias) spec.bias_type = plan.bias->type;
+  auto bias_stride = [&](int64_t output_dim) {
+    return plan.bias ? plan.bias->strides[output_dim] : 0;
+  };
+  const std::vector<int64_t>& lhs_batch = plan.lhs_groups[0];
+  const std::vector<int64_t>& rhs_batch = plan.rhs_groups[0];
+  int64_t output_dim = 0;
+  for (size_t i = 0; i < lhs_batch.size(); ++i, ++output_dim) {
+    spec.batch.push_back({plan.lhs.dims[lhs_batch[i]], plan.lhs.strides[lhs_batch[i]],
+                          plan.rhs.strides[rhs_batch[i]], bias_stride(output_dim)});
+  }
+  for (int64_t d : plan.lhs_groups[1]) {
+    spec.m.push_back({plan.lhs.dims[d], plan.lhs.strides[d], 0, bias_stride(output_dim++)});
+  }
+  for (int64_t d : plan.rhs_groups[2]) {
+    spec.n.push_back({plan.rhs.dims[d], 0, plan.rhs.strides[d], bias_stride(output_dim++)});
+  }
+  const std::vector<int64_t>& lhs_contracting = plan.lhs_groups[2];
+  const std::vector<int64_t>& rhs_contracting = plan.rhs_groups[1];
+  for (size_t i = 0; i < lhs_contracting.size(); ++i) {
+    spec.k.push_back({plan.lhs.dims[lhs_contracting[i]], plan.lhs.strides[lhs_contracting[i]],
+                      plan.rhs.strides[rhs_contracting[i]], 0});
+  }
+  return spec;
+}
+
+// The epilogue ops of `plan` bottom up, with their splat constants.
+absl::StatusOr<std::vector<DotLoopSpec::EpilogueOp>> LoopEpilogue(
+    const DotPlan& plan, const std::vector<const Literal*>& constants) {
+  std::vector<DotLoopSpec::EpilogueOp> epilogue;
+  for (auto it = plan.chain.rbegin(); it != plan.chain.rend(); ++it) {
+    DotLoopSpec::EpilogueOp op;
+    op.instruction = it->first;
+    op.chain_operand = it->second;
+    op.constants.resize(op.instruction->operand_count());
+    for (int64_t i = 0; i < op.instruction->operand_count(); ++i) {
+      if (i == op.chain_operand) continue;
+      if (op.instruction->opcode() == HloOpcode::kAdd) {
+        op.bias_operand = i;
+        continue;
+      }
+      const HloInstruction& operand = *op.instruction->operand(i);
+      AXLE_ASSIGN_OR_RETURN(Source source, Resolve(operand, true, constants));
+      if (source.literal == nullptr) return Unsupported(operand, "a non-constant epilogue bound");
+      auto scalar = std::make_shared<Literal>(ShapeUtil::MakeShape(source.type, {}));
+      std::memcpy(scalar->untyped_data(), source.literal->untyped_data(), scalar->size_bytes());
+      op.constants[i] = std::move(scalar);
+    }
+    epilogue.push_back(std::move(op));
+  }
+  return epilogue;
+}
+
+// Runs the emitted kernel over the output rows, split across the intra-op
+// pool when there is enough work. Constant operands are the thunk's own
+// literals.
 class LoopDotThunk : public Thunk {
  public:
-  LoopDotThunk(std::string name, DotPlan plan, std::vector<int64_t> operand_values,
-               int64_t output_value)
+  LoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel, const DotPlan& plan,
+               std::vector<int64_t> operand_values, int64_t output_value)
       : Thunk(std::move(name)),
-        plan_(std::move(plan)),
+        kernel_(std::move(kernel)),
         operand_values_(std::move(operand_values)),
-        output_value_(output_value) {
-    if (primitive_util::IsComplexType(plan_.output_type)) {
-      compute_type_ = C128;
-    } else if (primitive_util::IsFloatingPointType(plan_.output_type)) {
-      compute_type_ = F64;
-    } else {
-      compute_type_ = S64;
-    }
+        output_value_(output_value),
+        work_per_row_(std::max<int64_t>(1, plan.k * plan.n)) {
+    sources_.push_back(plan.lhs);
+    sources_.push_back(plan.rhs);
+    if (plan.bias) sources_.push_back(*plan.bias);
   }
 
   std::optional<BufferUses> buffer_uses() const override {
@@ -416,111 +491,56 @@ class LoopDotThunk : public Thunk {
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
-    switch (compute_type_) {
-      case C128:
-        return Run<complex128>(context);
-      case F64:
-        return Run<double>(context);
-      default:
-        return Run<int64_t>(context);
+    void* buffers[4];
+    size_t count = 0;
+    for (const Source& source : sources_) {
+      buffers[count++] = source.literal != nullptr
+                             ? const_cast<void*>(source.literal->untyped_data())
+                             : context.address(operand_values_[source.operand]);
     }
-  }
-
- private:
-  // `source` converted to the compute type, dense in the dims `order`.
-  template <typename T>
-  absl::StatusOr<std::vector<T>> Dense(const ThunkContext& context, const Source& source,
-                                       absl::Span<const int64_t> order) const {
-    Literal converted;
-    if (source.literal != nullptr) {
-      AXLE_ASSIGN_OR_RETURN(converted, source.literal->Convert(compute_type_));
-    } else {
-      // The operand's own (row-major) shape: the extent of the strides.
-      const Shape& shape = operand_shapes_.at(source.operand);
-      Literal raw(shape);
-      if (raw.size_bytes() > 0) {  // an empty operand may have no buffer
-        std::memcpy(raw.untyped_data(), context.address(operand_values_[source.operand]),
-                    raw.size_bytes());
-      }
-      AXLE_ASSIGN_OR_RETURN(converted, raw.Convert(compute_type_));
+    buffers[count] = context.address(output_value_);
+    const int64_t rows = kernel_->outer_size();
+    if (context.thread_pool == nullptr || rows * work_per_row_ < kMinParallelWork) {
+      kernel_->Run(buffers);
+      return absl::OkStatus();
     }
-    int64_t count = 1;
-    for (int64_t d : source.dims) count *= d;
-    std::vector<T> out(count);
-    GatherInto(static_cast<const char*>(converted.untyped_data()), source, order, sizeof(T),
-               reinterpret_cast<char*>(out.data()));
-    return out;
-  }
-
-  template <typename T>
-  absl::Status Run(const ThunkContext& context) const {
-    const DotPlan& p = plan_;
-    AXLE_ASSIGN_OR_RETURN(std::vector<T> lhs, Dense<T>(context, p.lhs, Flatten(p.lhs_groups)));
-    AXLE_ASSIGN_OR_RETURN(std::vector<T> rhs, Dense<T>(context, p.rhs, Flatten(p.rhs_groups)));
-    std::vector<T> bias;
-    if (p.bias) {
-      std::vector<int64_t> order(p.output_dims.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-      AXLE_ASSIGN_OR_RETURN(bias, Dense<T>(context, *p.bias, order));
-    }
-    Literal result(ShapeUtil::MakeShape(compute_type_, p.output_dims));
-    T* out = reinterpret_cast<T*>(result.untyped_data());
-    for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t i = 0; i < p.m; ++i) {
-        T* row = out + (b * p.m + i) * p.n;
-        std::fill(row, row + p.n, T(0));
-        for (int64_t l = 0; l < p.k; ++l) {
-          T a = lhs[(b * p.m + i) * p.k + l];
-          const T* r = rhs.data() + (b * p.k + l) * p.n;
-          for (int64_t j = 0; j < p.n; ++j) row[j] += a * r[j];
-        }
-      }
-    }
-    int64_t count = p.batch * p.m * p.n;
-    for (int64_t e = 0; e < count; ++e) {
-      if (p.bias) out[e] += bias[e];
-      out[e] = Activate(out[e]);
-    }
-    AXLE_ASSIGN_OR_RETURN(Literal converted, result.Convert(p.output_type));
-    if (converted.size_bytes() > 0) {
-      std::memcpy(context.address(output_value_), converted.untyped_data(), converted.size_bytes());
-    }
+    const int64_t min_rows = std::max<int64_t>(1, kMinBlockWork / work_per_row_);
+    context.thread_pool->ParallelFor(
+        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(buffers, begin, end); },
+        context.max_threads);
     return absl::OkStatus();
   }
 
-  template <typename T>
-  T Activate(T x) const {
-    if constexpr (std::is_same_v<T, int64_t>) {
-      if (plan_.activation == Activation::kRelu) return std::max<int64_t>(x, 0);
-      if (plan_.activation == Activation::kClamp) {
-        return std::min<int64_t>(std::max<int64_t>(x, plan_.low), plan_.high);
-      }
-      return x;
-    } else if constexpr (std::is_same_v<T, double>) {
-      return ApplyActivation(plan_.activation, x, plan_.low, plan_.high);
-    } else {
-      switch (plan_.activation) {
-        case Activation::kLogistic:
-          return T(1.0) / (T(1.0) + std::exp(-x));
-        case Activation::kTanh:
-          return std::tanh(x);
-        case Activation::kExp:
-          return std::exp(x);
-        default:
-          return x;
-      }
-    }
-  }
-
- public:
-  std::vector<Shape> operand_shapes_;
-
  private:
-  DotPlan plan_;
+  // Multiply-adds: below kMinParallelWork the dot runs on the calling
+  // thread, else in blocks of rows of at least kMinBlockWork.
+  static constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+  static constexpr int64_t kMinBlockWork = int64_t{1} << 16;
+
+  std::unique_ptr<CompiledKernel> kernel_;
+  std::vector<Source> sources_;  // lhs, rhs, [bias]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
-  PrimitiveType compute_type_ = F64;
+  int64_t work_per_row_;
 };
+
+absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(
+    const HloInstruction& instruction, const DotPlan& plan, std::vector<int64_t> operand_values,
+    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
+    absl::string_view kernel_name) {
+  DotLoopSpec spec = MakeLoopSpec(plan);
+  AXLE_ASSIGN_OR_RETURN(spec.epilogue, LoopEpilogue(plan, constants));
+  AXLE_RETURN_IF_ERROR(CheckDotLoopSpec(spec, instruction));
+  absl::StatusOr<std::unique_ptr<CompiledKernel>> kernel =
+      AddDotLoopKernel(kernels, spec, kernel_name);
+  if (!kernel.ok()) {
+    return absl::Status(
+        kernel.status().code(),
+        absl::StrCat(kernel.status().message(), " (in dot %", instruction.name(), ")"));
+  }
+  return std::unique_ptr<Thunk>(std::make_unique<LoopDotThunk>(
+      instruction.name(), *std::move(kernel), plan, std::move(operand_values), output_value));
+}
 
 // ---------------------------------------------------------------------------
 // The oneDNN path.
@@ -674,9 +694,8 @@ class DnnlDotThunk : public Thunk {
     // once. A large bf16 one: reorder on each run (kPackRhsMinRows).
     bool constant_weights = plan.rhs.literal != nullptr;
     // (Batched weights keep oneDNN's plain layout: no packing to gain.)
-    bool pack_at_run_time =
-        !constant_weights && two_d &&
-        plan.m >= (plan.rhs.type == F32 ? kPackF32RhsMinRows : kPackRhsMinRows);
+    bool pack_at_run_time = !constant_weights && two_d &&
+                            plan.m >= (plan.rhs.type == F32 ? kPackF32RhsMinRows : kPackRhsMinRows);
     dnnl::memory::desc weights_desc =
         constant_weights || pack_at_run_time
             ? dnnl::memory::desc(weights_dims, DnnlType(plan.rhs.type),
@@ -760,9 +779,8 @@ class DnnlDotThunk : public Thunk {
       dnnl::stream stream(Engine());
       std::unordered_map<int, dnnl::memory> args;
       args[DNNL_ARG_SRC] = dnnl::memory(lhs_.desc, Engine(), pointer(lhs_));
-      args[DNNL_ARG_WEIGHTS] = packed_weights_
-                                   ? packed_weights_
-                                   : dnnl::memory(rhs_.desc, Engine(), pointer(rhs_));
+      args[DNNL_ARG_WEIGHTS] =
+          packed_weights_ ? packed_weights_ : dnnl::memory(rhs_.desc, Engine(), pointer(rhs_));
       args[DNNL_ARG_DST] = dnnl::memory(dst_desc_, Engine(), context.address(output_value_));
       const void* bias = bias_ ? pointer(*bias_) : nullptr;
       if (bias_ && !rounded_epilogue_) {
@@ -788,8 +806,8 @@ class DnnlDotThunk : public Thunk {
         const bool f32 = packed_rhs_desc_.data_type() == dnnl::memory::data_type::f32;
         auto pack = [&](int64_t begin, int64_t end) {
           if (f32) {
-            PackBA16a64b(static_cast<const float*>(src), dims_[3], dims_[2], ld, padded_k,
-                         padded_n, begin, end, static_cast<float*>(packed));
+            PackBA16a64b(static_cast<const float*>(src), dims_[3], dims_[2], ld, padded_k, padded_n,
+                         begin, end, static_cast<float*>(packed));
           } else {
             PackBA16a64b2a(static_cast<const uint16_t*>(src), dims_[3], dims_[2], ld, padded_k,
                            padded_n, begin, end, static_cast<uint16_t*>(packed));
@@ -905,7 +923,9 @@ int DotThreads() { return ThreadPool::DefaultNumThreads(); }
 absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
                                                       std::vector<int64_t> operand_values,
                                                       const std::vector<const Literal*>& constants,
-                                                      int64_t output_value) {
+                                                      int64_t output_value,
+                                                      LoopKernelModule& kernels,
+                                                      absl::string_view kernel_name) {
   if (!instruction.shape().IsArray()) {
     return Unsupported(instruction, "a dot with a tuple result");
   }
@@ -914,14 +934,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
     auto thunk = std::make_unique<DnnlDotThunk>(instruction.name(), operand_values, output_value);
     if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
   }
-  std::vector<Shape> operand_shapes;
-  for (const HloInstruction* operand : instruction.operands()) {
-    operand_shapes.push_back(operand->shape());
-  }
-  auto thunk = std::make_unique<LoopDotThunk>(instruction.name(), std::move(plan),
-                                              std::move(operand_values), output_value);
-  thunk->operand_shapes_ = std::move(operand_shapes);
-  return std::unique_ptr<Thunk>(std::move(thunk));
+  return CreateLoopDotThunk(instruction, plan, std::move(operand_values), constants, output_value,
+                            kernels, kernel_name);
 }
 
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
@@ -934,7 +948,8 @@ absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& bui
   }
   int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
-                        CreateDotThunk(instruction, std::move(operand_values), constants, output));
+                        CreateDotThunk(instruction, std::move(operand_values), constants, output,
+                                       builder.kernels(), builder.UniqueName("dot_loop")));
   builder.AddThunk(std::move(thunk));
   return absl::OkStatus();
 }

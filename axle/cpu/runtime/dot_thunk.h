@@ -20,8 +20,10 @@
 // oneDNN's brgemm would otherwise copy it for every block of rows. A plain
 // bf16 dot's result is rounded by oneDNN; a bf16 epilogue runs after it,
 // rounding after each op. Every other element type (and anything oneDNN
-// declines) runs a plain loop that accumulates in f64 / s64 / c128 and
-// converts once.
+// declines) runs a kernel emitted into the program's LLVM module
+// (dot_loop_emitter.h: operands read in place, the interpreter's sums and
+// rounding, the epilogue fused), split by output rows across the intra-op
+// pool.
 //
 // Thread-safe: each run makes its own stream and memory objects; the
 // scratchpad and the packed rhs are per calling thread and reused.
@@ -46,11 +48,15 @@ namespace axle::cpu {
 // `instruction` is a dot or a kOutput fusion rooted at a dot epilogue.
 // `operand_values[i]` is the value of its operand i, `constants[i]` that
 // operand's literal when it is a constant (else null; the thunk copies what
-// it keeps). Unimplemented for fusions that are not dot epilogues.
+// it keeps). A dot oneDNN does not run becomes the kernel `kernel_name` in
+// `kernels` (compiled with the program's loop kernels). Unimplemented for
+// fusions that are not dot epilogues.
 absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
                                                       std::vector<int64_t> operand_values,
                                                       const std::vector<const Literal*>& constants,
-                                                      int64_t output_value);
+                                                      int64_t output_value,
+                                                      LoopKernelModule& kernels,
+                                                      absl::string_view kernel_name);
 
 // The OpenMP team size oneDNN uses on one thread when nothing else runs
 // (the intra-op pool's size, ThreadPool::DefaultNumThreads()).
