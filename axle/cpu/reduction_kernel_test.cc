@@ -187,7 +187,9 @@ TEST(ReductionKernelTest, FloatMaxAndMinAreNaNWhereverTheNaNIs) {
         const float got = run->actual[0].Get<float>({r});
         const float want = run->expected[0].Get<float>({r});
         EXPECT_EQ(std::isnan(got), std::isnan(want)) << op << " init " << init << " row " << r;
-        if (!std::isnan(want)) EXPECT_EQ(got, want) << op << " init " << init << " row " << r;
+        if (!std::isnan(want)) {
+          EXPECT_EQ(got, want) << op << " init " << init << " row " << r;
+        }
       }
     }
   }
