@@ -177,22 +177,7 @@ class LoopKernelEmitter {
               return row_buffer != row_buffers_.end() && row_buffer->second.depth == 1;
             });
         reduce != nullptr) {
-      // Skewed when the output is 64-byte aligned (always, from Axle's
-      // allocators); else the plain nest below.
-      llvm::LLVMContext& context = module_->getContext();
-      auto* skewed_block = llvm::BasicBlock::Create(context, "skewed", body);
-      auto* plain_block = llvm::BasicBlock::Create(context, "plain", body);
-      auto* done_block = llvm::BasicBlock::Create(context, "nest.done", body);
-      llvm::Value* out = buffers[num_parameters];
-      llvm::Value* misalignment = b_.CreateAnd(b_.CreatePtrToInt(out, b_.getInt64Ty()),
-                                               b_.getInt64(kNonTemporalAlignment - 1));
-      b_.CreateCondBr(b_.CreateICmpEQ(misalignment, b_.getInt64(0)), skewed_block, plain_block);
-      b_.SetInsertPoint(skewed_block);
-      AXLE_RETURN_IF_ERROR(
-          EmitSkewedRows(body, *outputs[0], *reduce, row_values[1], buffers, dims, begin, end));
-      b_.CreateBr(done_block);
-      b_.SetInsertPoint(plain_block);
-      after_nest = done_block;
+      return EmitSkewedRows(body, *outputs[0], *reduce, row_values[1], buffers, dims, begin, end);
     } else if (!has_row_values) {
       if (auto tiled = TransposedDimension(computation_, rows, dims); tiled.has_value()) {
         // Tiles are whole (the last one starts earlier and overlaps its
@@ -715,6 +700,11 @@ class LoopKernelEmitter {
           2 * row_buffer.elements * primitive_util::ByteWidth(instruction->shape().element_type());
       b_.CreateMemSet(buffer, b_.getInt8(0), bytes, llvm::Align(64));
     }
+    // Rows go straight to a 64-byte aligned output (always, from Axle's
+    // allocators); to a misaligned one through the spare row and a copy.
+    llvm::Value* aligned = b_.CreateICmpEQ(
+        b_.CreateAnd(b_.CreatePtrToInt(out, b_.getInt64Ty()), kNonTemporalAlignment - 1),
+        b_.getInt64(0));
     auto* spare_row = entry.CreateAlloca(f32, entry.getInt64(columns), "spare_row");
     spare_row->setAlignment(llvm::Align(64));
     std::map<const HloInstruction*, llvm::AllocaInst*> previous;
@@ -732,9 +722,11 @@ class LoopKernelEmitter {
     absl::Status status = elemental_.EmitForLoop(begin, end, "skewed", [&](llvm::Value* row) {
       llvm::Value* previous_row = b_.CreateSub(row, b_.getInt64(1));
       recall_previous(previous_row);
-      llvm::Value* previous_out = b_.CreateSelect(
-          b_.CreateICmpSGT(row, begin),
-          b_.CreateGEP(f32, out, b_.CreateMul(previous_row, b_.getInt64(columns))), spare_row);
+      llvm::Value* has_previous = b_.CreateICmpSGT(row, begin);
+      llvm::Value* previous_row_out =
+          b_.CreateGEP(f32, out, b_.CreateMul(previous_row, b_.getInt64(columns)));
+      llvm::Value* previous_out =
+          b_.CreateSelect(b_.CreateAnd(has_previous, aligned), previous_row_out, spare_row);
       b_.CreateAlignmentAssumption(module_->getDataLayout(), previous_out, kNonTemporalAlignment);
       std::map<const HloInstruction*, llvm::Value*> current;
       filling_row_buffers_ = true;
@@ -768,6 +760,17 @@ class LoopKernelEmitter {
       }
       filling_row_buffers_ = false;
       for (const auto& [value, slot] : previous) b_.CreateStore(current.at(value), slot);
+      // A misaligned output: the previous row went to the spare row; copy.
+      llvm::LLVMContext& context = module_->getContext();
+      llvm::Function* function = b_.GetInsertBlock()->getParent();
+      auto* copy_block = llvm::BasicBlock::Create(context, "skewed.copy", function);
+      auto* next_block = llvm::BasicBlock::Create(context, "skewed.next", function);
+      b_.CreateCondBr(b_.CreateAnd(has_previous, b_.CreateNot(aligned)), copy_block, next_block);
+      b_.SetInsertPoint(copy_block);
+      b_.CreateMemCpy(previous_row_out, llvm::MaybeAlign(4), spare_row, llvm::Align(64),
+                      columns * 4);
+      b_.CreateBr(next_block);
+      b_.SetInsertPoint(next_block);
       return absl::OkStatus();
     });
     if (status.ok()) {

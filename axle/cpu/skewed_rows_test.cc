@@ -7,7 +7,7 @@
 // row into a spare stack row. Checked against a double-precision softmax
 // over ranges that start and end anywhere (one row, empty, the last row
 // alone), rows holding NaN, -inf, +inf and all-equal values, and a
-// misaligned output (the plain nest).
+// misaligned output (each row through the spare row and a copy).
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -152,7 +152,7 @@ TEST(SkewedRowsTest, LargeSoftmaxAgreesOverEveryRange) {
       {kRows - 1, kRows}, {0, 1}, {1, 2}, {2, 9}, {9, 9}, {9, 1000}, {1000, kRows - 1}};
   EXPECT_EQ(CountWrong(**kernel, x, expected, 0, ranges), 0);
   EXPECT_EQ(CountWrong(**kernel, x, expected, 0, {{4, 11}}), 0);  // rows outside stay put
-  EXPECT_EQ(CountWrong(**kernel, x, expected, 4, ranges), 0);     // misaligned: the plain nest
+  EXPECT_EQ(CountWrong(**kernel, x, expected, 4, ranges), 0);     // misaligned: spare row + copy
 }
 
 }  // namespace
