@@ -143,6 +143,8 @@ TEST(SkewedRowsTest, LargeSoftmaxAgreesOverEveryRange) {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
 #if defined(__x86_64__)
   EXPECT_TRUE(absl::StrContains(ir, "spare_row")) << "not skewed";
+  EXPECT_TRUE(absl::StrContains(ir, "!nontemporal")) << "no non-temporal stores";
+  EXPECT_TRUE(absl::StrContains(ir, "@llvm.prefetch")) << "no next-row prefetches";
 #endif
   const std::vector<float> x = Input();
   std::vector<std::vector<float>> expected;
