@@ -130,14 +130,23 @@ std::string LlvmOptionsKey() {
   return key;
 }
 
-// Sets kLlvmOptions, then AXLE_LLVM_OPTIONS.
+// Parses `options` as LLVM's command line; false (and a message on stderr)
+// when one is unknown or malformed.
+bool ParseLlvmOptions(const std::vector<std::string>& options) {
+  std::vector<const char*> argv = {"axle"};
+  for (const std::string& option : options) argv.push_back(option.c_str());
+  return llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "",
+                                           &llvm::errs());
+}
+
+// Sets kLlvmOptions, then AXLE_LLVM_OPTIONS (a bad one is reported and
+// ignored: it is a developer's setting, never a reason to stop).
 void SetLlvmOptions() {
-  std::vector<std::string> words = {"axle"};
-  for (const char* option : kLlvmOptions) words.push_back(option);
-  for (const std::string& option : LlvmOptionsFromEnvironment()) words.push_back(option);
-  std::vector<const char*> argv;
-  for (const std::string& word : words) argv.push_back(word.c_str());
-  llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "", &llvm::errs());
+  CHECK(
+      ParseLlvmOptions(std::vector<std::string>(std::begin(kLlvmOptions), std::end(kLlvmOptions))));
+  if (!LlvmOptionsFromEnvironment().empty() && !ParseLlvmOptions(LlvmOptionsFromEnvironment())) {
+    llvm::errs() << "axle: AXLE_LLVM_OPTIONS: LLVM rejected some of them (above)\n";
+  }
 }
 
 std::atomic<int64_t> modules_optimized{0};
