@@ -1,7 +1,8 @@
 //===- jit.cc - An LLVM ORC JIT for the host CPU ---------------------------===//
 //
 // LLJIT built for the host (JITTargetMachineBuilder::detectHost, once per
-// process), the new pass manager's O2 pipeline with both vectorizers, and a
+// process, which also sets Axle's LLVM options), the kernel pipeline (or the
+// new pass manager's O2 pipeline) with both vectorizers, and a
 // definition generator for the process's own symbols plus Axle's runtime
 // helpers. AddModules turns every module into an object file itself
 // (optimization pipeline, then a SimpleCompiler), on worker threads that
@@ -29,6 +30,8 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -49,6 +52,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
@@ -64,6 +69,85 @@ namespace {
 // the IR hash).
 constexpr char kCacheFormat[] = "axle-object-cache-1";
 constexpr char kCacheMagic[8] = {'A', 'X', 'L', 'E', 'O', 'B', 'J', '1'};
+
+// Set once per process before any code is generated (see jit.h).
+constexpr const char* kLlvmOptions[] = {"-enable-epilogue-vectorization=false", "-disable-lsr"};
+
+// The pipeline for loop kernels (JitOptions::kernel_pipeline), in opt's
+// -passes syntax: LLVM 19's O2 function simplification and vectorization
+// passes in O2's order and with O2's parameters, less the inliner (a
+// kernel's body is alwaysinline), the interprocedural passes, GVN (early-cse
+// with MemorySSA instead), jump threading, loop idiom recognition, loop
+// load elimination and the other passes the bench/ kernels did not need.
+// The SLP vectorizer and the loop unroller follow JitOptions.
+constexpr char kSimplifyCfg[] =
+    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;"
+    "no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;"
+    "simplify-cond-branch;no-speculate-unpredictables>";
+constexpr char kLateSimplifyCfg[] =
+    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;"
+    "no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;"
+    "no-speculate-unpredictables>";
+constexpr char kInstCombine[] = "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>";
+
+std::string KernelPipeline(bool slp, bool unroll) {
+  return absl::StrCat(
+      "inferattrs,always-inline,function(",
+      // Simplification.
+      "sroa<modify-cfg>,early-cse<>,", kSimplifyCfg, ",", kInstCombine, ",",
+      "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+      "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>),",
+      kSimplifyCfg, ",", kInstCombine, ",loop(indvars,loop-deletion),early-cse<memssa>,",
+      kInstCombine, ",loop-mssa(licm<allowspeculation>),", kSimplifyCfg, ",",
+      // Vectorization and its clean-up.
+      "loop-vectorize<no-interleave-forced-only;no-vectorize-forced-only;>,infer-alignment,",
+      kInstCombine, ",", kLateSimplifyCfg, ",", slp ? "slp-vectorizer," : "", "vector-combine,",
+      kInstCombine, ",", unroll ? "loop-unroll<O2>,sroa<preserve-cfg>,infer-alignment," : "",
+      "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,", kSimplifyCfg,
+      "),globaldce");
+}
+
+// AXLE_LLVM_OPTIONS split at spaces (read once).
+const std::vector<std::string>& LlvmOptionsFromEnvironment() {
+  static const std::vector<std::string>* options = [] {
+    auto* words = new std::vector<std::string>();
+    if (const char* extra = std::getenv("AXLE_LLVM_OPTIONS"); extra != nullptr) {
+      std::istringstream stream(extra);
+      for (std::string word; stream >> word;) words->push_back(word);
+    }
+    return words;
+  }();
+  return *options;
+}
+
+// Every LLVM option Axle sets, for the object cache key.
+std::string LlvmOptionsKey() {
+  std::string key = "llvm options:";
+  for (const char* option : kLlvmOptions) absl::StrAppend(&key, " ", option);
+  for (const std::string& option : LlvmOptionsFromEnvironment()) {
+    absl::StrAppend(&key, " ", option);
+  }
+  return key;
+}
+
+// Parses `options` as LLVM's command line; false (and a message on stderr)
+// when one is unknown or malformed.
+bool ParseLlvmOptions(const std::vector<std::string>& options) {
+  std::vector<const char*> argv = {"axle"};
+  for (const std::string& option : options) argv.push_back(option.c_str());
+  return llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "",
+                                           &llvm::errs());
+}
+
+// Sets kLlvmOptions, then AXLE_LLVM_OPTIONS (a bad one is reported and
+// ignored: it is a developer's setting, never a reason to stop).
+void SetLlvmOptions() {
+  CHECK(
+      ParseLlvmOptions(std::vector<std::string>(std::begin(kLlvmOptions), std::end(kLlvmOptions))));
+  if (!LlvmOptionsFromEnvironment().empty() && !ParseLlvmOptions(LlvmOptionsFromEnvironment())) {
+    llvm::errs() << "axle: AXLE_LLVM_OPTIONS: LLVM rejected some of them (above)\n";
+  }
+}
 
 std::atomic<int64_t> modules_optimized{0};
 std::atomic<int64_t> object_cache_hits{0};
@@ -114,6 +198,7 @@ struct HostTarget {
 absl::StatusOr<const HostTarget*> GetHostTarget() {
   static absl::StatusOr<const HostTarget*>* host = [] {
     llvm::InitializeNativeTarget();
+    SetLlvmOptions();
     llvm::InitializeNativeTargetAsmPrinter();
     auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!builder) {
@@ -295,6 +380,11 @@ struct Jit::Impl {
     }
   }
 
+  bool UsesKernelPipeline() const {
+    return options.kernel_pipeline &&
+           (options.optimization_level == 1 || options.optimization_level == 2);
+  }
+
   void Optimize(llvm::Module& module, llvm::TargetMachine* target_machine) const {
     if (options.optimization_level == 0) return;
     llvm::LoopAnalysisManager lam;
@@ -305,14 +395,28 @@ struct Jit::Impl {
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = options.slp_vectorization;
     tuning.LoopUnrolling = options.loop_unrolling;
-    llvm::PassBuilder builder(target_machine, tuning);
+    // Instrumentation (what -time-passes and -print-after-all report) only
+    // when AXLE_LLVM_OPTIONS may have asked for it.
+    llvm::PassInstrumentationCallbacks instrumentation;
+    std::optional<llvm::StandardInstrumentations> standard;
+    if (!LlvmOptionsFromEnvironment().empty()) {
+      standard.emplace(module.getContext(), /*DebugLogging=*/false);
+      standard->registerCallbacks(instrumentation, &mam);
+    }
+    llvm::PassBuilder builder(target_machine, tuning, std::nullopt, &instrumentation);
     builder.registerModuleAnalyses(mam);
     builder.registerCGSCCAnalyses(cgam);
     builder.registerFunctionAnalyses(fam);
     builder.registerLoopAnalyses(lam);
     builder.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager passes =
-        builder.buildPerModuleDefaultPipeline(ToLlvmLevel(options.optimization_level));
+    llvm::ModulePassManager passes;
+    if (UsesKernelPipeline()) {
+      llvm::Error error = builder.parsePassPipeline(
+          passes, KernelPipeline(options.slp_vectorization, options.loop_unrolling));
+      CHECK(!error) << ToString(std::move(error));
+    } else {
+      passes = builder.buildPerModuleDefaultPipeline(ToLlvmLevel(options.optimization_level));
+    }
     passes.run(module, mam);
     MarkNonTemporalStores(module);
   }
@@ -324,7 +428,9 @@ struct Jit::Impl {
          {std::string(kCacheFormat), host->triple, host->cpu_name, host->cpu_features,
           absl::StrCat("O", options.optimization_level,
                        " prefer512=", options.prefer_512_bit_vectors,
-                       " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling)}) {
+                       " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling,
+                       " kernel_pipeline=", UsesKernelPipeline()),
+          LlvmOptionsKey()}) {
       hasher.update(part);
       hasher.update(llvm::StringRef("\0", 1));
     }

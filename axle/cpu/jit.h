@@ -2,10 +2,10 @@
 //
 // One Jit per compiled executable: it owns the JIT-compiled code of the LLVM
 // module (normally one, holding every kernel of the executable) added to it.
-// Modules are optimized (O2 by default) for the host CPU (its name and
-// features, so AVX-512 is used where present) with the loop and SLP
-// vectorizers on, then compiled. Symbols of the process (libm, ...) resolve. Lookups are
-// thread-safe. The host is detected once per process.
+// Modules are optimized (O2 by default, through Axle's kernel pipeline) for
+// the host CPU (its name and features, so AVX-512 is used where present)
+// with the loop and SLP vectorizers on, then compiled. Symbols of the process (libm, ...) resolve.
+// Lookups are thread-safe. The host is detected once per process.
 //
 // AddModules compiles several modules (each in its own LLVMContext) on up
 // to JitOptions::compile_threads threads, one module per thread at a time:
@@ -59,6 +59,13 @@ struct JitOptions {
   bool prefer_512_bit_vectors = true;
   // The SLP vectorizer (the loop vectorizer is always on at O2/O3).
   bool slp_vectorization = true;
+  // At O1 and O2, Axle's own function pipeline for loop kernels
+  // (kKernelPipeline in jit.cc: SROA, simplification, LICM, induction
+  // variables, the vectorizers and their clean-up; no inliner beyond
+  // alwaysinline, no GVN, no interprocedural passes) instead of LLVM's
+  // per-module default one: the same vector loops on the bench/ modules for
+  // about 0.6-0.8x the optimization time. False: LLVM's default pipeline.
+  bool kernel_pipeline = true;
   // LLVM's loop unroll passes (full and partial). Off by default: the loop
   // vectorizer still interleaves vector bodies, and unrolling roughly
   // doubled optimization + code generation time of the MLP step for no
@@ -81,6 +88,18 @@ struct JitOptions {
 // size (and not to the stack) become !nontemporal (see
 // loop_kernel_emitter.cc for who sets it and why after optimization).
 inline constexpr char kNonTemporalStoresLoopProperty[] = "axle.nontemporal_stores";
+
+// LLVM's command-line options are process-wide. The first Jit::Create of
+// the process sets these, before AXLE_LLVM_OPTIONS (a space-separated list
+// of LLVM options for investigations, e.g. "-time-passes"; later ones win):
+//   -enable-epilogue-vectorization=false: no second, narrower vector loop
+//     for the remainder of each vectorized loop (the scalar loop takes it);
+//   -disable-lsr: no loop strength reduction in code generation (the
+//     kernels' loops address base + index * size, which x86 addressing
+//     modes take as is).
+// Together they cut optimization + code generation of the MLP step by
+// about a quarter with the same run times of the bench/ modules. Both are
+// part of the object cache key.
 
 // compile_threads with 0 resolved.
 int CompileThreads(const JitOptions& options);

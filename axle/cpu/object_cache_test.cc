@@ -122,6 +122,9 @@ TEST(ObjectCacheTest, DifferentOptionsUseDifferentEntries) {
   options.jit.prefer_512_bit_vectors = false;
   CompileAndCheck(options);
   EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 3u);
+  options.jit.kernel_pipeline = false;
+  CompileAndCheck(options);
+  EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 4u);
 }
 
 TEST(ObjectCacheTest, ConcurrentWritersLeaveOneWholeFile) {
