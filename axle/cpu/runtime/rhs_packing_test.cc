@@ -31,15 +31,19 @@ using PackBf16 = void (*)(const uint16_t*, int64_t, int64_t, int64_t, int64_t, i
 TEST(RhsPackingTest, F32MatchesBA16a64b) {
   for (PackF32 pack : {&PackBA16a64b, &PackBA16a64bPortable}) {
     for (Shape shape : {Shape{64, 64, 64}, Shape{37, 200, 203}, Shape{128, 1024, 1024},
-                        Shape{5, 3, 3}, Shape{48, 130, 150}}) {
+                        Shape{5, 3, 3}, Shape{48, 130, 150},
+                        // 4 MiB and more packed: non-temporal stores.
+                        Shape{1024, 1024, 1024}, Shape{1030, 1000, 1001}}) {
       const int64_t padded_k = RoundUp(shape.k, 16), padded_n = RoundUp(shape.n, 64);
       std::vector<float> src(shape.k * shape.ld);
       for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i + 1);
       for (int64_t step : {padded_k, int64_t{7}}) {
-        std::vector<float> dst(padded_k * padded_n + 1, -1.0f);
+        // 64-byte aligned, as the thunk's buffer is (non-temporal stores).
+        std::vector<float> storage(padded_k * padded_n + 17, -1.0f);
+        float* dst = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) / 4;
         for (int64_t begin = 0; begin < padded_k; begin += step) {
           pack(src.data(), shape.k, shape.n, shape.ld, padded_k, padded_n, begin,
-               std::min(begin + step, padded_k), dst.data());
+               std::min(begin + step, padded_k), dst);
         }
         for (int64_t r = 0; r < padded_k; ++r) {
           for (int64_t c = 0; c < padded_n; ++c) {
@@ -48,7 +52,7 @@ TEST(RhsPackingTest, F32MatchesBA16a64b) {
                 << "k=" << shape.k << " n=" << shape.n << " r=" << r << " c=" << c;
           }
         }
-        EXPECT_EQ(dst.back(), -1.0f);  // nothing written past the layout
+        EXPECT_EQ(dst[padded_k * padded_n], -1.0f);  // nothing written past the layout
       }
     }
   }
