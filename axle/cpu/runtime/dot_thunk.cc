@@ -154,13 +154,13 @@ void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
 // compile time: PackBA16a64b2a, or oneDNN's reorder for another layout)
 // when the lhs has at least this many rows: oneDNN's brgemm matmul reading
 // a plain bf16 rhs copies it into its VNNI layout again for every block of
-// rows (1024^3: 12% of the run, against ~3.5% for packing it once).
+// rows (1024^3: 12% of the run, against ~2.5% for packing it once).
 constexpr int64_t kPackRhsMinRows = 64;
 // For f32 the packed layout pays only with more rows: at 256 rows (the MLP
-// step's forward dots) oneDNN reading the plain rhs is about as fast as
-// reading a packed one, and packing a 1024x1024 rhs costs ~0.9 ms of a
-// 6 ms dot; at 1024 rows packing takes matmul 1024^3 from 88-91% to 96%
-// of oneDNN's primitive.
+// step's forward dots) packing plus the packed matmul is no faster than
+// reading the plain rhs (1 thread, k 784 / 1024: +1%), at 512 rows 2%
+// faster, at 1024 rows 4% (packing is 1.2% of matmul 1024^3's time,
+// rhs_packing.h).
 constexpr int64_t kPackF32RhsMinRows = 512;
 
 // A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
