@@ -7,16 +7,13 @@
 #include <cstring>
 #include <optional>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/dot_loop_emitter.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
+#include "axle/cpu/runtime/rhs_packing.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -157,69 +154,14 @@ void* ThreadBuffer(ThreadBufferSlot slot, int64_t bytes) {
 // compile time: PackBA16a64b2a, or oneDNN's reorder for another layout)
 // when the lhs has at least this many rows: oneDNN's brgemm matmul reading
 // a plain bf16 rhs copies it into its VNNI layout again for every block of
-// rows (1024^3: 12% of the run, against ~3.5% for packing it once).
+// rows (1024^3: 12% of the run, against ~2.5% for packing it once).
 constexpr int64_t kPackRhsMinRows = 64;
 // For f32 the packed layout pays only with more rows: at 256 rows (the MLP
-// step's forward dots) oneDNN reading the plain rhs is about as fast as
-// reading a packed one, and packing a 1024x1024 rhs costs ~0.9 ms of a
-// 6 ms dot; at 1024 rows packing takes matmul 1024^3 from 88-91% to 96%
-// of oneDNN's primitive.
+// step's forward dots) packing plus the packed matmul is no faster than
+// reading the plain rhs (1 thread, k 784 / 1024: +1%), at 512 rows 2%
+// faster, at 1024 rows 4% (packing is 1.2% of matmul 1024^3's time,
+// rhs_packing.h).
 constexpr int64_t kPackF32RhsMinRows = 512;
-
-// Packs a bf16 [k, n] array (rows `ld` elements apart, columns dense) into
-// oneDNN's BA16a64b2a layout of `padded_k` x `padded_n` (multiples of 16
-// and 64, the desc's padded dims): blocks of 16 rows x 64 columns, the column blocks
-// outermost; in a block, 8 row pairs, each 64 columns of (even row, odd
-// row) pairs. Rows and columns past the array are zero. This call packs
-// the row pairs [pair_begin, pair_end).
-void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
-                    int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
-  // Row pairs outermost: the source is read in order; each pair writes
-  // 256 bytes into each column block.
-  const int64_t block_stride = padded_k * 64;
-  for (int64_t row = 2 * pair_begin; row < 2 * pair_end; row += 2) {
-    const uint16_t* even = row < k ? src + row * ld : nullptr;
-    const uint16_t* odd = row + 1 < k ? src + (row + 1) * ld : nullptr;
-    uint16_t* out = dst + row * 64;
-    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
-      const int64_t width = std::clamp<int64_t>(n - column, 0, 64);
-      int64_t j = 0;
-#ifdef __SSE2__
-      if (even != nullptr && odd != nullptr) {
-        for (; j + 8 <= width; j += 8) {
-          __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(even + column + j));
-          __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(odd + column + j));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j), _mm_unpacklo_epi16(a, b));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j + 8), _mm_unpackhi_epi16(a, b));
-        }
-      }
-#endif
-      for (; j < width; ++j) {
-        out[2 * j] = even != nullptr ? even[column + j] : 0;
-        out[2 * j + 1] = odd != nullptr ? odd[column + j] : 0;
-      }
-      std::fill(out + 2 * width, out + 128, 0);
-    }
-  }
-}
-
-// Packs an f32 [k, n] array (rows `ld` elements apart, columns dense) into
-// oneDNN's BA16a64b layout of `padded_k` x `padded_n` (multiples of 16 and
-// 64): blocks of 16 rows x 64 columns, the column blocks outermost, each
-// block row-major, so row r of column block b starts at (b * padded_k + r)
-// * 64. Rows and columns past the array are zero. This call packs rows
-// [row_begin, row_end).
-void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
-                  int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
-  for (int64_t row = row_begin; row < row_end; ++row) {
-    float* out = dst + row * 64;
-    for (int64_t column = 0; column < padded_n; column += 64, out += padded_k * 64) {
-      const int64_t width = row < k ? std::clamp<int64_t>(n - column, 0, 64) : 0;
-      if (width > 0) std::memcpy(out, src + row * ld + column, width * sizeof(float));
-      std::fill(out + width, out + 64, 0.0f);
-    }
-  }
-}
 
 // A plain [1, d1, d2] memory desc as [d1, d2]. For bf16, oneDNN's brgemm
 // matmul prefers a packed (VNNI) weights layout only for 2-d weights.

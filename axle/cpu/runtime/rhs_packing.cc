@@ -1,0 +1,200 @@
+// A dot's rhs packed into oneDNN's BA16a64b / BA16a64b2a (see rhs_packing.h).
+#include "axle/cpu/runtime/rhs_packing.h"
+
+#include <algorithm>
+#include <cstring>
+
+#ifdef __x86_64__
+#include <immintrin.h>
+#define AXLE_AVX512 __attribute__((target("avx512f,avx512bw")))
+#endif
+
+namespace axle::cpu {
+namespace {
+
+// One block row of BA16a64b: 64 columns of `in` (row `row` of the array,
+// `width` of them inside it) into `out`, zero-padded.
+inline void CopyF32BlockRow(const float* in, int64_t width, float* out) {
+  if (width == 64) {
+    std::memcpy(out, in, 256);  // a constant length: inline vector moves
+    return;
+  }
+  if (width > 0) std::memcpy(out, in, width * sizeof(float));
+  std::fill(out + std::max<int64_t>(width, 0), out + 64, 0.0f);
+}
+
+// One row pair of BA16a64b2a: 64 columns of (even, odd) pairs, `width` of
+// them inside the array; a missing row (nullptr) reads as zeros.
+inline void InterleaveBf16BlockRow(const uint16_t* even, const uint16_t* odd, int64_t width,
+                                   uint16_t* out) {
+  int64_t j = 0;
+#ifdef __SSE2__
+  if (even != nullptr && odd != nullptr) {
+    for (; j + 8 <= width; j += 8) {
+      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(even + j));
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(odd + j));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j), _mm_unpacklo_epi16(a, b));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * j + 8), _mm_unpackhi_epi16(a, b));
+    }
+  }
+#endif
+  for (; j < width; ++j) {
+    out[2 * j] = even != nullptr ? even[j] : 0;
+    out[2 * j + 1] = odd != nullptr ? odd[j] : 0;
+  }
+  std::fill(out + 2 * std::max<int64_t>(width, 0), out + 128, 0);
+}
+
+// The loops (inlined into each caller, the AVX-512 ones included, so that
+// `full` inlines too), with `F32Full` / `Bf16Full` copying a full block row (64
+// columns inside the array, both rows present for bf16).
+template <typename F32Full>
+__attribute__((always_inline)) inline void PackF32Rows(const float* src, int64_t k, int64_t n,
+                                                       int64_t ld, int64_t padded_k,
+                                                       int64_t padded_n, int64_t row_begin,
+                                                       int64_t row_end, float* dst, F32Full full) {
+  // Rows outermost: the source is read in order; each row writes 256
+  // bytes into each column block.
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    float* out = dst + row * 64;
+    const float* in = src + row * ld;
+    for (int64_t column = 0; column < padded_n; column += 64, out += padded_k * 64) {
+      const int64_t width = row < k ? std::min<int64_t>(n - column, 64) : 0;
+      if (width == 64) {
+        full(in + column, out);
+      } else {
+        CopyF32BlockRow(in + column, width, out);
+      }
+    }
+  }
+}
+
+template <typename Bf16Full>
+__attribute__((always_inline)) inline void PackBf16Pairs(const uint16_t* src, int64_t k, int64_t n,
+                                                         int64_t ld, int64_t padded_k,
+                                                         int64_t padded_n, int64_t pair_begin,
+                                                         int64_t pair_end, uint16_t* dst,
+                                                         Bf16Full full) {
+  // Row pairs outermost: the source is read in order; each pair writes
+  // 256 bytes into each column block.
+  const int64_t block_stride = padded_k * 64;
+  for (int64_t row = 2 * pair_begin; row < 2 * pair_end; row += 2) {
+    const uint16_t* even = row < k ? src + row * ld : nullptr;
+    const uint16_t* odd = row + 1 < k ? src + (row + 1) * ld : nullptr;
+    uint16_t* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
+      const int64_t width = std::min<int64_t>(n - column, 64);
+      if (width == 64 && odd != nullptr) {
+        full(even + column, odd + column, out);
+      } else {
+        InterleaveBf16BlockRow(even != nullptr ? even + column : nullptr,
+                               odd != nullptr ? odd + column : nullptr, width, out);
+      }
+    }
+  }
+}
+
+#ifdef AXLE_AVX512
+// Packed f32 rhs this large are written with non-temporal stores: the
+// matmul reads them back no slower from memory than from a cache the pack
+// filled, and the pack itself gets cheaper (1024x1024, 4 MiB, one thread:
+// 2.4% -> 1.2% of a matmul's samples). A bf16 one of 2 MiB gained nothing,
+// and one that fits in L2 would lose its cached copy.
+constexpr int64_t kNonTemporalBytes = int64_t{4} << 20;
+
+AXLE_AVX512 void PackBA16a64bAvx512(const float* src, int64_t k, int64_t n, int64_t ld,
+                                    int64_t padded_k, int64_t padded_n, int64_t row_begin,
+                                    int64_t row_end, float* dst) {
+  if (padded_k * padded_n * int64_t{sizeof(float)} >= kNonTemporalBytes &&
+      reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
+    PackF32Rows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
+                [](const float* in, float* out) AXLE_AVX512 {
+                  __m512 a = _mm512_loadu_ps(in), b = _mm512_loadu_ps(in + 16);
+                  __m512 c = _mm512_loadu_ps(in + 32), d = _mm512_loadu_ps(in + 48);
+                  _mm512_stream_ps(out, a);
+                  _mm512_stream_ps(out + 16, b);
+                  _mm512_stream_ps(out + 32, c);
+                  _mm512_stream_ps(out + 48, d);
+                });
+    // The stores are weakly ordered: done before the caller signals the
+    // matmul's threads.
+    _mm_sfence();
+    return;
+  }
+  PackF32Rows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
+              [](const float* in, float* out) AXLE_AVX512 {
+                __m512 a = _mm512_loadu_ps(in), b = _mm512_loadu_ps(in + 16);
+                __m512 c = _mm512_loadu_ps(in + 32), d = _mm512_loadu_ps(in + 48);
+                _mm512_storeu_ps(out, a);
+                _mm512_storeu_ps(out + 16, b);
+                _mm512_storeu_ps(out + 32, c);
+                _mm512_storeu_ps(out + 48, d);
+              });
+}
+
+AXLE_AVX512 void PackBA16a64b2aAvx512(const uint16_t* src, int64_t k, int64_t n, int64_t ld,
+                                      int64_t padded_k, int64_t padded_n, int64_t pair_begin,
+                                      int64_t pair_end, uint16_t* dst) {
+  // Word j of `low` / `high`: column j / 2 or 16 + j / 2 of the even
+  // (j even) or odd (j odd, +32: the second operand) row.
+  alignas(64) uint16_t low_index[32], high_index[32];
+  for (int j = 0; j < 32; ++j) {
+    low_index[j] = static_cast<uint16_t>(j / 2 + (j % 2) * 32);
+    high_index[j] = static_cast<uint16_t>(16 + j / 2 + (j % 2) * 32);
+  }
+  const __m512i low = _mm512_load_si512(low_index), high = _mm512_load_si512(high_index);
+  PackBf16Pairs(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst,
+                [&](const uint16_t* even, const uint16_t* odd, uint16_t* out) AXLE_AVX512 {
+                  for (int half = 0; half < 2; ++half) {
+                    __m512i a = _mm512_loadu_si512(even + 32 * half);
+                    __m512i b = _mm512_loadu_si512(odd + 32 * half);
+                    _mm512_storeu_si512(out + 64 * half, _mm512_permutex2var_epi16(a, low, b));
+                    _mm512_storeu_si512(out + 64 * half + 32,
+                                        _mm512_permutex2var_epi16(a, high, b));
+                  }
+                });
+}
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return has;
+}
+#endif
+
+}  // namespace
+
+void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                  int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
+#ifdef AXLE_AVX512
+  if (HasAvx512()) {
+    return PackBA16a64bAvx512(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
+  }
+#endif
+  PackBA16a64bPortable(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
+}
+
+void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                    int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
+#ifdef AXLE_AVX512
+  if (HasAvx512()) {
+    return PackBA16a64b2aAvx512(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst);
+  }
+#endif
+  PackBA16a64b2aPortable(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst);
+}
+
+void PackBA16a64bPortable(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                          int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
+  PackF32Rows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
+              [](const float* in, float* out) { CopyF32BlockRow(in, 64, out); });
+}
+
+void PackBA16a64b2aPortable(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                            int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
+  PackBf16Pairs(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst,
+                [](const uint16_t* even, const uint16_t* odd, uint16_t* out) {
+                  InterleaveBf16BlockRow(even, odd, 64, out);
+                });
+}
+
+}  // namespace axle::cpu
