@@ -4,7 +4,8 @@
         bench/torch_bench.py --threads N [WORKLOAD ...]
 
 Each workload is written the way a PyTorch user writes it; it runs once to
-warm up, then at least 5 and at most 50 times until --min_seconds have passed.
+warm up, then at least 5 and at most --max_runs (50) times until --min_seconds
+have passed.
 Prints one line per workload, as axle-bench does:
     WORKLOAD ok runs=.. min_ms=.. median_ms=..
 The environment variables must be set by the caller (run.sh): PyTorch reads
@@ -106,12 +107,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--min_seconds", type=float, default=1.0)
+    parser.add_argument("--max_runs", type=int, default=50)
     parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     for name in args.workloads:
-        runs, best, median = measure(WORKLOADS[name](), min_seconds=args.min_seconds)
+        runs, best, median = measure(WORKLOADS[name](), max_runs=args.max_runs,
+                                     min_seconds=args.min_seconds)
         print(f"{name} ok runs={runs} min_ms={best:.3f} median_ms={median:.3f}", flush=True)
 
 
