@@ -597,22 +597,7 @@ class LoopKernelEmitter {
     nontemporal_base_ = nullptr;
     nontemporal_offset_ = nullptr;
     AXLE_RETURN_IF_ERROR(status);
-    // Tag the loop (its latch: the header's other predecessor).
-    llvm::BasicBlock* header = preheader->getTerminator()->getSuccessor(0);
-    for (llvm::BasicBlock* latch : llvm::predecessors(header)) {
-      if (latch == preheader) continue;
-      llvm::LLVMContext& context = module_->getContext();
-      std::vector<llvm::Metadata*> properties = {nullptr};
-      if (llvm::MDNode* old = latch->getTerminator()->getMetadata(llvm::LLVMContext::MD_loop)) {
-        for (unsigned i = 1; i < old->getNumOperands(); ++i)
-          properties.push_back(old->getOperand(i));
-      }
-      properties.push_back(llvm::MDNode::get(
-          context, {llvm::MDString::get(context, kNonTemporalStoresLoopProperty)}));
-      llvm::MDNode* self = llvm::MDNode::getDistinct(context, properties);
-      self->replaceOperandWith(0, self);
-      latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, self);
-    }
+    ElementalIrEmitter::AddLoopProperty(preheader, kNonTemporalStoresLoopProperty);
     return absl::OkStatus();
   }
 
