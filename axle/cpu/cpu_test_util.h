@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal.h"
 #include "axle/cpu/loop_kernel_emitter.h"
@@ -161,6 +163,39 @@ inline absl::StatusOr<KernelRun> RunAgainstInterpreter(const std::string& hlo_te
   kernel->Run(buffers.data());
   if (inputs != nullptr) *inputs = std::move(args);
   return run;
+}
+
+// Softmax over the last dimension of f32[rows, columns] as XLA lowers it
+// (row max, subtract, exp, row sum, divide), with its add and max
+// computations: a whole module.
+inline std::string SoftmaxModule(int64_t rows, int64_t columns) {
+  std::string text = R"(
+HloModule softmax
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[R,C] parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = f32[R] reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = f32[R,C] broadcast(rowmax), dimensions={0}
+  shifted = f32[R,C] subtract(x, rowmaxb)
+  ex = f32[R,C] exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = f32[R] reduce(ex, zero), dimensions={1}, to_apply=add
+  rowsumb = f32[R,C] broadcast(rowsum), dimensions={0}
+  ROOT probs = f32[R,C] divide(ex, rowsumb)
+}
+)";
+  return absl::StrReplaceAll(text, {{"[R,C]", absl::StrCat("[", rows, ",", columns, "]")},
+                                    {"[R]", absl::StrCat("[", rows, "]")}});
 }
 
 }  // namespace axle::cpu::testing

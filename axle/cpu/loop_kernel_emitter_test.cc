@@ -228,37 +228,7 @@ ENTRY e {
 // next row of the input (rows of at least 2 KiB), in chunks whose inner
 // loop is still vectorized; short rows get no prefetches.
 std::string OptimizedSoftmaxIr(int64_t columns) {
-  const std::string m = absl::StrCat("f32[8,", columns, "]");
-  auto module = ParseAndReturnUnverifiedModule(absl::StrCat(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-ENTRY e {
-  x = )",
-                                                            m, R"( parameter(0)
-  ninf = f32[] constant(-inf)
-  rowmax = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max
-  rowmaxb = )",
-                                                            m, R"( broadcast(rowmax), dimensions={0}
-  shifted = )",
-                                                            m, R"( subtract(x, rowmaxb)
-  ex = )",
-                                                            m, R"( exponential(shifted)
-  zero = f32[] constant(0)
-  rowsum = f32[8] reduce(ex, zero), dimensions={1}, to_apply=add
-  rowsumb = )",
-                                                            m, R"( broadcast(rowsum), dimensions={0}
-  ROOT probs = )",
-                                                            m, R"( divide(ex, rowsumb)
-})"));
+  auto module = ParseAndReturnUnverifiedModule(testing::SoftmaxModule(8, columns));
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return "";
   std::string after;

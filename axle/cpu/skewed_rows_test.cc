@@ -19,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -28,43 +29,6 @@ namespace axle::cpu {
 namespace {
 
 constexpr int64_t kRows = 2048, kColumns = 4096;  // 32 MiB
-
-std::string Softmax() {
-  const std::string m = absl::StrCat("f32[", kRows, ",", kColumns, "]");
-  const std::string r = absl::StrCat("f32[", kRows, "]");
-  return absl::StrCat(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-ENTRY e {
-  x = )",
-                      m, R"( parameter(0)
-  ninf = f32[] constant(-inf)
-  rowmax = )",
-                      r, R"( reduce(x, ninf), dimensions={1}, to_apply=max
-  rowmaxb = )",
-                      m, R"( broadcast(rowmax), dimensions={0}
-  shifted = )",
-                      m, R"( subtract(x, rowmaxb)
-  ex = )",
-                      m, R"( exponential(shifted)
-  zero = f32[] constant(0)
-  rowsum = )",
-                      r, R"( reduce(ex, zero), dimensions={1}, to_apply=add
-  rowsumb = )",
-                      m, R"( broadcast(rowsum), dimensions={0}
-  ROOT probs = )",
-                      m, R"( divide(ex, rowsumb)
-})");
-}
 
 std::vector<float> Input() {
   std::vector<float> x(kRows * kColumns);
@@ -132,7 +96,7 @@ int64_t CountWrong(const CompiledKernel& kernel, const std::vector<float>& x,
 }
 
 TEST(SkewedRowsTest, LargeSoftmaxAgreesOverEveryRange) {
-  auto module = ParseAndReturnUnverifiedModule(Softmax());
+  auto module = ParseAndReturnUnverifiedModule(testing::SoftmaxModule(kRows, kColumns));
   ASSERT_TRUE(module.ok()) << module.status();
   std::string ir;
   CpuCompileOptions options;

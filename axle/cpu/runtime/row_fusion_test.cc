@@ -33,44 +33,18 @@ max {
 }
 )";
 
-void ExpectAgrees(const std::string& entry) {
-  const std::string text = std::string(kReducers) + entry;
+void ExpectModuleAgrees(const std::string& text) {
   SCOPED_TRACE(text);
   // Sums are reassociated (16 partial sums): rounding differs.
   testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(1e-5, 1e-4));
 }
 
-std::string Softmax(int64_t rows, int64_t columns) {
-  const std::string m = absl::StrCat("f32[", rows, ",", columns, "]");
-  const std::string r = absl::StrCat("f32[", rows, "]");
-  return absl::StrCat(R"(
-ENTRY e {
-  x = )",
-                      m, R"( parameter(0)
-  ninf = f32[] constant(-inf)
-  rowmax = )",
-                      r, R"( reduce(x, ninf), dimensions={1}, to_apply=max
-  rowmaxb = )",
-                      m, R"( broadcast(rowmax), dimensions={0}
-  shifted = )",
-                      m, R"( subtract(x, rowmaxb)
-  ex = )",
-                      m, R"( exponential(shifted)
-  zero = f32[] constant(0)
-  rowsum = )",
-                      r, R"( reduce(ex, zero), dimensions={1}, to_apply=add
-  rowsumb = )",
-                      m, R"( broadcast(rowsum), dimensions={0}
-  ROOT probs = )",
-                      m, R"( divide(ex, rowsumb)
-}
-)");
-}
+void ExpectAgrees(const std::string& entry) { ExpectModuleAgrees(std::string(kReducers) + entry); }
 
 TEST(RowFusion, Softmax) {
   for (auto [rows, columns] : std::vector<std::pair<int64_t, int64_t>>{
            {1, 1}, {3, 17}, {16, 16}, {37, 129}, {64, 1000}, {9, 515}, {3, 2049}}) {
-    ExpectAgrees(Softmax(rows, columns));
+    ExpectModuleAgrees(cpu::testing::SoftmaxModule(rows, columns));
   }
 }
 
