@@ -83,7 +83,7 @@ class ConvLoopEmitter {
   absl::Status Emit(absl::string_view name) {
     const int num_buffers = 3 + static_cast<int>(spec_.sides.size());
     return EmitKernelFunctions(
-        module_, b_, name, num_buffers,
+        module_, b_, name, num_buffers, /*num_read_only=*/num_buffers - 1,
         [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin, llvm::Value* end) {
           buffers_ = buffers;
           llvm::Type* acc_type = elemental_.ValueType(acc_type_);

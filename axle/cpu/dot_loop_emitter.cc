@@ -121,7 +121,7 @@ class DotLoopEmitter {
   absl::Status Emit(absl::string_view name) {
     const int num_buffers = spec_.has_bias ? 4 : 3;
     return EmitKernelFunctions(
-        module_, b_, name, num_buffers,
+        module_, b_, name, num_buffers, /*num_read_only=*/num_buffers - 1,
         [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin, llvm::Value* end) {
           lhs_ = buffers[0];
           rhs_ = buffers[1];

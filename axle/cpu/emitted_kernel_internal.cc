@@ -10,7 +10,7 @@
 namespace axle::cpu {
 
 absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
-                                 absl::string_view name, int num_buffers,
+                                 absl::string_view name, int num_buffers, int num_read_only,
                                  const KernelBodyEmitter& emit_body) {
   llvm::LLVMContext& context = module->getContext();
   llvm::Type* ptr = b.getPtrTy();
@@ -28,7 +28,7 @@ absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
   for (int i = 0; i < num_buffers; ++i) {
     body->addParamAttr(i, llvm::Attribute::NoAlias);
     body->addParamAttr(i, llvm::Attribute::NoCapture);
-    if (i + 1 < num_buffers) body->addParamAttr(i, llvm::Attribute::ReadOnly);
+    if (i < num_read_only) body->addParamAttr(i, llvm::Attribute::ReadOnly);
     buffers.push_back(body->getArg(i));
   }
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body));

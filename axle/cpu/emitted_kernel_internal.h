@@ -1,6 +1,7 @@
 //===- emitted_kernel_internal.h - Helpers of the dot and convolution loops ===//
 //
-// What dot_loop_emitter.cc and convolution_loop_emitter.cc share: the pair
+// What the emitted kernels (loop_kernel_emitter.cc, dot_loop_emitter.cc,
+// convolution_loop_emitter.cc) share: the pair
 // of functions every emitted kernel is (an always-inline body with noalias
 // buffers, and the wrapper with the loop kernel's signature), an epilogue
 // constant as a value, and an instruction's text for a kernel's key.
@@ -26,13 +27,15 @@ namespace axle::cpu {
 
 // Emits `void name(void** buffers, int64_t begin, int64_t end)`, which loads
 // the `num_buffers` buffer pointers and calls the internal always-inline
-// `name.body(ptr noalias..., begin, end)` (every buffer but the last, the
-// output, read-only). `emit_body` fills the body at `b`'s position with its
-// arguments; when it fails, nothing is left in `module`.
+// `name.body(ptr noalias..., begin, end)` (the first `num_read_only`
+// buffers, the inputs, read-only). `emit_body` fills the body at `b`'s
+// position with its arguments (the body function is
+// b.GetInsertBlock()->getParent()), without its return; when it fails,
+// nothing is left in `module`.
 using KernelBodyEmitter = std::function<absl::Status(const std::vector<llvm::Value*>& buffers,
                                                      llvm::Value* begin, llvm::Value* end)>;
 absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
-                                 absl::string_view name, int num_buffers,
+                                 absl::string_view name, int num_buffers, int num_read_only,
                                  const KernelBodyEmitter& emit_body);
 
 // The value of the scalar `literal` (loaded from a private constant global,

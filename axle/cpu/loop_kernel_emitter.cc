@@ -42,6 +42,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/emitted_kernel_internal.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
@@ -90,63 +91,29 @@ class LoopKernelEmitter {
 
   absl::Status Emit(absl::string_view kernel_name,
                     const std::vector<const HloInstruction*>& outputs) {
-    llvm::LLVMContext& context = module_->getContext();
-    llvm::Type* ptr = b_.getPtrTy();
-    llvm::Type* i64 = b_.getInt64Ty();
     const int64_t num_parameters = computation_.num_parameters();
-    const int64_t num_buffers = num_parameters + static_cast<int64_t>(outputs.size());
-
-    // The body: (ptr noalias x num_buffers, i64 begin, i64 end).
-    std::vector<llvm::Type*> body_params(num_buffers, ptr);
-    body_params.push_back(i64);
-    body_params.push_back(i64);
-    auto* body = llvm::Function::Create(
-        llvm::FunctionType::get(b_.getVoidTy(), body_params, false),
-        llvm::GlobalValue::InternalLinkage,
-        absl::StrCat(std::string(kernel_name.data(), kernel_name.size()), ".body"), module_);
-    body->addFnAttr(llvm::Attribute::AlwaysInline);
-    body->addFnAttr(llvm::Attribute::NoUnwind);
-    for (int64_t i = 0; i < num_buffers; ++i) {
-      body->addParamAttr(i, llvm::Attribute::NoAlias);
-      body->addParamAttr(i, llvm::Attribute::NoCapture);
-      if (i < num_parameters) body->addParamAttr(i, llvm::Attribute::ReadOnly);
-    }
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", body));
-    std::vector<llvm::Value*> buffers;
-    for (int64_t i = 0; i < num_buffers; ++i) buffers.push_back(body->getArg(i));
-    llvm::Value* begin = body->getArg(num_buffers);
-    llvm::Value* end = body->getArg(num_buffers + 1);
-
-    BuildGenerators(buffers);
-    if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
-      AXLE_RETURN_IF_ERROR(EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
-    } else {
-      AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
-    }
-    // Non-temporal stores are weakly ordered: drain them before the caller
-    // (another thread, after the thread pool's join) reads the output.
-    if (nontemporal_) {
-      b_.CreateCall(llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::x86_sse_sfence));
-    }
-    b_.CreateRetVoid();
-
-    // The wrapper with the public signature.
-    auto* kernel =
-        llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), {ptr, i64, i64}, false),
-                               llvm::GlobalValue::ExternalLinkage,
-                               std::string(kernel_name.data(), kernel_name.size()), module_);
-    kernel->addFnAttr(llvm::Attribute::NoUnwind);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
-    std::vector<llvm::Value*> args;
-    for (int64_t i = 0; i < num_buffers; ++i) {
-      llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(ptr, kernel->getArg(0), i);
-      args.push_back(b_.CreateLoad(ptr, slot, absl::StrCat("buffer", i)));
-    }
-    args.push_back(kernel->getArg(1));
-    args.push_back(kernel->getArg(2));
-    b_.CreateCall(body, args);
-    b_.CreateRetVoid();
-    return absl::OkStatus();
+    const int num_buffers = static_cast<int>(num_parameters + outputs.size());
+    return EmitKernelFunctions(
+        module_, b_, kernel_name, num_buffers, static_cast<int>(num_parameters),
+        [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin,
+            llvm::Value* end) -> absl::Status {
+          llvm::Function* body = b_.GetInsertBlock()->getParent();
+          BuildGenerators(buffers);
+          if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
+            AXLE_RETURN_IF_ERROR(
+                EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
+          } else {
+            AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
+          }
+          // Non-temporal stores are weakly ordered: drain them before the
+          // caller (another thread, after the thread pool's join) reads the
+          // output.
+          if (nontemporal_) {
+            b_.CreateCall(
+                llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::x86_sse_sfence));
+          }
+          return absl::OkStatus();
+        });
   }
 
   // The loop nest over the outputs' shape, outermost dimension [begin, end).
