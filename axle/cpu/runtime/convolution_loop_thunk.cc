@@ -76,24 +76,11 @@ class LoopConvolutionThunk : public Thunk {
       buffers[count++] = const_cast<char*>(BaseOf(context, source, operand_values_));
     }
     buffers[count] = context.address(output_value_);
-    const int64_t rows = kernel_->outer_size();
-    if (context.thread_pool == nullptr || rows < 2 || rows * work_per_row_ < kMinParallelWork) {
-      kernel_->Run(buffers);
-      return absl::OkStatus();
-    }
-    const int64_t min_rows = std::max<int64_t>(1, kMinBlockWork / work_per_row_);
-    context.thread_pool->ParallelFor(
-        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(buffers, begin, end); },
-        context.max_threads);
+    RunRowsInParallel(*kernel_, buffers, context, work_per_row_);
     return absl::OkStatus();
   }
 
  private:
-  // Multiply-adds: below kMinParallelWork the convolution runs on the
-  // calling thread, else in blocks of rows of at least kMinBlockWork.
-  static constexpr int64_t kMinParallelWork = int64_t{1} << 18;
-  static constexpr int64_t kMinBlockWork = int64_t{1} << 16;
-
   std::unique_ptr<CompiledKernel> kernel_;
   std::vector<Operand> sources_;  // lhs, rhs, [scale], [bias]
   std::vector<int64_t> operand_values_;

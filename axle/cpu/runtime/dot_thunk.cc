@@ -441,29 +441,16 @@ class LoopDotThunk : public Thunk {
                              : context.address(operand_values_[source.operand]);
     }
     buffers[count] = context.address(output_value_);
-    const int64_t rows = kernel_->outer_size();
-    if (context.thread_pool == nullptr || rows * work_per_row_ < kMinParallelWork) {
-      kernel_->Run(buffers);
-      return absl::OkStatus();
-    }
-    const int64_t min_rows = std::max<int64_t>(1, kMinBlockWork / work_per_row_);
-    context.thread_pool->ParallelFor(
-        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(buffers, begin, end); },
-        context.max_threads);
+    RunRowsInParallel(*kernel_, buffers, context, work_per_row_);
     return absl::OkStatus();
   }
 
  private:
-  // Multiply-adds: below kMinParallelWork the dot runs on the calling
-  // thread, else in blocks of rows of at least kMinBlockWork.
-  static constexpr int64_t kMinParallelWork = int64_t{1} << 18;
-  static constexpr int64_t kMinBlockWork = int64_t{1} << 16;
-
   std::unique_ptr<CompiledKernel> kernel_;
   std::vector<Source> sources_;  // lhs, rhs, [bias]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
-  int64_t work_per_row_;
+  int64_t work_per_row_;  // multiply-adds per row (RunRowsInParallel)
 };
 
 absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(

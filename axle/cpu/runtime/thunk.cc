@@ -34,4 +34,20 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
+void RunRowsInParallel(const CompiledKernel& kernel, void** buffers, const ThunkContext& context,
+                       int64_t work_per_row) {
+  constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+  constexpr int64_t kMinBlockWork = int64_t{1} << 16;
+  const int64_t rows = kernel.outer_size();
+  work_per_row = std::max<int64_t>(1, work_per_row);
+  if (context.thread_pool == nullptr || rows < 2 || rows * work_per_row < kMinParallelWork) {
+    kernel.Run(buffers);
+    return;
+  }
+  const int64_t min_rows = std::max<int64_t>(1, kMinBlockWork / work_per_row);
+  context.thread_pool->ParallelFor(
+      rows, min_rows, [&](int64_t begin, int64_t end) { kernel.RunRange(buffers, begin, end); },
+      context.max_threads);
+}
+
 }  // namespace axle::cpu

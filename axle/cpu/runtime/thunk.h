@@ -50,6 +50,13 @@ struct ThunkContext {
   int64_t scratch_bytes = 0;
 };
 
+// Runs `kernel` over its outer rows with `buffers`: on the calling thread
+// when there is no pool, one row, or less than 2^18 units of work
+// (`work_per_row` each: multiply-adds for a dot or a convolution), else
+// across the pool in blocks of at least 2^16 units.
+void RunRowsInParallel(const CompiledKernel& kernel, void** buffers, const ThunkContext& context,
+                       int64_t work_per_row);
+
 class Thunk {
  public:
   explicit Thunk(std::string name) : name_(std::move(name)) {}
