@@ -94,9 +94,9 @@ class ElementalIrEmitter {
   // input's last one, `columns` long (-1: any), for loop kernels over rows:
   // - prefetch_streams: its loop runs in chunks of kPrefetchChunkBytes of
   //   input, each first prefetching the same bytes of every stream (a byte
-  //   pointer to the start of the row after the one being reduced, in an
+  //   pointer to the start of a row ahead of the one being reduced, in an
   //   array whose rows are the input's). A row reduction with much work per
-  //   element (softmax's exp) thus loads the next row from memory while it
+  //   element (softmax's exp) thus loads coming rows from memory while it
   //   computes; the loop inside a chunk is vectorized as before.
   // - per_column: also emitted in the loop's body, after the fold, with the
   //   column index (the loop kernel stores the previous row's output there).

@@ -175,12 +175,7 @@ class LoopKernelEmitter {
       for (const HloInstruction* value : row_values[d]) {
         IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
         ElementalIrEmitter::RowReductionHook hook;
-        if (value == last_reduce) {
-          if (ComputesTranscendentals(*value->operand(0))) {
-            hook.prefetch_streams = NextRowStreams(dims, row_index, buffers);
-          }
-          elemental_.SetRowReductionHook(&hook);
-        }
+        if (value == last_reduce) ArmRowReduction(hook, *value, dims, row_index, buffers);
         AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
         elemental_.ClearRowReductionHook();
       }
@@ -648,6 +643,8 @@ class LoopKernelEmitter {
                                         absl::StrCat(instruction->name(), ".rows"));
       buffer->setAlignment(llvm::Align(64));
       row_buffer.double_buffer = buffer;
+      // Zeroed: a range's first row computes its nonexistent previous row
+      // (into the spare row) from the other half.
       const int64_t bytes =
           2 * row_buffer.elements * primitive_util::ByteWidth(instruction->shape().element_type());
       b_.CreateMemSet(buffer, b_.getInt8(0), bytes, llvm::Align(64));
@@ -685,9 +682,6 @@ class LoopKernelEmitter {
       for (const HloInstruction* value : values) {
         ElementalIrEmitter::RowReductionHook hook;
         if (value == &reduce) {
-          if (ComputesTranscendentals(*value->operand(0))) {
-            hook.prefetch_streams = NextRowStreams(dims, IrIndex{row}, buffers);
-          }
           hook.columns = columns;
           hook.loop_property = kNonTemporalStoresLoopProperty;
           hook.per_column = [&](llvm::Value* column) -> absl::Status {
@@ -699,7 +693,7 @@ class LoopKernelEmitter {
             elemental_.StoreElement(*element, previous_out, column, F32);
             return absl::OkStatus();
           };
-          elemental_.SetRowReductionHook(&hook);
+          ArmRowReduction(hook, *value, dims, IrIndex{row}, buffers);
         }
         absl::StatusOr<llvm::Value*> computed = generators_.at(value)(IrIndex{row});
         elemental_.ClearRowReductionHook();
@@ -748,6 +742,18 @@ class LoopKernelEmitter {
     skewing_ = false;
     filling_row_buffers_ = false;
     return status;
+  }
+
+  // Hands `hook` to the elemental emitter for `reduce`, the row's last row
+  // reduction, with prefetches of a row ahead when its input computes a
+  // transcendental (enough work to hide them).
+  void ArmRowReduction(ElementalIrEmitter::RowReductionHook& hook, const HloInstruction& reduce,
+                       const std::vector<int64_t>& dims, const IrIndex& row_index,
+                       const std::vector<llvm::Value*>& buffers) {
+    if (ComputesTranscendentals(*reduce.operand(0))) {
+      hook.prefetch_streams = NextRowStreams(dims, row_index, buffers);
+    }
+    elemental_.SetRowReductionHook(&hook);
   }
 
   // A row ahead (kPrefetchRowsAhead) of every parameter shaped like the

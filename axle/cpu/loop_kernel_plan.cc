@@ -106,8 +106,10 @@ const HloInstruction* SkewableRowReduction(
     return nullptr;
   }
   const HloInstruction& output = *outputs[0];
-  if (output.shape().element_type() != F32 || dims[1] * 4 % 64 != 0 ||
-      dims[1] * 4 > max_row_bytes) {
+  constexpr int64_t kLineBytes = 64;  // a non-temporal store's alignment
+  const int64_t row_bytes = dims[1] * static_cast<int64_t>(sizeof(float));
+  if (output.shape().element_type() != F32 || row_bytes % kLineBytes != 0 ||
+      row_bytes > max_row_bytes) {
     return nullptr;
   }
   std::set<const HloInstruction*> values(row_values[1].begin(), row_values[1].end());
