@@ -1,12 +1,13 @@
 //===- axle_bench.cc - Compile and run time of one HLO module on a platform -===//
 //
 //   axle-bench FILE [--platform=cpu] [--compiles=3] [--min_runs=5]
-//              [--max_runs=50] [--min_seconds=1]
+//              [--max_runs=50] [--min_seconds=1] [--input=a.npy ...]
 //
 // The driver behind bench/run.sh. It compiles the module through LocalClient
 // `--compiles` times (the first compile pays for one-time set-up such as
 // target initialization; both it and the best are reported), transfers
-// seeded random arguments once, runs once to warm up, then runs at least
+// the arguments once (the --input .npy files in parameter order, else
+// seeded random ones), runs once to warm up, then runs at least
 // `--min_runs` and at most `--max_runs` times, stopping once
 // `--min_seconds` have passed. A run is `LocalExecutable::Run`: the result
 // buffers are allocated and freed by the runtime as a user would see it, but
@@ -25,7 +26,9 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "axle/core/npy.h"
 #include "axle/base/status_macros.h"
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
@@ -41,6 +44,7 @@ struct Options {
   int min_runs = 5;
   int max_runs = 50;
   double min_seconds = 1.0;
+  std::vector<std::string> inputs;
 };
 
 struct Measurement {
@@ -71,7 +75,27 @@ absl::StatusOr<Measurement> Measure(const Options& options, const HloModule& mod
     measurement.compile_best_ms = std::min(measurement.compile_best_ms, ms);
   }
 
-  AXLE_ASSIGN_OR_RETURN(std::vector<Literal> literals, MakeFakeArguments(module, /*seed=*/1));
+  std::vector<Literal> literals;
+  if (options.inputs.empty()) {
+    AXLE_ASSIGN_OR_RETURN(literals, MakeFakeArguments(module, /*seed=*/1));
+  } else {
+    const HloComputation* entry = module.entry_computation();
+    if (static_cast<int64_t>(options.inputs.size()) != entry->num_parameters()) {
+      return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
+                                                     entry->num_parameters(), " parameters but ",
+                                                     options.inputs.size(), " --input files were given"));
+    }
+    for (int64_t i = 0; i < entry->num_parameters(); ++i) {
+      const Shape& expected = entry->parameter_instruction(i)->shape();
+      AXLE_ASSIGN_OR_RETURN(Literal literal, ReadNpy(options.inputs[i], expected.element_type()));
+      if (!ShapeUtil::Compatible(literal.shape(), expected)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--input ", options.inputs[i], " has shape ", ShapeUtil::HumanString(literal.shape()),
+            " but parameter ", i, " is ", ShapeUtil::HumanString(expected)));
+      }
+      literals.push_back(std::move(literal));
+    }
+  }
   std::vector<ScopedShapedBuffer> arguments;
   for (const Literal& literal : literals) {
     AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(literal, 0));
@@ -125,6 +149,8 @@ int main(int argc, char** argv) {
   app.add_option("--min_runs", options.min_runs, "timed runs at least")->check(CLI::PositiveNumber);
   app.add_option("--max_runs", options.max_runs, "timed runs at most")->check(CLI::PositiveNumber);
   app.add_option("--min_seconds", options.min_seconds, "keep running until this much time passed");
+  app.add_option("--input", options.inputs, ".npy file for each parameter, in order")
+      ->allow_extra_args(false);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

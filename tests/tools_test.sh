@@ -80,10 +80,11 @@ check "AXLE_DUMP_TO dumps too" test -s "$tmp/envdump/mlp.timings.txt"
 
 # Feeding results back in as inputs: the same outputs again.
 printf 'HloModule m\n\nENTRY e {\n  p = f32[4,3] parameter(0)\n  ROOT r = f32[4,3] negate(p)\n}\n' >"$tmp/neg.hlo"
-mkdir -p "$tmp/o1" "$tmp/o2"
+mkdir -p "$tmp/o1"
 "$run" "$tmp/neg.hlo" --input="$tmp/out_0.npy" --output_dir="$tmp/o1" >/dev/null
-"$run" "$tmp/neg.hlo" --input="$tmp/o1/out_0.npy" --output_dir="$tmp/o2" >/dev/null
-check "negate twice through .npy files is the identity" cmp -s "$tmp/out_0.npy" "$tmp/o2/out_0.npy"
+# --output_dir is created when it does not exist (parents too).
+"$run" "$tmp/neg.hlo" --input="$tmp/o1/out_0.npy" --output_dir="$tmp/o2/nested" >/dev/null
+check "negate twice through .npy files is the identity" cmp -s "$tmp/out_0.npy" "$tmp/o2/nested/out_0.npy"
 
 echo "tools: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,9 +11,10 @@
 // syntax and written as out_0.npy, out_1.npy, ... (tuple leaves flattened in
 // order). With --reference_platform the module also runs there and the two
 // results are compared (integers exactly, floats within the error bounds,
-// XLA's defaults 1e-3); a mismatch exits with status 2. With --iterations=N
-// the module runs N times after one warm-up and the last line reports min
-// and median time per run. --dump-to=DIR sets AXLE_DUMP_TO for this
+// XLA's defaults 1e-3); a mismatch exits with status 2. --output_dir is
+// created when missing. With --iterations=N the module runs N times after
+// one warm-up and the last line reports min and median time per run: the
+// execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets AXLE_DUMP_TO for this
 // process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
 // before and after optimization) go to DIR.
 //
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -82,11 +84,14 @@ absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModu
   return prepared;
 }
 
-absl::StatusOr<Literal> RunOnce(const Prepared& prepared, uint64_t seed) {
+absl::StatusOr<ScopedShapedBuffer> Execute(const Prepared& prepared, uint64_t seed) {
   ExecutableRunOptions run_options;
   run_options.set_rng_seed(static_cast<int>(seed));
-  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result,
-                        prepared.executable->Run(prepared.argument_pointers, run_options));
+  return prepared.executable->Run(prepared.argument_pointers, run_options);
+}
+
+absl::StatusOr<Literal> RunOnce(const Prepared& prepared, uint64_t seed) {
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, Execute(prepared, seed));
   return prepared.client->ShapedBufferToLiteral(result);
 }
 
@@ -137,13 +142,23 @@ absl::Status Run(const Options& options) {
     }
     std::printf("result: %s\n", result.ToString().c_str());
   }
-  if (!options.output_dir.empty()) AXLE_RETURN_IF_ERROR(WriteOutputs(result, options.output_dir));
+  if (!options.output_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(options.output_dir, error);
+    if (error) {
+      return absl::InvalidArgumentError(absl::StrCat("--output_dir ", options.output_dir,
+                                                     ": cannot create it: ", error.message()));
+    }
+    AXLE_RETURN_IF_ERROR(WriteOutputs(result, options.output_dir));
+  }
 
   if (options.iterations > 0) {
+    // Execution alone: the result stays in its device buffers (reading it
+    // back into a Literal is not part of a run).
     std::vector<double> times;
     for (int i = 0; i < options.iterations; ++i) {
       auto start = std::chrono::steady_clock::now();
-      AXLE_ASSIGN_OR_RETURN(Literal ignored, RunOnce(prepared, options.seed));
+      AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer ignored, Execute(prepared, options.seed));
       times.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }

@@ -99,7 +99,15 @@ class LoopKernelEmitter {
             llvm::Value* end) -> absl::Status {
           llvm::Function* body = b_.GetInsertBlock()->getParent();
           BuildGenerators(buffers);
-          if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
+          std::optional<ScanPlan> scan =
+              outputs.size() == 1 ? ScanOf(*outputs[0]) : std::nullopt;
+          if (scan.has_value()) {
+            const HloInstruction& root = *outputs[0];
+            AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(root.operand(1))(IrIndex{}));
+            AXLE_RETURN_IF_ERROR(EmitScan(elemental_, b_, root, *scan,
+                                          generators_.at(root.operand(0)), init,
+                                          buffers[num_parameters], begin, end));
+          } else if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
             AXLE_RETURN_IF_ERROR(
                 EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
           } else {
@@ -882,6 +890,8 @@ bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, con
   if (outputs.size() != 1) return false;
   const HloInstruction* output = outputs[0];
   if (output->opcode() == HloOpcode::kReduce || output->shape().rank() == 0) return false;
+  // A scan reads back the row it stored last.
+  if (ScanOf(*output).has_value()) return false;
   const PrimitiveType type = output->shape().element_type();
   if (!primitive_util::IsFloatingPointType(type) && !primitive_util::IsIntegralType(type)) {
     return false;

@@ -11,7 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/cpu/jit.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 #include "llvm/IR/Module.h"
@@ -31,6 +33,18 @@ bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, con
 absl::Status EmitLoopKernel(const HloComputation& computation, absl::string_view kernel_name,
                             const std::vector<const HloInstruction*>& outputs, bool nontemporal,
                             llvm::Module* module);
+
+// The loop nest of a scan kernel (loop_kernel_plan.h: ScanOf): `scan`'s
+// output, at `output`, over the range [begin, end) of RangeDimension.
+// `input` generates the scanned operand's elements, `init` is the init
+// value. Loops outside the scanned dimension, then that dimension in
+// order (from its end for a suffix scan), then the dimensions inside it,
+// innermost contiguous: each output row is folded from the row stored
+// before it and the input's row, vectorized across the row.
+absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                      const HloInstruction& scan, const ScanPlan& plan,
+                      const ElementGenerator& input, llvm::Value* init, llvm::Value* output,
+                      llvm::Value* begin, llvm::Value* end);
 
 }  // namespace axle::cpu
 

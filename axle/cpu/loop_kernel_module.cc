@@ -17,6 +17,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "axle/cpu/scalar_function_emitter.h"
 #include "axle/hlo/text/hlo_printer.h"
 #include "llvm/IR/Function.h"
@@ -176,8 +177,9 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
     // The same function as an earlier kernel: no code of its own.
     absl::StrAppend(&impl_->signature, kernel_name, " = ", function_name, "\n");
   }
-  const Shape& shape = outputs[0]->shape();
-  const int64_t outer_size = shape.rank() == 0 ? 1 : shape.dimensions(0);
+  const int64_t range_dimension = RangeDimension(outputs);
+  const int64_t outer_size =
+      range_dimension < 0 ? 1 : outputs[0]->shape().dimensions(range_dimension);
   auto kernel =
       std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
                                        static_cast<int64_t>(outputs.size()));

@@ -48,6 +48,87 @@ bool IsColumnReduction(const HloInstruction& root) {
   return std::find(reduced.begin(), reduced.end(), rank - 1) == reduced.end();
 }
 
+namespace {
+
+// Whether `computation` is `op(p0, p1)` (either order) for an op that is
+// commutative and associative on its type.
+bool IsCommutativeFold(const HloComputation& computation) {
+  const HloInstruction* root = computation.root_instruction();
+  if (computation.num_parameters() != 2 || root->operand_count() != 2 ||
+      !root->shape().IsArray() || root->shape().rank() != 0) {
+    return false;
+  }
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) {
+    return false;
+  }
+  const PrimitiveType type = root->shape().element_type();
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+    case HloOpcode::kMultiply:
+      return !primitive_util::IsComplexType(type) || root->opcode() == HloOpcode::kAdd;
+    case HloOpcode::kMaximum:
+    case HloOpcode::kMinimum:
+      return !primitive_util::IsComplexType(type);
+    case HloOpcode::kAnd:
+    case HloOpcode::kOr:
+    case HloOpcode::kXor:
+      return !primitive_util::IsFloatingPointType(type) && !primitive_util::IsComplexType(type);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::optional<ScanPlan> ScanOf(const HloInstruction& root) {
+  if (root.opcode() != HloOpcode::kReduceWindow || root.operand_count() != 2 ||
+      !root.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const Shape& input = root.operand(0)->shape();
+  const std::vector<WindowDimension>& window =
+      cast<HloWindowInstruction>(&root)->window().dimensions();
+  if (!input.IsArray() || input.dimensions() != root.shape().dimensions() ||
+      static_cast<int64_t>(window.size()) != input.rank()) {
+    return std::nullopt;
+  }
+  std::optional<ScanPlan> plan;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    const WindowDimension& w = window[d];
+    if (w.stride() != 1 || w.window_dilation() != 1 || w.base_dilation() != 1 ||
+        w.window_reversal()) {
+      return std::nullopt;
+    }
+    if (w.size() == 1 && w.padding_low() == 0 && w.padding_high() == 0) continue;
+    const int64_t n = input.dimensions(d);
+    if (plan.has_value() || n < 2 || w.size() < n) return std::nullopt;
+    if (w.padding_low() == w.size() - 1 && w.padding_high() == 0) {
+      plan = ScanPlan{d, false};
+    } else if (w.padding_low() == 0 && w.padding_high() == w.size() - 1) {
+      plan = ScanPlan{d, true};
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (plan.has_value() && plan->reverse && !IsCommutativeFold(*root.to_apply())) {
+    return std::nullopt;
+  }
+  return plan;
+}
+
+int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs) {
+  const int64_t rank = outputs[0]->shape().IsArray() ? outputs[0]->shape().rank() : 0;
+  if (rank == 0) return -1;
+  if (outputs.size() == 1) {
+    if (std::optional<ScanPlan> scan = ScanOf(*outputs[0]); scan && scan->dimension == 0) {
+      return rank > 1 ? 1 : -1;
+    }
+  }
+  return 0;
+}
+
 bool ComputesTranscendentals(const HloInstruction& hlo) {
   std::vector<const HloInstruction*> stack = {&hlo};
   std::set<const HloInstruction*> seen;

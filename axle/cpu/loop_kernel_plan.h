@@ -40,6 +40,30 @@ std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
 // emitted by accumulating into the output row, input row by input row.
 bool IsColumnReduction(const HloInstruction& root);
 
+// A reduce-window that is a running fold along one dimension: cumsum,
+// cumprod, cummax and cummin as JAX lowers them (`window={size=1xN
+// pad=0_0x(N-1)_0}`). Output element i along `dimension` folds input
+// elements [0, i] (a prefix scan) or, `reverse`, [i, N) (a suffix scan);
+// every other dimension has a window of one. Computed element by element
+// that is O(N^2); a scan kernel folds each output from its neighbour's
+// instead, in O(N). A prefix scan folds the same values in the same order
+// as the window does (bit for bit the interpreter's result). A suffix
+// scan folds them from the end, so it is only taken for a combiner that is
+// one commutative, associative op of its two parameters (add, multiply,
+// max, min, and, or, xor); floating-point sums then round differently,
+// as XLA's own tree rewrite of these windows does.
+struct ScanPlan {
+  int64_t dimension = 0;
+  bool reverse = false;
+};
+std::optional<ScanPlan> ScanOf(const HloInstruction& root);
+
+// The output dimension whose range [begin, end) a loop kernel with these
+// outputs is called over (loop_kernel_emitter.h): the outermost one, except
+// for a scan along it, which takes the next (a rank-1 scan: none, -1, and
+// its range is [0, 1)).
+int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs);
+
 // Whether computing `hlo` elementwise takes a transcendental function:
 // enough work per element for the row reduction over it to hide a
 // prefetch of the next row. Over cheap ones (layer norm's squares) the

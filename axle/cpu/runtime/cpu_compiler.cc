@@ -34,6 +34,7 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
+#include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/scan_to_while.h"
 #include "axle/cpu/runtime/single_device_collectives.h"
 #include "axle/cpu/runtime/topk_decomposer.h"
@@ -207,8 +208,15 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
-  for (const char* name : {"layout-normalization", "batchnorm-expander", "call-inliner",
-                           "dot-epilogue-fusion", "fusion"}) {
+  pipeline.AddPass<Bf16DotUpcast>();
+  // The simplification XLA:CPU runs before fusion: algebraic rewrites,
+  // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
+  // folded, common subexpressions merged, then rewrites again on what CSE
+  // and folding exposed.
+  for (const char* name :
+       {"layout-normalization", "batchnorm-expander", "call-inliner", "algsimp",
+        "tuple-simplifier", "while-loop-simplifier", "reshape-mover", "constant-folding", "cse",
+        "algsimp", "dce", "dot-epilogue-fusion", "fusion"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }

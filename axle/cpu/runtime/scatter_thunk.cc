@@ -91,6 +91,77 @@ bool DistinctInRange(absl::Span<const int64_t> values, int64_t bound) {
   return true;
 }
 
+// The row op `combiner` is on operands of `type`, if any (see Geometry).
+ScatterThunk::Geometry::RowOp RowOpOf(const HloComputation& combiner, PrimitiveType type) {
+  using RowOp = ScatterThunk::Geometry::RowOp;
+  switch (type) {
+    case F32:
+    case F64:
+    case S32:
+    case S64:
+    case U32:
+    case U64:
+      break;
+    default:
+      return RowOp::kNone;
+  }
+  const HloInstruction* root = combiner.root_instruction();
+  if (combiner.num_parameters() != 2) return RowOp::kNone;
+  if (root == combiner.parameter_instruction(1)) return RowOp::kAssign;
+  if (root->operand_count() != 2 || root->operand(0)->opcode() != HloOpcode::kParameter ||
+      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
+    return RowOp::kNone;
+  }
+  switch (root->opcode()) {
+    case HloOpcode::kAdd:
+      return RowOp::kAdd;
+    case HloOpcode::kMultiply:
+      return RowOp::kMultiply;
+    default:
+      return RowOp::kNone;
+  }
+}
+
+template <typename T>
+void CombineRow(ScatterThunk::Geometry::RowOp op, char* output, const char* update,
+                int64_t length) {
+  using RowOp = ScatterThunk::Geometry::RowOp;
+  T* out = reinterpret_cast<T*>(output);
+  const T* in = reinterpret_cast<const T*>(update);
+  switch (op) {
+    case RowOp::kAdd:
+      for (int64_t j = 0; j < length; ++j) out[j] = out[j] + in[j];
+      break;
+    case RowOp::kMultiply:
+      for (int64_t j = 0; j < length; ++j) out[j] = out[j] * in[j];
+      break;
+    case RowOp::kAssign:
+      std::memcpy(out, in, length * sizeof(T));
+      break;
+    case RowOp::kNone:
+      break;
+  }
+}
+
+// One window row of `length` elements: output = op(output, update).
+void CombineRow(ScatterThunk::Geometry::RowOp op, PrimitiveType type, char* output,
+                const char* update, int64_t length) {
+  switch (type) {
+    case F32:
+      return CombineRow<float>(op, output, update, length);
+    case F64:
+      return CombineRow<double>(op, output, update, length);
+    case S32:
+    case U32:  // wrapping: unsigned arithmetic for both
+      return CombineRow<uint32_t>(op, output, update, length);
+    case S64:
+    case U64:
+      return CombineRow<uint64_t>(op, output, update, length);
+    default:
+      break;
+  }
+}
+
 }  // namespace
 
 ScatterThunk::ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
@@ -152,6 +223,14 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   const int64_t window_count = Product(window_sizes);
   if (scatter_count == 0 || window_count == 0) return absl::OkStatus();
 
+  // Rows combined inline (Geometry::row_op), when the window's minor
+  // dimension is the operand's and the updates' minor dimension.
+  const int64_t row_length =
+      g.row_op != Geometry::RowOp::kNone && !window_sizes.empty() &&
+              g.update_window_dims.back() == static_cast<int64_t>(g.update_dims.size()) - 1 &&
+              g.window_operand_dims.back() == operand_rank - 1
+          ? window_sizes.back()
+          : 0;
   std::vector<const void*> parameters(2 * n);
   std::vector<void*> results(n);
   std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);
@@ -178,6 +257,23 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
       operand_base += start[d] * operand_strides[d];
     }
     if (!in_bounds) continue;
+    if (row_length > 0) {
+      // Contiguous rows with an inline op: the window's outer positions,
+      // each a row of row_length elements.
+      std::fill(window_index.begin(), window_index.end(), 0);
+      for (int64_t w = 0; w < window_count; w += row_length) {
+        int64_t operand_linear = operand_base, update_linear = update_base;
+        for (size_t k = 0; k < window_index.size(); ++k) {
+          operand_linear += window_index[k] * operand_strides[g.window_operand_dims[k]];
+          update_linear += window_index[k] * update_strides[g.update_window_dims[k]];
+        }
+        CombineRow(g.row_op, g.element_type, outputs[0] + operand_linear * g.element_bytes[0],
+                   updates[0] + update_linear * g.element_bytes[0], row_length);
+        window_index.back() = window_sizes.back() - 1;
+        Next(window_index, window_sizes);
+      }
+      continue;
+    }
     std::fill(window_index.begin(), window_index.end(), 0);
     for (int64_t w = 0; w < window_count; ++w, Next(window_index, window_sizes)) {
       int64_t operand_linear = operand_base, update_linear = update_base;
@@ -350,6 +446,10 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
                      absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
                                   " is ", instruction.operand(i)->shape().ToString()));
     }
+  }
+  if (n == 1) {
+    g.element_type = operand.element_type();
+    g.row_op = RowOpOf(*combiner, g.element_type);
   }
   AXLE_ASSIGN_OR_RETURN(int64_t indices_value, builder.ValueOf(instruction.operand(n)));
   AXLE_ASSIGN_OR_RETURN(

@@ -54,6 +54,15 @@ class ScatterThunk : public Thunk {
     std::vector<int64_t> input_batching_dims;
     std::vector<int64_t> batch_positions;
     std::vector<int64_t> element_bytes;  // per operand
+    // A combiner that is one plain op of (output, update), on one operand
+    // whose windows are contiguous rows (the minor dimension of operand and
+    // updates is a window dimension): the rows are combined by a loop the
+    // C++ compiler vectorizes instead of a combiner call per element. The
+    // same op in the same order as the compiled combiner (a + b and a * b
+    // commute exactly in IEEE arithmetic; integers wrap).
+    enum class RowOp { kNone, kAdd, kMultiply, kAssign };
+    RowOp row_op = RowOp::kNone;
+    PrimitiveType element_type = F32;
   };
 
   ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,

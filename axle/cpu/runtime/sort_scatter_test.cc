@@ -6,8 +6,11 @@
 // select-and-scatter with padding, dilation and overlapping windows.
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -274,6 +277,43 @@ ENTRY e {
   // Row 1 gets two updates, index 5 is out of bounds and skipped.
   EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
                         {{0, 0, 0}, {111, 221, 331}, {2, 2, 2}, {4, 5, 6}, {4, 4, 4}}));
+}
+
+TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
+  // The inline row ops (add, multiply, overwrite on f32/f64/s32/u64, rows
+  // along the minor dimension) and the element walk (a window that is not
+  // the minor dimension; a combiner that is not one op) agree with the
+  // interpreter bit for bit, wrapping integers and colliding indices too.
+  struct Case {
+    const char* type;
+    const char* root;
+  };
+  for (const Case& c : std::vector<Case>{{"f32", "add(a, b)"},
+                                          {"f64", "multiply(b, a)"},
+                                          {"s32", "add(a, b)"},
+                                          {"u64", "multiply(a, b)"},
+                                          {"f32", "b"},
+                                          {"f32", "subtract(a, b)"},
+                                          {"s32", "maximum(a, b)"}}) {
+    for (const char* window : {"update_window_dims={1,2}, inserted_window_dims={0}, "
+                               "scatter_dims_to_operand_dims={0}",
+                               "update_window_dims={0,2}, inserted_window_dims={1}, "
+                               "scatter_dims_to_operand_dims={1}"}) {
+      const bool rows_of_dim_0 = std::string(window).find("{1,2}") != std::string::npos;
+      const std::string updates = rows_of_dim_0 ? "[6,4,33]" : "[6,6,33]";
+      const std::string text = absl::StrCat(
+          "HloModule scatter\ncombine {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
+          "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root, "\n}\nENTRY e {\n",
+          "  operand = ", c.type, "[6,4,33] parameter(0)\n  indices = s32[6] parameter(1)\n",
+          "  updates = ", c.type, updates, " parameter(2)\n  ROOT s = ", c.type,
+          "[6,4,33] scatter(operand, indices, updates), ", window,
+          ", index_vector_dim=1, to_apply=combine\n}\n");
+      SCOPED_TRACE(text);
+      std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+      arguments[1] = LiteralUtil::CreateR1<int32_t>({1, 0, 1, 7, -1, 3});
+      RunBoth(text, arguments);
+    }
+  }
 }
 
 TEST(CpuScatter, OverwriteWithTwoDimensionalWindowsPartlyOutOfBounds) {

@@ -123,10 +123,11 @@ std::string HloModule::GetUniqueName(absl::string_view prefix) {
     used_names_.insert(base);
     return base;
   }
-  for (int64_t i = 1;; ++i) {
-    std::string candidate = absl::StrCat(base, ".", i);
-    if (!used_names_.contains(candidate)) {
-      used_names_.insert(candidate);
+  int64_t& next = next_suffix_.try_emplace(base, 1).first->second;
+  for (;; ++next) {
+    std::string candidate = absl::StrCat(base, ".", next);
+    if (used_names_.insert(candidate).second) {
+      ++next;
       return candidate;
     }
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_module_config.h"
@@ -73,6 +74,11 @@ class HloModule {
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation* entry_ = nullptr;
   absl::flat_hash_set<std::string> used_names_;
+  // Per prefix, the suffix GetUniqueName tries next: every smaller one is
+  // taken (names are never released), so the search starts there instead
+  // of at 1 (linear in the names handed out per call otherwise: fusing a
+  // few hundred ops took seconds).
+  absl::flat_hash_map<std::string, int64_t> next_suffix_;
   int64_t next_unique_id_ = 0;
 };
 

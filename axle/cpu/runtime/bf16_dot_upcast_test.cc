@@ -1,0 +1,103 @@
+//===- bf16_dot_upcast_test.cc - bf16 dots as f32 dots ---------------------===//
+//
+// Without native bf16 the pass turns bf16 dots (bf16 or f32 results, with
+// batch dims and the dot_bf16_bf16_f32 algorithm) into f32 dots between
+// converts; with native bf16, or for other types, it changes nothing. The
+// rewritten module computes what the interpreter computes for the
+// original (up to the order of the f32 sums).
+//
+//===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/bf16_dot_upcast.h"
+
+#include <string>
+#include <vector>
+
+#include "axle/cpu/cpu_test_util.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+constexpr const char* kAttentionScores = R"(
+HloModule m
+ENTRY e {
+  q = bf16[2,16,4,8] parameter(0)
+  k = bf16[2,16,4,8] parameter(1)
+  ROOT s = f32[2,4,16,16] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3},
+      rhs_batch_dims={0,2}, rhs_contracting_dims={3}, algorithm=dot_bf16_bf16_f32
+})";
+
+constexpr const char* kBf16Matmul = R"(
+HloModule m
+ENTRY e {
+  a = bf16[33,70] parameter(0)
+  b = bf16[70,17] parameter(1)
+  ROOT d = bf16[33,17] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+std::unique_ptr<HloModule> Rewritten(const std::string& text, bool native, bool* changed) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  CHECK(module.ok()) << module.status();
+  absl::StatusOr<bool> result = cpu::Bf16DotUpcast(native).Run(module->get());
+  CHECK(result.ok()) << result.status();
+  *changed = *result;
+  return std::move(*module);
+}
+
+TEST(Bf16DotUpcast, BatchedDotWithF32ResultBecomesAnF32Dot) {
+  bool changed = false;
+  auto module = Rewritten(kAttentionScores, /*native=*/false, &changed);
+  EXPECT_TRUE(changed);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(root->shape().element_type(), F32);
+  for (const HloInstruction* operand : root->operands()) {
+    EXPECT_EQ(operand->opcode(), HloOpcode::kConvert);
+    EXPECT_EQ(operand->shape().element_type(), F32);
+  }
+  EXPECT_EQ(cast<HloDotInstruction>(root)->precision_config().algorithm(),
+            PrecisionConfig::ALG_UNSET);
+  EXPECT_EQ(cast<HloDotInstruction>(root)->dot_dimension_numbers().lhs_batch_dimensions(),
+            (std::vector<int64_t>{0, 2}));
+}
+
+TEST(Bf16DotUpcast, Bf16ResultIsConvertedBack) {
+  bool changed = false;
+  auto module = Rewritten(kBf16Matmul, /*native=*/false, &changed);
+  EXPECT_TRUE(changed);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kConvert);
+  EXPECT_EQ(root->shape().element_type(), BF16);
+  EXPECT_EQ(root->operand(0)->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(root->operand(0)->shape().element_type(), F32);
+}
+
+TEST(Bf16DotUpcast, NativeBf16AndOtherTypesAreLeftAlone) {
+  bool changed = true;
+  Rewritten(kBf16Matmul, /*native=*/true, &changed);
+  EXPECT_FALSE(changed);
+  const std::string f32 = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  ROOT d = f32[3,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  Rewritten(f32, /*native=*/false, &changed);
+  EXPECT_FALSE(changed);
+}
+
+TEST(Bf16DotUpcast, RewrittenModulesAgreeWithTheInterpreter) {
+  // On this machine the cpu platform runs the pass when the CPU lacks
+  // native bf16, and oneDNN's bf16 path otherwise: both agree.
+  for (const char* text : {kAttentionScores, kBf16Matmul}) {
+    SCOPED_TRACE(text);
+    testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(1e-2, 1e-2));
+  }
+}
+
+}  // namespace
+}  // namespace axle

@@ -1,0 +1,88 @@
+//===- scan_kernel_emitter.cc - Running folds (cumsum, cummax) in O(n) ----===//
+//
+// A reduce-window that folds every prefix (or suffix) of one dimension
+// (loop_kernel_plan.h: ScanOf) as a loop kernel that folds each output from
+// the one before it: O(n) instead of the window's O(n^2). See
+// loop_kernel_emitter_internal.h: EmitScan.
+//
+//===----------------------------------------------------------------------===//
+#include <functional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/loop_kernel_emitter_internal.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+
+absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                      const HloInstruction& scan, const ScanPlan& plan,
+                      const ElementGenerator& input, llvm::Value* init, llvm::Value* output,
+                      llvm::Value* begin, llvm::Value* end) {
+  const PrimitiveType type = scan.shape().element_type();
+  const std::vector<int64_t>& dims = scan.shape().dimensions();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  const int64_t scanned = plan.dimension;
+  const int64_t length = dims[scanned];
+  const int64_t range_dimension = scanned == 0 ? (rank > 1 ? 1 : -1) : 0;
+  const HloComputation& combiner = *scan.to_apply();
+  IrIndex index(rank);
+
+  // The loop over dimension d, [begin, end) for the range dimension.
+  auto emit_loop = [&](int64_t d, const std::function<absl::Status()>& body) {
+    llvm::Value* low = d == range_dimension ? begin : b.getInt64(0);
+    llvm::Value* high = d == range_dimension ? end : b.getInt64(dims[d]);
+    return elemental.EmitForLoop(low, high, absl::StrCat("d", d), [&](llvm::Value* i) {
+      index[d] = i;
+      return body();
+    });
+  };
+  // One output row at position `step` of the scanned dimension (the
+  // dimensions inside it looped over): the fold of the row before it (init
+  // for the first) with the input's row.
+  auto emit_row = [&](llvm::Value* position, llvm::Value* previous) -> absl::Status {
+    std::function<absl::Status(int64_t)> inner = [&](int64_t d) -> absl::Status {
+      if (d < rank) return emit_loop(d, [&] { return inner(d + 1); });
+      index[scanned] = position;
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * value, input(index));
+      llvm::Value* accumulated = init;
+      if (previous != nullptr) {
+        IrIndex before = index;
+        before[scanned] = previous;
+        accumulated = elemental.LoadElement(output, elemental.Linearize(before, dims), type);
+      }
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded,
+                            elemental.EmitScalarComputation(combiner, {accumulated, value}));
+      if (folded.size() != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("reduce-window ", scan.name(), ": the computation must return one value"));
+      }
+      index[scanned] = position;
+      elemental.StoreElement(folded[0], output, elemental.Linearize(index, dims), type);
+      return absl::OkStatus();
+    };
+    return inner(scanned + 1);
+  };
+  // The first row from init, then each next one from the one before, in
+  // order (never vectorized across rows: each needs the last).
+  auto emit_scanned = [&]() -> absl::Status {
+    AXLE_RETURN_IF_ERROR(emit_row(b.getInt64(plan.reverse ? length - 1 : 0), nullptr));
+    return elemental.EmitForLoop(
+        b.getInt64(1), b.getInt64(length), "step",
+        [&](llvm::Value* step) -> absl::Status {
+          llvm::Value* position = plan.reverse ? b.CreateSub(b.getInt64(length - 1), step) : step;
+          llvm::Value* previous = plan.reverse ? b.CreateAdd(position, b.getInt64(1))
+                                               : b.CreateSub(position, b.getInt64(1));
+          return emit_row(position, previous);
+        },
+        ElementalIrEmitter::kVectorizeNever);
+  };
+  std::function<absl::Status(int64_t)> outer = [&](int64_t d) -> absl::Status {
+    if (d < scanned) return emit_loop(d, [&] { return outer(d + 1); });
+    return emit_scanned();
+  };
+  return outer(0);
+}
+
+}  // namespace axle::cpu
