@@ -6,9 +6,13 @@
 //   * a module XLA rejects (test_expects_error=1) is rejected with a message
 //     naming FILE:LINE:COL, or accepted where XLA rejects it only in its
 //     verifier (kVerifierRejected below), never with a crash.
+// Every program of ../shared/jax (*.hlo as JAX lowers it, *.opt.hlo as
+// XLA:CPU leaves it) parses, and its canonical text is a fixed point too.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
@@ -125,6 +130,11 @@ std::string CorpusRoot() {
   return dir != nullptr ? dir : AXLE_DEFAULT_CONFORMANCE_DIR;
 }
 
+std::string JaxRoot() {
+  const char* dir = std::getenv("AXLE_JAX_DIR");
+  return dir != nullptr ? dir : AXLE_DEFAULT_JAX_DIR;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
@@ -192,6 +202,43 @@ TEST(HloConformanceParseTest, EveryModule) {
             << round_tripped << "; expected errors rejected " << rejected << ", accepted (verifier "
             << "errors) " << accepted_expected_errors << "; marked valid but rejected as by XLA "
             << xla_rejects_too << ", not supported " << not_supported << "\n";
+}
+
+// The module's canonical text parses again and prints the same; the reason
+// when it does not.
+std::string RoundTripFailure(const HloModule& module, const std::string& file) {
+  std::string printed = module.ToString();
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed =
+      ParseAndReturnUnverifiedModule(printed, file + " (printed)");
+  if (!reparsed.ok()) return std::string(reparsed.status().message()) + "\n" + printed;
+  std::string reprinted = (*reparsed)->ToString();
+  if (reprinted != printed) return "printed text is not a fixed point:\n" + printed;
+  return "";
+}
+
+TEST(HloConformanceParseTest, EveryJaxProgram) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& item : std::filesystem::directory_iterator(JaxRoot(), error)) {
+    std::string name = item.path().filename().string();
+    if (absl::EndsWith(name, ".hlo")) files.push_back(name);
+  }
+  if (files.empty()) GTEST_SKIP() << "no programs at " << JaxRoot();
+  std::sort(files.begin(), files.end());
+  int round_tripped = 0;
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    absl::StatusOr<std::unique_ptr<HloModule>> module =
+        ParseAndReturnUnverifiedModule(ReadFile(JaxRoot() + "/" + file), file);
+    EXPECT_TRUE(module.ok()) << module.status().message();
+    if (!module.ok()) continue;
+    EXPECT_GT((*module)->entry_computation()->instruction_count(), 0);
+    std::string failure = RoundTripFailure(**module, file);
+    EXPECT_EQ(failure, "");
+    if (failure.empty()) ++round_tripped;
+  }
+  std::cout << "jax: " << files.size() << " programs; parsed and round-tripped " << round_tripped
+            << "\n";
 }
 
 }  // namespace
