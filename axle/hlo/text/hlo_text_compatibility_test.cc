@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "axle/core/literal.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -111,6 +113,48 @@ TEST(HloTextCompatibilityTest, CompareOrderThatContradictsIsLocated) {
               HasSubstr("but this one is TOTALORDER"));
   EXPECT_THAT(ParseError(CompareModule("f32", "direction=LT, order=total")),
               HasSubstr("unknown value total"));
+}
+
+// XLA's parser test ConstantUnsignedUnderflow expects `u64[] constant(-1)` to
+// parse: XLA reads the value as an int64 and converts it, so it is 2^64-1.
+TEST(HloTextCompatibilityTest, NegativeU64ConstantWrapsAsInXla) {
+  std::unique_ptr<HloModule> module =
+      Parse("HloModule m\nENTRY e {\n  ROOT c = u64[2] constant({-1, -2})\n}\n");
+  ASSERT_NE(module, nullptr);
+  const Literal& literal = cast<HloConstantInstruction>(Find(*module, "c"))->literal();
+  EXPECT_EQ(literal.data<uint64_t>()[0], 18446744073709551615u);
+  EXPECT_EQ(literal.data<uint64_t>()[1], 18446744073709551614u);
+  EXPECT_THAT(PrintedFixedPoint(*module),
+              HasSubstr("constant({18446744073709551615, 18446744073709551614})"));
+  // Narrower unsigned types still reject negatives, as XLA does.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  ROOT c = u32[] constant(-1)\n}\n"),
+              HasSubstr("test.hlo:3:27: error: value -1 is out of range for literal's primitive "
+                        "type U32 namely [0, 4294967295]."));
+}
+
+// An operand written as a shape alone (XLA's hlo_module_splitting_test has
+// `add(f32[] %fusion, f32[], %res.23)`): XLA's parser goes on without it.
+TEST(HloTextCompatibilityTest, OperandWithOnlyAShapeIsLeftOutAsInXla) {
+  std::unique_ptr<HloModule> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT sum = f32[] add(f32[] a, f32[], b)
+})");
+  ASSERT_NE(module, nullptr);
+  HloInstruction* sum = Find(*module, "sum");
+  ASSERT_EQ(sum->operand_count(), 2);
+  EXPECT_EQ(sum->operand(0), Find(*module, "a"));
+  EXPECT_EQ(sum->operand(1), Find(*module, "b"));
+  EXPECT_THAT(PrintedFixedPoint(*module), HasSubstr("%sum = f32[] add(%a, %b)\n"));
+
+  // The operands that remain are still counted.
+  EXPECT_THAT(ParseError(R"(HloModule m
+ENTRY e {
+  a = f32[] parameter(0)
+  ROOT sum = f32[] add(a, f32[])
+})"),
+              HasSubstr("test.hlo:4:23: error: expects 2 operands, but has 1 operands"));
 }
 
 }  // namespace
