@@ -257,19 +257,31 @@ std::vector<HloComputation*> XlaCalledComputationOrder(const HloInstruction& ins
 // walking instructions. XLA walks them in stored order; walking them in
 // printed order instead gives the same result on text XLA printed, and makes
 // print(parse(print(m))) == print(m) hold where XLA's does not.
+//
+// XLA marks a computation visited when it pushes it, so a computation
+// pushed as one of several callees (`branch_computations={%x, %y}`) and then
+// called by an earlier sibling (%x calls %y) comes after that caller, and
+// the text does not parse back. Here a computation counts as visited when it
+// is emitted: a callee still waiting on the stack is pushed again and
+// emitted before its caller, and its older frame is dropped. The order is
+// XLA's wherever XLA's puts every callee first.
 std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation& computation,
                                                            InstructionOrders& orders) {
-  absl::flat_hash_set<const HloComputation*> visited;
+  absl::flat_hash_set<const HloComputation*> emitted;
+  // The computations whose instructions are being walked: a call back into
+  // one of them is a cycle (invalid IR), not followed.
+  absl::flat_hash_set<const HloComputation*> walking = {&computation};
   std::vector<const HloComputation*> order;
   struct Frame {
     const HloComputation* computation;
     const std::vector<const HloInstruction*>* instructions;
     size_t next = 0;
+    bool begun = false;
   };
   std::vector<Frame> stack;
   auto process = [&](const std::vector<HloComputation*>& callees) {
     for (auto it = callees.rbegin(); it != callees.rend(); ++it) {
-      if (*it != nullptr && visited.insert(*it).second) {
+      if (*it != nullptr && !emitted.contains(*it) && !walking.contains(*it)) {
         stack.push_back(Frame{*it, &orders.Of(**it)});
       }
     }
@@ -278,8 +290,18 @@ std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation&
     process(XlaCalledComputationOrder(*instruction));
     while (!stack.empty()) {
       Frame& top = stack.back();
+      if (!top.begun) {
+        if (emitted.contains(top.computation) || walking.contains(top.computation)) {
+          stack.pop_back();
+          continue;
+        }
+        top.begun = true;
+        walking.insert(top.computation);
+      }
       if (top.next == top.instructions->size()) {
         order.push_back(top.computation);
+        emitted.insert(top.computation);
+        walking.erase(top.computation);
         stack.pop_back();
       } else {
         const HloInstruction* next = (*top.instructions)[top.next++];

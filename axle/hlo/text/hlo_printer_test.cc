@@ -213,6 +213,45 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
             "f32[], /*index=5*/f32[4], f32[4]) {");
 }
 
+// A computation called from two places, one of them a sibling callee that
+// comes first (%x calls %y, and the conditional calls both): XLA's order
+// would print %y after %x, which does not parse back; every callee must
+// come before its callers.
+TEST(HloPrinterTest, ComputationsCalledFromTwoPlacesComeBeforeEveryCaller) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+y {
+  py = f32[] parameter(0)
+  ROOT n = f32[] negate(py)
+}
+x {
+  px = f32[] parameter(0)
+  ROOT c = f32[] call(px), to_apply=y
+}
+w {
+  pw = f32[] parameter(0)
+  ROOT c2 = f32[] call(pw), to_apply=x
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  a = f32[] parameter(1)
+  ROOT r = f32[] conditional(i, a, a, a), branch_computations={w, x, y}
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  std::string text = (*module)->ToString();
+  size_t y_pos = text.find("\n%y ");
+  size_t x_pos = text.find("\n%x ");
+  size_t w_pos = text.find("\n%w ");
+  size_t entry_pos = text.find("\nENTRY %e ");
+  ASSERT_NE(y_pos, std::string::npos) << text;
+  EXPECT_LT(y_pos, x_pos) << text;
+  EXPECT_LT(x_pos, w_pos) << text;
+  EXPECT_LT(w_pos, entry_pos) << text;
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << text;
+  EXPECT_EQ((*reparsed)->ToString(), text);
+}
+
 TEST(HloPrinterTest, ShapeAndProgramShapeIndexComments) {
   std::vector<Shape> elements(11, Arr(F32, {}));
   elements[10] = Arr(F32, {2});
