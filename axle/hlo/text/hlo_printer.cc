@@ -110,6 +110,19 @@ std::optional<int64_t> ChainBoundOperandCount(const HloAsyncInstruction& start) 
   return std::nullopt;
 }
 
+// Whether an async-update continuing `start` (directly or through the ops
+// AsyncChainStart looks through) binds operands after the state.
+bool ChainUpdatesBindOperands(const HloAsyncInstruction& start) {
+  if (start.parent() == nullptr) return false;
+  for (const HloInstruction* instruction : start.parent()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kAsyncUpdate && instruction->operand_count() > 1 &&
+        AsyncChainStart(*instruction) == &start) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // XLA's HloComputation::CanExpandIntoSingleInstruction: nothing but
 // parameters and the root (which is not itself a parameter).
 bool IsSingleInstructionComputation(const HloComputation& computation) {
@@ -520,10 +533,45 @@ class Printer {
     const HloAsyncInstruction* start = AsyncChainStart(instruction);
     if (start == nullptr) return nullptr;
     const HloInstruction* root = wrapped->root_instruction();
+    // The shorthand would give the async-start's own output_to_operand_aliasing
+    // to the custom-call or fusion it wraps (or print two, one of them lost):
+    // such a chain prints in full.
+    if ((root->opcode() == HloOpcode::kCustomCall || root->opcode() == HloOpcode::kFusion) &&
+        start->FindRawAttribute("output_to_operand_aliasing") != nullptr) {
+      return nullptr;
+    }
+    // The parser gives the wrapped op the async-start's metadata,
+    // backend_config and frontend_attributes, no sharding and no raw
+    // attributes of its own: a wrapped op with others prints in full.
+    if (root->has_sharding() || !root->raw_attributes().empty() ||
+        !(root->metadata() == start->metadata()) ||
+        root->raw_backend_config_string() != start->raw_backend_config_string() ||
+        root->frontend_attributes() != start->frontend_attributes()) {
+      return nullptr;
+    }
+    // The parser makes the shorthand's parameters from the async-start's
+    // state, ((async-operands), async-outputs, state): its operands must be
+    // those the state lists, with the parameters' shapes.
+    const Shape& state = start->shape();
+    if (!state.IsTuple() || state.tuple_shapes_size() < 2 || !state.tuple_shapes(0).IsTuple()) {
+      return nullptr;
+    }
+    const Shape& async_operands = state.tuple_shapes(0);
+    if (start->operand_count() != async_operands.tuple_shapes_size() ||
+        wrapped->num_parameters() < async_operands.tuple_shapes_size()) {
+      return nullptr;
+    }
+    for (int64_t i = 0; i < async_operands.tuple_shapes_size(); ++i) {
+      const HloInstruction* parameter = wrapped->parameter_instruction(i);
+      if (parameter == nullptr || parameter->shape() != async_operands.tuple_shapes(i)) {
+        return nullptr;
+      }
+    }
     // Late binding prints as such only for ops of a fixed operand count: for
     // a variadic op (a custom-call) the async-start's own attributes could
     // not be told from the op's.
     int64_t needed = AsyncShorthandParameterCount(root->opcode());
+    if (needed == 0 && ChainUpdatesBindOperands(*start)) return nullptr;
     std::optional<int64_t> bound = needed > 0 ? ChainBoundOperandCount(*start)
                                               : std::optional<int64_t>(start->operand_count());
     int64_t parameters = wrapped->num_parameters();

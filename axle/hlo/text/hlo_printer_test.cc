@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/hlo/text/hlo_printer_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -461,6 +463,103 @@ TEST(HloPrinterTest, AsyncOpsUseXlaSyntaxSugar) {
   EXPECT_EQ(LineWith(text, "%update ="),
             "%update = ((f32[10]{0}), f32[20]{0}, s32[]) async-update(%start)");
   EXPECT_NE(text.find("%wrapped (wp: f32[10]) -> f32[20] {"), std::string::npos) << text;
+}
+
+// `text` parsed, printed, parsed and printed again: the canonical text,
+// checked to be a fixed point.
+std::string CanonicalText(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return "";
+  std::string printed = (*module)->ToString();
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseAndReturnUnverifiedModule(printed);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << printed;
+  if (reparsed.ok()) {
+    EXPECT_EQ((*reparsed)->ToString(), printed);
+  }
+  return printed;
+}
+
+// The shorthand `op-start` stands for an async-start whose wrapped op the
+// parser rebuilds from the start alone; an async chain it would rebuild
+// differently prints in full, so that the text reads back the same.
+TEST(HloPrinterTest, AsyncSugarOnlyWhereTheParserRebuildsTheSameOps) {
+  constexpr absl::string_view kWrapped = R"(HloModule m
+w {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(p), custom_call_target="foo"%s
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  s = ((f32[4]), f32[4], u32[]) async-start(a), calls=w%s
+  %s
+  ROOT d = f32[4] async-done(%s)
+})";
+  auto module_text = [&](absl::string_view root_attrs, absl::string_view start_attrs,
+                         absl::string_view update, absl::string_view done_operand) {
+    return absl::StrFormat(kWrapped, root_attrs, start_attrs, update, done_operand);
+  };
+
+  // Nothing that the shorthand loses: printed as custom-call-start.
+  std::string text = CanonicalText(module_text("", "", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) custom-call-start(%a), "
+            "custom_call_target=\"foo\"");
+
+  // The async-start's own output_to_operand_aliasing next to the custom
+  // call's: the shorthand would give the call one of them and drop the other.
+  text = CanonicalText(module_text(", output_to_operand_aliasing={{}: (0, {})}",
+                                   ", output_to_operand_aliasing={{0}: (0, {})}", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) async-start(%a), "
+            "output_to_operand_aliasing={{0}: (0, {})}, calls=%w");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\", "
+            "output_to_operand_aliasing={{}: (0, {})}");
+
+  // The wrapped op's own sharding: the shorthand's sharding is the start's.
+  text = CanonicalText(module_text(", sharding={maximal device=1}", "", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) async-start(%a), calls=%w");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\", "
+            "sharding={maximal device=1}");
+
+  // An async-update that passes one more operand: in the shorthand the
+  // custom call (variadic) would take it.
+  text =
+      CanonicalText(module_text("", "", "u = ((f32[4]), f32[4], u32[]) async-update(s, b)", "u"));
+  EXPECT_EQ(LineWith(text, "%u ="), "%u = ((f32[4]{0}), f32[4]{0}, u32[]) async-update(%s, %b)");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\"");
+
+  // Operands that the start's state does not list: the shorthand's
+  // parameters follow the state, so the explicit form stays, and the
+  // shorthand itself is rejected.
+  text = CanonicalText(R"(HloModule m
+w {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(p), custom_call_target="foo"
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = ((), f32[4], u32[]) async-start(a), calls=w
+  ROOT d = f32[4] async-done(s)
+})");
+  EXPECT_EQ(LineWith(text, "%s ="), "%s = ((), f32[4]{0}, u32[]) async-start(%a), calls=%w");
+  absl::StatusOr<std::unique_ptr<HloModule>> shorthand = ParseAndReturnUnverifiedModule(
+      R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = ((), f32[4], u32[]) custom-call-start(a), custom_call_target="foo"
+  ROOT d = f32[4] custom-call-done(s)
+})",
+      "m.hlo");
+  ASSERT_FALSE(shorthand.ok());
+  EXPECT_THAT(std::string(shorthand.status().message()),
+              ::testing::HasSubstr("m.hlo:4:27: error: async-start has 1 operands, but its state "
+                                   "lists 0 async operands: ()"));
 }
 
 TEST(HloPrinterTest, UnreachableComputationsAndThreads) {
