@@ -494,6 +494,13 @@ bool CanInferShape(HloOpcode opcode) {
 // Opcodes XLA gives a result_accuracy attribute.
 bool HasResultAccuracy(HloOpcode opcode) {
   switch (opcode) {
+    case HloOpcode::kAcos:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kSinh:
     case HloOpcode::kExpm1:
     case HloOpcode::kLog:
     case HloOpcode::kLog1p:

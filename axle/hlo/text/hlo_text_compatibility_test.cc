@@ -115,6 +115,30 @@ TEST(HloTextCompatibilityTest, CompareOrderThatContradictsIsLocated) {
               HasSubstr("unknown value total"));
 }
 
+// Today's XLA gives the inverse and hyperbolic functions a result_accuracy
+// too (acos, acosh, asin, asinh, atanh, cosh, sinh, besides exp, log, ...).
+TEST(HloTextCompatibilityTest, ResultAccuracyOnEveryTranscendentalXlaAccepts) {
+  for (absl::string_view op :
+       {"acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh", "exponential", "tanh"}) {
+    SCOPED_TRACE(op);
+    std::unique_ptr<HloModule> module = Parse(
+        absl::StrCat("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT y = f32[4] ", op,
+                     "(x), result_accuracy={tolerance={atol=0.5, rtol=0.25, ulps=2}}\n}\n"));
+    ASSERT_NE(module, nullptr);
+    const RawAttribute* accuracy = Find(*module, "y")->FindRawAttribute("result_accuracy");
+    ASSERT_NE(accuracy, nullptr);
+    EXPECT_EQ(accuracy->value, "{tolerance={atol=0.5, rtol=0.25, ulps=2}}");
+    EXPECT_THAT(PrintedFixedPoint(*module),
+                HasSubstr(absl::StrCat(op,
+                                       "(%x), result_accuracy={tolerance={atol=0.5, rtol=0.25, "
+                                       "ulps=2}}\n")));
+  }
+  // Not on ops without one, as in XLA.
+  EXPECT_THAT(ParseError("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                         "  ROOT y = f32[4] abs(x), result_accuracy={mode=highest}\n}\n"),
+              HasSubstr("unexpected attribute \"result_accuracy\""));
+}
+
 // XLA's parser test ConstantUnsignedUnderflow expects `u64[] constant(-1)` to
 // parse: XLA reads the value as an int64 and converts it, so it is 2^64-1.
 TEST(HloTextCompatibilityTest, NegativeU64ConstantWrapsAsInXla) {
