@@ -670,6 +670,10 @@ class LiteralParser {
       hi = static_cast<uint64_t>(std::numeric_limits<T>::max());
     }
     uint64_t neg_limit = lo < 0 ? uint64_t{0} - static_cast<uint64_t>(lo) : 0;
+    // As XLA, which reads integers as int64 and checks an unsigned value as
+    // that int64 converted to uint64: a negative u64 wraps (-1 is 2^64-1,
+    // down to -2^63), a negative narrower unsigned is out of range.
+    if constexpr (std::is_same_v<T, uint64_t>) neg_limit = uint64_t{1} << 63;
     if (negative ? magnitude > neg_limit : magnitude > hi) {
       return Fail(at, absl::StrCat("value ", negative && magnitude ? "-" : "", magnitude,
                                    " is out of range for literal's primitive type ",

@@ -234,6 +234,11 @@ TEST(LiteralParseTest, AcceptsWhatXlaAccepts) {
   l = Parse("18446744073709551615", U64, {});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->data<uint64_t>()[0], std::numeric_limits<uint64_t>::max());
+  // A negative u64 wraps, as XLA reads it (its test ConstantUnsignedUnderflow).
+  l = Parse("{-1, -9223372036854775808}", U64, {2});
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->data<uint64_t>()[0], std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(l->data<uint64_t>()[1], uint64_t{1} << 63);
   l = Parse("{-8, 7}", S4, {2});
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->data<int4>()[0].value(), -8);
@@ -336,6 +341,10 @@ TEST(LiteralParseTest, ValueErrors) {
   EXPECT_EQ(offset, 4u);
   std::tie(message, offset) = ParseError("-1", U32, {});
   EXPECT_NE(message.find("value -1 is out of range"), std::string::npos) << message;
+  std::tie(message, offset) = ParseError("-9223372036854775809", U64, {});
+  EXPECT_EQ(message,
+            "value -9223372036854775809 is out of range for literal's primitive type U64 namely "
+            "[0, 18446744073709551615].");
   std::tie(message, offset) = ParseError("-129", S8, {});
   EXPECT_EQ(message,
             "value -129 is out of range for literal's primitive type S8 namely [-128, 127].");

@@ -359,7 +359,8 @@ ENTRY e {
   eq = pred[4] compare(a, b), direction=EQ
   tlt = pred[4] compare(a, b), direction=LT, type=TOTALORDER
   teq = pred[4] compare(a, b), direction=EQ, type=TOTALORDER
-  ROOT t = (pred[4], pred[4], pred[4], pred[4]) tuple(lt, eq, tlt, teq)
+  olt = pred[4] compare(a, b), direction=LT, order=TOTAL
+  ROOT t = (pred[4], pred[4], pred[4], pred[4], pred[4]) tuple(lt, eq, tlt, teq, olt)
 })",
                           {&a, &b});
   EXPECT_EQ(result.tuple_element(0), LiteralUtil::CreateR1<bool>({false, false, false, false}));
@@ -367,6 +368,8 @@ ENTRY e {
   // Total order: -0 < +0, NaN == NaN, 1 < +NaN, -NaN < 1.
   EXPECT_EQ(result.tuple_element(2), LiteralUtil::CreateR1<bool>({true, false, true, true}));
   EXPECT_EQ(result.tuple_element(3), LiteralUtil::CreateR1<bool>({false, true, false, false}));
+  // order=TOTAL (as JAX 0.11.2 writes it) is the same comparison.
+  EXPECT_EQ(result.tuple_element(4), LiteralUtil::CreateR1<bool>({true, false, true, true}));
 }
 
 TEST(HloEvaluatorTest, CompareUnsignedIntegers) {

@@ -175,6 +175,27 @@ ComparisonType DefaultComparisonType(PrimitiveType operand_type) {
   return ComparisonType::kUnsigned;
 }
 
+absl::StatusOr<ComparisonType> ComparisonTypeForOrder(ComparisonType type,
+                                                      PrimitiveType operand_type, bool total) {
+  ComparisonType effective =
+      type == ComparisonType::kDefault ? DefaultComparisonType(operand_type) : type;
+  bool is_float = effective == ComparisonType::kFloat;
+  if (total) {
+    if (!is_float) return type;
+    if (type == ComparisonType::kFloat) {
+      return absl::InvalidArgumentError("order=TOTAL contradicts type=FLOAT (a partial order)");
+    }
+    return ComparisonType::kFloatTotalOrder;
+  }
+  if (is_float) return type;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "order=PARTIAL needs a FLOAT comparison, but this one is ", ComparisonTypeToString(effective),
+      type == ComparisonType::kDefault
+          ? absl::StrCat(" (the default for ",
+                         primitive_util::LowercasePrimitiveTypeName(operand_type), ")")
+          : ""));
+}
+
 absl::string_view FftTypeToString(FftType type) { return NameOf(kFftTypes, type); }
 absl::StatusOr<FftType> StringToFftType(absl::string_view name) {
   return ValueOf(kFftTypes, name, "fft type", /*ignore_case=*/false);

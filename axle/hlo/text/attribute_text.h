@@ -52,6 +52,15 @@ absl::StatusOr<ComparisonType> StringToComparisonType(absl::string_view name);
 // not print): floats and complex FLOAT, signed integers SIGNED, unsigned
 // integers and pred UNSIGNED.
 ComparisonType DefaultComparisonType(PrimitiveType operand_type);
+// order=TOTAL|PARTIAL next to `type` (kDefault when the text has none) on a
+// compare of `operand_type`: the type Axle keeps, which says the same. A
+// total order on floats or complex is TOTALORDER; integers and pred are
+// totally ordered by their default type already; a partial order is FLOAT.
+// InvalidArgument where the two disagree (type=FLOAT with order=TOTAL) or
+// the operands have no partial order (integers, pred), as XLA's Comparison
+// refuses them.
+absl::StatusOr<ComparisonType> ComparisonTypeForOrder(ComparisonType type,
+                                                      PrimitiveType operand_type, bool total);
 
 // fft_type=FFT|IFFT|RFFT|IRFFT
 absl::string_view FftTypeToString(FftType type);

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/hlo_parser_internal.h"
 
@@ -124,6 +125,14 @@ HloInstruction* HloParserImpl::CreateAsync(std::optional<Shape> shape, HloOpcode
     // `op-update(state, operands...)`: their parameters are placeholders
     // until then.
     const Shape& bound = state.tuple_shapes(0);
+    if (opcode == HloOpcode::kAsyncStart &&
+        static_cast<int64_t>(operands.size()) != static_cast<int64_t>(bound.tuple_shapes_size())) {
+      // The state's first element lists the operands bound so far; the
+      // wrapped op's parameters follow it.
+      return fail(absl::StrCat("async-start has ", operands.size(),
+                               " operands, but its state lists ", bound.tuple_shapes_size(),
+                               " async operands: ", ShapeUtil::HumanString(bound)));
+    }
     int64_t count =
         std::max<int64_t>(bound.tuple_shapes_size(), AsyncShorthandParameterCount(*async_wrapped));
     Operands parameters;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/hlo_parser_internal.h"
 
 namespace axle {
@@ -428,21 +429,36 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       return Add(std::move(solve));
     }
     case HloOpcode::kCompare: {
-      std::optional<int> direction, type;
+      std::optional<int> direction, type, order;
       attrs["direction"] = EnumAttr(true, {"EQ", "NE", "GE", "GT", "LE", "LT"}, &direction);
       attrs["type"] = EnumAttr(false, {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}, &type);
+      // order=TOTAL|PARTIAL (as JAX 0.11.2 writes it; TOTALORDER|PARTIALORDER
+      // are XLA's names for its Comparison::Order) says the same thing as the
+      // type: see ComparisonTypeForOrder.
+      size_t order_offset = 0;
+      AttrSpec order_spec =
+          EnumAttr(false, {"TOTAL", "PARTIAL", "TOTALORDER", "PARTIALORDER"}, &order);
+      attrs["order"] = {false, [&, parse = order_spec.parse] {
+                          order_offset = lexer_.token_start();
+                          return parse();
+                        }};
       if (!parse_operands(2) || !parse_attributes()) return nullptr;
       if (!infer([&] { return InferBinary(opcode, operands[0]->shape(), operands[1]->shape()); })) {
         return nullptr;
       }
+      static constexpr ComparisonType kTypes[] = {
+          ComparisonType::kFloat, ComparisonType::kFloatTotalOrder, ComparisonType::kSigned,
+          ComparisonType::kUnsigned};
+      ComparisonType comparison_type = type.has_value() ? kTypes[*type] : ComparisonType::kDefault;
+      if (order.has_value()) {
+        absl::StatusOr<ComparisonType> with_order = ComparisonTypeForOrder(
+            comparison_type, operands[0]->shape().element_type(), /*total=*/*order % 2 == 0);
+        if (!with_order.ok()) return Error(order_offset, with_order.status().message()), nullptr;
+        comparison_type = *with_order;
+      }
       auto compare = std::make_unique<HloCompareInstruction>(opcode, *shape, operands);
       compare->mutable_attrs()->direction = static_cast<ComparisonDirection>(*direction);
-      if (type.has_value()) {
-        static constexpr ComparisonType kTypes[] = {
-            ComparisonType::kFloat, ComparisonType::kFloatTotalOrder, ComparisonType::kSigned,
-            ComparisonType::kUnsigned};
-        compare->mutable_attrs()->type = kTypes[*type];
-      }
+      compare->mutable_attrs()->type = comparison_type;
       return Add(std::move(compare));
     }
     case HloOpcode::kCholesky: {

@@ -110,6 +110,19 @@ std::optional<int64_t> ChainBoundOperandCount(const HloAsyncInstruction& start) 
   return std::nullopt;
 }
 
+// Whether an async-update continuing `start` (directly or through the ops
+// AsyncChainStart looks through) binds operands after the state.
+bool ChainUpdatesBindOperands(const HloAsyncInstruction& start) {
+  if (start.parent() == nullptr) return false;
+  for (const HloInstruction* instruction : start.parent()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kAsyncUpdate && instruction->operand_count() > 1 &&
+        AsyncChainStart(*instruction) == &start) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // XLA's HloComputation::CanExpandIntoSingleInstruction: nothing but
 // parameters and the root (which is not itself a parameter).
 bool IsSingleInstructionComputation(const HloComputation& computation) {
@@ -257,19 +270,31 @@ std::vector<HloComputation*> XlaCalledComputationOrder(const HloInstruction& ins
 // walking instructions. XLA walks them in stored order; walking them in
 // printed order instead gives the same result on text XLA printed, and makes
 // print(parse(print(m))) == print(m) hold where XLA's does not.
+//
+// XLA marks a computation visited when it pushes it, so a computation
+// pushed as one of several callees (`branch_computations={%x, %y}`) and then
+// called by an earlier sibling (%x calls %y) comes after that caller, and
+// the text does not parse back. Here a computation counts as visited when it
+// is emitted: a callee still waiting on the stack is pushed again and
+// emitted before its caller, and its older frame is dropped. The order is
+// XLA's wherever XLA's puts every callee first.
 std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation& computation,
                                                            InstructionOrders& orders) {
-  absl::flat_hash_set<const HloComputation*> visited;
+  absl::flat_hash_set<const HloComputation*> emitted;
+  // The computations whose instructions are being walked: a call back into
+  // one of them is a cycle (invalid IR), not followed.
+  absl::flat_hash_set<const HloComputation*> walking = {&computation};
   std::vector<const HloComputation*> order;
   struct Frame {
     const HloComputation* computation;
     const std::vector<const HloInstruction*>* instructions;
     size_t next = 0;
+    bool begun = false;
   };
   std::vector<Frame> stack;
   auto process = [&](const std::vector<HloComputation*>& callees) {
     for (auto it = callees.rbegin(); it != callees.rend(); ++it) {
-      if (*it != nullptr && visited.insert(*it).second) {
+      if (*it != nullptr && !emitted.contains(*it) && !walking.contains(*it)) {
         stack.push_back(Frame{*it, &orders.Of(**it)});
       }
     }
@@ -278,8 +303,18 @@ std::vector<const HloComputation*> XlaEmbeddedComputations(const HloComputation&
     process(XlaCalledComputationOrder(*instruction));
     while (!stack.empty()) {
       Frame& top = stack.back();
+      if (!top.begun) {
+        if (emitted.contains(top.computation) || walking.contains(top.computation)) {
+          stack.pop_back();
+          continue;
+        }
+        top.begun = true;
+        walking.insert(top.computation);
+      }
       if (top.next == top.instructions->size()) {
         order.push_back(top.computation);
+        emitted.insert(top.computation);
+        walking.erase(top.computation);
         stack.pop_back();
       } else {
         const HloInstruction* next = (*top.instructions)[top.next++];
@@ -498,10 +533,45 @@ class Printer {
     const HloAsyncInstruction* start = AsyncChainStart(instruction);
     if (start == nullptr) return nullptr;
     const HloInstruction* root = wrapped->root_instruction();
+    // The shorthand would give the async-start's own output_to_operand_aliasing
+    // to the custom-call or fusion it wraps (or print two, one of them lost):
+    // such a chain prints in full.
+    if ((root->opcode() == HloOpcode::kCustomCall || root->opcode() == HloOpcode::kFusion) &&
+        start->FindRawAttribute("output_to_operand_aliasing") != nullptr) {
+      return nullptr;
+    }
+    // The parser gives the wrapped op the async-start's metadata,
+    // backend_config and frontend_attributes, no sharding and no raw
+    // attributes of its own: a wrapped op with others prints in full.
+    if (root->has_sharding() || !root->raw_attributes().empty() ||
+        !(root->metadata() == start->metadata()) ||
+        root->raw_backend_config_string() != start->raw_backend_config_string() ||
+        root->frontend_attributes() != start->frontend_attributes()) {
+      return nullptr;
+    }
+    // The parser makes the shorthand's parameters from the async-start's
+    // state, ((async-operands), async-outputs, state): its operands must be
+    // those the state lists, with the parameters' shapes.
+    const Shape& state = start->shape();
+    if (!state.IsTuple() || state.tuple_shapes_size() < 2 || !state.tuple_shapes(0).IsTuple()) {
+      return nullptr;
+    }
+    const Shape& async_operands = state.tuple_shapes(0);
+    if (start->operand_count() != async_operands.tuple_shapes_size() ||
+        wrapped->num_parameters() < async_operands.tuple_shapes_size()) {
+      return nullptr;
+    }
+    for (int64_t i = 0; i < async_operands.tuple_shapes_size(); ++i) {
+      const HloInstruction* parameter = wrapped->parameter_instruction(i);
+      if (parameter == nullptr || parameter->shape() != async_operands.tuple_shapes(i)) {
+        return nullptr;
+      }
+    }
     // Late binding prints as such only for ops of a fixed operand count: for
     // a variadic op (a custom-call) the async-start's own attributes could
     // not be told from the op's.
     int64_t needed = AsyncShorthandParameterCount(root->opcode());
+    if (needed == 0 && ChainUpdatesBindOperands(*start)) return nullptr;
     std::optional<int64_t> bound = needed > 0 ? ChainBoundOperandCount(*start)
                                               : std::optional<int64_t>(start->operand_count());
     int64_t parameters = wrapped->num_parameters();

@@ -30,7 +30,8 @@
 //   (the stored order is the schedule);
 // - async ops whose wrapped computation is a single instruction use XLA's
 //   syntax sugar (`%s = ... custom-call-start(%p), custom_call_target="foo"`)
-//   and the wrapped computation is not printed;
+//   and the wrapped computation is not printed, where the parser rebuilds
+//   the same wrapped op from the sugar (else they print in full);
 // - attributes in XLA's order: the op's own, then called computations, then
 //   sharding, frontend_attributes, control-predecessors, statistics,
 //   result_accuracy, origin, metadata, backend_config. Raw attributes (kept

@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/hlo/text/hlo_printer_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -211,6 +213,45 @@ TEST(HloPrinterTest, ComputationsCalleesFirstWithAttributesPerCaller) {
   EXPECT_EQ(LineWith(text, "ENTRY"),
             "ENTRY %main (v: f32[4], pred: pred[], index: s32[]) -> (f32[], s32[], f32[], f32[], "
             "f32[], /*index=5*/f32[4], f32[4]) {");
+}
+
+// A computation called from two places, one of them a sibling callee that
+// comes first (%x calls %y, and the conditional calls both): XLA's order
+// would print %y after %x, which does not parse back; every callee must
+// come before its callers.
+TEST(HloPrinterTest, ComputationsCalledFromTwoPlacesComeBeforeEveryCaller) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+y {
+  py = f32[] parameter(0)
+  ROOT n = f32[] negate(py)
+}
+x {
+  px = f32[] parameter(0)
+  ROOT c = f32[] call(px), to_apply=y
+}
+w {
+  pw = f32[] parameter(0)
+  ROOT c2 = f32[] call(pw), to_apply=x
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  a = f32[] parameter(1)
+  ROOT r = f32[] conditional(i, a, a, a), branch_computations={w, x, y}
+})");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  std::string text = (*module)->ToString();
+  size_t y_pos = text.find("\n%y ");
+  size_t x_pos = text.find("\n%x ");
+  size_t w_pos = text.find("\n%w ");
+  size_t entry_pos = text.find("\nENTRY %e ");
+  ASSERT_NE(y_pos, std::string::npos) << text;
+  EXPECT_LT(y_pos, x_pos) << text;
+  EXPECT_LT(x_pos, w_pos) << text;
+  EXPECT_LT(w_pos, entry_pos) << text;
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << text;
+  EXPECT_EQ((*reparsed)->ToString(), text);
 }
 
 TEST(HloPrinterTest, ShapeAndProgramShapeIndexComments) {
@@ -422,6 +463,103 @@ TEST(HloPrinterTest, AsyncOpsUseXlaSyntaxSugar) {
   EXPECT_EQ(LineWith(text, "%update ="),
             "%update = ((f32[10]{0}), f32[20]{0}, s32[]) async-update(%start)");
   EXPECT_NE(text.find("%wrapped (wp: f32[10]) -> f32[20] {"), std::string::npos) << text;
+}
+
+// `text` parsed, printed, parsed and printed again: the canonical text,
+// checked to be a fixed point.
+std::string CanonicalText(absl::string_view text) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  if (!module.ok()) return "";
+  std::string printed = (*module)->ToString();
+  absl::StatusOr<std::unique_ptr<HloModule>> reparsed = ParseAndReturnUnverifiedModule(printed);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << printed;
+  if (reparsed.ok()) {
+    EXPECT_EQ((*reparsed)->ToString(), printed);
+  }
+  return printed;
+}
+
+// The shorthand `op-start` stands for an async-start whose wrapped op the
+// parser rebuilds from the start alone; an async chain it would rebuild
+// differently prints in full, so that the text reads back the same.
+TEST(HloPrinterTest, AsyncSugarOnlyWhereTheParserRebuildsTheSameOps) {
+  constexpr absl::string_view kWrapped = R"(HloModule m
+w {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(p), custom_call_target="foo"%s
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  s = ((f32[4]), f32[4], u32[]) async-start(a), calls=w%s
+  %s
+  ROOT d = f32[4] async-done(%s)
+})";
+  auto module_text = [&](absl::string_view root_attrs, absl::string_view start_attrs,
+                         absl::string_view update, absl::string_view done_operand) {
+    return absl::StrFormat(kWrapped, root_attrs, start_attrs, update, done_operand);
+  };
+
+  // Nothing that the shorthand loses: printed as custom-call-start.
+  std::string text = CanonicalText(module_text("", "", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) custom-call-start(%a), "
+            "custom_call_target=\"foo\"");
+
+  // The async-start's own output_to_operand_aliasing next to the custom
+  // call's: the shorthand would give the call one of them and drop the other.
+  text = CanonicalText(module_text(", output_to_operand_aliasing={{}: (0, {})}",
+                                   ", output_to_operand_aliasing={{0}: (0, {})}", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) async-start(%a), "
+            "output_to_operand_aliasing={{0}: (0, {})}, calls=%w");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\", "
+            "output_to_operand_aliasing={{}: (0, {})}");
+
+  // The wrapped op's own sharding: the shorthand's sharding is the start's.
+  text = CanonicalText(module_text(", sharding={maximal device=1}", "", "", "s"));
+  EXPECT_EQ(LineWith(text, "%s ="),
+            "%s = ((f32[4]{0}), f32[4]{0}, u32[]) async-start(%a), calls=%w");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\", "
+            "sharding={maximal device=1}");
+
+  // An async-update that passes one more operand: in the shorthand the
+  // custom call (variadic) would take it.
+  text =
+      CanonicalText(module_text("", "", "u = ((f32[4]), f32[4], u32[]) async-update(s, b)", "u"));
+  EXPECT_EQ(LineWith(text, "%u ="), "%u = ((f32[4]{0}), f32[4]{0}, u32[]) async-update(%s, %b)");
+  EXPECT_EQ(LineWith(text, "custom-call("),
+            "ROOT %c = f32[4]{0} custom-call(%p), custom_call_target=\"foo\"");
+
+  // Operands that the start's state does not list: the shorthand's
+  // parameters follow the state, so the explicit form stays, and the
+  // shorthand itself is rejected.
+  text = CanonicalText(R"(HloModule m
+w {
+  p = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(p), custom_call_target="foo"
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = ((), f32[4], u32[]) async-start(a), calls=w
+  ROOT d = f32[4] async-done(s)
+})");
+  EXPECT_EQ(LineWith(text, "%s ="), "%s = ((), f32[4]{0}, u32[]) async-start(%a), calls=%w");
+  absl::StatusOr<std::unique_ptr<HloModule>> shorthand = ParseAndReturnUnverifiedModule(
+      R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = ((), f32[4], u32[]) custom-call-start(a), custom_call_target="foo"
+  ROOT d = f32[4] custom-call-done(s)
+})",
+      "m.hlo");
+  ASSERT_FALSE(shorthand.ok());
+  EXPECT_THAT(std::string(shorthand.status().message()),
+              ::testing::HasSubstr("m.hlo:4:27: error: async-start has 1 operands, but its state "
+                                   "lists 0 async operands: ()"));
 }
 
 TEST(HloPrinterTest, UnreachableComputationsAndThreads) {
