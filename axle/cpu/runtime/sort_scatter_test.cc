@@ -301,9 +301,15 @@ TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
                                "scatter_dims_to_operand_dims={1}"}) {
       const bool rows_of_dim_0 = std::string(window).find("{1,2}") != std::string::npos;
       const std::string updates = rows_of_dim_0 ? "[6,4,33]" : "[6,6,33]";
+      // "b": the combiner returns its update parameter (an overwrite).
+      const std::string body =
+          std::string(c.root) == "b"
+              ? absl::StrCat("  a = ", c.type, "[] parameter(0)\n  ROOT b = ", c.type,
+                             "[] parameter(1)\n")
+              : absl::StrCat("  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
+                             "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root, "\n");
       const std::string text = absl::StrCat(
-          "HloModule scatter\ncombine {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
-          "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root, "\n}\nENTRY e {\n",
+          "HloModule scatter\ncombine {\n", body, "}\nENTRY e {\n",
           "  operand = ", c.type, "[6,4,33] parameter(0)\n  indices = s32[6] parameter(1)\n",
           "  updates = ", c.type, updates, " parameter(2)\n  ROOT s = ", c.type,
           "[6,4,33] scatter(operand, indices, updates), ", window,
