@@ -393,7 +393,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruc
     case HloOpcode::kLog:
       return f32 ? EmitLogF32(b_, x) : unary(llvm::Intrinsic::log);
     case HloOpcode::kLog1p:
-      return CallLibm("log1pf", "log1p", x);
+      return f32 ? EmitLog1pF32(b_, x) : CallLibm("log1pf", "log1p", x);
     case HloOpcode::kTanh:
       return f32 ? EmitTanhF32(b_, x) : CallLibm("tanhf", "tanh", x);
     case HloOpcode::kLogistic:

@@ -125,6 +125,20 @@ llvm::Value* EmitLogF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateSelect(IsNan(b, x), x, result);
 }
 
+llvm::Value* EmitLog1pF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  // log1p(x) = log(u) * x / (u - 1) with u = 1 + x rounded (Goldberg's
+  // trick: the rounding error of u cancels in the ratio), and x itself
+  // where u rounds to 1 (|x| < 2^-24, -0 included).
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Value* u = b.CreateFAdd(F(b, 1.0), x);
+  llvm::Value* u_minus_one = b.CreateFSub(u, F(b, 1.0));
+  llvm::Value* result = b.CreateFMul(EmitLogF32(b, u), b.CreateFDiv(x, u_minus_one));
+  result = b.CreateSelect(b.CreateFCmpOEQ(u, F(b, 1.0)), x, result);
+  // +inf: inf / inf would make NaN. -1 -> -inf and below -> NaN come from
+  // log itself; NaN stays NaN.
+  return b.CreateSelect(b.CreateFCmpOEQ(x, llvm::ConstantFP::getInfinity(f32)), x, result);
+}
+
 llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   const double kClamp = 7.90531110763549805;  // tanh rounds to +-1 past this
   llvm::Value* clamped = b.CreateMinNum(b.CreateMaxNum(x, F(b, -kClamp)), F(b, kClamp));

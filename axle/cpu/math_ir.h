@@ -20,6 +20,7 @@ namespace axle::cpu {
 // Each takes and returns an f32 value (scalar).
 llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitLogF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitLog1pF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // 1 / (1 + exp(-x)).

@@ -67,6 +67,9 @@ TEST(MathIrTest, MaxUlpErrorOverSweeps) {
   std::vector<Sweep> sweeps = {
       {"exponential", [](double x) { return std::exp(x); }, Linear(-104, 89), 1},
       {"log", [](double x) { return std::log(x); }, PositiveBinades(), 1},
+      {"log-plus-one", [](double x) { return std::log1p(x); }, Linear(-0.999, 10), 2},
+      {"log-plus-one", [](double x) { return std::log1p(x); }, Linear(-1e-3, 1e-3), 2},
+      {"log-plus-one", [](double x) { return std::log1p(x); }, PositiveBinades(), 2},
       {"tanh", [](double x) { return std::tanh(x); }, Linear(-10, 10), 4},
       {"erf", [](double x) { return std::erf(x); }, Linear(-5, 5), 2},
       {"logistic", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, Linear(-30, 30), 2},
@@ -122,7 +125,8 @@ ENTRY e {
   t = f32[8] tanh(x)
   r = f32[8] erf(x)
   s = f32[8] logistic(x)
-  ROOT out = (f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(e, l, t, r, s)
+  p = f32[8] log-plus-one(x)
+  ROOT out = (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(e, l, t, r, s, p)
 })";
   auto module = ParseAndReturnUnverifiedModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
@@ -130,11 +134,21 @@ ENTRY e {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   const float inf = INFINITY;
   std::vector<float> x = {NAN, inf, -inf, 0.0f, -0.0f, -1.0f, 1e-45f, 200.0f};
-  std::vector<std::vector<float>> out(5, std::vector<float>(8));
+  std::vector<std::vector<float>> out(6, std::vector<float>(8));
   std::vector<void*> buffers = {x.data()};
   for (auto& o : out) buffers.push_back(o.data());
   (*kernel)->Run(buffers.data());
-  for (int f = 0; f < 5; ++f) EXPECT_TRUE(std::isnan(out[f][0])) << f;
+  for (int f = 0; f < 6; ++f) EXPECT_TRUE(std::isnan(out[f][0])) << f;
+  // log1p: +inf, -inf -> NaN, +-0 kept with their signs, -1 -> -inf, the
+  // smallest denormal itself, log1p(200).
+  EXPECT_EQ(out[5][1], inf);
+  EXPECT_TRUE(std::isnan(out[5][2]));
+  EXPECT_EQ(out[5][3], 0.0f);
+  EXPECT_FALSE(std::signbit(out[5][3]));
+  EXPECT_TRUE(std::signbit(out[5][4]));
+  EXPECT_EQ(out[5][5], -inf);
+  EXPECT_EQ(out[5][6], 1e-45f);
+  EXPECT_NEAR(out[5][7], std::log1p(200.0), 1e-5);
   EXPECT_EQ(out[0][1], inf);
   EXPECT_EQ(out[0][2], 0.0f);
   EXPECT_EQ(out[0][3], 1.0f);
