@@ -2,7 +2,8 @@
 // direct DFT (axle/eval/fft.cc): every fft_type, fft_length of rank 1-3
 // with odd, even and prime extents, batch dimensions, c64 and c128; RFFT
 // then IRFFT gives the input back; a batch large enough to be split across
-// the pool; one executable run from several threads at once.
+// the pool, and single transforms whose passes are split; one executable
+// run from several threads at once.
 #include <random>
 #include <thread>
 #include <vector>
@@ -131,6 +132,27 @@ TEST(CpuFftTest, ParallelBatch) {
   std::vector<Literal> arguments;
   arguments.push_back(RandomLiteral(ShapeUtil::MakeShape(C64, {16, 64, 64}), 5));
   testing::ExpectCpuAgrees(kBatched, arguments, ErrorSpec(1e-3, 1e-4));
+}
+
+// Single transforms large enough for their passes to be split across the
+// pool (fewer batch elements than threads): 2-d FFT, 2-d RFFT with a
+// Bluestein length and an odd-factor real length, 3-d IRFFT.
+TEST(CpuFftTest, ParallelWithinOneTransform) {
+  const std::vector<FftCase> cases = {
+      {"FFT", {}, {128, 128}, false},
+      {"RFFT", {}, {97, 98}, true},
+      {"IRFFT", {}, {24, 20, 32}, false},
+  };
+  int seed = 100;
+  for (const FftCase& c : cases) {
+    Shape operand;
+    const std::string text = FftModule(c, &operand);
+    SCOPED_TRACE(text);
+    std::vector<Literal> arguments;
+    arguments.push_back(RandomLiteral(operand, ++seed));
+    testing::ExpectCpuAgrees(text, arguments,
+                             c.wide ? ErrorSpec(1e-9, 1e-9) : ErrorSpec(1e-3, 1e-4));
+  }
 }
 
 // The plans are shared by concurrent runs of one executable; each run's

@@ -1,4 +1,4 @@
-//===- fft_thunk.cc - fft as O(n log n) line transforms, batch in parallel -===//
+//===- fft_thunk.cc - fft as O(n log n) line transforms on the pool -------===//
 //
 // XLA's fft (semantics in axle/eval/fft.cc) on the executable's buffers:
 // FFT, IFFT, RFFT and IRFFT over the 1-3 innermost dimensions (fft_length),
@@ -16,11 +16,13 @@
 //              n/2 + 1 complex -> real into the result.
 //
 // IFFT and IRFFT scale by 1/N (N the product of fft_length) at the end.
-// The batch is split into contiguous ranges, one per thread of the
-// intra-op pool (ThreadPool::DefaultNumThreads(), at most the batch), each
-// with its own slot of the thunk's scratch memory (line buffer, the plans'
-// work memory, IRFFT's copy), so a run allocates nothing and concurrent
-// runs share only the read-only plans.
+// Threads: with at least as many batch elements as the intra-op pool has
+// threads (ThreadPool::DefaultNumThreads()), the batch is split into one
+// contiguous range per thread; with fewer, each pass of each element (its
+// rows, lines or scaled elements) is split instead. Every range has its own
+// slot of the thunk's scratch memory (line buffer, the plans' work memory;
+// IRFFT's copy per range of elements), so a run allocates nothing and
+// concurrent runs share only the read-only plans.
 //
 // Shapes XLA's verifier rejects but the interpreter accepts (FFT operand
 // extents other than fft_length, zero lengths) keep running through the
@@ -33,6 +35,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
@@ -75,10 +78,9 @@ class FftTransform {
       work = std::max(work, plan.work_size());
       line = std::max(line, plan.size());
     }
-    line_offset_ = 0;
     work_offset_ = line;
-    copy_offset_ = work_offset_ + work;
-    scratch_elements_ = copy_offset_ + (type_ == IRFFT && rank > 1 ? Product(complex_dims_) : 0);
+    slot_elements_ = line + work;
+    copy_elements_ = type_ == IRFFT && rank > 1 ? Product(complex_dims_) : 0;
     scale_ = T(1.0 / static_cast<double>(Product(lengths_)));
     for (int64_t l : lengths_) log_sum_ += std::bit_width(static_cast<uint64_t>(l));
   }
@@ -92,15 +94,23 @@ class FftTransform {
     return type_ == IRFFT ? Product(lengths_) * sizeof(T)
                           : Product(type_ == RFFT ? complex_dims_ : lengths_) * sizeof(Complex);
   }
-  int64_t scratch_bytes() const { return scratch_elements_ * sizeof(Complex); }
+  // Complex elements of one thread's slot (line buffer and plan work
+  // memory) and of IRFFT's copy of one batch element (0 for a 1-d IRFFT
+  // and the other types).
+  int64_t slot_elements() const { return slot_elements_; }
+  int64_t copy_elements() const { return copy_elements_; }
   // About the floating-point operations of one batch element / 5.
   int64_t work() const { return Product(complex_dims_) * std::max<int64_t>(1, log_sum_); }
 
+  // One pass over independent units [begin, end) (lines, rows, elements),
+  // with a slot's line buffer and work memory.
+  using Pass = absl::FunctionRef<void(Complex* slot, int64_t begin, int64_t end)>;
+  // Runs a pass over [0, units): all on one slot, or in ranges on several.
+  using ForEachUnit = absl::FunctionRef<void(int64_t units, Pass pass)>;
+
   // Transforms one batch element: `in` and `out` point at its first
-  // element, `scratch` holds scratch_bytes().
-  void Run(const void* in, void* out, Complex* scratch) const {
-    Complex* line = scratch + line_offset_;
-    Complex* work = scratch + work_offset_;
+  // element, `copy` holds copy_elements().
+  void Run(const void* in, void* out, Complex* copy, ForEachUnit for_each) const {
     const int64_t rank = static_cast<int64_t>(lengths_.size());
     const int64_t n = lengths_.back();
     switch (type_) {
@@ -108,34 +118,42 @@ class FftTransform {
       case IFFT: {
         const auto* from = static_cast<const Complex*>(in);
         auto* to = static_cast<Complex*>(out);
-        const int64_t rows = Product(complex_dims_) / n;
-        for (int64_t r = 0; r < rows; ++r) plans_.back().Run(from + r * n, 1, to + r * n, work);
-        for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, line, work);
-        if (type_ == IFFT) Scale(to, Product(complex_dims_));
+        for_each(Product(complex_dims_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            plans_.back().Run(from + r * n, 1, to + r * n, slot + work_offset_);
+          }
+        });
+        for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, for_each);
+        if (type_ == IFFT) Scale(to, Product(complex_dims_), for_each);
         break;
       }
       case RFFT: {
         const T* from = static_cast<const T*>(in);
         auto* to = static_cast<Complex*>(out);
         const int64_t half = complex_dims_.back();
-        const int64_t rows = Product(lengths_) / n;
-        for (int64_t r = 0; r < rows; ++r) real_plan_->Forward(from + r * n, to + r * half, work);
-        for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, line, work);
+        for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            real_plan_->Forward(from + r * n, to + r * half, slot + work_offset_);
+          }
+        });
+        for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, for_each);
         break;
       }
       case IRFFT: {
         const Complex* from = static_cast<const Complex*>(in);
         T* to = static_cast<T*>(out);
         if (rank > 1) {
-          Complex* copy = scratch + copy_offset_;
-          AxisPass(from, copy, 0, line, work);
-          for (int64_t a = 1; a < rank - 1; ++a) AxisPass(copy, copy, a, line, work);
+          AxisPass(from, copy, 0, for_each);
+          for (int64_t a = 1; a < rank - 1; ++a) AxisPass(copy, copy, a, for_each);
           from = copy;
         }
         const int64_t half = complex_dims_.back();
-        const int64_t rows = Product(lengths_) / n;
-        for (int64_t r = 0; r < rows; ++r) real_plan_->Inverse(from + r * half, to + r * n, work);
-        Scale(to, Product(lengths_));
+        for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            real_plan_->Inverse(from + r * half, to + r * n, slot + work_offset_);
+          }
+        });
+        Scale(to, Product(lengths_), for_each);
         break;
       }
     }
@@ -143,26 +161,29 @@ class FftTransform {
 
  private:
   // Transforms every line along `axis` of the complex layout of `from` into
-  // the same place of `to` (which may be `from`).
-  void AxisPass(const Complex* from, Complex* to, int64_t axis, Complex* line,
-                Complex* work) const {
+  // the same place of `to` (which may be `from`). Unit u is the line at
+  // outer index u / stride, inner index u % stride: neighbouring units read
+  // neighbouring columns.
+  void AxisPass(const Complex* from, Complex* to, int64_t axis, ForEachUnit for_each) const {
     int64_t stride = 1;
     for (size_t d = axis + 1; d < complex_dims_.size(); ++d) stride *= complex_dims_[d];
     const int64_t length = complex_dims_[axis];
-    const int64_t outer = Product(complex_dims_) / (length * stride);
     const ComplexFftPlan<T>& plan = plans_[axis];
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < stride; ++i) {
-        const int64_t base = o * length * stride + i;
-        plan.Run(from + base, stride, line, work);
+    for_each(Product(complex_dims_) / length, [&](Complex* slot, int64_t begin, int64_t end) {
+      Complex* line = slot;
+      for (int64_t u = begin; u < end; ++u) {
+        const int64_t base = u / stride * length * stride + u % stride;
+        plan.Run(from + base, stride, line, slot + work_offset_);
         for (int64_t j = 0; j < length; ++j) to[base + j * stride] = line[j];
       }
-    }
+    });
   }
 
   template <typename E>
-  void Scale(E* data, int64_t count) const {
-    for (int64_t i = 0; i < count; ++i) data[i] *= scale_;
+  void Scale(E* data, int64_t count, ForEachUnit for_each) const {
+    for_each(count, [&](Complex*, int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) data[i] *= scale_;
+    });
   }
 
   FftType type_;
@@ -173,10 +194,9 @@ class FftTransform {
   // Per axis of complex_dims_ (all but the innermost for RFFT and IRFFT).
   std::vector<ComplexFftPlan<T>> plans_;
   std::unique_ptr<RealFftPlan<T>> real_plan_;
-  // Offsets, in elements, of a thread's line buffer, plan work memory and
-  // IRFFT copy in its scratch slot.
-  int64_t line_offset_ = 0, work_offset_ = 0, copy_offset_ = 0;
-  int64_t scratch_elements_ = 0;
+  // A slot holds the line buffer at 0 and the plans' work memory at
+  // work_offset_.
+  int64_t work_offset_ = 0, slot_elements_ = 0, copy_elements_ = 0;
   T scale_ = 1;
   int64_t log_sum_ = 0;
 };
@@ -184,54 +204,86 @@ class FftTransform {
 template <typename T>
 class FftThunk : public Thunk {
  public:
+  using Complex = std::complex<T>;
+
   FftThunk(std::string name, FftTransform<T> transform, int64_t batch, int64_t operand_value,
            int64_t result_value)
       : Thunk(std::move(name)),
         transform_(std::move(transform)),
         batch_(batch),
-        slots_(
-            std::clamp<int64_t>(ThreadPool::DefaultNumThreads(), 1, std::max<int64_t>(1, batch))),
-        slot_bytes_(RoundUp64(transform_.scratch_bytes())),
+        slots_(std::max(1, ThreadPool::DefaultNumThreads())),
+        copies_(transform_.copy_elements() > 0 ? std::clamp<int64_t>(batch, 1, slots_) : 0),
+        slot_bytes_(RoundUp64(transform_.slot_elements() * sizeof(Complex))),
+        copy_bytes_(RoundUp64(transform_.copy_elements() * sizeof(Complex))),
         operand_value_(operand_value),
         result_value_(result_value) {}
 
   absl::Status Execute(const ThunkContext& context) const override {
     const auto* in = static_cast<const char*>(context.address(operand_value_));
     auto* out = static_cast<char*>(context.address(result_value_));
-    // The slots live in the executable's arena, or here when the caller
-    // gave no scratch memory.
+    // The slots and copies live in the executable's arena, or here when
+    // the caller gave no scratch memory.
     std::vector<char> own;
     char* scratch = context.scratch;
     if (scratch == nullptr || context.scratch_bytes < scratch_bytes()) {
       own.resize(scratch_bytes() + 64);
       scratch = own.data() + (64 - reinterpret_cast<uintptr_t>(own.data()) % 64) % 64;
     }
+    auto slot = [&](int64_t s) { return reinterpret_cast<Complex*>(scratch + s * slot_bytes_); };
+    auto copy = [&](int64_t c) {
+      return reinterpret_cast<Complex*>(scratch + slots_ * slot_bytes_ + c * copy_bytes_);
+    };
     const int64_t in_bytes = transform_.operand_bytes();
     const int64_t out_bytes = transform_.result_bytes();
-    auto run_slot = [&](int64_t slot) {
-      auto* work = reinterpret_cast<std::complex<T>*>(scratch + slot * slot_bytes_);
-      for (int64_t b = slot * batch_ / slots_; b < (slot + 1) * batch_ / slots_; ++b) {
-        transform_.Run(in + b * in_bytes, out + b * out_bytes, work);
+    // Batch elements [begin, end), every pass on slot `s` and copy `c`.
+    auto run = [&](int64_t s, int64_t c, int64_t begin, int64_t end) {
+      auto on_slot = [&](int64_t units, typename FftTransform<T>::Pass pass) {
+        pass(slot(s), 0, units);
+      };
+      for (int64_t b = begin; b < end; ++b) {
+        transform_.Run(in + b * in_bytes, out + b * out_bytes, copy(c), on_slot);
       }
     };
-    if (context.thread_pool == nullptr || slots_ < 2 ||
-        batch_ * transform_.work() < kMinParallelWork) {
-      for (int64_t slot = 0; slot < slots_; ++slot) run_slot(slot);
+    const bool parallel = context.thread_pool != nullptr && slots_ > 1 &&
+                          context.max_threads != 1 &&
+                          batch_ * transform_.work() >= kMinParallelWork;
+    if (!parallel) {
+      run(0, 0, 0, batch_);
       return absl::OkStatus();
     }
-    context.thread_pool->ParallelFor(
-        slots_, 1,
-        [&](int64_t begin, int64_t end) {
-          for (int64_t slot = begin; slot < end; ++slot) run_slot(slot);
-        },
-        context.max_threads);
+    // Range s of slots_ (contiguous) runs on slot s: whichever thread runs
+    // it, no other uses that slot meanwhile.
+    auto split = [&](int64_t count,
+                     absl::FunctionRef<void(int64_t s, int64_t begin, int64_t end)> fn) {
+      context.thread_pool->ParallelFor(
+          slots_, 1,
+          [&](int64_t first, int64_t last) {
+            for (int64_t s = first; s < last; ++s) {
+              fn(s, s * count / slots_, (s + 1) * count / slots_);
+            }
+          },
+          context.max_threads);
+    };
+    if (batch_ >= slots_) {
+      split(batch_, [&](int64_t s, int64_t begin, int64_t end) { run(s, s, begin, end); });
+      return absl::OkStatus();
+    }
+    // Fewer elements than threads: each pass of each element is split.
+    auto across_slots = [&](int64_t units, typename FftTransform<T>::Pass pass) {
+      split(units, [&](int64_t s, int64_t begin, int64_t end) {
+        if (begin < end) pass(slot(s), begin, end);
+      });
+    };
+    for (int64_t b = 0; b < batch_; ++b) {
+      transform_.Run(in + b * in_bytes, out + b * out_bytes, copy(0), across_slots);
+    }
     return absl::OkStatus();
   }
 
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{{operand_value_}, {result_value_}};
   }
-  int64_t scratch_bytes() const override { return slots_ * slot_bytes_; }
+  int64_t scratch_bytes() const override { return slots_ * slot_bytes_ + copies_ * copy_bytes_; }
 
   // Below this much work() in all the batch runs on the calling thread.
   static constexpr int64_t kMinParallelWork = int64_t{1} << 16;
@@ -239,8 +291,13 @@ class FftThunk : public Thunk {
  private:
   FftTransform<T> transform_;
   int64_t batch_;
+  // Thread slots (line buffer and plan work memory each): the pool's
+  // threads. IRFFT copies: one per slot that takes batch elements, at
+  // most the batch.
   int64_t slots_;
+  int64_t copies_;
   int64_t slot_bytes_;
+  int64_t copy_bytes_;
   int64_t operand_value_;
   int64_t result_value_;
 };
