@@ -13,9 +13,10 @@
 // 4 and 5 butterflies are used: a length with a larger prime factor runs
 // as Bluestein's chirp-z convolution through a 5-smooth transform of at
 // least 2n - 1 points, which keeps every length O(n log n) (KISS FFT's
-// generic butterfly is O(p^2) per factor p, allocates per call in the C
-// library, and writes a shared buffer in the template). FFTW would be
-// 4-7x faster but is GPL-2+; see docs/PERFORMANCE.md, "FFT".
+// generic butterfly costs O(n p) for a factor p, O(n^2) for a prime n,
+// allocates per call in the C library, and writes a shared buffer in the
+// template). FFTW is 3.6-7x faster but GPL-2+; see docs/PERFORMANCE.md,
+// "FFT".
 //
 // All transforms are unscaled (the inverse one too): the thunk applies
 // IFFT's and IRFFT's 1/N once per transform.
