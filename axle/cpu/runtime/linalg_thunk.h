@@ -1,8 +1,9 @@
 //===- linalg_thunk.h - fft, cholesky, triangular-solve, ragged/scaled dot -===//
 //
 // The ops that run the interpreter's own C++ kernels (axle/eval/kernels.h:
-// fft.cc, linalg.cc, dot.cc: fft, cholesky, triangular-solve, ragged-dot,
-// scaled-dot) on the executable's buffers, so both platforms give the
+// fft.cc, linalg.cc, dot.cc: cholesky, triangular-solve, ragged-dot,
+// scaled-dot, and the fft shapes fft_thunk.cc leaves: those XLA's verifier
+// rejects) on the executable's buffers, so both platforms give the
 // same values: the operands are copied into literals, the kernel runs, its
 // result is copied out. Plain scalar code, no LLVM: a correct fallback until
 // these ops get emitters (or oneMKL/LAPACK calls) of their own.

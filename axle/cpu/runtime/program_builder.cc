@@ -61,6 +61,7 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kDynamicUpdateSlice:
       return DynamicUpdateSliceRunsAsThunk(instruction) ? EmitDynamicUpdateSliceThunk : nullptr;
     case HloOpcode::kFft:
+      return EmitFftThunk;
     case HloOpcode::kCholesky:
     case HloOpcode::kTriangularSolve:
     case HloOpcode::kRaggedDot:

@@ -46,10 +46,15 @@ absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
 bool TopKThunkSupports(PrimitiveType type);
 absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
-// fft, cholesky, triangular-solve, ragged-dot, scaled-dot: the
-// interpreter's kernels on the executable's buffers (linalg_thunk.cc).
-absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
-                                        ProgramBuilder& builder);
+// fft on KISS FFT plans made at compile time, the batch split across the
+// intra-op pool (fft_thunk.cc); shapes XLA's verifier rejects go to the
+// interpreter's kernel.
+absl::Status EmitFftThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
+// cholesky, triangular-solve, ragged-dot, scaled-dot (and the fft shapes
+// EmitFftThunk leaves): the interpreter's kernels on the executable's
+// buffers (linalg_thunk.cc).
+absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
 }  // namespace axle::cpu
 
