@@ -209,11 +209,30 @@ bool CanFuseInto(const HloInstruction& producer, const HloInstruction& consumer)
   return ConsumerFusionKind(consumer).has_value() && KeepsReducesHoistable(producer, consumer);
 }
 
+// A few cheap ops spreading a handful of values over an array (a scalar
+// or a slice of a small array, broadcast): fused, it costs a load or two
+// per element; left out, a kernel writing the whole array and every user
+// reading it back. Such a producer may grow a consumer past the size cap.
+bool IsSmallBroadcastProducer(const HloInstruction& producer) {
+  constexpr int64_t kMaxInputElements = 64;
+  constexpr int64_t kMaxInstructions = 8;
+  if (FusedInstructionCount(producer) > kMaxInstructions || !IsCheapToDuplicate(producer)) {
+    return false;
+  }
+  for (const HloInstruction* operand : producer.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().num_elements() > kMaxInputElements) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) {
   if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer)) return false;
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
-      CpuInstructionFusion::kMaxFusedInstructions) {
+          CpuInstructionFusion::kMaxFusedInstructions &&
+      !IsSmallBroadcastProducer(producer)) {
     return false;
   }
   bool only_user = producer.user_count() == 1 && !producer.IsRoot();
