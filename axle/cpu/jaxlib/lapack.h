@@ -50,12 +50,31 @@ extern "C" {
 #define AXLE_LAPACK_SYTRD(name, T, R)                                                          \
   void name(const char* uplo, const int* n, T* a, const int* lda, R* d, R* e, T* tau, T* work, \
             const int* lwork, int* info, Len);
+#define AXLE_LAPACK_GTSV(p, T) \
+  void p##gtsv_(const int* n, const int* nrhs, T* dl, T* d, T* du, T* b, const int* ldb, int* info);
+#define AXLE_LAPACK_ORMQR(name, T)                                                         \
+  void name(const char* side, const char* trans, const int* m, const int* n, const int* k, \
+            const T* a, const int* lda, const T* tau, T* c, const int* ldc, T* work,       \
+            const int* lwork, int* info, Len, Len);
 #define AXLE_LAPACK_ALL_TYPES(X) X(s, float) X(d, double) X(c, c64) X(z, c128)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_TRSM)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_POTRF)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_GETRF)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_GEQRF)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_GEHRD)
+AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_GTSV)
+AXLE_LAPACK_ORMQR(sormqr_, float)
+AXLE_LAPACK_ORMQR(dormqr_, double)
+AXLE_LAPACK_ORMQR(cunmqr_, c64)
+AXLE_LAPACK_ORMQR(zunmqr_, c128)
+void sgeqp3_(const int* m, const int* n, float* a, const int* lda, int* jpvt, float* tau,
+             float* work, const int* lwork, int* info);
+void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau,
+             double* work, const int* lwork, int* info);
+void cgeqp3_(const int* m, const int* n, c64* a, const int* lda, int* jpvt, c64* tau, c64* work,
+             const int* lwork, float* rwork, int* info);
+void zgeqp3_(const int* m, const int* n, c128* a, const int* lda, int* jpvt, c128* tau, c128* work,
+             const int* lwork, double* rwork, int* info);
 AXLE_LAPACK_ORGQR(sorgqr_, float)
 AXLE_LAPACK_ORGQR(dorgqr_, double)
 AXLE_LAPACK_ORGQR(cungqr_, c64)
@@ -71,6 +90,8 @@ AXLE_LAPACK_SYTRD(zhetrd_, c128, double)
 #undef AXLE_LAPACK_ORGQR
 #undef AXLE_LAPACK_GEHRD
 #undef AXLE_LAPACK_SYTRD
+#undef AXLE_LAPACK_GTSV
+#undef AXLE_LAPACK_ORMQR
 #undef AXLE_LAPACK_ALL_TYPES
 
 // Symmetric / Hermitian eigendecomposition (divide and conquer).
@@ -170,24 +191,31 @@ AXLE_LAPACK_GEES_COMPLEX(z, c128, double)
   inline void Gehrd(int n, int ilo, int ihi, T* a, int lda, T* tau, T* work, int lwork,            \
                     int* info) {                                                                   \
     p##gehrd_(&n, &ilo, &ihi, a, &lda, tau, work, &lwork, info);                                   \
+  }                                                                                                \
+  inline void Gtsv(int n, int nrhs, T* dl, T* d, T* du, T* b, int ldb, int* info) {                \
+    p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                                 \
   }
 AXLE_LAPACK_FOR_ALL(AXLE_LAPACK_OVERLOAD_TRSM)
 #undef AXLE_LAPACK_OVERLOAD_TRSM
 #undef AXLE_LAPACK_FOR_ALL
 
-#define AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(orgqr, sytrd, T, R)                                 \
-  inline void Orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork,    \
-                    int* info) {                                                             \
-    orgqr(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                     \
-  }                                                                                          \
-  inline void Sytrd(char uplo, int n, T* a, int lda, R* d, R* e, T* tau, T* work, int lwork, \
-                    int* info) {                                                             \
-    sytrd(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info, 1);                             \
+#define AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(orgqr, sytrd, ormqr, T, R)                                \
+  inline void Ormqr(char side, char trans, int m, int n, int k, const T* a, int lda, const T* tau, \
+                    T* c, int ldc, T* work, int lwork, int* info) {                                \
+    ormqr(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);             \
+  }                                                                                                \
+  inline void Orgqr(int m, int n, int k, T* a, int lda, const T* tau, T* work, int lwork,          \
+                    int* info) {                                                                   \
+    orgqr(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                           \
+  }                                                                                                \
+  inline void Sytrd(char uplo, int n, T* a, int lda, R* d, R* e, T* tau, T* work, int lwork,       \
+                    int* info) {                                                                   \
+    sytrd(&uplo, &n, a, &lda, d, e, tau, work, &lwork, info, 1);                                   \
   }
-AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(sorgqr_, ssytrd_, float, float)
-AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(dorgqr_, dsytrd_, double, double)
-AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(cungqr_, chetrd_, c64, float)
-AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(zungqr_, zhetrd_, c128, double)
+AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(sorgqr_, ssytrd_, sormqr_, float, float)
+AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(dorgqr_, dsytrd_, dormqr_, double, double)
+AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(cungqr_, chetrd_, cunmqr_, c64, float)
+AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(zungqr_, zhetrd_, zunmqr_, c128, double)
 #undef AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD
 
 // Real types: rwork is unused (pass nullptr, lrwork 0).
@@ -207,6 +235,10 @@ AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(zungqr_, zhetrd_, c128, double)
   inline void Geev(char jobvl, char jobvr, int n, T* a, int lda, T* wr, T* wi, T* vl, int ldvl,    \
                    T* vr, int ldvr, T* work, int lwork, int* info) {                               \
     p##geev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, vl, &ldvl, vr, &ldvr, work, &lwork, info, 1, 1); \
+  }                                                                                                \
+  inline void Geqp3(int m, int n, T* a, int lda, int* jpvt, T* tau, T* work, int lwork,            \
+                    T* /*rwork*/, int* info) {                                                     \
+    p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, info);                                     \
   }                                                                                                \
   inline void Gees(char jobvs, int n, T* a, int lda, int* sdim, T* wr, T* wi, T* vs, int ldvs,     \
                    T* work, int lwork, int* info) {                                                \
@@ -237,6 +269,10 @@ AXLE_LAPACK_OVERLOAD_REAL(d, double)
                    int ldvr, T* work, int lwork, R* rwork, int* info) {                            \
     p##geev_(&jobvl, &jobvr, &n, a, &lda, w, vl, &ldvl, vr, &ldvr, work, &lwork, rwork, info, 1,   \
              1);                                                                                   \
+  }                                                                                                \
+  inline void Geqp3(int m, int n, T* a, int lda, int* jpvt, T* tau, T* work, int lwork, R* rwork,  \
+                    int* info) {                                                                   \
+    p##geqp3_(&m, &n, a, &lda, jpvt, tau, work, &lwork, rwork, info);                              \
   }                                                                                                \
   inline void Gees(char jobvs, int n, T* a, int lda, int* sdim, T* w, T* vs, int ldvs, T* work,    \
                    int lwork, R* rwork, int* info) {                                               \

@@ -28,14 +28,17 @@
   X(potrf, spotrf, dpotrf, cpotrf, zpotrf) \
   X(getrf, sgetrf, dgetrf, cgetrf, zgetrf) \
   X(geqrf, sgeqrf, dgeqrf, cgeqrf, zgeqrf) \
+  X(geqp3, sgeqp3, dgeqp3, cgeqp3, zgeqp3) \
   X(orgqr, sorgqr, dorgqr, cungqr, zungqr) \
+  X(ormqr, sormqr, dormqr, cunmqr, zunmqr) \
   X(syevd, ssyevd, dsyevd, cheevd, zheevd) \
   X(gesdd, sgesdd, dgesdd, cgesdd, zgesdd) \
   X(gesvd, sgesvd, dgesvd, cgesvd, zgesvd) \
   X(geev, sgeev, dgeev, cgeev, zgeev)      \
   X(gees, sgees, dgees, cgees, zgees)      \
   X(gehrd, sgehrd, dgehrd, cgehrd, zgehrd) \
-  X(sytrd, ssytrd, dsytrd, chetrd, zhetrd)
+  X(sytrd, ssytrd, dsytrd, chetrd, zhetrd) \
+  X(gtsv, sgtsv, dgtsv, cgtsv, zgtsv)
 
 #define AXLE_JAXLIB_DECLARE_FAMILY(family, s, d, c, z)          \
   XLA_FFI_DECLARE_HANDLER_SYMBOL(axle_jaxlib_lapack_##s##_ffi); \

@@ -1,4 +1,4 @@
-//===- qr.cc - lapack_{s,d,c,z}geqrf_ffi, lapack_{s,d}orgqr_ffi, {c,z}ungqr -===//
+//===- qr.cc - QR: geqrf, geqp3, orgqr/ungqr, ormqr/unmqr ------------------===//
 //
 // QR factorization (xGEQRF), as jaxlib's QrFactorization:
 //   operand 0: x [batch..., m, n], column-major
@@ -11,8 +11,22 @@
 //   operand 1: tau [batch..., k], k <= n
 //   result 0:  x_out [batch..., m, n]: the first n columns of
 //              Q = H(1) ... H(k)
-// Neither has an info output (jaxlib's have none: LAPACK cannot fail here).
-// JAX aliases x_out to x.
+// the product with Q (xORMQR / xUNMQR), as jaxlib's OrthogonalQrMultiply:
+//   operand 0: a [batch..., q, r]: Householder vectors (q = m when left,
+//              n when right)
+//   operand 1: tau [batch..., k], k <= min(q, r)
+//   operand 2: c [batch..., m, n]
+//   attributes left, transpose (bool): c_out = op(Q) c (left) or c op(Q),
+//              op(Q) = Q^T / Q^H when transpose
+//   result 0:  c_out [batch..., m, n]
+// and QR with column pivoting (xGEQP3), as jaxlib's PivotingQrFactorization:
+//   operand 0: x [batch..., m, n]
+//   operand 1: jpvt s32[batch..., n]: a nonzero entry moves that column to
+//              the front (LAPACK's JPVT on entry)
+//   results:   x_out (as geqrf's), jpvt_out s32[batch..., n] (column j of
+//              x P is column jpvt_out[j] of x, 1-based), tau [batch..., min(m, n)]
+// None has an info output (jaxlib's have none: LAPACK cannot fail here).
+// JAX aliases x_out to x (c_out to c, jpvt_out to jpvt).
 //
 //===----------------------------------------------------------------------===//
 #include <vector>
@@ -81,6 +95,88 @@ absl::Status Orgqr(ffi::Buffer<dtype> x, ffi::Buffer<dtype> tau, ffi::ResultBuff
 }
 
 template <ffi::DataType dtype>
+absl::Status Ormqr(ffi::Buffer<dtype> a, ffi::Buffer<dtype> tau, ffi::Buffer<dtype> c, bool left,
+                   bool transpose, ffi::ResultBuffer<dtype> c_out) {
+  using T = Native<dtype>;
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch cm, SplitMatrices("operand 2 (c)", c.dimensions()));
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch am, SplitMatrices("operand 0 (a)", a.dimensions()));
+  const lapack_int q = left ? cm.rows : cm.cols;
+  AXLE_RETURN_IF_ERROR(CheckDims("operand 0 (a)", a.dimensions(), cm.Dims({q, am.cols})));
+  if (tau.dimensions().size() != cm.batch_dims.size() + 1) {
+    return CheckDims("operand 1 (tau)", tau.dimensions(), cm.Dims({std::min(q, am.cols)}));
+  }
+  const int64_t k = tau.dimensions().back();
+  if (k > q || k > am.cols) {
+    return absl::InvalidArgumentError(absl::StrCat("operand 1 (tau) has ", k,
+                                                   " reflectors but operand 0 (a) is [..., ", q,
+                                                   ", ", am.cols, "]"));
+  }
+  AXLE_RETURN_IF_ERROR(CheckDims("operand 1 (tau)", tau.dimensions(), cm.Dims({k})));
+  AXLE_RETURN_IF_ERROR(
+      CheckDims("result 0 (c_out)", c_out->dimensions(), cm.Dims({cm.rows, cm.cols})));
+  CopyIfDifferent(c, c_out);
+  if (cm.count == 0 || cm.size() == 0) return absl::OkStatus();
+  const char side = left ? 'L' : 'R';
+  const char trans = transpose ? (ffi::IsComplexType<dtype>() ? 'C' : 'T') : 'N';
+  const lapack_int reflectors = static_cast<lapack_int>(k);
+  T query = 0;
+  lapack_int info = 0;
+  lapack::Ormqr(side, trans, cm.rows, cm.cols, reflectors, nullptr, Ld(q), nullptr, nullptr,
+                Ld(cm.rows), &query, -1, &info);
+  AXLE_ASSIGN_OR_RETURN(lapack_int lwork, QueriedSize(query));
+  std::vector<T> work(lwork);
+  for (int64_t b = 0; b < cm.count; ++b) {
+    lapack::Ormqr(side, trans, cm.rows, cm.cols, reflectors, a.typed_data() + b * am.size(), Ld(q),
+                  tau.typed_data() + b * k, c_out->typed_data() + b * cm.size(), Ld(cm.rows),
+                  work.data(), lwork, &info);
+  }
+  return absl::OkStatus();
+}
+
+template <ffi::DataType dtype>
+absl::Status Geqp3(ffi::Buffer<dtype> x, ffi::Buffer<ffi::S32> jpvt, ffi::ResultBuffer<dtype> x_out,
+                   ffi::ResultBuffer<ffi::S32> jpvt_out, ffi::ResultBuffer<dtype> tau) {
+  using T = Native<dtype>;
+  using R = Real<dtype>;
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
+  const lapack_int k = std::min(m.rows, m.cols);
+  AXLE_RETURN_IF_ERROR(CheckDims("operand 1 (jpvt)", jpvt.dimensions(), m.Dims({m.cols})));
+  AXLE_RETURN_IF_ERROR(
+      CheckDims("result 0 (x_out)", x_out->dimensions(), m.Dims({m.rows, m.cols})));
+  AXLE_RETURN_IF_ERROR(CheckDims("result 1 (jpvt_out)", jpvt_out->dimensions(), m.Dims({m.cols})));
+  AXLE_RETURN_IF_ERROR(CheckDims("result 2 (tau)", tau->dimensions(), m.Dims({k})));
+  CopyIfDifferent(x, x_out);
+  CopyIfDifferent(jpvt, jpvt_out);
+  if (m.count == 0 || m.cols == 0) return absl::OkStatus();
+  std::vector<R> rwork(std::max<int64_t>(2 * int64_t{m.cols}, 1));
+  T query = 0;
+  lapack_int info = 0;
+  lapack::Geqp3(m.rows, m.cols, nullptr, Ld(m.rows), nullptr, nullptr, &query, -1, rwork.data(),
+                &info);
+  AXLE_ASSIGN_OR_RETURN(lapack_int lwork, QueriedSize(query));
+  std::vector<T> work(lwork);
+  for (int64_t b = 0; b < m.count; ++b) {
+    lapack::Geqp3(m.rows, m.cols, x_out->typed_data() + b * m.size(), Ld(m.rows),
+                  jpvt_out->typed_data() + b * m.cols, tau->typed_data() + b * k, work.data(),
+                  lwork, rwork.data(), &info);
+  }
+  return absl::OkStatus();
+}
+
+template <ffi::DataType dtype>
+ffi::Error OrmqrKernel(ffi::Buffer<dtype> a, ffi::Buffer<dtype> tau, ffi::Buffer<dtype> c,
+                       bool left, bool transpose, ffi::ResultBuffer<dtype> c_out) {
+  return ToFfiError(Ormqr<dtype>(a, tau, c, left, transpose, c_out));
+}
+
+template <ffi::DataType dtype>
+ffi::Error Geqp3Kernel(ffi::Buffer<dtype> x, ffi::Buffer<ffi::S32> jpvt,
+                       ffi::ResultBuffer<dtype> x_out, ffi::ResultBuffer<ffi::S32> jpvt_out,
+                       ffi::ResultBuffer<dtype> tau) {
+  return ToFfiError(Geqp3<dtype>(x, jpvt, x_out, jpvt_out, tau));
+}
+
+template <ffi::DataType dtype>
 ffi::Error GeqrfKernel(ffi::Buffer<dtype> x, ffi::ResultBuffer<dtype> x_out,
                        ffi::ResultBuffer<dtype> tau) {
   return ToFfiError(Geqrf<dtype>(x, x_out, tau));
@@ -108,6 +204,24 @@ ffi::Error OrgqrKernel(ffi::Buffer<dtype> x, ffi::Buffer<dtype> tau,
                                     .Arg<::axle::ffi::Buffer<dtype>>(/*tau*/) \
                                     .Ret<::axle::ffi::Buffer<dtype>>(/*x_out*/))
 
+#define AXLE_JAXLIB_DEFINE_ORMQR(name, dtype)                                 \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(name, ::axle::jaxlib::OrmqrKernel<dtype>,     \
+                                ::axle::ffi::Ffi::Bind()                      \
+                                    .Arg<::axle::ffi::Buffer<dtype>>(/*a*/)   \
+                                    .Arg<::axle::ffi::Buffer<dtype>>(/*tau*/) \
+                                    .Arg<::axle::ffi::Buffer<dtype>>(/*c*/)   \
+                                    .Attr<bool>("left")                       \
+                                    .Attr<bool>("transpose")                  \
+                                    .Ret<::axle::ffi::Buffer<dtype>>(/*c_out*/))
+#define AXLE_JAXLIB_DEFINE_GEQP3(name, dtype)                                                 \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(name, ::axle::jaxlib::Geqp3Kernel<dtype>,                     \
+                                ::axle::ffi::Ffi::Bind()                                      \
+                                    .Arg<::axle::ffi::Buffer<dtype>>(/*x*/)                   \
+                                    .Arg<::axle::ffi::Buffer<::axle::ffi::S32>>(/*jpvt*/)     \
+                                    .Ret<::axle::ffi::Buffer<dtype>>(/*x_out*/)               \
+                                    .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*jpvt_out*/) \
+                                    .Ret<::axle::ffi::Buffer<dtype>>(/*tau*/))
+
 AXLE_JAXLIB_DEFINE_GEQRF(axle_jaxlib_lapack_sgeqrf_ffi, ::axle::ffi::F32);
 AXLE_JAXLIB_DEFINE_GEQRF(axle_jaxlib_lapack_dgeqrf_ffi, ::axle::ffi::F64);
 AXLE_JAXLIB_DEFINE_GEQRF(axle_jaxlib_lapack_cgeqrf_ffi, ::axle::ffi::C64);
@@ -116,3 +230,11 @@ AXLE_JAXLIB_DEFINE_ORGQR(axle_jaxlib_lapack_sorgqr_ffi, ::axle::ffi::F32);
 AXLE_JAXLIB_DEFINE_ORGQR(axle_jaxlib_lapack_dorgqr_ffi, ::axle::ffi::F64);
 AXLE_JAXLIB_DEFINE_ORGQR(axle_jaxlib_lapack_cungqr_ffi, ::axle::ffi::C64);
 AXLE_JAXLIB_DEFINE_ORGQR(axle_jaxlib_lapack_zungqr_ffi, ::axle::ffi::C128);
+AXLE_JAXLIB_DEFINE_ORMQR(axle_jaxlib_lapack_sormqr_ffi, ::axle::ffi::F32);
+AXLE_JAXLIB_DEFINE_ORMQR(axle_jaxlib_lapack_dormqr_ffi, ::axle::ffi::F64);
+AXLE_JAXLIB_DEFINE_ORMQR(axle_jaxlib_lapack_cunmqr_ffi, ::axle::ffi::C64);
+AXLE_JAXLIB_DEFINE_ORMQR(axle_jaxlib_lapack_zunmqr_ffi, ::axle::ffi::C128);
+AXLE_JAXLIB_DEFINE_GEQP3(axle_jaxlib_lapack_sgeqp3_ffi, ::axle::ffi::F32);
+AXLE_JAXLIB_DEFINE_GEQP3(axle_jaxlib_lapack_dgeqp3_ffi, ::axle::ffi::F64);
+AXLE_JAXLIB_DEFINE_GEQP3(axle_jaxlib_lapack_cgeqp3_ffi, ::axle::ffi::C64);
+AXLE_JAXLIB_DEFINE_GEQP3(axle_jaxlib_lapack_zgeqp3_ffi, ::axle::ffi::C128);

@@ -1,6 +1,7 @@
 //===- qr_test.cc - lapack_*geqrf_ffi and lapack_{s,d}orgqr/{c,z}ungqr_ffi -===//
 #include <complex>
 
+#include "absl/strings/str_cat.h"
 #include "axle/cpu/jaxlib/lapack_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -87,6 +88,83 @@ TYPED_TEST(QrTest, FullQOfATallMatrix) {
   CMatrix rm = Block(Triangle(MatrixOf(r, 0), false), 5, 2);
   for (int64_t i = 2; i < 5; ++i) rm[i] = std::vector<std::complex<double>>(2);
   EXPECT_LE(RelativeError(Multiply(qm, rm), MatrixOf(a, 0)), 30 * Eps<T>());
+}
+
+// Q = H(1) ... H(k) from geqrf's reflectors in the columns of `r` (m x n).
+template <typename T>
+CMatrix QFromReflectors(const Array<T>& r, const Array<T>& tau, int64_t b, int64_t k) {
+  const int64_t m = r.rows();
+  CMatrix q = Identity(m);
+  for (int64_t i = 0; i < k; ++i) {
+    std::vector<std::complex<double>> v(m);
+    v[i] = 1;
+    for (int64_t j = i + 1; j < m; ++j) v[j] = std::complex<double>(r(b, j, i));
+    q = Multiply(q, Reflector(v, std::complex<double>(tau.data[b * k + i])));
+  }
+  return q;
+}
+
+TYPED_TEST(QrTest, OrmqrAppliesQFromEitherSide) {
+  using T = TypeParam;
+  const Array<T> a = RandomArray<T>({2, 5, 3}, 61);
+  Array<T> r = a;
+  Array<T> tau({2, 3});
+  ASSERT_TRUE(CallTarget(Target<T>("geqrf"), "", {r.Buffer()}, {r.Buffer(), tau.Buffer()}).ok());
+  for (bool left : {true, false}) {
+    for (bool transpose : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("left ", left, " transpose ", transpose));
+      const Array<T> c =
+          RandomArray<T>(left ? std::vector<int64_t>{2, 5, 4} : std::vector<int64_t>{2, 4, 5}, 62);
+      Array<T> out = c;
+      absl::Status status =
+          CallTarget(Target<T>("ormqr", "unmqr"),
+                     absl::StrCat("{left = ", left ? "true" : "false",
+                                  ", transpose = ", transpose ? "true" : "false", "}"),
+                     {r.Buffer(), tau.Buffer(), out.Buffer()}, {out.Buffer()});
+      ASSERT_TRUE(status.ok()) << status;
+      for (int64_t b = 0; b < 2; ++b) {
+        CMatrix q = QFromReflectors(r, tau, b, 3);
+        if (transpose) q = Scalar<T>::kComplex ? Adjoint(q) : Transposed(q);
+        CMatrix expected = left ? Multiply(q, MatrixOf(c, b)) : Multiply(MatrixOf(c, b), q);
+        EXPECT_LE(RelativeError(MatrixOf(out, b), expected), 30 * Eps<T>()) << "matrix " << b;
+      }
+    }
+  }
+}
+
+TYPED_TEST(QrTest, Geqp3PivotsColumnsByNorm) {
+  using T = TypeParam;
+  // Column 1 is the largest; jpvt[3] = 1 pins column 3 to the front.
+  Array<T> a = RandomArray<T>({2, 6, 4}, 71);
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t i = 0; i < 6; ++i)
+      a(b, i, 1) = FromComplex<T>(10.0 * std::complex<double>(a(b, i, 1)));
+  }
+  Array<T> r = a;
+  Array<int32_t> jpvt({2, 4});
+  jpvt.data[4 + 3] = 1;
+  Array<T> tau({2, 4});
+  absl::Status status = CallTarget(Target<T>("geqp3"), "", {r.Buffer(), jpvt.Buffer()},
+                                   {r.Buffer(), jpvt.Buffer(), tau.Buffer()});
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(jpvt.data[0], 2);  // 1-based: column 1 first
+  EXPECT_EQ(jpvt.data[4], 4);  // the pinned column 3
+  for (int64_t b = 0; b < 2; ++b) {
+    CMatrix ap = Zeros(6, 4);
+    for (int64_t j = 0; j < 4; ++j) {
+      const int32_t p = jpvt.data[b * 4 + j];
+      ASSERT_GE(p, 1);
+      ASSERT_LE(p, 4);
+      for (int64_t i = 0; i < 6; ++i) ap[i][j] = std::complex<double>(a(b, i, p - 1));
+    }
+    CMatrix q = QFromReflectors(r, tau, b, 4);
+    CMatrix rm = Triangle(MatrixOf(r, b), /*lower=*/false);
+    EXPECT_LE(RelativeError(Multiply(q, rm), ap), 30 * Eps<T>());
+    if (b == 0) {
+      for (int64_t i = 1; i < 4; ++i)
+        EXPECT_LE(std::abs(rm[i][i]), std::abs(rm[i - 1][i - 1]) * (1 + 1e-3));
+    }
+  }
 }
 
 TEST(QrErrorTest, BadShapesAreInvalidArguments) {
