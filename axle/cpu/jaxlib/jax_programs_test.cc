@@ -110,6 +110,51 @@ TEST_P(JaxProgramTest, BatchedColumnMajorPotrf) {
   EXPECT_DOUBLE_EQ(parts[0].Get<double>({0, 1, 2}), 3);
 }
 
+// jnp.linalg.svd of a batch of two 3x2 matrices as JAX lowers it: a tuple
+// of column-major (u, vt, x_out) and row-major (s, info) results.
+constexpr char kBatchedSvd[] = R"(
+HloModule batched_svd
+
+ENTRY main {
+  a = f32[2,3,2]{2,1,0} parameter(0)
+  svd = (f32[2,3,2]{1,2,0}, f32[2,2]{1,0}, f32[2,3,3]{1,2,0}, f32[2,2,2]{1,2,0}, s32[2]{0})
+      custom-call(a), custom_call_target="lapack_sgesdd_ffi",
+      operand_layout_constraints={f32[2,3,2]{1,2,0}}, output_to_operand_aliasing={{0}: (0, {})},
+      api_version=API_VERSION_TYPED_FFI, backend_config={mode = 65 : ui8}
+  s = f32[2,2]{1,0} get-tuple-element(svd), index=1
+  u = f32[2,3,3]{1,2,0} get-tuple-element(svd), index=2
+  vt = f32[2,2,2]{1,2,0} get-tuple-element(svd), index=3
+  info = s32[2]{0} get-tuple-element(svd), index=4
+  u_row_major = f32[2,3,3]{2,1,0} copy(u)
+  vt_row_major = f32[2,2,2]{2,1,0} copy(vt)
+  ROOT out = (f32[2,2]{1,0}, f32[2,3,3]{2,1,0}, f32[2,2,2]{2,1,0}, s32[2]{0})
+      tuple(s, u_row_major, vt_row_major, info)
+}
+)";
+
+TEST_P(JaxProgramTest, BatchedSvdReconstructs) {
+  const std::vector<float> values = {3, 1, -2, 4, 0.5, 2, 1, 1, 1, 2, 1, 3};
+  Literal a = LiteralUtil::CreateFromDimensions<float>({2, 3, 2}, values);
+  absl::StatusOr<Literal> result = RunOn(GetParam(), kBatchedSvd, {a.Clone()});
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::vector<Literal> parts = result->DecomposeTuple();
+  for (int64_t b = 0; b < 2; ++b) {
+    EXPECT_EQ(parts[3].Get<int32_t>({b}), 0);
+    EXPECT_GE(parts[0].Get<float>({b, 0}), parts[0].Get<float>({b, 1}));
+    // a[b] = u[:, :2] diag(s) vt, element by element.
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 2; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < 2; ++k) {
+          sum += double{parts[1].Get<float>({b, i, k})} * parts[0].Get<float>({b, k}) *
+                 parts[2].Get<float>({b, k, j});
+        }
+        EXPECT_NEAR(sum, a.Get<float>({b, i, j}), 1e-5) << b << " " << i << " " << j;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Platforms, JaxProgramTest, ::testing::Values("interpreter", "cpu"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
