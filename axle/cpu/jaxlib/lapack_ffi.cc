@@ -1,10 +1,9 @@
 //===- lapack_ffi.cc - What jaxlib's LAPACK targets share ------------------===//
-#include "axle/cpu/jaxlib/lapack_ffi.h"
-
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/cpu/jaxlib/lapack_ffi_internal.h"
 
 namespace axle::jaxlib {
 namespace {

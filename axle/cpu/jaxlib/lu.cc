@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "axle/base/status_macros.h"
-#include "axle/cpu/jaxlib/lapack.h"
-#include "axle/cpu/jaxlib/lapack_ffi.h"
+#include "axle/cpu/jaxlib/lapack_ffi_internal.h"
+#include "axle/cpu/jaxlib/lapack_internal.h"
 #include "axle/cpu/jaxlib/lapack_targets.h"
 
 namespace axle::jaxlib {

@@ -1,4 +1,4 @@
-//===- lapack.h - The Fortran LAPACK/BLAS routines jaxlib's targets call ---===//
+//===- lapack_internal.h - The LAPACK/BLAS routines jaxlib targets call ----===//
 //
 // Declarations of the reference (Fortran) LAPACK and BLAS entry points the
 // jaxlib targets use, with 32-bit integers (the LP64 interface Debian's
@@ -7,14 +7,14 @@
 // calls spotrf_, dpotrf_, cpotrf_ or zpotrf_). Character arguments are passed
 // with gfortran's hidden length arguments (1 each), as LAPACKE does.
 //
-// Private to axle_jaxlib: nothing outside axle/cpu/jaxlib/ includes this, so
-// LAPACK's symbols do not leak into Axle's headers. Callers validate every
-// argument first: a reference LAPACK built with the default XERBLA stops the
-// process on an illegal one.
+// Private to axle_jaxlib (an _internal.h header: not installed); nothing
+// outside axle/cpu/jaxlib/ includes it, so LAPACK's symbols do not leak into
+// Axle's headers. Callers validate every argument first: a reference LAPACK
+// built with the default XERBLA stops the process on an illegal one.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_JAXLIB_LAPACK_H_
-#define AXLE_CPU_JAXLIB_LAPACK_H_
+#ifndef AXLE_CPU_JAXLIB_LAPACK_INTERNAL_H_
+#define AXLE_CPU_JAXLIB_LAPACK_INTERNAL_H_
 
 #include <complex>
 #include <cstddef>
@@ -286,4 +286,4 @@ AXLE_LAPACK_OVERLOAD_COMPLEX(z, c128, double)
 
 }  // namespace axle::jaxlib::lapack
 
-#endif  // AXLE_CPU_JAXLIB_LAPACK_H_
+#endif  // AXLE_CPU_JAXLIB_LAPACK_INTERNAL_H_

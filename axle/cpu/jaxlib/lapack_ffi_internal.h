@@ -1,4 +1,4 @@
-//===- lapack_ffi.h - What jaxlib's LAPACK targets share -------------------===//
+//===- lapack_ffi_internal.h - What jaxlib's LAPACK targets share ----------===//
 //
 // The attribute enums of jaxlib's LAPACK targets (chars passed as `ui8`
 // attributes: `uplo = 76 : ui8` is 'L'), their decoding for Axle's typed FFI
@@ -8,11 +8,11 @@
 // A failed check is an InvalidArgument naming the operand, result or
 // attribute; LAPACK is never called with an argument it would reject.
 //
-// Private to axle/cpu/jaxlib/.
+// Private to axle/cpu/jaxlib/ (not installed).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_JAXLIB_LAPACK_FFI_H_
-#define AXLE_CPU_JAXLIB_LAPACK_FFI_H_
+#ifndef AXLE_CPU_JAXLIB_LAPACK_FFI_INTERNAL_H_
+#define AXLE_CPU_JAXLIB_LAPACK_FFI_INTERNAL_H_
 
 #include <algorithm>
 #include <complex>
@@ -129,4 +129,4 @@ inline ffi::Error ToFfiError(const absl::Status& status) {
 
 }  // namespace axle::jaxlib
 
-#endif  // AXLE_CPU_JAXLIB_LAPACK_FFI_H_
+#endif  // AXLE_CPU_JAXLIB_LAPACK_FFI_INTERNAL_H_
