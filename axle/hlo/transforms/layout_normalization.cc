@@ -229,6 +229,10 @@ bool ComputesInRowMajor(const HloInstruction* instruction) {
 // Whether the pass can rewrite (or leave as is) `instruction`.
 bool IsSupported(const HloInstruction* instruction) {
   if (IsLayoutConstrained(instruction)) return IsSupportedConstrainedCustomCall(instruction);
+  if (NeedsInterfaceRelayout(instruction) && (!instruction->control_predecessors().empty() ||
+                                              !instruction->control_successors().empty())) {
+    return false;
+  }
   if (!Involved(instruction)) return true;
   if (IsPassThrough(instruction->opcode())) return true;
   if (!IsUnderstoodArrayOrFlatTuple(instruction->shape()) ||

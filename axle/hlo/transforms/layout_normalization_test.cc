@@ -233,6 +233,30 @@ ENTRY e {
   EXPECT_FALSE(*changed);
 }
 
+TEST(LayoutNormalization, CallOperandsAndResultsFollowTheCalleesLayouts) {
+  // As in JAX's cholesky_solve: the caller passes a column-major value to a
+  // computation whose parameter is row-major, and takes a row-major root as
+  // a column-major result. Both are copied (transposed) at the call.
+  std::unique_ptr<HloModule> module = Normalize(R"(
+HloModule m
+
+callee {
+  p = f32[2,3]{1,0} parameter(0)
+  ROOT n = f32[2,3]{1,0} negate(p)
+}
+
+ENTRY e {
+  a = f32[2,3]{0,1} parameter(0)
+  ROOT c = f32[2,3]{0,1} call(a), to_apply=callee
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "bitcast(transpose(call(transpose(bitcast(parameter)))))");
+  const HloInstruction* call =
+      module->entry_computation()->root_instruction()->operand(0)->operand(0);
+  EXPECT_EQ(call->shape().ToString(true), "f32[2,3]{1,0}");
+  EXPECT_EQ(call->operand(0)->shape().ToString(true), "f32[2,3]{1,0}");
+}
+
 TEST(LayoutNormalization, OtherOpsComputeOnRowMajorOperands) {
   // The column-major operand is transposed to row-major, the column-major
   // result comes out of a row-major dot through a transpose.
