@@ -16,8 +16,8 @@
 # interface must exist in the consumer's project, PRIVATE deps included (they
 # are exported as $<LINK_ONLY:dep>). AxleConfig.cmake runs find_dependency()
 # for the package of each: axle_package_of() below maps link names to
-# packages (abseil, Threads, LLVM, oneDNN). A library linking a package the
-# table lacks gets a configure warning: add a row there. (The global property
+# packages (abseil, Threads, LLVM, oneDNN, LAPACK). A library linking a
+# package the table lacks gets a configure warning: add a row there. (The global property
 # AXLE_PACKAGE_DEPENDENCIES, one find_dependency() argument list per entry,
 # adds packages by hand.) tests/install_test.sh fails when one is missing: the
 # consumer's configure names the target it cannot find.
@@ -41,6 +41,8 @@ function(axle_package_of item out_package out_known)
     set(package "LLVM CONFIG HINTS ${LLVM_DIR}")
   elseif(item MATCHES "^DNNL::")
     set(package "dnnl CONFIG HINTS ${dnnl_DIR}")
+  elseif(item MATCHES "^LAPACK::")
+    set(package "LAPACK")
   elseif(item MATCHES "::")
     set(known FALSE)
   endif()

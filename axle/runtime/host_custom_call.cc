@@ -202,38 +202,52 @@ class CallBuffers {
   std::map<std::pair<const Literal*, ShapeIndex>, void*> leaves_;
 };
 
-absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
-                                      absl::Span<const Literal* const> operands,
-                                      const HostCustomCallTarget& target) {
-  // A layout-constrained call gets its operands in the constraints' layouts
-  // and its result in the instruction's; otherwise everything is row-major.
+// A layout-constrained call gets its operands in the constraints' layouts
+// and its result in the instruction's; otherwise everything is row-major.
+// `operand_layouts(i)` is operand i's constraint (null: row-major) and
+// `result_layouts` the result's (null: row-major).
+struct CallLayouts {
+  const std::vector<Shape>* operands = nullptr;
+  const Shape* result = nullptr;
+
+  const Shape* operand(int64_t i) const { return operands != nullptr ? &(*operands)[i] : nullptr; }
+  const Shape* operand(int64_t i, const ShapeIndex& index) const {
+    const Shape* layouts = operand(i);
+    return layouts != nullptr ? &ShapeUtil::GetSubshape(*layouts, index) : nullptr;
+  }
+};
+
+absl::StatusOr<CallLayouts> LayoutsOf(const HloCustomCallInstruction& custom_call,
+                                      size_t num_operands) {
   const std::optional<std::vector<Shape>>& constraints =
       custom_call.attrs().operand_layout_constraints;
-  if (constraints.has_value() && constraints->size() != operands.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ", operands.size(),
+  if (!constraints.has_value()) return CallLayouts{};
+  if (constraints->size() != num_operands) {
+    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ", num_operands,
                                                    " operands but ", constraints->size(),
                                                    " operand_layout_constraints"));
   }
-  auto operand_layouts = [&](int64_t i) -> const Shape* {
-    return constraints.has_value() ? &(*constraints)[i] : nullptr;
-  };
+  return CallLayouts{&*constraints, &custom_call.shape()};
+}
 
+absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
+                                      absl::Span<const Literal* const> operands,
+                                      const HostCustomCallTarget& target) {
+  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
   std::vector<Literal> args = CopyOperands(operands);
   Literal result(custom_call.shape());
   CallBuffers buffers;
   std::vector<const void*> in(std::max<size_t>(args.size(), 1), nullptr);
-  for (size_t i = 0; i < args.size(); ++i) in[i] = buffers.Bind(&args[i], {}, operand_layouts(i));
+  for (size_t i = 0; i < args.size(); ++i) in[i] = buffers.Bind(&args[i], {}, layouts.operand(i));
   auto to_operand = [&](const ShapeIndex& index) -> std::optional<void*> {
     for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
       if (alias.output_index != index) continue;
-      const Shape* layouts = operand_layouts(alias.operand_number);
-      if (layouts != nullptr) layouts = &ShapeUtil::GetSubshape(*layouts, alias.operand_index);
-      return buffers.Bind(&args[alias.operand_number], alias.operand_index, layouts);
+      return buffers.Bind(&args[alias.operand_number], alias.operand_index,
+                          layouts.operand(alias.operand_number, alias.operand_index));
     }
     return std::nullopt;
   };
-  void* out = buffers.Bind(&result, {}, constraints.has_value() ? &custom_call.shape() : nullptr,
-                           to_operand);
+  void* out = buffers.Bind(&result, {}, layouts.result, to_operand);
 
   AXLE_RETURN_IF_ERROR(target.CallUntyped(out, in.data()));
   buffers.CopyBack();
@@ -243,13 +257,16 @@ absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_cal
 
 // --- Typed FFI -----------------------------------------------------------------
 
-FfiBuffer LeafBuffer(Literal* literal, const ShapeIndex& index) {
+// The typed-FFI buffer of the leaf of `literal` at `index`, bound through
+// `buffers` in the layout of `layouts` (null: row-major).
+FfiBuffer LeafBuffer(CallBuffers& buffers, Literal* literal, const ShapeIndex& index,
+                     const Shape* layouts) {
   const Shape& shape = ShapeUtil::GetSubshape(literal->shape(), index);
   FfiBuffer buffer;
   buffer.element_type = shape.element_type();
   if (shape.IsArray()) {
     buffer.dimensions.assign(shape.dimensions().begin(), shape.dimensions().end());
-    buffer.data = literal->untyped_data(index);
+    buffer.data = buffers.Bind(literal, index, layouts);
   }
   return buffer;
 }
@@ -257,28 +274,34 @@ FfiBuffer LeafBuffer(Literal* literal, const ShapeIndex& index) {
 absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
                                   absl::Span<const Literal* const> operands,
                                   const HostCustomCallTarget& target) {
+  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
   std::vector<Literal> args = CopyOperands(operands);
   Literal result(custom_call.shape());
+  CallBuffers buffers;
   std::vector<FfiBuffer> arg_buffers;
-  for (Literal& arg : args) {
-    ShapeUtil::ForEachLeafShape(arg.shape(), [&](const Shape&, const ShapeIndex& index) {
-      arg_buffers.push_back(LeafBuffer(&arg, index));
+  for (size_t i = 0; i < args.size(); ++i) {
+    ShapeUtil::ForEachLeafShape(args[i].shape(), [&](const Shape&, const ShapeIndex& index) {
+      arg_buffers.push_back(LeafBuffer(buffers, &args[i], index, layouts.operand(i, index)));
     });
   }
   std::vector<FfiBuffer> ret_buffers;
   ShapeUtil::ForEachLeafShape(result.shape(), [&](const Shape&, const ShapeIndex& index) {
     const OutputOperandAlias* alias = AliasCovering(custom_call, index);
     if (alias == nullptr) {
-      ret_buffers.push_back(LeafBuffer(&result, index));
+      const Shape* result_layouts =
+          layouts.result != nullptr ? &ShapeUtil::GetSubshape(*layouts.result, index) : nullptr;
+      ret_buffers.push_back(LeafBuffer(buffers, &result, index, result_layouts));
       return;
     }
     ShapeIndex operand_index = alias->operand_index;
     operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(),
                          index.end());
-    ret_buffers.push_back(LeafBuffer(&args[alias->operand_number], operand_index));
+    ret_buffers.push_back(LeafBuffer(buffers, &args[alias->operand_number], operand_index,
+                                     layouts.operand(alias->operand_number, operand_index)));
   });
 
   AXLE_RETURN_IF_ERROR(target.CallFfi(arg_buffers, ret_buffers));
+  buffers.CopyBack();
   AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
   return result;
 }

@@ -19,7 +19,8 @@
 //     so tuple elements that are never read serve as scratch memory.
 //   * Arrays are dense: row-major unless the custom call is layout
 //     constrained (operand_layout_constraints), in which case operand i is in
-//     its constraint's layout and the result in the instruction's layout.
+//     its constraint's layout and the result in the instruction's layout
+//     (typed FFI calls alike; here they are staged through copies).
 //   * Tokens are null pointers.
 //   * output_to_operand_aliasing: the aliased output *is* the operand's
 //     buffer (the same pointer in `in` and `out`); the result there is what

@@ -10,7 +10,11 @@
 //     (`{value = 2 : i32, name = "x", scale = 0.5 : f32, flag = true,
 //     sizes = array<i64: 1, 2>, range = {lo = 0 : i64}}`); an empty config or
 //     `{}` has none.
-// Arrays are dense and row-major; tokens have a null `data` and TOKEN type.
+// Arrays are dense, in the layouts host_custom_call.h describes: row-major
+// unless the custom call has operand_layout_constraints, in which case each
+// operand is in its constraint's layout and each result in the instruction's
+// (jaxlib's LAPACK targets take column-major matrices this way). `dimensions`
+// are always the logical ones. Tokens have a null `data` and TOKEN type.
 // A non-OK status aborts the run and keeps its code; the message is
 // prefixed with the custom call's target and name.
 //

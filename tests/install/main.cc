@@ -1,8 +1,9 @@
 // A user program written against XLA's API and include paths, built against
 // an installed Axle (see CMakeLists.txt beside it): it registers a custom-call
 // target, builds a computation with XlaBuilder that calls it, prints the HLO
-// and compiles and runs it on the interpreter through xla::LocalClient. Exit
-// code 0 when the values are right.
+// and compiles and runs it on the interpreter through xla::LocalClient, and
+// checks that jaxlib's LAPACK targets came with Axle::axle. Exit code 0 when
+// the values are right.
 
 #include <cstdio>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "xla/service/platform_util.h"
 #include "xla/literal_util.h"
 #include "xla/service/custom_call_target_registry.h"
+#include "axle/runtime/host_ffi.h"
 
 // out[i] = 2 * (x[i] + y[i]), for f32[4] operands.
 void AddThenDouble(void* out, const void** in) {
@@ -89,6 +91,11 @@ int main() {
   ok = ok && result->tuple_element(1).data<float>()[0] == 49.0f;
   if (!ok) {
     std::fprintf(stderr, "wrong result, expected ([4, 4, 29, 12], 49)\n");
+    return 1;
+  }
+  // Axle::axle brings jaxlib's LAPACK custom calls, registered for Host.
+  if (!axle::FfiHandlerRegistry::Global()->Find("lapack_spotrf_ffi", "Host").ok()) {
+    std::fprintf(stderr, "lapack_spotrf_ffi is not registered\n");
     return 1;
   }
   std::printf("OK\n");

@@ -105,9 +105,11 @@ absl::Status CheckSupported(const HloModule& module) {
 }
 
 // After `layout-normalization`, only ops that pass buffers on (parameters,
-// tuples, bitcasts, control flow) may hold arrays in other layouts than the
-// descending one; in a loop fusion such an array is only read or written
-// through a bitcast, which the elemental emitter linearizes as memory does.
+// tuples, bitcasts, control flow) and layout-constrained custom calls (their
+// buffers are laid out as their constraints and result say:
+// custom_call_thunk.h) may hold arrays in other layouts than the descending
+// one; in a loop fusion such an array is only read or written through a
+// bitcast, which the elemental emitter linearizes as memory does.
 absl::Status CheckLayouts(const HloModule& module) {
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
@@ -124,6 +126,13 @@ absl::Status CheckLayouts(const HloModule& module) {
         case HloOpcode::kOptimizationBarrier:
         case HloOpcode::kDomain:
           continue;
+        case HloOpcode::kCustomCall:
+          if (cast<HloCustomCallInstruction>(instruction)
+                  ->attrs()
+                  .operand_layout_constraints.has_value()) {
+            continue;
+          }
+          break;
         default:
           break;
       }

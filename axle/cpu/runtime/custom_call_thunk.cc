@@ -18,23 +18,37 @@ namespace {
 
 using Slot = CustomCallThunk::Slot;
 
-// The cpu platform keeps every array in its descending (row-major) layout,
-// so a call constrained to any other layout cannot be served.
-absl::Status CheckLayoutConstraints(const HloCustomCallInstruction& custom_call) {
+// Operands are passed as the buffers they are, so each array operand must
+// already be in its constraint's layout (descending without constraints):
+// `layout-normalization` puts them there.
+absl::Status CheckOperandLayouts(const HloCustomCallInstruction& custom_call) {
   const std::optional<std::vector<Shape>>& constraints =
       custom_call.attrs().operand_layout_constraints;
-  if (!constraints.has_value()) return absl::OkStatus();
-  for (size_t i = 0; i < constraints->size(); ++i) {
-    bool descending = true;
-    ShapeUtil::ForEachSubshape((*constraints)[i], [&](const Shape& shape, const ShapeIndex&) {
-      descending &= ShapeUtil::HasDescendingLayout(shape);
+  if (constraints.has_value() &&
+      static_cast<int64_t>(constraints->size()) != custom_call.operand_count()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(custom_call.name(), ": ", custom_call.operand_count(), " operands but ",
+                     constraints->size(), " operand_layout_constraints"));
+  }
+  for (int64_t i = 0; i < custom_call.operand_count(); ++i) {
+    const Shape& operand = custom_call.operand(i)->shape();
+    const Shape* constraint = constraints.has_value() ? &(*constraints)[i] : nullptr;
+    bool ok = true;
+    ShapeUtil::ForEachSubshape(operand, [&](const Shape& shape, const ShapeIndex& index) {
+      if (!shape.IsArray()) return;
+      const Shape* wanted = nullptr;
+      if (constraint != nullptr && ShapeUtil::IndexIsValid(*constraint, index)) {
+        wanted = &ShapeUtil::GetSubshape(*constraint, index);
+      }
+      ok &= wanted != nullptr && wanted->has_layout() ? ShapeUtil::Equal(shape, *wanted)
+                                                      : ShapeUtil::HasDescendingLayout(shape);
     });
-    if (!descending) {
-      return Unsupported(custom_call,
-                         absl::StrCat("operand_layout_constraints: operand ", i,
-                                      " is constrained to ", (*constraints)[i].ToString(true),
-                                      ", but the cpu platform keeps arrays in descending "
-                                      "(row-major) layouts only"));
+    if (!ok) {
+      return Unsupported(
+          custom_call,
+          absl::StrCat("operand ", i, " is ", operand.ToString(true), " but the call wants ",
+                       constraint != nullptr ? constraint->ToString(true) : "a row-major array",
+                       "; layout-normalization should have copied it there"));
     }
   }
   return absl::OkStatus();
@@ -129,7 +143,7 @@ absl::Status CustomCallThunk::Execute(const ThunkContext& context) const {
 
 absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
-  AXLE_RETURN_IF_ERROR(CheckLayoutConstraints(custom_call));
+  AXLE_RETURN_IF_ERROR(CheckOperandLayouts(custom_call));
   AXLE_ASSIGN_OR_RETURN(HostCustomCallTarget target, HostCustomCallTarget::Resolve(custom_call));
 
   CustomCallThunk::Plan plan;

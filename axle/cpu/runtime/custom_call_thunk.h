@@ -22,10 +22,14 @@
 //     directly, as XLA does: a target that writes to them is wrong but can
 //     only spoil this run's values.
 //
+// Layouts: every buffer is passed as it is, so a layout-constrained call
+// gets operand i in its constraint's layout and its result in the
+// instruction's (layout-normalization copies operands there; jaxlib's
+// column-major LAPACK calls rely on it). An operand in any other layout is
+// Unimplemented at compile time.
+//
 // A failure (XlaCustomCallStatus or an FFI error) ends the run with the
-// interpreter path's error. Operand layout constraints must be descending
-// (the layouts the cpu platform keeps); anything else is Unimplemented at
-// compile time.
+// interpreter path's error.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CUSTOM_CALL_THUNK_H_

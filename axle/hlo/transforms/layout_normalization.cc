@@ -66,6 +66,93 @@ bool Involved(const HloInstruction* instruction) {
   return false;
 }
 
+// A layout-constrained custom call (operand_layout_constraints) gets each
+// array operand in its constraint's layout, and its result keeps the layout
+// the instruction has, as XLA's layout assignment does (jaxlib's LAPACK calls
+// take column-major matrices this way).
+bool IsLayoutConstrained(const HloInstruction* instruction) {
+  return instruction->opcode() == HloOpcode::kCustomCall &&
+         cast<HloCustomCallInstruction>(instruction)
+             ->attrs()
+             .operand_layout_constraints.has_value();
+}
+
+// Ops that take their operands' buffers as they are: a constrained custom
+// call wants operand i in the layout of its constraint, a call in the layout
+// of its computation's parameter i (JAX's calls may disagree with their
+// callers once custom calls have fixed layouts). Null: any layout will do.
+const Shape* WantedOperandShape(const HloInstruction* instruction, int64_t i) {
+  if (IsLayoutConstrained(instruction)) {
+    const std::vector<Shape>& constraints =
+        *cast<HloCustomCallInstruction>(instruction)->attrs().operand_layout_constraints;
+    return i < static_cast<int64_t>(constraints.size()) ? &constraints[i] : nullptr;
+  }
+  if (instruction->opcode() == HloOpcode::kCall && instruction->called_computations().size() == 1) {
+    const HloComputation* callee = instruction->called_computations()[0];
+    if (i < callee->num_parameters()) return &callee->parameter_instruction(i)->shape();
+  }
+  return nullptr;
+}
+
+// Whether two arrays the pass understands differ in dimension order.
+bool LayoutsDiffer(const Shape& shape, const Shape& wanted) {
+  return shape.IsArray() && wanted.IsArray() && wanted.has_layout() && IsUnderstoodArray(shape) &&
+         IsUnderstoodArray(wanted) && ShapeUtil::Compatible(shape, wanted) &&
+         MajorToMinor(shape) != MajorToMinor(wanted);
+}
+
+// Whether operand i must be copied into the layout its op wants.
+bool NeedsRelayout(const HloInstruction* instruction, int64_t i) {
+  const Shape* wanted = WantedOperandShape(instruction, i);
+  return wanted != nullptr && LayoutsDiffer(instruction->operand(i)->shape(), *wanted);
+}
+
+// Whether a call's result is in another layout than its computation's root.
+bool CallResultNeedsRelayout(const HloInstruction* instruction) {
+  return instruction->opcode() == HloOpcode::kCall &&
+         instruction->called_computations().size() == 1 &&
+         LayoutsDiffer(instruction->called_computations()[0]->root_instruction()->shape(),
+                       instruction->shape());
+}
+
+bool NeedsInterfaceRelayout(const HloInstruction* instruction) {
+  if (CallResultNeedsRelayout(instruction)) return true;
+  for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+    if (NeedsRelayout(instruction, i)) return true;
+  }
+  return false;
+}
+
+// Constrained custom calls the pass understands: a constraint per operand,
+// array operands of their constraint's shape, plain dimension orders; tuple
+// operands (passed as they are) already row-major.
+bool IsSupportedConstrainedCustomCall(const HloInstruction* instruction) {
+  const std::vector<Shape>& constraints =
+      *cast<HloCustomCallInstruction>(instruction)->attrs().operand_layout_constraints;
+  if (static_cast<int64_t>(constraints.size()) != instruction->operand_count()) return false;
+  bool understood = true;
+  ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape& shape, const ShapeIndex&) {
+    understood &= IsUnderstoodArray(shape);
+  });
+  for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+    const Shape& shape = instruction->operand(i)->shape();
+    if (!shape.IsArray()) {
+      ShapeUtil::ForEachSubshape(shape, [&](const Shape& subshape, const ShapeIndex&) {
+        understood &= !NeedsNormalization(subshape) && IsUnderstoodArray(subshape);
+      });
+      continue;
+    }
+    const Shape& wanted = constraints[i];
+    understood &= IsUnderstoodArray(shape) && wanted.IsArray() && wanted.has_layout() &&
+                  IsUnderstoodArray(wanted) && ShapeUtil::Compatible(shape, wanted);
+  }
+  if (NeedsInterfaceRelayout(instruction)) {
+    understood &=
+        instruction->control_predecessors().empty() && instruction->control_successors().empty();
+  }
+  return understood;
+}
+
 bool IsPassThrough(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kParameter:
@@ -141,6 +228,11 @@ bool ComputesInRowMajor(const HloInstruction* instruction) {
 
 // Whether the pass can rewrite (or leave as is) `instruction`.
 bool IsSupported(const HloInstruction* instruction) {
+  if (IsLayoutConstrained(instruction)) return IsSupportedConstrainedCustomCall(instruction);
+  if (NeedsInterfaceRelayout(instruction) && (!instruction->control_predecessors().empty() ||
+                                              !instruction->control_successors().empty())) {
+    return false;
+  }
   if (!Involved(instruction)) return true;
   if (IsPassThrough(instruction->opcode())) return true;
   if (!IsUnderstoodArrayOrFlatTuple(instruction->shape()) ||
@@ -196,7 +288,9 @@ class Normalizer {
   absl::StatusOr<bool> Run() {
     std::vector<HloInstruction*> replaced;
     for (HloInstruction* instruction : computation_->MakeInstructionPostOrder()) {
-      if (!Involved(instruction) || IsPassThrough(instruction->opcode())) continue;
+      const bool interface =
+          IsLayoutConstrained(instruction) || IsPassThrough(instruction->opcode());
+      if (interface ? !NeedsInterfaceRelayout(instruction) : !Involved(instruction)) continue;
       HloInstruction* normalized = Normalize(instruction);
       HloInstruction* back = normalized;
       if (!SameShapeAndLayout(normalized->shape(), instruction->shape())) {
@@ -242,6 +336,7 @@ class Normalizer {
 
   HloInstruction* Normalize(HloInstruction* instruction);
   HloInstruction* ComputeInRowMajor(HloInstruction* instruction);
+  HloInstruction* PassInWantedLayouts(HloInstruction* instruction);
   HloInstruction* NormalizePositional(HloInstruction* instruction,
                                       const std::vector<int64_t>& out_order);
 
@@ -254,6 +349,9 @@ HloInstruction* Normalizer::Normalize(HloInstruction* instruction) {
   const Shape& shape = instruction->shape();
   Shape normalized_shape = NormalizedShape(shape);
   std::vector<int64_t> out_order = MajorToMinor(shape);
+  if (IsLayoutConstrained(instruction) || IsPassThrough(instruction->opcode())) {
+    return PassInWantedLayouts(instruction);
+  }
   if (!HasOwnRule(instruction) && !IsSameShapeElementwise(instruction)) {
     return ComputeInRowMajor(instruction);
   }
@@ -381,6 +479,36 @@ HloInstruction* Normalizer::ComputeInRowMajor(HloInstruction* instruction) {
     elements.push_back(element);
   }
   return MakeTuple(computation_, elements);
+}
+
+// A constrained custom call or a call on its operands in the layouts it
+// wants (a transpose of the normalized value, viewed in the wanted layout by
+// a bitcast). A custom call keeps its result's layout, which users see
+// through bitcasts as for a parameter; a call's result, in its computation's
+// root layout, is copied into the call's.
+HloInstruction* Normalizer::PassInWantedLayouts(HloInstruction* instruction) {
+  std::vector<HloInstruction*> operands;
+  for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+    HloInstruction* operand = instruction->mutable_operand(i);
+    if (!NeedsRelayout(instruction, i)) {
+      operands.push_back(operand);
+      continue;
+    }
+    const Shape& wanted = *WantedOperandShape(instruction, i);
+    HloInstruction* value = InOrder(operand, MajorToMinor(wanted));
+    if (NeedsNormalization(wanted)) value = MakeBitcast(value, wanted);
+    operands.push_back(value);
+  }
+  if (!CallResultNeedsRelayout(instruction)) {
+    return computation_->AddInstruction(
+        instruction->CloneWithNewOperands(instruction->shape(), operands));
+  }
+  const Shape& root = instruction->called_computations()[0]->root_instruction()->shape();
+  HloInstruction* call =
+      computation_->AddInstruction(instruction->CloneWithNewOperands(root, operands));
+  HloInstruction* value = InOrder(call, MajorToMinor(instruction->shape()));
+  return NeedsNormalization(instruction->shape()) ? MakeBitcast(value, instruction->shape())
+                                                  : value;
 }
 
 // Ops whose result dimension d comes from dimension d of the same-rank

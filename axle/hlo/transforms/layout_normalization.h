@@ -20,9 +20,17 @@
 // the normalized shape: layout assignment to the default layout, in short.
 // Left as they are (they move buffers, not elements): parameter, tuple,
 // get-tuple-element, bitcast, while, call, conditional, after-all,
-// add-dependency, optimization-barrier. A custom call, a fusion or a
-// side-effecting op on a non-descending (or tiled, or dynamic) array, or a
-// nested tuple, makes the pass leave the whole module unchanged.
+// add-dependency, optimization-barrier. A layout-constrained custom call
+// (operand_layout_constraints; jaxlib's LAPACK calls) keeps its buffers as
+// its interface, as XLA's layout assignment leaves them: each array operand
+// is passed in its constraint's layout (transposed there when it is not) and
+// the result keeps the instruction's layout (users read it through
+// bitcasts). A call whose operand (or result) is in another layout than its
+// computation's parameter (or root) gets a copy into that layout (JAX's
+// calls can disagree so around such custom calls). An unconstrained custom
+// call, a fusion or a side-effecting op on a non-descending (or tiled, or
+// dynamic) array, or a nested tuple, makes the pass leave the whole module
+// unchanged.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_LAYOUT_NORMALIZATION_H_

@@ -189,6 +189,74 @@ ENTRY e {
   EXPECT_EQ(RootStructure(*module), "custom-call(negate(parameter))");
 }
 
+TEST(LayoutNormalization, ConstrainedCustomCallGetsItsOperandsInTheirLayouts) {
+  // jaxlib's potrf as JAX lowers it: the row-major operand is transposed
+  // into the column-major layout the call is constrained to; the call keeps
+  // its column-major result, which the negate reads through a bitcast.
+  LayoutNormalization pass;
+  std::unique_ptr<HloModule> module = test::ParseOrDie(R"(
+HloModule m
+
+ENTRY e {
+  a = f32[3,3] parameter(0)
+  c = (f32[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi",
+      operand_layout_constraints={f32[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI,
+      backend_config={uplo = 76 : ui8}
+  l = f32[3,3]{0,1} get-tuple-element(c), index=0
+  ROOT n = f32[3,3] negate(l)
+}
+)");
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(RootStructure(*module),
+            "negate(transpose(bitcast(get-tuple-element(custom-call(bitcast(transpose("
+            "parameter)))))))");
+  const HloInstruction* call =
+      module->entry_computation()->root_instruction()->operand(0)->operand(0)->operand(0)->operand(
+          0);
+  EXPECT_EQ(call->operand(0)->shape().ToString(true), "f32[3,3]{0,1}");
+  EXPECT_EQ(call->shape().ToString(true), "(f32[3,3]{0,1}, s32[])");
+  // Already in its layout: nothing to do.
+  std::unique_ptr<HloModule> unchanged = test::ParseOrDie(R"(
+HloModule m
+
+ENTRY e {
+  a = f32[3,3]{0,1} parameter(0)
+  ROOT c = (f32[3,3]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_spotrf_ffi",
+      operand_layout_constraints={f32[3,3]{0,1}}, api_version=API_VERSION_TYPED_FFI,
+      backend_config={uplo = 76 : ui8}
+}
+)");
+  changed = pass.Run(unchanged.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
+}
+
+TEST(LayoutNormalization, CallOperandsAndResultsFollowTheCalleesLayouts) {
+  // As in JAX's cholesky_solve: the caller passes a column-major value to a
+  // computation whose parameter is row-major, and takes a row-major root as
+  // a column-major result. Both are copied (transposed) at the call.
+  std::unique_ptr<HloModule> module = Normalize(R"(
+HloModule m
+
+callee {
+  p = f32[2,3]{1,0} parameter(0)
+  ROOT n = f32[2,3]{1,0} negate(p)
+}
+
+ENTRY e {
+  a = f32[2,3]{0,1} parameter(0)
+  ROOT c = f32[2,3]{0,1} call(a), to_apply=callee
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "bitcast(transpose(call(transpose(bitcast(parameter)))))");
+  const HloInstruction* call =
+      module->entry_computation()->root_instruction()->operand(0)->operand(0);
+  EXPECT_EQ(call->shape().ToString(true), "f32[2,3]{1,0}");
+  EXPECT_EQ(call->operand(0)->shape().ToString(true), "f32[2,3]{1,0}");
+}
+
 TEST(LayoutNormalization, OtherOpsComputeOnRowMajorOperands) {
   // The column-major operand is transposed to row-major, the column-major
   // result comes out of a row-major dot through a transpose.

@@ -584,10 +584,14 @@ class Handler : public Ffi {
   template <typename T>
   static std::optional<FnArgType<T>> DecodeOne(internal::DecodingOffsets& offsets,
                                                internal::DecodingContext& ctx, std::string* error) {
-    std::string what = internal::Decode<T>::Describe(offsets, ctx);
+    // Described only when decoding fails: a description costs a stream.
+    const internal::DecodingOffsets before = offsets;
     DiagnosticEngine diagnostic;
     std::optional<FnArgType<T>> value = internal::Decode<T>::call(offsets, ctx, diagnostic);
-    if (!value) *error = internal::StrCat(what, ": ", diagnostic.Result());
+    if (!value) {
+      *error =
+          internal::StrCat(internal::Decode<T>::Describe(before, ctx), ": ", diagnostic.Result());
+    }
     return value;
   }
 
