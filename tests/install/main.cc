@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <vector>
 
+#include "axle/runtime/host_ffi.h"
 #include "xla/client/client_library.h"
 #include "xla/client/local_client.h"
 #include "xla/client/xla_builder.h"
-#include "xla/service/platform_util.h"
 #include "xla/literal_util.h"
 #include "xla/service/custom_call_target_registry.h"
-#include "axle/runtime/host_ffi.h"
+#include "xla/service/platform_util.h"
 
 // out[i] = 2 * (x[i] + y[i]), for f32[4] operands.
 void AddThenDouble(void* out, const void** in) {
