@@ -1,4 +1,4 @@
-//===- jax_programs_test.cc - JAX's LAPACK custom calls, end to end --------===//
+//===- lapack_programs_test.cc - JAX's LAPACK custom calls, end to end ----===//
 //
 // HLO that JAX emits for linear algebra, run on both platforms: the real
 // program ../shared/jax/cholesky_solve.hlo (AXLE_JAX_DIR) against XLA:CPU's

@@ -1,6 +1,8 @@
 //===- select_and_scatter_thunk.cc - select-and-scatter, compiled select ---===//
 #include "axle/cpu/runtime/select_and_scatter_thunk.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +38,55 @@ absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) 
       absl::StrCat("cpu platform: select-and-scatter ", instruction.name(), ": ", what));
 }
 
+// Whether the f32 select keeps `a` (the selected element) over `b`.
+bool Keeps(SelectAndScatterThunk::Geometry::Inline op, float a, float b) {
+  using Inline = SelectAndScatterThunk::Geometry::Inline;
+  switch (op) {
+    case Inline::kGe:
+      return a >= b;
+    case Inline::kGt:
+      return a > b;
+    case Inline::kLe:
+      return a <= b;
+    case Inline::kLt:
+      return a < b;
+    case Inline::kNone:
+      break;
+  }
+  return false;
+}
+
+// The inline form of (select, scatter) on f32 (Geometry::Inline), if any.
+SelectAndScatterThunk::Geometry::Inline InlineFormOf(const HloComputation& select,
+                                                     const HloComputation& scatter,
+                                                     PrimitiveType type) {
+  using Inline = SelectAndScatterThunk::Geometry::Inline;
+  if (type != F32) return Inline::kNone;
+  const HloInstruction* add = scatter.root_instruction();
+  if (add->opcode() != HloOpcode::kAdd || add->operand(0)->opcode() != HloOpcode::kParameter ||
+      add->operand(1)->opcode() != HloOpcode::kParameter || add->operand(0) == add->operand(1)) {
+    return Inline::kNone;
+  }
+  const auto* compare = dyn_cast<HloCompareInstruction>(select.root_instruction());
+  if (compare == nullptr || compare->operand(0) != select.parameter_instruction(0) ||
+      compare->operand(1) != select.parameter_instruction(1) ||
+      compare->type() == ComparisonType::kFloatTotalOrder) {
+    return Inline::kNone;
+  }
+  switch (compare->direction()) {
+    case ComparisonDirection::kGe:
+      return Inline::kGe;
+    case ComparisonDirection::kGt:
+      return Inline::kGt;
+    case ComparisonDirection::kLe:
+      return Inline::kLe;
+    case ComparisonDirection::kLt:
+      return Inline::kLt;
+    default:
+      return Inline::kNone;
+  }
+}
+
 }  // namespace
 
 absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
@@ -54,12 +105,59 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
     window_sizes.push_back(g.window.dimensions(d).size());
     window_count *= window_sizes.back();
   }
-  for (int64_t i = 0; i < count; ++i) std::memcpy(output + i * bytes, init, bytes);
+  if (bytes == 4) {
+    uint32_t value;
+    std::memcpy(&value, init, 4);
+    std::fill_n(reinterpret_cast<uint32_t*>(output), count, value);
+  } else {
+    for (int64_t i = 0; i < count; ++i) std::memcpy(output + i * bytes, init, bytes);
+  }
   if (count == 0 || source_count == 0 || window_count == 0) return absl::OkStatus();
+  bool base_dilated = false;
+  for (int64_t d = 0; d < rank; ++d) base_dilated |= g.window.dimensions(d).base_dilation() != 1;
+  const bool inline_ops = g.inline_select != Geometry::Inline::kNone;
+  const auto* operand_f32 = reinterpret_cast<const float*>(operand);
+  // Windows that always lie inside the operand (no padding reached, no base
+  // dilation): each is its base offset plus fixed element offsets.
+  bool all_inside = !base_dilated;
+  for (int64_t d = 0; d < rank && all_inside; ++d) {
+    const WindowDimension& w = g.window.dimensions(d);
+    all_inside = w.padding_low() == 0 &&
+                 (g.source_dims[d] - 1) * w.stride() + (w.size() - 1) * w.window_dilation() <
+                     g.operand_dims[d];
+  }
 
   std::vector<int64_t> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * g.operand_dims[d + 1];
   std::vector<int64_t> s(rank, 0), k(rank, 0);
+  if (inline_ops && all_inside) {
+    std::vector<int64_t> element_offsets;
+    do {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        offset += k[d] * g.window.dimensions(d).window_dilation() * strides[d];
+      }
+      element_offsets.push_back(offset);
+    } while (Next(k, window_sizes));
+    std::vector<int64_t> base_strides(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      base_strides[d] = g.window.dimensions(d).stride() * strides[d];
+    }
+    auto* output_f32 = reinterpret_cast<float*>(output);
+    const auto* source_f32 = reinterpret_cast<const float*>(source);
+    for (int64_t source_linear = 0; source_linear < source_count;
+         ++source_linear, Next(s, g.source_dims)) {
+      int64_t base = 0;
+      for (int64_t d = 0; d < rank; ++d) base += s[d] * base_strides[d];
+      int64_t selected = base + element_offsets[0];
+      for (size_t j = 1; j < element_offsets.size(); ++j) {
+        const int64_t offset = base + element_offsets[j];
+        if (!Keeps(g.inline_select, operand_f32[selected], operand_f32[offset])) selected = offset;
+      }
+      output_f32[selected] = output_f32[selected] + source_f32[source_linear];
+    }
+    return absl::OkStatus();
+  }
   int8_t keep = 0;
   void* select_results[] = {&keep};
   const void* parameters[2];
@@ -73,11 +171,13 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
       for (int64_t d = 0; d < rank && inside; ++d) {
         const WindowDimension& w = g.window.dimensions(d);
         int64_t p = s[d] * w.stride() - w.padding_low() + k[d] * w.window_dilation();
-        if (p % w.base_dilation() != 0) {
-          inside = false;
-          break;
+        if (base_dilated) {
+          if (p % w.base_dilation() != 0) {
+            inside = false;
+            break;
+          }
+          p /= w.base_dilation();
         }
-        p /= w.base_dilation();
         inside = p >= 0 && p < g.operand_dims[d];
         offset += p * strides[d];
       }
@@ -86,12 +186,21 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
         selected = offset;
         continue;
       }
+      if (inline_ops) {
+        if (!Keeps(g.inline_select, operand_f32[selected], operand_f32[offset])) selected = offset;
+        continue;
+      }
       parameters[0] = operand + selected * bytes;
       parameters[1] = operand + offset * bytes;
       select_->Run(parameters, select_results);
       if (keep == 0) selected = offset;
     } while (Next(k, window_sizes));
     if (selected < 0) continue;
+    if (inline_ops) {
+      float* target = reinterpret_cast<float*>(output) + selected;
+      *target = *target + reinterpret_cast<const float*>(source)[source_linear];
+      continue;
+    }
     // The function loads both parameters before it stores its result.
     parameters[0] = output + selected * bytes;
     parameters[1] = source + source_linear * bytes;
@@ -181,6 +290,7 @@ absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, Progra
   AXLE_ASSIGN_OR_RETURN(
       std::unique_ptr<CompiledScalarFunction> scatter_function,
       builder.kernels().AddScalarFunction(*scatter, builder.UniqueName("scatter")));
+  geometry.inline_select = InlineFormOf(*select, *scatter, type);
   values.output = builder.DefineTemporary(&instruction, {}, shape);
   builder.AddThunk(std::make_unique<SelectAndScatterThunk>(
       instruction.name(), std::move(select_function), std::move(scatter_function),

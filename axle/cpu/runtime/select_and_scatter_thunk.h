@@ -38,6 +38,12 @@ class SelectAndScatterThunk : public Thunk {
     std::vector<int64_t> source_dims;
     Window window;
     int64_t element_bytes = 0;
+    // f32 with select `compare(a, b), direction=GE|GT|LE|LT` (IEEE) and
+    // scatter `add(a, b)` (max or min pooling's gradient): both run inline,
+    // the same comparisons and sums as the compiled functions, instead of
+    // two calls per window element. kNone: call the compiled functions.
+    enum class Inline { kNone, kGe, kGt, kLe, kLt };
+    Inline inline_select = Inline::kNone;
   };
   // Values: operand, source, init_value (a scalar), output.
   struct Values {

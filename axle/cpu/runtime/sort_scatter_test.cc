@@ -512,6 +512,43 @@ TEST(CpuSelectAndScatter, OverlappingWindowsWithPadding) {
           {operand.Clone(), LiteralUtil::CreateR2<float>({{1, 2}, {3, 4}, {5, 6}})});
 }
 
+TEST(CpuSelectAndScatter, EveryDirectionWithNansAndTiesInlineOrCompiled) {
+  // The inline f32 path (IEEE compare, add) and the compiled one (a
+  // total-order compare) pick the interpreter's elements bit for bit,
+  // with NaNs, ties and overlapping windows inside the operand.
+  std::vector<float> values(48);
+  for (int i = 0; i < 48; ++i) values[i] = static_cast<float>((i * 7) % 5);
+  values[5] = std::numeric_limits<float>::quiet_NaN();
+  values[20] = std::numeric_limits<float>::quiet_NaN();
+  values[33] = -std::numeric_limits<float>::infinity();
+  for (const char* direction : {"GE", "GT", "LE", "LT"}) {
+    for (const char* type : {"", ", type=TOTALORDER"}) {
+      for (const char* window : {"size=2x2 stride=2x2", "size=3x3 stride=1x1"}) {
+        const bool halves = std::string(window).find("stride=2x2") != std::string::npos;
+        const std::string source_dims = halves ? "3,4" : "4,6";
+        const std::string text = absl::StrCat(
+            "HloModule sas\nselect {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT c = pred[] compare(a, b), direction=",
+            direction, type,
+            "\n}\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+            "  ROOT c = f32[] add(a, b)\n}\nENTRY e {\n  operand = f32[6,8] parameter(0)\n"
+            "  source = f32[",
+            source_dims,
+            "] parameter(1)\n  init = f32[] constant(0.5)\n"
+            "  ROOT s = f32[6,8] select-and-scatter(operand, source, init), window={",
+            window, "}, select=select, scatter=add\n}\n");
+        SCOPED_TRACE(text);
+        const int64_t sources = halves ? 12 : 24;
+        std::vector<float> source(sources);
+        for (int i = 0; i < sources; ++i) source[i] = 0.25f * static_cast<float>(i + 1);
+        RunBoth(text, {LiteralUtil::CreateFromDimensions<float>({6, 8}, values),
+                       LiteralUtil::CreateFromDimensions<float>({halves ? 3 : 4, halves ? 4 : 6},
+                                                                source)});
+      }
+    }
+  }
+}
+
 TEST(CpuSelectAndScatter, IntegerMinSelectWithMultiplyScatter) {
   constexpr absl::string_view kText = R"(
 HloModule sas
