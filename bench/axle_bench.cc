@@ -28,8 +28,8 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "axle/core/npy.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/npy.h"
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
@@ -81,9 +81,9 @@ absl::StatusOr<Measurement> Measure(const Options& options, const HloModule& mod
   } else {
     const HloComputation* entry = module.entry_computation();
     if (static_cast<int64_t>(options.inputs.size()) != entry->num_parameters()) {
-      return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ",
-                                                     entry->num_parameters(), " parameters but ",
-                                                     options.inputs.size(), " --input files were given"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the entry computation takes ", entry->num_parameters(), " parameters but ",
+                       options.inputs.size(), " --input files were given"));
     }
     for (int64_t i = 0; i < entry->num_parameters(); ++i) {
       const Shape& expected = entry->parameter_instruction(i)->shape();

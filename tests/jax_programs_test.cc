@@ -98,7 +98,8 @@ class JaxProgramTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JaxProgramTest, AgreesWithXlaCpu) {
   const std::string base = absl::StrCat(JaxDir(), "/", GetParam());
-  auto module = ParseAndReturnUnverifiedModule(testing::ReadWholeFile(base + ".hlo"), base + ".hlo");
+  auto module =
+      ParseAndReturnUnverifiedModule(testing::ReadWholeFile(base + ".hlo"), base + ".hlo");
   ASSERT_TRUE(module.ok()) << module.status();
   const HloComputation* entry = (*module)->entry_computation();
   std::vector<Literal> arguments;

@@ -14,15 +14,15 @@
 // XLA's defaults 1e-3); a mismatch exits with status 2. --output_dir is
 // created when missing. With --iterations=N the module runs N times after
 // one warm-up and the last line reports min and median time per run: the
-// execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets AXLE_DUMP_TO for this
-// process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
+// execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets
+// AXLE_DUMP_TO for this process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
 // before and after optimization) go to DIR.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -31,8 +31,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/npy.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/core/npy.h"
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
@@ -95,24 +95,25 @@ absl::StatusOr<Literal> RunOnce(const Prepared& prepared, uint64_t seed) {
   return prepared.client->ShapedBufferToLiteral(result);
 }
 
-absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options, const HloModule& module) {
+absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options,
+                                                   const HloModule& module) {
   if (options.inputs.empty()) return MakeFakeArguments(module, options.seed);
   const HloComputation* entry = module.entry_computation();
   if (static_cast<int64_t>(options.inputs.size()) != entry->num_parameters()) {
-    return absl::InvalidArgumentError(absl::StrCat("the entry computation takes ", entry->num_parameters(),
-                                                   " parameters but ", options.inputs.size(),
-                                                   " --input files were given"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the entry computation takes ", entry->num_parameters(), " parameters but ",
+                     options.inputs.size(), " --input files were given"));
   }
   std::vector<Literal> arguments;
   for (int64_t i = 0; i < entry->num_parameters(); ++i) {
     const Shape& expected = entry->parameter_instruction(i)->shape();
     AXLE_ASSIGN_OR_RETURN(Literal literal, ReadNpy(options.inputs[i], expected.element_type()));
     if (!ShapeUtil::Compatible(literal.shape(), expected)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--input ", options.inputs[i], " for parameter ", i, " (",
-          entry->parameter_instruction(i)->name(), ") has shape ",
-          ShapeUtil::HumanString(literal.shape()), " but the module expects ",
-          ShapeUtil::HumanString(expected)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input ", options.inputs[i], " for parameter ", i, " (",
+                       entry->parameter_instruction(i)->name(), ") has shape ",
+                       ShapeUtil::HumanString(literal.shape()), " but the module expects ",
+                       ShapeUtil::HumanString(expected)));
     }
     arguments.push_back(std::move(literal));
   }
@@ -122,10 +123,12 @@ absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options, const
 absl::Status WriteOutputs(const Literal& result, const std::string& dir) {
   int index = 0;
   absl::Status status = absl::OkStatus();
-  ShapeUtil::ForEachLeafShape(result.shape(), [&](const Shape& shape, const ShapeIndex& shape_index) {
-    if (!status.ok() || !shape.IsArray()) return;
-    status = WriteNpy(result.GetSubliteral(shape_index), absl::StrCat(dir, "/out_", index++, ".npy"));
-  });
+  ShapeUtil::ForEachLeafShape(result.shape(),
+                              [&](const Shape& shape, const ShapeIndex& shape_index) {
+                                if (!status.ok() || !shape.IsArray()) return;
+                                status = WriteNpy(result.GetSubliteral(shape_index),
+                                                  absl::StrCat(dir, "/out_", index++, ".npy"));
+                              });
   return status;
 }
 
@@ -160,12 +163,14 @@ absl::Status Run(const Options& options) {
       auto start = std::chrono::steady_clock::now();
       AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer ignored, Execute(prepared, options.seed));
       times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
     std::sort(times.begin(), times.end());
     std::printf("compile time (%s): %.1f ms\n", options.platform.c_str(),
                 prepared.compile_milliseconds);
-    std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(), times[times.size() / 2]);
+    std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(),
+                times[times.size() / 2]);
   }
 
   if (!options.reference_platform.empty()) {
@@ -176,8 +181,8 @@ absl::Status Run(const Options& options) {
       std::printf("reference result (%s): %s\n", options.reference_platform.c_str(),
                   expected.ToString().c_str());
     }
-    absl::Status agree = LiteralsNear(
-        expected, result, ErrorSpec(options.abs_error_bound, options.rel_error_bound));
+    absl::Status agree =
+        LiteralsNear(expected, result, ErrorSpec(options.abs_error_bound, options.rel_error_bound));
     if (!agree.ok()) {
       std::printf("MISMATCH: %s vs reference %s: %s\n", options.platform.c_str(),
                   options.reference_platform.c_str(), std::string(agree.message()).c_str());
@@ -202,7 +207,8 @@ int main(int argc, char** argv) {
                  "also run here and compare the results");
   app.add_option("--abs_error_bound", options.abs_error_bound, "absolute error bound (floats)");
   app.add_option("--rel_error_bound", options.rel_error_bound, "relative error bound (floats)");
-  app.add_option("--input", options.inputs, ".npy file for each parameter, in order")->allow_extra_args(false);
+  app.add_option("--input", options.inputs, ".npy file for each parameter, in order")
+      ->allow_extra_args(false);
   app.add_option("--seed", options.seed, "seed for random inputs and rng ops");
   app.add_flag("--print_literals", options.print_literals, "print arguments and results");
   app.add_option("--output_dir", options.output_dir, "write results as out_N.npy here");

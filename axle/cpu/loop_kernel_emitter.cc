@@ -99,8 +99,7 @@ class LoopKernelEmitter {
             llvm::Value* end) -> absl::Status {
           llvm::Function* body = b_.GetInsertBlock()->getParent();
           BuildGenerators(buffers);
-          std::optional<ScanPlan> scan =
-              outputs.size() == 1 ? ScanOf(*outputs[0]) : std::nullopt;
+          std::optional<ScanPlan> scan = outputs.size() == 1 ? ScanOf(*outputs[0]) : std::nullopt;
           if (scan.has_value()) {
             const HloInstruction& root = *outputs[0];
             AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(root.operand(1))(IrIndex{}));

@@ -54,8 +54,8 @@ namespace {
 // commutative and associative on its type.
 bool IsCommutativeFold(const HloComputation& computation) {
   const HloInstruction* root = computation.root_instruction();
-  if (computation.num_parameters() != 2 || root->operand_count() != 2 ||
-      !root->shape().IsArray() || root->shape().rank() != 0) {
+  if (computation.num_parameters() != 2 || root->operand_count() != 2 || !root->shape().IsArray() ||
+      root->shape().rank() != 0) {
     return false;
   }
   const HloInstruction* a = root->operand(0);

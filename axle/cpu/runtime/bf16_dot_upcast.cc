@@ -50,8 +50,8 @@ absl::StatusOr<bool> Bf16DotUpcast::Run(HloModule* module) {
       if (result_type != BF16 && result_type != F32) continue;
       Shape f32_shape = instruction->shape();
       f32_shape.set_element_type(F32);
-      std::unique_ptr<HloInstruction> dot = instruction->CloneWithNewOperands(
-          f32_shape, {Convert(lhs, F32), Convert(rhs, F32)});
+      std::unique_ptr<HloInstruction> dot =
+          instruction->CloneWithNewOperands(f32_shape, {Convert(lhs, F32), Convert(rhs, F32)});
       auto* f32_dot = cast<HloDotInstruction>(dot.get());
       PrecisionConfig& precision = f32_dot->mutable_attrs()->precision_config;
       if (precision.algorithm() == PrecisionConfig::ALG_DOT_BF16_BF16_F32) {

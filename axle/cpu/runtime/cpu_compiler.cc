@@ -31,10 +31,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
-#include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/scan_to_while.h"
 #include "axle/cpu/runtime/single_device_collectives.h"
 #include "axle/cpu/runtime/topk_decomposer.h"
@@ -225,9 +225,9 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   // several consumers of one kernel is a copy per consumer, computed once
   // per copy unless merged.
   for (const char* name :
-       {"layout-normalization", "batchnorm-expander", "call-inliner", "algsimp",
-        "tuple-simplifier", "while-loop-simplifier", "reshape-mover", "constant-folding", "cse",
-        "algsimp", "dce", "dot-epilogue-fusion", "fusion", "cse"}) {
+       {"layout-normalization", "batchnorm-expander", "call-inliner", "algsimp", "tuple-simplifier",
+        "while-loop-simplifier", "reshape-mover", "constant-folding", "cse", "algsimp", "dce",
+        "dot-epilogue-fusion", "fusion", "cse"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }

@@ -27,14 +27,20 @@ std::string ScanModule(const std::string& type, const std::string& dims, const s
   return absl::StrCat(R"(
 HloModule m
 fold {
-  a = )", type, R"([] parameter(0)
-  b = )", type, R"([] parameter(1)
-  ROOT c = )", type, "[] ", op, R"((a, b)
+  a = )",
+                      type, R"([] parameter(0)
+  b = )",
+                      type, R"([] parameter(1)
+  ROOT c = )",
+                      type, "[] ", op, R"((a, b)
 }
 ENTRY e {
-  x = )", type, "[", dims, R"(] parameter(0)
-  z = )", type, "[] constant(", init, R"()
-  ROOT s = )", type, "[", dims, "] reduce-window(x, z), window={", window,
+  x = )",
+                      type, "[", dims, R"(] parameter(0)
+  z = )",
+                      type, "[] constant(", init, R"()
+  ROOT s = )",
+                      type, "[", dims, "] reduce-window(x, z), window={", window,
                       R"(}, to_apply=fold
 })");
 }
@@ -107,11 +113,11 @@ TEST(CpuScanTest, CumsumOfRandomValuesMatchesARunningSum) {
 
 TEST(CpuScanTest, WindowsThatAreNotScansKeepTheWindowLoop) {
   const std::vector<std::string> windows = {
-      "size=1x8 pad=0_0x7_0",           // shorter than the dimension: a sliding sum
+      "size=1x8 pad=0_0x7_0",  // shorter than the dimension: a sliding sum
       "size=1x16 pad=0_0x15_0 stride=1x2",
       "size=1x16 pad=0_0x15_0 rhs_dilate=1x2",
-      "size=2x16 pad=1_0x15_0",         // two folded dimensions
-      "size=1x16 pad=0_0x8_7",          // centred
+      "size=2x16 pad=1_0x15_0",  // two folded dimensions
+      "size=1x16 pad=0_0x8_7",   // centred
   };
   for (const std::string& window : windows) {
     const std::string text = ScanModule("f32", "4,16", "add", window);

@@ -289,12 +289,12 @@ TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
     const char* root;
   };
   for (const Case& c : std::vector<Case>{{"f32", "add(a, b)"},
-                                          {"f64", "multiply(b, a)"},
-                                          {"s32", "add(a, b)"},
-                                          {"u64", "multiply(a, b)"},
-                                          {"f32", "b"},
-                                          {"f32", "subtract(a, b)"},
-                                          {"s32", "maximum(a, b)"}}) {
+                                         {"f64", "multiply(b, a)"},
+                                         {"s32", "add(a, b)"},
+                                         {"u64", "multiply(a, b)"},
+                                         {"f32", "b"},
+                                         {"f32", "subtract(a, b)"},
+                                         {"s32", "maximum(a, b)"}}) {
     for (const char* window : {"update_window_dims={1,2}, inserted_window_dims={0}, "
                                "scatter_dims_to_operand_dims={0}",
                                "update_window_dims={0,2}, inserted_window_dims={1}, "
@@ -309,9 +309,9 @@ TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
               : absl::StrCat("  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
                              "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root, "\n");
       const std::string text = absl::StrCat(
-          "HloModule scatter\ncombine {\n", body, "}\nENTRY e {\n",
-          "  operand = ", c.type, "[6,4,33] parameter(0)\n  indices = s32[6] parameter(1)\n",
-          "  updates = ", c.type, updates, " parameter(2)\n  ROOT s = ", c.type,
+          "HloModule scatter\ncombine {\n", body, "}\nENTRY e {\n", "  operand = ", c.type,
+          "[6,4,33] parameter(0)\n  indices = s32[6] parameter(1)\n", "  updates = ", c.type,
+          updates, " parameter(2)\n  ROOT s = ", c.type,
           "[6,4,33] scatter(operand, indices, updates), ", window,
           ", index_vector_dim=1, to_apply=combine\n}\n");
       SCOPED_TRACE(text);
