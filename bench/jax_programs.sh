@@ -14,7 +14,8 @@
 # DOC=1 rewrites the generated JAX section of docs/PERFORMANCE.md.
 #
 # Environment: BUILD, JAX_DIR (default ../shared/jax), MIN_SECONDS (1),
-# MAX_RUNS (200), DOC.
+# MAX_RUNS (200), DOC, NO_INPUTS=1 (seeded random inputs for every program:
+# for an axle-bench without --input, e.g. an older build to compare with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-bench}
@@ -35,9 +36,11 @@ RESULTS=$(mktemp)
 trap 'rm -f "$RESULTS"' EXIT
 for name in $NAMES; do
   inputs=()
-  for f in $(ls "$JAX_DIR/$name".in*.npy 2>/dev/null | sort -V); do inputs+=("--input=$f"); done
+  if [ "${NO_INPUTS:-0}" != 1 ]; then
+    for f in $(ls "$JAX_DIR/$name".in*.npy 2>/dev/null | sort -V); do inputs+=("--input=$f"); done
+  fi
   line=$(AXLE_NUM_THREADS=2 "${PIN[@]}" "$BUILD/bench/axle-bench" "$JAX_DIR/$name.hlo" \
-           --compiles=1 --min_seconds="$MIN_SECONDS" --max_runs="$MAX_RUNS" "${inputs[@]}" 2>&1 |
+           --compiles=1 --min_seconds="$MIN_SECONDS" --max_runs="$MAX_RUNS" ${inputs[@]+"${inputs[@]}"} 2>&1 |
          tail -n 1) || true
   echo "$name $line" | tee -a "$RESULTS" >&2
 done
