@@ -171,22 +171,24 @@ ENTRY e {
 
 // exp's clamp bounds and scaling: the largest finite results, the first
 // infinite ones, the denormal range down to where results round to 0, and
-// the inputs whose scale factors sit at the ends of their range. No selects
-// fix these up; the arithmetic must get them right by itself.
+// the inputs whose scale factors sit at the ends of their range, and the
+// inputs below ln(2^-150) (exactly 0 through a select, without computing
+// an underflow), -FLT_MAX included.
 TEST(MathIrTest, ExpOverflowAndUnderflowBoundaries) {
   const char* text = R"(
 HloModule m
 ENTRY e {
-  x = f32[16] parameter(0)
-  ROOT e = f32[16] exponential(x)
+  x = f32[20] parameter(0)
+  ROOT e = f32[20] exponential(x)
 })";
   auto module = ParseAndReturnUnverifiedModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   auto kernel = CompileLoopKernel(*(*module)->entry_computation());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  std::vector<float> x = {88.72283f, 88.7228394f, 88.72284f, 88.8f,   89.0f,   89.1f,
-                          1e30f,     -87.33654f,  -87.4f,    -100.0f, -103.0f, -103.9f,
-                          -104.0f,   -104.1f,     -1e30f,    88.376f};
+  std::vector<float> x = {88.72283f, 88.7228394f, 88.72284f,  88.8f,          89.0f,
+                          89.1f,     1e30f,       -87.33654f, -87.4f,         -100.0f,
+                          -103.0f,   -103.9f,     -104.0f,    -104.1f,        -1e30f,
+                          88.376f,   -103.97f,    -103.9722f, -3.4028235e38f, -103.9720f};
   std::vector<float> out(x.size());
   std::vector<void*> buffers = {x.data(), out.data()};
   (*kernel)->Run(buffers.data());
@@ -198,6 +200,10 @@ ENTRY e {
   EXPECT_EQ(out[4], INFINITY);
   EXPECT_EQ(out[6], INFINITY);
   EXPECT_EQ(out[13], 0.0f);
+  EXPECT_GT(out[16], 0.0f);  // e^-103.97: the smallest denormal, 2^-149
+  EXPECT_EQ(out[17], 0.0f);
+  EXPECT_EQ(out[18], 0.0f);
+  EXPECT_FALSE(std::signbit(out[18]));
   EXPECT_EQ(out[14], 0.0f);
   EXPECT_GT(out[10], 0.0f);  // a denormal
 }
