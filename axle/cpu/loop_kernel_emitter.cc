@@ -3,8 +3,8 @@
 // Emits `kernel(buffers, begin, end)` as a thin wrapper that loads the
 // buffer pointers and calls an always-inlined body whose pointer arguments
 // are noalias (so, once inlined, the vectorizer needs no runtime alias
-// checks). The body is a loop nest over the output shape, outermost
-// dimension [begin, end); its innermost block computes each output element
+// checks). The body is a loop nest over the output shape, the range
+// dimension (RangeDimension) [begin, end); its innermost block computes each output element
 // through the elemental emitter, one generator per instruction, with a
 // per-index cache so shared subexpressions are emitted once.
 //
@@ -144,13 +144,18 @@ class LoopKernelEmitter {
     llvm::BasicBlock* after_nest = nullptr;
     bool has_row_values = false;
     for (const auto& values : row_values) has_row_values |= !values.empty();
-    if (const HloInstruction* reduce = SkewableRowReduction(
-            row_values, outputs, dims, nontemporal_, kMaxRowBufferBytes,
-            [&](const HloInstruction* instruction) {
-              auto row_buffer = row_buffers_.find(instruction);
-              return row_buffer != row_buffers_.end() && row_buffer->second.depth == 1;
-            });
-        reduce != nullptr) {
+    // [begin, end) ranges over this dimension (loop_kernel_plan.h); the
+    // skewed and tiled nests take it over the outermost one only.
+    const int64_t range = RangeDimension(outputs);
+    if (range > 0) {
+      // Past leading dimensions of one: the plain nest.
+    } else if (const HloInstruction* reduce = SkewableRowReduction(
+                   row_values, outputs, dims, nontemporal_, kMaxRowBufferBytes,
+                   [&](const HloInstruction* instruction) {
+                     auto row_buffer = row_buffers_.find(instruction);
+                     return row_buffer != row_buffers_.end() && row_buffer->second.depth == 1;
+                   });
+               reduce != nullptr) {
       return EmitSkewedRows(body, *outputs[0], *reduce, row_values[1], buffers, dims, begin, end);
     } else if (!has_row_values) {
       if (auto tiled = TransposedDimension(computation_, rows, dims); tiled.has_value()) {
@@ -196,8 +201,9 @@ class LoopKernelEmitter {
         }
         return absl::OkStatus();
       }
-      llvm::Value* low = d == 0 ? begin : b_.getInt64(0);
-      llvm::Value* high = d == 0 ? end : b_.getInt64(dims[d]);
+      const bool ranged = static_cast<int64_t>(d) == range;
+      llvm::Value* low = ranged ? begin : b_.getInt64(0);
+      llvm::Value* high = ranged ? end : b_.getInt64(dims[d]);
       if (nontemporal_ && d + 1 == dims.size()) {
         return EmitNonTemporalRow(low, high, buffers[num_parameters],
                                   outputs[0]->shape().element_type(), index, dims,

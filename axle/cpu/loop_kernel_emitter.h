@@ -13,8 +13,9 @@
 //   void kernel(void** buffers, int64_t begin, int64_t end);
 //
 // `buffers` holds the parameters in order, then the outputs; [begin, end) is
-// a range of the output's outermost dimension (of [0, 1) for a scalar
-// output), so a runtime can split the work across threads. Buffers are dense
+// a range of the output's outermost dimension that is not of size one
+// (loop_kernel_plan.h: RangeDimension; of [0, 1) for a scalar output), so
+// a runtime can split the work across threads. Buffers are dense
 // and row-major (descending layout); outputs must not overlap parameters or
 // each other (the kernel marks every buffer noalias).
 //

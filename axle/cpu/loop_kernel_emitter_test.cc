@@ -153,6 +153,42 @@ ENTRY e {
   EXPECT_TRUE(LiteralsNear(run->expected[0], out, ErrorSpec(0, 0)).ok());
 }
 
+TEST(LoopKernelTest, LeadingDimensionsOfOneAreNotTheRange) {
+  // A [1, 1, 37, 64] softmax-like kernel (a row max, a row-fused exp and
+  // sum) ranges over its 37 rows, not its leading dimension of one, and
+  // ranges in any order compose to the interpreter's result.
+  const char* text = R"(
+HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[1,1,37,64] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[1,1,37] reduce(x, ninf), dimensions={3}, to_apply=mx
+  b = f32[1,1,37,64] broadcast(m), dimensions={0,1,2}
+  d = f32[1,1,37,64] subtract(x, b)
+  ROOT e = f32[1,1,37,64] exponential(d)
+})";
+  std::vector<Literal> inputs;
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok());
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ((*kernel)->outer_size(), 37);
+  Literal out(run->expected[0].shape());
+  void* buffers[] = {inputs[0].untyped_data(), out.untyped_data()};
+  (*kernel)->RunRange(buffers, 30, 37);
+  (*kernel)->RunRange(buffers, 0, 13);
+  (*kernel)->RunRange(buffers, 13, 30);
+  absl::Status near = LiteralsNear(run->expected[0], out, ErrorSpec(1e-6, 1e-6));
+  EXPECT_TRUE(near.ok()) << near;
+}
+
 TEST(LoopKernelTest, UnsupportedOpIsUnimplementedNamingIt) {
   auto module = ParseAndReturnUnverifiedModule(R"(
 HloModule m

@@ -119,14 +119,20 @@ std::optional<ScanPlan> ScanOf(const HloInstruction& root) {
 }
 
 int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs) {
-  const int64_t rank = outputs[0]->shape().IsArray() ? outputs[0]->shape().rank() : 0;
+  const Shape& shape = outputs[0]->shape();
+  const int64_t rank = shape.IsArray() ? shape.rank() : 0;
   if (rank == 0) return -1;
   if (outputs.size() == 1) {
-    if (std::optional<ScanPlan> scan = ScanOf(*outputs[0]); scan && scan->dimension == 0) {
-      return rank > 1 ? 1 : -1;
+    if (std::optional<ScanPlan> scan = ScanOf(*outputs[0]); scan.has_value()) {
+      return scan->dimension == 0 ? (rank > 1 ? 1 : -1) : 0;
     }
+    if (IsColumnReduction(*outputs[0])) return 0;
   }
-  return 0;
+  // Past leading dimensions of one (JAX's [1, b, h, q, k] attention
+  // scores), which would leave one row to split across threads.
+  int64_t range = 0;
+  while (range + 1 < rank && shape.dimensions(range) == 1) ++range;
+  return range;
 }
 
 bool ComputesTranscendentals(const HloInstruction& hlo) {

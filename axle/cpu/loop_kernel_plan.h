@@ -59,9 +59,11 @@ struct ScanPlan {
 std::optional<ScanPlan> ScanOf(const HloInstruction& root);
 
 // The output dimension whose range [begin, end) a loop kernel with these
-// outputs is called over (loop_kernel_emitter.h): the outermost one, except
-// for a scan along it, which takes the next (a rank-1 scan: none, -1, and
-// its range is [0, 1)).
+// outputs is called over (loop_kernel_emitter.h): the outermost one that
+// is not of size one (all but the innermost may be), so that a kernel of
+// shape [1, 16, 256] still splits across threads; a column reduction's
+// outermost; for a scan along dimension 0 the next (a rank-1 scan: none,
+// -1, and its range is [0, 1)). Scalars: -1.
 int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs);
 
 // Whether computing `hlo` elementwise takes a transcendental function:
