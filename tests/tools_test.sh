@@ -86,5 +86,12 @@ mkdir -p "$tmp/o1"
 "$run" "$tmp/neg.hlo" --input="$tmp/o1/out_0.npy" --output_dir="$tmp/o2/nested" >/dev/null
 check "negate twice through .npy files is the identity" cmp -s "$tmp/out_0.npy" "$tmp/o2/nested/out_0.npy"
 
+# A parameter larger than the machine's memory is an error naming it, not
+# an abort.
+printf 'HloModule m\n\nENTRY e {\n  p = f32[100000000000] parameter(0)\n  ROOT r = f32[100000000000] negate(p)\n}\n' >"$tmp/big.hlo"
+"$run" "$tmp/big.hlo" >"$tmp/big.out" 2>&1 && big_status=0 || big_status=$?
+check "a 400 GB parameter is a clear error" test "$big_status" -eq 1
+check "the error names the parameter and its size" grep -q "parameter 0 (p) of shape f32\[100000000000\]" "$tmp/big.out"
+
 echo "tools: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

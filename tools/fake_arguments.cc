@@ -1,5 +1,7 @@
 #include "tools/fake_arguments.h"
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace axle {
@@ -69,6 +71,16 @@ absl::StatusOr<std::vector<Literal>> MakeFakeArguments(const HloModule& module, 
     if (!shape.is_static()) {
       return absl::UnimplementedError(absl::StrCat("cannot make a random argument for parameter ",
                                                    i, " of dynamic shape ", shape.ToString()));
+    }
+    // More bytes than the machine has cannot be generated (the literal's
+    // allocation would fail): say so instead of aborting.
+    const int64_t bytes = ShapeUtil::ByteSizeOfElements(shape);
+    const int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+    if (memory > 0 && bytes > memory) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("parameter ", i, " (", entry->parameter_instruction(i)->name(),
+                       ") of shape ", shape.ToString(), " needs ", bytes,
+                       " bytes for a random argument; this machine has ", memory));
     }
     arguments.push_back(MakeFakeLiteral(shape, seed * 1000003 + i));
   }
