@@ -1,12 +1,11 @@
 #include "tests/conformance_util.h"
 
-#include "axle/hlo/ir/hlo_instructions.h"
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_split.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::testing {
 
@@ -63,7 +62,8 @@ double EstimateCost(const HloModule& module) {
       } else if (const auto* conv = dyn_cast<HloConvolutionInstruction>(instruction)) {
         const auto& dnums = conv->convolution_dimension_numbers();
         const Shape& kernel = instruction->operand(1)->shape();
-        per_element = static_cast<double>(kernel.dimensions(dnums.kernel_input_feature_dimension()));
+        per_element =
+            static_cast<double>(kernel.dimensions(dnums.kernel_input_feature_dimension()));
         for (int64_t d : dnums.kernel_spatial_dimensions()) per_element *= kernel.dimensions(d);
       } else if (const auto* windowed = dyn_cast<HloWindowInstruction>(instruction)) {
         // Every output (or, for select-and-scatter, source) element folds a
@@ -74,7 +74,8 @@ double EstimateCost(const HloModule& module) {
       } else if (instruction->opcode() == HloOpcode::kReduce) {
         elements = 0;
         for (const HloInstruction* operand : instruction->operands()) {
-          if (operand->shape().IsArray()) elements += static_cast<double>(operand->shape().num_elements());
+          if (operand->shape().IsArray())
+            elements += static_cast<double>(operand->shape().num_elements());
         }
       }
       cost += elements * per_element;

@@ -10,8 +10,8 @@
 namespace axle::testing {
 
 struct CorpusEntry {
-  std::string file;     // relative to the corpus root, e.g. "exec/foo__1.hlo"
-  std::string path;     // absolute path
+  std::string file;  // relative to the corpus root, e.g. "exec/foo__1.hlo"
+  std::string path;  // absolute path
   bool expects_error = false;
   bool custom_call = false;
   bool collectives = false;

@@ -67,7 +67,8 @@ TEST(SimplificationConformance, CorpusModulesVerifyAndKeepTheirValues) {
     if (!original.ok() || !VerifyHloModule(**original).ok())
       continue;  // the parse and exec tests report it
     ++modules;
-    bool can_run = !entry.custom_call && !entry.collectives && testing::EstimateCost(**original) <= kMaxCost;
+    bool can_run =
+        !entry.custom_call && !entry.collectives && testing::EstimateCost(**original) <= kMaxCost;
     std::optional<Literal> expected;
     for (const Pipeline& pipeline : pipelines) {
       // Parsed again rather than cloned: HloModule::Clone needs callees

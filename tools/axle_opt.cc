@@ -33,7 +33,8 @@ struct Options {
 };
 
 absl::Status Run(const Options& options) {
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module, LoadModule(options.input, !options.no_verify));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                        LoadModule(options.input, !options.no_verify));
   HloPassPipeline pipeline("axle-opt", /*verify_between_passes=*/!options.no_verify);
   if (!options.dump_dir.empty()) pipeline.set_dump_dir(options.dump_dir);
   for (absl::string_view name : absl::StrSplit(options.passes, ',', absl::SkipWhitespace())) {
@@ -45,9 +46,9 @@ absl::Status Run(const Options& options) {
   if (!dump_dir.empty()) {
     // The buffer assignment a backend would start from.
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment, AssignBuffers(*module));
-    AXLE_RETURN_IF_ERROR(WriteTextFile(
-        absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
-        assignment->ToString()));
+    AXLE_RETURN_IF_ERROR(
+        WriteTextFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
+                      assignment->ToString()));
   }
   std::string text = module->ToString();
   if (options.output.empty() || options.output == "-") {

@@ -32,7 +32,8 @@ absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
 absl::Status WriteTextFile(const std::string& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary);
   out << contents;
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  if (!out)
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
   return absl::OkStatus();
 }
 
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, b
   if (verify) {
     absl::Status status = VerifyHloModule(*module);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": error: invalid module: ", status.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": error: invalid module: ", status.message()));
     }
   }
   return module;

@@ -30,8 +30,8 @@ struct Voidify {
 
 }  // namespace axle::internal
 
-#define AXLE_CHECK(cond)          \
-  (cond) ? (void)0                \
+#define AXLE_CHECK(cond)                 \
+  (cond) ? (void)0                       \
          : ::axle::internal::Voidify() & \
                ::axle::internal::CheckFailure(__FILE__, __LINE__, #cond).stream()
 

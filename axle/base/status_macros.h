@@ -13,10 +13,10 @@
 #define AXLE_CONCAT_INNER_(a, b) a##b
 #define AXLE_CONCAT_(a, b) AXLE_CONCAT_INNER_(a, b)
 
-#define AXLE_RETURN_IF_ERROR(expr)                   \
-  do {                                               \
-    ::absl::Status axle_status_ = (expr);            \
-    if (!axle_status_.ok()) return axle_status_;     \
+#define AXLE_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::absl::Status axle_status_ = (expr);        \
+    if (!axle_status_.ok()) return axle_status_; \
   } while (0)
 
 #define AXLE_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, rexpr) \

@@ -11,16 +11,16 @@ absl::Status ValidatePaddingValues(absl::Span<const int64_t> input_dimensions,
                                    absl::Span<const int64_t> window_strides) {
   if (input_dimensions.size() != window_dimensions.size() ||
       input_dimensions.size() != window_strides.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "want one window dimension and one stride per spatial dimension; got ",
-        input_dimensions.size(), " spatial dimensions, ", window_dimensions.size(),
-        " window dimensions and ", window_strides.size(), " strides"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("want one window dimension and one stride per spatial dimension; got ",
+                     input_dimensions.size(), " spatial dimensions, ", window_dimensions.size(),
+                     " window dimensions and ", window_strides.size(), " strides"));
   }
   for (size_t i = 0; i < input_dimensions.size(); ++i) {
     if (window_dimensions[i] <= 0 || window_strides[i] <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "window dimensions and strides must be positive; dimension ", i, " has window ",
-          window_dimensions[i], " and stride ", window_strides[i]));
+      return absl::InvalidArgumentError(
+          absl::StrCat("window dimensions and strides must be positive; dimension ", i,
+                       " has window ", window_dimensions[i], " and stride ", window_strides[i]));
     }
   }
   return absl::OkStatus();

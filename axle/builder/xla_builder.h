@@ -119,7 +119,9 @@ class XlaBuilder {
 
   // --- Attributes attached to every op enqueued from now on ------------------
   void SetOpMetadata(OpMetadata metadata) { metadata_ = std::move(metadata); }
-  OpMetadata SwapOpMetadata(OpMetadata metadata) { return std::exchange(metadata_, std::move(metadata)); }
+  OpMetadata SwapOpMetadata(OpMetadata metadata) {
+    return std::exchange(metadata_, std::move(metadata));
+  }
   // Only for the next op.
   void SetOneShotOpMetadata(OpMetadata metadata) { one_shot_metadata_ = std::move(metadata); }
   void ClearOpMetadata() { metadata_ = OpMetadata(); }
@@ -129,7 +131,9 @@ class XlaBuilder {
   }
   void ClearSharding() { sharding_.reset(); }
   const std::optional<HloSharding>& sharding() const { return sharding_; }
-  void SetFrontendAttributes(const FrontendAttributes& attributes) { frontend_attributes_ = attributes; }
+  void SetFrontendAttributes(const FrontendAttributes& attributes) {
+    frontend_attributes_ = attributes;
+  }
   FrontendAttributes SwapFrontendAttributes(const FrontendAttributes& attributes) {
     return std::exchange(frontend_attributes_, attributes);
   }
@@ -194,10 +198,9 @@ class XlaBuilder {
   // --- Aliasing (checked at Build()) -----------------------------------------
   // Output `output_index` may (or must) live in the buffer of parameter
   // `param_number` at `param_index`.
-  void SetUpAlias(const ShapeIndex& output_index, int64_t param_number,
-                  const ShapeIndex& param_index,
-                  HloInputOutputAliasConfig::AliasKind kind =
-                      HloInputOutputAliasConfig::AliasKind::kMayAlias) {
+  void SetUpAlias(
+      const ShapeIndex& output_index, int64_t param_number, const ShapeIndex& param_index,
+      HloInputOutputAliasConfig::AliasKind kind = HloInputOutputAliasConfig::AliasKind::kMayAlias) {
     input_output_aliases_.push_back({output_index, param_number, param_index, kind});
   }
   struct InputOutputAlias {
@@ -215,7 +218,8 @@ class XlaBuilder {
   // --- Construction (Axle; used by the op functions) --------------------------
   // The instruction of `op`, checking that it belongs to this builder.
   absl::StatusOr<HloInstruction*> LookUpInstruction(XlaOp op) const;
-  absl::StatusOr<std::vector<HloInstruction*>> LookUpInstructions(absl::Span<const XlaOp> ops) const;
+  absl::StatusOr<std::vector<HloInstruction*>> LookUpInstructions(
+      absl::Span<const XlaOp> ops) const;
   // Names `instruction`, attaches the current metadata, sharding and
   // frontend attributes, and enqueues it. Its operands must be instructions
   // of this builder.
@@ -278,11 +282,11 @@ XlaOp ConstantR1(XlaBuilder* builder, absl::Span<const NativeT> values) {
 template <typename NativeT>
 XlaOp ConstantR1(XlaBuilder* builder, int64_t length, NativeT value) {
   std::vector<NativeT> values(length > 0 ? length : 0, value);
-  return ConstantLiteral(builder, LiteralUtil::CreateR1<NativeT>(absl::Span<const NativeT>(values)));
+  return ConstantLiteral(builder,
+                         LiteralUtil::CreateR1<NativeT>(absl::Span<const NativeT>(values)));
 }
 template <typename NativeT>
-XlaOp ConstantR2(XlaBuilder* builder,
-                 std::initializer_list<std::initializer_list<NativeT>> values);
+XlaOp ConstantR2(XlaBuilder* builder, std::initializer_list<std::initializer_list<NativeT>> values);
 // Row-major `values` of the given dimensions (Axle's stand-in for XLA's
 // ConstantFromArray, which takes an xla::Array).
 template <typename NativeT>
@@ -607,8 +611,8 @@ XlaOp ConstantR2(XlaBuilder* builder,
   std::vector<NativeT> flat;
   for (const auto& row : values) {
     if (static_cast<int64_t>(row.size()) != cols) {
-      return builder->ReportError(absl::InvalidArgumentError(
-          "ConstantR2: rows of different lengths"));
+      return builder->ReportError(
+          absl::InvalidArgumentError("ConstantR2: rows of different lengths"));
     }
     flat.insert(flat.end(), row.begin(), row.end());
   }

@@ -1,6 +1,12 @@
 // A program written against XLA's headers and `xla::` names, as in XLA's
 // custom-call and aliasing guides, built with compat/include on the include
 // path: only the include paths differ from what one writes for XLA.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "axle/eval/hlo_evaluator.h"
+#include "tensorflow/compiler/xla/client/xla_builder.h"
+#include "tensorflow/compiler/xla/client/xla_computation.h"
 #include "xla/client/xla_builder.h"
 #include "xla/hlo/builder/xla_builder.h"
 #include "xla/hlo/builder/xla_computation.h"
@@ -9,13 +15,6 @@
 #include "xla/shape.h"
 #include "xla/shape_util.h"
 #include "xla/xla_data.pb.h"
-#include "tensorflow/compiler/xla/client/xla_builder.h"
-#include "tensorflow/compiler/xla/client/xla_computation.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include "axle/eval/hlo_evaluator.h"
 
 namespace {
 
@@ -63,9 +62,8 @@ TEST(XlaCompatTest, CustomCallGuideTupleExampleBuilds) {
   xla::CustomCall(&b, "do_custom_call", /*operands=*/{p0}, out_shape);
   auto computation = b.Build();
   ASSERT_TRUE(computation.ok()) << computation.status();
-  EXPECT_THAT(computation->ToString(),
-              HasSubstr("(f32[512]{0}, f32[1024]{0}) custom-call(%p0), "
-                        "custom_call_target=\"do_custom_call\""));
+  EXPECT_THAT(computation->ToString(), HasSubstr("(f32[512]{0}, f32[1024]{0}) custom-call(%p0), "
+                                                 "custom_call_target=\"do_custom_call\""));
 }
 
 // XLA's aliasing guide: `HloModule increment, input_output_alias={ {}: 0 }`.

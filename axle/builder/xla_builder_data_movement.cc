@@ -23,11 +23,10 @@ namespace {
 absl::StatusOr<XlaOp> EmitWithDimensions(XlaBuilder* b, HloOpcode opcode, const Shape& shape,
                                          absl::Span<const XlaOp> operands,
                                          absl::Span<const int64_t> dimensions) {
-  return Emit<HloDimensionsInstruction>(b, opcode, shape, operands,
-                                        [&](HloDimensionsInstruction* instruction) {
-                                          instruction->mutable_attrs()->dimensions.assign(
-                                              dimensions.begin(), dimensions.end());
-                                        });
+  return Emit<HloDimensionsInstruction>(
+      b, opcode, shape, operands, [&](HloDimensionsInstruction* instruction) {
+        instruction->mutable_attrs()->dimensions.assign(dimensions.begin(), dimensions.end());
+      });
 }
 
 absl::StatusOr<XlaOp> EmitReshape(XlaBuilder* b, XlaOp operand, absl::Span<const int64_t> sizes,
@@ -35,11 +34,10 @@ absl::StatusOr<XlaOp> EmitReshape(XlaBuilder* b, XlaOp operand, absl::Span<const
   AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
   AXLE_ASSIGN_OR_RETURN(Shape result,
                         ShapeInference::InferReshapeShape(*shape, sizes, inferred_dimension));
-  return Emit<HloReshapeInstruction>(b, HloOpcode::kReshape, result, {operand},
-                                     [&](HloReshapeInstruction* instruction) {
-                                       instruction->mutable_attrs()->inferred_dimension =
-                                           inferred_dimension;
-                                     });
+  return Emit<HloReshapeInstruction>(
+      b, HloOpcode::kReshape, result, {operand}, [&](HloReshapeInstruction* instruction) {
+        instruction->mutable_attrs()->inferred_dimension = inferred_dimension;
+      });
 }
 
 absl::Status CheckDimension(const Shape& shape, int64_t dimension, absl::string_view what) {
@@ -73,9 +71,9 @@ XlaOp Iota(XlaBuilder* builder, const Shape& shape, int64_t iota_dimension) {
 XlaOp Iota(XlaBuilder* builder, PrimitiveType type, int64_t size) {
   if (builder == nullptr) return XlaOp();
   if (!primitive_util::IsArrayType(type) || type == PRIMITIVE_TYPE_INVALID) {
-    return builder->ReportError(absl::InvalidArgumentError(
-        absl::StrCat("Iota: expected an array element type; got ",
-                     primitive_util::LowercasePrimitiveTypeName(type))));
+    return builder->ReportError(
+        absl::InvalidArgumentError(absl::StrCat("Iota: expected an array element type; got ",
+                                                primitive_util::LowercasePrimitiveTypeName(type))));
   }
   return Iota(builder, ShapeUtil::MakeShape(type, {size}), 0);
 }
@@ -84,7 +82,8 @@ XlaOp Broadcast(XlaOp operand, absl::Span<const int64_t> broadcast_sizes) {
   XlaBuilder* b = operand.builder();
   return RunOp(b, "Broadcast", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferBroadcastShape(*shape, broadcast_sizes));
+    AXLE_ASSIGN_OR_RETURN(Shape result,
+                          ShapeInference::InferBroadcastShape(*shape, broadcast_sizes));
     // The operand's dimensions become the minor ones of the result.
     std::vector<int64_t> dimensions;
     for (int64_t i = 0; i < shape->rank(); ++i) {
@@ -103,9 +102,8 @@ XlaOp BroadcastInDim(XlaOp operand, absl::Span<const int64_t> out_dim_size,
       return absl::InvalidArgumentError(
           absl::StrCat("expected an array operand; got ", ShapeUtil::HumanString(*shape)));
     }
-    AXLE_ASSIGN_OR_RETURN(
-        Shape output,
-        builder_internal::ValidatedShape(ShapeUtil::MakeShape(shape->element_type(), out_dim_size)));
+    AXLE_ASSIGN_OR_RETURN(Shape output, builder_internal::ValidatedShape(ShapeUtil::MakeShape(
+                                            shape->element_type(), out_dim_size)));
     AXLE_RETURN_IF_ERROR(
         ShapeInference::InferBroadcastShape(*shape, output, broadcast_dimensions).status());
     // First a broadcast that keeps the operand's sizes (1 where it is 1),
@@ -115,8 +113,8 @@ XlaOp BroadcastInDim(XlaOp operand, absl::Span<const int64_t> out_dim_size,
       in_dim_shape.set_dimensions(broadcast_dimensions[i], shape->dimensions(i));
       in_dim_shape.set_dynamic_dimension(broadcast_dimensions[i], shape->is_dynamic_dimension(i));
     }
-    AXLE_ASSIGN_OR_RETURN(XlaOp in_dim, InDimBroadcast(b, in_dim_shape, operand,
-                                                       broadcast_dimensions));
+    AXLE_ASSIGN_OR_RETURN(XlaOp in_dim,
+                          InDimBroadcast(b, in_dim_shape, operand, broadcast_dimensions));
     if (ShapeUtil::Equal(in_dim_shape, output)) return in_dim;
     return AddBroadcastSequence(b, output, in_dim);
   });
@@ -138,12 +136,12 @@ XlaOp Reshape(const Shape& shape, XlaOp operand) {
       return absl::InvalidArgumentError(
           absl::StrCat("expected an array shape; got ", ShapeUtil::HumanString(validated)));
     }
-    AXLE_ASSIGN_OR_RETURN(Shape inferred,
-                          ShapeInference::InferReshapeShape(*operand_shape, validated.dimensions()));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape inferred, ShapeInference::InferReshapeShape(*operand_shape, validated.dimensions()));
     if (inferred.element_type() != validated.element_type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot reshape ", ShapeUtil::HumanString(*operand_shape), " to ",
-          ShapeUtil::HumanString(validated), ": the element types differ"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot reshape ", ShapeUtil::HumanString(*operand_shape), " to ",
+                       ShapeUtil::HumanString(validated), ": the element types differ"));
     }
     return Emit<HloReshapeInstruction>(b, HloOpcode::kReshape, validated, {operand},
                                        [](HloReshapeInstruction*) {});
@@ -166,8 +164,7 @@ XlaOp Collapse(XlaOp operand, absl::Span<const int64_t> dimensions) {
       AXLE_RETURN_IF_ERROR(CheckDimension(*shape, dimensions[i], "dimension"));
       if (i > 0 && dimensions[i] != dimensions[i - 1] + 1) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "dimensions {", absl::StrJoin(dimensions, ","),
-            "} must be consecutive and in order"));
+            "dimensions {", absl::StrJoin(dimensions, ","), "} must be consecutive and in order"));
       }
     }
     std::vector<int64_t> sizes;
@@ -209,15 +206,13 @@ XlaOp Slice(XlaOp operand, absl::Span<const int64_t> start_indices,
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
     AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferSliceShape(*shape, start_indices,
                                                                         limit_indices, strides));
-    return Emit<HloSliceInstruction>(b, HloOpcode::kSlice, result, {operand},
-                                     [&](HloSliceInstruction* instruction) {
-                                       SliceAttrs* attrs = instruction->mutable_attrs();
-                                       attrs->starts.assign(start_indices.begin(),
-                                                            start_indices.end());
-                                       attrs->limits.assign(limit_indices.begin(),
-                                                            limit_indices.end());
-                                       attrs->strides.assign(strides.begin(), strides.end());
-                                     });
+    return Emit<HloSliceInstruction>(
+        b, HloOpcode::kSlice, result, {operand}, [&](HloSliceInstruction* instruction) {
+          SliceAttrs* attrs = instruction->mutable_attrs();
+          attrs->starts.assign(start_indices.begin(), start_indices.end());
+          attrs->limits.assign(limit_indices.begin(), limit_indices.end());
+          attrs->strides.assign(strides.begin(), strides.end());
+        });
   });
 }
 
@@ -243,12 +238,13 @@ XlaOp DynamicSlice(XlaOp operand, absl::Span<const XlaOp> start_indices,
   return RunOp(b, "DynamicSlice", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
     AXLE_ASSIGN_OR_RETURN(std::vector<Shape> index_shapes, b->GetOperandShapes(start_indices));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferDynamicSliceShape(
-                                            *shape, index_shapes, slice_sizes));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result, ShapeInference::InferDynamicSliceShape(*shape, index_shapes, slice_sizes));
     std::vector<XlaOp> operands = {operand};
     operands.insert(operands.end(), start_indices.begin(), start_indices.end());
     return Emit<HloDynamicSliceInstruction>(
-        b, HloOpcode::kDynamicSlice, result, operands, [&](HloDynamicSliceInstruction* instruction) {
+        b, HloOpcode::kDynamicSlice, result, operands,
+        [&](HloDynamicSliceInstruction* instruction) {
           instruction->mutable_attrs()->dynamic_slice_sizes.assign(slice_sizes.begin(),
                                                                    slice_sizes.end());
         });
@@ -294,8 +290,7 @@ XlaOp Pad(XlaOp operand, XlaOp padding_value, const PaddingConfig& padding_confi
   });
 }
 
-XlaOp PadInDim(XlaOp operand, XlaOp padding_value, int64_t dimno, int64_t pad_lo,
-               int64_t pad_hi) {
+XlaOp PadInDim(XlaOp operand, XlaOp padding_value, int64_t dimno, int64_t pad_lo, int64_t pad_hi) {
   XlaBuilder* b = BuilderOf({operand, padding_value});
   return RunOp(b, "PadInDim", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
@@ -317,8 +312,8 @@ XlaOp PadInDim(XlaOp operand, XlaOp padding_value, int64_t dimno, int64_t pad_lo
 XlaOp Tuple(XlaBuilder* builder, absl::Span<const XlaOp> elements) {
   return RunOp(builder, "Tuple", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(std::vector<const Shape*> shapes, OperandShapes(builder, elements));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferVariadicOpShape(HloOpcode::kTuple,
-                                                                             shapes));
+    AXLE_ASSIGN_OR_RETURN(Shape result,
+                          ShapeInference::InferVariadicOpShape(HloOpcode::kTuple, shapes));
     return Emit(builder, HloOpcode::kTuple, result, elements);
   });
 }
@@ -328,11 +323,10 @@ XlaOp GetTupleElement(XlaOp tuple_data, int64_t index) {
   return RunOp(b, "GetTupleElement", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(tuple_data));
     AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferGetTupleElementShape(*shape, index));
-    return Emit<HloGetTupleElementInstruction>(
-        b, HloOpcode::kGetTupleElement, result, {tuple_data},
-        [&](HloGetTupleElementInstruction* instruction) {
-          instruction->mutable_attrs()->tuple_index = index;
-        });
+    return Emit<HloGetTupleElementInstruction>(b, HloOpcode::kGetTupleElement, result, {tuple_data},
+                                               [&](HloGetTupleElementInstruction* instruction) {
+                                                 instruction->mutable_attrs()->tuple_index = index;
+                                               });
   });
 }
 
@@ -344,8 +338,9 @@ XlaOp Gather(XlaOp input, XlaOp start_indices, const GatherDimensionNumbers& dim
   return RunOp(b, "Gather", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(input));
     AXLE_ASSIGN_OR_RETURN(const Shape* indices_shape, b->GetShapePtr(start_indices));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferGatherShape(
-                                            *shape, *indices_shape, dimension_numbers, slice_sizes));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result,
+        ShapeInference::InferGatherShape(*shape, *indices_shape, dimension_numbers, slice_sizes));
     return Emit<HloGatherInstruction>(b, HloOpcode::kGather, result, {input, start_indices},
                                       [&](HloGatherInstruction* instruction) {
                                         GatherAttrs* attrs = instruction->mutable_attrs();
@@ -374,10 +369,9 @@ XlaOp SetDimensionSize(XlaOp operand, XlaOp val, int64_t dimension) {
   return RunOp(b, "SetDimensionSize", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
     AXLE_ASSIGN_OR_RETURN(const Shape* val_shape, b->GetShapePtr(val));
-    AXLE_ASSIGN_OR_RETURN(Shape result,
-                          ShapeInference::InferSetDimensionSizeShape(*shape, *val_shape, dimension));
-    return EmitWithDimensions(b, HloOpcode::kSetDimensionSize, result, {operand, val},
-                              {dimension});
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result, ShapeInference::InferSetDimensionSizeShape(*shape, *val_shape, dimension));
+    return EmitWithDimensions(b, HloOpcode::kSetDimensionSize, result, {operand, val}, {dimension});
   });
 }
 

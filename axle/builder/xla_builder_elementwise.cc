@@ -90,9 +90,9 @@ XlaOp BinaryOp(HloOpcode opcode, XlaOp lhs, XlaOp rhs,
     }
     if (compare_type == ComparisonType::kFloatTotalOrder &&
         !primitive_util::IsFloatingPointType(type)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "a total-order comparison needs floating-point operands; got ",
-          ShapeUtil::HumanString(*lhs_shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a total-order comparison needs floating-point operands; got ",
+                       ShapeUtil::HumanString(*lhs_shape)));
     }
     // The element type's default is not printed (kDefault).
     if (compare_type == DefaultComparisonType(type)) compare_type = ComparisonType::kDefault;
@@ -205,9 +205,9 @@ XlaOp ReducePrecision(XlaOp operand, int exponent_bits, int mantissa_bits) {
 
 // --- Binary ------------------------------------------------------------------------
 
-#define AXLE_BINARY_OP_(Name, opcode)                                             \
+#define AXLE_BINARY_OP_(Name, opcode)                                                \
   XlaOp Name(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> broadcast_dimensions) { \
-    return BinaryOp(HloOpcode::opcode, lhs, rhs, broadcast_dimensions, #Name);      \
+    return BinaryOp(HloOpcode::opcode, lhs, rhs, broadcast_dimensions, #Name);       \
   }
 AXLE_BINARY_OP_(Add, kAdd)
 AXLE_BINARY_OP_(Sub, kSubtract)
@@ -229,13 +229,13 @@ AXLE_BINARY_OP_(ShiftRightLogical, kShiftRightLogical)
 
 // --- Comparisons -----------------------------------------------------------------------
 
-#define AXLE_COMPARE_OP_(Name, direction)                                                  \
-  XlaOp Name(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> broadcast_dimensions) {         \
-    return BinaryOp(HloOpcode::kCompare, lhs, rhs, broadcast_dimensions, #Name,             \
-                    CompareSpec{ComparisonDirection::direction});                           \
-  }                                                                                         \
-  XlaOp Name##TotalOrder(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> broadcast_dimensions) { \
-    return BinaryOp(HloOpcode::kCompare, lhs, rhs, broadcast_dimensions, #Name "TotalOrder",  \
+#define AXLE_COMPARE_OP_(Name, direction)                                                         \
+  XlaOp Name(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> broadcast_dimensions) {              \
+    return BinaryOp(HloOpcode::kCompare, lhs, rhs, broadcast_dimensions, #Name,                   \
+                    CompareSpec{ComparisonDirection::direction});                                 \
+  }                                                                                               \
+  XlaOp Name##TotalOrder(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> broadcast_dimensions) {  \
+    return BinaryOp(HloOpcode::kCompare, lhs, rhs, broadcast_dimensions, #Name "TotalOrder",      \
                     CompareSpec{ComparisonDirection::direction, ComparisonType::kDefault, true}); \
   }
 AXLE_COMPARE_OP_(Eq, kEq)
@@ -273,7 +273,8 @@ XlaOp ConvertElementType(XlaOp operand, PrimitiveType new_element_type) {
   XlaBuilder* b = operand.builder();
   return RunOp(b, "ConvertElementType", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferConvertShape(*shape, new_element_type));
+    AXLE_ASSIGN_OR_RETURN(Shape result,
+                          ShapeInference::InferConvertShape(*shape, new_element_type));
     return Emit(b, HloOpcode::kConvert, result, {operand});
   });
 }
@@ -317,12 +318,11 @@ XlaOp operator>>(XlaOp x, XlaOp y) {
   return RunOp(b, "operator>>", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(x));
     if (!primitive_util::IsIntegralType(shape->element_type())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shifts need integral operands; got ", ShapeUtil::HumanString(*shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("shifts need integral operands; got ", ShapeUtil::HumanString(*shape)));
     }
-    return primitive_util::IsSignedIntegralType(shape->element_type())
-               ? ShiftRightArithmetic(x, y)
-               : ShiftRightLogical(x, y);
+    return primitive_util::IsSignedIntegralType(shape->element_type()) ? ShiftRightArithmetic(x, y)
+                                                                       : ShiftRightLogical(x, y);
   });
 }
 

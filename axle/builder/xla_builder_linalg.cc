@@ -71,47 +71,48 @@ XlaOp ConvGeneralDilated(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> window_
     const int64_t num_spatial = dimension_numbers.input_spatial_dimensions_size();
     for (const Shape* shape : {lhs_shape, rhs_shape}) {
       if (!shape->IsArray() || shape->rank() != num_spatial + 2) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the dimension numbers have ", num_spatial, " spatial dimensions, so lhs and rhs must "
-            "be arrays of rank ", num_spatial + 2, "; got ", ShapeUtil::HumanString(*lhs_shape),
-            " and ", ShapeUtil::HumanString(*rhs_shape)));
+        return absl::InvalidArgumentError(absl::StrCat("the dimension numbers have ", num_spatial,
+                                                       " spatial dimensions, so lhs and rhs must "
+                                                       "be arrays of rank ",
+                                                       num_spatial + 2, "; got ",
+                                                       ShapeUtil::HumanString(*lhs_shape), " and ",
+                                                       ShapeUtil::HumanString(*rhs_shape)));
       }
     }
     std::vector<int64_t> window_dimensions;
     for (int64_t d : dimension_numbers.kernel_spatial_dimensions()) {
       if (d >= rhs_shape->rank()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "kernel spatial dimension ", d, " is out of range for rhs ",
-            ShapeUtil::HumanString(*rhs_shape)));
+        return absl::InvalidArgumentError(absl::StrCat("kernel spatial dimension ", d,
+                                                       " is out of range for rhs ",
+                                                       ShapeUtil::HumanString(*rhs_shape)));
       }
       window_dimensions.push_back(rhs_shape->dimensions(d));
     }
-    AXLE_ASSIGN_OR_RETURN(Window window,
-                          builder_internal::MakeWindow(window_dimensions, window_strides, padding,
-                                                       lhs_dilation, rhs_dilation,
-                                                       window_reversal));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferConvolveShape(
-                                            *lhs_shape, *rhs_shape, feature_group_count,
-                                            batch_group_count, window, dimension_numbers,
-                                            preferred_element_type));
-    return Emit<HloConvolutionInstruction>(
-        b, HloOpcode::kConvolution, result, {lhs, rhs},
-        [&](HloConvolutionInstruction* instruction) {
-          ConvolutionAttrs* attrs = instruction->mutable_attrs();
-          attrs->window = window;
-          attrs->convolution_dimension_numbers = dimension_numbers;
-          attrs->feature_group_count = feature_group_count;
-          attrs->batch_group_count = batch_group_count;
-          if (precision_config != nullptr) attrs->precision_config = *precision_config;
-        });
+    AXLE_ASSIGN_OR_RETURN(
+        Window window, builder_internal::MakeWindow(window_dimensions, window_strides, padding,
+                                                    lhs_dilation, rhs_dilation, window_reversal));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result, ShapeInference::InferConvolveShape(
+                          *lhs_shape, *rhs_shape, feature_group_count, batch_group_count, window,
+                          dimension_numbers, preferred_element_type));
+    return Emit<HloConvolutionInstruction>(b, HloOpcode::kConvolution, result, {lhs, rhs},
+                                           [&](HloConvolutionInstruction* instruction) {
+                                             ConvolutionAttrs* attrs = instruction->mutable_attrs();
+                                             attrs->window = window;
+                                             attrs->convolution_dimension_numbers =
+                                                 dimension_numbers;
+                                             attrs->feature_group_count = feature_group_count;
+                                             attrs->batch_group_count = batch_group_count;
+                                             if (precision_config != nullptr)
+                                               attrs->precision_config = *precision_config;
+                                           });
   });
 }
 
 XlaOp ConvGeneral(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> window_strides,
                   absl::Span<const std::pair<int64_t, int64_t>> padding,
-                  const ConvolutionDimensionNumbers& dimension_numbers,
-                  int64_t feature_group_count, int64_t batch_group_count,
-                  const PrecisionConfig* precision_config,
+                  const ConvolutionDimensionNumbers& dimension_numbers, int64_t feature_group_count,
+                  int64_t batch_group_count, const PrecisionConfig* precision_config,
                   std::optional<PrimitiveType> preferred_element_type) {
   return ConvGeneralDilated(lhs, rhs, window_strides, padding, {}, {}, dimension_numbers,
                             feature_group_count, batch_group_count, precision_config,
@@ -145,8 +146,8 @@ XlaOp ConvWithGeneralDimensions(XlaOp lhs, XlaOp rhs, absl::Span<const int64_t> 
     AXLE_RETURN_IF_ERROR(ValidatePaddingValues(base_area, window_area, window_strides));
     return ConvGeneral(lhs, rhs, window_strides,
                        MakePadding(base_area, window_area, window_strides, padding),
-                       dimension_numbers, feature_group_count, batch_group_count,
-                       precision_config, preferred_element_type);
+                       dimension_numbers, feature_group_count, batch_group_count, precision_config,
+                       preferred_element_type);
   });
 }
 
@@ -177,13 +178,13 @@ XlaOp Fft(XlaOp operand, FftType fft_type, absl::Span<const int64_t> fft_length)
   XlaBuilder* b = operand.builder();
   return RunOp(b, "Fft", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferFftShape(*shape, fft_type, fft_length));
-    return Emit<HloFftInstruction>(b, HloOpcode::kFft, result, {operand},
-                                   [&](HloFftInstruction* instruction) {
-                                     instruction->mutable_attrs()->fft_type = fft_type;
-                                     instruction->mutable_attrs()->fft_length.assign(
-                                         fft_length.begin(), fft_length.end());
-                                   });
+    AXLE_ASSIGN_OR_RETURN(Shape result,
+                          ShapeInference::InferFftShape(*shape, fft_type, fft_length));
+    return Emit<HloFftInstruction>(
+        b, HloOpcode::kFft, result, {operand}, [&](HloFftInstruction* instruction) {
+          instruction->mutable_attrs()->fft_type = fft_type;
+          instruction->mutable_attrs()->fft_length.assign(fft_length.begin(), fft_length.end());
+        });
   });
 }
 
@@ -212,11 +213,10 @@ XlaOp TriangularSolve(XlaOp a, XlaOp b_op, bool left_side, bool lower, bool unit
     options.set_transpose_a(transpose_a);
     AXLE_ASSIGN_OR_RETURN(Shape result,
                           ShapeInference::InferTriangularSolveShape(*a_shape, *b_shape, options));
-    return Emit<HloTriangularSolveInstruction>(
-        b, HloOpcode::kTriangularSolve, result, {a, b_op},
-        [&](HloTriangularSolveInstruction* instruction) {
-          instruction->mutable_attrs()->options = options;
-        });
+    return Emit<HloTriangularSolveInstruction>(b, HloOpcode::kTriangularSolve, result, {a, b_op},
+                                               [&](HloTriangularSolveInstruction* instruction) {
+                                                 instruction->mutable_attrs()->options = options;
+                                               });
   });
 }
 
@@ -226,12 +226,11 @@ namespace {
 absl::StatusOr<XlaOp> EmitBatchNorm(XlaBuilder* b, HloOpcode opcode, const Shape& shape,
                                     absl::Span<const XlaOp> operands, float epsilon,
                                     int64_t feature_index) {
-  return Emit<HloBatchNormInstruction>(b, opcode, shape, operands,
-                                       [&](HloBatchNormInstruction* instruction) {
-                                         instruction->mutable_attrs()->epsilon = epsilon;
-                                         instruction->mutable_attrs()->feature_index =
-                                             feature_index;
-                                       });
+  return Emit<HloBatchNormInstruction>(
+      b, opcode, shape, operands, [&](HloBatchNormInstruction* instruction) {
+        instruction->mutable_attrs()->epsilon = epsilon;
+        instruction->mutable_attrs()->feature_index = feature_index;
+      });
 }
 }  // namespace
 
@@ -239,7 +238,8 @@ XlaOp BatchNormTraining(XlaOp operand, XlaOp scale, XlaOp offset, float epsilon,
                         int64_t feature_index) {
   XlaBuilder* b = BuilderOf({operand, scale, offset});
   return RunOp(b, "BatchNormTraining", [&]() -> absl::StatusOr<XlaOp> {
-    AXLE_ASSIGN_OR_RETURN(auto shapes, builder_internal::OperandShapes(b, {operand, scale, offset}));
+    AXLE_ASSIGN_OR_RETURN(auto shapes,
+                          builder_internal::OperandShapes(b, {operand, scale, offset}));
     AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferBatchNormTrainingShape(
                                             *shapes[0], *shapes[1], *shapes[2], feature_index));
     return EmitBatchNorm(b, HloOpcode::kBatchNormTraining, result, {operand, scale, offset},
@@ -284,8 +284,8 @@ XlaOp RngOp(RandomDistribution distribution, XlaOp a, XlaOp b_op, const Shape& s
     AXLE_ASSIGN_OR_RETURN(const Shape* a_shape, b->GetShapePtr(a));
     AXLE_ASSIGN_OR_RETURN(const Shape* b_shape, b->GetShapePtr(b_op));
     AXLE_ASSIGN_OR_RETURN(Shape validated, builder_internal::ValidatedShape(shape));
-    AXLE_ASSIGN_OR_RETURN(Shape result,
-                          ShapeInference::InferRngShape(*a_shape, *b_shape, distribution, validated));
+    AXLE_ASSIGN_OR_RETURN(
+        Shape result, ShapeInference::InferRngShape(*a_shape, *b_shape, distribution, validated));
     return Emit<HloRngInstruction>(b, HloOpcode::kRng, result, {a, b_op},
                                    [&](HloRngInstruction* instruction) {
                                      instruction->mutable_attrs()->distribution = distribution;

@@ -36,14 +36,17 @@ Layout& Layout::operator=(const Layout& other) {
   element_size_in_bits_ = other.element_size_in_bits_;
   memory_space_ = other.memory_space_;
   split_configs_ = other.split_configs_;
-  physical_shape_ = other.physical_shape_ ? std::make_unique<Shape>(*other.physical_shape_) : nullptr;
+  physical_shape_ =
+      other.physical_shape_ ? std::make_unique<Shape>(*other.physical_shape_) : nullptr;
   dynamic_metadata_prefix_bytes_ = other.dynamic_metadata_prefix_bytes_;
   return *this;
 }
 
 Layout::~Layout() = default;
 
-void Layout::set_physical_shape(const Shape& shape) { physical_shape_ = std::make_unique<Shape>(shape); }
+void Layout::set_physical_shape(const Shape& shape) {
+  physical_shape_ = std::make_unique<Shape>(shape);
+}
 
 bool Layout::IsPlain() const {
   return dim_levels_.empty() && tiles_.empty() && tail_padding_alignment_ == 1 &&

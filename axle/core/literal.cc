@@ -81,9 +81,13 @@ int64_t Literal::element_count(const ShapeIndex& index) const {
   return GetSubliteral(index).shape_.num_elements();
 }
 
-int64_t Literal::size_bytes(const ShapeIndex& index) const { return GetSubliteral(index).size_bytes_; }
+int64_t Literal::size_bytes(const ShapeIndex& index) const {
+  return GetSubliteral(index).size_bytes_;
+}
 
-const void* Literal::untyped_data(const ShapeIndex& index) const { return GetSubliteral(index).buffer_; }
+const void* Literal::untyped_data(const ShapeIndex& index) const {
+  return GetSubliteral(index).buffer_;
+}
 
 void* Literal::untyped_data(const ShapeIndex& index) { return GetMutableSubliteral(index).buffer_; }
 
@@ -221,8 +225,9 @@ absl::StatusOr<Literal> Literal::Convert(PrimitiveType type) const {
     return MakeTuple(std::move(elements));
   }
   if (!shape_.IsArray() || !primitive_util::IsArrayType(type)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot convert ", shape_.ToString(), " to ",
-                                                   primitive_util::LowercasePrimitiveTypeName(type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot convert ", shape_.ToString(), " to ",
+                     primitive_util::LowercasePrimitiveTypeName(type)));
   }
   Literal out(ShapeUtil::ChangeElementType(shape_, type));
   int64_t n = element_count();
@@ -252,14 +257,18 @@ absl::StatusOr<Literal> Literal::Reshape(absl::Span<const int64_t> dimensions) c
   return out;
 }
 
-std::ostream& operator<<(std::ostream& os, const Literal& literal) { return os << literal.ToString(); }
+std::ostream& operator<<(std::ostream& os, const Literal& literal) {
+  return os << literal.ToString();
+}
 
 namespace {
 
 template <typename T>
 T Lowest() {
-  if constexpr (is_intn_v<T>) return T(T::kMin);
-  else if constexpr (std::is_same_v<T, bool>) return false;
+  if constexpr (is_intn_v<T>)
+    return T(T::kMin);
+  else if constexpr (std::is_same_v<T, bool>)
+    return false;
   else if constexpr (is_narrow_float_v<T>) {
     return T::kHasInfinity ? T(-std::numeric_limits<double>::infinity()) : T::Lowest();
   } else if constexpr (std::is_floating_point_v<T>) {
@@ -271,8 +280,10 @@ T Lowest() {
 
 template <typename T>
 T Highest() {
-  if constexpr (is_intn_v<T>) return T(T::kMax);
-  else if constexpr (std::is_same_v<T, bool>) return true;
+  if constexpr (is_intn_v<T>)
+    return T(T::kMax);
+  else if constexpr (std::is_same_v<T, bool>)
+    return true;
   else if constexpr (is_narrow_float_v<T>) {
     return T::kHasInfinity ? T(std::numeric_limits<double>::infinity()) : T::Highest();
   } else if constexpr (std::is_floating_point_v<T>) {
@@ -284,9 +295,7 @@ T Highest() {
 
 }  // namespace
 
-Literal LiteralUtil::Zero(PrimitiveType type) {
-  return Literal(ShapeUtil::MakeScalarShape(type));
-}
+Literal LiteralUtil::Zero(PrimitiveType type) { return Literal(ShapeUtil::MakeScalarShape(type)); }
 
 Literal LiteralUtil::One(PrimitiveType type) {
   Literal l(ShapeUtil::MakeScalarShape(type));

@@ -153,7 +153,8 @@ class LiteralUtil {
   }
   template <typename T>
   static Literal CreateR1(absl::Span<const T> values) {
-    Literal l(ShapeUtil::MakeShape(NativeToPrimitiveType<T>(), {static_cast<int64_t>(values.size())}));
+    Literal l(
+        ShapeUtil::MakeShape(NativeToPrimitiveType<T>(), {static_cast<int64_t>(values.size())}));
     std::copy(values.begin(), values.end(), l.data<T>().begin());
     return l;
   }
@@ -175,15 +176,20 @@ class LiteralUtil {
   }
   // Dimensions + row-major values.
   template <typename T>
-  static Literal CreateFromDimensions(absl::Span<const int64_t> dimensions, absl::Span<const T> values) {
+  static Literal CreateFromDimensions(absl::Span<const int64_t> dimensions,
+                                      absl::Span<const T> values) {
     Literal l(ShapeUtil::MakeShape(NativeToPrimitiveType<T>(), dimensions));
     CHECK_EQ(static_cast<int64_t>(values.size()), l.element_count());
     std::copy(values.begin(), values.end(), l.data<T>().begin());
     return l;
   }
 
-  static Literal MakeTuple(std::vector<Literal> elements) { return Literal::MakeTuple(std::move(elements)); }
-  static Literal MakeTupleOwned(std::vector<Literal> elements) { return Literal::MakeTuple(std::move(elements)); }
+  static Literal MakeTuple(std::vector<Literal> elements) {
+    return Literal::MakeTuple(std::move(elements));
+  }
+  static Literal MakeTupleOwned(std::vector<Literal> elements) {
+    return Literal::MakeTuple(std::move(elements));
+  }
   static Literal CreateToken() { return Literal(ShapeUtil::MakeTokenShape()); }
 
   // Scalars of `type` holding 0, 1, the lowest and the highest value.

@@ -50,7 +50,9 @@ std::optional<PrimitiveType> StringToPrimitiveType(absl::string_view name) {
   return it->second;
 }
 
-bool IsArrayType(PrimitiveType type) { return type != PRIMITIVE_TYPE_INVALID && KindOf(type) != Kind::X; }
+bool IsArrayType(PrimitiveType type) {
+  return type != PRIMITIVE_TYPE_INVALID && KindOf(type) != Kind::X;
+}
 bool IsIntegralType(PrimitiveType type) {
   Kind k = KindOf(type);
   return k == Kind::S || k == Kind::U;
@@ -81,46 +83,64 @@ PrimitiveType ComplexComponentType(PrimitiveType type) {
 
 int SignificandWidth(PrimitiveType type) {
   switch (type) {
-    case F16: return 11;
-    case BF16: return 8;
-    case F32: return 24;
-    case F64: return 53;
-    case F4E2M1FN: return 2;
-    case F8E3M4: return 5;
+    case F16:
+      return 11;
+    case BF16:
+      return 8;
+    case F32:
+      return 24;
+    case F64:
+      return 53;
+    case F4E2M1FN:
+      return 2;
+    case F8E3M4:
+      return 5;
     case F8E4M3:
     case F8E4M3FN:
     case F8E4M3B11FNUZ:
-    case F8E4M3FNUZ: return 4;
+    case F8E4M3FNUZ:
+      return 4;
     case F8E5M2:
-    case F8E5M2FNUZ: return 3;
-    case F8E8M0FNU: return 1;
-    default: return 0;
+    case F8E5M2FNUZ:
+      return 3;
+    case F8E8M0FNU:
+      return 1;
+    default:
+      return 0;
   }
 }
 
 int ExponentWidth(PrimitiveType type) {
   switch (type) {
-    case F16: return 5;
-    case BF16: return 8;
-    case F32: return 8;
-    case F64: return 11;
-    case F4E2M1FN: return 2;
-    case F8E3M4: return 3;
+    case F16:
+      return 5;
+    case BF16:
+      return 8;
+    case F32:
+      return 8;
+    case F64:
+      return 11;
+    case F4E2M1FN:
+      return 2;
+    case F8E3M4:
+      return 3;
     case F8E4M3:
     case F8E4M3FN:
     case F8E4M3B11FNUZ:
-    case F8E4M3FNUZ: return 4;
+    case F8E4M3FNUZ:
+      return 4;
     case F8E5M2:
-    case F8E5M2FNUZ: return 5;
-    case F8E8M0FNU: return 8;
-    default: return 0;
+    case F8E5M2FNUZ:
+      return 5;
+    case F8E8M0FNU:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 PrimitiveType HigherPrecisionType(PrimitiveType a, PrimitiveType b) {
-  auto rank = [](PrimitiveType t) {
-    return std::make_pair(BitWidth(t), SignificandWidth(t));
-  };
+  auto rank = [](PrimitiveType t) { return std::make_pair(BitWidth(t), SignificandWidth(t)); };
   return rank(a) >= rank(b) ? a : b;
 }
 

@@ -78,9 +78,11 @@ namespace {
 
 bool CompatibleImpl(const Shape& a, const Shape& b, bool check_type, bool ignore_fp) {
   if (a.IsTuple() || b.IsTuple()) {
-    if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple_shapes_size() != b.tuple_shapes_size())
+      return false;
     for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
-      if (!CompatibleImpl(a.tuple_shapes(i), b.tuple_shapes(i), check_type, ignore_fp)) return false;
+      if (!CompatibleImpl(a.tuple_shapes(i), b.tuple_shapes(i), check_type, ignore_fp))
+        return false;
     }
     return true;
   }
@@ -98,7 +100,9 @@ bool CompatibleImpl(const Shape& a, const Shape& b, bool check_type, bool ignore
 
 }  // namespace
 
-bool ShapeUtil::Compatible(const Shape& a, const Shape& b) { return CompatibleImpl(a, b, true, false); }
+bool ShapeUtil::Compatible(const Shape& a, const Shape& b) {
+  return CompatibleImpl(a, b, true, false);
+}
 bool ShapeUtil::CompatibleIgnoringElementType(const Shape& a, const Shape& b) {
   return CompatibleImpl(a, b, false, false);
 }
@@ -137,7 +141,8 @@ Shape* ShapeUtil::GetMutableSubshape(Shape* shape, const ShapeIndex& index) {
   return s;
 }
 
-absl::StatusOr<const Shape*> ShapeUtil::TryGetSubshape(const Shape& shape, const ShapeIndex& index) {
+absl::StatusOr<const Shape*> ShapeUtil::TryGetSubshape(const Shape& shape,
+                                                       const ShapeIndex& index) {
   if (!IndexIsValid(shape, index)) {
     return absl::InvalidArgumentError(absl::StrCat("shape index ", ShapeIndexToString(index),
                                                    " is not valid for shape ", shape.ToString()));
@@ -243,7 +248,8 @@ Shape ShapeUtil::FilterDimensions(const std::function<bool(int64_t)>& keep, cons
 Shape ShapeUtil::PermuteDimensions(absl::Span<const int64_t> permutation, const Shape& shape) {
   // XLA's convention: output dimension i is input dimension permutation[i].
   Shape out(shape.element_type(), {});
-  for (int64_t p : permutation) out.add_dimension(shape.dimensions(p), shape.is_dynamic_dimension(p));
+  for (int64_t p : permutation)
+    out.add_dimension(shape.dimensions(p), shape.is_dynamic_dimension(p));
   out.set_layout(MakeDescendingLayout(out.rank()));
   return out;
 }

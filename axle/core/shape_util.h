@@ -23,7 +23,9 @@ class ShapeUtil {
   static Shape MakeShapeWithDenseLayout(PrimitiveType type, absl::Span<const int64_t> dimensions,
                                         absl::Span<const int64_t> minor_to_major);
   static Shape MakeScalarShape(PrimitiveType type) { return MakeShape(type, {}); }
-  static Shape MakeTupleShape(std::vector<Shape> shapes) { return Shape::MakeTuple(std::move(shapes)); }
+  static Shape MakeTupleShape(std::vector<Shape> shapes) {
+    return Shape::MakeTuple(std::move(shapes));
+  }
   static Shape MakeNil() { return Shape::MakeTuple({}); }
   static Shape MakeTokenShape();
   static Shape MakeOpaqueShape();
@@ -41,9 +43,15 @@ class ShapeUtil {
   static int64_t ElementsIn(const Shape& shape) { return shape.num_elements(); }
   // Bytes of an array's dense host storage (one byte per sub-byte element).
   static int64_t ByteSizeOfElements(const Shape& shape);
-  static bool IsEmptyTuple(const Shape& shape) { return shape.IsTuple() && shape.tuple_shapes_size() == 0; }
-  static bool IsZeroElementArray(const Shape& shape) { return shape.IsArray() && shape.num_elements() == 0; }
-  static bool IsEffectiveScalar(const Shape& shape) { return shape.IsArray() && shape.num_elements() == 1; }
+  static bool IsEmptyTuple(const Shape& shape) {
+    return shape.IsTuple() && shape.tuple_shapes_size() == 0;
+  }
+  static bool IsZeroElementArray(const Shape& shape) {
+    return shape.IsArray() && shape.num_elements() == 0;
+  }
+  static bool IsEffectiveScalar(const Shape& shape) {
+    return shape.IsArray() && shape.num_elements() == 1;
+  }
   static bool IsNestedTuple(const Shape& shape);
 
   // Comparisons. Compatible ignores layouts; "IgnoringFpPrecision" also lets

@@ -146,8 +146,8 @@ uint32_t Encode(double value, const Format& f) {
     return sign | mantissa;
   }
   uint32_t field = static_cast<uint32_t>(exponent + f.bias);
-  uint32_t mantissa =
-      static_cast<uint32_t>(std::ldexp(result, f.mantissa_bits - exponent)) - (1u << f.mantissa_bits);
+  uint32_t mantissa = static_cast<uint32_t>(std::ldexp(result, f.mantissa_bits - exponent)) -
+                      (1u << f.mantissa_bits);
   return sign | (field << f.mantissa_bits) | mantissa;
 }
 

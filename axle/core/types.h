@@ -26,10 +26,10 @@ using complex128 = std::complex<double>;
 
 // How a narrow float spends its encodings.
 enum class FloatEncoding {
-  kIeee,        // inf and NaN as in IEEE 754 (exponent all ones)
-  kFiniteNan,   // "fn": no inf; NaN is exponent and mantissa all ones
-  kFiniteUz,    // "fnuz": no inf, no -0; NaN is the bit pattern of -0
-  kFiniteOnly,  // f4e2m1fn: no inf, no NaN; overflow saturates
+  kIeee,          // inf and NaN as in IEEE 754 (exponent all ones)
+  kFiniteNan,     // "fn": no inf; NaN is exponent and mantissa all ones
+  kFiniteUz,      // "fnuz": no inf, no -0; NaN is the bit pattern of -0
+  kFiniteOnly,    // f4e2m1fn: no inf, no NaN; overflow saturates
   kExponentOnly,  // e8m0fnu: unsigned, no zero, 0xff is NaN
 };
 
@@ -41,7 +41,8 @@ uint32_t EncodeNarrowFloat(double value, int exponent_bits, int mantissa_bits, i
 // The bit pattern of the largest finite value of a narrow float format.
 uint32_t NarrowFloatMaxFiniteBits(int exponent_bits, int mantissa_bits, FloatEncoding encoding);
 
-template <typename Storage, int kExponentBits, int kMantissaBits, int kBias, FloatEncoding kEncoding>
+template <typename Storage, int kExponentBits, int kMantissaBits, int kBias,
+          FloatEncoding kEncoding>
 class NarrowFloat {
  public:
   using storage_type = Storage;
@@ -69,7 +70,8 @@ class NarrowFloat {
   // The largest finite value, and the most negative finite one (the smallest
   // value, 2^-127, for the unsigned e8m0fnu).
   static NarrowFloat Highest() {
-    return FromBits(static_cast<Storage>(NarrowFloatMaxFiniteBits(kExponentBits, kMantissaBits, kEncoding)));
+    return FromBits(
+        static_cast<Storage>(NarrowFloatMaxFiniteBits(kExponentBits, kMantissaBits, kEncoding)));
   }
   static NarrowFloat Lowest() {
     if constexpr (!kIsSigned) {
@@ -89,10 +91,18 @@ class NarrowFloat {
     return static_cast<T>(static_cast<float>(*this));
   }
 
-  friend NarrowFloat operator+(NarrowFloat a, NarrowFloat b) { return NarrowFloat(float(a) + float(b)); }
-  friend NarrowFloat operator-(NarrowFloat a, NarrowFloat b) { return NarrowFloat(float(a) - float(b)); }
-  friend NarrowFloat operator*(NarrowFloat a, NarrowFloat b) { return NarrowFloat(float(a) * float(b)); }
-  friend NarrowFloat operator/(NarrowFloat a, NarrowFloat b) { return NarrowFloat(float(a) / float(b)); }
+  friend NarrowFloat operator+(NarrowFloat a, NarrowFloat b) {
+    return NarrowFloat(float(a) + float(b));
+  }
+  friend NarrowFloat operator-(NarrowFloat a, NarrowFloat b) {
+    return NarrowFloat(float(a) - float(b));
+  }
+  friend NarrowFloat operator*(NarrowFloat a, NarrowFloat b) {
+    return NarrowFloat(float(a) * float(b));
+  }
+  friend NarrowFloat operator/(NarrowFloat a, NarrowFloat b) {
+    return NarrowFloat(float(a) / float(b));
+  }
   NarrowFloat operator-() const { return NarrowFloat(-float(*this)); }
   friend bool operator==(NarrowFloat a, NarrowFloat b) { return float(a) == float(b); }
   friend bool operator!=(NarrowFloat a, NarrowFloat b) { return float(a) != float(b); }
@@ -142,7 +152,8 @@ class IntN {
   }
 
   static constexpr int64_t kMin = kSigned ? -(int64_t{1} << (kBits - 1)) : 0;
-  static constexpr int64_t kMax = kSigned ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
+  static constexpr int64_t kMax =
+      kSigned ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
 
   friend constexpr bool operator==(IntN a, IntN b) { return a.value_ == b.value_; }
   friend constexpr bool operator!=(IntN a, IntN b) { return a.value_ != b.value_; }
@@ -169,24 +180,29 @@ using uint2 = IntN<2, false>;
 using uint4 = IntN<4, false>;
 
 // PrimitiveType <-> native type.
-template <PrimitiveType kType> struct PrimitiveTypeToNative;
-#define AXLE_NATIVE_TYPE_LIST(V)                                                   \
-  V(PRED, bool) V(S1, int1) V(S2, int2) V(S4, int4) V(S8, int8_t) V(S16, int16_t)   \
-  V(S32, int32_t) V(S64, int64_t) V(U1, uint1) V(U2, uint2) V(U4, uint4)            \
-  V(U8, uint8_t) V(U16, uint16_t) V(U32, uint32_t) V(U64, uint64_t) V(F16, half)    \
-  V(BF16, bfloat16) V(F32, float) V(F64, double) V(F4E2M1FN, float4_e2m1fn)         \
-  V(F8E3M4, float8_e3m4) V(F8E4M3, float8_e4m3) V(F8E4M3FN, float8_e4m3fn)          \
-  V(F8E4M3B11FNUZ, float8_e4m3b11fnuz) V(F8E4M3FNUZ, float8_e4m3fnuz)               \
-  V(F8E5M2, float8_e5m2) V(F8E5M2FNUZ, float8_e5m2fnuz) V(F8E8M0FNU, float8_e8m0fnu) \
-  V(C64, complex64) V(C128, complex128)
+template <PrimitiveType kType>
+struct PrimitiveTypeToNative;
+#define AXLE_NATIVE_TYPE_LIST(V)                                                             \
+  V(PRED, bool)                                                                              \
+  V(S1, int1) V(S2, int2) V(S4, int4) V(S8, int8_t) V(S16, int16_t) V(S32, int32_t)          \
+      V(S64, int64_t) V(U1, uint1) V(U2, uint2) V(U4, uint4) V(U8, uint8_t) V(U16, uint16_t) \
+          V(U32, uint32_t) V(U64, uint64_t) V(F16, half) V(BF16, bfloat16) V(F32, float)     \
+              V(F64, double) V(F4E2M1FN, float4_e2m1fn) V(F8E3M4, float8_e3m4)               \
+                  V(F8E4M3, float8_e4m3) V(F8E4M3FN, float8_e4m3fn)                          \
+                      V(F8E4M3B11FNUZ, float8_e4m3b11fnuz) V(F8E4M3FNUZ, float8_e4m3fnuz)    \
+                          V(F8E5M2, float8_e5m2) V(F8E5M2FNUZ, float8_e5m2fnuz)              \
+                              V(F8E8M0FNU, float8_e8m0fnu) V(C64, complex64) V(C128, complex128)
 
-#define AXLE_DEFINE_NATIVE_(e, T) \
-  template <>                     \
-  struct PrimitiveTypeToNative<e> { using type = T; };
+#define AXLE_DEFINE_NATIVE_(e, T)   \
+  template <>                       \
+  struct PrimitiveTypeToNative<e> { \
+    using type = T;                 \
+  };
 AXLE_NATIVE_TYPE_LIST(AXLE_DEFINE_NATIVE_)
 #undef AXLE_DEFINE_NATIVE_
 
-template <typename T> constexpr PrimitiveType NativeToPrimitiveType() {
+template <typename T>
+constexpr PrimitiveType NativeToPrimitiveType() {
 #define AXLE_MATCH_NATIVE_(e, U) \
   if constexpr (std::is_same_v<T, U>) return e;
   AXLE_NATIVE_TYPE_LIST(AXLE_MATCH_NATIVE_)
@@ -210,19 +226,25 @@ decltype(auto) PrimitiveTypeSwitch(F&& f, PrimitiveType type) {
   std::abort();
 }
 
-template <typename T> inline constexpr bool is_narrow_float_v = false;
+template <typename T>
+inline constexpr bool is_narrow_float_v = false;
 template <typename S, int E, int M, int B, FloatEncoding K>
 inline constexpr bool is_narrow_float_v<NarrowFloat<S, E, M, B, K>> = true;
-template <typename T> inline constexpr bool is_intn_v = false;
-template <int N, bool S> inline constexpr bool is_intn_v<IntN<N, S>> = true;
-template <typename T> inline constexpr bool is_complex_v = false;
-template <typename T> inline constexpr bool is_complex_v<std::complex<T>> = true;
+template <typename T>
+inline constexpr bool is_intn_v = false;
+template <int N, bool S>
+inline constexpr bool is_intn_v<IntN<N, S>> = true;
+template <typename T>
+inline constexpr bool is_complex_v = false;
+template <typename T>
+inline constexpr bool is_complex_v<std::complex<T>> = true;
 // Real floating point, native or narrow.
 template <typename T>
 inline constexpr bool is_float_v = std::is_floating_point_v<T> || is_narrow_float_v<T>;
 // Integers, native (not bool) or sub-byte.
 template <typename T>
-inline constexpr bool is_integer_v = (std::is_integral_v<T> && !std::is_same_v<T, bool>) || is_intn_v<T>;
+inline constexpr bool is_integer_v =
+    (std::is_integral_v<T> && !std::is_same_v<T, bool>) || is_intn_v<T>;
 
 // The largest and the most negative finite values of a real float type.
 template <typename T>
@@ -242,7 +264,6 @@ T LowestFinite() {
   }
 }
 
-
 // Converts one element with XLA's `convert` semantics: integers wrap,
 // floats round to nearest even, float -> integer saturates and NaN gives 0,
 // anything -> pred is `!= 0`, real -> complex has a zero imaginary part
@@ -261,9 +282,12 @@ To ConvertValue(From v) {
   } else if constexpr (is_complex_v<To>) {
     return To(ConvertValue<typename To::value_type>(v), 0);
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (is_intn_v<From>) return v.value() != 0;
-    else if constexpr (is_narrow_float_v<From>) return static_cast<float>(v) != 0.0f;
-    else return v != From(0);
+    if constexpr (is_intn_v<From>)
+      return v.value() != 0;
+    else if constexpr (is_narrow_float_v<From>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != From(0);
   } else if constexpr (is_float_v<From> && is_integer_v<To>) {
     double d = static_cast<double>(v);
     if (d != d) return To(0);
@@ -273,7 +297,8 @@ To ConvertValue(From v) {
       hi = To::kMax;
     } else {
       lo = static_cast<int64_t>(std::numeric_limits<To>::min());
-      hi = std::is_same_v<To, uint64_t> ? INT64_MAX : static_cast<int64_t>(std::numeric_limits<To>::max());
+      hi = std::is_same_v<To, uint64_t> ? INT64_MAX
+                                        : static_cast<int64_t>(std::numeric_limits<To>::max());
       if constexpr (std::is_same_v<To, uint64_t>) {
         if (d >= 18446744073709551615.0) return std::numeric_limits<uint64_t>::max();
         if (d <= 0) return 0;
@@ -284,16 +309,23 @@ To ConvertValue(From v) {
     if (d >= static_cast<double>(hi)) return To(hi);
     return To(static_cast<int64_t>(d));
   } else if constexpr (is_integer_v<From> && is_integer_v<To>) {
-    if constexpr (is_intn_v<From>) return To(static_cast<int64_t>(v.value()));
-    else if constexpr (is_intn_v<To>) return To(static_cast<int64_t>(v));
-    else return static_cast<To>(v);
+    if constexpr (is_intn_v<From>)
+      return To(static_cast<int64_t>(v.value()));
+    else if constexpr (is_intn_v<To>)
+      return To(static_cast<int64_t>(v));
+    else
+      return static_cast<To>(v);
   } else if constexpr (std::is_same_v<From, bool>) {
     return To(v ? 1 : 0);
   } else if constexpr (is_float_v<To>) {
     // integer or float -> float
-    if constexpr (is_intn_v<From>) return To(static_cast<double>(v.value()));
-    else if constexpr (std::is_same_v<To, float> || std::is_same_v<To, double>) return static_cast<To>(static_cast<std::conditional_t<is_narrow_float_v<From>, float, From>>(v));
-    else return To(static_cast<double>(v));
+    if constexpr (is_intn_v<From>)
+      return To(static_cast<double>(v.value()));
+    else if constexpr (std::is_same_v<To, float> || std::is_same_v<To, double>)
+      return static_cast<To>(
+          static_cast<std::conditional_t<is_narrow_float_v<From>, float, From>>(v));
+    else
+      return To(static_cast<double>(v));
   } else {
     return static_cast<To>(v);
   }

@@ -18,36 +18,36 @@ namespace axle {
 
 // A repeated field: `name()`, `name(i)`, `name_size()`, `add_name(v)`,
 // `mutable_name()`, `clear_name()`, `set_name(i, v)`.
-#define AXLE_REPEATED_FIELD(type, name)                                   \
- public:                                                                  \
-  const std::vector<type>& name() const { return name##_; }               \
-  const type& name(int i) const { return name##_[i]; }                    \
-  int name##_size() const { return static_cast<int>(name##_.size()); }    \
-  void add_##name(const type& v) { name##_.push_back(v); }                \
-  type* add_##name() { return &name##_.emplace_back(); }                  \
-  std::vector<type>* mutable_##name() { return &name##_; }                \
-  void set_##name(int i, const type& v) { name##_[i] = v; }               \
-  void clear_##name() { name##_.clear(); }                                \
-                                                                          \
- private:                                                                 \
+#define AXLE_REPEATED_FIELD(type, name)                                \
+ public:                                                               \
+  const std::vector<type>& name() const { return name##_; }            \
+  const type& name(int i) const { return name##_[i]; }                 \
+  int name##_size() const { return static_cast<int>(name##_.size()); } \
+  void add_##name(const type& v) { name##_.push_back(v); }             \
+  type* add_##name() { return &name##_.emplace_back(); }               \
+  std::vector<type>* mutable_##name() { return &name##_; }             \
+  void set_##name(int i, const type& v) { name##_[i] = v; }            \
+  void clear_##name() { name##_.clear(); }                             \
+                                                                       \
+ private:                                                              \
   std::vector<type> name##_;
 
 // A scalar field: `name()`, `set_name(v)`.
-#define AXLE_SCALAR_FIELD(type, name, init)          \
- public:                                             \
-  type name() const { return name##_; }              \
-  void set_##name(type v) { name##_ = v; }           \
-                                                     \
- private:                                            \
+#define AXLE_SCALAR_FIELD(type, name, init) \
+ public:                                    \
+  type name() const { return name##_; }     \
+  void set_##name(type v) { name##_ = v; }  \
+                                            \
+ private:                                   \
   type name##_ = init;
 
-#define AXLE_STRING_FIELD(name)                                  \
- public:                                                         \
-  const std::string& name() const { return name##_; }            \
-  void set_##name(std::string v) { name##_ = std::move(v); }     \
-  std::string* mutable_##name() { return &name##_; }             \
-                                                                 \
- private:                                                        \
+#define AXLE_STRING_FIELD(name)                              \
+ public:                                                     \
+  const std::string& name() const { return name##_; }        \
+  void set_##name(std::string v) { name##_ = std::move(v); } \
+  std::string* mutable_##name() { return &name##_; }         \
+                                                             \
+ private:                                                    \
   std::string name##_;
 
 class DotDimensionNumbers {

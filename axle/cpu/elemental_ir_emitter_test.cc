@@ -220,9 +220,9 @@ TEST_P(ComplexOpsTest, EveryOpMatchesTheInterpreter) {
   add("pred", "compare(x, x), direction=NE", std::nullopt);
   add(t, "complex(r9, r10)", std::nullopt);
   // Through runtime helpers that compute as the interpreter does: exact.
-  for (const char* op : {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin",
-                         "acos", "atan", "asinh", "acosh", "atanh", "exponential-minus-one",
-                         "log-plus-one", "logistic"}) {
+  for (const char* op :
+       {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan",
+        "asinh", "acosh", "atanh", "exponential-minus-one", "log-plus-one", "logistic"}) {
     add(t, absl::StrCat(op, "(x)"), std::nullopt);
   }
   add(t, "power(x, y)", std::nullopt);

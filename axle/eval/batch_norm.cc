@@ -71,11 +71,10 @@ absl::StatusOr<FeatureLayout> CheckBatchNorm(const HloBatchNormInstruction& bn,
     }
   }
   const Shape& out = bn.shape();
-  bool ok = num_outputs == 1
-                ? out.IsArray() && out.dimensions() == s.dimensions()
-                : out.IsTuple() && out.tuple_shapes_size() == num_outputs &&
-                      out.tuple_shapes(0).IsArray() &&
-                      out.tuple_shapes(0).dimensions() == s.dimensions();
+  bool ok = num_outputs == 1 ? out.IsArray() && out.dimensions() == s.dimensions()
+                             : out.IsTuple() && out.tuple_shapes_size() == num_outputs &&
+                                   out.tuple_shapes(0).IsArray() &&
+                                   out.tuple_shapes(0).dimensions() == s.dimensions();
   for (int64_t i = 1; ok && i < num_outputs; ++i) {
     const Shape& v = out.tuple_shapes(i);
     ok = v.IsArray() && v.rank() == 1 && v.dimensions(0) == layout.features;
@@ -131,8 +130,8 @@ absl::StatusOr<Literal> EvaluateBatchNormTraining(const HloBatchNormInstruction&
                                                   const Literal& operand, const Literal& scale,
                                                   const Literal& offset) {
   const Literal* per_feature[] = {&scale, &offset};
-  AXLE_ASSIGN_OR_RETURN(FeatureLayout f, CheckBatchNorm(bn, operand, per_feature, {}, 3,
-                                                        "batch-norm-training"));
+  AXLE_ASSIGN_OR_RETURN(FeatureLayout f,
+                        CheckBatchNorm(bn, operand, per_feature, {}, 3, "batch-norm-training"));
   std::vector<double> x = ToDoubles(operand);
   std::vector<double> mean, var;
   Moments(x, f, &mean, &var);
@@ -150,8 +149,8 @@ absl::StatusOr<Literal> EvaluateBatchNormInference(const HloBatchNormInstruction
                                                    const Literal& offset, const Literal& mean,
                                                    const Literal& variance) {
   const Literal* per_feature[] = {&scale, &offset, &mean, &variance};
-  AXLE_ASSIGN_OR_RETURN(FeatureLayout f, CheckBatchNorm(bn, operand, per_feature, {}, 1,
-                                                        "batch-norm-inference"));
+  AXLE_ASSIGN_OR_RETURN(FeatureLayout f,
+                        CheckBatchNorm(bn, operand, per_feature, {}, 1, "batch-norm-inference"));
   std::vector<double> y = Normalize(ToDoubles(operand), f, ToDoubles(mean), ToDoubles(variance),
                                     ToDoubles(scale), ToDoubles(offset), bn.epsilon());
   return FromDoubles(bn.shape(), y);

@@ -171,8 +171,8 @@ T SaturateOrWrap(uint64_t sum) {
     return static_cast<T>(sum);
   } else if constexpr (std::is_signed_v<T>) {
     int64_t s = static_cast<int64_t>(sum);
-    return static_cast<T>(std::clamp<int64_t>(s, std::numeric_limits<T>::min(),
-                                              std::numeric_limits<T>::max()));
+    return static_cast<T>(
+        std::clamp<int64_t>(s, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
   } else {
     return static_cast<T>(std::min<uint64_t>(sum, std::numeric_limits<T>::max()));
   }
@@ -196,9 +196,9 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
     const int64_t oz = o[g.out_feature_dim];
     const int64_t feature_group = oz / g.output_features_per_feature_group;
     const int64_t batch_group = oz / g.output_features_per_batch_group;
-    const int64_t in_base = (b + batch_group * g.batch_group_size) * g.in_strides[g.in_batch_dim] +
-                            feature_group * g.input_features_per_group *
-                                g.in_strides[g.in_feature_dim];
+    const int64_t in_base =
+        (b + batch_group * g.batch_group_size) * g.in_strides[g.in_batch_dim] +
+        feature_group * g.input_features_per_group * g.in_strides[g.in_feature_dim];
     const int64_t k_base = oz * g.k_strides[g.k_out_feature_dim];
     Accumulator<T> acc{};
     bool window_nonempty = true;
@@ -209,8 +209,8 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
       bool inside = true;
       for (int64_t i = 0; i < g.num_spatial && inside; ++i) {
         const WindowDimension& w = window.dimensions(i);
-        int64_t dilated = o[g.out_spatial_dims[i]] * w.stride() - w.padding_low() +
-                          k[i] * w.window_dilation();
+        int64_t dilated =
+            o[g.out_spatial_dims[i]] * w.stride() - w.padding_low() + k[i] * w.window_dilation();
         if (dilated % w.base_dilation() != 0) {
           inside = false;
           break;

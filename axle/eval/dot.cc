@@ -77,10 +77,10 @@ absl::Status CheckDotDimensionNumbers(const DotDimensionNumbers& dnums, const Sh
                            " differ in length");
   }
   if (dnums.lhs_contracting_dimensions_size() != dnums.rhs_contracting_dimensions_size()) {
-    return InvalidArgument(op, ": lhs_contracting_dims=",
-                           DimsToString(dnums.lhs_contracting_dimensions()),
-                           " and rhs_contracting_dims=",
-                           DimsToString(dnums.rhs_contracting_dimensions()), " differ in length");
+    return InvalidArgument(
+        op, ": lhs_contracting_dims=", DimsToString(dnums.lhs_contracting_dimensions()),
+        " and rhs_contracting_dims=", DimsToString(dnums.rhs_contracting_dimensions()),
+        " differ in length");
   }
   std::vector<int64_t> lhs_used = dnums.lhs_batch_dimensions();
   absl::c_copy(dnums.lhs_contracting_dimensions(), std::back_inserter(lhs_used));
@@ -102,8 +102,7 @@ absl::Status CheckDotDimensionNumbers(const DotDimensionNumbers& dnums, const Sh
     int64_t l = dnums.lhs_contracting_dimensions(i), r = dnums.rhs_contracting_dimensions(i);
     if (lhs.dimensions(l) != rhs.dimensions(r)) {
       return InvalidArgument(op, ": contracting dimension ", l, " of lhs ", lhs.ToString(),
-                             " and dimension ", r, " of rhs ", rhs.ToString(),
-                             " differ in size");
+                             " and dimension ", r, " of rhs ", rhs.ToString(), " differ in size");
     }
   }
   return absl::OkStatus();
@@ -123,8 +122,8 @@ DotGeometry MakeDotGeometry(const DotDimensionNumbers& dnums, const Shape& lhs, 
     int64_t l = dnums.lhs_batch_dimensions(i), r = dnums.rhs_batch_dimensions(i);
     add_out(lhs.dimensions(l), lhs_strides[l], rhs_strides[r]);
   }
-  for (int64_t d : FreeDims(lhs.rank(), dnums.lhs_batch_dimensions(),
-                            dnums.lhs_contracting_dimensions())) {
+  for (int64_t d :
+       FreeDims(lhs.rank(), dnums.lhs_batch_dimensions(), dnums.lhs_contracting_dimensions())) {
     add_out(lhs.dimensions(d), lhs_strides[d], 0);
   }
   for (int64_t d : FreeDims(rhs.rank(), dnums.rhs_batch_dimensions(),
@@ -225,8 +224,8 @@ absl::StatusOr<const Literal*> ConvertedTo(const Literal& literal, PrimitiveType
 }
 
 absl::StatusOr<bool> IsPackedNibble(const HloDotInstruction& dot, absl::string_view op) {
-  int64_t count = absl::c_count(dot.precision_config().operand_precision(),
-                                PrecisionConfig::PACKED_NIBBLE);
+  int64_t count =
+      absl::c_count(dot.precision_config().operand_precision(), PrecisionConfig::PACKED_NIBBLE);
   if (count == 0) return false;
   if (count != 2 || !primitive_util::IsIntegralType(dot.shape().element_type())) {
     return InvalidArgument(op, ": PACKED_NIBBLE precision needs both operands packed and an ",
@@ -313,8 +312,8 @@ Literal RaggedDotTyped(const HloDotInstruction& dot, RaggedMode mode, int64_t ra
   std::vector<int64_t> lhs_free = FreeDims(lhs.shape().rank(), dnums.lhs_batch_dimensions(),
                                            dnums.lhs_contracting_dimensions());
   std::vector<int64_t> rhs_free =
-      FreeDims(rhs.shape().rank(), dnums.rhs_batch_dimensions(),
-               dnums.rhs_contracting_dimensions(), std::vector<int64_t>{group_dim});
+      FreeDims(rhs.shape().rank(), dnums.rhs_batch_dimensions(), dnums.rhs_contracting_dimensions(),
+               std::vector<int64_t>{group_dim});
   std::vector<int64_t> contract_dims;
   for (int64_t d : dnums.lhs_contracting_dimensions()) {
     contract_dims.push_back(lhs.shape().dimensions(d));
@@ -370,8 +369,8 @@ Literal RaggedDotTyped(const HloDotInstruction& dot, RaggedMode mode, int64_t ra
 // Dequantizes a block-scaled operand: value * scale[index / block], where
 // the block size of each dimension is operand_dim / scale_dim. A scalar
 // scale applies to every element.
-absl::StatusOr<Literal> Dequantize(const Literal& operand, const Literal& scale,
-                                   PrimitiveType type, absl::string_view what) {
+absl::StatusOr<Literal> Dequantize(const Literal& operand, const Literal& scale, PrimitiveType type,
+                                   absl::string_view what) {
   const Shape& os = operand.shape();
   const Shape& ss = scale.shape();
   const bool scalar = ss.rank() == 0;
@@ -381,8 +380,7 @@ absl::StatusOr<Literal> Dequantize(const Literal& operand, const Literal& scale,
   }
   std::vector<int64_t> block(os.rank(), 1);
   for (int64_t d = 0; !scalar && d < os.rank(); ++d) {
-    if (ss.dimensions(d) == 0 ? os.dimensions(d) != 0
-                              : os.dimensions(d) % ss.dimensions(d) != 0) {
+    if (ss.dimensions(d) == 0 ? os.dimensions(d) != 0 : os.dimensions(d) % ss.dimensions(d) != 0) {
       return InvalidArgument("scaled-dot: ", what, " ", os.ToString(),
                              " is not a whole number of blocks of its scale ", ss.ToString());
     }

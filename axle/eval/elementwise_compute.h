@@ -127,9 +127,9 @@ void Loop3(const Lanes& a, const Lanes& b, const Lanes& c, Out* out, int64_t n, 
 }
 
 inline absl::Status NotDefined(const HloInstruction& instruction, PrimitiveType type) {
-  return absl::InvalidArgumentError(
-      absl::StrCat(Describe(instruction), ": not defined for element type ",
-                   primitive_util::LowercasePrimitiveTypeName(type)));
+  return absl::InvalidArgumentError(absl::StrCat(Describe(instruction),
+                                                 ": not defined for element type ",
+                                                 primitive_util::LowercasePrimitiveTypeName(type)));
 }
 
 // --- Total order ---------------------------------------------------------------

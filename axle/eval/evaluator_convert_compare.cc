@@ -23,12 +23,18 @@ namespace {
 template <typename K>
 bool CompareKeys(ComparisonDirection direction, const K& x, const K& y) {
   switch (direction) {
-    case ComparisonDirection::kEq: return x == y;
-    case ComparisonDirection::kNe: return x != y;
-    case ComparisonDirection::kGe: return x >= y;
-    case ComparisonDirection::kGt: return x > y;
-    case ComparisonDirection::kLe: return x <= y;
-    case ComparisonDirection::kLt: return x < y;
+    case ComparisonDirection::kEq:
+      return x == y;
+    case ComparisonDirection::kNe:
+      return x != y;
+    case ComparisonDirection::kGe:
+      return x >= y;
+    case ComparisonDirection::kGt:
+      return x > y;
+    case ComparisonDirection::kLe:
+      return x <= y;
+    case ComparisonDirection::kLt:
+      return x < y;
   }
   return false;
 }
@@ -146,8 +152,10 @@ absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a
               double v = static_cast<double>(Up<F>(x[a.broadcast ? 0 : i]));
               int64_t ri = r.broadcast ? 0 : i;
               uint64_t random = 0;
-              std::memcpy(&random, static_cast<const uint8_t*>(r.data) + ri * primitive_util::ByteWidth(r.type),
-                          primitive_util::ByteWidth(r.type));
+              std::memcpy(
+                  &random,
+                  static_cast<const uint8_t*>(r.data) + ri * primitive_util::ByteWidth(r.type),
+                  primitive_util::ByteWidth(r.type));
               if (random_bits < 64) random &= (uint64_t{1} << random_bits) - 1;
               int64_t result;
               if (std::isnan(v)) {
@@ -162,7 +170,8 @@ absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a
                 int64_t truncated = static_cast<int64_t>(magnitude);
                 double fraction = magnitude - static_cast<double>(truncated);
                 if (fraction != 0) {
-                  uint64_t fixed_fraction = static_cast<uint64_t>(std::ldexp(fraction, random_bits));
+                  uint64_t fixed_fraction =
+                      static_cast<uint64_t>(std::ldexp(fraction, random_bits));
                   if (random < fixed_fraction) ++truncated;
                 }
                 result = negative ? -truncated : truncated;
@@ -179,10 +188,10 @@ absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a
 
 }  // namespace
 
-absl::Status EvaluateCompareLanes(const HloInstruction& instruction, const Lanes& a,
-                                  const Lanes& b, bool* out, int64_t n) {
-  return PrimitiveTypeSwitch(
-      [&]<typename T>() { return Compare<T>(instruction, a, b, out, n); }, a.type);
+absl::Status EvaluateCompareLanes(const HloInstruction& instruction, const Lanes& a, const Lanes& b,
+                                  bool* out, int64_t n) {
+  return PrimitiveTypeSwitch([&]<typename T>() { return Compare<T>(instruction, a, b, out, n); },
+                             a.type);
 }
 
 absl::Status EvaluateConvertLanes(const Lanes& a, PrimitiveType out_type, void* out, int64_t n) {
@@ -194,9 +203,7 @@ absl::Status EvaluateStochasticConvertLanes(const HloInstruction& instruction, c
                                             const Lanes& random, PrimitiveType out_type, void* out,
                                             int64_t n) {
   return PrimitiveTypeSwitch(
-      [&]<typename F>() {
-        return StochasticConvert<F>(instruction, a, random, out_type, out, n);
-      },
+      [&]<typename F>() { return StochasticConvert<F>(instruction, a, random, out_type, out, n); },
       a.type);
 }
 

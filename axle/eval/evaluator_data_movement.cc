@@ -20,12 +20,24 @@ namespace {
 
 inline void CopyElement(uint8_t* dst, const uint8_t* src, int width) {
   switch (width) {
-    case 1: *dst = *src; return;
-    case 2: std::memcpy(dst, src, 2); return;
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    case 16: std::memcpy(dst, src, 16); return;
-    default: std::memcpy(dst, src, width); return;
+    case 1:
+      *dst = *src;
+      return;
+    case 2:
+      std::memcpy(dst, src, 2);
+      return;
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    case 16:
+      std::memcpy(dst, src, 16);
+      return;
+    default:
+      std::memcpy(dst, src, width);
+      return;
   }
 }
 
@@ -50,16 +62,21 @@ void StridedCopy(const uint8_t* in, int64_t base, absl::Span<const int64_t> stri
   }
 }
 
-int Width(const Literal& literal) { return primitive_util::ByteWidth(literal.shape().element_type()); }
-const uint8_t* Bytes(const Literal& literal) { return static_cast<const uint8_t*>(literal.untyped_data()); }
+int Width(const Literal& literal) {
+  return primitive_util::ByteWidth(literal.shape().element_type());
+}
+const uint8_t* Bytes(const Literal& literal) {
+  return static_cast<const uint8_t*>(literal.untyped_data());
+}
 uint8_t* Bytes(Literal& literal) { return static_cast<uint8_t*>(literal.untyped_data()); }
 
 absl::Status ExpectSameElementType(const HloInstruction& instruction, const Literal& operand) {
   if (!instruction.shape().IsArray() ||
       operand.shape().element_type() != instruction.shape().element_type()) {
-    return InvalidInstruction(instruction, absl::StrCat("operand ", operand.shape().ToString(false),
-                                                        " and result ", instruction.shape().ToString(false),
-                                                        " must be arrays of one element type"));
+    return InvalidInstruction(
+        instruction,
+        absl::StrCat("operand ", operand.shape().ToString(false), " and result ",
+                     instruction.shape().ToString(false), " must be arrays of one element type"));
   }
   return absl::OkStatus();
 }
@@ -93,7 +110,8 @@ absl::StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruc
   int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<int64_t> starts(rank, 0);
   bool all_scalars = static_cast<int64_t>(index_operands.size()) == rank;
-  for (const Literal* index : index_operands) all_scalars = all_scalars && index->shape().rank() == 0;
+  for (const Literal* index : index_operands)
+    all_scalars = all_scalars && index->shape().rank() == 0;
   if (all_scalars) {
     for (int64_t d = 0; d < rank; ++d) {
       AXLE_ASSIGN_OR_RETURN(starts[d], ReadIndex(instruction, *index_operands[d], 0));
@@ -108,8 +126,8 @@ absl::StatusOr<std::vector<int64_t>> ClampedStarts(const HloInstruction& instruc
   }
   for (int64_t d = 0; d < rank; ++d) {
     if (sizes[d] > dims[d] || sizes[d] < 0) {
-      return InvalidInstruction(instruction, absl::StrCat("slice size ", sizes[d], " in dimension ", d,
-                                                          " exceeds the operand's ", dims[d]));
+      return InvalidInstruction(instruction, absl::StrCat("slice size ", sizes[d], " in dimension ",
+                                                          d, " exceeds the operand's ", dims[d]));
     }
     starts[d] = std::clamp<int64_t>(starts[d], 0, dims[d] - sizes[d]);
   }
@@ -144,7 +162,8 @@ void FromPhysicalBytes(const std::vector<uint8_t>& bytes, Literal& literal) {
   int width = Width(literal);
   if (!shape.has_layout() || ShapeUtil::HasDescendingLayout(shape) ||
       static_cast<int64_t>(shape.layout().minor_to_major().size()) != shape.rank()) {
-    std::memcpy(literal.untyped_data(), bytes.data(), std::min<size_t>(bytes.size(), literal.size_bytes()));
+    std::memcpy(literal.untyped_data(), bytes.data(),
+                std::min<size_t>(bytes.size(), literal.size_bytes()));
     return;
   }
   // Logical element at index i sits at physical offset sum(i[d] * pstride[d]).
@@ -160,14 +179,17 @@ void FromPhysicalBytes(const std::vector<uint8_t>& bytes, Literal& literal) {
 
 }  // namespace
 
-std::vector<int64_t> Strides(const Shape& shape) { return ShapeUtil::RowMajorStrides(shape.dimensions()); }
+std::vector<int64_t> Strides(const Shape& shape) {
+  return ShapeUtil::RowMajorStrides(shape.dimensions());
+}
 
 absl::StatusOr<Literal> EvaluateIota(const HloInstruction& instruction) {
   const Shape& shape = instruction.shape();
   int64_t dimension = cast<HloIotaInstruction>(&instruction)->iota_dimension();
   if (!shape.IsArray() || dimension < 0 || dimension >= std::max<int64_t>(shape.rank(), 1) ||
       (shape.rank() == 0)) {
-    return InvalidInstruction(instruction, "iota_dimension must name a dimension of an array result");
+    return InvalidInstruction(instruction,
+                              "iota_dimension must name a dimension of an array result");
   }
   Literal result(shape);
   int64_t inner = 1;
@@ -184,20 +206,23 @@ absl::StatusOr<Literal> EvaluateIota(const HloInstruction& instruction) {
   return result;
 }
 
-absl::StatusOr<Literal> EvaluateBroadcast(const HloInstruction& instruction, const Literal& operand) {
+absl::StatusOr<Literal> EvaluateBroadcast(const HloInstruction& instruction,
+                                          const Literal& operand) {
   AXLE_RETURN_IF_ERROR(ExpectSameElementType(instruction, operand));
   const Shape& shape = instruction.shape();
   const std::vector<int64_t>& dims = DimensionsAttr(instruction);
   if (static_cast<int64_t>(dims.size()) != operand.shape().rank()) {
-    return InvalidInstruction(instruction, "needs one entry in dimensions={} per operand dimension");
+    return InvalidInstruction(instruction,
+                              "needs one entry in dimensions={} per operand dimension");
   }
   std::vector<int64_t> operand_strides = Strides(operand.shape());
   std::vector<int64_t> strides(shape.rank(), 0);
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= shape.rank() ||
         shape.dimensions(dims[i]) != operand.shape().dimensions(i)) {
-      return InvalidInstruction(instruction, absl::StrCat("operand dimension ", i,
-                                                          " does not match result dimension ", dims[i]));
+      return InvalidInstruction(
+          instruction,
+          absl::StrCat("operand dimension ", i, " does not match result dimension ", dims[i]));
     }
     strides[dims[i]] = operand_strides[i];
   }
@@ -225,15 +250,17 @@ absl::StatusOr<Literal> EvaluateReshape(const HloInstruction& instruction, const
   }
   if (shape.num_elements() != operand.element_count() ||
       shape.element_type() != operand.shape().element_type()) {
-    return InvalidInstruction(instruction, absl::StrCat("cannot reshape ", operand.shape().ToString(false),
-                                                        " to ", shape.ToString(false)));
+    return InvalidInstruction(
+        instruction, absl::StrCat("cannot reshape ", operand.shape().ToString(false), " to ",
+                                  shape.ToString(false)));
   }
   Literal result(shape);
   std::memcpy(result.untyped_data(), operand.untyped_data(), operand.size_bytes());
   return result;
 }
 
-absl::StatusOr<Literal> EvaluateTranspose(const HloInstruction& instruction, const Literal& operand) {
+absl::StatusOr<Literal> EvaluateTranspose(const HloInstruction& instruction,
+                                          const Literal& operand) {
   AXLE_RETURN_IF_ERROR(ExpectSameElementType(instruction, operand));
   const Shape& shape = instruction.shape();
   const std::vector<int64_t>& permutation = DimensionsAttr(instruction);
@@ -274,7 +301,8 @@ absl::StatusOr<Literal> EvaluateReverse(const HloInstruction& instruction, const
   }
   Literal result(instruction.shape());
   if (result.element_count() == 0) return result;
-  StridedCopy(Bytes(operand), base, strides, operand.shape().dimensions(), Bytes(result), Width(operand));
+  StridedCopy(Bytes(operand), base, strides, operand.shape().dimensions(), Bytes(result),
+              Width(operand));
   return result;
 }
 
@@ -296,8 +324,8 @@ absl::StatusOr<Literal> EvaluateSlice(const HloInstruction& instruction, const L
             stride = slice.slice_strides()[d];
     if (start < 0 || limit < start || limit > operand.shape().dimensions(d) || stride <= 0 ||
         shape.dimensions(d) != (limit - start + stride - 1) / stride) {
-      return InvalidInstruction(instruction, absl::StrCat("bad slice [", start, ":", limit, ":", stride,
-                                                          "] of dimension ", d));
+      return InvalidInstruction(instruction, absl::StrCat("bad slice [", start, ":", limit, ":",
+                                                          stride, "] of dimension ", d));
     }
     base += start * operand_strides[d];
     strides[d] = stride * operand_strides[d];
@@ -316,8 +344,8 @@ absl::StatusOr<Literal> EvaluateDynamicSlice(const HloInstruction& instruction,
     return InvalidInstruction(instruction, "result and operand ranks differ");
   }
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
-                        ClampedStarts(instruction, operands.subspan(1), operand.shape().dimensions(),
-                                      shape.dimensions()));
+                        ClampedStarts(instruction, operands.subspan(1),
+                                      operand.shape().dimensions(), shape.dimensions()));
   std::vector<int64_t> strides = Strides(operand.shape());
   int64_t base = 0;
   for (int64_t d = 0; d < shape.rank(); ++d) base += starts[d] * strides[d];
@@ -338,8 +366,8 @@ absl::StatusOr<Literal> EvaluateDynamicUpdateSlice(const HloInstruction& instruc
     return InvalidInstruction(instruction, "operand, update and result ranks must agree");
   }
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
-                        ClampedStarts(instruction, operands.subspan(2), operand.shape().dimensions(),
-                                      update.shape().dimensions()));
+                        ClampedStarts(instruction, operands.subspan(2),
+                                      operand.shape().dimensions(), update.shape().dimensions()));
   Literal result = operand.Clone();
   int width = Width(operand);
   std::vector<int64_t> strides = Strides(operand.shape());
@@ -376,15 +404,18 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const HloInstruction& instruction
   const Shape& out = operands[1]->shape();
   if (!in.IsArray() || !out.IsArray() || in.rank() < 1 || in.rank() != out.rank() ||
       in.element_type() != out.element_type() ||
-      !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in), ShapeUtil::DeleteDimensions({0}, out))) {
-    return InvalidInstruction(instruction, "input and output must be arrays that differ only in dimension 0");
+      !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in),
+                                 ShapeUtil::DeleteDimensions({0}, out))) {
+    return InvalidInstruction(instruction,
+                              "input and output must be arrays that differ only in dimension 0");
   }
   const int64_t updates = operands[2]->shape().IsArray() ? operands[2]->element_count() : -1;
   for (int i = 2; i < 6; ++i) {
     const Shape& shape = operands[i]->shape();
     if (!shape.IsArray() || shape.rank() != 1 || shape.dimensions(0) != updates ||
         !primitive_util::IsIntegralType(shape.element_type())) {
-      return InvalidInstruction(instruction, "offsets and sizes must be integer vectors of one length");
+      return InvalidInstruction(instruction,
+                                "offsets and sizes must be integer vectors of one length");
     }
   }
   Literal result = operands[1]->Clone();
@@ -401,8 +432,8 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const HloInstruction& instruction
     const __int128 first = std::max<__int128>({0, -from, -to});
     const __int128 last = std::min<__int128>({size, in_rows - from, out_rows - to});
     for (__int128 r = first; r < last; ++r) {
-      std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes, src + static_cast<int64_t>(from + r) * row_bytes,
-                  row_bytes);
+      std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes,
+                  src + static_cast<int64_t>(from + r) * row_bytes, row_bytes);
     }
   }
   return result;
@@ -425,7 +456,8 @@ absl::StatusOr<Literal> EvaluateConcatenate(const HloInstruction& instruction,
     }
     for (int64_t d = 0; d < shape.rank(); ++d) {
       if (d != dimension && operand->shape().dimensions(d) != shape.dimensions(d)) {
-        return InvalidInstruction(instruction, "operands differ outside the concatenated dimension");
+        return InvalidInstruction(instruction,
+                                  "operands differ outside the concatenated dimension");
       }
     }
     total += operand->shape().dimensions(dimension);
@@ -466,12 +498,14 @@ absl::StatusOr<Literal> EvaluatePad(const HloInstruction& instruction, const Lit
   for (int64_t d = 0; d < rank; ++d) {
     const auto& p = config.dimensions(d);
     int64_t size = operand.shape().dimensions(d);
-    if (p.interior_padding() < 0) return InvalidInstruction(instruction, "interior padding must be >= 0");
+    if (p.interior_padding() < 0)
+      return InvalidInstruction(instruction, "interior padding must be >= 0");
     int64_t expected = p.edge_padding_low() + p.edge_padding_high() + size +
                        std::max<int64_t>(size - 1, 0) * p.interior_padding();
     if (expected != shape.dimensions(d) || expected < 0) {
-      return InvalidInstruction(instruction, absl::StrCat("dimension ", d, " pads to ", expected,
-                                                          " but the result has ", shape.dimensions(d)));
+      return InvalidInstruction(
+          instruction, absl::StrCat("dimension ", d, " pads to ", expected, " but the result has ",
+                                    shape.dimensions(d)));
     }
   }
   Literal result(shape);
@@ -531,9 +565,9 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
   PrimitiveType in_type = operand.shape().element_type(), out_type = out_shape.element_type();
   int in_bits = primitive_util::BitWidth(in_type), out_bits = primitive_util::BitWidth(out_type);
   if (in_bits * operand.element_count() != out_bits * out_shape.num_elements()) {
-    return InvalidInstruction(instruction,
-                              absl::StrCat("cannot reinterpret ", operand.shape().ToString(false),
-                                           " as ", out_shape.ToString(false), ": sizes in bits differ"));
+    return InvalidInstruction(
+        instruction, absl::StrCat("cannot reinterpret ", operand.shape().ToString(false), " as ",
+                                  out_shape.ToString(false), ": sizes in bits differ"));
   }
   Literal result(out_shape);
   if (in_bits == out_bits) {
@@ -556,7 +590,8 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
     return result;
   }
   const auto* src = static_cast<const uint8_t*>(operand.untyped_data());
-  int in_bytes = primitive_util::ByteWidth(in_type), out_bytes = primitive_util::ByteWidth(out_type);
+  int in_bytes = primitive_util::ByteWidth(in_type),
+      out_bytes = primitive_util::ByteWidth(out_type);
   bool sign_extend = primitive_util::IsSignedIntegralType(out_type);
   auto read_bit = [&](int64_t bit) {
     int64_t element = bit / in_bits, offset = bit % in_bits;
@@ -564,8 +599,10 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
   };
   for (int64_t e = 0; e < result.element_count(); ++e) {
     uint64_t value = 0;
-    for (int b = 0; b < out_bits; ++b) value |= static_cast<uint64_t>(read_bit(e * out_bits + b)) << b;
-    if (out_bits < 8 && sign_extend && (value >> (out_bits - 1)) & 1) value |= ~uint64_t{0} << out_bits;
+    for (int b = 0; b < out_bits; ++b)
+      value |= static_cast<uint64_t>(read_bit(e * out_bits + b)) << b;
+    if (out_bits < 8 && sign_extend && (value >> (out_bits - 1)) & 1)
+      value |= ~uint64_t{0} << out_bits;
     std::memcpy(dst + e * out_bytes, &value, out_bytes);  // little-endian host
   }
   normalize_pred();

@@ -114,7 +114,8 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
     case HloOpcode::kCopy:
       return run([](C v) { return v; });
     case HloOpcode::kNegate:
-      if constexpr (kInt) return run([](C v) { return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)); });
+      if constexpr (kInt)
+        return run([](C v) { return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)); });
       if constexpr (kFloat || kComplex) return run([](C v) { return -v; });
       break;
     case HloOpcode::kAbs:
@@ -154,7 +155,8 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       }
       break;
     case HloOpcode::kPopulationCount:
-      if constexpr (kInt) return run([](C v) { return static_cast<C>(std::popcount(RawBits<T>(v))); });
+      if constexpr (kInt)
+        return run([](C v) { return static_cast<C>(std::popcount(RawBits<T>(v))); });
       break;
     case HloOpcode::kExp:
       if constexpr (kFloat || kComplex) return run([](C v) { return std::exp(v); });
@@ -171,7 +173,8 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       if constexpr (kComplex) return run([](C v) { return std::log(C(1) + v); });
       break;
     case HloOpcode::kLogistic:
-      if constexpr (kFloat || kComplex) return run([](C v) { return C(1) / (C(1) + std::exp(-v)); });
+      if constexpr (kFloat || kComplex)
+        return run([](C v) { return C(1) / (C(1) + std::exp(-v)); });
       break;
     case HloOpcode::kSqrt:
       if constexpr (kFloat || kComplex) return run([](C v) { return std::sqrt(v); });
@@ -244,7 +247,8 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       if constexpr (kFloat) {
         const auto& rp = *cast<HloReducePrecisionInstruction>(&instruction);
         int e = rp.exponent_bits(), m = rp.mantissa_bits();
-        if (e < 1 || m < 0) return InvalidInstruction(instruction, "needs exponent_bits >= 1 and mantissa_bits >= 0");
+        if (e < 1 || m < 0)
+          return InvalidInstruction(instruction, "needs exponent_bits >= 1 and mantissa_bits >= 0");
         return run([e, m](C v) { return ReducePrecision<C>(v, e, m); });
       }
       break;
@@ -273,20 +277,23 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
     case HloOpcode::kAdd:
       if constexpr (kPred) return run([](C x, C y) { return x || y; });
       if constexpr (kInt) {
-        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); });
+        return run(
+            [&](C x, C y) { return wrap(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); });
       }
       if constexpr (kFloat || kComplex) return run([](C x, C y) { return x + y; });
       break;
     case HloOpcode::kSubtract:
       if constexpr (kInt) {
-        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); });
+        return run(
+            [&](C x, C y) { return wrap(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); });
       }
       if constexpr (kFloat || kComplex) return run([](C x, C y) { return x - y; });
       break;
     case HloOpcode::kMultiply:
       if constexpr (kPred) return run([](C x, C y) { return x && y; });
       if constexpr (kInt) {
-        return run([&](C x, C y) { return wrap(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); });
+        return run(
+            [&](C x, C y) { return wrap(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); });
       }
       if constexpr (kFloat || kComplex) return run([](C x, C y) { return x * y; });
       break;
@@ -406,7 +413,8 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
           constexpr int kShift = 64 - BitsOf<T>();
           int64_t value = static_cast<int64_t>(RawBits<T>(x) << kShift) >> kShift;
           uint64_t amount = RawBits<T>(y);
-          if (amount >= static_cast<uint64_t>(BitsOf<T>())) return static_cast<C>(value < 0 ? -1 : 0);
+          if (amount >= static_cast<uint64_t>(BitsOf<T>()))
+            return static_cast<C>(value < 0 ? -1 : 0);
           return static_cast<C>(value >> amount);
         });
       }
@@ -488,10 +496,10 @@ absl::Status CheckTypes(const HloInstruction& instruction, absl::Span<const Lane
   for (int i : same_as_out) {
     if (operands[i].type != out_type) {
       return InvalidInstruction(
-          instruction,
-          absl::StrCat("operand ", i, " has element type ",
-                       primitive_util::LowercasePrimitiveTypeName(operands[i].type),
-                       " but the result has ", primitive_util::LowercasePrimitiveTypeName(out_type)));
+          instruction, absl::StrCat("operand ", i, " has element type ",
+                                    primitive_util::LowercasePrimitiveTypeName(operands[i].type),
+                                    " but the result has ",
+                                    primitive_util::LowercasePrimitiveTypeName(out_type)));
     }
   }
   return absl::OkStatus();
@@ -505,8 +513,8 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
   HloOpcode op = instruction.opcode();
   int arity = HloOpcodeArity(op);
   if (op != HloOpcode::kBitcastConvert && static_cast<int>(operands.size()) != arity) {
-    return InvalidInstruction(instruction, absl::StrCat("expects ", arity, " operands, has ",
-                                                        operands.size()));
+    return InvalidInstruction(instruction,
+                              absl::StrCat("expects ", arity, " operands, has ", operands.size()));
   }
   for (const Lanes& lanes : operands) {
     if (!primitive_util::IsArrayType(lanes.type)) {
@@ -523,7 +531,8 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
     case HloOpcode::kConvert:
       return EvaluateConvertLanes(a, out_type, out, n);
     case HloOpcode::kBitcastConvert: {
-      if (operands.size() != 1 || primitive_util::BitWidth(a.type) != primitive_util::BitWidth(out_type)) {
+      if (operands.size() != 1 ||
+          primitive_util::BitWidth(a.type) != primitive_util::BitWidth(out_type)) {
         return InvalidInstruction(instruction, "lane-wise bitcast-convert needs equal bit widths");
       }
       int width = primitive_util::ByteWidth(out_type);
@@ -555,13 +564,19 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
           Loop1<R, T>(a, static_cast<R*>(out), n, f);
         };
         if (a.type == C64) {
-          if (op == HloOpcode::kAbs) component.operator()<complex64>([](complex64 v) { return std::abs(v); });
-          if (op == HloOpcode::kReal) component.operator()<complex64>([](complex64 v) { return v.real(); });
-          if (op == HloOpcode::kImag) component.operator()<complex64>([](complex64 v) { return v.imag(); });
+          if (op == HloOpcode::kAbs)
+            component.operator()<complex64>([](complex64 v) { return std::abs(v); });
+          if (op == HloOpcode::kReal)
+            component.operator()<complex64>([](complex64 v) { return v.real(); });
+          if (op == HloOpcode::kImag)
+            component.operator()<complex64>([](complex64 v) { return v.imag(); });
         } else {
-          if (op == HloOpcode::kAbs) component.operator()<complex128>([](complex128 v) { return std::abs(v); });
-          if (op == HloOpcode::kReal) component.operator()<complex128>([](complex128 v) { return v.real(); });
-          if (op == HloOpcode::kImag) component.operator()<complex128>([](complex128 v) { return v.imag(); });
+          if (op == HloOpcode::kAbs)
+            component.operator()<complex128>([](complex128 v) { return std::abs(v); });
+          if (op == HloOpcode::kReal)
+            component.operator()<complex128>([](complex128 v) { return v.real(); });
+          if (op == HloOpcode::kImag)
+            component.operator()<complex128>([](complex128 v) { return v.imag(); });
         }
         return absl::OkStatus();
       }
@@ -588,7 +603,8 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
       return PrimitiveTypeSwitch(
           [&]<typename T>() {
             if constexpr (is_float_v<T>) {
-              Loop1<bool, T>(a, static_cast<bool*>(out), n, [](T v) { return std::isfinite(Up<T>(v)); });
+              Loop1<bool, T>(a, static_cast<bool*>(out), n,
+                             [](T v) { return std::isfinite(Up<T>(v)); });
             }
             return absl::OkStatus();
           },
@@ -602,7 +618,8 @@ absl::Status EvaluateElementwiseLanes(const HloInstruction& instruction,
       const Lanes& b = operands[1];
       if (b.type != a.type || (a.type != F32 && a.type != F64) ||
           out_type != (a.type == F32 ? C64 : C128)) {
-        return InvalidInstruction(instruction, "complex takes two f32 (c64) or two f64 (c128) operands");
+        return InvalidInstruction(instruction,
+                                  "complex takes two f32 (c64) or two f64 (c128) operands");
       }
       if (a.type == F32) {
         Loop2<complex64, float, float>(a, b, static_cast<complex64*>(out), n,
@@ -698,8 +715,8 @@ absl::StatusOr<Literal> EvaluateElementwise(const HloInstruction& instruction,
     }
     lanes.push_back(l);
   }
-  AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(instruction, lanes, instruction.shape().element_type(),
-                                                result.untyped_data(), n));
+  AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(
+      instruction, lanes, instruction.shape().element_type(), result.untyped_data(), n));
   return result;
 }
 

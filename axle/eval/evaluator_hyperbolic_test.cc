@@ -23,8 +23,9 @@ TEST(EvaluatorHyperbolicTest, EveryOpMatchesTheCLibrary) {
       {"cosh", std::cosh, -1.25f}, {"sinh", std::sinh, 0.5f},
   };
   for (const Case& c : cases) {
-    std::string text = std::string("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] ") +
-                       c.op + "(p)\n}\n";
+    std::string text =
+        std::string("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] ") +
+        c.op + "(p)\n}\n";
     auto module = ParseAndReturnUnverifiedModule(text);
     ASSERT_TRUE(module.ok()) << c.op << ": " << module.status();
     ASSERT_TRUE(VerifyHloModule(**module).ok()) << c.op;

@@ -54,8 +54,8 @@ absl::StatusOr<Literal> EvaluateBitcastConvert(const HloInstruction& instruction
 // The type-changing elementwise ops over n lanes
 // (evaluator_convert_compare.cc): compare into pred, convert to `out_type`,
 // stochastic-convert of `a` with the random bits `random`.
-absl::Status EvaluateCompareLanes(const HloInstruction& instruction, const Lanes& a,
-                                  const Lanes& b, bool* out, int64_t n);
+absl::Status EvaluateCompareLanes(const HloInstruction& instruction, const Lanes& a, const Lanes& b,
+                                  bool* out, int64_t n);
 absl::Status EvaluateConvertLanes(const Lanes& a, PrimitiveType out_type, void* out, int64_t n);
 absl::Status EvaluateStochasticConvertLanes(const HloInstruction& instruction, const Lanes& a,
                                             const Lanes& random, PrimitiveType out_type, void* out,
@@ -65,9 +65,11 @@ absl::StatusOr<Literal> ConvertScalar(const Literal& scalar, PrimitiveType type)
 
 // --- Data movement (evaluator_data_movement.cc) ------------------------------
 absl::StatusOr<Literal> EvaluateIota(const HloInstruction& instruction);
-absl::StatusOr<Literal> EvaluateBroadcast(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateBroadcast(const HloInstruction& instruction,
+                                          const Literal& operand);
 absl::StatusOr<Literal> EvaluateReshape(const HloInstruction& instruction, const Literal& operand);
-absl::StatusOr<Literal> EvaluateTranspose(const HloInstruction& instruction, const Literal& operand);
+absl::StatusOr<Literal> EvaluateTranspose(const HloInstruction& instruction,
+                                          const Literal& operand);
 absl::StatusOr<Literal> EvaluateReverse(const HloInstruction& instruction, const Literal& operand);
 absl::StatusOr<Literal> EvaluateSlice(const HloInstruction& instruction, const Literal& operand);
 absl::StatusOr<Literal> EvaluateDynamicSlice(const HloInstruction& instruction,

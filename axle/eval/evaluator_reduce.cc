@@ -28,8 +28,8 @@ absl::StatusOr<std::vector<Shape>> ResultArrays(const HloInstruction& instructio
     shapes.push_back(shape);
   }
   if (static_cast<int64_t>(shapes.size()) != count) {
-    return InvalidInstruction(instruction, absl::StrCat("expects ", count, " results, its shape has ",
-                                                        shapes.size()));
+    return InvalidInstruction(
+        instruction, absl::StrCat("expects ", count, " results, its shape has ", shapes.size()));
   }
   for (const Shape& s : shapes) {
     if (!s.IsArray()) return InvalidInstruction(instruction, "results must be arrays");
@@ -88,7 +88,8 @@ absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
   for (Buffer& b : scratch) results.push_back(b.bytes.data());
   AXLE_RETURN_IF_ERROR(evaluator.RunLanewise(computation, args, results, lanes));
   for (size_t k = 0; k < accumulators.size(); ++k) {
-    std::memcpy(accumulators[k].bytes.data(), scratch[k].bytes.data(), lanes * accumulators[k].width);
+    std::memcpy(accumulators[k].bytes.data(), scratch[k].bytes.data(),
+                lanes * accumulators[k].width);
   }
   return absl::OkStatus();
 }
@@ -157,9 +158,11 @@ absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruc
       for (int64_t k = 0; k < count; ++k) {
         const auto* src = static_cast<const uint8_t*>(inputs[k]->untyped_data());
         Buffer& v = values[k];
-        for (int64_t o = 0; o < outputs; ++o) std::memcpy(v.at(o), src + (base[o] + offset) * v.width, v.width);
+        for (int64_t o = 0; o < outputs; ++o)
+          std::memcpy(v.at(o), src + (base[o] + offset) * v.width, v.width);
       }
-      AXLE_RETURN_IF_ERROR(Step(evaluator, *instruction.to_apply(), accumulators, values, scratch, outputs));
+      AXLE_RETURN_IF_ERROR(
+          Step(evaluator, *instruction.to_apply(), accumulators, values, scratch, outputs));
       for (int64_t d = static_cast<int64_t>(reduced_dims.size()) - 1; d >= 0; --d) {
         offset += reduced_strides[d];
         if (++index[d] < reduced_dims[d]) break;
@@ -201,7 +204,8 @@ absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
   std::vector<int64_t> window_dims;
   for (const WindowDimension& w : window.dimensions()) {
     if (w.size() < 0 || w.stride() < 1 || w.window_dilation() < 1 || w.base_dilation() < 1) {
-      return InvalidInstruction(instruction, "window sizes must be >= 0, strides and dilations >= 1");
+      return InvalidInstruction(instruction,
+                                "window sizes must be >= 0, strides and dilations >= 1");
     }
     window_dims.push_back(w.size());
   }
@@ -272,13 +276,16 @@ absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
         const auto* src = static_cast<const uint8_t*>(inputs[k]->untyped_data());
         for (int64_t l = 0; l < lanes; ++l) {
           std::memcpy(values[k].at(l), src + lane_input[l] * values[k].width, values[k].width);
-          std::memcpy(lane_accumulators[k].at(l), accumulators[k].at(lane_output[l]), accumulators[k].width);
+          std::memcpy(lane_accumulators[k].at(l), accumulators[k].at(lane_output[l]),
+                      accumulators[k].width);
         }
       }
-      AXLE_RETURN_IF_ERROR(Step(evaluator, *instruction.to_apply(), lane_accumulators, values, scratch, lanes));
+      AXLE_RETURN_IF_ERROR(
+          Step(evaluator, *instruction.to_apply(), lane_accumulators, values, scratch, lanes));
       for (int64_t k = 0; k < count; ++k) {
         for (int64_t l = 0; l < lanes; ++l) {
-          std::memcpy(accumulators[k].at(lane_output[l]), lane_accumulators[k].at(l), accumulators[k].width);
+          std::memcpy(accumulators[k].at(lane_output[l]), lane_accumulators[k].at(l),
+                      accumulators[k].width);
         }
       }
     }
@@ -310,8 +317,8 @@ absl::StatusOr<Literal> EvaluateMap(HloEvaluator& evaluator, const HloInstructio
   }
   Literal result(shape);
   void* out = result.untyped_data();
-  AXLE_RETURN_IF_ERROR(evaluator.RunLanewise(*instruction.to_apply(), args, absl::MakeConstSpan(&out, 1),
-                                             result.element_count()));
+  AXLE_RETURN_IF_ERROR(evaluator.RunLanewise(*instruction.to_apply(), args,
+                                             absl::MakeConstSpan(&out, 1), result.element_count()));
   return result;
 }
 
@@ -395,7 +402,8 @@ absl::StatusOr<Literal> EvaluateScan(HloEvaluator& evaluator, const HloInstructi
       args.push_back(&slices[i]);
     }
     for (Literal& c : state) args.push_back(&c);
-    AXLE_ASSIGN_OR_RETURN(Literal result, evaluator.EvaluateComputation(*instruction.to_apply(), args));
+    AXLE_ASSIGN_OR_RETURN(Literal result,
+                          evaluator.EvaluateComputation(*instruction.to_apply(), args));
     std::vector<Literal> parts;
     if (result.shape().IsTuple()) {
       parts = result.DecomposeTuple();
@@ -406,7 +414,8 @@ absl::StatusOr<Literal> EvaluateScan(HloEvaluator& evaluator, const HloInstructi
       return InvalidInstruction(instruction, "to_apply must return the outputs and the carries");
     }
     for (int64_t j = 0; j < output_count; ++j) {
-      if (parts[j].element_count() * primitive_util::ByteWidth(parts[j].shape().element_type()) * length !=
+      if (parts[j].element_count() * primitive_util::ByteWidth(parts[j].shape().element_type()) *
+              length !=
           outputs[j].size_bytes()) {
         return InvalidInstruction(instruction, "to_apply's output does not fit the scan's result");
       }

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <limits>
 
-#include "gtest/gtest.h"
 #include "axle/eval/evaluator_test_util.h"
+#include "gtest/gtest.h"
 
 namespace axle {
 namespace {
@@ -160,7 +160,8 @@ ENTRY e {
 }
 
 TEST(ReduceWindowTest, TwoDimensionalMaxPool) {
-  Literal a = LiteralUtil::CreateR2<float>({{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16}});
+  Literal a =
+      LiteralUtil::CreateR2<float>({{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}, {13, 14, 15, 16}});
   Literal result = EvalOk(R"(
 HloModule m
 mx {

@@ -79,7 +79,8 @@ absl::StatusOr<Literal> EvaluateSort(HloEvaluator& evaluator, const HloInstructi
     }
   }
   if (dim < 0 || dim >= std::max<int64_t>(shape.rank(), 1) || shape.rank() == 0) {
-    return InvalidInstruction(instruction, "the sort dimension must be a dimension of the operands");
+    return InvalidInstruction(instruction,
+                              "the sort dimension must be a dimension of the operands");
   }
   const HloComputation& comparator = *instruction.to_apply();
   int64_t length = shape.dimensions(dim);
@@ -123,13 +124,15 @@ absl::StatusOr<Literal> EvaluateSort(HloEvaluator& evaluator, const HloInstructi
     for (int64_t i = 0; i < inner; ++i) {
       int64_t base = o * length * inner + i;
       std::iota(order.begin(), order.end(), 0);
-      AXLE_RETURN_IF_ERROR(MergeSort(order, [&](int64_t a, int64_t b) { return compare(base, a, b); }));
+      AXLE_RETURN_IF_ERROR(
+          MergeSort(order, [&](int64_t a, int64_t b) { return compare(base, a, b); }));
       for (size_t k = 0; k < operands.size(); ++k) {
         int width = primitive_util::ByteWidth(operands[k]->shape().element_type());
         const auto* src = static_cast<const uint8_t*>(operands[k]->untyped_data());
         auto* dst = static_cast<uint8_t*>(results[k].untyped_data());
         for (int64_t p = 0; p < length; ++p) {
-          std::memcpy(dst + (base + p * inner) * width, src + (base + order[p] * inner) * width, width);
+          std::memcpy(dst + (base + p * inner) * width, src + (base + order[p] * inner) * width,
+                      width);
         }
       }
     }
@@ -146,7 +149,8 @@ absl::StatusOr<Literal> EvaluateTopK(const HloInstruction& instruction, const Li
   int64_t length = shape.dimensions(shape.rank() - 1);
   int64_t k = topk.k();
   if (k < 0 || k > length) {
-    return InvalidInstruction(instruction, absl::StrCat("k=", k, " but rows have ", length, " elements"));
+    return InvalidInstruction(instruction,
+                              absl::StrCat("k=", k, " but rows have ", length, " elements"));
   }
   if (primitive_util::IsComplexType(shape.element_type())) {
     return InvalidInstruction(instruction, "complex numbers have no order");
@@ -183,13 +187,17 @@ absl::StatusOr<Literal> EvaluateTopK(const HloInstruction& instruction, const Li
     }
     std::iota(order.begin(), order.end(), 0);
     if (topk.largest()) {
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return int_keys[a] > int_keys[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return int_keys[a] > int_keys[b]; });
     } else {
-      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return int_keys[a] < int_keys[b]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return int_keys[a] < int_keys[b]; });
     }
     for (int64_t j = 0; j < k; ++j) {
-      std::memcpy(static_cast<uint8_t*>(values.untyped_data()) + (r * k + j) * width,
-                  static_cast<const uint8_t*>(operand.untyped_data()) + (r * length + order[j]) * width, width);
+      std::memcpy(
+          static_cast<uint8_t*>(values.untyped_data()) + (r * k + j) * width,
+          static_cast<const uint8_t*>(operand.untyped_data()) + (r * length + order[j]) * width,
+          width);
       indices.data<int32_t>()[r * k + j] = static_cast<int32_t>(order[j]);
     }
   }

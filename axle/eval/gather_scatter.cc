@@ -41,11 +41,11 @@ namespace axle {
 namespace {
 
 using kernel_util::CheckArray;
+using kernel_util::CheckDimensionList;
+using kernel_util::CheckResultDims;
 using kernel_util::ClassifyCombiner;
 using kernel_util::Combine;
 using kernel_util::Combiner;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
 using kernel_util::DimsToString;
 using kernel_util::InvalidArgument;
 using kernel_util::NextIndex;
@@ -128,11 +128,13 @@ struct IndexMapping {
   std::vector<int64_t> window_operand_dims;    // window (offset) coordinate k -> operand dim
 };
 
-absl::StatusOr<IndexMapping> MakeIndexMapping(
-    const Shape& operand, const IndexVectors& vectors, absl::Span<const int64_t> start_index_map,
-    absl::Span<const int64_t> collapsed_dims, absl::Span<const int64_t> operand_batching_dims,
-    absl::Span<const int64_t> indices_batching_dims, int64_t index_vector_dim,
-    int64_t indices_rank, absl::string_view op) {
+absl::StatusOr<IndexMapping> MakeIndexMapping(const Shape& operand, const IndexVectors& vectors,
+                                              absl::Span<const int64_t> start_index_map,
+                                              absl::Span<const int64_t> collapsed_dims,
+                                              absl::Span<const int64_t> operand_batching_dims,
+                                              absl::Span<const int64_t> indices_batching_dims,
+                                              int64_t index_vector_dim, int64_t indices_rank,
+                                              absl::string_view op) {
   IndexMapping m;
   m.operand_rank = operand.rank();
   AXLE_RETURN_IF_ERROR(CheckSorted(collapsed_dims, op, "collapsed (inserted) dims"));
@@ -162,8 +164,7 @@ absl::StatusOr<IndexMapping> MakeIndexMapping(
     int64_t position = vectors.BatchPosition(d);
     if (vectors.batch_dims()[position] != operand.dimensions(operand_batching_dims[i])) {
       return InvalidArgument(op, ": batching dimension ", operand_batching_dims[i],
-                             " of the operand and dimension ", d,
-                             " of the indices differ in size");
+                             " of the operand and dimension ", d, " of the indices differ in size");
     }
     m.batch_positions.push_back(position);
   }
@@ -209,13 +210,13 @@ absl::StatusOr<Literal> EvaluateGather(const HloGatherInstruction& gather, const
   }
   IndexVectors vectors(start_indices, dn.index_vector_dim());
   AXLE_ASSIGN_OR_RETURN(
-      IndexMapping m,
-      MakeIndexMapping(os, vectors, dn.start_index_map(), dn.collapsed_slice_dims(),
-                       dn.operand_batching_dims(), dn.start_indices_batching_dims(),
-                       dn.index_vector_dim(), start_indices.shape().rank(), op));
+      IndexMapping m, MakeIndexMapping(os, vectors, dn.start_index_map(), dn.collapsed_slice_dims(),
+                                       dn.operand_batching_dims(), dn.start_indices_batching_dims(),
+                                       dn.index_vector_dim(), start_indices.shape().rank(), op));
 
   // Expected output dimensions.
-  const int64_t out_rank = static_cast<int64_t>(vectors.batch_dims().size() + dn.offset_dims_size());
+  const int64_t out_rank =
+      static_cast<int64_t>(vectors.batch_dims().size() + dn.offset_dims_size());
   AXLE_RETURN_IF_ERROR(CheckSorted(dn.offset_dims(), op, "offset_dims"));
   AXLE_RETURN_IF_ERROR(CheckDimensionList(dn.offset_dims(), out_rank, op, "offset_dims"));
   if (m.window_operand_dims.size() != static_cast<size_t>(dn.offset_dims_size())) {
@@ -296,9 +297,9 @@ absl::StatusOr<Literal> EvaluateScatter(const HloScatterInstruction& scatter,
     }
   }
   const Shape& expected_shape = scatter.shape();
-  const bool shape_ok =
-      n == 1 ? ShapeUtil::Compatible(expected_shape, os)
-             : expected_shape.IsTuple() && expected_shape.tuple_shapes_size() == static_cast<int64_t>(n);
+  const bool shape_ok = n == 1 ? ShapeUtil::Compatible(expected_shape, os)
+                               : expected_shape.IsTuple() &&
+                                     expected_shape.tuple_shapes_size() == static_cast<int64_t>(n);
   if (!shape_ok) {
     return InvalidArgument(op, ": result ", expected_shape.ToString(),
                            " does not match the operands");
@@ -314,12 +315,14 @@ absl::StatusOr<Literal> EvaluateScatter(const HloScatterInstruction& scatter,
   // Update dimensions: window dims map to m.window_operand_dims in order;
   // the others carry the index batch.
   AXLE_RETURN_IF_ERROR(CheckSorted(dn.update_window_dims(), op, "update_window_dims"));
-  AXLE_RETURN_IF_ERROR(CheckDimensionList(dn.update_window_dims(), us.rank(), op,
-                                          "update_window_dims"));
+  AXLE_RETURN_IF_ERROR(
+      CheckDimensionList(dn.update_window_dims(), us.rank(), op, "update_window_dims"));
   if (m.window_operand_dims.size() != static_cast<size_t>(dn.update_window_dims_size()) ||
-      us.rank() != static_cast<int64_t>(vectors.batch_dims().size()) + dn.update_window_dims_size()) {
-    return InvalidArgument(op, ": updates ", us.ToString(), " do not fit update_window_dims=",
-                           DimsToString(dn.update_window_dims()), " and the indices");
+      us.rank() !=
+          static_cast<int64_t>(vectors.batch_dims().size()) + dn.update_window_dims_size()) {
+    return InvalidArgument(op, ": updates ", us.ToString(),
+                           " do not fit update_window_dims=", DimsToString(dn.update_window_dims()),
+                           " and the indices");
   }
   std::vector<int64_t> scatter_dims, scatter_sizes, window_sizes;
   for (int64_t d = 0; d < us.rank(); ++d) {

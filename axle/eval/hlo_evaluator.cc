@@ -77,7 +77,8 @@ absl::StatusOr<Literal> TupleWithElement(const HloInstruction& instruction, Lite
   }
   Literal result(shape);
   result.mutable_tuple_element(index) = std::move(value);
-  if (element0 != nullptr && index != 0 && ShapeUtil::Compatible(shape.tuple_shapes(0), element0->shape())) {
+  if (element0 != nullptr && index != 0 &&
+      ShapeUtil::Compatible(shape.tuple_shapes(0), element0->shape())) {
     result.mutable_tuple_element(0) = element0->Clone();
   }
   return result;
@@ -98,7 +99,8 @@ void HloEvaluator::set_seed(uint64_t seed) {
 absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloModule& module,
                                                absl::Span<const Literal* const> args) {
   if (module.entry_computation() == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("module ", module.name(), " has no entry computation"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("module ", module.name(), " has no entry computation"));
   }
   module_ = &module;
   absl::StatusOr<Literal> result = Evaluate(*module.entry_computation(), args);
@@ -138,9 +140,9 @@ absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloComputation& computation
 // per top-level Evaluate: the instructions the root needs in post order, and
 // for each the positions of its operands and how often it is used.
 struct HloEvaluator::ComputationPlan {
-  std::vector<const HloInstruction*> order;       // needed instructions only
-  std::vector<std::vector<int64_t>> operands;     // positions in `order`
-  std::vector<int64_t> uses;                      // operand occurrences
+  std::vector<const HloInstruction*> order;    // needed instructions only
+  std::vector<std::vector<int64_t>> operands;  // positions in `order`
+  std::vector<int64_t> uses;                   // operand occurrences
   int64_t root = -1;
 };
 
@@ -221,7 +223,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& 
                                                    args.size()));
   }
   if (computation.root_instruction() == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " has no root"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("computation ", computation.name(), " has no root"));
   }
   const ComputationPlan& plan = GetPlan(computation);
   size_t count = plan.order.size();
@@ -259,22 +262,23 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& 
       return value[p] == &owned[p] && uses[p] == 1 && p != plan.root;
     };
     if (LiteralBytes(instruction.shape()) > PhysicalMemoryBytes()) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(Describe(instruction), ": result ", instruction.shape().ToString(false),
-                       " is larger than this machine's memory"));
+      return absl::ResourceExhaustedError(absl::StrCat(Describe(instruction), ": result ",
+                                                       instruction.shape().ToString(false),
+                                                       " is larger than this machine's memory"));
     }
     if (op == HloOpcode::kTuple) {
       std::vector<Literal> elements;
       for (size_t k = 0; k < operands.size(); ++k) {
-        elements.push_back(movable(k) ? std::move(owned[operand_positions[k]]) : operands[k]->Clone());
+        elements.push_back(movable(k) ? std::move(owned[operand_positions[k]])
+                                      : operands[k]->Clone());
       }
       owned[i] = Literal::MakeTuple(std::move(elements));
     } else if (op == HloOpcode::kGetTupleElement && movable(0) && operands[0]->shape().IsTuple()) {
       int64_t index = cast<HloGetTupleElementInstruction>(&instruction)->tuple_index();
       Literal& tuple = owned[operand_positions[0]];
       if (index < 0 || index >= tuple.tuple_size()) {
-        return InvalidInstruction(instruction, absl::StrCat("no element ", index, " in ",
-                                                            tuple.shape().ToString(false)));
+        return InvalidInstruction(
+            instruction, absl::StrCat("no element ", index, " in ", tuple.shape().ToString(false)));
       }
       owned[i] = std::move(tuple.mutable_tuple_element(index));
     } else {
@@ -295,13 +299,14 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& 
   return value[root]->Clone();
 }
 
-absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& instruction,
-                                                          absl::Span<const Literal* const> operands) {
+absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands) {
   using namespace eval_internal;  // NOLINT: the op families
   HloOpcode op = instruction.opcode();
   auto expect_operands = [&](size_t n) -> absl::Status {
     if (operands.size() < n) {
-      return InvalidInstruction(instruction, absl::StrCat("needs ", n, " operands, has ", operands.size()));
+      return InvalidInstruction(instruction,
+                                absl::StrCat("needs ", n, " operands, has ", operands.size()));
     }
     return absl::OkStatus();
   };
@@ -322,7 +327,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
       return EvaluateReshape(instruction, *operands[0]);
     case HloOpcode::kDynamicReshape:
       AXLE_RETURN_IF_ERROR(expect_operands(1));
-      if (!instruction.shape().is_static() && operands[0]->element_count() != instruction.shape().num_elements()) {
+      if (!instruction.shape().is_static() &&
+          operands[0]->element_count() != instruction.shape().num_elements()) {
         return Unimplemented(instruction, "dynamic shapes are not supported");
       }
       return EvaluateReshape(instruction, *operands[0]);
@@ -371,8 +377,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
     case HloOpcode::kCall:
       return EvaluateComputation(*instruction.to_apply(), operands);
     case HloOpcode::kFusion:
-      return EvaluateComputation(*cast<HloFusionInstruction>(&instruction)->fused_instructions_computation(),
-                                 operands);
+      return EvaluateComputation(
+          *cast<HloFusionInstruction>(&instruction)->fused_instructions_computation(), operands);
     case HloOpcode::kWhile:
       return EvaluateWhile(instruction, *operands[0]);
     case HloOpcode::kConditional:
@@ -380,7 +386,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
       return EvaluateConditional(instruction, operands);
     case HloOpcode::kAsyncStart: {
       const auto& async = *cast<HloAsyncInstruction>(&instruction);
-      AXLE_ASSIGN_OR_RETURN(Literal result, EvaluateComputation(*async.async_wrapped_computation(), operands));
+      AXLE_ASSIGN_OR_RETURN(Literal result,
+                            EvaluateComputation(*async.async_wrapped_computation(), operands));
       Literal operand_tuple = TupleOfClones(operands);
       return TupleWithElement(instruction, std::move(result), 1, &operand_tuple);
     }
@@ -416,10 +423,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
       // A counter starting at the seed, advanced by `delta` per use.
       int64_t delta = 1;
       if (const RawAttribute* attr = instruction.FindRawAttribute("delta")) {
-        if (!absl::SimpleAtoi(attr->value, &delta)) return InvalidInstruction(instruction, "bad delta");
+        if (!absl::SimpleAtoi(attr->value, &delta))
+          return InvalidInstruction(instruction, "bad delta");
       }
       Literal result(instruction.shape());
-      if (!result.shape().IsArray() || result.shape().element_type() != U64 || result.element_count() < 1) {
+      if (!result.shape().IsArray() || result.shape().element_type() != U64 ||
+          result.element_count() < 1) {
         return InvalidInstruction(instruction, "must produce u64[2]");
       }
       result.data<uint64_t>()[0] = seed_ + rng_state_;
@@ -436,7 +445,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
     case HloOpcode::kRecvDone:
     case HloOpcode::kInfeed:
     case HloOpcode::kOutfeed:
-      return Unimplemented(instruction, "needs several devices/host I/O, which the interpreter does not have");
+      return Unimplemented(instruction,
+                           "needs several devices/host I/O, which the interpreter does not have");
 
     case HloOpcode::kDot:
     case HloOpcode::kRaggedDot:
@@ -460,13 +470,15 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(const HloInstruction& 
   return Unimplemented(instruction, "this op is not supported");
 }
 
-absl::StatusOr<Literal> HloEvaluator::EvaluateWhile(const HloInstruction& instruction, const Literal& init) {
+absl::StatusOr<Literal> HloEvaluator::EvaluateWhile(const HloInstruction& instruction,
+                                                    const Literal& init) {
   const HloComputation& condition = *instruction.while_condition();
   const HloComputation& body = *instruction.while_body();
   Literal state = init.Clone();
   for (int64_t iteration = 0;; ++iteration) {
     const Literal* arg = &state;
-    AXLE_ASSIGN_OR_RETURN(Literal keep_going, EvaluateComputation(condition, absl::MakeConstSpan(&arg, 1)));
+    AXLE_ASSIGN_OR_RETURN(Literal keep_going,
+                          EvaluateComputation(condition, absl::MakeConstSpan(&arg, 1)));
     if (!keep_going.shape().IsArray() || keep_going.shape().element_type() != PRED ||
         keep_going.element_count() != 1) {
       return InvalidInstruction(instruction, "the condition must return pred[]");
@@ -481,8 +493,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateWhile(const HloInstruction& instru
   return state;
 }
 
-absl::StatusOr<Literal> HloEvaluator::EvaluateConditional(const HloInstruction& instruction,
-                                                          absl::Span<const Literal* const> operands) {
+absl::StatusOr<Literal> HloEvaluator::EvaluateConditional(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands) {
   const std::vector<HloComputation*>& branches = instruction.branch_computations();
   const Literal& selector = *operands[0];
   if (!selector.shape().IsArray() || selector.element_count() != 1) {
@@ -499,15 +511,16 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateConditional(const HloInstruction& 
   } else {
     return InvalidInstruction(instruction, "the branch selector must be pred or s32");
   }
-  if (branch >= static_cast<int64_t>(branches.size()) || branch + 1 >= static_cast<int64_t>(operands.size())) {
+  if (branch >= static_cast<int64_t>(branches.size()) ||
+      branch + 1 >= static_cast<int64_t>(operands.size())) {
     return InvalidInstruction(instruction, "no operand for the selected branch");
   }
   const Literal* arg = operands[branch + 1];
   return EvaluateComputation(*branches[branch], absl::MakeConstSpan(&arg, 1));
 }
 
-absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& instruction,
-                                                         absl::Span<const Literal* const> operands) {
+absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands) {
   HloOpcode op = instruction.opcode();
   // *-done: the result is the start's result element. (Checked before the
   // cast: a done op carries no collective attributes.)
@@ -521,7 +534,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
   }
   const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
   int64_t devices = 1;
-  if (module_ != nullptr) devices = module_->config().replica_count * module_->config().num_partitions;
+  if (module_ != nullptr)
+    devices = module_->config().replica_count * module_->config().num_partitions;
   bool groups_of_one = !collective.replica_groups().empty();
   for (const ReplicaGroup& group : collective.replica_groups()) {
     groups_of_one = groups_of_one && group.replica_ids_size() == 1;
@@ -551,8 +565,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
   // collective-permute without a 0 -> 0 pair gives zeros).
   Shape result_shape = instruction.shape();
   bool wrap_in_start_tuple = false;
-  if (HloOpcodeIsAsyncStart(op) && result_shape.IsTuple() && result_shape.tuple_shapes_size() >= 2 &&
-      op != HloOpcode::kAllReduceStart) {
+  if (HloOpcodeIsAsyncStart(op) && result_shape.IsTuple() &&
+      result_shape.tuple_shapes_size() >= 2 && op != HloOpcode::kAllReduceStart) {
     result_shape = result_shape.tuple_shapes(1);
     wrap_in_start_tuple = true;
   }
@@ -582,18 +596,19 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(const HloInstruction& i
   return value;
 }
 
-absl::StatusOr<Literal> HloEvaluator::EvaluateCustomCall(const HloInstruction& instruction,
-                                                         absl::Span<const Literal* const> operands) {
+absl::StatusOr<Literal> HloEvaluator::EvaluateCustomCall(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands) {
   const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
   if (!custom_call_handler_) {
-    return absl::NotFoundError(absl::StrCat("custom-call target '", custom_call.custom_call_target(),
-                                            "' is not registered for platform \"Host\" (interpreter; ",
-                                            custom_call.name(), ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "custom-call target '", custom_call.custom_call_target(),
+        "' is not registered for platform \"Host\" (interpreter; ", custom_call.name(), ")"));
   }
   AXLE_ASSIGN_OR_RETURN(Literal result, custom_call_handler_(custom_call, operands));
   if (!ShapeUtil::Compatible(result.shape(), instruction.shape())) {
-    return InvalidInstruction(instruction, absl::StrCat("the custom call returned ", result.shape().ToString(false),
-                                                        " instead of ", instruction.shape().ToString(false)));
+    return InvalidInstruction(
+        instruction, absl::StrCat("the custom call returned ", result.shape().ToString(false),
+                                  " instead of ", instruction.shape().ToString(false)));
   }
   return result;
 }
@@ -606,7 +621,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
   };
   auto need = [&](size_t n) -> absl::Status {
     if (operands.size() != n) {
-      return InvalidInstruction(instruction, absl::StrCat("needs ", n, " operands, has ", operands.size()));
+      return InvalidInstruction(instruction,
+                                absl::StrCat("needs ", n, " operands, has ", operands.size()));
     }
     return absl::OkStatus();
   };
@@ -617,14 +633,16 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
     }
     case HloOpcode::kRaggedDot:
       AXLE_RETURN_IF_ERROR(need(3));
-      return EvaluateRaggedDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1], *operands[2]);
+      return EvaluateRaggedDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1],
+                               *operands[2]);
     case HloOpcode::kScaledDot:
       AXLE_RETURN_IF_ERROR(need(4));
       return EvaluateScaledDot(*cast<HloDotInstruction>(&instruction), *operands[0], *operands[1],
                                *operands[2], *operands[3]);
     case HloOpcode::kConvolution:
       AXLE_RETURN_IF_ERROR(need(2));
-      return EvaluateConvolution(*cast<HloConvolutionInstruction>(&instruction), *operands[0], *operands[1]);
+      return EvaluateConvolution(*cast<HloConvolutionInstruction>(&instruction), *operands[0],
+                                 *operands[1]);
     case HloOpcode::kGather:
       AXLE_RETURN_IF_ERROR(need(2));
       return EvaluateGather(*cast<HloGatherInstruction>(&instruction), *operands[0], *operands[1]);
@@ -638,8 +656,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
     }
     case HloOpcode::kSelectAndScatter:
       AXLE_RETURN_IF_ERROR(need(3));
-      return EvaluateSelectAndScatter(*cast<HloWindowInstruction>(&instruction), *operands[0], *operands[1],
-                                      *operands[2], run);
+      return EvaluateSelectAndScatter(*cast<HloWindowInstruction>(&instruction), *operands[0],
+                                      *operands[1], *operands[2], run);
     case HloOpcode::kFft:
       AXLE_RETURN_IF_ERROR(need(1));
       return EvaluateFft(*cast<HloFftInstruction>(&instruction), *operands[0]);
@@ -648,8 +666,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateKernel(const HloInstruction& instr
       return EvaluateCholesky(*cast<HloCholeskyInstruction>(&instruction), *operands[0]);
     case HloOpcode::kTriangularSolve:
       AXLE_RETURN_IF_ERROR(need(2));
-      return EvaluateTriangularSolve(*cast<HloTriangularSolveInstruction>(&instruction), *operands[0],
-                                     *operands[1]);
+      return EvaluateTriangularSolve(*cast<HloTriangularSolveInstruction>(&instruction),
+                                     *operands[0], *operands[1]);
     case HloOpcode::kBatchNormTraining:
       AXLE_RETURN_IF_ERROR(need(3));
       return EvaluateBatchNormTraining(*cast<HloBatchNormInstruction>(&instruction), *operands[0],
@@ -676,7 +694,8 @@ eval_internal::LanewiseComputation* HloEvaluator::GetLanewise(const HloComputati
   return result;
 }
 
-absl::Status HloEvaluator::RunLanewise(const HloComputation& computation, absl::Span<const Lanes> args,
+absl::Status HloEvaluator::RunLanewise(const HloComputation& computation,
+                                       absl::Span<const Lanes> args,
                                        absl::Span<void* const> results, int64_t n) {
   if (eval_internal::LanewiseComputation* lanewise = GetLanewise(computation)) {
     return lanewise->Run(args, results, n);
@@ -696,8 +715,8 @@ absl::Status HloEvaluator::RunLanewise(const HloComputation& computation, absl::
   }
   for (const Shape& s : leaves) {
     if (!s.IsArray() || s.rank() != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(),
-                                                     " must return scalars"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("computation ", computation.name(), " must return scalars"));
     }
   }
   std::vector<Literal> scalars;
@@ -707,8 +726,10 @@ absl::Status HloEvaluator::RunLanewise(const HloComputation& computation, absl::
   for (int64_t lane = 0; lane < n; ++lane) {
     for (size_t i = 0; i < args.size(); ++i) {
       int width = primitive_util::ByteWidth(args[i].type);
-      std::memcpy(scalars[i].untyped_data(),
-                  static_cast<const uint8_t*>(args[i].data) + (args[i].broadcast ? 0 : lane) * width, width);
+      std::memcpy(
+          scalars[i].untyped_data(),
+          static_cast<const uint8_t*>(args[i].data) + (args[i].broadcast ? 0 : lane) * width,
+          width);
     }
     AXLE_ASSIGN_OR_RETURN(Literal result, EvaluateComputation(computation, pointers));
     for (size_t j = 0; j < results.size(); ++j) {

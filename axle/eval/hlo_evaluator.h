@@ -62,7 +62,9 @@ class HloEvaluator {
   // Seeds rng / rng-get-and-update-state: the same seed gives the same
   // values. The default seed is 0.
   void set_seed(uint64_t seed);
-  void set_custom_call_handler(CustomCallHandler handler) { custom_call_handler_ = std::move(handler); }
+  void set_custom_call_handler(CustomCallHandler handler) {
+    custom_call_handler_ = std::move(handler);
+  }
 
   // --- Internal: used by the op families (evaluator_*.cc) ------------------
   // Evaluates a called computation; no argument checking beyond counts.

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "gtest/gtest.h"
 #include "axle/eval/evaluator_test_util.h"
+#include "gtest/gtest.h"
 
 namespace axle {
 namespace {
@@ -451,8 +451,10 @@ ENTRY e {
   EXPECT_EQ(result.tuple_element(0), LiteralUtil::CreateR1<float>({5, 0}));
   EXPECT_EQ(result.tuple_element(1), LiteralUtil::CreateR1<float>({3, 0}));
   EXPECT_EQ(result.tuple_element(2), LiteralUtil::CreateR1<float>({4, 0}));
-  EXPECT_EQ(result.tuple_element(3), LiteralUtil::CreateR1<complex64>({complex64(0.6f, 0.8f), complex64(0, 0)}));
-  EXPECT_EQ(result.tuple_element(4), LiteralUtil::CreateR1<complex64>({complex64(-7, 24), complex64(0, 0)}));
+  EXPECT_EQ(result.tuple_element(3),
+            LiteralUtil::CreateR1<complex64>({complex64(0.6f, 0.8f), complex64(0, 0)}));
+  EXPECT_EQ(result.tuple_element(4),
+            LiteralUtil::CreateR1<complex64>({complex64(-7, 24), complex64(0, 0)}));
 }
 
 TEST(HloEvaluatorTest, ReducePrecisionToBf16Bits) {
@@ -541,7 +543,8 @@ ENTRY e {
   z = f32[] constant(-1)
   ROOT p = f32[3,5] pad(a, z), padding=0_1x1_1_1
 })");
-  EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{-1, 1, -1, 2, -1}, {-1, 3, -1, 4, -1}, {-1, -1, -1, -1, -1}}));
+  EXPECT_EQ(result, LiteralUtil::CreateR2<float>(
+                        {{-1, 1, -1, 2, -1}, {-1, 3, -1, 4, -1}, {-1, -1, -1, -1, -1}}));
 }
 
 TEST(HloEvaluatorTest, DynamicSliceClampsStartIndices) {
@@ -714,8 +717,8 @@ ENTRY e {
 
   HloEvaluator evaluator;
   evaluator.set_custom_call_handler(
-      [](const HloCustomCallInstruction& call, absl::Span<const Literal* const> operands)
-          -> absl::StatusOr<Literal> {
+      [](const HloCustomCallInstruction& call,
+         absl::Span<const Literal* const> operands) -> absl::StatusOr<Literal> {
         Literal out = operands[0]->Clone();
         for (float& v : out.data<float>()) v *= 10;
         return out;

@@ -89,7 +89,8 @@ Accumulator<T> ToAccumulator(T v) {
     return static_cast<uint64_t>(static_cast<int64_t>(v.value()));
   } else if constexpr (is_integer_v<T>) {
     // Sign-extends signed values first, so that products wrap correctly.
-    return static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+    return static_cast<uint64_t>(
+        static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
   } else if constexpr (is_narrow_float_v<T>) {
     return static_cast<float>(v);
   } else {

@@ -48,8 +48,8 @@ absl::StatusOr<Literal> EvaluateScaledDot(const HloDotInstruction& dot, const Li
 absl::StatusOr<Literal> EvaluateConvolution(const HloConvolutionInstruction& conv,
                                             const Literal& lhs, const Literal& rhs);
 // gather(operand, start_indices); out-of-range starts are clamped.
-absl::StatusOr<Literal> EvaluateGather(const HloGatherInstruction& gather,
-                                       const Literal& operand, const Literal& start_indices);
+absl::StatusOr<Literal> EvaluateGather(const HloGatherInstruction& gather, const Literal& operand,
+                                       const Literal& start_indices);
 // scatter(operands..., scatter_indices, updates...); the combiner is
 // scatter.to_apply(), run through `run`. Out-of-bounds updates are skipped.
 // A single-operand scatter returns the array; a variadic one a tuple.
@@ -67,8 +67,7 @@ absl::StatusOr<Literal> EvaluateSelectAndScatter(const HloWindowInstruction& sel
 // fft(operand).
 absl::StatusOr<Literal> EvaluateFft(const HloFftInstruction& fft, const Literal& operand);
 // cholesky(a).
-absl::StatusOr<Literal> EvaluateCholesky(const HloCholeskyInstruction& cholesky,
-                                         const Literal& a);
+absl::StatusOr<Literal> EvaluateCholesky(const HloCholeskyInstruction& cholesky, const Literal& a);
 // triangular-solve(a, b).
 absl::StatusOr<Literal> EvaluateTriangularSolve(const HloTriangularSolveInstruction& solve,
                                                 const Literal& a, const Literal& b);

@@ -29,7 +29,8 @@ ENTRY e {
   a = f32[2,3] parameter(0)
   b = f32[3,2] parameter(1)
   ROOT d = f32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})", {&a, &b}),
+})",
+                   {&a, &b}),
             LiteralUtil::CreateR2<float>({{58, 64}, {139, 154}}));
 }
 
@@ -44,7 +45,8 @@ ENTRY e {
   a = s8[2,1,2] parameter(0)
   b = s8[2,2,1] parameter(1)
   ROOT d = s32[2,1,1] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
-})", {&a, &b}),
+})",
+                   {&a, &b}),
             Values<int32_t>({2, 1, 1}, {20000, 11}));
 }
 
@@ -58,7 +60,8 @@ ENTRY e {
   x = f32[1,3,3,1] parameter(0)
   k = f32[2,2,1,1] parameter(1)
   ROOT c = f32[1,2,2,1] convolution(x, k), window={size=2x2 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-})", {&input, &kernel}),
+})",
+                   {&input, &kernel}),
             Values<float>({1, 2, 2, 1}, {1, 5, 11, 28}));
 }
 
@@ -72,7 +75,8 @@ ENTRY e {
   x = f32[1,1,3] parameter(0)
   k = f32[1,1,2] parameter(1)
   ROOT c = f32[1,1,6] convolution(x, k), window={size=2 pad=1_1 lhs_dilate=2}, dim_labels=bf0_oi0->bf0
-})", {&input, &kernel}),
+})",
+                   {&input, &kernel}),
             Values<float>({1, 1, 6}, {10, 1, 20, 2, 30, 3}));
   // Depthwise: feature_group_count=2.
   Literal input2 = Values<float>({1, 2, 3}, {1, 2, 3, 10, 20, 30});
@@ -83,7 +87,8 @@ ENTRY e {
   x = f32[1,2,3] parameter(0)
   k = f32[2,1,2] parameter(1)
   ROOT c = f32[1,2,2] convolution(x, k), window={size=2}, dim_labels=bf0_oi0->bf0, feature_group_count=2
-})", {&input2, &kernel2}),
+})",
+                   {&input2, &kernel2}),
             Values<float>({1, 2, 2}, {3, 5, -10, -10}));
 }
 
@@ -96,7 +101,8 @@ ENTRY e {
   operand = s32[3,3] parameter(0)
   indices = s32[2] parameter(1)
   ROOT g = s32[2,3] gather(operand, indices), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
-})", {&operand, &indices}),
+})",
+                   {&operand, &indices}),
             LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {7, 8, 9}}));
 }
 
@@ -109,7 +115,8 @@ ENTRY e {
   operand = f32[2,3] parameter(0)
   indices = s32[2] parameter(1)
   ROOT g = f32[2] gather(operand, indices), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=1, slice_sizes={1,1}
-})", {&operand, &indices}),
+})",
+                   {&operand, &indices}),
             R1<float>({12, 20}));
 }
 
@@ -129,7 +136,8 @@ ENTRY e {
   indices = s32[4] parameter(1)
   updates = f32[4] parameter(2)
   ROOT s = f32[5] scatter(operand, indices, updates), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-})", {&operand, &indices, &updates}),
+})",
+                   {&operand, &indices, &updates}),
             R1<float>({1, 41, 1, 21, 1}));
 }
 
@@ -152,15 +160,15 @@ ENTRY e {
   indices = s32[2] parameter(1)
   updates = s32[2] parameter(2)
   ROOT s = s32[2] scatter(operand, indices, updates), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
-})", {&operand, &indices, &updates}),
+})",
+                   {&operand, &indices, &updates}),
             R1<int32_t>({24, 5}));
 }
 
 TEST(KernelsFromText, ScatterInversePermutation) {
   // XLA's scatter_test.cc TensorFlowScatterV2_InversePermutation, with its
   // expected value: row r of the result is the inverse of permutation row r.
-  Literal permutation =
-      LiteralUtil::CreateR2<int32_t>({{1, 3, 2, 0}, {3, 0, 2, 1}, {2, 3, 1, 0}});
+  Literal permutation = LiteralUtil::CreateR2<int32_t>({{1, 3, 2, 0}, {3, 0, 2, 1}, {2, 3, 1, 0}});
   EXPECT_EQ(EvalOk(R"(
 HloModule m
 update_s32 {
@@ -175,13 +183,14 @@ ENTRY main {
   iota = s32[3,4,1] iota(), iota_dimension=0
   indices = s32[3,4,2] concatenate(iota, reshape), dimensions={2}
   ROOT scatter = s32[3,4] scatter(operand, indices, updates), to_apply=update_s32, update_window_dims={2,3}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=2
-})", {&permutation}),
+})",
+                   {&permutation}),
             LiteralUtil::CreateR2<int32_t>({{3, 0, 2, 1}, {1, 3, 2, 0}, {3, 2, 0, 1}}));
 }
 
 TEST(KernelsFromText, SelectAndScatterMaxPoolGradient) {
-  Literal operand = LiteralUtil::CreateR2<float>({{7, 2, 5, 3}, {3, 8, 9, 3}, {1, 5, 7, 5},
-                                                  {0, 6, 2, 7}});
+  Literal operand =
+      LiteralUtil::CreateR2<float>({{7, 2, 5, 3}, {3, 8, 9, 3}, {1, 5, 7, 5}, {0, 6, 2, 7}});
   Literal source = LiteralUtil::CreateR2<float>({{2, 6}, {3, 1}});
   EXPECT_EQ(EvalOk(R"(
 HloModule m
@@ -200,7 +209,8 @@ ENTRY e {
   source = f32[2,2] parameter(1)
   zero = f32[] constant(0)
   ROOT s = f32[4,4] select-and-scatter(operand, source, zero), window={size=2x2 stride=2x2}, select=ge, scatter=add
-})", {&operand, &source}),
+})",
+                   {&operand, &source}),
             LiteralUtil::CreateR2<float>({{0, 0, 0, 0}, {0, 2, 6, 0}, {0, 0, 1, 0}, {0, 3, 0, 0}}));
 }
 
@@ -211,7 +221,8 @@ HloModule m
 ENTRY e {
   x = c64[4] parameter(0)
   ROOT f = c64[4] fft(x), fft_type=FFT, fft_length={4}
-})", {&x}),
+})",
+                    {&x}),
              R1<complex64>({{10, 0}, {-2, 2}, {-2, 0}, {-2, -2}}), 1e-5);
   Literal r = R1<float>({1, 2, 3, 4});
   ExpectNear(EvalOk(R"(
@@ -219,7 +230,8 @@ HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
   ROOT f = c64[3] fft(x), fft_type=RFFT, fft_length={4}
-})", {&r}),
+})",
+                    {&r}),
              R1<complex64>({{10, 0}, {-2, 2}, {-2, 0}}), 1e-5);
 }
 
@@ -230,7 +242,8 @@ HloModule m
 ENTRY e {
   a = f32[3,3] parameter(0)
   ROOT l = f32[3,3] cholesky(a), lower=true
-})", {&a}),
+})",
+                    {&a}),
              LiteralUtil::CreateR2<float>({{2, 0, 0}, {6, 1, 0}, {-8, 5, 3}}), 1e-5);
   Literal t = LiteralUtil::CreateR2<float>({{2, 0, 0}, {4, 5, 0}, {7, 8, 10}});
   Literal b = Values<float>({3, 1}, {2, 14, 53});
@@ -240,7 +253,8 @@ ENTRY e {
   a = f32[3,3] parameter(0)
   b = f32[3,1] parameter(1)
   ROOT x = f32[3,1] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
-})", {&t, &b}),
+})",
+                    {&t, &b}),
              Values<float>({3, 1}, {1, 2, 3}), 1e-5);
 }
 
@@ -255,7 +269,8 @@ ENTRY e {
   scale = f32[2] parameter(1)
   offset = f32[2] parameter(2)
   ROOT bn = (f32[2,2], f32[2], f32[2]) batch-norm-training(x, scale, offset), epsilon=0, feature_index=1
-})", {&x, &scale, &offset});
+})",
+                          {&x, &scale, &offset});
   ASSERT_EQ(result.tuple_size(), 3);
   EXPECT_EQ(result.tuple_element(0), LiteralUtil::CreateR2<float>({{-1, -1}, {1, 3}}));
   EXPECT_EQ(result.tuple_element(1), R1<float>({2, 20}));

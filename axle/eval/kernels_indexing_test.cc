@@ -48,17 +48,34 @@ class MiniRunner {
         double b = values[i->operand(1)].GetAsDouble(0);
         double r = 0;
         switch (i->opcode()) {
-          case HloOpcode::kAdd: r = a + b; break;
-          case HloOpcode::kSubtract: r = a - b; break;
-          case HloOpcode::kMultiply: r = a * b; break;
-          case HloOpcode::kMaximum: r = std::max(a, b); break;
+          case HloOpcode::kAdd:
+            r = a + b;
+            break;
+          case HloOpcode::kSubtract:
+            r = a - b;
+            break;
+          case HloOpcode::kMultiply:
+            r = a * b;
+            break;
+          case HloOpcode::kMaximum:
+            r = std::max(a, b);
+            break;
           case HloOpcode::kCompare: {
             switch (cast<HloCompareInstruction>(i)->direction()) {
-              case ComparisonDirection::kGe: r = a >= b; break;
-              case ComparisonDirection::kGt: r = a > b; break;
-              case ComparisonDirection::kLe: r = a <= b; break;
-              case ComparisonDirection::kLt: r = a < b; break;
-              default: return absl::UnimplementedError("MiniRunner: compare direction");
+              case ComparisonDirection::kGe:
+                r = a >= b;
+                break;
+              case ComparisonDirection::kGt:
+                r = a > b;
+                break;
+              case ComparisonDirection::kLe:
+                r = a <= b;
+                break;
+              case ComparisonDirection::kLt:
+                r = a < b;
+                break;
+              default:
+                return absl::UnimplementedError("MiniRunner: compare direction");
             }
             break;
           }
@@ -173,24 +190,33 @@ Literal Matrix3x3() { return LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6
 
 TEST(GatherTest, GatherRows) {
   // XLA's TensorFlowGatherV2 example: rows 0 and 2.
-  GatherSpec spec{.offset_dims = {1}, .collapsed_slice_dims = {0}, .start_index_map = {0},
-                  .index_vector_dim = 1, .slice_sizes = {1, 3}};
+  GatherSpec spec{.offset_dims = {1},
+                  .collapsed_slice_dims = {0},
+                  .start_index_map = {0},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {1, 3}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {2, 3}), spec, Matrix3x3(), R1<int32_t>({0, 2})),
             LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {7, 8, 9}}));
 }
 
 TEST(GatherTest, GatherColumns) {
   // Columns 0 and 2, laid out along output dimension 1.
-  GatherSpec spec{.offset_dims = {0}, .collapsed_slice_dims = {1}, .start_index_map = {1},
-                  .index_vector_dim = 1, .slice_sizes = {3, 1}};
+  GatherSpec spec{.offset_dims = {0},
+                  .collapsed_slice_dims = {1},
+                  .start_index_map = {1},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {3, 1}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {3, 2}), spec, Matrix3x3(), R1<int32_t>({0, 2})),
             LiteralUtil::CreateR2<int32_t>({{1, 3}, {4, 6}, {7, 9}}));
 }
 
 TEST(GatherTest, GatherNd) {
   // tf.gather_nd: index vectors (row, col) pick single elements: (1,1) -> 5, (2,0) -> 7.
-  GatherSpec spec{.offset_dims = {}, .collapsed_slice_dims = {0, 1}, .start_index_map = {0, 1},
-                  .index_vector_dim = 1, .slice_sizes = {1, 1}};
+  GatherSpec spec{.offset_dims = {},
+                  .collapsed_slice_dims = {0, 1},
+                  .start_index_map = {0, 1},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {1, 1}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {2}), spec, Matrix3x3(),
                    LiteralUtil::CreateR2<int64_t>({{1, 1}, {2, 0}})),
             R1<int32_t>({5, 7}));
@@ -202,8 +228,11 @@ TEST(GatherTest, BatchDynamicSliceWithClamping) {
   // {1,2,6,7}.
   std::vector<int32_t> values(20);
   for (int i = 0; i < 20; ++i) values[i] = i;
-  GatherSpec spec{.offset_dims = {1, 2}, .collapsed_slice_dims = {}, .start_index_map = {0, 1},
-                  .index_vector_dim = 1, .slice_sizes = {2, 2}};
+  GatherSpec spec{.offset_dims = {1, 2},
+                  .collapsed_slice_dims = {},
+                  .start_index_map = {0, 1},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {2, 2}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {3, 2, 2}), spec, Values<int32_t>({4, 5}, values),
                    LiteralUtil::CreateR2<int32_t>({{1, 2}, {3, 3}, {-4, 1}})),
             Values<int32_t>({3, 2, 2}, {7, 8, 12, 13, 13, 14, 18, 19, 1, 2, 6, 7}));
@@ -212,8 +241,11 @@ TEST(GatherTest, BatchDynamicSliceWithClamping) {
 TEST(GatherTest, IndexVectorDimFirst) {
   // The same gather_nd with indices stored as [2 (vector), N]: column j is
   // the index vector of output j: (1,1) -> 5, (2,0) -> 7.
-  GatherSpec spec{.offset_dims = {}, .collapsed_slice_dims = {0, 1}, .start_index_map = {0, 1},
-                  .index_vector_dim = 0, .slice_sizes = {1, 1}};
+  GatherSpec spec{.offset_dims = {},
+                  .collapsed_slice_dims = {0, 1},
+                  .start_index_map = {0, 1},
+                  .index_vector_dim = 0,
+                  .slice_sizes = {1, 1}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {2}), spec, Matrix3x3(),
                    LiteralUtil::CreateR2<int32_t>({{1, 2}, {1, 0}})),
             R1<int32_t>({5, 7}));
@@ -222,8 +254,11 @@ TEST(GatherTest, IndexVectorDimFirst) {
 TEST(GatherTest, StartIndexMapPermuted) {
   // start_index_map {1, 0}: the vector (a, b) starts at row b, column a.
   // Vector (2, 0) -> row 0 col 2 -> 3.
-  GatherSpec spec{.offset_dims = {}, .collapsed_slice_dims = {0, 1}, .start_index_map = {1, 0},
-                  .index_vector_dim = 1, .slice_sizes = {1, 1}};
+  GatherSpec spec{.offset_dims = {},
+                  .collapsed_slice_dims = {0, 1},
+                  .start_index_map = {1, 0},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {1, 1}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {1}), spec, Matrix3x3(),
                    LiteralUtil::CreateR2<int32_t>({{2, 0}})),
             R1<int32_t>({3}));
@@ -232,9 +267,13 @@ TEST(GatherTest, StartIndexMapPermuted) {
 TEST(GatherTest, BatchingDims) {
   // take_along_axis: out[b] = operand[b][idx[b]] with operand batching dim 0
   // matched to indices dim 0.
-  GatherSpec spec{.offset_dims = {}, .collapsed_slice_dims = {1}, .start_index_map = {1},
-                  .index_vector_dim = 1, .slice_sizes = {1, 1},
-                  .operand_batching_dims = {0}, .start_indices_batching_dims = {0}};
+  GatherSpec spec{.offset_dims = {},
+                  .collapsed_slice_dims = {1},
+                  .start_index_map = {1},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {1, 1},
+                  .operand_batching_dims = {0},
+                  .start_indices_batching_dims = {0}};
   EXPECT_EQ(Gather(ShapeUtil::MakeShape(F32, {2}), spec,
                    LiteralUtil::CreateR2<float>({{10, 11, 12}, {20, 21, 22}}), R1<int32_t>({2, 0})),
             R1<float>({12, 20}));
@@ -243,13 +282,17 @@ TEST(GatherTest, BatchingDims) {
 TEST(GatherTest, BatchingDimsWithSlices) {
   // operand [batch=2, 4]; per batch, a slice of 2 starting at idx[b]
   // (clamped to 2): b0 start 1 -> {1,2}; b1 start 3 -> clamped 2 -> {16,17}.
-  GatherSpec spec{.offset_dims = {1}, .collapsed_slice_dims = {}, .start_index_map = {1},
-                  .index_vector_dim = 1, .slice_sizes = {1, 2},
-                  .operand_batching_dims = {0}, .start_indices_batching_dims = {0}};
-  EXPECT_EQ(Gather(ShapeUtil::MakeShape(S32, {2, 2}), spec,
-                   LiteralUtil::CreateR2<int32_t>({{0, 1, 2, 3}, {14, 15, 16, 17}}),
-                   R1<int32_t>({1, 3})),
-            LiteralUtil::CreateR2<int32_t>({{1, 2}, {16, 17}}));
+  GatherSpec spec{.offset_dims = {1},
+                  .collapsed_slice_dims = {},
+                  .start_index_map = {1},
+                  .index_vector_dim = 1,
+                  .slice_sizes = {1, 2},
+                  .operand_batching_dims = {0},
+                  .start_indices_batching_dims = {0}};
+  EXPECT_EQ(
+      Gather(ShapeUtil::MakeShape(S32, {2, 2}), spec,
+             LiteralUtil::CreateR2<int32_t>({{0, 1, 2, 3}, {14, 15, 16, 17}}), R1<int32_t>({1, 3})),
+      LiteralUtil::CreateR2<int32_t>({{1, 2}, {16, 17}}));
 }
 
 TEST(GatherTest, BadSliceSizesAreErrors) {
@@ -288,8 +331,10 @@ absl::StatusOr<Literal> Scatter(const Shape& shape, const ScatterSpec& spec,
   return EvaluateScatter(scatter, operands, indices, updates, runner->AsRunner());
 }
 
-const ScatterSpec kElementScatter{.update_window_dims = {}, .inserted_window_dims = {0},
-                                  .scatter_dims_to_operand_dims = {0}, .index_vector_dim = 1};
+const ScatterSpec kElementScatter{.update_window_dims = {},
+                                  .inserted_window_dims = {0},
+                                  .scatter_dims_to_operand_dims = {0},
+                                  .index_vector_dim = 1};
 
 TEST(ScatterTest, AddWithDuplicateIndices) {
   // Index 1 receives 10 + 30, index 3 receives 20.
@@ -339,8 +384,10 @@ TEST(ScatterTest, PartlyOutOfBoundsWindowIsSkippedWhole) {
   MiniRunner runner;
   Literal operand = R1<int32_t>({0, 0, 0, 0});
   Literal updates = LiteralUtil::CreateR2<int32_t>({{1, 2}, {5, 6}});
-  ScatterSpec spec{.update_window_dims = {1}, .inserted_window_dims = {},
-                   .scatter_dims_to_operand_dims = {0}, .index_vector_dim = 1};
+  ScatterSpec spec{.update_window_dims = {1},
+                   .inserted_window_dims = {},
+                   .scatter_dims_to_operand_dims = {0},
+                   .index_vector_dim = 1};
   absl::StatusOr<Literal> result =
       Scatter(ShapeUtil::MakeShape(S32, {4}), spec, c.Binary(HloOpcode::kAdd, S32), {&operand},
               LiteralUtil::CreateR2<int32_t>({{3}, {1}}), {&updates}, &runner);
@@ -354,8 +401,10 @@ TEST(ScatterTest, ReplaceRows) {
   MiniRunner runner;
   Literal operand = Matrix3x3();
   Literal updates = LiteralUtil::CreateR2<int32_t>({{10, 20, 30}, {70, 80, 90}});
-  ScatterSpec spec{.update_window_dims = {1}, .inserted_window_dims = {0},
-                   .scatter_dims_to_operand_dims = {0}, .index_vector_dim = 1};
+  ScatterSpec spec{.update_window_dims = {1},
+                   .inserted_window_dims = {0},
+                   .scatter_dims_to_operand_dims = {0},
+                   .index_vector_dim = 1};
   absl::StatusOr<Literal> result =
       Scatter(ShapeUtil::MakeShape(S32, {3, 3}), spec, c.TakeUpdate(S32), {&operand},
               R1<int32_t>({0, 2}), {&updates}, &runner);
@@ -369,8 +418,10 @@ TEST(ScatterTest, ScatterNdIntoMatrix) {
   MiniRunner runner;
   Literal operand = Matrix3x3();
   Literal updates = R1<int32_t>({100, 200});
-  ScatterSpec spec{.update_window_dims = {}, .inserted_window_dims = {0, 1},
-                   .scatter_dims_to_operand_dims = {0, 1}, .index_vector_dim = 1};
+  ScatterSpec spec{.update_window_dims = {},
+                   .inserted_window_dims = {0, 1},
+                   .scatter_dims_to_operand_dims = {0, 1},
+                   .index_vector_dim = 1};
   absl::StatusOr<Literal> result =
       Scatter(ShapeUtil::MakeShape(S32, {3, 3}), spec, c.Binary(HloOpcode::kAdd, S32), {&operand},
               LiteralUtil::CreateR2<int32_t>({{0, 2}, {2, 1}}), {&updates}, &runner);
@@ -384,9 +435,12 @@ TEST(ScatterTest, BatchingDims) {
   MiniRunner runner;
   Literal operand = LiteralUtil::CreateR2<float>({{0, 0, 0}, {0, 0, 0}});
   Literal updates = R1<float>({5, 7});
-  ScatterSpec spec{.update_window_dims = {}, .inserted_window_dims = {1},
-                   .scatter_dims_to_operand_dims = {1}, .index_vector_dim = 1,
-                   .input_batching_dims = {0}, .scatter_indices_batching_dims = {0}};
+  ScatterSpec spec{.update_window_dims = {},
+                   .inserted_window_dims = {1},
+                   .scatter_dims_to_operand_dims = {1},
+                   .index_vector_dim = 1,
+                   .input_batching_dims = {0},
+                   .scatter_indices_batching_dims = {0}};
   absl::StatusOr<Literal> result =
       Scatter(ShapeUtil::MakeShape(F32, {2, 3}), spec, c.Binary(HloOpcode::kAdd, F32), {&operand},
               R1<int32_t>({2, 0}), {&updates}, &runner);
@@ -402,8 +456,8 @@ TEST(ScatterTest, Variadic) {
   Literal maxes = R1<float>({5, 5});
   Literal add_updates = R1<int32_t>({2, 3, 10});
   Literal max_updates = R1<float>({9, 4, 1});
-  Shape shape = ShapeUtil::MakeTupleShape(
-      {ShapeUtil::MakeShape(S32, {2}), ShapeUtil::MakeShape(F32, {2})});
+  Shape shape =
+      ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(S32, {2}), ShapeUtil::MakeShape(F32, {2})});
   absl::StatusOr<Literal> result =
       Scatter(shape, kElementScatter, c.AddAndMax(S32, F32), {&sums, &maxes},
               R1<int32_t>({0, 0, 1}), {&add_updates, &max_updates}, &runner);
@@ -415,8 +469,8 @@ TEST(ScatterTest, Variadic) {
 
 // --- select-and-scatter -------------------------------------------------------------
 
-absl::StatusOr<Literal> SelectAndScatter(const Literal& operand, const Literal& source,
-                                         float init, std::vector<WindowDimension> window,
+absl::StatusOr<Literal> SelectAndScatter(const Literal& operand, const Literal& source, float init,
+                                         std::vector<WindowDimension> window,
                                          HloComputation* select, HloComputation* scatter,
                                          MiniRunner* runner) {
   HloWindowInstruction s(HloOpcode::kSelectAndScatter, operand.shape(), {});
@@ -442,16 +496,16 @@ TEST(SelectAndScatterTest, MaxPoolGradient) {
   // one, (2,2). Each receives its window's source value.
   Computations c;
   MiniRunner runner;
-  Literal operand = LiteralUtil::CreateR2<float>({{7, 2, 5, 3}, {3, 8, 9, 3}, {1, 5, 7, 5},
-                                                  {0, 6, 2, 7}});
+  Literal operand =
+      LiteralUtil::CreateR2<float>({{7, 2, 5, 3}, {3, 8, 9, 3}, {1, 5, 7, 5}, {0, 6, 2, 7}});
   Literal source = LiteralUtil::CreateR2<float>({{2, 6}, {3, 1}});
-  absl::StatusOr<Literal> result = SelectAndScatter(
-      operand, source, 0, {Dim(2, 2), Dim(2, 2)},
-      c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe), c.Binary(HloOpcode::kAdd, F32),
-      &runner);
+  absl::StatusOr<Literal> result =
+      SelectAndScatter(operand, source, 0, {Dim(2, 2), Dim(2, 2)},
+                       c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe),
+                       c.Binary(HloOpcode::kAdd, F32), &runner);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(*result, LiteralUtil::CreateR2<float>({{0, 0, 0, 0}, {0, 2, 6, 0}, {0, 0, 1, 0},
-                                                   {0, 3, 0, 0}}));
+  EXPECT_EQ(*result,
+            LiteralUtil::CreateR2<float>({{0, 0, 0, 0}, {0, 2, 6, 0}, {0, 0, 1, 0}, {0, 3, 0, 0}}));
   EXPECT_EQ(runner.calls(), 0);  // GE select and add scatter run natively
 }
 
@@ -459,10 +513,10 @@ TEST(SelectAndScatterTest, OverlappingWindowsAccumulate) {
   // Windows {1,5} and {5,3} both select the 5: it receives 2 + 6.
   Computations c;
   MiniRunner runner;
-  absl::StatusOr<Literal> result = SelectAndScatter(
-      R1<float>({1, 5, 3}), R1<float>({2, 6}), 0, {Dim(2, 1)},
-      c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe), c.Binary(HloOpcode::kAdd, F32),
-      &runner);
+  absl::StatusOr<Literal> result =
+      SelectAndScatter(R1<float>({1, 5, 3}), R1<float>({2, 6}), 0, {Dim(2, 1)},
+                       c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe),
+                       c.Binary(HloOpcode::kAdd, F32), &runner);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, R1<float>({0, 8, 0}));
 }
@@ -474,10 +528,10 @@ TEST(SelectAndScatterTest, PaddingIsNeverSelected) {
   // index 1, which becomes init 100 + 10 + 20.
   Computations c;
   MiniRunner runner;
-  absl::StatusOr<Literal> result = SelectAndScatter(
-      R1<float>({-3, -1, -7}), R1<float>({10, 20}), 100, {Dim(3, 2, 1, 1)},
-      c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe), c.Binary(HloOpcode::kAdd, F32),
-      &runner);
+  absl::StatusOr<Literal> result =
+      SelectAndScatter(R1<float>({-3, -1, -7}), R1<float>({10, 20}), 100, {Dim(3, 2, 1, 1)},
+                       c.Binary(HloOpcode::kCompare, F32, ComparisonDirection::kGe),
+                       c.Binary(HloOpcode::kAdd, F32), &runner);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, R1<float>({100, 130, 100}));
 }
@@ -501,9 +555,9 @@ TEST(SelectAndScatterTest, GenericComputationsThroughTheRunner) {
 TEST(SelectAndScatterTest, WrongSourceShapeIsAnError) {
   Computations c;
   MiniRunner runner;
-  absl::StatusOr<Literal> result = SelectAndScatter(
-      R1<float>({1, 5, 9, 2}), R1<float>({10, 20, 30}), 0, {Dim(2, 2)},
-      c.Binary(HloOpcode::kCompare, F32), c.Binary(HloOpcode::kAdd, F32), &runner);
+  absl::StatusOr<Literal> result =
+      SelectAndScatter(R1<float>({1, 5, 9, 2}), R1<float>({10, 20, 30}), 0, {Dim(2, 2)},
+                       c.Binary(HloOpcode::kCompare, F32), c.Binary(HloOpcode::kAdd, F32), &runner);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

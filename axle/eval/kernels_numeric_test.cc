@@ -41,8 +41,7 @@ TEST(FftTest, OddLengthAndImpulse) {
   Literal x = R1<complex128>({0, 1, 0});
   std::vector<complex128> e;
   for (int k = 0; k < 3; ++k) e.push_back(std::polar(1.0, -2 * M_PI * k / 3));
-  ExpectNear(Fft(FFT, {3}, ShapeUtil::MakeShape(C128, {3}), x),
-             Values<complex128>({3}, e), 1e-12);
+  ExpectNear(Fft(FFT, {3}, ShapeUtil::MakeShape(C128, {3}), x), Values<complex128>({3}, e), 1e-12);
 }
 
 TEST(FftTest, TwoDimensional) {
@@ -162,8 +161,8 @@ TEST(CholeskyTest, Hermitian) {
 
 // --- triangular-solve ------------------------------------------------------------
 
-absl::StatusOr<Literal> Solve(const Literal& a, const Literal& b, bool left, bool lower,
-                              bool unit, TriangularSolveOptions::Transpose transpose) {
+absl::StatusOr<Literal> Solve(const Literal& a, const Literal& b, bool left, bool lower, bool unit,
+                              TriangularSolveOptions::Transpose transpose) {
   HloTriangularSolveInstruction s(HloOpcode::kTriangularSolve, b.shape(), {});
   TriangularSolveOptions& o = s.mutable_attrs()->options;
   o.set_left_side(left);
@@ -205,15 +204,16 @@ TEST(TriangularSolveTest, AllVariantsMultiplyBack) {
   // For every side, triangle, transpose and unit-diagonal choice, op(a) x = b
   // (or x op(a) = b) holds for the computed x.
   const int64_t m = 3, k = 2;
-  Literal a = Values<complex128>({m, m}, {{2, 1}, {1, -1}, {3, 0}, {4, 0}, {5, -2}, {6, 1},
-                                          {7, 2}, {8, 0}, {10, 1}});
+  Literal a = Values<complex128>(
+      {m, m}, {{2, 1}, {1, -1}, {3, 0}, {4, 0}, {5, -2}, {6, 1}, {7, 2}, {8, 0}, {10, 1}});
   Literal b_left = Values<complex128>({m, k}, {{1, 0}, {2, 1}, {-3, 0}, {4, 0}, {0, 5}, {6, -1}});
   Literal b_right = Values<complex128>({k, m}, {{1, 0}, {2, 1}, {-3, 0}, {4, 0}, {0, 5}, {6, -1}});
   for (bool left : {true, false})
     for (bool lower : {true, false})
       for (bool unit : {false, true})
-        for (auto transpose : {TriangularSolveOptions::NO_TRANSPOSE,
-                               TriangularSolveOptions::TRANSPOSE, TriangularSolveOptions::ADJOINT}) {
+        for (auto transpose :
+             {TriangularSolveOptions::NO_TRANSPOSE, TriangularSolveOptions::TRANSPOSE,
+              TriangularSolveOptions::ADJOINT}) {
           SCOPED_TRACE(testing::Message() << "left=" << left << " lower=" << lower
                                           << " unit=" << unit << " transpose=" << transpose);
           const Literal& b = left ? b_left : b_right;
@@ -238,7 +238,8 @@ TEST(TriangularSolveTest, BatchedRightUpper) {
   // b = {2, 9} -> x0 = 1, x1 = (9 - 1) / 4 = 2; second matrix the identity.
   Literal a = Values<double>({2, 2, 2}, {2, 1, -5, 4, 1, 0, 0, 1});
   Literal b = Values<double>({2, 1, 2}, {2, 9, 7, 8});
-  absl::StatusOr<Literal> x = Solve(a, b, false, false, false, TriangularSolveOptions::NO_TRANSPOSE);
+  absl::StatusOr<Literal> x =
+      Solve(a, b, false, false, false, TriangularSolveOptions::NO_TRANSPOSE);
   ASSERT_TRUE(x.ok()) << x.status();
   ExpectNear(*x, Values<double>({2, 1, 2}, {1, 2, 7, 8}), 1e-12);
 }
@@ -247,8 +248,8 @@ TEST(TriangularSolveTest, BatchedRightUpper) {
 
 std::unique_ptr<HloBatchNormInstruction> BatchNorm(HloOpcode opcode, const Shape& shape,
                                                    float epsilon, int64_t feature_index) {
-  auto bn = std::make_unique<HloBatchNormInstruction>(opcode, shape,
-                                                      absl::Span<HloInstruction* const>());
+  auto bn =
+      std::make_unique<HloBatchNormInstruction>(opcode, shape, absl::Span<HloInstruction* const>());
   bn->mutable_attrs()->epsilon = epsilon;
   bn->mutable_attrs()->feature_index = feature_index;
   return bn;
@@ -259,9 +260,9 @@ TEST(BatchNormTest, TrainingByHand) {
   // 20, var 100. scale {1,2}, offset {0,1}, epsilon 0:
   // f0 -> {-1, 1}; f1 -> {-10/10*2+1, 10/10*2+1} = {-1, 3}.
   Shape vec = ShapeUtil::MakeShape(F32, {2});
-  auto bn = BatchNorm(HloOpcode::kBatchNormTraining,
-                      ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2, 2}), vec, vec}), 0,
-                      1);
+  auto bn =
+      BatchNorm(HloOpcode::kBatchNormTraining,
+                ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2, 2}), vec, vec}), 0, 1);
   absl::StatusOr<Literal> r = EvaluateBatchNormTraining(
       *bn, LiteralUtil::CreateR2<float>({{1, 10}, {3, 30}}), R1<float>({1, 2}), R1<float>({0, 1}));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -294,8 +295,8 @@ TEST(BatchNormTest, TrainingWithMiddleFeatureIndexMatchesFormula) {
     EXPECT_NEAR(r->tuple_element(2).Get<double>({f}), var, 1e-12);
     for (int64_t b = 0; b < 2; ++b)
       for (int64_t s = 0; s < 2; ++s) {
-        double y = (x[b * 6 + f * 2 + s] - mean) / std::sqrt(var + 0.5) *
-                       scale.Get<double>({f}) + offset.Get<double>({f});
+        double y = (x[b * 6 + f * 2 + s] - mean) / std::sqrt(var + 0.5) * scale.Get<double>({f}) +
+                   offset.Get<double>({f});
         EXPECT_NEAR(r->tuple_element(0).Get<double>({b, f, s}), y, 1e-12);
       }
   }
@@ -304,9 +305,9 @@ TEST(BatchNormTest, TrainingWithMiddleFeatureIndexMatchesFormula) {
 TEST(BatchNormTest, InferenceByHand) {
   // f0: (1 - 0) / sqrt(3 + 1) * 2 + 0.5 = 1.5; f1: (10 - 10) / 1 * 1 + 0 = 0.
   auto bn = BatchNorm(HloOpcode::kBatchNormInference, ShapeUtil::MakeShape(F32, {1, 2}), 1, 1);
-  absl::StatusOr<Literal> r = EvaluateBatchNormInference(
-      *bn, LiteralUtil::CreateR2<float>({{1, 10}}), R1<float>({2, 1}), R1<float>({0.5f, 0}),
-      R1<float>({0, 10}), R1<float>({3, 0}));
+  absl::StatusOr<Literal> r =
+      EvaluateBatchNormInference(*bn, LiteralUtil::CreateR2<float>({{1, 10}}), R1<float>({2, 1}),
+                                 R1<float>({0.5f, 0}), R1<float>({0, 10}), R1<float>({3, 0}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(*r, LiteralUtil::CreateR2<float>({{1.5f, 0}}));
 }
@@ -317,12 +318,12 @@ TEST(BatchNormTest, GradByHand) {
   // grad_offset = 3, grad_x = 2 * 0.5 * (dy - 1.5 - (x - mean) * 4 / 8)
   // = {-0.5, -0.5}.
   Shape vec = ShapeUtil::MakeShape(F32, {1});
-  auto bn = BatchNorm(HloOpcode::kBatchNormGrad,
-                      ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2, 1}), vec, vec}), 1,
-                      1);
-  absl::StatusOr<Literal> r = EvaluateBatchNormGrad(
-      *bn, Values<float>({2, 1}, {1, 3}), R1<float>({2}), R1<float>({1}), R1<float>({3}),
-      Values<float>({2, 1}, {1, 2}));
+  auto bn =
+      BatchNorm(HloOpcode::kBatchNormGrad,
+                ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2, 1}), vec, vec}), 1, 1);
+  absl::StatusOr<Literal> r =
+      EvaluateBatchNormGrad(*bn, Values<float>({2, 1}, {1, 3}), R1<float>({2}), R1<float>({1}),
+                            R1<float>({3}), Values<float>({2, 1}, {1, 2}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->tuple_element(0), Values<float>({2, 1}, {-0.5f, -0.5f}));
   EXPECT_EQ(r->tuple_element(1), R1<float>({2}));
@@ -342,7 +343,8 @@ TEST(BatchNormTest, GradIsTheDerivativeOfTraining) {
   Shape tuple = ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F64, {3, 2}), vec, vec});
   auto training = BatchNorm(HloOpcode::kBatchNormTraining, tuple, epsilon, 1);
   auto loss = [&](const std::vector<double>& input) {
-    Literal out = *EvaluateBatchNormTraining(*training, Values<double>({3, 2}, input), scale, offset);
+    Literal out =
+        *EvaluateBatchNormTraining(*training, Values<double>({3, 2}, input), scale, offset);
     double sum = 0;
     for (int i = 0; i < 6; ++i) sum += dy[i] * out.tuple_element(0).data<double>()[i];
     return sum;

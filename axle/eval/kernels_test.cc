@@ -5,13 +5,14 @@
 // operand literals). Expected values are worked out by hand in the comments.
 //
 //===----------------------------------------------------------------------===//
+#include "axle/eval/kernels.h"
+
 #include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "axle/eval/kernel_test_util.h"
-#include "axle/eval/kernels.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -25,7 +26,8 @@ std::unique_ptr<HloDotInstruction> MakeDot(const Shape& shape, std::vector<int64
                                            std::vector<int64_t> lhs_batch = {},
                                            std::vector<int64_t> rhs_batch = {},
                                            HloOpcode opcode = HloOpcode::kDot) {
-  auto dot = std::make_unique<HloDotInstruction>(opcode, shape, absl::Span<HloInstruction* const>());
+  auto dot =
+      std::make_unique<HloDotInstruction>(opcode, shape, absl::Span<HloInstruction* const>());
   DotDimensionNumbers& d = dot->mutable_attrs()->dot_dimension_numbers;
   *d.mutable_lhs_contracting_dimensions() = lhs_contracting;
   *d.mutable_rhs_contracting_dimensions() = rhs_contracting;
@@ -118,9 +120,8 @@ TEST(DotTest, ContractingDimensionsInSwappedOrder) {
   // Pairing lhs dims {1,2} with rhs dims {1,0}: out = sum_{a,b} lhs[a][b] * rhs[b][a].
   // lhs = [[1,2],[3,4]], rhs = [[5,6],[7,8]]: 1*5 + 2*7 + 3*6 + 4*8 = 69.
   auto dot = MakeDot(ShapeUtil::MakeShape(S64, {1}), {1, 2}, {1, 0});
-  absl::StatusOr<Literal> result =
-      EvaluateDot(*dot, Values<int64_t>({1, 2, 2}, {1, 2, 3, 4}),
-                  LiteralUtil::CreateR2<int64_t>({{5, 6}, {7, 8}}));
+  absl::StatusOr<Literal> result = EvaluateDot(*dot, Values<int64_t>({1, 2, 2}, {1, 2, 3, 4}),
+                                               LiteralUtil::CreateR2<int64_t>({{5, 6}, {7, 8}}));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, R1<int64_t>({69}));
 }
@@ -133,8 +134,7 @@ TEST(DotTest, IntegerOverflowWraps) {
   EXPECT_EQ(*s8, LiteralUtil::CreateR0<int8_t>(-112));
   // s32: 2^30 * 4 = 2^32 wraps to 0; plus 7.
   auto dot32 = MakeDot(ShapeUtil::MakeShape(S32, {}), {0}, {0});
-  absl::StatusOr<Literal> s32 =
-      EvaluateDot(*dot32, R1<int32_t>({1 << 30, 7}), R1<int32_t>({4, 1}));
+  absl::StatusOr<Literal> s32 = EvaluateDot(*dot32, R1<int32_t>({1 << 30, 7}), R1<int32_t>({4, 1}));
   ASSERT_TRUE(s32.ok()) << s32.status();
   EXPECT_EQ(*s32, LiteralUtil::CreateR0<int32_t>(7));
   // u8: 255 * 255 = 65025 = 254*256 + 1 -> 1.
@@ -207,8 +207,9 @@ TEST(DotTest, MalformedDimensionNumbersAreErrors) {
   auto wrong_shape = MakeDot(ShapeUtil::MakeShape(F32, {3, 2}), {1}, {0});
   EXPECT_EQ(EvaluateDot(*wrong_shape, m, m).status().code(), absl::StatusCode::kInvalidArgument);
   auto size_mismatch = MakeDot(ShapeUtil::MakeShape(F32, {2, 3}), {1}, {0});
-  EXPECT_EQ(EvaluateDot(*size_mismatch, m, Literal(ShapeUtil::MakeShape(F32, {3, 3}))).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      EvaluateDot(*size_mismatch, m, Literal(ShapeUtil::MakeShape(F32, {3, 3}))).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // --- ragged-dot / scaled-dot ------------------------------------------------------
@@ -235,9 +236,8 @@ TEST(RaggedDotTest, Contracting) {
   dot.mutable_attrs()->dot_dimension_numbers.add_lhs_contracting_dimensions(1);
   dot.mutable_attrs()->dot_dimension_numbers.add_rhs_contracting_dimensions(0);
   dot.mutable_attrs()->lhs_ragged_dimensions = {1};
-  absl::StatusOr<Literal> result =
-      EvaluateRaggedDot(dot, Values<float>({1, 3}, {1, 2, 3}), Values<float>({3, 1}, {1, 1, 1}),
-                        R1<int64_t>({2, 1}));
+  absl::StatusOr<Literal> result = EvaluateRaggedDot(
+      dot, Values<float>({1, 3}, {1, 2, 3}), Values<float>({3, 1}, {1, 1, 1}), R1<int64_t>({2, 1}));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, Values<float>({2, 1, 1}, {3, 3}));
 }
@@ -255,7 +255,6 @@ TEST(ScaledDotTest, BlockScales) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, Values<float>({1, 1}, {17}));
 }
-
 
 // --- convolution ------------------------------------------------------------------
 
@@ -286,15 +285,24 @@ std::unique_ptr<HloConvolutionInstruction> MakeConv(const Shape& shape, const st
   dn.mutable_kernel_spatial_dimensions()->resize(spatial);
   dn.mutable_output_spatial_dimensions()->resize(spatial);
   for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
-    if (in[i] == 'b') dn.set_input_batch_dimension(i);
-    else if (in[i] == 'f') dn.set_input_feature_dimension(i);
-    else dn.set_input_spatial_dimensions(in[i] - '0', i);
-    if (kernel[i] == 'i') dn.set_kernel_input_feature_dimension(i);
-    else if (kernel[i] == 'o') dn.set_kernel_output_feature_dimension(i);
-    else dn.set_kernel_spatial_dimensions(kernel[i] - '0', i);
-    if (out[i] == 'b') dn.set_output_batch_dimension(i);
-    else if (out[i] == 'f') dn.set_output_feature_dimension(i);
-    else dn.set_output_spatial_dimensions(out[i] - '0', i);
+    if (in[i] == 'b')
+      dn.set_input_batch_dimension(i);
+    else if (in[i] == 'f')
+      dn.set_input_feature_dimension(i);
+    else
+      dn.set_input_spatial_dimensions(in[i] - '0', i);
+    if (kernel[i] == 'i')
+      dn.set_kernel_input_feature_dimension(i);
+    else if (kernel[i] == 'o')
+      dn.set_kernel_output_feature_dimension(i);
+    else
+      dn.set_kernel_spatial_dimensions(kernel[i] - '0', i);
+    if (out[i] == 'b')
+      dn.set_output_batch_dimension(i);
+    else if (out[i] == 'f')
+      dn.set_output_feature_dimension(i);
+    else
+      dn.set_output_spatial_dimensions(out[i] - '0', i);
   }
   for (const WindowSpec& w : window) {
     WindowDimension* d = a.window.add_dimensions();
@@ -320,8 +328,9 @@ Literal Conv(const HloConvolutionInstruction& conv, const Literal& lhs, const Li
 TEST(ConvolutionTest, OneDimensionalValid) {
   // {1,2,3,4,5} with window {1,1}: pairwise sums {3,5,7,9}.
   auto conv = MakeConv(ShapeUtil::MakeShape(F32, {1, 1, 4}), "bf0_oi0->bf0", {{.size = 2}});
-  EXPECT_EQ(Conv(*conv, Values<float>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<float>({1, 1, 2}, {1, 1})),
-            Values<float>({1, 1, 4}, {3, 5, 7, 9}));
+  EXPECT_EQ(
+      Conv(*conv, Values<float>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<float>({1, 1, 2}, {1, 1})),
+      Values<float>({1, 1, 4}, {3, 5, 7, 9}));
 }
 
 TEST(ConvolutionTest, TwoDimensionalPaddingAndStride) {
@@ -348,8 +357,9 @@ TEST(ConvolutionTest, RhsDilationIsAtrous) {
   // Window {1,10} dilated by 2 reads x[i] and x[i+2]: {1+30, 2+40, 3+50}.
   auto conv = MakeConv(ShapeUtil::MakeShape(F32, {1, 1, 3}), "bf0_oi0->bf0",
                        {{.size = 2, .window_dilation = 2}});
-  EXPECT_EQ(Conv(*conv, Values<float>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<float>({1, 1, 2}, {1, 10})),
-            Values<float>({1, 1, 3}, {31, 42, 53}));
+  EXPECT_EQ(
+      Conv(*conv, Values<float>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<float>({1, 1, 2}, {1, 10})),
+      Values<float>({1, 1, 3}, {31, 42, 53}));
 }
 
 TEST(ConvolutionTest, WindowReversal) {
@@ -364,8 +374,9 @@ TEST(ConvolutionTest, NegativePaddingCrops) {
   // Padding (-1, -2) removes 1 and 5, 4; a size-1 window copies {2, 3}.
   auto conv = MakeConv(ShapeUtil::MakeShape(S32, {1, 1, 2}), "bf0_oi0->bf0",
                        {{.size = 1, .pad_low = -1, .pad_high = -2}});
-  EXPECT_EQ(Conv(*conv, Values<int32_t>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<int32_t>({1, 1, 1}, {1})),
-            Values<int32_t>({1, 1, 2}, {2, 3}));
+  EXPECT_EQ(
+      Conv(*conv, Values<int32_t>({1, 1, 5}, {1, 2, 3, 4, 5}), Values<int32_t>({1, 1, 1}, {1})),
+      Values<int32_t>({1, 1, 2}, {2, 3}));
 }
 
 TEST(ConvolutionTest, FeatureGroupsDepthwise) {
@@ -384,9 +395,9 @@ TEST(ConvolutionTest, FeatureGroupsWithSeveralFeaturesPerGroup) {
   // 0 spatial dimensions: out[o] = sum over the group's features of in * k.
   // in = {1,2,3,4}; k[o][i] = {{1,10},{100,1000}}: o0 = 1 + 20, o1 = 300 + 4000.
   auto conv = MakeConv(ShapeUtil::MakeShape(F32, {1, 2}), "bf_oi->bf", {}, /*feature_groups=*/2);
-  EXPECT_EQ(Conv(*conv, Values<float>({1, 4}, {1, 2, 3, 4}),
-                 Values<float>({2, 2}, {1, 10, 100, 1000})),
-            Values<float>({1, 2}, {21, 4300}));
+  EXPECT_EQ(
+      Conv(*conv, Values<float>({1, 4}, {1, 2, 3, 4}), Values<float>({2, 2}, {1, 10, 100, 1000})),
+      Values<float>({1, 2}, {21, 4300}));
 }
 
 TEST(ConvolutionTest, BatchGroups) {
@@ -421,10 +432,12 @@ TEST(ConvolutionTest, IntegerResultsSaturate) {
   // s8: 100*2 + 100*2 = 400 saturates to 127 (XLA's evaluator clamps
   // convolution results); -400 saturates to -128.
   auto conv = MakeConv(ShapeUtil::MakeShape(S8, {1, 1, 2}), "bf0_oi0->bf0", {{.size = 2}});
-  EXPECT_EQ(Conv(*conv, Values<int8_t>({1, 1, 3}, {100, 100, -100}), Values<int8_t>({1, 1, 2}, {2, 2})),
-            Values<int8_t>({1, 1, 2}, {127, 0}));
-  EXPECT_EQ(Conv(*conv, Values<int8_t>({1, 1, 3}, {-100, -100, 0}), Values<int8_t>({1, 1, 2}, {2, 2})),
-            Values<int8_t>({1, 1, 2}, {-128, -128}));
+  EXPECT_EQ(
+      Conv(*conv, Values<int8_t>({1, 1, 3}, {100, 100, -100}), Values<int8_t>({1, 1, 2}, {2, 2})),
+      Values<int8_t>({1, 1, 2}, {127, 0}));
+  EXPECT_EQ(
+      Conv(*conv, Values<int8_t>({1, 1, 3}, {-100, -100, 0}), Values<int8_t>({1, 1, 2}, {2, 2})),
+      Values<int8_t>({1, 1, 2}, {-128, -128}));
 }
 
 TEST(ConvolutionTest, NhwcAndNchwAgree) {

@@ -23,7 +23,8 @@ void CopyLanes(const Lanes& lanes, void* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * width, lanes.data, width);
 }
 
-std::unique_ptr<LanewiseComputation> LanewiseComputation::Compile(const HloComputation& computation) {
+std::unique_ptr<LanewiseComputation> LanewiseComputation::Compile(
+    const HloComputation& computation) {
   std::unique_ptr<LanewiseComputation> result(new LanewiseComputation(computation));
   absl::flat_hash_map<const HloInstruction*, int> slot_of;
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
@@ -59,8 +60,8 @@ std::unique_ptr<LanewiseComputation> LanewiseComputation::Compile(const HloCompu
       }
       step.kind = Kind::kAlias;
       step.operands = {slot_of[tuple->operand(index)]};
-    } else if ((op == HloOpcode::kReshape || op == HloOpcode::kBitcast || op == HloOpcode::kBroadcast ||
-                op == HloOpcode::kCopy) &&
+    } else if ((op == HloOpcode::kReshape || op == HloOpcode::kBitcast ||
+                op == HloOpcode::kBroadcast || op == HloOpcode::kCopy) &&
                instruction->operand(0)->shape().element_type() == shape.element_type() &&
                IsScalarArray(instruction->operand(0)->shape())) {
       step.kind = Kind::kAlias;
@@ -140,14 +141,16 @@ absl::Status LanewiseComputation::Run(absl::Span<const Lanes> args, absl::Span<v
       case Kind::kElementwise: {
         Lanes operands[3];
         bool all_broadcast = true;
-        if (step.operands.size() > 3) return InvalidInstruction(*step.instruction, "too many operands");
+        if (step.operands.size() > 3)
+          return InvalidInstruction(*step.instruction, "too many operands");
         for (size_t k = 0; k < step.operands.size(); ++k) {
           operands[k] = slots_[step.operands[k]].view;
           all_broadcast = all_broadcast && operands[k].broadcast;
         }
         // When every operand is one broadcast value, so is the result.
         int64_t lanes = all_broadcast ? 1 : n;
-        size_t bytes = static_cast<size_t>(std::max<int64_t>(lanes, 1)) * primitive_util::ByteWidth(slot.type);
+        size_t bytes =
+            static_cast<size_t>(std::max<int64_t>(lanes, 1)) * primitive_util::ByteWidth(slot.type);
         if (slot.storage.size() < bytes) slot.storage.resize(bytes);
         AXLE_RETURN_IF_ERROR(EvaluateElementwiseLanes(
             *step.instruction, absl::MakeConstSpan(operands, step.operands.size()), slot.type,
@@ -157,7 +160,8 @@ absl::Status LanewiseComputation::Run(absl::Span<const Lanes> args, absl::Span<v
       }
     }
   }
-  for (size_t j = 0; j < result_slots_.size(); ++j) CopyLanes(slots_[result_slots_[j]].view, results[j], n);
+  for (size_t j = 0; j < result_slots_.size(); ++j)
+    CopyLanes(slots_[result_slots_[j]].view, results[j], n);
   return absl::OkStatus();
 }
 

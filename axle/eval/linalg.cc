@@ -63,8 +63,7 @@ void ForEachMatrix(const Shape& shape, Fn fn) {
 
 }  // namespace
 
-absl::StatusOr<Literal> EvaluateCholesky(const HloCholeskyInstruction& cholesky,
-                                         const Literal& a) {
+absl::StatusOr<Literal> EvaluateCholesky(const HloCholeskyInstruction& cholesky, const Literal& a) {
   constexpr absl::string_view op = "cholesky";
   AXLE_RETURN_IF_ERROR(CheckArray(a, op, "a"));
   AXLE_RETURN_IF_ERROR(CheckMatrices(a.shape(), /*square=*/true, op, "a"));

@@ -90,8 +90,8 @@ bool CompareValues(ComparisonDirection direction, T a, T b) {
 
 absl::Status CheckScalarResult(const Literal& value, PrimitiveType type, absl::string_view what) {
   if (!ShapeUtil::Compatible(value.shape(), ShapeUtil::MakeScalarShape(type))) {
-    return InvalidArgument(kOp, ": ", what, " returned ", value.shape().ToString(),
-                           " where a ", primitive_util::LowercasePrimitiveTypeName(type),
+    return InvalidArgument(kOp, ": ", what, " returned ", value.shape().ToString(), " where a ",
+                           primitive_util::LowercasePrimitiveTypeName(type),
                            " scalar was expected");
   }
   return absl::OkStatus();
@@ -147,8 +147,8 @@ absl::StatusOr<Literal> EvaluateSelectAndScatter(const HloWindowInstruction& sel
   Literal result(select_and_scatter.shape());
   const int64_t width = primitive_util::ByteWidth(type);
   for (int64_t i = 0; i < result.element_count(); ++i) {
-    std::memcpy(static_cast<uint8_t*>(result.untyped_data()) + i * width,
-                init_value.untyped_data(), width);
+    std::memcpy(static_cast<uint8_t*>(result.untyped_data()) + i * width, init_value.untyped_data(),
+                width);
   }
   if (source.element_count() == 0 || Product(window_sizes) == 0) return result;
 

@@ -71,8 +71,7 @@ class DeviceMemoryAllocator {
   // `size` bytes on `device_ordinal`. A zero-byte request gives a null
   // allocation (as XLA's allocators do).
   virtual absl::StatusOr<OwningDeviceMemory> Allocate(int device_ordinal, uint64_t size,
-                                                      bool retry_on_failure,
-                                                      int64_t memory_space);
+                                                      bool retry_on_failure, int64_t memory_space);
   absl::StatusOr<OwningDeviceMemory> Allocate(int device_ordinal, uint64_t size);
 
   virtual absl::Status Deallocate(int device_ordinal, DeviceMemoryBase mem) = 0;

@@ -39,7 +39,8 @@ bool SameArrayShape(const Shape& a, const Shape& b) {
 absl::Status CheckAliasing(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
   const Shape& result = entry.root_instruction()->shape();
-  for (const HloInputOutputAliasConfig::Alias& alias : module.input_output_alias_config().aliases()) {
+  for (const HloInputOutputAliasConfig::Alias& alias :
+       module.input_output_alias_config().aliases()) {
     const Shape& parameter = ShapeUtil::GetSubshape(
         entry.parameter_instruction(alias.parameter_number)->shape(), alias.parameter_index);
     const Shape& output = ShapeUtil::GetSubshape(result, alias.output_index);
@@ -66,9 +67,9 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
     if (FfiHandlerRegistry::Global()->Find(target, cc_platform).ok()) {
       absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(custom_call.opaque());
       if (!attributes.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("custom-call target '", target,
-                                                       "': bad backend_config: ",
-                                                       attributes.status().message(), context()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("custom-call target '", target,
+                         "': bad backend_config: ", attributes.status().message(), context()));
       }
       return absl::OkStatus();
     }
@@ -90,24 +91,24 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
         "' runs \"", cc_platform, "\" targets and has no CUDA device", context()));
   }
   std::string elsewhere =
-      platforms.empty() ? ""
-                        : absl::StrCat("; it is registered for \"",
-                                       absl::StrJoin(platforms, "\", \""), "\"");
+      platforms.empty()
+          ? ""
+          : absl::StrCat("; it is registered for \"", absl::StrJoin(platforms, "\", \""), "\"");
   if (custom_call.api_version() == API_VERSION_TYPED_FFI &&
       CustomCallTargetRegistry::Global()->Lookup(target, cc_platform) != nullptr) {
     elsewhere = "; a non-FFI function is registered under that name: check api_version";
   }
   return absl::NotFoundError(absl::StrCat("custom-call target '", target,
-                                          "' is not registered for platform \"", cc_platform,
-                                          "\"", elsewhere, context()));
+                                          "' is not registered for platform \"", cc_platform, "\"",
+                                          elsewhere, context()));
 }
 
 }  // namespace
 
 absl::Status CheckModuleForPlatform(const HloModule& module, const se::Platform& platform) {
   if (module.entry_computation() == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("module '", module.name(),
-                                                   "' has no entry computation"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("module '", module.name(), "' has no entry computation"));
   }
   AXLE_RETURN_IF_ERROR(VerifyHloModule(module));
   AXLE_RETURN_IF_ERROR(CheckAliasing(module));
@@ -122,8 +123,8 @@ absl::Status CheckModuleForPlatform(const HloModule& module, const se::Platform&
 }
 
 std::string ExecutableBuildOptions::ToString() const {
-  return absl::StrCat("device_ordinal=", device_ordinal_, " result_layout=",
-                      result_layout_ ? result_layout_->ToString(true) : "none",
+  return absl::StrCat("device_ordinal=", device_ordinal_,
+                      " result_layout=", result_layout_ ? result_layout_->ToString(true) : "none",
                       " num_replicas=", num_replicas_, " num_partitions=", num_partitions_);
 }
 
@@ -157,8 +158,8 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
   const HloComputation& entry = *module_->entry_computation();
   if (arguments.size() != parameter_shapes_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("module '", module_->name(), "' takes ",
-                                                   parameter_shapes_.size(),
-                                                   " argument(s); got ", arguments.size()));
+                                                   parameter_shapes_.size(), " argument(s); got ",
+                                                   arguments.size()));
   }
   int device_ordinal = options.device_ordinal() < 0 ? 0 : options.device_ordinal();
   if (device_ordinal != 0) {
@@ -173,8 +174,8 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Shape& expected = parameter_shapes_[i];
     const Shape& given = arguments[i].shape();
-    std::string what = absl::StrCat("argument ", i, " (parameter ",
-                                    entry.parameter_instruction(i)->name(), ")");
+    std::string what =
+        absl::StrCat("argument ", i, " (parameter ", entry.parameter_instruction(i)->name(), ")");
     if (!ShapeUtil::Compatible(given, expected)) {
       return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", given.ToString(false),
                                                      "; expected ", expected.ToString(false)));
@@ -204,14 +205,15 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
     if (size == 0) continue;
     const HloInputOutputAliasConfig::Alias* alias = aliases.GetAliasedParameter(index);
     if (alias == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(device_ordinal, size));
+      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory,
+                            allocator->Allocate(device_ordinal, size));
       result->set_buffer(std::move(memory), index);
       continue;
     }
     ExecutionInput& argument = arguments[alias->parameter_number];
     MaybeOwningDeviceMemory* given = argument.MutableBuffer(alias->parameter_index);
-    bool donated = given->HasOwnership() &&
-                   argument.unowned_indices().count(alias->parameter_index) == 0;
+    bool donated =
+        given->HasOwnership() && argument.unowned_indices().count(alias->parameter_index) == 0;
     if (donated) {
       // The output lives in the donated buffer: same address, no copy.
       result->set_buffer(*given->Release(), index);
@@ -220,8 +222,8 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
     }
     if (alias->kind == HloInputOutputAliasConfig::AliasKind::kMustAlias) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "output ", IndexString(index), " must alias argument ", alias->parameter_number,
-          " at ", IndexString(alias->parameter_index),
+          "output ", IndexString(index), " must alias argument ", alias->parameter_number, " at ",
+          IndexString(alias->parameter_index),
           " (must-alias), but that argument buffer was not donated: pass it with ownership "
           "(e.g. ExecutionInput::Donate)"));
     }

@@ -46,8 +46,8 @@ ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
     if (mem.is_null()) {
       input.SetBuffer(index, MaybeOwningDeviceMemory(mem));
     } else {
-      input.SetBuffer(index, MaybeOwningDeviceMemory(
-                                 se::OwningDeviceMemory(mem, device_ordinal, allocator)));
+      input.SetBuffer(
+          index, MaybeOwningDeviceMemory(se::OwningDeviceMemory(mem, device_ordinal, allocator)));
     }
   }
   return input;

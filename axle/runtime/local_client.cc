@@ -60,10 +60,10 @@ absl::StatusOr<std::vector<std::unique_ptr<LocalExecutable>>> LocalClient::Compi
     HloInstruction* parameter = entry->parameter_instruction(i);
     const Shape* layout = argument_layouts[i];
     if (layout == nullptr || !ShapeUtil::Compatible(*layout, parameter->shape())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Compile: argument layout ", i, " is ",
-          layout == nullptr ? "null" : layout->ToString(true), "; parameter ", i, " (",
-          parameter->name(), ") has shape ", parameter->shape().ToString(false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Compile: argument layout ", i, " is ",
+                       layout == nullptr ? "null" : layout->ToString(true), "; parameter ", i, " (",
+                       parameter->name(), ") has shape ", parameter->shape().ToString(false)));
     }
     // The caller's layout becomes the parameter's.
     Shape shape = *layout;
@@ -78,9 +78,9 @@ absl::StatusOr<std::vector<std::unique_ptr<LocalExecutable>>> LocalClient::Compi
                        " does not match the result shape ", root.ToString(false)));
     }
     if (!ShapeUtil::Equal(*result_layout, root) && root.has_layout()) {
-      return absl::UnimplementedError(absl::StrCat(
-          "Compile: a result layout (", result_layout->ToString(true),
-          ") other than the computation's own (", root.ToString(true), ")"));
+      return absl::UnimplementedError(
+          absl::StrCat("Compile: a result layout (", result_layout->ToString(true),
+                       ") other than the computation's own (", root.ToString(true), ")"));
     }
   }
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<LocalExecutable> executable,
@@ -94,10 +94,9 @@ absl::StatusOr<std::unique_ptr<LocalExecutable>> LocalClient::Compile(
     std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) {
   if (module == nullptr) return absl::InvalidArgumentError("Compile: the module is null");
   if (options.device_ordinal() > 0) {
-    return absl::InvalidArgumentError(absl::StrCat("Compile: device ordinal ",
-                                                   options.device_ordinal(),
-                                                   " does not exist on platform '",
-                                                   platform_->Name(), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Compile: device ordinal ", options.device_ordinal(),
+                     " does not exist on platform '", platform_->Name(), "'"));
   }
   if (options.num_replicas() > 1 || options.num_partitions() > 1) {
     return absl::UnimplementedError(absl::StrCat(
@@ -144,8 +143,8 @@ absl::StatusOr<LocalClient*> ClientLibrary::GetOrCreateLocalClient(se::Platform*
 absl::StatusOr<LocalClient*> ClientLibrary::GetOrCreateLocalClient(
     const LocalClientOptions& options) {
   if (options.number_of_replicas > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "LocalClient with ", options.number_of_replicas, " replicas: host platforms run one"));
+    return absl::UnimplementedError(absl::StrCat("LocalClient with ", options.number_of_replicas,
+                                                 " replicas: host platforms run one"));
   }
   return GetOrCreateLocalClient(options.platform);
 }

@@ -54,9 +54,8 @@ absl::Status PlatformManager::RegisterPlatform(std::unique_ptr<Platform> platfor
     names.push_back(platform->Name());
     for (const std::string& name : names) {
       if (NameMatches(*existing, name)) {
-        return absl::AlreadyExistsError(absl::StrCat("platform name '", name,
-                                                     "' is already registered (by '",
-                                                     existing->Name(), "')"));
+        return absl::AlreadyExistsError(absl::StrCat(
+            "platform name '", name, "' is already registered (by '", existing->Name(), "')"));
       }
     }
   }

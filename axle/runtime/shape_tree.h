@@ -28,9 +28,8 @@ class ShapeTree {
 
   ShapeTree() : ShapeTree(ShapeUtil::MakeNil()) {}
   explicit ShapeTree(Shape shape) : shape_(std::move(shape)) {
-    ShapeUtil::ForEachSubshape(shape_, [&](const Shape&, const ShapeIndex& index) {
-      nodes_.push_back(Node(index, T()));
-    });
+    ShapeUtil::ForEachSubshape(
+        shape_, [&](const Shape&, const ShapeIndex& index) { nodes_.push_back(Node(index, T())); });
   }
   ShapeTree(Shape shape, const T& init_value) : shape_(std::move(shape)) { Build(init_value); }
 

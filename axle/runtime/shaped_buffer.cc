@@ -57,35 +57,34 @@ absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
     int64_t needed = DeviceBufferSize(shape);
     if (needed == 0) continue;
     if (buffer.is_null()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          what, ": the buffer at index {", absl::StrJoin(index, ","), "} of ",
-          on_device_shape_.ToString(true),
-          " is null: the value was donated to an earlier execution or released"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": the buffer at index {", absl::StrJoin(index, ","), "} of ",
+                       on_device_shape_.ToString(true),
+                       " is null: the value was donated to an earlier execution or released"));
     }
     if (buffer.size() < static_cast<uint64_t>(needed)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": the buffer at index {",
-                                                     absl::StrJoin(index, ","), "} has ",
-                                                     buffer.size(), " bytes; ", shape.ToString(true),
-                                                     " needs ", needed));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": the buffer at index {", absl::StrJoin(index, ","), "} has ",
+                       buffer.size(), " bytes; ", shape.ToString(true), " needs ", needed));
     }
   }
   return absl::OkStatus();
 }
 
 std::string ShapedBuffer::ToString() const {
-  std::string out = absl::StrCat("ShapedBuffer(", on_device_shape_.ToString(true),
-                                 ", device ", device_ordinal_, "):\n");
+  std::string out = absl::StrCat("ShapedBuffer(", on_device_shape_.ToString(true), ", device ",
+                                 device_ordinal_, "):\n");
   for (const auto& [index, buffer] : buffers_) {
-    absl::StrAppend(&out, "  {", absl::StrJoin(index, ","), "}: ",
-                    ShapeUtil::GetSubshape(on_device_shape_, index).ToString(true), " at ",
+    absl::StrAppend(&out, "  {", absl::StrJoin(index, ","),
+                    "}: ", ShapeUtil::GetSubshape(on_device_shape_, index).ToString(true), " at ",
                     absl::Hex(reinterpret_cast<uintptr_t>(buffer.opaque())), " (", buffer.size(),
                     " bytes)\n");
   }
   return out;
 }
 
-ScopedShapedBuffer::ScopedShapedBuffer(Shape on_device_shape,
-                                       se::DeviceMemoryAllocator* allocator, int device_ordinal)
+ScopedShapedBuffer::ScopedShapedBuffer(Shape on_device_shape, se::DeviceMemoryAllocator* allocator,
+                                       int device_ordinal)
     : ShapedBuffer(std::move(on_device_shape), device_ordinal), allocator_(allocator) {}
 
 ScopedShapedBuffer::ScopedShapedBuffer(ShapedBuffer shaped_buffer,

@@ -1,11 +1,12 @@
 // Literal <-> device buffer transfers for host platforms (local_client.h).
 // A literal stores arrays row-major; a device buffer stores them in the
 // shape's layout, so non-default layouts are permuted element by element.
+#include "axle/runtime/transfer.h"
+
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/runtime/transfer.h"
 
 namespace axle {
 namespace {
@@ -92,9 +93,9 @@ absl::StatusOr<Literal> TransferLiteralFromDevice(const ShapedBuffer& buffer,
 absl::Status TransferLiteralIntoBuffer(const Literal& literal, const ShapedBuffer& buffer) {
   const Shape& shape = buffer.on_device_shape();
   if (!ShapeUtil::Compatible(literal.shape(), shape)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot write a value of shape ",
-                                                   literal.shape().ToString(false),
-                                                   " into buffers of shape ", shape.ToString(false)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write a value of shape ", literal.shape().ToString(false),
+                     " into buffers of shape ", shape.ToString(false)));
   }
   for (const auto& [index, mem] : buffer.buffers()) {
     const Shape& subshape = ShapeUtil::GetSubshape(shape, index);

@@ -8,13 +8,10 @@
 
 void do_it() {
   xla::XlaBuilder b("do_it");
-  xla::XlaOp param0 =
-      xla::Parameter(&b, 0, xla::ShapeUtil::MakeShape(xla::F32, {128}), "p0");
-  xla::XlaOp param1 =
-      xla::Parameter(&b, 1, xla::ShapeUtil::MakeShape(xla::F32, {2048}), "p1");
-  xla::XlaOp custom_call =
-      xla::CustomCall(&b, "do_custom_call", /*operands=*/{param0, param1},
-                      /*shape=*/xla::ShapeUtil::MakeShape(xla::F32, {2048}));
+  xla::XlaOp param0 = xla::Parameter(&b, 0, xla::ShapeUtil::MakeShape(xla::F32, {128}), "p0");
+  xla::XlaOp param1 = xla::Parameter(&b, 1, xla::ShapeUtil::MakeShape(xla::F32, {2048}), "p1");
+  xla::XlaOp custom_call = xla::CustomCall(&b, "do_custom_call", /*operands=*/{param0, param1},
+                                           /*shape=*/xla::ShapeUtil::MakeShape(xla::F32, {2048}));
 }
 
 void do_custom_call(void* out, const void** in) {

@@ -185,8 +185,9 @@ std::string CpuExecutable::BufferAssignmentText() const {
         break;
       case ValueSlot::Kind::kTemporary: {
         const int64_t t = slot.temporary;
-        absl::StrAppend(&text, "temporary ", t, " at +", temporary_offsets_[t], ", live in thunks [",
-                        temporary_live_[t].first, ", ", temporary_live_[t].second, "]");
+        absl::StrAppend(&text, "temporary ", t, " at +", temporary_offsets_[t],
+                        ", live in thunks [", temporary_live_[t].first, ", ",
+                        temporary_live_[t].second, "]");
         if (temporary_result_leaf_[t] >= 0) absl::StrAppend(&text, ", written into the result");
         break;
       }

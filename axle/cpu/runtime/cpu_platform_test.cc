@@ -2,9 +2,9 @@
 // interpreter, aliasing works, unsupported ops are Unimplemented errors.
 #include <thread>
 
-#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gmock/gmock.h"
@@ -13,9 +13,9 @@
 namespace axle {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ClientFor;
 using testing::ExpectCpuAgrees;
+using ::testing::HasSubstr;
 using testing::RunOn;
 
 Literal Iota(const Shape& shape, float scale, float offset) {
@@ -51,7 +51,7 @@ ENTRY e {
   scaled = f32[64,33] multiply(relu, halves)
   ROOT out = f32[64,33] subtract(scaled, a)
 })",
-               {Iota(shape, 0.1f, -3), Iota(shape, -0.05f, 2), Iota(shape, 0.01f, 0)});
+                  {Iota(shape, 0.1f, -3), Iota(shape, -0.05f, 2), Iota(shape, 0.01f, 0)});
 }
 
 TEST(CpuPlatformTest, ReductionsTuplesAndTranscendentals) {
@@ -72,7 +72,7 @@ ENTRY e {
   tp = f32[40,16] transpose(x), dimensions={1,0}
   ROOT r = (f32[16], f32[40,16], f32[16,40]) tuple(sum, tp, p)
 })",
-               {Iota(shape, 0.03f, -1.5f)});
+                  {Iota(shape, 0.03f, -1.5f)});
 }
 
 TEST(CpuPlatformTest, DonatedInputIsUpdatedInPlace) {

@@ -5,9 +5,9 @@
 // element; each activation; an activation without a bias).
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/runtime/platform_test_util.h"
-#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -59,12 +59,15 @@ TEST(DotF32PackedRhsTest, PackedFromFiveHundredTwelveRowsWithKAndNTails) {
   // and N = 130 leave zero-padded tails); 300 rows: read plain. The
   // values keep every partial sum exact, so the results are exact.
   for (int64_t m : {520, 300}) {
-    const std::string text = absl::StrCat(R"(
+    const std::string text =
+        absl::StrCat(R"(
 HloModule packed_f32
 ENTRY e {
-  a = f32[)", m, R"(,99] parameter(0)
+  a = f32[)",
+                     m, R"(,99] parameter(0)
   b = f32[99,130] parameter(1)
-  ROOT c = f32[)", m, R"(,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT c = f32[)",
+                     m, R"(,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })");
     ExpectCpuAgrees(text, {Values(F32, {m, 99}, 5), Values(F32, {99, 130}, 6)}, ErrorSpec(0, 0));
   }

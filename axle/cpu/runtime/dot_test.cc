@@ -4,9 +4,9 @@
 // weights; one executable run from 8 threads.
 #include <thread>
 
-#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gtest/gtest.h"
@@ -18,7 +18,6 @@ using testing::CompileOn;
 using testing::ExpectCpuAgrees;
 using testing::RunExecutable;
 using testing::RunOn;
-
 
 // Small values (exact in every type) that differ from element to element.
 Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
@@ -128,8 +127,8 @@ void RunShapes(absl::string_view in_type, PrimitiveType in, absl::string_view ou
   for (const DotCase& c : kShapes) {
     SCOPED_TRACE(absl::StrCat(c.lhs, " x ", c.rhs, " ", c.numbers));
     ExpectCpuAgrees(DotModule(absl::StrCat(in_type, c.lhs), absl::StrCat(in_type, c.rhs),
-                           absl::StrCat(out_type, c.out), c.numbers),
-                 {Values(in, c.lhs_dims, 1), Values(in, c.rhs_dims, 2)}, error);
+                              absl::StrCat(out_type, c.out), c.numbers),
+                    {Values(in, c.lhs_dims, 1), Values(in, c.rhs_dims, 2)}, error);
   }
 }
 
@@ -148,8 +147,8 @@ TEST(DotTest, LoopTypes) {
 
 TEST(DotTest, LargeF32MatmulAgrees) {
   ExpectCpuAgrees(DotModule("f32[130,260]", "f32[260,70]", "f32[130,70]",
-                         "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
-               {Values(F32, {130, 260}, 3), Values(F32, {260, 70}, 4)}, ErrorSpec(1e-4, 1e-5));
+                            "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+                  {Values(F32, {130, 260}, 3), Values(F32, {260, 70}, 4)}, ErrorSpec(1e-4, 1e-5));
 }
 
 // dot + bias + activation, each an epilogue fusion (one oneDNN call).
@@ -188,18 +187,19 @@ TEST(DotTest, EpiloguesAgree) {
   for (const char* activation : activations) {
     SCOPED_TRACE(activation);
     ExpectCpuAgrees(EpilogueModule("f32", activation),
-                 {Values(F32, {6, 20}, 1), Values(F32, {20, 12}, 2), Values(F32, {12}, 3)});
+                    {Values(F32, {6, 20}, 1), Values(F32, {20, 12}, 2), Values(F32, {12}, 3)});
   }
   // The same fusions on the loop path.
   std::string f64_relu =
       EpilogueModule("f64",
                      "zero = f64[] constant(0)\n  z = f64[6,12] broadcast(zero), dimensions={}\n"
                      "  ROOT r = f64[6,12] maximum(y, z)");
-  ExpectCpuAgrees(f64_relu, {Values(F64, {6, 20}, 1), Values(F64, {20, 12}, 2), Values(F64, {12}, 3)});
+  ExpectCpuAgrees(f64_relu,
+                  {Values(F64, {6, 20}, 1), Values(F64, {20, 12}, 2), Values(F64, {12}, 3)});
   // bf16 rounds after the dot and after the add, as the interpreter does.
   ExpectCpuAgrees(EpilogueModule("bf16", "ROOT r = bf16[6,12] tanh(y)"),
-               {Values(BF16, {6, 20}, 1), Values(BF16, {20, 12}, 2), Values(BF16, {12}, 3)},
-               ErrorSpec(1e-3, 1e-3));
+                  {Values(BF16, {6, 20}, 1), Values(BF16, {20, 12}, 2), Values(BF16, {12}, 3)},
+                  ErrorSpec(1e-3, 1e-3));
 }
 
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
@@ -221,8 +221,8 @@ ENTRY e {
   ty = f32[2,5,3] add(t, y2)
   ROOT out = f32[2,5,3] add(ty, e3)
 })",
-               {Values(F32, {2, 5, 8}, 1), Values(F32, {2, 8, 3}, 2), Values(F32, {2, 5}, 3),
-                Values(F32, {2, 5, 3}, 4)});
+                  {Values(F32, {2, 5, 8}, 1), Values(F32, {2, 8, 3}, 2), Values(F32, {2, 5}, 3),
+                   Values(F32, {2, 5, 3}, 4)});
 }
 
 TEST(DotTest, ConstantWeightsAndBias) {
@@ -239,7 +239,7 @@ ENTRY e {
   dt = f32[3,2] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   ROOT out = f32[3,2] subtract(y, dt)
 })",
-               {Values(F32, {3, 4}, 1)});
+                  {Values(F32, {3, 4}, 1)});
   // Hand-computed: x = [[-1.25, 0.5, -1, 0.75], ...] row 0 times w plus b.
   absl::StatusOr<Literal> result = RunOn("cpu", R"(
 HloModule hand

@@ -63,8 +63,7 @@ void ThrottleOmpSpinning(int, char**, char** envp) {
 }
 
 __attribute__((section(".preinit_array"),
-               used)) void (*const kThrottleOmpSpinning)(int, char**,
-                                                         char**) = ThrottleOmpSpinning;
+               used)) void (*const kThrottleOmpSpinning)(int, char**, char**) = ThrottleOmpSpinning;
 
 // An executable's constructors run after those of the shared libraries it
 // uses (libgomp's among them): the process gets its CPUs back before main.

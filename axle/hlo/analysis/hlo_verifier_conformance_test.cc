@@ -16,14 +16,14 @@
 // does, so they are listed in kNotVerifiedByXla.
 //
 //===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 // Needs the HLO text parser; compiled only where it is present.
 #if __has_include("axle/hlo/text/hlo_parser.h")
@@ -85,12 +85,9 @@ const char* const kNotVerifiedByXla[] = {
     "parser/hlo_parser_test__375.hlo",  // call-start(): wrapped call has 0 args
     "parser/hlo_parser_test__376.hlo",  //   for a 2-parameter computation
     "parser/hlo_parser_test__377.hlo",  //   (same for 375-383)
-    "parser/hlo_parser_test__378.hlo",
-    "parser/hlo_parser_test__379.hlo",
-    "parser/hlo_parser_test__380.hlo",
-    "parser/hlo_parser_test__381.hlo",
-    "parser/hlo_parser_test__382.hlo",
-    "parser/hlo_parser_test__383.hlo",
+    "parser/hlo_parser_test__378.hlo", "parser/hlo_parser_test__379.hlo",
+    "parser/hlo_parser_test__380.hlo", "parser/hlo_parser_test__381.hlo",
+    "parser/hlo_parser_test__382.hlo", "parser/hlo_parser_test__383.hlo",
     "parser/hlo_parser_test__385.hlo",  // async shape {1} f32[3,2] but the
     "parser/hlo_parser_test__386.hlo",  //   wrapped root is f32[2,3]
     "parser/hlo_parser_test__387.hlo",
@@ -157,8 +154,8 @@ TEST(HloVerifierConformanceTest, Corpus) {
     if (result.outcome == Outcome::kVerified) ++counts[1];
     if (result.outcome == Outcome::kParseError) ++counts[2];
     if (result.outcome == Outcome::kVerifyError && NotVerifiedByXla(entry.file)) {
-      std::cout << "  " << entry.file << " (not verified by XLA either): "
-                << result.message.substr(0, 200) << "\n";
+      std::cout << "  " << entry.file
+                << " (not verified by XLA either): " << result.message.substr(0, 200) << "\n";
     } else if (result.outcome == Outcome::kVerifyError) {
       std::string line = entry.file + ": " + result.message.substr(0, 400);
       (folder == "other" ? other_failures : required_failures).push_back(line);
@@ -179,12 +176,11 @@ TEST(HloVerifierConformanceTest, Corpus) {
   std::cout << "with mixed precision disallowed: " << strict_ok << " of " << strict_total
             << " parsed valid modules verify\n";
   for (const auto& [folder, counts] : valid) {
-    std::cout << folder << "/: " << counts[1] << " of " << counts[0]
-              << " valid modules verify (" << counts[2] << " not parsed)\n";
+    std::cout << folder << "/: " << counts[1] << " of " << counts[0] << " valid modules verify ("
+              << counts[2] << " not parsed)\n";
   }
   std::cout << "expected-error modules: " << expected_errors << " (" << rejected_by_parser
-            << " rejected by the parser, " << rejected_by_verifier
-            << " by the verifier)\n";
+            << " rejected by the parser, " << rejected_by_verifier << " by the verifier)\n";
   for (const std::string& f : other_failures) std::cout << "  other/ (not required) " << f << "\n";
   for (const std::string& f : required_failures) ADD_FAILURE() << f;
   // XLA rejects these in its parser (e.g. an attribute that needs the shape

@@ -105,9 +105,8 @@ absl::Status CheckCounts(const HloInstruction& instruction) {
   switch (ExpectedCalls(instruction.opcode())) {
     case Calls::kNone:
       if (calls != 0) {
-        return InstructionError(instruction,
-                                absl::StrCat("this opcode calls no computations, but ", calls,
-                                             " are attached"));
+        return InstructionError(instruction, absl::StrCat("this opcode calls no computations, but ",
+                                                          calls, " are attached"));
       }
       break;
     case Calls::kOne:
@@ -141,19 +140,18 @@ absl::Status CheckLayouts(const HloInstruction& instruction, const HloVerifierOp
       for (int64_t d = 0; d < s.rank(); ++d) {
         if (s.is_unbounded_dynamic_dimension(d)) {
           status = InstructionError(
-              instruction, absl::StrCat("unbounded dynamic dimensions are not allowed: ",
-                                        s.ToString(false)));
+              instruction,
+              absl::StrCat("unbounded dynamic dimensions are not allowed: ", s.ToString(false)));
           return;
         }
       }
     }
     if (s.has_layout() &&
         !shape_inference_internal::IsPermutation(s.layout().minor_to_major(), s.rank())) {
-      status = InstructionError(instruction,
-                                absl::StrCat("layout ", s.layout().ToString(), " of ",
-                                             s.ToString(false), " at index ",
-                                             ShapeIndexToString(index),
-                                             " is not a permutation of its dimensions"));
+      status = InstructionError(
+          instruction,
+          absl::StrCat("layout ", s.layout().ToString(), " of ", s.ToString(false), " at index ",
+                       ShapeIndexToString(index), " is not a permutation of its dimensions"));
     }
   });
   return status;
@@ -246,8 +244,9 @@ absl::Status CheckMixedPrecisionOperands(const HloInstruction& instruction) {
       }
     });
     if (mixed) {
-      return InstructionError(instruction, "operands have floating-point types of different "
-                                           "precisions, but mixed precision is disallowed");
+      return InstructionError(instruction,
+                              "operands have floating-point types of different "
+                              "precisions, but mixed precision is disallowed");
     }
   }
   return absl::OkStatus();
@@ -282,11 +281,11 @@ absl::Status CheckElementwise(const HloInstruction& instruction) {
   for (const HloInstruction* operand : instruction.operands()) {
     if (!shape_inference_internal::CompatibleIgnoringElementType(operand->shape(),
                                                                  instruction.shape())) {
-      return InstructionError(instruction,
-                              absl::StrCat("implicit broadcast is not allowed in HLO: operand %",
-                                           operand->name(), " has shape ",
-                                           operand->shape().ToString(false), " but the result is ",
-                                           instruction.shape().ToString(false)));
+      return InstructionError(
+          instruction,
+          absl::StrCat("implicit broadcast is not allowed in HLO: operand %", operand->name(),
+                       " has shape ", operand->shape().ToString(false), " but the result is ",
+                       instruction.shape().ToString(false)));
     }
   }
   if (const auto* compare = dyn_cast<HloCompareInstruction>(&instruction)) {
@@ -302,9 +301,9 @@ absl::Status CheckElementwise(const HloInstruction& instruction) {
       ok = type == ComparisonType::kUnsigned;
     }
     if (!ok) {
-      return InstructionError(instruction,
-                              absl::StrCat("comparison type does not suit operands of type ",
-                                           Str(element)));
+      return InstructionError(
+          instruction,
+          absl::StrCat("comparison type does not suit operands of type ", Str(element)));
     }
   }
   return absl::OkStatus();
@@ -319,10 +318,9 @@ absl::Status CheckToApplyElementTypes(const HloInstruction& instruction) {
     if (parameter == nullptr) continue;
     if (parameter->shape().element_type() != instruction.operand(i)->shape().element_type()) {
       return InstructionError(
-          instruction,
-          absl::StrCat("parameter ", i, " of ", to_apply->name(), " has type ",
-                       parameter->shape().ToString(false), " but operand ", i, " has type ",
-                       instruction.operand(i)->shape().ToString(false)));
+          instruction, absl::StrCat("parameter ", i, " of ", to_apply->name(), " has type ",
+                                    parameter->shape().ToString(false), " but operand ", i,
+                                    " has type ", instruction.operand(i)->shape().ToString(false)));
     }
   }
   return absl::OkStatus();
@@ -355,16 +353,18 @@ absl::Status CheckReplicaGroups(const HloCollectiveInstruction& collective,
     }
     for (int64_t id : g.replica_ids()) {
       if (!seen.insert(id).second) {
-        return InstructionError(collective, absl::StrCat("replica ", id, " is repeated in replica_groups=",
-                                                         GroupsString(groups)));
+        return InstructionError(
+            collective,
+            absl::StrCat("replica ", id, " is repeated in replica_groups=", GroupsString(groups)));
       }
     }
   }
   const int64_t n = static_cast<int64_t>(seen.size());
   for (int64_t i = 0; i < n; ++i) {
     if (!seen.contains(i)) {
-      return InstructionError(collective, absl::StrCat("replica ", i, " is not named in replica_groups=",
-                                                       GroupsString(groups)));
+      return InstructionError(
+          collective,
+          absl::StrCat("replica ", i, " is not named in replica_groups=", GroupsString(groups)));
     }
   }
   const HloModule* module = collective.parent() ? collective.parent()->parent() : nullptr;
@@ -390,15 +390,14 @@ absl::Status CheckReplicaGroups(const HloCollectiveInstruction& collective,
   if (expected != 1 && n != expected) {
     return InstructionError(collective,
                             absl::StrCat("replica_groups=", GroupsString(groups), " name ", n,
-                                         " participants but the module has ", expected, " ",
-                                         what));
+                                         " participants but the module has ", expected, " ", what));
   }
   if (uniform) {
     for (const ReplicaGroup& g : groups) {
       if (g.replica_ids_size() != groups[0].replica_ids_size()) {
-        return InstructionError(collective,
-                                absl::StrCat("replica groups must all have the same size: ",
-                                             GroupsString(groups)));
+        return InstructionError(
+            collective,
+            absl::StrCat("replica groups must all have the same size: ", GroupsString(groups)));
       }
     }
   }
@@ -423,19 +422,17 @@ absl::Status CheckCollective(const HloInstruction& instruction) {
   }
   const HloModule* module = instruction.parent() ? instruction.parent()->parent() : nullptr;
   if (opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) {
-    const int64_t limit =
-        *mode == CollectiveGroupMode::kCrossReplica
-            ? (module ? module->config().replica_count : 1)
-            : (module ? module->config().num_partitions : 1);
+    const int64_t limit = *mode == CollectiveGroupMode::kCrossReplica
+                              ? (module ? module->config().replica_count : 1)
+                              : (module ? module->config().num_partitions : 1);
     const bool in_place =
         instruction.operand_count() == 4 && instruction.operand(2)->shape().IsTuple();
     absl::flat_hash_set<int64_t> sources, targets;
     for (const auto& [source, target] : attrs.source_target_pairs) {
       for (int64_t id : {source, target}) {
         if (id < 0 || (limit != 1 && id >= limit)) {
-          return InstructionError(instruction,
-                                  absl::StrCat("source_target_pairs entry ", id,
-                                               " is out of range [0, ", limit, ")"));
+          return InstructionError(instruction, absl::StrCat("source_target_pairs entry ", id,
+                                                            " is out of range [0, ", limit, ")"));
         }
       }
       if (!in_place && !sources.insert(source).second) {
@@ -469,16 +466,17 @@ absl::Status CheckCollective(const HloInstruction& instruction) {
     if (!out->IsArray() || !in.IsArray() || dim < 0 || dim >= in.rank() || dim >= out->rank()) {
       return absl::OkStatus();  // shape inference reports it
     }
-    const int64_t big = opcode == HloOpcode::kReduceScatter ? in.dimensions(dim) : out->dimensions(dim);
-    const int64_t small = opcode == HloOpcode::kReduceScatter ? out->dimensions(dim) : in.dimensions(dim);
+    const int64_t big =
+        opcode == HloOpcode::kReduceScatter ? in.dimensions(dim) : out->dimensions(dim);
+    const int64_t small =
+        opcode == HloOpcode::kReduceScatter ? out->dimensions(dim) : in.dimensions(dim);
     const int64_t shard_count = small <= 0 ? 1 : (big + small - 1) / small;
     const int64_t subgroup = shape_inference_internal::SubgroupSize(*collective, *mode);
     if (subgroup != 1 && shard_count != subgroup) {
-      return InstructionError(instruction,
-                              absl::StrCat("the shapes imply ", shard_count,
-                                           " shards along dimension ", dim,
-                                           " but each replica group has ", subgroup,
-                                           " participants"));
+      return InstructionError(
+          instruction,
+          absl::StrCat("the shapes imply ", shard_count, " shards along dimension ", dim,
+                       " but each replica group has ", subgroup, " participants"));
     }
   }
   return absl::OkStatus();
@@ -495,9 +493,9 @@ absl::Status CheckFusion(const HloInstruction& fusion) {
   for (const HloInstruction* instruction : fused->instructions()) {
     if (instruction == root) continue;
     if (instruction->user_count() == 0) {
-      return InstructionError(fusion, absl::StrCat("instruction %", instruction->name(),
-                                                   " of fused computation ", fused->name(),
-                                                   " is not the root and has no users"));
+      return InstructionError(
+          fusion, absl::StrCat("instruction %", instruction->name(), " of fused computation ",
+                               fused->name(), " is not the root and has no users"));
     }
   }
   return absl::OkStatus();
@@ -507,17 +505,16 @@ absl::Status CheckCustomCall(const HloInstruction& instruction, const HloVerifie
   const auto* custom_call = cast<HloCustomCallInstruction>(&instruction);
   for (const OutputOperandAlias& alias : custom_call->output_to_operand_aliasing()) {
     if (alias.operand_number < 0 || alias.operand_number >= instruction.operand_count()) {
-      return InstructionError(instruction,
-                              absl::StrCat("output_to_operand_aliasing names operand ",
-                                           alias.operand_number, " but there are ",
-                                           instruction.operand_count()));
+      return InstructionError(instruction, absl::StrCat("output_to_operand_aliasing names operand ",
+                                                        alias.operand_number, " but there are ",
+                                                        instruction.operand_count()));
     }
     const Shape& operand = instruction.operand(alias.operand_number)->shape();
     if (!ShapeUtil::IndexIsValid(operand, alias.operand_index)) {
       return InstructionError(instruction,
                               absl::StrCat("output_to_operand_aliasing: operand index ",
-                                           ShapeIndexToString(alias.operand_index),
-                                           " is not in ", operand.ToString(false)));
+                                           ShapeIndexToString(alias.operand_index), " is not in ",
+                                           operand.ToString(false)));
     }
     if (!ShapeUtil::IndexIsValid(instruction.shape(), alias.output_index)) {
       return InstructionError(instruction,
@@ -528,30 +525,28 @@ absl::Status CheckCustomCall(const HloInstruction& instruction, const HloVerifie
     const Shape& out = ShapeUtil::GetSubshape(instruction.shape(), alias.output_index);
     const Shape& in = ShapeUtil::GetSubshape(operand, alias.operand_index);
     if (!ShapesMatch(out, in, options.layout_sensitive, false)) {
-      return InstructionError(instruction,
-                              absl::StrCat("output_to_operand_aliasing: output ",
-                                           ShapeIndexToString(alias.output_index), " (",
-                                           out.ToString(false), ") and operand ",
-                                           alias.operand_number, " at ",
-                                           ShapeIndexToString(alias.operand_index), " (",
-                                           in.ToString(false), ") have different shapes"));
+      return InstructionError(
+          instruction, absl::StrCat("output_to_operand_aliasing: output ",
+                                    ShapeIndexToString(alias.output_index), " (",
+                                    out.ToString(false), ") and operand ", alias.operand_number,
+                                    " at ", ShapeIndexToString(alias.operand_index), " (",
+                                    in.ToString(false), ") have different shapes"));
     }
   }
   const auto& constraints = custom_call->attrs().operand_layout_constraints;
   if (constraints.has_value()) {
     if (static_cast<int64_t>(constraints->size()) != instruction.operand_count()) {
-      return InstructionError(instruction,
-                              absl::StrCat("operand_layout_constraints has ", constraints->size(),
-                                           " shapes but there are ", instruction.operand_count(),
-                                           " operands"));
+      return InstructionError(
+          instruction,
+          absl::StrCat("operand_layout_constraints has ", constraints->size(),
+                       " shapes but there are ", instruction.operand_count(), " operands"));
     }
     for (int64_t i = 0; i < instruction.operand_count(); ++i) {
       if (!ShapesMatch((*constraints)[i], instruction.operand(i)->shape(), false, false)) {
-        return InstructionError(instruction,
-                                absl::StrCat("operand_layout_constraints[", i, "] ",
-                                             (*constraints)[i].ToString(false),
-                                             " does not match operand ", i, " ",
-                                             instruction.operand(i)->shape().ToString(false)));
+        return InstructionError(
+            instruction, absl::StrCat("operand_layout_constraints[", i, "] ",
+                                      (*constraints)[i].ToString(false), " does not match operand ",
+                                      i, " ", instruction.operand(i)->shape().ToString(false)));
       }
     }
   }
@@ -561,17 +556,16 @@ absl::Status CheckCustomCall(const HloInstruction& instruction, const HloVerifie
 absl::Status CheckSingleUser(const HloInstruction& instruction,
                              std::initializer_list<HloOpcode> expected) {
   if (instruction.user_count() != 1) {
-    return InstructionError(instruction, absl::StrCat("requires exactly one user, found ",
-                                                      instruction.user_count()));
+    return InstructionError(
+        instruction, absl::StrCat("requires exactly one user, found ", instruction.user_count()));
   }
   const HloInstruction* user = instruction.users()[0];
   if (std::find(expected.begin(), expected.end(), user->opcode()) == expected.end()) {
     std::vector<std::string> names;
     for (HloOpcode op : expected) names.emplace_back(HloOpcodeString(op));
-    return InstructionError(instruction,
-                            absl::StrCat("its user must be ", absl::StrJoin(names, " or "),
-                                         ", found %", user->name(), " (",
-                                         HloOpcodeString(user->opcode()), ")"));
+    return InstructionError(
+        instruction, absl::StrCat("its user must be ", absl::StrJoin(names, " or "), ", found %",
+                                  user->name(), " (", HloOpcodeString(user->opcode()), ")"));
   }
   return absl::OkStatus();
 }
@@ -584,38 +578,35 @@ absl::Status CheckSingleOperand(const HloInstruction& instruction,
   if (std::find(expected.begin(), expected.end(), operand->opcode()) == expected.end()) {
     std::vector<std::string> names;
     for (HloOpcode op : expected) names.emplace_back(HloOpcodeString(op));
-    return InstructionError(instruction,
-                            absl::StrCat("its operand must be ", absl::StrJoin(names, " or "),
-                                         ", found %", operand->name(), " (",
-                                         HloOpcodeString(operand->opcode()), ")"));
+    return InstructionError(
+        instruction, absl::StrCat("its operand must be ", absl::StrJoin(names, " or "), ", found %",
+                                  operand->name(), " (", HloOpcodeString(operand->opcode()), ")"));
   }
   return absl::OkStatus();
 }
 
 // XLA's VerifyAsynchronousInstructionPairs and the send/recv user rules.
 absl::Status CheckPairing(const HloInstruction& instruction, const ModuleFacts& facts) {
-  const bool root_of_async = instruction.IsRoot() &&
-                             facts.async_computations.contains(instruction.parent());
+  const bool root_of_async =
+      instruction.IsRoot() && facts.async_computations.contains(instruction.parent());
   switch (instruction.opcode()) {
     // The async state may also travel through a tuple (e.g. a while loop's
     // state) and come back through get-tuple-element, and pass through the
     // ops that leave a value as it is (copy, opt-barrier), as in XLA.
     case HloOpcode::kAsyncStart:
-      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
-                                           HloOpcode::kTuple, HloOpcode::kCopy,
-                                           HloOpcode::kOptimizationBarrier});
+      return CheckSingleUser(instruction,
+                             {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone, HloOpcode::kTuple,
+                              HloOpcode::kCopy, HloOpcode::kOptimizationBarrier});
     case HloOpcode::kAsyncUpdate:
-      if (auto s = CheckSingleOperand(instruction, {HloOpcode::kAsyncStart,
-                                                    HloOpcode::kAsyncUpdate,
-                                                    HloOpcode::kGetTupleElement,
-                                                    HloOpcode::kCopy,
+      if (auto s = CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate,
+                                                    HloOpcode::kGetTupleElement, HloOpcode::kCopy,
                                                     HloOpcode::kOptimizationBarrier});
           !s.ok()) {
         return s;
       }
-      return CheckSingleUser(instruction, {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone,
-                                           HloOpcode::kTuple, HloOpcode::kCopy,
-                                           HloOpcode::kOptimizationBarrier});
+      return CheckSingleUser(instruction,
+                             {HloOpcode::kAsyncUpdate, HloOpcode::kAsyncDone, HloOpcode::kTuple,
+                              HloOpcode::kCopy, HloOpcode::kOptimizationBarrier});
     case HloOpcode::kAsyncDone:
       return CheckSingleOperand(instruction, {HloOpcode::kAsyncStart, HloOpcode::kAsyncUpdate,
                                               HloOpcode::kGetTupleElement, HloOpcode::kCopy,
@@ -657,12 +648,11 @@ absl::Status CheckAsync(const HloInstruction& instruction) {
     const HloInstruction* operand = instruction.operand(0);
     if ((operand->opcode() == HloOpcode::kAsyncStart ||
          operand->opcode() == HloOpcode::kAsyncUpdate) &&
-        !operand->called_computations().empty() &&
-        operand->called_computations()[0] != wrapped) {
-      return InstructionError(instruction,
-                              absl::StrCat("wraps computation ", wrapped->name(),
-                                           " but its operand %", operand->name(), " wraps ",
-                                           operand->called_computations()[0]->name()));
+        !operand->called_computations().empty() && operand->called_computations()[0] != wrapped) {
+      return InstructionError(
+          instruction,
+          absl::StrCat("wraps computation ", wrapped->name(), " but its operand %", operand->name(),
+                       " wraps ", operand->called_computations()[0]->name()));
     }
   }
   return absl::OkStatus();
@@ -678,8 +668,10 @@ absl::Status CheckOriginalValue(const HloInstruction& instruction) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -730,8 +722,9 @@ absl::Status CheckComposite(const HloInstruction& call) {
   const FrontendAttributes& attrs = call.frontend_attributes();
   auto name = attrs.find("composite.name");
   if (name == attrs.end() || name->second.empty()) {
-    return InstructionError(call, "a composite call needs a non-empty composite.name frontend "
-                                  "attribute");
+    return InstructionError(call,
+                            "a composite call needs a non-empty composite.name frontend "
+                            "attribute");
   }
   auto attributes = attrs.find("composite.attributes");
   if (attributes != attrs.end() && attributes->second.empty()) {
@@ -770,10 +763,10 @@ absl::Status CheckConsistentSharding(const HloInstruction& instruction) {
     if (first == nullptr) {
       first = r;
     } else if (!(r->sharding() == first->sharding())) {
-      return InstructionError(instruction,
-                              absl::StrCat("inconsistent sharding: %", first->name(), " has ",
-                                           first->sharding().ToString(), " but %", r->name(),
-                                           " has ", r->sharding().ToString()));
+      return InstructionError(
+          instruction, absl::StrCat("inconsistent sharding: %", first->name(), " has ",
+                                    first->sharding().ToString(), " but %", r->name(), " has ",
+                                    r->sharding().ToString()));
     }
   }
   return absl::OkStatus();
@@ -781,8 +774,8 @@ absl::Status CheckConsistentSharding(const HloInstruction& instruction) {
 
 }  // namespace
 
-absl::Status VerifyInstruction(const HloInstruction& instruction,
-                               const HloVerifierOptions& options, const ModuleFacts& facts) {
+absl::Status VerifyInstruction(const HloInstruction& instruction, const HloVerifierOptions& options,
+                               const ModuleFacts& facts) {
   if (auto s = CheckCounts(instruction); !s.ok()) return s;
   if (auto s = CheckLayouts(instruction, options); !s.ok()) return s;
   const HloOpcode opcode = instruction.opcode();
@@ -836,8 +829,8 @@ absl::Status VerifyInstruction(const HloInstruction& instruction,
               ShapeUtil::ByteSizeOfElements(instruction.operand(0)->shape())) {
         return InstructionError(instruction,
                                 absl::StrCat("bitcast changes the size in bytes: ",
-                                             instruction.operand(0)->shape().ToString(true),
-                                             " -> ", instruction.shape().ToString(true)));
+                                             instruction.operand(0)->shape().ToString(true), " -> ",
+                                             instruction.shape().ToString(true)));
       }
       break;
     default:

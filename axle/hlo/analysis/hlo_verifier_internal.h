@@ -38,8 +38,8 @@ bool ShapesMatch(const Shape& a, const Shape& b, bool compare_layouts, bool igno
 // "%name (opcode) in computation comp: message".
 absl::Status InstructionError(const HloInstruction& instruction, absl::string_view message);
 
-absl::Status VerifyInstruction(const HloInstruction& instruction,
-                               const HloVerifierOptions& options, const ModuleFacts& facts);
+absl::Status VerifyInstruction(const HloInstruction& instruction, const HloVerifierOptions& options,
+                               const ModuleFacts& facts);
 
 }  // namespace axle::verifier_internal
 

@@ -186,14 +186,15 @@ ENTRY main {
 }
 )"),
               HasSubstr("replica 1 is repeated in replica_groups"));
-  EXPECT_THAT(Verify(R"(
+  EXPECT_THAT(
+      Verify(R"(
 HloModule m, replica_count=4
 ENTRY main {
   a = f32[4] parameter(0)
   ROOT g = f32[12] all-gather(a), replica_groups={{0,1},{2,3}}, dimensions={0}
 }
 )"),
-              HasSubstr("the shapes imply 3 shards along dimension 0 but each replica group has 2"));
+      HasSubstr("the shapes imply 3 shards along dimension 0 but each replica group has 2"));
 }
 
 TEST(HloVerifierTextTest, InferInstructionShapeOnParsedModule) {

@@ -114,8 +114,8 @@ class ShapeInference {
                                              const PaddingConfig& padding_config);
   static absl::StatusOr<Shape> InferGetTupleElementShape(const Shape& tuple, int64_t index);
   static absl::StatusOr<Shape> InferGetDimensionSizeShape(const Shape& operand, int64_t dimension);
-  static absl::StatusOr<Shape> InferSetDimensionSizeShape(const Shape& operand,
-                                                          const Shape& size, int64_t dimension);
+  static absl::StatusOr<Shape> InferSetDimensionSizeShape(const Shape& operand, const Shape& size,
+                                                          int64_t dimension);
   // (values, s32 indices) of the k largest along the last dimension.
   static absl::StatusOr<Shape> InferTopKShape(const Shape& operand, int64_t k);
   // iota: a non-scalar integral/float/complex array; iota_dimension in range.
@@ -132,8 +132,7 @@ class ShapeInference {
                                                       const ProgramShape& to_apply);
   static absl::StatusOr<Shape> InferSelectAndScatterShape(const Shape& operand,
                                                           const ProgramShape& select,
-                                                          const Window& window,
-                                                          const Shape& source,
+                                                          const Window& window, const Shape& source,
                                                           const Shape& init_value,
                                                           const ProgramShape& scatter);
   // The shape of a window applied to `base` (reduce-window, convolution).
@@ -150,8 +149,7 @@ class ShapeInference {
                                                std::optional<PrimitiveType> preferred_element_type);
   static absl::StatusOr<Shape> InferRaggedDotOpShape(
       const Shape& lhs, const Shape& rhs, const Shape& group_sizes,
-      const RaggedDotDimensionNumbers& dnums,
-      std::optional<PrimitiveType> preferred_element_type);
+      const RaggedDotDimensionNumbers& dnums, std::optional<PrimitiveType> preferred_element_type);
   static absl::StatusOr<Shape> InferScaledDotOpShape(
       const Shape& lhs, const Shape& rhs, const Shape& lhs_scale, const Shape& rhs_scale,
       const DotDimensionNumbers& dnums, std::optional<PrimitiveType> preferred_element_type);
@@ -160,13 +158,11 @@ class ShapeInference {
   static absl::StatusOr<Shape> InferCholeskyShape(const Shape& a);
   static absl::StatusOr<Shape> InferTriangularSolveShape(const Shape& a, const Shape& b,
                                                          const TriangularSolveOptions& options);
-  static absl::StatusOr<Shape> InferBatchNormTrainingShape(const Shape& operand,
-                                                           const Shape& scale,
+  static absl::StatusOr<Shape> InferBatchNormTrainingShape(const Shape& operand, const Shape& scale,
                                                            const Shape& offset,
                                                            int64_t feature_index);
   static absl::StatusOr<Shape> InferBatchNormInferenceShape(const Shape& operand,
-                                                            const Shape& scale,
-                                                            const Shape& offset,
+                                                            const Shape& scale, const Shape& offset,
                                                             const Shape& mean,
                                                             const Shape& variance,
                                                             int64_t feature_index);
@@ -226,11 +222,9 @@ class ShapeInference {
   // --- Random numbers -------------------------------------------------------
   // rng(a, b): scalars of the result's element type.
   static absl::StatusOr<Shape> InferRngShape(const Shape& a, const Shape& b,
-                                             RandomDistribution distribution,
-                                             const Shape& result);
+                                             RandomDistribution distribution, const Shape& result);
   // (new_state, output): state is u64/u32 of rank 1 (or any, as XLA allows).
-  static absl::StatusOr<Shape> InferRngBitGeneratorShape(const Shape& state,
-                                                         const Shape& output);
+  static absl::StatusOr<Shape> InferRngBitGeneratorShape(const Shape& state, const Shape& output);
 
   // --- Whole instructions ---------------------------------------------------
   // The shape `instruction` must have, from its operands, attributes and

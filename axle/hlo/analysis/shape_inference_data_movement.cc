@@ -40,8 +40,8 @@ absl::StatusOr<Shape> ShapeInference::InferBroadcastShape(
   }
   if (static_cast<int64_t>(broadcast_dimensions.size()) != operand.rank()) {
     return InvalidArgument("broadcast: dimensions=", Str(broadcast_dimensions), " has ",
-                           broadcast_dimensions.size(),
-                           " entries but the operand has rank ", operand.rank(), ".");
+                           broadcast_dimensions.size(), " entries but the operand has rank ",
+                           operand.rank(), ".");
   }
   for (int64_t i = 0; i < operand.rank(); ++i) {
     int64_t to = broadcast_dimensions[i];
@@ -74,14 +74,14 @@ absl::StatusOr<Shape> ShapeInference::InferReshapeShape(const Shape& operand,
   }
   Shape result = MakeArray(operand.element_type(), new_sizes);
   // With an unbounded `?` dimension the element count is unknown.
-  const bool unbounded = std::find(operand.dimensions().begin(), operand.dimensions().end(),
-                                   Shape::kUnboundedSize) != operand.dimensions().end() ||
-                         std::find(new_sizes.begin(), new_sizes.end(), Shape::kUnboundedSize) !=
-                             new_sizes.end();
+  const bool unbounded =
+      std::find(operand.dimensions().begin(), operand.dimensions().end(), Shape::kUnboundedSize) !=
+          operand.dimensions().end() ||
+      std::find(new_sizes.begin(), new_sizes.end(), Shape::kUnboundedSize) != new_sizes.end();
   if (!unbounded && ShapeUtil::ElementsIn(operand) != ShapeUtil::ElementsIn(result)) {
-    return InvalidArgument("reshape has mismatched element counts: from=",
-                           ShapeUtil::ElementsIn(operand), " (", Str(operand), ") to=",
-                           ShapeUtil::ElementsIn(result), " (", Str(result), ").");
+    return InvalidArgument(
+        "reshape has mismatched element counts: from=", ShapeUtil::ElementsIn(operand), " (",
+        Str(operand), ") to=", ShapeUtil::ElementsIn(result), " (", Str(result), ").");
   }
   if (inferred_dimension >= 0 && inferred_dimension < result.rank() && operand.is_dynamic()) {
     result.set_dynamic_dimension(inferred_dimension, true);
@@ -107,9 +107,9 @@ absl::StatusOr<Shape> ShapeInference::InferDynamicReshapeShape(
   }
   Shape result = MakeArray(operand.element_type(), new_size_bounds, dims_are_dynamic);
   if (ShapeUtil::ElementsIn(operand) != ShapeUtil::ElementsIn(result)) {
-    return InvalidArgument("dynamic-reshape has mismatched element counts: from=",
-                           ShapeUtil::ElementsIn(operand), " (", Str(operand), ") to=",
-                           ShapeUtil::ElementsIn(result), " (", Str(result), ").");
+    return InvalidArgument(
+        "dynamic-reshape has mismatched element counts: from=", ShapeUtil::ElementsIn(operand),
+        " (", Str(operand), ") to=", ShapeUtil::ElementsIn(result), " (", Str(result), ").");
   }
   return result;
 }
@@ -129,13 +129,13 @@ absl::StatusOr<Shape> ShapeInference::InferReverseShape(const Shape& operand,
                                                         absl::Span<const int64_t> dimensions) {
   if (auto s = ExpectArray(operand, "operand of reverse"); !s.ok()) return s;
   if (!AllUnique(dimensions)) {
-    return InvalidArgument("reverse: a dimension number is duplicated in dimensions=",
-                           Str(dimensions), ".");
+    return InvalidArgument(
+        "reverse: a dimension number is duplicated in dimensions=", Str(dimensions), ".");
   }
   for (int64_t d : dimensions) {
     if (d < 0 || d >= operand.rank()) {
-      return InvalidArgument("reverse: dimension ", d, " is out of bounds for shape ",
-                             Str(operand), ".");
+      return InvalidArgument("reverse: dimension ", d, " is out of bounds for shape ", Str(operand),
+                             ".");
     }
   }
   return operand;
@@ -147,9 +147,9 @@ absl::StatusOr<Shape> ShapeInference::InferSliceShape(const Shape& operand,
                                                       absl::Span<const int64_t> strides) {
   if (auto s = ExpectArray(operand, "operand of slice"); !s.ok()) return s;
   auto error = [&](const std::string& message) {
-    return InvalidArgument("slice: ", message, "; operand shape: ", Str(operand), "; starts: ",
-                           Str(starts), "; limits: ", Str(limits), "; strides: ", Str(strides),
-                           ".");
+    return InvalidArgument("slice: ", message, "; operand shape: ", Str(operand),
+                           "; starts: ", Str(starts), "; limits: ", Str(limits),
+                           "; strides: ", Str(strides), ".");
   };
   if (starts.size() != limits.size() || starts.size() != strides.size()) {
     return error("starts, limits and strides must have the same length");
@@ -169,8 +169,8 @@ absl::StatusOr<Shape> ShapeInference::InferSliceShape(const Shape& operand,
                                 ")"));
     }
     if (start > limit) {
-      return error(absl::StrCat("limit index (", limit, ") must be at least the start index (",
-                                start, ")"));
+      return error(
+          absl::StrCat("limit index (", limit, ") must be at least the start index (", start, ")"));
     }
     if (stride <= 0) return error(absl::StrCat("stride (", stride, ") must be positive"));
     int64_t size = (limit - start + stride - 1) / stride;
@@ -186,8 +186,9 @@ absl::Status CheckStartIndices(absl::string_view op, const Shape& operand,
                                absl::Span<const Shape> indices) {
   if (!indices.empty() && indices[0].IsArray() && indices[0].rank() == 1) {
     if (indices.size() != 1) {
-      return InvalidArgument(op, ": a rank-1 start index operand must be the only index operand; "
-                                 "got ",
+      return InvalidArgument(op,
+                             ": a rank-1 start index operand must be the only index operand; "
+                             "got ",
                              indices.size(), ".");
     }
     if (!IsIntegral(indices[0])) {
@@ -195,8 +196,8 @@ absl::Status CheckStartIndices(absl::string_view op, const Shape& operand,
     }
     if (indices[0].dimensions(0) != operand.rank()) {
       return InvalidArgument(op, ": start indices ", Str(indices[0]),
-                             " must have one entry per operand dimension (operand ",
-                             Str(operand), ").");
+                             " must have one entry per operand dimension (operand ", Str(operand),
+                             ").");
     }
     return absl::OkStatus();
   }
@@ -229,8 +230,8 @@ absl::StatusOr<Shape> ShapeInference::InferDynamicSliceShape(
   if (auto s = CheckStartIndices("dynamic-slice", operand, start_indices); !s.ok()) return s;
   if (static_cast<int64_t>(slice_sizes.size()) != operand.rank()) {
     return InvalidArgument("dynamic-slice: dynamic_slice_sizes=", Str(slice_sizes), " has ",
-                           slice_sizes.size(), " entries but the operand has rank ",
-                           operand.rank(), ".");
+                           slice_sizes.size(), " entries but the operand has rank ", operand.rank(),
+                           ".");
   }
   std::vector<bool> dynamic(operand.rank(), false);
   for (int64_t d = 0; d < operand.rank(); ++d) {
@@ -239,8 +240,7 @@ absl::StatusOr<Shape> ShapeInference::InferDynamicSliceShape(
     }
     if (!operand.is_unbounded_dynamic_dimension(d) && slice_sizes[d] > operand.dimensions(d)) {
       return InvalidArgument("dynamic-slice: slice size ", slice_sizes[d], " of dimension ", d,
-                             " is larger than the operand dimension ", operand.dimensions(d),
-                             ".");
+                             " is larger than the operand dimension ", operand.dimensions(d), ".");
     }
     dynamic[d] = operand.is_dynamic_dimension(d) && slice_sizes[d] == operand.dimensions(d);
   }
@@ -259,9 +259,9 @@ absl::StatusOr<Shape> ShapeInference::InferDynamicUpdateSliceShape(
                            " does not match operand rank ", operand.rank(), ".");
   }
   if (!SameElementTypeIgnoringFpPrecision(operand, update)) {
-    return InvalidArgument("dynamic-update-slice: update element type ",
-                           Str(update.element_type()), " does not match operand element type ",
-                           Str(operand.element_type()), ".");
+    return InvalidArgument("dynamic-update-slice: update element type ", Str(update.element_type()),
+                           " does not match operand element type ", Str(operand.element_type()),
+                           ".");
   }
   Shape result = operand;
   for (int64_t d = 0; d < operand.rank(); ++d) {
@@ -357,22 +357,21 @@ absl::StatusOr<Shape> ShapeInference::InferPadShape(const Shape& operand,
     dims[d] = size + p.edge_padding_low() + p.edge_padding_high() +
               std::max<int64_t>(size - 1, 0) * p.interior_padding();
     if (dims[d] < 0) {
-      return InvalidArgument("pad: the padding gives dimension ", d, " a negative size (",
-                             dims[d], ").");
+      return InvalidArgument("pad: the padding gives dimension ", d, " a negative size (", dims[d],
+                             ").");
     }
   }
   return MakeArray(HigherPrecisionElementType(operand, padding_value), dims,
                    operand.dynamic_dimensions());
 }
 
-absl::StatusOr<Shape> ShapeInference::InferGetTupleElementShape(const Shape& tuple,
-                                                                int64_t index) {
+absl::StatusOr<Shape> ShapeInference::InferGetTupleElementShape(const Shape& tuple, int64_t index) {
   if (!tuple.IsTuple()) {
     return InvalidArgument("get-tuple-element: the operand is not a tuple: ", Str(tuple), ".");
   }
   if (index < 0 || index >= tuple.tuple_shapes_size()) {
-    return InvalidArgument("get-tuple-element: index=", index, " is out of bounds for ",
-                           Str(tuple), " (", tuple.tuple_shapes_size(), " elements).");
+    return InvalidArgument("get-tuple-element: index=", index, " is out of bounds for ", Str(tuple),
+                           " (", tuple.tuple_shapes_size(), " elements).");
   }
   return tuple.tuple_shapes(index);
 }
@@ -381,8 +380,8 @@ absl::StatusOr<Shape> ShapeInference::InferGetDimensionSizeShape(const Shape& op
                                                                  int64_t dimension) {
   if (auto s = ExpectArray(operand, "operand of get-dimension-size"); !s.ok()) return s;
   if (dimension < 0 || dimension >= operand.rank()) {
-    return InvalidArgument("get-dimension-size: dimension ", dimension,
-                           " is out of bounds for ", Str(operand), ".");
+    return InvalidArgument("get-dimension-size: dimension ", dimension, " is out of bounds for ",
+                           Str(operand), ".");
   }
   if (operand.dimensions(dimension) > std::numeric_limits<int32_t>::max()) {
     return InvalidArgument("get-dimension-size: dimension ", dimension, " of ", Str(operand),
@@ -396,8 +395,8 @@ absl::StatusOr<Shape> ShapeInference::InferSetDimensionSizeShape(const Shape& op
                                                                  int64_t dimension) {
   if (auto s = ExpectArray(operand, "operand of set-dimension-size"); !s.ok()) return s;
   if (dimension < 0 || dimension >= operand.rank()) {
-    return InvalidArgument("set-dimension-size: dimension ", dimension,
-                           " is out of bounds for ", Str(operand), ".");
+    return InvalidArgument("set-dimension-size: dimension ", dimension, " is out of bounds for ",
+                           Str(operand), ".");
   }
   if (!size.IsArray() || size.rank() != 0 || size.element_type() != S32) {
     return InvalidArgument("set-dimension-size: the size must be an s32 scalar; got ", Str(size),
@@ -427,21 +426,23 @@ absl::StatusOr<Shape> ShapeInference::InferTopKShape(const Shape& operand, int64
   dims[last] = k;
   std::vector<bool> dynamic = operand.dynamic_dimensions();
   dynamic[last] = false;
-  return ShapeUtil::MakeTupleShape({MakeArray(operand.element_type(), dims, dynamic),
-                                    MakeArray(S32, dims, dynamic)});
+  return ShapeUtil::MakeTupleShape(
+      {MakeArray(operand.element_type(), dims, dynamic), MakeArray(S32, dims, dynamic)});
 }
 
 absl::StatusOr<Shape> ShapeInference::InferIotaShape(const Shape& shape, int64_t iota_dimension) {
-  if (!shape.IsArray()) return InvalidArgument("iota: the result must be an array; got ", Str(shape), ".");
+  if (!shape.IsArray())
+    return InvalidArgument("iota: the result must be an array; got ", Str(shape), ".");
   if (shape.rank() == 0) return InvalidArgument("iota: the result must not be a scalar.");
   if (iota_dimension < 0 || iota_dimension >= shape.rank()) {
     return InvalidArgument("iota: iota_dimension=", iota_dimension, " is out of range for ",
                            Str(shape), ".");
   }
   if (!IsIntegral(shape) && !IsFloat(shape) && !IsComplex(shape)) {
-    return InvalidArgument("iota: the element type must be integral, floating point or complex; "
-                           "got ",
-                           Str(shape.element_type()), ".");
+    return InvalidArgument(
+        "iota: the element type must be integral, floating point or complex; "
+        "got ",
+        Str(shape.element_type()), ".");
   }
   return shape;
 }

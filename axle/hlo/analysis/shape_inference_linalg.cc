@@ -44,10 +44,10 @@ absl::Status ValidateDotDimensionNumbers(absl::string_view op, const Shape& lhs,
     for (const auto* dims : {&contracting, &batch}) {
       for (int64_t d : *dims) {
         if (d < 0 || d >= shape.rank()) {
-          return InvalidArgument(op, ": ", side,
-                                 dims == &contracting ? "_contracting_dims=" : "_batch_dims=",
-                                 Str(*dims), " but ", side, " has rank ", shape.rank(), " (",
-                                 Str(shape), ").");
+          return InvalidArgument(
+              op, ": ", side,
+              dims == &contracting ? "_contracting_dims=" : "_batch_dims=", Str(*dims), " but ",
+              side, " has rank ", shape.rank(), " (", Str(shape), ").");
         }
       }
     }
@@ -60,13 +60,13 @@ absl::Status ValidateDotDimensionNumbers(absl::string_view op, const Shape& lhs,
     }
     return absl::OkStatus();
   };
-  if (auto s = check_side("lhs", lhs, dnums.lhs_contracting_dimensions(),
-                          dnums.lhs_batch_dimensions());
+  if (auto s =
+          check_side("lhs", lhs, dnums.lhs_contracting_dimensions(), dnums.lhs_batch_dimensions());
       !s.ok()) {
     return s;
   }
-  if (auto s = check_side("rhs", rhs, dnums.rhs_contracting_dimensions(),
-                          dnums.rhs_batch_dimensions());
+  if (auto s =
+          check_side("rhs", rhs, dnums.rhs_contracting_dimensions(), dnums.rhs_batch_dimensions());
       !s.ok()) {
     return s;
   }
@@ -92,9 +92,9 @@ absl::Status ValidateDotDimensionNumbers(absl::string_view op, const Shape& lhs,
   for (int i = 0; i < dnums.lhs_batch_dimensions_size(); ++i) {
     int64_t l = dnums.lhs_batch_dimensions(i), r = dnums.rhs_batch_dimensions(i);
     if (!SizesMatch(lhs, l, rhs, r)) {
-      return InvalidArgument(op, ": batch dimension sizes do not match: lhs dimension ", l,
-                             " is ", lhs.dimensions(l), ", rhs dimension ", r, " is ",
-                             rhs.dimensions(r), shapes, ".");
+      return InvalidArgument(op, ": batch dimension sizes do not match: lhs dimension ", l, " is ",
+                             lhs.dimensions(l), ", rhs dimension ", r, " is ", rhs.dimensions(r),
+                             shapes, ".");
     }
   }
   return absl::OkStatus();
@@ -102,15 +102,16 @@ absl::Status ValidateDotDimensionNumbers(absl::string_view op, const Shape& lhs,
 
 // Batch dimensions, then lhs free dimensions, then rhs free dimensions
 // (skipping `rhs_skip`, the ragged-dot group dimension).
-void AppendDotResultDimensions(const Shape& lhs, const Shape& rhs,
-                               const DotDimensionNumbers& dnums, int64_t rhs_skip,
-                               std::vector<int64_t>* dims, std::vector<bool>* dynamic) {
+void AppendDotResultDimensions(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& dnums,
+                               int64_t rhs_skip, std::vector<int64_t>* dims,
+                               std::vector<bool>* dynamic) {
   for (int64_t d : dnums.lhs_batch_dimensions()) {
     dims->push_back(lhs.dimensions(d));
     dynamic->push_back(lhs.is_dynamic_dimension(d));
   }
   for (int64_t d = 0; d < lhs.rank(); ++d) {
-    if (Contains(dnums.lhs_contracting_dimensions(), d) || Contains(dnums.lhs_batch_dimensions(), d)) {
+    if (Contains(dnums.lhs_contracting_dimensions(), d) ||
+        Contains(dnums.lhs_batch_dimensions(), d)) {
       continue;
     }
     dims->push_back(lhs.dimensions(d));
@@ -202,8 +203,9 @@ absl::StatusOr<Shape> ShapeInference::InferRaggedDotOpShape(
   const int64_t groups = group_sizes.dimensions(group_sizes.rank() - 1);
   if (!ragged_contracting && !ragged_batch) {
     if (group_dim < 0) {
-      return InvalidArgument("ragged-dot: a non-contracting lhs ragged dimension needs an "
-                             "rhs_group_dims entry.");
+      return InvalidArgument(
+          "ragged-dot: a non-contracting lhs ragged dimension needs an "
+          "rhs_group_dims entry.");
     }
     if (rhs.dimensions(group_dim) != groups) {
       return InvalidArgument("ragged-dot: rhs group dimension ", group_dim, " has size ",
@@ -211,8 +213,9 @@ absl::StatusOr<Shape> ShapeInference::InferRaggedDotOpShape(
                              " has ", groups, " groups.");
     }
   } else if (group_dim >= 0) {
-    return InvalidArgument("ragged-dot: rhs_group_dims must be empty when the lhs ragged "
-                           "dimension is a contracting or batch dimension.");
+    return InvalidArgument(
+        "ragged-dot: rhs_group_dims must be empty when the lhs ragged "
+        "dimension is a contracting or batch dimension.");
   }
   std::vector<int64_t> dims;
   std::vector<bool> dynamic;
@@ -237,8 +240,7 @@ absl::StatusOr<Shape> ShapeInference::InferScaledDotOpShape(
     if (scale.IsScalar()) return absl::OkStatus();
     if (scale.rank() != operand.rank()) {
       return InvalidArgument("scaled-dot: ", name, " ", Str(scale),
-                             " must be a scalar or have the operand's rank (", Str(operand),
-                             ").");
+                             " must be a scalar or have the operand's rank (", Str(operand), ").");
     }
     for (int64_t d = 0; d < operand.rank(); ++d) {
       if (scale.dimensions(d) == 0 || operand.dimensions(d) % scale.dimensions(d) != 0) {
@@ -252,8 +254,7 @@ absl::StatusOr<Shape> ShapeInference::InferScaledDotOpShape(
   if (auto s = check_scale("rhs_scale", rhs, rhs_scale); !s.ok()) return s;
   auto result = InferDotOpShape(lhs, rhs, dnums, preferred_element_type);
   if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat("scaled-", result.status().message()));
+    return absl::Status(result.status().code(), absl::StrCat("scaled-", result.status().message()));
   }
   return result;
 }
@@ -263,8 +264,7 @@ absl::StatusOr<Shape> ShapeInference::InferFftShape(const Shape& in, FftType fft
   if (auto s = ExpectArray(in, "operand of fft"); !s.ok()) return s;
   const int64_t fft_rank = static_cast<int64_t>(fft_length.size());
   if (fft_rank < 1 || fft_rank > 3) {
-    return InvalidArgument("fft: fft_length must have 1 to 3 entries; got ", Str(fft_length),
-                           ".");
+    return InvalidArgument("fft: fft_length must have 1 to 3 entries; got ", Str(fft_length), ".");
   }
   if (in.rank() < fft_rank) {
     return InvalidArgument("fft: an fft of rank ", fft_rank,
@@ -301,9 +301,10 @@ absl::StatusOr<Shape> ShapeInference::InferFftShape(const Shape& in, FftType fft
       }
       for (int64_t i = 0; i < fft_rank - 1; ++i) {
         if (in.dimensions(rank - fft_rank + i) != fft_length[i]) {
-          return InvalidArgument("fft: IRFFT needs all but the innermost dimension to match "
-                                 "fft_length=",
-                                 Str(fft_length), "; got ", Str(in), ".");
+          return InvalidArgument(
+              "fft: IRFFT needs all but the innermost dimension to match "
+              "fft_length=",
+              Str(fft_length), "; got ", Str(in), ".");
         }
       }
       int64_t last = fft_length[fft_rank - 1];
@@ -311,8 +312,8 @@ absl::StatusOr<Shape> ShapeInference::InferFftShape(const Shape& in, FftType fft
         return InvalidArgument("fft: IRFFT needs the innermost dimension to be fft_length/2+1 = ",
                                last / 2 + 1, "; got ", Str(in), ".");
       }
-      Shape result = ShapeUtil::ChangeElementType(
-          in, primitive_util::ComplexComponentType(in.element_type()));
+      Shape result =
+          ShapeUtil::ChangeElementType(in, primitive_util::ComplexComponentType(in.element_type()));
       result.set_dimensions(rank - 1, last);
       return result;
     }
@@ -340,9 +341,10 @@ absl::StatusOr<Shape> ShapeInference::InferTriangularSolveShape(
   if (auto s = ExpectArray(a, "a of triangular-solve"); !s.ok()) return s;
   if (auto s = ExpectArray(b, "b of triangular-solve"); !s.ok()) return s;
   if ((!IsFloat(a) && !IsComplex(a)) || a.element_type() != b.element_type()) {
-    return InvalidArgument("triangular-solve: expected identical floating-point or complex "
-                           "element types; got ",
-                           Str(a), " and ", Str(b), ".");
+    return InvalidArgument(
+        "triangular-solve: expected identical floating-point or complex "
+        "element types; got ",
+        Str(a), " and ", Str(b), ".");
   }
   if (a.rank() < 2) {
     return InvalidArgument("triangular-solve: 'a' must have rank >= 2; got ", Str(a), ".");
@@ -357,16 +359,17 @@ absl::StatusOr<Shape> ShapeInference::InferTriangularSolveShape(
                            Str(a), ".");
   }
   if (a.dimensions(rank - 1) != b.dimensions(rank - (options.left_side() ? 2 : 1))) {
-    return InvalidArgument("triangular-solve: the shared dimension of 'a' and 'b' does not "
-                           "match (left_side=",
-                           options.left_side() ? "true" : "false", "); got ", Str(a), " and ",
-                           Str(b), ".");
+    return InvalidArgument(
+        "triangular-solve: the shared dimension of 'a' and 'b' does not "
+        "match (left_side=",
+        options.left_side() ? "true" : "false", "); got ", Str(a), " and ", Str(b), ".");
   }
   for (int64_t d = 0; d < rank - 2; ++d) {
     if (a.dimensions(d) != b.dimensions(d)) {
-      return InvalidArgument("triangular-solve: the batch dimensions of 'a' and 'b' must be "
-                             "equal; got ",
-                             Str(a), " and ", Str(b), ".");
+      return InvalidArgument(
+          "triangular-solve: the batch dimensions of 'a' and 'b' must be "
+          "equal; got ",
+          Str(a), " and ", Str(b), ".");
     }
   }
   if (options.transpose_a() == TriangularSolveOptions::TRANSPOSE_INVALID) {
@@ -377,10 +380,9 @@ absl::StatusOr<Shape> ShapeInference::InferTriangularSolveShape(
 
 namespace {
 
-absl::Status CheckBatchNormInputs(absl::string_view op, const Shape& operand,
-                                  int64_t feature_index,
-                                  std::initializer_list<std::pair<const char*, const Shape*>>
-                                      features) {
+absl::Status CheckBatchNormInputs(
+    absl::string_view op, const Shape& operand, int64_t feature_index,
+    std::initializer_list<std::pair<const char*, const Shape*>> features) {
   if (auto s = ExpectArray(operand, absl::StrCat("operand of ", op)); !s.ok()) return s;
   if (operand.rank() < 1) {
     return InvalidArgument(op, ": the operand must have rank >= 1; got ", Str(operand), ".");
@@ -438,8 +440,7 @@ absl::StatusOr<Shape> ShapeInference::InferBatchNormInferenceShape(
 }
 
 absl::StatusOr<Shape> ShapeInference::InferBatchNormGradShape(const Shape& operand,
-                                                              const Shape& scale,
-                                                              const Shape& mean,
+                                                              const Shape& scale, const Shape& mean,
                                                               const Shape& variance,
                                                               const Shape& output_grad,
                                                               int64_t feature_index) {

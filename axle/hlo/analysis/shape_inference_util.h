@@ -43,7 +43,9 @@ std::string Str(const ProgramShape& program_shape);  // "(f32[], f32[]) -> f32[]
 // "Expected array argument for <what>, but got <shape>".
 absl::Status ExpectArray(const Shape& shape, absl::string_view what);
 
-inline bool IsFloat(const Shape& s) { return primitive_util::IsFloatingPointType(s.element_type()); }
+inline bool IsFloat(const Shape& s) {
+  return primitive_util::IsFloatingPointType(s.element_type());
+}
 inline bool IsComplex(const Shape& s) { return primitive_util::IsComplexType(s.element_type()); }
 inline bool IsIntegral(const Shape& s) { return primitive_util::IsIntegralType(s.element_type()); }
 inline bool IsSigned(const Shape& s) {
@@ -73,8 +75,12 @@ bool AllUnique(absl::Span<const int64_t> values);
 // How a collective's replica groups name devices (XLA's
 // CollectiveOpGroupMode): by replica, by partition, by replica across all
 // partitions, or by flattened device id.
-enum class CollectiveGroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition,
-                                 kFlattenedId };
+enum class CollectiveGroupMode {
+  kCrossReplica,
+  kCrossPartition,
+  kCrossReplicaAndPartition,
+  kFlattenedId
+};
 // `use_global_device_ids` is std::nullopt for ops without that attribute
 // (all-to-all, collective-permute).
 absl::StatusOr<CollectiveGroupMode> GetCollectiveGroupMode(

@@ -85,7 +85,8 @@ absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
                                                 HloInstruction* new_instruction) {
   absl::Status status = old_instruction->ReplaceAllUsesWith(new_instruction);
   if (!status.ok()) return status;
-  for (HloInstruction* pred : std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
+  for (HloInstruction* pred :
+       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
     pred->AddControlDependencyTo(new_instruction);
   }
   for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {

@@ -10,7 +10,8 @@
 
 namespace axle {
 
-HloInstruction::HloInstruction(HloOpcode opcode, const Shape& shape) : opcode_(opcode), shape_(shape) {}
+HloInstruction::HloInstruction(HloOpcode opcode, const Shape& shape)
+    : opcode_(opcode), shape_(shape) {}
 
 HloInstruction::~HloInstruction() = default;
 
@@ -21,7 +22,9 @@ std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, const S
   return instruction;
 }
 
-bool HloInstruction::IsRoot() const { return parent_ != nullptr && parent_->root_instruction() == this; }
+bool HloInstruction::IsRoot() const {
+  return parent_ != nullptr && parent_->root_instruction() == this;
+}
 
 void HloInstruction::AppendOperand(HloInstruction* operand) {
   operands_.push_back(operand);
@@ -41,7 +44,8 @@ bool HloInstruction::IsUserOf(const HloInstruction* operand) const {
 
 absl::Status HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction* new_operand) {
   if (i < 0 || i >= operand_count()) {
-    return absl::InvalidArgumentError(absl::StrCat("operand index ", i, " out of range for ", name_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("operand index ", i, " out of range for ", name_));
   }
   HloInstruction* old_operand = operands_[i];
   if (old_operand == new_operand) return absl::OkStatus();
@@ -67,9 +71,9 @@ absl::Status HloInstruction::ReplaceUseWith(HloInstruction* user, HloInstruction
 absl::Status HloInstruction::ReplaceAllUsesWith(HloInstruction* new_producer) {
   if (new_producer == this) return absl::OkStatus();
   if (!ShapeUtil::CompatibleIgnoringFpPrecision(shape_, new_producer->shape_)) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot replace ", name_, " (", shape_.ToString(),
-                                                   ") with ", new_producer->name_, " (",
-                                                   new_producer->shape_.ToString(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot replace ", name_, " (", shape_.ToString(), ") with ",
+                     new_producer->name_, " (", new_producer->shape_.ToString(), ")"));
   }
   std::vector<HloInstruction*> users = users_;
   for (HloInstruction* user : users) {
@@ -207,7 +211,8 @@ std::vector<ReplicaGroup> IotaReplicaGroupList::Expand() const {
   });
   std::vector<ReplicaGroup> groups(num_groups);
   for (int64_t g = 0; g < num_groups; ++g) {
-    for (int64_t j = 0; j < group_size && g * group_size + j < static_cast<int64_t>(ids.size()); ++j) {
+    for (int64_t j = 0; j < group_size && g * group_size + j < static_cast<int64_t>(ids.size());
+         ++j) {
       groups[g].add_replica_ids(ids[g * group_size + j]);
     }
   }
@@ -219,8 +224,8 @@ std::vector<ReplicaGroup> IotaReplicaGroupList::Expand() const {
 namespace axle {
 
 std::string IotaReplicaGroupList::ToString() const {
-  std::string out = absl::StrCat("[", num_groups, ",", group_size, "]<=[",
-                                 absl::StrJoin(reshape_dims, ","), "]");
+  std::string out =
+      absl::StrCat("[", num_groups, ",", group_size, "]<=[", absl::StrJoin(reshape_dims, ","), "]");
   if (!transpose_perm.empty()) absl::StrAppend(&out, "T(", absl::StrJoin(transpose_perm, ","), ")");
   return out;
 }

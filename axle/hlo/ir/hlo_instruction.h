@@ -116,17 +116,22 @@ class HloInstruction {
   // In XLA's order: to_apply; condition, body; branch computations; fused
   // computation; async wrapped computation; select, scatter.
   const std::vector<HloComputation*>& called_computations() const { return called_computations_; }
-  void AppendCalledComputation(HloComputation* computation) { called_computations_.push_back(computation); }
-  void set_called_computation(int64_t i, HloComputation* computation) { called_computations_[i] = computation; }
+  void AppendCalledComputation(HloComputation* computation) {
+    called_computations_.push_back(computation);
+  }
+  void set_called_computation(int64_t i, HloComputation* computation) {
+    called_computations_[i] = computation;
+  }
   void ClearCalledComputations() { called_computations_.clear(); }
   // Role accessors; each CHECKs the opcode has that role.
-  HloComputation* to_apply() const;  // reduce, map, sort, reduce-window, scatter, call, all-reduce, ...
+  HloComputation* to_apply()
+      const;  // reduce, map, sort, reduce-window, scatter, call, all-reduce, ...
   void set_to_apply(HloComputation* computation);
   HloComputation* while_condition() const;
   HloComputation* while_body() const;
   const std::vector<HloComputation*>& branch_computations() const;  // conditional
-  HloComputation* select() const;   // select-and-scatter
-  HloComputation* scatter() const;  // select-and-scatter
+  HloComputation* select() const;                                   // select-and-scatter
+  HloComputation* scatter() const;                                  // select-and-scatter
 
   // --- Generic attributes ---------------------------------------------------
   const OpMetadata& metadata() const { return metadata_; }
@@ -140,7 +145,9 @@ class HloInstruction {
 
   const FrontendAttributes& frontend_attributes() const { return frontend_attributes_; }
   FrontendAttributes* mutable_frontend_attributes() { return &frontend_attributes_; }
-  void set_frontend_attributes(FrontendAttributes attrs) { frontend_attributes_ = std::move(attrs); }
+  void set_frontend_attributes(FrontendAttributes attrs) {
+    frontend_attributes_ = std::move(attrs);
+  }
 
   // `backend_config=...`: a string or JSON object text, kept verbatim.
   const std::string& raw_backend_config_string() const { return backend_config_; }
@@ -154,8 +161,8 @@ class HloInstruction {
   // --- Whole-instruction operations -----------------------------------------
   // A copy with a new shape and operands; the clone has no parent, no users
   // and no control dependencies, and keeps the called computations.
-  std::unique_ptr<HloInstruction> CloneWithNewOperands(const Shape& shape,
-                                                       absl::Span<HloInstruction* const> operands) const;
+  std::unique_ptr<HloInstruction> CloneWithNewOperands(
+      const Shape& shape, absl::Span<HloInstruction* const> operands) const;
 
   bool IsElementwise() const { return HloOpcodeIsElementwise(opcode_); }
   // Has side effects: never removed as dead, never merged with an equal twin.
@@ -169,8 +176,8 @@ class HloInstruction {
   HloInstruction(HloOpcode opcode, const Shape& shape);
 
   // Subclasses copy their op-specific attributes into a fresh instance.
-  virtual std::unique_ptr<HloInstruction> CloneImpl(const Shape& shape,
-                                                    absl::Span<HloInstruction* const> operands) const;
+  virtual std::unique_ptr<HloInstruction> CloneImpl(
+      const Shape& shape, absl::Span<HloInstruction* const> operands) const;
 
  private:
   void RemoveUser(HloInstruction* user);

@@ -57,9 +57,9 @@ inline bool OpcodeIn(const HloInstruction* i, std::initializer_list<HloOpcode> o
 }
 }  // namespace internal
 
-#define AXLE_HLO_CLASS_OF(...)                                    \
-  static bool ClassOf(const HloInstruction* instruction) {        \
-    return internal::OpcodeIn(instruction, {__VA_ARGS__});        \
+#define AXLE_HLO_CLASS_OF(...)                             \
+  static bool ClassOf(const HloInstruction* instruction) { \
+    return internal::OpcodeIn(instruction, {__VA_ARGS__}); \
   }
 
 // parameter(N), parameter_replication={true,false}

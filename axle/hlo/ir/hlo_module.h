@@ -30,7 +30,9 @@ class HloModule {
 
   const HloModuleConfig& config() const { return config_; }
   HloModuleConfig& mutable_config() { return config_; }
-  const HloInputOutputAliasConfig& input_output_alias_config() const { return config_.input_output_alias; }
+  const HloInputOutputAliasConfig& input_output_alias_config() const {
+    return config_.input_output_alias;
+  }
   HloInputOutputAliasConfig& input_output_alias_config() { return config_.input_output_alias; }
   const HloBufferDonorConfig& buffer_donor_config() const { return config_.buffer_donor; }
   HloBufferDonorConfig& buffer_donor_config() { return config_.buffer_donor; }

@@ -1,7 +1,6 @@
 // HloModule::Clone keeps every computation and instruction, including
 // computations nothing calls that call ones the entry calls too.
 #include "axle/hlo/ir/hlo_module.h"
-
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
 

@@ -19,7 +19,9 @@ constexpr OpcodeInfo kOpcodes[] = {
 
 }  // namespace
 
-absl::string_view HloOpcodeString(HloOpcode opcode) { return kOpcodes[static_cast<int>(opcode)].name; }
+absl::string_view HloOpcodeString(HloOpcode opcode) {
+  return kOpcodes[static_cast<int>(opcode)].name;
+}
 int HloOpcodeArity(HloOpcode opcode) { return kOpcodes[static_cast<int>(opcode)].arity; }
 int HloOpcodeProperties(HloOpcode opcode) { return kOpcodes[static_cast<int>(opcode)].properties; }
 

@@ -35,7 +35,8 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
   for (const auto& pass : passes_) {
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<bool> changed = pass->Run(module);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!changed.ok()) {
       return absl::Status(changed.status().code(),
                           absl::StrCat("pass ", pass->name(), ": ", changed.status().message()));
@@ -46,8 +47,8 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     if (verify_) {
       absl::Status status = VerifyHloModule(*module);
       if (!status.ok()) {
-        return absl::InternalError(absl::StrCat("module is invalid after pass ", pass->name(),
-                                                ": ", status.message()));
+        return absl::InternalError(
+            absl::StrCat("module is invalid after pass ", pass->name(), ": ", status.message()));
       }
     }
     if (!dump_dir_.empty()) {
@@ -63,7 +64,8 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
       absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms%s\n", t.pass, t.milliseconds,
                                              t.changed ? "  (changed)" : ""));
     }
-    absl::Status status = WriteFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
+    absl::Status status =
+        WriteFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
     if (!status.ok()) return status;
   }
   return changed_any;

@@ -47,8 +47,8 @@ std::vector<std::string> RegisteredPassNames() {
 absl::StatusOr<std::unique_ptr<HloPassInterface>> CreatePass(absl::string_view name) {
   auto it = Registry().find(name);
   if (it == Registry().end()) {
-    return absl::NotFoundError(absl::StrCat("unknown pass '", name, "'; known passes: ",
-                                            absl::StrJoin(RegisteredPassNames(), ", ")));
+    return absl::NotFoundError(absl::StrCat(
+        "unknown pass '", name, "'; known passes: ", absl::StrJoin(RegisteredPassNames(), ", ")));
   }
   return it->second();
 }

@@ -30,8 +30,8 @@ namespace {
 constexpr int kEndOfText = -1;
 
 bool IsIdentifierChar(int c) {
-  return c >= 0 && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ||
-                    c == '_');
+  return c >= 0 &&
+         (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_');
 }
 bool IsDigit(int c) { return c >= '0' && c <= '9'; }
 
@@ -136,54 +136,102 @@ size_t MatchPad(absl::string_view s) {
 
 absl::string_view TokKindToString(TokKind kind) {
   switch (kind) {
-    case TokKind::kEof: return "end of text";
-    case TokKind::kError: return "invalid token";
-    case TokKind::kEqual: return "'='";
-    case TokKind::kComma: return "','";
-    case TokKind::kColon: return "':'";
-    case TokKind::kAsterisk: return "'*'";
-    case TokKind::kQuestionMark: return "'?'";
-    case TokKind::kOctothorp: return "'#'";
-    case TokKind::kPlus: return "'+'";
-    case TokKind::kTilde: return "'~'";
-    case TokKind::kLsquare: return "'['";
-    case TokKind::kRsquare: return "']'";
-    case TokKind::kLbrace: return "'{'";
-    case TokKind::kRbrace: return "'}'";
-    case TokKind::kLparen: return "'('";
-    case TokKind::kRparen: return "')'";
-    case TokKind::kArrow: return "'->'";
-    case TokKind::kLeq: return "'<='";
-    case TokKind::kDots: return "'...'";
-    case TokKind::kw_HloModule: return "'HloModule'";
-    case TokKind::kw_ENTRY: return "'ENTRY'";
-    case TokKind::kw_ROOT: return "'ROOT'";
-    case TokKind::kw_true: return "'true'";
-    case TokKind::kw_false: return "'false'";
-    case TokKind::kw_maximal: return "'maximal'";
-    case TokKind::kw_replicated: return "'replicated'";
-    case TokKind::kw_manual: return "'manual'";
-    case TokKind::kw_last_tile_dim_replicate: return "'last_tile_dim_replicate'";
-    case TokKind::kw_shard_as: return "'shard_as'";
-    case TokKind::kw_shard_like: return "'shard_like'";
-    case TokKind::kw_unknown: return "'unknown'";
-    case TokKind::kw_unreduced: return "'unreduced'";
-    case TokKind::kw_inf: return "'inf'";
-    case TokKind::kw_FileNames: return "'FileNames'";
-    case TokKind::kw_FunctionNames: return "'FunctionNames'";
-    case TokKind::kw_FileLocations: return "'FileLocations'";
-    case TokKind::kw_StackFrames: return "'StackFrames'";
-    case TokKind::kNegInf: return "'-inf'";
-    case TokKind::kPrimitiveType: return "primitive type";
-    case TokKind::kName: return "name";
-    case TokKind::kAttributeName: return "attribute name";
-    case TokKind::kDimLabels: return "dim labels";
-    case TokKind::kDxD: return "DxD pattern";
-    case TokKind::kPad: return "padding pattern";
-    case TokKind::kIdent: return "identifier";
-    case TokKind::kString: return "string";
-    case TokKind::kInt: return "integer";
-    case TokKind::kDecimal: return "decimal";
+    case TokKind::kEof:
+      return "end of text";
+    case TokKind::kError:
+      return "invalid token";
+    case TokKind::kEqual:
+      return "'='";
+    case TokKind::kComma:
+      return "','";
+    case TokKind::kColon:
+      return "':'";
+    case TokKind::kAsterisk:
+      return "'*'";
+    case TokKind::kQuestionMark:
+      return "'?'";
+    case TokKind::kOctothorp:
+      return "'#'";
+    case TokKind::kPlus:
+      return "'+'";
+    case TokKind::kTilde:
+      return "'~'";
+    case TokKind::kLsquare:
+      return "'['";
+    case TokKind::kRsquare:
+      return "']'";
+    case TokKind::kLbrace:
+      return "'{'";
+    case TokKind::kRbrace:
+      return "'}'";
+    case TokKind::kLparen:
+      return "'('";
+    case TokKind::kRparen:
+      return "')'";
+    case TokKind::kArrow:
+      return "'->'";
+    case TokKind::kLeq:
+      return "'<='";
+    case TokKind::kDots:
+      return "'...'";
+    case TokKind::kw_HloModule:
+      return "'HloModule'";
+    case TokKind::kw_ENTRY:
+      return "'ENTRY'";
+    case TokKind::kw_ROOT:
+      return "'ROOT'";
+    case TokKind::kw_true:
+      return "'true'";
+    case TokKind::kw_false:
+      return "'false'";
+    case TokKind::kw_maximal:
+      return "'maximal'";
+    case TokKind::kw_replicated:
+      return "'replicated'";
+    case TokKind::kw_manual:
+      return "'manual'";
+    case TokKind::kw_last_tile_dim_replicate:
+      return "'last_tile_dim_replicate'";
+    case TokKind::kw_shard_as:
+      return "'shard_as'";
+    case TokKind::kw_shard_like:
+      return "'shard_like'";
+    case TokKind::kw_unknown:
+      return "'unknown'";
+    case TokKind::kw_unreduced:
+      return "'unreduced'";
+    case TokKind::kw_inf:
+      return "'inf'";
+    case TokKind::kw_FileNames:
+      return "'FileNames'";
+    case TokKind::kw_FunctionNames:
+      return "'FunctionNames'";
+    case TokKind::kw_FileLocations:
+      return "'FileLocations'";
+    case TokKind::kw_StackFrames:
+      return "'StackFrames'";
+    case TokKind::kNegInf:
+      return "'-inf'";
+    case TokKind::kPrimitiveType:
+      return "primitive type";
+    case TokKind::kName:
+      return "name";
+    case TokKind::kAttributeName:
+      return "attribute name";
+    case TokKind::kDimLabels:
+      return "dim labels";
+    case TokKind::kDxD:
+      return "DxD pattern";
+    case TokKind::kPad:
+      return "padding pattern";
+    case TokKind::kIdent:
+      return "identifier";
+    case TokKind::kString:
+      return "string";
+    case TokKind::kInt:
+      return "integer";
+    case TokKind::kDecimal:
+      return "decimal";
   }
   return "token";
 }
@@ -231,8 +279,16 @@ TokKind HloLexer::LexToken() {
       case '\n':
       case '\r':
         continue;
-      case '0': case '1': case '2': case '3': case '4':
-      case '5': case '6': case '7': case '8': case '9':
+      case '0':
+      case '1':
+      case '2':
+      case '3':
+      case '4':
+      case '5':
+      case '6':
+      case '7':
+      case '8':
+      case '9':
       case '-':
       case '?': {
         if (c == '-' && Peek() == '>') {
@@ -247,26 +303,40 @@ TokKind HloLexer::LexToken() {
         }
         return kind;
       }
-      case '=': return TokKind::kEqual;
+      case '=':
+        return TokKind::kEqual;
       case '<':
         if (Peek() == '=') {
           ++pos_;
           return TokKind::kLeq;
         }
         return Fail("unexpected character '<'");
-      case ',': return TokKind::kComma;
-      case '%': return LexPercent();
-      case ':': return TokKind::kColon;
-      case '*': return TokKind::kAsterisk;
-      case '#': return TokKind::kOctothorp;
-      case '+': return TokKind::kPlus;
-      case '~': return TokKind::kTilde;
-      case '[': return TokKind::kLsquare;
-      case ']': return TokKind::kRsquare;
-      case '{': return TokKind::kLbrace;
-      case '}': return TokKind::kRbrace;
-      case '(': return TokKind::kLparen;
-      case ')': return TokKind::kRparen;
+      case ',':
+        return TokKind::kComma;
+      case '%':
+        return LexPercent();
+      case ':':
+        return TokKind::kColon;
+      case '*':
+        return TokKind::kAsterisk;
+      case '#':
+        return TokKind::kOctothorp;
+      case '+':
+        return TokKind::kPlus;
+      case '~':
+        return TokKind::kTilde;
+      case '[':
+        return TokKind::kLsquare;
+      case ']':
+        return TokKind::kRsquare;
+      case '{':
+        return TokKind::kLbrace;
+      case '}':
+        return TokKind::kRbrace;
+      case '(':
+        return TokKind::kLparen;
+      case ')':
+        return TokKind::kRparen;
       case '/':
         if (Peek() == '*') {
           size_t end = text_.find("*/", pos_ + 1);
@@ -295,8 +365,8 @@ TokKind HloLexer::LexToken() {
         if (absl::ascii_isalpha(static_cast<unsigned char>(c)) || c == '_') return LexIdentifier();
         if (c == 0) return Fail("unexpected NUL character");
         if (absl::ascii_isprint(static_cast<unsigned char>(c))) {
-          return Fail(absl::StrCat("unexpected character '", std::string(1, static_cast<char>(c)),
-                                   "'"));
+          return Fail(
+              absl::StrCat("unexpected character '", std::string(1, static_cast<char>(c)), "'"));
         }
         return Fail(absl::StrCat("unexpected byte 0x", absl::Hex(c)));
     }
