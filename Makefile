@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan fuzz fuzz-smoke format clean bench
+.PHONY: setup configure build demo test asan fuzz fuzz-smoke format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -51,6 +51,14 @@ fuzz-smoke: fuzz
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+# What CI checks: every file formatted, clang-tidy clean on changed files
+# (TIDY_BASE=<commit> widens the range; default: the newest commit).
+check-format:
+	@bash scripts/check-format
+
+tidy: build
+	@TIDY_BASE=$(TIDY_BASE) BUILD=$(BUILD) bash scripts/check-tidy
 
 clean:
 	@rm -rf $(BUILD)

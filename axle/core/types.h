@@ -182,16 +182,39 @@ using uint4 = IntN<4, false>;
 // PrimitiveType <-> native type.
 template <PrimitiveType kType>
 struct PrimitiveTypeToNative;
-#define AXLE_NATIVE_TYPE_LIST(V)                                                             \
-  V(PRED, bool)                                                                              \
-  V(S1, int1) V(S2, int2) V(S4, int4) V(S8, int8_t) V(S16, int16_t) V(S32, int32_t)          \
-      V(S64, int64_t) V(U1, uint1) V(U2, uint2) V(U4, uint4) V(U8, uint8_t) V(U16, uint16_t) \
-          V(U32, uint32_t) V(U64, uint64_t) V(F16, half) V(BF16, bfloat16) V(F32, float)     \
-              V(F64, double) V(F4E2M1FN, float4_e2m1fn) V(F8E3M4, float8_e3m4)               \
-                  V(F8E4M3, float8_e4m3) V(F8E4M3FN, float8_e4m3fn)                          \
-                      V(F8E4M3B11FNUZ, float8_e4m3b11fnuz) V(F8E4M3FNUZ, float8_e4m3fnuz)    \
-                          V(F8E5M2, float8_e5m2) V(F8E5M2FNUZ, float8_e5m2fnuz)              \
-                              V(F8E8M0FNU, float8_e8m0fnu) V(C64, complex64) V(C128, complex128)
+// clang-format off
+#define AXLE_NATIVE_TYPE_LIST(V)       \
+  V(PRED, bool)                        \
+  V(S1, int1)                          \
+  V(S2, int2)                          \
+  V(S4, int4)                          \
+  V(S8, int8_t)                        \
+  V(S16, int16_t)                      \
+  V(S32, int32_t)                      \
+  V(S64, int64_t)                      \
+  V(U1, uint1)                         \
+  V(U2, uint2)                         \
+  V(U4, uint4)                         \
+  V(U8, uint8_t)                       \
+  V(U16, uint16_t)                     \
+  V(U32, uint32_t)                     \
+  V(U64, uint64_t)                     \
+  V(F16, half)                         \
+  V(BF16, bfloat16)                    \
+  V(F32, float)                        \
+  V(F64, double)                       \
+  V(F4E2M1FN, float4_e2m1fn)           \
+  V(F8E3M4, float8_e3m4)               \
+  V(F8E4M3, float8_e4m3)               \
+  V(F8E4M3FN, float8_e4m3fn)           \
+  V(F8E4M3B11FNUZ, float8_e4m3b11fnuz) \
+  V(F8E4M3FNUZ, float8_e4m3fnuz)       \
+  V(F8E5M2, float8_e5m2)               \
+  V(F8E5M2FNUZ, float8_e5m2fnuz)       \
+  V(F8E8M0FNU, float8_e8m0fnu)         \
+  V(C64, complex64)                    \
+  V(C128, complex128)
+// clang-format on
 
 #define AXLE_DEFINE_NATIVE_(e, T)   \
   template <>                       \
