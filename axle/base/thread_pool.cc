@@ -18,6 +18,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 
 namespace axle {
 namespace {
@@ -75,8 +76,8 @@ absl::StatusOr<int> ThreadPool::ParseNumThreads(const char* text) {
 }
 
 int ThreadPool::DefaultNumThreads() {
-  if (const char* text = std::getenv("AXLE_NUM_THREADS"); text != nullptr) {
-    absl::StatusOr<int> parsed = ParseNumThreads(text);
+  if (std::optional<std::string> text = EnvironmentOptions::Read().num_threads) {
+    absl::StatusOr<int> parsed = ParseNumThreads(text->c_str());
     if (parsed.ok()) return *parsed;
   }
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

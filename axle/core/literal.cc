@@ -1,20 +1,16 @@
 #include "axle/core/literal.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 
 namespace axle {
-namespace {
-
-constexpr size_t kAlignment = 64;
-
-}  // namespace
-
 Literal::Literal() : shape_(ShapeUtil::MakeNil()) {}
 
 Literal::Literal(const Shape& shape) : shape_(shape) {
@@ -30,9 +26,8 @@ void Literal::Allocate() {
   }
   if (!shape_.IsArray()) return;
   size_bytes_ = ShapeUtil::ByteSizeOfElements(shape_);
-  size_t allocated = ((size_bytes_ + kAlignment - 1) / kAlignment) * kAlignment;
-  if (allocated == 0) allocated = kAlignment;
-  buffer_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, allocated));
+  size_t allocated = RoundUpToAlignment(std::max<int64_t>(1, size_bytes_));
+  buffer_ = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlignment, allocated));
   CHECK(buffer_ != nullptr) << "out of memory allocating " << allocated << " bytes";
   std::memset(buffer_, 0, allocated);
 }

@@ -36,6 +36,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime_symbols.h"
@@ -110,12 +111,7 @@ std::string KernelPipeline(bool slp, bool unroll) {
 // AXLE_LLVM_OPTIONS split at spaces (read once).
 const std::vector<std::string>& LlvmOptionsFromEnvironment() {
   static const std::vector<std::string>* options = [] {
-    auto* words = new std::vector<std::string>();
-    if (const char* extra = std::getenv("AXLE_LLVM_OPTIONS"); extra != nullptr) {
-      std::istringstream stream(extra);
-      for (std::string word; stream >> word;) words->push_back(word);
-    }
-    return words;
+    return new std::vector<std::string>(EnvironmentOptions::Read().llvm_options);
   }();
   return *options;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "axle/base/alignment.h"
 #include "axle/core/primitive_type.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -142,20 +143,8 @@ bool ComputesTranscendentals(const HloInstruction& hlo) {
     const HloInstruction* instruction = stack.back();
     stack.pop_back();
     if (!seen.insert(instruction).second) continue;
+    if (HloOpcodeIsTranscendental(instruction->opcode())) return true;
     switch (instruction->opcode()) {
-      case HloOpcode::kExp:
-      case HloOpcode::kExpm1:
-      case HloOpcode::kLog:
-      case HloOpcode::kLog1p:
-      case HloOpcode::kLogistic:
-      case HloOpcode::kTanh:
-      case HloOpcode::kErf:
-      case HloOpcode::kPower:
-      case HloOpcode::kSin:
-      case HloOpcode::kCos:
-      case HloOpcode::kTan:
-      case HloOpcode::kAtan2:
-        return true;
       case HloOpcode::kReduce:
       case HloOpcode::kParameter:
         continue;  // another row value, or memory
@@ -193,9 +182,8 @@ const HloInstruction* SkewableRowReduction(
     return nullptr;
   }
   const HloInstruction& output = *outputs[0];
-  constexpr int64_t kLineBytes = 64;  // a non-temporal store's alignment
   const int64_t row_bytes = dims[1] * static_cast<int64_t>(sizeof(float));
-  if (output.shape().element_type() != F32 || row_bytes % kLineBytes != 0 ||
+  if (output.shape().element_type() != F32 || row_bytes % kBufferAlignment != 0 ||
       row_bytes > max_row_bytes) {
     return nullptr;
   }

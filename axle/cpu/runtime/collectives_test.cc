@@ -4,7 +4,7 @@
 // NaN of both signs, -0), tuple constants, optimization-barrier and domain.
 // Results equal the interpreter's bit for bit and, where easy to state, the
 // values worked out by hand; what needs several devices is Unimplemented
-// naming the op.
+// naming the op. The passes alone are tested in axle/hlo/transforms.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -13,8 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/cpu/runtime/platform_test_util.h"
-#include "axle/cpu/runtime/single_device_collectives.h"
-#include "axle/cpu/runtime/topk_decomposer.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -44,59 +42,6 @@ void ExpectUnimplemented(absl::string_view text, absl::string_view op, absl::str
   EXPECT_TRUE(absl::IsUnimplemented(compiled.status())) << compiled.status();
   EXPECT_TRUE(absl::StrContains(compiled.status().message(), op)) << compiled.status();
   EXPECT_TRUE(absl::StrContains(compiled.status().message(), what)) << compiled.status();
-}
-
-// The module after `pass`, printed.
-std::string AfterPass(HloPassInterface& pass, absl::string_view text) {
-  auto module = ParseAndReturnUnverifiedModule(text);
-  EXPECT_TRUE(module.ok()) << module.status();
-  if (!module.ok()) return "";
-  absl::StatusOr<bool> changed = pass.Run(module->get());
-  EXPECT_TRUE(changed.ok()) << changed.status();
-  EXPECT_TRUE(changed.ok() && *changed);
-  return (*module)->ToString();
-}
-
-TEST(CpuCollectivesPass, LeavesPlumbingAndACall) {
-  cpu::LowerSingleDeviceCollectives pass;
-  const std::string after = AfterPass(pass, R"(
-HloModule m
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT a = f32[] add(x, y)
-}
-wrapped {
-  a = f32[4] parameter(0)
-  ROOT s = f32[4] all-reduce(a), replica_groups={}, to_apply=add
-}
-ENTRY e {
-  p = f32[4] parameter(0)
-  id = u32[] replica-id()
-  start = ((f32[4]), f32[4]) async-start(p), calls=wrapped
-  done = f32[4] async-done(start), calls=wrapped
-  ROOT t = (u32[], f32[4]) tuple(id, done)
-})");
-  for (absl::string_view gone : {"replica-id", "all-reduce", "async-", "add {"}) {
-    EXPECT_FALSE(absl::StrContains(after, gone)) << gone << " in\n" << after;
-  }
-  EXPECT_TRUE(absl::StrContains(after, "call(")) << after;
-  EXPECT_TRUE(absl::StrContains(after, "u32[] constant(0)")) << after;
-}
-
-TEST(CpuTopKPass, BecomesAStableSortOfValuesAndIndices) {
-  cpu::TopKDecomposer pass;
-  const std::string after = AfterPass(pass, R"(
-HloModule m
-ENTRY e {
-  x = f8e5m2[3,5] parameter(0)
-  ROOT t = (f8e5m2[3,2], s32[3,2]) topk(x), k=2, largest=true
-})");
-  EXPECT_FALSE(absl::StrContains(after, "topk(")) << after;
-  EXPECT_TRUE(absl::StrContains(after, "iota(), iota_dimension=1")) << after;
-  EXPECT_TRUE(absl::StrContains(after, "dimensions={1}, is_stable=true")) << after;
-  EXPECT_TRUE(absl::StrContains(after, "direction=GT, type=TOTALORDER")) << after;
-  EXPECT_TRUE(absl::StrContains(after, "slice={[0:3], [0:2]}")) << after;
 }
 
 TEST(CpuCollectives, ReplicaIdAndPartitionIdAreZero) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -48,82 +49,25 @@ absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
   }
 }
 
-namespace {
-
-absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
-                                  const std::vector<const Literal*>& constants) {
-  AXLE_ASSIGN_OR_RETURN(Operand source, Resolve(instruction, constants));
-  bool splat = source.literal != nullptr;
-  for (int64_t stride : source.strides) splat = splat && stride == 0;
-  if (!splat || source.literal->element_count() != 1) {
-    return Unsupported(instruction, "an activation bound that is not a constant");
-  }
-  return source.literal->GetAsDouble(0);
-}
-
-}  // namespace
-
 absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
                                   const std::vector<const Literal*>& constants) {
   ConvPlan plan;
-  const HloInstruction* node = &instruction;
-  bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
-  if (in_fusion) {
-    node = cast<HloFusionInstruction>(&instruction)
-               ->fused_instructions_computation()
-               ->root_instruction();
-    auto is_chain = [](const HloInstruction* value) {
-      return value->opcode() == HloOpcode::kConvolution || value->opcode() == HloOpcode::kAdd ||
-             value->opcode() == HloOpcode::kMultiply;
-    };
-    switch (node->opcode()) {
-      case HloOpcode::kLogistic:
-      case HloOpcode::kTanh:
-      case HloOpcode::kExp:
-        plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
-                          : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
-                                                                 : Activation::kExp;
-        plan.chain.emplace_back(node, 0);
-        node = node->operand(0);
-        break;
-      case HloOpcode::kMaximum: {
-        int chain = is_chain(node->operand(0)) ? 0 : 1;
-        AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
-        if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
-        plan.activation = Activation::kRelu;
-        plan.chain.emplace_back(node, chain);
-        node = node->operand(chain);
-        break;
-      }
-      case HloOpcode::kClamp: {
-        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
-        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
-        plan.activation = Activation::kClamp;
-        plan.chain.emplace_back(node, 1);
-        node = node->operand(1);
-        break;
-      }
-      default:
-        break;
-    }
-    if (node->opcode() == HloOpcode::kAdd) {
-      int chain = is_chain(node->operand(0)) ? 0 : 1;
-      AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*node->operand(1 - chain), constants));
-      plan.bias = std::move(bias);
-      plan.chain.emplace_back(node, chain);
-      node = node->operand(chain);
-    }
-    if (node->opcode() == HloOpcode::kMultiply) {
-      int chain = node->operand(0)->opcode() == HloOpcode::kConvolution ? 0 : 1;
-      AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*node->operand(1 - chain), constants));
-      plan.scale = std::move(scale);
-      plan.chain.emplace_back(node, chain);
-      node = node->operand(chain);
-    }
+  AXLE_ASSIGN_OR_RETURN(EpiloguePlan epilogue,
+                        PlanEpilogue(instruction, HloOpcode::kConvolution, constants));
+  const bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
+  plan.activation = epilogue.activation;
+  plan.low = epilogue.low;
+  plan.high = epilogue.high;
+  plan.chain = std::move(epilogue.chain);
+  if (epilogue.bias != nullptr) {
+    AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*epilogue.bias, constants));
+    plan.bias = std::move(bias);
   }
-  if (node->opcode() != HloOpcode::kConvolution) {
-    return Unsupported(instruction, "a fusion the convolution thunk does not implement");
+  if (epilogue.scale != nullptr) {
+    AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*epilogue.scale, constants));
+    plan.scale = std::move(scale);
   }
+  const HloInstruction* node = epilogue.core;
   const auto* conv = cast<HloConvolutionInstruction>(node);
   if (in_fusion) {
     AXLE_ASSIGN_OR_RETURN(plan.lhs, Resolve(*conv->operand(0), constants));

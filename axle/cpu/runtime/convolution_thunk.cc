@@ -10,8 +10,10 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -30,20 +32,10 @@ using conv::StridedCopy;
 // ---------------------------------------------------------------------------
 // The oneDNN path.
 
-const dnnl::engine& Engine() {
-  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-
-dnnl::memory::data_type DnnlType(PrimitiveType type) {
-  return type == BF16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
-}
-
-// `size` bytes at a 64-byte boundary inside `storage`.
+// `size` bytes at a kBufferAlignment boundary inside `storage`.
 char* Aligned(std::vector<char>& storage, int64_t size) {
-  storage.resize(std::max<int64_t>(1, size) + 64);
-  char* data = storage.data();
-  return data + (64 - reinterpret_cast<uintptr_t>(data) % 64);
+  storage.resize(std::max<int64_t>(1, size) + kBufferAlignment);
+  return AlignUp(storage.data());
 }
 
 bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
@@ -145,7 +137,7 @@ void DnnlConvolutionThunk::PlanScratch() {
     slot_offset_[slot] = -1;
     if (!needed) return;
     slot_offset_[slot] = scratch_bytes_;
-    scratch_bytes_ += (std::max<int64_t>(1, size) + 63) / 64 * 64;
+    scratch_bytes_ += RoundUpToAlignment(std::max<int64_t>(1, size));
   };
   const bool weights_per_run = !packed_weights_;
   add(kGathered, gather_input_, src_user_desc_.get_size());
@@ -276,7 +268,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                            dnnl::algorithm::convolution_direct, src, weights_any,
                                            dst, strides, dilates, padding_low, padding_high);
-      return PrimitiveDesc(desc, attr, Engine());
+      return PrimitiveDesc(desc, attr, DnnlEngine());
     } catch (const dnnl::error&) {
       return std::nullopt;
     }
@@ -299,15 +291,15 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     weights_desc_ = pd->weights_desc();
     if (src_desc_ != src_user_desc_) {
       src_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(Engine(), src_user_desc_, Engine(), src_desc_));
+          dnnl::reorder::primitive_desc(DnnlEngine(), src_user_desc_, DnnlEngine(), src_desc_));
     }
     if (dst_desc_ != dst_user_desc_) {
       dst_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(Engine(), dst_desc_, Engine(), dst_user_desc_));
+          dnnl::reorder::primitive_desc(DnnlEngine(), dst_desc_, DnnlEngine(), dst_user_desc_));
     }
     if (weights_desc_ != weights_user_desc_) {
-      weights_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(Engine(), weights_user_desc_, Engine(), weights_desc_));
+      weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+          DnnlEngine(), weights_user_desc_, DnnlEngine(), weights_desc_));
     }
     if (p.rhs.literal != nullptr) {
       // Constant weights: into the primitive's layout once.
@@ -319,9 +311,9 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                     weights_gather_strides_, element_size_, out);
         base = out;
       }
-      dnnl::memory user(weights_user_desc_, Engine(), const_cast<char*>(base));
-      packed_weights_ = dnnl::memory(weights_desc_, Engine());
-      dnnl::stream stream(Engine());
+      dnnl::memory user(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
+      packed_weights_ = dnnl::memory(weights_desc_, DnnlEngine());
+      dnnl::stream stream(DnnlEngine());
       dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
       stream.wait();
       plan_.rhs.literal.reset();
@@ -401,7 +393,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   }
   auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
-    const dnnl::engine& engine = Engine();
+    const dnnl::engine& engine = DnnlEngine();
     dnnl::stream stream(engine);
     std::unordered_map<int, dnnl::memory> args;
     // Input.

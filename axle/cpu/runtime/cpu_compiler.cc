@@ -3,8 +3,8 @@
 // Compile: reject what this version cannot run (side effects, ops no
 // emitter knows: each an Unimplemented naming the op), rewrite the
 // collectives of a one-device run into plumbing
-// (single_device_collectives.h) and narrow-float topk into a sort
-// (topk_decomposer.h), compute on descending layouts only
+// (hlo/transforms/single_device_collectives.h) and narrow-float topk into a
+// sort (hlo/transforms/topk_decomposer.h), compute on descending layouts only
 // (`layout-normalization`), expand batch norms into reduces and elementwise
 // ops (`batchnorm-expander`), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
@@ -30,18 +30,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/kernel_jit_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
-#include "axle/cpu/runtime/scan_to_while.h"
-#include "axle/cpu/runtime/single_device_collectives.h"
-#include "axle/cpu/runtime/topk_decomposer.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/single_device_collectives.h"
+#include "axle/hlo/transforms/topk_decomposer.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/platform.h"
 
@@ -215,7 +217,11 @@ class WrapInLoopFusions : public HloPassInterface {
 // runs its computation's thunks in place).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
-  pipeline.AddPass<TopKDecomposer>();
+  // The topk thunk runs the others as a partial sort.
+  pipeline.AddPass<TopKDecomposer>([](const HloInstruction& topk) {
+    return topk.operand_count() != 1 || !topk.operand(0)->shape().IsArray() ||
+           !TopKThunkSupports(topk.operand(0)->shape().element_type());
+  });
   pipeline.AddPass<ScanToWhile>();
   pipeline.AddPass<Bf16DotUpcast>();
   // The simplification XLA:CPU runs before fusion: algebraic rewrites,
@@ -262,9 +268,8 @@ absl::Status WriteDumpFile(const std::string& path, absl::string_view text, bool
 // from AXLE_COMPILE_THREADS (unset or 0: JitOptions' default).
 CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::string& module_name) {
   CpuCompileOptions options;
-  if (const char* threads = std::getenv("AXLE_COMPILE_THREADS"); threads != nullptr) {
-    options.jit.compile_threads = std::max(0, std::atoi(threads));
-  }
+  const EnvironmentOptions environment = EnvironmentOptions::Read();
+  options.jit.compile_threads = environment.compile_threads;
   if (!dump_dir.empty()) {
     // The kernels may be split into several LLVM modules: the first one
     // written replaces an older file, the others are appended.
@@ -278,9 +283,8 @@ CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::str
     };
     options.jit.ir_before_optimization = hook(".ir-before-optimization.ll");
     options.jit.ir_after_optimization = hook(".ir-after-optimization.ll");
-  } else if (const char* cache_dir = std::getenv("AXLE_CACHE_DIR");
-             cache_dir != nullptr && *cache_dir != '\0') {
-    options.jit.cache_dir = cache_dir;
+  } else if (!environment.cache_dir.empty()) {
+    options.jit.cache_dir = environment.cache_dir;
   }
   return options;
 }

@@ -12,6 +12,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/alignment.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/arena_layout.h"
@@ -19,13 +21,8 @@
 namespace axle::cpu {
 namespace {
 
-constexpr int64_t kArenaAlignment = 64;
 // Blocks at least this large are aligned to (and advised as) huge pages.
 constexpr int64_t kHugePage = int64_t{2} << 20;
-
-int64_t RoundUp(int64_t value, int64_t multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
 
 }  // namespace
 
@@ -34,14 +31,14 @@ class CpuExecutable::Arena {
  public:
   static absl::StatusOr<std::unique_ptr<Arena>> Create(int64_t size) {
     if (size == 0) return std::unique_ptr<Arena>(new Arena(nullptr));
-    const int64_t alignment = size >= kHugePage ? kHugePage : kArenaAlignment;
+    const int64_t alignment = size >= kHugePage ? kHugePage : kBufferAlignment;
     void* data = nullptr;
-    if (posix_memalign(&data, alignment, RoundUp(size, alignment)) != 0) {
+    if (posix_memalign(&data, alignment, RoundUpToAlignment(size, alignment)) != 0) {
       return absl::ResourceExhaustedError(
           absl::StrCat("cpu executable: cannot allocate a temporaries arena of ", size, " bytes"));
     }
     // Only advice: fewer, cheaper page faults on the first run.
-    if (alignment == kHugePage) madvise(data, RoundUp(size, alignment), MADV_HUGEPAGE);
+    if (alignment == kHugePage) madvise(data, RoundUpToAlignment(size, alignment), MADV_HUGEPAGE);
     return std::unique_ptr<Arena>(new Arena(static_cast<char*>(data)));
   }
   ~Arena() { std::free(data_); }
@@ -64,8 +61,7 @@ struct CpuExecutable::Profile {
 CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
                              CpuProgram program)
     : Executable(std::move(module), platform), program_(std::move(program)) {
-  if (const char* profile = std::getenv("AXLE_PROFILE");
-      profile != nullptr && *profile != '\0' && std::strcmp(profile, "0") != 0) {
+  if (EnvironmentOptions::Read().profile) {
     profile_ = std::make_unique<Profile>(program_.thunks.size());
   }
   const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
@@ -115,15 +111,14 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
     sizes.push_back(bytes);
     live.push_back(LiveRange{i, i});
   }
-  ArenaLayout layout = LayOutArena(sizes, live, kArenaAlignment);
+  ArenaLayout layout = LayOutArena(sizes, live, kBufferAlignment);
   for (int64_t i = 0; i < num_thunks; ++i) {
     if (scratch_offsets_[i] >= 0) scratch_offsets_[i] = layout.offsets[scratch_offsets_[i]];
   }
   layout.offsets.resize(num_temporaries);
   temporary_offsets_ = std::move(layout.offsets);
   arena_size_ = layout.size_bytes;
-  for (int64_t size : program_.temporary_sizes)
-    temporaries_bytes_ += RoundUp(size, kArenaAlignment);
+  for (int64_t size : program_.temporary_sizes) temporaries_bytes_ += RoundUpToAlignment(size);
   temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
   std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
   for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {

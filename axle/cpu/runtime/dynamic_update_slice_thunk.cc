@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 
 namespace axle::cpu {
@@ -97,8 +98,7 @@ absl::Status DynamicUpdateSliceThunk::Execute(const ThunkContext& context) const
   if (update_elements == 0) return absl::OkStatus();
   // Element offset of the window's first element, and the operand's
   // row-major strides.
-  std::vector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * g.operand_dims[d + 1];
+  const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t high = g.operand_dims[d] - g.update_dims[d];

@@ -37,6 +37,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/fft_plan.h"
@@ -51,8 +52,6 @@ int64_t Product(const std::vector<int64_t>& dims) {
   for (int64_t d : dims) product *= d;
   return product;
 }
-
-int64_t RoundUp64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // One batch element's transform, for element type std::complex<T>.
 template <typename T>
@@ -213,8 +212,8 @@ class FftThunk : public Thunk {
         batch_(batch),
         slots_(std::max(1, ThreadPool::DefaultNumThreads())),
         copies_(transform_.copy_elements() > 0 ? std::clamp<int64_t>(batch, 1, slots_) : 0),
-        slot_bytes_(RoundUp64(transform_.slot_elements() * sizeof(Complex))),
-        copy_bytes_(RoundUp64(transform_.copy_elements() * sizeof(Complex))),
+        slot_bytes_(RoundUpToAlignment(transform_.slot_elements() * sizeof(Complex))),
+        copy_bytes_(RoundUpToAlignment(transform_.copy_elements() * sizeof(Complex))),
         operand_value_(operand_value),
         result_value_(result_value) {}
 
@@ -226,8 +225,8 @@ class FftThunk : public Thunk {
     std::vector<char> own;
     char* scratch = context.scratch;
     if (scratch == nullptr || context.scratch_bytes < scratch_bytes()) {
-      own.resize(scratch_bytes() + 64);
-      scratch = own.data() + (64 - reinterpret_cast<uintptr_t>(own.data()) % 64) % 64;
+      own.resize(scratch_bytes() + kBufferAlignment);
+      scratch = AlignUp(own.data());
     }
     auto slot = [&](int64_t s) { return reinterpret_cast<Complex*>(scratch + s * slot_bytes_); };
     auto copy = [&](int64_t c) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "axle/base/alignment.h"
+
 #ifdef __x86_64__
 #include <immintrin.h>
 #define AXLE_AVX512 __attribute__((target("avx512f,avx512bw")))
@@ -105,8 +107,7 @@ constexpr int64_t kNonTemporalBytes = int64_t{4} << 20;
 AXLE_AVX512 void PackBA16a64bAvx512(const float* src, int64_t k, int64_t n, int64_t ld,
                                     int64_t padded_k, int64_t padded_n, int64_t row_begin,
                                     int64_t row_end, float* dst) {
-  if (padded_k * padded_n * int64_t{sizeof(float)} >= kNonTemporalBytes &&
-      reinterpret_cast<uintptr_t>(dst) % 64 == 0) {
+  if (padded_k * padded_n * int64_t{sizeof(float)} >= kNonTemporalBytes && IsAligned(dst)) {
     PackF32Rows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
                 [](const float* in, float* out) AXLE_AVX512 {
                   __m512 a = _mm512_loadu_ps(in), b = _mm512_loadu_ps(in + 16);

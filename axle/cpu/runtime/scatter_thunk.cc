@@ -7,19 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 namespace {
-
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) {
-    strides[d] = strides[d + 1] * dims[d + 1];
-  }
-  return strides;
-}
 
 // Advances `index` (over `sizes`) to the next row-major position.
 void Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
@@ -203,9 +196,9 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   }
   const void* indices = context.address(indices_value_);
 
-  const std::vector<int64_t> operand_strides = RowMajorStrides(g.operand_dims);
-  const std::vector<int64_t> update_strides = RowMajorStrides(g.update_dims);
-  const std::vector<int64_t> indices_strides = RowMajorStrides(g.indices_dims);
+  const std::vector<int64_t> operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
+  const std::vector<int64_t> update_strides = ShapeUtil::RowMajorStrides(g.update_dims);
+  const std::vector<int64_t> indices_strides = ShapeUtil::RowMajorStrides(g.indices_dims);
   const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
   const int64_t indices_rank = static_cast<int64_t>(g.indices_dims.size());
   const bool implicit_vector = g.index_vector_dim == indices_rank;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -127,8 +128,7 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
                      g.operand_dims[d];
   }
 
-  std::vector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) strides[d] = strides[d + 1] * g.operand_dims[d + 1];
+  const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   std::vector<int64_t> s(rank, 0), k(rank, 0);
   if (inline_ops && all_inside) {
     std::vector<int64_t> element_offsets;

@@ -42,7 +42,7 @@ absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
                                          ProgramBuilder& builder);
 
 // topk of the element types TopKThunkSupports (topk_thunk.cc); the others
-// are decomposed into a sort first (topk_decomposer.h).
+// are decomposed into a sort first (hlo/transforms/topk_decomposer.h).
 bool TopKThunkSupports(PrimitiveType type);
 absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 

@@ -38,6 +38,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "axle/base/alignment.h"
 #include "axle/core/shape.h"
 #include "axle/hlo/ir/hlo_module.h"
 
@@ -45,7 +46,7 @@ namespace axle {
 
 struct BufferAssignmentOptions {
   // Offsets and sizes in the temp arena are multiples of this.
-  int64_t alignment = 64;
+  int64_t alignment = kBufferAlignment;
   // Bytes of one entry of a tuple's index table (a pointer).
   int64_t pointer_size = 8;
 };

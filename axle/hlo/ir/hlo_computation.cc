@@ -153,10 +153,4 @@ std::vector<HloComputation*> HloComputation::MakeEmbeddedComputationsList() cons
   return order;
 }
 
-std::vector<Shape> HloComputation::ParameterShapes() const {
-  std::vector<Shape> shapes;
-  for (HloInstruction* parameter : parameters_) shapes.push_back(parameter->shape());
-  return shapes;
-}
-
 }  // namespace axle

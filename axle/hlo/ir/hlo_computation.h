@@ -64,9 +64,6 @@ class HloComputation {
   // post order (callees first).
   std::vector<HloComputation*> MakeEmbeddedComputationsList() const;
 
-  // The program shape: parameter shapes and the root's shape.
-  std::vector<Shape> ParameterShapes() const;
-
   // `execution_thread="..."` (async computations); "main" by default.
   const std::string& execution_thread() const { return execution_thread_; }
   void SetExecutionThread(std::string thread) { execution_thread_ = std::move(thread); }

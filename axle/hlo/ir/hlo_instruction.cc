@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/logging.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -15,9 +16,35 @@ HloInstruction::HloInstruction(HloOpcode opcode, const Shape& shape)
 
 HloInstruction::~HloInstruction() = default;
 
+namespace {
+
+// Whether `instruction`'s opcode is one whose attributes live in a subclass
+// of hlo_instructions.h (every subclass is listed here).
+template <typename... Subclasses>
+bool IsOfAnySubclass(const HloInstruction* instruction) {
+  return (Subclasses::ClassOf(instruction) || ...);
+}
+bool NeedsSubclass(const HloInstruction* instruction) {
+  return IsOfAnySubclass<
+      HloParameterInstruction, HloConstantInstruction, HloGetTupleElementInstruction,
+      HloIotaInstruction, HloDimensionsInstruction, HloSortInstruction, HloReshapeInstruction,
+      HloSliceInstruction, HloDynamicSliceInstruction, HloPadInstruction, HloCompareInstruction,
+      HloDotInstruction, HloConvolutionInstruction, HloWindowInstruction, HloGatherInstruction,
+      HloScatterInstruction, HloFftInstruction, HloRngInstruction, HloRngBitGeneratorInstruction,
+      HloTriangularSolveInstruction, HloCholeskyInstruction, HloReducePrecisionInstruction,
+      HloBatchNormInstruction, HloCustomCallInstruction, HloFusionInstruction,
+      HloCollectiveInstruction, HloSendRecvInstruction, HloFeedInstruction, HloTopKInstruction,
+      HloScanInstruction, HloAsyncInstruction, HloCopyStartInstruction>(instruction);
+}
+
+}  // namespace
+
 std::unique_ptr<HloInstruction> HloInstruction::Create(HloOpcode opcode, const Shape& shape,
                                                        absl::Span<HloInstruction* const> operands) {
   std::unique_ptr<HloInstruction> instruction(new HloInstruction(opcode, shape));
+  CHECK(!NeedsSubclass(instruction.get()))
+      << HloOpcodeString(opcode)
+      << " has attributes: create it through its subclass (hlo_instructions.h)";
   for (HloInstruction* operand : operands) instruction->AppendOperand(operand);
   return instruction;
 }

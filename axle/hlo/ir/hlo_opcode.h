@@ -26,6 +26,9 @@ inline constexpr int kCollective = 1 << 2;  // needs several devices in general
 inline constexpr int kAsyncStart = 1 << 3;
 inline constexpr int kAsyncDone = 1 << 4;
 inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
+// A transcendental function (XLA's cost analysis counts these apart):
+// costly per element, worth fusing only once.
+inline constexpr int kTranscendental = 1 << 6;
 
 // V(enum, "text-name", arity, properties)
 #define AXLE_HLO_OPCODE_LIST(V)                                                                \
@@ -40,17 +43,17 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kAllReduceDone, "all-reduce-done", 1, kCollective | kAsyncDone)                            \
   V(kAllReduceStart, "all-reduce-start", kVariadic, kCollective | kAsyncStart)                 \
   V(kAllToAll, "all-to-all", kVariadic, kCollective)                                           \
-  V(kAcos, "acos", 1, kElementwise)                                                            \
-  V(kAcosh, "acosh", 1, kElementwise)                                                          \
+  V(kAcos, "acos", 1, kElementwise | kTranscendental)                                          \
+  V(kAcosh, "acosh", 1, kElementwise | kTranscendental)                                        \
   V(kAnd, "and", 2, kElementwise)                                                              \
-  V(kAsin, "asin", 1, kElementwise)                                                            \
-  V(kAsinh, "asinh", 1, kElementwise)                                                          \
+  V(kAsin, "asin", 1, kElementwise | kTranscendental)                                          \
+  V(kAsinh, "asinh", 1, kElementwise | kTranscendental)                                        \
   V(kAsyncDone, "async-done", 1, kAsyncDone)                                                   \
   V(kAsyncStart, "async-start", kVariadic, kAsyncStart)                                        \
   V(kAsyncUpdate, "async-update", 1, kNone)                                                    \
-  V(kAtan, "atan", 1, kElementwise)                                                            \
-  V(kAtanh, "atanh", 1, kElementwise)                                                          \
-  V(kAtan2, "atan2", 2, kElementwise)                                                          \
+  V(kAtan, "atan", 1, kElementwise | kTranscendental)                                          \
+  V(kAtanh, "atanh", 1, kElementwise | kTranscendental)                                        \
+  V(kAtan2, "atan2", 2, kElementwise | kTranscendental)                                        \
   V(kBatchNormGrad, "batch-norm-grad", 5, kNone)                                               \
   V(kBatchNormInference, "batch-norm-inference", 5, kNone)                                     \
   V(kBatchNormTraining, "batch-norm-training", 3, kNone)                                       \
@@ -58,7 +61,7 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kBitcastConvert, "bitcast-convert", 1, kNone)                                              \
   V(kBroadcast, "broadcast", 1, kNone)                                                         \
   V(kCall, "call", kVariadic, kNone)                                                           \
-  V(kCbrt, "cbrt", 1, kElementwise)                                                            \
+  V(kCbrt, "cbrt", 1, kElementwise | kTranscendental)                                          \
   V(kCeil, "ceil", 1, kElementwise)                                                            \
   V(kCholesky, "cholesky", 1, kNone)                                                           \
   V(kClamp, "clamp", 3, kElementwise)                                                          \
@@ -77,8 +80,8 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kCopy, "copy", 1, kElementwise)                                                            \
   V(kCopyDone, "copy-done", 1, kAsyncDone)                                                     \
   V(kCopyStart, "copy-start", 1, kAsyncStart)                                                  \
-  V(kCos, "cosine", 1, kElementwise)                                                           \
-  V(kCosh, "cosh", 1, kElementwise)                                                            \
+  V(kCos, "cosine", 1, kElementwise | kTranscendental)                                         \
+  V(kCosh, "cosh", 1, kElementwise | kTranscendental)                                          \
   V(kCustomCall, "custom-call", kVariadic, kNone)                                              \
   V(kDivide, "divide", 2, kElementwise)                                                        \
   V(kDomain, "domain", 1, kNone)                                                               \
@@ -86,9 +89,9 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kDynamicReshape, "dynamic-reshape", kVariadic, kNone)                                      \
   V(kDynamicSlice, "dynamic-slice", kVariadic, kNone)                                          \
   V(kDynamicUpdateSlice, "dynamic-update-slice", kVariadic, kNone)                             \
-  V(kErf, "erf", 1, kElementwise)                                                              \
-  V(kExp, "exponential", 1, kElementwise)                                                      \
-  V(kExpm1, "exponential-minus-one", 1, kElementwise)                                          \
+  V(kErf, "erf", 1, kElementwise | kTranscendental)                                            \
+  V(kExp, "exponential", 1, kElementwise | kTranscendental)                                    \
+  V(kExpm1, "exponential-minus-one", 1, kElementwise | kTranscendental)                        \
   V(kFft, "fft", 1, kNone)                                                                     \
   V(kFloor, "floor", 1, kElementwise)                                                          \
   V(kFusion, "fusion", kVariadic, kNone)                                                       \
@@ -99,9 +102,9 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kInfeed, "infeed", 1, kSideEffect)                                                         \
   V(kIota, "iota", 0, kNone)                                                                   \
   V(kIsFinite, "is-finite", 1, kElementwise)                                                   \
-  V(kLog, "log", 1, kElementwise)                                                              \
-  V(kLog1p, "log-plus-one", 1, kElementwise)                                                   \
-  V(kLogistic, "logistic", 1, kElementwise)                                                    \
+  V(kLog, "log", 1, kElementwise | kTranscendental)                                            \
+  V(kLog1p, "log-plus-one", 1, kElementwise | kTranscendental)                                 \
+  V(kLogistic, "logistic", 1, kElementwise | kTranscendental)                                  \
   V(kMap, "map", kVariadic, kNone)                                                             \
   V(kMaximum, "maximum", 2, kElementwise)                                                      \
   V(kMinimum, "minimum", 2, kElementwise)                                                      \
@@ -115,7 +118,7 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kParameter, "parameter", 0, kNone)                                                         \
   V(kPartitionId, "partition-id", 0, kNone)                                                    \
   V(kPopulationCount, "popcnt", 1, kElementwise)                                               \
-  V(kPower, "power", 2, kElementwise)                                                          \
+  V(kPower, "power", 2, kElementwise | kTranscendental)                                        \
   V(kRaggedAllToAll, "ragged-all-to-all", 6, kCollective)                                      \
   V(kRaggedDot, "ragged-dot", 3, kNone)                                                        \
   V(kReal, "real", 1, kElementwise)                                                            \
@@ -134,7 +137,7 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kRngGetAndUpdateState, "rng-get-and-update-state", 0, kSideEffect)                         \
   V(kRoundNearestAfz, "round-nearest-afz", 1, kElementwise)                                    \
   V(kRoundNearestEven, "round-nearest-even", 1, kElementwise)                                  \
-  V(kRsqrt, "rsqrt", 1, kElementwise)                                                          \
+  V(kRsqrt, "rsqrt", 1, kElementwise | kTranscendental)                                        \
   V(kScaledDot, "scaled-dot", 4, kNone)                                                        \
   V(kScan, "scan", kVariadic, kNone)                                                           \
   V(kScatter, "scatter", kVariadic, kNone)                                                     \
@@ -147,15 +150,15 @@ inline constexpr int kSideEffect = 1 << 5;  // never removed or reordered
   V(kShiftRightArithmetic, "shift-right-arithmetic", 2, kElementwise)                          \
   V(kShiftRightLogical, "shift-right-logical", 2, kElementwise)                                \
   V(kSign, "sign", 1, kElementwise)                                                            \
-  V(kSin, "sine", 1, kElementwise)                                                             \
-  V(kSinh, "sinh", 1, kElementwise)                                                            \
+  V(kSin, "sine", 1, kElementwise | kTranscendental)                                           \
+  V(kSinh, "sinh", 1, kElementwise | kTranscendental)                                          \
   V(kSlice, "slice", 1, kNone)                                                                 \
   V(kSort, "sort", kVariadic, kNone)                                                           \
-  V(kSqrt, "sqrt", 1, kElementwise)                                                            \
+  V(kSqrt, "sqrt", 1, kElementwise | kTranscendental)                                          \
   V(kStochasticConvert, "stochastic-convert", 2, kElementwise)                                 \
   V(kSubtract, "subtract", 2, kElementwise)                                                    \
-  V(kTan, "tan", 1, kElementwise)                                                              \
-  V(kTanh, "tanh", 1, kElementwise)                                                            \
+  V(kTan, "tan", 1, kElementwise | kTranscendental)                                            \
+  V(kTanh, "tanh", 1, kElementwise | kTranscendental)                                          \
   V(kTopK, "topk", 1, kNone)                                                                   \
   V(kTranspose, "transpose", 1, kNone)                                                         \
   V(kTriangularSolve, "triangular-solve", 2, kNone)                                            \
@@ -187,6 +190,9 @@ inline bool HloOpcodeIsCollective(HloOpcode op) { return HloOpcodeProperties(op)
 inline bool HloOpcodeIsAsyncStart(HloOpcode op) { return HloOpcodeProperties(op) & kAsyncStart; }
 inline bool HloOpcodeIsAsyncDone(HloOpcode op) { return HloOpcodeProperties(op) & kAsyncDone; }
 inline bool HloOpcodeHasSideEffect(HloOpcode op) { return HloOpcodeProperties(op) & kSideEffect; }
+inline bool HloOpcodeIsTranscendental(HloOpcode op) {
+  return HloOpcodeProperties(op) & kTranscendental;
+}
 
 }  // namespace axle
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "axle/base/environment_options.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 
 namespace axle {
@@ -23,8 +24,7 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
 
 std::string HloPassPipeline::dump_dir() const {
   if (!dump_dir_.empty()) return dump_dir_;
-  const char* env = std::getenv("AXLE_DUMP_TO");
-  return env != nullptr ? std::string(env) : std::string();
+  return EnvironmentOptions::Read().dump_to;
 }
 
 absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {

@@ -31,6 +31,7 @@ const PassFactoryMap& Registry() {
     AddSimplificationPasses(map);
     AddCleanupPasses(map);
     AddFusionPasses(map);
+    AddLoweringPasses(map);
     return map;
   }();
   return *registry;

@@ -25,6 +25,7 @@ using PassFactoryMap = std::map<std::string, PassFactory, std::less<>>;
 void AddSimplificationPasses(PassFactoryMap* registry);  // algsimp, reshape/transpose/...
 void AddCleanupPasses(PassFactoryMap* registry);         // constant folding, CSE, inlining, ...
 void AddFusionPasses(PassFactoryMap* registry);          // loop / reduction / epilogue fusion
+void AddLoweringPasses(PassFactoryMap* registry);        // scan, topk, one-device collectives
 
 // Names of all registered passes, sorted.
 std::vector<std::string> RegisteredPassNames();

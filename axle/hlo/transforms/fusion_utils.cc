@@ -142,36 +142,8 @@ std::vector<HloComputation*> ControlFlowComputations(const HloModule& module) {
 }
 
 bool IsExpensiveElementwise(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAtan2:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCos:
-    case HloOpcode::kDivide:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kTanh:
-      return true;
-    default:
-      return false;
-  }
+  return HloOpcodeIsTranscendental(opcode) || opcode == HloOpcode::kDivide ||
+         opcode == HloOpcode::kRemainder;
 }
 
 bool IsCheapToDuplicate(const HloInstruction& instruction) {

@@ -4,11 +4,19 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "axle/base/logging.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
+
+absl::Status PassUnimplemented(absl::string_view pass, const HloInstruction& instruction,
+                               absl::string_view why) {
+  return absl::UnimplementedError(absl::StrCat(pass, ": ", why, " (instruction %",
+                                               instruction.name(), ", ",
+                                               HloOpcodeString(instruction.opcode()), ")"));
+}
 
 Shape WithDescendingLayout(Shape shape) {
   if (shape.IsArray()) shape.set_layout(ShapeUtil::MakeDescendingLayout(shape.rank()));
@@ -42,6 +50,22 @@ HloInstruction* MakeFilledArray(HloComputation* computation, const Literal& valu
   HloInstruction* constant = MakeConstant(computation, std::move(scalar));
   if (shape.rank() == 0) return constant;
   return MakeBroadcast(constant, shape, {});
+}
+
+HloInstruction* MakeTuple(HloComputation* computation,
+                          const std::vector<HloInstruction*>& elements) {
+  std::vector<Shape> shapes;
+  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
+  return computation->AddInstruction(
+      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
+}
+
+HloInstruction* MakeGetTupleElement(HloInstruction* tuple, int64_t index) {
+  auto element = std::make_unique<HloGetTupleElementInstruction>(
+      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
+      absl::Span<HloInstruction* const>{&tuple, 1});
+  element->mutable_attrs()->tuple_index = index;
+  return tuple->parent()->AddInstruction(std::move(element));
 }
 
 HloInstruction* MakeBroadcast(HloInstruction* operand, const Shape& shape,

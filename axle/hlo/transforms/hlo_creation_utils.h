@@ -12,11 +12,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/hlo/ir/hlo_computation.h"
 
 namespace axle {
+
+// The Unimplemented error of a rewriting pass that cannot handle
+// `instruction`: "<pass>: <why> (instruction %name, opcode)".
+absl::Status PassUnimplemented(absl::string_view pass, const HloInstruction& instruction,
+                               absl::string_view why);
 
 // `shape` with its layout made explicit and descending (arrays only).
 Shape WithDescendingLayout(Shape shape);
@@ -30,6 +37,12 @@ HloInstruction* MakeConstant(HloComputation* computation, Literal literal);
 // constant itself). The result has exactly `shape`, layout included.
 HloInstruction* MakeFilledArray(HloComputation* computation, const Literal& value,
                                 const Shape& shape);
+
+// A tuple of `elements` in `computation`.
+HloInstruction* MakeTuple(HloComputation* computation,
+                          const std::vector<HloInstruction*>& elements);
+// Element `index` of `tuple`: a get-tuple-element in tuple's computation.
+HloInstruction* MakeGetTupleElement(HloInstruction* tuple, int64_t index);
 
 HloInstruction* MakeBroadcast(HloInstruction* operand, const Shape& shape,
                               absl::Span<const int64_t> dimensions);

@@ -261,22 +261,6 @@ std::vector<int64_t> PositionsIn(absl::Span<const int64_t> order,
   return q;
 }
 
-HloInstruction* MakeGetTupleElement(HloInstruction* tuple, int64_t index) {
-  auto element = std::make_unique<HloGetTupleElementInstruction>(
-      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
-      absl::Span<HloInstruction* const>{&tuple, 1});
-  element->mutable_attrs()->tuple_index = index;
-  return tuple->parent()->AddInstruction(std::move(element));
-}
-
-HloInstruction* MakeTuple(HloComputation* computation,
-                          const std::vector<HloInstruction*>& elements) {
-  std::vector<Shape> shapes;
-  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
-  return computation->AddInstruction(
-      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
-}
-
 HloInstruction* TransposeUnlessIdentity(HloInstruction* value, absl::Span<const int64_t> q) {
   return IsIdentityPermutation(q) ? value : MakeTranspose(value, q);
 }

@@ -9,26 +9,11 @@
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/call_inliner.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/side_effects.h"
 
 namespace axle {
 namespace {
-
-HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64_t index) {
-  auto gte = std::make_unique<HloGetTupleElementInstruction>(
-      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
-      absl::Span<HloInstruction* const>{tuple});
-  gte->mutable_attrs()->tuple_index = index;
-  return computation->AddInstruction(std::move(gte));
-}
-
-HloInstruction* AddTuple(HloComputation* computation,
-                         const std::vector<HloInstruction*>& elements) {
-  std::vector<Shape> shapes;
-  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
-  return computation->AddInstruction(
-      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
-}
 
 bool ReadsStateOnlyThroughGtes(const HloComputation& computation) {
   if (computation.num_parameters() != 1) return false;
@@ -103,7 +88,7 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
     HloInstruction* value;
     if (auto* gte = dyn_cast<HloGetTupleElementInstruction>(inner);
         gte != nullptr && gte->operand(0) == state) {
-      value = AddGte(parent, init, gte->tuple_index());
+      value = MakeGetTupleElement(init, gte->tuple_index());
     } else {
       std::vector<HloInstruction*> operands;
       for (HloInstruction* operand : inner->operands()) operands.push_back(outside_value(operand));
@@ -128,30 +113,30 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
   // The new loop state: the old elements, then the carried values.
   int64_t old_size = state_shape.tuple_shapes_size();
   std::vector<HloInstruction*> init_elements;
-  for (int64_t i = 0; i < old_size; ++i) init_elements.push_back(AddGte(parent, init, i));
+  for (int64_t i = 0; i < old_size; ++i) init_elements.push_back(MakeGetTupleElement(init, i));
   for (HloInstruction* value : carried) init_elements.push_back(outside.at(value));
-  HloInstruction* new_init = AddTuple(parent, init_elements);
+  HloInstruction* new_init = MakeTuple(parent, init_elements);
   const Shape& new_shape = new_init->shape();
   *state->mutable_shape() = new_shape;
   *condition->parameter_instruction(0)->mutable_shape() = new_shape;
 
   std::vector<HloInstruction*> root_elements = root->operands();
   for (int64_t j = 0; j < static_cast<int64_t>(carried.size()); ++j) {
-    HloInstruction* element = AddGte(body, state, old_size + j);
+    HloInstruction* element = MakeGetTupleElement(state, old_size + j);
     AXLE_RETURN_IF_ERROR(ReplaceUsesAndControl(carried[j], element));
     root_elements.push_back(element);
   }
   // The root tuple's operands may have been replaced just now: read them again.
   for (int64_t i = 0; i < old_size; ++i) root_elements[i] = root->mutable_operand(i);
-  body->set_root_instruction(AddTuple(body, root_elements));
+  body->set_root_instruction(MakeTuple(body, root_elements));
   AXLE_RETURN_IF_ERROR(RemoveDeadInstructions(body).status());
 
   std::unique_ptr<HloInstruction> new_loop = loop->CloneWithNewOperands(new_shape, {new_init});
   new_loop->SetName(module->GetUniqueName(loop->name()));
   HloInstruction* added_loop = parent->AddInstruction(std::move(new_loop));
   std::vector<HloInstruction*> results;
-  for (int64_t i = 0; i < old_size; ++i) results.push_back(AddGte(parent, added_loop, i));
-  AXLE_RETURN_IF_ERROR(ReplaceUsesAndControl(loop, AddTuple(parent, results)));
+  for (int64_t i = 0; i < old_size; ++i) results.push_back(MakeGetTupleElement(added_loop, i));
+  AXLE_RETURN_IF_ERROR(ReplaceUsesAndControl(loop, MakeTuple(parent, results)));
   AXLE_RETURN_IF_ERROR(parent->RemoveInstruction(loop));
   return true;
 }

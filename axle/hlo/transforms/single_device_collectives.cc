@@ -1,35 +1,24 @@
 //===- single_device_collectives.cc - Collectives of a one-device run ------===//
-#include "axle/cpu/runtime/single_device_collectives.h"
+#include "axle/hlo/transforms/single_device_collectives.h"
 
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
-namespace axle::cpu {
+namespace axle {
 namespace {
 
-HloInstruction* MakeTuple(HloComputation* computation,
-                          const std::vector<HloInstruction*>& elements) {
-  std::vector<Shape> shapes;
-  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
-  return computation->AddInstruction(
-      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
-}
+constexpr absl::string_view kPass = "single-device-collectives";
 
 // Element `index` of `tuple`: the operand itself when `tuple` is a tuple
 // instruction.
 HloInstruction* ElementOf(HloInstruction* tuple, int64_t index) {
   if (tuple->opcode() == HloOpcode::kTuple) return tuple->mutable_operand(index);
-  auto element = std::make_unique<HloGetTupleElementInstruction>(
-      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
-      absl::Span<HloInstruction* const>{&tuple, 1});
-  element->mutable_attrs()->tuple_index = index;
-  return tuple->parent()->AddInstruction(std::move(element));
+  return MakeGetTupleElement(tuple, index);
 }
 
 // Zeros of `shape` (arrays and tuples of them).
@@ -40,8 +29,8 @@ absl::StatusOr<HloInstruction*> MakeZeros(HloComputation* computation, const Sha
     return MakeFilledArray(computation, zero, WithDescendingLayout(shape));
   }
   if (!shape.IsTuple()) {
-    return Unsupported(for_instruction,
-                       absl::StrCat("no value for a ", shape.ToString(false), " element"));
+    return PassUnimplemented(kPass, for_instruction,
+                             absl::StrCat("no value for a ", shape.ToString(false), " element"));
   }
   std::vector<HloInstruction*> elements;
   for (const Shape& element : shape.tuple_shapes()) {
@@ -126,10 +115,10 @@ class Lowering {
 
  private:
   absl::Status MoreThanOneDevice(const HloInstruction& instruction) const {
-    return Unsupported(instruction, absl::StrCat("this op needs ", replicas_ * partitions_,
-                                                 " devices (replica_count=", replicas_,
-                                                 ", num_partitions=", partitions_,
-                                                 "), the cpu platform runs one"));
+    return PassUnimplemented(
+        kPass, instruction,
+        absl::StrCat("this op needs ", replicas_ * partitions_, " devices (replica_count=",
+                     replicas_, ", num_partitions=", partitions_, "); this lowering runs one"));
   }
 
   absl::StatusOr<HloInstruction*> LowerCollective(HloInstruction* instruction) {
@@ -145,7 +134,7 @@ class Lowering {
     const bool start_tuple = HloOpcodeIsAsyncStart(opcode) && opcode != HloOpcode::kAllReduceStart;
     if (start_tuple) {
       if (!value_shape.IsTuple() || value_shape.tuple_shapes().size() < 2) {
-        return Unsupported(*instruction, "an async start whose result is not a tuple");
+        return PassUnimplemented(kPass, *instruction, "an async start whose result is not a tuple");
       }
       value_shape = value_shape.tuple_shapes(1);
     }
@@ -167,11 +156,11 @@ class Lowering {
       if (!from.IsArray() || !value_shape.IsArray() ||
           from.element_type() != value_shape.element_type() ||
           from.num_elements() != value_shape.num_elements()) {
-        return Unsupported(*instruction,
-                           absl::StrCat("gathering or scattering ", from.ToString(false), " into ",
-                                        value_shape.ToString(false),
-                                        " needs more than one participant; the cpu platform "
-                                        "runs one device"));
+        return PassUnimplemented(
+            kPass, *instruction,
+            absl::StrCat("gathering or scattering ", from.ToString(false), " into ",
+                         value_shape.ToString(false),
+                         " needs more than one participant; this lowering runs one device"));
       }
       value = MakeReshape(value, WithDescendingLayout(value_shape));
     }
@@ -195,13 +184,13 @@ class Lowering {
       participants = collective.attrs().iota_replica_groups->group_size;
     }
     if (participants > 1) {
-      return Unsupported(*instruction,
-                         absl::StrCat("ragged-all-to-all among ", participants,
-                                      " participants needs as many devices, the cpu platform "
-                                      "runs one"));
+      return PassUnimplemented(
+          kPass, *instruction,
+          absl::StrCat("ragged-all-to-all among ", participants,
+                       " participants needs as many devices; this lowering runs one"));
     }
     if (instruction->operand_count() != 6) {
-      return Unsupported(*instruction, "ragged-all-to-all takes 6 operands");
+      return PassUnimplemented(kPass, *instruction, "ragged-all-to-all takes 6 operands");
     }
     HloInstruction* input = instruction->mutable_operand(0);
     HloInstruction* result = instruction->mutable_operand(1);
@@ -211,7 +200,8 @@ class Lowering {
         in.element_type() != out.element_type() ||
         !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in),
                                    ShapeUtil::DeleteDimensions({0}, out))) {
-      return Unsupported(*instruction, "input and output must differ only in dimension 0");
+      return PassUnimplemented(kPass, *instruction,
+                               "input and output must differ only in dimension 0");
     }
     const int64_t updates = instruction->operand(2)->shape().IsArray()
                                 ? instruction->operand(2)->shape().num_elements()
@@ -220,7 +210,8 @@ class Lowering {
       const Shape& shape = instruction->operand(i)->shape();
       if (!shape.IsArray() || shape.rank() != 1 || shape.dimensions(0) != updates ||
           !primitive_util::IsIntegralType(shape.element_type())) {
-        return Unsupported(*instruction, "offsets and sizes must be integer vectors of one length");
+        return PassUnimplemented(kPass, *instruction,
+                                 "offsets and sizes must be integer vectors of one length");
       }
     }
     const int64_t in_rows = in.dimensions(0), out_rows = out.dimensions(0);
@@ -309,8 +300,9 @@ class Lowering {
     HloComputation* wrapped = cast<HloAsyncInstruction>(instruction)->async_wrapped_computation();
     if (!shape.IsTuple() || shape.tuple_shapes().size() < 2 ||
         !ShapeUtil::Compatible(shape.tuple_shapes(1), wrapped->root_instruction()->shape())) {
-      return Unsupported(*instruction, absl::StrCat("the result ", shape.ToString(false),
-                                                    " does not hold the wrapped computation's"));
+      return PassUnimplemented(kPass, *instruction,
+                               absl::StrCat("the result ", shape.ToString(false),
+                                            " does not hold the wrapped computation's"));
     }
     std::vector<HloInstruction*> operands(instruction->operands().begin(),
                                           instruction->operands().end());
@@ -330,8 +322,9 @@ class Lowering {
       return ElementOf(start, 1);
     }
     if (ShapeUtil::Compatible(from, instruction->shape())) return start;
-    return Unsupported(*instruction, absl::StrCat("its operand ", from.ToString(false),
-                                                  " is not the tuple of an async start"));
+    return PassUnimplemented(
+        kPass, *instruction,
+        absl::StrCat("its operand ", from.ToString(false), " is not the tuple of an async start"));
   }
 
   int64_t replicas_, partitions_;
@@ -358,4 +351,4 @@ absl::StatusOr<bool> LowerSingleDeviceCollectives::Run(HloModule* module) {
   return changed;
 }
 
-}  // namespace axle::cpu
+}  // namespace axle

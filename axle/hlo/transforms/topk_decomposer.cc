@@ -1,18 +1,18 @@
 //===- topk_decomposer.cc - topk as a sort and two slices ------------------===//
-#include "axle/cpu/runtime/topk_decomposer.h"
+#include "axle/hlo/transforms/topk_decomposer.h"
 
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/program_builder.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
-namespace axle::cpu {
+namespace axle {
 namespace {
+
+constexpr absl::string_view kPass = "topk-decomposer";
 
 HloInstruction* AddCompare(HloComputation* computation, HloInstruction* lhs, HloInstruction* rhs,
                            ComparisonDirection direction,
@@ -72,19 +72,19 @@ absl::StatusOr<HloInstruction*> Decompose(HloInstruction* instruction) {
   HloComputation* computation = instruction->parent();
   if (instruction->operand_count() != 1 || !instruction->operand(0)->shape().IsArray() ||
       instruction->operand(0)->shape().rank() < 1) {
-    return Unsupported(*instruction, "topk needs one operand of rank >= 1");
+    return PassUnimplemented(kPass, *instruction, "topk needs one operand of rank >= 1");
   }
   HloInstruction* operand = instruction->mutable_operand(0);
   const Shape& shape = operand->shape();
   const PrimitiveType type = shape.element_type();
   if (primitive_util::IsComplexType(type)) {
-    return Unsupported(*instruction, "complex numbers have no order");
+    return PassUnimplemented(kPass, *instruction, "complex numbers have no order");
   }
   const int64_t last = shape.rank() - 1;
   const int64_t length = shape.dimensions(last);
   if (topk.k() < 0 || topk.k() > length) {
-    return Unsupported(*instruction,
-                       absl::StrCat("k=", topk.k(), " but rows have ", length, " elements"));
+    return PassUnimplemented(kPass, *instruction,
+                             absl::StrCat("k=", topk.k(), " but rows have ", length, " elements"));
   }
   const Shape values_shape = WithDescendingLayout(ShapeUtil::MakeShape(type, shape.dimensions()));
   const Shape indices_shape = WithDescendingLayout(ShapeUtil::MakeShape(S32, shape.dimensions()));
@@ -106,18 +106,12 @@ absl::StatusOr<HloInstruction*> Decompose(HloInstruction* instruction) {
   limits[last] = topk.k();
   std::vector<HloInstruction*> elements;
   for (int64_t i = 0; i < 2; ++i) {
-    auto element = std::make_unique<HloGetTupleElementInstruction>(
-        HloOpcode::kGetTupleElement, i == 0 ? values_shape : indices_shape,
-        absl::Span<HloInstruction* const>{&sorted, 1});
-    element->mutable_attrs()->tuple_index = i;
-    HloInstruction* full = computation->AddInstruction(std::move(element));
+    HloInstruction* full = MakeGetTupleElement(sorted, i);
     Shape sliced = full->shape();
     sliced.set_dimensions(last, topk.k());
     elements.push_back(MakeSlice(full, sliced, starts, limits, strides));
   }
-  return computation->AddInstruction(HloInstruction::Create(
-      HloOpcode::kTuple, ShapeUtil::MakeTupleShape({elements[0]->shape(), elements[1]->shape()}),
-      elements));
+  return MakeTuple(computation, elements);
 }
 
 }  // namespace
@@ -128,11 +122,7 @@ absl::StatusOr<bool> TopKDecomposer::Run(HloModule* module) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       if (instruction->opcode() != HloOpcode::kTopK) continue;
-      // The topk thunk runs these as a partial sort.
-      if (instruction->operand_count() == 1 && instruction->operand(0)->shape().IsArray() &&
-          TopKThunkSupports(instruction->operand(0)->shape().element_type())) {
-        continue;
-      }
+      if (should_decompose_ && !should_decompose_(*instruction)) continue;
       AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Decompose(instruction));
       AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
       changed = true;
@@ -141,4 +131,4 @@ absl::StatusOr<bool> TopKDecomposer::Run(HloModule* module) {
   return changed;
 }
 
-}  // namespace axle::cpu
+}  // namespace axle

@@ -1,8 +1,8 @@
 //===- single_device_collectives.h - Collectives of a one-device run -------===//
 //
-// The cpu platform runs a module on one device (one replica, one
-// partition). There every collective has a single participant, so this
-// cpu-prepare pass rewrites them into plumbing, as the interpreter computes
+// For a backend that runs a module on one device (one replica, one
+// partition; the cpu platform today). There every collective has a single
+// participant, so this pass rewrites them into plumbing, as the interpreter computes
 // them (axle/eval/hlo_evaluator.cc, EvaluateCollective):
 //
 //  - replica-id, partition-id: the constant 0.
@@ -31,19 +31,19 @@
 // participants stay Unimplemented, naming the op.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
-#define AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
+#ifndef AXLE_HLO_TRANSFORMS_SINGLE_DEVICE_COLLECTIVES_H_
+#define AXLE_HLO_TRANSFORMS_SINGLE_DEVICE_COLLECTIVES_H_
 
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
-namespace axle::cpu {
+namespace axle {
 
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
-  absl::string_view name() const override { return "cpu-single-device-collectives"; }
+  absl::string_view name() const override { return "single-device-collectives"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 };
 
-}  // namespace axle::cpu
+}  // namespace axle
 
-#endif  // AXLE_CPU_RUNTIME_SINGLE_DEVICE_COLLECTIVES_H_
+#endif  // AXLE_HLO_TRANSFORMS_SINGLE_DEVICE_COLLECTIVES_H_

@@ -1,38 +1,24 @@
 //===- scan_to_while.cc - scan as a while loop ------------------------------===//
-#include "axle/cpu/runtime/scan_to_while.h"
+#include "axle/hlo/transforms/scan_to_while.h"
 
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
-namespace axle::cpu {
+namespace axle {
 namespace {
+
+constexpr absl::string_view kPass = "scan-to-while";
 
 const Shape kIndexShape = ShapeUtil::MakeShape(S64, {});
 
 HloInstruction* Add(HloComputation* computation, HloOpcode opcode, const Shape& shape,
                     std::vector<HloInstruction*> operands) {
   return computation->AddInstruction(HloInstruction::Create(opcode, shape, operands));
-}
-
-HloInstruction* ElementOf(HloInstruction* tuple, int64_t index) {
-  auto element = std::make_unique<HloGetTupleElementInstruction>(
-      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
-      absl::Span<HloInstruction* const>{&tuple, 1});
-  element->mutable_attrs()->tuple_index = index;
-  return tuple->parent()->AddInstruction(std::move(element));
-}
-
-HloInstruction* AddTuple(HloComputation* computation,
-                         const std::vector<HloInstruction*>& elements) {
-  std::vector<Shape> shapes;
-  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
-  return Add(computation, HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements);
 }
 
 HloInstruction* AddIndex(HloComputation* computation, int64_t value) {
@@ -78,12 +64,13 @@ class ScanLowering {
       // No step: empty outputs and the inits.
       return Result(computation, init);
     }
-    HloInstruction* state = AddTuple(computation, init);
+    HloInstruction* state = MakeTuple(computation, init);
 
     std::unique_ptr<HloComputation> condition;
     HloInstruction* parameter =
         AddParameterComputation(module, "scan_condition", state->shape(), condition);
-    HloInstruction* operands[] = {ElementOf(parameter, 0), AddIndex(condition.get(), length_)};
+    HloInstruction* operands[] = {MakeGetTupleElement(parameter, 0),
+                                  AddIndex(condition.get(), length_)};
     auto compare = std::make_unique<HloCompareInstruction>(
         HloOpcode::kCompare, ShapeUtil::MakeShape(PRED, {}), operands);
     compare->mutable_attrs()->direction = ComparisonDirection::kLt;
@@ -97,7 +84,7 @@ class ScanLowering {
     loop->AppendCalledComputation(module->AddEmbeddedComputation(std::move(condition)));
     loop->AppendCalledComputation(module->AddEmbeddedComputation(std::move(body)));
     std::vector<HloInstruction*> state_after;
-    for (int64_t i = 0; i < Count(init); ++i) state_after.push_back(ElementOf(loop, i));
+    for (int64_t i = 0; i < Count(init); ++i) state_after.push_back(MakeGetTupleElement(loop, i));
     return Result(computation, state_after);
   }
 
@@ -107,7 +94,7 @@ class ScanLowering {
     std::vector<HloInstruction*> results(state.begin() + 1 + inputs_ + carries_, state.end());
     results.insert(results.end(), state.begin() + 1 + inputs_,
                    state.begin() + 1 + inputs_ + carries_);
-    return AddTuple(computation, results);
+    return MakeTuple(computation, results);
   }
 
   template <typename T>
@@ -119,35 +106,39 @@ class ScanLowering {
     carries_ = attrs_.num_carries;
     inputs_ = scan_->operand_count() - carries_;
     if (attrs_.dimensions.size() != 1 || carries_ < 0 || inputs_ < 1) {
-      return Unsupported(*scan_, "a scan needs dimensions={d}, inputs and num_carries inits");
+      return PassUnimplemented(kPass, *scan_,
+                               "a scan needs dimensions={d}, inputs and num_carries inits");
     }
     dim_ = attrs_.dimensions[0];
     for (const HloInstruction* operand : scan_->operands()) {
       if (!operand->shape().IsArray()) {
-        return Unsupported(*scan_, "scan inputs and carries that are not arrays");
+        return PassUnimplemented(kPass, *scan_, "scan inputs and carries that are not arrays");
       }
     }
     const Shape& first = scan_->operand(0)->shape();
     if (dim_ < 0 || dim_ >= first.rank()) {
-      return Unsupported(*scan_, "the scan dimension is not a dimension of the inputs");
+      return PassUnimplemented(kPass, *scan_,
+                               "the scan dimension is not a dimension of the inputs");
     }
     length_ = first.dimensions(dim_);
     for (int64_t i = 0; i < inputs_; ++i) {
       const Shape& shape = scan_->operand(i)->shape();
       if (shape.rank() <= dim_ || shape.dimensions(dim_) != length_) {
-        return Unsupported(*scan_, "scan inputs that disagree on the scan dimension");
+        return PassUnimplemented(kPass, *scan_, "scan inputs that disagree on the scan dimension");
       }
     }
     const Shape& shape = scan_->shape();
-    if (!shape.IsTuple()) return Unsupported(*scan_, "a scan result that is not a tuple");
+    if (!shape.IsTuple())
+      return PassUnimplemented(kPass, *scan_, "a scan result that is not a tuple");
     const int64_t results = shape.tuple_shapes_size();
-    if (results < carries_) return Unsupported(*scan_, "fewer results than carries");
+    if (results < carries_) return PassUnimplemented(kPass, *scan_, "fewer results than carries");
     for (int64_t j = 0; j < results; ++j) {
       const Shape& result = shape.tuple_shapes(j);
-      if (!result.IsArray()) return Unsupported(*scan_, "scan results that are not arrays");
+      if (!result.IsArray())
+        return PassUnimplemented(kPass, *scan_, "scan results that are not arrays");
       if (j >= results - carries_) continue;
       if (result.rank() <= dim_ || result.dimensions(dim_) != length_) {
-        return Unsupported(*scan_, "scan outputs that do not keep the scan dimension");
+        return PassUnimplemented(kPass, *scan_, "scan outputs that do not keep the scan dimension");
       }
       outputs_.push_back(result);
     }
@@ -155,7 +146,8 @@ class ScanLowering {
     const Shape& returned = to_apply->root_instruction()->shape();
     const int64_t parts = returned.IsTuple() ? returned.tuple_shapes_size() : 1;
     if (parts != results) {
-      return Unsupported(*scan_, "to_apply does not return the outputs and the carries");
+      return PassUnimplemented(kPass, *scan_,
+                               "to_apply does not return the outputs and the carries");
     }
     for (int64_t j = 0; j < parts; ++j) {
       const Shape& part = returned.IsTuple() ? returned.tuple_shapes(j) : returned;
@@ -165,8 +157,9 @@ class ScanLowering {
               ? part.num_elements() * length_ == result.num_elements()
               : ShapeUtil::Compatible(part, scan_->operand(inputs_ + j - Count(outputs_))->shape());
       if (!part.IsArray() || part.element_type() != result.element_type() || !fits) {
-        return Unsupported(*scan_, absl::StrCat("to_apply's result ", j, " (", part.ToString(false),
-                                                ") does not fit the scan's"));
+        return PassUnimplemented(kPass, *scan_,
+                                 absl::StrCat("to_apply's result ", j, " (", part.ToString(false),
+                                              ") does not fit the scan's"));
       }
     }
     return absl::OkStatus();
@@ -174,7 +167,7 @@ class ScanLowering {
 
   // One step: the new state from `state`.
   HloInstruction* EmitBody(HloComputation* body, HloInstruction* state) {
-    HloInstruction* i = ElementOf(state, 0);
+    HloInstruction* i = MakeGetTupleElement(state, 0);
     HloInstruction* k = i;
     if (attrs_.is_reverse) {
       k = Add(body, HloOpcode::kSubtract, kIndexShape, {AddIndex(body, length_ - 1), i});
@@ -183,7 +176,7 @@ class ScanLowering {
     std::vector<HloInstruction*> next = {
         Add(body, HloOpcode::kAdd, kIndexShape, {i, AddIndex(body, 1)})};
     for (int64_t t = 0; t < inputs_; ++t) {
-      HloInstruction* input = ElementOf(state, 1 + t);
+      HloInstruction* input = MakeGetTupleElement(state, 1 + t);
       const Shape& shape = input->shape();
       std::vector<HloInstruction*> operands = {input};
       for (HloInstruction* start : Starts(body, k, shape.rank(), dim_)) operands.push_back(start);
@@ -198,15 +191,18 @@ class ScanLowering {
           MakeReshape(element, WithDescendingLayout(ShapeUtil::DeleteDimensions({dim_}, shape))));
       next.push_back(input);
     }
-    for (int64_t c = 0; c < carries_; ++c) arguments.push_back(ElementOf(state, 1 + inputs_ + c));
+    for (int64_t c = 0; c < carries_; ++c)
+      arguments.push_back(MakeGetTupleElement(state, 1 + inputs_ + c));
     HloComputation* to_apply = scan_->to_apply();
     HloInstruction* call =
         Add(body, HloOpcode::kCall, to_apply->root_instruction()->shape(), arguments);
     call->set_to_apply(to_apply);
-    auto part = [&](int64_t j) { return call->shape().IsTuple() ? ElementOf(call, j) : call; };
+    auto part = [&](int64_t j) {
+      return call->shape().IsTuple() ? MakeGetTupleElement(call, j) : call;
+    };
     for (int64_t c = 0; c < carries_; ++c) next.push_back(part(Count(outputs_) + c));
     for (int64_t j = 0; j < Count(outputs_); ++j) {
-      HloInstruction* output = ElementOf(state, 1 + inputs_ + carries_ + j);
+      HloInstruction* output = MakeGetTupleElement(state, 1 + inputs_ + carries_ + j);
       std::vector<int64_t> sizes = output->shape().dimensions();
       sizes[dim_] = 1;
       HloInstruction* update = MakeReshape(part(j), WithDescendingLayout(ShapeUtil::MakeShape(
@@ -215,7 +211,7 @@ class ScanLowering {
       for (HloInstruction* start : Starts(body, k, sizes.size(), dim_)) operands.push_back(start);
       next.push_back(Add(body, HloOpcode::kDynamicUpdateSlice, output->shape(), operands));
     }
-    return AddTuple(body, next);
+    return MakeTuple(body, next);
   }
 
   HloInstruction* scan_;
@@ -240,4 +236,4 @@ absl::StatusOr<bool> ScanToWhile::Run(HloModule* module) {
   return changed;
 }
 
-}  // namespace axle::cpu
+}  // namespace axle

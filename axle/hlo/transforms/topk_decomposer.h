@@ -1,8 +1,9 @@
 //===- topk_decomposer.h - topk as a sort and two slices -------------------===//
 //
-// A cpu-prepare pass for the topk ops the topk thunk does not run (the 8-
-// and 4-bit floats; TopKThunkSupports in thunk_emitters.h):
-// `topk(x), k=K, largest=L` becomes
+// Rewrites the topk ops a backend does not run itself (the predicate given
+// to the pass says which: the cpu platform keeps those its topk thunk runs,
+// TopKThunkSupports in cpu/runtime/thunk_emitters.h; with no predicate every
+// topk is rewritten): `topk(x), k=K, largest=L` becomes
 //
 //   iota    = s32[...,n] iota(), iota_dimension=last
 //   sorted  = (T[...,n], s32[...,n]) sort(x, iota), dimensions={last},
@@ -16,19 +17,29 @@
 // topk of complex numbers stays Unimplemented.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_RUNTIME_TOPK_DECOMPOSER_H_
-#define AXLE_CPU_RUNTIME_TOPK_DECOMPOSER_H_
+#ifndef AXLE_HLO_TRANSFORMS_TOPK_DECOMPOSER_H_
+#define AXLE_HLO_TRANSFORMS_TOPK_DECOMPOSER_H_
+
+#include <functional>
+#include <utility>
 
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
-namespace axle::cpu {
+namespace axle {
 
 class TopKDecomposer : public HloPassInterface {
  public:
-  absl::string_view name() const override { return "cpu-topk-decomposer"; }
+  // Whether a topk is rewritten; an empty predicate rewrites every one.
+  using Predicate = std::function<bool(const HloInstruction&)>;
+  explicit TopKDecomposer(Predicate should_decompose = {})
+      : should_decompose_(std::move(should_decompose)) {}
+  absl::string_view name() const override { return "topk-decomposer"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  Predicate should_decompose_;
 };
 
-}  // namespace axle::cpu
+}  // namespace axle
 
-#endif  // AXLE_CPU_RUNTIME_TOPK_DECOMPOSER_H_
+#endif  // AXLE_HLO_TRANSFORMS_TOPK_DECOMPOSER_H_

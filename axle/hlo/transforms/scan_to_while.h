@@ -1,6 +1,6 @@
 //===- scan_to_while.h - scan as a while loop -------------------------------===//
 //
-// A cpu-prepare pass: `scan(x_1..x_n, c_1..c_m), dimensions={d},
+// For backends without a scan of their own (cpu): `scan(x_1..x_n, c_1..c_m), dimensions={d},
 // num_carries=m, is_reverse=R, to_apply=f` becomes a while loop over
 //
 //   state = (s64[] i, x_1..x_n, c_1..c_m, o_1..o_k)   (outputs start at 0)
@@ -18,19 +18,19 @@
 // naming the scan.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_RUNTIME_SCAN_TO_WHILE_H_
-#define AXLE_CPU_RUNTIME_SCAN_TO_WHILE_H_
+#ifndef AXLE_HLO_TRANSFORMS_SCAN_TO_WHILE_H_
+#define AXLE_HLO_TRANSFORMS_SCAN_TO_WHILE_H_
 
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
-namespace axle::cpu {
+namespace axle {
 
 class ScanToWhile : public HloPassInterface {
  public:
-  absl::string_view name() const override { return "cpu-scan-to-while"; }
+  absl::string_view name() const override { return "scan-to-while"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 };
 
-}  // namespace axle::cpu
+}  // namespace axle
 
-#endif  // AXLE_CPU_RUNTIME_SCAN_TO_WHILE_H_
+#endif  // AXLE_HLO_TRANSFORMS_SCAN_TO_WHILE_H_

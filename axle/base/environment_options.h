@@ -1,0 +1,51 @@
+//===- environment_options.h - The environment variables Axle reads ---------===//
+//
+// Every environment variable the library reads, in one struct (XLA keeps
+// its equivalents in DebugOptions, set through XLA_FLAGS). Read() reads
+// them all when called, so a caller that sets one between two compiles sees
+// it take effect; nothing else in the library calls getenv.
+//
+//   AXLE_DUMP_TO          the HLO after every pass that changed it, pass
+//                         timings, buffer assignment and LLVM IR go to this
+//                         folder (hlo_pass_pipeline.h, cpu_compiler.cc)
+//   AXLE_PROFILE          set (not "" or "0"): executables time every thunk
+//                         and print the table at exit (cpu_executable.cc)
+//   AXLE_CACHE_DIR        compiled code persists in this folder across
+//                         processes (cpu_compiler.cc, jit.h)
+//   AXLE_COMPILE_THREADS  threads LLVM compiles kernels on; unset or 0: the
+//                         JIT's default (jit.h)
+//   AXLE_LLVM_OPTIONS     extra LLVM command-line options, space-separated,
+//                         applied once per process (jit.cc)
+//   AXLE_NUM_THREADS      worker threads of the default thread pool, an
+//                         integer in [1, 1024]; anything else: one per core
+//                         (thread_pool.h)
+//
+// Tests and tools have variables of their own (AXLE_JAX_DIR, AXLE_TRACE);
+// they are not the library's and stay where they are used.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_BASE_ENVIRONMENT_OPTIONS_H_
+#define AXLE_BASE_ENVIRONMENT_OPTIONS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace axle {
+
+struct EnvironmentOptions {
+  std::string dump_to;
+  bool profile = false;
+  std::string cache_dir;
+  int compile_threads = 0;
+  std::vector<std::string> llvm_options;
+  // The raw AXLE_NUM_THREADS text, validated by ThreadPool::ParseNumThreads.
+  std::optional<std::string> num_threads;
+
+  // The variables as the environment has them now.
+  static EnvironmentOptions Read();
+};
+
+}  // namespace axle
+
+#endif  // AXLE_BASE_ENVIRONMENT_OPTIONS_H_

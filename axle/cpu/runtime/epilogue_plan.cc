@@ -1,0 +1,97 @@
+//===- epilogue_plan.cc - The epilogue of a dot or convolution fusion ------===//
+#include "axle/cpu/runtime/epilogue_plan.h"
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/program_builder.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+namespace {
+
+// The one value of a fused constant, constant parameter or broadcast of
+// one whose elements are all that value.
+absl::StatusOr<double> SplatValue(const HloInstruction& instruction,
+                                  const std::vector<const Literal*>& constants) {
+  const HloInstruction* node = &instruction;
+  while (node->opcode() == HloOpcode::kBroadcast) node = node->operand(0);
+  const Literal* literal = nullptr;
+  if (const auto* constant = dyn_cast<HloConstantInstruction>(node)) {
+    literal = &constant->literal();
+  } else if (const auto* parameter = dyn_cast<HloParameterInstruction>(node)) {
+    const int64_t number = parameter->parameter_number();
+    if (number < static_cast<int64_t>(constants.size())) literal = constants[number];
+  }
+  if (literal == nullptr || !literal->shape().IsArray() || literal->element_count() != 1) {
+    return Unsupported(instruction, "an activation bound that is not a constant");
+  }
+  return literal->GetAsDouble(0);
+}
+
+}  // namespace
+
+absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, HloOpcode core_opcode,
+                                          const std::vector<const Literal*>& constants) {
+  EpiloguePlan plan;
+  const HloInstruction* node = &instruction;
+  if (instruction.opcode() == HloOpcode::kFusion) {
+    node = cast<HloFusionInstruction>(&instruction)
+               ->fused_instructions_computation()
+               ->root_instruction();
+    const bool scales = core_opcode == HloOpcode::kConvolution;
+    auto is_chain = [&](const HloInstruction* value) {
+      return value->opcode() == core_opcode || value->opcode() == HloOpcode::kAdd ||
+             (scales && value->opcode() == HloOpcode::kMultiply);
+    };
+    switch (node->opcode()) {
+      case HloOpcode::kLogistic:
+      case HloOpcode::kTanh:
+      case HloOpcode::kExp:
+        plan.activation = node->opcode() == HloOpcode::kLogistic ? Activation::kLogistic
+                          : node->opcode() == HloOpcode::kTanh   ? Activation::kTanh
+                                                                 : Activation::kExp;
+        plan.chain.emplace_back(node, 0);
+        node = node->operand(0);
+        break;
+      case HloOpcode::kMaximum: {
+        const int chain = is_chain(node->operand(0)) ? 0 : 1;
+        AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
+        if (zero != 0.0) return Unsupported(instruction, "a maximum that is not a relu");
+        plan.activation = Activation::kRelu;
+        plan.chain.emplace_back(node, chain);
+        node = node->operand(chain);
+        break;
+      }
+      case HloOpcode::kClamp: {
+        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*node->operand(0), constants));
+        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(2), constants));
+        plan.activation = Activation::kClamp;
+        plan.chain.emplace_back(node, 1);
+        node = node->operand(1);
+        break;
+      }
+      default:
+        break;
+    }
+    if (node->opcode() == HloOpcode::kAdd) {
+      const int chain = is_chain(node->operand(0)) ? 0 : 1;
+      plan.bias = node->operand(1 - chain);
+      plan.chain.emplace_back(node, chain);
+      node = node->operand(chain);
+    }
+    if (scales && node->opcode() == HloOpcode::kMultiply) {
+      const int chain = node->operand(0)->opcode() == core_opcode ? 0 : 1;
+      plan.scale = node->operand(1 - chain);
+      plan.chain.emplace_back(node, chain);
+      node = node->operand(chain);
+    }
+  }
+  if (node->opcode() != core_opcode) {
+    return Unsupported(instruction, absl::StrCat("a fusion the ", HloOpcodeString(core_opcode),
+                                                 " thunk does not implement"));
+  }
+  plan.core = node;
+  return plan;
+}
+
+}  // namespace axle::cpu

@@ -1,0 +1,46 @@
+//===- epilogue_plan.h - The epilogue of a dot or convolution fusion -------===//
+//
+// What dot-epilogue-fusion put above a dot or convolution, read from the
+// kOutput fusion's root down, as both thunks need it (dot_plan.h,
+// convolution_plan.h): an activation (relu as max with 0, logistic, tanh,
+// exp, clamp with constant bounds), a bias add and, above a convolution
+// only, a scale multiply. No oneDNN here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
+#define AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+#include "axle/cpu/runtime/epilogue_activation.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::cpu {
+
+struct EpiloguePlan {
+  // The dot or convolution: the fusion's, or the instruction itself.
+  const HloInstruction* core = nullptr;
+  Activation activation = Activation::kNone;
+  double low = 0, high = 0;  // clamp bounds
+  // The other operand of the bias add / of the scale multiply, or null.
+  const HloInstruction* bias = nullptr;
+  const HloInstruction* scale = nullptr;
+  // The fusion's ops above the core, top down, each with the number of its
+  // operand that is the value below it (the emitted loops apply them).
+  std::vector<std::pair<const HloInstruction*, int64_t>> chain;
+};
+
+// The epilogue of `instruction`: a `core_opcode` (kDot or kConvolution), or
+// a kOutput fusion rooted at its epilogue. `constants[i]` is the literal of
+// the fusion's operand i when it is a constant (activation bounds must be).
+// Unimplemented, naming the instruction, for any other fusion.
+absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, HloOpcode core_opcode,
+                                          const std::vector<const Literal*>& constants);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_

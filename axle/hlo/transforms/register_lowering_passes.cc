@@ -1,0 +1,20 @@
+// Registers the lowering passes (ops a backend does not run itself, rewritten
+// into ops it does) under their --passes names.
+#include <memory>
+
+#include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/single_device_collectives.h"
+#include "axle/hlo/transforms/topk_decomposer.h"
+
+namespace axle {
+
+void AddLoweringPasses(PassFactoryMap* registry) {
+  (*registry)["scan-to-while"] = [] { return std::make_unique<ScanToWhile>(); };
+  (*registry)["topk-decomposer"] = [] { return std::make_unique<TopKDecomposer>(); };
+  (*registry)["single-device-collectives"] = [] {
+    return std::make_unique<LowerSingleDeviceCollectives>();
+  };
+}
+
+}  // namespace axle

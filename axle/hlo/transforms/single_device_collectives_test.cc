@@ -1,0 +1,72 @@
+//===- single_device_collectives_test.cc - Tests of single-device-collectives ===//
+//
+// The collectives of a one-device module become plumbing with the
+// interpreter's values before and after; several devices are Unimplemented
+// naming the op. Runs of every collective on cpu are in
+// cpu/runtime/collectives_test.cc.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/hlo/transforms/single_device_collectives.h"
+
+#include "absl/strings/match.h"
+#include "axle/hlo/transforms/cleanup_test_util.h"
+
+namespace axle {
+namespace {
+
+using cleanup_test::RunAndCompare;
+
+TEST(LowerSingleDeviceCollectives, LeavesPlumbingAndACall) {
+  LowerSingleDeviceCollectives pass;
+  auto module = RunAndCompare(pass, R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+wrapped {
+  a = f32[4] parameter(0)
+  ROOT s = f32[4] all-reduce(a), replica_groups={}, to_apply=add
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  id = u32[] replica-id()
+  start = ((f32[4]), f32[4]) async-start(p), calls=wrapped
+  done = f32[4] async-done(start), calls=wrapped
+  ROOT t = (u32[], f32[4]) tuple(id, done)
+})");
+  ASSERT_NE(module, nullptr);
+  const std::string after = module->ToString();
+  for (absl::string_view gone : {"replica-id", "all-reduce", "async-", "add {"}) {
+    EXPECT_FALSE(absl::StrContains(after, gone)) << gone << " in\n" << after;
+  }
+  EXPECT_TRUE(absl::StrContains(after, "call(")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "u32[] constant(0)")) << after;
+}
+
+TEST(LowerSingleDeviceCollectives, SeveralDevicesAreUnimplementedNamingTheOp) {
+  LowerSingleDeviceCollectives pass;
+  std::unique_ptr<HloModule> module = cleanup_test::Parse(R"(
+HloModule m, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT s = f32[4] all-reduce(p), replica_groups={{0,1}}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_FALSE(changed.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(changed.status())) << changed.status();
+  EXPECT_TRUE(absl::StrContains(changed.status().message(), "single-device-collectives: "))
+      << changed.status();
+  EXPECT_TRUE(absl::StrContains(changed.status().message(), "(instruction %s, all-reduce)"))
+      << changed.status();
+}
+
+}  // namespace
+}  // namespace axle
