@@ -1,0 +1,117 @@
+//===- normalization_ops.cc - ONNX BatchNormalization and friends -----------===//
+//
+// BatchNormalization in inference mode (running statistics), written out
+// elementwise so both platforms fuse it; InstanceNormalization and
+// LayerNormalization from reductions.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/frontends/graph/xla_op_registry.h"
+#include "axle/frontends/onnx/kernels/kernel_util.h"
+
+namespace axle::onnx {
+namespace {
+
+class BatchNormOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    const Shape& x = ctx->InputShape(0);
+    absl::StatusOr<float> epsilon = ctx->GetAttrFloat("epsilon", 1e-5f);
+    if (!epsilon.ok()) return epsilon.status();
+    absl::StatusOr<int64_t> training = ctx->GetAttrInt("training_mode", 0);
+    if (!training.ok()) return training.status();
+    if (*training || (ctx->opset() < 9 && ctx->HasOutput(1))) {
+      return ctx->Unimplemented("training mode is not supported");
+    }
+    for (int i = 1; i < ctx->num_outputs(); ++i) {
+      if (ctx->HasOutput(i)) return ctx->Unimplemented("training outputs are not supported");
+    }
+    if (x.rank() < 2) return ctx->Error("X ", x.ToString(false), " must have rank >= 2");
+    int64_t c = x.dimensions(1);
+    for (int i = 1; i <= 4; ++i) {
+      const Shape& s = ctx->InputShape(i);
+      if (s.rank() != 1 || s.dimensions(0) != c) {
+        return ctx->Error("input ", i, " of shape ", s.ToString(false), " must have ", c,
+                          " elements (X is ", x.ToString(false), ")");
+      }
+    }
+    PrimitiveType t = x.element_type();
+    XlaBuilder* b = ctx->builder();
+    auto channel = [&](XlaOp v) { return BroadcastInDim(v, x.dimensions(), {1}); };
+    XlaOp scale = Mul(ctx->Input(1), Rsqrt(Add(ctx->Input(4), ScalarLike(b, t, *epsilon))));
+    XlaOp shift = Sub(ctx->Input(2), Mul(ctx->Input(3), scale));
+    ctx->SetOutput(0, Add(Mul(ctx->Input(0), channel(scale)), channel(shift)));
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("BatchNormalization"), BatchNormOp);
+
+// Normalizes over `axes` of x; returns (x - mean) / sqrt(var + eps).
+XlaOp Normalize(XlaOp x, const Shape& shape, const std::vector<int64_t>& axes, float epsilon) {
+  XlaBuilder* b = x.builder();
+  PrimitiveType t = shape.element_type();
+  std::vector<int64_t> kept;
+  int64_t count = 1;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+      kept.push_back(d);
+    } else {
+      count *= shape.dimensions(d);
+    }
+  }
+  XlaComputation add = ReducerComputation(Reducer::kAdd, t);
+  XlaOp n = ScalarLike(b, t, count);
+  XlaOp mean = BroadcastInDim(Div(Reduce(x, Zero(b, t), add, axes), n), shape.dimensions(), kept);
+  XlaOp centered = Sub(x, mean);
+  XlaOp var = Div(Reduce(Mul(centered, centered), Zero(b, t), add, axes), n);
+  XlaOp inv = Rsqrt(Add(var, ScalarLike(b, t, epsilon)));
+  return Mul(centered, BroadcastInDim(inv, shape.dimensions(), kept));
+}
+
+class InstanceNormOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    const Shape& x = ctx->InputShape(0);
+    absl::StatusOr<float> epsilon = ctx->GetAttrFloat("epsilon", 1e-5f);
+    if (!epsilon.ok()) return epsilon.status();
+    if (x.rank() < 3) return ctx->Error("X ", x.ToString(false), " must have rank >= 3");
+    std::vector<int64_t> axes;
+    for (int64_t d = 2; d < x.rank(); ++d) axes.push_back(d);
+    XlaOp y = Normalize(ctx->Input(0), x, axes, *epsilon);
+    y = Mul(y, BroadcastInDim(ctx->Input(1), x.dimensions(), {1}));
+    ctx->SetOutput(0, Add(y, BroadcastInDim(ctx->Input(2), x.dimensions(), {1})));
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("InstanceNormalization"), InstanceNormOp);
+
+class LayerNormOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    const Shape& x = ctx->InputShape(0);
+    absl::StatusOr<float> epsilon = ctx->GetAttrFloat("epsilon", 1e-5f);
+    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", -1);
+    if (!epsilon.ok()) return epsilon.status();
+    if (!axis.ok()) return axis.status();
+    if (ctx->HasOutput(1) || ctx->HasOutput(2)) {
+      return ctx->Unimplemented("the Mean and InvStdDev outputs are not supported");
+    }
+    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, x.rank());
+    if (!a.ok()) return a.status();
+    std::vector<int64_t> axes;
+    for (int64_t d = *a; d < x.rank(); ++d) axes.push_back(d);
+    absl::StatusOr<std::vector<int64_t>> scaled = BroadcastShape(*ctx, {0, 1});
+    if (!scaled.ok()) return scaled.status();
+    if (*scaled != x.dimensions()) return ctx->Error("Scale does not broadcast to X");
+    XlaOp y = Normalize(ctx->Input(0), x, axes, *epsilon);
+    y = Mul(y, BroadcastTo(ctx->Input(1), ctx->InputShape(1).dimensions(), x.dimensions()));
+    if (ctx->HasInput(2)) {
+      y = Add(y, BroadcastTo(ctx->Input(2), ctx->InputShape(2).dimensions(), x.dimensions()));
+    }
+    ctx->SetOutput(0, y);
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("LayerNormalization"), LayerNormOp);
+
+}  // namespace
+}  // namespace axle::onnx
