@@ -2,6 +2,8 @@
 #include "axle/frontends/graph/xla_op_registry.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 
@@ -68,6 +70,56 @@ absl::StatusOr<std::unique_ptr<XlaOpKernel>> XlaOpRegistry::CreateKernel(
                                                  " on device '", device, "'"));
   }
   return e->factory();
+}
+
+const KernelDef* XlaOpRegistry::FindKernelDef(const Node& node, int64_t opset,
+                                              const std::string& device) const {
+  const Entry* e = Find(node.op_type, node.domain, opset, device);
+  return e ? &e->def : nullptr;
+}
+
+std::vector<int> ConstantGraphInputs(const Graph& graph, const std::string& device) {
+  std::map<std::string, const Node*> producer;
+  for (const Node& node : graph.nodes) {
+    for (const std::string& out : node.outputs) producer[out] = &node;
+  }
+  std::vector<std::string> work;
+  for (const Node& node : graph.nodes) {
+    absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
+    if (!opset.ok()) continue;
+    const KernelDef* def = XlaOpRegistry::Global().FindKernelDef(node, *opset, device);
+    if (!def) continue;
+    for (int i : def->constant_inputs) {
+      if (i < static_cast<int>(node.inputs.size()) && !node.inputs[i].empty()) {
+        work.push_back(node.inputs[i]);
+      }
+    }
+  }
+  std::set<std::string> seen;
+  std::set<std::string> constant_inputs;
+  while (!work.empty()) {
+    std::string value = work.back();
+    work.pop_back();
+    if (!seen.insert(value).second) continue;
+    auto it = producer.find(value);
+    if (it == producer.end()) {
+      constant_inputs.insert(value);
+      continue;
+    }
+    const Node& node = *it->second;
+    absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
+    const KernelDef* def =
+        opset.ok() ? XlaOpRegistry::Global().FindKernelDef(node, *opset, device) : nullptr;
+    if (def && def->metadata_only) continue;
+    for (const std::string& in : node.inputs) {
+      if (!in.empty()) work.push_back(in);
+    }
+  }
+  std::vector<int> out;
+  for (int i = 0; i < static_cast<int>(graph.inputs.size()); ++i) {
+    if (constant_inputs.count(graph.inputs[i].name)) out.push_back(i);
+  }
+  return out;
 }
 
 std::vector<std::string> XlaOpRegistry::ListKernels(const std::string& device) const {

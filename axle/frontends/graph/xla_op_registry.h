@@ -39,6 +39,13 @@ struct KernelDef {
   int64_t since_version = 1;
   int64_t until_version = std::numeric_limits<int64_t>::max();
   std::vector<std::string> devices;  // empty: every device
+  // Inputs the kernel reads with ConstantInput (tf2xla's
+  // CompileTimeConstantInput): the JIT feeds graph inputs that reach them
+  // as compile-time constants (see ConstantGraphInputs).
+  std::vector<int> constant_inputs;
+  // The outputs depend only on the inputs' shapes (Shape, Size): constness
+  // does not propagate through the node's inputs.
+  bool metadata_only = false;
 
   KernelDef& Domain(std::string d) {
     domain = std::move(d);
@@ -54,6 +61,14 @@ struct KernelDef {
   }
   KernelDef& Device(std::string d) {
     devices.push_back(std::move(d));
+    return *this;
+  }
+  KernelDef& CompileTimeConstantInput(int input) {
+    constant_inputs.push_back(input);
+    return *this;
+  }
+  KernelDef& MetadataOnly() {
+    metadata_only = true;
     return *this;
   }
 };
@@ -78,6 +93,9 @@ class XlaOpRegistry {
                                                             const std::string& device) const;
   bool HasKernel(const std::string& op_type, const std::string& domain, int64_t opset,
                  const std::string& device) const;
+  // The registration that serves the node, or null.
+  const KernelDef* FindKernelDef(const Node& node, int64_t opset,
+                                 const std::string& device) const;
 
   // "Op[since-until]" for every registration on `device`, sorted.
   std::vector<std::string> ListKernels(const std::string& device) const;
@@ -91,6 +109,12 @@ class XlaOpRegistry {
                     const std::string& device) const;
   std::vector<Entry> entries_;
 };
+
+// tf2xla's backwards constant analysis: the graph inputs whose values must
+// be known at compile time because they reach, through nodes that are not
+// metadata-only, an input some kernel declares CompileTimeConstantInput.
+// Nodes without a kernel are skipped (compiling reports them).
+std::vector<int> ConstantGraphInputs(const Graph& graph, const std::string& device);
 
 struct XlaOpRegistrar {
   XlaOpRegistrar(KernelDef def, KernelFactory factory) {

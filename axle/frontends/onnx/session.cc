@@ -2,6 +2,7 @@
 #include "axle/frontends/onnx/session.h"
 
 #include "absl/strings/str_cat.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 #include "axle/frontends/onnx/onnx_loader.h"
 
 namespace axle::onnx {
@@ -19,7 +20,15 @@ absl::StatusOr<std::string> DeviceTypeFor(const std::string& platform) {
 }  // namespace
 
 Session::Session(graph::Graph graph, Options options, LocalClient* client)
-    : graph_(std::move(graph)), options_(std::move(options)), client_(client) {}
+    : graph_(std::move(graph)), options_(std::move(options)), client_(client) {
+  constant_input_.assign(graph_.inputs.size(), false);
+  for (int i : graph::ConstantGraphInputs(graph_, options_.compiler.device_type)) {
+    constant_input_[i] = true;
+  }
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    if (options_.constant_inputs.count(graph_.inputs[i].name)) constant_input_[i] = true;
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
                                                        Options options) {
@@ -29,6 +38,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(graph::Graph graph, Options options) {
+  (void)LinkOnnxKernels();
   absl::StatusOr<std::string> device = DeviceTypeFor(options.platform);
   if (!device.ok()) return device.status();
   options.compiler.device_type = *device;
@@ -72,7 +82,7 @@ absl::StatusOr<const Session::Compiled*> Session::GetOrCompile(absl::Span<const 
     graph::XlaArgument arg;
     arg.shape = ShapeUtil::MakeShape(shape.element_type(), shape.dimensions());
     absl::StrAppend(&key, arg.shape.ToString(false), ";");
-    if (options_.constant_inputs.count(graph_.inputs[i].name)) {
+    if (constant_input_[i]) {
       arg.constant = inputs[i].Clone();
       absl::StrAppend(&key, "=",
                       absl::string_view(static_cast<const char*>(inputs[i].untyped_data()),

@@ -8,6 +8,11 @@
 // A repeated signature never compiles again. Metrics count compiles, cache
 // hits and compile time.
 //
+// Graph inputs that reach a kernel's compile-time constant input (a Reshape's
+// shape fed by the caller, say) are found by the backwards constant analysis
+// (graph::ConstantGraphInputs) and become part of the signature by value, as
+// tf2xla's JIT does.
+//
 // Initializers that the compiler makes parameters (weights) are uploaded to
 // the device once per session and bound on every run.
 //
@@ -78,6 +83,7 @@ class Session {
   Options options_;
   LocalClient* client_;
   mutable std::mutex mu_;
+  std::vector<bool> constant_input_;  // per graph input
   std::map<std::string, std::unique_ptr<Compiled>> cache_;
   std::map<std::string, std::unique_ptr<ScopedShapedBuffer>> initializer_buffers_;
   SessionMetrics metrics_;

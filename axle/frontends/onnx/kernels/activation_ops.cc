@@ -1,6 +1,7 @@
 //===- activation_ops.cc - ONNX activations, Softmax and LogSoftmax ---------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -129,4 +130,7 @@ REGISTER_XLA_OP(Name("Softmax"), SoftmaxOp<false>);
 REGISTER_XLA_OP(Name("LogSoftmax"), SoftmaxOp<true>);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(activation)
+
 }  // namespace axle::onnx

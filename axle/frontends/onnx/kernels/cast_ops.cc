@@ -1,6 +1,7 @@
 //===- cast_ops.cc - ONNX Cast and CastLike ---------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 #include "axle/frontends/onnx/onnx_loader.h"
 
 namespace axle::onnx {
@@ -33,4 +34,7 @@ REGISTER_XLA_OP(Name("Cast"), CastOp);
 REGISTER_XLA_OP(Name("CastLike"), CastOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(cast)
+
 }  // namespace axle::onnx

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -66,4 +67,7 @@ class ConvOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("Conv"), ConvOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(conv)
+
 }  // namespace axle::onnx

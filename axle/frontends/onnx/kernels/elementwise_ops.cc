@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -231,4 +232,7 @@ class IsInfOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("IsInf"), IsInfOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(elementwise)
+
 }  // namespace axle::onnx

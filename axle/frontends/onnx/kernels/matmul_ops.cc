@@ -1,6 +1,7 @@
 //===- matmul_ops.cc - ONNX MatMul and Gemm ---------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -118,4 +119,7 @@ class GemmOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("Gemm"), GemmOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(matmul)
+
 }  // namespace axle::onnx

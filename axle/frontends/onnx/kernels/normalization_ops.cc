@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -114,4 +115,7 @@ class LayerNormOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("LayerNormalization"), LayerNormOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(normalization)
+
 }  // namespace axle::onnx

@@ -1,6 +1,7 @@
 //===- pooling_ops.cc - ONNX MaxPool, AveragePool and the global pools ------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -104,4 +105,7 @@ REGISTER_XLA_OP(Name("GlobalMaxPool"), GlobalPoolOp<true>);
 REGISTER_XLA_OP(Name("GlobalAveragePool"), GlobalPoolOp<false>);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(pooling)
+
 }  // namespace axle::onnx

@@ -1,6 +1,7 @@
 //===- reduction_ops.cc - ONNX Reduce* and ArgMax / ArgMin ------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -82,16 +83,16 @@ class ReduceOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("ReduceSum"), ReduceOp<ReduceKind::kSum, 13>);
-REGISTER_XLA_OP(Name("ReduceMean"), ReduceOp<ReduceKind::kMean, 18>);
-REGISTER_XLA_OP(Name("ReduceMax"), ReduceOp<ReduceKind::kMax, 18>);
-REGISTER_XLA_OP(Name("ReduceMin"), ReduceOp<ReduceKind::kMin, 18>);
-REGISTER_XLA_OP(Name("ReduceProd"), ReduceOp<ReduceKind::kProd, 18>);
-REGISTER_XLA_OP(Name("ReduceL1"), ReduceOp<ReduceKind::kL1, 18>);
-REGISTER_XLA_OP(Name("ReduceL2"), ReduceOp<ReduceKind::kL2, 18>);
-REGISTER_XLA_OP(Name("ReduceLogSum"), ReduceOp<ReduceKind::kLogSum, 18>);
-REGISTER_XLA_OP(Name("ReduceLogSumExp"), ReduceOp<ReduceKind::kLogSumExp, 18>);
-REGISTER_XLA_OP(Name("ReduceSumSquare"), ReduceOp<ReduceKind::kSumSquare, 18>);
+REGISTER_XLA_OP(Name("ReduceSum").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kSum, 13>);
+REGISTER_XLA_OP(Name("ReduceMean").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kMean, 18>);
+REGISTER_XLA_OP(Name("ReduceMax").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kMax, 18>);
+REGISTER_XLA_OP(Name("ReduceMin").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kMin, 18>);
+REGISTER_XLA_OP(Name("ReduceProd").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kProd, 18>);
+REGISTER_XLA_OP(Name("ReduceL1").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kL1, 18>);
+REGISTER_XLA_OP(Name("ReduceL2").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kL2, 18>);
+REGISTER_XLA_OP(Name("ReduceLogSum").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kLogSum, 18>);
+REGISTER_XLA_OP(Name("ReduceLogSumExp").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kLogSumExp, 18>);
+REGISTER_XLA_OP(Name("ReduceSumSquare").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kSumSquare, 18>);
 
 // The index of the first (or, with select_last_index, last) extreme value.
 template <bool kMax>
@@ -140,4 +141,7 @@ REGISTER_XLA_OP(Name("ArgMax"), ArgOp<true>);
 REGISTER_XLA_OP(Name("ArgMin"), ArgOp<false>);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(reduction)
+
 }  // namespace axle::onnx

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -64,7 +65,7 @@ class ReshapeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Reshape"), ReshapeOp);
+REGISTER_XLA_OP(Name("Reshape").CompileTimeConstantInput(1), ReshapeOp);
 
 class FlattenOp : public XlaOpKernel {
  public:
@@ -148,7 +149,7 @@ class SqueezeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Squeeze"), SqueezeOp);
+REGISTER_XLA_OP(Name("Squeeze").CompileTimeConstantInput(1), SqueezeOp);
 
 class UnsqueezeOp : public XlaOpKernel {
  public:
@@ -172,7 +173,7 @@ class UnsqueezeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Unsqueeze"), UnsqueezeOp);
+REGISTER_XLA_OP(Name("Unsqueeze").CompileTimeConstantInput(1), UnsqueezeOp);
 
 class ExpandOp : public XlaOpKernel {
  public:
@@ -195,7 +196,7 @@ class ExpandOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Expand"), ExpandOp);
+REGISTER_XLA_OP(Name("Expand").CompileTimeConstantInput(1), ExpandOp);
 
 class ShapeOp : public XlaOpKernel {
  public:
@@ -214,7 +215,7 @@ class ShapeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Shape"), ShapeOp);
+REGISTER_XLA_OP(Name("Shape").MetadataOnly(), ShapeOp);
 
 class SizeOp : public XlaOpKernel {
  public:
@@ -223,7 +224,7 @@ class SizeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Size"), SizeOp);
+REGISTER_XLA_OP(Name("Size").MetadataOnly(), SizeOp);
 
 class ConstantOfShapeOp : public XlaOpKernel {
  public:
@@ -246,7 +247,7 @@ class ConstantOfShapeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("ConstantOfShape"), ConstantOfShapeOp);
+REGISTER_XLA_OP(Name("ConstantOfShape").CompileTimeConstantInput(0), ConstantOfShapeOp);
 
 class ConstantOp : public XlaOpKernel {
  public:
@@ -280,4 +281,7 @@ class ConstantOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("Constant"), ConstantOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(shape)
+
 }  // namespace axle::onnx

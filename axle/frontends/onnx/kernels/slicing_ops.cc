@@ -2,6 +2,7 @@
 #include "absl/strings/str_join.h"
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -64,7 +65,7 @@ class SplitOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Split"), SplitOp);
+REGISTER_XLA_OP(Name("Split").CompileTimeConstantInput(1), SplitOp);
 
 class SliceOp : public XlaOpKernel {
  public:
@@ -129,7 +130,7 @@ class SliceOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Slice"), SliceOp);
+REGISTER_XLA_OP(Name("Slice").CompileTimeConstantInput(1).CompileTimeConstantInput(2).CompileTimeConstantInput(3).CompileTimeConstantInput(4), SliceOp);
 
 class GatherOp : public XlaOpKernel {
  public:
@@ -189,7 +190,7 @@ class TileOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Tile"), TileOp);
+REGISTER_XLA_OP(Name("Tile").CompileTimeConstantInput(1), TileOp);
 
 class PadOp : public XlaOpKernel {
  public:
@@ -225,7 +226,10 @@ class PadOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Pad"), PadOp);
+REGISTER_XLA_OP(Name("Pad").CompileTimeConstantInput(1), PadOp);
 
 }  // namespace
+
+AXLE_ONNX_KERNEL_FILE(slicing)
+
 }  // namespace axle::onnx
