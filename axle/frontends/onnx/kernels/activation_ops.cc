@@ -50,6 +50,13 @@ class ActivationOp : public XlaOpKernel {
     } else if (op == "Celu") {
       if (!(alpha = attr("alpha", 1.0f)).ok()) return alpha.status();
       y = Add(Max(c(0), x), Min(c(0), Mul(c(*alpha), Expm1(Div(x, c(*alpha))))));
+    } else if (op == "Shrink") {
+      absl::StatusOr<float> lambd = attr("lambd", 0.5f);
+      if (!lambd.ok()) return lambd.status();
+      if (!(beta = attr("bias", 0.0f)).ok()) return beta.status();
+      XlaOp zero = Broadcast(c(0), ctx->InputShape(0).dimensions());
+      y = Select(Lt(x, c(-*lambd)), Add(x, c(*beta)),
+                 Select(Gt(x, c(*lambd)), Sub(x, c(*beta)), zero));
     } else if (op == "Mish") {
       y = Mul(x, Tanh(Log1p(Exp(x))));
     } else {
@@ -72,6 +79,7 @@ REGISTER_XLA_OP(Name("HardSigmoid"), ActivationOp);
 REGISTER_XLA_OP(Name("HardSwish"), ActivationOp);
 REGISTER_XLA_OP(Name("Celu"), ActivationOp);
 REGISTER_XLA_OP(Name("Mish"), ActivationOp);
+REGISTER_XLA_OP(Name("Shrink"), ActivationOp);
 
 class PReluOp : public XlaOpKernel {
  public:

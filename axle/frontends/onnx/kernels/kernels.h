@@ -19,6 +19,8 @@ namespace axle::onnx {
   X(cast)                         \
   X(conv)                         \
   X(elementwise)                  \
+  X(index)                        \
+  X(loss)                         \
   X(matmul)                       \
   X(normalization)                \
   X(pooling)                      \

@@ -85,6 +85,8 @@ class InstanceNormOp : public XlaOpKernel {
 };
 REGISTER_XLA_OP(Name("InstanceNormalization"), InstanceNormOp);
 
+// LayerNormalization over the dimensions from `axis` on; the optional
+// outputs Mean and InvStdDev keep the reduced dimensions as 1.
 class LayerNormOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
@@ -93,26 +95,65 @@ class LayerNormOp : public XlaOpKernel {
     absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", -1);
     if (!epsilon.ok()) return epsilon.status();
     if (!axis.ok()) return axis.status();
-    if (ctx->HasOutput(1) || ctx->HasOutput(2)) {
-      return ctx->Unimplemented("the Mean and InvStdDev outputs are not supported");
-    }
     absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, x.rank());
     if (!a.ok()) return a.status();
-    std::vector<int64_t> axes;
-    for (int64_t d = *a; d < x.rank(); ++d) axes.push_back(d);
     absl::StatusOr<std::vector<int64_t>> scaled = BroadcastShape(*ctx, {0, 1});
     if (!scaled.ok()) return scaled.status();
     if (*scaled != x.dimensions()) return ctx->Error("Scale does not broadcast to X");
-    XlaOp y = Normalize(ctx->Input(0), x, axes, *epsilon);
+    std::vector<int64_t> axes, kept, stat_dims;
+    int64_t count = 1;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+      if (d >= *a) {
+        axes.push_back(d);
+        count *= x.dimensions(d);
+        stat_dims.push_back(1);
+      } else {
+        kept.push_back(d);
+        stat_dims.push_back(x.dimensions(d));
+      }
+    }
+    XlaBuilder* b = ctx->builder();
+    PrimitiveType t = x.element_type();
+    XlaComputation add = ReducerComputation(Reducer::kAdd, t);
+    XlaOp n = ScalarLike(b, t, count);
+    XlaOp in = ctx->Input(0);
+    XlaOp mean = Div(Reduce(in, Zero(b, t), add, axes), n);
+    XlaOp centered = Sub(in, BroadcastInDim(mean, x.dimensions(), kept));
+    XlaOp var = Div(Reduce(Mul(centered, centered), Zero(b, t), add, axes), n);
+    XlaOp inv = Rsqrt(Add(var, ScalarLike(b, t, *epsilon)));
+    XlaOp y = Mul(centered, BroadcastInDim(inv, x.dimensions(), kept));
     y = Mul(y, BroadcastTo(ctx->Input(1), ctx->InputShape(1).dimensions(), x.dimensions()));
     if (ctx->HasInput(2)) {
       y = Add(y, BroadcastTo(ctx->Input(2), ctx->InputShape(2).dimensions(), x.dimensions()));
     }
     ctx->SetOutput(0, y);
+    if (ctx->HasOutput(1)) ctx->SetOutput(1, Reshape(mean, stat_dims));
+    if (ctx->HasOutput(2)) ctx->SetOutput(2, Reshape(inv, stat_dims));
     return absl::OkStatus();
   }
 };
 REGISTER_XLA_OP(Name("LayerNormalization"), LayerNormOp);
+
+// Dropout at inference: the identity, and a mask of all true.
+class DropoutOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    if (ctx->opset() >= 12 && ctx->HasInput(2)) {
+      absl::StatusOr<Literal> training = ctx->ConstantInput(2);
+      if (!training.ok()) return training.status();
+      if (training->element_count() != 1 || training->GetAsDouble(0) != 0) {
+        return ctx->Unimplemented("training mode is not supported");
+      }
+    }
+    ctx->SetOutput(0, ctx->Input(0));
+    if (ctx->HasOutput(1)) {
+      ctx->SetOutput(1, Broadcast(ConstantR0<bool>(ctx->builder(), true),
+                                  ctx->InputShape(0).dimensions()));
+    }
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("Dropout").CompileTimeConstantInput(2), DropoutOp);
 
 }  // namespace
 
