@@ -36,8 +36,8 @@ absl::StatusOr<std::vector<int64_t>> TopologicalOrder(const Graph& graph) {
     for (const std::string& out : graph.nodes[i].outputs) {
       if (out.empty()) continue;
       if (!producer.emplace(out, i).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            graph.nodes[i].Describe(), ": output '", out, "' is already produced elsewhere"));
+        return absl::InvalidArgumentError(absl::StrCat(graph.nodes[i].Describe(), ": output '", out,
+                                                       "' is already produced elsewhere"));
       }
     }
   }

@@ -82,7 +82,8 @@ ValueInfo Input(std::string name, std::vector<Dim> dims) {
 Graph AddGraph() {
   Graph g;
   g.opsets[kDomain] = 1;
-  g.inputs = {Input("a", {{std::nullopt, "N"}, {3, ""}}), Input("b", {{std::nullopt, "N"}, {3, ""}})};
+  g.inputs = {Input("a", {{std::nullopt, "N"}, {3, ""}}),
+              Input("b", {{std::nullopt, "N"}, {3, ""}})};
   g.nodes = {MakeNode("sum", "Add", {"a", "b"}, {"c"})};
   g.outputs = {{"c"}};
   return g;
@@ -103,8 +104,7 @@ TEST(GraphTest, DanglingEdgesAndCyclesAreErrors) {
   g.nodes[0].inputs[1] = "nowhere";
   absl::Status s = TopologicalOrder(g).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(s.message(), "node 'sum' (axle.test.Add): input 'nowhere'"))
-      << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "node 'sum' (axle.test.Add): input 'nowhere'")) << s;
 
   Graph cycle = AddGraph();
   cycle.nodes = {MakeNode("x", "Add", {"a", "y_out"}, {"x_out"}),
@@ -138,8 +138,9 @@ TEST(GraphTest, RegistryPicksKernelsByOpsetAndDevice) {
   g.nodes[0].op_type = "InterpOnly";
   absl::Status s = compiler.Compile(g, {Arg({2})}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(s.message(), "node 's' (axle.test.InterpOnly): no kernel for op "
-                                             "'InterpOnly' at opset 7 on device 'cpu'"))
+  EXPECT_TRUE(absl::StrContains(s.message(),
+                                "node 's' (axle.test.InterpOnly): no kernel for op "
+                                "'InterpOnly' at opset 7 on device 'cpu'"))
       << s;
 }
 
@@ -187,8 +188,7 @@ TEST(GraphTest, ShapeChainsFoldToConstants) {
   g.nodes = {MakeNode("shape", "Shape", {"z"}, {"s"}),
              MakeNode("reshape", "Reshape", {"x", "s"}, {"y"})};
   g.outputs = {{"y"}};
-  absl::StatusOr<XlaCompilationResult> result =
-      XlaCompiler({}).Compile(g, {Arg({6}), Arg({2, 3})});
+  absl::StatusOr<XlaCompilationResult> result = XlaCompiler({}).Compile(g, {Arg({6}), Arg({2, 3})});
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->output_shapes[0].dimensions(), (std::vector<int64_t>{2, 3}));
   // Shape is metadata-only: z need not be constant, only a fed shape would.
@@ -197,8 +197,9 @@ TEST(GraphTest, ShapeChainsFoldToConstants) {
   g.nodes = {MakeNode("reshape", "Reshape", {"x", "z"}, {"y"})};
   EXPECT_EQ(ConstantGraphInputs(g, DEVICE_CPU), (std::vector<int>{1}));
   absl::Status s = XlaCompiler({}).Compile(g, {Arg({6}), Arg({2, 3})}).status();
-  EXPECT_TRUE(absl::StrContains(s.message(), "node 'reshape' (axle.test.Reshape): input 1 ('z') "
-                                             "must be a compile-time constant"))
+  EXPECT_TRUE(absl::StrContains(s.message(),
+                                "node 'reshape' (axle.test.Reshape): input 1 ('z') "
+                                "must be a compile-time constant"))
       << s;
 }
 

@@ -85,16 +85,15 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
           absl::StrCat("input '", info.name, "' must be an array, got ", shape.ToString(false)));
     }
     if (info.element_type != PRIMITIVE_TYPE_INVALID && shape.element_type() != info.element_type) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", info.name, "' must have element type ",
-          primitive_util::LowercasePrimitiveTypeName(info.element_type), ", got ",
-          shape.ToString(false)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", info.name, "' must have element type ",
+                       primitive_util::LowercasePrimitiveTypeName(info.element_type), ", got ",
+                       shape.ToString(false)));
     }
     if (args[i].constant && args[i].constant->shape().dimensions() != shape.dimensions()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", info.name, "': the constant's shape ",
-                       args[i].constant->shape().ToString(false), " differs from ",
-                       shape.ToString(false)));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", info.name, "': the constant's shape ",
+          args[i].constant->shape().ToString(false), " differs from ", shape.ToString(false)));
     }
     if (!info.dims) continue;
     if (static_cast<int64_t>(info.dims->size()) != shape.rank()) {
@@ -106,16 +105,16 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
       const Dim& dim = (*info.dims)[d];
       int64_t size = shape.dimensions(d);
       if (dim.size && *dim.size != size) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("input '", info.name, "' dimension ", d, " must be ", *dim.size,
-                         ", got ", shape.ToString(false)));
+        return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' dimension ", d,
+                                                       " must be ", *dim.size, ", got ",
+                                                       shape.ToString(false)));
       }
       if (dim.symbol.empty()) continue;
       auto [it, inserted] = symbols.emplace(dim.symbol, std::make_pair(size, info.name));
       if (!inserted && it->second.first != size) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dimension '", dim.symbol, "' is ", it->second.first, " in input '",
-            it->second.second, "' but ", size, " in input '", info.name, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("dimension '", dim.symbol, "' is ", it->second.first, " in input '",
+                         it->second.second, "' but ", size, " in input '", info.name, "'"));
       }
     }
   }

@@ -71,8 +71,7 @@ absl::StatusOr<T> Typed(const XlaOpKernelContext& ctx, const AttrValue* v, const
 absl::StatusOr<int64_t> XlaOpKernelContext::GetAttrInt(const std::string& name) const {
   return Typed<int64_t>(*this, FindAttr(name), name, "an int");
 }
-absl::StatusOr<int64_t> XlaOpKernelContext::GetAttrInt(const std::string& name,
-                                                       int64_t def) const {
+absl::StatusOr<int64_t> XlaOpKernelContext::GetAttrInt(const std::string& name, int64_t def) const {
   return HasAttr(name) ? GetAttrInt(name) : def;
 }
 absl::StatusOr<float> XlaOpKernelContext::GetAttrFloat(const std::string& name, float def) const {

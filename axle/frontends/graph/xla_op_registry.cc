@@ -30,15 +30,15 @@ void XlaOpRegistry::Register(KernelDef def, KernelFactory factory) {
   CHECK_LE(def.since_version, def.until_version) << def.op_type;
   for (const Entry& e : entries_) {
     if (e.def.op_type != def.op_type || e.def.domain != def.domain) continue;
-    bool versions_overlap = e.def.since_version <= def.until_version &&
-                            def.since_version <= e.def.until_version;
+    bool versions_overlap =
+        e.def.since_version <= def.until_version && def.since_version <= e.def.until_version;
     bool devices_overlap = false;
     for (const std::string& d : AllDevices()) {
       devices_overlap |= Serves(e.def, d) && Serves(def, d);
     }
     CHECK(!(versions_overlap && devices_overlap))
-        << "two kernels registered for " << def.op_type << " opsets " << def.since_version
-        << ".." << def.until_version;
+        << "two kernels registered for " << def.op_type << " opsets " << def.since_version << ".."
+        << def.until_version;
   }
   entries_.push_back({std::move(def), std::move(factory)});
 }
@@ -56,8 +56,8 @@ const XlaOpRegistry::Entry* XlaOpRegistry::Find(const std::string& op_type,
   return nullptr;
 }
 
-bool XlaOpRegistry::HasKernel(const std::string& op_type, const std::string& domain,
-                              int64_t opset, const std::string& device) const {
+bool XlaOpRegistry::HasKernel(const std::string& op_type, const std::string& domain, int64_t opset,
+                              const std::string& device) const {
   return Find(op_type, domain, opset, device) != nullptr;
 }
 
@@ -66,8 +66,8 @@ absl::StatusOr<std::unique_ptr<XlaOpKernel>> XlaOpRegistry::CreateKernel(
   const Entry* e = Find(node.op_type, node.domain, opset, device);
   if (!e) {
     return absl::UnimplementedError(absl::StrCat(node.Describe(), ": no kernel for op '",
-                                                 node.op_type, "' at opset ", opset,
-                                                 " on device '", device, "'"));
+                                                 node.op_type, "' at opset ", opset, " on device '",
+                                                 device, "'"));
   }
   return e->factory();
 }
@@ -129,8 +129,8 @@ std::vector<std::string> XlaOpRegistry::ListKernels(const std::string& device) c
     std::string until = e.def.until_version == std::numeric_limits<int64_t>::max()
                             ? ""
                             : absl::StrCat(e.def.until_version);
-    out.push_back(absl::StrCat(e.def.domain.empty() ? "" : e.def.domain + ".", e.def.op_type,
-                               "[", e.def.since_version, "-", until, "]"));
+    out.push_back(absl::StrCat(e.def.domain.empty() ? "" : e.def.domain + ".", e.def.op_type, "[",
+                               e.def.since_version, "-", until, "]"));
   }
   std::sort(out.begin(), out.end());
   return out;

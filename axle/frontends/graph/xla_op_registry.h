@@ -94,8 +94,7 @@ class XlaOpRegistry {
   bool HasKernel(const std::string& op_type, const std::string& domain, int64_t opset,
                  const std::string& device) const;
   // The registration that serves the node, or null.
-  const KernelDef* FindKernelDef(const Node& node, int64_t opset,
-                                 const std::string& device) const;
+  const KernelDef* FindKernelDef(const Node& node, int64_t opset, const std::string& device) const;
 
   // "Op[since-until]" for every registration on `device`, sorted.
   std::vector<std::string> ListKernels(const std::string& device) const;
@@ -127,7 +126,7 @@ struct XlaOpRegistrar {
 #define AXLE_XLA_OP_CONCAT_INNER(a, b) a##b
 #define AXLE_XLA_OP_CONCAT(a, b) AXLE_XLA_OP_CONCAT_INNER(a, b)
 // The kernel class comes last so that template arguments need no parentheses.
-#define REGISTER_XLA_OP(def, ...)                                                                \
+#define REGISTER_XLA_OP(def, ...)                                                               \
   static ::axle::graph::XlaOpRegistrar AXLE_XLA_OP_CONCAT(axle_xla_op_registrar_, __COUNTER__)( \
       ::axle::graph::def, [] { return std::make_unique<__VA_ARGS__>(); })
 

@@ -29,10 +29,10 @@ struct TypeRow {
   PrimitiveType type;
 };
 constexpr TypeRow kTypes[] = {
-    {TensorProto::FLOAT, F32},   {TensorProto::UINT8, U8},       {TensorProto::INT8, S8},
-    {TensorProto::UINT16, U16},  {TensorProto::INT16, S16},      {TensorProto::INT32, S32},
-    {TensorProto::INT64, S64},   {TensorProto::BOOL, PRED},      {TensorProto::FLOAT16, F16},
-    {TensorProto::DOUBLE, F64},  {TensorProto::UINT32, U32},     {TensorProto::UINT64, U64},
+    {TensorProto::FLOAT, F32},     {TensorProto::UINT8, U8},        {TensorProto::INT8, S8},
+    {TensorProto::UINT16, U16},    {TensorProto::INT16, S16},       {TensorProto::INT32, S32},
+    {TensorProto::INT64, S64},     {TensorProto::BOOL, PRED},       {TensorProto::FLOAT16, F16},
+    {TensorProto::DOUBLE, F64},    {TensorProto::UINT32, U32},      {TensorProto::UINT64, U64},
     {TensorProto::COMPLEX64, C64}, {TensorProto::COMPLEX128, C128}, {TensorProto::BFLOAT16, BF16},
 };
 
@@ -45,7 +45,8 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
     return absl::UnimplementedError(absl::StrCat(name, " is segmented"));
   }
   absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(t.data_type());
-  if (!type.ok()) return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
+  if (!type.ok())
+    return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
   std::vector<int64_t> dims;
   int64_t count = 1;
   for (int64_t d : t.dims()) {
@@ -116,9 +117,9 @@ absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::stri
     case AttributeProto::STRINGS:
       return graph::AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
     default:
-      return absl::UnimplementedError(
-          absl::StrCat(what, ": attribute '", a.name(), "' has type ",
-                       AttributeProto::AttributeType_Name(a.type()), ", which is not supported"));
+      return absl::UnimplementedError(absl::StrCat(what, ": attribute '", a.name(), "' has type ",
+                                                   AttributeProto::AttributeType_Name(a.type()),
+                                                   ", which is not supported"));
   }
 }
 
@@ -128,9 +129,9 @@ absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
   info.name = v.name();
   if (!v.has_type()) return info;
   if (!v.type().has_tensor_type()) {
-    return absl::UnimplementedError(
-        absl::StrCat(what, ": '", v.name(), "' is not a tensor (sequences, maps and optionals "
-                                            "are not supported)"));
+    return absl::UnimplementedError(absl::StrCat(what, ": '", v.name(),
+                                                 "' is not a tensor (sequences, maps and optionals "
+                                                 "are not supported)"));
   }
   const auto& tensor = v.type().tensor_type();
   if (tensor.elem_type() != 0) {

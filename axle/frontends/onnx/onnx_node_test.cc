@@ -75,8 +75,8 @@ TEST(OnnxNodeTest, CpuAndInterpreterMatchOnnxAndEachOther) {
         absl::Status agree =
             LiteralsNear(interpreter.outputs[i], cpu.outputs[i], ErrorSpec(1e-5, 1e-3));
         if (!agree.ok()) {
-          cpu.status = absl::InternalError(absl::StrCat("disagrees with the interpreter: ",
-                                                        agree.message()));
+          cpu.status = absl::InternalError(
+              absl::StrCat("disagrees with the interpreter: ", agree.message()));
         }
       }
     }
@@ -116,10 +116,10 @@ TEST(OnnxNodeTest, CpuAndInterpreterMatchOnnxAndEachOther) {
       std::cout << platform << ": newly passing (add to " << BaselinePath(platform)
                 << "): " << absl::StrJoin(improved, " ") << "\n";
     }
-    EXPECT_TRUE(regressed.empty()) << platform << ": regressed node tests: "
-                                   << absl::StrJoin(regressed, " ");
-    EXPECT_GE(baseline.size(), 100u) << "the baseline " << BaselinePath(platform)
-                                     << " is missing or nearly empty";
+    EXPECT_TRUE(regressed.empty())
+        << platform << ": regressed node tests: " << absl::StrJoin(regressed, " ");
+    EXPECT_GE(baseline.size(), 100u)
+        << "the baseline " << BaselinePath(platform) << " is missing or nearly empty";
   }
 }
 

@@ -49,8 +49,7 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
   CaseResult result;
   Session::Options options;
   options.platform = platform;
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Load(dir + "/model.onnx", options);
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Load(dir + "/model.onnx", options);
   if (!session.ok()) {
     result.status = session.status();
     return result;

@@ -30,8 +30,7 @@ Session::Session(graph::Graph graph, Options options, LocalClient* client)
   }
 }
 
-absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path,
-                                                       Options options) {
+absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path, Options options) {
   absl::StatusOr<graph::Graph> graph = LoadModel(path);
   if (!graph.ok()) return graph.status();
   return FromGraph(std::move(*graph), std::move(options));
@@ -68,8 +67,7 @@ SessionMetrics Session::metrics() const {
 absl::StatusOr<const Session::Compiled*> Session::GetOrCompile(absl::Span<const Literal> inputs) {
   if (inputs.size() != graph_.inputs.size()) {
     return absl::InvalidArgumentError(absl::StrCat("the model has ", graph_.inputs.size(),
-                                                   " inputs but ", inputs.size(),
-                                                   " were given"));
+                                                   " inputs but ", inputs.size(), " were given"));
   }
   std::string key;
   std::vector<graph::XlaArgument> args;

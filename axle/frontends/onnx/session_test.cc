@@ -89,7 +89,8 @@ TEST(SessionTest, FedShapesAreCompileTimeConstantsKeyedByValue) {
   g.outputs = {{"y"}};
   std::unique_ptr<Session> session = MakeSession(std::move(g), "interpreter");
   Literal x = Iota({6}, 0);
-  Literal s23 = LiteralUtil::CreateR1<int64_t>({2, 3}), s32 = LiteralUtil::CreateR1<int64_t>({3, -1});
+  Literal s23 = LiteralUtil::CreateR1<int64_t>({2, 3}),
+          s32 = LiteralUtil::CreateR1<int64_t>({3, -1});
   absl::StatusOr<std::vector<Literal>> y = session->Run({x, s23});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_EQ((*y)[0].shape().dimensions(), (std::vector<int64_t>{2, 3}));
@@ -124,7 +125,8 @@ TEST(SessionTest, UnsupportedOpNamesOpOpsetAndNode) {
       session->Run({Iota({1, 3}, 0), LiteralUtil::CreateR1<float>({1, 2, 3})}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(
-      s.message(), "node 'relu' (NoSuchOp): no kernel for op 'NoSuchOp' at opset 13 on device 'cpu'"))
+      s.message(),
+      "node 'relu' (NoSuchOp): no kernel for op 'NoSuchOp' at opset 13 on device 'cpu'"))
       << s;
 }
 

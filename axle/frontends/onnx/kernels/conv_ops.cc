@@ -48,13 +48,12 @@ class ConvOp : public XlaOpKernel {
       dnums.add_output_spatial_dimensions(2 + i);
     }
     std::vector<int64_t> ones(n, 1);
-    XlaOp y = ConvGeneralDilated(ctx->Input(0), ctx->Input(1), window->strides, window->pads,
-                                 ones, window->dilations, dnums, *group);
+    XlaOp y = ConvGeneralDilated(ctx->Input(0), ctx->Input(1), window->strides, window->pads, ones,
+                                 window->dilations, dnums, *group);
     if (ctx->HasInput(2)) {
       const Shape& bias = ctx->InputShape(2);
       if (bias.rank() != 1 || bias.dimensions(0) != w.dimensions(0)) {
-        return ctx->Error("B ", bias.ToString(false), " must have ", w.dimensions(0),
-                          " elements");
+        return ctx->Error("B ", bias.ToString(false), " must have ", w.dimensions(0), " elements");
       }
       absl::StatusOr<Shape> out = ctx->builder()->GetShape(y);
       if (!out.ok()) return out.status();

@@ -85,9 +85,9 @@ class BinaryOp : public XlaOpKernel {
     XlaOp rhs = (*ops)[1];
     if (ctx->InputType(0) != ctx->InputType(1)) {
       if (kFn != PowFn) {
-        return ctx->Error("inputs have different element types: ",
-                          ctx->InputShape(0).ToString(false), " and ",
-                          ctx->InputShape(1).ToString(false));
+        return ctx->Error(
+            "inputs have different element types: ", ctx->InputShape(0).ToString(false), " and ",
+            ctx->InputShape(1).ToString(false));
       }
       rhs = ConvertElementType(rhs, ctx->InputType(0));
     }

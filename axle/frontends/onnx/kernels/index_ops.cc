@@ -29,8 +29,7 @@ class GatherElementsOp : public XlaOpKernel {
     if (!axis.ok()) return axis.status();
     absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, data.rank());
     if (!a.ok()) return a.status();
-    if (indices.rank() != data.rank() ||
-        !primitive_util::IsIntegralType(indices.element_type())) {
+    if (indices.rank() != data.rank() || !primitive_util::IsIntegralType(indices.element_type())) {
       return ctx->Error("indices ", indices.ToString(false), " must be integers of the rank of ",
                         data.ToString(false));
     }
@@ -41,9 +40,8 @@ class GatherElementsOp : public XlaOpKernel {
     Shape s64 = ShapeUtil::MakeShape(S64, indices.dimensions());
     std::vector<XlaOp> parts;
     for (int64_t d = 0; d < r; ++d) {
-      XlaOp part = d == *a ? ConvertElementType(WrapNegative(ctx->Input(1), indices,
-                                                             data.dimensions(*a)),
-                                                S64)
+      XlaOp part = d == *a ? ConvertElementType(
+                                 WrapNegative(ctx->Input(1), indices, data.dimensions(*a)), S64)
                            : Iota(b, s64, d);
       parts.push_back(Reshape(part, one_dims));
     }
@@ -53,8 +51,8 @@ class GatherElementsOp : public XlaOpKernel {
       dnums.add_start_index_map(d);
     }
     dnums.set_index_vector_dim(r);
-    ctx->SetOutput(0, Gather(ctx->Input(0), ConcatInDim(b, parts, r), dnums,
-                             std::vector<int64_t>(r, 1)));
+    ctx->SetOutput(
+        0, Gather(ctx->Input(0), ConcatInDim(b, parts, r), dnums, std::vector<int64_t>(r, 1)));
     return absl::OkStatus();
   }
 };
@@ -95,7 +93,8 @@ class OneHotOp : public XlaOpKernel {
 REGISTER_XLA_OP(Name("OneHot").CompileTimeConstantInput(1), OneHotOp);
 
 // Mask of the last two dimensions where column - row compares with k.
-XlaOp Diagonals(XlaBuilder* b, const std::vector<int64_t>& dims, int64_t k, ComparisonDirection dir) {
+XlaOp Diagonals(XlaBuilder* b, const std::vector<int64_t>& dims, int64_t k,
+                ComparisonDirection dir) {
   Shape s = ShapeUtil::MakeShape(S64, dims);
   int64_t r = static_cast<int64_t>(dims.size());
   XlaOp diff = Sub(Iota(b, s, r - 1), Iota(b, s, r - 2));
@@ -119,8 +118,8 @@ class TriluOp : public XlaOpKernel {
     XlaBuilder* b = ctx->builder();
     XlaOp keep = Diagonals(b, x.dimensions(), k,
                            *upper ? ComparisonDirection::kGe : ComparisonDirection::kLe);
-    ctx->SetOutput(0, Select(keep, ctx->Input(0), Broadcast(Zero(b, x.element_type()),
-                                                            x.dimensions())));
+    ctx->SetOutput(
+        0, Select(keep, ctx->Input(0), Broadcast(Zero(b, x.element_type()), x.dimensions())));
     return absl::OkStatus();
   }
 };
@@ -177,11 +176,10 @@ class RangeOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Range")
-                    .CompileTimeConstantInput(0)
-                    .CompileTimeConstantInput(1)
-                    .CompileTimeConstantInput(2),
-                RangeOp);
+REGISTER_XLA_OP(
+    Name("Range").CompileTimeConstantInput(0).CompileTimeConstantInput(1).CompileTimeConstantInput(
+        2),
+    RangeOp);
 
 // 1 at the first maximum along the axis (before opset 13: of the input
 // flattened to 2-D at the axis), 0 elsewhere.
@@ -210,8 +208,8 @@ class HardmaxOp : public XlaOpKernel {
     for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
       if (d != along) kept.push_back(d);
     }
-    XlaOp max = Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t),
-                       {along});
+    XlaOp max =
+        Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t), {along});
     XlaOp hit = Eq(x, BroadcastInDim(max, dims, kept));
     Shape s64 = ShapeUtil::MakeShape(S64, dims);
     XlaOp iota = Iota(b, s64, along);

@@ -39,7 +39,8 @@ absl::StatusOr<std::vector<XlaOp>> BroadcastInputs(XlaOpKernelContext* ctx,
   absl::StatusOr<std::vector<int64_t>> out = BroadcastShape(*ctx, indices);
   if (!out.ok()) return out.status();
   std::vector<XlaOp> ops;
-  for (int i : indices) ops.push_back(BroadcastTo(ctx->Input(i), ctx->InputShape(i).dimensions(), *out));
+  for (int i : indices)
+    ops.push_back(BroadcastTo(ctx->Input(i), ctx->InputShape(i).dimensions(), *out));
   return ops;
 }
 

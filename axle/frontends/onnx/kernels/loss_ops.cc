@@ -13,8 +13,8 @@ namespace {
 
 // NLL of `log_prob` [N, C, d...] at `target` [N, d...] (input indices
 // `target_index` and `weight_index` of the node, -1: no weight).
-absl::Status NllLoss(XlaOpKernelContext* ctx, XlaOp log_prob, const Shape& shape,
-                     int target_index, int weight_index) {
+absl::Status NllLoss(XlaOpKernelContext* ctx, XlaOp log_prob, const Shape& shape, int target_index,
+                     int weight_index) {
   absl::StatusOr<std::string> reduction = ctx->GetAttrString("reduction", "mean");
   if (!reduction.ok()) return reduction.status();
   if (*reduction != "none" && *reduction != "sum" && *reduction != "mean") {
@@ -89,8 +89,8 @@ class SoftmaxCrossEntropyLossOp : public XlaOpKernel {
     for (int64_t d = 0; d < shape.rank(); ++d) {
       if (d != 1) kept.push_back(d);
     }
-    XlaOp max = Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t),
-                       {1});
+    XlaOp max =
+        Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t), {1});
     XlaOp shifted = Sub(x, BroadcastInDim(max, shape.dimensions(), kept));
     XlaOp sum = Reduce(Exp(shifted), Zero(b, t), ReducerComputation(Reducer::kAdd, t), {1});
     XlaOp log_prob = Sub(shifted, BroadcastInDim(Log(sum), shape.dimensions(), kept));

@@ -15,9 +15,8 @@ class MatMulOp : public XlaOpKernel {
     std::vector<int64_t> b = ctx->InputShape(1).dimensions();
     if (a.empty() || b.empty()) return ctx->Error("MatMul operands must have rank >= 1");
     if (ctx->InputType(0) != ctx->InputType(1)) {
-      return ctx->Error("inputs have different element types: ",
-                        ctx->InputShape(0).ToString(false), " and ",
-                        ctx->InputShape(1).ToString(false));
+      return ctx->Error("inputs have different element types: ", ctx->InputShape(0).ToString(false),
+                        " and ", ctx->InputShape(1).ToString(false));
     }
     XlaOp x = ctx->Input(0), y = ctx->Input(1);
     bool a_vector = a.size() == 1, b_vector = b.size() == 1;
@@ -34,9 +33,8 @@ class MatMulOp : public XlaOpKernel {
       int64_t da = i + a_batch.size() >= n ? a_batch[i + a_batch.size() - n] : 1;
       int64_t db = i + b_batch.size() >= n ? b_batch[i + b_batch.size() - n] : 1;
       if (da != db && da != 1 && db != 1) {
-        return ctx->Error("batch dimensions do not broadcast: ",
-                          ctx->InputShape(0).ToString(false), " x ",
-                          ctx->InputShape(1).ToString(false));
+        return ctx->Error("batch dimensions do not broadcast: ", ctx->InputShape(0).ToString(false),
+                          " x ", ctx->InputShape(1).ToString(false));
       }
       batch.push_back(std::max(da, db));
     }

@@ -147,8 +147,8 @@ class DropoutOp : public XlaOpKernel {
     }
     ctx->SetOutput(0, ctx->Input(0));
     if (ctx->HasOutput(1)) {
-      ctx->SetOutput(1, Broadcast(ConstantR0<bool>(ctx->builder(), true),
-                                  ctx->InputShape(0).dimensions()));
+      ctx->SetOutput(
+          1, Broadcast(ConstantR0<bool>(ctx->builder(), true), ctx->InputShape(0).dimensions()));
     }
     return absl::OkStatus();
   }

@@ -35,8 +35,8 @@ class PoolOp : public XlaOpKernel {
         int64_t out = (span + w->strides[i] - 1) / w->strides[i] + 1;
         // The last window must start inside the input or the low padding.
         if ((out - 1) * w->strides[i] >= spatial[i] + pad.first) --out;
-        pad.second = std::max(pad.second, (out - 1) * w->strides[i] + effective - spatial[i] -
-                                              pad.first);
+        pad.second =
+            std::max(pad.second, (out - 1) * w->strides[i] + effective - spatial[i] - pad.first);
       }
       pads.push_back(pad);
     }
@@ -44,10 +44,9 @@ class PoolOp : public XlaOpKernel {
     XlaBuilder* b = ctx->builder();
     XlaOp in = ctx->Input(0);
     if (kMax) {
-      ctx->SetOutput(0, ReduceWindowWithGeneralPadding(
-                            in, ReducerInit(b, Reducer::kMax, t),
-                            ReducerComputation(Reducer::kMax, t), dims, strides, base,
-                            dilations, pads));
+      ctx->SetOutput(0, ReduceWindowWithGeneralPadding(in, ReducerInit(b, Reducer::kMax, t),
+                                                       ReducerComputation(Reducer::kMax, t), dims,
+                                                       strides, base, dilations, pads));
       return absl::OkStatus();
     }
     XlaOp sum = ReduceWindowWithGeneralPadding(in, Zero(b, t), ReducerComputation(Reducer::kAdd, t),
@@ -69,9 +68,9 @@ class PoolOp : public XlaOpKernel {
       }
     }
     XlaOp ones = Broadcast(ScalarLike(b, t, 1), ones_dims);
-    XlaOp counts = ReduceWindowWithGeneralPadding(ones, Zero(b, t),
-                                                  ReducerComputation(Reducer::kAdd, t), dims,
-                                                  strides, base, dilations, count_pads);
+    XlaOp counts =
+        ReduceWindowWithGeneralPadding(ones, Zero(b, t), ReducerComputation(Reducer::kAdd, t), dims,
+                                       strides, base, dilations, count_pads);
     ctx->SetOutput(0, Div(sum, counts));
     return absl::OkStatus();
   }

@@ -64,8 +64,7 @@ class ReduceOp : public XlaOpKernel {
     if (kKind == ReduceKind::kL2 || kKind == ReduceKind::kSumSquare) x = Mul(x, x);
     XlaOp max;
     if (kKind == ReduceKind::kLogSumExp) {
-      max = Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t),
-                   dims);
+      max = Reduce(x, ReducerInit(b, Reducer::kMax, t), ReducerComputation(Reducer::kMax, t), dims);
       std::vector<int64_t> kept_dims;
       for (int64_t d = 0; d < rank; ++d) {
         if (!reduced[d]) kept_dims.push_back(d);
@@ -90,9 +89,12 @@ REGISTER_XLA_OP(Name("ReduceMin").CompileTimeConstantInput(1), ReduceOp<ReduceKi
 REGISTER_XLA_OP(Name("ReduceProd").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kProd, 18>);
 REGISTER_XLA_OP(Name("ReduceL1").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kL1, 18>);
 REGISTER_XLA_OP(Name("ReduceL2").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kL2, 18>);
-REGISTER_XLA_OP(Name("ReduceLogSum").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kLogSum, 18>);
-REGISTER_XLA_OP(Name("ReduceLogSumExp").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kLogSumExp, 18>);
-REGISTER_XLA_OP(Name("ReduceSumSquare").CompileTimeConstantInput(1), ReduceOp<ReduceKind::kSumSquare, 18>);
+REGISTER_XLA_OP(Name("ReduceLogSum").CompileTimeConstantInput(1),
+                ReduceOp<ReduceKind::kLogSum, 18>);
+REGISTER_XLA_OP(Name("ReduceLogSumExp").CompileTimeConstantInput(1),
+                ReduceOp<ReduceKind::kLogSumExp, 18>);
+REGISTER_XLA_OP(Name("ReduceSumSquare").CompileTimeConstantInput(1),
+                ReduceOp<ReduceKind::kSumSquare, 18>);
 
 // The index of the first (or, with select_last_index, last) extreme value.
 template <bool kMax>

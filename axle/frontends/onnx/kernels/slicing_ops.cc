@@ -12,7 +12,8 @@ class ConcatOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", ctx->opset() < 4 ? 1 : 0);
     if (!axis.ok()) return axis.status();
-    if (ctx->opset() >= 4 && !ctx->HasAttr("axis")) return ctx->Error("attribute 'axis' is required");
+    if (ctx->opset() >= 4 && !ctx->HasAttr("axis"))
+      return ctx->Error("attribute 'axis' is required");
     std::vector<XlaOp> ops;
     for (int i = 0; i < ctx->num_inputs(); ++i) {
       if (ctx->HasInput(i)) ops.push_back(ctx->Input(i));
@@ -74,9 +75,8 @@ class SliceOp : public XlaOpKernel {
     int64_t rank = static_cast<int64_t>(dims.size());
     std::vector<int64_t> starts, ends, axes, steps;
     auto get = [&](int input, const char* attr, std::vector<int64_t>* out) -> absl::Status {
-      absl::StatusOr<std::vector<int64_t>> v = ctx->opset() < 10
-                                                   ? ctx->GetAttrInts(attr)
-                                                   : ctx->ConstantInputAsIntVector(input);
+      absl::StatusOr<std::vector<int64_t>> v =
+          ctx->opset() < 10 ? ctx->GetAttrInts(attr) : ctx->ConstantInputAsIntVector(input);
       if (!v.ok()) return v.status();
       *out = *v;
       return absl::OkStatus();
@@ -130,7 +130,12 @@ class SliceOp : public XlaOpKernel {
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Slice").CompileTimeConstantInput(1).CompileTimeConstantInput(2).CompileTimeConstantInput(3).CompileTimeConstantInput(4), SliceOp);
+REGISTER_XLA_OP(Name("Slice")
+                    .CompileTimeConstantInput(1)
+                    .CompileTimeConstantInput(2)
+                    .CompileTimeConstantInput(3)
+                    .CompileTimeConstantInput(4),
+                SliceOp);
 
 class GatherOp : public XlaOpKernel {
  public:
@@ -149,8 +154,8 @@ class GatherOp : public XlaOpKernel {
     PrimitiveType it = indices.element_type();
     XlaOp n = ScalarLike(b, it, data.dimensions(*a));
     if (primitive_util::IsSignedIntegralType(it)) {
-      idx = Select(Lt(idx, ScalarLike(b, it, 0)), Add(idx, Broadcast(n, indices.dimensions())),
-                   idx);
+      idx =
+          Select(Lt(idx, ScalarLike(b, it, 0)), Add(idx, Broadcast(n, indices.dimensions())), idx);
     }
     GatherDimensionNumbers dnums;
     int64_t r = indices.rank();
