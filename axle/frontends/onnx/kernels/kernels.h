@@ -25,6 +25,7 @@ namespace axle::onnx {
   X(normalization)                \
   X(pooling)                      \
   X(reduction)                    \
+  X(resize)                       \
   X(shape)                        \
   X(slicing)
 
