@@ -202,7 +202,9 @@ class PadOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     absl::StatusOr<std::string> mode = ctx->GetAttrString("mode", "constant");
     if (!mode.ok()) return mode.status();
-    if (*mode != "constant") return ctx->Unimplemented("mode '", *mode, "' is not supported");
+    if (*mode != "constant" && *mode != "edge" && *mode != "reflect") {
+      return ctx->Error("mode '", *mode, "' is not constant, edge or reflect");
+    }
     const Shape& shape = ctx->InputShape(0);
     int64_t rank = shape.rank();
     absl::StatusOr<std::vector<int64_t>> pads =
@@ -220,6 +222,37 @@ class PadOp : public XlaOpKernel {
       value = ScalarLike(b, shape.element_type(), *v);
     } else if (ctx->HasInput(2)) {
       value = Reshape(ctx->Input(2), {});
+    }
+    if (*mode != "constant") {
+      XlaOp x = ctx->Input(0);
+      std::vector<int64_t> dims = shape.dimensions(), identity(rank);
+      for (int64_t i = 0; i < rank; ++i) identity[i] = i;
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t lo = (*pads)[d], hi = (*pads)[d + rank], n = dims[d];
+        if (lo < 0 || hi < 0) return ctx->Unimplemented("negative pads in mode ", *mode);
+        if (lo == 0 && hi == 0) continue;
+        bool reflect = *mode == "reflect";
+        if (n == 0 || (reflect && (lo >= n || hi >= n))) {
+          return ctx->Error("pads ", lo, ", ", hi, " do not fit dimension ", d, " of size ", n);
+        }
+        std::vector<XlaOp> parts;
+        auto edge = [&](int64_t at, int64_t count) {
+          std::vector<int64_t> sizes = dims;
+          sizes[d] = count;
+          return BroadcastInDim(SliceInDim(x, at, at + 1, 1, d), sizes, identity);
+        };
+        if (lo > 0)
+          parts.push_back(reflect ? Rev(SliceInDim(x, 1, lo + 1, 1, d), {d}) : edge(0, lo));
+        parts.push_back(x);
+        if (hi > 0) {
+          parts.push_back(reflect ? Rev(SliceInDim(x, n - 1 - hi, n - 1, 1, d), {d})
+                                  : edge(n - 1, hi));
+        }
+        x = ConcatInDim(ctx->builder(), parts, d);
+        dims[d] += lo + hi;
+      }
+      ctx->SetOutput(0, x);
+      return absl::OkStatus();
     }
     PaddingConfig config;
     for (int64_t d = 0; d < rank; ++d) {
