@@ -89,7 +89,7 @@ Graph AddGraph() {
   return g;
 }
 
-XlaArgument Arg(std::vector<int64_t> dims) { return {ShapeUtil::MakeShape(F32, dims), {}}; }
+XlaArgument Arg(const std::vector<int64_t>& dims) { return {ShapeUtil::MakeShape(F32, dims), {}}; }
 
 TEST(GraphTest, TopologicalOrderPutsProducersFirst) {
   Graph g = AddGraph();

@@ -31,7 +31,7 @@ graph::Graph AddRelu() {
   return g;
 }
 
-Literal Iota(std::vector<int64_t> dims, float offset) {
+Literal Iota(const std::vector<int64_t>& dims, float offset) {
   Literal l(ShapeUtil::MakeShape(F32, dims));
   for (int64_t i = 0; i < l.element_count(); ++i) l.SetFromDouble(i, i + offset);
   return l;
