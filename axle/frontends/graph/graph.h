@@ -1,0 +1,85 @@
+//===- graph.h - The front end's dataflow graph -----------------------------===//
+//
+// The graph the op kernels compile: what TensorFlow's GraphDef is to tf2xla,
+// in a form that does not depend on any one format. The ONNX loader
+// (axle/frontends/onnx/onnx_loader.h) fills it from a ModelProto.
+//
+//   Graph      inputs (name, element type, dimensions that may be symbolic),
+//              initializers (named constant tensors), nodes, outputs, and
+//              the opset of each domain the nodes use.
+//   Node       op type + domain, input and output value names ("" marks an
+//              omitted optional input), attributes.
+//   AttrValue  one attribute: int, float, string, tensor, or lists of them.
+//
+// Values are named by strings as in ONNX. TopologicalOrder() checks the graph
+// (every input produced once, no cycles) and returns the nodes in an order
+// where producers come before consumers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_GRAPH_GRAPH_H_
+#define AXLE_FRONTENDS_GRAPH_GRAPH_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+
+namespace axle::graph {
+
+// One attribute value. Which alternative is held is the attribute's type.
+using AttrValue = std::variant<int64_t, float, std::string, Literal, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>>;
+
+// A dimension of a declared input: a size, a symbol (ONNX's dim_param), or
+// unknown (neither).
+struct Dim {
+  std::optional<int64_t> size;
+  std::string symbol;
+};
+
+struct ValueInfo {
+  std::string name;
+  PrimitiveType element_type = PRIMITIVE_TYPE_INVALID;
+  // nullopt: the rank is not declared.
+  std::optional<std::vector<Dim>> dims;
+};
+
+struct Node {
+  std::string name;  // may be empty in the source; the loader names such nodes
+  std::string op_type;
+  std::string domain;  // "" is ONNX's default domain ("ai.onnx")
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, AttrValue> attrs;
+
+  // "node 'conv1' (Conv)": how errors name a node.
+  std::string Describe() const;
+};
+
+struct Graph {
+  std::string name;
+  // Inputs the caller feeds, in order; initializers are not among them.
+  std::vector<ValueInfo> inputs;
+  std::vector<ValueInfo> outputs;
+  std::map<std::string, Literal> initializers;
+  std::vector<Node> nodes;
+  // Opset version per domain ("" for the default domain).
+  std::map<std::string, int64_t> opsets;
+
+  // The opset the graph imports for `domain`, or an error naming it.
+  absl::StatusOr<int64_t> OpsetFor(const std::string& domain) const;
+};
+
+// Indices into graph.nodes, producers first. Errors: a node input that no
+// input, initializer or node produces (a dangling edge), a value produced
+// twice, a cycle (naming a node on it), a graph output nobody produces.
+absl::StatusOr<std::vector<int64_t>> TopologicalOrder(const Graph& graph);
+
+}  // namespace axle::graph
+
+#endif  // AXLE_FRONTENDS_GRAPH_GRAPH_H_

@@ -1,0 +1,230 @@
+//===- xla_compiler.cc - Symbolic execution of a graph ----------------------===//
+#include "axle/frontends/graph/xla_compiler.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "axle/eval/hlo_evaluator.h"
+
+namespace axle::graph {
+namespace {
+
+absl::Status WithNode(const Node& node, const absl::Status& status) {
+  if (status.ok() || absl::StrContains(status.message(), node.Describe())) return status;
+  return absl::Status(status.code(), absl::StrCat(node.Describe(), ": ", status.message()));
+}
+
+// Runs `node`'s kernel on constants only and evaluates it. nullopt when the
+// results are too large to keep as constants (the caller compiles the node
+// normally then).
+absl::StatusOr<std::optional<std::vector<XlaExpression>>> Fold(
+    const Node& node, int64_t opset, const std::string& device,
+    const std::vector<XlaExpression*>& inputs, int64_t limit) {
+  XlaBuilder scratch(absl::StrCat("fold_", node.name));
+  std::vector<XlaExpression> copies;
+  copies.reserve(inputs.size());
+  std::vector<XlaExpression*> pointers;
+  for (XlaExpression* in : inputs) {
+    if (!in) {
+      pointers.push_back(nullptr);
+      continue;
+    }
+    copies.push_back({in->shape, std::nullopt, in->constant});
+    pointers.push_back(&copies.back());
+  }
+  absl::StatusOr<std::unique_ptr<XlaOpKernel>> kernel =
+      XlaOpRegistry::Global().CreateKernel(node, opset, device);
+  if (!kernel.ok()) return kernel.status();
+  XlaOpKernelContext ctx(&scratch, node, opset, device, pointers);
+  if (absl::Status s = (*kernel)->Compile(&ctx); !s.ok()) return s;
+  if (!scratch.first_error().ok()) return scratch.first_error();
+  std::vector<XlaOp> ops;
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    const std::optional<XlaExpression>& out = ctx.outputs()[i];
+    if (!ctx.HasOutput(i) || !out || out->constant) continue;
+    if (out->shape.num_elements() > limit) return std::nullopt;
+    ops.push_back(*out->op);
+  }
+  std::vector<XlaExpression> results(ctx.num_outputs());
+  if (!ops.empty()) {
+    absl::StatusOr<XlaComputation> computation = scratch.Build(Tuple(&scratch, ops));
+    if (!computation.ok()) return computation.status();
+    HloEvaluator evaluator(/*max_loop_iterations=*/1 << 20);
+    absl::StatusOr<Literal> tuple = evaluator.Evaluate(computation->module(), {});
+    if (!tuple.ok()) return tuple.status();
+    int k = 0;
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      const std::optional<XlaExpression>& out = ctx.outputs()[i];
+      if (!ctx.HasOutput(i) || !out || out->constant) continue;
+      Literal value = std::move(tuple->mutable_tuple_element(k++));
+      results[i] = {value.shape(), std::nullopt, std::move(value)};
+    }
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    std::optional<XlaExpression>& out = ctx.outputs()[i];
+    if (ctx.HasOutput(i) && out && out->constant) results[i] = std::move(*out);
+  }
+  return results;
+}
+
+}  // namespace
+
+absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const XlaArgument> args) {
+  if (args.size() != graph.inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the graph has ", graph.inputs.size(),
+                                                   " inputs but ", args.size(), " were given"));
+  }
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ValueInfo& info = graph.inputs[i];
+    const Shape& shape = args[i].shape;
+    if (!shape.IsArray()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", info.name, "' must be an array, got ", shape.ToString(false)));
+    }
+    if (info.element_type != PRIMITIVE_TYPE_INVALID && shape.element_type() != info.element_type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", info.name, "' must have element type ",
+                       primitive_util::LowercasePrimitiveTypeName(info.element_type), ", got ",
+                       shape.ToString(false)));
+    }
+    if (args[i].constant && args[i].constant->shape().dimensions() != shape.dimensions()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", info.name, "': the constant's shape ",
+          args[i].constant->shape().ToString(false), " differs from ", shape.ToString(false)));
+    }
+    if (!info.dims) continue;
+    if (static_cast<int64_t>(info.dims->size()) != shape.rank()) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' must have rank ",
+                                                     info.dims->size(), ", got ",
+                                                     shape.ToString(false)));
+    }
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      const Dim& dim = (*info.dims)[d];
+      int64_t size = shape.dimensions(d);
+      if (dim.size && *dim.size != size) {
+        return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' dimension ", d,
+                                                       " must be ", *dim.size, ", got ",
+                                                       shape.ToString(false)));
+      }
+      if (dim.symbol.empty()) continue;
+      auto [it, inserted] = symbols.emplace(dim.symbol, std::make_pair(size, info.name));
+      if (!inserted && it->second.first != size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("dimension '", dim.symbol, "' is ", it->second.first, " in input '",
+                         it->second.second, "' but ", size, " in input '", info.name, "'"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
+    const Graph& graph, absl::Span<const XlaArgument> args) const {
+  if (absl::Status s = CheckSignature(graph, args); !s.ok()) return s;
+  absl::StatusOr<std::vector<int64_t>> order = TopologicalOrder(graph);
+  if (!order.ok()) return order.status();
+
+  XlaBuilder builder(graph.name.empty() ? "onnx_graph" : graph.name);
+  XlaCompilationResult result;
+  std::map<std::string, XlaExpression> values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    XlaExpression e{args[i].shape, std::nullopt, args[i].constant};
+    if (!args[i].constant) {
+      int64_t number = static_cast<int64_t>(result.parameters.size());
+      e.op = Parameter(&builder, number, args[i].shape, graph.inputs[i].name);
+      result.parameters.push_back(
+          {XlaCompilationResult::Parameter::kInput, static_cast<int64_t>(i), "", args[i].shape});
+    }
+    values[graph.inputs[i].name] = std::move(e);
+  }
+  // Initializers that something uses (a graph input of the same name wins).
+  std::set<std::string> used;
+  for (const Node& node : graph.nodes) used.insert(node.inputs.begin(), node.inputs.end());
+  for (const ValueInfo& out : graph.outputs) used.insert(out.name);
+  for (const auto& [name, literal] : graph.initializers) {
+    if (!used.count(name) || values.count(name)) continue;
+    XlaExpression e{literal.shape(), std::nullopt, literal};
+    if (literal.element_count() > options_.initializer_constant_limit) {
+      int64_t number = static_cast<int64_t>(result.parameters.size());
+      e.op = Parameter(&builder, number, literal.shape(), name);
+      result.parameters.push_back(
+          {XlaCompilationResult::Parameter::kInitializer, -1, name, literal.shape()});
+    }
+    values[name] = std::move(e);
+  }
+
+  for (int64_t index : *order) {
+    const Node& node = graph.nodes[index];
+    absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
+    if (!opset.ok()) return WithNode(node, opset.status());
+    std::vector<XlaExpression*> inputs;
+    bool all_constant = !node.inputs.empty();
+    for (const std::string& name : node.inputs) {
+      XlaExpression* e = name.empty() ? nullptr : &values.at(name);
+      inputs.push_back(e);
+      if (e && (!e->constant || e->shape.num_elements() > options_.constant_fold_limit)) {
+        all_constant = false;
+      }
+    }
+    std::vector<XlaExpression> outputs;
+    bool folded = false;
+    if (all_constant) {
+      auto fold = Fold(node, *opset, options_.device_type, inputs, options_.constant_fold_limit);
+      if (!fold.ok()) return WithNode(node, fold.status());
+      if (fold->has_value()) {
+        outputs = std::move(**fold);
+        folded = true;
+        ++result.folded_nodes;
+      }
+    }
+    if (!folded) {
+      absl::StatusOr<std::unique_ptr<XlaOpKernel>> kernel =
+          XlaOpRegistry::Global().CreateKernel(node, *opset, options_.device_type);
+      if (!kernel.ok()) return kernel.status();
+      OpMetadata metadata;
+      metadata.set_op_type(node.op_type);
+      metadata.set_op_name(node.name);
+      builder.SetOpMetadata(metadata);
+      XlaOpKernelContext ctx(&builder, node, *opset, options_.device_type, inputs);
+      if (absl::Status s = (*kernel)->Compile(&ctx); !s.ok()) return WithNode(node, s);
+      if (!builder.first_error().ok()) return WithNode(node, builder.first_error());
+      for (int i = 0; i < ctx.num_outputs(); ++i) {
+        if (!ctx.HasOutput(i)) {
+          outputs.emplace_back();
+          continue;
+        }
+        if (!ctx.outputs()[i]) {
+          return absl::InternalError(
+              absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
+        }
+        outputs.push_back(std::move(*ctx.outputs()[i]));
+      }
+    }
+    for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) {
+      if (node.outputs[i].empty()) continue;
+      if (i >= static_cast<int>(outputs.size()) || (!outputs[i].op && !outputs[i].constant)) {
+        return absl::InternalError(
+            absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
+      }
+      values[node.outputs[i]] = std::move(outputs[i]);
+    }
+  }
+  builder.ClearOpMetadata();
+
+  std::vector<XlaOp> roots;
+  for (const ValueInfo& out : graph.outputs) {
+    XlaExpression& e = values.at(out.name);
+    if (!e.op) e.op = ConstantLiteral(&builder, *e.constant);
+    roots.push_back(*e.op);
+    result.output_shapes.push_back(e.shape);
+  }
+  absl::StatusOr<XlaComputation> computation = builder.Build(Tuple(&builder, roots));
+  if (!computation.ok()) return computation.status();
+  result.computation = std::move(*computation);
+  return result;
+}
+
+}  // namespace axle::graph

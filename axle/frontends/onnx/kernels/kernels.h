@@ -1,0 +1,45 @@
+//===- kernels.h - Keeping the ONNX kernel files in the link ----------------===//
+//
+// Kernels register themselves from static initializers, which a static
+// library drops unless something references their object file. Each kernel
+// file ends with AXLE_ONNX_KERNEL_FILE(name); LinkOnnxKernels() (called by
+// Session) references every one. A new kernel file adds a line to both.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_ONNX_KERNELS_KERNELS_H_
+#define AXLE_FRONTENDS_ONNX_KERNELS_KERNELS_H_
+
+namespace axle::onnx {
+
+#define AXLE_ONNX_KERNEL_FILE(name) \
+  int LinkKernelFile_##name() { return 0; }
+
+#define AXLE_ONNX_KERNEL_FILES(X) \
+  X(activation)                   \
+  X(cast)                         \
+  X(conv)                         \
+  X(elementwise)                  \
+  X(index)                        \
+  X(loss)                         \
+  X(matmul)                       \
+  X(normalization)                \
+  X(pooling)                      \
+  X(reduction)                    \
+  X(resize)                       \
+  X(shape)                        \
+  X(slicing)
+
+#define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
+AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_DECLARE_KERNEL_FILE)
+#undef AXLE_ONNX_DECLARE_KERNEL_FILE
+
+// Makes sure every kernel file is linked (and so registered).
+inline int LinkOnnxKernels() {
+#define AXLE_ONNX_CALL_KERNEL_FILE(name) LinkKernelFile_##name() +
+  return AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_CALL_KERNEL_FILE) 0;
+#undef AXLE_ONNX_CALL_KERNEL_FILE
+}
+
+}  // namespace axle::onnx
+
+#endif  // AXLE_FRONTENDS_ONNX_KERNELS_KERNELS_H_

@@ -1,0 +1,110 @@
+//===- pooling_ops.cc - ONNX MaxPool, AveragePool and the global pools ------===//
+#include "axle/frontends/graph/xla_op_registry.h"
+#include "axle/frontends/onnx/kernels/kernel_util.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
+
+namespace axle::onnx {
+namespace {
+
+template <bool kMax>
+class PoolOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    const Shape& x = ctx->InputShape(0);
+    if (x.rank() < 3) return ctx->Error("X ", x.ToString(false), " must have rank >= 3");
+    if (ctx->HasOutput(1)) return ctx->Unimplemented("the Indices output is not supported");
+    std::vector<int64_t> spatial(x.dimensions().begin() + 2, x.dimensions().end());
+    absl::StatusOr<WindowAttrs> w = GetWindowAttrs(*ctx, spatial, nullptr);
+    if (!w.ok()) return w.status();
+    absl::StatusOr<int64_t> ceil_mode = ctx->GetAttrInt("ceil_mode", 0);
+    absl::StatusOr<int64_t> include_pad = ctx->GetAttrInt("count_include_pad", 0);
+    if (!ceil_mode.ok()) return ceil_mode.status();
+    if (!include_pad.ok()) return include_pad.status();
+    size_t n = spatial.size();
+    std::vector<int64_t> dims = {1, 1}, strides = {1, 1}, dilations = {1, 1}, base = {1, 1, 1};
+    base.resize(n + 2, 1);
+    std::vector<std::pair<int64_t, int64_t>> pads = {{0, 0}, {0, 0}};
+    for (size_t i = 0; i < n; ++i) {
+      dims.push_back(w->kernel[i]);
+      strides.push_back(w->strides[i]);
+      dilations.push_back(w->dilations[i]);
+      auto pad = w->pads[i];
+      if (*ceil_mode) {
+        int64_t effective = (w->kernel[i] - 1) * w->dilations[i] + 1;
+        int64_t span = spatial[i] + pad.first + pad.second - effective;
+        int64_t out = (span + w->strides[i] - 1) / w->strides[i] + 1;
+        // The last window must start inside the input or the low padding.
+        if ((out - 1) * w->strides[i] >= spatial[i] + pad.first) --out;
+        pad.second =
+            std::max(pad.second, (out - 1) * w->strides[i] + effective - spatial[i] - pad.first);
+      }
+      pads.push_back(pad);
+    }
+    PrimitiveType t = x.element_type();
+    XlaBuilder* b = ctx->builder();
+    XlaOp in = ctx->Input(0);
+    if (kMax) {
+      ctx->SetOutput(0, ReduceWindowWithGeneralPadding(in, ReducerInit(b, Reducer::kMax, t),
+                                                       ReducerComputation(Reducer::kMax, t), dims,
+                                                       strides, base, dilations, pads));
+      return absl::OkStatus();
+    }
+    XlaOp sum = ReduceWindowWithGeneralPadding(in, Zero(b, t), ReducerComputation(Reducer::kAdd, t),
+                                               dims, strides, base, dilations, pads);
+    if (*include_pad && !*ceil_mode) {
+      int64_t count = 1;
+      for (int64_t k : w->kernel) count *= k;
+      ctx->SetOutput(0, Div(sum, ScalarLike(b, t, count)));
+      return absl::OkStatus();
+    }
+    // The number of input (or, with count_include_pad, explicitly padded)
+    // elements under each window.
+    std::vector<int64_t> ones_dims = x.dimensions();
+    std::vector<std::pair<int64_t, int64_t>> count_pads = pads;
+    if (*include_pad) {
+      for (size_t i = 0; i < n; ++i) {
+        ones_dims[2 + i] += w->pads[i].first + w->pads[i].second;
+        count_pads[2 + i] = {0, pads[2 + i].second - w->pads[i].second};
+      }
+    }
+    XlaOp ones = Broadcast(ScalarLike(b, t, 1), ones_dims);
+    XlaOp counts =
+        ReduceWindowWithGeneralPadding(ones, Zero(b, t), ReducerComputation(Reducer::kAdd, t), dims,
+                                       strides, base, dilations, count_pads);
+    ctx->SetOutput(0, Div(sum, counts));
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("MaxPool"), PoolOp<true>);
+REGISTER_XLA_OP(Name("AveragePool"), PoolOp<false>);
+
+template <bool kMax>
+class GlobalPoolOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    const Shape& x = ctx->InputShape(0);
+    if (x.rank() < 3) return ctx->Error("X ", x.ToString(false), " must have rank >= 3");
+    std::vector<int64_t> reduce, out = {x.dimensions(0), x.dimensions(1)};
+    int64_t count = 1;
+    for (int64_t d = 2; d < x.rank(); ++d) {
+      reduce.push_back(d);
+      out.push_back(1);
+      count *= x.dimensions(d);
+    }
+    PrimitiveType t = x.element_type();
+    XlaBuilder* b = ctx->builder();
+    Reducer r = kMax ? Reducer::kMax : Reducer::kAdd;
+    XlaOp y = Reduce(ctx->Input(0), ReducerInit(b, r, t), ReducerComputation(r, t), reduce);
+    if (!kMax) y = Div(y, ScalarLike(b, t, count));
+    ctx->SetOutput(0, Reshape(y, out));
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("GlobalMaxPool"), GlobalPoolOp<true>);
+REGISTER_XLA_OP(Name("GlobalAveragePool"), GlobalPoolOp<false>);
+
+}  // namespace
+
+AXLE_ONNX_KERNEL_FILE(pooling)
+
+}  // namespace axle::onnx

@@ -1,0 +1,260 @@
+//===- onnx_loader.cc - ModelProto / TensorProto conversion -----------------===//
+#include "axle/frontends/onnx/onnx_loader.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx_pb.h"
+
+namespace axle::onnx {
+namespace {
+
+using ::onnx::AttributeProto;
+using ::onnx::ModelProto;
+using ::onnx::TensorProto;
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::ostringstream data;
+  data << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
+  return data.str();
+}
+
+struct TypeRow {
+  int onnx;
+  PrimitiveType type;
+};
+constexpr TypeRow kTypes[] = {
+    {TensorProto::FLOAT, F32},     {TensorProto::UINT8, U8},        {TensorProto::INT8, S8},
+    {TensorProto::UINT16, U16},    {TensorProto::INT16, S16},       {TensorProto::INT32, S32},
+    {TensorProto::INT64, S64},     {TensorProto::BOOL, PRED},       {TensorProto::FLOAT16, F16},
+    {TensorProto::DOUBLE, F64},    {TensorProto::UINT32, U32},      {TensorProto::UINT64, U64},
+    {TensorProto::COMPLEX64, C64}, {TensorProto::COMPLEX128, C128}, {TensorProto::BFLOAT16, BF16},
+};
+
+absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what) {
+  std::string name = absl::StrCat(what, ": tensor '", t.name(), "'");
+  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(name, " keeps its data in an external file"));
+  }
+  if (t.segment().end() != 0) {
+    return absl::UnimplementedError(absl::StrCat(name, " is segmented"));
+  }
+  absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(t.data_type());
+  if (!type.ok())
+    return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && count > (int64_t{1} << 40) / d)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " has a bad dimension ", d));
+    }
+    dims.push_back(d);
+    count *= d;
+  }
+  Literal literal(ShapeUtil::MakeShape(*type, dims));
+  int64_t bytes = literal.size_bytes();
+  auto size_error = [&](int64_t got) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " of shape ",
+                                                   literal.shape().ToString(false), " needs ",
+                                                   count, " elements but holds ", got));
+  };
+  if (t.has_raw_data()) {
+    if (static_cast<int64_t>(t.raw_data().size()) != bytes) {
+      return size_error(static_cast<int64_t>(t.raw_data().size()) /
+                        std::max(1, primitive_util::ByteWidth(*type)));
+    }
+    if (bytes) std::memcpy(literal.untyped_data(), t.raw_data().data(), bytes);
+    return literal;
+  }
+  PrimitiveType p = *type;
+  if (p == F32 || p == C64) {
+    int64_t n = t.float_data_size();
+    if (n != bytes / 4) return size_error(p == C64 ? n / 2 : n);
+    if (bytes) std::memcpy(literal.untyped_data(), t.float_data().data(), bytes);
+  } else if (p == F64 || p == C128) {
+    int64_t n = t.double_data_size();
+    if (n != bytes / 8) return size_error(p == C128 ? n / 2 : n);
+    if (bytes) std::memcpy(literal.untyped_data(), t.double_data().data(), bytes);
+  } else if (p == S64) {
+    if (t.int64_data_size() != count) return size_error(t.int64_data_size());
+    if (bytes) std::memcpy(literal.untyped_data(), t.int64_data().data(), bytes);
+  } else if (p == U32 || p == U64) {
+    if (t.uint64_data_size() != count) return size_error(t.uint64_data_size());
+    for (int64_t i = 0; i < count; ++i) literal.SetIntegral(i, t.uint64_data(i));
+  } else if (p == F16 || p == BF16) {
+    if (t.int32_data_size() != count) return size_error(t.int32_data_size());
+    auto* out = static_cast<uint16_t*>(literal.untyped_data());
+    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<uint16_t>(t.int32_data(i));
+  } else {
+    if (t.int32_data_size() != count) return size_error(t.int32_data_size());
+    for (int64_t i = 0; i < count; ++i) literal.SetIntegral(i, t.int32_data(i));
+  }
+  return literal;
+}
+
+absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::string& what) {
+  switch (a.type()) {
+    case AttributeProto::INT:
+      return graph::AttrValue(static_cast<int64_t>(a.i()));
+    case AttributeProto::FLOAT:
+      return graph::AttrValue(a.f());
+    case AttributeProto::STRING:
+      return graph::AttrValue(a.s());
+    case AttributeProto::TENSOR: {
+      absl::StatusOr<Literal> t = ToLiteral(a.t(), what);
+      if (!t.ok()) return t.status();
+      return graph::AttrValue(std::move(*t));
+    }
+    case AttributeProto::INTS:
+      return graph::AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AttributeProto::FLOATS:
+      return graph::AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AttributeProto::STRINGS:
+      return graph::AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    default:
+      return absl::UnimplementedError(absl::StrCat(what, ": attribute '", a.name(), "' has type ",
+                                                   AttributeProto::AttributeType_Name(a.type()),
+                                                   ", which is not supported"));
+  }
+}
+
+absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
+                                             const std::string& what) {
+  graph::ValueInfo info;
+  info.name = v.name();
+  if (!v.has_type()) return info;
+  if (!v.type().has_tensor_type()) {
+    return absl::UnimplementedError(absl::StrCat(what, ": '", v.name(),
+                                                 "' is not a tensor (sequences, maps and optionals "
+                                                 "are not supported)"));
+  }
+  const auto& tensor = v.type().tensor_type();
+  if (tensor.elem_type() != 0) {
+    absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(tensor.elem_type());
+    if (!type.ok()) {
+      return absl::Status(type.status().code(),
+                          absl::StrCat(what, ": '", v.name(), "': ", type.status().message()));
+    }
+    info.element_type = *type;
+  }
+  if (tensor.has_shape()) {
+    info.dims.emplace();
+    for (const auto& d : tensor.shape().dim()) {
+      graph::Dim dim;
+      if (d.has_dim_value()) dim.size = d.dim_value();
+      if (d.has_dim_param()) dim.symbol = d.dim_param();
+      info.dims->push_back(dim);
+    }
+  }
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<PrimitiveType> ElementTypeFromOnnx(int data_type) {
+  for (const TypeRow& row : kTypes) {
+    if (row.onnx == data_type) return row.type;
+  }
+  std::string name = TensorProto::DataType_IsValid(data_type)
+                         ? TensorProto::DataType_Name(static_cast<TensorProto::DataType>(data_type))
+                         : absl::StrCat(data_type);
+  return absl::InvalidArgumentError(absl::StrCat("element type ", name, " is not supported"));
+}
+
+int OnnxFromElementType(PrimitiveType type) {
+  for (const TypeRow& row : kTypes) {
+    if (row.type == type) return row.onnx;
+  }
+  return 0;
+}
+
+absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what) {
+  ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a valid ONNX model (the protobuf does not parse)"));
+  }
+  if (!model.has_graph()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the model has no graph"));
+  }
+  const ::onnx::GraphProto& g = model.graph();
+  graph::Graph out;
+  out.name = g.name();
+  for (const auto& opset : model.opset_import()) {
+    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    out.opsets[domain] = opset.version();
+  }
+  // IR version 3 has no opset_import: opset 1.
+  if (out.opsets.empty()) out.opsets[""] = 1;
+  for (const TensorProto& t : g.initializer()) {
+    absl::StatusOr<Literal> literal = ToLiteral(t, what);
+    if (!literal.ok()) return literal.status();
+    out.initializers[t.name()] = std::move(*literal);
+  }
+  if (g.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(what, ": sparse initializers are not supported"));
+  }
+  for (const auto& v : g.input()) {
+    // Older models list initializers among the inputs too: they are not fed.
+    if (out.initializers.count(v.name())) continue;
+    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
+    if (!info.ok()) return info.status();
+    out.inputs.push_back(std::move(*info));
+  }
+  for (const auto& v : g.output()) {
+    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
+    if (!info.ok()) return info.status();
+    out.outputs.push_back(std::move(*info));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    graph::Node node;
+    node.name = n.name().empty() ? absl::StrCat(n.op_type(), "_", i) : n.name();
+    node.op_type = n.op_type();
+    node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    std::string where = absl::StrCat(what, ": ", node.Describe());
+    for (const AttributeProto& a : n.attribute()) {
+      if (!a.ref_attr_name().empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat(where, ": attribute references (functions) are not supported"));
+      }
+      absl::StatusOr<graph::AttrValue> value = ToAttr(a, where);
+      if (!value.ok()) return value.status();
+      node.attrs[a.name()] = std::move(*value);
+    }
+    out.nodes.push_back(std::move(node));
+  }
+  return out;
+}
+
+absl::StatusOr<graph::Graph> LoadModel(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseModel(*bytes, path);
+}
+
+absl::StatusOr<Literal> ParseTensor(absl::string_view bytes, const std::string& what) {
+  TensorProto t;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a valid ONNX TensorProto (the protobuf does not parse)"));
+  }
+  return ToLiteral(t, what);
+}
+
+absl::StatusOr<Literal> LoadTensor(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseTensor(*bytes, path);
+}
+
+}  // namespace axle::onnx

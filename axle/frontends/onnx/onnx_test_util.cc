@@ -1,0 +1,100 @@
+//===- onnx_test_util.cc - Running ONNX test cases in tests -----------------===//
+#include "axle/frontends/onnx/onnx_test_util.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/frontends/onnx/onnx_loader.h"
+#include "axle/frontends/onnx/session.h"
+
+namespace axle::onnx {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ListDirs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory()) out.push_back(entry.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+std::vector<std::string> Tensors(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (int k = 0;; ++k) {
+    std::string path = absl::StrCat(dir, "/", prefix, k, ".pb");
+    if (!fs::exists(path)) break;
+    out.push_back(path);
+  }
+  return out;
+}
+}  // namespace
+
+std::string CaseOps(const std::string& dir) {
+  absl::StatusOr<graph::Graph> g = LoadModel(dir + "/model.onnx");
+  if (!g.ok()) return "?";
+  std::set<std::string> ops;
+  for (const graph::Node& n : g->nodes) ops.insert(n.op_type);
+  return absl::StrJoin(ops, "+");
+}
+
+CaseResult RunCase(const std::string& dir, const std::string& platform) {
+  CaseResult result;
+  Session::Options options;
+  options.platform = platform;
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Load(dir + "/model.onnx", options);
+  if (!session.ok()) {
+    result.status = session.status();
+    return result;
+  }
+  std::vector<std::string> sets = ListDirs(dir);
+  for (const std::string& set : sets) {
+    std::string set_dir = dir + "/" + set;
+    std::vector<Literal> inputs, expected;
+    for (const std::string& path : Tensors(set_dir, "input_")) {
+      absl::StatusOr<Literal> t = LoadTensor(path);
+      if (!t.ok()) {
+        result.status = t.status();
+        return result;
+      }
+      inputs.push_back(std::move(*t));
+    }
+    for (const std::string& path : Tensors(set_dir, "output_")) {
+      absl::StatusOr<Literal> t = LoadTensor(path);
+      if (!t.ok()) {
+        result.status = t.status();
+        return result;
+      }
+      expected.push_back(std::move(*t));
+    }
+    absl::StatusOr<std::vector<Literal>> outputs = (*session)->Run(inputs);
+    if (!outputs.ok()) {
+      result.status = outputs.status();
+      return result;
+    }
+    if (outputs->size() != expected.size()) {
+      result.status = absl::InternalError(
+          absl::StrCat(set, ": ", outputs->size(), " outputs, expected ", expected.size()));
+      return result;
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ErrorSpec spec(1e-5, 1e-3);
+      absl::Status s = LiteralsNear(expected[i], (*outputs)[i], spec);
+      if (!s.ok()) {
+        result.status = absl::InternalError(absl::StrCat(set, " output ", i, ": ", s.message()));
+        return result;
+      }
+    }
+    result.outputs = std::move(*outputs);
+  }
+  return result;
+}
+
+}  // namespace axle::onnx

@@ -1,0 +1,36 @@
+//===- onnx_test_util.h - Running ONNX test cases in tests ------------------===//
+//
+// ONNX's test-case layout: a folder with model.onnx and test_data_set_N/
+// holding input_K.pb and output_K.pb (serialized TensorProtos). RunCase
+// runs every data set of a case through a Session and compares each output
+// with the expected one (|e - a| <= 1e-5 or relative 1e-3, ONNX's rtol).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_ONNX_ONNX_TEST_UTIL_H_
+#define AXLE_FRONTENDS_ONNX_ONNX_TEST_UTIL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "axle/core/literal.h"
+
+namespace axle::onnx {
+
+struct CaseResult {
+  absl::Status status;  // OK: every data set matched
+  // The outputs of the last data set run (empty on a load or compile error).
+  std::vector<Literal> outputs;
+};
+
+CaseResult RunCase(const std::string& dir, const std::string& platform);
+
+// The op types of a case's model ("?" when it does not load).
+std::string CaseOps(const std::string& dir);
+
+// Subdirectories of `dir`, sorted by name.
+std::vector<std::string> ListDirs(const std::string& dir);
+
+}  // namespace axle::onnx
+
+#endif  // AXLE_FRONTENDS_ONNX_ONNX_TEST_UTIL_H_

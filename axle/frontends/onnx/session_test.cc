@@ -1,0 +1,144 @@
+// Session: one compile per signature and never again for a repeated one,
+// metrics, constant inputs found by the backwards constant analysis, and
+// clear errors for bad inputs and unsupported ops.
+#include "axle/frontends/onnx/session.h"
+
+#include "absl/strings/match.h"
+#include "axle/core/literal_comparison.h"
+#include "gtest/gtest.h"
+
+namespace axle::onnx {
+namespace {
+
+graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
+                     std::vector<std::string> out) {
+  graph::Node n;
+  n.name = std::move(name);
+  n.op_type = std::move(op);
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  return n;
+}
+
+// y = Relu(a + b) with numpy broadcasting; a is [N, 3], b is [3].
+graph::Graph AddRelu() {
+  graph::Graph g;
+  g.opsets[""] = 13;
+  g.inputs = {{"a", F32, std::vector<graph::Dim>{{std::nullopt, "N"}, {3, ""}}},
+              {"b", F32, std::vector<graph::Dim>{{3, ""}}}};
+  g.nodes = {MakeNode("add", "Add", {"a", "b"}, {"s"}), MakeNode("relu", "Relu", {"s"}, {"y"})};
+  g.outputs = {{"y"}};
+  return g;
+}
+
+Literal Iota(const std::vector<int64_t>& dims, float offset) {
+  Literal l(ShapeUtil::MakeShape(F32, dims));
+  for (int64_t i = 0; i < l.element_count(); ++i) l.SetFromDouble(i, i + offset);
+  return l;
+}
+
+std::unique_ptr<Session> MakeSession(graph::Graph g, const char* platform) {
+  Session::Options options;
+  options.platform = platform;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::FromGraph(std::move(g), options);
+  CHECK(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+TEST(SessionTest, CompilesOncePerSignature) {
+  std::unique_ptr<Session> session = MakeSession(AddRelu(), "cpu");
+  Literal b = LiteralUtil::CreateR1<float>({-1, 0, -10});
+  Literal a2 = Iota({2, 3}, -2), a4 = Iota({4, 3}, 0);
+  absl::StatusOr<std::vector<Literal>> y = session->Run({a2, b});
+  ASSERT_TRUE(y.ok()) << y.status();
+  // a2 = [[-2,-1,0],[1,2,3]] + [-1,0,-10] -> relu
+  EXPECT_EQ((*y)[0], LiteralUtil::CreateR2<float>({{0, 0, 0}, {0, 2, 0}}));
+  EXPECT_EQ(session->metrics().compiles, 1);
+  EXPECT_EQ(session->metrics().cache_hits, 0);
+
+  ASSERT_TRUE(session->Run({a2, b}).ok());
+  ASSERT_TRUE(session->Run({a4, b}).ok());
+  EXPECT_EQ(session->metrics().compiles, 2);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(session->Run({a2, b}).ok());
+    ASSERT_TRUE(session->Run({a4, b}).ok());
+  }
+  SessionMetrics m = session->metrics();
+  EXPECT_EQ(m.compiles, 2);  // a repeated signature never compiles again
+  EXPECT_EQ(m.cache_hits, 11);
+  EXPECT_EQ(m.runs, 13);
+  EXPECT_GT(m.compile_time, absl::ZeroDuration());
+}
+
+TEST(SessionTest, CpuAgreesWithInterpreter) {
+  std::unique_ptr<Session> cpu = MakeSession(AddRelu(), "cpu");
+  std::unique_ptr<Session> interpreter = MakeSession(AddRelu(), "interpreter");
+  Literal a = Iota({5, 3}, -7.5), b = LiteralUtil::CreateR1<float>({0.5, -2, 3});
+  absl::StatusOr<std::vector<Literal>> y1 = cpu->Run({a, b});
+  absl::StatusOr<std::vector<Literal>> y2 = interpreter->Run({a, b});
+  ASSERT_TRUE(y1.ok()) << y1.status();
+  ASSERT_TRUE(y2.ok()) << y2.status();
+  EXPECT_TRUE(LiteralsNear((*y2)[0], (*y1)[0], ErrorSpec(1e-6, 1e-6)).ok());
+}
+
+TEST(SessionTest, FedShapesAreCompileTimeConstantsKeyedByValue) {
+  graph::Graph g;
+  g.opsets[""] = 13;
+  g.inputs = {{"x", F32, std::nullopt}, {"shape", S64, std::nullopt}};
+  g.nodes = {MakeNode("reshape", "Reshape", {"x", "shape"}, {"y"})};
+  g.outputs = {{"y"}};
+  std::unique_ptr<Session> session = MakeSession(std::move(g), "interpreter");
+  Literal x = Iota({6}, 0);
+  Literal s23 = LiteralUtil::CreateR1<int64_t>({2, 3}),
+          s32 = LiteralUtil::CreateR1<int64_t>({3, -1});
+  absl::StatusOr<std::vector<Literal>> y = session->Run({x, s23});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ((*y)[0].shape().dimensions(), (std::vector<int64_t>{2, 3}));
+  y = session->Run({x, s32});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ((*y)[0].shape().dimensions(), (std::vector<int64_t>{3, 2}));
+  ASSERT_TRUE(session->Run({x, s23}).ok());
+  EXPECT_EQ(session->metrics().compiles, 2);
+  EXPECT_EQ(session->metrics().cache_hits, 1);
+  absl::Status bad = session->Run({x, LiteralUtil::CreateR1<int64_t>({4, -1})}).status();
+  EXPECT_TRUE(absl::StrContains(bad.message(), "node 'reshape' (Reshape): cannot reshape f32[6]"))
+      << bad;
+}
+
+TEST(SessionTest, BadInputsAreErrors) {
+  std::unique_ptr<Session> session = MakeSession(AddRelu(), "cpu");
+  Literal b = LiteralUtil::CreateR1<float>({1, 2, 3});
+  absl::Status s = session->Run({b}).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "2 inputs but 1 were given")) << s;
+  s = session->Run({Iota({2, 4}, 0), b}).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "input 'a' dimension 1 must be 3")) << s;
+  s = session->Run({LiteralUtil::CreateR2<int32_t>({{1, 2, 3}}), b}).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "input 'a' must have element type f32")) << s;
+  EXPECT_EQ(session->metrics().compiles, 0);
+}
+
+TEST(SessionTest, UnsupportedOpNamesOpOpsetAndNode) {
+  graph::Graph g = AddRelu();
+  g.nodes[1].op_type = "NoSuchOp";
+  std::unique_ptr<Session> session = MakeSession(std::move(g), "cpu");
+  absl::Status s =
+      session->Run({Iota({1, 3}, 0), LiteralUtil::CreateR1<float>({1, 2, 3})}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(
+      s.message(),
+      "node 'relu' (NoSuchOp): no kernel for op 'NoSuchOp' at opset 13 on device 'cpu'"))
+      << s;
+}
+
+TEST(SessionTest, UnknownPlatformAndBadGraphsFailAtCreation) {
+  Session::Options options;
+  options.platform = "tpu";
+  EXPECT_FALSE(Session::FromGraph(AddRelu(), options).ok());
+  graph::Graph g = AddRelu();
+  g.nodes[1].inputs = {"missing"};
+  absl::Status s = Session::FromGraph(std::move(g), {}).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "input 'missing'")) << s;
+}
+
+}  // namespace
+}  // namespace axle::onnx

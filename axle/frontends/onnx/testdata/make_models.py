@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+# Builds the small whole-model tests (mlp/, cnn/) with python3-onnx's helper,
+# random weights from a fixed seed, and their expected outputs computed here
+# with numpy (independently of Axle). Layout as ONNX's own test cases:
+# NAME/model.onnx, NAME/test_data_set_0/{input,output}_0.pb.
+#   /usr/bin/python3 make_models.py   (rewrites both folders)
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+rng = np.random.default_rng(13)
+
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32) * 0.5
+
+
+def save(name, graph, inputs, outputs, opset=13):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              producer_name="axle make_models.py")
+    onnx.checker.check_model(model)
+    folder = os.path.join(HERE, name)
+    os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(folder, "model.onnx"))
+    for kind, tensors in (("input", inputs), ("output", outputs)):
+        for k, t in enumerate(tensors):
+            with open(os.path.join(folder, "test_data_set_0", f"{kind}_{k}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(t).SerializeToString())
+
+
+def log_softmax(x):
+    m = x.max(axis=-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+def mlp():
+    # x[N,4,4] -> Reshape to [N,16] with a shape computed in the graph
+    # (Shape -> Gather -> Unsqueeze -> Concat) -> Gemm+Relu -> MatMul+Add
+    # -> LogSoftmax. w1 (1536 elements) becomes a parameter, the rest
+    # constants.
+    w1, b1, w2, b2 = rand(16, 96), rand(96), rand(96, 10), rand(10)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], axis=0),
+        helper.make_node("Unsqueeze", ["batch", "axes0"], ["batch1"]),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["new_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "new_shape"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "w1", "b1"], ["h"]),
+        helper.make_node("Relu", ["h"], ["hr"]),
+        helper.make_node("MatMul", ["hr", "w2"], ["logits0"]),
+        helper.make_node("Add", ["logits0", "b2"], ["logits"]),
+        helper.make_node("LogSoftmax", ["logits"], ["y"], axis=-1),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"),
+        (np.array(0, np.int64), "zero"), (np.array([0], np.int64), "axes0"),
+        (np.array([-1], np.int64), "minus_one")]]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])], inits)
+    x = rand(3, 4, 4)
+    h = np.maximum(x.reshape(3, 16) @ w1 + b1, 0)
+    save("mlp", graph, [x], [log_softmax(h @ w2 + b2).astype(np.float32)])
+
+
+def conv2d(x, w, b, pad):
+    n, c, hh, ww = x.shape
+    m, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = hh + 2 * pad - kh + 1, ww + 2 * pad - kw + 1
+    out = np.zeros((n, m, oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return out + b.reshape(1, m, 1, 1)
+
+
+def cnn():
+    # Conv -> BatchNormalization -> Relu -> MaxPool -> Conv -> Relu ->
+    # GlobalAveragePool -> Flatten -> Gemm -> Softmax.
+    w1, b1 = rand(8, 3, 3, 3), rand(8)
+    scale, bias, mean = rand(8) + 1.0, rand(8), rand(8)
+    var = np.abs(rand(8)) + 0.5
+    w2, b2 = rand(16, 8, 3, 3), rand(16)
+    w3, b3 = rand(5, 16), rand(5)
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "scale", "bias", "mean", "var"], ["bn"],
+                         epsilon=1e-5),
+        helper.make_node("Relu", ["bn"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], kernel_shape=[3, 3],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=1),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (w1, "w1"), (b1, "b1"), (scale, "scale"), (bias, "bias"), (mean, "mean"), (var, "var"),
+        (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3")]]
+    graph = helper.make_graph(
+        nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])], inits)
+    x = rand(2, 3, 8, 8)
+    c1 = conv2d(x, w1, b1, 1)
+    bn = (c1 - mean.reshape(1, 8, 1, 1)) / np.sqrt(var.reshape(1, 8, 1, 1) + 1e-5)
+    bn = bn * scale.reshape(1, 8, 1, 1) + bias.reshape(1, 8, 1, 1)
+    r1 = np.maximum(bn, 0)
+    p1 = r1.reshape(2, 8, 4, 2, 4, 2).max(axis=(3, 5))
+    r2 = np.maximum(conv2d(p1, w2, b2, 1), 0)
+    logits = r2.mean(axis=(2, 3)) @ w3.T + b3
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    save("cnn", graph, [x], [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)])
+
+
+if __name__ == "__main__":
+    mlp()
+    cnn()
