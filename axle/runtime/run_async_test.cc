@@ -121,7 +121,7 @@ HloModule gated_double
 ENTRY e {
   p = f32[4] parameter(0)
   c = f32[4] custom-call(p), custom_call_target="GatedCopy",
-      api_version=API_VERSION_STATUS_RETURNING
+      api_version=API_VERSION_STATUS_RETURNING_UNIFIED
   ROOT r = f32[4] add(c, c)
 })";
 
@@ -163,7 +163,7 @@ HloModule m
 ENTRY e {
   p = f32[] parameter(0)
   ROOT r = f32[] custom-call(p), custom_call_target="FailOnNegative",
-      api_version=API_VERSION_STATUS_RETURNING
+      api_version=API_VERSION_STATUS_RETURNING_UNIFIED
 })");
   Literal negative(ShapeUtil::MakeShape(F32, {}));
   negative.data<float>()[0] = -1;
@@ -210,7 +210,7 @@ HloModule gated_increment, input_output_alias={ {}: (0, {}) }
 ENTRY e {
   p = f32[4] parameter(0)
   c = f32[4] custom-call(p), custom_call_target="GatedCopy",
-      api_version=API_VERSION_STATUS_RETURNING
+      api_version=API_VERSION_STATUS_RETURNING_UNIFIED
   one = f32[] constant(1)
   ones = f32[4] broadcast(one), dimensions={}
   ROOT r = f32[4] add(c, ones)
