@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan fuzz fuzz-smoke format check-format tidy clean bench
+.PHONY: setup configure build demo test asan tsan fuzz fuzz-smoke format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -35,6 +35,24 @@ bench: setup
 asan:
 	@UBSAN_OPTIONS="$${UBSAN_OPTIONS:-print_stacktrace=1}" \
 	  $(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DAXLE_SANITIZE=ON"
+
+# ThreadSanitizer (docs/CONTRIBUTING.md) on the tests whose code runs on
+# several threads: the runtime (streams, RunAsync, concurrent runs), the
+# cpu platform (intra-op pool, oneDNN's OpenMP team) and custom calls. The
+# whole suite under TSan is too slow for a shared machine; TSAN_TESTS picks
+# the binaries. scripts/tsan.supp says what it suppresses and why.
+TSAN_TESTS ?= axle_runtime_test axle_ffi_test axle_cpu_runtime_test \
+  axle_custom_call_examples_test axle_aliasing_example_test
+tsan: setup
+	@cmake -S . -B build-tsan -G Ninja -DAXLE_TSAN=ON >/dev/null
+	@cmake --build build-tsan --target $(TSAN_TESTS) -j $(JOBS)
+	@for test in $(TSAN_TESTS); do \
+	  binary=$$(find build-tsan -name $$test -type f -perm -u+x | head -n 1); \
+	  echo "== $$binary"; \
+	  AXLE_CONFORMANCE_DIR=$(CURDIR)/../shared/conformance/hlo \
+	  TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp}" \
+	    $$binary --gtest_brief=1 || exit 1; \
+	done
 
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null

@@ -72,7 +72,7 @@ list(APPEND axle_package_dependencies ${axle_extra_dependencies})
 list(REMOVE_DUPLICATES axle_package_dependencies)
 
 # The umbrella target. The build's global link options (the sanitizers of
-# AXLE_SANITIZE / AXLE_FUZZ) are part of the interface: code built with them
+# AXLE_SANITIZE / AXLE_TSAN / AXLE_FUZZ) are part of the interface: code built with them
 # only links with them.
 add_library(axle INTERFACE)
 add_library(Axle::axle ALIAS axle)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "axle/runtime/stream.h"
 
 namespace axle::se {
 
@@ -76,11 +77,6 @@ HostMemoryAllocator::~HostMemoryAllocator() {
   // they are leaked rather than freed under their owners.
 }
 
-HostMemoryAllocator* HostMemoryAllocator::Default() {
-  static HostMemoryAllocator* allocator = new HostMemoryAllocator();
-  return allocator;
-}
-
 // Size classes: multiples of 64 bytes up to 4 KiB, then 8 steps per power of
 // two, so a block is at most 12.5% larger than asked for.
 uint64_t HostMemoryAllocator::RoundUp(uint64_t size) {
@@ -126,7 +122,7 @@ absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device
 absl::Status HostMemoryAllocator::Deallocate(int device_ordinal, se::DeviceMemoryBase mem) {
   if (mem.is_null()) return absl::OkStatus();
   void* block = mem.opaque();
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = live_blocks_.find(block);
   if (it == live_blocks_.end()) {
     return absl::InvalidArgumentError(
@@ -135,13 +131,30 @@ absl::Status HostMemoryAllocator::Deallocate(int device_ordinal, se::DeviceMemor
   uint64_t capacity = it->second;
   live_blocks_.erase(it);
   bytes_in_use_ -= capacity;
+  if (stream_ != nullptr && !stream_->IsIdle() && !stream_->OnWorkerThread()) {
+    lock.unlock();
+    // Work enqueued before this free may still read or write the block.
+    absl::Status enqueued =
+        stream_->DoHostCallback([this, block, capacity] { Recycle(block, capacity); });
+    if (enqueued.ok()) return absl::OkStatus();
+    lock.lock();
+  }
+  RecycleLocked(block, capacity);
+  return absl::OkStatus();
+}
+
+void HostMemoryAllocator::Recycle(void* block, uint64_t capacity) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RecycleLocked(block, capacity);
+}
+
+void HostMemoryAllocator::RecycleLocked(void* block, uint64_t capacity) {
   if (bytes_cached_ + static_cast<int64_t>(capacity) > kMaxCachedBytes) {
     std::free(block);
   } else {
     free_blocks_.emplace(capacity, block);
     bytes_cached_ += capacity;
   }
-  return absl::OkStatus();
 }
 
 int64_t HostMemoryAllocator::bytes_in_use() const {

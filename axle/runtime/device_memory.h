@@ -12,6 +12,10 @@
 // aligned and advised as transparent huge pages) and keeps freed blocks
 // for reuse (first-touch page faults cost 11-14 us per page here, see
 // PEERS.md), so a steady stream of runs allocates nothing from the OS.
+// Each platform owns one (se::Platform::memory_allocator()), whose frees
+// are ordered on the device's stream (stream.h): a block freed while work
+// enqueued before the free may still use it is handed out again only after
+// that work is done.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_DEVICE_MEMORY_H_
@@ -29,6 +33,7 @@
 namespace axle::se {
 
 class Platform;
+class Stream;
 
 class DeviceMemoryBase {
  public:
@@ -126,13 +131,18 @@ using ScopedDeviceMemory = OwningDeviceMemory;
 
 namespace axle {
 
-// Host memory for every host platform: 64-byte aligned blocks; freed blocks
-// are kept in size classes and handed out again. Thread-safe.
+// Host memory: 64-byte aligned blocks; freed blocks are kept in size
+// classes and handed out again. Thread-safe.
 class HostMemoryAllocator : public se::DeviceMemoryAllocator {
  public:
-  // `platform` may be null (a process-wide allocator for transfers).
+  // `platform` may be null (memory of no platform, e.g. in tests).
   explicit HostMemoryAllocator(const se::Platform* platform = nullptr);
   ~HostMemoryAllocator() override;
+
+  // Frees from now on wait for the work enqueued on `stream` before them
+  // (a free from that work itself is immediate). `stream` must outlive the
+  // allocator.
+  void OrderFreesOn(se::Stream* stream) { stream_ = stream; }
 
   absl::Status Deallocate(int device_ordinal, se::DeviceMemoryBase mem) override;
 
@@ -142,14 +152,16 @@ class HostMemoryAllocator : public se::DeviceMemoryAllocator {
   // Returns the cached blocks to the OS.
   void ReleaseCache();
 
-  // The allocator every host platform uses by default.
-  static HostMemoryAllocator* Default();
-
  protected:
   absl::StatusOr<se::DeviceMemoryBase> AllocateRaw(int device_ordinal, uint64_t size) override;
 
  private:
   static uint64_t RoundUp(uint64_t size);
+  // Keeps a freed block for reuse (or returns it to the OS).
+  void Recycle(void* block, uint64_t capacity);
+  void RecycleLocked(void* block, uint64_t capacity);
+
+  se::Stream* stream_ = nullptr;
 
   mutable std::mutex mu_;
   std::multimap<uint64_t, void*> free_blocks_;  // capacity -> block

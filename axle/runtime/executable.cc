@@ -1,7 +1,5 @@
 #include "axle/runtime/executable.h"
 
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
@@ -153,8 +151,29 @@ absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
   return output.ConsumeResult();
 }
 
-absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& options,
-                                                    std::vector<ExecutionInput> arguments) const {
+// What Prepare leaves for the run: the argument views the backend reads
+// (copy-protected leaves replaced by their copies), the copies to make
+// first, and the arguments, which own the donated buffers until the run is
+// done.
+struct Executable::PreparedRun {
+  struct Copy {
+    se::DeviceMemoryBase source;
+    se::DeviceMemoryBase destination;
+  };
+  std::vector<ShapedBuffer> views;
+  std::vector<Copy> copies;
+  std::vector<ExecutionInput> arguments;
+
+  std::vector<const ShapedBuffer*> ViewPointers() const {
+    std::vector<const ShapedBuffer*> pointers;
+    for (const ShapedBuffer& view : views) pointers.push_back(&view);
+    return pointers;
+  }
+};
+
+absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& options,
+                                                    std::vector<ExecutionInput> arguments,
+                                                    PreparedRun* run) const {
   const HloComputation& entry = *module_->entry_computation();
   if (arguments.size() != parameter_shapes_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("module '", module_->name(), "' takes ",
@@ -167,9 +186,7 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
                                                    " does not exist on platform '",
                                                    platform_->Name(), "' (it has device 0)"));
   }
-  // Views of the arguments: what the backend reads (copy-protected leaves
-  // are replaced by their copies below).
-  std::vector<ShapedBuffer> views;
+  std::vector<ShapedBuffer>& views = run->views;
   views.reserve(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Shape& expected = parameter_shapes_[i];
@@ -195,7 +212,7 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
   }
 
   se::DeviceMemoryAllocator* allocator =
-      options.allocator() != nullptr ? options.allocator() : HostMemoryAllocator::Default();
+      options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
   ExecutionOutput output(ScopedShapedBuffer(result_shape_, allocator, device_ordinal));
   ScopedShapedBuffer* result = output.MutableResult();
   const HloInputOutputAliasConfig& aliases = module_->input_output_alias_config();
@@ -227,21 +244,30 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
           " (must-alias), but that argument buffer was not donated: pass it with ownership "
           "(e.g. ExecutionInput::Donate)"));
     }
-    // Copy protection: the program updates a copy; the caller's value stays.
+    // Copy protection: the program updates a copy (made by the platform
+    // before the run); the caller's value stays.
     AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory copy, allocator->Allocate(device_ordinal, size));
-    se::DeviceMemoryBase source = given->AsDeviceMemoryBase();
-    std::memcpy(copy.ptr()->opaque(), source.opaque(), size);
+    run->copies.push_back({given->AsDeviceMemoryBase(), copy.cref()});
     views[alias->parameter_number].set_buffer(copy.cref(), alias->parameter_index);
     result->set_buffer(std::move(copy), index);
   }
   WriteTupleIndexTables(*result);
+  run->arguments = std::move(arguments);
+  return output;
+}
 
-  std::vector<const ShapedBuffer*> view_pointers;
-  for (const ShapedBuffer& view : views) view_pointers.push_back(&view);
-  AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, view_pointers, *result));
+absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& options,
+                                                    std::vector<ExecutionInput> arguments) const {
+  PreparedRun run;
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Prepare(options, std::move(arguments), &run));
+  for (PreparedRun::Copy& copy : run.copies) {
+    AXLE_RETURN_IF_ERROR(
+        platform_->SynchronousMemcpy(&copy.destination, copy.source, copy.destination.size()));
+  }
+  AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, run.ViewPointers(), output.Result()));
 
   // Donated buffers the result did not take go back to the caller to free.
-  for (ExecutionInput& argument : arguments) {
+  for (ExecutionInput& argument : run.arguments) {
     for (auto& [index, buffer] : *argument.MutableBuffers()) {
       if (argument.unowned_indices().count(index)) continue;
       if (std::optional<se::OwningDeviceMemory> owned = buffer.Release()) {
@@ -249,6 +275,35 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
       }
     }
   }
+  return output;
+}
+
+absl::StatusOr<ExecutionOutput> Executable::ExecuteAsyncOnStream(
+    const ExecutableRunOptions& options, se::Stream* stream,
+    std::vector<ExecutionInput> arguments) const {
+  if (stream == nullptr) return absl::InvalidArgumentError("ExecuteAsyncOnStream: null stream");
+  if (stream->platform() != platform_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "module '", module_->name(), "' was compiled for platform '", platform_->Name(),
+        "'; the stream is of platform '", stream->platform()->Name(), "'"));
+  }
+  auto run = std::make_unique<PreparedRun>();
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Prepare(options, std::move(arguments), run.get()));
+  for (PreparedRun::Copy& copy : run->copies) {
+    AXLE_RETURN_IF_ERROR(stream->Memcpy(&copy.destination, copy.source, copy.destination.size()));
+  }
+  // The run writes the result through a view; the caller owns the buffers.
+  ShapedBuffer result(result_shape_, output.Result().device_ordinal());
+  result.buffers() = output.Result().buffers();
+  AXLE_RETURN_IF_ERROR(stream->DoHostCallbackWithStatus(
+      [self = weak_from_this().lock(), this, options, run = std::move(run),
+       result = std::move(result)]() mutable -> absl::Status {
+        absl::Status status = ExecuteOnBuffers(options, run->ViewPointers(), result);
+        run.reset();  // frees the donated buffers the result did not take
+        if (status.ok()) return status;
+        return absl::Status(status.code(), absl::StrCat("asynchronous run of module '",
+                                                        module_->name(), "': ", status.message()));
+      }));
   return output;
 }
 

@@ -6,7 +6,9 @@
 //   Executable   a compiled module. Execute() checks the arguments, sets up
 //                the result buffers, applies input/output aliasing (donation
 //                and copy protection, see execution_input.h) and calls the
-//                backend's ExecuteOnBuffers. Executables are immutable once
+//                backend's ExecuteOnBuffers. ExecuteAsyncOnStream() does the
+//                checks and allocations now and enqueues the copies and the
+//                run on a stream (stream.h). Executables are immutable once
 //                built: one may run from many threads at once.
 //   Compiler     turns an HloModule into an Executable for one platform.
 //
@@ -36,6 +38,7 @@
 #include "axle/runtime/execution_input.h"
 #include "axle/runtime/platform.h"
 #include "axle/runtime/shaped_buffer.h"
+#include "axle/runtime/stream.h"
 
 namespace axle {
 
@@ -93,7 +96,7 @@ class ExecutableBuildOptions {
 class ExecutableRunOptions {
  public:
   // Where result (and copy-protection) buffers come from; default: the
-  // platform's host allocator.
+  // platform's allocator (se::Platform::memory_allocator()).
   ExecutableRunOptions& set_allocator(se::DeviceMemoryAllocator* allocator) {
     allocator_ = allocator;
     return *this;
@@ -115,12 +118,13 @@ class ExecutableRunOptions {
     return *this;
   }
   int64_t run_id() const { return run_id_; }
-  // Accepted for source compatibility; host platforms have no streams.
-  ExecutableRunOptions& set_stream(void* stream) {
+  // The stream RunAsync enqueues on (and Run waits for); default: the
+  // platform's stream of the device (se::Platform::DefaultStream).
+  ExecutableRunOptions& set_stream(se::Stream* stream) {
     stream_ = stream;
     return *this;
   }
-  void* stream() const { return stream_; }
+  se::Stream* stream() const { return stream_; }
   // At most this many threads of the process's intra-op pool
   // (axle/base/thread_pool.h) run this execution's kernels; <= 0: all.
   ExecutableRunOptions& set_intra_op_threads(int threads) {
@@ -134,11 +138,11 @@ class ExecutableRunOptions {
   int device_ordinal_ = -1;
   int rng_seed_ = 0;
   int64_t run_id_ = 0;
-  void* stream_ = nullptr;
+  se::Stream* stream_ = nullptr;
   int intra_op_threads_ = 0;
 };
 
-class Executable {
+class Executable : public std::enable_shared_from_this<Executable> {
  public:
   Executable(std::shared_ptr<const HloModule> module, const se::Platform* platform);
   virtual ~Executable();
@@ -161,6 +165,18 @@ class Executable {
   absl::StatusOr<ScopedShapedBuffer> Execute(const ExecutableRunOptions& options,
                                              absl::Span<const ShapedBuffer* const> arguments) const;
 
+  // Checks the arguments and allocates the result now (errors are returned
+  // now), then enqueues the copy-protection copies and the run on `stream`
+  // and returns the result, which holds the values once the stream has run
+  // that far. An error the run raises is the stream's
+  // (Stream::BlockHostUntilDone). The run owns the donated buffers (freed
+  // after it; ConsumeToBeReleased() is empty) and keeps the executable
+  // alive when a shared_ptr owns it; lent buffers must stay allocated until
+  // it is done (the platform's allocator sees to that: see device_memory.h).
+  absl::StatusOr<ExecutionOutput> ExecuteAsyncOnStream(const ExecutableRunOptions& options,
+                                                       se::Stream* stream,
+                                                       std::vector<ExecutionInput> arguments) const;
+
  protected:
   // The backend's part. `arguments[i]` holds parameter i's buffers; `result`
   // has every buffer allocated, its tuple index tables written, and each
@@ -172,6 +188,12 @@ class Executable {
                                         const ShapedBuffer& result) const = 0;
 
  private:
+  struct PreparedRun;
+  // The checks and allocations both Execute forms share.
+  absl::StatusOr<ExecutionOutput> Prepare(const ExecutableRunOptions& options,
+                                          std::vector<ExecutionInput> arguments,
+                                          PreparedRun* run) const;
+
   std::shared_ptr<const HloModule> module_;
   const se::Platform* platform_;
   std::vector<Shape> parameter_shapes_;

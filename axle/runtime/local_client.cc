@@ -1,10 +1,12 @@
 #include "axle/runtime/local_client.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/runtime/transfer.h"
 
 namespace axle {
 
@@ -20,29 +22,57 @@ ExecutableRunOptions LocalExecutable::Complete(ExecutableRunOptions options) con
   return options;
 }
 
+absl::StatusOr<se::Stream*> LocalExecutable::StreamFor(const ExecutableRunOptions& options) const {
+  if (options.stream() != nullptr) return options.stream();
+  return executable_->platform()->DefaultStream(std::max(options.device_ordinal(), 0));
+}
+
 absl::StatusOr<ScopedShapedBuffer> LocalExecutable::Run(
     absl::Span<const ShapedBuffer* const> arguments, ExecutableRunOptions run_options) const {
-  return executable_->Execute(Complete(run_options), arguments);
+  std::vector<ExecutionInput> inputs;
+  inputs.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
+    }
+    inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
+  }
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Run(std::move(inputs), std::move(run_options)));
+  return output.ConsumeResult();
 }
 
 absl::StatusOr<ExecutionOutput> LocalExecutable::Run(std::vector<ExecutionInput> arguments,
                                                      ExecutableRunOptions run_options) const {
+  // The arguments may be results of runs still on the stream.
+  AXLE_ASSIGN_OR_RETURN(se::Stream * stream, StreamFor(run_options));
+  AXLE_RETURN_IF_ERROR(stream->BlockHostUntilDone());
   return executable_->Execute(Complete(run_options), std::move(arguments));
 }
 
 absl::StatusOr<ScopedShapedBuffer> LocalExecutable::RunAsync(
     absl::Span<const ShapedBuffer* const> arguments, ExecutableRunOptions run_options) const {
-  return Run(arguments, std::move(run_options));
+  std::vector<ExecutionInput> inputs;
+  inputs.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
+    }
+    inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
+  }
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output,
+                        RunAsync(std::move(inputs), std::move(run_options)));
+  return output.ConsumeResult();
 }
 
 absl::StatusOr<ExecutionOutput> LocalExecutable::RunAsync(std::vector<ExecutionInput> arguments,
                                                           ExecutableRunOptions run_options) const {
-  return Run(std::move(arguments), std::move(run_options));
+  AXLE_ASSIGN_OR_RETURN(se::Stream * stream, StreamFor(run_options));
+  return executable_->ExecuteAsyncOnStream(Complete(run_options), stream, std::move(arguments));
 }
 
 LocalClient::LocalClient(se::Platform* platform)
     : platform_(platform),
-      allocator_(HostMemoryAllocator::Default()),
+      allocator_(platform->memory_allocator()),
       backend_(platform, allocator_) {}
 
 absl::StatusOr<std::vector<std::unique_ptr<LocalExecutable>>> LocalClient::Compile(
@@ -120,12 +150,22 @@ absl::StatusOr<ScopedShapedBuffer> LocalClient::LiteralToShapedBuffer(
                                                    " does not exist on platform '",
                                                    platform_->Name(), "'"));
   }
-  return TransferLiteralToDevice(literal, allocator != nullptr ? allocator : allocator_,
-                                 device_ordinal);
+  TransferManager* transfer_manager = platform_->transfer_manager();
+  AXLE_ASSIGN_OR_RETURN(
+      ScopedShapedBuffer result,
+      transfer_manager->AllocateScopedShapedBuffer(
+          literal.shape(), allocator != nullptr ? allocator : allocator_, device_ordinal));
+  // Fresh buffers: no work on the stream can touch them (the platform's
+  // allocator frees in stream order), so they are written now, without
+  // waiting for runs in flight.
+  AXLE_RETURN_IF_ERROR(TransferLiteralIntoBuffer(literal, result));
+  return result;
 }
 
 absl::StatusOr<Literal> LocalClient::ShapedBufferToLiteral(const ShapedBuffer& shaped_buffer) {
-  return TransferLiteralFromDevice(shaped_buffer);
+  AXLE_ASSIGN_OR_RETURN(se::Stream * stream,
+                        platform_->DefaultStream(shaped_buffer.device_ordinal()));
+  return platform_->transfer_manager()->TransferLiteralFromDevice(stream, shaped_buffer);
 }
 
 absl::StatusOr<LocalClient*> ClientLibrary::GetOrCreateLocalClient(se::Platform* platform) {

@@ -12,8 +12,19 @@
 //   auto literal = (*client)->ShapedBufferToLiteral(*result);
 //
 // Run/RunAsync on ShapedBuffers lend the arguments; on ExecutionInputs they
-// may donate them (see execution_input.h). Host platforms finish the work
-// before RunAsync returns.
+// may donate them (see execution_input.h).
+//
+// RunAsync is asynchronous, as XLA's is: it checks the arguments and
+// allocates the result, enqueues the run on the stream (the run options'
+// stream, else the platform's stream of the device: a worker thread with an
+// ordered queue, stream.h) and returns. The result holds the values once
+// the run is done: ShapedBufferToLiteral waits for the stream, or call
+// stream->BlockHostUntilDone(). An error the run raises is returned by that
+// next synchronization (and by the next Run), as XLA does. Run is
+// synchronous: it waits for the stream's earlier work (returning its
+// error, if any), then runs on the calling thread; several threads may Run
+// one executable at once. Runs enqueued on one stream run in order, so a
+// run may take the result of an earlier RunAsync as its argument.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_LOCAL_CLIENT_H_
@@ -30,7 +41,8 @@
 #include "axle/runtime/executable.h"
 #include "axle/runtime/platform.h"
 #include "axle/runtime/shaped_buffer.h"
-#include "axle/runtime/transfer.h"
+#include "axle/runtime/stream.h"
+#include "axle/runtime/transfer_manager.h"
 
 namespace axle {
 
@@ -65,20 +77,29 @@ class LocalExecutable {
 
  private:
   ExecutableRunOptions Complete(ExecutableRunOptions options) const;
+  // The stream a run with `options` (completed) uses.
+  absl::StatusOr<se::Stream*> StreamFor(const ExecutableRunOptions& options) const;
 
-  std::unique_ptr<Executable> executable_;
+  // Shared with the runs in flight, which keep it alive.
+  std::shared_ptr<Executable> executable_;
   se::DeviceMemoryAllocator* allocator_;
   ExecutableBuildOptions build_options_;
 };
 
-// What XLA's LocalClient::backend() offers users: the platform and its
-// allocator.
+// What XLA's LocalClient::backend() offers users: the platform, its
+// allocator, its transfer manager and its streams.
 class Backend {
  public:
   Backend(se::Platform* platform, se::DeviceMemoryAllocator* allocator)
       : platform_(platform), allocator_(allocator) {}
   se::Platform* platform() const { return platform_; }
   se::DeviceMemoryAllocator* memory_allocator() const { return allocator_; }
+  TransferManager* transfer_manager() const { return platform_->transfer_manager(); }
+  // The device's stream (XLA borrows one from a pool; host platforms have
+  // one per device).
+  absl::StatusOr<se::Stream*> BorrowStream(int device_ordinal) const {
+    return platform_->DefaultStream(device_ordinal);
+  }
   int device_count() const { return 1; }
   int default_device_ordinal() const { return 0; }
 
@@ -103,10 +124,13 @@ class LocalClient {
                                                            const ExecutableBuildOptions& options);
 
   // Copies a literal into fresh device buffers (array leaves in the
-  // literal's layout, or the default one).
+  // literal's layout, or the default one), through the platform's transfer
+  // manager.
   absl::StatusOr<ScopedShapedBuffer> LiteralToShapedBuffer(
       const Literal& literal, int device_ordinal, se::DeviceMemoryAllocator* allocator = nullptr);
-  // Reads device buffers back; an invalid (donated) buffer is an error.
+  // Reads device buffers back once the device's stream is done (an error a
+  // RunAsync raised is returned here); an invalid (donated) buffer is an
+  // error.
   absl::StatusOr<Literal> ShapedBufferToLiteral(const ShapedBuffer& shaped_buffer);
 
   se::Platform* platform() const { return platform_; }

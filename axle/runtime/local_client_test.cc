@@ -11,6 +11,7 @@
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/custom_call_status.h"
+#include "axle/runtime/transfer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

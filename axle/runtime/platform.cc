@@ -1,12 +1,14 @@
 #include "axle/runtime/platform.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/runtime/executable.h"
+#include "axle/runtime/transfer_manager.h"
 
 namespace axle::se {
 namespace {
@@ -37,9 +39,55 @@ Platform::Platform(std::string name, std::vector<std::string> aliases,
     : name_(std::move(name)),
       aliases_(std::move(aliases)),
       custom_call_platform_(std::move(custom_call_platform)),
-      compiler_factory_(std::move(compiler_factory)) {}
+      compiler_factory_(std::move(compiler_factory)),
+      allocator_(std::make_unique<HostMemoryAllocator>(this)),
+      stream_(std::make_unique<Stream>(this, /*device_ordinal=*/0)),
+      transfer_manager_(std::make_unique<TransferManager>(this)) {
+  allocator_->OrderFreesOn(stream_.get());
+}
 
-Platform::~Platform() = default;
+Platform::~Platform() {
+  // The stream's last work may still free blocks into the allocator.
+  stream_.reset();
+  allocator_->OrderFreesOn(nullptr);
+}
+
+absl::StatusOr<Stream*> Platform::DefaultStream(int device_ordinal) const {
+  if (device_ordinal != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device ordinal ", device_ordinal, " does not exist on platform '", name_, "' (it has 0)"));
+  }
+  return stream_.get();
+}
+
+// Host platforms: device memory is host memory.
+absl::Status Platform::SynchronousMemcpy(DeviceMemoryBase* device_dst,
+                                         const DeviceMemoryBase& device_src, uint64_t size) const {
+  if (absl::Status status = CheckMemcpySize(size, device_dst->size(), device_src.size());
+      !status.ok()) {
+    return status;
+  }
+  if (size > 0) std::memcpy(device_dst->opaque(), device_src.opaque(), size);
+  return absl::OkStatus();
+}
+
+absl::Status Platform::SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src,
+                                         uint64_t size) const {
+  if (absl::Status status = CheckMemcpySize(size, device_dst->size(), size); !status.ok()) {
+    return status;
+  }
+  if (size > 0) std::memcpy(device_dst->opaque(), host_src, size);
+  return absl::OkStatus();
+}
+
+absl::Status Platform::SynchronousMemcpy(void* host_dst, const DeviceMemoryBase& device_src,
+                                         uint64_t size) const {
+  if (absl::Status status = CheckMemcpySize(size, size, device_src.size()); !status.ok()) {
+    return status;
+  }
+  if (size > 0) std::memcpy(host_dst, device_src.opaque(), size);
+  return absl::OkStatus();
+}
 
 Compiler* Platform::compiler() const {
   std::call_once(compiler_once_, [&] { compiler_ = compiler_factory_(); });

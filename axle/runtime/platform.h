@@ -11,6 +11,11 @@
 // XLA's names: se::Platform, se::PlatformManager, xla::PlatformUtil.
 // Lookup is case-insensitive.
 //
+// A platform owns what runs on its device (one device, ordinal 0, for the
+// host platforms): its memory allocator, the device's stream (stream.h)
+// that executables run on, its transfer manager (transfer_manager.h), and
+// the copies between device and host memory those use.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_PLATFORM_H_
 #define AXLE_RUNTIME_PLATFORM_H_
@@ -23,10 +28,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "axle/runtime/device_memory.h"
+#include "axle/runtime/stream.h"
 
 namespace axle {
 class Compiler;
-}
+class TransferManager;
+}  // namespace axle
 
 namespace axle::se {
 
@@ -51,6 +59,26 @@ class Platform {
   // The platform's compiler (created once; thread-safe to use).
   Compiler* compiler() const;
 
+  // The platform's device memory: a HostMemoryAllocator of its own, whose
+  // frees are ordered on the device's stream.
+  DeviceMemoryAllocator* memory_allocator() const { return allocator_.get(); }
+  // The stream of device `device_ordinal` (XLA's backend stream): where
+  // LocalExecutable::RunAsync enqueues runs by default. InvalidArgument for
+  // a device the platform does not have.
+  absl::StatusOr<Stream*> DefaultStream(int device_ordinal) const;
+  // Moves and copies literals between host and device buffers.
+  TransferManager* transfer_manager() const { return transfer_manager_.get(); }
+
+  // Copies `size` bytes now, on the calling thread (XLA's
+  // StreamExecutor::SynchronousMemcpy); Stream::Memcpy enqueues these.
+  // InvalidArgument when `size` exceeds either side.
+  absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
+                                 uint64_t size) const;
+  absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src,
+                                 uint64_t size) const;
+  absl::Status SynchronousMemcpy(void* host_dst, const DeviceMemoryBase& device_src,
+                                 uint64_t size) const;
+
  private:
   std::string name_;
   std::vector<std::string> aliases_;
@@ -58,6 +86,9 @@ class Platform {
   std::function<std::unique_ptr<Compiler>()> compiler_factory_;
   mutable std::unique_ptr<Compiler> compiler_;
   mutable std::once_flag compiler_once_;
+  std::unique_ptr<HostMemoryAllocator> allocator_;
+  std::unique_ptr<Stream> stream_;  // orders allocator_'s frees
+  std::unique_ptr<TransferManager> transfer_manager_;
 };
 
 class PlatformManager {

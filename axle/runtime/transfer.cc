@@ -57,20 +57,27 @@ void Relayout(const Shape& shape, const uint8_t* from, uint8_t* to, bool to_phys
 
 }  // namespace
 
-absl::StatusOr<ScopedShapedBuffer> TransferLiteralToDevice(const Literal& literal,
-                                                           se::DeviceMemoryAllocator* allocator,
-                                                           int device_ordinal) {
-  Shape shape = literal.shape();
+absl::StatusOr<ScopedShapedBuffer> AllocateDeviceBuffers(const Shape& on_host_shape,
+                                                         se::DeviceMemoryAllocator* allocator,
+                                                         int device_ordinal) {
+  Shape shape = on_host_shape;
   ShapeUtil::SetToDefaultLayoutIfMissing(&shape);
   ScopedShapedBuffer result(shape, allocator, device_ordinal);
   for (auto& [index, buffer] : result.buffers()) {
-    const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
-    int64_t size = DeviceBufferSize(subshape);
+    int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(shape, index));
     if (size == 0) continue;
     AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(device_ordinal, size));
     buffer = memory.Release();
   }
   WriteTupleIndexTables(result);
+  return result;
+}
+
+absl::StatusOr<ScopedShapedBuffer> TransferLiteralToDevice(const Literal& literal,
+                                                           se::DeviceMemoryAllocator* allocator,
+                                                           int device_ordinal) {
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result,
+                        AllocateDeviceBuffers(literal.shape(), allocator, device_ordinal));
   AXLE_RETURN_IF_ERROR(TransferLiteralIntoBuffer(literal, result));
   return result;
 }

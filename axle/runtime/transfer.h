@@ -2,7 +2,9 @@
 //
 // Device buffers of host platforms are host memory laid out as
 // shaped_buffer.h describes: arrays dense in their shape's layout, tuples as
-// index tables. These functions copy between them and Literals (row-major).
+// index tables. These functions copy between them and Literals (row-major)
+// now, on the calling thread: what a run does inside its own work, and what
+// the transfer manager (transfer_manager.h) orders on a stream.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_TRANSFER_H_
@@ -16,6 +18,11 @@
 
 namespace axle {
 
+// Fresh buffers for a value of `on_host_shape` (array leaves in its layout,
+// or the default one), tuple index tables written.
+absl::StatusOr<ScopedShapedBuffer> AllocateDeviceBuffers(const Shape& on_host_shape,
+                                                         se::DeviceMemoryAllocator* allocator,
+                                                         int device_ordinal);
 // Fresh buffers holding `literal` (array leaves in the literal's layout, or
 // the default one where it has none).
 absl::StatusOr<ScopedShapedBuffer> TransferLiteralToDevice(const Literal& literal,

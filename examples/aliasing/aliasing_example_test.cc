@@ -1,7 +1,8 @@
 // XLA's aliasing guide (https://openxla.org/xla/aliasing), run on Axle with
 // XLA's own API: the `increment` module aliases its output to parameter 0;
-// donating the argument through LocalExecutable::RunAsync updates it in
-// place, lending it triggers copy protection. Written against the XLA
+// donating the argument through LocalExecutable::RunAsync (asynchronous:
+// waited for on the device's stream) updates it in place, lending it
+// triggers copy protection. Written against the XLA
 // include paths (compat/include), as an XLA user writes it; run on the
 // interpreter and on the cpu platform.
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "xla/service/maybe_owning_device_memory.h"
 #include "xla/service/platform_util.h"
 #include "xla/shape_util.h"
+#include "xla/stream_executor/stream.h"
 
 namespace {
 
@@ -53,6 +55,10 @@ void ExpectInPlaceIncrement(xla::LocalClient* client, xla::LocalExecutable* exec
   inputs.push_back(std::move(input));
   xla::ExecutionOutput output =
       executable->RunAsync(std::move(inputs), xla::ExecutableRunOptions()).value();
+  // RunAsync returns with the run enqueued on the device's stream; XLA's
+  // way to wait for it (ShapedBufferToLiteral below would wait too).
+  auto stream = client->backend().BorrowStream(0).value();
+  EXPECT_TRUE(stream->BlockHostUntilDone().ok());
   xla::ScopedShapedBuffer result = output.ConsumeResult();
   EXPECT_EQ(result.root_buffer().opaque(), address) << "the update was not in place";
   EXPECT_EQ(client->ShapedBufferToLiteral(result).value().GetFirstElement<float>(), 42.0f);

@@ -33,6 +33,17 @@ TEST(CpuPlatformTest, IsRegisteredUnderXlasNames) {
   EXPECT_EQ(*PlatformUtil::GetDefaultPlatform(), *platform);
 }
 
+TEST(CpuPlatformTest, OwnsItsAllocatorStreamAndTransferManager) {
+  se::Platform* cpu = *PlatformUtil::GetPlatform("cpu");
+  se::Platform* interpreter = *PlatformUtil::GetPlatform("interpreter");
+  EXPECT_EQ(cpu->memory_allocator()->platform(), cpu);
+  EXPECT_NE(cpu->memory_allocator(), interpreter->memory_allocator());
+  EXPECT_NE(*cpu->DefaultStream(0), *interpreter->DefaultStream(0));
+  EXPECT_NE(cpu->transfer_manager(), interpreter->transfer_manager());
+  LocalClient* client = *ClientLibrary::GetOrCreateLocalClient(cpu);
+  EXPECT_EQ(client->backend().memory_allocator(), cpu->memory_allocator());
+}
+
 TEST(CpuPlatformTest, FusedElementwiseChainAgreesWithTheInterpreter) {
   Shape shape = ShapeUtil::MakeShape(F32, {64, 33});
   ExpectCpuAgrees(R"(

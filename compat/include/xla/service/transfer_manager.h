@@ -1,0 +1,13 @@
+// Compatibility header: XLA's xla/service/transfer_manager.h.
+#ifndef AXLE_COMPAT_XLA_SERVICE_TRANSFER_MANAGER_H_
+#define AXLE_COMPAT_XLA_SERVICE_TRANSFER_MANAGER_H_
+
+#include "axle/runtime/transfer_manager.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+namespace stream_executor = ::axle::se;
+
+#endif  // AXLE_COMPAT_XLA_SERVICE_TRANSFER_MANAGER_H_

@@ -1,0 +1,14 @@
+// Compatibility header: XLA's xla/stream_executor/stream.h.
+#ifndef AXLE_COMPAT_XLA_STREAM_EXECUTOR_STREAM_H_
+#define AXLE_COMPAT_XLA_STREAM_EXECUTOR_STREAM_H_
+
+#include "axle/runtime/stream.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+// StreamExecutor's namespace, and XLA's `se` alias for it.
+namespace stream_executor = ::axle::se;
+
+#endif  // AXLE_COMPAT_XLA_STREAM_EXECUTOR_STREAM_H_
