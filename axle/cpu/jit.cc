@@ -376,7 +376,7 @@ struct Jit::Impl {
 
   // The cache key of `ir` (the module's text before optimization).
   std::string CacheKey(const std::string& ir) const {
-    return Sha256Hex(absl::StrCat(CodeKey(*host, options), std::string_view("\0", 1), ir));
+    return Sha256Hex(absl::StrCat(CodeKey(*host, options), absl::string_view("\0", 1), ir));
   }
 
   // Optimizes and compiles work.module to work.object with

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/logging.h"
 #include "llvm/ADT/StringMap.h"
@@ -69,7 +70,7 @@ CheckedFileRead ReadCheckedFile(const std::string& path, absl::string_view magic
   if (!in) return read;
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   read.error = CheckedFileError::kCorrupt;
-  if (data.size() < kHeaderSize || !absl::string_view(data).starts_with(magic)) return read;
+  if (data.size() < kHeaderSize || !absl::StartsWith(data, magic)) return read;
   uint64_t size = 0;
   for (size_t i = 0; i < 8; ++i) {
     size |= uint64_t{static_cast<uint8_t>(data[kMagicSize + i])} << (8 * i);

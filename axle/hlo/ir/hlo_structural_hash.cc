@@ -34,6 +34,31 @@ uint64_t Mix(uint64_t x) {
   return x;
 }
 
+Layout DefaultLayout(int64_t rank) {
+  std::vector<int64_t> minor_to_major(rank);
+  for (int64_t i = 0; i < rank; ++i) minor_to_major[i] = rank - 1 - i;
+  return Layout(minor_to_major);
+}
+
+// Shape::operator==, but an array without a layout has the default one.
+bool ShapesIdentical(const Shape& a, const Shape& b) {
+  if (a.element_type() != b.element_type()) return false;
+  if (a.IsTuple() || a.IsBuffer()) {
+    if (a.tuple_shapes_size() != b.tuple_shapes_size()) return false;
+    for (int64_t i = 0; i < a.tuple_shapes_size(); ++i) {
+      if (!ShapesIdentical(a.tuple_shapes(i), b.tuple_shapes(i))) return false;
+    }
+    return true;
+  }
+  if (a.dimensions() != b.dimensions() || a.dynamic_dimensions() != b.dynamic_dimensions()) {
+    return false;
+  }
+  if (!a.IsArray()) return true;
+  const Layout layout_a = a.has_layout() ? a.layout() : DefaultLayout(a.rank());
+  const Layout layout_b = b.has_layout() ? b.layout() : DefaultLayout(b.rank());
+  return layout_a == layout_b;
+}
+
 }  // namespace
 
 std::string Fingerprint128::ToHex() const { return absl::StrFormat("%016x%016x", high, low); }
@@ -76,11 +101,17 @@ void StructuralHasher::Add(const Fingerprint128& fingerprint) {
   AddWord(fingerprint.high);
 }
 
+// An array without a layout has the default (descending) one: the passes
+// make some shapes without, the parser gives every shape one.
 void StructuralHasher::Add(const Shape& shape) {
   Combine(shape.element_type(), shape.dimensions(), shape.dynamic_dimensions(),
           shape.tuple_shapes());
-  AddWord(shape.has_layout() ? 1 : 0);
-  if (shape.has_layout()) Add(shape.layout());
+  if (!shape.IsArray()) return;
+  if (shape.has_layout()) {
+    Add(shape.layout());
+  } else {
+    Add(DefaultLayout(shape.rank()));
+  }
 }
 
 // Layout::operator== compares more than this (dim levels, split configs,
@@ -293,7 +324,8 @@ bool IdenticalAttributes(const HloInstruction& a, const HloInstruction& b) {
 // --- Instructions -------------------------------------------------------------------
 
 bool IdenticalIgnoringOperands(const HloInstruction& a, const HloInstruction& b) {
-  if (a.opcode() != b.opcode() || a.shape() != b.shape() || a.has_sharding() != b.has_sharding() ||
+  if (a.opcode() != b.opcode() || !ShapesIdentical(a.shape(), b.shape()) ||
+      a.has_sharding() != b.has_sharding() ||
       (a.has_sharding() && !(a.sharding() == b.sharding())) ||
       a.frontend_attributes() != b.frontend_attributes() ||
       a.raw_backend_config_string() != b.raw_backend_config_string() ||
@@ -322,6 +354,44 @@ void HashIgnoringOperands(StructuralHasher& hasher, const HloInstruction& instru
 
 namespace {
 
+// The instructions of `computation` in a post order its graph alone decides
+// (not the order instructions were added in, which printing and parsing
+// change): the parameters by number, then a depth-first walk from the root
+// (operands in order, then control predecessors), then whatever the root
+// does not reach, in insertion order.
+std::vector<const HloInstruction*> CanonicalPostOrder(const HloComputation& computation) {
+  std::vector<const HloInstruction*> order;
+  absl::flat_hash_map<const HloInstruction*, bool> done;  // false: on the stack
+  auto walk = [&](const HloInstruction* start) {
+    if (done.contains(start)) return;
+    std::vector<std::pair<const HloInstruction*, size_t>> stack = {{start, 0}};
+    done[start] = false;
+    while (!stack.empty()) {
+      auto& [instruction, next] = stack.back();
+      const size_t operands = instruction->operands().size();
+      const size_t total = operands + instruction->control_predecessors().size();
+      if (next < total) {
+        const HloInstruction* input = next < operands
+                                          ? instruction->operands()[next]
+                                          : instruction->control_predecessors()[next - operands];
+        ++next;
+        if (!done.contains(input)) {
+          done[input] = false;
+          stack.emplace_back(input, 0);
+        }
+        continue;
+      }
+      done[instruction] = true;
+      order.push_back(instruction);
+      stack.pop_back();
+    }
+  };
+  for (const HloInstruction* parameter : computation.parameter_instructions()) walk(parameter);
+  walk(computation.root_instruction());
+  for (const HloInstruction* instruction : computation.instructions()) walk(instruction);
+  return order;
+}
+
 // Fingerprints of computations, each computed once (a reducer called by
 // many reduces).
 class ComputationFingerprints {
@@ -332,7 +402,7 @@ class ComputationFingerprints {
     StructuralHasher hasher;
     hasher.Add(computation.execution_thread());
     absl::flat_hash_map<const HloInstruction*, int64_t> position;
-    const std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
+    const std::vector<const HloInstruction*> order = CanonicalPostOrder(computation);
     hasher.Add(order.size());
     for (const HloInstruction* instruction : order) {
       const int64_t index = static_cast<int64_t>(position.size());
@@ -390,8 +460,8 @@ Fingerprint128 FingerprintInstructionIgnoringOperands(const HloInstruction& inst
 bool ComputationsIdentical(const HloComputation& a, const HloComputation& b) {
   if (&a == &b) return true;
   if (a.execution_thread() != b.execution_thread()) return false;
-  const std::vector<HloInstruction*> order_a = a.MakeInstructionPostOrder();
-  const std::vector<HloInstruction*> order_b = b.MakeInstructionPostOrder();
+  const std::vector<const HloInstruction*> order_a = CanonicalPostOrder(a);
+  const std::vector<const HloInstruction*> order_b = CanonicalPostOrder(b);
   if (order_a.size() != order_b.size()) return false;
   absl::flat_hash_map<const HloInstruction*, int64_t> position_a, position_b;
   for (size_t i = 0; i < order_a.size(); ++i) {

@@ -2,7 +2,8 @@
 //
 // Every member of every attribute struct takes part in identity and hash:
 // two instructions that differ in one member compare unequal and hash
-// differently. Names, ids and metadata do not count; shapes with layouts,
+// differently. Names, ids and metadata do not count; shapes with layouts (no
+// layout is the default one),
 // the generic attributes, operands by position and called computations do.
 // Fingerprints are deterministic (fixed values would be brittle; equal
 // parses give equal fingerprints).
@@ -157,7 +158,7 @@ TEST(HloStructuralHashTest, EveryAttributeMemberCounts) {
 }
 
 TEST(HloStructuralHashTest, GenericAttributesCountNamesAndMetadataDoNot) {
-  const Shape shape(F32, {4});
+  const Shape shape(F32, {4, 2});
   auto a = HloInstruction::Create(HloOpcode::kNegate, shape, {});
   auto b = HloInstruction::Create(HloOpcode::kNegate, shape, {});
   b->SetName("other_name");
@@ -172,7 +173,9 @@ TEST(HloStructuralHashTest, GenericAttributesCountNamesAndMetadataDoNot) {
       [](HloInstruction& i) {
         i.mutable_raw_attributes()->push_back({"n", "v"});
       },
-      [](HloInstruction& i) { i.mutable_shape()->set_layout(Layout({0})); },
+      [](HloInstruction& i) {
+        i.mutable_shape()->set_layout(Layout({0, 1}));
+      },
   };
   for (size_t k = 0; k < changes.size(); ++k) {
     SCOPED_TRACE(k);
@@ -181,6 +184,11 @@ TEST(HloStructuralHashTest, GenericAttributesCountNamesAndMetadataDoNot) {
     EXPECT_FALSE(IdenticalIgnoringOperands(*a, *c));
     EXPECT_NE(HashOf(*a), HashOf(*c));
   }
+  // No layout is the default layout.
+  auto with_default = HloInstruction::Create(HloOpcode::kNegate, shape, {});
+  with_default->mutable_shape()->set_layout(Layout({1, 0}));
+  EXPECT_TRUE(IdenticalIgnoringOperands(*a, *with_default));
+  EXPECT_EQ(HashOf(*a), HashOf(*with_default));
   auto abs = HloInstruction::Create(HloOpcode::kAbs, shape, {});
   EXPECT_FALSE(IdenticalIgnoringOperands(*a, *abs));
   EXPECT_NE(HashOf(*a), HashOf(*abs));
@@ -215,13 +223,15 @@ add_f32 {
   ROOT sum = f32[] add(lhs, rhs)
 }
 ENTRY main {
-  p0 = f32[16,8] parameter(0)
-  p1 = f32[16,8] parameter(1)
-  product = f32[16,8] multiply(p0, p1), metadata={op_name="other"}
   zero = f32[] constant(0)
+  p1 = f32[16,8] parameter(1)
+  p0 = f32[16,8] parameter(0)
+  product = f32[16,8] multiply(p0, p1), metadata={op_name="other"}
   ROOT rows = f32[16] reduce(product, zero), dimensions={1}, to_apply=add_f32
 })";
 
+// Other names, metadata and instruction order (a fingerprint does not depend
+// on the order instructions were added in).
 TEST(HloStructuralHashTest, RenamedModulesAreIdentical) {
   auto a = Parse(kModule);
   auto b = Parse(kRenamed);
