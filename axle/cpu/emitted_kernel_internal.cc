@@ -2,7 +2,7 @@
 #include "axle/cpu/emitted_kernel_internal.h"
 
 #include "absl/strings/str_cat.h"
-#include "axle/hlo/text/hlo_printer.h"
+#include "axle/hlo/ir/hlo_structural_hash.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -71,11 +71,7 @@ llvm::Value* EmitScalarLiteral(ElementalIrEmitter& elemental, llvm::Module* modu
 }
 
 std::string InstructionKey(const HloInstruction& instruction) {
-  std::string text =
-      ToString(instruction, HloPrintOptions::ShortParsable().set_print_operand_names(false));
-  const size_t equals = text.find(" = ");
-  if (equals != std::string::npos) text.erase(0, equals + 3);
-  return text;
+  return FingerprintInstructionIgnoringOperands(instruction).ToHex();
 }
 
 }  // namespace axle::cpu

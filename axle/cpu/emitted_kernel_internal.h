@@ -4,7 +4,7 @@
 // convolution_loop_emitter.cc) share: the pair
 // of functions every emitted kernel is (an always-inline body with noalias
 // buffers, and the wrapper with the loop kernel's signature), an epilogue
-// constant as a value, and an instruction's text for a kernel's key.
+// constant as a value, and an instruction's fingerprint for a kernel's key.
 // Internal to axle/cpu: this header includes LLVM.
 //
 //===----------------------------------------------------------------------===//
@@ -43,8 +43,8 @@ absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
 llvm::Value* EmitScalarLiteral(ElementalIrEmitter& elemental, llvm::Module* module,
                                const Literal& literal);
 
-// `instruction`'s text without its name and its operands' names (what
-// identifies an epilogue op in a kernel's key).
+// `instruction`'s structural fingerprint ignoring its operands and names
+// (hlo_structural_hash.h): what identifies an epilogue op in a kernel's key.
 std::string InstructionKey(const HloInstruction& instruction);
 
 }  // namespace axle::cpu

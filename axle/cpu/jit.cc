@@ -13,8 +13,8 @@
 // After the pipeline, loops tagged kNonTemporalStoresLoopProperty get their
 // aligned vector stores marked !nontemporal (MarkNonTemporalStores).
 //
-// Cache file: "AXLEOBJ1", the payload size (8 bytes, little endian), the
-// SHA-256 of the payload (32 bytes), the payload (an ELF object).
+// Cache file: object_cache.h's checked file ("AXLEOBJ1") holding an ELF
+// object.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/jit.h"
@@ -39,9 +39,11 @@
 #include "axle/base/environment_options.h"
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/object_cache.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/CompileUtils.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -56,7 +58,6 @@
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -68,8 +69,8 @@ namespace {
 // Bump when the cache file layout or anything else that changes the code
 // for the same key changes (the elemental emitter's output is covered by
 // the IR hash).
-constexpr char kCacheFormat[] = "axle-object-cache-1";
-constexpr char kCacheMagic[8] = {'A', 'X', 'L', 'E', 'O', 'B', 'J', '1'};
+constexpr char kCacheFormat[] = "axle-object-cache-2";
+constexpr char kCacheMagic[] = "AXLEOBJ1";
 
 // Set once per process before any code is generated (see jit.h).
 constexpr const char* kLlvmOptions[] = {"-enable-epilogue-vectorization=false", "-disable-lsr"};
@@ -168,22 +169,6 @@ std::string ModuleText(const llvm::Module& module) {
   return text;
 }
 
-std::string Hex(llvm::ArrayRef<uint8_t> bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (uint8_t byte : bytes) {
-    text.push_back(kDigits[byte >> 4]);
-    text.push_back(kDigits[byte & 15]);
-  }
-  return text;
-}
-
-std::array<uint8_t, 32> Sha256(llvm::StringRef data) {
-  llvm::SHA256 hasher;
-  hasher.update(data);
-  return hasher.final();
-}
-
 // The host target, detected once per process (cpuid, the host's name and
 // features).
 struct HostTarget {
@@ -240,50 +225,23 @@ llvm::CodeGenOptLevel ToCodeGenLevel(int level) {
   }
 }
 
-// The payload of a valid cache file, else nullptr (missing, truncated,
-// corrupt).
-std::unique_ptr<llvm::MemoryBuffer> ReadCacheFile(const std::string& path) {
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
-  if (!file) return nullptr;
-  llvm::StringRef data = (*file)->getBuffer();
-  constexpr size_t kHeader = sizeof(kCacheMagic) + 8 + 32;
-  if (data.size() < kHeader || !data.starts_with(llvm::StringRef(kCacheMagic, 8))) return nullptr;
-  uint64_t size = 0;
-  for (int i = 0; i < 8; ++i) size |= uint64_t{static_cast<uint8_t>(data[8 + i])} << (8 * i);
-  if (size != data.size() - kHeader) return nullptr;
-  llvm::StringRef payload = data.substr(kHeader);
-  std::array<uint8_t, 32> hash = Sha256(payload);
-  if (llvm::StringRef(reinterpret_cast<const char*>(hash.data()), 32) != data.substr(16, 32)) {
-    return nullptr;
-  }
-  return llvm::MemoryBuffer::getMemBufferCopy(payload, path);
+bool UsesKernelPipeline(const JitOptions& options) {
+  return options.kernel_pipeline &&
+         (options.optimization_level == 1 || options.optimization_level == 2);
 }
 
-// Writes `object` to `path` through a temp file in the same directory and a
-// rename, so readers see the old file, no file, or the whole new one.
-bool WriteCacheFile(const std::string& path, llvm::StringRef object) {
-  static std::atomic<int64_t> counter{0};
-  const std::string temp = absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    char size[8];
-    for (int i = 0; i < 8; ++i) size[i] = static_cast<char>(uint64_t{object.size()} >> (8 * i));
-    std::array<uint8_t, 32> hash = Sha256(object);
-    out.write(kCacheMagic, sizeof(kCacheMagic));
-    out.write(size, 8);
-    out.write(reinterpret_cast<const char*>(hash.data()), 32);
-    out.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temp, ignored);
-      return false;
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) std::filesystem::remove(temp, error);
-  return !error;
+// Everything besides the IR that changes the code: the cache format, LLVM's
+// version, the target, the options that change code and the LLVM options.
+std::string CodeKey(const HostTarget& host, const JitOptions& options) {
+  return absl::StrCat(kCacheFormat, "\nllvm ", LLVM_VERSION_STRING, "\n", host.triple, "\n",
+                      host.cpu_name, "\n", host.cpu_features, "\nO", options.optimization_level,
+                      " prefer512=", options.prefer_512_bit_vectors,
+                      " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling,
+                      " kernel_pipeline=", UsesKernelPipeline(options), "\n", LlvmOptionsKey());
+}
+
+absl::string_view AsStringView(const llvm::MemoryBuffer& buffer) {
+  return absl::string_view(buffer.getBufferStart(), buffer.getBufferSize());
 }
 
 // Marks !nontemporal the vector stores, aligned to their size, to memory
@@ -376,11 +334,6 @@ struct Jit::Impl {
     }
   }
 
-  bool UsesKernelPipeline() const {
-    return options.kernel_pipeline &&
-           (options.optimization_level == 1 || options.optimization_level == 2);
-  }
-
   void Optimize(llvm::Module& module, llvm::TargetMachine* target_machine) const {
     if (options.optimization_level == 0) return;
     llvm::LoopAnalysisManager lam;
@@ -406,7 +359,7 @@ struct Jit::Impl {
     builder.registerLoopAnalyses(lam);
     builder.crossRegisterProxies(lam, fam, cgam, mam);
     llvm::ModulePassManager passes;
-    if (UsesKernelPipeline()) {
+    if (UsesKernelPipeline(options)) {
       llvm::Error error = builder.parsePassPipeline(
           passes, KernelPipeline(options.slp_vectorization, options.loop_unrolling));
       CHECK(!error) << ToString(std::move(error));
@@ -419,20 +372,7 @@ struct Jit::Impl {
 
   // The cache key of `ir` (the module's text before optimization).
   std::string CacheKey(const std::string& ir) const {
-    llvm::SHA256 hasher;
-    for (const std::string& part :
-         {std::string(kCacheFormat), host->triple, host->cpu_name, host->cpu_features,
-          absl::StrCat("O", options.optimization_level,
-                       " prefer512=", options.prefer_512_bit_vectors,
-                       " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling,
-                       " kernel_pipeline=", UsesKernelPipeline()),
-          LlvmOptionsKey()}) {
-      hasher.update(part);
-      hasher.update(llvm::StringRef("\0", 1));
-    }
-    hasher.update(ir);
-    std::array<uint8_t, 32> hash = hasher.final();
-    return Hex(hash);
+    return Sha256Hex(absl::StrCat(CodeKey(*host, options), absl::string_view("\0", 1), ir));
   }
 
   // Optimizes and compiles work.module to work.object with
@@ -454,7 +394,9 @@ struct Jit::Impl {
     work.object = std::move(*object);
     if (!work.cache_path.empty()) {
       auto cache_start = Clock::now();
-      if (WriteCacheFile(work.cache_path, work.object->getBuffer())) ++object_cache_writes;
+      if (WriteCheckedFile(work.cache_path, kCacheMagic, AsStringView(*work.object))) {
+        ++object_cache_writes;
+      }
       cache_ms.fetch_add(MillisecondsSince(cache_start));
     }
   }
@@ -567,7 +509,10 @@ absl::Status Jit::AddModules(std::vector<std::unique_ptr<llvm::Module>> modules,
       work.cache_path =
           absl::StrCat(impl_->options.cache_dir, "/", impl_->CacheKey(work.before), ".o");
       impl_->last_cache_path = work.cache_path;
-      work.object = ReadCacheFile(work.cache_path);
+      CheckedFileRead read = ReadCheckedFile(work.cache_path, kCacheMagic);
+      if (read.payload.has_value()) {
+        work.object = llvm::MemoryBuffer::getMemBufferCopy(*read.payload, work.cache_path);
+      }
       work.from_cache = work.object != nullptr;
       if (work.from_cache) ++object_cache_hits;
       impl_->cache_ms.fetch_add(MillisecondsSince(cache_start));

@@ -140,7 +140,8 @@ class LoopKernelModule {
   std::shared_ptr<const Jit> jit() const;
   // Milliseconds spent emitting IR in AddKernel and AddScalarFunction.
   double emit_ms() const;
-  // Every added kernel's and scalar function's name and computation text:
+  // Every added kernel's and scalar function's name and its computation's
+  // structural fingerprint (an emitted kernel's key):
   // two modules with equal signatures have the same functions under the
   // same names (so a caller can check that a precompiled Jit really is the
   // one for these functions).

@@ -19,38 +19,13 @@
 #include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/cpu/scalar_function_emitter.h"
-#include "axle/hlo/text/hlo_printer.h"
+#include "axle/hlo/ir/hlo_structural_hash.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
 namespace axle::cpu {
 namespace {
-
-// A text equal for two computations exactly when they compute the same
-// function of their parameters: each instruction in post order, numbered,
-// with its operands by number and its attributes as printed (names left
-// out; a called computation by name, which is only ever conservative).
-std::string StructuralKey(const HloComputation& computation) {
-  HloPrintOptions options = HloPrintOptions::ShortParsable().set_print_operand_names(false);
-  std::map<const HloInstruction*, int64_t> numbers;
-  std::string key;
-  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
-    const int64_t number = static_cast<int64_t>(numbers.size());
-    numbers[instruction] = number;
-    std::string text = ToString(*instruction, options);
-    // Drop "name = ".
-    const size_t equals = text.find(" = ");
-    if (equals != std::string::npos) text.erase(0, equals + 3);
-    absl::StrAppend(&key, number, instruction == computation.root_instruction() ? " root" : "",
-                    " = ", text, " <-");
-    for (const HloInstruction* operand : instruction->operands()) {
-      absl::StrAppend(&key, " ", numbers.at(operand));
-    }
-    key += "\n";
-  }
-  return key;
-}
 
 // Code for about this many IR instructions (before optimization) goes into
 // one module before another module is started: below it, LLVM's fixed cost
@@ -88,7 +63,8 @@ struct LoopKernelModule::Impl {
     int64_t instructions = 0;
   };
   std::vector<Partition> partitions;
-  // The function emitted for each structural key (StructuralKey).
+  // The function emitted for each key: the kind of function and its
+  // computation's structural fingerprint, or an emitted kernel's key.
   std::map<std::string, std::string> function_of_key;
   // The kernels and scalar functions waiting for their function, with its
   // name.
@@ -153,7 +129,10 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
     const HloComputation& computation, absl::string_view kernel_name) {
   auto start = std::chrono::steady_clock::now();
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopOutputs(computation));
-  const std::string key = StructuralKey(computation);
+  // Structurally identical computations (hlo_structural_hash.h) share one
+  // function.
+  const std::string fingerprint = FingerprintComputation(computation).ToHex();
+  const std::string key = absl::StrCat("loop kernel ", fingerprint);
   auto [it, is_new] =
       impl_->function_of_key.emplace(key, std::string(kernel_name.data(), kernel_name.size()));
   const std::string& function_name = it->second;
@@ -171,8 +150,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
       }
       partition->instructions += InstructionCount(*partition->module) - before;
     }
-    absl::StrAppend(&impl_->signature, kernel_name, "\n",
-                    computation.ToString(HloPrintOptions::ShortParsable()), "\n");
+    absl::StrAppend(&impl_->signature, kernel_name, " ", fingerprint, "\n");
   } else {
     // The same function as an earlier kernel: no code of its own.
     absl::StrAppend(&impl_->signature, kernel_name, " = ", function_name, "\n");
@@ -195,7 +173,8 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddSca
   auto start = std::chrono::steady_clock::now();
   AXLE_RETURN_IF_ERROR(CheckScalarFunction(computation));
   // Another calling convention than a loop kernel's: never the same function.
-  const std::string key = absl::StrCat("scalar function\n", StructuralKey(computation));
+  const std::string fingerprint = FingerprintComputation(computation).ToHex();
+  const std::string key = absl::StrCat("scalar function ", fingerprint);
   auto [it, is_new] = impl_->function_of_key.emplace(key, std::string(name.data(), name.size()));
   const std::string& function_name = it->second;
   if (is_new) {
@@ -211,8 +190,7 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddSca
       }
       partition->instructions += InstructionCount(*partition->module) - before;
     }
-    absl::StrAppend(&impl_->signature, "scalar function ", name, "\n",
-                    computation.ToString(HloPrintOptions::ShortParsable()), "\n");
+    absl::StrAppend(&impl_->signature, "scalar function ", name, " ", fingerprint, "\n");
   } else {
     absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", function_name, "\n");
   }

@@ -2,8 +2,9 @@
 //
 // Compiling the same module twice in a process runs LLVM once and gives two
 // independent executables that both compute the interpreter's values;
-// other build options compile again; cached kernels whose fusions differ
-// are not used. With AXLE_DUMP_TO set, the compiler
+// other build options compile again; a cached compilation whose kernels
+// differ from those its module needs is not used. (Disk and structural
+// identity: executable_cache_test.cc.) With AXLE_DUMP_TO set, the compiler
 // writes the cpu-prepare pass dumps, the LLVM IR before and after
 // optimization (naming the kernels) and the LLVM timings.
 //
@@ -18,7 +19,7 @@
 #include "absl/strings/match.h"
 #include "axle/cpu/jit.h"
 #include "axle/cpu/runtime/cpu_executable.h"
-#include "axle/cpu/runtime/kernel_jit_cache.h"
+#include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -47,7 +48,8 @@ ENTRY e {
   ROOT out = (f32[16,8], f32[16]) tuple(t, r)
 })";
 
-// kModule under its own module name (so other tests cannot have compiled it).
+// kModule under another module name (names do not change its identity: each
+// test starts with an empty compilation cache).
 std::string ModuleNamed(const std::string& name) {
   std::string text = kModule;
   text.replace(text.find("MODULE"), 6, name);
@@ -82,7 +84,12 @@ void ExpectAgreesWithInterpreter(const std::string& text, const LocalExecutable&
   EXPECT_TRUE(near.ok()) << near;
 }
 
-TEST(CompileCacheTest, SameModuleTwiceRunsLlvmOnce) {
+class CompileCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override { CompilationCache::Global().Clear(); }
+};
+
+TEST_F(CompileCacheTest, SameModuleTwiceRunsLlvmOnce) {
   const std::string text = ModuleNamed("twice");
   const int64_t before = GetJitStats().modules_optimized;
   std::unique_ptr<LocalExecutable> first = Compile(text);
@@ -103,7 +110,7 @@ TEST(CompileCacheTest, SameModuleTwiceRunsLlvmOnce) {
   ExpectAgreesWithInterpreter(text, *second);
 }
 
-TEST(CompileCacheTest, OtherBuildOptionsOrModuleCompileAgain) {
+TEST_F(CompileCacheTest, OtherBuildOptionsOrModuleCompileAgain) {
   const std::string text = ModuleNamed("options");
   const int64_t before = GetJitStats().modules_optimized;
   std::unique_ptr<LocalExecutable> plain = Compile(text);
@@ -119,30 +126,41 @@ TEST(CompileCacheTest, OtherBuildOptionsOrModuleCompileAgain) {
   ExpectAgreesWithInterpreter(changed, *other_module);
 }
 
-TEST(CompileCacheTest, CachedKernelsOfOtherFusionsAreNotUsed) {
+TEST_F(CompileCacheTest, CachedKernelsOfOtherFusionsAreNotUsed) {
   // Poison the entry of module A with module B's kernels (as if the passes
   // had fused A differently this time): compiling A must not run B's code.
   const std::string a = ModuleNamed("poisoned");
   std::string b = ModuleNamed("other_kernels");
   b.replace(b.find("multiply(x, y)"), 14, "subtract(x, y)");
   std::unique_ptr<LocalExecutable> compiled_b = Compile(b);
+  std::unique_ptr<LocalExecutable> first_a = Compile(a);
   auto parse = [](const std::string& text) {
     auto module = ParseAndReturnUnverifiedModule(text);
     CHECK(module.ok()) << module.status();
     return std::move(*module);
   };
   const std::string platform = ClientFor("cpu")->platform()->Name();
-  CachedKernels kernels_of_b = KernelJitCache::Global().Find(
-      CompilationFingerprint(*parse(b), ExecutableBuildOptions(), platform));
-  ASSERT_NE(kernels_of_b.jit, nullptr);
-  KernelJitCache::Global().Insert(
-      CompilationFingerprint(*parse(a), ExecutableBuildOptions(), platform), kernels_of_b);
+  const CompilationKey key_a = MakeCompilationKey(*parse(a), ExecutableBuildOptions(), platform);
+  auto of_a = CompilationCache::Global().Find(key_a);
+  auto of_b = CompilationCache::Global().Find(
+      MakeCompilationKey(*parse(b), ExecutableBuildOptions(), platform));
+  ASSERT_NE(of_a, nullptr);
+  ASSERT_NE(of_b, nullptr);
+  auto poisoned = std::make_shared<CpuCompiledArtifact>();
+  poisoned->optimized = static_cast<const CpuCompiledArtifact&>(*of_a).optimized;
+  poisoned->kernels = static_cast<const CpuCompiledArtifact&>(*of_b).kernels;
+  poisoned->signature = static_cast<const CpuCompiledArtifact&>(*of_b).signature;
+  CompilationCache::Global().Insert(key_a, poisoned);
 
   const int64_t before = GetJitStats().modules_optimized;
   std::unique_ptr<LocalExecutable> compiled_a = Compile(a);
   EXPECT_EQ(GetJitStats().modules_optimized, before + 1);
   ExpectAgreesWithInterpreter(a, *compiled_a);
   ExpectAgreesWithInterpreter(b, *compiled_b);
+  // The poisoned entry was replaced: the next compile is a clean hit.
+  std::unique_ptr<LocalExecutable> again = Compile(a);
+  EXPECT_EQ(GetJitStats().modules_optimized, before + 1);
+  ExpectAgreesWithInterpreter(a, *again);
 }
 
 std::string ReadFile(const fs::path& path) {
@@ -152,7 +170,7 @@ std::string ReadFile(const fs::path& path) {
   return text.str();
 }
 
-TEST(CompileCacheTest, DumpHasPassesLlvmIrAndTimings) {
+TEST_F(CompileCacheTest, DumpHasPassesLlvmIrAndTimings) {
   const std::string dir = ::testing::TempDir() + "/axle_cpu_dump_test";
   fs::remove_all(dir);
   const std::string text = ModuleNamed("dumped");

@@ -14,15 +14,20 @@
 // of a CpuExecutable. These passes run as one HloPassPipeline
 // ("cpu-prepare"), so AXLE_DUMP_TO dumps and times them like any pipeline.
 //
-// Caches: the loop kernels' code of a module compiled before in this
-// process is reused (kernel_jit_cache.h); with AXLE_CACHE_DIR set, the
-// object code is also stored on disk (jit.h), so another process skips
-// LLVM. With AXLE_DUMP_TO set, the caches are bypassed (so that the dump is
+// Caches: a module compiled before (by structural identity, with the same
+// options) is not compiled again: the optimized module and the kernels' code
+// come from the compilation cache (runtime/compilation_cache.h), in memory
+// or, with AXLE_CACHE_DIR set, from disk (executable_cache.h), and only the
+// thunks and the arena are built anew. With AXLE_CACHE_DIR set, the Jit's
+// object cache (jit.h) is also on, so a module whose passes ran again (a new
+// build, other options) still skips LLVM for kernels it has seen. With
+// AXLE_DUMP_TO set, the caches are bypassed (so that the dump is
 // complete) and the LLVM IR before and after optimization is written to
 // DIR/<module>.ir-before-optimization.ll and .ir-after-optimization.ll, and
 // the LLVM and thunk timings are appended to DIR/<module>.timings.txt.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -34,7 +39,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
-#include "axle/cpu/runtime/kernel_jit_cache.h"
+#include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -320,36 +325,68 @@ class CpuCompiler : public Compiler {
     AXLE_RETURN_IF_ERROR(CheckSupported(*module));
     HloPassPipeline pipeline("cpu-prepare");
     const std::string dump_dir = pipeline.dump_dir();
-    const std::string fingerprint =
-        dump_dir.empty() ? CompilationFingerprint(*module, options, platform_->Name()) : "";
+    const CpuCompileOptions compile_options = MakeCompileOptions(dump_dir, module->name());
+    if (!dump_dir.empty()) return CompileAfresh(std::move(module), pipeline, compile_options);
+
+    const CompilationKey key = MakeCompilationKey(*module, options, platform_->Name());
+    CompilationCache& cache = CompilationCache::Global();
+    auto cached = std::static_pointer_cast<const CpuCompiledArtifact>(cache.Find(key));
+    const std::string disk_dir = compile_options.jit.cache_dir;
+    bool from_disk = false;
+    if (cached == nullptr && !disk_dir.empty()) {
+      cached = ReadExecutableCacheFile(disk_dir, key);
+      from_disk = cached != nullptr;
+    }
+    if (cached != nullptr) {
+      auto rebuilt = std::make_shared<CpuCompiledArtifact>();
+      absl::StatusOr<std::unique_ptr<Executable>> executable =
+          BuildFromArtifact(*cached, compile_options, rebuilt.get());
+      if (executable.ok()) {
+        if (from_disk) {
+          // Kept in memory with the kernels compiled (or loaded) just now.
+          cache.CountDisk(CompilationCache::DiskEvent::kHit);
+          cache.Insert(key, rebuilt);
+        }
+        return executable;
+      }
+      // Kernels that do not match the module: compile afresh (and replace
+      // the entry).
+      std::fprintf(stderr, "axle: warning: cached compilation of %s not used: %s\n",
+                   module->name().c_str(), executable.status().ToString().c_str());
+      if (from_disk) cache.CountDisk(CompilationCache::DiskEvent::kRejected);
+    }
+    auto artifact = std::make_shared<CpuCompiledArtifact>();
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
+                          CompileAfresh(std::move(module), pipeline, compile_options, &*artifact));
+    cache.Insert(key, artifact);
+    if (!disk_dir.empty()) WriteExecutableCacheFile(disk_dir, key, *artifact);
+    return executable;
+  }
+
+ private:
+  // Runs the passes and ProgramBuilder; fills `artifact` when given.
+  absl::StatusOr<std::unique_ptr<Executable>> CompileAfresh(
+      std::unique_ptr<HloModule> module, HloPassPipeline& pipeline,
+      const CpuCompileOptions& options, CpuCompiledArtifact* artifact = nullptr) {
+    const std::string dump_dir = pipeline.dump_dir();
     AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline));
-    const CachedKernels cached =
-        fingerprint.empty() ? CachedKernels() : KernelJitCache::Global().Find(fingerprint);
     auto build_start = std::chrono::steady_clock::now();
-    auto builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
-    builder->set_precompiled_kernels(cached.jit);
-    absl::StatusOr<CpuProgram> program = builder->Build(*module);
-    if (cached.jit != nullptr &&
-        (!program.ok() || builder->kernels_signature() != cached.signature)) {
-      // Other kernels than those cached (the passes did not make the same
-      // fusions): compile them.
-      builder = std::make_unique<ProgramBuilder>(MakeCompileOptions(dump_dir, module->name()));
-      program = builder->Build(*module);
-    }
-    if (!program.ok()) return program.status();
-    if (!fingerprint.empty() && builder->kernels_jit() != nullptr && cached.jit == nullptr) {
-      KernelJitCache::Global().Insert(fingerprint,
-                                      {builder->kernels_jit(), builder->kernels_signature()});
-    }
+    ProgramBuilder builder(options);
+    AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
     if (!dump_dir.empty()) {
       const double build_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - build_start)
               .count();
       AXLE_RETURN_IF_ERROR(AppendBuildTimings(
-          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), *builder, build_ms));
+          absl::StrCat(dump_dir, "/", module->name(), ".timings.txt"), builder, build_ms));
     }
-    auto executable = std::make_unique<CpuExecutable>(
-        std::shared_ptr<const HloModule>(std::move(module)), platform_, *std::move(program));
+    std::shared_ptr<const HloModule> optimized(std::move(module));
+    if (artifact != nullptr) {
+      artifact->optimized = optimized;
+      artifact->kernels = builder.kernels_jit();
+      artifact->signature = builder.kernels_signature();
+    }
+    auto executable = std::make_unique<CpuExecutable>(optimized, platform_, std::move(program));
     if (!dump_dir.empty()) {
       AXLE_RETURN_IF_ERROR(WriteDumpFile(
           absl::StrCat(dump_dir, "/", executable->module().name(), ".buffer-assignment.txt"),
@@ -358,7 +395,26 @@ class CpuCompiler : public Compiler {
     return std::unique_ptr<Executable>(std::move(executable));
   }
 
- private:
+  // A new executable of a cached compilation: its thunks, primitives and
+  // arena over the shared optimized module, with the cached kernels (from
+  // disk there are none: they are compiled, normally from the object
+  // cache). `rebuilt` gets what the build used.
+  absl::StatusOr<std::unique_ptr<Executable>> BuildFromArtifact(const CpuCompiledArtifact& artifact,
+                                                                const CpuCompileOptions& options,
+                                                                CpuCompiledArtifact* rebuilt) {
+    ProgramBuilder builder(options);
+    builder.set_precompiled_kernels(artifact.kernels);
+    AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*artifact.optimized));
+    if (builder.kernels_signature() != artifact.signature) {
+      return absl::InternalError("its kernels differ from those its module needs");
+    }
+    rebuilt->optimized = artifact.optimized;
+    rebuilt->kernels = builder.kernels_jit();
+    rebuilt->signature = builder.kernels_signature();
+    return std::unique_ptr<Executable>(
+        std::make_unique<CpuExecutable>(artifact.optimized, platform_, std::move(program)));
+  }
+
   const se::Platform* platform_;
 };
 

@@ -283,7 +283,7 @@ TEST(DotLoopTest, NonFiniteValuesPropagateAsInTheInterpreter) {
 
 TEST(DotLoopTest, SecondCompileReusesTheKernels) {
   // The second compile of a module takes its kernels' code from the first
-  // (kernel_jit_cache.h): the emitted dot must be found under its name.
+  // (executable_cache.h): the emitted dot must be found under its name.
   const std::string text = DotModule(F64, {5, 6}, F64, {6, 7}, F64, {5, 7}, kMatmul);
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round);

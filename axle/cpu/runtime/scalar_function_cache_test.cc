@@ -3,15 +3,15 @@
 // Sort comparators and scatter combiners are compiled into the executable's
 // one LoopKernelModule: two sorts with structurally identical comparators
 // share one function, everything goes through LLVM as one module, and a
-// second compile of the module in the process reuses the cached Jit (no
-// LLVM at all) with the same, correct results.
+// second compile of the module in the process reuses the cached
+// compilation (no pass, no LLVM at all) with the same, correct results.
 //
 //===----------------------------------------------------------------------===//
 #include <string>
 #include <vector>
 
 #include "axle/cpu/jit.h"
-#include "axle/cpu/runtime/kernel_jit_cache.h"
+#include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -103,9 +103,11 @@ TEST(ScalarFunctionCacheTest, SharedComparatorOneLlvmModuleAndReusedJit) {
 
   auto module = ParseAndReturnUnverifiedModule(kModule);
   ASSERT_TRUE(module.ok()) << module.status();
-  const CachedKernels cached = KernelJitCache::Global().Find(CompilationFingerprint(
-      **module, ExecutableBuildOptions(), ClientFor("cpu")->platform()->Name()));
-  ASSERT_NE(cached.jit, nullptr);
+  auto found = CompilationCache::Global().Find(
+      MakeCompilationKey(**module, ExecutableBuildOptions(), ClientFor("cpu")->platform()->Name()));
+  ASSERT_NE(found, nullptr);
+  const auto& cached = static_cast<const CpuCompiledArtifact&>(*found);
+  ASSERT_NE(cached.kernels, nullptr);
   // Three sorts and a scatter; lt_b's sort reuses lt_a's function.
   EXPECT_EQ(Count(cached.signature, "scalar function "), 4) << cached.signature;
   EXPECT_EQ(Count(cached.signature, "scalar function sort_comparator_"), 3) << cached.signature;

@@ -6,30 +6,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "axle/hlo/text/hlo_printer.h"
+#include "axle/hlo/ir/hlo_structural_hash.h"
 #include "axle/hlo/transforms/side_effects.h"
 
 namespace axle {
 namespace {
-
-HloPrintOptions KeyOptions(bool operand_names) {
-  return HloPrintOptions::ShortParsable()
-      .set_print_operand_names(operand_names)
-      .set_syntax_sugar_async_ops(false);
-}
-
-// The instruction's text without its own name: opcode, result shape with
-// layout, attributes, called computations by name, and (when asked) the
-// operands by name. Equal text means equal instructions.
-std::string InstructionText(const HloInstruction& instruction, bool operand_names) {
-  std::string text = ToString(instruction, KeyOptions(operand_names));
-  size_t equals = text.find(" = ");
-  return equals == std::string::npos ? text : text.substr(equals + 3);
-}
 
 // What the callers of a computation say about it.
 struct CallerInfo {
@@ -54,30 +37,29 @@ absl::flat_hash_map<const HloComputation*, CallerInfo> CollectCallers(const HloM
   return callers;
 }
 
-// A computation's structure: each instruction's text in post order with its
-// operands as post-order positions, and the threads it runs on (its own and
-// its callers'). Equal fingerprints compute the same function on the same
-// threads.
-std::string Fingerprint(const HloComputation& computation, const CallerInfo& callers) {
-  absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  std::set<std::string> threads = callers.threads;
-  threads.insert(computation.execution_thread());
-  std::string out = absl::StrCat("threads=", absl::StrJoin(threads, ","), "\n");
-  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
-    int64_t index = static_cast<int64_t>(position.size());
-    position[instruction] = index;
-    absl::StrAppend(&out, InstructionText(*instruction, /*operand_names=*/false), " <-");
-    for (const HloInstruction* operand : instruction->operands()) {
-      absl::StrAppend(&out, " ", position.at(operand));
+// Groups of structurally identical computations on the same threads (their
+// own and their callers').
+class ComputationGroups {
+ public:
+  // The first computation identical to `computation` (itself when new).
+  HloComputation* FirstOfKind(HloComputation* computation, const CallerInfo& callers) {
+    std::set<std::string> threads = callers.threads;
+    threads.insert(computation->execution_thread());
+    StructuralHasher hasher;
+    hasher.Add(FingerprintComputation(*computation));
+    hasher.Add(threads.size());
+    for (const std::string& thread : threads) hasher.Add(thread);
+    std::vector<HloComputation*>& group = groups_[hasher.Finish()];
+    for (HloComputation* other : group) {
+      if (ComputationsIdentical(*other, *computation)) return other;
     }
-    for (const HloInstruction* pred : instruction->control_predecessors()) {
-      absl::StrAppend(&out, " ctl", position.at(pred));
-    }
-    if (instruction->IsRoot()) out += " ROOT";
-    out += "\n";
+    group.push_back(computation);
+    return computation;
   }
-  return out;
-}
+
+ private:
+  absl::flat_hash_map<Fingerprint128, std::vector<HloComputation*>> groups_;
+};
 
 // Makes structurally identical computations one: callers of a duplicate call
 // the first of its kind instead, and the duplicate is removed. Fused and
@@ -85,10 +67,9 @@ std::string Fingerprint(const HloComputation& computation, const CallerInfo& cal
 // are left alone.
 absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
   absl::flat_hash_map<const HloComputation*, CallerInfo> callers = CollectCallers(*module);
-  absl::flat_hash_map<std::string, HloComputation*> first_of_kind;
+  ComputationGroups first_of_kind;
   absl::flat_hash_map<HloComputation*, HloComputation*> replacement;
-  // Callees first: a caller's fingerprint names its callees after they were
-  // merged.
+  // Callees first, so that a caller calls merged callees when it is compared.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {
     const CallerInfo& info = callers[computation];
     if (computation->IsEntryComputation() || computation->IsFusionComputation() ||
@@ -103,8 +84,8 @@ absl::StatusOr<bool> MergeIdenticalComputations(HloModule* module) {
         if (it != replacement.end()) instruction->set_called_computation(i, it->second);
       }
     }
-    auto [it, inserted] = first_of_kind.emplace(Fingerprint(*computation, info), computation);
-    if (!inserted) replacement[computation] = it->second;
+    HloComputation* first = first_of_kind.FirstOfKind(computation, info);
+    if (first != computation) replacement[computation] = first;
   }
   if (replacement.empty()) return false;
   for (HloComputation* caller : module->computations()) {
@@ -131,30 +112,34 @@ bool IsCandidate(const HloInstruction& instruction) {
 // that users of merged operands become equal in turn.
 absl::StatusOr<bool> MergeInstructions(HloComputation* computation) {
   bool changed = false;
-  absl::flat_hash_map<std::string, HloInstruction*> by_text;
-  // Constants are compared by value within groups of equal shape.
-  absl::flat_hash_map<std::string, std::vector<HloInstruction*>> constants_by_shape;
+  // Candidates by the hash of what Identical (hlo_structural_hash.h) compares.
+  absl::flat_hash_map<Fingerprint128, std::vector<HloInstruction*>> by_hash;
   for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
     if (!IsCandidate(*instruction)) continue;
-    HloInstruction* equal = nullptr;
-    if (auto* constant = dyn_cast<HloConstantInstruction>(instruction)) {
-      if (constant->attrs().elided) continue;  // values unknown
-      std::string key = ShapeToHloString(instruction->shape());
-      if (instruction->has_sharding())
-        absl::StrAppend(&key, " ", instruction->sharding().ToString());
-      std::vector<HloInstruction*>& group = constants_by_shape[key];
-      for (HloInstruction* other : group) {
-        if (cast<HloConstantInstruction>(other)->literal() == constant->literal()) {
-          equal = other;
-          break;
-        }
-      }
-      if (equal == nullptr) group.push_back(instruction);
-    } else {
-      auto [it, inserted] = by_text.emplace(InstructionText(*instruction, true), instruction);
-      if (!inserted) equal = it->second;
+    if (auto* constant = dyn_cast<HloConstantInstruction>(instruction);
+        constant != nullptr && constant->attrs().elided) {
+      continue;  // values unknown
     }
-    if (equal == nullptr) continue;
+    StructuralHasher hasher;
+    HashIgnoringOperands(hasher, *instruction);
+    for (const HloInstruction* operand : instruction->operands()) {
+      hasher.Add(reinterpret_cast<uintptr_t>(operand));
+    }
+    for (const HloComputation* called : instruction->called_computations()) {
+      hasher.Add(reinterpret_cast<uintptr_t>(called));
+    }
+    std::vector<HloInstruction*>& group = by_hash[hasher.Finish()];
+    HloInstruction* equal = nullptr;
+    for (HloInstruction* other : group) {
+      if (Identical(*other, *instruction)) {
+        equal = other;
+        break;
+      }
+    }
+    if (equal == nullptr) {
+      group.push_back(instruction);
+      continue;
+    }
     AXLE_RETURN_IF_ERROR(ReplaceUsesAndControl(instruction, equal));
     changed = true;
   }
