@@ -66,9 +66,7 @@ size_t CompilationCache::size() const {
   return entries_.size();
 }
 
-std::string CompilationCache::DiskDirectory() {
-  return EnvironmentOptions::Read().cache_dir;
-}
+std::string CompilationCache::DiskDirectory() { return EnvironmentOptions::Read().cache_dir; }
 
 void CompilationCache::CountDisk(DiskEvent event) {
   std::lock_guard<std::mutex> lock(mutex_);
