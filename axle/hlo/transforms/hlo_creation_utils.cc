@@ -55,6 +55,7 @@ HloInstruction* MakeFilledArray(HloComputation* computation, const Literal& valu
 HloInstruction* MakeTuple(HloComputation* computation,
                           const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
   for (const HloInstruction* element : elements) shapes.push_back(element->shape());
   return computation->AddInstruction(
       HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
