@@ -5,7 +5,8 @@
 //
 // The driver behind bench/run.sh. It compiles the module through LocalClient
 // `--compiles` times (the first compile pays for one-time set-up such as
-// target initialization; both it and the best are reported), transfers
+// target initialization; both it and the best are reported; the
+// compilation cache is cleared before each, so none is a cache hit), transfers
 // the arguments once (the --input .npy files in parameter order, else
 // seeded random ones), runs once to warm up, then runs at least
 // `--min_runs` and at most `--max_runs` times, stopping once
@@ -30,6 +31,7 @@
 #include "absl/strings/str_replace.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/npy.h"
+#include "axle/runtime/compilation_cache.h"
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
@@ -66,6 +68,9 @@ absl::StatusOr<Measurement> Measure(const Options& options, const HloModule& mod
   std::unique_ptr<LocalExecutable> executable;
   for (int i = 0; i < std::max(options.compiles, 1); ++i) {
     std::unique_ptr<HloModule> copy = module.Clone();
+    // Each compile is a whole one: passes and codegen, not a hit in the
+    // process's compilation cache (runtime/compilation_cache.h).
+    CompilationCache::Global().Clear();
     auto start = std::chrono::steady_clock::now();
     AXLE_ASSIGN_OR_RETURN(executable, client->Compile(std::move(copy), ExecutableBuildOptions()));
     double ms = MillisecondsSince(start);
@@ -102,6 +107,7 @@ absl::StatusOr<Measurement> Measure(const Options& options, const HloModule& mod
     arguments.push_back(std::move(buffer));
   }
   std::vector<const ShapedBuffer*> argument_pointers;
+  argument_pointers.reserve(arguments.size());
   for (const ScopedShapedBuffer& buffer : arguments) argument_pointers.push_back(&buffer);
 
   AXLE_RETURN_IF_ERROR(executable->Run(argument_pointers, ExecutableRunOptions()).status());
@@ -139,6 +145,9 @@ int Main(const Options& options) {
 }  // namespace
 }  // namespace axle
 
+// CLI11_PARSE catches the flag errors; any other exception is a bug, and
+// terminating on it is what a benchmark driver should do.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-bench: compile and run time of an HLO module"};
