@@ -232,13 +232,14 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   // The simplification XLA:CPU runs before fusion: algebraic rewrites,
   // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
   // folded, common subexpressions merged, then rewrites again on what CSE
-  // and folding exposed. CSE again after fusion: a producer fused into
-  // several consumers of one kernel is a copy per consumer, computed once
-  // per copy unless merged.
+  // and folding exposed. Loop fusions of one iteration space then merge
+  // into multi-output kernels. CSE again after fusion: a producer fused
+  // into several consumers of one kernel is a copy per consumer, computed
+  // once per copy unless merged.
   for (const char* name :
        {"layout-normalization", "batchnorm-expander", "call-inliner", "algsimp", "tuple-simplifier",
         "while-loop-simplifier", "reshape-mover", "constant-folding", "cse", "algsimp", "dce",
-        "dot-epilogue-fusion", "fusion", "cse"}) {
+        "dot-epilogue-fusion", "fusion", "multi-output-fusion", "cse"}) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }

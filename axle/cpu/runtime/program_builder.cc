@@ -1,12 +1,15 @@
 //===- program_builder.cc - HLO entry computation -> CpuProgram ------------===//
 #include "axle/cpu/runtime/program_builder.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
@@ -198,8 +201,19 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
   AXLE_ASSIGN_OR_RETURN(
       std::unique_ptr<CompiledKernel> kernel,
       kernels_->AddKernel(*fusion->fused_instructions_computation(), UniqueName("kernel")));
+  // Outputs that may take over an operand's memory (in_place.h decides
+  // whether they do); not an operand the kernel reads twice over.
+  std::vector<std::pair<int64_t, int64_t>> in_place;
+  for (const auto& [parameter, output] :
+       InPlaceOutputCandidates(*fusion->fused_instructions_computation())) {
+    const int64_t operand = operand_values[parameter];
+    if (std::count(operand_values.begin(), operand_values.end(), operand) == 1) {
+      in_place.emplace_back(operand, output_values[output]);
+    }
+  }
   AddThunk(std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
-                                         std::move(operand_values), std::move(output_values)));
+                                         std::move(operand_values), std::move(output_values),
+                                         std::move(in_place)));
   return absl::OkStatus();
 }
 

@@ -98,17 +98,22 @@ class Thunk {
 // kMinBlockBytes.
 class KernelThunk : public Thunk {
  public:
+  // `in_place`: the (operand, output) values the kernel computes correctly
+  // in one buffer (elementwise_access.h: InPlaceOutputCandidates).
   KernelThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
-              std::vector<int64_t> operand_values, std::vector<int64_t> output_values)
+              std::vector<int64_t> operand_values, std::vector<int64_t> output_values,
+              std::vector<std::pair<int64_t, int64_t>> in_place = {})
       : Thunk(std::move(name)),
         kernel_(std::move(kernel)),
         operand_values_(std::move(operand_values)),
-        output_values_(std::move(output_values)) {}
+        output_values_(std::move(output_values)),
+        in_place_(std::move(in_place)) {}
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, output_values_};
   }
+  std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override { return in_place_; }
 
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
@@ -117,6 +122,7 @@ class KernelThunk : public Thunk {
   std::unique_ptr<CompiledKernel> kernel_;
   std::vector<int64_t> operand_values_;
   std::vector<int64_t> output_values_;
+  std::vector<std::pair<int64_t, int64_t>> in_place_;
 };
 
 }  // namespace axle::cpu

@@ -1,14 +1,19 @@
 // Building and growing fusion instructions (see fusion_utils.h).
 #include "axle/hlo/transforms/fusion_utils.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/ir/hlo_structural_hash.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle {
 namespace {
@@ -18,10 +23,13 @@ namespace {
 // outside value read.
 class FusedComputationBuilder {
  public:
-  explicit FusedComputationBuilder(HloModule* module)
+  // `merge_identical`: a clone equal to one already emitted (same opcode,
+  // attributes, shape and operands) is not added; the earlier one stands
+  // for it, so two fusions merged into one compute what they share once.
+  explicit FusedComputationBuilder(HloModule* module, bool merge_identical = false)
       : module_(module),
-        computation_(std::make_unique<HloComputation>(module->GetUniqueName("fused_computation"))) {
-  }
+        computation_(std::make_unique<HloComputation>(module->GetUniqueName("fused_computation"))),
+        merge_identical_(merge_identical) {}
 
   // The fused value that stands for the outside value `outer`.
   HloInstruction* Parameter(HloInstruction* outer) {
@@ -44,29 +52,41 @@ class FusedComputationBuilder {
                         bool rename) {
     std::unique_ptr<HloInstruction> clone =
         original.CloneWithNewOperands(original.shape(), operands);
+    if (!merge_identical_ || original.HasSideEffect() || !original.called_computations().empty()) {
+      if (rename) clone->SetName(module_->GetUniqueName(original.name()));
+      return computation_->AddInstruction(std::move(clone));
+    }
+    StructuralHasher hasher;
+    HashIgnoringOperands(hasher, *clone);
+    for (const HloInstruction* operand : operands) {
+      hasher.Add(reinterpret_cast<uintptr_t>(operand));
+    }
+    std::vector<HloInstruction*>& group = emitted_[hasher.Finish()];
+    for (HloInstruction* other : group) {
+      if (Identical(*other, *clone)) {
+        clone->RemoveAllOperands();  // not kept: its operands forget it
+        return other;
+      }
+    }
     if (rename) clone->SetName(module_->GetUniqueName(original.name()));
-    return computation_->AddInstruction(std::move(clone));
+    HloInstruction* added = computation_->AddInstruction(std::move(clone));
+    group.push_back(added);
+    return added;
   }
 
   // Clones `original` (an outside instruction, maybe a fusion) reading
   // `operands` in place of its own operands; returns the value it computes.
   HloInstruction* Emit(const HloInstruction& original, const std::vector<HloInstruction*>& operands,
                        bool rename) {
-    const auto* fusion = dyn_cast<HloFusionInstruction>(&original);
-    if (fusion == nullptr) return Clone(original, operands, rename);
-    const HloComputation* fused = fusion->fused_instructions_computation();
-    absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
-    for (int64_t i = 0; i < fused->num_parameters(); ++i) {
-      map[fused->parameter_instruction(i)] = operands[i];
-    }
-    for (HloInstruction* instruction : fused->MakeInstructionPostOrder()) {
-      if (instruction->opcode() == HloOpcode::kParameter) continue;
-      std::vector<HloInstruction*> new_operands;
-      for (HloInstruction* operand : instruction->operands())
-        new_operands.push_back(map.at(operand));
-      map[instruction] = Clone(*instruction, new_operands, rename);
-    }
-    return map.at(fused->root_instruction());
+    return EmitBody(original, operands, rename, /*split_root_tuple=*/false).front();
+  }
+
+  // Like Emit, but a fusion whose root is a tuple (a multi-output fusion)
+  // gives the tuple's elements, one per output, and no tuple.
+  std::vector<HloInstruction*> EmitOutputs(const HloInstruction& original,
+                                           const std::vector<HloInstruction*>& operands,
+                                           bool rename) {
+    return EmitBody(original, operands, rename, /*split_root_tuple=*/true);
   }
 
   // Installs the fused computation in the module and adds the fusion
@@ -85,11 +105,50 @@ class FusedComputationBuilder {
     return added;
   }
 
+  // A tuple of `elements` (fused values): a multi-output fusion's root.
+  HloInstruction* Tuple(const std::vector<HloInstruction*>& elements) {
+    return MakeTuple(computation_.get(), elements);
+  }
+
+  // How many instructions the fused computation holds so far.
+  int64_t instruction_count() const { return computation_->instruction_count(); }
+
  private:
+  std::vector<HloInstruction*> EmitBody(const HloInstruction& original,
+                                        const std::vector<HloInstruction*>& operands, bool rename,
+                                        bool split_root_tuple) {
+    const auto* fusion = dyn_cast<HloFusionInstruction>(&original);
+    if (fusion == nullptr) return {Clone(original, operands, rename)};
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    const HloInstruction* root = fused->root_instruction();
+    const bool split = split_root_tuple && root->opcode() == HloOpcode::kTuple;
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+    for (int64_t i = 0; i < fused->num_parameters(); ++i) {
+      map[fused->parameter_instruction(i)] = operands[i];
+    }
+    for (HloInstruction* instruction : fused->MakeInstructionPostOrder()) {
+      if (instruction->opcode() == HloOpcode::kParameter || (split && instruction == root)) {
+        continue;
+      }
+      std::vector<HloInstruction*> new_operands;
+      new_operands.reserve(instruction->operand_count());
+      for (HloInstruction* operand : instruction->operands())
+        new_operands.push_back(map.at(operand));
+      map[instruction] = Clone(*instruction, new_operands, rename);
+    }
+    if (!split) return {map.at(root)};
+    std::vector<HloInstruction*> outputs;
+    outputs.reserve(root->operand_count());
+    for (const HloInstruction* element : root->operands()) outputs.push_back(map.at(element));
+    return outputs;
+  }
+
   HloModule* module_;
   std::unique_ptr<HloComputation> computation_;
   absl::flat_hash_map<HloInstruction*, HloInstruction*> parameters_;
   std::vector<HloInstruction*> outer_operands_;
+  bool merge_identical_;
+  absl::flat_hash_map<Fingerprint128, std::vector<HloInstruction*>> emitted_;
 };
 
 // Replaces `old_instruction` by `fusion` and removes the fused computations
@@ -97,17 +156,44 @@ class FusedComputationBuilder {
 absl::Status ReplaceWithFusion(HloInstruction* old_instruction, HloFusionInstruction* fusion,
                                std::vector<HloComputation*> maybe_dead) {
   HloComputation* computation = old_instruction->parent();
-  std::vector<HloInstruction*> candidates;
-  for (HloComputation* fused : maybe_dead) candidates.push_back(fused->FusionInstruction());
+  // Which old fusions the replacement removes (RemoveInstructionAndUnusedOperands):
+  // old_instruction, and an operand of it nothing else reads.
+  std::vector<bool> dies;
+  dies.reserve(maybe_dead.size());
+  for (HloComputation* fused : maybe_dead) {
+    const HloInstruction* old = fused->FusionInstruction();
+    dies.push_back(old == old_instruction ||
+                   (old->user_count() == 1 && old->users()[0] == old_instruction &&
+                    !old->IsRoot() && !old->HasSideEffect() && old->control_successors().empty()));
+  }
   AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(old_instruction, fusion));
-  // A fusion instruction that is still in the computation keeps its body.
-  absl::flat_hash_map<const HloInstruction*, bool> alive;
-  for (HloInstruction* instruction : computation->instructions()) alive[instruction] = true;
   for (size_t i = 0; i < maybe_dead.size(); ++i) {
-    if (alive.contains(candidates[i])) continue;
+    if (!dies[i]) continue;  // still in the computation: it keeps its body
     AXLE_RETURN_IF_ERROR(computation->parent()->RemoveEmbeddedComputation(maybe_dead[i]));
   }
   return absl::OkStatus();
+}
+
+// A value a fusion instruction produces and the output it is: the fusion
+// itself (output 0) when it is array-shaped, else each of its
+// get-tuple-element users.
+struct OutputValue {
+  HloInstruction* value;
+  int64_t output;
+};
+
+absl::StatusOr<std::vector<OutputValue>> OutputValues(HloInstruction* fusion) {
+  if (!fusion->shape().IsTuple()) return std::vector<OutputValue>{{fusion, 0}};
+  std::vector<OutputValue> values;
+  for (HloInstruction* user : fusion->users()) {
+    const auto* element = dyn_cast<HloGetTupleElementInstruction>(user);
+    if (element == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(user->name(), " reads multi-output fusion ", fusion->name(), " as a whole"));
+    }
+    values.push_back({user, element->tuple_index()});
+  }
+  return values;
 }
 
 }  // namespace
@@ -201,6 +287,87 @@ absl::StatusOr<HloFusionInstruction*> FuseProducerIntoConsumer(HloInstruction* p
     }
   }
   AXLE_RETURN_IF_ERROR(ReplaceWithFusion(consumer, fusion, maybe_dead));
+  return fusion;
+}
+
+absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstruction* first,
+                                                                 HloFusionInstruction* second,
+                                                                 int64_t max_instructions) {
+  HloComputation* outer = second->parent();
+  if (first == second || first->parent() != outer) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot merge ", first->name(), " and ", second->name(), " into one fusion"));
+  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<OutputValue> first_values, OutputValues(first));
+  AXLE_ASSIGN_OR_RETURN(std::vector<OutputValue> second_values, OutputValues(second));
+  FusedComputationBuilder builder(outer->parent(), /*merge_identical=*/true);
+  std::vector<HloInstruction*> first_operands;
+  first_operands.reserve(first->operand_count());
+  for (HloInstruction* operand : first->operands()) {
+    first_operands.push_back(builder.Parameter(operand));
+  }
+  std::vector<HloInstruction*> first_outputs =
+      builder.EmitOutputs(*first, first_operands, /*rename=*/true);
+  std::vector<HloInstruction*> second_operands;
+  second_operands.reserve(second->operand_count());
+  for (HloInstruction* operand : second->operands()) {
+    if (operand == first) {
+      second_operands.push_back(first_outputs[0]);
+    } else if (const auto* element = dyn_cast<HloGetTupleElementInstruction>(operand);
+               element != nullptr && operand->operand(0) == first) {
+      second_operands.push_back(first_outputs[element->tuple_index()]);
+    } else {
+      second_operands.push_back(builder.Parameter(operand));
+    }
+  }
+  std::vector<HloInstruction*> second_outputs =
+      builder.EmitOutputs(*second, second_operands, /*rename=*/true);
+  if (builder.instruction_count() > max_instructions) return nullptr;
+
+  // The merged fusion's outputs: second's, then those of first's that
+  // something besides second reads. `replaced`: each old value and the
+  // output that stands for it.
+  std::vector<HloInstruction*> outputs;
+  std::vector<std::pair<HloInstruction*, int64_t>> replaced;
+  replaced.reserve(first_values.size() + second_values.size());
+  auto add_output = [&](HloInstruction* fused_value) {
+    auto it = std::find(outputs.begin(), outputs.end(), fused_value);
+    if (it != outputs.end()) return static_cast<int64_t>(it - outputs.begin());
+    outputs.push_back(fused_value);
+    return static_cast<int64_t>(outputs.size()) - 1;
+  };
+  for (const OutputValue& value : second_values) {
+    replaced.emplace_back(value.value, add_output(second_outputs[value.output]));
+  }
+  for (const OutputValue& value : first_values) {
+    const bool read_elsewhere =
+        value.value->IsRoot() ||
+        std::any_of(value.value->users().begin(), value.value->users().end(),
+                    [&](const HloInstruction* user) { return user != second; });
+    if (read_elsewhere) replaced.emplace_back(value.value, add_output(first_outputs[value.output]));
+  }
+  if (outputs.empty()) outputs.push_back(second_outputs[0]);
+
+  HloInstruction* root = outputs.size() == 1 ? outputs[0] : builder.Tuple(outputs);
+  HloFusionInstruction* fusion = builder.Finish(root, FusionKind::kLoop, root->shape(), outer);
+  std::vector<HloInstruction*> new_values;
+  new_values.reserve(outputs.size());
+  for (int64_t i = 0; i < static_cast<int64_t>(outputs.size()); ++i) {
+    new_values.push_back(outputs.size() == 1 ? fusion : MakeGetTupleElement(fusion, i));
+  }
+  for (const auto& [old_value, output] : replaced) {
+    AXLE_RETURN_IF_ERROR(old_value->ReplaceAllUsesWith(new_values[output]));
+  }
+  // Nothing reads the old fusions now: remove them, their get-tuple-elements
+  // and their fused computations.
+  for (HloFusionInstruction* old : {second, first}) {
+    HloComputation* fused = old->fused_instructions_computation();
+    for (HloInstruction* user : std::vector<HloInstruction*>(old->users())) {
+      AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(user));
+    }
+    AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(old));
+    AXLE_RETURN_IF_ERROR(outer->parent()->RemoveEmbeddedComputation(fused));
+  }
   return fusion;
 }
 

@@ -16,6 +16,7 @@
 #ifndef AXLE_HLO_TRANSFORMS_FUSION_UTILS_H_
 #define AXLE_HLO_TRANSFORMS_FUSION_UTILS_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -49,6 +50,22 @@ absl::StatusOr<HloFusionInstruction*> WrapInFusion(HloInstruction* instruction, 
 absl::StatusOr<HloFusionInstruction*> FuseProducerIntoConsumer(HloInstruction* producer,
                                                                HloInstruction* consumer,
                                                                FusionKind kind);
+
+// Merges two loop fusions of one iteration space (outputs of one shape)
+// into one multi-output loop fusion computing the outputs of both, as XLA's
+// multi-output fusion does: `second` may read `first`'s outputs
+// (producer-consumer), or the two may only share operands (siblings).
+// Instructions the two compute alike (same op, attributes and operands) are
+// computed once. Whatever read either fusion reads a get-tuple-element of
+// the merged one (or the fusion itself, when it has one output); an output
+// of `first` that only `second` read is no output any more. Returns nullptr,
+// changing nothing, when the merged fused computation would hold more than
+// `max_instructions` instructions. The caller makes sure no path leads from
+// one fusion to the other through a third instruction (the merged fusion
+// would depend on itself).
+absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstruction* first,
+                                                                 HloFusionInstruction* second,
+                                                                 int64_t max_instructions);
 
 }  // namespace axle
 

@@ -1,0 +1,109 @@
+// Which fused values a loop kernel reads at its index (see elementwise_access.h).
+#include "axle/hlo/analysis/elementwise_access.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "axle/core/shape_util.h"
+
+namespace axle {
+
+bool IsPlainLoopOp(const HloInstruction& instruction) {
+  if (instruction.HasSideEffect() || !instruction.called_computations().empty()) return false;
+  if (!instruction.control_predecessors().empty() || !instruction.control_successors().empty()) {
+    return false;
+  }
+  if (instruction.opcode() == HloOpcode::kTuple) {
+    return instruction.parent() != nullptr &&
+           &instruction == instruction.parent()->root_instruction();
+  }
+  if (!instruction.shape().IsArray() || !ShapeUtil::HasDescendingLayout(instruction.shape())) {
+    return false;
+  }
+  if (instruction.IsElementwise()) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kIota:
+    case HloOpcode::kPad:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+      return true;
+    case HloOpcode::kBitcast:
+      return ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());
+    default:
+      return false;
+  }
+}
+
+bool IsPlainLoopComputation(const HloComputation& fused) {
+  const std::vector<HloInstruction*> instructions = fused.instructions();
+  return std::all_of(instructions.begin(), instructions.end(),
+                     [](const HloInstruction* instruction) { return IsPlainLoopOp(*instruction); });
+}
+
+bool ReadOnlyAtOutputIndex(const HloInstruction& instruction) {
+  const HloInstruction* root =
+      instruction.parent() != nullptr ? instruction.parent()->root_instruction() : nullptr;
+  std::vector<const HloInstruction*> worklist = {&instruction};
+  absl::flat_hash_set<const HloInstruction*> seen;
+  while (!worklist.empty()) {
+    const HloInstruction* value = worklist.back();
+    worklist.pop_back();
+    if (!seen.insert(value).second) continue;
+    for (const HloInstruction* user : value->users()) {
+      if (user == root && user->opcode() == HloOpcode::kTuple) continue;
+      if (!user->IsElementwise() || !user->shape().IsArray() ||
+          user->shape().dimensions() != instruction.shape().dimensions()) {
+        return false;
+      }
+      worklist.push_back(user);
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<int64_t, int64_t>> InPlaceOutputCandidates(const HloComputation& fused) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const HloInstruction* root = fused.root_instruction();
+  if (root == nullptr || !IsPlainLoopComputation(fused)) return pairs;
+  std::vector<const HloInstruction*> outputs;
+  if (root->opcode() == HloOpcode::kTuple) {
+    outputs.assign(root->operands().begin(), root->operands().end());
+  } else {
+    outputs.push_back(root);
+  }
+  std::vector<bool> output_taken(outputs.size(), false);
+  for (int64_t p = 0; p < fused.num_parameters(); ++p) {
+    const HloInstruction* parameter = fused.parameter_instruction(p);
+    if (!ReadOnlyAtOutputIndex(*parameter)) continue;
+    // The values computed from the parameter.
+    absl::flat_hash_set<const HloInstruction*> reached;
+    std::vector<const HloInstruction*> worklist = {parameter};
+    while (!worklist.empty()) {
+      const HloInstruction* value = worklist.back();
+      worklist.pop_back();
+      if (!reached.insert(value).second) continue;
+      for (const HloInstruction* user : value->users()) worklist.push_back(user);
+    }
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const HloInstruction* output = outputs[k];
+      if (output_taken[k] || output == parameter || !reached.contains(output) ||
+          !ShapeUtil::Equal(output->shape(), parameter->shape())) {
+        continue;
+      }
+      // An output listed twice in the root tuple: two buffers, one value.
+      if (std::count(outputs.begin(), outputs.end(), output) != 1) continue;
+      output_taken[k] = true;
+      pairs.emplace_back(p, static_cast<int64_t>(k));
+      break;
+    }
+  }
+  return pairs;
+}
+
+}  // namespace axle
