@@ -14,6 +14,7 @@
 #define AXLE_CPU_CPU_TARGET_HOOKS_H_
 
 #include "axle/llvm_ir/target_hooks.h"
+#include "llvm/IR/IRBuilder.h"  // the hooks' interface; keeps this header uninstalled
 
 namespace axle::cpu {
 
