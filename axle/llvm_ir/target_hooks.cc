@@ -1,54 +1,24 @@
 //===- target_hooks.cc - The math functions' names and arities -------------===//
 #include "axle/llvm_ir/target_hooks.h"
 
+#include <cstddef>
+#include <iterator>
+
 namespace axle::llvm_ir {
+namespace {
+
+// MathFunction's names, in its order.
+constexpr absl::string_view kMathFunctionNames[] = {
+    "exp",  "log",   "sin",  "cos",   "pow",  "cbrt",  "expm1", "log1p", "tanh",  "erf",   "tan",
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh",  "sinh",  "hypot", "atan2",
+};
+static_assert(std::size(kMathFunctionNames) == static_cast<size_t>(MathFunction::kAtan2) + 1,
+              "one name per MathFunction");
+
+}  // namespace
 
 absl::string_view MathFunctionName(MathFunction function) {
-  switch (function) {
-    case MathFunction::kExp:
-      return "exp";
-    case MathFunction::kLog:
-      return "log";
-    case MathFunction::kSin:
-      return "sin";
-    case MathFunction::kCos:
-      return "cos";
-    case MathFunction::kPow:
-      return "pow";
-    case MathFunction::kCbrt:
-      return "cbrt";
-    case MathFunction::kExpm1:
-      return "expm1";
-    case MathFunction::kLog1p:
-      return "log1p";
-    case MathFunction::kTanh:
-      return "tanh";
-    case MathFunction::kErf:
-      return "erf";
-    case MathFunction::kTan:
-      return "tan";
-    case MathFunction::kAcos:
-      return "acos";
-    case MathFunction::kAcosh:
-      return "acosh";
-    case MathFunction::kAsin:
-      return "asin";
-    case MathFunction::kAsinh:
-      return "asinh";
-    case MathFunction::kAtan:
-      return "atan";
-    case MathFunction::kAtanh:
-      return "atanh";
-    case MathFunction::kCosh:
-      return "cosh";
-    case MathFunction::kSinh:
-      return "sinh";
-    case MathFunction::kHypot:
-      return "hypot";
-    case MathFunction::kAtan2:
-      return "atan2";
-  }
-  return "unknown";
+  return kMathFunctionNames[static_cast<size_t>(function)];
 }
 
 int MathFunctionArity(MathFunction function) {

@@ -29,6 +29,7 @@ namespace axle::llvm_ir {
 // The real functions the emitter leaves to the target. All take and return
 // one floating type (float or double); kPow, kHypot and kAtan2 take two
 // arguments (atan2(y, x), hypot(x, y), pow(x, y)), the others one.
+// (target_hooks.cc names them in this order.)
 enum class MathFunction {
   kExp,
   kLog,
