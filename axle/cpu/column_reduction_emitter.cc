@@ -45,11 +45,11 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
     return absl::InvalidArgumentError(
         absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
   }
-  const ElementGenerator& input = generators_.at(reduce.operand(0));
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(reduce.operand(1))(IrIndex{}));
+  const llvm_ir::ElementGenerator& input = generators_.at(reduce.operand(0));
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(reduce.operand(1))(llvm_ir::IrIndex{}));
   const HloComputation& combiner = *reduce.to_apply();
-  IrIndex out_index(out_rank);
-  IrIndex in_index(in_rank);
+  llvm_ir::IrIndex out_index(out_rank);
+  llvm_ir::IrIndex in_index(in_rank);
   const int64_t minor = out_rank - 1;
   std::function<absl::Status(size_t)> emit_folded = [&](size_t f) -> absl::Status {
     if (f < folded.size()) {

@@ -17,8 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/cpu_target_hooks.h"
 #include "axle/cpu/emitted_kernel_internal.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -67,7 +68,10 @@ std::string SpecKey(const ConvLoopSpec& spec) {
 class ConvLoopEmitter {
  public:
   ConvLoopEmitter(const ConvLoopSpec& spec, llvm::Module* module)
-      : spec_(spec), module_(module), b_(module->getContext()), elemental_(module, &b_) {
+      : spec_(spec),
+        module_(module),
+        b_(module->getContext()),
+        elemental_(module, &b_, CpuTargetHooks()) {
     const PrimitiveType out = spec.output_type;
     acc_type_ = IsNarrowFloat(out) ? F32 : out;
     integer_ = pu::IsIntegralType(out);
@@ -237,7 +241,7 @@ class ConvLoopEmitter {
       AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitConvert(sum, acc_type_, s.output_type));
     }
     for (const ConvLoopSpec::EpilogueOp& op : s.epilogue) {
-      std::vector<ElementGenerator> operands;
+      std::vector<llvm_ir::ElementGenerator> operands;
       for (int64_t i = 0; i < op.instruction->operand_count(); ++i) {
         llvm::Value* operand = nullptr;
         if (i == op.chain_operand) {
@@ -253,7 +257,7 @@ class ConvLoopEmitter {
           operand = EmitScalarLiteral(elemental_, module_, *op.constants.at(i));
         }
         operands.push_back(
-            [operand](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return operand; });
+            [operand](const llvm_ir::IrIndex&) -> absl::StatusOr<llvm::Value*> { return operand; });
       }
       AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitElement(*op.instruction, operands, {}));
     }
@@ -371,7 +375,7 @@ class ConvLoopEmitter {
   const ConvLoopSpec& spec_;
   llvm::Module* module_;
   llvm::IRBuilder<> b_;
-  ElementalIrEmitter elemental_;
+  llvm_ir::ElementalIrEmitter elemental_;
   PrimitiveType acc_type_ = F32;  // S64 for every integer type
   bool integer_ = false;          // an integer output (not pred)
   std::vector<llvm::Value*> buffers_;
@@ -389,7 +393,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> AddConvLoopKernel(LoopKernelModu
                                                                   const HloInstruction& instruction,
                                                                   absl::string_view name) {
   for (PrimitiveType type : {spec.lhs_type, spec.rhs_type, spec.output_type}) {
-    AXLE_RETURN_IF_ERROR(ElementalIrEmitter::CheckSupportedType(type, instruction));
+    AXLE_RETURN_IF_ERROR(llvm_ir::ElementalIrEmitter::CheckSupportedType(type, instruction));
   }
   return module.AddEmittedKernel(SpecKey(spec), name, spec.rows(),
                                  2 + static_cast<int64_t>(spec.sides.size()), 1,

@@ -13,8 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/cpu_target_hooks.h"
 #include "axle/cpu/emitted_kernel_internal.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -99,7 +100,10 @@ std::string SpecKey(const DotLoopSpec& spec) {
 class DotLoopEmitter {
  public:
   DotLoopEmitter(const DotLoopSpec& spec, llvm::Module* module)
-      : spec_(spec), module_(module), b_(module->getContext()), elemental_(module, &b_) {
+      : spec_(spec),
+        module_(module),
+        b_(module->getContext()),
+        elemental_(module, &b_, CpuTargetHooks()) {
     batch_ = Collapse(spec.batch);
     m_ = Collapse(spec.m);
     n_ = Collapse(spec.n);
@@ -380,7 +384,7 @@ class DotLoopEmitter {
         AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
                               elemental_.EmitConvert(sum, acc_type_, spec_.output_type));
         for (const DotLoopSpec::EpilogueOp& op : spec_.epilogue) {
-          std::vector<ElementGenerator> operands;
+          std::vector<llvm_ir::ElementGenerator> operands;
           for (int64_t i = 0; i < op.instruction->operand_count(); ++i) {
             llvm::Value* operand = nullptr;
             if (i == op.chain_operand) {
@@ -392,8 +396,9 @@ class DotLoopEmitter {
             } else {
               operand = EmitScalarLiteral(elemental_, module_, *op.constants.at(i));
             }
-            operands.push_back(
-                [operand](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return operand; });
+            operands.push_back([operand](const llvm_ir::IrIndex&) -> absl::StatusOr<llvm::Value*> {
+              return operand;
+            });
           }
           AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitElement(*op.instruction, operands, {}));
         }
@@ -409,7 +414,7 @@ class DotLoopEmitter {
   const DotLoopSpec& spec_;
   llvm::Module* module_;
   llvm::IRBuilder<> b_;
-  ElementalIrEmitter elemental_;
+  llvm_ir::ElementalIrEmitter elemental_;
   std::vector<Dim> batch_, m_, n_, k_;
   Dim inner_;
   int64_t rows_in_batch_ = 1;
@@ -428,7 +433,7 @@ int64_t DotLoopSpec::rows() const { return Product(batch) * Product(m); }
 
 absl::Status CheckDotLoopSpec(const DotLoopSpec& spec, const HloInstruction& instruction) {
   for (PrimitiveType type : {spec.lhs_type, spec.rhs_type, spec.output_type}) {
-    AXLE_RETURN_IF_ERROR(ElementalIrEmitter::CheckSupportedType(type, instruction));
+    AXLE_RETURN_IF_ERROR(llvm_ir::ElementalIrEmitter::CheckSupportedType(type, instruction));
   }
   if (spec.packed_nibble &&
       (!pu::IsIntegralType(spec.output_type) || pu::BitWidth(spec.output_type) < 8)) {

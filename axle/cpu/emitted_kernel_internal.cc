@@ -58,7 +58,7 @@ absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
   return absl::OkStatus();
 }
 
-llvm::Value* EmitScalarLiteral(ElementalIrEmitter& elemental, llvm::Module* module,
+llvm::Value* EmitScalarLiteral(llvm_ir::ElementalIrEmitter& elemental, llvm::Module* module,
                                const Literal& literal) {
   const auto* bytes = static_cast<const uint8_t*>(literal.untyped_data());
   llvm::Constant* init = llvm::ConstantDataArray::get(

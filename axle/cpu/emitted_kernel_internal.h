@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "axle/core/literal.h"
-#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instruction.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
@@ -40,7 +40,7 @@ absl::Status EmitKernelFunctions(llvm::Module* module, llvm::IRBuilderBase& b,
 
 // The value of the scalar `literal` (loaded from a private constant global,
 // which LLVM folds).
-llvm::Value* EmitScalarLiteral(ElementalIrEmitter& elemental, llvm::Module* module,
+llvm::Value* EmitScalarLiteral(llvm_ir::ElementalIrEmitter& elemental, llvm::Module* module,
                                const Literal& literal);
 
 // `instruction`'s structural fingerprint ignoring its operands and names

@@ -45,13 +45,13 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
-#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/cpu/emitted_kernel_internal.h"
 #include "axle/cpu/loop_kernel_emitter_class.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/LLVMContext.h"
@@ -72,7 +72,8 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
         std::optional<ScanPlan> scan = outputs.size() == 1 ? ScanOf(*outputs[0]) : std::nullopt;
         if (scan.has_value()) {
           const HloInstruction& root = *outputs[0];
-          AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(root.operand(1))(IrIndex{}));
+          AXLE_ASSIGN_OR_RETURN(llvm::Value * init,
+                                generators_.at(root.operand(1))(llvm_ir::IrIndex{}));
           AXLE_RETURN_IF_ERROR(EmitScan(elemental_, b_, root, *scan,
                                         generators_.at(root.operand(0)), init,
                                         buffers[num_parameters], begin, end));
@@ -110,7 +111,7 @@ absl::Status LoopKernelEmitter::EmitLoopNest(llvm::Function* body,
     if (depth <= dims.size()) row_values[depth].push_back(instruction);
   }
   PlanRowBuffers(rows, body);
-  IrIndex index(dims.size());
+  llvm_ir::IrIndex index(dims.size());
   llvm::BasicBlock* after_nest = nullptr;
   bool has_row_values = false;
   for (const auto& values : row_values) has_row_values |= !values.empty();
@@ -155,8 +156,8 @@ absl::Status LoopKernelEmitter::EmitLoopNest(llvm::Function* body,
     filling_row_buffers_ = true;
     const HloInstruction* last_reduce = LastRowReduction(row_values[d], dims);
     for (const HloInstruction* value : row_values[d]) {
-      IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
-      ElementalIrEmitter::RowReductionHook hook;
+      llvm_ir::IrIndex row_index(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(d));
+      llvm_ir::ElementalIrEmitter::RowReductionHook hook;
       if (value == last_reduce) ArmRowReduction(hook, *value, dims, row_index, buffers);
       AXLE_RETURN_IF_ERROR(generators_.at(value)(row_index).status());
       elemental_.ClearRowReductionHook();
@@ -218,8 +219,8 @@ void LoopKernelEmitter::BuildGenerators(const std::vector<llvm::Value*>& buffers
     if (instruction->opcode() == HloOpcode::kParameter) {
       const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
       llvm::Value* base = buffers[number];
-      generators_[instruction] = [this, instruction,
-                                  base](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+      generators_[instruction] =
+          [this, instruction, base](const llvm_ir::IrIndex& index) -> absl::StatusOr<llvm::Value*> {
         const Shape& shape = instruction->shape();
         llvm::Value* linear =
             index.empty() ? b_.getInt64(0) : elemental_.Linearize(index, shape.dimensions());
@@ -227,8 +228,8 @@ void LoopKernelEmitter::BuildGenerators(const std::vector<llvm::Value*>& buffers
       };
       continue;
     }
-    generators_[instruction] = [this,
-                                instruction](const IrIndex& index) -> absl::StatusOr<llvm::Value*> {
+    generators_[instruction] =
+        [this, instruction](const llvm_ir::IrIndex& index) -> absl::StatusOr<llvm::Value*> {
       for (const CacheEntry& entry : cache_[instruction]) {
         if (entry.index == index && elemental_.InScope(entry.scope)) return entry.value;
       }
@@ -242,7 +243,7 @@ void LoopKernelEmitter::BuildGenerators(const std::vector<llvm::Value*>& buffers
                                       RowBufferOffset(row_buffer->second, index),
                                       instruction->shape().element_type());
       }
-      std::vector<ElementGenerator> operands;
+      std::vector<llvm_ir::ElementGenerator> operands;
       for (const HloInstruction* operand : instruction->operands()) {
         auto it = generators_.find(operand);
         if (it == generators_.end()) {

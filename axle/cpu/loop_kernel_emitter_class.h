@@ -24,11 +24,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/cpu_target_hooks.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
@@ -53,7 +54,7 @@ class LoopKernelEmitter {
       : computation_(computation),
         module_(module),
         b_(module->getContext()),
-        elemental_(module, &b_) {}
+        elemental_(module, &b_, CpuTargetHooks()) {}
 
   // Stores the (single) output with non-temporal stores: see EmitNonTemporalRow.
   void EnableNonTemporalStores() { nontemporal_ = true; }
@@ -95,7 +96,7 @@ class LoopKernelEmitter {
   // Where the tile's elements are read from: the transposed copy, when
   // there is one, at (a - a_start) * tile + (minor - minor_start).
   llvm::Value* TileReadBuffer() const;
-  llvm::Value* TileReadOffset(const IrIndex& index);
+  llvm::Value* TileReadOffset(const llvm_ir::IrIndex& index);
 
   // Copies the tile buffer into its transposed copy through registers:
   // 16x16 blocks of 16-lane vectors, each transposed by 64 shuffles.
@@ -106,7 +107,8 @@ class LoopKernelEmitter {
   void EmitTileBlockTranspose(llvm::Type* element, llvm::Type* vector, llvm::Align align,
                               llvm::Value* block_row, llvm::Value* block_column);
 
-  llvm::Value* TileOffset(const IrIndex& index, llvm::Value* a_start, llvm::Value* minor_start);
+  llvm::Value* TileOffset(const llvm_ir::IrIndex& index, llvm::Value* a_start,
+                          llvm::Value* minor_start);
 
   // A reduce root that keeps its input's minor dimension and reduces others
   // (a column reduction, such as a bias gradient). Folding the reduced
@@ -135,7 +137,8 @@ class LoopKernelEmitter {
   // starts anywhere (a thread's block, a misaligned buffer) is handled: the
   // main loop always starts aligned; its remainder stores stay ordinary.
   absl::Status EmitNonTemporalRow(llvm::Value* low, llvm::Value* high, llvm::Value* out,
-                                  PrimitiveType type, IrIndex index, absl::Span<const int64_t> dims,
+                                  PrimitiveType type, llvm_ir::IrIndex index,
+                                  absl::Span<const int64_t> dims,
                                   const std::function<absl::Status(llvm::Value*)>& body);
 
   // Stores an output element: inside EmitNonTemporalRow's main loop through
@@ -154,13 +157,13 @@ class LoopKernelEmitter {
   // Hands `hook` to the elemental emitter for `reduce`, the row's last row
   // reduction, with prefetches of a row ahead when its input computes a
   // transcendental (enough work to hide them).
-  void ArmRowReduction(ElementalIrEmitter::RowReductionHook& hook, const HloInstruction& reduce,
-                       const std::vector<int64_t>& dims, const IrIndex& row_index,
-                       const std::vector<llvm::Value*>& buffers);
+  void ArmRowReduction(llvm_ir::ElementalIrEmitter::RowReductionHook& hook,
+                       const HloInstruction& reduce, const std::vector<int64_t>& dims,
+                       const llvm_ir::IrIndex& row_index, const std::vector<llvm::Value*>& buffers);
 
   // A row ahead (kPrefetchRowsAhead) of every parameter shaped like the
   // output, for the last row reduction to prefetch
-  // (ElementalIrEmitter::RowReductionHook): that row's first pass, which
+  // (llvm_ir::ElementalIrEmitter::RowReductionHook): that row's first pass, which
   // reads memory, then finds it in the cache.
   // Rows shorter than kPrefetchMinRowBytes are left to the hardware
   // prefetcher.
@@ -171,7 +174,7 @@ class LoopKernelEmitter {
   // pass read it).
   static constexpr int64_t kPrefetchRowsAhead = 2;
   std::vector<llvm::Value*> NextRowStreams(const std::vector<int64_t>& dims,
-                                           const IrIndex& row_index,
+                                           const llvm_ir::IrIndex& row_index,
                                            const std::vector<llvm::Value*>& buffers);
 
   // A row buffer holds one row (the trailing dimensions from `depth` on) of
@@ -190,17 +193,17 @@ class LoopKernelEmitter {
   void PlanRowBuffers(const RowIndexAnalysis& rows, llvm::Function* body);
 
   llvm::Value* RowBufferBase(const RowBuffer& row_buffer) const;
-  llvm::Value* RowBufferOffset(const RowBuffer& row_buffer, const IrIndex& index);
+  llvm::Value* RowBufferOffset(const RowBuffer& row_buffer, const llvm_ir::IrIndex& index);
 
   const HloComputation& computation_;
   llvm::Module* module_;
   llvm::IRBuilder<> b_;
-  ElementalIrEmitter elemental_;
-  std::map<const HloInstruction*, ElementGenerator> generators_;
+  llvm_ir::ElementalIrEmitter elemental_;
+  std::map<const HloInstruction*, llvm_ir::ElementGenerator> generators_;
   // Values emitted for an instruction at an index, in the loop scope that
   // emitted them (reused only while that scope is open).
   struct CacheEntry {
-    IrIndex index;
+    llvm_ir::IrIndex index;
     llvm::Value* value;
     int64_t scope;
   };

@@ -11,11 +11,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/cpu/jit.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Module.h"
 
 namespace axle::cpu {
@@ -41,10 +41,10 @@ absl::Status EmitLoopKernel(const HloComputation& computation, absl::string_view
 // order (from its end for a suffix scan), then the dimensions inside it,
 // innermost contiguous: each output row is folded from the row stored
 // before it and the input's row, vectorized across the row.
-absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
                       const HloInstruction& scan, const ScanPlan& plan,
-                      const ElementGenerator& input, llvm::Value* init, llvm::Value* output,
-                      llvm::Value* begin, llvm::Value* end);
+                      const llvm_ir::ElementGenerator& input, llvm::Value* init,
+                      llvm::Value* output, llvm::Value* begin, llvm::Value* end);
 
 }  // namespace axle::cpu
 

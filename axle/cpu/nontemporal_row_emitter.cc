@@ -37,8 +37,9 @@ namespace axle::cpu {
 // starts anywhere (a thread's block, a misaligned buffer) is handled: the
 // main loop always starts aligned; its remainder stores stay ordinary.
 absl::Status LoopKernelEmitter::EmitNonTemporalRow(
-    llvm::Value* low, llvm::Value* high, llvm::Value* out, PrimitiveType type, IrIndex index,
-    absl::Span<const int64_t> dims, const std::function<absl::Status(llvm::Value*)>& body) {
+    llvm::Value* low, llvm::Value* high, llvm::Value* out, PrimitiveType type,
+    llvm_ir::IrIndex index, absl::Span<const int64_t> dims,
+    const std::function<absl::Status(llvm::Value*)>& body) {
   llvm::Type* storage = elemental_.StorageType(type);
   const int64_t size =
       static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(storage).getFixedValue());
@@ -57,8 +58,8 @@ absl::Status LoopKernelEmitter::EmitNonTemporalRow(
   llvm::Value* first = b_.CreateBinaryIntrinsic(
       llvm::Intrinsic::smin, b_.CreateAdd(low, b_.CreateUDiv(skip, b_.getInt64(size))), high);
   first = b_.CreateSelect(element_aligned, first, high, "nt.first");
-  AXLE_RETURN_IF_ERROR(
-      elemental_.EmitForLoop(low, first, "nt_head", body, ElementalIrEmitter::kVectorizeNever));
+  AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(low, first, "nt_head", body,
+                                              llvm_ir::ElementalIrEmitter::kVectorizeNever));
   // The main loop counts from 0 (the offset from `aligned`), so that the
   // stores' addresses are `aligned` plus the induction variable (what
   // AlignmentFromAssumptions can follow, whatever becomes of `first`).
@@ -72,7 +73,7 @@ absl::Status LoopKernelEmitter::EmitNonTemporalRow(
   nontemporal_base_ = nullptr;
   nontemporal_offset_ = nullptr;
   AXLE_RETURN_IF_ERROR(status);
-  ElementalIrEmitter::AddLoopProperty(preheader, kNonTemporalStoresLoopProperty);
+  llvm_ir::ElementalIrEmitter::AddLoopProperty(preheader, kNonTemporalStoresLoopProperty);
   return absl::OkStatus();
 }
 

@@ -23,9 +23,10 @@ namespace axle::cpu {
 // Hands `hook` to the elemental emitter for `reduce`, the row's last row
 // reduction, with prefetches of a row ahead when its input computes a
 // transcendental (enough work to hide them).
-void LoopKernelEmitter::ArmRowReduction(ElementalIrEmitter::RowReductionHook& hook,
+void LoopKernelEmitter::ArmRowReduction(llvm_ir::ElementalIrEmitter::RowReductionHook& hook,
                                         const HloInstruction& reduce,
-                                        const std::vector<int64_t>& dims, const IrIndex& row_index,
+                                        const std::vector<int64_t>& dims,
+                                        const llvm_ir::IrIndex& row_index,
                                         const std::vector<llvm::Value*>& buffers) {
   if (ComputesTranscendentals(*reduce.operand(0))) {
     hook.prefetch_streams = NextRowStreams(dims, row_index, buffers);
@@ -34,7 +35,7 @@ void LoopKernelEmitter::ArmRowReduction(ElementalIrEmitter::RowReductionHook& ho
 }
 
 std::vector<llvm::Value*> LoopKernelEmitter::NextRowStreams(
-    const std::vector<int64_t>& dims, const IrIndex& row_index,
+    const std::vector<int64_t>& dims, const llvm_ir::IrIndex& row_index,
     const std::vector<llvm::Value*>& buffers) {
   std::vector<llvm::Value*> streams;
   if (dims.size() < 2 || row_index.size() + 1 != dims.size()) return streams;
@@ -88,8 +89,10 @@ llvm::Value* LoopKernelEmitter::RowBufferBase(const RowBuffer& row_buffer) const
   return skewing_ ? row_buffer.double_buffer : row_buffer.buffer;
 }
 
-llvm::Value* LoopKernelEmitter::RowBufferOffset(const RowBuffer& row_buffer, const IrIndex& index) {
-  IrIndex row_index(index.begin() + static_cast<std::ptrdiff_t>(row_buffer.depth), index.end());
+llvm::Value* LoopKernelEmitter::RowBufferOffset(const RowBuffer& row_buffer,
+                                                const llvm_ir::IrIndex& index) {
+  llvm_ir::IrIndex row_index(index.begin() + static_cast<std::ptrdiff_t>(row_buffer.depth),
+                             index.end());
   llvm::Value* offset = elemental_.Linearize(row_index, row_buffer.row_dims);
   if (!skewing_) return offset;
   // Skewed rows (depth 1): row r's copy at parity r & 1.

@@ -12,8 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/cpu/cpu_target_hooks.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -31,7 +32,7 @@ absl::Status NotScalar(const HloComputation& computation, const HloInstruction& 
 }
 
 absl::Status EmitBody(const HloComputation& computation, llvm::Function* function,
-                      llvm::IRBuilder<>& b, ElementalIrEmitter& elemental) {
+                      llvm::IRBuilder<>& b, llvm_ir::ElementalIrEmitter& elemental) {
   llvm::Type* ptr = b.getPtrTy();
   llvm::Value* parameters = function->getArg(0);
   llvm::Value* results = function->getArg(1);
@@ -46,8 +47,8 @@ absl::Status EmitBody(const HloComputation& computation, llvm::Function* functio
       continue;
     }
     if (!IsScalarArray(instruction->shape())) return NotScalar(computation, *instruction);
-    AXLE_RETURN_IF_ERROR(
-        ElementalIrEmitter::CheckSupportedType(instruction->shape().element_type(), *instruction));
+    AXLE_RETURN_IF_ERROR(llvm_ir::ElementalIrEmitter::CheckSupportedType(
+        instruction->shape().element_type(), *instruction));
     if (instruction->opcode() == HloOpcode::kParameter) {
       const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
       llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, parameters, number);
@@ -56,13 +57,14 @@ absl::Status EmitBody(const HloComputation& computation, llvm::Function* functio
           elemental.LoadElement(address, b.getInt64(0), instruction->shape().element_type());
       continue;
     }
-    std::vector<ElementGenerator> operands;
+    std::vector<llvm_ir::ElementGenerator> operands;
     for (const HloInstruction* operand : instruction->operands()) {
       llvm::Value* value = values.at(operand);
-      operands.push_back([value](const IrIndex&) -> absl::StatusOr<llvm::Value*> { return value; });
+      operands.push_back(
+          [value](const llvm_ir::IrIndex&) -> absl::StatusOr<llvm::Value*> { return value; });
     }
     AXLE_ASSIGN_OR_RETURN(values[instruction],
-                          elemental.EmitElement(*instruction, operands, IrIndex{}));
+                          elemental.EmitElement(*instruction, operands, llvm_ir::IrIndex{}));
   }
   const HloInstruction* root = computation.root_instruction();
   std::vector<const HloInstruction*> leaves;
@@ -105,7 +107,7 @@ absl::Status EmitScalarFunction(const HloComputation& computation, absl::string_
                                           llvm::StringRef(name.data(), name.size()), module);
   function->addFnAttr(llvm::Attribute::NoUnwind);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
-  ElementalIrEmitter elemental(module, &b);
+  llvm_ir::ElementalIrEmitter elemental(module, &b, CpuTargetHooks());
   absl::Status emitted = EmitBody(computation, function, b, elemental);
   // Leave no half-emitted function behind.
   if (!emitted.ok()) function->eraseFromParent();

@@ -16,10 +16,10 @@
 
 namespace axle::cpu {
 
-absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
                       const HloInstruction& scan, const ScanPlan& plan,
-                      const ElementGenerator& input, llvm::Value* init, llvm::Value* output,
-                      llvm::Value* begin, llvm::Value* end) {
+                      const llvm_ir::ElementGenerator& input, llvm::Value* init,
+                      llvm::Value* output, llvm::Value* begin, llvm::Value* end) {
   const PrimitiveType type = scan.shape().element_type();
   const std::vector<int64_t>& dims = scan.shape().dimensions();
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -27,7 +27,7 @@ absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
   const int64_t length = dims[scanned];
   const int64_t range_dimension = scanned == 0 ? (rank > 1 ? 1 : -1) : 0;
   const HloComputation& combiner = *scan.to_apply();
-  IrIndex index(rank);
+  llvm_ir::IrIndex index(rank);
 
   // The loop over dimension d, [begin, end) for the range dimension.
   auto emit_loop = [&](int64_t d, const std::function<absl::Status()>& body) {
@@ -48,7 +48,7 @@ absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
       AXLE_ASSIGN_OR_RETURN(llvm::Value * value, input(index));
       llvm::Value* accumulated = init;
       if (previous != nullptr) {
-        IrIndex before = index;
+        llvm_ir::IrIndex before = index;
         before[scanned] = previous;
         accumulated = elemental.LoadElement(output, elemental.Linearize(before, dims), type);
       }
@@ -76,7 +76,7 @@ absl::Status EmitScan(ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
                                                : b.CreateSub(position, b.getInt64(1));
           return emit_row(position, previous);
         },
-        ElementalIrEmitter::kVectorizeNever);
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
   };
   std::function<absl::Status(int64_t)> outer = [&](int64_t d) -> absl::Status {
     if (d < scanned) return emit_loop(d, [&] { return outer(d + 1); });

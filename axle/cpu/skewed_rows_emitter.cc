@@ -59,7 +59,8 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
   // The previous row's values, as row values of row `row`.
   auto recall_previous = [&](llvm::Value* row) {
     for (const auto& [value, slot] : previous) {
-      cache_[value].push_back({IrIndex{row}, b_.CreateLoad(f32, slot), elemental_.scope()});
+      cache_[value].push_back(
+          {llvm_ir::IrIndex{row}, b_.CreateLoad(f32, slot), elemental_.scope()});
     }
   };
   skewing_ = true;
@@ -75,22 +76,22 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
     std::map<const HloInstruction*, llvm::Value*> current;
     filling_row_buffers_ = true;
     for (const HloInstruction* value : values) {
-      ElementalIrEmitter::RowReductionHook hook;
+      llvm_ir::ElementalIrEmitter::RowReductionHook hook;
       if (value == &reduce) {
         hook.columns = columns;
         hook.loop_property = kNonTemporalStoresLoopProperty;
         hook.per_column = [&](llvm::Value* column) -> absl::Status {
           filling_row_buffers_ = false;
           absl::StatusOr<llvm::Value*> element =
-              generators_.at(&output)(IrIndex{previous_row, column});
+              generators_.at(&output)(llvm_ir::IrIndex{previous_row, column});
           filling_row_buffers_ = true;
           AXLE_RETURN_IF_ERROR(element.status());
           elemental_.StoreElement(*element, previous_out, column, F32);
           return absl::OkStatus();
         };
-        ArmRowReduction(hook, *value, dims, IrIndex{row}, buffers);
+        ArmRowReduction(hook, *value, dims, llvm_ir::IrIndex{row}, buffers);
       }
-      absl::StatusOr<llvm::Value*> computed = generators_.at(value)(IrIndex{row});
+      absl::StatusOr<llvm::Value*> computed = generators_.at(value)(llvm_ir::IrIndex{row});
       elemental_.ClearRowReductionHook();
       AXLE_RETURN_IF_ERROR(computed.status());
       if (value == &reduce && !hook.taken) {
@@ -121,7 +122,7 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
         last, end, "skewed_last",
         [&](llvm::Value* row) {
           recall_previous(row);
-          IrIndex index = {row, nullptr};
+          llvm_ir::IrIndex index = {row, nullptr};
           return EmitNonTemporalRow(
               b_.getInt64(0), b_.getInt64(columns), out, F32, index, dims,
               [&](llvm::Value* column) -> absl::Status {
@@ -131,7 +132,7 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
                 return absl::OkStatus();
               });
         },
-        ElementalIrEmitter::kVectorizeNever);
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
   }
   skewing_ = false;
   filling_row_buffers_ = false;

@@ -38,7 +38,7 @@ absl::Status LoopKernelEmitter::EmitTiledLoopNest(llvm::Function* body,
                                                   llvm::Value* begin, llvm::Value* end) {
   const int64_t num_parameters = computation_.num_parameters();
   const size_t minor = dims.size() - 1;
-  IrIndex index(dims.size());
+  llvm_ir::IrIndex index(dims.size());
   const PrimitiveType type = transpose.shape().element_type();
   {
     llvm::IRBuilder<> entry(&body->getEntryBlock(), body->getEntryBlock().begin());
@@ -58,7 +58,7 @@ absl::Status LoopKernelEmitter::EmitTiledLoopNest(llvm::Function* body,
   }
   const std::vector<int64_t>& permutation =
       cast<HloDimensionsInstruction>(&transpose)->dimensions();
-  const ElementGenerator& operand = generators_.at(transpose.operand(0));
+  const llvm_ir::ElementGenerator& operand = generators_.at(transpose.operand(0));
   auto low_of = [&](size_t d) { return d == 0 ? begin : b_.getInt64(0); };
   auto high_of = [&](size_t d) { return d == 0 ? end : b_.getInt64(dims[d]); };
   llvm::Value* tile = b_.getInt64(kTransposeTile);
@@ -79,7 +79,7 @@ absl::Status LoopKernelEmitter::EmitTiledLoopNest(llvm::Function* body,
           return elemental_.EmitForLoop(
               a_start, a_end, "fill_a", [&](llvm::Value* i) -> absl::Status {
                 index[a] = i;
-                IrIndex operand_index(index.size());
+                llvm_ir::IrIndex operand_index(index.size());
                 for (size_t p = 0; p < index.size(); ++p) operand_index[permutation[p]] = index[p];
                 AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operand(operand_index));
                 elemental_.StoreElement(value, tile_buffer_.buffer,
@@ -119,7 +119,7 @@ absl::Status LoopKernelEmitter::EmitTiledLoopNest(llvm::Function* body,
                                                         b_.CreateSub(high_of(d), tile));
           return tile_body(start);
         },
-        ElementalIrEmitter::kVectorizeNever);
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
   };
   std::function<absl::Status(size_t)> emit_outer = [&](size_t o) -> absl::Status {
     if (o < outer.size()) {
@@ -144,7 +144,7 @@ llvm::Value* LoopKernelEmitter::TileReadBuffer() const {
   return tile_buffer_.transposed != nullptr ? tile_buffer_.transposed : tile_buffer_.buffer;
 }
 
-llvm::Value* LoopKernelEmitter::TileReadOffset(const IrIndex& index) {
+llvm::Value* LoopKernelEmitter::TileReadOffset(const llvm_ir::IrIndex& index) {
   if (tile_buffer_.transposed == nullptr) {
     return TileOffset(index, tile_buffer_.a_start, tile_buffer_.minor_start);
   }
@@ -171,7 +171,7 @@ void LoopKernelEmitter::EmitTileTranspose(llvm::Type* element) {
         EmitTileBlockTranspose(element, vector, align, block_row, block_column);
         return absl::OkStatus();
       },
-      ElementalIrEmitter::kVectorizeNever);
+      llvm_ir::ElementalIrEmitter::kVectorizeNever);
   (void)status;  // the body cannot fail
 }
 
@@ -214,7 +214,7 @@ void LoopKernelEmitter::EmitTileBlockTranspose(llvm::Type* element, llvm::Type* 
   }
 }
 
-llvm::Value* LoopKernelEmitter::TileOffset(const IrIndex& index, llvm::Value* a_start,
+llvm::Value* LoopKernelEmitter::TileOffset(const llvm_ir::IrIndex& index, llvm::Value* a_start,
                                            llvm::Value* minor_start) {
   return b_.CreateAdd(b_.CreateMul(b_.CreateSub(index[tile_buffer_.minor], minor_start),
                                    b_.getInt64(kTransposeTile)),

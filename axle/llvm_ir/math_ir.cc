@@ -11,13 +11,13 @@
 // erf: a polynomial in x^2 below 1, 1 - exp(-x^2) Q(|x|) above.
 //
 //===----------------------------------------------------------------------===//
-#include "axle/cpu/math_ir.h"
+#include "axle/llvm_ir/math_ir.h"
 
 #include <initializer_list>
 
 #include "llvm/IR/Intrinsics.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 namespace {
 
 llvm::Value* F(llvm::IRBuilderBase& b, double v) {
@@ -196,4 +196,4 @@ llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateFDiv(F(b, 1.0), b.CreateFAdd(F(b, 1.0), e));
 }
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir

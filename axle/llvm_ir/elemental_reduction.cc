@@ -17,8 +17,9 @@
 // interpreter by rounding only). An f32/f64 max/min reduce (softmax's row
 // max) folds with a compare and select flagged nnan/nsz beside a
 // NaN-seen flag (a NaN result when any input was NaN, like XLA's max), and
-// its loop over the contiguous input dimension is vectorized with 16 (f32)
-// or 8 (f64) lanes; only the sign of a zero result (max of -0 and +0) and
+// its loop over the contiguous input dimension is vectorized with as many
+// lanes as the target's preferred vector holds (16 f32 or 8 f64 in 512
+// bits); only the sign of a zero result (max of -0 and +0) and
 // the NaN payload may differ from the in-order fold. Every other combiner
 // folds in order.
 //
@@ -30,15 +31,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 namespace pu = primitive_util;
 
 namespace {
@@ -64,17 +65,6 @@ bool IsVectorizableBody(llvm::BasicBlock* body, llvm::BasicBlock* exit) {
     if (!calls_only_vectorizable(*it)) return false;
   }
   return true;
-}
-
-// The element types of `shape`: its own, or its tuple elements'.
-std::vector<PrimitiveType> ResultTypes(const Shape& shape) {
-  std::vector<PrimitiveType> types;
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) types.push_back(element.element_type());
-  } else {
-    types.push_back(shape.element_type());
-  }
-  return types;
 }
 
 // The dimensions of the first result of `shape`.
@@ -118,7 +108,7 @@ std::pair<llvm::Value*, llvm::Value*> WindowInput(llvm::IRBuilderBase& b, const 
 
 absl::Status Invalid(const HloInstruction& hlo, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), ": ", why));
+      absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), ": ", why));
 }
 
 absl::Status CheckWindow(const HloInstruction& hlo, const Window& window, int64_t rank) {
@@ -131,6 +121,38 @@ absl::Status CheckWindow(const HloInstruction& hlo, const Window& window, int64_
     }
   }
   return absl::OkStatus();
+}
+
+// The init values of a reduce or reduce-window with `count` inputs (its
+// operands from `count` on, scalars).
+absl::StatusOr<std::vector<llvm::Value*>> InitValues(size_t count,
+                                                     absl::Span<const ElementGenerator> operands) {
+  std::vector<llvm::Value*> init;
+  for (size_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
+    init.push_back(value);
+  }
+  return init;
+}
+
+// The result element types of a (variadic) reduce or reduce-window `hlo`
+// with N inputs, N init values and N results: the array's type, or its
+// tuple elements'.
+absl::StatusOr<std::vector<PrimitiveType>> VariadicResultTypes(const HloInstruction& hlo) {
+  std::vector<PrimitiveType> types;
+  if (hlo.shape().IsTuple()) {
+    for (const Shape& element : hlo.shape().tuple_shapes()) {
+      types.push_back(element.element_type());
+    }
+  } else {
+    types.push_back(hlo.shape().element_type());
+  }
+  const int64_t count = hlo.operand_count() / 2;
+  if (count == 0 || hlo.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count) {
+    return Invalid(hlo, "needs N inputs, N init values and N results");
+  }
+  return types;
 }
 
 }  // namespace
@@ -211,7 +233,7 @@ bool ElementalIrEmitter::InScope(int64_t scope) const {
 absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitScalarComputation(
     const HloComputation& computation, absl::Span<llvm::Value* const> arguments) {
   if (computation.num_parameters() != static_cast<int64_t>(arguments.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: computation ", computation.name(),
+    return absl::InvalidArgumentError(absl::StrCat("codegen: computation ", computation.name(),
                                                    " takes ", computation.num_parameters(),
                                                    " parameters, given ", arguments.size()));
   }
@@ -224,7 +246,7 @@ absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitScalarComputat
     if (instruction->opcode() == HloOpcode::kParameter) continue;
     if (instruction == root && instruction->opcode() == HloOpcode::kTuple) continue;
     if (!instruction->shape().IsArray() || instruction->shape().rank() != 0) {
-      return absl::UnimplementedError(absl::StrCat("CPU codegen: computation ", computation.name(),
+      return absl::UnimplementedError(absl::StrCat("codegen: computation ", computation.name(),
                                                    " has a non-scalar ",
                                                    HloOpcodeString(instruction->opcode())));
     }
@@ -348,12 +370,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitMap(const HloInstruction& h
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction& hlo,
                                                             Generators operands,
                                                             const IrIndex& out_index) {
-  const int64_t count = hlo.operand_count() / 2;
-  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
-  if (count == 0 || hlo.operand_count() != 2 * count ||
-      static_cast<int64_t>(types.size()) != count) {
-    return Invalid(hlo, "needs N inputs, N init values and N results");
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<PrimitiveType> types, VariadicResultTypes(hlo));
+  const int64_t count = static_cast<int64_t>(types.size());
   const Shape& input_shape = hlo.operand(0)->shape();
   const int64_t rank = input_shape.rank();
   std::vector<bool> is_reduced(rank, false);
@@ -361,11 +379,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
     if (d < 0 || d >= rank) return Invalid(hlo, "a reduced dimension is out of range");
     is_reduced[d] = true;
   }
-  std::vector<llvm::Value*> init;
-  for (int64_t k = 0; k < count; ++k) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
-    init.push_back(value);
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, InitValues(types.size(), operands));
   std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
   // A float max/min folds with an ordered compare and select flagged
   // nnan/nsz (one vmaxps), and a second accumulator records whether any
@@ -397,8 +411,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
   // vectorizer, then instruction selection) on unrolled i1 chains.
   const int vector_width =
       std::find(types.begin(), types.end(), PRED) == types.end() ? kVectorizeAuto : kVectorizeNever;
-  // A float max/min over the contiguous input dimension gets 16 (f32) or 8
-  // (f64) lanes whatever LLVM's cost model thinks.
+  // A float max/min over the contiguous input dimension gets the target's
+  // preferred vector width whatever LLVM's cost model thinks.
   std::function<absl::Status(size_t)> emit_loop = [&](size_t r) -> absl::Status {
     if (r == reduced.size()) {
       std::vector<llvm::Value*> values;
@@ -417,7 +431,9 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
     }
     const int64_t d = reduced[r];
     int width = vector_width;
-    if (min_max && d == rank - 1) width = types[0] == F32 ? 16 : 8;
+    if (min_max && d == rank - 1) {
+      width = hooks_->PreferredVectorBits() / pu::BitWidth(types[0]);
+    }
     const int64_t size = input_shape.dimensions(d);
     auto inner = [&](llvm::Value* i) {
       input_index[d] = i;
@@ -453,17 +469,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
         [&](llvm::Value* c) {
           llvm::Value* low = b_.CreateMul(c, I64(chunk));
           llvm::Value* byte_offset = b_.CreateMul(low, I64(element_bytes));
-          llvm::Function* prefetch =
-              llvm::Intrinsic::getDeclaration(module_, llvm::Intrinsic::prefetch, {b_.getPtrTy()});
           for (llvm::Value* stream : hook->prefetch_streams) {
-            for (int64_t line = 0; line < kPrefetchChunkBytes; line += 64) {
-              llvm::Value* address = b_.CreateGEP(b_.getInt8Ty(), stream,
-                                                  b_.CreateAdd(byte_offset, I64(line)), "prefetch");
-              // Read, into L2 (prefetcht1): the current row, its row buffers
-              // and the next row do not all fit in L1, and prefetcht0 evicted
-              // the ones being worked on (softmax 4096x4096: 8.1 -> 6.3 ms).
-              b_.CreateCall(prefetch, {address, b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
-            }
+            hooks_->EmitPrefetch(b_, stream, byte_offset, kPrefetchChunkBytes);
           }
           llvm::Value* high = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
                                                        b_.CreateAdd(low, I64(chunk)), I64(size));
@@ -486,12 +493,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstruction& hlo,
                                                                   Generators operands,
                                                                   const IrIndex& out_index) {
-  const int64_t count = hlo.operand_count() / 2;
-  const std::vector<PrimitiveType> types = ResultTypes(hlo.shape());
-  if (count == 0 || hlo.operand_count() != 2 * count ||
-      static_cast<int64_t>(types.size()) != count) {
-    return Invalid(hlo, "needs N inputs, N init values and N results");
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<PrimitiveType> types, VariadicResultTypes(hlo));
+  const int64_t count = static_cast<int64_t>(types.size());
   const Window& window = cast<HloWindowInstruction>(&hlo)->window();
   const Shape& input_shape = hlo.operand(0)->shape();
   const int64_t rank = input_shape.rank();
@@ -499,11 +502,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
     return Invalid(hlo, "the result needs the input's rank");
   }
   AXLE_RETURN_IF_ERROR(CheckWindow(hlo, window, rank));
-  std::vector<llvm::Value*> init;
-  for (int64_t k = 0; k < count; ++k) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](IrIndex{}));
-    init.push_back(value);
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, InitValues(types.size(), operands));
   std::vector<llvm::AllocaInst*> accumulators = MakeAccumulators(types, init);
   if (input_shape.num_elements() == 0) return ReadAccumulators(accumulators, types);
   const int vector_width =
@@ -535,4 +534,4 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
   return ReadAccumulators(accumulators, types);
 }
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir

@@ -7,7 +7,7 @@
 // after every op.
 //
 //===----------------------------------------------------------------------===//
-#include "axle/cpu/elemental_ir_emitter.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 
 #include <cmath>
 #include <limits>
@@ -15,12 +15,11 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/types.h"
-#include "axle/cpu/math_ir.h"
-#include "axle/cpu/runtime_symbols.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 namespace pu = primitive_util;
 
 namespace {
@@ -30,8 +29,8 @@ bool IsNarrowFloat(PrimitiveType type) {
 }
 
 absl::Status UnimplementedFor(const HloInstruction& hlo, PrimitiveType type) {
-  return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
-                                               " of ", pu::LowercasePrimitiveTypeName(type),
+  return absl::UnimplementedError(absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()), " of ",
+                                               pu::LowercasePrimitiveTypeName(type),
                                                " is not implemented (", hlo.name(), ")"));
 }
 
@@ -151,14 +150,7 @@ llvm::Value* ElementalIrEmitter::F32ToNarrowFloat(llvm::Value* value, PrimitiveT
   if (type == F16) {
     return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
   }
-  llvm::FunctionCallee encoder = module_->getOrInsertFunction(
-      NarrowFloatEncoderName(type),
-      llvm::FunctionType::get(b_.getInt8Ty(), {b_.getFloatTy()}, false));
-  if (auto* function = llvm::dyn_cast<llvm::Function>(encoder.getCallee())) {
-    function->setDoesNotAccessMemory();
-    function->setDoesNotThrow();
-  }
-  return b_.CreateCall(encoder, {value});
+  return hooks_->EmitF32ToNarrowFloat(b_, type, value);
 }
 
 llvm::Value* ElementalIrEmitter::RoundToType(llvm::Value* value, PrimitiveType type) {
@@ -168,28 +160,12 @@ llvm::Value* ElementalIrEmitter::RoundToType(llvm::Value* value, PrimitiveType t
 
 // --- Helpers -------------------------------------------------------------------
 
-llvm::Value* ElementalIrEmitter::CallLibm(const char* f32_name, const char* f64_name,
-                                          llvm::Value* x) {
-  llvm::Type* type = x->getType();
-  llvm::FunctionCallee callee = module_->getOrInsertFunction(
-      type->isFloatTy() ? f32_name : f64_name, llvm::FunctionType::get(type, {type}, false));
-  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    function->setDoesNotAccessMemory();
-    function->setDoesNotThrow();
-  }
-  return b_.CreateCall(callee, {x});
+llvm::Value* ElementalIrEmitter::CallMath(MathFunction function, llvm::Value* x) {
+  return hooks_->EmitMathCall(b_, function, {x});
 }
 
-llvm::Value* ElementalIrEmitter::CallLibm2(const char* f32_name, const char* f64_name,
-                                           llvm::Value* x, llvm::Value* y) {
-  llvm::Type* type = x->getType();
-  llvm::FunctionCallee callee = module_->getOrInsertFunction(
-      type->isFloatTy() ? f32_name : f64_name, llvm::FunctionType::get(type, {type, type}, false));
-  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    function->setDoesNotAccessMemory();
-    function->setDoesNotThrow();
-  }
-  return b_.CreateCall(callee, {x, y});
+llvm::Value* ElementalIrEmitter::CallMath(MathFunction function, llvm::Value* x, llvm::Value* y) {
+  return hooks_->EmitMathCall(b_, function, {x, y});
 }
 
 llvm::Value* ElementalIrEmitter::MakeComplex(llvm::Value* re, llvm::Value* im) {
@@ -385,45 +361,44 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruc
     case HloOpcode::kRsqrt:
       return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
     case HloOpcode::kCbrt:
-      return CallLibm("cbrtf", "cbrt", x);
+      return CallMath(MathFunction::kCbrt, x);
     case HloOpcode::kExp:
-      return f32 ? EmitExpF32(b_, x) : unary(llvm::Intrinsic::exp);
+      return f32 ? EmitExpF32(b_, x) : CallMath(MathFunction::kExp, x);
     case HloOpcode::kExpm1:
-      return CallLibm("expm1f", "expm1", x);
+      return CallMath(MathFunction::kExpm1, x);
     case HloOpcode::kLog:
-      return f32 ? EmitLogF32(b_, x) : unary(llvm::Intrinsic::log);
+      return f32 ? EmitLogF32(b_, x) : CallMath(MathFunction::kLog, x);
     case HloOpcode::kLog1p:
-      return f32 ? EmitLog1pF32(b_, x) : CallLibm("log1pf", "log1p", x);
+      return f32 ? EmitLog1pF32(b_, x) : CallMath(MathFunction::kLog1p, x);
     case HloOpcode::kTanh:
-      return f32 ? EmitTanhF32(b_, x) : CallLibm("tanhf", "tanh", x);
+      return f32 ? EmitTanhF32(b_, x) : CallMath(MathFunction::kTanh, x);
     case HloOpcode::kLogistic:
       if (f32) return EmitLogisticF32(b_, x);
-      return b_.CreateFDiv(
-          one, b_.CreateFAdd(one, b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+      return b_.CreateFDiv(one, b_.CreateFAdd(one, CallMath(MathFunction::kExp, b_.CreateFNeg(x))));
     case HloOpcode::kErf:
-      return f32 ? EmitErfF32(b_, x) : CallLibm("erff", "erf", x);
+      return f32 ? EmitErfF32(b_, x) : CallMath(MathFunction::kErf, x);
     case HloOpcode::kSin:
-      return unary(llvm::Intrinsic::sin);
+      return CallMath(MathFunction::kSin, x);
     case HloOpcode::kCos:
-      return unary(llvm::Intrinsic::cos);
+      return CallMath(MathFunction::kCos, x);
     case HloOpcode::kTan:
-      return CallLibm("tanf", "tan", x);
+      return CallMath(MathFunction::kTan, x);
     case HloOpcode::kAcos:
-      return CallLibm("acosf", "acos", x);
+      return CallMath(MathFunction::kAcos, x);
     case HloOpcode::kAcosh:
-      return CallLibm("acoshf", "acosh", x);
+      return CallMath(MathFunction::kAcosh, x);
     case HloOpcode::kAsin:
-      return CallLibm("asinf", "asin", x);
+      return CallMath(MathFunction::kAsin, x);
     case HloOpcode::kAsinh:
-      return CallLibm("asinhf", "asinh", x);
+      return CallMath(MathFunction::kAsinh, x);
     case HloOpcode::kAtan:
-      return CallLibm("atanf", "atan", x);
+      return CallMath(MathFunction::kAtan, x);
     case HloOpcode::kAtanh:
-      return CallLibm("atanhf", "atanh", x);
+      return CallMath(MathFunction::kAtanh, x);
     case HloOpcode::kCosh:
-      return CallLibm("coshf", "cosh", x);
+      return CallMath(MathFunction::kCosh, x);
     case HloOpcode::kSinh:
-      return CallLibm("sinhf", "sinh", x);
+      return CallMath(MathFunction::kSinh, x);
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
@@ -442,9 +417,9 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
     case HloOpcode::kNegate:
       return MakeComplex(b_.CreateFNeg(re), b_.CreateFNeg(im));
     case HloOpcode::kAbs:
-      return CallLibm2("hypotf", "hypot", re, im);
+      return CallMath(MathFunction::kHypot, re, im);
     case HloOpcode::kSign: {
-      llvm::Value* magnitude = CallLibm2("hypotf", "hypot", re, im);
+      llvm::Value* magnitude = CallMath(MathFunction::kHypot, re, im);
       llvm::Value* is_zero = b_.CreateFCmpOEQ(magnitude, llvm::ConstantFP::get(component, 0.0));
       return b_.CreateSelect(
           is_zero, z, MakeComplex(b_.CreateFDiv(re, magnitude), b_.CreateFDiv(im, magnitude)));
@@ -452,20 +427,18 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
     case HloOpcode::kExp: {
       // e^re * (cos im + i sin im)
       // A zero imaginary part stays exact: exp(x + 0i) = exp(x) + 0i.
-      llvm::Value* scale = b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, re);
+      llvm::Value* scale = CallMath(MathFunction::kExp, re);
       llvm::Value* real_only = b_.CreateFCmpOEQ(im, llvm::ConstantFP::get(component, 0.0));
       llvm::Value* result_re =
-          b_.CreateSelect(real_only, scale,
-                          b_.CreateFMul(scale, b_.CreateUnaryIntrinsic(llvm::Intrinsic::cos, im)));
-      llvm::Value* result_im = b_.CreateSelect(
-          real_only, im, b_.CreateFMul(scale, b_.CreateUnaryIntrinsic(llvm::Intrinsic::sin, im)));
+          b_.CreateSelect(real_only, scale, b_.CreateFMul(scale, CallMath(MathFunction::kCos, im)));
+      llvm::Value* result_im =
+          b_.CreateSelect(real_only, im, b_.CreateFMul(scale, CallMath(MathFunction::kSin, im)));
       return MakeComplex(result_re, result_im);
     }
     case HloOpcode::kLog:
       // log|z| + i arg z
-      return MakeComplex(
-          b_.CreateUnaryIntrinsic(llvm::Intrinsic::log, CallLibm2("hypotf", "hypot", re, im)),
-          CallLibm2("atan2f", "atan2", im, re));
+      return MakeComplex(CallMath(MathFunction::kLog, CallMath(MathFunction::kHypot, re, im)),
+                         CallMath(MathFunction::kAtan2, im, re));
     case HloOpcode::kSqrt:
     case HloOpcode::kRsqrt:
     case HloOpcode::kSin:
@@ -483,35 +456,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
     case HloOpcode::kExpm1:
     case HloOpcode::kLog1p:
     case HloOpcode::kLogistic:
-      return CallComplexHelper(hlo, {z});
+      return hooks_->EmitComplexCall(b_, hlo.opcode(), {z});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
-}
-
-llvm::Value* ElementalIrEmitter::CallComplexHelper(const HloInstruction& hlo,
-                                                   absl::Span<llvm::Value* const> args) {
-  const std::string name =
-      ComplexMathName(HloOpcodeString(hlo.opcode()), hlo.operand(0)->shape().element_type());
-  llvm::Type* component = Real(args[0])->getType();
-  llvm::Type* pair = llvm::ArrayType::get(component, 2);
-  llvm::Function* function = b_.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-  std::vector<llvm::Value*> pointers;
-  for (llvm::Value* z : args) {
-    llvm::Value* slot = entry.CreateAlloca(pair);
-    b_.CreateStore(Real(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 0));
-    b_.CreateStore(Imag(z), b_.CreateConstInBoundsGEP2_32(pair, slot, 0, 1));
-    pointers.push_back(slot);
-  }
-  llvm::Value* out = entry.CreateAlloca(pair);
-  pointers.push_back(out);
-  std::vector<llvm::Type*> parameters(pointers.size(), b_.getPtrTy());
-  llvm::FunctionCallee callee = module_->getOrInsertFunction(
-      name, llvm::FunctionType::get(b_.getVoidTy(), parameters, false));
-  b_.CreateCall(callee, pointers);
-  return MakeComplex(b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 0)),
-                     b_.CreateLoad(component, b_.CreateConstInBoundsGEP2_32(pair, out, 0, 1)));
 }
 
 // --- Binary ------------------------------------------------------------------
@@ -657,9 +605,9 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstru
     case HloOpcode::kMinimum:
       return EmitMin(type, x, y);
     case HloOpcode::kPower:
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+      return CallMath(MathFunction::kPow, x, y);
     case HloOpcode::kAtan2:
-      return CallLibm2("atan2f", "atan2", x, y);
+      return CallMath(MathFunction::kAtan2, x, y);
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
@@ -667,6 +615,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstru
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInstruction& hlo,
                                                                    llvm::Value* x, llvm::Value* y) {
+  if (hlo.opcode() == HloOpcode::kDivide || hlo.opcode() == HloOpcode::kPower) {
+    // Division as C99 Annex G has it (scaling, inf and NaN recovery).
+    return hooks_->EmitComplexCall(b_, hlo.opcode(), {x, y});
+  }
   llvm::Value* a = Real(x);
   llvm::Value* b = Imag(x);
   llvm::Value* c = Real(y);
@@ -679,26 +631,6 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInst
     case HloOpcode::kMultiply:
       return MakeComplex(b_.CreateFSub(b_.CreateFMul(a, c), b_.CreateFMul(b, d)),
                          b_.CreateFAdd(b_.CreateFMul(a, d), b_.CreateFMul(b, c)));
-    case HloOpcode::kDivide: {
-      // C99 Annex G division (scaling, inf and NaN recovery) as the C++
-      // library does it: the compiler runtime's __divsc3 / __divdc3.
-      const bool f32 = a->getType()->isFloatTy();
-      llvm::Type* component = a->getType();
-      llvm::Type* returned =
-          f32 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(component, 2))
-              : llvm::StructType::get(b_.getContext(), {component, component});
-      llvm::FunctionCallee divide = module_->getOrInsertFunction(
-          f32 ? "__divsc3" : "__divdc3",
-          llvm::FunctionType::get(returned, {component, component, component, component}, false));
-      llvm::Value* quotient = b_.CreateCall(divide, {a, b, c, d});
-      if (f32) {
-        return MakeComplex(b_.CreateExtractElement(quotient, uint64_t{0}),
-                           b_.CreateExtractElement(quotient, uint64_t{1}));
-      }
-      return quotient;
-    }
-    case HloOpcode::kPower:
-      return CallComplexHelper(hlo, {x, y});
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
@@ -877,9 +809,9 @@ absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
   if (pu::IsComplexType(from) || pu::IsComplexType(to) ||
       ((from == PRED || to == PRED) && !same_width) ||
       (!same_width && (!packed(from) || !packed(to)))) {
-    return absl::UnimplementedError(absl::StrCat(
-        "CPU codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
-        pu::LowercasePrimitiveTypeName(to), " is not implemented (", hlo.name(), ")"));
+    return absl::UnimplementedError(
+        absl::StrCat("codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
+                     pu::LowercasePrimitiveTypeName(to), " is not implemented (", hlo.name(), ")"));
   }
   return absl::OkStatus();
 }
@@ -946,4 +878,4 @@ llvm::Value* ElementalIrEmitter::EmitReducePrecision(llvm::Value* x, int exponen
   return result;
 }
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir

@@ -10,12 +10,12 @@
 // same kind).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_MATH_IR_H_
-#define AXLE_CPU_MATH_IR_H_
+#ifndef AXLE_LLVM_IR_MATH_IR_H_
+#define AXLE_LLVM_IR_MATH_IR_H_
 
 #include "llvm/IR/IRBuilder.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 
 // Each takes and returns an f32 value (scalar).
 llvm::Value* EmitExpF32(llvm::IRBuilderBase& b, llvm::Value* x);
@@ -26,6 +26,6 @@ llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // 1 / (1 + exp(-x)).
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir
 
-#endif  // AXLE_CPU_MATH_IR_H_
+#endif  // AXLE_LLVM_IR_MATH_IR_H_

@@ -14,10 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/elemental_ir_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 namespace pu = primitive_util;
 
 namespace {
@@ -66,7 +66,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       const int64_t d = cast<HloDimensionsInstruction>(&hlo)->dimension();
       if (d < 0 || d >= hlo.operand(0)->shape().rank()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("CPU codegen: get-dimension-size ", hlo.name(), ": no dimension ", d));
+            absl::StrCat("codegen: get-dimension-size ", hlo.name(), ": no dimension ", d));
       }
       return EmitConvert(I64(hlo.operand(0)->shape().dimensions(d)), S64, shape.element_type());
     }
@@ -75,15 +75,14 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
     case HloOpcode::kBitcast: {
       const Shape& operand_shape = hlo.operand(0)->shape();
       if (operand_shape.num_elements() != shape.num_elements()) {
-        return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
+        return absl::UnimplementedError(absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()),
                                                      " changing the element count (", hlo.name(),
                                                      ")"));
       }
       if (hlo.opcode() == HloOpcode::kBitcast &&
           operand_shape.element_type() != shape.element_type()) {
-        return absl::UnimplementedError(
-            absl::StrCat("CPU codegen: bitcast changing the element type is not implemented (",
-                         hlo.name(), ")"));
+        return absl::UnimplementedError(absl::StrCat(
+            "codegen: bitcast changing the element type is not implemented (", hlo.name(), ")"));
       }
       if (operand_shape.dimensions() == shape.dimensions()) return operands[0](index);
       llvm::Value* linear = Linearize(index, shape.dimensions());
@@ -169,7 +168,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
     case HloOpcode::kGather:
       return EmitGather(hlo, operands, index);
     default:
-      return absl::UnimplementedError(absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()),
+      return absl::UnimplementedError(absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()),
                                                    " is not implemented in loop kernels (",
                                                    hlo.name(), ")"));
   }
@@ -193,9 +192,9 @@ absl::StatusOr<IrIndex> ElementalIrEmitter::EmitStarts(const HloInstruction& hlo
       hlo.operand_count() == first + 1 && hlo.operand(first)->shape().rank() == 1;
   if ((!start_vector && hlo.operand_count() != first + rank) ||
       static_cast<int64_t>(sizes.size()) != rank) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(), " has ",
-                     hlo.operand_count() - first, " start operands for rank ", rank));
+    return absl::InvalidArgumentError(absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()), " ",
+                                                   hlo.name(), " has ", hlo.operand_count() - first,
+                                                   " start operands for rank ", rank));
   }
   IrIndex starts(rank);
   for (int64_t i = 0; i < rank; ++i) {
@@ -204,7 +203,7 @@ absl::StatusOr<IrIndex> ElementalIrEmitter::EmitStarts(const HloInstruction& hlo
     const int64_t high = operand_shape.dimensions(i) - sizes[i];
     if (!pu::IsIntegralType(type) || high < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("CPU codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(),
+          absl::StrCat("codegen: ", HloOpcodeString(hlo.opcode()), " ", hlo.name(),
                        ": start indices must be integers and the slice must fit the operand"));
     }
     llvm::Value* start;
@@ -223,7 +222,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitDynamicUpdateSlice(const Hl
                                                                         Generators operands,
                                                                         const IrIndex& index) {
   if (hlo.operand_count() < 2 || hlo.operand(1)->shape().rank() != hlo.shape().rank()) {
-    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: dynamic-update-slice ", hlo.name(),
+    return absl::InvalidArgumentError(absl::StrCat("codegen: dynamic-update-slice ", hlo.name(),
                                                    " needs an update of the result's rank"));
   }
   const Shape& update_shape = hlo.operand(1)->shape();
@@ -258,7 +257,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitGather(const HloInstruction
   const int64_t indices_rank = indices_shape.rank();
   const int64_t vector_dim = dn.index_vector_dim();
   auto invalid = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: gather ", hlo.name(), ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat("codegen: gather ", hlo.name(), ": ", why));
   };
   auto contains = [](absl::Span<const int64_t> dims, int64_t d) {
     return std::find(dims.begin(), dims.end(), d) != dims.end();
@@ -341,7 +340,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvertWidths(const 
     // One operand element gives the output's last dimension.
     if (operand_shape.rank() + 1 != hlo.shape().rank() ||
         hlo.shape().dimensions().back() * to_bits != from_bits) {
-      return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
+      return absl::InvalidArgumentError(absl::StrCat("codegen: bitcast-convert ", hlo.name(),
                                                      ": shapes do not match the widths"));
     }
     IrIndex operand_index(index.begin(), index.end() - 1);
@@ -355,8 +354,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitBitcastConvertWidths(const 
   const int64_t ratio = to_bits / from_bits;
   if (operand_shape.rank() != hlo.shape().rank() + 1 ||
       operand_shape.dimensions().back() != ratio || ratio * from_bits != to_bits) {
-    return absl::InvalidArgumentError(absl::StrCat("CPU codegen: bitcast-convert ", hlo.name(),
-                                                   ": shapes do not match the widths"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("codegen: bitcast-convert ", hlo.name(), ": shapes do not match the widths"));
   }
   llvm::Type* wide = b_.getIntNTy(to_bits);
   llvm::Value* bits = llvm::ConstantInt::get(wide, 0);
@@ -380,7 +379,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstructi
     for (size_t i = 0; i < minor_to_major.size(); ++i) {
       if (minor_to_major[i] != static_cast<int64_t>(minor_to_major.size() - 1 - i)) {
         return absl::UnimplementedError(
-            absl::StrCat("CPU codegen: constant with a non-default layout (", hlo.name(), ")"));
+            absl::StrCat("codegen: constant with a non-default layout (", hlo.name(), ")"));
       }
     }
   }
@@ -397,4 +396,4 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstructi
   return LoadElement(global, linear, type);
 }
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir

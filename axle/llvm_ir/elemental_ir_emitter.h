@@ -26,11 +26,14 @@
 // In memory elements have their storage type (pred and sub-byte ints take a
 // byte, narrow floats their bits); Load/StoreElement convert.
 //
-// Internal to axle/cpu: this header includes LLVM.
+// Target-neutral: what only a target knows (the functions that compute
+// transcendentals, the f8/f4 rounding and complex math helpers, prefetches,
+// the preferred vector width) comes from the TargetHooks it is given
+// (target_hooks.h). This header includes LLVM: backends include it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_ELEMENTAL_IR_EMITTER_H_
-#define AXLE_CPU_ELEMENTAL_IR_EMITTER_H_
+#ifndef AXLE_LLVM_IR_ELEMENTAL_IR_EMITTER_H_
+#define AXLE_LLVM_IR_ELEMENTAL_IR_EMITTER_H_
 
 #include <functional>
 #include <vector>
@@ -41,10 +44,11 @@
 #include "axle/core/literal.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
+#include "axle/llvm_ir/target_hooks.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 
-namespace axle::cpu {
+namespace axle::llvm_ir {
 
 // One i64 value per dimension of the shape being indexed.
 using IrIndex = std::vector<llvm::Value*>;
@@ -52,8 +56,9 @@ using ElementGenerator = std::function<absl::StatusOr<llvm::Value*>(const IrInde
 
 class ElementalIrEmitter {
  public:
-  ElementalIrEmitter(llvm::Module* module, llvm::IRBuilderBase* builder)
-      : module_(module), b_(*builder) {}
+  // `hooks` must outlive the emitter.
+  ElementalIrEmitter(llvm::Module* module, llvm::IRBuilderBase* builder, const TargetHooks& hooks)
+      : module_(module), b_(*builder), hooks_(&hooks) {}
 
   // The element of `hlo` at `index`; operands[i] generates operand i.
   absl::StatusOr<llvm::Value*> EmitElement(const HloInstruction& hlo,
@@ -93,11 +98,12 @@ class ElementalIrEmitter {
   // A hook into the next reduce emitted whose only reduced dimension is its
   // input's last one, `columns` long (-1: any), for loop kernels over rows:
   // - prefetch_streams: its loop runs in chunks of kPrefetchChunkBytes of
-  //   input, each first prefetching the same bytes of every stream (a byte
-  //   pointer to the start of a row ahead of the one being reduced, in an
-  //   array whose rows are the input's). A row reduction with much work per
-  //   element (softmax's exp) thus loads coming rows from memory while it
-  //   computes; the loop inside a chunk is vectorized as before.
+  //   input, each first prefetching the same bytes of every stream
+  //   (TargetHooks::EmitPrefetch; a byte pointer to the start of a row
+  //   ahead of the one being reduced, in an array whose rows are the
+  //   input's). A row reduction with much work per element (softmax's exp)
+  //   thus loads coming rows from memory while it computes; the loop inside
+  //   a chunk is vectorized as before.
   // - per_column: also emitted in the loop's body, after the fold, with the
   //   column index (the loop kernel stores the previous row's output there).
   // - loop_property: a property the loop is tagged with (AddLoopProperty).
@@ -193,20 +199,17 @@ class ElementalIrEmitter {
   // The narrow float `type`'s bits <-> its f32 value.
   llvm::Value* NarrowFloatToF32(llvm::Value* bits, PrimitiveType type);
   llvm::Value* F32ToNarrowFloat(llvm::Value* value, PrimitiveType type);
-  // Calls a one-argument libm function (by its f32 or f64 name).
-  llvm::Value* CallLibm(const char* f32_name, const char* f64_name, llvm::Value* x);
-  llvm::Value* CallLibm2(const char* f32_name, const char* f64_name, llvm::Value* x,
-                         llvm::Value* y);
+  // function(x) and function(x, y) through the target's hooks.
+  llvm::Value* CallMath(MathFunction function, llvm::Value* x);
+  llvm::Value* CallMath(MathFunction function, llvm::Value* x, llvm::Value* y);
   llvm::Value* MakeComplex(llvm::Value* re, llvm::Value* im);
-  // hlo's complex op through its runtime helper (runtime_symbols.h), on the
-  // complex values `args`.
-  llvm::Value* CallComplexHelper(const HloInstruction& hlo, absl::Span<llvm::Value* const> args);
   llvm::Value* Real(llvm::Value* z) { return b_.CreateExtractValue(z, 0); }
   llvm::Value* Imag(llvm::Value* z) { return b_.CreateExtractValue(z, 1); }
   llvm::Value* I64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
 
   llvm::Module* module_;
   llvm::IRBuilderBase& b_;
+  const TargetHooks* hooks_;
   // The loop bodies being emitted, outermost first (0: outside every loop).
   std::vector<int64_t> scopes_ = {0};
   int64_t next_scope_ = 1;
@@ -214,6 +217,6 @@ class ElementalIrEmitter {
   RowReductionHook* row_reduction_hook_ = nullptr;
 };
 
-}  // namespace axle::cpu
+}  // namespace axle::llvm_ir
 
-#endif  // AXLE_CPU_ELEMENTAL_IR_EMITTER_H_
+#endif  // AXLE_LLVM_IR_ELEMENTAL_IR_EMITTER_H_
