@@ -436,8 +436,17 @@ class DnnlDotThunk : public Thunk {
   int64_t scratchpad_size_ = 0;
 };
 
+// An f32 dot of at most this many multiply-adds runs as the emitted loop:
+// oneDNN's fixed cost per call (the primitive's execution, waking the
+// OpenMP team) is several times its arithmetic. Measured here (2 threads,
+// whole runs): 4 x [16,32]x[32,8] batched 17 -> 2 us, [16,64]x[64,64] 16 ->
+// 13 us; at [64,64]x[64,64] the two tie, at [32,128]x[128,128] oneDNN is
+// twice as fast.
+constexpr int64_t kMaxLoopDotMultiplyAdds = int64_t{1} << 17;
+
 bool DnnlTakes(const DotPlan& plan) {
   PrimitiveType in = plan.lhs.type;
+  if (in == F32 && plan.batch * plan.m * plan.n * plan.k <= kMaxLoopDotMultiplyAdds) return false;
   if (in != plan.rhs.type || (in != F32 && in != BF16)) return false;
   if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
   if (plan.bias && plan.bias->type != plan.output_type) return false;
