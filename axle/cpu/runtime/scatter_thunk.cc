@@ -229,6 +229,27 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
               g.window_operand_dims.back() == operand_rank - 1
           ? window_sizes.back()
           : 0;
+  // One index per update, each update one row of the operand combined
+  // inline (an embedding's gradient): no per-update index vectors.
+  if (row_length > 0 && row_length == window_count && vector_size == 1 &&
+      scatter_sizes.size() == 1 && g.input_batching_dims.empty()) {
+    const int64_t dim = g.scatter_dims_to_operand_dims[0];
+    for (int64_t d = 0; d < operand_rank; ++d) {
+      // The window is at 0 in the other dimensions: out of bounds there,
+      // every update is skipped.
+      if (d != dim && window_extent[d] > g.operand_dims[d]) return absl::OkStatus();
+    }
+    const int64_t limit = g.operand_dims[dim] - window_extent[dim];
+    const int64_t output_step = operand_strides[dim] * g.element_bytes[0];
+    const int64_t update_step = update_strides[g.update_scatter_dims[0]] * g.element_bytes[0];
+    for (int64_t s = 0; s < scatter_count; ++s) {
+      const int64_t start = ReadIndex(indices, g.indices_type, s * batch_strides[0]);
+      if (start < 0 || start > limit) continue;
+      CombineRow(g.row_op, g.element_type, outputs[0] + start * output_step,
+                 updates[0] + s * update_step, row_length);
+    }
+    return absl::OkStatus();
+  }
   std::vector<const void*> parameters(2 * n);
   std::vector<void*> results(n);
   std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);

@@ -279,6 +279,41 @@ ENTRY e {
                         {{0, 0, 0}, {111, 221, 331}, {2, 2, 2}, {4, 5, 6}, {4, 4, 4}}));
 }
 
+TEST(CpuScatter, OneRowPerIndexWithIndexVectorsAndEveryIndexType) {
+  // An embedding gradient's scatter (one index per update, each update a
+  // whole row): the row-per-index path, with indices below 0, past the end
+  // and colliding, as [n] and as [n,1] index vectors of several types.
+  for (const char* type : {"s32", "u8", "s64"}) {
+    for (bool vectors : {false, true}) {
+      const std::string indices = absl::StrCat(type, vectors ? "[7,1]" : "[7]", " parameter(1)");
+      const std::string text = absl::StrCat(R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[9,40] parameter(0)
+  indices = )",
+                                            indices, R"(
+  updates = f32[7,40] parameter(2)
+  ROOT s = f32[9,40] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})");
+      SCOPED_TRACE(text);
+      std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+      const std::vector<int64_t> values = {3, 0, 8, 3, 9, 200, std::string(type) == "u8" ? 7 : -1};
+      Literal index_literal(arguments[1].shape());
+      for (size_t i = 0; i < values.size(); ++i) {
+        index_literal.SetIntegral(static_cast<int64_t>(i), values[i]);
+      }
+      arguments[1] = std::move(index_literal);
+      RunBoth(text, arguments);
+    }
+  }
+}
+
 TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
   // The inline row ops (add, multiply, overwrite on f32/f64/s32/u64, rows
   // along the minor dimension) and the element walk (a window that is not
