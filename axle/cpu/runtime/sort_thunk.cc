@@ -2,6 +2,7 @@
 #include "axle/cpu/runtime/sort_thunk.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <numeric>
 
@@ -97,22 +98,23 @@ void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int
 
 absl::Status SortThunk::Execute(const ThunkContext& context) const {
   std::vector<char*> outputs;
-  int64_t total_bytes = 0;
   for (size_t i = 0; i < output_values_.size(); ++i) {
     const int64_t bytes = geometry_.outer * geometry_.length * geometry_.inner * element_bytes_[i];
     auto* output = static_cast<char*>(context.address(output_values_[i]));
     const void* operand = context.address(operand_values_[i]);
     if (bytes > 0 && operand != output) std::memmove(output, operand, bytes);
     outputs.push_back(output);
-    total_bytes += bytes;
   }
   const int64_t slices = geometry_.outer * geometry_.inner;
   if (slices == 0 || geometry_.length < 2) return absl::OkStatus();
-  if (context.thread_pool == nullptr || slices < 2 || total_bytes < kMinParallelBytes) {
+  const int64_t per_slice =
+      geometry_.length * std::bit_width(static_cast<uint64_t>(geometry_.length));
+  if (context.thread_pool == nullptr || slices < 2 ||
+      slices * per_slice < kMinParallelComparisons) {
     SortSlices(outputs, 0, slices);
     return absl::OkStatus();
   }
-  const int64_t min_slices = std::max<int64_t>(1, slices * kMinParallelBytes / total_bytes / 4);
+  const int64_t min_slices = std::max<int64_t>(1, kMinParallelComparisons / 2 / per_slice);
   context.thread_pool->ParallelFor(
       slices, min_slices, [&](int64_t begin, int64_t end) { SortSlices(outputs, begin, end); },
       context.max_threads);
