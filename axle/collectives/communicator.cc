@@ -486,6 +486,7 @@ std::vector<std::unique_ptr<Communicator>> MakeInProcessCommunicators(
     int size, std::chrono::milliseconds timeout) {
   auto hub = std::make_shared<InProcessHub>();
   std::vector<std::unique_ptr<Communicator>> result;
+  result.reserve(size);
   for (int rank = 0; rank < size; ++rank) {
     result.push_back(std::make_unique<InProcessCommunicator>(hub, rank, size, timeout));
   }

@@ -29,6 +29,7 @@ std::vector<absl::Status> RunThreads(int size,
       MakeInProcessCommunicators(size, timeout);
   std::vector<absl::Status> statuses(size);
   std::vector<std::thread> threads;
+  threads.reserve(size);
   for (int rank = 0; rank < size; ++rank) {
     threads.emplace_back([&, rank] { statuses[rank] = body(*communicators[rank]); });
   }

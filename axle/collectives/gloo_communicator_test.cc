@@ -35,6 +35,7 @@ TEST(Gloo, AllReduceAndAllGatherOverLoopback) {
   std::vector<std::vector<int32_t>> gathered(kSize, std::vector<int32_t>(2, -1));
   std::vector<absl::Status> statuses(kSize);
   std::vector<std::thread> threads;
+  threads.reserve(kSize);
   for (int rank = 0; rank < kSize; ++rank) {
     threads.emplace_back([&, rank] {
       GlooOptions options;
