@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
+#include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
@@ -106,6 +107,11 @@ absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstructio
                                     absl::Span<const Literal* const> operands);
 absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instruction,
                                                 const Literal& state);
+
+// --- Collectives among participants (evaluator_collectives.cc) -------------
+absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
+    HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
+    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant);
 
 // --- Helpers -----------------------------------------------------------------
 // Row-major strides of `shape`'s dimensions.

@@ -371,8 +371,15 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kDomain:
       return operands[0]->Clone();
     case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId:
-      return Literal(instruction.shape());  // device 0 of 1
+    case HloOpcode::kReplicaId: {
+      Literal id(instruction.shape());  // device 0 of 1 unless a participant
+      if (participant_ && id.shape().IsArray() && id.shape().element_type() == U32 &&
+          id.element_count() == 1) {
+        id.data<uint32_t>()[0] = static_cast<uint32_t>(
+            op == HloOpcode::kReplicaId ? participant_->replica_id : participant_->partition_id);
+      }
+      return id;
+    }
 
     case HloOpcode::kCall:
       return EvaluateComputation(*instruction.to_apply(), operands);
@@ -533,6 +540,10 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
     return operands[0]->Clone();
   }
   const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
+  if (participant_ && participant_->communicator != nullptr) {
+    return eval_internal::EvaluateCollectiveAmongParticipants(*this, collective, operands,
+                                                              *participant_);
+  }
   int64_t devices = 1;
   if (module_ != nullptr)
     devices = module_->config().replica_count * module_->config().num_partitions;
