@@ -268,6 +268,7 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
                   PieceOf(collective, *member, FirstDimension(collective), group.rank, n));
             }
             std::vector<const Literal*> pointers;
+            pointers.reserve(pieces.size());
             for (const Literal& piece : pieces) pointers.push_back(&piece);
             AXLE_ASSIGN_OR_RETURN(
                 results.emplace_back(),

@@ -733,6 +733,7 @@ absl::Status HloEvaluator::RunLanewise(const HloComputation& computation,
   std::vector<Literal> scalars;
   for (const Lanes& arg : args) scalars.emplace_back(ShapeUtil::MakeShape(arg.type, {}));
   std::vector<const Literal*> pointers;
+  pointers.reserve(scalars.size());
   for (const Literal& s : scalars) pointers.push_back(&s);
   for (int64_t lane = 0; lane < n; ++lane) {
     for (size_t i = 0; i < args.size(); ++i) {
