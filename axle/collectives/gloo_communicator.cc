@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
@@ -18,9 +20,8 @@ namespace {
 // Gloo reports failures with exceptions; they stop here.
 absl::Status FromGloo(const std::exception& error, absl::string_view what) {
   std::string message = error.what();
-  bool timed_out = message.find("Timed out") != std::string::npos ||
-                   message.find("timed out") != std::string::npos ||
-                   message.find("Timeout") != std::string::npos;
+  std::string lower = absl::AsciiStrToLower(message);
+  bool timed_out = absl::StrContains(lower, "timed out") || absl::StrContains(lower, "timeout");
   std::string text = absl::StrCat(what, ": ", message);
   if (timed_out) {
     return absl::DeadlineExceededError(
