@@ -153,6 +153,11 @@ absl::StatusOr<int> Communicator::IndexIn(absl::Span<const int> group, const cha
   return index;
 }
 
+char* Communicator::Scratch(size_t bytes) {
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
+}
+
 absl::Status Communicator::Fail(absl::Status status) {
   if (broken_.ok() && !status.ok()) broken_ = status;
   return status;
@@ -216,7 +221,7 @@ absl::Status Communicator::ReduceScatter(absl::Span<const int> group, const void
   size_t n = group.size();
   const auto* in = static_cast<const char*>(input);
   // Every member's piece `me`, in member order, then folded in that order.
-  std::vector<char> pieces(n * piece);
+  absl::Span<char> pieces(Scratch(n * piece), n * piece);
   std::vector<std::unique_ptr<Transfer>> transfers;
   if (piece > 0) {
     for (size_t i = 0; i < n; ++i) {
@@ -246,25 +251,34 @@ absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* in
   auto* out = static_cast<char*>(output);
   int64_t my_count = begin(me + 1) - begin(me);
   int64_t my_bytes = my_count * element_bytes;
-  std::vector<char> pieces(n * my_bytes);
+  const char* my_piece = in + begin(me) * element_bytes;
+  char* acc = out + begin(me) * element_bytes;
+  // Slot i of the scratch receives member i's piece; slot `me` keeps this
+  // member's own piece when the output overwrites the input.
+  char* pieces = Scratch(n * my_bytes);
   std::vector<std::unique_ptr<Transfer>> transfers;
   for (size_t i = 0; i < n; ++i) {
     int64_t their_bytes = (begin(i + 1) - begin(i)) * element_bytes;
     if (static_cast<int>(i) == me) continue;
     if (my_bytes > 0)
-      AXLE_POST(transfers, PostRecv(group[i], pieces.data() + i * my_bytes, my_bytes, tag));
+      AXLE_POST(transfers, PostRecv(group[i], pieces + i * my_bytes, my_bytes, tag));
     if (their_bytes > 0) {
       AXLE_POST(transfers, PostSend(group[i], in + begin(i) * element_bytes, their_bytes, tag));
     }
   }
-  if (my_bytes > 0)
-    std::memcpy(pieces.data() + me * my_bytes, in + begin(me) * element_bytes, my_bytes);
-  AXLE_RETURN_IF_ERROR(Run(transfers));
-  // Fold in member order, then hand the folded piece to everyone.
-  for (size_t i = 1; i < n && my_bytes > 0; ++i) {
-    AXLE_RETURN_IF_ERROR(reducer(pieces.data(), pieces.data() + i * my_bytes, my_count));
+  if (my_bytes > 0 && input == output) {
+    std::memcpy(pieces + me * my_bytes, my_piece, my_bytes);
+    my_piece = pieces + me * my_bytes;
   }
-  if (my_bytes > 0) std::memcpy(out + begin(me) * element_bytes, pieces.data(), my_bytes);
+  AXLE_RETURN_IF_ERROR(Run(transfers));
+  // Fold in member order into the output, then hand the piece to everyone.
+  if (my_bytes > 0) {
+    auto piece_of = [&](size_t i) {
+      return static_cast<int>(i) == me ? my_piece : pieces + i * my_bytes;
+    };
+    if (acc != piece_of(0)) std::memcpy(acc, piece_of(0), my_bytes);
+    for (size_t i = 1; i < n; ++i) AXLE_RETURN_IF_ERROR(reducer(acc, piece_of(i), my_count));
+  }
   for (size_t i = 0; i < n; ++i) {
     int64_t their_bytes = (begin(i + 1) - begin(i)) * element_bytes;
     if (static_cast<int>(i) == me) continue;
@@ -272,7 +286,7 @@ absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* in
       AXLE_POST(transfers,
                 PostRecv(group[i], out + begin(i) * element_bytes, their_bytes, tag | 1));
     }
-    if (my_bytes > 0) AXLE_POST(transfers, PostSend(group[i], pieces.data(), my_bytes, tag | 1));
+    if (my_bytes > 0) AXLE_POST(transfers, PostSend(group[i], acc, my_bytes, tag | 1));
   }
   return Run(transfers);
 }

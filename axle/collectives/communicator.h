@@ -118,12 +118,16 @@ class Communicator {
   uint64_t NextTag() { return (next_sequence_++ << 8) | 0x80; }
   absl::Status Run(std::vector<std::unique_ptr<Transfer>>& transfers);
   absl::Status Fail(absl::Status status);
+  // A buffer of at least `bytes`, kept from call to call: fresh pages cost
+  // more than the transfer (DESIGN.md, Memory).
+  char* Scratch(size_t bytes);
 
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
   uint64_t next_sequence_ = 1;
   absl::Status broken_;  // the first failure; later calls return it
+  std::vector<char> scratch_;
 };
 
 // --- Threads in one process ------------------------------------------------
