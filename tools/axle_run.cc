@@ -203,6 +203,9 @@ absl::Status Run(const Options& options) {
 }  // namespace
 }  // namespace axle
 
+// app.parse's errors are caught below; any other exception is a bug, and
+// terminating on it is what a command-line tool should do.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-run: run an HLO module"};
