@@ -91,5 +91,57 @@ AXLE_COLLECTIVE_TIMEOUT=20 "$run" --num_processes=2 "$tmp/skip.hlo" >"$tmp/log" 
 check "a process that leaves early fails the run" test $? -eq 1
 check "and the error says why" grep -q "still at a collective\|different collective" "$tmp/log"
 
+# A data-parallel training step: each process takes its half of the batch,
+# the gradients are all-reduced, and every process ends with the weights one
+# process computes on the whole batch. (Small integers and a power-of-two
+# learning rate keep every sum exact, so the comparison is bit for bit.)
+cat >"$tmp/dp.hlo" <<'HLO'
+HloModule dp
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  x = f32[4,3] constant({{1,2,0},{0,1,3},{2,2,1},{1,0,1}})
+  y = f32[4] constant({3,1,2,4})
+  w = f32[3] constant({1,-1,2})
+  id = u32[] replica-id()
+  two = u32[] constant(2)
+  start = u32[] multiply(id, two)
+  zero = u32[] constant(0)
+  xs = f32[2,3] dynamic-slice(x, start, zero), dynamic_slice_sizes={2,3}
+  ys = f32[2] dynamic-slice(y, start), dynamic_slice_sizes={2}
+  pred = f32[2] dot(xs, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  err = f32[2] subtract(pred, ys)
+  g = f32[3] dot(err, xs), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  gsum = f32[3] all-reduce(g), replica_groups={}, to_apply=add
+  lr = f32[3] constant({0.125,0.125,0.125})
+  step = f32[3] multiply(lr, gsum)
+  ROOT w2 = f32[3] subtract(w, step)
+}
+HLO
+cat >"$tmp/whole.hlo" <<'HLO'
+HloModule whole
+ENTRY e {
+  x = f32[4,3] constant({{1,2,0},{0,1,3},{2,2,1},{1,0,1}})
+  y = f32[4] constant({3,1,2,4})
+  w = f32[3] constant({1,-1,2})
+  pred = f32[4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  err = f32[4] subtract(pred, y)
+  g = f32[3] dot(err, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  lr = f32[3] constant({0.125,0.125,0.125})
+  step = f32[3] multiply(lr, g)
+  ROOT w2 = f32[3] subtract(w, step)
+}
+HLO
+"$run" "$tmp/whole.hlo" --output_dir="$tmp/whole" >/dev/null 2>&1
+check "the whole-batch step runs" test $? -eq 0
+"$run" --num_processes=2 --reference_platform=interpreter "$tmp/dp.hlo" --output_dir="$tmp/dp" \
+  >"$tmp/log" 2>&1
+check "the data-parallel step runs in 2 processes" test $? -eq 0
+check "process 0 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_0/out_0.npy"
+check "process 1 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_1/out_0.npy"
+
 echo "multi_process_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
