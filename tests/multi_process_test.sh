@@ -143,5 +143,23 @@ check "the data-parallel step runs in 2 processes" test $? -eq 0
 check "process 0 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_0/out_0.npy"
 check "process 1 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_1/out_0.npy"
 
+# A launcher of its own: AXLE_COORDINATOR=host:port, process 0 serves the
+# rendezvous there (Gloo has no TCP store of its own).
+port=$((20000 + $$ % 20000))
+for i in 0 1; do
+  AXLE_COORDINATOR=127.0.0.1:$port AXLE_PROCESS_ID=$i AXLE_NUM_PROCESSES=2 \
+    "$run" --output_dir="$tmp/coord" "$tmp/dp.hlo" >"$tmp/coord$i.log" 2>&1 &
+done
+wait %1
+code0=$?
+wait %2
+code1=$?
+check "processes meet at AXLE_COORDINATOR" test $code0 -eq 0 -a $code1 -eq 0
+check "and compute the same step" cmp -s "$tmp/whole/out_0.npy" "$tmp/coord/process_1/out_0.npy"
+AXLE_COLLECTIVE_TIMEOUT=1 AXLE_COORDINATOR=127.0.0.1:$((port + 1)) AXLE_PROCESS_ID=1 \
+  AXLE_NUM_PROCESSES=2 "$run" "$tmp/dp.hlo" >"$tmp/log" 2>&1
+check "no coordinator: exit 1" test $? -eq 1
+check "no coordinator: the error says so" grep -q "no rendezvous server at 127.0.0.1" "$tmp/log"
+
 echo "multi_process_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

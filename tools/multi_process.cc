@@ -125,6 +125,7 @@ absl::Status RunWorker(const WorkerOptions& options) {
   gloo.rank = rank;
   gloo.size = size;
   gloo.rendezvous_dir = environment.rendezvous_dir;
+  gloo.coordinator = environment.coordinator;
   gloo.timeout = CollectiveTimeoutFromEnvironment();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> communicator, ConnectGloo(gloo));
 

@@ -7,6 +7,8 @@
 // One module, N processes (SPMD). The launcher makes a fresh rendezvous
 // folder and starts N copies of this binary with AXLE_PROCESS_ID=i,
 // AXLE_NUM_PROCESSES=N and AXLE_RENDEZVOUS_DIR set; a copy started that way
+// (AXLE_COORDINATOR=host:port instead of the folder: process 0 serves the
+// rendezvous over TCP)
 // (by axle-run, by hand or by another launcher) is a worker: it connects to
 // the others over Gloo's TCP transport (loopback here) and runs the module
 // as flattened device i of the module's replicas x partitions grid ((N/P)

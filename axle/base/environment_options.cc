@@ -45,6 +45,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
     options.num_processes = num_processes;
   }
   options.rendezvous_dir = Get("AXLE_RENDEZVOUS_DIR");
+  options.coordinator = Get("AXLE_COORDINATOR");
   return options;
 }
 

@@ -26,6 +26,8 @@
 //                         number of processes of a multi-process run
 //   AXLE_RENDEZVOUS_DIR   the folder the processes of a run meet in (Gloo's
 //                         file store; axle/collectives/gloo_communicator.h)
+//   AXLE_COORDINATOR      host:port where process 0 serves the rendezvous
+//                         instead (axle/collectives/tcp_store.h)
 //
 // Tests and tools have variables of their own (AXLE_JAX_DIR, AXLE_TRACE);
 // they are not the library's and stay where they are used.
@@ -54,6 +56,7 @@ struct EnvironmentOptions {
   int process_id = -1;
   int num_processes = 0;
   std::string rendezvous_dir;
+  std::string coordinator;
 
   // The variables as the environment has them now.
   static EnvironmentOptions Read();

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/collectives/tcp_store.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
@@ -33,8 +34,11 @@ absl::Status FromGloo(const std::exception& error, absl::string_view what) {
 class GlooCommunicator : public Communicator {
  public:
   GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context,
+                   std::unique_ptr<gloo::rendezvous::Store> store,
                    std::chrono::milliseconds timeout)
-      : Communicator(context->rank, context->size, timeout), context_(std::move(context)) {}
+      : Communicator(context->rank, context->size, timeout),
+        store_(std::move(store)),
+        context_(std::move(context)) {}
 
   std::string Describe() const override {
     return absl::StrCat("gloo rank ", rank(), " of ", size());
@@ -98,6 +102,8 @@ class GlooCommunicator : public Communicator {
   }
 
  private:
+  // Kept while connected: rank 0 serves the TCP store to latecomers.
+  std::unique_ptr<gloo::rendezvous::Store> store_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
 };
 
@@ -108,23 +114,38 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& opt
     return absl::InvalidArgumentError(
         absl::StrCat("gloo: rank ", options.rank, " of ", options.size, " is not a valid rank"));
   }
-  if (options.rendezvous_dir.empty()) {
+  if (options.rendezvous_dir.empty() && options.coordinator.empty()) {
     return absl::InvalidArgumentError(
-        "gloo: no rendezvous folder (set AXLE_RENDEZVOUS_DIR, or launch with axle-run "
-        "--num_processes=N)");
+        "gloo: no rendezvous (set AXLE_COORDINATOR=host:port or AXLE_RENDEZVOUS_DIR, or launch "
+        "with axle-run --num_processes=N)");
   }
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = options.hostname;
     auto device = gloo::transport::tcp::CreateDevice(attr);
-    gloo::rendezvous::FileStore store(options.rendezvous_dir);
+    std::unique_ptr<gloo::rendezvous::Store> store;
+    if (!options.coordinator.empty()) {
+      absl::StatusOr<std::unique_ptr<TcpStore>> tcp =
+          TcpStore::Create(options.coordinator, options.rank == 0, options.timeout);
+      if (!tcp.ok()) {
+        return absl::Status(tcp.status().code(),
+                            absl::StrCat("gloo rank ", options.rank, " of ", options.size, ": ",
+                                         tcp.status().message()));
+      }
+      store = std::move(*tcp);
+    } else {
+      store = std::make_unique<gloo::rendezvous::FileStore>(options.rendezvous_dir);
+    }
     auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     context->setTimeout(options.timeout);
-    context->connectFullMesh(store, device);
-    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(context), options.timeout));
+    context->connectFullMesh(*store, device);
+    return std::unique_ptr<Communicator>(
+        new GlooCommunicator(std::move(context), std::move(store), options.timeout));
   } catch (const std::exception& error) {
-    return FromGloo(error, absl::StrCat("gloo rank ", options.rank, " of ", options.size,
-                                        ": connecting through ", options.rendezvous_dir));
+    return FromGloo(
+        error,
+        absl::StrCat("gloo rank ", options.rank, " of ", options.size, ": connecting through ",
+                     options.coordinator.empty() ? options.rendezvous_dir : options.coordinator));
   }
 }
 

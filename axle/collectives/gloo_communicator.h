@@ -3,8 +3,9 @@
 // The default transport between processes: Gloo (Debian's libgloo-dev)
 // over TCP, one full mesh of connections per run. The processes meet
 // through Gloo's FileStore in a folder they share (axle-run makes a fresh
-// one per launch and passes it as AXLE_RENDEZVOUS_DIR); each publishes its
-// address there and connects to every other. A process that never arrives
+// one per launch and passes it as AXLE_RENDEZVOUS_DIR), or through a TCP
+// store process 0 serves at AXLE_COORDINATOR=host:port (tcp_store.h); each
+// publishes its address there and connects to every other. A process that never arrives
 // makes the others fail after the timeout; one that dies closes its
 // sockets, which fails its peers' next wait at once.
 //
@@ -29,6 +30,9 @@ struct GlooOptions {
   int size = 1;
   // The shared folder of Gloo's FileStore; must be fresh for each run.
   std::string rendezvous_dir;
+  // Or host:port of a TCP store (tcp_store.h) that rank 0 serves
+  // (AXLE_COORDINATOR); used instead of the folder when set.
+  std::string coordinator;
   // The address to listen on; tests use loopback only.
   std::string hostname = "127.0.0.1";
   std::chrono::milliseconds timeout = std::chrono::seconds(60);
