@@ -4,9 +4,7 @@
 // --num_processes=N --reference_platform=interpreter`: N processes joined
 // by Gloo over loopback, each checking its result against the interpreter's
 // threads mode bit for bit (axle-run exits 2 if not). N is the grid
-// multi_device_grid.h picks. Modules the multi-participant mode does not
-// support yet (send/recv) are skipped here; conformance_multi_device_test
-// lists them.
+// multi_device_grid.h picks.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdlib>
@@ -24,17 +22,6 @@
 namespace axle {
 namespace {
 
-bool UsesSendRecv(const HloModule& module) {
-  for (const HloComputation* computation : module.computations()) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      if (instruction->opcode() == HloOpcode::kSend || instruction->opcode() == HloOpcode::kRecv) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 TEST(ConformanceMultiProcess, ExecModulesAgreeWithTheThreadsMode) {
 #ifndef AXLE_RUN_BINARY
   GTEST_SKIP() << "built without Gloo (AXLE_COLLECTIVES)";
@@ -47,7 +34,7 @@ TEST(ConformanceMultiProcess, ExecModulesAgreeWithTheThreadsMode) {
     absl::StatusOr<std::unique_ptr<HloModule> > module =
         ParseAndReturnUnverifiedModule(testing::ReadWholeFile(entry.path), entry.file);
     if (!module.ok() || !VerifyHloModule(**module).ok()) continue;
-    if (!testing::UsesSeveralDevices(**module) || UsesSendRecv(**module)) continue;
+    if (!testing::UsesSeveralDevices(**module)) continue;
     DeviceGrid grid = testing::GridFor(**module);
     std::string command = absl::StrCat(AXLE_RUN_BINARY, " --num_processes=", grid.size(),
                                        " --num_partitions=", grid.partition_count,

@@ -17,6 +17,10 @@
 //  - collective-permute: the value of the source whose target is this
 //    participant, zeros when there is none.
 //  - collective-broadcast: the group's first member's value.
+//  - send / recv (with _xla_send_recv_source_target_pairs, as flattened
+//    ids): the send hands its data to everyone; a target's recv-done
+//    returns its source's, a non-target's zeros. Sends always run (they
+//    are side effects), before their recv-done in the module's order.
 //
 // Before the values, every participant shares a fingerprint of the
 // collective it is at (opcode, name, operand shapes); a difference means
@@ -322,6 +326,114 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     wrapped.mutable_tuple_element(0) = operands[0]->Clone();
   }
   return wrapped;
+}
+
+namespace {
+
+// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
+    const HloInstruction& instruction, absl::string_view text) {
+  std::vector<int64_t> numbers;
+  int64_t value = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+    } else {
+      if (in_number) numbers.push_back(value);
+      value = 0;
+      in_number = false;
+      if (c != '{' && c != '}' && c != ',' && c != ' ') {
+        return InvalidInstruction(
+            instruction, absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
+      }
+    }
+  }
+  if (numbers.size() % 2 != 0) {
+    return InvalidInstruction(
+        instruction, absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  return pairs;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands,
+    const HloEvaluator::Participant& participant,
+    absl::flat_hash_map<std::string, Literal>& received) {
+  HloOpcode op = instruction.opcode();
+  bool done = op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone;
+  if (done && instruction.operand_count() != 1) {
+    return InvalidInstruction(instruction, "takes the send or recv it completes");
+  }
+  const HloInstruction& start = done ? *instruction.operand(0) : instruction;
+  const auto* send_recv = dyn_cast<HloSendRecvInstruction>(&start);
+  if (send_recv == nullptr)
+    return InvalidInstruction(instruction, "does not complete a send or recv");
+  if (send_recv->is_host_transfer()) {
+    return absl::UnimplementedError(
+        absl::StrCat(Describe(instruction),
+                     ": host transfers need host I/O, which the interpreter "
+                     "does not have"));
+  }
+  auto attribute = start.frontend_attributes().find("_xla_send_recv_source_target_pairs");
+  if (attribute == start.frontend_attributes().end()) {
+    return absl::UnimplementedError(absl::StrCat(
+        Describe(instruction),
+        ": send/recv without _xla_send_recv_source_target_pairs among several participants"));
+  }
+  std::string key = absl::StrCat(send_recv->channel_id().value_or(-1), "/", attribute->second);
+  switch (op) {
+    case HloOpcode::kSend: {
+      if (operands.empty()) return InvalidInstruction(instruction, "has no data operand");
+      AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(instruction, attribute->second));
+      Communicator& communicator = *participant.communicator;
+      DeviceGrid grid{participant.replica_count, participant.partition_count};
+      int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
+      const Literal& data = *operands[0];
+      AXLE_RETURN_IF_ERROR(ExpectArray(instruction, data, "data"));
+      AXLE_RETURN_IF_ERROR(CheckSameCollective(communicator, instruction, {&data}));
+      AXLE_ASSIGN_OR_RETURN(std::vector<Literal> values, GatherFromAll(communicator, data));
+      Literal mine(data.shape());
+      for (const auto& [source, target] : pairs) {
+        if (source < 0 || source >= grid.size() || target < 0 || target >= grid.size()) {
+          return InvalidInstruction(instruction,
+                                    absl::StrCat("pair {", source, ",", target,
+                                                 "} names a device outside 0..", grid.size() - 1));
+        }
+        if (target == me) mine = values[source].Clone();
+      }
+      received[key] = std::move(mine);
+      Literal result(instruction.shape());
+      if (!result.shape().IsTuple() || result.tuple_size() < 1) {
+        return InvalidInstruction(instruction, "must produce (data, context, token)");
+      }
+      result.mutable_tuple_element(0) = data.Clone();
+      return result;
+    }
+    case HloOpcode::kRecvDone: {
+      auto it = received.find(key);
+      if (it == received.end()) {
+        return absl::UnimplementedError(absl::StrCat(
+            Describe(instruction), ": runs before the matching send (channel ",
+            send_recv->channel_id().value_or(-1), "), which this interpreter cannot wait for"));
+      }
+      Literal result(instruction.shape());
+      if (!result.shape().IsTuple() || result.tuple_size() < 1 ||
+          !ShapeUtil::Compatible(result.tuple_element(0).shape(), it->second.shape())) {
+        return InvalidInstruction(instruction, "does not match its send's data");
+      }
+      result.mutable_tuple_element(0) = std::move(it->second);
+      received.erase(it);
+      return result;
+    }
+    default:  // recv, send-done: placeholders (zeros, tokens)
+      return Literal(instruction.shape());
+  }
 }
 
 }  // namespace eval_internal

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -112,6 +113,13 @@ absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instructio
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
     absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant);
+// send, recv, send-done, recv-done with _xla_send_recv_source_target_pairs:
+// the send hands its data to every participant; the recv-done of a target
+// returns its source's. `received` carries the data from send to recv-done.
+absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands,
+    const HloEvaluator::Participant& participant,
+    absl::flat_hash_map<std::string, Literal>& received);
 
 // --- Helpers -----------------------------------------------------------------
 // Row-major strides of `shape`'s dimensions.

@@ -160,6 +160,16 @@ const HloEvaluator::ComputationPlan& HloEvaluator::GetPlan(const HloComputation&
     stack.push_back(root);
     needed.insert(root);
   }
+  if (participant_ && participant_->communicator != nullptr) {
+    // Among participants a send is a side effect another one waits for.
+    for (const HloInstruction* instruction : all) {
+      HloOpcode op = instruction->opcode();
+      if ((op == HloOpcode::kSend || op == HloOpcode::kSendDone) &&
+          needed.insert(instruction).second) {
+        stack.push_back(instruction);
+      }
+    }
+  }
   while (!stack.empty()) {
     const HloInstruction* instruction = stack.back();
     stack.pop_back();
@@ -450,6 +460,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kRecv:
     case HloOpcode::kSendDone:
     case HloOpcode::kRecvDone:
+      if (participant_ && participant_->communicator != nullptr) {
+        return eval_internal::EvaluateSendRecvAmongParticipants(instruction, operands,
+                                                                *participant_, received_);
+      }
+      return Unimplemented(instruction,
+                           "needs several devices/host I/O, which the interpreter does not have");
     case HloOpcode::kInfeed:
     case HloOpcode::kOutfeed:
       return Unimplemented(instruction,

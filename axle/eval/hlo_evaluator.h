@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -125,6 +126,9 @@ class HloEvaluator {
   CustomCallHandler custom_call_handler_;
   const HloModule* module_ = nullptr;  // while evaluating a module
   std::optional<Participant> participant_;
+  // send/recv among participants: what each recv-done will return, by
+  // channel and source-target pairs (evaluator_collectives.cc).
+  absl::flat_hash_map<std::string, Literal> received_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<eval_internal::LanewiseComputation>>
       lanewise_cache_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<ComputationPlan>> plans_;

@@ -105,6 +105,25 @@ ENTRY e {
   EXPECT_EQ((*results)[2].tuple_element(2).data<uint32_t>()[0], 2u);
 }
 
+TEST(Participants, SendRecvFollowSourceTargetPairs) {
+  // 0 -> 1 and 1 -> 2 on channel 1; participant 0 receives nothing.
+  auto results = RunAll(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  token = token[] after-all()
+  recv = (f32[4], u32[], token[]) recv(token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  send = (f32[4], u32[], token[]) send(p, token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  recv-done = (f32[4], token[]) recv-done(recv), channel_id=1
+  send-done = token[] send-done(send), channel_id=1
+  ROOT data = f32[4] get-tuple-element(recv-done), index=0
+})",
+                        3);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Values((*results)[0]), ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(Values((*results)[1]), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(Values((*results)[2]), ElementsAre(4, 5, 6, 7));
+}
+
 TEST(Participants, CrossPartitionWithGlobalIds) {
   // 2 replicas x 2 partitions; flattened ids {0,3} and {1,2}.
   auto results = RunAll(absl::StrCat("HloModule m, replica_count=2, num_partitions=2\n", kAdd, R"(
