@@ -105,6 +105,26 @@ ENTRY e {
   EXPECT_EQ((*results)[2].tuple_element(2).data<uint32_t>()[0], 2u);
 }
 
+TEST(Participants, AsyncStartDoneForms) {
+  auto results = RunAll(absl::StrCat("HloModule m\n", kAdd, R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  ars = f32[4] all-reduce-start(p), replica_groups={}, to_apply=add
+  ar = f32[4] all-reduce-done(ars)
+  ags = (f32[4], f32[8]) all-gather-start(p), dimensions={0}, replica_groups={}
+  ag = f32[8] all-gather-done(ags)
+  cps = (f32[4], f32[4], u32[], u32[]) collective-permute-start(p), source_target_pairs={{0,1},{1,0}}
+  cp = f32[4] collective-permute-done(cps)
+  ROOT t = (f32[4], f32[8], f32[4]) tuple(ar, ag, cp)
+})"),
+                        2);
+  ASSERT_TRUE(results.ok()) << results.status();
+  const Literal& r1 = (*results)[1];
+  EXPECT_THAT(Values(r1.tuple_element(0)), ElementsAre(4, 6, 8, 10));
+  EXPECT_THAT(Values(r1.tuple_element(1)), ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(Values(r1.tuple_element(2)), ElementsAre(0, 1, 2, 3));
+}
+
 TEST(Participants, SendRecvFollowSourceTargetPairs) {
   // 0 -> 1 and 1 -> 2 on channel 1; participant 0 receives nothing.
   auto results = RunAll(R"(HloModule m
