@@ -16,7 +16,7 @@
 # interface must exist in the consumer's project, PRIVATE deps included (they
 # are exported as $<LINK_ONLY:dep>). AxleConfig.cmake runs find_dependency()
 # for the package of each: axle_package_of() below maps link names to
-# packages (abseil, Threads, LLVM, oneDNN, LAPACK). A library linking a
+# packages (abseil, Threads, LLVM, oneDNN, LAPACK, Gloo). A library linking a
 # package the table lacks gets a configure warning: add a row there. (The global property
 # AXLE_PACKAGE_DEPENDENCIES, one find_dependency() argument list per entry,
 # adds packages by hand.) tests/install_test.sh fails when one is missing: the
@@ -43,6 +43,8 @@ function(axle_package_of item out_package out_known)
     set(package "dnnl CONFIG HINTS ${dnnl_DIR}")
   elseif(item MATCHES "^LAPACK::")
     set(package "LAPACK")
+  elseif(item STREQUAL "gloo")
+    set(package "Gloo CONFIG")
   elseif(item MATCHES "::")
     set(known FALSE)
   endif()

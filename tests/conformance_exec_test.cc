@@ -5,7 +5,9 @@
 // twice: both runs must succeed and agree bit for bit. Modules that need
 // several devices (multi-replica collectives) or custom-call targets that
 // only XLA's own tests register are expected to fail with Unimplemented /
-// NotFound naming the op; the test checks that, too.
+// NotFound naming the op; the test checks that, too. The several-device
+// modules run in conformance_multi_device_test (threads) and
+// conformance_multi_process_test (processes over Gloo).
 //
 //===----------------------------------------------------------------------===//
 #include <string>

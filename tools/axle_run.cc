@@ -3,7 +3,7 @@
 //   axle-run FILE [--platform=interpreter] [--reference_platform=NAME]
 //            [--input=a.npy ...] [--seed=N] [--print_literals]
 //            [--output_dir=DIR] [--iterations=N] [--abs_error_bound=E]
-//            [--rel_error_bound=E] [--dump-to=DIR]
+//            [--rel_error_bound=E] [--dump-to=DIR] [--num_processes=N]
 //
 // Like XLA's run_hlo_module: the module is compiled for the platform through
 // the client API (LocalClient), inputs come from .npy files in parameter
@@ -16,7 +16,9 @@
 // one warm-up and the last line reports min and median time per run: the
 // execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets
 // AXLE_DUMP_TO for this process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
-// before and after optimization) go to DIR.
+// before and after optimization) go to DIR. --num_processes=N runs the module
+// in N processes joined by Gloo (SPMD; tools/multi_process.h), as does a
+// process started with AXLE_PROCESS_ID and AXLE_NUM_PROCESSES set.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -36,6 +38,9 @@
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
+#ifdef AXLE_HAVE_GLOO
+#include "tools/multi_process.h"
+#endif
 
 namespace axle {
 namespace {
@@ -198,6 +203,9 @@ absl::Status Run(const Options& options) {
 }  // namespace
 }  // namespace axle
 
+// app.parse's errors are caught below; any other exception is a bug, and
+// terminating on it is what a command-line tool should do.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-run: run an HLO module"};
@@ -215,6 +223,14 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", options.iterations, "time N runs after one warm-up")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--no-verify", options.no_verify, "do not run the verifier");
+  int num_processes = 0;
+  int num_partitions = 1;
+  app.add_option("--num_partitions", num_partitions,
+                 "with --num_processes: partitions of the grid when the module names none")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--num_processes", num_processes,
+                 "run in N processes joined by Gloo over loopback (SPMD)")
+      ->check(CLI::PositiveNumber);
   std::string dump_dir;
   app.add_option("--dump-to", dump_dir,
                  "write the compiler's pass dumps, timings and (cpu) LLVM IR here");
@@ -224,6 +240,32 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   if (!dump_dir.empty()) setenv("AXLE_DUMP_TO", dump_dir.c_str(), 1);
+#ifdef AXLE_HAVE_GLOO
+  if (axle::IsWorkerProcess()) {
+    axle::WorkerOptions worker;
+    worker.input_file = options.input_file;
+    worker.inputs = options.inputs;
+    worker.seed = options.seed;
+    worker.verify = !options.no_verify;
+    worker.print_literals = options.print_literals;
+    worker.output_dir = options.output_dir;
+    worker.compare_with_threads = options.reference_platform == "interpreter";
+    worker.num_partitions = num_partitions;
+    absl::Status status = axle::RunWorker(worker);
+    if (status.code() == absl::StatusCode::kDataLoss) {
+      axle::ReportError("axle-run", status);
+      return 2;
+    }
+    if (!status.ok()) return axle::ReportError("axle-run", status);
+    return 0;
+  }
+  if (num_processes > 0) return axle::LaunchProcesses(num_processes, argc, argv);
+#else
+  if (num_processes > 1) {
+    std::fprintf(stderr, "axle-run: --num_processes needs Gloo (libgloo-dev; AXLE_COLLECTIVES)\n");
+    return 1;
+  }
+#endif
   absl::Status status = axle::Run(options);
   if (status.code() == absl::StatusCode::kDataLoss) return 2;
   if (!status.ok()) return axle::ReportError("axle-run", status);

@@ -33,6 +33,19 @@ EnvironmentOptions EnvironmentOptions::Read() {
   if (const char* num_threads = std::getenv("AXLE_NUM_THREADS"); num_threads != nullptr) {
     options.num_threads = num_threads;
   }
+  double timeout = 0;
+  if (absl::SimpleAtod(Get("AXLE_COLLECTIVE_TIMEOUT"), &timeout) && timeout > 0) {
+    options.collective_timeout_s = timeout;
+  }
+  int process_id = -1, num_processes = 0;
+  if (absl::SimpleAtoi(Get("AXLE_PROCESS_ID"), &process_id) &&
+      absl::SimpleAtoi(Get("AXLE_NUM_PROCESSES"), &num_processes) && num_processes > 0 &&
+      process_id >= 0 && process_id < num_processes) {
+    options.process_id = process_id;
+    options.num_processes = num_processes;
+  }
+  options.rendezvous_dir = Get("AXLE_RENDEZVOUS_DIR");
+  options.coordinator = Get("AXLE_COORDINATOR");
   return options;
 }
 

@@ -19,6 +19,15 @@
 //   AXLE_NUM_THREADS      worker threads of the default thread pool, an
 //                         integer in [1, 1024]; anything else: one per core
 //                         (thread_pool.h)
+//   AXLE_COLLECTIVE_TIMEOUT  seconds a collective waits for its peers before
+//                         every participant fails (default 60;
+//                         axle/collectives/communicator.h)
+//   AXLE_PROCESS_ID, AXLE_NUM_PROCESSES  this process's rank and the
+//                         number of processes of a multi-process run
+//   AXLE_RENDEZVOUS_DIR   the folder the processes of a run meet in (Gloo's
+//                         file store; axle/collectives/gloo_communicator.h)
+//   AXLE_COORDINATOR      host:port where process 0 serves the rendezvous
+//                         instead (axle/collectives/tcp_store.h)
 //
 // Tests and tools have variables of their own (AXLE_JAX_DIR, AXLE_TRACE);
 // they are not the library's and stay where they are used.
@@ -41,6 +50,13 @@ struct EnvironmentOptions {
   std::vector<std::string> llvm_options;
   // The raw AXLE_NUM_THREADS text, validated by ThreadPool::ParseNumThreads.
   std::optional<std::string> num_threads;
+  // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.
+  double collective_timeout_s = 60;
+  // AXLE_PROCESS_ID / AXLE_NUM_PROCESSES when both are set; else -1 / 0.
+  int process_id = -1;
+  int num_processes = 0;
+  std::string rendezvous_dir;
+  std::string coordinator;
 
   // The variables as the environment has them now.
   static EnvironmentOptions Read();

@@ -14,11 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
+#include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
@@ -106,6 +108,18 @@ absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstructio
                                     absl::Span<const Literal* const> operands);
 absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instruction,
                                                 const Literal& state);
+
+// --- Collectives among participants (evaluator_collectives.cc) -------------
+absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
+    HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
+    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant);
+// send, recv, send-done, recv-done with _xla_send_recv_source_target_pairs:
+// the send hands its data to every participant; the recv-done of a target
+// returns its source's. `received` carries the data from send to recv-done.
+absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
+    const HloInstruction& instruction, absl::Span<const Literal* const> operands,
+    const HloEvaluator::Participant& participant,
+    absl::flat_hash_map<std::string, Literal>& received);
 
 // --- Helpers -----------------------------------------------------------------
 // Row-major strides of `shape`'s dimensions.

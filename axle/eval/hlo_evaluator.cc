@@ -160,6 +160,16 @@ const HloEvaluator::ComputationPlan& HloEvaluator::GetPlan(const HloComputation&
     stack.push_back(root);
     needed.insert(root);
   }
+  if (participant_ && participant_->communicator != nullptr) {
+    // Among participants a send is a side effect another one waits for.
+    for (const HloInstruction* instruction : all) {
+      HloOpcode op = instruction->opcode();
+      if ((op == HloOpcode::kSend || op == HloOpcode::kSendDone) &&
+          needed.insert(instruction).second) {
+        stack.push_back(instruction);
+      }
+    }
+  }
   while (!stack.empty()) {
     const HloInstruction* instruction = stack.back();
     stack.pop_back();
@@ -371,8 +381,15 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kDomain:
       return operands[0]->Clone();
     case HloOpcode::kPartitionId:
-    case HloOpcode::kReplicaId:
-      return Literal(instruction.shape());  // device 0 of 1
+    case HloOpcode::kReplicaId: {
+      Literal id(instruction.shape());  // device 0 of 1 unless a participant
+      if (participant_ && id.shape().IsArray() && id.shape().element_type() == U32 &&
+          id.element_count() == 1) {
+        id.data<uint32_t>()[0] = static_cast<uint32_t>(
+            op == HloOpcode::kReplicaId ? participant_->replica_id : participant_->partition_id);
+      }
+      return id;
+    }
 
     case HloOpcode::kCall:
       return EvaluateComputation(*instruction.to_apply(), operands);
@@ -443,6 +460,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kRecv:
     case HloOpcode::kSendDone:
     case HloOpcode::kRecvDone:
+      if (participant_ && participant_->communicator != nullptr) {
+        return eval_internal::EvaluateSendRecvAmongParticipants(instruction, operands,
+                                                                *participant_, received_);
+      }
+      return Unimplemented(instruction,
+                           "needs several devices/host I/O, which the interpreter does not have");
     case HloOpcode::kInfeed:
     case HloOpcode::kOutfeed:
       return Unimplemented(instruction,
@@ -533,6 +556,10 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
     return operands[0]->Clone();
   }
   const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
+  if (participant_ && participant_->communicator != nullptr) {
+    return eval_internal::EvaluateCollectiveAmongParticipants(*this, collective, operands,
+                                                              *participant_);
+  }
   int64_t devices = 1;
   if (module_ != nullptr)
     devices = module_->config().replica_count * module_->config().num_partitions;
@@ -722,6 +749,7 @@ absl::Status HloEvaluator::RunLanewise(const HloComputation& computation,
   std::vector<Literal> scalars;
   for (const Lanes& arg : args) scalars.emplace_back(ShapeUtil::MakeShape(arg.type, {}));
   std::vector<const Literal*> pointers;
+  pointers.reserve(scalars.size());
   for (const Literal& s : scalars) pointers.push_back(&s);
   for (int64_t lane = 0; lane < n; ++lane) {
     for (size_t i = 0; i < args.size(); ++i) {

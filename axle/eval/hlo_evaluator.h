@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -33,6 +35,8 @@
 #include "axle/hlo/ir/hlo_module.h"
 
 namespace axle {
+
+class Communicator;  // axle/collectives/communicator.h
 
 namespace eval_internal {
 struct Lanes;
@@ -65,6 +69,23 @@ class HloEvaluator {
   void set_custom_call_handler(CustomCallHandler handler) {
     custom_call_handler_ = std::move(handler);
   }
+
+  // Multi-participant mode: this evaluator plays device (replica_id,
+  // partition_id) of a replica_count x partition_count grid. replica-id and
+  // partition-id return those ids, and collectives exchange values with the
+  // other participants through `communicator`, whose rank must be the
+  // flattened id replica_id * partition_count + partition_id and whose size
+  // the grid's (evaluator_collectives.cc; EvaluateParticipants in
+  // participants.h runs every participant on a thread). Without it a module
+  // runs as the one device of a one-device grid.
+  struct Participant {
+    int64_t replica_count = 1;
+    int64_t partition_count = 1;
+    int64_t replica_id = 0;
+    int64_t partition_id = 0;
+    Communicator* communicator = nullptr;
+  };
+  void set_participant(const Participant& participant) { participant_ = participant; }
 
   // --- Internal: used by the op families (evaluator_*.cc) ------------------
   // Evaluates a called computation; no argument checking beyond counts.
@@ -104,6 +125,10 @@ class HloEvaluator {
   uint64_t rng_state_ = 0;
   CustomCallHandler custom_call_handler_;
   const HloModule* module_ = nullptr;  // while evaluating a module
+  std::optional<Participant> participant_;
+  // send/recv among participants: what each recv-done will return, by
+  // channel and source-target pairs (evaluator_collectives.cc).
+  absl::flat_hash_map<std::string, Literal> received_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<eval_internal::LanewiseComputation>>
       lanewise_cache_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<ComputationPlan>> plans_;

@@ -1,0 +1,220 @@
+//===- replica_groups.cc - Who takes part in a collective ------------------===//
+#include "axle/collectives/replica_groups.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+
+namespace axle {
+namespace {
+
+absl::Status CheckRange(int64_t id, int64_t limit, absl::string_view what) {
+  if (id < 0 || id >= limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " id ", id, " is out of range [0, ", limit, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The groups as given, or one group 0..count-1 when there are none.
+std::vector<std::vector<int64_t>> OrAll(absl::Span<const std::vector<int64_t>> groups,
+                                        int64_t count) {
+  if (!groups.empty()) return {groups.begin(), groups.end()};
+  std::vector<int64_t> all(count);
+  for (int64_t i = 0; i < count; ++i) all[i] = i;
+  return {all};
+}
+
+}  // namespace
+
+absl::string_view CollectiveOpGroupModeName(CollectiveOpGroupMode mode) {
+  switch (mode) {
+    case CollectiveOpGroupMode::kCrossReplica:
+      return "cross_replica";
+    case CollectiveOpGroupMode::kCrossPartition:
+      return "cross_partition";
+    case CollectiveOpGroupMode::kCrossReplicaAndPartition:
+      return "cross_replica_and_partition";
+    case CollectiveOpGroupMode::kFlattenedID:
+      return "flattened_id";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<CollectiveOpGroupMode> GetCollectiveOpGroupMode(
+    bool has_channel_id, std::optional<bool> use_global_device_ids) {
+  if (!has_channel_id) {
+    if (use_global_device_ids.value_or(false)) {
+      return absl::InvalidArgumentError(
+          "use_global_device_ids=true requires a channel_id (XLA's CollectiveOpGroupMode)");
+    }
+    return CollectiveOpGroupMode::kCrossReplica;
+  }
+  if (!use_global_device_ids.has_value()) return CollectiveOpGroupMode::kCrossPartition;
+  return *use_global_device_ids ? CollectiveOpGroupMode::kFlattenedID
+                                : CollectiveOpGroupMode::kCrossReplicaAndPartition;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> GetParticipantGroups(
+    absl::Span<const std::vector<int64_t>> replica_groups, CollectiveOpGroupMode mode,
+    const DeviceGrid& grid) {
+  if (grid.replica_count < 1 || grid.partition_count < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("bad device grid: ", grid.replica_count,
+                                                   " replicas x ", grid.partition_count,
+                                                   " partitions"));
+  }
+  std::vector<std::vector<int64_t>> result;
+  switch (mode) {
+    case CollectiveOpGroupMode::kCrossReplica:
+      // One group per (replica group, partition).
+      for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.replica_count)) {
+        for (int64_t replica : group)
+          AXLE_RETURN_IF_ERROR(CheckRange(replica, grid.replica_count, "replica"));
+      }
+      for (int64_t partition = 0; partition < grid.partition_count; ++partition) {
+        for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.replica_count)) {
+          std::vector<int64_t>& members = result.emplace_back();
+          for (int64_t replica : group) members.push_back(grid.FlattenedId(replica, partition));
+        }
+      }
+      break;
+    case CollectiveOpGroupMode::kCrossPartition:
+      for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.partition_count)) {
+        for (int64_t partition : group) {
+          AXLE_RETURN_IF_ERROR(CheckRange(partition, grid.partition_count, "partition"));
+        }
+      }
+      for (int64_t replica = 0; replica < grid.replica_count; ++replica) {
+        for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.partition_count)) {
+          std::vector<int64_t>& members = result.emplace_back();
+          for (int64_t partition : group) members.push_back(grid.FlattenedId(replica, partition));
+        }
+      }
+      break;
+    case CollectiveOpGroupMode::kCrossReplicaAndPartition:
+      // Each replica group brings every partition of its replicas, replica-major.
+      for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.replica_count)) {
+        std::vector<int64_t>& members = result.emplace_back();
+        for (int64_t replica : group) {
+          AXLE_RETURN_IF_ERROR(CheckRange(replica, grid.replica_count, "replica"));
+          for (int64_t partition = 0; partition < grid.partition_count; ++partition) {
+            members.push_back(grid.FlattenedId(replica, partition));
+          }
+        }
+      }
+      break;
+    case CollectiveOpGroupMode::kFlattenedID:
+      for (const std::vector<int64_t>& group : OrAll(replica_groups, grid.size())) {
+        for (int64_t id : group)
+          AXLE_RETURN_IF_ERROR(CheckRange(id, grid.size(), "flattened device"));
+        result.push_back(group);
+      }
+      break;
+  }
+  // Disjoint and covering.
+  std::vector<int> seen(grid.size(), 0);
+  for (const std::vector<int64_t>& group : result) {
+    if (group.empty()) return absl::InvalidArgumentError("a replica group is empty");
+    for (int64_t id : group) {
+      if (seen[id]++) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "device (replica ", grid.ReplicaOf(id), ", partition ", grid.PartitionOf(id),
+            ") is in more than one replica group (", CollectiveOpGroupModeName(mode), ")"));
+      }
+    }
+  }
+  for (int64_t id = 0; id < grid.size(); ++id) {
+    if (!seen[id]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device (replica ", grid.ReplicaOf(id), ", partition ", grid.PartitionOf(id),
+                       ") is in no replica group (", CollectiveOpGroupModeName(mode), ")"));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<ParticipantGroup> FindParticipantGroup(absl::Span<const std::vector<int64_t>> groups,
+                                                      int64_t flattened_id) {
+  for (const std::vector<int64_t>& group : groups) {
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (group[i] == flattened_id) return ParticipantGroup{group, static_cast<int64_t>(i)};
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("device ", flattened_id, " is in no replica group"));
+}
+
+namespace {
+
+bool HasUseGlobalDeviceIds(HloOpcode op) {
+  return op == HloOpcode::kAllReduce || op == HloOpcode::kAllReduceStart ||
+         op == HloOpcode::kAllGather || op == HloOpcode::kAllGatherStart ||
+         op == HloOpcode::kReduceScatter;
+}
+
+absl::Status Annotate(const absl::Status& status, const HloInstruction& instruction) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(instruction.name(), " (", HloOpcodeString(instruction.opcode()),
+                                   "): ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<CollectiveOpGroupMode> GroupModeOf(const HloCollectiveInstruction& collective) {
+  std::optional<bool> global;
+  if (HasUseGlobalDeviceIds(collective.opcode())) global = collective.attrs().use_global_device_ids;
+  absl::StatusOr<CollectiveOpGroupMode> mode =
+      GetCollectiveOpGroupMode(collective.channel_id().has_value(), global);
+  if (!mode.ok()) return Annotate(mode.status(), collective);
+  return *mode;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParticipantGroupsOf(
+    const HloCollectiveInstruction& collective, const DeviceGrid& grid) {
+  AXLE_ASSIGN_OR_RETURN(CollectiveOpGroupMode mode, GroupModeOf(collective));
+  std::vector<ReplicaGroup> listed = collective.attrs().iota_replica_groups
+                                         ? collective.attrs().iota_replica_groups->Expand()
+                                         : collective.replica_groups();
+  std::vector<std::vector<int64_t>> groups;
+  groups.reserve(listed.size());
+  for (const ReplicaGroup& group : listed) {
+    groups.emplace_back(group.replica_ids().begin(), group.replica_ids().end());
+  }
+  absl::StatusOr<std::vector<std::vector<int64_t>>> result =
+      GetParticipantGroups(groups, mode, grid);
+  if (!result.ok()) return Annotate(result.status(), collective);
+  return result;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
+    const HloCollectiveInstruction& permute, const DeviceGrid& grid) {
+  bool cross_partition = permute.channel_id().has_value();
+  int64_t limit = cross_partition ? grid.partition_count : grid.replica_count;
+  int64_t copies = cross_partition ? grid.replica_count : grid.partition_count;
+  std::vector<int> source_seen(limit, 0), target_seen(limit, 0);
+  std::vector<std::pair<int64_t, int64_t>> result;
+  for (const auto& [source, target] : permute.attrs().source_target_pairs) {
+    absl::string_view what = cross_partition ? "partition" : "replica";
+    AXLE_RETURN_IF_ERROR(Annotate(CheckRange(source, limit, what), permute));
+    AXLE_RETURN_IF_ERROR(Annotate(CheckRange(target, limit, what), permute));
+    if (source_seen[source]++ || target_seen[target]++) {
+      return Annotate(
+          absl::InvalidArgumentError(absl::StrCat(
+              "source_target_pairs names ", what, " ", source_seen[source] > 1 ? source : target,
+              " twice as a ", source_seen[source] > 1 ? "source" : "target")),
+          permute);
+    }
+    for (int64_t other = 0; other < copies; ++other) {
+      if (cross_partition) {
+        result.emplace_back(grid.FlattenedId(other, source), grid.FlattenedId(other, target));
+      } else {
+        result.emplace_back(grid.FlattenedId(source, other), grid.FlattenedId(target, other));
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace axle

@@ -1,0 +1,101 @@
+//===- replica_groups.h - Who takes part in a collective -------------------===//
+//
+// Resolves a collective's replica_groups (the list form `{{0,1},{2,3}}` or
+// the iota form `[2,2]<=[4]`) into groups of participants, as XLA defines
+// it (xla/service/collective_ops_utils: CollectiveOpGroupMode):
+//
+//   channel_id  use_global_device_ids  mode                      ids in the groups
+//   absent      false / n.a.           kCrossReplica             replica ids; same partition
+//   present     n.a. (permute, a2a,    kCrossPartition           partition ids; same replica
+//               broadcast)
+//   present     false                  kCrossReplicaAndPartition replica ids; every partition
+//                                                                of each replica
+//   present     true                   kFlattenedID              flattened ids
+//   absent      true                   error
+//
+// A participant is named by its flattened id, replica_id * partition_count
+// + partition_id; in a multi-process run process i plays flattened id i.
+// A group lists its participants in the order XLA uses: the order all-gather
+// concatenates and reduce-scatter hands out pieces in, and the order this
+// project reduces in (see communicator.h). Empty replica_groups mean one
+// group of every replica (or partition, or device).
+//
+// These are pure functions of the attributes and the device grid; errors
+// (ids out of range, an id twice, a device in no group) are InvalidArgument.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_COLLECTIVES_REPLICA_GROUPS_H_
+#define AXLE_COLLECTIVES_REPLICA_GROUPS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle {
+
+enum class CollectiveOpGroupMode {
+  kCrossReplica,
+  kCrossPartition,
+  kCrossReplicaAndPartition,
+  kFlattenedID,
+};
+
+absl::string_view CollectiveOpGroupModeName(CollectiveOpGroupMode mode);
+
+// The replicas x partitions a module runs on.
+struct DeviceGrid {
+  int64_t replica_count = 1;
+  int64_t partition_count = 1;
+  int64_t size() const { return replica_count * partition_count; }
+  int64_t FlattenedId(int64_t replica, int64_t partition) const {
+    return replica * partition_count + partition;
+  }
+  int64_t ReplicaOf(int64_t flattened_id) const { return flattened_id / partition_count; }
+  int64_t PartitionOf(int64_t flattened_id) const { return flattened_id % partition_count; }
+};
+
+// XLA's rule. `use_global_device_ids` is nullopt for ops without that
+// attribute (all-to-all, collective-permute, collective-broadcast).
+absl::StatusOr<CollectiveOpGroupMode> GetCollectiveOpGroupMode(
+    bool has_channel_id, std::optional<bool> use_global_device_ids);
+
+// Every group of participants (flattened ids, in order) for `replica_groups`
+// read in `mode` on `grid`. The groups are disjoint and cover the grid.
+absl::StatusOr<std::vector<std::vector<int64_t>>> GetParticipantGroups(
+    absl::Span<const std::vector<int64_t>> replica_groups, CollectiveOpGroupMode mode,
+    const DeviceGrid& grid);
+
+// The group holding `flattened_id` and the id's position in it.
+struct ParticipantGroup {
+  std::vector<int64_t> members;
+  int64_t rank = 0;
+};
+absl::StatusOr<ParticipantGroup> FindParticipantGroup(absl::Span<const std::vector<int64_t>> groups,
+                                                      int64_t flattened_id);
+
+// --- From an instruction --------------------------------------------------
+// The mode of `collective` (from its opcode, channel_id and
+// use_global_device_ids).
+absl::StatusOr<CollectiveOpGroupMode> GroupModeOf(const HloCollectiveInstruction& collective);
+
+// The groups of `collective` on `grid`, the iota form expanded.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParticipantGroupsOf(
+    const HloCollectiveInstruction& collective, const DeviceGrid& grid);
+
+// collective-permute's source_target_pairs as (source, target) flattened
+// ids: replica ids without a channel_id (every partition permutes alike),
+// partition ids with one (every replica alike). A source or target twice,
+// or an id out of range, is InvalidArgument.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
+    const HloCollectiveInstruction& permute, const DeviceGrid& grid);
+
+}  // namespace axle
+
+#endif  // AXLE_COLLECTIVES_REPLICA_GROUPS_H_

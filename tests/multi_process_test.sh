@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# axle-run across processes (Gloo over loopback): results, and the failures
+# that must end every process with a clear error instead of a hang: a
+# process that never arrives, processes running different modules, a
+# process that leaves early. Usage: multi_process_test.sh BUILD_DIR
+set -u
+run="$1/tools/axle-run"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name"
+  fi
+}
+
+cat >"$tmp/sum.hlo" <<'HLO'
+HloModule sum
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  v = f32[4] broadcast(f), dimensions={}
+  ROOT r = f32[4] all-reduce(v), replica_groups={}, to_apply=add
+}
+HLO
+
+# Three processes: 0 + 1 + 2 everywhere, and the same as the threads mode.
+"$run" --num_processes=3 --print_literals --reference_platform=interpreter "$tmp/sum.hlo" \
+  --output_dir="$tmp/out" >"$tmp/log" 2>&1
+check "3 processes exit 0" test $? -eq 0
+check "process 2 prints the sum" grep -q "process 2: f32\[4\] {3, 3, 3, 3}" "$tmp/log"
+check "each process matches the threads mode" test "$(grep -c 'bit for bit' "$tmp/log")" -eq 3
+check "each process writes its outputs" test -f "$tmp/out/process_1/out_0.npy"
+
+# A process that never arrives: the one that did fails after the timeout.
+mkdir "$tmp/rdv1"
+AXLE_PROCESS_ID=0 AXLE_NUM_PROCESSES=2 AXLE_RENDEZVOUS_DIR="$tmp/rdv1" AXLE_COLLECTIVE_TIMEOUT=1 \
+  "$run" "$tmp/sum.hlo" >"$tmp/log" 2>&1
+check "a lone process exits 1" test $? -eq 1
+check "the error names the rank and the timeout" grep -q "gloo rank 0 of 2.*AXLE_COLLECTIVE_TIMEOUT" "$tmp/log"
+
+# Different modules (another shape) in the two processes.
+sed 's/f32\[4\]/f32[8]/g' "$tmp/sum.hlo" >"$tmp/sum8.hlo"
+mkdir "$tmp/rdv2"
+AXLE_PROCESS_ID=0 AXLE_NUM_PROCESSES=2 AXLE_RENDEZVOUS_DIR="$tmp/rdv2" AXLE_COLLECTIVE_TIMEOUT=20 \
+  "$run" "$tmp/sum.hlo" >"$tmp/log0" 2>&1 &
+AXLE_PROCESS_ID=1 AXLE_NUM_PROCESSES=2 AXLE_RENDEZVOUS_DIR="$tmp/rdv2" AXLE_COLLECTIVE_TIMEOUT=20 \
+  "$run" "$tmp/sum8.hlo" >"$tmp/log1" 2>&1
+code1=$?
+wait $!
+code0=$?
+check "mismatched modules fail in both processes" test $code0 -eq 1 -a $code1 -eq 1
+check "the mismatch is reported as such" grep -q "different collective or operand shapes" "$tmp/log0"
+
+# Process 1 skips the all-reduce and finishes; process 0 must not hang.
+cat >"$tmp/skip.hlo" <<'HLO'
+HloModule skip
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+reduce {
+  p = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(p), replica_groups={}, to_apply=add
+}
+keep {
+  ROOT p = f32[4] parameter(0)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(id, zero), direction=EQ
+  ROOT c = f32[4] conditional(first, p, p), true_computation=reduce, false_computation=keep
+}
+HLO
+AXLE_COLLECTIVE_TIMEOUT=20 "$run" --num_processes=2 "$tmp/skip.hlo" >"$tmp/log" 2>&1
+check "a process that leaves early fails the run" test $? -eq 1
+check "and the error says why" grep -q "still at a collective\|different collective" "$tmp/log"
+
+# A data-parallel training step: each process takes its half of the batch,
+# the gradients are all-reduced, and every process ends with the weights one
+# process computes on the whole batch. (Small integers and a power-of-two
+# learning rate keep every sum exact, so the comparison is bit for bit.)
+cat >"$tmp/dp.hlo" <<'HLO'
+HloModule dp
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  x = f32[4,3] constant({{1,2,0},{0,1,3},{2,2,1},{1,0,1}})
+  y = f32[4] constant({3,1,2,4})
+  w = f32[3] constant({1,-1,2})
+  id = u32[] replica-id()
+  two = u32[] constant(2)
+  start = u32[] multiply(id, two)
+  zero = u32[] constant(0)
+  xs = f32[2,3] dynamic-slice(x, start, zero), dynamic_slice_sizes={2,3}
+  ys = f32[2] dynamic-slice(y, start), dynamic_slice_sizes={2}
+  pred = f32[2] dot(xs, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  err = f32[2] subtract(pred, ys)
+  g = f32[3] dot(err, xs), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  gsum = f32[3] all-reduce(g), replica_groups={}, to_apply=add
+  lr = f32[3] constant({0.125,0.125,0.125})
+  step = f32[3] multiply(lr, gsum)
+  ROOT w2 = f32[3] subtract(w, step)
+}
+HLO
+cat >"$tmp/whole.hlo" <<'HLO'
+HloModule whole
+ENTRY e {
+  x = f32[4,3] constant({{1,2,0},{0,1,3},{2,2,1},{1,0,1}})
+  y = f32[4] constant({3,1,2,4})
+  w = f32[3] constant({1,-1,2})
+  pred = f32[4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  err = f32[4] subtract(pred, y)
+  g = f32[3] dot(err, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  lr = f32[3] constant({0.125,0.125,0.125})
+  step = f32[3] multiply(lr, g)
+  ROOT w2 = f32[3] subtract(w, step)
+}
+HLO
+"$run" "$tmp/whole.hlo" --output_dir="$tmp/whole" >/dev/null 2>&1
+check "the whole-batch step runs" test $? -eq 0
+"$run" --num_processes=2 --reference_platform=interpreter "$tmp/dp.hlo" --output_dir="$tmp/dp" \
+  >"$tmp/log" 2>&1
+check "the data-parallel step runs in 2 processes" test $? -eq 0
+check "process 0 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_0/out_0.npy"
+check "process 1 has the whole-batch weights" cmp -s "$tmp/whole/out_0.npy" "$tmp/dp/process_1/out_0.npy"
+
+# A launcher of its own: AXLE_COORDINATOR=host:port, process 0 serves the
+# rendezvous there (Gloo has no TCP store of its own).
+port=$((20000 + $$ % 20000))
+for i in 0 1; do
+  AXLE_COORDINATOR=127.0.0.1:$port AXLE_PROCESS_ID=$i AXLE_NUM_PROCESSES=2 \
+    "$run" --output_dir="$tmp/coord" "$tmp/dp.hlo" >"$tmp/coord$i.log" 2>&1 &
+done
+wait %1
+code0=$?
+wait %2
+code1=$?
+check "processes meet at AXLE_COORDINATOR" test $code0 -eq 0 -a $code1 -eq 0
+check "and compute the same step" cmp -s "$tmp/whole/out_0.npy" "$tmp/coord/process_1/out_0.npy"
+AXLE_COLLECTIVE_TIMEOUT=1 AXLE_COORDINATOR=127.0.0.1:$((port + 1)) AXLE_PROCESS_ID=1 \
+  AXLE_NUM_PROCESSES=2 "$run" "$tmp/dp.hlo" >"$tmp/log" 2>&1
+check "no coordinator: exit 1" test $? -eq 1
+check "no coordinator: the error says so" grep -q "no rendezvous server at 127.0.0.1" "$tmp/log"
+
+echo "multi_process_test: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
