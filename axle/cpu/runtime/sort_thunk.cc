@@ -44,6 +44,50 @@ void SortElements(const CompiledScalarFunction& comparator, char* data,
   }
 }
 
+// Sorts slices [begin, end) of several operands whose elements together
+// fit an R-byte record: each slice's elements are packed into records
+// (operand i at its offset), sorted by value and unpacked, so the
+// comparator reads neighbouring memory and the sort moves records, not an
+// index order followed by gathers.
+template <int R>
+void SortRecords(const CompiledScalarFunction& comparator, const std::vector<char*>& outputs,
+                 const std::vector<int64_t>& element_bytes, const SortThunk::Geometry& geometry,
+                 int64_t begin, int64_t end) {
+  const int64_t n = static_cast<int64_t>(outputs.size());
+  const int64_t length = geometry.length, inner = geometry.inner;
+  std::vector<int64_t> offsets(n);
+  for (int64_t i = 1; i < n; ++i) offsets[i] = offsets[i - 1] + element_bytes[i - 1];
+  std::vector<Element<R>> slice(length);
+  std::vector<const void*> parameters(2 * n);
+  int8_t result = 0;
+  void* results[] = {&result};
+  for (int64_t s = begin; s < end; ++s) {
+    const int64_t first = (s / inner) * length * inner + s % inner;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t bytes = element_bytes[i];
+      const char* base = outputs[i] + first * bytes;
+      for (int64_t k = 0; k < length; ++k) {
+        std::memcpy(slice[k].bytes + offsets[i], base + k * inner * bytes, bytes);
+      }
+    }
+    std::stable_sort(slice.begin(), slice.end(), [&](const Element<R>& a, const Element<R>& b) {
+      for (int64_t i = 0; i < n; ++i) {
+        parameters[2 * i] = a.bytes + offsets[i];
+        parameters[2 * i + 1] = b.bytes + offsets[i];
+      }
+      comparator.Run(parameters.data(), results);
+      return result != 0;
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t bytes = element_bytes[i];
+      char* base = outputs[i] + first * bytes;
+      for (int64_t k = 0; k < length; ++k) {
+        std::memcpy(base + k * inner * bytes, slice[k].bytes + offsets[i], bytes);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const {
@@ -63,6 +107,14 @@ void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int
       default:
         break;
     }
+  }
+  const int64_t record_bytes =
+      std::accumulate(element_bytes_.begin(), element_bytes_.end(), int64_t{0});
+  if (n > 1 && record_bytes <= 8) {
+    return SortRecords<8>(*comparator_, outputs, element_bytes_, geometry_, begin, end);
+  }
+  if (n > 1 && record_bytes <= 16) {
+    return SortRecords<16>(*comparator_, outputs, element_bytes_, geometry_, begin, end);
   }
   const int64_t length = geometry_.length, inner = geometry_.inner;
   std::vector<int64_t> order(length);
