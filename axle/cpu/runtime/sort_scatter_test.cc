@@ -111,6 +111,42 @@ ENTRY e {
   EXPECT_EQ(parts[1], LiteralUtil::CreateR1<float>({3, 6, 1, 4, 7, 0, 2, 5}));
 }
 
+TEST(CpuSort, ThreeOperandsAlongTheMiddleDimensionWithATieBreak) {
+  // f32 keys, s32 and s8 values (9 bytes a record), sorted along the middle
+  // dimension of [3,50,4] by key then by the s32 value: records of several
+  // operands, slices strided in memory, every tie broken the same way as
+  // the interpreter.
+  constexpr absl::string_view kText = R"(
+HloModule sort
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  e = s8[] parameter(4)
+  f = s8[] parameter(5)
+  lt_key = pred[] compare(a, b), direction=LT
+  eq_key = pred[] compare(a, b), direction=EQ
+  lt_value = pred[] compare(c, d), direction=LT
+  tie = pred[] and(eq_key, lt_value)
+  ROOT lt = pred[] or(lt_key, tie)
+}
+ENTRY e {
+  keys = f32[3,50,4] parameter(0)
+  values = s32[3,50,4] parameter(1)
+  bytes = s8[3,50,4] parameter(2)
+  ROOT s = (f32[3,50,4], s32[3,50,4], s8[3,50,4]) sort(keys, values, bytes), dimensions={1},
+      to_apply=lt
+}
+)";
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(std::string(kText));
+  // Few distinct keys, so the tie-break decides most comparisons.
+  for (int64_t i = 0; i < arguments[0].element_count(); ++i) {
+    arguments[0].SetFromDouble(i, static_cast<double>((i * 7) % 5));
+  }
+  RunBoth(kText, arguments);
+}
+
 TEST(CpuSort, DescendingComparatorOnS64WithValues) {
   constexpr absl::string_view kText = R"(
 HloModule sort
