@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/runtime/custom_call_status.h"
+#include "axle/runtime/relayout.h"
 
 namespace axle {
 namespace {
@@ -101,39 +102,6 @@ std::vector<Literal> CopyOperands(absl::Span<const Literal* const> operands) {
 
 // --- The untyped conventions ------------------------------------------------
 
-bool IsDescending(const Layout& layout) {
-  const std::vector<int64_t>& m2m = layout.minor_to_major();
-  for (size_t i = 0; i < m2m.size(); ++i) {
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
-// Copies an array between row-major storage and storage in `layout`.
-void Relayout(const Shape& shape, const Layout& layout, const uint8_t* src, uint8_t* dst,
-              bool to_layout) {
-  const int64_t rank = shape.dimensions().size();
-  const int64_t width = primitive_util::ByteWidth(shape.element_type());
-  std::vector<int64_t> strides(rank);
-  int64_t stride = 1;
-  for (int64_t d : layout.minor_to_major()) {
-    strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
-  int64_t row_major = 0;
-  ShapeUtil::ForEachIndex(shape.dimensions(), [&](absl::Span<const int64_t> index) {
-    int64_t physical = 0;
-    for (int64_t d = 0; d < rank; ++d) physical += index[d] * strides[d];
-    if (to_layout) {
-      std::memcpy(dst + physical * width, src + row_major * width, width);
-    } else {
-      std::memcpy(dst + row_major * width, src + physical * width, width);
-    }
-    ++row_major;
-    return true;
-  });
-}
-
 // The buffers of one call as the target sees them: pointer tables for
 // tuples, and staging copies for arrays the call wants in a layout other
 // than row-major (copied back after the call).
@@ -168,7 +136,7 @@ class CallBuffers {
     if (auto it = leaves_.find(key); it != leaves_.end()) return it->second;
     void* data = literal->untyped_data(index);
     if (layouts != nullptr && layouts->IsArray() && layouts->has_layout() &&
-        !IsDescending(layouts->layout())) {
+        !ShapeUtil::HasDescendingLayout(*layouts)) {
       Staged staged{literal, index, layouts->layout(),
                     std::make_unique<uint8_t[]>(std::max<int64_t>(literal->size_bytes(index), 1))};
       Relayout(shape, staged.layout, static_cast<const uint8_t*>(data), staged.storage.get(),

@@ -7,52 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/runtime/relayout.h"
 
 namespace axle {
 namespace {
 
-bool IsRowMajor(const Shape& shape) {
-  if (!shape.has_layout()) return true;
-  const std::vector<int64_t>& m2m = shape.layout().minor_to_major();
-  for (size_t i = 0; i < m2m.size(); ++i) {
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
-// Physical strides (in elements) of each logical dimension under the layout.
-std::vector<int64_t> PhysicalStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.rank(), 1);
-  int64_t stride = 1;
-  for (int64_t dim : shape.layout().minor_to_major()) {
-    strides[dim] = stride;
-    stride *= shape.dimensions(dim);
-  }
-  return strides;
-}
-
-// Copies an array between row-major `logical` and `physical` (in the shape's
-// layout) storage.
-void Relayout(const Shape& shape, const uint8_t* from, uint8_t* to, bool to_physical) {
-  int64_t bytes = ShapeUtil::ByteSizeOfElements(shape);
-  if (IsRowMajor(shape) || shape.num_elements() <= 1) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
-  int64_t width = bytes / shape.num_elements();
-  std::vector<int64_t> strides = PhysicalStrides(shape);
-  int64_t linear = 0;
-  ShapeUtil::ForEachIndex(shape.dimensions(), [&](absl::Span<const int64_t> index) {
-    int64_t physical = 0;
-    for (size_t d = 0; d < index.size(); ++d) physical += index[d] * strides[d];
-    if (to_physical) {
-      std::memcpy(to + physical * width, from + linear * width, width);
-    } else {
-      std::memcpy(to + linear * width, from + physical * width, width);
-    }
-    ++linear;
-    return true;
-  });
+// The layout a device buffer of `shape` stores its elements in.
+Layout DeviceLayout(const Shape& shape) {
+  return shape.has_layout() ? shape.layout() : ShapeUtil::MakeDescendingLayout(shape.rank());
 }
 
 }  // namespace
@@ -91,8 +53,8 @@ absl::StatusOr<Literal> TransferLiteralFromDevice(const ShapedBuffer& buffer,
     const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
     if (!subshape.IsArray() || mem.is_null()) continue;
     Literal& piece = literal.GetMutableSubliteral(index);
-    Relayout(subshape, static_cast<const uint8_t*>(mem.opaque()),
-             static_cast<uint8_t*>(piece.untyped_data()), /*to_physical=*/false);
+    Relayout(subshape, DeviceLayout(subshape), mem.opaque(), piece.untyped_data(),
+             /*to_layout=*/false);
   }
   return literal;
 }
@@ -108,8 +70,8 @@ absl::Status TransferLiteralIntoBuffer(const Literal& literal, const ShapedBuffe
     const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
     if (!subshape.IsArray() || mem.is_null()) continue;
     const Literal& piece = literal.GetSubliteral(index);
-    Relayout(subshape, static_cast<const uint8_t*>(piece.untyped_data()),
-             static_cast<uint8_t*>(const_cast<void*>(mem.opaque())), /*to_physical=*/true);
+    Relayout(subshape, DeviceLayout(subshape), piece.untyped_data(),
+             const_cast<void*>(mem.opaque()), /*to_layout=*/true);
   }
   return absl::OkStatus();
 }
