@@ -75,7 +75,8 @@ class ExecutableBuildOptions {
   }
   se::DeviceMemoryAllocator* device_allocator() const { return device_allocator_; }
 
-  // Skip Axle's HLO optimization passes (the module is compiled as given).
+  // Skip the HLO optimization passes: the module is compiled as given (the
+  // cpu backend runs only what codegen needs; its fusions are kept).
   ExecutableBuildOptions& set_run_backend_only(bool value) {
     run_backend_only_ = value;
     return *this;

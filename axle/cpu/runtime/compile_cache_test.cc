@@ -126,6 +126,46 @@ TEST_F(CompileCacheTest, OtherBuildOptionsOrModuleCompileAgain) {
   ExpectAgreesWithInterpreter(changed, *other_module);
 }
 
+int64_t CountFusions(const LocalExecutable& executable) {
+  int64_t fusions = 0;
+  for (const HloInstruction* instruction :
+       executable.executable()->module().entry_computation()->instructions()) {
+    fusions += instruction->opcode() == HloOpcode::kFusion;
+  }
+  return fusions;
+}
+
+TEST_F(CompileCacheTest, RunBackendOnlyCompilesTheModuleAsGiven) {
+  // XLA's run_backend_only: no optimization passes. The multiply and the
+  // add stay two kernels (the optimizing pipeline fuses them); a module
+  // fused already keeps its fusion as it is.
+  const std::string text = ModuleNamed("backend_only");
+  ExecutableBuildOptions options;
+  options.set_run_backend_only(true);
+  std::unique_ptr<LocalExecutable> as_given = Compile(text, options);
+  std::unique_ptr<LocalExecutable> optimized = Compile(text);
+  EXPECT_EQ(CountFusions(*as_given), 3);
+  EXPECT_LT(CountFusions(*optimized), 3);
+  ExpectAgreesWithInterpreter(text, *as_given);
+
+  const std::string fused = R"(
+HloModule compile_cache_prefused
+fused {
+  a = f32[16,8] parameter(0)
+  b = f32[16,8] parameter(1)
+  m = f32[16,8] multiply(a, b)
+  ROOT t = f32[16,8] add(m, a)
+}
+ENTRY e {
+  x = f32[16,8] parameter(0)
+  y = f32[16,8] parameter(1)
+  ROOT f = f32[16,8] fusion(x, y), kind=kLoop, calls=fused
+})";
+  std::unique_ptr<LocalExecutable> prefused = Compile(fused, options);
+  EXPECT_EQ(CountFusions(*prefused), 1);
+  ExpectAgreesWithInterpreter(fused, *prefused);
+}
+
 TEST_F(CompileCacheTest, CachedKernelsOfOtherFusionsAreNotUsed) {
   // Poison the entry of module A with module B's kernels (as if the passes
   // had fused A differently this time): compiling A must not run B's code.

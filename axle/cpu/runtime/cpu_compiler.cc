@@ -220,7 +220,11 @@ class WrapInLoopFusions : public HloPassInterface {
 // plumbing and ops with thunk emitters. Collectives (one device) and topk
 // are rewritten first; calls are inlined next (the rare call left behind
 // runs its computation's thunks in place).
-absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
+// `run_backend_only` (ExecutableBuildOptions, as XLA's): the module is
+// compiled as given, optimized already (its fusions kept); only what
+// codegen needs runs (the lowerings, layout normalization, the batch-norm
+// expansion, loop fusions around ops that have none).
+absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool run_backend_only) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   // The topk thunk runs the others as a partial sort.
   pipeline.AddPass<TopKDecomposer>([](const HloInstruction& topk) {
@@ -236,10 +240,23 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline) {
   // into multi-output kernels. CSE again after fusion: a producer fused
   // into several consumers of one kernel is a copy per consumer, computed
   // once per copy unless merged.
-  for (const char* name :
-       {"layout-normalization", "batchnorm-expander", "call-inliner", "algsimp", "tuple-simplifier",
-        "while-loop-simplifier", "reshape-mover", "constant-folding", "cse", "algsimp", "dce",
-        "dot-epilogue-fusion", "fusion", "multi-output-fusion", "cse"}) {
+  const std::vector<const char*> optimizing = {"layout-normalization",
+                                               "batchnorm-expander",
+                                               "call-inliner",
+                                               "algsimp",
+                                               "tuple-simplifier",
+                                               "while-loop-simplifier",
+                                               "reshape-mover",
+                                               "constant-folding",
+                                               "cse",
+                                               "algsimp",
+                                               "dce",
+                                               "dot-epilogue-fusion",
+                                               "fusion",
+                                               "multi-output-fusion",
+                                               "cse"};
+  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
+  for (const char* name : run_backend_only ? required : optimizing) {
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }
@@ -327,7 +344,10 @@ class CpuCompiler : public Compiler {
     HloPassPipeline pipeline("cpu-prepare");
     const std::string dump_dir = pipeline.dump_dir();
     const CpuCompileOptions compile_options = MakeCompileOptions(dump_dir, module->name());
-    if (!dump_dir.empty()) return CompileAfresh(std::move(module), pipeline, compile_options);
+    if (!dump_dir.empty()) {
+      return CompileAfresh(std::move(module), pipeline, compile_options,
+                           options.run_backend_only());
+    }
 
     const CompilationKey key = MakeCompilationKey(*module, options, platform_->Name());
     CompilationCache& cache = CompilationCache::Global();
@@ -358,7 +378,8 @@ class CpuCompiler : public Compiler {
     }
     auto artifact = std::make_shared<CpuCompiledArtifact>();
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
-                          CompileAfresh(std::move(module), pipeline, compile_options, &*artifact));
+                          CompileAfresh(std::move(module), pipeline, compile_options,
+                                        options.run_backend_only(), &*artifact));
     cache.Insert(key, artifact);
     if (!disk_dir.empty()) WriteExecutableCacheFile(disk_dir, key, *artifact);
     return executable;
@@ -368,9 +389,10 @@ class CpuCompiler : public Compiler {
   // Runs the passes and ProgramBuilder; fills `artifact` when given.
   absl::StatusOr<std::unique_ptr<Executable>> CompileAfresh(
       std::unique_ptr<HloModule> module, HloPassPipeline& pipeline,
-      const CpuCompileOptions& options, CpuCompiledArtifact* artifact = nullptr) {
+      const CpuCompileOptions& options, bool run_backend_only,
+      CpuCompiledArtifact* artifact = nullptr) {
     const std::string dump_dir = pipeline.dump_dir();
-    AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline));
+    AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline, run_backend_only));
     auto build_start = std::chrono::steady_clock::now();
     ProgramBuilder builder(options);
     AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
