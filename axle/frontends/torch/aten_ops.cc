@@ -1,0 +1,804 @@
+//===- aten_ops.cc - ATen kernels of the xla device, and the CPU fallback --===//
+//
+// Hand-written registrations (TORCH_LIBRARY_IMPL(aten, XLA, m)) of the
+// lowered ops: each records IR on lazy tensors (axle/frontends/lazy) and
+// counts axle::<op>. Every other op runs on PyTorch's CPU through the boxed
+// fallback, counted as aten::<op>.
+//
+//===----------------------------------------------------------------------===//
+#include <ATen/ATen.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/InferSize.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <torch/library.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "axle/core/shape_util.h"
+#include "axle/frontends/lazy/lazy_tensor.h"
+#include "axle/frontends/lazy/metrics.h"
+#include "axle/frontends/torch/tensor_impl.h"
+
+namespace axle::torch_device {
+namespace {
+
+using lazy::LazyTensor;
+using lazy::MakeValue;
+using lazy::Node;
+using lazy::Value;
+using Ints = std::vector<int64_t>;
+
+const c10::Device kDevice(at::DeviceType::XLA, 0);
+
+bool DebugEnabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("AXLE_DEBUG");
+    return env != nullptr && *env != '\0' && std::string(env) != "0";
+  }();
+  return enabled;
+}
+
+void Count(const char* op) { lazy::metrics::IncrementCounter(std::string("axle::") + op); }
+
+void Check(const absl::Status& status) {
+  TORCH_CHECK(status.ok(), "axle: ", std::string(status.message()));
+}
+
+Ints ToInts(at::IntArrayRef a) { return Ints(a.begin(), a.end()); }
+Ints ToInts(c10::SymIntArrayRef a) { return ToInts(c10::asIntArrayRefSlow(a)); }
+
+Ints Dims(const Value& v) {
+  const auto& d = v.shape().dimensions();
+  return Ints(d.begin(), d.end());
+}
+PrimitiveType TypeOf(const Value& v) { return v.shape().element_type(); }
+Shape MakeShape(PrimitiveType type, const Ints& dims) { return ShapeUtil::MakeShape(type, dims); }
+
+// A scalar the graph takes as a parameter (its value may change from step
+// to step without a recompile), except the values 0 and 1, which are
+// constants as in torch-xla.
+Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
+  double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
+  if (!s.isComplex() && (d == 0 || d == 1))
+    return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
+  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type)));
+  auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(t));
+  return Value{Node::MakeDeviceData(std::move(data)), 0};
+}
+
+Value Constant(double value, PrimitiveType type, const Ints& dims) {
+  return Value{Node::MakeConstant(value, MakeShape(type, dims)), 0};
+}
+
+Value Convert(const Value& v, PrimitiveType type) {
+  if (TypeOf(v) == type) return v;
+  return MakeValue("convert", {v}, MakeShape(type, Dims(v)));
+}
+
+Value Reshape(const Value& v, const Ints& dims) {
+  if (Dims(v) == dims) return v;
+  return MakeValue("reshape", {v}, MakeShape(TypeOf(v), dims));
+}
+
+// NumPy broadcasting of `v` to `out`.
+Value BroadcastTo(const Value& v, const Ints& out) {
+  Ints dims = Dims(v);
+  if (dims == out) return v;
+  TORCH_CHECK(dims.size() <= out.size(), "axle: cannot broadcast shape ", at::IntArrayRef(dims),
+              " to ", at::IntArrayRef(out));
+  size_t offset = out.size() - dims.size();
+  Ints kept;
+  Ints result_dims;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == out[offset + i]) {
+      kept.push_back(dims[i]);
+      result_dims.push_back(static_cast<int64_t>(offset + i));
+    } else {
+      TORCH_CHECK(dims[i] == 1, "axle: cannot broadcast shape ", at::IntArrayRef(dims), " to ",
+                  at::IntArrayRef(out));
+    }
+  }
+  return MakeValue("broadcast_in_dim", {Reshape(v, kept)}, MakeShape(TypeOf(v), out),
+                   {result_dims});
+}
+
+// An operand's IR: an xla tensor's value, or a CPU 0-dim tensor (a wrapped
+// Python number) as a scalar.
+Value Operand(const at::Tensor& t, const char* what) {
+  if (t.defined() && t.device().is_cpu() && t.dim() == 0) {
+    return ScalarValue(t.item(), ToPrimitiveType(t.scalar_type()));
+  }
+  return GetImpl(t, what)->tensor()->GetIrValue();
+}
+
+at::Tensor Wrap(const Value& v) {
+  return MakeTensor(LazyTensor::FromIr(v), ToScalarType(TypeOf(v)), kDevice);
+}
+
+// An in-place op's result: `self` takes the value `v` (in self's dtype).
+at::Tensor& Assign(at::Tensor& self, const Value& v) {
+  AxleTensorImpl* impl = GetImpl(self, "self");
+  Value converted = Convert(v, ToPrimitiveType(self.scalar_type()));
+  TORCH_CHECK(Dims(converted) == ToInts(self.sizes()), "axle: an in-place result of shape ",
+              at::IntArrayRef(Dims(converted)), " for a tensor of shape ", self.sizes());
+  impl->tensor()->SetIrValue(converted);
+  return self;
+}
+
+Value Elementwise(const char* op, const Value& a, const Value& b) {
+  return MakeValue(op, {a, b}, MakeShape(TypeOf(a), Dims(a)));
+}
+
+Value Unary(const char* op, const Value& a) {
+  return MakeValue(op, {a}, MakeShape(TypeOf(a), Dims(a)));
+}
+
+// `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
+Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
+  Ints out = ToInts(at::infer_size(Dims(a), Dims(b)));
+  Value va = BroadcastTo(Convert(a, compute), out);
+  Value vb = BroadcastTo(Convert(b, compute), out);
+  return Elementwise(op, va, vb);
+}
+
+Value Binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::ScalarType compute) {
+  return BinaryValues(op, Operand(a, "self"), Operand(b, "other"), ToPrimitiveType(compute));
+}
+
+Value ScaledOther(const at::Tensor& other, const at::Scalar& alpha, PrimitiveType type) {
+  Value v = Convert(Operand(other, "other"), type);
+  if (alpha.toDouble() == 1.0) return v;
+  return BinaryValues("mul", v, ScalarValue(alpha, type), type);
+}
+
+Value IrOf(const at::Tensor& t) { return GetImpl(t, "the result")->tensor()->GetIrValue(); }
+
+// --- Arithmetic ---------------------------------------------------------------
+
+Value AddSubValue(const char* op, const at::Tensor& self, const at::Tensor& other,
+                  const at::Scalar& alpha) {
+  Count(op);
+  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  return BinaryValues(op, Operand(self, "self"), ScaledOther(other, alpha, t), t);
+}
+
+at::Tensor add(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return Wrap(AddSubValue("add", self, other, alpha));
+}
+at::Tensor& add_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return Assign(self, AddSubValue("add", self, other, alpha));
+}
+at::Tensor sub(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return Wrap(AddSubValue("sub", self, other, alpha));
+}
+at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  return Assign(self, AddSubValue("sub", self, other, alpha));
+}
+
+Value MulValue(const at::Tensor& self, const at::Tensor& other) {
+  Count("mul");
+  return Binary("mul", self, other, at::result_type(self, other));
+}
+at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
+  return Wrap(MulValue(self, other));
+}
+at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
+  return Assign(self, MulValue(self, other));
+}
+
+Value DivValue(const at::Tensor& self, const at::Tensor& other) {
+  Count("div");
+  at::ScalarType type = at::result_type(self, other);
+  if (at::isIntegralType(type, /*includeBool=*/true))
+    type = at::typeMetaToScalarType(at::get_default_dtype());
+  return Binary("div", self, other, type);
+}
+at::Tensor div(const at::Tensor& self, const at::Tensor& other) {
+  return Wrap(DivValue(self, other));
+}
+at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
+  return Assign(self, DivValue(self, other));
+}
+
+at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
+  Count("maximum");
+  return Wrap(Binary("max", self, other, at::result_type(self, other)));
+}
+at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
+  Count("minimum");
+  return Wrap(Binary("min", self, other, at::result_type(self, other)));
+}
+
+at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
+  Count("pow");
+  Value v = Operand(self, "self");
+  PrimitiveType t = TypeOf(v);
+  if (exponent.toDouble() == 2.0) return Wrap(Elementwise("mul", v, v));
+  return Wrap(BinaryValues("pow", v, ScalarValue(exponent, t), t));
+}
+
+at::Tensor Compare(const char* op, const at::Tensor& self, const at::Tensor& other) {
+  Count(op);
+  return Wrap(Binary(op, self, other, at::result_type(self, other)));
+}
+at::Tensor Compare(const char* op, const at::Tensor& self, const at::Scalar& other) {
+  Count(op);
+  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  return Wrap(BinaryValues(op, Operand(self, "self"), ScalarValue(other, t), t));
+}
+
+at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  Count("where");
+  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  Value c = Operand(condition, "condition");
+  Value a = Convert(Operand(self, "self"), t);
+  Value b = Convert(Operand(other, "other"), t);
+  Ints out = ToInts(at::infer_size(at::infer_size(Dims(c), Dims(a)), Dims(b)));
+  return Wrap(MakeValue(
+      "select", {BroadcastTo(Convert(c, PRED), out), BroadcastTo(a, out), BroadcastTo(b, out)},
+      MakeShape(t, out)));
+}
+
+// --- Unary --------------------------------------------------------------------
+
+template <const char* kAtenName, const char* kOp>
+at::Tensor UnaryFloat(const at::Tensor& self) {
+  Count(kAtenName);
+  Value v = Operand(self, "self");
+  if (!primitive_util::IsFloatingPointType(TypeOf(v))) {
+    v = Convert(v, ToPrimitiveType(at::typeMetaToScalarType(at::get_default_dtype())));
+  }
+  return Wrap(Unary(kOp, v));
+}
+template <const char* kAtenName, const char* kOp>
+at::Tensor& UnaryFloat_(at::Tensor& self) {
+  return Assign(self, IrOf(UnaryFloat<kAtenName, kOp>(self)));
+}
+
+constexpr char kExp[] = "exp", kLog[] = "log", kSqrt[] = "sqrt", kRsqrt[] = "rsqrt",
+               kTanh[] = "tanh", kSigmoid[] = "sigmoid", kLogistic[] = "logistic", kErf[] = "erf";
+
+at::Tensor neg(const at::Tensor& self) {
+  Count("neg");
+  return Wrap(Unary("neg", Operand(self, "self")));
+}
+at::Tensor abs(const at::Tensor& self) {
+  Count("abs");
+  return Wrap(Unary("abs", Operand(self, "self")));
+}
+
+Value ReluValue(const at::Tensor& self) {
+  Count("relu");
+  Value v = Operand(self, "self");
+  return Elementwise("max", v, Constant(0, TypeOf(v), Dims(v)));
+}
+at::Tensor relu(const at::Tensor& self) { return Wrap(ReluValue(self)); }
+at::Tensor& relu_(at::Tensor& self) { return Assign(self, ReluValue(self)); }
+
+at::Tensor threshold_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                              const at::Scalar& threshold) {
+  Count("threshold_backward");
+  Value x = Operand(self, "self");
+  Value g = Operand(grad_output, "grad_output");
+  PrimitiveType t = TypeOf(g);
+  Ints out = Dims(g);
+  Value pred =
+      BinaryValues("gt", BroadcastTo(x, out), ScalarValue(threshold, TypeOf(x)), TypeOf(x));
+  return Wrap(MakeValue("select", {pred, g, Constant(0, t, out)}, MakeShape(t, out)));
+}
+
+// gelu(x) = x/2 (1 + erf(x/sqrt 2)); 'tanh': x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+  Count("gelu");
+  Value x = Operand(self, "self");
+  PrimitiveType t = TypeOf(x);
+  Ints d = Dims(x);
+  Value inner;
+  if (approximate == "tanh") {
+    Value x3 = Elementwise("mul", Elementwise("mul", x, x), x);
+    Value poly = Elementwise("add", x, Elementwise("mul", Constant(0.044715, t, d), x3));
+    inner = Unary("tanh", Elementwise("mul", Constant(0.7978845608028654, t, d), poly));
+  } else {
+    inner = Unary("erf", Elementwise("mul", x, Constant(0.7071067811865476, t, d)));
+  }
+  Value half_x = Elementwise("mul", x, Constant(0.5, t, d));
+  return Wrap(Elementwise("mul", half_x, Elementwise("add", Constant(1, t, d), inner)));
+}
+
+at::Tensor gelu_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                         c10::string_view approximate) {
+  Count("gelu_backward");
+  Value x = Operand(self, "self");
+  Value g = Operand(grad_output, "grad_output");
+  PrimitiveType t = TypeOf(x);
+  Ints d = Dims(x);
+  auto c = [&](double v) { return Constant(v, t, d); };
+  Value grad;
+  if (approximate == "tanh") {
+    const double kBeta = 0.7978845608028654, kKappa = 0.044715;
+    Value x2 = Elementwise("mul", x, x);
+    Value inner = Elementwise(
+        "mul", c(kBeta),
+        Elementwise("add", x, Elementwise("mul", c(kKappa), Elementwise("mul", x2, x))));
+    Value th = Unary("tanh", inner);
+    Value left = Elementwise("mul", c(0.5), Elementwise("add", c(1), th));
+    Value sech2 = Elementwise("sub", c(1), Elementwise("mul", th, th));
+    Value dinner = Elementwise("mul", c(kBeta),
+                               Elementwise("add", c(1), Elementwise("mul", c(3 * kKappa), x2)));
+    Value right =
+        Elementwise("mul", Elementwise("mul", c(0.5), x), Elementwise("mul", sech2, dinner));
+    grad = Elementwise("add", left, right);
+  } else {
+    Value cdf = Elementwise(
+        "mul", c(0.5),
+        Elementwise("add", c(1), Unary("erf", Elementwise("mul", x, c(0.7071067811865476)))));
+    Value pdf = Elementwise("mul", c(0.3989422804014327),
+                            Unary("exp", Elementwise("mul", c(-0.5), Elementwise("mul", x, x))));
+    grad = Elementwise("add", cdf, Elementwise("mul", x, pdf));
+  }
+  return Wrap(Elementwise("mul", g, grad));
+}
+
+// --- Reductions ---------------------------------------------------------------
+
+Ints ReduceDims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  Ints dims;
+  if (!dim.has_value() || dim->empty()) {
+    for (int64_t i = 0; i < self.dim(); ++i) dims.push_back(i);
+    return dims;
+  }
+  for (int64_t d : *dim) dims.push_back(at::maybe_wrap_dim(d, self.dim()));
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  return dims;
+}
+
+Value SumValue(const Value& v, const Ints& dims, bool keepdim) {
+  Ints in = Dims(v);
+  Ints out;
+  Ints keep_shape;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+    bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (!reduced) out.push_back(in[i]);
+    keep_shape.push_back(reduced ? 1 : in[i]);
+  }
+  Value r = MakeValue("reduce", {v}, MakeShape(TypeOf(v), out), {dims, std::string("sum")});
+  return keepdim ? Reshape(r, keep_shape) : r;
+}
+
+at::ScalarType SumType(const at::Tensor& self, c10::optional<at::ScalarType> dtype) {
+  if (dtype.has_value()) return *dtype;
+  if (at::isIntegralType(self.scalar_type(), /*includeBool=*/true)) return at::kLong;
+  return self.scalar_type();
+}
+
+at::Tensor sum_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   c10::optional<at::ScalarType> dtype) {
+  Count("sum");
+  Value v = Convert(Operand(self, "self"), ToPrimitiveType(SumType(self, dtype)));
+  return Wrap(SumValue(v, ReduceDims(self, dim), keepdim));
+}
+at::Tensor sum(const at::Tensor& self, c10::optional<at::ScalarType> dtype) {
+  return sum_dim(self, c10::nullopt, false, dtype);
+}
+
+at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    c10::optional<at::ScalarType> dtype) {
+  Count("mean");
+  at::ScalarType type = dtype.value_or(self.scalar_type());
+  TORCH_CHECK(at::isFloatingType(type), "axle: mean of a tensor of dtype ", type,
+              " (a floating dtype is needed)");
+  Value v = Convert(Operand(self, "self"), ToPrimitiveType(type));
+  Ints dims = ReduceDims(self, dim);
+  int64_t count = 1;
+  for (int64_t d : dims) count *= self.size(d);
+  Value s = SumValue(v, dims, keepdim);
+  return Wrap(Elementwise("div", s, Constant(static_cast<double>(count), TypeOf(s), Dims(s))));
+}
+at::Tensor mean(const at::Tensor& self, c10::optional<at::ScalarType> dtype) {
+  return mean_dim(self, c10::nullopt, false, dtype);
+}
+
+// --- Linear algebra -----------------------------------------------------------
+
+Value DotValue(const Value& a, const Value& b, const Ints& lc, const Ints& rc, const Ints& lb,
+               const Ints& rb, const Ints& out) {
+  return MakeValue("dot_general", {a, b}, MakeShape(TypeOf(a), out), {lc, rc, lb, rb});
+}
+
+Value MmValue(const at::Tensor& self, const at::Tensor& mat2) {
+  TORCH_CHECK(self.dim() == 2 && mat2.dim() == 2, "axle: mm expects 2-D tensors, got ",
+              self.sizes(), " and ", mat2.sizes());
+  TORCH_CHECK(self.size(1) == mat2.size(0), "axle: mm shapes ", self.sizes(), " and ", mat2.sizes(),
+              " cannot be multiplied");
+  PrimitiveType t = ToPrimitiveType(at::result_type(self, mat2));
+  return DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {1}, {0},
+                  {}, {}, {self.size(0), mat2.size(1)});
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  Count("mm");
+  return Wrap(MmValue(self, mat2));
+}
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                 const at::Scalar& beta, const at::Scalar& alpha) {
+  Count("addmm");
+  Value product = MmValue(mat1, mat2);
+  PrimitiveType t = TypeOf(product);
+  if (alpha.toDouble() != 1.0) product = BinaryValues("mul", product, ScalarValue(alpha, t), t);
+  if (beta.toDouble() == 0.0) return Wrap(product);
+  Value bias = Convert(Operand(self, "self"), t);
+  if (beta.toDouble() != 1.0) bias = BinaryValues("mul", bias, ScalarValue(beta, t), t);
+  return Wrap(BinaryValues("add", product, bias, t));
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  Count("bmm");
+  TORCH_CHECK(self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
+                  self.size(2) == mat2.size(1),
+              "axle: bmm shapes ", self.sizes(), " and ", mat2.sizes(), " cannot be multiplied");
+  PrimitiveType t = ToPrimitiveType(at::result_type(self, mat2));
+  return Wrap(DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {2},
+                       {1}, {0}, {0}, {self.size(0), self.size(1), mat2.size(2)}));
+}
+
+// --- Shapes (views are copies: see the README) ---------------------------------
+
+Value PermuteValue(const Value& v, const Ints& perm) {
+  Ints in = Dims(v);
+  Ints out;
+  out.reserve(perm.size());
+  for (int64_t p : perm) out.push_back(in[p]);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+  if (identity) return v;
+  return MakeValue("transpose", {v}, MakeShape(TypeOf(v), out), {perm});
+}
+
+at::Tensor permute(const at::Tensor& self, at::IntArrayRef dims) {
+  Count("permute");
+  TORCH_CHECK(static_cast<int64_t>(dims.size()) == self.dim(), "axle: permute of a ", self.dim(),
+              "-D tensor by ", dims);
+  Ints perm;
+  for (int64_t d : dims) perm.push_back(at::maybe_wrap_dim(d, self.dim()));
+  return Wrap(PermuteValue(Operand(self, "self"), perm));
+}
+
+at::Tensor transpose_int(const at::Tensor& self, int64_t dim0, int64_t dim1) {
+  Count("transpose");
+  int64_t n = self.dim();
+  if (n == 0) return Wrap(Operand(self, "self"));
+  Ints perm;
+  for (int64_t i = 0; i < n; ++i) perm.push_back(i);
+  std::swap(perm[at::maybe_wrap_dim(dim0, n)], perm[at::maybe_wrap_dim(dim1, n)]);
+  return Wrap(PermuteValue(Operand(self, "self"), perm));
+}
+
+at::Tensor t(const at::Tensor& self) {
+  TORCH_CHECK(self.dim() <= 2, "axle: t() expects a tensor of at most 2 dimensions, got ",
+              self.dim());
+  if (self.dim() < 2) {
+    Count("t");
+    return Wrap(Operand(self, "self"));
+  }
+  return transpose_int(self, 0, 1);
+}
+
+at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
+  Count("view");
+  Ints dims = ToInts(at::infer_size_dv(c10::asIntArrayRefSlow(size), self.numel()));
+  return Wrap(Reshape(Operand(self, "self"), dims));
+}
+
+at::Tensor unsafe_view(const at::Tensor& self, c10::SymIntArrayRef size) {
+  return view(self, size);
+}
+
+at::Tensor expand(const at::Tensor& self, c10::SymIntArrayRef size, bool implicit) {
+  Count("expand");
+  Ints want = ToInts(size);
+  Ints have = ToInts(self.sizes());
+  TORCH_CHECK(want.size() >= have.size(), "axle: expand of shape ", self.sizes(), " to ",
+              at::IntArrayRef(want));
+  size_t offset = want.size() - have.size();
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == -1) {
+      TORCH_CHECK(i >= offset, "axle: expand: -1 for a new dimension");
+      want[i] = have[i - offset];
+    }
+  }
+  return Wrap(BroadcastTo(Operand(self, "self"), want));
+}
+
+at::Tensor unsqueeze(const at::Tensor& self, int64_t dim) {
+  Count("unsqueeze");
+  int64_t d = at::maybe_wrap_dim(dim, self.dim() + 1);
+  Ints dims = ToInts(self.sizes());
+  dims.insert(dims.begin() + d, 1);
+  return Wrap(Reshape(Operand(self, "self"), dims));
+}
+
+at::Tensor squeeze(const at::Tensor& self) {
+  Count("squeeze");
+  Ints dims;
+  for (int64_t s : self.sizes()) {
+    if (s != 1) dims.push_back(s);
+  }
+  return Wrap(Reshape(Operand(self, "self"), dims));
+}
+
+at::Tensor squeeze_dim(const at::Tensor& self, int64_t dim) {
+  Count("squeeze");
+  Ints dims = ToInts(self.sizes());
+  if (self.dim() > 0) {
+    int64_t d = at::maybe_wrap_dim(dim, self.dim());
+    if (dims[d] == 1) dims.erase(dims.begin() + d);
+  }
+  return Wrap(Reshape(Operand(self, "self"), dims));
+}
+
+// detach() and alias() share the value: in-place updates are seen by both.
+at::Tensor alias(const at::Tensor& self) {
+  AxleTensorImpl* impl = GetImpl(self, "self");
+  return MakeTensor(impl->tensor(), self.scalar_type(), kDevice);
+}
+
+// --- Losses ---------------------------------------------------------------------
+
+Value Reduce(const Value& v, int64_t reduction) {
+  if (reduction == at::Reduction::None) return v;
+  Ints all;
+  for (size_t i = 0; i < Dims(v).size(); ++i) all.push_back(static_cast<int64_t>(i));
+  int64_t count = 1;
+  for (int64_t d : Dims(v)) count *= d;
+  Value s = SumValue(v, all, false);
+  if (reduction == at::Reduction::Sum) return s;
+  return Elementwise("div", s, Constant(static_cast<double>(count), TypeOf(s), {}));
+}
+
+at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  Count("mse_loss");
+  Value diff = Binary("sub", self, target, at::result_type(self, target));
+  return Wrap(Reduce(Elementwise("mul", diff, diff), reduction));
+}
+
+at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, int64_t reduction) {
+  Count("mse_loss_backward");
+  PrimitiveType t = ToPrimitiveType(self.scalar_type());
+  Value diff = Binary("sub", self, target, self.scalar_type());
+  Ints d = Dims(diff);
+  double scale = 2.0;
+  if (reduction == at::Reduction::Mean)
+    scale /= static_cast<double>(std::max<int64_t>(self.numel(), 1));
+  Value g = BroadcastTo(Convert(Operand(grad_output, "grad_output"), t), d);
+  return Wrap(Elementwise("mul", Elementwise("mul", diff, Constant(scale, t, d)), g));
+}
+
+// --- Creation, copies, transfers ------------------------------------------------
+
+at::ScalarType DtypeOr(c10::optional<at::ScalarType> dtype) {
+  return dtype.value_or(at::typeMetaToScalarType(at::get_default_dtype()));
+}
+
+void CheckDevice(c10::optional<at::Device> device) {
+  TORCH_CHECK(!device.has_value() || device->type() == at::DeviceType::XLA,
+              "axle: a tensor for device ", *device, " created by the xla device's kernel");
+  TORCH_CHECK(!device.has_value() || device->index() <= 0,
+              "axle: there is one xla device, xla:0; got ", *device);
+}
+
+at::Tensor Full(const Ints& dims, double value, at::ScalarType dtype) {
+  return Wrap(Constant(value, ToPrimitiveType(dtype), dims));
+}
+
+at::Tensor empty(c10::SymIntArrayRef size, c10::optional<at::ScalarType> dtype,
+                 c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                 c10::optional<bool> pin_memory, c10::optional<at::MemoryFormat> memory_format) {
+  Count("empty");
+  CheckDevice(device);
+  TORCH_CHECK(!layout.has_value() || *layout == at::kStrided, "axle: layout ", *layout,
+              " is not supported on the xla device");
+  // Uninitialized memory reads as zeros here.
+  return Full(ToInts(size), 0, DtypeOr(dtype));
+}
+
+at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                         c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+                         c10::optional<at::Device> device, c10::optional<bool> pin_memory) {
+  return empty(size, dtype, layout, device, pin_memory, c10::nullopt);
+}
+
+at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
+  Count("fill_");
+  PrimitiveType t = ToPrimitiveType(self.scalar_type());
+  return Assign(self, BroadcastTo(ScalarValue(value, t), ToInts(self.sizes())));
+}
+
+at::Tensor& zero_(at::Tensor& self) {
+  Count("zero_");
+  return Assign(self, Constant(0, ToPrimitiveType(self.scalar_type()), ToInts(self.sizes())));
+}
+
+at::Tensor clone(const at::Tensor& self, c10::optional<at::MemoryFormat> memory_format) {
+  Count("clone");
+  return Wrap(Operand(self, "self"));
+}
+
+// The value of an xla tensor as a CPU tensor (computing it if pending).
+at::Tensor ToCpu(const at::Tensor& t) {
+  AxleTensorImpl* impl = GetImpl(t, "tensor");
+  absl::StatusOr<Literal> literal = impl->tensor()->ToLiteral();
+  Check(literal.status());
+  return LiteralToCpuTensor(*literal, t.scalar_type());
+}
+
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  Count("copy_");
+  bool self_xla = self.device().type() == at::DeviceType::XLA;
+  bool src_xla = src.device().type() == at::DeviceType::XLA;
+  if (self_xla && !src_xla) {
+    TORCH_CHECK(src.device().is_cpu(), "axle: copy to the xla device from ", src.device(),
+                " (only cpu tensors can be copied in)");
+    at::Tensor host = src.to(self.scalar_type()).expand(self.sizes()).contiguous();
+    auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(host));
+    GetImpl(self, "self")->tensor()->SetData(std::move(data));
+    return self;
+  }
+  if (!self_xla) {
+    self.copy_(ToCpu(src));
+    return self;
+  }
+  Value v = Convert(Operand(src, "src"), ToPrimitiveType(self.scalar_type()));
+  return Assign(self, BroadcastTo(v, ToInts(self.sizes())));
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  at::Tensor d = dst;
+  copy_(d, self, non_blocking);
+  return d;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.device().type() == at::DeviceType::XLA && dst.sizes() != self.sizes()) {
+    AxleTensorImpl* impl = GetImpl(dst, "dst");
+    impl->set_tensor(
+        LazyTensor::FromIr(Constant(0, ToPrimitiveType(dst.scalar_type()), ToInts(self.sizes()))));
+  }
+  return copy_from(self, dst, false);
+}
+
+// PyTorch 1.13 declares resize_ with a const self.
+const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                          c10::optional<at::MemoryFormat> memory_format) {
+  Count("resize_");
+  Ints dims = ToInts(size);
+  if (dims == ToInts(self.sizes())) return self;
+  // Fresh storage (PyTorch keeps the old elements where they fit; the
+  // fallback's out= copies, its only user here, overwrite them all).
+  GetImpl(self, "self")
+      ->set_tensor(LazyTensor::FromIr(Constant(0, ToPrimitiveType(self.scalar_type()), dims)));
+  return self;
+}
+
+std::vector<at::Tensor> to_cpu(at::TensorList tensors) {
+  std::vector<std::shared_ptr<LazyTensor>> lazies;
+  for (const at::Tensor& t : tensors) {
+    if (t.defined() && t.device().type() == at::DeviceType::XLA) {
+      lazies.push_back(GetImpl(t, "tensor")->tensor());
+    }
+  }
+  Check(lazy::Sync(lazies));  // one graph for all
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  for (const at::Tensor& t : tensors) {
+    if (!t.defined() || t.device().type() != at::DeviceType::XLA) {
+      out.push_back(t);
+    } else {
+      out.push_back(ToCpu(t));
+    }
+  }
+  return out;
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  Count("_local_scalar_dense");
+  return ToCpu(self).item();
+}
+
+// --- The CPU fallback ---------------------------------------------------------------
+
+void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const std::string& name = op.schema().operator_name().name;
+  lazy::metrics::IncrementCounter(name);  // "aten::<op>"
+  if (DebugEnabled()) {
+    std::fprintf(stderr, "axle: %s runs on the CPU (no lowering)\n", name.c_str());
+  }
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(_, XLA, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&CpuFallback>());
+}
+
+TORCH_LIBRARY_IMPL(aten, XLA, m) {
+  m.impl("add.Tensor", TORCH_FN(add));
+  m.impl("add_.Tensor", TORCH_FN(add_));
+  m.impl("sub.Tensor", TORCH_FN(sub));
+  m.impl("sub_.Tensor", TORCH_FN(sub_));
+  m.impl("mul.Tensor", TORCH_FN(mul));
+  m.impl("mul_.Tensor", TORCH_FN(mul_));
+  m.impl("div.Tensor", TORCH_FN(div));
+  m.impl("div_.Tensor", TORCH_FN(div_));
+  m.impl("maximum", TORCH_FN(maximum));
+  m.impl("minimum", TORCH_FN(minimum));
+  m.impl("pow.Tensor_Scalar", TORCH_FN(pow_scalar));
+  m.impl("gt.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("gt", a, b); });
+  m.impl("lt.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("lt", a, b); });
+  m.impl("ge.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("ge", a, b); });
+  m.impl("le.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("le", a, b); });
+  m.impl("eq.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("eq", a, b); });
+  m.impl("ne.Tensor", [](const at::Tensor& a, const at::Tensor& b) { return Compare("ne", a, b); });
+  m.impl("gt.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("gt", a, b); });
+  m.impl("lt.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("lt", a, b); });
+  m.impl("ge.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("ge", a, b); });
+  m.impl("le.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("le", a, b); });
+  m.impl("eq.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("eq", a, b); });
+  m.impl("ne.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("ne", a, b); });
+  m.impl("where.self", TORCH_FN(where));
+  m.impl("neg", TORCH_FN(neg));
+  m.impl("abs", TORCH_FN(abs));
+  m.impl("exp", TORCH_FN((UnaryFloat<kExp, kExp>)));
+  m.impl("log", TORCH_FN((UnaryFloat<kLog, kLog>)));
+  m.impl("sqrt", TORCH_FN((UnaryFloat<kSqrt, kSqrt>)));
+  m.impl("rsqrt", TORCH_FN((UnaryFloat<kRsqrt, kRsqrt>)));
+  m.impl("tanh", TORCH_FN((UnaryFloat<kTanh, kTanh>)));
+  m.impl("sigmoid", TORCH_FN((UnaryFloat<kSigmoid, kLogistic>)));
+  m.impl("erf", TORCH_FN((UnaryFloat<kErf, kErf>)));
+  m.impl("sqrt_", TORCH_FN((UnaryFloat_<kSqrt, kSqrt>)));
+  m.impl("relu", TORCH_FN(relu));
+  m.impl("relu_", TORCH_FN(relu_));
+  m.impl("threshold_backward", TORCH_FN(threshold_backward));
+  m.impl("gelu", TORCH_FN(gelu));
+  m.impl("gelu_backward", TORCH_FN(gelu_backward));
+  m.impl("sum", TORCH_FN(sum));
+  m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
+  m.impl("mean", TORCH_FN(mean));
+  m.impl("mean.dim", TORCH_FN(mean_dim));
+  m.impl("mm", TORCH_FN(mm));
+  m.impl("addmm", TORCH_FN(addmm));
+  m.impl("bmm", TORCH_FN(bmm));
+  m.impl("permute", TORCH_FN(permute));
+  m.impl("transpose.int", TORCH_FN(transpose_int));
+  m.impl("t", TORCH_FN(t));
+  m.impl("view", TORCH_FN(view));
+  m.impl("_unsafe_view", TORCH_FN(unsafe_view));
+  m.impl("expand", TORCH_FN(expand));
+  m.impl("unsqueeze", TORCH_FN(unsqueeze));
+  m.impl("squeeze", TORCH_FN(squeeze));
+  m.impl("squeeze.dim", TORCH_FN(squeeze_dim));
+  m.impl("alias", TORCH_FN(alias));
+  m.impl("detach", TORCH_FN(alias));
+  m.impl("mse_loss", TORCH_FN(mse_loss));
+  m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
+  m.impl("empty.memory_format", TORCH_FN(empty));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("fill_.Scalar", TORCH_FN(fill_));
+  m.impl("zero_", TORCH_FN(zero_));
+  m.impl("clone", TORCH_FN(clone));
+  m.impl("copy_", TORCH_FN(copy_));
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("_to_cpu", TORCH_FN(to_cpu));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}
+
+}  // namespace axle::torch_device

@@ -1,0 +1,112 @@
+// The xla device from C++: ATen ops on AxleTensorImpl tensors, autograd, the
+// CPU fallback, sync and the counters.
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "axle/frontends/lazy/lazy_tensor.h"
+#include "axle/frontends/lazy/metrics.h"
+#include "gtest/gtest.h"
+
+namespace axle::torch_device {
+namespace {
+
+const at::Device kXla(at::DeviceType::XLA, 0);
+
+int64_t Counter(const char* name) { return lazy::metrics::CounterValue(name).value_or(0); }
+
+void ExpectClose(const at::Tensor& device_value, const at::Tensor& expected) {
+  at::Tensor got = device_value.cpu();
+  ASSERT_EQ(got.sizes(), expected.sizes());
+  EXPECT_TRUE(at::allclose(got, expected, 1e-4, 1e-5)) << got << "\nexpected\n" << expected;
+}
+
+TEST(TorchDeviceTest, TensorsLiveOnTheXlaDevice) {
+  at::Tensor x = at::ones({2, 3}, at::device(kXla));
+  EXPECT_EQ(x.device(), kXla);
+  EXPECT_EQ(x.sizes(), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(x.is_contiguous());
+  EXPECT_FALSE(x.has_storage());
+  ExpectClose(x, at::ones({2, 3}));
+}
+
+TEST(TorchDeviceTest, ArithmeticMatchesCpu) {
+  at::Tensor a = at::randn({4, 3});
+  at::Tensor b = at::randn({3});
+  at::Tensor x = a.to(kXla);
+  at::Tensor y = b.to(kXla);
+  ExpectClose((x + y) * 2 - x / 3, (a + b) * 2 - a / 3);
+  ExpectClose(at::relu(x), at::relu(a));
+  ExpectClose(x.mm(x.t()), a.mm(a.t()));
+  ExpectClose(at::addmm(y, x.t(), x, 0.5, 2), at::addmm(b, a.t(), a, 0.5, 2));
+  ExpectClose(x.sum(0), a.sum(0));
+  ExpectClose(x.mean({1}, true), a.mean({1}, true));
+  ExpectClose(x.view({3, 4}).transpose(0, 1), a.view({3, 4}).transpose(0, 1));
+  ExpectClose(y.unsqueeze(0).expand({2, 3}), b.unsqueeze(0).expand({2, 3}));
+  ExpectClose(at::gelu(x), at::gelu(a));
+  ExpectClose(at::where(x > 0, x, y), at::where(a > 0, a, b));
+  EXPECT_NEAR(x.sum().item<float>(), a.sum().item<float>(), 1e-4);
+}
+
+TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
+  at::Tensor x = at::zeros({3}, at::device(kXla));
+  at::Tensor alias = x.detach();
+  x.add_(at::ones({3}, at::device(kXla)), 2);
+  x.mul_(3);
+  ExpectClose(alias, at::full({3}, 6.0));  // detach shares the value
+}
+
+TEST(TorchDeviceTest, AutogradRunsOnTheDevice) {
+  at::Tensor a = at::randn({3, 4});
+  at::Tensor w = at::randn({4, 2});
+  at::Tensor x = a.to(kXla);
+  at::Tensor wx = w.to(kXla).set_requires_grad(true);
+  at::Tensor wc = w.clone().set_requires_grad(true);
+  at::relu(x.mm(wx)).sum().backward();
+  at::relu(a.mm(wc)).sum().backward();
+  ASSERT_TRUE(wx.grad().defined());
+  EXPECT_EQ(wx.grad().device(), kXla);
+  ExpectClose(wx.grad(), wc.grad());
+}
+
+TEST(TorchDeviceTest, UnloweredOpsFallBackToTheCpu) {
+  at::Tensor a = at::tensor({3.0f, 1.0f, 2.0f});
+  int64_t before = Counter("aten::sort");
+  auto [values, indices] = at::sort(a.to(kXla));
+  EXPECT_EQ(values.device(), kXla);
+  ExpectClose(values, at::tensor({1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(Counter("aten::sort") - before, 1);
+}
+
+TEST(TorchDeviceTest, StepsCompileOnce) {
+  at::Tensor w = at::ones({4}, at::device(kXla));
+  ASSERT_TRUE(lazy::SyncLiveTensors().ok());
+  int64_t uncached = Counter("UncachedCompile");
+  for (int step = 0; step < 5; ++step) {
+    w.mul_(at::scalar_tensor(1.5).to(kXla)).add_(1);
+    ASSERT_TRUE(lazy::SyncLiveTensors().ok());
+  }
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  float expected = 1;
+  for (int step = 0; step < 5; ++step) expected = expected * 1.5f + 1;
+  ExpectClose(w, at::full({4}, expected));
+}
+
+TEST(TorchDeviceTest, ErrorsAreClear) {
+  at::Tensor x = at::ones({2, 2}, at::device(kXla));
+  try {
+    x.mm(at::ones({2, 2}));
+    ADD_FAILURE() << "mm of xla and cpu tensors";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("on the xla device"), std::string::npos) << e.what();
+  }
+  try {
+    at::zeros({2}, at::device(kXla).dtype(at::kComplexFloat));
+    ADD_FAILURE() << "complex on the xla device";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not support dtype"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace axle::torch_device

@@ -1,0 +1,55 @@
+"""Trains a small MLP on the Axle device and on PyTorch's CPU, and prints both
+losses, the compile counters and the per-step time.
+
+    make build && PYTHONPATH=build/python /usr/bin/python3 examples/torch/train_mlp.py
+"""
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import torch_axle
+import torch_axle.metrics as met
+
+
+def train(device, steps, batches):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.GELU(),
+                          nn.Linear(128, 10)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    start = None
+    for step in range(steps):
+        if step == 3:  # after the compiles
+            start = time.perf_counter()
+        x, y = (t.to(device) for t in batches[step])
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if device.type == "xla":
+            torch_axle.sync()
+        losses.append(loss.item())
+    per_step = (time.perf_counter() - start) / (steps - 3)
+    return losses, per_step
+
+
+def main():
+    steps = 20
+    g = torch.Generator().manual_seed(1)
+    batches = [(torch.randn(64, 64, generator=g), torch.randn(64, 10, generator=g))
+               for _ in range(steps)]
+    cpu_losses, cpu_time = train(torch.device("cpu"), steps, batches)
+    met.clear_all()
+    axle_losses, axle_time = train(torch_axle.device(), steps, batches)
+    print("step  cpu loss    axle loss")
+    for i, (c, a) in enumerate(zip(cpu_losses, axle_losses)):
+        print(f"{i:4d}  {c:.6f}  {a:.6f}")
+    print(f"compiles: {met.counter_value('UncachedCompile')} uncached, "
+          f"{met.counter_value('CachedCompile')} cached; CPU fallbacks: {met.fallback_ops()}")
+    print(f"steady step: cpu {cpu_time * 1e3:.2f} ms, axle {axle_time * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
