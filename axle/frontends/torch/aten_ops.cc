@@ -179,6 +179,40 @@ at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& al
   return Assign(self, AddSubValue("sub", self, other, alpha));
 }
 
+// The .Scalar overloads: `other` is a scalar parameter (0 and 1 constants).
+Value ScalarBinaryValue(const char* op, const at::Tensor& self, const at::Scalar& other,
+                        const at::Scalar& alpha) {
+  Count(op);
+  at::ScalarType type = at::result_type(self, other);
+  if (std::string(op) == "div" && at::isIntegralType(type, /*includeBool=*/true)) {
+    type = at::typeMetaToScalarType(at::get_default_dtype());
+  }
+  PrimitiveType t = ToPrimitiveType(type);
+  Value rhs = ScalarValue(other, t);
+  if (alpha.toDouble() != 1.0) rhs = BinaryValues("mul", rhs, ScalarValue(alpha, t), t);
+  return BinaryValues(op, Operand(self, "self"), rhs, t);
+}
+
+template <const char* kOp>
+at::Tensor ScalarBinary(const at::Tensor& self, const at::Scalar& other) {
+  return Wrap(ScalarBinaryValue(kOp, self, other, 1));
+}
+template <const char* kOp>
+at::Tensor& ScalarBinary_(at::Tensor& self, const at::Scalar& other) {
+  return Assign(self, ScalarBinaryValue(kOp, self, other, 1));
+}
+template <const char* kOp>
+at::Tensor ScalarBinaryAlpha(const at::Tensor& self, const at::Scalar& other,
+                             const at::Scalar& alpha) {
+  return Wrap(ScalarBinaryValue(kOp, self, other, alpha));
+}
+template <const char* kOp>
+at::Tensor& ScalarBinaryAlpha_(at::Tensor& self, const at::Scalar& other, const at::Scalar& alpha) {
+  return Assign(self, ScalarBinaryValue(kOp, self, other, alpha));
+}
+
+constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div";
+
 Value MulValue(const at::Tensor& self, const at::Tensor& other) {
   Count("mul");
   return Binary("mul", self, other, at::result_type(self, other));
@@ -737,6 +771,14 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("mul_.Tensor", TORCH_FN(mul_));
   m.impl("div.Tensor", TORCH_FN(div));
   m.impl("div_.Tensor", TORCH_FN(div_));
+  m.impl("add.Scalar", TORCH_FN(ScalarBinaryAlpha<kAdd>));
+  m.impl("add_.Scalar", TORCH_FN(ScalarBinaryAlpha_<kAdd>));
+  m.impl("sub.Scalar", TORCH_FN(ScalarBinaryAlpha<kSub>));
+  m.impl("sub_.Scalar", TORCH_FN(ScalarBinaryAlpha_<kSub>));
+  m.impl("mul.Scalar", TORCH_FN(ScalarBinary<kMul>));
+  m.impl("mul_.Scalar", TORCH_FN(ScalarBinary_<kMul>));
+  m.impl("div.Scalar", TORCH_FN(ScalarBinary<kDiv>));
+  m.impl("div_.Scalar", TORCH_FN(ScalarBinary_<kDiv>));
   m.impl("maximum", TORCH_FN(maximum));
   m.impl("minimum", TORCH_FN(minimum));
   m.impl("pow.Tensor_Scalar", TORCH_FN(pow_scalar));

@@ -2,6 +2,8 @@
 // CPU fallback, sync and the counters.
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "axle/frontends/lazy/lazy_tensor.h"
@@ -105,6 +107,57 @@ TEST(TorchDeviceTest, ErrorsAreClear) {
     ADD_FAILURE() << "complex on the xla device";
   } catch (const c10::Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not support dtype"), std::string::npos) << e.what();
+  }
+}
+
+// A Linear/ReLU/Linear MLP trained for 10 steps with SGD and momentum (the
+// updates torch.optim.SGD makes), on the CPU and on the device.
+std::vector<float> TrainMlp(const at::Device& device, bool sync) {
+  at::manual_seed(0);
+  std::vector<at::Tensor> params = {at::randn({16, 8}) * 0.3, at::randn({16}) * 0.1,
+                                    at::randn({4, 16}) * 0.3, at::randn({4}) * 0.1};
+  for (at::Tensor& p : params) p = p.to(device).set_requires_grad(true);
+  std::vector<at::Tensor> momentum(params.size());
+  std::vector<float> losses;
+  for (int step = 0; step < 10; ++step) {
+    at::Tensor x = at::randn({32, 8}).to(device);
+    at::Tensor y = at::randn({32, 4}).to(device);
+    for (at::Tensor& p : params) {
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+    at::Tensor h = at::relu(at::linear(x, params[0], params[1]));
+    at::Tensor loss = at::mse_loss(at::linear(h, params[2], params[3]), y);
+    loss.backward();
+    {
+      at::NoGradGuard no_grad;
+      for (size_t i = 0; i < params.size(); ++i) {
+        at::Tensor g = params[i].grad();
+        if (!momentum[i].defined()) {
+          momentum[i] = g.clone().detach();
+        } else {
+          momentum[i].mul_(0.9).add_(g);
+        }
+        params[i].add_(momentum[i], -0.05);
+      }
+    }
+    if (sync) EXPECT_TRUE(lazy::SyncLiveTensors().ok());
+    losses.push_back(loss.item<float>());
+  }
+  return losses;
+}
+
+TEST(TorchDeviceTest, MlpTrainsLikeTheCpuWithFewCompiles) {
+  std::vector<float> cpu = TrainMlp(at::kCPU, false);
+  int64_t uncached = Counter("UncachedCompile");
+  std::vector<std::string> before = lazy::metrics::CounterNames();
+  std::vector<float> xla = TrainMlp(kXla, true);
+  ASSERT_EQ(cpu.size(), xla.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_NEAR(xla[i], cpu[i], 1e-3 * std::abs(cpu[i])) << "step " << i;
+  }
+  EXPECT_LE(Counter("UncachedCompile") - uncached, 3);
+  for (const std::string& name : lazy::metrics::CounterNames()) {
+    EXPECT_FALSE(name.rfind("aten::", 0) == 0 && name != "aten::sort") << name << " fell back";
   }
 }
 
