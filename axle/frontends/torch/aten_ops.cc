@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "axle/core/shape_util.h"
@@ -614,6 +615,148 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   return Wrap(Elementwise("mul", Elementwise("mul", diff, Constant(scale, t, d)), g));
 }
 
+// --- Softmax and the negative log-likelihood ---------------------------------------
+
+Value ReduceKind(const Value& v, int64_t dim, const char* kind, bool keepdim) {
+  Ints in = Dims(v);
+  Ints out;
+  Ints keep = in;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+    if (i != dim) out.push_back(in[i]);
+  }
+  keep[dim] = 1;
+  Value r = MakeValue("reduce", {v}, MakeShape(TypeOf(v), out), {Ints{dim}, std::string(kind)});
+  return keepdim ? Reshape(r, keep) : r;
+}
+
+at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  Count("_log_softmax");
+  Value x = Operand(self, "self");
+  if (half_to_float) x = Convert(x, F32);
+  Ints d = Dims(x);
+  if (d.empty()) return Wrap(Constant(0, TypeOf(x), d));
+  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  Value shifted = Elementwise("sub", x, BroadcastTo(ReduceKind(x, axis, "max", true), d));
+  Value lse = Unary("log", ReduceKind(Unary("exp", shifted), axis, "sum", true));
+  return Wrap(Elementwise("sub", shifted, BroadcastTo(lse, d)));
+}
+
+at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output,
+                                int64_t dim, at::ScalarType input_dtype) {
+  Count("_log_softmax_backward_data");
+  Value g = Operand(grad_output, "grad_output");
+  Value out = Convert(Operand(output, "output"), TypeOf(g));
+  Ints d = Dims(g);
+  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), ToPrimitiveType(input_dtype)));
+  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  Value sum = BroadcastTo(ReduceKind(g, axis, "sum", true), d);
+  Value grad = Elementwise("sub", g, Elementwise("mul", Unary("exp", out), sum));
+  return Wrap(Convert(grad, ToPrimitiveType(input_dtype)));
+}
+
+// The pieces of nll_loss on [N, C] log-probabilities: the target's one-hot
+// mask (false on ignored rows) and each row's weight (0 when ignored).
+struct NllParts {
+  Value mask;        // PRED [N, C]
+  Value row_weight;  // [N]
+  Ints dims;         // {N, C}
+  PrimitiveType type;
+};
+
+NllParts MakeNllParts(const at::Tensor& self, const at::Tensor& target,
+                      const c10::optional<at::Tensor>& weight, int64_t ignore_index) {
+  TORCH_CHECK(self.dim() == 2 && target.dim() == 1 && target.size(0) == self.size(0),
+              "axle: nll_loss expects [N, C] input and [N] target, got ", self.sizes(), " and ",
+              target.sizes());
+  NllParts parts;
+  parts.dims = {self.size(0), self.size(1)};
+  parts.type = ToPrimitiveType(self.scalar_type());
+  Value t = Convert(Operand(target, "target"), S64);
+  Value t2 = BroadcastTo(Reshape(t, {parts.dims[0], 1}), parts.dims);
+  Value classes = MakeValue("iota", {}, MakeShape(S64, parts.dims), {int64_t{1}});
+  Value valid =
+      MakeValue("ne", {t, Constant(static_cast<double>(ignore_index), S64, {parts.dims[0]})},
+                MakeShape(PRED, {parts.dims[0]}));
+  Value onehot = MakeValue("eq", {t2, classes}, MakeShape(PRED, parts.dims));
+  parts.mask =
+      MakeValue("and", {onehot, BroadcastTo(Reshape(valid, {parts.dims[0], 1}), parts.dims)},
+                MakeShape(PRED, parts.dims));
+  Value zero = Constant(0, parts.type, parts.dims);
+  Value w = weight.has_value() && weight->defined()
+                ? BroadcastTo(Convert(Operand(*weight, "weight"), parts.type), parts.dims)
+                : Constant(1, parts.type, parts.dims);
+  parts.row_weight = SumValue(
+      MakeValue("select", {parts.mask, w, zero}, MakeShape(parts.type, parts.dims)), {1}, false);
+  return parts;
+}
+
+std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self,
+                                                    const at::Tensor& target,
+                                                    const c10::optional<at::Tensor>& weight,
+                                                    int64_t reduction, int64_t ignore_index) {
+  Count("nll_loss_forward");
+  NllParts p = MakeNllParts(self, target, weight, ignore_index);
+  Value x = Convert(Operand(self, "self"), p.type);
+  Value picked = SumValue(
+      MakeValue("select", {p.mask, x, Constant(0, p.type, p.dims)}, MakeShape(p.type, p.dims)), {1},
+      false);  // [N]
+  Value losses = Unary("neg", Elementwise("mul", picked, p.row_weight));
+  Value total_weight = SumValue(p.row_weight, {0}, false);
+  if (reduction == at::Reduction::None) {
+    return {Wrap(losses), Wrap(total_weight)};
+  }
+  Value sum = SumValue(losses, {0}, false);
+  if (reduction == at::Reduction::Sum) return {Wrap(sum), Wrap(total_weight)};
+  return {Wrap(Elementwise("div", sum, total_weight)), Wrap(total_weight)};
+}
+
+at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                             const at::Tensor& target, const c10::optional<at::Tensor>& weight,
+                             int64_t reduction, int64_t ignore_index,
+                             const at::Tensor& total_weight) {
+  Count("nll_loss_backward");
+  NllParts p = MakeNllParts(self, target, weight, ignore_index);
+  Value g = Convert(Operand(grad_output, "grad_output"), p.type);
+  if (reduction == at::Reduction::Mean) {
+    g = Elementwise("div", g, Convert(Operand(total_weight, "total_weight"), p.type));
+  }
+  Value per_row = reduction == at::Reduction::None
+                      ? Elementwise("mul", g, p.row_weight)
+                      : Elementwise("mul", BroadcastTo(g, {p.dims[0]}), p.row_weight);
+  Value spread = BroadcastTo(Reshape(Unary("neg", per_row), {p.dims[0], 1}), p.dims);
+  return Wrap(MakeValue("select", {p.mask, spread, Constant(0, p.type, p.dims)},
+                        MakeShape(p.type, p.dims)));
+}
+
+// --- Optimizer arithmetic -------------------------------------------------------------
+
+Value AddcValue(const char* op, const at::Tensor& self, const at::Tensor& tensor1,
+                const at::Tensor& tensor2, const at::Scalar& value) {
+  Count(op[4] == 'm' ? "addcmul" : "addcdiv");
+  PrimitiveType t = ToPrimitiveType(self.scalar_type());
+  Value product = BinaryValues(op[4] == 'm' ? "mul" : "div", Operand(tensor1, "tensor1"),
+                               Operand(tensor2, "tensor2"), t);
+  if (value.toDouble() != 1.0) product = BinaryValues("mul", product, ScalarValue(value, t), t);
+  return BinaryValues("add", Operand(self, "self"), product, t);
+}
+
+at::Tensor addcmul(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                   const at::Scalar& value) {
+  return Wrap(AddcValue("addcmul", self, t1, t2, value));
+}
+at::Tensor& addcmul_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const at::Scalar& value) {
+  return Assign(self, AddcValue("addcmul", self, t1, t2, value));
+}
+at::Tensor addcdiv(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                   const at::Scalar& value) {
+  return Wrap(AddcValue("addcdiv", self, t1, t2, value));
+}
+at::Tensor& addcdiv_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                     const at::Scalar& value) {
+  return Assign(self, AddcValue("addcdiv", self, t1, t2, value));
+}
+
 // --- Creation, copies, transfers ------------------------------------------------
 
 at::ScalarType DtypeOr(c10::optional<at::ScalarType> dtype) {
@@ -829,6 +972,14 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("alias", TORCH_FN(alias));
   m.impl("detach", TORCH_FN(alias));
   m.impl("mse_loss", TORCH_FN(mse_loss));
+  m.impl("_log_softmax", TORCH_FN(log_softmax));
+  m.impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward));
+  m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
+  m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
+  m.impl("addcmul", TORCH_FN(addcmul));
+  m.impl("addcmul_", TORCH_FN(addcmul_));
+  m.impl("addcdiv", TORCH_FN(addcdiv));
+  m.impl("addcdiv_", TORCH_FN(addcdiv_));
   m.impl("mse_loss_backward", TORCH_FN(mse_loss_backward));
   m.impl("empty.memory_format", TORCH_FN(empty));
   m.impl("empty_strided", TORCH_FN(empty_strided));

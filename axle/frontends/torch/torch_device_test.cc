@@ -50,6 +50,22 @@ TEST(TorchDeviceTest, ArithmeticMatchesCpu) {
   EXPECT_NEAR(x.sum().item<float>(), a.sum().item<float>(), 1e-4);
 }
 
+TEST(TorchDeviceTest, CrossEntropyAndItsGradientMatchCpu) {
+  at::Tensor logits = at::randn({6, 5});
+  at::Tensor target = at::tensor({0, 4, 2, 2, -100, 1}, at::kLong);
+  at::Tensor weight = at::rand({5}) + 0.5;
+  for (int64_t reduction : {at::Reduction::Mean, at::Reduction::Sum, at::Reduction::None}) {
+    at::Tensor xc = logits.clone().set_requires_grad(true);
+    at::Tensor xd = logits.to(kXla).set_requires_grad(true);
+    at::Tensor lc = at::cross_entropy_loss(xc, target, weight, reduction);
+    at::Tensor ld = at::cross_entropy_loss(xd, target.to(kXla), weight.to(kXla), reduction);
+    ExpectClose(ld, lc);
+    lc.sum().backward();
+    ld.sum().backward();
+    ExpectClose(xd.grad(), xc.grad());
+  }
+}
+
 TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
   at::Tensor x = at::zeros({3}, at::device(kXla));
   at::Tensor alias = x.detach();

@@ -66,6 +66,14 @@ class TrainMlpTest(unittest.TestCase):
             F.mse_loss, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), inputs, targets)
         self.assertGreaterEqual(met.counter_value("CachedCompile"), 2 * STEPS - uncached)
 
+    def test_cross_entropy_adam(self):
+        g = torch.Generator().manual_seed(3)
+        inputs = [torch.randn(32, 8, generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 5, (32,), generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 5)),
+            F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2), inputs, targets)
+
 
 if __name__ == "__main__":
     unittest.main()
