@@ -13,6 +13,8 @@
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -728,6 +730,185 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
                         MakeShape(p.type, p.dims)));
 }
 
+// --- Softmax, layer norm, embedding --------------------------------------------------
+
+at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  Count("_softmax");
+  Value x = Operand(self, "self");
+  if (half_to_float) x = Convert(x, F32);
+  Ints d = Dims(x);
+  if (d.empty()) return Wrap(Constant(1, TypeOf(x), d));
+  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  Value e = Unary("exp", Elementwise("sub", x, BroadcastTo(ReduceKind(x, axis, "max", true), d)));
+  return Wrap(Elementwise("div", e, BroadcastTo(ReduceKind(e, axis, "sum", true), d)));
+}
+
+at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                            at::ScalarType input_dtype) {
+  Count("_softmax_backward_data");
+  Value g = Operand(grad_output, "grad_output");
+  Value y = Convert(Operand(output, "output"), TypeOf(g));
+  Ints d = Dims(g);
+  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), ToPrimitiveType(input_dtype)));
+  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  Value dot = BroadcastTo(ReduceKind(Elementwise("mul", g, y), axis, "sum", true), d);
+  return Wrap(
+      Convert(Elementwise("mul", y, Elementwise("sub", g, dot)), ToPrimitiveType(input_dtype)));
+}
+
+// Layer norm over the trailing `normalized` dimensions: the leading ones
+// ("rows") and the statistics' shape (rows, then 1s).
+struct LayerNormDims {
+  Ints all;    // input dims
+  Ints inner;  // the normalized dimension numbers
+  Ints stats;  // mean/rstd dims
+  int64_t count = 1;
+};
+
+LayerNormDims MakeLayerNormDims(const at::Tensor& input, c10::SymIntArrayRef normalized_shape) {
+  Ints normalized = ToInts(normalized_shape);
+  LayerNormDims d;
+  d.all = ToInts(input.sizes());
+  int64_t axis = static_cast<int64_t>(d.all.size()) - static_cast<int64_t>(normalized.size());
+  TORCH_CHECK(axis >= 0 && std::equal(normalized.begin(), normalized.end(), d.all.begin() + axis),
+              "axle: layer_norm's normalized_shape ", at::IntArrayRef(normalized),
+              " is not the end of the input's shape ", input.sizes());
+  for (int64_t i = 0; i < static_cast<int64_t>(d.all.size()); ++i) {
+    if (i >= axis) {
+      d.inner.push_back(i);
+      d.count *= d.all[i];
+      d.stats.push_back(1);
+    } else {
+      d.stats.push_back(d.all[i]);
+    }
+  }
+  return d;
+}
+
+Value MeanOver(const Value& v, const LayerNormDims& d) {
+  Value s = Reshape(SumValue(v, d.inner, false), d.stats);
+  return Elementwise("div", s, Constant(static_cast<double>(d.count), TypeOf(v), d.stats));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(
+    const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+    const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias, double eps) {
+  Count("native_layer_norm");
+  LayerNormDims d = MakeLayerNormDims(input, normalized_shape);
+  Value x = Operand(input, "input");
+  PrimitiveType t = TypeOf(x);
+  Value mean = MeanOver(x, d);
+  Value centered = Elementwise("sub", x, BroadcastTo(mean, d.all));
+  Value var = MeanOver(Elementwise("mul", centered, centered), d);
+  Value rstd = Unary("rsqrt", Elementwise("add", var, Constant(eps, t, d.stats)));
+  Value out = Elementwise("mul", centered, BroadcastTo(rstd, d.all));
+  if (weight.has_value() && weight->defined()) {
+    out = Elementwise("mul", out, BroadcastTo(Convert(Operand(*weight, "weight"), t), d.all));
+  }
+  if (bias.has_value() && bias->defined()) {
+    out = Elementwise("add", out, BroadcastTo(Convert(Operand(*bias, "bias"), t), d.all));
+  }
+  return {Wrap(out), Wrap(mean), Wrap(rstd)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape,
+    const at::Tensor& mean, const at::Tensor& rstd, const c10::optional<at::Tensor>& weight,
+    const c10::optional<at::Tensor>& bias, std::array<bool, 3> output_mask) {
+  Count("native_layer_norm_backward");
+  LayerNormDims d = MakeLayerNormDims(input, normalized_shape);
+  Value g = Operand(grad_out, "grad_out");
+  Value x = Operand(input, "input");
+  PrimitiveType t = TypeOf(x);
+  Value r = BroadcastTo(Convert(Operand(rstd, "rstd"), t), d.all);
+  Value xhat = Elementwise(
+      "mul", Elementwise("sub", x, BroadcastTo(Convert(Operand(mean, "mean"), t), d.all)), r);
+  bool has_weight = weight.has_value() && weight->defined();
+  Value dxhat =
+      has_weight ? Elementwise("mul", g, BroadcastTo(Convert(Operand(*weight, "weight"), t), d.all))
+                 : g;
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    Value m1 = BroadcastTo(MeanOver(dxhat, d), d.all);
+    Value m2 = BroadcastTo(MeanOver(Elementwise("mul", dxhat, xhat), d), d.all);
+    grad_input = Wrap(Elementwise(
+        "mul", r, Elementwise("sub", Elementwise("sub", dxhat, m1), Elementwise("mul", xhat, m2))));
+  }
+  Ints outer;
+  for (int64_t i = 0; i < static_cast<int64_t>(d.all.size()) - static_cast<int64_t>(d.inner.size());
+       ++i) {
+    outer.push_back(i);
+  }
+  if (output_mask[1] && has_weight)
+    grad_weight = Wrap(SumValue(Elementwise("mul", g, xhat), outer, false));
+  if (output_mask[2] && bias.has_value() && bias->defined())
+    grad_bias = Wrap(SumValue(g, outer, false));
+  return {grad_input, grad_weight, grad_bias};
+}
+
+// One-hot [M, V] (as `type`) of M indices into V rows.
+Value OneHot(const Value& indices, int64_t rows, PrimitiveType type) {
+  int64_t m = 1;
+  for (int64_t s : Dims(indices)) m *= s;
+  Value flat = BroadcastTo(Reshape(Convert(indices, S64), {m, 1}), {m, rows});
+  Value classes = MakeValue("iota", {}, MakeShape(S64, {m, rows}), {int64_t{1}});
+  return Convert(MakeValue("eq", {flat, classes}, MakeShape(PRED, {m, rows})), type);
+}
+
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  Count("index_select");
+  TORCH_CHECK(index.dim() <= 1, "axle: index_select's index must be 0- or 1-D, got ",
+              index.sizes());
+  int64_t axis = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  Value x = Operand(self, "self");
+  PrimitiveType t = TypeOf(x);
+  TORCH_CHECK(primitive_util::IsFloatingPointType(t), "axle: index_select of dtype ",
+              self.scalar_type(), " (lowered for floating dtypes)");
+  Ints d = Dims(x);
+  int64_t rows = d[axis];
+  // Move `axis` first, flatten the rest, select rows by a one-hot product.
+  Ints perm = {axis};
+  for (int64_t i = 0; i < static_cast<int64_t>(d.size()); ++i) {
+    if (i != axis) perm.push_back(i);
+  }
+  Value moved = PermuteValue(x, perm);
+  int64_t rest = 1;
+  for (size_t i = 1; i < perm.size(); ++i) rest *= d[perm[i]];
+  Value table = Reshape(moved, {rows, rest});
+  Value onehot = OneHot(Operand(index, "index"), rows, t);
+  int64_t m = Dims(onehot)[0];
+  Value picked = DotValue(onehot, table, {1}, {0}, {}, {}, {m, rest});
+  Ints picked_dims = {m};
+  for (size_t i = 1; i < perm.size(); ++i) picked_dims.push_back(d[perm[i]]);
+  Ints inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  return Wrap(PermuteValue(Reshape(picked, picked_dims), inverse));
+}
+
+at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices,
+                                    c10::SymInt num_weights, int64_t padding_idx,
+                                    bool scale_grad_by_freq) {
+  Count("embedding_dense_backward");
+  TORCH_CHECK(!scale_grad_by_freq, "axle: embedding's scale_grad_by_freq is not lowered");
+  int64_t rows = num_weights.expect_int();
+  Value g = Operand(grad_output, "grad_output");
+  PrimitiveType t = TypeOf(g);
+  Value onehot = OneHot(Operand(indices, "indices"), rows, t);  // [M, V]
+  int64_t m = Dims(onehot)[0];
+  int64_t width = grad_output.size(-1);
+  Value g2 = Reshape(g, {m, width});
+  Value grad = DotValue(onehot, g2, {0}, {0}, {}, {}, {rows, width});
+  if (padding_idx >= 0 && padding_idx < rows) {
+    Value row = MakeValue("iota", {}, MakeShape(S64, {rows, width}), {int64_t{0}});
+    Value keep =
+        MakeValue("ne", {row, Constant(static_cast<double>(padding_idx), S64, {rows, width})},
+                  MakeShape(PRED, {rows, width}));
+    grad = MakeValue("select", {keep, grad, Constant(0, t, {rows, width})},
+                     MakeShape(t, {rows, width}));
+  }
+  return Wrap(grad);
+}
+
 // --- Optimizer arithmetic -------------------------------------------------------------
 
 Value AddcValue(const char* op, const at::Tensor& self, const at::Tensor& tensor1,
@@ -976,6 +1157,12 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward));
   m.impl("nll_loss_forward", TORCH_FN(nll_loss_forward));
   m.impl("nll_loss_backward", TORCH_FN(nll_loss_backward));
+  m.impl("_softmax", TORCH_FN(softmax));
+  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward));
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("index_select", TORCH_FN(index_select));
+  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
   m.impl("addcmul", TORCH_FN(addcmul));
   m.impl("addcmul_", TORCH_FN(addcmul_));
   m.impl("addcdiv", TORCH_FN(addcdiv));

@@ -66,6 +66,32 @@ TEST(TorchDeviceTest, CrossEntropyAndItsGradientMatchCpu) {
   }
 }
 
+TEST(TorchDeviceTest, LayerNormSoftmaxEmbeddingAndGradientsMatchCpu) {
+  at::Tensor a = at::randn({3, 4, 6});
+  at::Tensor w = at::randn({6});
+  at::Tensor b = at::randn({6});
+  at::Tensor table = at::randn({10, 6});
+  at::Tensor ids = at::tensor({1, 7, 7, 0, 3, 9}, at::kLong).view({2, 3});
+  auto run = [&](const at::Device& device) {
+    at::Tensor x = a.to(device).detach().set_requires_grad(true);
+    at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+    at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+    at::Tensor td = table.to(device).detach().set_requires_grad(true);
+    at::Tensor y = at::layer_norm(x, {6}, wd, bd, 1e-5);
+    at::Tensor e = at::embedding(td, ids.to(device), /*padding_idx=*/7);
+    at::Tensor s = at::softmax(y, -1) * e.unsqueeze(0).expand({3, 2, 3, 6}).sum(1).sum(1, true);
+    s.sum().backward();
+    return std::vector<at::Tensor>{y.detach(), s.detach(), x.grad(),
+                                   wd.grad(),  bd.grad(),  td.grad()};
+  };
+  std::vector<at::Tensor> cpu = run(at::kCPU);
+  std::vector<at::Tensor> xla = run(kXla);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectClose(xla[i], cpu[i]);
+  }
+}
+
 TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
   at::Tensor x = at::zeros({3}, at::device(kXla));
   at::Tensor alias = x.detach();
