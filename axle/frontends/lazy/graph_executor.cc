@@ -25,16 +25,35 @@ bool DebugEnabled() {
   return enabled;
 }
 
-// Writes the HLO of a graph that failed to compile under AXLE_DUMP_TO; the
-// file's path, or "" when not dumped.
-std::string DumpFailedGraph(const XlaComputation& computation, uint64_t hash) {
+// Writes `text` (a graph that failed to lower or compile) to
+// $AXLE_DUMP_TO/axle_lazy_graph_<hash>.<extension>; the file's path, or ""
+// when AXLE_DUMP_TO is unset or the file cannot be written.
+std::string DumpFailedGraph(const std::string& text, uint64_t hash, const char* extension) {
   const char* dir = std::getenv("AXLE_DUMP_TO");
   if (dir == nullptr || *dir == '\0') return "";
-  std::string path = absl::StrFormat("%s/axle_lazy_graph_%016x.hlo", dir, hash);
+  std::string path = absl::StrFormat("%s/axle_lazy_graph_%016x.%s", dir, hash, extension);
   std::ofstream out(path);
   if (!out) return "";
-  out << computation.ToString();
+  out << text;
+  out.close();
   return out ? path : "";
+}
+
+std::string DumpNote(const std::string& path) {
+  return path.empty() ? " (set AXLE_DUMP_TO=<dir> to dump the graph)"
+                      : absl::StrCat(" (the graph is in ", path, ")");
+}
+
+std::string IrText(const PostOrder& order) {
+  std::string text;
+  std::unordered_map<const Node*, size_t> ids;
+  for (const Node* node : order.nodes) {
+    ids.emplace(node, ids.size());
+    absl::StrAppend(&text, "%", ids.at(node), " = ", node->ToString(), " [");
+    for (const Value& v : node->operands()) absl::StrAppend(&text, " %", ids.at(v.node.get()));
+    absl::StrAppend(&text, " ]\n");
+  }
+  return text;
 }
 
 }  // namespace
@@ -72,7 +91,11 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
   metrics::ScopedTimer timer("CompileTime");
   absl::StatusOr<XlaComputation> computation =
       LowerGraph(roots, order, absl::StrFormat("lazy_graph_%016x", hash));
-  if (!computation.ok()) return computation.status();
+  if (!computation.ok()) {
+    std::string dumped = DumpFailedGraph(IrText(order), hash, "ir");
+    return absl::Status(computation.status().code(),
+                        absl::StrCat(computation.status().message(), DumpNote(dumped)));
+  }
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();
   auto compiled = std::make_shared<Compiled>();
@@ -83,13 +106,11 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
   for (const Shape& s : compiled->parameter_shapes) layouts.push_back(&s);
   auto executables = (*client)->Compile(*computation, layouts, ExecutableBuildOptions());
   if (!executables.ok()) {
-    std::string dumped = DumpFailedGraph(*computation, hash);
+    std::string dumped = DumpFailedGraph(computation->ToString(), hash, "hlo");
     return absl::Status(
         executables.status().code(),
         absl::StrCat("lazy tensors: compiling a graph of ", order.nodes.size(),
-                     " nodes failed: ", executables.status().message(),
-                     dumped.empty() ? " (set AXLE_DUMP_TO=<dir> to dump its HLO)"
-                                    : absl::StrCat(" (its HLO is in ", dumped, ")")));
+                     " nodes failed: ", executables.status().message(), DumpNote(dumped)));
   }
   compiled->executable = std::move(executables->front());
   return compiled;

@@ -12,8 +12,10 @@
 // Counters: UncachedCompile, CachedCompile; timers: CompileTime,
 // ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
 // graph, or which parameter's shape differs from the previous graph's) on
-// stderr. When a compile fails and AXLE_DUMP_TO names a folder, the graph's
-// HLO is written there and the error names the file.
+// stderr. When lowering or compiling fails and AXLE_DUMP_TO names a folder,
+// the graph is written there (its IR as axle_lazy_graph_<hash>.ir when it
+// did not lower, its HLO as .hlo when it did not compile) and the error
+// names the file.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_

@@ -1,4 +1,9 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "axle/core/literal.h"
@@ -141,6 +146,25 @@ TEST(LazyExecutorTest, BadGraphIsAnError) {
   auto results = executor.Execute({MakeValue("add", {x, y}, x.shape())});
   ASSERT_FALSE(results.ok());
   EXPECT_NE(results.status().message().find("add"), std::string::npos) << results.status();
+}
+
+TEST(LazyExecutorTest, FailedGraphIsDumpedUnderAxleDumpTo) {
+  std::string dir = ::testing::TempDir() + "/axle_lazy_dump";
+  std::filesystem::create_directories(dir);
+  setenv("AXLE_DUMP_TO", dir.c_str(), 1);
+  GraphExecutor executor;
+  Value x = Leaf({1, 2});
+  auto results = executor.Execute({MakeValue("add", {x, Leaf({1, 2, 3})}, x.shape())});
+  unsetenv("AXLE_DUMP_TO");
+  ASSERT_FALSE(results.ok());
+  std::string message(results.status().message());
+  size_t at = message.find(dir);
+  ASSERT_NE(at, std::string::npos) << message;
+  std::string path = message.substr(at, message.find(')', at) - at);
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("add("), std::string::npos) << text;
 }
 
 TEST(LazyTensorTest, InPlaceUpdatesAndMarkStep) {

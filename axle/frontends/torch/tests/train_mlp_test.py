@@ -74,6 +74,23 @@ class TrainMlpTest(unittest.TestCase):
             lambda: nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 5)),
             F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2), inputs, targets)
 
+    def test_embedding_layer_norm_gelu_adam(self):
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(20, 16)
+                self.norm = nn.LayerNorm(16)
+                self.head = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 20))
+
+            def forward(self, ids):  # ids: [batch, 4] -> logits [batch, 20]
+                return self.head(self.norm(self.embed(ids)).mean(dim=1))
+
+        g = torch.Generator().manual_seed(4)
+        inputs = [torch.randint(0, 20, (16, 4), generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 20, (16,), generator=g) for _ in range(STEPS)]
+        self.check_training(Model, F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2),
+                            inputs, targets)
+
 
 if __name__ == "__main__":
     unittest.main()
