@@ -119,6 +119,24 @@ absl::StatusOr<std::vector<XlaOp>> LowerConcatenate(XlaBuilder* b, const Node& n
   return One(ConcatInDim(b, x, node.attr_int(0)));
 }
 
+absl::StatusOr<std::vector<XlaOp>> LowerPad(XlaBuilder*, const Node& node,
+                                            absl::Span<const XlaOp> x) {
+  PaddingConfig config;
+  const std::vector<int64_t>& low = node.attr_ints(0);
+  const std::vector<int64_t>& high = node.attr_ints(1);
+  const std::vector<int64_t>& interior = node.attr_ints(2);
+  if (low.size() != high.size() || low.size() != interior.size()) {
+    return absl::InvalidArgumentError("pad: low, high and interior differ in length");
+  }
+  for (size_t i = 0; i < low.size(); ++i) {
+    auto* d = config.add_dimensions();
+    d->set_edge_padding_low(low[i]);
+    d->set_edge_padding_high(high[i]);
+    d->set_interior_padding(interior[i]);
+  }
+  return One(Pad(x[0], x[1], config));
+}
+
 absl::StatusOr<std::vector<XlaOp>> LowerIota(XlaBuilder* b, const Node& node,
                                              absl::Span<const XlaOp>) {
   return One(Iota(b, node.shape(), node.attr_int(0)));
@@ -177,6 +195,7 @@ LoweringRegistry& Registry() {
     f["slice"] = LowerSlice;
     f["concatenate"] = LowerConcatenate;
     f["iota"] = LowerIota;
+    f["pad"] = LowerPad;
     return r;
   }();
   return *registry;

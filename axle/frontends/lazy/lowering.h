@@ -22,6 +22,7 @@
 //   slice {starts, limits, strides}
 //   concatenate {dimension}
 //   iota {dimension}
+//   pad {low, high, interior}             operand, scalar padding value
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_LAZY_LOWERING_H_

@@ -92,6 +92,26 @@ TEST(TorchDeviceTest, LayerNormSoftmaxEmbeddingAndGradientsMatchCpu) {
   }
 }
 
+TEST(TorchDeviceTest, SlicesSelectsCatAndTheirGradientsMatchCpu) {
+  at::Tensor a = at::randn({5, 6});
+  at::Tensor b = at::randn({5, 2});
+  auto run = [&](const at::Device& device) {
+    at::Tensor x = a.to(device).detach().set_requires_grad(true);
+    at::Tensor y = b.to(device).detach().set_requires_grad(true);
+    at::Tensor parts = at::cat({x.slice(1, 1, 6, 2), y, x.select(1, -1).unsqueeze(1)}, 1);
+    at::Tensor chunks = at::cat(x.split(2, 1), 0);  // narrow -> slice
+    (parts * parts).sum().backward();
+    (chunks.sum(1) * 3).sum().backward();
+    return std::vector<at::Tensor>{parts.detach(), chunks.detach(), x.grad(), y.grad()};
+  };
+  std::vector<at::Tensor> cpu = run(at::kCPU);
+  std::vector<at::Tensor> xla = run(kXla);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectClose(xla[i], cpu[i]);
+  }
+}
+
 TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
   at::Tensor x = at::zeros({3}, at::device(kXla));
   at::Tensor alias = x.detach();
