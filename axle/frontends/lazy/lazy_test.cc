@@ -18,9 +18,9 @@
 namespace axle::lazy {
 namespace {
 
-Shape VecF32(std::vector<int64_t> dims) { return ShapeUtil::MakeShape(F32, dims); }
+Shape VecF32(const std::vector<int64_t>& dims) { return ShapeUtil::MakeShape(F32, dims); }
 
-Value Leaf(std::vector<float> values) {
+Value Leaf(const std::vector<float>& values) {
   auto data = std::make_shared<DeviceData>(LiteralUtil::CreateR1<float>(values));
   return Value{Node::MakeDeviceData(std::move(data)), 0};
 }

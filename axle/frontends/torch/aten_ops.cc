@@ -605,6 +605,8 @@ Value SliceValue(const Value& v, int64_t axis, int64_t start, int64_t end, int64
   return MakeValue("slice", {v}, MakeShape(TypeOf(v), out), {starts, limits, strides});
 }
 
+// The dispatcher checks kernels against the schema's C++ types: SymInts by value.
+// NOLINTBEGIN(performance-unnecessary-value-param)
 at::Tensor slice(const at::Tensor& self, int64_t dim, c10::optional<c10::SymInt> start,
                  c10::optional<c10::SymInt> end, c10::SymInt step) {
   Count("slice");
@@ -615,6 +617,7 @@ at::Tensor slice(const at::Tensor& self, int64_t dim, c10::optional<c10::SymInt>
                               SymOr(end, std::numeric_limits<int64_t>::max()));
   return Wrap(SliceValue(Operand(self, "self"), axis, lo, hi, s));
 }
+// NOLINTEND(performance-unnecessary-value-param)
 
 at::Tensor select(const at::Tensor& self, int64_t dim, int64_t index) {
   Count("select");
@@ -643,6 +646,8 @@ Value PadInto(const Value& grad, const Ints& input_sizes, int64_t axis, int64_t 
                    {low, high, interior});
 }
 
+// The dispatcher checks kernels against the schema's C++ types: SymInts by value.
+// NOLINTBEGIN(performance-unnecessary-value-param)
 at::Tensor slice_backward(const at::Tensor& grad_output, c10::SymIntArrayRef input_sizes,
                           int64_t dim, c10::SymInt start, c10::SymInt end, c10::SymInt step) {
   Count("slice_backward");
@@ -651,6 +656,7 @@ at::Tensor slice_backward(const at::Tensor& grad_output, c10::SymIntArrayRef inp
   auto [lo, hi] = SliceBounds(sizes[axis], start.expect_int(), end.expect_int());
   return Wrap(PadInto(Operand(grad_output, "grad_output"), sizes, axis, lo, step.expect_int()));
 }
+// NOLINTEND(performance-unnecessary-value-param)
 
 at::Tensor select_backward(const at::Tensor& grad_output, c10::SymIntArrayRef input_sizes,
                            int64_t dim, int64_t index) {
@@ -996,6 +1002,8 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   return Wrap(PermuteValue(Reshape(picked, picked_dims), inverse));
 }
 
+// The dispatcher checks kernels against the schema's C++ types: SymInts by value.
+// NOLINTBEGIN(performance-unnecessary-value-param)
 at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices,
                                     c10::SymInt num_weights, int64_t padding_idx,
                                     bool scale_grad_by_freq) {
@@ -1019,6 +1027,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   }
   return Wrap(grad);
 }
+// NOLINTEND(performance-unnecessary-value-param)
 
 // --- Optimizer arithmetic -------------------------------------------------------------
 

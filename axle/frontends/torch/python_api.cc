@@ -25,8 +25,9 @@ void Sync() {
   TORCH_CHECK(status.ok(), "axle: ", std::string(status.message()));
 }
 
-c10::optional<int64_t> CounterValue(std::string name) {
-  std::optional<int64_t> value = lazy::metrics::CounterValue(name);
+c10::optional<int64_t> CounterValue(c10::string_view name) {
+  std::optional<int64_t> value =
+      lazy::metrics::CounterValue(absl::string_view(name.data(), name.size()));
   if (!value.has_value()) return c10::nullopt;
   return *value;
 }
@@ -34,8 +35,9 @@ c10::optional<int64_t> CounterValue(std::string name) {
 std::vector<std::string> CounterNames() { return lazy::metrics::CounterNames(); }
 std::vector<std::string> MetricNames() { return lazy::metrics::MetricNames(); }
 
-std::vector<double> MetricData(std::string name) {
-  std::optional<lazy::metrics::MetricData> m = lazy::metrics::Metric(name);
+std::vector<double> MetricData(c10::string_view name) {
+  std::optional<lazy::metrics::MetricData> m =
+      lazy::metrics::Metric(absl::string_view(name.data(), name.size()));
   if (!m.has_value()) return {};
   return {static_cast<double>(m->count), m->total_seconds, m->min_seconds, m->max_seconds};
 }
