@@ -124,9 +124,19 @@ at::Tensor Wrap(const Value& v) {
   return MakeTensor(LazyTensor::FromIr(v), ToScalarType(TypeOf(v)), kDevice);
 }
 
+// Views are copies here (view, t, slice, select, ... return new values), so
+// an in-place update of one would not reach its base: refused, clearly.
+void CheckNotView(const at::Tensor& self) {
+  TORCH_CHECK(!self.is_view(),
+              "axle: in-place update of a view (the result of view, slice, select, t, expand, "
+              "...) is not supported on the xla device yet: its base would not change. Update a "
+              "copy (.clone()) or the base tensor instead");
+}
+
 // An in-place op's result: `self` takes the value `v` (in self's dtype).
 at::Tensor& Assign(at::Tensor& self, const Value& v) {
   AxleTensorImpl* impl = GetImpl(self, "self");
+  CheckNotView(self);
   Value converted = Convert(v, ToPrimitiveType(self.scalar_type()));
   TORCH_CHECK(Dims(converted) == ToInts(self.sizes()), "axle: an in-place result of shape ",
               at::IntArrayRef(Dims(converted)), " for a tensor of shape ", self.sizes());
@@ -1123,6 +1133,7 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   if (self_xla && !src_xla) {
     TORCH_CHECK(src.device().is_cpu(), "axle: copy to the xla device from ", src.device(),
                 " (only cpu tensors can be copied in)");
+    CheckNotView(self);
     at::Tensor host = src.to(self.scalar_type()).expand(self.sizes()).contiguous();
     auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(host));
     GetImpl(self, "self")->tensor()->SetData(std::move(data));

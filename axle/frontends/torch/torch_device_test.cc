@@ -165,6 +165,13 @@ TEST(TorchDeviceTest, ErrorsAreClear) {
     EXPECT_NE(std::string(e.what()).find("on the xla device"), std::string::npos) << e.what();
   }
   try {
+    x.select(0, 1).add_(1);  // would not reach x
+    ADD_FAILURE() << "in-place update of a view";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("in-place update of a view"), std::string::npos)
+        << e.what();
+  }
+  try {
     at::zeros({2}, at::device(kXla).dtype(at::kComplexFloat));
     ADD_FAILURE() << "complex on the xla device";
   } catch (const c10::Error& e) {
