@@ -1,16 +1,26 @@
 """Trains a small MLP on the Axle device and on PyTorch's CPU, and prints both
 losses, the compile counters and the per-step time.
 
-    make build && PYTHONPATH=build/python /usr/bin/python3 examples/torch/train_mlp.py
+    /usr/bin/python3 examples/torch/train_mlp.py
+
+after building (make build, or the torch_axle target): the package is taken
+from build/python unless torch_axle is installed.
 """
+import os
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-import torch_axle
-import torch_axle.metrics as met
+try:
+    import torch_axle
+except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "build", "python"))
+    import torch_axle
+import torch_axle.metrics as met  # noqa: E402
 
 
 def train(device, steps, batches):
