@@ -63,8 +63,14 @@ GraphExecutor& GraphExecutor::Get() {
   return *executor;
 }
 
-uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder& order) {
+uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder& order,
+                                  absl::Span<const std::pair<int64_t, int64_t>> aliases) {
   uint64_t h = HashCombine(0x4752415048ULL, roots.size());
+  h = HashCombine(h, aliases.size());
+  for (const auto& [output, parameter] : aliases) {
+    h = HashCombine(HashCombine(h, static_cast<uint64_t>(output)),
+                    static_cast<uint64_t>(parameter));
+  }
   for (const Value& root : roots) h = HashCombine(h, root.hash());
   // Which leaves share a DeviceData changes the computation's parameters.
   std::unordered_map<const DeviceData*, uint64_t> index;
@@ -87,10 +93,10 @@ void GraphExecutor::ClearCache() {
 }
 
 absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
-    absl::Span<const Value> roots, const PostOrder& order, uint64_t hash) {
+    absl::Span<const Value> roots, const PostOrder& order, uint64_t hash, const Aliases& aliases) {
   metrics::ScopedTimer timer("CompileTime");
   absl::StatusOr<XlaComputation> computation =
-      LowerGraph(roots, order, absl::StrFormat("lazy_graph_%016x", hash));
+      LowerGraph(roots, order, absl::StrFormat("lazy_graph_%016x", hash), aliases);
   if (!computation.ok()) {
     std::string dumped = DumpFailedGraph(IrText(order), hash, "ir");
     return absl::Status(computation.status().code(),
@@ -117,8 +123,8 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
 }
 
 absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCompile(
-    absl::Span<const Value> roots, const PostOrder& order) {
-  uint64_t hash = GraphHash(roots, order);
+    absl::Span<const Value> roots, const PostOrder& order, const Aliases& aliases) {
+  uint64_t hash = GraphHash(roots, order, aliases);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cache_.find(hash);
@@ -150,7 +156,7 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCom
                  static_cast<unsigned long long>(hash), order.nodes.size(), order.parameters.size(),
                  reason.c_str());
   }
-  absl::StatusOr<std::shared_ptr<Compiled>> compiled = Compile(roots, order, hash);
+  absl::StatusOr<std::shared_ptr<Compiled>> compiled = Compile(roots, order, hash, aliases);
   if (!compiled.ok()) return compiled.status();
   std::lock_guard<std::mutex> lock(mutex_);
   last_parameter_shapes_ = (*compiled)->parameter_shapes;
@@ -167,7 +173,7 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCom
 }
 
 absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
-    absl::Span<const Value> roots) {
+    absl::Span<const Value> roots, const std::function<bool(const DeviceData&)>& may_donate) {
   // Roots that are leaves are their data; the others are computed once each.
   std::vector<std::shared_ptr<DeviceData>> results(roots.size());
   std::vector<Value> computed;
@@ -186,8 +192,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   if (computed.empty()) return results;
 
   PostOrder order = ComputePostOrder(computed);
-  absl::StatusOr<std::shared_ptr<Compiled>> compiled = GetOrCompile(computed, order);
-  if (!compiled.ok()) return compiled.status();
+  // The arguments (host values are transferred now).
   std::vector<const ShapedBuffer*> arguments;
   arguments.reserve(order.parameters.size());
   for (const auto& p : order.parameters) {
@@ -195,10 +200,52 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     if (!buffer.ok()) return buffer.status();
     arguments.push_back(*buffer);
   }
+  // Each dying buffer goes to the first result of its shape left.
+  Aliases aliases;
+  std::vector<bool> donated(order.parameters.size(), false);
+  if (may_donate) {
+    std::vector<bool> taken(computed.size(), false);
+    for (size_t p = 0; p < order.parameters.size(); ++p) {
+      const DeviceData& data = *order.parameters[p];
+      if (!may_donate(data)) continue;
+      for (size_t r = 0; r < computed.size(); ++r) {
+        if (taken[r] || computed[r].shape() != data.shape()) continue;
+        taken[r] = true;
+        donated[p] = true;
+        aliases.emplace_back(static_cast<int64_t>(r), static_cast<int64_t>(p));
+        break;
+      }
+    }
+  }
+  absl::StatusOr<std::shared_ptr<Compiled>> compiled = GetOrCompile(computed, order, aliases);
+  if (!compiled.ok()) return compiled.status();
+  // Buffers the result may not share (each DeviceData owns its own): the
+  // arguments that were only lent.
+  std::set<const void*> owned;
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    if (!donated[p]) owned.insert(arguments[p]->root_buffer().opaque());
+  }
   absl::StatusOr<ScopedShapedBuffer> result;
   {
     metrics::ScopedTimer timer("ExecuteTime");
-    result = (*compiled)->executable->Run(absl::MakeConstSpan(arguments), ExecutableRunOptions());
+    if (aliases.empty()) {
+      result = (*compiled)->executable->Run(absl::MakeConstSpan(arguments), ExecutableRunOptions());
+    } else {
+      std::vector<ExecutionInput> inputs;
+      inputs.reserve(arguments.size());
+      for (size_t p = 0; p < arguments.size(); ++p) {
+        inputs.push_back(donated[p] ? order.parameters[p]->Donate()
+                                    : ExecutionInput::Borrow(*arguments[p]));
+      }
+      metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
+      absl::StatusOr<ExecutionOutput> output =
+          (*compiled)->executable->Run(std::move(inputs), ExecutableRunOptions());
+      if (output.ok()) {
+        result = output->ConsumeResult();
+      } else {
+        result = output.status();
+      }
+    }
   }
   if (!result.ok()) return result.status();
 
@@ -211,8 +258,6 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   int ordinal = result->device_ordinal();
   Shape tuple_shape = result->on_device_shape();
   ShapedBuffer raw = result->release();
-  std::set<const void*> owned;
-  for (const ShapedBuffer* argument : arguments) owned.insert(argument->root_buffer().opaque());
   std::vector<std::shared_ptr<DeviceData>> outputs;
   outputs.reserve(computed.size());
   absl::Status status;

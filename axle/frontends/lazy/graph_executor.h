@@ -22,10 +22,12 @@
 #define AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,10 +48,18 @@ class GraphExecutor {
   explicit GraphExecutor(size_t cache_capacity = kDefaultCacheCapacity)
       : capacity_(cache_capacity) {}
 
-  absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> Execute(absl::Span<const Value> roots);
+  // `may_donate`: whether a leaf's data dies with this execution (no tensor
+  // holds it any more). Such a buffer is donated to a result of its shape
+  // (input_output_alias: the result is written in place) and is invalid
+  // afterwards. Counts DonatedBuffers.
+  absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> Execute(
+      absl::Span<const Value> roots,
+      const std::function<bool(const DeviceData&)>& may_donate = nullptr);
 
-  // The structural hash of the graph computing `roots` (Execute's key).
-  static uint64_t GraphHash(absl::Span<const Value> roots, const PostOrder& order);
+  // The structural hash of the graph computing `roots` (Execute's key), with
+  // its (root, parameter) aliases.
+  static uint64_t GraphHash(absl::Span<const Value> roots, const PostOrder& order,
+                            absl::Span<const std::pair<int64_t, int64_t>> aliases = {});
 
   size_t cache_size() const;
   void ClearCache();
@@ -64,10 +74,13 @@ class GraphExecutor {
     std::list<uint64_t>::iterator lru;
   };
 
+  using Aliases = std::vector<std::pair<int64_t, int64_t>>;
   absl::StatusOr<std::shared_ptr<Compiled>> GetOrCompile(absl::Span<const Value> roots,
-                                                         const PostOrder& order);
+                                                         const PostOrder& order,
+                                                         const Aliases& aliases);
   absl::StatusOr<std::shared_ptr<Compiled>> Compile(absl::Span<const Value> roots,
-                                                    const PostOrder& order, uint64_t hash);
+                                                    const PostOrder& order, uint64_t hash,
+                                                    const Aliases& aliases);
 
   size_t capacity_;
   mutable std::mutex mutex_;

@@ -77,6 +77,11 @@ DeviceData::DeviceData(ScopedShapedBuffer buffer)
 DeviceData::DeviceData(Literal literal) : shape_(literal.shape()), host_(std::move(literal)) {}
 
 absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
+  if (donated_) {
+    return absl::FailedPreconditionError(absl::StrCat("lazy tensors: a value of shape ",
+                                                      shape_.ToString(false),
+                                                      " was donated to an earlier execution"));
+  }
   if (buffer_ != nullptr) return buffer_.get();
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();
@@ -88,7 +93,14 @@ absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
   return buffer_.get();
 }
 
+ExecutionInput DeviceData::Donate() {
+  CHECK(buffer_ != nullptr && !donated_);
+  donated_ = true;
+  return ExecutionInput::Donate(buffer_.get());
+}
+
 absl::StatusOr<Literal> DeviceData::ToLiteral() {
+  if (donated_) return Buffer().status();
   if (buffer_ == nullptr) return host_->Clone();
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();

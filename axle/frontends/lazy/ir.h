@@ -32,6 +32,7 @@
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
+#include "axle/runtime/execution_input.h"
 #include "axle/runtime/shaped_buffer.h"
 
 namespace axle::lazy {
@@ -57,11 +58,16 @@ class DeviceData {
   // the host literal).
   absl::StatusOr<Literal> ToLiteral();
   bool on_device() const { return buffer_ != nullptr; }
+  // Gives the device buffer to an execution (ExecutionInput::Donate): this
+  // value is invalid afterwards (donated() is true; Buffer() fails).
+  ExecutionInput Donate();
+  bool donated() const { return donated_; }
 
  private:
   Shape shape_;
   std::unique_ptr<ScopedShapedBuffer> buffer_;
   std::optional<Literal> host_;
+  bool donated_ = false;
 };
 
 using Attr = std::variant<int64_t, double, std::vector<int64_t>, std::string>;

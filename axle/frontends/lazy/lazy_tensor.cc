@@ -2,7 +2,9 @@
 #include "axle/frontends/lazy/lazy_tensor.h"
 
 #include <atomic>
+#include <functional>
 #include <map>
+#include <unordered_set>
 
 #include "axle/frontends/lazy/graph_executor.h"
 #include "axle/frontends/lazy/metrics.h"
@@ -114,6 +116,11 @@ absl::StatusOr<Literal> LazyTensor::ToLiteral() {
 }
 
 absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors) {
+  return SyncAndDonate(tensors, nullptr);
+}
+
+absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
+                           const std::function<bool(const DeviceData&)>& may_donate) {
   std::vector<std::shared_ptr<LazyTensor>> pending;
   std::vector<Value> roots;
   for (const auto& t : tensors) {
@@ -124,7 +131,7 @@ absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors) {
   }
   if (roots.empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> results =
-      GraphExecutor::Get().Execute(roots);
+      GraphExecutor::Get().Execute(roots, may_donate);
   if (!results.ok()) return results.status();
   for (size_t i = 0; i < pending.size(); ++i) {
     std::lock_guard<std::mutex> lock(pending[i]->mutex_);
@@ -148,7 +155,13 @@ absl::Status SyncLiveTensors() {
       if (auto t = weak.lock()) tensors.push_back(std::move(t));
     }
   }
-  return Sync(tensors);
+  // Every pending value is computed here, so a buffer no live tensor holds
+  // as its value is read by this step's graph for the last time: donated.
+  std::unordered_set<const DeviceData*> held;
+  for (const auto& t : tensors) {
+    if (auto data = t->data()) held.insert(data.get());
+  }
+  return SyncAndDonate(tensors, [&held](const DeviceData& data) { return !held.count(&data); });
 }
 
 int64_t LiveTensorCount() {

@@ -20,6 +20,7 @@
 #define AXLE_FRONTENDS_LAZY_LAZY_TENSOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -62,7 +63,8 @@ class LazyTensor {
   absl::StatusOr<Literal> ToLiteral();
 
  private:
-  friend absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors);
+  friend absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
+                                    const std::function<bool(const DeviceData&)>& may_donate);
   explicit LazyTensor(Shape shape);
   static void Register(const std::shared_ptr<LazyTensor>& tensor);
 
@@ -76,8 +78,13 @@ class LazyTensor {
 
 // Computes the pending values of `tensors` in one graph execution.
 absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors);
+// The same, donating the buffers `may_donate` says die with it
+// (GraphExecutor::Execute).
+absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
+                           const std::function<bool(const DeviceData&)>& may_donate);
 // The step marker: computes the pending value of every live tensor (counts
-// MarkStep).
+// MarkStep), donating the buffers that no live tensor holds any more (the
+// old values of tensors updated in place): results are written in place.
 absl::Status SyncLiveTensors();
 // How many tensors are alive.
 int64_t LiveTensorCount();

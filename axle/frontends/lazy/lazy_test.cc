@@ -171,6 +171,7 @@ TEST(LazyTensorTest, InPlaceUpdatesAndMarkStep) {
   int64_t steps = Counter("MarkStep");
   auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2, 3}));
   int64_t uncached = Counter("UncachedCompile");
+  int64_t donated = Counter("DonatedBuffers");
   for (int step = 0; step < 4; ++step) {
     Value v = w->GetIrValue();
     w->SetIrValue(AxpyGraph(v, v));  // w = w * w + 2
@@ -180,11 +181,26 @@ TEST(LazyTensorTest, InPlaceUpdatesAndMarkStep) {
   }
   // One graph for every step: the data leaf replaces the IR each time.
   EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  // w's old value dies at each step: its buffer is donated to the new one.
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 4);
   EXPECT_EQ(Counter("MarkStep") - steps, 4);
   auto literal = w->ToLiteral();
   ASSERT_TRUE(literal.ok());
   // 1 -> 3 -> 11 -> 123 -> 15131.
   EXPECT_EQ(literal->data<float>()[0], 15131.0f);
+}
+
+TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
+  auto a = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
+  ASSERT_TRUE(a->data()->Buffer().ok());
+  auto b = LazyTensor::FromIr(MakeValue("neg", {a->GetIrValue()}, a->shape()));
+  int64_t donated = Counter("DonatedBuffers");
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 0);  // a still holds its value
+  auto literal = a->ToLiteral();
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_EQ(literal->data<float>()[1], 2.0f);
+  EXPECT_EQ(b->ToLiteral()->data<float>()[1], -2.0f);
 }
 
 TEST(LazyTensorTest, ToLiteralSyncsPendingValue) {

@@ -252,7 +252,8 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots) {
 }
 
 absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const PostOrder& order,
-                                          const std::string& name) {
+                                          const std::string& name,
+                                          absl::Span<const std::pair<int64_t, int64_t>> aliases) {
   XlaBuilder builder(name);
   std::unordered_map<const DeviceData*, XlaOp> parameters;
   for (size_t i = 0; i < order.parameters.size(); ++i) {
@@ -288,7 +289,9 @@ absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const P
   std::vector<XlaOp> results;
   results.reserve(roots.size());
   for (const Value& root : roots) results.push_back(lowered.at(root.node.get()).at(root.index));
-  return builder.Build(Tuple(&builder, results));
+  XlaOp tuple = Tuple(&builder, results);
+  for (const auto& [output, parameter] : aliases) builder.SetUpAlias({output}, parameter, {});
+  return builder.Build(tuple);
 }
 
 }  // namespace axle::lazy

@@ -30,6 +30,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -58,8 +59,11 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots);
 // The computation of `roots` (a tuple of them). Unimplemented naming the op
 // when one has no lowering; InvalidArgument naming the node when building
 // it fails.
-absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const PostOrder& order,
-                                          const std::string& name = "lazy_graph");
+// `aliases`: (root, parameter) pairs whose result may reuse the parameter's
+// buffer (input_output_alias), for donated parameters.
+absl::StatusOr<XlaComputation> LowerGraph(
+    absl::Span<const Value> roots, const PostOrder& order, const std::string& name = "lazy_graph",
+    absl::Span<const std::pair<int64_t, int64_t>> aliases = {});
 
 }  // namespace axle::lazy
 

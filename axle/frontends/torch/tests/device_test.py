@@ -57,6 +57,8 @@ class DeviceTest(unittest.TestCase):
         torch.testing.assert_close(w.cpu(), torch.full((4,), 63.0))
         self.assertLessEqual(met.counter_value("UncachedCompile"), 2)
         self.assertEqual(met.counter_value("MarkStep"), 5)
+        # From the second step on, w's old value dies: its buffer takes the new one.
+        self.assertGreaterEqual(met.counter_value("DonatedBuffers") or 0, 4)
         self.assertIsNotNone(met.metric_data("ExecuteTime"))
         self.assertIn("CompileTime", met.metrics_report())
 
