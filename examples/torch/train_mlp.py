@@ -10,6 +10,14 @@ import os
 import sys
 import time
 
+# libgomp's idle workers (PyTorch's and oneDNN's) spin for a while after each
+# parallel region and, on a small machine, starve Axle's own threads; Axle's
+# executables stop that at startup, a Python module cannot. So the script
+# restarts itself with spinning off unless the user chose a policy.
+if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    os.environ["GOMP_SPINCOUNT"] = "0"
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
 import torch
 import torch.nn.functional as F
 from torch import nn
