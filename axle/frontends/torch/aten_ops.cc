@@ -973,6 +973,131 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+// Batch norm over every dimension but 1 (the channels): the channel
+// statistics broadcast back along dimension 1.
+struct BatchNormDims {
+  Ints all;
+  Ints reduced;  // every dimension but 1
+  int64_t count = 1;
+  int64_t channels = 0;
+};
+
+BatchNormDims MakeBatchNormDims(const at::Tensor& input) {
+  TORCH_CHECK(input.dim() >= 2, "axle: batch_norm expects at least 2 dimensions, got ",
+              input.sizes());
+  BatchNormDims d;
+  d.all = ToInts(input.sizes());
+  d.channels = d.all[1];
+  for (int64_t i = 0; i < static_cast<int64_t>(d.all.size()); ++i) {
+    if (i == 1) continue;
+    d.reduced.push_back(i);
+    d.count *= d.all[i];
+  }
+  return d;
+}
+
+Value PerChannel(const Value& v, const BatchNormDims& d) {  // [C] -> input's shape
+  return MakeValue("broadcast_in_dim", {v}, MakeShape(TypeOf(v), d.all), {Ints{1}});
+}
+
+Value ChannelMean(const Value& v, const BatchNormDims& d) {
+  Value s = SumValue(v, d.reduced, false);
+  return Elementwise("div", s, Constant(static_cast<double>(d.count), TypeOf(v), {d.channels}));
+}
+
+bool Defined(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm(
+    const at::Tensor& input, const c10::optional<at::Tensor>& weight,
+    const c10::optional<at::Tensor>& bias, const c10::optional<at::Tensor>& running_mean,
+    const c10::optional<at::Tensor>& running_var, bool training, double momentum, double eps) {
+  Count("native_batch_norm");
+  BatchNormDims d = MakeBatchNormDims(input);
+  Value x = Operand(input, "input");
+  PrimitiveType t = TypeOf(x);
+  Ints c = {d.channels};
+  Value mean;
+  Value var;
+  if (training) {
+    mean = ChannelMean(x, d);
+    Value centered = Elementwise("sub", x, PerChannel(mean, d));
+    var = ChannelMean(Elementwise("mul", centered, centered), d);
+    // The running statistics move toward the batch's (the variance unbiased).
+    if (Defined(running_mean)) {
+      at::Tensor rm = *running_mean;
+      Value old = Convert(Operand(rm, "running_mean"), t);
+      Assign(rm, Elementwise("add", Elementwise("mul", old, Constant(1 - momentum, t, c)),
+                             Elementwise("mul", mean, Constant(momentum, t, c))));
+    }
+    if (Defined(running_var)) {
+      at::Tensor rv = *running_var;
+      Value old = Convert(Operand(rv, "running_var"), t);
+      double unbias = d.count > 1 ? static_cast<double>(d.count) / (d.count - 1) : 1.0;
+      Assign(rv, Elementwise("add", Elementwise("mul", old, Constant(1 - momentum, t, c)),
+                             Elementwise("mul", var, Constant(momentum * unbias, t, c))));
+    }
+  } else {
+    TORCH_CHECK(Defined(running_mean) && Defined(running_var),
+                "axle: batch_norm in eval mode needs running_mean and running_var");
+    mean = Convert(Operand(*running_mean, "running_mean"), t);
+    var = Convert(Operand(*running_var, "running_var"), t);
+  }
+  Value invstd = Unary("rsqrt", Elementwise("add", var, Constant(eps, t, c)));
+  Value out = Elementwise("mul", Elementwise("sub", x, PerChannel(mean, d)), PerChannel(invstd, d));
+  if (Defined(weight))
+    out = Elementwise("mul", out, PerChannel(Convert(Operand(*weight, "weight"), t), d));
+  if (Defined(bias))
+    out = Elementwise("add", out, PerChannel(Convert(Operand(*bias, "bias"), t), d));
+  if (!training) {  // PyTorch returns empty saved statistics in eval mode
+    return {Wrap(out), Wrap(Constant(0, t, {0})), Wrap(Constant(0, t, {0}))};
+  }
+  return {Wrap(out), Wrap(mean), Wrap(invstd)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const c10::optional<at::Tensor>& weight,
+    const c10::optional<at::Tensor>& running_mean, const c10::optional<at::Tensor>& running_var,
+    const c10::optional<at::Tensor>& save_mean, const c10::optional<at::Tensor>& save_invstd,
+    bool train, double eps, std::array<bool, 3> output_mask) {
+  Count("native_batch_norm_backward");
+  BatchNormDims d = MakeBatchNormDims(input);
+  Value g = Operand(grad_out, "grad_out");
+  Value x = Operand(input, "input");
+  PrimitiveType t = TypeOf(x);
+  Ints c = {d.channels};
+  Value mean;
+  Value invstd;
+  if (train) {
+    TORCH_CHECK(Defined(save_mean) && Defined(save_invstd),
+                "axle: batch_norm_backward in training needs the saved statistics");
+    mean = Convert(Operand(*save_mean, "save_mean"), t);
+    invstd = Convert(Operand(*save_invstd, "save_invstd"), t);
+  } else {
+    mean = Convert(Operand(*running_mean, "running_mean"), t);
+    invstd = Unary("rsqrt", Elementwise("add", Convert(Operand(*running_var, "running_var"), t),
+                                        Constant(eps, t, c)));
+  }
+  Value xhat =
+      Elementwise("mul", Elementwise("sub", x, PerChannel(mean, d)), PerChannel(invstd, d));
+  Value w = Defined(weight) ? Convert(Operand(*weight, "weight"), t) : Constant(1, t, c);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    Value scale = PerChannel(Elementwise("mul", w, invstd), d);
+    if (train) {
+      Value mg = PerChannel(ChannelMean(g, d), d);
+      Value mgx = PerChannel(ChannelMean(Elementwise("mul", g, xhat), d), d);
+      grad_input = Wrap(Elementwise(
+          "mul", scale,
+          Elementwise("sub", Elementwise("sub", g, mg), Elementwise("mul", xhat, mgx))));
+    } else {
+      grad_input = Wrap(Elementwise("mul", g, scale));
+    }
+  }
+  if (output_mask[1]) grad_weight = Wrap(SumValue(Elementwise("mul", g, xhat), d.reduced, false));
+  if (output_mask[2]) grad_bias = Wrap(SumValue(g, d.reduced, false));
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // One-hot [M, V] (as `type`) of M indices into V rows.
 Value OneHot(const Value& indices, int64_t rows, PrimitiveType type) {
   int64_t m = 1;
@@ -1297,6 +1422,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("_softmax_backward_data", TORCH_FN(softmax_backward));
   m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
+  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
+  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("index_select", TORCH_FN(index_select));
   m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
   m.impl("addcmul", TORCH_FN(addcmul));

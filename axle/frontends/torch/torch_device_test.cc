@@ -112,6 +112,33 @@ TEST(TorchDeviceTest, SlicesSelectsCatAndTheirGradientsMatchCpu) {
   }
 }
 
+TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{8, 4}, std::vector<int64_t>{3, 4, 5, 2}}) {
+    at::Tensor a = at::randn(shape);
+    at::Tensor w = at::randn({4});
+    at::Tensor b = at::randn({4});
+    auto run = [&](const at::Device& device) {
+      at::Tensor x = a.to(device).detach().set_requires_grad(true);
+      at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+      at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+      at::Tensor rm = at::zeros({4}).to(device);
+      at::Tensor rv = at::ones({4}).to(device);
+      at::Tensor y = at::batch_norm(x, wd, bd, rm, rv, /*training=*/true, 0.1, 1e-5, false);
+      (y * y).sum().backward();
+      at::Tensor e = at::batch_norm(x.detach(), wd.detach(), bd.detach(), rm, rv,
+                                    /*training=*/false, 0.1, 1e-5, false);
+      return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad(), rm, rv, e};
+    };
+    std::vector<at::Tensor> cpu = run(at::kCPU);
+    std::vector<at::Tensor> xla = run(kXla);
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      SCOPED_TRACE(i);
+      ExpectClose(xla[i], cpu[i]);
+    }
+  }
+}
+
 TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
   at::Tensor x = at::zeros({3}, at::device(kXla));
   at::Tensor alias = x.detach();

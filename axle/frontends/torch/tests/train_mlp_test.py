@@ -91,6 +91,14 @@ class TrainMlpTest(unittest.TestCase):
         self.check_training(Model, F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2),
                             inputs, targets)
 
+    def test_batch_norm_mlp_cross_entropy_sgd(self):
+        g = torch.Generator().manual_seed(5)
+        inputs = [torch.randn(16, 6, generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 3, (16,), generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3)),
+            F.cross_entropy, lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), inputs, targets)
+
 
 if __name__ == "__main__":
     unittest.main()
