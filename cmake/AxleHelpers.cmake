@@ -4,6 +4,10 @@
 function(axle_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SRCS})
+  # Linked into the PyTorch device's shared module (AXLE_TORCH).
+  if(AXLE_PIC_LIBRARIES)
+    set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
   set_property(GLOBAL APPEND PROPERTY AXLE_LIBRARIES ${name})
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>

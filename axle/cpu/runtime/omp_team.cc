@@ -35,7 +35,9 @@ bool HasSetting(char** envp, const char* prefix) {
   return false;
 }
 
-// Runs from the executable's .preinit_array, before any shared library's
+}  // namespace
+
+// Runs from the executable's .preinit_array (omp_team_preinit.cc), before any shared library's
 // constructor (libgomp's reads the CPU count and the environment). A
 // setenv here would not reach libgomp: libc's own initializer, which runs
 // after this and before libgomp's, points `environ` back at the original
@@ -62,8 +64,7 @@ void ThrottleOmpSpinning(int, char**, char** envp) {
   throttled_by_axle = sched_setaffinity(0, sizeof(one), &one) == 0;
 }
 
-__attribute__((section(".preinit_array"),
-               used)) void (*const kThrottleOmpSpinning)(int, char**, char**) = ThrottleOmpSpinning;
+namespace {
 
 // An executable's constructors run after those of the shared libraries it
 // uses (libgomp's among them): the process gets its CPUs back before main.

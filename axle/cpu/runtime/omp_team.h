@@ -40,6 +40,11 @@ namespace axle::cpu {
 // GOMP_SPINCOUNT, on a one-CPU machine, or in a shared library).
 bool OmpSpinningThrottledByAxle();
 
+// What shows libgomp one CPU; run from an executable's .preinit_array
+// (omp_team_preinit.cc, kept in executables only: a shared object may have
+// no .preinit_array).
+void ThrottleOmpSpinning(int argc, char** argv, char** envp);
+
 class OmpTeamShare {
  public:
   explicit OmpTeamShare(const ExecutableRunOptions* options);

@@ -1,0 +1,95 @@
+//===- graph_executor.h - Compile, cache and run lazy-tensor graphs --------===//
+//
+// torch-xla's graph executor. Execute(roots) computes the values `roots`:
+// it walks their graph (lowering.h's post order), hashes it structurally
+// (the roots' node hashes and the pattern of parameter uses: which leaves
+// share one DeviceData), looks the hash up in an LRU cache of compiled
+// graphs, lowers and compiles on a miss (LocalClient::Compile, which also
+// uses the on-disk cache when AXLE_CACHE_DIR is set), runs the executable
+// with the leaves' buffers as arguments and returns one DeviceData per
+// root.
+//
+// Counters: UncachedCompile, CachedCompile; timers: CompileTime,
+// ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
+// graph, or which parameter's shape differs from the previous graph's) on
+// stderr. When lowering or compiling fails and AXLE_DUMP_TO names a folder,
+// the graph is written there (its IR as axle_lazy_graph_<hash>.ir when it
+// did not lower, its HLO as .hlo when it did not compile) and the error
+// names the file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_
+#define AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/frontends/lazy/ir.h"
+#include "axle/frontends/lazy/lowering.h"
+#include "axle/runtime/local_client.h"
+
+namespace axle::lazy {
+
+class GraphExecutor {
+ public:
+  static constexpr size_t kDefaultCacheCapacity = 1024;
+
+  // The process's executor.
+  static GraphExecutor& Get();
+
+  explicit GraphExecutor(size_t cache_capacity = kDefaultCacheCapacity)
+      : capacity_(cache_capacity) {}
+
+  // `may_donate`: whether a leaf's data dies with this execution (no tensor
+  // holds it any more). Such a buffer is donated to a result of its shape
+  // (input_output_alias: the result is written in place) and is invalid
+  // afterwards. Counts DonatedBuffers.
+  absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> Execute(
+      absl::Span<const Value> roots,
+      const std::function<bool(const DeviceData&)>& may_donate = nullptr);
+
+  // The structural hash of the graph computing `roots` (Execute's key), with
+  // its (root, parameter) aliases.
+  static uint64_t GraphHash(absl::Span<const Value> roots, const PostOrder& order,
+                            absl::Span<const std::pair<int64_t, int64_t>> aliases = {});
+
+  size_t cache_size() const;
+  void ClearCache();
+
+ private:
+  struct Compiled {
+    std::unique_ptr<LocalExecutable> executable;
+    std::vector<Shape> parameter_shapes;
+  };
+  struct Entry {
+    std::shared_ptr<Compiled> compiled;
+    std::list<uint64_t>::iterator lru;
+  };
+
+  using Aliases = std::vector<std::pair<int64_t, int64_t>>;
+  absl::StatusOr<std::shared_ptr<Compiled>> GetOrCompile(absl::Span<const Value> roots,
+                                                         const PostOrder& order,
+                                                         const Aliases& aliases);
+  absl::StatusOr<std::shared_ptr<Compiled>> Compile(absl::Span<const Value> roots,
+                                                    const PostOrder& order, uint64_t hash,
+                                                    const Aliases& aliases);
+
+  size_t capacity_;
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, Entry> cache_;
+  std::list<uint64_t> lru_;  // most recently used first
+  std::vector<Shape> last_parameter_shapes_;
+  size_t last_num_nodes_ = 0;
+};
+
+}  // namespace axle::lazy
+
+#endif  // AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_

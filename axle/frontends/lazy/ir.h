@@ -1,0 +1,130 @@
+//===- ir.h - The lazy-tensor IR: nodes, values, device data ---------------===//
+//
+// torch-xla's IR. An operation on a lazy tensor records a Node: the op kind
+// (a name such as "add" or "dot_general"), its operands (Values: a node and
+// one of its outputs), its shape (an array; a tuple when it has several
+// outputs) and its attributes (integers, reals, lists of integers, strings).
+// Each node's hash covers the op, the shape, the attributes and its
+// operands' hashes, so two graphs built the same way hash the same however
+// their nodes were allocated: the graph executor's compile cache is keyed by
+// it.
+//
+// Leaves are "device_data" nodes: a value already computed (DeviceData, a
+// device buffer) or a host value waiting to be transferred (a scalar an op
+// took, such as a learning rate). They become parameters of the compiled
+// graph, never constants, and their hash covers their shape only: a new
+// value of the same shape reuses the executable. Constants that belong to
+// the graph's structure (0 in relu) are "constant" nodes, whose value is an
+// attribute and so part of the hash.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_LAZY_IR_H_
+#define AXLE_FRONTENDS_LAZY_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/core/literal.h"
+#include "axle/core/shape.h"
+#include "axle/runtime/execution_input.h"
+#include "axle/runtime/shaped_buffer.h"
+
+namespace axle::lazy {
+
+// A stable 64-bit hash (the same in every process).
+uint64_t HashCombine(uint64_t seed, uint64_t value);
+uint64_t HashString(absl::string_view s);
+uint64_t HashShape(const Shape& shape);
+
+// A computed value: a device buffer, or a host literal not yet transferred
+// (the executor transfers it when a graph first needs it).
+class DeviceData {
+ public:
+  explicit DeviceData(ScopedShapedBuffer buffer);
+  explicit DeviceData(Literal literal);
+  DeviceData(const DeviceData&) = delete;
+  DeviceData& operator=(const DeviceData&) = delete;
+
+  const Shape& shape() const { return shape_; }
+  // The device buffer, transferring the host literal first if need be.
+  absl::StatusOr<const ShapedBuffer*> Buffer();
+  // The value on the host (a transfer from the device, unless it is still
+  // the host literal).
+  absl::StatusOr<Literal> ToLiteral();
+  bool on_device() const { return buffer_ != nullptr; }
+  // Gives the device buffer to an execution (ExecutionInput::Donate): this
+  // value is invalid afterwards (donated() is true; Buffer() fails).
+  ExecutionInput Donate();
+  bool donated() const { return donated_; }
+
+ private:
+  Shape shape_;
+  std::unique_ptr<ScopedShapedBuffer> buffer_;
+  std::optional<Literal> host_;
+  bool donated_ = false;
+};
+
+using Attr = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
+
+class Node;
+
+struct Value {
+  std::shared_ptr<Node> node;
+  int index = 0;  // which output of the node
+
+  const Shape& shape() const;
+  uint64_t hash() const;
+  explicit operator bool() const { return node != nullptr; }
+};
+
+class Node {
+ public:
+  Node(std::string op, std::vector<Value> operands, Shape shape, std::vector<Attr> attrs = {});
+  // A leaf holding `data`.
+  static std::shared_ptr<Node> MakeDeviceData(std::shared_ptr<DeviceData> data);
+  // A constant of `shape`, every element `value` (converted to its type).
+  static std::shared_ptr<Node> MakeConstant(double value, const Shape& shape);
+
+  const std::string& op() const { return op_; }
+  const std::vector<Value>& operands() const { return operands_; }
+  const Value& operand(int i) const { return operands_.at(i); }
+  // The node's shape: an array, or a tuple of its outputs' shapes.
+  const Shape& shape() const { return shape_; }
+  const Shape& output_shape(int index) const;
+  int num_outputs() const;
+  const std::vector<Attr>& attrs() const { return attrs_; }
+  // The attribute at `i` as the given kind; CHECK-fails on a mismatch (the
+  // lowerings' own invariant: attributes come from this project's code).
+  int64_t attr_int(int i) const;
+  double attr_double(int i) const;
+  const std::vector<int64_t>& attr_ints(int i) const;
+  const std::string& attr_string(int i) const;
+  uint64_t hash() const { return hash_; }
+  // The data of a "device_data" leaf, else null.
+  const std::shared_ptr<DeviceData>& data() const { return data_; }
+
+  // "%op(operand hashes) shape {attrs}" (debugging).
+  std::string ToString() const;
+
+ private:
+  std::string op_;
+  std::vector<Value> operands_;
+  Shape shape_;
+  std::vector<Attr> attrs_;
+  uint64_t hash_ = 0;
+  std::shared_ptr<DeviceData> data_;
+};
+
+// Value of output 0 of a new node.
+Value MakeValue(std::string op, std::vector<Value> operands, Shape shape,
+                std::vector<Attr> attrs = {});
+
+}  // namespace axle::lazy
+
+#endif  // AXLE_FRONTENDS_LAZY_IR_H_

@@ -1,0 +1,225 @@
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "axle/core/literal.h"
+#include "axle/core/shape_util.h"
+#include "axle/frontends/lazy/graph_executor.h"
+#include "axle/frontends/lazy/ir.h"
+#include "axle/frontends/lazy/lazy_tensor.h"
+#include "axle/frontends/lazy/lowering.h"
+#include "axle/frontends/lazy/metrics.h"
+#include "gtest/gtest.h"
+
+namespace axle::lazy {
+namespace {
+
+Shape VecF32(const std::vector<int64_t>& dims) { return ShapeUtil::MakeShape(F32, dims); }
+
+Value Leaf(const std::vector<float>& values) {
+  auto data = std::make_shared<DeviceData>(LiteralUtil::CreateR1<float>(values));
+  return Value{Node::MakeDeviceData(std::move(data)), 0};
+}
+
+// a * b + 2 over vectors.
+Value AxpyGraph(const Value& a, const Value& b) {
+  const Shape& s = a.shape();
+  Value mul = MakeValue("mul", {a, b}, s);
+  return MakeValue("add", {mul, Value{Node::MakeConstant(2.0, s), 0}}, s);
+}
+
+std::vector<float> ToVector(DeviceData& data) {
+  absl::StatusOr<Literal> literal = data.ToLiteral();
+  EXPECT_TRUE(literal.ok()) << literal.status();
+  if (!literal.ok()) return {};
+  auto span = literal->data<float>();
+  return {span.begin(), span.end()};
+}
+
+int64_t Counter(const char* name) { return metrics::CounterValue(name).value_or(0); }
+
+TEST(LazyIrTest, HashIsStructural) {
+  Value a = AxpyGraph(Leaf({1, 2}), Leaf({3, 4}));
+  Value b = AxpyGraph(Leaf({5, 6}), Leaf({7, 8}));
+  EXPECT_EQ(a.hash(), b.hash());  // leaves hash by shape only
+  Value c = AxpyGraph(Leaf({1, 2, 3}), Leaf({3, 4, 5}));
+  EXPECT_NE(a.hash(), c.hash());  // shapes differ
+  Value x = Leaf({1, 2});
+  Value d = MakeValue("add", {x, Value{Node::MakeConstant(3.0, x.shape()), 0}}, x.shape());
+  Value e = MakeValue("add", {x, Value{Node::MakeConstant(4.0, x.shape()), 0}}, x.shape());
+  EXPECT_NE(d.hash(), e.hash());  // a constant's value is an attribute
+  Value f = MakeValue("sub", {x, Value{Node::MakeConstant(3.0, x.shape()), 0}}, x.shape());
+  EXPECT_NE(d.hash(), f.hash());
+}
+
+TEST(LazyIrTest, GraphHashSeesSharedParameters) {
+  Value x = Leaf({1, 2});
+  Value y = Leaf({3, 4});
+  Value same = MakeValue("mul", {x, x}, x.shape());
+  Value different = MakeValue("mul", {x, y}, x.shape());
+  EXPECT_EQ(same.hash(), different.hash());
+  PostOrder o1 = ComputePostOrder({same});
+  PostOrder o2 = ComputePostOrder({different});
+  EXPECT_EQ(o1.parameters.size(), 1u);
+  EXPECT_EQ(o2.parameters.size(), 2u);
+  EXPECT_NE(GraphExecutor::GraphHash({same}, o1), GraphExecutor::GraphHash({different}, o2));
+}
+
+TEST(LazyExecutorTest, ComputesAndCachesByStructure) {
+  GraphExecutor executor;
+  int64_t uncached = Counter("UncachedCompile");
+  int64_t cached = Counter("CachedCompile");
+  auto r1 = executor.Execute({AxpyGraph(Leaf({1, 2}), Leaf({3, 4}))});
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  EXPECT_EQ(ToVector(*(*r1)[0]), (std::vector<float>{5, 10}));
+  auto r2 = executor.Execute({AxpyGraph(Leaf({5, 6}), Leaf({7, 8}))});
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ(ToVector(*(*r2)[0]), (std::vector<float>{37, 50}));
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  EXPECT_EQ(Counter("CachedCompile") - cached, 1);
+  EXPECT_EQ(executor.cache_size(), 1u);
+  ASSERT_TRUE(metrics::Metric("CompileTime").has_value());
+  EXPECT_GE(metrics::Metric("ExecuteTime")->count, 2);
+}
+
+TEST(LazyExecutorTest, LeastRecentlyUsedIsEvicted) {
+  GraphExecutor executor(/*cache_capacity=*/1);
+  int64_t uncached = Counter("UncachedCompile");
+  Value x = Leaf({1, 2});
+  auto add = [&] { return MakeValue("add", {x, x}, x.shape()); };
+  auto mul = [&] { return MakeValue("mul", {x, x}, x.shape()); };
+  ASSERT_TRUE(executor.Execute({add()}).ok());
+  ASSERT_TRUE(executor.Execute({add()}).ok());
+  ASSERT_TRUE(executor.Execute({mul()}).ok());
+  ASSERT_TRUE(executor.Execute({add()}).ok());
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 3);
+  EXPECT_EQ(executor.cache_size(), 1u);
+}
+
+TEST(LazyExecutorTest, RootsThatRepeatOrAreLeavesAreHandled) {
+  GraphExecutor executor;
+  Value x = Leaf({1, 2});
+  Value y = MakeValue("neg", {x}, x.shape());
+  auto results = executor.Execute({y, x, y});
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), 3u);
+  EXPECT_EQ((*results)[0], (*results)[2]);
+  EXPECT_EQ((*results)[1], x.node->data());
+  EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{-1, -2}));
+}
+
+TEST(LazyExecutorTest, DotReduceBroadcastTranspose) {
+  GraphExecutor executor;
+  auto a = std::make_shared<DeviceData>(LiteralUtil::CreateR2<float>({{1, 2}, {3, 4}}));
+  Value va{Node::MakeDeviceData(a), 0};
+  Value at = MakeValue("transpose", {va}, VecF32({2, 2}), {std::vector<int64_t>{1, 0}});
+  Value dot = MakeValue("dot_general", {va, at}, VecF32({2, 2}),
+                        {std::vector<int64_t>{1}, std::vector<int64_t>{0}, std::vector<int64_t>{},
+                         std::vector<int64_t>{}});
+  Value sum =
+      MakeValue("reduce", {dot}, VecF32({2}), {std::vector<int64_t>{0}, std::string("sum")});
+  Value b = MakeValue("broadcast_in_dim", {sum}, VecF32({3, 2}), {std::vector<int64_t>{1}});
+  Value flat = MakeValue("reshape", {b}, VecF32({6}));
+  auto results = executor.Execute({flat});
+  ASSERT_TRUE(results.ok()) << results.status();
+  // a a^T = {{5, 11}, {11, 25}}; column sums {16, 36}.
+  EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{16, 36, 16, 36, 16, 36}));
+}
+
+TEST(LazyExecutorTest, UnknownOpIsUnimplemented) {
+  GraphExecutor executor;
+  Value x = Leaf({1});
+  auto results = executor.Execute({MakeValue("frobnicate", {x}, x.shape())});
+  ASSERT_FALSE(results.ok());
+  EXPECT_EQ(results.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(results.status().message().find("frobnicate"), std::string::npos);
+}
+
+TEST(LazyExecutorTest, BadGraphIsAnError) {
+  GraphExecutor executor;
+  Value x = Leaf({1, 2});
+  Value y = Leaf({1, 2, 3});
+  auto results = executor.Execute({MakeValue("add", {x, y}, x.shape())});
+  ASSERT_FALSE(results.ok());
+  EXPECT_NE(results.status().message().find("add"), std::string::npos) << results.status();
+}
+
+TEST(LazyExecutorTest, FailedGraphIsDumpedUnderAxleDumpTo) {
+  std::string dir = ::testing::TempDir() + "/axle_lazy_dump";
+  std::filesystem::create_directories(dir);
+  setenv("AXLE_DUMP_TO", dir.c_str(), 1);
+  GraphExecutor executor;
+  Value x = Leaf({1, 2});
+  auto results = executor.Execute({MakeValue("add", {x, Leaf({1, 2, 3})}, x.shape())});
+  unsetenv("AXLE_DUMP_TO");
+  ASSERT_FALSE(results.ok());
+  std::string message(results.status().message());
+  size_t at = message.find(dir);
+  ASSERT_NE(at, std::string::npos) << message;
+  std::string path = message.substr(at, message.find(')', at) - at);
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("add("), std::string::npos) << text;
+}
+
+TEST(LazyTensorTest, InPlaceUpdatesAndMarkStep) {
+  int64_t steps = Counter("MarkStep");
+  auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2, 3}));
+  int64_t uncached = Counter("UncachedCompile");
+  int64_t donated = Counter("DonatedBuffers");
+  for (int step = 0; step < 4; ++step) {
+    Value v = w->GetIrValue();
+    w->SetIrValue(AxpyGraph(v, v));  // w = w * w + 2
+    ASSERT_TRUE(w->has_pending_ir());
+    ASSERT_TRUE(SyncLiveTensors().ok());
+    ASSERT_FALSE(w->has_pending_ir());
+  }
+  // One graph for every step: the data leaf replaces the IR each time.
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  // w's old value dies at each step: its buffer is donated to the new one.
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 4);
+  EXPECT_EQ(Counter("MarkStep") - steps, 4);
+  auto literal = w->ToLiteral();
+  ASSERT_TRUE(literal.ok());
+  // 1 -> 3 -> 11 -> 123 -> 15131.
+  EXPECT_EQ(literal->data<float>()[0], 15131.0f);
+}
+
+TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
+  auto a = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
+  ASSERT_TRUE(a->data()->Buffer().ok());
+  auto b = LazyTensor::FromIr(MakeValue("neg", {a->GetIrValue()}, a->shape()));
+  int64_t donated = Counter("DonatedBuffers");
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 0);  // a still holds its value
+  auto literal = a->ToLiteral();
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_EQ(literal->data<float>()[1], 2.0f);
+  EXPECT_EQ(b->ToLiteral()->data<float>()[1], -2.0f);
+}
+
+TEST(LazyTensorTest, ToLiteralSyncsPendingValue) {
+  auto x = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
+  auto y = LazyTensor::FromIr(MakeValue("exp", {x->GetIrValue()}, x->shape()));
+  auto literal = y->ToLiteral();
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_NEAR(literal->data<float>()[1], 7.389056f, 1e-5);
+  EXPECT_FALSE(y->has_pending_ir());
+}
+
+TEST(LazyMetricsTest, CountersAndReport) {
+  metrics::IncrementCounter("axle::test_op", 2);
+  EXPECT_EQ(metrics::CounterValue("axle::test_op"), 2);
+  EXPECT_EQ(metrics::CounterValue("never_used"), std::nullopt);
+  metrics::RecordTime("TestTime", 0.5);
+  EXPECT_NE(metrics::Report().find("axle::test_op"), std::string::npos);
+  EXPECT_NE(metrics::Report().find("TestTime"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace axle::lazy

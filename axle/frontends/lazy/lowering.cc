@@ -1,0 +1,297 @@
+//===- lowering.cc - Lazy-tensor IR to an XlaComputation --------------------===//
+#include "axle/frontends/lazy/lowering.h"
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "axle/core/shape_util.h"
+
+namespace axle::lazy {
+namespace {
+
+struct LoweringRegistry {
+  std::mutex mutex;
+  std::map<std::string, LowerFn> fns;
+};
+
+std::vector<XlaOp> One(XlaOp op) { return {op}; }
+
+using BinaryFn = XlaOp (*)(XlaOp, XlaOp, absl::Span<const int64_t>);
+using UnaryFn = XlaOp (*)(XlaOp);
+
+template <BinaryFn F>
+absl::StatusOr<std::vector<XlaOp>> LowerBinary(XlaBuilder*, const Node&,
+                                               absl::Span<const XlaOp> x) {
+  return One(F(x[0], x[1], {}));
+}
+
+template <UnaryFn F>
+absl::StatusOr<std::vector<XlaOp>> LowerUnary(XlaBuilder*, const Node&, absl::Span<const XlaOp> x) {
+  return One(F(x[0]));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerConstant(XlaBuilder* b, const Node& node,
+                                                 absl::Span<const XlaOp>) {
+  XlaOp scalar =
+      ConvertElementType(ConstantR0<double>(b, node.attr_double(0)), node.shape().element_type());
+  return One(Broadcast(scalar, node.shape().dimensions()));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerSelect(XlaBuilder*, const Node&,
+                                               absl::Span<const XlaOp> x) {
+  return One(Select(x[0], x[1], x[2]));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerConvert(XlaBuilder*, const Node& node,
+                                                absl::Span<const XlaOp> x) {
+  return One(ConvertElementType(x[0], node.shape().element_type()));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerReshape(XlaBuilder*, const Node& node,
+                                                absl::Span<const XlaOp> x) {
+  return One(Reshape(x[0], node.shape().dimensions()));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerTranspose(XlaBuilder*, const Node& node,
+                                                  absl::Span<const XlaOp> x) {
+  return One(Transpose(x[0], node.attr_ints(0)));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerBroadcastInDim(XlaBuilder*, const Node& node,
+                                                       absl::Span<const XlaOp> x) {
+  return One(BroadcastInDim(x[0], node.shape().dimensions(), node.attr_ints(0)));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerReduce(XlaBuilder* b, const Node& node,
+                                               absl::Span<const XlaOp> x) {
+  PrimitiveType type = node.shape().element_type();
+  const std::string& kind = node.attr_string(1);
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat("reduce_", kind));
+  Shape scalar = ShapeUtil::MakeShape(type, {});
+  XlaOp lhs = Parameter(sub.get(), 0, scalar, "lhs");
+  XlaOp rhs = Parameter(sub.get(), 1, scalar, "rhs");
+  XlaOp init;
+  if (kind == "sum") {
+    Add(lhs, rhs);
+    init = Zero(b, type);
+  } else if (kind == "prod") {
+    Mul(lhs, rhs);
+    init = One(b, type);
+  } else if (kind == "max") {
+    Max(lhs, rhs);
+    init = MinValue(b, type);
+  } else if (kind == "min") {
+    Min(lhs, rhs);
+    init = MaxValue(b, type);
+  } else if (kind == "and") {
+    And(lhs, rhs);
+    init = ConstantR0<bool>(b, true);
+  } else if (kind == "or") {
+    Or(lhs, rhs);
+    init = ConstantR0<bool>(b, false);
+  } else {
+    return absl::UnimplementedError(absl::StrCat("reduce kind '", kind, "'"));
+  }
+  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  if (!reducer.ok()) return reducer.status();
+  return One(Reduce(x[0], init, *reducer, node.attr_ints(0)));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerDotGeneral(XlaBuilder*, const Node& node,
+                                                   absl::Span<const XlaOp> x) {
+  DotDimensionNumbers dnums;
+  *dnums.mutable_lhs_contracting_dimensions() = node.attr_ints(0);
+  *dnums.mutable_rhs_contracting_dimensions() = node.attr_ints(1);
+  *dnums.mutable_lhs_batch_dimensions() = node.attr_ints(2);
+  *dnums.mutable_rhs_batch_dimensions() = node.attr_ints(3);
+  return One(DotGeneral(x[0], x[1], dnums, nullptr, node.shape().element_type()));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerSlice(XlaBuilder*, const Node& node,
+                                              absl::Span<const XlaOp> x) {
+  return One(Slice(x[0], node.attr_ints(0), node.attr_ints(1), node.attr_ints(2)));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerConcatenate(XlaBuilder* b, const Node& node,
+                                                    absl::Span<const XlaOp> x) {
+  return One(ConcatInDim(b, x, node.attr_int(0)));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerPad(XlaBuilder*, const Node& node,
+                                            absl::Span<const XlaOp> x) {
+  PaddingConfig config;
+  const std::vector<int64_t>& low = node.attr_ints(0);
+  const std::vector<int64_t>& high = node.attr_ints(1);
+  const std::vector<int64_t>& interior = node.attr_ints(2);
+  if (low.size() != high.size() || low.size() != interior.size()) {
+    return absl::InvalidArgumentError("pad: low, high and interior differ in length");
+  }
+  for (size_t i = 0; i < low.size(); ++i) {
+    auto* d = config.add_dimensions();
+    d->set_edge_padding_low(low[i]);
+    d->set_edge_padding_high(high[i]);
+    d->set_interior_padding(interior[i]);
+  }
+  return One(Pad(x[0], x[1], config));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerIota(XlaBuilder* b, const Node& node,
+                                             absl::Span<const XlaOp>) {
+  return One(Iota(b, node.shape(), node.attr_int(0)));
+}
+
+XlaOp LogisticOp(XlaOp x) { return Logistic(x); }
+
+LoweringRegistry& Registry() {
+  static LoweringRegistry* registry = [] {
+    auto* r = new LoweringRegistry();
+    auto& f = r->fns;
+    f["constant"] = LowerConstant;
+    f["add"] = LowerBinary<Add>;
+    f["sub"] = LowerBinary<Sub>;
+    f["mul"] = LowerBinary<Mul>;
+    f["div"] = LowerBinary<Div>;
+    f["max"] = LowerBinary<Max>;
+    f["min"] = LowerBinary<Min>;
+    f["pow"] = LowerBinary<Pow>;
+    f["rem"] = LowerBinary<Rem>;
+    f["atan2"] = LowerBinary<Atan2>;
+    f["and"] = LowerBinary<And>;
+    f["or"] = LowerBinary<Or>;
+    f["xor"] = LowerBinary<Xor>;
+    f["eq"] = LowerBinary<Eq>;
+    f["ne"] = LowerBinary<Ne>;
+    f["lt"] = LowerBinary<Lt>;
+    f["le"] = LowerBinary<Le>;
+    f["gt"] = LowerBinary<Gt>;
+    f["ge"] = LowerBinary<Ge>;
+    f["neg"] = LowerUnary<Neg>;
+    f["exp"] = LowerUnary<Exp>;
+    f["expm1"] = LowerUnary<Expm1>;
+    f["log"] = LowerUnary<Log>;
+    f["log1p"] = LowerUnary<Log1p>;
+    f["sqrt"] = LowerUnary<Sqrt>;
+    f["rsqrt"] = LowerUnary<Rsqrt>;
+    f["tanh"] = LowerUnary<Tanh>;
+    f["logistic"] = LowerUnary<LogisticOp>;
+    f["abs"] = LowerUnary<Abs>;
+    f["sign"] = LowerUnary<Sign>;
+    f["floor"] = LowerUnary<Floor>;
+    f["ceil"] = LowerUnary<Ceil>;
+    f["round"] = LowerUnary<RoundNearestEven>;
+    f["erf"] = LowerUnary<Erf>;
+    f["sin"] = LowerUnary<Sin>;
+    f["cos"] = LowerUnary<Cos>;
+    f["not"] = LowerUnary<Not>;
+    f["select"] = LowerSelect;
+    f["convert"] = LowerConvert;
+    f["reshape"] = LowerReshape;
+    f["transpose"] = LowerTranspose;
+    f["broadcast_in_dim"] = LowerBroadcastInDim;
+    f["reduce"] = LowerReduce;
+    f["dot_general"] = LowerDotGeneral;
+    f["slice"] = LowerSlice;
+    f["concatenate"] = LowerConcatenate;
+    f["iota"] = LowerIota;
+    f["pad"] = LowerPad;
+    return r;
+  }();
+  return *registry;
+}
+
+LowerFn FindLowering(const std::string& op) {
+  LoweringRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.fns.find(op);
+  return it == r.fns.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
+void RegisterLowering(const std::string& op, LowerFn fn) {
+  LoweringRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.fns[op] = fn;
+}
+
+bool HasLowering(const std::string& op) {
+  return op == "device_data" || FindLowering(op) != nullptr;
+}
+
+PostOrder ComputePostOrder(absl::Span<const Value> roots) {
+  PostOrder order;
+  std::unordered_map<const Node*, bool> state;  // false: on the stack, true: done
+  std::unordered_map<const DeviceData*, int> parameter_index;
+  std::vector<std::pair<const Node*, size_t>> stack;
+  for (const Value& root : roots) {
+    if (state.count(root.node.get())) continue;
+    stack.emplace_back(root.node.get(), 0);
+    state[root.node.get()] = false;
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->operands().size()) {
+        const Node* operand = node->operands()[next++].node.get();
+        if (!state.count(operand)) {
+          state[operand] = false;
+          stack.emplace_back(operand, 0);
+        }
+        continue;
+      }
+      state[node] = true;
+      order.nodes.push_back(node);
+      if (node->data() != nullptr && !parameter_index.count(node->data().get())) {
+        parameter_index[node->data().get()] = static_cast<int>(order.parameters.size());
+        order.parameters.push_back(node->data());
+      }
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const PostOrder& order,
+                                          const std::string& name,
+                                          absl::Span<const std::pair<int64_t, int64_t>> aliases) {
+  XlaBuilder builder(name);
+  std::unordered_map<const DeviceData*, XlaOp> parameters;
+  for (size_t i = 0; i < order.parameters.size(); ++i) {
+    parameters[order.parameters[i].get()] = Parameter(
+        &builder, static_cast<int64_t>(i), order.parameters[i]->shape(), absl::StrCat("p", i));
+  }
+  std::unordered_map<const Node*, std::vector<XlaOp>> lowered;
+  for (const Node* node : order.nodes) {
+    if (node->data() != nullptr) {
+      lowered[node] = {parameters.at(node->data().get())};
+      continue;
+    }
+    LowerFn fn = FindLowering(node->op());
+    if (fn == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat("lazy tensors: no lowering for op '", node->op(), "'"));
+    }
+    std::vector<XlaOp> operands;
+    operands.reserve(node->operands().size());
+    for (const Value& v : node->operands())
+      operands.push_back(lowered.at(v.node.get()).at(v.index));
+    absl::StatusOr<std::vector<XlaOp>> outputs = fn(&builder, *node, operands);
+    if (!outputs.ok()) {
+      return absl::Status(outputs.status().code(), absl::StrCat("lowering ", node->ToString(), ": ",
+                                                                outputs.status().message()));
+    }
+    if (!builder.first_error().ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("lowering ", node->ToString(), ": ", builder.first_error().message()));
+    }
+    lowered[node] = std::move(*outputs);
+  }
+  std::vector<XlaOp> results;
+  results.reserve(roots.size());
+  for (const Value& root : roots) results.push_back(lowered.at(root.node.get()).at(root.index));
+  XlaOp tuple = Tuple(&builder, results);
+  for (const auto& [output, parameter] : aliases) builder.SetUpAlias({output}, parameter, {});
+  return builder.Build(tuple);
+}
+
+}  // namespace axle::lazy

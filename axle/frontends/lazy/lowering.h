@@ -1,0 +1,70 @@
+//===- lowering.h - Lazy-tensor IR to an XlaComputation ---------------------===//
+//
+// Each op kind has a lowering: a function from its node and its operands'
+// XlaOps to its outputs' XlaOps, built through XlaBuilder. LowerGraph lowers
+// the graph that computes a list of roots into one computation whose
+// parameters are the graph's device-data leaves (in the order given) and
+// whose result is the tuple of the roots.
+//
+// The op kinds (attributes in order):
+//   constant {value}                      every element `value`
+//   add sub mul div max min pow rem atan2 and or xor      same shapes
+//   eq ne lt le gt ge                     same shapes, PRED result
+//   neg exp expm1 log log1p sqrt rsqrt tanh logistic abs sign floor ceil
+//   round erf sin cos not                 elementwise
+//   select                                pred, on_true, on_false
+//   convert                               to the node's element type
+//   reshape                               to the node's dimensions
+//   transpose {permutation}
+//   broadcast_in_dim {operand dims in the result}
+//   reduce {dimensions, "sum"|"prod"|"max"|"min"|"and"|"or"}
+//   dot_general {lhs contracting, rhs contracting, lhs batch, rhs batch}
+//   slice {starts, limits, strides}
+//   concatenate {dimension}
+//   iota {dimension}
+//   pad {low, high, interior}             operand, scalar padding value
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_FRONTENDS_LAZY_LOWERING_H_
+#define AXLE_FRONTENDS_LAZY_LOWERING_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "axle/builder/xla_builder.h"
+#include "axle/frontends/lazy/ir.h"
+
+namespace axle::lazy {
+
+using LowerFn = absl::StatusOr<std::vector<XlaOp>> (*)(XlaBuilder* builder, const Node& node,
+                                                       absl::Span<const XlaOp> operands);
+
+// Adds (or replaces) the lowering of `op`.
+void RegisterLowering(const std::string& op, LowerFn fn);
+bool HasLowering(const std::string& op);
+
+// The graph's nodes, operands before users, each once; its device-data
+// leaves (each DeviceData once, in first-use order) and, for each leaf node
+// in `nodes`, its parameter number.
+struct PostOrder {
+  std::vector<const Node*> nodes;
+  std::vector<std::shared_ptr<DeviceData>> parameters;
+};
+PostOrder ComputePostOrder(absl::Span<const Value> roots);
+
+// The computation of `roots` (a tuple of them). Unimplemented naming the op
+// when one has no lowering; InvalidArgument naming the node when building
+// it fails.
+// `aliases`: (root, parameter) pairs whose result may reuse the parameter's
+// buffer (input_output_alias), for donated parameters.
+absl::StatusOr<XlaComputation> LowerGraph(
+    absl::Span<const Value> roots, const PostOrder& order, const std::string& name = "lazy_graph",
+    absl::Span<const std::pair<int64_t, int64_t>> aliases = {});
+
+}  // namespace axle::lazy
+
+#endif  // AXLE_FRONTENDS_LAZY_LOWERING_H_

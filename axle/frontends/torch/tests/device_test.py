@@ -1,0 +1,82 @@
+"""The Axle device's basics: tensors move to and from it, ops are lowered
+(axle:: counters), unlowered ops fall back to the CPU (aten:: counters),
+sync() computes pending values, and errors are clear."""
+import unittest
+
+import torch
+
+import torch_axle
+import torch_axle.metrics as met
+
+
+class DeviceTest(unittest.TestCase):
+    def setUp(self):
+        self.dev = torch_axle.device()
+
+    def test_device(self):
+        self.assertEqual(self.dev, torch.device("xla", 0))
+        self.assertEqual(torch_axle.device(0), self.dev)
+        with self.assertRaises(ValueError):
+            torch_axle.device(1)
+
+    def test_round_trip_and_arithmetic(self):
+        a = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+        b = torch.full((3,), 2.0)
+        x = a.to(self.dev)
+        self.assertEqual(x.device, self.dev)
+        self.assertEqual(x.shape, (2, 3))
+        y = (x + b.to(self.dev)) * 3 - x / 2
+        torch.testing.assert_close(y.cpu(), (a + b) * 3 - a / 2)
+        z = x.t().mm(x).sum(dim=0, keepdim=True).mean()
+        torch.testing.assert_close(z.cpu(), a.t().mm(a).sum(dim=0, keepdim=True).mean())
+        self.assertAlmostEqual(x.sum().item(), 15.0)
+        self.assertGreater(met.counter_value("axle::mm"), 0)
+
+    def test_factories_and_in_place(self):
+        z = torch.zeros(2, 2, device=self.dev)
+        z.add_(torch.ones(2, 2, device=self.dev), alpha=2.5)
+        z.mul_(2)
+        torch.testing.assert_close(z.cpu(), torch.full((2, 2), 5.0))
+        torch_axle.sync()
+        torch.testing.assert_close(z.cpu(), torch.full((2, 2), 5.0))
+
+    def test_fallback_is_counted(self):
+        x = torch.tensor([3.0, 1.0, 2.0]).to(self.dev)
+        values, _ = torch.sort(x)  # no lowering: runs on the CPU
+        self.assertEqual(values.device, self.dev)
+        torch.testing.assert_close(values.cpu(), torch.tensor([1.0, 2.0, 3.0]))
+        self.assertGreaterEqual(met.counter_value("aten::sort") or 0, 1)
+        self.assertIn("aten::sort", met.fallback_ops())
+
+    def test_sync_compiles_once_per_graph(self):
+        met.clear_all()
+        w = torch.ones(4, device=self.dev)
+        for _ in range(5):
+            w.mul_(torch.tensor(2.0).to(self.dev)).add_(1)
+            torch_axle.mark_step()
+        torch.testing.assert_close(w.cpu(), torch.full((4,), 63.0))
+        self.assertLessEqual(met.counter_value("UncachedCompile"), 2)
+        self.assertEqual(met.counter_value("MarkStep"), 5)
+        # From the second step on, w's old value dies: its buffer takes the new one.
+        self.assertGreaterEqual(met.counter_value("DonatedBuffers") or 0, 4)
+        self.assertIsNotNone(met.metric_data("ExecuteTime"))
+        self.assertIn("CompileTime", met.metrics_report())
+
+    def test_wrong_device_is_a_clear_error(self):
+        x = torch.ones(2, device=self.dev)
+        with self.assertRaisesRegex(RuntimeError, "xla"):
+            torch.mm(x.reshape(1, 2), torch.ones(2, 1))
+
+    def test_unsupported_dtype_is_a_clear_error(self):
+        with self.assertRaisesRegex(RuntimeError, "does not support dtype"):
+            torch.zeros(2, dtype=torch.complex64, device=self.dev)
+
+    def test_autograd(self):
+        a = torch.randn(3, 4)
+        x = a.to(self.dev).requires_grad_()
+        (x.relu() * 2).sum().backward()
+        torch.testing.assert_close(x.grad.cpu(), (a > 0).float() * 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,104 @@
+"""A Linear/ReLU MLP trained with SGD (momentum) on the Axle device gives the
+losses PyTorch's CPU gives; the steady loop compiles a bounded number of
+graphs and falls back to the CPU for nothing."""
+import unittest
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import torch_axle
+import torch_axle.metrics as met
+
+STEPS = 10
+
+
+def train(device, make_model, loss_fn, make_optimizer, inputs, targets, sync):
+    torch.manual_seed(0)
+    model = make_model().to(device)
+    optimizer = make_optimizer(model.parameters())
+    losses = []
+    for x, y in zip(inputs, targets):
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        if sync:
+            torch_axle.sync()
+        losses.append(loss.item())
+    return losses, model
+
+
+class TrainMlpTest(unittest.TestCase):
+    def check_training(self, make_model, loss_fn, make_optimizer, inputs, targets):
+        cpu_losses, cpu_model = train(torch.device("cpu"), make_model, loss_fn, make_optimizer,
+                                      inputs, targets, sync=False)
+        met.clear_all()
+        dev_losses, dev_model = train(torch_axle.device(), make_model, loss_fn, make_optimizer,
+                                      inputs, targets, sync=True)
+        for step, (c, d) in enumerate(zip(cpu_losses, dev_losses)):
+            self.assertAlmostEqual(c, d, delta=1e-3 * abs(c) + 1e-6,
+                                   msg=f"step {step}: cpu {cpu_losses} axle {dev_losses}")
+        for (name, p_cpu), p_dev in zip(cpu_model.named_parameters(), dev_model.parameters()):
+            torch.testing.assert_close(p_dev.cpu(), p_cpu, rtol=1e-3, atol=1e-5, msg=name)
+        uncached = met.counter_value("UncachedCompile")
+        self.assertIsNotNone(uncached)
+        self.assertLessEqual(uncached, 3, met.metrics_report())
+        self.assertEqual(met.fallback_ops(), [], met.metrics_report())
+        self.assertEqual(met.counter_value("MarkStep"), len(inputs))
+        return uncached
+
+    def test_linear_relu_mlp_sgd_momentum(self):
+        g = torch.Generator().manual_seed(1)
+        inputs = [torch.randn(32, 8, generator=g) for _ in range(STEPS)]
+        targets = [torch.randn(32, 4, generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)),
+            F.mse_loss, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), inputs, targets)
+
+    def test_steady_loop_stops_compiling(self):
+        g = torch.Generator().manual_seed(2)
+        inputs = [torch.randn(16, 8, generator=g) for _ in range(2 * STEPS)]
+        targets = [torch.randn(16, 4, generator=g) for _ in range(2 * STEPS)]
+        uncached = self.check_training(
+            lambda: nn.Sequential(nn.Linear(8, 32), nn.GELU(), nn.Linear(32, 4)),
+            F.mse_loss, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), inputs, targets)
+        self.assertGreaterEqual(met.counter_value("CachedCompile"), 2 * STEPS - uncached)
+
+    def test_cross_entropy_adam(self):
+        g = torch.Generator().manual_seed(3)
+        inputs = [torch.randn(32, 8, generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 5, (32,), generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 5)),
+            F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2), inputs, targets)
+
+    def test_embedding_layer_norm_gelu_adam(self):
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(20, 16)
+                self.norm = nn.LayerNorm(16)
+                self.head = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 20))
+
+            def forward(self, ids):  # ids: [batch, 4] -> logits [batch, 20]
+                return self.head(self.norm(self.embed(ids)).mean(dim=1))
+
+        g = torch.Generator().manual_seed(4)
+        inputs = [torch.randint(0, 20, (16, 4), generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 20, (16,), generator=g) for _ in range(STEPS)]
+        self.check_training(Model, F.cross_entropy, lambda p: torch.optim.Adam(p, lr=1e-2),
+                            inputs, targets)
+
+    def test_batch_norm_mlp_cross_entropy_sgd(self):
+        g = torch.Generator().manual_seed(5)
+        inputs = [torch.randn(16, 6, generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 3, (16,), generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3)),
+            F.cross_entropy, lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), inputs, targets)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,261 @@
+// The xla device from C++: ATen ops on AxleTensorImpl tensors, autograd, the
+// CPU fallback, sync and the counters.
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "axle/frontends/lazy/lazy_tensor.h"
+#include "axle/frontends/lazy/metrics.h"
+#include "gtest/gtest.h"
+
+namespace axle::torch_device {
+namespace {
+
+const at::Device kXla(at::DeviceType::XLA, 0);
+
+int64_t Counter(const char* name) { return lazy::metrics::CounterValue(name).value_or(0); }
+
+void ExpectClose(const at::Tensor& device_value, const at::Tensor& expected) {
+  at::Tensor got = device_value.cpu();
+  ASSERT_EQ(got.sizes(), expected.sizes());
+  EXPECT_TRUE(at::allclose(got, expected, 1e-4, 1e-5)) << got << "\nexpected\n" << expected;
+}
+
+TEST(TorchDeviceTest, TensorsLiveOnTheXlaDevice) {
+  at::Tensor x = at::ones({2, 3}, at::device(kXla));
+  EXPECT_EQ(x.device(), kXla);
+  EXPECT_EQ(x.sizes(), (std::vector<int64_t>{2, 3}));
+  EXPECT_TRUE(x.is_contiguous());
+  EXPECT_FALSE(x.has_storage());
+  ExpectClose(x, at::ones({2, 3}));
+}
+
+TEST(TorchDeviceTest, ArithmeticMatchesCpu) {
+  at::Tensor a = at::randn({4, 3});
+  at::Tensor b = at::randn({3});
+  at::Tensor x = a.to(kXla);
+  at::Tensor y = b.to(kXla);
+  ExpectClose((x + y) * 2 - x / 3, (a + b) * 2 - a / 3);
+  ExpectClose(at::relu(x), at::relu(a));
+  ExpectClose(x.mm(x.t()), a.mm(a.t()));
+  ExpectClose(at::addmm(y, x.t(), x, 0.5, 2), at::addmm(b, a.t(), a, 0.5, 2));
+  ExpectClose(x.sum(0), a.sum(0));
+  ExpectClose(x.mean({1}, true), a.mean({1}, true));
+  ExpectClose(x.view({3, 4}).transpose(0, 1), a.view({3, 4}).transpose(0, 1));
+  ExpectClose(y.unsqueeze(0).expand({2, 3}), b.unsqueeze(0).expand({2, 3}));
+  ExpectClose(at::gelu(x), at::gelu(a));
+  ExpectClose(at::where(x > 0, x, y), at::where(a > 0, a, b));
+  EXPECT_NEAR(x.sum().item<float>(), a.sum().item<float>(), 1e-4);
+}
+
+TEST(TorchDeviceTest, CrossEntropyAndItsGradientMatchCpu) {
+  at::Tensor logits = at::randn({6, 5});
+  at::Tensor target = at::tensor({0, 4, 2, 2, -100, 1}, at::kLong);
+  at::Tensor weight = at::rand({5}) + 0.5;
+  for (int64_t reduction : {at::Reduction::Mean, at::Reduction::Sum, at::Reduction::None}) {
+    at::Tensor xc = logits.clone().set_requires_grad(true);
+    at::Tensor xd = logits.to(kXla).set_requires_grad(true);
+    at::Tensor lc = at::cross_entropy_loss(xc, target, weight, reduction);
+    at::Tensor ld = at::cross_entropy_loss(xd, target.to(kXla), weight.to(kXla), reduction);
+    ExpectClose(ld, lc);
+    lc.sum().backward();
+    ld.sum().backward();
+    ExpectClose(xd.grad(), xc.grad());
+  }
+}
+
+TEST(TorchDeviceTest, LayerNormSoftmaxEmbeddingAndGradientsMatchCpu) {
+  at::Tensor a = at::randn({3, 4, 6});
+  at::Tensor w = at::randn({6});
+  at::Tensor b = at::randn({6});
+  at::Tensor table = at::randn({10, 6});
+  at::Tensor ids = at::tensor({1, 7, 7, 0, 3, 9}, at::kLong).view({2, 3});
+  auto run = [&](const at::Device& device) {
+    at::Tensor x = a.to(device).detach().set_requires_grad(true);
+    at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+    at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+    at::Tensor td = table.to(device).detach().set_requires_grad(true);
+    at::Tensor y = at::layer_norm(x, {6}, wd, bd, 1e-5);
+    at::Tensor e = at::embedding(td, ids.to(device), /*padding_idx=*/7);
+    at::Tensor s = at::softmax(y, -1) * e.unsqueeze(0).expand({3, 2, 3, 6}).sum(1).sum(1, true);
+    s.sum().backward();
+    return std::vector<at::Tensor>{y.detach(), s.detach(), x.grad(),
+                                   wd.grad(),  bd.grad(),  td.grad()};
+  };
+  std::vector<at::Tensor> cpu = run(at::kCPU);
+  std::vector<at::Tensor> xla = run(kXla);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectClose(xla[i], cpu[i]);
+  }
+}
+
+TEST(TorchDeviceTest, SlicesSelectsCatAndTheirGradientsMatchCpu) {
+  at::Tensor a = at::randn({5, 6});
+  at::Tensor b = at::randn({5, 2});
+  auto run = [&](const at::Device& device) {
+    at::Tensor x = a.to(device).detach().set_requires_grad(true);
+    at::Tensor y = b.to(device).detach().set_requires_grad(true);
+    at::Tensor parts = at::cat({x.slice(1, 1, 6, 2), y, x.select(1, -1).unsqueeze(1)}, 1);
+    at::Tensor chunks = at::cat(x.split(2, 1), 0);  // narrow -> slice
+    (parts * parts).sum().backward();
+    (chunks.sum(1) * 3).sum().backward();
+    return std::vector<at::Tensor>{parts.detach(), chunks.detach(), x.grad(), y.grad()};
+  };
+  std::vector<at::Tensor> cpu = run(at::kCPU);
+  std::vector<at::Tensor> xla = run(kXla);
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectClose(xla[i], cpu[i]);
+  }
+}
+
+TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{8, 4}, std::vector<int64_t>{3, 4, 5, 2}}) {
+    at::Tensor a = at::randn(shape);
+    at::Tensor w = at::randn({4});
+    at::Tensor b = at::randn({4});
+    auto run = [&](const at::Device& device) {
+      at::Tensor x = a.to(device).detach().set_requires_grad(true);
+      at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+      at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+      at::Tensor rm = at::zeros({4}).to(device);
+      at::Tensor rv = at::ones({4}).to(device);
+      at::Tensor y = at::batch_norm(x, wd, bd, rm, rv, /*training=*/true, 0.1, 1e-5, false);
+      (y * y).sum().backward();
+      at::Tensor e = at::batch_norm(x.detach(), wd.detach(), bd.detach(), rm, rv,
+                                    /*training=*/false, 0.1, 1e-5, false);
+      return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad(), rm, rv, e};
+    };
+    std::vector<at::Tensor> cpu = run(at::kCPU);
+    std::vector<at::Tensor> xla = run(kXla);
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      SCOPED_TRACE(i);
+      ExpectClose(xla[i], cpu[i]);
+    }
+  }
+}
+
+TEST(TorchDeviceTest, InPlaceOpsAndSharedDetach) {
+  at::Tensor x = at::zeros({3}, at::device(kXla));
+  at::Tensor alias = x.detach();
+  x.add_(at::ones({3}, at::device(kXla)), 2);
+  x.mul_(3);
+  ExpectClose(alias, at::full({3}, 6.0));  // detach shares the value
+}
+
+TEST(TorchDeviceTest, AutogradRunsOnTheDevice) {
+  at::Tensor a = at::randn({3, 4});
+  at::Tensor w = at::randn({4, 2});
+  at::Tensor x = a.to(kXla);
+  at::Tensor wx = w.to(kXla).set_requires_grad(true);
+  at::Tensor wc = w.clone().set_requires_grad(true);
+  at::relu(x.mm(wx)).sum().backward();
+  at::relu(a.mm(wc)).sum().backward();
+  ASSERT_TRUE(wx.grad().defined());
+  EXPECT_EQ(wx.grad().device(), kXla);
+  ExpectClose(wx.grad(), wc.grad());
+}
+
+TEST(TorchDeviceTest, UnloweredOpsFallBackToTheCpu) {
+  at::Tensor a = at::tensor({3.0f, 1.0f, 2.0f});
+  int64_t before = Counter("aten::sort");
+  auto [values, indices] = at::sort(a.to(kXla));
+  EXPECT_EQ(values.device(), kXla);
+  ExpectClose(values, at::tensor({1.0f, 2.0f, 3.0f}));
+  EXPECT_EQ(Counter("aten::sort") - before, 1);
+}
+
+TEST(TorchDeviceTest, StepsCompileOnce) {
+  at::Tensor w = at::ones({4}, at::device(kXla));
+  ASSERT_TRUE(lazy::SyncLiveTensors().ok());
+  int64_t uncached = Counter("UncachedCompile");
+  for (int step = 0; step < 5; ++step) {
+    w.mul_(at::scalar_tensor(1.5).to(kXla)).add_(1);
+    ASSERT_TRUE(lazy::SyncLiveTensors().ok());
+  }
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  float expected = 1;
+  for (int step = 0; step < 5; ++step) expected = expected * 1.5f + 1;
+  ExpectClose(w, at::full({4}, expected));
+}
+
+TEST(TorchDeviceTest, ErrorsAreClear) {
+  at::Tensor x = at::ones({2, 2}, at::device(kXla));
+  try {
+    x.mm(at::ones({2, 2}));
+    ADD_FAILURE() << "mm of xla and cpu tensors";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("on the xla device"), std::string::npos) << e.what();
+  }
+  try {
+    x.select(0, 1).add_(1);  // would not reach x
+    ADD_FAILURE() << "in-place update of a view";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("in-place update of a view"), std::string::npos)
+        << e.what();
+  }
+  try {
+    at::zeros({2}, at::device(kXla).dtype(at::kComplexFloat));
+    ADD_FAILURE() << "complex on the xla device";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not support dtype"), std::string::npos) << e.what();
+  }
+}
+
+// A Linear/ReLU/Linear MLP trained for 10 steps with SGD and momentum (the
+// updates torch.optim.SGD makes), on the CPU and on the device.
+std::vector<float> TrainMlp(const at::Device& device, bool sync) {
+  at::manual_seed(0);
+  std::vector<at::Tensor> params = {at::randn({16, 8}) * 0.3, at::randn({16}) * 0.1,
+                                    at::randn({4, 16}) * 0.3, at::randn({4}) * 0.1};
+  for (at::Tensor& p : params) p = p.to(device).set_requires_grad(true);
+  std::vector<at::Tensor> momentum(params.size());
+  std::vector<float> losses;
+  for (int step = 0; step < 10; ++step) {
+    at::Tensor x = at::randn({32, 8}).to(device);
+    at::Tensor y = at::randn({32, 4}).to(device);
+    for (at::Tensor& p : params) {
+      if (p.grad().defined()) p.mutable_grad().zero_();
+    }
+    at::Tensor h = at::relu(at::linear(x, params[0], params[1]));
+    at::Tensor loss = at::mse_loss(at::linear(h, params[2], params[3]), y);
+    loss.backward();
+    {
+      at::NoGradGuard no_grad;
+      for (size_t i = 0; i < params.size(); ++i) {
+        at::Tensor g = params[i].grad();
+        if (!momentum[i].defined()) {
+          momentum[i] = g.clone().detach();
+        } else {
+          momentum[i].mul_(0.9).add_(g);
+        }
+        params[i].add_(momentum[i], -0.05);
+      }
+    }
+    if (sync) EXPECT_TRUE(lazy::SyncLiveTensors().ok());
+    losses.push_back(loss.item<float>());
+  }
+  return losses;
+}
+
+TEST(TorchDeviceTest, MlpTrainsLikeTheCpuWithFewCompiles) {
+  std::vector<float> cpu = TrainMlp(at::kCPU, false);
+  int64_t uncached = Counter("UncachedCompile");
+  std::vector<std::string> before = lazy::metrics::CounterNames();
+  std::vector<float> xla = TrainMlp(kXla, true);
+  ASSERT_EQ(cpu.size(), xla.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_NEAR(xla[i], cpu[i], 1e-3 * std::abs(cpu[i])) << "step " << i;
+  }
+  EXPECT_LE(Counter("UncachedCompile") - uncached, 3);
+  for (const std::string& name : lazy::metrics::CounterNames()) {
+    EXPECT_FALSE(name.rfind("aten::", 0) == 0 && name != "aten::sort") << name << " fell back";
+  }
+}
+
+}  // namespace
+}  // namespace axle::torch_device

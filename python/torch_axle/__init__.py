@@ -1,0 +1,44 @@
+"""torch_axle: PyTorch on Axle through lazy tensors, torch-xla's way.
+
+    import torch, torch_axle
+    dev = torch_axle.device()           # torch.device('xla', 0)
+    model = model.to(dev)
+    ...                                 # ops record a graph
+    torch_axle.sync()                   # compile (cached) and run the step
+
+Ops with no lowering run on PyTorch's CPU (counted as aten::<op> in
+torch_axle.metrics). Environment: AXLE_DEBUG=1 reports each compile with its
+reason and each CPU fallback; AXLE_CACHE_DIR keeps compilations on disk;
+AXLE_DUMP_TO=<dir> receives the HLO of a graph that failed to compile;
+AXLE_LAZY_PLATFORM picks the platform (cpu by default, or interpreter).
+"""
+import os
+
+import torch
+
+_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_axle_torch.so")
+if not os.path.exists(_LIBRARY):
+    raise ImportError(f"torch_axle: {_LIBRARY} is missing (build the axle_torch target)")
+torch.ops.load_library(_LIBRARY)
+
+from . import metrics  # noqa: E402  (needs the library)
+
+__all__ = ["device", "sync", "mark_step", "metrics"]
+
+
+def device(index=0):
+    """The Axle device as a torch.device: torch.device('xla', index)."""
+    if index != 0:
+        raise ValueError(f"torch_axle: there is one device, index 0; got {index}")
+    return torch.device("xla", index)
+
+
+def sync():
+    """The step marker: computes every tensor with pending operations in one
+    graph (compiled once per distinct graph) and makes their values current."""
+    torch.ops.axle.sync()
+
+
+def mark_step():
+    """torch-xla's name for sync()."""
+    sync()
