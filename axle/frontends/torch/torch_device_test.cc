@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "axle/frontends/lazy/lazy_tensor.h"
@@ -129,6 +130,30 @@ TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
       at::Tensor e = at::batch_norm(x.detach(), wd.detach(), bd.detach(), rm, rv,
                                     /*training=*/false, 0.1, 1e-5, false);
       return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad(), rm, rv, e};
+    };
+    std::vector<at::Tensor> cpu = run(at::kCPU);
+    std::vector<at::Tensor> xla = run(kXla);
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      SCOPED_TRACE(i);
+      ExpectClose(xla[i], cpu[i]);
+    }
+  }
+}
+
+TEST(TorchDeviceTest, Conv2dAndItsGradientsMatchCpu) {
+  at::Tensor a = at::randn({2, 3, 7, 6});
+  at::Tensor w = at::randn({4, 3, 3, 3});
+  at::Tensor b = at::randn({4});
+  for (auto [stride, pad, dil] :
+       {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {2, 1, 1}, {1, 0, 2}, {2, 2, 1}}) {
+    SCOPED_TRACE(stride * 100 + pad * 10 + dil);
+    auto run = [&](const at::Device& device) {
+      at::Tensor x = a.to(device).detach().set_requires_grad(true);
+      at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+      at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+      at::Tensor y = at::conv2d(x, wd, bd, {stride, stride}, {pad, pad}, {dil, dil});
+      (y * y).sum().backward();
+      return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad()};
     };
     std::vector<at::Tensor> cpu = run(at::kCPU);
     std::vector<at::Tensor> xla = run(kXla);
