@@ -2,6 +2,7 @@
 // CPU fallback, sync and the counters.
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -114,7 +115,7 @@ TEST(TorchDeviceTest, SlicesSelectsCatAndTheirGradientsMatchCpu) {
 }
 
 TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
-  for (std::vector<int64_t> shape :
+  for (const std::vector<int64_t>& shape :
        {std::vector<int64_t>{8, 4}, std::vector<int64_t>{3, 4, 5, 2}}) {
     at::Tensor a = at::randn(shape);
     at::Tensor w = at::randn({4});
@@ -144,8 +145,9 @@ TEST(TorchDeviceTest, Conv2dAndItsGradientsMatchCpu) {
   at::Tensor a = at::randn({2, 3, 7, 6});
   at::Tensor w = at::randn({4, 3, 3, 3});
   at::Tensor b = at::randn({4});
-  for (auto [stride, pad, dil] :
-       {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1}, {2, 1, 1}, {1, 0, 2}, {2, 2, 1}}) {
+  for (const std::array<int64_t, 3>& config :
+       {std::array<int64_t, 3>{1, 1, 1}, {2, 1, 1}, {1, 0, 2}, {2, 2, 1}}) {
+    const int64_t stride = config[0], pad = config[1], dil = config[2];
     SCOPED_TRACE(stride * 100 + pad * 10 + dil);
     auto run = [&](const at::Device& device) {
       at::Tensor x = a.to(device).detach().set_requires_grad(true);
