@@ -137,6 +137,44 @@ absl::StatusOr<std::vector<XlaOp>> LowerPad(XlaBuilder*, const Node& node,
   return One(Pad(x[0], x[1], config));
 }
 
+// convolution {strides, padding low, padding high, lhs dilation, rhs
+// dilation, dimension numbers [input batch, input feature, input spatial...,
+// kernel input feature, kernel output feature, kernel spatial..., output
+// batch, output feature, output spatial...], feature group count}
+absl::StatusOr<std::vector<XlaOp>> LowerConvolution(XlaBuilder*, const Node& node,
+                                                    absl::Span<const XlaOp> x) {
+  const std::vector<int64_t>& low = node.attr_ints(1);
+  const std::vector<int64_t>& high = node.attr_ints(2);
+  const std::vector<int64_t>& d = node.attr_ints(5);
+  size_t n = low.size();
+  if (high.size() != n || d.size() != 3 * (n + 2)) {
+    return absl::InvalidArgumentError("convolution: inconsistent attributes");
+  }
+  std::vector<std::pair<int64_t, int64_t>> padding;
+  padding.reserve(n);
+  for (size_t i = 0; i < n; ++i) padding.emplace_back(low[i], high[i]);
+  ConvolutionDimensionNumbers dnums;
+  dnums.set_input_batch_dimension(d[0]);
+  dnums.set_input_feature_dimension(d[1]);
+  dnums.set_kernel_input_feature_dimension(d[n + 2]);
+  dnums.set_kernel_output_feature_dimension(d[n + 3]);
+  dnums.set_output_batch_dimension(d[2 * n + 4]);
+  dnums.set_output_feature_dimension(d[2 * n + 5]);
+  for (size_t i = 0; i < n; ++i) {
+    dnums.add_input_spatial_dimensions(d[2 + i]);
+    dnums.add_kernel_spatial_dimensions(d[n + 4 + i]);
+    dnums.add_output_spatial_dimensions(d[2 * n + 6 + i]);
+  }
+  return One(ConvGeneralDilated(x[0], x[1], node.attr_ints(0), padding, node.attr_ints(3),
+                                node.attr_ints(4), dnums, node.attr_int(6), 1, nullptr,
+                                node.shape().element_type()));
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerRev(XlaBuilder*, const Node& node,
+                                            absl::Span<const XlaOp> x) {
+  return One(Rev(x[0], node.attr_ints(0)));
+}
+
 absl::StatusOr<std::vector<XlaOp>> LowerIota(XlaBuilder* b, const Node& node,
                                              absl::Span<const XlaOp>) {
   return One(Iota(b, node.shape(), node.attr_int(0)));
@@ -196,6 +234,8 @@ LoweringRegistry& Registry() {
     f["concatenate"] = LowerConcatenate;
     f["iota"] = LowerIota;
     f["pad"] = LowerPad;
+    f["convolution"] = LowerConvolution;
+    f["rev"] = LowerRev;
     return r;
   }();
   return *registry;

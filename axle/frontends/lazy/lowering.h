@@ -23,6 +23,9 @@
 //   concatenate {dimension}
 //   iota {dimension}
 //   pad {low, high, interior}             operand, scalar padding value
+//   rev {dimensions}
+//   convolution {strides, padding low, padding high, lhs dilation, rhs
+//     dilation, dimension numbers (flattened: lowering.cc), feature groups}
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_LAZY_LOWERING_H_

@@ -2,8 +2,10 @@
 // CPU fallback, sync and the counters.
 #include <ATen/ATen.h>
 
+#include <array>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "axle/frontends/lazy/lazy_tensor.h"
@@ -113,7 +115,7 @@ TEST(TorchDeviceTest, SlicesSelectsCatAndTheirGradientsMatchCpu) {
 }
 
 TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
-  for (std::vector<int64_t> shape :
+  for (const std::vector<int64_t>& shape :
        {std::vector<int64_t>{8, 4}, std::vector<int64_t>{3, 4, 5, 2}}) {
     at::Tensor a = at::randn(shape);
     at::Tensor w = at::randn({4});
@@ -129,6 +131,31 @@ TEST(TorchDeviceTest, BatchNormTrainingAndEvalMatchCpu) {
       at::Tensor e = at::batch_norm(x.detach(), wd.detach(), bd.detach(), rm, rv,
                                     /*training=*/false, 0.1, 1e-5, false);
       return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad(), rm, rv, e};
+    };
+    std::vector<at::Tensor> cpu = run(at::kCPU);
+    std::vector<at::Tensor> xla = run(kXla);
+    for (size_t i = 0; i < cpu.size(); ++i) {
+      SCOPED_TRACE(i);
+      ExpectClose(xla[i], cpu[i]);
+    }
+  }
+}
+
+TEST(TorchDeviceTest, Conv2dAndItsGradientsMatchCpu) {
+  at::Tensor a = at::randn({2, 3, 7, 6});
+  at::Tensor w = at::randn({4, 3, 3, 3});
+  at::Tensor b = at::randn({4});
+  for (const std::array<int64_t, 3>& config :
+       {std::array<int64_t, 3>{1, 1, 1}, {2, 1, 1}, {1, 0, 2}, {2, 2, 1}}) {
+    const int64_t stride = config[0], pad = config[1], dil = config[2];
+    SCOPED_TRACE(stride * 100 + pad * 10 + dil);
+    auto run = [&](const at::Device& device) {
+      at::Tensor x = a.to(device).detach().set_requires_grad(true);
+      at::Tensor wd = w.to(device).detach().set_requires_grad(true);
+      at::Tensor bd = b.to(device).detach().set_requires_grad(true);
+      at::Tensor y = at::conv2d(x, wd, bd, {stride, stride}, {pad, pad}, {dil, dil});
+      (y * y).sum().backward();
+      return std::vector<at::Tensor>{y.detach(), x.grad(), wd.grad(), bd.grad()};
     };
     std::vector<at::Tensor> cpu = run(at::kCPU);
     std::vector<at::Tensor> xla = run(kXla);

@@ -99,6 +99,16 @@ class TrainMlpTest(unittest.TestCase):
             lambda: nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3)),
             F.cross_entropy, lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9), inputs, targets)
 
+    def test_conv_batch_norm_cross_entropy_sgd(self):
+        g = torch.Generator().manual_seed(6)
+        inputs = [torch.randn(4, 3, 8, 8, generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, 5, (4,), generator=g) for _ in range(STEPS)]
+        self.check_training(
+            lambda: nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
+                                  nn.Conv2d(6, 4, 3, stride=2), nn.ReLU(), nn.Flatten(),
+                                  nn.Linear(4 * 3 * 3, 5)),
+            F.cross_entropy, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), inputs, targets)
+
 
 if __name__ == "__main__":
     unittest.main()
