@@ -14,11 +14,8 @@ void Relayout(const Shape& shape, const Layout& layout, const void* from, void* 
   const int64_t bytes = ShapeUtil::ByteSizeOfElements(shape);
   const int64_t elements = shape.num_elements();
   const std::vector<int64_t>& minor_to_major = layout.minor_to_major();
-  bool descending = true;
-  for (size_t i = 0; i < minor_to_major.size(); ++i) {
-    descending &= minor_to_major[i] == static_cast<int64_t>(minor_to_major.size() - 1 - i);
-  }
-  if (descending || elements <= 1) {
+  if (elements <= 1 ||
+      minor_to_major == ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major()) {
     if (bytes > 0) std::memcpy(to, from, bytes);
     return;
   }

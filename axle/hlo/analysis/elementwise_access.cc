@@ -8,6 +8,22 @@
 
 namespace axle {
 
+bool IsIndexRemappingOp(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kIota:
+    case HloOpcode::kPad:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsPlainLoopOp(const HloInstruction& instruction) {
   if (instruction.HasSideEffect() || !instruction.called_computations().empty()) return false;
   if (!instruction.control_predecessors().empty() || !instruction.control_successors().empty()) {
@@ -20,18 +36,10 @@ bool IsPlainLoopOp(const HloInstruction& instruction) {
   if (!instruction.shape().IsArray() || !ShapeUtil::HasDescendingLayout(instruction.shape())) {
     return false;
   }
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsIndexRemappingOp(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kParameter:
     case HloOpcode::kConstant:
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kIota:
-    case HloOpcode::kPad:
-    case HloOpcode::kReshape:
-    case HloOpcode::kReverse:
-    case HloOpcode::kSlice:
       return true;
     case HloOpcode::kBitcast:
       return ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());

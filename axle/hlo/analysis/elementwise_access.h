@@ -32,6 +32,11 @@
 
 namespace axle {
 
+// The data movement a plain loop kernel computes by remapping its index
+// (broadcast, concatenate, dynamic-slice, iota, pad, reshape, reverse,
+// slice); the fusion pass also fuses transposes, which take a schedule of
+// their own.
+bool IsIndexRemappingOp(HloOpcode opcode);
 // An op a plain loop kernel may hold (see above).
 bool IsPlainLoopOp(const HloInstruction& instruction);
 // Every instruction of `fused` is one.

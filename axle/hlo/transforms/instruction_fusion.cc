@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
+#include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/fusion_utils.h"
@@ -18,7 +19,7 @@ namespace {
 bool IsLoopFusibleOp(const HloInstruction& instruction) {
   if (instruction.HasSideEffect()) return false;
   if (!instruction.shape().IsArray()) return false;
-  if (instruction.IsElementwise()) return true;
+  if (instruction.IsElementwise() || IsIndexRemappingOp(instruction.opcode())) return true;
   switch (instruction.opcode()) {
     case HloOpcode::kBitcast:
       // Not one that changes the layout (from layout-normalization): outside
@@ -26,14 +27,6 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
       // delinearization.
       return ShapeUtil::HasDescendingLayout(instruction.shape()) &&
              ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kIota:
-    case HloOpcode::kPad:
-    case HloOpcode::kReshape:
-    case HloOpcode::kReverse:
-    case HloOpcode::kSlice:
     case HloOpcode::kTranspose:
       return true;
     case HloOpcode::kConstant:
