@@ -91,6 +91,13 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(
     const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
     absl::string_view kernel_name);
 
+// The small-dot path (small_dot_thunk.cc): an f32 dot with few rows per
+// batch and dense rhs columns on AVX-512 register tiles, or null when
+// `plan` is not one (or the CPU lacks AVX-512).
+std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
+                                           std::vector<int64_t> operand_values,
+                                           int64_t output_value);
+
 }  // namespace axle::cpu::dot
 
 #endif  // AXLE_CPU_RUNTIME_DOT_PLAN_H_

@@ -468,6 +468,10 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
   }
   AXLE_ASSIGN_OR_RETURN(DotPlan plan, dot::MakePlan(instruction, constants));
   if (DnnlTakes(plan)) {
+    if (std::unique_ptr<Thunk> small =
+            dot::CreateSmallDotThunk(instruction, plan, operand_values, output_value)) {
+      return small;
+    }
     auto thunk = std::make_unique<DnnlDotThunk>(instruction.name(), operand_values, output_value);
     if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
   }

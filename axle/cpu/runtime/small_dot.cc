@@ -1,0 +1,192 @@
+// f32 dots with few rows on AVX-512 register tiles (see small_dot.h).
+#include "axle/cpu/runtime/small_dot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#ifdef __x86_64__
+// GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
+// max_ps / min_ps.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define AXLE_AVX512 __attribute__((target("avx512f")))
+#endif
+
+namespace axle::cpu {
+
+int64_t SmallDotUnits(const SmallDotShape& shape) {
+  return shape.batch * ((shape.n + kSmallDotColumns - 1) / kSmallDotColumns);
+}
+
+#ifdef __x86_64__
+
+bool SmallDotAvailable() {
+  static const bool available = __builtin_cpu_supports("avx512f");
+  return available;
+}
+
+namespace {
+
+// Rows per register tile: 8 rows x 2 vectors of 16 columns = 16 sums.
+constexpr int kTileRows = 8;
+// Rhs rows ahead that a tile prefetches.
+constexpr int64_t kPrefetchRows = 8;
+
+// The activations the vector epilogue does not do, on `count` results.
+void ActivateScalar(const SmallDotShape& shape, float* out, int64_t count) {
+  auto apply = [&](auto f) {
+    for (int64_t j = 0; j < count; ++j) out[j] = f(out[j]);
+  };
+  switch (shape.activation) {
+    case Activation::kLogistic:
+      return apply([](float x) { return 1.f / (1.f + std::exp(-x)); });
+    case Activation::kTanh:
+      return apply([](float x) { return std::tanh(x); });
+    case Activation::kExp:
+      return apply([](float x) { return std::exp(x); });
+    default:
+      return;
+  }
+}
+
+// Stores one vector of sums: 16 columns from `first` (those under `mask`)
+// to `o`, with the bias row's terms added and the vector activations.
+AXLE_AVX512 inline void StoreSums(const SmallDotShape& shape, __m512 v, const float* bias_row,
+                                  int64_t first, __mmask16 mask, float* o) {
+  if (mask == 0) return;
+  if (bias_row != nullptr) {
+    __m512 term;
+    if (shape.bias_column_stride == 1) {
+      term = _mm512_maskz_loadu_ps(mask, bias_row + first);
+    } else if (shape.bias_column_stride == 0) {
+      term = _mm512_set1_ps(bias_row[0]);
+    } else {
+      alignas(64) float lanes[16] = {};
+      for (int l = 0; l < 16; ++l) {
+        if ((mask >> l) & 1) lanes[l] = bias_row[(first + l) * shape.bias_column_stride];
+      }
+      term = _mm512_load_ps(lanes);
+    }
+    v = _mm512_add_ps(v, term);
+  }
+  // max_ps / min_ps return their second operand when either is NaN: a NaN
+  // result stays NaN, as HLO's max and min say.
+  if (shape.activation == Activation::kRelu) {
+    v = _mm512_max_ps(_mm512_setzero_ps(), v);
+  } else if (shape.activation == Activation::kClamp) {
+    v = _mm512_min_ps(_mm512_set1_ps(shape.high), _mm512_max_ps(_mm512_set1_ps(shape.low), v));
+  }
+  _mm512_mask_storeu_ps(o, mask, v);
+}
+
+// The rhs rows [begin, end) of one block of columns as a tile reads them:
+// at `b` (row `begin`), rows `step` elements apart.
+struct Panel {
+  const float* b;
+  int64_t step;
+  int64_t begin, end;
+};
+
+// One tile: rows [row, row + R) of a batch, columns [column, column +
+// width) (width <= 32), over the panel's rows of the contraction, then
+// the epilogue.
+template <int R>
+AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const Panel& panel,
+                      const float* bias, float* out, int64_t row, int64_t column, int64_t width) {
+  const __mmask16 mask0 =
+      width >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << width) - 1);
+  const __mmask16 mask1 =
+      width >= 32 ? __mmask16(0xffff)
+                  : (width <= 16 ? __mmask16(0) : static_cast<__mmask16>((1u << (width - 16)) - 1));
+  __m512 sum[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    sum[r][0] = _mm512_setzero_ps();
+    sum[r][1] = _mm512_setzero_ps();
+  }
+  const float* a[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) a[r] = lhs + (row + r) * shape.lhs_row_stride;
+  const float* b = panel.b;
+  const int64_t a_step = shape.lhs_k_stride;
+  const int64_t b_step = panel.step;
+  const int64_t prefetch = kPrefetchRows * b_step;
+  for (int64_t p = panel.begin; p < panel.end; ++p, b += b_step) {
+    _mm_prefetch(reinterpret_cast<const char*>(b + prefetch), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b + prefetch + 16), _MM_HINT_T0);
+    const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
+    const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
+      sum[r][0] = _mm512_fmadd_ps(x, b0, sum[r][0]);
+      sum[r][1] = _mm512_fmadd_ps(x, b1, sum[r][1]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    float* o = out + (row + r) * shape.n + column;
+    const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
+    StoreSums(shape, sum[r][0], bias_row, column, mask0, o);
+    StoreSums(shape, sum[r][1], bias_row, column + 16, mask1, o + 16);
+    ActivateScalar(shape, o, width);
+  }
+}
+
+// Every row of a batch for one panel: tiles of kTileRows, then the rest.
+AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const Panel& panel,
+                      const float* bias, float* out, int64_t column, int64_t width) {
+  int64_t row = 0;
+  for (; row + kTileRows <= shape.m; row += kTileRows) {
+    Tile<kTileRows>(shape, lhs, panel, bias, out, row, column, width);
+  }
+  switch (shape.m - row) {
+    case 0:
+      return;
+    case 1:
+      return Tile<1>(shape, lhs, panel, bias, out, row, column, width);
+    case 2:
+      return Tile<2>(shape, lhs, panel, bias, out, row, column, width);
+    case 3:
+      return Tile<3>(shape, lhs, panel, bias, out, row, column, width);
+    case 4:
+      return Tile<4>(shape, lhs, panel, bias, out, row, column, width);
+    case 5:
+      return Tile<5>(shape, lhs, panel, bias, out, row, column, width);
+    case 6:
+      return Tile<6>(shape, lhs, panel, bias, out, row, column, width);
+    default:
+      return Tile<7>(shape, lhs, panel, bias, out, row, column, width);
+  }
+}
+
+}  // namespace
+
+AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs,
+                             const float* bias, float* out, int64_t begin, int64_t end) {
+  const int64_t blocks = (shape.n + kSmallDotColumns - 1) / kSmallDotColumns;
+  for (int64_t unit = begin; unit < end; ++unit) {
+    const int64_t b = unit / blocks;
+    const int64_t column = (unit % blocks) * kSmallDotColumns;
+    const int64_t width = std::min(kSmallDotColumns, shape.n - column);
+    const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
+    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
+    const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
+    float* batch_out = out + b * shape.m * shape.n;
+    // Each rhs row is read in place by every tile of rows (packing panels
+    // of it measured slower at these row counts), prefetched ahead.
+    Panel panel{batch_rhs + column, shape.rhs_k_stride, 0, shape.k};
+    Rows(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+  }
+}
+
+#else  // !__x86_64__
+
+bool SmallDotAvailable() { return false; }
+
+void SmallDotF32(const SmallDotShape&, const float*, const float*, const float*, float*, int64_t,
+                 int64_t) {}
+
+#endif
+
+}  // namespace axle::cpu

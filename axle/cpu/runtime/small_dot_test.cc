@@ -1,0 +1,220 @@
+// The small-dot kernel (small_dot.h) against a scalar reference: every
+// tail of rows and columns, strided and broadcast operands, batches, bias
+// patterns and activations; and dots that take the path on the `cpu`
+// platform against the interpreter.
+#include "axle/cpu/runtime/small_dot.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+// Values in [-1, 1) that differ from element to element.
+std::vector<float> Values(int64_t count, int seed) {
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i) {
+    values[i] = static_cast<float>((i * 37 + int64_t{seed} * 101) % 199) / 99.5f - 1.0f;
+  }
+  return values;
+}
+
+float Activate(const SmallDotShape& shape, float x) {
+  switch (shape.activation) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return std::isnan(x) ? x : std::max(x, 0.f);
+    case Activation::kClamp:
+      return std::isnan(x) ? x : std::min(std::max(x, shape.low), shape.high);
+    case Activation::kLogistic:
+      return 1.f / (1.f + std::exp(-x));
+    case Activation::kTanh:
+      return std::tanh(x);
+    case Activation::kExp:
+      return std::exp(x);
+  }
+  return x;
+}
+
+// out[b, i, j] by the definition in small_dot.h, in double.
+std::vector<float> Reference(const SmallDotShape& s, const float* lhs, const float* rhs,
+                             const float* bias) {
+  std::vector<float> out(s.batch * s.m * s.n);
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < s.k; ++p) {
+          sum += static_cast<double>(
+                     lhs[b * s.lhs_batch_stride + i * s.lhs_row_stride + p * s.lhs_k_stride]) *
+                 rhs[b * s.rhs_batch_stride + p * s.rhs_k_stride + j];
+        }
+        if (bias != nullptr) {
+          sum += bias[b * s.bias_batch_stride + i * s.bias_row_stride + j * s.bias_column_stride];
+        }
+        out[(b * s.m + i) * s.n + j] = Activate(s, static_cast<float>(sum));
+      }
+    }
+  }
+  return out;
+}
+
+// Runs `shape` in two halves of its units (as two threads would) and
+// compares with the reference. Operands are allocated to cover the
+// largest offset the strides reach.
+void ExpectAgrees(const SmallDotShape& shape, bool with_bias) {
+  SCOPED_TRACE(absl::StrCat("batch ", shape.batch, " m ", shape.m, " n ", shape.n, " k ", shape.k,
+                            " bias ", with_bias, " activation ",
+                            static_cast<int>(shape.activation)));
+  auto extent = [](int64_t b, int64_t bs, int64_t r, int64_t rs, int64_t c, int64_t cs) {
+    return (b - 1) * bs + (r - 1) * rs + (c - 1) * cs + 1;
+  };
+  std::vector<float> lhs = Values(extent(shape.batch, shape.lhs_batch_stride, shape.m,
+                                         shape.lhs_row_stride, shape.k, shape.lhs_k_stride),
+                                  1);
+  std::vector<float> rhs = Values(
+      extent(shape.batch, shape.rhs_batch_stride, shape.k, shape.rhs_k_stride, shape.n, 1), 2);
+  std::vector<float> bias = Values(extent(shape.batch, shape.bias_batch_stride, shape.m,
+                                          shape.bias_row_stride, shape.n, shape.bias_column_stride),
+                                   3);
+  const float* bias_data = with_bias ? bias.data() : nullptr;
+  std::vector<float> out(shape.batch * shape.m * shape.n, std::nanf(""));
+  const int64_t units = SmallDotUnits(shape);
+  SmallDotF32(shape, lhs.data(), rhs.data(), bias_data, out.data(), 0, units / 2);
+  SmallDotF32(shape, lhs.data(), rhs.data(), bias_data, out.data(), units / 2, units);
+  std::vector<float> expected = Reference(shape, lhs.data(), rhs.data(), bias_data);
+  for (size_t i = 0; i < out.size(); ++i) {
+    ASSERT_NEAR(out[i], expected[i], 1e-4f * (1.f + std::abs(expected[i]))) << "element " << i;
+  }
+}
+
+SmallDotShape Plain(int64_t m, int64_t n, int64_t k) {
+  SmallDotShape shape;
+  shape.m = m;
+  shape.n = n;
+  shape.k = k;
+  shape.lhs_row_stride = k;
+  shape.lhs_k_stride = 1;
+  shape.rhs_k_stride = n;
+  shape.bias_column_stride = 1;
+  return shape;
+}
+
+class SmallDotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!SmallDotAvailable()) GTEST_SKIP() << "this CPU lacks AVX-512F";
+  }
+};
+
+TEST_F(SmallDotTest, EveryRowAndColumnTail) {
+  for (int64_t m : {1, 3, 7, 8, 9, 16, 21, 32}) {
+    for (int64_t n : {1, 5, 16, 17, 32, 33, 70}) {
+      for (int64_t k : {1, 13, 200}) ExpectAgrees(Plain(m, n, k), m % 2 == 1);
+    }
+  }
+}
+
+TEST_F(SmallDotTest, StridedOperands) {
+  // lhs transposed ([k, m] in memory), rhs rows padded.
+  SmallDotShape shape = Plain(12, 40, 30);
+  shape.lhs_row_stride = 1;
+  shape.lhs_k_stride = 12;
+  shape.rhs_k_stride = 48;
+  ExpectAgrees(shape, false);
+  // A single column whose rhs rows are far apart.
+  SmallDotShape column = Plain(5, 1, 64);
+  column.rhs_k_stride = 7;
+  ExpectAgrees(column, true);
+}
+
+TEST_F(SmallDotTest, BatchesAndBroadcastOperands) {
+  SmallDotShape shape = Plain(6, 35, 20);
+  shape.batch = 3;
+  shape.lhs_batch_stride = int64_t{6} * 20;
+  shape.rhs_batch_stride = int64_t{20} * 35;
+  shape.bias_batch_stride = int64_t{6} * 35;
+  shape.bias_row_stride = 35;
+  ExpectAgrees(shape, true);
+  // The rhs shared by every batch (stride 0); bias per row only.
+  shape.rhs_batch_stride = 0;
+  shape.bias_batch_stride = 0;
+  shape.bias_row_stride = 1;
+  shape.bias_column_stride = 0;
+  ExpectAgrees(shape, true);
+  // Bias with a column stride other than 1 (a transposed full bias).
+  shape.bias_row_stride = 1;
+  shape.bias_column_stride = 6;
+  ExpectAgrees(shape, true);
+}
+
+TEST_F(SmallDotTest, Activations) {
+  for (Activation activation : {Activation::kRelu, Activation::kClamp, Activation::kLogistic,
+                                Activation::kTanh, Activation::kExp}) {
+    SmallDotShape shape = Plain(10, 37, 9);
+    shape.activation = activation;
+    shape.low = -0.25f;
+    shape.high = 0.5f;
+    ExpectAgrees(shape, true);
+  }
+}
+
+TEST_F(SmallDotTest, ReluAndClampKeepNan) {
+  SmallDotShape shape = Plain(2, 16, 1);
+  std::vector<float> lhs = {std::numeric_limits<float>::quiet_NaN(), 1.f};
+  std::vector<float> rhs(16, 1.f);
+  std::vector<float> out(32);
+  for (Activation activation : {Activation::kRelu, Activation::kClamp}) {
+    shape.activation = activation;
+    SmallDotF32(shape, lhs.data(), rhs.data(), nullptr, out.data(), 0, SmallDotUnits(shape));
+    EXPECT_TRUE(std::isnan(out[0]));
+    EXPECT_EQ(out[16], activation == Activation::kRelu ? 1.f : 0.f);
+  }
+}
+
+// Dots above the emitted loop's size on the `cpu` platform, with few rows:
+// the small-dot path on AVX-512 machines, oneDNN elsewhere.
+TEST(SmallDotPlatformTest, AgreesWithInterpreter) {
+  auto literal = [](const std::vector<int64_t>& dims, int seed) {
+    Literal out(ShapeUtil::MakeShape(F32, dims));
+    std::vector<float> values = Values(out.element_count(), seed);
+    std::copy(values.begin(), values.end(), out.data<float>().begin());
+    return out;
+  };
+  // An RNN step: [16, 192] x [192, 512] + bias, then tanh.
+  testing::ExpectCpuAgrees(R"(
+HloModule step
+ENTRY e {
+  x = f32[16,192] parameter(0)
+  w = f32[192,512] parameter(1)
+  b = f32[512] parameter(2)
+  d = f32[16,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[16,512] broadcast(b), dimensions={1}
+  y = f32[16,512] add(d, bb)
+  ROOT t = f32[16,512] tanh(y)
+})",
+                           {literal({16, 192}, 1), literal({192, 512}, 2), literal({512}, 3)},
+                           ErrorSpec(1e-4, 1e-4));
+  // Transposed lhs, batched, with relu.
+  testing::ExpectCpuAgrees(R"(
+HloModule batched
+ENTRY e {
+  x = f32[2,300,10] parameter(0)
+  w = f32[2,300,130] parameter(1)
+  d = f32[2,10,130] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  zero = f32[] constant(0)
+  z = f32[2,10,130] broadcast(zero), dimensions={}
+  ROOT r = f32[2,10,130] maximum(d, z)
+})",
+                           {literal({2, 300, 10}, 4), literal({2, 300, 130}, 5)},
+                           ErrorSpec(1e-4, 1e-4));
+}
+
+}  // namespace
+}  // namespace axle::cpu

@@ -1,0 +1,138 @@
+//===- small_dot_thunk.cc - f32 dots with few rows -------------------------===//
+//
+// The small-dot path of the dot thunks: an f32 dot (or dot epilogue
+// fusion) whose lhs has at most kSmallDotMaxRows rows per batch and whose
+// rhs columns are dense runs as SmallDotF32 (small_dot.h) across the
+// intra-op pool, reading every operand in place.
+//
+//===----------------------------------------------------------------------===//
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "axle/cpu/runtime/dot_plan.h"
+#include "axle/cpu/runtime/small_dot.h"
+
+namespace axle::cpu::dot {
+namespace {
+
+// Rows per batch up to which the kernel beats oneDNN's matmul. Measured
+// here (1 thread, whole runs, us, small-dot / oneDNN): [16, 192] x [192,
+// 512] with bias 41 / 63, [10, 256] x [256, 512] 39 / 50, [32, 512] x
+// [512, 512] 177 / 190, [64, 512] x [512, 512] 340 / 304, [128, 512] x
+// [512, 512] 674 / 538.
+constexpr int64_t kSmallDotMaxRows = 32;
+
+// Units per block on the pool: at least this many multiply-adds each.
+constexpr int64_t kMinMultiplyAddsPerBlock = int64_t{1} << 16;
+
+// Where a thunk reads one operand: a thunk operand or a literal's data.
+struct Operand {
+  int64_t value = -1;  // index into operand_values_, or -1
+  const float* literal = nullptr;
+};
+
+class SmallDotThunk : public Thunk {
+ public:
+  SmallDotThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value,
+                const DotPlan& plan, SmallDotShape shape)
+      : Thunk(std::move(name)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value),
+        shape_(shape),
+        lhs_(OperandOf(plan.lhs)),
+        rhs_(OperandOf(plan.rhs)),
+        lhs_literal_(plan.lhs.literal),
+        rhs_literal_(plan.rhs.literal) {
+    if (plan.bias) {
+      bias_ = OperandOf(*plan.bias);
+      bias_literal_ = plan.bias->literal;
+    }
+  }
+
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
+  }
+
+  absl::Status Execute(const ThunkContext& context) const override {
+    auto pointer = [&](const Operand& operand) -> const float* {
+      if (operand.literal != nullptr) return operand.literal;
+      return static_cast<const float*>(context.address(operand_values_[operand.value]));
+    };
+    const float* lhs = pointer(lhs_);
+    const float* rhs = pointer(rhs_);
+    const float* bias = bias_ ? pointer(*bias_) : nullptr;
+    float* out = static_cast<float*>(context.address(output_value_));
+    const int64_t units = SmallDotUnits(shape_);
+    const int64_t per_unit = shape_.m * shape_.k * kSmallDotColumns;
+    auto run = [&](int64_t begin, int64_t end) {
+      SmallDotF32(shape_, lhs, rhs, bias, out, begin, end);
+    };
+    if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
+      run(0, units);
+    } else {
+      const int64_t min_block = (kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit;
+      context.thread_pool->ParallelFor(units, min_block, run, context.max_threads);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static Operand OperandOf(const Source& source) {
+    Operand operand;
+    if (source.literal != nullptr) {
+      operand.literal = static_cast<const float*>(source.literal->untyped_data());
+    } else {
+      operand.value = source.operand;
+    }
+    return operand;
+  }
+
+  std::vector<int64_t> operand_values_;
+  int64_t output_value_;
+  SmallDotShape shape_;
+  Operand lhs_, rhs_;
+  std::optional<Operand> bias_;
+  // Keep the literals the operands point into alive.
+  std::shared_ptr<const Literal> lhs_literal_, rhs_literal_, bias_literal_;
+};
+
+}  // namespace
+
+std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
+                                           std::vector<int64_t> operand_values,
+                                           int64_t output_value) {
+  if (!SmallDotAvailable() || plan.m > kSmallDotMaxRows || plan.packed_nibble) return nullptr;
+  if (plan.lhs.type != F32 || plan.rhs.type != F32 || plan.output_type != F32) return nullptr;
+  if (plan.bias && plan.bias->type != F32) return nullptr;
+  std::optional<View3> lhs = Collapse(plan.lhs, plan.lhs_groups);
+  std::optional<View3> rhs = Collapse(plan.rhs, plan.rhs_groups);
+  if (!lhs || !rhs) return nullptr;
+  // The rhs's columns must be dense (a single column may have any stride).
+  if (plan.n > 1 && rhs->strides[2] != 1) return nullptr;
+  SmallDotShape shape;
+  shape.batch = plan.batch;
+  shape.m = plan.m;
+  shape.n = plan.n;
+  shape.k = plan.k;
+  shape.lhs_batch_stride = lhs->strides[0];
+  shape.lhs_row_stride = lhs->strides[1];
+  shape.lhs_k_stride = lhs->strides[2];
+  shape.rhs_batch_stride = rhs->strides[0];
+  shape.rhs_k_stride = rhs->strides[1];
+  if (plan.bias) {
+    std::optional<View3> bias = Collapse(*plan.bias, OutputGroups(plan));
+    if (!bias) return nullptr;
+    shape.bias_batch_stride = bias->strides[0];
+    shape.bias_row_stride = bias->strides[1];
+    shape.bias_column_stride = bias->strides[2];
+  }
+  shape.activation = plan.activation;
+  shape.low = static_cast<float>(plan.low);
+  shape.high = static_cast<float>(plan.high);
+  return std::make_unique<SmallDotThunk>(instruction.name(), std::move(operand_values),
+                                         output_value, plan, shape);
+}
+
+}  // namespace axle::cpu::dot
