@@ -150,6 +150,7 @@ absl::Status LoopKernelEmitter::EmitLoopNest(llvm::Function* body,
       after_nest = done_block;
     }
   }
+  const std::vector<int64_t> inner_splits = InnerLoopSplits(computation_, dims);
   std::function<absl::Status(size_t)> emit_dimension = [&](size_t d) -> absl::Status {
     // Computed here, each row value is in the cache for every read below;
     // meanwhile row buffers are filled.
@@ -182,10 +183,22 @@ absl::Status LoopKernelEmitter::EmitLoopNest(llvm::Function* body,
                                   return emit_dimension(d + 1);
                                 });
     }
-    return elemental_.EmitForLoop(low, high, absl::StrCat("d", d), [&](llvm::Value* i) {
+    auto inner = [&](llvm::Value* i) {
       index[d] = i;
       return emit_dimension(d + 1);
-    });
+    };
+    if (!ranged && d + 1 == dims.size() && !inner_splits.empty()) {
+      // The innermost loop in parts (InnerLoopSplits), each with the body.
+      int64_t part_begin = 0;
+      for (size_t part = 0; part <= inner_splits.size(); ++part) {
+        const int64_t part_end = part < inner_splits.size() ? inner_splits[part] : dims[d];
+        AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(b_.getInt64(part_begin), b_.getInt64(part_end),
+                                                    absl::StrCat("d", d, ".part", part), inner));
+        part_begin = part_end;
+      }
+      return absl::OkStatus();
+    }
+    return elemental_.EmitForLoop(low, high, absl::StrCat("d", d), inner);
   };
   if (dims.empty()) {
     // A scalar: one element when the range is non-empty.

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "gtest/gtest.h"
 
 namespace axle::cpu {
@@ -258,6 +259,37 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(after, "fmul <16 x float>")) << after;
   EXPECT_TRUE(absl::StrContains(after, "@llvm.fma.v16f32")) << after;
   EXPECT_FALSE(absl::StrContains(after, "call float @expf"));
+}
+
+// A concatenate along the innermost dimension (an RNN step's [x, h]) and
+// an edge pad: the innermost loop is split at the operand boundaries
+// (InnerLoopSplits), so each part reads one operand with plain vector
+// loads, not gathers and selects; the results stay exact.
+TEST(LoopKernelTest, MinorConcatenateAndPadSplitTheInnerLoop) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  x = f32[16,64] parameter(0)
+  h = f32[16,128] parameter(1)
+  c = f32[16,192] concatenate(x, h), dimensions={1}
+  zero = f32[] constant(0)
+  p = f32[16,192] pad(h, zero), padding=0_0x40_24
+  ROOT r = f32[16,192] add(c, p)
+})";
+  ExpectEqualToInterpreter(text);
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(InnerLoopSplits(*(*module)->entry_computation(), {16, 192}),
+            (std::vector<int64_t>{40, 64, 168}));
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "x float>, ptr")) << after;  // vector loads
+  EXPECT_FALSE(absl::StrContains(after, "masked.gather")) << after;
 }
 
 // Softmax as one kernel: the exp-and-sum pass over each row prefetches the

@@ -207,4 +207,34 @@ const HloInstruction* SkewableRowReduction(
   return LastRowReduction(row_values[1], dims);
 }
 
+std::vector<int64_t> InnerLoopSplits(const HloComputation& computation,
+                                     const std::vector<int64_t>& dims) {
+  if (dims.empty()) return {};
+  const int64_t size = dims.back();
+  std::set<int64_t> splits;
+  auto add = [&](int64_t at) {
+    if (at > 0 && at < size) splits.insert(at);
+  };
+  for (const HloInstruction* instruction : computation.instructions()) {
+    const Shape& shape = instruction->shape();
+    if (!shape.IsArray() || shape.rank() == 0 || shape.dimensions().back() != size) continue;
+    const int64_t minor = shape.rank() - 1;
+    if (instruction->opcode() == HloOpcode::kConcatenate &&
+        cast<HloDimensionsInstruction>(instruction)->dimension() == minor) {
+      int64_t offset = 0;
+      for (const HloInstruction* operand : instruction->operands()) {
+        offset += operand->shape().dimensions(minor);
+        add(offset);
+      }
+    } else if (instruction->opcode() == HloOpcode::kPad) {
+      const auto& config = cast<HloPadInstruction>(instruction)->padding_config().dimensions(minor);
+      if (config.interior_padding() != 0) continue;
+      add(config.edge_padding_low());
+      add(config.edge_padding_low() + instruction->operand(0)->shape().dimensions(minor));
+    }
+  }
+  if (static_cast<int64_t>(splits.size()) + 1 > kMaxInnerLoopParts) return {};
+  return std::vector<int64_t>(splits.begin(), splits.end());
+}
+
 }  // namespace axle::cpu

@@ -98,6 +98,18 @@ const HloInstruction* SkewableRowReduction(
     bool nontemporal, int64_t max_row_bytes,
     const std::function<bool(const HloInstruction*)>& in_row_buffer);
 
+// A concatenate (or an edge pad) along the innermost dimension makes each
+// element choose its operand: both are read (gathers, once vectorized) and
+// one is selected. Where the kernel's innermost dimension (of size
+// `dims.back()`) is such an instruction's, its loop is split at the
+// operand boundaries, and in each part LLVM folds the choice away (the
+// loop bounds are constants). The split points inside (0, dims.back()),
+// ascending; empty for none, or when there would be more than
+// kMaxInnerLoopParts parts (the body is emitted once per part).
+inline constexpr int64_t kMaxInnerLoopParts = 8;
+std::vector<int64_t> InnerLoopSplits(const HloComputation& computation,
+                                     const std::vector<int64_t>& dims);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_LOOP_KERNEL_PLAN_H_
