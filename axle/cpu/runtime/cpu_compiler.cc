@@ -39,6 +39,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/dot_operand_transpose.h"
 #include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -257,6 +258,9 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
                                                "cse"};
   const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
   for (const char* name : run_backend_only ? required : optimizing) {
+    // Dot operands the matmul would gather get a transpose that fuses into
+    // their producers (dot_operand_transpose.h).
+    if (absl::string_view(name) == "dot-epilogue-fusion") pipeline.AddPass<DotOperandTranspose>();
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }

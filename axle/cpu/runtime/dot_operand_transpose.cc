@@ -1,0 +1,147 @@
+// Dot operands transposed into the order the matmul reads in place (see
+// dot_operand_transpose.h).
+#include "axle/cpu/runtime/dot_operand_transpose.h"
+
+#include <algorithm>
+
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
+
+namespace axle::cpu {
+namespace {
+
+// Dots of at most this many multiply-adds run as the emitted loop, which
+// reads any strides (dot_thunk.cc: kMaxLoopDotMultiplyAdds).
+constexpr int64_t kMinMultiplyAdds = int64_t{1} << 17;
+
+// `dims` without those of size one in `shape`.
+std::vector<int64_t> NonTrivial(const Shape& shape, absl::Span<const int64_t> dims) {
+  std::vector<int64_t> kept;
+  for (int64_t d : dims) {
+    if (shape.dimensions(d) != 1) kept.push_back(d);
+  }
+  return kept;
+}
+
+// The dims of `rank` in neither `a` nor `b`, ascending.
+std::vector<int64_t> FreeDims(int64_t rank, absl::Span<const int64_t> a,
+                              absl::Span<const int64_t> b) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (std::find(a.begin(), a.end(), d) == a.end() &&
+        std::find(b.begin(), b.end(), d) == b.end()) {
+      free.push_back(d);
+    }
+  }
+  return free;
+}
+
+std::vector<int64_t> Concat(absl::Span<const int64_t> a, absl::Span<const int64_t> b,
+                            absl::Span<const int64_t> c) {
+  std::vector<int64_t> all(a.begin(), a.end());
+  all.insert(all.end(), b.begin(), b.end());
+  all.insert(all.end(), c.begin(), c.end());
+  return all;
+}
+
+std::vector<int64_t> Iota(int64_t begin, int64_t count) {
+  std::vector<int64_t> values(count);
+  for (int64_t i = 0; i < count; ++i) values[i] = begin + i;
+  return values;
+}
+
+bool IsIdentity(absl::Span<const int64_t> permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i) {
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// Rewrites `dot` when an operand needs it; whether it did.
+absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
+  const auto* typed = cast<HloDotInstruction>(dot);
+  const DotDimensionNumbers& numbers = typed->dot_dimension_numbers();
+  HloInstruction* lhs = dot->mutable_operand(0);
+  HloInstruction* rhs = dot->mutable_operand(1);
+  const Shape& lhs_shape = lhs->shape();
+  const Shape& rhs_shape = rhs->shape();
+  const PrimitiveType type = lhs_shape.element_type();
+  if ((type != F32 && type != BF16) || rhs_shape.element_type() != type ||
+      !ShapeUtil::HasDescendingLayout(lhs_shape) || !ShapeUtil::HasDescendingLayout(rhs_shape) ||
+      !ShapeUtil::HasDescendingLayout(dot->shape())) {
+    return false;
+  }
+  const std::vector<int64_t>& lhs_batch = numbers.lhs_batch_dimensions();
+  const std::vector<int64_t>& rhs_batch = numbers.rhs_batch_dimensions();
+  const std::vector<int64_t>& lhs_contracting = numbers.lhs_contracting_dimensions();
+  const std::vector<int64_t>& rhs_contracting = numbers.rhs_contracting_dimensions();
+  const std::vector<int64_t> lhs_free = FreeDims(lhs_shape.rank(), lhs_batch, lhs_contracting);
+  const std::vector<int64_t> rhs_free = FreeDims(rhs_shape.rank(), rhs_batch, rhs_contracting);
+  // Multiply-adds: every output element sums the contraction.
+  int64_t contraction = 1;
+  for (int64_t d : lhs_contracting) contraction *= lhs_shape.dimensions(d);
+  if (ShapeUtil::ElementsIn(dot->shape()) * contraction <= kMinMultiplyAdds) return false;
+  const bool lhs_in_place = DotOperandReadsInPlace(lhs_shape, lhs_batch, lhs_free, lhs_contracting);
+  const bool rhs_in_place = DotOperandReadsInPlace(rhs_shape, rhs_batch, rhs_contracting, rhs_free);
+  if (lhs_in_place && rhs_in_place) return false;
+  const int64_t batch = static_cast<int64_t>(lhs_batch.size());
+  DotDimensionNumbers renumbered = numbers;
+  if (!lhs_in_place) {
+    std::vector<int64_t> permutation = Concat(lhs_batch, lhs_free, lhs_contracting);
+    if (!IsIdentity(permutation)) lhs = MakeTranspose(lhs, permutation);
+    *renumbered.mutable_lhs_batch_dimensions() = Iota(0, batch);
+    *renumbered.mutable_lhs_contracting_dimensions() =
+        Iota(batch + static_cast<int64_t>(lhs_free.size()),
+             static_cast<int64_t>(lhs_contracting.size()));
+  }
+  if (!rhs_in_place) {
+    std::vector<int64_t> permutation = Concat(rhs_batch, rhs_contracting, rhs_free);
+    if (!IsIdentity(permutation)) rhs = MakeTranspose(rhs, permutation);
+    *renumbered.mutable_rhs_batch_dimensions() = Iota(0, batch);
+    *renumbered.mutable_rhs_contracting_dimensions() =
+        Iota(batch, static_cast<int64_t>(rhs_contracting.size()));
+  }
+  if (lhs == dot->operand(0) && rhs == dot->operand(1)) return false;
+  std::unique_ptr<HloInstruction> replacement = dot->CloneWithNewOperands(dot->shape(), {lhs, rhs});
+  cast<HloDotInstruction>(replacement.get())->mutable_attrs()->dot_dimension_numbers = renumbered;
+  AXLE_RETURN_IF_ERROR(
+      computation->ReplaceInstruction(dot, computation->AddInstruction(std::move(replacement))));
+  return true;
+}
+
+}  // namespace
+
+bool DotOperandReadsInPlace(const Shape& shape, absl::Span<const int64_t> batch,
+                            absl::Span<const int64_t> first, absl::Span<const int64_t> second) {
+  // With a descending layout a dim's position is its number: the dims read
+  // in place are those whose groups, laid end to end, list the non-trivial
+  // dims in ascending order.
+  const std::vector<int64_t> b = NonTrivial(shape, batch);
+  const std::vector<int64_t> f = NonTrivial(shape, first);
+  const std::vector<int64_t> s = NonTrivial(shape, second);
+  auto ascending = [](const std::vector<int64_t>& dims) {
+    return std::is_sorted(dims.begin(), dims.end()) &&
+           std::adjacent_find(dims.begin(), dims.end()) == dims.end();
+  };
+  return ascending(Concat(b, f, s)) || ascending(Concat(b, s, f));
+}
+
+absl::StatusOr<bool> DotOperandTranspose::Run(HloModule* module) {
+  bool changed = false;
+  for (HloComputation* computation : module->computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+          !instruction->shape().IsArray()) {
+        continue;
+      }
+      AXLE_ASSIGN_OR_RETURN(bool rewritten, Rewrite(computation, instruction));
+      changed = changed || rewritten;
+    }
+  }
+  return changed;
+}
+
+}  // namespace axle::cpu

@@ -1,0 +1,53 @@
+//===- dot_operand_transpose.h - Dot operands in the order the matmul reads -===//
+//
+// A cpu-prepare pass, run after layout normalization and before fusion. The
+// dot thunks read an operand in place when its dims, major to minor, are
+// the batch dims (in the dot's order) then the free and the contracting
+// dims as two contiguous groups (either first): [B, M, K] or [B, K, M] for
+// the lhs, [B, K, N] or [B, N, K] for the rhs, dims of size one aside
+// (dot_plan.h: Collapse). Otherwise the oneDNN path gathers the operand
+// into a dense copy on every run, element by element: JAX's attention
+// `einsum('bqhd,bkhd->bhqk')` has its batch dims (b, h) apart, and the two
+// [2, 8] x [256, 64] x [64, 256] dots of attention_bf16 spent most of
+// their time gathering.
+//
+// Like XLA's DotDecomposer, this pass then rewrites such a dot (f32 or
+// bf16 operands, above the emitted loop's size) to read
+//
+//   lhs' = transpose(lhs) as [batch..., free..., contracting...]
+//   rhs' = transpose(rhs) as [batch..., contracting..., free...]
+//
+// with the dimension numbers renumbered; only the operand that needs it is
+// transposed. The result is the same dot (output dims unchanged). The
+// transpose then fuses into the operand's producer (a convert, a scale),
+// or runs as a tiled transpose kernel, instead of the per-run gather.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_
+#define AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "axle/core/shape.h"
+#include "axle/hlo/pass/hlo_pass_interface.h"
+
+namespace axle::cpu {
+
+// Whether an operand of `shape` (descending layout) reads in place as
+// [batch, first, second] or [batch, second, first] (each a list of dims,
+// `batch` and each group in the order the dot reads them), dims of size one
+// aside.
+bool DotOperandReadsInPlace(const Shape& shape, absl::Span<const int64_t> batch,
+                            absl::Span<const int64_t> first, absl::Span<const int64_t> second);
+
+class DotOperandTranspose : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-dot-operand-transpose"; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+};
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_

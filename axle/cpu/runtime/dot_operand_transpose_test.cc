@@ -1,0 +1,128 @@
+//===- dot_operand_transpose_test.cc - Dot operands the matmul reads in place ===//
+//
+// Which operand orders read in place; attention's scores and weighted sum
+// (batch dims apart) get their operands transposed into [B, M, K] x
+// [B, K, N] and still compute what the interpreter computes; dots that
+// read in place already, and those the emitted loop runs, are left alone.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/dot_operand_transpose.h"
+
+#include <string>
+#include <vector>
+
+#include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+// q, k, v as JAX passes them: [batch, sequence, heads, head_dim].
+constexpr const char* kAttention = R"(
+HloModule m
+ENTRY e {
+  q = f32[2,64,4,32] parameter(0)
+  k = f32[2,64,4,32] parameter(1)
+  v = f32[2,64,4,32] parameter(2)
+  s = f32[2,4,64,64] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  ROOT o = f32[2,4,32,64] dot(v, s), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
+})";
+
+Literal Values(const Shape& shape, int seed) {
+  Literal literal(shape);
+  auto data = literal.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] = static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
+  }
+  return literal;
+}
+
+std::vector<const HloDotInstruction*> Dots(const HloModule& module) {
+  std::vector<const HloDotInstruction*> dots;
+  for (const HloInstruction* instruction : module.entry_computation()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kDot) {
+      dots.push_back(cast<HloDotInstruction>(instruction));
+    }
+  }
+  return dots;
+}
+
+TEST(DotOperandTransposeTest, InPlaceOrders) {
+  const Shape shape = ShapeUtil::MakeShape(F32, {2, 3, 4, 5});
+  EXPECT_TRUE(DotOperandReadsInPlace(shape, {0}, {1, 2}, {3}));
+  EXPECT_TRUE(DotOperandReadsInPlace(shape, {0, 1}, {3}, {2}));   // [B, K, M]
+  EXPECT_FALSE(DotOperandReadsInPlace(shape, {0, 2}, {1}, {3}));  // batch dims apart
+  EXPECT_FALSE(DotOperandReadsInPlace(shape, {1, 0}, {2}, {3}));  // batch dims swapped
+  EXPECT_FALSE(DotOperandReadsInPlace(shape, {0}, {1, 3}, {2}));  // a group split
+  // Dims of size one go anywhere.
+  const Shape ones = ShapeUtil::MakeShape(F32, {1, 2, 1, 5});
+  EXPECT_TRUE(DotOperandReadsInPlace(ones, {0, 1}, {2}, {3}));
+  EXPECT_TRUE(DotOperandReadsInPlace(ones, {1, 2}, {0}, {3}));
+}
+
+TEST(DotOperandTransposeTest, AttentionOperandsAreTransposedAndAgree) {
+  auto module = ParseAndReturnUnverifiedModule(kAttention);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOperandTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  for (const HloDotInstruction* dot : Dots(**module)) {
+    SCOPED_TRACE(dot->ToString());
+    const DotDimensionNumbers& numbers = dot->dot_dimension_numbers();
+    EXPECT_EQ(numbers.lhs_batch_dimensions(), (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(numbers.rhs_batch_dimensions(), (std::vector<int64_t>{0, 1}));
+    EXPECT_EQ(dot->operand(0)->opcode(), HloOpcode::kTranspose);
+  }
+  // The scores' rhs becomes [B, K, N]; the weighted sum's rhs (the scores
+  // as [B, N, K]) read in place already.
+  std::vector<const HloDotInstruction*> dots = Dots(**module);
+  ASSERT_EQ(dots.size(), 2u);
+  int transposed_rhs = 0;
+  for (const HloDotInstruction* dot : dots) {
+    transposed_rhs += dot->operand(1)->opcode() == HloOpcode::kTranspose;
+  }
+  EXPECT_EQ(transposed_rhs, 1);
+  // Run through the whole cpu pipeline against the interpreter.
+  std::vector<Literal> arguments;
+  arguments.reserve(3);
+  for (int i = 0; i < 3; ++i) {
+    arguments.push_back(Values(ShapeUtil::MakeShape(F32, {2, 64, 4, 32}), i));
+  }
+  testing::ExpectCpuAgrees(kAttention, arguments, ErrorSpec(1e-4, 1e-4));
+}
+
+TEST(DotOperandTransposeTest, InPlaceAndSmallDotsAreLeftAlone) {
+  for (const char* text : {R"(
+HloModule in_place
+ENTRY e {
+  a = f32[8,64,128] parameter(0)
+  b = f32[8,64,96] parameter(1)
+  ROOT d = f32[8,128,96] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})",
+                           R"(
+HloModule small
+ENTRY e {
+  a = f32[2,8,3,16] parameter(0)
+  b = f32[2,8,3,16] parameter(1)
+  ROOT d = f32[2,3,8,8] dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+})",
+                           R"(
+HloModule integers
+ENTRY e {
+  a = s32[4,64,4,64] parameter(0)
+  b = s32[4,64,4,64] parameter(1)
+  ROOT d = s32[4,4,64,64] dot(a, b), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+})"}) {
+    auto module = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<bool> changed = DotOperandTranspose().Run(module->get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_FALSE(*changed) << text;
+  }
+}
+
+}  // namespace
+}  // namespace axle::cpu
