@@ -35,7 +35,8 @@ Literal Values(const Shape& shape, int seed) {
   Literal literal(shape);
   auto data = literal.data<float>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
+    data[i] =
+        static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
   }
   return literal;
 }

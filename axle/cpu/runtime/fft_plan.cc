@@ -21,9 +21,18 @@ inline std::complex<T> Mul(std::complex<T> a, std::complex<T> b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
 }
 
+// Whether n's prime factors are all 2, 3 or 5.
+bool IsFiveSmooth(int64_t n) {
+  if (n < 1) return false;
+  for (int64_t p : {2, 3, 5}) {
+    while (n % p == 0) n /= p;
+  }
+  return n == 1;
+}
+
 // The smallest n' >= n whose prime factors are all 2, 3 or 5.
 int64_t NextSmooth(int64_t n) {
-  while (!ComplexFftPlan<float>::IsSmooth(n)) ++n;
+  while (!IsFiveSmooth(n)) ++n;
   return n;
 }
 
@@ -32,19 +41,21 @@ std::complex<double> Unit(double angle) { return {std::cos(angle), std::sin(angl
 
 }  // namespace
 
+namespace {
+
 // float: Debian's C library. kiss_fft_stride reads its input with a
 // stride and never writes its cfg (it allocates only for an in-place call
 // or a butterfly above 5, which the plan never makes).
-template <>
-class ComplexFftPlan<float>::Smooth {
+class FloatSmooth {
  public:
-  Smooth(int64_t n, bool inverse)
+  using Complex = std::complex<float>;
+  FloatSmooth(int64_t n, bool inverse)
       : cfg_(kiss_fft_alloc(static_cast<int>(n), inverse ? 1 : 0, nullptr, nullptr)) {
     CHECK(cfg_ != nullptr) << "kiss_fft_alloc(" << n << ") failed";
   }
-  ~Smooth() { kiss_fft_free(cfg_); }
-  Smooth(const Smooth&) = delete;
-  Smooth& operator=(const Smooth&) = delete;
+  ~FloatSmooth() { kiss_fft_free(cfg_); }
+  FloatSmooth(const FloatSmooth&) = delete;
+  FloatSmooth& operator=(const FloatSmooth&) = delete;
 
   void Run(const Complex* in, int64_t stride, Complex* out) const {
     static_assert(sizeof(kiss_fft_cpx) == sizeof(Complex));
@@ -59,10 +70,10 @@ class ComplexFftPlan<float>::Smooth {
 // double: the header-only template (no double precision C library in
 // Debian). transform() is const and, for radices 2-5, touches only its
 // arguments.
-template <>
-class ComplexFftPlan<double>::Smooth {
+class DoubleSmooth {
  public:
-  Smooth(int64_t n, bool inverse) : fft_(static_cast<std::size_t>(n), inverse) {}
+  using Complex = std::complex<double>;
+  DoubleSmooth(int64_t n, bool inverse) : fft_(static_cast<std::size_t>(n), inverse) {}
 
   void Run(const Complex* in, int64_t stride, Complex* out) const {
     fft_.transform(in, out, 0, 1, static_cast<std::size_t>(stride));
@@ -72,13 +83,18 @@ class ComplexFftPlan<double>::Smooth {
   kissfft<double> fft_;
 };
 
+}  // namespace
+
+template <typename T>
+class ComplexFftPlan<T>::Smooth
+    : public std::conditional_t<std::is_same_v<T, float>, FloatSmooth, DoubleSmooth> {
+ public:
+  using std::conditional_t<std::is_same_v<T, float>, FloatSmooth, DoubleSmooth>::conditional_t;
+};
+
 template <typename T>
 bool ComplexFftPlan<T>::IsSmooth(int64_t n) {
-  if (n < 1) return false;
-  for (int64_t p : {2, 3, 5}) {
-    while (n % p == 0) n /= p;
-  }
-  return n == 1;
+  return IsFiveSmooth(n);
 }
 
 template <typename T>
@@ -97,7 +113,8 @@ ComplexFftPlan<T>::ComplexFftPlan(int64_t n, bool inverse) : n_(n), inverse_(inv
   std::vector<std::complex<double>> kernel(b->m);
   b->chirp.resize(n);
   for (int64_t j = 0; j < n; ++j) {
-    const int64_t j2 = static_cast<int64_t>((static_cast<unsigned __int128>(j) * j) % (2 * n));
+    const int64_t j2 = static_cast<int64_t>((static_cast<unsigned __int128>(j) * j) %
+                                            (static_cast<unsigned __int128>(n) * 2));
     const std::complex<double> c = Unit(sign * std::numbers::pi * j2 / n);
     b->chirp[j] = Complex(c);
     kernel[j] = std::conj(c);
@@ -173,6 +190,12 @@ void RealFftPlan<T>::Forward(const T* in, Complex* out, Complex* work) const {
   const int64_t m = n_ / 2;
   Complex* z = work;
   complex_.Run(reinterpret_cast<const Complex*>(in), 1, z, work + m);
+  ForwardFromHalf(z, out);
+}
+
+template <typename T>
+void RealFftPlan<T>::ForwardFromHalf(const Complex* z, Complex* out) const {
+  const int64_t m = n_ / 2;
   for (int64_t k = 0; k <= m; ++k) {
     const Complex zk = z[k == m ? 0 : k];
     const Complex zc = std::conj(z[k == 0 ? 0 : m - k]);
@@ -202,12 +225,18 @@ void RealFftPlan<T>::Inverse(const Complex* in, T* out, Complex* work) const {
   // and the unscaled m-point inverse of 2(E + iO) is n (x[2j] + i x[2j+1]).
   const int64_t m = n_ / 2;
   Complex* z = work;
+  InverseToHalf(in, z);
+  complex_.Run(z, 1, reinterpret_cast<Complex*>(out), work + m);
+}
+
+template <typename T>
+void RealFftPlan<T>::InverseToHalf(const Complex* in, Complex* z) const {
+  const int64_t m = n_ / 2;
   for (int64_t k = 0; k < m; ++k) {
     const Complex xk = k == 0 ? Complex(in[0].real()) : in[k];
     const Complex xc = k == 0 ? Complex(in[m].real()) : std::conj(in[m - k]);
     z[k] = (xk + xc) + Mul(Mul(xk - xc, std::conj(twiddle_[k])), Complex(0, 1));
   }
-  complex_.Run(z, 1, reinterpret_cast<Complex*>(out), work + m);
 }
 
 template class ComplexFftPlan<float>;

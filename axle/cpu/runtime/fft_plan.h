@@ -93,6 +93,12 @@ class RealFftPlan {
   // n/2 + 1 contiguous frequencies -> n contiguous reals (unscaled: n times
   // the inverse DFT).
   void Inverse(const Complex* in, T* out, Complex* work) const;
+  // Even n: Forward's last step, from z = the n/2-point transform of
+  // x[2j] + i x[2j+1]; and Inverse's first, the z whose unscaled n/2-point
+  // inverse is n (x[2j] + i x[2j+1]). (The thunk runs the n/2-point
+  // transforms of many lines between these with LineBatchFft.)
+  void ForwardFromHalf(const Complex* z, Complex* out) const;
+  void InverseToHalf(const Complex* in, Complex* z) const;
 
  private:
   int64_t n_ = 0;

@@ -33,6 +33,7 @@
 #include <bit>
 #include <complex>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -40,6 +41,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/fft_lines.h"
 #include "axle/cpu/runtime/fft_plan.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -79,6 +81,24 @@ class FftTransform {
     }
     work_offset_ = line;
     slot_elements_ = line + work;
+    // f32 power-of-two lines: 16 at a time (fft_lines.h), with 16 lines of
+    // work memory (and for real lines 16 half-length lines of z before it).
+    if constexpr (std::is_same_v<T, float>) {
+      constexpr int64_t kLanes = LineBatchFft::kLanes;
+      for (const ComplexFftPlan<T>& plan : plans_) {
+        if (!LineBatchFft::Supports(plan.size())) {
+          batched_.push_back(nullptr);
+          continue;
+        }
+        batched_.push_back(std::make_unique<LineBatchFft>(plan.size(), inverse));
+        slot_elements_ = std::max(slot_elements_, kLanes * plan.size());
+      }
+      const int64_t n = lengths_.back();
+      if (real && n % 2 == 0 && LineBatchFft::Supports(n / 2)) {
+        real_batched_ = std::make_unique<LineBatchFft>(n / 2, inverse);
+        slot_elements_ = std::max(slot_elements_, kLanes * n);
+      }
+    }
     copy_elements_ = type_ == IRFFT && rank > 1 ? Product(complex_dims_) : 0;
     scale_ = T(1.0 / static_cast<double>(Product(lengths_)));
     for (int64_t l : lengths_) log_sum_ += std::bit_width(static_cast<uint64_t>(l));
@@ -118,6 +138,15 @@ class FftTransform {
         const auto* from = static_cast<const Complex*>(in);
         auto* to = static_cast<Complex*>(out);
         for_each(Product(complex_dims_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (const LineBatchFft* batched = Batched(rank - 1)) {
+              for (int64_t r = begin; r < end; r += kLanes) {
+                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
+                batched->Run(from + r * n, n, 1, to + r * n, n, 1, lines, Floats(slot));
+              }
+              return;
+            }
+          }
           for (int64_t r = begin; r < end; ++r) {
             plans_.back().Run(from + r * n, 1, to + r * n, slot + work_offset_);
           }
@@ -131,6 +160,22 @@ class FftTransform {
         auto* to = static_cast<Complex*>(out);
         const int64_t half = complex_dims_.back();
         for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (const LineBatchFft* batched = RealBatched()) {
+              // z of each line (its n/2-point transform), then the last step.
+              const int64_t m = n / 2;
+              Complex* z = slot;
+              for (int64_t r = begin; r < end; r += kLanes) {
+                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
+                batched->Run(reinterpret_cast<const Complex*>(from + r * n), m, 1, z, m, 1, lines,
+                             Floats(slot + kLanes * m));
+                for (int l = 0; l < lines; ++l) {
+                  real_plan_->ForwardFromHalf(z + l * m, to + (r + l) * half);
+                }
+              }
+              return;
+            }
+          }
           for (int64_t r = begin; r < end; ++r) {
             real_plan_->Forward(from + r * n, to + r * half, slot + work_offset_);
           }
@@ -148,6 +193,22 @@ class FftTransform {
         }
         const int64_t half = complex_dims_.back();
         for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (const LineBatchFft* batched = RealBatched()) {
+              // The first step of each line, then their n/2-point transforms.
+              const int64_t m = n / 2;
+              Complex* z = slot;
+              for (int64_t r = begin; r < end; r += kLanes) {
+                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
+                for (int l = 0; l < lines; ++l) {
+                  real_plan_->InverseToHalf(from + (r + l) * half, z + l * m);
+                }
+                batched->Run(z, m, 1, reinterpret_cast<Complex*>(to + r * n), m, 1, lines,
+                             Floats(slot + kLanes * m));
+              }
+              return;
+            }
+          }
           for (int64_t r = begin; r < end; ++r) {
             real_plan_->Inverse(from + r * half, to + r * n, slot + work_offset_);
           }
@@ -169,6 +230,22 @@ class FftTransform {
     const int64_t length = complex_dims_[axis];
     const ComplexFftPlan<T>& plan = plans_[axis];
     for_each(Product(complex_dims_) / length, [&](Complex* slot, int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (const LineBatchFft* batched = Batched(axis)) {
+          // Up to 16 lines at a time: neighbouring columns of one outer
+          // index (whole vectors), or whole rows when the axis is innermost.
+          for (int64_t u = begin; u < end;) {
+            const int64_t base = u / stride * length * stride + u % stride;
+            const int64_t lines = stride == 1 ? std::min(kLanes, end - u)
+                                              : std::min({kLanes, end - u, stride - u % stride});
+            const int64_t apart = stride == 1 ? length : 1;
+            batched->Run(from + base, apart, stride, to + base, apart, stride,
+                         static_cast<int>(lines), Floats(slot));
+            u += lines;
+          }
+          return;
+        }
+      }
       Complex* line = slot;
       for (int64_t u = begin; u < end; ++u) {
         const int64_t base = u / stride * length * stride + u % stride;
@@ -177,6 +254,14 @@ class FftTransform {
       }
     });
   }
+
+  static constexpr int64_t kLanes = LineBatchFft::kLanes;
+  // The batched plan of axis `axis` (f32 power-of-two lengths), or null.
+  const LineBatchFft* Batched(int64_t axis) const {
+    return axis < static_cast<int64_t>(batched_.size()) ? batched_[axis].get() : nullptr;
+  }
+  const LineBatchFft* RealBatched() const { return real_batched_.get(); }
+  static float* Floats(Complex* slot) { return reinterpret_cast<float*>(slot); }
 
   template <typename E>
   void Scale(E* data, int64_t count, ForEachUnit for_each) const {
@@ -193,6 +278,10 @@ class FftTransform {
   // Per axis of complex_dims_ (all but the innermost for RFFT and IRFFT).
   std::vector<ComplexFftPlan<T>> plans_;
   std::unique_ptr<RealFftPlan<T>> real_plan_;
+  // f32 only: the batched plans of plans_ (null where unsupported) and of
+  // the real lines' half-length transform.
+  std::vector<std::unique_ptr<LineBatchFft>> batched_;
+  std::unique_ptr<LineBatchFft> real_batched_;
   // A slot holds the line buffer at 0 and the plans' work memory at
   // work_offset_.
   int64_t work_offset_ = 0, slot_elements_ = 0, copy_elements_ = 0;

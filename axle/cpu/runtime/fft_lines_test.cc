@@ -1,0 +1,141 @@
+// LineBatchFft (fft_lines.h) against a direct DFT in double: every
+// power-of-two length up to 512, 1 to 16 lines, lines apart (rows) and
+// adjacent (columns), in place; and the fft thunk's batched passes on the
+// `cpu` platform against the interpreter.
+#include "axle/cpu/runtime/fft_lines.h"
+
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+using Complex = std::complex<float>;
+
+std::vector<Complex> Random(int64_t count, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<Complex> values(count);
+  for (Complex& v : values) v = Complex(uniform(rng), uniform(rng));
+  return values;
+}
+
+// The DFT of element j at line[j * step].
+std::vector<std::complex<double>> Dft(const Complex* line, int64_t step, int64_t n, bool inverse) {
+  std::vector<std::complex<double>> out(n), unit(n);
+  const double sign = inverse ? 1.0 : -1.0;
+  for (int64_t m = 0; m < n; ++m) {
+    unit[m] = std::polar(
+        1.0, sign * 2 * std::numbers::pi * static_cast<double>(m) / static_cast<double>(n));
+  }
+  for (int64_t k = 0; k < n; ++k) {
+    std::complex<double> sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += std::complex<double>(line[j * step]) * unit[j * k % n];
+    out[k] = sum;
+  }
+  return out;
+}
+
+void ExpectLinesAgree(int64_t n, int lines, bool adjacent, bool inverse) {
+  SCOPED_TRACE(
+      absl::StrCat("n ", n, " lines ", lines, " adjacent ", adjacent, " inverse ", inverse));
+  LineBatchFft plan(n, inverse);
+  // Rows of n elements, or columns of a [n, 16] array (adjacent lines).
+  const int64_t line_step = adjacent ? 1 : n;
+  const int64_t element_step = adjacent ? LineBatchFft::kLanes : 1;
+  const int64_t count = adjacent ? n * LineBatchFft::kLanes : n * lines;
+  std::vector<Complex> data = Random(count, static_cast<int>(n) + lines);
+  const std::vector<Complex> input = data;
+  std::vector<float> work(plan.work_floats());
+  plan.Run(data.data(), line_step, element_step, data.data(), line_step, element_step, lines,
+           work.data());
+  for (int l = 0; l < lines; ++l) {
+    std::vector<std::complex<double>> expected =
+        Dft(input.data() + l * line_step, element_step, n, inverse);
+    for (int64_t k = 0; k < n; ++k) {
+      const Complex got = data[l * line_step + k * element_step];
+      const double tolerance = 1e-5 * std::sqrt(static_cast<double>(n)) * std::log2(n + 1.0) + 1e-5;
+      ASSERT_NEAR(got.real(), expected[k].real(), tolerance * std::sqrt(static_cast<double>(n)))
+          << "line " << l << " element " << k;
+      ASSERT_NEAR(got.imag(), expected[k].imag(), tolerance * std::sqrt(static_cast<double>(n)))
+          << "line " << l << " element " << k;
+    }
+  }
+  // Columns past `lines` are left alone.
+  if (adjacent) {
+    for (int64_t j = 0; j < n; ++j) {
+      for (int l = lines; l < LineBatchFft::kLanes; ++l) {
+        ASSERT_EQ(data[l + j * element_step], input[l + j * element_step]);
+      }
+    }
+  }
+}
+
+TEST(LineBatchFftTest, AgreesWithTheDft) {
+  if (!LineBatchFft::Supports(2)) GTEST_SKIP() << "this CPU lacks AVX-512F";
+  EXPECT_FALSE(LineBatchFft::Supports(12));
+  EXPECT_FALSE(LineBatchFft::Supports(1));
+  for (int64_t n = 2; n <= 512; n *= 2) {
+    for (int lines : {1, 5, 16}) {
+      for (bool adjacent : {false, true}) {
+        for (bool inverse : {false, true}) ExpectLinesAgree(n, lines, adjacent, inverse);
+      }
+    }
+  }
+}
+
+Literal RandomLiteral(const Shape& shape, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  Literal literal(shape);
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    if (primitive_util::IsComplexType(shape.element_type())) {
+      const double re = uniform(rng);
+      literal.SetFromComplex128(i, complex128(re, uniform(rng)));
+    } else {
+      literal.SetFromDouble(i, uniform(rng));
+    }
+  }
+  return literal;
+}
+
+// Many power-of-two lines: whole blocks of 16, tails, columns and rows.
+TEST(LineBatchFftTest, ThunkPassesAgreeWithTheInterpreter) {
+  struct Case {
+    const char* operand;
+    const char* result;
+    const char* fft;
+  };
+  const Case cases[] = {
+      {"c64[3,32,64]", "c64[3,32,64]", "fft_type=FFT, fft_length={32,64}"},
+      {"c64[2,16,8,32]", "c64[2,16,8,32]", "fft_type=IFFT, fft_length={16,8,32}"},
+      {"f32[8,64,64]", "c64[8,64,33]", "fft_type=RFFT, fft_length={64,64}"},
+      {"c64[8,64,33]", "f32[8,64,64]", "fft_type=IRFFT, fft_length={64,64}"},
+      {"f32[37,256]", "c64[37,129]", "fft_type=RFFT, fft_length={256}"},
+      {"c64[21,129]", "f32[21,256]", "fft_type=IRFFT, fft_length={256}"},
+      {"c64[5,40,16]", "c64[5,40,16]", "fft_type=FFT, fft_length={40,16}"},
+  };
+  int seed = 0;
+  for (const Case& c : cases) {
+    const std::string text =
+        absl::StrCat("HloModule fft\nENTRY e {\n  p = ", c.operand,
+                     " parameter(0)\n  ROOT f = ", c.result, " fft(p), ", c.fft, "\n}\n");
+    SCOPED_TRACE(text);
+    auto module = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    const Shape& operand = (*module)->entry_computation()->parameter_instruction(0)->shape();
+    std::vector<Literal> arguments;
+    arguments.push_back(RandomLiteral(operand, ++seed));
+    testing::ExpectCpuAgrees(text, arguments, ErrorSpec(1e-3, 1e-4));
+  }
+}
+
+}  // namespace
+}  // namespace axle::cpu
