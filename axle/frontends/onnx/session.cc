@@ -78,6 +78,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(graph::Graph graph, 
   if (!platform.ok()) return platform.status();
   absl::StatusOr<LocalClient*> client = ClientLibrary::GetOrCreateLocalClient(*platform);
   if (!client.ok()) return client.status();
+  auto opset = graph.opsets.find("");
+  if (opset != graph.opsets.end() && opset->second > kMaxOnnxOpset) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the model imports opset ", opset->second, " of the default ONNX domain; the kernels ",
+        "follow ONNX's operators up to opset ", kMaxOnnxOpset));
+  }
   for (const std::string& name : options.constant_inputs) {
     bool found = false;
     for (const graph::ValueInfo& input : graph.inputs) found |= input.name == name;

@@ -87,6 +87,11 @@ struct ClusteringReport {
   std::string ToString() const;
 };
 
+// The newest opset of the default ONNX domain the kernels know (ONNX 1.12,
+// Debian's libonnx); a model importing a newer one is Unimplemented, since
+// ops changed meaning in later opsets.
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
 class Session {
  public:
   struct Options {

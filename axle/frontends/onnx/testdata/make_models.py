@@ -193,9 +193,37 @@ def unique_compress():
     save("unique_compress", graph, [x], [(u * 2).astype(np.float32), counts.astype(np.int64)])
 
 
+def tool_models():
+    # Models that must be rejected with a clear error (tests/onnx_tool_test.sh):
+    # tool/NAME.onnx, not run through the checker.
+    os.makedirs(os.path.join(HERE, "tool"), exist_ok=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    cases = {
+        "cycle": ([helper.make_node("Relu", ["x", "b"], ["a"], name="first"),
+                   helper.make_node("Add", ["a", "x"], ["b"], name="second"),
+                   helper.make_node("Relu", ["b"], ["y"], name="last")], 13),
+        "dangling": ([helper.make_node("Add", ["x", "missing"], ["y"], name="add")], 13),
+        "unsupported_op": ([helper.make_node("Frobnicate", ["x"], ["y"], name="frob")], 13),
+        "future_opset": ([helper.make_node("Relu", ["x"], ["y"], name="relu")], 99),
+    }
+    for name, (nodes, opset) in cases.items():
+        graph = helper.make_graph(nodes, name, [x], [y])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  producer_name="axle make_models.py")
+        onnx.save(model, os.path.join(HERE, "tool", name + ".onnx"))
+    # An input for them, one of another element type, and mlp's input as .npy.
+    with open(os.path.join(HERE, "mlp", "test_data_set_0", "input_0.pb"), "rb") as f:
+        mlp_x = numpy_helper.to_array(onnx.load_tensor_from_string(f.read()))
+    np.save(os.path.join(HERE, "tool", "mlp_x.npy"), mlp_x)
+    np.save(os.path.join(HERE, "tool", "x2.npy"), np.array([1.5, -2], np.float32))
+    np.save(os.path.join(HERE, "tool", "x2_int.npy"), np.array([1, 2], np.int32))
+
+
 if __name__ == "__main__":
     mlp()
     cnn()
     nonzero_gather()
     dynamic_resize()
     unique_compress()
+    tool_models()
