@@ -60,6 +60,17 @@ Session::Session(graph::Graph graph, graph::ClusteringPlan plan, Options options
   steps_ = std::move(plan.steps);
   for (int64_t node : plan.host_nodes) host_stats_[node] = {};
   metrics_.clusters = static_cast<int64_t>(clusters_.size());
+  // The clusters hold copies of the initializers they read; the model keeps
+  // only those that host nodes or graph outputs read, so weights are held
+  // once.
+  std::set<std::string> read_outside;
+  for (const graph::ValueInfo& out : graph_.outputs) read_outside.insert(out.name);
+  for (int64_t node : plan.host_nodes) {
+    for (const std::string& in : graph_.nodes[node].inputs) read_outside.insert(in);
+  }
+  for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();) {
+    it = read_outside.count(it->first) ? std::next(it) : graph_.initializers.erase(it);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path, Options options) {
@@ -185,12 +196,13 @@ absl::StatusOr<const Session::Compiled*> Session::GetOrCompile(
   return out;
 }
 
-absl::StatusOr<const ShapedBuffer*> Session::InitializerBuffer(const std::string& name) {
+absl::StatusOr<const ShapedBuffer*> Session::InitializerBuffer(const ClusterState& state,
+                                                               const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = initializer_buffers_.find(name);
   if (it != initializer_buffers_.end()) return it->second.get();
   absl::StatusOr<ScopedShapedBuffer> buffer =
-      client_->LiteralToShapedBuffer(graph_.initializers.at(name), 0);
+      client_->LiteralToShapedBuffer(state.cluster.graph.initializers.at(name), 0);
   if (!buffer.ok()) return buffer.status();
   auto owned = std::make_unique<ScopedShapedBuffer>(std::move(*buffer));
   const ShapedBuffer* out = owned.get();
@@ -209,7 +221,7 @@ absl::StatusOr<std::vector<Literal>> Session::RunCluster(ClusterState& state,
   std::vector<const ShapedBuffer*> args;
   for (const auto& p : (*compiled)->result.parameters) {
     if (p.kind == graph::XlaCompilationResult::Parameter::kInitializer) {
-      absl::StatusOr<const ShapedBuffer*> buffer = InitializerBuffer(p.initializer);
+      absl::StatusOr<const ShapedBuffer*> buffer = InitializerBuffer(state, p.initializer);
       if (!buffer.ok()) return buffer.status();
       args.push_back(*buffer);
       continue;

@@ -117,6 +117,8 @@ class Session {
 
   SessionMetrics metrics() const;
   ClusteringReport Clustering() const;
+  // The model. Its initializers are those host nodes or graph outputs read;
+  // the clusters hold the rest.
   const graph::Graph& graph() const { return graph_; }
 
  private:
@@ -144,7 +146,10 @@ class Session {
   // The cache entry for `inputs`, compiled if missing.
   absl::StatusOr<const Compiled*> GetOrCompile(ClusterState& state,
                                                const std::vector<const Literal*>& inputs);
-  absl::StatusOr<const ShapedBuffer*> InitializerBuffer(const std::string& name);
+  // The device copy of a weight the cluster binds as a parameter, uploaded
+  // on first use and shared by the clusters.
+  absl::StatusOr<const ShapedBuffer*> InitializerBuffer(const ClusterState& state,
+                                                        const std::string& name);
 
   graph::Graph graph_;
   Options options_;
