@@ -49,8 +49,7 @@ struct Options {
   bool print_hlo = false;
 };
 
-absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options,
-                                                const graph::Graph& graph) {
+absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options, const graph::Graph& graph) {
   if (options.inputs.size() != graph.inputs.size()) {
     std::string names;
     for (const graph::ValueInfo& input : graph.inputs) {
