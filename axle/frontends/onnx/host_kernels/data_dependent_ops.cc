@@ -2,10 +2,11 @@
 //
 // Ops whose output shape depends on the input values. Elements are moved as
 // bytes (any element type); Unique compares them by value (integers exactly,
-// floating point as doubles).
+// floating point as doubles, NaNs last and equal to each other).
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -60,6 +61,7 @@ Literal TakeAlongAxis(const Literal& value, int64_t axis, const std::vector<int6
   const auto* src = static_cast<const uint8_t*>(value.untyped_data());
   auto* dst = static_cast<uint8_t*>(out.untyped_data());
   int64_t row = v.inner * v.element_bytes;
+  if (row == 0) return out;
   for (int64_t o = 0; o < v.outer; ++o) {
     for (size_t k = 0; k < keep.size(); ++k) {
       std::memcpy(dst + (o * keep.size() + k) * row, src + (o * v.n + keep[k]) * row, row);
@@ -141,9 +143,13 @@ int CompareSlices(const Literal& value, const AxisView& view, int64_t a, int64_t
       } else if (primitive_util::IsIntegralType(type) || type == PRED) {
         int64_t x = *value.GetIntegralAsS64(ia), y = *value.GetIntegralAsS64(ib);
         if (x != y) return x < y ? -1 : 1;
-      } else {
+      } else {  // NaNs sort last and equal each other, as numpy's unique
         double x = value.GetAsDouble(ia), y = value.GetAsDouble(ib);
-        if (x != y) return x < y ? -1 : 1;
+        if (std::isnan(x) || std::isnan(y)) {
+          if (std::isnan(x) != std::isnan(y)) return std::isnan(x) ? 1 : -1;
+        } else if (x != y) {
+          return x < y ? -1 : 1;
+        }
       }
     }
   }

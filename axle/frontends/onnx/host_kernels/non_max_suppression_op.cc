@@ -2,7 +2,8 @@
 //
 // ONNX's NonMaxSuppression (opset 10, 11): per batch and class, boxes whose
 // score passes score_threshold (strictly greater) are taken greedily by
-// descending score (ties: the lower box index first); a box is dropped when
+// descending score (ties: the lower box index first; NaN scores are never
+// selected); a box is dropped when
 // its IoU with a taken box exceeds iou_threshold. At most
 // max_output_boxes_per_class per class (0, the default, selects nothing).
 // Output: int64 [selected, 3] rows (batch, class, box), batch-major, then
@@ -12,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <array>
-#include <numeric>
+#include <cmath>
 
 #include "axle/frontends/graph/host_kernel.h"
 #include "axle/frontends/onnx/host_kernels/host_kernels.h"
@@ -69,7 +70,12 @@ absl::Status NonMaxSuppression(HostKernelContext* ctx) {
   if (*center != 0 && *center != 1) return ctx->Error("center_point_box must be 0 or 1");
 
   int64_t batches = bs.dimensions(0), num_boxes = bs.dimensions(1), classes = ss.dimensions(1);
-  auto limit = static_cast<int64_t>(std::max(0.0, *max_output));
+  int64_t limit = 0;  // NaN and negative counts select nothing
+  if (*max_output >= static_cast<double>(num_boxes)) {
+    limit = num_boxes;
+  } else if (*max_output > 0) {
+    limit = static_cast<int64_t>(*max_output);
+  }
   std::vector<std::array<int64_t, 3>> selected;
   for (int64_t b = 0; b < batches; ++b) {
     std::vector<Corners> corners(num_boxes);
@@ -80,9 +86,9 @@ absl::Status NonMaxSuppression(HostKernelContext* ctx) {
       int64_t base = (b * classes + c) * num_boxes;
       std::vector<int64_t> candidates;
       for (int64_t i = 0; i < num_boxes; ++i) {
-        if (!has_score_threshold || scores.GetAsDouble(base + i) > *score_threshold) {
-          candidates.push_back(i);
-        }
+        double score = scores.GetAsDouble(base + i);
+        if (std::isnan(score)) continue;  // never above any threshold
+        if (!has_score_threshold || score > *score_threshold) candidates.push_back(i);
       }
       std::stable_sort(candidates.begin(), candidates.end(), [&](int64_t x, int64_t y) {
         return scores.GetAsDouble(base + x) > scores.GetAsDouble(base + y);
