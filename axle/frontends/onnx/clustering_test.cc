@@ -4,6 +4,8 @@
 // Compress -> Unique) run as clusters with host kernels between them, agree
 // with numpy on cpu and the interpreter, compile each cluster per its own
 // signature, and report the fallbacks.
+#include <thread>
+
 #include "absl/strings/match.h"
 #include "axle/frontends/onnx/onnx_test_util.h"
 #include "axle/frontends/onnx/session.h"
@@ -133,6 +135,32 @@ TEST(ClusteringTest, CompressAndUniqueAreFallbacksInOrder) {
                                 "host: node 'unique' (Unique): its output shape depends on the "
                                 "data; 1 runs"))
       << session->Clustering().ToString();
+}
+
+TEST(ClusteringTest, ConcurrentRunsAgree) {
+  std::unique_ptr<Session> session = LoadSession("nonzero_gather", "cpu");
+  Literal x = R4({6, 4}, {});
+  for (int64_t i = 0; i < 24; ++i) x.SetFromDouble(i, (i % 7) * 0.3 - 0.9);
+  absl::StatusOr<std::vector<Literal>> expected = session->Run({x});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  std::vector<char> agree(4, 0);  // not vector<bool>: threads write apart
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      bool all = true;
+      for (int i = 0; i < 10; ++i) {
+        absl::StatusOr<std::vector<Literal>> y = session->Run({x});
+        all &= y.ok() && (*y)[0] == (*expected)[0];
+      }
+      agree[t] = all ? 1 : 0;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_TRUE(agree[t]) << "thread " << t;
+  EXPECT_EQ(session->metrics().runs, 41);
+  EXPECT_EQ(session->metrics().host_kernel_runs, 41);
+  EXPECT_EQ(session->metrics().compiles, 2);
 }
 
 TEST(ClusteringTest, HostKernelErrorsNameTheNode) {
