@@ -16,6 +16,21 @@
 // Initializers that the compiler makes parameters (weights) are uploaded to
 // the device once per session and bound on every run.
 //
+// Clustering (tf2xla's MarkForCompilationPass, graph/mark_for_compilation.h):
+// the graph is split into clusters of nodes with kernels for the device and
+// host nodes between them (ops whose output shape depends on the data, ops
+// with only a host kernel). Each cluster compiles and caches on its own
+// signature; a host node runs its host kernel (graph/host_kernel.h) on the
+// values read back from the clusters before it. A model without host nodes
+// is one cluster. Clustering() reports the clusters and the fallbacks with
+// their run counts and time.
+//
+// With AXLE_CACHE_DIR set, compiled code persists across processes: the
+// runtime's compilation cache (runtime/compilation_cache.h) stores what
+// LocalClient::Compile builds there, and a later process's compile of the
+// same cluster and signature loads it instead of generating code
+// (metrics().disk_cache_hits).
+//
 // Sessions are thread-safe: compiles are serialized, runs are not.
 //
 //===----------------------------------------------------------------------===//
@@ -32,17 +47,50 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "axle/frontends/graph/mark_for_compilation.h"
 #include "axle/frontends/graph/xla_compiler.h"
 #include "axle/runtime/local_client.h"
 
 namespace axle::onnx {
 
 struct SessionMetrics {
-  int64_t compiles = 0;
-  int64_t cache_hits = 0;
+  int64_t compiles = 0;    // per cluster and signature
+  int64_t cache_hits = 0;  // per cluster run
   int64_t runs = 0;
   absl::Duration compile_time;  // XlaCompiler plus LocalClient::Compile, all compiles
+  // Compiles whose code came from AXLE_CACHE_DIR (the runtime's disk hits
+  // during this session's compiles).
+  int64_t disk_cache_hits = 0;
+  int64_t clusters = 0;  // in the plan
+  int64_t host_kernel_runs = 0;
+  absl::Duration host_kernel_time;  // all host kernel runs
 };
+
+// What Session::Clustering() reports.
+struct ClusteringReport {
+  struct Cluster {
+    std::vector<std::string> nodes;  // node names, in order
+    std::vector<std::string> inputs;
+    std::vector<std::string> outputs;
+    std::vector<std::string> constant_cuts;  // see graph::Cluster
+  };
+  struct Fallback {
+    std::string node;  // "node 'nz' (NonZero)"
+    std::string reason;
+    int64_t runs = 0;
+    absl::Duration time;
+  };
+  std::vector<Cluster> clusters;
+  std::vector<Fallback> fallbacks;  // in execution order
+
+  // One line per cluster and fallback.
+  std::string ToString() const;
+};
+
+// The newest opset of the default ONNX domain the kernels know (ONNX 1.12,
+// Debian's libonnx); a model importing a newer one is Unimplemented, since
+// ops changed meaning in later opsets.
+inline constexpr int64_t kMaxOnnxOpset = 17;
 
 class Session {
  public:
@@ -62,10 +110,15 @@ class Session {
   // literal per graph output.
   absl::StatusOr<std::vector<Literal>> Run(absl::Span<const Literal> inputs);
 
-  // The HLO text of the computation compiled for `inputs`' signature.
+  // The HLO text of the computations compiled for `inputs`' signature: the
+  // one cluster's, or each cluster's after a "// cluster K" line (this runs
+  // the model, since later clusters' signatures depend on host results).
   absl::StatusOr<std::string> HloText(absl::Span<const Literal> inputs);
 
   SessionMetrics metrics() const;
+  ClusteringReport Clustering() const;
+  // The model. Its initializers are those host nodes or graph outputs read;
+  // the clusters hold the rest.
   const graph::Graph& graph() const { return graph_; }
 
  private:
@@ -73,18 +126,38 @@ class Session {
     graph::XlaCompilationResult result;
     std::unique_ptr<LocalExecutable> executable;
   };
+  struct ClusterState {
+    graph::Cluster cluster;
+    std::vector<bool> constant_input;                        // per cluster input
+    std::map<std::string, std::unique_ptr<Compiled>> cache;  // by signature
+  };
+  struct HostStats {
+    int64_t runs = 0;
+    absl::Duration time;
+  };
 
-  Session(graph::Graph graph, Options options, LocalClient* client);
+  Session(graph::Graph graph, graph::ClusteringPlan plan, Options options, LocalClient* client);
+  // Runs the plan; `compiled` (if set) receives each cluster's executable.
+  absl::StatusOr<std::vector<Literal>> RunPlan(absl::Span<const Literal> inputs,
+                                               std::vector<const Compiled*>* compiled);
+  absl::StatusOr<std::vector<Literal>> RunCluster(ClusterState& state,
+                                                  const std::vector<const Literal*>& inputs,
+                                                  const Compiled** used);
   // The cache entry for `inputs`, compiled if missing.
-  absl::StatusOr<const Compiled*> GetOrCompile(absl::Span<const Literal> inputs);
-  absl::StatusOr<const ShapedBuffer*> InitializerBuffer(const std::string& name);
+  absl::StatusOr<const Compiled*> GetOrCompile(ClusterState& state,
+                                               const std::vector<const Literal*>& inputs);
+  // The device copy of a weight the cluster binds as a parameter, uploaded
+  // on first use and shared by the clusters.
+  absl::StatusOr<const ShapedBuffer*> InitializerBuffer(const ClusterState& state,
+                                                        const std::string& name);
 
   graph::Graph graph_;
   Options options_;
   LocalClient* client_;
   mutable std::mutex mu_;
-  std::vector<bool> constant_input_;  // per graph input
-  std::map<std::string, std::unique_ptr<Compiled>> cache_;
+  std::vector<ClusterState> clusters_;
+  std::vector<graph::ExecutionStep> steps_;
+  std::map<int64_t, HostStats> host_stats_;  // by node index
   std::map<std::string, std::unique_ptr<ScopedShapedBuffer>> initializer_buffers_;
   SessionMetrics metrics_;
 };

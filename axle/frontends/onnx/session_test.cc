@@ -3,8 +3,12 @@
 // clear errors for bad inputs and unsupported ops.
 #include "axle/frontends/onnx/session.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "absl/strings/match.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/runtime/compilation_cache.h"
 #include "gtest/gtest.h"
 
 namespace axle::onnx {
@@ -138,6 +142,35 @@ TEST(SessionTest, UnknownPlatformAndBadGraphsFailAtCreation) {
   g.nodes[1].inputs = {"missing"};
   absl::Status s = Session::FromGraph(std::move(g), {}).status();
   EXPECT_TRUE(absl::StrContains(s.message(), "input 'missing'")) << s;
+}
+
+// With AXLE_CACHE_DIR, a session compiles to a file there, and a later
+// session with the in-memory cache empty (as in a fresh process; the tool
+// test, tests/onnx_tool_test.sh, uses two processes) loads it.
+TEST(SessionTest, AxleCacheDirKeepsCompiledCode) {
+  std::string dir = ::testing::TempDir() + "/onnx_session_cache";
+  std::filesystem::remove_all(dir);
+  setenv("AXLE_CACHE_DIR", dir.c_str(), 1);
+  Literal a = Iota({3, 3}, -4), b = LiteralUtil::CreateR1<float>({1, 2, 3});
+  CompilationCache::Global().Clear();
+  std::unique_ptr<Session> first = MakeSession(AddRelu(), "cpu");
+  absl::StatusOr<std::vector<Literal>> y1 = first->Run({a, b});
+  ASSERT_TRUE(y1.ok()) << y1.status();
+  EXPECT_EQ(first->metrics().disk_cache_hits, 0);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    files += entry.path().extension() == ".axle-exe";
+  }
+  EXPECT_EQ(files, 1);
+  CompilationCache::Global().Clear();
+  std::unique_ptr<Session> second = MakeSession(AddRelu(), "cpu");
+  absl::StatusOr<std::vector<Literal>> y2 = second->Run({a, b});
+  unsetenv("AXLE_CACHE_DIR");
+  ASSERT_TRUE(y2.ok()) << y2.status();
+  EXPECT_EQ(second->metrics().compiles, 1);
+  EXPECT_EQ(second->metrics().disk_cache_hits, 1);
+  EXPECT_EQ((*y1)[0], (*y2)[0]);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-# Builds the small whole-model tests (mlp/, cnn/) with python3-onnx's helper,
+# Builds the small whole-model tests (mlp/, cnn/, and the clustering models
+# nonzero_gather/, dynamic_resize/, unique_compress/) with python3-onnx's helper,
 # random weights from a fixed seed, and their expected outputs computed here
 # with numpy (independently of Axle). Layout as ONNX's own test cases:
 # NAME/model.onnx, NAME/test_data_set_0/{input,output}_0.pb.
@@ -118,6 +119,111 @@ def cnn():
     save("cnn", graph, [x], [(e / e.sum(axis=1, keepdims=True)).astype(np.float32)])
 
 
+def nonzero_gather():
+    # MatMul -> ReduceSum -> Greater | NonZero (host) | Squeeze -> Gather ->
+    # MatMul: the rows of x whose projection sums to more than 0, projected.
+    # Two clusters around the NonZero.
+    w1, w2 = rand(4, 4), rand(4, 3)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h"]),
+        helper.make_node("ReduceSum", ["h", "axes1"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["positive"]),
+        helper.make_node("NonZero", ["positive"], ["nz"], name="nz"),
+        helper.make_node("Squeeze", ["nz", "axes0"], ["rows"]),
+        helper.make_node("Gather", ["x", "rows"], ["g"], axis=0),
+        helper.make_node("MatMul", ["g", "w2"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (w1, "w1"), (w2, "w2"), (np.array(0, np.float32), "zero"),
+        (np.array([1], np.int64), "axes1"), (np.array([0], np.int64), "axes0")]]
+    graph = helper.make_graph(
+        nodes, "nonzero_gather",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["K", 3])], inits)
+    x = rand(6, 4)
+    rows = np.nonzero((x @ w1).sum(axis=1) > 0)[0]
+    save("nonzero_gather", graph, [x], [(x[rows] @ w2).astype(np.float32)])
+
+
+def dynamic_resize():
+    # A nearest Resize whose sizes depend on the data: the factor is
+    # ceil(max(x)), so the Resize compiles per factor in a cluster of its own
+    # and the first cluster computes the sizes.
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+        helper.make_node("Ceil", ["m"], ["mc"]),
+        helper.make_node("Cast", ["mc"], ["k"], to=TensorProto.INT64),
+        helper.make_node("Unsqueeze", ["k", "axes0"], ["k1"]),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Slice", ["shape", "two", "four"], ["hw"]),
+        helper.make_node("Mul", ["hw", "k1"], ["hw2"]),
+        helper.make_node("Concat", ["ones", "hw2"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    ]
+    inits = [numpy_helper.from_array(a, n) for a, n in [
+        (np.array([0], np.int64), "axes0"), (np.array([2], np.int64), "two"),
+        (np.array([4], np.int64), "four"), (np.array([1, 1], np.int64), "ones")]]
+    graph = helper.make_graph(
+        nodes, "dynamic_resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "H", "W"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, "H2", "W2"])], inits)
+    x = (rng.uniform(0.1, 1.9, (1, 1, 2, 3))).astype(np.float32)
+    k = int(np.ceil(x.max()))
+    save("dynamic_resize", graph, [x], [np.repeat(np.repeat(x, k, axis=2), k, axis=3)])
+
+
+def unique_compress():
+    # Greater | Compress, Unique (host) | Mul: the distinct positive values
+    # of x, doubled, and how often each occurs.
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["positive"]),
+        helper.make_node("Compress", ["x", "positive"], ["c"], name="compress"),
+        helper.make_node("Unique", ["c"], ["u", "", "", "counts"], name="unique", sorted=1),
+        helper.make_node("Mul", ["u", "two"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n)
+             for v, n in [(0, "zero"), (2, "two")]]
+    graph = helper.make_graph(
+        nodes, "unique_compress", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["U"]),
+         helper.make_tensor_value_info("counts", TensorProto.INT64, ["U"])], inits)
+    x = (rng.integers(-3, 4, 12) * 0.5).astype(np.float32)
+    u, counts = np.unique(x[x > 0], return_counts=True)
+    save("unique_compress", graph, [x], [(u * 2).astype(np.float32), counts.astype(np.int64)])
+
+
+def tool_models():
+    # Models that must be rejected with a clear error (tests/onnx_tool_test.sh):
+    # tool/NAME.onnx, not run through the checker.
+    os.makedirs(os.path.join(HERE, "tool"), exist_ok=True)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    cases = {
+        "cycle": ([helper.make_node("Relu", ["x", "b"], ["a"], name="first"),
+                   helper.make_node("Add", ["a", "x"], ["b"], name="second"),
+                   helper.make_node("Relu", ["b"], ["y"], name="last")], 13),
+        "dangling": ([helper.make_node("Add", ["x", "missing"], ["y"], name="add")], 13),
+        "unsupported_op": ([helper.make_node("Frobnicate", ["x"], ["y"], name="frob")], 13),
+        "future_opset": ([helper.make_node("Relu", ["x"], ["y"], name="relu")], 99),
+    }
+    for name, (nodes, opset) in cases.items():
+        graph = helper.make_graph(nodes, name, [x], [y])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                                  producer_name="axle make_models.py")
+        onnx.save(model, os.path.join(HERE, "tool", name + ".onnx"))
+    # An input for them, one of another element type, and mlp's input as .npy.
+    with open(os.path.join(HERE, "mlp", "test_data_set_0", "input_0.pb"), "rb") as f:
+        mlp_x = numpy_helper.to_array(onnx.load_tensor_from_string(f.read()))
+    np.save(os.path.join(HERE, "tool", "mlp_x.npy"), mlp_x)
+    np.save(os.path.join(HERE, "tool", "x2.npy"), np.array([1.5, -2], np.float32))
+    np.save(os.path.join(HERE, "tool", "x2_int.npy"), np.array([1, 2], np.int32))
+
+
 if __name__ == "__main__":
     mlp()
     cnn()
+    nonzero_gather()
+    dynamic_resize()
+    unique_compress()
+    tool_models()

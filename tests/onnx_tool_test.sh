@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# End-to-end checks of axle-onnx: inputs as .pb and .npy, output files, the
+# timing line, the HLO, clusters with host fallbacks, the disk cache across
+# processes, and bad input (exit 1 with a message naming what is wrong,
+# never a signal). Usage: onnx_tool_test.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1
+src=$2
+tool="$build/tools/axle-onnx"
+data="$src/axle/frontends/onnx/testdata"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name"
+  fi
+}
+
+# Runs the tool expecting exit 1 and a message: fails NAME unless both.
+expect_error() {  # expect_error NAME PATTERN ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  "$tool" "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  check "$name: exit 1 (got $rc)" test $rc -eq 1
+  check "$name: says '$pattern'" grep -q -- "$pattern" "$tmp/err"
+}
+
+mlp="$data/mlp/model.onnx"
+"$tool" "$mlp" --input="$data/mlp/test_data_set_0/input_0.pb" --output_dir="$tmp/a/b" >"$tmp/run.out"
+check "axle-onnx exits 0" test $? -eq 0
+check "axle-onnx prints the output's shape" grep -q "^output 0 'y': f32\[3,10\]$" "$tmp/run.out"
+check "axle-onnx writes out_0.npy in a new folder" test -s "$tmp/a/b/out_0.npy"
+check "axle-onnx counts its compile" grep -q "^compiles: 1 in " "$tmp/run.out"
+check "one cluster prints no cluster report" bash -c "! grep -q '^cluster' '$tmp/run.out'"
+"$tool" "$mlp" --input="$data/tool/mlp_x.npy" --output_dir="$tmp/npy" >/dev/null
+check ".npy and .pb inputs give the same output" cmp -s "$tmp/a/b/out_0.npy" "$tmp/npy/out_0.npy"
+"$tool" "$mlp" --input="$data/tool/mlp_x.npy" --platform=interpreter --output_dir="$tmp/i" >/dev/null
+check "--platform=interpreter runs" test -s "$tmp/i/out_0.npy"
+"$tool" "$mlp" --input="$data/tool/mlp_x.npy" --iterations=3 >"$tmp/time.out"
+check "--iterations prints the timing line" \
+  grep -qE "^time per run: min [0-9.]+ ms, median [0-9.]+ ms$" "$tmp/time.out"
+"$tool" "$mlp" --input="$data/tool/mlp_x.npy" --print_hlo >"$tmp/hlo.out"
+check "--print_hlo prints the module" grep -q "^HloModule mlp" "$tmp/hlo.out"
+
+# Clusters and host fallbacks; two outputs in graph order.
+uc="$data/unique_compress"
+"$tool" "$uc/model.onnx" --input="$uc/test_data_set_0/input_0.pb" --output_dir="$tmp/uc" \
+  >"$tmp/uc.out"
+check "a clustered model exits 0" test $? -eq 0
+check "the clusters are reported" grep -q "^cluster 1: 1 nodes" "$tmp/uc.out"
+check "the fallbacks are reported" grep -q "^host: node 'unique' (Unique): its output shape" \
+  "$tmp/uc.out"
+check "both outputs are written" test -s "$tmp/uc/out_1.npy"
+check "outputs are in graph order" grep -q "^output 1 'counts': s64\[" "$tmp/uc.out"
+
+# AXLE_CACHE_DIR: the second process loads the compiled code.
+AXLE_CACHE_DIR="$tmp/cache" "$tool" "$mlp" --input="$data/tool/mlp_x.npy" >"$tmp/c1.out"
+check "the first process compiles" grep -q "^compiles: 1 in .*(0 from the disk cache)" "$tmp/c1.out"
+check "the cache folder has an executable" bash -c "ls '$tmp/cache'/*.axle-exe >/dev/null"
+AXLE_CACHE_DIR="$tmp/cache" "$tool" "$mlp" --input="$data/tool/mlp_x.npy" >"$tmp/c2.out"
+check "the second process loads it" grep -q "^compiles: 1 in .*(1 from the disk cache)" "$tmp/c2.out"
+
+# Bad input.
+printf 'not a model' >"$tmp/garbage.onnx"
+expect_error "malformed protobuf" "not a valid ONNX model" "$tmp/garbage.onnx"
+expect_error "missing model" "cannot open" "$tmp/none.onnx"
+expect_error "missing input" "the model has 1 inputs ('x') but 0 --input files" "$mlp"
+expect_error "wrong shape" "input 'x' must have rank 3, got f32\[2\]" "$mlp" \
+  --input="$data/tool/x2.npy"
+expect_error "wrong type" "input 'x' must have element type f32, got s32\[2\]" \
+  "$data/tool/unsupported_op.onnx" --input="$data/tool/x2_int.npy"
+printf '\xff\xff\xff' >"$tmp/garbage.pb"
+expect_error "malformed input file" "garbage.pb for input 'x'" "$mlp" --input="$tmp/garbage.pb"
+expect_error "unsupported op" "node 'frob' (Frobnicate): no kernel for op 'Frobnicate' at opset 13" \
+  "$data/tool/unsupported_op.onnx" --input="$data/tool/x2.npy"
+expect_error "unsupported opset" "imports opset 99 of the default ONNX domain" \
+  "$data/tool/future_opset.onnx" --input="$data/tool/x2.npy"
+expect_error "cycle" "cycle through node 'first' (Relu)" "$data/tool/cycle.onnx" \
+  --input="$data/tool/x2.npy"
+expect_error "dangling edge" "node 'add' (Add): input 'missing'" "$data/tool/dangling.onnx" \
+  --input="$data/tool/x2.npy"
+expect_error "unknown platform" "platform 'tpu'" "$mlp" --input="$data/tool/x2.npy" --platform=tpu
+
+echo "onnx_tool_test: $passed passed, $failed failed"
+test "$failed" -eq 0
