@@ -1,7 +1,7 @@
 // LineBatchFft (fft_lines.h) against a direct DFT in double: every
 // power-of-two length up to 512, 1 to 16 lines, lines apart (rows) and
-// adjacent (columns), in place; and the fft thunk's batched passes on the
-// `cpu` platform against the interpreter.
+// adjacent (columns), in place. (fft_test.cc runs the thunk's batched
+// passes against the interpreter.)
 #include "axle/cpu/runtime/fft_lines.h"
 
 #include <cmath>
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle::cpu {
@@ -88,52 +87,6 @@ TEST(LineBatchFftTest, AgreesWithTheDft) {
         for (bool inverse : {false, true}) ExpectLinesAgree(n, lines, adjacent, inverse);
       }
     }
-  }
-}
-
-Literal RandomLiteral(const Shape& shape, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  Literal literal(shape);
-  for (int64_t i = 0; i < literal.element_count(); ++i) {
-    if (primitive_util::IsComplexType(shape.element_type())) {
-      const double re = uniform(rng);
-      literal.SetFromComplex128(i, complex128(re, uniform(rng)));
-    } else {
-      literal.SetFromDouble(i, uniform(rng));
-    }
-  }
-  return literal;
-}
-
-// Many power-of-two lines: whole blocks of 16, tails, columns and rows.
-TEST(LineBatchFftTest, ThunkPassesAgreeWithTheInterpreter) {
-  struct Case {
-    const char* operand;
-    const char* result;
-    const char* fft;
-  };
-  const Case cases[] = {
-      {"c64[3,32,64]", "c64[3,32,64]", "fft_type=FFT, fft_length={32,64}"},
-      {"c64[2,16,8,32]", "c64[2,16,8,32]", "fft_type=IFFT, fft_length={16,8,32}"},
-      {"f32[8,64,64]", "c64[8,64,33]", "fft_type=RFFT, fft_length={64,64}"},
-      {"c64[8,64,33]", "f32[8,64,64]", "fft_type=IRFFT, fft_length={64,64}"},
-      {"f32[37,256]", "c64[37,129]", "fft_type=RFFT, fft_length={256}"},
-      {"c64[21,129]", "f32[21,256]", "fft_type=IRFFT, fft_length={256}"},
-      {"c64[5,40,16]", "c64[5,40,16]", "fft_type=FFT, fft_length={40,16}"},
-  };
-  int seed = 0;
-  for (const Case& c : cases) {
-    const std::string text =
-        absl::StrCat("HloModule fft\nENTRY e {\n  p = ", c.operand,
-                     " parameter(0)\n  ROOT f = ", c.result, " fft(p), ", c.fft, "\n}\n");
-    SCOPED_TRACE(text);
-    auto module = ParseAndReturnUnverifiedModule(text);
-    ASSERT_TRUE(module.ok()) << module.status();
-    const Shape& operand = (*module)->entry_computation()->parameter_instruction(0)->shape();
-    std::vector<Literal> arguments;
-    arguments.push_back(RandomLiteral(operand, ++seed));
-    testing::ExpectCpuAgrees(text, arguments, ErrorSpec(1e-3, 1e-4));
   }
 }
 

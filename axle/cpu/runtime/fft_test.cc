@@ -155,6 +155,38 @@ TEST(CpuFftTest, ParallelWithinOneTransform) {
   }
 }
 
+// Many f32 power-of-two lines (fft_lines.h, 16 at a time): whole blocks,
+// tails, columns and rows, real lines through their half-length transform.
+TEST(CpuFftTest, ManyPowerOfTwoLinesAgreeWithTheInterpreter) {
+  struct Case {
+    const char* operand;
+    const char* result;
+    const char* fft;
+  };
+  const Case cases[] = {
+      {"c64[3,32,64]", "c64[3,32,64]", "fft_type=FFT, fft_length={32,64}"},
+      {"c64[2,16,8,32]", "c64[2,16,8,32]", "fft_type=IFFT, fft_length={16,8,32}"},
+      {"f32[8,64,64]", "c64[8,64,33]", "fft_type=RFFT, fft_length={64,64}"},
+      {"c64[8,64,33]", "f32[8,64,64]", "fft_type=IRFFT, fft_length={64,64}"},
+      {"f32[37,256]", "c64[37,129]", "fft_type=RFFT, fft_length={256}"},
+      {"c64[21,129]", "f32[21,256]", "fft_type=IRFFT, fft_length={256}"},
+      {"c64[5,40,16]", "c64[5,40,16]", "fft_type=FFT, fft_length={40,16}"},
+  };
+  int seed = 0;
+  for (const Case& c : cases) {
+    const std::string text =
+        absl::StrCat("HloModule fft\nENTRY e {\n  p = ", c.operand,
+                     " parameter(0)\n  ROOT f = ", c.result, " fft(p), ", c.fft, "\n}\n");
+    SCOPED_TRACE(text);
+    auto module = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    const Shape& operand = (*module)->entry_computation()->parameter_instruction(0)->shape();
+    std::vector<Literal> arguments;
+    arguments.push_back(RandomLiteral(operand, ++seed));
+    testing::ExpectCpuAgrees(text, arguments, ErrorSpec(1e-3, 1e-4));
+  }
+}
+
 // The plans are shared by concurrent runs of one executable; each run's
 // scratch is its own.
 TEST(CpuFftTest, ConcurrentRuns) {
