@@ -202,6 +202,7 @@ TEST(CpuFftTest, ConcurrentRuns) {
   }
   std::vector<absl::Status> results(4);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int repeat = 0; repeat < 3 && results[t].ok(); ++repeat) {
