@@ -3,7 +3,8 @@
 // reduce-windows that fold every prefix or suffix of one dimension, as JAX
 // lowers jnp.cumsum / cumprod / cummax / lax.cummin (reverse too), run as
 // O(n) scan kernels (loop_kernel_plan.h: ScanOf) and agree with the
-// interpreter: prefix scans bit for bit (the same folds in the same order),
+// interpreter: prefix scans bit for bit (the same folds in the same order,
+// four lines of an innermost scan side by side),
 // suffix scans of floats within rounding. Windows that only look like
 // scans (shorter windows, strides, dilations) keep the window loop.
 //
@@ -70,6 +71,8 @@ TEST(CpuScanTest, PrefixScansAreExact) {
       {"f64", "6,33", "add", "size=1x64 pad=0_0x63_0", "0", 1},  // window longer than n
       {"bf16", "4,130", "add", "size=1x130 pad=0_0x129_0", "0", 1},
       {"f32", "64,3", "add", "size=64x1 pad=63_0x0_0", "0", 0},  // rows shorter than a vector
+      // Innermost scans run 4 lines side by side: groups and a rest.
+      {"f32", "2,7,70", "add", "size=1x1x70 pad=0_0x0_0x69_0", "0", 2},
   };
   for (const Case& c : cases) {
     const std::string text = ScanModule(c.type, c.dims, c.op, c.window, c.init);
