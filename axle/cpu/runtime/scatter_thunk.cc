@@ -84,6 +84,10 @@ bool DistinctInRange(absl::Span<const int64_t> values, int64_t bound) {
   return true;
 }
 
+// Updated elements from which the one-row-per-update path splits the
+// operand's rows across the intra-op pool (each thread reads every index).
+constexpr int64_t kMinParallelRowElements = int64_t{1} << 15;
+
 // The row op `combiner` is on operands of `type`, if any (see Geometry).
 ScatterThunk::Geometry::RowOp RowOpOf(const HloComputation& combiner, PrimitiveType type) {
   using RowOp = ScatterThunk::Geometry::RowOp;
@@ -242,12 +246,31 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
     const int64_t limit = g.operand_dims[dim] - window_extent[dim];
     const int64_t output_step = operand_strides[dim] * g.element_bytes[0];
     const int64_t update_step = update_strides[g.update_scatter_dims[0]] * g.element_bytes[0];
-    for (int64_t s = 0; s < scatter_count; ++s) {
-      const int64_t start = ReadIndex(indices, g.indices_type, s * batch_strides[0]);
-      if (start < 0 || start > limit) continue;
-      CombineRow(g.row_op, g.element_type, outputs[0] + start * output_step,
-                 updates[0] + s * update_step, row_length);
+    // Updates whose row starts in [first, last), in update order: a
+    // thread owns a range of operand rows, so rows updated more than once
+    // are combined in order, by one thread.
+    auto combine_rows = [&](int64_t first, int64_t last) {
+      for (int64_t s = 0; s < scatter_count; ++s) {
+        const int64_t start = ReadIndex(indices, g.indices_type, s * batch_strides[0]);
+        if (start < 0 || start > limit || start < first || start >= last) continue;
+        CombineRow(g.row_op, g.element_type, outputs[0] + start * output_step,
+                   updates[0] + s * update_step, row_length);
+      }
+    };
+    const int64_t rows = limit + 1;
+    const int threads = context.thread_pool == nullptr ? 1
+                        : context.max_threads > 0      ? context.max_threads
+                                                       : context.thread_pool->num_threads();
+    if (threads <= 1 || scatter_count * row_length < kMinParallelRowElements || rows < threads) {
+      combine_rows(0, rows);
+      return absl::OkStatus();
     }
+    context.thread_pool->ParallelFor(
+        threads, 1,
+        [&](int64_t begin, int64_t end) {
+          combine_rows(rows * begin / threads, rows * end / threads);
+        },
+        threads);
     return absl::OkStatus();
   }
   std::vector<const void*> parameters(2 * n);

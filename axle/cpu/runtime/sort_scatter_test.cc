@@ -74,7 +74,7 @@ TEST(CpuSort, TwoDimensionsAlongEachDimension) {
 
 TEST(CpuSort, RankThreeMiddleDimensionLarge) {
   // 4 x 300 x 5: large enough to split slices across the pool.
-  std::vector<float> values(4 * 300 * 5);
+  std::vector<float> values(size_t{4} * 300 * 5);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7919) % 1013);
   Literal input = LiteralUtil::CreateFromDimensions<float>({4, 300, 5}, values);
   RunBoth(SortF32("4,300,5", 1), {input.Clone()});
@@ -348,6 +348,35 @@ ENTRY e {
       RunBoth(text, arguments);
     }
   }
+}
+
+// Enough rows for the one-row-per-update path to split the operand's rows
+// across the pool: rows updated many times (by updates far apart) still
+// combine in update order, bit for bit the interpreter's sums.
+TEST(CpuScatter, OneRowPerIndexSplitAcrossThreadsKeepsUpdateOrder) {
+  const std::string text = R"(
+HloModule scatter
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32[301,128] parameter(0)
+  indices = s32[700] parameter(1)
+  updates = f32[700,128] parameter(2)
+  ROOT s = f32[301,128] scatter(operand, indices, updates), update_window_dims={1},
+      inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})";
+  std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+  Literal index_literal(arguments[1].shape());
+  for (int64_t i = 0; i < 700; ++i) {
+    // Rows 0-9 and 291-300 collide often; some indices are out of bounds.
+    const int64_t row = i % 7 == 0 ? i % 10 : i % 11 == 0 ? 300 - i % 10 : (i * 37) % 320 - 5;
+    index_literal.SetIntegral(i, row);
+  }
+  arguments[1] = std::move(index_literal);
+  RunBoth(text, arguments);
 }
 
 TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
