@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -211,9 +213,19 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
       in_place.emplace_back(operand, output_values[output]);
     }
   }
-  AddThunk(std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
-                                         std::move(operand_values), std::move(output_values),
-                                         std::move(in_place)));
+  auto thunk = std::make_unique<KernelThunk>(instruction.name(), std::move(kernel),
+                                             std::move(operand_values), std::move(output_values),
+                                             std::move(in_place));
+  // A column reduction's every range of columns reads every input row
+  // (loop_kernel_plan.h: IsColumnReduction): one range per thread, whole
+  // cache lines of the output each.
+  const HloInstruction* root = fusion->fused_instructions_computation()->root_instruction();
+  if (IsColumnReduction(*root)) {
+    const int64_t bytes =
+        std::max<int64_t>(1, primitive_util::ByteWidth(root->shape().element_type()));
+    thunk->SplitOncePerThread(std::max<int64_t>(1, kBufferAlignment / bytes));
+  }
+  AddThunk(std::move(thunk));
   return absl::OkStatus();
 }
 

@@ -24,9 +24,16 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
     kernel_->Run(buffers.data());
     return absl::OkStatus();
   }
-  // Rows per block so that each block touches at least kMinBlockBytes.
+  // Rows per block so that each block touches at least kMinBlockBytes, or
+  // one aligned block per thread (SplitOncePerThread).
   const int64_t bytes_per_row = std::max<int64_t>(1, bytes / rows);
-  const int64_t min_rows = std::max<int64_t>(1, kMinBlockBytes / bytes_per_row);
+  int64_t min_rows = std::max<int64_t>(1, kMinBlockBytes / bytes_per_row);
+  if (split_alignment_ > 0) {
+    int threads = context.thread_pool->num_threads();
+    if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+    const int64_t per_thread = (rows + threads - 1) / threads;
+    min_rows = (per_thread + split_alignment_ - 1) / split_alignment_ * split_alignment_;
+  }
   void** data = buffers.data();
   context.thread_pool->ParallelFor(
       rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },

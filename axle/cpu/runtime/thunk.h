@@ -15,6 +15,7 @@
 #ifndef AXLE_CPU_RUNTIME_THUNK_H_
 #define AXLE_CPU_RUNTIME_THUNK_H_
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -115,6 +116,12 @@ class KernelThunk : public Thunk {
   }
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override { return in_place_; }
 
+  // For a kernel whose every call reads all of its input whatever its
+  // range (a column reduction): split the rows into one range per thread,
+  // each a multiple of `alignment` rows, instead of several small ranges
+  // per thread (each of which would read the whole input).
+  void SplitOncePerThread(int64_t alignment) { split_alignment_ = std::max<int64_t>(1, alignment); }
+
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
 
@@ -123,6 +130,7 @@ class KernelThunk : public Thunk {
   std::vector<int64_t> operand_values_;
   std::vector<int64_t> output_values_;
   std::vector<std::pair<int64_t, int64_t>> in_place_;
+  int64_t split_alignment_ = 0;  // 0: ranges by bytes (kMinBlockBytes)
 };
 
 }  // namespace axle::cpu
