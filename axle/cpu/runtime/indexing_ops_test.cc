@@ -287,6 +287,42 @@ ENTRY e {
 })");
 }
 
+// Windows inside the operand with an f32 select: the tight loop over the
+// source's innermost dimension, for each comparison, overlapping windows
+// (stride below the size), ties (small integers), rank 1 and 4.
+TEST(CpuSelectAndScatterTest, InsideWindowsEverySelectDirection) {
+  struct Case {
+    const char* operand;
+    const char* source;
+    const char* window;
+  };
+  const Case cases[] = {{"f32[3,9,8,5]", "f32[3,4,4,5]", "size=1x3x2x1 stride=1x2x2x1"},
+                        {"f32[20]", "f32[9]", "size=4 stride=2"}};
+  for (const char* direction : {"GE", "GT", "LE", "LT"}) {
+    for (const Case& c : cases) {
+      ExpectExact(absl::StrCat(R"(
+HloModule m
+select {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=)",
+                               direction, R"(
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = )",
+                               c.operand, " parameter(0)\n  s = ", c.source,
+                               " parameter(1)\n  z = f32[] constant(0)\n  ROOT r = ", c.operand,
+                               " select-and-scatter(x, s, z), window={", c.window,
+                               "}, select=select, scatter=add\n}\n"));
+    }
+  }
+}
+
 TEST(CpuSelectAndScatterTest, IntegerMinSelectAndDilations) {
   ExpectExact(R"(
 HloModule m

@@ -57,6 +57,47 @@ bool Keeps(SelectAndScatterThunk::Geometry::Inline op, float a, float b) {
   return false;
 }
 
+// Windows that lie inside the operand, with the f32 inline select and an
+// add scatter: each window's base plus fixed element offsets, the source's
+// innermost dimension in a tight loop (its windows' bases a fixed stride
+// apart), the select's comparison a template argument.
+struct InsideWindows {
+  const float* operand;
+  const float* source;
+  float* output;
+  const int64_t* offsets;
+  int64_t num_offsets;
+  const std::vector<int64_t>& base_strides;
+  const std::vector<int64_t>& source_dims;
+  int64_t source_count;
+
+  template <SelectAndScatterThunk::Geometry::Inline kOp>
+  void Run() const {
+    const int64_t rank = static_cast<int64_t>(source_dims.size());
+    if (rank == 0) {
+      output[offsets[0]] += source[0];  // one window of one element
+      return;
+    }
+    const int64_t inner = source_dims[rank - 1];
+    const int64_t inner_stride = base_strides[rank - 1];
+    std::vector<int64_t> outer_dims(source_dims.begin(), source_dims.end() - 1);
+    std::vector<int64_t> t(rank - 1, 0);
+    for (int64_t linear = 0; linear < source_count; linear += inner) {
+      int64_t base = 0;
+      for (int64_t d = 0; d + 1 < rank; ++d) base += t[d] * base_strides[d];
+      for (int64_t i = 0; i < inner; ++i, base += inner_stride) {
+        int64_t selected = base + offsets[0];
+        for (int64_t j = 1; j < num_offsets; ++j) {
+          const int64_t offset = base + offsets[j];
+          if (!Keeps(kOp, operand[selected], operand[offset])) selected = offset;
+        }
+        output[selected] += source[linear + i];
+      }
+      Next(t, outer_dims);
+    }
+  }
+};
+
 // The inline form of (select, scatter) on f32 (Geometry::Inline), if any.
 SelectAndScatterThunk::Geometry::Inline InlineFormOf(const HloComputation& select,
                                                      const HloComputation& scatter,
@@ -145,16 +186,31 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
     }
     auto* output_f32 = reinterpret_cast<float*>(output);
     const auto* source_f32 = reinterpret_cast<const float*>(source);
-    for (int64_t source_linear = 0; source_linear < source_count;
-         ++source_linear, Next(s, g.source_dims)) {
-      int64_t base = 0;
-      for (int64_t d = 0; d < rank; ++d) base += s[d] * base_strides[d];
-      int64_t selected = base + element_offsets[0];
-      for (size_t j = 1; j < element_offsets.size(); ++j) {
-        const int64_t offset = base + element_offsets[j];
-        if (!Keeps(g.inline_select, operand_f32[selected], operand_f32[offset])) selected = offset;
-      }
-      output_f32[selected] = output_f32[selected] + source_f32[source_linear];
+    // The source's innermost dimension in a tight loop (a max pool's
+    // channels): its windows' bases are base_strides[rank - 1] apart.
+    InsideWindows windows{operand_f32,
+                          source_f32,
+                          output_f32,
+                          element_offsets.data(),
+                          static_cast<int64_t>(element_offsets.size()),
+                          base_strides,
+                          g.source_dims,
+                          source_count};
+    switch (g.inline_select) {
+      case Geometry::Inline::kGe:
+        windows.Run<Geometry::Inline::kGe>();
+        break;
+      case Geometry::Inline::kGt:
+        windows.Run<Geometry::Inline::kGt>();
+        break;
+      case Geometry::Inline::kLe:
+        windows.Run<Geometry::Inline::kLe>();
+        break;
+      case Geometry::Inline::kLt:
+        windows.Run<Geometry::Inline::kLt>();
+        break;
+      case Geometry::Inline::kNone:
+        break;
     }
     return absl::OkStatus();
   }
