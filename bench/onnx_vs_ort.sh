@@ -39,14 +39,15 @@ RESULTS=$(mktemp)
 trap 'rm -f "$RESULTS"' EXIT
 record() { echo "$*" | tee -a "$RESULTS" >&2; }
 record "env load_before=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
-record "env cpu=$(lscpu | sed -n 's/^Model name: *//p' | tr ' ' _) date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD)"
+record "env cpu=$(lscpu | sed -n 's/^Model name: *//p' | tr ' ' _)" \
+  "date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD)"
 for name in ${*:-$(ls "$MODELS")}; do
   dir=$MODELS/$name
   inputs=$(ls "$dir"/input_*.npy | sort -V)
   for round in $(seq "$ROUNDS"); do
     for spin in 1 0; do
-      line=$("${PIN[@]}" node bench/onnx_ort_bench.js "$dir/model.onnx" --threads=2 --spin="$spin" \
-               --iterations="$ITERATIONS" $inputs 2>&1 | tail -n 1) || true
+      line=$("${PIN[@]}" node bench/onnx_ort_bench.js "$dir/model.onnx" --threads=2 \
+               --spin="$spin" --iterations="$ITERATIONS" $inputs 2>&1 | tail -n 1) || true
       record "ort $name spin=$spin $line"
     done
     for policy in default PASSIVE; do
@@ -96,7 +97,12 @@ if sys.argv[2] == "1":
     path = "docs/PERFORMANCE.md"
     text = open(path).read()
     begin, end = "<!-- onnx-ort:begin -->", "<!-- onnx-ort:end -->"
-    block = f"{begin}\n" + "; ".join(env) + "\n\n" + "\n".join(rows) + f"\n{end}"
+    e = dict(kv.split("=", 1) for line in env for kv in line.split() if "=" in kv)
+    load = lambda key: e.get(key, "").replace(",", ", ")
+    head = (f"Run of {e.get('date')} at {e.get('commit')} on "
+            f"{e.get('cpu', '').replace('_', ' ')}, 2 threads pinned to 2 cores; load average "
+            f"(1, 5, 15 min) before {load('load_before')}, after {load('load_after')}.")
+    block = f"{begin}\n{head}\n\n" + "\n".join(rows) + f"\n{end}"
     if begin in text:
         text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
