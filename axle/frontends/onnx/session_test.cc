@@ -85,6 +85,36 @@ TEST(SessionTest, CpuAgreesWithInterpreter) {
   EXPECT_TRUE(LiteralsNear((*y2)[0], (*y1)[0], ErrorSpec(1e-6, 1e-6)).ok());
 }
 
+// A linear layer's MatMul (x [2, 3, 4] by a matrix w [4, 5]) is one
+// unbatched dot over x's leading dims, without broadcasting w.
+TEST(SessionTest, MatMulByAMatrixIsOneUnbatchedDot) {
+  graph::Graph g;
+  g.opsets[""] = 13;
+  g.inputs = {{"x", F32, std::vector<graph::Dim>{{2, ""}, {3, ""}, {4, ""}}},
+              {"w", F32, std::vector<graph::Dim>{{4, ""}, {5, ""}}}};
+  g.nodes = {MakeNode("matmul", "MatMul", {"x", "w"}, {"y"})};
+  g.outputs = {{"y"}};
+  Literal x = Iota({2, 3, 4}, -11.5), w = Iota({4, 5}, -9);
+  Literal want(ShapeUtil::MakeShape(F32, {2, 3, 5}));
+  for (int64_t r = 0; r < 6; ++r) {
+    for (int64_t j = 0; j < 5; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < 4; ++k) sum += (r * 4 + k - 11.5) * (k * 5 + j - 9);
+      want.SetFromDouble(r * 5 + j, sum);
+    }
+  }
+  for (const char* platform : {"cpu", "interpreter"}) {
+    std::unique_ptr<Session> session = MakeSession(g, platform);
+    absl::StatusOr<std::string> hlo = session->HloText({x, w});
+    ASSERT_TRUE(hlo.ok()) << hlo.status();
+    EXPECT_FALSE(absl::StrContains(*hlo, "broadcast")) << *hlo;
+    EXPECT_FALSE(absl::StrContains(*hlo, "batch_dims")) << *hlo;
+    absl::StatusOr<std::vector<Literal>> y = session->Run({x, w});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_TRUE(LiteralsNear(want, (*y)[0], ErrorSpec(1e-5, 1e-5)).ok()) << platform;
+  }
+}
+
 TEST(SessionTest, FedShapesAreCompileTimeConstantsKeyedByValue) {
   graph::Graph g;
   g.opsets[""] = 13;

@@ -7,7 +7,10 @@ namespace axle::onnx {
 namespace {
 
 // numpy.matmul: 1-D operands get a unit dimension (removed again), batch
-// dimensions broadcast, then one batched dot.
+// dimensions broadcast, then one batched dot. A matrix b (a linear layer's
+// weight) is not broadcast over a's batch dimensions: a's leading
+// dimensions stay non-contracting dims of one unbatched dot, as JAX's
+// einsum emits it, not a batched dot over copies of the weight.
 class MatMulOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
@@ -19,6 +22,17 @@ class MatMulOp : public XlaOpKernel {
                         " and ", ctx->InputShape(1).ToString(false));
     }
     XlaOp x = ctx->Input(0), y = ctx->Input(1);
+    if (a.size() > 2 && b.size() == 2) {
+      if (a.back() != b[0]) {
+        return ctx->Error("contracting dimensions differ: ", ctx->InputShape(0).ToString(false),
+                          " x ", ctx->InputShape(1).ToString(false));
+      }
+      DotDimensionNumbers dnums;
+      dnums.add_lhs_contracting_dimensions(static_cast<int64_t>(a.size()) - 1);
+      dnums.add_rhs_contracting_dimensions(0);
+      ctx->SetOutput(0, DotGeneral(x, y, dnums));
+      return absl::OkStatus();
+    }
     bool a_vector = a.size() == 1, b_vector = b.size() == 1;
     if (a_vector) a.insert(a.begin(), 1);
     if (b_vector) b.push_back(1);
