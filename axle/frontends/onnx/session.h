@@ -99,8 +99,12 @@ class Session {
     // Names of graph inputs whose values are compile-time constants: each
     // distinct value compiles its own executable.
     std::set<std::string> constant_inputs;
-    // device_type is taken from the platform.
-    graph::XlaCompiler::Options compiler;
+    // device_type is taken from the platform. Weights (initializers) are
+    // compiled in as constants up to 2^26 elements each, so the cpu backend
+    // packs them for oneDNN once, at compile time, not on every run
+    // (resnet18 at 224x224: 54 -> 43 ms a run, compile 90 -> 364 ms); a
+    // smaller limit passes the larger ones as parameters instead.
+    graph::XlaCompiler::Options compiler = {.initializer_constant_limit = int64_t{1} << 26};
   };
 
   static absl::StatusOr<std::unique_ptr<Session>> Load(const std::string& path, Options options);
