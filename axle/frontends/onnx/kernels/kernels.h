@@ -26,8 +26,10 @@ namespace axle::onnx {
   X(pooling)                      \
   X(reduction)                    \
   X(resize)                       \
+  X(scatter)                      \
   X(shape)                        \
-  X(slicing)
+  X(slicing)                      \
+  X(sort)
 
 #define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
 AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_DECLARE_KERNEL_FILE)
