@@ -24,6 +24,7 @@ namespace axle::onnx {
   X(matmul)                       \
   X(normalization)                \
   X(pooling)                      \
+  X(quantize)                     \
   X(reduction)                    \
   X(resize)                       \
   X(scatter)                      \
