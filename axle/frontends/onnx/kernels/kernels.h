@@ -30,7 +30,8 @@ namespace axle::onnx {
   X(scatter)                      \
   X(shape)                        \
   X(slicing)                      \
-  X(sort)
+  X(sort)                         \
+  X(training)
 
 #define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
 AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_DECLARE_KERNEL_FILE)
