@@ -27,6 +27,7 @@ namespace axle::onnx {
   X(quantize)                     \
   X(reduction)                    \
   X(resize)                       \
+  X(rnn)                          \
   X(scatter)                      \
   X(shape)                        \
   X(slicing)                      \
