@@ -30,6 +30,7 @@ namespace axle::onnx {
   X(rnn)                          \
   X(scatter)                      \
   X(shape)                        \
+  X(signal)                       \
   X(slicing)                      \
   X(sort)                         \
   X(training)
