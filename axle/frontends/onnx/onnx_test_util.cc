@@ -73,7 +73,7 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
   }
   std::vector<std::string> sets = ListDirs(dir);
   for (const std::string& set : sets) {
-    std::string set_dir = dir + "/" + set;
+    std::string set_dir = absl::StrCat(dir, "/", set);
     std::vector<Literal> inputs, expected;
     for (const std::string& path : Tensors(set_dir, "input_")) {
       absl::StatusOr<Literal> t = LoadTensor(path);
