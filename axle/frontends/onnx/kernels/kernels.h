@@ -18,9 +18,11 @@ namespace axle::onnx {
   X(activation)                   \
   X(cast)                         \
   X(conv)                         \
+  X(einsum)                       \
   X(elementwise)                  \
   X(index)                        \
   X(loss)                         \
+  X(lrn)                          \
   X(matmul)                       \
   X(normalization)                \
   X(pooling)                      \
