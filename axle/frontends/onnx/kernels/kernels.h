@@ -20,6 +20,7 @@ namespace axle::onnx {
   X(conv)                         \
   X(einsum)                       \
   X(elementwise)                  \
+  X(grid_sample)                  \
   X(index)                        \
   X(loss)                         \
   X(lrn)                          \
