@@ -36,6 +36,7 @@ namespace axle::onnx {
   X(signal)                       \
   X(slicing)                      \
   X(sort)                         \
+  X(tfidf)                        \
   X(training)
 
 #define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
