@@ -22,6 +22,7 @@ namespace axle::onnx {
   X(elementwise)                  \
   X(grid_sample)                  \
   X(index)                        \
+  X(linalg)                       \
   X(loss)                         \
   X(lrn)                          \
   X(matmul)                       \
@@ -37,7 +38,8 @@ namespace axle::onnx {
   X(slicing)                      \
   X(sort)                         \
   X(tfidf)                        \
-  X(training)
+  X(training)                     \
+  X(unpool)
 
 #define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
 AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_DECLARE_KERNEL_FILE)
