@@ -32,6 +32,7 @@ namespace axle::onnx {
   X(reduction)                    \
   X(resize)                       \
   X(rnn)                          \
+  X(roi_align)                    \
   X(scatter)                      \
   X(shape)                        \
   X(signal)                       \
