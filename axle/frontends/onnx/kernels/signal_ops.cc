@@ -2,7 +2,8 @@
 //
 // HannWindow, HammingWindow, BlackmanWindow from an iota; DFT and STFT as
 // dots with cosine and sine matrices (built at compile time in double
-// precision), which both platforms run for any length, power of two or not.
+// precision), which both platforms run for any length, power of two or not;
+// MelWeightMatrix as a constant.
 //
 //===----------------------------------------------------------------------===//
 #include <array>
@@ -254,6 +255,73 @@ class StftOp : public XlaOpKernel {
 };
 REGISTER_XLA_OP(
     Name("STFT").SinceVersion(17).CompileTimeConstantInput(1).CompileTimeConstantInput(3), StftOp);
+
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters,
+// num_mel_bins + 2 points evenly spaced on the mel scale between the edge
+// frequencies, mapped to DFT bins. All inputs are compile-time constants,
+// so the matrix is one.
+class MelWeightMatrixOp : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) override {
+    absl::StatusOr<int64_t> mel_bins = ScalarConstant(*ctx, 0, "num_mel_bins");
+    absl::StatusOr<int64_t> dft_length = ScalarConstant(*ctx, 1, "dft_length");
+    absl::StatusOr<int64_t> sample_rate = ScalarConstant(*ctx, 2, "sample_rate");
+    for (const absl::Status& s : {mel_bins.status(), dft_length.status(), sample_rate.status()}) {
+      if (!s.ok()) return s;
+    }
+    double edges[2];
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<Literal> v = ctx->ConstantInput(3 + i);
+      if (!v.ok()) return v.status();
+      if (v->element_count() != 1) return ctx->Error("input ", 3 + i, " must hold one value");
+      edges[i] = v->GetAsDouble(0);
+    }
+    if (*mel_bins < 1 || *dft_length < 1 || *sample_rate < 1 || edges[0] < 0 ||
+        edges[1] < edges[0]) {
+      return ctx->Error("bad MelWeightMatrix inputs: ", *mel_bins, " bins, dft_length ",
+                        *dft_length, ", sample_rate ", *sample_rate, ", edges ", edges[0], " to ",
+                        edges[1]);
+    }
+    absl::StatusOr<PrimitiveType> type = OutputType(*ctx);
+    if (!type.ok()) return type.status();
+    int64_t spectrogram = *dft_length / 2 + 1, n = *mel_bins;
+    auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+    double low = mel(edges[0]), step = (mel(edges[1]) - low) / static_cast<double>(n + 2);
+    std::vector<int64_t> points(n + 2);
+    for (int64_t i = 0; i < n + 2; ++i) {
+      double hz = 700 * (std::pow(10.0, (low + step * static_cast<double>(i)) / 2595) - 1);
+      points[i] = static_cast<int64_t>(std::floor(static_cast<double>(*dft_length + 1) * hz /
+                                                  static_cast<double>(*sample_rate)));
+    }
+    Literal out(ShapeUtil::MakeShape(*type, {spectrogram, n}));
+    auto set = [&](int64_t bin, int64_t i, double v) {
+      if (bin >= 0 && bin < spectrogram) out.SetFromDouble(bin * n + i, v);
+    };
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t left = points[i], center = points[i + 1], right = points[i + 2];
+      if (center == left) {
+        set(center, i, 1);
+      } else {
+        for (int64_t j = left; j <= center; ++j) {
+          set(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+        }
+      }
+      for (int64_t j = center; j < right; ++j) {
+        set(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+      }
+    }
+    ctx->SetConstantOutput(0, std::move(out));
+    return absl::OkStatus();
+  }
+};
+REGISTER_XLA_OP(Name("MelWeightMatrix")
+                    .SinceVersion(17)
+                    .CompileTimeConstantInput(0)
+                    .CompileTimeConstantInput(1)
+                    .CompileTimeConstantInput(2)
+                    .CompileTimeConstantInput(3)
+                    .CompileTimeConstantInput(4),
+                MelWeightMatrixOp);
 
 }  // namespace
 
