@@ -18,16 +18,29 @@ namespace axle::onnx {
   X(activation)                   \
   X(cast)                         \
   X(conv)                         \
+  X(einsum)                       \
   X(elementwise)                  \
+  X(grid_sample)                  \
   X(index)                        \
+  X(linalg)                       \
   X(loss)                         \
+  X(lrn)                          \
   X(matmul)                       \
   X(normalization)                \
   X(pooling)                      \
+  X(quantize)                     \
   X(reduction)                    \
   X(resize)                       \
+  X(rnn)                          \
+  X(roi_align)                    \
+  X(scatter)                      \
   X(shape)                        \
-  X(slicing)
+  X(signal)                       \
+  X(slicing)                      \
+  X(sort)                         \
+  X(tfidf)                        \
+  X(training)                     \
+  X(unpool)
 
 #define AXLE_ONNX_DECLARE_KERNEL_FILE(name) int LinkKernelFile_##name();
 AXLE_ONNX_KERNEL_FILES(AXLE_ONNX_DECLARE_KERNEL_FILE)

@@ -1,7 +1,7 @@
 //===- normalization_ops.cc - ONNX BatchNormalization and friends -----------===//
 //
-// BatchNormalization in inference mode (running statistics), written out
-// elementwise so both platforms fuse it; InstanceNormalization and
+// BatchNormalization (running statistics, or batch statistics in training
+// mode), written out elementwise so both platforms fuse it; InstanceNormalization and
 // LayerNormalization from reductions.
 //
 //===----------------------------------------------------------------------===//
@@ -20,11 +20,8 @@ class BatchNormOp : public XlaOpKernel {
     if (!epsilon.ok()) return epsilon.status();
     absl::StatusOr<int64_t> training = ctx->GetAttrInt("training_mode", 0);
     if (!training.ok()) return training.status();
-    if (*training || (ctx->opset() < 9 && ctx->HasOutput(1))) {
-      return ctx->Unimplemented("training mode is not supported");
-    }
-    for (int i = 1; i < ctx->num_outputs(); ++i) {
-      if (ctx->HasOutput(i)) return ctx->Unimplemented("training outputs are not supported");
+    if (ctx->opset() < 14 && ctx->HasOutput(1)) {
+      return ctx->Unimplemented("training mode before opset 14 is not supported");
     }
     if (x.rank() < 2) return ctx->Error("X ", x.ToString(false), " must have rank >= 2");
     int64_t c = x.dimensions(1);
@@ -38,8 +35,33 @@ class BatchNormOp : public XlaOpKernel {
     PrimitiveType t = x.element_type();
     XlaBuilder* b = ctx->builder();
     auto channel = [&](XlaOp v) { return BroadcastInDim(v, x.dimensions(), {1}); };
-    XlaOp scale = Mul(ctx->Input(1), Rsqrt(Add(ctx->Input(4), ScalarLike(b, t, *epsilon))));
-    XlaOp shift = Sub(ctx->Input(2), Mul(ctx->Input(3), scale));
+    XlaOp mean = ctx->Input(3), var = ctx->Input(4);
+    if (*training) {
+      // Batch statistics (biased variance); outputs 1 and 2 are the running
+      // statistics updated with momentum.
+      absl::StatusOr<float> momentum = ctx->GetAttrFloat("momentum", 0.9f);
+      if (!momentum.ok()) return momentum.status();
+      std::vector<int64_t> axes = {0};
+      int64_t count = x.dimensions(0);
+      for (int64_t d = 2; d < x.rank(); ++d) {
+        axes.push_back(d);
+        count *= x.dimensions(d);
+      }
+      XlaComputation add = ReducerComputation(Reducer::kAdd, t);
+      XlaOp n = ScalarLike(b, t, static_cast<double>(count));
+      mean = Div(Reduce(ctx->Input(0), Zero(b, t), add, axes), n);
+      XlaOp centered = Sub(ctx->Input(0), channel(mean));
+      var = Div(Reduce(Mul(centered, centered), Zero(b, t), add, axes), n);
+      XlaOp m = ScalarLike(b, t, *momentum), one_m = ScalarLike(b, t, 1.0 - *momentum);
+      if (ctx->HasOutput(1)) ctx->SetOutput(1, Add(Mul(ctx->Input(3), m), Mul(mean, one_m)));
+      if (ctx->HasOutput(2)) ctx->SetOutput(2, Add(Mul(ctx->Input(4), m), Mul(var, one_m)));
+    } else {
+      for (int i = 1; i < ctx->num_outputs(); ++i) {
+        if (ctx->HasOutput(i)) return ctx->Error("outputs past Y need training_mode=1");
+      }
+    }
+    XlaOp scale = Mul(ctx->Input(1), Rsqrt(Add(var, ScalarLike(b, t, *epsilon))));
+    XlaOp shift = Sub(ctx->Input(2), Mul(mean, scale));
     ctx->SetOutput(0, Add(Mul(ctx->Input(0), channel(scale)), channel(shift)));
     return absl::OkStatus();
   }
@@ -134,26 +156,45 @@ class LayerNormOp : public XlaOpKernel {
 };
 REGISTER_XLA_OP(Name("LayerNormalization"), LayerNormOp);
 
-// Dropout at inference: the identity, and a mask of all true.
+// Dropout: at inference (and at ratio 0) the identity and a mask of all
+// true; in training (opset 12's training_mode input) mask = U(0, 1) >= ratio
+// and y = x * mask / (1 - ratio), from the device's random generator (the
+// seed attribute is not honoured).
 class DropoutOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
+    bool training = false;
     if (ctx->opset() >= 12 && ctx->HasInput(2)) {
-      absl::StatusOr<Literal> training = ctx->ConstantInput(2);
-      if (!training.ok()) return training.status();
-      if (training->element_count() != 1 || training->GetAsDouble(0) != 0) {
-        return ctx->Unimplemented("training mode is not supported");
-      }
+      absl::StatusOr<Literal> mode = ctx->ConstantInput(2);
+      if (!mode.ok()) return mode.status();
+      if (mode->element_count() != 1) return ctx->Error("training_mode must hold one value");
+      training = mode->GetAsDouble(0) != 0;
     }
-    ctx->SetOutput(0, ctx->Input(0));
-    if (ctx->HasOutput(1)) {
-      ctx->SetOutput(
-          1, Broadcast(ConstantR0<bool>(ctx->builder(), true), ctx->InputShape(0).dimensions()));
+    double ratio = 0.5;
+    if (training && ctx->HasInput(1)) {
+      absl::StatusOr<Literal> r = ctx->ConstantInput(1);
+      if (!r.ok()) return r.status();
+      if (r->element_count() != 1) return ctx->Error("ratio must hold one value");
+      ratio = r->GetAsDouble(0);
     }
+    if (ratio < 0 || ratio >= 1) return ctx->Error("ratio ", ratio, " is not in [0, 1)");
+    const Shape& x = ctx->InputShape(0);
+    XlaBuilder* b = ctx->builder();
+    XlaOp mask = Broadcast(ConstantR0<bool>(b, true), x.dimensions());
+    XlaOp y = ctx->Input(0);
+    if (training && ratio > 0) {
+      XlaOp u = RngUniform(ScalarLike(b, F32, 0), ScalarLike(b, F32, 1),
+                           ShapeUtil::MakeShape(F32, x.dimensions()));
+      mask = Ge(u, Broadcast(ScalarLike(b, F32, ratio), x.dimensions()));
+      XlaOp scale = Broadcast(ScalarLike(b, x.element_type(), 1 / (1 - ratio)), x.dimensions());
+      y = Select(mask, Mul(y, scale), Broadcast(Zero(b, x.element_type()), x.dimensions()));
+    }
+    ctx->SetOutput(0, y);
+    if (ctx->HasOutput(1)) ctx->SetOutput(1, mask);
     return absl::OkStatus();
   }
 };
-REGISTER_XLA_OP(Name("Dropout").CompileTimeConstantInput(2), DropoutOp);
+REGISTER_XLA_OP(Name("Dropout").CompileTimeConstantInput(1).CompileTimeConstantInput(2), DropoutOp);
 
 }  // namespace
 

@@ -6,13 +6,41 @@
 namespace axle::onnx {
 namespace {
 
+// (v1, i1, v2, i2) -> the greater value with its index; the lower index on
+// ties.
+XlaComputation ArgMaxComputation(PrimitiveType type) {
+  XlaBuilder b("argmax");
+  Shape scalar = ShapeUtil::MakeScalarShape(type), index = ShapeUtil::MakeScalarShape(S64);
+  XlaOp v1 = Parameter(&b, 0, scalar, "v1");
+  XlaOp i1 = Parameter(&b, 1, index, "i1");
+  XlaOp v2 = Parameter(&b, 2, scalar, "v2");
+  XlaOp i2 = Parameter(&b, 3, index, "i2");
+  XlaOp second = Or(Gt(v2, v1), And(Eq(v2, v1), Lt(i2, i1)));
+  Tuple(&b, {Select(second, v2, v1), Select(second, i2, i1)});
+  return b.BuildAndNoteError();
+}
+
+// MaxPool's Indices: each element's offset in the flattened input (NCHW
+// order; with `column_major`, the last two dimensions swapped).
+XlaOp FlatIndices(XlaBuilder* b, const std::vector<int64_t>& dims, bool column_major) {
+  Shape s = ShapeUtil::MakeShape(S64, dims);
+  int64_t r = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> order(r);
+  for (int64_t d = 0; d < r; ++d) order[d] = d;
+  if (column_major) std::swap(order[r - 1], order[r - 2]);
+  XlaOp idx = Broadcast(ConstantR0<int64_t>(b, 0), dims);
+  for (int64_t d : order) {
+    idx = Add(Mul(idx, Broadcast(ConstantR0<int64_t>(b, dims[d]), dims)), Iota(b, s, d));
+  }
+  return idx;
+}
+
 template <bool kMax>
 class PoolOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& x = ctx->InputShape(0);
     if (x.rank() < 3) return ctx->Error("X ", x.ToString(false), " must have rank >= 3");
-    if (ctx->HasOutput(1)) return ctx->Unimplemented("the Indices output is not supported");
     std::vector<int64_t> spatial(x.dimensions().begin() + 2, x.dimensions().end());
     absl::StatusOr<WindowAttrs> w = GetWindowAttrs(*ctx, spatial, nullptr);
     if (!w.ok()) return w.status();
@@ -43,6 +71,21 @@ class PoolOp : public XlaOpKernel {
     PrimitiveType t = x.element_type();
     XlaBuilder* b = ctx->builder();
     XlaOp in = ctx->Input(0);
+    if (kMax && ctx->HasOutput(1)) {
+      absl::StatusOr<int64_t> storage_order = ctx->GetAttrInt("storage_order", 0);
+      if (!storage_order.ok()) return storage_order.status();
+      if (*storage_order != 0 && (*storage_order != 1 || n != 2)) {
+        return ctx->Unimplemented("attribute 'storage_order' = ", *storage_order,
+                                  " is not supported for ", n, " spatial dimensions");
+      }
+      XlaOp idx = FlatIndices(b, x.dimensions(), *storage_order == 1);
+      XlaOp pooled = ReduceWindowWithGeneralPadding(
+          {in, idx}, {ReducerInit(b, Reducer::kMax, t), ConstantR0<int64_t>(b, -1)},
+          ArgMaxComputation(t), dims, strides, base, dilations, pads);
+      ctx->SetOutput(0, GetTupleElement(pooled, 0));
+      ctx->SetOutput(1, GetTupleElement(pooled, 1));
+      return absl::OkStatus();
+    }
     if (kMax) {
       ctx->SetOutput(0, ReduceWindowWithGeneralPadding(in, ReducerInit(b, Reducer::kMax, t),
                                                        ReducerComputation(Reducer::kMax, t), dims,

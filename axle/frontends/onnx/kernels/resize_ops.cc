@@ -3,8 +3,9 @@
 // Resizing is separable: per resized axis, the interpolation weights (from
 // the mode, the coordinate transformation and nearest_mode / cubic_coeff_a /
 // exclude_outside) form a constant [out, in] matrix computed at compile time,
-// and a dot along that axis applies it. Neighbours beyond the edges take the
-// edge value, as ONNX's reference does.
+// and a dot along that axis applies it; tf_crop_and_resize then writes
+// extrapolation_value where the source falls outside the input. Neighbours beyond the edges take
+// the edge value, as ONNX's reference does.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -23,6 +24,8 @@ struct ResizeAttrs {
   std::string nearest = "round_prefer_floor";
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  // tf_crop_and_resize: this axis' roi, as fractions of the input.
+  double roi_start = 0, roi_end = 1;
 };
 
 // The source coordinate of output index x. `out` is the resized length
@@ -33,6 +36,11 @@ double SourceCoordinate(const ResizeAttrs& r, double x, int64_t in, double out, 
   if (t == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
   if (t == "align_corners") return out == 1 ? 0 : x * (in - 1) / (out - 1);
   if (t == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (t == "tf_crop_and_resize") {
+    double span = (r.roi_end - r.roi_start) * static_cast<double>(in - 1);
+    return out > 1 ? r.roi_start * static_cast<double>(in - 1) + x * span / (out - 1)
+                   : 0.5 * (r.roi_start + r.roi_end) * static_cast<double>(in - 1);
+  }
   return x / scale;  // asymmetric
 }
 
@@ -44,14 +52,21 @@ int64_t Nearest(const std::string& mode, double x) {
   return static_cast<int64_t>(std::round(x));
 }
 
-// The [out, in] weights of one axis.
+// The [out, in] weights of one axis. With tf_crop_and_resize, outputs
+// whose source lies outside the input get a zero row and are marked in
+// `outside`.
 std::vector<double> AxisWeights(const ResizeAttrs& r, int64_t in, int64_t out, double length,
-                                double scale) {
+                                double scale, std::vector<bool>* outside) {
   std::vector<double> w(out * in, 0.0);
+  outside->assign(out, false);
   auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
   for (int64_t o = 0; o < out; ++o) {
     double x = SourceCoordinate(r, o, in, length, scale);
     double* row = &w[o * in];
+    if (r.transform == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) {
+      (*outside)[o] = true;
+      continue;
+    }
     if (r.mode == "nearest") {
       row[clamp(Nearest(r.nearest, x))] = 1;
       continue;
@@ -109,7 +124,6 @@ class ResizeOp : public XlaOpKernel {
       for (const absl::Status& s : {t.status(), n.status(), a.status(), e.status()}) {
         if (!s.ok()) return s;
       }
-      if (*t == "tf_crop_and_resize") return ctx->Unimplemented("tf_crop_and_resize");
       r.transform = *t;
       r.nearest = *n;
       r.cubic_a = *a;
@@ -138,6 +152,20 @@ class ResizeOp : public XlaOpKernel {
       }
     }
     int64_t rank = x.rank();
+    std::vector<double> roi;
+    float extrapolation = 0;
+    if (r.transform == "tf_crop_and_resize") {
+      if (!ctx->HasInput(1)) return ctx->Error("tf_crop_and_resize needs the roi input");
+      absl::StatusOr<Literal> v = ctx->ConstantInput(1);
+      if (!v.ok()) return v.status();
+      if (v->element_count() != 2 * rank) {
+        return ctx->Error("roi must hold ", 2 * rank, " values, got ", v->element_count());
+      }
+      for (int64_t i = 0; i < 2 * rank; ++i) roi.push_back(v->GetAsDouble(i));
+      absl::StatusOr<float> e = ctx->GetAttrFloat("extrapolation_value", 0.0f);
+      if (!e.ok()) return e.status();
+      extrapolation = *e;
+    }
     if ((!scales.empty() && static_cast<int64_t>(scales.size()) != rank) ||
         (!sizes.empty() && static_cast<int64_t>(sizes.size()) != rank) ||
         (scales.empty() && sizes.empty())) {
@@ -145,14 +173,25 @@ class ResizeOp : public XlaOpKernel {
     }
     XlaOp y = ctx->Input(0);
     PrimitiveType t = x.element_type();
+    std::vector<int64_t> out_dims = x.dimensions();
+    std::vector<std::pair<int64_t, std::vector<bool>>> extrapolated;
     for (int64_t d = 0; d < rank; ++d) {
+      if (!roi.empty()) {
+        r.roi_start = roi[d];
+        r.roi_end = roi[rank + d];
+      }
       int64_t in = x.dimensions(d);
       int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(in * scales[d])) : sizes[d];
       double scale = sizes.empty() ? scales[d] : static_cast<double>(out) / in;
       if (out < 0 || scale <= 0) return ctx->Error("bad scale or size for dimension ", d);
-      if (out == in && scale == 1.0) continue;
+      out_dims[d] = out;
+      if (out == in && scale == 1.0 && roi.empty()) continue;
       double length = sizes.empty() ? in * scales[d] : out;
-      std::vector<double> w = AxisWeights(r, in, out, length, scale);
+      std::vector<bool> outside;
+      std::vector<double> w = AxisWeights(r, in, out, length, scale, &outside);
+      if (std::find(outside.begin(), outside.end(), true) != outside.end()) {
+        extrapolated.emplace_back(d, outside);
+      }
       Literal weights(ShapeUtil::MakeShape(t, {out, in}));
       for (int64_t i = 0; i < out * in; ++i) weights.SetFromDouble(i, w[i]);
       DotDimensionNumbers dnums;
@@ -166,6 +205,19 @@ class ResizeOp : public XlaOpKernel {
       }
       if (d == rank - 1) perm.push_back(rank - 1);
       y = Transpose(y, perm);
+    }
+    // Outputs whose source is outside the input along any axis take
+    // extrapolation_value.
+    if (!extrapolated.empty()) {
+      XlaBuilder* b = ctx->builder();
+      std::optional<XlaOp> outside;
+      for (const auto& [d, mask] : extrapolated) {
+        Literal m(ShapeUtil::MakeShape(PRED, {static_cast<int64_t>(mask.size())}));
+        for (size_t i = 0; i < mask.size(); ++i) m.Set<bool>({static_cast<int64_t>(i)}, mask[i]);
+        XlaOp axis = BroadcastInDim(ConstantLiteral(b, m), out_dims, {d});
+        outside = outside ? Or(*outside, axis) : axis;
+      }
+      y = Select(*outside, Broadcast(ScalarLike(b, t, extrapolation), out_dims), y);
     }
     ctx->SetOutput(0, y);
     return absl::OkStatus();
