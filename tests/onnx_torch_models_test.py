@@ -21,10 +21,7 @@ import numpy as np
 
 SKIP = 77
 # Models whose op has no kernel on this branch yet: model -> op.
-EXPECTED_MISSING = {
-    "lstm_tagger": "LSTM",  # kernel on branch onnx-ops (6028045)
-    "gru_tagger": "GRU",  # kernel on branch onnx-ops (6028045)
-}
+EXPECTED_MISSING: dict = {}
 
 
 def main():

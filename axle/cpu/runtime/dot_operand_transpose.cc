@@ -13,7 +13,7 @@ namespace axle::cpu {
 namespace {
 
 // Dots of at most this many multiply-adds run as the emitted loop, which
-// reads any strides (dot_thunk.cc: kMaxLoopDotMultiplyAdds).
+// reads any strides (dot_plan.h: kMaxLoopDotMultiplyAdds).
 constexpr int64_t kMinMultiplyAdds = int64_t{1} << 17;
 
 // `dims` without those of size one in `shape`.

@@ -91,9 +91,14 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(
     const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
     absl::string_view kernel_name);
 
+// f32 dots of at most this many multiply-adds run as the emitted loop
+// (dot_loop_thunk.cc), unless the small-dot path takes them.
+inline constexpr int64_t kMaxLoopDotMultiplyAdds = int64_t{1} << 17;
+
 // The small-dot path (small_dot_thunk.cc): an f32 dot with few rows per
-// batch and dense rhs columns on AVX-512 register tiles, or null when
-// `plan` is not one (or the CPU lacks AVX-512).
+// batch on AVX-512 register tiles: above kMaxLoopDotMultiplyAdds with
+// dense rhs columns, or any size with a transposed rhs ([n, k], k dense);
+// null when `plan` is not one (or the CPU lacks AVX-512).
 std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
                                            std::vector<int64_t> operand_values,
                                            int64_t output_value);

@@ -436,17 +436,19 @@ class DnnlDotThunk : public Thunk {
   int64_t scratchpad_size_ = 0;
 };
 
-// An f32 dot of at most this many multiply-adds runs as the emitted loop:
+// An f32 dot of at most kMaxLoopDotMultiplyAdds (dot_plan.h) runs as the
+// emitted loop:
 // oneDNN's fixed cost per call (the primitive's execution, waking the
 // OpenMP team) is several times its arithmetic. Measured here (2 threads,
 // whole runs): 4 x [16,32]x[32,8] batched 17 -> 2 us, [16,64]x[64,64] 16 ->
 // 13 us; at [64,64]x[64,64] the two tie, at [32,128]x[128,128] oneDNN is
-// twice as fast.
-constexpr int64_t kMaxLoopDotMultiplyAdds = int64_t{1} << 17;
+// twice as fast. (A transposed rhs takes the small-dot path instead.)
 
 bool DnnlTakes(const DotPlan& plan) {
   PrimitiveType in = plan.lhs.type;
-  if (in == F32 && plan.batch * plan.m * plan.n * plan.k <= kMaxLoopDotMultiplyAdds) return false;
+  if (in == F32 && plan.batch * plan.m * plan.n * plan.k <= dot::kMaxLoopDotMultiplyAdds) {
+    return false;
+  }
   if (in != plan.rhs.type || (in != F32 && in != BF16)) return false;
   if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
   if (plan.bias && plan.bias->type != plan.output_type) return false;
@@ -467,11 +469,11 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
     return Unsupported(instruction, "a dot with a tuple result");
   }
   AXLE_ASSIGN_OR_RETURN(DotPlan plan, dot::MakePlan(instruction, constants));
+  if (std::unique_ptr<Thunk> small =
+          dot::CreateSmallDotThunk(instruction, plan, operand_values, output_value)) {
+    return small;
+  }
   if (DnnlTakes(plan)) {
-    if (std::unique_ptr<Thunk> small =
-            dot::CreateSmallDotThunk(instruction, plan, operand_values, output_value)) {
-      return small;
-    }
     auto thunk = std::make_unique<DnnlDotThunk>(instruction.name(), operand_values, output_value);
     if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
   }

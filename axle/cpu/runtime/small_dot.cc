@@ -160,6 +160,66 @@ AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const Panel&
   }
 }
 
+// Transposed rhs: rows [row, row + R) x columns [column, column + C) as
+// dot products of dense rows, 16 lanes at a time, the last step masked.
+template <int R, int C>
+AXLE_AVX512 void DotProducts(const SmallDotShape& shape, const float* lhs, const float* rhs,
+                             const float* bias, float* out, int64_t row, int64_t column) {
+  __m512 sum[R][C];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) sum[r][c] = _mm512_setzero_ps();
+  }
+  const float* a[R];
+  const float* w[C];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) a[r] = lhs + (row + r) * shape.lhs_row_stride;
+#pragma GCC unroll 16
+  for (int c = 0; c < C; ++c) w[c] = rhs + (column + c) * shape.rhs_k_stride;
+  const int64_t k = shape.k;
+  for (int64_t p = 0; p < k; p += 16) {
+    const __mmask16 mask =
+        k - p >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (k - p)) - 1);
+    __m512 x[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) x[r] = _mm512_maskz_loadu_ps(mask, a[r] + p);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      const __m512 y = _mm512_maskz_loadu_ps(mask, w[c] + p);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) sum[r][c] = _mm512_fmadd_ps(x[r], y, sum[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(64) float lanes[16] = {};
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) lanes[c] = _mm512_reduce_add_ps(sum[r][c]);
+    const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
+    float* o = out + (row + r) * shape.n + column;
+    StoreSums(shape, _mm512_load_ps(lanes), bias_row, column, static_cast<__mmask16>((1u << C) - 1),
+              o);
+    ActivateScalar(shape, o, C);
+  }
+}
+
+// One unit of a transposed rhs: every row, columns [column, column +
+// width), in tiles of 2 x 8 (single rows and columns at the edges).
+AXLE_AVX512 void TransposedUnit(const SmallDotShape& shape, const float* lhs, const float* rhs,
+                                const float* bias, float* out, int64_t column, int64_t width) {
+  int64_t row = 0;
+  for (; row + 2 <= shape.m; row += 2) {
+    int64_t c = 0;
+    for (; c + 8 <= width; c += 8) DotProducts<2, 8>(shape, lhs, rhs, bias, out, row, column + c);
+    for (; c < width; ++c) DotProducts<2, 1>(shape, lhs, rhs, bias, out, row, column + c);
+  }
+  for (; row < shape.m; ++row) {
+    int64_t c = 0;
+    for (; c + 8 <= width; c += 8) DotProducts<1, 8>(shape, lhs, rhs, bias, out, row, column + c);
+    for (; c < width; ++c) DotProducts<1, 1>(shape, lhs, rhs, bias, out, row, column + c);
+  }
+}
+
 }  // namespace
 
 AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs,
@@ -173,6 +233,10 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
     const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
     const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
     float* batch_out = out + b * shape.m * shape.n;
+    if (shape.rhs_transposed) {
+      TransposedUnit(shape, batch_lhs, batch_rhs, batch_bias, batch_out, column, width);
+      continue;
+    }
     // Each rhs row is read in place by every tile of rows (packing panels
     // of it measured slower at these row counts), prefetched ahead.
     Panel panel{batch_rhs + column, shape.rhs_k_stride, 0, shape.k};

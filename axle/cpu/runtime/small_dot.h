@@ -32,10 +32,17 @@ namespace axle::cpu {
 // out[b, i, j] = act(sum_p lhs[b, i, p] * rhs[b, p, j] + bias[b, i, j]),
 // element strides for each operand (0 where it is broadcast; rhs columns
 // and the dense [batch, m, n] output have stride 1).
+//
+// `rhs_transposed`: the rhs is [batch, n, k] instead, its rows (the
+// contraction) dense and `rhs_k_stride` elements apart from column to
+// column, as are lhs rows (lhs_k_stride 1): an ONNX / PyTorch Linear's
+// weight. Each output is then a dot product of two dense rows, summed 16
+// lanes at a time in tiles of 2 rows x 8 columns.
 struct SmallDotShape {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t lhs_batch_stride = 0, lhs_row_stride = 0, lhs_k_stride = 0;
   int64_t rhs_batch_stride = 0, rhs_k_stride = 0;
+  bool rhs_transposed = false;
   int64_t bias_batch_stride = 0, bias_row_stride = 0, bias_column_stride = 0;
   Activation activation = Activation::kNone;
   float low = 0, high = 0;  // clamp bounds

@@ -1,6 +1,6 @@
 // The small-dot kernel (small_dot.h) against a scalar reference: every
 // tail of rows and columns, strided and broadcast operands, batches, bias
-// patterns and activations; and dots that take the path on the `cpu`
+// patterns and activations, a transposed rhs; and dots that take the path on the `cpu`
 // platform against the interpreter.
 #include "axle/cpu/runtime/small_dot.h"
 
@@ -51,9 +51,11 @@ std::vector<float> Reference(const SmallDotShape& s, const float* lhs, const flo
       for (int64_t j = 0; j < s.n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < s.k; ++p) {
+          const int64_t w = s.rhs_transposed ? b * s.rhs_batch_stride + j * s.rhs_k_stride + p
+                                             : b * s.rhs_batch_stride + p * s.rhs_k_stride + j;
           sum += static_cast<double>(
                      lhs[b * s.lhs_batch_stride + i * s.lhs_row_stride + p * s.lhs_k_stride]) *
-                 rhs[b * s.rhs_batch_stride + p * s.rhs_k_stride + j];
+                 rhs[w];
         }
         if (bias != nullptr) {
           sum += bias[b * s.bias_batch_stride + i * s.bias_row_stride + j * s.bias_column_stride];
@@ -78,8 +80,13 @@ void ExpectAgrees(const SmallDotShape& shape, bool with_bias) {
   std::vector<float> lhs = Values(extent(shape.batch, shape.lhs_batch_stride, shape.m,
                                          shape.lhs_row_stride, shape.k, shape.lhs_k_stride),
                                   1);
-  std::vector<float> rhs = Values(
-      extent(shape.batch, shape.rhs_batch_stride, shape.k, shape.rhs_k_stride, shape.n, 1), 2);
+  std::vector<float> rhs = shape.rhs_transposed
+                               ? Values(extent(shape.batch, shape.rhs_batch_stride, shape.n,
+                                               shape.rhs_k_stride, shape.k, 1),
+                                        2)
+                               : Values(extent(shape.batch, shape.rhs_batch_stride, shape.k,
+                                               shape.rhs_k_stride, shape.n, 1),
+                                        2);
   std::vector<float> bias = Values(extent(shape.batch, shape.bias_batch_stride, shape.m,
                                           shape.bias_row_stride, shape.n, shape.bias_column_stride),
                                    3);
@@ -165,6 +172,31 @@ TEST_F(SmallDotTest, Activations) {
   }
 }
 
+// rhs as [n, k] (a Linear layer's weight): dot products of dense rows,
+// with every tail of rows (pairs), columns (8) and contraction (16).
+TEST_F(SmallDotTest, TransposedRhs) {
+  for (int64_t m : {1, 2, 3, 16}) {
+    for (int64_t n : {1, 7, 8, 33, 70}) {
+      for (int64_t k : {1, 15, 16, 130}) {
+        SmallDotShape shape = Plain(m, n, k);
+        shape.rhs_transposed = true;
+        shape.rhs_k_stride = k + (n % 2);  // rows padded sometimes
+        shape.activation = m == 3 ? Activation::kTanh : Activation::kNone;
+        ExpectAgrees(shape, n % 3 != 0);
+      }
+    }
+  }
+  // Batched, the rhs shared by the batches, bias per row.
+  SmallDotShape shape = Plain(5, 20, 40);
+  shape.rhs_transposed = true;
+  shape.rhs_k_stride = 40;
+  shape.batch = 3;
+  shape.lhs_batch_stride = int64_t{5} * 40;
+  shape.bias_row_stride = 1;
+  shape.bias_column_stride = 0;
+  ExpectAgrees(shape, true);
+}
+
 TEST_F(SmallDotTest, ReluAndClampKeepNan) {
   SmallDotShape shape = Plain(2, 16, 1);
   std::vector<float> lhs = {std::numeric_limits<float>::quiet_NaN(), 1.f};
@@ -213,6 +245,20 @@ ENTRY e {
   ROOT r = f32[2,10,130] maximum(d, z)
 })",
                            {literal({2, 300, 10}, 4), literal({2, 300, 130}, 5)},
+                           ErrorSpec(1e-4, 1e-4));
+  // An LSTM step as ONNX writes it: x [2, 128] times W^T, W [512, 128]
+  // (below the emitted loop's size: the transposed rhs comes here anyway).
+  testing::ExpectCpuAgrees(R"(
+HloModule linear
+ENTRY e {
+  x = f32[2,128] parameter(0)
+  w = f32[512,128] parameter(1)
+  b = f32[512] parameter(2)
+  d = f32[2,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bb = f32[2,512] broadcast(b), dimensions={1}
+  ROOT y = f32[2,512] add(d, bb)
+})",
+                           {literal({2, 128}, 6), literal({512, 128}, 7), literal({512}, 8)},
                            ErrorSpec(1e-4, 1e-4));
 }
 

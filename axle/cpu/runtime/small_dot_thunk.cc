@@ -109,9 +109,18 @@ std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, co
   std::optional<View3> lhs = Collapse(plan.lhs, plan.lhs_groups);
   std::optional<View3> rhs = Collapse(plan.rhs, plan.rhs_groups);
   if (!lhs || !rhs) return nullptr;
-  // The rhs's columns must be dense (a single column may have any stride).
-  if (plan.n > 1 && rhs->strides[2] != 1) return nullptr;
+  // The rhs's columns dense (a single column may have any stride), or its
+  // rows: a transposed rhs ([n, k], k dense) with dense lhs rows, which the
+  // emitted loop reads with gathers, so it comes here whatever its size.
+  const bool columns_dense = plan.n == 1 || rhs->strides[2] == 1;
+  const bool transposed = !columns_dense && (plan.k == 1 || rhs->strides[1] == 1) &&
+                          (plan.k == 1 || lhs->strides[2] == 1);
+  if (!columns_dense && !transposed) return nullptr;
+  if (!transposed && plan.batch * plan.m * plan.n * plan.k <= kMaxLoopDotMultiplyAdds) {
+    return nullptr;
+  }
   SmallDotShape shape;
+  shape.rhs_transposed = transposed;
   shape.batch = plan.batch;
   shape.m = plan.m;
   shape.n = plan.n;
@@ -120,7 +129,7 @@ std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, co
   shape.lhs_row_stride = lhs->strides[1];
   shape.lhs_k_stride = lhs->strides[2];
   shape.rhs_batch_stride = rhs->strides[0];
-  shape.rhs_k_stride = rhs->strides[1];
+  shape.rhs_k_stride = transposed ? rhs->strides[2] : rhs->strides[1];
   if (plan.bias) {
     std::optional<View3> bias = Collapse(*plan.bias, OutputGroups(plan));
     if (!bias) return nullptr;
