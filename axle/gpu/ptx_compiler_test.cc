@@ -1,0 +1,240 @@
+//===- ptx_compiler_test.cc - Loop fusions as PTX, checked by ptxas --------===//
+//
+// Runs everywhere (no GPU needed): each fusion's PTX has the kernel entry
+// and the instructions its ops need, calls into libdevice are resolved in
+// it, and the toolkit's ptxas accepts it for sm_90 (skipped, with a
+// message, where ptxas is missing). Unsupported types are Unimplemented
+// errors naming the instruction.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/ptx_compiler.h"
+
+#include <memory>
+#include <string>
+
+#include "axle/gpu/ptxas.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace axle::gpu {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The PTX of the entry computation of `text` as a loop fusion.
+absl::StatusOr<PtxKernel> Compile(const std::string& text, const std::string& name,
+                                  const PtxOptions& options = PtxOptions()) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+  if (!module.ok()) return module.status();
+  return CompileLoopFusionToPtx(*(*module)->entry_computation(), name, options);
+}
+
+// ptxas -arch=sm_90 accepts `ptx` (skips when the toolkit's ptxas is absent).
+void ExpectPtxasAccepts(const PtxKernel& kernel) {
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx(kernel.ptx, "sm_90");
+  ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << kernel.ptx;
+  ASSERT_GE(cubin->size(), 4u);
+  EXPECT_EQ(cubin->substr(0, 4),
+            "\x7f"
+            "ELF");
+}
+
+TEST(PtxCompilerTest, ElementwiseAdd) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  ROOT r = f32[1000] add(x, y)
+})",
+                        "add_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->name, "add_kernel");
+  EXPECT_EQ(kernel->num_threads, 1000);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_EQ(kernel->grid, 4);
+  EXPECT_EQ(kernel->num_parameters, 2);
+  EXPECT_EQ(kernel->num_outputs, 1);
+  const std::string& ptx = kernel->ptx;
+  EXPECT_THAT(ptx, HasSubstr(".target sm_90"));
+  EXPECT_THAT(ptx, HasSubstr(".entry add_kernel("));
+  EXPECT_THAT(ptx, HasSubstr(".maxntid 256"));
+  EXPECT_THAT(ptx, HasSubstr("%tid.x"));
+  EXPECT_THAT(ptx, HasSubstr("%ctaid.x"));
+  EXPECT_THAT(ptx, ContainsRegex("add(\\.rn)?\\.f32"));
+  EXPECT_THAT(ptx, ContainsRegex("ld\\.global(\\.nc)?\\.f32"));
+  EXPECT_THAT(ptx, HasSubstr("st.global.f32"));
+  // Bounds-checked: threads past element 999 skip the element.
+  EXPECT_THAT(ptx, HasSubstr("999"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, TranscendentalsComeFromLibdevice) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f64[256] parameter(0)
+  y = f32[256] parameter(1)
+  e = f64[256] exponential(x)
+  s = f32[256] sine(y)
+  t = f32[256] tanh(y)
+  c = f32[256] convert(e)
+  a = f32[256] add(s, t)
+  ROOT r = f32[256] add(a, c)
+})",
+                        "math_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // The emitter asks for libdevice's functions (f32 tanh is inline IR)...
+  EXPECT_THAT(kernel->unoptimized_ir, HasSubstr("@__nv_exp("));
+  EXPECT_THAT(kernel->unoptimized_ir, HasSubstr("@__nv_sinf("));
+  EXPECT_THAT(kernel->unoptimized_ir, Not(HasSubstr("__nv_tanhf")));
+  // ...and the PTX has them linked in and inlined: no calls left.
+  EXPECT_THAT(kernel->ptx, Not(HasSubstr("__nv_")));
+  EXPECT_THAT(kernel->ptx, Not(HasSubstr("call")));
+  EXPECT_THAT(kernel->ptx, HasSubstr("fma.rn.f64"));
+  EXPECT_THAT(kernel->ptx, HasSubstr("fma.rn.f32"));
+  EXPECT_THAT(kernel->ptx, HasSubstr("cvt.rn.f32.f64"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, BroadcastAndMultipleOutputs) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,48] parameter(0)
+  b = f32[48] parameter(1)
+  bb = f32[64,48] broadcast(b), dimensions={1}
+  sum = f32[64,48] add(x, bb)
+  zero = f32[] constant(0)
+  z = f32[64,48] broadcast(zero), dimensions={}
+  relu = f32[64,48] maximum(sum, z)
+  ROOT t = (f32[64,48], f32[64,48]) tuple(sum, relu)
+})",
+                        "bias_relu");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->num_outputs, 2);
+  EXPECT_EQ(kernel->num_threads, 64 * 48);
+  EXPECT_EQ(kernel->grid, 12);
+  EXPECT_THAT(kernel->ptx, HasSubstr(".entry bias_relu("));
+  // maximum propagates NaN (XLA's semantics): a compare, a select and a
+  // NaN test rather than max.f32.
+  EXPECT_THAT(kernel->ptx, HasSubstr("setp.nan.f32"));
+  // Two stores per thread, one per output.
+  EXPECT_THAT(kernel->ptx, ContainsRegex("st\\.global\\.f32[^\n]*\n(.*\n)*.*st\\.global\\.f32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, RowReductionFoldsPerThread) {
+  auto kernel = Compile(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,256] parameter(0)
+  e = f32[16,256] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                        "row_sum");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->num_threads, 16);
+  EXPECT_EQ(kernel->grid, 1);
+  EXPECT_THAT(kernel->ptx, HasSubstr(".entry row_sum("));
+  // A loop over the row in each thread.
+  EXPECT_THAT(kernel->ptx, HasSubstr("bra"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, IntegersAndPredicates) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = s32[7,9] parameter(0)
+  y = s32[7,9] parameter(1)
+  lt = pred[7,9] compare(x, y), direction=LT
+  d = s32[7,9] divide(x, y)
+  ROOT s = s32[7,9] select(lt, d, y)
+})",
+                        "int_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_THAT(kernel->ptx, HasSubstr("setp.lt.s32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, UnsupportedTypesNameTheInstruction) {
+  auto complex = Compile(R"(
+HloModule m
+ENTRY e {
+  x = c64[4] parameter(0)
+  ROOT n = c64[4] negate(x)
+})",
+                         "k");
+  EXPECT_EQ(complex.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(complex.status().message(), HasSubstr("c64"));
+  auto narrow = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f8e4m3fn[4] convert(x)
+})",
+                        "k");
+  EXPECT_EQ(narrow.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(narrow.status().message(), HasSubstr("f8e4m3fn"));
+  EXPECT_THAT(narrow.status().message(), HasSubstr("c"));
+  auto layout = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,5]{0,1} parameter(0)
+  ROOT n = f32[4,5]{0,1} negate(x)
+})",
+                        "k");
+  EXPECT_EQ(layout.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(layout.status().message(), HasSubstr("layout"));
+}
+
+TEST(PtxCompilerTest, BadOptionsAreErrors) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+})";
+  PtxOptions arch;
+  arch.arch = "compute_90";
+  EXPECT_EQ(Compile(text, "k", arch).status().code(), absl::StatusCode::kInvalidArgument);
+  PtxOptions block;
+  block.block_size = 100;
+  EXPECT_EQ(Compile(text, "k", block).status().code(), absl::StatusCode::kInvalidArgument);
+  PtxOptions libdevice;
+  libdevice.libdevice_path = "/nonexistent/libdevice.10.bc";
+  auto missing = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] sine(x)
+})",
+                         "k", libdevice);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("libdevice"));
+}
+
+TEST(PtxasTest, RejectedPtxIsAnErrorWithPtxasMessages) {
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx("this is not PTX", "sm_90");
+  EXPECT_EQ(cubin.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cubin.status().message(), HasSubstr("ptxas"));
+}
+
+}  // namespace
+}  // namespace axle::gpu

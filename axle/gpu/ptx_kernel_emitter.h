@@ -1,0 +1,48 @@
+//===- ptx_kernel_emitter.h - A loop fusion as an NVPTX kernel function ----===//
+//
+// The LLVM half of CompileLoopFusionToPtx (ptx_compiler.h): emits the
+// kernel function of a loop fusion into a module whose target is NVPTX,
+// marked as a kernel (nvvm.annotations), with one thread per output
+// element: the element's linear index is ctaid.x * ntid.x + tid.x, threads
+// at or past the element count return, the others delinearize the index
+// (row-major) and compute every output's element through the elemental
+// emitter with the NVPTX hooks, one generator per instruction and a cache
+// per index so shared subexpressions are computed once.
+//
+// Internal to axle/gpu: this header includes LLVM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_PTX_KERNEL_EMITTER_H_
+#define AXLE_GPU_PTX_KERNEL_EMITTER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Module.h"
+
+namespace axle::gpu {
+
+// The fusion's outputs: the root's operands for a tuple root, else the root.
+// InvalidArgument unless they are arrays of one shape.
+absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloComputation& fusion);
+
+// Unimplemented, naming the instruction, for what the GPU codegen does not
+// handle yet: complex and f8/f4 element types, non-default layouts,
+// tuple-shaped parameters.
+absl::Status CheckPtxSupported(const HloComputation& fusion);
+
+// Emits `void name(ptr p0, ..., ptr out0, ...)` into `module`. `block_size`
+// is recorded as the kernel's maximum threads per block.
+absl::StatusOr<llvm::Function*> EmitLoopFusionKernel(const HloComputation& fusion,
+                                                     absl::string_view name, int block_size,
+                                                     llvm::Module* module);
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_PTX_KERNEL_EMITTER_H_
