@@ -1,0 +1,209 @@
+//===- cuda_kernel_test.cc - Loop fusions compiled, launched and checked ----===//
+//
+// On a GPU: each fusion is compiled to PTX (ptx_compiler.h), loaded through
+// the driver, launched on device buffers and compared with the
+// interpreter. Skipped, with a message, where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/cuda_kernel.h"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "axle/core/literal.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/cuda_memory_allocator.h"
+#include "axle/gpu/cuda_transfer.h"
+#include "axle/gpu/ptx_compiler.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace axle::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Deterministic inputs in [-2, 2) (integers in [-50, 50)), varied by `seed`.
+Literal MakeInput(const Shape& shape, int seed) {
+  Literal literal(shape);
+  const int64_t count = shape.num_elements();
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t k = (i * 7919 + int64_t{seed} * 104729) % 1000;
+    switch (shape.element_type()) {
+      case F32:
+        literal.data<float>()[i] = static_cast<float>(k) / 250.0f - 2.0f;
+        break;
+      case F64:
+        literal.data<double>()[i] = static_cast<double>(k) / 250.0 - 2.0;
+        break;
+      case S32:
+        literal.data<int32_t>()[i] = static_cast<int32_t>(k % 100) - 50;
+        break;
+      default:
+        break;
+    }
+  }
+  return literal;
+}
+
+class CudaKernelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
+    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
+    device_ = *std::move(device);
+    auto stream = CudaStream::Create(*device_);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    stream_ = *std::move(stream);
+    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
+    allocator_->OrderFreesOn(stream_.get());
+  }
+  void TearDown() override {
+    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
+  }
+
+  // Runs the entry computation of `text` as a loop fusion on the GPU and
+  // compares every output with the interpreter's.
+  void ExpectMatchesInterpreter(const std::string& text, ErrorSpec error) {
+    auto module = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    const HloComputation& fusion = *(*module)->entry_computation();
+    // sm_90 PTX, which the driver compiles for this device and newer ones;
+    // an older device gets its own.
+    PtxOptions options;
+    if (device_->compute_capability_major() < 9) options.arch = device_->ArchName();
+    auto kernel = CompileLoopFusionToPtx(fusion, "fusion", options);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    auto loaded = CudaModule::LoadPtx(*device_, kernel->ptx);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    auto function = (*loaded)->GetFunction(kernel->name);
+    ASSERT_TRUE(function.ok()) << function.status();
+
+    std::vector<Literal> inputs;
+    std::vector<const Literal*> pointers;
+    inputs.reserve(fusion.num_parameters());
+    for (int64_t i = 0; i < fusion.num_parameters(); ++i) {
+      inputs.push_back(MakeInput(fusion.parameter_instruction(i)->shape(), static_cast<int>(i)));
+    }
+    pointers.reserve(inputs.size());
+    for (const Literal& input : inputs) pointers.push_back(&input);
+    HloEvaluator evaluator;
+    auto expected = evaluator.Evaluate(**module, pointers);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+
+    std::vector<ScopedShapedBuffer> buffers;
+    std::vector<se::DeviceMemoryBase> arguments;
+    buffers.reserve(inputs.size());
+    arguments.reserve(inputs.size() + 8);
+    for (const Literal& input : inputs) {
+      auto buffer = AllocateCudaShapedBuffer(input.shape(), allocator_.get(), stream_.get());
+      ASSERT_TRUE(buffer.ok()) << buffer.status();
+      ASSERT_TRUE(TransferLiteralToCuda(stream_.get(), input, *buffer).ok());
+      arguments.push_back(buffer->root_buffer());
+      buffers.push_back(*std::move(buffer));
+    }
+    const Shape& result_shape = fusion.root_instruction()->shape();
+    auto result = AllocateCudaShapedBuffer(result_shape, allocator_.get(), stream_.get());
+    ASSERT_TRUE(result.ok()) << result.status();
+    if (result_shape.IsTuple()) {
+      for (int64_t i = 0; i < result_shape.tuple_shapes_size(); ++i) {
+        arguments.push_back(result->buffer({i}));
+      }
+    } else {
+      arguments.push_back(result->root_buffer());
+    }
+    ASSERT_TRUE(
+        LaunchKernel(stream_.get(), *function, kernel->grid, kernel->block, arguments).ok());
+    auto actual = TransferLiteralFromCuda(stream_.get(), *result);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_TRUE(LiteralsNear(*expected, *actual, error).ok())
+        << LiteralsNear(*expected, *actual, error) << "\n"
+        << text;
+  }
+
+  std::unique_ptr<CudaDevice> device_;
+  std::unique_ptr<CudaStream> stream_;
+  std::unique_ptr<CudaMemoryAllocator> allocator_;
+};
+
+TEST_F(CudaKernelTest, ElementwiseAddOverManyBlocks) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[100003] parameter(0)
+  y = f32[100003] parameter(1)
+  ROOT r = f32[100003] add(x, y)
+})",
+                           ErrorSpec(0));
+}
+
+TEST_F(CudaKernelTest, Transcendentals) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f64[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  e = f64[1000] exponential(x)
+  s = f32[1000] sine(y)
+  t = f32[1000] tanh(y)
+  c = f32[1000] convert(e)
+  a = f32[1000] add(s, t)
+  ROOT r = f32[1000] add(a, c)
+})",
+                           ErrorSpec(1e-5, 1e-5));
+}
+
+TEST_F(CudaKernelTest, BroadcastMultiOutputAndReduction) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,48] parameter(0)
+  b = f32[48] parameter(1)
+  bb = f32[64,48] broadcast(b), dimensions={1}
+  sum = f32[64,48] add(x, bb)
+  zero = f32[] constant(0)
+  z = f32[64,48] broadcast(zero), dimensions={}
+  relu = f32[64,48] maximum(sum, z)
+  ROOT t = (f32[64,48], f32[64,48]) tuple(sum, relu)
+})",
+                           ErrorSpec(0));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,256] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(x, zero), dimensions={1}, to_apply=add
+})",
+                           ErrorSpec(1e-5, 1e-5));
+}
+
+TEST_F(CudaKernelTest, Integers) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = s32[7,9] parameter(0)
+  y = s32[7,9] parameter(1)
+  lt = pred[7,9] compare(x, y), direction=LT
+  d = s32[7,9] divide(x, y)
+  ROOT s = s32[7,9] select(lt, d, y)
+})",
+                           ErrorSpec(0));
+}
+
+TEST_F(CudaKernelTest, BadPtxAndLaunchesAreErrors) {
+  auto bad = CudaModule::LoadPtx(*device_, "not ptx");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("PTX"));
+}
+
+}  // namespace
+}  // namespace axle::gpu
