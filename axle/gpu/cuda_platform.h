@@ -6,12 +6,12 @@
 // Without a driver or a GPU the lookup is an Unavailable error naming CUDA
 // and what is missing; `axle-run --platform=cuda` prints it and exits 1.
 //
-// With a GPU the lookup is still an error for now (Unimplemented, naming
-// the device found): the device's pieces exist and are tested on their own
-// (cuda_device.h, cuda_stream.h, cuda_memory_allocator.h, cuda_transfer.h,
-// the NVPTX codegen in ptx_compiler.h), but se::Platform is host-only (its
-// allocator, memcpys and transfer manager are host memory), so an
-// executable cannot run on it yet. README.md says what comes next.
+// With a GPU the platform exists: its device memory is device 0's
+// (CudaMemoryAllocator: pooled cuMemAlloc blocks), its transfer manager
+// moves literals and ShapedBuffers to and from it (cuda_transfer.h), and
+// its SynchronousMemcpy is the driver's, so LocalClient's transfers and
+// the streams' copies work. Its compiler refuses modules (Unimplemented,
+// naming the device) until the GPU executable exists (README.md).
 //
 // This header is CUDA- and LLVM-free.
 //

@@ -30,7 +30,7 @@ absl::Status CheckBuffer(CudaStream* stream, const ShapedBuffer& buffer, const c
 }  // namespace
 
 absl::StatusOr<ScopedShapedBuffer> AllocateCudaShapedBuffer(const Shape& on_host_shape,
-                                                            CudaMemoryAllocator* allocator,
+                                                            se::DeviceMemoryAllocator* allocator,
                                                             CudaStream* stream) {
   Shape shape = on_host_shape;
   ShapeUtil::SetToDefaultLayoutIfMissing(&shape);

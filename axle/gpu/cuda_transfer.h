@@ -32,7 +32,7 @@
 namespace axle::gpu {
 
 absl::StatusOr<ScopedShapedBuffer> AllocateCudaShapedBuffer(const Shape& on_host_shape,
-                                                            CudaMemoryAllocator* allocator,
+                                                            se::DeviceMemoryAllocator* allocator,
                                                             CudaStream* stream);
 
 // `buffer` must be valid and of the literal's shape (InvalidArgument /

@@ -55,8 +55,21 @@ Platform::Platform(std::string name, std::vector<std::string> aliases,
       compiler_factory_(std::move(compiler_factory)),
       allocator_(std::make_unique<HostMemoryAllocator>(this)),
       stream_(std::make_unique<Stream>(this, /*device_ordinal=*/0)),
-      transfer_manager_(std::make_unique<TransferManager>(this)) {
+      transfer_manager_(std::make_unique<TransferManager>(this)),
+      memory_allocator_(allocator_.get()),
+      active_transfer_manager_(transfer_manager_.get()) {
   allocator_->OrderFreesOn(stream_.get());
+}
+
+void Platform::UseDeviceMemory(DeviceMemoryAllocator* allocator,
+                               TransferManager* transfer_manager) {
+  memory_allocator_ = allocator;
+  active_transfer_manager_ = transfer_manager;
+}
+
+void Platform::WaitForStream() const {
+  Event done;
+  if (stream_->RecordEvent(&done).ok()) done.Synchronize();
 }
 
 Platform::~Platform() {
