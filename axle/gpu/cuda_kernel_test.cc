@@ -186,6 +186,49 @@ ENTRY e {
                            ErrorSpec(1e-5, 1e-5));
 }
 
+TEST_F(CudaKernelTest, RowReductionsAcrossABlock) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,1000] parameter(0)
+  e = f32[16,1000] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                           ErrorSpec(1e-4, 1e-5));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+ENTRY e {
+  x = f64[8,100] parameter(0)
+  zero = f64[] constant(0)
+  ROOT r = f64[8] reduce(x, zero), dimensions={1}, to_apply=add
+})",
+                           ErrorSpec(1e-12, 1e-12));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[3,20,30] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT r = s32[3] reduce(x, low), dimensions={2,1}, to_apply=max
+})",
+                           ErrorSpec(0));
+}
+
 TEST_F(CudaKernelTest, Integers) {
   ExpectMatchesInterpreter(R"(
 HloModule m

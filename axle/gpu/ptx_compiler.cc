@@ -165,7 +165,7 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
   module->setDataLayout(machine->createDataLayout());
   module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   AXLE_ASSIGN_OR_RETURN(
-      llvm::Function * kernel,
+      EmittedKernel kernel,
       EmitLoopFusionKernel(fusion, kernel_name, options.block_size, module.get()));
   std::string unoptimized_ir;
   llvm::raw_string_ostream ir_stream(unoptimized_ir);
@@ -187,13 +187,13 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
   AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module.get(), machine.get()));
 
   PtxKernel result;
-  result.name = kernel->getName().str();
+  result.name = kernel.function->getName().str();
   result.ptx = std::move(ptx);
   result.unoptimized_ir = std::move(ir_stream.str());
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
-  result.num_threads = outputs[0]->shape().num_elements();
-  result.block = options.block_size;
-  result.grid = (result.num_threads + options.block_size - 1) / options.block_size;
+  result.output_elements = outputs[0]->shape().num_elements();
+  result.block = kernel.block;
+  result.grid = kernel.grid;
   result.num_parameters = fusion.num_parameters();
   result.num_outputs = static_cast<int64_t>(outputs.size());
   return result;

@@ -8,9 +8,11 @@
 //   .entry NAME(.param .u64 p0, ..., .param .u64 pN-1, .param .u64 out0, ...)
 //
 // with one thread per output element (bounds-checked: threads past the
-// last element do nothing). Parameters then outputs are device buffers,
-// dense and row-major, 16-byte aligned, not overlapping. Launch it with
-// `grid` blocks of `block` threads.
+// last element do nothing), or, for a reduction of its input's trailing
+// dimensions (a row reduction), one block per output element whose threads
+// share the row (ptx_kernel_emitter.h). Parameters then outputs are device
+// buffers, dense and row-major, 16-byte aligned, not overlapping. Launch it
+// with `grid` blocks of `block` threads.
 //
 // Codegen goes through axle/llvm_ir's elemental emitter with the NVPTX
 // target hooks (nvptx_target_hooks.h), links the libdevice functions it
@@ -49,8 +51,8 @@ struct PtxKernel {
   // The kernel's LLVM IR as emitted, before libdevice and optimization
   // (what a miscompile is debugged from).
   std::string unoptimized_ir;
-  // Threads that compute an element (the output's element count).
-  int64_t num_threads = 0;
+  // Elements of each output.
+  int64_t output_elements = 0;
   // Launch dimensions (x only).
   int64_t grid = 0;
   int block = 0;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -56,7 +57,7 @@ ENTRY e {
                         "add_kernel");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->name, "add_kernel");
-  EXPECT_EQ(kernel->num_threads, 1000);
+  EXPECT_EQ(kernel->output_elements, 1000);
   EXPECT_EQ(kernel->block, 256);
   EXPECT_EQ(kernel->grid, 4);
   EXPECT_EQ(kernel->num_parameters, 2);
@@ -119,7 +120,7 @@ ENTRY e {
                         "bias_relu");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->num_outputs, 2);
-  EXPECT_EQ(kernel->num_threads, 64 * 48);
+  EXPECT_EQ(kernel->output_elements, 64 * 48);
   EXPECT_EQ(kernel->grid, 12);
   EXPECT_THAT(kernel->ptx, HasSubstr(".entry bias_relu("));
   // maximum propagates NaN (XLA's semantics): a compare, a select and a
@@ -130,7 +131,7 @@ ENTRY e {
   ExpectPtxasAccepts(*kernel);
 }
 
-TEST(PtxCompilerTest, RowReductionFoldsPerThread) {
+TEST(PtxCompilerTest, RowReductionUsesABlockPerRow) {
   auto kernel = Compile(R"(
 HloModule m
 add {
@@ -139,19 +140,87 @@ add {
   ROOT s = f32[] add(a, b)
 }
 ENTRY e {
-  x = f32[16,256] parameter(0)
-  e = f32[16,256] exponential(x)
+  x = f32[16,1000] parameter(0)
+  e = f32[16,1000] exponential(x)
   zero = f32[] constant(0)
   ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
 })",
                         "row_sum");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_EQ(kernel->num_threads, 16);
-  EXPECT_EQ(kernel->grid, 1);
-  EXPECT_THAT(kernel->ptx, HasSubstr(".entry row_sum("));
-  // A loop over the row in each thread.
-  EXPECT_THAT(kernel->ptx, HasSubstr("bra"));
+  EXPECT_EQ(kernel->output_elements, 16);
+  EXPECT_EQ(kernel->grid, 16);
+  EXPECT_EQ(kernel->block, 256);
+  const std::string& ptx = kernel->ptx;
+  EXPECT_THAT(ptx, HasSubstr(".entry row_sum("));
+  // Strided columns per thread, then shuffles within each warp and shared
+  // memory across the warps.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
+  EXPECT_THAT(ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(ptx, HasSubstr(".shared"));
   ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, RowReductionsOfOtherTypesAndShapes) {
+  // f64 (shuffled in two halves), s32 maximum over the two trailing
+  // dimensions of a 3-d input, a row shorter than a block.
+  auto kernel = Compile(R"(
+HloModule m
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+ENTRY e {
+  x = f64[8,100] parameter(0)
+  zero = f64[] constant(0)
+  ROOT r = f64[8] reduce(x, zero), dimensions={1}, to_apply=add
+})",
+                        "row_sum_f64");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->block, 128);
+  EXPECT_EQ(kernel->grid, 8);
+  ExpectPtxasAccepts(*kernel);
+  kernel = Compile(R"(
+HloModule m
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[3,20,30] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT r = s32[3] reduce(x, low), dimensions={2,1}, to_apply=max
+})",
+                   "row_max_s32");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 3);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_THAT(kernel->ptx, HasSubstr("max.s32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, ShortRowsAndColumnReductionsFoldPerThread) {
+  for (const char* reduce : {"f32[64] reduce(x, zero), dimensions={1}, to_apply=add",
+                             "f32[16] reduce(x, zero), dimensions={0}, to_apply=add"}) {
+    auto kernel = Compile(absl::StrCat(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,16] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = )",
+                                       reduce, "\n}"),
+                          "per_thread");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_EQ(kernel->grid, 1) << reduce;
+    EXPECT_THAT(kernel->ptx, Not(HasSubstr("shfl"))) << reduce;
+    ExpectPtxasAccepts(*kernel);
+  }
 }
 
 TEST(PtxCompilerTest, IntegersAndPredicates) {

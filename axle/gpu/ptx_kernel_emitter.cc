@@ -1,7 +1,9 @@
 //===- ptx_kernel_emitter.cc - A loop fusion as an NVPTX kernel function ---===//
 #include "axle/gpu/ptx_kernel_emitter.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -12,6 +14,7 @@
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Metadata.h"
@@ -52,6 +55,35 @@ absl::Status CheckComputation(const HloComputation& computation) {
   return absl::OkStatus();
 }
 
+constexpr int kWarpSize = 32;
+constexpr unsigned kSharedAddressSpace = 3;
+
+// The row length of a root that reduces its input's trailing dimensions
+// (all of them, or all but some leading ones) with one input: a row
+// reduction, which gets a block per output element. The block's threads
+// fold strided columns of the row, then combine their partial results
+// across each warp (shuffles) and across the warps (shared memory), so the
+// computation must be associative and the init value its identity, as XLA
+// requires of reductions. nullopt for any other root.
+std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
+  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray()) {
+    return std::nullopt;
+  }
+  const Shape& input = root.operand(0)->shape();
+  std::vector<int64_t> reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
+  std::sort(reduced.begin(), reduced.end());
+  int64_t length = 1;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (reduced[i] != input.rank() - static_cast<int64_t>(reduced.size() - i)) {
+      return std::nullopt;
+    }
+    length *= input.dimensions()[reduced[i]];
+  }
+  // Short rows are better served by a thread per output element.
+  if (reduced.empty() || length < kWarpSize) return std::nullopt;
+  return length;
+}
+
 // One element of each instruction at an index, emitted once per index (and
 // scope: a value emitted inside a reduce's loop is not reused outside it).
 class KernelEmitter {
@@ -62,10 +94,27 @@ class KernelEmitter {
         b_(module->getContext()),
         elemental_(module, &b_, NvptxTargetHooks()) {}
 
-  absl::StatusOr<llvm::Function*> Emit(absl::string_view name, int block_size,
-                                       const std::vector<const HloInstruction*>& outputs);
+  absl::StatusOr<EmittedKernel> Emit(absl::string_view name, int block_size,
+                                     const std::vector<const HloInstruction*>& outputs);
 
  private:
+  // The kernel function with its buffers, marked as a kernel launched with
+  // at most `block_size` threads a block.
+  llvm::Function* CreateKernel(absl::string_view name, int block_size,
+                               const std::vector<const HloInstruction*>& outputs);
+  // A thread per output element.
+  absl::Status EmitElementPerThread(llvm::Function* kernel,
+                                    const std::vector<const HloInstruction*>& outputs);
+  // A block per output element (see RowReductionOf).
+  absl::Status EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                int64_t row_length);
+  // `value` combined across the warp by `reduce`'s computation (lane 0
+  // gets the result).
+  absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value);
+  // A special register (tid.x, ...) as i64.
+  llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
+  // `linear` as a row-major index of `dims`.
+  llvm_ir::IrIndex Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims);
   absl::StatusOr<llvm::Value*> Generate(const HloInstruction* hlo, const llvm_ir::IrIndex& index);
 
   struct Cached {
@@ -107,8 +156,8 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
   return value;
 }
 
-absl::StatusOr<llvm::Function*> KernelEmitter::Emit(
-    absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
+llvm::Function* KernelEmitter::CreateKernel(absl::string_view name, int block_size,
+                                            const std::vector<const HloInstruction*>& outputs) {
   llvm::Module* module = module_;
   llvm::LLVMContext& context = module->getContext();
   const int64_t num_parameters = fusion_.num_parameters();
@@ -147,25 +196,15 @@ absl::StatusOr<llvm::Function*> KernelEmitter::Emit(
         context, {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(context, key),
                   llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
   }
+  return kernel;
+}
 
-  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
-  auto* body = llvm::BasicBlock::Create(context, "element", kernel);
-  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
-  b_.SetInsertPoint(entry);
-  auto special = [&](llvm::Intrinsic::ID id, const char* what) {
-    return b_.CreateZExt(b_.CreateIntrinsic(b_.getInt32Ty(), id, {}), b_.getInt64Ty(), what);
-  };
-  llvm::Value* linear = b_.CreateAdd(
-      b_.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block"),
-                   special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "block_size"), "", true,
-                   true),
-      special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread"), "linear", true, true);
-  const Shape& shape = outputs[0]->shape();
-  b_.CreateCondBr(b_.CreateICmpULT(linear, b_.getInt64(shape.num_elements())), body, exit);
+llvm::Value* KernelEmitter::Special(llvm::Intrinsic::ID id, const char* name) {
+  return b_.CreateZExt(b_.CreateIntrinsic(b_.getInt32Ty(), id, {}), b_.getInt64Ty(), name);
+}
 
-  b_.SetInsertPoint(body);
+llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
   // Row-major: the last dimension varies fastest.
-  const std::vector<int64_t>& dims = shape.dimensions();
   llvm_ir::IrIndex index(dims.size());
   llvm::Value* rest = linear;
   for (size_t d = dims.size(); d-- > 0;) {
@@ -176,6 +215,27 @@ absl::StatusOr<llvm::Function*> KernelEmitter::Emit(
       rest = b_.CreateUDiv(rest, b_.getInt64(dims[d]));
     }
   }
+  return index;
+}
+
+absl::Status KernelEmitter::EmitElementPerThread(
+    llvm::Function* kernel, const std::vector<const HloInstruction*>& outputs) {
+  llvm::LLVMContext& context = module_->getContext();
+  const int64_t num_parameters = fusion_.num_parameters();
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "element", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* linear = b_.CreateAdd(
+      b_.CreateMul(Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block"),
+                   Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "block_size"), "", true,
+                   true),
+      Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread"), "linear", true, true);
+  const Shape& shape = outputs[0]->shape();
+  b_.CreateCondBr(b_.CreateICmpULT(linear, b_.getInt64(shape.num_elements())), body, exit);
+
+  b_.SetInsertPoint(body);
+  const llvm_ir::IrIndex index = Delinearize(linear, shape.dimensions());
   for (size_t i = 0; i < outputs.size(); ++i) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
     elemental_.StoreElement(value, kernel->getArg(static_cast<unsigned>(num_parameters + i)),
@@ -184,7 +244,136 @@ absl::StatusOr<llvm::Function*> KernelEmitter::Emit(
   b_.CreateBr(exit);
   b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
-  return kernel;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
+                                                           llvm::Value* value) {
+  // Shuffled as 32-bit words: narrower values widened, 64-bit ones in two.
+  llvm::Type* type = value->getType();
+  const unsigned bits = type->getPrimitiveSizeInBits();
+  llvm::Type* word = bits > 32 ? b_.getInt64Ty() : b_.getInt32Ty();
+  llvm::Type* as_int = b_.getIntNTy(bits);
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
+    auto shuffle = [&](llvm::Value* half) {
+      return b_.CreateIntrinsic(
+          b_.getInt32Ty(), llvm::Intrinsic::nvvm_shfl_sync_down_i32,
+          {b_.getInt32(-1), half, b_.getInt32(offset), b_.getInt32(kWarpSize - 1)});
+    };
+    llvm::Value* other = nullptr;
+    if (bits > 32) {
+      llvm::Value* low = shuffle(b_.CreateTrunc(bits_value, b_.getInt32Ty()));
+      llvm::Value* high = shuffle(b_.CreateTrunc(b_.CreateLShr(bits_value, 32), b_.getInt32Ty()));
+      other = b_.CreateOr(b_.CreateZExt(low, word), b_.CreateShl(b_.CreateZExt(high, word), 32));
+    } else {
+      other = shuffle(bits_value);
+    }
+    other = b_.CreateBitCast(b_.CreateTrunc(other, as_int), type);
+    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                          elemental_.EmitScalarComputation(*reduce.to_apply(), {value, other}));
+    value = combined[0];
+  }
+  return value;
+}
+
+absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                             int64_t row_length) {
+  llvm::LLVMContext& context = module_->getContext();
+  const HloInstruction* input = reduce.operand(0);
+  const std::vector<int64_t>& input_dims = input->shape().dimensions();
+  const size_t kept = static_cast<size_t>(reduce.shape().rank());
+  const std::vector<int64_t> row_dims(input_dims.begin() + static_cast<std::ptrdiff_t>(kept),
+                                      input_dims.end());
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* header = llvm::BasicBlock::Create(context, "column.header", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "column", kernel);
+  auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* row = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "row");
+  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
+  llvm::Value* threads = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "threads");
+  const llvm_ir::IrIndex output_index = Delinearize(row, reduce.shape().dimensions());
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
+  b_.CreateBr(header);
+
+  // Columns thread, thread + threads, ... of the row, folded in order.
+  b_.SetInsertPoint(header);
+  llvm::PHINode* column = b_.CreatePHI(b_.getInt64Ty(), 2, "column");
+  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
+  column->addIncoming(thread, entry);
+  partial->addIncoming(init, entry);
+  b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(row_length)), body, folded);
+  b_.SetInsertPoint(body);
+  llvm_ir::IrIndex index = output_index;
+  for (llvm::Value* position : Delinearize(column, row_dims)) index.push_back(position);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
+  column->addIncoming(b_.CreateAdd(column, threads), b_.GetInsertBlock());
+  partial->addIncoming(combined[0], b_.GetInsertBlock());
+  b_.CreateBr(header);
+
+  // Across each warp, then across the warps through shared memory.
+  b_.SetInsertPoint(folded);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * warp_value, EmitWarpReduce(reduce, partial));
+  auto* slots_type = llvm::ArrayType::get(init->getType(), kWarpSize);
+  auto* slots = new llvm::GlobalVariable(
+      *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"), nullptr,
+      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  llvm::Value* lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
+  llvm::Value* warp = b_.CreateLShr(thread, b_.getInt64(5), "warp");
+  auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
+  auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), write, written);
+  b_.SetInsertPoint(write);
+  b_.CreateStore(warp_value, b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), warp}));
+  b_.CreateBr(written);
+  b_.SetInsertPoint(written);
+  b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+  auto* last = llvm::BasicBlock::Create(context, "last.warp", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(warp, b_.getInt64(0)), last, exit);
+  b_.SetInsertPoint(last);
+  llvm::Value* warps =
+      b_.CreateUDiv(b_.CreateAdd(threads, b_.getInt64(kWarpSize - 1)), b_.getInt64(kWarpSize));
+  llvm::Value* mine = b_.CreateLoad(
+      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), lane}));
+  llvm::Value* value = b_.CreateSelect(b_.CreateICmpULT(lane, warps), mine, init);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * total, EmitWarpReduce(reduce, value));
+  auto* store = llvm::BasicBlock::Create(context, "store", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), store, exit);
+  b_.SetInsertPoint(store);
+  elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
+                          row, reduce.shape().element_type());
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
+    absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
+  EmittedKernel emitted;
+  const int64_t elements = outputs[0]->shape().num_elements();
+  if (outputs.size() == 1) {
+    if (std::optional<int64_t> row_length = RowReductionOf(*outputs[0]); row_length.has_value()) {
+      // A block per row, of the row's length rounded up to a warp (at most
+      // block_size).
+      emitted.block = static_cast<int>(
+          std::min<int64_t>(block_size, (*row_length + kWarpSize - 1) / kWarpSize * kWarpSize));
+      emitted.grid = elements;
+      emitted.function = CreateKernel(name, emitted.block, outputs);
+      AXLE_RETURN_IF_ERROR(EmitRowReduction(emitted.function, *outputs[0], *row_length));
+      return emitted;
+    }
+  }
+  emitted.block = block_size;
+  emitted.grid = (elements + block_size - 1) / block_size;
+  emitted.function = CreateKernel(name, block_size, outputs);
+  AXLE_RETURN_IF_ERROR(EmitElementPerThread(emitted.function, outputs));
+  return emitted;
 }
 
 }  // namespace
@@ -222,9 +411,9 @@ absl::Status CheckPtxSupported(const HloComputation& fusion) {
   return CheckComputation(fusion);
 }
 
-absl::StatusOr<llvm::Function*> EmitLoopFusionKernel(const HloComputation& fusion,
-                                                     absl::string_view name, int block_size,
-                                                     llvm::Module* module) {
+absl::StatusOr<EmittedKernel> EmitLoopFusionKernel(const HloComputation& fusion,
+                                                   absl::string_view name, int block_size,
+                                                   llvm::Module* module) {
   AXLE_RETURN_IF_ERROR(CheckPtxSupported(fusion));
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
   KernelEmitter emitter(fusion, module);

@@ -2,12 +2,17 @@
 //
 // The LLVM half of CompileLoopFusionToPtx (ptx_compiler.h): emits the
 // kernel function of a loop fusion into a module whose target is NVPTX,
-// marked as a kernel (nvvm.annotations), with one thread per output
-// element: the element's linear index is ctaid.x * ntid.x + tid.x, threads
-// at or past the element count return, the others delinearize the index
-// (row-major) and compute every output's element through the elemental
+// marked as a kernel (nvvm.annotations). Values come from the elemental
 // emitter with the NVPTX hooks, one generator per instruction and a cache
-// per index so shared subexpressions are computed once.
+// per index so shared subexpressions are computed once. Two schedules:
+//
+//   a thread per output element: its linear index is ctaid.x * ntid.x +
+//     tid.x; threads at or past the element count return, the others
+//     delinearize it (row-major) and compute every output's element;
+//   a block per output element, for a root that reduces its input's
+//     trailing dimensions (a row reduction, rows of at least a warp): the
+//     block's threads fold strided columns, then combine across each warp
+//     with shuffles and across the warps through shared memory.
 //
 // Internal to axle/gpu: this header includes LLVM.
 //
@@ -37,11 +42,18 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloCo
 // tuple-shaped parameters.
 absl::Status CheckPtxSupported(const HloComputation& fusion);
 
-// Emits `void name(ptr p0, ..., ptr out0, ...)` into `module`. `block_size`
-// is recorded as the kernel's maximum threads per block.
-absl::StatusOr<llvm::Function*> EmitLoopFusionKernel(const HloComputation& fusion,
-                                                     absl::string_view name, int block_size,
-                                                     llvm::Module* module);
+struct EmittedKernel {
+  llvm::Function* function = nullptr;
+  // Launch dimensions (x only).
+  int64_t grid = 0;
+  int block = 0;
+};
+
+// Emits `void name(ptr p0, ..., ptr out0, ...)` into `module`, for blocks of
+// at most `block_size` threads (recorded as the kernel's maximum).
+absl::StatusOr<EmittedKernel> EmitLoopFusionKernel(const HloComputation& fusion,
+                                                   absl::string_view name, int block_size,
+                                                   llvm::Module* module);
 
 }  // namespace axle::gpu
 
