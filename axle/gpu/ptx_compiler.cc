@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -122,6 +123,18 @@ void Optimize(llvm::Module* module, llvm::TargetMachine* machine) {
   passes.run(*module, modules);
 }
 
+// With $AXLE_DUMP_TO set: <dir>/<kernel>.ll (as emitted), <kernel>.opt.ll
+// (linked and optimized) and <kernel>.ptx, for debugging a miscompile
+// without new code. Dumps that cannot be written are skipped.
+void Dump(absl::string_view kernel, absl::string_view extension, absl::string_view text) {
+  const char* dir = std::getenv("AXLE_DUMP_TO");
+  if (dir == nullptr || *dir == '\0') return;
+  if (llvm::sys::fs::create_directories(dir)) return;
+  std::error_code error;
+  llvm::raw_fd_ostream file(absl::StrCat(dir, "/", kernel, extension), error);
+  if (!error) file << llvm::StringRef(text.data(), text.size());
+}
+
 absl::StatusOr<std::string> EmitPtx(llvm::Module* module, llvm::TargetMachine* machine) {
   llvm::SmallString<0> ptx;
   llvm::raw_svector_ostream stream(ptx);
@@ -184,7 +197,15 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
         absl::StrCat("CUDA codegen: invalid LLVM IR for ", kernel_name, ": ", error_stream.str()));
   }
   Optimize(module.get(), machine.get());
+  if (const char* dir = std::getenv("AXLE_DUMP_TO"); dir != nullptr && *dir != '\0') {
+    std::string optimized_ir;
+    llvm::raw_string_ostream optimized_stream(optimized_ir);
+    module->print(optimized_stream, nullptr);
+    Dump(kernel_name, ".ll", unoptimized_ir);
+    Dump(kernel_name, ".opt.ll", optimized_stream.str());
+  }
   AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module.get(), machine.get()));
+  Dump(kernel_name, ".ptx", ptx);
 
   PtxKernel result;
   result.name = kernel.function->getName().str();

@@ -9,7 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/ptx_compiler.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -294,6 +297,29 @@ ENTRY e {
                          "k", libdevice);
   EXPECT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("libdevice"));
+}
+
+TEST(PtxCompilerTest, DumpsGoToAxleDumpTo) {
+  const std::string dir = ::testing::TempDir() + "/axle_ptx_dump";
+  setenv("AXLE_DUMP_TO", dir.c_str(), 1);
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] sine(x)
+})",
+                        "dumped_kernel");
+  unsetenv("AXLE_DUMP_TO");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto read = [&](const std::string& extension) {
+    std::ifstream file(dir + "/dumped_kernel" + extension);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  EXPECT_THAT(read(".ll"), HasSubstr("@__nv_sinf("));
+  EXPECT_THAT(read(".opt.ll"), HasSubstr("define void @dumped_kernel("));
+  EXPECT_EQ(read(".ptx"), kernel->ptx);
 }
 
 TEST(PtxasTest, RejectedPtxIsAnErrorWithPtxasMessages) {
