@@ -8,6 +8,7 @@
 #include "axle/gpu/cuda_kernel.h"
 
 #include <cmath>
+#include <complex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ Literal MakeInput(const Shape& shape, int seed) {
         break;
       case S32:
         literal.data<int32_t>()[i] = static_cast<int32_t>(k % 100) - 50;
+        break;
+      case C64:
+        literal.data<std::complex<float>>()[i] = {static_cast<float>(k) / 500.0f - 1.0f,
+                                                  static_cast<float>(999 - k) / 500.0f - 1.0f};
         break;
       default:
         break;
@@ -227,6 +232,20 @@ ENTRY e {
   ROOT r = s32[3] reduce(x, low), dimensions={2,1}, to_apply=max
 })",
                            ErrorSpec(0));
+}
+
+TEST_F(CudaKernelTest, ComplexWithoutHelpers) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = c64[500] parameter(0)
+  y = c64[500] parameter(1)
+  m = c64[500] multiply(x, y)
+  e = c64[500] exponential(m)
+  l = c64[500] log(y)
+  ROOT r = c64[500] add(e, l)
+})",
+                           ErrorSpec(1e-5, 1e-5));
 }
 
 TEST_F(CudaKernelTest, Integers) {

@@ -9,10 +9,10 @@
 // vector).
 //
 // The f8/f4 rounding and complex-math hooks have no GPU helpers yet: the
-// kernel emitter refuses such types up front with an Unimplemented error
-// (CheckPtxSupportedTypes), so these hooks are never reached from it; if
-// another caller reaches them they emit a trap, which the driver reports
-// as a launch failure.
+// kernel emitter refuses f8/f4 types and the complex ops that need helpers
+// up front with an Unimplemented error (CheckPtxSupported), so these hooks
+// are never reached from it; if another caller reaches them they emit a
+// trap, which the driver reports as a launch failure.
 //
 // Internal to axle/gpu: this header includes LLVM.
 //

@@ -17,11 +17,11 @@
 // Codegen goes through axle/llvm_ir's elemental emitter with the NVPTX
 // target hooks (nvptx_target_hooks.h), links the libdevice functions it
 // calls, optimizes at O3 and emits PTX with LLVM 19's NVPTX backend for the
-// requested architecture (sm_90: H100/H200). Element types the GPU hooks
-// do not handle yet (complex, f8/f4) and non-default layouts are
-// Unimplemented errors naming the instruction. With $AXLE_DUMP_TO set, each
-// kernel's IR as emitted (<name>.ll), linked and optimized (<name>.opt.ll)
-// and its PTX (<name>.ptx) are written there.
+// requested architecture (sm_90: H100/H200). What the GPU hooks do not
+// handle yet (f8/f4 types, complex ops that need helpers) and non-default
+// layouts are Unimplemented errors naming the instruction. With
+// $AXLE_DUMP_TO set, each kernel's IR as emitted (<name>.ll), linked and
+// optimized (<name>.opt.ll) and its PTX (<name>.ptx) are written there.
 //
 // This header is LLVM- and CUDA-free.
 //

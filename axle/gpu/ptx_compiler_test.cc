@@ -247,10 +247,12 @@ TEST(PtxCompilerTest, UnsupportedTypesNameTheInstruction) {
 HloModule m
 ENTRY e {
   x = c64[4] parameter(0)
-  ROOT n = c64[4] negate(x)
+  y = c64[4] parameter(1)
+  ROOT d = c64[4] divide(x, y)
 })",
                          "k");
   EXPECT_EQ(complex.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(complex.status().message(), HasSubstr("divide"));
   EXPECT_THAT(complex.status().message(), HasSubstr("c64"));
   auto narrow = Compile(R"(
 HloModule m

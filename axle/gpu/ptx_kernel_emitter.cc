@@ -24,12 +24,49 @@ namespace {
 
 namespace pu = primitive_util;
 
+// Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
+// which has no GPU helpers yet.
+bool NeedsComplexHelper(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kDivide:
+    case HloOpcode::kPower:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
+  if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
+      pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
+      NeedsComplexHelper(hlo.opcode())) {
+    return absl::UnimplementedError(
+        absl::StrCat("CUDA codegen: complex ", HloOpcodeString(hlo.opcode()), " (", hlo.name(),
+                     ", ", pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()),
+                     ") is not supported yet"));
+  }
   absl::Status status;
   ShapeUtil::ForEachSubshape(shape, [&](const Shape& subshape, const ShapeIndex&) {
     if (!status.ok() || !subshape.IsArray()) return;
     const PrimitiveType type = subshape.element_type();
-    if (pu::IsComplexType(type) || pu::IsF8Type(type)) {
+    if (pu::IsF8Type(type)) {
       status = absl::UnimplementedError(
           absl::StrCat("CUDA codegen: ", pu::LowercasePrimitiveTypeName(type), " elements (",
                        hlo.name(), ") are not supported yet"));
@@ -66,7 +103,9 @@ constexpr unsigned kSharedAddressSpace = 3;
 // computation must be associative and the init value its identity, as XLA
 // requires of reductions. nullopt for any other root.
 std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
-  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray()) {
+  // Complex partial results are not shuffled (yet): they fold per thread.
+  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray() ||
+      pu::IsComplexType(root.shape().element_type())) {
     return std::nullopt;
   }
   const Shape& input = root.operand(0)->shape();

@@ -38,7 +38,8 @@ namespace axle::gpu {
 absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloComputation& fusion);
 
 // Unimplemented, naming the instruction, for what the GPU codegen does not
-// handle yet: complex and f8/f4 element types, non-default layouts,
+// handle yet: f8/f4 element types, the complex ops that need helpers
+// (divide, power, sqrt, trigonometric, ...), non-default layouts,
 // tuple-shaped parameters.
 absl::Status CheckPtxSupported(const HloComputation& fusion);
 

@@ -30,6 +30,7 @@ struct Case {
 
 // The cases of one group: a float type's ops ("f32", "f64", "f16",
 // "bf16"), the integer ops ("signed", with pred's; "unsigned"), and
+// complex ops the GPU computes without helpers ("complex"), and
 // conversions, index remapping and inline computations ("other").
 std::vector<Case> Cases(const std::string& group) {
   std::vector<Case> cases;
@@ -96,6 +97,36 @@ std::vector<Case> Cases(const std::string& group) {
     for (const char* op : {"negate", "abs", "not", "popcnt", "count-leading-zeros", "sign"}) {
       unary(op, type);
     }
+  }
+  if (group == "complex") {
+    for (const char* type : {"c64", "c128"}) {
+      for (const char* op : {"add", "subtract", "multiply"}) binary(op, type);
+      for (const char* op : {"negate", "exponential", "log", "sign"}) unary(op, type);
+    }
+    cases.push_back({"complex_parts_and_compare", module(R"(ENTRY e {
+  x = f32[33] parameter(0)
+  y = f32[33] parameter(1)
+  z = c64[33] complex(x, y)
+  w = c64[33] multiply(z, z)
+  a = f32[33] abs(w)
+  r = f32[33] real(w)
+  i = f32[33] imag(w)
+  eq = pred[33] compare(z, w), direction=EQ
+  s = f32[33] add(r, i)
+  t = f32[33] select(eq, a, s)
+  ROOT o = c128[33] convert(z)
+})")});
+    cases.push_back({"complex_reduce", module(R"(add {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT s = c64[] add(a, b)
+}
+ENTRY e {
+  x = c64[8,100] parameter(0)
+  zero = c64[] constant((0, 0))
+  ROOT r = c64[8] reduce(x, zero), dimensions={1}, to_apply=add
+})")});
+    return cases;
   }
   if (group != "other") return cases;
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{{"f32", "s32"},
@@ -235,7 +266,7 @@ TEST_P(PtxOpCoverageTest, EveryOpIsValidPtxOrUnimplemented) {
 
 INSTANTIATE_TEST_SUITE_P(Groups, PtxOpCoverageTest,
                          ::testing::Values("f32", "f64", "f16", "bf16", "signed", "unsigned",
-                                           "other"));
+                                           "complex", "other"));
 
 }  // namespace
 }  // namespace axle::gpu
