@@ -248,6 +248,42 @@ ENTRY e {
                            ErrorSpec(1e-5, 1e-5));
 }
 
+TEST_F(CudaKernelTest, Layouts) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,32]{0,1} parameter(0)
+  y = f32[64,32]{1,0} parameter(1)
+  t = f32[32,64]{1,0} transpose(x), dimensions={1,0}
+  u = f32[32,64]{1,0} transpose(y), dimensions={1,0}
+  s = f32[32,64]{0,1} add(t, u)
+  ROOT r = (f32[32,64]{0,1}, f32[32,64]{1,0}) tuple(s, t)
+})",
+                           ErrorSpec(0));
+  // A bitcast between layouts: the same bytes, another shape.
+  ExpectMatchesInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,128]{1,0} parameter(0)
+  b = f32[4,128,1]{1,0,2} bitcast(x)
+  ROOT n = f32[4,128,1]{2,1,0} negate(b)
+})",
+                           ErrorSpec(0));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,8,300]{0,2,1} parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[4,8]{0,1} reduce(x, zero), dimensions={2}, to_apply=add
+})",
+                           ErrorSpec(1e-5, 1e-5));
+}
+
 TEST_F(CudaKernelTest, Integers) {
   ExpectMatchesInterpreter(R"(
 HloModule m

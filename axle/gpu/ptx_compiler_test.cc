@@ -226,6 +226,25 @@ ENTRY e {
   }
 }
 
+TEST(PtxCompilerTest, ParametersAndOutputsInTheirLayouts) {
+  // XLA:CPU's transpose_copy fusions: the threads walk the output in its
+  // layout; parameters are read at their layout's offsets.
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,32]{0,1} parameter(0)
+  y = f32[64,32]{1,0} parameter(1)
+  t = f32[32,64]{1,0} transpose(x), dimensions={1,0}
+  u = f32[32,64]{1,0} transpose(y), dimensions={1,0}
+  s = f32[32,64]{0,1} add(t, u)
+  ROOT r = (f32[32,64]{0,1}, f32[32,64]{1,0}) tuple(s, t)
+})",
+                        "layouts");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 8);
+  ExpectPtxasAccepts(*kernel);
+}
+
 TEST(PtxCompilerTest, IntegersAndPredicates) {
   auto kernel = Compile(R"(
 HloModule m
@@ -268,11 +287,11 @@ ENTRY e {
 HloModule m
 ENTRY e {
   x = f32[4,5]{0,1} parameter(0)
-  ROOT n = f32[4,5]{0,1} negate(x)
+  ROOT b = s32[5,4]{1,0} bitcast(x)
 })",
                         "k");
   EXPECT_EQ(layout.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(layout.status().message(), HasSubstr("layout"));
+  EXPECT_THAT(layout.status().message(), HasSubstr("bitcast b between layouts"));
 }
 
 TEST(PtxCompilerTest, BadOptionsAreErrors) {

@@ -53,6 +53,13 @@ bool NeedsComplexHelper(HloOpcode opcode) {
   }
 }
 
+// Row-major (or no layout): the elemental emitter's own linearization.
+bool HasDescendingLayout(const Shape& shape) {
+  return !shape.IsArray() || !shape.has_layout() ||
+         shape.layout().minor_to_major() ==
+             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
+}
+
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
   if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
       pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
@@ -72,13 +79,21 @@ absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
                        hlo.name(), ") are not supported yet"));
       return;
     }
-    if (subshape.has_layout() &&
-        subshape.layout().minor_to_major() !=
-            ShapeUtil::MakeDescendingLayout(subshape.rank()).minor_to_major()) {
-      status = absl::UnimplementedError(absl::StrCat(
-          "CUDA codegen: ", hlo.name(), " has a non-default layout ", subshape.ToString(true)));
-    }
   });
+  // Layouts are where parameters are read and outputs written; the ops in
+  // between are logical, except bitcast, a reinterpretation of the bytes:
+  // the kernel emitter maps its indices through both layouts (Generate)
+  // when the element type and count stay.
+  const bool layout_bitcast =
+      hlo.opcode() == HloOpcode::kBitcast &&
+      (!HasDescendingLayout(shape) || !HasDescendingLayout(hlo.operand(0)->shape()));
+  if (status.ok() && layout_bitcast &&
+      (shape.element_type() != hlo.operand(0)->shape().element_type() ||
+       shape.num_elements() != hlo.operand(0)->shape().num_elements())) {
+    return absl::UnimplementedError(absl::StrCat(
+        "CUDA codegen: bitcast ", hlo.name(), " between layouts (", shape.ToString(true), " of ",
+        hlo.operand(0)->shape().ToString(true), ") is not supported yet"));
+  }
   return status;
 }
 
@@ -154,6 +169,10 @@ class KernelEmitter {
   llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
   // `linear` as a row-major index of `dims`.
   llvm_ir::IrIndex Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims);
+  // The same in `shape`'s layout (its physical order), and the position of
+  // `index` in an array of `shape` laid out in its layout.
+  llvm_ir::IrIndex DelinearizeInLayout(llvm::Value* linear, const Shape& shape);
+  llvm::Value* LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape);
   absl::StatusOr<llvm::Value*> Generate(const HloInstruction* hlo, const llvm_ir::IrIndex& index);
 
   struct Cached {
@@ -179,9 +198,16 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
   llvm::Value* value = nullptr;
   if (hlo->opcode() == HloOpcode::kParameter) {
     const int64_t number = cast<HloParameterInstruction>(hlo)->parameter_number();
-    value = elemental_.LoadElement(parameters_[number],
-                                   elemental_.Linearize(index, hlo->shape().dimensions()),
+    value = elemental_.LoadElement(parameters_[number], LinearizeInLayout(index, hlo->shape()),
                                    hlo->shape().element_type());
+  } else if (hlo->opcode() == HloOpcode::kBitcast &&
+             (!HasDescendingLayout(hlo->shape()) ||
+              !HasDescendingLayout(hlo->operand(0)->shape()))) {
+    // The operand's element at the same position in memory.
+    const Shape& operand = hlo->operand(0)->shape();
+    AXLE_ASSIGN_OR_RETURN(
+        value, Generate(hlo->operand(0),
+                        DelinearizeInLayout(LinearizeInLayout(index, hlo->shape()), operand)));
   } else {
     std::vector<llvm_ir::ElementGenerator> operands;
     operands.reserve(hlo->operand_count());
@@ -257,6 +283,34 @@ llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<cons
   return index;
 }
 
+llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const Shape& shape) {
+  if (HasDescendingLayout(shape)) return Delinearize(linear, shape.dimensions());
+  const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major();
+  llvm_ir::IrIndex index(shape.rank());
+  llvm::Value* rest = linear;
+  for (size_t i = 0; i < minor_to_major.size(); ++i) {
+    const int64_t d = minor_to_major[i];
+    if (i + 1 == minor_to_major.size()) {
+      index[d] = rest;
+    } else {
+      index[d] = b_.CreateURem(rest, b_.getInt64(shape.dimensions()[d]));
+      rest = b_.CreateUDiv(rest, b_.getInt64(shape.dimensions()[d]));
+    }
+  }
+  return index;
+}
+
+llvm::Value* KernelEmitter::LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape) {
+  if (HasDescendingLayout(shape)) return elemental_.Linearize(index, shape.dimensions());
+  llvm::Value* linear = b_.getInt64(0);
+  int64_t stride = 1;
+  for (int64_t d : shape.layout().minor_to_major()) {
+    linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(stride)));
+    stride *= shape.dimensions()[d];
+  }
+  return linear;
+}
+
 absl::Status KernelEmitter::EmitElementPerThread(
     llvm::Function* kernel, const std::vector<const HloInstruction*>& outputs) {
   llvm::LLVMContext& context = module_->getContext();
@@ -274,11 +328,18 @@ absl::Status KernelEmitter::EmitElementPerThread(
   b_.CreateCondBr(b_.CreateICmpULT(linear, b_.getInt64(shape.num_elements())), body, exit);
 
   b_.SetInsertPoint(body);
-  const llvm_ir::IrIndex index = Delinearize(linear, shape.dimensions());
+  // Threads walk the first output in its layout (so its stores are
+  // contiguous); outputs in another layout are stored at their own offset.
+  const llvm_ir::IrIndex index = DelinearizeInLayout(linear, shape);
   for (size_t i = 0; i < outputs.size(); ++i) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
+    const Shape& output = outputs[i]->shape();
+    const bool same_layout = HasDescendingLayout(output) == HasDescendingLayout(shape) &&
+                             (HasDescendingLayout(output) ||
+                              output.layout().minor_to_major() == shape.layout().minor_to_major());
     elemental_.StoreElement(value, kernel->getArg(static_cast<unsigned>(num_parameters + i)),
-                            linear, outputs[i]->shape().element_type());
+                            same_layout ? linear : LinearizeInLayout(index, output),
+                            output.element_type());
   }
   b_.CreateBr(exit);
   b_.SetInsertPoint(exit);
@@ -385,7 +446,8 @@ absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloIn
   b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), store, exit);
   b_.SetInsertPoint(store);
   elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
-                          row, reduce.shape().element_type());
+                          LinearizeInLayout(output_index, reduce.shape()),
+                          reduce.shape().element_type());
   b_.CreateBr(exit);
   b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
