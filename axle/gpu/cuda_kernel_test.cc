@@ -234,6 +234,32 @@ ENTRY e {
                            ErrorSpec(0));
 }
 
+TEST_F(CudaKernelTest, SoftmaxDenominatorWithItsMaxHoisted) {
+  ExpectMatchesInterpreter(R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[16] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[16,1000] broadcast(m), dimensions={0}
+  s = f32[16,1000] subtract(x, mb)
+  e = f32[16,1000] exponential(s)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                           ErrorSpec(1e-4, 1e-5));
+}
+
 TEST_F(CudaKernelTest, ComplexWithoutHelpers) {
   ExpectMatchesInterpreter(R"(
 HloModule m

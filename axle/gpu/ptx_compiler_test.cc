@@ -203,6 +203,45 @@ ENTRY e {
   ExpectPtxasAccepts(*kernel);
 }
 
+TEST(PtxCompilerTest, ARowsOwnReductionIsComputedBeforeTheColumnLoop) {
+  // softmax's denominator: the row's max is folded once, before the
+  // columns, not once per column.
+  auto kernel = Compile(R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[16] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[16,1000] broadcast(m), dimensions={0}
+  s = f32[16,1000] subtract(x, mb)
+  e = f32[16,1000] exponential(s)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                        "softmax_denominator");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 16);
+  // The entry block no longer goes straight to the column loop: the max's
+  // loop comes first.
+  const std::string& ir = kernel->unoptimized_ir;
+  const size_t entry = ir.find("\nentry:");
+  ASSERT_NE(entry, std::string::npos) << ir;
+  const size_t next_block = ir.find(":", ir.find("\n", entry + 1));
+  EXPECT_EQ(ir.substr(entry, next_block - entry).find("br label %column.header"), std::string::npos)
+      << ir;
+  ExpectPtxasAccepts(*kernel);
+}
+
 TEST(PtxCompilerTest, ShortRowsAndColumnReductionsFoldPerThread) {
   for (const char* reduce : {"f32[64] reduce(x, zero), dimensions={1}, to_apply=add",
                              "f32[16] reduce(x, zero), dimensions={0}, to_apply=add"}) {

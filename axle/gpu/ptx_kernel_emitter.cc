@@ -395,14 +395,26 @@ absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloIn
   llvm::Value* threads = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "threads");
   const llvm_ir::IrIndex output_index = Delinearize(row, reduce.shape().dimensions());
   AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
+  // Reductions inside the row's expression with the output's shape (a
+  // softmax's max) are computed once, here, at the row's index: the column
+  // loop's uses of them at that index find them in the cache instead of
+  // folding the row again for every column.
+  for (const HloInstruction* instruction : fusion_.MakeInstructionPostOrder()) {
+    if (instruction != &reduce && instruction->opcode() == HloOpcode::kReduce &&
+        instruction->shape().IsArray() &&
+        instruction->shape().dimensions() == reduce.shape().dimensions()) {
+      AXLE_RETURN_IF_ERROR(Generate(instruction, output_index).status());
+    }
+  }
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
   b_.CreateBr(header);
 
   // Columns thread, thread + threads, ... of the row, folded in order.
   b_.SetInsertPoint(header);
   llvm::PHINode* column = b_.CreatePHI(b_.getInt64Ty(), 2, "column");
   llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
-  column->addIncoming(thread, entry);
-  partial->addIncoming(init, entry);
+  column->addIncoming(thread, preheader);
+  partial->addIncoming(init, preheader);
   b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(row_length)), body, folded);
   b_.SetInsertPoint(body);
   llvm_ir::IrIndex index = output_index;
