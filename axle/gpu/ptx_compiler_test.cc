@@ -236,7 +236,7 @@ ENTRY e {
   const std::string& ir = kernel->unoptimized_ir;
   const size_t entry = ir.find("\nentry:");
   ASSERT_NE(entry, std::string::npos) << ir;
-  const size_t next_block = ir.find(":", ir.find("\n", entry + 1));
+  const size_t next_block = ir.find(':', ir.find('\n', entry + 1));
   EXPECT_EQ(ir.substr(entry, next_block - entry).find("br label %column.header"), std::string::npos)
       << ir;
   ExpectPtxasAccepts(*kernel);
