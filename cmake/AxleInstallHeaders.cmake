@@ -6,9 +6,10 @@
 #
 #   <prefix>/include/axle/...   every *.h under AXLE_HEADER_DIRS except test
 #                               helpers (*_test.h, *test_util.h), *_internal.h
-#                               and headers that include LLVM's (a backend's
-#                               internals), plus every file the selected
-#                               headers include (transitively), whatever it is
+#                               and headers that include LLVM's or cuda.h (a
+#                               backend's internals), plus every file the
+#                               selected headers include (transitively),
+#                               whatever it is
 #   <prefix>/include/...        compat/include/** (XLA's include paths), and
 #                               what they include the same way
 
@@ -30,7 +31,7 @@ function(axle_install_headers)
       continue()
     endif()
     file(STRINGS "${AXLE_SOURCE_DIR}/${header}" llvm_includes
-         REGEX "^[ \t]*#[ \t]*include[ \t]+[\"<]llvm/")
+         REGEX "^[ \t]*#[ \t]*include[ \t]+([\"<]llvm/|<cuda\\.h>)")
     if(NOT llvm_includes)
       list(APPEND axle_headers "${header}")
     endif()

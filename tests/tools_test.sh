@@ -63,6 +63,14 @@ check "the input error says how many parameters" grep -q "takes 5 parameters" "$
 "$run" "$src/examples/mlp.hlo" --platform=nosuch >/dev/null 2>"$tmp/err"
 check "an unknown platform is exit 1" test $? -eq 1
 check "the platform error lists the known ones" grep -q "known platforms: .*interpreter" "$tmp/err"
+# --platform=cuda where the CUDA backend is built (AXLE_CUDA) but cannot run
+# (no driver or GPU here; with one, modules do not run on it yet): exit 1
+# with a message naming CUDA, never a crash.
+"$run" "$src/examples/mlp.hlo" --platform=cuda >/dev/null 2>"$tmp/err" && cuda_status=0 || cuda_status=$?
+if ! grep -q "no platform named" "$tmp/err"; then
+  check "--platform=cuda without a usable GPU is exit 1" test "$cuda_status" -eq 1
+  check "the cuda platform error names CUDA" grep -q "CUDA" "$tmp/err"
+fi
 "$run" "$src/examples/mlp.hlo" --reference_platform=interpreter >"$tmp/ref.out"
 check "--reference_platform agreeing is exit 0" test $? -eq 0
 check "--reference_platform says they agree" grep -q "^OK: interpreter agrees" "$tmp/ref.out"

@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-run: run an HLO module"};
   app.add_option("file", options.input_file, "HLO text file (- for standard input)")->required();
-  app.add_option("--platform", options.platform, "where to run (interpreter, cpu)");
+  app.add_option("--platform", options.platform, "where to run (interpreter, cpu, cuda)");
   app.add_option("--reference_platform", options.reference_platform,
                  "also run here and compare the results");
   app.add_option("--abs_error_bound", options.abs_error_bound, "absolute error bound (floats)");

@@ -37,7 +37,7 @@ absl::StatusOr<ScopedShapedBuffer> LocalExecutable::Run(
     }
     inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
   }
-  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Run(std::move(inputs), std::move(run_options)));
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Run(std::move(inputs), run_options));
   return output.ConsumeResult();
 }
 
@@ -59,8 +59,7 @@ absl::StatusOr<ScopedShapedBuffer> LocalExecutable::RunAsync(
     }
     inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
   }
-  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output,
-                        RunAsync(std::move(inputs), std::move(run_options)));
+  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, RunAsync(std::move(inputs), run_options));
   return output.ConsumeResult();
 }
 
@@ -158,7 +157,7 @@ absl::StatusOr<ScopedShapedBuffer> LocalClient::LiteralToShapedBuffer(
   // Fresh buffers: no work on the stream can touch them (the platform's
   // allocator frees in stream order), so they are written now, without
   // waiting for runs in flight.
-  AXLE_RETURN_IF_ERROR(TransferLiteralIntoBuffer(literal, result));
+  AXLE_RETURN_IF_ERROR(transfer_manager->TransferLiteralToFreshBuffer(literal, result));
   return result;
 }
 

@@ -3,19 +3,32 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/runtime/executable.h"
+#include "axle/runtime/platform_provider.h"
 #include "axle/runtime/transfer_manager.h"
 
 namespace axle::se {
 namespace {
 
+// A provider (platform_provider.h): called once, on the first lookup of
+// one of its names; `error` keeps its failure for every later lookup.
+struct Provider {
+  std::vector<std::string> names;
+  PlatformProvider make;
+  std::once_flag once;
+  absl::Status error;
+  Platform* platform = nullptr;
+};
+
 struct Registry {
   std::mutex mu;
   std::vector<std::unique_ptr<Platform>> platforms;
+  std::vector<std::unique_ptr<Provider>> providers;
 };
 
 Registry& GetRegistry() {
@@ -42,8 +55,21 @@ Platform::Platform(std::string name, std::vector<std::string> aliases,
       compiler_factory_(std::move(compiler_factory)),
       allocator_(std::make_unique<HostMemoryAllocator>(this)),
       stream_(std::make_unique<Stream>(this, /*device_ordinal=*/0)),
-      transfer_manager_(std::make_unique<TransferManager>(this)) {
+      transfer_manager_(std::make_unique<TransferManager>(this)),
+      memory_allocator_(allocator_.get()),
+      active_transfer_manager_(transfer_manager_.get()) {
   allocator_->OrderFreesOn(stream_.get());
+}
+
+void Platform::UseDeviceMemory(DeviceMemoryAllocator* allocator,
+                               TransferManager* transfer_manager) {
+  memory_allocator_ = allocator;
+  active_transfer_manager_ = transfer_manager;
+}
+
+void Platform::WaitForStream() const {
+  Event done;
+  if (stream_->RecordEvent(&done).ok()) done.Synchronize();
 }
 
 Platform::~Platform() {
@@ -111,13 +137,66 @@ absl::Status PlatformManager::RegisterPlatform(std::unique_ptr<Platform> platfor
   return absl::OkStatus();
 }
 
+absl::Status RegisterPlatformProvider(std::vector<std::string> names, PlatformProvider provider) {
+  Registry& registry = GetRegistry();
+  std::lock_guard<std::mutex> lock(registry.mu);
+  for (const std::string& name : names) {
+    for (const auto& existing : registry.platforms) {
+      if (NameMatches(*existing, name)) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "platform name '", name, "' is already registered (by '", existing->Name(), "')"));
+      }
+    }
+    for (const auto& existing : registry.providers) {
+      for (const std::string& taken : existing->names) {
+        if (absl::EqualsIgnoreCase(taken, name)) {
+          return absl::AlreadyExistsError(
+              absl::StrCat("platform name '", name, "' already has a provider"));
+        }
+      }
+    }
+  }
+  auto entry = std::make_unique<Provider>();
+  entry->names = std::move(names);
+  entry->make = std::move(provider);
+  registry.providers.push_back(std::move(entry));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Platform*> PlatformManager::PlatformWithName(absl::string_view name) {
   RegisterInterpreterPlatform();
   Registry& registry = GetRegistry();
+  Provider* provider = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(registry.mu);
+    for (const auto& platform : registry.platforms) {
+      if (NameMatches(*platform, name)) return platform.get();
+    }
+    for (const auto& entry : registry.providers) {
+      for (const std::string& provided : entry->names) {
+        if (absl::EqualsIgnoreCase(provided, name)) provider = entry.get();
+      }
+    }
+  }
+  if (provider != nullptr) {
+    // Outside the registry's lock: making a platform may take a while
+    // (a driver's initialization) and registers it.
+    std::call_once(provider->once, [&] {
+      absl::StatusOr<std::unique_ptr<Platform>> made = provider->make();
+      if (!made.ok()) {
+        provider->error = made.status();
+        return;
+      }
+      Platform* platform = made->get();
+      provider->error = RegisterPlatform(*std::move(made));
+      if (provider->error.ok()) provider->platform = platform;
+    });
+    if (!provider->error.ok()) return provider->error;
+    return provider->platform;
+  }
   std::lock_guard<std::mutex> lock(registry.mu);
   std::vector<std::string> known;
   for (const auto& platform : registry.platforms) {
-    if (NameMatches(*platform, name)) return platform.get();
     known.push_back(platform->Name());
     for (const std::string& alias : platform->aliases()) known.push_back(alias);
   }

@@ -7,6 +7,9 @@
 //   name (Platform::Name)  also found as        custom calls registered for
 //   "Interpreter"          "interpreter"        "Host"
 //   "Host"                 "cpu", "host"        "Host"   (the CPU backend)
+//   "CUDA"                 "cuda", "gpu"        "CUDA"   (axle/gpu/, made on first
+//                                                        lookup where a GPU is:
+//                                                        platform_provider.h)
 //
 // XLA's names: se::Platform, se::PlatformManager, xla::PlatformUtil.
 // Lookup is case-insensitive.
@@ -14,7 +17,10 @@
 // A platform owns what runs on its device (one device, ordinal 0, for the
 // host platforms): its memory allocator, the device's stream (stream.h)
 // that executables run on, its transfer manager (transfer_manager.h), and
-// the copies between device and host memory those use.
+// the copies between device and host memory those use. Host platforms use
+// this class as it is; a platform whose device memory is not host memory
+// (the `cuda` platform, axle/gpu/) subclasses it: its own allocator and
+// transfer manager (UseDeviceMemory) and memcpys (SynchronousMemcpy).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_PLATFORM_H_
@@ -59,25 +65,34 @@ class Platform {
   // The platform's compiler (created once; thread-safe to use).
   Compiler* compiler() const;
 
-  // The platform's device memory: a HostMemoryAllocator of its own, whose
-  // frees are ordered on the device's stream.
-  DeviceMemoryAllocator* memory_allocator() const { return allocator_.get(); }
+  // The platform's device memory: for host platforms a HostMemoryAllocator
+  // of its own, whose frees are ordered on the device's stream.
+  DeviceMemoryAllocator* memory_allocator() const { return memory_allocator_; }
   // The stream of device `device_ordinal` (XLA's backend stream): where
   // LocalExecutable::RunAsync enqueues runs by default. InvalidArgument for
   // a device the platform does not have.
   absl::StatusOr<Stream*> DefaultStream(int device_ordinal) const;
   // Moves and copies literals between host and device buffers.
-  TransferManager* transfer_manager() const { return transfer_manager_.get(); }
+  TransferManager* transfer_manager() const { return active_transfer_manager_; }
 
   // Copies `size` bytes now, on the calling thread (XLA's
   // StreamExecutor::SynchronousMemcpy); Stream::Memcpy enqueues these.
   // InvalidArgument when `size` exceeds either side.
-  absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const DeviceMemoryBase& device_src,
-                                 uint64_t size) const;
-  absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src,
-                                 uint64_t size) const;
-  absl::Status SynchronousMemcpy(void* host_dst, const DeviceMemoryBase& device_src,
-                                 uint64_t size) const;
+  virtual absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst,
+                                         const DeviceMemoryBase& device_src, uint64_t size) const;
+  virtual absl::Status SynchronousMemcpy(DeviceMemoryBase* device_dst, const void* host_src,
+                                         uint64_t size) const;
+  virtual absl::Status SynchronousMemcpy(void* host_dst, const DeviceMemoryBase& device_src,
+                                         uint64_t size) const;
+
+ protected:
+  // From now on memory_allocator() and transfer_manager() are these (a
+  // subclass's, which must outlive every use of them; called from its
+  // constructor).
+  void UseDeviceMemory(DeviceMemoryAllocator* allocator, TransferManager* transfer_manager);
+  // Waits for the work enqueued on the device's stream (a subclass's
+  // destructor, before what that work may use goes).
+  void WaitForStream() const;
 
  private:
   std::string name_;
@@ -89,6 +104,9 @@ class Platform {
   std::unique_ptr<HostMemoryAllocator> allocator_;
   std::unique_ptr<Stream> stream_;  // orders allocator_'s frees
   std::unique_ptr<TransferManager> transfer_manager_;
+  // allocator_ and transfer_manager_, or a subclass's (UseDeviceMemory).
+  DeviceMemoryAllocator* memory_allocator_;
+  TransferManager* active_transfer_manager_;
 };
 
 class PlatformManager {

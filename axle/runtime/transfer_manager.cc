@@ -46,13 +46,13 @@ absl::Status TransferManager::TransferLiteralToDevice(se::Stream* stream, const 
         " into device buffers of shape ", device_buffer.on_device_shape().ToString(false)));
   }
   // Nothing enqueued can touch the buffers: write them now, on this thread.
-  if (stream->IsIdle()) return TransferLiteralIntoBuffer(literal, device_buffer);
+  if (stream->IsIdle()) return WriteLiteral(literal, device_buffer);
   // Otherwise after the work before; this transfer's status is this
   // caller's, not the stream's.
   absl::Status status;
   se::Event written;
   AXLE_RETURN_IF_ERROR(
-      stream->DoHostCallback([&] { status = TransferLiteralIntoBuffer(literal, device_buffer); }));
+      stream->DoHostCallback([&] { status = WriteLiteral(literal, device_buffer); }));
   AXLE_RETURN_IF_ERROR(stream->RecordEvent(&written));
   written.Synchronize();
   return status;
@@ -62,7 +62,22 @@ absl::StatusOr<Literal> TransferManager::TransferLiteralFromDevice(
     se::Stream* stream, const ShapedBuffer& device_buffer) {
   AXLE_RETURN_IF_ERROR(CheckStream(stream, device_buffer));
   AXLE_RETURN_IF_ERROR(stream->BlockHostUntilDone());
-  return axle::TransferLiteralFromDevice(device_buffer);
+  AXLE_RETURN_IF_ERROR(device_buffer.CheckValid("buffer"));
+  return ReadLiteral(device_buffer);
+}
+
+absl::Status TransferManager::TransferLiteralToFreshBuffer(const Literal& literal,
+                                                           const ShapedBuffer& device_buffer) {
+  AXLE_RETURN_IF_ERROR(device_buffer.CheckValid("transfer destination"));
+  return WriteLiteral(literal, device_buffer);
+}
+
+absl::Status TransferManager::WriteLiteral(const Literal& literal, const ShapedBuffer& buffer) {
+  return TransferLiteralIntoBuffer(literal, buffer);
+}
+
+absl::StatusOr<Literal> TransferManager::ReadLiteral(const ShapedBuffer& buffer) {
+  return axle::TransferLiteralFromDevice(buffer);
 }
 
 }  // namespace axle

@@ -11,7 +11,9 @@
 //                              raised is returned here, as XLA does), then
 //                              reads.
 //
-// Host platforms' buffers are host memory (transfer.h does the copying).
+// Host platforms' buffers are host memory (transfer.h does the copying). A
+// platform whose buffers are not (the `cuda` platform) subclasses this one:
+// the ordering stays, the allocation, writing and reading are its own.
 // Neither may be called from the stream's own work (FailedPrecondition).
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +31,7 @@ namespace axle {
 class TransferManager {
  public:
   explicit TransferManager(const se::Platform* platform) : platform_(platform) {}
+  virtual ~TransferManager() = default;
 
   static absl::StatusOr<TransferManager*> GetForPlatform(const se::Platform* platform);
 
@@ -36,7 +39,7 @@ class TransferManager {
 
   // Buffers for a value of `on_host_shape` (array leaves in its layout, or
   // the default one), tuple index tables written.
-  absl::StatusOr<ScopedShapedBuffer> AllocateScopedShapedBuffer(
+  virtual absl::StatusOr<ScopedShapedBuffer> AllocateScopedShapedBuffer(
       const Shape& on_host_shape, se::DeviceMemoryAllocator* allocator, int device_ordinal);
 
   // `device_buffer` must be valid and of the literal's shape
@@ -45,6 +48,17 @@ class TransferManager {
                                        const ShapedBuffer& device_buffer);
   absl::StatusOr<Literal> TransferLiteralFromDevice(se::Stream* stream,
                                                     const ShapedBuffer& device_buffer);
+
+  // Writes `literal` into buffers no work on any stream can touch yet (just
+  // allocated): now, without waiting for the stream.
+  absl::Status TransferLiteralToFreshBuffer(const Literal& literal,
+                                            const ShapedBuffer& device_buffer);
+
+ protected:
+  // The copies themselves, on the calling thread, once ordered: `buffer`
+  // is valid and of the literal's shape. Host memory by default.
+  virtual absl::Status WriteLiteral(const Literal& literal, const ShapedBuffer& buffer);
+  virtual absl::StatusOr<Literal> ReadLiteral(const ShapedBuffer& buffer);
 
  private:
   absl::Status CheckStream(se::Stream* stream, const ShapedBuffer& device_buffer) const;

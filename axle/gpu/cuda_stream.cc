@@ -1,0 +1,122 @@
+//===- cuda_stream.cc - CUDA streams and events ----------------------------===//
+#include "axle/gpu/cuda_stream.h"
+
+#include "axle/runtime/stream.h"
+
+namespace axle::gpu {
+
+absl::StatusOr<std::unique_ptr<CudaEvent>> CudaEvent::Create(const CudaDevice& device) {
+  const CudaDriver& driver = device.driver();
+  CudaDevice::ScopedActivation active(device);
+  CUevent event = nullptr;
+  AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                            "cuEventCreate");
+  return std::unique_ptr<CudaEvent>(new CudaEvent(device, event));
+}
+
+CudaEvent::~CudaEvent() {
+  CudaDevice::ScopedActivation active(device_);
+  device_.driver().cuEventDestroy(event_);
+}
+
+absl::StatusOr<bool> CudaEvent::IsComplete() const {
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  const CUresult result = driver.cuEventQuery(event_);
+  if (result == CUDA_ERROR_NOT_READY) return false;
+  AXLE_CUDA_RETURN_IF_ERROR(&driver, result, "cuEventQuery");
+  return true;
+}
+
+absl::Status CudaEvent::Synchronize() const {
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuEventSynchronize(event_), "cuEventSynchronize");
+}
+
+absl::StatusOr<std::unique_ptr<CudaStream>> CudaStream::Create(const CudaDevice& device) {
+  const CudaDriver& driver = device.driver();
+  CudaDevice::ScopedActivation active(device);
+  CUstream stream = nullptr;
+  AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+                            "cuStreamCreate");
+  return std::unique_ptr<CudaStream>(new CudaStream(device, stream));
+}
+
+CudaStream::~CudaStream() {
+  CudaDevice::ScopedActivation active(device_);
+  device_.driver().cuStreamSynchronize(stream_);
+  device_.driver().cuStreamDestroy(stream_);
+}
+
+absl::Status CudaStream::MemcpyHostToDevice(se::DeviceMemoryBase* device_dst, const void* host_src,
+                                            uint64_t size) {
+  if (absl::Status status = se::CheckMemcpySize(size, device_dst->size(), size); !status.ok()) {
+    return status;
+  }
+  if (size == 0) return absl::OkStatus();
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(
+      driver.cuMemcpyHtoDAsync(DevicePointer(*device_dst), host_src, size, stream_),
+      "cuMemcpyHtoDAsync");
+}
+
+absl::Status CudaStream::MemcpyDeviceToHost(void* host_dst, const se::DeviceMemoryBase& device_src,
+                                            uint64_t size) {
+  if (absl::Status status = se::CheckMemcpySize(size, size, device_src.size()); !status.ok()) {
+    return status;
+  }
+  if (size == 0) return absl::OkStatus();
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(
+      driver.cuMemcpyDtoHAsync(host_dst, DevicePointer(device_src), size, stream_),
+      "cuMemcpyDtoHAsync");
+}
+
+absl::Status CudaStream::MemcpyDeviceToDevice(se::DeviceMemoryBase* device_dst,
+                                              const se::DeviceMemoryBase& device_src,
+                                              uint64_t size) {
+  if (absl::Status status = se::CheckMemcpySize(size, device_dst->size(), device_src.size());
+      !status.ok()) {
+    return status;
+  }
+  if (size == 0) return absl::OkStatus();
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuMemcpyDtoDAsync(DevicePointer(*device_dst),
+                                                  DevicePointer(device_src), size, stream_),
+                         "cuMemcpyDtoDAsync");
+}
+
+absl::Status CudaStream::Memset8(se::DeviceMemoryBase* device_dst, uint8_t value, uint64_t size) {
+  if (absl::Status status = se::CheckMemcpySize(size, device_dst->size(), size); !status.ok()) {
+    return status;
+  }
+  if (size == 0) return absl::OkStatus();
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuMemsetD8Async(DevicePointer(*device_dst), value, size, stream_),
+                         "cuMemsetD8Async");
+}
+
+absl::Status CudaStream::RecordEvent(CudaEvent* event) {
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuEventRecord(event->event(), stream_), "cuEventRecord");
+}
+
+absl::Status CudaStream::WaitFor(const CudaEvent& event) {
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuStreamWaitEvent(stream_, event.event(), 0), "cuStreamWaitEvent");
+}
+
+absl::Status CudaStream::Synchronize() {
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  return driver.ToStatus(driver.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+}  // namespace axle::gpu

@@ -1,0 +1,223 @@
+//===- ptx_compiler.cc - Loop fusions to PTX kernels -----------------------===//
+//
+// One LLVM context and module per kernel: emit (ptx_kernel_emitter.h), link
+// the libdevice functions the kernel calls (only those, internalized, as
+// XLA:GPU does; __nvvm_reflect's "__CUDA_FTZ" is 0: denormals are kept),
+// verify, optimize at O3 through the NVPTX target machine's pipeline (which
+// resolves __nvvm_reflect), and print PTX.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/ptx_compiler.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/gpu/ptx_kernel_emitter.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/IRReader/IRReader.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#ifndef AXLE_CUDA_LIBDEVICE_PATH
+#define AXLE_CUDA_LIBDEVICE_PATH ""
+#endif
+
+namespace axle::gpu {
+namespace {
+
+constexpr char kTriple[] = "nvptx64-nvidia-cuda";
+// The PTX ISA sm_90 needs (CUDA 11.8); ptxas of later toolkits reads it.
+constexpr char kPtxFeatures[] = "+ptx78";
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const std::string& arch) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) {
+    return absl::InternalError(absl::StrCat("LLVM has no NVPTX target: ", error));
+  }
+  if (!absl::StartsWith(arch, "sm_")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA codegen: architecture '", arch, "' is not of the form sm_NN"));
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      kTriple, arch, kPtxFeatures, llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (machine == nullptr) {
+    return absl::InternalError(absl::StrCat("LLVM could not target NVPTX ", arch));
+  }
+  return machine;
+}
+
+bool CallsLibdevice(const llvm::Module& module) {
+  for (const llvm::Function& function : module) {
+    if (function.isDeclaration() && function.getName().starts_with("__nv_")) return true;
+  }
+  return false;
+}
+
+absl::Status LinkLibdevice(llvm::Module* module, const std::string& path) {
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> libdevice =
+      llvm::parseIRFile(path, diagnostic, module->getContext());
+  if (libdevice == nullptr) {
+    std::string message;
+    llvm::raw_string_ostream stream(message);
+    diagnostic.print("libdevice", stream);
+    return absl::InternalError(
+        absl::StrCat("CUDA codegen: cannot read libdevice ", path, ": ", stream.str()));
+  }
+  libdevice->setTargetTriple(module->getTargetTriple());
+  libdevice->setDataLayout(module->getDataLayout());
+  const bool failed = llvm::Linker::linkModules(
+      *module, std::move(libdevice), llvm::Linker::Flags::LinkOnlyNeeded,
+      [](llvm::Module& linked, const llvm::StringSet<>& from_libdevice) {
+        llvm::internalizeModule(linked, [&](const llvm::GlobalValue& value) {
+          return !value.hasName() || !from_libdevice.contains(value.getName());
+        });
+      });
+  if (failed) return absl::InternalError(absl::StrCat("CUDA codegen: linking ", path, " failed"));
+  return absl::OkStatus();
+}
+
+void Optimize(llvm::Module* module, llvm::TargetMachine* machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(machine);
+  machine->registerPassBuilderCallbacks(builder);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  llvm::ModulePassManager passes =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(*module, modules);
+}
+
+// With $AXLE_DUMP_TO set: <dir>/<kernel>.ll (as emitted), <kernel>.opt.ll
+// (linked and optimized) and <kernel>.ptx, for debugging a miscompile
+// without new code. Dumps that cannot be written are skipped.
+void Dump(absl::string_view kernel, absl::string_view extension, absl::string_view text) {
+  const char* dir = std::getenv("AXLE_DUMP_TO");
+  if (dir == nullptr || *dir == '\0') return;
+  if (llvm::sys::fs::create_directories(dir)) return;
+  std::error_code error;
+  llvm::raw_fd_ostream file(absl::StrCat(dir, "/", kernel, extension), error);
+  if (!error) file << llvm::StringRef(text.data(), text.size());
+}
+
+absl::StatusOr<std::string> EmitPtx(llvm::Module* module, llvm::TargetMachine* machine) {
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream stream(ptx);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, stream, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+    return absl::InternalError("LLVM's NVPTX backend cannot emit PTX");
+  }
+  passes.run(*module);
+  return std::string(ptx.str());
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> LibdevicePath() {
+  const char* from_environment = std::getenv("AXLE_CUDA_LIBDEVICE");
+  if (from_environment != nullptr && *from_environment != '\0') {
+    if (!llvm::sys::fs::exists(from_environment)) {
+      return absl::NotFoundError(
+          absl::StrCat("AXLE_CUDA_LIBDEVICE=", from_environment, " does not exist"));
+    }
+    return std::string(from_environment);
+  }
+  const std::string built_with = AXLE_CUDA_LIBDEVICE_PATH;
+  if (!built_with.empty() && llvm::sys::fs::exists(built_with)) return built_with;
+  return absl::NotFoundError(absl::StrCat("CUDA codegen: libdevice.10.bc not found (the toolkit's ",
+                                          built_with, "); set AXLE_CUDA_LIBDEVICE to its path"));
+}
+
+absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
+                                                 absl::string_view kernel_name,
+                                                 const PtxOptions& options) {
+  if (options.block_size <= 0 || options.block_size > 1024 || options.block_size % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
+                                                   " is not a multiple of 32 up to 1024"));
+  }
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        MakeTargetMachine(options.arch));
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(machine->createDataLayout());
+  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  AXLE_ASSIGN_OR_RETURN(
+      EmittedKernel kernel,
+      EmitLoopFusionKernel(fusion, kernel_name, options.block_size, module.get()));
+  std::string unoptimized_ir;
+  llvm::raw_string_ostream ir_stream(unoptimized_ir);
+  module->print(ir_stream, nullptr);
+  if (CallsLibdevice(*module)) {
+    std::string path = options.libdevice_path;
+    if (path.empty()) {
+      AXLE_ASSIGN_OR_RETURN(path, LibdevicePath());
+    }
+    AXLE_RETURN_IF_ERROR(LinkLibdevice(module.get(), path));
+  }
+  std::string errors;
+  llvm::raw_string_ostream error_stream(errors);
+  if (llvm::verifyModule(*module, &error_stream)) {
+    return absl::InternalError(
+        absl::StrCat("CUDA codegen: invalid LLVM IR for ", kernel_name, ": ", error_stream.str()));
+  }
+  Optimize(module.get(), machine.get());
+  if (const char* dir = std::getenv("AXLE_DUMP_TO"); dir != nullptr && *dir != '\0') {
+    std::string optimized_ir;
+    llvm::raw_string_ostream optimized_stream(optimized_ir);
+    module->print(optimized_stream, nullptr);
+    Dump(kernel_name, ".ll", unoptimized_ir);
+    Dump(kernel_name, ".opt.ll", optimized_stream.str());
+  }
+  AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module.get(), machine.get()));
+  Dump(kernel_name, ".ptx", ptx);
+
+  PtxKernel result;
+  result.name = kernel.function->getName().str();
+  result.ptx = std::move(ptx);
+  result.unoptimized_ir = std::move(ir_stream.str());
+  AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
+  result.output_elements = outputs[0]->shape().num_elements();
+  result.block = kernel.block;
+  result.grid = kernel.grid;
+  result.num_parameters = fusion.num_parameters();
+  result.num_outputs = static_cast<int64_t>(outputs.size());
+  return result;
+}
+
+}  // namespace axle::gpu

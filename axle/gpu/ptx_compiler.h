@@ -1,0 +1,75 @@
+//===- ptx_compiler.h - Loop fusions to PTX kernels ------------------------===//
+//
+// The GPU's code generator, first part: a loop fusion (a computation whose
+// root is an array, or a tuple of arrays of one shape, computed elementwise
+// from its parameters by the ops the elemental emitter knows, including a
+// `reduce` root folded per output element) becomes one PTX kernel
+//
+//   .entry NAME(.param .u64 p0, ..., .param .u64 pN-1, .param .u64 out0, ...)
+//
+// with one thread per output element (bounds-checked: threads past the
+// last element do nothing), or, for a reduction of its input's trailing
+// dimensions (a row reduction), one block per output element whose threads
+// share the row (ptx_kernel_emitter.h). Parameters then outputs are device
+// buffers, dense and row-major, 16-byte aligned, not overlapping. Launch it
+// with `grid` blocks of `block` threads.
+//
+// Codegen goes through axle/llvm_ir's elemental emitter with the NVPTX
+// target hooks (nvptx_target_hooks.h), links the libdevice functions it
+// calls, optimizes at O3 and emits PTX with LLVM 19's NVPTX backend for the
+// requested architecture (sm_90: H100/H200). What the GPU hooks do not
+// handle yet (f8/f4 types, complex ops that need helpers) and non-default
+// layouts are Unimplemented errors naming the instruction. With
+// $AXLE_DUMP_TO set, each kernel's IR as emitted (<name>.ll), linked and
+// optimized (<name>.opt.ll) and its PTX (<name>.ptx) are written there.
+//
+// This header is LLVM- and CUDA-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_PTX_COMPILER_H_
+#define AXLE_GPU_PTX_COMPILER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "axle/hlo/ir/hlo_computation.h"
+
+namespace axle::gpu {
+
+struct PtxOptions {
+  // The GPU architecture ("sm_90"); PTX ISA 7.8, what sm_90 needs.
+  std::string arch = "sm_90";
+  // libdevice.10.bc; empty: LibdevicePath().
+  std::string libdevice_path;
+  // Threads per block.
+  int block_size = 256;
+};
+
+struct PtxKernel {
+  std::string name;
+  std::string ptx;
+  // The kernel's LLVM IR as emitted, before libdevice and optimization
+  // (what a miscompile is debugged from).
+  std::string unoptimized_ir;
+  // Elements of each output.
+  int64_t output_elements = 0;
+  // Launch dimensions (x only).
+  int64_t grid = 0;
+  int block = 0;
+  int64_t num_parameters = 0;
+  int64_t num_outputs = 0;
+};
+
+absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
+                                                 absl::string_view kernel_name,
+                                                 const PtxOptions& options = PtxOptions());
+
+// Where libdevice is: $AXLE_CUDA_LIBDEVICE when set, else the toolkit's
+// (found at build time). NotFound naming both when neither exists.
+absl::StatusOr<std::string> LibdevicePath();
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_PTX_COMPILER_H_

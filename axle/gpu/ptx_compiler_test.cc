@@ -1,0 +1,395 @@
+//===- ptx_compiler_test.cc - Loop fusions as PTX, checked by ptxas --------===//
+//
+// Runs everywhere (no GPU needed): each fusion's PTX has the kernel entry
+// and the instructions its ops need, calls into libdevice are resolved in
+// it, and the toolkit's ptxas accepts it for sm_90 (skipped, with a
+// message, where ptxas is missing). Unsupported types are Unimplemented
+// errors naming the instruction.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/ptx_compiler.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "axle/gpu/ptxas.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace axle::gpu {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The PTX of the entry computation of `text` as a loop fusion.
+absl::StatusOr<PtxKernel> Compile(const std::string& text, const std::string& name,
+                                  const PtxOptions& options = PtxOptions()) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+  if (!module.ok()) return module.status();
+  return CompileLoopFusionToPtx(*(*module)->entry_computation(), name, options);
+}
+
+// ptxas -arch=sm_90 accepts `ptx` (skips when the toolkit's ptxas is absent).
+void ExpectPtxasAccepts(const PtxKernel& kernel) {
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx(kernel.ptx, "sm_90");
+  ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << kernel.ptx;
+  ASSERT_GE(cubin->size(), 4u);
+  EXPECT_EQ(cubin->substr(0, 4),
+            "\x7f"
+            "ELF");
+}
+
+TEST(PtxCompilerTest, ElementwiseAdd) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  ROOT r = f32[1000] add(x, y)
+})",
+                        "add_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->name, "add_kernel");
+  EXPECT_EQ(kernel->output_elements, 1000);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_EQ(kernel->grid, 4);
+  EXPECT_EQ(kernel->num_parameters, 2);
+  EXPECT_EQ(kernel->num_outputs, 1);
+  const std::string& ptx = kernel->ptx;
+  EXPECT_THAT(ptx, HasSubstr(".target sm_90"));
+  EXPECT_THAT(ptx, HasSubstr(".entry add_kernel("));
+  EXPECT_THAT(ptx, HasSubstr(".maxntid 256"));
+  EXPECT_THAT(ptx, HasSubstr("%tid.x"));
+  EXPECT_THAT(ptx, HasSubstr("%ctaid.x"));
+  EXPECT_THAT(ptx, ContainsRegex("add(\\.rn)?\\.f32"));
+  EXPECT_THAT(ptx, ContainsRegex("ld\\.global(\\.nc)?\\.f32"));
+  EXPECT_THAT(ptx, HasSubstr("st.global.f32"));
+  // Bounds-checked: threads past element 999 skip the element.
+  EXPECT_THAT(ptx, HasSubstr("999"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, TranscendentalsComeFromLibdevice) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f64[256] parameter(0)
+  y = f32[256] parameter(1)
+  e = f64[256] exponential(x)
+  s = f32[256] sine(y)
+  t = f32[256] tanh(y)
+  c = f32[256] convert(e)
+  a = f32[256] add(s, t)
+  ROOT r = f32[256] add(a, c)
+})",
+                        "math_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // The emitter asks for libdevice's functions (f32 tanh is inline IR)...
+  EXPECT_THAT(kernel->unoptimized_ir, HasSubstr("@__nv_exp("));
+  EXPECT_THAT(kernel->unoptimized_ir, HasSubstr("@__nv_sinf("));
+  EXPECT_THAT(kernel->unoptimized_ir, Not(HasSubstr("__nv_tanhf")));
+  // ...and the PTX has them linked in and inlined: no calls left.
+  EXPECT_THAT(kernel->ptx, Not(HasSubstr("__nv_")));
+  EXPECT_THAT(kernel->ptx, Not(HasSubstr("call")));
+  EXPECT_THAT(kernel->ptx, HasSubstr("fma.rn.f64"));
+  EXPECT_THAT(kernel->ptx, HasSubstr("fma.rn.f32"));
+  EXPECT_THAT(kernel->ptx, HasSubstr("cvt.rn.f32.f64"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, BroadcastAndMultipleOutputs) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,48] parameter(0)
+  b = f32[48] parameter(1)
+  bb = f32[64,48] broadcast(b), dimensions={1}
+  sum = f32[64,48] add(x, bb)
+  zero = f32[] constant(0)
+  z = f32[64,48] broadcast(zero), dimensions={}
+  relu = f32[64,48] maximum(sum, z)
+  ROOT t = (f32[64,48], f32[64,48]) tuple(sum, relu)
+})",
+                        "bias_relu");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->num_outputs, 2);
+  EXPECT_EQ(kernel->output_elements, 64 * 48);
+  EXPECT_EQ(kernel->grid, 12);
+  EXPECT_THAT(kernel->ptx, HasSubstr(".entry bias_relu("));
+  // maximum propagates NaN (XLA's semantics): a compare, a select and a
+  // NaN test rather than max.f32.
+  EXPECT_THAT(kernel->ptx, HasSubstr("setp.nan.f32"));
+  // Two stores per thread, one per output.
+  EXPECT_THAT(kernel->ptx, ContainsRegex("st\\.global\\.f32[^\n]*\n(.*\n)*.*st\\.global\\.f32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, RowReductionUsesABlockPerRow) {
+  auto kernel = Compile(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,1000] parameter(0)
+  e = f32[16,1000] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                        "row_sum");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->output_elements, 16);
+  EXPECT_EQ(kernel->grid, 16);
+  EXPECT_EQ(kernel->block, 256);
+  const std::string& ptx = kernel->ptx;
+  EXPECT_THAT(ptx, HasSubstr(".entry row_sum("));
+  // Strided columns per thread, then shuffles within each warp and shared
+  // memory across the warps.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
+  EXPECT_THAT(ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(ptx, HasSubstr(".shared"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, RowReductionsOfOtherTypesAndShapes) {
+  // f64 (shuffled in two halves), s32 maximum over the two trailing
+  // dimensions of a 3-d input, a row shorter than a block.
+  auto kernel = Compile(R"(
+HloModule m
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+ENTRY e {
+  x = f64[8,100] parameter(0)
+  zero = f64[] constant(0)
+  ROOT r = f64[8] reduce(x, zero), dimensions={1}, to_apply=add
+})",
+                        "row_sum_f64");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->block, 128);
+  EXPECT_EQ(kernel->grid, 8);
+  ExpectPtxasAccepts(*kernel);
+  kernel = Compile(R"(
+HloModule m
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[3,20,30] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT r = s32[3] reduce(x, low), dimensions={2,1}, to_apply=max
+})",
+                   "row_max_s32");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 3);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_THAT(kernel->ptx, HasSubstr("max.s32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, ARowsOwnReductionIsComputedBeforeTheColumnLoop) {
+  // softmax's denominator: the row's max is folded once, before the
+  // columns, not once per column.
+  auto kernel = Compile(R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[16,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[16] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[16,1000] broadcast(m), dimensions={0}
+  s = f32[16,1000] subtract(x, mb)
+  e = f32[16,1000] exponential(s)
+  zero = f32[] constant(0)
+  ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
+})",
+                        "softmax_denominator");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 16);
+  // The entry block no longer goes straight to the column loop: the max's
+  // loop comes first.
+  const std::string& ir = kernel->unoptimized_ir;
+  const size_t entry = ir.find("\nentry:");
+  ASSERT_NE(entry, std::string::npos) << ir;
+  const size_t next_block = ir.find(':', ir.find('\n', entry + 1));
+  EXPECT_EQ(ir.substr(entry, next_block - entry).find("br label %column.header"), std::string::npos)
+      << ir;
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, ShortRowsAndColumnReductionsFoldPerThread) {
+  for (const char* reduce : {"f32[64] reduce(x, zero), dimensions={1}, to_apply=add",
+                             "f32[16] reduce(x, zero), dimensions={0}, to_apply=add"}) {
+    auto kernel = Compile(absl::StrCat(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,16] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = )",
+                                       reduce, "\n}"),
+                          "per_thread");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_EQ(kernel->grid, 1) << reduce;
+    EXPECT_THAT(kernel->ptx, Not(HasSubstr("shfl"))) << reduce;
+    ExpectPtxasAccepts(*kernel);
+  }
+}
+
+TEST(PtxCompilerTest, ParametersAndOutputsInTheirLayouts) {
+  // XLA:CPU's transpose_copy fusions: the threads walk the output in its
+  // layout; parameters are read at their layout's offsets.
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[64,32]{0,1} parameter(0)
+  y = f32[64,32]{1,0} parameter(1)
+  t = f32[32,64]{1,0} transpose(x), dimensions={1,0}
+  u = f32[32,64]{1,0} transpose(y), dimensions={1,0}
+  s = f32[32,64]{0,1} add(t, u)
+  ROOT r = (f32[32,64]{0,1}, f32[32,64]{1,0}) tuple(s, t)
+})",
+                        "layouts");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 8);
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, IntegersAndPredicates) {
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = s32[7,9] parameter(0)
+  y = s32[7,9] parameter(1)
+  lt = pred[7,9] compare(x, y), direction=LT
+  d = s32[7,9] divide(x, y)
+  ROOT s = s32[7,9] select(lt, d, y)
+})",
+                        "int_kernel");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_THAT(kernel->ptx, HasSubstr("setp.lt.s32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, UnsupportedTypesNameTheInstruction) {
+  auto complex = Compile(R"(
+HloModule m
+ENTRY e {
+  x = c64[4] parameter(0)
+  y = c64[4] parameter(1)
+  ROOT d = c64[4] divide(x, y)
+})",
+                         "k");
+  EXPECT_EQ(complex.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(complex.status().message(), HasSubstr("divide"));
+  EXPECT_THAT(complex.status().message(), HasSubstr("c64"));
+  auto narrow = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f8e4m3fn[4] convert(x)
+})",
+                        "k");
+  EXPECT_EQ(narrow.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(narrow.status().message(), HasSubstr("f8e4m3fn"));
+  EXPECT_THAT(narrow.status().message(), HasSubstr("c"));
+  auto layout = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,5]{0,1} parameter(0)
+  ROOT b = s32[5,4]{1,0} bitcast(x)
+})",
+                        "k");
+  EXPECT_EQ(layout.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(layout.status().message(), HasSubstr("bitcast b between layouts"));
+}
+
+TEST(PtxCompilerTest, BadOptionsAreErrors) {
+  const std::string text = R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+})";
+  PtxOptions arch;
+  arch.arch = "compute_90";
+  EXPECT_EQ(Compile(text, "k", arch).status().code(), absl::StatusCode::kInvalidArgument);
+  PtxOptions block;
+  block.block_size = 100;
+  EXPECT_EQ(Compile(text, "k", block).status().code(), absl::StatusCode::kInvalidArgument);
+  PtxOptions libdevice;
+  libdevice.libdevice_path = "/nonexistent/libdevice.10.bc";
+  auto missing = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] sine(x)
+})",
+                         "k", libdevice);
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("libdevice"));
+}
+
+TEST(PtxCompilerTest, DumpsGoToAxleDumpTo) {
+  const std::string dir = ::testing::TempDir() + "/axle_ptx_dump";
+  setenv("AXLE_DUMP_TO", dir.c_str(), 1);
+  auto kernel = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] sine(x)
+})",
+                        "dumped_kernel");
+  unsetenv("AXLE_DUMP_TO");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto read = [&](const std::string& extension) {
+    std::ifstream file(dir + "/dumped_kernel" + extension);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  EXPECT_THAT(read(".ll"), HasSubstr("@__nv_sinf("));
+  EXPECT_THAT(read(".opt.ll"), HasSubstr("define void @dumped_kernel("));
+  EXPECT_EQ(read(".ptx"), kernel->ptx);
+}
+
+TEST(PtxasTest, RejectedPtxIsAnErrorWithPtxasMessages) {
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx("this is not PTX", "sm_90");
+  EXPECT_EQ(cubin.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(cubin.status().message(), HasSubstr("ptxas"));
+}
+
+}  // namespace
+}  // namespace axle::gpu

@@ -1,0 +1,536 @@
+//===- ptx_kernel_emitter.cc - A loop fusion as an NVPTX kernel function ---===//
+#include "axle/gpu/ptx_kernel_emitter.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/primitive_type.h"
+#include "axle/core/shape_util.h"
+#include "axle/gpu/nvptx_target_hooks.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Metadata.h"
+
+namespace axle::gpu {
+namespace {
+
+namespace pu = primitive_util;
+
+// Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
+// which has no GPU helpers yet.
+bool NeedsComplexHelper(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kDivide:
+    case HloOpcode::kPower:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+    case HloOpcode::kSin:
+    case HloOpcode::kCos:
+    case HloOpcode::kTan:
+    case HloOpcode::kTanh:
+    case HloOpcode::kSinh:
+    case HloOpcode::kCosh:
+    case HloOpcode::kAsin:
+    case HloOpcode::kAcos:
+    case HloOpcode::kAtan:
+    case HloOpcode::kAsinh:
+    case HloOpcode::kAcosh:
+    case HloOpcode::kAtanh:
+    case HloOpcode::kExpm1:
+    case HloOpcode::kLog1p:
+    case HloOpcode::kLogistic:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Row-major (or no layout): the elemental emitter's own linearization.
+bool HasDescendingLayout(const Shape& shape) {
+  return !shape.IsArray() || !shape.has_layout() ||
+         shape.layout().minor_to_major() ==
+             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
+}
+
+absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
+  if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
+      pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
+      NeedsComplexHelper(hlo.opcode())) {
+    return absl::UnimplementedError(
+        absl::StrCat("CUDA codegen: complex ", HloOpcodeString(hlo.opcode()), " (", hlo.name(),
+                     ", ", pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()),
+                     ") is not supported yet"));
+  }
+  absl::Status status;
+  ShapeUtil::ForEachSubshape(shape, [&](const Shape& subshape, const ShapeIndex&) {
+    if (!status.ok() || !subshape.IsArray()) return;
+    const PrimitiveType type = subshape.element_type();
+    if (pu::IsF8Type(type)) {
+      status = absl::UnimplementedError(
+          absl::StrCat("CUDA codegen: ", pu::LowercasePrimitiveTypeName(type), " elements (",
+                       hlo.name(), ") are not supported yet"));
+      return;
+    }
+  });
+  // Layouts are where parameters are read and outputs written; the ops in
+  // between are logical, except bitcast, a reinterpretation of the bytes:
+  // the kernel emitter maps its indices through both layouts (Generate)
+  // when the element type and count stay.
+  const bool layout_bitcast =
+      hlo.opcode() == HloOpcode::kBitcast &&
+      (!HasDescendingLayout(shape) || !HasDescendingLayout(hlo.operand(0)->shape()));
+  if (status.ok() && layout_bitcast &&
+      (shape.element_type() != hlo.operand(0)->shape().element_type() ||
+       shape.num_elements() != hlo.operand(0)->shape().num_elements())) {
+    return absl::UnimplementedError(absl::StrCat(
+        "CUDA codegen: bitcast ", hlo.name(), " between layouts (", shape.ToString(true), " of ",
+        hlo.operand(0)->shape().ToString(true), ") is not supported yet"));
+  }
+  return status;
+}
+
+absl::Status CheckComputation(const HloComputation& computation) {
+  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    AXLE_RETURN_IF_ERROR(CheckShape(*instruction, instruction->shape()));
+    for (const HloComputation* called : instruction->called_computations()) {
+      AXLE_RETURN_IF_ERROR(CheckComputation(*called));
+    }
+  }
+  return absl::OkStatus();
+}
+
+constexpr int kWarpSize = 32;
+constexpr unsigned kSharedAddressSpace = 3;
+
+// The row length of a root that reduces its input's trailing dimensions
+// (all of them, or all but some leading ones) with one input: a row
+// reduction, which gets a block per output element. The block's threads
+// fold strided columns of the row, then combine their partial results
+// across each warp (shuffles) and across the warps (shared memory), so the
+// computation must be associative and the init value its identity, as XLA
+// requires of reductions. nullopt for any other root.
+std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
+  // Complex partial results are not shuffled (yet): they fold per thread.
+  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray() ||
+      pu::IsComplexType(root.shape().element_type())) {
+    return std::nullopt;
+  }
+  const Shape& input = root.operand(0)->shape();
+  std::vector<int64_t> reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
+  std::sort(reduced.begin(), reduced.end());
+  int64_t length = 1;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (reduced[i] != input.rank() - static_cast<int64_t>(reduced.size() - i)) {
+      return std::nullopt;
+    }
+    length *= input.dimensions()[reduced[i]];
+  }
+  // Short rows are better served by a thread per output element.
+  if (reduced.empty() || length < kWarpSize) return std::nullopt;
+  return length;
+}
+
+// One element of each instruction at an index, emitted once per index (and
+// scope: a value emitted inside a reduce's loop is not reused outside it).
+class KernelEmitter {
+ public:
+  KernelEmitter(const HloComputation& fusion, llvm::Module* module)
+      : fusion_(fusion),
+        module_(module),
+        b_(module->getContext()),
+        elemental_(module, &b_, NvptxTargetHooks()) {}
+
+  absl::StatusOr<EmittedKernel> Emit(absl::string_view name, int block_size,
+                                     const std::vector<const HloInstruction*>& outputs);
+
+ private:
+  // The kernel function with its buffers, marked as a kernel launched with
+  // at most `block_size` threads a block.
+  llvm::Function* CreateKernel(absl::string_view name, int block_size,
+                               const std::vector<const HloInstruction*>& outputs);
+  // A thread per output element.
+  absl::Status EmitElementPerThread(llvm::Function* kernel,
+                                    const std::vector<const HloInstruction*>& outputs);
+  // A block per output element (see RowReductionOf).
+  absl::Status EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                int64_t row_length);
+  // `value` combined across the warp by `reduce`'s computation (lane 0
+  // gets the result).
+  absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value);
+  // A special register (tid.x, ...) as i64.
+  llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
+  // `linear` as a row-major index of `dims`.
+  llvm_ir::IrIndex Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims);
+  // The same in `shape`'s layout (its physical order), and the position of
+  // `index` in an array of `shape` laid out in its layout.
+  llvm_ir::IrIndex DelinearizeInLayout(llvm::Value* linear, const Shape& shape);
+  llvm::Value* LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape);
+  absl::StatusOr<llvm::Value*> Generate(const HloInstruction* hlo, const llvm_ir::IrIndex& index);
+
+  struct Cached {
+    llvm_ir::IrIndex index;
+    llvm::Value* value;
+    int64_t scope;
+  };
+
+  const HloComputation& fusion_;
+  llvm::Module* module_;
+  llvm::IRBuilder<> b_;
+  llvm_ir::ElementalIrEmitter elemental_;
+  std::vector<llvm::Value*> parameters_;
+  std::map<const HloInstruction*, std::vector<Cached>> cache_;
+};
+
+absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
+                                                     const llvm_ir::IrIndex& index) {
+  for (const Cached& cached : cache_[hlo]) {
+    if (cached.index == index && elemental_.InScope(cached.scope)) return cached.value;
+  }
+  const int64_t scope = elemental_.scope();
+  llvm::Value* value = nullptr;
+  if (hlo->opcode() == HloOpcode::kParameter) {
+    const int64_t number = cast<HloParameterInstruction>(hlo)->parameter_number();
+    value = elemental_.LoadElement(parameters_[number], LinearizeInLayout(index, hlo->shape()),
+                                   hlo->shape().element_type());
+  } else if (hlo->opcode() == HloOpcode::kBitcast &&
+             (!HasDescendingLayout(hlo->shape()) ||
+              !HasDescendingLayout(hlo->operand(0)->shape()))) {
+    // The operand's element at the same position in memory.
+    const Shape& operand = hlo->operand(0)->shape();
+    AXLE_ASSIGN_OR_RETURN(
+        value, Generate(hlo->operand(0),
+                        DelinearizeInLayout(LinearizeInLayout(index, hlo->shape()), operand)));
+  } else {
+    std::vector<llvm_ir::ElementGenerator> operands;
+    operands.reserve(hlo->operand_count());
+    for (const HloInstruction* operand : hlo->operands()) {
+      operands.push_back(
+          [this, operand](const llvm_ir::IrIndex& at) { return Generate(operand, at); });
+    }
+    AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitElement(*hlo, operands, index));
+  }
+  cache_[hlo].push_back(Cached{index, value, scope});
+  return value;
+}
+
+llvm::Function* KernelEmitter::CreateKernel(absl::string_view name, int block_size,
+                                            const std::vector<const HloInstruction*>& outputs) {
+  llvm::Module* module = module_;
+  llvm::LLVMContext& context = module->getContext();
+  const int64_t num_parameters = fusion_.num_parameters();
+  const size_t num_buffers = static_cast<size_t>(num_parameters) + outputs.size();
+  auto* type = llvm::FunctionType::get(b_.getVoidTy(),
+                                       std::vector<llvm::Type*>(num_buffers, b_.getPtrTy()), false);
+  llvm::Function* kernel = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                                  llvm::Twine(std::string(name)), module);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  // Buffers: distinct, 16-byte aligned (device buffers are 64), and
+  // dereferenceable for their whole size.
+  for (size_t i = 0; i < num_buffers; ++i) {
+    const Shape& shape = i < static_cast<size_t>(num_parameters)
+                             ? fusion_.parameter_instruction(static_cast<int64_t>(i))->shape()
+                             : outputs[i - num_parameters]->shape();
+    llvm::Argument* argument = kernel->getArg(static_cast<unsigned>(i));
+    argument->setName(i < static_cast<size_t>(num_parameters)
+                          ? absl::StrCat("p", i)
+                          : absl::StrCat("out", i - num_parameters));
+    argument->addAttr(llvm::Attribute::NoAlias);
+    argument->addAttr(llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
+    const int64_t bytes = ShapeUtil::ByteSizeOfElements(shape);
+    if (bytes > 0) {
+      argument->addAttr(llvm::Attribute::getWithDereferenceableBytes(context, bytes));
+    }
+    if (i < static_cast<size_t>(num_parameters)) {
+      argument->addAttr(llvm::Attribute::ReadOnly);
+      parameters_.push_back(argument);
+    }
+  }
+  // Marked as a kernel, with the block size it is launched with.
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", block_size}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+  }
+  return kernel;
+}
+
+llvm::Value* KernelEmitter::Special(llvm::Intrinsic::ID id, const char* name) {
+  return b_.CreateZExt(b_.CreateIntrinsic(b_.getInt32Ty(), id, {}), b_.getInt64Ty(), name);
+}
+
+llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
+  // Row-major: the last dimension varies fastest.
+  llvm_ir::IrIndex index(dims.size());
+  llvm::Value* rest = linear;
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (d == 0) {
+      index[d] = rest;
+    } else {
+      index[d] = b_.CreateURem(rest, b_.getInt64(dims[d]));
+      rest = b_.CreateUDiv(rest, b_.getInt64(dims[d]));
+    }
+  }
+  return index;
+}
+
+llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const Shape& shape) {
+  if (HasDescendingLayout(shape)) return Delinearize(linear, shape.dimensions());
+  const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major();
+  llvm_ir::IrIndex index(shape.rank());
+  llvm::Value* rest = linear;
+  for (size_t i = 0; i < minor_to_major.size(); ++i) {
+    const int64_t d = minor_to_major[i];
+    if (i + 1 == minor_to_major.size()) {
+      index[d] = rest;
+    } else {
+      index[d] = b_.CreateURem(rest, b_.getInt64(shape.dimensions()[d]));
+      rest = b_.CreateUDiv(rest, b_.getInt64(shape.dimensions()[d]));
+    }
+  }
+  return index;
+}
+
+llvm::Value* KernelEmitter::LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape) {
+  if (HasDescendingLayout(shape)) return elemental_.Linearize(index, shape.dimensions());
+  llvm::Value* linear = b_.getInt64(0);
+  int64_t stride = 1;
+  for (int64_t d : shape.layout().minor_to_major()) {
+    linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(stride)));
+    stride *= shape.dimensions()[d];
+  }
+  return linear;
+}
+
+absl::Status KernelEmitter::EmitElementPerThread(
+    llvm::Function* kernel, const std::vector<const HloInstruction*>& outputs) {
+  llvm::LLVMContext& context = module_->getContext();
+  const int64_t num_parameters = fusion_.num_parameters();
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "element", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* linear = b_.CreateAdd(
+      b_.CreateMul(Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block"),
+                   Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "block_size"), "", true,
+                   true),
+      Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread"), "linear", true, true);
+  const Shape& shape = outputs[0]->shape();
+  b_.CreateCondBr(b_.CreateICmpULT(linear, b_.getInt64(shape.num_elements())), body, exit);
+
+  b_.SetInsertPoint(body);
+  // Threads walk the first output in its layout (so its stores are
+  // contiguous); outputs in another layout are stored at their own offset.
+  const llvm_ir::IrIndex index = DelinearizeInLayout(linear, shape);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
+    const Shape& output = outputs[i]->shape();
+    const bool same_layout = HasDescendingLayout(output) == HasDescendingLayout(shape) &&
+                             (HasDescendingLayout(output) ||
+                              output.layout().minor_to_major() == shape.layout().minor_to_major());
+    elemental_.StoreElement(value, kernel->getArg(static_cast<unsigned>(num_parameters + i)),
+                            same_layout ? linear : LinearizeInLayout(index, output),
+                            output.element_type());
+  }
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
+                                                           llvm::Value* value) {
+  // Shuffled as 32-bit words: narrower values widened, 64-bit ones in two.
+  llvm::Type* type = value->getType();
+  const unsigned bits = type->getPrimitiveSizeInBits();
+  llvm::Type* word = bits > 32 ? b_.getInt64Ty() : b_.getInt32Ty();
+  llvm::Type* as_int = b_.getIntNTy(bits);
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
+    auto shuffle = [&](llvm::Value* half) {
+      return b_.CreateIntrinsic(
+          b_.getInt32Ty(), llvm::Intrinsic::nvvm_shfl_sync_down_i32,
+          {b_.getInt32(-1), half, b_.getInt32(offset), b_.getInt32(kWarpSize - 1)});
+    };
+    llvm::Value* other = nullptr;
+    if (bits > 32) {
+      llvm::Value* low = shuffle(b_.CreateTrunc(bits_value, b_.getInt32Ty()));
+      llvm::Value* high = shuffle(b_.CreateTrunc(b_.CreateLShr(bits_value, 32), b_.getInt32Ty()));
+      other = b_.CreateOr(b_.CreateZExt(low, word), b_.CreateShl(b_.CreateZExt(high, word), 32));
+    } else {
+      other = shuffle(bits_value);
+    }
+    other = b_.CreateBitCast(b_.CreateTrunc(other, as_int), type);
+    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                          elemental_.EmitScalarComputation(*reduce.to_apply(), {value, other}));
+    value = combined[0];
+  }
+  return value;
+}
+
+absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                             int64_t row_length) {
+  llvm::LLVMContext& context = module_->getContext();
+  const HloInstruction* input = reduce.operand(0);
+  const std::vector<int64_t>& input_dims = input->shape().dimensions();
+  const size_t kept = static_cast<size_t>(reduce.shape().rank());
+  const std::vector<int64_t> row_dims(input_dims.begin() + static_cast<std::ptrdiff_t>(kept),
+                                      input_dims.end());
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* header = llvm::BasicBlock::Create(context, "column.header", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "column", kernel);
+  auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* row = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "row");
+  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
+  llvm::Value* threads = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "threads");
+  const llvm_ir::IrIndex output_index = Delinearize(row, reduce.shape().dimensions());
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
+  // Reductions inside the row's expression with the output's shape (a
+  // softmax's max) are computed once, here, at the row's index: the column
+  // loop's uses of them at that index find them in the cache instead of
+  // folding the row again for every column.
+  for (const HloInstruction* instruction : fusion_.MakeInstructionPostOrder()) {
+    if (instruction != &reduce && instruction->opcode() == HloOpcode::kReduce &&
+        instruction->shape().IsArray() &&
+        instruction->shape().dimensions() == reduce.shape().dimensions()) {
+      AXLE_RETURN_IF_ERROR(Generate(instruction, output_index).status());
+    }
+  }
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  b_.CreateBr(header);
+
+  // Columns thread, thread + threads, ... of the row, folded in order.
+  b_.SetInsertPoint(header);
+  llvm::PHINode* column = b_.CreatePHI(b_.getInt64Ty(), 2, "column");
+  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
+  column->addIncoming(thread, preheader);
+  partial->addIncoming(init, preheader);
+  b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(row_length)), body, folded);
+  b_.SetInsertPoint(body);
+  llvm_ir::IrIndex index = output_index;
+  for (llvm::Value* position : Delinearize(column, row_dims)) index.push_back(position);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
+  column->addIncoming(b_.CreateAdd(column, threads), b_.GetInsertBlock());
+  partial->addIncoming(combined[0], b_.GetInsertBlock());
+  b_.CreateBr(header);
+
+  // Across each warp, then across the warps through shared memory.
+  b_.SetInsertPoint(folded);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * warp_value, EmitWarpReduce(reduce, partial));
+  auto* slots_type = llvm::ArrayType::get(init->getType(), kWarpSize);
+  auto* slots = new llvm::GlobalVariable(
+      *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"), nullptr,
+      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  llvm::Value* lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
+  llvm::Value* warp = b_.CreateLShr(thread, b_.getInt64(5), "warp");
+  auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
+  auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), write, written);
+  b_.SetInsertPoint(write);
+  b_.CreateStore(warp_value, b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), warp}));
+  b_.CreateBr(written);
+  b_.SetInsertPoint(written);
+  b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+  auto* last = llvm::BasicBlock::Create(context, "last.warp", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(warp, b_.getInt64(0)), last, exit);
+  b_.SetInsertPoint(last);
+  llvm::Value* warps =
+      b_.CreateUDiv(b_.CreateAdd(threads, b_.getInt64(kWarpSize - 1)), b_.getInt64(kWarpSize));
+  llvm::Value* mine = b_.CreateLoad(
+      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), lane}));
+  llvm::Value* value = b_.CreateSelect(b_.CreateICmpULT(lane, warps), mine, init);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * total, EmitWarpReduce(reduce, value));
+  auto* store = llvm::BasicBlock::Create(context, "store", kernel);
+  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), store, exit);
+  b_.SetInsertPoint(store);
+  elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
+                          LinearizeInLayout(output_index, reduce.shape()),
+                          reduce.shape().element_type());
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
+    absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
+  EmittedKernel emitted;
+  const int64_t elements = outputs[0]->shape().num_elements();
+  if (outputs.size() == 1) {
+    if (std::optional<int64_t> row_length = RowReductionOf(*outputs[0]); row_length.has_value()) {
+      // A block per row, of the row's length rounded up to a warp (at most
+      // block_size).
+      emitted.block = static_cast<int>(
+          std::min<int64_t>(block_size, (*row_length + kWarpSize - 1) / kWarpSize * kWarpSize));
+      emitted.grid = elements;
+      emitted.function = CreateKernel(name, emitted.block, outputs);
+      AXLE_RETURN_IF_ERROR(EmitRowReduction(emitted.function, *outputs[0], *row_length));
+      return emitted;
+    }
+  }
+  emitted.block = block_size;
+  emitted.grid = (elements + block_size - 1) / block_size;
+  emitted.function = CreateKernel(name, block_size, outputs);
+  AXLE_RETURN_IF_ERROR(EmitElementPerThread(emitted.function, outputs));
+  return emitted;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloComputation& fusion) {
+  const HloInstruction* root = fusion.root_instruction();
+  std::vector<const HloInstruction*> outputs;
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* operand : root->operands()) outputs.push_back(operand);
+  } else {
+    outputs.push_back(root);
+  }
+  if (outputs.empty()) {
+    return absl::InvalidArgumentError("loop fusion: the root is an empty tuple");
+  }
+  for (const HloInstruction* output : outputs) {
+    if (!output->shape().IsArray() ||
+        output->shape().dimensions() != outputs[0]->shape().dimensions()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("loop fusion: output ", output->name(), " of shape ",
+                       output->shape().ToString(false), " is not an array of the shape of ",
+                       outputs[0]->name(), " (", outputs[0]->shape().ToString(false), ")"));
+    }
+  }
+  return outputs;
+}
+
+absl::Status CheckPtxSupported(const HloComputation& fusion) {
+  for (const HloInstruction* parameter : fusion.parameter_instructions()) {
+    if (!parameter->shape().IsArray()) {
+      return absl::UnimplementedError(
+          absl::StrCat("CUDA codegen: parameter ", parameter->name(), " is not an array"));
+    }
+  }
+  return CheckComputation(fusion);
+}
+
+absl::StatusOr<EmittedKernel> EmitLoopFusionKernel(const HloComputation& fusion,
+                                                   absl::string_view name, int block_size,
+                                                   llvm::Module* module) {
+  AXLE_RETURN_IF_ERROR(CheckPtxSupported(fusion));
+  AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
+  KernelEmitter emitter(fusion, module);
+  return emitter.Emit(name, block_size, outputs);
+}
+
+}  // namespace axle::gpu
