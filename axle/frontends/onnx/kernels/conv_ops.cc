@@ -1,7 +1,8 @@
 //===- conv_ops.cc - ONNX Conv ----------------------------------------------===//
 //
-// Conv in NC[spatial] layout with OIHW-style weights [M, C/group, k...],
-// grouped convolution through feature_group_count, then the optional bias.
+// Conv on NC[spatial] inputs with OIHW-style weights [M, C/group, k...],
+// computed channels-last between transposes, grouped convolution through
+// feature_group_count, then the optional bias.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
@@ -35,21 +36,34 @@ class ConvOp : public XlaOpKernel {
       return ctx->Error("X ", x.ToString(false), " and W ", w.ToString(false),
                         " do not agree with group=", *group);
     }
+    // The convolution runs channels-last (N[spatial]C, the layout oneDNN
+    // computes in) between transposes from and back to ONNX's NC[spatial]:
+    // the cpu pipeline sinks the transposes past elementwise ops
+    // (reshape-mover) so that those between two convolutions cancel,
+    // instead of each convolution reordering its input and output.
+    std::vector<int64_t> to_channels_last = {0};
+    std::vector<int64_t> to_channels_first = {0, n + 1};
+    for (int64_t i = 0; i < n; ++i) {
+      to_channels_last.push_back(2 + i);
+      to_channels_first.push_back(1 + i);
+    }
+    to_channels_last.push_back(1);
     ConvolutionDimensionNumbers dnums;
     dnums.set_input_batch_dimension(0);
-    dnums.set_input_feature_dimension(1);
+    dnums.set_input_feature_dimension(n + 1);
     dnums.set_kernel_output_feature_dimension(0);
     dnums.set_kernel_input_feature_dimension(1);
     dnums.set_output_batch_dimension(0);
-    dnums.set_output_feature_dimension(1);
+    dnums.set_output_feature_dimension(n + 1);
     for (int64_t i = 0; i < n; ++i) {
-      dnums.add_input_spatial_dimensions(2 + i);
+      dnums.add_input_spatial_dimensions(1 + i);
       dnums.add_kernel_spatial_dimensions(2 + i);
-      dnums.add_output_spatial_dimensions(2 + i);
+      dnums.add_output_spatial_dimensions(1 + i);
     }
     std::vector<int64_t> ones(n, 1);
-    XlaOp y = ConvGeneralDilated(ctx->Input(0), ctx->Input(1), window->strides, window->pads, ones,
-                                 window->dilations, dnums, *group);
+    XlaOp y = ConvGeneralDilated(Transpose(ctx->Input(0), to_channels_last), ctx->Input(1),
+                                 window->strides, window->pads, ones, window->dilations, dnums,
+                                 *group);
     if (ctx->HasInput(2)) {
       const Shape& bias = ctx->InputShape(2);
       if (bias.rank() != 1 || bias.dimensions(0) != w.dimensions(0)) {
@@ -57,9 +71,9 @@ class ConvOp : public XlaOpKernel {
       }
       absl::StatusOr<Shape> out = ctx->builder()->GetShape(y);
       if (!out.ok()) return out.status();
-      y = Add(y, BroadcastInDim(ctx->Input(2), out->dimensions(), {1}));
+      y = Add(y, BroadcastInDim(ctx->Input(2), out->dimensions(), {n + 1}));
     }
-    ctx->SetOutput(0, y);
+    ctx->SetOutput(0, Transpose(y, to_channels_first));
     return absl::OkStatus();
   }
 };
