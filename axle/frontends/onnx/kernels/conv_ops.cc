@@ -61,9 +61,9 @@ class ConvOp : public XlaOpKernel {
       dnums.add_output_spatial_dimensions(1 + i);
     }
     std::vector<int64_t> ones(n, 1);
-    XlaOp y = ConvGeneralDilated(Transpose(ctx->Input(0), to_channels_last), ctx->Input(1),
-                                 window->strides, window->pads, ones, window->dilations, dnums,
-                                 *group);
+    XlaOp y =
+        ConvGeneralDilated(Transpose(ctx->Input(0), to_channels_last), ctx->Input(1),
+                           window->strides, window->pads, ones, window->dilations, dnums, *group);
     if (ctx->HasInput(2)) {
       const Shape& bias = ctx->InputShape(2);
       if (bias.rank() != 1 || bias.dimensions(0) != w.dimensions(0)) {
