@@ -160,6 +160,45 @@ AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const Panel&
   }
 }
 
+// One level of SumLanes16 (w = 8, 4, 2, 1): in each group of 2w lanes,
+// the first w get x's sums of the group's two halves, the last w y's.
+template <int W>
+AXLE_AVX512 inline __m512 HalveAndPair(__m512 x, __m512 y) {
+  // Lane l takes x[l] (or y[l] in a group's upper half) plus x[l + W] (or
+  // y[l - W]).
+  constexpr __mmask16 kUpper = W == 8 ? 0xff00 : W == 4 ? 0xf0f0 : W == 2 ? 0xcccc : 0xaaaa;
+  alignas(64) static constexpr int32_t kIndex[16] = {
+      (0 % (2 * W)) >= W ? 16 + 0 - W : 0 + W,    (1 % (2 * W)) >= W ? 16 + 1 - W : 1 + W,
+      (2 % (2 * W)) >= W ? 16 + 2 - W : 2 + W,    (3 % (2 * W)) >= W ? 16 + 3 - W : 3 + W,
+      (4 % (2 * W)) >= W ? 16 + 4 - W : 4 + W,    (5 % (2 * W)) >= W ? 16 + 5 - W : 5 + W,
+      (6 % (2 * W)) >= W ? 16 + 6 - W : 6 + W,    (7 % (2 * W)) >= W ? 16 + 7 - W : 7 + W,
+      (8 % (2 * W)) >= W ? 16 + 8 - W : 8 + W,    (9 % (2 * W)) >= W ? 16 + 9 - W : 9 + W,
+      (10 % (2 * W)) >= W ? 16 + 10 - W : 10 + W, (11 % (2 * W)) >= W ? 16 + 11 - W : 11 + W,
+      (12 % (2 * W)) >= W ? 16 + 12 - W : 12 + W, (13 % (2 * W)) >= W ? 16 + 13 - W : 13 + W,
+      (14 % (2 * W)) >= W ? 16 + 14 - W : 14 + W, (15 % (2 * W)) >= W ? 16 + 15 - W : 15 + W};
+  const __m512 kept = _mm512_mask_blend_ps(kUpper, x, y);
+  const __m512 moved =
+      _mm512_permutex2var_ps(x, _mm512_load_si512(reinterpret_cast<const void*>(kIndex)), y);
+  return _mm512_add_ps(kept, moved);
+}
+
+// The horizontal sums of 16 vectors as one vector (lane i: the sum of
+// v[i]'s lanes): four levels of HalveAndPair (15 steps) leave sum i in lane
+// bitreverse4(i); one permute puts it in lane i. Instead of 16 separate
+// reductions of 8 steps each.
+AXLE_AVX512 inline __m512 SumLanes16(const __m512 (&v)[16]) {
+  __m512 b[8], c[4], d[2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) b[i] = HalveAndPair<8>(v[2 * i], v[2 * i + 1]);
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) c[i] = HalveAndPair<4>(b[2 * i], b[2 * i + 1]);
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i) d[i] = HalveAndPair<2>(c[2 * i], c[2 * i + 1]);
+  const __m512 e = HalveAndPair<1>(d[0], d[1]);
+  const __m512i reverse = _mm512_set_epi32(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
+  return _mm512_permutexvar_ps(reverse, e);
+}
+
 // Transposed rhs: rows [row, row + R) x columns [column, column + C) as
 // dot products of dense rows, 16 lanes at a time, the last step masked.
 template <int R, int C>
@@ -191,14 +230,30 @@ AXLE_AVX512 void DotProducts(const SmallDotShape& shape, const float* lhs, const
       for (int r = 0; r < R; ++r) sum[r][c] = _mm512_fmadd_ps(x[r], y, sum[r][c]);
     }
   }
-  for (int r = 0; r < R; ++r) {
-    alignas(64) float lanes[16] = {};
+  __m512 totals[R];
+  if constexpr (R * C == 16) {
+    // The 16 sums in one vector, row r's in lanes [8r, 8r + 8).
+    __m512 v[16];
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) lanes[c] = _mm512_reduce_add_ps(sum[r][c]);
+    for (int i = 0; i < 16; ++i) v[i] = sum[i / C][i % C];
+    const __m512 all = SumLanes16(v);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      totals[r] = _mm512_maskz_compress_ps(static_cast<__mmask16>(0xffu << (8 * r)), all);
+    }
+  } else {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      alignas(64) float lanes[16] = {};
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) lanes[c] = _mm512_reduce_add_ps(sum[r][c]);
+      totals[r] = _mm512_load_ps(lanes);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
     const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
     float* o = out + (row + r) * shape.n + column;
-    StoreSums(shape, _mm512_load_ps(lanes), bias_row, column, static_cast<__mmask16>((1u << C) - 1),
-              o);
+    StoreSums(shape, totals[r], bias_row, column, static_cast<__mmask16>((1u << C) - 1), o);
     ActivateScalar(shape, o, C);
   }
 }
