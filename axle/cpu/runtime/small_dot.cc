@@ -189,11 +189,11 @@ AXLE_AVX512 inline __m512 HalveAndPair(__m512 x, __m512 y) {
 AXLE_AVX512 inline __m512 SumLanes16(const __m512 (&v)[16]) {
   __m512 b[8], c[4], d[2];
 #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) b[i] = HalveAndPair<8>(v[2 * i], v[2 * i + 1]);
+  for (size_t i = 0; i < 8; ++i) b[i] = HalveAndPair<8>(v[2 * i], v[2 * i + 1]);
 #pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) c[i] = HalveAndPair<4>(b[2 * i], b[2 * i + 1]);
+  for (size_t i = 0; i < 4; ++i) c[i] = HalveAndPair<4>(b[2 * i], b[2 * i + 1]);
 #pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i) d[i] = HalveAndPair<2>(c[2 * i], c[2 * i + 1]);
+  for (size_t i = 0; i < 2; ++i) d[i] = HalveAndPair<2>(c[2 * i], c[2 * i + 1]);
   const __m512 e = HalveAndPair<1>(d[0], d[1]);
   const __m512i reverse = _mm512_set_epi32(15, 7, 11, 3, 13, 5, 9, 1, 14, 6, 10, 2, 12, 4, 8, 0);
   return _mm512_permutexvar_ps(reverse, e);
