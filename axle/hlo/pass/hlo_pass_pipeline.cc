@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
+#include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {
 namespace {
@@ -54,7 +55,11 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     if (!dump_dir_.empty()) {
       std::string path = absl::StrFormat("%s/%04d.%s.%s.hlo", dump_dir_, dump_index++,
                                          module->name(), std::string(pass->name()));
-      absl::Status status = WriteFile(path, module->ToString());
+      // Large constants elided, as XLA's dumps do by default (a model's
+      // weights compiled in as constants printed in full took a minute).
+      absl::Status status = WriteFile(
+          path,
+          axle::ToString(*module, HloPrintOptions::Canonical().set_print_large_constants(false)));
       if (!status.ok()) return status;
     }
   }
