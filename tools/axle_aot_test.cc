@@ -43,8 +43,7 @@ void CheckAgainstJit(const std::string& name, Model& model) {
   absl::StatusOr<Literal> reference = onnx::LoadTensor(dir + "/test_data_set_0/output_0.pb");
   ASSERT_TRUE(reference.ok()) << reference.status();
   const auto* jit_data = static_cast<const typename Model::Result0Type*>(expected.untyped_data());
-  const auto* ref_data =
-      static_cast<const typename Model::Result0Type*>(reference->untyped_data());
+  const auto* ref_data = static_cast<const typename Model::Result0Type*>(reference->untyped_data());
   for (int64_t i = 0; i < Model::kResult0Size; ++i) {
     // The same HLO compiled by the same backend: the JIT's numbers exactly.
     ASSERT_EQ(model.result0_data()[i], jit_data[i]) << "element " << i;

@@ -48,8 +48,8 @@ absl::StatusOr<std::unique_ptr<Program>> Create(absl::string_view hlo) {
   const HloComputation* entry = (*module)->entry_computation();
   for (const HloInstruction* parameter : entry->parameter_instructions()) {
     if (!parameter->shape().IsArray()) {
-      return absl::InvalidArgumentError(absl::StrCat("parameter ", parameter->name(),
-                                                     " is not an array"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", parameter->name(), " is not an array"));
     }
     program->parameters.push_back(Dense(parameter->shape()));
   }
@@ -101,9 +101,8 @@ absl::Status Run(Program& program, const void* const* args, void* const* results
   for (size_t k = 0; k < elements.size(); ++k) {
     const Shape& shape = elements[k].shape();
     if (shape.has_layout() && !(shape.layout() == program.results[k].layout())) {
-      return absl::UnimplementedError(
-          absl::StrCat("result ", k, " came back in layout ", shape.ToString(true),
-                       ", not row-major"));
+      return absl::UnimplementedError(absl::StrCat("result ", k, " came back in layout ",
+                                                   shape.ToString(true), ", not row-major"));
     }
     std::memcpy(results[k], elements[k].untyped_data(), elements[k].size_bytes());
   }
