@@ -87,6 +87,7 @@ absl::Status Run(Program& program, const void* const* args, void* const* results
     if (!buffer.ok()) return buffer.status();
     buffers.push_back(std::move(*buffer));
   }
+  arguments.reserve(buffers.size());
   for (const ScopedShapedBuffer& buffer : buffers) arguments.push_back(&buffer);
   absl::StatusOr<ScopedShapedBuffer> out =
       program.executable->Run(absl::MakeConstSpan(arguments), ExecutableRunOptions());
