@@ -9,10 +9,10 @@
 // graph input must have a static shape; a symbolic dimension is bound with
 // --dim=SYMBOL=N. The model goes through the graph front end's XlaCompiler
 // (weights compiled in as constants); the resulting HLO module is checked to
-// parse back and is embedded in PREFIX.o (PREFIX.hlo beside it, and the
-// generated PREFIX.cc, which the system C++ compiler -- --cxx, else $CXX,
-// else c++ -- compiles). What runs when (the parse and cpu compile still
-// happen once per object at run time) is in docs/graph_frontend.md, "AOT".
+// parse back and to compile for the cpu backend, and is embedded in PREFIX.o (PREFIX.hlo beside it,
+// and the generated PREFIX.cc, which the system C++ compiler -- --cxx, else $CXX, else c++ --
+// compiles). What runs when (the parse and cpu compile still happen once per object at run time) is
+// in docs/graph_frontend.md, "AOT".
 //
 // Every error (a malformed model, a dynamic input, a host-only op, an element
 // type with no C++ type, a failing compiler) is printed naming what is at
@@ -34,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "axle/aot/aot_runtime.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/graph/xla_compiler.h"
@@ -298,6 +299,19 @@ absl::Status Run(const Options& options) {
       !back.ok()) {
     return absl::InternalError(
         absl::StrCat("the compiled module does not parse back: ", back.status().message()));
+  }
+  // Compile it for the cpu backend as the generated class will, so that what
+  // the backend cannot compile fails here and not in the program (and, with
+  // AXLE_CACHE_DIR set, the code is in the cache for the program's first
+  // construction).
+  {
+    char error[4096] = {0};
+    void* program = AxleAotCreate(hlo.data(), hlo.size(), error, sizeof(error));
+    if (program == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the cpu backend cannot compile the model: ", error));
+    }
+    AxleAotDestroy(program);
   }
   const std::filesystem::path prefix = std::filesystem::absolute(options.output);
   const std::string header = prefix.filename().string() + ".h";
