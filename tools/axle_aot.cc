@@ -318,6 +318,10 @@ absl::Status Run(const Options& options) {
   const std::string hlo_path = prefix.string() + ".hlo";
   const std::string source_path = prefix.string() + ".cc";
   const std::string object_path = prefix.string() + ".o";
+  if (hlo_path.find_first_of("\"\\\n") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "-o ", options.output, ": the path may not contain a quote, backslash or newline"));
+  }
   AXLE_RETURN_IF_ERROR(WriteFile(hlo_path, hlo));
   AXLE_RETURN_IF_ERROR(
       WriteFile(prefix.string() + ".h", HeaderText(options, namespaces, cls, args, results)));
