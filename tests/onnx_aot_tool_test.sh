@@ -46,6 +46,8 @@ for ext in h o cc hlo; do check "axle-aot writes mlp.$ext" test -s "$tmp/out/mlp
 check "the header has the argument's shape" \
   grep -q "kArg0Shape = {3, 4, 4};" "$tmp/out/mlp.h"
 check "the header has the result's shape" grep -q "kResult0Shape = {3, 10};" "$tmp/out/mlp.h"
+check "the header names the argument" grep -q "Arg0Type\* arg_x_data()" "$tmp/out/mlp.h"
+check "the header names the result" grep -q "Result0Type\* result_y_data() const" "$tmp/out/mlp.h"
 check "the header has the class in its namespaces" grep -q "^namespace b {" "$tmp/out/mlp.h"
 check "the object defines Run" bash -c "nm -C '$tmp/out/mlp.o' | grep -q 'T a::b::Mlp::Run()'"
 check "the compiled code is in AXLE_CACHE_DIR" bash -c "ls '$tmp/cache' | grep -q axle-exe"

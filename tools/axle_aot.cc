@@ -172,6 +172,18 @@ std::string HeaderText(const Options& options, const std::vector<std::string>& n
     absl::StrAppend(&h, "  const Result", k, "Type* result", k, "_data() const { return result", k,
                     "_.data(); }\n");
   }
+  // By name too, where the graph's name is an identifier (tfcompile's
+  // arg_feed_NAME_data()).
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (!IsIdentifier(args[k].name)) continue;
+    absl::StrAppend(&h, "  Arg", k, "Type* arg_", args[k].name, "_data() { return arg", k,
+                    "_.data(); }\n");
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (!IsIdentifier(results[k].name)) continue;
+    absl::StrAppend(&h, "  const Result", k, "Type* result_", results[k].name,
+                    "_data() const { return result", k, "_.data(); }\n");
+  }
   absl::StrAppend(&h, "\n private:\n  void* program_ = nullptr;\n  std::string error_;\n");
   for (size_t k = 0; k < args.size(); ++k) {
     absl::StrAppend(&h, "  std::vector<Arg", k, "Type> arg", k, "_ = std::vector<Arg", k,

@@ -3,6 +3,7 @@
 // and the models' reference outputs.
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "axle/core/literal.h"
@@ -69,6 +70,14 @@ void CheckAgainstJit(const std::string& name, Model& model) {
 TEST(AxleAotTest, MlpMatchesJit) {
   axle_aot_test::mlp model;
   CheckAgainstJit("mlp", model);
+}
+
+TEST(AxleAotTest, NamedAccessorsAreTheNumberedOnes) {
+  axle_aot_test::mlp model;
+  EXPECT_EQ(model.arg_x_data(), model.arg0_data());
+  EXPECT_EQ(model.result_y_data(), model.result0_data());
+  static_assert(std::is_same_v<axle_aot_test::mlp::Arg0Type, float>);
+  static_assert(axle_aot_test::cnn::kArg0Shape.size() == 4);
 }
 
 TEST(AxleAotTest, CnnMatchesJit) {
