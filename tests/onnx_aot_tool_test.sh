@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end checks of axle-aot's command line: the files it writes, the
+# header's constexpr shapes, the code it leaves in AXLE_CACHE_DIR, and bad
+# input (exit 1 with a message naming what is wrong, never a signal). The
+# generated classes themselves are tested by tools/axle_aot_test.cc.
+# Usage: onnx_aot_tool_test.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$1
+src=$2
+tool="$build/tools/axle-aot"
+data="$src/axle/frontends/onnx/testdata"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name"
+  fi
+}
+
+expect_error() {  # expect_error NAME PATTERN ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  "$tool" "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  check "$name: exit 1 (got $rc)" test $rc -eq 1
+  check "$name: says '$pattern'" grep -q -- "$pattern" "$tmp/err"
+}
+
+mlp="$data/mlp/model.onnx"
+mkdir -p "$tmp/cache"
+expect_error "a missing output folder" "cannot write $tmp/out/mlp.hlo" \
+  "$mlp" --class=a::b::Mlp -o "$tmp/out/mlp" --dim=N=3
+mkdir -p "$tmp/out"
+AXLE_CACHE_DIR="$tmp/cache" "$tool" "$mlp" --class=a::b::Mlp -o "$tmp/out/mlp" --dim=N=3 \
+  >"$tmp/run.out" 2>&1
+check "axle-aot exits 0" test $? -eq 0
+for ext in h o cc hlo; do check "axle-aot writes mlp.$ext" test -s "$tmp/out/mlp.$ext"; done
+check "the header has the argument's shape" \
+  grep -q "kArg0Shape = {3, 4, 4};" "$tmp/out/mlp.h"
+check "the header has the result's shape" grep -q "kResult0Shape = {3, 10};" "$tmp/out/mlp.h"
+check "the header names the argument" grep -q "Arg0Type\* arg_x_data()" "$tmp/out/mlp.h"
+check "the header names the result" grep -q "Result0Type\* result_y_data() const" "$tmp/out/mlp.h"
+check "the header has the class in its namespaces" grep -q "^namespace b {" "$tmp/out/mlp.h"
+check "the object defines Run" bash -c "nm -C '$tmp/out/mlp.o' | grep -q 'T a::b::Mlp::Run()'"
+check "the compiled code is in AXLE_CACHE_DIR" bash -c "ls '$tmp/cache' | grep -q axle-exe"
+
+expect_error "a dynamic dimension" "input 'x' has a dynamic dimension 'N'" \
+  "$mlp" --class=M -o "$tmp/out/x"
+expect_error "a bad --dim" "expected SYMBOL=N" "$mlp" --class=M -o "$tmp/out/x" --dim=N
+expect_error "a bad class name" "'9x' is not an identifier" \
+  "$mlp" --class=ns::9x -o "$tmp/out/x" --dim=N=1
+expect_error "a missing model" "nope.onnx" "$tmp/nope.onnx" --class=M -o "$tmp/out/x"
+expect_error "a failing compiler" "the C++ compiler failed" \
+  "$mlp" --class=M -o "$tmp/out/x" --dim=N=1 --cxx=false
+expect_error "a model with host nodes" "no kernel for op 'NonZero'" \
+  "$data/nonzero_gather/model.onnx" --class=M -o "$tmp/out/x" --dim=N=2
+
+echo "$passed passed, $failed failed"
+test "$failed" -eq 0
