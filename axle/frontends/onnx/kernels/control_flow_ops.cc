@@ -15,6 +15,9 @@
 //         their shapes across iterations (the trip count and condition may
 //         depend on data); scan outputs, stacked per iteration, need a
 //         trip count known at compile time and a condition that stays true.
+//         A body with no While form (it needs the iteration number at
+//         compile time, as a Slice at it does) unrolls when the trip count
+//         is known and at most kMaxUnroll.
 //   Scan  a While over batch x sequence: each iteration slices one element
 //         of the states and scan inputs, runs the body and writes the new
 //         state and the scan outputs back (opset 8's batch dimension; from
@@ -215,6 +218,75 @@ class IfOp : public XlaOpKernel {
 // The While state: iteration, trip count, condition, the N loop-carried
 // values, the K scan accumulators, the runtime captures.
 constexpr int kFixed = 3;
+// The longest loop Loop unrolls when its body has no While form.
+constexpr int64_t kMaxUnroll = 64;
+
+// Compiles `trip` iterations of `body` one after another on the node's
+// builder, the iteration number a constant each time.
+absl::Status Unroll(XlaOpKernelContext* ctx, const Graph& body, const Captures& caps, int64_t trip,
+                    int64_t n, int64_t k_scan, const XlaCompiler& compiler) {
+  XlaBuilder* b = ctx->builder();
+  std::vector<XlaExpression> carried;
+  for (int64_t j = 0; j < n; ++j) {
+    int i = static_cast<int>(2 + j);
+    if (ctx->IsConstantInput(i)) {
+      absl::StatusOr<Literal> v = ctx->ConstantInput(i);
+      if (!v.ok()) return v.status();
+      carried.push_back(XlaExpression{ctx->InputShape(i), std::nullopt, std::move(*v)});
+    } else {
+      carried.push_back(XlaExpression{ctx->InputShape(i), ctx->Input(i), {}});
+    }
+  }
+  std::vector<std::vector<XlaOp>> scans(k_scan);
+  std::vector<Shape> scan_shapes(k_scan);
+  for (int64_t it = 0; it < trip; ++it) {
+    std::map<std::string, XlaExpression> values = caps.constants;
+    for (size_t c = 0; c < caps.names.size(); ++c) {
+      values[caps.names[c]] = XlaExpression{caps.shapes[c], ctx->Input(caps.inputs[c]), {}};
+    }
+    values[body.inputs[0].name] = XlaExpression{ShapeUtil::MakeShape(S64, {}), std::nullopt,
+                                                LiteralUtil::CreateR0<int64_t>(it)};
+    values[body.inputs[1].name] = XlaExpression{ShapeUtil::MakeShape(PRED, {}), std::nullopt,
+                                                LiteralUtil::CreateR0<bool>(true)};
+    for (int64_t j = 0; j < n; ++j) values[body.inputs[2 + j].name] = carried[j];
+    absl::StatusOr<std::vector<XlaExpression>> outs =
+        compiler.CompileSubgraph(b, body, std::move(values));
+    if (!outs.ok()) return WithAttr(*ctx, "body", outs.status());
+    const XlaExpression& cond = (*outs)[0];
+    if (!cond.constant || cond.constant->GetIntegralAsS64(0).value_or(0) == 0) {
+      return ctx->Unimplemented("the body's condition may turn false; the loop cannot unroll");
+    }
+    for (int64_t j = 0; j < n; ++j) carried[j] = (*outs)[1 + j];
+    for (int64_t k = 0; k < k_scan; ++k) {
+      const XlaExpression& e = (*outs)[1 + n + k];
+      if (it == 0) scan_shapes[k] = e.shape;
+      if (!ShapeUtil::Equal(e.shape, scan_shapes[k])) {
+        return ctx->Error("scan output ", k, " is ", scan_shapes[k].ToString(false),
+                          " in the first iteration but ", e.shape.ToString(false), " in iteration ",
+                          it);
+      }
+      std::vector<int64_t> dims = {1};
+      for (int64_t d : e.shape.dimensions()) dims.push_back(d);
+      scans[k].push_back(Reshape(AsOp(b, e), dims));
+    }
+  }
+  if (k_scan > 0 && trip == 0) {
+    return ctx->Unimplemented("scan outputs of a loop that runs no iteration");
+  }
+  for (int o = 0; o < ctx->num_outputs(); ++o) {
+    if (!ctx->HasOutput(o)) continue;
+    if (o < n) {
+      if (carried[o].op) {
+        ctx->SetOutput(o, *carried[o].op);
+      } else {
+        ctx->SetConstantOutput(o, std::move(*carried[o].constant));
+      }
+    } else {
+      ctx->SetOutput(o, ConcatInDim(b, scans[o - n], 0));
+    }
+  }
+  return absl::OkStatus();
+}
 
 class LoopOp : public XlaOpKernel {
  public:
@@ -330,7 +402,15 @@ class LoopOp : public XlaOpKernel {
     {
       std::unique_ptr<XlaBuilder> probe = b->CreateSubBuilder("loop_probe");
       auto outs = run_body(probe.get(), probe_shapes, 0, always_true);
-      if (!outs.ok()) return outs.status();
+      if (!outs.ok()) {
+        // A body that needs the iteration number at compile time (a Slice
+        // at it) has no While form; a short loop of known length unrolls.
+        if (trip && *trip <= kMaxUnroll && always_true) {
+          absl::Status unrolled = Unroll(ctx, body, *caps, *trip, n, k_scan, compiler);
+          if (unrolled.ok()) return unrolled;
+        }
+        return outs.status();
+      }
       const std::vector<XlaExpression>& e = outs->second;
       if (ShapeUtil::ElementsIn(e[0].shape) != 1) {
         return ctx->Error("the body's condition output must be one boolean, it is ",
