@@ -32,6 +32,7 @@ absl::StatusOr<std::vector<int64_t>> TopologicalOrder(const Graph& graph) {
     }
   }
   for (const auto& [name, literal] : graph.initializers) producer.emplace(name, -1);
+  for (const std::string& name : graph.captures) producer.emplace(name, -1);
   for (int64_t i = 0; i < static_cast<int64_t>(graph.nodes.size()); ++i) {
     for (const std::string& out : graph.nodes[i].outputs) {
       if (out.empty()) continue;

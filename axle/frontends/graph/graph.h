@@ -9,7 +9,16 @@
 //              the opset of each domain the nodes use.
 //   Node       op type + domain, input and output value names ("" marks an
 //              omitted optional input), attributes.
-//   AttrValue  one attribute: int, float, string, tensor, or lists of them.
+//   AttrValue  one attribute: int, float, string, tensor, lists of them, or
+//              a subgraph (ONNX's GRAPH attribute: If's branches, the body
+//              of Loop and Scan).
+//
+// Subgraphs: a subgraph's inputs are its formal parameters and its
+// `captures` the values of enclosing scopes it reads. The loader appends
+// the captures of a node's subgraphs to the node's inputs (after its own,
+// each name once), so the outer graph's dataflow, topological order and
+// clustering see them; a control-flow kernel binds a capture to the node
+// input of the same name.
 //
 // Values are named by strings as in ONNX. TopologicalOrder() checks the graph
 // (every input produced once, no cycles) and returns the nodes in an order
@@ -21,6 +30,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -31,9 +41,12 @@
 
 namespace axle::graph {
 
+struct Graph;
+
 // One attribute value. Which alternative is held is the attribute's type.
-using AttrValue = std::variant<int64_t, float, std::string, Literal, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>>;
+using AttrValue =
+    std::variant<int64_t, float, std::string, Literal, std::vector<int64_t>, std::vector<float>,
+                 std::vector<std::string>, std::shared_ptr<const Graph>>;
 
 // A dimension of a declared input: a size, a symbol (ONNX's dim_param), or
 // unknown (neither).
@@ -66,6 +79,9 @@ struct Graph {
   // Inputs the caller feeds, in order; initializers are not among them.
   std::vector<ValueInfo> inputs;
   std::vector<ValueInfo> outputs;
+  // A subgraph's reads of enclosing scopes (empty for a top-level graph);
+  // they count as produced in TopologicalOrder.
+  std::vector<std::string> captures;
   std::map<std::string, Literal> initializers;
   std::vector<Node> nodes;
   // Opset version per domain ("" for the default domain).

@@ -121,6 +121,109 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
   return absl::OkStatus();
 }
 
+absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
+                                   const std::vector<int64_t>& order,
+                                   std::map<std::string, XlaExpression>& values,
+                                   int64_t* folded_nodes) const {
+  for (int64_t index : order) {
+    const Node& node = graph.nodes[index];
+    absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
+    if (!opset.ok()) return WithNode(node, opset.status());
+    std::vector<XlaExpression*> inputs;
+    bool all_constant = !node.inputs.empty();
+    for (const std::string& name : node.inputs) {
+      XlaExpression* e = nullptr;
+      if (!name.empty()) {
+        auto it = values.find(name);
+        if (it == values.end()) {
+          return absl::InternalError(
+              absl::StrCat(node.Describe(), ": input '", name, "' has no value"));
+        }
+        e = &it->second;
+      }
+      inputs.push_back(e);
+      if (e && (!e->constant || e->shape.num_elements() > options_.constant_fold_limit)) {
+        all_constant = false;
+      }
+    }
+    std::vector<XlaExpression> outputs;
+    bool folded = false;
+    if (all_constant) {
+      auto fold = Fold(node, *opset, options_.device_type, inputs, options_.constant_fold_limit);
+      if (!fold.ok()) return WithNode(node, fold.status());
+      if (fold->has_value()) {
+        outputs = std::move(**fold);
+        folded = true;
+        ++*folded_nodes;
+      }
+    }
+    if (!folded) {
+      absl::StatusOr<std::unique_ptr<XlaOpKernel>> kernel =
+          XlaOpRegistry::Global().CreateKernel(node, *opset, options_.device_type);
+      if (!kernel.ok()) return kernel.status();
+      OpMetadata metadata;
+      metadata.set_op_type(node.op_type);
+      metadata.set_op_name(node.name);
+      builder->SetOpMetadata(metadata);
+      XlaOpKernelContext ctx(builder, node, *opset, options_.device_type, inputs);
+      if (absl::Status s = (*kernel)->Compile(&ctx); !s.ok()) return WithNode(node, s);
+      if (!builder->first_error().ok()) return WithNode(node, builder->first_error());
+      for (int i = 0; i < ctx.num_outputs(); ++i) {
+        if (!ctx.HasOutput(i)) {
+          outputs.emplace_back();
+          continue;
+        }
+        if (!ctx.outputs()[i]) {
+          return absl::InternalError(
+              absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
+        }
+        outputs.push_back(std::move(*ctx.outputs()[i]));
+      }
+    }
+    for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) {
+      if (node.outputs[i].empty()) continue;
+      if (i >= static_cast<int>(outputs.size()) || (!outputs[i].op && !outputs[i].constant)) {
+        return absl::InternalError(
+            absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
+      }
+      values[node.outputs[i]] = std::move(outputs[i]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<XlaExpression>> XlaCompiler::CompileSubgraph(
+    XlaBuilder* builder, const Graph& graph, std::map<std::string, XlaExpression> values) const {
+  for (const ValueInfo& input : graph.inputs) {
+    if (!values.count(input.name)) {
+      return absl::InternalError(absl::StrCat("subgraph input '", input.name, "' is not bound"));
+    }
+  }
+  for (const std::string& name : graph.captures) {
+    if (!values.count(name)) {
+      return absl::InternalError(absl::StrCat("subgraph capture '", name, "' is not bound"));
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> order = TopologicalOrder(graph);
+  if (!order.ok()) return order.status();
+  for (const auto& [name, literal] : graph.initializers) {
+    if (!values.count(name)) values[name] = XlaExpression{literal.shape(), std::nullopt, literal};
+  }
+  int64_t folded = 0;
+  if (absl::Status s = RunNodes(builder, graph, *order, values, &folded); !s.ok()) return s;
+  builder->ClearOpMetadata();
+  std::vector<XlaExpression> outputs;
+  for (const ValueInfo& out : graph.outputs) {
+    auto it = values.find(out.name);
+    if (it == values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("subgraph output '", out.name, "' is not produced by anything"));
+    }
+    outputs.push_back(it->second);
+  }
+  return outputs;
+}
+
 absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
     const Graph& graph, absl::Span<const XlaArgument> args) const {
   if (absl::Status s = CheckSignature(graph, args); !s.ok()) return s;
@@ -156,61 +259,8 @@ absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
     values[name] = std::move(e);
   }
 
-  for (int64_t index : *order) {
-    const Node& node = graph.nodes[index];
-    absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
-    if (!opset.ok()) return WithNode(node, opset.status());
-    std::vector<XlaExpression*> inputs;
-    bool all_constant = !node.inputs.empty();
-    for (const std::string& name : node.inputs) {
-      XlaExpression* e = name.empty() ? nullptr : &values.at(name);
-      inputs.push_back(e);
-      if (e && (!e->constant || e->shape.num_elements() > options_.constant_fold_limit)) {
-        all_constant = false;
-      }
-    }
-    std::vector<XlaExpression> outputs;
-    bool folded = false;
-    if (all_constant) {
-      auto fold = Fold(node, *opset, options_.device_type, inputs, options_.constant_fold_limit);
-      if (!fold.ok()) return WithNode(node, fold.status());
-      if (fold->has_value()) {
-        outputs = std::move(**fold);
-        folded = true;
-        ++result.folded_nodes;
-      }
-    }
-    if (!folded) {
-      absl::StatusOr<std::unique_ptr<XlaOpKernel>> kernel =
-          XlaOpRegistry::Global().CreateKernel(node, *opset, options_.device_type);
-      if (!kernel.ok()) return kernel.status();
-      OpMetadata metadata;
-      metadata.set_op_type(node.op_type);
-      metadata.set_op_name(node.name);
-      builder.SetOpMetadata(metadata);
-      XlaOpKernelContext ctx(&builder, node, *opset, options_.device_type, inputs);
-      if (absl::Status s = (*kernel)->Compile(&ctx); !s.ok()) return WithNode(node, s);
-      if (!builder.first_error().ok()) return WithNode(node, builder.first_error());
-      for (int i = 0; i < ctx.num_outputs(); ++i) {
-        if (!ctx.HasOutput(i)) {
-          outputs.emplace_back();
-          continue;
-        }
-        if (!ctx.outputs()[i]) {
-          return absl::InternalError(
-              absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
-        }
-        outputs.push_back(std::move(*ctx.outputs()[i]));
-      }
-    }
-    for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) {
-      if (node.outputs[i].empty()) continue;
-      if (i >= static_cast<int>(outputs.size()) || (!outputs[i].op && !outputs[i].constant)) {
-        return absl::InternalError(
-            absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
-      }
-      values[node.outputs[i]] = std::move(outputs[i]);
-    }
+  if (absl::Status s = RunNodes(&builder, graph, *order, values, &result.folded_nodes); !s.ok()) {
+    return s;
   }
   builder.ClearOpMetadata();
 

@@ -33,6 +33,7 @@
 #ifndef AXLE_FRONTENDS_GRAPH_XLA_COMPILER_H_
 #define AXLE_FRONTENDS_GRAPH_XLA_COMPILER_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,11 +83,25 @@ class XlaCompiler {
   absl::StatusOr<XlaCompilationResult> Compile(const Graph& graph,
                                                absl::Span<const XlaArgument> args) const;
 
+  // Compiles a subgraph (a branch of If, the body of Loop or Scan) onto
+  // `builder`, tf2xla's way for the functions of XlaIfOp/XlaWhileOp: the
+  // caller makes a sub-builder, binds every input and capture of `graph` in
+  // `values` (by name; an op of `builder`, or a constant), and builds the
+  // computation from the returned expressions of graph.outputs, in order.
+  // The subgraph's initializers become constants.
+  absl::StatusOr<std::vector<XlaExpression>> CompileSubgraph(
+      XlaBuilder* builder, const Graph& graph, std::map<std::string, XlaExpression> values) const;
+
   // Checks `args` against the graph's declared inputs (count, element type,
   // rank, fixed and symbolic dimensions).
   static absl::Status CheckSignature(const Graph& graph, absl::Span<const XlaArgument> args);
 
  private:
+  // Runs the kernels of graph.nodes in `order` on `builder`; `values` holds
+  // every value read, and receives the nodes' outputs.
+  absl::Status RunNodes(XlaBuilder* builder, const Graph& graph, const std::vector<int64_t>& order,
+                        std::map<std::string, XlaExpression>& values, int64_t* folded_nodes) const;
+
   Options options_;
 };
 

@@ -3,6 +3,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -97,8 +99,44 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
   return literal;
 }
 
-absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::string& what) {
+absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out);
+
+// A subgraph (GRAPH attribute): converted like the main graph, with the
+// opsets of `parent`; its captures are the names it reads that it does not
+// define (inputs, initializers, node outputs).
+absl::StatusOr<std::shared_ptr<const graph::Graph>> ToSubgraph(const ::onnx::GraphProto& g,
+                                                               const std::string& what,
+                                                               const graph::Graph& parent) {
+  auto sub = std::make_shared<graph::Graph>();
+  sub->opsets = parent.opsets;
+  if (absl::Status s = ConvertGraph(g, what, sub.get()); !s.ok()) return s;
+  std::set<std::string> defined;
+  for (const graph::ValueInfo& v : sub->inputs) defined.insert(v.name);
+  for (const auto& [name, literal] : sub->initializers) defined.insert(name);
+  for (const graph::Node& node : sub->nodes)
+    defined.insert(node.outputs.begin(), node.outputs.end());
+  std::set<std::string> seen;
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen.insert(name).second) {
+      sub->captures.push_back(name);
+    }
+  };
+  for (const graph::Node& node : sub->nodes) {
+    for (const std::string& in : node.inputs) read(in);
+  }
+  for (const graph::ValueInfo& v : sub->outputs) read(v.name);
+  return std::shared_ptr<const graph::Graph>(std::move(sub));
+}
+
+absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::string& what,
+                                        const graph::Graph& parent) {
   switch (a.type()) {
+    case AttributeProto::GRAPH: {
+      absl::StatusOr<std::shared_ptr<const graph::Graph>> sub =
+          ToSubgraph(a.g(), absl::StrCat(what, ": attribute '", a.name(), "'"), parent);
+      if (!sub.ok()) return sub.status();
+      return graph::AttrValue(std::move(*sub));
+    }
     case AttributeProto::INT:
       return graph::AttrValue(static_cast<int64_t>(a.i()));
     case AttributeProto::FLOAT:
@@ -154,6 +192,61 @@ absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
   return info;
 }
 
+absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out) {
+  out->name = g.name();
+  for (const TensorProto& t : g.initializer()) {
+    absl::StatusOr<Literal> literal = ToLiteral(t, what);
+    if (!literal.ok()) return literal.status();
+    out->initializers[t.name()] = std::move(*literal);
+  }
+  if (g.sparse_initializer_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat(what, ": sparse initializers are not supported"));
+  }
+  for (const auto& v : g.input()) {
+    // Older models list initializers among the inputs too: they are not fed.
+    if (out->initializers.count(v.name())) continue;
+    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
+    if (!info.ok()) return info.status();
+    out->inputs.push_back(std::move(*info));
+  }
+  for (const auto& v : g.output()) {
+    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
+    if (!info.ok()) return info.status();
+    out->outputs.push_back(std::move(*info));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    graph::Node node;
+    node.name = n.name().empty() ? absl::StrCat(n.op_type(), "_", i) : n.name();
+    node.op_type = n.op_type();
+    node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    std::string where = absl::StrCat(what, ": ", node.Describe());
+    for (const AttributeProto& a : n.attribute()) {
+      if (!a.ref_attr_name().empty()) {
+        return absl::UnimplementedError(
+            absl::StrCat(where, ": attribute references (functions) are not supported"));
+      }
+      absl::StatusOr<graph::AttrValue> value = ToAttr(a, where, *out);
+      if (!value.ok()) return value.status();
+      node.attrs[a.name()] = std::move(*value);
+    }
+    // The subgraphs' reads of this scope and above become inputs of the
+    // node (after its own, each once), so the dataflow sees them.
+    std::set<std::string> appended;
+    for (const auto& [attr, value] : node.attrs) {
+      const auto* sub = std::get_if<std::shared_ptr<const graph::Graph>>(&value);
+      if (!sub) continue;
+      for (const std::string& name : (*sub)->captures) {
+        if (appended.insert(name).second) node.inputs.push_back(name);
+      }
+    }
+    out->nodes.push_back(std::move(node));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PrimitiveType> ElementTypeFromOnnx(int data_type) {
@@ -183,55 +276,14 @@ absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::stri
   if (!model.has_graph()) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": the model has no graph"));
   }
-  const ::onnx::GraphProto& g = model.graph();
   graph::Graph out;
-  out.name = g.name();
   for (const auto& opset : model.opset_import()) {
     std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
     out.opsets[domain] = opset.version();
   }
   // IR version 3 has no opset_import: opset 1.
   if (out.opsets.empty()) out.opsets[""] = 1;
-  for (const TensorProto& t : g.initializer()) {
-    absl::StatusOr<Literal> literal = ToLiteral(t, what);
-    if (!literal.ok()) return literal.status();
-    out.initializers[t.name()] = std::move(*literal);
-  }
-  if (g.sparse_initializer_size() > 0) {
-    return absl::UnimplementedError(absl::StrCat(what, ": sparse initializers are not supported"));
-  }
-  for (const auto& v : g.input()) {
-    // Older models list initializers among the inputs too: they are not fed.
-    if (out.initializers.count(v.name())) continue;
-    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
-    if (!info.ok()) return info.status();
-    out.inputs.push_back(std::move(*info));
-  }
-  for (const auto& v : g.output()) {
-    absl::StatusOr<graph::ValueInfo> info = ToValueInfo(v, what);
-    if (!info.ok()) return info.status();
-    out.outputs.push_back(std::move(*info));
-  }
-  for (int i = 0; i < g.node_size(); ++i) {
-    const ::onnx::NodeProto& n = g.node(i);
-    graph::Node node;
-    node.name = n.name().empty() ? absl::StrCat(n.op_type(), "_", i) : n.name();
-    node.op_type = n.op_type();
-    node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
-    node.inputs.assign(n.input().begin(), n.input().end());
-    node.outputs.assign(n.output().begin(), n.output().end());
-    std::string where = absl::StrCat(what, ": ", node.Describe());
-    for (const AttributeProto& a : n.attribute()) {
-      if (!a.ref_attr_name().empty()) {
-        return absl::UnimplementedError(
-            absl::StrCat(where, ": attribute references (functions) are not supported"));
-      }
-      absl::StatusOr<graph::AttrValue> value = ToAttr(a, where);
-      if (!value.ok()) return value.status();
-      node.attrs[a.name()] = std::move(*value);
-    }
-    out.nodes.push_back(std::move(node));
-  }
+  if (absl::Status s = ConvertGraph(model.graph(), what, &out); !s.ok()) return s;
   return out;
 }
 

@@ -17,6 +17,7 @@ namespace axle::onnx {
 #define AXLE_ONNX_KERNEL_FILES(X) \
   X(activation)                   \
   X(cast)                         \
+  X(control_flow)                 \
   X(conv)                         \
   X(einsum)                       \
   X(elementwise)                  \

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # Builds the small whole-model tests (mlp/, cnn/, and the clustering models
-# nonzero_gather/, dynamic_resize/, unique_compress/) with python3-onnx's helper,
+# nonzero_gather/, dynamic_resize/, unique_compress/, and control_flow/: If
+# and Loop with captured outer values) with python3-onnx's helper,
 # random weights from a fixed seed, and their expected outputs computed here
 # with numpy (independently of Axle). Layout as ONNX's own test cases:
 # NAME/model.onnx, NAME/test_data_set_0/{input,output}_0.pb.
@@ -219,6 +220,45 @@ def tool_models():
     np.save(os.path.join(HERE, "tool", "x2.npy"), np.array([1.5, -2], np.float32))
     np.save(os.path.join(HERE, "tool", "x2_int.npy"), np.array([1, 2], np.int32))
 
+def control_flow():
+    # If on a condition computed from data, both branches reading the outer
+    # x and initializer w (captures); then a Loop of static trip count 3
+    # (cond omitted) whose body reads x and stacks a scan output:
+    # acc <- acc * x.
+    x = np.array([0.5, 1.5, -1.0], np.float32)
+    w = np.array([1.0, 2.0, 3.0], np.float32)
+    f3 = [3]
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["t"])], "then_branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, f3)])
+    else_g = helper.make_graph([helper.make_node("Sub", ["x", "w"], ["e"])], "else_branch", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, f3)])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Mul", ["acc_in", "x"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, f3)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, f3),
+         helper.make_tensor_value_info("scan_out", TensorProto.FLOAT, f3)])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Loop", ["trip", "", "y"], ["final", "steps"], name="loop", body=body),
+    ]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(0, np.float32), "zero"),
+             numpy_helper.from_array(np.array(3, np.int64), "trip")]
+    graph = helper.make_graph(nodes, "control_flow",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, f3)],
+                              [helper.make_tensor_value_info("final", TensorProto.FLOAT, f3),
+                               helper.make_tensor_value_info("steps", TensorProto.FLOAT, [3, 3])],
+                              inits)
+    y = x + w if x.sum() > 0 else x - w
+    steps = np.stack([y * x, y * x * x, y * x * x * x]).astype(np.float32)
+    save("control_flow", graph, [x], [steps[-1], steps])
+
 
 if __name__ == "__main__":
     mlp()
@@ -227,3 +267,4 @@ if __name__ == "__main__":
     dynamic_resize()
     unique_compress()
     tool_models()
+    control_flow()
