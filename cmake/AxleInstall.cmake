@@ -118,12 +118,13 @@ install(CODE "set(AXLE_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
 set(AXLE_HEADER_DIRS \"${axle_header_dirs}\")
 include(\"${CMAKE_CURRENT_LIST_DIR}/AxleInstallHeaders.cmake\")")
 
-# Every executable defined in tools/; the installed ones find the shared
-# libraries they link (e.g. LLVM's) where the build found them.
+# Every executable defined in tools/ but its tests (*_test); the installed
+# ones find the shared libraries they link (e.g. LLVM's) where the build
+# found them.
 get_property(axle_tool_targets DIRECTORY ${PROJECT_SOURCE_DIR}/tools PROPERTY BUILDSYSTEM_TARGETS)
 foreach(tool IN LISTS axle_tool_targets)
   get_target_property(tool_type ${tool} TYPE)
-  if(tool_type STREQUAL "EXECUTABLE")
+  if(tool_type STREQUAL "EXECUTABLE" AND NOT tool MATCHES "_test$")
     set_target_properties(${tool} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
