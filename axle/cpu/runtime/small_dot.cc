@@ -79,19 +79,11 @@ AXLE_AVX512 inline void StoreSums(const SmallDotShape& shape, __m512 v, const fl
   _mm512_mask_storeu_ps(o, mask, v);
 }
 
-// The rhs rows [begin, end) of one block of columns as a tile reads them:
-// at `b` (row `begin`), rows `step` elements apart.
-struct Panel {
-  const float* b;
-  int64_t step;
-  int64_t begin, end;
-};
-
 // One tile: rows [row, row + R) of a batch, columns [column, column +
-// width) (width <= 32), over the panel's rows of the contraction, then
-// the epilogue.
+// width) (width <= 32), over the whole contraction (the rhs read in place,
+// `rhs` at the block's first column), then the epilogue.
 template <int R>
-AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const Panel& panel,
+AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float* rhs,
                       const float* bias, float* out, int64_t row, int64_t column, int64_t width) {
   const __mmask16 mask0 =
       width >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << width) - 1);
@@ -107,11 +99,12 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const Panel&
   const float* a[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) a[r] = lhs + (row + r) * shape.lhs_row_stride;
-  const float* b = panel.b;
+  const float* b = rhs;
   const int64_t a_step = shape.lhs_k_stride;
-  const int64_t b_step = panel.step;
+  const int64_t b_step = shape.rhs_k_stride;
+  const int64_t k = shape.k;  // a local: the stores below may alias `shape`
   const int64_t prefetch = kPrefetchRows * b_step;
-  for (int64_t p = panel.begin; p < panel.end; ++p, b += b_step) {
+  for (int64_t p = 0; p < k; ++p, b += b_step) {
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch + 16), _MM_HINT_T0);
     const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
@@ -133,30 +126,30 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const Panel&
   }
 }
 
-// Every row of a batch for one panel: tiles of kTileRows, then the rest.
-AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const Panel& panel,
+// Every row of a batch: tiles of kTileRows, then the rest.
+AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const float* rhs,
                       const float* bias, float* out, int64_t column, int64_t width) {
   int64_t row = 0;
   for (; row + kTileRows <= shape.m; row += kTileRows) {
-    Tile<kTileRows>(shape, lhs, panel, bias, out, row, column, width);
+    Tile<kTileRows>(shape, lhs, rhs, bias, out, row, column, width);
   }
   switch (shape.m - row) {
     case 0:
       return;
     case 1:
-      return Tile<1>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<1>(shape, lhs, rhs, bias, out, row, column, width);
     case 2:
-      return Tile<2>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<2>(shape, lhs, rhs, bias, out, row, column, width);
     case 3:
-      return Tile<3>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<3>(shape, lhs, rhs, bias, out, row, column, width);
     case 4:
-      return Tile<4>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<4>(shape, lhs, rhs, bias, out, row, column, width);
     case 5:
-      return Tile<5>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<5>(shape, lhs, rhs, bias, out, row, column, width);
     case 6:
-      return Tile<6>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<6>(shape, lhs, rhs, bias, out, row, column, width);
     default:
-      return Tile<7>(shape, lhs, panel, bias, out, row, column, width);
+      return Tile<7>(shape, lhs, rhs, bias, out, row, column, width);
   }
 }
 
@@ -294,8 +287,7 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
     }
     // Each rhs row is read in place by every tile of rows (packing panels
     // of it measured slower at these row counts), prefetched ahead.
-    Panel panel{batch_rhs + column, shape.rhs_k_stride, 0, shape.k};
-    Rows(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+    Rows(shape, batch_lhs, batch_rhs + column, batch_bias, batch_out, column, width);
   }
 }
 
