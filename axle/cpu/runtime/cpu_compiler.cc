@@ -40,6 +40,7 @@
 #include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/dot_operand_transpose.h"
+#include "axle/cpu/runtime/dot_output_transpose.h"
 #include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -260,7 +261,11 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   for (const char* name : run_backend_only ? required : optimizing) {
     // Dot operands the matmul would gather get a transpose that fuses into
     // their producers (dot_operand_transpose.h).
-    if (absl::string_view(name) == "dot-epilogue-fusion") pipeline.AddPass<DotOperandTranspose>();
+    // A transposed dot result becomes the swapped dot (dot_output_transpose.h).
+    if (absl::string_view(name) == "dot-epilogue-fusion") {
+      pipeline.AddPass<DotOutputTranspose>();
+      pipeline.AddPass<DotOperandTranspose>();
+    }
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }

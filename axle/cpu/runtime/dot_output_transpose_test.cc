@@ -1,0 +1,149 @@
+//===- dot_output_transpose_test.cc - A transposed dot as the swapped dot ---===//
+//
+// JAX's weight update `w - transpose(dot(dy, x) * lr)` becomes `w -
+// dot(x, dy) * lr` with no transpose, batched dots too, and computes what
+// the interpreter computes; transposes that are not the swap, or whose
+// chain has another user or a non-scalar operand, and skinny results, are
+// left alone.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/dot_output_transpose.h"
+
+#include <vector>
+
+#include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+constexpr const char* kWeightUpdate = R"(
+HloModule m
+ENTRY e {
+  dy = f32[32,72] parameter(0)
+  x = f32[32,80] parameter(1)
+  w = f32[80,72] parameter(2)
+  g = f32[72,80] dot(dy, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  lr = f32[] constant(0.01)
+  b = f32[72,80] broadcast(lr), dimensions={}
+  scaled = f32[72,80] multiply(g, b)
+  negated = f32[72,80] negate(scaled)
+  t = f32[80,72] transpose(negated), dimensions={1,0}
+  ROOT w2 = f32[80,72] add(w, t)
+})";
+
+constexpr const char* kBatched = R"(
+HloModule m
+ENTRY e {
+  a = f32[3,64,5] parameter(0)
+  b = f32[3,5,66] parameter(1)
+  d = f32[3,64,66] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT t = f32[3,66,64] transpose(d), dimensions={0,2,1}
+})";
+
+Literal Values(const Shape& shape, int seed) {
+  Literal literal(shape);
+  auto data = literal.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] =
+        static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
+  }
+  return literal;
+}
+
+int64_t Count(const HloModule& module, HloOpcode opcode) {
+  int64_t count = 0;
+  for (const HloInstruction* instruction : module.entry_computation()->instructions()) {
+    count += instruction->opcode() == opcode;
+  }
+  return count;
+}
+
+TEST(DotOutputTransposeTest, WeightUpdateDotIsSwappedAndAgrees) {
+  auto module = ParseAndReturnUnverifiedModule(kWeightUpdate);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(Count(**module, HloOpcode::kTranspose), 0);
+  ASSERT_EQ(Count(**module, HloOpcode::kDot), 1);
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->opcode() != HloOpcode::kDot) continue;
+    EXPECT_EQ(instruction->shape().dimensions(), (std::vector<int64_t>{80, 72}));
+    EXPECT_EQ(instruction->operand(0)->name(), "x");
+    EXPECT_EQ(instruction->operand(1)->name(), "dy");
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {32, 72}), 0));
+  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {32, 80}), 1));
+  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {80, 72}), 2));
+  testing::ExpectCpuAgrees(kWeightUpdate, arguments, ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotOutputTransposeTest, BatchedDotIsSwappedAndAgrees) {
+  auto module = ParseAndReturnUnverifiedModule(kBatched);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(Count(**module, HloOpcode::kTranspose), 0);
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kDot);
+  const DotDimensionNumbers& numbers = cast<HloDotInstruction>(root)->dot_dimension_numbers();
+  EXPECT_EQ(numbers.lhs_contracting_dimensions(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(numbers.rhs_contracting_dimensions(), (std::vector<int64_t>{2}));
+  std::vector<Literal> arguments;
+  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {3, 64, 5}), 0));
+  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {3, 5, 66}), 1));
+  testing::ExpectCpuAgrees(kBatched, arguments, ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotOutputTransposeTest, OtherTransposesAreLeftAlone) {
+  for (const char* text : {R"(
+HloModule not_the_swap
+ENTRY e {
+  a = f32[3,64,5] parameter(0)
+  b = f32[3,5,66] parameter(1)
+  d = f32[3,64,66] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT t = f32[64,3,66] transpose(d), dimensions={1,0,2}
+})",
+                           R"(
+HloModule skinny
+ENTRY e {
+  a = f32[256,10] parameter(0)
+  b = f32[256,512] parameter(1)
+  d = f32[10,512] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = f32[512,10] transpose(d), dimensions={1,0}
+})",
+                           R"(
+HloModule dot_has_another_user
+ENTRY e {
+  a = f32[64,5] parameter(0)
+  b = f32[5,66] parameter(1)
+  d = f32[64,66] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[66,64] transpose(d), dimensions={1,0}
+  ROOT r = (f32[64,66], f32[66,64]) tuple(d, t)
+})",
+                           R"(
+HloModule tensor_operand
+ENTRY e {
+  a = f32[64,5] parameter(0)
+  b = f32[5,66] parameter(1)
+  c = f32[64,66] parameter(2)
+  d = f32[64,66] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = f32[64,66] add(d, c)
+  ROOT t = f32[66,64] transpose(s), dimensions={1,0}
+})"}) {
+    auto module = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_FALSE(*changed) << text;
+  }
+}
+
+}  // namespace
+}  // namespace axle::cpu
