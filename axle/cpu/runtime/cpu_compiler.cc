@@ -237,11 +237,12 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   pipeline.AddPass<Bf16DotUpcast>();
   // The simplification XLA:CPU runs before fusion: algebraic rewrites,
   // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
-  // folded, common subexpressions merged, then rewrites again on what CSE
-  // and folding exposed. Loop fusions of one iteration space then merge
-  // into multi-output kernels. CSE again after fusion: a producer fused
-  // into several consumers of one kernel is a copy per consumer, computed
-  // once per copy unless merged.
+  // folded, common subexpressions merged, loop-invariant constants (folded
+  // by now) sunk into loop bodies and dropped from the loop state, then
+  // rewrites again on what CSE and folding exposed. Loop fusions of one
+  // iteration space then merge into multi-output kernels. CSE again after
+  // fusion: a producer fused into several consumers of one kernel is a copy
+  // per consumer, computed once per copy unless merged.
   const std::vector<const char*> optimizing = {"layout-normalization",
                                                "batchnorm-expander",
                                                "call-inliner",
@@ -251,6 +252,8 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
                                                "reshape-mover",
                                                "constant-folding",
                                                "cse",
+                                               "while-loop-constant-sinking",
+                                               "while-loop-simplifier",
                                                "algsimp",
                                                "dce",
                                                "dot-epilogue-fusion",

@@ -7,6 +7,7 @@
 #include "axle/hlo/transforms/constant_folding.h"
 #include "axle/hlo/transforms/cse.h"
 #include "axle/hlo/transforms/tuple_simplifier.h"
+#include "axle/hlo/transforms/while_loop_constant_sinking.h"
 #include "axle/hlo/transforms/while_loop_invariant_code_motion.h"
 #include "axle/hlo/transforms/while_loop_simplifier.h"
 
@@ -28,6 +29,7 @@ void AddCleanupPasses(PassFactoryMap* registry) {
   Add<TupleSimplifier>(registry);
   Add<WhileLoopSimplifier>(registry);
   Add<WhileLoopInvariantCodeMotion>(registry);
+  Add<WhileLoopConstantSinking>(registry);
 }
 
 }  // namespace axle
