@@ -191,10 +191,13 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Shape& expected = parameter_shapes_[i];
     const Shape& given = arguments[i].shape();
-    std::string what =
-        absl::StrCat("argument ", i, " (parameter ", entry.parameter_instruction(i)->name(), ")");
+    // Named only on an error: a run must not build strings.
+    auto what = [&] {
+      return absl::StrCat("argument ", i, " (parameter ", entry.parameter_instruction(i)->name(),
+                          ")");
+    };
     if (!ShapeUtil::Compatible(given, expected)) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", given.ToString(false),
+      return absl::InvalidArgumentError(absl::StrCat(what(), " has shape ", given.ToString(false),
                                                      "; expected ", expected.ToString(false)));
     }
     bool layouts_match = true;
@@ -204,11 +207,11 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
       }
     });
     if (!layouts_match) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " has layout ", given.ToString(true),
+      return absl::InvalidArgumentError(absl::StrCat(what(), " has layout ", given.ToString(true),
                                                      "; expected ", expected.ToString(true)));
     }
     views.push_back(arguments[i].ToShapedBuffer(device_ordinal));
-    AXLE_RETURN_IF_ERROR(views.back().CheckValid(what));
+    if (!views.back().CheckValid("").ok()) AXLE_RETURN_IF_ERROR(views.back().CheckValid(what()));
   }
 
   se::DeviceMemoryAllocator* allocator =
