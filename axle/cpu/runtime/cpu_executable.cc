@@ -216,6 +216,7 @@ std::string CpuExecutable::BufferAssignmentText() const {
     if (std::optional<Thunk::BufferUses> uses = thunk.buffer_uses(); uses.has_value()) {
       auto names = [&](const std::vector<int64_t>& values) {
         std::vector<std::string> out;
+        out.reserve(values.size());
         for (int64_t value : values) out.push_back(value_name(value));
         return absl::StrJoin(out, " ");
       };
