@@ -46,6 +46,8 @@ const HloInstruction* Named(const HloModule& module, absl::string_view name) {
 // The arena is the temp allocation; temporaries live together are apart.
 void ExpectArenaValid(const cpu::CpuExecutable& cpu) {
   const BufferAssignment& assignment = cpu.buffer_assignment();
+  absl::Status verified = VerifyBufferAssignment(assignment);
+  EXPECT_TRUE(verified.ok()) << verified << "\n" << cpu.BufferAssignmentText();
   EXPECT_EQ(cpu.arena_size_bytes(), assignment.temp_allocation_total_size());
   const int64_t temp = assignment.temp_allocation_index();
   std::vector<int64_t> temps;

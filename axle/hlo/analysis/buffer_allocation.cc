@@ -36,10 +36,8 @@ ArenaPacking PackArena(absl::Span<const ArenaBlock> blocks, int64_t alignment) {
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   auto size_of = [&](size_t i) { return RoundUp(blocks[i].size, alignment); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (size_of(a) != size_of(b)) return size_of(a) > size_of(b);
-    return blocks[a].first < blocks[b].first;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return blocks[a].size > blocks[b].size; });
   ArenaPacking packing;
   packing.offsets.assign(n, 0);
   std::vector<size_t> placed;

@@ -134,6 +134,8 @@ ENTRY e {
   auto assignment = AssignLogicalBuffers(buffers);
   ASSERT_TRUE(assignment.ok()) << assignment.status();
   const BufferAssignment& out = **assignment;
+  absl::Status verified = VerifyBufferAssignment(out);
+  EXPECT_TRUE(verified.ok()) << verified;
   ASSERT_EQ(out.Allocations().size(), 3u);
   EXPECT_EQ(out.temp_allocation_index(), 2);
   // Largest first: the scratch (128 bytes rounded) at 0; a and b, live
@@ -159,6 +161,27 @@ ENTRY e {
   EXPECT_NE(text.find("  scratch of b: offset "), std::string::npos) << text;
   EXPECT_NE(text.find("  %n{} (e): offset 0, size 64, live [2, 3]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("temp arena: 256 bytes"), std::string::npos) << text;
+}
+
+TEST(AssignLogicalBuffersTest, RandomBuffersVerify) {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 100; ++trial) {
+    std::vector<LogicalBuffer> buffers(1 + random() % 40);
+    for (size_t b = 0; b < buffers.size(); ++b) {
+      buffers[b].size = static_cast<int64_t>(random() % 3000);
+      buffers[b].first = static_cast<int64_t>(random() % 30);
+      buffers[b].last = buffers[b].first + static_cast<int64_t>(random() % 8);
+      buffers[b].label = "b";
+      if (random() % 5 == 0) {
+        buffers[b].kind = BufferAllocation::Kind::kParameter;
+        buffers[b].parameter_number = static_cast<int64_t>(b);
+      }
+    }
+    auto assignment = AssignLogicalBuffers(buffers);
+    ASSERT_TRUE(assignment.ok()) << assignment.status();
+    absl::Status verified = VerifyBufferAssignment(**assignment);
+    EXPECT_TRUE(verified.ok()) << verified << "\n" << (*assignment)->ToString();
+  }
 }
 
 TEST(AssignLogicalBuffersTest, BadBuffersAreErrors) {

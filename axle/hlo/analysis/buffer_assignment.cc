@@ -478,8 +478,49 @@ class BufferAssigner {
   std::vector<int64_t> def_, last_use_;
 };
 
+namespace {
+
+// A backend's assignment (AssignLogicalBuffers): the live ranges it gave.
+absl::Status VerifyLogicalBuffers(const BufferAssignment& assignment,
+                                  const BufferAssignmentOptions& options) {
+  struct Entry {
+    int64_t buffer;
+    BufferSlice slice;
+    std::pair<int64_t, int64_t> range;
+  };
+  std::vector<Entry> temps;
+  for (int64_t b = 0; b < assignment.num_buffers(); ++b) {
+    const BufferSlice& slice = assignment.buffer_slice(b);
+    const BufferAllocation& allocation = assignment.Allocations().at(slice.allocation);
+    if (slice.offset < 0 || slice.offset + slice.size > allocation.size()) {
+      return absl::InternalError(
+          absl::StrCat("buffer ", b, " lies outside allocation ", slice.allocation));
+    }
+    if (allocation.kind() != BufferAllocation::Kind::kTemp) continue;
+    if (slice.offset % options.alignment != 0) {
+      return absl::InternalError(
+          absl::StrCat("buffer ", b, " is at unaligned offset ", slice.offset));
+    }
+    if (slice.size > 0) temps.push_back({b, slice, assignment.buffer_live_range(b)});
+  }
+  std::sort(temps.begin(), temps.end(),
+            [](const Entry& a, const Entry& b) { return a.range.first < b.range.first; });
+  for (size_t i = 0; i < temps.size(); ++i) {
+    for (size_t j = i + 1; j < temps.size() && temps[j].range.first <= temps[i].range.second; ++j) {
+      if (!temps[i].slice.Overlaps(temps[j].slice)) continue;
+      return absl::InternalError(absl::StrCat("buffers ", temps[i].buffer, " and ", temps[j].buffer,
+                                              " are live together at ", temps[j].range.first,
+                                              " but share bytes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
                                     const BufferAssignmentOptions& options) {
+  if (assignment.sequence().empty()) return VerifyLogicalBuffers(assignment, options);
   // Liveness recomputed from the sequence alone: a value is live from its
   // instruction (a called computation's parameters: from the computation's
   // first instruction) to its last user, a user inside a called computation

@@ -178,9 +178,9 @@ struct LogicalBuffer {
 
 // Blocks of memory placed in one arena: offsets[i] for blocks[i] and the
 // arena's size, both multiples of `alignment`. Greedy first fit, largest
-// first (ties: earlier start first, then given order), as XLA's heap
-// simulator starts from: each block goes at the lowest offset free of every
-// placed block whose live range intersects its own. An empty block is at 0.
+// first (ties in the order given), as XLA's heap simulator starts from:
+// each block goes at the lowest offset free of every placed block whose
+// live range intersects its own. An empty block is at 0.
 struct ArenaBlock {
   int64_t size = 0;
   int64_t first = 0;
@@ -272,10 +272,10 @@ class BufferAssignment {
   std::vector<AliasedOutput> aliased_outputs_;
 };
 
-// Checks the assignment against its own liveness: no two values of
-// different buffers whose live ranges overlap share bytes, every slice lies
-// inside its allocation and every temp offset is aligned. For tests and for
-// debugging a backend.
+// Checks the assignment: no two buffers live together share bytes (ranges
+// recomputed from sequence(), or as given to AssignLogicalBuffers when it
+// is empty), every slice lies inside its allocation and every temp offset
+// is aligned. For tests and for debugging a backend.
 absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
                                     const BufferAssignmentOptions& options = {});
 
