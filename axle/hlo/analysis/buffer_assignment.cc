@@ -68,6 +68,7 @@ class BufferAssigner {
     MergeStructural();
     ComputeValueTimes();
     MergeAcrossCalls();
+    MergeInPlace();
     absl::Status status = MergeEntryAliases();
     if (!status.ok()) return status;
     status = Allocate();
@@ -366,6 +367,63 @@ class BufferAssigner {
             [&](const Shape&, const ShapeIndex& index) { MergeWhileInit(instruction, index); });
       }
     }
+  }
+
+  // --- A backend's in-place ops (options_.can_share_with_operand) ----------
+  void MergeInPlace() {
+    if (!options_.can_share_with_operand) return;
+    for (const HloInstruction* instruction : out_->sequence_) {
+      const HloComputation* computation = instruction->parent();
+      if (IsControlFlow(*instruction) || multi_called_.contains(computation)) continue;
+      for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+        const int64_t operand = ValueId(instruction->operand(i), {});
+        if (operand < 0 || !instruction->operand(i)->shape().IsArray()) continue;
+        ShapeUtil::ForEachSubshape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              const int64_t result = ValueId(instruction, index);
+              if (!shape.IsArray() || result < 0 || Find(operand) == Find(result) ||
+                  sizes_[operand] != sizes_[result] ||
+                  !options_.can_share_with_operand(*instruction, i, index) ||
+                  !CanTakeOver(operand, result, instruction, i)) {
+                return;
+              }
+              Union(operand, result);
+            });
+      }
+    }
+  }
+
+  // Whether `result` (of `writer`) may take over the buffer of `operand`,
+  // operand `number` of `writer`; see BufferAssignmentOptions.
+  bool CanTakeOver(int64_t operand, int64_t result, const HloInstruction* writer, int64_t number) {
+    const HloComputation* computation = writer->parent();
+    const int64_t at = time_.at(writer);
+    auto local = [&](const HloInstruction* instruction) {
+      return instruction->parent() == computation &&
+             instruction->opcode() != HloOpcode::kParameter &&
+             instruction->opcode() != HloOpcode::kConstant;
+    };
+    for (int64_t m : members_[Find(operand)]) {
+      const HloInstruction* instruction = values_[m].instruction;
+      if (!local(instruction) || instruction == computation->root_instruction()) return false;
+      for (const HloInstruction* user : instruction->users()) {
+        if (TimeIn(user, computation) > at) return false;
+      }
+    }
+    for (int64_t m : members_[Find(result)]) {
+      const HloInstruction* instruction = values_[m].instruction;
+      if (!local(instruction) || time_.at(instruction) < at) return false;
+    }
+    for (int64_t j = 0; j < writer->operand_count(); ++j) {
+      bool in_buffer = false;
+      ShapeUtil::ForEachSubshape(writer->operand(j)->shape(),
+                                 [&](const Shape&, const ShapeIndex& index) {
+                                   const int64_t id = ValueId(writer->operand(j), index);
+                                   in_buffer |= id >= 0 && Find(id) == Find(operand);
+                                 });
+      if (j != number && in_buffer) return false;
+    }
+    return true;
   }
 
   absl::Status MergeEntryAliases() {

@@ -51,6 +51,7 @@
 #define AXLE_HLO_ANALYSIS_BUFFER_ASSIGNMENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,17 @@ struct BufferAssignmentOptions {
   int64_t alignment = kBufferAlignment;
   // Bytes of one entry of a tuple's index table (a pointer).
   int64_t pointer_size = 8;
+  // AssignBuffers only, a backend's choice (XLA's can-share-buffer hook):
+  // whether `user` computes its result at `output_index` correctly when it
+  // is written over operand `operand_number` (an array), e.g. an
+  // elementwise kernel, dynamic-update-slice or scatter. The two then share
+  // a buffer when nothing reads the operand after `user`, no other operand
+  // of `user` is in that buffer, both are the values of one computation
+  // (neither a parameter nor a constant, the operand no root) and the
+  // result's buffer holds nothing computed earlier. Null: no such sharing.
+  std::function<bool(const HloInstruction& user, int64_t operand_number,
+                     const ShapeIndex& output_index)>
+      can_share_with_operand;
 };
 
 // One value: the subshape `index` of `instruction`'s result.
