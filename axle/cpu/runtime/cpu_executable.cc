@@ -8,15 +8,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/alignment.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
-#include "axle/cpu/runtime/arena_layout.h"
 
 namespace axle::cpu {
 namespace {
@@ -64,60 +66,7 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
   if (EnvironmentOptions::Read().profile) {
     profile_ = std::make_unique<Profile>(program_.thunks.size());
   }
-  const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
-  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
-  // Live ranges over thunk indices; without every thunk's uses, all
-  // temporaries live throughout. Result leaves live to the end (the copy).
-  std::vector<LiveRange> live(num_temporaries, LiveRange{0, num_thunks});
-  std::vector<bool> seen(num_temporaries, false);
-  bool uses_known = true;
-  auto temporary_of = [&](int64_t value) -> int64_t {
-    const ValueSlot& slot = program_.values[value];
-    return slot.kind == ValueSlot::Kind::kTemporary ? slot.temporary : -1;
-  };
-  auto touch = [&](int64_t value, int64_t index) {
-    const int64_t t = temporary_of(value);
-    if (t < 0) return;
-    if (!seen[t]) live[t] = LiveRange{index, index};
-    seen[t] = true;
-    live[t].first = std::min(live[t].first, index);
-    live[t].last = std::max(live[t].last, index);
-  };
-  for (int64_t i = 0; i < num_thunks && uses_known; ++i) {
-    std::optional<Thunk::BufferUses> uses = program_.thunks[i]->buffer_uses();
-    if (!uses.has_value()) {
-      uses_known = false;
-      break;
-    }
-    for (int64_t value : uses->writes) touch(value, i);
-    for (int64_t value : uses->reads) touch(value, i);
-  }
-  if (!uses_known) live.assign(num_temporaries, LiveRange{0, num_thunks});
-  for (int64_t t = 0; t < num_temporaries; ++t) {
-    if (!seen[t]) live[t] = LiveRange{0, num_thunks};
-  }
-  for (const auto& [index, value] : program_.result_leaves) {
-    const int64_t t = temporary_of(value);
-    if (t >= 0) live[t].last = num_thunks;
-  }
-  for (const LiveRange& range : live) temporary_live_.emplace_back(range.first, range.last);
-  // Each thunk's scratch memory: a block live during that thunk only.
-  std::vector<int64_t> sizes = program_.temporary_sizes;
-  scratch_offsets_.assign(num_thunks, -1);
-  for (int64_t i = 0; i < num_thunks; ++i) {
-    const int64_t bytes = program_.thunks[i]->scratch_bytes();
-    if (bytes <= 0) continue;
-    scratch_offsets_[i] = static_cast<int64_t>(sizes.size());
-    sizes.push_back(bytes);
-    live.push_back(LiveRange{i, i});
-  }
-  ArenaLayout layout = LayOutArena(sizes, live, kBufferAlignment);
-  for (int64_t i = 0; i < num_thunks; ++i) {
-    if (scratch_offsets_[i] >= 0) scratch_offsets_[i] = layout.offsets[scratch_offsets_[i]];
-  }
-  layout.offsets.resize(num_temporaries);
-  temporary_offsets_ = std::move(layout.offsets);
-  arena_size_ = layout.size_bytes;
+  LayOutBuffers();
   for (int64_t size : program_.temporary_sizes) temporaries_bytes_ += RoundUpToAlignment(size);
   temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
   std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
@@ -132,6 +81,121 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
   }
 }
 
+void CpuExecutable::LayOutBuffers() {
+  const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
+  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
+  // Live ranges of the temporaries over thunk indices (a thunk's uses name
+  // values; a temporary is a buffer). Result leaves live to the end (the
+  // copy, or the caller's read when written into the result).
+  std::vector<std::optional<StepUses>> steps;
+  for (const std::unique_ptr<Thunk>& thunk : program_.thunks) {
+    std::optional<Thunk::BufferUses> uses = thunk->buffer_uses();
+    if (!uses.has_value()) {
+      steps.emplace_back();
+      continue;
+    }
+    StepUses step;
+    for (const auto& [values, buffers] :
+         {std::pair{&uses->reads, &step.reads}, std::pair{&uses->writes, &step.writes}}) {
+      for (int64_t value : *values) {
+        const ValueSlot& slot = program_.values[value];
+        if (slot.kind == ValueSlot::Kind::kTemporary) buffers->push_back(slot.temporary);
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  std::vector<std::pair<int64_t, int64_t>> live = LiveRangesOverSteps(num_temporaries, steps);
+  std::vector<bool> live_out(num_temporaries, false);
+  for (const auto& [index, value] : program_.result_leaves) {
+    const ValueSlot& slot = program_.values[value];
+    if (slot.kind != ValueSlot::Kind::kTemporary) continue;
+    live[slot.temporary].second = num_thunks;
+    live_out[slot.temporary] = true;
+  }
+  // Logical buffers: temporaries 0..n-1, then each thunk's scratch memory
+  // (live during that thunk only), then parameters and constants.
+  std::vector<LogicalBuffer> buffers(num_temporaries);
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    buffers[t].size = program_.temporary_sizes[t];
+    buffers[t].first = live[t].first;
+    buffers[t].last = live[t].second;
+    buffers[t].live_out = live_out[t];
+  }
+  std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameters;
+  std::map<int64_t, int64_t> constants;
+  std::vector<LogicalBuffer> others;
+  for (size_t v = 0; v < program_.values.size(); ++v) {
+    const ValueSlot& slot = program_.values[v];
+    LogicalBuffer* buffer = nullptr;
+    switch (slot.kind) {
+      case ValueSlot::Kind::kTemporary:
+        buffer = &buffers[slot.temporary];
+        break;
+      case ValueSlot::Kind::kParameter: {
+        auto [it, inserted] = parameters.try_emplace({slot.parameter, slot.parameter_index},
+                                                     static_cast<int64_t>(others.size()));
+        if (inserted) {
+          others.emplace_back();
+          others.back().kind = BufferAllocation::Kind::kParameter;
+          others.back().parameter_number = slot.parameter;
+          others.back().parameter_index = slot.parameter_index;
+          others.back().size = slot.size_bytes;
+        }
+        buffer = &others[it->second];
+        break;
+      }
+      case ValueSlot::Kind::kConstant: {
+        auto [it, inserted] =
+            constants.try_emplace(slot.constant, static_cast<int64_t>(others.size()));
+        if (inserted) {
+          others.emplace_back();
+          others.back().kind = BufferAllocation::Kind::kConstant;
+          others.back().size = slot.size_bytes;
+        }
+        buffer = &others[it->second];
+        break;
+      }
+    }
+    if (slot.instruction != nullptr) {
+      buffer->values.push_back({slot.instruction, slot.index});
+    } else if (buffer->label.empty()) {
+      // As the thunk listing names it.
+      buffer->label = slot.name.empty() ? absl::StrCat("v", v) : slot.name;
+    }
+  }
+  scratch_offsets_.assign(num_thunks, -1);
+  std::vector<int64_t> scratch_buffer(num_thunks, -1);
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    const int64_t bytes = program_.thunks[i]->scratch_bytes();
+    if (bytes <= 0) continue;
+    scratch_buffer[i] = static_cast<int64_t>(buffers.size());
+    LogicalBuffer scratch;
+    scratch.size = bytes;
+    scratch.first = scratch.last = i;
+    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program_.thunks[i]->name());
+    buffers.push_back(std::move(scratch));
+  }
+  for (LogicalBuffer& buffer : others) buffers.push_back(std::move(buffer));
+  // A temporary left unused (its values moved to another by ShareTemporary)
+  // has no value and no bytes: no line in the dump, offset 0.
+  BufferAssignmentOptions options;
+  options.alignment = kBufferAlignment;
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assigned =
+      AssignLogicalBuffers(std::move(buffers), options);
+  CHECK(assigned.ok()) << assigned.status();  // the buffers above are well formed
+  assignment_ = std::move(assigned).value();
+  temporary_offsets_.resize(num_temporaries);
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    temporary_offsets_[t] = assignment_->buffer_slice(t).offset;
+  }
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    if (scratch_buffer[i] >= 0) {
+      scratch_offsets_[i] = assignment_->buffer_slice(scratch_buffer[i]).offset;
+    }
+  }
+  arena_size_ = assignment_->temp_allocation_total_size();
+}
+
 CpuExecutable::~CpuExecutable() {
   if (profile_ != nullptr && profile_->runs.load() > 0) {
     std::fprintf(stderr, "%s", ProfileReport().c_str());
@@ -139,19 +203,20 @@ CpuExecutable::~CpuExecutable() {
 }
 
 std::string CpuExecutable::BufferAssignmentText() const {
-  std::string text = absl::StrCat("arena: ", arena_size_, " bytes (", temporaries_bytes_,
-                                  " bytes of temporaries without reuse), 64-byte aligned\n");
+  std::string text = assignment_->ToString();
+  absl::StrAppend(&text, "temporaries without reuse: ", temporaries_bytes_, " bytes\n");
   auto value_name = [&](int64_t value) {
     const std::string& name = program_.values[value].name;
     return name.empty() ? absl::StrCat("v", value) : name;
   };
-  absl::StrAppend(&text, "thunks, in order:\n");
+  absl::StrAppend(&text, "thunks, in order (the positions of the live ranges):\n");
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     const Thunk& thunk = *program_.thunks[i];
     absl::StrAppend(&text, "  ", i, " %", thunk.name());
     if (std::optional<Thunk::BufferUses> uses = thunk.buffer_uses(); uses.has_value()) {
       auto names = [&](const std::vector<int64_t>& values) {
         std::vector<std::string> out;
+        out.reserve(values.size());
         for (int64_t value : values) out.push_back(value_name(value));
         return absl::StrJoin(out, " ");
       };
@@ -162,30 +227,6 @@ std::string CpuExecutable::BufferAssignmentText() const {
     if (scratch_offsets_[i] >= 0) {
       absl::StrAppend(&text, "; scratch ", thunk.scratch_bytes(), " bytes at +",
                       scratch_offsets_[i]);
-    }
-    text += "\n";
-  }
-  absl::StrAppend(&text, "values:\n");
-  for (size_t v = 0; v < program_.values.size(); ++v) {
-    const ValueSlot& slot = program_.values[v];
-    absl::StrAppend(&text, "  ", value_name(static_cast<int64_t>(v)), ": ", slot.size_bytes,
-                    " bytes, ");
-    switch (slot.kind) {
-      case ValueSlot::Kind::kParameter:
-        absl::StrAppend(&text, "parameter ", slot.parameter, " {",
-                        absl::StrJoin(slot.parameter_index, ","), "}");
-        break;
-      case ValueSlot::Kind::kConstant:
-        absl::StrAppend(&text, "constant ", slot.constant);
-        break;
-      case ValueSlot::Kind::kTemporary: {
-        const int64_t t = slot.temporary;
-        absl::StrAppend(&text, "temporary ", t, " at +", temporary_offsets_[t],
-                        ", live in thunks [", temporary_live_[t].first, ", ",
-                        temporary_live_[t].second, "]");
-        if (temporary_result_leaf_[t] >= 0) absl::StrAppend(&text, ", written into the result");
-        break;
-      }
     }
     text += "\n";
   }

@@ -14,8 +14,14 @@
 //
 // Temporaries live in an arena: one 64-byte aligned block (2 MiB aligned
 // and huge-page advised when large) holding every temporary at a fixed
-// offset; temporaries whose live ranges over the thunk sequence do not
-// intersect share memory (arena_layout.h). The executable keeps the
+// offset. The offsets come from the shared buffer assignment
+// (axle/hlo/analysis/buffer_assignment.h): each temporary and each thunk's
+// scratch memory is a logical buffer, live over the thunks that touch it
+// (LiveRangesOverSteps over the thunks' buffer uses), and AssignLogicalBuffers
+// packs them so that those whose live ranges do not intersect share
+// memory. Which values share one temporary in the first place (plumbing,
+// in-place thunks, loop state written in place) is the program builder's
+// choice (program_builder.h, in_place.h). The executable keeps the
 // arenas of finished runs and hands them to the next ones, so concurrent
 // runs each have their own and a steady-state run allocates nothing from
 // the OS (page faults cost 11-14 us per 4 KiB page here, PEERS.md).
@@ -31,6 +37,7 @@
 
 #include "axle/core/literal.h"
 #include "axle/cpu/runtime/thunk.h"
+#include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -45,6 +52,9 @@ struct ValueSlot {
   int64_t temporary = 0;       // kTemporary: index into the run's temporaries
   int64_t size_bytes = 0;
   std::string name;  // the HLO value, for dumps ("%fusion.3", "%t{1}")
+  // The HLO value it holds (null for a copy or scratch slot).
+  const HloInstruction* instruction = nullptr;
+  ShapeIndex index;
 };
 
 struct CpuProgram {
@@ -77,10 +87,16 @@ class CpuExecutable : public Executable {
   // profile. Empty when profiling is off.
   std::string ProfileReport() const;
 
-  // The buffer assignment as text: each thunk in order with the values it
-  // reads and writes and its scratch memory, each value with its kind,
-  // size and, for temporaries, arena offset and live range. AXLE_DUMP_TO
-  // writes it as MODULE.buffer-assignment.txt.
+  // The shared buffer assignment the arena was laid out by: logical
+  // buffers are the temporaries, then each thunk's scratch memory, then
+  // the parameters and constants.
+  const BufferAssignment& buffer_assignment() const { return *assignment_; }
+
+  // The buffer assignment as text: BufferAssignment::ToString() (every
+  // allocation with the values in it, temporaries with arena offset and
+  // live range over thunk indices), then each thunk in order with the
+  // values it reads and writes. AXLE_DUMP_TO writes it as
+  // MODULE.buffer-assignment.txt.
   std::string BufferAssignmentText() const;
 
  protected:
@@ -90,6 +106,10 @@ class CpuExecutable : public Executable {
 
  private:
   class Arena;
+  // Lays out the temporaries and scratch memory with the shared buffer
+  // assignment (sets assignment_, temporary_offsets_, scratch_offsets_,
+  // arena_size_).
+  void LayOutBuffers();
   // A free arena, or a new one when none is free.
   absl::StatusOr<std::unique_ptr<Arena>> AcquireArena() const;
   void ReleaseArena(std::unique_ptr<Arena> arena) const;
@@ -97,8 +117,7 @@ class CpuExecutable : public Executable {
   CpuProgram program_;
   // Offset of each temporary in the arena (multiples of 64).
   std::vector<int64_t> temporary_offsets_;
-  // Each temporary's live range over thunk indices.
-  std::vector<std::pair<int64_t, int64_t>> temporary_live_;
+  std::unique_ptr<const BufferAssignment> assignment_;
   // Offset of each thunk's scratch memory in the arena, or -1.
   std::vector<int64_t> scratch_offsets_;
   // For each temporary: the index into program_.result_leaves of the one

@@ -322,7 +322,7 @@ TEST_F(ParallelTest, ProfileTimesEachThunk) {
   // The buffer assignment names the values and gives every thunk a line.
   const std::string assignment = cpu->BufferAssignmentText();
   EXPECT_NE(assignment.find("arena: "), std::string::npos) << assignment;
-  EXPECT_NE(assignment.find("parameter 0 {}"), std::string::npos) << assignment;
+  EXPECT_NE(assignment.find("parameter 0 at {}"), std::string::npos) << assignment;
   EXPECT_NE(assignment.find(": reads %"), std::string::npos) << assignment;
   // Off by default.
   auto quiet = Compile(kSoftmaxRows);

@@ -260,6 +260,8 @@ int64_t ProgramBuilder::DefineTemporary(const HloInstruction* instruction, const
                                         const Shape& shape) {
   int64_t id = NewTemporary(shape);
   program_.values[id].name = ValueName(*instruction, index);
+  program_.values[id].instruction = instruction;
+  program_.values[id].index = index;
   values_[{instruction, index}] = id;
   return id;
 }
@@ -324,6 +326,8 @@ int64_t ProgramBuilder::Define(const HloInstruction* instruction, const ShapeInd
                                ValueSlot slot) {
   int64_t id = static_cast<int64_t>(program_.values.size());
   slot.name = ValueName(*instruction, index);
+  slot.instruction = instruction;
+  slot.index = index;
   program_.values.push_back(std::move(slot));
   values_[{instruction, index}] = id;
   return id;

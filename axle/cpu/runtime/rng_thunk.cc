@@ -95,7 +95,7 @@ absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
 }
 
 absl::Status RngBitGeneratorThunk::Execute(const ThunkContext& context) const {
-  // A thunk's operands and results never share memory (arena_layout.h).
+  // A thunk's operands and results never share memory (buffer_assignment.h).
   const auto* state = static_cast<const uint64_t*>(context.address(state_value_));
   auto* new_state = static_cast<uint64_t*>(context.address(new_state_value_));
   GenerateRandomBits(algorithm_, absl::MakeConstSpan(state, state_size_), bits_shape_,

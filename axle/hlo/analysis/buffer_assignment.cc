@@ -3,9 +3,9 @@
 // The steps: lay out the sequential order; make one value per subshape;
 // union the values that are the same memory by construction; union across
 // control-flow boundaries where that is safe (else record a RequiredCopy);
-// give each resulting buffer a live range; then allocations: parameters,
-// constants, live-out, and a first-fit packing of the rest into the temp
-// arena.
+// give each resulting buffer a live range; then hand the buffers to the
+// core (buffer_allocation.cc): parameters, constants, live-out, and a
+// first-fit packing of the rest into the temp arena.
 #include "axle/hlo/analysis/buffer_assignment.h"
 
 #include <algorithm>
@@ -18,30 +18,12 @@
 
 namespace axle {
 
-absl::string_view BufferAllocationKindName(BufferAllocation::Kind kind) {
-  switch (kind) {
-    case BufferAllocation::Kind::kParameter:
-      return "parameter";
-    case BufferAllocation::Kind::kConstant:
-      return "constant";
-    case BufferAllocation::Kind::kOutput:
-      return "output";
-    case BufferAllocation::Kind::kTemp:
-      return "temp";
-  }
-  return "?";
-}
-
 namespace {
 
 bool IsControlFlow(const HloInstruction& instruction) {
   return instruction.opcode() == HloOpcode::kWhile ||
          instruction.opcode() == HloOpcode::kConditional ||
          instruction.opcode() == HloOpcode::kCall;
-}
-
-int64_t RoundUp(int64_t value, int64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
 }
 
 // Computes out[i] from in[i] only, so its result may overwrite an operand it
@@ -86,6 +68,7 @@ class BufferAssigner {
     MergeStructural();
     ComputeValueTimes();
     MergeAcrossCalls();
+    MergeInPlace();
     absl::Status status = MergeEntryAliases();
     if (!status.ok()) return status;
     status = Allocate();
@@ -386,6 +369,63 @@ class BufferAssigner {
     }
   }
 
+  // --- A backend's in-place ops (options_.can_share_with_operand) ----------
+  void MergeInPlace() {
+    if (!options_.can_share_with_operand) return;
+    for (const HloInstruction* instruction : out_->sequence_) {
+      const HloComputation* computation = instruction->parent();
+      if (IsControlFlow(*instruction) || multi_called_.contains(computation)) continue;
+      for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+        const int64_t operand = ValueId(instruction->operand(i), {});
+        if (operand < 0 || !instruction->operand(i)->shape().IsArray()) continue;
+        ShapeUtil::ForEachSubshape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              const int64_t result = ValueId(instruction, index);
+              if (!shape.IsArray() || result < 0 || Find(operand) == Find(result) ||
+                  sizes_[operand] != sizes_[result] ||
+                  !options_.can_share_with_operand(*instruction, i, index) ||
+                  !CanTakeOver(operand, result, instruction, i)) {
+                return;
+              }
+              Union(operand, result);
+            });
+      }
+    }
+  }
+
+  // Whether `result` (of `writer`) may take over the buffer of `operand`,
+  // operand `number` of `writer`; see BufferAssignmentOptions.
+  bool CanTakeOver(int64_t operand, int64_t result, const HloInstruction* writer, int64_t number) {
+    const HloComputation* computation = writer->parent();
+    const int64_t at = time_.at(writer);
+    auto local = [&](const HloInstruction* instruction) {
+      return instruction->parent() == computation &&
+             instruction->opcode() != HloOpcode::kParameter &&
+             instruction->opcode() != HloOpcode::kConstant;
+    };
+    for (int64_t m : members_[Find(operand)]) {
+      const HloInstruction* instruction = values_[m].instruction;
+      if (!local(instruction) || instruction == computation->root_instruction()) return false;
+      for (const HloInstruction* user : instruction->users()) {
+        if (TimeIn(user, computation) > at) return false;
+      }
+    }
+    for (int64_t m : members_[Find(result)]) {
+      const HloInstruction* instruction = values_[m].instruction;
+      if (!local(instruction) || time_.at(instruction) < at) return false;
+    }
+    for (int64_t j = 0; j < writer->operand_count(); ++j) {
+      bool in_buffer = false;
+      ShapeUtil::ForEachSubshape(writer->operand(j)->shape(),
+                                 [&](const Shape&, const ShapeIndex& index) {
+                                   const int64_t id = ValueId(writer->operand(j), index);
+                                   in_buffer |= id >= 0 && Find(id) == Find(operand);
+                                 });
+      if (j != number && in_buffer) return false;
+    }
+    return true;
+  }
+
   absl::Status MergeEntryAliases() {
     const HloComputation* entry = module_.entry_computation();
     for (const auto& alias : module_.input_output_alias_config().aliases()) {
@@ -420,29 +460,31 @@ class BufferAssigner {
   }
 
   // --- Allocations ----------------------------------------------------------
+  // One logical buffer per union of values, in the order of their first
+  // value; the core (AssignLogicalBuffers) places them.
   absl::Status Allocate() {
     const HloComputation* entry = module_.entry_computation();
-    std::vector<int64_t> buffers;
-    for (size_t v = 0; v < values_.size(); ++v) {
-      if (Find(static_cast<int64_t>(v)) == static_cast<int64_t>(v)) buffers.push_back(v);
-    }
     absl::flat_hash_set<int64_t> live_out;
     ShapeUtil::ForEachSubshape(entry->root_instruction()->shape(),
                                [&](const Shape&, const ShapeIndex& index) {
                                  int64_t id = ValueId(entry->root_instruction(), index);
                                  if (id >= 0) live_out.insert(Find(id));
                                });
-    std::vector<int64_t> temps;
-    out_->buffer_ranges_.resize(values_.size());
-    for (int64_t buffer : buffers) {
-      int64_t size = 0, start = -1, end = 0;
+    std::vector<LogicalBuffer> buffers;
+    for (size_t v = 0; v < values_.size(); ++v) {
+      const int64_t root = static_cast<int64_t>(v);
+      if (Find(root) != root) continue;
+      LogicalBuffer buffer;
+      std::vector<int64_t> members = members_[root];
+      std::sort(members.begin(), members.end());
       const HloInstruction* parameter = nullptr;
-      ShapeIndex parameter_index;
       const HloInstruction* constant = nullptr;
-      for (int64_t m : members_[buffer]) {
-        size = std::max(size, sizes_[m]);
-        start = start < 0 ? def_[m] : std::min(start, def_[m]);
-        end = std::max(end, last_use_[m]);
+      buffer.first = -1;
+      for (int64_t m : members) {
+        buffer.size = std::max(buffer.size, sizes_[m]);
+        buffer.first = buffer.first < 0 ? def_[m] : std::min(buffer.first, def_[m]);
+        buffer.last = std::max(buffer.last, last_use_[m]);
+        buffer.values.push_back(values_[m]);
         const HloInstruction* instruction = values_[m].instruction;
         if (instruction->opcode() == HloOpcode::kParameter && instruction->parent() == entry) {
           if (parameter != nullptr) {
@@ -450,94 +492,32 @@ class BufferAssigner {
                                                     instruction->name(), " share a buffer"));
           }
           parameter = instruction;
-          parameter_index = values_[m].index;
+          buffer.parameter_number = cast<HloParameterInstruction>(parameter)->parameter_number();
+          buffer.parameter_index = values_[m].index;
         }
         if (instruction->opcode() == HloOpcode::kConstant) constant = instruction;
       }
-      out_->buffer_ranges_[buffer] = {start, end};
-      BufferAllocation::Kind kind = BufferAllocation::Kind::kTemp;
+      buffer.last = std::max(buffer.last, buffer.first);
+      buffer.live_out = live_out.contains(root);
       if (parameter != nullptr) {
-        kind = BufferAllocation::Kind::kParameter;
+        buffer.kind = BufferAllocation::Kind::kParameter;
       } else if (constant != nullptr) {
-        kind = BufferAllocation::Kind::kConstant;
-      } else if (live_out.contains(buffer)) {
-        kind = BufferAllocation::Kind::kOutput;
+        buffer.kind = BufferAllocation::Kind::kConstant;
+      } else if (buffer.live_out) {
+        buffer.kind = BufferAllocation::Kind::kOutput;
       }
-      if (kind == BufferAllocation::Kind::kTemp) {
-        temps.push_back(buffer);
-        continue;
-      }
-      BufferAllocation& allocation = NewAllocation(kind, size);
-      allocation.live_out_ = live_out.contains(buffer);
-      if (parameter != nullptr) {
-        allocation.parameter_number_ = cast<HloParameterInstruction>(parameter)->parameter_number();
-        allocation.parameter_index_ = parameter_index;
-      }
-      Place(buffer, allocation, 0);
+      buffers.push_back(std::move(buffer));
     }
-    PackTemps(temps);
+    absl::StatusOr<std::unique_ptr<BufferAssignment>> assigned =
+        AssignLogicalBuffers(std::move(buffers), options_);
+    if (!assigned.ok()) return assigned.status();
+    std::unique_ptr<BufferAssignment> out = std::move(assigned).value();
+    out->sequence_ = std::move(out_->sequence_);
+    out->orders_ = std::move(out_->orders_);
+    out->copies_ = std::move(out_->copies_);
+    out->aliased_outputs_ = std::move(out_->aliased_outputs_);
+    out_ = std::move(out);
     return absl::OkStatus();
-  }
-
-  BufferAllocation& NewAllocation(BufferAllocation::Kind kind, int64_t size) {
-    BufferAllocation allocation;
-    allocation.index_ = static_cast<int64_t>(out_->allocations_.size());
-    allocation.kind_ = kind;
-    allocation.size_ = size;
-    out_->allocations_.push_back(std::move(allocation));
-    return out_->allocations_.back();
-  }
-
-  void Place(int64_t buffer, BufferAllocation& allocation, int64_t offset) {
-    std::vector<int64_t> members = members_[buffer];
-    std::sort(members.begin(), members.end());
-    for (int64_t m : members) {
-      BufferSlice slice{allocation.index_, offset, sizes_[m]};
-      allocation.assigned_.push_back({values_[m], offset, sizes_[m]});
-      out_->values_[{values_[m].instruction, values_[m].index}] = {slice, buffer};
-    }
-  }
-
-  // First fit, largest buffers first: each buffer goes at the lowest aligned
-  // offset not used by a placed buffer whose live range overlaps its own.
-  void PackTemps(std::vector<int64_t> temps) {
-    if (temps.empty()) return;
-    auto size_of = [&](int64_t buffer) {
-      int64_t size = 0;
-      for (int64_t m : members_[buffer]) size = std::max(size, sizes_[m]);
-      return RoundUp(size, options_.alignment);
-    };
-    std::stable_sort(temps.begin(), temps.end(), [&](int64_t a, int64_t b) {
-      int64_t sa = size_of(a), sb = size_of(b);
-      if (sa != sb) return sa > sb;
-      return out_->buffer_ranges_[a].first < out_->buffer_ranges_[b].first;
-    });
-    struct Placed {
-      int64_t offset, size, start, end;
-    };
-    std::vector<Placed> placed;
-    int64_t total = 0;
-    std::vector<std::pair<int64_t, int64_t>> offsets;
-    for (int64_t buffer : temps) {
-      int64_t size = size_of(buffer);
-      auto [start, end] = out_->buffer_ranges_[buffer];
-      std::vector<std::pair<int64_t, int64_t>> busy;
-      for (const Placed& p : placed) {
-        if (p.start <= end && start <= p.end && p.size > 0) busy.push_back({p.offset, p.size});
-      }
-      std::sort(busy.begin(), busy.end());
-      int64_t offset = 0;
-      for (const auto& [o, s] : busy) {
-        if (size > 0 && offset + size <= o) break;
-        offset = std::max(offset, RoundUp(o + s, options_.alignment));
-      }
-      placed.push_back({offset, size, start, end});
-      offsets.push_back({buffer, offset});
-      total = std::max(total, offset + size);
-    }
-    BufferAllocation& arena = NewAllocation(BufferAllocation::Kind::kTemp, total);
-    out_->temp_allocation_ = arena.index_;
-    for (const auto& [buffer, offset] : offsets) Place(buffer, arena, offset);
   }
 
   const HloModule& module_;
@@ -556,70 +536,49 @@ class BufferAssigner {
   std::vector<int64_t> def_, last_use_;
 };
 
-absl::StatusOr<BufferSlice> BufferAssignment::GetUniqueSlice(const HloInstruction* instruction,
-                                                             const ShapeIndex& index) const {
-  auto it = values_.find({instruction, index});
-  if (it == values_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("no buffer for ", instruction->name(), " at ", ShapeIndexToString(index)));
-  }
-  return it->second.slice;
-}
+namespace {
 
-bool BufferAssignment::HasSlice(const HloInstruction* instruction, const ShapeIndex& index) const {
-  return values_.contains({instruction, index});
-}
-
-int64_t BufferAssignment::temp_allocation_total_size() const {
-  return temp_allocation_ < 0 ? 0 : allocations_[temp_allocation_].size();
-}
-
-std::pair<int64_t, int64_t> BufferAssignment::LiveRange(const HloInstruction* instruction,
-                                                        const ShapeIndex& index) const {
-  return buffer_ranges_.at(values_.at({instruction, index}).buffer);
-}
-
-std::vector<std::pair<BufferValue, int64_t>> BufferAssignment::ValuesWithBufferIds() const {
-  std::vector<std::pair<BufferValue, int64_t>> out;
-  for (const auto& [key, info] : values_) out.push_back({{key.first, key.second}, info.buffer});
-  return out;
-}
-
-std::string BufferAssignment::ToString() const {
-  std::string out;
-  for (const BufferAllocation& allocation : allocations_) {
-    absl::StrAppend(&out, "allocation ", allocation.index(), ": ",
-                    BufferAllocationKindName(allocation.kind()), ", size ", allocation.size());
-    if (allocation.kind() == BufferAllocation::Kind::kParameter) {
-      absl::StrAppend(&out, ", parameter ", allocation.parameter_number(), " at ",
-                      ShapeIndexToString(allocation.parameter_index()));
+// A backend's assignment (AssignLogicalBuffers): the live ranges it gave.
+absl::Status VerifyLogicalBuffers(const BufferAssignment& assignment,
+                                  const BufferAssignmentOptions& options) {
+  struct Entry {
+    int64_t buffer;
+    BufferSlice slice;
+    std::pair<int64_t, int64_t> range;
+  };
+  std::vector<Entry> temps;
+  for (int64_t b = 0; b < assignment.num_buffers(); ++b) {
+    const BufferSlice& slice = assignment.buffer_slice(b);
+    const BufferAllocation& allocation = assignment.Allocations().at(slice.allocation);
+    if (slice.offset < 0 || slice.offset + slice.size > allocation.size()) {
+      return absl::InternalError(
+          absl::StrCat("buffer ", b, " lies outside allocation ", slice.allocation));
     }
-    if (allocation.is_live_out()) absl::StrAppend(&out, ", live out");
-    if (allocation.is_read_only()) absl::StrAppend(&out, ", read only");
-    absl::StrAppend(&out, "\n");
-    for (const BufferAllocation::Assigned& assigned : allocation.assigned()) {
-      absl::StrAppend(&out, "  %", assigned.value.instruction->name(),
-                      ShapeIndexToString(assigned.value.index), " (",
-                      assigned.value.instruction->parent()->name(), "): offset ", assigned.offset,
-                      ", size ", assigned.size, "\n");
+    if (allocation.kind() != BufferAllocation::Kind::kTemp) continue;
+    if (slice.offset % options.alignment != 0) {
+      return absl::InternalError(
+          absl::StrCat("buffer ", b, " is at unaligned offset ", slice.offset));
+    }
+    if (slice.size > 0) temps.push_back({b, slice, assignment.buffer_live_range(b)});
+  }
+  std::sort(temps.begin(), temps.end(),
+            [](const Entry& a, const Entry& b) { return a.range.first < b.range.first; });
+  for (size_t i = 0; i < temps.size(); ++i) {
+    for (size_t j = i + 1; j < temps.size() && temps[j].range.first <= temps[i].range.second; ++j) {
+      if (!temps[i].slice.Overlaps(temps[j].slice)) continue;
+      return absl::InternalError(absl::StrCat("buffers ", temps[i].buffer, " and ", temps[j].buffer,
+                                              " are live together at ", temps[j].range.first,
+                                              " but share bytes"));
     }
   }
-  for (const AliasedOutput& alias : aliased_outputs_) {
-    absl::StrAppend(&out, "output ", ShapeIndexToString(alias.output_index), " aliases parameter ",
-                    alias.parameter_number, " at ", ShapeIndexToString(alias.parameter_index),
-                    alias.needs_copy ? ": copied at the end" : ": in place", "\n");
-  }
-  for (const RequiredCopy& copy : copies_) {
-    absl::StrAppend(&out, "copy %", copy.from.instruction->name(),
-                    ShapeIndexToString(copy.from.index), " -> %", copy.to.instruction->name(),
-                    ShapeIndexToString(copy.to.index), "\n");
-  }
-  absl::StrAppend(&out, "temp arena: ", temp_allocation_total_size(), " bytes\n");
-  return out;
+  return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
                                     const BufferAssignmentOptions& options) {
+  if (assignment.sequence().empty()) return VerifyLogicalBuffers(assignment, options);
   // Liveness recomputed from the sequence alone: a value is live from its
   // instruction (a called computation's parameters: from the computation's
   // first instruction) to its last user, a user inside a called computation

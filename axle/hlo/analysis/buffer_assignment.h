@@ -1,10 +1,29 @@
 //===- buffer_assignment.h - Where every value of a module lives -----------===//
 //
-// Buffer assignment gives every array value (each tuple leaf, and each
-// tuple's index table) of the computations that run as programs — the entry
-// and, transitively, while conditions and bodies, conditional branches and
-// call bodies — an allocation and an offset in it. Fused computations,
-// reducers and comparators get no buffers: a fusion has one output buffer.
+// The one buffer assignment of Axle: every backend gets the slots, offsets
+// and arena size of its values from here, and every
+// `<module>.buffer-assignment.txt` dump is BufferAssignment::ToString().
+// It has two layers.
+//
+// The target-neutral core (AssignLogicalBuffers) takes logical buffers: a
+// piece of memory with a size, a kind (entry parameter, constant, live-out
+// output, temporary), the values held in it and the span of positions, in
+// the backend's sequential order, during which it must be kept. Parameters,
+// constants and outputs get an allocation each; temporaries (including a
+// backend's scratch memory, a buffer with a label and no value) are packed
+// into one temp arena by liveness (PackArena): two share bytes only when
+// their live ranges do not intersect. A temporary may be marked live out
+// ("maybe live out", as XLA says): the backend may write it straight into
+// the result, so it is kept to the end. LiveRangesOverSteps derives the
+// ranges from what each step of a sequence reads and writes, for a backend
+// whose steps are not HLO instructions (the cpu backend's thunks).
+//
+// The HLO front (AssignBuffers) makes the logical buffers of a module
+// itself: every array value (each tuple leaf, and each tuple's index
+// table) of the computations that run as programs — the entry and,
+// transitively, while conditions and bodies, conditional branches and call
+// bodies. Fused computations, reducers and comparators get no buffers: a
+// fusion has one output buffer.
 //
 // Values that are the same memory share one buffer: a bitcast and its
 // operand, a get-tuple-element and the tuple element it reads, a tuple's
@@ -16,7 +35,7 @@
 // constant, a value would sit at two tuple indices, ...), the two keep
 // separate buffers and a RequiredCopy says the backend must copy.
 //
-// Allocations:
+// Allocations of the HLO front:
 //  - one per entry parameter value (never reused; an output aliased to it
 //    by input_output_alias lives there when the parameter is not read after
 //    the output is written, otherwise it gets its own buffer and needs_copy);
@@ -32,12 +51,16 @@
 #define AXLE_HLO_ANALYSIS_BUFFER_ASSIGNMENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "axle/base/alignment.h"
 #include "axle/core/shape.h"
 #include "axle/hlo/ir/hlo_module.h"
@@ -49,6 +72,17 @@ struct BufferAssignmentOptions {
   int64_t alignment = kBufferAlignment;
   // Bytes of one entry of a tuple's index table (a pointer).
   int64_t pointer_size = 8;
+  // AssignBuffers only, a backend's choice (XLA's can-share-buffer hook):
+  // whether `user` computes its result at `output_index` correctly when it
+  // is written over operand `operand_number` (an array), e.g. an
+  // elementwise kernel, dynamic-update-slice or scatter. The two then share
+  // a buffer when nothing reads the operand after `user`, no other operand
+  // of `user` is in that buffer, both are the values of one computation
+  // (neither a parameter nor a constant, the operand no root) and the
+  // result's buffer holds nothing computed earlier. Null: no such sharing.
+  std::function<bool(const HloInstruction& user, int64_t operand_number,
+                     const ShapeIndex& output_index)>
+      can_share_with_operand;
 };
 
 // One value: the subshape `index` of `instruction`'s result.
@@ -70,16 +104,20 @@ class BufferAllocation {
   // Holds (part of) the entry result: the caller reads it after the run.
   bool is_live_out() const { return live_out_; }
   bool is_read_only() const { return kind_ == Kind::kConstant; }
-  // The values assigned here with their offsets, in assignment order.
+  // The values assigned here with their offsets, in assignment order. A
+  // buffer that holds no value (a backend's scratch memory) has one entry
+  // with a null instruction and its label.
   struct Assigned {
     BufferValue value;
     int64_t offset = 0;
     int64_t size = 0;
+    std::string label;
+    int64_t buffer = -1;  // the logical buffer
   };
   const std::vector<Assigned>& assigned() const { return assigned_; }
 
  private:
-  friend class BufferAssigner;
+  friend class BufferAllocator;
   int64_t index_ = 0;
   Kind kind_ = Kind::kTemp;
   int64_t size_ = 0;
@@ -128,6 +166,58 @@ struct AliasedOutput {
   bool needs_copy = false;
 };
 
+// One piece of memory as a backend (or the HLO front) defines it: the
+// values that share it and when it must be kept.
+struct LogicalBuffer {
+  BufferAllocation::Kind kind = BufferAllocation::Kind::kTemp;
+  int64_t size = 0;
+  // Live range: inclusive positions in the sequential order the backend
+  // runs (written at `first`, read last at `last`). Only temporaries use it.
+  int64_t first = 0;
+  int64_t last = 0;
+  // kParameter: which entry parameter, and where in it.
+  int64_t parameter_number = -1;
+  ShapeIndex parameter_index;
+  // The caller reads it after the run (a kOutput buffer always is; a
+  // kTemp one may be written straight into the result).
+  bool live_out = false;
+  // The HLO values held (lookups with GetUniqueSlice, dumps); a value held
+  // by several buffers is looked up in the first.
+  std::vector<BufferValue> values;
+  // What the buffer is when it holds no value ("scratch of %dot.3").
+  std::string label;
+};
+
+// Blocks of memory placed in one arena: offsets[i] for blocks[i] and the
+// arena's size, both multiples of `alignment`. Greedy first fit, largest
+// first (ties in the order given), as XLA's heap simulator starts from:
+// each block goes at the lowest offset free of every placed block whose
+// live range intersects its own. An empty block is at 0.
+struct ArenaBlock {
+  int64_t size = 0;
+  int64_t first = 0;
+  int64_t last = 0;
+};
+struct ArenaPacking {
+  std::vector<int64_t> offsets;
+  int64_t size = 0;
+};
+ArenaPacking PackArena(absl::Span<const ArenaBlock> blocks, int64_t alignment);
+
+// What one step of a backend's sequence reads and writes (buffer ids), or
+// nullopt when it may touch any buffer.
+struct StepUses {
+  std::vector<int64_t> reads;
+  std::vector<int64_t> writes;
+};
+// The live range over step indices of buffers 0..num_buffers-1: from the
+// first step that touches it to the last. A buffer no step touches lives
+// throughout [0, steps.size()]; so does every buffer when a step's uses are
+// unknown. Sharing a step is a conflict (a kernel's outputs must not
+// overlap its inputs).
+std::vector<std::pair<int64_t, int64_t>> LiveRangesOverSteps(
+    int64_t num_buffers, absl::Span<const std::optional<StepUses>> steps);
+
 class BufferAssignment {
  public:
   const std::vector<BufferAllocation>& Allocations() const { return allocations_; }
@@ -136,6 +226,13 @@ class BufferAssignment {
   absl::StatusOr<BufferSlice> GetUniqueSlice(const HloInstruction* instruction,
                                              const ShapeIndex& index = {}) const;
   bool HasSlice(const HloInstruction* instruction, const ShapeIndex& index = {}) const;
+  // The logical buffers in the order given (AssignLogicalBuffers) or made
+  // (AssignBuffers), each with its slice and live range.
+  int64_t num_buffers() const { return static_cast<int64_t>(buffers_.size()); }
+  const BufferSlice& buffer_slice(int64_t buffer) const { return buffers_[buffer].slice; }
+  std::pair<int64_t, int64_t> buffer_live_range(int64_t buffer) const {
+    return buffers_[buffer].range;
+  }
   // The single temp arena's size (0 when there are no temporaries).
   int64_t temp_allocation_total_size() const;
   // The allocation index of the temp arena, or -1.
@@ -161,34 +258,49 @@ class BufferAssignment {
   std::vector<std::pair<BufferValue, int64_t>> ValuesWithBufferIds() const;
 
   // One line per allocation (index, kind, size, flags) then one indented
-  // line per value in it (instruction, index, offset, size).
+  // line per value in it (instruction, index, offset, size, and for the
+  // temp arena the live range), the aliased outputs, the copies and the
+  // arena's size.
   std::string ToString() const;
 
  private:
   friend class BufferAssigner;
+  friend class BufferAllocator;
   struct ValueInfo {
     BufferSlice slice;
-    int64_t buffer = -1;  // the shared-buffer id
+    int64_t buffer = -1;  // the logical buffer
+  };
+  struct BufferInfo {
+    BufferSlice slice;
+    std::pair<int64_t, int64_t> range;
   };
   std::vector<BufferAllocation> allocations_;
   int64_t temp_allocation_ = -1;
   absl::flat_hash_map<std::pair<const HloInstruction*, ShapeIndex>, ValueInfo> values_;
-  std::vector<std::pair<int64_t, int64_t>> buffer_ranges_;
+  std::vector<BufferInfo> buffers_;
   std::vector<const HloInstruction*> sequence_;
   absl::flat_hash_map<const HloComputation*, std::vector<const HloInstruction*>> orders_;
   std::vector<RequiredCopy> copies_;
   std::vector<AliasedOutput> aliased_outputs_;
 };
 
-// Checks the assignment against its own liveness: no two values of
-// different buffers whose live ranges overlap share bytes, every slice lies
-// inside its allocation and every temp offset is aligned. For tests and for
-// debugging a backend.
+// Checks the assignment: no two buffers live together share bytes (ranges
+// recomputed from sequence(), or as given to AssignLogicalBuffers when it
+// is empty), every slice lies inside its allocation and every temp offset
+// is aligned. For tests and for debugging a backend.
 absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
                                     const BufferAssignmentOptions& options = {});
 
+// The HLO front: the logical buffers of `module` (above), assigned.
 absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffers(
     const HloModule& module, const BufferAssignmentOptions& options = {});
+
+// The core: `buffers` in the order given (buffer ids are their indices).
+// Parameters, constants and outputs get one allocation each, in that order;
+// temporaries share the temp arena, the last allocation. InvalidArgument
+// for a negative size or live range, or a parameter without its number.
+absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignLogicalBuffers(
+    std::vector<LogicalBuffer> buffers, const BufferAssignmentOptions& options = {});
 
 }  // namespace axle
 
