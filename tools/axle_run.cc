@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
   if (axle::IsWorkerProcess()) {
     axle::WorkerOptions worker;
     worker.input_file = options.input_file;
+    worker.platform = options.platform;
     worker.inputs = options.inputs;
     worker.seed = options.seed;
     worker.verify = !options.no_verify;

@@ -16,8 +16,13 @@
 // communicator. Arguments come from --input (the same for every process)
 // or from the seed plus the process id.
 //
-// Today every worker evaluates with the interpreter; the cpu backend's
-// collectives are not wired to the communicator yet. With
+// Each worker runs the module on --platform: the interpreter (the default)
+// or a compiled backend (cpu), compiled for the grid (its HloModuleConfig
+// replica_count and num_partitions set to it) and run with this process's
+// place in it and the communicator in its ExecutableRunOptions
+// (set_participant). Before running, the workers compare a fingerprint of
+// the module and their argument shapes, so that different modules or
+// shapes are reported as such. With
 // --reference_platform=interpreter each worker also runs the whole grid on
 // threads in-process (the interpreter's multi-participant mode) and checks
 // its own result against its participant's, bit for bit (exit 2 if not).
@@ -41,6 +46,7 @@ namespace axle {
 
 struct WorkerOptions {
   std::string input_file;
+  std::string platform = "interpreter";
   std::vector<std::string> inputs;
   uint64_t seed = 42;
   bool verify = true;

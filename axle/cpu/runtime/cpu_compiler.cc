@@ -226,7 +226,7 @@ class WrapInLoopFusions : public HloPassInterface {
 // codegen needs runs (the lowerings, layout normalization, the batch-norm
 // expansion, loop fusions around ops that have none).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool run_backend_only) {
-  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  pipeline.AddPass<LowerSingleDeviceCollectives>(/*keep_multi_device=*/true);
   // The topk thunk runs the others as a partial sort.
   pipeline.AddPass<TopKDecomposer>([](const HloInstruction& topk) {
     return topk.operand_count() != 1 || !topk.operand(0)->shape().IsArray() ||

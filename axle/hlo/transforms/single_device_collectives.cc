@@ -81,8 +81,10 @@ bool GroupsOfOne(const HloCollectiveInstruction& collective) {
 
 class Lowering {
  public:
-  explicit Lowering(const HloModuleConfig& config)
-      : replicas_(config.replica_count), partitions_(config.num_partitions) {}
+  Lowering(const HloModuleConfig& config, bool keep_multi_device)
+      : replicas_(config.replica_count),
+        partitions_(config.num_partitions),
+        keep_(keep_multi_device && config.replica_count * config.num_partitions > 1) {}
 
   // The instruction that replaces `instruction`, or null to keep it.
   absl::StatusOr<HloInstruction*> Lower(HloInstruction* instruction) {
@@ -91,6 +93,7 @@ class Lowering {
     switch (opcode) {
       case HloOpcode::kReplicaId:
       case HloOpcode::kPartitionId:
+        if (keep_) return nullptr;
         if (replicas_ * partitions_ > 1) return MoreThanOneDevice(*instruction);
         return MakeZeros(computation, instruction->shape(), *instruction);
       case HloOpcode::kAsyncStart:
@@ -109,7 +112,7 @@ class Lowering {
         (HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode))) {
       return LowerDone(instruction);
     }
-    if (HloOpcodeIsCollective(opcode)) return LowerCollective(instruction);
+    if (HloOpcodeIsCollective(opcode)) return keep_ ? nullptr : LowerCollective(instruction);
     return nullptr;
   }
 
@@ -328,12 +331,13 @@ class Lowering {
   }
 
   int64_t replicas_, partitions_;
+  bool keep_;  // several devices, and the backend runs their collectives
 };
 
 }  // namespace
 
 absl::StatusOr<bool> LowerSingleDeviceCollectives::Run(HloModule* module) {
-  Lowering lowering(module->config());
+  Lowering lowering(module->config(), keep_multi_device_);
   bool changed = false;
   // Callees first, so that an async-start's wrapped computation is lowered
   // before the start becomes a call of it.

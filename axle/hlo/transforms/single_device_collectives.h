@@ -38,10 +38,20 @@
 
 namespace axle {
 
+// `keep_multi_device`: in a module of several devices, replica-id,
+// partition-id and the collectives (their -start forms included) stay for a
+// backend that runs them among the devices (the cpu platform's collective
+// thunks); their -done halves, async-start/update/done and copy-start/done
+// are still lowered as above.
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
+  explicit LowerSingleDeviceCollectives(bool keep_multi_device = false)
+      : keep_multi_device_(keep_multi_device) {}
   absl::string_view name() const override { return "single-device-collectives"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  bool keep_multi_device_;
 };
 
 }  // namespace axle
