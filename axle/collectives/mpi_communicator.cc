@@ -1,6 +1,10 @@
 //===- mpi_communicator.cc - Collectives over MPI --------------------------===//
 #include "axle/collectives/mpi_communicator.h"
 
+// The C API only: Open MPI's deprecated C++ bindings need a library of
+// their own.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <cstdlib>

@@ -155,7 +155,8 @@ ENTRY e {
   i = s32[5,2] convert(p)
   t = (s32[5,2], s32[5,2]) all-reduce(i, i), replica_groups={}, to_apply=mx
   c = f32[5,2] all-reduce(p), replica_groups={}, to_apply=f
-  ROOT r = (s32[5,2], f32[5,2]) tuple(get-tuple-element(t), c)
+  t0 = s32[5,2] get-tuple-element(t), index=0
+  ROOT r = (s32[5,2], f32[5,2]) tuple(t0, c)
 })",
           FloatArgs(3, {5, 2}));
   // bf16 sums go through the compiled computation.
@@ -181,8 +182,9 @@ ENTRY e {
   g1 = f32[3,8] all-gather(p), dimensions={1}, replica_groups={}
   s0 = f32[3,2] reduce-scatter(p), dimensions={1}, replica_groups={}, to_apply=add
   a1 = f32[3,4] all-to-all(p), dimensions={1}, replica_groups={}
-  a0 = f32[3,4] all-to-all(p), dimensions={0}, replica_groups={{1,0}}
-  ROOT t = (f32[6,4], f32[3,8], f32[3,2], f32[3,4], f32[3,4]) tuple(g0, g1, s0, a1, a0)
+  q = f32[4,3] reshape(p)
+  a0 = f32[4,3] all-to-all(q), dimensions={0}, replica_groups={{1,0}}
+  ROOT t = (f32[6,4], f32[3,8], f32[3,2], f32[3,4], f32[4,3]) tuple(g0, g1, s0, a1, a0)
 })"),
           FloatArgs(2, {3, 4}));
   RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
@@ -205,7 +207,7 @@ ENTRY e {
   q = u32[] partition-id()
   c = f32[3] collective-permute(p), source_target_pairs={{0,1}}
   d = f32[3] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
-  s = f32[3] all-reduce(p), channel_id=2, replica_groups={{0,3}}, use_global_device_ids=true,
+  s = f32[3] all-reduce(p), channel_id=2, replica_groups={{0,3},{2,1}}, use_global_device_ids=true,
       to_apply=add
   u = f32[3] all-reduce(p), channel_id=3, replica_groups={{0,1}}, to_apply=add
   ROOT t = (u32[], u32[], f32[3], f32[3], f32[3], f32[3]) tuple(r, q, c, d, s, u)

@@ -108,6 +108,9 @@ class Lowering {
       default:
         break;
     }
+    if (keep_ && HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode)) {
+      return SynchronousOf(instruction);
+    }
     if (opcode == HloOpcode::kAsyncDone ||
         (HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode))) {
       return LowerDone(instruction);
@@ -313,6 +316,36 @@ class Lowering {
         HloInstruction::Create(HloOpcode::kCall, shape.tuple_shapes(1), operands));
     call->set_to_apply(wrapped);
     return MakeStartTuple(instruction, call);
+  }
+
+  // Kept collectives (several devices): a -done of an all-reduce-,
+  // all-gather- or collective-permute-start becomes the synchronous op, with
+  // the start's operands and attributes.
+  absl::StatusOr<HloInstruction*> SynchronousOf(HloInstruction* done) {
+    HloInstruction* start = done->mutable_operand(0);
+    HloOpcode sync;
+    switch (start->opcode()) {
+      case HloOpcode::kAllReduceStart:
+        sync = HloOpcode::kAllReduce;
+        break;
+      case HloOpcode::kAllGatherStart:
+        sync = HloOpcode::kAllGather;
+        break;
+      case HloOpcode::kCollectivePermuteStart:
+        sync = HloOpcode::kCollectivePermute;
+        break;
+      default:
+        return LowerDone(done);
+    }
+    const auto* collective = dyn_cast<HloCollectiveInstruction>(start);
+    if (collective == nullptr) return LowerDone(done);
+    std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
+    auto instruction = std::make_unique<HloCollectiveInstruction>(sync, done->shape(), operands);
+    *instruction->mutable_attrs() = collective->attrs();
+    instruction->SetName(start->name());
+    HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
+    if (start->to_apply() != nullptr) made->set_to_apply(start->to_apply());
+    return made;  // replacing the -done removes the start
   }
 
   // A -done: element 1 of its start's tuple, or the start's value itself

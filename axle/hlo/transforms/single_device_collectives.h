@@ -41,8 +41,9 @@ namespace axle {
 // `keep_multi_device`: in a module of several devices, replica-id,
 // partition-id and the collectives (their -start forms included) stay for a
 // backend that runs them among the devices (the cpu platform's collective
-// thunks); their -done halves, async-start/update/done and copy-start/done
-// are still lowered as above.
+// thunks), each -start/-done pair of all-reduce, all-gather and
+// collective-permute becoming the synchronous op; async-start/update/done
+// and copy-start/done are still lowered as above.
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
   explicit LowerSingleDeviceCollectives(bool keep_multi_device = false)
