@@ -696,8 +696,10 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
   Reducer reducer;
   if (opcode == HloOpcode::kAllReduce || opcode == HloOpcode::kAllReduceStart ||
       opcode == HloOpcode::kReduceScatter) {
+    if (instruction.called_computations().size() != 1) {
+      return Unsupported(instruction, "has no to_apply");
+    }
     const HloComputation* to_apply = instruction.to_apply();
-    if (to_apply == nullptr) return Unsupported(instruction, "has no to_apply");
     PrimitiveType type = operands[0].shape.element_type();
     for (const CollectiveThunk::Operand& operand : operands) {
       if (operand.shape.element_type() != type) {

@@ -344,7 +344,7 @@ class Lowering {
     *instruction->mutable_attrs() = collective->attrs();
     instruction->SetName(start->name());
     HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
-    if (start->to_apply() != nullptr) made->set_to_apply(start->to_apply());
+    if (start->called_computations().size() == 1) made->set_to_apply(start->to_apply());
     return made;  // replacing the -done removes the start
   }
 
