@@ -314,6 +314,26 @@ ENTRY e {
   RunBoth(kTwo, two);
 }
 
+// send/recv pairs (flattened device ids in
+// _xla_send_recv_source_target_pairs) run as collective-permutes: a target
+// gets its source's data, a device that is no target zeros.
+TEST(CpuMultiDevice, SendRecvPairs) {
+  RunBoth(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  t0 = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  s = (f32[2], u32[], token[]) send(p, t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  rd = (f32[2], token[]) recv-done(r), channel_id=5
+  sd = token[] send-done(s), channel_id=5
+  d = f32[2] get-tuple-element(rd), index=0
+  ROOT n = f32[2] negate(d)
+})",
+          FloatArgs(3, {2}));
+}
+
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {
   constexpr char kText[] = R"(HloModule m, replica_count=2
 ENTRY e {

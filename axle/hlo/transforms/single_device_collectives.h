@@ -42,7 +42,9 @@ namespace axle {
 // partition-id and the collectives (their -start forms included) stay for a
 // backend that runs them among the devices (the cpu platform's collective
 // thunks), each -start/-done pair of all-reduce, all-gather and
-// collective-permute becoming the synchronous op; async-start/update/done
+// collective-permute becoming the synchronous op, and each send/recv-done
+// pair (same channel and _xla_send_recv_source_target_pairs) a
+// collective-permute of the sent data; async-start/update/done
 // and copy-start/done are still lowered as above.
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
