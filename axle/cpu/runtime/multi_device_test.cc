@@ -37,6 +37,7 @@ absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(
   auto communicators = MakeInProcessCommunicators(size, std::chrono::seconds(60));
   std::vector<absl::StatusOr<Literal>> results(size, absl::UnknownError("did not run"));
   std::vector<std::thread> threads;
+  threads.reserve(size);
   for (int d = 0; d < size; ++d) {
     threads.emplace_back([&, d] {
       results[d] = [&]() -> absl::StatusOr<Literal> {
@@ -47,6 +48,7 @@ absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(
                                 client->LiteralToShapedBuffer(argument, 0));
           buffers.push_back(std::move(buffer));
         }
+        pointers.reserve(buffers.size());
         for (const auto& buffer : buffers) pointers.push_back(&buffer);
         RunParticipant participant;
         participant.replica_count = replicas;
@@ -210,7 +212,8 @@ ENTRY e {
   s = f32[3] all-reduce(p), channel_id=2, replica_groups={{0,3},{2,1}}, use_global_device_ids=true,
       to_apply=add
   u = f32[3] all-reduce(p), channel_id=3, replica_groups={{0,1}}, to_apply=add
-  ROOT t = (u32[], u32[], f32[3], f32[3], f32[3], f32[3]) tuple(r, q, c, d, s, u)
+  o = f32[3] all-reduce(p), channel_id=4, replica_groups={{0},{1}}, to_apply=add
+  ROOT t = (u32[], u32[], f32[3], f32[3], f32[3], f32[3], f32[3]) tuple(r, q, c, d, s, u, o)
 })"),
           FloatArgs(4, {3}));
 }
@@ -269,7 +272,9 @@ ENTRY e {
   r = s32[2] parameter(5)
   ROOT y = s32[4] ragged-all-to-all(x, o, a, n, b, r), replica_groups={{0,1}}
 })";
-  auto v = [](std::vector<int32_t> values) { return LiteralUtil::CreateR1<int32_t>(values); };
+  auto v = [](const std::vector<int32_t>& values) {
+    return LiteralUtil::CreateR1<int32_t>(values);
+  };
   std::vector<std::vector<Literal>> args(2);
   args[0].push_back(v({1, 2, 2}));
   args[0].push_back(v({0, 0, 0, 0}));
@@ -299,7 +304,9 @@ ENTRY e {
   b = s64[4] parameter(4)
   ROOT y = f32[5,2] ragged-all-to-all(x, o, a, n, b, n), replica_groups={}
 })";
-  auto s64 = [](std::vector<int64_t> values) { return LiteralUtil::CreateR1<int64_t>(values); };
+  auto s64 = [](const std::vector<int64_t>& values) {
+    return LiteralUtil::CreateR1<int64_t>(values);
+  };
   std::vector<std::vector<Literal>> two(2);
   for (int d = 0; d < 2; ++d) {
     two[d].push_back(std::move(FloatArgs(2, {4, 2})[d][0]));

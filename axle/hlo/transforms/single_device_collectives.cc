@@ -50,6 +50,7 @@ absl::StatusOr<HloInstruction*> MakeStartTuple(HloInstruction* start, HloInstruc
   const Shape& shape = start->shape();
   std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
   std::vector<Shape> operand_shapes;
+  operand_shapes.reserve(operands.size());
   for (const HloInstruction* operand : operands) operand_shapes.push_back(operand->shape());
   std::vector<HloInstruction*> elements;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.tuple_shapes().size()); ++i) {
@@ -118,11 +119,34 @@ class Lowering {
         (HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode))) {
       return LowerDone(instruction);
     }
-    if (HloOpcodeIsCollective(opcode)) return keep_ ? nullptr : LowerCollective(instruction);
+    if (HloOpcodeIsCollective(opcode)) {
+      // Kept unless every group has one member (no communicator needed).
+      if (keep_ && !SingletonGroups(*cast<HloCollectiveInstruction>(instruction))) return nullptr;
+      return LowerCollective(instruction);
+    }
     return nullptr;
   }
 
  private:
+  // Whether every participant group of `collective` has one device: groups
+  // of one id, unless the ids are replicas that stand for all the
+  // partitions of each (channel_id without use_global_device_ids on an op
+  // that has that attribute, XLA's kCrossReplicaAndPartition).
+  bool SingletonGroups(const HloCollectiveInstruction& collective) const {
+    if (!GroupsOfOne(collective)) return false;
+    switch (collective.opcode()) {
+      case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceStart:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherStart:
+      case HloOpcode::kReduceScatter:
+        return partitions_ == 1 || !collective.channel_id().has_value() ||
+               collective.attrs().use_global_device_ids;
+      default:
+        return true;
+    }
+  }
+
   absl::Status MoreThanOneDevice(const HloInstruction& instruction) const {
     return PassUnimplemented(
         kPass, instruction,

@@ -39,7 +39,8 @@
 namespace axle {
 
 // `keep_multi_device`: in a module of several devices, replica-id,
-// partition-id and the collectives (their -start forms included) stay for a
+// partition-id and the collectives (their -start forms included; not those
+// whose every replica group has one member) stay for a
 // backend that runs them among the devices (the cpu platform's collective
 // thunks), each -start/-done pair of all-reduce, all-gather and
 // collective-permute becoming the synchronous op, and each send/recv-done
