@@ -207,6 +207,17 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
   check "mpi: the cpu data-parallel step runs" test $? -eq 0
   check "mpi: process 1 has the whole-batch weights" \
     cmp -s "$tmp/whole/out_0.npy" "$tmp/dpmpi/process_1/out_0.npy"
+  # Different modules (one rank each), and a rank that leaves early.
+  mpirun_one=(mpirun --oversubscribe)
+  [ "$(id -u)" -eq 0 ] && mpirun_one+=(--allow-run-as-root)
+  AXLE_COLLECTIVE_TIMEOUT=20 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
+    -n 1 "$run" --platform=cpu "$tmp/sum8.hlo" >"$tmp/log" 2>&1
+  check "mpi: mismatched modules exit 1" test $? -eq 1
+  check "mpi: the mismatch is reported as such" \
+    grep -q "different module or argument shapes" "$tmp/log"
+  AXLE_COLLECTIVE_TIMEOUT=2 "${mpirun[@]}" "$run" --platform=cpu "$tmp/skip.hlo" >"$tmp/log" 2>&1
+  check "mpi: a rank that leaves early fails the run" test $? -ne 0
+  check "mpi: and the error names the timeout" grep -q "AXLE_COLLECTIVE_TIMEOUT" "$tmp/log"
 fi
 
 echo "multi_process_test: $passed passed, $failed failed"
