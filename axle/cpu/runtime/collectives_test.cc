@@ -234,7 +234,8 @@ add {
 }
 ENTRY e {
   p = f32[3] parameter(0)
-  ROOT r = f32[3] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  ROOT r = f32[3] all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3}},
+      use_global_device_ids=true, to_apply=add
 })",
                           "1 replicas x 4 partitions");
   // The shapes say there are two participants.
