@@ -28,6 +28,12 @@
 // its own result against its participant's, bit for bit (exit 2 if not).
 // Results are printed as "process i: ..." and written to DIR/process_i/.
 //
+// Under mpirun (`mpirun -n N axle-run FILE ...`, or any process with
+// AXLE_COLLECTIVES_TRANSPORT=mpi that an MPI launcher started) every
+// process is a worker whose rank and size are MPI's, joined by the MPI
+// transport (axle/collectives/mpi_communicator.h) instead of Gloo;
+// AXLE_COLLECTIVES_TRANSPORT=gloo|mpi picks the transport explicitly.
+//
 // A worker that fails, dies, or never arrives makes the others fail within
 // AXLE_COLLECTIVE_TIMEOUT seconds; the launcher exits with the first
 // non-zero worker status.
