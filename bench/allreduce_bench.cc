@@ -11,6 +11,11 @@
 // and the latency of a 1-element all-reduce with both. Process 0 prints
 // the median milliseconds. A benchmark, not a test: nothing is asserted.
 //
+//   mpirun -n 2 allreduce-bench --mpi [ELEMENTS] [ITERATIONS]
+//
+// (when built with AXLE_MPI): the same over Open MPI, Axle's MPI
+// communicator against MPI_Allreduce (MPI_SUM on MPI_FLOAT).
+//
 //===----------------------------------------------------------------------===//
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +36,13 @@
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/transport/tcp/device.h"
+#ifdef AXLE_HAVE_MPI
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include "axle/collectives/mpi_communicator.h"
+#endif
 
 namespace {
 
@@ -105,9 +117,61 @@ int Worker(int rank, int size, const std::string& dir, int64_t elements, int ite
   return ok ? 0 : 1;
 }
 
+#ifdef AXLE_HAVE_MPI
+// Run by every rank of mpirun: Axle's MPI communicator against MPI_Allreduce.
+int MpiMain(int64_t elements, int iterations) {
+  auto communicator = axle::ConnectMpi(std::chrono::seconds(600));
+  if (!communicator.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(communicator.status().message()).c_str());
+    return 1;
+  }
+  int rank = (*communicator)->rank(), size = (*communicator)->size();
+  std::vector<int> group(size);
+  for (int i = 0; i < size; ++i) group[i] = i;
+  auto reducer = *axle::MakeReducer(axle::ReductionKind::kSum, axle::F32);
+  std::vector<float> data(elements, 1.0f + rank), out(elements), mpi_out(elements);
+  std::vector<float> one(1, 1.0f), one_out(1), mpi_one(1);
+  bool ok = true;
+  auto axle_big = [&] {
+    ok &= (*communicator)->AllReduce(group, data.data(), out.data(), elements, 4, reducer).ok();
+  };
+  auto mpi_big = [&] {
+    MPI_Allreduce(data.data(), mpi_out.data(), static_cast<int>(elements), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+  };
+  auto axle_small = [&] {
+    ok &= (*communicator)->AllReduce(group, one.data(), one_out.data(), 1, 4, reducer).ok();
+  };
+  auto mpi_small = [&] {
+    MPI_Allreduce(one.data(), mpi_one.data(), 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  };
+  auto [axle_ms, mpi_ms] = MedianMs(iterations, axle_big, mpi_big);
+  auto [axle_small_ms, mpi_small_ms] = MedianMs(iterations * 20, axle_small, mpi_small);
+  if (rank == 0) {
+    std::printf(
+        "all-reduce f32 sum over MPI, %d processes, %.1f MB: axle %.1f ms, MPI_Allreduce %.1f ms "
+        "(axle/mpi %.2fx)\n",
+        size, elements * 4.0 / 1e6, axle_ms, mpi_ms, axle_ms / mpi_ms);
+    std::printf("all-reduce of 1 f32 over MPI: axle %.1f us, MPI_Allreduce %.1f us\n",
+                1000 * axle_small_ms, 1000 * mpi_small_ms);
+  }
+  return ok ? 0 : 1;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--mpi") {
+#ifdef AXLE_HAVE_MPI
+    int64_t elements = argc > 2 ? std::atoll(argv[2]) : (int64_t{1} << 24);
+    int iterations = argc > 3 ? std::atoi(argv[3]) : 10;
+    return MpiMain(elements, iterations);
+#else
+    std::fprintf(stderr, "allreduce-bench: built without MPI (AXLE_MPI)\n");
+    return 1;
+#endif
+  }
   int size = argc > 1 ? std::atoi(argv[1]) : 2;
   int64_t elements = argc > 2 ? std::atoll(argv[2]) : (int64_t{1} << 24);
   int iterations = argc > 3 ? std::atoi(argv[3]) : 10;

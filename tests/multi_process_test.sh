@@ -2,9 +2,11 @@
 # axle-run across processes (Gloo over loopback): results, and the failures
 # that must end every process with a clear error instead of a hang: a
 # process that never arrives, processes running different modules, a
-# process that leaves early. Usage: multi_process_test.sh BUILD_DIR
+# process that leaves early; the same on the cpu backend, and over Open MPI
+# (mpirun) when axle-run has it. Usage: multi_process_test.sh BUILD_DIR [mpi]
 set -u
 run="$1/tools/axle-run"
+mpi="${2:-}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0
@@ -160,6 +162,63 @@ AXLE_COLLECTIVE_TIMEOUT=1 AXLE_COORDINATOR=127.0.0.1:$((port + 1)) AXLE_PROCESS_
   AXLE_NUM_PROCESSES=2 "$run" "$tmp/dp.hlo" >"$tmp/log" 2>&1
 check "no coordinator: exit 1" test $? -eq 1
 check "no coordinator: the error says so" grep -q "no rendezvous server at 127.0.0.1" "$tmp/log"
+
+# The cpu backend: compiled for the grid, its collective thunks on the
+# same communicator, bit for bit the interpreter's threads mode.
+"$run" --num_processes=3 --platform=cpu --print_literals --reference_platform=interpreter \
+  "$tmp/sum.hlo" >"$tmp/log" 2>&1
+check "cpu: 3 processes exit 0" test $? -eq 0
+check "cpu: process 1 prints the sum" grep -q "process 1: f32\[4\] {3, 3, 3, 3}" "$tmp/log"
+check "cpu: each process matches the threads mode" test "$(grep -c 'bit for bit' "$tmp/log")" -eq 3
+"$run" --num_processes=2 --platform=cpu --reference_platform=interpreter "$tmp/dp.hlo" \
+  --output_dir="$tmp/dpcpu" >"$tmp/log" 2>&1
+check "cpu: the data-parallel step runs in 2 processes" test $? -eq 0
+check "cpu: process 0 has the whole-batch weights" \
+  cmp -s "$tmp/whole/out_0.npy" "$tmp/dpcpu/process_0/out_0.npy"
+check "cpu: process 1 has the whole-batch weights" \
+  cmp -s "$tmp/whole/out_0.npy" "$tmp/dpcpu/process_1/out_0.npy"
+mkdir "$tmp/rdv3"
+AXLE_PROCESS_ID=0 AXLE_NUM_PROCESSES=2 AXLE_RENDEZVOUS_DIR="$tmp/rdv3" AXLE_COLLECTIVE_TIMEOUT=20 \
+  "$run" --platform=cpu "$tmp/sum.hlo" >"$tmp/log0" 2>&1 &
+AXLE_PROCESS_ID=1 AXLE_NUM_PROCESSES=2 AXLE_RENDEZVOUS_DIR="$tmp/rdv3" AXLE_COLLECTIVE_TIMEOUT=20 \
+  "$run" --platform=cpu "$tmp/sum8.hlo" >"$tmp/log1" 2>&1
+code1=$?
+wait $!
+code0=$?
+check "cpu: mismatched modules fail in both processes" test $code0 -eq 1 -a $code1 -eq 1
+check "cpu: the mismatch is reported as such" grep -q "different module or argument shapes" "$tmp/log0"
+
+AXLE_COLLECTIVES_TRANSPORT=tcp "$run" "$tmp/sum.hlo" --num_processes=1 >"$tmp/log" 2>&1
+check "a transport that does not exist: exit 1" test $? -eq 1
+check "and the error names the transports" grep -q "the transports are gloo and mpi" "$tmp/log"
+
+# Open MPI as the transport: mpirun starts the processes (when axle-run was
+# built with MPI and mpirun is here).
+if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
+  mpirun=(mpirun --oversubscribe -n 2)
+  [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+  "${mpirun[@]}" "$run" --print_literals --reference_platform=interpreter "$tmp/sum.hlo" \
+    >"$tmp/log" 2>&1
+  check "mpi: 2 processes exit 0" test $? -eq 0
+  check "mpi: process 1 prints the sum" grep -q "process 1: f32\[4\] {1, 1, 1, 1}" "$tmp/log"
+  check "mpi: each process matches the threads mode" test "$(grep -c 'bit for bit' "$tmp/log")" -eq 2
+  "${mpirun[@]}" "$run" --platform=cpu --reference_platform=interpreter "$tmp/dp.hlo" \
+    --output_dir="$tmp/dpmpi" >"$tmp/log" 2>&1
+  check "mpi: the cpu data-parallel step runs" test $? -eq 0
+  check "mpi: process 1 has the whole-batch weights" \
+    cmp -s "$tmp/whole/out_0.npy" "$tmp/dpmpi/process_1/out_0.npy"
+  # Different modules (one rank each), and a rank that leaves early.
+  mpirun_one=(mpirun --oversubscribe)
+  [ "$(id -u)" -eq 0 ] && mpirun_one+=(--allow-run-as-root)
+  AXLE_COLLECTIVE_TIMEOUT=20 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
+    -n 1 "$run" --platform=cpu "$tmp/sum8.hlo" >"$tmp/log" 2>&1
+  check "mpi: mismatched modules exit 1" test $? -eq 1
+  check "mpi: the mismatch is reported as such" \
+    grep -q "different module or argument shapes" "$tmp/log"
+  AXLE_COLLECTIVE_TIMEOUT=2 "${mpirun[@]}" "$run" --platform=cpu "$tmp/skip.hlo" >"$tmp/log" 2>&1
+  check "mpi: a rank that leaves early fails the run" test $? -ne 0
+  check "mpi: and the error names the timeout" grep -q "AXLE_COLLECTIVE_TIMEOUT" "$tmp/log"
+fi
 
 echo "multi_process_test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -17,8 +17,9 @@
 // execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets
 // AXLE_DUMP_TO for this process: the compiler's pass dumps and timings (and, on cpu, the LLVM IR
 // before and after optimization) go to DIR. --num_processes=N runs the module
-// in N processes joined by Gloo (SPMD; tools/multi_process.h), as does a
-// process started with AXLE_PROCESS_ID and AXLE_NUM_PROCESSES set.
+// in N processes joined by Gloo (SPMD; tools/multi_process.h), on
+// --platform (interpreter or cpu), as does a process started with
+// AXLE_PROCESS_ID and AXLE_NUM_PROCESSES set, or by mpirun (Open MPI).
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -244,6 +245,7 @@ int main(int argc, char** argv) {
   if (axle::IsWorkerProcess()) {
     axle::WorkerOptions worker;
     worker.input_file = options.input_file;
+    worker.platform = options.platform;
     worker.inputs = options.inputs;
     worker.seed = options.seed;
     worker.verify = !options.no_verify;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,10 +16,14 @@
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
 #include "axle/collectives/gloo_communicator.h"
+#ifdef AXLE_HAVE_MPI
+#include "axle/collectives/mpi_communicator.h"
+#endif
 #include "axle/core/npy.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/eval/participants.h"
 #include "axle/runtime/host_custom_call.h"
+#include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
 
@@ -55,6 +60,70 @@ absl::StatusOr<std::vector<Literal>> ArgumentsFor(const HloModule& module,
   return arguments;
 }
 
+// FNV-1a over `text`.
+uint64_t Fingerprint(absl::string_view text) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ULL;
+  return hash;
+}
+
+// Every process runs the same module on arguments of the same shapes, or
+// every process fails saying which differs.
+absl::Status CheckSameModule(Communicator& communicator, const HloModule& module,
+                             const std::vector<Literal>& arguments) {
+  std::string text = module.ToString();
+  for (const Literal& argument : arguments) absl::StrAppend(&text, argument.shape().ToString());
+  const uint64_t mine = Fingerprint(text);
+  std::vector<int> everyone(communicator.size());
+  for (int i = 0; i < communicator.size(); ++i) everyone[i] = i;
+  std::vector<uint64_t> all(communicator.size());
+  AXLE_RETURN_IF_ERROR(communicator.AllGather(everyone, &mine, all.data(), sizeof(mine)));
+  for (int i = 0; i < communicator.size(); ++i) {
+    if (all[i] != mine) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("process ", i, " runs a different module or argument shapes than process ",
+                       communicator.rank(),
+                       ": the processes must run the same module on arguments of the "
+                       "same shapes"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The module compiled for `platform_name` on the grid, run once as device
+// (replica, partition) with `communicator`.
+absl::StatusOr<Literal> RunCompiled(const std::string& platform_name, const HloModule& module,
+                                    std::pair<int64_t, int64_t> grid, int rank,
+                                    Communicator* communicator,
+                                    const std::vector<Literal>& arguments, uint64_t seed) {
+  AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform(platform_name));
+  AXLE_ASSIGN_OR_RETURN(LocalClient * client, ClientLibrary::GetOrCreateLocalClient(platform));
+  std::unique_ptr<HloModule> copy = module.Clone();
+  copy->mutable_config().replica_count = grid.first;
+  copy->mutable_config().num_partitions = grid.second;
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<LocalExecutable> executable,
+                        client->Compile(std::move(copy), ExecutableBuildOptions()));
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(argument, 0));
+    buffers.push_back(std::move(buffer));
+  }
+  pointers.reserve(buffers.size());
+  for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
+  RunParticipant participant;
+  participant.replica_count = grid.first;
+  participant.partition_count = grid.second;
+  participant.replica_id = rank / grid.second;
+  participant.partition_id = rank % grid.second;
+  participant.communicator = communicator;
+  ExecutableRunOptions run_options;
+  run_options.set_rng_seed(static_cast<int>(seed));
+  run_options.set_participant(participant);
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, run_options));
+  return client->ShapedBufferToLiteral(result);
+}
+
 std::vector<const Literal*> Pointers(const std::vector<Literal>& literals) {
   std::vector<const Literal*> pointers;
   pointers.reserve(literals.size());
@@ -70,9 +139,65 @@ void Leaves(const Literal& literal, std::vector<const Literal*>& out) {
   for (int64_t i = 0; i < literal.tuple_size(); ++i) Leaves(literal.tuple_element(i), out);
 }
 
+// The transport AXLE_COLLECTIVES_TRANSPORT names: gloo, or mpi; unset,
+// mpi when an MPI launcher started this process and AXLE_NUM_PROCESSES is
+// not set, else gloo.
+absl::StatusOr<std::string> TransportOf(const EnvironmentOptions& environment) {
+  const std::string& named = environment.collectives_transport;
+  if (named == "gloo" || named == "mpi") return named;
+  if (!named.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AXLE_COLLECTIVES_TRANSPORT=", named, ": the transports are gloo and mpi"));
+  }
+#ifdef AXLE_HAVE_MPI
+  if (environment.num_processes == 0 && StartedByMpiLauncher()) return std::string("mpi");
+#endif
+  return std::string("gloo");
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> Connect(const EnvironmentOptions& environment,
+                                                      std::chrono::milliseconds timeout) {
+  AXLE_ASSIGN_OR_RETURN(std::string transport, TransportOf(environment));
+  if (transport == "mpi") {
+#ifdef AXLE_HAVE_MPI
+    if (!StartedByMpiLauncher()) {
+      return absl::InvalidArgumentError(
+          "AXLE_COLLECTIVES_TRANSPORT=mpi: start the processes with mpirun -n N axle-run ..., "
+          "not with --num_processes");
+    }
+    return ConnectMpi(timeout);
+#else
+    return absl::UnimplementedError(
+        "AXLE_COLLECTIVES_TRANSPORT=mpi: this axle-run was built without MPI (AXLE_MPI; "
+        "libopenmpi-dev)");
+#endif
+  }
+  if (environment.num_processes == 0) {
+    return absl::InvalidArgumentError(
+        "gloo: AXLE_PROCESS_ID and AXLE_NUM_PROCESSES are not set (launch with axle-run "
+        "--num_processes=N, or with mpirun and AXLE_COLLECTIVES_TRANSPORT=mpi)");
+  }
+  GlooOptions gloo;
+  gloo.rank = environment.process_id;
+  gloo.size = environment.num_processes;
+  gloo.rendezvous_dir = environment.rendezvous_dir;
+  gloo.coordinator = environment.coordinator;
+  gloo.timeout = timeout;
+  return ConnectGloo(gloo);
+}
+
 }  // namespace
 
-bool IsWorkerProcess() { return EnvironmentOptions::Read().num_processes > 0; }
+bool IsWorkerProcess() {
+  EnvironmentOptions environment = EnvironmentOptions::Read();
+  if (environment.num_processes > 0) return true;
+#ifdef AXLE_HAVE_MPI
+  absl::StatusOr<std::string> transport = TransportOf(environment);
+  return StartedByMpiLauncher() && (!transport.ok() || *transport == "mpi");
+#else
+  return false;
+#endif
+}
 
 int LaunchProcesses(int num_processes, int argc, char** argv) {
   std::string pattern =
@@ -114,32 +239,34 @@ int LaunchProcesses(int num_processes, int argc, char** argv) {
 
 absl::Status RunWorker(const WorkerOptions& options) {
   EnvironmentOptions environment = EnvironmentOptions::Read();
-  int rank = environment.process_id;
-  int size = environment.num_processes;
+  const std::chrono::milliseconds timeout = CollectiveTimeoutFromEnvironment();
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> communicator, Connect(environment, timeout));
+  int rank = communicator->rank();
+  int size = communicator->size();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         LoadModule(options.input_file, options.verify));
   AXLE_ASSIGN_OR_RETURN(auto grid, GridOf(*module, size, options.num_partitions));
   AXLE_ASSIGN_OR_RETURN(std::vector<Literal> arguments, ArgumentsFor(*module, options, rank));
 
-  GlooOptions gloo;
-  gloo.rank = rank;
-  gloo.size = size;
-  gloo.rendezvous_dir = environment.rendezvous_dir;
-  gloo.coordinator = environment.coordinator;
-  gloo.timeout = CollectiveTimeoutFromEnvironment();
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> communicator, ConnectGloo(gloo));
-
-  HloEvaluator evaluator;
-  InstallHostCustomCalls(&evaluator);
-  evaluator.set_seed(options.seed);
-  HloEvaluator::Participant participant;
-  participant.replica_count = grid.first;
-  participant.partition_count = grid.second;
-  participant.replica_id = rank / grid.second;
-  participant.partition_id = rank % grid.second;
-  participant.communicator = communicator.get();
-  evaluator.set_participant(participant);
-  absl::StatusOr<Literal> result = evaluator.Evaluate(*module, Pointers(arguments));
+  absl::StatusOr<Literal> result = absl::UnknownError("did not run");
+  if (options.platform == "interpreter") {
+    HloEvaluator evaluator;
+    InstallHostCustomCalls(&evaluator);
+    evaluator.set_seed(options.seed);
+    HloEvaluator::Participant participant;
+    participant.replica_count = grid.first;
+    participant.partition_count = grid.second;
+    participant.replica_id = rank / grid.second;
+    participant.partition_id = rank % grid.second;
+    participant.communicator = communicator.get();
+    evaluator.set_participant(participant);
+    result = evaluator.Evaluate(*module, Pointers(arguments));
+  } else {
+    absl::Status same = CheckSameModule(*communicator, *module, arguments);
+    result = same.ok() ? RunCompiled(options.platform, *module, grid, rank, communicator.get(),
+                                     arguments, options.seed)
+                       : same;
+  }
   if (!result.ok()) {
     return absl::Status(result.status().code(),
                         absl::StrCat("process ", rank, ": ", result.status().message()));
@@ -182,7 +309,7 @@ absl::Status RunWorker(const WorkerOptions& options) {
     ParticipantsOptions threads;
     threads.replica_count = grid.first;
     threads.partition_count = grid.second;
-    threads.timeout = gloo.timeout;
+    threads.timeout = timeout;
     threads.setup = [&](HloEvaluator& e) {
       InstallHostCustomCalls(&e);
       e.set_seed(options.seed);

@@ -16,12 +16,23 @@
 // communicator. Arguments come from --input (the same for every process)
 // or from the seed plus the process id.
 //
-// Today every worker evaluates with the interpreter; the cpu backend's
-// collectives are not wired to the communicator yet. With
+// Each worker runs the module on --platform: the interpreter (the default)
+// or a compiled backend (cpu), compiled for the grid (its HloModuleConfig
+// replica_count and num_partitions set to it) and run with this process's
+// place in it and the communicator in its ExecutableRunOptions
+// (set_participant). Before running, the workers compare a fingerprint of
+// the module and their argument shapes, so that different modules or
+// shapes are reported as such. With
 // --reference_platform=interpreter each worker also runs the whole grid on
 // threads in-process (the interpreter's multi-participant mode) and checks
 // its own result against its participant's, bit for bit (exit 2 if not).
 // Results are printed as "process i: ..." and written to DIR/process_i/.
+//
+// Under mpirun (`mpirun -n N axle-run FILE ...`, or any process with
+// AXLE_COLLECTIVES_TRANSPORT=mpi that an MPI launcher started) every
+// process is a worker whose rank and size are MPI's, joined by the MPI
+// transport (axle/collectives/mpi_communicator.h) instead of Gloo;
+// AXLE_COLLECTIVES_TRANSPORT=gloo|mpi picks the transport explicitly.
 //
 // A worker that fails, dies, or never arrives makes the others fail within
 // AXLE_COLLECTIVE_TIMEOUT seconds; the launcher exits with the first
@@ -41,6 +52,7 @@ namespace axle {
 
 struct WorkerOptions {
   std::string input_file;
+  std::string platform = "interpreter";
   std::vector<std::string> inputs;
   uint64_t seed = 42;
   bool verify = true;

@@ -46,6 +46,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
   }
   options.rendezvous_dir = Get("AXLE_RENDEZVOUS_DIR");
   options.coordinator = Get("AXLE_COORDINATOR");
+  options.collectives_transport = Get("AXLE_COLLECTIVES_TRANSPORT");
   return options;
 }
 

@@ -28,6 +28,9 @@
 //                         file store; axle/collectives/gloo_communicator.h)
 //   AXLE_COORDINATOR      host:port where process 0 serves the rendezvous
 //                         instead (axle/collectives/tcp_store.h)
+//   AXLE_COLLECTIVES_TRANSPORT  gloo or mpi: what joins the processes of
+//                         a run (default: mpi when mpirun started this
+//                         process, else gloo; tools/multi_process.h)
 //
 // Tests and tools have variables of their own (AXLE_JAX_DIR, AXLE_TRACE);
 // they are not the library's and stay where they are used.
@@ -57,6 +60,8 @@ struct EnvironmentOptions {
   int num_processes = 0;
   std::string rendezvous_dir;
   std::string coordinator;
+  // AXLE_COLLECTIVES_TRANSPORT as given (empty: unset).
+  std::string collectives_transport;
 
   // The variables as the environment has them now.
   static EnvironmentOptions Read();

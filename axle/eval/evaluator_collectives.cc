@@ -27,6 +27,7 @@
 // the participants run different modules or shapes, reported as such.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -169,6 +170,67 @@ absl::StatusOr<Literal> PieceOf(const HloInstruction& instruction, const Literal
   return result;
 }
 
+// ragged-all-to-all(input, output, input_offsets, send_sizes,
+// output_offsets, recv_sizes) among the group's n members, as XLA defines
+// it: the offsets and sizes hold n * k updates, update j * k + t of a member
+// going to member j; member i's update sends rows [input_offsets[u],
+// +send_sizes[u]) of its input to rows [output_offsets[u], +send_sizes[u])
+// of member j's output. This member's result is its output operand with
+// the updates addressed to it applied in member order, then update order
+// (rows outside either array skipped, as with one participant).
+// recv_sizes is not read: the senders' sizes say it.
+absl::StatusOr<Literal> RaggedAllToAll(const HloInstruction& instruction,
+                                       const std::vector<std::vector<Literal>>& values,
+                                       const ParticipantGroup& group) {
+  if (values.size() != 6) return InvalidInstruction(instruction, "needs 6 operands");
+  const Shape& in = values[0][0].shape();
+  const Shape& out = values[1][0].shape();
+  if (in.rank() < 1 || in.rank() != out.rank() || in.element_type() != out.element_type() ||
+      !ShapeUtil::SameDimensions(ShapeUtil::DeleteDimensions({0}, in),
+                                 ShapeUtil::DeleteDimensions({0}, out))) {
+    return InvalidInstruction(instruction,
+                              "input and output must be arrays that differ only in dimension 0");
+  }
+  const int64_t updates = values[2][0].element_count();
+  for (size_t i = 2; i < 6; ++i) {
+    const Shape& shape = values[i][0].shape();
+    if (shape.rank() != 1 || shape.dimensions(0) != updates ||
+        !primitive_util::IsIntegralType(shape.element_type())) {
+      return InvalidInstruction(instruction,
+                                "offsets and sizes must be integer vectors of one length");
+    }
+  }
+  const auto n = static_cast<int64_t>(group.members.size());
+  if (updates % n != 0) {
+    return InvalidInstruction(
+        instruction, absl::StrCat(updates, " updates do not split among ", n, " participants"));
+  }
+  const int64_t k = updates / n;
+  const int64_t me = group.members[group.rank];
+  Literal result = values[1][me].Clone();
+  int64_t row_bytes = primitive_util::ByteWidth(in.element_type());
+  for (int64_t d = 1; d < in.rank(); ++d) row_bytes *= in.dimensions(d);
+  const int64_t in_rows = in.dimensions(0), out_rows = out.dimensions(0);
+  auto* dst = static_cast<char*>(result.untyped_data());
+  for (int64_t sender : group.members) {
+    const auto* src = static_cast<const char*>(values[0][sender].untyped_data());
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t u = group.rank * k + t;
+      // In 128 bits: offsets near the int64 limits do not overflow.
+      const __int128 from = *values[2][sender].GetIntegralAsS64(u);
+      const __int128 size = *values[3][sender].GetIntegralAsS64(u);
+      const __int128 to = *values[4][sender].GetIntegralAsS64(u);
+      const __int128 first = std::max<__int128>({0, -from, -to});
+      const __int128 last = std::min<__int128>({size, in_rows - from, out_rows - to});
+      for (__int128 r = first; r < last; ++r) {
+        std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes,
+                    src + static_cast<int64_t>(from + r) * row_bytes, row_bytes);
+      }
+    }
+  }
+  return result;
+}
+
 int64_t FirstDimension(const HloCollectiveInstruction& collective) {
   return collective.attrs().dimensions.empty() ? 0 : collective.attrs().dimensions[0];
 }
@@ -182,11 +244,6 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   DeviceGrid grid{participant.replica_count, participant.partition_count};
   int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
   HloOpcode op = collective.opcode();
-  if (op == HloOpcode::kRaggedAllToAll) {
-    return absl::UnimplementedError(
-        absl::StrCat(Describe(collective),
-                     ": ragged-all-to-all among several participants is not supported yet"));
-  }
   for (const Literal* operand : operands) {
     AXLE_RETURN_IF_ERROR(ExpectArray(collective, *operand, "operand"));
   }
@@ -284,6 +341,12 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
             break;
         }
       }
+      break;
+    }
+    case HloOpcode::kRaggedAllToAll: {
+      AXLE_ASSIGN_OR_RETURN(auto groups, ParticipantGroupsOf(collective, grid));
+      AXLE_ASSIGN_OR_RETURN(ParticipantGroup group, FindParticipantGroup(groups, me));
+      AXLE_ASSIGN_OR_RETURN(results.emplace_back(), RaggedAllToAll(collective, values, group));
       break;
     }
     case HloOpcode::kCollectivePermute:

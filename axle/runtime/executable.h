@@ -42,6 +42,23 @@
 
 namespace axle {
 
+class Communicator;  // axle/collectives/communicator.h
+
+// This run's place among the devices of a multi-device run (XLA's
+// ExecutableRunOptions carry the device assignment and the collectives):
+// device (replica_id, partition_id) of a replica_count x partition_count
+// grid, whose flattened id replica_id * partition_count + partition_id is
+// its rank in `communicator`. A module compiled for several devices
+// (HloModuleConfig replica_count * num_partitions > 1) runs its
+// collectives through the communicator and needs one.
+struct RunParticipant {
+  int64_t replica_count = 1;
+  int64_t partition_count = 1;
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+  Communicator* communicator = nullptr;  // not owned
+};
+
 class ExecutableBuildOptions {
  public:
   ExecutableBuildOptions& set_device_ordinal(int device_ordinal) {
@@ -133,6 +150,13 @@ class ExecutableRunOptions {
     return *this;
   }
   int intra_op_threads() const { return intra_op_threads_; }
+  // The device this run is, and the communicator its collectives use
+  // (default: the only device, no communicator).
+  ExecutableRunOptions& set_participant(const RunParticipant& participant) {
+    participant_ = participant;
+    return *this;
+  }
+  const RunParticipant& participant() const { return participant_; }
 
  private:
   se::DeviceMemoryAllocator* allocator_ = nullptr;
@@ -141,6 +165,7 @@ class ExecutableRunOptions {
   int64_t run_id_ = 0;
   se::Stream* stream_ = nullptr;
   int intra_op_threads_ = 0;
+  RunParticipant participant_;
 };
 
 class Executable : public std::enable_shared_from_this<Executable> {

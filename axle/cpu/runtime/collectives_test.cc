@@ -3,8 +3,9 @@
 // updates, rows out of range), copy-start/-done, async wrappers, topk (ties,
 // NaN of both signs, -0), tuple constants, optimization-barrier and domain.
 // Results equal the interpreter's bit for bit and, where easy to state, the
-// values worked out by hand; what needs several devices is Unimplemented
-// naming the op. The passes alone are tested in axle/hlo/transforms.
+// values worked out by hand; a module of several devices compiles and, run
+// without a communicator, fails saying so (multi_device_test.cc runs them). The passes alone are
+// tested in axle/hlo/transforms.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -203,14 +204,28 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR1<int32_t>({8, -24}));
 }
 
-TEST(CpuCollectives, SeveralDevicesAreUnimplemented) {
-  ExpectUnimplemented(R"(
+// A module of several devices compiles (its collectives become thunks that
+// run through the run's communicator: multi_device_test.cc); run alone,
+// without one, it fails saying so.
+void ExpectNeedsCommunicator(absl::string_view text, absl::string_view op) {
+  auto compiled = CompileOn("cpu", text);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  absl::StatusOr<Literal> result = RunOn("cpu", text, {LiteralUtil::CreateR1<float>({1, 2, 3})});
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(result.status())) << result.status();
+  EXPECT_TRUE(absl::StrContains(result.status().message(), "no communicator")) << result.status();
+  EXPECT_TRUE(absl::StrContains(result.status().message(), op)) << result.status();
+}
+
+TEST(CpuCollectives, SeveralDevicesNeedACommunicator) {
+  ExpectNeedsCommunicator(R"(
 HloModule m, replica_count=2
 ENTRY e {
+  p = f32[3] parameter(0)
   ROOT r = u32[] replica-id()
 })",
-                      "replica-id", "2 devices (replica_count=2, num_partitions=1)");
-  ExpectUnimplemented(R"(
+                          "r is a collective of a module compiled for 2 replicas x 1");
+  ExpectNeedsCommunicator(R"(
 HloModule m, num_partitions=4
 add {
   x = f32[] parameter(0)
@@ -219,9 +234,10 @@ add {
 }
 ENTRY e {
   p = f32[3] parameter(0)
-  ROOT r = f32[3] all-reduce(p), replica_groups={{0,1},{2,3}}, to_apply=add
+  ROOT r = f32[3] all-reduce(p), channel_id=1, replica_groups={{0,1},{2,3}},
+      use_global_device_ids=true, to_apply=add
 })",
-                      "all-reduce", "4 devices");
+                          "1 replicas x 4 partitions");
   // The shapes say there are two participants.
   ExpectUnimplemented(R"(
 HloModule m
@@ -341,8 +357,8 @@ TEST(CpuRaggedAllToAll, FarOutOfRangeOffsetsAndInt64Limits) {
   EXPECT_EQ(result, LiteralUtil::CreateR2<float>({{-1, -1}, {0, 1}, {10, 11}, {20, 21}, {30, 31}}));
 }
 
-TEST(CpuRaggedAllToAll, SeveralParticipantsAreUnimplemented) {
-  ExpectUnimplemented(R"(
+TEST(CpuRaggedAllToAll, SeveralParticipantsNeedACommunicator) {
+  auto compiled = CompileOn("cpu", R"(
 HloModule m, replica_count=2
 ENTRY e {
   x = f32[4] parameter(0)
@@ -350,8 +366,8 @@ ENTRY e {
   a = s64[2] constant({0, 2})
   n = s64[2] constant({2, 2})
   ROOT r = f32[4] ragged-all-to-all(x, o, a, n, a, n), replica_groups={{0,1}}
-})",
-                      "ragged-all-to-all", "among 2 participants");
+})");
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
 }
 
 TEST(CpuCollectives, GroupsOfOneRunOnAMultiReplicaModule) {

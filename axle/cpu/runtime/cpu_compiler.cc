@@ -105,7 +105,15 @@ absl::Status CheckSupported(const HloModule& module) {
       // (rng_thunk.h).
       const bool rng = instruction->opcode() == HloOpcode::kRng ||
                        instruction->opcode() == HloOpcode::kRngGetAndUpdateState;
-      if (instruction->HasSideEffect() && !rng) {
+      // With several devices, send/recv pairs become collective-permutes
+      // (single_device_collectives.h).
+      const bool send_recv = instruction->opcode() == HloOpcode::kSend ||
+                             instruction->opcode() == HloOpcode::kRecv ||
+                             instruction->opcode() == HloOpcode::kSendDone ||
+                             instruction->opcode() == HloOpcode::kRecvDone;
+      const bool several_devices =
+          module.config().replica_count * module.config().num_partitions > 1;
+      if (instruction->HasSideEffect() && !rng && !(send_recv && several_devices)) {
         return Unsupported(*instruction, "side-effecting ops are not supported yet");
       }
     }
@@ -227,7 +235,7 @@ class WrapInLoopFusions : public HloPassInterface {
 // codegen needs runs (the lowerings, layout normalization, the batch-norm
 // expansion, loop fusions around ops that have none).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool run_backend_only) {
-  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  pipeline.AddPass<LowerSingleDeviceCollectives>(/*keep_multi_device=*/true);
   // The topk thunk runs the others as a partial sort.
   pipeline.AddPass<TopKDecomposer>([](const HloInstruction& topk) {
     return topk.operand_count() != 1 || !topk.operand(0)->shape().IsArray() ||

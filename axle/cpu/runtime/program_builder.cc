@@ -72,6 +72,9 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kRaggedDot:
     case HloOpcode::kScaledDot:
       return EmitInterpreterKernelThunk;
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId:
+      return EmitDeviceIdThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -80,6 +83,12 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       if (FusionContains(instruction, HloOpcode::kConvolution)) return EmitConvolutionThunk;
       return nullptr;
     default:
+      // Collectives the one-device lowering left: those of a module of
+      // several devices (single_device_collectives.h).
+      if (HloOpcodeIsCollective(instruction.opcode()) &&
+          !HloOpcodeIsAsyncDone(instruction.opcode())) {
+        return EmitCollectiveThunk;
+      }
       return nullptr;
   }
 }

@@ -56,6 +56,13 @@ absl::Status EmitFftThunk(const HloInstruction& instruction, ProgramBuilder& bui
 // buffers (linalg_thunk.cc).
 absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
+// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute,
+// collective-broadcast and their -start forms among the devices of a
+// multi-device module, through the run's communicator; replica-id and
+// partition-id from the run's participant (collective_thunk.cc).
+absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+absl::Status EmitDeviceIdThunk(const HloInstruction& instruction, ProgramBuilder& builder);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_THUNK_EMITTERS_H_

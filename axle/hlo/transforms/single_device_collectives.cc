@@ -1,7 +1,10 @@
 //===- single_device_collectives.cc - Collectives of a one-device run ------===//
 #include "axle/hlo/transforms/single_device_collectives.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,6 +50,7 @@ absl::StatusOr<HloInstruction*> MakeStartTuple(HloInstruction* start, HloInstruc
   const Shape& shape = start->shape();
   std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
   std::vector<Shape> operand_shapes;
+  operand_shapes.reserve(operands.size());
   for (const HloInstruction* operand : operands) operand_shapes.push_back(operand->shape());
   std::vector<HloInstruction*> elements;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.tuple_shapes().size()); ++i) {
@@ -81,8 +85,10 @@ bool GroupsOfOne(const HloCollectiveInstruction& collective) {
 
 class Lowering {
  public:
-  explicit Lowering(const HloModuleConfig& config)
-      : replicas_(config.replica_count), partitions_(config.num_partitions) {}
+  Lowering(const HloModuleConfig& config, bool keep_multi_device)
+      : replicas_(config.replica_count),
+        partitions_(config.num_partitions),
+        keep_(keep_multi_device && config.replica_count * config.num_partitions > 1) {}
 
   // The instruction that replaces `instruction`, or null to keep it.
   absl::StatusOr<HloInstruction*> Lower(HloInstruction* instruction) {
@@ -91,6 +97,7 @@ class Lowering {
     switch (opcode) {
       case HloOpcode::kReplicaId:
       case HloOpcode::kPartitionId:
+        if (keep_) return nullptr;
         if (replicas_ * partitions_ > 1) return MoreThanOneDevice(*instruction);
         return MakeZeros(computation, instruction->shape(), *instruction);
       case HloOpcode::kAsyncStart:
@@ -105,15 +112,41 @@ class Lowering {
       default:
         break;
     }
+    if (keep_ && HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode)) {
+      return SynchronousOf(instruction);
+    }
     if (opcode == HloOpcode::kAsyncDone ||
         (HloOpcodeIsCollective(opcode) && HloOpcodeIsAsyncDone(opcode))) {
       return LowerDone(instruction);
     }
-    if (HloOpcodeIsCollective(opcode)) return LowerCollective(instruction);
+    if (HloOpcodeIsCollective(opcode)) {
+      // Kept unless every group has one member (no communicator needed).
+      if (keep_ && !SingletonGroups(*cast<HloCollectiveInstruction>(instruction))) return nullptr;
+      return LowerCollective(instruction);
+    }
     return nullptr;
   }
 
  private:
+  // Whether every participant group of `collective` has one device: groups
+  // of one id, unless the ids are replicas that stand for all the
+  // partitions of each (channel_id without use_global_device_ids on an op
+  // that has that attribute, XLA's kCrossReplicaAndPartition).
+  bool SingletonGroups(const HloCollectiveInstruction& collective) const {
+    if (!GroupsOfOne(collective)) return false;
+    switch (collective.opcode()) {
+      case HloOpcode::kAllReduce:
+      case HloOpcode::kAllReduceStart:
+      case HloOpcode::kAllGather:
+      case HloOpcode::kAllGatherStart:
+      case HloOpcode::kReduceScatter:
+        return partitions_ == 1 || !collective.channel_id().has_value() ||
+               collective.attrs().use_global_device_ids;
+      default:
+        return true;
+    }
+  }
+
   absl::Status MoreThanOneDevice(const HloInstruction& instruction) const {
     return PassUnimplemented(
         kPass, instruction,
@@ -312,6 +345,36 @@ class Lowering {
     return MakeStartTuple(instruction, call);
   }
 
+  // Kept collectives (several devices): a -done of an all-reduce-,
+  // all-gather- or collective-permute-start becomes the synchronous op, with
+  // the start's operands and attributes.
+  absl::StatusOr<HloInstruction*> SynchronousOf(HloInstruction* done) {
+    HloInstruction* start = done->mutable_operand(0);
+    HloOpcode sync;
+    switch (start->opcode()) {
+      case HloOpcode::kAllReduceStart:
+        sync = HloOpcode::kAllReduce;
+        break;
+      case HloOpcode::kAllGatherStart:
+        sync = HloOpcode::kAllGather;
+        break;
+      case HloOpcode::kCollectivePermuteStart:
+        sync = HloOpcode::kCollectivePermute;
+        break;
+      default:
+        return LowerDone(done);
+    }
+    const auto* collective = dyn_cast<HloCollectiveInstruction>(start);
+    if (collective == nullptr) return LowerDone(done);
+    std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
+    auto instruction = std::make_unique<HloCollectiveInstruction>(sync, done->shape(), operands);
+    *instruction->mutable_attrs() = collective->attrs();
+    instruction->SetName(start->name());
+    HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
+    if (start->called_computations().size() == 1) made->set_to_apply(start->to_apply());
+    return made;  // replacing the -done removes the start
+  }
+
   // A -done: element 1 of its start's tuple, or the start's value itself
   // (all-reduce-done).
   absl::StatusOr<HloInstruction*> LowerDone(HloInstruction* instruction) {
@@ -328,13 +391,154 @@ class Lowering {
   }
 
   int64_t replicas_, partitions_;
+  bool keep_;  // several devices, and the backend runs their collectives
 };
+
+// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
+    const HloInstruction& instruction, absl::string_view text) {
+  std::vector<int64_t> numbers;
+  int64_t value = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+      continue;
+    }
+    if (in_number) numbers.push_back(value);
+    value = 0;
+    in_number = false;
+    if (c != '{' && c != '}' && c != ',' && c != ' ') {
+      return PassUnimplemented(
+          kPass, instruction,
+          absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
+    }
+  }
+  if (in_number) numbers.push_back(value);
+  if (numbers.size() % 2 != 0) {
+    return PassUnimplemented(kPass, instruction,
+                             absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  return pairs;
+}
+
+// Several devices, kept collectives: each recv-done and the send of the
+// same channel and _xla_send_recv_source_target_pairs (flattened device
+// ids) in its computation become one collective-permute of the send's
+// data, as the interpreter's multi-participant mode computes them (a
+// target gets its source's data, a device that is no target zeros); the
+// dones' tokens come from after-all. Replica ids name the devices when
+// there is one partition, partition ids (a channel) when there is one
+// replica; a grid of both is Unimplemented.
+absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
+                                        const HloModuleConfig& config) {
+  auto pairs_text = [](const HloInstruction* instruction) -> const std::string* {
+    auto it = instruction->frontend_attributes().find("_xla_send_recv_source_target_pairs");
+    return it == instruction->frontend_attributes().end() ? nullptr : &it->second;
+  };
+  std::vector<HloInstruction*> sends, recv_dones, send_dones;
+  for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+    if (instruction->opcode() == HloOpcode::kSend) sends.push_back(instruction);
+    if (instruction->opcode() == HloOpcode::kRecvDone) recv_dones.push_back(instruction);
+    if (instruction->opcode() == HloOpcode::kSendDone) send_dones.push_back(instruction);
+  }
+  if (sends.empty() && recv_dones.empty()) return false;
+  for (HloInstruction* done : recv_dones) {
+    HloInstruction* recv = done->mutable_operand(0);
+    const auto* attrs = dyn_cast<HloSendRecvInstruction>(recv);
+    if (recv->opcode() != HloOpcode::kRecv || attrs == nullptr) {
+      return PassUnimplemented(kPass, *done, "does not complete a recv");
+    }
+    if (attrs->is_host_transfer()) {
+      return PassUnimplemented(kPass, *done, "host transfers need host I/O");
+    }
+    const std::string* text = pairs_text(recv);
+    if (text == nullptr) {
+      return PassUnimplemented(kPass, *recv,
+                               "send/recv without _xla_send_recv_source_target_pairs among "
+                               "several devices");
+    }
+    HloInstruction* send = nullptr;
+    for (HloInstruction*& candidate : sends) {
+      const auto* send_attrs =
+          candidate == nullptr ? nullptr : dyn_cast<HloSendRecvInstruction>(candidate);
+      if (send_attrs == nullptr || send_attrs->channel_id() != attrs->channel_id() ||
+          pairs_text(candidate) == nullptr || *pairs_text(candidate) != *text) {
+        continue;
+      }
+      send = candidate;
+      candidate = nullptr;
+      break;
+    }
+    if (send == nullptr) {
+      return PassUnimplemented(kPass, *recv,
+                               absl::StrCat("no send of channel ", attrs->channel_id().value_or(-1),
+                                            " with the same source-target pairs in its "
+                                            "computation"));
+    }
+    const Shape& data = send->operand(0)->shape();
+    if (!done->shape().IsTuple() || done->shape().tuple_shapes().empty() ||
+        !ShapeUtil::Compatible(done->shape().tuple_shapes(0), data)) {
+      return PassUnimplemented(kPass, *done, "does not receive its send's data shape");
+    }
+    AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(*recv, *text));
+    auto permute = std::make_unique<HloCollectiveInstruction>(
+        HloOpcode::kCollectivePermute, data,
+        absl::Span<HloInstruction* const>{send->mutable_operand(0)});
+    permute->mutable_attrs()->source_target_pairs = pairs;
+    if (config.num_partitions > 1) {
+      if (config.replica_count > 1) {
+        return PassUnimplemented(kPass, *recv,
+                                 "send/recv on a grid of several replicas and partitions");
+      }
+      permute->mutable_attrs()->channel_id = attrs->channel_id().value_or(0);
+    }
+    permute->SetName(absl::StrCat(send->name(), ".permute"));
+    HloInstruction* value = computation->AddInstruction(std::move(permute));
+    std::vector<HloInstruction*> elements = {value};
+    for (size_t i = 1; i < done->shape().tuple_shapes().size(); ++i) {
+      const Shape& element = done->shape().tuple_shapes(i);
+      if (!element.IsToken()) {
+        return PassUnimplemented(kPass, *done, "a recv-done is (data, token)");
+      }
+      elements.push_back(computation->AddInstruction(
+          HloInstruction::Create(HloOpcode::kAfterAll, ShapeUtil::MakeTokenShape(), {})));
+    }
+    HloInstruction* tuple = computation->AddInstruction(
+        HloInstruction::Create(HloOpcode::kTuple, done->shape(), elements));
+    recv->DropAllControlDeps();
+    AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(done, tuple));
+    if (recv->users().empty()) AXLE_RETURN_IF_ERROR(computation->RemoveInstruction(recv));
+  }
+  for (HloInstruction* done : send_dones) {
+    HloInstruction* send = done->mutable_operand(0);
+    if (std::find(sends.begin(), sends.end(), send) != sends.end()) {
+      return PassUnimplemented(kPass, *send, "no recv-done of the same channel and pairs");
+    }
+    send->DropAllControlDeps();
+    AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(
+        done, computation->AddInstruction(
+                  HloInstruction::Create(HloOpcode::kAfterAll, ShapeUtil::MakeTokenShape(), {}))));
+    if (send->users().empty()) AXLE_RETURN_IF_ERROR(computation->RemoveInstruction(send));
+  }
+  return true;
+}
 
 }  // namespace
 
 absl::StatusOr<bool> LowerSingleDeviceCollectives::Run(HloModule* module) {
-  Lowering lowering(module->config());
   bool changed = false;
+  if (keep_multi_device_ && module->config().replica_count * module->config().num_partitions > 1) {
+    for (HloComputation* computation : module->MakeComputationPostOrder()) {
+      if (computation->IsFusionComputation()) continue;
+      AXLE_ASSIGN_OR_RETURN(bool rewrote, SendRecvToPermutes(computation, module->config()));
+      changed = changed || rewrote;
+    }
+  }
+  Lowering lowering(module->config(), keep_multi_device_);
   // Callees first, so that an async-start's wrapped computation is lowered
   // before the start becomes a call of it.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

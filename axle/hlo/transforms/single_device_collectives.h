@@ -38,10 +38,24 @@
 
 namespace axle {
 
+// `keep_multi_device`: in a module of several devices, replica-id,
+// partition-id and the collectives (their -start forms included; not those
+// whose every replica group has one member) stay for a
+// backend that runs them among the devices (the cpu platform's collective
+// thunks), each -start/-done pair of all-reduce, all-gather and
+// collective-permute becoming the synchronous op, and each send/recv-done
+// pair (same channel and _xla_send_recv_source_target_pairs) a
+// collective-permute of the sent data; async-start/update/done
+// and copy-start/done are still lowered as above.
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
+  explicit LowerSingleDeviceCollectives(bool keep_multi_device = false)
+      : keep_multi_device_(keep_multi_device) {}
   absl::string_view name() const override { return "single-device-collectives"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  bool keep_multi_device_;
 };
 
 }  // namespace axle

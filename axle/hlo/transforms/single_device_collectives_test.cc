@@ -2,7 +2,8 @@
 //
 // The collectives of a one-device module become plumbing with the
 // interpreter's values before and after; several devices are Unimplemented
-// naming the op. Runs of every collective on cpu are in
+// naming the op, or kept for a backend that runs them (keep_multi_device).
+// Runs of every collective on cpu are in
 // cpu/runtime/collectives_test.cc.
 //
 //===----------------------------------------------------------------------===//
@@ -66,6 +67,49 @@ ENTRY e {
       << changed.status();
   EXPECT_TRUE(absl::StrContains(changed.status().message(), "(instruction %s, all-reduce)"))
       << changed.status();
+}
+
+// keep_multi_device (the cpu backend's collective thunks): on several
+// devices the ids and collectives stay, a -start/-done pair becomes the
+// synchronous op, a send/recv-done pair a collective-permute of the sent
+// data, and groups of single devices are still lowered.
+TEST(LowerSingleDeviceCollectives, KeepsTheCollectivesOfSeveralDevices) {
+  LowerSingleDeviceCollectives pass(/*keep_multi_device=*/true);
+  std::unique_ptr<HloModule> module = cleanup_test::Parse(R"(
+HloModule m, replica_count=2
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  id = u32[] replica-id()
+  rs = f32[4] all-reduce-start(p), replica_groups={}, to_apply=add
+  rd = f32[4] all-reduce-done(rs)
+  one = f32[4] all-reduce(p), replica_groups={{0},{1}}, to_apply=add
+  t0 = token[] after-all()
+  r = (f32[4], u32[], token[]) recv(t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  s = (f32[4], u32[], token[]) send(p, t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  d = (f32[4], token[]) recv-done(r), channel_id=1
+  sd = token[] send-done(s), channel_id=1
+  got = f32[4] get-tuple-element(d), index=0
+  ROOT t = (u32[], f32[4], f32[4], f32[4]) tuple(id, rd, one, got)
+})");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const std::string after = module->ToString();
+  for (absl::string_view kept : {"replica-id()", "all-reduce(%p), replica_groups={}",
+                                 "collective-permute(%p)", "source_target_pairs={{0,1}}"}) {
+    EXPECT_TRUE(absl::StrContains(after, kept)) << kept << " not in\n" << after;
+  }
+  for (absl::string_view gone : {"-start", "-done", "send(", "recv(", "{{0},{1}}"}) {
+    EXPECT_FALSE(absl::StrContains(after, gone)) << gone << " in\n" << after;
+  }
 }
 
 }  // namespace

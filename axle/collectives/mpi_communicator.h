@@ -1,0 +1,38 @@
+//===- mpi_communicator.h - Collectives over MPI ---------------------------===//
+//
+// The second transport between processes: MPI (Debian's Open MPI,
+// libopenmpi-dev), chosen at run time (AXLE_COLLECTIVES_TRANSPORT=mpi, or
+// by starting the processes with mpirun). Rank and size are MPI's
+// (MPI_COMM_WORLD, duplicated); the launcher (mpirun) does the rendezvous.
+//
+// Messages are MPI_Isend / MPI_Irecv on the duplicated communicator with
+// the collective's tag (folded into MPI's tag range: messages between two
+// ranks with one tag arrive in order, and the collectives run one at a
+// time), so the collectives of communicator.h run on them unchanged and
+// give the same bits as over Gloo or threads. A wait polls MPI_Testall until
+// the deadline (AXLE_COLLECTIVE_TIMEOUT): a peer that never arrives fails
+// the call with DeadlineExceeded naming it; one that dies is reported by
+// mpirun, which ends the run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_COLLECTIVES_MPI_COMMUNICATOR_H_
+#define AXLE_COLLECTIVES_MPI_COMMUNICATOR_H_
+
+#include <chrono>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "axle/collectives/communicator.h"
+
+namespace axle {
+
+// Whether an MPI launcher (mpirun, srun with PMI) started this process.
+bool StartedByMpiLauncher();
+
+// Initializes MPI (once per process; finalized when the last communicator
+// goes) and returns a communicator over all of MPI_COMM_WORLD.
+absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout);
+
+}  // namespace axle
+
+#endif  // AXLE_COLLECTIVES_MPI_COMMUNICATOR_H_

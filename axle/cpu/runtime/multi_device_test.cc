@@ -1,0 +1,369 @@
+// The cpu platform's collectives among several devices (collective_thunk.cc):
+// each device a thread of this process running the compiled executable with
+// its place in the grid and an in-process communicator in its run options.
+// Every result must equal the interpreter's multi-participant mode
+// (axle/eval/participants.h) bit for bit: reductions with one op and with a
+// computation, odd element counts, tuples, dimensions other than the major
+// one, iota groups, partitions, the -start/-done forms, collectives inside a
+// while body; and a run without a communicator, or with another grid,
+// fails saying so.
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "axle/collectives/communicator.h"
+#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/eval/participants.h"
+#include "gtest/gtest.h"
+
+namespace axle {
+namespace {
+
+using testing::ClientFor;
+
+// Runs `text` (whose header names the grid) on `size` cpu devices, the
+// arguments of device d being args[d]; returns each device's result.
+absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(
+    absl::string_view text, const std::vector<std::vector<Literal>>& args) {
+  AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
+  const int64_t replicas = module->config().replica_count;
+  const int64_t partitions = module->config().num_partitions;
+  const auto size = static_cast<int>(replicas * partitions);
+  if (static_cast<int>(args.size()) != size) {
+    return absl::InvalidArgumentError("one argument list per device");
+  }
+  LocalClient* client = ClientFor("cpu");
+  AXLE_ASSIGN_OR_RETURN(auto executable, client->Compile(std::move(module), {}));
+  auto communicators = MakeInProcessCommunicators(size, std::chrono::seconds(60));
+  std::vector<absl::StatusOr<Literal>> results(size, absl::UnknownError("did not run"));
+  std::vector<std::thread> threads;
+  threads.reserve(size);
+  for (int d = 0; d < size; ++d) {
+    threads.emplace_back([&, d] {
+      results[d] = [&]() -> absl::StatusOr<Literal> {
+        std::vector<ScopedShapedBuffer> buffers;
+        std::vector<const ShapedBuffer*> pointers;
+        for (const Literal& argument : args[d]) {
+          AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer,
+                                client->LiteralToShapedBuffer(argument, 0));
+          buffers.push_back(std::move(buffer));
+        }
+        pointers.reserve(buffers.size());
+        for (const auto& buffer : buffers) pointers.push_back(&buffer);
+        RunParticipant participant;
+        participant.replica_count = replicas;
+        participant.partition_count = partitions;
+        participant.replica_id = d / partitions;
+        participant.partition_id = d % partitions;
+        participant.communicator = communicators[d].get();
+        ExecutableRunOptions options;
+        options.set_participant(participant);
+        AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, options));
+        return client->ShapedBufferToLiteral(result);
+      }();
+      if (!results[d].ok()) communicators[d].reset();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::vector<Literal> values;
+  for (auto& result : results) {
+    AXLE_RETURN_IF_ERROR(result.status());
+    values.push_back(*std::move(result));
+  }
+  return values;
+}
+
+// The cpu devices and the interpreter's participants agree bit for bit;
+// returns the cpu results.
+std::vector<Literal> RunBoth(absl::string_view text,
+                             const std::vector<std::vector<Literal>>& args) {
+  absl::StatusOr<std::vector<Literal>> cpu = RunOnCpuDevices(text, args);
+  EXPECT_TRUE(cpu.ok()) << cpu.status();
+  if (!cpu.ok()) return {};
+  auto module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  ParticipantsOptions options;
+  options.replica_count = (*module)->config().replica_count;
+  options.partition_count = (*module)->config().num_partitions;
+  std::vector<std::vector<const Literal*>> pointers;
+  for (const auto& list : args) {
+    std::vector<const Literal*>& p = pointers.emplace_back();
+    for (const Literal& literal : list) p.push_back(&literal);
+  }
+  absl::StatusOr<std::vector<Literal>> reference =
+      EvaluateParticipants(**module, pointers, options);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  if (reference.ok()) {
+    for (size_t d = 0; d < cpu->size(); ++d) {
+      EXPECT_EQ((*cpu)[d], (*reference)[d]) << "device " << d << ": " << (*cpu)[d] << "\nvs\n"
+                                            << (*reference)[d];
+    }
+  }
+  return std::move(*cpu);
+}
+
+// args[d] = {f32 values 0.1 * (d + 1) * (i + 1) + d, ...} of `shape`'s
+// element count, for `devices` devices.
+std::vector<std::vector<Literal>> FloatArgs(int devices, const std::vector<int64_t>& dims) {
+  std::vector<std::vector<Literal>> args(devices);
+  for (int d = 0; d < devices; ++d) {
+    Literal literal(ShapeUtil::MakeShape(F32, dims));
+    auto data = literal.data<float>();
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = 0.1f * static_cast<float>((d + 1) * (i + 1)) + static_cast<float>(d) / 3.0f;
+    }
+    args[d].push_back(std::move(literal));
+  }
+  return args;
+}
+
+constexpr char kAdd[] = R"(
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+)";
+
+TEST(CpuMultiDevice, AllReduceSumInGroupsAndIotaGroups) {
+  std::vector<Literal> result = RunBoth(absl::StrCat("HloModule m, replica_count=4\n", kAdd, R"(
+ENTRY e {
+  p = f32[7] parameter(0)
+  a = f32[7] all-reduce(p), replica_groups={{0,2},{3,1}}, to_apply=add
+  b = f32[7] all-reduce(p), replica_groups=[1,4]<=[4], to_apply=add
+  ROOT t = (f32[7], f32[7]) tuple(a, b)
+})"),
+                                        FloatArgs(4, {7}));
+  ASSERT_EQ(result.size(), 4u);
+  EXPECT_EQ(result[0].tuple_element(0), result[2].tuple_element(0));
+  EXPECT_EQ(result[0].tuple_element(1), result[3].tuple_element(1));
+}
+
+TEST(CpuMultiDevice, AllReduceKindsTuplesAndAComputation) {
+  RunBoth(R"(HloModule m, replica_count=3
+mx {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT m = s32[] maximum(y, x)
+}
+f {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  s = f32[] multiply(x, y)
+  ROOT a = f32[] add(s, x)
+}
+ENTRY e {
+  p = f32[5,2] parameter(0)
+  i = s32[5,2] convert(p)
+  t = (s32[5,2], s32[5,2]) all-reduce(i, i), replica_groups={}, to_apply=mx
+  c = f32[5,2] all-reduce(p), replica_groups={}, to_apply=f
+  t0 = s32[5,2] get-tuple-element(t), index=0
+  ROOT r = (s32[5,2], f32[5,2]) tuple(t0, c)
+})",
+          FloatArgs(3, {5, 2}));
+  // bf16 sums go through the compiled computation.
+  RunBoth(R"(HloModule m, replica_count=2
+addb {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT a = bf16[] add(x, y)
+}
+ENTRY e {
+  p = f32[9] parameter(0)
+  b = bf16[9] convert(p)
+  ROOT r = bf16[9] all-reduce(b), replica_groups={}, to_apply=addb
+})",
+          FloatArgs(2, {9}));
+}
+
+TEST(CpuMultiDevice, GatherScatterAllToAllAlongInnerDimensions) {
+  RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
+ENTRY e {
+  p = f32[3,4] parameter(0)
+  g0 = f32[6,4] all-gather(p), dimensions={0}, replica_groups={}
+  g1 = f32[3,8] all-gather(p), dimensions={1}, replica_groups={}
+  s0 = f32[3,2] reduce-scatter(p), dimensions={1}, replica_groups={}, to_apply=add
+  a1 = f32[3,4] all-to-all(p), dimensions={1}, replica_groups={}
+  q = f32[4,3] reshape(p)
+  a0 = f32[4,3] all-to-all(q), dimensions={0}, replica_groups={{1,0}}
+  ROOT t = (f32[6,4], f32[3,8], f32[3,2], f32[3,4], f32[4,3]) tuple(g0, g1, s0, a1, a0)
+})"),
+          FloatArgs(2, {3, 4}));
+  RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
+ENTRY e {
+  p = f32[8] parameter(0)
+  s = f32[4] reduce-scatter(p), dimensions={0}, replica_groups={}, to_apply=add
+  x = f32[8] negate(p)
+  a = (f32[8], f32[8]) all-to-all(p, x), replica_groups={}
+  b = f32[8] collective-broadcast(p), replica_groups={{1,0}}
+  ROOT t = (f32[4], (f32[8], f32[8]), f32[8]) tuple(s, a, b)
+})"),
+          FloatArgs(2, {8}));
+}
+
+TEST(CpuMultiDevice, PermuteIdsAndPartitions) {
+  RunBoth(absl::StrCat("HloModule m, replica_count=2, num_partitions=2\n", kAdd, R"(
+ENTRY e {
+  p = f32[3] parameter(0)
+  r = u32[] replica-id()
+  q = u32[] partition-id()
+  c = f32[3] collective-permute(p), source_target_pairs={{0,1}}
+  d = f32[3] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  s = f32[3] all-reduce(p), channel_id=2, replica_groups={{0,3},{2,1}}, use_global_device_ids=true,
+      to_apply=add
+  u = f32[3] all-reduce(p), channel_id=3, replica_groups={{0,1}}, to_apply=add
+  o = f32[3] all-reduce(p), channel_id=4, replica_groups={{0},{1}}, to_apply=add
+  ROOT t = (u32[], u32[], f32[3], f32[3], f32[3], f32[3], f32[3]) tuple(r, q, c, d, s, u, o)
+})"),
+          FloatArgs(4, {3}));
+}
+
+TEST(CpuMultiDevice, StartDoneFormsAndAWhileBody) {
+  RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
+ENTRY e {
+  p = f32[4] parameter(0)
+  rs = f32[4] all-reduce-start(p), replica_groups={}, to_apply=add
+  rd = f32[4] all-reduce-done(rs)
+  gs = (f32[4], f32[8]) all-gather-start(p), dimensions={0}, replica_groups={}
+  gd = f32[8] all-gather-done(gs)
+  cs = (f32[4], f32[4], u32[], u32[]) collective-permute-start(p), source_target_pairs={{0,1},{1,0}}
+  cd = f32[4] collective-permute-done(cs)
+  ROOT t = (f32[4], f32[8], f32[4]) tuple(rd, gd, cd)
+})"),
+          FloatArgs(2, {4}));
+  RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = f32[4] all-reduce(v), replica_groups={}, to_apply=add
+  h = f32[] constant(0.5)
+  hs = f32[4] broadcast(h), dimensions={}
+  w = f32[4] multiply(r, hs)
+  ROOT t = (s32[], f32[4]) tuple(j, w)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = s32[] constant(0)
+  s = (s32[], f32[4]) tuple(z, p)
+  w = (s32[], f32[4]) while(s), condition=cond, body=body
+  ROOT v = f32[4] get-tuple-element(w), index=1
+})"),
+          FloatArgs(2, {4}));
+}
+
+// JAX's ragged_collective_test example: 2 devices, one update per peer.
+TEST(CpuMultiDevice, RaggedAllToAll) {
+  constexpr char kText[] = R"(HloModule m, replica_count=2
+ENTRY e {
+  x = s32[3] parameter(0)
+  o = s32[4] parameter(1)
+  a = s32[2] parameter(2)
+  n = s32[2] parameter(3)
+  b = s32[2] parameter(4)
+  r = s32[2] parameter(5)
+  ROOT y = s32[4] ragged-all-to-all(x, o, a, n, b, r), replica_groups={{0,1}}
+})";
+  auto v = [](const std::vector<int32_t>& values) {
+    return LiteralUtil::CreateR1<int32_t>(values);
+  };
+  std::vector<std::vector<Literal>> args(2);
+  args[0].push_back(v({1, 2, 2}));
+  args[0].push_back(v({0, 0, 0, 0}));
+  args[0].push_back(v({0, 1}));
+  args[0].push_back(v({1, 2}));
+  args[0].push_back(v({0, 0}));
+  args[0].push_back(v({1, 1}));
+  args[1].push_back(v({3, 4, 0}));
+  args[1].push_back(v({0, 0, 0, 0}));
+  args[1].push_back(v({0, 1}));
+  args[1].push_back(v({1, 1}));
+  args[1].push_back(v({1, 2}));
+  args[1].push_back(v({2, 1}));
+  std::vector<Literal> result = RunBoth(kText, args);
+  ASSERT_EQ(result.size(), 2u);
+  EXPECT_EQ(result[0], v({1, 3, 0, 0}));
+  EXPECT_EQ(result[1], v({2, 2, 4, 0}));
+
+  // Two updates per peer (update j * 2 + t goes to device j), rows out of
+  // range skipped, the output operand kept where nothing lands.
+  constexpr char kTwo[] = R"(HloModule m, replica_count=2
+ENTRY e {
+  x = f32[4,2] parameter(0)
+  o = f32[5,2] parameter(1)
+  a = s64[4] parameter(2)
+  n = s64[4] parameter(3)
+  b = s64[4] parameter(4)
+  ROOT y = f32[5,2] ragged-all-to-all(x, o, a, n, b, n), replica_groups={}
+})";
+  auto s64 = [](const std::vector<int64_t>& values) {
+    return LiteralUtil::CreateR1<int64_t>(values);
+  };
+  std::vector<std::vector<Literal>> two(2);
+  for (int d = 0; d < 2; ++d) {
+    two[d].push_back(std::move(FloatArgs(2, {4, 2})[d][0]));
+    two[d].push_back(std::move(FloatArgs(2, {5, 2})[1 - d][0]));
+  }
+  two[0].push_back(s64({0, 2, 1, 3}));
+  two[0].push_back(s64({1, 2, 2, 4}));
+  two[0].push_back(s64({0, 1, 3, 0}));
+  two[1].push_back(s64({3, 0, 1, 2}));
+  two[1].push_back(s64({1, 1, 2, 1}));
+  two[1].push_back(s64({4, 3, 0, -1}));
+  RunBoth(kTwo, two);
+}
+
+// send/recv pairs (flattened device ids in
+// _xla_send_recv_source_target_pairs) run as collective-permutes: a target
+// gets its source's data, a device that is no target zeros.
+TEST(CpuMultiDevice, SendRecvPairs) {
+  RunBoth(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  t0 = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  s = (f32[2], u32[], token[]) send(p, t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}"}
+  rd = (f32[2], token[]) recv-done(r), channel_id=5
+  sd = token[] send-done(s), channel_id=5
+  d = f32[2] get-tuple-element(rd), index=0
+  ROOT n = f32[2] negate(d)
+})",
+          FloatArgs(3, {2}));
+}
+
+TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {
+  constexpr char kText[] = R"(HloModule m, replica_count=2
+ENTRY e {
+  ROOT r = u32[] replica-id()
+})";
+  absl::StatusOr<Literal> alone = testing::RunOn("cpu", kText, {});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(alone.status())) << alone.status();
+  EXPECT_TRUE(absl::StrContains(alone.status().message(), "no communicator")) << alone.status();
+
+  auto executable = testing::CompileOn("cpu", kText);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto communicators = MakeInProcessCommunicators(1, std::chrono::seconds(1));
+  RunParticipant participant;
+  participant.replica_count = 1;
+  participant.communicator = communicators[0].get();
+  ExecutableRunOptions options;
+  options.set_participant(participant);
+  auto result = (*executable)->Run({}, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(absl::StrContains(result.status().message(), "compiled for 2 replicas x 1"))
+      << result.status();
+}
+
+}  // namespace
+}  // namespace axle
