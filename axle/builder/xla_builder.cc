@@ -11,9 +11,9 @@
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder_internal.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
-#include "axle/hlo/analysis/shape_inference.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {

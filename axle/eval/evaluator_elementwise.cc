@@ -427,68 +427,24 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
 
 // --- Dispatch ----------------------------------------------------------------
 
+// The one-operand elementwise ops whose result keeps the operand's element
+// type (complex abs changes it; it is handled before).
 bool SameTypeUnary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAbs:  // complex abs changes the type; handled before
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kCopy:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kTanh:
-      return true;
-    default:
-      return false;
+  if (op == HloOpcode::kIsFinite || op == HloOpcode::kReal || op == HloOpcode::kImag ||
+      op == HloOpcode::kConvert) {
+    return false;
   }
+  return HloOpcodeIsElementwise(op) && HloOpcodeArity(op) == 1;
 }
 
+// The two-operand elementwise ops whose operands and result share one element
+// type.
 bool SameTypeBinary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kOr:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
-      return true;
-    default:
-      return false;
+  if (op == HloOpcode::kComplex || op == HloOpcode::kStochasticConvert ||
+      op == HloOpcode::kCompare) {
+    return false;
   }
+  return HloOpcodeIsElementwise(op) && HloOpcodeArity(op) == 2;
 }
 
 absl::Status CheckTypes(const HloInstruction& instruction, absl::Span<const Lanes> operands,

@@ -13,11 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "axle/hlo/analysis/hlo_verifier_internal.h"
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle::verifier_internal {
 

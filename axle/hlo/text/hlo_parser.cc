@@ -491,33 +491,10 @@ bool CanInferShape(HloOpcode opcode) {
   }
 }
 
-// Opcodes XLA gives a result_accuracy attribute.
+// Opcodes XLA gives a result_accuracy attribute: the one-operand
+// transcendental functions.
 bool HasResultAccuracy(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kErf:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kExp:
-      return true;
-    default:
-      return false;
-  }
+  return HloOpcodeIsTranscendental(opcode) && HloOpcodeArity(opcode) == 1;
 }
 
 // A single (non-tuple) sharding text repeated for every leaf of `shape`, as

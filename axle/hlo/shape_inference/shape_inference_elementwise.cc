@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 namespace {
@@ -117,6 +117,14 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
   }
   if (auto s = ExpectArray(shape, absl::StrCat("operand of ", OpName(opcode))); !s.ok()) return s;
   const std::string type = Str(shape.element_type());
+  // The transcendental functions (sin, exp, erf, ...).
+  if (HloOpcodeIsTranscendental(opcode) && HloOpcodeArity(opcode) == 1) {
+    if (!IsFloat(shape) && !IsComplex(shape)) {
+      return InvalidArgument(OpName(opcode), ": expected a floating-point or complex operand; got ",
+                             type, ".");
+    }
+    return shape;
+  }
   switch (opcode) {
     case HloOpcode::kFloor:
     case HloOpcode::kCeil:
@@ -125,32 +133,6 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
       if (!IsFloat(shape)) {
         return InvalidArgument(OpName(opcode), ": expected a floating-point operand; got ", type,
                                ".");
-      }
-      return shape;
-    case HloOpcode::kCos:
-    case HloOpcode::kSin:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kErf:
-      if (!IsFloat(shape) && !IsComplex(shape)) {
-        return InvalidArgument(OpName(opcode),
-                               ": expected a floating-point or complex operand; got ", type, ".");
       }
       return shape;
     case HloOpcode::kReal:

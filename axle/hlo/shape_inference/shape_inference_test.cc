@@ -1,5 +1,5 @@
 //===- shape_inference_test.cc - Shapes XLA's rules give -------------------===//
-#include "axle/hlo/analysis/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
