@@ -34,16 +34,7 @@
 namespace axle {
 namespace {
 
-using kernel_util::Accumulator;
-using kernel_util::CheckArray;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
-using kernel_util::FromAccumulator;
-using kernel_util::InvalidArgument;
-using kernel_util::MultiplyAdd;
-using kernel_util::NextIndex;
-using kernel_util::ToAccumulator;
-using kernel_util::WindowedOutputSize;
+using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 constexpr absl::string_view kOp = "convolution";
 

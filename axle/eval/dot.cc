@@ -27,17 +27,7 @@
 namespace axle {
 namespace {
 
-using kernel_util::Accumulator;
-using kernel_util::CheckArray;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
-using kernel_util::DimsToString;
-using kernel_util::FromAccumulator;
-using kernel_util::InvalidArgument;
-using kernel_util::MultiplyAdd;
-using kernel_util::NextIndex;
-using kernel_util::Product;
-using kernel_util::ToAccumulator;
+using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 bool Contains(absl::Span<const int64_t> dims, int64_t d) { return absl::c_linear_search(dims, d); }
 

@@ -324,25 +324,19 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       if constexpr (kFloat) return run([](C x, C y) { return std::fmod(x, y); });
       break;
     case HloOpcode::kMaximum:
-      if constexpr (kPred) return run([](C x, C y) { return x || y; });
+    case HloOpcode::kMinimum: {
+      // NaN wins either way.
+      bool is_max = instruction.opcode() == HloOpcode::kMaximum;
+      if constexpr (kPred) return run([is_max](C x, C y) { return is_max ? x || y : x && y; });
       if constexpr (kInt || kFloat) {
-        return run([](C x, C y) {
+        return run([is_max](C x, C y) {
           if (IsNan(x)) return x;
           if (IsNan(y)) return y;
-          return std::max(x, y);
+          return is_max ? std::max(x, y) : std::min(x, y);
         });
       }
       break;
-    case HloOpcode::kMinimum:
-      if constexpr (kPred) return run([](C x, C y) { return x && y; });
-      if constexpr (kInt || kFloat) {
-        return run([](C x, C y) {
-          if (IsNan(x)) return x;
-          if (IsNan(y)) return y;
-          return std::min(x, y);
-        });
-      }
-      break;
+    }
     case HloOpcode::kPower:
       if constexpr (kPred) return run([](C x, C y) { return x || !y; });
       if constexpr (kInt) {

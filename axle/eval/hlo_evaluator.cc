@@ -327,33 +327,23 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
 
   // No default: a new opcode fails to compile until it is evaluated here.
   switch (op) {
-    AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-    AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+    // clang-format off
+    AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      return EvaluateCollective(instruction, operands);
+    // clang-format on
     case HloOpcode::kClamp:
     case HloOpcode::kCompare:
     case HloOpcode::kConvert:
     case HloOpcode::kReducePrecision:
     case HloOpcode::kSelect:
     case HloOpcode::kStochasticConvert:
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return EvaluateElementwise(instruction, operands);
     case HloOpcode::kParameter:
       return InvalidInstruction(instruction, "a parameter has a value only inside its computation");
     case HloOpcode::kConstant:
       return cast<HloConstantInstruction>(&instruction)->literal().Clone();
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
-      return EvaluateCollective(instruction, operands);
     case HloOpcode::kBitcastConvert:
       return EvaluateBitcastConvert(instruction, *operands[0]);
     case HloOpcode::kIota:

@@ -4,12 +4,14 @@
 // switch over HloOpcode names them in one line and needs no `default:`:
 //
 //   switch (opcode) {
-//     AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-//       return Unary(...);
-//     AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+//     case HloOpcode::kCompare:
+//       AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
 //       return Binary(...);
-//     case HloOpcode::kConvert: ...   // every other opcode, one by one
+//     ...                                // every other opcode, one by one
 //   }
+//
+// (clang-format indents the macro like a statement: it goes after the case
+// labels of its group, or first in the switch between clang-format off/on.)
 //
 // The switches that dispatch on every opcode (the parser's CreateInstruction,
 // ShapeInference::InferInstructionShape, the evaluator's EvaluateInstruction)
@@ -17,7 +19,8 @@
 // one of them does not handle fails the build. The static_asserts below keep
 // these lists equal to the opcode table's properties: a new elementwise
 // opcode of one or two operands must be added to its list here (or, when it
-// has attributes of its own, to HasAttributes).
+// has attributes of its own, to HasAttributes), a new collective to
+// AXLE_HLO_COLLECTIVE_OPCODES.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_IR_HLO_OPCODE_FAMILIES_H_
@@ -44,6 +47,12 @@ namespace axle {
   V(kAdd) V(kAnd) V(kAtan2) V(kComplex) V(kDivide) V(kMaximum) V(kMinimum) V(kMultiply) V(kOr) \
   V(kPower) V(kRemainder) V(kShiftLeft) V(kShiftRightArithmetic) V(kShiftRightLogical)        \
   V(kSubtract) V(kXor)
+
+// The collectives (property kCollective): several devices in general.
+#define AXLE_HLO_COLLECTIVE_OPCODES(V)                                                        \
+  V(kAllGather) V(kAllGatherDone) V(kAllGatherStart) V(kAllReduce) V(kAllReduceDone)          \
+  V(kAllReduceStart) V(kAllToAll) V(kCollectiveBroadcast) V(kCollectivePermute)               \
+  V(kCollectivePermuteDone) V(kCollectivePermuteStart) V(kRaggedAllToAll) V(kReduceScatter)
 // clang-format on
 
 namespace hlo_opcode_families_internal {
@@ -71,22 +80,26 @@ constexpr bool InUnaryList(HloOpcode op) {
 constexpr bool InBinaryList(HloOpcode op) {
   return false AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_OPCODE_IN_);
 }
+constexpr bool InCollectiveList(HloOpcode op) {
+  return false AXLE_HLO_COLLECTIVE_OPCODES(AXLE_OPCODE_IN_);
+}
 #undef AXLE_OPCODE_IN_
 
-// Each list holds exactly the elementwise opcodes of its arity that have no
-// attributes.
+// Each elementwise list holds exactly the elementwise opcodes of its arity
+// that have no attributes; the collective list, the opcodes with kCollective.
 constexpr bool ListsMatchTable() {
   for (int i = 0; i < kHloOpcodeCount; ++i) {
     auto op = static_cast<HloOpcode>(i);
     bool elementwise = (kRows[i].properties & kElementwise) != 0 && !HasAttributes(op);
     if (InUnaryList(op) != (elementwise && kRows[i].arity == 1)) return false;
     if (InBinaryList(op) != (elementwise && kRows[i].arity == 2)) return false;
+    if (InCollectiveList(op) != ((kRows[i].properties & kCollective) != 0)) return false;
   }
   return true;
 }
 static_assert(ListsMatchTable(),
-              "AXLE_HLO_{UNARY,BINARY}_ELEMENTWISE_OPCODES must list exactly the elementwise "
-              "opcodes of the table without attributes (see hlo_opcode_families.h)");
+              "AXLE_HLO_{UNARY,BINARY}_ELEMENTWISE_OPCODES and AXLE_HLO_COLLECTIVE_OPCODES "
+              "must match the opcode table's properties (see hlo_opcode_families.h)");
 
 }  // namespace hlo_opcode_families_internal
 }  // namespace axle

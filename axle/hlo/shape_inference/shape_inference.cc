@@ -311,27 +311,18 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
 
   // No default: a new opcode fails to compile until it is given a rule here.
   switch (opcode) {
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kReduceScatter:
+    // clang-format off
+    AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return InferCollective(instruction);
-      // --- Elementwise ---------------------------------------------------------
-      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+    // clang-format on
+
+    // --- Elementwise ---------------------------------------------------------
     case HloOpcode::kDomain:
     case HloOpcode::kOptimizationBarrier:
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return InferUnaryOpShape(opcode, operand(0));
-      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
     case HloOpcode::kCompare:
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return InferBinaryOpShape(opcode, operand(0), operand(1), {});
     case HloOpcode::kClamp:
     case HloOpcode::kSelect:

@@ -110,19 +110,19 @@ bool HloParserImpl::ParseSingleOrListMetadata(std::vector<OpMetadata>* metadata)
   return ParseMetadata(&metadata->back());
 }
 
+bool HloParserImpl::ParseStringOrJsonDict(std::string* value) {
+  if (kind() == TokKind::kString) return ParseString(value);
+  if (kind() == TokKind::kLbrace) return ParseJsonDict(value);
+  return TokenError("expects a string or a JSON dictionary");
+}
+
 bool HloParserImpl::ParseFrontendAttributes(FrontendAttributes* attributes) {
   if (!ParseToken(TokKind::kLbrace, "expected '{' to start frontend attributes")) return false;
   if (kind() != TokKind::kRbrace) {
     do {
       std::string key, value;
       if (!ParseAttributeName(&key)) return false;
-      if (kind() == TokKind::kString) {
-        if (!ParseString(&value)) return false;
-      } else if (kind() == TokKind::kLbrace) {
-        if (!ParseJsonDict(&value)) return false;
-      } else {
-        return TokenError("expects a string or a JSON dictionary");
-      }
+      if (!ParseStringOrJsonDict(&value)) return false;
       (*attributes)[key] = std::move(value);
     } while (EatIfPresent(TokKind::kComma));
   }

@@ -112,6 +112,9 @@ HloInstruction* HloParserImpl::CreateDataMovement(NewInstruction& n) {
                                             n.operands.size(), " operands"));
       }
       if (!InferShape(n, [&]() -> absl::StatusOr<Shape> {
+            if (n.operands.empty()) {
+              return absl::InvalidArgumentError("expects at least one operand");
+            }
             const Shape& in = n.operands[0]->shape();
             std::vector<const Shape*> all = OperandShapes(n.operands, 0, n.operands.size());
             switch (n.opcode) {

@@ -133,12 +133,12 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     case HloOpcode::kRngBitGenerator:
     case HloOpcode::kRngGetAndUpdateState:
       return CreateSourceOp(n);
-      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
     case HloOpcode::kClamp:
     case HloOpcode::kCompare:
     case HloOpcode::kReducePrecision:
     case HloOpcode::kSelect:
     case HloOpcode::kStochasticConvert:
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return CreateElementwise(n);
     case HloOpcode::kBroadcast:
     case HloOpcode::kConcatenate:
@@ -208,7 +208,6 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
       if (!ParseOperandsOf(n)) return nullptr;
       return CreateAsync(n.shape, opcode, async_wrapped, attrs, allow_attributes, opcode_offset,
                          std::move(n.operands));
-      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
     case HloOpcode::kAllGatherDone:
     case HloOpcode::kAllReduceDone:
     case HloOpcode::kBitcast:
@@ -217,6 +216,7 @@ HloInstruction* HloParserImpl::CreateInstruction(std::optional<Shape> shape, Hlo
     case HloOpcode::kConvert:
     case HloOpcode::kCopyDone:
     case HloOpcode::kOptimizationBarrier:
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return CreateLikeOperand(n);
   }
   return Unsupported(n);

@@ -218,6 +218,8 @@ class HloParserImpl {
   bool ParseAttributeName(std::string* name);
   bool ParseString(std::string* value);
   bool ParseJsonDict(std::string* value);
+  // A string, or a JSON dictionary kept as its text.
+  bool ParseStringOrJsonDict(std::string* value);
   bool ParseInt64(int64_t* value);
   bool ParseDouble(double* value);
   bool ParseBool(bool* value);
