@@ -91,9 +91,11 @@ absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
                   std::vector<Buffer>& accumulators, std::vector<Buffer>& values,
                   std::vector<Buffer>& scratch, int64_t lanes) {
   std::vector<Lanes> args;
+  args.reserve(accumulators.size() + values.size());
   for (Buffer& b : accumulators) args.push_back(b.lanes());
   for (Buffer& b : values) args.push_back(b.lanes());
   std::vector<void*> results;
+  results.reserve(scratch.size());
   for (Buffer& b : scratch) results.push_back(b.bytes.data());
   AXLE_RETURN_IF_ERROR(evaluator.RunLanewise(computation, args, results, lanes));
   for (size_t k = 0; k < accumulators.size(); ++k) {

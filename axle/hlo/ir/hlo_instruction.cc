@@ -214,6 +214,7 @@ std::vector<ReplicaGroup> IotaReplicaGroupList::Expand() const {
     for (size_t i = 0; i < reshape_dims.size(); ++i) perm.push_back(static_cast<int64_t>(i));
   }
   std::vector<int64_t> transposed_dims;
+  transposed_dims.reserve(perm.size());
   for (int64_t p : perm) transposed_dims.push_back(reshape_dims[p]);
   std::vector<int64_t> source_strides = ShapeUtil::RowMajorStrides(reshape_dims);
   std::vector<int64_t> ids;

@@ -25,11 +25,9 @@ absl::StatusOr<Shape> InferDegenerateDimensionBroadcastShape(HloOpcode opcode, c
   std::vector<bool> dynamic(lhs.rank());
   for (int64_t i = 0; i < lhs.rank(); ++i) {
     int64_t l = lhs.dimensions(i), r = rhs.dimensions(i);
-    if (l == r) {
-      dims[i] = l;
-    } else if (l == 1 || lhs.is_unbounded_dynamic_dimension(i)) {
+    if (l == 1 || lhs.is_unbounded_dynamic_dimension(i)) {
       dims[i] = r;
-    } else if (r == 1 || rhs.is_unbounded_dynamic_dimension(i)) {
+    } else if (l == r || r == 1 || rhs.is_unbounded_dynamic_dimension(i)) {
       dims[i] = l;
     } else {
       return InvalidArgument("Binary op ", OpName(opcode), " with incompatible shapes: ", Str(lhs),

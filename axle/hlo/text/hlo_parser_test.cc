@@ -744,27 +744,29 @@ add {
 ENTRY e {
   p = f32[2,3] parameter(0)
   z = f32[] constant(0)
-  ROOT t = (f32[3], f32[2,3], c64[2,3], f32[3,2], pred[2,3]) tuple(
-      reduce(p, z), dimensions={0}, to_apply=add),
-      exponential(p), complex(p, p), transpose(p), dimensions={1,0}),
-      compare(p, p), direction=LT))
+  r = reduce(p, z), dimensions={0}, to_apply=add
+  x = exponential(p)
+  c = complex(p, p)
+  t = transpose(p), dimensions={1,0}
+  l = compare(p, p), direction=LT
+  ROOT out = tuple(r, x, c, t, l)
 }
 )");
   ASSERT_NE(module, nullptr);
-  const HloInstruction* root = module->entry_computation()->root_instruction();
-  ASSERT_EQ(root->operand_count(), 5);
-  EXPECT_EQ(root->operand(0)->shape().ToString(false), "f32[3]");
-  EXPECT_EQ(root->operand(1)->shape().ToString(false), "f32[2,3]");
-  EXPECT_EQ(root->operand(2)->shape().ToString(false), "c64[2,3]");
-  EXPECT_EQ(root->operand(3)->shape().ToString(false), "f32[3,2]");
-  EXPECT_EQ(root->operand(4)->shape().ToString(false), "pred[2,3]");
+  EXPECT_EQ(Find(*module, "r")->shape().ToString(false), "f32[3]");
+  EXPECT_EQ(Find(*module, "x")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(Find(*module, "c")->shape().ToString(false), "c64[2,3]");
+  EXPECT_EQ(Find(*module, "t")->shape().ToString(false), "f32[3,2]");
+  EXPECT_EQ(Find(*module, "l")->shape().ToString(false), "pred[2,3]");
+  EXPECT_EQ(Find(*module, "out")->shape().ToString(false),
+            "(f32[3], f32[2,3], c64[2,3], f32[3,2], pred[2,3])");
 }
 
 TEST(HloParserInferenceTest, InferenceErrorNamesTheOpcodeAndWhere) {
   std::string error = ParseError(
       "HloModule m\nENTRY e {\n  p = s32[2] parameter(0)\n"
       "  ROOT t = (f32[2]) tuple(exponential(p))\n}\n");
-  EXPECT_THAT(error, HasSubstr("test.hlo:4:22: error: failed to infer shape for opcode: "
+  EXPECT_THAT(error, HasSubstr("test.hlo:4:27: error: failed to infer shape for opcode: "
                                "exponential, error: exponential: expected a floating-point or "
                                "complex operand"));
 }
