@@ -195,7 +195,8 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
     bool window_nonempty = true;
     for (int64_t s : g.k_spatial_sizes) window_nonempty &= s > 0;
     absl::c_fill(k, 0);
-    while (window_nonempty) {
+    for (bool more = window_nonempty; more;
+         more = NextIndex(g.k_spatial_sizes, absl::MakeSpan(k))) {
       int64_t in_offset = in_base, k_offset = k_base;
       bool inside = true;
       for (int64_t i = 0; i < g.num_spatial && inside; ++i) {
@@ -221,7 +222,6 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
                             ToAccumulator(kernel[k_offset + iz * g.k_strides[g.k_in_feature_dim]]));
         }
       }
-      if (!NextIndex(g.k_spatial_sizes, absl::MakeSpan(k))) break;
     }
     if constexpr (is_integer_v<T>) {
       out[result.LinearIndex(o)] = SaturateOrWrap<T>(acc);

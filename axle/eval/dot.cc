@@ -470,6 +470,7 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const HloDotInstruction& dot, const Li
     prefix_dims.clear();
   } else {
     std::vector<int64_t> expected;
+    expected.reserve(prefix_dims.size() + 1);
     for (int64_t d : prefix_dims) expected.push_back(lhs.shape().dimensions(d));
     expected.push_back(num_groups);
     if (absl::Span<const int64_t>(group_sizes.shape().dimensions()) != expected) {

@@ -5,9 +5,10 @@
 // gather, scatter), and fft, cholesky, triangular-solve and the batch norms.
 //
 //===----------------------------------------------------------------------===//
-#include "absl/status/statusor.h"
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
-#include "axle/core/shape_util.h"
 #include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/text/hlo_parser_internal.h"
 
