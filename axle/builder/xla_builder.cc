@@ -548,7 +548,7 @@ ConvolutionDimensionNumbers XlaBuilder::CreateDefaultConvDimensionNumbers(int nu
 }
 
 absl::Status XlaBuilder::Validate(const ConvolutionDimensionNumbers& dnum) {
-  auto distinct = [](absl::string_view what, std::vector<int64_t> dims) -> absl::Status {
+  auto distinct = [](absl::string_view what, const std::vector<int64_t>& dims) -> absl::Status {
     std::vector<int64_t> sorted = dims;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {

@@ -72,7 +72,7 @@ Calls ExpectedCalls(HloOpcode opcode) {
     case HloOpcode::kAsyncUpdate:
     case HloOpcode::kAsyncDone:
     case HloOpcode::kScan:
-      return Calls::kOne;
+    // The reducing collectives call their reduction.
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kReduceScatter:
@@ -328,6 +328,7 @@ absl::Status CheckToApplyElementTypes(const HloInstruction& instruction) {
 
 std::string GroupsString(const std::vector<ReplicaGroup>& groups) {
   std::vector<std::string> pieces;
+  pieces.reserve(groups.size());
   for (const ReplicaGroup& g : groups) {
     pieces.push_back(absl::StrCat("{", absl::StrJoin(g.replica_ids(), ","), "}"));
   }
