@@ -85,6 +85,25 @@ absl::Status CheckInits(const HloInstruction& instruction, absl::Span<const Lite
   return absl::OkStatus();
 }
 
+// The operands of a reduce or reduce-window (inputs..., init values...),
+// checked, and the arrays of its result.
+struct ReduceOperands {
+  int64_t count;
+  absl::Span<const Literal*const> inputs, inits;
+  std::vector<Shape> results;
+};
+absl::StatusOr<ReduceOperands> SplitReduceOperands(const HloInstruction& instruction,
+                                                   absl::Span<const Literal* const> operands) {
+  if (operands.empty() || operands.size() % 2 != 0) {
+    return InvalidInstruction(instruction, "needs inputs and as many init values");
+  }
+  int64_t count = static_cast<int64_t>(operands.size()) / 2;
+  ReduceOperands split{count, operands.subspan(0, count), operands.subspan(count), {}};
+  AXLE_ASSIGN_OR_RETURN(split.results, ResultArrays(instruction, count));
+  AXLE_RETURN_IF_ERROR(CheckInits(instruction, split.inputs, split.inits, split.results));
+  return split;
+}
+
 // Runs `computation` on (accumulators..., values...) for `lanes` lanes and
 // stores the results back into the accumulators.
 absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
@@ -109,13 +128,8 @@ absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
 
 absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruction& instruction,
                                        absl::Span<const Literal* const> operands) {
-  if (operands.empty() || operands.size() % 2 != 0) {
-    return InvalidInstruction(instruction, "needs inputs and as many init values");
-  }
-  int64_t count = static_cast<int64_t>(operands.size()) / 2;
-  auto inputs = operands.subspan(0, count), inits = operands.subspan(count);
-  AXLE_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultArrays(instruction, count));
-  AXLE_RETURN_IF_ERROR(CheckInits(instruction, inputs, inits, results));
+  AXLE_ASSIGN_OR_RETURN(ReduceOperands split, SplitReduceOperands(instruction, operands));
+  auto& [count, inputs, inits, results] = split;
   const Shape& input_shape = inputs[0]->shape();
   int64_t rank = input_shape.rank();
   std::vector<bool> reduced(rank, false);
@@ -188,13 +202,8 @@ absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruc
 absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
                                              const HloInstruction& instruction,
                                              absl::Span<const Literal* const> operands) {
-  if (operands.empty() || operands.size() % 2 != 0) {
-    return InvalidInstruction(instruction, "needs inputs and as many init values");
-  }
-  int64_t count = static_cast<int64_t>(operands.size()) / 2;
-  auto inputs = operands.subspan(0, count), inits = operands.subspan(count);
-  AXLE_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultArrays(instruction, count));
-  AXLE_RETURN_IF_ERROR(CheckInits(instruction, inputs, inits, results));
+  AXLE_ASSIGN_OR_RETURN(ReduceOperands split, SplitReduceOperands(instruction, operands));
+  auto& [count, inputs, inits, results] = split;
   const Window& window = cast<HloWindowInstruction>(&instruction)->window();
   const Shape& input_shape = inputs[0]->shape();
   int64_t rank = input_shape.rank();

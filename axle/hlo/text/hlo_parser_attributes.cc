@@ -31,6 +31,22 @@ namespace hlo_parser_internal {
 
 // --- The attribute machinery -------------------------------------------------
 
+namespace {
+
+// The first, by name, of the required attributes of `attrs` not in `seen`.
+std::optional<std::string> FirstMissing(const AttrMap& attrs,
+                                        const absl::flat_hash_set<std::string>& seen) {
+  std::optional<std::string> first;
+  for (const auto& [name, spec] : attrs) {
+    if (spec.required && !seen.contains(name) && (!first.has_value() || name < *first)) {
+      first = name;
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
 bool HloParserImpl::ParseAttributes(const AttrMap& attrs, bool allow_attributes) {
   // A missing attribute is reported right after what precedes the list.
   size_t offset = last_end_;
@@ -40,13 +56,8 @@ bool HloParserImpl::ParseAttributes(const AttrMap& attrs, bool allow_attributes)
       if (!ParseAttributeHelper(attrs, &seen)) return false;
     }
   }
-  std::vector<std::string> missing;
-  for (const auto& [name, spec] : attrs) {
-    if (spec.required && !seen.contains(name)) missing.push_back(name);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    return Error(offset, absl::StrCat("attribute ", missing[0], " is expected but not seen"));
+  if (std::optional<std::string> missing = FirstMissing(attrs, seen)) {
+    return Error(offset, absl::StrCat("attribute ", *missing, " is expected but not seen"));
   }
   return true;
 }
@@ -59,13 +70,8 @@ bool HloParserImpl::ParseSubAttributes(const AttrMap& attrs) {
     EatIfPresent(TokKind::kComma);
     if (!ParseAttributeHelper(attrs, &seen)) return false;
   }
-  std::vector<std::string> missing;
-  for (const auto& [name, spec] : attrs) {
-    if (spec.required && !seen.contains(name)) missing.push_back(name);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    return Error(offset, absl::StrCat("sub-attribute ", missing[0], " is expected but not seen"));
+  if (std::optional<std::string> missing = FirstMissing(attrs, seen)) {
+    return Error(offset, absl::StrCat("sub-attribute ", *missing, " is expected but not seen"));
   }
   return ParseToken(TokKind::kRbrace, "expects '}' to end sub attributes");
 }
