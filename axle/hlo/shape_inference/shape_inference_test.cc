@@ -11,7 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Shape S(PrimitiveType type, std::vector<int64_t> dims) { return ShapeUtil::MakeShape(type, dims); }
+Shape S(PrimitiveType type, const std::vector<int64_t>& dims) {
+  return ShapeUtil::MakeShape(type, dims);
+}
 
 // The shape printed without layout, or the error message.
 std::string Infer(const absl::StatusOr<Shape>& result) {
