@@ -11,9 +11,9 @@
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder_internal.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
-#include "axle/hlo/analysis/shape_inference.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {
@@ -548,7 +548,7 @@ ConvolutionDimensionNumbers XlaBuilder::CreateDefaultConvDimensionNumbers(int nu
 }
 
 absl::Status XlaBuilder::Validate(const ConvolutionDimensionNumbers& dnum) {
-  auto distinct = [](absl::string_view what, std::vector<int64_t> dims) -> absl::Status {
+  auto distinct = [](absl::string_view what, const std::vector<int64_t>& dims) -> absl::Status {
     std::vector<int64_t> sorted = dims;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {

@@ -4,8 +4,8 @@
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder.h"
 #include "axle/builder/xla_builder_internal.h"
-#include "axle/hlo/analysis/shape_inference.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 
 namespace axle {
 

@@ -21,8 +21,8 @@
 #include "absl/types/span.h"
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder.h"
-#include "axle/hlo/analysis/shape_inference.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 
 namespace axle::builder_internal {
 

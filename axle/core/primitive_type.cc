@@ -81,63 +81,35 @@ PrimitiveType ComplexComponentType(PrimitiveType type) {
   return type;
 }
 
-int SignificandWidth(PrimitiveType type) {
-  switch (type) {
-    case F16:
-      return 11;
-    case BF16:
-      return 8;
-    case F32:
-      return 24;
-    case F64:
-      return 53;
-    case F4E2M1FN:
-      return 2;
-    case F8E3M4:
-      return 5;
-    case F8E4M3:
-    case F8E4M3FN:
-    case F8E4M3B11FNUZ:
-    case F8E4M3FNUZ:
-      return 4;
-    case F8E5M2:
-    case F8E5M2FNUZ:
-      return 3;
-    case F8E8M0FNU:
-      return 1;
-    default:
-      return 0;
+namespace {
+
+// The significand (with its implicit bit) and exponent widths of each
+// floating-point type.
+struct FloatFormat {
+  PrimitiveType type;
+  int significand_width;
+  int exponent_width;
+};
+constexpr FloatFormat kFloatFormats[] = {
+    {F16, 11, 5},          {BF16, 8, 8},       {F32, 24, 8},   {F64, 53, 11},
+    {F4E2M1FN, 2, 2},      {F8E3M4, 5, 3},     {F8E4M3, 4, 4}, {F8E4M3FN, 4, 4},
+    {F8E4M3B11FNUZ, 4, 4}, {F8E4M3FNUZ, 4, 4}, {F8E5M2, 3, 5}, {F8E5M2FNUZ, 3, 5},
+    {F8E8M0FNU, 1, 8},
+};
+
+// The format of `type`; all zero for a type that is not a float.
+FloatFormat FloatFormatOf(PrimitiveType type) {
+  for (const FloatFormat& format : kFloatFormats) {
+    if (format.type == type) return format;
   }
+  return {type, 0, 0};
 }
 
-int ExponentWidth(PrimitiveType type) {
-  switch (type) {
-    case F16:
-      return 5;
-    case BF16:
-      return 8;
-    case F32:
-      return 8;
-    case F64:
-      return 11;
-    case F4E2M1FN:
-      return 2;
-    case F8E3M4:
-      return 3;
-    case F8E4M3:
-    case F8E4M3FN:
-    case F8E4M3B11FNUZ:
-    case F8E4M3FNUZ:
-      return 4;
-    case F8E5M2:
-    case F8E5M2FNUZ:
-      return 5;
-    case F8E8M0FNU:
-      return 8;
-    default:
-      return 0;
-  }
-}
+}  // namespace
+
+int SignificandWidth(PrimitiveType type) { return FloatFormatOf(type).significand_width; }
+
+int ExponentWidth(PrimitiveType type) { return FloatFormatOf(type).exponent_width; }
 
 PrimitiveType HigherPrecisionType(PrimitiveType a, PrimitiveType b) {
   auto rank = [](PrimitiveType t) { return std::make_pair(BitWidth(t), SignificandWidth(t)); };

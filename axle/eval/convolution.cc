@@ -34,16 +34,7 @@
 namespace axle {
 namespace {
 
-using kernel_util::Accumulator;
-using kernel_util::CheckArray;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
-using kernel_util::FromAccumulator;
-using kernel_util::InvalidArgument;
-using kernel_util::MultiplyAdd;
-using kernel_util::NextIndex;
-using kernel_util::ToAccumulator;
-using kernel_util::WindowedOutputSize;
+using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 constexpr absl::string_view kOp = "convolution";
 
@@ -204,7 +195,8 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
     bool window_nonempty = true;
     for (int64_t s : g.k_spatial_sizes) window_nonempty &= s > 0;
     absl::c_fill(k, 0);
-    while (window_nonempty) {
+    for (bool more = window_nonempty; more;
+         more = NextIndex(g.k_spatial_sizes, absl::MakeSpan(k))) {
       int64_t in_offset = in_base, k_offset = k_base;
       bool inside = true;
       for (int64_t i = 0; i < g.num_spatial && inside; ++i) {
@@ -230,7 +222,6 @@ Literal ConvolveTyped(const HloConvolutionInstruction& conv, const ConvGeometry&
                             ToAccumulator(kernel[k_offset + iz * g.k_strides[g.k_in_feature_dim]]));
         }
       }
-      if (!NextIndex(g.k_spatial_sizes, absl::MakeSpan(k))) break;
     }
     if constexpr (is_integer_v<T>) {
       out[result.LinearIndex(o)] = SaturateOrWrap<T>(acc);

@@ -27,17 +27,7 @@
 namespace axle {
 namespace {
 
-using kernel_util::Accumulator;
-using kernel_util::CheckArray;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
-using kernel_util::DimsToString;
-using kernel_util::FromAccumulator;
-using kernel_util::InvalidArgument;
-using kernel_util::MultiplyAdd;
-using kernel_util::NextIndex;
-using kernel_util::Product;
-using kernel_util::ToAccumulator;
+using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 bool Contains(absl::Span<const int64_t> dims, int64_t d) { return absl::c_linear_search(dims, d); }
 
@@ -480,6 +470,7 @@ absl::StatusOr<Literal> EvaluateRaggedDot(const HloDotInstruction& dot, const Li
     prefix_dims.clear();
   } else {
     std::vector<int64_t> expected;
+    expected.reserve(prefix_dims.size() + 1);
     for (int64_t d : prefix_dims) expected.push_back(lhs.shape().dimensions(d));
     expected.push_back(num_groups);
     if (absl::Span<const int64_t>(group_sizes.shape().dimensions()) != expected) {

@@ -98,6 +98,9 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
 
 // --- Unary ops that keep the element type ------------------------------------
 
+// Each instantiation keeps only the `if constexpr` branches its type has, so
+// unrelated opcodes can reduce to the same `break` (clang-tidy's branch-clone).
+// NOLINTBEGIN(bugprone-branch-clone)
 template <typename T>
 absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T* out, int64_t n) {
   using C = Compute<T>;
@@ -324,25 +327,19 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       if constexpr (kFloat) return run([](C x, C y) { return std::fmod(x, y); });
       break;
     case HloOpcode::kMaximum:
-      if constexpr (kPred) return run([](C x, C y) { return x || y; });
+    case HloOpcode::kMinimum: {
+      // NaN wins either way.
+      bool is_max = instruction.opcode() == HloOpcode::kMaximum;
+      if constexpr (kPred) return run([is_max](C x, C y) { return is_max ? x || y : x && y; });
       if constexpr (kInt || kFloat) {
-        return run([](C x, C y) {
+        return run([is_max](C x, C y) {
           if (IsNan(x)) return x;
           if (IsNan(y)) return y;
-          return std::max(x, y);
+          return is_max ? std::max(x, y) : std::min(x, y);
         });
       }
       break;
-    case HloOpcode::kMinimum:
-      if constexpr (kPred) return run([](C x, C y) { return x && y; });
-      if constexpr (kInt || kFloat) {
-        return run([](C x, C y) {
-          if (IsNan(x)) return x;
-          if (IsNan(y)) return y;
-          return std::min(x, y);
-        });
-      }
-      break;
+    }
     case HloOpcode::kPower:
       if constexpr (kPred) return run([](C x, C y) { return x || !y; });
       if constexpr (kInt) {
@@ -424,71 +421,28 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
   }
   return NotDefined(instruction, a.type);
 }
+// NOLINTEND(bugprone-branch-clone)
 
 // --- Dispatch ----------------------------------------------------------------
 
+// The one-operand elementwise ops whose result keeps the operand's element
+// type (complex abs changes it; it is handled before).
 bool SameTypeUnary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAbs:  // complex abs changes the type; handled before
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kCopy:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kTanh:
-      return true;
-    default:
-      return false;
+  if (op == HloOpcode::kIsFinite || op == HloOpcode::kReal || op == HloOpcode::kImag ||
+      op == HloOpcode::kConvert) {
+    return false;
   }
+  return HloOpcodeIsElementwise(op) && HloOpcodeArity(op) == 1;
 }
 
+// The two-operand elementwise ops whose operands and result share one element
+// type.
 bool SameTypeBinary(HloOpcode op) {
-  switch (op) {
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kAtan2:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kOr:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
-      return true;
-    default:
-      return false;
+  if (op == HloOpcode::kComplex || op == HloOpcode::kStochasticConvert ||
+      op == HloOpcode::kCompare) {
+    return false;
   }
+  return HloOpcodeIsElementwise(op) && HloOpcodeArity(op) == 2;
 }
 
 absl::Status CheckTypes(const HloInstruction& instruction, absl::Span<const Lanes> operands,

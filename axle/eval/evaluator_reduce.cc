@@ -37,11 +37,6 @@ absl::StatusOr<std::vector<Shape>> ResultArrays(const HloInstruction& instructio
   return shapes;
 }
 
-Literal PackResults(const HloInstruction& instruction, std::vector<Literal> results) {
-  if (!instruction.shape().IsTuple()) return std::move(results[0]);
-  return Literal::MakeTuple(std::move(results));
-}
-
 // A byte buffer of n elements of one type.
 struct Buffer {
   PrimitiveType type;
@@ -52,6 +47,20 @@ struct Buffer {
   uint8_t* at(int64_t i) { return bytes.data() + i * width; }
   Lanes lanes() const { return Lanes{type, bytes.data(), false}; }
 };
+
+// The result: one array per accumulator (of shapes `results`), or their
+// tuple.
+Literal PackResults(const HloInstruction& instruction, absl::Span<const Shape> results,
+                    const std::vector<Buffer>& accumulators) {
+  std::vector<Literal> out;
+  for (size_t k = 0; k < results.size(); ++k) {
+    Literal literal(results[k]);
+    std::memcpy(literal.untyped_data(), accumulators[k].bytes.data(), literal.size_bytes());
+    out.push_back(std::move(literal));
+  }
+  if (!instruction.shape().IsTuple()) return std::move(out[0]);
+  return Literal::MakeTuple(std::move(out));
+}
 
 void Fill(Buffer& buffer, const Literal& scalar, int64_t n) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(buffer.at(i), scalar.untyped_data(), buffer.width);
@@ -76,15 +85,36 @@ absl::Status CheckInits(const HloInstruction& instruction, absl::Span<const Lite
   return absl::OkStatus();
 }
 
+// The operands of a reduce or reduce-window (inputs..., init values...),
+// checked, and the arrays of its result.
+struct ReduceOperands {
+  int64_t count;
+  absl::Span<const Literal*const> inputs, inits;
+  std::vector<Shape> results;
+};
+absl::StatusOr<ReduceOperands> SplitReduceOperands(const HloInstruction& instruction,
+                                                   absl::Span<const Literal* const> operands) {
+  if (operands.empty() || operands.size() % 2 != 0) {
+    return InvalidInstruction(instruction, "needs inputs and as many init values");
+  }
+  int64_t count = static_cast<int64_t>(operands.size()) / 2;
+  ReduceOperands split{count, operands.subspan(0, count), operands.subspan(count), {}};
+  AXLE_ASSIGN_OR_RETURN(split.results, ResultArrays(instruction, count));
+  AXLE_RETURN_IF_ERROR(CheckInits(instruction, split.inputs, split.inits, split.results));
+  return split;
+}
+
 // Runs `computation` on (accumulators..., values...) for `lanes` lanes and
 // stores the results back into the accumulators.
 absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
                   std::vector<Buffer>& accumulators, std::vector<Buffer>& values,
                   std::vector<Buffer>& scratch, int64_t lanes) {
   std::vector<Lanes> args;
+  args.reserve(accumulators.size() + values.size());
   for (Buffer& b : accumulators) args.push_back(b.lanes());
   for (Buffer& b : values) args.push_back(b.lanes());
   std::vector<void*> results;
+  results.reserve(scratch.size());
   for (Buffer& b : scratch) results.push_back(b.bytes.data());
   AXLE_RETURN_IF_ERROR(evaluator.RunLanewise(computation, args, results, lanes));
   for (size_t k = 0; k < accumulators.size(); ++k) {
@@ -98,13 +128,8 @@ absl::Status Step(HloEvaluator& evaluator, const HloComputation& computation,
 
 absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruction& instruction,
                                        absl::Span<const Literal* const> operands) {
-  if (operands.empty() || operands.size() % 2 != 0) {
-    return InvalidInstruction(instruction, "needs inputs and as many init values");
-  }
-  int64_t count = static_cast<int64_t>(operands.size()) / 2;
-  auto inputs = operands.subspan(0, count), inits = operands.subspan(count);
-  AXLE_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultArrays(instruction, count));
-  AXLE_RETURN_IF_ERROR(CheckInits(instruction, inputs, inits, results));
+  AXLE_ASSIGN_OR_RETURN(ReduceOperands split, SplitReduceOperands(instruction, operands));
+  auto& [count, inputs, inits, results] = split;
   const Shape& input_shape = inputs[0]->shape();
   int64_t rank = input_shape.rank();
   std::vector<bool> reduced(rank, false);
@@ -171,25 +196,14 @@ absl::StatusOr<Literal> EvaluateReduce(HloEvaluator& evaluator, const HloInstruc
       }
     }
   }
-  std::vector<Literal> out;
-  for (int64_t k = 0; k < count; ++k) {
-    Literal literal(results[k]);
-    std::memcpy(literal.untyped_data(), accumulators[k].bytes.data(), literal.size_bytes());
-    out.push_back(std::move(literal));
-  }
-  return PackResults(instruction, std::move(out));
+  return PackResults(instruction, results, accumulators);
 }
 
 absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
                                              const HloInstruction& instruction,
                                              absl::Span<const Literal* const> operands) {
-  if (operands.empty() || operands.size() % 2 != 0) {
-    return InvalidInstruction(instruction, "needs inputs and as many init values");
-  }
-  int64_t count = static_cast<int64_t>(operands.size()) / 2;
-  auto inputs = operands.subspan(0, count), inits = operands.subspan(count);
-  AXLE_ASSIGN_OR_RETURN(std::vector<Shape> results, ResultArrays(instruction, count));
-  AXLE_RETURN_IF_ERROR(CheckInits(instruction, inputs, inits, results));
+  AXLE_ASSIGN_OR_RETURN(ReduceOperands split, SplitReduceOperands(instruction, operands));
+  auto& [count, inputs, inits, results] = split;
   const Window& window = cast<HloWindowInstruction>(&instruction)->window();
   const Shape& input_shape = inputs[0]->shape();
   int64_t rank = input_shape.rank();
@@ -294,13 +308,7 @@ absl::StatusOr<Literal> EvaluateReduceWindow(HloEvaluator& evaluator,
       w_index[d] = 0;
     }
   }
-  std::vector<Literal> out;
-  for (int64_t k = 0; k < count; ++k) {
-    Literal literal(results[k]);
-    std::memcpy(literal.untyped_data(), accumulators[k].bytes.data(), literal.size_bytes());
-    out.push_back(std::move(literal));
-  }
-  return PackResults(instruction, std::move(out));
+  return PackResults(instruction, results, accumulators);
 }
 
 absl::StatusOr<Literal> EvaluateMap(HloEvaluator& evaluator, const HloInstruction& instruction,
@@ -324,34 +332,37 @@ absl::StatusOr<Literal> EvaluateMap(HloEvaluator& evaluator, const HloInstructio
 
 namespace {
 
-// Copies slice `k` of dimension `dim` out of `array` (dropping the
-// dimension), or into it.
-void CopySlice(const Literal& array, int64_t dim, int64_t k, Literal& slice) {
-  const Shape& shape = array.shape();
+// Calls copy(array_offset, slice_offset, bytes) for each contiguous run of
+// bytes of slice `k` of dimension `dim` of an array of `shape` (the slice
+// drops the dimension).
+template <typename Copy>
+void ForEachSliceRun(const Shape& shape, int64_t dim, int64_t k, Copy copy) {
   int width = primitive_util::ByteWidth(shape.element_type());
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= shape.dimensions(d);
   for (int64_t d = dim + 1; d < shape.rank(); ++d) inner *= shape.dimensions(d);
   int64_t length = shape.dimensions(dim);
-  const auto* src = static_cast<const uint8_t*>(array.untyped_data());
-  auto* dst = static_cast<uint8_t*>(slice.untyped_data());
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + o * inner * width, src + (o * length + k) * inner * width, inner * width);
+    copy((o * length + k) * inner * width, o * inner * width, inner * width);
   }
 }
 
+// Copies slice `k` of dimension `dim` out of `array`.
+void CopySlice(const Literal& array, int64_t dim, int64_t k, Literal& slice) {
+  const auto* src = static_cast<const uint8_t*>(array.untyped_data());
+  auto* dst = static_cast<uint8_t*>(slice.untyped_data());
+  ForEachSliceRun(array.shape(), dim, k, [&](int64_t at, int64_t slice_at, int64_t bytes) {
+    std::memcpy(dst + slice_at, src + at, bytes);
+  });
+}
+
+// Copies `slice` into slice `k` of dimension `dim` of `array`.
 void StoreSlice(const Literal& slice, int64_t dim, int64_t k, Literal& array) {
-  const Shape& shape = array.shape();
-  int width = primitive_util::ByteWidth(shape.element_type());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d) outer *= shape.dimensions(d);
-  for (int64_t d = dim + 1; d < shape.rank(); ++d) inner *= shape.dimensions(d);
-  int64_t length = shape.dimensions(dim);
   const auto* src = static_cast<const uint8_t*>(slice.untyped_data());
   auto* dst = static_cast<uint8_t*>(array.untyped_data());
-  for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(dst + (o * length + k) * inner * width, src + o * inner * width, inner * width);
-  }
+  ForEachSliceRun(array.shape(), dim, k, [&](int64_t at, int64_t slice_at, int64_t bytes) {
+    std::memcpy(dst + at, src + slice_at, bytes);
+  });
 }
 
 }  // namespace

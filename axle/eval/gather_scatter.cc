@@ -40,18 +40,7 @@
 namespace axle {
 namespace {
 
-using kernel_util::CheckArray;
-using kernel_util::CheckDimensionList;
-using kernel_util::CheckResultDims;
-using kernel_util::ClassifyCombiner;
-using kernel_util::Combine;
-using kernel_util::Combiner;
-using kernel_util::DimsToString;
-using kernel_util::InvalidArgument;
-using kernel_util::NextIndex;
-using kernel_util::Product;
-using kernel_util::ScalarAt;
-using kernel_util::StoreScalar;
+using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 bool Contains(absl::Span<const int64_t> dims, int64_t d) { return absl::c_linear_search(dims, d); }
 

@@ -20,6 +20,7 @@
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/kernels.h"
 #include "axle/eval/lanewise_computation.h"
+#include "axle/hlo/ir/hlo_opcode_families.h"
 
 namespace axle {
 
@@ -323,9 +324,26 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
   if (HloOpcodeArity(op) != kVariadic) AXLE_RETURN_IF_ERROR(expect_operands(HloOpcodeArity(op)));
 
   if (op == HloOpcode::kCopy && !instruction.shape().IsArray()) return operands[0]->Clone();
-  if (instruction.IsElementwise()) return EvaluateElementwise(instruction, operands);
 
+  // No default: a new opcode fails to compile until it is evaluated here.
   switch (op) {
+    // clang-format off
+    AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      return EvaluateCollective(instruction, operands);
+    // clang-format on
+    case HloOpcode::kClamp:
+    case HloOpcode::kCompare:
+    case HloOpcode::kConvert:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kSelect:
+    case HloOpcode::kStochasticConvert:
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      return EvaluateElementwise(instruction, operands);
+    case HloOpcode::kParameter:
+      return InvalidInstruction(instruction, "a parameter has a value only inside its computation");
+    case HloOpcode::kConstant:
+      return cast<HloConstantInstruction>(&instruction)->literal().Clone();
     case HloOpcode::kBitcastConvert:
       return EvaluateBitcastConvert(instruction, *operands[0]);
     case HloOpcode::kIota:
@@ -485,11 +503,7 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kBatchNormInference:
     case HloOpcode::kBatchNormGrad:
       return EvaluateKernel(instruction, operands);
-
-    default:
-      break;
   }
-  if (HloOpcodeIsCollective(op)) return EvaluateCollective(instruction, operands);
   return Unimplemented(instruction, "this op is not supported");
 }
 

@@ -13,11 +13,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "axle/hlo/analysis/hlo_verifier_internal.h"
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle::verifier_internal {
 
@@ -72,7 +72,7 @@ Calls ExpectedCalls(HloOpcode opcode) {
     case HloOpcode::kAsyncUpdate:
     case HloOpcode::kAsyncDone:
     case HloOpcode::kScan:
-      return Calls::kOne;
+    // The reducing collectives call their reduction.
     case HloOpcode::kAllReduce:
     case HloOpcode::kAllReduceStart:
     case HloOpcode::kReduceScatter:
@@ -328,6 +328,7 @@ absl::Status CheckToApplyElementTypes(const HloInstruction& instruction) {
 
 std::string GroupsString(const std::vector<ReplicaGroup>& groups) {
   std::vector<std::string> pieces;
+  pieces.reserve(groups.size());
   for (const ReplicaGroup& g : groups) {
     pieces.push_back(absl::StrCat("{", absl::StrJoin(g.replica_ids(), ","), "}"));
   }

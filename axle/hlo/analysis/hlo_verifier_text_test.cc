@@ -6,8 +6,8 @@
 #if __has_include("axle/hlo/text/hlo_parser.h")
 
 #include "axle/hlo/analysis/hlo_verifier.h"
-#include "axle/hlo/analysis/shape_inference.h"
 #include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/text/hlo_parser.h"
 
 namespace axle {

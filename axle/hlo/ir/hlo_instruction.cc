@@ -7,6 +7,7 @@
 #include "axle/base/logging.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instruction_subclasses.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
@@ -19,22 +20,9 @@ HloInstruction::~HloInstruction() = default;
 namespace {
 
 // Whether `instruction`'s opcode is one whose attributes live in a subclass
-// of hlo_instructions.h (every subclass is listed here).
-template <typename... Subclasses>
-bool IsOfAnySubclass(const HloInstruction* instruction) {
-  return (Subclasses::ClassOf(instruction) || ...);
-}
+// of hlo_instructions.h.
 bool NeedsSubclass(const HloInstruction* instruction) {
-  return IsOfAnySubclass<
-      HloParameterInstruction, HloConstantInstruction, HloGetTupleElementInstruction,
-      HloIotaInstruction, HloDimensionsInstruction, HloSortInstruction, HloReshapeInstruction,
-      HloSliceInstruction, HloDynamicSliceInstruction, HloPadInstruction, HloCompareInstruction,
-      HloDotInstruction, HloConvolutionInstruction, HloWindowInstruction, HloGatherInstruction,
-      HloScatterInstruction, HloFftInstruction, HloRngInstruction, HloRngBitGeneratorInstruction,
-      HloTriangularSolveInstruction, HloCholeskyInstruction, HloReducePrecisionInstruction,
-      HloBatchNormInstruction, HloCustomCallInstruction, HloFusionInstruction,
-      HloCollectiveInstruction, HloSendRecvInstruction, HloFeedInstruction, HloTopKInstruction,
-      HloScanInstruction, HloAsyncInstruction, HloCopyStartInstruction>(instruction);
+  return IsOfAnyHloSubclass(instruction, HloInstructionSubclasses());
 }
 
 }  // namespace
@@ -226,6 +214,7 @@ std::vector<ReplicaGroup> IotaReplicaGroupList::Expand() const {
     for (size_t i = 0; i < reshape_dims.size(); ++i) perm.push_back(static_cast<int64_t>(i));
   }
   std::vector<int64_t> transposed_dims;
+  transposed_dims.reserve(perm.size());
   for (int64_t p : perm) transposed_dims.push_back(reshape_dims[p]);
   std::vector<int64_t> source_strides = ShapeUtil::RowMajorStrides(reshape_dims);
   std::vector<int64_t> ids;

@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_instruction_subclasses.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 
@@ -265,26 +266,15 @@ AXLE_TIE_ATTRS(CopyStartAttrs, cross_program_prefetch_index)
 
 #undef AXLE_TIE_ATTRS
 
-// Every subclass of hlo_instructions.h. An instruction of a subclass missing
-// here fails the CHECK in VisitAttrs (every fingerprinted module, so every
-// CSE run, reaches it).
-template <typename... T>
-struct ClassList {};
-using AttributeClasses = ClassList<
-    HloParameterInstruction, HloConstantInstruction, HloGetTupleElementInstruction,
-    HloIotaInstruction, HloDimensionsInstruction, HloSortInstruction, HloReshapeInstruction,
-    HloSliceInstruction, HloDynamicSliceInstruction, HloPadInstruction, HloCompareInstruction,
-    HloDotInstruction, HloConvolutionInstruction, HloWindowInstruction, HloGatherInstruction,
-    HloScatterInstruction, HloFftInstruction, HloRngInstruction, HloRngBitGeneratorInstruction,
-    HloTriangularSolveInstruction, HloCholeskyInstruction, HloReducePrecisionInstruction,
-    HloBatchNormInstruction, HloCustomCallInstruction, HloFusionInstruction,
-    HloCollectiveInstruction, HloSendRecvInstruction, HloFeedInstruction, HloTopKInstruction,
-    HloScanInstruction, HloAsyncInstruction, HloCopyStartInstruction>;
+// An instruction of a subclass missing from HloInstructionSubclasses fails
+// the CHECK in VisitAttrs (every fingerprinted module, so every CSE run,
+// reaches it).
+using AttributeClasses = HloInstructionSubclasses;
 
 // Calls visit(attrs) with the attribute struct of `instruction`'s subclass;
 // false for a plain HloInstruction (no attributes).
 template <typename Visit, typename... T>
-bool VisitAttrs(const HloInstruction& instruction, ClassList<T...>, Visit&& visit) {
+bool VisitAttrs(const HloInstruction& instruction, HloClassList<T...>, Visit&& visit) {
   bool visited = false;
   auto try_class = [&](auto* tag) {
     using Class = std::remove_pointer_t<decltype(tag)>;
@@ -299,7 +289,7 @@ bool VisitAttrs(const HloInstruction& instruction, ClassList<T...>, Visit&& visi
   if (!visited) {
     CHECK(typeid(instruction) == typeid(HloInstruction))
         << HloOpcodeString(instruction.opcode())
-        << ": an attribute class missing from hlo_structural_hash.cc's AttributeClasses";
+        << ": an attribute class missing from hlo_instruction_subclasses.h";
   }
   return visited;
 }

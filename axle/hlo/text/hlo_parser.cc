@@ -442,48 +442,36 @@ namespace {
 // Opcodes whose result shape may be left out of the text (XLA's
 // CanInferShape).
 bool CanInferShape(HloOpcode opcode) {
+  if (HloOpcodeIsCollective(opcode)) return false;
   switch (opcode) {
+    case HloOpcode::kAsyncDone:
     case HloOpcode::kAsyncStart:
     case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kCollectiveBroadcast:
-    case HloOpcode::kCollectivePermute:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kCollectivePermuteDone:
-    case HloOpcode::kCopyDone:
-    case HloOpcode::kCopyStart:
-    case HloOpcode::kDynamicReshape:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kDynamicUpdateSlice:
-    case HloOpcode::kRaggedAllToAll:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kReduceScatter:
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kSlice:
     case HloOpcode::kBitcast:
     case HloOpcode::kBitcastConvert:
     case HloOpcode::kConstant:
     case HloOpcode::kConvert:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kCopyStart:
     case HloOpcode::kCustomCall:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kDynamicUpdateSlice:
     case HloOpcode::kFusion:
     case HloOpcode::kInfeed:
     case HloOpcode::kIota:
     case HloOpcode::kOutfeed:
     case HloOpcode::kParameter:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
     case HloOpcode::kReducePrecision:
     case HloOpcode::kReshape:
     case HloOpcode::kRng:
     case HloOpcode::kRngBitGenerator:
     case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kSlice:
     case HloOpcode::kStochasticConvert:
       return false;
     default:
@@ -491,33 +479,10 @@ bool CanInferShape(HloOpcode opcode) {
   }
 }
 
-// Opcodes XLA gives a result_accuracy attribute.
+// Opcodes XLA gives a result_accuracy attribute: the one-operand
+// transcendental functions.
 bool HasResultAccuracy(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kErf:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kExp:
-      return true;
-    default:
-      return false;
-  }
+  return HloOpcodeIsTranscendental(opcode) && HloOpcodeArity(opcode) == 1;
 }
 
 // A single (non-tuple) sharding text repeated for every leaf of `shape`, as
@@ -580,13 +545,7 @@ bool HloParserImpl::ParseInstructionRhs(const std::string& name, size_t name_off
                        }};
   attrs["backend_config"] = {false, [&] {
                                std::string value;
-                               if (kind() == TokKind::kString) {
-                                 if (!ParseString(&value)) return false;
-                               } else if (kind() == TokKind::kLbrace) {
-                                 if (!ParseJsonDict(&value)) return false;
-                               } else {
-                                 return TokenError("expects a string or a JSON dictionary");
-                               }
+                               if (!ParseStringOrJsonDict(&value)) return false;
                                generic.backend_config = std::move(value);
                                return true;
                              }};

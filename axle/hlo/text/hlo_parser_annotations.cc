@@ -110,19 +110,19 @@ bool HloParserImpl::ParseSingleOrListMetadata(std::vector<OpMetadata>* metadata)
   return ParseMetadata(&metadata->back());
 }
 
+bool HloParserImpl::ParseStringOrJsonDict(std::string* value) {
+  if (kind() == TokKind::kString) return ParseString(value);
+  if (kind() == TokKind::kLbrace) return ParseJsonDict(value);
+  return TokenError("expects a string or a JSON dictionary");
+}
+
 bool HloParserImpl::ParseFrontendAttributes(FrontendAttributes* attributes) {
   if (!ParseToken(TokKind::kLbrace, "expected '{' to start frontend attributes")) return false;
   if (kind() != TokKind::kRbrace) {
     do {
       std::string key, value;
       if (!ParseAttributeName(&key)) return false;
-      if (kind() == TokKind::kString) {
-        if (!ParseString(&value)) return false;
-      } else if (kind() == TokKind::kLbrace) {
-        if (!ParseJsonDict(&value)) return false;
-      } else {
-        return TokenError("expects a string or a JSON dictionary");
-      }
+      if (!ParseStringOrJsonDict(&value)) return false;
       (*attributes)[key] = std::move(value);
     } while (EatIfPresent(TokKind::kComma));
   }
@@ -161,6 +161,14 @@ int64_t Product(const std::vector<int64_t>& dims, bool* overflow) {
     product *= d;
   }
   return product;
+}
+
+// The number of devices of a mesh of named axes.
+int64_t MeshSize(const std::vector<std::pair<std::string, int64_t>>& axes, bool* overflow) {
+  std::vector<int64_t> sizes;
+  sizes.reserve(axes.size());
+  for (const auto& axis : axes) sizes.push_back(axis.second);
+  return Product(sizes, overflow);
 }
 
 // XLA's canonical iota: size-1 dimensions dropped and dimensions that stay
@@ -211,6 +219,7 @@ std::string MetadataListText(const std::vector<OpMetadata>& metadata) {
   if (metadata.empty()) return "";
   if (metadata.size() == 1) return absl::StrCat(" metadata={", OpMetadataToText(metadata[0]), "}");
   std::vector<std::string> items;
+  items.reserve(metadata.size());
   for (const OpMetadata& m : metadata) items.push_back(absl::StrCat("{", OpMetadataToText(m), "}"));
   return absl::StrCat(" metadata={", absl::StrJoin(items, ", "), "}");
 }
@@ -528,13 +537,10 @@ bool HloParserImpl::ParseAxisRefs(const std::vector<std::pair<std::string, int64
       return true;
     }
     std::string name;
-    if (kind() == TokKind::kString) {
-      name = lexer_.str_val();
-    } else if (kind() == TokKind::kIdent || kind() == TokKind::kName) {
-      name = lexer_.str_val();
-    } else {
+    if (kind() != TokKind::kString && kind() != TokKind::kIdent && kind() != TokKind::kName) {
       return TokenError("expects a mesh axis name");
     }
+    name = lexer_.str_val();
     bool found = false;
     for (const auto& axis : axes) found |= axis.first == name;
     if (!found) {
@@ -578,9 +584,7 @@ bool HloParserImpl::ParseNamedSharding(std::string* canonical) {
     return ParseToken(TokKind::kRbrace, "expected '}' to end sharding attribute");
   };
   bool overflow = false;
-  std::vector<int64_t> sizes;
-  for (const auto& axis : axes) sizes.push_back(axis.second);
-  int64_t mesh_size = Product(sizes, &overflow);
+  int64_t mesh_size = MeshSize(axes, &overflow);
   auto check_devices = [&]() {
     if (!device_ids.empty() && (overflow || static_cast<int64_t>(device_ids.size()) != mesh_size)) {
       return Error(offset,
@@ -666,9 +670,7 @@ bool HloParserImpl::ParseCollectiveDevices(CollectiveAttrs* attrs, std::string* 
     std::vector<int64_t> device_ids;
     if (!ParseMesh(&axes, &device_ids, mesh_text)) return false;
     bool overflow = false;
-    std::vector<int64_t> sizes;
-    for (const auto& axis : axes) sizes.push_back(axis.second);
-    int64_t mesh_size = Product(sizes, &overflow);
+    int64_t mesh_size = MeshSize(axes, &overflow);
     if (!device_ids.empty() && (overflow || static_cast<int64_t>(device_ids.size()) != mesh_size)) {
       return Error(offset,
                    absl::StrCat("Expected ", mesh_size, " device_ids based on mesh axes, but got ",

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -30,6 +31,22 @@ namespace hlo_parser_internal {
 
 // --- The attribute machinery -------------------------------------------------
 
+namespace {
+
+// The first, by name, of the required attributes of `attrs` not in `seen`.
+std::optional<std::string> FirstMissing(const AttrMap& attrs,
+                                        const absl::flat_hash_set<std::string>& seen) {
+  std::optional<std::string> first;
+  for (const auto& [name, spec] : attrs) {
+    if (spec.required && !seen.contains(name) && (!first.has_value() || name < *first)) {
+      first = name;
+    }
+  }
+  return first;
+}
+
+}  // namespace
+
 bool HloParserImpl::ParseAttributes(const AttrMap& attrs, bool allow_attributes) {
   // A missing attribute is reported right after what precedes the list.
   size_t offset = last_end_;
@@ -39,13 +56,8 @@ bool HloParserImpl::ParseAttributes(const AttrMap& attrs, bool allow_attributes)
       if (!ParseAttributeHelper(attrs, &seen)) return false;
     }
   }
-  std::vector<std::string> missing;
-  for (const auto& [name, spec] : attrs) {
-    if (spec.required && !seen.contains(name)) missing.push_back(name);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    return Error(offset, absl::StrCat("attribute ", missing[0], " is expected but not seen"));
+  if (std::optional<std::string> missing = FirstMissing(attrs, seen)) {
+    return Error(offset, absl::StrCat("attribute ", *missing, " is expected but not seen"));
   }
   return true;
 }
@@ -58,13 +70,8 @@ bool HloParserImpl::ParseSubAttributes(const AttrMap& attrs) {
     EatIfPresent(TokKind::kComma);
     if (!ParseAttributeHelper(attrs, &seen)) return false;
   }
-  std::vector<std::string> missing;
-  for (const auto& [name, spec] : attrs) {
-    if (spec.required && !seen.contains(name)) missing.push_back(name);
-  }
-  if (!missing.empty()) {
-    std::sort(missing.begin(), missing.end());
-    return Error(offset, absl::StrCat("sub-attribute ", missing[0], " is expected but not seen"));
+  if (std::optional<std::string> missing = FirstMissing(attrs, seen)) {
+    return Error(offset, absl::StrCat("sub-attribute ", *missing, " is expected but not seen"));
   }
   return ParseToken(TokKind::kRbrace, "expects '}' to end sub attributes");
 }
@@ -299,13 +306,23 @@ bool HloParserImpl::ParseInstructionNames(std::vector<HloInstruction*>* instruct
 
 // --- Typed attribute closures ---------------------------------------------------
 
-AttrSpec HloParserImpl::Int64Attr(bool required, std::optional<int64_t>* out) {
-  return {required, [this, out] {
-            int64_t v = 0;
-            if (!ParseInt64(&v)) return false;
-            *out = v;
+namespace {
+
+// An attribute whose value `parse` reads into a T, stored in `out`.
+template <typename T>
+AttrSpec TypedAttr(bool required, std::optional<T>* out, std::function<bool(T*)> parse) {
+  return {required, [out, parse = std::move(parse)] {
+            T value{};
+            if (!parse(&value)) return false;
+            *out = std::move(value);
             return true;
           }};
+}
+
+}  // namespace
+
+AttrSpec HloParserImpl::Int64Attr(bool required, std::optional<int64_t>* out) {
+  return TypedAttr<int64_t>(required, out, [this](int64_t* v) { return ParseInt64(v); });
 }
 
 AttrSpec HloParserImpl::Int32Attr(bool required, std::optional<int64_t>* out) {
@@ -321,12 +338,7 @@ AttrSpec HloParserImpl::Int32Attr(bool required, std::optional<int64_t>* out) {
 }
 
 AttrSpec HloParserImpl::BoolAttr(bool required, std::optional<bool>* out) {
-  return {required, [this, out] {
-            bool v = false;
-            if (!ParseBool(&v)) return false;
-            *out = v;
-            return true;
-          }};
+  return TypedAttr<bool>(required, out, [this](bool* v) { return ParseBool(v); });
 }
 
 AttrSpec HloParserImpl::FloatAttr(bool required, std::optional<float>* out) {
@@ -343,109 +355,66 @@ AttrSpec HloParserImpl::FloatAttr(bool required, std::optional<float>* out) {
 }
 
 AttrSpec HloParserImpl::StringAttr(bool required, std::optional<std::string>* out) {
-  return {required, [this, out] {
-            std::string v;
-            if (!ParseString(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::string>(required, out, [this](std::string* v) { return ParseString(v); });
 }
 
 AttrSpec HloParserImpl::Int64ListAttr(bool required, std::optional<std::vector<int64_t>>* out) {
-  return {required, [this, out] {
-            std::vector<int64_t> v;
-            if (!ParseInt64List(TokKind::kLbrace, TokKind::kRbrace, TokKind::kComma, &v)) {
-              return false;
-            }
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<int64_t>>(required, out, [this](std::vector<int64_t>* v) {
+    return ParseInt64List(TokKind::kLbrace, TokKind::kRbrace, TokKind::kComma, v);
+  });
 }
 
 AttrSpec HloParserImpl::Int64ListListAttr(bool required,
                                           std::optional<std::vector<std::vector<int64_t>>>* out) {
-  return {required, [this, out] {
-            std::vector<std::vector<int64_t>> v;
-            if (!ParseInt64ListList(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<std::vector<int64_t>>>(
+      required, out,
+      [this](std::vector<std::vector<int64_t>>* v) { return ParseInt64ListList(v); });
 }
 
 AttrSpec HloParserImpl::ComputationAttr(bool required, std::optional<HloComputation*>* out) {
-  return {required, [this, out] {
-            HloComputation* c = nullptr;
-            if (!ParseComputationRef(&c)) return false;
-            *out = c;
-            return true;
-          }};
+  return TypedAttr<HloComputation*>(required, out,
+                                    [this](HloComputation** c) { return ParseComputationRef(c); });
 }
 
 AttrSpec HloParserImpl::ComputationListAttr(bool required,
                                             std::optional<std::vector<HloComputation*>>* out) {
-  return {required, [this, out] {
-            std::vector<HloComputation*> v;
-            if (!ParseComputationList(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<HloComputation*>>(
+      required, out, [this](std::vector<HloComputation*>* v) { return ParseComputationList(v); });
 }
 
 AttrSpec HloParserImpl::WindowAttr(bool required, std::optional<Window>* out) {
-  return {required, [this, out] {
-            Window w;
-            if (!ParseWindow(&w, /*expect_outer_curlies=*/true)) return false;
-            *out = std::move(w);
-            return true;
-          }};
+  return TypedAttr<Window>(
+      required, out, [this](Window* w) { return ParseWindow(w, /*expect_outer_curlies=*/true); });
 }
 
 AttrSpec HloParserImpl::DimLabelsAttr(bool required,
                                       std::optional<ConvolutionDimensionNumbers>* out) {
-  return {required, [this, out] {
-            ConvolutionDimensionNumbers d;
-            if (!ParseConvolutionDimensionNumbers(&d)) return false;
-            *out = std::move(d);
-            return true;
-          }};
+  return TypedAttr<ConvolutionDimensionNumbers>(
+      required, out,
+      [this](ConvolutionDimensionNumbers* d) { return ParseConvolutionDimensionNumbers(d); });
 }
 
 AttrSpec HloParserImpl::PrecisionListAttr(
     bool required, std::optional<std::vector<PrecisionConfig::Precision>>* out) {
-  return {required, [this, out] {
-            std::vector<PrecisionConfig::Precision> v;
-            if (!ParsePrecisionList(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<PrecisionConfig::Precision>>(
+      required, out,
+      [this](std::vector<PrecisionConfig::Precision>* v) { return ParsePrecisionList(v); });
 }
 
 AttrSpec HloParserImpl::ShapeAttr(bool required, std::optional<Shape>* out) {
-  return {required, [this, out] {
-            Shape s;
-            if (!ParseShape(&s)) return false;
-            *out = std::move(s);
-            return true;
-          }};
+  return TypedAttr<Shape>(required, out, [this](Shape* s) { return ParseShape(s); });
 }
 
 AttrSpec HloParserImpl::ShapeListAttr(bool required, std::optional<std::vector<Shape>>* out) {
-  return {required, [this, out] {
-            std::vector<Shape> v;
-            if (!ParseShapeList(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<Shape>>(required, out,
+                                       [this](std::vector<Shape>* v) { return ParseShapeList(v); });
 }
 
 AttrSpec HloParserImpl::AliasingAttr(bool required,
                                      std::optional<std::vector<OutputOperandAlias>>* out) {
-  return {required, [this, out] {
-            std::vector<OutputOperandAlias> v;
-            if (!ParseOutputOperandAliasing(&v)) return false;
-            *out = std::move(v);
-            return true;
-          }};
+  return TypedAttr<std::vector<OutputOperandAlias>>(
+      required, out,
+      [this](std::vector<OutputOperandAlias>* v) { return ParseOutputOperandAliasing(v); });
 }
 
 AttrSpec HloParserImpl::CollectiveDevicesAttr(CollectiveAttrs* out) {

@@ -4,10 +4,12 @@
 //   hlo_parser.cc               module, computations, instructions, operands,
 //                               errors, names
 //   hlo_parser_shapes.cc        shapes and layouts
-//   hlo_parser_instructions.cc  one case per opcode: its attributes, checks
-//                               and (for omitted shapes) shape inference
+//   hlo_parser_instructions.cc  CreateInstruction: opcode -> family, the
+//                               shared preamble; source and elementwise ops
+//   hlo_parser_data_movement.cc reshapes, slices, tuples, dimension ops
+//   hlo_parser_control_flow.cc  ops that call computations, tokens, feeds
+//   hlo_parser_linalg.cc        dot, convolution, gather, scatter, fft, ...
 //   hlo_parser_collectives.cc   collectives, send and recv
-//   hlo_parser_inference.cc     shapes inferred where the text omits them
 //   hlo_parser_async.cc         async-start/update/done and their shorthand
 //   hlo_parser_attributes.cc    attribute values: windows, dim labels,
 //                               paddings, precision, literals, ...
@@ -69,6 +71,20 @@ struct GenericAttrs {
   std::optional<std::vector<HloInstruction*>> control_predecessors;
   std::optional<OpMetadata> metadata;
   std::optional<std::string> backend_config;
+};
+
+// The shared preamble of every Create* function: the instruction line up to
+// its operands, and the operands once parsed.
+struct NewInstruction {
+  std::optional<Shape> shape;  // empty when the text left it out
+  HloOpcode opcode;
+  std::optional<HloOpcode> async_wrapped;
+  AttrMap& attrs;
+  bool allow_attributes;
+  size_t opcode_offset;                        // errors about the opcode and the shape
+  size_t operands_offset;                      // errors about the operands
+  const std::vector<HloInstruction*>* preset;  // operands already parsed, or null
+  std::vector<HloInstruction*> operands = {};
 };
 
 // XLA's NameUniquer: "foo", "foo.1", "foo.2", ... A name not yet used is
@@ -144,7 +160,7 @@ class HloParserImpl {
   bool ParseLayout(Layout* layout);
   bool ParseParamListToShape(Shape* shape, size_t* shape_offset);
 
-  // --- Instructions (hlo_parser_instructions.cc) ----------------------------
+  // --- Instructions (hlo_parser_instructions.cc and the family files) ------
   // Parses operands (unless preset) and attributes of `opcode` and adds the
   // instruction to the current computation. `shape` is empty when the text
   // left it out.
@@ -152,20 +168,30 @@ class HloParserImpl {
                                     std::optional<HloOpcode> async_wrapped, AttrMap& attrs,
                                     bool allow_attributes, size_t opcode_offset,
                                     const std::vector<HloInstruction*>* preset_operands = nullptr);
-  // The operands `preset` (checking the count unless `expected` is -1), or
-  // the ones the text writes.
-  bool TakeOrParseOperands(const std::vector<HloInstruction*>* preset, int64_t expected,
-                           size_t opcode_offset, std::vector<HloInstruction*>* operands);
-  // CreateInstruction for IsCollectiveOrChannelOp (hlo_parser_collectives.cc).
-  // dot (ragged, scaled), convolution, gather, scatter
-  // (hlo_parser_dimension_numbers.cc).
-  HloInstruction* CreateWithDimensionNumbers(std::optional<Shape> shape, HloOpcode opcode,
-                                             AttrMap& attrs, bool allow_attributes,
-                                             size_t opcode_offset,
-                                             const std::vector<HloInstruction*>* preset);
-  HloInstruction* CreateCollective(std::optional<Shape> shape, HloOpcode opcode, AttrMap& attrs,
-                                   bool allow_attributes, size_t opcode_offset,
-                                   const std::vector<HloInstruction*>* preset);
+  // The steps every family takes. The operands `n.preset` (checking the
+  // count unless `expected` is -1), or the ones the text writes.
+  bool ParseOperandsOf(NewInstruction& n, int64_t expected = -1);
+  bool ParseAttributesOf(NewInstruction& n);
+  // An error at the operands; returns nullptr.
+  HloInstruction* FailOperands(const NewInstruction& n, absl::string_view message);
+  // "opcode X is not supported"; returns nullptr.
+  HloInstruction* Unsupported(const NewInstruction& n);
+  // Sets n.shape from `inference` when the text left it out; an inference
+  // error names the opcode, at the opcode.
+  bool InferShape(NewInstruction& n, const std::function<absl::StatusOr<Shape>()>& inference);
+  // For opcodes whose shape the text must write.
+  bool RequireShape(NewInstruction& n);
+  bool SingleDimension(const NewInstruction& n, const std::vector<int64_t>& dims);
+  // HloInstruction::Create(n.opcode, *n.shape, n.operands), added.
+  HloInstruction* AddPlain(NewInstruction& n);
+  // The families (one switch in CreateInstruction names each opcode's).
+  HloInstruction* CreateLikeOperand(NewInstruction& n);      // hlo_parser_instructions.cc
+  HloInstruction* CreateSourceOp(NewInstruction& n);         // hlo_parser_instructions.cc
+  HloInstruction* CreateElementwise(NewInstruction& n);      // hlo_parser_instructions.cc
+  HloInstruction* CreateDataMovement(NewInstruction& n);     // hlo_parser_data_movement.cc
+  HloInstruction* CreateControlFlow(NewInstruction& n);      // hlo_parser_control_flow.cc
+  HloInstruction* CreateLinearAlgebraOp(NewInstruction& n);  // hlo_parser_linalg.cc
+  HloInstruction* CreateCollective(NewInstruction& n);       // hlo_parser_collectives.cc
   // A parameter `number` of an async wrapped computation the shorthand made.
   HloInstruction* AddAsyncParameter(HloComputation* wrapped, const Shape& shape, int64_t number);
   // `op-update(state, operands...)`: binds `operands` to the shorthand's
@@ -192,6 +218,8 @@ class HloParserImpl {
   bool ParseAttributeName(std::string* name);
   bool ParseString(std::string* value);
   bool ParseJsonDict(std::string* value);
+  // A string, or a JSON dictionary kept as its text.
+  bool ParseStringOrJsonDict(std::string* value);
   bool ParseInt64(int64_t* value);
   bool ParseDouble(double* value);
   bool ParseBool(bool* value);
@@ -300,23 +328,12 @@ class HloParserImpl {
   bool create_missing_operands_ = false;
 };
 
-// The collectives and send/recv ops that CreateCollective makes.
-bool IsCollectiveOrChannelOp(HloOpcode opcode);
-
-// Result shapes the parser infers where the text leaves them out
-// (hlo_parser_inference.cc); InferError is InvalidArgument.
-absl::Status InferError(absl::string_view message);
-absl::StatusOr<Shape> InferUnary(HloOpcode opcode, const Shape& operand);
-absl::StatusOr<Shape> InferBinary(HloOpcode opcode, const Shape& lhs, const Shape& rhs);
-absl::StatusOr<Shape> InferDot(const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& d);
-absl::StatusOr<Shape> InferReduce(const std::vector<HloInstruction*>& operands,
-                                  const std::vector<int64_t>& dims);
-absl::StatusOr<Shape> InferTranspose(const Shape& operand, const std::vector<int64_t>& perm);
-absl::StatusOr<Shape> InferConcatenate(const std::vector<HloInstruction*>& operands,
-                                       int64_t dimension);
-absl::StatusOr<Shape> InferPad(const Shape& operand, const PaddingConfig& padding);
-absl::StatusOr<Shape> InferReduceWindow(const std::vector<HloInstruction*>& operands,
-                                        const Window& window);
+// operand_precision as written, or DEFAULT for each of `default_count`.
+PrecisionConfig MakePrecisionConfig(
+    const std::optional<std::vector<PrecisionConfig::Precision>>& list, size_t default_count);
+// Pointers to the shapes of operands [begin, end).
+std::vector<const Shape*> OperandShapes(const std::vector<HloInstruction*>& operands, size_t begin,
+                                        size_t end);
 
 // The canonical text of metadata, as XLA prints it inside `metadata={...}`
 // (without the braces).

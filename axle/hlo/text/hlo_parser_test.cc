@@ -732,5 +732,44 @@ TEST(HloParserSingleInstructionTest, OperandsBecomeParameters) {
               HasSubstr("extra text"));
 }
 
+// Where the text leaves a shape out, the parser infers it with ShapeInference
+// (the rules the verifier and the builder use).
+TEST(HloParserInferenceTest, OmittedShapesComeFromShapeInference) {
+  std::unique_ptr<HloModule> module = Parse(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  r = reduce(p, z), dimensions={0}, to_apply=add
+  x = exponential(p)
+  c = complex(p, p)
+  t = transpose(p), dimensions={1,0}
+  l = compare(p, p), direction=LT
+  ROOT out = tuple(r, x, c, t, l)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(Find(*module, "r")->shape().ToString(false), "f32[3]");
+  EXPECT_EQ(Find(*module, "x")->shape().ToString(false), "f32[2,3]");
+  EXPECT_EQ(Find(*module, "c")->shape().ToString(false), "c64[2,3]");
+  EXPECT_EQ(Find(*module, "t")->shape().ToString(false), "f32[3,2]");
+  EXPECT_EQ(Find(*module, "l")->shape().ToString(false), "pred[2,3]");
+  EXPECT_EQ(Find(*module, "out")->shape().ToString(false),
+            "(f32[3], f32[2,3], c64[2,3], f32[3,2], pred[2,3])");
+}
+
+TEST(HloParserInferenceTest, InferenceErrorNamesTheOpcodeAndWhere) {
+  std::string error = ParseError(
+      "HloModule m\nENTRY e {\n  p = s32[2] parameter(0)\n"
+      "  ROOT t = (f32[2]) tuple(exponential(p))\n}\n");
+  EXPECT_THAT(error, HasSubstr("test.hlo:4:27: error: failed to infer shape for opcode: "
+                               "exponential, error: exponential: expected a floating-point or "
+                               "complex operand"));
+}
+
 }  // namespace
 }  // namespace axle

@@ -1,5 +1,5 @@
 //===- shape_inference_util.cc - Helpers shared by the inference files -----===//
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 #include <algorithm>
 #include <set>

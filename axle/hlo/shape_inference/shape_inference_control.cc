@@ -4,8 +4,8 @@
 // signatures), the collectives, rng and rng-bit-generator.
 //
 //===----------------------------------------------------------------------===//
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 

@@ -6,11 +6,12 @@
 // an error, not a crash.
 //
 //===----------------------------------------------------------------------===//
-#include "axle/hlo/analysis/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 
-#include "axle/hlo/analysis/shape_inference_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_opcode_families.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 
@@ -308,65 +309,20 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
   }
   auto operand = [&](int64_t i) -> const Shape& { return instruction.operand(i)->shape(); };
 
-  if (HloOpcodeIsCollective(opcode)) return InferCollective(instruction);
-
+  // No default: a new opcode fails to compile until it is given a rule here.
   switch (opcode) {
+    // clang-format off
+    AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      return InferCollective(instruction);
+    // clang-format on
+
     // --- Elementwise ---------------------------------------------------------
-    case HloOpcode::kAbs:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kCeil:
-    case HloOpcode::kClz:
-    case HloOpcode::kCos:
-    case HloOpcode::kErf:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kFloor:
-    case HloOpcode::kImag:
-    case HloOpcode::kIsFinite:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kNegate:
-    case HloOpcode::kNot:
-    case HloOpcode::kPopulationCount:
-    case HloOpcode::kReal:
-    case HloOpcode::kRoundNearestAfz:
-    case HloOpcode::kRoundNearestEven:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSign:
-    case HloOpcode::kSin:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kTanh:
-    case HloOpcode::kCopy:
     case HloOpcode::kDomain:
     case HloOpcode::kOptimizationBarrier:
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return InferUnaryOpShape(opcode, operand(0));
-    case HloOpcode::kAdd:
-    case HloOpcode::kAnd:
-    case HloOpcode::kAtan2:
     case HloOpcode::kCompare:
-    case HloOpcode::kComplex:
-    case HloOpcode::kDivide:
-    case HloOpcode::kMaximum:
-    case HloOpcode::kMinimum:
-    case HloOpcode::kMultiply:
-    case HloOpcode::kOr:
-    case HloOpcode::kPower:
-    case HloOpcode::kRemainder:
-    case HloOpcode::kShiftLeft:
-    case HloOpcode::kShiftRightArithmetic:
-    case HloOpcode::kShiftRightLogical:
-    case HloOpcode::kSubtract:
-    case HloOpcode::kXor:
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return InferBinaryOpShape(opcode, operand(0), operand(1), {});
     case HloOpcode::kClamp:
     case HloOpcode::kSelect:
@@ -780,7 +736,6 @@ absl::StatusOr<Shape> ShapeInference::InferInstructionShape(const HloInstruction
     case HloOpcode::kParameter:
     case HloOpcode::kBitcast:
     case HloOpcode::kCustomCall:
-    default:
       break;
   }
   return absl::UnimplementedError(

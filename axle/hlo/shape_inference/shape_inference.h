@@ -23,8 +23,8 @@
 //   shape_inference.cc                InferInstructionShape (dispatch on opcode)
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_H_
-#define AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_H_
+#ifndef AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_H_
+#define AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_H_
 
 #include <cstdint>
 #include <optional>
@@ -243,4 +243,4 @@ class ShapeInference {
 
 }  // namespace axle
 
-#endif  // AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_H_
+#endif  // AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_H_

@@ -1,12 +1,12 @@
 //===- shape_inference_util.h - Helpers shared by the inference files ------===//
 //
-// Internal to axle/hlo/analysis: error construction, element-type predicates
+// Internal to axle/hlo/shape_inference: error construction, element-type predicates
 // and small shape builders used by the shape_inference_*.cc files and the
 // verifier. Not part of the public API.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_UTIL_H_
-#define AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_UTIL_H_
+#ifndef AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_UTIL_H_
+#define AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_UTIL_H_
 
 #include <cstdint>
 #include <optional>
@@ -94,4 +94,4 @@ bool HasGlobalDeviceIdsAttribute(HloOpcode opcode);
 
 }  // namespace axle::shape_inference_internal
 
-#endif  // AXLE_HLO_ANALYSIS_SHAPE_INFERENCE_UTIL_H_
+#endif  // AXLE_HLO_SHAPE_INFERENCE_SHAPE_INFERENCE_UTIL_H_

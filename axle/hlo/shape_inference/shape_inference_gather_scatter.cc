@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 namespace {
@@ -25,11 +25,9 @@ absl::StatusOr<Shape> InferDegenerateDimensionBroadcastShape(HloOpcode opcode, c
   std::vector<bool> dynamic(lhs.rank());
   for (int64_t i = 0; i < lhs.rank(); ++i) {
     int64_t l = lhs.dimensions(i), r = rhs.dimensions(i);
-    if (l == r) {
-      dims[i] = l;
-    } else if (l == 1 || lhs.is_unbounded_dynamic_dimension(i)) {
+    if (l == 1 || lhs.is_unbounded_dynamic_dimension(i)) {
       dims[i] = r;
-    } else if (r == 1 || rhs.is_unbounded_dynamic_dimension(i)) {
+    } else if (l == r || r == 1 || rhs.is_unbounded_dynamic_dimension(i)) {
       dims[i] = l;
     } else {
       return InvalidArgument("Binary op ", OpName(opcode), " with incompatible shapes: ", Str(lhs),
@@ -117,6 +115,14 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
   }
   if (auto s = ExpectArray(shape, absl::StrCat("operand of ", OpName(opcode))); !s.ok()) return s;
   const std::string type = Str(shape.element_type());
+  // The transcendental functions (sin, exp, erf, ...).
+  if (HloOpcodeIsTranscendental(opcode) && HloOpcodeArity(opcode) == 1) {
+    if (!IsFloat(shape) && !IsComplex(shape)) {
+      return InvalidArgument(OpName(opcode), ": expected a floating-point or complex operand; got ",
+                             type, ".");
+    }
+    return shape;
+  }
   switch (opcode) {
     case HloOpcode::kFloor:
     case HloOpcode::kCeil:
@@ -125,32 +131,6 @@ absl::StatusOr<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
       if (!IsFloat(shape)) {
         return InvalidArgument(OpName(opcode), ": expected a floating-point operand; got ", type,
                                ".");
-      }
-      return shape;
-    case HloOpcode::kCos:
-    case HloOpcode::kSin:
-    case HloOpcode::kTan:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kExp:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kCbrt:
-    case HloOpcode::kTanh:
-    case HloOpcode::kErf:
-      if (!IsFloat(shape) && !IsComplex(shape)) {
-        return InvalidArgument(OpName(opcode),
-                               ": expected a floating-point or complex operand; got ", type, ".");
       }
       return shape;
     case HloOpcode::kReal:

@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_set.h"
-#include "axle/hlo/analysis/shape_inference.h"
-#include "axle/hlo/analysis/shape_inference_util.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference_util.h"
 
 namespace axle {
 

@@ -1,5 +1,5 @@
 //===- shape_inference_test.cc - Shapes XLA's rules give -------------------===//
-#include "axle/hlo/analysis/shape_inference.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Shape S(PrimitiveType type, std::vector<int64_t> dims) { return ShapeUtil::MakeShape(type, dims); }
+Shape S(PrimitiveType type, const std::vector<int64_t>& dims) {
+  return ShapeUtil::MakeShape(type, dims);
+}
 
 // The shape printed without layout, or the error message.
 std::string Infer(const absl::StatusOr<Shape>& result) {
