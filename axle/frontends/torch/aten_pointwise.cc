@@ -1,7 +1,7 @@
 //===- aten_pointwise.cc - Pointwise ATen kernels of the xla device ---------===//
 //
 // Arithmetic (Tensor and Scalar overloads, in place too), comparisons,
-// where, unary math, activations and their backwards, and the optimizers'
+// where, masked_fill, unary math, activations and their backwards, and the optimizers'
 // addcmul/addcdiv: elementwise IR with PyTorch's type promotion and
 // broadcasting.
 //
@@ -143,6 +143,43 @@ at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::
   return Wrap(MakeValue(
       "select", {BroadcastTo(Convert(c, PRED), out), BroadcastTo(a, out), BroadcastTo(b, out)},
       MakeShape(t, out)));
+}
+
+// self where mask is false, value where it is true (mask broadcast to self).
+Value MaskedFillValue(const at::Tensor& self, const at::Tensor& mask, const Value& value) {
+  Count("masked_fill");
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "axle: masked_fill's mask must be bool, got ",
+              mask.scalar_type());
+  Value x = Operand(self, "self");
+  Ints out = Dims(x);
+  Value m = Operand(mask, "mask");
+  TORCH_CHECK(at::infer_size(Dims(m), out) == at::IntArrayRef(out),
+              "axle: masked_fill's mask of shape ", mask.sizes(),
+              " does not broadcast to self's shape ", self.sizes());
+  return MakeValue("select", {BroadcastTo(m, out), BroadcastTo(Convert(value, TypeOf(x)), out), x},
+                   MakeShape(TypeOf(x), out));
+}
+
+Value FillValue(const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "axle: masked_fill's value must be a 0-dim tensor, got shape ",
+              value.sizes());
+  return Operand(value, "value");
+}
+
+at::Tensor masked_fill_scalar(const at::Tensor& self, const at::Tensor& mask,
+                              const at::Scalar& value) {
+  return Wrap(MaskedFillValue(self, mask, ScalarValue(value, ToPrimitiveType(self.scalar_type()))));
+}
+at::Tensor& masked_fill_scalar_(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  return Assign(
+      self, MaskedFillValue(self, mask, ScalarValue(value, ToPrimitiveType(self.scalar_type()))));
+}
+at::Tensor masked_fill_tensor(const at::Tensor& self, const at::Tensor& mask,
+                              const at::Tensor& value) {
+  return Wrap(MaskedFillValue(self, mask, FillValue(value)));
+}
+at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  return Assign(self, MaskedFillValue(self, mask, FillValue(value)));
 }
 
 // --- Unary --------------------------------------------------------------------
@@ -309,6 +346,10 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("eq.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("eq", a, b); });
   m.impl("ne.Scalar", [](const at::Tensor& a, const at::Scalar& b) { return Compare("ne", a, b); });
   m.impl("where.self", TORCH_FN(where));
+  m.impl("masked_fill.Scalar", TORCH_FN(masked_fill_scalar));
+  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill_scalar_));
+  m.impl("masked_fill.Tensor", TORCH_FN(masked_fill_tensor));
+  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
   m.impl("neg", TORCH_FN(neg));
   m.impl("abs", TORCH_FN(abs));
   m.impl("exp", TORCH_FN((UnaryFloat<kExp, kExp>)));

@@ -1,6 +1,6 @@
 //===- aten_reductions.cc - Reductions and matrix products (xla device) ---===//
 //
-// sum and mean (over dimensions, keepdim, dtype), mm/addmm/bmm.
+// sum and mean (over dimensions, keepdim, dtype), mm/addmm/bmm/baddbmm.
 //
 //===----------------------------------------------------------------------===//
 #include <ATen/ATen.h>
@@ -91,14 +91,42 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   return Wrap(BinaryValues("add", product, bias, t));
 }
 
-at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
-  Count("bmm");
+Value BmmValue(const at::Tensor& self, const at::Tensor& mat2, const char* op) {
   TORCH_CHECK(self.dim() == 3 && mat2.dim() == 3 && self.size(0) == mat2.size(0) &&
                   self.size(2) == mat2.size(1),
-              "axle: bmm shapes ", self.sizes(), " and ", mat2.sizes(), " cannot be multiplied");
+              "axle: ", op, " shapes ", self.sizes(), " and ", mat2.sizes(),
+              " cannot be multiplied");
   PrimitiveType t = ToPrimitiveType(at::result_type(self, mat2));
-  return Wrap(DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {2},
-                       {1}, {0}, {0}, {self.size(0), self.size(1), mat2.size(2)}));
+  return DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {2}, {1},
+                  {0}, {0}, {self.size(0), self.size(1), mat2.size(2)});
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  Count("bmm");
+  return Wrap(BmmValue(self, mat2, "bmm"));
+}
+
+// beta * self + alpha * (batch1 @ batch2), self broadcast (attention's
+// additive mask in nn.MultiheadAttention).
+Value BaddbmmValue(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  Count("baddbmm");
+  Value product = BmmValue(batch1, batch2, "baddbmm");
+  PrimitiveType t = TypeOf(product);
+  if (alpha.toDouble() != 1.0) product = BinaryValues("mul", product, ScalarValue(alpha, t), t);
+  if (beta.toDouble() == 0.0) return product;  // self is ignored, NaNs included
+  Value bias = Convert(Operand(self, "self"), t);
+  if (beta.toDouble() != 1.0) bias = BinaryValues("mul", bias, ScalarValue(beta, t), t);
+  return BinaryValues("add", bias, product, t);
+}
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                   const at::Scalar& beta, const at::Scalar& alpha) {
+  return Wrap(BaddbmmValue(self, batch1, batch2, beta, alpha));
+}
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                     const at::Scalar& beta, const at::Scalar& alpha) {
+  return Assign(self, BaddbmmValue(self, batch1, batch2, beta, alpha));
 }
 
 }  // namespace
@@ -111,6 +139,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("mm", TORCH_FN(mm));
   m.impl("addmm", TORCH_FN(addmm));
   m.impl("bmm", TORCH_FN(bmm));
+  m.impl("baddbmm", TORCH_FN(baddbmm));
+  m.impl("baddbmm_", TORCH_FN(baddbmm_));
 }
 
 }  // namespace axle::torch_device
