@@ -55,6 +55,13 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
   return empty(size, dtype, layout, device, pin_memory, c10::nullopt);
 }
 
+at::Tensor new_empty_strided(const at::Tensor& self, c10::SymIntArrayRef size,
+                             c10::SymIntArrayRef stride, c10::optional<at::ScalarType> dtype,
+                             c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                             c10::optional<bool> pin_memory) {
+  return empty(size, dtype.value_or(self.scalar_type()), layout, device, pin_memory, c10::nullopt);
+}
+
 at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   Count("fill_");
   PrimitiveType t = ToPrimitiveType(self.scalar_type());
@@ -86,10 +93,14 @@ at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   if (self_xla && !src_xla) {
     TORCH_CHECK(src.device().is_cpu(), "axle: copy to the xla device from ", src.device(),
                 " (only cpu tensors can be copied in)");
-    CheckNotView(self);
     at::Tensor host = src.to(self.scalar_type()).expand(self.sizes()).contiguous();
     auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(host));
-    GetImpl(self, "self")->tensor()->SetData(std::move(data));
+    AxleTensorImpl* impl = GetImpl(self, "self");
+    if (impl->view() != nullptr) {  // a view: its base takes the data too
+      return Assign(self, Value{Node::MakeDeviceData(std::move(data)), 0});
+    }
+    CheckNotView(self);
+    impl->tensor()->SetData(std::move(data));
     return self;
   }
   if (!self_xla) {
@@ -173,6 +184,7 @@ TORCH_LIBRARY_IMPL(_, XLA, m) {
 TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("empty.memory_format", TORCH_FN(empty));
   m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("new_empty_strided", TORCH_FN(new_empty_strided));
   m.impl("fill_.Scalar", TORCH_FN(fill_));
   m.impl("zero_", TORCH_FN(zero_));
   m.impl("clone", TORCH_FN(clone));

@@ -99,23 +99,19 @@ at::Tensor Wrap(const Value& v) {
   return MakeTensor(LazyTensor::FromIr(v), ToScalarType(TypeOf(v)), kDevice);
 }
 
-// Views are copies here (view, t, slice, select, ... return new values), so
-// an in-place update of one would not reach its base: refused, clearly.
 void CheckNotView(const at::Tensor& self) {
-  TORCH_CHECK(!self.is_view(),
-              "axle: in-place update of a view (the result of view, slice, select, t, expand, "
-              "...) is not supported on the xla device yet: its base would not change. Update a "
-              "copy (.clone()) or the base tensor instead");
+  TORCH_CHECK(!self.is_view() || GetImpl(self, "self")->view() != nullptr,
+              "axle: in-place update of a view made by an op that runs on the CPU (no lowering): "
+              "its base would not change. Update a copy (.clone()) or the base tensor instead");
 }
 
-// An in-place op's result: `self` takes the value `v` (in self's dtype).
 at::Tensor& Assign(at::Tensor& self, const Value& v) {
   AxleTensorImpl* impl = GetImpl(self, "self");
   CheckNotView(self);
   Value converted = Convert(v, ToPrimitiveType(self.scalar_type()));
   TORCH_CHECK(Dims(converted) == ToInts(self.sizes()), "axle: an in-place result of shape ",
               at::IntArrayRef(Dims(converted)), " for a tensor of shape ", self.sizes());
-  impl->tensor()->SetIrValue(converted);
+  impl->AssignToView(converted);
   return self;
 }
 

@@ -66,9 +66,11 @@ Value PermuteValue(const Value& v, const Ints& perm);
 Value Operand(const at::Tensor& t, const char* what);
 // A new xla tensor holding `v`.
 at::Tensor Wrap(const Value& v);
-// An in-place op's result: `self` takes the value `v` (in self's dtype).
+// An in-place op's result: `self` takes the value `v` (in self's dtype);
+// when `self` is a view, its base too.
 at::Tensor& Assign(at::Tensor& self, const Value& v);
-// Refuses an in-place update of `self` that Assign cannot express.
+// Refuses an in-place update of a view the device does not track (made by
+// the CPU fallback).
 void CheckNotView(const at::Tensor& self);
 // The IR of an xla tensor just made by a kernel.
 Value IrOf(const at::Tensor& t);

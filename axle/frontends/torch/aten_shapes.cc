@@ -1,7 +1,8 @@
 //===- aten_shapes.cc - Shape and view ATen kernels of the xla device -------===//
 //
-// permute/transpose/t/view/expand/(un)squeeze, slice/select and their
-// backwards, cat, alias/detach.
+// The views (permute/transpose/t/view/expand/(un)squeeze/slice/select,
+// alias/detach: each records how it views its base, views.cc), the
+// backwards of slice and select, _unsafe_view and cat.
 //
 //===----------------------------------------------------------------------===//
 #include <ATen/ATen.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "axle/core/shape_util.h"
@@ -19,7 +21,45 @@
 namespace axle::torch_device {
 namespace {
 
-// --- Shapes (views are copies: see the README) ---------------------------------
+// --- Views (views.cc: reading and writing through them) -------------------------
+
+// A view of `self` one step further: its base is self's base (self when
+// self is no view).
+at::Tensor MakeView(const at::Tensor& self, ViewOp op) {
+  AxleTensorImpl* impl = GetImpl(self, "self");
+  auto info = std::make_shared<ViewInfo>();
+  if (impl->view() != nullptr) {
+    info->base = impl->view()->base;
+    info->ops = impl->view()->ops;
+  } else {
+    info->base = impl->tensor();
+  }
+  info->ops.push_back(std::move(op));
+  Value base = info->base->GetIrValue();
+  at::Tensor out = Wrap(ApplyView(base, info->ops));
+  info->from_node = base.node;
+  info->from_index = base.index;
+  GetImpl(out, "view")->set_view(std::move(info));
+  return out;
+}
+
+ViewOp Step(ViewOp::Kind kind, Ints dims) {
+  ViewOp op{kind, std::move(dims)};
+  return op;
+}
+
+// detach() and alias() share the value: in-place updates are seen by both.
+at::Tensor Alias(const at::Tensor& self) {
+  AxleTensorImpl* impl = GetImpl(self, "self");
+  at::Tensor out = MakeTensor(impl->tensor(), self.scalar_type(), kDevice);
+  std::shared_ptr<ViewInfo> info = impl->view();
+  if (info == nullptr) {  // the alias of a base: the base itself, no steps
+    info = std::make_shared<ViewInfo>();
+    info->base = impl->tensor();
+  }
+  GetImpl(out, "alias")->set_view(std::move(info));
+  return out;
+}
 
 at::Tensor permute(const at::Tensor& self, at::IntArrayRef dims) {
   Count("permute");
@@ -27,17 +67,17 @@ at::Tensor permute(const at::Tensor& self, at::IntArrayRef dims) {
               "-D tensor by ", dims);
   Ints perm;
   for (int64_t d : dims) perm.push_back(at::maybe_wrap_dim(d, self.dim()));
-  return Wrap(PermuteValue(Operand(self, "self"), perm));
+  return MakeView(self, Step(ViewOp::Kind::kPermute, perm));
 }
 
 at::Tensor transpose_int(const at::Tensor& self, int64_t dim0, int64_t dim1) {
   Count("transpose");
   int64_t n = self.dim();
-  if (n == 0) return Wrap(Operand(self, "self"));
+  if (n == 0) return Alias(self);
   Ints perm;
   for (int64_t i = 0; i < n; ++i) perm.push_back(i);
   std::swap(perm[at::maybe_wrap_dim(dim0, n)], perm[at::maybe_wrap_dim(dim1, n)]);
-  return Wrap(PermuteValue(Operand(self, "self"), perm));
+  return MakeView(self, Step(ViewOp::Kind::kPermute, perm));
 }
 
 at::Tensor t(const at::Tensor& self) {
@@ -45,7 +85,7 @@ at::Tensor t(const at::Tensor& self) {
               self.dim());
   if (self.dim() < 2) {
     Count("t");
-    return Wrap(Operand(self, "self"));
+    return Alias(self);
   }
   return transpose_int(self, 0, 1);
 }
@@ -53,11 +93,14 @@ at::Tensor t(const at::Tensor& self) {
 at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
   Count("view");
   Ints dims = ToInts(at::infer_size_dv(c10::asIntArrayRefSlow(size), self.numel()));
-  return Wrap(Reshape(Operand(self, "self"), dims));
+  return MakeView(self, Step(ViewOp::Kind::kReshape, dims));
 }
 
+// Not a view for PyTorch (its input is a temporary): a new value.
 at::Tensor unsafe_view(const at::Tensor& self, c10::SymIntArrayRef size) {
-  return view(self, size);
+  Count("view");
+  Ints dims = ToInts(at::infer_size_dv(c10::asIntArrayRefSlow(size), self.numel()));
+  return Wrap(Reshape(Operand(self, "self"), dims));
 }
 
 at::Tensor expand(const at::Tensor& self, c10::SymIntArrayRef size, bool implicit) {
@@ -73,7 +116,8 @@ at::Tensor expand(const at::Tensor& self, c10::SymIntArrayRef size, bool implici
       want[i] = have[i - offset];
     }
   }
-  return Wrap(BroadcastTo(Operand(self, "self"), want));
+  BroadcastTo(Operand(self, "self"), want);  // checks the shapes
+  return MakeView(self, Step(ViewOp::Kind::kExpand, want));
 }
 
 at::Tensor unsqueeze(const at::Tensor& self, int64_t dim) {
@@ -81,7 +125,7 @@ at::Tensor unsqueeze(const at::Tensor& self, int64_t dim) {
   int64_t d = at::maybe_wrap_dim(dim, self.dim() + 1);
   Ints dims = ToInts(self.sizes());
   dims.insert(dims.begin() + d, 1);
-  return Wrap(Reshape(Operand(self, "self"), dims));
+  return MakeView(self, Step(ViewOp::Kind::kReshape, dims));
 }
 
 at::Tensor squeeze(const at::Tensor& self) {
@@ -90,7 +134,7 @@ at::Tensor squeeze(const at::Tensor& self) {
   for (int64_t s : self.sizes()) {
     if (s != 1) dims.push_back(s);
   }
-  return Wrap(Reshape(Operand(self, "self"), dims));
+  return MakeView(self, Step(ViewOp::Kind::kReshape, dims));
 }
 
 at::Tensor squeeze_dim(const at::Tensor& self, int64_t dim) {
@@ -100,7 +144,7 @@ at::Tensor squeeze_dim(const at::Tensor& self, int64_t dim) {
     int64_t d = at::maybe_wrap_dim(dim, self.dim());
     if (dims[d] == 1) dims.erase(dims.begin() + d);
   }
-  return Wrap(Reshape(Operand(self, "self"), dims));
+  return MakeView(self, Step(ViewOp::Kind::kReshape, dims));
 }
 
 int64_t SymOr(const c10::optional<c10::SymInt>& v, int64_t otherwise) {
@@ -116,17 +160,6 @@ std::pair<int64_t, int64_t> SliceBounds(int64_t size, int64_t start, int64_t end
   return {start, end};
 }
 
-Value SliceValue(const Value& v, int64_t axis, int64_t start, int64_t end, int64_t step) {
-  Ints d = Dims(v);
-  Ints starts(d.size(), 0), limits = d, strides(d.size(), 1);
-  starts[axis] = start;
-  limits[axis] = end;
-  strides[axis] = step;
-  Ints out = d;
-  out[axis] = (end - start + step - 1) / step;
-  return MakeValue("slice", {v}, MakeShape(TypeOf(v), out), {starts, limits, strides});
-}
-
 // The dispatcher checks kernels against the schema's C++ types: SymInts by value.
 // NOLINTBEGIN(performance-unnecessary-value-param)
 at::Tensor slice(const at::Tensor& self, int64_t dim, c10::optional<c10::SymInt> start,
@@ -137,7 +170,12 @@ at::Tensor slice(const at::Tensor& self, int64_t dim, c10::optional<c10::SymInt>
   TORCH_CHECK(s > 0, "axle: slice step must be positive, got ", s);
   auto [lo, hi] = SliceBounds(self.size(axis), SymOr(start, 0),
                               SymOr(end, std::numeric_limits<int64_t>::max()));
-  return Wrap(SliceValue(Operand(self, "self"), axis, lo, hi, s));
+  ViewOp op = Step(ViewOp::Kind::kSlice, {});
+  op.axis = axis;
+  op.start = lo;
+  op.end = hi;
+  op.step = s;
+  return MakeView(self, std::move(op));
 }
 // NOLINTEND(performance-unnecessary-value-param)
 
@@ -148,9 +186,10 @@ at::Tensor select(const at::Tensor& self, int64_t dim, int64_t index) {
   TORCH_CHECK(index >= -size && index < size, "axle: select index ", index,
               " is out of range for dimension ", axis, " of size ", size);
   if (index < 0) index += size;
-  Ints out = ToInts(self.sizes());
-  out.erase(out.begin() + axis);
-  return Wrap(Reshape(SliceValue(Operand(self, "self"), axis, index, index + 1, 1), out));
+  ViewOp op = Step(ViewOp::Kind::kSelect, {});
+  op.axis = axis;
+  op.start = index;
+  return MakeView(self, std::move(op));
 }
 
 // The gradient of a slice: `grad` placed at [start, end) by `step` in zeros.
@@ -218,12 +257,6 @@ at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim) {
   return Wrap(MakeValue("concatenate", values, MakeShape(ToPrimitiveType(type), out), {axis}));
 }
 
-// detach() and alias() share the value: in-place updates are seen by both.
-at::Tensor alias(const at::Tensor& self) {
-  AxleTensorImpl* impl = GetImpl(self, "self");
-  return MakeTensor(impl->tensor(), self.scalar_type(), kDevice);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, XLA, m) {
@@ -241,8 +274,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("slice_backward", TORCH_FN(slice_backward));
   m.impl("select_backward", TORCH_FN(select_backward));
   m.impl("cat", TORCH_FN(cat));
-  m.impl("alias", TORCH_FN(alias));
-  m.impl("detach", TORCH_FN(alias));
+  m.impl("alias", TORCH_FN(Alias));
+  m.impl("detach", TORCH_FN(Alias));
 }
 
 }  // namespace axle::torch_device

@@ -77,6 +77,46 @@ class DeviceTest(unittest.TestCase):
         (x.relu() * 2).sum().backward()
         torch.testing.assert_close(x.grad.cpu(), (a > 0).float() * 2)
 
+    def test_in_place_updates_of_views_reach_the_base(self):
+        def updates(x):
+            x[:, 0].add_(1)
+            x.view(3, 8).mul_(2)
+            x[1:3, ::2] = 7
+            x.t()[2].zero_()
+            row = x[1]
+            x.add_(10)  # the base changes: so does the view
+            x.unsqueeze(0).transpose(1, 2)[0, 2:5].sub_(row[:4] * 3)
+            x[2].copy_(torch.full((6,), -1.0))  # from the CPU into a view
+            x.detach()[0, 0] = 100
+            return row.clone()
+
+        a = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+        x = a.to(self.dev)
+        row_cpu, row = updates(a), updates(x)
+        torch.testing.assert_close(x.cpu(), a)
+        torch.testing.assert_close(row.cpu(), row_cpu)
+
+    def test_autograd_through_an_updated_view(self):
+        def loss(a, w):
+            y = a * 2
+            y[:, 1].mul_(w[:, 1])
+            return (y * w).sum()
+
+        g = torch.Generator().manual_seed(10)
+        a, w = torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)
+        a_cpu = a.clone().requires_grad_()
+        loss(a_cpu, w).backward()
+        met.clear_all()
+        a_dev = a.to(self.dev).requires_grad_()
+        loss(a_dev, w.to(self.dev)).backward()
+        torch.testing.assert_close(a_dev.grad.cpu(), a_cpu.grad)
+        self.assertEqual(met.fallback_ops(), [])
+
+    def test_in_place_update_of_an_expanded_view_is_refused(self):
+        x = torch.zeros(2, 3, device=self.dev)
+        with self.assertRaisesRegex(RuntimeError, "expanded view"):
+            x.expand(4, 2, 3).add_(1)
+
     def check_grads(self, fn, *args):
         """fn's value and its inputs' gradients on the device match the CPU's."""
         cpu_args = [a.clone().requires_grad_() for a in args]
