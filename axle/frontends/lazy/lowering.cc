@@ -218,6 +218,37 @@ absl::StatusOr<std::vector<XlaOp>> LowerReduceWindowArgmax(XlaBuilder* b, const 
   return std::vector<XlaOp>{GetTupleElement(result, 0), GetTupleElement(result, 1)};
 }
 
+// reduce_window {window, strides, base dilations, window dilations,
+// padding low, padding high, "sum"|"max"}: padding reads as the reduction's
+// identity.
+absl::StatusOr<std::vector<XlaOp>> LowerReduceWindow(XlaBuilder* b, const Node& node,
+                                                     absl::Span<const XlaOp> x) {
+  const std::vector<int64_t>& window = node.attr_ints(0);
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> padding =
+      WindowPadding(node, 4, 5, window.size());
+  if (!padding.ok()) return padding.status();
+  PrimitiveType type = node.shape().element_type();
+  const std::string& kind = node.attr_string(6);
+  Shape scalar = ShapeUtil::MakeShape(type, {});
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat("window_", kind));
+  XlaOp lhs = Parameter(sub.get(), 0, scalar, "lhs");
+  XlaOp rhs = Parameter(sub.get(), 1, scalar, "rhs");
+  XlaOp init;
+  if (kind == "sum") {
+    Add(lhs, rhs);
+    init = Zero(b, type);
+  } else if (kind == "max") {
+    Max(lhs, rhs);
+    init = MinValue(b, type);
+  } else {
+    return absl::UnimplementedError(absl::StrCat("reduce_window kind '", kind, "'"));
+  }
+  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  if (!reducer.ok()) return reducer.status();
+  return One(ReduceWindowWithGeneralPadding(x[0], init, *reducer, window, node.attr_ints(1),
+                                            node.attr_ints(2), node.attr_ints(3), *padding));
+}
+
 // select_and_scatter {window, strides, padding low, padding high}: operands
 // (operand, source); each source element is added at its window's first
 // maximum of the operand; zeros elsewhere. (The max pool's gradient.)
@@ -307,6 +338,7 @@ LoweringRegistry& Registry() {
     f["pad"] = LowerPad;
     f["convolution"] = LowerConvolution;
     f["rev"] = LowerRev;
+    f["reduce_window"] = LowerReduceWindow;
     f["reduce_window_argmax"] = LowerReduceWindowArgmax;
     f["select_and_scatter"] = LowerSelectAndScatter;
     return r;

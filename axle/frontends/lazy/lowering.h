@@ -27,6 +27,8 @@
 //   convolution {strides, padding low, padding high, lhs dilation, rhs
 //     dilation, dimension numbers (flattened: lowering.cc), feature groups,
 //     batch groups (optional, 1)}
+//   reduce_window {window, strides, base dilations, window dilations,
+//     padding low, padding high, "sum"|"max"}
 //   reduce_window_argmax {window, strides, window dilations, padding low,
 //     padding high}                       value, index -> (max, its index)
 //   select_and_scatter {window, strides, padding low, padding high}

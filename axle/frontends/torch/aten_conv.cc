@@ -4,7 +4,8 @@
 // N-d, strided, padded, dilated, grouped (feature_group_count; the kernel's
 // gradient through batch_group_count) and transposed (lhs dilation).
 // max_pool2d_with_indices (a variadic reduce-window keeping each window's
-// first maximum and its index) and its backward (select-and-scatter).
+// first maximum and its index) and its backward (select-and-scatter);
+// avg_pool2d and its backward (sum reduce-windows).
 //
 //===----------------------------------------------------------------------===//
 #include <ATen/ATen.h>
@@ -13,9 +14,11 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/torch/aten_ir.h"
 
@@ -234,36 +237,36 @@ struct PoolWindow {
   Ints out;  // the result's dims
 };
 
-int64_t PoolParam(at::IntArrayRef v, size_t i, const char* what) {
-  TORCH_CHECK(v.size() == 1 || v.size() == 2, "axle: max_pool2d's ", what,
+int64_t PoolParam(at::IntArrayRef v, size_t i, const char* op, const char* what) {
+  TORCH_CHECK(v.size() == 1 || v.size() == 2, "axle: ", op, "'s ", what,
               " must have 1 or 2 values, got ", v);
   return v.size() == 1 ? v[0] : v[i];
 }
 
-PoolWindow MakePoolWindow(const at::Tensor& self, at::IntArrayRef kernel_size,
+PoolWindow MakePoolWindow(const char* op, const at::Tensor& self, at::IntArrayRef kernel_size,
                           at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                           bool ceil_mode) {
-  TORCH_CHECK(self.dim() == 3 || self.dim() == 4,
-              "axle: max_pool2d expects a 3-D or 4-D input, got ", self.sizes());
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "axle: ", op, " expects a 3-D or 4-D input, got ",
+              self.sizes());
   size_t lead = static_cast<size_t>(self.dim() - 2);
   PoolWindow w;
   w.window = w.strides = w.dilations = Ints(lead, 1);
   w.low = w.high = Ints(lead, 0);
   w.out = ToInts(self.sizes());
   for (size_t i = 0; i < 2; ++i) {
-    int64_t k = PoolParam(kernel_size, i, "kernel_size");
-    int64_t s = stride.empty() ? k : PoolParam(stride, i, "stride");
-    int64_t p = PoolParam(padding, i, "padding");
-    int64_t d = PoolParam(dilation, i, "dilation");
+    int64_t k = PoolParam(kernel_size, i, op, "kernel_size");
+    int64_t s = stride.empty() ? k : PoolParam(stride, i, op, "stride");
+    int64_t p = PoolParam(padding, i, op, "padding");
+    int64_t d = PoolParam(dilation, i, op, "dilation");
     int64_t in = self.size(static_cast<int64_t>(lead + i));
-    TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0 && 2 * p <= k,
-                "axle: max_pool2d with kernel_size ", k, ", stride ", s, ", padding ", p,
-                " and dilation ", d, " (pad should be at most half the kernel)");
+    TORCH_CHECK(k > 0 && s > 0 && d > 0 && p >= 0 && 2 * p <= k, "axle: ", op, " with kernel_size ",
+                k, ", stride ", s, ", padding ", p, " and dilation ", d,
+                " (pad should be at most half the kernel)");
     int64_t span = d * (k - 1) + 1;
     int64_t numerator = in + 2 * p - span + (ceil_mode ? s - 1 : 0);
     int64_t out = (numerator >= 0 ? numerator / s : -((-numerator + s - 1) / s)) + 1;
     if (ceil_mode && (out - 1) * s >= in + p) --out;
-    TORCH_CHECK(out > 0, "axle: max_pool2d of ", self.sizes(), " by a window of ", k,
+    TORCH_CHECK(out > 0, "axle: ", op, " of ", self.sizes(), " by a window of ", k,
                 " gives an empty output");
     w.window.push_back(k);
     w.strides.push_back(s);
@@ -280,7 +283,8 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(
     const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
   Count("max_pool2d_with_indices");
-  PoolWindow w = MakePoolWindow(self, kernel_size, stride, padding, dilation, ceil_mode);
+  PoolWindow w =
+      MakePoolWindow("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
   Value x = Operand(self, "self");
   Ints d = Dims(x);
   int64_t rank = static_cast<int64_t>(d.size());
@@ -301,7 +305,8 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
                                             at::IntArrayRef padding, at::IntArrayRef dilation,
                                             bool ceil_mode, const at::Tensor& indices) {
   Count("max_pool2d_with_indices_backward");
-  PoolWindow w = MakePoolWindow(self, kernel_size, stride, padding, dilation, ceil_mode);
+  PoolWindow w =
+      MakePoolWindow("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
   for (int64_t d : w.dilations) {
     TORCH_CHECK(d == 1, "axle: max_pool2d's backward with dilation ", dilation,
                 " is not lowered (dilation 1 is)");
@@ -314,6 +319,85 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
                         {w.window, w.strides, w.low, w.high}));
 }
 
+// --- Average pooling -----------------------------------------------------------
+
+Value SumWindows(const Value& v, const Ints& window, const Ints& strides, const Ints& base_dilation,
+                 const Ints& low, const Ints& high, const Ints& out) {
+  Ints ones(window.size(), 1);
+  return MakeValue("reduce_window", {v}, MakeShape(TypeOf(v), out),
+                   {window, strides, base_dilation, ones, low, high, std::string("sum")});
+}
+
+// The last two dimensions of a pooling window's attributes.
+Ints Plane(const Ints& v) { return Ints(v.end() - 2, v.end()); }
+
+// Each window's divisor, [outH, outW]: PyTorch's (the padding inside
+// [-p, in + p) counts with count_include_pad, the ceil_mode overhang never).
+Value AvgPoolDivisors(const at::Tensor& self, const PoolWindow& w, bool count_include_pad,
+                      c10::optional<int64_t> divisor_override, PrimitiveType t) {
+  Ints out = Plane(w.out);
+  if (divisor_override.has_value()) {
+    TORCH_CHECK(*divisor_override != 0, "axle: avg_pool2d's divisor_override is 0");
+    return Constant(static_cast<double>(*divisor_override), t, out);
+  }
+  Ints in = {self.size(-2), self.size(-1)};
+  Ints window = Plane(w.window), strides = Plane(w.strides), low = Plane(w.low),
+       high = Plane(w.high);
+  if (count_include_pad) {
+    for (size_t i = 0; i < 2; ++i) {
+      in[i] += 2 * low[i];
+      high[i] = std::max<int64_t>(high[i] - low[i], 0);
+      low[i] = 0;
+    }
+  }
+  return SumWindows(Constant(1, t, in), window, strides, {1, 1}, low, high, out);
+}
+
+PoolWindow MakeAvgPoolWindow(const at::Tensor& self, at::IntArrayRef kernel_size,
+                             at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode) {
+  std::array<int64_t, 1> one = {1};
+  return MakePoolWindow("avg_pool2d", self, kernel_size, stride, padding, one, ceil_mode);
+}
+
+at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      c10::optional<int64_t> divisor_override) {
+  Count("avg_pool2d");
+  PoolWindow w = MakeAvgPoolWindow(self, kernel_size, stride, padding, ceil_mode);
+  Value x = Operand(self, "self");
+  TORCH_CHECK(primitive_util::IsFloatingPointType(TypeOf(x)), "axle: avg_pool2d of dtype ",
+              self.scalar_type(), " (lowered for floating dtypes)");
+  Value sums = SumWindows(x, w.window, w.strides, Ints(w.window.size(), 1), w.low, w.high, w.out);
+  Value divisors = AvgPoolDivisors(self, w, count_include_pad, divisor_override, TypeOf(x));
+  return Wrap(Elementwise("div", sums, BroadcastTo(divisors, w.out)));
+}
+
+// Each input element's gradient: the sum of its windows' gradients, each
+// divided by its window's divisor (a reduce-window over the gradient
+// dilated by the strides).
+at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                               at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                               at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                               c10::optional<int64_t> divisor_override) {
+  Count("avg_pool2d_backward");
+  PoolWindow w = MakeAvgPoolWindow(self, kernel_size, stride, padding, ceil_mode);
+  PrimitiveType t = ToPrimitiveType(self.scalar_type());
+  Value g = Convert(Operand(grad_output, "grad_output"), t);
+  TORCH_CHECK(Dims(g) == w.out, "axle: avg_pool2d's backward: grad_output of shape ",
+              grad_output.sizes(), " for an output of shape ", at::IntArrayRef(w.out));
+  Value scaled = Elementwise(
+      "div", g,
+      BroadcastTo(AvgPoolDivisors(self, w, count_include_pad, divisor_override, t), w.out));
+  Ints in = ToInts(self.sizes());
+  size_t n = in.size();
+  Ints low(n, 0), high(n, 0);
+  for (size_t i = n - 2; i < n; ++i) {
+    low[i] = w.window[i] - 1 - w.low[i];
+    high[i] = in[i] - 1 - (w.out[i] - 1) * w.strides[i] + w.low[i];
+  }
+  return Wrap(SumWindows(scaled, w.window, Ints(n, 1), w.strides, low, high, in));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, XLA, m) {
@@ -321,6 +405,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   m.impl("max_pool2d_with_indices", TORCH_FN(max_pool2d_with_indices));
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_with_indices_backward));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool2d));
+  m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_backward));
 }
 
 }  // namespace axle::torch_device

@@ -171,6 +171,24 @@ class DeviceTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "dilation"):
             F.max_pool2d(x_dev, 3, dilation=2).sum().backward()
 
+    def test_avg_pool2d(self):
+        F = torch.nn.functional
+        g = torch.Generator().manual_seed(11)
+        x = torch.randn(2, 3, 9, 9, generator=g)
+        met.clear_all()
+        for kwargs in ({"kernel_size": 2},
+                       {"kernel_size": 3, "stride": 2, "padding": 1},
+                       {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+                       {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+                       {"kernel_size": 4, "stride": 3, "padding": 2, "ceil_mode": True,
+                        "count_include_pad": False},
+                       {"kernel_size": (2, 3), "stride": (1, 2), "divisor_override": 5}):
+            with self.subTest(**kwargs):
+                self.check_grads(lambda x: F.avg_pool2d(x, **kwargs), x)
+        self.check_grads(lambda x: F.adaptive_avg_pool2d(x, 1), x)  # a mean
+        self.assertGreater(met.counter_value("axle::avg_pool2d_backward"), 0)
+        self.assertEqual(met.fallback_ops(), [])
+
 
 if __name__ == "__main__":
     unittest.main()
