@@ -59,6 +59,7 @@ void AxleTensorImpl::AssignToView(const lazy::Value& value) {
 
 void AxleTensorImpl::set_tensor(std::shared_ptr<lazy::LazyTensor> tensor) {
   tensor_ = std::move(tensor);
+  view_ = nullptr;  // a new value (resize_): no longer the view of its base's
   RefreshSizes();
 }
 
