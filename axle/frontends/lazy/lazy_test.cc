@@ -130,6 +130,32 @@ TEST(LazyExecutorTest, DotReduceBroadcastTranspose) {
   EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{16, 36, 16, 36, 16, 36}));
 }
 
+// A 1-D window of 2 by stride 2 over {1, 5, 5, 2, 7, 7}, padded by one on
+// the high side: the maxima and the first index of each.
+TEST(LazyExecutorTest, ReduceWindowArgmaxAndSelectAndScatter) {
+  GraphExecutor executor;
+  Value x = Leaf({1, 5, 5, 2, 7, 7});
+  auto index = std::make_shared<DeviceData>(LiteralUtil::CreateR1<int64_t>({0, 1, 2, 3, 4, 5}));
+  Value i{Node::MakeDeviceData(index), 0};
+  using Ints = std::vector<int64_t>;
+  Shape out = ShapeUtil::MakeTupleShape({VecF32({4}), ShapeUtil::MakeShape(S64, {4})});
+  auto node =
+      std::make_shared<Node>("reduce_window_argmax", std::vector<Value>{x, i}, out,
+                             std::vector<Attr>{Ints{2}, Ints{2}, Ints{1}, Ints{1}, Ints{1}});
+  Value source = Leaf({10, 20, 30, 40});
+  Value grad = MakeValue("select_and_scatter", {x, source}, VecF32({6}),
+                         {Ints{2}, Ints{2}, Ints{1}, Ints{1}});
+  auto results = executor.Execute({Value{node, 0}, Value{node, 1}, grad});
+  ASSERT_TRUE(results.ok()) << results.status();
+  // Windows {pad, 1}, {5, 5}, {2, 7}, {7, pad}.
+  EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{1, 5, 7, 7}));
+  absl::StatusOr<Literal> indices = (*results)[1]->ToLiteral();
+  ASSERT_TRUE(indices.ok()) << indices.status();
+  auto span = indices->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(span.begin(), span.end()), (std::vector<int64_t>{0, 1, 4, 5}));
+  EXPECT_EQ(ToVector(*(*results)[2]), (std::vector<float>{10, 20, 0, 0, 30, 40}));
+}
+
 TEST(LazyExecutorTest, UnknownOpIsUnimplemented) {
   GraphExecutor executor;
   Value x = Leaf({1});

@@ -165,9 +165,111 @@ absl::StatusOr<std::vector<XlaOp>> LowerConvolution(XlaBuilder*, const Node& nod
     dnums.add_kernel_spatial_dimensions(d[n + 4 + i]);
     dnums.add_output_spatial_dimensions(d[2 * n + 6 + i]);
   }
+  int64_t batch_groups = node.attrs().size() > 7 ? node.attr_int(7) : 1;
   return One(ConvGeneralDilated(x[0], x[1], node.attr_ints(0), padding, node.attr_ints(3),
-                                node.attr_ints(4), dnums, node.attr_int(6), 1, nullptr,
+                                node.attr_ints(4), dnums, node.attr_int(6), batch_groups, nullptr,
                                 node.shape().element_type()));
+}
+
+// (low, high) pairs of a window op's padding attributes; an error when
+// their lengths differ from the window's rank.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> WindowPadding(const Node& node,
+                                                                       int low_attr, int high_attr,
+                                                                       size_t rank) {
+  const std::vector<int64_t>& low = node.attr_ints(low_attr);
+  const std::vector<int64_t>& high = node.attr_ints(high_attr);
+  if (low.size() != rank || high.size() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(node.op(), ": padding of rank ", low.size(), "/",
+                                                   high.size(), " for a window of rank ", rank));
+  }
+  std::vector<std::pair<int64_t, int64_t>> padding;
+  padding.reserve(rank);
+  for (size_t i = 0; i < rank; ++i) padding.emplace_back(low[i], high[i]);
+  return padding;
+}
+
+// reduce_window_argmax {window, strides, window dilations, padding low,
+// padding high}: operands (value, index); outputs each window's maximum
+// and the index of its first maximum (the smallest index among equal
+// maxima; NaN wins, as in PyTorch). Padding reads as (-inf, INT64_MAX).
+absl::StatusOr<std::vector<XlaOp>> LowerReduceWindowArgmax(XlaBuilder* b, const Node& node,
+                                                           absl::Span<const XlaOp> x) {
+  const std::vector<int64_t>& window = node.attr_ints(0);
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> padding =
+      WindowPadding(node, 3, 4, window.size());
+  if (!padding.ok()) return padding.status();
+  PrimitiveType type = node.output_shape(0).element_type();
+  PrimitiveType index_type = node.output_shape(1).element_type();
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder("argmax");
+  Shape scalar = ShapeUtil::MakeShape(type, {});
+  Shape index_scalar = ShapeUtil::MakeShape(index_type, {});
+  XlaOp av = Parameter(sub.get(), 0, scalar, "av");
+  XlaOp ai = Parameter(sub.get(), 1, index_scalar, "ai");
+  XlaOp bv = Parameter(sub.get(), 2, scalar, "bv");
+  XlaOp bi = Parameter(sub.get(), 3, index_scalar, "bi");
+  XlaOp take_a = Or(Or(Gt(av, bv), Ne(av, av)), And(Eq(av, bv), Lt(ai, bi)));
+  Tuple(sub.get(), {Select(take_a, av, bv), Select(take_a, ai, bi)});
+  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  if (!reducer.ok()) return reducer.status();
+  std::vector<int64_t> ones(window.size(), 1);
+  XlaOp result = ReduceWindowWithGeneralPadding(
+      {x[0], x[1]}, {MinValue(b, type), MaxValue(b, index_type)}, *reducer, window,
+      node.attr_ints(1), ones, node.attr_ints(2), *padding);
+  return std::vector<XlaOp>{GetTupleElement(result, 0), GetTupleElement(result, 1)};
+}
+
+// reduce_window {window, strides, base dilations, window dilations,
+// padding low, padding high, "sum"|"max"}: padding reads as the reduction's
+// identity.
+absl::StatusOr<std::vector<XlaOp>> LowerReduceWindow(XlaBuilder* b, const Node& node,
+                                                     absl::Span<const XlaOp> x) {
+  const std::vector<int64_t>& window = node.attr_ints(0);
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> padding =
+      WindowPadding(node, 4, 5, window.size());
+  if (!padding.ok()) return padding.status();
+  PrimitiveType type = node.shape().element_type();
+  const std::string& kind = node.attr_string(6);
+  Shape scalar = ShapeUtil::MakeShape(type, {});
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat("window_", kind));
+  XlaOp lhs = Parameter(sub.get(), 0, scalar, "lhs");
+  XlaOp rhs = Parameter(sub.get(), 1, scalar, "rhs");
+  XlaOp init;
+  if (kind == "sum") {
+    Add(lhs, rhs);
+    init = Zero(b, type);
+  } else if (kind == "max") {
+    Max(lhs, rhs);
+    init = MinValue(b, type);
+  } else {
+    return absl::UnimplementedError(absl::StrCat("reduce_window kind '", kind, "'"));
+  }
+  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  if (!reducer.ok()) return reducer.status();
+  return One(ReduceWindowWithGeneralPadding(x[0], init, *reducer, window, node.attr_ints(1),
+                                            node.attr_ints(2), node.attr_ints(3), *padding));
+}
+
+// select_and_scatter {window, strides, padding low, padding high}: operands
+// (operand, source); each source element is added at its window's first
+// maximum of the operand; zeros elsewhere. (The max pool's gradient.)
+absl::StatusOr<std::vector<XlaOp>> LowerSelectAndScatter(XlaBuilder* b, const Node& node,
+                                                         absl::Span<const XlaOp> x) {
+  const std::vector<int64_t>& window = node.attr_ints(0);
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> padding =
+      WindowPadding(node, 2, 3, window.size());
+  if (!padding.ok()) return padding.status();
+  PrimitiveType type = node.shape().element_type();
+  Shape scalar = ShapeUtil::MakeShape(type, {});
+  std::unique_ptr<XlaBuilder> select = b->CreateSubBuilder("select_ge");
+  Ge(Parameter(select.get(), 0, scalar, "a"), Parameter(select.get(), 1, scalar, "b"));
+  absl::StatusOr<XlaComputation> select_fn = select->Build();
+  if (!select_fn.ok()) return select_fn.status();
+  std::unique_ptr<XlaBuilder> scatter = b->CreateSubBuilder("scatter_add");
+  Add(Parameter(scatter.get(), 0, scalar, "a"), Parameter(scatter.get(), 1, scalar, "b"));
+  absl::StatusOr<XlaComputation> scatter_fn = scatter->Build();
+  if (!scatter_fn.ok()) return scatter_fn.status();
+  return One(SelectAndScatterWithGeneralPadding(x[0], *select_fn, window, node.attr_ints(1),
+                                                *padding, x[1], Zero(b, type), *scatter_fn));
 }
 
 absl::StatusOr<std::vector<XlaOp>> LowerRev(XlaBuilder*, const Node& node,
@@ -236,6 +338,9 @@ LoweringRegistry& Registry() {
     f["pad"] = LowerPad;
     f["convolution"] = LowerConvolution;
     f["rev"] = LowerRev;
+    f["reduce_window"] = LowerReduceWindow;
+    f["reduce_window_argmax"] = LowerReduceWindowArgmax;
+    f["select_and_scatter"] = LowerSelectAndScatter;
     return r;
   }();
   return *registry;

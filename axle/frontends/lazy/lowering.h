@@ -25,7 +25,14 @@
 //   pad {low, high, interior}             operand, scalar padding value
 //   rev {dimensions}
 //   convolution {strides, padding low, padding high, lhs dilation, rhs
-//     dilation, dimension numbers (flattened: lowering.cc), feature groups}
+//     dilation, dimension numbers (flattened: lowering.cc), feature groups,
+//     batch groups (optional, 1)}
+//   reduce_window {window, strides, base dilations, window dilations,
+//     padding low, padding high, "sum"|"max"}
+//   reduce_window_argmax {window, strides, window dilations, padding low,
+//     padding high}                       value, index -> (max, its index)
+//   select_and_scatter {window, strides, padding low, padding high}
+//                                         operand, source (max pool's grad)
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_LAZY_LOWERING_H_

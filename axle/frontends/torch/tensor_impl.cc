@@ -33,8 +33,33 @@ void AxleTensorImpl::RefreshSizes() {
   refresh_contiguous();
 }
 
+const std::shared_ptr<lazy::LazyTensor>& AxleTensorImpl::tensor() const {
+  if (view_ != nullptr && view_->base != tensor_) {
+    lazy::Value current = view_->base->GetIrValue();
+    if (view_->from_node.lock() != current.node || view_->from_index != current.index) {
+      tensor_->SetIrValue(ApplyView(current, view_->ops));
+      view_->from_node = current.node;
+      view_->from_index = current.index;
+    }
+  }
+  return tensor_;
+}
+
+void AxleTensorImpl::AssignToView(const lazy::Value& value) {
+  if (view_ == nullptr || view_->base == tensor_) {  // not a view, or an alias
+    tensor_->SetIrValue(value);
+    return;
+  }
+  lazy::Value base = UpdateBase(view_->base->GetIrValue(), view_->ops, value);
+  view_->base->SetIrValue(base);
+  tensor_->SetIrValue(value);
+  view_->from_node = base.node;
+  view_->from_index = base.index;
+}
+
 void AxleTensorImpl::set_tensor(std::shared_ptr<lazy::LazyTensor> tensor) {
   tensor_ = std::move(tensor);
+  view_ = nullptr;  // a new value (resize_): no longer the view of its base's
   RefreshSizes();
 }
 
@@ -43,6 +68,7 @@ c10::intrusive_ptr<c10::TensorImpl> AxleTensorImpl::shallow_copy_and_detach(
   auto impl =
       c10::make_intrusive<AxleTensorImpl>(tensor_, c10::typeMetaToScalarType(dtype()), device());
   copy_tensor_metadata(this, impl.get(), version_counter, allow_tensor_metadata_change);
+  impl->view_ = view_;
   return impl;
 }
 
@@ -51,6 +77,7 @@ c10::intrusive_ptr<c10::TensorImpl> AxleTensorImpl::shallow_copy_and_detach(
   auto impl =
       c10::make_intrusive<AxleTensorImpl>(tensor_, c10::typeMetaToScalarType(dtype()), device());
   copy_tensor_metadata(this, impl.get(), std::move(version_counter), allow_tensor_metadata_change);
+  impl->view_ = view_;
   return impl;
 }
 
@@ -59,6 +86,7 @@ void AxleTensorImpl::shallow_copy_from(const c10::intrusive_ptr<c10::TensorImpl>
   TORCH_CHECK(other != nullptr, "axle: shallow_copy_from a tensor that is not on the xla device");
   copy_tensor_metadata(other, this, version_counter(), allow_tensor_metadata_change());
   set_tensor(other->tensor_);
+  view_ = other->view_;
 }
 
 PrimitiveType ToPrimitiveType(at::ScalarType dtype) {

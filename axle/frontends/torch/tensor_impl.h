@@ -4,7 +4,9 @@
 // dispatch keys and no storage. Its value is a lazy::LazyTensor (device
 // data or pending IR); its sizes are its shape's, with contiguous strides.
 // Shallow copies (detach(), .data) share the LazyTensor, so an in-place
-// operation on one is seen by the other.
+// operation on one is seen by the other. A view (view, slice, select,
+// transpose, ...) holds its own value, recomputed from its base's when that
+// changes; an in-place update of a view updates its base (ViewInfo).
 //
 // Only the torch front end's own files include this header (PyTorch's are
 // heavy).
@@ -17,17 +19,57 @@
 #include <c10/core/TensorImpl.h>
 
 #include <memory>
+#include <vector>
 
+#include "absl/types/span.h"
 #include "axle/frontends/lazy/lazy_tensor.h"
 
 namespace axle::torch_device {
+
+// One step from a view's base to the view (torch-xla's ViewInfo).
+struct ViewOp {
+  enum class Kind { kReshape, kPermute, kSlice, kSelect, kExpand };
+  Kind kind;
+  std::vector<int64_t> dims;  // kReshape, kExpand: the result's; kPermute: the permutation
+  int64_t axis = 0;           // kSlice, kSelect
+  int64_t start = 0;          // kSlice: [start, end) by step; kSelect: the index
+  int64_t end = 0;
+  int64_t step = 1;
+};
+
+// A view's link to its base: the base's value, the steps from it to the
+// view, and which base value the view's value was last computed from (the
+// view's value is recomputed when the base's changed: an in-place update
+// of the base or of another view of it).
+struct ViewInfo {
+  std::shared_ptr<lazy::LazyTensor> base;
+  std::vector<ViewOp> ops;
+  std::weak_ptr<lazy::Node> from_node;
+  int from_index = 0;
+};
+
+// The view of `base` that `ops` make (views.cc).
+lazy::Value ApplyView(const lazy::Value& base, absl::Span<const ViewOp> ops);
+// The base's value once the view that `ops` make of `base` takes the value
+// `update` (views.cc). A c10::Error for a view that cannot be written
+// (expand: several elements would share one).
+lazy::Value UpdateBase(const lazy::Value& base, absl::Span<const ViewOp> ops,
+                       const lazy::Value& update);
 
 class AxleTensorImpl : public c10::TensorImpl {
  public:
   AxleTensorImpl(std::shared_ptr<lazy::LazyTensor> tensor, at::ScalarType dtype,
                  c10::Device device);
 
-  const std::shared_ptr<lazy::LazyTensor>& tensor() const { return tensor_; }
+  // The value; for a view whose base changed since its value was computed,
+  // recomputed from the base first.
+  const std::shared_ptr<lazy::LazyTensor>& tensor() const;
+  // How this tensor views another (null when it does not); detach() and
+  // alias() share it with the tensor they alias.
+  const std::shared_ptr<ViewInfo>& view() const { return view_; }
+  void set_view(std::shared_ptr<ViewInfo> view) { view_ = std::move(view); }
+  // The value of a view, updated in place: its base takes the value too.
+  void AssignToView(const lazy::Value& value);
   // Replaces the value (and the sizes, when its shape differs).
   void set_tensor(std::shared_ptr<lazy::LazyTensor> tensor);
 
@@ -42,6 +84,7 @@ class AxleTensorImpl : public c10::TensorImpl {
   void RefreshSizes();
 
   std::shared_ptr<lazy::LazyTensor> tensor_;
+  std::shared_ptr<ViewInfo> view_;
 };
 
 // The element type of a PyTorch dtype; a c10::Error naming the dtype when

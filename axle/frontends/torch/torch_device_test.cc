@@ -221,6 +221,27 @@ TEST(TorchDeviceTest, StepsCompileOnce) {
   ExpectClose(w, at::full({4}, expected));
 }
 
+// An in-place update of a view updates its base and the base's other
+// views, as on the CPU.
+TEST(TorchDeviceTest, InPlaceUpdatesOfViewsReachTheirBase) {
+  at::Tensor a = at::arange(24, at::kFloat).view({4, 6});
+  at::Tensor x = a.to(kXla);
+  at::Tensor row = x.select(0, 1);
+  at::Tensor a_row = a.select(0, 1);
+  x.select(1, 0).add_(1);
+  a.select(1, 0).add_(1);
+  x.view({3, 8}).mul_(2);
+  a.view({3, 8}).mul_(2);
+  x.t().slice(0, 1, 6, 2).zero_();
+  a.t().slice(0, 1, 6, 2).zero_();
+  ExpectClose(x, a);
+  ExpectClose(row, a_row);
+  ASSERT_TRUE(lazy::SyncLiveTensors().ok());
+  row.sub_(3);  // after a step: the base is data again
+  a_row.sub_(3);
+  ExpectClose(x, a);
+}
+
 TEST(TorchDeviceTest, ErrorsAreClear) {
   at::Tensor x = at::ones({2, 2}, at::device(kXla));
   try {
@@ -230,10 +251,10 @@ TEST(TorchDeviceTest, ErrorsAreClear) {
     EXPECT_NE(std::string(e.what()).find("on the xla device"), std::string::npos) << e.what();
   }
   try {
-    x.select(0, 1).add_(1);  // would not reach x
-    ADD_FAILURE() << "in-place update of a view";
+    x.expand({3, 2, 2}).add_(1);  // several elements would be one of x
+    ADD_FAILURE() << "in-place update of an expanded view";
   } catch (const c10::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("in-place update of a view"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("in-place update of an expanded view"), std::string::npos)
         << e.what();
   }
   try {

@@ -77,6 +77,118 @@ class DeviceTest(unittest.TestCase):
         (x.relu() * 2).sum().backward()
         torch.testing.assert_close(x.grad.cpu(), (a > 0).float() * 2)
 
+    def test_in_place_updates_of_views_reach_the_base(self):
+        def updates(x):
+            x[:, 0].add_(1)
+            x.view(3, 8).mul_(2)
+            x[1:3, ::2] = 7
+            x.t()[2].zero_()
+            row = x[1]
+            x.add_(10)  # the base changes: so does the view
+            x.unsqueeze(0).transpose(1, 2)[0, 2:5].sub_(row[:4] * 3)
+            x[2].copy_(torch.full((6,), -1.0))  # from the CPU into a view
+            x.detach()[0, 0] = 100
+            return row.clone()
+
+        a = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+        x = a.to(self.dev)
+        row_cpu, row = updates(a), updates(x)
+        torch.testing.assert_close(x.cpu(), a)
+        torch.testing.assert_close(row.cpu(), row_cpu)
+
+    def test_autograd_through_an_updated_view(self):
+        def loss(a, w):
+            y = a * 2
+            y[:, 1].mul_(w[:, 1])
+            return (y * w).sum()
+
+        g = torch.Generator().manual_seed(10)
+        a, w = torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g)
+        a_cpu = a.clone().requires_grad_()
+        loss(a_cpu, w).backward()
+        met.clear_all()
+        a_dev = a.to(self.dev).requires_grad_()
+        loss(a_dev, w.to(self.dev)).backward()
+        torch.testing.assert_close(a_dev.grad.cpu(), a_cpu.grad)
+        self.assertEqual(met.fallback_ops(), [])
+
+    def test_in_place_update_of_an_expanded_view_is_refused(self):
+        x = torch.zeros(2, 3, device=self.dev)
+        with self.assertRaisesRegex(RuntimeError, "expanded view"):
+            x.expand(4, 2, 3).add_(1)
+
+    def check_grads(self, fn, *args):
+        """fn's value and its inputs' gradients on the device match the CPU's."""
+        cpu_args = [a.clone().requires_grad_() for a in args]
+        dev_args = [a.clone().to(self.dev).requires_grad_() for a in args]
+        out_cpu, out_dev = fn(*cpu_args), fn(*dev_args)
+        g = torch.randn(out_cpu.shape, generator=torch.Generator().manual_seed(7))
+        out_cpu.backward(g)
+        out_dev.backward(g.to(self.dev))
+        torch.testing.assert_close(out_dev.cpu(), out_cpu, rtol=1e-4, atol=1e-4)
+        for i, (a, b) in enumerate(zip(cpu_args, dev_args)):
+            torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-4, atol=1e-4,
+                                       msg=f"gradient of argument {i}")
+
+    def test_grouped_and_transposed_convolution(self):
+        F = torch.nn.functional
+        g = torch.Generator().manual_seed(8)
+        x = torch.randn(2, 4, 9, 9, generator=g)
+        met.clear_all()
+        self.check_grads(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2),
+                         x, torch.randn(6, 2, 3, 3, generator=g), torch.randn(6, generator=g))
+        self.check_grads(lambda x, w: F.conv2d(x, w, padding=2, dilation=2, groups=4),
+                         x, torch.randn(8, 1, 3, 3, generator=g))
+        self.check_grads(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                            output_padding=1),
+                         x, torch.randn(4, 3, 3, 3, generator=g), torch.randn(3, generator=g))
+        self.check_grads(lambda x, w: F.conv_transpose2d(x, w, stride=2, groups=2),
+                         x, torch.randn(4, 3, 2, 2, generator=g))
+        self.check_grads(lambda x, w: F.conv_transpose2d(x, w, stride=3, output_padding=2),
+                         x, torch.randn(4, 2, 3, 3, generator=g))
+        self.check_grads(lambda x, w: F.conv1d(x, w, stride=2, groups=2),
+                         torch.randn(2, 4, 11, generator=g), torch.randn(4, 2, 3, generator=g))
+        self.assertEqual(met.fallback_ops(), [])
+
+    def test_max_pool2d(self):
+        F = torch.nn.functional
+        g = torch.Generator().manual_seed(9)
+        x = torch.randn(2, 3, 9, 9, generator=g)
+        met.clear_all()
+        self.check_grads(lambda x: F.max_pool2d(x, 2), x)
+        self.check_grads(lambda x: F.max_pool2d(x, 3, stride=2, padding=1), x)
+        self.check_grads(lambda x: F.max_pool2d(x, 2, ceil_mode=True), x)
+        self.check_grads(lambda x: F.max_pool2d(x, (2, 3), stride=(1, 2)),
+                         torch.randn(3, 7, 8, generator=g))
+        for kwargs in ({"padding": 1}, {"padding": 1, "dilation": 2, "ceil_mode": True}):
+            out, idx = F.max_pool2d(x.to(self.dev), 3, 2, return_indices=True, **kwargs)
+            out_cpu, idx_cpu = F.max_pool2d(x, 3, 2, return_indices=True, **kwargs)
+            torch.testing.assert_close(out.cpu(), out_cpu)
+            torch.testing.assert_close(idx.cpu(), idx_cpu)
+        self.assertGreater(met.counter_value("axle::max_pool2d_with_indices_backward"), 0)
+        self.assertEqual(met.fallback_ops(), [])
+        x_dev = x.to(self.dev).requires_grad_()
+        with self.assertRaisesRegex(RuntimeError, "dilation"):
+            F.max_pool2d(x_dev, 3, dilation=2).sum().backward()
+
+    def test_avg_pool2d(self):
+        F = torch.nn.functional
+        g = torch.Generator().manual_seed(11)
+        x = torch.randn(2, 3, 9, 9, generator=g)
+        met.clear_all()
+        for kwargs in ({"kernel_size": 2},
+                       {"kernel_size": 3, "stride": 2, "padding": 1},
+                       {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+                       {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True},
+                       {"kernel_size": 4, "stride": 3, "padding": 2, "ceil_mode": True,
+                        "count_include_pad": False},
+                       {"kernel_size": (2, 3), "stride": (1, 2), "divisor_override": 5}):
+            with self.subTest(**kwargs):
+                self.check_grads(lambda x: F.avg_pool2d(x, **kwargs), x)
+        self.check_grads(lambda x: F.adaptive_avg_pool2d(x, 1), x)  # a mean
+        self.assertGreater(met.counter_value("axle::avg_pool2d_backward"), 0)
+        self.assertEqual(met.fallback_ops(), [])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,181 @@
+//===- aten_ir.cc - IR building blocks of the xla device's ATen kernels ----===//
+#include "axle/frontends/torch/aten_ir.h"
+
+#include <ATen/ExpandUtils.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "axle/core/shape_util.h"
+#include "axle/frontends/lazy/metrics.h"
+
+namespace axle::torch_device {
+
+bool DebugEnabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("AXLE_DEBUG");
+    return env != nullptr && *env != '\0' && std::string(env) != "0";
+  }();
+  return enabled;
+}
+
+void Count(const char* op) { lazy::metrics::IncrementCounter(std::string("axle::") + op); }
+
+void Check(const absl::Status& status) {
+  TORCH_CHECK(status.ok(), "axle: ", std::string(status.message()));
+}
+
+Ints ToInts(at::IntArrayRef a) { return Ints(a.begin(), a.end()); }
+Ints ToInts(c10::SymIntArrayRef a) { return ToInts(c10::asIntArrayRefSlow(a)); }
+
+Ints Dims(const Value& v) {
+  const auto& d = v.shape().dimensions();
+  return Ints(d.begin(), d.end());
+}
+PrimitiveType TypeOf(const Value& v) { return v.shape().element_type(); }
+Shape MakeShape(PrimitiveType type, const Ints& dims) { return ShapeUtil::MakeShape(type, dims); }
+
+// A scalar the graph takes as a parameter (its value may change from step
+// to step without a recompile), except the values 0 and 1, which are
+// constants as in torch-xla.
+Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
+  double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
+  if (!s.isComplex() && (d == 0 || d == 1))
+    return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
+  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type)));
+  auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(t));
+  return Value{Node::MakeDeviceData(std::move(data)), 0};
+}
+
+Value Constant(double value, PrimitiveType type, const Ints& dims) {
+  return Value{Node::MakeConstant(value, MakeShape(type, dims)), 0};
+}
+
+Value Convert(const Value& v, PrimitiveType type) {
+  if (TypeOf(v) == type) return v;
+  return MakeValue("convert", {v}, MakeShape(type, Dims(v)));
+}
+
+Value Reshape(const Value& v, const Ints& dims) {
+  if (Dims(v) == dims) return v;
+  return MakeValue("reshape", {v}, MakeShape(TypeOf(v), dims));
+}
+
+// NumPy broadcasting of `v` to `out`.
+Value BroadcastTo(const Value& v, const Ints& out) {
+  Ints dims = Dims(v);
+  if (dims == out) return v;
+  TORCH_CHECK(dims.size() <= out.size(), "axle: cannot broadcast shape ", at::IntArrayRef(dims),
+              " to ", at::IntArrayRef(out));
+  size_t offset = out.size() - dims.size();
+  Ints kept;
+  Ints result_dims;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == out[offset + i]) {
+      kept.push_back(dims[i]);
+      result_dims.push_back(static_cast<int64_t>(offset + i));
+    } else {
+      TORCH_CHECK(dims[i] == 1, "axle: cannot broadcast shape ", at::IntArrayRef(dims), " to ",
+                  at::IntArrayRef(out));
+    }
+  }
+  return MakeValue("broadcast_in_dim", {Reshape(v, kept)}, MakeShape(TypeOf(v), out),
+                   {result_dims});
+}
+
+// An operand's IR: an xla tensor's value, or a CPU 0-dim tensor (a wrapped
+// Python number) as a scalar.
+Value Operand(const at::Tensor& t, const char* what) {
+  if (t.defined() && t.device().is_cpu() && t.dim() == 0) {
+    return ScalarValue(t.item(), ToPrimitiveType(t.scalar_type()));
+  }
+  return GetImpl(t, what)->tensor()->GetIrValue();
+}
+
+at::Tensor Wrap(const Value& v) {
+  return MakeTensor(LazyTensor::FromIr(v), ToScalarType(TypeOf(v)), kDevice);
+}
+
+void CheckNotView(const at::Tensor& self) {
+  TORCH_CHECK(!self.is_view() || GetImpl(self, "self")->view() != nullptr,
+              "axle: in-place update of a view made by an op that runs on the CPU (no lowering): "
+              "its base would not change. Update a copy (.clone()) or the base tensor instead");
+}
+
+at::Tensor& Assign(at::Tensor& self, const Value& v) {
+  AxleTensorImpl* impl = GetImpl(self, "self");
+  CheckNotView(self);
+  Value converted = Convert(v, ToPrimitiveType(self.scalar_type()));
+  TORCH_CHECK(Dims(converted) == ToInts(self.sizes()), "axle: an in-place result of shape ",
+              at::IntArrayRef(Dims(converted)), " for a tensor of shape ", self.sizes());
+  impl->AssignToView(converted);
+  return self;
+}
+
+Value Elementwise(const char* op, const Value& a, const Value& b) {
+  return MakeValue(op, {a, b}, MakeShape(TypeOf(a), Dims(a)));
+}
+
+Value Unary(const char* op, const Value& a) {
+  return MakeValue(op, {a}, MakeShape(TypeOf(a), Dims(a)));
+}
+
+// `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
+Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
+  Ints out = ToInts(at::infer_size(Dims(a), Dims(b)));
+  Value va = BroadcastTo(Convert(a, compute), out);
+  Value vb = BroadcastTo(Convert(b, compute), out);
+  return Elementwise(op, va, vb);
+}
+
+Value Binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::ScalarType compute) {
+  return BinaryValues(op, Operand(a, "self"), Operand(b, "other"), ToPrimitiveType(compute));
+}
+
+Value IrOf(const at::Tensor& t) { return GetImpl(t, "the result")->tensor()->GetIrValue(); }
+
+Value SumValue(const Value& v, const Ints& dims, bool keepdim) {
+  Ints in = Dims(v);
+  Ints out;
+  Ints keep_shape;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+    bool reduced = std::find(dims.begin(), dims.end(), i) != dims.end();
+    if (!reduced) out.push_back(in[i]);
+    keep_shape.push_back(reduced ? 1 : in[i]);
+  }
+  Value r = MakeValue("reduce", {v}, MakeShape(TypeOf(v), out), {dims, std::string("sum")});
+  return keepdim ? Reshape(r, keep_shape) : r;
+}
+
+Value ReduceKind(const Value& v, int64_t dim, const char* kind, bool keepdim) {
+  Ints in = Dims(v);
+  Ints out;
+  Ints keep = in;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+    if (i != dim) out.push_back(in[i]);
+  }
+  keep[dim] = 1;
+  Value r = MakeValue("reduce", {v}, MakeShape(TypeOf(v), out), {Ints{dim}, std::string(kind)});
+  return keepdim ? Reshape(r, keep) : r;
+}
+
+Value DotValue(const Value& a, const Value& b, const Ints& lc, const Ints& rc, const Ints& lb,
+               const Ints& rb, const Ints& out) {
+  return MakeValue("dot_general", {a, b}, MakeShape(TypeOf(a), out), {lc, rc, lb, rb});
+}
+
+Value PermuteValue(const Value& v, const Ints& perm) {
+  Ints in = Dims(v);
+  Ints out;
+  out.reserve(perm.size());
+  for (int64_t p : perm) out.push_back(in[p]);
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i) identity &= perm[i] == static_cast<int64_t>(i);
+  if (identity) return v;
+  return MakeValue("transpose", {v}, MakeShape(TypeOf(v), out), {perm});
+}
+
+}  // namespace axle::torch_device
