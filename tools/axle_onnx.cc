@@ -4,10 +4,12 @@
 //             [--output_dir=DIR] [--iterations=N] [--print_hlo]
 //
 // Runs an ONNX model through the graph front end's JIT (onnx::Session):
-// inputs are .npy files or serialized ONNX TensorProtos (.pb), one per graph
-// input in the graph's order (initializers are not inputs). The outputs'
-// shapes are printed, and with --output_dir written as DIR/out_K.npy in the
-// graph's output order (DIR is created). The compiles are counted, with
+// inputs are .npy files or serialized ONNX TensorProtos (.pb; a
+// SequenceProto or OptionalProto for a sequence or optional input), one per
+// graph input in the graph's order (initializers are not inputs). The
+// outputs' shapes are printed, and with --output_dir written as
+// DIR/out_K.npy in the graph's output order (DIR is created; a sequence's
+// tensors as DIR/out_K_J.npy). The compiles are counted, with
 // those loaded from AXLE_CACHE_DIR (compiled code persists across runs of
 // the tool when it is set). The clusters and host fallbacks
 // are printed when there is more than one cluster or any fallback.
@@ -63,7 +65,7 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options, const gr
   for (size_t i = 0; i < options.inputs.size(); ++i) {
     const std::string& path = options.inputs[i];
     absl::StatusOr<Literal> literal =
-        absl::EndsWith(path, ".pb") ? onnx::LoadTensor(path) : ReadNpy(path);
+        absl::EndsWith(path, ".pb") ? onnx::LoadValue(path, graph.inputs[i]) : ReadNpy(path);
     if (!literal.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--input ", path, " for input '",
                                                      graph.inputs[i].name,
@@ -72,6 +74,16 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options, const gr
     inputs.push_back(std::move(*literal));
   }
   return inputs;
+}
+
+// A tensor as PREFIX.npy; a sequence or optional (a tuple) as PREFIX_J.npy
+// per element.
+absl::Status WriteOutput(const Literal& value, const std::string& prefix) {
+  if (!value.shape().IsTuple()) return WriteNpy(value, absl::StrCat(prefix, ".npy"));
+  for (int64_t j = 0; j < value.tuple_size(); ++j) {
+    AXLE_RETURN_IF_ERROR(WriteOutput(value.tuple_element(j), absl::StrCat(prefix, "_", j)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Run(const Options& options) {
@@ -107,8 +119,7 @@ absl::Status Run(const Options& options) {
                                                      ": cannot create it: ", error.message()));
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
-      AXLE_RETURN_IF_ERROR(
-          WriteNpy(outputs[k], absl::StrCat(options.output_dir, "/out_", k, ".npy")));
+      AXLE_RETURN_IF_ERROR(WriteOutput(outputs[k], absl::StrCat(options.output_dir, "/out_", k)));
     }
   }
   if (options.iterations > 0) {

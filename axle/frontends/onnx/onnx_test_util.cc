@@ -76,7 +76,9 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
     std::string set_dir = absl::StrCat(dir, "/", set);
     std::vector<Literal> inputs, expected;
     for (const std::string& path : Tensors(set_dir, "input_")) {
-      absl::StatusOr<Literal> t = LoadTensor(path);
+      absl::StatusOr<Literal> t = inputs.size() < graph->inputs.size()
+                                      ? LoadValue(path, graph->inputs[inputs.size()])
+                                      : LoadTensor(path);
       if (!t.ok()) {
         result.status = t.status();
         return result;
@@ -84,7 +86,9 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
       inputs.push_back(AsDeclared(std::move(*t), graph->inputs, inputs.size()));
     }
     for (const std::string& path : Tensors(set_dir, "output_")) {
-      absl::StatusOr<Literal> t = LoadTensor(path);
+      absl::StatusOr<Literal> t = expected.size() < graph->outputs.size()
+                                      ? LoadValue(path, graph->outputs[expected.size()])
+                                      : LoadTensor(path);
       if (!t.ok()) {
         result.status = t.status();
         return result;
