@@ -23,10 +23,7 @@
 // is at fault and exits 1.
 //
 //===----------------------------------------------------------------------===//
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -112,28 +109,16 @@ absl::Status Run(const Options& options) {
     std::printf("%s\n", hlo.c_str());
   }
   if (!options.output_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(options.output_dir, error);
-    if (error) {
-      return absl::InvalidArgumentError(absl::StrCat("--output_dir ", options.output_dir,
-                                                     ": cannot create it: ", error.message()));
-    }
+    AXLE_RETURN_IF_ERROR(CreateOutputDir(options.output_dir));
     for (size_t k = 0; k < outputs.size(); ++k) {
       AXLE_RETURN_IF_ERROR(WriteOutput(outputs[k], absl::StrCat(options.output_dir, "/out_", k)));
     }
   }
   if (options.iterations > 0) {
-    std::vector<double> times;
-    for (int i = 0; i < options.iterations; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      AXLE_ASSIGN_OR_RETURN(std::vector<Literal> ignored, session->Run(inputs));
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-    std::sort(times.begin(), times.end());
-    std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(),
-                times[times.size() / 2]);
+    AXLE_ASSIGN_OR_RETURN(std::vector<double> times, TimeRuns(options.iterations, [&] {
+                            return session->Run(inputs).status();
+                          }));
+    PrintTimePerRun(times);
   }
   return absl::OkStatus();
 }

@@ -8,21 +8,12 @@
 #include "absl/strings/match.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/frontends/graph/xla_compiler.h"
+#include "axle/frontends/onnx/onnx_test_util.h"
 #include "axle/frontends/onnx/session.h"
 #include "gtest/gtest.h"
 
 namespace axle::onnx {
 namespace {
-
-graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
-                     std::vector<std::string> out) {
-  graph::Node n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
 
 graph::ValueInfo Tensor(std::string name, PrimitiveType type, std::vector<int64_t> dims) {
   std::vector<graph::Dim> d;
