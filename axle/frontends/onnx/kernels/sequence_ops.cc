@@ -76,6 +76,21 @@ absl::StatusOr<int64_t> ConstantPosition(const XlaOpKernelContext& ctx, int i) {
   return (*v)[0];
 }
 
+// SequenceInsert's and SequenceErase's optional position input `i` for a
+// sequence of `n` tensors, in [0, n] (insert) or [0, n) (erase), negative
+// counting from the back; `def` when the input is omitted.
+absl::StatusOr<int64_t> PositionInput(const XlaOpKernelContext& ctx, int i, int64_t n, bool insert,
+                                      int64_t def) {
+  if (!ctx.HasInput(i)) return def;
+  absl::StatusOr<int64_t> p = ConstantPosition(ctx, i);
+  if (!p.ok()) return p.status();
+  if (*p < -n || *p > (insert ? n : n - 1)) {
+    return ctx.Error("position ", *p, " is out of range for ", insert ? "inserting into " : "",
+                     "a sequence of ", n, " tensors");
+  }
+  return *p < 0 ? *p + n : *p;
+}
+
 absl::Status CheckElementType(const XlaOpKernelContext& ctx, const XlaExpression& seq,
                               PrimitiveType type) {
   if (seq.element_type != PRIMITIVE_TYPE_INVALID && seq.element_type != type) {
@@ -85,6 +100,17 @@ absl::Status CheckElementType(const XlaOpKernelContext& ctx, const XlaExpression
   }
   return absl::OkStatus();
 }
+
+// A kernel whose input 0 is a sequence.
+class SequenceKernel : public XlaOpKernel {
+ public:
+  absl::Status Compile(XlaOpKernelContext* ctx) final {
+    absl::StatusOr<const XlaExpression*> seq = SequenceInput(*ctx, 0);
+    if (!seq.ok()) return seq.status();
+    return CompileWith(ctx, **seq);
+  }
+  virtual absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) = 0;
+};
 
 class SequenceConstructOp : public XlaOpKernel {
  public:
@@ -117,23 +143,18 @@ class SequenceEmptyOp : public XlaOpKernel {
   }
 };
 
-class SequenceLengthOp : public XlaOpKernel {
+class SequenceLengthOp : public SequenceKernel {
  public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<const XlaExpression*> seq = SequenceInput(*ctx, 0);
-    if (!seq.ok()) return seq.status();
+  absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) override {
     ctx->SetConstantOutput(
-        0, LiteralUtil::CreateR0<int64_t>(static_cast<int64_t>((*seq)->elements.size())));
+        0, LiteralUtil::CreateR0<int64_t>(static_cast<int64_t>(seq.elements.size())));
     return absl::OkStatus();
   }
 };
 
-class SequenceAtOp : public XlaOpKernel {
+class SequenceAtOp : public SequenceKernel {
  public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<const XlaExpression*> seq_or = SequenceInput(*ctx, 0);
-    if (!seq_or.ok()) return seq_or.status();
-    const XlaExpression& seq = **seq_or;
+  absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) override {
     if (absl::Status s = CheckTensorInput(*ctx, 1); !s.ok()) return s;
     int64_t n = static_cast<int64_t>(seq.elements.size());
     if (ctx->IsConstantInput(1)) {
@@ -176,51 +197,30 @@ class SequenceAtOp : public XlaOpKernel {
   }
 };
 
-class SequenceInsertOp : public XlaOpKernel {
+class SequenceInsertOp : public SequenceKernel {
  public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<const XlaExpression*> seq_or = SequenceInput(*ctx, 0);
-    if (!seq_or.ok()) return seq_or.status();
-    const XlaExpression& seq = **seq_or;
+  absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) override {
     if (absl::Status s = CheckTensorInput(*ctx, 1); !s.ok()) return s;
     if (absl::Status s = CheckElementType(*ctx, seq, ctx->InputType(1)); !s.ok()) return s;
     int64_t n = static_cast<int64_t>(seq.elements.size());
-    int64_t pos = n;
-    if (ctx->HasInput(2)) {
-      absl::StatusOr<int64_t> p = ConstantPosition(*ctx, 2);
-      if (!p.ok()) return p.status();
-      if (*p < -n || *p > n) {
-        return ctx->Error("position ", *p, " is out of range for inserting into a sequence of ", n,
-                          " tensors");
-      }
-      pos = *p < 0 ? *p + n : *p;
-    }
+    absl::StatusOr<int64_t> pos = PositionInput(*ctx, 2, n, /*insert=*/true, n);
+    if (!pos.ok()) return pos.status();
     std::vector<XlaExpression> elements = seq.elements;
-    elements.insert(elements.begin() + pos, TensorExpression(ctx, 1));
+    elements.insert(elements.begin() + *pos, TensorExpression(ctx, 1));
     ctx->SetOutputExpression(0, XlaExpression::Sequence(std::move(elements), ctx->InputType(1)));
     return absl::OkStatus();
   }
 };
 
-class SequenceEraseOp : public XlaOpKernel {
+class SequenceEraseOp : public SequenceKernel {
  public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<const XlaExpression*> seq_or = SequenceInput(*ctx, 0);
-    if (!seq_or.ok()) return seq_or.status();
-    const XlaExpression& seq = **seq_or;
+  absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) override {
     int64_t n = static_cast<int64_t>(seq.elements.size());
     if (n == 0) return ctx->Error("cannot erase from an empty sequence");
-    int64_t pos = n - 1;
-    if (ctx->HasInput(1)) {
-      absl::StatusOr<int64_t> p = ConstantPosition(*ctx, 1);
-      if (!p.ok()) return p.status();
-      if (*p < -n || *p >= n) {
-        return ctx->Error("position ", *p, " is out of range for a sequence of ", n, " tensors");
-      }
-      pos = *p < 0 ? *p + n : *p;
-    }
+    absl::StatusOr<int64_t> pos = PositionInput(*ctx, 1, n, /*insert=*/false, n - 1);
+    if (!pos.ok()) return pos.status();
     std::vector<XlaExpression> elements = seq.elements;
-    elements.erase(elements.begin() + pos);
+    elements.erase(elements.begin() + *pos);
     ctx->SetOutputExpression(0, XlaExpression::Sequence(std::move(elements), seq.element_type));
     return absl::OkStatus();
   }
@@ -231,9 +231,7 @@ class SplitToSequenceOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     if (absl::Status s = CheckTensorInput(*ctx, 0); !s.ok()) return s;
     const Shape& shape = ctx->InputShape(0);
-    absl::StatusOr<int64_t> axis_attr = ctx->GetAttrInt("axis", 0);
-    if (!axis_attr.ok()) return axis_attr.status();
-    absl::StatusOr<int64_t> axis = NormalizeAxis(*ctx, *axis_attr, shape.rank());
+    absl::StatusOr<int64_t> axis = AxisAttr(*ctx, 0, shape.rank());
     if (!axis.ok()) return axis.status();
     absl::StatusOr<int64_t> keepdims = ctx->GetAttrInt("keepdims", 1);
     if (!keepdims.ok()) return keepdims.status();
@@ -293,12 +291,9 @@ class SplitToSequenceOp : public XlaOpKernel {
   }
 };
 
-class ConcatFromSequenceOp : public XlaOpKernel {
+class ConcatFromSequenceOp : public SequenceKernel {
  public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<const XlaExpression*> seq_or = SequenceInput(*ctx, 0);
-    if (!seq_or.ok()) return seq_or.status();
-    const XlaExpression& seq = **seq_or;
+  absl::Status CompileWith(XlaOpKernelContext* ctx, const XlaExpression& seq) override {
     if (seq.elements.empty()) return ctx->Error("cannot concatenate an empty sequence");
     absl::StatusOr<int64_t> axis_attr = ctx->GetAttrInt("axis");
     if (!axis_attr.ok()) return axis_attr.status();
