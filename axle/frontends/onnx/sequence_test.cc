@@ -15,8 +15,9 @@
 namespace axle::onnx {
 namespace {
 
-graph::ValueInfo Tensor(std::string name, PrimitiveType type, std::vector<int64_t> dims) {
+graph::ValueInfo Tensor(std::string name, PrimitiveType type, const std::vector<int64_t>& dims) {
   std::vector<graph::Dim> d;
+  d.reserve(dims.size());
   for (int64_t size : dims) d.push_back({size, ""});
   return {std::move(name), type, d};
 }
