@@ -4,10 +4,12 @@
 //             [--output_dir=DIR] [--iterations=N] [--print_hlo]
 //
 // Runs an ONNX model through the graph front end's JIT (onnx::Session):
-// inputs are .npy files or serialized ONNX TensorProtos (.pb), one per graph
-// input in the graph's order (initializers are not inputs). The outputs'
-// shapes are printed, and with --output_dir written as DIR/out_K.npy in the
-// graph's output order (DIR is created). The compiles are counted, with
+// inputs are .npy files or serialized ONNX TensorProtos (.pb; a
+// SequenceProto or OptionalProto for a sequence or optional input), one per
+// graph input in the graph's order (initializers are not inputs). The
+// outputs' shapes are printed, and with --output_dir written as
+// DIR/out_K.npy in the graph's output order (DIR is created; a sequence's
+// tensors as DIR/out_K_J.npy). The compiles are counted, with
 // those loaded from AXLE_CACHE_DIR (compiled code persists across runs of
 // the tool when it is set). The clusters and host fallbacks
 // are printed when there is more than one cluster or any fallback.
@@ -21,10 +23,7 @@
 // is at fault and exits 1.
 //
 //===----------------------------------------------------------------------===//
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -63,7 +62,7 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options, const gr
   for (size_t i = 0; i < options.inputs.size(); ++i) {
     const std::string& path = options.inputs[i];
     absl::StatusOr<Literal> literal =
-        absl::EndsWith(path, ".pb") ? onnx::LoadTensor(path) : ReadNpy(path);
+        absl::EndsWith(path, ".pb") ? onnx::LoadValue(path, graph.inputs[i]) : ReadNpy(path);
     if (!literal.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--input ", path, " for input '",
                                                      graph.inputs[i].name,
@@ -72,6 +71,16 @@ absl::StatusOr<std::vector<Literal>> LoadInputs(const Options& options, const gr
     inputs.push_back(std::move(*literal));
   }
   return inputs;
+}
+
+// A tensor as PREFIX.npy; a sequence or optional (a tuple) as PREFIX_J.npy
+// per element.
+absl::Status WriteOutput(const Literal& value, const std::string& prefix) {
+  if (!value.shape().IsTuple()) return WriteNpy(value, absl::StrCat(prefix, ".npy"));
+  for (int64_t j = 0; j < value.tuple_size(); ++j) {
+    AXLE_RETURN_IF_ERROR(WriteOutput(value.tuple_element(j), absl::StrCat(prefix, "_", j)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Run(const Options& options) {
@@ -100,29 +109,16 @@ absl::Status Run(const Options& options) {
     std::printf("%s\n", hlo.c_str());
   }
   if (!options.output_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(options.output_dir, error);
-    if (error) {
-      return absl::InvalidArgumentError(absl::StrCat("--output_dir ", options.output_dir,
-                                                     ": cannot create it: ", error.message()));
-    }
+    AXLE_RETURN_IF_ERROR(CreateOutputDir(options.output_dir));
     for (size_t k = 0; k < outputs.size(); ++k) {
-      AXLE_RETURN_IF_ERROR(
-          WriteNpy(outputs[k], absl::StrCat(options.output_dir, "/out_", k, ".npy")));
+      AXLE_RETURN_IF_ERROR(WriteOutput(outputs[k], absl::StrCat(options.output_dir, "/out_", k)));
     }
   }
   if (options.iterations > 0) {
-    std::vector<double> times;
-    for (int i = 0; i < options.iterations; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      AXLE_ASSIGN_OR_RETURN(std::vector<Literal> ignored, session->Run(inputs));
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-    std::sort(times.begin(), times.end());
-    std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(),
-                times[times.size() / 2]);
+    AXLE_ASSIGN_OR_RETURN(std::vector<double> times, TimeRuns(options.iterations, [&] {
+                            return session->Run(inputs).status();
+                          }));
+    PrintTimePerRun(times);
   }
   return absl::OkStatus();
 }

@@ -22,11 +22,9 @@
 // AXLE_PROCESS_ID and AXLE_NUM_PROCESSES set, or by mpirun (Open MPI).
 //
 //===----------------------------------------------------------------------===//
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -152,31 +150,19 @@ absl::Status Run(const Options& options) {
     std::printf("result: %s\n", result.ToString().c_str());
   }
   if (!options.output_dir.empty()) {
-    std::error_code error;
-    std::filesystem::create_directories(options.output_dir, error);
-    if (error) {
-      return absl::InvalidArgumentError(absl::StrCat("--output_dir ", options.output_dir,
-                                                     ": cannot create it: ", error.message()));
-    }
+    AXLE_RETURN_IF_ERROR(CreateOutputDir(options.output_dir));
     AXLE_RETURN_IF_ERROR(WriteOutputs(result, options.output_dir));
   }
 
   if (options.iterations > 0) {
     // Execution alone: the result stays in its device buffers (reading it
     // back into a Literal is not part of a run).
-    std::vector<double> times;
-    for (int i = 0; i < options.iterations; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer ignored, Execute(prepared, options.seed));
-      times.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-    std::sort(times.begin(), times.end());
+    AXLE_ASSIGN_OR_RETURN(std::vector<double> times, TimeRuns(options.iterations, [&] {
+                            return Execute(prepared, options.seed).status();
+                          }));
     std::printf("compile time (%s): %.1f ms\n", options.platform.c_str(),
                 prepared.compile_milliseconds);
-    std::printf("time per run: min %.3f ms, median %.3f ms\n", times.front(),
-                times[times.size() / 2]);
+    PrintTimePerRun(times);
   }
 
   if (!options.reference_platform.empty()) {

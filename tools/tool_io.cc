@@ -1,8 +1,11 @@
 #include "tools/tool_io.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -14,6 +17,35 @@
 #include "axle/hlo/text/hlo_parser.h"
 
 namespace axle {
+
+absl::Status CreateOutputDir(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output_dir ", dir, ": cannot create it: ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<double>> TimeRuns(int iterations,
+                                             const std::function<absl::Status()>& run) {
+  std::vector<double> times;
+  for (int i = 0; i < iterations; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    AXLE_RETURN_IF_ERROR(run());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+void PrintTimePerRun(const std::vector<double>& sorted_ms) {
+  std::printf("time per run: min %.3f ms, median %.3f ms\n", sorted_ms.front(),
+              sorted_ms[sorted_ms.size() / 2]);
+}
 
 absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
   std::ostringstream contents;

@@ -2,8 +2,10 @@
 #ifndef AXLE_TOOLS_TOOL_IO_H_
 #define AXLE_TOOLS_TOOL_IO_H_
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "axle/hlo/ir/hlo_module.h"
@@ -17,6 +19,15 @@ absl::Status WriteTextFile(const std::string& path, const std::string& contents)
 // Parses HLO text from `path` (errors name path:line:col) and verifies it
 // unless `verify` is false.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, bool verify);
+
+// Creates --output_dir `dir` (and its parents) if missing.
+absl::Status CreateOutputDir(const std::string& dir);
+
+// Calls `run` `iterations` times; each call's wall time in ms, sorted.
+absl::StatusOr<std::vector<double>> TimeRuns(int iterations,
+                                             const std::function<absl::Status()>& run);
+// "time per run: min X ms, median Y ms" for TimeRuns's (non-empty) result.
+void PrintTimePerRun(const std::vector<double>& sorted_ms);
 
 // Prints "<tool>: error: <message>" (or the message alone when it already
 // carries a location) to stderr and returns exit code 1.

@@ -7,6 +7,20 @@
 
 namespace axle::graph {
 
+const char* ValueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "tensor";
+    case ValueKind::kSequence:
+      return "sequence";
+    case ValueKind::kOptionalTensor:
+      return "optional(tensor)";
+    case ValueKind::kOptionalSequence:
+      return "optional(sequence)";
+  }
+  return "?";
+}
+
 std::string Node::Describe() const {
   std::string op = domain.empty() ? op_type : absl::StrCat(domain, ".", op_type);
   return absl::StrCat("node '", name, "' (", op, ")");

@@ -11,7 +11,9 @@
 //              omitted optional input), attributes.
 //   AttrValue  one attribute: int, float, string, tensor, lists of them, or
 //              a subgraph (ONNX's GRAPH attribute: If's branches, the body
-//              of Loop and Scan).
+//              of Loop and Scan). ONNX's TYPE_PROTO attribute (Optional's
+//              `type`) is a string in ONNX's type notation, "tensor(float)"
+//              or "seq(tensor(int64))".
 //
 // Subgraphs: a subgraph's inputs are its formal parameters and its
 // `captures` the values of enclosing scopes it reads. The loader appends
@@ -55,11 +57,22 @@ struct Dim {
   std::string symbol;
 };
 
+// What a value is: a tensor, or one of ONNX's non-tensor types, a sequence
+// of tensors or an optional (a tensor, a sequence, or nothing). For the
+// non-tensor kinds, element_type and dims describe the tensors inside.
+// A caller passes a sequence as a tuple literal of its tensors, and an
+// optional as a tuple of zero elements (none) or one (its value).
+enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+
+// "sequence", "optional(tensor)"...: how errors name a kind.
+const char* ValueKindName(ValueKind kind);
+
 struct ValueInfo {
   std::string name;
   PrimitiveType element_type = PRIMITIVE_TYPE_INVALID;
   // nullopt: the rank is not declared.
   std::optional<std::vector<Dim>> dims;
+  ValueKind kind = ValueKind::kTensor;
 };
 
 struct Node {

@@ -11,6 +11,56 @@
 namespace axle::graph {
 namespace {
 
+// Whether `shape` holds any array (an empty sequence, or none, holds none).
+bool HasArrays(const Shape& shape) {
+  if (shape.IsArray()) return true;
+  for (const Shape& s : shape.tuple_shapes()) {
+    if (HasArrays(s)) return true;
+  }
+  return false;
+}
+
+// The expression of a graph input of `kind` whose value is `op` of `shape`
+// (a tuple for the non-tensor kinds; `op` is absent when it holds no array).
+XlaExpression Bind(const std::optional<XlaOp>& op, const Shape& shape, ValueKind kind,
+                   PrimitiveType element_type) {
+  auto element = [&](int64_t k) -> std::optional<XlaOp> {
+    if (!op || !HasArrays(shape.tuple_shapes(k))) return std::nullopt;
+    return GetTupleElement(*op, k);
+  };
+  switch (kind) {
+    case ValueKind::kTensor:
+      return XlaExpression{shape, op, std::nullopt};
+    case ValueKind::kSequence: {
+      std::vector<XlaExpression> elements;
+      for (int64_t k = 0; k < static_cast<int64_t>(shape.tuple_shapes_size()); ++k) {
+        elements.push_back(
+            Bind(element(k), shape.tuple_shapes(k), ValueKind::kTensor, element_type));
+      }
+      return XlaExpression::Sequence(std::move(elements), element_type);
+    }
+    case ValueKind::kOptionalTensor:
+    case ValueKind::kOptionalSequence: {
+      bool of_sequence = kind == ValueKind::kOptionalSequence;
+      if (shape.tuple_shapes_size() == 0) return XlaExpression::Optional(std::nullopt, of_sequence);
+      XlaExpression value =
+          Bind(element(0), shape.tuple_shapes(0),
+               of_sequence ? ValueKind::kSequence : ValueKind::kTensor, element_type);
+      return XlaExpression::Optional(std::move(value), of_sequence);
+    }
+  }
+  return {};
+}
+
+// A graph output as one op: a tensor itself, a sequence or optional as the
+// tuple of its elements.
+XlaOp AsOutput(XlaBuilder* builder, const XlaExpression& e) {
+  if (e.is_tensor()) return e.op ? *e.op : ConstantLiteral(builder, *e.constant);
+  std::vector<XlaOp> elements;
+  for (const XlaExpression& element : e.elements) elements.push_back(AsOutput(builder, element));
+  return Tuple(builder, elements);
+}
+
 absl::Status WithNode(const Node& node, const absl::Status& status) {
   if (status.ok() || absl::StrContains(status.message(), node.Describe())) return status;
   return absl::Status(status.code(), absl::StrCat(node.Describe(), ": ", status.message()));
@@ -43,6 +93,9 @@ absl::StatusOr<std::optional<std::vector<XlaExpression>>> Fold(
   std::vector<XlaOp> ops;
   for (int i = 0; i < ctx.num_outputs(); ++i) {
     const std::optional<XlaExpression>& out = ctx.outputs()[i];
+    // A sequence or optional stays a list of expressions (its tensors keep
+    // their own constness); the node compiles normally.
+    if (out && !out->is_tensor()) return std::nullopt;
     if (!ctx.HasOutput(i) || !out || out->constant) continue;
     if (out->shape.num_elements() > limit) return std::nullopt;
     ops.push_back(*out->op);
@@ -77,45 +130,91 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
                                                    " inputs but ", args.size(), " were given"));
   }
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ValueInfo& info = graph.inputs[i];
-    const Shape& shape = args[i].shape;
+  // One tensor of input `info` (the input itself, or a tensor of its
+  // sequence or optional, `what` naming which). The tensors of a sequence
+  // may differ in shape: a symbolic dimension there binds nothing.
+  auto check_tensor = [&](const ValueInfo& info, const Shape& shape, const std::string& what,
+                          bool bind_symbols = true) -> absl::Status {
     if (!shape.IsArray()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input '", info.name, "' must be an array, got ", shape.ToString(false)));
+          absl::StrCat(what, " must be an array, got ", shape.ToString(false)));
     }
     if (info.element_type != PRIMITIVE_TYPE_INVALID && shape.element_type() != info.element_type) {
       return absl::InvalidArgumentError(
-          absl::StrCat("input '", info.name, "' must have element type ",
+          absl::StrCat(what, " must have element type ",
                        primitive_util::LowercasePrimitiveTypeName(info.element_type), ", got ",
                        shape.ToString(false)));
     }
-    if (args[i].constant && args[i].constant->shape().dimensions() != shape.dimensions()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", info.name, "': the constant's shape ",
-          args[i].constant->shape().ToString(false), " differs from ", shape.ToString(false)));
-    }
-    if (!info.dims) continue;
+    if (!info.dims) return absl::OkStatus();
     if (static_cast<int64_t>(info.dims->size()) != shape.rank()) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' must have rank ",
-                                                     info.dims->size(), ", got ",
-                                                     shape.ToString(false)));
+      return absl::InvalidArgumentError(absl::StrCat(what, " must have rank ", info.dims->size(),
+                                                     ", got ", shape.ToString(false)));
     }
     for (int64_t d = 0; d < shape.rank(); ++d) {
       const Dim& dim = (*info.dims)[d];
       int64_t size = shape.dimensions(d);
       if (dim.size && *dim.size != size) {
-        return absl::InvalidArgumentError(absl::StrCat("input '", info.name, "' dimension ", d,
-                                                       " must be ", *dim.size, ", got ",
-                                                       shape.ToString(false)));
+        return absl::InvalidArgumentError(absl::StrCat(what, " dimension ", d, " must be ",
+                                                       *dim.size, ", got ", shape.ToString(false)));
       }
-      if (dim.symbol.empty()) continue;
+      if (dim.symbol.empty() || !bind_symbols) continue;
       auto [it, inserted] = symbols.emplace(dim.symbol, std::make_pair(size, info.name));
       if (!inserted && it->second.first != size) {
         return absl::InvalidArgumentError(
             absl::StrCat("dimension '", dim.symbol, "' is ", it->second.first, " in input '",
                          it->second.second, "' but ", size, " in input '", info.name, "'"));
       }
+    }
+    return absl::OkStatus();
+  };
+  auto check_sequence = [&](const ValueInfo& info, const Shape& shape,
+                            const std::string& what) -> absl::Status {
+    if (!shape.IsTuple()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is a sequence and must be a tuple of tensors, got ", shape.ToString(false)));
+    }
+    for (int64_t k = 0; k < static_cast<int64_t>(shape.tuple_shapes_size()); ++k) {
+      absl::Status s = check_tensor(info, shape.tuple_shapes(k), absl::StrCat(what, " element ", k),
+                                    /*bind_symbols=*/false);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ValueInfo& info = graph.inputs[i];
+    const Shape& shape = args[i].shape;
+    std::string what = absl::StrCat("input '", info.name, "'");
+    if (info.kind != ValueKind::kTensor && args[i].constant) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is a ", ValueKindName(info.kind), " and cannot be a constant"));
+    }
+    absl::Status s;
+    switch (info.kind) {
+      case ValueKind::kTensor:
+        s = check_tensor(info, shape, what);
+        break;
+      case ValueKind::kSequence:
+        s = check_sequence(info, shape, what);
+        break;
+      case ValueKind::kOptionalTensor:
+      case ValueKind::kOptionalSequence:
+        if (!shape.IsTuple() || shape.tuple_shapes_size() > 1) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, " is an optional and must be a tuple of no element (none) or ",
+                           "one (its value), got ", shape.ToString(false)));
+        }
+        if (shape.tuple_shapes_size() == 1) {
+          s = info.kind == ValueKind::kOptionalTensor
+                  ? check_tensor(info, shape.tuple_shapes(0), what)
+                  : check_sequence(info, shape.tuple_shapes(0), what);
+        }
+        break;
+    }
+    if (!s.ok()) return s;
+    if (args[i].constant && args[i].constant->shape().dimensions() != shape.dimensions()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the constant's shape ",
+                                                     args[i].constant->shape().ToString(false),
+                                                     " differs from ", shape.ToString(false)));
     }
   }
   return absl::OkStatus();
@@ -131,6 +230,7 @@ absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
     if (!opset.ok()) return WithNode(node, opset.status());
     std::vector<XlaExpression*> inputs;
     bool all_constant = !node.inputs.empty();
+    const KernelDef* def = nullptr;
     for (const std::string& name : node.inputs) {
       XlaExpression* e = nullptr;
       if (!name.empty()) {
@@ -140,6 +240,15 @@ absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
               absl::StrCat(node.Describe(), ": input '", name, "' has no value"));
         }
         e = &it->second;
+        if (!e->is_tensor()) {
+          all_constant = false;
+          if (!def) def = XlaOpRegistry::Global().FindKernelDef(node, *opset, options_.device_type);
+          if (def && !def->non_tensor_inputs) {
+            return absl::InvalidArgumentError(absl::StrCat(node.Describe(), ": input '", name,
+                                                           "' is a ", ValueKindName(e->kind),
+                                                           "; the op takes tensors"));
+          }
+        }
       }
       inputs.push_back(e);
       if (e && (!e->constant || e->shape.num_elements() > options_.constant_fold_limit)) {
@@ -182,7 +291,7 @@ absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
     }
     for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) {
       if (node.outputs[i].empty()) continue;
-      if (i >= static_cast<int>(outputs.size()) || (!outputs[i].op && !outputs[i].constant)) {
+      if (i >= static_cast<int>(outputs.size()) || !outputs[i].is_set()) {
         return absl::InternalError(
             absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
       }
@@ -234,6 +343,20 @@ absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
   XlaCompilationResult result;
   std::map<std::string, XlaExpression> values;
   for (size_t i = 0; i < args.size(); ++i) {
+    const ValueInfo& info = graph.inputs[i];
+    if (info.kind != ValueKind::kTensor) {
+      // A sequence or optional: one tuple parameter (none when it holds no
+      // tensor), its elements bound one by one.
+      std::optional<XlaOp> op;
+      if (HasArrays(args[i].shape)) {
+        int64_t number = static_cast<int64_t>(result.parameters.size());
+        op = Parameter(&builder, number, args[i].shape, info.name);
+        result.parameters.push_back(
+            {XlaCompilationResult::Parameter::kInput, static_cast<int64_t>(i), "", args[i].shape});
+      }
+      values[info.name] = Bind(op, args[i].shape, info.kind, info.element_type);
+      continue;
+    }
     XlaExpression e{args[i].shape, std::nullopt, args[i].constant};
     if (!args[i].constant) {
       int64_t number = static_cast<int64_t>(result.parameters.size());
@@ -266,9 +389,8 @@ absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
 
   std::vector<XlaOp> roots;
   for (const ValueInfo& out : graph.outputs) {
-    XlaExpression& e = values.at(out.name);
-    if (!e.op) e.op = ConstantLiteral(&builder, *e.constant);
-    roots.push_back(*e.op);
+    const XlaExpression& e = values.at(out.name);
+    roots.push_back(AsOutput(&builder, e));
     result.output_shapes.push_back(e.shape);
   }
   absl::StatusOr<XlaComputation> computation = builder.Build(Tuple(&builder, roots));

@@ -15,9 +15,48 @@ XlaOpKernelContext::XlaOpKernelContext(XlaBuilder* builder, const Node& node, in
       inputs_(std::move(inputs)),
       outputs_(node.outputs.size()) {}
 
+XlaExpression XlaExpression::Sequence(std::vector<XlaExpression> elements,
+                                      PrimitiveType element_type) {
+  XlaExpression e;
+  e.kind = ValueKind::kSequence;
+  std::vector<Shape> shapes;
+  for (const XlaExpression& element : elements) {
+    shapes.push_back(element.shape);
+    if (element_type == PRIMITIVE_TYPE_INVALID) element_type = element.shape.element_type();
+  }
+  e.shape = ShapeUtil::MakeTupleShape(shapes);
+  e.elements = std::move(elements);
+  e.element_type = element_type;
+  return e;
+}
+
+XlaExpression XlaExpression::Optional(std::optional<XlaExpression> value, bool of_sequence) {
+  XlaExpression e;
+  e.kind = of_sequence ? ValueKind::kOptionalSequence : ValueKind::kOptionalTensor;
+  std::vector<Shape> shapes;
+  if (value) {
+    shapes.push_back(value->shape);
+    e.element_type = value->is_tensor() ? value->shape.element_type() : value->element_type;
+    e.elements.push_back(std::move(*value));
+  }
+  e.shape = ShapeUtil::MakeTupleShape(shapes);
+  return e;
+}
+
+const XlaExpression& XlaOpKernelContext::InputExpression(int i) const {
+  CHECK(HasInput(i)) << node_.Describe() << " input " << i;
+  return *inputs_[i];
+}
+
+void XlaOpKernelContext::SetOutputExpression(int i, XlaExpression e) {
+  CHECK_LT(i, num_outputs()) << node_.Describe();
+  outputs_[i] = std::move(e);
+}
+
 XlaOp XlaOpKernelContext::Input(int i) {
   CHECK(HasInput(i)) << node_.Describe() << " input " << i;
   XlaExpression& e = *inputs_[i];
+  CHECK(e.is_tensor()) << node_.Describe() << " input " << i << " is not a tensor";
   if (!e.op) {
     CHECK(e.constant.has_value());
     e.op = ConstantLiteral(builder_, *e.constant);
@@ -32,6 +71,10 @@ const Shape& XlaOpKernelContext::InputShape(int i) const {
 
 absl::StatusOr<Literal> XlaOpKernelContext::ConstantInput(int i) const {
   if (!HasInput(i)) return Error("input ", i, " is required");
+  if (!inputs_[i]->is_tensor()) {
+    return Error("input ", i, " ('", node_.inputs[i], "') must be a tensor, it is a ",
+                 ValueKindName(inputs_[i]->kind));
+  }
   if (!inputs_[i]->constant) {
     return Error("input ", i, " ('", node_.inputs[i],
                  "') must be a compile-time constant but depends on a runtime input");

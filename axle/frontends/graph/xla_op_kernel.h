@@ -36,10 +36,33 @@ namespace axle::graph {
 
 // A value during compilation: the op that computes it (absent until a
 // constant is first used as an op) and, when known, its value.
+//
+// Sequences and optionals (ONNX's non-tensor types) are compile-time lists,
+// as tf2xla lowers a TensorList of static length: a sequence is the list of
+// its tensors' expressions (`elements`; its length is known at compile
+// time, each element may have its own shape), an optional is a list of
+// zero elements (none) or one (a tensor or a sequence). Their `shape` is the
+// tuple of the elements' shapes; `op` and `constant` are unset.
 struct XlaExpression {
   Shape shape;
   std::optional<XlaOp> op;
   std::optional<Literal> constant;
+  ValueKind kind = ValueKind::kTensor;
+  std::vector<XlaExpression> elements;
+  // A sequence's tensor type (what SequenceEmpty declares); may be invalid.
+  PrimitiveType element_type = PRIMITIVE_TYPE_INVALID;
+
+  bool is_tensor() const { return kind == ValueKind::kTensor; }
+  bool is_sequence() const { return kind == ValueKind::kSequence; }
+  bool is_optional() const {
+    return kind == ValueKind::kOptionalTensor || kind == ValueKind::kOptionalSequence;
+  }
+  // Whether it holds a value (a tensor's op or constant; any list).
+  bool is_set() const { return !is_tensor() || op.has_value() || constant.has_value(); }
+
+  static XlaExpression Sequence(std::vector<XlaExpression> elements, PrimitiveType element_type);
+  // An optional of `value` (a tensor or a sequence), or none.
+  static XlaExpression Optional(std::optional<XlaExpression> value, bool of_sequence);
 };
 
 class XlaOpKernelContext {
@@ -61,6 +84,11 @@ class XlaOpKernelContext {
   const Shape& InputShape(int i) const;
   PrimitiveType InputType(int i) const { return InputShape(i).element_type(); }
   bool IsConstantInput(int i) const { return HasInput(i) && inputs_[i]->constant.has_value(); }
+  // The whole expression, for the kernels of sequences and optionals (whose
+  // registration says TakesNonTensors); Input(i) and ConstantInput(i) are
+  // for tensors only. Precondition: HasInput(i).
+  const XlaExpression& InputExpression(int i) const;
+  bool IsTensorInput(int i) const { return HasInput(i) && inputs_[i]->is_tensor(); }
   // The input's value at compile time.
   absl::StatusOr<Literal> ConstantInput(int i) const;
   // The same converted to int64 (shapes, axes, pads, ...).
@@ -83,6 +111,8 @@ class XlaOpKernelContext {
   void SetOutput(int i, XlaOp op);
   // An output whose value is known now (Shape, Constant, ...).
   void SetConstantOutput(int i, Literal value);
+  // Any expression: a tensor's op or constant, a sequence, an optional.
+  void SetOutputExpression(int i, XlaExpression e);
 
   // An InvalidArgument error prefixed with the node ("node 'x' (Conv): ...").
   template <typename... Args>

@@ -117,7 +117,11 @@ std::vector<int> ConstantGraphInputs(const Graph& graph, const std::string& devi
   }
   std::vector<int> out;
   for (int i = 0; i < static_cast<int>(graph.inputs.size()); ++i) {
-    if (constant_inputs.count(graph.inputs[i].name)) out.push_back(i);
+    // A sequence or optional is never a constant (its length, what kernels
+    // read at compile time, is known from the signature).
+    if (constant_inputs.count(graph.inputs[i].name) && graph.inputs[i].kind == ValueKind::kTensor) {
+      out.push_back(i);
+    }
   }
   return out;
 }

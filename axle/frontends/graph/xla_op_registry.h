@@ -46,6 +46,9 @@ struct KernelDef {
   // The outputs depend only on the inputs' shapes (Shape, Size): constness
   // does not propagate through the node's inputs.
   bool metadata_only = false;
+  // The kernel takes sequences and optionals (XlaExpression's lists); the
+  // compiler refuses a non-tensor input to any other kernel.
+  bool non_tensor_inputs = false;
 
   KernelDef& Domain(std::string d) {
     domain = std::move(d);
@@ -65,6 +68,10 @@ struct KernelDef {
   }
   KernelDef& CompileTimeConstantInput(int input) {
     constant_inputs.push_back(input);
+    return *this;
+  }
+  KernelDef& TakesNonTensors() {
+    non_tensor_inputs = true;
     return *this;
   }
   KernelDef& MetadataOnly() {

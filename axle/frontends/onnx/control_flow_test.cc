@@ -17,16 +17,6 @@ std::string TestData(const std::string& name) {
   return std::string(AXLE_ONNX_TESTDATA_SOURCE_DIR) + "/" + name;
 }
 
-graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
-                     std::vector<std::string> out) {
-  graph::Node n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
-
 graph::ValueInfo Scalar(std::string name, PrimitiveType type) {
   return {std::move(name), type, std::vector<graph::Dim>{}};
 }

@@ -1,6 +1,7 @@
 //===- onnx_loader.cc - ModelProto / TensorProto conversion -----------------===//
 #include "axle/frontends/onnx/onnx_loader.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
 namespace axle::onnx {
@@ -100,6 +102,7 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
 }
 
 absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out);
+absl::StatusOr<std::string> TypeString(const ::onnx::TypeProto& t, const std::string& what);
 
 // A subgraph (GRAPH attribute): converted like the main graph, with the
 // opsets of `parent`; its captures are the names it reads that it does not
@@ -143,6 +146,12 @@ absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::stri
       return graph::AttrValue(a.f());
     case AttributeProto::STRING:
       return graph::AttrValue(a.s());
+    case AttributeProto::TYPE_PROTO: {
+      absl::StatusOr<std::string> t =
+          TypeString(a.tp(), absl::StrCat(what, ": attribute '", a.name(), "'"));
+      if (!t.ok()) return t.status();
+      return graph::AttrValue(std::move(*t));
+    }
     case AttributeProto::TENSOR: {
       absl::StatusOr<Literal> t = ToLiteral(a.t(), what);
       if (!t.ok()) return t.status();
@@ -166,12 +175,26 @@ absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
   graph::ValueInfo info;
   info.name = v.name();
   if (!v.has_type()) return info;
-  if (!v.type().has_tensor_type()) {
-    return absl::UnimplementedError(absl::StrCat(what, ": '", v.name(),
-                                                 "' is not a tensor (sequences, maps and optionals "
-                                                 "are not supported)"));
+  // Sequences of tensors and optionals of a tensor or a sequence of
+  // tensors; maps, sparse tensors and deeper nesting are not supported.
+  const ::onnx::TypeProto* type = &v.type();
+  auto unsupported = [&] {
+    return absl::UnimplementedError(absl::StrCat(
+        what, ": '", v.name(),
+        "' has a type other than a tensor, a sequence of tensors or an optional of either "
+        "(maps, sparse tensors and nested sequences are not supported)"));
+  };
+  if (type->has_optional_type()) {
+    type = &type->optional_type().elem_type();
+    info.kind = graph::ValueKind::kOptionalTensor;
   }
-  const auto& tensor = v.type().tensor_type();
+  if (type->has_sequence_type()) {
+    info.kind = info.kind == graph::ValueKind::kOptionalTensor ? graph::ValueKind::kOptionalSequence
+                                                               : graph::ValueKind::kSequence;
+    type = &type->sequence_type().elem_type();
+  }
+  if (!type->has_tensor_type()) return unsupported();
+  const auto& tensor = type->tensor_type();
   if (tensor.elem_type() != 0) {
     absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(tensor.elem_type());
     if (!type.ok()) {
@@ -190,6 +213,32 @@ absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
     }
   }
   return info;
+}
+
+// A TYPE_PROTO attribute in ONNX's type notation: "tensor(float)",
+// "seq(tensor(int64))", "optional(tensor(float))".
+absl::StatusOr<std::string> TypeString(const ::onnx::TypeProto& t, const std::string& what) {
+  if (t.has_tensor_type()) {
+    std::string name =
+        TensorProto::DataType_Name(static_cast<TensorProto::DataType>(t.tensor_type().elem_type()));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return absl::StrCat("tensor(", name, ")");
+  }
+  const ::onnx::TypeProto* inner = nullptr;
+  const char* kind = nullptr;
+  if (t.has_sequence_type()) {
+    inner = &t.sequence_type().elem_type();
+    kind = "seq";
+  } else if (t.has_optional_type()) {
+    inner = &t.optional_type().elem_type();
+    kind = "optional";
+  } else {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": a type attribute other than a tensor, sequence or optional"));
+  }
+  absl::StatusOr<std::string> s = TypeString(*inner, what);
+  if (!s.ok()) return s.status();
+  return absl::StrCat(kind, "(", *s, ")");
 }
 
 absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out) {
@@ -301,6 +350,81 @@ absl::StatusOr<Literal> ParseTensor(absl::string_view bytes, const std::string& 
         absl::StrCat(what, ": not a valid ONNX TensorProto (the protobuf does not parse)"));
   }
   return ToLiteral(t, what);
+}
+
+namespace {
+
+template <typename Proto>
+absl::Status ParseProto(absl::string_view bytes, const std::string& what, const char* type,
+                        Proto* out) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": not a valid ONNX ", type, " (the protobuf does not parse)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> FromSequence(const ::onnx::SequenceProto& s, const std::string& what) {
+  if (s.elem_type() != ::onnx::SequenceProto::TENSOR &&
+      !(s.tensor_values().empty() && s.sequence_values().empty() && s.map_values().empty() &&
+        s.optional_values().empty())) {
+    return absl::UnimplementedError(absl::StrCat(
+        what, ": only sequences of tensors are supported, this one has elem_type ", s.elem_type()));
+  }
+  std::vector<Literal> elements;
+  for (const TensorProto& t : s.tensor_values()) {
+    absl::StatusOr<Literal> l = ToLiteral(t, what);
+    if (!l.ok()) return l.status();
+    elements.push_back(std::move(*l));
+  }
+  return Literal::MakeTuple(std::move(elements));
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueInfo& info,
+                                   const std::string& what) {
+  switch (info.kind) {
+    case graph::ValueKind::kTensor:
+      return ParseTensor(bytes, what);
+    case graph::ValueKind::kSequence: {
+      ::onnx::SequenceProto s;
+      if (absl::Status st = ParseProto(bytes, what, "SequenceProto", &s); !st.ok()) return st;
+      return FromSequence(s, what);
+    }
+    case graph::ValueKind::kOptionalTensor:
+    case graph::ValueKind::kOptionalSequence: {
+      ::onnx::OptionalProto o;
+      if (absl::Status st = ParseProto(bytes, what, "OptionalProto", &o); !st.ok()) return st;
+      std::vector<Literal> value;
+      if (o.elem_type() == ::onnx::OptionalProto::UNDEFINED) {
+        // none
+      } else if (o.elem_type() == ::onnx::OptionalProto::TENSOR &&
+                 info.kind == graph::ValueKind::kOptionalTensor) {
+        absl::StatusOr<Literal> t = ToLiteral(o.tensor_value(), what);
+        if (!t.ok()) return t.status();
+        value.push_back(std::move(*t));
+      } else if (o.elem_type() == ::onnx::OptionalProto::SEQUENCE &&
+                 info.kind == graph::ValueKind::kOptionalSequence) {
+        absl::StatusOr<Literal> t = FromSequence(o.sequence_value(), what);
+        if (!t.ok()) return t.status();
+        value.push_back(std::move(*t));
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": the optional holds elem_type ", o.elem_type(), " but '",
+                         info.name, "' is declared ", graph::ValueKindName(info.kind)));
+      }
+      return Literal::MakeTuple(std::move(value));
+    }
+  }
+  return absl::InternalError("unknown value kind");
+}
+
+absl::StatusOr<Literal> LoadValue(const std::string& path, const graph::ValueInfo& info) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseValue(*bytes, info, path);
 }
 
 absl::StatusOr<Literal> LoadTensor(const std::string& path) {

@@ -28,6 +28,13 @@ absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::stri
 absl::StatusOr<Literal> LoadTensor(const std::string& path);
 absl::StatusOr<Literal> ParseTensor(absl::string_view bytes, const std::string& what);
 
+// A value of `info`'s kind: a TensorProto, or a SequenceProto as a tuple of
+// its tensors, or an OptionalProto as a tuple of none or one value
+// (graph::ValueKind).
+absl::StatusOr<Literal> LoadValue(const std::string& path, const graph::ValueInfo& info);
+absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueInfo& info,
+                                   const std::string& what);
+
 // ONNX's TensorProto::DataType number to an element type; InvalidArgument
 // for strings and unknown numbers.
 absl::StatusOr<PrimitiveType> ElementTypeFromOnnx(int data_type);

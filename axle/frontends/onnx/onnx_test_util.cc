@@ -16,6 +16,16 @@ namespace axle::onnx {
 
 namespace fs = std::filesystem;
 
+graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
+                     std::vector<std::string> out) {
+  graph::Node n;
+  n.name = std::move(name);
+  n.op_type = std::move(op);
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  return n;
+}
+
 std::vector<std::string> ListDirs(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
@@ -47,6 +57,20 @@ std::vector<std::string> Tensors(const std::string& dir, const std::string& pref
   }
   return out;
 }
+// PREFIX0.pb, PREFIX1.pb, ... of `dir`, each as its declared value.
+absl::StatusOr<std::vector<Literal>> LoadValues(const std::string& dir, const std::string& prefix,
+                                                const std::vector<graph::ValueInfo>& declared) {
+  std::vector<Literal> out;
+  for (const std::string& path : Tensors(dir, prefix)) {
+    size_t k = out.size();
+    absl::StatusOr<Literal> t =
+        k < declared.size() ? LoadValue(path, declared[k]) : LoadTensor(path);
+    if (!t.ok()) return t.status();
+    out.push_back(AsDeclared(std::move(*t), declared, k));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string CaseOps(const std::string& dir) {
@@ -74,24 +98,19 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
   std::vector<std::string> sets = ListDirs(dir);
   for (const std::string& set : sets) {
     std::string set_dir = absl::StrCat(dir, "/", set);
-    std::vector<Literal> inputs, expected;
-    for (const std::string& path : Tensors(set_dir, "input_")) {
-      absl::StatusOr<Literal> t = LoadTensor(path);
-      if (!t.ok()) {
-        result.status = t.status();
-        return result;
-      }
-      inputs.push_back(AsDeclared(std::move(*t), graph->inputs, inputs.size()));
+    absl::StatusOr<std::vector<Literal>> inputs = LoadValues(set_dir, "input_", graph->inputs);
+    if (!inputs.ok()) {
+      result.status = inputs.status();
+      return result;
     }
-    for (const std::string& path : Tensors(set_dir, "output_")) {
-      absl::StatusOr<Literal> t = LoadTensor(path);
-      if (!t.ok()) {
-        result.status = t.status();
-        return result;
-      }
-      expected.push_back(AsDeclared(std::move(*t), graph->outputs, expected.size()));
+    absl::StatusOr<std::vector<Literal>> expected_or =
+        LoadValues(set_dir, "output_", graph->outputs);
+    if (!expected_or.ok()) {
+      result.status = expected_or.status();
+      return result;
     }
-    absl::StatusOr<std::vector<Literal>> outputs = (*session)->Run(inputs);
+    std::vector<Literal>& expected = *expected_or;
+    absl::StatusOr<std::vector<Literal>> outputs = (*session)->Run(*inputs);
     if (!outputs.ok()) {
       result.status = outputs.status();
       return result;

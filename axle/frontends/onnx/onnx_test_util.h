@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "axle/core/literal.h"
+#include "axle/frontends/graph/graph.h"
 
 namespace axle::onnx {
 
@@ -27,6 +28,10 @@ CaseResult RunCase(const std::string& dir, const std::string& platform);
 
 // The op types of a case's model ("?" when it does not load).
 std::string CaseOps(const std::string& dir);
+
+// A node of the tests' hand-built graphs.
+graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
+                     std::vector<std::string> out);
 
 // Subdirectories of `dir`, sorted by name.
 std::vector<std::string> ListDirs(const std::string& dir);

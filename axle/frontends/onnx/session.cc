@@ -14,6 +14,14 @@
 namespace axle::onnx {
 namespace {
 
+// `shape` without layouts (a tuple's elements likewise).
+Shape Normalized(const Shape& shape) {
+  if (shape.IsArray()) return ShapeUtil::MakeShape(shape.element_type(), shape.dimensions());
+  std::vector<Shape> elements;
+  for (const Shape& s : shape.tuple_shapes()) elements.push_back(Normalized(s));
+  return ShapeUtil::MakeTupleShape(elements);
+}
+
 absl::StatusOr<std::string> DeviceTypeFor(const std::string& platform) {
   if (platform == "cpu" || platform == "Host") return std::string(graph::DEVICE_CPU);
   if (platform == "interpreter" || platform == "Interpreter") {
@@ -154,12 +162,15 @@ absl::StatusOr<const Session::Compiled*> Session::GetOrCompile(
   std::vector<graph::XlaArgument> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Shape& shape = inputs[i]->shape();
-    if (!shape.IsArray()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input '", g.inputs[i].name, "' must be an array, got ", shape.ToString(false)));
+    bool tensor = g.inputs[i].kind == graph::ValueKind::kTensor;
+    if (tensor ? !shape.IsArray() : !shape.IsTuple()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", g.inputs[i].name, "' must be ",
+                       tensor ? "an array" : "a tuple (a sequence or optional)", ", got ",
+                       shape.ToString(false)));
     }
     graph::XlaArgument arg;
-    arg.shape = ShapeUtil::MakeShape(shape.element_type(), shape.dimensions());
+    arg.shape = Normalized(shape);
     absl::StrAppend(&key, arg.shape.ToString(false), ";");
     if (state.constant_input[i]) {
       arg.constant = inputs[i]->Clone();

@@ -8,21 +8,12 @@
 
 #include "absl/strings/match.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/frontends/onnx/onnx_test_util.h"
 #include "axle/runtime/compilation_cache.h"
 #include "gtest/gtest.h"
 
 namespace axle::onnx {
 namespace {
-
-graph::Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
-                     std::vector<std::string> out) {
-  graph::Node n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
 
 // y = Relu(a + b) with numpy broadcasting; a is [N, 3], b is [3].
 graph::Graph AddRelu() {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "axle/frontends/graph/host_kernel.h"
 #include "axle/frontends/onnx/host_kernels/host_kernels.h"
@@ -36,6 +37,26 @@ absl::Status CheckByteSized(const HostKernelContext& ctx, const Literal& value) 
 }
 
 // The input viewed as [outer, n, inner] around `axis`.
+// Compress's and Unique's convention: along attribute 'axis' when given,
+// else along the only axis of the input flattened (`flat`).
+struct AxisOrFlat {
+  std::optional<Literal> flat;
+  int64_t axis = 0;
+};
+absl::Status AlongAxisOrFlat(const HostKernelContext& ctx, const Literal& x,
+                             std::optional<int64_t> axis_attr, AxisOrFlat* out) {
+  if (axis_attr) {
+    absl::StatusOr<int64_t> a = NormalizedAxis(ctx, *axis_attr, x.shape().rank());
+    if (!a.ok()) return a.status();
+    out->axis = *a;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Literal> reshaped = x.Reshape({x.element_count()});
+  if (!reshaped.ok()) return reshaped.status();
+  out->flat = std::move(*reshaped);
+  return absl::OkStatus();
+}
+
 struct AxisView {
   int64_t outer = 1, n = 1, inner = 1;
   int64_t element_bytes = 0;
@@ -105,19 +126,10 @@ absl::Status Compress(HostKernelContext* ctx) {
   const Literal& condition = ctx->Input(1);
   absl::StatusOr<std::optional<int64_t>> axis_attr = ctx->GetOptionalAttrInt("axis");
   if (!axis_attr.ok()) return axis_attr.status();
-  Literal flat;
-  const Literal* data = &x;
-  int64_t axis = 0;
-  if (*axis_attr) {
-    absl::StatusOr<int64_t> a = NormalizedAxis(*ctx, **axis_attr, x.shape().rank());
-    if (!a.ok()) return a.status();
-    axis = *a;
-  } else {
-    absl::StatusOr<Literal> reshaped = x.Reshape({x.element_count()});
-    if (!reshaped.ok()) return reshaped.status();
-    flat = std::move(*reshaped);
-    data = &flat;
-  }
+  AxisOrFlat along;
+  if (absl::Status s = AlongAxisOrFlat(*ctx, x, *axis_attr, &along); !s.ok()) return s;
+  const Literal* data = along.flat ? &*along.flat : &x;
+  int64_t axis = along.axis;
   int64_t n = data->shape().dimensions(axis);
   if (condition.element_count() > n) {
     return ctx->Error("condition has ", condition.element_count(),
@@ -163,19 +175,10 @@ absl::Status Unique(HostKernelContext* ctx) {
   if (!axis_attr.ok()) return axis_attr.status();
   absl::StatusOr<int64_t> sorted = ctx->GetAttrInt("sorted", 1);
   if (!sorted.ok()) return sorted.status();
-  Literal flat;
-  const Literal* data = &x;
-  int64_t axis = 0;
-  if (*axis_attr) {
-    absl::StatusOr<int64_t> a = NormalizedAxis(*ctx, **axis_attr, x.shape().rank());
-    if (!a.ok()) return a.status();
-    axis = *a;
-  } else {
-    absl::StatusOr<Literal> reshaped = x.Reshape({x.element_count()});
-    if (!reshaped.ok()) return reshaped.status();
-    flat = std::move(*reshaped);
-    data = &flat;
-  }
+  AxisOrFlat along;
+  if (absl::Status s = AlongAxisOrFlat(*ctx, x, *axis_attr, &along); !s.ok()) return s;
+  const Literal* data = along.flat ? &*along.flat : &x;
+  int64_t axis = along.axis;
   AxisView view = ViewAround(*data, axis);
   // Slices in order (stable, so equal slices keep their first occurrence
   // first), then runs of equal slices.

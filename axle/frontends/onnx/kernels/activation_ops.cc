@@ -104,9 +104,7 @@ class SoftmaxOp : public XlaOpKernel {
     const Shape& shape = ctx->InputShape(0);
     int64_t rank = shape.rank();
     bool legacy = ctx->opset() < 13;
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", legacy ? 1 : -1);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, rank);
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, legacy ? 1 : -1, rank);
     if (!a.ok()) return a.status();
     XlaOp x = ctx->Input(0);
     std::vector<int64_t> dims = shape.dimensions();

@@ -23,7 +23,11 @@
 //         state and the scan outputs back (opset 8's batch dimension; from
 //         opset 9 a batch of one, with scan axes and directions).
 //
-// Sequence-typed subgraph values are rejected by the loader (Unimplemented).
+// Sequences and optionals (compile-time lists, see sequence_ops.cc): a
+// constant-condition If and an unrolled Loop bind them inline; a runtime If
+// passes a sequence output's tensors through the Conditional when both
+// branches give the same structure; a Loop that carries a sequence (or
+// reads one) unrolls, which needs its trip count at compile time.
 //
 //===----------------------------------------------------------------------===//
 #include <limits>
@@ -65,6 +69,9 @@ int CaptureInput(const XlaOpKernelContext& ctx, const std::string& name) {
 // inputs to pass in the operand tuple.
 struct Captures {
   std::map<std::string, XlaExpression> constants;
+  // Sequences and optionals: bound only where the subgraph compiles inline
+  // (a constant-condition If, an unrolled Loop).
+  std::map<std::string, XlaExpression> lists;
   std::vector<std::string> names;  // passed at runtime, in tuple order
   std::vector<int> inputs;         // their node inputs
   std::vector<Shape> shapes;
@@ -79,7 +86,9 @@ absl::StatusOr<Captures> GetCaptures(const XlaOpKernelContext& ctx, const Graph&
       return ctx.Error("attribute '", attr, "' reads '", name,
                        "', which is not an input of the node");
     }
-    if (ctx.IsConstantInput(i)) {
+    if (!ctx.IsTensorInput(i)) {
+      c.lists[name] = ctx.InputExpression(i);
+    } else if (ctx.IsConstantInput(i)) {
       absl::StatusOr<Literal> value = ctx.ConstantInput(i);
       if (!value.ok()) return value.status();
       c.constants[name] = XlaExpression{ctx.InputShape(i), std::nullopt, std::move(*value)};
@@ -94,6 +103,48 @@ absl::StatusOr<Captures> GetCaptures(const XlaOpKernelContext& ctx, const Graph&
 
 XlaOp AsOp(XlaBuilder* b, const XlaExpression& e) {
   return e.op ? *e.op : ConstantLiteral(b, *e.constant);
+}
+
+// A sub-builder cannot read the outer builder's lists.
+absl::Status NoLists(const XlaOpKernelContext& ctx, const Captures& caps, const std::string& attr,
+                     const char* why) {
+  if (caps.lists.empty()) return absl::OkStatus();
+  return ctx.Unimplemented("attribute '", attr, "' reads the ",
+                           graph::ValueKindName(caps.lists.begin()->second.kind), " '",
+                           caps.lists.begin()->first, "', ", why);
+}
+
+// The tensors of an expression, depth first (a tensor is its own).
+void Leaves(const XlaExpression& e, std::vector<const XlaExpression*>* out) {
+  if (e.is_tensor()) {
+    out->push_back(&e);
+    return;
+  }
+  for (const XlaExpression& element : e.elements) Leaves(element, out);
+}
+
+// Whether two expressions are the same kind of list with the same lengths
+// (their tensors' shapes are compared separately).
+bool SameStructure(const XlaExpression& a, const XlaExpression& b) {
+  if (a.kind != b.kind || a.elements.size() != b.elements.size()) return false;
+  for (size_t k = 0; k < a.elements.size(); ++k) {
+    if (!SameStructure(a.elements[k], b.elements[k])) return false;
+  }
+  return true;
+}
+
+// `like` with its tensors replaced, in Leaves order, by GetTupleElement of
+// `tuple` from `*next` on.
+XlaExpression Rebuild(const XlaExpression& like, XlaOp tuple, int64_t* next) {
+  if (like.is_tensor()) {
+    XlaExpression e;
+    e.shape = like.shape;
+    e.op = GetTupleElement(tuple, (*next)++);
+    return e;
+  }
+  XlaExpression e = like;
+  for (XlaExpression& element : e.elements) element = Rebuild(element, tuple, next);
+  return e;
 }
 
 XlaOp ScalarPred(XlaOp op, const Shape& shape) {
@@ -154,6 +205,7 @@ class IfOp : public XlaOpKernel {
       absl::StatusOr<Captures> caps = GetCaptures(*ctx, *branches[k], attrs[k]);
       if (!caps.ok()) return caps.status();
       std::map<std::string, XlaExpression> values = caps->constants;
+      values.insert(caps->lists.begin(), caps->lists.end());
       for (size_t j = 0; j < caps->names.size(); ++j) {
         values[caps->names[j]] = XlaExpression{caps->shapes[j], ctx->Input(caps->inputs[j]), {}};
       }
@@ -161,12 +213,7 @@ class IfOp : public XlaOpKernel {
           compiler.CompileSubgraph(ctx->builder(), *branches[k], std::move(values));
       if (!outs.ok()) return WithAttr(*ctx, attrs[k], outs.status());
       for (int i = 0; i < ctx->num_outputs(); ++i) {
-        if (!ctx->HasOutput(i)) continue;
-        if ((*outs)[i].op) {
-          ctx->SetOutput(i, *(*outs)[i].op);
-        } else {
-          ctx->SetConstantOutput(i, std::move(*(*outs)[i].constant));
-        }
+        if (ctx->HasOutput(i)) ctx->SetOutputExpression(i, std::move((*outs)[i]));
       }
       return absl::OkStatus();
     }
@@ -174,9 +221,17 @@ class IfOp : public XlaOpKernel {
     XlaComputation computations[2];
     XlaOp operands[2];
     std::vector<Shape> shapes[2];
+    // Each branch's outputs (their tensors flattened into the root tuple).
+    std::vector<XlaExpression> structure[2];
     for (int k = 0; k < 2; ++k) {
       absl::StatusOr<Captures> caps = GetCaptures(*ctx, *branches[k], attrs[k]);
       if (!caps.ok()) return caps.status();
+      if (absl::Status s =
+              NoLists(*ctx, *caps, attrs[k],
+                      "which a Conditional cannot pass (the condition depends on data)");
+          !s.ok()) {
+        return s;
+      }
       std::unique_ptr<XlaBuilder> sub = ctx->builder()->CreateSubBuilder(attrs[k]);
       XlaOp param = Parameter(sub.get(), 0, ShapeUtil::MakeTupleShape(caps->shapes), "captures");
       std::map<std::string, XlaExpression> values = caps->constants;
@@ -191,15 +246,25 @@ class IfOp : public XlaOpKernel {
       if (!outs.ok()) return WithAttr(*ctx, attrs[k], outs.status());
       std::vector<XlaOp> roots;
       for (const XlaExpression& e : *outs) {
-        roots.push_back(AsOp(sub.get(), e));
+        std::vector<const XlaExpression*> leaves;
+        Leaves(e, &leaves);
+        for (const XlaExpression* leaf : leaves) roots.push_back(AsOp(sub.get(), *leaf));
         shapes[k].push_back(e.shape);
       }
+      structure[k] = std::move(*outs);
       absl::StatusOr<XlaComputation> c = sub->Build(Tuple(sub.get(), roots));
       if (!c.ok()) return WithAttr(*ctx, attrs[k], c.status());
       computations[k] = std::move(*c);
       operands[k] = Tuple(ctx->builder(), outer);
     }
     for (int i = 0; i < ctx->num_outputs(); ++i) {
+      if (!SameStructure(structure[0][i], structure[1][i])) {
+        return ctx->Unimplemented(
+            "output ", i, " is a ", graph::ValueKindName(structure[0][i].kind), " of ",
+            structure[0][i].elements.size(), " in then_branch but a ",
+            graph::ValueKindName(structure[1][i].kind), " of ", structure[1][i].elements.size(),
+            " in else_branch; with a condition that depends on data both must have one structure");
+      }
       if (!ShapeUtil::Equal(shapes[0][i], shapes[1][i])) {
         return ctx->Unimplemented("output ", i, " is ", shapes[0][i].ToString(false),
                                   " in then_branch but ", shapes[1][i].ToString(false),
@@ -208,8 +273,10 @@ class IfOp : public XlaOpKernel {
     }
     XlaOp pred = ScalarPred(ctx->Input(0), ctx->InputShape(0));
     XlaOp result = Conditional(pred, operands[0], computations[0], operands[1], computations[1]);
+    int64_t next = 0;
     for (int i = 0; i < ctx->num_outputs(); ++i) {
-      if (ctx->HasOutput(i)) ctx->SetOutput(i, GetTupleElement(result, i));
+      XlaExpression e = Rebuild(structure[0][i], result, &next);
+      if (ctx->HasOutput(i)) ctx->SetOutputExpression(i, std::move(e));
     }
     return absl::OkStatus();
   }
@@ -229,7 +296,9 @@ absl::Status Unroll(XlaOpKernelContext* ctx, const Graph& body, const Captures& 
   std::vector<XlaExpression> carried;
   for (int64_t j = 0; j < n; ++j) {
     int i = static_cast<int>(2 + j);
-    if (ctx->IsConstantInput(i)) {
+    if (!ctx->IsTensorInput(i)) {
+      carried.push_back(ctx->InputExpression(i));
+    } else if (ctx->IsConstantInput(i)) {
       absl::StatusOr<Literal> v = ctx->ConstantInput(i);
       if (!v.ok()) return v.status();
       carried.push_back(XlaExpression{ctx->InputShape(i), std::nullopt, std::move(*v)});
@@ -241,6 +310,7 @@ absl::Status Unroll(XlaOpKernelContext* ctx, const Graph& body, const Captures& 
   std::vector<Shape> scan_shapes(k_scan);
   for (int64_t it = 0; it < trip; ++it) {
     std::map<std::string, XlaExpression> values = caps.constants;
+    values.insert(caps.lists.begin(), caps.lists.end());
     for (size_t c = 0; c < caps.names.size(); ++c) {
       values[caps.names[c]] = XlaExpression{caps.shapes[c], ctx->Input(caps.inputs[c]), {}};
     }
@@ -259,6 +329,7 @@ absl::Status Unroll(XlaOpKernelContext* ctx, const Graph& body, const Captures& 
     for (int64_t j = 0; j < n; ++j) carried[j] = (*outs)[1 + j];
     for (int64_t k = 0; k < k_scan; ++k) {
       const XlaExpression& e = (*outs)[1 + n + k];
+      if (!e.is_tensor()) return ctx->Unimplemented("scan output ", k, " is not a tensor");
       if (it == 0) scan_shapes[k] = e.shape;
       if (!ShapeUtil::Equal(e.shape, scan_shapes[k])) {
         return ctx->Error("scan output ", k, " is ", scan_shapes[k].ToString(false),
@@ -276,11 +347,7 @@ absl::Status Unroll(XlaOpKernelContext* ctx, const Graph& body, const Captures& 
   for (int o = 0; o < ctx->num_outputs(); ++o) {
     if (!ctx->HasOutput(o)) continue;
     if (o < n) {
-      if (carried[o].op) {
-        ctx->SetOutput(o, *carried[o].op);
-      } else {
-        ctx->SetConstantOutput(o, std::move(*carried[o].constant));
-      }
+      ctx->SetOutputExpression(o, std::move(carried[o]));
     } else {
       ctx->SetOutput(o, ConcatInDim(b, scans[o - n], 0));
     }
@@ -322,6 +389,38 @@ class LoopOp : public XlaOpKernel {
     absl::StatusOr<Captures> caps = GetCaptures(*ctx, body, "body");
     if (!caps.ok()) return caps.status();
     XlaBuilder* b = ctx->builder();
+    // A loop that carries or reads a sequence or optional has no While form
+    // (the list's length may change per iteration): it unrolls.
+    bool lists = !caps->lists.empty();
+    for (int64_t j = 0; j < n; ++j) lists |= !ctx->IsTensorInput(static_cast<int>(2 + j));
+    for (const graph::ValueInfo& out : body.outputs) lists |= out.kind != graph::ValueKind::kTensor;
+    if (lists) {
+      std::optional<int64_t> trip;
+      if (ctx->HasInput(0) && ctx->IsConstantInput(0)) {
+        absl::StatusOr<std::vector<int64_t>> v = ctx->ConstantInputAsIntVector(0);
+        if (!v.ok()) return v.status();
+        if (v->size() != 1) return ctx->Error("the trip count M must be one integer");
+        trip = std::max<int64_t>(0, (*v)[0]);
+      }
+      bool cond_true = true;
+      if (ctx->HasInput(1)) {
+        if (!ctx->IsConstantInput(1)) {
+          cond_true = false;
+        } else {
+          absl::StatusOr<bool> v = ConstantBool(*ctx, 1);
+          if (!v.ok()) return v.status();
+          cond_true = *v;
+        }
+      }
+      if (!trip || !cond_true || *trip > kMaxUnroll) {
+        return ctx->Unimplemented(
+            "the loop carries or reads a sequence or optional, so it unrolls, which needs a trip "
+            "count known at compile time (at most ",
+            kMaxUnroll, ") and a condition that stays true");
+      }
+      return Unroll(ctx, body, *caps, *trip, n, k_scan,
+                    XlaCompiler(XlaCompiler::Options{ctx->device_type()}));
+    }
 
     std::optional<int64_t> trip;
     XlaOp m = ConstantR0<int64_t>(b, std::numeric_limits<int64_t>::max());
@@ -571,6 +670,9 @@ class ScanOp : public XlaOpKernel {
     }
     absl::StatusOr<Captures> caps = GetCaptures(*ctx, body, "body");
     if (!caps.ok()) return caps.status();
+    if (absl::Status s = NoLists(*ctx, *caps, "body", "which Scan's While cannot pass"); !s.ok()) {
+      return s;
+    }
     XlaBuilder* b = ctx->builder();
 
     // States [B, ...] and scan inputs [B, T, ...].
@@ -755,13 +857,14 @@ class ScanOp : public XlaOpKernel {
   }
 };
 
-REGISTER_XLA_OP(Name("If"), IfOp);
+REGISTER_XLA_OP(Name("If").TakesNonTensors(), IfOp);
 REGISTER_XLA_OP(Name("Scan").SinceVersion(8), ScanOp);
 // The trip count and the initial condition are compile-time constant inputs
 // (graph inputs that reach them are specialized on, like Range's), so that
 // scan outputs get static shapes; a Loop whose trip count is computed from
 // data still compiles, as a While in a later cluster.
-REGISTER_XLA_OP(Name("Loop").CompileTimeConstantInput(0).CompileTimeConstantInput(1), LoopOp);
+REGISTER_XLA_OP(
+    Name("Loop").CompileTimeConstantInput(0).CompileTimeConstantInput(1).TakesNonTensors(), LoopOp);
 
 }  // namespace
 

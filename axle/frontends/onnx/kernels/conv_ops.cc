@@ -12,15 +12,22 @@
 namespace axle::onnx {
 namespace {
 
+// X (N x C x D1 x ...) and W (M x C/group x k1 x ...) of Conv and
+// ConvTranspose.
+absl::Status CheckRanks(const XlaOpKernelContext& ctx, const Shape& x, const Shape& w) {
+  if (x.rank() < 3 || w.rank() != x.rank()) {
+    return ctx.Error("X ", x.ToString(false), " and W ", w.ToString(false),
+                     " must have the same rank >= 3");
+  }
+  return absl::OkStatus();
+}
+
 class ConvOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& x = ctx->InputShape(0);
     const Shape& w = ctx->InputShape(1);
-    if (x.rank() < 3 || w.rank() != x.rank()) {
-      return ctx->Error("X ", x.ToString(false), " and W ", w.ToString(false),
-                        " must have the same rank >= 3");
-    }
+    if (absl::Status s = CheckRanks(*ctx, x, w); !s.ok()) return s;
     int64_t n = x.rank() - 2;
     std::vector<int64_t> spatial(x.dimensions().begin() + 2, x.dimensions().end());
     std::vector<int64_t> kernel(w.dimensions().begin() + 2, w.dimensions().end());
@@ -87,10 +94,7 @@ class ConvTransposeOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& x = ctx->InputShape(0);
     const Shape& w = ctx->InputShape(1);
-    if (x.rank() < 3 || w.rank() != x.rank()) {
-      return ctx->Error("X ", x.ToString(false), " and W ", w.ToString(false),
-                        " must have the same rank >= 3");
-    }
+    if (absl::Status s = CheckRanks(*ctx, x, w); !s.ok()) return s;
     size_t n = x.rank() - 2;
     absl::StatusOr<int64_t> group = ctx->GetAttrInt("group", 1);
     if (!group.ok()) return group.status();

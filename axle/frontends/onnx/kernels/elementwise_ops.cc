@@ -24,7 +24,6 @@ class UnaryOp : public XlaOpKernel {
   }
 };
 
-XlaOp IdentityFn(XlaOp x) { return x; }
 XlaOp ReciprocalFn(XlaOp x) {
   return Div(ScalarLike(x.builder(), x.builder()->GetShape(x)->element_type(), 1), x);
 }
@@ -54,7 +53,6 @@ AXLE_UNARY("Atanh", Atanh);
 AXLE_UNARY("Erf", ErfFn);
 AXLE_UNARY("Sign", Sign);
 AXLE_UNARY("Not", Not);
-AXLE_UNARY("Identity", IdentityFn);
 AXLE_UNARY("Reciprocal", ReciprocalFn);
 AXLE_UNARY("IsNaN", IsNaNFn);
 #undef AXLE_UNARY

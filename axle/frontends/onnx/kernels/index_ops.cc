@@ -25,9 +25,7 @@ class GatherElementsOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& data = ctx->InputShape(0);
     const Shape& indices = ctx->InputShape(1);
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", 0);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, data.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, data.rank());
     if (!a.ok()) return a.status();
     if (indices.rank() != data.rank() || !primitive_util::IsIntegralType(indices.element_type())) {
       return ctx->Error("indices ", indices.ToString(false), " must be integers of the rank of ",
@@ -69,9 +67,7 @@ class OneHotOp : public XlaOpKernel {
     const Shape& indices = ctx->InputShape(0);
     const Shape& values = ctx->InputShape(2);
     if (values.num_elements() != 2) return ctx->Error("values must hold [off, on]");
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", -1);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, indices.rank() + 1);
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, -1, indices.rank() + 1);
     if (!a.ok()) return a.status();
     std::vector<int64_t> out = indices.dimensions(), mapping;
     out.insert(out.begin() + *a, n);
@@ -188,9 +184,7 @@ class HardmaxOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& shape = ctx->InputShape(0);
     bool legacy = ctx->opset() < 13;
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", legacy ? 1 : -1);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, shape.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, legacy ? 1 : -1, shape.rank());
     if (!a.ok()) return a.status();
     XlaOp x = ctx->Input(0);
     std::vector<int64_t> dims = shape.dimensions();

@@ -20,6 +20,7 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShape(const XlaOpKernelContext& ct
         continue;
       }
       std::vector<std::string> shapes;
+      shapes.reserve(indices.size());
       for (int k : indices) shapes.push_back(ctx.InputShape(k).ToString(false));
       return ctx.Error("inputs of shapes ", absl::StrJoin(shapes, ", "), " do not broadcast");
     }
@@ -39,6 +40,7 @@ absl::StatusOr<std::vector<XlaOp>> BroadcastInputs(XlaOpKernelContext* ctx,
   absl::StatusOr<std::vector<int64_t>> out = BroadcastShape(*ctx, indices);
   if (!out.ok()) return out.status();
   std::vector<XlaOp> ops;
+  ops.reserve(indices.size());
   for (int i : indices)
     ops.push_back(BroadcastTo(ctx->Input(i), ctx->InputShape(i).dimensions(), *out));
   return ops;
@@ -49,6 +51,12 @@ absl::StatusOr<int64_t> NormalizeAxis(const XlaOpKernelContext& ctx, int64_t axi
     return ctx.Error("axis ", axis, " is out of range for rank ", rank);
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+absl::StatusOr<int64_t> AxisAttr(const XlaOpKernelContext& ctx, int64_t def, int64_t rank) {
+  absl::StatusOr<int64_t> axis = ctx.GetAttrInt("axis", def);
+  if (!axis.ok()) return axis.status();
+  return NormalizeAxis(ctx, *axis, rank);
 }
 
 XlaComputation ReducerComputation(Reducer reducer, PrimitiveType type) {

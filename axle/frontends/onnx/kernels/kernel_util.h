@@ -30,6 +30,8 @@ absl::StatusOr<std::vector<XlaOp>> BroadcastInputs(XlaOpKernelContext* ctx,
 
 // `axis` in [-rank, rank) made non-negative, or an error naming it.
 absl::StatusOr<int64_t> NormalizeAxis(const XlaOpKernelContext& ctx, int64_t axis, int64_t rank);
+// The attribute 'axis' (`def` when absent) normalized for `rank`.
+absl::StatusOr<int64_t> AxisAttr(const XlaOpKernelContext& ctx, int64_t def, int64_t rank);
 
 enum class Reducer { kAdd, kMul, kMax, kMin };
 // The scalar computation (x, y) -> x op y of `type`.

@@ -35,6 +35,7 @@ namespace axle::onnx {
   X(rnn)                          \
   X(roi_align)                    \
   X(scatter)                      \
+  X(sequence)                     \
   X(shape)                        \
   X(signal)                       \
   X(slicing)                      \

@@ -63,9 +63,7 @@ class ScatterElementsOp : public XlaOpKernel {
                         updates.ToString(false), " must have one shape of the rank of data ",
                         data.ToString(false));
     }
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", 0);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, data.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, data.rank());
     if (!a.ok()) return a.status();
     absl::StatusOr<XlaComputation> update = UpdateComputation(*ctx, data.element_type());
     if (!update.ok()) return update.status();

@@ -31,9 +31,7 @@ class SplitOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& shape = ctx->InputShape(0);
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", 0);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, shape.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, shape.rank());
     if (!a.ok()) return a.status();
     int64_t size = shape.dimensions(*a);
     int n = ctx->num_outputs();
@@ -142,9 +140,7 @@ class GatherOp : public XlaOpKernel {
   absl::Status Compile(XlaOpKernelContext* ctx) override {
     const Shape& data = ctx->InputShape(0);
     const Shape& indices = ctx->InputShape(1);
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", 0);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, data.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, data.rank());
     if (!a.ok()) return a.status();
     if (!primitive_util::IsIntegralType(indices.element_type())) {
       return ctx->Error("indices must be integers, got ", indices.ToString(false));

@@ -41,9 +41,7 @@ class TopKOp : public XlaOpKernel {
       if (v->size() != 1) return ctx->Error("K must hold one value");
       k = (*v)[0];
     }
-    absl::StatusOr<int64_t> axis = ctx->GetAttrInt("axis", -1);
-    if (!axis.ok()) return axis.status();
-    absl::StatusOr<int64_t> a = NormalizeAxis(*ctx, *axis, x.rank());
+    absl::StatusOr<int64_t> a = AxisAttr(*ctx, -1, x.rank());
     if (!a.ok()) return a.status();
     if (x.rank() == 0 || k < 0 || k > x.dimensions(*a)) {
       return ctx->Error("k ", k, " is out of range for axis ", *a, " of ", x.ToString(false));

@@ -77,31 +77,90 @@ absl::StatusOr<Attrs> GetAttrs(const XlaOpKernelContext& ctx, float alpha, float
   return a;
 }
 
+// What the update of one tensor X_j sees: R and T as scalars of X's type,
+// X, G and the optimizer's state tensors.
+struct Step {
+  XlaBuilder* b;
+  PrimitiveType t;
+  std::vector<int64_t> dims;
+  XlaOp r, tt, x, g;
+  std::vector<XlaOp> state;
+  // A constant of X's shape.
+  XlaOp c(double v) const { return Broadcast(ScalarLike(b, t, v), dims); }
+};
+
+// New X, then the new state tensors in input order.
+using UpdateFn = std::vector<XlaOp> (*)(const Attrs&, const Step&);
+
+// The inputs are R, T, X..., G..., then `kinds` - 2 groups of state; output
+// group k holds the k-th result of `update` for every tensor.
+absl::Status CompileUpdates(XlaOpKernelContext* ctx, int kinds, const Attrs& attrs,
+                            UpdateFn update) {
+  absl::StatusOr<int> n = TensorCount(*ctx, kinds);
+  if (!n.ok()) return n.status();
+  for (int j = 0; j < *n; ++j) {
+    const Shape& s = ctx->InputShape(2 + j);
+    Step step{ctx->builder(), s.element_type(), s.dimensions(), {}, {}, {}, {}, {}};
+    step.r = ScalarInput(ctx, 0, step.t);
+    step.tt = ScalarInput(ctx, 1, step.t);
+    step.x = ctx->Input(2 + j);
+    step.g = ctx->Input(2 + *n + j);
+    for (int k = 2; k < kinds; ++k) step.state.push_back(ctx->Input(2 + k * *n + j));
+    std::vector<XlaOp> results = update(attrs, step);
+    for (int k = 0; k < static_cast<int>(results.size()); ++k) {
+      if (ctx->HasOutput(k * *n + j)) ctx->SetOutput(k * *n + j, results[k]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<XlaOp> AdagradUpdate(const Attrs& a, const Step& s) {
+  // r = R / (1 + T * decay_factor)
+  XlaOp r = Div(s.r, Add(ScalarLike(s.b, s.t, 1), Mul(s.tt, ScalarLike(s.b, s.t, a.decay))));
+  const XlaOp& h = s.state[0];
+  XlaOp g_reg = Add(Mul(s.c(a.norm), s.x), s.g);
+  XlaOp h_new = Add(h, Mul(g_reg, g_reg));
+  XlaOp h_adaptive = Add(Sqrt(h_new), s.c(a.epsilon));
+  XlaOp x_new = Sub(s.x, Div(Mul(Broadcast(r, s.dims), g_reg), h_adaptive));
+  return {x_new, h_new};
+}
+
+std::vector<XlaOp> MomentumUpdate(const Attrs& a, const Step& s) {
+  const XlaOp& v = s.state[0];
+  // The first update (T = 0) takes the whole gradient.
+  XlaOp beta = Select(Gt(s.tt, ScalarLike(s.b, s.t, 0)), ScalarLike(s.b, s.t, a.beta),
+                      ScalarLike(s.b, s.t, 1));
+  XlaOp g_reg = Add(Mul(s.c(a.norm), s.x), s.g);
+  XlaOp v_new = Add(Mul(s.c(a.alpha), v), Mul(Broadcast(beta, s.dims), g_reg));
+  XlaOp step = a.mode == "standard" ? v_new : Add(g_reg, Mul(s.c(a.alpha), v_new));
+  XlaOp x_new = Sub(s.x, Mul(Broadcast(s.r, s.dims), step));
+  return {x_new, v_new};
+}
+
+std::vector<XlaOp> AdamUpdate(const Attrs& a, const Step& s) {
+  const XlaOp& v = s.state[0];
+  const XlaOp& h = s.state[1];
+  XlaOp g_reg = Add(Mul(s.c(a.norm), s.x), s.g);
+  XlaOp v_new = Add(Mul(s.c(a.alpha), v), Mul(s.c(1.0 - a.alpha), g_reg));
+  XlaOp h_new = Add(Mul(s.c(a.beta), h), Mul(s.c(1.0 - a.beta), Mul(g_reg, g_reg)));
+  XlaOp h_sqrt = Add(Sqrt(h_new), s.c(a.epsilon));
+  // Bias correction after the first update:
+  // R * sqrt(1 - beta^T) / (1 - alpha^T).
+  XlaOp one = ScalarLike(s.b, s.t, 1);
+  XlaOp corrected = Div(Mul(s.r, Sqrt(Sub(one, Pow(ScalarLike(s.b, s.t, a.beta), s.tt)))),
+                        Sub(one, Pow(ScalarLike(s.b, s.t, a.alpha), s.tt)));
+  XlaOp r = Select(Gt(s.tt, ScalarLike(s.b, s.t, 0)), corrected, s.r);
+  XlaOp x_new = Sub(s.x, Mul(Broadcast(r, s.dims), Div(v_new, h_sqrt)));
+  x_new = Mul(s.c(1.0 - a.norm_post), x_new);
+  return {x_new, v_new, h_new};
+}
+
 class AdagradOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<int> n = TensorCount(*ctx, 3);
-    if (!n.ok()) return n.status();
     absl::StatusOr<Attrs> attrs = GetAttrs(*ctx, 0, 0, 1e-6f);
     if (!attrs.ok()) return attrs.status();
-    XlaBuilder* b = ctx->builder();
-    for (int j = 0; j < *n; ++j) {
-      const Shape& s = ctx->InputShape(2 + j);
-      PrimitiveType t = s.element_type();
-      auto c = [&](double v) { return Broadcast(ScalarLike(b, t, v), s.dimensions()); };
-      // r = R / (1 + T * decay_factor)
-      XlaOp r = Div(
-          ScalarInput(ctx, 0, t),
-          Add(ScalarLike(b, t, 1), Mul(ScalarInput(ctx, 1, t), ScalarLike(b, t, attrs->decay))));
-      XlaOp x = ctx->Input(2 + j), g = ctx->Input(2 + *n + j), h = ctx->Input(2 + 2 * *n + j);
-      XlaOp g_reg = Add(Mul(c(attrs->norm), x), g);
-      XlaOp h_new = Add(h, Mul(g_reg, g_reg));
-      XlaOp h_adaptive = Add(Sqrt(h_new), c(attrs->epsilon));
-      XlaOp x_new = Sub(x, Div(Mul(Broadcast(r, s.dimensions()), g_reg), h_adaptive));
-      if (ctx->HasOutput(j)) ctx->SetOutput(j, x_new);
-      if (ctx->HasOutput(*n + j)) ctx->SetOutput(*n + j, h_new);
-    }
-    return absl::OkStatus();
+    return CompileUpdates(ctx, 3, *attrs, AdagradUpdate);
   }
 };
 REGISTER_XLA_OP(Name("Adagrad").Domain(kTrainingDomain), AdagradOp);
@@ -109,8 +168,6 @@ REGISTER_XLA_OP(Name("Adagrad").Domain(kTrainingDomain), AdagradOp);
 class MomentumOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<int> n = TensorCount(*ctx, 3);
-    if (!n.ok()) return n.status();
     for (const char* name : {"alpha", "beta", "mode", "norm_coefficient"}) {
       if (!ctx->HasAttr(name)) return ctx->Error("attribute '", name, "' is required");
     }
@@ -119,24 +176,7 @@ class MomentumOp : public XlaOpKernel {
     if (attrs->mode != "standard" && attrs->mode != "nesterov") {
       return ctx->Unimplemented("attribute 'mode' = '", attrs->mode, "' is not supported");
     }
-    XlaBuilder* b = ctx->builder();
-    for (int j = 0; j < *n; ++j) {
-      const Shape& s = ctx->InputShape(2 + j);
-      PrimitiveType t = s.element_type();
-      const std::vector<int64_t>& dims = s.dimensions();
-      auto c = [&](double v) { return Broadcast(ScalarLike(b, t, v), dims); };
-      XlaOp x = ctx->Input(2 + j), g = ctx->Input(2 + *n + j), v = ctx->Input(2 + 2 * *n + j);
-      // The first update (T = 0) takes the whole gradient.
-      XlaOp beta = Select(Gt(ScalarInput(ctx, 1, S64), ConstantR0<int64_t>(b, 0)),
-                          ScalarLike(b, t, attrs->beta), ScalarLike(b, t, 1));
-      XlaOp g_reg = Add(Mul(c(attrs->norm), x), g);
-      XlaOp v_new = Add(Mul(c(attrs->alpha), v), Mul(Broadcast(beta, dims), g_reg));
-      XlaOp step = attrs->mode == "standard" ? v_new : Add(g_reg, Mul(c(attrs->alpha), v_new));
-      XlaOp x_new = Sub(x, Mul(Broadcast(ScalarInput(ctx, 0, t), dims), step));
-      if (ctx->HasOutput(j)) ctx->SetOutput(j, x_new);
-      if (ctx->HasOutput(*n + j)) ctx->SetOutput(*n + j, v_new);
-    }
-    return absl::OkStatus();
+    return CompileUpdates(ctx, 3, *attrs, MomentumUpdate);
   }
 };
 REGISTER_XLA_OP(Name("Momentum").Domain(kTrainingDomain), MomentumOp);
@@ -144,36 +184,9 @@ REGISTER_XLA_OP(Name("Momentum").Domain(kTrainingDomain), MomentumOp);
 class AdamOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
-    absl::StatusOr<int> n = TensorCount(*ctx, 4);
-    if (!n.ok()) return n.status();
     absl::StatusOr<Attrs> attrs = GetAttrs(*ctx, 0.9f, 0.999f, 1e-6f);
     if (!attrs.ok()) return attrs.status();
-    XlaBuilder* b = ctx->builder();
-    for (int j = 0; j < *n; ++j) {
-      const Shape& s = ctx->InputShape(2 + j);
-      PrimitiveType t = s.element_type();
-      const std::vector<int64_t>& dims = s.dimensions();
-      auto c = [&](double v) { return Broadcast(ScalarLike(b, t, v), dims); };
-      XlaOp x = ctx->Input(2 + j), g = ctx->Input(2 + *n + j);
-      XlaOp v = ctx->Input(2 + 2 * *n + j), h = ctx->Input(2 + 3 * *n + j);
-      XlaOp g_reg = Add(Mul(c(attrs->norm), x), g);
-      XlaOp v_new = Add(Mul(c(attrs->alpha), v), Mul(c(1.0 - attrs->alpha), g_reg));
-      XlaOp h_new = Add(Mul(c(attrs->beta), h), Mul(c(1.0 - attrs->beta), Mul(g_reg, g_reg)));
-      XlaOp h_sqrt = Add(Sqrt(h_new), c(attrs->epsilon));
-      // Bias correction after the first update:
-      // R * sqrt(1 - beta^T) / (1 - alpha^T).
-      XlaOp r = ScalarInput(ctx, 0, t), tt = ScalarInput(ctx, 1, t);
-      XlaOp one = ScalarLike(b, t, 1);
-      XlaOp corrected = Div(Mul(r, Sqrt(Sub(one, Pow(ScalarLike(b, t, attrs->beta), tt)))),
-                            Sub(one, Pow(ScalarLike(b, t, attrs->alpha), tt)));
-      r = Select(Gt(tt, ScalarLike(b, t, 0)), corrected, r);
-      XlaOp x_new = Sub(x, Mul(Broadcast(r, dims), Div(v_new, h_sqrt)));
-      x_new = Mul(c(1.0 - attrs->norm_post), x_new);
-      if (ctx->HasOutput(j)) ctx->SetOutput(j, x_new);
-      if (ctx->HasOutput(*n + j)) ctx->SetOutput(*n + j, v_new);
-      if (ctx->HasOutput(2 * *n + j)) ctx->SetOutput(2 * *n + j, h_new);
-    }
-    return absl::OkStatus();
+    return CompileUpdates(ctx, 4, *attrs, AdamUpdate);
   }
 };
 REGISTER_XLA_OP(Name("Adam").Domain(kTrainingDomain), AdamOp);
