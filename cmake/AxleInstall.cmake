@@ -98,6 +98,12 @@ install(EXPORT AxleTargets NAMESPACE Axle::
 
 set(AXLE_FIND_DEPENDENCIES "")
 foreach(dependency IN LISTS axle_package_dependencies)
+  # FindMPI's C component needs the C language, which a C++-only user
+  # project has not enabled.
+  if(dependency MATCHES "^MPI COMPONENTS C")
+    string(APPEND AXLE_FIND_DEPENDENCIES
+           "if(NOT CMAKE_C_COMPILER_LOADED)\n  enable_language(C)\nendif()\n")
+  endif()
   string(APPEND AXLE_FIND_DEPENDENCIES "find_dependency(${dependency})\n")
 endforeach()
 configure_package_config_file(cmake/AxleConfig.cmake.in
