@@ -102,7 +102,6 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAfterAll:
-      return nullptr;
     // Loop fusions (WrapInLoopFusions): the elemental emitter computes them
     // (ElementalIrEmitter::EmitElement).
     case HloOpcode::kCompare:
@@ -128,9 +127,6 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kReverse:
     case HloOpcode::kSlice:
     case HloOpcode::kTranspose:
-      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-      return nullptr;
     // Neither: rewritten before codegen (batch-norm expansion, scan to
     // while) or not supported on this platform; the loop emitter or
     // EmitComputation rejects them, naming the op.
@@ -149,6 +145,9 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kSend:
     case HloOpcode::kSendDone:
     case HloOpcode::kScan:
+      // The elementwise opcodes: loop fusions, as above.
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return nullptr;
   }
   return nullptr;  // not an HloOpcode
