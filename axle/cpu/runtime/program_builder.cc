@@ -13,6 +13,7 @@
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_opcode_families.h"
 
 namespace axle::cpu {
 
@@ -35,8 +36,17 @@ bool FusionContains(const HloInstruction& fusion, HloOpcode opcode) {
 
 }  // namespace
 
+// One case per opcode and no default: a new opcode is a compile error here
+// (-Werror=switch, axle/cpu/runtime/CMakeLists.txt) until it is given a
+// thunk or left to plumbing or loop fusion.
 ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
+    // Collectives the one-device lowering left: those of a module of several
+    // devices (single_device_collectives.h); a -done is its -start's.
+    // clang-format off
+    AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      return HloOpcodeIsAsyncDone(instruction.opcode()) ? nullptr : EmitCollectiveThunk;
+    // clang-format on
     case HloOpcode::kDot:
       return EmitDotThunk;
     case HloOpcode::kWhile:
@@ -82,15 +92,65 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
       if (FusionContains(instruction, HloOpcode::kDot)) return EmitDotThunk;
       if (FusionContains(instruction, HloOpcode::kConvolution)) return EmitConvolutionThunk;
       return nullptr;
-    default:
-      // Collectives the one-device lowering left: those of a module of
-      // several devices (single_device_collectives.h).
-      if (HloOpcodeIsCollective(instruction.opcode()) &&
-          !HloOpcodeIsAsyncDone(instruction.opcode())) {
-        return EmitCollectiveThunk;
-      }
+    // Plumbing (EmitComputation).
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kAfterAll:
+    // Loop fusions (WrapInLoopFusions): the elemental emitter computes them
+    // (ElementalIrEmitter::EmitElement).
+    case HloOpcode::kCompare:
+    case HloOpcode::kClamp:
+    case HloOpcode::kSelect:
+    case HloOpcode::kConvert:
+    case HloOpcode::kBitcastConvert:
+    case HloOpcode::kReducePrecision:
+    case HloOpcode::kStochasticConvert:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kConcatenate:
+    case HloOpcode::kDynamicReshape:
+    case HloOpcode::kDynamicSlice:
+    case HloOpcode::kGather:
+    case HloOpcode::kGetDimensionSize:
+    case HloOpcode::kSetDimensionSize:
+    case HloOpcode::kIota:
+    case HloOpcode::kMap:
+    case HloOpcode::kPad:
+    case HloOpcode::kReduce:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+    case HloOpcode::kTranspose:
+    // Neither: rewritten before codegen (batch-norm expansion, scan to
+    // while) or not supported on this platform; the loop emitter or
+    // EmitComputation rejects them, naming the op.
+    case HloOpcode::kAsyncStart:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+    case HloOpcode::kBatchNormGrad:
+    case HloOpcode::kBatchNormInference:
+    case HloOpcode::kBatchNormTraining:
+    case HloOpcode::kCopyStart:
+    case HloOpcode::kCopyDone:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kScan:
+      // The elementwise opcodes: loop fusions, as above.
+      AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       return nullptr;
   }
+  return nullptr;  // not an HloOpcode
 }
 
 absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
@@ -191,7 +251,71 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       case HloOpcode::kFusion:
         AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
         break;
-      default:
+        // Everything else: ops with a thunk emitter that declined this one
+      // (FindThunkEmitter), and ops PrepareModule should have put in a loop
+      // fusion or rewritten. One case each, no default (-Werror=switch).
+      case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncStart:
+      case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining:
+      case HloOpcode::kBitcastConvert:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kCall:
+      case HloOpcode::kCholesky:
+      case HloOpcode::kClamp:
+      case HloOpcode::kCompare:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kConditional:
+      case HloOpcode::kConvert:
+      case HloOpcode::kConvolution:
+      case HloOpcode::kCopyDone:
+      case HloOpcode::kCopyStart:
+      case HloOpcode::kCustomCall:
+      case HloOpcode::kDot:
+      case HloOpcode::kDynamicReshape:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kFft:
+      case HloOpcode::kGather:
+      case HloOpcode::kGetDimensionSize:
+      case HloOpcode::kInfeed:
+      case HloOpcode::kIota:
+      case HloOpcode::kMap:
+      case HloOpcode::kOutfeed:
+      case HloOpcode::kPad:
+      case HloOpcode::kPartitionId:
+      case HloOpcode::kRaggedDot:
+      case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone:
+      case HloOpcode::kReduce:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kReduceWindow:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kReshape:
+      case HloOpcode::kReverse:
+      case HloOpcode::kRng:
+      case HloOpcode::kRngBitGenerator:
+      case HloOpcode::kRngGetAndUpdateState:
+      case HloOpcode::kScaledDot:
+      case HloOpcode::kScan:
+      case HloOpcode::kScatter:
+      case HloOpcode::kSelect:
+      case HloOpcode::kSelectAndScatter:
+      case HloOpcode::kSend:
+      case HloOpcode::kSendDone:
+      case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kSlice:
+      case HloOpcode::kSort:
+      case HloOpcode::kStochasticConvert:
+      case HloOpcode::kTopK:
+      case HloOpcode::kTranspose:
+      case HloOpcode::kTriangularSolve:
+      case HloOpcode::kWhile:
+        AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
         return Unsupported(*instruction, "this op is not supported yet");
     }
   }
