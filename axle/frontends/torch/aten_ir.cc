@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "axle/core/shape_util.h"
@@ -22,7 +23,13 @@ bool DebugEnabled() {
   return enabled;
 }
 
-void Count(const char* op) { lazy::metrics::IncrementCounter(std::string("axle::") + op); }
+void Count(const char* op) {
+  // The counter's name per op string (the kernels pass literals), made once.
+  thread_local std::unordered_map<const char*, std::string> names;
+  auto it = names.find(op);
+  if (it == names.end()) it = names.emplace(op, std::string("axle::") + op).first;
+  lazy::metrics::IncrementCounter(it->second);
+}
 
 void Check(const absl::Status& status) {
   TORCH_CHECK(status.ok(), "axle: ", std::string(status.message()));
@@ -36,7 +43,12 @@ Ints Dims(const Value& v) {
   return Ints(d.begin(), d.end());
 }
 PrimitiveType TypeOf(const Value& v) { return v.shape().element_type(); }
-Shape MakeShape(PrimitiveType type, const Ints& dims) { return ShapeUtil::MakeShape(type, dims); }
+const Shape& MakeShape(PrimitiveType type, absl::Span<const int64_t> dims) {
+  return lazy::InternShape(type, dims);
+}
+const Shape& ShapeLike(const Value& v, PrimitiveType type) {
+  return lazy::InternShape(type, v.shape().dimensions());
+}
 
 // A scalar the graph takes as a parameter (its value may change from step
 // to step without a recompile), except the values 0 and 1, which are
@@ -56,18 +68,18 @@ Value Constant(double value, PrimitiveType type, const Ints& dims) {
 
 Value Convert(const Value& v, PrimitiveType type) {
   if (TypeOf(v) == type) return v;
-  return MakeValue("convert", {v}, MakeShape(type, Dims(v)));
+  return MakeValue("convert", {v}, ShapeLike(v, type));
 }
 
 Value Reshape(const Value& v, const Ints& dims) {
-  if (Dims(v) == dims) return v;
+  if (absl::MakeConstSpan(v.shape().dimensions()) == absl::MakeConstSpan(dims)) return v;
   return MakeValue("reshape", {v}, MakeShape(TypeOf(v), dims));
 }
 
 // NumPy broadcasting of `v` to `out`.
 Value BroadcastTo(const Value& v, const Ints& out) {
+  if (absl::MakeConstSpan(v.shape().dimensions()) == absl::MakeConstSpan(out)) return v;
   Ints dims = Dims(v);
-  if (dims == out) return v;
   TORCH_CHECK(dims.size() <= out.size(), "axle: cannot broadcast shape ", at::IntArrayRef(dims),
               " to ", at::IntArrayRef(out));
   size_t offset = out.size() - dims.size();
@@ -116,16 +128,16 @@ at::Tensor& Assign(at::Tensor& self, const Value& v) {
 }
 
 Value Elementwise(const char* op, const Value& a, const Value& b) {
-  return MakeValue(op, {a, b}, MakeShape(TypeOf(a), Dims(a)));
+  return MakeValue(op, {a, b}, ShapeLike(a, TypeOf(a)));
 }
 
-Value Unary(const char* op, const Value& a) {
-  return MakeValue(op, {a}, MakeShape(TypeOf(a), Dims(a)));
-}
+Value Unary(const char* op, const Value& a) { return MakeValue(op, {a}, ShapeLike(a, TypeOf(a))); }
 
 // `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
 Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
-  Ints out = ToInts(at::infer_size(Dims(a), Dims(b)));
+  const auto& da = a.shape().dimensions();
+  const auto& db = b.shape().dimensions();
+  Ints out = da == db ? da : ToInts(at::infer_size(da, db));
   Value va = BroadcastTo(Convert(a, compute), out);
   Value vb = BroadcastTo(Convert(b, compute), out);
   return Elementwise(op, va, vb);
