@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -50,6 +52,49 @@ const Shape& ShapeLike(const Value& v, PrimitiveType type) {
   return lazy::InternShape(type, v.shape().dimensions());
 }
 
+namespace {
+
+template <typename T>
+Literal ScalarLiteralOf(const at::Scalar& s, PrimitiveType type) {
+  Literal literal(MakeShape(type, {}));
+  T value = s.to<T>();  // PyTorch's conversion (and its overflow check)
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::memcpy(literal.untyped_data(), &value, sizeof(T));
+  return literal;
+}
+
+// `s` as a host literal of `type`, as at::scalar_tensor converts it (without
+// making a CPU tensor).
+Literal ScalarLiteral(const at::Scalar& s, PrimitiveType type) {
+  switch (type) {
+    case F32:
+      return ScalarLiteralOf<float>(s, type);
+    case F64:
+      return ScalarLiteralOf<double>(s, type);
+    case F16:
+      return ScalarLiteralOf<c10::Half>(s, type);
+    case BF16:
+      return ScalarLiteralOf<c10::BFloat16>(s, type);
+    case S64:
+      return ScalarLiteralOf<int64_t>(s, type);
+    case S32:
+      return ScalarLiteralOf<int32_t>(s, type);
+    case S16:
+      return ScalarLiteralOf<int16_t>(s, type);
+    case S8:
+      return ScalarLiteralOf<int8_t>(s, type);
+    case U8:
+      return ScalarLiteralOf<uint8_t>(s, type);
+    case PRED:
+      return ScalarLiteralOf<bool>(s, type);
+    default:
+      return CpuTensorToLiteral(
+          at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type))));
+  }
+}
+
+}  // namespace
+
 // A scalar the graph takes as a parameter (its value may change from step
 // to step without a recompile), except the values 0 and 1, which are
 // constants as in torch-xla.
@@ -57,8 +102,7 @@ Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
   double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
   if (!s.isComplex() && (d == 0 || d == 1))
     return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
-  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type)));
-  auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(t));
+  auto data = std::make_shared<lazy::DeviceData>(ScalarLiteral(s, type));
   return Value{Node::MakeDeviceData(std::move(data)), 0};
 }
 
