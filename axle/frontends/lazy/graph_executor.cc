@@ -5,9 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/core/shape_util.h"
@@ -73,7 +74,8 @@ uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder
   }
   for (const Value& root : roots) h = HashCombine(h, root.hash());
   // Which leaves share a DeviceData changes the computation's parameters.
-  std::unordered_map<const DeviceData*, uint64_t> index;
+  absl::flat_hash_map<const DeviceData*, uint64_t> index;
+  index.reserve(order.parameters.size());
   for (const auto& p : order.parameters) index.emplace(p.get(), index.size());
   for (const Node* node : order.nodes) {
     if (node->data() != nullptr) h = HashCombine(h, index.at(node->data().get()));
@@ -178,14 +180,14 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   std::vector<std::shared_ptr<DeviceData>> results(roots.size());
   std::vector<Value> computed;
   std::vector<int> slot(roots.size(), -1);
-  std::unordered_map<const Node*, std::unordered_map<int, int>> seen;
+  absl::flat_hash_map<std::pair<const Node*, int>, int> seen;  // (node, output) -> slot
   for (size_t i = 0; i < roots.size(); ++i) {
     if (roots[i].node->data() != nullptr) {
       results[i] = roots[i].node->data();
       continue;
     }
-    auto [it, inserted] =
-        seen[roots[i].node.get()].emplace(roots[i].index, static_cast<int>(computed.size()));
+    auto [it, inserted] = seen.emplace(std::make_pair(roots[i].node.get(), roots[i].index),
+                                       static_cast<int>(computed.size()));
     if (inserted) computed.push_back(roots[i]);
     slot[i] = it->second;
   }
@@ -221,7 +223,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   if (!compiled.ok()) return compiled.status();
   // Buffers the result may not share (each DeviceData owns its own): the
   // arguments that were only lent.
-  std::set<const void*> owned;
+  absl::flat_hash_set<const void*> owned;
   for (size_t p = 0; p < arguments.size(); ++p) {
     if (!donated[p]) owned.insert(arguments[p]->root_buffer().opaque());
   }

@@ -2,7 +2,11 @@
 #include "axle/frontends/lazy/ir.h"
 
 #include <cstring>
+#include <memory>
+#include <mutex>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/logging.h"
@@ -43,6 +47,68 @@ uint64_t HashShape(const Shape& shape) {
 
 namespace {
 
+// Interned shapes by HashShape (entries of one hash: the colliding shapes).
+// Arrays equal to ShapeUtil::MakeShape's have their own table, looked up by
+// element type and dimensions without building a Shape.
+struct ShapeTable {
+  std::mutex mutex;
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<Shape>, 1>> shapes;
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<Shape>, 1>> arrays;
+};
+
+ShapeTable& Shapes() {
+  static auto* table = new ShapeTable();
+  return *table;
+}
+
+uint64_t HashArray(PrimitiveType type, absl::Span<const int64_t> dimensions) {
+  uint64_t h = HashCombine(0x5348415045ULL, static_cast<uint64_t>(type));
+  h = HashCombine(h, dimensions.size());
+  for (int64_t d : dimensions) h = HashCombine(h, static_cast<uint64_t>(d));
+  return h;
+}
+
+}  // namespace
+
+const Shape& InternShape(const Shape& shape) {
+  ShapeTable& table = Shapes();
+  uint64_t hash = HashShape(shape);  // HashArray(type, dimensions) for an array
+  std::lock_guard<std::mutex> lock(table.mutex);
+  if (shape.IsArray()) {
+    auto& arrays = table.arrays[hash];
+    for (const auto& entry : arrays) {
+      if (*entry == shape) return *entry;
+    }
+    // One copy per shape whichever form interns it first.
+    if (shape == ShapeUtil::MakeShape(shape.element_type(), shape.dimensions())) {
+      arrays.push_back(std::make_unique<Shape>(shape));
+      return *arrays.back();
+    }
+  }
+  auto& entries = table.shapes[hash];
+  for (const auto& entry : entries) {
+    if (*entry == shape) return *entry;
+  }
+  entries.push_back(std::make_unique<Shape>(shape));
+  return *entries.back();
+}
+
+const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimensions) {
+  ShapeTable& table = Shapes();
+  uint64_t hash = HashArray(type, dimensions);
+  std::lock_guard<std::mutex> lock(table.mutex);
+  auto& entries = table.arrays[hash];
+  for (const auto& entry : entries) {
+    if (entry->element_type() == type && absl::MakeConstSpan(entry->dimensions()) == dimensions) {
+      return *entry;
+    }
+  }
+  entries.push_back(std::make_unique<Shape>(ShapeUtil::MakeShape(type, dimensions)));
+  return *entries.back();
+}
+
+namespace {
+
 uint64_t HashAttr(const Attr& attr) {
   uint64_t h = HashCombine(0x41545452ULL, attr.index());
   if (const auto* i = std::get_if<int64_t>(&attr)) return HashCombine(h, static_cast<uint64_t>(*i));
@@ -71,15 +137,16 @@ std::string AttrToString(const Attr& attr) {
 }  // namespace
 
 DeviceData::DeviceData(ScopedShapedBuffer buffer)
-    : shape_(buffer.on_device_shape()),
+    : shape_(&InternShape(buffer.on_device_shape())),
       buffer_(std::make_unique<ScopedShapedBuffer>(std::move(buffer))) {}
 
-DeviceData::DeviceData(Literal literal) : shape_(literal.shape()), host_(std::move(literal)) {}
+DeviceData::DeviceData(Literal literal)
+    : shape_(&InternShape(literal.shape())), host_(std::move(literal)) {}
 
 absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
   if (donated_) {
     return absl::FailedPreconditionError(absl::StrCat("lazy tensors: a value of shape ",
-                                                      shape_.ToString(false),
+                                                      shape_->ToString(false),
                                                       " was donated to an earlier execution"));
   }
   if (buffer_ != nullptr) return buffer_.get();
@@ -112,12 +179,12 @@ const Shape& Value::shape() const { return node->output_shape(index); }
 
 uint64_t Value::hash() const { return HashCombine(node->hash(), static_cast<uint64_t>(index)); }
 
-Node::Node(std::string op, std::vector<Value> operands, Shape shape, std::vector<Attr> attrs)
+Node::Node(std::string op, std::vector<Value> operands, const Shape& shape, std::vector<Attr> attrs)
     : op_(std::move(op)),
       operands_(std::move(operands)),
-      shape_(std::move(shape)),
+      shape_(&InternShape(shape)),
       attrs_(std::move(attrs)) {
-  uint64_t h = HashCombine(HashString(op_), HashShape(shape_));
+  uint64_t h = HashCombine(HashString(op_), HashShape(*shape_));
   h = HashCombine(h, attrs_.size());
   for (const Attr& attr : attrs_) h = HashCombine(h, HashAttr(attr));
   h = HashCombine(h, operands_.size());
@@ -136,15 +203,15 @@ std::shared_ptr<Node> Node::MakeConstant(double value, const Shape& shape) {
 }
 
 const Shape& Node::output_shape(int index) const {
-  if (!shape_.IsTuple()) {
+  if (!shape_->IsTuple()) {
     CHECK_EQ(index, 0) << op_;
-    return shape_;
+    return *shape_;
   }
-  return shape_.tuple_shapes(index);
+  return shape_->tuple_shapes(index);
 }
 
 int Node::num_outputs() const {
-  return shape_.IsTuple() ? static_cast<int>(shape_.tuple_shapes().size()) : 1;
+  return shape_->IsTuple() ? static_cast<int>(shape_->tuple_shapes().size()) : 1;
 }
 
 int64_t Node::attr_int(int i) const { return std::get<int64_t>(attrs_.at(i)); }
@@ -161,13 +228,13 @@ std::string Node::ToString() const {
   std::vector<std::string> attrs;
   attrs.reserve(attrs_.size());
   for (const Attr& a : attrs_) attrs.push_back(AttrToString(a));
-  return absl::StrCat(op_, "(", absl::StrJoin(operands, ", "), ") ", shape_.ToString(false),
+  return absl::StrCat(op_, "(", absl::StrJoin(operands, ", "), ") ", shape_->ToString(false),
                       attrs.empty() ? "" : absl::StrCat(" {", absl::StrJoin(attrs, ", "), "}"));
 }
 
-Value MakeValue(std::string op, std::vector<Value> operands, Shape shape, std::vector<Attr> attrs) {
-  return Value{std::make_shared<Node>(std::move(op), std::move(operands), std::move(shape),
-                                      std::move(attrs)),
+Value MakeValue(std::string op, std::vector<Value> operands, const Shape& shape,
+                std::vector<Attr> attrs) {
+  return Value{std::make_shared<Node>(std::move(op), std::move(operands), shape, std::move(attrs)),
                0};
 }
 

@@ -42,6 +42,13 @@ uint64_t HashCombine(uint64_t seed, uint64_t value);
 uint64_t HashString(absl::string_view s);
 uint64_t HashShape(const Shape& shape);
 
+// The process-wide copy of `shape` (never freed): nodes, tensors and device
+// data of one shape share it instead of each holding a copy. The second form
+// is ShapeUtil::MakeShape(type, dimensions) without building a Shape when
+// the shape is known already. Thread-safe.
+const Shape& InternShape(const Shape& shape);
+const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimensions);
+
 // A computed value: a device buffer, or a host literal not yet transferred
 // (the executor transfers it when a graph first needs it).
 class DeviceData {
@@ -51,7 +58,7 @@ class DeviceData {
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
 
-  const Shape& shape() const { return shape_; }
+  const Shape& shape() const { return *shape_; }
   // The device buffer, transferring the host literal first if need be.
   absl::StatusOr<const ShapedBuffer*> Buffer();
   // The value on the host (a transfer from the device, unless it is still
@@ -64,7 +71,7 @@ class DeviceData {
   bool donated() const { return donated_; }
 
  private:
-  Shape shape_;
+  const Shape* shape_;  // interned
   std::unique_ptr<ScopedShapedBuffer> buffer_;
   std::optional<Literal> host_;
   bool donated_ = false;
@@ -85,7 +92,8 @@ struct Value {
 
 class Node {
  public:
-  Node(std::string op, std::vector<Value> operands, Shape shape, std::vector<Attr> attrs = {});
+  Node(std::string op, std::vector<Value> operands, const Shape& shape,
+       std::vector<Attr> attrs = {});
   // A leaf holding `data`.
   static std::shared_ptr<Node> MakeDeviceData(std::shared_ptr<DeviceData> data);
   // A constant of `shape`, every element `value` (converted to its type).
@@ -95,7 +103,7 @@ class Node {
   const std::vector<Value>& operands() const { return operands_; }
   const Value& operand(int i) const { return operands_.at(i); }
   // The node's shape: an array, or a tuple of its outputs' shapes.
-  const Shape& shape() const { return shape_; }
+  const Shape& shape() const { return *shape_; }
   const Shape& output_shape(int index) const;
   int num_outputs() const;
   const std::vector<Attr>& attrs() const { return attrs_; }
@@ -115,14 +123,14 @@ class Node {
  private:
   std::string op_;
   std::vector<Value> operands_;
-  Shape shape_;
+  const Shape* shape_;  // interned
   std::vector<Attr> attrs_;
   uint64_t hash_ = 0;
   std::shared_ptr<DeviceData> data_;
 };
 
 // Value of output 0 of a new node.
-Value MakeValue(std::string op, std::vector<Value> operands, Shape shape,
+Value MakeValue(std::string op, std::vector<Value> operands, const Shape& shape,
                 std::vector<Attr> attrs = {});
 
 }  // namespace axle::lazy

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <unordered_set>
 
+#include "absl/container/flat_hash_set.h"
 #include "axle/frontends/lazy/graph_executor.h"
 #include "axle/frontends/lazy/metrics.h"
 
@@ -26,7 +26,7 @@ std::atomic<int64_t> next_id{1};
 
 }  // namespace
 
-LazyTensor::LazyTensor(Shape shape) : id_(next_id++), shape_(std::move(shape)) {}
+LazyTensor::LazyTensor(const Shape& shape) : id_(next_id++), shape_(&InternShape(shape)) {}
 
 LazyTensor::~LazyTensor() {
   {
@@ -64,7 +64,7 @@ std::shared_ptr<LazyTensor> LazyTensor::FromLiteral(Literal literal) {
   return FromData(std::make_shared<DeviceData>(std::move(literal)));
 }
 
-const Shape& LazyTensor::shape() const { return shape_; }
+const Shape& LazyTensor::shape() const { return *shape_; }
 
 Value LazyTensor::GetIrValue() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -157,7 +157,8 @@ absl::Status SyncLiveTensors() {
   }
   // Every pending value is computed here, so a buffer no live tensor holds
   // as its value is read by this step's graph for the last time: donated.
-  std::unordered_set<const DeviceData*> held;
+  absl::flat_hash_set<const DeviceData*> held;
+  held.reserve(tensors.size());
   for (const auto& t : tensors) {
     if (auto data = t->data()) held.insert(data.get());
   }

@@ -65,12 +65,12 @@ class LazyTensor {
  private:
   friend absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
                                     const std::function<bool(const DeviceData&)>& may_donate);
-  explicit LazyTensor(Shape shape);
+  explicit LazyTensor(const Shape& shape);
   static void Register(const std::shared_ptr<LazyTensor>& tensor);
 
   const int64_t id_;
   mutable std::mutex mutex_;
-  Shape shape_;
+  const Shape* shape_;  // interned
   std::shared_ptr<DeviceData> data_;
   Value ir_;    // pending value, when set
   Value leaf_;  // the device_data leaf of data_, once made

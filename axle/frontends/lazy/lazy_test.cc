@@ -56,6 +56,28 @@ TEST(LazyIrTest, HashIsStructural) {
   EXPECT_NE(d.hash(), f.hash());
 }
 
+TEST(LazyIrTest, ShapesAreInterned) {
+  const Shape& a = InternShape(F32, {2, 3});
+  EXPECT_EQ(&a, &InternShape(F32, {2, 3}));
+  EXPECT_EQ(a, ShapeUtil::MakeShape(F32, {2, 3}));
+  EXPECT_EQ(&InternShape(VecF32({2, 3})), &InternShape(VecF32({2, 3})));
+  EXPECT_NE(&a, &InternShape(F32, {3, 2}));
+  EXPECT_NE(&a, &InternShape(S32, {2, 3}));
+  // Layouts tell apart shapes of one element type and dimensions.
+  Shape column_major = ShapeUtil::MakeShapeWithDenseLayout(F32, {2, 3}, {0, 1});
+  const Shape& interned = InternShape(column_major);
+  EXPECT_EQ(interned, column_major);
+  EXPECT_NE(interned, InternShape(VecF32({2, 3})));
+  Shape tuple = ShapeUtil::MakeTupleShape({VecF32({2}), ShapeUtil::MakeShape(S64, {2})});
+  EXPECT_EQ(&InternShape(tuple), &InternShape(tuple));
+  EXPECT_EQ(InternShape(tuple), tuple);
+  // Nodes and device data share them.
+  Value x = Leaf({1, 2});
+  Value y = MakeValue("neg", {x}, VecF32({2}));
+  EXPECT_EQ(&x.shape(), &y.shape());
+  EXPECT_EQ(&x.node->data()->shape(), &InternShape(F32, {2}));
+}
+
 TEST(LazyIrTest, GraphHashSeesSharedParameters) {
   Value x = Leaf({1, 2});
   Value y = Leaf({3, 4});

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/shape_util.h"
 
@@ -367,27 +369,22 @@ bool HasLowering(const std::string& op) {
 
 PostOrder ComputePostOrder(absl::Span<const Value> roots) {
   PostOrder order;
-  std::unordered_map<const Node*, bool> state;  // false: on the stack, true: done
-  std::unordered_map<const DeviceData*, int> parameter_index;
+  // The nodes seen (on the stack or done) and the leaves' data seen.
+  absl::flat_hash_set<const Node*> seen;
+  absl::flat_hash_set<const DeviceData*> parameters;
   std::vector<std::pair<const Node*, size_t>> stack;
   for (const Value& root : roots) {
-    if (state.count(root.node.get())) continue;
+    if (!seen.insert(root.node.get()).second) continue;
     stack.emplace_back(root.node.get(), 0);
-    state[root.node.get()] = false;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operands().size()) {
         const Node* operand = node->operands()[next++].node.get();
-        if (!state.count(operand)) {
-          state[operand] = false;
-          stack.emplace_back(operand, 0);
-        }
+        if (seen.insert(operand).second) stack.emplace_back(operand, 0);
         continue;
       }
-      state[node] = true;
       order.nodes.push_back(node);
-      if (node->data() != nullptr && !parameter_index.count(node->data().get())) {
-        parameter_index[node->data().get()] = static_cast<int>(order.parameters.size());
+      if (node->data() != nullptr && parameters.insert(node->data().get()).second) {
         order.parameters.push_back(node->data());
       }
       stack.pop_back();

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 
 #include "axle/core/shape_util.h"
@@ -22,7 +25,13 @@ bool DebugEnabled() {
   return enabled;
 }
 
-void Count(const char* op) { lazy::metrics::IncrementCounter(std::string("axle::") + op); }
+void Count(const char* op) {
+  // The counter's name per op string (the kernels pass literals), made once.
+  thread_local std::unordered_map<const char*, std::string> names;
+  auto it = names.find(op);
+  if (it == names.end()) it = names.emplace(op, std::string("axle::") + op).first;
+  lazy::metrics::IncrementCounter(it->second);
+}
 
 void Check(const absl::Status& status) {
   TORCH_CHECK(status.ok(), "axle: ", std::string(status.message()));
@@ -36,7 +45,55 @@ Ints Dims(const Value& v) {
   return Ints(d.begin(), d.end());
 }
 PrimitiveType TypeOf(const Value& v) { return v.shape().element_type(); }
-Shape MakeShape(PrimitiveType type, const Ints& dims) { return ShapeUtil::MakeShape(type, dims); }
+const Shape& MakeShape(PrimitiveType type, absl::Span<const int64_t> dims) {
+  return lazy::InternShape(type, dims);
+}
+const Shape& ShapeLike(const Value& v, PrimitiveType type) {
+  return lazy::InternShape(type, v.shape().dimensions());
+}
+
+namespace {
+
+template <typename T>
+Literal ScalarLiteralOf(const at::Scalar& s, PrimitiveType type) {
+  Literal literal(MakeShape(type, {}));
+  T value = s.to<T>();  // PyTorch's conversion (and its overflow check)
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::memcpy(literal.untyped_data(), &value, sizeof(T));
+  return literal;
+}
+
+// `s` as a host literal of `type`, as at::scalar_tensor converts it (without
+// making a CPU tensor).
+Literal ScalarLiteral(const at::Scalar& s, PrimitiveType type) {
+  switch (type) {
+    case F32:
+      return ScalarLiteralOf<float>(s, type);
+    case F64:
+      return ScalarLiteralOf<double>(s, type);
+    case F16:
+      return ScalarLiteralOf<c10::Half>(s, type);
+    case BF16:
+      return ScalarLiteralOf<c10::BFloat16>(s, type);
+    case S64:
+      return ScalarLiteralOf<int64_t>(s, type);
+    case S32:
+      return ScalarLiteralOf<int32_t>(s, type);
+    case S16:
+      return ScalarLiteralOf<int16_t>(s, type);
+    case S8:
+      return ScalarLiteralOf<int8_t>(s, type);
+    case U8:
+      return ScalarLiteralOf<uint8_t>(s, type);
+    case PRED:
+      return ScalarLiteralOf<bool>(s, type);
+    default:
+      return CpuTensorToLiteral(
+          at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type))));
+  }
+}
+
+}  // namespace
 
 // A scalar the graph takes as a parameter (its value may change from step
 // to step without a recompile), except the values 0 and 1, which are
@@ -45,8 +102,7 @@ Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
   double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
   if (!s.isComplex() && (d == 0 || d == 1))
     return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
-  at::Tensor t = at::scalar_tensor(s, at::TensorOptions().dtype(ToScalarType(type)));
-  auto data = std::make_shared<lazy::DeviceData>(CpuTensorToLiteral(t));
+  auto data = std::make_shared<lazy::DeviceData>(ScalarLiteral(s, type));
   return Value{Node::MakeDeviceData(std::move(data)), 0};
 }
 
@@ -56,18 +112,18 @@ Value Constant(double value, PrimitiveType type, const Ints& dims) {
 
 Value Convert(const Value& v, PrimitiveType type) {
   if (TypeOf(v) == type) return v;
-  return MakeValue("convert", {v}, MakeShape(type, Dims(v)));
+  return MakeValue("convert", {v}, ShapeLike(v, type));
 }
 
 Value Reshape(const Value& v, const Ints& dims) {
-  if (Dims(v) == dims) return v;
+  if (absl::MakeConstSpan(v.shape().dimensions()) == absl::MakeConstSpan(dims)) return v;
   return MakeValue("reshape", {v}, MakeShape(TypeOf(v), dims));
 }
 
 // NumPy broadcasting of `v` to `out`.
 Value BroadcastTo(const Value& v, const Ints& out) {
+  if (absl::MakeConstSpan(v.shape().dimensions()) == absl::MakeConstSpan(out)) return v;
   Ints dims = Dims(v);
-  if (dims == out) return v;
   TORCH_CHECK(dims.size() <= out.size(), "axle: cannot broadcast shape ", at::IntArrayRef(dims),
               " to ", at::IntArrayRef(out));
   size_t offset = out.size() - dims.size();
@@ -116,16 +172,16 @@ at::Tensor& Assign(at::Tensor& self, const Value& v) {
 }
 
 Value Elementwise(const char* op, const Value& a, const Value& b) {
-  return MakeValue(op, {a, b}, MakeShape(TypeOf(a), Dims(a)));
+  return MakeValue(op, {a, b}, ShapeLike(a, TypeOf(a)));
 }
 
-Value Unary(const char* op, const Value& a) {
-  return MakeValue(op, {a}, MakeShape(TypeOf(a), Dims(a)));
-}
+Value Unary(const char* op, const Value& a) { return MakeValue(op, {a}, ShapeLike(a, TypeOf(a))); }
 
 // `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
 Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
-  Ints out = ToInts(at::infer_size(Dims(a), Dims(b)));
+  const auto& da = a.shape().dimensions();
+  const auto& db = b.shape().dimensions();
+  Ints out = da == db ? da : ToInts(at::infer_size(da, db));
   Value va = BroadcastTo(Convert(a, compute), out);
   Value vb = BroadcastTo(Convert(b, compute), out);
   return Elementwise(op, va, vb);

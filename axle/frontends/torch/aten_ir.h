@@ -45,7 +45,10 @@ Ints ToInts(at::IntArrayRef a);
 Ints ToInts(c10::SymIntArrayRef a);
 Ints Dims(const Value& v);
 PrimitiveType TypeOf(const Value& v);
-Shape MakeShape(PrimitiveType type, const Ints& dims);
+// The interned array shape (lazy::InternShape): no copy per node.
+const Shape& MakeShape(PrimitiveType type, absl::Span<const int64_t> dims);
+// The shape of `v` with element type `type`.
+const Shape& ShapeLike(const Value& v, PrimitiveType type);
 inline bool Defined(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
 // A scalar the graph takes as a parameter (its value may change from step

@@ -21,14 +21,13 @@ AxleTensorImpl::AxleTensorImpl(std::shared_ptr<lazy::LazyTensor> tensor, at::Sca
 
 void AxleTensorImpl::RefreshSizes() {
   const auto& dims = tensor_->shape().dimensions();
-  std::vector<int64_t> sizes(dims.begin(), dims.end());
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (int64_t i = static_cast<int64_t>(sizes.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * std::max<int64_t>(sizes[i + 1], 1);
+  sizes_and_strides_.set_sizes(dims);
+  // Contiguous strides, innermost first.
+  int64_t stride = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    sizes_and_strides_.stride_at_unchecked(i) = stride;
+    stride *= std::max<int64_t>(dims[i], 1);
   }
-  sizes_and_strides_.set_sizes(sizes);
-  for (size_t i = 0; i < strides.size(); ++i)
-    sizes_and_strides_.stride_at_unchecked(i) = strides[i];
   refresh_numel();
   refresh_contiguous();
 }

@@ -53,6 +53,28 @@ TEST(TorchDeviceTest, ArithmeticMatchesCpu) {
   EXPECT_NEAR(x.sum().item<float>(), a.sum().item<float>(), 1e-4);
 }
 
+TEST(TorchDeviceTest, ScalarOperandsOfEachDtypeMatchCpu) {
+  // Scalars other than 0 and 1 are parameters of the graph, converted to the
+  // operation's dtype on the host.
+  at::Tensor a = at::randn({2, 3});
+  ExpectClose(a.to(kXla) * 2.5 + 0.3, a * 2.5 + 0.3);
+  at::Tensor d = a.to(at::kDouble);
+  ExpectClose(d.to(kXla) * 1.1 - 7, d * 1.1 - 7);
+  at::Tensor h = a.to(at::kHalf);
+  ExpectClose((h.to(kXla) * 2.5).to(at::kFloat), (h * 2.5).to(at::kFloat), 1e-2);
+  at::Tensor bf = a.to(at::kBFloat16);
+  ExpectClose((bf.to(kXla) * 3).to(at::kFloat), (bf * 3).to(at::kFloat), 1e-2);
+  for (at::ScalarType type : {at::kLong, at::kInt, at::kShort, at::kChar, at::kByte}) {
+    at::Tensor i = at::arange(6).reshape({2, 3}).to(type);
+    at::Tensor got = (i.to(kXla) * 3 + 7).cpu();
+    EXPECT_EQ(got.scalar_type(), type);
+    EXPECT_TRUE(at::equal(got, i * 3 + 7)) << type << "\n" << got;
+  }
+  // An integer tensor and a real scalar: the result is real.
+  at::Tensor i = at::arange(6).reshape({2, 3});
+  ExpectClose(i.to(kXla) * 0.5, i * 0.5);
+}
+
 TEST(TorchDeviceTest, CrossEntropyAndItsGradientMatchCpu) {
   at::Tensor logits = at::randn({6, 5});
   at::Tensor target = at::tensor({0, 4, 2, 2, -100, 1}, at::kLong);
