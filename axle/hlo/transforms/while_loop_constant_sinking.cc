@@ -98,6 +98,16 @@ absl::Status SinkElement(HloModule* module, HloComputation* computation, int64_t
   return absl::OkStatus();
 }
 
+// `value` seen through get-tuple-elements of tuples (while-loop-simplifier
+// narrows a loop's init into such a tuple of get-tuple-elements).
+const HloInstruction* ThroughTuples(const HloInstruction* value) {
+  while (value->opcode() == HloOpcode::kGetTupleElement &&
+         value->operand(0)->opcode() == HloOpcode::kTuple) {
+    value = value->operand(0)->operand(cast<HloGetTupleElementInstruction>(value)->tuple_index());
+  }
+  return value;
+}
+
 absl::StatusOr<bool> SinkConstants(HloModule* module, HloInstruction* loop) {
   const HloInstruction* init = loop->operand(0);
   HloComputation* body = loop->while_body();
@@ -111,7 +121,7 @@ absl::StatusOr<bool> SinkConstants(HloModule* module, HloInstruction* loop) {
   const HloInstruction* state = body->parameter_instruction(0);
   std::vector<int64_t> sunk;
   for (int64_t i = 0; i < init->operand_count() && i < root->operand_count(); ++i) {
-    const HloInstruction* value = init->operand(i);
+    const HloInstruction* value = ThroughTuples(init->operand(i));
     const auto* passed = dyn_cast<HloGetTupleElementInstruction>(root->operand(i));
     if (value->opcode() != HloOpcode::kConstant || !value->shape().IsArray() || passed == nullptr ||
         passed->operand(0) != state || passed->tuple_index() != i) {
@@ -136,8 +146,9 @@ absl::StatusOr<bool> SinkConstants(HloModule* module, HloInstruction* loop) {
     }
   }
   for (int64_t i : sunk) {
-    AXLE_RETURN_IF_ERROR(SinkElement(module, body, i, *init->operand(i), /*is_body=*/true));
-    AXLE_RETURN_IF_ERROR(SinkElement(module, condition, i, *init->operand(i), /*is_body=*/false));
+    const HloInstruction& constant = *ThroughTuples(init->operand(i));
+    AXLE_RETURN_IF_ERROR(SinkElement(module, body, i, constant, /*is_body=*/true));
+    AXLE_RETURN_IF_ERROR(SinkElement(module, condition, i, constant, /*is_body=*/false));
   }
   return true;
 }

@@ -95,6 +95,50 @@ TEST(WhileLoopConstantSinking, SharedBodyIsClonedAndWeightsSunk) {
   }
 }
 
+TEST(WhileLoopConstantSinking, InitThroughTupleOfGetTupleElements) {
+  // while-loop-simplifier narrows an init into gtes of the old tuple.
+  constexpr absl::string_view kNarrowedInit = R"(
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  h = f32[4] get-tuple-element(s), index=1
+  w = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  product = f32[4] multiply(h, w)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(next, product, w)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  w = f32[4] constant({0.5, 1, 1.5, 2})
+  old = (s32[], f32[4], f32[4]) tuple(zero, p, w)
+  g0 = s32[] get-tuple-element(old), index=0
+  g1 = f32[4] get-tuple-element(old), index=1
+  g2 = f32[4] get-tuple-element(old), index=2
+  init = (s32[], f32[4], f32[4]) tuple(g0, g1, g2)
+  l = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(l), index=1
+}
+)";
+  WhileLoopConstantSinking pass;
+  std::unique_ptr<HloModule> module = RunAndCompare(pass, kNarrowedInit);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* loop = Loops(*module).at(0);
+  for (const HloInstruction* instruction : loop->while_body()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kMultiply) {
+      EXPECT_EQ(instruction->operand(1)->opcode(), HloOpcode::kConstant);
+    }
+  }
+}
+
 TEST(WhileLoopConstantSinking, ChangedAndParameterElementsStay) {
   // The weights are updated by the body (w * h) or come from a parameter.
   for (absl::string_view text : {R"(
