@@ -151,6 +151,25 @@ ENTRY entry {
   ROOT out = f32[4] add(p, b)
 })";
 
+TEST(ShapedBufferMoveTest, MovedFromBufferIsReportedNotRead) {
+  ScopedShapedBuffer original = ToDevice(Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+  const void* address = original.buffer({1}).opaque();
+  ScopedShapedBuffer moved(std::move(original));
+  // The shape and the buffers change hands; nothing is copied or freed.
+  EXPECT_EQ(moved.buffer({1}).opaque(), address);
+  EXPECT_EQ(FromDevice(moved), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+  // The moved-from value has no shape and says so when used.
+  EXPECT_EQ(original.on_device_shape().element_type(), PRIMITIVE_TYPE_INVALID);  // NOLINT
+  absl::Status status = original.CheckValid("argument 0");                       // NOLINT
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("argument 0"));
+  EXPECT_THAT(status.message(), HasSubstr("moved away"));
+  // Assigned back, it is whole again.
+  original = std::move(moved);  // NOLINT
+  EXPECT_EQ(original.buffer({1}).opaque(), address);
+  EXPECT_EQ(FromDevice(original), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+}
+
 TEST(AliasingTest, DonatedInputIsUpdatedInPlace) {
   auto executable = CompileText(kIncrement);
   ScopedShapedBuffer argument = ToDevice(R1({1, 2, 3, 4}));
@@ -427,6 +446,7 @@ ENTRY e {
   std::vector<Literal> results(kThreads);
   std::vector<absl::Status> statuses(kThreads);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int iteration = 0; iteration < 4; ++iteration) {

@@ -31,15 +31,7 @@ ENTRY e {
   ROOT o = f32[2,4,32,64] dot(v, s), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={0,1}, rhs_contracting_dims={3}
 })";
 
-Literal Values(const Shape& shape, int seed) {
-  Literal literal(shape);
-  auto data = literal.data<float>();
-  for (size_t i = 0; i < data.size(); ++i) {
-    data[i] =
-        static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
-  }
-  return literal;
-}
+using testing::SeededF32Values;
 
 std::vector<const HloDotInstruction*> Dots(const HloModule& module) {
   std::vector<const HloDotInstruction*> dots;
@@ -90,7 +82,7 @@ TEST(DotOperandTransposeTest, AttentionOperandsAreTransposedAndAgree) {
   std::vector<Literal> arguments;
   arguments.reserve(3);
   for (int i = 0; i < 3; ++i) {
-    arguments.push_back(Values(ShapeUtil::MakeShape(F32, {2, 64, 4, 32}), i));
+    arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {2, 64, 4, 32}), i));
   }
   testing::ExpectCpuAgrees(kAttention, arguments, ErrorSpec(1e-4, 1e-4));
 }

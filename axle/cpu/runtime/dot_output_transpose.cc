@@ -77,16 +77,14 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* transp
   if (lhs_free == 0 || rhs_free == 0) return false;
   // A skinny result (few rows or columns) transposes cheaply, and its dot
   // runs on the small-row kernel only in its own orientation.
-  auto elements = [](const Shape& shape, absl::Span<const int64_t> dims) {
+  // The result's dims [begin, end) hold this many elements.
+  auto elements = [&](int64_t begin, int64_t end) {
     int64_t count = 1;
-    for (int64_t d : dims) count *= shape.dimensions(d);
+    for (int64_t d = begin; d < end; ++d) count *= dot->shape().dimensions(d);
     return count;
   };
-  std::vector<int64_t> lhs_free_dims(lhs_free), rhs_free_dims(rhs_free);
-  for (int64_t d = 0; d < lhs_free; ++d) lhs_free_dims[d] = batch + d;
-  for (int64_t d = 0; d < rhs_free; ++d) rhs_free_dims[d] = batch + lhs_free + d;
-  if (elements(dot->shape(), lhs_free_dims) < kMinFreeElements ||
-      elements(dot->shape(), rhs_free_dims) < kMinFreeElements) {
+  if (elements(batch, batch + lhs_free) < kMinFreeElements ||
+      elements(batch + lhs_free, batch + lhs_free + rhs_free) < kMinFreeElements) {
     return false;
   }
   const std::vector<int64_t> permutation = SwapPermutation(batch, lhs_free, rhs_free);

@@ -44,15 +44,7 @@ ENTRY e {
   ROOT t = f32[3,66,64] transpose(d), dimensions={0,2,1}
 })";
 
-Literal Values(const Shape& shape, int seed) {
-  Literal literal(shape);
-  auto data = literal.data<float>();
-  for (size_t i = 0; i < data.size(); ++i) {
-    data[i] =
-        static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
-  }
-  return literal;
-}
+using testing::SeededF32Values;
 
 int64_t Count(const HloModule& module, HloOpcode opcode) {
   int64_t count = 0;
@@ -77,9 +69,9 @@ TEST(DotOutputTransposeTest, WeightUpdateDotIsSwappedAndAgrees) {
     EXPECT_EQ(instruction->operand(1)->name(), "dy");
   }
   std::vector<Literal> arguments;
-  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {32, 72}), 0));
-  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {32, 80}), 1));
-  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {80, 72}), 2));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {32, 72}), 0));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {32, 80}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {80, 72}), 2));
   testing::ExpectCpuAgrees(kWeightUpdate, arguments, ErrorSpec(1e-5, 1e-5));
 }
 
@@ -96,8 +88,8 @@ TEST(DotOutputTransposeTest, BatchedDotIsSwappedAndAgrees) {
   EXPECT_EQ(numbers.lhs_contracting_dimensions(), (std::vector<int64_t>{1}));
   EXPECT_EQ(numbers.rhs_contracting_dimensions(), (std::vector<int64_t>{2}));
   std::vector<Literal> arguments;
-  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {3, 64, 5}), 0));
-  arguments.push_back(Values(ShapeUtil::MakeShape(F32, {3, 5, 66}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {3, 64, 5}), 0));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {3, 5, 66}), 1));
   testing::ExpectCpuAgrees(kBatched, arguments, ErrorSpec(1e-5, 1e-5));
 }
 

@@ -54,6 +54,17 @@ inline absl::StatusOr<Literal> RunOn(absl::string_view platform, absl::string_vi
   return RunExecutable(platform, *executable, arguments);
 }
 
+// f32 values in [-1, 1) that differ from element to element and by seed.
+inline Literal SeededF32Values(const Shape& shape, int seed) {
+  Literal literal(shape);
+  auto data = literal.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) {
+    data[i] =
+        static_cast<float>((static_cast<int64_t>(i) * 13 + int64_t{seed} * 7) % 23) / 11.f - 1.f;
+  }
+  return literal;
+}
+
 // The module gives the same values on `cpu` as on the interpreter.
 inline void ExpectCpuAgrees(absl::string_view text, const std::vector<Literal>& arguments,
                             const ErrorSpec& error = ErrorSpec(1e-5, 1e-5)) {
