@@ -151,21 +151,23 @@ ENTRY entry {
   ROOT out = f32[4] add(p, b)
 })";
 
-TEST(ShapedBufferMoveTest, MovedFromBufferIsReportedNotRead) {
+TEST(ShapedBufferMoveTest, MovedFromBufferKeepsItsShapeWithNullBuffers) {
   ScopedShapedBuffer original = ToDevice(Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+  const Shape shape = original.on_device_shape();
   const void* address = original.buffer({1}).opaque();
   ScopedShapedBuffer moved(std::move(original));
-  // The shape and the buffers change hands; nothing is copied or freed.
+  // The buffers change hands; nothing is copied or freed.
   EXPECT_EQ(moved.buffer({1}).opaque(), address);
   EXPECT_EQ(FromDevice(moved), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
-  // The moved-from value has no shape and says so when used.
-  EXPECT_EQ(original.on_device_shape().element_type(), PRIMITIVE_TYPE_INVALID);  // NOLINT
-  absl::Status status = original.CheckValid("argument 0");                       // NOLINT
+  // The moved-from value keeps its shape, has null buffers and says so.
+  EXPECT_EQ(original.on_device_shape(), shape);  // NOLINT(bugprone-use-after-move)
+  EXPECT_TRUE(original.buffer({1}).is_null());
+  absl::Status status = original.CheckValid("argument 0");
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("argument 0"));
-  EXPECT_THAT(status.message(), HasSubstr("moved away"));
+  EXPECT_THAT(status.message(), HasSubstr("is null"));
   // Assigned back, it is whole again.
-  original = std::move(moved);  // NOLINT
+  original = std::move(moved);
   EXPECT_EQ(original.buffer({1}).opaque(), address);
   EXPECT_EQ(FromDevice(original), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
 }

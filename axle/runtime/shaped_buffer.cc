@@ -32,26 +32,19 @@ ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
       device_ordinal_(device_ordinal),
       buffers_(on_device_shape_) {}
 
-// Moves are O(1), as XLA's: the shape and the buffer tree change hands and
-// the moved-from value is left with no shape (PRIMITIVE_TYPE_INVALID) and a
-// single null buffer, which CheckValid reports. Copying the shapes here
-// (and rebuilding a tree for the moved-from value) cost 2 deep shape copies
-// per move, several moves per run: half of a small program's run time.
 ShapedBuffer::ShapedBuffer(ShapedBuffer&& other) noexcept
-    : on_device_shape_(std::move(other.on_device_shape_)),
+    : on_device_shape_(other.on_device_shape_),
       device_ordinal_(other.device_ordinal_),
       buffers_(std::move(other.buffers_)) {
-  other.on_device_shape_ = Shape();
-  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
+  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
 }
 
 ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
   if (this != &other) {
-    on_device_shape_ = std::move(other.on_device_shape_);
+    on_device_shape_ = other.on_device_shape_;
     device_ordinal_ = other.device_ordinal_;
     buffers_ = std::move(other.buffers_);
-    other.on_device_shape_ = Shape();
-    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
+    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
   }
   return *this;
 }
@@ -59,10 +52,6 @@ ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
 void ShapedBuffer::clear() { buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_); }
 
 absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
-  if (on_device_shape_.element_type() == PRIMITIVE_TYPE_INVALID) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(what, ": the buffer was moved away (it has no shape any more)"));
-  }
   for (const auto& [index, buffer] : buffers_) {
     const Shape& shape = ShapeUtil::GetSubshape(on_device_shape_, index);
     int64_t needed = DeviceBufferSize(shape);
@@ -121,9 +110,8 @@ void ScopedShapedBuffer::set_buffer(se::OwningDeviceMemory buffer, const ShapeIn
 }
 
 ShapedBuffer ScopedShapedBuffer::release() {
-  // The buffers leave; this keeps its shape, with null buffers.
-  ShapedBuffer released(static_cast<ShapedBuffer&&>(*this));
-  on_device_shape_ = released.on_device_shape();
+  ShapedBuffer released(on_device_shape_, device_ordinal_);
+  released.buffers() = std::move(buffers_);
   buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_);
   return released;
 }
