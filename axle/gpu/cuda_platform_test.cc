@@ -96,7 +96,9 @@ TEST(CudaPlatformTest, LiteralsRoundTripThroughTheClient) {
 }
 
 TEST(CudaPlatformTest, TheOtherPlatformsStayUsable) {
-  ASSERT_FALSE(PlatformUtil::GetPlatform("cuda").ok());
+  // Whether or not the cuda lookup succeeds (it does on a GPU machine), the
+  // other platforms are still there.
+  (void)PlatformUtil::GetPlatform("cuda");
   absl::StatusOr<se::Platform*> interpreter = PlatformUtil::GetPlatform("interpreter");
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
   EXPECT_EQ((*interpreter)->Name(), "Interpreter");
