@@ -20,6 +20,7 @@
 #include "axle/core/literal_comparison.h"
 #include "axle/gpu/cuda_device.h"
 #include "axle/gpu/cuda_driver.h"
+#include "axle/gpu/gpu_compiler.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gmock/gmock.h"
@@ -93,6 +94,257 @@ Literal MakeInput(const Shape& shape, int seed) {
   return literal;
 }
 
+// The modules the device tests run (ModulesCompileWithoutADevice compiles
+// each for CUDA and runs those without CUDA custom calls on the interpreter
+// on any machine, so a broken test module shows without a GPU).
+constexpr char kElementwise[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  a = f32[1000] add(x, y)
+  e = f32[1000] exponential(a)
+  t = f32[1000] tanh(y)
+  ROOT m = f32[1000] multiply(e, t)
+})";
+
+constexpr char kIntegers[] = R"(
+HloModule m
+ENTRY e {
+  x = s32[7,33] parameter(0)
+  c = s32[33] constant({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33})
+  b = s32[7,33] broadcast(c), dimensions={1}
+  m = s32[7,33] multiply(x, b)
+  ROOT t = s32[33,7] transpose(m), dimensions={1,0}
+})";
+
+constexpr char kReductions[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[64,300] parameter(0)
+  z = f32[] constant(0)
+  l = f32[] constant(-inf)
+  rows = f32[64] reduce(x, z), dimensions={1}, to_apply=add
+  cols = f32[300] reduce(x, l), dimensions={0}, to_apply=max
+  all = f32[] reduce(x, z), dimensions={0,1}, to_apply=add
+  ROOT t = (f32[64], f32[300], f32[]) tuple(rows, cols, all)
+})";
+
+constexpr char kSoftmax[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[16,1024] parameter(0)
+  l = f32[] constant(-inf)
+  z = f32[] constant(0)
+  m = f32[16] reduce(x, l), dimensions={1}, to_apply=max
+  mb = f32[16,1024] broadcast(m), dimensions={0}
+  d = f32[16,1024] subtract(x, mb)
+  ex = f32[16,1024] exponential(d)
+  s = f32[16] reduce(ex, z), dimensions={1}, to_apply=add
+  sb = f32[16,1024] broadcast(s), dimensions={0}
+  ROOT r = f32[16,1024] divide(ex, sb)
+})";
+
+constexpr char kWhileSwap[] = R"(
+HloModule loop
+cond {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  a = f32[16] get-tuple-element(s), index=1
+  b = f32[16] get-tuple-element(s), index=2
+  ab = f32[16] add(a, b)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, ab, a)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[16] parameter(0)
+  y = f32[16] parameter(1)
+  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
+  ROOT w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
+})";
+
+constexpr char kWhileDataDependent[] = R"(
+HloModule loop
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  s = (f32[64], s32[]) parameter(0)
+  x = f32[64] get-tuple-element(s), index=0
+  z = f32[] constant(0)
+  sum = f32[] reduce(x, z), dimensions={0}, to_apply=add
+  bound = f32[] constant(100000)
+  ROOT lt = pred[] compare(sum, bound), direction=LT
+}
+body {
+  s = (f32[64], s32[]) parameter(0)
+  x = f32[64] get-tuple-element(s), index=0
+  two = f32[] constant(2)
+  b = f32[64] broadcast(two), dimensions={}
+  d = f32[64] multiply(x, b)
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  n1 = s32[] add(n, one)
+  ROOT t = (f32[64], s32[]) tuple(d, n1)
+}
+ENTRY e {
+  x = f32[64] parameter(0)
+  a = f32[64] abs(x)
+  one = f32[] constant(1)
+  ob = f32[64] broadcast(one), dimensions={}
+  p = f32[64] add(a, ob)
+  zero = s32[] constant(0)
+  t = (f32[64], s32[]) tuple(p, zero)
+  ROOT w = (f32[64], s32[]) while(t), condition=cond, body=body
+})";
+
+constexpr char kTuples[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[4,2] parameter(0)
+  p = (f32[3], s32[5]) parameter(1)
+  g = s32[5] get-tuple-element(p), index=1
+  b = f32[8] bitcast(x)
+  n = f32[8] negate(b)
+  c = f32[2] constant({7, 8})
+  r = u32[] replica-id()
+  inner = (f32[2], u32[]) tuple(c, r)
+  ROOT t = (f32[8], s32[5], f32[4,2], f32[8], (f32[2], u32[]), (f32[3], s32[5])) tuple(n, g, x, n, inner, p)
+})";
+
+constexpr char kCall[] = R"(
+HloModule m
+callee {
+  a = f32[32] parameter(0)
+  b = f32[32] parameter(1)
+  s = f32[32] subtract(a, b)
+  ROOT t = (f32[32], f32[32]) tuple(s, a)
+}
+ENTRY e {
+  x = f32[32] parameter(0)
+  y = f32[32] parameter(1)
+  c = (f32[32], f32[32]) call(x, y), to_apply=callee
+  g = f32[32] get-tuple-element(c), index=0
+  ROOT m = f32[32] multiply(g, y)
+})";
+
+constexpr char kMustAlias[] = R"(
+HloModule increment, input_output_alias={ {1}: (0, {}, must-alias) }
+ENTRY entry {
+  p = f32[8] parameter(0)
+  n = f32[8] negate(p)
+  c = f32[] constant(1)
+  b = f32[8] broadcast(c), dimensions={}
+  a = f32[8] add(p, b)
+  ROOT t = (f32[8], f32[8]) tuple(n, a)
+})";
+
+constexpr char kDot[] = R"(
+HloModule m
+ENTRY e {
+  a = f32[4,8] parameter(0)
+  b = f32[8,2] parameter(1)
+  ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+constexpr char kLogistic[] = R"(
+HloModule m
+ENTRY e {
+  p = f32[4096] parameter(0)
+  l = f32[4096] logistic(p)
+  ROOT r = f32[4096] multiply(l, p)
+})";
+
+constexpr char kConditional[] = R"(
+HloModule branches
+b0 {
+  p = f32[8] parameter(0)
+  ROOT n = f32[8] negate(p)
+}
+b1 {
+  p = f32[8] parameter(0)
+  ROOT e = f32[8] exponential(p)
+}
+b2 {
+  ROOT p = f32[8] parameter(0)
+}
+t {
+  p = f32[8] parameter(0)
+  c = f32[] constant(3)
+  b = f32[8] broadcast(c), dimensions={}
+  ROOT a = f32[8] add(p, b)
+}
+f {
+  ROOT p = f32[8] parameter(0)
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  x = f32[8] parameter(1)
+  q = pred[] parameter(2)
+  c = f32[8] conditional(i, x, x, x), branch_computations={b0, b1, b2}
+  d = f32[8] conditional(q, c, x), true_computation=t, false_computation=f
+  ROOT m = (f32[8], f32[8]) tuple(c, d)
+})";
+
+constexpr char kSwapCopy[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  y = f32[4] parameter(1)
+  s = f32[4] add(x, y)
+  c = (f32[4], f32[4]) custom-call(s, y), custom_call_target="axle_test_swap_copy"
+  a = f32[4] get-tuple-element(c), index=0
+  b = f32[4] get-tuple-element(c), index=1
+  ROOT m = f32[4] subtract(b, a)
+})";
+
+constexpr char kCopyOrFail[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  c = f32[4] custom-call(x), custom_call_target="axle_test_copy_or_fail", opaque="OPAQUE", api_version=API_VERSION_STATUS_RETURNING
+  ROOT n = f32[4] negate(c)
+})";
+
+constexpr char kIncrement[] = R"(
+HloModule increment, input_output_alias={ {}: 0 }
+ENTRY entry {
+  %p = f32[8] parameter(0)
+  %c = f32[] constant(1)
+  %b = f32[8] broadcast(%c), dimensions={}
+  ROOT %out = f32[8] add(%p, %b)
+})";
+
 class GpuExecutableTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -163,188 +415,91 @@ class GpuExecutableTest : public ::testing::Test {
   LocalClient* reference_ = nullptr;
 };
 
-TEST_F(GpuExecutableTest, Elementwise) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-ENTRY e {
-  x = f32[1000] parameter(0)
-  y = f32[1000] parameter(1)
-  a = f32[1000] add(x, y)
-  e = f32[1000] exponential(a)
-  t = f32[1000] tanh(y)
-  ROOT m = f32[1000] multiply(e, t)
-})");
+// Without a device: every module above compiles for CUDA (passes, thunks,
+// PTX), and those without CUDA custom calls or library ops run on the
+// interpreter, so the device tests' modules are known to be well formed.
+TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
+  struct Case {
+    const char* name;
+    const char* text;
+    bool compiles;        // for CUDA (the dot does not yet)
+    bool on_interpreter;  // runs there on lent arguments
+  };
+  const Case cases[] = {
+      {"elementwise", kElementwise, true, true},
+      {"integers", kIntegers, true, true},
+      {"reductions", kReductions, true, true},
+      {"softmax", kSoftmax, true, true},
+      {"while swap", kWhileSwap, true, true},
+      {"while data dependent", kWhileDataDependent, true, true},
+      {"tuples", kTuples, true, true},
+      {"call", kCall, true, true},
+      {"must alias", kMustAlias, true, false},  // needs a donated argument
+      {"dot", kDot, false, true},
+      {"logistic", kLogistic, true, true},
+      {"conditional", kConditional, true, true},
+      {"swap copy", kSwapCopy, true, false},
+      {"copy or fail", kCopyOrFail, true, false},
+      {"increment", kIncrement, true, true},
+  };
+  auto interpreter = PlatformUtil::GetPlatform("interpreter");
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  LocalClient* reference = *ClientLibrary::GetOrCreateLocalClient(*interpreter);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto module = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<GpuProgram> program = CompileGpuProgram(module->get());
+    if (c.compiles) {
+      EXPECT_TRUE(program.ok()) << program.status();
+    } else {
+      EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
+    }
+    if (!c.on_interpreter) continue;
+    auto parsed = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    auto executable = reference->Compile(std::move(parsed).value(), {});
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    std::vector<Literal> arguments;
+    for (const Shape& shape : (*executable)->executable()->parameter_shapes()) {
+      arguments.push_back(MakeInput(shape, 1));
+    }
+    std::vector<ScopedShapedBuffer> buffers;
+    std::vector<const ShapedBuffer*> pointers;
+    for (const Literal& argument : arguments) {
+      buffers.push_back(*reference->LiteralToShapedBuffer(argument, 0));
+    }
+    for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
+    auto result = (*executable)->Run(pointers, {});
+    EXPECT_TRUE(result.ok()) << result.status();
+  }
 }
 
+TEST_F(GpuExecutableTest, Elementwise) { ExpectMatchesInterpreter(kElementwise); }
+
 TEST_F(GpuExecutableTest, ElementwiseOfIntegersAndBroadcastsOfConstants) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-ENTRY e {
-  x = s32[7,33] parameter(0)
-  c = s32[33] constant({1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33})
-  b = s32[7,33] broadcast(c), dimensions={1}
-  m = s32[7,33] multiply(x, b)
-  ROOT t = s32[33,7] transpose(m), dimensions={1,0}
-})",
-                           ErrorSpec(0));
+  ExpectMatchesInterpreter(kIntegers, ErrorSpec(0));
 }
 
 TEST_F(GpuExecutableTest, RowAndColumnReductions) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-ENTRY e {
-  x = f32[64,300] parameter(0)
-  z = f32[] constant(0)
-  l = f32[] constant(-inf)
-  rows = f32[64] reduce(x, z), dimensions={1}, to_apply=add
-  cols = f32[300] reduce(x, l), dimensions={0}, to_apply=max
-  all = f32[] reduce(x, z), dimensions={0,1}, to_apply=add
-  ROOT t = (f32[64], f32[300], f32[]) tuple(rows, cols, all)
-})",
-                           ErrorSpec(1e-3, 1e-4));
+  ExpectMatchesInterpreter(kReductions, ErrorSpec(1e-3, 1e-4));
 }
 
-TEST_F(GpuExecutableTest, Softmax) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-ENTRY e {
-  x = f32[16,1024] parameter(0)
-  l = f32[] constant(-inf)
-  z = f32[] constant(0)
-  m = f32[16] reduce(x, l), dimensions={1}, to_apply=max
-  mb = f32[16,1024] broadcast(m), dimensions={0}
-  d = f32[16,1024] subtract(x, mb)
-  ex = f32[16,1024] exponential(d)
-  s = f32[16] reduce(ex, z), dimensions={1}, to_apply=add
-  sb = f32[16,1024] broadcast(s), dimensions={0}
-  ROOT r = f32[16,1024] divide(ex, sb)
-})",
-                           ErrorSpec(1e-5, 1e-4));
-}
+TEST_F(GpuExecutableTest, Softmax) { ExpectMatchesInterpreter(kSoftmax, ErrorSpec(1e-5, 1e-4)); }
 
 TEST_F(GpuExecutableTest, WhileLoopSwappingStateLeaves) {
   // Fibonacci-like: each iteration (a, b) <- (a + b, a); ten iterations.
-  ExpectMatchesInterpreter(R"(
-HloModule loop
-cond {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(10)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  a = f32[16] get-tuple-element(s), index=1
-  b = f32[16] get-tuple-element(s), index=2
-  ab = f32[16] add(a, b)
-  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, ab, a)
-}
-ENTRY e {
-  zero = s32[] constant(0)
-  x = f32[16] parameter(0)
-  y = f32[16] parameter(1)
-  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
-  ROOT w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
-})",
-                           ErrorSpec(1e-4, 1e-5));
+  ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5));
 }
 
 TEST_F(GpuExecutableTest, WhileLoopWithDataDependentTripCount) {
   // Doubles x until its sum exceeds the bound: the predicate is computed on
   // the device each iteration.
-  ExpectMatchesInterpreter(R"(
-HloModule loop
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-cond {
-  s = (f32[64], s32[]) parameter(0)
-  x = f32[64] get-tuple-element(s), index=0
-  z = f32[] constant(0)
-  sum = f32[] reduce(x, z), dimensions={0}, to_apply=add
-  bound = f32[] constant(100000)
-  ROOT lt = pred[] compare(sum, bound), direction=LT
-}
-body {
-  s = (f32[64], s32[]) parameter(0)
-  x = f32[64] get-tuple-element(s), index=0
-  two = f32[] constant(2)
-  b = f32[64] broadcast(two), dimensions={}
-  d = f32[64] multiply(x, b)
-  n = s32[] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  n1 = s32[] add(n, one)
-  ROOT t = (f32[64], s32[]) tuple(d, n1)
-}
-ENTRY e {
-  x = f32[64] parameter(0)
-  a = f32[64] abs(x)
-  one = f32[] constant(1)
-  ob = f32[64] broadcast(one), dimensions={}
-  p = f32[64] add(a, ob)
-  zero = s32[] constant(0)
-  t = (f32[64], s32[]) tuple(p, zero)
-  ROOT w = (f32[64], s32[]) while(t), condition=cond, body=body
-})",
-                           ErrorSpec(1e-3, 1e-5));
+  ExpectMatchesInterpreter(kWhileDataDependent, ErrorSpec(1e-3, 1e-5));
 }
 
 TEST_F(GpuExecutableTest, ConditionalOnIndexAndPred) {
-  const std::string text = R"(
-HloModule branches
-b0 {
-  p = f32[8] parameter(0)
-  ROOT n = f32[8] negate(p)
-}
-b1 {
-  p = f32[8] parameter(0)
-  ROOT e = f32[8] exponential(p)
-}
-b2 {
-  ROOT p = f32[8] parameter(0)
-}
-t {
-  p = f32[8] parameter(0)
-  c = f32[] constant(3)
-  b = f32[8] broadcast(c), dimensions={}
-  ROOT a = f32[8] add(p, b)
-}
-f {
-  ROOT p = f32[8] parameter(0)
-}
-ENTRY e {
-  i = s32[] parameter(0)
-  x = f32[8] parameter(1)
-  q = pred[] parameter(2)
-  c = f32[8] conditional(i, x, x, x), branch_computations={b0, b1, b2}
-  d = f32[8] conditional(q, c, x), true_computation=t, false_computation=f
-  ROOT m = (f32[8], f32[8]) tuple(c, d)
-})";
+  const std::string text = kConditional;
   const Shape f8 = ShapeUtil::MakeShape(F32, {8});
   for (int32_t index : {0, 1, 2, 7, -1}) {
     for (bool pred : {true, false}) {
@@ -359,48 +514,10 @@ ENTRY e {
 }
 
 TEST_F(GpuExecutableTest, TupleResultsWithParametersConstantsAndRepeatedLeaves) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-ENTRY e {
-  x = f32[4,2] parameter(0)
-  p = (f32[3], s32[5]) parameter(1)
-  g = s32[5] get-tuple-element(p), index=1
-  b = f32[8] bitcast(x)
-  n = f32[8] negate(b)
-  c = f32[2] constant({7, 8})
-  r = u32[] replica-id()
-  inner = (f32[2], u32[]) tuple(c, r)
-  ROOT t = (f32[8], s32[5], f32[4,2], f32[8], (f32[2], u32[]), (f32[3], s32[5])) tuple(n, g, x, n, inner, p)
-})",
-                           ErrorSpec(0));
+  ExpectMatchesInterpreter(kTuples, ErrorSpec(0));
 }
 
-TEST_F(GpuExecutableTest, CallsThatStayCallsRunInPlace) {
-  ExpectMatchesInterpreter(R"(
-HloModule m
-callee {
-  a = f32[32] parameter(0)
-  b = f32[32] parameter(1)
-  s = f32[32] subtract(a, b)
-  ROOT t = (f32[32], f32[32]) tuple(s, a)
-}
-ENTRY e {
-  x = f32[32] parameter(0)
-  y = f32[32] parameter(1)
-  c = (f32[32], f32[32]) call(x, y), to_apply=callee
-  g = f32[32] get-tuple-element(c), index=0
-  ROOT m = f32[32] multiply(g, y)
-})");
-}
-
-constexpr char kIncrement[] = R"(
-HloModule increment, input_output_alias={ {}: 0 }
-ENTRY entry {
-  %p = f32[8] parameter(0)
-  %c = f32[] constant(1)
-  %b = f32[8] broadcast(%c), dimensions={}
-  ROOT %out = f32[8] add(%p, %b)
-})";
+TEST_F(GpuExecutableTest, CallsThatStayCallsRunInPlace) { ExpectMatchesInterpreter(kCall); }
 
 TEST_F(GpuExecutableTest, DonatedInputIsUpdatedInPlace) {
   auto executable = CompileFor(client_, kIncrement);
@@ -435,16 +552,7 @@ TEST_F(GpuExecutableTest, LentInputOfAnAliasedOutputIsCopyProtected) {
 }
 
 TEST_F(GpuExecutableTest, MustAliasWithoutDonationIsAnError) {
-  auto executable = CompileFor(client_, R"(
-HloModule increment, input_output_alias={ {1}: (0, {}, must-alias) }
-ENTRY entry {
-  p = f32[8] parameter(0)
-  n = f32[8] negate(p)
-  c = f32[] constant(1)
-  b = f32[8] broadcast(c), dimensions={}
-  a = f32[8] add(p, b)
-  ROOT t = (f32[8], f32[8]) tuple(n, a)
-})");
+  auto executable = CompileFor(client_, kMustAlias);
   ASSERT_TRUE(executable.ok()) << executable.status();
   Literal value = MakeInput(ShapeUtil::MakeShape(F32, {8}), 3);
   ScopedShapedBuffer lent = *client_->LiteralToShapedBuffer(value, 0);
@@ -476,17 +584,7 @@ ENTRY entry {
 }
 
 TEST_F(GpuExecutableTest, CustomCallInXlasConventionOnTheRunsStream) {
-  const std::string text = R"(
-HloModule m
-ENTRY e {
-  x = f32[4] parameter(0)
-  y = f32[4] parameter(1)
-  s = f32[4] add(x, y)
-  c = (f32[4], f32[4]) custom-call(s, y), custom_call_target="axle_test_swap_copy"
-  a = f32[4] get-tuple-element(c), index=0
-  b = f32[4] get-tuple-element(c), index=1
-  ROOT m = f32[4] subtract(b, a)
-})";
+  const std::string text = kSwapCopy;
   auto executable = CompileFor(client_, text);
   ASSERT_TRUE(executable.ok()) << executable.status();
   Literal x = LiteralUtil::CreateR1<float>({1, 2, 3, 4});
@@ -501,13 +599,7 @@ ENTRY e {
 }
 
 TEST_F(GpuExecutableTest, StatusReturningCustomCallFailureIsTheRunsError) {
-  const std::string text = R"(
-HloModule m
-ENTRY e {
-  x = f32[4] parameter(0)
-  c = f32[4] custom-call(x), custom_call_target="axle_test_copy_or_fail", opaque="OPAQUE", api_version=API_VERSION_STATUS_RETURNING
-  ROOT n = f32[4] negate(c)
-})";
+  const std::string text = kCopyOrFail;
   Literal x = LiteralUtil::CreateR1<float>({1, 2, 3, 4});
   std::vector<Literal> arguments;
   arguments.push_back(x.Clone());
@@ -539,13 +631,7 @@ ENTRY e {
 }
 
 TEST_F(GpuExecutableTest, LibraryOpsAreUnimplementedNamingCuda) {
-  auto executable = CompileFor(client_, R"(
-HloModule m
-ENTRY e {
-  a = f32[4,8] parameter(0)
-  b = f32[8,2] parameter(1)
-  ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})");
+  auto executable = CompileFor(client_, kDot);
   ASSERT_FALSE(executable.ok());
   EXPECT_EQ(executable.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(executable.status().message(), HasSubstr("CUDA"));
@@ -553,13 +639,7 @@ ENTRY e {
 }
 
 TEST_F(GpuExecutableTest, ConcurrentRunsOfOneExecutable) {
-  auto executable = CompileFor(client_, R"(
-HloModule m
-ENTRY e {
-  p = f32[4096] parameter(0)
-  l = f32[4096] logistic(p)
-  ROOT r = f32[4096] multiply(l, p)
-})");
+  auto executable = CompileFor(client_, kLogistic);
   ASSERT_TRUE(executable.ok()) << executable.status();
   ScopedShapedBuffer argument =
       *client_->LiteralToShapedBuffer(MakeInput(ShapeUtil::MakeShape(F32, {4096}), 5), 0);
