@@ -378,6 +378,7 @@ class GpuExecutableTest : public ::testing::Test {
       if (!buffer.ok()) return buffer.status();
       buffers.push_back(std::move(buffer).value());
     }
+    pointers.reserve(buffers.size());
     for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
     auto result = executable.Run(pointers, {});
     if (!result.ok()) return result.status();
@@ -466,9 +467,11 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
     }
     std::vector<ScopedShapedBuffer> buffers;
     std::vector<const ShapedBuffer*> pointers;
+    buffers.reserve(arguments.size());
     for (const Literal& argument : arguments) {
       buffers.push_back(*reference->LiteralToShapedBuffer(argument, 0));
     }
+    pointers.reserve(buffers.size());
     for (const ScopedShapedBuffer& buffer : buffers) pointers.push_back(&buffer);
     auto result = (*executable)->Run(pointers, {});
     EXPECT_TRUE(result.ok()) << result.status();
@@ -649,6 +652,7 @@ TEST_F(GpuExecutableTest, ConcurrentRunsOfOneExecutable) {
   std::vector<Literal> results(8);
   std::vector<std::string> errors(8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 4; ++k) {

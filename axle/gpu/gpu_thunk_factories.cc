@@ -43,8 +43,10 @@ bool IsGpuLibraryOp(const HloInstruction& instruction) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction& instruction,
-                                                           GpuThunkValues values) {
+// `values` is taken by value: the thunks move it in.
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(
+    const HloInstruction& instruction,
+    GpuThunkValues values) {  // NOLINT(performance-unnecessary-value-param)
   (void)values;
   switch (instruction.opcode()) {
     case HloOpcode::kDot:

@@ -148,7 +148,7 @@ GpuSequenceThunk::GpuSequenceThunk(std::string name, GpuThunkSequence sequence)
 GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                              GpuThunkSequence condition, int64_t predicate, GpuThunkSequence body)
     : GpuThunk(name),
-      init_(name, std::move(init)),
+      init_(std::move(name), std::move(init)),
       condition_(std::move(condition)),
       predicate_(predicate),
       body_(std::move(body)) {
