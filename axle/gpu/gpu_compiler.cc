@@ -1,10 +1,13 @@
 //===- gpu_compiler.cc - HLO modules compiled for a CUDA device ------------===//
 #include "axle/gpu/gpu_compiler.h"
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
@@ -141,10 +144,19 @@ class GpuCompiler : public Compiler {
     ptx.arch = device_.compute_capability_major() >= 9 ? "sm_90" : device_.ArchName();
     AXLE_ASSIGN_OR_RETURN(GpuProgram program,
                           CompileGpuProgram(module.get(), ptx, options.run_backend_only()));
+    const std::string name = module->name();
     AXLE_ASSIGN_OR_RETURN(
         std::unique_ptr<GpuExecutable> executable,
         GpuExecutable::Create(std::shared_ptr<const HloModule>(std::move(module)), platform_,
                               device_, allocator_, std::move(program)));
+    // With AXLE_DUMP_TO: the thunks and the arena's layout.
+    if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
+      const std::string path = absl::StrCat(dir, "/", name, ".gpu-program.txt");
+      std::ofstream out(path);
+      out << GpuProgramToString(executable->program())
+          << executable->buffer_assignment().ToString();
+      if (!out) std::fprintf(stderr, "axle: warning: cannot write %s\n", path.c_str());
+    }
     return std::unique_ptr<Executable>(std::move(executable));
   }
 

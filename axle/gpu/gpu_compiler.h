@@ -21,6 +21,11 @@
 // library op: gpu_thunk_factories.h) is wrapped into a one-op loop fusion,
 // in the entry and in every computation control flow runs, and dce.
 //
+// With AXLE_DUMP_TO set, the pipeline's dumps, each kernel's IR and PTX
+// (ptx_compiler.h; only when compiled, not for a cache hit), and
+// <module>.gpu-program.txt (the thunks with the values they read and
+// write, then the arena's buffer assignment) are written there.
+//
 // Kernels are cached per process by the fused computation's structure
 // (CompileLoopFusionCached): a module compiled again, or another with the
 // same fusions, compiles no PTX.
