@@ -206,6 +206,7 @@ absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& instruction) {
     s.kernel_stride = k_strides[dn.kernel_spatial_dimensions(i)];
     s.stride = w.stride();
     s.padding_low = w.padding_low();
+    s.padding_high = w.padding_high();
     s.base_dilation = w.base_dilation();
     s.window_dilation = w.window_dilation();
     s.reversal = w.window_reversal();
@@ -525,6 +526,78 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   kernel.block = options.block_size;
   kernel.grid = (plan.out_elements + options.block_size - 1) / options.block_size;
   kernel.num_parameters = 2;
+  kernel.num_outputs = 1;
+  return kernel;
+}
+
+absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
+                                                 absl::string_view kernel_name,
+                                                 const PtxOptions& options) {
+  if (plan.spatial.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", plan.instruction,
+                                                   ": a KRSC filter needs 2 spatial dimensions"));
+  }
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
+  AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
+  llvm::IRBuilder<> b(context);
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy()}, false);
+  llvm::Function* function = llvm::Function::Create(
+      type, llvm::Function::ExternalLinkage, llvm::Twine(std::string(kernel_name)), module.get());
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < 2; ++i) {
+    function->getArg(i)->addAttr(llvm::Attribute::NoAlias);
+  }
+  function->getArg(0)->addAttr(llvm::Attribute::ReadOnly);
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", options.block_size}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(b.getInt32(value))}));
+  }
+  auto* entry = llvm::BasicBlock::Create(context, "entry", function);
+  auto* body = llvm::BasicBlock::Create(context, "element", function);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", function);
+  b.SetInsertPoint(entry);
+  auto special = [&](llvm::Intrinsic::ID id) {
+    return b.CreateZExt(b.CreateIntrinsic(b.getInt32Ty(), id, {}), b.getInt64Ty());
+  };
+  llvm::Value* linear =
+      b.CreateAdd(b.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                              special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                  special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  b.CreateCondBr(b.CreateICmpULT(linear, b.getInt64(plan.rhs_elements)), body, exit);
+  b.SetInsertPoint(body);
+  const int64_t c = plan.input_features_per_group;
+  const int64_t s = plan.spatial[1].window_size;
+  const int64_t r = plan.spatial[0].window_size;
+  llvm::Value* ci = b.CreateURem(linear, b.getInt64(c));
+  llvm::Value* si = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c)), b.getInt64(s));
+  llvm::Value* ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c * s)), b.getInt64(r));
+  llvm::Value* ki = b.CreateUDiv(linear, b.getInt64(c * s * r));
+  llvm::Value* source =
+      b.CreateAdd(b.CreateAdd(b.CreateMul(ki, b.getInt64(plan.kernel_out_feature_stride)),
+                              b.CreateMul(ci, b.getInt64(plan.kernel_in_feature_stride))),
+                  b.CreateAdd(b.CreateMul(ri, b.getInt64(plan.spatial[0].kernel_stride)),
+                              b.CreateMul(si, b.getInt64(plan.spatial[1].kernel_stride))));
+  // The element's bits, whatever its type.
+  llvm::Type* element = b.getIntNTy(8 * pu::ByteWidth(plan.rhs_type));
+  llvm::Value* value =
+      b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
+  b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
+  b.CreateBr(exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+
+  PtxKernel kernel;
+  kernel.name = std::string(kernel_name);
+  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
+                                                            &kernel.unoptimized_ir));
+  kernel.output_elements = plan.rhs_elements;
+  kernel.block = options.block_size;
+  kernel.grid = (plan.rhs_elements + options.block_size - 1) / options.block_size;
+  kernel.num_parameters = 1;
   kernel.num_outputs = 1;
   return kernel;
 }

@@ -58,6 +58,7 @@ struct ConvSpatialPlan {
   int64_t kernel_stride = 0;
   int64_t stride = 1;
   int64_t padding_low = 0;
+  int64_t padding_high = 0;
   int64_t base_dilation = 1;
   int64_t window_dilation = 1;
   bool reversal = false;
@@ -112,6 +113,14 @@ std::vector<double> RunConvPlanOnHost(const ConvPlan& plan, absl::Span<const dou
 absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
                                                   absl::string_view kernel_name,
                                                   const PtxOptions& options = PtxOptions());
+
+// A kernel `kernel_name(ptr rhs, ptr out)` that copies the plan's 2-D
+// kernel (rhs) into KRSC order (output feature, spatial 0, spatial 1, input
+// feature; dense), what cuDNN's NHWC filters are; one thread per element.
+// InvalidArgument unless the plan has 2 spatial dimensions.
+absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
+                                                 absl::string_view kernel_name,
+                                                 const PtxOptions& options = PtxOptions());
 
 }  // namespace axle::gpu
 

@@ -11,11 +11,15 @@
 //     a message, without one).
 //
 //===----------------------------------------------------------------------===//
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal.h"
@@ -26,6 +30,7 @@
 #include "axle/gpu/convolution_thunk.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
+#include "axle/gpu/cudnn_convolution.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -93,7 +98,31 @@ const ConvCase kCases[] = {
      "window={size=3x2 stride=2x2 pad=0_1x0_1}, dim_labels=bf01_oi01->bf01"},
     {"many_blocks", "f32[4,16,16,16]", "f32[3,3,16,32]", "f32[4,16,16,32]",
      "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"},
+    {"nchw_kcrs_symmetric", "f32[2,3,7,6]", "f32[4,3,3,3]", "f32[2,4,4,4]",
+     "window={size=3x3 stride=2x1 pad=1_1x1_1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"},
+    {"nhwc_krsc_filter", "f32[1,6,6,4]", "f32[8,3,3,4]", "f32[1,6,6,8]",
+     "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f"},
+    {"true_convolution", "f32[1,5,5,2]", "f32[3,3,2,2]", "f32[1,5,5,2]",
+     "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f"},
 };
+
+// The cases cudnn_convolution.h takes (the others run Axle's kernel).
+bool CudnnTakes(absl::string_view name) {
+  for (absl::string_view taken : {"nhwc_3x3_same", "feature_groups", "depthwise_strided", "layouts",
+                                  "permuted_dim_labels", "f16", "bf16_groups", "many_blocks",
+                                  "nchw_kcrs_symmetric", "nhwc_krsc_filter", "true_convolution"}) {
+    if (name == taken) return true;
+  }
+  return false;
+}
+
+const ConvCase& CaseNamed(absl::string_view name) {
+  for (const ConvCase& c : kCases) {
+    if (name == c.name) return c;
+  }
+  CHECK(false) << "no case " << name;
+  return kCases[0];
+}
 
 std::string ModuleText(const ConvCase& c) {
   return absl::StrCat("HloModule ", c.name, "\nENTRY e {\n  lhs = ", c.lhs,
@@ -216,6 +245,74 @@ TEST_P(ConvolutionPlanTest, PtxassAcceptsTheKernel) {
   EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status() << "\n" << kernel->ptx;
 }
 
+TEST_P(ConvolutionPlanTest, CudnnTakesWhatItShould) {
+  const ConvCase& c = GetParam();
+  auto module = ParseAndReturnUnverifiedModule(ModuleText(c));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<ConvPlan> plan = MakeConvPlan(*(*module)->entry_computation()->root_instruction());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<CudnnConvConfig> config = CudnnConvConfigFor(*plan);
+  EXPECT_EQ(config.ok(), CudnnTakes(c.name)) << c.name << ": " << config.status();
+  if (!config.ok()) {
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(config.status().message(), HasSubstr("convolution conv:"));
+    return;
+  }
+  EXPECT_GE(config->scratch_bytes(), config->workspace_limit);
+  if (config->relayout_filter && PtxasPath().ok()) {
+    absl::StatusOr<PtxKernel> relayout = CompileFilterToKrscPtx(*plan, "relayout");
+    ASSERT_TRUE(relayout.ok()) << relayout.status();
+    absl::StatusOr<std::string> cubin = AssemblePtx(relayout->ptx, "sm_90");
+    EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status();
+  }
+}
+
+absl::StatusOr<CudnnConvConfig> ConfigOf(absl::string_view name) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                        ParseAndReturnUnverifiedModule(ModuleText(CaseNamed(name))));
+  AXLE_ASSIGN_OR_RETURN(ConvPlan plan,
+                        MakeConvPlan(*module->entry_computation()->root_instruction()));
+  return CudnnConvConfigFor(plan);
+}
+
+TEST(CudnnConvConfigTest, DescribesNchwAndNhwcConvolutions) {
+  absl::StatusOr<CudnnConvConfig> nchw = ConfigOf("nchw_kcrs_symmetric");
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  EXPECT_EQ(nchw->x_dims, (std::array<int, 4>{2, 3, 7, 6}));
+  EXPECT_EQ(nchw->x_strides, (std::array<int, 4>{126, 42, 6, 1}));
+  EXPECT_EQ(nchw->y_dims, (std::array<int, 4>{2, 4, 4, 4}));
+  EXPECT_EQ(nchw->w_dims, (std::array<int, 4>{4, 3, 3, 3}));
+  EXPECT_FALSE(nchw->filter_nhwc);
+  EXPECT_FALSE(nchw->relayout_filter);
+  EXPECT_EQ(nchw->padding, (std::array<int, 2>{1, 1}));
+  EXPECT_EQ(nchw->strides, (std::array<int, 2>{2, 1}));
+  EXPECT_EQ(nchw->dilations, (std::array<int, 2>{1, 2}));
+  EXPECT_TRUE(nchw->cross_correlation);
+  EXPECT_EQ(nchw->groups, 1);
+  EXPECT_EQ(nchw->workspace_limit, 4 << 20);
+
+  absl::StatusOr<CudnnConvConfig> nhwc = ConfigOf("nhwc_krsc_filter");
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+  EXPECT_EQ(nhwc->x_strides, (std::array<int, 4>{144, 1, 24, 4}));
+  EXPECT_TRUE(nhwc->filter_nhwc);
+  EXPECT_FALSE(nhwc->relayout_filter);
+
+  absl::StatusOr<CudnnConvConfig> hwio = ConfigOf("nhwc_3x3_same");
+  ASSERT_TRUE(hwio.ok()) << hwio.status();
+  EXPECT_TRUE(hwio->relayout_filter);
+  EXPECT_EQ(hwio->filter_bytes, 3 * 3 * 3 * 4 * 4);
+  EXPECT_EQ(hwio->workspace_offset(), 512);
+
+  absl::StatusOr<CudnnConvConfig> reversed = ConfigOf("true_convolution");
+  ASSERT_TRUE(reversed.ok()) << reversed.status();
+  EXPECT_FALSE(reversed->cross_correlation);
+
+  absl::StatusOr<CudnnConvConfig> grouped = ConfigOf("depthwise_strided");
+  ASSERT_TRUE(grouped.ok()) << grouped.status();
+  EXPECT_EQ(grouped->groups, 4);
+  EXPECT_EQ(grouped->w_dims, (std::array<int, 4>{8, 1, 3, 3}));
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionPlanTest, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return std::string(info.param.name);
@@ -255,7 +352,8 @@ ENTRY e {
 }
 
 // On a GPU: the thunk on device buffers against the interpreter.
-class ConvolutionDeviceTest : public ::testing::TestWithParam<ConvCase> {
+class ConvolutionDeviceTest
+    : public ::testing::TestWithParam<std::tuple<ConvCase, ConvolutionBackend>> {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
@@ -277,16 +375,26 @@ class ConvolutionDeviceTest : public ::testing::TestWithParam<ConvCase> {
 };
 
 TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
-  const ConvCase& c = GetParam();
+  const ConvCase& c = std::get<0>(GetParam());
+  const ConvolutionBackend backend = std::get<1>(GetParam());
   absl::StatusOr<Evaluated> e = Evaluate(c);
   ASSERT_TRUE(e.ok()) << e.status();
   const HloInstruction& conv = *e->module->entry_computation()->root_instruction();
   PtxOptions options;
   if (device_->compute_capability_major() < 9) options.arch = device_->ArchName();
-  absl::StatusOr<std::unique_ptr<GpuThunk>> thunk =
-      MakeConvolutionThunk(conv, {{0, 1}, {2}}, options);
+  absl::StatusOr<std::unique_ptr<ConvolutionThunk>> thunk =
+      MakeConvolutionThunkWithBackend(conv, {{0, 1}, {2}}, backend, options);
   ASSERT_TRUE(thunk.ok()) << thunk.status();
-  ASSERT_TRUE((*thunk)->Initialize(*device_).ok());
+  absl::Status initialized = (*thunk)->Initialize(*device_);
+  ASSERT_TRUE(initialized.ok()) << initialized;
+  if (backend == ConvolutionBackend::kAuto && CudnnTakes(c.name)) {
+    if (absl::StrContains((*thunk)->cudnn_fallback_reason(), "unavailable")) {
+      GTEST_SKIP() << (*thunk)->cudnn_fallback_reason();
+    }
+    EXPECT_TRUE((*thunk)->uses_cudnn()) << c.name << ": " << (*thunk)->cudnn_fallback_reason();
+  } else {
+    EXPECT_FALSE((*thunk)->uses_cudnn());
+  }
 
   std::vector<ScopedShapedBuffer> buffers;
   std::vector<se::DeviceMemoryBase> memory;
@@ -301,6 +409,14 @@ TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
     buffers.push_back(*std::move(buffer));
   }
   GpuThunkContext context;
+  std::optional<ScopedShapedBuffer> scratch;
+  if ((*thunk)->scratch_bytes() > 0) {
+    auto buffer = AllocateCudaShapedBuffer(ShapeUtil::MakeShape(U8, {(*thunk)->scratch_bytes()}),
+                                           allocator_.get(), stream_.get());
+    ASSERT_TRUE(buffer.ok()) << buffer.status();
+    scratch = *std::move(buffer);
+    context.scratch = scratch->root_buffer();
+  }
   context.device = device_.get();
   context.stream = stream_.get();
   context.buffers = memory;
@@ -314,10 +430,15 @@ TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
   EXPECT_TRUE(near.ok()) << c.name << ": " << near << "\n" << ModuleText(c);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionDeviceTest, ::testing::ValuesIn(kCases),
-                         [](const ::testing::TestParamInfo<ConvCase>& info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConvolutionDeviceTest,
+    ::testing::Combine(::testing::ValuesIn(kCases),
+                       ::testing::Values(ConvolutionBackend::kKernel, ConvolutionBackend::kAuto)),
+    [](const ::testing::TestParamInfo<std::tuple<ConvCase, ConvolutionBackend>>& info) {
+      return absl::StrCat(
+          std::get<0>(info.param).name,
+          std::get<1>(info.param) == ConvolutionBackend::kKernel ? "_kernel" : "_auto");
+    });
 
 }  // namespace
 }  // namespace axle::gpu
