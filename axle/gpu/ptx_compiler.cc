@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/ptx_kernel_emitter.h"
+#include "axle/gpu/ptx_module.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
@@ -218,6 +219,68 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
   result.num_parameters = fusion.num_parameters();
   result.num_outputs = static_cast<int64_t>(outputs.size());
   return result;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> NewNvptxModule(absl::string_view name,
+                                                             llvm::LLVMContext& context,
+                                                             const PtxOptions& options) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        MakeTargetMachine(options.arch));
+  auto module = std::make_unique<llvm::Module>(std::string(name), context);
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(machine->createDataLayout());
+  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  return module;
+}
+
+void MarkKernel(llvm::Function* function, int max_threads) {
+  llvm::Module* module = function->getParent();
+  llvm::LLVMContext& context = module->getContext();
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", max_threads}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(
+                      llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), value))}));
+  }
+}
+
+absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,
+                                               const PtxOptions& options) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        MakeTargetMachine(options.arch));
+  std::string unoptimized_ir;
+  const char* dump_to = std::getenv("AXLE_DUMP_TO");
+  const bool dump = dump_to != nullptr && *dump_to != '\0';
+  if (dump) {
+    llvm::raw_string_ostream ir_stream(unoptimized_ir);
+    module->print(ir_stream, nullptr);
+  }
+  if (CallsLibdevice(*module)) {
+    std::string path = options.libdevice_path;
+    if (path.empty()) {
+      AXLE_ASSIGN_OR_RETURN(path, LibdevicePath());
+    }
+    AXLE_RETURN_IF_ERROR(LinkLibdevice(module, path));
+  }
+  std::string errors;
+  llvm::raw_string_ostream error_stream(errors);
+  if (llvm::verifyModule(*module, &error_stream)) {
+    return absl::InternalError(
+        absl::StrCat("CUDA codegen: invalid LLVM IR for ", name, ": ", error_stream.str()));
+  }
+  Optimize(module, machine.get());
+  if (dump) {
+    std::string optimized_ir;
+    llvm::raw_string_ostream optimized_stream(optimized_ir);
+    module->print(optimized_stream, nullptr);
+    Dump(name, ".ll", unoptimized_ir);
+    Dump(name, ".opt.ll", optimized_stream.str());
+  }
+  AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module, machine.get()));
+  Dump(name, ".ptx", ptx);
+  return ptx;
 }
 
 }  // namespace axle::gpu
