@@ -230,6 +230,32 @@ absl::Status PrepareNvptxModule(llvm::Module* module, const PtxOptions& options)
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<llvm::Module>> NewNvptxModule(absl::string_view name,
+                                                             llvm::LLVMContext& context,
+                                                             const PtxOptions& options) {
+  auto module = std::make_unique<llvm::Module>(std::string(name), context);
+  AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
+  return module;
+}
+
+void MarkKernel(llvm::Function* function, int max_threads) {
+  llvm::Module* module = function->getParent();
+  llvm::LLVMContext& context = module->getContext();
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", max_threads}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(
+                      llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), value))}));
+  }
+}
+
+absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,
+                                               const PtxOptions& options) {
+  return CompileNvptxModuleToPtx(module, name, options, nullptr);
+}
+
 absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
                                                     absl::string_view kernel_name,
                                                     const PtxOptions& options,
