@@ -23,9 +23,9 @@ absl::StatusOr<void*> Open(const std::string& library, const char* variable) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
     const char* error = dlerror();
-    return absl::UnavailableError(absl::StrCat(
-        "cuBLAS unavailable: ", library, " not found (",
-        error != nullptr ? error : "dlopen failed", "); ", variable, " names another path"));
+    return absl::UnavailableError(absl::StrCat("cuBLAS unavailable: ", library, " not found (",
+                                               error != nullptr ? error : "dlopen failed", "); ",
+                                               variable, " names another path"));
   }
   return handle;
 }
@@ -62,10 +62,12 @@ absl::StatusOr<const CublasLibrary*> CublasLibrary::Load() {
   // Kept for the process, as the handles made from it.
   auto* library = new CublasLibrary();
   std::string missing;
-#define AXLE_CUBLAS_RESOLVE(member, symbol, type) Resolve(*blas, path, symbol, library->member, missing);
+#define AXLE_CUBLAS_RESOLVE(member, symbol, type) \
+  Resolve(*blas, path, symbol, library->member, missing);
   AXLE_CUBLAS_FUNCTIONS(AXLE_CUBLAS_RESOLVE)
 #undef AXLE_CUBLAS_RESOLVE
-#define AXLE_CUBLASLT_RESOLVE(member, symbol, type) Resolve(*lt, lt_path, symbol, library->member, missing);
+#define AXLE_CUBLASLT_RESOLVE(member, symbol, type) \
+  Resolve(*lt, lt_path, symbol, library->member, missing);
   AXLE_CUBLASLT_FUNCTIONS(AXLE_CUBLASLT_RESOLVE)
 #undef AXLE_CUBLASLT_RESOLVE
   if (!missing.empty()) {
@@ -122,8 +124,10 @@ absl::StatusOr<CublasHandle*> CublasHandle::ForDevice(const CudaDevice& device) 
 
 CublasHandle::~CublasHandle() { library_.cublasDestroy(handle_); }
 
-absl::StatusOr<std::unique_ptr<CublasHandle::Lock>> CublasHandle::Acquire(
-    CUstream stream, CUdeviceptr workspace, size_t workspace_bytes, cublasMath_t math) {
+absl::StatusOr<std::unique_ptr<CublasHandle::Lock>> CublasHandle::Acquire(CUstream stream,
+                                                                          CUdeviceptr workspace,
+                                                                          size_t workspace_bytes,
+                                                                          cublasMath_t math) {
   auto lock = std::unique_ptr<Lock>(new Lock(*this));
   // cudaStream_t and CUstream are the same type.
   if (absl::Status status =

@@ -67,8 +67,7 @@ namespace axle::gpu {
                        int))
 
 // The cuBLASLt functions (for the epilogue dots to come; the version today).
-#define AXLE_CUBLASLT_FUNCTIONS(X) \
-  X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
+#define AXLE_CUBLASLT_FUNCTIONS(X) X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
 
 class CublasLibrary {
  public:

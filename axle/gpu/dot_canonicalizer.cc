@@ -49,8 +49,8 @@ HloInstruction* ToMatrix(HloInstruction* operand, const std::vector<int64_t>& or
   std::vector<int64_t> dims = batch_sizes;
   dims.push_back(rows);
   dims.push_back(cols);
-  const Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(
-      operand->shape().element_type(), dims);
+  const Shape shape =
+      ShapeUtil::MakeShapeWithDescendingLayout(operand->shape().element_type(), dims);
   if (!SameShapeAndLayout(value->shape(), shape)) value = MakeReshape(value, shape);
   return value;
 }
@@ -68,10 +68,8 @@ absl::StatusOr<HloInstruction*> Canonicalize(HloInstruction* dot) {
     return PassUnimplemented("gpu-dot-canonicalizer", *dot,
                              "unpaired batch or contracting dimensions");
   }
-  const std::vector<int64_t> lhs_free =
-      FreeDims(lhs->shape().rank(), lhs_batch, lhs_contracting);
-  const std::vector<int64_t> rhs_free =
-      FreeDims(rhs->shape().rank(), rhs_batch, rhs_contracting);
+  const std::vector<int64_t> lhs_free = FreeDims(lhs->shape().rank(), lhs_batch, lhs_contracting);
+  const std::vector<int64_t> rhs_free = FreeDims(rhs->shape().rank(), rhs_batch, rhs_contracting);
   std::vector<int64_t> batch_sizes;
   batch_sizes.reserve(lhs_batch.size());
   for (int64_t d : lhs_batch) batch_sizes.push_back(lhs->shape().dimensions(d));
@@ -88,8 +86,7 @@ absl::StatusOr<HloInstruction*> Canonicalize(HloInstruction* dot) {
   dims.push_back(n);
   const auto batch_rank = static_cast<int64_t>(batch_sizes.size());
   auto canonical = std::make_unique<HloDotInstruction>(
-      HloOpcode::kDot,
-      ShapeUtil::MakeShapeWithDescendingLayout(dot->shape().element_type(), dims),
+      HloOpcode::kDot, ShapeUtil::MakeShapeWithDescendingLayout(dot->shape().element_type(), dims),
       std::vector<HloInstruction*>{new_lhs, new_rhs});
   DotAttrs& attrs = *canonical->mutable_attrs();
   attrs.precision_config = original->precision_config();

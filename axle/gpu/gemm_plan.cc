@@ -95,8 +95,7 @@ std::vector<int64_t> Iota(int64_t from, int64_t count) {
 }
 
 absl::Status Unsupported(const HloInstruction& dot, absl::string_view why) {
-  return absl::UnimplementedError(
-      absl::StrCat("cuBLAS GEMM: ", why, " (dot %", dot.name(), ")"));
+  return absl::UnimplementedError(absl::StrCat("cuBLAS GEMM: ", why, " (dot %", dot.name(), ")"));
 }
 
 // The accumulation of a dot of these types, or nullopt.
@@ -153,13 +152,12 @@ std::vector<int64_t> PhysicalStrides(const Shape& shape) {
 }
 
 std::string GemmPlan::ToString() const {
-  return absl::StrCat(swap_operands ? "C^T = rhs^T lhs^T: " : "C = lhs rhs: ", "transa=",
-                      transpose_a ? "T" : "N", " transb=", transpose_b ? "T" : "N", " m=", m,
-                      " n=", n, " k=", k, " batch=", batch, " lda=", lda, " ldb=", ldb,
-                      " ldc=", ldc, " strides=", stride_a, "/", stride_b, "/", stride_c, " ",
-                      primitive_util::LowercasePrimitiveTypeName(a_type), "->",
-                      primitive_util::LowercasePrimitiveTypeName(c_type), " accumulating ",
-                      ComputeName(compute));
+  return absl::StrCat(
+      swap_operands ? "C^T = rhs^T lhs^T: " : "C = lhs rhs: ", "transa=", transpose_a ? "T" : "N",
+      " transb=", transpose_b ? "T" : "N", " m=", m, " n=", n, " k=", k, " batch=", batch,
+      " lda=", lda, " ldb=", ldb, " ldc=", ldc, " strides=", stride_a, "/", stride_b, "/", stride_c,
+      " ", primitive_util::LowercasePrimitiveTypeName(a_type), "->",
+      primitive_util::LowercasePrimitiveTypeName(c_type), " accumulating ", ComputeName(compute));
 }
 
 bool Tf32Enabled() {
@@ -192,8 +190,8 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
   const Shape& lhs = dot.operand(0)->shape();
   const Shape& rhs = dot.operand(1)->shape();
   const Shape& out = dot.shape();
-  if (!lhs.IsArray() || !rhs.IsArray() || !out.IsArray() || !lhs.is_static() ||
-      !rhs.is_static() || !out.is_static()) {
+  if (!lhs.IsArray() || !rhs.IsArray() || !out.IsArray() || !lhs.is_static() || !rhs.is_static() ||
+      !out.is_static()) {
     return Unsupported(dot, "operands and result must be static arrays");
   }
   GemmPlan plan;
@@ -201,9 +199,10 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
       ComputeOf(lhs.element_type(), rhs.element_type(), out.element_type());
   if (!compute.has_value()) {
     return Unsupported(
-        dot, absl::StrCat("no GEMM for ", primitive_util::LowercasePrimitiveTypeName(lhs.element_type()),
-                          " x ", primitive_util::LowercasePrimitiveTypeName(rhs.element_type()),
-                          " -> ", primitive_util::LowercasePrimitiveTypeName(out.element_type())));
+        dot,
+        absl::StrCat("no GEMM for ", primitive_util::LowercasePrimitiveTypeName(lhs.element_type()),
+                     " x ", primitive_util::LowercasePrimitiveTypeName(rhs.element_type()), " -> ",
+                     primitive_util::LowercasePrimitiveTypeName(out.element_type())));
   }
   plan.compute = *compute;
   if (plan.compute == GemmCompute::kF32 && lhs.element_type() == F32 && allow_tf32) {
@@ -245,16 +244,20 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
   };
 
   std::optional<Group> batch =
-      Collapse({lhs_batch, rhs_batch, Iota(0, batch_rank)},
-               {lhs_strides, rhs_strides, out_strides}, sizes_of(lhs, lhs_batch));
+      Collapse({lhs_batch, rhs_batch, Iota(0, batch_rank)}, {lhs_strides, rhs_strides, out_strides},
+               sizes_of(lhs, lhs_batch));
   std::optional<Group> m = Collapse({lhs_free, Iota(batch_rank, m_rank)},
                                     {lhs_strides, out_strides}, sizes_of(lhs, lhs_free));
   std::optional<Group> n = Collapse({rhs_free, Iota(batch_rank + m_rank, n_rank)},
                                     {rhs_strides, out_strides}, sizes_of(rhs, rhs_free));
-  std::optional<Group> k = Collapse({lhs_contracting, rhs_contracting},
-                                    {lhs_strides, rhs_strides}, sizes_of(lhs, lhs_contracting));
+  std::optional<Group> k = Collapse({lhs_contracting, rhs_contracting}, {lhs_strides, rhs_strides},
+                                    sizes_of(lhs, lhs_contracting));
   if (!batch || !m || !n || !k) {
-    return Unsupported(dot, absl::StrCat("the ", !batch ? "batch" : !m ? "lhs free" : !n ? "rhs free" : "contracting",
+    return Unsupported(dot, absl::StrCat("the ",
+                                         !batch ? "batch"
+                                         : !m   ? "lhs free"
+                                         : !n   ? "rhs free"
+                                                : "contracting",
                                          " dimensions are not one strided dimension in every "
                                          "array (canonicalize the dot first)"));
   }
@@ -315,8 +318,8 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
     }
   }
   if (plan.compute == GemmCompute::kS32) {
-    for (int64_t value : {plan.lda, plan.ldb, plan.ldc, plan.stride_a, plan.stride_b,
-                          plan.stride_c}) {
+    for (int64_t value :
+         {plan.lda, plan.ldb, plan.ldc, plan.stride_a, plan.stride_b, plan.stride_c}) {
       if (value % 4 != 0) {
         return Unsupported(dot, absl::StrCat("s8 GEMM with a leading dimension or batch stride (",
                                              value, ") that is not a multiple of 4"));

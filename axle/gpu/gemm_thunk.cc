@@ -105,8 +105,9 @@ class GemmThunk : public GpuThunk {
           absl::StrCat(name(), ": the gemm thunk was not initialized"));
     }
     if (values_.operands.size() != 2 || values_.outputs.size() != 1) {
-      return absl::InternalError(absl::StrCat(name(), ": a gemm thunk needs 2 operands and 1 "
-                                                      "output, got ",
+      return absl::InternalError(absl::StrCat(name(),
+                                              ": a gemm thunk needs 2 operands and 1 "
+                                              "output, got ",
                                               values_.operands.size(), " and ",
                                               values_.outputs.size()));
     }
@@ -131,10 +132,9 @@ class GemmThunk : public GpuThunk {
         library.cublasGemmStridedBatchedEx(
             (*lock)->get(), plan_.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
             plan_.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(plan_.m),
-            static_cast<int>(plan_.n), static_cast<int>(plan_.k), scalars_.alpha,
-            DeviceAddress(a), DataType(plan_.a_type), static_cast<int>(plan_.lda),
-            plan_.stride_a, DeviceAddress(b), DataType(plan_.b_type),
-            static_cast<int>(plan_.ldb), plan_.stride_b, scalars_.beta,
+            static_cast<int>(plan_.n), static_cast<int>(plan_.k), scalars_.alpha, DeviceAddress(a),
+            DataType(plan_.a_type), static_cast<int>(plan_.lda), plan_.stride_a, DeviceAddress(b),
+            DataType(plan_.b_type), static_cast<int>(plan_.ldb), plan_.stride_b, scalars_.beta,
             DeviceAddress(DevicePointer(output)), DataType(plan_.c_type),
             static_cast<int>(plan_.ldc), plan_.stride_c, static_cast<int>(plan_.batch),
             ComputeType(plan_.compute), CUBLAS_GEMM_DEFAULT),
@@ -168,7 +168,9 @@ class DeviceBuffer {
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  se::DeviceMemoryBase memory() const { return se::DeviceMemoryBase(DeviceAddress(pointer_), size_); }
+  se::DeviceMemoryBase memory() const {
+    return se::DeviceMemoryBase(DeviceAddress(pointer_), size_);
+  }
   CUdeviceptr pointer() const { return pointer_; }
 
  private:
@@ -216,8 +218,8 @@ std::string GemmBenchmark::ToString() const {
       thunk_seconds > 0 ? 100.0 * direct_seconds / thunk_seconds : 0.0);
 }
 
-absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream* stream,
-                                            int64_t m, int64_t n, int64_t k, int iterations) {
+absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream* stream, int64_t m,
+                                            int64_t n, int64_t k, int iterations) {
   if (m <= 0 || n <= 0 || k <= 0 || iterations <= 0) {
     return absl::InvalidArgumentError("BenchmarkGemm: sizes and iterations must be positive");
   }
@@ -259,13 +261,12 @@ absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream
     const CublasLibrary& library = handle->library();
     // Row-major C = A B as column-major C^T = B^T A^T.
     return library.ToStatus(
-        library.cublasSgemm((*lock)->get(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
-                            static_cast<int>(m), static_cast<int>(k), &alpha,
-                            static_cast<const float*>(DeviceAddress(rhs->pointer())),
-                            static_cast<int>(n),
-                            static_cast<const float*>(DeviceAddress(lhs->pointer())),
-                            static_cast<int>(k), &beta,
-                            static_cast<float*>(DeviceAddress(out->pointer())), static_cast<int>(n)),
+        library.cublasSgemm(
+            (*lock)->get(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+            static_cast<int>(k), &alpha, static_cast<const float*>(DeviceAddress(rhs->pointer())),
+            static_cast<int>(n), static_cast<const float*>(DeviceAddress(lhs->pointer())),
+            static_cast<int>(k), &beta, static_cast<float*>(DeviceAddress(out->pointer())),
+            static_cast<int>(n)),
         "cublasSgemm");
   };
   auto time = [&](auto&& call) -> absl::StatusOr<double> {
@@ -285,8 +286,8 @@ absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream
     if (round == 0 || thunk_time < result.thunk_seconds) result.thunk_seconds = thunk_time;
     if (round == 0 || direct_time < result.direct_seconds) result.direct_seconds = direct_time;
   }
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                       static_cast<double>(k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   result.thunk_tflops = flops / result.thunk_seconds * 1e-12;
   result.direct_tflops = flops / result.direct_seconds * 1e-12;
   return result;

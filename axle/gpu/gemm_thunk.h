@@ -47,8 +47,8 @@ struct GemmBenchmark {
 };
 // An f32 [m, k] x [k, n] dot (row major), `iterations` calls of each after
 // a warm-up, timed on the host around the stream's work.
-absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream* stream,
-                                            int64_t m, int64_t n, int64_t k, int iterations);
+absl::StatusOr<GemmBenchmark> BenchmarkGemm(const CudaDevice& device, CudaStream* stream, int64_t m,
+                                            int64_t n, int64_t k, int iterations);
 
 }  // namespace axle::gpu
 

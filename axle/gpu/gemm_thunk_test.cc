@@ -60,17 +60,17 @@ std::vector<DotCase> GemmCases(const std::string& t, const std::string& out_t) {
       {"ColumnMajorOperands",
        DotModule(s(t, "[5,7]{0,1}"), s(t, "[7,3]{0,1}"), s(out_t, "[5,3]{1,0}"),
                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}")},
-      {"ColumnMajorResult", DotModule(s(t, "[5,7]{1,0}"), s(t, "[7,3]{1,0}"),
-                                      s(out_t, "[5,3]{0,1}"),
-                                      "lhs_contracting_dims={1}, rhs_contracting_dims={0}")},
+      {"ColumnMajorResult",
+       DotModule(s(t, "[5,7]{1,0}"), s(t, "[7,3]{1,0}"), s(out_t, "[5,3]{0,1}"),
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}")},
       {"TransposedRhs", DotModule(s(t, "[6,9]{1,0}"), s(t, "[4,9]{1,0}"), s(out_t, "[6,4]{1,0}"),
                                   "lhs_contracting_dims={1}, rhs_contracting_dims={1}")},
       {"TransposedLhs", DotModule(s(t, "[9,6]{1,0}"), s(t, "[9,4]{1,0}"), s(out_t, "[6,4]{0,1}"),
                                   "lhs_contracting_dims={0}, rhs_contracting_dims={0}")},
-      {"Batched", DotModule(s(t, "[3,5,7]{2,1,0}"), s(t, "[3,7,4]{2,1,0}"),
-                            s(out_t, "[3,5,4]{2,1,0}"),
-                            "lhs_batch_dims={0}, lhs_contracting_dims={2}, "
-                            "rhs_batch_dims={0}, rhs_contracting_dims={1}")},
+      {"Batched",
+       DotModule(s(t, "[3,5,7]{2,1,0}"), s(t, "[3,7,4]{2,1,0}"), s(out_t, "[3,5,4]{2,1,0}"),
+                 "lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                 "rhs_batch_dims={0}, rhs_contracting_dims={1}")},
       {"BatchedTransposedLayouts",
        DotModule(s(t, "[3,5,7]{1,2,0}"), s(t, "[3,7,4]{1,2,0}"), s(out_t, "[3,5,4]{1,2,0}"),
                  "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
@@ -90,24 +90,23 @@ std::vector<DotCase> GemmCases(const std::string& t, const std::string& out_t) {
       {"TwoContractingDims",
        DotModule(s(t, "[4,3,5]{2,1,0}"), s(t, "[3,5,6]{2,1,0}"), s(out_t, "[4,6]{1,0}"),
                  "lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}")},
-      {"TwoFreeDimsEach", DotModule(s(t, "[2,3,5]{2,1,0}"), s(t, "[5,4,2]{2,1,0}"),
-                                    s(out_t, "[2,3,4,2]{3,2,1,0}"),
-                                    "lhs_contracting_dims={2}, rhs_contracting_dims={0}")},
+      {"TwoFreeDimsEach",
+       DotModule(s(t, "[2,3,5]{2,1,0}"), s(t, "[5,4,2]{2,1,0}"), s(out_t, "[2,3,4,2]{3,2,1,0}"),
+                 "lhs_contracting_dims={2}, rhs_contracting_dims={0}")},
       {"MatrixVector", DotModule(s(t, "[6,8]{1,0}"), s(t, "[8]{0}"), s(out_t, "[6]{0}"),
                                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}")},
       {"VectorMatrix", DotModule(s(t, "[8]{0}"), s(t, "[8,6]{1,0}"), s(out_t, "[6]{0}"),
                                  "lhs_contracting_dims={0}, rhs_contracting_dims={0}")},
-      {"VectorTransposedMatrix",
-       DotModule(s(t, "[8]{0}"), s(t, "[6,8]{1,0}"), s(out_t, "[6]{0}"),
-                 "lhs_contracting_dims={0}, rhs_contracting_dims={1}")},
+      {"VectorTransposedMatrix", DotModule(s(t, "[8]{0}"), s(t, "[6,8]{1,0}"), s(out_t, "[6]{0}"),
+                                           "lhs_contracting_dims={0}, rhs_contracting_dims={1}")},
       {"InnerProduct", DotModule(s(t, "[8]{0}"), s(t, "[8]{0}"), s(out_t, "[]"),
                                  "lhs_contracting_dims={0}, rhs_contracting_dims={0}")},
       {"OuterProduct", DotModule(s(t, "[5]{0}"), s(t, "[4]{0}"), s(out_t, "[5,4]{1,0}"),
                                  "lhs_contracting_dims={}, rhs_contracting_dims={}")},
-      {"SizeOneDims", DotModule(s(t, "[1,5,1,7]{3,2,1,0}"), s(t, "[1,7,1]{2,1,0}"),
-                                s(out_t, "[1,5,1,1]{3,2,1,0}"),
-                                "lhs_batch_dims={0}, lhs_contracting_dims={3}, "
-                                "rhs_batch_dims={0}, rhs_contracting_dims={1}")},
+      {"SizeOneDims",
+       DotModule(s(t, "[1,5,1,7]{3,2,1,0}"), s(t, "[1,7,1]{2,1,0}"), s(out_t, "[1,5,1,1]{3,2,1,0}"),
+                 "lhs_batch_dims={0}, lhs_contracting_dims={3}, "
+                 "rhs_batch_dims={0}, rhs_contracting_dims={1}")},
       {"BatchedMatrixVector",
        DotModule(s(t, "[4,6,8]{2,1,0}"), s(t, "[4,8]{1,0}"), s(out_t, "[4,6]{1,0}"),
                  "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
@@ -210,8 +209,8 @@ absl::StatusOr<std::vector<Complex>> RunPlanOnHost(const GemmPlan& plan,
   auto at = [](const std::vector<Complex>& buffer, int64_t offset,
                const char* what) -> absl::StatusOr<Complex> {
     if (offset < 0 || offset >= static_cast<int64_t>(buffer.size())) {
-      return absl::OutOfRangeError(absl::StrCat(what, " offset ", offset, " outside its ",
-                                                buffer.size(), " elements"));
+      return absl::OutOfRangeError(
+          absl::StrCat(what, " offset ", offset, " outside its ", buffer.size(), " elements"));
     }
     return buffer[offset];
   };
@@ -220,10 +219,10 @@ absl::StatusOr<std::vector<Complex>> RunPlanOnHost(const GemmPlan& plan,
       for (int64_t i = 0; i < plan.m; ++i) {
         Complex sum = 0;
         for (int64_t l = 0; l < plan.k; ++l) {
-          const int64_t a_offset = batch * plan.stride_a +
-                                   (plan.transpose_a ? l + i * plan.lda : i + l * plan.lda);
-          const int64_t b_offset = batch * plan.stride_b +
-                                   (plan.transpose_b ? j + l * plan.ldb : l + j * plan.ldb);
+          const int64_t a_offset =
+              batch * plan.stride_a + (plan.transpose_a ? l + i * plan.lda : i + l * plan.lda);
+          const int64_t b_offset =
+              batch * plan.stride_b + (plan.transpose_b ? j + l * plan.ldb : l + j * plan.ldb);
           auto x = at(a, a_offset, "A");
           if (!x.ok()) return x.status();
           auto y = at(b, b_offset, "B");
@@ -232,8 +231,8 @@ absl::StatusOr<std::vector<Complex>> RunPlanOnHost(const GemmPlan& plan,
         }
         const int64_t c_offset = batch * plan.stride_c + i + j * plan.ldc;
         if (c_offset < 0 || c_offset >= out_size) {
-          return absl::OutOfRangeError(absl::StrCat("C offset ", c_offset, " outside its ",
-                                                    out_size, " elements"));
+          return absl::OutOfRangeError(
+              absl::StrCat("C offset ", c_offset, " outside its ", out_size, " elements"));
         }
         c[c_offset] = sum;
         ++writes[c_offset];
@@ -265,9 +264,8 @@ void ExpectPlanMatchesInterpreter(const DotCase& test) {
   HloEvaluator evaluator;
   auto expected = evaluator.Evaluate(**module, {&lhs, &rhs});
   ASSERT_TRUE(expected.ok()) << expected.status();
-  auto actual =
-      RunPlanOnHost(*plan, Physical(lhs, dot.operand(0)->shape()),
-                    Physical(rhs, dot.operand(1)->shape()), dot.shape().num_elements());
+  auto actual = RunPlanOnHost(*plan, Physical(lhs, dot.operand(0)->shape()),
+                              Physical(rhs, dot.operand(1)->shape()), dot.shape().num_elements());
   ASSERT_TRUE(actual.ok()) << actual.status();
   const std::vector<Complex> want = Physical(*expected, dot.shape());
   // The interpreter rounds f16 and bf16 results; the host GEMM does not.
@@ -296,9 +294,9 @@ TEST(GemmPlanTest, OtherTypesMatchTheInterpreter) {
 }
 
 TEST(GemmPlanTest, RowMajorResultIsTheSwappedColumnMajorProduct) {
-  auto module = ParseAndReturnUnverifiedModule(DotModule(
-      "f32[5,7]{1,0}", "f32[7,3]{1,0}", "f32[5,3]{1,0}",
-      "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  auto module = ParseAndReturnUnverifiedModule(
+      DotModule("f32[5,7]{1,0}", "f32[7,3]{1,0}", "f32[5,3]{1,0}",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   ASSERT_TRUE(module.ok()) << module.status();
   auto plan = MakeGemmPlan(*(*module)->entry_computation()->root_instruction(), false);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -321,8 +319,8 @@ TEST(GemmPlanTest, Tf32OnlyWhenAllowedAndBelowHighest) {
            {", operand_precision={high,high}", GemmCompute::kTf32},
            {", operand_precision={highest,highest}", GemmCompute::kF32},
            {", operand_precision={default,highest}", GemmCompute::kF32}}) {
-    auto module = ParseAndReturnUnverifiedModule(DotModule(
-        "f32[4,4]{1,0}", "f32[4,4]{1,0}", "f32[4,4]{1,0}", attributes + precision));
+    auto module = ParseAndReturnUnverifiedModule(
+        DotModule("f32[4,4]{1,0}", "f32[4,4]{1,0}", "f32[4,4]{1,0}", attributes + precision));
     ASSERT_TRUE(module.ok()) << module.status();
     const HloInstruction& dot = *(*module)->entry_computation()->root_instruction();
     auto with_tf32 = MakeGemmPlan(dot, true);
@@ -472,14 +470,13 @@ TEST_F(GemmThunkTest, OtherTypesMatchTheInterpreter) {
     std::string t, out;
     ErrorSpec error;
   };
-  for (const Types& types : std::vector<Types>{
-           {"f64", "f64", ErrorSpec(1e-10, 1e-10)},
-           {"c64", "c64", ErrorSpec(1e-4, 1e-4)},
-           {"c128", "c128", ErrorSpec(1e-10, 1e-10)},
-           {"bf16", "bf16", ErrorSpec(0.1, 1e-2)},
-           {"bf16", "f32", ErrorSpec(1e-4, 1e-4)},
-           {"f16", "f16", ErrorSpec(0.05, 1e-3)},
-           {"f16", "f32", ErrorSpec(1e-4, 1e-4)}}) {
+  for (const Types& types : std::vector<Types>{{"f64", "f64", ErrorSpec(1e-10, 1e-10)},
+                                               {"c64", "c64", ErrorSpec(1e-4, 1e-4)},
+                                               {"c128", "c128", ErrorSpec(1e-10, 1e-10)},
+                                               {"bf16", "bf16", ErrorSpec(0.1, 1e-2)},
+                                               {"bf16", "f32", ErrorSpec(1e-4, 1e-4)},
+                                               {"f16", "f16", ErrorSpec(0.05, 1e-3)},
+                                               {"f16", "f32", ErrorSpec(1e-4, 1e-4)}}) {
     for (const DotCase& test : GemmCases(types.t, types.out)) {
       ExpectThunkMatchesInterpreter(test, types.error);
       if (HasFatalFailure() || IsSkipped()) return;
@@ -503,8 +500,7 @@ TEST_F(GemmThunkTest, EmptyContractionGivesZeros) {
 
 TEST_F(GemmThunkTest, LargeF32DotMatchesTheInterpreter) {
   ExpectThunkMatchesInterpreter(
-      {"Large", DotModule("f32[8,256,384]{2,1,0}", "f32[8,384,200]{1,2,0}",
-                          "f32[8,256,200]{2,1,0}",
+      {"Large", DotModule("f32[8,256,384]{2,1,0}", "f32[8,384,200]{1,2,0}", "f32[8,256,200]{2,1,0}",
                           "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
                           "rhs_contracting_dims={1}")},
       Tf32Enabled() ? ErrorSpec(1e-1, 1e-2) : ErrorSpec(1e-3, 1e-4));
