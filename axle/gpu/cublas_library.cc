@@ -19,7 +19,7 @@ std::string LibraryPath(const char* variable, const char* soname) {
   return path != nullptr && *path != '\0' ? std::string(path) : std::string(soname);
 }
 
-absl::StatusOr<void*> Open(const std::string& library, const char* variable) {
+absl::StatusOr<void*> OpenLibrary(const std::string& library, const char* variable) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
     const char* error = dlerror();
@@ -43,18 +43,19 @@ void Resolve(void* handle, const std::string& file, const char* symbol, Function
 absl::StatusOr<const CublasLibrary*> CublasLibrary::Get() {
   // Loaded once; the libraries stay open for the process.
   static const absl::StatusOr<const CublasLibrary*>* library =
-      new absl::StatusOr<const CublasLibrary*>(Load());
+      new absl::StatusOr<const CublasLibrary*>(
+          Open(LibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13"),
+               LibraryPath("AXLE_CUBLAS", "libcublas.so.13")));
   return *library;
 }
 
-absl::StatusOr<const CublasLibrary*> CublasLibrary::Load() {
+absl::StatusOr<const CublasLibrary*> CublasLibrary::Open(const std::string& lt_path,
+                                                         const std::string& path) {
   // cuBLASLt first: libcublas.so.13 needs it (an overridden path is then
   // the one already loaded).
-  const std::string lt_path = LibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13");
-  const std::string path = LibraryPath("AXLE_CUBLAS", "libcublas.so.13");
-  auto lt = Open(lt_path, "AXLE_CUBLASLT");
+  auto lt = OpenLibrary(lt_path, "AXLE_CUBLASLT");
   if (!lt.ok()) return lt.status();
-  auto blas = Open(path, "AXLE_CUBLAS");
+  auto blas = OpenLibrary(path, "AXLE_CUBLAS");
   if (!blas.ok()) {
     dlclose(*lt);
     return blas.status();

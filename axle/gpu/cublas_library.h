@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <type_traits>
 
 #include "absl/base/thread_annotations.h"
@@ -64,7 +65,16 @@ namespace axle::gpu {
   X(cublasSgemm, "cublasSgemm_v2",                                                               \
     cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,      \
                        const float*, const float*, int, const float*, int, const float*, float*, \
-                       int))
+                       int))                                                                     \
+  AXLE_CUBLAS_TRSM(X, cublasStrsm, "cublasStrsm_v2", float)                                      \
+  AXLE_CUBLAS_TRSM(X, cublasDtrsm, "cublasDtrsm_v2", double)                                     \
+  AXLE_CUBLAS_TRSM(X, cublasCtrsm, "cublasCtrsm_v2", cuComplex)                                  \
+  AXLE_CUBLAS_TRSM(X, cublasZtrsm, "cublasZtrsm_v2", cuDoubleComplex)
+// cublas<t>trsm: op(A) X = alpha B (or X op(A) = alpha B) in place on B.
+#define AXLE_CUBLAS_TRSM(X, member, symbol, T)                                                \
+  X(member, symbol,                                                                           \
+    cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, \
+                       cublasDiagType_t, int, int, const T*, const T*, int, T*, int))
 
 // The cuBLASLt functions (for the epilogue dots to come; the version today).
 #define AXLE_CUBLASLT_FUNCTIONS(X) X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
@@ -74,6 +84,10 @@ class CublasLibrary {
   // Both libraries, opened once per process; Unavailable naming cuBLAS and
   // what was missing where they cannot be.
   static absl::StatusOr<const CublasLibrary*> Get();
+  // Opens the libraries at these paths (not cached; kept open): what Get()
+  // does with the environment's paths. Tests check symbols with it.
+  static absl::StatusOr<const CublasLibrary*> Open(const std::string& cublaslt_path,
+                                                   const std::string& cublas_path);
 
 #define AXLE_CUBLAS_MEMBER(member, symbol, type) std::type_identity_t<type> member = nullptr;
   AXLE_CUBLAS_FUNCTIONS(AXLE_CUBLAS_MEMBER)
@@ -88,7 +102,6 @@ class CublasLibrary {
 
  private:
   CublasLibrary() = default;
-  static absl::StatusOr<const CublasLibrary*> Load();
 };
 
 // A cuBLAS handle of one device (created with its context current).
