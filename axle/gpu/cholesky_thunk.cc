@@ -124,6 +124,9 @@ class CholeskyThunk : public GpuThunk {
                                               " bytes of scratch memory, got ",
                                               context.scratch.size()));
     }
+    if (context.device == nullptr || context.stream == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), ": a run without a device or stream"));
+    }
     CudaDevice::ScopedActivation activation(*context.device);
     se::DeviceMemoryBase output = context.buffer(values_.outputs[0]);
     const se::DeviceMemoryBase& a = context.buffer(values_.operands[0]);

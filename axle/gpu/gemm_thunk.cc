@@ -112,6 +112,9 @@ class GemmThunk : public GpuThunk {
                                               values_.outputs.size()));
     }
     if (plan_.output_elements() == 0) return absl::OkStatus();
+    if (context.device == nullptr || context.stream == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), ": a run without a device or stream"));
+    }
     CudaDevice::ScopedActivation activation(*context.device);
     const se::DeviceMemoryBase& output = context.buffer(values_.outputs[0]);
     if (plan_.k == 0) {  // nothing to contract: zeros

@@ -45,6 +45,9 @@ class TriangularSolveThunk : public GpuThunk {
     const int64_t size = primitive_util::ByteWidth(plan_.type);
     const int64_t bytes = plan_.batch * plan_.m * plan_.n * size;
     if (bytes == 0) return absl::OkStatus();
+    if (context.device == nullptr || context.stream == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), ": a run without a device or stream"));
+    }
     CudaDevice::ScopedActivation activation(*context.device);
     se::DeviceMemoryBase output = context.buffer(values_.outputs[0]);
     const se::DeviceMemoryBase& b = context.buffer(values_.operands[1]);
