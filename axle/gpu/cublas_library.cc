@@ -1,0 +1,156 @@
+//===- cublas_library.cc - cuBLAS and cuBLASLt, opened at run time ---------===//
+#include "axle/gpu/cublas_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "axle/gpu/cuda_stream.h"
+
+namespace axle::gpu {
+namespace {
+
+// `variable` when set and not empty, else `soname`.
+std::string LibraryPath(const char* variable, const char* soname) {
+  const char* path = std::getenv(variable);
+  return path != nullptr && *path != '\0' ? std::string(path) : std::string(soname);
+}
+
+absl::StatusOr<void*> OpenLibrary(const std::string& library, const char* variable) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return absl::UnavailableError(absl::StrCat("cuBLAS unavailable: ", library, " not found (",
+                                               error != nullptr ? error : "dlopen failed", "); ",
+                                               variable, " names another path"));
+  }
+  return handle;
+}
+
+// Sets `member` to `symbol` of `handle`; notes the first one missing.
+template <typename Function>
+void Resolve(void* handle, const std::string& file, const char* symbol, Function& member,
+             std::string& missing) {
+  member = reinterpret_cast<Function>(dlsym(handle, symbol));
+  if (member == nullptr && missing.empty()) missing = absl::StrCat(file, " lacks ", symbol);
+}
+
+}  // namespace
+
+absl::StatusOr<const CublasLibrary*> CublasLibrary::Get() {
+  // Loaded once; the libraries stay open for the process.
+  static const absl::StatusOr<const CublasLibrary*>* library =
+      new absl::StatusOr<const CublasLibrary*>(
+          Open(LibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13"),
+               LibraryPath("AXLE_CUBLAS", "libcublas.so.13")));
+  return *library;
+}
+
+absl::StatusOr<const CublasLibrary*> CublasLibrary::Open(const std::string& lt_path,
+                                                         const std::string& path) {
+  // cuBLASLt first: libcublas.so.13 needs it (an overridden path is then
+  // the one already loaded).
+  auto lt = OpenLibrary(lt_path, "AXLE_CUBLASLT");
+  if (!lt.ok()) return lt.status();
+  auto blas = OpenLibrary(path, "AXLE_CUBLAS");
+  if (!blas.ok()) {
+    dlclose(*lt);
+    return blas.status();
+  }
+  // Kept for the process, as the handles made from it.
+  auto* library = new CublasLibrary();
+  std::string missing;
+#define AXLE_CUBLAS_RESOLVE(member, symbol, type) \
+  Resolve(*blas, path, symbol, library->member, missing);
+  AXLE_CUBLAS_FUNCTIONS(AXLE_CUBLAS_RESOLVE)
+#undef AXLE_CUBLAS_RESOLVE
+#define AXLE_CUBLASLT_RESOLVE(member, symbol, type) \
+  Resolve(*lt, lt_path, symbol, library->member, missing);
+  AXLE_CUBLASLT_FUNCTIONS(AXLE_CUBLASLT_RESOLVE)
+#undef AXLE_CUBLASLT_RESOLVE
+  if (!missing.empty()) {
+    delete library;
+    dlclose(*blas);
+    dlclose(*lt);
+    return absl::UnavailableError(
+        absl::StrCat("cuBLAS unavailable: ", missing, " (cuBLAS 13 is needed)"));
+  }
+  return library;
+}
+
+absl::Status CublasLibrary::ToStatus(cublasStatus_t status, absl::string_view what) const {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  const char* name = cublasGetStatusName != nullptr ? cublasGetStatusName(status) : nullptr;
+  const char* description =
+      cublasGetStatusString != nullptr ? cublasGetStatusString(status) : nullptr;
+  std::string message = absl::StrCat(
+      what, ": ", name != nullptr ? std::string(name) : absl::StrCat("cublasStatus_t ", status));
+  if (description != nullptr) absl::StrAppend(&message, " (", description, ")");
+  switch (status) {
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return absl::ResourceExhaustedError(message);
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return absl::InvalidArgumentError(message);
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return absl::UnimplementedError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::StatusOr<CublasHandle*> CublasHandle::ForDevice(const CudaDevice& device) {
+  auto library = CublasLibrary::Get();
+  if (!library.ok()) return library.status();
+  static std::mutex* mutex = new std::mutex;
+  static auto* handles = new std::map<int, CublasHandle*>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto it = handles->find(device.ordinal());
+  if (it != handles->end()) return it->second;
+  CudaDevice::ScopedActivation activation(device);
+  cublasHandle_t handle = nullptr;
+  if (absl::Status status = (*library)->ToStatus((*library)->cublasCreate(&handle),
+                                                 absl::StrCat("cublasCreate on ", device.name()));
+      !status.ok()) {
+    return status;
+  }
+  // Kept for the process: thunks of every executable on the device share it.
+  auto* created = new CublasHandle(**library, handle);
+  (*handles)[device.ordinal()] = created;
+  return created;
+}
+
+CublasHandle::~CublasHandle() { library_.cublasDestroy(handle_); }
+
+absl::StatusOr<std::unique_ptr<CublasHandle::Lock>> CublasHandle::Acquire(CUstream stream,
+                                                                          CUdeviceptr workspace,
+                                                                          size_t workspace_bytes,
+                                                                          cublasMath_t math) {
+  auto lock = std::unique_ptr<Lock>(new Lock(*this));
+  // cudaStream_t and CUstream are the same type.
+  if (absl::Status status =
+          library_.ToStatus(library_.cublasSetStream(handle_, stream), "cublasSetStream");
+      !status.ok()) {
+    return status;
+  }
+  // cublasSetStream went back to the default workspace pool.
+  if (workspace != 0 && workspace_bytes > 0) {
+    if (absl::Status status = library_.ToStatus(
+            library_.cublasSetWorkspace(handle_, DeviceAddress(workspace), workspace_bytes),
+            "cublasSetWorkspace");
+        !status.ok()) {
+      return status;
+    }
+  }
+  if (absl::Status status =
+          library_.ToStatus(library_.cublasSetMathMode(handle_, math), "cublasSetMathMode");
+      !status.ok()) {
+    return status;
+  }
+  return lock;
+}
+
+}  // namespace axle::gpu

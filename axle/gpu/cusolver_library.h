@@ -1,0 +1,101 @@
+//===- cusolver_library.h - cuSOLVER, opened at run time -------------------===//
+//
+// cuSOLVER's dense API (Cholesky today: cholesky_thunk.h), opened with
+// dlopen on first use like cuBLAS (cublas_library.h): libcusolver.so.12,
+// or the path AXLE_CUSOLVER names. It needs libcublas.so.13,
+// libcublasLt.so.13, libcusparse.so.12 and libnvJitLink.so.13: cuBLAS is
+// opened first (its overridden paths hold), the others must be on the
+// loader's path. A missing library or symbol is Unavailable naming
+// cuSOLVER. CusolverHandle: one handle per device, its stream set under a
+// mutex for each enqueue, as CublasHandle.
+//
+// Internal to axle/gpu: this header includes cuda.h and cusolverDn.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_CUSOLVER_LIBRARY_H_
+#define AXLE_GPU_CUSOLVER_LIBRARY_H_
+
+#include <cuda.h>
+#include <cusolverDn.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "axle/gpu/cuda_device.h"
+
+namespace axle::gpu {
+
+#define AXLE_CUSOLVER_POTRF(X, T, prefix)                                           \
+  X(prefix##potrf_bufferSize, #prefix "potrf_bufferSize",                           \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cublasFillMode_t, int, T*, int, int*)) \
+  X(prefix##potrf, #prefix "potrf",                                                 \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cublasFillMode_t, int, T*, int, T*, int, int*))
+
+// X(member, symbol, type).
+#define AXLE_CUSOLVER_FUNCTIONS(X)                                                    \
+  X(cusolverDnCreate, "cusolverDnCreate", cusolverStatus_t (*)(cusolverDnHandle_t*))  \
+  X(cusolverDnDestroy, "cusolverDnDestroy", cusolverStatus_t (*)(cusolverDnHandle_t)) \
+  X(cusolverDnSetStream, "cusolverDnSetStream",                                       \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cudaStream_t))                           \
+  AXLE_CUSOLVER_POTRF(X, float, cusolverDnS)                                          \
+  AXLE_CUSOLVER_POTRF(X, double, cusolverDnD)                                         \
+  AXLE_CUSOLVER_POTRF(X, cuComplex, cusolverDnC)                                      \
+  AXLE_CUSOLVER_POTRF(X, cuDoubleComplex, cusolverDnZ)
+
+class CusolverLibrary {
+ public:
+  // Opened once per process (after cuBLAS); Unavailable naming cuSOLVER.
+  static absl::StatusOr<const CusolverLibrary*> Get();
+  // Opens the library at `path` (not cached; kept open): for tests.
+  static absl::StatusOr<const CusolverLibrary*> Open(const std::string& path);
+
+#define AXLE_CUSOLVER_MEMBER(member, symbol, type) std::type_identity_t<type> member = nullptr;
+  AXLE_CUSOLVER_FUNCTIONS(AXLE_CUSOLVER_MEMBER)
+#undef AXLE_CUSOLVER_MEMBER
+
+  // OK for CUSOLVER_STATUS_SUCCESS; else "`what`: CUSOLVER_STATUS_X".
+  absl::Status ToStatus(cusolverStatus_t status, absl::string_view what) const;
+
+ private:
+  CusolverLibrary() = default;
+};
+
+class CusolverHandle {
+ public:
+  static absl::StatusOr<CusolverHandle*> ForDevice(const CudaDevice& device);
+  CusolverHandle(const CusolverHandle&) = delete;
+  CusolverHandle& operator=(const CusolverHandle&) = delete;
+
+  const CusolverLibrary& library() const { return library_; }
+
+  // Holds the handle, set to `stream`, for one enqueue.
+  class Lock {
+   public:
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+    cusolverDnHandle_t get() const { return handle_.handle_; }
+
+   private:
+    friend class CusolverHandle;
+    explicit Lock(CusolverHandle& handle) : handle_(handle), lock_(handle.mutex_) {}
+    CusolverHandle& handle_;
+    std::lock_guard<std::mutex> lock_;
+  };
+  absl::StatusOr<std::unique_ptr<Lock>> Acquire(CUstream stream);
+
+ private:
+  CusolverHandle(const CusolverLibrary& library, cusolverDnHandle_t handle)
+      : library_(library), handle_(handle) {}
+  const CusolverLibrary& library_;
+  std::mutex mutex_;
+  cusolverDnHandle_t handle_;
+};
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_CUSOLVER_LIBRARY_H_

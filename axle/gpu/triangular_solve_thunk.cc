@@ -1,0 +1,212 @@
+//===- triangular_solve_thunk.cc - triangular-solve on cuBLAS trsm ---------===//
+#include "axle/gpu/triangular_solve_thunk.h"
+
+#include <complex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/gpu/cublas_library.h"
+#include "axle/gpu/gemm_plan.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::gpu {
+namespace {
+
+absl::Status Unsupported(const HloInstruction& solve, absl::string_view why) {
+  return absl::UnimplementedError(
+      absl::StrCat("cuBLAS trsm: ", why, " (triangular-solve %", solve.name(), ")"));
+}
+
+bool RowMajor(const Shape& shape) {
+  return PhysicalStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
+}
+
+class TriangularSolveThunk : public GpuThunk {
+ public:
+  TriangularSolveThunk(std::string name, TriangularSolvePlan plan, GpuThunkValues values)
+      : GpuThunk(std::move(name)), plan_(plan), values_(std::move(values)) {}
+
+  absl::Status Initialize(const CudaDevice& device) override {
+    auto handle = CublasHandle::ForDevice(device);
+    if (!handle.ok()) return Annotate(handle.status());
+    handle_ = *handle;
+    return absl::OkStatus();
+  }
+
+  absl::Status Execute(const GpuThunkContext& context) const override {
+    if (handle_ == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(name(), ": not initialized"));
+    }
+    if (values_.operands.size() != 2 || values_.outputs.size() != 1) {
+      return absl::InternalError(absl::StrCat(name(), ": expected 2 operands and 1 output"));
+    }
+    const int64_t size = primitive_util::ByteWidth(plan_.type);
+    const int64_t bytes = plan_.batch * plan_.m * plan_.n * size;
+    if (bytes == 0) return absl::OkStatus();
+    if (context.device == nullptr || context.stream == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), ": a run without a device or stream"));
+    }
+    CudaDevice::ScopedActivation activation(*context.device);
+    se::DeviceMemoryBase output = context.buffer(values_.outputs[0]);
+    const se::DeviceMemoryBase& b = context.buffer(values_.operands[1]);
+    if (output.opaque() != b.opaque()) {
+      AXLE_RETURN_IF_ERROR(Annotate(context.stream->MemcpyDeviceToDevice(&output, b, bytes)));
+    }
+    auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
+    if (!lock.ok()) return Annotate(lock.status());
+    const CUdeviceptr a = context.address(values_.operands[0]);
+    const CUdeviceptr x = DevicePointer(output);
+    for (int64_t i = 0; i < plan_.batch; ++i) {
+      AXLE_RETURN_IF_ERROR(
+          Solve((*lock)->get(), a + i * plan_.stride_a * size, x + i * plan_.stride_b * size));
+    }
+    return absl::OkStatus();
+  }
+
+  GpuThunkValues buffer_uses() const override { return values_; }
+
+ private:
+  absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b) const {
+    const CublasLibrary& library = handle_->library();
+    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
+                                 : plan_.op == 'C' ? CUBLAS_OP_C
+                                                   : CUBLAS_OP_N;
+    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    const int m = static_cast<int>(plan_.m);
+    const int n = static_cast<int>(plan_.n);
+    const int lda = static_cast<int>(plan_.lda);
+    const int ldb = static_cast<int>(plan_.ldb);
+    void* a_address = DeviceAddress(a);
+    void* b_address = DeviceAddress(b);
+    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+    switch (plan_.type) {
+      case F32: {
+        const float one = 1;
+        status = library.cublasStrsm(handle, side, fill, op, diag, m, n, &one,
+                                     static_cast<const float*>(a_address), lda,
+                                     static_cast<float*>(b_address), ldb);
+        break;
+      }
+      case F64: {
+        const double one = 1;
+        status = library.cublasDtrsm(handle, side, fill, op, diag, m, n, &one,
+                                     static_cast<const double*>(a_address), lda,
+                                     static_cast<double*>(b_address), ldb);
+        break;
+      }
+      case C64: {
+        const cuComplex one = {1, 0};
+        status = library.cublasCtrsm(handle, side, fill, op, diag, m, n, &one,
+                                     static_cast<const cuComplex*>(a_address), lda,
+                                     static_cast<cuComplex*>(b_address), ldb);
+        break;
+      }
+      case C128: {
+        const cuDoubleComplex one = {1, 0};
+        status = library.cublasZtrsm(handle, side, fill, op, diag, m, n, &one,
+                                     static_cast<const cuDoubleComplex*>(a_address), lda,
+                                     static_cast<cuDoubleComplex*>(b_address), ldb);
+        break;
+      }
+      default:
+        break;
+    }
+    return Annotate(library.ToStatus(status, absl::StrCat("cublas trsm (", plan_.ToString(), ")")));
+  }
+
+  absl::Status Annotate(absl::Status status) const {
+    if (status.ok()) return status;
+    return absl::Status(status.code(), absl::StrCat(name(), ": ", status.message()));
+  }
+
+  TriangularSolvePlan plan_;
+  GpuThunkValues values_;
+  CublasHandle* handle_ = nullptr;
+};
+
+}  // namespace
+
+std::string TriangularSolvePlan::ToString() const {
+  return absl::StrCat("side=", left ? "L" : "R", " fill=", lower ? "lower" : "upper",
+                      " op=", std::string(1, op), unit_diagonal ? " unit" : "", " m=", m, " n=", n,
+                      " lda=", lda, " ldb=", ldb, " batch=", batch, " strides=", stride_a, "/",
+                      stride_b, " ", primitive_util::LowercasePrimitiveTypeName(type));
+}
+
+absl::StatusOr<TriangularSolvePlan> MakeTriangularSolvePlan(const HloInstruction& solve) {
+  if (solve.opcode() != HloOpcode::kTriangularSolve || solve.operand_count() != 2) {
+    return Unsupported(solve, "not a triangular-solve of two operands");
+  }
+  const Shape& a = solve.operand(0)->shape();
+  const Shape& b = solve.operand(1)->shape();
+  const Shape& x = solve.shape();
+  const PrimitiveType type = x.element_type();
+  if (type != F32 && type != F64 && type != C64 && type != C128) {
+    return Unsupported(
+        solve, absl::StrCat("no trsm for ", primitive_util::LowercasePrimitiveTypeName(type)));
+  }
+  if (!a.IsArray() || !b.IsArray() || a.rank() < 2 || a.rank() != b.rank() ||
+      a.element_type() != type || b.element_type() != type || b.dimensions() != x.dimensions()) {
+    return Unsupported(solve, "operands must be arrays [..., m, m] and [..., m, n] of its type");
+  }
+  if (!RowMajor(a) || !RowMajor(b) || !RowMajor(x)) {
+    return Unsupported(solve, "operands and result must be in the descending layout");
+  }
+  const auto& options = cast<HloTriangularSolveInstruction>(&solve)->triangular_solve_options();
+  const int64_t rank = a.rank();
+  const int64_t s = a.dimensions(rank - 1);
+  const int64_t rows = b.dimensions(rank - 2);
+  const int64_t cols = b.dimensions(rank - 1);
+  if (a.dimensions(rank - 2) != s || (options.left_side() ? rows : cols) != s) {
+    return Unsupported(solve, "a is not square or does not match b");
+  }
+  TriangularSolvePlan plan;
+  plan.type = type;
+  // Row-major arrays as column-major transposes: x^T op(a)^T = b^T.
+  plan.left = !options.left_side();
+  plan.lower = !options.lower();
+  switch (options.transpose_a()) {
+    case TriangularSolveOptions::NO_TRANSPOSE:
+      plan.op = 'N';
+      break;
+    case TriangularSolveOptions::TRANSPOSE:
+      plan.op = 'T';
+      break;
+    case TriangularSolveOptions::ADJOINT:
+      plan.op = primitive_util::IsComplexType(type) ? 'C' : 'T';
+      break;
+    default:
+      return Unsupported(solve, "an invalid transpose_a");
+  }
+  plan.unit_diagonal = options.unit_diagonal();
+  plan.m = cols;
+  plan.n = rows;
+  plan.lda = std::max<int64_t>(s, 1);
+  plan.ldb = std::max<int64_t>(cols, 1);
+  for (int64_t d = 0; d < rank - 2; ++d) plan.batch *= a.dimensions(d);
+  plan.stride_a = s * s;
+  plan.stride_b = rows * cols;
+  if (s > std::numeric_limits<int>::max() || rows > std::numeric_limits<int>::max() ||
+      cols > std::numeric_limits<int>::max()) {
+    return Unsupported(solve, "a dimension exceeds 32 bits");
+  }
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeTriangularSolveThunk(const HloInstruction& solve,
+                                                                   GpuThunkValues values) {
+  AXLE_ASSIGN_OR_RETURN(TriangularSolvePlan plan, MakeTriangularSolvePlan(solve));
+  if (values.operands.size() != 2 || values.outputs.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("triangular-solve thunk of %", solve.name(),
+                     ": expected the value ids of 2 operands and 1 result"));
+  }
+  return std::unique_ptr<GpuThunk>(
+      std::make_unique<TriangularSolveThunk>(solve.name(), plan, std::move(values)));
+}
+
+}  // namespace axle::gpu
