@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -192,9 +193,13 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
                                                "cse"};
   const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
   for (const char* name : run_backend_only ? required : optimizing) {
+    // Dots no single GEMM computes get transposes and reshapes around
+    // them (dot_canonicalizer.h), which then fuse into their neighbours.
+    if (absl::string_view(name) == "fusion") pipeline.AddPass<GpuDotCanonicalizer>();
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }
+  if (run_backend_only) pipeline.AddPass<GpuDotCanonicalizer>();
   pipeline.AddPass<GpuWrapInLoopFusions>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));

@@ -423,7 +423,7 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
   struct Case {
     const char* name;
     const char* text;
-    bool compiles;        // for CUDA (the dot does not yet)
+    bool compiles;        // for CUDA
     bool on_interpreter;  // runs there on lent arguments
   };
   const Case cases[] = {
@@ -436,7 +436,7 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
       {"tuples", kTuples, true, true},
       {"call", kCall, true, true},
       {"must alias", kMustAlias, true, false},  // needs a donated argument
-      {"dot", kDot, false, true},
+      {"dot", kDot, true, true},
       {"logistic", kLogistic, true, true},
       {"conditional", kConditional, true, true},
       {"swap copy", kSwapCopy, true, false},

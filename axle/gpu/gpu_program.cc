@@ -465,7 +465,7 @@ absl::Status Builder::EmitCustomCall(const HloInstruction& instruction) {
 absl::Status Builder::EmitLibraryOp(const HloInstruction& instruction) {
   AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(instruction));
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk,
-                        MakeLibraryThunk(instruction, std::move(values)));
+                        MakeLibraryThunk(instruction, std::move(values), options_));
   AddThunk(std::move(thunk));
   return absl::OkStatus();
 }

@@ -8,6 +8,13 @@
 #include "axle/gpu/gpu_thunk_factories.h"
 
 #include "absl/strings/str_cat.h"
+#include "axle/gpu/cholesky_thunk.h"
+#include "axle/gpu/convolution_thunk.h"
+#include "axle/gpu/fft_thunk.h"
+#include "axle/gpu/gemm_thunk.h"
+#include "axle/gpu/scatter_thunk.h"
+#include "axle/gpu/sort_thunk.h"
+#include "axle/gpu/triangular_solve_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -44,23 +51,22 @@ bool IsGpuLibraryOp(const HloInstruction& instruction) {
 }
 
 // `values` is taken by value: the thunks move it in.
-absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(
-    const HloInstruction& instruction,
-    GpuThunkValues values) {  // NOLINT(performance-unnecessary-value-param)
-  (void)values;
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction& instruction,
+                                                           GpuThunkValues values,
+                                                           const PtxOptions& options) {
   switch (instruction.opcode()) {
     case HloOpcode::kDot:
-      return NotYet(instruction, "a cuBLAS gemm");
+      return MakeGemmThunk(instruction, std::move(values));
     case HloOpcode::kConvolution:
-      return NotYet(instruction, "a cuDNN convolution");
+      return MakeConvolutionThunk(instruction, std::move(values));
     case HloOpcode::kFft:
-      return NotYet(instruction, "cuFFT");
+      return MakeFftThunk(instruction, std::move(values), options);
     case HloOpcode::kSort:
-      return NotYet(instruction, "a sort kernel");
+      return MakeSortThunk(instruction, std::move(values), options);
     case HloOpcode::kScatter:
-      return NotYet(instruction, "a scatter kernel");
+      return MakeScatterThunk(instruction, std::move(values), options);
     case HloOpcode::kSelectAndScatter:
-      return NotYet(instruction, "a select-and-scatter kernel");
+      return MakeSelectAndScatterThunk(instruction, std::move(values), options);
     case HloOpcode::kRng:
       return NotYet(instruction, "an rng kernel");
     case HloOpcode::kRngBitGenerator:
@@ -68,9 +74,9 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(
     case HloOpcode::kRngGetAndUpdateState:
       return NotYet(instruction, "the rng state");
     case HloOpcode::kCholesky:
-      return NotYet(instruction, "a cholesky kernel or cuSOLVER");
+      return MakeCholeskyThunk(instruction, std::move(values));
     case HloOpcode::kTriangularSolve:
-      return NotYet(instruction, "a triangular-solve kernel or cuBLAS trsm");
+      return MakeTriangularSolveThunk(instruction, std::move(values));
     case HloOpcode::kTopK:
       return NotYet(instruction, "a topk kernel");
     case HloOpcode::kRaggedDot:

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "axle/gpu/gpu_thunk.h"
+#include "axle/gpu/ptx_compiler.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
 namespace axle::gpu {
@@ -27,9 +28,11 @@ namespace axle::gpu {
 bool IsGpuLibraryOp(const HloInstruction& instruction);
 
 // The thunk of library op `instruction`, whose operands' and result's array
-// leaves are `values` (gpu_thunk.h).
+// leaves are `values` (gpu_thunk.h); Axle's own kernels are compiled for
+// `options` (the device's architecture).
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction& instruction,
-                                                           GpuThunkValues values);
+                                                           GpuThunkValues values,
+                                                           const PtxOptions& options);
 
 }  // namespace axle::gpu
 
