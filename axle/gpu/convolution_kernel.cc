@@ -530,12 +530,12 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   return kernel;
 }
 
-absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
-                                                 absl::string_view kernel_name,
-                                                 const PtxOptions& options) {
+absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool krsc,
+                                                   absl::string_view kernel_name,
+                                                   const PtxOptions& options) {
   if (plan.spatial.size() != 2) {
     return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", plan.instruction,
-                                                   ": a KRSC filter needs 2 spatial dimensions"));
+                                                   ": a cuDNN filter needs 2 spatial dimensions"));
   }
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
@@ -572,10 +572,21 @@ absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
   const int64_t c = plan.input_features_per_group;
   const int64_t s = plan.spatial[1].window_size;
   const int64_t r = plan.spatial[0].window_size;
-  llvm::Value* ci = b.CreateURem(linear, b.getInt64(c));
-  llvm::Value* si = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c)), b.getInt64(s));
-  llvm::Value* ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c * s)), b.getInt64(r));
+  // The destination's dimensions from the most minor: (c, s, r, k) or
+  // (s, r, c, k).
+  llvm::Value* ci = nullptr;
+  llvm::Value* si = nullptr;
+  llvm::Value* ri = nullptr;
   llvm::Value* ki = b.CreateUDiv(linear, b.getInt64(c * s * r));
+  if (krsc) {
+    ci = b.CreateURem(linear, b.getInt64(c));
+    si = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c)), b.getInt64(s));
+    ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c * s)), b.getInt64(r));
+  } else {
+    si = b.CreateURem(linear, b.getInt64(s));
+    ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(s)), b.getInt64(r));
+    ci = b.CreateURem(b.CreateUDiv(linear, b.getInt64(s * r)), b.getInt64(c));
+  }
   llvm::Value* source =
       b.CreateAdd(b.CreateAdd(b.CreateMul(ki, b.getInt64(plan.kernel_out_feature_stride)),
                               b.CreateMul(ci, b.getInt64(plan.kernel_in_feature_stride))),

@@ -115,12 +115,13 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
                                                   const PtxOptions& options = PtxOptions());
 
 // A kernel `kernel_name(ptr rhs, ptr out)` that copies the plan's 2-D
-// kernel (rhs) into KRSC order (output feature, spatial 0, spatial 1, input
-// feature; dense), what cuDNN's NHWC filters are; one thread per element.
-// InvalidArgument unless the plan has 2 spatial dimensions.
-absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
-                                                 absl::string_view kernel_name,
-                                                 const PtxOptions& options = PtxOptions());
+// kernel (rhs) densely into KRSC order (output feature, spatial 0, spatial
+// 1, input feature: cuDNN's NHWC filters) when `krsc`, else KCRS (cuDNN's
+// NCHW filters); one thread per element. InvalidArgument unless the plan
+// has 2 spatial dimensions.
+absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool krsc,
+                                                   absl::string_view kernel_name,
+                                                   const PtxOptions& options = PtxOptions());
 
 }  // namespace axle::gpu
 

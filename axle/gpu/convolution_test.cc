@@ -102,6 +102,8 @@ const ConvCase kCases[] = {
      "window={size=3x3 stride=2x1 pad=1_1x1_1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"},
     {"nhwc_krsc_filter", "f32[1,6,6,4]", "f32[8,3,3,4]", "f32[1,6,6,8]",
      "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f"},
+    {"nchw_hwio_filter", "f32[2,3,6,6]", "f32[3,3,3,4]", "f32[2,4,6,6]",
+     "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->bf01"},
     {"true_convolution", "f32[1,5,5,2]", "f32[3,3,2,2]", "f32[1,5,5,2]",
      "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f"},
 };
@@ -109,8 +111,8 @@ const ConvCase kCases[] = {
 // The cases cudnn_convolution.h takes (the others run Axle's kernel).
 bool CudnnTakes(absl::string_view name) {
   for (absl::string_view taken : {"nhwc_3x3_same", "feature_groups", "depthwise_strided", "layouts",
-                                  "permuted_dim_labels", "f16", "bf16_groups", "many_blocks",
-                                  "nchw_kcrs_symmetric", "nhwc_krsc_filter", "true_convolution"}) {
+                                  "f16", "bf16_groups", "many_blocks", "nchw_kcrs_symmetric",
+                                  "nhwc_krsc_filter", "nchw_hwio_filter", "true_convolution"}) {
     if (name == taken) return true;
   }
   return false;
@@ -260,7 +262,8 @@ TEST_P(ConvolutionPlanTest, CudnnTakesWhatItShould) {
   }
   EXPECT_GE(config->scratch_bytes(), config->workspace_limit);
   if (config->relayout_filter && PtxasPath().ok()) {
-    absl::StatusOr<PtxKernel> relayout = CompileFilterToKrscPtx(*plan, "relayout");
+    absl::StatusOr<PtxKernel> relayout =
+        CompileFilterRelayoutPtx(*plan, config->filter_nhwc, "relayout");
     ASSERT_TRUE(relayout.ok()) << relayout.status();
     absl::StatusOr<std::string> cubin = AssemblePtx(relayout->ptx, "sm_90");
     EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status();
@@ -302,6 +305,11 @@ TEST(CudnnConvConfigTest, DescribesNchwAndNhwcConvolutions) {
   EXPECT_TRUE(hwio->relayout_filter);
   EXPECT_EQ(hwio->filter_bytes, 3 * 3 * 3 * 4 * 4);
   EXPECT_EQ(hwio->workspace_offset(), 512);
+
+  absl::StatusOr<CudnnConvConfig> nchw_hwio = ConfigOf("nchw_hwio_filter");
+  ASSERT_TRUE(nchw_hwio.ok()) << nchw_hwio.status();
+  EXPECT_FALSE(nchw_hwio->filter_nhwc);
+  EXPECT_TRUE(nchw_hwio->relayout_filter);
 
   absl::StatusOr<CudnnConvConfig> reversed = ConfigOf("true_convolution");
   ASSERT_TRUE(reversed.ok()) << reversed.status();

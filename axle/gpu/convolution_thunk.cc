@@ -377,7 +377,8 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
                         CompileConvolutionToPtx(plan, "convolution_kernel", options));
   std::optional<PtxKernel> relayout;
   if (cudnn.has_value() && cudnn->relayout_filter) {
-    AXLE_ASSIGN_OR_RETURN(relayout, CompileFilterToKrscPtx(plan, "filter_to_krsc", options));
+    AXLE_ASSIGN_OR_RETURN(
+        relayout, CompileFilterRelayoutPtx(plan, cudnn->filter_nhwc, "filter_relayout", options));
   }
   return std::unique_ptr<ConvolutionThunk>(
       new ConvolutionThunkImpl(convolution.name(), std::move(values), std::move(kernel), cudnn,

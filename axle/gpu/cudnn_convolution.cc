@@ -70,8 +70,25 @@ absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan) {
                     plan.kernel_in_feature_stride == 1 &&
                     plan.spatial[0].kernel_stride == q * c_per_group &&
                     plan.spatial[1].kernel_stride == c_per_group;
-  config.filter_nhwc = !kcrs;
-  config.relayout_filter = !kcrs && !krsc;
+  // The tensors: dense NCHW or dense NHWC, both alike.
+  auto format_of = [](int64_t n_stride, int64_t c_stride, int64_t h_stride, int64_t w_stride,
+                      int64_t c, int64_t h, int64_t w) {
+    if (n_stride == c * h * w && c_stride == h * w && h_stride == w && w_stride == 1) return 0;
+    if (n_stride == h * w * c && c_stride == 1 && h_stride == w * c && w_stride == c) return 1;
+    return -1;
+  };
+  const int64_t c_in = groups * c_per_group;
+  const int x_format =
+      format_of(plan.in_batch_stride, plan.in_feature_stride, plan.spatial[0].in_stride,
+                plan.spatial[1].in_stride, c_in, plan.spatial[0].in_size, plan.spatial[1].in_size);
+  const int y_format =
+      format_of(plan.out_batch_stride, plan.out_feature_stride, plan.spatial[0].out_stride,
+                plan.spatial[1].out_stride, k, plan.spatial[0].out_size, plan.spatial[1].out_size);
+  if (x_format < 0 || x_format != y_format) {
+    return NotTaken(plan, "input and output are not both dense NCHW or both dense NHWC");
+  }
+  config.filter_nhwc = x_format == 1;
+  config.relayout_filter = config.filter_nhwc ? !krsc : !kcrs;
   config.filter_bytes = plan.rhs_elements * primitive_util::ByteWidth(type);
   const int64_t values[] = {plan.out_batch,
                             groups * c_per_group,

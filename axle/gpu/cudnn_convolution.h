@@ -8,10 +8,12 @@
 //   no lhs (base) dilation; symmetric, non-negative padding; window
 //   reversal in both dimensions (a true convolution) or neither (XLA's
 //   cross-correlation); batch_group_count 1 (any feature_group_count);
-//   input and output in any layout (4-D strides). A kernel laid out KCRS
-//   or KRSC (cuDNN's NCHW or NHWC filters) is read in place; any other
-//   (JAX's HWIO) is first copied to KRSC in the scratch memory, before
-//   cuDNN's workspace.
+//   input and output both dense NCHW or both dense NHWC in memory (batch,
+//   feature, spatial 0, spatial 1 from the dimension numbers and layouts).
+//   The kernel is read in place when it is laid out as cuDNN's filter of
+//   that format (KCRS for NCHW, KRSC for NHWC: output feature, input
+//   feature, spatial); any other layout (JAX's HWIO) is first copied to it
+//   in the scratch memory, before cuDNN's workspace.
 //
 // CudnnConvConfigFor is that choice, explicit and testable without a GPU:
 // the descriptors' numbers, or Unimplemented saying why cuDNN does not take
@@ -37,10 +39,11 @@ struct CudnnConvConfig {
   PrimitiveType type = F32;
   // Input x (n, c, h, w) and output y (n, k, p, q) with element strides.
   std::array<int, 4> x_dims{}, x_strides{}, y_dims{}, y_strides{};
-  // Filter (k, c / groups, r, s); NHWC: stored KRSC, else KCRS.
+  // Filter (k, c / groups, r, s); NHWC: stored KRSC, else KCRS. The
+  // tensors' format too.
   std::array<int, 4> w_dims{};
   bool filter_nhwc = false;
-  // The kernel is copied to KRSC first, into the scratch's first
+  // The kernel is copied to the filter's layout first, into the scratch's first
   // filter_bytes (rounded up to 256).
   bool relayout_filter = false;
   int64_t filter_bytes = 0;

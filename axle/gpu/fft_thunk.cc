@@ -381,9 +381,14 @@ absl::StatusOr<PtxKernel> CompileScaleKernelToPtx(PrimitiveType type, int64_t co
   return kernel;
 }
 
-absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunk(const HloInstruction& instruction,
-                                                       GpuThunkValues values,
-                                                       const PtxOptions& options) {
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunk(const HloInstruction& fft,
+                                                       GpuThunkValues values) {
+  return MakeFftThunkWithOptions(fft, std::move(values), PtxOptions());
+}
+
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunkWithOptions(const HloInstruction& instruction,
+                                                                  GpuThunkValues values,
+                                                                  const PtxOptions& options) {
   const auto* fft = dyn_cast<HloFftInstruction>(&instruction);
   if (fft == nullptr || instruction.operand_count() != 1) {
     return FftError(instruction, absl::StatusCode::kInvalidArgument, "not an fft of one operand");

@@ -32,9 +32,13 @@
 namespace axle::gpu {
 
 // values: the operand's id, then the result's. Errors name the instruction.
+// The executable's factory; the scale kernel is sm_90 PTX.
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunk(const HloInstruction& fft,
-                                                       GpuThunkValues values,
-                                                       const PtxOptions& options = PtxOptions());
+                                                       GpuThunkValues values);
+// The same with the scale kernel's PTX options chosen.
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunkWithOptions(const HloInstruction& fft,
+                                                                  GpuThunkValues values,
+                                                                  const PtxOptions& options);
 
 // The PTX of `kernel_name(ptr data)`, which multiplies the first `count`
 // elements of an f32 or f64 array by `factor` (one thread each).

@@ -181,7 +181,7 @@ TEST_P(FftDeviceTest, ThunkMatchesInterpreter) {
 
   PtxOptions options;
   if (device_->compute_capability_major() < 9) options.arch = device_->ArchName();
-  auto thunk = MakeFftThunk(fft, {{0}, {1}}, options);
+  auto thunk = MakeFftThunkWithOptions(fft, {{0}, {1}}, options);
   ASSERT_TRUE(thunk.ok()) << thunk.status();
   absl::Status initialized = (*thunk)->Initialize(*device_);
   if (absl::IsUnavailable(initialized)) GTEST_SKIP() << initialized;
