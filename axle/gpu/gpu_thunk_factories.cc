@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction&
     case HloOpcode::kConvolution:
       return MakeConvolutionThunk(instruction, std::move(values));
     case HloOpcode::kFft:
-      return MakeFftThunk(instruction, std::move(values), options);
+      return MakeFftThunkWithOptions(instruction, std::move(values), options);
     case HloOpcode::kSort:
       return MakeSortThunk(instruction, std::move(values), options);
     case HloOpcode::kScatter:
