@@ -695,5 +695,37 @@ TEST_F(GpuExecutableTest, AsynchronousRunsOnTheDefaultStream) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(out->data<float>()[i], value.data<float>()[i] + 2);
 }
 
+TEST_F(GpuExecutableTest, LentBuffersFreedWhileAsynchronousRunsAreQueuedStayIntact) {
+  auto executable = CompileFor(client_, kLogistic);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  const Shape shape = ShapeUtil::MakeShape(F32, {4096});
+  std::vector<Literal> inputs;
+  std::vector<ScopedShapedBuffer> results;
+  for (int k = 0; k < 16; ++k) {
+    inputs.push_back(MakeInput(shape, 10 + k));
+    ScopedShapedBuffer argument = *client_->LiteralToShapedBuffer(inputs.back(), 0);
+    auto result = (*executable)->RunAsync({&argument}, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    results.push_back(*std::move(result));
+    // `argument` is freed here, maybe before its run: its memory must not
+    // be handed out (below) until the run is done.
+    ScopedShapedBuffer other = *client_->LiteralToShapedBuffer(MakeInput(shape, 100 + k), 0);
+  }
+  auto stream = client_->platform()->DefaultStream(0);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  ASSERT_TRUE((*stream)->BlockHostUntilDone().ok());
+  auto interpreter = CompileFor(reference_, kLogistic);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  for (int k = 0; k < 16; ++k) {
+    std::vector<Literal> arguments;
+    arguments.push_back(inputs[k].Clone());
+    auto expected = RunWith(reference_, **interpreter, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    auto actual = client_->ShapedBufferToLiteral(results[k]);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_TRUE(LiteralsNear(*expected, *actual, ErrorSpec(1e-5, 1e-5)).ok()) << "run " << k;
+  }
+}
+
 }  // namespace
 }  // namespace axle::gpu
