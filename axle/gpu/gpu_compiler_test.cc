@@ -273,6 +273,32 @@ ENTRY e {
       << text;
 }
 
+TEST(GpuCompilerTest, CallsKeptByRunBackendOnlyAreSequences) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+callee {
+  a = f32[32] parameter(0)
+  b = f32[32] parameter(1)
+  s = f32[32] subtract(a, b)
+  ROOT t = (f32[32], f32[32]) tuple(s, a)
+}
+ENTRY e {
+  x = f32[32] parameter(0)
+  y = f32[32] parameter(1)
+  c = (f32[32], f32[32]) call(x, y), to_apply=callee
+  g = f32[32] get-tuple-element(c), index=0
+  ROOT m = f32[32] multiply(g, y)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto program = CompileGpuProgram(module->get(), PtxOptions(), /*run_backend_only=*/true);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  const auto* call = Find<GpuSequenceThunk>(program->thunks);
+  ASSERT_NE(call, nullptr) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(call->sequence()), 1) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 1) << text;
+}
+
 TEST(GpuCompilerTest, UnregisteredCustomCallIsNamed) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(R"(

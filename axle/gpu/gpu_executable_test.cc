@@ -362,11 +362,12 @@ class GpuExecutableTest : public ::testing::Test {
     reference_ = *reference;
   }
 
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileFor(LocalClient* client,
-                                                              const std::string& text) {
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileFor(
+      LocalClient* client, const std::string& text,
+      const ExecutableBuildOptions& options = ExecutableBuildOptions()) {
     auto module = ParseAndReturnUnverifiedModule(text);
     if (!module.ok()) return module.status();
-    return client->Compile(std::move(module).value(), {});
+    return client->Compile(std::move(module).value(), options);
   }
 
   static absl::StatusOr<Literal> RunWith(LocalClient* client, const LocalExecutable& executable,
@@ -388,8 +389,9 @@ class GpuExecutableTest : public ::testing::Test {
   // Runs `text` on CUDA (twice: the second run reuses the arena) and on the
   // interpreter with arguments made by MakeInput, and compares.
   void ExpectMatchesInterpreter(const std::string& text, ErrorSpec error = ErrorSpec(1e-5, 1e-5),
-                                std::vector<Literal> arguments = {}) {
-    auto gpu = CompileFor(client_, text);
+                                std::vector<Literal> arguments = {},
+                                const ExecutableBuildOptions& options = ExecutableBuildOptions()) {
+    auto gpu = CompileFor(client_, text, options);
     ASSERT_TRUE(gpu.ok()) << "compiling for CUDA: " << gpu.status();
     auto interpreter = CompileFor(reference_, text);
     ASSERT_TRUE(interpreter.ok()) << interpreter.status();
@@ -456,6 +458,12 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
     } else {
       EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
     }
+    // As given (run_backend_only: no inlining, no fusion), as Calls runs them.
+    auto as_given = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(as_given.ok()) << as_given.status();
+    absl::StatusOr<GpuProgram> backend_only =
+        CompileGpuProgram(as_given->get(), PtxOptions(), /*run_backend_only=*/true);
+    EXPECT_EQ(backend_only.ok(), c.compiles) << backend_only.status();
     if (!c.on_interpreter) continue;
     auto parsed = ParseAndReturnUnverifiedModule(c.text);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -520,7 +528,16 @@ TEST_F(GpuExecutableTest, TupleResultsWithParametersConstantsAndRepeatedLeaves) 
   ExpectMatchesInterpreter(kTuples, ErrorSpec(0));
 }
 
-TEST_F(GpuExecutableTest, CallsThatStayCallsRunInPlace) { ExpectMatchesInterpreter(kCall); }
+TEST_F(GpuExecutableTest, Calls) {
+  // Inlined by the passes.
+  ExpectMatchesInterpreter(kCall);
+  // Kept (run_backend_only): the callee's thunks run in place.
+  ExecutableBuildOptions backend_only;
+  backend_only.set_run_backend_only(true);
+  ExpectMatchesInterpreter(kCall, ErrorSpec(1e-5, 1e-5), {}, backend_only);
+  ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5), {}, backend_only);
+  ExpectMatchesInterpreter(kConditional, ErrorSpec(1e-5, 1e-5), {}, backend_only);
+}
 
 TEST_F(GpuExecutableTest, DonatedInputIsUpdatedInPlace) {
   auto executable = CompileFor(client_, kIncrement);
