@@ -38,6 +38,11 @@ void CudaMemoryAllocator::OrderFreesOn(CudaStream* stream) {
   stream_ = stream;
 }
 
+void CudaMemoryAllocator::OrderFreesOnHostStream(se::Stream* stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  host_stream_ = stream;
+}
+
 uint64_t CudaMemoryAllocator::RoundUp(uint64_t size) {
   return size < kLargeFrom ? RoundTo(size, kSmallGranule) : RoundTo(size, kLargeGranule);
 }
@@ -98,6 +103,19 @@ absl::Status CudaMemoryAllocator::Deallocate(int device_ordinal, se::DeviceMemor
   live_blocks_.erase(live);
   bytes_in_use_ -= static_cast<int64_t>(capacity);
   bytes_cached_ += static_cast<int64_t>(capacity);
+  if (host_stream_ != nullptr && !host_stream_->IsIdle() && !host_stream_->OnWorkerThread()) {
+    // Runs enqueued on the host stream before this free may still use the
+    // block: it joins the pool once the stream gets here.
+    absl::Status enqueued = host_stream_->DoHostCallbackWithStatus([this, block, capacity] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return RecycleLocked(block, capacity);
+    });
+    if (enqueued.ok()) return absl::OkStatus();
+  }
+  return RecycleLocked(block, capacity);
+}
+
+absl::Status CudaMemoryAllocator::RecycleLocked(CUdeviceptr block, uint64_t capacity) {
   if (stream_ == nullptr) {
     free_blocks_.emplace(capacity, block);
     return absl::OkStatus();

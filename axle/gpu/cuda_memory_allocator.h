@@ -15,7 +15,9 @@
 // Frees are ordered on a stream (OrderFreesOn): a block freed while work
 // enqueued before the free may still use it is handed out again only once
 // the stream has passed the free (an event recorded at the free, polled by
-// later allocations; Synchronize-free).
+// later allocations; Synchronize-free). The platform's allocator also
+// orders frees on its host stream (OrderFreesOnHostStream), where
+// asynchronous runs are queued.
 //
 // Internal to axle/gpu: this header includes cuda.h.
 //
@@ -34,6 +36,7 @@
 #include "axle/gpu/cuda_device.h"
 #include "axle/gpu/cuda_stream.h"
 #include "axle/runtime/device_memory.h"
+#include "axle/runtime/stream.h"
 
 namespace axle::gpu {
 
@@ -49,6 +52,12 @@ class CudaMemoryAllocator : public se::DeviceMemoryAllocator {
   // Frees from now on wait for the work enqueued on `stream` before them.
   // `stream` must outlive the allocator (or be unset first).
   void OrderFreesOn(CudaStream* stream);
+  // Frees from now on also wait for the work enqueued on host stream
+  // `stream` before them (the platform's se::Stream, on which
+  // ExecuteAsyncOnStream enqueues runs; a free from that work itself is
+  // immediate), as HostMemoryAllocator's do. `stream` must outlive the
+  // allocator's last free.
+  void OrderFreesOnHostStream(se::Stream* stream);
 
   absl::Status Deallocate(int device_ordinal, se::DeviceMemoryBase mem) override;
 
@@ -71,11 +80,14 @@ class CudaMemoryAllocator : public se::DeviceMemoryAllocator {
   };
   // Moves the pending frees the stream has passed into the pool.
   absl::Status ReclaimLocked();
+  // Puts a freed block in the pool (after the CUDA stream's event, if any).
+  absl::Status RecycleLocked(CUdeviceptr block, uint64_t capacity);
   absl::Status ReleaseCacheLocked();
   absl::Status CheckOrdinal(int device_ordinal) const;
 
   const CudaDevice& device_;
   CudaStream* stream_ = nullptr;
+  se::Stream* host_stream_ = nullptr;
 
   mutable std::mutex mu_;
   std::multimap<uint64_t, CUdeviceptr> free_blocks_;  // capacity -> block

@@ -75,6 +75,11 @@ class CudaPlatform : public se::Platform {
         allocator_(this, *device_),
         transfer_manager_(this, copies_.get()) {
     UseDeviceMemory(&allocator_, &transfer_manager_);
+    // Buffers freed while asynchronous runs (ExecuteAsyncOnStream) are
+    // queued on the device's stream are reused only after them.
+    if (absl::StatusOr<se::Stream*> stream = DefaultStream(0); stream.ok()) {
+      allocator_.OrderFreesOnHostStream(*stream);
+    }
   }
   ~CudaPlatform() override { WaitForStream(); }
 

@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -155,6 +156,62 @@ TEST(GpuCompilerTest, WhileLoopHasConditionBodyAndStateCopies) {
   EXPECT_NE(dynamic_cast<const GpuCopyThunk*>(loop->body().back().get()), nullptr) << text;
 }
 
+TEST(GpuCompilerTest, ArenaLayoutReusesDeadTemporariesAndKeepsLoopValuesApart) {
+  // A chain of kernels (column reductions do not fuse into their
+  // consumers): each temporary dies after its last reader, so the arena is
+  // smaller than their sum.
+  std::unique_ptr<HloModule> chain;
+  auto program = Compile(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1024,64] parameter(0)
+  z = f32[] constant(0)
+  e1 = f32[1024,64] exponential(x)
+  r1 = f32[64] reduce(e1, z), dimensions={0}, to_apply=add
+  b1 = f32[1024,64] broadcast(r1), dimensions={1}
+  d1 = f32[1024,64] divide(e1, b1)
+  e2 = f32[1024,64] exponential(d1)
+  r2 = f32[64] reduce(e2, z), dimensions={0}, to_apply=add
+  b2 = f32[1024,64] broadcast(r2), dimensions={1}
+  d2 = f32[1024,64] divide(e2, b2)
+  e3 = f32[1024,64] exponential(d2)
+  r3 = f32[64] reduce(e3, z), dimensions={0}, to_apply=add
+  b3 = f32[1024,64] broadcast(r3), dimensions={1}
+  ROOT d3 = f32[1024,64] divide(e3, b3)
+})",
+                         &chain);
+  ASSERT_TRUE(program.ok()) << program.status();
+  GpuBufferLayout layout = LayOutGpuBuffers(*program);
+  EXPECT_TRUE(VerifyBufferAssignment(*layout.assignment).ok()) << layout.assignment->ToString();
+  int64_t sum = 0;
+  for (int64_t size : program->temporary_sizes) sum += size;
+  EXPECT_LT(layout.arena_size, sum)
+      << layout.assignment->ToString() << GpuProgramToString(*program);
+  for (int64_t offset : layout.temporary_offsets) EXPECT_EQ(offset % 256, 0);
+
+  std::unique_ptr<HloModule> loop;
+  auto looped = Compile(kWhileModule, &loop);
+  ASSERT_TRUE(looped.ok()) << looped.status();
+  GpuBufferLayout loop_layout = LayOutGpuBuffers(*looped);
+  EXPECT_TRUE(VerifyBufferAssignment(*loop_layout.assignment).ok())
+      << loop_layout.assignment->ToString();
+  // Every temporary the loop touches lives throughout it: none overlap.
+  for (size_t a = 0; a < looped->temporary_sizes.size(); ++a) {
+    for (size_t b = a + 1; b < looped->temporary_sizes.size(); ++b) {
+      if (looped->temporary_sizes[a] == 0 || looped->temporary_sizes[b] == 0) continue;
+      const int64_t a0 = loop_layout.temporary_offsets[a], b0 = loop_layout.temporary_offsets[b];
+      EXPECT_TRUE(a0 + looped->temporary_sizes[a] <= b0 || b0 + looped->temporary_sizes[b] <= a0)
+          << "temporaries " << a << " and " << b << " overlap\n"
+          << loop_layout.assignment->ToString();
+    }
+  }
+}
+
 TEST(GpuCompilerTest, ConditionalHasOneSequencePerBranch) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(R"(
@@ -214,6 +271,32 @@ ENTRY e {
   EXPECT_TRUE(program->values[program->result_leaves[1].second].kind == GpuValue::Kind::kConstant ||
               Count<GpuMemsetThunk>(program->thunks) == 1)
       << text;
+}
+
+TEST(GpuCompilerTest, CallsKeptByRunBackendOnlyAreSequences) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+callee {
+  a = f32[32] parameter(0)
+  b = f32[32] parameter(1)
+  s = f32[32] subtract(a, b)
+  ROOT t = (f32[32], f32[32]) tuple(s, a)
+}
+ENTRY e {
+  x = f32[32] parameter(0)
+  y = f32[32] parameter(1)
+  c = (f32[32], f32[32]) call(x, y), to_apply=callee
+  g = f32[32] get-tuple-element(c), index=0
+  ROOT m = f32[32] multiply(g, y)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto program = CompileGpuProgram(module->get(), PtxOptions(), /*run_backend_only=*/true);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  const auto* call = Find<GpuSequenceThunk>(program->thunks);
+  ASSERT_NE(call, nullptr) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(call->sequence()), 1) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 1) << text;
 }
 
 TEST(GpuCompilerTest, UnregisteredCustomCallIsNamed) {

@@ -25,7 +25,11 @@ GpuExecutable::GpuExecutable(std::shared_ptr<const HloModule> module, const se::
       device_(device),
       allocator_(allocator),
       program_(std::move(program)) {
-  LayOutBuffers();
+  GpuBufferLayout layout = LayOutGpuBuffers(program_);
+  assignment_ = std::move(layout.assignment);
+  temporary_offsets_ = std::move(layout.temporary_offsets);
+  scratch_offsets_ = std::move(layout.scratch_offsets);
+  arena_size_ = layout.arena_size;
   temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
   std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
   for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {
@@ -81,20 +85,21 @@ absl::Status GpuExecutable::Initialize() {
   return absl::OkStatus();
 }
 
-void GpuExecutable::LayOutBuffers() {
-  const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
-  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
+GpuBufferLayout LayOutGpuBuffers(const GpuProgram& program) {
+  GpuBufferLayout layout;
+  const int64_t num_temporaries = static_cast<int64_t>(program.temporary_sizes.size());
+  const int64_t num_thunks = static_cast<int64_t>(program.thunks.size());
   // Live ranges of the temporaries over top-level thunk indices (a loop or
   // conditional is one step: every value its sequences touch lives
   // throughout it).
   std::vector<std::optional<StepUses>> steps;
-  for (const std::unique_ptr<GpuThunk>& thunk : program_.thunks) {
+  for (const std::unique_ptr<GpuThunk>& thunk : program.thunks) {
     const GpuThunkValues uses = thunk->buffer_uses();
     StepUses step;
     for (const auto& [values, buffers] :
          {std::pair{&uses.operands, &step.reads}, std::pair{&uses.outputs, &step.writes}}) {
       for (int64_t id : *values) {
-        const GpuValue& value = program_.values[id];
+        const GpuValue& value = program.values[id];
         if (value.kind == GpuValue::Kind::kTemporary) buffers->push_back(value.temporary);
       }
     }
@@ -102,8 +107,8 @@ void GpuExecutable::LayOutBuffers() {
   }
   std::vector<std::pair<int64_t, int64_t>> live = LiveRangesOverSteps(num_temporaries, steps);
   std::vector<bool> live_out(num_temporaries, false);
-  for (const auto& [index, id] : program_.result_leaves) {
-    const GpuValue& value = program_.values[id];
+  for (const auto& [index, id] : program.result_leaves) {
+    const GpuValue& value = program.values[id];
     if (value.kind != GpuValue::Kind::kTemporary) continue;
     live[value.temporary].second = num_thunks;
     live_out[value.temporary] = true;
@@ -111,13 +116,13 @@ void GpuExecutable::LayOutBuffers() {
   // Logical buffers: temporaries 0..n-1, then each thunk's scratch memory.
   std::vector<LogicalBuffer> buffers(num_temporaries);
   for (int64_t t = 0; t < num_temporaries; ++t) {
-    buffers[t].size = program_.temporary_sizes[t];
+    buffers[t].size = program.temporary_sizes[t];
     buffers[t].first = live[t].first;
     buffers[t].last = live[t].second;
     buffers[t].live_out = live_out[t];
   }
-  for (size_t v = 0; v < program_.values.size(); ++v) {
-    const GpuValue& value = program_.values[v];
+  for (size_t v = 0; v < program.values.size(); ++v) {
+    const GpuValue& value = program.values[v];
     if (value.kind != GpuValue::Kind::kTemporary) continue;
     LogicalBuffer& buffer = buffers[value.temporary];
     if (value.instruction != nullptr) {
@@ -126,16 +131,16 @@ void GpuExecutable::LayOutBuffers() {
       buffer.label = value.name.empty() ? absl::StrCat("v", v) : value.name;
     }
   }
-  scratch_offsets_.assign(num_thunks, -1);
+  layout.scratch_offsets.assign(num_thunks, -1);
   std::vector<int64_t> scratch_buffer(num_thunks, -1);
   for (int64_t i = 0; i < num_thunks; ++i) {
-    const int64_t bytes = program_.thunks[i]->scratch_bytes();
+    const int64_t bytes = program.thunks[i]->scratch_bytes();
     if (bytes <= 0) continue;
     scratch_buffer[i] = static_cast<int64_t>(buffers.size());
     LogicalBuffer scratch;
     scratch.size = bytes;
     scratch.first = scratch.last = i;
-    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program_.thunks[i]->name());
+    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program.thunks[i]->name());
     buffers.push_back(std::move(scratch));
   }
   BufferAssignmentOptions options;
@@ -143,17 +148,18 @@ void GpuExecutable::LayOutBuffers() {
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assigned =
       AssignLogicalBuffers(std::move(buffers), options);
   CHECK(assigned.ok()) << assigned.status();  // the buffers above are well formed
-  assignment_ = std::move(assigned).value();
-  temporary_offsets_.resize(num_temporaries);
+  layout.assignment = std::move(assigned).value();
+  layout.temporary_offsets.resize(num_temporaries);
   for (int64_t t = 0; t < num_temporaries; ++t) {
-    temporary_offsets_[t] = assignment_->buffer_slice(t).offset;
+    layout.temporary_offsets[t] = layout.assignment->buffer_slice(t).offset;
   }
   for (int64_t i = 0; i < num_thunks; ++i) {
     if (scratch_buffer[i] >= 0) {
-      scratch_offsets_[i] = assignment_->buffer_slice(scratch_buffer[i]).offset;
+      layout.scratch_offsets[i] = layout.assignment->buffer_slice(scratch_buffer[i]).offset;
     }
   }
-  arena_size_ = assignment_->temp_allocation_total_size();
+  layout.arena_size = layout.assignment->temp_allocation_total_size();
+  return layout;
 }
 
 absl::StatusOr<std::unique_ptr<GpuExecutable::RunResources>> GpuExecutable::Acquire() const {

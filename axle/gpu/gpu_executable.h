@@ -37,6 +37,19 @@
 
 namespace axle::gpu {
 
+// Where a program's temporaries and each top-level thunk's scratch memory
+// live in a run's arena: logical buffers (temporaries, then scratch)
+// packed by the shared buffer assignment over their live ranges (a loop or
+// conditional is one step: what its sequences touch lives throughout it;
+// result leaves live to the end), offsets multiples of 256 bytes.
+struct GpuBufferLayout {
+  std::unique_ptr<const BufferAssignment> assignment;
+  std::vector<int64_t> temporary_offsets;
+  std::vector<int64_t> scratch_offsets;  // per top-level thunk, or -1
+  int64_t arena_size = 0;
+};
+GpuBufferLayout LayOutGpuBuffers(const GpuProgram& program);
+
 class GpuExecutable : public Executable {
  public:
   // Lays out the buffers, initializes the thunks on `device` and uploads
@@ -61,7 +74,6 @@ class GpuExecutable : public Executable {
   GpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
                 const CudaDevice& device, se::DeviceMemoryAllocator* allocator, GpuProgram program);
   absl::Status Initialize();
-  void LayOutBuffers();
 
   // One run's stream and arena.
   struct RunResources {
@@ -77,7 +89,7 @@ class GpuExecutable : public Executable {
   std::vector<se::OwningDeviceMemory> constants_;
   std::unique_ptr<const BufferAssignment> assignment_;
   std::vector<int64_t> temporary_offsets_;
-  std::vector<int64_t> scratch_offsets_;  // per top-level thunk, or -1
+  std::vector<int64_t> scratch_offsets_;
   // For each temporary: the index into program_.result_leaves of the one
   // result leaf it is, or -1.
   std::vector<int64_t> temporary_result_leaf_;

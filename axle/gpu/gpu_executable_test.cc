@@ -362,11 +362,12 @@ class GpuExecutableTest : public ::testing::Test {
     reference_ = *reference;
   }
 
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileFor(LocalClient* client,
-                                                              const std::string& text) {
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> CompileFor(
+      LocalClient* client, const std::string& text,
+      const ExecutableBuildOptions& options = ExecutableBuildOptions()) {
     auto module = ParseAndReturnUnverifiedModule(text);
     if (!module.ok()) return module.status();
-    return client->Compile(std::move(module).value(), {});
+    return client->Compile(std::move(module).value(), options);
   }
 
   static absl::StatusOr<Literal> RunWith(LocalClient* client, const LocalExecutable& executable,
@@ -388,8 +389,9 @@ class GpuExecutableTest : public ::testing::Test {
   // Runs `text` on CUDA (twice: the second run reuses the arena) and on the
   // interpreter with arguments made by MakeInput, and compares.
   void ExpectMatchesInterpreter(const std::string& text, ErrorSpec error = ErrorSpec(1e-5, 1e-5),
-                                std::vector<Literal> arguments = {}) {
-    auto gpu = CompileFor(client_, text);
+                                std::vector<Literal> arguments = {},
+                                const ExecutableBuildOptions& options = ExecutableBuildOptions()) {
+    auto gpu = CompileFor(client_, text, options);
     ASSERT_TRUE(gpu.ok()) << "compiling for CUDA: " << gpu.status();
     auto interpreter = CompileFor(reference_, text);
     ASSERT_TRUE(interpreter.ok()) << interpreter.status();
@@ -456,6 +458,12 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
     } else {
       EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
     }
+    // As given (run_backend_only: no inlining, no fusion), as Calls runs them.
+    auto as_given = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(as_given.ok()) << as_given.status();
+    absl::StatusOr<GpuProgram> backend_only =
+        CompileGpuProgram(as_given->get(), PtxOptions(), /*run_backend_only=*/true);
+    EXPECT_EQ(backend_only.ok(), c.compiles) << backend_only.status();
     if (!c.on_interpreter) continue;
     auto parsed = ParseAndReturnUnverifiedModule(c.text);
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -520,7 +528,16 @@ TEST_F(GpuExecutableTest, TupleResultsWithParametersConstantsAndRepeatedLeaves) 
   ExpectMatchesInterpreter(kTuples, ErrorSpec(0));
 }
 
-TEST_F(GpuExecutableTest, CallsThatStayCallsRunInPlace) { ExpectMatchesInterpreter(kCall); }
+TEST_F(GpuExecutableTest, Calls) {
+  // Inlined by the passes.
+  ExpectMatchesInterpreter(kCall);
+  // Kept (run_backend_only): the callee's thunks run in place.
+  ExecutableBuildOptions backend_only;
+  backend_only.set_run_backend_only(true);
+  ExpectMatchesInterpreter(kCall, ErrorSpec(1e-5, 1e-5), {}, backend_only);
+  ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5), {}, backend_only);
+  ExpectMatchesInterpreter(kConditional, ErrorSpec(1e-5, 1e-5), {}, backend_only);
+}
 
 TEST_F(GpuExecutableTest, DonatedInputIsUpdatedInPlace) {
   auto executable = CompileFor(client_, kIncrement);
@@ -693,6 +710,38 @@ TEST_F(GpuExecutableTest, AsynchronousRunsOnTheDefaultStream) {
   auto out = client_->ShapedBufferToLiteral(*second);
   ASSERT_TRUE(out.ok()) << out.status();
   for (int i = 0; i < 8; ++i) EXPECT_EQ(out->data<float>()[i], value.data<float>()[i] + 2);
+}
+
+TEST_F(GpuExecutableTest, LentBuffersFreedWhileAsynchronousRunsAreQueuedStayIntact) {
+  auto executable = CompileFor(client_, kLogistic);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  const Shape shape = ShapeUtil::MakeShape(F32, {4096});
+  std::vector<Literal> inputs;
+  std::vector<ScopedShapedBuffer> results;
+  for (int k = 0; k < 16; ++k) {
+    inputs.push_back(MakeInput(shape, 10 + k));
+    ScopedShapedBuffer argument = *client_->LiteralToShapedBuffer(inputs.back(), 0);
+    auto result = (*executable)->RunAsync({&argument}, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    results.push_back(*std::move(result));
+    // `argument` is freed here, maybe before its run: its memory must not
+    // be handed out (below) until the run is done.
+    ScopedShapedBuffer other = *client_->LiteralToShapedBuffer(MakeInput(shape, 100 + k), 0);
+  }
+  auto stream = client_->platform()->DefaultStream(0);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  ASSERT_TRUE((*stream)->BlockHostUntilDone().ok());
+  auto interpreter = CompileFor(reference_, kLogistic);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  for (int k = 0; k < 16; ++k) {
+    std::vector<Literal> arguments;
+    arguments.push_back(inputs[k].Clone());
+    auto expected = RunWith(reference_, **interpreter, arguments);
+    ASSERT_TRUE(expected.ok()) << expected.status();
+    auto actual = client_->ShapedBufferToLiteral(results[k]);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    EXPECT_TRUE(LiteralsNear(*expected, *actual, ErrorSpec(1e-5, 1e-5)).ok()) << "run " << k;
+  }
 }
 
 }  // namespace

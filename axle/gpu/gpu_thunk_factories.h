@@ -9,6 +9,12 @@
 // Each op's thunk lives in a file of its own; until it exists, the op is
 // Unimplemented, naming the op, the instruction and CUDA.
 //
+// A thunk may keep pointers into the instruction's module: the executable
+// owns the module and outlives its thunks. Its workspace is scratch_bytes()
+// (the arena holds it, GpuThunkContext::scratch); handles and plans are
+// made in Initialize (the device's context current) and must be usable from
+// several runs at once (one stream each).
+//
 // Internal to axle/gpu: this header includes cuda.h (gpu_thunk.h).
 //
 //===----------------------------------------------------------------------===//
