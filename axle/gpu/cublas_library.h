@@ -7,6 +7,9 @@
 //   libcublasLt.so.13  (AXLE_CUBLASLT names another path)
 //   libcublas.so.13    (AXLE_CUBLAS names another path)
 //
+// found by the loader or, failing that, in the build's toolkit folder
+// (CudaLibraryPath).
+//
 // cuBLASLt is opened first: libcublas needs it, and an overridden path is
 // then the one libcublas finds. CublasLibrary::Get() opens both once and
 // resolves the functions of AXLE_CUBLAS_FUNCTIONS / AXLE_CUBLASLT_FUNCTIONS
@@ -78,6 +81,11 @@ namespace axle::gpu {
 
 // The cuBLASLt functions (for the epilogue dots to come; the version today).
 #define AXLE_CUBLASLT_FUNCTIONS(X) X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
+
+// The library to open: `variable`'s value when set, else `soname` when the
+// loader finds it, else the toolkit's copy of the build machine's toolkit
+// folder (/usr/local/cuda/lib64/...) when it exists there, else `soname`.
+std::string CudaLibraryPath(const char* variable, const char* soname);
 
 class CublasLibrary {
  public:
