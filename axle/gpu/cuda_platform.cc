@@ -4,8 +4,8 @@
 // is a CudaMemoryAllocator, its transfer manager copies through
 // cuda_transfer.h on a CUDA stream of its own (ordered after the platform's
 // stream as every transfer manager is), and its memcpys are the driver's.
-// Its compiler refuses modules with an Unimplemented error for now (no GPU
-// executable yet: README.md).
+// Its compiler is the GPU compiler (gpu_compiler.h), whose executables run
+// on this device with this allocator.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/cuda_platform.h"
@@ -22,6 +22,7 @@
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_stream.h"
 #include "axle/gpu/cuda_transfer.h"
+#include "axle/gpu/gpu_compiler.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/executable.h"
 #include "axle/runtime/platform_provider.h"
@@ -29,20 +30,6 @@
 
 namespace axle::gpu {
 namespace {
-
-class CudaCompiler : public Compiler {
- public:
-  explicit CudaCompiler(std::string device) : device_(std::move(device)) {}
-  absl::StatusOr<std::unique_ptr<Executable>> Compile(
-      std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
-    return absl::UnimplementedError(absl::StrCat(
-        "CUDA backend: compiling modules for the cuda platform (", device_,
-        ") is not implemented yet; its devices, memory and transfers are (axle/gpu/README.md)"));
-  }
-
- private:
-  std::string device_;
-};
 
 // Copies through a CUDA stream of its own, serialized: each copy returns
 // once done.
@@ -82,9 +69,7 @@ class CudaPlatform : public se::Platform {
  public:
   CudaPlatform(std::unique_ptr<CudaDevice> device, std::unique_ptr<CudaStream> copies)
       : se::Platform("CUDA", {"cuda", "gpu"}, kCudaPlatformName,
-                     [description = Describe(*device)] {
-                       return std::make_unique<CudaCompiler>(description);
-                     }),
+                     [this] { return MakeGpuCompiler(this, *device_, &allocator_); }),
         device_(std::move(device)),
         copies_(std::move(copies)),
         allocator_(this, *device_),

@@ -10,8 +10,9 @@
 // (CudaMemoryAllocator: pooled cuMemAlloc blocks), its transfer manager
 // moves literals and ShapedBuffers to and from it (cuda_transfer.h), and
 // its SynchronousMemcpy is the driver's, so LocalClient's transfers and
-// the streams' copies work. Its compiler refuses modules (Unimplemented,
-// naming the device) until the GPU executable exists (README.md).
+// the streams' copies work. Its compiler is the GPU compiler
+// (gpu_compiler.h): modules run as thunks on the device (README.md says
+// which ops do not yet).
 //
 // This header is CUDA- and LLVM-free.
 //

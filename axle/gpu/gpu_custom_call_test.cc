@@ -22,6 +22,7 @@
 #include "axle/runtime/executable.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "xla/ffi/api/ffi.h"
 #include "xla/service/custom_call_status.h"
 #include "xla/service/custom_call_target_registry.h"
 
@@ -46,6 +47,27 @@ void gpu_call_with_status(cudaStream_t stream, void** buffers, const char* opaqu
   *static_cast<float*>(buffers[1]) = *static_cast<const float*>(buffers[0]) * 2;
 }
 XLA_REGISTER_CUSTOM_CALL_TARGET(gpu_call_with_status, "CUDA");
+
+// A typed FFI handler for CUDA as XLA's FFI guide writes one: the stream is
+// an execution-context argument. Runs on the host here (it only records the
+// stream): out = scale * x + (stream's address % 7).
+static xla::ffi::Error ScaleOnGpu(cudaStream_t stream, xla::ffi::Buffer<xla::ffi::F32> x,
+                                  xla::ffi::ResultBuffer<xla::ffi::F32> out, float scale) {
+  if (scale < 0) return xla::ffi::Error::InvalidArgument("negative scale");
+  const auto offset = static_cast<float>(reinterpret_cast<uintptr_t>(stream) % 7);
+  for (size_t i = 0; i < x.element_count(); ++i) {
+    out->typed_data()[i] = scale * x.typed_data()[i] + offset;
+  }
+  return xla::ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(axle_gpu_test_scale, ScaleOnGpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::PlatformStream<cudaStream_t>>()
+                                  .Arg<xla::ffi::Buffer<xla::ffi::F32>>()
+                                  .Ret<xla::ffi::Buffer<xla::ffi::F32>>()
+                                  .Attr<float>("scale"));
+XLA_FFI_REGISTER_HANDLER(xla::ffi::GetXlaFfiApi(), "axle_gpu_test.scale", "CUDA",
+                         axle_gpu_test_scale);
 
 void host_only_target(void* out, const void** in) {}
 XLA_REGISTER_CUSTOM_CALL_TARGET(host_only_target, "Host");
@@ -138,7 +160,38 @@ TEST(GpuCustomCallTest, ResolvingNamesWhatIsMissing) {
   EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(unknown.message()), HasSubstr("no_such_target"));
   absl::Status ffi = resolve("do_custom_call_on_gpu", "API_VERSION_TYPED_FFI");
-  EXPECT_EQ(ffi.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(ffi.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(ffi.message()), HasSubstr("registered as an untyped target"));
+}
+
+TEST(GpuCustomCallTest, TypedFfiHandlerGetsTheStream) {
+  for (const char* scale : {"2.0", "-1.0"}) {
+    auto module = ParseAndReturnUnverifiedModule(
+        absl::StrCat("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT r = f32[3] "
+                     "custom-call(x), custom_call_target=\"axle_gpu_test.scale\", "
+                     "api_version=API_VERSION_TYPED_FFI, backend_config=\"{scale = ",
+                     scale, " : f32}\"\n}\n"));
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto target = CudaCustomCallTarget::Resolve(RootCall(**module));
+    ASSERT_TRUE(target.ok()) << target.status();
+    float x[3] = {1, 2, 3};
+    float out[3] = {};
+    void* buffers[] = {x, out};
+    // A fake stream handle: the handler only reads its address.
+    alignas(8) char marker[8] = {};
+    auto* stream = reinterpret_cast<CUstream>(&marker[0]);
+    const auto offset = static_cast<float>(reinterpret_cast<uintptr_t>(stream) % 7);
+    absl::Status status = target->Call(stream, buffers);
+    if (std::string(scale) == "2.0") {
+      ASSERT_TRUE(status.ok()) << status;
+      EXPECT_EQ(out[0], 2 + offset);
+      EXPECT_EQ(out[2], 6 + offset);
+    } else {
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(status.message(), HasSubstr("custom-call 'axle_gpu_test.scale' (r)"));
+      EXPECT_THAT(status.message(), HasSubstr("negative scale"));
+    }
+  }
 }
 
 TEST(GpuCustomCallTest, AHostPlatformRefusesACudaTarget) {

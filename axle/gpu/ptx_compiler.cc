@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/ptx_kernel_emitter.h"
+#include "axle/gpu/ptx_module.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/IR/LLVMContext.h"
@@ -218,6 +219,77 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
   result.num_parameters = fusion.num_parameters();
   result.num_outputs = static_cast<int64_t>(outputs.size());
   return result;
+}
+
+absl::Status PrepareNvptxModule(llvm::Module* module, const PtxOptions& options) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        MakeTargetMachine(options.arch));
+  module->setTargetTriple(kTriple);
+  module->setDataLayout(machine->createDataLayout());
+  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<llvm::Module>> NewNvptxModule(absl::string_view name,
+                                                             llvm::LLVMContext& context,
+                                                             const PtxOptions& options) {
+  auto module = std::make_unique<llvm::Module>(std::string(name), context);
+  AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
+  return module;
+}
+
+void MarkKernel(llvm::Function* function, int max_threads) {
+  llvm::Module* module = function->getParent();
+  llvm::LLVMContext& context = module->getContext();
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", max_threads}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(
+                      llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), value))}));
+  }
+}
+
+absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,
+                                               const PtxOptions& options) {
+  return CompileNvptxModuleToPtx(module, name, options, nullptr);
+}
+
+absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
+                                                    absl::string_view kernel_name,
+                                                    const PtxOptions& options,
+                                                    std::string* unoptimized_ir) {
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        MakeTargetMachine(options.arch));
+  std::string emitted;
+  llvm::raw_string_ostream ir_stream(emitted);
+  module->print(ir_stream, nullptr);
+  if (CallsLibdevice(*module)) {
+    std::string path = options.libdevice_path;
+    if (path.empty()) {
+      AXLE_ASSIGN_OR_RETURN(path, LibdevicePath());
+    }
+    AXLE_RETURN_IF_ERROR(LinkLibdevice(module, path));
+  }
+  std::string errors;
+  llvm::raw_string_ostream error_stream(errors);
+  if (llvm::verifyModule(*module, &error_stream)) {
+    return absl::InternalError(absl::StrCat("CUDA codegen: invalid LLVM IR for ", kernel_name, ": ",
+                                            error_stream.str(), "\n", ir_stream.str()));
+  }
+  Optimize(module, machine.get());
+  if (const char* dir = std::getenv("AXLE_DUMP_TO"); dir != nullptr && *dir != '\0') {
+    std::string optimized_ir;
+    llvm::raw_string_ostream optimized_stream(optimized_ir);
+    module->print(optimized_stream, nullptr);
+    Dump(kernel_name, ".ll", ir_stream.str());
+    Dump(kernel_name, ".opt.ll", optimized_stream.str());
+  }
+  AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module, machine.get()));
+  Dump(kernel_name, ".ptx", ptx);
+  if (unoptimized_ir != nullptr) *unoptimized_ir = std::move(ir_stream.str());
+  return ptx;
 }
 
 }  // namespace axle::gpu

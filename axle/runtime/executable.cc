@@ -1,5 +1,6 @@
 #include "axle/runtime/executable.h"
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
@@ -99,6 +100,27 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
   return absl::NotFoundError(absl::StrCat("custom-call target '", target,
                                           "' is not registered for platform \"", cc_platform, "\"",
                                           elsewhere, context()));
+}
+
+// The result's tuple index tables (each element's address), written
+// through the platform's memcpy: device memory is not host memory on every
+// platform (cuda). On host platforms this is WriteTupleIndexTables.
+absl::Status WriteResultTupleTables(const se::Platform& platform, const ShapedBuffer& result) {
+  const Shape& shape = result.on_device_shape();
+  for (const auto& [index, memory] : result.buffers()) {
+    const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
+    if (!subshape.IsTuple() || memory.is_null()) continue;
+    absl::InlinedVector<const void*, 8> table;
+    for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
+      ShapeIndex element = index;
+      element.push_back(i);
+      table.push_back(result.buffer(element).opaque());
+    }
+    se::DeviceMemoryBase destination = memory;
+    AXLE_RETURN_IF_ERROR(
+        platform.SynchronousMemcpy(&destination, table.data(), table.size() * sizeof(const void*)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -254,7 +276,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
     views[alias->parameter_number].set_buffer(copy.cref(), alias->parameter_index);
     result->set_buffer(std::move(copy), index);
   }
-  WriteTupleIndexTables(*result);
+  AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, *result));
   run->arguments = std::move(arguments);
   return output;
 }

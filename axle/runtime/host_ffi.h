@@ -105,6 +105,9 @@ struct FfiCallFrame {
   absl::Span<const FfiBuffer> args;
   absl::Span<const FfiBuffer> rets;
   const FfiAttributes& attributes;
+  // The stream the call runs on (a CUstream on CUDA; null on the Host),
+  // what Ctx<PlatformStream<T>> decodes.
+  void* platform_stream = nullptr;
 };
 
 using FfiHandler = std::function<absl::Status(const FfiCallFrame& call)>;

@@ -155,13 +155,20 @@ HloInstruction* HloParserImpl::CreateLinearAlgebraOp(NewInstruction& n) {
       if (rhs_contracting) *dnums.mutable_rhs_contracting_dimensions() = *rhs_contracting;
       if (lhs_batch) *dnums.mutable_lhs_batch_dimensions() = *lhs_batch;
       if (rhs_batch) *dnums.mutable_rhs_batch_dimensions() = *rhs_batch;
-      const Shape& rhs =
-          n.opcode == HloOpcode::kScaledDot ? n.operands[2]->shape() : n.operands[1]->shape();
+      // scaled-dot's operands are (lhs, rhs, lhs_scale, rhs_scale), as XLA's.
       if (n.opcode == HloOpcode::kRaggedDot) {
         if (!RequireShape(n)) return nullptr;
-      } else if (!InferShape(n, [&] {
-                   return ShapeInference::InferDotOpShape(n.operands[0]->shape(), rhs, dnums,
-                                                          std::nullopt);
+      } else if (!InferShape(n, [&]() -> absl::StatusOr<Shape> {
+                   if (n.opcode == HloOpcode::kScaledDot) {
+                     if (n.operands.size() != 4) {
+                       return absl::InvalidArgumentError("scaled-dot needs four operands");
+                     }
+                     return ShapeInference::InferScaledDotOpShape(
+                         n.operands[0]->shape(), n.operands[1]->shape(), n.operands[2]->shape(),
+                         n.operands[3]->shape(), dnums, std::nullopt);
+                   }
+                   return ShapeInference::InferDotOpShape(
+                       n.operands[0]->shape(), n.operands[1]->shape(), dnums, std::nullopt);
                  })) {
         return nullptr;
       }

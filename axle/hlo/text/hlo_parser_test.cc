@@ -762,6 +762,21 @@ ENTRY e {
             "(f32[3], f32[2,3], c64[2,3], f32[3,2], pred[2,3])");
 }
 
+// scaled-dot's operands are (lhs, rhs, lhs_scale, rhs_scale), as in XLA.
+TEST(HloParserInferenceTest, ScaledDotShapeFromLhsAndRhs) {
+  std::unique_ptr<HloModule> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[2,4] parameter(0)
+  b = f32[4,3] parameter(1)
+  sa = f32[2,1] parameter(2)
+  sb = f32[1,3] parameter(3)
+  ROOT r = scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(Find(*module, "r")->shape().ToString(false), "f32[2,3]");
+}
+
 TEST(HloParserInferenceTest, InferenceErrorNamesTheOpcodeAndWhere) {
   std::string error = ParseError(
       "HloModule m\nENTRY e {\n  p = s32[2] parameter(0)\n"

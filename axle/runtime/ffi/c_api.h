@@ -105,7 +105,7 @@ typedef uint32_t XLA_FFI_Handler_Traits;
 enum { XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE = 1u << 0 };
 
 typedef struct XLA_FFI_Error XLA_FFI_Error;                        // opaque
-typedef struct XLA_FFI_ExecutionContext XLA_FFI_ExecutionContext;  // opaque, unused
+typedef struct XLA_FFI_ExecutionContext XLA_FFI_ExecutionContext;  // opaque: the platform stream
 typedef struct XLA_FFI_Api XLA_FFI_Api;
 
 typedef struct XLA_FFI_Extension_Base {
@@ -228,6 +228,17 @@ typedef void XLA_FFI_Error_GetMessage(XLA_FFI_Error_GetMessage_Args* args);
 typedef void XLA_FFI_Error_Destroy(XLA_FFI_Error_Destroy_Args* args);
 typedef XLA_FFI_Error* XLA_FFI_Handler_Register(XLA_FFI_Handler_Register_Args* args);
 
+// The call's platform stream (a CUstream on CUDA); an error where the call
+// has none (the Host platform).
+typedef struct {
+  size_t struct_size;
+  XLA_FFI_Extension_Base* extension_start;
+  XLA_FFI_ExecutionContext* ctx;
+  void* stream;  // out
+} XLA_FFI_Stream_Get_Args;
+
+typedef XLA_FFI_Error* XLA_FFI_Stream_Get(XLA_FFI_Stream_Get_Args* args);
+
 struct XLA_FFI_Api {
   size_t struct_size;
   XLA_FFI_Extension_Base* extension_start;
@@ -237,6 +248,7 @@ struct XLA_FFI_Api {
   XLA_FFI_Error_GetMessage* XLA_FFI_Error_GetMessage;
   XLA_FFI_Error_Destroy* XLA_FFI_Error_Destroy;
   XLA_FFI_Handler_Register* XLA_FFI_Handler_Register;
+  XLA_FFI_Stream_Get* XLA_FFI_Stream_Get;
 };
 
 #define XLA_FFI_Buffer_STRUCT_SIZE sizeof(XLA_FFI_Buffer)
@@ -248,6 +260,7 @@ struct XLA_FFI_Api {
 #define XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE sizeof(XLA_FFI_Error_GetMessage_Args)
 #define XLA_FFI_Error_Destroy_Args_STRUCT_SIZE sizeof(XLA_FFI_Error_Destroy_Args)
 #define XLA_FFI_Handler_Register_Args_STRUCT_SIZE sizeof(XLA_FFI_Handler_Register_Args)
+#define XLA_FFI_Stream_Get_Args_STRUCT_SIZE sizeof(XLA_FFI_Stream_Get_Args)
 #define XLA_FFI_Api_STRUCT_SIZE sizeof(XLA_FFI_Api)
 
 #ifdef __cplusplus

@@ -29,8 +29,10 @@
 // f32/f64 into float or double. Arrays must have the element type asked for
 // (`array<i32: ...>` for Span<const int32_t>), as in XLA.
 //
-// Not supported on Axle: execution-context values (`Ctx<PlatformStream<T>>`,
-// UserData, State, ScratchAllocator, ThreadPool; a compile-time error),
+// Execution context: `Ctx<PlatformStream<T>>()` is the stream the call runs
+// on (a CUstream / cudaStream_t on CUDA; on the Host the call fails naming
+// it). Not supported on Axle: the other execution-context values
+// (UserData, State, ScratchAllocator, ThreadPool; a compile-time error),
 // futures and result types other than Error (compile-time), stages other than
 // execute (registering such a handler fails with UNIMPLEMENTED). Nested
 // dictionaries (`range = {lo = 0 : i64, hi = 8 : i64}`) decode as Dictionary

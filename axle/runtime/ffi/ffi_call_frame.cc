@@ -20,6 +20,12 @@ struct XLA_FFI_Error {
   std::string message;
 };
 
+// The C API's opaque execution context: what a call's Ctx<...> values are
+// read from (only the platform stream on Axle).
+struct XLA_FFI_ExecutionContext {
+  void* stream = nullptr;
+};
+
 namespace axle::ffi {
 namespace {
 
@@ -38,6 +44,15 @@ void ErrorGetMessage(XLA_FFI_Error_GetMessage_Args* args) {
 }
 
 void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) { delete args->error; }
+
+XLA_FFI_Error* StreamGet(XLA_FFI_Stream_Get_Args* args) {
+  if (args->ctx == nullptr || args->ctx->stream == nullptr) {
+    return NewError(XLA_FFI_Error_Code_FAILED_PRECONDITION,
+                    "this call has no platform stream (it runs on the Host platform)");
+  }
+  args->stream = args->ctx->stream;
+  return nullptr;
+}
 
 XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
   std::string name(args->name.ptr, args->name.len);
@@ -77,6 +92,7 @@ const XLA_FFI_Api kApi = {
     ErrorGetMessage,
     ErrorDestroy,
     HandlerRegister,
+    StreamGet,
 };
 
 // --- Call frames -----------------------------------------------------------------
@@ -301,7 +317,8 @@ class CallFrameStorage {
     frame_.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
     frame_.extension_start = nullptr;
     frame_.api = GetXlaFfiApi();
-    frame_.ctx = nullptr;
+    context_.stream = call.platform_stream;
+    frame_.ctx = &context_;
     frame_.stage = XLA_FFI_ExecutionStage_EXECUTE;
     frame_.args =
         XLA_FFI_Args{XLA_FFI_Args_STRUCT_SIZE, nullptr, static_cast<int64_t>(arg_pointers_.size()),
@@ -333,6 +350,7 @@ class CallFrameStorage {
   std::vector<XLA_FFI_RetType> ret_types_;
   std::vector<void*> arg_pointers_, ret_pointers_;
   EncodedAttributes attributes_;
+  XLA_FFI_ExecutionContext context_;
   XLA_FFI_CallFrame frame_;
 };
 

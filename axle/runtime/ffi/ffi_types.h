@@ -557,8 +557,46 @@ struct AttrDecoding;
 template <typename T>
 struct CtxDecoding {
   static_assert(sizeof(T) == 0,
-                "Axle's FFI passes no execution context: Ctx<...> (platform streams, user "
-                "data, state, scratch memory, thread pools) is not supported");
+                "Axle's FFI passes one execution-context value, the platform stream "
+                "(Ctx<PlatformStream<T>>); user data, state, scratch memory and thread pools "
+                "are not supported");
+};
+
+// The platform stream the call runs on, as T (cudaStream_t or CUstream on
+// CUDA): Ctx<PlatformStream<cudaStream_t>>() in a binding. Decoding fails
+// (the call's error names it) where the call has none (the Host platform).
+template <typename T>
+struct PlatformStream {};
+
+template <typename T>
+struct CtxDecoding<PlatformStream<T>> {
+  using Type = T;
+  static_assert(std::is_pointer_v<T>, "a platform stream type is a pointer (a stream handle)");
+
+  static std::optional<Type> Decode(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                                    DiagnosticEngine& diagnostic) {
+    XLA_FFI_Stream_Get_Args args;
+    args.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+    args.extension_start = nullptr;
+    args.ctx = ctx;
+    args.stream = nullptr;
+    if (XLA_FFI_Error* error = api->XLA_FFI_Stream_Get(&args)) {
+      XLA_FFI_Error_GetMessage_Args message;
+      message.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+      message.extension_start = nullptr;
+      message.error = error;
+      message.message = nullptr;
+      api->XLA_FFI_Error_GetMessage(&message);
+      std::string text = message.message != nullptr ? message.message : "";
+      XLA_FFI_Error_Destroy_Args destroy;
+      destroy.struct_size = XLA_FFI_Error_Destroy_Args_STRUCT_SIZE;
+      destroy.extension_start = nullptr;
+      destroy.error = error;
+      api->XLA_FFI_Error_Destroy(&destroy);
+      return diagnostic.Emit("Failed to get the platform stream: ") << text;
+    }
+    return reinterpret_cast<T>(args.stream);
+  }
 };
 
 enum class ExecutionStage : uint8_t {

@@ -57,7 +57,8 @@ using ::testing::HasSubstr;
 
 // Runs `hlo` with `handler` registered (in a registry of its own) as `target`.
 absl::StatusOr<Literal> RunFfi(XLA_FFI_Handler* handler, absl::string_view target,
-                               absl::string_view hlo, std::vector<const Literal*> args = {}) {
+                               absl::string_view hlo,
+                               const std::vector<const Literal*>& args = {}) {
   FfiHandlerRegistry handlers;
   absl::Status registered = handlers.Register(
       std::string(target), "Host",
@@ -584,6 +585,34 @@ TEST(XlaFfi, InferredBinding) {
     })");
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, LiteralUtil::CreateR1<double>({-1, 2}));
+}
+
+// A handler that records the platform stream it was given (a CUDA custom
+// call's Ctx<PlatformStream<cudaStream_t>>; here any pointer type).
+struct FakeStream;
+static ffi::Error StreamImpl(FakeStream* stream, ffi::ResultBufferR1<ffi::S64> out) {
+  out->typed_data()[0] = static_cast<int64_t>(reinterpret_cast<intptr_t>(stream));
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER(
+    kStream, StreamImpl,
+    ffi::Ffi::Bind().Ctx<ffi::PlatformStream<FakeStream*>>().Ret<ffi::BufferR1<ffi::S64>>());
+
+TEST(XlaFfi, PlatformStreamIsTheCallsStream) {
+  int64_t out = 0;
+  FfiBuffer ret{S64, {1}, &out};
+  FfiAttributes attributes;
+  int marker = 0;
+  FfiCallFrame call{{}, absl::MakeConstSpan(&ret, 1), attributes, &marker};
+  absl::Status status = ffi::CallXlaFfiHandler(kStream, call);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(out, static_cast<int64_t>(reinterpret_cast<intptr_t>(&marker)));
+
+  // On the Host a call has no platform stream: the binding fails, named.
+  FfiCallFrame host_call{{}, absl::MakeConstSpan(&ret, 1), attributes};
+  status = ffi::CallXlaFfiHandler(kStream, host_call);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("platform stream"));
 }
 
 }  // namespace

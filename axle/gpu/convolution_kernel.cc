@@ -1,0 +1,605 @@
+//===- convolution_kernel.cc - Any HLO convolution as one PTX kernel -------===//
+//
+// The plan (MakeConvPlan), its host evaluation (RunConvPlanOnHost) and its
+// NVPTX kernel (CompileConvolutionToPtx), which follow the same loops: the
+// window's dimensions outermost (a position outside the input or between
+// base-dilation holes skips the inner loops), the group's input features
+// innermost. Loop counters and the accumulator are allocas that O3 promotes
+// to registers.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/convolution_kernel.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/gpu/nvptx_target_hooks.h"
+#include "axle/gpu/ptx_module.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/elemental_ir_emitter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+
+namespace axle::gpu {
+namespace {
+
+namespace pu = primitive_util;
+
+// Element strides of each dimension of `shape` in its layout (row-major
+// without one).
+std::vector<int64_t> LayoutStrides(const Shape& shape) {
+  if (!shape.has_layout() || shape.layout().minor_to_major().empty()) {
+    return ShapeUtil::RowMajorStrides(shape.dimensions());
+  }
+  std::vector<int64_t> strides(shape.rank(), 0);
+  int64_t stride = 1;
+  for (int64_t d : shape.layout().minor_to_major()) {
+    strides[d] = stride;
+    stride *= shape.dimensions(d);
+  }
+  return strides;
+}
+
+std::vector<int64_t> MinorToMajor(const Shape& shape) {
+  if (shape.has_layout() &&
+      static_cast<int64_t>(shape.layout().minor_to_major().size()) == shape.rank()) {
+    return shape.layout().minor_to_major();
+  }
+  std::vector<int64_t> order;
+  for (int64_t d = shape.rank(); d-- > 0;) order.push_back(d);
+  return order;
+}
+
+int64_t WindowedSize(int64_t input, const WindowDimension& w) {
+  auto dilated = [](int64_t bound, int64_t dilation) {
+    return bound == 0 ? 0 : (bound - 1) * dilation + 1;
+  };
+  const int64_t padded = dilated(input, w.base_dilation()) + w.padding_low() + w.padding_high();
+  const int64_t window = dilated(w.size(), w.window_dilation());
+  if (padded <= 0 || window > padded) return 0;
+  return (padded - window) / w.stride() + 1;
+}
+
+bool TakesType(PrimitiveType type) {
+  return type == F16 || type == BF16 || type == F32 || type == F64 ||
+         (pu::IsIntegralType(type) && !pu::IsSubByteType(type));
+}
+
+absl::Status CheckDims(const std::vector<int64_t>& dims, int64_t rank, const std::string& name,
+                       const char* what) {
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d]) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", name, ": ", what,
+                                                     " dimension numbers are not a permutation of ",
+                                                     rank, " dimensions"));
+    }
+    seen[d] = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& instruction) {
+  const auto* conv = dyn_cast<HloConvolutionInstruction>(&instruction);
+  if (conv == nullptr || instruction.operand_count() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA convolution: ", instruction.name(),
+                                                   " is not a convolution of two operands"));
+  }
+  const std::string& name = instruction.name();
+  const Shape& lhs = instruction.operand(0)->shape();
+  const Shape& rhs = instruction.operand(1)->shape();
+  const Shape& out = instruction.shape();
+  if (!lhs.IsArray() || !rhs.IsArray() || !out.IsArray()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA convolution ", name, ": operands and result must be arrays"));
+  }
+  for (PrimitiveType type : {lhs.element_type(), rhs.element_type(), out.element_type()}) {
+    if (!TakesType(type)) {
+      return absl::UnimplementedError(
+          absl::StrCat("CUDA convolution ", name, ": ", pu::LowercasePrimitiveTypeName(type),
+                       " elements are not supported (f16, bf16, f32, f64 and integers are)"));
+    }
+  }
+  const ConvolutionDimensionNumbers& dn = conv->convolution_dimension_numbers();
+  const Window& window = conv->window();
+  const int64_t num_spatial = dn.input_spatial_dimensions_size();
+  if (dn.kernel_spatial_dimensions_size() != num_spatial ||
+      dn.output_spatial_dimensions_size() != num_spatial ||
+      window.dimensions_size() != num_spatial) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA convolution ", name, ": input, kernel, output and window disagree on ",
+                     "the number of spatial dimensions"));
+  }
+  for (const Shape* shape : {&lhs, &rhs, &out}) {
+    if (shape->rank() != num_spatial + 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CUDA convolution ", name, ": ", shape->ToString(), " must have rank ", num_spatial + 2));
+    }
+  }
+  std::vector<int64_t> in_dims = {dn.input_batch_dimension(), dn.input_feature_dimension()};
+  std::vector<int64_t> k_dims = {dn.kernel_output_feature_dimension(),
+                                 dn.kernel_input_feature_dimension()};
+  std::vector<int64_t> o_dims = {dn.output_batch_dimension(), dn.output_feature_dimension()};
+  for (int64_t i = 0; i < num_spatial; ++i) {
+    in_dims.push_back(dn.input_spatial_dimensions(i));
+    k_dims.push_back(dn.kernel_spatial_dimensions(i));
+    o_dims.push_back(dn.output_spatial_dimensions(i));
+  }
+  AXLE_RETURN_IF_ERROR(CheckDims(in_dims, lhs.rank(), name, "input"));
+  AXLE_RETURN_IF_ERROR(CheckDims(k_dims, rhs.rank(), name, "kernel"));
+  AXLE_RETURN_IF_ERROR(CheckDims(o_dims, out.rank(), name, "output"));
+
+  const int64_t fgc = conv->feature_group_count();
+  const int64_t bgc = conv->batch_group_count();
+  const int64_t in_batch = lhs.dimensions(dn.input_batch_dimension());
+  const int64_t in_features = lhs.dimensions(dn.input_feature_dimension());
+  const int64_t k_in_features = rhs.dimensions(dn.kernel_input_feature_dimension());
+  const int64_t out_features = rhs.dimensions(dn.kernel_output_feature_dimension());
+  if (fgc < 1 || bgc < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA convolution ", name, ": feature_group_count ", fgc,
+                     " and batch_group_count ", bgc, " must be positive"));
+  }
+  if (in_features != k_in_features * fgc || out_features % fgc != 0 || out_features % bgc != 0 ||
+      in_batch % bgc != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA convolution ", name, ": input features ", in_features, ", kernel input features ",
+        k_in_features, ", output features ", out_features, " and input batch ", in_batch,
+        " do not fit feature_group_count ", fgc, " and batch_group_count ", bgc));
+  }
+
+  ConvPlan plan;
+  plan.instruction = name;
+  plan.lhs_type = lhs.element_type();
+  plan.rhs_type = rhs.element_type();
+  plan.result_type = out.element_type();
+  const PrimitiveType result = out.element_type();
+  plan.accumulator_type = result == F64                      ? F64
+                          : pu::IsFloatingPointType(result)  ? F32
+                          : pu::IsSignedIntegralType(result) ? S64
+                                                             : U64;
+  plan.out_elements = out.num_elements();
+  plan.lhs_elements = lhs.num_elements();
+  plan.rhs_elements = rhs.num_elements();
+  const std::vector<int64_t> in_strides = LayoutStrides(lhs);
+  const std::vector<int64_t> k_strides = LayoutStrides(rhs);
+  const std::vector<int64_t> out_strides = LayoutStrides(out);
+  plan.out_batch = out.dimensions(dn.output_batch_dimension());
+  plan.out_batch_stride = out_strides[dn.output_batch_dimension()];
+  plan.out_features = out.dimensions(dn.output_feature_dimension());
+  plan.out_feature_stride = out_strides[dn.output_feature_dimension()];
+  if (plan.out_batch != in_batch / bgc || plan.out_features != out_features) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA convolution ", name, ": result ", out.ToString(), " has batch ",
+                     plan.out_batch, " and features ", plan.out_features, " where ", in_batch / bgc,
+                     " and ", out_features, " are expected"));
+  }
+  plan.in_batch_stride = in_strides[dn.input_batch_dimension()];
+  plan.in_feature_stride = in_strides[dn.input_feature_dimension()];
+  plan.kernel_in_feature_stride = k_strides[dn.kernel_input_feature_dimension()];
+  plan.kernel_out_feature_stride = k_strides[dn.kernel_output_feature_dimension()];
+  plan.input_features_per_group = k_in_features;
+  plan.output_features_per_feature_group = std::max<int64_t>(1, out_features / fgc);
+  plan.output_features_per_batch_group = std::max<int64_t>(1, out_features / bgc);
+  plan.batch_group_size = in_batch / bgc;
+  for (int64_t i = 0; i < num_spatial; ++i) {
+    const WindowDimension& w = window.dimensions(i);
+    ConvSpatialPlan s;
+    s.in_size = lhs.dimensions(dn.input_spatial_dimensions(i));
+    s.in_stride = in_strides[dn.input_spatial_dimensions(i)];
+    s.out_size = out.dimensions(dn.output_spatial_dimensions(i));
+    s.out_stride = out_strides[dn.output_spatial_dimensions(i)];
+    s.window_size = rhs.dimensions(dn.kernel_spatial_dimensions(i));
+    s.kernel_stride = k_strides[dn.kernel_spatial_dimensions(i)];
+    s.stride = w.stride();
+    s.padding_low = w.padding_low();
+    s.padding_high = w.padding_high();
+    s.base_dilation = w.base_dilation();
+    s.window_dilation = w.window_dilation();
+    s.reversal = w.window_reversal();
+    if (w.size() != s.window_size) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", name, ": window size ",
+                                                     w.size(), " in spatial dimension ", i,
+                                                     " differs from the kernel's ", s.window_size));
+    }
+    if (s.stride < 1 || s.base_dilation < 1 || s.window_dilation < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", name,
+                                                     ": window stride and dilations must be ",
+                                                     "positive in spatial dimension ", i));
+    }
+    if (WindowedSize(s.in_size, w) != s.out_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CUDA convolution ", name, ": result ", out.ToString(), " has size ", s.out_size,
+          " in spatial dimension ", i, " where the window gives ", WindowedSize(s.in_size, w)));
+    }
+    plan.spatial.push_back(s);
+  }
+  for (int64_t d : MinorToMajor(out)) {
+    int role = d == dn.output_batch_dimension()     ? ConvPlan::kBatch
+               : d == dn.output_feature_dimension() ? ConvPlan::kFeature
+                                                    : -3;
+    for (int64_t i = 0; i < num_spatial && role == -3; ++i) {
+      if (dn.output_spatial_dimensions(i) == d) role = static_cast<int>(i);
+    }
+    plan.out_minor_to_major.push_back(role);
+  }
+  return plan;
+}
+
+std::vector<double> RunConvPlanOnHost(const ConvPlan& plan, absl::Span<const double> lhs,
+                                      absl::Span<const double> rhs) {
+  std::vector<double> out(plan.out_elements, 0.0);
+  const size_t num_spatial = plan.spatial.size();
+  std::vector<int64_t> o(num_spatial, 0);
+  for (int64_t linear = 0; linear < plan.out_elements; ++linear) {
+    int64_t rest = linear;
+    int64_t b = 0;
+    int64_t f = 0;
+    for (int role : plan.out_minor_to_major) {
+      const int64_t size = plan.OutSize(role);
+      const int64_t value = rest % size;
+      rest /= size;
+      if (role == ConvPlan::kBatch) {
+        b = value;
+      } else if (role == ConvPlan::kFeature) {
+        f = value;
+      } else {
+        o[role] = value;
+      }
+    }
+    const int64_t in_base =
+        (b + (f / plan.output_features_per_batch_group) * plan.batch_group_size) *
+            plan.in_batch_stride +
+        (f / plan.output_features_per_feature_group) * plan.input_features_per_group *
+            plan.in_feature_stride;
+    const int64_t k_base = f * plan.kernel_out_feature_stride;
+    double sum = 0;
+    // The window's dimensions, outermost first.
+    std::function<void(size_t, int64_t, int64_t)> window = [&](size_t i, int64_t in_offset,
+                                                               int64_t k_offset) {
+      if (i == num_spatial) {
+        for (int64_t iz = 0; iz < plan.input_features_per_group; ++iz) {
+          sum += lhs[in_offset + iz * plan.in_feature_stride] *
+                 rhs[k_offset + iz * plan.kernel_in_feature_stride];
+        }
+        return;
+      }
+      const ConvSpatialPlan& s = plan.spatial[i];
+      for (int64_t k = 0; k < s.window_size; ++k) {
+        const int64_t dilated = o[i] * s.stride - s.padding_low + k * s.window_dilation;
+        if (dilated % s.base_dilation != 0) continue;
+        const int64_t position = dilated / s.base_dilation;
+        if (position < 0 || position >= s.in_size) continue;
+        const int64_t kk = s.reversal ? s.window_size - 1 - k : k;
+        window(i + 1, in_offset + position * s.in_stride, k_offset + kk * s.kernel_stride);
+      }
+    };
+    window(0, in_base, k_base);
+    out[linear] = sum;
+  }
+  return out;
+}
+
+namespace {
+
+class ConvKernelEmitter {
+ public:
+  ConvKernelEmitter(const ConvPlan& plan, llvm::Module* module)
+      : plan_(plan),
+        module_(module),
+        b_(module->getContext()),
+        elemental_(module, &b_, NvptxTargetHooks()) {}
+
+  absl::StatusOr<llvm::Function*> Emit(absl::string_view name, int block_size);
+
+ private:
+  llvm::Value* I64(int64_t value) { return b_.getInt64(value); }
+  llvm::Value* Special(llvm::Intrinsic::ID id) {
+    return b_.CreateZExt(b_.CreateIntrinsic(b_.getInt32Ty(), id, {}), b_.getInt64Ty());
+  }
+  llvm::AllocaInst* EntryAlloca(llvm::Type* type, const char* name) {
+    llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+    return entry.CreateAlloca(type, nullptr, name);
+  }
+  // for (i = 0; i < trip; ++i) body(i); body leaves the builder where the
+  // iteration ends.
+  absl::Status ForLoop(int64_t trip, const char* name,
+                       const std::function<absl::Status(llvm::Value*)>& body);
+  absl::Status EmitWindow(size_t dim, llvm::Value* in_offset, llvm::Value* k_offset);
+  // An operand element converted to the result type, then the accumulator's.
+  absl::StatusOr<llvm::Value*> LoadOperand(llvm::Value* base, llvm::Value* offset,
+                                           PrimitiveType type);
+
+  const ConvPlan& plan_;
+  llvm::Module* module_;
+  llvm::IRBuilder<> b_;
+  llvm_ir::ElementalIrEmitter elemental_;
+  llvm::Function* function_ = nullptr;
+  llvm::AllocaInst* accumulator_ = nullptr;
+  std::vector<llvm::Value*> out_position_;
+};
+
+absl::Status ConvKernelEmitter::ForLoop(int64_t trip, const char* name,
+                                        const std::function<absl::Status(llvm::Value*)>& body) {
+  llvm::LLVMContext& context = module_->getContext();
+  llvm::AllocaInst* counter = EntryAlloca(b_.getInt64Ty(), name);
+  b_.CreateStore(I64(0), counter);
+  auto* header = llvm::BasicBlock::Create(context, absl::StrCat(name, ".header"), function_);
+  auto* loop_body = llvm::BasicBlock::Create(context, absl::StrCat(name, ".body"), function_);
+  auto* exit = llvm::BasicBlock::Create(context, absl::StrCat(name, ".exit"), function_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), counter, name);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, I64(trip)), loop_body, exit);
+  b_.SetInsertPoint(loop_body);
+  AXLE_RETURN_IF_ERROR(body(i));
+  b_.CreateStore(b_.CreateAdd(i, I64(1), "", true, true), counter);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<llvm::Value*> ConvKernelEmitter::LoadOperand(llvm::Value* base, llvm::Value* offset,
+                                                            PrimitiveType type) {
+  llvm::Value* value = elemental_.LoadElement(base, offset, type);
+  AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitConvert(value, type, plan_.result_type));
+  return elemental_.EmitConvert(value, plan_.result_type, plan_.accumulator_type);
+}
+
+absl::Status ConvKernelEmitter::EmitWindow(size_t dim, llvm::Value* in_offset,
+                                           llvm::Value* k_offset) {
+  if (dim == plan_.spatial.size()) {
+    return ForLoop(plan_.input_features_per_group, "iz", [&](llvm::Value* iz) -> absl::Status {
+      llvm::Value* lhs_offset =
+          b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(plan_.in_feature_stride)));
+      llvm::Value* rhs_offset =
+          b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(plan_.kernel_in_feature_stride)));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x,
+                            LoadOperand(function_->getArg(0), lhs_offset, plan_.lhs_type));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * y,
+                            LoadOperand(function_->getArg(1), rhs_offset, plan_.rhs_type));
+      llvm::Type* type = accumulator_->getAllocatedType();
+      llvm::Value* sum = b_.CreateLoad(type, accumulator_);
+      if (pu::IsFloatingPointType(plan_.accumulator_type)) {
+        sum = b_.CreateFAdd(sum, b_.CreateFMul(x, y));
+      } else {
+        sum = b_.CreateAdd(sum, b_.CreateMul(x, y));
+      }
+      b_.CreateStore(sum, accumulator_);
+      return absl::OkStatus();
+    });
+  }
+  const ConvSpatialPlan& s = plan_.spatial[dim];
+  const std::string name = absl::StrCat("k", dim);
+  return ForLoop(s.window_size, name.c_str(), [&](llvm::Value* k) -> absl::Status {
+    llvm::Value* dilated = b_.CreateAdd(
+        b_.CreateSub(b_.CreateMul(out_position_[dim], I64(s.stride)), I64(s.padding_low)),
+        b_.CreateMul(k, I64(s.window_dilation)));
+    llvm::Value* position = dilated;
+    llvm::Value* inside = b_.getTrue();
+    if (s.base_dilation != 1) {
+      inside = b_.CreateICmpEQ(b_.CreateSRem(dilated, I64(s.base_dilation)), I64(0));
+      position = b_.CreateSDiv(dilated, I64(s.base_dilation));
+    }
+    // Unsigned: a negative position is out of range too.
+    inside = b_.CreateAnd(inside, b_.CreateICmpULT(position, I64(s.in_size)));
+    llvm::Value* kk = s.reversal ? b_.CreateSub(I64(s.window_size - 1), k) : k;
+    auto* then = llvm::BasicBlock::Create(module_->getContext(), name + ".inside", function_);
+    auto* next = llvm::BasicBlock::Create(module_->getContext(), name + ".next", function_);
+    b_.CreateCondBr(inside, then, next);
+    b_.SetInsertPoint(then);
+    AXLE_RETURN_IF_ERROR(
+        EmitWindow(dim + 1, b_.CreateAdd(in_offset, b_.CreateMul(position, I64(s.in_stride))),
+                   b_.CreateAdd(k_offset, b_.CreateMul(kk, I64(s.kernel_stride)))));
+    b_.CreateBr(next);
+    b_.SetInsertPoint(next);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, int block_size) {
+  llvm::LLVMContext& context = module_->getContext();
+  auto* type =
+      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy()}, false);
+  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                     llvm::Twine(std::string(name)), module_);
+  function_->addFnAttr(llvm::Attribute::NoUnwind);
+  const int64_t bytes[] = {plan_.lhs_elements * pu::ByteWidth(plan_.lhs_type),
+                           plan_.rhs_elements * pu::ByteWidth(plan_.rhs_type),
+                           plan_.out_elements * pu::ByteWidth(plan_.result_type)};
+  const char* names[] = {"lhs", "rhs", "out"};
+  for (unsigned i = 0; i < 3; ++i) {
+    llvm::Argument* argument = function_->getArg(i);
+    argument->setName(names[i]);
+    argument->addAttr(llvm::Attribute::NoAlias);
+    argument->addAttr(llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
+    if (bytes[i] > 0) {
+      argument->addAttr(llvm::Attribute::getWithDereferenceableBytes(context, bytes[i]));
+    }
+    if (i < 2) argument->addAttr(llvm::Attribute::ReadOnly);
+  }
+  llvm::NamedMDNode* annotations = module_->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", block_size}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function_), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+  }
+
+  auto* entry = llvm::BasicBlock::Create(context, "entry", function_);
+  auto* body = llvm::BasicBlock::Create(context, "element", function_);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", function_);
+  b_.SetInsertPoint(entry);
+  llvm::Value* linear = b_.CreateAdd(
+      b_.CreateMul(Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                   Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), "", true, true),
+      Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), "linear", true, true);
+  b_.CreateCondBr(b_.CreateICmpULT(linear, I64(plan_.out_elements)), body, exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+
+  b_.SetInsertPoint(body);
+  // The output index, delinearized in the output's layout.
+  out_position_.assign(plan_.spatial.size(), nullptr);
+  llvm::Value* batch = I64(0);
+  llvm::Value* feature = I64(0);
+  llvm::Value* rest = linear;
+  for (size_t i = 0; i < plan_.out_minor_to_major.size(); ++i) {
+    const int role = plan_.out_minor_to_major[i];
+    llvm::Value* value = rest;
+    if (i + 1 < plan_.out_minor_to_major.size()) {
+      value = b_.CreateURem(rest, I64(plan_.OutSize(role)));
+      rest = b_.CreateUDiv(rest, I64(plan_.OutSize(role)));
+    }
+    if (role == ConvPlan::kBatch) {
+      batch = value;
+    } else if (role == ConvPlan::kFeature) {
+      feature = value;
+    } else {
+      out_position_[role] = value;
+    }
+  }
+  llvm::Value* batch_group = b_.CreateUDiv(feature, I64(plan_.output_features_per_batch_group));
+  llvm::Value* feature_group = b_.CreateUDiv(feature, I64(plan_.output_features_per_feature_group));
+  llvm::Value* in_base = b_.CreateAdd(
+      b_.CreateMul(b_.CreateAdd(batch, b_.CreateMul(batch_group, I64(plan_.batch_group_size))),
+                   I64(plan_.in_batch_stride)),
+      b_.CreateMul(feature_group, I64(plan_.input_features_per_group * plan_.in_feature_stride)));
+  llvm::Value* k_base = b_.CreateMul(feature, I64(plan_.kernel_out_feature_stride));
+
+  llvm::Type* accumulator_type = elemental_.ValueType(plan_.accumulator_type);
+  accumulator_ = EntryAlloca(accumulator_type, "acc");
+  b_.CreateStore(llvm::Constant::getNullValue(accumulator_type), accumulator_);
+  AXLE_RETURN_IF_ERROR(EmitWindow(0, in_base, k_base));
+
+  llvm::Value* sum = b_.CreateLoad(accumulator_type, accumulator_);
+  const PrimitiveType result = plan_.result_type;
+  if (pu::IsIntegralType(result) && pu::BitWidth(result) < 64) {
+    // Saturate to the result's range, as XLA's evaluator does.
+    if (pu::IsSignedIntegralType(result)) {
+      const int64_t max = (int64_t{1} << (pu::BitWidth(result) - 1)) - 1;
+      sum = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, sum, I64(max));
+      sum = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, sum, I64(-max - 1));
+    } else {
+      const int64_t max = (int64_t{1} << pu::BitWidth(result)) - 1;
+      sum = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, sum, I64(max));
+    }
+  }
+  AXLE_ASSIGN_OR_RETURN(sum, elemental_.EmitConvert(sum, plan_.accumulator_type, result));
+  elemental_.StoreElement(sum, function_->getArg(2), linear, result);
+  b_.CreateBr(exit);
+  return function_;
+}
+
+}  // namespace
+
+absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
+                                                  absl::string_view kernel_name,
+                                                  const PtxOptions& options) {
+  if (options.block_size <= 0 || options.block_size > 1024 || options.block_size % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
+                                                   " is not a multiple of 32 up to 1024"));
+  }
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
+  AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
+  ConvKernelEmitter emitter(plan, module.get());
+  AXLE_ASSIGN_OR_RETURN(llvm::Function * function, emitter.Emit(kernel_name, options.block_size));
+  PtxKernel kernel;
+  kernel.name = function->getName().str();
+  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
+                                                            &kernel.unoptimized_ir));
+  kernel.output_elements = plan.out_elements;
+  kernel.block = options.block_size;
+  kernel.grid = (plan.out_elements + options.block_size - 1) / options.block_size;
+  kernel.num_parameters = 2;
+  kernel.num_outputs = 1;
+  return kernel;
+}
+
+absl::StatusOr<PtxKernel> CompileFilterToKrscPtx(const ConvPlan& plan,
+                                                 absl::string_view kernel_name,
+                                                 const PtxOptions& options) {
+  if (plan.spatial.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", plan.instruction,
+                                                   ": a KRSC filter needs 2 spatial dimensions"));
+  }
+  llvm::LLVMContext context;
+  auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
+  AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
+  llvm::IRBuilder<> b(context);
+  auto* type = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy()}, false);
+  llvm::Function* function = llvm::Function::Create(
+      type, llvm::Function::ExternalLinkage, llvm::Twine(std::string(kernel_name)), module.get());
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned i = 0; i < 2; ++i) {
+    function->getArg(i)->addAttr(llvm::Attribute::NoAlias);
+  }
+  function->getArg(0)->addAttr(llvm::Attribute::ReadOnly);
+  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
+                                   std::pair<const char*, int>{"maxntidx", options.block_size}}) {
+    annotations->addOperand(llvm::MDNode::get(
+        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
+                  llvm::ConstantAsMetadata::get(b.getInt32(value))}));
+  }
+  auto* entry = llvm::BasicBlock::Create(context, "entry", function);
+  auto* body = llvm::BasicBlock::Create(context, "element", function);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", function);
+  b.SetInsertPoint(entry);
+  auto special = [&](llvm::Intrinsic::ID id) {
+    return b.CreateZExt(b.CreateIntrinsic(b.getInt32Ty(), id, {}), b.getInt64Ty());
+  };
+  llvm::Value* linear =
+      b.CreateAdd(b.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                              special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                  special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  b.CreateCondBr(b.CreateICmpULT(linear, b.getInt64(plan.rhs_elements)), body, exit);
+  b.SetInsertPoint(body);
+  const int64_t c = plan.input_features_per_group;
+  const int64_t s = plan.spatial[1].window_size;
+  const int64_t r = plan.spatial[0].window_size;
+  llvm::Value* ci = b.CreateURem(linear, b.getInt64(c));
+  llvm::Value* si = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c)), b.getInt64(s));
+  llvm::Value* ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c * s)), b.getInt64(r));
+  llvm::Value* ki = b.CreateUDiv(linear, b.getInt64(c * s * r));
+  llvm::Value* source =
+      b.CreateAdd(b.CreateAdd(b.CreateMul(ki, b.getInt64(plan.kernel_out_feature_stride)),
+                              b.CreateMul(ci, b.getInt64(plan.kernel_in_feature_stride))),
+                  b.CreateAdd(b.CreateMul(ri, b.getInt64(plan.spatial[0].kernel_stride)),
+                              b.CreateMul(si, b.getInt64(plan.spatial[1].kernel_stride))));
+  // The element's bits, whatever its type.
+  llvm::Type* element = b.getIntNTy(8 * pu::ByteWidth(plan.rhs_type));
+  llvm::Value* value =
+      b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
+  b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
+  b.CreateBr(exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+
+  PtxKernel kernel;
+  kernel.name = std::string(kernel_name);
+  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
+                                                            &kernel.unoptimized_ir));
+  kernel.output_elements = plan.rhs_elements;
+  kernel.block = options.block_size;
+  kernel.grid = (plan.rhs_elements + options.block_size - 1) / options.block_size;
+  kernel.num_parameters = 1;
+  kernel.num_outputs = 1;
+  return kernel;
+}
+
+}  // namespace axle::gpu

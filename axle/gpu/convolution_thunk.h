@@ -1,0 +1,61 @@
+//===- convolution_thunk.h - kConvolution on the GPU -----------------------===//
+//
+// The GPU executable's thunk for a kConvolution. Two backends:
+//
+//   cuDNN's cudnnConvolutionForward, for the convolutions it takes
+//     (cudnn_convolution.h: 2-D, f32/f16/bf16, groups, strides, symmetric
+//     padding, dilation, NCHW/NHWC and other strided layouts), with a
+//     workspace in the thunk's scratch memory and one cuDNN handle per
+//     stream (made on the stream's first run, under a mutex);
+//   Axle's convolution kernel (convolution_kernel.h) for every other one:
+//     compiled to PTX when the thunk is made, loaded in Initialize, one
+//     thread per output element.
+//
+// The choice: kAuto takes cuDNN where CudnnConvConfigFor accepts the
+// convolution and $AXLE_CUDNN is not "0", and falls back to the kernel in
+// Initialize when cuDNN cannot be opened or refuses the descriptors (the
+// reason is kept: cudnn_fallback_reason()); kCudnn fails instead; kKernel
+// never uses cuDNN. The kernel is compiled in every mode.
+//
+// Internal to axle/gpu: this header includes cuda.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_CONVOLUTION_THUNK_H_
+#define AXLE_GPU_CONVOLUTION_THUNK_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "axle/gpu/gpu_thunk.h"
+#include "axle/gpu/ptx_compiler.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle::gpu {
+
+enum class ConvolutionBackend { kAuto, kCudnn, kKernel };
+
+class ConvolutionThunk : public GpuThunk {
+ public:
+  using GpuThunk::GpuThunk;
+  // After Initialize: whether runs go through cuDNN.
+  virtual bool uses_cudnn() const = 0;
+  // Why a kAuto thunk that could have used cuDNN does not (empty otherwise).
+  virtual const std::string& cudnn_fallback_reason() const = 0;
+};
+
+// values: the ids of lhs, rhs, then the result. InvalidArgument for other
+// counts or an inconsistent convolution, Unimplemented (naming it) for
+// element types the kernel does not take. kAuto; the executable's factory.
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeConvolutionThunk(const HloInstruction& convolution,
+                                                               GpuThunkValues values);
+
+// The same with the backend and PTX options chosen; with kCudnn,
+// Unimplemented (naming it) for what cuDNN does not take.
+absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBackend(
+    const HloInstruction& convolution, GpuThunkValues values, ConvolutionBackend backend,
+    const PtxOptions& options = PtxOptions());
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_CONVOLUTION_THUNK_H_

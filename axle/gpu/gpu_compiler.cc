@@ -1,0 +1,215 @@
+//===- gpu_compiler.cc - HLO modules compiled for a CUDA device ------------===//
+#include "axle/gpu/gpu_compiler.h"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
+#include "axle/base/status_macros.h"
+#include "axle/gpu/gpu_executable.h"
+#include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/hlo_pass_pipeline.h"
+#include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/single_device_collectives.h"
+#include "axle/hlo/transforms/topk_decomposer.h"
+
+namespace axle::gpu {
+namespace {
+
+// Ops that need no kernel of their own: plumbing, control flow, custom
+// calls, device ids and library ops (their own thunks).
+bool HasOwnThunkOrIsPlumbing(const HloInstruction& instruction) {
+  if (IsGpuLibraryOp(instruction)) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kFusion:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether a loop fusion can compute `instruction`: arrays, and the tuples
+// of a variadic reduce / reduce-window; never a side-effecting or
+// asynchronous op (the program builder names those).
+bool LoopFusible(const HloInstruction& instruction) {
+  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode()) ||
+      instruction.HasSideEffect()) {
+    return false;
+  }
+  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
+         instruction.opcode() == HloOpcode::kReduceWindow;
+}
+
+// Wraps every op that needs a kernel into a one-op loop fusion (the cpu
+// backend's cpu-wrap-in-loop-fusions with the GPU's choice of ops). Ops no
+// loop fusion computes are left for the program builder to name. A fusion
+// whose root is a variadic reduce gets the root tuple(get-tuple-element...)
+// the kernel emitter expects of a multi-output fusion.
+class GpuWrapInLoopFusions : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "gpu-wrap-in-loop-fusions"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    bool changed = false;
+    for (HloComputation* computation : ControlFlowComputations(*module)) {
+      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (HasOwnThunkOrIsPlumbing(*instruction) || !LoopFusible(*instruction)) continue;
+        AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+        changed = true;
+      }
+    }
+    for (HloComputation* computation : ControlFlowComputations(*module)) {
+      for (HloInstruction* instruction : computation->instructions()) {
+        if (instruction->opcode() != HloOpcode::kFusion) continue;
+        HloComputation* fused =
+            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
+        HloInstruction* root = fused->root_instruction();
+        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
+        std::vector<HloInstruction*> elements;
+        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
+          auto element = std::make_unique<HloGetTupleElementInstruction>(
+              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
+              absl::Span<HloInstruction* const>{root});
+          element->mutable_attrs()->tuple_index = i;
+          elements.push_back(fused->AddInstruction(std::move(element)));
+        }
+        fused->set_root_instruction(fused->AddInstruction(
+            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
+absl::Status CheckSupported(const HloModule& module) {
+  if (module.config().replica_count * module.config().num_partitions > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "CUDA backend: module '", module.name(),
+        "' runs on several devices (replicas or partitions); not supported on CUDA yet"));
+  }
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      switch (instruction->opcode()) {
+        // Custom calls in program order (their thunks); tokens have no
+        // buffer; rng is a library op (gpu_thunk_factories.h).
+        case HloOpcode::kCustomCall:
+        case HloOpcode::kAfterAll:
+        case HloOpcode::kAddDependency:
+        case HloOpcode::kRng:
+        case HloOpcode::kRngGetAndUpdateState:
+          continue;
+        default:
+          break;
+      }
+      if (instruction->HasSideEffect()) {
+        return GpuUnsupported(*instruction, "side-effecting ops are not supported on CUDA yet");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+class GpuCompiler : public Compiler {
+ public:
+  GpuCompiler(const se::Platform* platform, const CudaDevice& device,
+              se::DeviceMemoryAllocator* allocator)
+      : platform_(platform), device_(device), allocator_(allocator) {}
+
+  absl::StatusOr<std::unique_ptr<Executable>> Compile(
+      std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
+    PtxOptions ptx;
+    // PTX for the device's architecture (sm_90 PTX also runs on newer
+    // devices, compiled by the driver).
+    ptx.arch = device_.compute_capability_major() >= 9 ? "sm_90" : device_.ArchName();
+    AXLE_ASSIGN_OR_RETURN(GpuProgram program,
+                          CompileGpuProgram(module.get(), ptx, options.run_backend_only()));
+    const std::string name = module->name();
+    AXLE_ASSIGN_OR_RETURN(
+        std::unique_ptr<GpuExecutable> executable,
+        GpuExecutable::Create(std::shared_ptr<const HloModule>(std::move(module)), platform_,
+                              device_, allocator_, std::move(program)));
+    // With AXLE_DUMP_TO: the thunks and the arena's layout.
+    if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
+      const std::string path = absl::StrCat(dir, "/", name, ".gpu-program.txt");
+      std::ofstream out(path);
+      out << GpuProgramToString(executable->program())
+          << executable->buffer_assignment().ToString();
+      if (!out) std::fprintf(stderr, "axle: warning: cannot write %s\n", path.c_str());
+    }
+    return std::unique_ptr<Executable>(std::move(executable));
+  }
+
+ private:
+  const se::Platform* platform_;
+  const CudaDevice& device_;
+  se::DeviceMemoryAllocator* allocator_;
+};
+
+}  // namespace
+
+absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
+  AXLE_RETURN_IF_ERROR(CheckSupported(*module));
+  HloPassPipeline pipeline("gpu-prepare");
+  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  pipeline.AddPass<TopKDecomposer>();
+  pipeline.AddPass<ScanToWhile>();
+  const std::vector<const char*> optimizing = {"layout-normalization",
+                                               "batchnorm-expander",
+                                               "call-inliner",
+                                               "algsimp",
+                                               "tuple-simplifier",
+                                               "while-loop-simplifier",
+                                               "reshape-mover",
+                                               "constant-folding",
+                                               "cse",
+                                               "while-loop-constant-sinking",
+                                               "while-loop-simplifier",
+                                               "algsimp",
+                                               "dce",
+                                               "fusion",
+                                               "multi-output-fusion",
+                                               "cse"};
+  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
+  for (const char* name : run_backend_only ? required : optimizing) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
+    pipeline.AddPass(std::move(pass));
+  }
+  pipeline.AddPass<GpuWrapInLoopFusions>();
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
+  pipeline.AddPass(std::move(dce));
+  return pipeline.Run(module).status();
+}
+
+absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
+                                             bool run_backend_only) {
+  AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, run_backend_only));
+  return BuildGpuProgram(*module, options);
+}
+
+std::unique_ptr<Compiler> MakeGpuCompiler(const se::Platform* platform, const CudaDevice& device,
+                                          se::DeviceMemoryAllocator* allocator) {
+  return std::make_unique<GpuCompiler>(platform, device, allocator);
+}
+
+}  // namespace axle::gpu

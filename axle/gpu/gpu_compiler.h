@@ -1,0 +1,66 @@
+//===- gpu_compiler.h - HLO modules compiled for a CUDA device -------------===//
+//
+// The CUDA compiler: PrepareGpuModule runs the passes (below), then
+// BuildGpuProgram (gpu_program.h) turns the entry into thunks, compiling
+// each loop fusion to PTX, and GpuExecutable (gpu_executable.h) loads the
+// kernels onto the device.
+//
+// The passes, as one HloPassPipeline ("gpu-prepare", so AXLE_DUMP_TO dumps
+// and times them): the collectives of a one-device run become plumbing
+// (single_device_collectives.h), every topk a sort (topk_decomposer.h),
+// scans while loops (scan_to_while.h); then what the cpu backend runs
+// before fusion, by registered name, minus its cpu-only passes (bf16 dot
+// upcast, dot operand / output transposes, dot-epilogue-fusion):
+// layout-normalization, batchnorm-expander, call-inliner, algsimp,
+// tuple-simplifier, while-loop-simplifier, reshape-mover,
+// constant-folding, cse, while-loop-constant-sinking,
+// while-loop-simplifier, algsimp, dce, fusion, multi-output-fusion, cse
+// (with run_backend_only, only layout-normalization and
+// batchnorm-expander). Last, every op left that needs a kernel (not
+// plumbing, control flow, a custom call, replica-id / partition-id or a
+// library op: gpu_thunk_factories.h) is wrapped into a one-op loop fusion,
+// in the entry and in every computation control flow runs, and dce.
+//
+// With AXLE_DUMP_TO set, the pipeline's dumps, each kernel's IR and PTX
+// (ptx_compiler.h; only when compiled, not for a cache hit), and
+// <module>.gpu-program.txt (the thunks with the values they read and
+// write, then the arena's buffer assignment) are written there.
+//
+// Kernels are cached per process by the fused computation's structure
+// (CompileLoopFusionCached): a module compiled again, or another with the
+// same fusions, compiles no PTX.
+//
+// Internal to axle/gpu (gpu_executable.h includes cuda.h); the platform
+// (cuda_platform.cc) makes its compiler with MakeGpuCompiler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_GPU_COMPILER_H_
+#define AXLE_GPU_GPU_COMPILER_H_
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "axle/gpu/cuda_device.h"
+#include "axle/gpu/gpu_program.h"
+#include "axle/hlo/ir/hlo_module.h"
+#include "axle/runtime/executable.h"
+
+namespace axle::gpu {
+
+// Runs the passes above on `module`.
+absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only = false);
+
+// The compile-only path (no device): PrepareGpuModule then BuildGpuProgram.
+// `module` is left prepared.
+absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module,
+                                             const PtxOptions& options = PtxOptions(),
+                                             bool run_backend_only = false);
+
+// The compiler of `platform`, whose executables run on `device` with
+// memory from `allocator` (both must outlive it).
+std::unique_ptr<Compiler> MakeGpuCompiler(const se::Platform* platform, const CudaDevice& device,
+                                          se::DeviceMemoryAllocator* allocator);
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_GPU_COMPILER_H_

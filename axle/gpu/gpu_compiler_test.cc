@@ -1,0 +1,354 @@
+//===- gpu_compiler_test.cc - The CUDA compile pipeline, without a GPU -----===//
+//
+// The compile-only path (CompileGpuProgram: passes, thunks, PTX per kernel,
+// nothing loaded): hand-written modules with loops, conditionals, tuples and
+// custom calls become the expected thunks; library ops are Unimplemented
+// naming the op and CUDA; the PTX assembles (ptxas, where the toolkit has
+// it); identical fusions compile once; and every JAX program of
+// ../shared/jax either compiles or is Unimplemented naming CUDA.
+//
+//===----------------------------------------------------------------------===//
+#include "axle/gpu/gpu_compiler.h"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/gpu/gpu_thunks.h"
+#include "axle/gpu/ptxas.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "xla/service/custom_call_status.h"
+#include "xla/service/custom_call_target_registry.h"
+
+#ifndef AXLE_GPU_JAX_DIR
+#define AXLE_GPU_JAX_DIR ""
+#endif
+
+// Registered for "CUDA"; never called here (no device).
+void axle_compile_test_target(CUstream, void**, const char*, size_t) {}
+XLA_REGISTER_CUSTOM_CALL_TARGET(axle_compile_test_target, "CUDA");
+
+namespace axle::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<GpuProgram> Compile(const std::string& text, std::unique_ptr<HloModule>* kept) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  if (!module.ok()) return module.status();
+  *kept = std::move(module).value();
+  return CompileGpuProgram(kept->get());
+}
+
+template <typename T>
+int Count(const GpuThunkSequence& sequence) {
+  int count = 0;
+  for (const auto& thunk : sequence) count += dynamic_cast<const T*>(thunk.get()) != nullptr;
+  return count;
+}
+
+template <typename T>
+const T* Find(const GpuThunkSequence& sequence) {
+  for (const auto& thunk : sequence) {
+    if (const auto* found = dynamic_cast<const T*>(thunk.get())) return found;
+  }
+  return nullptr;
+}
+
+TEST(GpuCompilerTest, ElementwiseIsOneKernelWhosePtxAssembles) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[1000] parameter(0)
+  y = f32[1000] parameter(1)
+  a = f32[1000] add(x, y)
+  ROOT m = f32[1000] multiply(a, x)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_EQ(program->thunks.size(), 1u) << GpuProgramToString(*program);
+  const auto* kernel = dynamic_cast<const GpuKernelThunk*>(program->thunks[0].get());
+  ASSERT_NE(kernel, nullptr) << GpuProgramToString(*program);
+  EXPECT_THAT(kernel->kernel().ptx, HasSubstr(".entry " + kernel->kernel().name));
+  EXPECT_EQ(kernel->buffer_uses().operands.size(), 2u);
+  EXPECT_EQ(kernel->buffer_uses().outputs.size(), 1u);
+  ASSERT_EQ(program->result_leaves.size(), 1u);
+  EXPECT_EQ(program->result_leaves[0].second, kernel->buffer_uses().outputs[0]);
+  absl::StatusOr<std::string> cubin = AssemblePtx(kernel->kernel().ptx, "sm_90");
+  if (!cubin.ok() && cubin.status().code() == absl::StatusCode::kNotFound) {
+    GTEST_SKIP() << "no ptxas: " << cubin.status().message();
+  }
+  EXPECT_TRUE(cubin.ok()) << cubin.status();
+}
+
+TEST(GpuCompilerTest, TuplesAndBitcastsArePlumbing) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,2] parameter(0)
+  p = (f32[4,2], s32[3]) parameter(1)
+  g = s32[3] get-tuple-element(p), index=1
+  b = f32[8] bitcast(x)
+  n = f32[8] negate(b)
+  ROOT t = (f32[8], s32[3], f32[4,2], f32[8]) tuple(n, g, x, n)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->thunks.size(), 1u) << GpuProgramToString(*program);
+  ASSERT_EQ(program->result_leaves.size(), 4u);
+  // The parameter leaves are passed through, the negation's value twice.
+  EXPECT_EQ(program->values[program->result_leaves[1].second].kind, GpuValue::Kind::kParameter);
+  EXPECT_EQ(program->values[program->result_leaves[2].second].kind, GpuValue::Kind::kParameter);
+  EXPECT_EQ(program->result_leaves[0].second, program->result_leaves[3].second);
+}
+
+constexpr char kWhileModule[] = R"(
+HloModule loop
+cond {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(10)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  a = f32[16] get-tuple-element(s), index=1
+  b = f32[16] get-tuple-element(s), index=2
+  ab = f32[16] add(a, b)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, ab, a)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[16] parameter(0)
+  y = f32[16] parameter(1)
+  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
+  w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
+  ROOT r = f32[16] get-tuple-element(w), index=1
+})";
+
+TEST(GpuCompilerTest, WhileLoopHasConditionBodyAndStateCopies) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(kWhileModule, &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  const auto* loop = Find<GpuWhileThunk>(program->thunks);
+  ASSERT_NE(loop, nullptr) << text;
+  EXPECT_GE(Count<GpuKernelThunk>(loop->condition()), 1) << text;
+  EXPECT_GE(Count<GpuKernelThunk>(loop->body()), 1) << text;
+  // The body swaps state leaves: its root is stored by copies at its end.
+  ASSERT_FALSE(loop->body().empty());
+  EXPECT_NE(dynamic_cast<const GpuCopyThunk*>(loop->body().back().get()), nullptr) << text;
+}
+
+TEST(GpuCompilerTest, ConditionalHasOneSequencePerBranch) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule branches
+b0 {
+  p = f32[8] parameter(0)
+  ROOT n = f32[8] negate(p)
+}
+b1 {
+  p = f32[8] parameter(0)
+  ROOT e = f32[8] exponential(p)
+}
+b2 {
+  ROOT p = f32[8] parameter(0)
+}
+ENTRY e {
+  i = s32[] parameter(0)
+  x = f32[8] parameter(1)
+  c = f32[8] conditional(i, x, x, x), branch_computations={b0, b1, b2}
+  ROOT m = f32[8] multiply(c, x)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  const auto* conditional = Find<GpuConditionalThunk>(program->thunks);
+  ASSERT_NE(conditional, nullptr) << text;
+  ASSERT_EQ(conditional->branches().size(), 3u) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[0]), 1) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[1]), 1) << text;
+  // The third branch returns its parameter: a copy into the result.
+  EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[2]), 1) << text;
+  EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 1) << text;
+}
+
+TEST(GpuCompilerTest, CustomCallsAndDeviceIdsGetTheirThunks) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  p = (f32[4], f32[2]) parameter(1)
+  c = (f32[4], f32[4]) custom-call(x, p), custom_call_target="axle_compile_test_target"
+  r = u32[] replica-id()
+  g = f32[4] get-tuple-element(c), index=1
+  ROOT t = (f32[4], u32[]) tuple(g, r)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  const auto* call = Find<GpuCustomCallThunk>(program->thunks);
+  ASSERT_NE(call, nullptr) << text;
+  // Operands' leaves (x, then p's two), then the result's two.
+  EXPECT_EQ(call->buffer_uses().operands.size(), 3u) << text;
+  EXPECT_EQ(call->buffer_uses().outputs.size(), 2u) << text;
+  // replica-id: 0 on one device (lowered to a constant, or a memset).
+  ASSERT_EQ(program->result_leaves.size(), 2u);
+  EXPECT_TRUE(program->values[program->result_leaves[1].second].kind == GpuValue::Kind::kConstant ||
+              Count<GpuMemsetThunk>(program->thunks) == 1)
+      << text;
+}
+
+TEST(GpuCompilerTest, UnregisteredCustomCallIsNamed) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(x), custom_call_target="no_such_cuda_target"
+})",
+                         &module);
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(program.status().message(), HasSubstr("no_such_cuda_target"));
+  EXPECT_THAT(program.status().message(), HasSubstr("%c"));
+}
+
+TEST(GpuCompilerTest, LibraryOpsAreUnimplementedNamingTheOpAndCuda) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  a = f32[4,8] parameter(0)
+  b = f32[8,2] parameter(1)
+  ROOT d = f32[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                         &module);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(program.status().message(), HasSubstr("dot"));
+  EXPECT_THAT(program.status().message(), HasSubstr("CUDA"));
+  EXPECT_THAT(program.status().message(), HasSubstr("%d"));
+  // Never wrapped into a loop fusion.
+  for (const HloInstruction* instruction : module->entry_computation()->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kFusion) << instruction->name();
+  }
+}
+
+TEST(GpuCompilerTest, SortIsUnimplementedNamingCuda) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
+})",
+                         &module);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(program.status().message(), HasSubstr("sort"));
+  EXPECT_THAT(program.status().message(), HasSubstr("CUDA"));
+}
+
+TEST(GpuCompilerTest, UnsupportedOpsAreUnimplementedNotCrashes) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  t = token[] after-all()
+  ROOT i = (f32[8], token[]) infeed(t)
+})",
+                         &module);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(program.status().message(), HasSubstr("infeed"));
+  EXPECT_THAT(program.status().message(), HasSubstr("CUDA"));
+}
+
+TEST(GpuCompilerTest, IdenticalFusionsCompileOnce) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  x = f32[333] parameter(0)
+  y = f32[333] parameter(1)
+  t = f32[333] tanh(x)
+  u = f32[333] tanh(y)
+  ROOT r = (f32[333], f32[333]) tuple(t, u)
+})";
+  std::unique_ptr<HloModule> first;
+  const PtxCacheStats before = GetPtxCacheStats();
+  auto program = Compile(text, &first);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 2) << GpuProgramToString(*program);
+  EXPECT_EQ(program->kernels.size(), 1u) << GpuProgramToString(*program);
+  std::unique_ptr<HloModule> second;
+  auto again = Compile(text, &second);
+  ASSERT_TRUE(again.ok()) << again.status();
+  const PtxCacheStats after = GetPtxCacheStats();
+  EXPECT_EQ(after.misses - before.misses, 1);
+  EXPECT_EQ(after.hits - before.hits, 3);
+  EXPECT_EQ(again->kernels[0].get(), program->kernels[0].get());
+}
+
+// Every JAX program either compiles for CUDA (each kernel's PTX made) or is
+// Unimplemented naming CUDA (library ops today); nothing else.
+TEST(GpuCompilerTest, JaxProgramsCompileOrNameWhatCudaLacks) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(AXLE_GPU_JAX_DIR, error)) {
+    const std::string file = entry.path().filename().string();
+    const std::string suffix = ".hlo";
+    if (file.size() > suffix.size() && file.ends_with(suffix) && !file.ends_with(".opt.hlo")) {
+      names.push_back(file.substr(0, file.size() - suffix.size()));
+    }
+  }
+  if (names.empty()) GTEST_SKIP() << "no JAX programs at '" << AXLE_GPU_JAX_DIR << "'";
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> compiled;
+  std::vector<std::string> unimplemented;
+  for (const std::string& name : names) {
+    std::ifstream file(absl::StrCat(AXLE_GPU_JAX_DIR, "/", name, ".hlo"));
+    std::stringstream text;
+    text << file.rdbuf();
+    std::unique_ptr<HloModule> module;
+    absl::StatusOr<GpuProgram> program = Compile(text.str(), &module);
+    if (program.ok()) {
+      EXPECT_FALSE(program->thunks.empty()) << name;
+      for (const auto& kernel : program->kernels) EXPECT_FALSE(kernel->ptx.empty()) << name;
+      compiled.push_back(name);
+      continue;
+    }
+    EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented)
+        << name << ": " << program.status();
+    EXPECT_THAT(program.status().message(), HasSubstr("CUDA")) << name;
+    unimplemented.push_back(absl::StrCat(name, ": ", program.status().message()));
+  }
+  std::printf("compiled for CUDA (%zu): %s\nunimplemented (%zu):\n  %s\n", compiled.size(),
+              absl::StrJoin(compiled, " ").c_str(), unimplemented.size(),
+              absl::StrJoin(unimplemented, "\n  ").c_str());
+  EXPECT_FALSE(compiled.empty());
+}
+
+}  // namespace
+}  // namespace axle::gpu

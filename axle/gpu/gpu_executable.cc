@@ -1,0 +1,284 @@
+//===- gpu_executable.cc - Programs compiled for a CUDA device -------------===//
+#include "axle/gpu/gpu_executable.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/logging.h"
+#include "axle/base/status_macros.h"
+#include "axle/gpu/gpu_thunks.h"
+
+namespace axle::gpu {
+namespace {
+
+// Offsets of temporaries and scratch memory in the arena: what cuBLAS and
+// cuDNN want of their workspaces, and more than any kernel's vector loads.
+constexpr int64_t kArenaAlignment = 256;
+
+}  // namespace
+
+GpuExecutable::GpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
+                             const CudaDevice& device, se::DeviceMemoryAllocator* allocator,
+                             GpuProgram program)
+    : Executable(std::move(module), platform),
+      device_(device),
+      allocator_(allocator),
+      program_(std::move(program)) {
+  LayOutBuffers();
+  temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
+  std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {
+    const GpuValue& value = program_.values[program_.result_leaves[i].second];
+    if (value.kind != GpuValue::Kind::kTemporary) continue;
+    temporary_result_leaf_[value.temporary] = i;
+    ++leaf_count[value.temporary];
+  }
+  for (size_t t = 0; t < leaf_count.size(); ++t) {
+    if (leaf_count[t] > 1) temporary_result_leaf_[t] = -1;
+  }
+}
+
+GpuExecutable::~GpuExecutable() = default;
+
+absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Create(
+    std::shared_ptr<const HloModule> module, const se::Platform* platform, const CudaDevice& device,
+    se::DeviceMemoryAllocator* allocator, GpuProgram program) {
+  std::unique_ptr<GpuExecutable> executable(
+      new GpuExecutable(std::move(module), platform, device, allocator, std::move(program)));
+  AXLE_RETURN_IF_ERROR(executable->Initialize());
+  return executable;
+}
+
+absl::Status GpuExecutable::Initialize() {
+  CudaDevice::ScopedActivation active(device_);
+  AXLE_RETURN_IF_ERROR(InitializeGpuThunkSequence(program_.thunks, device_));
+  if (program_.constants.empty()) return absl::OkStatus();
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CudaStream> stream, CudaStream::Create(device_));
+  for (const Literal& constant : program_.constants) {
+    const int64_t size = constant.size_bytes();
+    if (size == 0) {
+      constants_.emplace_back();
+      continue;
+    }
+    absl::StatusOr<se::OwningDeviceMemory> memory = allocator_->Allocate(device_.ordinal(), size);
+    if (!memory.ok()) {
+      return absl::Status(memory.status().code(),
+                          absl::StrCat("CUDA backend: allocating the constants of module '",
+                                       module().name(), "': ", memory.status().message()));
+    }
+    se::DeviceMemoryBase destination = memory->cref();
+    AXLE_RETURN_IF_ERROR(stream->MemcpyHostToDevice(&destination, constant.untyped_data(), size));
+    constants_.push_back(*std::move(memory));
+  }
+  // The host literals stay in program_ (dumps); the copies are done here.
+  absl::Status status = stream->Synchronize();
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("CUDA backend: uploading the constants of "
+                                                    "module '",
+                                                    module().name(), "': ", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+void GpuExecutable::LayOutBuffers() {
+  const int64_t num_temporaries = static_cast<int64_t>(program_.temporary_sizes.size());
+  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
+  // Live ranges of the temporaries over top-level thunk indices (a loop or
+  // conditional is one step: every value its sequences touch lives
+  // throughout it).
+  std::vector<std::optional<StepUses>> steps;
+  for (const std::unique_ptr<GpuThunk>& thunk : program_.thunks) {
+    const GpuThunkValues uses = thunk->buffer_uses();
+    StepUses step;
+    for (const auto& [values, buffers] :
+         {std::pair{&uses.operands, &step.reads}, std::pair{&uses.outputs, &step.writes}}) {
+      for (int64_t id : *values) {
+        const GpuValue& value = program_.values[id];
+        if (value.kind == GpuValue::Kind::kTemporary) buffers->push_back(value.temporary);
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  std::vector<std::pair<int64_t, int64_t>> live = LiveRangesOverSteps(num_temporaries, steps);
+  std::vector<bool> live_out(num_temporaries, false);
+  for (const auto& [index, id] : program_.result_leaves) {
+    const GpuValue& value = program_.values[id];
+    if (value.kind != GpuValue::Kind::kTemporary) continue;
+    live[value.temporary].second = num_thunks;
+    live_out[value.temporary] = true;
+  }
+  // Logical buffers: temporaries 0..n-1, then each thunk's scratch memory.
+  std::vector<LogicalBuffer> buffers(num_temporaries);
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    buffers[t].size = program_.temporary_sizes[t];
+    buffers[t].first = live[t].first;
+    buffers[t].last = live[t].second;
+    buffers[t].live_out = live_out[t];
+  }
+  for (size_t v = 0; v < program_.values.size(); ++v) {
+    const GpuValue& value = program_.values[v];
+    if (value.kind != GpuValue::Kind::kTemporary) continue;
+    LogicalBuffer& buffer = buffers[value.temporary];
+    if (value.instruction != nullptr) {
+      buffer.values.push_back({value.instruction, value.index});
+    } else if (buffer.label.empty()) {
+      buffer.label = value.name.empty() ? absl::StrCat("v", v) : value.name;
+    }
+  }
+  scratch_offsets_.assign(num_thunks, -1);
+  std::vector<int64_t> scratch_buffer(num_thunks, -1);
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    const int64_t bytes = program_.thunks[i]->scratch_bytes();
+    if (bytes <= 0) continue;
+    scratch_buffer[i] = static_cast<int64_t>(buffers.size());
+    LogicalBuffer scratch;
+    scratch.size = bytes;
+    scratch.first = scratch.last = i;
+    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program_.thunks[i]->name());
+    buffers.push_back(std::move(scratch));
+  }
+  BufferAssignmentOptions options;
+  options.alignment = kArenaAlignment;
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assigned =
+      AssignLogicalBuffers(std::move(buffers), options);
+  CHECK(assigned.ok()) << assigned.status();  // the buffers above are well formed
+  assignment_ = std::move(assigned).value();
+  temporary_offsets_.resize(num_temporaries);
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    temporary_offsets_[t] = assignment_->buffer_slice(t).offset;
+  }
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    if (scratch_buffer[i] >= 0) {
+      scratch_offsets_[i] = assignment_->buffer_slice(scratch_buffer[i]).offset;
+    }
+  }
+  arena_size_ = assignment_->temp_allocation_total_size();
+}
+
+absl::StatusOr<std::unique_ptr<GpuExecutable::RunResources>> GpuExecutable::Acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!free_resources_.empty()) {
+      std::unique_ptr<RunResources> resources = std::move(free_resources_.back());
+      free_resources_.pop_back();
+      return resources;
+    }
+  }
+  auto resources = std::make_unique<RunResources>();
+  AXLE_ASSIGN_OR_RETURN(resources->stream, CudaStream::Create(device_));
+  if (arena_size_ > 0) {
+    absl::StatusOr<se::OwningDeviceMemory> arena =
+        allocator_->Allocate(device_.ordinal(), arena_size_);
+    if (!arena.ok()) {
+      return absl::Status(
+          arena.status().code(),
+          absl::StrCat("CUDA backend: allocating the temporaries arena (", arena_size_,
+                       " bytes) of module '", module().name(), "': ", arena.status().message()));
+    }
+    resources->arena = *std::move(arena);
+  }
+  arenas_allocated_.fetch_add(1);
+  return resources;
+}
+
+void GpuExecutable::Release(std::unique_ptr<RunResources> resources) const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  free_resources_.push_back(std::move(resources));
+}
+
+absl::Status GpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options,
+                                             absl::Span<const ShapedBuffer* const> arguments,
+                                             const ShapedBuffer& result) const {
+  CudaDevice::ScopedActivation active(device_);
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<RunResources> resources, Acquire());
+  char* const arena = static_cast<char*>(resources->arena.cref().opaque());
+  CudaStream* const stream = resources->stream.get();
+
+  // Temporaries written straight into their result buffer: not one an
+  // argument holds (a donated buffer may still be read after it is
+  // written).
+  std::vector<se::DeviceMemoryBase> in_result(temporary_result_leaf_.size());
+  for (size_t t = 0; t < temporary_result_leaf_.size(); ++t) {
+    if (temporary_result_leaf_[t] < 0) continue;
+    const auto& [index, id] = program_.result_leaves[temporary_result_leaf_[t]];
+    const se::DeviceMemoryBase& destination = result.buffer(index);
+    if (destination.is_null() ||
+        static_cast<int64_t>(destination.size()) < program_.values[id].size_bytes) {
+      continue;
+    }
+    bool in_argument = false;
+    for (const ShapedBuffer* argument : arguments) {
+      for (const auto& node : argument->buffers()) {
+        in_argument |= node.second.opaque() == destination.opaque();
+      }
+    }
+    if (!in_argument) in_result[t] = destination;
+  }
+  std::vector<se::DeviceMemoryBase> buffers;
+  buffers.reserve(program_.values.size());
+  for (const GpuValue& value : program_.values) {
+    switch (value.kind) {
+      case GpuValue::Kind::kParameter:
+        buffers.push_back(arguments[value.parameter]->buffer(value.parameter_index));
+        break;
+      case GpuValue::Kind::kConstant:
+        buffers.push_back(constants_[value.constant].cref());
+        break;
+      case GpuValue::Kind::kTemporary:
+        if (!in_result[value.temporary].is_null()) {
+          buffers.push_back(
+              se::DeviceMemoryBase(in_result[value.temporary].opaque(), value.size_bytes));
+        } else {
+          buffers.push_back(se::DeviceMemoryBase(
+              value.size_bytes > 0 ? arena + temporary_offsets_[value.temporary] : nullptr,
+              value.size_bytes));
+        }
+        break;
+    }
+  }
+
+  GpuThunkContext context;
+  context.device = &device_;
+  context.stream = stream;
+  context.run_options = &options;
+  context.buffers = buffers;
+  absl::Status status = absl::OkStatus();
+  for (size_t i = 0; i < program_.thunks.size() && status.ok(); ++i) {
+    const GpuThunk& thunk = *program_.thunks[i];
+    context.scratch = scratch_offsets_[i] >= 0
+                          ? se::DeviceMemoryBase(arena + scratch_offsets_[i], thunk.scratch_bytes())
+                          : se::DeviceMemoryBase();
+    status = thunk.Execute(context);
+    if (!status.ok()) {
+      status =
+          absl::Status(status.code(), absl::StrCat(status.message(), " (in %", thunk.name(), ")"));
+    }
+  }
+  if (status.ok()) {
+    for (const auto& [index, id] : program_.result_leaves) {
+      se::DeviceMemoryBase destination = result.buffer(index);
+      const se::DeviceMemoryBase& source = buffers[id];
+      const int64_t size = program_.values[id].size_bytes;
+      if (size == 0 || destination.opaque() == source.opaque()) continue;
+      status = stream->MemcpyDeviceToDevice(&destination, source, size);
+      if (!status.ok()) break;
+    }
+  }
+  // Every run ends synchronized: its errors are its own, and its buffers
+  // (arguments, result, arena) are free to reuse once it returns.
+  absl::Status synchronized = stream->Synchronize();
+  if (!synchronized.ok() && status.ok()) {
+    status = absl::Status(synchronized.code(),
+                          absl::StrCat("CUDA run of module '", module().name(),
+                                       "' failed on the device: ", synchronized.message()));
+  }
+  if (synchronized.ok()) {
+    Release(std::move(resources));
+  }
+  // A stream whose work failed is dropped (its arena goes back to the
+  // allocator): a sticky error leaves the context unusable anyway.
+  return status;
+}
+
+}  // namespace axle::gpu

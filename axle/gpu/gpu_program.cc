@@ -1,0 +1,538 @@
+//===- gpu_program.cc - A prepared module as GPU thunks --------------------===//
+#include "axle/gpu/gpu_program.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/gpu/cuda_custom_call.h"
+#include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/gpu/gpu_thunks.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_structural_hash.h"
+
+namespace axle::gpu {
+
+absl::Status GpuUnsupported(const HloInstruction& instruction, absl::string_view why) {
+  return absl::UnimplementedError(absl::StrCat("CUDA backend: ", why, " (instruction %",
+                                               instruction.name(), ", ",
+                                               HloOpcodeString(instruction.opcode()), ")"));
+}
+
+namespace {
+
+struct PtxCache {
+  std::mutex mu;
+  std::map<std::tuple<Fingerprint128, std::string, int, std::string>,
+           std::shared_ptr<const PtxKernel>>
+      kernels;
+  PtxCacheStats stats;
+};
+
+PtxCache& GlobalPtxCache() {
+  static auto* cache = new PtxCache();
+  return *cache;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const PtxKernel>> CompileLoopFusionCached(
+    const HloComputation& fused, const PtxOptions& options) {
+  const Fingerprint128 fingerprint = FingerprintComputation(fused);
+  const auto key =
+      std::make_tuple(fingerprint, options.arch, options.block_size, options.libdevice_path);
+  PtxCache& cache = GlobalPtxCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.kernels.find(key);
+    if (it != cache.kernels.end()) {
+      ++cache.stats.hits;
+      return it->second;
+    }
+  }
+  // Compiled outside the lock; a kernel compiled twice at once keeps the
+  // first.
+  AXLE_ASSIGN_OR_RETURN(
+      PtxKernel kernel,
+      CompileLoopFusionToPtx(fused, absl::StrCat("axle_kernel_", fingerprint.ToHex()), options));
+  auto compiled = std::make_shared<const PtxKernel>(std::move(kernel));
+  std::lock_guard<std::mutex> lock(cache.mu);
+  ++cache.stats.misses;
+  return cache.kernels.try_emplace(key, std::move(compiled)).first->second;
+}
+
+PtxCacheStats GetPtxCacheStats() {
+  PtxCache& cache = GlobalPtxCache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  return cache.stats;
+}
+
+namespace {
+
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves;
+  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
+  });
+  return leaves;
+}
+
+std::string ValueName(const HloInstruction& instruction, const ShapeIndex& index) {
+  std::string name = absl::StrCat("%", instruction.name());
+  if (!index.empty()) absl::StrAppend(&name, "{", absl::StrJoin(index, ","), "}");
+  return name;
+}
+
+class Builder {
+ public:
+  explicit Builder(const PtxOptions& options) : options_(options) {}
+
+  absl::StatusOr<GpuProgram> Build(const HloModule& module) {
+    const HloComputation& entry = *module.entry_computation();
+    entry_ = &entry;
+    AXLE_RETURN_IF_ERROR(EmitComputation(entry));
+    const HloInstruction* root = entry.root_instruction();
+    for (const auto& [index, shape] : ArrayLeaves(root->shape())) {
+      AXLE_ASSIGN_OR_RETURN(int64_t value, ValueOf(root, index));
+      program_.result_leaves.emplace_back(index, value);
+    }
+    return std::move(program_);
+  }
+
+ private:
+  absl::StatusOr<int64_t> ValueOf(const HloInstruction* instruction,
+                                  const ShapeIndex& index = {}) const {
+    auto it = values_.find({instruction, index});
+    if (it == values_.end()) {
+      return GpuUnsupported(
+          *instruction, absl::StrCat("no array value at index {", absl::StrJoin(index, ","), "}"));
+    }
+    return it->second;
+  }
+
+  // The values of every array leaf of `instruction`'s result, in index order.
+  absl::StatusOr<std::vector<int64_t>> LeafValues(const HloInstruction* instruction) const {
+    std::vector<int64_t> values;
+    for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
+      AXLE_ASSIGN_OR_RETURN(int64_t value, ValueOf(instruction, index));
+      values.push_back(value);
+    }
+    return values;
+  }
+
+  int64_t AddValue(GpuValue value) {
+    program_.values.push_back(std::move(value));
+    return static_cast<int64_t>(program_.values.size()) - 1;
+  }
+
+  int64_t NewTemporary(const Shape& shape) {
+    GpuValue value;
+    value.kind = GpuValue::Kind::kTemporary;
+    value.temporary = static_cast<int64_t>(program_.temporary_sizes.size());
+    value.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+    program_.temporary_sizes.push_back(value.size_bytes);
+    return AddValue(std::move(value));
+  }
+
+  std::vector<int64_t> DefineTemporaries(const HloInstruction* instruction) {
+    std::vector<int64_t> ids;
+    for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
+      const int64_t id = NewTemporary(shape);
+      GpuValue& value = program_.values[id];
+      value.name = ValueName(*instruction, index);
+      value.instruction = instruction;
+      value.index = index;
+      values_[{instruction, index}] = id;
+      ids.push_back(id);
+    }
+    return ids;
+  }
+
+  void Define(const HloInstruction* instruction, const ShapeIndex& index, GpuValue value) {
+    value.name = ValueName(*instruction, index);
+    value.instruction = instruction;
+    value.index = index;
+    values_[{instruction, index}] = AddValue(std::move(value));
+  }
+
+  // Every leaf of `from` under `from_index` is also `to`'s under `to_index`.
+  void Forward(const HloInstruction* from, const ShapeIndex& from_index, const HloInstruction* to,
+               const ShapeIndex& to_index) {
+    std::vector<std::pair<ShapeIndex, int64_t>> leaves;
+    for (auto it = values_.lower_bound({from, {}}); it != values_.end() && it->first.first == from;
+         ++it) {
+      leaves.emplace_back(it->first.second, it->second);
+    }
+    for (const auto& [index, id] : leaves) {
+      if (index.size() < from_index.size() ||
+          !std::equal(from_index.begin(), from_index.end(), index.begin())) {
+        continue;
+      }
+      ShapeIndex target = to_index;
+      target.insert(target.end(), index.begin() + static_cast<int64_t>(from_index.size()),
+                    index.end());
+      values_[{to, target}] = id;
+    }
+  }
+
+  // The operands' array leaves (operand order, pre-order within each),
+  // then new temporaries for the result's.
+  absl::StatusOr<GpuThunkValues> OperandsAndNewOutputs(const HloInstruction& instruction) {
+    GpuThunkValues values;
+    for (const HloInstruction* operand : instruction.operands()) {
+      AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> leaves, LeafValues(operand));
+      values.operands.insert(values.operands.end(), leaves.begin(), leaves.end());
+    }
+    values.outputs = DefineTemporaries(&instruction);
+    return values;
+  }
+
+  void AddThunk(std::unique_ptr<GpuThunk> thunk) { sequence_->push_back(std::move(thunk)); }
+
+  absl::StatusOr<GpuThunkSequence> BuildSequence(const HloComputation& computation) {
+    GpuThunkSequence sequence;
+    GpuThunkSequence* outer = sequence_;
+    sequence_ = &sequence;
+    absl::Status status = EmitComputation(computation);
+    sequence_ = outer;
+    AXLE_RETURN_IF_ERROR(status);
+    return sequence;
+  }
+
+  void BindParameter(const HloComputation& computation, int64_t number,
+                     const HloInstruction* source) {
+    Forward(source, {}, computation.parameter_instruction(number), {});
+  }
+
+  absl::Status EmitComputation(const HloComputation& computation);
+  absl::Status EmitFusion(const HloInstruction& instruction);
+  absl::Status EmitWhile(const HloInstruction& instruction);
+  absl::Status EmitConditional(const HloInstruction& instruction);
+  absl::Status EmitCall(const HloInstruction& instruction);
+  absl::Status EmitCustomCall(const HloInstruction& instruction);
+  absl::Status EmitLibraryOp(const HloInstruction& instruction);
+  // Ends `sequence` (the thunks of `computation`) with copies of its root's
+  // leaves into `destinations`.
+  absl::Status StoreRoot(const HloComputation& computation,
+                         const std::vector<int64_t>& destinations, GpuThunkSequence& sequence);
+
+  const PtxOptions& options_;
+  GpuProgram program_;
+  const HloComputation* entry_ = nullptr;
+  GpuThunkSequence* sequence_ = &program_.thunks;
+  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
+  std::set<const PtxKernel*> kernels_seen_;
+};
+
+absl::Status Builder::EmitComputation(const HloComputation& computation) {
+  for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (IsGpuLibraryOp(*instruction)) {
+      AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
+      continue;
+    }
+    switch (instruction->opcode()) {
+      case HloOpcode::kParameter: {
+        // A nested computation's parameters are bound by its caller.
+        if (&computation != entry_) break;
+        const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
+        for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
+          GpuValue value;
+          value.kind = GpuValue::Kind::kParameter;
+          value.parameter = number;
+          value.parameter_index = index;
+          value.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+          Define(instruction, index, std::move(value));
+        }
+        break;
+      }
+      case HloOpcode::kConstant: {
+        const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
+        for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
+          GpuValue value;
+          value.kind = GpuValue::Kind::kConstant;
+          value.constant = static_cast<int64_t>(program_.constants.size());
+          value.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+          program_.constants.push_back(literal.GetSubliteral(index).Clone());
+          Define(instruction, index, std::move(value));
+        }
+        break;
+      }
+      case HloOpcode::kTuple:
+        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+          Forward(instruction->operand(i), {}, instruction, {i});
+        }
+        break;
+      case HloOpcode::kGetTupleElement:
+        Forward(instruction->operand(0),
+                {cast<HloGetTupleElementInstruction>(instruction)->tuple_index()}, instruction, {});
+        break;
+      case HloOpcode::kBitcast:
+      case HloOpcode::kAddDependency:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kDomain:
+        Forward(instruction->operand(0), {}, instruction, {});
+        break;
+      case HloOpcode::kAfterAll:  // a token: no buffer
+        break;
+      case HloOpcode::kFusion:
+        AXLE_RETURN_IF_ERROR(EmitFusion(*instruction));
+        break;
+      case HloOpcode::kWhile:
+        AXLE_RETURN_IF_ERROR(EmitWhile(*instruction));
+        break;
+      case HloOpcode::kConditional:
+        AXLE_RETURN_IF_ERROR(EmitConditional(*instruction));
+        break;
+      case HloOpcode::kCall:
+        AXLE_RETURN_IF_ERROR(EmitCall(*instruction));
+        break;
+      case HloOpcode::kCustomCall:
+        AXLE_RETURN_IF_ERROR(EmitCustomCall(*instruction));
+        break;
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kPartitionId: {
+        // One device: replica 0 of partition 0.
+        std::vector<int64_t> outputs = DefineTemporaries(instruction);
+        if (outputs.size() != 1) return GpuUnsupported(*instruction, "a non-array result");
+        AddThunk(std::make_unique<GpuMemsetThunk>(instruction->name(), outputs[0]));
+        break;
+      }
+      default:
+        if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
+            HloOpcodeIsAsyncDone(instruction->opcode())) {
+          return GpuUnsupported(*instruction, "asynchronous ops are not supported on CUDA yet");
+        }
+        return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
+                                                         " is not supported on CUDA yet"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
+  const auto* fusion = cast<HloFusionInstruction>(&instruction);
+  if (fusion->fusion_kind() == FusionKind::kOutput ||
+      fusion->fusion_kind() == FusionKind::kCustom) {
+    return GpuUnsupported(instruction, "output and custom fusions are not supported on CUDA yet");
+  }
+  GpuThunkValues values;
+  for (const HloInstruction* operand : instruction.operands()) {
+    if (!operand->shape().IsArray()) {
+      return GpuUnsupported(instruction, "a fusion operand that is not an array");
+    }
+    AXLE_ASSIGN_OR_RETURN(int64_t value, ValueOf(operand));
+    values.operands.push_back(value);
+  }
+  values.outputs = DefineTemporaries(&instruction);
+  absl::StatusOr<std::shared_ptr<const PtxKernel>> kernel =
+      CompileLoopFusionCached(*fusion->fused_instructions_computation(), options_);
+  if (!kernel.ok()) {
+    return absl::Status(kernel.status().code(),
+                        absl::StrCat(kernel.status().message(), " (compiling fusion %",
+                                     instruction.name(), " for CUDA)"));
+  }
+  if ((*kernel)->num_parameters != static_cast<int64_t>(values.operands.size()) ||
+      (*kernel)->num_outputs != static_cast<int64_t>(values.outputs.size())) {
+    return absl::InternalError(
+        absl::StrCat("CUDA backend: the kernel of fusion %", instruction.name(), " takes ",
+                     (*kernel)->num_parameters, " parameters and ", (*kernel)->num_outputs,
+                     " outputs; the fusion has ", values.operands.size(), " operands and ",
+                     values.outputs.size(), " array outputs"));
+  }
+  if (kernels_seen_.insert(kernel->get()).second) program_.kernels.push_back(*kernel);
+  AddThunk(
+      std::make_unique<GpuKernelThunk>(instruction.name(), *std::move(kernel), std::move(values)));
+  return absl::OkStatus();
+}
+
+absl::Status Builder::StoreRoot(const HloComputation& computation,
+                                const std::vector<int64_t>& destinations,
+                                GpuThunkSequence& sequence) {
+  const HloInstruction& root = *computation.root_instruction();
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, LeafValues(&root));
+  if (sources.size() != destinations.size()) {
+    return GpuUnsupported(root, "a root whose array leaves do not match its caller's result");
+  }
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
+  std::set<int64_t> written;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i] != destinations[i]) written.insert(destinations[i]);
+  }
+  // A source that is another destination being overwritten (a body that
+  // swaps two state leaves) is first copied aside.
+  std::vector<std::pair<int64_t, int64_t>> snapshots;
+  std::vector<std::pair<int64_t, int64_t>> copies;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    int64_t source = sources[i];
+    if (source == destinations[i]) continue;
+    if (written.count(source) > 0) {
+      const int64_t snapshot = NewTemporary(leaves[i].second);
+      snapshots.emplace_back(source, snapshot);
+      source = snapshot;
+    }
+    copies.emplace_back(source, destinations[i]);
+  }
+  if (copies.empty()) return absl::OkStatus();
+  snapshots.insert(snapshots.end(), copies.begin(), copies.end());
+  sequence.push_back(
+      std::make_unique<GpuCopyThunk>(absl::StrCat(root.name(), ".copy"), std::move(snapshots)));
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
+  const HloComputation& condition = *instruction.while_condition();
+  const HloComputation& body = *instruction.while_body();
+  // The state: the while's own temporaries, initialized from the operand.
+  std::vector<int64_t> state = DefineTemporaries(&instruction);
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> initial, LeafValues(instruction.operand(0)));
+  if (initial.size() != state.size()) {
+    return GpuUnsupported(instruction, "a while whose operand and result leaves differ");
+  }
+  std::vector<std::pair<int64_t, int64_t>> init;
+  for (size_t i = 0; i < state.size(); ++i) init.emplace_back(initial[i], state[i]);
+  BindParameter(condition, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(GpuThunkSequence condition_thunks, BuildSequence(condition));
+  if (!ShapeUtil::Equal(condition.root_instruction()->shape(), ShapeUtil::MakeShape(PRED, {}))) {
+    return GpuUnsupported(instruction, "a while condition that does not return pred[]");
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t predicate, ValueOf(condition.root_instruction()));
+  BindParameter(body, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+  AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
+  AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init),
+                                           std::move(condition_thunks), predicate,
+                                           std::move(body_thunks)));
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
+  const std::vector<HloComputation*>& branches = instruction.branch_computations();
+  const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
+  if (branches.empty() || (selector_type != PRED && selector_type != S32) ||
+      (selector_type == PRED && branches.size() != 2) ||
+      instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
+    return GpuUnsupported(instruction,
+                          "a conditional needs a pred or s32 selector, one operand per branch, "
+                          "and two branches for a pred");
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t selector, ValueOf(instruction.operand(0)));
+  std::vector<int64_t> results = DefineTemporaries(&instruction);
+  std::vector<GpuThunkSequence> sequences;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const HloComputation& branch = *branches[i];
+    if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(i + 1));
+    AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks));
+    sequences.push_back(std::move(thunks));
+  }
+  AddThunk(std::make_unique<GpuConditionalThunk>(instruction.name(), selector,
+                                                 selector_type == PRED, std::move(sequences)));
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitCall(const HloInstruction& instruction) {
+  const HloComputation& callee = *instruction.to_apply();
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    BindParameter(callee, i, instruction.operand(i));
+  }
+  AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(callee));
+  if (!thunks.empty()) {
+    AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
+  }
+  Forward(callee.root_instruction(), {}, &instruction, {});
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitCustomCall(const HloInstruction& instruction) {
+  const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
+  absl::StatusOr<CudaCustomCallTarget> target = CudaCustomCallTarget::Resolve(custom_call);
+  if (!target.ok()) {
+    return absl::Status(target.status().code(),
+                        absl::StrCat("CUDA backend: ", target.status().message(), " (instruction %",
+                                     instruction.name(), ")"));
+  }
+  AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(instruction));
+  AddThunk(std::make_unique<GpuCustomCallThunk>(instruction.name(), *std::move(target),
+                                                std::move(values)));
+  return absl::OkStatus();
+}
+
+absl::Status Builder::EmitLibraryOp(const HloInstruction& instruction) {
+  AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(instruction));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk,
+                        MakeLibraryThunk(instruction, std::move(values)));
+  AddThunk(std::move(thunk));
+  return absl::OkStatus();
+}
+
+void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, int depth,
+                  std::string& text) {
+  auto names = [&](const std::vector<int64_t>& ids) {
+    std::vector<std::string> out;
+    out.reserve(ids.size());
+    for (int64_t id : ids) {
+      const std::string& name = program.values[id].name;
+      out.push_back(name.empty() ? absl::StrCat("v", id) : name);
+    }
+    return absl::StrJoin(out, " ");
+  };
+  const std::string indent(2 * static_cast<size_t>(depth), ' ');
+  for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
+    std::string kind = "library";
+    if (const auto* kernel = dynamic_cast<const GpuKernelThunk*>(thunk.get())) {
+      kind = absl::StrCat("kernel ", kernel->kernel().name, " grid=", kernel->kernel().grid,
+                          " block=", kernel->kernel().block);
+    } else if (dynamic_cast<const GpuCopyThunk*>(thunk.get()) != nullptr) {
+      kind = "copy";
+    } else if (dynamic_cast<const GpuMemsetThunk*>(thunk.get()) != nullptr) {
+      kind = "memset";
+    } else if (dynamic_cast<const GpuCustomCallThunk*>(thunk.get()) != nullptr) {
+      kind = "custom-call";
+    } else if (dynamic_cast<const GpuSequenceThunk*>(thunk.get()) != nullptr) {
+      kind = "call";
+    } else if (dynamic_cast<const GpuWhileThunk*>(thunk.get()) != nullptr) {
+      kind = "while";
+    } else if (dynamic_cast<const GpuConditionalThunk*>(thunk.get()) != nullptr) {
+      kind = "conditional";
+    }
+    const GpuThunkValues uses = thunk->buffer_uses();
+    absl::StrAppend(&text, indent, kind, " %", thunk->name(), ": reads ", names(uses.operands),
+                    "; writes ", names(uses.outputs), "\n");
+    if (const auto* call = dynamic_cast<const GpuSequenceThunk*>(thunk.get())) {
+      AppendThunks(program, call->sequence(), depth + 1, text);
+    } else if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
+      absl::StrAppend(&text, indent, " condition:\n");
+      AppendThunks(program, loop->condition(), depth + 1, text);
+      absl::StrAppend(&text, indent, " body:\n");
+      AppendThunks(program, loop->body(), depth + 1, text);
+    } else if (const auto* conditional = dynamic_cast<const GpuConditionalThunk*>(thunk.get())) {
+      for (size_t i = 0; i < conditional->branches().size(); ++i) {
+        absl::StrAppend(&text, indent, " branch ", i, ":\n");
+        AppendThunks(program, conditional->branches()[i], depth + 1, text);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<GpuProgram> BuildGpuProgram(const HloModule& module, const PtxOptions& options) {
+  if (module.entry_computation() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("module '", module.name(), "' has no entry computation"));
+  }
+  return Builder(options).Build(module);
+}
+
+std::string GpuProgramToString(const GpuProgram& program) {
+  std::string text;
+  AppendThunks(program, program.thunks, 0, text);
+  return text;
+}
+
+}  // namespace axle::gpu

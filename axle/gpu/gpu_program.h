@@ -1,0 +1,96 @@
+//===- gpu_program.h - A prepared module as GPU thunks ---------------------===//
+//
+// After PrepareGpuModule (gpu_compiler.h) the entry computation, and every
+// computation control flow runs, holds only plumbing (parameter, constant,
+// tuple, get-tuple-element, bitcast, opt-barrier, domain, after-all,
+// add-dependency), loop fusions, control flow (while, conditional, call),
+// custom calls, replica-id / partition-id and library ops
+// (gpu_thunk_factories.h). BuildGpuProgram walks the entry in post order
+// and turns it into a GpuProgram: one value per array leaf (the
+// parameters' leaves, each constant leaf, temporaries), one thunk per op.
+// Plumbing defines no value: a tuple's, get-tuple-element's or bitcast's
+// leaves are its operand's (aliases). Each loop fusion is compiled to PTX
+// here (through the process's kernel cache); nothing touches a device, so
+// this runs on machines without a GPU.
+//
+// Control flow: a while's state is temporaries of its own, initialized by
+// copies from its operand; its condition and body are built into nested
+// sequences with their parameter bound to the state; the body ends with
+// copies of its root's leaves into the state (a leaf that is another state
+// leaf being overwritten is first copied to a fresh temporary). A
+// conditional's branches end with copies of their roots into the
+// conditional's own temporaries. A call's callee is built in place.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_GPU_PROGRAM_H_
+#define AXLE_GPU_GPU_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/literal.h"
+#include "axle/gpu/gpu_thunk.h"
+#include "axle/gpu/ptx_compiler.h"
+#include "axle/hlo/ir/hlo_module.h"
+
+namespace axle::gpu {
+
+// Where an array value lives during a run.
+struct GpuValue {
+  enum class Kind { kParameter, kConstant, kTemporary };
+  Kind kind = Kind::kTemporary;
+  int64_t parameter = 0;       // kParameter: which argument
+  ShapeIndex parameter_index;  // ... and where in it
+  int64_t constant = 0;        // kConstant: index into constants
+  int64_t temporary = 0;       // kTemporary: index into the temporaries
+  int64_t size_bytes = 0;
+  std::string name;  // "%fusion.3", "%t{1}"; empty for copies' snapshots
+  // The HLO value it holds (null for a snapshot).
+  const HloInstruction* instruction = nullptr;
+  ShapeIndex index;
+};
+
+struct GpuProgram {
+  std::vector<GpuValue> values;
+  std::vector<Literal> constants;
+  std::vector<int64_t> temporary_sizes;
+  // Run in order on one stream.
+  std::vector<std::unique_ptr<GpuThunk>> thunks;
+  // Each array leaf of the entry's result (pre-order) with its value.
+  std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
+  // The PTX kernels the program's kernel thunks launch (one per distinct
+  // fusion), in the order first used.
+  std::vector<std::shared_ptr<const PtxKernel>> kernels;
+};
+
+// The program of `module`, prepared by PrepareGpuModule. Unimplemented,
+// naming the instruction and CUDA, for what the backend cannot run yet.
+absl::StatusOr<GpuProgram> BuildGpuProgram(const HloModule& module,
+                                           const PtxOptions& options = PtxOptions());
+
+// The thunks, one a line, nested sequences indented, with the values each
+// reads and writes (tests and dumps).
+std::string GpuProgramToString(const GpuProgram& program);
+
+// The PTX of loop fusion `fused`, from the process's kernel cache: fused
+// computations structurally identical (hlo_structural_hash.h: names do not
+// count) compiled for the same options are compiled once per process. The
+// kernel is named after the fingerprint ("axle_kernel_<hex>").
+absl::StatusOr<std::shared_ptr<const PtxKernel>> CompileLoopFusionCached(
+    const HloComputation& fused, const PtxOptions& options);
+struct PtxCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+};
+PtxCacheStats GetPtxCacheStats();
+
+// "CUDA backend: <why> (instruction %name, opcode)" as Unimplemented.
+absl::Status GpuUnsupported(const HloInstruction& instruction, absl::string_view why);
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_GPU_PROGRAM_H_

@@ -1,0 +1,172 @@
+//===- gpu_thunks.h - The GPU executable's own thunks ----------------------===//
+//
+// The thunks the GPU program builder (gpu_program.h) makes itself; library
+// ops (cuBLAS, cuDNN, cuFFT, Axle's sort and scatter kernels) get theirs
+// from MakeLibraryThunk (gpu_thunk_factories.h).
+//
+//   GpuKernelThunk       a loop fusion compiled to PTX at compile time
+//                        (ptx_compiler.h); loaded in Initialize, launched
+//                        with the operands' then the outputs' buffers.
+//   GpuCopyThunk         device-to-device copies, in order.
+//   GpuMemsetThunk       zero bytes (replica-id and partition-id: 0 on one
+//                        device).
+//   GpuSequenceThunk     a nested thunk sequence run in place (a call whose
+//                        callee was not inlined).
+//   GpuWhileThunk        init copies, then: the condition's thunks, its
+//                        pred copied to the host (the stream synchronized),
+//                        the body's thunks, until the pred is false.
+//   GpuConditionalThunk  the selector (pred or s32) copied to the host, then
+//                        one branch's thunks (an out-of-range s32 runs the
+//                        last branch, as XLA does).
+//   GpuCustomCallThunk   a custom call's "CUDA" target called in XLA's GPU
+//                        convention (cuda_custom_call.h): the run's CUstream,
+//                        the operands' then the results' array leaves as
+//                        void* device addresses, the opaque string.
+//
+// A nested sequence's thunks share the program's value table, so their
+// uses are the enclosing thunk's uses (the buffer assignment keeps every
+// value a loop touches live for the whole loop).
+//
+// Internal to axle/gpu: this header includes cuda.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_GPU_GPU_THUNKS_H_
+#define AXLE_GPU_GPU_THUNKS_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "axle/gpu/cuda_custom_call.h"
+#include "axle/gpu/cuda_kernel.h"
+#include "axle/gpu/gpu_thunk.h"
+#include "axle/gpu/ptx_compiler.h"
+
+namespace axle::gpu {
+
+using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
+
+// Runs `sequence` in order; a failure names the thunk ("... (in %name)").
+absl::Status RunGpuThunkSequence(const GpuThunkSequence& sequence, const GpuThunkContext& context);
+// Initializes every thunk of `sequence`.
+absl::Status InitializeGpuThunkSequence(const GpuThunkSequence& sequence, const CudaDevice& device);
+
+class GpuKernelThunk : public GpuThunk {
+ public:
+  // `kernel` is shared with the process's kernel cache (gpu_compiler.h).
+  GpuKernelThunk(std::string name, std::shared_ptr<const PtxKernel> kernel, GpuThunkValues values)
+      : GpuThunk(std::move(name)), kernel_(std::move(kernel)), values_(std::move(values)) {}
+
+  absl::Status Initialize(const CudaDevice& device) override;
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override { return values_; }
+
+  const PtxKernel& kernel() const { return *kernel_; }
+
+ private:
+  std::shared_ptr<const PtxKernel> kernel_;
+  GpuThunkValues values_;
+  // Set by Initialize: the module (shared by the thunks of one kernel on
+  // one device) and the kernel's function in it.
+  std::shared_ptr<CudaModule> module_;
+  CUfunction function_ = nullptr;
+};
+
+class GpuCopyThunk : public GpuThunk {
+ public:
+  // (from, to) value pairs, copied in order; sizes are the destinations'.
+  GpuCopyThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> copies)
+      : GpuThunk(std::move(name)), copies_(std::move(copies)) {}
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override;
+  const std::vector<std::pair<int64_t, int64_t>>& copies() const { return copies_; }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> copies_;
+};
+
+class GpuMemsetThunk : public GpuThunk {
+ public:
+  GpuMemsetThunk(std::string name, int64_t value) : GpuThunk(std::move(name)), value_(value) {}
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override { return {{}, {value_}}; }
+
+ private:
+  int64_t value_;
+};
+
+class GpuSequenceThunk : public GpuThunk {
+ public:
+  GpuSequenceThunk(std::string name, GpuThunkSequence sequence);
+  absl::Status Initialize(const CudaDevice& device) override {
+    return InitializeGpuThunkSequence(sequence_, device);
+  }
+  absl::Status Execute(const GpuThunkContext& context) const override {
+    return RunGpuThunkSequence(sequence_, context);
+  }
+  GpuThunkValues buffer_uses() const override { return uses_; }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+  const GpuThunkSequence& sequence() const { return sequence_; }
+
+ private:
+  GpuThunkSequence sequence_;
+  GpuThunkValues uses_;
+  int64_t scratch_bytes_ = 0;
+};
+
+class GpuWhileThunk : public GpuThunk {
+ public:
+  // `init`: the copies that set the loop state from the while's operand;
+  // `predicate`: the condition's pred[] value.
+  GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
+                GpuThunkSequence condition, int64_t predicate, GpuThunkSequence body);
+  absl::Status Initialize(const CudaDevice& device) override;
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override { return uses_; }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+  const GpuThunkSequence& condition() const { return condition_; }
+  const GpuThunkSequence& body() const { return body_; }
+
+ private:
+  GpuCopyThunk init_;
+  GpuThunkSequence condition_;
+  int64_t predicate_;
+  GpuThunkSequence body_;
+  GpuThunkValues uses_;
+  int64_t scratch_bytes_ = 0;
+};
+
+class GpuConditionalThunk : public GpuThunk {
+ public:
+  GpuConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
+                      std::vector<GpuThunkSequence> branches);
+  absl::Status Initialize(const CudaDevice& device) override;
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override { return uses_; }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+  const std::vector<GpuThunkSequence>& branches() const { return branches_; }
+
+ private:
+  int64_t selector_;
+  bool selector_is_pred_;
+  std::vector<GpuThunkSequence> branches_;
+  GpuThunkValues uses_;
+  int64_t scratch_bytes_ = 0;
+};
+
+class GpuCustomCallThunk : public GpuThunk {
+ public:
+  GpuCustomCallThunk(std::string name, CudaCustomCallTarget target, GpuThunkValues values)
+      : GpuThunk(std::move(name)), target_(std::move(target)), values_(std::move(values)) {}
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  GpuThunkValues buffer_uses() const override { return values_; }
+
+ private:
+  CudaCustomCallTarget target_;
+  GpuThunkValues values_;
+};
+
+}  // namespace axle::gpu
+
+#endif  // AXLE_GPU_GPU_THUNKS_H_

@@ -1,0 +1,396 @@
+//===- scatter_thunk.cc - scatter as Axle's own GPU kernel -----------------===//
+#include "axle/gpu/scatter_thunk.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
+#include "axle/gpu/kernel_builder.h"
+#include "axle/gpu/ptx_module.h"
+#include "axle/gpu/ptx_thunk.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::gpu {
+namespace {
+
+namespace pu = primitive_util;
+
+constexpr int kBlock = 256;
+
+absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("CUDA: scatter ", instruction.name(), ": ", what));
+}
+
+// Whether `values` are distinct and in [0, bound).
+bool DistinctInRange(absl::Span<const int64_t> values, int64_t bound) {
+  std::vector<bool> seen(std::max<int64_t>(bound, 0), false);
+  for (int64_t v : values) {
+    if (v < 0 || v >= bound || seen[v]) return false;
+    seen[v] = true;
+  }
+  return true;
+}
+
+int64_t Product(absl::Span<const int64_t> values) {
+  int64_t product = 1;
+  for (int64_t v : values) product *= v;
+  return product;
+}
+
+struct ScatterGeometry {
+  std::vector<int64_t> operand_dims;
+  std::vector<int64_t> update_dims;
+  std::vector<int64_t> indices_dims;
+  PrimitiveType indices_type = S32;
+  int64_t index_vector_dim = 0;
+  // Update dimensions that are window / scatter dimensions, in order.
+  std::vector<int64_t> update_window_dims;
+  std::vector<int64_t> update_scatter_dims;
+  // The operand dimension of each update window dimension.
+  std::vector<int64_t> window_operand_dims;
+  std::vector<int64_t> scatter_dims_to_operand_dims;
+  // Operand batching dimensions and, for each, the position among the
+  // update scatter dimensions of its indices batching dimension.
+  std::vector<int64_t> input_batching_dims;
+  std::vector<int64_t> batch_positions;
+  std::vector<PrimitiveType> types;
+  std::vector<int64_t> element_bytes;
+};
+
+enum class Combining { kPlain, kAtomic, kLocked };
+
+absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& combiner,
+                               Combining combining, llvm::Module* module) {
+  const int n = static_cast<int>(g.types.size());
+  KernelBuilder kb(module);
+  // scatter(indices, updates..., outputs..., locks)
+  kb.BeginKernel("scatter", 2 * n + 2, 0, kBlock);
+  llvm::IRBuilder<>& b = kb.b();
+  llvm_ir::ElementalIrEmitter& e = kb.elemental();
+  const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
+  const int64_t indices_rank = static_cast<int64_t>(g.indices_dims.size());
+  const std::vector<int64_t> operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
+  const std::vector<int64_t> indices_strides = ShapeUtil::RowMajorStrides(g.indices_dims);
+  const bool implicit_vector = g.index_vector_dim == indices_rank;
+  const int64_t vector_size = implicit_vector ? 1 : g.indices_dims[g.index_vector_dim];
+  const int64_t vector_stride = implicit_vector ? 0 : indices_strides[g.index_vector_dim];
+  std::vector<int64_t> batch_strides;
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != g.index_vector_dim) batch_strides.push_back(indices_strides[d]);
+  }
+  std::vector<int64_t> window_extent(operand_rank, 1);
+  for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
+    window_extent[g.window_operand_dims[k]] = g.update_dims[g.update_window_dims[k]];
+  }
+  const int64_t update_count = Product(g.update_dims);
+
+  llvm::Value* linear = kb.GlobalThreadIndex();
+  AXLE_RETURN_IF_ERROR(
+      kb.If(b.CreateICmpULT(linear, kb.I64(update_count)), "update", [&]() -> absl::Status {
+        const llvm_ir::IrIndex update = kb.Delinearize(linear, g.update_dims);
+        llvm::Value* indices_base = kb.I64(0);
+        for (size_t j = 0; j < g.update_scatter_dims.size(); ++j) {
+          indices_base = b.CreateAdd(indices_base, b.CreateMul(update[g.update_scatter_dims[j]],
+                                                               kb.I64(batch_strides[j])));
+        }
+        std::vector<llvm::Value*> start(operand_rank, kb.I64(0));
+        for (int64_t k = 0; k < vector_size; ++k) {
+          start[g.scatter_dims_to_operand_dims[k]] = kb.LoadIndex(
+              kb.pointer(0), b.CreateAdd(indices_base, kb.I64(k * vector_stride)), g.indices_type);
+        }
+        for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
+          start[g.input_batching_dims[i]] = update[g.update_scatter_dims[g.batch_positions[i]]];
+        }
+        // The whole window inside the operand (unsigned: negative starts
+        // are out of bounds too).
+        llvm::Value* in_bounds = b.getTrue();
+        for (int64_t d = 0; d < operand_rank; ++d) {
+          const int64_t limit = g.operand_dims[d] - window_extent[d];
+          in_bounds = b.CreateAnd(
+              in_bounds, limit < 0 ? b.getFalse() : b.CreateICmpULE(start[d], kb.I64(limit)));
+        }
+        return kb.If(in_bounds, "in_bounds", [&]() -> absl::Status {
+          std::vector<llvm::Value*> position = start;
+          for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
+            const int64_t d = g.window_operand_dims[k];
+            position[d] = b.CreateAdd(position[d], update[g.update_window_dims[k]]);
+          }
+          llvm::Value* at = kb.I64(0);
+          for (int64_t d = 0; d < operand_rank; ++d) {
+            at = b.CreateAdd(at, b.CreateMul(position[d], kb.I64(operand_strides[d])));
+          }
+          std::vector<llvm::Value*> updates;
+          std::vector<llvm::Value*> outputs;
+          for (int i = 0; i < n; ++i) {
+            updates.push_back(e.LoadElement(kb.pointer(1 + i), linear, g.types[i]));
+            outputs.push_back(kb.pointer(1 + n + i));
+          }
+          if (combining == Combining::kLocked) {
+            llvm::Value* lock = b.CreateInBoundsGEP(b.getInt32Ty(), kb.pointer(2 * n + 1), at);
+            return kb.EmitLockedCombine(combiner, g.types, outputs, at, updates, lock);
+          }
+          if (n == 1) {
+            return kb.EmitCombine(
+                combiner, g.types[0], outputs[0], at, updates[0],
+                combining == Combining::kPlain ? CombineMode::kPlain : CombineMode::kAtomic);
+          }
+          // Several operands, unique indices: load, compute, store.
+          std::vector<llvm::Value*> arguments;
+          for (int i = 0; i < n; ++i) {
+            arguments.push_back(e.LoadElement(outputs[i], at, g.types[i]));
+          }
+          arguments.insert(arguments.end(), updates.begin(), updates.end());
+          AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                                e.EmitScalarComputation(combiner, arguments));
+          for (int i = 0; i < n; ++i) e.StoreElement(results[i], outputs[i], at, g.types[i]);
+          return absl::OkStatus();
+        });
+      }));
+  kb.EndKernel();
+  return absl::OkStatus();
+}
+
+class ScatterThunk final : public PtxThunk {
+ public:
+  ScatterThunk(std::string name, GpuThunkValues values, std::string ptx, ScatterGeometry geometry,
+               Combining combining)
+      : PtxThunk(std::move(name), std::move(values), std::move(ptx), {"scatter"}),
+        g_(std::move(geometry)),
+        combining_(combining) {}
+
+  absl::Status Execute(const GpuThunkContext& context) const override;
+  int64_t scratch_bytes() const override {
+    return combining_ == Combining::kLocked ? Product(g_.operand_dims) * 4 : 0;
+  }
+
+ private:
+  ScatterGeometry g_;
+  Combining combining_;
+};
+
+absl::Status ScatterThunk::Execute(const GpuThunkContext& context) const {
+  const GpuThunkValues& v = values();
+  const int64_t n = static_cast<int64_t>(g_.types.size());
+  const int64_t operand_count = Product(g_.operand_dims);
+  for (int64_t i = 0; i < n; ++i) {
+    AXLE_RETURN_IF_ERROR(CopyUnlessSame(context.stream, context.buffer(v.operands[i]),
+                                        context.buffer(v.outputs[i]),
+                                        operand_count * g_.element_bytes[i]));
+  }
+  const int64_t update_count = Product(g_.update_dims);
+  if (update_count == 0 || operand_count == 0) return absl::OkStatus();
+  CUdeviceptr locks = 0;
+  if (combining_ == Combining::kLocked) {
+    if (context.scratch.size() < static_cast<uint64_t>(scratch_bytes())) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA: ", name(), ": ", context.scratch.size(),
+                                                     " bytes of scratch memory, needs ",
+                                                     scratch_bytes()));
+    }
+    se::DeviceMemoryBase scratch = context.scratch;
+    AXLE_RETURN_IF_ERROR(
+        context.stream->Memset8(&scratch, 0, static_cast<uint64_t>(scratch_bytes())));
+    locks = DevicePointer(context.scratch);
+  }
+  std::vector<Argument> arguments = {Argument::Pointer(context.address(v.operands[n]))};
+  for (int64_t i = 0; i < n; ++i) {
+    arguments.push_back(Argument::Pointer(context.address(v.operands[n + 1 + i])));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    arguments.push_back(Argument::Pointer(context.address(v.outputs[i])));
+  }
+  arguments.push_back(Argument::Pointer(locks));
+  return Launch(context.stream, 0, (update_count + kBlock - 1) / kBlock, kBlock, arguments);
+}
+
+bool IsIndexType(PrimitiveType type) {
+  return pu::IsIntegralType(type) && !pu::IsSubByteType(type);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction& instruction,
+                                                           GpuThunkValues values,
+                                                           const PtxOptions& options) {
+  const auto* scatter = dyn_cast<HloScatterInstruction>(&instruction);
+  if (scatter == nullptr) return Invalid(instruction, "is not a scatter");
+  const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
+  const int64_t n = scatter->scatter_operand_count();
+  if (n < 1 || instruction.operand_count() != 2 * n + 1) {
+    return Invalid(instruction, "expects operands..., scatter_indices, updates...");
+  }
+  if (static_cast<int64_t>(values.operands.size()) != 2 * n + 1 ||
+      static_cast<int64_t>(values.outputs.size()) != n) {
+    return Invalid(instruction, absl::StrCat("given ", values.operands.size(), " operand and ",
+                                             values.outputs.size(), " result values, expects ",
+                                             2 * n + 1, " and ", n));
+  }
+  const Shape& operand = instruction.operand(0)->shape();
+  const Shape& indices = instruction.operand(n)->shape();
+  const Shape& update = instruction.operand(n + 1)->shape();
+  if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
+    return Invalid(instruction, "operands, indices and updates must be arrays");
+  }
+  if (!IsIndexType(indices.element_type())) {
+    return Invalid(instruction, absl::StrCat("indices of type ",
+                                             pu::LowercasePrimitiveTypeName(indices.element_type()),
+                                             " are not integers of 8 bits or more"));
+  }
+  ScatterGeometry g;
+  g.operand_dims = operand.dimensions();
+  g.update_dims = update.dimensions();
+  g.indices_dims = indices.dimensions();
+  g.indices_type = indices.element_type();
+  g.index_vector_dim = dn.index_vector_dim();
+  const int64_t operand_rank = operand.rank(), update_rank = update.rank();
+  const int64_t indices_rank = indices.rank();
+  if (g.index_vector_dim < 0 || g.index_vector_dim > indices_rank) {
+    return Invalid(instruction,
+                   absl::StrCat("index_vector_dim=", g.index_vector_dim,
+                                " is out of range for indices of rank ", indices_rank));
+  }
+  const auto& window_dims = dn.update_window_dims();
+  const auto& inserted = dn.inserted_window_dims();
+  const auto& to_operand = dn.scatter_dims_to_operand_dims();
+  const auto& input_batching = dn.input_batching_dims();
+  const auto& indices_batching = dn.scatter_indices_batching_dims();
+  if (!DistinctInRange(window_dims, update_rank) ||
+      !std::is_sorted(window_dims.begin(), window_dims.end())) {
+    return Invalid(instruction,
+                   absl::StrCat("update_window_dims={", absl::StrJoin(window_dims, ","),
+                                "} must be sorted dimensions of the updates"));
+  }
+  std::vector<int64_t> not_window(inserted.begin(), inserted.end());
+  not_window.insert(not_window.end(), input_batching.begin(), input_batching.end());
+  if (!DistinctInRange(not_window, operand_rank) ||
+      static_cast<int64_t>(window_dims.size() + not_window.size()) != operand_rank) {
+    return Invalid(instruction,
+                   "update_window_dims, inserted_window_dims and input_batching_dims do not "
+                   "account for each operand dimension once");
+  }
+  const int64_t vector_size =
+      g.index_vector_dim == indices_rank ? 1 : indices.dimensions(g.index_vector_dim);
+  if (!DistinctInRange(to_operand, operand_rank) ||
+      static_cast<int64_t>(to_operand.size()) != vector_size) {
+    return Invalid(instruction,
+                   absl::StrCat("scatter_dims_to_operand_dims={", absl::StrJoin(to_operand, ","),
+                                "} must be distinct operand dimensions, one per index vector "
+                                "element (",
+                                vector_size, ")"));
+  }
+  if (input_batching.size() != indices_batching.size()) {
+    return Invalid(instruction,
+                   "input_batching_dims and scatter_indices_batching_dims differ in length");
+  }
+  g.update_window_dims.assign(window_dims.begin(), window_dims.end());
+  for (int64_t d = 0; d < update_rank; ++d) {
+    if (!std::binary_search(window_dims.begin(), window_dims.end(), d)) {
+      g.update_scatter_dims.push_back(d);
+    }
+  }
+  std::vector<int64_t> batch_sizes;
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != g.index_vector_dim) batch_sizes.push_back(indices.dimensions(d));
+  }
+  std::vector<int64_t> scatter_sizes;
+  for (int64_t d : g.update_scatter_dims) scatter_sizes.push_back(update.dimensions(d));
+  if (scatter_sizes != batch_sizes) {
+    return Invalid(instruction,
+                   absl::StrCat("update scatter dimensions {", absl::StrJoin(scatter_sizes, ","),
+                                "} do not match the indices' batch dimensions {",
+                                absl::StrJoin(batch_sizes, ","), "}"));
+  }
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (std::find(not_window.begin(), not_window.end(), d) == not_window.end()) {
+      g.window_operand_dims.push_back(d);
+    }
+  }
+  for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
+    if (update.dimensions(g.update_window_dims[k]) > operand.dimensions(g.window_operand_dims[k])) {
+      return Invalid(instruction,
+                     absl::StrCat("update window dimension ", g.update_window_dims[k], " (",
+                                  update.dimensions(g.update_window_dims[k]),
+                                  ") is larger than operand dimension ", g.window_operand_dims[k]));
+    }
+  }
+  g.scatter_dims_to_operand_dims.assign(to_operand.begin(), to_operand.end());
+  for (size_t i = 0; i < input_batching.size(); ++i) {
+    const int64_t d = indices_batching[i];
+    if (d < 0 || d >= indices_rank || d == g.index_vector_dim) {
+      return Invalid(instruction, absl::StrCat("scatter_indices_batching_dims entry ", d,
+                                               " is not a batch dimension of the indices"));
+    }
+    if (operand.dimensions(input_batching[i]) != indices.dimensions(d)) {
+      return Invalid(instruction,
+                     "a batching dimension's size differs between operand and indices");
+    }
+    g.input_batching_dims.push_back(input_batching[i]);
+    g.batch_positions.push_back(d < g.index_vector_dim ? d : d - 1);
+  }
+
+  const HloComputation* combiner = instruction.to_apply();
+  if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
+    return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const Shape& o = instruction.operand(i)->shape();
+    const Shape& u = instruction.operand(n + 1 + i)->shape();
+    if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
+        u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
+      return Invalid(instruction,
+                     absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
+                                  u.ToString(), ") must match operand 0 and update 0"));
+    }
+    for (int64_t p : {i, n + i}) {
+      const Shape& parameter = combiner->parameter_instruction(p)->shape();
+      if (!parameter.IsArray() || parameter.rank() != 0 ||
+          parameter.element_type() != o.element_type()) {
+        return Invalid(instruction,
+                       absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
+                                    ", operand ", i, " is ", o.ToString()));
+      }
+    }
+    const PrimitiveType type = o.element_type();
+    g.types.push_back(type);
+    g.element_bytes.push_back(type == PRED || pu::IsSubByteType(type) ? 1 : pu::ByteWidth(type));
+  }
+  const HloInstruction* root = combiner->root_instruction();
+  const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
+                                                              : (root->shape().IsArray() ? 1 : 0);
+  if (results != n) {
+    return Invalid(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const Shape& leaf =
+        root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
+    if (leaf.element_type() != g.types[i]) {
+      return Invalid(instruction,
+                     absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
+                                  " is ", instruction.operand(i)->shape().ToString()));
+    }
+  }
+  AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {combiner}));
+
+  Combining combining = Combining::kAtomic;
+  if (scatter->unique_indices()) {
+    combining = Combining::kPlain;
+  } else if (n > 1 ||
+             (g.element_bytes[0] > 8 && AtomicOpOf(*combiner, g.types[0]) != AtomicOp::kAdd &&
+              AtomicOpOf(*combiner, g.types[0]) != AtomicOp::kAssign)) {
+    combining = Combining::kLocked;
+  }
+  llvm::LLVMContext context;
+  const std::string module_name = absl::StrCat("scatter_", instruction.name());
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                        NewNvptxModule(module_name, context, options));
+  AXLE_RETURN_IF_ERROR(EmitScatterKernel(g, *combiner, combining, module.get()));
+  AXLE_ASSIGN_OR_RETURN(std::string ptx, CompileNvptxModule(module.get(), module_name, options));
+  return std::make_unique<ScatterThunk>(instruction.name(), std::move(values), std::move(ptx),
+                                        std::move(g), combining);
+}
+
+}  // namespace axle::gpu
