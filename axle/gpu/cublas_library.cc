@@ -2,6 +2,7 @@
 #include "axle/gpu/cublas_library.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -12,12 +13,6 @@
 
 namespace axle::gpu {
 namespace {
-
-// `variable` when set and not empty, else `soname`.
-std::string LibraryPath(const char* variable, const char* soname) {
-  const char* path = std::getenv(variable);
-  return path != nullptr && *path != '\0' ? std::string(path) : std::string(soname);
-}
 
 absl::StatusOr<void*> OpenLibrary(const std::string& library, const char* variable) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
@@ -40,12 +35,29 @@ void Resolve(void* handle, const std::string& file, const char* symbol, Function
 
 }  // namespace
 
+std::string CudaLibraryPath(const char* variable, const char* soname) {
+  const char* path = std::getenv(variable);
+  if (path != nullptr && *path != '\0') return path;
+  // On the loader's path?
+  if (void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL); handle != nullptr) {
+    dlclose(handle);
+    return soname;
+  }
+#ifdef AXLE_CUDA_LIBRARY_DIR
+  // The toolkit's folder of the build (its libraries find their
+  // dependencies beside them: RUNPATH $ORIGIN).
+  std::string in_toolkit = absl::StrCat(AXLE_CUDA_LIBRARY_DIR, "/", soname);
+  if (access(in_toolkit.c_str(), R_OK) == 0) return in_toolkit;
+#endif
+  return soname;
+}
+
 absl::StatusOr<const CublasLibrary*> CublasLibrary::Get() {
   // Loaded once; the libraries stay open for the process.
   static const absl::StatusOr<const CublasLibrary*>* library =
       new absl::StatusOr<const CublasLibrary*>(
-          Open(LibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13"),
-               LibraryPath("AXLE_CUBLAS", "libcublas.so.13")));
+          Open(CudaLibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13"),
+               CudaLibraryPath("AXLE_CUBLAS", "libcublas.so.13")));
   return *library;
 }
 

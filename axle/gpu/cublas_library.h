@@ -7,6 +7,9 @@
 //   libcublasLt.so.13  (AXLE_CUBLASLT names another path)
 //   libcublas.so.13    (AXLE_CUBLAS names another path)
 //
+// found by the loader or, failing that, in the build's toolkit folder
+// (CudaLibraryPath).
+//
 // cuBLASLt is opened first: libcublas needs it, and an overridden path is
 // then the one libcublas finds. CublasLibrary::Get() opens both once and
 // resolves the functions of AXLE_CUBLAS_FUNCTIONS / AXLE_CUBLASLT_FUNCTIONS
@@ -69,15 +72,31 @@ namespace axle::gpu {
   AXLE_CUBLAS_TRSM(X, cublasStrsm, "cublasStrsm_v2", float)                                      \
   AXLE_CUBLAS_TRSM(X, cublasDtrsm, "cublasDtrsm_v2", double)                                     \
   AXLE_CUBLAS_TRSM(X, cublasCtrsm, "cublasCtrsm_v2", cuComplex)                                  \
-  AXLE_CUBLAS_TRSM(X, cublasZtrsm, "cublasZtrsm_v2", cuDoubleComplex)
+  AXLE_CUBLAS_TRSM(X, cublasZtrsm, "cublasZtrsm_v2", cuDoubleComplex)                            \
+  AXLE_CUBLAS_TRSM_BATCHED(X, cublasStrsmBatched, "cublasStrsmBatched", float)                   \
+  AXLE_CUBLAS_TRSM_BATCHED(X, cublasDtrsmBatched, "cublasDtrsmBatched", double)                  \
+  AXLE_CUBLAS_TRSM_BATCHED(X, cublasCtrsmBatched, "cublasCtrsmBatched", cuComplex)               \
+  AXLE_CUBLAS_TRSM_BATCHED(X, cublasZtrsmBatched, "cublasZtrsmBatched", cuDoubleComplex)
 // cublas<t>trsm: op(A) X = alpha B (or X op(A) = alpha B) in place on B.
 #define AXLE_CUBLAS_TRSM(X, member, symbol, T)                                                \
   X(member, symbol,                                                                           \
     cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t, \
                        cublasDiagType_t, int, int, const T*, const T*, int, T*, int))
 
+// cublas<t>trsmBatched: the same over device arrays of matrix pointers.
+#define AXLE_CUBLAS_TRSM_BATCHED(X, member, symbol, T)                                             \
+  X(member, symbol,                                                                                \
+    cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, cublasOperation_t,      \
+                       cublasDiagType_t, int, int, const T*, const T* const*, int, T* const*, int, \
+                       int))
+
 // The cuBLASLt functions (for the epilogue dots to come; the version today).
 #define AXLE_CUBLASLT_FUNCTIONS(X) X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
+
+// The library to open: `variable`'s value when set, else `soname` when the
+// loader finds it, else the toolkit's copy of the build machine's toolkit
+// folder (/usr/local/cuda/lib64/...) when it exists there, else `soname`.
+std::string CudaLibraryPath(const char* variable, const char* soname);
 
 class CublasLibrary {
  public:

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/cublas_library.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -35,6 +36,18 @@ TEST(CublasLibraryTest, MissingLibraryIsUnavailableNamingCublas) {
   EXPECT_EQ(solver.status().code(), absl::StatusCode::kUnavailable) << solver.status();
   EXPECT_THAT(solver.status().message(), HasSubstr("cuSOLVER unavailable"));
   EXPECT_THAT(solver.status().message(), HasSubstr("AXLE_CUSOLVER"));
+}
+
+TEST(CublasLibraryTest, LibraryPathPrefersTheVariableThenTheLoaderThenTheToolkit) {
+  setenv("AXLE_TEST_CUDA_LIBRARY", "/some/where/libx.so", 1);
+  EXPECT_EQ(CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libcublas.so.13"), "/some/where/libx.so");
+  unsetenv("AXLE_TEST_CUDA_LIBRARY");
+  EXPECT_EQ(CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libaxle_no_such_library.so.1"),
+            "libaxle_no_such_library.so.1");
+  const std::string found = CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libcublas.so.13");
+  if (std::filesystem::exists(ToolkitLibrary("libcublas.so.13"))) {
+    EXPECT_THAT(found, ::testing::AnyOf("libcublas.so.13", ToolkitLibrary("libcublas.so.13")));
+  }
 }
 
 TEST(CublasLibraryTest, TheToolkitsLibrariesHaveEverySymbol) {

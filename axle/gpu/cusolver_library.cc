@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -43,9 +42,7 @@ absl::StatusOr<const CusolverLibrary*> CusolverLibrary::Get() {
           return absl::UnavailableError(
               absl::StrCat("cuSOLVER unavailable: it needs cuBLAS: ", blas.status().message()));
         }
-        const char* path = std::getenv("AXLE_CUSOLVER");
-        return Open(path != nullptr && *path != '\0' ? std::string(path)
-                                                     : std::string("libcusolver.so.12"));
+        return Open(CudaLibraryPath("AXLE_CUSOLVER", "libcusolver.so.12"));
       }());
   return *library;
 }

@@ -4,8 +4,10 @@
 // (gemm_plan.h, derived at compile time) as one cublasGemmStridedBatchedEx
 // call on the run's stream. The thunk shares its device's cuBLAS handle
 // (cublas_library.h), set to the run's stream and the thunk's scratch
-// memory as cuBLAS's workspace while it enqueues. Dots whose operands have
-// no elements to contract get a zeroed result; empty results run nothing.
+// memory as cuBLAS's workspace while it enqueues (without scratch, cuBLAS's
+// own workspace pool of the handle is used: then runs on different streams
+// must not overlap). Dots whose operands have no elements to contract get a
+// zeroed result; empty results run nothing.
 //
 // BenchmarkGemm times a gemm thunk against cublasSgemm called directly on
 // the same buffers (issue 16: dots at >= 90% of cuBLAS).

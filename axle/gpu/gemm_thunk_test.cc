@@ -13,23 +13,36 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/gemm_thunk.h"
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
+#include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/gemm_plan.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+
+#ifndef AXLE_GPU_JAX_DIR
+#define AXLE_GPU_JAX_DIR ""
+#endif
 
 namespace axle::gpu {
 namespace {
@@ -275,6 +288,75 @@ void ExpectPlanMatchesInterpreter(const DotCase& test) {
     ASSERT_LE(std::abs(want[i] - (*actual)[i]), tolerance * (1 + std::abs(want[i])))
         << "physical element " << i << ": interpreter " << want[i] << ", plan " << (*actual)[i];
   }
+}
+
+std::string Dims(const std::vector<int64_t>& dims) { return absl::StrJoin(dims, ","); }
+
+// Every dot of the JAX programs in ../shared/jax (XLA's optimized modules
+// and the originals) plans as a GEMM, directly or after
+// GpuDotCanonicalizer; those of up to 2^22 multiply-adds also run on the
+// host and match the interpreter.
+TEST(GemmPlanTest, EveryDotOfTheJaxProgramsPlans) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(AXLE_GPU_JAX_DIR, error)) {
+    if (entry.path().extension() == ".hlo") files.push_back(entry.path().string());
+  }
+  if (files.empty()) GTEST_SKIP() << "no JAX programs at '" << AXLE_GPU_JAX_DIR << "'";
+  std::sort(files.begin(), files.end());
+  int dots = 0, canonicalized = 0;
+  for (const std::string& path : files) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    auto module = ParseAndReturnUnverifiedModule(text.str());
+    if (!module.ok()) continue;  // (ptx_jax_fusions_test.cc parses them)
+    for (const HloComputation* computation : (*module)->computations()) {
+      for (const HloInstruction* instruction : computation->instructions()) {
+        if (instruction->opcode() != HloOpcode::kDot) continue;
+        ++dots;
+        const auto& numbers = cast<HloDotInstruction>(instruction)->dot_dimension_numbers();
+        const std::string attributes = absl::StrCat(
+            "lhs_batch_dims={", Dims(numbers.lhs_batch_dimensions()), "}, lhs_contracting_dims={",
+            Dims(numbers.lhs_contracting_dimensions()), "}, rhs_batch_dims={",
+            Dims(numbers.rhs_batch_dimensions()), "}, rhs_contracting_dims={",
+            Dims(numbers.rhs_contracting_dimensions()), "}");
+        auto with_layout = [](const Shape& shape) {
+          return shape.has_layout() ? shape.ToString(true) : WithDescendingLayout(shape).ToString();
+        };
+        const DotCase test{absl::StrCat(path, " %", instruction->name()),
+                           DotModule(with_layout(instruction->operand(0)->shape()),
+                                     with_layout(instruction->operand(1)->shape()),
+                                     with_layout(instruction->shape()), attributes)};
+        SCOPED_TRACE(test.name);
+        if (!GemmSupportsTypes(*instruction)) {
+          ADD_FAILURE() << "no GEMM for the types of " << test.text;
+          continue;
+        }
+        if (!GemmSupports(*instruction)) {
+          ++canonicalized;
+          auto single = ParseAndReturnUnverifiedModule(test.text);
+          ASSERT_TRUE(single.ok()) << single.status();
+          GpuDotCanonicalizer pass;
+          auto changed = pass.Run(single->get());
+          ASSERT_TRUE(changed.ok()) << changed.status();
+          for (const HloInstruction* dot : (*single)->entry_computation()->instructions()) {
+            if (dot->opcode() == HloOpcode::kDot) {
+              EXPECT_TRUE(GemmSupports(*dot)) << (*single)->ToString();
+            }
+          }
+          continue;
+        }
+        auto plan = MakeGemmPlan(*instruction, false);
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        if (plan->batch * plan->m * plan->n * plan->k <= (int64_t{1} << 22)) {
+          ExpectPlanMatchesInterpreter(test);
+        }
+      }
+    }
+  }
+  std::cout << "[ jax dots ] " << dots << " dots, " << canonicalized << " canonicalized\n";
+  EXPECT_GT(dots, 10);
 }
 
 TEST(GemmPlanTest, F32DotsMatchTheInterpreter) {

@@ -8,6 +8,8 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cublas_library.h"
+#include "axle/gpu/cuda_driver.h"
+#include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/gemm_plan.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -18,6 +20,48 @@ absl::Status Unsupported(const HloInstruction& solve, absl::string_view why) {
   return absl::UnimplementedError(
       absl::StrCat("cuBLAS trsm: ", why, " (triangular-solve %", solve.name(), ")"));
 }
+
+// Thread i < p_count writes the batch's matrix pointers for
+// cublas<t>trsmBatched: p_out[i] = p_a + i * p_a_stride and
+// p_out[p_count + i] = p_b + i * p_b_stride (bytes).
+constexpr char kBatchPointersPtx[] = R"(.version 7.8
+.target sm_52
+.address_size 64
+.visible .entry axle_trsm_batch_pointers(
+    .param .u64 p_out, .param .u64 p_a, .param .u64 p_a_stride, .param .u64 p_b,
+    .param .u64 p_b_stride, .param .u64 p_count)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [p_out];
+  ld.param.u64 %rd2, [p_a];
+  ld.param.u64 %rd3, [p_a_stride];
+  ld.param.u64 %rd4, [p_b];
+  ld.param.u64 %rd5, [p_b_stride];
+  ld.param.u64 %rd6, [p_count];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd7, %r1, %r2;
+  cvt.u64.u32 %rd8, %r3;
+  add.u64 %rd7, %rd7, %rd8;
+  setp.ge.u64 %p1, %rd7, %rd6;
+  @%p1 bra $L_done;
+  mul.lo.u64 %rd9, %rd7, %rd3;
+  add.u64 %rd9, %rd2, %rd9;
+  shl.b64 %rd10, %rd7, 3;
+  add.u64 %rd10, %rd1, %rd10;
+  st.global.u64 [%rd10], %rd9;
+  mul.lo.u64 %rd11, %rd7, %rd5;
+  add.u64 %rd11, %rd4, %rd11;
+  shl.b64 %rd12, %rd6, 3;
+  add.u64 %rd12, %rd10, %rd12;
+  st.global.u64 [%rd12], %rd11;
+$L_done:
+  ret;
+}
+)";
 
 bool RowMajor(const Shape& shape) {
   return PhysicalStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
@@ -32,6 +76,14 @@ class TriangularSolveThunk : public GpuThunk {
     auto handle = CublasHandle::ForDevice(device);
     if (!handle.ok()) return Annotate(handle.status());
     handle_ = *handle;
+    if (plan_.batch > 1) {
+      auto module = CudaModule::LoadPtx(device, kBatchPointersPtx);
+      if (!module.ok()) return Annotate(module.status());
+      module_ = *std::move(module);
+      auto function = module_->GetFunction("axle_trsm_batch_pointers");
+      if (!function.ok()) return Annotate(function.status());
+      batch_pointers_ = *function;
+    }
     return absl::OkStatus();
   }
 
@@ -54,18 +106,41 @@ class TriangularSolveThunk : public GpuThunk {
     if (output.opaque() != b.opaque()) {
       AXLE_RETURN_IF_ERROR(Annotate(context.stream->MemcpyDeviceToDevice(&output, b, bytes)));
     }
-    auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
-    if (!lock.ok()) return Annotate(lock.status());
     const CUdeviceptr a = context.address(values_.operands[0]);
     const CUdeviceptr x = DevicePointer(output);
-    for (int64_t i = 0; i < plan_.batch; ++i) {
-      AXLE_RETURN_IF_ERROR(
-          Solve((*lock)->get(), a + i * plan_.stride_a * size, x + i * plan_.stride_b * size));
+    if (plan_.batch == 1) {
+      auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
+      if (!lock.ok()) return Annotate(lock.status());
+      return Solve((*lock)->get(), a, x);
     }
-    return absl::OkStatus();
+    // The matrices' pointers, written on the stream into the scratch memory.
+    if (batch_pointers_ == nullptr ||
+        static_cast<int64_t>(context.scratch.size()) < scratch_bytes()) {
+      return absl::InternalError(absl::StrCat(name(), ": needs ", scratch_bytes(),
+                                              " bytes of scratch memory and initialization"));
+    }
+    CUdeviceptr pointers = DevicePointer(context.scratch);
+    CUdeviceptr a_base = a;
+    CUdeviceptr b_base = x;
+    uint64_t a_stride = plan_.stride_a * size;
+    uint64_t b_stride = plan_.stride_b * size;
+    uint64_t count = plan_.batch;
+    void* parameters[] = {&pointers, &a_base, &a_stride, &b_base, &b_stride, &count};
+    constexpr unsigned kBlock = 128;
+    const CudaDriver& driver = context.device->driver();
+    AXLE_RETURN_IF_ERROR(Annotate(driver.ToStatus(
+        driver.cuLaunchKernel(batch_pointers_, static_cast<unsigned>((count + kBlock - 1) / kBlock),
+                              1, 1, kBlock, 1, 1, 0, context.stream->stream(), parameters, nullptr),
+        "cuLaunchKernel (trsm batch pointers)")));
+    auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
+    if (!lock.ok()) return Annotate(lock.status());
+    return SolveBatched((*lock)->get(), pointers, pointers + count * sizeof(CUdeviceptr));
   }
 
   GpuThunkValues buffer_uses() const override { return values_; }
+  int64_t scratch_bytes() const override {
+    return plan_.batch > 1 ? 2 * plan_.batch * int64_t{sizeof(CUdeviceptr)} : 0;
+  }
 
  private:
   absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b) const {
@@ -118,6 +193,44 @@ class TriangularSolveThunk : public GpuThunk {
     return Annotate(library.ToStatus(status, absl::StrCat("cublas trsm (", plan_.ToString(), ")")));
   }
 
+  // All matrices in one call: `as` and `bs` are device arrays of pointers.
+  absl::Status SolveBatched(cublasHandle_t handle, CUdeviceptr as, CUdeviceptr bs) const {
+    const CublasLibrary& library = handle_->library();
+    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
+                                 : plan_.op == 'C' ? CUBLAS_OP_C
+                                                   : CUBLAS_OP_N;
+    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    const int m = static_cast<int>(plan_.m);
+    const int n = static_cast<int>(plan_.n);
+    const int lda = static_cast<int>(plan_.lda);
+    const int ldb = static_cast<int>(plan_.ldb);
+    const int batch = static_cast<int>(plan_.batch);
+    void* a_address = DeviceAddress(as);
+    void* b_address = DeviceAddress(bs);
+    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+    switch (plan_.type) {
+#define AXLE_TRSM_BATCHED_CASE(TYPE, T, function, ONE)                        \
+  case TYPE: {                                                                \
+    const T one = ONE;                                                        \
+    status = library.function(handle, side, fill, op, diag, m, n, &one,       \
+                              static_cast<const T* const*>(a_address), lda,   \
+                              static_cast<T* const*>(b_address), ldb, batch); \
+    break;                                                                    \
+  }
+      AXLE_TRSM_BATCHED_CASE(F32, float, cublasStrsmBatched, 1.0f)
+      AXLE_TRSM_BATCHED_CASE(F64, double, cublasDtrsmBatched, 1.0)
+      AXLE_TRSM_BATCHED_CASE(C64, cuComplex, cublasCtrsmBatched, (cuComplex{1, 0}))
+      AXLE_TRSM_BATCHED_CASE(C128, cuDoubleComplex, cublasZtrsmBatched, (cuDoubleComplex{1, 0}))
+#undef AXLE_TRSM_BATCHED_CASE
+      default:
+        break;
+    }
+    return Annotate(
+        library.ToStatus(status, absl::StrCat("cublas trsmBatched (", plan_.ToString(), ")")));
+  }
+
   absl::Status Annotate(absl::Status status) const {
     if (status.ok()) return status;
     return absl::Status(status.code(), absl::StrCat(name(), ": ", status.message()));
@@ -126,9 +239,13 @@ class TriangularSolveThunk : public GpuThunk {
   TriangularSolvePlan plan_;
   GpuThunkValues values_;
   CublasHandle* handle_ = nullptr;
+  std::unique_ptr<CudaModule> module_;  // the batch pointers' kernel
+  CUfunction batch_pointers_ = nullptr;
 };
 
 }  // namespace
+
+const char* TriangularSolveBatchPointersPtx() { return kBatchPointersPtx; }
 
 std::string TriangularSolvePlan::ToString() const {
   return absl::StrCat("side=", left ? "L" : "R", " fill=", lower ? "lower" : "upper",

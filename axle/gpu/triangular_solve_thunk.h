@@ -6,9 +6,10 @@
 // row-major layouts, as cuBLAS's column-major trsm: a row-major matrix is
 // its column-major transpose, so x^T op(a)^T = b^T is the same solve on
 // the other side of the transposed a, with the other triangle and the same
-// op. The result is b copied to the output, then solved in place, one trsm
-// per batch matrix. TriangularSolvePlan is derived at compile time; the
-// test executes it on the host (triangular_solve_thunk_test.cc).
+// op. The result is b copied to the output, then solved in place: one
+// trsm, or for a batch one trsmBatched over arrays of the matrices'
+// pointers that a small PTX kernel writes into the scratch memory. TriangularSolvePlan is derived
+// at compile time; the test executes it on the host (triangular_solve_thunk_test.cc).
 //
 // Internal to axle/gpu: this header includes cuda.h.
 //
@@ -46,6 +47,9 @@ absl::StatusOr<TriangularSolvePlan> MakeTriangularSolvePlan(const HloInstruction
 // values: a, b; the result.
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeTriangularSolveThunk(const HloInstruction& solve,
                                                                    GpuThunkValues values);
+
+// The PTX of the kernel that writes the batch's pointers.
+const char* TriangularSolveBatchPointersPtx();
 
 }  // namespace axle::gpu
 

@@ -21,6 +21,7 @@
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
+#include "axle/gpu/ptxas.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -228,6 +229,14 @@ TEST(TriangularSolvePlanTest, RefusesOtherTypesAndLayoutsNamingTheSolve) {
   }
 }
 
+TEST(TriangularSolvePlanTest, PtxasAcceptsTheBatchPointersKernel) {
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx(TriangularSolveBatchPointersPtx(), "sm_90");
+  ASSERT_TRUE(cubin.ok()) << cubin.status() << "\n" << TriangularSolveBatchPointersPtx();
+}
+
 TEST(TriangularSolveThunkTest, EveryKindMatchesTheInterpreterOnTheDevice) {
   absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
   if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
@@ -263,10 +272,13 @@ TEST(TriangularSolveThunkTest, EveryKindMatchesTheInterpreterOnTheDevice) {
         values.push_back(buffer->root_buffer());
         buffers.push_back(*std::move(buffer));
       }
+      auto scratch = allocator.Allocate(0, (*thunk)->scratch_bytes());
+      ASSERT_TRUE(scratch.ok()) << scratch.status();
       GpuThunkContext context;
       context.device = device->get();
       context.stream = stream->get();
       context.buffers = values;
+      context.scratch = scratch->cref();
       absl::Status executed = (*thunk)->Execute(context);
       ASSERT_TRUE(executed.ok()) << executed;
       auto actual = TransferLiteralFromCuda(stream->get(), buffers[2]);
