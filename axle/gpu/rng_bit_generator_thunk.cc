@@ -169,9 +169,10 @@ absl::Status RngEmitter::Emit(const RngGeometry& g) {
         const auto [c0, c1] = Add128(s.counter_low, s.counter_high, i);
         const std::array<llvm::Value*, 4> x =
             Philox(s.key0, s.key1, {Low(c0), High(c0), Low(c1), High(c1)});
-        const int per_block = g.bits == 64 ? 2 : 4;
-        for (int k = 0; k < per_block; ++k) {
-          llvm::Value* at = b_.CreateAdd(b_.CreateMul(i, kb_.I64(per_block)), kb_.I64(k));
+        const size_t per_block = g.bits == 64 ? 2 : 4;
+        for (size_t k = 0; k < per_block; ++k) {
+          llvm::Value* at = b_.CreateAdd(b_.CreateMul(i, kb_.I64(static_cast<int64_t>(per_block))),
+                                         kb_.I64(static_cast<int64_t>(k)));
           llvm::Value* value =
               g.bits == 64
                   ? b_.CreateOr(b_.CreateZExt(x[2 * k], b_.getInt64Ty()),
