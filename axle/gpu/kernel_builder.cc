@@ -359,18 +359,24 @@ absl::Status KernelBuilder::EmitLockedCombine(const HloComputation& computation,
                                               absl::Span<llvm::Value* const> updates,
                                               llvm::Value* lock) {
   llvm::LLVMContext& context = module_->getContext();
-  // Spin until this thread takes the lock (threads of one warp that wait
-  // for each other progress independently from sm_70 on).
-  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  // Spin until this thread takes the lock, with the critical section
+  // inside the loop: a thread that holds the lock finishes and frees it
+  // before it waits for the rest of its warp (a loop that only spins, with
+  // the critical section after it, may reconverge the warp first and
+  // deadlock). The flag is volatile so that no pass threads the branch
+  // out of the loop again.
+  llvm::AllocaInst* done = Variable(b_.getInt32Ty(), nullptr, "lock.done");
+  b_.CreateStore(b_.getInt32(0), done, /*isVolatile=*/true);
   auto* spin = llvm::BasicBlock::Create(context, "lock.spin", kernel_);
   auto* held = llvm::BasicBlock::Create(context, "lock.held", kernel_);
+  auto* latch = llvm::BasicBlock::Create(context, "lock.latch", kernel_);
+  auto* exit = llvm::BasicBlock::Create(context, "lock.exit", kernel_);
   b_.CreateBr(spin);
   b_.SetInsertPoint(spin);
-  (void)preheader;
   llvm::Value* taken =
       b_.CreateAtomicCmpXchg(lock, b_.getInt32(0), b_.getInt32(1), llvm::MaybeAlign(),
                              llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-  b_.CreateCondBr(b_.CreateExtractValue(taken, 1), held, spin);
+  b_.CreateCondBr(b_.CreateExtractValue(taken, 1), held, latch);
   b_.SetInsertPoint(held);
   // Every other holder's writes are visible: a device-wide fence (membar.gl,
   // fence.sc.gpu from sm_70 on; LLVM 19's NVPTX selects no `fence`), and
@@ -399,6 +405,13 @@ absl::Status KernelBuilder::EmitLockedCombine(const HloComputation& computation,
   b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_membar_gl, {});
   b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, lock, b_.getInt32(0), llvm::MaybeAlign(),
                      llvm::AtomicOrdering::Monotonic);
+  b_.CreateStore(b_.getInt32(1), done, /*isVolatile=*/true);
+  b_.CreateBr(latch);
+  b_.SetInsertPoint(latch);
+  b_.CreateCondBr(
+      b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), done, /*isVolatile=*/true), b_.getInt32(0)),
+      exit, spin);
+  b_.SetInsertPoint(exit);
   return absl::OkStatus();
 }
 

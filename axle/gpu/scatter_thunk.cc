@@ -141,6 +141,7 @@ absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& c
           }
           // Several operands, unique indices: load, compute, store.
           std::vector<llvm::Value*> arguments;
+          arguments.reserve(2 * static_cast<size_t>(n));
           for (int i = 0; i < n; ++i) {
             arguments.push_back(e.LoadElement(outputs[i], at, g.types[i]));
           }

@@ -19,7 +19,9 @@
 //     on the 32/64-bit word holding the element (16-byte elements: a lock);
 //   several operands: a spin lock per operand element (scratch memory).
 // Updates to one element thus combine in an unspecified order: float sums
-// may differ from the cpu platform's in the last bits.
+// may differ from the cpu platform's in the last bits (and the f32 atomic
+// add flushes subnormals to zero, as PTX defines atom.add.f32; XLA:GPU
+// uses the same instruction).
 //
 // kSelectAndScatter: the result is filled with init_value, then one thread
 // per source element walks its window (padding and dilations as

@@ -27,13 +27,13 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-ThunkFactory ScatterFactory(PtxOptions options = PtxOptions()) {
+ThunkFactory ScatterFactory(const PtxOptions& options = PtxOptions()) {
   return [options](const HloInstruction& instruction, GpuThunkValues values) {
     return MakeScatterThunk(instruction, std::move(values), options);
   };
 }
 
-ThunkFactory SelectAndScatterFactory(PtxOptions options = PtxOptions()) {
+ThunkFactory SelectAndScatterFactory(const PtxOptions& options = PtxOptions()) {
   return [options](const HloInstruction& instruction, GpuThunkValues values) {
     return MakeSelectAndScatterThunk(instruction, std::move(values), options);
   };
@@ -104,7 +104,7 @@ TEST(ScatterThunkPtxTest, IntegerMaxMinAndBitwiseAreNativeAtomics) {
                                                                       {"s64", "minimum", "min.s64"},
                                                                       {"u64", "or", "or.b64"},
                                                                       {"s32", "xor", "xor.b32"}}) {
-    SCOPED_TRACE(type + " " + op);
+    SCOPED_TRACE(absl::StrCat(type, " ", op));
     auto test = MakeFromText(Scatter(type, absl::StrCat(" r = ", type, "[] ", op, "(a, b)"),
                                      "100,8", "s32[50,1]", "50,8", kRows),
                              ScatterFactory());
@@ -127,7 +127,7 @@ TEST(ScatterThunkPtxTest, OtherComputationsUseCompareAndSwap) {
            {"pred", " r = pred[] or(a, b)", "b32"},
            {"s16", " r = s16[] multiply(a, b)", "b32"},
            {"c64", " r = c64[] multiply(a, b)", "b64"}}) {
-    SCOPED_TRACE(type + root);
+    SCOPED_TRACE(absl::StrCat(type, root));
     auto test =
         MakeFromText(Scatter(type, root, "100,8", "s32[50,1]", "50,8", kRows), ScatterFactory());
     ASSERT_TRUE(test.ok()) << test.status();

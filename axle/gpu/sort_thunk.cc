@@ -159,6 +159,7 @@ absl::Status SortEmitter::EmitTileKernel() {
   llvm::Value* last_merge = kb_.integer(1);
   llvm::Value* read_positions = b.CreateICmpNE(kb_.integer(2), kb_.I64(0));
   std::vector<llvm::GlobalVariable*> shared;
+  shared.reserve(n_);
   for (int i = 0; i < n_; ++i) {
     shared.push_back(kb_.SharedArray(e.StorageType(types_[i]), g_.tile, absl::StrCat("keys", i)));
   }
@@ -229,19 +230,21 @@ absl::Status SortEmitter::EmitTileKernel() {
             b.CreateSub(b.CreateSelect(b.CreateICmpULT(merge_log2, kb_.I64(tile_log2)), merge_log2,
                                        kb_.I64(tile_log2)),
                         kb_.I64(1));
-        return kb_.For(kb_.I64(0), b.CreateAdd(top, kb_.I64(1)), kb_.I64(1), "step",
-                       [&](llvm::Value* r) -> absl::Status {
-                         llvm::Value* step_log2 = b.CreateSub(top, r);
-                         AXLE_RETURN_IF_ERROR(kb_.For(
-                             thread, kb_.I64(g_.tile / 2), threads, "pair", [&](llvm::Value* t) {
-                               auto [lower, upper] = Pair(t, merge_log2, step_log2);
-                               return kb_.If(b.CreateICmpULT(upper, valid), "in_row", [&]() {
-                                 return CompareExchange(lower, upper, load, store);
-                               });
-                             }));
-                         kb_.Barrier();
-                         return absl::OkStatus();
-                       });
+        return kb_.For(
+            kb_.I64(0), b.CreateAdd(top, kb_.I64(1)), kb_.I64(1), "step",
+            [&](llvm::Value* r) -> absl::Status {
+              llvm::Value* step_log2 = b.CreateSub(top, r);
+              AXLE_RETURN_IF_ERROR(
+                  kb_.For(thread, kb_.I64(g_.tile / 2), threads, "pair", [&](llvm::Value* t) {
+                    const auto [lower_position, upper_position] = Pair(t, merge_log2, step_log2);
+                    llvm::Value* lower = lower_position;
+                    llvm::Value* upper = upper_position;
+                    return kb_.If(b.CreateICmpULT(upper, valid), "in_row",
+                                  [&]() { return CompareExchange(lower, upper, load, store); });
+                  }));
+              kb_.Barrier();
+              return absl::OkStatus();
+            });
       }));
 
   llvm::Value* write_positions =
@@ -284,7 +287,9 @@ absl::Status SortEmitter::EmitStepKernel() {
             b.CreateMul(b.CreateUDiv(row, kb_.I64(g_.inner)), kb_.I64(g_.length * g_.inner)),
             b.CreateURem(row, kb_.I64(g_.inner)), "row_base");
         llvm::Value* row_positions = b.CreateMul(row, kb_.I64(g_.length));
-        auto [lower, upper] = Pair(t, merge_log2, step_log2);
+        const auto [lower_position, upper_position] = Pair(t, merge_log2, step_log2);
+        llvm::Value* lower = lower_position;
+        llvm::Value* upper = upper_position;
         auto load = [&](llvm::Value* position) {
           Record record;
           llvm::Value* at = b.CreateAdd(row_base, b.CreateMul(position, kb_.I64(g_.inner)));

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/sort_thunk.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-ThunkFactory SortFactory(int64_t max_tile = 0, PtxOptions options = PtxOptions()) {
+ThunkFactory SortFactory(int64_t max_tile = 0, const PtxOptions& options = PtxOptions()) {
   return [max_tile, options](const HloInstruction& instruction, GpuThunkValues values) {
     return MakeSortThunk(instruction, std::move(values), options, max_tile);
   };
@@ -133,6 +134,49 @@ ENTRY e {
   ROOT s = (s32[2000], f32[2000], f64[2000]) sort(p0, p1, p2), dimensions={0}, to_apply=compare
 })",
                            SortFactory());
+  ASSERT_TRUE(test.ok()) << test.status();
+  ExpectPtxasAccepts(test->ptx());
+}
+
+// JAX's total order for floats as XLA leaves it: NaNs canonical, -0 as 0,
+// then the bits as s32 (a scalar bitcast), negatives flipped.
+constexpr char kJaxArgsort[] = R"(
+HloModule m
+compare {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+  c.nan = f32[] constant(nan)
+  c.zero = f32[] constant(0)
+  c.izero = s32[] constant(0)
+  c.max = s32[] constant(2147483647)
+  ne.a = pred[] compare(a, a), direction=NE
+  ne.b = pred[] compare(b, b), direction=NE
+  eq.a = pred[] compare(a, c.zero), direction=EQ
+  eq.b = pred[] compare(b, c.zero), direction=EQ
+  z.a = f32[] select(eq.a, c.zero, a)
+  z.b = f32[] select(eq.b, c.zero, b)
+  n.a = f32[] select(ne.a, c.nan, z.a)
+  n.b = f32[] select(ne.b, c.nan, z.b)
+  bits.a = s32[] bitcast(n.a)
+  bits.b = s32[] bitcast(n.b)
+  x.a = s32[] xor(c.max, bits.a)
+  x.b = s32[] xor(c.max, bits.b)
+  neg.a = pred[] compare(bits.a, c.izero), direction=LT
+  neg.b = pred[] compare(bits.b, c.izero), direction=LT
+  k.a = s32[] select(neg.a, x.a, bits.a)
+  k.b = s32[] select(neg.b, x.b, bits.b)
+  ROOT lt = pred[] compare(k.a, k.b), direction=LT
+}
+ENTRY e {
+  keys = f32[5,3000] parameter(0)
+  iota = s32[5,3000] parameter(1)
+  ROOT s = (f32[5,3000], s32[5,3000]) sort(keys, iota), dimensions={1}, is_stable=true, to_apply=compare
+})";
+
+TEST(SortThunkPtxTest, JaxTotalOrderComparatorWithScalarBitcasts) {
+  auto test = MakeFromText(kJaxArgsort, SortFactory());
   ASSERT_TRUE(test.ok()) << test.status();
   ExpectPtxasAccepts(test->ptx());
 }
@@ -278,7 +322,6 @@ TEST_F(SortThunkDeviceTest, ShortAndEmptyRows) {
   ExpectSorts(SortText({"f32[3,2]"}, 1, "GT"), -5, 5);
   ExpectSorts(SortText({"f32[0,7]"}, 1, "LT"), -5, 5);
   ExpectSorts(SortText({"f32[7,0]"}, 1, "LT"), -5, 5);
-  ExpectSorts(SortText({"s32[]"}, 0, "LT"), -5, 5);
 }
 
 TEST_F(SortThunkDeviceTest, MultiOpComparatorTopKStyle) {
@@ -303,6 +346,17 @@ ENTRY e {
 })";
   ExpectSorts(text, 0, 40);
   ExpectSorts(text, 0, 40, 128);
+}
+
+TEST_F(SortThunkDeviceTest, JaxArgsortWithNansAndZeros) {
+  std::vector<Literal> inputs = Inputs(kJaxArgsort, -3, 3, 5);
+  float* keys = inputs[0].data<float>().data();
+  const int64_t count = int64_t{5} * 3000;
+  for (int64_t i = 0; i < count; i += 97) keys[i] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 13; i < count; i += 89) keys[i] = -0.0f;
+  for (int64_t i = 29; i < count; i += 83) keys[i] = 0.0f;
+  ExpectMatchesInterpreter(kJaxArgsort, SortFactory(0, DeviceOptions()), inputs);
+  ExpectMatchesInterpreter(kJaxArgsort, SortFactory(256, DeviceOptions()), inputs);
 }
 
 }  // namespace

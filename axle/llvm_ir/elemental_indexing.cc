@@ -79,14 +79,26 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
                                                      " changing the element count (", hlo.name(),
                                                      ")"));
       }
-      if (hlo.opcode() == HloOpcode::kBitcast &&
-          operand_shape.element_type() != shape.element_type()) {
+      // A bitcast between element types of one width (a scalar f32 -> s32
+      // in JAX's total-order sort comparators) reinterprets each element's
+      // bits, as bitcast-convert does.
+      const bool retyped = hlo.opcode() == HloOpcode::kBitcast &&
+                           operand_shape.element_type() != shape.element_type();
+      if (retyped &&
+          pu::BitWidth(operand_shape.element_type()) != pu::BitWidth(shape.element_type())) {
         return absl::UnimplementedError(absl::StrCat(
-            "codegen: bitcast changing the element type is not implemented (", hlo.name(), ")"));
+            "codegen: bitcast changing the element width is not implemented (", hlo.name(), ")"));
       }
-      if (operand_shape.dimensions() == shape.dimensions()) return operands[0](index);
-      llvm::Value* linear = Linearize(index, shape.dimensions());
-      return operands[0](Delinearize(b_, linear, operand_shape.dimensions()));
+      llvm::Value* element = nullptr;
+      if (operand_shape.dimensions() == shape.dimensions()) {
+        AXLE_ASSIGN_OR_RETURN(element, operands[0](index));
+      } else {
+        llvm::Value* linear = Linearize(index, shape.dimensions());
+        AXLE_ASSIGN_OR_RETURN(element,
+                              operands[0](Delinearize(b_, linear, operand_shape.dimensions())));
+      }
+      if (!retyped) return element;
+      return EmitBitcastConvert(hlo, element);
     }
     case HloOpcode::kTranspose: {
       const auto& dims = cast<HloDimensionsInstruction>(&hlo)->dimensions();
