@@ -352,13 +352,14 @@ TEST(GpuCompilerTest, LibraryOpsWithoutThunksAreUnimplementedNamingTheOpAndCuda)
   auto program = Compile(R"(
 HloModule m
 ENTRY e {
-  s = u64[2] parameter(0)
-  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_philox
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  ROOT r = f32[8] rng(lo, hi), distribution=rng_uniform
 })",
                          &module);
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(program.status().message(), HasSubstr("rng-bit-generator"));
+  EXPECT_THAT(program.status().message(), HasSubstr("rng"));
   EXPECT_THAT(program.status().message(), HasSubstr("CUDA"));
   EXPECT_THAT(program.status().message(), HasSubstr("%r"));
 }

@@ -12,6 +12,7 @@
 #include "axle/gpu/convolution_thunk.h"
 #include "axle/gpu/fft_thunk.h"
 #include "axle/gpu/gemm_thunk.h"
+#include "axle/gpu/rng_bit_generator_thunk.h"
 #include "axle/gpu/scatter_thunk.h"
 #include "axle/gpu/sort_thunk.h"
 #include "axle/gpu/triangular_solve_thunk.h"
@@ -70,7 +71,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction&
     case HloOpcode::kRng:
       return NotYet(instruction, "an rng kernel");
     case HloOpcode::kRngBitGenerator:
-      return NotYet(instruction, "an rng-bit-generator kernel");
+      return MakeRngBitGeneratorThunk(instruction, std::move(values), options);
     case HloOpcode::kRngGetAndUpdateState:
       return NotYet(instruction, "the rng state");
     case HloOpcode::kCholesky:
