@@ -32,23 +32,28 @@ ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
       device_ordinal_(device_ordinal),
       buffers_(on_device_shape_) {}
 
-// The moved-from value keeps its shape (with null buffers), so the shape
-// is copied. Moving it instead (O(1), as XLA does) was tried and reverted:
-// a torch device test then failed nondeterministically (see a54b213).
+// Moves are O(1), as XLA's: the shape and the buffer tree change hands and
+// the moved-from value is left with no shape (PRIMITIVE_TYPE_INVALID) and a
+// single null buffer, which CheckValid reports. Copying the shapes here
+// (and rebuilding a tree for the moved-from value) cost 2 deep shape copies
+// per move, several moves per run: half of a small program's run time.
+// (Reverted once, in a54b213, for a torch test failure that turned out to
+// be the test's: random inputs and an x gradient that cancels to noise.)
 ShapedBuffer::ShapedBuffer(ShapedBuffer&& other) noexcept
-    // NOLINTNEXTLINE(performance-move-constructor-init): the copy is meant.
-    : on_device_shape_(other.on_device_shape_),
+    : on_device_shape_(std::move(other.on_device_shape_)),
       device_ordinal_(other.device_ordinal_),
       buffers_(std::move(other.buffers_)) {
-  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+  other.on_device_shape_ = Shape();
+  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
 }
 
 ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
   if (this != &other) {
-    on_device_shape_ = other.on_device_shape_;
+    on_device_shape_ = std::move(other.on_device_shape_);
     device_ordinal_ = other.device_ordinal_;
     buffers_ = std::move(other.buffers_);
-    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+    other.on_device_shape_ = Shape();
+    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
   }
   return *this;
 }
@@ -56,6 +61,10 @@ ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
 void ShapedBuffer::clear() { buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_); }
 
 absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
+  if (on_device_shape_.element_type() == PRIMITIVE_TYPE_INVALID) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": the buffer was moved away (it has no shape any more)"));
+  }
   for (const auto& [index, buffer] : buffers_) {
     const Shape& shape = ShapeUtil::GetSubshape(on_device_shape_, index);
     int64_t needed = DeviceBufferSize(shape);
@@ -114,8 +123,9 @@ void ScopedShapedBuffer::set_buffer(se::OwningDeviceMemory buffer, const ShapeIn
 }
 
 ShapedBuffer ScopedShapedBuffer::release() {
-  ShapedBuffer released(on_device_shape_, device_ordinal_);
-  released.buffers() = std::move(buffers_);
+  // The buffers leave; this keeps its shape, with null buffers.
+  ShapedBuffer released(static_cast<ShapedBuffer&&>(*this));
+  on_device_shape_ = released.on_device_shape();
   buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_);
   return released;
 }

@@ -30,7 +30,9 @@ class ShapedBuffer {
   // XLA's older form; the host shape is the device shape here.
   ShapedBuffer(Shape on_host_shape, Shape on_device_shape, int device_ordinal)
       : ShapedBuffer(std::move(on_device_shape), device_ordinal) {}
-  // A moved-from ShapedBuffer keeps its shape and has null buffers.
+  // O(1). A moved-from ShapedBuffer has no shape (PRIMITIVE_TYPE_INVALID)
+  // and one null buffer; CheckValid says it was moved away. release() and
+  // donation keep the shape and null the buffers.
   ShapedBuffer(ShapedBuffer&& other) noexcept;
   ShapedBuffer& operator=(ShapedBuffer&& other) noexcept;
   ShapedBuffer(const ShapedBuffer&) = delete;
