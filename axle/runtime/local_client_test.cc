@@ -125,6 +125,35 @@ ENTRY e {
   EXPECT_EQ(FromDevice(*result), R1({2, 4}));
 }
 
+TEST(LocalClientTest, LentArgumentsAreCheckedAndReadInPlace) {
+  // No output aliases an argument: the run reads the caller's buffers
+  // through the caller's ShapedBuffers (no per-run copies of them).
+  auto executable = CompileText(R"(
+HloModule add
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT r = f32[2] add(a, b)
+})");
+  ScopedShapedBuffer one = ToDevice(R1({1, 2}));
+  ScopedShapedBuffer two = ToDevice(R1({3, 4}));
+  ExecutionInput donated = ExecutionInput::Donate(&two);  // `two` is now invalid
+  absl::Status status = executable->Run({&one, &two}, ExecutableRunOptions()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("argument 1 (parameter b)"));
+  EXPECT_THAT(status.message(), HasSubstr("donated"));
+  status = executable->Run({&one, nullptr}, ExecutableRunOptions()).status();
+  EXPECT_THAT(status.message(), HasSubstr("argument 1 is null"));
+  ExecutableRunOptions elsewhere;
+  elsewhere.set_device_ordinal(1);
+  status = executable->Run({&one, &one}, elsewhere).status();
+  EXPECT_THAT(status.message(), HasSubstr("device ordinal 1 does not exist"));
+  auto result = executable->Run({&one, &one}, ExecutableRunOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(FromDevice(*result), R1({2, 4}));
+  EXPECT_EQ(FromDevice(one), R1({1, 2}));
+}
+
 TEST(LocalClientTest, TransfersTuplesAndLayouts) {
   Literal matrix(ShapeUtil::MakeShapeWithDenseLayout(S32, {2, 3}, {0, 1}));
   for (int i = 0; i < 6; ++i) matrix.data<int32_t>()[i] = i;
