@@ -159,15 +159,99 @@ Executable::Executable(std::shared_ptr<const HloModule> module, const se::Platfo
 
 Executable::~Executable() = default;
 
+namespace {
+
+// The checks of a run, shared by Prepare and the run of lent arguments.
+// Strings are built only on an error: a run must not build them.
+std::string ArgumentName(const HloModule& module, size_t i) {
+  return absl::StrCat("argument ", i, " (parameter ",
+                      module.entry_computation()->parameter_instruction(i)->name(), ")");
+}
+
+// The device ordinal to run on.
+absl::StatusOr<int> CheckRun(const HloModule& module, const se::Platform& platform,
+                             absl::Span<const Shape> parameter_shapes,
+                             const ExecutableRunOptions& options, size_t num_arguments) {
+  if (num_arguments != parameter_shapes.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("module '", module.name(), "' takes ",
+                                                   parameter_shapes.size(), " argument(s); got ",
+                                                   num_arguments));
+  }
+  int device_ordinal = options.device_ordinal() < 0 ? 0 : options.device_ordinal();
+  if (device_ordinal != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("device ordinal ", device_ordinal,
+                                                   " does not exist on platform '", platform.Name(),
+                                                   "' (it has device 0)"));
+  }
+  return device_ordinal;
+}
+
+absl::Status CheckArgument(const HloModule& module, absl::Span<const Shape> parameter_shapes,
+                           size_t i, const Shape& given) {
+  const Shape& expected = parameter_shapes[i];
+  if (!ShapeUtil::Compatible(given, expected)) {
+    return absl::InvalidArgumentError(absl::StrCat(ArgumentName(module, i), " has shape ",
+                                                   given.ToString(false), "; expected ",
+                                                   expected.ToString(false)));
+  }
+  bool layouts_match = true;
+  ShapeUtil::ForEachLeafShape(expected, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray() && !SameArrayShape(leaf, ShapeUtil::GetSubshape(given, index))) {
+      layouts_match = false;
+    }
+  });
+  if (!layouts_match) {
+    return absl::InvalidArgumentError(absl::StrCat(ArgumentName(module, i), " has layout ",
+                                                   given.ToString(true), "; expected ",
+                                                   expected.ToString(true)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBuffers(const HloModule& module, size_t i, const ShapedBuffer& buffer) {
+  if (buffer.CheckValid("").ok()) return absl::OkStatus();
+  return buffer.CheckValid(ArgumentName(module, i));
+}
+
+}  // namespace
+
 absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
     const ExecutableRunOptions& options, absl::Span<const ShapedBuffer* const> arguments) const {
-  std::vector<ExecutionInput> inputs;
-  inputs.reserve(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
     if (arguments[i] == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
     }
-    inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
+  }
+  const HloInputOutputAliasConfig& aliases = module_->input_output_alias_config();
+  if (aliases.aliases().empty()) {
+    // Nothing to copy-protect: the run reads the caller's buffers through
+    // the caller's ShapedBuffers, with no ExecutionInput and no view (each
+    // copied the argument's shape).
+    AXLE_ASSIGN_OR_RETURN(int device_ordinal, CheckRun(*module_, *platform_, parameter_shapes_,
+                                                       options, arguments.size()));
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      AXLE_RETURN_IF_ERROR(
+          CheckArgument(*module_, parameter_shapes_, i, arguments[i]->on_device_shape()));
+      AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, *arguments[i]));
+    }
+    se::DeviceMemoryAllocator* allocator =
+        options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
+    ScopedShapedBuffer result(result_shape_, allocator, device_ordinal);
+    for (auto& [index, unused] : result.buffers()) {
+      int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(result_shape_, index));
+      if (size == 0) continue;
+      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory,
+                            allocator->Allocate(device_ordinal, size));
+      result.set_buffer(std::move(memory), index);
+    }
+    WriteTupleIndexTables(result);
+    AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, arguments, result));
+    return result;
+  }
+  std::vector<ExecutionInput> inputs;
+  inputs.reserve(arguments.size());
+  for (const ShapedBuffer* argument : arguments) {
+    inputs.push_back(ExecutionInput::Borrow(*argument));
   }
   AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Execute(options, std::move(inputs)));
   return output.ConsumeResult();
@@ -196,44 +280,14 @@ struct Executable::PreparedRun {
 absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& options,
                                                     std::vector<ExecutionInput> arguments,
                                                     PreparedRun* run) const {
-  const HloComputation& entry = *module_->entry_computation();
-  if (arguments.size() != parameter_shapes_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("module '", module_->name(), "' takes ",
-                                                   parameter_shapes_.size(), " argument(s); got ",
-                                                   arguments.size()));
-  }
-  int device_ordinal = options.device_ordinal() < 0 ? 0 : options.device_ordinal();
-  if (device_ordinal != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("device ordinal ", device_ordinal,
-                                                   " does not exist on platform '",
-                                                   platform_->Name(), "' (it has device 0)"));
-  }
+  AXLE_ASSIGN_OR_RETURN(int device_ordinal, CheckRun(*module_, *platform_, parameter_shapes_,
+                                                     options, arguments.size()));
   std::vector<ShapedBuffer>& views = run->views;
   views.reserve(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
-    const Shape& expected = parameter_shapes_[i];
-    const Shape& given = arguments[i].shape();
-    // Named only on an error: a run must not build strings.
-    auto what = [&] {
-      return absl::StrCat("argument ", i, " (parameter ", entry.parameter_instruction(i)->name(),
-                          ")");
-    };
-    if (!ShapeUtil::Compatible(given, expected)) {
-      return absl::InvalidArgumentError(absl::StrCat(what(), " has shape ", given.ToString(false),
-                                                     "; expected ", expected.ToString(false)));
-    }
-    bool layouts_match = true;
-    ShapeUtil::ForEachLeafShape(expected, [&](const Shape& leaf, const ShapeIndex& index) {
-      if (leaf.IsArray() && !SameArrayShape(leaf, ShapeUtil::GetSubshape(given, index))) {
-        layouts_match = false;
-      }
-    });
-    if (!layouts_match) {
-      return absl::InvalidArgumentError(absl::StrCat(what(), " has layout ", given.ToString(true),
-                                                     "; expected ", expected.ToString(true)));
-    }
+    AXLE_RETURN_IF_ERROR(CheckArgument(*module_, parameter_shapes_, i, arguments[i].shape()));
     views.push_back(arguments[i].ToShapedBuffer(device_ordinal));
-    if (!views.back().CheckValid("").ok()) AXLE_RETURN_IF_ERROR(views.back().CheckValid(what()));
+    AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, views.back()));
   }
 
   se::DeviceMemoryAllocator* allocator =

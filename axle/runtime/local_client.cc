@@ -29,16 +29,12 @@ absl::StatusOr<se::Stream*> LocalExecutable::StreamFor(const ExecutableRunOption
 
 absl::StatusOr<ScopedShapedBuffer> LocalExecutable::Run(
     absl::Span<const ShapedBuffer* const> arguments, ExecutableRunOptions run_options) const {
-  std::vector<ExecutionInput> inputs;
-  inputs.reserve(arguments.size());
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    if (arguments[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("argument ", i, " is null"));
-    }
-    inputs.push_back(ExecutionInput::Borrow(*arguments[i]));
-  }
-  AXLE_ASSIGN_OR_RETURN(ExecutionOutput output, Run(std::move(inputs), run_options));
-  return output.ConsumeResult();
+  // The arguments may be results of runs still on the stream.
+  AXLE_ASSIGN_OR_RETURN(se::Stream * stream, StreamFor(run_options));
+  AXLE_RETURN_IF_ERROR(stream->BlockHostUntilDone());
+  // Lent arguments: Executable::Execute reads them in place unless an
+  // output aliases one (then it copy-protects it).
+  return executable_->Execute(Complete(run_options), arguments);
 }
 
 absl::StatusOr<ExecutionOutput> LocalExecutable::Run(std::vector<ExecutionInput> arguments,

@@ -125,6 +125,35 @@ ENTRY e {
   EXPECT_EQ(FromDevice(*result), R1({2, 4}));
 }
 
+TEST(LocalClientTest, LentArgumentsAreCheckedAndReadInPlace) {
+  // No output aliases an argument: the run reads the caller's buffers
+  // through the caller's ShapedBuffers (no per-run copies of them).
+  auto executable = CompileText(R"(
+HloModule add
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT r = f32[2] add(a, b)
+})");
+  ScopedShapedBuffer one = ToDevice(R1({1, 2}));
+  ScopedShapedBuffer two = ToDevice(R1({3, 4}));
+  ExecutionInput donated = ExecutionInput::Donate(&two);  // `two` is now invalid
+  absl::Status status = executable->Run({&one, &two}, ExecutableRunOptions()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("argument 1 (parameter b)"));
+  EXPECT_THAT(status.message(), HasSubstr("donated"));
+  status = executable->Run({&one, nullptr}, ExecutableRunOptions()).status();
+  EXPECT_THAT(status.message(), HasSubstr("argument 1 is null"));
+  ExecutableRunOptions elsewhere;
+  elsewhere.set_device_ordinal(1);
+  status = executable->Run({&one, &one}, elsewhere).status();
+  EXPECT_THAT(status.message(), HasSubstr("device ordinal 1 does not exist"));
+  auto result = executable->Run({&one, &one}, ExecutableRunOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(FromDevice(*result), R1({2, 4}));
+  EXPECT_EQ(FromDevice(one), R1({1, 2}));
+}
+
 TEST(LocalClientTest, TransfersTuplesAndLayouts) {
   Literal matrix(ShapeUtil::MakeShapeWithDenseLayout(S32, {2, 3}, {0, 1}));
   for (int i = 0; i < 6; ++i) matrix.data<int32_t>()[i] = i;
@@ -151,25 +180,49 @@ ENTRY entry {
   ROOT out = f32[4] add(p, b)
 })";
 
-TEST(ShapedBufferMoveTest, MovedFromBufferKeepsItsShapeWithNullBuffers) {
+TEST(ShapedBufferMoveTest, MovedFromBufferIsReportedNotRead) {
   ScopedShapedBuffer original = ToDevice(Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
-  const Shape shape = original.on_device_shape();
   const void* address = original.buffer({1}).opaque();
   ScopedShapedBuffer moved(std::move(original));
-  // The buffers change hands; nothing is copied or freed.
+  // The shape and the buffers change hands; nothing is copied or freed.
   EXPECT_EQ(moved.buffer({1}).opaque(), address);
   EXPECT_EQ(FromDevice(moved), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
-  // The moved-from value keeps its shape, has null buffers and says so.
-  EXPECT_EQ(original.on_device_shape(), shape);  // NOLINT(bugprone-use-after-move)
-  EXPECT_TRUE(original.buffer({1}).is_null());
-  absl::Status status = original.CheckValid("argument 0");
+  // The moved-from value has no shape and says so when used.
+  EXPECT_EQ(original.on_device_shape().element_type(), PRIMITIVE_TYPE_INVALID);  // NOLINT
+  absl::Status status = original.CheckValid("argument 0");                       // NOLINT
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("argument 0"));
-  EXPECT_THAT(status.message(), HasSubstr("is null"));
+  EXPECT_THAT(status.message(), HasSubstr("moved away"));
+  // One null buffer, at the root; freeing it (destruction, clear, a move
+  // into it) frees nothing.
+  EXPECT_TRUE(original.root_buffer().is_null());
+  EXPECT_EQ(original.buffers().size(), 1);
   // Assigned back, it is whole again.
-  original = std::move(moved);
+  original = std::move(moved);  // NOLINT
   EXPECT_EQ(original.buffer({1}).opaque(), address);
   EXPECT_EQ(FromDevice(original), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+  // release() is not a move: the released value keeps its shape, with null
+  // buffers (the error of a donated value).
+  ShapedBuffer released = original.release();
+  EXPECT_EQ(released.buffer({1}).opaque(), address);
+  EXPECT_EQ(original.on_device_shape(), released.on_device_shape());
+  EXPECT_TRUE(original.buffer({1}).is_null());
+  EXPECT_THAT(original.CheckValid("argument 0").message(), HasSubstr("is null"));
+  original = ScopedShapedBuffer(std::move(released), original.memory_allocator());
+  EXPECT_EQ(FromDevice(original), Literal::MakeTuple({R1({1, 2}), R1({3, 4, 5})}));
+}
+
+TEST(ShapedBufferMoveTest, RunWithAMovedFromArgumentIsAnError) {
+  auto executable = CompileText(kIncrement);
+  ScopedShapedBuffer value = ToDevice(R1({1, 2, 3, 4}));
+  ScopedShapedBuffer taken(std::move(value));
+  // NOLINTNEXTLINE(bugprone-use-after-move): running it is the point.
+  absl::Status status = executable->Run({&value}, ExecutableRunOptions()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("argument 0 (parameter p) has shape"));
+  auto result = executable->Run({&taken}, ExecutableRunOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(FromDevice(*result), R1({2, 3, 4, 5}));
 }
 
 TEST(AliasingTest, DonatedInputIsUpdatedInPlace) {

@@ -28,42 +28,47 @@ void WriteTupleIndexTables(const ShapedBuffer& buffer) {
 }
 
 ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
-    : on_device_shape_(std::move(on_device_shape)),
-      device_ordinal_(device_ordinal),
-      buffers_(on_device_shape_) {}
+    : device_ordinal_(device_ordinal), buffers_(std::move(on_device_shape)) {}
 
-// The moved-from value keeps its shape (with null buffers), so the shape
-// is copied. Moving it instead (O(1), as XLA does) was tried and reverted:
-// a torch device test then failed nondeterministically (see a54b213).
+// Moves are O(1), as XLA's: the buffer tree (and with it the shape) changes
+// hands and the moved-from value is left with no shape
+// (PRIMITIVE_TYPE_INVALID) and a single null buffer, which CheckValid
+// reports. Copying the shape here (and rebuilding a tree for the
+// moved-from value) cost deep shape copies per move, several moves per
+// run: half of a small program's run time.
+// (Reverted once, in a54b213, for a torch test failure that turned out to
+// be the test's: random inputs and an x gradient that cancels to noise.)
 ShapedBuffer::ShapedBuffer(ShapedBuffer&& other) noexcept
-    // NOLINTNEXTLINE(performance-move-constructor-init): the copy is meant.
-    : on_device_shape_(other.on_device_shape_),
-      device_ordinal_(other.device_ordinal_),
-      buffers_(std::move(other.buffers_)) {
-  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+    : device_ordinal_(other.device_ordinal_), buffers_(std::move(other.buffers_)) {
+  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
 }
 
 ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
   if (this != &other) {
-    on_device_shape_ = other.on_device_shape_;
     device_ordinal_ = other.device_ordinal_;
     buffers_ = std::move(other.buffers_);
-    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(other.on_device_shape_);
+    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
   }
   return *this;
 }
 
-void ShapedBuffer::clear() { buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_); }
+void ShapedBuffer::clear() {
+  for (auto& node : buffers_) node.second = se::DeviceMemoryBase();
+}
 
 absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
+  if (on_device_shape().element_type() == PRIMITIVE_TYPE_INVALID) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(what, ": the buffer was moved away (it has no shape any more)"));
+  }
   for (const auto& [index, buffer] : buffers_) {
-    const Shape& shape = ShapeUtil::GetSubshape(on_device_shape_, index);
+    const Shape& shape = ShapeUtil::GetSubshape(on_device_shape(), index);
     int64_t needed = DeviceBufferSize(shape);
     if (needed == 0) continue;
     if (buffer.is_null()) {
       return absl::FailedPreconditionError(
           absl::StrCat(what, ": the buffer at index {", absl::StrJoin(index, ","), "} of ",
-                       on_device_shape_.ToString(true),
+                       on_device_shape().ToString(true),
                        " is null: the value was donated to an earlier execution or released"));
     }
     if (buffer.size() < static_cast<uint64_t>(needed)) {
@@ -76,11 +81,11 @@ absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
 }
 
 std::string ShapedBuffer::ToString() const {
-  std::string out = absl::StrCat("ShapedBuffer(", on_device_shape_.ToString(true), ", device ",
+  std::string out = absl::StrCat("ShapedBuffer(", on_device_shape().ToString(true), ", device ",
                                  device_ordinal_, "):\n");
   for (const auto& [index, buffer] : buffers_) {
     absl::StrAppend(&out, "  {", absl::StrJoin(index, ","),
-                    "}: ", ShapeUtil::GetSubshape(on_device_shape_, index).ToString(true), " at ",
+                    "}: ", ShapeUtil::GetSubshape(on_device_shape(), index).ToString(true), " at ",
                     absl::Hex(reinterpret_cast<uintptr_t>(buffer.opaque())), " (", buffer.size(),
                     " bytes)\n");
   }
@@ -114,9 +119,9 @@ void ScopedShapedBuffer::set_buffer(se::OwningDeviceMemory buffer, const ShapeIn
 }
 
 ShapedBuffer ScopedShapedBuffer::release() {
-  ShapedBuffer released(on_device_shape_, device_ordinal_);
-  released.buffers() = std::move(buffers_);
-  buffers_ = ShapeTree<se::DeviceMemoryBase>(on_device_shape_);
+  // The buffers leave; this keeps its shape, with null buffers.
+  ShapedBuffer released(static_cast<ShapedBuffer&&>(*this));
+  buffers_ = ShapeTree<se::DeviceMemoryBase>(released.on_device_shape());
   return released;
 }
 

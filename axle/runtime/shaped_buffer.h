@@ -30,15 +30,17 @@ class ShapedBuffer {
   // XLA's older form; the host shape is the device shape here.
   ShapedBuffer(Shape on_host_shape, Shape on_device_shape, int device_ordinal)
       : ShapedBuffer(std::move(on_device_shape), device_ordinal) {}
-  // A moved-from ShapedBuffer keeps its shape and has null buffers.
+  // O(1). A moved-from ShapedBuffer has no shape (PRIMITIVE_TYPE_INVALID)
+  // and one null buffer; CheckValid says it was moved away. release() and
+  // donation keep the shape and null the buffers.
   ShapedBuffer(ShapedBuffer&& other) noexcept;
   ShapedBuffer& operator=(ShapedBuffer&& other) noexcept;
   ShapedBuffer(const ShapedBuffer&) = delete;
   ShapedBuffer& operator=(const ShapedBuffer&) = delete;
   virtual ~ShapedBuffer() = default;
 
-  const Shape& on_host_shape() const { return on_device_shape_; }
-  const Shape& on_device_shape() const { return on_device_shape_; }
+  const Shape& on_host_shape() const { return buffers_.shape(); }
+  const Shape& on_device_shape() const { return buffers_.shape(); }
   int device_ordinal() const { return device_ordinal_; }
 
   const se::DeviceMemoryBase& root_buffer() const { return buffer({}); }
@@ -49,6 +51,7 @@ class ShapedBuffer {
     *buffers_.mutable_element(index) = buffer;
   }
   const ShapeTree<se::DeviceMemoryBase>& buffers() const { return buffers_; }
+  // The tree holds the shape: assigning another tree changes both.
   ShapeTree<se::DeviceMemoryBase>& buffers() { return buffers_; }
 
   // Null buffers everywhere.
@@ -62,8 +65,8 @@ class ShapedBuffer {
   std::string ToString() const;
 
  protected:
-  Shape on_device_shape_;
   int device_ordinal_;
+  // The buffers and the on-device shape (one copy of it: the tree's).
   ShapeTree<se::DeviceMemoryBase> buffers_;
 };
 
