@@ -56,6 +56,10 @@ struct Options {
   std::string reference_platform;
   double abs_error_bound = 1e-3;
   double rel_error_bound = 1e-3;
+  // The relative bound of each float leaf is at least this many units of
+  // its type's precision (bf16: 2 x 2^-7), so one default suits f32 and
+  // 16-bit results.
+  double min_ulps = 2;
 };
 
 // A module compiled for one platform, with its arguments on the device.
@@ -173,16 +177,21 @@ absl::Status Run(const Options& options) {
       std::printf("reference result (%s): %s\n", options.reference_platform.c_str(),
                   expected.ToString().c_str());
     }
-    absl::Status agree =
-        LiteralsNear(expected, result, ErrorSpec(options.abs_error_bound, options.rel_error_bound));
+    absl::Status agree = LiteralsNear(expected, result, [&] {
+      ErrorSpec spec(options.abs_error_bound, options.rel_error_bound);
+      spec.min_ulps = options.min_ulps;
+      return spec;
+    }());
     if (!agree.ok()) {
       std::printf("MISMATCH: %s vs reference %s: %s\n", options.platform.c_str(),
                   options.reference_platform.c_str(), std::string(agree.message()).c_str());
       return absl::Status(absl::StatusCode::kDataLoss, "results differ from the reference");
     }
-    std::printf("OK: %s agrees with reference %s (abs %g, rel %g)\n", options.platform.c_str(),
-                options.reference_platform.c_str(), options.abs_error_bound,
-                options.rel_error_bound);
+    std::printf(
+        "OK: %s agrees with reference %s (abs %g, rel %g, at least %g units of each "
+        "float type's precision)\n",
+        options.platform.c_str(), options.reference_platform.c_str(), options.abs_error_bound,
+        options.rel_error_bound, options.min_ulps);
   }
   return absl::OkStatus();
 }
@@ -202,6 +211,8 @@ int main(int argc, char** argv) {
                  "also run here and compare the results");
   app.add_option("--abs_error_bound", options.abs_error_bound, "absolute error bound (floats)");
   app.add_option("--rel_error_bound", options.rel_error_bound, "relative error bound (floats)");
+  app.add_option("--min_ulps", options.min_ulps,
+                 "relative bound of a float result at least this many units of its precision");
   app.add_option("--input", options.inputs, ".npy file for each parameter, in order")
       ->allow_extra_args(false);
   app.add_option("--seed", options.seed, "seed for random inputs and rng ops");

@@ -144,6 +144,12 @@ absl::Status CompareArrays(const Literal& expected, const Literal& actual, const
                            const std::optional<ErrorSpec>& spec) {
   LeafReport report(expected, actual, index);
   const int64_t n = expected.element_count();
+  std::optional<ErrorSpec> leaf_spec = spec;
+  const PrimitiveType type = primitive_util::ComplexComponentType(expected.shape().element_type());
+  if (leaf_spec && leaf_spec->min_ulps > 0 && primitive_util::IsFloatingPointType(type)) {
+    const double unit = std::ldexp(1.0, 1 - primitive_util::SignificandWidth(type));
+    leaf_spec->rel = std::max(leaf_spec->rel, leaf_spec->min_ulps * unit);
+  }
   PrimitiveTypeSwitch(
       [&]<typename T>() {
         const T* e = static_cast<const T*>(expected.untyped_data());
@@ -151,19 +157,19 @@ absl::Status CompareArrays(const Literal& expected, const Literal& actual, const
         for (int64_t i = 0; i < n; ++i) {
           ElementError err;
           if constexpr (is_float_v<T> || is_complex_v<T>) {
-            if (!spec) {
+            if (!leaf_spec) {
               err.mismatch = !BitwiseEqual(e[i], a[i]);
             } else if constexpr (is_complex_v<T>) {
               using Part = typename T::value_type;
               const double max_finite = std::numeric_limits<Part>::max();
-              ElementError re = CompareReal(e[i].real(), a[i].real(), max_finite, *spec);
-              ElementError im = CompareReal(e[i].imag(), a[i].imag(), max_finite, *spec);
+              ElementError re = CompareReal(e[i].real(), a[i].real(), max_finite, *leaf_spec);
+              ElementError im = CompareReal(e[i].imag(), a[i].imag(), max_finite, *leaf_spec);
               err.abs = std::max(re.abs, im.abs);
               err.rel = std::max(re.rel, im.rel);
               err.mismatch = re.mismatch || im.mismatch;
             } else {
               err = CompareReal(static_cast<double>(e[i]), static_cast<double>(a[i]),
-                                static_cast<double>(HighestFinite<T>()), *spec);
+                                static_cast<double>(HighestFinite<T>()), *leaf_spec);
             }
           } else {
             err.mismatch = !(e[i] == a[i]);
@@ -172,7 +178,7 @@ absl::Status CompareArrays(const Literal& expected, const Literal& actual, const
         }
       },
       expected.shape().element_type());
-  return report.Finish(spec);
+  return report.Finish(leaf_spec);
 }
 
 absl::Status Compare(const Literal& expected, const Literal& actual, ShapeIndex* index,

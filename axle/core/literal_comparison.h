@@ -40,6 +40,11 @@ struct ErrorSpec {
   // When true, an expected infinity may be matched by a large finite actual
   // value: it is compared as the type's largest (or lowest) finite value.
   bool fewer_infs_ok = false;
+  // When > 0, the relative bound of each floating-point leaf is at least
+  // this many units of its type's precision (2^-(significand bits - 1)):
+  // one bound that suits f32 leaves and bf16 / f16 / f8 leaves alike (two
+  // backends that round one bf16 result differently differ by a unit).
+  double min_ulps = 0;
 };
 
 absl::Status LiteralsEqual(const Literal& expected, const Literal& actual);

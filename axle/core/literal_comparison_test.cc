@@ -183,3 +183,29 @@ TEST(LiteralsNearTest, NarrowFloatsAndTuples) {
 
 }  // namespace
 }  // namespace axle
+
+namespace axle {
+namespace {
+
+// min_ulps widens the relative bound of low-precision leaves only.
+TEST(LiteralsNearTest, MinUlpsScalesWithEachLeafsPrecision) {
+  ErrorSpec spec(1e-6, 1e-3);
+  Literal bf16_expected = LiteralUtil::CreateR1<bfloat16>({bfloat16(1.0f)});
+  Literal bf16_actual = LiteralUtil::CreateR1<bfloat16>({bfloat16(1.0078125f)});  // one unit
+  EXPECT_FALSE(LiteralsNear(bf16_expected, bf16_actual, spec).ok());
+  spec.min_ulps = 2;
+  EXPECT_TRUE(LiteralsNear(bf16_expected, bf16_actual, spec).ok());
+  // Three units of bf16 are more than two.
+  Literal bf16_far = LiteralUtil::CreateR1<bfloat16>({bfloat16(1.0234375f)});
+  EXPECT_FALSE(LiteralsNear(bf16_expected, bf16_far, spec).ok());
+  // An f32 leaf keeps the 1e-3 bound: two f32 units are far below it.
+  EXPECT_FALSE(LiteralsNear(LiteralUtil::CreateR1<float>({1.0f}),
+                            LiteralUtil::CreateR1<float>({1.002f}), spec)
+                   .ok());
+  EXPECT_TRUE(LiteralsNear(LiteralUtil::CreateR1<float>({1.0f}),
+                           LiteralUtil::CreateR1<float>({1.0005f}), spec)
+                  .ok());
+}
+
+}  // namespace
+}  // namespace axle

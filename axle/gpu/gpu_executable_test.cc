@@ -650,12 +650,21 @@ TEST_F(GpuExecutableTest, StatusReturningCustomCallFailureIsTheRunsError) {
   EXPECT_TRUE(RunWith(client_, **again, arguments).ok());
 }
 
-TEST_F(GpuExecutableTest, LibraryOpsAreUnimplementedNamingCuda) {
-  auto executable = CompileFor(client_, kDot);
+TEST_F(GpuExecutableTest, OpsWithoutThunksAreUnimplementedNamingCuda) {
+  auto executable = CompileFor(client_, R"(
+HloModule m
+ENTRY e {
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  ROOT r = f32[8] rng(lo, hi), distribution=rng_uniform
+})");
   ASSERT_FALSE(executable.ok());
   EXPECT_EQ(executable.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(executable.status().message(), HasSubstr("CUDA"));
-  EXPECT_THAT(executable.status().message(), HasSubstr("dot"));
+  EXPECT_THAT(executable.status().message(), HasSubstr("rng"));
+  // The platform stays usable: the dot (cuBLAS) compiles and runs.
+  auto dot = CompileFor(client_, kDot);
+  EXPECT_TRUE(dot.ok()) << dot.status();
 }
 
 TEST_F(GpuExecutableTest, ConcurrentRunsOfOneExecutable) {
