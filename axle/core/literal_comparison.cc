@@ -135,8 +135,11 @@ class LeafReport {
   std::string details_;
 };
 
+// The element types compared here have no padding; XLA compares floats by
+// their bits.
 template <typename T>
 bool BitwiseEqual(const T& a, const T& b) {
+  // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
   return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
