@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
@@ -15,6 +16,7 @@
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
+#include "axle/hlo/transforms/side_effects.h"
 
 namespace axle::gpu {
 
@@ -395,6 +397,17 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   }
   std::vector<std::pair<int64_t, int64_t>> init;
   for (size_t i = 0; i < state.size(); ++i) init.emplace_back(initial[i], state[i]);
+  // A known trip count: the body alone, that many times (a condition with
+  // side effects must still run each time).
+  if (std::optional<int64_t> trips = KnownTripCount(instruction);
+      trips.has_value() && !ComputationHasSideEffect(condition)) {
+    BindParameter(body, 0, &instruction);
+    AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+    AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
+    AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init), *trips,
+                                             std::move(body_thunks)));
+    return absl::OkStatus();
+  }
   BindParameter(condition, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence condition_thunks, BuildSequence(condition));
   if (!ShapeUtil::Equal(condition.root_instruction()->shape(), ShapeUtil::MakeShape(PRED, {}))) {
@@ -422,6 +435,28 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
   }
   AXLE_ASSIGN_OR_RETURN(int64_t selector, ValueOf(instruction.operand(0)));
   std::vector<int64_t> results = DefineTemporaries(&instruction);
+  const GpuValue& selector_value = program_.values[selector];
+  if (selector_value.kind == GpuValue::Kind::kConstant &&
+      instruction.operand(0)->shape().IsScalar()) {
+    // Known now: the selected branch alone, nothing read on the host.
+    const Literal& literal = program_.constants[selector_value.constant];
+    const int64_t count = static_cast<int64_t>(branches.size());
+    int64_t index = 0;
+    if (selector_type == PRED) {
+      index = literal.GetFirstElement<bool>() ? 0 : 1;
+    } else {
+      const int32_t value = literal.GetFirstElement<int32_t>();
+      index = value < 0 || value >= count ? count - 1 : value;
+    }
+    const HloComputation& branch = *branches[index];
+    if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(index + 1));
+    AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks));
+    if (!thunks.empty()) {
+      AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
+    }
+    return absl::OkStatus();
+  }
   std::vector<GpuThunkSequence> sequences;
   for (size_t i = 0; i < branches.size(); ++i) {
     const HloComputation& branch = *branches[i];
@@ -495,8 +530,9 @@ void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, i
       kind = "custom-call";
     } else if (dynamic_cast<const GpuSequenceThunk*>(thunk.get()) != nullptr) {
       kind = "call";
-    } else if (dynamic_cast<const GpuWhileThunk*>(thunk.get()) != nullptr) {
-      kind = "while";
+    } else if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
+      kind = loop->trip_count().has_value() ? absl::StrCat("while trip_count=", *loop->trip_count())
+                                            : "while";
     } else if (dynamic_cast<const GpuConditionalThunk*>(thunk.get()) != nullptr) {
       kind = "conditional";
     }
@@ -506,8 +542,10 @@ void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, i
     if (const auto* call = dynamic_cast<const GpuSequenceThunk*>(thunk.get())) {
       AppendThunks(program, call->sequence(), depth + 1, text);
     } else if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
-      absl::StrAppend(&text, indent, " condition:\n");
-      AppendThunks(program, loop->condition(), depth + 1, text);
+      if (!loop->trip_count().has_value()) {
+        absl::StrAppend(&text, indent, " condition:\n");
+        AppendThunks(program, loop->condition(), depth + 1, text);
+      }
       absl::StrAppend(&text, indent, " body:\n");
       AppendThunks(program, loop->body(), depth + 1, text);
     } else if (const auto* conditional = dynamic_cast<const GpuConditionalThunk*>(thunk.get())) {
@@ -527,6 +565,29 @@ absl::StatusOr<GpuProgram> BuildGpuProgram(const HloModule& module, const PtxOpt
         absl::StrCat("module '", module.name(), "' has no entry computation"));
   }
   return Builder(options).Build(module);
+}
+
+std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
+  if (loop.opcode() != HloOpcode::kWhile) return std::nullopt;
+  const absl::string_view config = loop.raw_backend_config_string();
+  constexpr absl::string_view kKey = "\"known_trip_count\"";
+  size_t at = config.find(kKey);
+  if (at == absl::string_view::npos) return std::nullopt;
+  // {"n":"7"} (protobuf's JSON writes int64 as a string; a bare number is
+  // taken too).
+  constexpr absl::string_view kN = "\"n\"";
+  const size_t close = config.find('}', at);
+  at = config.find(kN, at + kKey.size());
+  if (at == absl::string_view::npos || at > close) return std::nullopt;
+  at = config.find_first_not_of(" \t\n:\"", at + kN.size());
+  if (at == absl::string_view::npos) return std::nullopt;
+  const absl::string_view digits =
+      config.substr(at).substr(0, config.substr(at).find_first_not_of("0123456789"));
+  int64_t trips = 0;
+  if (digits.empty() || digits.size() > 18 || !absl::SimpleAtoi(digits, &trips)) {
+    return std::nullopt;
+  }
+  return trips;
 }
 
 std::string GpuProgramToString(const GpuProgram& program) {
