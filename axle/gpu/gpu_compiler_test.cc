@@ -261,8 +261,19 @@ ENTRY e {
   ASSERT_EQ(conditional->branches().size(), 3u) << text;
   EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[0]), 1) << text;
   EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[1]), 1) << text;
-  // The third branch returns its parameter: a copy into the result.
+  // The kernels write the result in place (their value shares its memory);
+  // the third branch returns its parameter: a copy into the result.
+  EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[0]), 0) << text;
+  EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[1]), 0) << text;
   EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[2]), 1) << text;
+  const auto& kernel = dynamic_cast<const GpuKernelThunk&>(*conditional->branches()[0][0]);
+  const int64_t result = program->values[kernel.buffer_uses().outputs[0]].temporary;
+  const int64_t multiply =
+      dynamic_cast<const GpuKernelThunk&>(*program->thunks.back()).buffer_uses().operands[0];
+  EXPECT_EQ(program->values[multiply].temporary, result) << text;
+  // The temporary the kernel's value had takes no memory; the layout holds.
+  const GpuBufferLayout layout = LayOutGpuBuffers(*program);
+  EXPECT_GE(layout.arena_size, 32);
   EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 1) << text;
 }
 

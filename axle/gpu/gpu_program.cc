@@ -219,9 +219,16 @@ class Builder {
   absl::Status EmitCustomCall(const HloInstruction& instruction);
   absl::Status EmitLibraryOp(const HloInstruction& instruction);
   // Ends `sequence` (the thunks of `computation`) with copies of its root's
-  // leaves into `destinations`.
+  // leaves into `destinations`. With `write_in_place` (destinations are
+  // fresh temporaries nothing in `sequence` reads: a conditional's results),
+  // a root leaf that `sequence` computes is written into its destination
+  // directly: the two values share one temporary, and there is no copy.
   absl::Status StoreRoot(const HloComputation& computation,
-                         const std::vector<int64_t>& destinations, GpuThunkSequence& sequence);
+                         const std::vector<int64_t>& destinations, GpuThunkSequence& sequence,
+                         bool write_in_place = false);
+  // Makes every value held in `from`'s temporary use `to`'s instead; the
+  // temporary left unused takes no memory.
+  void ShareTemporary(int64_t from, int64_t to);
 
   const PtxOptions& options_;
   GpuProgram program_;
@@ -352,18 +359,58 @@ absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
   return absl::OkStatus();
 }
 
+void Builder::ShareTemporary(int64_t from, int64_t to) {
+  const int64_t old_temporary = program_.values[from].temporary;
+  const int64_t new_temporary = program_.values[to].temporary;
+  for (GpuValue& value : program_.values) {
+    if (value.kind == GpuValue::Kind::kTemporary && value.temporary == old_temporary) {
+      value.temporary = new_temporary;
+    }
+  }
+  program_.temporary_sizes[old_temporary] = 0;
+}
+
 absl::Status Builder::StoreRoot(const HloComputation& computation,
                                 const std::vector<int64_t>& destinations,
-                                GpuThunkSequence& sequence) {
+                                GpuThunkSequence& sequence, bool write_in_place) {
   const HloInstruction& root = *computation.root_instruction();
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, LeafValues(&root));
   if (sources.size() != destinations.size()) {
     return GpuUnsupported(root, "a root whose array leaves do not match its caller's result");
   }
+  if (write_in_place) {
+    // The values `sequence` writes are its own (defined by its thunks),
+    // so nothing outside it reads them.
+    std::set<int64_t> written;
+    for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
+      for (int64_t id : thunk->buffer_uses().outputs) written.insert(id);
+    }
+    std::map<int64_t, int> uses;
+    for (int64_t source : sources) ++uses[source];
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const GpuValue& source = program_.values[sources[i]];
+      const GpuValue& destination = program_.values[destinations[i]];
+      if (written.count(sources[i]) == 0 || uses[sources[i]] != 1 ||
+          source.kind != GpuValue::Kind::kTemporary ||
+          destination.kind != GpuValue::Kind::kTemporary ||
+          source.size_bytes != destination.size_bytes ||
+          source.temporary == destination.temporary) {
+        continue;
+      }
+      ShareTemporary(sources[i], destinations[i]);
+    }
+  }
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
   std::set<int64_t> written;
+  auto same = [&](size_t i) {
+    const GpuValue& source = program_.values[sources[i]];
+    const GpuValue& destination = program_.values[destinations[i]];
+    return sources[i] == destinations[i] || (source.kind == GpuValue::Kind::kTemporary &&
+                                             destination.kind == GpuValue::Kind::kTemporary &&
+                                             source.temporary == destination.temporary);
+  };
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (sources[i] != destinations[i]) written.insert(destinations[i]);
+    if (!same(i)) written.insert(destinations[i]);
   }
   // A source that is another destination being overwritten (a body that
   // swaps two state leaves) is first copied aside.
@@ -371,7 +418,7 @@ absl::Status Builder::StoreRoot(const HloComputation& computation,
   std::vector<std::pair<int64_t, int64_t>> copies;
   for (size_t i = 0; i < sources.size(); ++i) {
     int64_t source = sources[i];
-    if (source == destinations[i]) continue;
+    if (same(i)) continue;
     if (written.count(source) > 0) {
       const int64_t snapshot = NewTemporary(leaves[i].second);
       snapshots.emplace_back(source, snapshot);
@@ -451,7 +498,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[index];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(index + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
-    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
     if (!thunks.empty()) {
       AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
     }
@@ -462,7 +509,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[i];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(i + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
-    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
     sequences.push_back(std::move(thunks));
   }
   AddThunk(std::make_unique<GpuConditionalThunk>(instruction.name(), selector,

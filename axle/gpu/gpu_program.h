@@ -21,7 +21,8 @@
 // with a known trip count (KnownTripCount) and a condition without side
 // effects gets no condition sequence: its body runs that many times, with
 // no predicate read on the host. A conditional's branches end with copies
-// of their roots into the conditional's own temporaries; one whose selector
+// of their roots into the conditional's own temporaries (a root leaf the
+// branch computes shares that temporary instead: no copy); one whose selector
 // is a constant is just the branch it selects (a call). A call's callee is
 // built in place.
 //
