@@ -449,6 +449,48 @@ ENTRY e {
   ROOT w = (s32[], f32[16]) while(t), condition=outer_cond, body=outer_body
 })";
 
+// a' = 2b reads only b, and nothing after it reads a: computed into the
+// state in place; b' = b + 1 and i' read their own leaves: copied back.
+constexpr char kInPlaceLoop[] = R"(
+HloModule in_place
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT z = f32[] add(x, y)
+}
+cond {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[16] get-tuple-element(s), index=1
+  b = f32[16] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  zero = f32[] constant(0)
+  sa = f32[] reduce(a, zero), dimensions={0}, to_apply=add
+  sab = f32[16] broadcast(sa), dimensions={}
+  two = f32[] constant(2)
+  tb = f32[16] broadcast(two), dimensions={}
+  b2 = f32[16] multiply(b, tb)
+  a1 = f32[16] add(b2, sab)
+  c1 = f32[] constant(1)
+  ob = f32[16] broadcast(c1), dimensions={}
+  b1 = f32[16] add(b, ob)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, a1, b1)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  x = f32[16] parameter(0)
+  y = f32[16] parameter(1)
+  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
+  ROOT w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
+})";
+
 // The body lowers the bound as it raises i (5 trips from (0, 10)): the trip
 // count is not a constant's, so the predicate is read each trip.
 constexpr char kBoundModifiedLoop[] = R"(
@@ -599,6 +641,10 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
       {"swap copy", kSwapCopy, true, false},
       {"copy or fail", kCopyOrFail, true, false},
       {"increment", kIncrement, true, true},
+      {"nested loops", kNestedLoops, true, true},
+      {"bound modified", kBoundModifiedLoop, true, true},
+      {"in place", kInPlaceLoop, true, true},
+      {"constant selectors", kConstantSelectors, true, true},
   };
   auto interpreter = PlatformUtil::GetPlatform("interpreter");
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
@@ -739,6 +785,43 @@ TEST(GpuExecutableModulesTest, KnownTripCountFromBackendConfig) {
   EXPECT_EQ(KnownTripCount(*w), 7);
 }
 
+// A body's root leaf that a kernel computes after the last read of the
+// state leaf it replaces shares that leaf's temporary: no copy back.
+TEST(GpuExecutableModulesTest, BodyRootLeavesWrittenInPlaceWhereNothingReadsTheOldValue) {
+  for (bool backend_only : {true, false}) {
+    SCOPED_TRACE(backend_only ? "run_backend_only" : "optimized");
+    auto module = ParseAndReturnUnverifiedModule(kInPlaceLoop);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<GpuProgram> program =
+        CompileGpuProgram(module->get(), PtxOptions(), backend_only);
+    ASSERT_TRUE(program.ok()) << program.status();
+    const std::string text = GpuProgramToString(*program);
+    std::vector<const GpuWhileThunk*> loops;
+    CollectLoops(program->thunks, loops);
+    ASSERT_EQ(loops.size(), 1u) << text;
+    const auto* copy = dynamic_cast<const GpuCopyThunk*>(loops[0]->body().back().get());
+    ASSERT_NE(copy, nullptr) << text;
+    // i and b are copied back; a is not (its value is the state's).
+    std::vector<int64_t> copied;
+    for (const auto& [from, to] : copy->copies()) copied.push_back(to);
+    const GpuValue* state_a = nullptr;
+    for (const GpuValue& value : program->values) {
+      if (value.instruction != nullptr && value.instruction->opcode() == HloOpcode::kWhile &&
+          value.index == ShapeIndex({1})) {
+        state_a = &value;
+      }
+    }
+    ASSERT_NE(state_a, nullptr) << text;
+    EXPECT_EQ(copied.size(), 2u) << text;
+    int sharing = 0;
+    for (const GpuValue& value : program->values) {
+      sharing += value.kind == GpuValue::Kind::kTemporary &&
+                 value.temporary == state_a->temporary && &value != state_a;
+    }
+    EXPECT_EQ(sharing, 1) << text;
+  }
+}
+
 // Conditionals on constant selectors are their selected branch: no
 // conditional thunk, nothing read on the host.
 TEST(GpuExecutableModulesTest, ConstantSelectorsPickTheirBranchAtCompileTime) {
@@ -787,6 +870,7 @@ TEST_F(GpuExecutableTest, LoopsWithKnownTripCounts) {
     }
     ExpectMatchesInterpreter(kNestedLoops, ErrorSpec(1e-5, 1e-5), {}, options);
     ExpectMatchesInterpreter(kBoundModifiedLoop, ErrorSpec(1e-5, 1e-5), {}, options);
+    ExpectMatchesInterpreter(kInPlaceLoop, ErrorSpec(1e-4, 1e-5), {}, options);
     ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5), {}, options);
     ExpectMatchesInterpreter(kConstantSelectors, ErrorSpec(1e-5, 1e-5), {}, options);
   }

@@ -226,6 +226,13 @@ class Builder {
   absl::Status StoreRoot(const HloComputation& computation,
                          const std::vector<int64_t>& destinations, GpuThunkSequence& sequence,
                          bool write_in_place = false);
+  // A while body's root leaves that a kernel of the body computes while
+  // nothing from that kernel on reads the state leaf they replace (nor the
+  // body's root, nor the kernel itself: kernels never alias their operands)
+  // are computed straight into the state: the two values share one
+  // temporary, and StoreRoot copies nothing for them.
+  void WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
+                            const GpuThunkSequence& sequence);
   // Makes every value held in `from`'s temporary use `to`'s instead; the
   // temporary left unused takes no memory.
   void ShareTemporary(int64_t from, int64_t to);
@@ -359,6 +366,50 @@ absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
   return absl::OkStatus();
 }
 
+void Builder::WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
+                                   const GpuThunkSequence& sequence) {
+  absl::StatusOr<std::vector<int64_t>> sources = LeafValues(body.root_instruction());
+  if (!sources.ok() || sources->size() != state.size()) return;  // StoreRoot says why
+  auto temporary = [&](int64_t id) {
+    const GpuValue& value = program_.values[id];
+    return value.kind == GpuValue::Kind::kTemporary ? value.temporary : -1 - id;
+  };
+  std::map<int64_t, int> uses;
+  for (int64_t source : *sources) ++uses[source];
+  for (size_t i = 0; i < state.size(); ++i) {
+    const int64_t source = (*sources)[i];
+    const GpuValue& value = program_.values[source];
+    if (uses[source] != 1 || value.kind != GpuValue::Kind::kTemporary ||
+        value.size_bytes != program_.values[state[i]].size_bytes ||
+        temporary(source) == temporary(state[i])) {
+      continue;
+    }
+    // The kernel that computes it, at the body's top level.
+    size_t at = 0;
+    while (at < sequence.size()) {
+      const GpuThunkValues uses_at = sequence[at]->buffer_uses();
+      if (std::find(uses_at.outputs.begin(), uses_at.outputs.end(), source) !=
+          uses_at.outputs.end()) {
+        break;
+      }
+      ++at;
+    }
+    if (at == sequence.size() ||
+        dynamic_cast<const GpuKernelThunk*>(sequence[at].get()) == nullptr) {
+      continue;
+    }
+    bool read_later = false;
+    for (size_t k = at; k < sequence.size() && !read_later; ++k) {
+      const GpuThunkValues uses_k = sequence[k]->buffer_uses();
+      for (const std::vector<int64_t>* ids : {&uses_k.operands, &uses_k.outputs}) {
+        for (int64_t id : *ids) read_later |= temporary(id) == temporary(state[i]);
+      }
+    }
+    for (int64_t other : *sources) read_later |= temporary(other) == temporary(state[i]);
+    if (!read_later) ShareTemporary(source, state[i]);
+  }
+}
+
 void Builder::ShareTemporary(int64_t from, int64_t to) {
   const int64_t old_temporary = program_.values[from].temporary;
   const int64_t new_temporary = program_.values[to].temporary;
@@ -450,6 +501,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
       trips.has_value() && !ComputationHasSideEffect(condition)) {
     BindParameter(body, 0, &instruction);
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+    WriteBodyRootInPlace(body, state, body_thunks);
     AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
     AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init), *trips,
                                              std::move(body_thunks)));
@@ -463,6 +515,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   AXLE_ASSIGN_OR_RETURN(int64_t predicate, ValueOf(condition.root_instruction()));
   BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+  WriteBodyRootInPlace(body, state, body_thunks);
   AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
   AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init),
                                            std::move(condition_thunks), predicate,

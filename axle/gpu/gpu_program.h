@@ -17,7 +17,9 @@
 // copies from its operand; its condition and body are built into nested
 // sequences with their parameter bound to the state; the body ends with
 // copies of its root's leaves into the state (a leaf that is another state
-// leaf being overwritten is first copied to a fresh temporary). A while
+// leaf being overwritten is first copied to a fresh temporary), except a
+// leaf a kernel of the body computes after the last read of the state leaf
+// it replaces: that value shares the state's temporary. A while
 // with a known trip count (KnownTripCount) and a condition without side
 // effects gets no condition sequence: its body runs that many times, with
 // no predicate read on the host. A conditional's branches end with copies
