@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,10 @@
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/side_effects.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
+#include "axle/hlo/transforms/while_loop_simplifier.h"
 
 namespace axle::gpu {
 namespace {
@@ -96,6 +99,40 @@ class GpuWrapInLoopFusions : public HloPassInterface {
         }
         fused->set_root_instruction(fused->AddInstruction(
             HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
+// Writes XLA's `{"known_trip_count":{"n":"N"}}` into the backend_config
+// of every while whose trip count CountWhileTrips finds (an induction
+// variable initialized to a constant, stepped by a constant, compared with a
+// constant) and whose condition has no side effects: the program builder
+// then runs its body N times without reading a predicate on the host
+// (KnownTripCount, gpu_program.h). Runs before fusion, which hides the
+// pattern inside kernels. A count XLA already wrote (optimized HLO) is kept
+// where the pattern is not found; one it contradicts is replaced.
+class GpuAnnotateWhileTripCounts : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "gpu-annotate-while-trip-counts"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    // Counted by stepping the induction variable: loops of more trips
+    // than this keep their predicate.
+    constexpr int64_t kMaxCountedTrips = int64_t{1} << 22;
+    bool changed = false;
+    for (HloComputation* computation : module->computations()) {
+      for (HloInstruction* instruction : computation->instructions()) {
+        if (instruction->opcode() != HloOpcode::kWhile ||
+            ComputationHasSideEffect(*instruction->while_condition())) {
+          continue;
+        }
+        std::optional<int64_t> trips = CountWhileTrips(*instruction, kMaxCountedTrips);
+        if (!trips.has_value() || *trips >= kMaxCountedTrips) continue;
+        std::string config = absl::StrCat(R"({"known_trip_count":{"n":")", *trips, R"("}})");
+        if (instruction->raw_backend_config_string() == config) continue;
+        instruction->set_raw_backend_config_string(std::move(config));
         changed = true;
       }
     }
@@ -195,11 +232,17 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   for (const char* name : run_backend_only ? required : optimizing) {
     // Dots no single GEMM computes get transposes and reshapes around
     // them (dot_canonicalizer.h), which then fuse into their neighbours.
-    if (absl::string_view(name) == "fusion") pipeline.AddPass<GpuDotCanonicalizer>();
+    if (absl::string_view(name) == "fusion") {
+      pipeline.AddPass<GpuAnnotateWhileTripCounts>();
+      pipeline.AddPass<GpuDotCanonicalizer>();
+    }
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));
   }
-  if (run_backend_only) pipeline.AddPass<GpuDotCanonicalizer>();
+  if (run_backend_only) {
+    pipeline.AddPass<GpuAnnotateWhileTripCounts>();
+    pipeline.AddPass<GpuDotCanonicalizer>();
+  }
   pipeline.AddPass<GpuWrapInLoopFusions>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));

@@ -58,6 +58,23 @@ int Count(const GpuThunkSequence& sequence) {
   return count;
 }
 
+// Calls `f` on every while thunk of `sequence` and the sequences nested in
+// it, outer loops first.
+template <typename F>
+void ForEachLoop(const GpuThunkSequence& sequence, const F& f) {
+  for (const auto& thunk : sequence) {
+    if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
+      f(*loop);
+      ForEachLoop(loop->condition(), f);
+      ForEachLoop(loop->body(), f);
+    } else if (const auto* call = dynamic_cast<const GpuSequenceThunk*>(thunk.get())) {
+      ForEachLoop(call->sequence(), f);
+    } else if (const auto* conditional = dynamic_cast<const GpuConditionalThunk*>(thunk.get())) {
+      for (const GpuThunkSequence& branch : conditional->branches()) ForEachLoop(branch, f);
+    }
+  }
+}
+
 template <typename T>
 const T* Find(const GpuThunkSequence& sequence) {
   for (const auto& thunk : sequence) {
@@ -142,14 +159,17 @@ ENTRY e {
   ROOT r = f32[16] get-tuple-element(w), index=1
 })";
 
-TEST(GpuCompilerTest, WhileLoopHasConditionBodyAndStateCopies) {
+TEST(GpuCompilerTest, CountedWhileLoopHasBodyAndStateCopiesAndNoCondition) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(kWhileModule, &module);
   ASSERT_TRUE(program.ok()) << program.status();
   const std::string text = GpuProgramToString(*program);
   const auto* loop = Find<GpuWhileThunk>(program->thunks);
   ASSERT_NE(loop, nullptr) << text;
-  EXPECT_GE(Count<GpuKernelThunk>(loop->condition()), 1) << text;
+  // Counted from 0 by 1 below 10: the body alone, ten times.
+  EXPECT_EQ(loop->trip_count(), 10) << text;
+  EXPECT_TRUE(loop->condition().empty()) << text;
+  EXPECT_THAT(text, HasSubstr("while trip_count=10 %w"));
   EXPECT_GE(Count<GpuKernelThunk>(loop->body()), 1) << text;
   // The body swaps state leaves: its root is stored by copies at its end.
   ASSERT_FALSE(loop->body().empty());
@@ -241,8 +261,19 @@ ENTRY e {
   ASSERT_EQ(conditional->branches().size(), 3u) << text;
   EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[0]), 1) << text;
   EXPECT_EQ(Count<GpuKernelThunk>(conditional->branches()[1]), 1) << text;
-  // The third branch returns its parameter: a copy into the result.
+  // The kernels write the result in place (their value shares its memory);
+  // the third branch returns its parameter: a copy into the result.
+  EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[0]), 0) << text;
+  EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[1]), 0) << text;
   EXPECT_EQ(Count<GpuCopyThunk>(conditional->branches()[2]), 1) << text;
+  const auto& kernel = dynamic_cast<const GpuKernelThunk&>(*conditional->branches()[0][0]);
+  const int64_t result = program->values[kernel.buffer_uses().outputs[0]].temporary;
+  const int64_t multiply =
+      dynamic_cast<const GpuKernelThunk&>(*program->thunks.back()).buffer_uses().operands[0];
+  EXPECT_EQ(program->values[multiply].temporary, result) << text;
+  // The temporary the kernel's value had takes no memory; the layout holds.
+  const GpuBufferLayout layout = LayOutGpuBuffers(*program);
+  EXPECT_GE(layout.arena_size, 32);
   EXPECT_EQ(Count<GpuKernelThunk>(program->thunks), 1) << text;
 }
 
@@ -420,6 +451,7 @@ TEST(GpuCompilerTest, JaxProgramsCompileOrNameWhatCudaLacks) {
   std::sort(names.begin(), names.end());
   std::vector<std::string> compiled;
   std::vector<std::string> unimplemented;
+  std::vector<std::string> loops;
   for (const std::string& name : names) {
     std::ifstream file(absl::StrCat(AXLE_GPU_JAX_DIR, "/", name, ".hlo"));
     std::stringstream text;
@@ -430,6 +462,18 @@ TEST(GpuCompilerTest, JaxProgramsCompileOrNameWhatCudaLacks) {
       EXPECT_FALSE(program->thunks.empty()) << name;
       for (const auto& kernel : program->kernels) EXPECT_FALSE(kernel->ptx.empty()) << name;
       compiled.push_back(name);
+      std::vector<std::string> trips;
+      ForEachLoop(program->thunks, [&](const GpuWhileThunk& loop) {
+        trips.push_back(loop.trip_count().has_value() ? absl::StrCat(*loop.trip_count())
+                                                      : "predicate");
+      });
+      if (!trips.empty()) {
+        loops.push_back(absl::StrCat(name, ": ", absl::StrJoin(trips, ", ")));
+        // JAX's fori_loop and scan count a constant range: no host reads.
+        if (name == "fori_cond_dynamic" || name == "lstm_scan" || name == "threefry_random") {
+          EXPECT_THAT(trips, ::testing::Not(::testing::Contains("predicate"))) << name;
+        }
+      }
       continue;
     }
     // Unimplemented naming CUDA, or a custom-call target with no CUDA
@@ -440,9 +484,10 @@ TEST(GpuCompilerTest, JaxProgramsCompileOrNameWhatCudaLacks) {
     EXPECT_THAT(program.status().message(), HasSubstr("CUDA")) << name;
     unimplemented.push_back(absl::StrCat(name, ": ", program.status().message()));
   }
-  std::printf("compiled for CUDA (%zu): %s\nunimplemented (%zu):\n  %s\n", compiled.size(),
-              absl::StrJoin(compiled, " ").c_str(), unimplemented.size(),
-              absl::StrJoin(unimplemented, "\n  ").c_str());
+  std::printf(
+      "compiled for CUDA (%zu): %s\nunimplemented (%zu):\n  %s\nloops' trip counts:\n  %s\n",
+      compiled.size(), absl::StrJoin(compiled, " ").c_str(), unimplemented.size(),
+      absl::StrJoin(unimplemented, "\n  ").c_str(), absl::StrJoin(loops, "\n  ").c_str());
   EXPECT_FALSE(compiled.empty());
 }
 

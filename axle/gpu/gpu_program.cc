@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
@@ -15,6 +16,7 @@
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
+#include "axle/hlo/transforms/side_effects.h"
 
 namespace axle::gpu {
 
@@ -217,9 +219,23 @@ class Builder {
   absl::Status EmitCustomCall(const HloInstruction& instruction);
   absl::Status EmitLibraryOp(const HloInstruction& instruction);
   // Ends `sequence` (the thunks of `computation`) with copies of its root's
-  // leaves into `destinations`.
+  // leaves into `destinations`. With `write_in_place` (destinations are
+  // fresh temporaries nothing in `sequence` reads: a conditional's results),
+  // a root leaf that `sequence` computes is written into its destination
+  // directly: the two values share one temporary, and there is no copy.
   absl::Status StoreRoot(const HloComputation& computation,
-                         const std::vector<int64_t>& destinations, GpuThunkSequence& sequence);
+                         const std::vector<int64_t>& destinations, GpuThunkSequence& sequence,
+                         bool write_in_place = false);
+  // A while body's root leaves that a kernel of the body computes while
+  // nothing from that kernel on reads the state leaf they replace (nor the
+  // body's root, nor the kernel itself: kernels never alias their operands)
+  // are computed straight into the state: the two values share one
+  // temporary, and StoreRoot copies nothing for them.
+  void WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
+                            const GpuThunkSequence& sequence);
+  // Makes every value held in `from`'s temporary use `to`'s instead; the
+  // temporary left unused takes no memory.
+  void ShareTemporary(int64_t from, int64_t to);
 
   const PtxOptions& options_;
   GpuProgram program_;
@@ -350,18 +366,102 @@ absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
   return absl::OkStatus();
 }
 
+void Builder::WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
+                                   const GpuThunkSequence& sequence) {
+  absl::StatusOr<std::vector<int64_t>> sources = LeafValues(body.root_instruction());
+  if (!sources.ok() || sources->size() != state.size()) return;  // StoreRoot says why
+  auto temporary = [&](int64_t id) {
+    const GpuValue& value = program_.values[id];
+    return value.kind == GpuValue::Kind::kTemporary ? value.temporary : -1 - id;
+  };
+  std::map<int64_t, int> uses;
+  for (int64_t source : *sources) ++uses[source];
+  for (size_t i = 0; i < state.size(); ++i) {
+    const int64_t source = (*sources)[i];
+    const GpuValue& value = program_.values[source];
+    if (uses[source] != 1 || value.kind != GpuValue::Kind::kTemporary ||
+        value.size_bytes != program_.values[state[i]].size_bytes ||
+        temporary(source) == temporary(state[i])) {
+      continue;
+    }
+    // The kernel that computes it, at the body's top level.
+    size_t at = 0;
+    while (at < sequence.size()) {
+      const GpuThunkValues uses_at = sequence[at]->buffer_uses();
+      if (std::find(uses_at.outputs.begin(), uses_at.outputs.end(), source) !=
+          uses_at.outputs.end()) {
+        break;
+      }
+      ++at;
+    }
+    if (at == sequence.size() ||
+        dynamic_cast<const GpuKernelThunk*>(sequence[at].get()) == nullptr) {
+      continue;
+    }
+    bool read_later = false;
+    for (size_t k = at; k < sequence.size() && !read_later; ++k) {
+      const GpuThunkValues uses_k = sequence[k]->buffer_uses();
+      for (const std::vector<int64_t>* ids : {&uses_k.operands, &uses_k.outputs}) {
+        for (int64_t id : *ids) read_later |= temporary(id) == temporary(state[i]);
+      }
+    }
+    for (int64_t other : *sources) read_later |= temporary(other) == temporary(state[i]);
+    if (!read_later) ShareTemporary(source, state[i]);
+  }
+}
+
+void Builder::ShareTemporary(int64_t from, int64_t to) {
+  const int64_t old_temporary = program_.values[from].temporary;
+  const int64_t new_temporary = program_.values[to].temporary;
+  for (GpuValue& value : program_.values) {
+    if (value.kind == GpuValue::Kind::kTemporary && value.temporary == old_temporary) {
+      value.temporary = new_temporary;
+    }
+  }
+  program_.temporary_sizes[old_temporary] = 0;
+}
+
 absl::Status Builder::StoreRoot(const HloComputation& computation,
                                 const std::vector<int64_t>& destinations,
-                                GpuThunkSequence& sequence) {
+                                GpuThunkSequence& sequence, bool write_in_place) {
   const HloInstruction& root = *computation.root_instruction();
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, LeafValues(&root));
   if (sources.size() != destinations.size()) {
     return GpuUnsupported(root, "a root whose array leaves do not match its caller's result");
   }
+  if (write_in_place) {
+    // The values `sequence` writes are its own (defined by its thunks),
+    // so nothing outside it reads them.
+    std::set<int64_t> written;
+    for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
+      for (int64_t id : thunk->buffer_uses().outputs) written.insert(id);
+    }
+    std::map<int64_t, int> uses;
+    for (int64_t source : sources) ++uses[source];
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const GpuValue& source = program_.values[sources[i]];
+      const GpuValue& destination = program_.values[destinations[i]];
+      if (written.count(sources[i]) == 0 || uses[sources[i]] != 1 ||
+          source.kind != GpuValue::Kind::kTemporary ||
+          destination.kind != GpuValue::Kind::kTemporary ||
+          source.size_bytes != destination.size_bytes ||
+          source.temporary == destination.temporary) {
+        continue;
+      }
+      ShareTemporary(sources[i], destinations[i]);
+    }
+  }
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
   std::set<int64_t> written;
+  auto same = [&](size_t i) {
+    const GpuValue& source = program_.values[sources[i]];
+    const GpuValue& destination = program_.values[destinations[i]];
+    return sources[i] == destinations[i] || (source.kind == GpuValue::Kind::kTemporary &&
+                                             destination.kind == GpuValue::Kind::kTemporary &&
+                                             source.temporary == destination.temporary);
+  };
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (sources[i] != destinations[i]) written.insert(destinations[i]);
+    if (!same(i)) written.insert(destinations[i]);
   }
   // A source that is another destination being overwritten (a body that
   // swaps two state leaves) is first copied aside.
@@ -369,7 +469,7 @@ absl::Status Builder::StoreRoot(const HloComputation& computation,
   std::vector<std::pair<int64_t, int64_t>> copies;
   for (size_t i = 0; i < sources.size(); ++i) {
     int64_t source = sources[i];
-    if (source == destinations[i]) continue;
+    if (same(i)) continue;
     if (written.count(source) > 0) {
       const int64_t snapshot = NewTemporary(leaves[i].second);
       snapshots.emplace_back(source, snapshot);
@@ -395,6 +495,18 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   }
   std::vector<std::pair<int64_t, int64_t>> init;
   for (size_t i = 0; i < state.size(); ++i) init.emplace_back(initial[i], state[i]);
+  // A known trip count: the body alone, that many times (a condition with
+  // side effects must still run each time).
+  if (std::optional<int64_t> trips = KnownTripCount(instruction);
+      trips.has_value() && !ComputationHasSideEffect(condition)) {
+    BindParameter(body, 0, &instruction);
+    AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+    WriteBodyRootInPlace(body, state, body_thunks);
+    AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
+    AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init), *trips,
+                                             std::move(body_thunks)));
+    return absl::OkStatus();
+  }
   BindParameter(condition, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence condition_thunks, BuildSequence(condition));
   if (!ShapeUtil::Equal(condition.root_instruction()->shape(), ShapeUtil::MakeShape(PRED, {}))) {
@@ -403,6 +515,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   AXLE_ASSIGN_OR_RETURN(int64_t predicate, ValueOf(condition.root_instruction()));
   BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+  WriteBodyRootInPlace(body, state, body_thunks);
   AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
   AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init),
                                            std::move(condition_thunks), predicate,
@@ -422,12 +535,34 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
   }
   AXLE_ASSIGN_OR_RETURN(int64_t selector, ValueOf(instruction.operand(0)));
   std::vector<int64_t> results = DefineTemporaries(&instruction);
+  const GpuValue& selector_value = program_.values[selector];
+  if (selector_value.kind == GpuValue::Kind::kConstant &&
+      instruction.operand(0)->shape().IsScalar()) {
+    // Known now: the selected branch alone, nothing read on the host.
+    const Literal& literal = program_.constants[selector_value.constant];
+    const int64_t count = static_cast<int64_t>(branches.size());
+    int64_t index = 0;
+    if (selector_type == PRED) {
+      index = literal.GetFirstElement<bool>() ? 0 : 1;
+    } else {
+      const int32_t value = literal.GetFirstElement<int32_t>();
+      index = value < 0 || value >= count ? count - 1 : value;
+    }
+    const HloComputation& branch = *branches[index];
+    if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(index + 1));
+    AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
+    if (!thunks.empty()) {
+      AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
+    }
+    return absl::OkStatus();
+  }
   std::vector<GpuThunkSequence> sequences;
   for (size_t i = 0; i < branches.size(); ++i) {
     const HloComputation& branch = *branches[i];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(i + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
-    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
     sequences.push_back(std::move(thunks));
   }
   AddThunk(std::make_unique<GpuConditionalThunk>(instruction.name(), selector,
@@ -495,8 +630,9 @@ void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, i
       kind = "custom-call";
     } else if (dynamic_cast<const GpuSequenceThunk*>(thunk.get()) != nullptr) {
       kind = "call";
-    } else if (dynamic_cast<const GpuWhileThunk*>(thunk.get()) != nullptr) {
-      kind = "while";
+    } else if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
+      kind = loop->trip_count().has_value() ? absl::StrCat("while trip_count=", *loop->trip_count())
+                                            : "while";
     } else if (dynamic_cast<const GpuConditionalThunk*>(thunk.get()) != nullptr) {
       kind = "conditional";
     }
@@ -506,8 +642,10 @@ void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, i
     if (const auto* call = dynamic_cast<const GpuSequenceThunk*>(thunk.get())) {
       AppendThunks(program, call->sequence(), depth + 1, text);
     } else if (const auto* loop = dynamic_cast<const GpuWhileThunk*>(thunk.get())) {
-      absl::StrAppend(&text, indent, " condition:\n");
-      AppendThunks(program, loop->condition(), depth + 1, text);
+      if (!loop->trip_count().has_value()) {
+        absl::StrAppend(&text, indent, " condition:\n");
+        AppendThunks(program, loop->condition(), depth + 1, text);
+      }
       absl::StrAppend(&text, indent, " body:\n");
       AppendThunks(program, loop->body(), depth + 1, text);
     } else if (const auto* conditional = dynamic_cast<const GpuConditionalThunk*>(thunk.get())) {
@@ -527,6 +665,29 @@ absl::StatusOr<GpuProgram> BuildGpuProgram(const HloModule& module, const PtxOpt
         absl::StrCat("module '", module.name(), "' has no entry computation"));
   }
   return Builder(options).Build(module);
+}
+
+std::optional<int64_t> KnownTripCount(const HloInstruction& loop) {
+  if (loop.opcode() != HloOpcode::kWhile) return std::nullopt;
+  const absl::string_view config = loop.raw_backend_config_string();
+  constexpr absl::string_view kKey = "\"known_trip_count\"";
+  size_t at = config.find(kKey);
+  if (at == absl::string_view::npos) return std::nullopt;
+  // {"n":"7"} (protobuf's JSON writes int64 as a string; a bare number is
+  // taken too).
+  constexpr absl::string_view kN = "\"n\"";
+  const size_t close = config.find('}', at);
+  at = config.find(kN, at + kKey.size());
+  if (at == absl::string_view::npos || at > close) return std::nullopt;
+  at = config.find_first_not_of(" \t\n:\"", at + kN.size());
+  if (at == absl::string_view::npos) return std::nullopt;
+  const absl::string_view digits =
+      config.substr(at).substr(0, config.substr(at).find_first_not_of("0123456789"));
+  int64_t trips = 0;
+  if (digits.empty() || digits.size() > 18 || !absl::SimpleAtoi(digits, &trips)) {
+    return std::nullopt;
+  }
+  return trips;
 }
 
 std::string GpuProgramToString(const GpuProgram& program) {

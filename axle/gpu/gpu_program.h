@@ -17,9 +17,16 @@
 // copies from its operand; its condition and body are built into nested
 // sequences with their parameter bound to the state; the body ends with
 // copies of its root's leaves into the state (a leaf that is another state
-// leaf being overwritten is first copied to a fresh temporary). A
-// conditional's branches end with copies of their roots into the
-// conditional's own temporaries. A call's callee is built in place.
+// leaf being overwritten is first copied to a fresh temporary), except a
+// leaf a kernel of the body computes after the last read of the state leaf
+// it replaces: that value shares the state's temporary. A while
+// with a known trip count (KnownTripCount) and a condition without side
+// effects gets no condition sequence: its body runs that many times, with
+// no predicate read on the host. A conditional's branches end with copies
+// of their roots into the conditional's own temporaries (a root leaf the
+// branch computes shares that temporary instead: no copy); one whose selector
+// is a constant is just the branch it selects (a call). A call's callee is
+// built in place.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_GPU_PROGRAM_H_
@@ -27,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,6 +95,13 @@ struct PtxCacheStats {
   int64_t misses = 0;
 };
 PtxCacheStats GetPtxCacheStats();
+
+// The trip count of while loop `loop` when it is known: its backend_config
+// is XLA's WhileLoopBackendConfig with `{"known_trip_count":{"n":"N"}}`
+// (what PrepareGpuModule writes where CountWhileTrips finds the count, and
+// what XLA writes in its optimized HLO). nullopt otherwise, or when N is not
+// a non-negative integer.
+std::optional<int64_t> KnownTripCount(const HloInstruction& loop);
 
 // "CUDA backend: <why> (instruction %name, opcode)" as Unimplemented.
 absl::Status GpuUnsupported(const HloInstruction& instruction, absl::string_view why);

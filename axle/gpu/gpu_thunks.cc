@@ -158,6 +158,16 @@ GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, in
   AppendSequence(body_, uses_, scratch_bytes_);
 }
 
+GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
+                             int64_t trip_count, GpuThunkSequence body)
+    : GpuThunk(name),
+      init_(std::move(name), std::move(init)),
+      trip_count_(trip_count),
+      body_(std::move(body)) {
+  uses_ = init_.buffer_uses();
+  AppendSequence(body_, uses_, scratch_bytes_);
+}
+
 absl::Status GpuWhileThunk::Initialize(const CudaDevice& device) {
   AXLE_RETURN_IF_ERROR(InitializeGpuThunkSequence(condition_, device));
   return InitializeGpuThunkSequence(body_, device);
@@ -165,6 +175,17 @@ absl::Status GpuWhileThunk::Initialize(const CudaDevice& device) {
 
 absl::Status GpuWhileThunk::Execute(const GpuThunkContext& context) const {
   AXLE_RETURN_IF_ERROR(init_.Execute(context));
+  if (trip_count_.has_value()) {
+    // Enqueued back to back: the stream orders the iterations.
+    for (int64_t iteration = 0; iteration < *trip_count_; ++iteration) {
+      absl::Status status = RunGpuThunkSequence(body_, context);
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            absl::StrCat(status.message(), " (iteration ", iteration, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
   for (int64_t iteration = 0;; ++iteration) {
     AXLE_RETURN_IF_ERROR(RunGpuThunkSequence(condition_, context));
     uint8_t predicate = 0;

@@ -14,7 +14,10 @@
 //                        callee was not inlined).
 //   GpuWhileThunk        init copies, then: the condition's thunks, its
 //                        pred copied to the host (the stream synchronized),
-//                        the body's thunks, until the pred is false.
+//                        the body's thunks, until the pred is false; or,
+//                        for a loop with a known trip count, the body's
+//                        thunks that many times (no condition, no host
+//                        read, nothing synchronized).
 //   GpuConditionalThunk  the selector (pred or s32) copied to the host, then
 //                        one branch's thunks (an out-of-range s32 runs the
 //                        last branch, as XLA does).
@@ -34,6 +37,7 @@
 #define AXLE_GPU_GPU_THUNKS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -121,17 +125,23 @@ class GpuWhileThunk : public GpuThunk {
   // `predicate`: the condition's pred[] value.
   GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                 GpuThunkSequence condition, int64_t predicate, GpuThunkSequence body);
+  // A loop known to run its body `trip_count` times (>= 0): no condition.
+  GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init, int64_t trip_count,
+                GpuThunkSequence body);
   absl::Status Initialize(const CudaDevice& device) override;
   absl::Status Execute(const GpuThunkContext& context) const override;
   GpuThunkValues buffer_uses() const override { return uses_; }
   int64_t scratch_bytes() const override { return scratch_bytes_; }
   const GpuThunkSequence& condition() const { return condition_; }
   const GpuThunkSequence& body() const { return body_; }
+  // The known trip count, or nullopt for a loop that reads its predicate.
+  std::optional<int64_t> trip_count() const { return trip_count_; }
 
  private:
   GpuCopyThunk init_;
   GpuThunkSequence condition_;
-  int64_t predicate_;
+  int64_t predicate_ = -1;
+  std::optional<int64_t> trip_count_;
   GpuThunkSequence body_;
   GpuThunkValues uses_;
   int64_t scratch_bytes_ = 0;
