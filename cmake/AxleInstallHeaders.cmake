@@ -6,8 +6,9 @@
 #
 #   <prefix>/include/axle/...   every *.h under AXLE_HEADER_DIRS except test
 #                               helpers (*_test.h, *test_util.h), *_internal.h
-#                               and headers that include LLVM's or cuda.h (a
-#                               backend's internals), plus every file the
+#                               and headers that include LLVM's or cuda.h, or
+#                               such a header (a backend's internals), plus
+#                               every file the
 #                               selected headers include (transitively),
 #                               whatever it is
 #   <prefix>/include/...        compat/include/** (XLA's include paths), and
@@ -26,16 +27,44 @@ function(axle_install_headers)
   endforeach()
   list(REMOVE_DUPLICATES candidates)
   set(axle_headers "")
+  set(excluded "")
   foreach(header IN LISTS candidates)
     if(header MATCHES "${test_regex}" OR header MATCHES "_internal\\.h$")
       continue()
     endif()
     file(STRINGS "${AXLE_SOURCE_DIR}/${header}" llvm_includes
          REGEX "^[ \t]*#[ \t]*include[ \t]+([\"<]llvm/|<cuda\\.h>)")
-    if(NOT llvm_includes)
+    if(llvm_includes)
+      list(APPEND excluded "${header}")
+    else()
       list(APPEND axle_headers "${header}")
     endif()
   endforeach()
+  # A header that includes an excluded one (gemm_thunk.h includes
+  # gpu_thunk.h, which includes cuda.h) is a backend internal too.
+  set(changed TRUE)
+  while(changed)
+    set(changed FALSE)
+    set(kept "")
+    foreach(header IN LISTS axle_headers)
+      file(STRINGS "${AXLE_SOURCE_DIR}/${header}" includes
+           REGEX "^[ \t]*#[ \t]*include[ \t]+\"axle/")
+      set(internal FALSE)
+      foreach(line IN LISTS includes)
+        string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]+\"([^\"]+)\".*" "\\1" included "${line}")
+        if(included IN_LIST excluded)
+          set(internal TRUE)
+        endif()
+      endforeach()
+      if(internal)
+        list(APPEND excluded "${header}")
+        set(changed TRUE)
+      else()
+        list(APPEND kept "${header}")
+      endif()
+    endforeach()
+    set(axle_headers "${kept}")
+  endwhile()
   file(GLOB_RECURSE compat_headers RELATIVE "${AXLE_SOURCE_DIR}/compat/include"
        "${AXLE_SOURCE_DIR}/compat/include/*.h")
 
