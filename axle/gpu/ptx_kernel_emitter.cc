@@ -138,6 +138,37 @@ std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
   return length;
 }
 
+// Column reductions: a block of kWarpSize columns by kColumnBlockRows
+// threads (1024).
+constexpr int64_t kColumnBlockRows = 32;
+
+// The number of rows of a root that reduces its input's leading dimensions
+// (the output is the trailing ones, rows of the input laid out row-major)
+// with one input: a column reduction, which gets a block per kWarpSize
+// output columns. Its threads are kWarpSize columns (a warp reads a row's
+// consecutive elements) by kColumnBlockRows rows, each folding every
+// kColumnBlockRows-th row of its column; the block's partial results meet
+// in shared memory. As for rows, the computation must be associative and
+// the init value its identity. nullopt for any other root, or too few rows
+// to share.
+std::optional<int64_t> ColumnReductionOf(const HloInstruction& root) {
+  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray() ||
+      root.shape().rank() < 1 || pu::IsComplexType(root.shape().element_type())) {
+    return std::nullopt;
+  }
+  const Shape& input = root.operand(0)->shape();
+  std::vector<int64_t> reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
+  std::sort(reduced.begin(), reduced.end());
+  int64_t rows = 1;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (reduced[i] != static_cast<int64_t>(i)) return std::nullopt;
+    rows *= input.dimensions()[reduced[i]];
+  }
+  constexpr int64_t kMinRows = 8;
+  if (reduced.empty() || rows < kMinRows || root.shape().num_elements() == 0) return std::nullopt;
+  return rows;
+}
+
 // One element of each instruction at an index, emitted once per index (and
 // scope: a value emitted inside a reduce's loop is not reused outside it).
 class KernelEmitter {
@@ -162,6 +193,10 @@ class KernelEmitter {
   // A block per output element (see RowReductionOf).
   absl::Status EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
                                 int64_t row_length);
+  // A block per kWarpSize output columns (see ColumnReductionOf), with
+  // `block_rows` threads a column.
+  absl::Status EmitColumnReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                   int64_t rows, int64_t block_rows);
   // `value` combined across the warp by `reduce`'s computation (lane 0
   // gets the result).
   absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value);
@@ -466,6 +501,97 @@ absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloIn
   return absl::OkStatus();
 }
 
+absl::Status KernelEmitter::EmitColumnReduction(llvm::Function* kernel,
+                                                const HloInstruction& reduce, int64_t rows,
+                                                int64_t block_rows) {
+  llvm::LLVMContext& context = module_->getContext();
+  const HloInstruction* input = reduce.operand(0);
+  const std::vector<int64_t>& input_dims = input->shape().dimensions();
+  const std::vector<int64_t>& column_dims = reduce.shape().dimensions();
+  const std::vector<int64_t> row_dims(
+      input_dims.begin(), input_dims.end() - static_cast<std::ptrdiff_t>(column_dims.size()));
+  const int64_t columns = reduce.shape().num_elements();
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* header = llvm::BasicBlock::Create(context, "row.header", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "row", kernel);
+  auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* block = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block");
+  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
+  llvm::Value* lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
+  llvm::Value* first_row = b_.CreateLShr(thread, b_.getInt64(5), "first_row");
+  llvm::Value* column =
+      b_.CreateAdd(b_.CreateMul(block, b_.getInt64(kWarpSize)), lane, "column", true, true);
+  llvm::Value* in_range = b_.CreateICmpULT(column, b_.getInt64(columns), "in_range");
+  // In the entry block: the loop reads it and the store after it.
+  const llvm_ir::IrIndex column_index = Delinearize(column, column_dims);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  b_.CreateBr(header);
+
+  // Rows first_row, first_row + block_rows, ... of the column, in order.
+  b_.SetInsertPoint(header);
+  llvm::PHINode* row = b_.CreatePHI(b_.getInt64Ty(), 2, "row");
+  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
+  row->addIncoming(first_row, preheader);
+  partial->addIncoming(init, preheader);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpULT(row, b_.getInt64(rows))), body, folded);
+  b_.SetInsertPoint(body);
+  llvm_ir::IrIndex index = Delinearize(row, row_dims);
+  for (llvm::Value* position : column_index) index.push_back(position);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
+  row->addIncoming(b_.CreateAdd(row, b_.getInt64(block_rows)), b_.GetInsertBlock());
+  partial->addIncoming(combined[0], b_.GetInsertBlock());
+  b_.CreateBr(header);
+
+  // Every thread's partial result into shared memory (out-of-range
+  // columns' too: the init value), then the block's first row of threads
+  // folds its column's.
+  b_.SetInsertPoint(folded);
+  auto* slots_type = llvm::ArrayType::get(init->getType(), block_rows * kWarpSize);
+  auto* slots = new llvm::GlobalVariable(
+      *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".rows"), nullptr,
+      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  b_.CreateStore(partial, b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), thread}));
+  b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+  auto* gather = llvm::BasicBlock::Create(context, "gather", kernel);
+  auto* gather_header = llvm::BasicBlock::Create(context, "gather.header", kernel);
+  auto* gather_body = llvm::BasicBlock::Create(context, "gather.row", kernel);
+  auto* store = llvm::BasicBlock::Create(context, "store", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpEQ(first_row, b_.getInt64(0))), gather, exit);
+  b_.SetInsertPoint(gather);
+  llvm::Value* own = b_.CreateLoad(init->getType(),
+                                   b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), lane}));
+  b_.CreateBr(gather_header);
+  b_.SetInsertPoint(gather_header);
+  llvm::PHINode* slot_row = b_.CreatePHI(b_.getInt64Ty(), 2, "slot_row");
+  llvm::PHINode* total = b_.CreatePHI(init->getType(), 2, "total");
+  slot_row->addIncoming(b_.getInt64(1), gather);
+  total->addIncoming(own, gather);
+  b_.CreateCondBr(b_.CreateICmpULT(slot_row, b_.getInt64(block_rows)), gather_body, store);
+  b_.SetInsertPoint(gather_body);
+  llvm::Value* slot = b_.CreateAdd(b_.CreateMul(slot_row, b_.getInt64(kWarpSize)), lane);
+  llvm::Value* other = b_.CreateLoad(
+      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), slot}));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> merged,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {total, other}));
+  slot_row->addIncoming(b_.CreateAdd(slot_row, b_.getInt64(1)), b_.GetInsertBlock());
+  total->addIncoming(merged[0], b_.GetInsertBlock());
+  b_.CreateBr(gather_header);
+  b_.SetInsertPoint(store);
+  elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
+                          LinearizeInLayout(column_index, reduce.shape()),
+                          reduce.shape().element_type());
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
     absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
   EmittedKernel emitted;
@@ -479,6 +605,16 @@ absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
       emitted.grid = elements;
       emitted.function = CreateKernel(name, emitted.block, outputs);
       AXLE_RETURN_IF_ERROR(EmitRowReduction(emitted.function, *outputs[0], *row_length));
+      return emitted;
+    }
+    if (std::optional<int64_t> rows = ColumnReductionOf(*outputs[0]); rows.has_value()) {
+      // kWarpSize columns a block, by as many rows as there are (at most
+      // kColumnBlockRows).
+      const int64_t block_rows = std::min(kColumnBlockRows, *rows);
+      emitted.block = static_cast<int>(block_rows * kWarpSize);
+      emitted.grid = (elements + kWarpSize - 1) / kWarpSize;
+      emitted.function = CreateKernel(name, emitted.block, outputs);
+      AXLE_RETURN_IF_ERROR(EmitColumnReduction(emitted.function, *outputs[0], *rows, block_rows));
       return emitted;
     }
   }
