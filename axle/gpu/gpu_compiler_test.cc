@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -531,7 +532,10 @@ TEST(GpuCompilerTest, JaxReductionsAreKernelsOfTheirOwn) {
     EXPECT_THAT(FusionsRecomputingReduces(**module), ::testing::IsEmpty()) << name << "\n"
                                                                            << (*module)->ToString();
     auto [fusions, reductions] = CountFusions(**module);
-    std::printf("%s: %d fusions, %d of them reductions\n", name.c_str(), fusions, reductions);
+    absl::StatusOr<GpuProgram> program = BuildGpuProgram(**module, PtxOptions());
+    ASSERT_TRUE(program.ok()) << name << ": " << program.status();
+    std::printf("%s: %d fusions, %d of them reductions; %zu top-level thunks, %zu kernels\n",
+                name.c_str(), fusions, reductions, program->thunks.size(), program->kernels.size());
     ++examined;
   }
   if (examined == 0) GTEST_SKIP() << "no JAX programs at '" << AXLE_GPU_JAX_DIR << "'";
