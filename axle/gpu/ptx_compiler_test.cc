@@ -267,10 +267,11 @@ ENTRY e {
   }
 }
 
-// A reduce of the leading dimensions: a block per 32 output columns, 32
-// threads a column striding down the rows (a warp reads 32 consecutive
-// elements of a row), partial results combined in shared memory.
-TEST(PtxCompilerTest, ColumnReductionUsesABlockPer32Columns) {
+// A reduce of the leading dimensions: a block per 8 f32 output columns (a
+// 32-byte sector of a row), 128 threads a column striding down the rows,
+// partial results combined by shuffles within warps and shared memory
+// across them.
+TEST(PtxCompilerTest, ColumnReductionUsesABlockPerTileOfColumns) {
   auto kernel = Compile(R"(
 HloModule m
 add {
@@ -287,14 +288,15 @@ ENTRY e {
                         "column_sum");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->output_elements, 1000);
-  EXPECT_EQ(kernel->grid, 32);
+  EXPECT_EQ(kernel->grid, 125);
   EXPECT_EQ(kernel->block, 1024);
   const std::string& ptx = kernel->ptx;
   EXPECT_THAT(ptx, HasSubstr(".entry column_sum("));
   EXPECT_THAT(ptx, HasSubstr(".maxntid 1024"));
   EXPECT_THAT(ptx, HasSubstr("bar.sync"));
   EXPECT_THAT(ptx, HasSubstr(".shared"));
-  EXPECT_THAT(ptx, Not(HasSubstr("shfl")));
+  // Lanes 8 and 16 apart hold the same column.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
   ExpectPtxasAccepts(*kernel);
 }
 
@@ -305,7 +307,8 @@ TEST(PtxCompilerTest, ColumnReductionsOfOtherTypesShapesAndLayouts) {
     int64_t block;
   };
   const Case cases[] = {
-      // f64, two reduced dimensions, columns not a multiple of 32.
+      // f64 (tiles of 4 columns), two reduced dimensions, columns not a
+      // multiple of the tile.
       {R"(
 HloModule m
 add {
@@ -318,8 +321,9 @@ ENTRY e {
   zero = f64[] constant(0)
   ROOT r = f64[50] reduce(x, zero), dimensions={1,0}, to_apply=add
 })",
-       2, 1024},
-      // s32 max over 10 rows of a 2-d output (a block of 10 row threads).
+       13, 1024},
+      // s32 max over 10 rows of a 2-d output (tiles of 8 columns, 12 rows
+      // of threads: whole warps).
       {R"(
 HloModule m
 max {
@@ -332,8 +336,8 @@ ENTRY e {
   low = s32[] constant(-2147483648)
   ROOT r = s32[7,40] reduce(x, low), dimensions={0}, to_apply=max
 })",
-       9, 320},
-      // bf16, an input and output in other layouts.
+       35, 96},
+      // bf16 (tiles of 16 columns), an input and output in other layouts.
       {R"(
 HloModule m
 add {
@@ -346,7 +350,7 @@ ENTRY e {
   zero = bf16[] constant(0)
   ROOT r = bf16[4,8]{0,1} reduce(x, zero), dimensions={0}, to_apply=add
 })",
-       1, 1024},
+       2, 800},
   };
   for (const Case& c : cases) {
     auto kernel = Compile(c.text, "column");
