@@ -234,6 +234,64 @@ ENTRY e {
                            ErrorSpec(0));
 }
 
+TEST_F(CudaKernelTest, ColumnReductionsAcrossABlock) {
+  // 1000 columns (32 blocks, the last partly out of range), 4099 rows
+  // (row threads with different counts of rows).
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4099,1000] parameter(0)
+  e = f32[4099,1000] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[1000] reduce(e, zero), dimensions={0}, to_apply=add
+})",
+                           ErrorSpec(1e-3, 1e-4));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+ENTRY e {
+  x = f64[100,3,50] parameter(0)
+  zero = f64[] constant(0)
+  ROOT r = f64[50] reduce(x, zero), dimensions={1,0}, to_apply=add
+})",
+                           ErrorSpec(1e-12, 1e-12));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[10,7,40] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT r = s32[7,40] reduce(x, low), dimensions={0}, to_apply=max
+})",
+                           ErrorSpec(0));
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[50,4,8]{0,2,1} parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[4,8]{0,1} reduce(x, zero), dimensions={0}, to_apply=add
+})",
+                           ErrorSpec(1e-4, 1e-5));
+}
+
 TEST_F(CudaKernelTest, SoftmaxDenominatorWithItsMaxHoisted) {
   ExpectMatchesInterpreter(R"(
 HloModule m

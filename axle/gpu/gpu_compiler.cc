@@ -17,6 +17,7 @@
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/side_effects.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
@@ -235,6 +236,20 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
     if (absl::string_view(name) == "fusion") {
       pipeline.AddPass<GpuAnnotateWhileTripCounts>();
       pipeline.AddPass<GpuDotCanonicalizer>();
+      pipeline.AddPass<GpuDotCanonicalizer>();
+      // The cpu fusion pass, except that no reduction fuses into a
+      // consumer: the cpu kernels compute a row reduction once per row
+      // (row_index_analysis.h), a GPU loop kernel would compute it once
+      // per output element (softmax's divide would reduce the row again
+      // for each of its elements). Every reduce is the root of its own
+      // kernel (a block per row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
+      // into several consumers as cheap ops are (softmax's exp into its sum and its divide: three
+      // kernels, as XLA:GPU's).
+      CpuInstructionFusion::Options fusion_options;
+      fusion_options.fuse_reductions_into_consumers = false;
+      fusion_options.duplicate_fast_gpu_math = true;
+      pipeline.AddPass<CpuInstructionFusion>(fusion_options);
+      continue;
     }
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
     pipeline.AddPass(std::move(pass));

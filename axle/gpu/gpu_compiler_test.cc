@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/ptxas.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -191,15 +193,15 @@ add {
 ENTRY e {
   x = f32[1024,64] parameter(0)
   z = f32[] constant(0)
-  e1 = f32[1024,64] exponential(x)
+  e1 = f32[1024,64] log(x)
   r1 = f32[64] reduce(e1, z), dimensions={0}, to_apply=add
   b1 = f32[1024,64] broadcast(r1), dimensions={1}
   d1 = f32[1024,64] divide(e1, b1)
-  e2 = f32[1024,64] exponential(d1)
+  e2 = f32[1024,64] log(d1)
   r2 = f32[64] reduce(e2, z), dimensions={0}, to_apply=add
   b2 = f32[1024,64] broadcast(r2), dimensions={1}
   d2 = f32[1024,64] divide(e2, b2)
-  e3 = f32[1024,64] exponential(d2)
+  e3 = f32[1024,64] log(d2)
   r3 = f32[64] reduce(e3, z), dimensions={0}, to_apply=add
   b3 = f32[1024,64] broadcast(r3), dimensions={1}
   ROOT d3 = f32[1024,64] divide(e3, b3)
@@ -433,6 +435,141 @@ ENTRY e {
   EXPECT_EQ(after.misses - before.misses, 1);
   EXPECT_EQ(after.hits - before.hits, 3);
   EXPECT_EQ(again->kernels[0].get(), program->kernels[0].get());
+}
+
+// Whether `reduce` is an output of `fused`: its root, or (a variadic
+// reduce) read only by get-tuple-elements that are the root tuple's.
+bool IsFusionOutput(const HloInstruction& reduce, const HloComputation& fused) {
+  const HloInstruction* root = fused.root_instruction();
+  if (&reduce == root) return true;
+  for (const HloInstruction* user : reduce.users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement) return false;
+    for (const HloInstruction* reader : user->users()) {
+      if (reader != root || root->opcode() != HloOpcode::kTuple) return false;
+    }
+  }
+  return true;
+}
+
+// The fusions of `module` (any computation) in which a reduce feeds other
+// fused instructions: a GPU loop kernel would compute it per element.
+std::vector<std::string> FusionsRecomputingReduces(const HloModule& module) {
+  std::vector<std::string> found;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      const auto* fusion = dyn_cast<HloFusionInstruction>(instruction);
+      if (fusion == nullptr) continue;
+      const HloComputation* fused = fusion->fused_instructions_computation();
+      for (const HloInstruction* inner : fused->instructions()) {
+        if (inner->opcode() == HloOpcode::kReduce && !IsFusionOutput(*inner, *fused)) {
+          found.push_back(absl::StrCat(fusion->name(), " (", inner->name(), ")"));
+        }
+      }
+    }
+  }
+  return found;
+}
+
+// The fusions of `module`'s computations and how many are reductions.
+std::pair<int, int> CountFusions(const HloModule& module) {
+  int fusions = 0;
+  int reductions = 0;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      const auto* fusion = dyn_cast<HloFusionInstruction>(instruction);
+      if (fusion == nullptr) continue;
+      ++fusions;
+      const HloComputation* fused = fusion->fused_instructions_computation();
+      for (const HloInstruction* inner : fused->instructions()) {
+        if (inner->opcode() == HloOpcode::kReduce && IsFusionOutput(*inner, *fused)) {
+          ++reductions;
+          break;
+        }
+      }
+    }
+  }
+  return {fusions, reductions};
+}
+
+// Softmax and layer norm: the row reductions are kernels of their own (a
+// block per row) and the elementwise kernels read their results, never
+// recompute them (the cpu fusion pass fuses them into their consumers,
+// which the cpu's row loops hoist; a GPU thread per element would not).
+TEST(GpuCompilerTest, NoReductionIsFusedIntoItsConsumers) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,1024] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  m = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,1024] broadcast(m), dimensions={0}
+  d = f32[64,1024] subtract(x, mb)
+  ex = f32[64,1024] exponential(d)
+  s = f32[64] reduce(ex, zero), dimensions={1}, to_apply=add
+  sb = f32[64,1024] broadcast(s), dimensions={0}
+  softmax = f32[64,1024] divide(ex, sb)
+  mean = f32[64] reduce(x, zero), dimensions={1}, to_apply=add
+  meanb = f32[64,1024] broadcast(mean), dimensions={0}
+  centered = f32[64,1024] subtract(x, meanb)
+  sq = f32[64,1024] multiply(centered, centered)
+  var = f32[64] reduce(sq, zero), dimensions={1}, to_apply=add
+  eps = f32[] constant(1e-5)
+  epsb = f32[64] broadcast(eps), dimensions={}
+  ve = f32[64] add(var, epsb)
+  r = f32[64] rsqrt(ve)
+  rb = f32[64,1024] broadcast(r), dimensions={0}
+  norm = f32[64,1024] multiply(centered, rb)
+  ROOT t = (f32[64,1024], f32[64,1024]) tuple(softmax, norm)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_THAT(FusionsRecomputingReduces(*module), ::testing::IsEmpty()) << module->ToString();
+  auto [fusions, reductions] = CountFusions(*module);
+  // max, sum (the exp fused into it), mean and variance each a kernel of
+  // their own; softmax's exp-and-divide and the normalization one
+  // multi-output kernel (siblings reading x).
+  EXPECT_EQ(reductions, 4) << module->ToString();
+  EXPECT_EQ(fusions, 5) << module->ToString();
+}
+
+// The JAX programs whose reductions the cpu fuses into their consumers
+// compile for CUDA without any reduce inside a fusion but as its root.
+TEST(GpuCompilerTest, JaxReductionsAreKernelsOfTheirOwn) {
+  const std::vector<std::string> names = {"perf_softmax_4096", "perf_layernorm_8192x1024",
+                                          "softmax_layernorm_bf16", "scan_reductions",
+                                          "threefry_random"};
+  int examined = 0;
+  for (const std::string& name : names) {
+    std::ifstream file(absl::StrCat(AXLE_GPU_JAX_DIR, "/", name, ".hlo"));
+    if (!file) continue;
+    std::stringstream text;
+    text << file.rdbuf();
+    auto module = ParseAndReturnUnverifiedModule(text.str());
+    ASSERT_TRUE(module.ok()) << name << ": " << module.status();
+    absl::Status prepared = PrepareGpuModule(module->get());
+    ASSERT_TRUE(prepared.ok()) << name << ": " << prepared;
+    EXPECT_THAT(FusionsRecomputingReduces(**module), ::testing::IsEmpty()) << name << "\n"
+                                                                           << (*module)->ToString();
+    auto [fusions, reductions] = CountFusions(**module);
+    absl::StatusOr<GpuProgram> program = BuildGpuProgram(**module, PtxOptions());
+    ASSERT_TRUE(program.ok()) << name << ": " << program.status();
+    std::printf("%s: %d fusions, %d of them reductions; %zu top-level thunks, %zu kernels\n",
+                name.c_str(), fusions, reductions, program->thunks.size(), program->kernels.size());
+    ++examined;
+  }
+  if (examined == 0) GTEST_SKIP() << "no JAX programs at '" << AXLE_GPU_JAX_DIR << "'";
 }
 
 // Every JAX program either compiles for CUDA (each kernel's PTX made) or is

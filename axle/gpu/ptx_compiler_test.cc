@@ -242,9 +242,9 @@ ENTRY e {
   ExpectPtxasAccepts(*kernel);
 }
 
-TEST(PtxCompilerTest, ShortRowsAndColumnReductionsFoldPerThread) {
+TEST(PtxCompilerTest, ShortRowsAndFewRowColumnsFoldPerThread) {
   for (const char* reduce : {"f32[64] reduce(x, zero), dimensions={1}, to_apply=add",
-                             "f32[16] reduce(x, zero), dimensions={0}, to_apply=add"}) {
+                             "f32[64] reduce(t, zero), dimensions={0}, to_apply=add"}) {
     auto kernel = Compile(absl::StrCat(R"(
 HloModule m
 add {
@@ -254,6 +254,7 @@ add {
 }
 ENTRY e {
   x = f32[64,16] parameter(0)
+  t = f32[4,64] parameter(1)
   zero = f32[] constant(0)
   ROOT r = )",
                                        reduce, "\n}"),
@@ -261,6 +262,102 @@ ENTRY e {
     ASSERT_TRUE(kernel.ok()) << kernel.status();
     EXPECT_EQ(kernel->grid, 1) << reduce;
     EXPECT_THAT(kernel->ptx, Not(HasSubstr("shfl"))) << reduce;
+    EXPECT_THAT(kernel->ptx, Not(HasSubstr("bar.sync"))) << reduce;
+    ExpectPtxasAccepts(*kernel);
+  }
+}
+
+// A reduce of the leading dimensions: a block per 8 f32 output columns (a
+// 32-byte sector of a row), 128 threads a column striding down the rows,
+// partial results combined by shuffles within warps and shared memory
+// across them.
+TEST(PtxCompilerTest, ColumnReductionUsesABlockPerTileOfColumns) {
+  auto kernel = Compile(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4096,1000] parameter(0)
+  e = f32[4096,1000] exponential(x)
+  zero = f32[] constant(0)
+  ROOT r = f32[1000] reduce(e, zero), dimensions={0}, to_apply=add
+})",
+                        "column_sum");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->output_elements, 1000);
+  EXPECT_EQ(kernel->grid, 125);
+  EXPECT_EQ(kernel->block, 1024);
+  const std::string& ptx = kernel->ptx;
+  EXPECT_THAT(ptx, HasSubstr(".entry column_sum("));
+  EXPECT_THAT(ptx, HasSubstr(".maxntid 1024"));
+  EXPECT_THAT(ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(ptx, HasSubstr(".shared"));
+  // Lanes 8 and 16 apart hold the same column.
+  EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
+  ExpectPtxasAccepts(*kernel);
+}
+
+TEST(PtxCompilerTest, ColumnReductionsOfOtherTypesShapesAndLayouts) {
+  struct Case {
+    const char* text;
+    int64_t grid;
+    int64_t block;
+  };
+  const Case cases[] = {
+      // f64 (tiles of 4 columns), two reduced dimensions, columns not a
+      // multiple of the tile.
+      {R"(
+HloModule m
+add {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT s = f64[] add(a, b)
+}
+ENTRY e {
+  x = f64[100,3,50] parameter(0)
+  zero = f64[] constant(0)
+  ROOT r = f64[50] reduce(x, zero), dimensions={1,0}, to_apply=add
+})",
+       13, 1024},
+      // s32 max over 10 rows of a 2-d output (tiles of 8 columns, 12 rows
+      // of threads: whole warps).
+      {R"(
+HloModule m
+max {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY e {
+  x = s32[10,7,40] parameter(0)
+  low = s32[] constant(-2147483648)
+  ROOT r = s32[7,40] reduce(x, low), dimensions={0}, to_apply=max
+})",
+       35, 96},
+      // bf16 (tiles of 16 columns), an input and output in other layouts.
+      {R"(
+HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+ENTRY e {
+  x = bf16[50,4,8]{0,2,1} parameter(0)
+  zero = bf16[] constant(0)
+  ROOT r = bf16[4,8]{0,1} reduce(x, zero), dimensions={0}, to_apply=add
+})",
+       2, 800},
+  };
+  for (const Case& c : cases) {
+    auto kernel = Compile(c.text, "column");
+    ASSERT_TRUE(kernel.ok()) << kernel.status() << c.text;
+    EXPECT_EQ(kernel->grid, c.grid) << c.text;
+    EXPECT_EQ(kernel->block, c.block) << c.text;
+    EXPECT_THAT(kernel->ptx, HasSubstr("bar.sync")) << c.text;
     ExpectPtxasAccepts(*kernel);
   }
 }

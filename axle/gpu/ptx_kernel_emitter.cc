@@ -138,6 +138,46 @@ std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
   return length;
 }
 
+// Column reductions: blocks of up to 1024 threads.
+constexpr int64_t kColumnBlockThreads = 1024;
+// Rows each column-reduction thread loads before folding them (in order).
+constexpr int64_t kColumnUnroll = 4;
+
+// The number of rows of a root that reduces its input's leading dimensions
+// (the output is the trailing ones, rows of the input laid out row-major)
+// with one input: a column reduction, which gets a block per
+// ColumnTileWidth output columns (a 32-byte sector of a row: 8 f32
+// columns), so that even 1024 columns make a block per SM. Its threads
+// are the tile's columns by kColumnBlockThreads / width rows; each folds
+// every such row of its column (kColumnUnroll loads in flight); the warp's
+// lanes of a column combine by shuffles, the warps' by shared memory. As
+// for rows, the computation must be associative and the init value its
+// identity. nullopt for any other root, or too few rows to share.
+std::optional<int64_t> ColumnReductionOf(const HloInstruction& root) {
+  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray() ||
+      root.shape().rank() < 1 || pu::IsComplexType(root.shape().element_type())) {
+    return std::nullopt;
+  }
+  const Shape& input = root.operand(0)->shape();
+  std::vector<int64_t> reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
+  std::sort(reduced.begin(), reduced.end());
+  int64_t rows = 1;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (reduced[i] != static_cast<int64_t>(i)) return std::nullopt;
+    rows *= input.dimensions()[reduced[i]];
+  }
+  constexpr int64_t kMinRows = 8;
+  if (reduced.empty() || rows < kMinRows || root.shape().num_elements() == 0) return std::nullopt;
+  return rows;
+}
+
+// The columns of a column reduction's tile: a 32-byte sector of its
+// elements (at least 4, at most a warp), a power of two dividing kWarpSize.
+int64_t ColumnTileWidth(const HloInstruction& root) {
+  const int64_t bytes = std::max<int64_t>(1, pu::ByteWidth(root.shape().element_type()));
+  return std::clamp<int64_t>(32 / bytes, 4, kWarpSize);
+}
+
 // One element of each instruction at an index, emitted once per index (and
 // scope: a value emitted inside a reduce's loop is not reused outside it).
 class KernelEmitter {
@@ -162,9 +202,15 @@ class KernelEmitter {
   // A block per output element (see RowReductionOf).
   absl::Status EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
                                 int64_t row_length);
+  // A block per `width` output columns (see ColumnReductionOf), with
+  // `block_rows` threads a column.
+  absl::Status EmitColumnReduction(llvm::Function* kernel, const HloInstruction& reduce,
+                                   int64_t rows, int64_t width, int64_t block_rows);
   // `value` combined across the warp by `reduce`'s computation (lane 0
-  // gets the result).
-  absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value);
+  // gets the result); with `min_offset` w > 1, across the lanes equal
+  // modulo w (lanes 0..w-1 get the results).
+  absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value,
+                                              int min_offset = 1);
   // A special register (tid.x, ...) as i64.
   llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
   // `linear` as a row-major index of `dims`.
@@ -348,13 +394,13 @@ absl::Status KernelEmitter::EmitElementPerThread(
 }
 
 absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
-                                                           llvm::Value* value) {
+                                                           llvm::Value* value, int min_offset) {
   // Shuffled as 32-bit words: narrower values widened, 64-bit ones in two.
   llvm::Type* type = value->getType();
   const unsigned bits = type->getPrimitiveSizeInBits();
   llvm::Type* word = bits > 32 ? b_.getInt64Ty() : b_.getInt32Ty();
   llvm::Type* as_int = b_.getIntNTy(bits);
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+  for (int offset = kWarpSize / 2; offset >= min_offset; offset /= 2) {
     llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
     auto shuffle = [&](llvm::Value* half) {
       return b_.CreateIntrinsic(
@@ -466,6 +512,150 @@ absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloIn
   return absl::OkStatus();
 }
 
+absl::Status KernelEmitter::EmitColumnReduction(llvm::Function* kernel,
+                                                const HloInstruction& reduce, int64_t rows,
+                                                int64_t width, int64_t block_rows) {
+  llvm::LLVMContext& context = module_->getContext();
+  const HloInstruction* input = reduce.operand(0);
+  const std::vector<int64_t>& input_dims = input->shape().dimensions();
+  const std::vector<int64_t>& column_dims = reduce.shape().dimensions();
+  const std::vector<int64_t> row_dims(
+      input_dims.begin(), input_dims.end() - static_cast<std::ptrdiff_t>(column_dims.size()));
+  const int64_t columns = reduce.shape().num_elements();
+  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
+  auto* unrolled_header = llvm::BasicBlock::Create(context, "rows.header", kernel);
+  auto* unrolled_body = llvm::BasicBlock::Create(context, "rows", kernel);
+  auto* header = llvm::BasicBlock::Create(context, "row.header", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "row", kernel);
+  auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
+  b_.SetInsertPoint(entry);
+  llvm::Value* block = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block");
+  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
+  llvm::Value* tile_column = b_.CreateURem(thread, b_.getInt64(width), "tile_column");
+  llvm::Value* first_row = b_.CreateUDiv(thread, b_.getInt64(width), "first_row");
+  llvm::Value* column =
+      b_.CreateAdd(b_.CreateMul(block, b_.getInt64(width)), tile_column, "column", true, true);
+  llvm::Value* in_range = b_.CreateICmpULT(column, b_.getInt64(columns), "in_range");
+  // In the entry block: the loops read it and the store after them.
+  const llvm_ir::IrIndex column_index = Delinearize(column, column_dims);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  b_.CreateBr(unrolled_header);
+
+  // kColumnUnroll rows at a time (their loads independent), while they
+  // are all in the input, folded in order.
+  const int64_t last_of_step = (kColumnUnroll - 1) * block_rows;
+  b_.SetInsertPoint(unrolled_header);
+  llvm::PHINode* unrolled_row = b_.CreatePHI(b_.getInt64Ty(), 2, "unrolled_row");
+  llvm::PHINode* unrolled_partial = b_.CreatePHI(init->getType(), 2, "unrolled_partial");
+  unrolled_row->addIncoming(first_row, preheader);
+  unrolled_partial->addIncoming(init, preheader);
+  b_.CreateCondBr(
+      b_.CreateAnd(in_range, b_.CreateICmpULT(b_.CreateAdd(unrolled_row, b_.getInt64(last_of_step)),
+                                              b_.getInt64(rows))),
+      unrolled_body, header);
+  b_.SetInsertPoint(unrolled_body);
+  std::vector<llvm::Value*> elements;
+  for (int64_t k = 0; k < kColumnUnroll; ++k) {
+    llvm::Value* row = b_.CreateAdd(unrolled_row, b_.getInt64(k * block_rows));
+    llvm_ir::IrIndex index = Delinearize(row, row_dims);
+    for (llvm::Value* position : column_index) index.push_back(position);
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+    elements.push_back(element);
+  }
+  llvm::Value* unrolled_value = unrolled_partial;
+  for (llvm::Value* element : elements) {
+    AXLE_ASSIGN_OR_RETURN(
+        std::vector<llvm::Value*> combined,
+        elemental_.EmitScalarComputation(*reduce.to_apply(), {unrolled_value, element}));
+    unrolled_value = combined[0];
+  }
+  unrolled_row->addIncoming(b_.CreateAdd(unrolled_row, b_.getInt64(kColumnUnroll * block_rows)),
+                            b_.GetInsertBlock());
+  unrolled_partial->addIncoming(unrolled_value, b_.GetInsertBlock());
+  b_.CreateBr(unrolled_header);
+
+  // The remaining rows one at a time.
+  b_.SetInsertPoint(header);
+  llvm::PHINode* row = b_.CreatePHI(b_.getInt64Ty(), 2, "row");
+  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
+  row->addIncoming(unrolled_row, unrolled_header);
+  partial->addIncoming(unrolled_partial, unrolled_header);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpULT(row, b_.getInt64(rows))), body, folded);
+  b_.SetInsertPoint(body);
+  // Nothing emitted in the unrolled loop's body dominates this one (a
+  // column's value cached there would be reused here).
+  cache_.clear();
+  llvm_ir::IrIndex index = Delinearize(row, row_dims);
+  for (llvm::Value* position : column_index) index.push_back(position);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
+  row->addIncoming(b_.CreateAdd(row, b_.getInt64(block_rows)), b_.GetInsertBlock());
+  partial->addIncoming(combined[0], b_.GetInsertBlock());
+  b_.CreateBr(header);
+
+  // Every thread takes part (out-of-range columns with the init value):
+  // the lanes of a column across each warp, then the warps' results
+  // through shared memory, folded by the block's first row of threads.
+  b_.SetInsertPoint(folded);
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * warp_value,
+                        EmitWarpReduce(reduce, partial, static_cast<int>(width)));
+  const int64_t warps = block_rows * width / kWarpSize;
+  auto* slots_type = llvm::ArrayType::get(init->getType(), warps * width);
+  auto* slots = new llvm::GlobalVariable(
+      *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"), nullptr,
+      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  llvm::Value* lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
+  llvm::Value* warp = b_.CreateLShr(thread, b_.getInt64(5), "warp");
+  auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
+  auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
+  b_.CreateCondBr(b_.CreateICmpULT(lane, b_.getInt64(width)), write, written);
+  b_.SetInsertPoint(write);
+  b_.CreateStore(warp_value,
+                 b_.CreateInBoundsGEP(
+                     slots_type, slots,
+                     {b_.getInt64(0), b_.CreateAdd(b_.CreateMul(warp, b_.getInt64(width)), lane)}));
+  b_.CreateBr(written);
+  b_.SetInsertPoint(written);
+  b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+  auto* gather = llvm::BasicBlock::Create(context, "gather", kernel);
+  auto* gather_header = llvm::BasicBlock::Create(context, "gather.header", kernel);
+  auto* gather_body = llvm::BasicBlock::Create(context, "gather.warp", kernel);
+  auto* store = llvm::BasicBlock::Create(context, "store", kernel);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpULT(thread, b_.getInt64(width))), gather,
+                  exit);
+  b_.SetInsertPoint(gather);
+  llvm::Value* own = b_.CreateLoad(
+      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), thread}));
+  b_.CreateBr(gather_header);
+  b_.SetInsertPoint(gather_header);
+  llvm::PHINode* slot_warp = b_.CreatePHI(b_.getInt64Ty(), 2, "slot_warp");
+  llvm::PHINode* total = b_.CreatePHI(init->getType(), 2, "total");
+  slot_warp->addIncoming(b_.getInt64(1), gather);
+  total->addIncoming(own, gather);
+  b_.CreateCondBr(b_.CreateICmpULT(slot_warp, b_.getInt64(warps)), gather_body, store);
+  b_.SetInsertPoint(gather_body);
+  llvm::Value* slot = b_.CreateAdd(b_.CreateMul(slot_warp, b_.getInt64(width)), thread);
+  llvm::Value* other = b_.CreateLoad(
+      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), slot}));
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> merged,
+                        elemental_.EmitScalarComputation(*reduce.to_apply(), {total, other}));
+  slot_warp->addIncoming(b_.CreateAdd(slot_warp, b_.getInt64(1)), b_.GetInsertBlock());
+  total->addIncoming(merged[0], b_.GetInsertBlock());
+  b_.CreateBr(gather_header);
+  b_.SetInsertPoint(store);
+  elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
+                          LinearizeInLayout(column_index, reduce.shape()),
+                          reduce.shape().element_type());
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  b_.CreateRetVoid();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
     absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
   EmittedKernel emitted;
@@ -479,6 +669,20 @@ absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
       emitted.grid = elements;
       emitted.function = CreateKernel(name, emitted.block, outputs);
       AXLE_RETURN_IF_ERROR(EmitRowReduction(emitted.function, *outputs[0], *row_length));
+      return emitted;
+    }
+    if (std::optional<int64_t> rows = ColumnReductionOf(*outputs[0]); rows.has_value()) {
+      // A block per tile of `width` columns, with as many rows of threads
+      // as fit (fewer for fewer rows, whole warps).
+      const int64_t width = ColumnTileWidth(*outputs[0]);
+      const int64_t per_warp = kWarpSize / width;
+      const int64_t block_rows =
+          (std::min(kColumnBlockThreads / width, *rows) + per_warp - 1) / per_warp * per_warp;
+      emitted.block = static_cast<int>(block_rows * width);
+      emitted.grid = (elements + width - 1) / width;
+      emitted.function = CreateKernel(name, emitted.block, outputs);
+      AXLE_RETURN_IF_ERROR(
+          EmitColumnReduction(emitted.function, *outputs[0], *rows, width, block_rows));
       return emitted;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/primitive_type.h"
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -111,8 +112,10 @@ int64_t ProducerLoopPrefix(const HloInstruction& producer, const HloInstruction&
 // Whether fusing `producer` into `consumer` leaves every reduce inside the
 // result (other than its root) hoistable: computed once per row, never per
 // element.
-bool KeepsReducesHoistable(const HloInstruction& producer, const HloInstruction& consumer) {
+bool KeepsReducesHoistable(const HloInstruction& producer, const HloInstruction& consumer,
+                           const CpuInstructionFusion::Options& options) {
   if (!ContainsReduce(producer)) return true;
+  if (!options.fuse_reductions_into_consumers) return false;
   const int64_t prefix = ProducerLoopPrefix(producer, consumer);
   if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
     const HloComputation* fused = fusion->fused_instructions_computation();
@@ -197,9 +200,42 @@ bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction
   return false;
 }
 
+// Whether the GPU computes `instruction` at the cost of a few instructions
+// (XLA:GPU's rule): exp, divide, sqrt and rsqrt of 32-bit or narrower
+// floats, which a kernel rereading a duplicate's value from memory would
+// spend more on.
+bool IsFastGpuMath(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kExp:
+    case HloOpcode::kDivide:
+    case HloOpcode::kSqrt:
+    case HloOpcode::kRsqrt:
+      return instruction.shape().IsArray() &&
+             primitive_util::IsFloatingPointType(instruction.shape().element_type()) &&
+             primitive_util::BitWidth(instruction.shape().element_type()) <= 32;
+    default:
+      return false;
+  }
+}
+
+// Whether `producer` may be duplicated into each of its users.
+bool CheapToDuplicateFor(const HloInstruction& producer,
+                         const CpuInstructionFusion::Options& options) {
+  if (!options.duplicate_fast_gpu_math) return IsCheapToDuplicate(producer);
+  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
+    for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
+      if (!IsFastGpuMath(*fused) && !IsCheapToDuplicate(*fused)) return false;
+    }
+    return true;
+  }
+  return IsFastGpuMath(producer) || IsCheapToDuplicate(producer);
+}
+
 // Whether `consumer` can take `producer` (ignoring who else reads it).
-bool CanFuseInto(const HloInstruction& producer, const HloInstruction& consumer) {
-  return ConsumerFusionKind(consumer).has_value() && KeepsReducesHoistable(producer, consumer);
+bool CanFuseInto(const HloInstruction& producer, const HloInstruction& consumer,
+                 const CpuInstructionFusion::Options& options) {
+  return ConsumerFusionKind(consumer).has_value() &&
+         KeepsReducesHoistable(producer, consumer, options);
 }
 
 // A few cheap ops spreading a handful of values over an array (a scalar
@@ -220,8 +256,11 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
   return true;
 }
 
-bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) {
-  if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer)) return false;
+bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
+                const CpuInstructionFusion::Options& options) {
+  if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer, options)) {
+    return false;
+  }
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
           CpuInstructionFusion::kMaxFusedInstructions &&
@@ -234,16 +273,17 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer) 
   if (ContainsReduce(producer)) return false;
   // Duplicating: only cheap producers, and only when every user can take a
   // copy (otherwise the producer's buffer is needed anyway).
-  if (producer.IsRoot() || !IsCheapToDuplicate(producer)) return false;
+  if (producer.IsRoot() || !CheapToDuplicateFor(producer, options)) return false;
   for (const HloInstruction* user : producer.users()) {
-    if (!CanFuseInto(producer, *user)) return false;
+    if (!CanFuseInto(producer, *user, options)) return false;
   }
   return true;
 }
 
 // Fuses into each consumer of `computation`, consumers first. Returns
 // whether anything changed.
-absl::StatusOr<bool> FuseComputation(HloComputation* computation) {
+absl::StatusOr<bool> FuseComputation(HloComputation* computation,
+                                     const CpuInstructionFusion::Options& options) {
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
   absl::flat_hash_set<HloInstruction*> alive(order.begin(), order.end());
   bool changed = false;
@@ -256,7 +296,7 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation) {
       std::optional<FusionKind> kind = ConsumerFusionKind(*consumer);
       if (!kind.has_value()) break;
       for (HloInstruction* producer : consumer->operands()) {
-        if (!ShouldFuse(*producer, *consumer)) continue;
+        if (!ShouldFuse(*producer, *consumer, options)) continue;
         bool producer_goes = producer->user_count() == 1 && !producer->IsRoot();
         AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * fusion,
                               FuseProducerIntoConsumer(producer, consumer, *kind));
@@ -278,7 +318,7 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation) {
 absl::StatusOr<bool> CpuInstructionFusion::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : ControlFlowComputations(*module)) {
-    AXLE_ASSIGN_OR_RETURN(bool computation_changed, FuseComputation(computation));
+    AXLE_ASSIGN_OR_RETURN(bool computation_changed, FuseComputation(computation, options_));
     changed |= computation_changed;
   }
   // New fusions sit at the end of their computation's instruction list: a

@@ -22,11 +22,17 @@
 //    row (row_index_analysis.h), with the row in cache: softmax and layer
 //    norm are one kernel and one pass over memory. A fusion never gets a
 //    reduce it would recompute per element, and a reduce is never
-//    duplicated into two consumers.
+//    duplicated into two consumers. A pass made with
+//    fuse_reductions_into_consumers false (the GPU's: its loop kernels
+//    have a thread per output element and would recompute the reduction
+//    for each) fuses no producer that holds a reduce into anything: a
+//    reduction is always the root of its own kInput fusion.
 //  - A producer read by several instructions is duplicated into the consumer
 //    only when it is cheap (no exp, log, tanh, divide, power, ... inside) and
 //    every one of its users can host a fusion; otherwise it stays a separate
-//    value. An expensive producer does not fuse where a broadcast would read
+//    value (with duplicate_fast_gpu_math, the GPU's, f32 exp / divide /
+//    sqrt / rsqrt count as cheap here: softmax's exp goes into both the sum
+//    and the divide). An expensive producer does not fuse where a broadcast would read
 //    each of its elements many times. Nothing with control dependencies
 //    fuses.
 //
@@ -51,8 +57,25 @@ class CpuInstructionFusion : public HloPassInterface {
   // Larger constants stay outside fusions (a read-only buffer each).
   static constexpr int64_t kMaxFusedConstantElements = 64;
 
+  struct Options {
+    // Row reductions fuse into consumers that read them per row (the cpu
+    // kernels hoist them). False: no producer holding a reduce fuses.
+    bool fuse_reductions_into_consumers = true;
+    // f32 (and narrower) exp, divide, sqrt and rsqrt count as cheap when
+    // deciding whether to duplicate a producer into several consumers
+    // (XLA:GPU's rule: on a GPU they cost less than a round trip through
+    // memory).
+    bool duplicate_fast_gpu_math = false;
+  };
+
+  CpuInstructionFusion() = default;
+  explicit CpuInstructionFusion(const Options& options) : options_(options) {}
+
   absl::string_view name() const override { return "fusion"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  Options options_;
 };
 
 }  // namespace axle

@@ -129,6 +129,57 @@ ENTRY e {
   ExpectReducesHoistable(*module);
 }
 
+// The GPU's options: no reduction fuses into a consumer (a kernel with a
+// thread per element would compute it per element), and f32 exp counts as
+// cheap to duplicate: softmax is the row max, the exp-and-sum, and the
+// exp-and-divide.
+TEST(RowFusion, GpuOptionsKeepReductionsOutOfTheirConsumers) {
+  CpuInstructionFusion::Options options;
+  options.fuse_reductions_into_consumers = false;
+  options.duplicate_fast_gpu_math = true;
+  CpuInstructionFusion pass(options);
+  auto module = RunAndCompare(std::string(kReducers) + R"(
+ENTRY e {
+  x = f32[8,16] parameter(0)
+  ninf = f32[] constant(-inf)
+  rowmax = f32[8] reduce(x, ninf), dimensions={1}, to_apply=max
+  rowmaxb = f32[8,16] broadcast(rowmax), dimensions={0}
+  shifted = f32[8,16] subtract(x, rowmaxb)
+  ex = f32[8,16] exponential(shifted)
+  zero = f32[] constant(0)
+  rowsum = f32[8] reduce(ex, zero), dimensions={1}, to_apply=add
+  rowsumb = f32[8,16] broadcast(rowsum), dimensions={0}
+  ROOT probs = f32[8,16] divide(ex, rowsumb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 3u) << module->ToString();
+  int reductions = 0;
+  for (HloInstruction* instruction : fusions) {
+    auto* fusion = cast<HloFusionInstruction>(instruction);
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    for (const HloInstruction* inner : fused->instructions()) {
+      if (inner->opcode() == HloOpcode::kReduce) {
+        EXPECT_EQ(inner, fused->root_instruction()) << fused->ToString();
+        EXPECT_EQ(fusion->fusion_kind(), FusionKind::kInput);
+        ++reductions;
+      }
+    }
+  }
+  EXPECT_EQ(reductions, 2);
+  // The exponential is computed by both the sum's and the divide's kernel.
+  int exponentials = 0;
+  for (HloInstruction* fusion : fusions) {
+    for (const HloInstruction* inner :
+         cast<HloFusionInstruction>(fusion)->fused_instructions_computation()->instructions()) {
+      exponentials += inner->opcode() == HloOpcode::kExp;
+    }
+  }
+  EXPECT_EQ(exponentials, 2) << module->ToString();
+}
+
 TEST(RowFusion, RowValueReadThroughATransposeDoesNotFuse) {
   auto module = Fuse(R"(
 ENTRY e {
