@@ -244,7 +244,7 @@ absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
                             allocator->Allocate(device_ordinal, size));
       result.set_buffer(std::move(memory), index);
     }
-    WriteTupleIndexTables(result);
+    AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, result));
     AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, arguments, result));
     return result;
   }
