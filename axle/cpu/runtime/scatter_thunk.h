@@ -31,28 +31,16 @@
 #include "axle/core/shape.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/scalar_function_emitter.h"
+#include "axle/hlo/analysis/scatter_indexing.h"
 
 namespace axle::cpu {
 
 class ScatterThunk : public Thunk {
  public:
   // Everything the walk needs, derived from the shapes and dimension numbers.
-  struct Geometry {
-    std::vector<int64_t> operand_dims;
-    std::vector<int64_t> update_dims;
-    std::vector<int64_t> indices_dims;
-    PrimitiveType indices_type = S32;
-    int64_t index_vector_dim = 0;
-    // Update dimensions that pick index vectors, and those of the window.
-    std::vector<int64_t> update_scatter_dims;
-    std::vector<int64_t> update_window_dims;
-    // The operand dimension of each update window dimension.
-    std::vector<int64_t> window_operand_dims;
-    std::vector<int64_t> scatter_dims_to_operand_dims;
-    // Operand dimension input_batching_dims[i] starts at the index-vector
-    // coordinate (position among update_scatter_dims) batch_positions[i].
-    std::vector<int64_t> input_batching_dims;
-    std::vector<int64_t> batch_positions;
+  // The shared indexing (axle/hlo/analysis/scatter_indexing.h) and how
+  // this thunk combines.
+  struct Geometry : ScatterIndexing {
     std::vector<int64_t> element_bytes;  // per operand
     // A combiner that is one plain op of (output, update), on one operand
     // whose windows are contiguous rows (the minor dimension of operand and

@@ -1,0 +1,51 @@
+//===- scatter_indexing.h - How a scatter's updates map onto its operand ---===//
+//
+// What every backend's scatter kernel needs from a scatter's dimension
+// numbers and shapes, checked once: which update dimensions pick index
+// vectors and which are window dimensions, the operand dimension of each
+// window dimension, where each operand batching dimension takes its
+// coordinate, and the shapes themselves. The cpu and cuda scatter thunks
+// both start from it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_ANALYSIS_SCATTER_INDEXING_H_
+#define AXLE_HLO_ANALYSIS_SCATTER_INDEXING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axle/core/shape.h"
+#include "axle/core/xla_data.h"
+
+namespace axle {
+
+struct ScatterIndexing {
+  std::vector<int64_t> operand_dims;
+  std::vector<int64_t> update_dims;
+  std::vector<int64_t> indices_dims;
+  PrimitiveType indices_type = S32;
+  int64_t index_vector_dim = 0;
+  // Update dimensions that pick index vectors, and those of the window.
+  std::vector<int64_t> update_scatter_dims;
+  std::vector<int64_t> update_window_dims;
+  // The operand dimension of each update window dimension.
+  std::vector<int64_t> window_operand_dims;
+  std::vector<int64_t> scatter_dims_to_operand_dims;
+  // Operand dimension input_batching_dims[i] starts at the index-vector
+  // coordinate (position among update_scatter_dims) batch_positions[i].
+  std::vector<int64_t> input_batching_dims;
+  std::vector<int64_t> batch_positions;
+};
+
+// The indexing of a scatter of operands shaped `operand`, indices shaped
+// `indices` and updates shaped `update` (all arrays; the index type is
+// the caller's to check). InvalidArgument saying what is inconsistent
+// (the caller names the instruction).
+absl::StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const Shape& operand, const Shape& indices,
+                                                       const Shape& update,
+                                                       const ScatterDimensionNumbers& dn);
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_ANALYSIS_SCATTER_INDEXING_H_
