@@ -5,9 +5,11 @@
 // them all when called, so a caller that sets one between two compiles sees
 // it take effect; nothing else in the library calls getenv.
 //
-//   AXLE_DUMP_TO          the HLO after every pass that changed it, pass
-//                         timings, buffer assignment and LLVM IR go to this
-//                         folder (hlo_pass_pipeline.h, cpu_compiler.cc)
+//   AXLE_DUMP_TO          the HLO after every pass that changed it (text and
+//                         Graphviz DOT), an HTML page with the final module's
+//                         picture, pass timings, buffer assignment and LLVM IR
+//                         go to this folder (hlo_pass_pipeline.h,
+//                         hlo_graph_dumper.h, cpu_compiler.cc)
 //   AXLE_PROFILE          set (not "" or "0"): executables time every thunk
 //                         and print the table at exit (cpu_executable.cc)
 //   AXLE_CACHE_DIR        compiled code persists in this folder across

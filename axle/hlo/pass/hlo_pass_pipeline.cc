@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
+#include "axle/hlo/pass/hlo_graph_dumper.h"
 #include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {
@@ -53,13 +54,17 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
       }
     }
     if (!dump_dir_.empty()) {
-      std::string path = absl::StrFormat("%s/%04d.%s.%s.hlo", dump_dir_, dump_index++,
-                                         module->name(), std::string(pass->name()));
+      const std::string path = absl::StrFormat("%s/%04d.%s.%s", dump_dir_, dump_index++,
+                                               module->name(), std::string(pass->name()));
       // Large constants elided, as XLA's dumps do by default (a model's
       // weights compiled in as constants printed in full took a minute).
       absl::Status status = WriteFile(
-          path,
+          absl::StrCat(path, ".hlo"),
           axle::ToString(*module, HloPrintOptions::Canonical().set_print_large_constants(false)));
+      if (!status.ok()) return status;
+      // And as a graph (XLA's --xla_dump_hlo_as_dot).
+      status = WriteFile(absl::StrCat(path, ".dot"),
+                         RenderModuleAsDot(*module, absl::StrCat("after ", pass->name())));
       if (!status.ok()) return status;
     }
   }
@@ -71,6 +76,12 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
     }
     absl::Status status =
         WriteFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
+    if (!status.ok()) return status;
+    // The module as the pipeline leaves it, as a page with its picture (XLA's
+    // --xla_dump_hlo_as_html).
+    status = WriteFile(
+        absl::StrCat(dump_dir_, "/", module->name(), ".", name_, ".html"),
+        RenderGraph(*module, absl::StrCat("after pipeline ", name_), RenderedGraphFormat::kHtml));
     if (!status.ok()) return status;
   }
   return changed_any;

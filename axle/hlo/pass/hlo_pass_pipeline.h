@@ -42,8 +42,11 @@ class HloPassPipeline : public HloPassInterface {
   };
   const std::vector<PassTiming>& timings() const { return timings_; }
 
-  // When set, the module text is written to DIR/NNNN.<module>.<pass>.hlo
-  // after every pass that changed it, and DIR/<module>.timings.txt at the end.
+  // When set, the module text is written to DIR/NNNN.<module>.<pass>.hlo,
+  // and drawn as a graph in DIR/NNNN.<module>.<pass>.dot, after every pass
+  // that changed it; at the end, DIR/<module>.timings.txt and the page
+  // DIR/<module>.<pipeline>.html with the module's picture
+  // (hlo_graph_dumper.h).
   // Without it, the environment variable AXLE_DUMP_TO names the directory
   // (so any program that runs a pipeline can be asked for its dumps).
   void set_dump_dir(std::string dir) { dump_dir_ = std::move(dir); }
