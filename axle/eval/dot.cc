@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/algorithm/container.h"
@@ -49,6 +50,9 @@ std::vector<int64_t> FreeDims(int64_t rank, absl::Span<const int64_t> batch,
 // (row-major element strides; 0 where an operand does not have the
 // dimension).
 struct DotGeometry {
+  // out_dims: the batch dimensions, then lhs's free ones, then rhs's.
+  size_t batch_rank = 0;
+  size_t lhs_free_rank = 0;
   std::vector<int64_t> out_dims;
   std::vector<int64_t> lhs_out_stride, rhs_out_stride;
   std::vector<int64_t> contract_dims;
@@ -112,10 +116,12 @@ DotGeometry MakeDotGeometry(const DotDimensionNumbers& dnums, const Shape& lhs, 
     int64_t l = dnums.lhs_batch_dimensions(i), r = dnums.rhs_batch_dimensions(i);
     add_out(lhs.dimensions(l), lhs_strides[l], rhs_strides[r]);
   }
+  g.batch_rank = g.out_dims.size();
   for (int64_t d :
        FreeDims(lhs.rank(), dnums.lhs_batch_dimensions(), dnums.lhs_contracting_dimensions())) {
     add_out(lhs.dimensions(d), lhs_strides[d], 0);
   }
+  g.lhs_free_rank = g.out_dims.size() - g.batch_rank;
   for (int64_t d : FreeDims(rhs.rank(), dnums.rhs_batch_dimensions(),
                             dnums.rhs_contracting_dimensions(), rhs_excluded)) {
     add_out(rhs.dimensions(d), 0, rhs_strides[d]);
@@ -170,38 +176,89 @@ uint64_t NibbleProducts(T a, T b) {
   return alo * blo + ahi * bhi;
 }
 
+// One operand's elements laid out as [batch, free, contraction] rows: row
+// (b, f) holds the K elements the dot contracts for batch b and free index
+// f, in the contraction's row-major order. The product loop then reads both
+// operands sequentially, whatever their dimension numbers (a column of a
+// row-major rhs was a cache miss per element), in the same order as before,
+// so the sums are the same.
+template <typename T>
+std::unique_ptr<T[]> PackRows(absl::Span<const T> data,
+                              absl::Span<const int64_t> batch_and_free_dims,
+                              absl::Span<const int64_t> strides,
+                              absl::Span<const int64_t> contract_k) {
+  const int64_t rows = Product(batch_and_free_dims);
+  const int64_t k_count = static_cast<int64_t>(contract_k.size());
+  // (unique_ptr<T[]> rather than std::vector<T>, whose bool has no data().)
+  auto packed = std::make_unique<T[]>(static_cast<size_t>(std::max<int64_t>(1, rows * k_count)));
+  if (rows * k_count == 0) return packed;
+  std::vector<int64_t> index(batch_and_free_dims.size(), 0);
+  int64_t row = 0;
+  do {
+    int64_t base = 0;
+    for (size_t i = 0; i < index.size(); ++i) base += index[i] * strides[i];
+    T* out = packed.get() + row * k_count;
+    for (int64_t k = 0; k < k_count; ++k) out[k] = data[base + contract_k[k]];
+    ++row;
+  } while (NextIndex(batch_and_free_dims, absl::MakeSpan(index)));
+  return packed;
+}
+
 template <typename T>
 Literal DotTyped(const DotGeometry& g, const Literal& lhs, const Literal& rhs, const Shape& shape,
                  bool packed_nibble) {
   Literal result(shape);
-  std::vector<int64_t> lhs_k, rhs_k;
-  ContractionOffsets(g, &lhs_k, &rhs_k);
-  absl::Span<const T> l = lhs.data<T>();
-  absl::Span<const T> r = rhs.data<T>();
   absl::Span<T> out = result.data<T>();
   if (out.empty()) return result;
-  std::vector<int64_t> index(g.out_dims.size(), 0);
+  std::vector<int64_t> lhs_k, rhs_k;
+  ContractionOffsets(g, &lhs_k, &rhs_k);
+  // The result's dimensions: batch, then lhs free, then rhs free.
+  const size_t batch_rank = g.batch_rank;
+  const size_t lhs_free_end = batch_rank + g.lhs_free_rank;
+  auto dims = [&](size_t begin, size_t end) {
+    return absl::MakeConstSpan(g.out_dims).subspan(begin, end - begin);
+  };
+  auto concat = [](absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
+    std::vector<int64_t> v(a.begin(), a.end());
+    v.insert(v.end(), b.begin(), b.end());
+    return v;
+  };
+  const std::vector<int64_t> lhs_rows_dims =
+      concat(dims(0, batch_rank), dims(batch_rank, lhs_free_end));
+  const std::vector<int64_t> lhs_rows_strides =
+      concat(absl::MakeConstSpan(g.lhs_out_stride).subspan(0, batch_rank),
+             absl::MakeConstSpan(g.lhs_out_stride).subspan(batch_rank, g.lhs_free_rank));
+  const std::vector<int64_t> rhs_rows_dims =
+      concat(dims(0, batch_rank), dims(lhs_free_end, g.out_dims.size()));
+  const std::vector<int64_t> rhs_rows_strides =
+      concat(absl::MakeConstSpan(g.rhs_out_stride).subspan(0, batch_rank),
+             absl::MakeConstSpan(g.rhs_out_stride).subspan(lhs_free_end));
+  const std::unique_ptr<T[]> l = PackRows<T>(lhs.data<T>(), lhs_rows_dims, lhs_rows_strides, lhs_k);
+  const std::unique_ptr<T[]> r = PackRows<T>(rhs.data<T>(), rhs_rows_dims, rhs_rows_strides, rhs_k);
+  const int64_t batches = Product(dims(0, batch_rank));
+  const int64_t lhs_rows = Product(dims(batch_rank, lhs_free_end));
+  const int64_t rhs_rows = Product(dims(lhs_free_end, g.out_dims.size()));
+  const int64_t k_count = static_cast<int64_t>(lhs_k.size());
   int64_t linear = 0;
-  do {
-    int64_t lhs_base = 0, rhs_base = 0;
-    for (size_t i = 0; i < index.size(); ++i) {
-      lhs_base += index[i] * g.lhs_out_stride[i];
-      rhs_base += index[i] * g.rhs_out_stride[i];
-    }
-    Accumulator<T> acc{};
-    for (size_t k = 0; k < lhs_k.size(); ++k) {
-      T a = l[lhs_base + lhs_k[k]];
-      T b = r[rhs_base + rhs_k[k]];
-      if constexpr (is_integer_v<T>) {
-        if (packed_nibble) {
-          acc += NibbleProducts(a, b);
-          continue;
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < lhs_rows; ++i) {
+      const T* a_row = l.get() + (b * lhs_rows + i) * k_count;
+      for (int64_t j = 0; j < rhs_rows; ++j) {
+        const T* b_row = r.get() + (b * rhs_rows + j) * k_count;
+        Accumulator<T> acc{};
+        for (int64_t k = 0; k < k_count; ++k) {
+          if constexpr (is_integer_v<T>) {
+            if (packed_nibble) {
+              acc += NibbleProducts(a_row[k], b_row[k]);
+              continue;
+            }
+          }
+          acc = MultiplyAdd(acc, ToAccumulator(a_row[k]), ToAccumulator(b_row[k]));
         }
+        out[linear++] = FromAccumulator<T>(acc);
       }
-      acc = MultiplyAdd(acc, ToAccumulator(a), ToAccumulator(b));
     }
-    out[linear++] = FromAccumulator<T>(acc);
-  } while (NextIndex(g.out_dims, absl::MakeSpan(index)));
+  }
   return result;
 }
 

@@ -43,7 +43,7 @@ struct HloRenderOptions {
   std::string dot_program = "dot";
   // Graphs with more nodes than this are not laid out for the HTML page
   // (Graphviz takes minutes on them); the page says so and keeps the DOT.
-  int64_t max_svg_nodes = 4000;
+  int64_t max_svg_nodes = 2000;
 };
 
 // The module as a Graphviz DOT digraph. `label` titles the graph.
