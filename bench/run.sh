@@ -3,7 +3,8 @@
 # builds axle-bench, stream and onednn-matmul in $BUILD (default
 # build-bench), then, for 1 and 2 threads and each module in
 # bench/modules, runs Axle on the cpu platform and PyTorch 1.13 at its best
-# settings (../shared/PEERS.md) one after the other, plus the STREAM triad
+# settings (../shared/PEERS.md; OpenBLAS's core type measured in the run,
+# bench/torch_blas_probe.py) one after the other, plus the STREAM triad
 # and oneDNN's matmul primitive as the limits, and writes the table into
 # the generated section of docs/PERFORMANCE.md (bench/report.py).
 #
@@ -29,10 +30,28 @@ else
   WORKLOADS="chain softmax layernorm matmul_f32 matmul_bf16 mlp_step conv_block"
 fi
 
-# PyTorch's best settings (PEERS.md): AVX-512 kernels, OpenBLAS left to
-# detect the core type, malloc keeping its memory.
-TORCH_ENV=(env -u OPENBLAS_CORETYPE ATEN_CPU_CAPABILITY=avx512
+# PyTorch's best settings (PEERS.md): AVX-512 kernels, malloc keeping its
+# memory, and the OpenBLAS core type measured below (TORCH_BLAS).
+TORCH_ENV_BASE=(ATEN_CPU_CAPABILITY=avx512
   GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295)
+# OpenBLAS's core type for this CPU, measured on this machine: its 1024^3
+# matmul under each candidate, the fastest wins. Debian's OpenBLAS 0.3.21
+# misdetects newer CPUs, and which setting is best changes with the machine.
+TORCH_BLAS_CANDIDATES=${TORCH_BLAS_CANDIDATES:-"unset SkylakeX Cooperlake Haswell"}
+blas_env() {  # the env(1) arguments for one candidate
+  if [ "$1" = unset ]; then echo "-u OPENBLAS_CORETYPE"; else echo "OPENBLAS_CORETYPE=$1"; fi
+}
+pick_torch_blas() {
+  local best="" best_ms="" probes="" c ms
+  for c in $TORCH_BLAS_CANDIDATES; do
+    # shellcheck disable=SC2046
+    ms=$(env $(blas_env "$c") "${TORCH_ENV_BASE[@]}" "$PYTHON" bench/torch_blas_probe.py \
+      --threads "$(nproc)" 2>/dev/null) || continue
+    probes="$probes${probes:+,}$c:$ms"
+    if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best_ms) }"; then best=$c best_ms=$ms; fi
+  done
+  echo "${best:-unset} ${probes:-none}"
+}
 
 have_torch() { "$PYTHON" -c "import torch" 2>/dev/null; }
 if ! have_torch && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -58,8 +77,13 @@ record() { echo "$*" | tee -a "$RESULTS" >&2; }
 
 record "env load_before=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
 record "env cpu=$(lscpu | sed -n 's/^Model name: *//p' | tr ' ' _) cores=$(nproc) date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD) uncommitted_files=$(git status --porcelain -- axle tools bench | wc -l)"
+TORCH_ENV=(env)
 if [ "$TORCH" = 1 ]; then
   record "env torch=$("$PYTHON" -c 'import torch; print(torch.__version__)')"
+  read -r TORCH_BLAS TORCH_BLAS_PROBES <<<"$(pick_torch_blas)"
+  record "env torch_openblas_coretype=$TORCH_BLAS torch_blas_probe_ms=$TORCH_BLAS_PROBES"
+  # shellcheck disable=SC2207
+  TORCH_ENV=(env $(blas_env "$TORCH_BLAS") "${TORCH_ENV_BASE[@]}")
 fi
 for t in $THREADS; do
   record "stream - $t $("$BUILD/bench/stream" "$t" 10)"
