@@ -76,6 +76,18 @@ trap 'rm -f "$RESULTS"' EXIT
 record() { echo "$*" | tee -a "$RESULTS" >&2; }
 
 record "env load_before=$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)"
+# The last-level cache: workloads smaller than 4x it are labelled
+# cache-resident in the report.
+llc_bytes() {
+  local size
+  size=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || true)
+  if [ -z "$size" ] || [ "$size" = 0 ]; then
+    size=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo 0)
+    case "$size" in *K) size=$(( ${size%K} * 1024 ));; *M) size=$(( ${size%M} * 1048576 ));; esac
+  fi
+  echo "$size"
+}
+record "env llc_bytes=$(llc_bytes)"
 record "env cpu=$(lscpu | sed -n 's/^Model name: *//p' | tr ' ' _) cores=$(nproc) date=$(date -u +%Y-%m-%dT%H:%MZ) commit=$(git rev-parse --short HEAD) uncommitted_files=$(git status --porcelain -- axle tools bench | wc -l)"
 TORCH_ENV=(env)
 if [ "$TORCH" = 1 ]; then
@@ -86,7 +98,11 @@ if [ "$TORCH" = 1 ]; then
   TORCH_ENV=(env $(blas_env "$TORCH_BLAS") "${TORCH_ENV_BASE[@]}")
 fi
 for t in $THREADS; do
-  record "stream - $t $("$BUILD/bench/stream" "$t" 10)"
+  # The limits, with the sample counts Axle gets: the triad, and the triad
+  # with non-temporal stores (the limit for kernels that store that way).
+  record "stream - $t $("$BUILD/bench/stream" "$t" --min_seconds="$MIN_SECONDS" --max_runs="$MAX_RUNS")"
+  record "stream_nt - $t $("$BUILD/bench/stream" "$t" --min_seconds="$MIN_SECONDS" \
+    --max_runs="$MAX_RUNS" --nontemporal)"
   if [ "$ONEDNN" = 1 ]; then
     for type in f32 bf16; do
       for policy in ACTIVE PASSIVE; do  # the report keeps the faster
