@@ -686,6 +686,55 @@ std::string MaxPoolGrad(const std::string& source_dims, const std::string& windo
   return text;
 }
 
+TEST(CpuSelectAndScatter, LargePoolsSplitAcrossThreadsWhereWindowsDoNotOverlap) {
+  // Enough windows for the inline walk to split the source's dimension 0
+  // across the pool: a batch dimension (window 1), a dimension 0 whose
+  // windows leave gaps (stride 3, size 2), and one whose windows overlap
+  // (stride 1, size 2: not split). Ties (repeated values) test the select
+  // order; results equal the interpreter's bit for bit.
+  struct Case {
+    const char* operand;
+    const char* source;
+    const char* window;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"[8,32,32,16]", "[8,16,16,16]", "size=1x2x2x1 stride=1x2x2x1"},
+                         {"[32,16,64]", "[11,8,64]", "size=2x2x1 stride=3x2x1"},
+                         {"[20,16,64]", "[19,8,64]", "size=2x2x1 stride=1x2x1"}}) {
+    const std::string text =
+        absl::StrCat(R"(
+HloModule sas
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32)",
+                     c.operand, R"( parameter(0)
+  source = f32)",
+                     c.source, R"( parameter(1)
+  init = f32[] constant(0.5)
+  ROOT s = f32)",
+                     c.operand, R"( select-and-scatter(operand, source, init), window={)", c.window,
+                     R"(}, select=ge, scatter=add
+})");
+    SCOPED_TRACE(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+    Literal operand(arguments[0].shape());
+    const int64_t count = ShapeUtil::ElementsIn(operand.shape());
+    auto* values = static_cast<float*>(operand.untyped_data());
+    for (int64_t i = 0; i < count; ++i) values[i] = static_cast<float>((i * 7919) % 13);
+    arguments[0] = std::move(operand);
+    RunBoth(text, arguments);
+  }
+}
+
 TEST(CpuSelectAndScatter, NonOverlappingWindows) {
   Literal operand = LiteralUtil::CreateR2<float>(
       {{1, 9, 2, 3, 0}, {4, 5, 8, 1, 7}, {0, 0, 6, 6, 2}, {3, 2, 1, 6, 9}});
