@@ -59,6 +59,25 @@ bool IsIdentity(absl::Span<const int64_t> permutation) {
   return true;
 }
 
+// Whether an operand transposed for the matmul puts its contracting dims
+// after its free dims ([B, M, K] lhs, [B, N, K] rhs) rather than before
+// them: whichever group holds the operand's minor non-trivial dimension
+// goes last, so that dimension stays minor and the transpose moves whole
+// rows (JAX's attention: k as [b, k, h, d] becomes [b, h, k, d], a copy of
+// 64-element rows, not [b, h, d, k], a transpose of every element). With
+// the minor dimension in neither group (a batch dim) or no non-trivial
+// dims, `fallback`: the lhs as [B, M, K], the rhs as [B, K, N].
+bool ContractingLast(const Shape& shape, absl::Span<const int64_t> free,
+                     absl::Span<const int64_t> contracting, bool fallback) {
+  for (int64_t d = shape.rank() - 1; d >= 0; --d) {
+    if (shape.dimensions(d) == 1) continue;
+    if (std::find(contracting.begin(), contracting.end(), d) != contracting.end()) return true;
+    if (std::find(free.begin(), free.end(), d) != free.end()) return false;
+    return fallback;
+  }
+  return fallback;
+}
+
 // Rewrites `dot` when an operand needs it; whether it did.
 absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
   const auto* typed = cast<HloDotInstruction>(dot);
@@ -88,20 +107,31 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
   if (lhs_in_place && rhs_in_place) return false;
   const int64_t batch = static_cast<int64_t>(lhs_batch.size());
   DotDimensionNumbers renumbered = numbers;
+  // Each operand keeps its minor dimension minor where it can (see
+  // ContractingLast): the transpose then copies whole rows.
   if (!lhs_in_place) {
-    std::vector<int64_t> permutation = Concat(lhs_batch, lhs_free, lhs_contracting);
+    const bool contracting_last =
+        ContractingLast(lhs_shape, lhs_free, lhs_contracting, /*fallback=*/true);
+    std::vector<int64_t> permutation = contracting_last
+                                           ? Concat(lhs_batch, lhs_free, lhs_contracting)
+                                           : Concat(lhs_batch, lhs_contracting, lhs_free);
     if (!IsIdentity(permutation)) lhs = MakeTranspose(lhs, permutation);
     *renumbered.mutable_lhs_batch_dimensions() = Iota(0, batch);
     *renumbered.mutable_lhs_contracting_dimensions() =
-        Iota(batch + static_cast<int64_t>(lhs_free.size()),
+        Iota(batch + (contracting_last ? static_cast<int64_t>(lhs_free.size()) : 0),
              static_cast<int64_t>(lhs_contracting.size()));
   }
   if (!rhs_in_place) {
-    std::vector<int64_t> permutation = Concat(rhs_batch, rhs_contracting, rhs_free);
+    const bool contracting_last =
+        ContractingLast(rhs_shape, rhs_free, rhs_contracting, /*fallback=*/false);
+    std::vector<int64_t> permutation = contracting_last
+                                           ? Concat(rhs_batch, rhs_free, rhs_contracting)
+                                           : Concat(rhs_batch, rhs_contracting, rhs_free);
     if (!IsIdentity(permutation)) rhs = MakeTranspose(rhs, permutation);
     *renumbered.mutable_rhs_batch_dimensions() = Iota(0, batch);
     *renumbered.mutable_rhs_contracting_dimensions() =
-        Iota(batch, static_cast<int64_t>(rhs_contracting.size()));
+        Iota(batch + (contracting_last ? static_cast<int64_t>(rhs_free.size()) : 0),
+             static_cast<int64_t>(rhs_contracting.size()));
   }
   if (lhs == dot->operand(0) && rhs == dot->operand(1)) return false;
   std::unique_ptr<HloInstruction> replacement = dot->CloneWithNewOperands(dot->shape(), {lhs, rhs});

@@ -69,15 +69,27 @@ TEST(DotOperandTransposeTest, AttentionOperandsAreTransposedAndAgree) {
     EXPECT_EQ(numbers.rhs_batch_dimensions(), (std::vector<int64_t>{0, 1}));
     EXPECT_EQ(dot->operand(0)->opcode(), HloOpcode::kTranspose);
   }
-  // The scores' rhs becomes [B, K, N]; the weighted sum's rhs (the scores
-  // as [B, N, K]) read in place already.
+  // The scores' rhs (k) becomes [B, N, K] and the weighted sum's lhs (v)
+  // [B, K, M]: every transpose keeps its operand's minor dimension (d)
+  // minor. The weighted sum's rhs (the scores as [B, N, K]) reads in place
+  // already.
   std::vector<const HloDotInstruction*> dots = Dots(**module);
   ASSERT_EQ(dots.size(), 2u);
   int transposed_rhs = 0;
   for (const HloDotInstruction* dot : dots) {
     transposed_rhs += dot->operand(1)->opcode() == HloOpcode::kTranspose;
+    for (const HloInstruction* operand : dot->operands()) {
+      if (operand->opcode() != HloOpcode::kTranspose) continue;
+      EXPECT_EQ(cast<HloDimensionsInstruction>(operand)->dimensions().back(), 3)
+          << operand->ToString();
+    }
   }
   EXPECT_EQ(transposed_rhs, 1);
+  const DotDimensionNumbers& scores = dots[0]->dot_dimension_numbers();
+  const DotDimensionNumbers& sum = dots[1]->dot_dimension_numbers();
+  EXPECT_EQ(scores.lhs_contracting_dimensions(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(scores.rhs_contracting_dimensions(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(sum.lhs_contracting_dimensions(), (std::vector<int64_t>{2}));
   // Run through the whole cpu pipeline against the interpreter.
   std::vector<Literal> arguments;
   arguments.reserve(3);

@@ -88,7 +88,15 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* transp
     return false;
   }
   const std::vector<int64_t> permutation = SwapPermutation(batch, lhs_free, rhs_free);
-  if (cast<HloDimensionsInstruction>(transpose)->dimensions() != permutation) return false;
+  // The transpose as one of the swapped dot's result: identity when it is
+  // the swap itself; otherwise taken only when it keeps the swapped
+  // result's minor dimension minor (see the header).
+  const std::vector<int64_t>& dims = cast<HloDimensionsInstruction>(transpose)->dimensions();
+  if (dims.size() != permutation.size() || dims.back() != permutation.back()) return false;
+  std::vector<int64_t> inverse(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i) inverse[permutation[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> residual(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) residual[i] = inverse[dims[i]];
 
   DotDimensionNumbers swapped = numbers;
   *swapped.mutable_lhs_batch_dimensions() = numbers.rhs_batch_dimensions();
@@ -120,6 +128,9 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* transp
     }
     value = computation->AddInstruction(op->CloneWithNewOperands(shape, operands));
   }
+  bool identity = true;
+  for (size_t i = 0; i < residual.size(); ++i) identity &= residual[i] == static_cast<int64_t>(i);
+  if (!identity) value = MakeTranspose(value, residual);
   AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(transpose, value));
   return true;
 }

@@ -19,6 +19,14 @@
 // kernel only in its own orientation). No values change: each output
 // element is the same sum.
 //
+// More generally, a transpose whose minor dimension is the dot's last lhs
+// free dimension (the swapped dot's minor one) becomes the swapped dot, the
+// chain, and the remaining transpose, which keeps the minor dimension minor
+// (a copy of whole rows, fused with the chain) instead of moving every
+// element: JAX's attention output einsum('bkhd,bhqk->bqhd') is a dot
+// giving [b, h, d, q] transposed to [b, q, h, d]; swapped it gives
+// [b, h, q, d] and a row copy (attention_bf16).
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_OUTPUT_TRANSPOSE_H_
 #define AXLE_CPU_RUNTIME_DOT_OUTPUT_TRANSPOSE_H_

@@ -2,7 +2,9 @@
 //
 // JAX's weight update `w - transpose(dot(dy, x) * lr)` becomes `w -
 // dot(x, dy) * lr` with no transpose, batched dots too, and computes what
-// the interpreter computes; transposes that are not the swap, or whose
+// the interpreter computes; attention's output transpose becomes the
+// swapped dot and a transpose that keeps the minor dimension; transposes
+// that move the swapped result's minor dimension too, or whose
 // chain has another user or a non-scalar operand, and skinny results, are
 // left alone.
 //
@@ -42,6 +44,20 @@ ENTRY e {
   b = f32[3,5,66] parameter(1)
   d = f32[3,64,66] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   ROOT t = f32[3,66,64] transpose(d), dimensions={0,2,1}
+})";
+
+// JAX's attention output einsum('bkhd,bhqk->bqhd'): the dot gives
+// [b, h, d, 1, q] and the transpose [b, q, h, 1, d] moves its minor
+// dimension (q); the swapped dot gives [b, h, 1, q, d], from which the same
+// result is a transpose that keeps d minor.
+constexpr const char* kAttentionOutput = R"(
+HloModule m
+ENTRY e {
+  v = f32[2,80,4,64] parameter(0)
+  p = f32[1,2,4,96,80] parameter(1)
+  d = f32[2,4,64,1,96] dot(v, p), lhs_batch_dims={0,2}, lhs_contracting_dims={1}, rhs_batch_dims={1,2}, rhs_contracting_dims={4}
+  c = bf16[2,4,64,1,96] convert(d)
+  ROOT t = bf16[2,96,4,1,64] transpose(c), dimensions={0,4,1,3,2}
 })";
 
 using testing::SeededF32Values;
@@ -91,6 +107,28 @@ TEST(DotOutputTransposeTest, BatchedDotIsSwappedAndAgrees) {
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {3, 64, 5}), 0));
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {3, 5, 66}), 1));
   testing::ExpectCpuAgrees(kBatched, arguments, ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotOutputTransposeTest, AttentionOutputIsSwappedWithMinorKeepingTransposeAndAgrees) {
+  auto module = ParseAndReturnUnverifiedModule(kAttentionOutput);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kTranspose);
+  EXPECT_EQ(cast<HloDimensionsInstruction>(root)->dimensions(),
+            (std::vector<int64_t>{0, 3, 1, 2, 4}));
+  ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kConvert);
+  const HloInstruction* dot = root->operand(0)->operand(0);
+  ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+  EXPECT_EQ(dot->operand(0)->name(), "p");
+  EXPECT_EQ(dot->shape().dimensions(), (std::vector<int64_t>{2, 4, 1, 96, 64}));
+  EXPECT_EQ(root->shape().dimensions(), (std::vector<int64_t>{2, 96, 4, 1, 64}));
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {2, 80, 4, 64}), 0));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {1, 2, 4, 96, 80}), 1));
+  testing::ExpectCpuAgrees(kAttentionOutput, arguments, ErrorSpec(1e-2, 1e-2));
 }
 
 TEST(DotOutputTransposeTest, OtherTransposesAreLeftAlone) {

@@ -10,6 +10,7 @@
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
 #include "axle/cpu/runtime/in_place.h"
+#include "axle/cpu/runtime/scatter_thunk.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -249,6 +250,8 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       case HloOpcode::kAfterAll:  // a token: no buffer
         break;
       case HloOpcode::kFusion:
+        // A scalar broadcast its scatter fills in itself (scatter_thunk.h).
+        if (ScatterFillsOperand(*instruction) != nullptr) break;
         AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
         break;
         // Everything else: ops with a thunk emitter that declined this one

@@ -157,22 +157,100 @@ void CombineRow(ScatterThunk::Geometry::RowOp op, PrimitiveType type, char* outp
   }
 }
 
+// Fills `bytes` of `output` with copies of `scalar` (a whole number of them).
+void Fill(char* output, int64_t bytes, const std::vector<char>& scalar) {
+  if (bytes <= 0) return;
+  if (std::all_of(scalar.begin(), scalar.end(), [](char c) { return c == 0; })) {
+    std::memset(output, 0, bytes);
+    return;
+  }
+  const auto size = static_cast<int64_t>(scalar.size());
+  switch (size) {
+    case 4: {
+      uint32_t value;
+      std::memcpy(&value, scalar.data(), 4);
+      std::fill_n(reinterpret_cast<uint32_t*>(output), bytes / 4, value);
+      return;
+    }
+    case 8: {
+      uint64_t value;
+      std::memcpy(&value, scalar.data(), 8);
+      std::fill_n(reinterpret_cast<uint64_t*>(output), bytes / 8, value);
+      return;
+    }
+    default:
+      break;
+  }
+  // Doubling copies of the filled prefix.
+  std::memcpy(output, scalar.data(), size);
+  for (int64_t filled = size; filled < bytes;) {
+    const int64_t chunk = std::min(filled, bytes - filled);
+    std::memcpy(output + filled, output, chunk);
+    filled += chunk;
+  }
+}
+
+// Fills from which a filled output is split across the intra-op pool.
+constexpr int64_t kMinParallelFillBytes = int64_t{1} << 20;
+
 }  // namespace
+
+const Literal* ScatterFillsOperand(const HloInstruction& operand) {
+  if (operand.opcode() != HloOpcode::kFusion || operand.operand_count() != 0 ||
+      !operand.shape().IsArray() || operand.user_count() != 1 || operand.parent() == nullptr ||
+      operand.parent()->root_instruction() == &operand) {
+    return nullptr;
+  }
+  const HloInstruction* root =
+      cast<HloFusionInstruction>(&operand)->fused_instructions_computation()->root_instruction();
+  if (root->opcode() != HloOpcode::kBroadcast ||
+      root->operand(0)->opcode() != HloOpcode::kConstant || !root->operand(0)->shape().IsArray() ||
+      root->operand(0)->shape().rank() != 0 ||
+      root->operand(0)->shape().element_type() != operand.shape().element_type()) {
+    return nullptr;
+  }
+  // The only user is a scatter that reads it once, as an operand (not as
+  // its indices or updates).
+  const HloInstruction* scatter = operand.users().front();
+  if (scatter->opcode() != HloOpcode::kScatter) return nullptr;
+  const int64_t n = scatter->operand_count() / 2;
+  int64_t uses = 0;
+  bool as_operand = false;
+  for (int64_t i = 0; i < scatter->operand_count(); ++i) {
+    if (scatter->operand(i) != &operand) continue;
+    ++uses;
+    as_operand = i < n;
+  }
+  if (uses != 1 || !as_operand) return nullptr;
+  const Literal& literal = cast<HloConstantInstruction>(root->operand(0))->literal();
+  const int64_t count = ShapeUtil::ElementsIn(operand.shape());
+  if (count == 0 ||
+      literal.size_bytes() * count != ShapeUtil::ByteSizeOfElements(operand.shape())) {
+    return nullptr;
+  }
+  return &literal;
+}
 
 ScatterThunk::ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
                            Geometry geometry, std::vector<int64_t> operand_values,
                            int64_t indices_value, std::vector<int64_t> update_values,
-                           std::vector<int64_t> output_values)
+                           std::vector<int64_t> output_values, std::vector<std::vector<char>> fills)
     : Thunk(std::move(name)),
       combiner_(std::move(combiner)),
       geometry_(std::move(geometry)),
       operand_values_(std::move(operand_values)),
       indices_value_(indices_value),
       update_values_(std::move(update_values)),
-      output_values_(std::move(output_values)) {}
+      output_values_(std::move(output_values)),
+      fills_(std::move(fills)) {
+  fills_.resize(output_values_.size());
+}
 
 std::optional<Thunk::BufferUses> ScatterThunk::buffer_uses() const {
-  BufferUses uses{operand_values_, output_values_};
+  BufferUses uses{{}, output_values_};
+  for (int64_t value : operand_values_) {
+    if (value >= 0) uses.reads.push_back(value);
+  }
   uses.reads.push_back(indices_value_);
   uses.reads.insert(uses.reads.end(), update_values_.begin(), update_values_.end());
   return uses;
@@ -182,15 +260,44 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   const Geometry& g = geometry_;
   const int64_t n = static_cast<int64_t>(output_values_.size());
   const int64_t operand_elements = Product(g.operand_dims);
+  const int threads = context.thread_pool == nullptr ? 1
+                      : context.max_threads > 0      ? context.max_threads
+                                                     : context.thread_pool->num_threads();
   std::vector<char*> outputs(n);
   std::vector<const char*> updates(n);
   for (int64_t i = 0; i < n; ++i) {
     outputs[i] = static_cast<char*>(context.address(output_values_[i]));
-    const void* operand = context.address(operand_values_[i]);
-    const int64_t bytes = operand_elements * g.element_bytes[i];
-    if (bytes > 0 && operand != outputs[i]) std::memmove(outputs[i], operand, bytes);
     updates[i] = static_cast<const char*>(context.address(update_values_[i]));
   }
+  // Each output starts as its operand or its fill; `skip_fill` leaves
+  // output 0's fill to the threads that combine into it.
+  auto initialize = [&](bool skip_fill) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t bytes = operand_elements * g.element_bytes[i];
+      if (bytes <= 0) continue;
+      if (fills_[i].empty()) {
+        const void* operand = context.address(operand_values_[i]);
+        if (operand != outputs[i]) std::memmove(outputs[i], operand, bytes);
+        continue;
+      }
+      if (skip_fill && i == 0) continue;
+      char* output = outputs[i];
+      const std::vector<char>& fill = fills_[i];
+      const int64_t elements = bytes / g.element_bytes[i];
+      if (threads <= 1 || bytes < kMinParallelFillBytes) {
+        Fill(output, bytes, fill);
+        continue;
+      }
+      const int64_t per_block =
+          std::max<int64_t>(1, (kMinParallelFillBytes / 4) / g.element_bytes[i]);
+      context.thread_pool->ParallelFor(
+          elements, per_block,
+          [&](int64_t begin, int64_t end) {
+            Fill(output + begin * g.element_bytes[i], (end - begin) * g.element_bytes[i], fill);
+          },
+          threads);
+    }
+  };
   const void* indices = context.address(indices_value_);
 
   const std::vector<int64_t> operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
@@ -216,7 +323,10 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   }
   const int64_t scatter_count = Product(scatter_sizes);
   const int64_t window_count = Product(window_sizes);
-  if (scatter_count == 0 || window_count == 0) return absl::OkStatus();
+  if (scatter_count == 0 || window_count == 0) {
+    initialize(/*skip_fill=*/false);
+    return absl::OkStatus();
+  }
 
   // Rows combined inline (Geometry::row_op), when the window's minor
   // dimension is the operand's and the updates' minor dimension.
@@ -234,15 +344,25 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
     for (int64_t d = 0; d < operand_rank; ++d) {
       // The window is at 0 in the other dimensions: out of bounds there,
       // every update is skipped.
-      if (d != dim && window_extent[d] > g.operand_dims[d]) return absl::OkStatus();
+      if (d != dim && window_extent[d] > g.operand_dims[d]) {
+        initialize(/*skip_fill=*/false);
+        return absl::OkStatus();
+      }
     }
     const int64_t limit = g.operand_dims[dim] - window_extent[dim];
     const int64_t output_step = operand_strides[dim] * g.element_bytes[0];
     const int64_t update_step = update_strides[g.update_scatter_dims[0]] * g.element_bytes[0];
+    const int64_t rows = limit + 1;
+    // A filled output whose rows along `dim` are its outermost, one apart:
+    // each range of rows is filled by the thread that combines into it.
+    const bool fill_rows = !fills_[0].empty() && dim == 0 && window_extent[0] == 1;
+    initialize(/*skip_fill=*/fill_rows);
     // Updates whose row starts in [first, last), in update order: a
     // thread owns a range of operand rows, so rows updated more than once
     // are combined in order, by one thread.
     auto combine_rows = [&](int64_t first, int64_t last) {
+      if (fill_rows)
+        Fill(outputs[0] + first * output_step, (last - first) * output_step, fills_[0]);
       for (int64_t s = 0; s < scatter_count; ++s) {
         const int64_t start = ReadIndex(indices, g.indices_type, s * batch_strides[0]);
         if (start < 0 || start > limit || start < first || start >= last) continue;
@@ -250,10 +370,6 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
                    updates[0] + s * update_step, row_length);
       }
     };
-    const int64_t rows = limit + 1;
-    const int threads = context.thread_pool == nullptr ? 1
-                        : context.max_threads > 0      ? context.max_threads
-                                                       : context.thread_pool->num_threads();
     if (threads <= 1 || scatter_count * row_length < kMinParallelRowElements || rows < threads) {
       combine_rows(0, rows);
       return absl::OkStatus();
@@ -266,6 +382,7 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
         threads);
     return absl::OkStatus();
   }
+  initialize(/*skip_fill=*/false);
   std::vector<const void*> parameters(2 * n);
   std::vector<void*> results(n);
   std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);
@@ -359,6 +476,7 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
     return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
   }
   std::vector<int64_t> operand_values, update_values;
+  std::vector<std::vector<char>> fills(n);
   for (int64_t i = 0; i < n; ++i) {
     const Shape& o = instruction.operand(i)->shape();
     const Shape& u = instruction.operand(n + 1 + i)->shape();
@@ -376,8 +494,15 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
                                     ", operand ", i, " is ", o.ToString()));
       }
     }
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
-    operand_values.push_back(value);
+    if (const Literal* fill = ScatterFillsOperand(*instruction.operand(i))) {
+      // No kernel computed it (program_builder.cc): the thunk fills.
+      const char* bytes = static_cast<const char*>(fill->untyped_data());
+      fills[i].assign(bytes, bytes + fill->size_bytes());
+      operand_values.push_back(-1);
+    } else {
+      AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
+      operand_values.push_back(value);
+    }
     AXLE_ASSIGN_OR_RETURN(int64_t update_value, builder.ValueOf(instruction.operand(n + 1 + i)));
     update_values.push_back(update_value);
     const int64_t count = ShapeUtil::ElementsIn(o);
@@ -412,7 +537,7 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
   }
   builder.AddThunk(std::make_unique<ScatterThunk>(
       instruction.name(), std::move(function), std::move(g), std::move(operand_values),
-      indices_value, std::move(update_values), std::move(output_values)));
+      indices_value, std::move(update_values), std::move(output_values), std::move(fills)));
   return absl::OkStatus();
 }
 

@@ -19,6 +19,13 @@
 // easy to check, and the combiner, the only per-element computation, is the
 // elemental emitter's IR, so it computes exactly what a fused kernel would.
 //
+// A scatter operand that is a scalar constant broadcast (a loop fusion of
+// no operands, used by the scatter only: `ScatterFillsOperand`) is not
+// computed by a kernel of its own: the thunk fills its output with the
+// scalar itself, and on the parallel path of one row per update each thread
+// fills the rows it owns just before it combines into them, while they
+// are in its cache (an embedding's gradient: zeros, then the rows added).
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SCATTER_THUNK_H_
 #define AXLE_CPU_RUNTIME_SCATTER_THUNK_H_
@@ -28,12 +35,18 @@
 #include <utility>
 #include <vector>
 
+#include "axle/core/literal.h"
 #include "axle/core/shape.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/scalar_function_emitter.h"
 #include "axle/hlo/analysis/scatter_indexing.h"
 
 namespace axle::cpu {
+
+// The scalar constant `operand` is a broadcast of, when it is a scatter
+// operand the scatter's thunk fills in itself (see above): then the
+// program builder emits no kernel for it. Null otherwise.
+const Literal* ScatterFillsOperand(const HloInstruction& operand);
 
 class ScatterThunk : public Thunk {
  public:
@@ -53,9 +66,12 @@ class ScatterThunk : public Thunk {
     PrimitiveType element_type = F32;
   };
 
+  // `fills[i]`, when not empty, is the scalar (element_bytes[i] bytes)
+  // output i starts from instead of operand i, whose value is then -1.
   ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
                Geometry geometry, std::vector<int64_t> operand_values, int64_t indices_value,
-               std::vector<int64_t> update_values, std::vector<int64_t> output_values);
+               std::vector<int64_t> update_values, std::vector<int64_t> output_values,
+               std::vector<std::vector<char>> fills = {});
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override;
@@ -64,7 +80,7 @@ class ScatterThunk : public Thunk {
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
     std::vector<std::pair<int64_t, int64_t>> pairs;
     for (size_t i = 0; i < operand_values_.size(); ++i) {
-      pairs.emplace_back(operand_values_[i], output_values_[i]);
+      if (operand_values_[i] >= 0) pairs.emplace_back(operand_values_[i], output_values_[i]);
     }
     return pairs;
   }
@@ -76,6 +92,7 @@ class ScatterThunk : public Thunk {
   int64_t indices_value_;
   std::vector<int64_t> update_values_;
   std::vector<int64_t> output_values_;
+  std::vector<std::vector<char>> fills_;  // per operand; empty: copy the operand
 };
 
 }  // namespace axle::cpu

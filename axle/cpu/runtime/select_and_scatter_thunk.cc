@@ -71,8 +71,10 @@ struct InsideWindows {
   const std::vector<int64_t>& source_dims;
   int64_t source_count;
 
+  // The windows of source rows [begin, end) of dimension 0 (rank >= 2), or
+  // of every source element (rank < 2).
   template <SelectAndScatterThunk::Geometry::Inline kOp>
-  void Run() const {
+  void Run(int64_t begin, int64_t end) const {
     const int64_t rank = static_cast<int64_t>(source_dims.size());
     if (rank == 0) {
       output[offsets[0]] += source[0];  // one window of one element
@@ -82,7 +84,14 @@ struct InsideWindows {
     const int64_t inner_stride = base_strides[rank - 1];
     std::vector<int64_t> outer_dims(source_dims.begin(), source_dims.end() - 1);
     std::vector<int64_t> t(rank - 1, 0);
-    for (int64_t linear = 0; linear < source_count; linear += inner) {
+    int64_t first = 0, last = source_count;
+    if (rank >= 2) {
+      const int64_t row = source_count / source_dims[0];
+      t[0] = begin;
+      first = begin * row;
+      last = end * row;
+    }
+    for (int64_t linear = first; linear < last; linear += inner) {
       int64_t base = 0;
       for (int64_t d = 0; d + 1 < rank; ++d) base += t[d] * base_strides[d];
       for (int64_t i = 0; i < inner; ++i, base += inner_stride) {
@@ -96,7 +105,22 @@ struct InsideWindows {
       Next(t, outer_dims);
     }
   }
+
+  template <SelectAndScatterThunk::Geometry::Inline kOp>
+  void Run(const ThunkContext& context, int threads, bool split) const {
+    if (!split) {
+      Run<kOp>(0, source_dims.empty() ? 0 : source_dims[0]);
+      return;
+    }
+    context.thread_pool->ParallelFor(
+        source_dims[0], 1, [&](int64_t begin, int64_t end) { Run<kOp>(begin, end); }, threads);
+  }
 };
+
+// Work (window elements visited) and output bytes from which the inline
+// walk and the init fill are split across the intra-op pool.
+constexpr int64_t kMinParallelWindowElements = int64_t{1} << 16;
+constexpr int64_t kMinParallelFillBytes = int64_t{1} << 18;
 
 // The inline form of (select, scatter) on f32 (Geometry::Inline), if any.
 SelectAndScatterThunk::Geometry::Inline InlineFormOf(const HloComputation& select,
@@ -147,10 +171,23 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
     window_sizes.push_back(g.window.dimensions(d).size());
     window_count *= window_sizes.back();
   }
+  const int threads = context.thread_pool == nullptr ? 1
+                      : context.max_threads > 0      ? context.max_threads
+                                                     : context.thread_pool->num_threads();
   if (bytes == 4) {
     uint32_t value;
     std::memcpy(&value, init, 4);
-    std::fill_n(reinterpret_cast<uint32_t*>(output), count, value);
+    auto* output_u32 = reinterpret_cast<uint32_t*>(output);
+    if (threads > 1 && count * 4 >= kMinParallelFillBytes) {
+      context.thread_pool->ParallelFor(
+          count, kMinParallelFillBytes / 8,
+          [&](int64_t begin, int64_t end) {
+            std::fill(output_u32 + begin, output_u32 + end, value);
+          },
+          threads);
+    } else {
+      std::fill_n(output_u32, count, value);
+    }
   } else {
     for (int64_t i = 0; i < count; ++i) std::memcpy(output + i * bytes, init, bytes);
   }
@@ -196,18 +233,27 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
                           base_strides,
                           g.source_dims,
                           source_count};
+    // Source rows of dimension 0 split across the pool when their windows
+    // do not overlap along it (each output element then has one writer):
+    // batch dimensions, and pools whose stride is at least their window.
+    bool split = false;
+    if (rank >= 2 && threads > 1 && g.source_dims[0] >= 2 &&
+        source_count * window_count >= kMinParallelWindowElements) {
+      const WindowDimension& w = g.window.dimensions(0);
+      split = w.stride() >= (w.size() - 1) * w.window_dilation() + 1;
+    }
     switch (g.inline_select) {
       case Geometry::Inline::kGe:
-        windows.Run<Geometry::Inline::kGe>();
+        windows.Run<Geometry::Inline::kGe>(context, threads, split);
         break;
       case Geometry::Inline::kGt:
-        windows.Run<Geometry::Inline::kGt>();
+        windows.Run<Geometry::Inline::kGt>(context, threads, split);
         break;
       case Geometry::Inline::kLe:
-        windows.Run<Geometry::Inline::kLe>();
+        windows.Run<Geometry::Inline::kLe>(context, threads, split);
         break;
       case Geometry::Inline::kLt:
-        windows.Run<Geometry::Inline::kLt>();
+        windows.Run<Geometry::Inline::kLt>(context, threads, split);
         break;
       case Geometry::Inline::kNone:
         break;

@@ -13,6 +13,13 @@
 // combine twice. This is the interpreter's order, so results agree bit for
 // bit.
 //
+// The f32 max/min pool gradient (inline select and add, windows inside the
+// operand) fills the result and walks the windows on the intra-op pool
+// when large: the source's dimension 0 is split across threads where its
+// windows do not overlap along it (a batch dimension; a stride at least
+// the window), so each result element still has one writer and its
+// windows combine in the same order.
+//
 // select and scatter are compiled to native functions
 // (scalar_function_emitter.h), as scatter's combiner is (scatter_thunk.h
 // says why a thunk rather than a loop kernel).

@@ -12,6 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/cpu/runtime/scatter_thunk.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -557,6 +560,104 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR1<float>({1, 2, 3}));
 }
 
+TEST(CpuScatter, IntoAScalarBroadcastTheThunkFills) {
+  // The operand is a scalar constant broadcast (JAX's zeros for an
+  // embedding's gradient) that the scatter thunk fills in itself: zero and
+  // non-zero scalars of 2, 4 and 8 bytes; the parallel one-row-per-update
+  // path (rows filled by the threads that combine into them), the element
+  // walk, a window along the minor dimension, and no updates at all.
+  struct Case {
+    const char* type;
+    const char* value;
+    const char* root;
+    const char* shape;
+    const char* indices;
+    const char* updates;
+    const char* window;
+    int64_t bound;  // the size of the operand dimension indexed
+  };
+  const char* rows =
+      "update_window_dims={1}, inserted_window_dims={0}, "
+      "scatter_dims_to_operand_dims={0}, index_vector_dim=1";
+  const char* columns =
+      "update_window_dims={0}, inserted_window_dims={1}, "
+      "scatter_dims_to_operand_dims={1}, index_vector_dim=1";
+  for (const Case& c : std::vector<Case>{
+           {"f32", "0", "add(a, b)", "[301,128]", "[700]", "[700,128]", rows, 301},
+           {"f32", "1.5", "multiply(a, b)", "[301,128]", "[700]", "[700,128]", rows, 301},
+           {"f32", "-2", "add(a, b)", "[40,9]", "[7]", "[40,7]", columns, 9},
+           {"f16", "0.25", "add(a, b)", "[33,17]", "[50]", "[50,17]", rows, 33},
+           {"s64", "7", "maximum(a, b)", "[20,5]", "[30]", "[30,5]", rows, 20},
+           {"f32", "3", "add(a, b)", "[3,4]", "[0]", "[0,4]", rows, 3}}) {
+    const std::string text = absl::StrCat(
+        "HloModule scatter\ncombine {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
+        "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root, "\n}\nENTRY e {\n  v = ", c.type,
+        "[] constant(", c.value, ")\n  operand = ", c.type, c.shape,
+        " broadcast(v), dimensions={}\n  indices = s32", c.indices,
+        " parameter(0)\n  updates = ", c.type, c.updates, " parameter(1)\n  ROOT s = ", c.type,
+        c.shape, " scatter(operand, indices, updates), ", c.window, ", to_apply=combine\n}\n");
+    SCOPED_TRACE(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+    Literal index_literal(arguments[0].shape());
+    const int64_t count = ShapeUtil::ElementsIn(arguments[0].shape());
+    for (int64_t i = 0; i < count; ++i) {
+      // Colliding indices and some out of bounds (skipped).
+      index_literal.SetIntegral(i, (i * 37) % (c.bound + 10) - 5);
+    }
+    arguments[0] = std::move(index_literal);
+    RunBoth(text, arguments);
+  }
+}
+
+TEST(CpuScatter, ScatterFillsOnlyAnOperandBroadcastItAloneReads) {
+  constexpr absl::string_view kText = R"(
+HloModule m
+fill {
+  c = f32[] constant(0)
+  ROOT b = f32[8,4] broadcast(c), dimensions={}
+}
+fill2 {
+  c = f32[] constant(0)
+  ROOT b = f32[8,4] broadcast(c), dimensions={}
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  indices = s32[3] parameter(0)
+  updates = f32[3,4] parameter(1)
+  zeros = f32[8,4] fusion(), kind=kLoop, calls=fill
+  other = f32[8,4] fusion(), kind=kLoop, calls=fill2
+  s = f32[8,4] scatter(zeros, indices, updates), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  t = f32[8,4] scatter(other, indices, updates), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT r = (f32[8,4], f32[8,4], f32[8,4]) tuple(s, t, other)
+})";
+  auto module = ParseAndReturnUnverifiedModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation* entry = (*module)->entry_computation();
+  const HloInstruction* zeros = nullptr;
+  const HloInstruction* other = nullptr;
+  for (const HloInstruction* instruction : entry->instructions()) {
+    if (instruction->name() == "zeros") zeros = instruction;
+    if (instruction->name() == "other") other = instruction;
+  }
+  ASSERT_NE(zeros, nullptr);
+  ASSERT_NE(other, nullptr);
+  const Literal* fill = cpu::ScatterFillsOperand(*zeros);
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(*fill, LiteralUtil::CreateR0<float>(0));
+  // Also read by the tuple: it needs its own buffer.
+  EXPECT_EQ(cpu::ScatterFillsOperand(*other), nullptr);
+  std::vector<Literal> arguments;
+  arguments.push_back(LiteralUtil::CreateR1<int32_t>({1, 7, 1}));
+  arguments.push_back(cpu::testing::MakeTestArguments(std::string(kText))[1].Clone());
+  RunBoth(kText, arguments);
+}
+
 constexpr absl::string_view kMaxPoolGrad = R"(
 HloModule sas
 ge {
@@ -583,6 +684,55 @@ std::string MaxPoolGrad(const std::string& source_dims, const std::string& windo
   text.replace(text.find("%s"), 2, source_dims);
   text.replace(text.find("%s"), 2, window);
   return text;
+}
+
+TEST(CpuSelectAndScatter, LargePoolsSplitAcrossThreadsWhereWindowsDoNotOverlap) {
+  // Enough windows for the inline walk to split the source's dimension 0
+  // across the pool: a batch dimension (window 1), a dimension 0 whose
+  // windows leave gaps (stride 3, size 2), and one whose windows overlap
+  // (stride 1, size 2: not split). Ties (repeated values) test the select
+  // order; results equal the interpreter's bit for bit.
+  struct Case {
+    const char* operand;
+    const char* source;
+    const char* window;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"[8,32,32,16]", "[8,16,16,16]", "size=1x2x2x1 stride=1x2x2x1"},
+                         {"[32,16,64]", "[11,8,64]", "size=2x2x1 stride=3x2x1"},
+                         {"[20,16,64]", "[19,8,64]", "size=2x2x1 stride=1x2x1"}}) {
+    const std::string text =
+        absl::StrCat(R"(
+HloModule sas
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  operand = f32)",
+                     c.operand, R"( parameter(0)
+  source = f32)",
+                     c.source, R"( parameter(1)
+  init = f32[] constant(0.5)
+  ROOT s = f32)",
+                     c.operand, R"( select-and-scatter(operand, source, init), window={)", c.window,
+                     R"(}, select=ge, scatter=add
+})");
+    SCOPED_TRACE(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+    Literal operand(arguments[0].shape());
+    const int64_t count = ShapeUtil::ElementsIn(operand.shape());
+    auto* values = static_cast<float*>(operand.untyped_data());
+    for (int64_t i = 0; i < count; ++i) values[i] = static_cast<float>((i * 7919) % 13);
+    arguments[0] = std::move(operand);
+    RunBoth(text, arguments);
+  }
 }
 
 TEST(CpuSelectAndScatter, NonOverlappingWindows) {
