@@ -263,9 +263,11 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
   return true;
 }
 
+// `consumer` can host a producer (ConsumerFusionKind, which the caller
+// computed once: growing a fusion does not change it).
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
                 const CpuInstructionFusion::Options& options) {
-  if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer, options)) {
+  if (!IsFusibleProducer(producer) || !KeepsReducesHoistable(producer, consumer, options)) {
     return false;
   }
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
@@ -282,7 +284,7 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
   // copy (otherwise the producer's buffer is needed anyway).
   if (producer.IsRoot() || !CheapToDuplicateFor(producer, options)) return false;
   for (const HloInstruction* user : producer.users()) {
-    if (!CanFuseInto(producer, *user, options)) return false;
+    if (user != &consumer && !CanFuseInto(producer, *user, options)) return false;
   }
   return true;
 }
@@ -306,10 +308,11 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
     bool grown_in_place = false;
     FusionGrowth growth;
     bool fused_one = true;
-    while (fused_one) {
+    // Growing a fusion in place keeps its kind (and whether it can host
+    // producers at all): computed again only for a new consumer.
+    std::optional<FusionKind> kind = ConsumerFusionKind(*consumer);
+    while (fused_one && kind.has_value()) {
       fused_one = false;
-      std::optional<FusionKind> kind = ConsumerFusionKind(*consumer);
-      if (!kind.has_value()) break;
       // In the order of the operands fusing step by step would give it.
       const std::vector<HloInstruction*> producers =
           grown_in_place ? growth.parameter_order : consumer->operands();
@@ -329,6 +332,7 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
           alive.erase(consumer);
           alive.insert(fusion);
           consumer = fusion;
+          kind = ConsumerFusionKind(*consumer);
         }
         if (producer_goes) alive.erase(producer);
         fused_one = true;
