@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_module.h"
@@ -288,6 +289,179 @@ absl::StatusOr<HloFusionInstruction*> FuseProducerIntoConsumer(HloInstruction* p
   }
   AXLE_RETURN_IF_ERROR(ReplaceWithFusion(consumer, fusion, maybe_dead));
   return fusion;
+}
+
+absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionInstruction* consumer,
+                                           HloInstruction* placeholder, FusionGrowth& growth) {
+  HloComputation* outer = consumer->parent();
+  if (producer->parent() != outer || !consumer->IsUserOf(producer) || producer == placeholder) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(producer->name(), " is not an operand of ", consumer->name()));
+  }
+  HloModule* module = outer->parent();
+  HloComputation* fused = consumer->fused_instructions_computation();
+  std::vector<HloInstruction*>& parameter_order = growth.parameter_order;
+  growth.step_starts.push_back(fused->instruction_count());
+  // The consumer's slots that read producer, and the live parameter of
+  // each other outside value it reads.
+  std::vector<int64_t> producer_slots;
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> parameter_of;
+  for (int64_t i = 0; i < consumer->operand_count(); ++i) {
+    const HloInstruction* operand = consumer->operand(i);
+    if (operand == producer) {
+      producer_slots.push_back(i);
+    } else if (operand != placeholder) {
+      parameter_of.emplace(operand, fused->parameter_instruction(i));
+    }
+  }
+  // The order FuseProducerIntoConsumer would give the parameters: the
+  // producer's operands first, then the consumer's others.
+  if (parameter_order.empty()) {
+    for (HloInstruction* operand : consumer->operands()) {
+      if (operand != placeholder && std::find(parameter_order.begin(), parameter_order.end(),
+                                              operand) == parameter_order.end()) {
+        parameter_order.push_back(operand);
+      }
+    }
+  }
+  std::vector<HloInstruction*> new_order;
+  new_order.reserve(parameter_order.size() + producer->operands().size());
+  for (HloInstruction* operand : producer->operands()) {
+    if (std::find(new_order.begin(), new_order.end(), operand) == new_order.end()) {
+      new_order.push_back(operand);
+    }
+  }
+  const size_t from_producer = new_order.size();
+  for (HloInstruction* operand : parameter_order) {
+    if (operand != producer &&
+        std::find(new_order.begin(), new_order.begin() + static_cast<std::ptrdiff_t>(from_producer),
+                  operand) == new_order.begin() + static_cast<std::ptrdiff_t>(from_producer)) {
+      new_order.push_back(operand);
+    }
+  }
+  parameter_order = std::move(new_order);
+  auto parameter = [&](HloInstruction* outer_value) {
+    auto [it, is_new] = parameter_of.emplace(outer_value, nullptr);
+    if (is_new) {
+      const int64_t number = fused->num_parameters();
+      auto added = std::make_unique<HloParameterInstruction>(
+          HloOpcode::kParameter, outer_value->shape(), absl::Span<HloInstruction* const>{});
+      added->mutable_attrs()->parameter_number = number;
+      added->SetName(module->GetUniqueName(absl::StrCat("param_", number)));
+      it->second = fused->AddInstruction(std::move(added));
+      consumer->AppendOperand(outer_value);
+    }
+    return it->second;
+  };
+  // The producer stays when something besides the consumer reads it; its
+  // copies then need names of their own.
+  const bool producer_stays = producer->IsRoot() || producer->user_count() != 1;
+  auto clone = [&](const HloInstruction& original, absl::Span<HloInstruction* const> operands) {
+    std::unique_ptr<HloInstruction> copy =
+        original.CloneWithNewOperands(original.shape(), operands);
+    if (producer_stays) copy->SetName(module->GetUniqueName(original.name()));
+    return fused->AddInstruction(std::move(copy));
+  };
+  std::vector<HloInstruction*> producer_operands;
+  producer_operands.reserve(producer->operand_count());
+  for (HloInstruction* operand : producer->operands()) {
+    producer_operands.push_back(parameter(operand));
+  }
+  HloInstruction* value = nullptr;
+  HloComputation* producer_body = nullptr;
+  if (auto* producer_fusion = dyn_cast<HloFusionInstruction>(producer)) {
+    producer_body = producer_fusion->fused_instructions_computation();
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+    for (int64_t i = 0; i < producer_body->num_parameters(); ++i) {
+      map[producer_body->parameter_instruction(i)] = producer_operands[i];
+    }
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* instruction : producer_body->MakeInstructionPostOrder()) {
+      if (instruction->opcode() == HloOpcode::kParameter) continue;
+      operands.clear();
+      for (HloInstruction* operand : instruction->operands()) operands.push_back(map.at(operand));
+      map[instruction] = clone(*instruction, operands);
+    }
+    value = map.at(producer_body->root_instruction());
+  } else {
+    value = clone(*producer, producer_operands);
+  }
+  for (int64_t slot : producer_slots) {
+    AXLE_RETURN_IF_ERROR(fused->parameter_instruction(slot)->ReplaceAllUsesWith(value));
+    AXLE_RETURN_IF_ERROR(consumer->ReplaceOperandWith(slot, placeholder));
+  }
+  if (producer->user_count() == 0 && !producer->IsRoot()) {
+    AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(producer));
+    if (producer_body != nullptr) {
+      AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(producer_body));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion,
+                                                    const FusionGrowth& growth) {
+  HloComputation* outer = fusion->parent();
+  HloComputation* fused = fusion->fused_instructions_computation();
+  FusedComputationBuilder builder(outer->parent());
+  // The parameters in growth's order first, those read only.
+  absl::flat_hash_set<const HloInstruction*> read;
+  for (int64_t i = 0; i < fused->num_parameters(); ++i) {
+    const HloInstruction* parameter = fused->parameter_instruction(i);
+    if (parameter->user_count() > 0 || fused->root_instruction() == parameter) {
+      read.insert(fusion->operand(i));
+    }
+  }
+  for (HloInstruction* operand : growth.parameter_order) {
+    if (read.contains(operand)) builder.Parameter(operand);
+  }
+  // The instructions: each step's (the producer's copy, which reads
+  // parameters only), the last step's first, then the consumer's own; in
+  // post order when that is not an order of operands before users.
+  const std::vector<HloInstruction*> listed = fused->instructions();
+  std::vector<HloInstruction*> order;
+  order.reserve(listed.size());
+  int64_t end = static_cast<int64_t>(listed.size());
+  for (auto start = growth.step_starts.rbegin(); start != growth.step_starts.rend(); ++start) {
+    order.insert(order.end(), listed.begin() + *start, listed.begin() + end);
+    end = *start;
+  }
+  order.insert(order.end(), listed.begin(), listed.begin() + end);
+  auto operands_first = [](const std::vector<HloInstruction*>& instructions) {
+    absl::flat_hash_set<const HloInstruction*> seen;
+    for (const HloInstruction* instruction : instructions) {
+      for (const HloInstruction* operand : instruction->operands()) {
+        if (operand->opcode() != HloOpcode::kParameter && !seen.contains(operand)) return false;
+      }
+      seen.insert(instruction);
+    }
+    return true;
+  };
+  if (!operands_first(order)) order = fused->MakeInstructionPostOrder();
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  auto value_of = [&](HloInstruction* instruction) {
+    if (instruction->opcode() == HloOpcode::kParameter) {
+      const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
+      return builder.Parameter(fusion->mutable_operand(number));
+    }
+    return map.at(instruction);
+  };
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* instruction : order) {
+    if (instruction->opcode() == HloOpcode::kParameter) continue;
+    operands.clear();
+    for (HloInstruction* operand : instruction->operands()) operands.push_back(value_of(operand));
+    map[instruction] = builder.Clone(*instruction, operands, /*rename=*/false);
+  }
+  HloInstruction* root = value_of(fused->root_instruction());
+  HloFusionInstruction* compacted =
+      builder.Finish(root, fusion->fusion_kind(), fusion->shape(), outer);
+  // Only the old fusion goes: its other operands are compacted's, and the
+  // placeholder (if any) stays for its owner to remove.
+  AXLE_RETURN_IF_ERROR(fusion->ReplaceAllUsesWith(compacted));
+  AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(fusion));
+  AXLE_RETURN_IF_ERROR(outer->parent()->RemoveEmbeddedComputation(fused));
+  return compacted;
 }
 
 absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstruction* first,

@@ -5,7 +5,8 @@
 // whose fused computation is then inlined), and the opcode classes the passes
 // reason about (cheap to duplicate or not).
 //
-// Every operation rebuilds the fused computation from scratch: parameters are
+// Every operation but FuseProducerIntoFusionInPlace (below) rebuilds the
+// fused computation from scratch: parameters are
 // the distinct outside values the fused instructions read, numbered in the
 // order they are first read, so a fused computation never has unused
 // parameters. The old fusion instruction and its fused computation are
@@ -51,6 +52,44 @@ absl::StatusOr<HloFusionInstruction*> FuseProducerIntoConsumer(HloInstruction* p
                                                                HloInstruction* consumer,
                                                                FusionKind kind);
 
+// Growing a fusion in place (for passes that fuse many producers into one
+// consumer, where rebuilding the fused computation at each step would cost
+// time quadratic in the fusion's size):
+//
+// FuseProducerIntoFusionInPlace adds a copy of `producer` (an operand of
+// the fusion `consumer`; a fusion producer is inlined) to consumer's fused
+// computation, reading consumer's existing parameters where producer's
+// operands are already consumer's operands and new parameters (appended)
+// otherwise. The parameter(s) that stood for producer lose their users: the
+// operand slot now reads `placeholder` (any instruction of consumer's
+// computation the caller never fuses) until CompactFusion drops it. The
+// producer is removed when nothing else reads it. Parameters without users
+// break the rule above (a fused computation has no unused parameters), so a
+// caller compacts every fusion it grew before anyone else sees it.
+// `growth` (empty before the first step on a consumer, then kept by the
+// caller) records what CompactFusion needs to build the fused computation
+// FuseProducerIntoConsumer would have built step by step.
+struct FusionGrowth {
+  // The parameters' outside values in the order FuseProducerIntoConsumer
+  // gives them: each producer's operands first, then the consumer's others.
+  std::vector<HloInstruction*> parameter_order;
+  // The fused computation's instruction count before each step.
+  std::vector<int64_t> step_starts;
+};
+absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionInstruction* consumer,
+                                           HloInstruction* placeholder, FusionGrowth& growth);
+// Rebuilds `fusion` (no control edges) with the parameters its fused
+// computation reads only and replaces it; returns the new fusion. With the
+// `growth` of its in-place steps, parameters and instructions come in the
+// order fusing step by step with FuseProducerIntoConsumer gives them (the
+// last producer's first): some analyses pair parameters with outputs
+// greedily in parameter order (elementwise_access.h:
+// InPlaceOutputCandidates), and kernels are emitted in instruction order.
+// Otherwise (or for what growth does not list) parameters are numbered in
+// the order they are first read. A placeholder the old fusion read stays in
+// the computation (without that user).
+absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion,
+                                                    const FusionGrowth& growth);
 // Merges two loop fusions of one iteration space (outputs of one shape)
 // into one multi-output loop fusion computing the outputs of both, as XLA's
 // multi-output fusion does: `second` may read `first`'s outputs

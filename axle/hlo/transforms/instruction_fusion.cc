@@ -37,9 +37,16 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
   }
 }
 
+// Parameters without users (those a fusion grown in place no longer reads,
+// fusion_utils.h) do not count.
 int64_t FusedInstructionCount(const HloInstruction& instruction) {
   if (const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction)) {
-    return fusion->fused_instructions_computation()->instruction_count();
+    const HloComputation* fused = fusion->fused_instructions_computation();
+    int64_t count = fused->instruction_count();
+    for (const HloInstruction* parameter : fused->parameter_instructions()) {
+      if (parameter->user_count() == 0) --count;
+    }
+    return count;
   }
   return 1;
 }
@@ -256,9 +263,11 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
   return true;
 }
 
+// `consumer` can host a producer (ConsumerFusionKind, which the caller
+// computed once: growing a fusion does not change it).
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
                 const CpuInstructionFusion::Options& options) {
-  if (!IsFusibleProducer(producer) || !CanFuseInto(producer, consumer, options)) {
+  if (!IsFusibleProducer(producer) || !KeepsReducesHoistable(producer, consumer, options)) {
     return false;
   }
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
@@ -275,41 +284,70 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
   // copy (otherwise the producer's buffer is needed anyway).
   if (producer.IsRoot() || !CheapToDuplicateFor(producer, options)) return false;
   for (const HloInstruction* user : producer.users()) {
-    if (!CanFuseInto(producer, *user, options)) return false;
+    if (user != &consumer && !CanFuseInto(producer, *user, options)) return false;
   }
   return true;
 }
 
 // Fuses into each consumer of `computation`, consumers first. Returns
-// whether anything changed.
+// whether anything changed. A consumer that is a fusion already grows in
+// place (fusion_utils.h: FuseProducerIntoFusionInPlace), the operand slots
+// it no longer reads pointing at `placeholder`, and is compacted once when
+// nothing more fuses into it: rebuilding it at every step would cost time
+// quadratic in its size (threefry's unrolled rounds fuse into fusions of
+// hundreds of instructions).
 absl::StatusOr<bool> FuseComputation(HloComputation* computation,
                                      const CpuInstructionFusion::Options& options) {
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
   absl::flat_hash_set<HloInstruction*> alive(order.begin(), order.end());
+  HloInstruction* placeholder = nullptr;
   bool changed = false;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     HloInstruction* consumer = *it;
     if (!alive.contains(consumer)) continue;
+    bool grown_in_place = false;
+    FusionGrowth growth;
     bool fused_one = true;
-    while (fused_one) {
+    // Growing a fusion in place keeps its kind (and whether it can host
+    // producers at all): computed again only for a new consumer.
+    std::optional<FusionKind> kind = ConsumerFusionKind(*consumer);
+    while (fused_one && kind.has_value()) {
       fused_one = false;
-      std::optional<FusionKind> kind = ConsumerFusionKind(*consumer);
-      if (!kind.has_value()) break;
-      for (HloInstruction* producer : consumer->operands()) {
-        if (!ShouldFuse(*producer, *consumer, options)) continue;
+      // In the order of the operands fusing step by step would give it.
+      const std::vector<HloInstruction*> producers =
+          grown_in_place ? growth.parameter_order : consumer->operands();
+      for (HloInstruction* producer : producers) {
+        if (producer == placeholder || !ShouldFuse(*producer, *consumer, options)) continue;
         bool producer_goes = producer->user_count() == 1 && !producer->IsRoot();
-        AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * fusion,
-                              FuseProducerIntoConsumer(producer, consumer, *kind));
-        alive.erase(consumer);
+        if (auto* grown = dyn_cast<HloFusionInstruction>(consumer)) {
+          if (placeholder == nullptr) {
+            placeholder = computation->AddInstruction(
+                HloInstruction::Create(HloOpcode::kAfterAll, ShapeUtil::MakeTokenShape(), {}));
+          }
+          AXLE_RETURN_IF_ERROR(FuseProducerIntoFusionInPlace(producer, grown, placeholder, growth));
+          grown_in_place = true;
+        } else {
+          AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * fusion,
+                                FuseProducerIntoConsumer(producer, consumer, *kind));
+          alive.erase(consumer);
+          alive.insert(fusion);
+          consumer = fusion;
+          kind = ConsumerFusionKind(*consumer);
+        }
         if (producer_goes) alive.erase(producer);
-        alive.insert(fusion);
-        consumer = fusion;
         fused_one = true;
         changed = true;
         break;
       }
     }
+    if (grown_in_place) {
+      AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * compacted,
+                            CompactFusion(cast<HloFusionInstruction>(consumer), growth));
+      alive.erase(consumer);
+      alive.insert(compacted);
+    }
   }
+  if (placeholder != nullptr) AXLE_RETURN_IF_ERROR(computation->RemoveInstruction(placeholder));
   return changed;
 }
 

@@ -1,5 +1,6 @@
 #include "axle/hlo/transforms/instruction_fusion.h"
 
+#include "absl/strings/str_cat.h"
 #include "axle/hlo/transforms/fusion_test_util.h"
 #include "gtest/gtest.h"
 
@@ -353,6 +354,83 @@ ENTRY e {
   EXPECT_EQ(root->opcode(), HloOpcode::kBitcast);
   ASSERT_EQ(root->operand(0)->opcode(), HloOpcode::kFusion) << module->ToString();
   EXPECT_EQ(root->operand(0)->operand(0)->opcode(), HloOpcode::kBitcast);
+}
+
+// A long chain grows one fusion in place (fusion_utils.h:
+// FuseProducerIntoFusionInPlace), then compacted once: no parameter is left
+// unused, the parameters are numbered as fusing step by step numbers them
+// (each producer's operands first), and the result is the interpreter's.
+TEST(CpuInstructionFusion, LongChainGrowsOneFusionWithoutUnusedParameters) {
+  std::string text =
+      "HloModule m\nENTRY e {\n  p0 = u32[16] parameter(0)\n"
+      "  p1 = u32[16] parameter(1)\n  p2 = u32[16] parameter(2)\n"
+      "  x0 = u32[16] add(p0, p1)\n";
+  constexpr int kSteps = 60;
+  for (int i = 1; i <= kSteps; ++i) {
+    // Operands the fusion reads already (p0, p1) and one it reads from the
+    // middle of the chain on (p2).
+    const char* other = i % 3 == 0 ? "p0" : (i > kSteps / 2 ? "p2" : "p1");
+    const char* op = i % 2 == 0 ? "xor" : "add";
+    text += absl::StrCat("  x", i, " = u32[16] ", op, "(x", i - 1, ", ", other, ")\n");
+  }
+  text += absl::StrCat("  ROOT r = u32[16] multiply(x", kSteps, ", x", kSteps, ")\n}\n");
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(text, pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);  // p0, p1, p2, fusion
+  const HloComputation* fused = fusion->fused_instructions_computation();
+  EXPECT_EQ(fused->instruction_count(), 3 + kSteps + 2);
+  ASSERT_EQ(fusion->operand_count(), 3);
+  for (const HloInstruction* parameter : fused->parameter_instructions()) {
+    EXPECT_GT(parameter->user_count(), 0) << parameter->name();
+  }
+  // The last producer fused is x0 = add(p0, p1): its operands come first.
+  EXPECT_EQ(fusion->operand(0)->name(), "p0");
+  EXPECT_EQ(fusion->operand(1)->name(), "p1");
+  EXPECT_EQ(fusion->operand(2)->name(), "p2");
+  // Only the fusion passes' own instructions are left (no placeholder).
+  for (const HloInstruction* instruction : module->entry_computation()->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kAfterAll);
+  }
+  EXPECT_FALSE(*pass.Run(module.get()));
+}
+
+// A producer read elsewhere too is duplicated into a fusion grown in place:
+// it stays, its copy gets a name of its own, and both results are right.
+TEST(CpuInstructionFusion, InPlaceGrowthDuplicatesASharedProducer) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  n = f32[8] negate(p0)
+  a = f32[8] add(n, p1)
+  b = f32[8] multiply(a, p1)
+  c = f32[8] subtract(b, n)
+  d = f32[8] multiply(n, n)
+  ROOT t = (f32[8], f32[8]) tuple(c, d)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  for (int64_t i = 0; i < 2; ++i) {
+    const auto* fusion = dyn_cast<HloFusionInstruction>(root->operand(i));
+    ASSERT_NE(fusion, nullptr) << module->ToString();
+    int64_t negates = 0;
+    for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
+      negates += fused->opcode() == HloOpcode::kNegate ? 1 : 0;
+      if (fused->opcode() == HloOpcode::kParameter) {
+        EXPECT_GT(fused->user_count(), 0) << fused->name();
+      }
+    }
+    EXPECT_EQ(negates, 1) << module->ToString();
+  }
+  // p0, p1, two fusions, the tuple: the negate itself is gone.
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 5) << module->ToString();
 }
 
 }  // namespace
