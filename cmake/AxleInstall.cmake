@@ -89,7 +89,16 @@ if(axle_link_options)
   target_link_options(axle INTERFACE ${axle_link_options})
 endif()
 
-install(TARGETS ${AXLE_LIBRARIES} axle EXPORT AxleTargets
+# Opt-in for a user's executable: libgomp is shown one CPU while it starts,
+# so that its workers spin only briefly after each of oneDNN's parallel
+# regions (axle/cpu/runtime/omp_team.h). Axle's own programs always have it;
+# linking Axle::axle alone leaves a user's OpenMP behaviour as it was.
+add_library(axle_omp_throttle INTERFACE)
+add_library(Axle::omp_throttle ALIAS axle_omp_throttle)
+target_link_libraries(axle_omp_throttle INTERFACE axle)
+target_link_options(axle_omp_throttle INTERFACE "LINKER:--undefined=axle_omp_preinit_anchor")
+
+install(TARGETS ${AXLE_LIBRARIES} axle axle_omp_throttle EXPORT AxleTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -69,6 +69,11 @@ configure "$src/tests/install" "$tmp/user-build" ||
   fail "configuring tests/install against the installed Axle" "$tmp/user-build.log"
 cmake --build "$tmp/user-build" >>"$tmp/user-build.log" 2>&1 ||
   fail "building tests/install against the installed Axle" "$tmp/user-build.log"
+# Linking Axle leaves the user's OpenMP start-up alone: no .preinit_array
+# entry (Axle's own programs have one; Axle::omp_throttle opts in).
+if readelf -S "$tmp/user-build/axle_install_example" | grep -q '\.preinit_array'; then
+  fail "the user's program has Axle's .preinit_array entry without Axle::omp_throttle" /dev/null
+fi
 "$tmp/user-build/axle_install_example" >"$tmp/run.log" 2>&1 ||
   fail "tests/install's program exited $?" "$tmp/run.log"
 grep -q 'custom-call(.*custom_call_target="AddThenDouble"' "$tmp/run.log" ||

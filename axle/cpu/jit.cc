@@ -39,6 +39,7 @@
 #include "axle/base/environment_options.h"
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/host_cache_sizes.h"
 #include "axle/cpu/object_cache.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "llvm/Analysis/LoopInfo.h"
@@ -470,6 +471,10 @@ const std::string& Jit::target_triple() const { return impl_->host->triple; }
 const std::string& Jit::data_layout() const { return impl_->host->data_layout; }
 const std::string& Jit::cpu_name() const { return impl_->host->cpu_name; }
 const std::string& Jit::cpu_features() const { return impl_->host->cpu_features; }
+int64_t Jit::last_level_cache_bytes() const {
+  return impl_->options.last_level_cache_bytes > 0 ? impl_->options.last_level_cache_bytes
+                                                   : HostCacheSizes().last_level_bytes;
+}
 
 absl::Status Jit::AddModule(std::unique_ptr<llvm::Module> module,
                             std::unique_ptr<llvm::LLVMContext> context) {
@@ -480,8 +485,13 @@ absl::Status Jit::AddModule(std::unique_ptr<llvm::Module> module,
   return AddModules(std::move(modules), std::move(contexts));
 }
 
-absl::Status Jit::AddModules(std::vector<std::unique_ptr<llvm::Module>> modules,
-                             std::vector<std::unique_ptr<llvm::LLVMContext>> contexts) {
+// Takes both by value: the call owns the modules and their contexts until
+// their code is compiled, and they go with it.
+absl::Status Jit::AddModules(
+    std::vector<std::unique_ptr<llvm::Module>> modules,
+    std::vector<std::unique_ptr<llvm::LLVMContext>>
+        contexts) {  // NOLINT(performance-unnecessary-value-param): owned, see above
+
   CHECK_EQ(modules.size(), contexts.size());
   std::lock_guard<std::mutex> lock(impl_->mutex);
   const auto wall_start = Clock::now();

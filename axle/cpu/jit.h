@@ -81,6 +81,10 @@ struct JitOptions {
   // included); 0: the host's hardware threads, at most 4. Does not change
   // the code (and is not part of the object cache key).
   int compile_threads = 0;
+  // The target's last-level cache in bytes (loop kernels store outputs at
+  // least this large non-temporally); 0: what the host reports
+  // (host_cache_sizes.h).
+  int64_t last_level_cache_bytes = 0;
 };
 
 // A loop property (`!{!"axle.nontemporal_stores"}` in a loop's !llvm.loop):
@@ -125,6 +129,8 @@ class Jit {
   const std::string& cpu_name() const;
   // "+avx512f,+fma,..." as LLVM spells them.
   const std::string& cpu_features() const;
+  // JitOptions::last_level_cache_bytes, or the host's.
+  int64_t last_level_cache_bytes() const;
 
   // Optimizes `module` (whose context is `context`) and compiles it. The Jit
   // keeps both.

@@ -8,7 +8,7 @@
 // through the elemental emitter, one generator per instruction, with a
 // per-index cache so shared subexpressions are emitted once.
 //
-// A kernel whose one output is large (kNonTemporalMinBytes) stores it with
+// A kernel whose one output is large (the last-level cache's size) stores it with
 // non-temporal stores, on x86-64 targets that allow them (EmitNonTemporalRow
 // in nontemporal_row_emitter.cc, StoreOutput).
 //
@@ -280,7 +280,7 @@ void LoopKernelEmitter::BuildGenerators(const std::vector<llvm::Value*>& buffers
 }
 
 // Whether a kernel stores its outputs with non-temporal stores: one array
-// output of at least kNonTemporalMinBytes, in rows of at least
+// output of at least the last-level cache's size, in rows of at least
 // kNonTemporalMinRowBytes, with a plain scalar element type,
 // written once per element (not a reduction: its output is small and its
 // loop nest is not the output's rows), for an x86-64 target (the kernel ends
@@ -296,7 +296,7 @@ bool UseNonTemporalStores(const std::vector<const HloInstruction*>& outputs, con
     return false;
   }
   const int64_t bytes = ShapeUtil::ByteSizeOfElements(output->shape());
-  if (bytes < kNonTemporalMinBytes) return false;
+  if (bytes < jit.last_level_cache_bytes()) return false;
   const int64_t row_bytes = bytes / ShapeUtil::ElementsIn(output->shape()) *
                             output->shape().dimensions(output->shape().rank() - 1);
   if (row_bytes < kNonTemporalMinRowBytes) return false;

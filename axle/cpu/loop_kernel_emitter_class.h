@@ -36,12 +36,11 @@
 
 namespace axle::cpu {
 
-// Outputs at least this large are stored with non-temporal stores (where
-// UseNonTemporalStores allows): larger than the last-level cache of the
-// machines Axle runs on (32 MiB of L3 on ../shared/PEERS.md's), so a cached
-// copy would be evicted before anyone reads it, and bypassing the cache saves
-// the read-for-ownership of every line (a fifth of the chain's traffic).
-inline constexpr int64_t kNonTemporalMinBytes = int64_t{32} << 20;
+// Outputs at least as large as the target's last-level cache
+// (Jit::last_level_cache_bytes, host_cache_sizes.h) are stored with
+// non-temporal stores (where UseNonTemporalStores allows): a cached copy
+// would be evicted before anyone reads it, and bypassing the cache saves the
+// read-for-ownership of every line (a fifth of the chain's traffic).
 // Rows (the innermost dimension) shorter than this keep ordinary stores: the
 // aligned main loop would be a few elements, and the alignment arithmetic
 // per row would cost more than it saves. The stores align to

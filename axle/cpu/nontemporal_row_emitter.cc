@@ -1,6 +1,6 @@
 //===- nontemporal_row_emitter.cc - Rows stored with non-temporal stores ----===//
 //
-// A large output (kNonTemporalMinBytes) is stored row by row: a scalar
+// A large output (at least the last-level cache) is stored row by row: a scalar
 // head to the first aligned address, a vector main loop of non-temporal
 // stores, a scalar tail (UseNonTemporalStores says when).
 //

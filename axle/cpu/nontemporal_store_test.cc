@@ -1,7 +1,9 @@
 //===- nontemporal_store_test.cc - Large outputs: non-temporal stores ------===//
 //
-// A loop kernel whose output is at least 32 MiB stores it through an aligned
-// main loop with non-temporal vector stores (loop_kernel_emitter.cc,
+// A loop kernel whose output is at least the last-level cache's size (here
+// set to 32 MiB through JitOptions; by default the host's, read at run
+// time: host_cache_sizes.h) stores it through an aligned main loop with
+// non-temporal vector stores (loop_kernel_emitter.cc,
 // EmitNonTemporalRow; jit.cc, MarkNonTemporalStores). These tests check the
 // optimized IR on x86-64 (aligned !nontemporal 16-lane stores, an sfence;
 // none of it for a small output or short rows) and that every element is
@@ -17,7 +19,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "axle/cpu/host_cache_sizes.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -40,11 +44,15 @@ struct Compiled {
   std::string ir;  // after optimization
 };
 
-Compiled Compile(const std::string& text) {
+// The last-level cache size the tests compile for, unless they say.
+constexpr int64_t kTestCacheBytes = int64_t{32} << 20;
+
+Compiled Compile(const std::string& text, int64_t last_level_cache_bytes = kTestCacheBytes) {
   auto module = ParseAndReturnUnverifiedModule(text);
   EXPECT_TRUE(module.ok()) << module.status();
   Compiled compiled;
   CpuCompileOptions options;
+  options.jit.last_level_cache_bytes = last_level_cache_bytes;
   options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
     compiled.ir = std::string(ir);
   };
@@ -143,6 +151,21 @@ TEST(NonTemporalStoreTest, OddRowsComputeEveryElement) {
   const int64_t elements = int64_t{4097} * 2053;
   EXPECT_EQ(CountWrong(*compiled.kernel, elements, 0, {{1, 2000}, {0, 1}, {2000, 4097}}), 0);
   EXPECT_EQ(CountWrong(*compiled.kernel, elements, 12, {{0, 4097}}), 0);
+}
+
+// The threshold follows the cache size: the same output on both sides of
+// it, and of the host's own last-level cache (the default).
+TEST(NonTemporalStoreTest, ThresholdIsTheLastLevelCache) {
+  const std::string one_mib = Module("f32[512,512]");
+  EXPECT_FALSE(absl::StrContains(Compile(one_mib, (int64_t{1} << 20) + 64).ir, "!nontemporal"));
+  ExpectAlignedNonTemporalStores(Compile(one_mib, int64_t{1} << 20).ir);
+  const int64_t host = HostCacheSizes().last_level_bytes;
+  const int64_t row = 1024;  // f32 rows of 4 KiB
+  const int64_t rows_under = host / (row * 4) - 1, rows_over = host / (row * 4) + 1;
+  auto shape = [&](int64_t rows) { return Module(absl::StrCat("f32[", rows, ",", row, "]")); };
+  EXPECT_FALSE(absl::StrContains(Compile(shape(rows_under), 0).ir, "!nontemporal"))
+      << "host last-level cache: " << host << " bytes";
+  ExpectAlignedNonTemporalStores(Compile(shape(rows_over), 0).ir);
 }
 
 }  // namespace

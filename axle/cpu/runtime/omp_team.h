@@ -24,8 +24,12 @@
 // Side effect: threads that never set a team size (omp_set_num_threads,
 // OMP_NUM_THREADS) default to teams of one; Axle sizes every oneDNN call's
 // team itself (OmpTeamShare), and restores the main thread's default.
+// Only Axle's own executables (tools, benchmarks, tests) carry this: it
+// changes how libgomp starts for everything in the process, so a user's
+// program that links the installed Axle::axle keeps its OpenMP behaviour,
+// and opts in by linking Axle::omp_throttle, or sets OMP_WAIT_POLICY=PASSIVE.
 // (Only executables have a .preinit_array: Axle linked into a shared
-// library keeps libgomp's default spinning; set OMP_WAIT_POLICY=PASSIVE.)
+// library keeps libgomp's default spinning.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_OMP_TEAM_H_

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "axle/base/alignment.h"
+#include "axle/cpu/host_cache_sizes.h"
 
 #ifdef __x86_64__
 #include <immintrin.h>
@@ -97,17 +98,18 @@ __attribute__((always_inline)) inline void PackBf16Pairs(const uint16_t* src, in
 }
 
 #ifdef AXLE_AVX512
-// Packed f32 rhs this large are written with non-temporal stores: the
-// matmul reads them back no slower from memory than from a cache the pack
-// filled, and the pack itself gets cheaper (1024x1024, 4 MiB, one thread:
-// 2.4% -> 1.2% of a matmul's samples). A bf16 one of 2 MiB gained nothing,
-// and one that fits in L2 would lose its cached copy.
-constexpr int64_t kNonTemporalBytes = int64_t{4} << 20;
+// Packed f32 rhs of at least 4x the L2 cache are written with non-temporal
+// stores: the matmul reads them back no slower from memory than from a
+// cache the pack filled, and the pack itself gets cheaper (1024x1024, 4 MiB,
+// one thread, 1 MiB of L2: 2.4% -> 1.2% of a matmul's samples). A bf16 one
+// of 2 MiB gained nothing, and one that fits in L2 would lose its cached
+// copy.
+int64_t NonTemporalPackBytes() { return 4 * HostCacheSizes().l2_bytes; }
 
 AXLE_AVX512 void PackBA16a64bAvx512(const float* src, int64_t k, int64_t n, int64_t ld,
                                     int64_t padded_k, int64_t padded_n, int64_t row_begin,
                                     int64_t row_end, float* dst) {
-  if (padded_k * padded_n * int64_t{sizeof(float)} >= kNonTemporalBytes && IsAligned(dst)) {
+  if (padded_k * padded_n * int64_t{sizeof(float)} >= NonTemporalPackBytes() && IsAligned(dst)) {
     PackF32Rows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
                 [](const float* in, float* out) AXLE_AVX512 {
                   __m512 a = _mm512_loadu_ps(in), b = _mm512_loadu_ps(in + 16);
@@ -146,7 +148,7 @@ AXLE_AVX512 void PackBA16a64b2aAvx512(const uint16_t* src, int64_t k, int64_t n,
   const __m512i low = _mm512_load_si512(low_index), high = _mm512_load_si512(high_index);
   PackBf16Pairs(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst,
                 [&](const uint16_t* even, const uint16_t* odd, uint16_t* out) AXLE_AVX512 {
-                  for (int half = 0; half < 2; ++half) {
+                  for (int64_t half = 0; half < 2; ++half) {
                     __m512i a = _mm512_loadu_si512(even + 32 * half);
                     __m512i b = _mm512_loadu_si512(odd + 32 * half);
                     _mm512_storeu_si512(out + 64 * half, _mm512_permutex2var_epi16(a, low, b));

@@ -6,11 +6,11 @@
 // it instead of oneDNN's reorder primitive, callable on row ranges so the
 // intra-op pool can share the work. Full 64-column blocks are copied with
 // AVX-512 where the CPU has it (the matmul's packed layouts are chosen on
-// AVX-512 machines; a packed f32 rhs of 4 MiB or more with non-temporal
-// stores), else with SSE2. The copy is memory-bound; what matters is that
-// each 256-byte block row is a few vector moves (a variable-length memcpy
-// compiled to `rep movsq` took 2.5x as long: 4.4% of a 1-thread f32 matmul
-// 1024^3's samples; AVX-512 2.4%, non-temporal 1.2%).
+// AVX-512 machines; a packed f32 rhs of 4x the L2 cache or more with
+// non-temporal stores, host_cache_sizes.h), else with SSE2. The copy is memory-bound; what matters
+// is that each 256-byte block row is a few vector moves (a variable-length memcpy compiled to `rep
+// movsq` took 2.5x as long: 4.4% of a 1-thread f32 matmul 1024^3's samples; AVX-512 2.4%,
+// non-temporal 1.2%).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_RHS_PACKING_H_

@@ -10,6 +10,7 @@
 
 #include <vector>
 
+#include "axle/cpu/host_cache_sizes.h"
 #include "gtest/gtest.h"
 
 namespace axle::cpu {
@@ -32,8 +33,12 @@ TEST(RhsPackingTest, F32MatchesBA16a64b) {
   for (PackF32 pack : {&PackBA16a64b, &PackBA16a64bPortable}) {
     for (Shape shape : {Shape{64, 64, 64}, Shape{37, 200, 203}, Shape{128, 1024, 1024},
                         Shape{5, 3, 3}, Shape{48, 130, 150},
-                        // 4 MiB and more packed: non-temporal stores.
-                        Shape{1024, 1024, 1024}, Shape{1030, 1000, 1001}}) {
+                        // 4 MiB and more packed: non-temporal stores with a
+                        // 1 MiB L2; and just under and over 4x this host's L2
+                        // (the threshold, host_cache_sizes.h).
+                        Shape{1024, 1024, 1024}, Shape{1030, 1000, 1001},
+                        Shape{HostCacheSizes().l2_bytes / 1024 - 16, 1024, 1024},
+                        Shape{HostCacheSizes().l2_bytes / 1024 + 16, 1024, 1024}}) {
       const int64_t padded_k = RoundUp(shape.k, 16), padded_n = RoundUp(shape.n, 64);
       std::vector<float> src(shape.k * shape.ld);
       for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i + 1);
