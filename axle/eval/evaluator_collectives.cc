@@ -16,6 +16,10 @@
 //    split = concat dimension), or element `rank` of every member's tuple.
 //  - collective-permute: the value of the source whose target is this
 //    participant, zeros when there is none.
+//  - collective-permute's in-place form (input, output, input_offsets,
+//    output_offsets; collectives/in_place_permute.h): the output with the
+//    slices received from each run's source written in; only the slices
+//    travel (RunInPlacePermute, as the cpu backend does).
 //  - collective-broadcast: the group's first member's value.
 //  - send / recv (with _xla_send_recv_source_target_pairs, as flattened
 //    ids): the send hands its data to everyone; a target's recv-done
@@ -33,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
+#include "axle/collectives/in_place_permute.h"
 #include "axle/collectives/replica_groups.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
@@ -237,6 +242,64 @@ int64_t FirstDimension(const HloCollectiveInstruction& collective) {
 
 }  // namespace
 
+namespace {
+
+const Literal& LiteralAt(const Literal& literal, const ShapeIndex& index) {
+  const Literal* at = &literal;
+  for (int64_t i : index) at = &at->tuple_element(i);
+  return *at;
+}
+Literal& MutableLiteralAt(Literal& literal, const ShapeIndex& index) {
+  Literal* at = &literal;
+  for (int64_t i : index) at = &at->mutable_tuple_element(i);
+  return *at;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& collective,
+                                               absl::Span<const Literal* const> operands,
+                                               Communicator& communicator, int64_t replica_count,
+                                               int64_t partition_count, int64_t me) {
+  const DeviceGrid grid{replica_count, partition_count};
+  AXLE_ASSIGN_OR_RETURN(InPlacePermute permute, InPlacePermuteOf(collective, grid));
+  if (operands.size() != 4) return InvalidInstruction(collective, "needs four operands");
+  Literal output = operands[1]->Clone();
+  std::vector<const char*> inputs;
+  std::vector<char*> outputs;
+  for (int64_t b = 0; b < permute.buffers; ++b) {
+    const ShapeIndex index = permute.BufferIndex(b);
+    inputs.push_back(static_cast<const char*>(LiteralAt(*operands[0], index).untyped_data()));
+    outputs.push_back(static_cast<char*>(MutableLiteralAt(output, index).untyped_data()));
+  }
+  auto offsets = [&](int64_t buffer, int64_t chunk, bool input) {
+    const int64_t rank = (input ? permute.inputs : permute.outputs)[buffer].rank();
+    std::vector<int64_t> starts(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      const Literal& scalar =
+          LiteralAt(*operands[input ? 2 : 3], permute.OffsetIndex(buffer, chunk, d));
+      starts[d] = scalar.GetIntegralAsS64(0).value_or(0);
+    }
+    return starts;
+  };
+  absl::Status status = RunInPlacePermute(communicator, permute, me, offsets, inputs, outputs);
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(Describe(collective), ": ", status.message()));
+  }
+  if (collective.opcode() != HloOpcode::kCollectivePermuteStart) return output;
+  // (input, output, context...): the context is zeros.
+  const Shape& shape = collective.shape();
+  if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 ||
+      !ShapeUtil::Compatible(shape.tuple_shapes(0), operands[0]->shape()) ||
+      !ShapeUtil::Compatible(shape.tuple_shapes(1), output.shape())) {
+    return InvalidInstruction(collective, "must produce (input, output, context...)");
+  }
+  Literal wrapped(shape);
+  wrapped.mutable_tuple_element(0) = operands[0]->Clone();
+  wrapped.mutable_tuple_element(1) = std::move(output);
+  return wrapped;
+}
+
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
     absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant) {
@@ -244,6 +307,11 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   DeviceGrid grid{participant.replica_count, participant.partition_count};
   int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
   HloOpcode op = collective.opcode();
+  if (IsInPlacePermute(collective)) {
+    AXLE_RETURN_IF_ERROR(CheckSameCollective(communicator, collective, operands));
+    return EvaluateInPlacePermute(collective, operands, communicator, grid.replica_count,
+                                  grid.partition_count, me);
+  }
   for (const Literal* operand : operands) {
     AXLE_RETURN_IF_ERROR(ExpectArray(collective, *operand, "operand"));
   }

@@ -17,6 +17,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "axle/base/status_macros.h"
+#include "axle/collectives/communicator.h"
+#include "axle/collectives/in_place_permute.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/kernels.h"
 #include "axle/eval/lanewise_computation.h"
@@ -577,6 +579,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
   int64_t devices = 1;
   if (module_ != nullptr)
     devices = module_->config().replica_count * module_->config().num_partitions;
+  if (IsInPlacePermute(collective) && devices == 1) {
+    // One device: its own pairs ({0,0}) copy slices within it.
+    std::vector<std::unique_ptr<Communicator>> alone =
+        MakeInProcessCommunicators(1, CollectiveTimeoutFromEnvironment());
+    return eval_internal::EvaluateInPlacePermute(collective, operands, *alone[0], 1, 1, 0);
+  }
   bool groups_of_one = !collective.replica_groups().empty();
   for (const ReplicaGroup& group : collective.replica_groups()) {
     groups_of_one = groups_of_one && group.replica_ids_size() == 1;

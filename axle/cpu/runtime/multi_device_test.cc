@@ -218,6 +218,58 @@ ENTRY e {
           FloatArgs(4, {3}));
 }
 
+// collective-permute's in-place form: one buffer with a run per offset
+// (offsets computed from the device's id, clamped past the end), a tuple
+// of buffers, partitions with a channel, the -start form.
+TEST(CpuMultiDevice, InPlacePermute) {
+  std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  z = f32[] constant(-1)
+  out = f32[5,4] broadcast(z), dimensions={}
+  r = u32[] replica-id()
+  rs = s32[] convert(r)
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  c9 = s32[] constant(9)
+  i0 = (s32[], s32[]) tuple(c0, c0)
+  i1 = (s32[], s32[]) tuple(c1, c0)
+  o0 = (s32[], s32[]) tuple(rs, c0)
+  o1 = (s32[], s32[]) tuple(c9, c0)
+  in_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(i0, i1)
+  out_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(o0, o1)
+  ROOT cp = f32[5,4] collective-permute(p, out, in_offsets, out_offsets), source_target_pairs={{0,1},{1,2},{2,0},{1,0},{2,1},{0,2}}, slice_sizes={{1,4},{1,4}}
+})",
+                                        FloatArgs(3, {2, 4}));
+  ASSERT_EQ(result.size(), 3u);
+  // Device 1 got device 0's row 0 at its row 1 (its replica id).
+  EXPECT_EQ(result[1].data<float>()[4], 0.1f);
+  EXPECT_EQ(result[1].data<float>()[0], -1.0f);
+}
+
+TEST(CpuMultiDevice, InPlacePermuteTuplesPartitionsAndStart) {
+  RunBoth(R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  n = f32[2,3] negate(p)
+  z = f32[] constant(0)
+  big = f32[4,3] broadcast(z), dimensions={}
+  input = (f32[2,3], f32[2,3]) tuple(p, n)
+  output = (f32[2,3], f32[4,3]) tuple(n, big)
+  c0 = u32[] constant(0)
+  c2 = u32[] constant(2)
+  i0 = (u32[], u32[]) tuple(c0, c0)
+  i2 = (u32[], u32[]) tuple(c2, c0)
+  in_offsets = ((u32[], u32[]), (u32[], u32[])) tuple(i0, i0)
+  out_offsets = ((u32[], u32[]), (u32[], u32[])) tuple(i0, i2)
+  a = (f32[2,3], f32[4,3]) collective-permute(input, output, in_offsets, out_offsets), channel_id=1, source_target_pairs={{0,1},{1,0}}, slice_sizes={{1,3},{2,3}}
+  s = ((f32[2,3], f32[2,3]), (f32[2,3], f32[4,3]), u32[], u32[]) collective-permute-start(input, output, in_offsets, out_offsets), source_target_pairs={{1,0}}, slice_sizes={{2,3},{2,3}}
+  d = (f32[2,3], f32[4,3]) collective-permute-done(s)
+  ROOT t = ((f32[2,3], f32[4,3]), (f32[2,3], f32[4,3])) tuple(a, d)
+})",
+          FloatArgs(4, {2, 3}));
+}
+
 TEST(CpuMultiDevice, StartDoneFormsAndAWhileBody) {
   RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
 ENTRY e {
