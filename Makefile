@@ -38,11 +38,15 @@ asan:
 
 # ThreadSanitizer (docs/CONTRIBUTING.md) on the tests whose code runs on
 # several threads: the runtime (streams, RunAsync, concurrent runs), the
-# cpu platform (intra-op pool, oneDNN's OpenMP team) and custom calls. The
-# whole suite under TSan is too slow for a shared machine; TSAN_TESTS picks
-# the binaries. scripts/tsan.supp says what it suppresses and why.
+# cpu platform (intra-op pool, oneDNN's OpenMP team), custom calls and the
+# collectives' transports (in-process threads, Gloo over loopback TCP;
+# `make tsan TSAN_TESTS="axle_collectives_test axle_collectives_gloo_test"`
+# runs those alone). The whole suite under TSan is too slow for a shared
+# machine; TSAN_TESTS picks the binaries. scripts/tsan.supp says what it
+# suppresses and why.
 TSAN_TESTS ?= axle_runtime_test axle_ffi_test axle_cpu_runtime_test \
-  axle_custom_call_examples_test axle_aliasing_example_test
+  axle_custom_call_examples_test axle_aliasing_example_test \
+  axle_collectives_test axle_collectives_gloo_test
 tsan: setup
 	@cmake -S . -B build-tsan -G Ninja -DAXLE_TSAN=ON >/dev/null
 	@cmake --build build-tsan --target $(TSAN_TESTS) -j $(JOBS)

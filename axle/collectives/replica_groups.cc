@@ -289,8 +289,10 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
                     send_or_recv);
   }
   const auto* send_recv = dyn_cast<HloSendRecvInstruction>(&send_or_recv);
-  const bool cross_partition =
-      send_recv != nullptr && send_recv->attrs().channel_id.value_or(0) > 0;
+  // On a grid of one row or column the pairs name the devices along it.
+  bool cross_partition = send_recv != nullptr && send_recv->attrs().channel_id.value_or(0) > 0;
+  if (grid.replica_count == 1) cross_partition = true;
+  if (grid.partition_count == 1) cross_partition = false;
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
       ParseSourceTargetPairs(attribute->second);
   if (!pairs.ok()) return Annotate(pairs.status(), send_or_recv);

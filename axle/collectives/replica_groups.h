@@ -119,7 +119,10 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
 // A send's or recv's pairs as flattened ids, as XLA reads them
 // (GetNcclP2PConfigForSendRecv): channel_id > 0 makes the pairs partition
 // ids, applied alike in every replica (kCrossPartition); channel_id 0 (or
-// none) replica ids, alike in every partition (kCrossReplica). A missing
+// none) replica ids, alike in every partition (kCrossReplica). On a grid
+// of one replica (one partition) the pairs are partition (replica) ids
+// whatever the channel: there XLA's reading would leave a single device
+// and this one names the devices of the run. A missing
 // attribute, bad text, an id out of range or twice is InvalidArgument
 // naming the instruction.
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(

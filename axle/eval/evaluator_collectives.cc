@@ -21,8 +21,9 @@
 //    slices received from each run's source written in; only the slices
 //    travel (RunInPlacePermute, as the cpu backend does).
 //  - collective-broadcast: the group's first member's value.
-//  - send / recv (with _xla_send_recv_source_target_pairs, as flattened
-//    ids): the send hands its data to everyone; a target's recv-done
+//  - send / recv (with _xla_send_recv_source_target_pairs, read as XLA
+//    reads them: replica_groups.h, SendRecvPairsOf): the send hands its
+//    data to everyone; a target's recv-done
 //    returns its source's, a non-target's zeros. Sends always run (they
 //    are side effects), before their recv-done in the module's order.
 //
@@ -459,39 +460,6 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   return wrapped;
 }
 
-namespace {
-
-// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
-    const HloInstruction& instruction, absl::string_view text) {
-  std::vector<int64_t> numbers;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-    } else {
-      if (in_number) numbers.push_back(value);
-      value = 0;
-      in_number = false;
-      if (c != '{' && c != '}' && c != ',' && c != ' ') {
-        return InvalidInstruction(
-            instruction, absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
-      }
-    }
-  }
-  if (numbers.size() % 2 != 0) {
-    return InvalidInstruction(
-        instruction, absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
-  }
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
-  return pairs;
-}
-
-}  // namespace
-
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
@@ -521,9 +489,9 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
   switch (op) {
     case HloOpcode::kSend: {
       if (operands.empty()) return InvalidInstruction(instruction, "has no data operand");
-      AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(instruction, attribute->second));
       Communicator& communicator = *participant.communicator;
       DeviceGrid grid{participant.replica_count, participant.partition_count};
+      AXLE_ASSIGN_OR_RETURN(auto pairs, SendRecvPairsOf(instruction, grid));
       int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
       const Literal& data = *operands[0];
       AXLE_RETURN_IF_ERROR(ExpectArray(instruction, data, "data"));
@@ -531,11 +499,6 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
       AXLE_ASSIGN_OR_RETURN(std::vector<Literal> values, GatherFromAll(communicator, data));
       Literal mine(data.shape());
       for (const auto& [source, target] : pairs) {
-        if (source < 0 || source >= grid.size() || target < 0 || target >= grid.size()) {
-          return InvalidInstruction(instruction,
-                                    absl::StrCat("pair {", source, ",", target,
-                                                 "} names a device outside 0..", grid.size() - 1));
-        }
         if (target == me) mine = values[source].Clone();
       }
       received[key] = std::move(mine);

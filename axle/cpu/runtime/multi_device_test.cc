@@ -373,9 +373,11 @@ ENTRY e {
   RunBoth(kTwo, two);
 }
 
-// send/recv pairs (flattened device ids in
-// _xla_send_recv_source_target_pairs) run as collective-permutes: a target
-// gets its source's data, a device that is no target zeros.
+// send/recv pairs (_xla_send_recv_source_target_pairs, read as XLA reads
+// them) run as collective-permutes: a target gets its source's data, a
+// device that is no target zeros. On a grid of replicas and partitions a
+// channel id > 0 makes the pairs partition ids (in every replica), channel
+// 0 replica ids (in every partition); two channels in flight at once.
 TEST(CpuMultiDevice, SendRecvPairs) {
   RunBoth(R"(HloModule m, replica_count=3
 ENTRY e {
@@ -391,6 +393,40 @@ ENTRY e {
   ROOT n = f32[2] negate(d)
 })",
           FloatArgs(3, {2}));
+}
+
+TEST(CpuMultiDevice, SendRecvOnAGridOfReplicasAndPartitions) {
+  std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=2, num_partitions=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  q = f32[2] negate(p)
+  t0 = token[] after-all()
+  r1 = (f32[2], u32[], token[]) recv(t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,0}}"}
+  r0 = (f32[2], u32[], token[]) recv(t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  s1 = (f32[2], u32[], token[]) send(p, t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,0}}"}
+  s0 = (f32[2], u32[], token[]) send(q, t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  rd1 = (f32[2], token[]) recv-done(r1), channel_id=1
+  rd0 = (f32[2], token[]) recv-done(r0), channel_id=0
+  sd1 = token[] send-done(s1), channel_id=1
+  sd0 = token[] send-done(s0), channel_id=0
+  d1 = f32[2] get-tuple-element(rd1), index=0
+  d0 = f32[2] get-tuple-element(rd0), index=0
+  ROOT t = (f32[2], f32[2]) tuple(d1, d0)
+})",
+                                        FloatArgs(6, {2}));
+  ASSERT_EQ(result.size(), 6u);
+  // Device (replica 1, partition 2) = 5 got partition 1's data of replica
+  // 1 (device 4) on channel 1, and nothing on channel 0 (it is no target).
+  std::vector<std::vector<Literal>> args = FloatArgs(6, {2});
+  EXPECT_EQ(result[5].tuple_element(0), args[4][0]);
+  EXPECT_EQ(result[5].tuple_element(1), Literal(ShapeUtil::MakeShape(F32, {2})));
+  // Device (replica 0, partition 2) = 2 got replica 1's negated data on
+  // channel 0.
+  EXPECT_EQ(result[2].tuple_element(1).data<float>()[0], -args[5][0].data<float>()[0]);
 }
 
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {

@@ -426,13 +426,10 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
 }
 
 // Several devices, kept collectives: each recv-done and the send of the
-// same channel and _xla_send_recv_source_target_pairs (flattened device
-// ids) in its computation become one collective-permute of the send's
-// data, as the interpreter's multi-participant mode computes them (a
-// target gets its source's data, a device that is no target zeros); the
-// dones' tokens come from after-all. Replica ids name the devices when
-// there is one partition, partition ids (a channel) when there is one
-// replica; a grid of both is Unimplemented.
+// same channel and _xla_send_recv_source_target_pairs in its computation become one
+// collective-permute of the send's data, as the interpreter's multi-participant mode computes them
+// (a target gets its source's data, a device that is no target zeros); the dones' tokens come from
+// after-all. The pairs are read as XLA reads them (collectives/replica_groups.h, SendRecvPairsOf).
 absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
                                         const HloModuleConfig& config) {
   auto pairs_text = [](const HloInstruction* instruction) -> const std::string* {
@@ -489,13 +486,15 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
         HloOpcode::kCollectivePermute, data,
         absl::Span<HloInstruction* const>{send->mutable_operand(0)});
     permute->mutable_attrs()->source_target_pairs = pairs;
-    if (config.num_partitions > 1) {
-      if (config.replica_count > 1) {
-        return PassUnimplemented(kPass, *recv,
-                                 "send/recv on a grid of several replicas and partitions");
-      }
-      permute->mutable_attrs()->channel_id = attrs->channel_id().value_or(0);
-    }
+    // XLA's reading (GetNcclP2PConfigForSendRecv): a channel id > 0 makes
+    // the pairs partition ids, alike in every replica; else replica ids,
+    // alike in every partition. A collective-permute reads its pairs the
+    // same way with and without a channel_id. On a grid of one replica
+    // (partition) the pairs name the partitions (replicas).
+    bool cross_partition = attrs->channel_id().value_or(0) > 0;
+    if (config.replica_count == 1) cross_partition = true;
+    if (config.num_partitions == 1) cross_partition = false;
+    if (cross_partition) permute->mutable_attrs()->channel_id = attrs->channel_id().value_or(0);
     permute->SetName(absl::StrCat(send->name(), ".permute"));
     HloInstruction* value = computation->AddInstruction(std::move(permute));
     std::vector<HloInstruction*> elements = {value};
