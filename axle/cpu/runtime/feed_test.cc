@@ -20,12 +20,12 @@ namespace {
 using testing::ClientFor;
 using testing::RunOn;
 
-Literal F32(std::vector<float> values) {
+Literal F32s(std::vector<float> values) {
   Literal literal(ShapeUtil::MakeShape(F32, {static_cast<int64_t>(values.size())}));
   for (size_t i = 0; i < values.size(); ++i) literal.data<float>()[i] = values[i];
   return literal;
 }
-Literal S32(int32_t value) {
+Literal S32s(int32_t value) {
   Literal literal(ShapeUtil::MakeShape(S32, {}));
   literal.data<int32_t>()[0] = value;
   return literal;
@@ -88,15 +88,15 @@ TEST(Feeds, TupleShapesOnBothPlatforms) {
     SCOPED_TRACE(platform);
     LocalClient* client = ClientFor(platform);
     ASSERT_TRUE(
-        client->TransferToInfeedLocal(Literal::MakeTuple({F32({1.5f, -2.0f}), S32(3)}), 0).ok());
+        client->TransferToInfeedLocal(Literal::MakeTuple({F32s({1.5f, -2.0f}), S32s(3)}), 0).ok());
     absl::StatusOr<Literal> result = RunOn(platform, kTuple, {});
     ASSERT_TRUE(result.ok()) << result.status();
-    EXPECT_EQ(*result, F32({-4.5f, 6.0f}));
+    EXPECT_EQ(*result, F32s({-4.5f, 6.0f}));
     Literal out(
         ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2}), ShapeUtil::MakeShape(S32, {})}));
     absl::Status status = client->TransferFromOutfeedLocal(0, &out);
     ASSERT_TRUE(status.ok()) << status;
-    EXPECT_EQ(out, Literal::MakeTuple({F32({4.5f, -6.0f}), S32(3)}));
+    EXPECT_EQ(out, Literal::MakeTuple({F32s({4.5f, -6.0f}), S32s(3)}));
   }
 }
 
@@ -107,7 +107,7 @@ TEST(Feeds, AWhileLoopReadsTheInfeedEachIteration) {
     SCOPED_TRACE(platform);
     LocalClient* client = ClientFor(platform);
     for (float k : {1.0f, 2.0f, 3.0f}) {
-      ASSERT_TRUE(client->TransferToInfeed(F32({k, 0.3f * k})).ok());
+      ASSERT_TRUE(client->TransferToInfeed(F32s({k, 0.3f * k})).ok());
     }
     absl::StatusOr<Literal> result = RunOn(platform, kLoop, {});
     ASSERT_TRUE(result.ok()) << result.status();
@@ -146,8 +146,8 @@ ENTRY e {
   ASSERT_TRUE(module.ok()) << module.status();
   auto executable = client->Compile(*std::move(module), {});
   ASSERT_TRUE(executable.ok()) << executable.status();
-  ASSERT_TRUE(client->TransferToInfeedLocal(S32(10), 0).ok());
-  ASSERT_TRUE(client->TransferToInfeedLocal(S32(20), 1).ok());
+  ASSERT_TRUE(client->TransferToInfeedLocal(S32s(10), 0).ok());
+  ASSERT_TRUE(client->TransferToInfeedLocal(S32s(20), 1).ok());
   auto communicators = MakeInProcessCommunicators(2, std::chrono::seconds(60));
   std::vector<absl::StatusOr<Literal>> results(2, absl::UnknownError("did not run"));
   std::vector<std::thread> threads;
@@ -167,11 +167,11 @@ ENTRY e {
   }
   for (std::thread& thread : threads) thread.join();
   for (int d = 0; d < 2; ++d) ASSERT_TRUE(results[d].ok()) << d << ": " << results[d].status();
-  EXPECT_EQ(*results[0], S32(100));
-  EXPECT_EQ(*results[1], S32(21 * 21));
+  EXPECT_EQ(*results[0], S32s(100));
+  EXPECT_EQ(*results[1], S32s(21 * 21));
   const Shape shape = ShapeUtil::MakeShape(S32, {});
-  EXPECT_EQ(*client->TransferFromOutfeed(&shape, 1), S32(21));
-  EXPECT_EQ(*client->TransferFromOutfeed(&shape, 0), S32(10));
+  EXPECT_EQ(*client->TransferFromOutfeed(&shape, 1), S32s(21));
+  EXPECT_EQ(*client->TransferFromOutfeed(&shape, 0), S32s(10));
 }
 
 TEST(Feeds, AValueOfAnotherShapeOrNoneIsAnError) {
@@ -185,7 +185,7 @@ ENTRY e {
   for (const char* platform : {"cpu", "interpreter"}) {
     SCOPED_TRACE(platform);
     LocalClient* client = ClientFor(platform);
-    ASSERT_TRUE(client->TransferToInfeedLocal(S32(1), 0).ok());
+    ASSERT_TRUE(client->TransferToInfeedLocal(S32s(1), 0).ok());
     absl::StatusOr<Literal> wrong = RunOn(platform, kText, {});
     ASSERT_FALSE(wrong.ok());
     EXPECT_TRUE(absl::IsInvalidArgument(wrong.status())) << wrong.status();

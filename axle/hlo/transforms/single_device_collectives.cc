@@ -171,6 +171,12 @@ class Lowering {
       }
       value_shape = value_shape.tuple_shapes(1);
     }
+    if ((opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) &&
+        instruction->operand_count() == 4 && instruction->operand(2)->shape().IsTuple()) {
+      return PassUnimplemented(kPass, *instruction,
+                               "collective-permute's in-place form on one device (modules of "
+                               "several devices run it; so does the interpreter)");
+    }
     std::vector<HloInstruction*> operands(instruction->operands().begin(),
                                           instruction->operands().end());
     HloInstruction* value = operands.size() == 1 ? operands[0] : MakeTuple(computation, operands);
@@ -369,6 +375,8 @@ class Lowering {
     std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
     auto instruction = std::make_unique<HloCollectiveInstruction>(sync, done->shape(), operands);
     *instruction->mutable_attrs() = collective->attrs();
+    // collective-permute's in-place form keeps its slice_sizes there.
+    *instruction->mutable_raw_attributes() = start->raw_attributes();
     instruction->SetName(start->name());
     HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
     if (start->called_computations().size() == 1) made->set_to_apply(start->to_apply());
