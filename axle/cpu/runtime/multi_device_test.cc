@@ -270,6 +270,40 @@ ENTRY e {
           FloatArgs(4, {2, 3}));
 }
 
+// On one device the in-place form is a dynamic-slice and a
+// dynamic-update-slice per run holding {0,0} (single-device-collectives).
+TEST(CpuMultiDevice, InPlacePermuteOnOneDevice) {
+  constexpr char kText[] = R"(HloModule m
+ENTRY e {
+  p = f32[3,4] parameter(0)
+  z = f32[] constant(-1)
+  out = f32[5,4] broadcast(z), dimensions={}
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  c7 = s32[] constant(7)
+  i0 = (s32[], s32[]) tuple(c1, c0)
+  i1 = (s32[], s32[]) tuple(c0, c1)
+  o0 = (s32[], s32[]) tuple(c7, c0)
+  o1 = (s32[], s32[]) tuple(c0, c0)
+  in_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(i0, i1)
+  out_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(o0, o1)
+  a = f32[5,4] collective-permute(p, out, in_offsets, out_offsets), source_target_pairs={{0,0},{0,0}}, slice_sizes={{2,4},{1,3}}
+  s = (f32[3,4], f32[5,4], u32[], u32[]) collective-permute-start(p, out, in_offsets, out_offsets), source_target_pairs={{0,0},{0,0}}, slice_sizes={{2,4},{1,3}}
+  d = f32[5,4] collective-permute-done(s)
+  ROOT t = (f32[5,4], f32[5,4]) tuple(a, d)
+})";
+  std::vector<std::vector<Literal>> args = FloatArgs(1, {3, 4});
+  absl::StatusOr<Literal> cpu = testing::RunOn("cpu", kText, args[0]);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Literal> reference = testing::RunOn("interpreter", kText, args[0]);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_EQ(*cpu, *reference);
+  // Rows 3-4 (the start 7 clamped) are input rows 1-2; row 0 starts with
+  // input row 0, columns 1-3.
+  EXPECT_EQ(cpu->tuple_element(0).data<float>()[12], args[0][0].data<float>()[4]);
+  EXPECT_EQ(cpu->tuple_element(0).data<float>()[0], args[0][0].data<float>()[1]);
+}
+
 TEST(CpuMultiDevice, StartDoneFormsAndAWhileBody) {
   RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
 ENTRY e {

@@ -173,9 +173,7 @@ class Lowering {
     }
     if ((opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) &&
         instruction->operand_count() == 4 && instruction->operand(2)->shape().IsTuple()) {
-      return PassUnimplemented(kPass, *instruction,
-                               "collective-permute's in-place form on one device (modules of "
-                               "several devices run it; so does the interpreter)");
+      return LowerInPlacePermute(instruction);
     }
     std::vector<HloInstruction*> operands(instruction->operands().begin(),
                                           instruction->operands().end());
@@ -205,6 +203,93 @@ class Lowering {
     }
     if (!start_tuple) return value;
     return MakeStartTuple(instruction, value);
+  }
+
+  // collective-permute's in-place form on one device
+  // (axle/collectives/in_place_permute.h for the form): for each run c of
+  // the pairs holding {0,0}, chunk c of each input buffer (a dynamic-slice
+  // at its input offsets, clamped alike) is written into the output buffer
+  // at its output offsets (a dynamic-update-slice); the output unchanged
+  // otherwise.
+  absl::StatusOr<HloInstruction*> LowerInPlacePermute(HloInstruction* instruction) {
+    const auto& collective = *cast<HloCollectiveInstruction>(instruction);
+    auto unsupported = [&](absl::string_view why) {
+      return PassUnimplemented(kPass, *instruction,
+                               absl::StrCat("collective-permute's in-place form: ", why));
+    };
+    const RawAttribute* raw = instruction->FindRawAttribute("slice_sizes");
+    if (raw == nullptr) return unsupported("no slice_sizes");
+    // "{{1,2},{3,4}}" -> {{1,2},{3,4}}.
+    std::vector<std::vector<int64_t>> sizes;
+    int depth = 0;
+    int64_t number = -1;
+    for (char c : raw->value) {
+      if (c >= '0' && c <= '9') {
+        number = (number < 0 ? 0 : number * 10) + (c - '0');
+        continue;
+      }
+      if (number >= 0 && !sizes.empty()) sizes.back().push_back(number);
+      number = -1;
+      if (c == '{' && ++depth == 2) sizes.emplace_back();
+      if (c == '}') --depth;
+      if (c != '{' && c != '}' && c != ',' && c != ' ') return unsupported("bad slice_sizes");
+    }
+    HloInstruction* input = instruction->mutable_operand(0);
+    HloInstruction* output = instruction->mutable_operand(1);
+    const bool tuples = input->shape().IsTuple();
+    const int64_t buffers = tuples ? input->shape().tuple_shapes_size() : 1;
+    if (buffers == 0 || sizes.empty() || static_cast<int64_t>(sizes.size()) % buffers != 0) {
+      return unsupported("slice_sizes does not give each buffer as many sizes");
+    }
+    const int64_t chunks = static_cast<int64_t>(sizes.size()) / buffers;
+    const auto& pairs = collective.attrs().source_target_pairs;
+    if (static_cast<int64_t>(pairs.size()) % chunks != 0) {
+      return unsupported("the pairs do not split into a run per offset");
+    }
+    const int64_t run = static_cast<int64_t>(pairs.size()) / chunks;
+    std::vector<HloInstruction*> outs;
+    for (int64_t b = 0; b < buffers; ++b) outs.push_back(tuples ? ElementOf(output, b) : output);
+    // The scalar start index of dimension d of chunk c of buffer b.
+    auto start = [&](HloInstruction* offsets, int64_t b, int64_t c, int64_t d) {
+      HloInstruction* mine = tuples ? ElementOf(offsets, b) : offsets;
+      if (mine->shape().tuple_shapes_size() > 0 && mine->shape().tuple_shapes(0).IsTuple()) {
+        mine = ElementOf(mine, c);
+      }
+      return ElementOf(mine, d);
+    };
+    for (int64_t c = 0; c < chunks; ++c) {
+      bool self = false;
+      for (int64_t i = c * run; i < (c + 1) * run; ++i) {
+        self = self || (pairs[i].first == 0 && pairs[i].second == 0);
+      }
+      if (!self) continue;
+      for (int64_t b = 0; b < buffers; ++b) {
+        HloInstruction* in = tuples ? ElementOf(input, b) : input;
+        const std::vector<int64_t>& size = sizes[b * chunks + c];
+        if (!in->shape().IsArray() || static_cast<int64_t>(size.size()) != in->shape().rank()) {
+          return unsupported("a slice size does not fit its buffer");
+        }
+        std::vector<HloInstruction*> from = {in};
+        std::vector<HloInstruction*> into = {outs[b], nullptr};
+        for (int64_t d = 0; d < in->shape().rank(); ++d) {
+          from.push_back(start(instruction->mutable_operand(2), b, c, d));
+          into.push_back(start(instruction->mutable_operand(3), b, c, d));
+        }
+        const Shape slice_shape =
+            WithDescendingLayout(ShapeUtil::MakeShape(in->shape().element_type(), size));
+        auto slice = std::make_unique<HloDynamicSliceInstruction>(HloOpcode::kDynamicSlice,
+                                                                  slice_shape, from);
+        slice->mutable_attrs()->dynamic_slice_sizes = size;
+        into[1] = instruction->parent()->AddInstruction(std::move(slice));
+        outs[b] = instruction->parent()->AddInstruction(
+            HloInstruction::Create(HloOpcode::kDynamicUpdateSlice, outs[b]->shape(), into));
+      }
+    }
+    HloInstruction* value = tuples ? MakeTuple(instruction->parent(), outs) : outs[0];
+    if (instruction->opcode() == HloOpcode::kCollectivePermuteStart) {
+      return MakeStartTuple(instruction, value);
+    }
+    return value;
   }
 
   // ragged-all-to-all with one participant: each update u copies rows
