@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan tsan fuzz fuzz-smoke format check-format tidy clean bench
+.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -57,6 +57,13 @@ tsan: setup
 	  TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp}" \
 	    $$binary --gtest_brief=1 || exit 1; \
 	done
+
+# ThreadSanitizer over the collectives' transports alone, in minutes: their
+# sources and tests instrumented, linked against $(BUILD)'s libraries
+# (scripts/tsan-collectives says how).
+tsan-collectives: configure
+	@cmake --build $(BUILD) --target axle_collectives_gloo_test -j $(JOBS)
+	@bash scripts/tsan-collectives $(BUILD)
 
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null

@@ -168,6 +168,7 @@ ENTRY e {
   std::vector<std::vector<int32_t>> inputs(kSize), outputs(kSize);
   std::vector<absl::Status> statuses(kSize);
   std::vector<std::thread> threads;
+  threads.reserve(kSize);
   for (int d = 0; d < kSize; ++d) {
     inputs[d] = {10 * d, 10 * d + 1, 10 * d + 2, 10 * d + 3};
     outputs[d] = std::vector<int32_t>(6, -1);

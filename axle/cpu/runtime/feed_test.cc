@@ -103,6 +103,8 @@ TEST(Feeds, TupleShapesOnBothPlatforms) {
 TEST(Feeds, AWhileLoopReadsTheInfeedEachIteration) {
   std::vector<std::vector<Literal>> outfeeds;
   std::vector<Literal> results;
+  outfeeds.reserve(2);
+  results.reserve(2);
   for (const char* platform : {"cpu", "interpreter"}) {
     SCOPED_TRACE(platform);
     LocalClient* client = ClientFor(platform);
@@ -113,6 +115,7 @@ TEST(Feeds, AWhileLoopReadsTheInfeedEachIteration) {
     ASSERT_TRUE(result.ok()) << result.status();
     results.push_back(*std::move(result));
     std::vector<Literal>& mine = outfeeds.emplace_back();
+    mine.reserve(3);
     const Shape shape = ShapeUtil::MakeShape(F32, {2});
     for (int i = 0; i < 3; ++i) {
       absl::StatusOr<Literal> value = client->TransferFromOutfeed(&shape);
@@ -151,6 +154,7 @@ ENTRY e {
   auto communicators = MakeInProcessCommunicators(2, std::chrono::seconds(60));
   std::vector<absl::StatusOr<Literal>> results(2, absl::UnknownError("did not run"));
   std::vector<std::thread> threads;
+  threads.reserve(2);
   for (int d = 0; d < 2; ++d) {
     threads.emplace_back([&, d] {
       RunParticipant participant;
