@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan tsan fuzz fuzz-smoke format check-format tidy clean bench
+.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -38,11 +38,15 @@ asan:
 
 # ThreadSanitizer (docs/CONTRIBUTING.md) on the tests whose code runs on
 # several threads: the runtime (streams, RunAsync, concurrent runs), the
-# cpu platform (intra-op pool, oneDNN's OpenMP team) and custom calls. The
-# whole suite under TSan is too slow for a shared machine; TSAN_TESTS picks
-# the binaries. scripts/tsan.supp says what it suppresses and why.
+# cpu platform (intra-op pool, oneDNN's OpenMP team), custom calls and the
+# collectives' transports (in-process threads, Gloo over loopback TCP;
+# `make tsan TSAN_TESTS="axle_collectives_test axle_collectives_gloo_test"`
+# runs those alone). The whole suite under TSan is too slow for a shared
+# machine; TSAN_TESTS picks the binaries. scripts/tsan.supp says what it
+# suppresses and why.
 TSAN_TESTS ?= axle_runtime_test axle_ffi_test axle_cpu_runtime_test \
-  axle_custom_call_examples_test axle_aliasing_example_test
+  axle_custom_call_examples_test axle_aliasing_example_test \
+  axle_collectives_test axle_collectives_gloo_test
 tsan: setup
 	@cmake -S . -B build-tsan -G Ninja -DAXLE_TSAN=ON >/dev/null
 	@cmake --build build-tsan --target $(TSAN_TESTS) -j $(JOBS)
@@ -53,6 +57,13 @@ tsan: setup
 	  TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp}" \
 	    $$binary --gtest_brief=1 || exit 1; \
 	done
+
+# ThreadSanitizer over the collectives' transports alone, in minutes: their
+# sources and tests instrumented, linked against $(BUILD)'s libraries
+# (scripts/tsan-collectives says how).
+tsan-collectives: configure
+	@cmake --build $(BUILD) --target axle_collectives_gloo_test -j $(JOBS)
+	@bash scripts/tsan-collectives $(BUILD)
 
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DAXLE_FUZZ=ON >/dev/null

@@ -188,6 +188,51 @@ code0=$?
 check "cpu: mismatched modules fail in both processes" test $code0 -eq 1 -a $code1 -eq 1
 check "cpu: the mismatch is reported as such" grep -q "different module or argument shapes" "$tmp/log0"
 
+# A grid of 2 replicas x 2 partitions in 4 processes on the cpu backend:
+# send/recv whose pairs name partitions (channel 1) and replicas (channel
+# 0), and collective-permute's in-place form; bit for bit the threads mode.
+cat >"$tmp/grid.hlo" <<'HLO'
+HloModule grid, replica_count=2, num_partitions=2
+ENTRY e {
+  r = u32[] replica-id()
+  q = u32[] partition-id()
+  ten = u32[] constant(10)
+  r10 = u32[] multiply(r, ten)
+  id = u32[] add(r10, q)
+  f = f32[] convert(id)
+  v = f32[3,2] broadcast(f), dimensions={}
+  t0 = token[] after-all()
+  rp = (f32[3,2], u32[], token[]) recv(t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  sp = (f32[3,2], u32[], token[]) send(v, t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  rr = (f32[3,2], u32[], token[]) recv(t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  sr = (f32[3,2], u32[], token[]) send(v, t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  rpd = (f32[3,2], token[]) recv-done(rp), channel_id=1
+  rrd = (f32[3,2], token[]) recv-done(rr), channel_id=0
+  spd = token[] send-done(sp), channel_id=1
+  srd = token[] send-done(sr), channel_id=0
+  a = f32[3,2] get-tuple-element(rpd), index=0
+  b = f32[3,2] get-tuple-element(rrd), index=0
+  z = f32[] constant(-1)
+  out = f32[4,2] broadcast(z), dimensions={}
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  i = (s32[], s32[]) tuple(c1, c0)
+  o = (s32[], s32[]) tuple(c0, c0)
+  ip = f32[4,2] collective-permute(a, out, i, o), channel_id=2,
+      source_target_pairs={{0,1},{1,0}}, slice_sizes={{2,2}}
+  ROOT t = (f32[3,2], f32[3,2], f32[4,2]) tuple(a, b, ip)
+}
+HLO
+"$run" --num_processes=4 --platform=cpu --print_literals --reference_platform=interpreter \
+  "$tmp/grid.hlo" >"$tmp/log" 2>&1
+check "cpu grid: 4 processes exit 0" test $? -eq 0
+check "cpu grid: each process matches the threads mode" \
+  test "$(grep -c 'bit for bit' "$tmp/log")" -eq 4
+
 AXLE_COLLECTIVES_TRANSPORT=tcp "$run" "$tmp/sum.hlo" --num_processes=1 >"$tmp/log" 2>&1
 check "a transport that does not exist: exit 1" test $? -eq 1
 check "and the error names the transports" grep -q "the transports are gloo and mpi" "$tmp/log"

@@ -7,6 +7,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -34,8 +35,11 @@ class MpiCommunicator : public Communicator {
     MPI_Finalized(&finalized);
     if (finalized) return;
     if (failed_) {
-      // Transfers may still be posted: finalizing could wait for them.
-      // mpirun sees this process end without MPI_Finalize and ends the run.
+      // After a timeout the receives are cancelled, but sends may still be
+      // posted, and MPI_Finalize is collective in Open MPI (a PMIx fence
+      // over every process of the job): it would wait for the peer that
+      // failed or never arrived. So it is skipped; mpirun sees this process
+      // end without MPI_Finalize and ends the run.
       return;
     }
     MPI_Comm_free(&comm_);
@@ -99,17 +103,42 @@ class MpiCommunicator : public Communicator {
       if (++spins > 10000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     failed_ = true;
+    std::string first;
     for (size_t i = 0; i < requests.size(); ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       auto* posted = static_cast<Posted*>(transfers[i].get());
-      return absl::DeadlineExceededError(absl::StrCat(
-          Describe(), ": timed out ", posted->send ? "sending to" : "receiving from", " rank ",
-          posted->peer, " (AXLE_COLLECTIVE_TIMEOUT): the peer failed or never arrived"));
+      if (first.empty()) {
+        first =
+            absl::StrCat(posted->send ? "sending to" : "receiving from", " rank ", posted->peer);
+      }
+      // A receive still posted is cancelled, so that a message arriving
+      // later is not written into a buffer the caller has freed by then.
+      // Cancelling a receive completes locally (the MPI standard, MPI_Cancel); a send
+      // cannot be cancelled in Open MPI (ob1 does not implement it, and
+      // MPI 4.0 deprecates it): it stays posted (see the README).
+      if (!posted->send) CancelReceive(requests[i]);
     }
-    return absl::DeadlineExceededError(absl::StrCat(Describe(), ": timed out"));
+    return absl::DeadlineExceededError(
+        absl::StrCat(Describe(), ": timed out ", first.empty() ? std::string("waiting") : first,
+                     " (AXLE_COLLECTIVE_TIMEOUT): the peer failed or never arrived"));
   }
 
  private:
+  // Cancels a pending receive and waits (locally, a bounded while) for the
+  // cancellation to complete; MPI_Test frees the request.
+  void CancelReceive(MPI_Request& request) {
+    if (MPI_Cancel(&request) != MPI_SUCCESS) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (request != MPI_REQUEST_NULL) {
+      int done = 0;
+      MPI_Status status;
+      if (MPI_Test(&request, &done, &status) != MPI_SUCCESS) break;
+      if (done) return;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
   absl::Status Failed(const std::string& what, int code) {
     failed_ = true;
     return absl::UnavailableError(absl::StrCat(Describe(), ": ", what, ": ", MpiError(code)));

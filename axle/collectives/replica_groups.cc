@@ -188,23 +188,21 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ParticipantGroupsOf(
   return result;
 }
 
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
-    const HloCollectiveInstruction& permute, const DeviceGrid& grid) {
-  bool cross_partition = permute.channel_id().has_value();
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ExpandPermutePairs(
+    absl::Span<const std::pair<int64_t, int64_t>> pairs, bool cross_partition,
+    const DeviceGrid& grid) {
   int64_t limit = cross_partition ? grid.partition_count : grid.replica_count;
   int64_t copies = cross_partition ? grid.replica_count : grid.partition_count;
+  absl::string_view what = cross_partition ? "partition" : "replica";
   std::vector<int> source_seen(limit, 0), target_seen(limit, 0);
   std::vector<std::pair<int64_t, int64_t>> result;
-  for (const auto& [source, target] : permute.attrs().source_target_pairs) {
-    absl::string_view what = cross_partition ? "partition" : "replica";
-    AXLE_RETURN_IF_ERROR(Annotate(CheckRange(source, limit, what), permute));
-    AXLE_RETURN_IF_ERROR(Annotate(CheckRange(target, limit, what), permute));
+  for (const auto& [source, target] : pairs) {
+    AXLE_RETURN_IF_ERROR(CheckRange(source, limit, what));
+    AXLE_RETURN_IF_ERROR(CheckRange(target, limit, what));
     if (source_seen[source]++ || target_seen[target]++) {
-      return Annotate(
-          absl::InvalidArgumentError(absl::StrCat(
-              "source_target_pairs names ", what, " ", source_seen[source] > 1 ? source : target,
-              " twice as a ", source_seen[source] > 1 ? "source" : "target")),
-          permute);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "source_target_pairs names ", what, " ", source_seen[source] > 1 ? source : target,
+          " twice as a ", source_seen[source] > 1 ? "source" : "target"));
     }
     for (int64_t other = 0; other < copies; ++other) {
       if (cross_partition) {
@@ -214,6 +212,93 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
       }
     }
   }
+  return result;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
+    const HloCollectiveInstruction& permute, const DeviceGrid& grid) {
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> result = ExpandPermutePairs(
+      permute.attrs().source_target_pairs, permute.channel_id().has_value(), grid);
+  if (!result.ok()) return Annotate(result.status(), permute);
+  return result;
+}
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(absl::string_view text) {
+  std::vector<std::vector<int64_t>> lists;
+  size_t i = 0;
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad list of lists \"", text, "\" at ", i, ": ", why));
+  };
+  auto skip_spaces = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  auto expect = [&](char c) {
+    skip_spaces();
+    if (i == text.size() || text[i] != c) return false;
+    ++i;
+    return true;
+  };
+  if (!expect('{')) return bad("expected '{'");
+  if (expect('}')) return lists;
+  do {
+    if (!expect('{')) return bad("expected '{'");
+    std::vector<int64_t>& list = lists.emplace_back();
+    if (expect('}')) continue;
+    do {
+      skip_spaces();
+      bool negative = i < text.size() && text[i] == '-';
+      if (negative) ++i;
+      if (i == text.size() || text[i] < '0' || text[i] > '9') return bad("expected a number");
+      int64_t value = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (value > (int64_t{1} << 50)) return bad("number too large");
+        value = value * 10 + (text[i++] - '0');
+      }
+      list.push_back(negative ? -value : value);
+    } while (expect(','));
+    if (!expect('}')) return bad("expected ',' or '}'");
+  } while (expect(','));
+  if (!expect('}')) return bad("expected ',' or '}'");
+  skip_spaces();
+  if (i != text.size()) return bad("trailing text");
+  return lists;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
+    absl::string_view text) {
+  AXLE_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> lists, ParseInt64ListList(text));
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const std::vector<int64_t>& list : lists) {
+    if (list.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad source-target pairs \"", text, "\": each pair must have two ids"));
+    }
+    pairs.emplace_back(list[0], list[1]);
+  }
+  return pairs;
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
+    const HloInstruction& send_or_recv, const DeviceGrid& grid) {
+  auto attribute = send_or_recv.frontend_attributes().find(kSendRecvSourceTargetPairsAttribute);
+  if (attribute == send_or_recv.frontend_attributes().end()) {
+    return Annotate(absl::InvalidArgumentError(absl::StrCat(
+                        "send/recv among several devices needs the frontend attribute ",
+                        kSendRecvSourceTargetPairsAttribute)),
+                    send_or_recv);
+  }
+  const auto* send_recv = dyn_cast<HloSendRecvInstruction>(&send_or_recv);
+  // On a grid of one row or column the pairs name the devices along it.
+  bool cross_partition = send_recv != nullptr && send_recv->attrs().channel_id.value_or(0) > 0;
+  if (grid.replica_count == 1) cross_partition = true;
+  if (grid.partition_count == 1) cross_partition = false;
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+      ParseSourceTargetPairs(attribute->second);
+  if (!pairs.ok()) return Annotate(pairs.status(), send_or_recv);
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> result =
+      ExpandPermutePairs(*pairs, cross_partition, grid);
+  if (!result.ok()) return Annotate(result.status(), send_or_recv);
   return result;
 }
 

@@ -96,6 +96,38 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ParticipantGroupsOf(
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
     const HloCollectiveInstruction& permute, const DeviceGrid& grid);
 
+// `pairs` (replica ids, or partition ids when `cross_partition`) as
+// flattened ids, every partition (replica) permuting alike. A source or
+// target twice, or an id out of range, is InvalidArgument.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ExpandPermutePairs(
+    absl::Span<const std::pair<int64_t, int64_t>> pairs, bool cross_partition,
+    const DeviceGrid& grid);
+
+// --- send / recv ------------------------------------------------------------
+// XLA names a send's or recv's peers in this frontend attribute, in the
+// replica-groups syntax: "{{0,1},{1,2}}" (source, target).
+inline constexpr char kSendRecvSourceTargetPairsAttribute[] = "_xla_send_recv_source_target_pairs";
+
+// "{{1,2},{3}}" -> {{1,2},{3}} (XLA's attribute syntax for lists of
+// lists); anything else is InvalidArgument.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(absl::string_view text);
+
+// "{{0,1},{1,2}}" -> {(0,1), (1,2)}; anything else is InvalidArgument.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
+    absl::string_view text);
+
+// A send's or recv's pairs as flattened ids, as XLA reads them
+// (GetNcclP2PConfigForSendRecv): channel_id > 0 makes the pairs partition
+// ids, applied alike in every replica (kCrossPartition); channel_id 0 (or
+// none) replica ids, alike in every partition (kCrossReplica). On a grid
+// of one replica (one partition) the pairs are partition (replica) ids
+// whatever the channel: there XLA's reading would leave a single device
+// and this one names the devices of the run. A missing
+// attribute, bad text, an id out of range or twice is InvalidArgument
+// naming the instruction.
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
+    const HloInstruction& send_or_recv, const DeviceGrid& grid);
+
 }  // namespace axle
 
 #endif  // AXLE_COLLECTIVES_REPLICA_GROUPS_H_

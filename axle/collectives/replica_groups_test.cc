@@ -131,5 +131,49 @@ ENTRY e {
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("replica 1 twice as a target"));
 }
 
+TEST(ParseInt64ListList, ReadsXlasSyntaxAndRejectsTheRest) {
+  auto lists = ParseInt64ListList(" {{1, 2},{3},{}} ");
+  ASSERT_TRUE(lists.ok()) << lists.status();
+  EXPECT_EQ(*lists, (Groups{{1, 2}, {3}, {}}));
+  EXPECT_TRUE(ParseInt64ListList("{}")->empty());
+  for (const char* bad : {"", "{", "{{1,2}", "{{1,,2}}", "{{1 2}}", "{{1}}x", "{1}"}) {
+    EXPECT_FALSE(ParseInt64ListList(bad).ok()) << bad;
+  }
+  EXPECT_THAT(ParseSourceTargetPairs("{{0,1,2}}").status().message(),
+              ::testing::HasSubstr("two ids"));
+}
+
+TEST(SendRecvPairsOf, PartitionsWithAChannelReplicasWithChannelZero) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  t = token[] after-all()
+  partitions = (f32[4], u32[], token[]) send(p, t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  replicas = (f32[4], u32[], token[]) send(p, t), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  missing = (f32[4], u32[], token[]) send(p, t), channel_id=2
+  out_of_range = (f32[4], u32[], token[]) send(p, t), channel_id=3, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,2}}"}
+  ROOT r = f32[4] copy(p)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto find = [&](absl::string_view name) -> const HloInstruction* {
+    for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+      if (instruction->name() == name) return instruction;
+    }
+    return nullptr;
+  };
+  auto partitions = SendRecvPairsOf(*find("partitions"), kGrid);
+  ASSERT_TRUE(partitions.ok()) << partitions.status();
+  EXPECT_EQ(*partitions, (std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {2, 3}}));
+  auto replicas = SendRecvPairsOf(*find("replicas"), kGrid);
+  ASSERT_TRUE(replicas.ok()) << replicas.status();
+  EXPECT_EQ(*replicas, (std::vector<std::pair<int64_t, int64_t>>{{2, 0}, {3, 1}}));
+  EXPECT_THAT(SendRecvPairsOf(*find("missing"), kGrid).status().message(),
+              ::testing::HasSubstr("missing (send): send/recv among several devices needs"));
+  EXPECT_THAT(SendRecvPairsOf(*find("out_of_range"), kGrid).status().message(),
+              ::testing::HasSubstr("partition id 2 is out of range"));
+}
+
 }  // namespace
 }  // namespace axle

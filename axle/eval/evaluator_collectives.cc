@@ -16,9 +16,14 @@
 //    split = concat dimension), or element `rank` of every member's tuple.
 //  - collective-permute: the value of the source whose target is this
 //    participant, zeros when there is none.
+//  - collective-permute's in-place form (input, output, input_offsets,
+//    output_offsets; collectives/in_place_permute.h): the output with the
+//    slices received from each run's source written in; only the slices
+//    travel (RunInPlacePermute, as the cpu backend does).
 //  - collective-broadcast: the group's first member's value.
-//  - send / recv (with _xla_send_recv_source_target_pairs, as flattened
-//    ids): the send hands its data to everyone; a target's recv-done
+//  - send / recv (with _xla_send_recv_source_target_pairs, read as XLA
+//    reads them: replica_groups.h, SendRecvPairsOf): the send hands its
+//    data to everyone; a target's recv-done
 //    returns its source's, a non-target's zeros. Sends always run (they
 //    are side effects), before their recv-done in the module's order.
 //
@@ -33,6 +38,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
+#include "axle/collectives/in_place_permute.h"
 #include "axle/collectives/replica_groups.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
@@ -237,6 +243,64 @@ int64_t FirstDimension(const HloCollectiveInstruction& collective) {
 
 }  // namespace
 
+namespace {
+
+const Literal& LiteralAt(const Literal& literal, const ShapeIndex& index) {
+  const Literal* at = &literal;
+  for (int64_t i : index) at = &at->tuple_element(i);
+  return *at;
+}
+Literal& MutableLiteralAt(Literal& literal, const ShapeIndex& index) {
+  Literal* at = &literal;
+  for (int64_t i : index) at = &at->mutable_tuple_element(i);
+  return *at;
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& collective,
+                                               absl::Span<const Literal* const> operands,
+                                               Communicator& communicator, int64_t replica_count,
+                                               int64_t partition_count, int64_t me) {
+  const DeviceGrid grid{replica_count, partition_count};
+  AXLE_ASSIGN_OR_RETURN(InPlacePermute permute, InPlacePermuteOf(collective, grid));
+  if (operands.size() != 4) return InvalidInstruction(collective, "needs four operands");
+  Literal output = operands[1]->Clone();
+  std::vector<const char*> inputs;
+  std::vector<char*> outputs;
+  for (int64_t b = 0; b < permute.buffers; ++b) {
+    const ShapeIndex index = permute.BufferIndex(b);
+    inputs.push_back(static_cast<const char*>(LiteralAt(*operands[0], index).untyped_data()));
+    outputs.push_back(static_cast<char*>(MutableLiteralAt(output, index).untyped_data()));
+  }
+  auto offsets = [&](int64_t buffer, int64_t chunk, bool input) {
+    const int64_t rank = (input ? permute.inputs : permute.outputs)[buffer].rank();
+    std::vector<int64_t> starts(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      const Literal& scalar =
+          LiteralAt(*operands[input ? 2 : 3], permute.OffsetIndex(buffer, chunk, d));
+      starts[d] = scalar.GetIntegralAsS64(0).value_or(0);
+    }
+    return starts;
+  };
+  absl::Status status = RunInPlacePermute(communicator, permute, me, offsets, inputs, outputs);
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(Describe(collective), ": ", status.message()));
+  }
+  if (collective.opcode() != HloOpcode::kCollectivePermuteStart) return output;
+  // (input, output, context...): the context is zeros.
+  const Shape& shape = collective.shape();
+  if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 ||
+      !ShapeUtil::Compatible(shape.tuple_shapes(0), operands[0]->shape()) ||
+      !ShapeUtil::Compatible(shape.tuple_shapes(1), output.shape())) {
+    return InvalidInstruction(collective, "must produce (input, output, context...)");
+  }
+  Literal wrapped(shape);
+  wrapped.mutable_tuple_element(0) = operands[0]->Clone();
+  wrapped.mutable_tuple_element(1) = std::move(output);
+  return wrapped;
+}
+
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
     absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant) {
@@ -244,6 +308,11 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   DeviceGrid grid{participant.replica_count, participant.partition_count};
   int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
   HloOpcode op = collective.opcode();
+  if (IsInPlacePermute(collective)) {
+    AXLE_RETURN_IF_ERROR(CheckSameCollective(communicator, collective, operands));
+    return EvaluateInPlacePermute(collective, operands, communicator, grid.replica_count,
+                                  grid.partition_count, me);
+  }
   for (const Literal* operand : operands) {
     AXLE_RETURN_IF_ERROR(ExpectArray(collective, *operand, "operand"));
   }
@@ -391,39 +460,6 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   return wrapped;
 }
 
-namespace {
-
-// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
-    const HloInstruction& instruction, absl::string_view text) {
-  std::vector<int64_t> numbers;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-    } else {
-      if (in_number) numbers.push_back(value);
-      value = 0;
-      in_number = false;
-      if (c != '{' && c != '}' && c != ',' && c != ' ') {
-        return InvalidInstruction(
-            instruction, absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
-      }
-    }
-  }
-  if (numbers.size() % 2 != 0) {
-    return InvalidInstruction(
-        instruction, absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
-  }
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
-  return pairs;
-}
-
-}  // namespace
-
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
@@ -453,9 +489,9 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
   switch (op) {
     case HloOpcode::kSend: {
       if (operands.empty()) return InvalidInstruction(instruction, "has no data operand");
-      AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(instruction, attribute->second));
       Communicator& communicator = *participant.communicator;
       DeviceGrid grid{participant.replica_count, participant.partition_count};
+      AXLE_ASSIGN_OR_RETURN(auto pairs, SendRecvPairsOf(instruction, grid));
       int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
       const Literal& data = *operands[0];
       AXLE_RETURN_IF_ERROR(ExpectArray(instruction, data, "data"));
@@ -463,11 +499,6 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
       AXLE_ASSIGN_OR_RETURN(std::vector<Literal> values, GatherFromAll(communicator, data));
       Literal mine(data.shape());
       for (const auto& [source, target] : pairs) {
-        if (source < 0 || source >= grid.size() || target < 0 || target >= grid.size()) {
-          return InvalidInstruction(instruction,
-                                    absl::StrCat("pair {", source, ",", target,
-                                                 "} names a device outside 0..", grid.size() - 1));
-        }
         if (target == me) mine = values[source].Clone();
       }
       received[key] = std::move(mine);

@@ -113,6 +113,13 @@ absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instructio
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
     absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant);
+// collective-permute's in-place form (collectives/in_place_permute.h) for
+// participant `me` of `grid` through `communicator` (one rank for a single
+// device); `me` is its flattened id.
+absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& collective,
+                                               absl::Span<const Literal* const> operands,
+                                               Communicator& communicator, int64_t replica_count,
+                                               int64_t partition_count, int64_t me);
 // send, recv, send-done, recv-done with _xla_send_recv_source_target_pairs:
 // the send hands its data to every participant; the recv-done of a target
 // returns its source's. `received` carries the data from send to recv-done.

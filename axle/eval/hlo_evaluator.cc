@@ -17,6 +17,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "axle/base/status_macros.h"
+#include "axle/collectives/communicator.h"
+#include "axle/collectives/in_place_permute.h"
+#include "axle/core/host_feed.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/kernels.h"
 #include "axle/eval/lanewise_computation.h"
@@ -169,6 +172,15 @@ const HloEvaluator::ComputationPlan& HloEvaluator::GetPlan(const HloComputation&
           needed.insert(instruction).second) {
         stack.push_back(instruction);
       }
+    }
+  }
+  // Host I/O always runs: an outfeed's token is seldom used, and an infeed
+  // consumes its queue's value whether or not the value is used.
+  for (const HloInstruction* instruction : all) {
+    HloOpcode op = instruction->opcode();
+    if ((op == HloOpcode::kInfeed || op == HloOpcode::kOutfeed) &&
+        needed.insert(instruction).second) {
+      stack.push_back(instruction);
     }
   }
   while (!stack.empty()) {
@@ -485,9 +497,35 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
       return Unimplemented(instruction,
                            "needs several devices/host I/O, which the interpreter does not have");
     case HloOpcode::kInfeed:
-    case HloOpcode::kOutfeed:
-      return Unimplemented(instruction,
-                           "needs several devices/host I/O, which the interpreter does not have");
+    case HloOpcode::kOutfeed: {
+      // The device's queues (core/host_feed.h): the participant's
+      // flattened id, else device 0.
+      int64_t device = 0;
+      if (participant_) {
+        device =
+            participant_->replica_id * participant_->partition_count + participant_->partition_id;
+      }
+      const HostFeed::Direction direction =
+          op == HloOpcode::kInfeed ? HostFeed::Direction::kInfeed : HostFeed::Direction::kOutfeed;
+      HostFeed& feed = HostFeed::Get(direction, "Interpreter", device);
+      if (op == HloOpcode::kOutfeed) {
+        if (operands.empty()) return InvalidInstruction(instruction, "has no value to outfeed");
+        feed.Push(operands[0]->Clone());
+        return Literal(instruction.shape());
+      }
+      const Shape& shape = instruction.shape();
+      if (!shape.IsTuple() || shape.tuple_shapes_size() != 2) {
+        return InvalidInstruction(instruction, "must produce (data, token)");
+      }
+      absl::StatusOr<Literal> data = feed.Pop(FeedTimeoutFromEnvironment(), &shape.tuple_shapes(0));
+      if (!data.ok()) {
+        return absl::Status(data.status().code(),
+                            absl::StrCat(Describe(instruction), ": ", data.status().message()));
+      }
+      Literal result(shape);
+      result.mutable_tuple_element(0) = *std::move(data);
+      return result;
+    }
 
     case HloOpcode::kDot:
     case HloOpcode::kRaggedDot:
@@ -577,6 +615,12 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
   int64_t devices = 1;
   if (module_ != nullptr)
     devices = module_->config().replica_count * module_->config().num_partitions;
+  if (IsInPlacePermute(collective) && devices == 1) {
+    // One device: its own pairs ({0,0}) copy slices within it.
+    std::vector<std::unique_ptr<Communicator>> alone =
+        MakeInProcessCommunicators(1, CollectiveTimeoutFromEnvironment());
+    return eval_internal::EvaluateInPlacePermute(collective, operands, *alone[0], 1, 1, 0);
+  }
   bool groups_of_one = !collective.replica_groups().empty();
   for (const ReplicaGroup& group : collective.replica_groups()) {
     groups_of_one = groups_of_one && group.replica_ids_size() == 1;

@@ -8,6 +8,7 @@
 #include "axle/eval/participants.h"
 
 #include "absl/strings/str_cat.h"
+#include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -142,6 +143,70 @@ ENTRY e {
   EXPECT_THAT(Values((*results)[0]), ElementsAre(0, 0, 0, 0));
   EXPECT_THAT(Values((*results)[1]), ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(Values((*results)[2]), ElementsAre(4, 5, 6, 7));
+}
+
+TEST(Participants, SendRecvOnAGridOfReplicasAndPartitions) {
+  // 2 replicas x 2 partitions: channel 1 names partitions (0 -> 1 in each
+  // replica), so device 3 (replica 1, partition 1) gets device 2's data.
+  auto results = RunAll(R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[4] parameter(0)
+  token = token[] after-all()
+  recv = (f32[4], u32[], token[]) recv(token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  send = (f32[4], u32[], token[]) send(p, token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  recv-done = (f32[4], token[]) recv-done(recv), channel_id=1
+  send-done = token[] send-done(send), channel_id=1
+  ROOT data = f32[4] get-tuple-element(recv-done), index=0
+})",
+                        2, 2);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Values((*results)[0]), ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(Values((*results)[1]), ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(Values((*results)[2]), ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(Values((*results)[3]), ElementsAre(8, 9, 10, 11));
+}
+
+TEST(Participants, InPlacePermuteWritesSlicesIntoTheOutput) {
+  // Replica i sends elements [1, 3) of its input to replica i + 1, which
+  // writes them at [2, 4) of an output of -1s; replica 0 keeps its -1s.
+  auto results = RunAll(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[4] parameter(0)
+  m = f32[] constant(-1)
+  out = f32[4] broadcast(m), dimensions={}
+  one = s32[] constant(1)
+  two = s32[] constant(2)
+  i = (s32[]) tuple(one)
+  o = (s32[]) tuple(two)
+  ROOT cp = f32[4] collective-permute(p, out, i, o), source_target_pairs={{0,1},{1,2}}, slice_sizes={{2}}
+})",
+                        3);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Values((*results)[0]), ElementsAre(-1, -1, -1, -1));
+  EXPECT_THAT(Values((*results)[1]), ElementsAre(-1, -1, 1, 2));
+  EXPECT_THAT(Values((*results)[2]), ElementsAre(-1, -1, 5, 6));
+}
+
+TEST(Participants, InPlacePermuteOnOneDevice) {
+  auto module = ParseAndReturnUnverifiedModule(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  out = f32[4] broadcast(z), dimensions={}
+  zero = s32[] constant(0)
+  nine = s32[] constant(9)
+  i = (s32[]) tuple(zero)
+  o = (s32[]) tuple(nine)
+  ROOT cp = f32[4] collective-permute(p, out, i, o), source_target_pairs={{0,0}}, slice_sizes={{3}}
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Literal input = LiteralUtil::CreateR1<float>({1, 2, 3, 4});
+  HloEvaluator evaluator;
+  const Literal* args[] = {&input};
+  absl::StatusOr<Literal> result = evaluator.Evaluate(**module, args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // The output start 9 clamps to 1.
+  EXPECT_THAT(Values(*result), ElementsAre(0, 1, 2, 3));
 }
 
 TEST(Participants, CrossPartitionWithGlobalIds) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/host_feed.h"
 #include "axle/runtime/transfer.h"
 
 namespace axle {
@@ -136,6 +137,39 @@ absl::StatusOr<std::unique_ptr<LocalExecutable>> LocalClient::Compile(
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable,
                         compiler->Compile(std::move(module), options));
   return std::make_unique<LocalExecutable>(std::move(executable), allocator_, options);
+}
+
+absl::Status LocalClient::TransferToInfeedLocal(const Literal& literal, int device_ordinal) {
+  if (device_ordinal < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TransferToInfeedLocal: bad device ordinal ", device_ordinal));
+  }
+  HostFeed::Get(HostFeed::Direction::kInfeed, platform_->Name(), device_ordinal)
+      .Push(literal.Clone());
+  return absl::OkStatus();
+}
+
+absl::Status LocalClient::TransferFromOutfeedLocal(int device_ordinal, Literal* literal) {
+  if (literal == nullptr || device_ordinal < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TransferFromOutfeedLocal: needs a literal and a device ordinal >= 0, got ",
+                     device_ordinal));
+  }
+  const Shape shape = literal->shape();
+  AXLE_ASSIGN_OR_RETURN(
+      *literal, HostFeed::Get(HostFeed::Direction::kOutfeed, platform_->Name(), device_ordinal)
+                    .Pop(FeedTimeoutFromEnvironment(), &shape));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Literal> LocalClient::TransferFromOutfeed(const Shape* shape_with_layout,
+                                                         int64_t replica_id) {
+  if (shape_with_layout == nullptr) {
+    return absl::InvalidArgumentError("TransferFromOutfeed: needs the value's shape");
+  }
+  Literal literal(*shape_with_layout);
+  AXLE_RETURN_IF_ERROR(TransferFromOutfeedLocal(static_cast<int>(replica_id), &literal));
+  return literal;
 }
 
 absl::StatusOr<ScopedShapedBuffer> LocalClient::LiteralToShapedBuffer(

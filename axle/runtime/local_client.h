@@ -133,6 +133,24 @@ class LocalClient {
   // error.
   absl::StatusOr<Literal> ShapedBufferToLiteral(const ShapedBuffer& shaped_buffer);
 
+  // XLA's infeed and outfeed (axle/core/host_feed.h). TransferToInfeedLocal
+  // queues a copy of `literal` for the infeed ops of device
+  // `device_ordinal` (in a multi-device run: the participant's flattened
+  // id), which take values in the order they were queued.
+  // TransferFromOutfeedLocal waits (at most AXLE_FEED_TIMEOUT, then
+  // DeadlineExceeded) for the device's oldest outfeed value and moves it
+  // into `literal`, whose shape it must have (else InvalidArgument; the
+  // value is consumed).
+  absl::Status TransferToInfeedLocal(const Literal& literal, int device_ordinal);
+  absl::Status TransferFromOutfeedLocal(int device_ordinal, Literal* literal);
+  // XLA's Client::TransferToInfeed / TransferFromOutfeed spellings: replica
+  // `replica_id` is device `replica_id` (one partition).
+  absl::Status TransferToInfeed(const Literal& literal, int64_t replica_id = 0) {
+    return TransferToInfeedLocal(literal, static_cast<int>(replica_id));
+  }
+  absl::StatusOr<Literal> TransferFromOutfeed(const Shape* shape_with_layout,
+                                              int64_t replica_id = 0);
+
   se::Platform* platform() const { return platform_; }
   se::DeviceMemoryAllocator* memory_allocator() const { return allocator_; }
   const Backend& backend() const { return backend_; }

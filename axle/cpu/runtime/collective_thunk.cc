@@ -19,6 +19,11 @@
 //    communicator's call.
 //  - the -start forms: all-reduce-start is the value; the others the tuple
 //    (operands, values, context...), whose -done forwards element 1.
+//  - collective-permute's in-place form (input, output, input_offsets,
+//    output_offsets; collectives/in_place_permute.h): the output copied
+//    into the result, then the slices each run's source sends written in
+//    (RunInPlacePermute, shared with the interpreter). The -start form's
+//    tuple is (input, output, context zeros).
 //  - ragged-all-to-all: the group's inputs, offsets and sizes all-gathered,
 //    each member applying the updates addressed to it (RaggedAllToAllThunk).
 //  - replica-id, partition-id: the run's ids.
@@ -38,6 +43,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
+#include "axle/collectives/in_place_permute.h"
 #include "axle/collectives/replica_groups.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk.h"
@@ -85,6 +91,30 @@ absl::StatusOr<const RunParticipant*> ParticipantOf(const ThunkContext& context,
                      participant->communicator->rank()));
   }
   return participant;
+}
+
+// Element i of an integer array of `type`.
+int64_t ReadInteger(const void* data, PrimitiveType type, int64_t i) {
+  switch (type) {
+    case S8:
+      return static_cast<const int8_t*>(data)[i];
+    case S16:
+      return static_cast<const int16_t*>(data)[i];
+    case S32:
+      return static_cast<const int32_t*>(data)[i];
+    case S64:
+      return static_cast<const int64_t*>(data)[i];
+    case U8:
+      return static_cast<const uint8_t*>(data)[i];
+    case U16:
+      return static_cast<const uint16_t*>(data)[i];
+    case U32:
+      return static_cast<const uint32_t*>(data)[i];
+    case U64:
+      return static_cast<int64_t>(static_cast<const uint64_t*>(data)[i]);
+    default:
+      return 0;  // the emitter admits these types only
+  }
 }
 
 // --- replica-id, partition-id ------------------------------------------------
@@ -481,35 +511,172 @@ class RaggedAllToAllThunk : public Thunk {
   }
 
  private:
-  static int64_t ReadInteger(const void* data, PrimitiveType type, int64_t i) {
-    switch (type) {
-      case S8:
-        return static_cast<const int8_t*>(data)[i];
-      case S16:
-        return static_cast<const int16_t*>(data)[i];
-      case S32:
-        return static_cast<const int32_t*>(data)[i];
-      case S64:
-        return static_cast<const int64_t*>(data)[i];
-      case U8:
-        return static_cast<const uint8_t*>(data)[i];
-      case U16:
-        return static_cast<const uint16_t*>(data)[i];
-      case U32:
-        return static_cast<const uint32_t*>(data)[i];
-      case U64:
-        return static_cast<int64_t>(static_cast<const uint64_t*>(data)[i]);
-      default:
-        return 0;  // the emitter admits these types only
-    }
-  }
-
   DeviceGrid grid_;
   std::vector<std::vector<int64_t>> groups_;
   std::vector<int64_t> operands_;
   std::vector<Shape> shapes_;
   int64_t result_;
 };
+
+// --- collective-permute, in place ---------------------------------------------
+
+class InPlacePermuteThunk : public Thunk {
+ public:
+  struct Buffer {
+    int64_t input = 0, output = 0, result = 0;
+    int64_t forwarded = -1;  // a start's element 0
+  };
+  struct Index {
+    std::vector<int64_t> values;  // one scalar per dimension
+    std::vector<PrimitiveType> types;
+  };
+
+  InPlacePermuteThunk(const HloInstruction& instruction, DeviceGrid grid, InPlacePermute permute,
+                      std::vector<Buffer> buffers, std::vector<Index> input_offsets,
+                      std::vector<Index> output_offsets, std::vector<int64_t> zeroed)
+      : Thunk(instruction.name()),
+        grid_(grid),
+        permute_(std::move(permute)),
+        buffers_(std::move(buffers)),
+        input_offsets_(std::move(input_offsets)),
+        output_offsets_(std::move(output_offsets)),
+        zeroed_(std::move(zeroed)) {}
+
+  absl::Status Execute(const ThunkContext& context) const override {
+    AXLE_ASSIGN_OR_RETURN(const RunParticipant* participant, ParticipantOf(context, grid_, name()));
+    Communicator& communicator = *participant->communicator;
+    // The inputs as they are before anything is written (a result may
+    // share an input's buffer).
+    std::vector<std::vector<char>> copies(buffers_.size());
+    std::vector<const char*> inputs;
+    std::vector<char*> outputs;
+    for (size_t b = 0; b < buffers_.size(); ++b) {
+      const Buffer& buffer = buffers_[b];
+      const auto* input = static_cast<const char*>(context.address(buffer.input));
+      const int64_t bytes = context.size_bytes(buffer.input);
+      copies[b].assign(input, input + bytes);
+      inputs.push_back(copies[b].data());
+    }
+    // The offsets are read before the result is written, too.
+    auto read = [&](const Index& index) {
+      std::vector<int64_t> starts(index.values.size());
+      for (size_t d = 0; d < starts.size(); ++d) {
+        starts[d] = ReadInteger(context.address(index.values[d]), index.types[d], 0);
+      }
+      return starts;
+    };
+    std::vector<std::vector<int64_t>> input_starts, output_starts;
+    for (const Index& index : input_offsets_) input_starts.push_back(read(index));
+    for (const Index& index : output_offsets_) output_starts.push_back(read(index));
+    for (size_t b = 0; b < buffers_.size(); ++b) {
+      const Buffer& buffer = buffers_[b];
+      auto* result = static_cast<char*>(context.address(buffer.result));
+      const void* output = context.address(buffer.output);
+      if (result != output) std::memmove(result, output, context.size_bytes(buffer.result));
+      outputs.push_back(result);
+    }
+    auto offsets = [&](int64_t b, int64_t c, bool input) {
+      return (input ? input_starts : output_starts)[b * permute_.chunks + c];
+    };
+    absl::Status status =
+        RunInPlacePermute(communicator, permute_, communicator.rank(), offsets, inputs, outputs);
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("cpu platform: collective-permute ", name(),
+                                                      ": ", status.message()));
+    }
+    for (size_t b = 0; b < buffers_.size(); ++b) {
+      if (buffers_[b].forwarded >= 0) {
+        std::memcpy(context.address(buffers_[b].forwarded), copies[b].data(), copies[b].size());
+      }
+    }
+    for (int64_t value : zeroed_) std::memset(context.address(value), 0, context.size_bytes(value));
+    return absl::OkStatus();
+  }
+
+  std::optional<BufferUses> buffer_uses() const override {
+    BufferUses uses;
+    for (const Buffer& buffer : buffers_) {
+      uses.reads.push_back(buffer.input);
+      uses.reads.push_back(buffer.output);
+      uses.writes.push_back(buffer.result);
+      if (buffer.forwarded >= 0) uses.writes.push_back(buffer.forwarded);
+    }
+    for (const auto* list : {&input_offsets_, &output_offsets_}) {
+      for (const Index& index : *list) {
+        uses.reads.insert(uses.reads.end(), index.values.begin(), index.values.end());
+      }
+    }
+    for (int64_t value : zeroed_) uses.writes.push_back(value);
+    return uses;
+  }
+
+ private:
+  DeviceGrid grid_;
+  InPlacePermute permute_;
+  std::vector<Buffer> buffers_;
+  std::vector<Index> input_offsets_, output_offsets_;  // [b * chunks + c]
+  std::vector<int64_t> zeroed_;
+};
+
+absl::Status EmitInPlacePermuteThunk(const HloCollectiveInstruction& instruction,
+                                     ProgramBuilder& builder) {
+  const DeviceGrid grid = GridOf(instruction);
+  absl::StatusOr<InPlacePermute> permute = InPlacePermuteOf(instruction, grid);
+  if (!permute.ok()) return Unsupported(instruction, permute.status().message());
+  const bool start = instruction.opcode() == HloOpcode::kCollectivePermuteStart;
+  const Shape& shape = instruction.shape();
+  const Shape& output_shape = instruction.operand(1)->shape();
+  if (start ? !shape.IsTuple() || shape.tuple_shapes_size() < 2 ||
+                  !ShapeUtil::Compatible(shape.tuple_shapes(0), instruction.operand(0)->shape()) ||
+                  !ShapeUtil::Compatible(shape.tuple_shapes(1), output_shape)
+            : !ShapeUtil::Compatible(shape, output_shape)) {
+    return Unsupported(instruction, absl::StrCat("the result ", shape.ToString(false),
+                                                 " must be the output's shape ",
+                                                 start ? "after the input's" : ""));
+  }
+  builder.DefineTemporaries(&instruction);
+  std::vector<InPlacePermuteThunk::Buffer> buffers;
+  for (int64_t b = 0; b < permute->buffers; ++b) {
+    const ShapeIndex index = permute->BufferIndex(b);
+    InPlacePermuteThunk::Buffer buffer;
+    AXLE_ASSIGN_OR_RETURN(buffer.input, builder.ValueOf(instruction.operand(0), index));
+    AXLE_ASSIGN_OR_RETURN(buffer.output, builder.ValueOf(instruction.operand(1), index));
+    ShapeIndex result = index;
+    if (start) result.insert(result.begin(), 1);
+    AXLE_ASSIGN_OR_RETURN(buffer.result, builder.ValueOf(&instruction, result));
+    if (start) {
+      ShapeIndex forwarded = index;
+      forwarded.insert(forwarded.begin(), 0);
+      AXLE_ASSIGN_OR_RETURN(buffer.forwarded, builder.ValueOf(&instruction, forwarded));
+    }
+    buffers.push_back(buffer);
+  }
+  std::vector<InPlacePermuteThunk::Index> offsets[2];
+  for (int operand = 0; operand < 2; ++operand) {
+    for (int64_t b = 0; b < permute->buffers; ++b) {
+      for (int64_t c = 0; c < permute->chunks; ++c) {
+        InPlacePermuteThunk::Index& index = offsets[operand].emplace_back();
+        for (int64_t d = 0; d < permute->inputs[b].rank(); ++d) {
+          const ShapeIndex at = permute->OffsetIndex(b, c, d);
+          const HloInstruction* offsets_operand = instruction.operand(2 + operand);
+          AXLE_ASSIGN_OR_RETURN(index.values.emplace_back(), builder.ValueOf(offsets_operand, at));
+          index.types.push_back(
+              ShapeUtil::GetSubshape(offsets_operand->shape(), at).element_type());
+        }
+      }
+    }
+  }
+  std::vector<int64_t> zeroed;
+  if (start) {
+    for (const auto& [index, value] : builder.LeavesOf(&instruction)) {
+      if (!index.empty() && index[0] >= 2) zeroed.push_back(value);
+    }
+  }
+  builder.AddThunk(std::make_unique<InPlacePermuteThunk>(instruction, grid, *std::move(permute),
+                                                         std::move(buffers), std::move(offsets[0]),
+                                                         std::move(offsets[1]), std::move(zeroed)));
+  return absl::OkStatus();
+}
 
 bool IsIntegerVector(const Shape& shape) {
   switch (shape.IsArray() ? shape.element_type() : PRIMITIVE_TYPE_INVALID) {
@@ -604,6 +771,7 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
                          "this collective among several devices is not supported "
                          "yet");
   }
+  if (IsInPlacePermute(instruction)) return EmitInPlacePermuteThunk(*collective, builder);
   const DeviceGrid grid = GridOf(instruction);
   // Where the values are in the result: element 1 of a start's tuple.
   const bool start_tuple = HloOpcodeIsAsyncStart(opcode) && opcode != HloOpcode::kAllReduceStart;
@@ -623,8 +791,8 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
   if ((opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) &&
       count != 1) {
     return Unsupported(instruction, absl::StrCat("collective-permute with ", count,
-                                                 " operands (the in-place form) among several "
-                                                 "devices is not supported yet"));
+                                                 " operands: one, or four (the in-place form), "
+                                                 "are supported"));
   }
 
   builder.DefineTemporaries(&instruction);

@@ -89,7 +89,10 @@ absl::Status CheckSupported(const HloModule& module) {
         case HloOpcode::kCustomCall:
         case HloOpcode::kAfterAll:
         case HloOpcode::kAddDependency:
-          // A CustomCallThunk each, in program order; tokens have no buffer.
+        case HloOpcode::kInfeed:
+        case HloOpcode::kOutfeed:
+          // A CustomCallThunk or FeedThunk (feed_thunk.h) each, in program
+          // order; tokens have no buffer.
           // Not inside a computation an op embeds (a reducer, a comparator).
           if (std::find(control_flow.begin(), control_flow.end(), computation) ==
               control_flow.end()) {

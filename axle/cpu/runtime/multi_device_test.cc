@@ -218,6 +218,92 @@ ENTRY e {
           FloatArgs(4, {3}));
 }
 
+// collective-permute's in-place form: one buffer with a run per offset
+// (offsets computed from the device's id, clamped past the end), a tuple
+// of buffers, partitions with a channel, the -start form.
+TEST(CpuMultiDevice, InPlacePermute) {
+  std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2,4] parameter(0)
+  z = f32[] constant(-1)
+  out = f32[5,4] broadcast(z), dimensions={}
+  r = u32[] replica-id()
+  rs = s32[] convert(r)
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  c9 = s32[] constant(9)
+  i0 = (s32[], s32[]) tuple(c0, c0)
+  i1 = (s32[], s32[]) tuple(c1, c0)
+  o0 = (s32[], s32[]) tuple(rs, c0)
+  o1 = (s32[], s32[]) tuple(c9, c0)
+  in_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(i0, i1)
+  out_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(o0, o1)
+  ROOT cp = f32[5,4] collective-permute(p, out, in_offsets, out_offsets), source_target_pairs={{0,1},{1,2},{2,0},{1,0},{2,1},{0,2}}, slice_sizes={{1,4},{1,4}}
+})",
+                                        FloatArgs(3, {2, 4}));
+  ASSERT_EQ(result.size(), 3u);
+  // Device 1 got device 0's row 0 at its row 1 (its replica id).
+  EXPECT_EQ(result[1].data<float>()[4], 0.1f);
+  EXPECT_EQ(result[1].data<float>()[0], -1.0f);
+}
+
+TEST(CpuMultiDevice, InPlacePermuteTuplesPartitionsAndStart) {
+  RunBoth(R"(HloModule m, replica_count=2, num_partitions=2
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  n = f32[2,3] negate(p)
+  z = f32[] constant(0)
+  big = f32[4,3] broadcast(z), dimensions={}
+  input = (f32[2,3], f32[2,3]) tuple(p, n)
+  output = (f32[2,3], f32[4,3]) tuple(n, big)
+  c0 = u32[] constant(0)
+  c2 = u32[] constant(2)
+  i0 = (u32[], u32[]) tuple(c0, c0)
+  i2 = (u32[], u32[]) tuple(c2, c0)
+  in_offsets = ((u32[], u32[]), (u32[], u32[])) tuple(i0, i0)
+  out_offsets = ((u32[], u32[]), (u32[], u32[])) tuple(i0, i2)
+  a = (f32[2,3], f32[4,3]) collective-permute(input, output, in_offsets, out_offsets), channel_id=1, source_target_pairs={{0,1},{1,0}}, slice_sizes={{1,3},{2,3}}
+  s = ((f32[2,3], f32[2,3]), (f32[2,3], f32[4,3]), u32[], u32[]) collective-permute-start(input, output, in_offsets, out_offsets), source_target_pairs={{1,0}}, slice_sizes={{2,3},{2,3}}
+  d = (f32[2,3], f32[4,3]) collective-permute-done(s)
+  ROOT t = ((f32[2,3], f32[4,3]), (f32[2,3], f32[4,3])) tuple(a, d)
+})",
+          FloatArgs(4, {2, 3}));
+}
+
+// On one device the in-place form is a dynamic-slice and a
+// dynamic-update-slice per run holding {0,0} (single-device-collectives).
+TEST(CpuMultiDevice, InPlacePermuteOnOneDevice) {
+  constexpr char kText[] = R"(HloModule m
+ENTRY e {
+  p = f32[3,4] parameter(0)
+  z = f32[] constant(-1)
+  out = f32[5,4] broadcast(z), dimensions={}
+  c0 = s32[] constant(0)
+  c1 = s32[] constant(1)
+  c7 = s32[] constant(7)
+  i0 = (s32[], s32[]) tuple(c1, c0)
+  i1 = (s32[], s32[]) tuple(c0, c1)
+  o0 = (s32[], s32[]) tuple(c7, c0)
+  o1 = (s32[], s32[]) tuple(c0, c0)
+  in_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(i0, i1)
+  out_offsets = ((s32[], s32[]), (s32[], s32[])) tuple(o0, o1)
+  a = f32[5,4] collective-permute(p, out, in_offsets, out_offsets), source_target_pairs={{0,0},{0,0}}, slice_sizes={{2,4},{1,3}}
+  s = (f32[3,4], f32[5,4], u32[], u32[]) collective-permute-start(p, out, in_offsets, out_offsets), source_target_pairs={{0,0},{0,0}}, slice_sizes={{2,4},{1,3}}
+  d = f32[5,4] collective-permute-done(s)
+  ROOT t = (f32[5,4], f32[5,4]) tuple(a, d)
+})";
+  std::vector<std::vector<Literal>> args = FloatArgs(1, {3, 4});
+  absl::StatusOr<Literal> cpu = testing::RunOn("cpu", kText, args[0]);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Literal> reference = testing::RunOn("interpreter", kText, args[0]);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_EQ(*cpu, *reference);
+  // Rows 3-4 (the start 7 clamped) are input rows 1-2; row 0 starts with
+  // input row 0, columns 1-3.
+  EXPECT_EQ(cpu->tuple_element(0).data<float>()[12], args[0][0].data<float>()[4]);
+  EXPECT_EQ(cpu->tuple_element(0).data<float>()[0], args[0][0].data<float>()[1]);
+}
+
 TEST(CpuMultiDevice, StartDoneFormsAndAWhileBody) {
   RunBoth(absl::StrCat("HloModule m, replica_count=2\n", kAdd, R"(
 ENTRY e {
@@ -321,9 +407,11 @@ ENTRY e {
   RunBoth(kTwo, two);
 }
 
-// send/recv pairs (flattened device ids in
-// _xla_send_recv_source_target_pairs) run as collective-permutes: a target
-// gets its source's data, a device that is no target zeros.
+// send/recv pairs (_xla_send_recv_source_target_pairs, read as XLA reads
+// them) run as collective-permutes: a target gets its source's data, a
+// device that is no target zeros. On a grid of replicas and partitions a
+// channel id > 0 makes the pairs partition ids (in every replica), channel
+// 0 replica ids (in every partition); two channels in flight at once.
 TEST(CpuMultiDevice, SendRecvPairs) {
   RunBoth(R"(HloModule m, replica_count=3
 ENTRY e {
@@ -339,6 +427,40 @@ ENTRY e {
   ROOT n = f32[2] negate(d)
 })",
           FloatArgs(3, {2}));
+}
+
+TEST(CpuMultiDevice, SendRecvOnAGridOfReplicasAndPartitions) {
+  std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=2, num_partitions=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  q = f32[2] negate(p)
+  t0 = token[] after-all()
+  r1 = (f32[2], u32[], token[]) recv(t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,0}}"}
+  r0 = (f32[2], u32[], token[]) recv(t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  s1 = (f32[2], u32[], token[]) send(p, t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2},{2,0}}"}
+  s0 = (f32[2], u32[], token[]) send(q, t0), channel_id=0,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{1,0}}"}
+  rd1 = (f32[2], token[]) recv-done(r1), channel_id=1
+  rd0 = (f32[2], token[]) recv-done(r0), channel_id=0
+  sd1 = token[] send-done(s1), channel_id=1
+  sd0 = token[] send-done(s0), channel_id=0
+  d1 = f32[2] get-tuple-element(rd1), index=0
+  d0 = f32[2] get-tuple-element(rd0), index=0
+  ROOT t = (f32[2], f32[2]) tuple(d1, d0)
+})",
+                                        FloatArgs(6, {2}));
+  ASSERT_EQ(result.size(), 6u);
+  // Device (replica 1, partition 2) = 5 got partition 1's data of replica
+  // 1 (device 4) on channel 1, and nothing on channel 0 (it is no target).
+  std::vector<std::vector<Literal>> args = FloatArgs(6, {2});
+  EXPECT_EQ(result[5].tuple_element(0), args[4][0]);
+  EXPECT_EQ(result[5].tuple_element(1), Literal(ShapeUtil::MakeShape(F32, {2})));
+  // Device (replica 0, partition 2) = 2 got replica 1's negated data on
+  // channel 0.
+  EXPECT_EQ(result[2].tuple_element(1).data<float>()[0], -args[5][0].data<float>()[0]);
 }
 
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {

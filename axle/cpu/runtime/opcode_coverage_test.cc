@@ -5,8 +5,9 @@
 // agree with the interpreter; for the opcodes listed in kUnimplementedOnCpu
 // it must fail to compile with Unimplemented naming the op. That list only
 // shrinks: an op on it that compiles fails the test until it is moved off.
-// The opcodes the interpreter does not run (host I/O, send/recv) are listed
-// in kNotRunByInterpreter.
+// The opcodes a one-device module cannot run alone are listed in
+// kNotRunByInterpreter: send/recv need several devices (multi_device_test.cc),
+// infeed/outfeed a host that fills and drains the queues (feed_test.cc).
 //
 //===----------------------------------------------------------------------===//
 #include <cstring>

@@ -9,6 +9,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
+#include "axle/cpu/runtime/feed_thunk.h"
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/scatter_thunk.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -86,6 +87,10 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kReplicaId:
     case HloOpcode::kPartitionId:
       return EmitDeviceIdThunk;
+    case HloOpcode::kInfeed:
+      return EmitInfeedThunk;
+    case HloOpcode::kOutfeed:
+      return EmitOutfeedThunk;
     case HloOpcode::kFusion:
       if (cast<HloFusionInstruction>(&instruction)->fusion_kind() != FusionKind::kOutput) {
         return nullptr;
@@ -139,8 +144,6 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kBatchNormTraining:
     case HloOpcode::kCopyStart:
     case HloOpcode::kCopyDone:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kOutfeed:
     case HloOpcode::kRecv:
     case HloOpcode::kRecvDone:
     case HloOpcode::kSend:

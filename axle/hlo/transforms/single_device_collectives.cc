@@ -171,6 +171,10 @@ class Lowering {
       }
       value_shape = value_shape.tuple_shapes(1);
     }
+    if ((opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) &&
+        instruction->operand_count() == 4 && instruction->operand(2)->shape().IsTuple()) {
+      return LowerInPlacePermute(instruction);
+    }
     std::vector<HloInstruction*> operands(instruction->operands().begin(),
                                           instruction->operands().end());
     HloInstruction* value = operands.size() == 1 ? operands[0] : MakeTuple(computation, operands);
@@ -199,6 +203,93 @@ class Lowering {
     }
     if (!start_tuple) return value;
     return MakeStartTuple(instruction, value);
+  }
+
+  // collective-permute's in-place form on one device
+  // (axle/collectives/in_place_permute.h for the form): for each run c of
+  // the pairs holding {0,0}, chunk c of each input buffer (a dynamic-slice
+  // at its input offsets, clamped alike) is written into the output buffer
+  // at its output offsets (a dynamic-update-slice); the output unchanged
+  // otherwise.
+  absl::StatusOr<HloInstruction*> LowerInPlacePermute(HloInstruction* instruction) {
+    const auto& collective = *cast<HloCollectiveInstruction>(instruction);
+    auto unsupported = [&](absl::string_view why) {
+      return PassUnimplemented(kPass, *instruction,
+                               absl::StrCat("collective-permute's in-place form: ", why));
+    };
+    const RawAttribute* raw = instruction->FindRawAttribute("slice_sizes");
+    if (raw == nullptr) return unsupported("no slice_sizes");
+    // "{{1,2},{3,4}}" -> {{1,2},{3,4}}.
+    std::vector<std::vector<int64_t>> sizes;
+    int depth = 0;
+    int64_t number = -1;
+    for (char c : raw->value) {
+      if (c >= '0' && c <= '9') {
+        number = (number < 0 ? 0 : number * 10) + (c - '0');
+        continue;
+      }
+      if (number >= 0 && !sizes.empty()) sizes.back().push_back(number);
+      number = -1;
+      if (c == '{' && ++depth == 2) sizes.emplace_back();
+      if (c == '}') --depth;
+      if (c != '{' && c != '}' && c != ',' && c != ' ') return unsupported("bad slice_sizes");
+    }
+    HloInstruction* input = instruction->mutable_operand(0);
+    HloInstruction* output = instruction->mutable_operand(1);
+    const bool tuples = input->shape().IsTuple();
+    const int64_t buffers = tuples ? input->shape().tuple_shapes_size() : 1;
+    if (buffers == 0 || sizes.empty() || static_cast<int64_t>(sizes.size()) % buffers != 0) {
+      return unsupported("slice_sizes does not give each buffer as many sizes");
+    }
+    const int64_t chunks = static_cast<int64_t>(sizes.size()) / buffers;
+    const auto& pairs = collective.attrs().source_target_pairs;
+    if (static_cast<int64_t>(pairs.size()) % chunks != 0) {
+      return unsupported("the pairs do not split into a run per offset");
+    }
+    const int64_t run = static_cast<int64_t>(pairs.size()) / chunks;
+    std::vector<HloInstruction*> outs;
+    for (int64_t b = 0; b < buffers; ++b) outs.push_back(tuples ? ElementOf(output, b) : output);
+    // The scalar start index of dimension d of chunk c of buffer b.
+    auto start = [&](HloInstruction* offsets, int64_t b, int64_t c, int64_t d) {
+      HloInstruction* mine = tuples ? ElementOf(offsets, b) : offsets;
+      if (mine->shape().tuple_shapes_size() > 0 && mine->shape().tuple_shapes(0).IsTuple()) {
+        mine = ElementOf(mine, c);
+      }
+      return ElementOf(mine, d);
+    };
+    for (int64_t c = 0; c < chunks; ++c) {
+      bool self = false;
+      for (int64_t i = c * run; i < (c + 1) * run; ++i) {
+        self = self || (pairs[i].first == 0 && pairs[i].second == 0);
+      }
+      if (!self) continue;
+      for (int64_t b = 0; b < buffers; ++b) {
+        HloInstruction* in = tuples ? ElementOf(input, b) : input;
+        const std::vector<int64_t>& size = sizes[b * chunks + c];
+        if (!in->shape().IsArray() || static_cast<int64_t>(size.size()) != in->shape().rank()) {
+          return unsupported("a slice size does not fit its buffer");
+        }
+        std::vector<HloInstruction*> from = {in};
+        std::vector<HloInstruction*> into = {outs[b], nullptr};
+        for (int64_t d = 0; d < in->shape().rank(); ++d) {
+          from.push_back(start(instruction->mutable_operand(2), b, c, d));
+          into.push_back(start(instruction->mutable_operand(3), b, c, d));
+        }
+        const Shape slice_shape =
+            WithDescendingLayout(ShapeUtil::MakeShape(in->shape().element_type(), size));
+        auto slice = std::make_unique<HloDynamicSliceInstruction>(HloOpcode::kDynamicSlice,
+                                                                  slice_shape, from);
+        slice->mutable_attrs()->dynamic_slice_sizes = size;
+        into[1] = instruction->parent()->AddInstruction(std::move(slice));
+        outs[b] = instruction->parent()->AddInstruction(
+            HloInstruction::Create(HloOpcode::kDynamicUpdateSlice, outs[b]->shape(), into));
+      }
+    }
+    HloInstruction* value = tuples ? MakeTuple(instruction->parent(), outs) : outs[0];
+    if (instruction->opcode() == HloOpcode::kCollectivePermuteStart) {
+      return MakeStartTuple(instruction, value);
+    }
+    return value;
   }
 
   // ragged-all-to-all with one participant: each update u copies rows
@@ -369,6 +460,8 @@ class Lowering {
     std::vector<HloInstruction*> operands(start->operands().begin(), start->operands().end());
     auto instruction = std::make_unique<HloCollectiveInstruction>(sync, done->shape(), operands);
     *instruction->mutable_attrs() = collective->attrs();
+    // collective-permute's in-place form keeps its slice_sizes there.
+    *instruction->mutable_raw_attributes() = start->raw_attributes();
     instruction->SetName(start->name());
     HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
     if (start->called_computations().size() == 1) made->set_to_apply(start->to_apply());
@@ -426,13 +519,10 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
 }
 
 // Several devices, kept collectives: each recv-done and the send of the
-// same channel and _xla_send_recv_source_target_pairs (flattened device
-// ids) in its computation become one collective-permute of the send's
-// data, as the interpreter's multi-participant mode computes them (a
-// target gets its source's data, a device that is no target zeros); the
-// dones' tokens come from after-all. Replica ids name the devices when
-// there is one partition, partition ids (a channel) when there is one
-// replica; a grid of both is Unimplemented.
+// same channel and _xla_send_recv_source_target_pairs in its computation become one
+// collective-permute of the send's data, as the interpreter's multi-participant mode computes them
+// (a target gets its source's data, a device that is no target zeros); the dones' tokens come from
+// after-all. The pairs are read as XLA reads them (collectives/replica_groups.h, SendRecvPairsOf).
 absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
                                         const HloModuleConfig& config) {
   auto pairs_text = [](const HloInstruction* instruction) -> const std::string* {
@@ -489,13 +579,15 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
         HloOpcode::kCollectivePermute, data,
         absl::Span<HloInstruction* const>{send->mutable_operand(0)});
     permute->mutable_attrs()->source_target_pairs = pairs;
-    if (config.num_partitions > 1) {
-      if (config.replica_count > 1) {
-        return PassUnimplemented(kPass, *recv,
-                                 "send/recv on a grid of several replicas and partitions");
-      }
-      permute->mutable_attrs()->channel_id = attrs->channel_id().value_or(0);
-    }
+    // XLA's reading (GetNcclP2PConfigForSendRecv): a channel id > 0 makes
+    // the pairs partition ids, alike in every replica; else replica ids,
+    // alike in every partition. A collective-permute reads its pairs the
+    // same way with and without a channel_id. On a grid of one replica
+    // (partition) the pairs name the partitions (replicas).
+    bool cross_partition = attrs->channel_id().value_or(0) > 0;
+    if (config.replica_count == 1) cross_partition = true;
+    if (config.num_partitions == 1) cross_partition = false;
+    if (cross_partition) permute->mutable_attrs()->channel_id = attrs->channel_id().value_or(0);
     permute->SetName(absl::StrCat(send->name(), ".permute"));
     HloInstruction* value = computation->AddInstruction(std::move(permute));
     std::vector<HloInstruction*> elements = {value};
