@@ -11,8 +11,26 @@ total_med, the whole step (with sync and loss.item()), in ms.
 Environment: CPU=1 also times PyTorch's CPU eager; ONLY=block or ONLY=mlp;
 STEPS (40); TAG, a label for the axle lines (compare two builds by
 alternating PYTHONPATHs in one session: the machine is noisy).
+
+COMPARE=1: the device against PyTorch's CPU eager at its best settings on
+this machine, measured in this run (../shared/PEERS.md: they differ between
+CPUs by up to 5x). Each candidate -- the OpenBLAS builds present (openmp,
+pthread: /usr/lib/x86_64-linux-gnu/openblas-*, put first on
+LD_LIBRARY_PATH) times OPENBLAS_CORETYPE (unset, Haswell, SkylakeX,
+Cooperlake, Zen) times OMP_WAIT_POLICY (unset, PASSIVE: spinning OpenMP
+workers cost eager 30x on a busy 2-core machine) -- runs each model's eager
+steps in a fresh process (all are read at load time) with ATEN_CPU_CAPABILITY=avx512 where the CPU has
+it, 2 threads and malloc keeping its memory; the fastest per model is the
+peer. Then eager at that setting and the device (GOMP_SPINCOUNT=0)
+alternate ROUNDS (3) times; the best median of each gives the ratio
+eager / axle (above 1: the device is faster), and the fastest single steps
+theirs (on a busy machine, the least disturbed). Prints one line per model:
+    MODEL eager_ms=.. axle_ms=.. ratio=.. (fastest steps: ...) peer=<blas>,<coretype>,<wait policy>
 """
+import json
 import os
+import subprocess
+import sys
 import time
 
 import torch
@@ -73,7 +91,81 @@ def run(name, device, steps):
     rec.sort(); tot.sort()
     return rec[len(rec)//2] * 1e3, tot[0] * 1e3, tot[len(tot)//2] * 1e3
 
+def loaded_blas():
+    """The BLAS library this process loaded (from /proc/self/maps)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "blas" in line:
+                return line.split()[-1]
+    return "?"
+
+
+BLAS_ROOT = "/usr/lib/x86_64-linux-gnu"
+CORETYPES = ["", "Haswell", "SkylakeX", "Cooperlake", "Zen"]
+
+
+def worker(kind, name, steps, blas="", coretype="", wait=""):
+    """One model's steps in a fresh process: (total_med ms, total_min ms, loaded BLAS)."""
+    env = dict(os.environ, WORKER=kind, ONLY=name, STEPS=str(steps), OMP_NUM_THREADS="2",
+               GLIBC_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295")
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OMP_WAIT_POLICY", None)
+    if wait:
+        env["OMP_WAIT_POLICY"] = wait
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    if blas:
+        env["LD_LIBRARY_PATH"] = os.path.join(BLAS_ROOT, blas) + ":" + env.get("LD_LIBRARY_PATH", "")
+    with open("/proc/cpuinfo") as f:
+        if "avx512f" in f.read():
+            env["ATEN_CPU_CAPABILITY"] = "avx512"
+    if kind == "axle":
+        env["GOMP_SPINCOUNT"] = "0"
+    out = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    result = json.loads(out.strip().splitlines()[-1])
+    return result["total_med"], result["total_min"], result["blas"]
+
+
+def compare():
+    steps = int(os.environ.get("STEPS", "40"))
+    rounds = int(os.environ.get("ROUNDS", "3"))
+    blases = [b for b in ("openblas-openmp", "openblas-pthread")
+              if os.path.isdir(os.path.join(BLAS_ROOT, b))] or [""]
+    for name in os.environ.get("ONLY", "block,mlp").split(","):
+        tried = []
+        for blas in blases:
+            for coretype in CORETYPES:
+                for wait in ("", "PASSIVE"):
+                    ms, _, loaded = worker("cpu", name, 12, blas, coretype, wait)
+                    tried.append((ms, blas, coretype, wait, loaded))
+                    print(f"# {name} eager blas={loaded} "
+                          f"OPENBLAS_CORETYPE={coretype or '(unset)'} "
+                          f"OMP_WAIT_POLICY={wait or '(unset)'}: {ms:.2f} ms", flush=True)
+        _, blas, coretype, wait, loaded = min(tried)
+        eager, axle = [], []
+        for _ in range(rounds):
+            eager.append(worker("cpu", name, steps, blas, coretype, wait)[:2])
+            axle.append(worker("axle", name, steps)[:2])
+        e, a = min(m for m, _ in eager), min(m for m, _ in axle)
+        e_min, a_min = min(m for _, m in eager), min(m for _, m in axle)
+        print(f"{name} eager_ms={e:.2f} axle_ms={a:.2f} ratio={e / a:.2f} "
+              f"(fastest steps: eager {e_min:.2f} axle {a_min:.2f} ratio {e_min / a_min:.2f}) "
+              f"peer={os.path.basename(os.path.dirname(loaded))},{coretype or 'unset'},"
+              f"{wait or 'unset'}", flush=True)
+
+
 steps = int(os.environ.get("STEPS", "40"))
+if os.environ.get("WORKER"):
+    name = os.environ["ONLY"]
+    device = torch_axle.device() if os.environ["WORKER"] == "axle" else torch.device("cpu")
+    r = run(name, device, steps)
+    print(json.dumps({"record_med": r[0], "total_min": r[1], "total_med": r[2],
+                      "blas": loaded_blas()}))
+    sys.exit(0)
+if os.environ.get("COMPARE"):
+    compare()
+    sys.exit(0)
 for name in os.environ.get("ONLY", "block,mlp").split(","):
     if os.environ.get("CPU"):
         r = run(name, torch.device("cpu"), steps)

@@ -23,7 +23,7 @@ torch.ops.load_library(_LIBRARY)
 
 from . import metrics  # noqa: E402  (needs the library)
 
-__all__ = ["device", "sync", "mark_step", "metrics"]
+__all__ = ["device", "sync", "mark_step", "manual_seed", "metrics"]
 
 
 def device(index=0):
@@ -42,3 +42,11 @@ def sync():
 def mark_step():
     """torch-xla's name for sync()."""
     sync()
+
+
+def manual_seed(seed):
+    """Restarts the device's random stream (dropout masks, bernoulli_,
+    uniform_, normal_) at `seed`. The values are drawn on the device, inside
+    the step's graph, so they differ from the CPU's for the same seed;
+    torch.manual_seed seeds the CPU's stream only."""
+    torch.ops.axle.manual_seed(int(seed))

@@ -14,6 +14,7 @@
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/device.h"
 #include "axle/frontends/lazy/metrics.h"
+#include "axle/runtime/compilation_cache.h"
 
 namespace axle::lazy {
 namespace {
@@ -136,7 +137,6 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCom
       return it->second.compiled;
     }
   }
-  metrics::IncrementCounter("UncachedCompile");
   if (DebugEnabled()) {
     std::lock_guard<std::mutex> lock(mutex_);
     std::string reason = "a new graph";
@@ -158,8 +158,17 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCom
                  static_cast<unsigned long long>(hash), order.nodes.size(), order.parameters.size(),
                  reason.c_str());
   }
+  // A compile whose code came from AXLE_CACHE_DIR (another process compiled
+  // the graph) is a PersistentCacheHit, not an UncachedCompile.
+  int64_t disk_hits = CompilationCache::Global().stats().disk_hits;
   absl::StatusOr<std::shared_ptr<Compiled>> compiled = Compile(roots, order, hash, aliases);
+  bool from_disk = CompilationCache::Global().stats().disk_hits > disk_hits;
+  metrics::IncrementCounter(from_disk ? "PersistentCacheHit" : "UncachedCompile");
   if (!compiled.ok()) return compiled.status();
+  if (from_disk && DebugEnabled()) {
+    std::fprintf(stderr, "axle: graph %016llx loaded from AXLE_CACHE_DIR\n",
+                 static_cast<unsigned long long>(hash));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   last_parameter_shapes_ = (*compiled)->parameter_shapes;
   last_num_nodes_ = order.nodes.size();

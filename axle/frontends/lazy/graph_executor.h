@@ -9,7 +9,8 @@
 // with the leaves' buffers as arguments and returns one DeviceData per
 // root.
 //
-// Counters: UncachedCompile, CachedCompile; timers: CompileTime,
+// Counters: UncachedCompile, CachedCompile, PersistentCacheHit (a compile
+// whose code came from AXLE_CACHE_DIR: no code generated); timers: CompileTime,
 // ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
 // graph, or which parameter's shape differs from the previous graph's) on
 // stderr. When lowering or compiling fails and AXLE_DUMP_TO names a folder,

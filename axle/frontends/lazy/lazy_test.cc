@@ -13,6 +13,8 @@
 #include "axle/frontends/lazy/lazy_tensor.h"
 #include "axle/frontends/lazy/lowering.h"
 #include "axle/frontends/lazy/metrics.h"
+#include "axle/frontends/lazy/rng.h"
+#include "axle/runtime/compilation_cache.h"
 #include "gtest/gtest.h"
 
 namespace axle::lazy {
@@ -178,6 +180,34 @@ TEST(LazyExecutorTest, ReduceWindowArgmaxAndSelectAndScatter) {
   EXPECT_EQ(ToVector(*(*results)[2]), (std::vector<float>{10, 20, 0, 0, 30, 40}));
 }
 
+// With AXLE_CACHE_DIR, a graph compiled once is loaded by a later compile
+// whose in-memory caches are empty (as in a fresh process: the Python test
+// cache_dir_test.py uses two): a PersistentCacheHit, not an UncachedCompile.
+TEST(LazyExecutorTest, AxleCacheDirServesALaterProcess) {
+  std::string dir = ::testing::TempDir() + "/lazy_cache_dir";
+  std::filesystem::remove_all(dir);
+  setenv("AXLE_CACHE_DIR", dir.c_str(), 1);
+  CompilationCache::Global().Clear();
+  int64_t uncached = Counter("UncachedCompile");
+  int64_t persistent = Counter("PersistentCacheHit");
+  {
+    GraphExecutor first;
+    auto r = first.Execute({AxpyGraph(Leaf({1, 2, 3, 4, 5}), Leaf({3, 4, 5, 6, 7}))});
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  EXPECT_EQ(Counter("PersistentCacheHit") - persistent, 0);
+  CompilationCache::Global().Clear();
+  GraphExecutor second;
+  auto r = second.Execute({AxpyGraph(Leaf({2, 2, 2, 2, 2}), Leaf({1, 2, 3, 4, 5}))});
+  unsetenv("AXLE_CACHE_DIR");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ToVector(*(*r)[0]), (std::vector<float>{4, 6, 8, 10, 12}));
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  EXPECT_EQ(Counter("PersistentCacheHit") - persistent, 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LazyExecutorTest, UnknownOpIsUnimplemented) {
   GraphExecutor executor;
   Value x = Leaf({1});
@@ -258,6 +288,48 @@ TEST(LazyTensorTest, ToLiteralSyncsPendingValue) {
   ASSERT_TRUE(literal.ok()) << literal.status();
   EXPECT_NEAR(literal->data<float>()[1], 7.389056f, 1e-5);
   EXPECT_FALSE(y->has_pending_ir());
+}
+
+TEST(LazyRngTest, UniformValuesAdvanceEachStepWithoutRecompiling) {
+  SetRngSeed(7);
+  const Shape& shape = InternShape(F32, {4096});
+  int64_t uncached = Counter("UncachedCompile");
+  std::vector<std::vector<float>> draws;
+  for (int step = 0; step < 3; ++step) {
+    absl::StatusOr<Value> u = RngUniform(shape);
+    ASSERT_TRUE(u.ok()) << u.status();
+    auto t = LazyTensor::FromIr(*u);
+    ASSERT_TRUE(SyncLiveTensors().ok());  // also computes the advanced state
+    auto literal = t->ToLiteral();
+    ASSERT_TRUE(literal.ok()) << literal.status();
+    auto values = literal->data<float>();
+    double sum = 0;
+    for (float v : values) {
+      ASSERT_GE(v, 0.0f);
+      ASSERT_LT(v, 1.0f);
+      sum += v;
+    }
+    EXPECT_NEAR(sum / static_cast<double>(values.size()), 0.5, 0.02);
+    draws.emplace_back(values.begin(), values.end());
+  }
+  EXPECT_NE(draws[0], draws[1]);  // the state advanced
+  EXPECT_NE(draws[1], draws[2]);
+  // The state is a parameter: one graph for every step.
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  // The same seed draws the same values again; two draws in one graph differ.
+  SetRngSeed(7);
+  absl::StatusOr<Value> a = RngUniform(shape);
+  absl::StatusOr<Value> b = RngUniform(shape);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto ta = LazyTensor::FromIr(*a);
+  auto tb = LazyTensor::FromIr(*b);
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  auto la = ta->ToLiteral();
+  auto lb = tb->ToLiteral();
+  ASSERT_TRUE(la.ok() && lb.ok());
+  EXPECT_EQ(std::vector<float>(la->data<float>().begin(), la->data<float>().end()), draws[0]);
+  EXPECT_NE(std::vector<float>(lb->data<float>().begin(), lb->data<float>().end()), draws[0]);
+  EXPECT_FALSE(RngUniform(InternShape(S32, {2})).ok());  // not a floating type
 }
 
 TEST(LazyMetricsTest, CountersAndReport) {

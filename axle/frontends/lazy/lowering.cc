@@ -1,6 +1,7 @@
 //===- lowering.cc - Lazy-tensor IR to an XlaComputation --------------------===//
 #include "axle/frontends/lazy/lowering.h"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -284,6 +285,81 @@ absl::StatusOr<std::vector<XlaOp>> LowerIota(XlaBuilder* b, const Node& node,
   return One(Iota(b, node.shape(), node.attr_int(0)));
 }
 
+// rng_uniform: operand the Philox state (u64[2] or u64[3]); outputs the
+// advanced state and values uniform in [0, 1) of the node's second shape:
+// the top m bits of each random word (m = the type's mantissa with its
+// implicit bit: 24 f32, 53 f64, 11 f16, 8 bf16) times 2^-m, exact in the
+// type, so never 1.
+absl::StatusOr<std::vector<XlaOp>> LowerRngUniform(XlaBuilder* b, const Node& node,
+                                                   absl::Span<const XlaOp> x) {
+  const Shape& out = node.output_shape(1);
+  PrimitiveType type = out.element_type();
+  int mantissa = 0;
+  switch (type) {
+    case F32:
+      mantissa = 24;
+      break;
+    case F64:
+      mantissa = 53;
+      break;
+    case F16:
+      mantissa = 11;
+      break;
+    case BF16:
+      mantissa = 8;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("rng_uniform of ", primitive_util::LowercasePrimitiveTypeName(type),
+                       " (a floating type only)"));
+  }
+  bool wide = type == F64;
+  PrimitiveType bits_type = wide ? U64 : U32;
+  XlaOp generated =
+      RngBitGenerator(RNG_PHILOX, x[0], ShapeUtil::MakeShape(bits_type, out.dimensions()));
+  XlaOp bits = GetTupleElement(generated, 1);
+  int width = wide ? 64 : 32;
+  XlaOp shift = wide ? ConstantR0<uint64_t>(b, static_cast<uint64_t>(width - mantissa))
+                     : ConstantR0<uint32_t>(b, static_cast<uint32_t>(width - mantissa));
+  PrimitiveType compute = wide ? F64 : F32;
+  XlaOp top = ConvertElementType(ShiftRightLogical(bits, shift), compute);
+  XlaOp scale = wide ? ConstantR0<double>(b, std::ldexp(1.0, -mantissa))
+                     : ConstantR0<float>(b, std::ldexp(1.0F, -mantissa));
+  XlaOp values = ConvertElementType(Mul(top, scale), type);
+  return std::vector<XlaOp>{GetTupleElement(generated, 0), values};
+}
+
+// gather {offset dims, collapsed slice dims, start index map, index vector
+// dim, slice sizes}: operands (operand, start indices).
+absl::StatusOr<std::vector<XlaOp>> LowerGather(XlaBuilder*, const Node& node,
+                                               absl::Span<const XlaOp> x) {
+  GatherDimensionNumbers dnums;
+  *dnums.mutable_offset_dims() = node.attr_ints(0);
+  *dnums.mutable_collapsed_slice_dims() = node.attr_ints(1);
+  *dnums.mutable_start_index_map() = node.attr_ints(2);
+  dnums.set_index_vector_dim(node.attr_int(3));
+  return One(Gather(x[0], x[1], dnums, node.attr_ints(4)));
+}
+
+// scatter_add {update window dims, inserted window dims, scatter dims to
+// operand dims, index vector dim}: operands (operand, scatter indices,
+// updates); each update is added to the operand's element it indexes
+// (repeated indices accumulate).
+absl::StatusOr<std::vector<XlaOp>> LowerScatterAdd(XlaBuilder* b, const Node& node,
+                                                   absl::Span<const XlaOp> x) {
+  Shape scalar = ShapeUtil::MakeShape(node.shape().element_type(), {});
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder("scatter_add");
+  Add(Parameter(sub.get(), 0, scalar, "a"), Parameter(sub.get(), 1, scalar, "b"));
+  absl::StatusOr<XlaComputation> add = sub->Build();
+  if (!add.ok()) return add.status();
+  ScatterDimensionNumbers dnums;
+  *dnums.mutable_update_window_dims() = node.attr_ints(0);
+  *dnums.mutable_inserted_window_dims() = node.attr_ints(1);
+  *dnums.mutable_scatter_dims_to_operand_dims() = node.attr_ints(2);
+  dnums.set_index_vector_dim(node.attr_int(3));
+  return One(Scatter(x[0], x[1], x[2], *add, dnums));
+}
+
 XlaOp LogisticOp(XlaOp x) { return Logistic(x); }
 
 LoweringRegistry& Registry() {
@@ -343,6 +419,9 @@ LoweringRegistry& Registry() {
     f["reduce_window"] = LowerReduceWindow;
     f["reduce_window_argmax"] = LowerReduceWindowArgmax;
     f["select_and_scatter"] = LowerSelectAndScatter;
+    f["rng_uniform"] = LowerRngUniform;
+    f["gather"] = LowerGather;
+    f["scatter_add"] = LowerScatterAdd;
     return r;
   }();
   return *registry;

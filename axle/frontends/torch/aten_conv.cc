@@ -5,7 +5,9 @@
 // gradient through batch_group_count) and transposed (lhs dilation).
 // max_pool2d_with_indices (a variadic reduce-window keeping each window's
 // first maximum and its index) and its backward (select-and-scatter);
-// avg_pool2d and its backward (sum reduce-windows).
+// avg_pool2d and its backward (sum reduce-windows); a dilated max pool's
+// backward scatters by the forward's indices. Adaptive average pooling to
+// any size (PyTorch's bins) and its backward: two averaging matrices.
 //
 //===----------------------------------------------------------------------===//
 #include <ATen/ATen.h>
@@ -307,16 +309,38 @@ at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad_output, const
   Count("max_pool2d_with_indices_backward");
   PoolWindow w =
       MakePoolWindow("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode);
-  for (int64_t d : w.dilations) {
-    TORCH_CHECK(d == 1, "axle: max_pool2d's backward with dilation ", dilation,
-                " is not lowered (dilation 1 is)");
-  }
   Value x = Operand(self, "self");
   Value g = Convert(Operand(grad_output, "grad_output"), TypeOf(x));
   TORCH_CHECK(Dims(g) == w.out, "axle: max_pool2d's backward: grad_output of shape ",
               grad_output.sizes(), " for an output of shape ", at::IntArrayRef(w.out));
-  return Wrap(MakeValue("select_and_scatter", {x, g}, MakeShape(TypeOf(x), Dims(x)),
-                        {w.window, w.strides, w.low, w.high}));
+  bool dilated =
+      std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; });
+  if (!dilated) {
+    return Wrap(MakeValue("select_and_scatter", {x, g}, MakeShape(TypeOf(x), Dims(x)),
+                          {w.window, w.strides, w.low, w.high}));
+  }
+  // A dilated window (select-and-scatter has no window dilation): each
+  // gradient is added at the input position the forward's indices name
+  // (PyTorch's own backward), a scatter-add per plane.
+  TORCH_CHECK(indices.sizes() == grad_output.sizes(),
+              "axle: max_pool2d's backward: indices of shape ", indices.sizes(),
+              " for a gradient of shape ", grad_output.sizes());
+  Ints xd = Dims(x);
+  size_t rank = xd.size();
+  int64_t planes = 1;
+  for (size_t i = 0; i + 2 < rank; ++i) planes *= xd[i];
+  int64_t plane = xd[rank - 2] * xd[rank - 1];
+  int64_t m = w.out[rank - 2] * w.out[rank - 1];
+  Value flat_g = Reshape(g, {planes, m});
+  Value index = Reshape(Convert(Operand(indices, "indices"), S64), {planes, m, 1});
+  Value which = MakeValue("iota", {}, MakeShape(S64, {planes, m, 1}), {int64_t{0}});
+  Value coords =
+      MakeValue("concatenate", {which, index}, MakeShape(S64, {planes, m, 2}), {int64_t{2}});
+  PrimitiveType t = TypeOf(x);
+  Value grad =
+      MakeValue("scatter_add", {Constant(0, t, {planes, plane}), coords, flat_g},
+                MakeShape(t, {planes, plane}), {Ints{}, Ints{0, 1}, Ints{0, 1}, int64_t{2}});
+  return Wrap(Reshape(grad, xd));
 }
 
 // --- Average pooling -----------------------------------------------------------
@@ -398,6 +422,81 @@ at::Tensor avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& 
   return Wrap(SumWindows(scaled, w.window, Ints(n, 1), w.strides, low, high, in));
 }
 
+// --- Adaptive average pooling ------------------------------------------------------
+
+// The [out, in] averaging matrix of one dimension: row i averages PyTorch's
+// bin [floor(i * in / out), ceil((i + 1) * in / out)).
+Value AdaptiveWeights(int64_t in, int64_t out, PrimitiveType t) {
+  Ints d = {out, in};
+  Value i = MakeValue("iota", {}, MakeShape(S64, d), {int64_t{0}});
+  Value j = MakeValue("iota", {}, MakeShape(S64, d), {int64_t{1}});
+  auto c = [&](int64_t v) { return Constant(static_cast<double>(v), S64, d); };
+  Value start = Elementwise("div", Elementwise("mul", i, c(in)), c(out));
+  Value end = Elementwise(
+      "div", Elementwise("add", Elementwise("mul", Elementwise("add", i, c(1)), c(in)), c(out - 1)),
+      c(out));
+  Value inside = MakeValue("and",
+                           {MakeValue("ge", {j, start}, MakeShape(PRED, d)),
+                            MakeValue("lt", {j, end}, MakeShape(PRED, d))},
+                           MakeShape(PRED, d));
+  Value share = Elementwise("div", Constant(1, t, d), Convert(Elementwise("sub", end, start), t));
+  return MakeValue("select", {inside, share, Constant(0, t, d)}, MakeShape(t, d));
+}
+
+// `v` [..., A, B] times `rows` [R, A] and `cols` [C, B] (contracting each
+// matrix's dimension `k`: 1 maps inputs to outputs, 0 back): [..., R, C].
+Value PoolPlanes(const Value& v, const Value& rows, const Value& cols, int64_t k) {
+  Ints d = Dims(v);
+  int64_t r = static_cast<int64_t>(d.size());
+  Ints by_cols(d.begin(), d.end() - 1);
+  by_cols.push_back(Dims(cols)[1 - k]);  // [..., A, C]
+  Value a = DotValue(v, cols, {r - 1}, {k}, {}, {}, by_cols);
+  Ints by_rows(d.begin(), d.end() - 2);
+  by_rows.push_back(Dims(cols)[1 - k]);
+  by_rows.push_back(Dims(rows)[1 - k]);  // [..., C, R]
+  Value b = DotValue(a, rows, {r - 2}, {k}, {}, {}, by_rows);
+  Ints perm;
+  for (int64_t i = 0; i < r - 2; ++i) perm.push_back(i);
+  perm.push_back(r - 1);
+  perm.push_back(r - 2);
+  return PermuteValue(b, perm);
+}
+
+void CheckAdaptiveInput(const char* op, const at::Tensor& self) {
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, "axle: ", op, " expects a 3-D or 4-D input, got ",
+              self.sizes());
+  TORCH_CHECK(self.size(-1) > 0 && self.size(-2) > 0, "axle: ", op, " of an empty plane ",
+              self.sizes());
+  TORCH_CHECK(primitive_util::IsFloatingPointType(ToPrimitiveType(self.scalar_type())),
+              "axle: ", op, " of dtype ", self.scalar_type(), " (lowered for floating dtypes)");
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the schema's C++ type.
+at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
+  Count("_adaptive_avg_pool2d");
+  CheckAdaptiveInput("adaptive_avg_pool2d", self);
+  Ints out = ToInts(output_size);
+  TORCH_CHECK(out.size() == 2 && out[0] > 0 && out[1] > 0,
+              "axle: adaptive_avg_pool2d's output_size must be 2 positive sizes, got ",
+              at::IntArrayRef(out));
+  Value x = Operand(self, "self");
+  PrimitiveType t = TypeOf(x);
+  return Wrap(PoolPlanes(x, AdaptiveWeights(self.size(-2), out[0], t),
+                         AdaptiveWeights(self.size(-1), out[1], t), 1));
+}
+
+at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  Count("_adaptive_avg_pool2d_backward");
+  CheckAdaptiveInput("adaptive_avg_pool2d_backward", self);
+  TORCH_CHECK(grad_output.dim() == self.dim(),
+              "axle: adaptive_avg_pool2d's backward: grad_output of shape ", grad_output.sizes(),
+              " for an input of shape ", self.sizes());
+  PrimitiveType t = ToPrimitiveType(self.scalar_type());
+  Value g = Convert(Operand(grad_output, "grad_output"), t);
+  return Wrap(PoolPlanes(g, AdaptiveWeights(self.size(-2), grad_output.size(-2), t),
+                         AdaptiveWeights(self.size(-1), grad_output.size(-1), t), 0));
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, XLA, m) {
@@ -407,6 +506,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(max_pool2d_with_indices_backward));
   m.impl("avg_pool2d", TORCH_FN(avg_pool2d));
   m.impl("avg_pool2d_backward", TORCH_FN(avg_pool2d_backward));
+  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
+  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
 }
 
 }  // namespace axle::torch_device

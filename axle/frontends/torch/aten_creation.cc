@@ -120,7 +120,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   if (dst.device().type() == at::DeviceType::XLA && dst.sizes() != self.sizes()) {
     AxleTensorImpl* impl = GetImpl(dst, "dst");
-    impl->set_tensor(
+    impl->Resize(
         LazyTensor::FromIr(Constant(0, ToPrimitiveType(dst.scalar_type()), ToInts(self.sizes()))));
   }
   return copy_from(self, dst, false);
@@ -135,7 +135,7 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
   // Fresh storage (PyTorch keeps the old elements where they fit; the
   // fallback's out= copies, its only user here, overwrite them all).
   GetImpl(self, "self")
-      ->set_tensor(LazyTensor::FromIr(Constant(0, ToPrimitiveType(self.scalar_type()), dims)));
+      ->Resize(LazyTensor::FromIr(Constant(0, ToPrimitiveType(self.scalar_type()), dims)));
   return self;
 }
 

@@ -399,34 +399,35 @@ Value OneHot(const Value& indices, int64_t rows, PrimitiveType type) {
   return Convert(MakeValue("eq", {flat, classes}, MakeShape(PRED, {m, rows})), type);
 }
 
+// Rows of `self` along `dim` picked by an integer index (any dtype): a
+// gather. An index out of range is clamped, as XLA's gather does (PyTorch's
+// CPU raises; the device cannot check without reading the index back).
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   Count("index_select");
   TORCH_CHECK(index.dim() <= 1, "axle: index_select's index must be 0- or 1-D, got ",
               index.sizes());
-  int64_t axis = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  TORCH_CHECK(at::isIntegralType(index.scalar_type(), /*includeBool=*/false),
+              "axle: index_select's index must be an integer tensor, got ", index.scalar_type());
   Value x = Operand(self, "self");
-  PrimitiveType t = TypeOf(x);
-  TORCH_CHECK(primitive_util::IsFloatingPointType(t), "axle: index_select of dtype ",
-              self.scalar_type(), " (lowered for floating dtypes)");
   Ints d = Dims(x);
-  int64_t rows = d[axis];
-  // Move `axis` first, flatten the rest, select rows by a one-hot product.
-  Ints perm = {axis};
-  for (int64_t i = 0; i < static_cast<int64_t>(d.size()); ++i) {
-    if (i != axis) perm.push_back(i);
+  int64_t m = index.numel();
+  if (d.empty()) {  // a 0-D tensor: its one element, by an index of one element
+    TORCH_CHECK(m == 1, "axle: index_select of a 0-D tensor by ", m, " indices");
+    return Wrap(x);
   }
-  Value moved = PermuteValue(x, perm);
-  int64_t rest = 1;
-  for (size_t i = 1; i < perm.size(); ++i) rest *= d[perm[i]];
-  Value table = Reshape(moved, {rows, rest});
-  Value onehot = OneHot(Operand(index, "index"), rows, t);
-  int64_t m = Dims(onehot)[0];
-  Value picked = DotValue(onehot, table, {1}, {0}, {}, {}, {m, rest});
-  Ints picked_dims = {m};
-  for (size_t i = 1; i < perm.size(); ++i) picked_dims.push_back(d[perm[i]]);
-  Ints inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
-  return Wrap(PermuteValue(Reshape(picked, picked_dims), inverse));
+  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  Value idx = Operand(index, "index");
+  PrimitiveType it = TypeOf(idx);
+  if (it != S32 && it != S64) idx = Convert(idx, S64);
+  idx = Reshape(idx, {m, 1});
+  Ints out = d, slice = d, offset;
+  out[axis] = m;
+  slice[axis] = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(d.size()); ++i) {
+    if (i != axis) offset.push_back(i);
+  }
+  return Wrap(MakeValue("gather", {x, idx}, MakeShape(TypeOf(x), out),
+                        {offset, Ints{axis}, Ints{axis}, int64_t{1}, slice}));
 }
 
 // The dispatcher checks kernels against the schema's C++ types: SymInts by value.

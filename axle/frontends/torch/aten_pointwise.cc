@@ -1,9 +1,10 @@
 //===- aten_pointwise.cc - Pointwise ATen kernels of the xla device ---------===//
 //
 // Arithmetic (Tensor and Scalar overloads, in place too), comparisons,
-// where, masked_fill, unary math, activations and their backwards, and the optimizers'
+// where, masked_fill, neg/abs, activations and their backwards, and the optimizers'
 // addcmul/addcdiv: elementwise IR with PyTorch's type promotion and
-// broadcasting.
+// broadcasting. The unary math functions (exp, log, sqrt, ...) are
+// generated from aten_ops.yaml (gen_aten.py).
 //
 //===----------------------------------------------------------------------===//
 #include <ATen/ATen.h>
@@ -184,23 +185,6 @@ at::Tensor& masked_fill_tensor_(at::Tensor& self, const at::Tensor& mask, const 
 
 // --- Unary --------------------------------------------------------------------
 
-template <const char* kAtenName, const char* kOp>
-at::Tensor UnaryFloat(const at::Tensor& self) {
-  Count(kAtenName);
-  Value v = Operand(self, "self");
-  if (!primitive_util::IsFloatingPointType(TypeOf(v))) {
-    v = Convert(v, ToPrimitiveType(at::typeMetaToScalarType(at::get_default_dtype())));
-  }
-  return Wrap(Unary(kOp, v));
-}
-template <const char* kAtenName, const char* kOp>
-at::Tensor& UnaryFloat_(at::Tensor& self) {
-  return Assign(self, IrOf(UnaryFloat<kAtenName, kOp>(self)));
-}
-
-constexpr char kExp[] = "exp", kLog[] = "log", kSqrt[] = "sqrt", kRsqrt[] = "rsqrt",
-               kTanh[] = "tanh", kSigmoid[] = "sigmoid", kLogistic[] = "logistic", kErf[] = "erf";
-
 at::Tensor neg(const at::Tensor& self) {
   Count("neg");
   return Wrap(Unary("neg", Operand(self, "self")));
@@ -208,6 +192,23 @@ at::Tensor neg(const at::Tensor& self) {
 at::Tensor abs(const at::Tensor& self) {
   Count("abs");
   return Wrap(Unary("abs", Operand(self, "self")));
+}
+
+// The backwards of the generated sigmoid and tanh, from their outputs y:
+// g * y * (1 - y) and g * (1 - y * y).
+at::Tensor sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+  Count("sigmoid_backward");
+  Value y = Operand(output, "output");
+  Value g = BroadcastTo(Convert(Operand(grad_output, "grad_output"), TypeOf(y)), Dims(y));
+  Value one_minus = Elementwise("sub", Constant(1, TypeOf(y), Dims(y)), y);
+  return Wrap(Elementwise("mul", g, Elementwise("mul", y, one_minus)));
+}
+at::Tensor tanh_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+  Count("tanh_backward");
+  Value y = Operand(output, "output");
+  Value g = BroadcastTo(Convert(Operand(grad_output, "grad_output"), TypeOf(y)), Dims(y));
+  Value one_minus = Elementwise("sub", Constant(1, TypeOf(y), Dims(y)), Elementwise("mul", y, y));
+  return Wrap(Elementwise("mul", g, one_minus));
 }
 
 Value ReluValue(const at::Tensor& self) {
@@ -352,14 +353,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill_tensor_));
   m.impl("neg", TORCH_FN(neg));
   m.impl("abs", TORCH_FN(abs));
-  m.impl("exp", TORCH_FN((UnaryFloat<kExp, kExp>)));
-  m.impl("log", TORCH_FN((UnaryFloat<kLog, kLog>)));
-  m.impl("sqrt", TORCH_FN((UnaryFloat<kSqrt, kSqrt>)));
-  m.impl("rsqrt", TORCH_FN((UnaryFloat<kRsqrt, kRsqrt>)));
-  m.impl("tanh", TORCH_FN((UnaryFloat<kTanh, kTanh>)));
-  m.impl("sigmoid", TORCH_FN((UnaryFloat<kSigmoid, kLogistic>)));
-  m.impl("erf", TORCH_FN((UnaryFloat<kErf, kErf>)));
-  m.impl("sqrt_", TORCH_FN((UnaryFloat_<kSqrt, kSqrt>)));
+  m.impl("sigmoid_backward", TORCH_FN(sigmoid_backward));
+  m.impl("tanh_backward", TORCH_FN(tanh_backward));
   m.impl("relu", TORCH_FN(relu));
   m.impl("relu_", TORCH_FN(relu_));
   m.impl("threshold_backward", TORCH_FN(threshold_backward));

@@ -7,6 +7,7 @@
 //   counter_value(str) -> int?  counter_names() -> str[]
 //   metric_data(str) -> float[] [count, total s, min s, max s], [] if unknown
 //   metric_names() -> str[]     metrics_report() -> str     clear_all()
+//   manual_seed(int)            restarts the device's random stream
 //
 //===----------------------------------------------------------------------===//
 #include <torch/library.h>
@@ -16,6 +17,7 @@
 
 #include "axle/frontends/lazy/lazy_tensor.h"
 #include "axle/frontends/lazy/metrics.h"
+#include "axle/frontends/lazy/rng.h"
 
 namespace axle::torch_device {
 namespace {
@@ -45,6 +47,7 @@ std::vector<double> MetricData(c10::string_view name) {
 std::string MetricsReport() { return lazy::metrics::Report(); }
 void ClearAll() { lazy::metrics::ClearAll(); }
 int64_t LiveTensors() { return lazy::LiveTensorCount(); }
+void ManualSeed(int64_t seed) { lazy::SetRngSeed(static_cast<uint64_t>(seed)); }
 
 }  // namespace
 
@@ -57,6 +60,7 @@ TORCH_LIBRARY(axle, m) {
   m.def("metrics_report() -> str", &MetricsReport);
   m.def("clear_all() -> ()", &ClearAll);
   m.def("live_tensors() -> int", &LiveTensors);
+  m.def("manual_seed(int seed) -> ()", &ManualSeed);
 }
 
 }  // namespace axle::torch_device

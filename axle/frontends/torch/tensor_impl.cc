@@ -3,10 +3,13 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "axle/core/shape_util.h"
 
 namespace axle::torch_device {
@@ -32,8 +35,39 @@ void AxleTensorImpl::RefreshSizes() {
   refresh_contiguous();
 }
 
+namespace {
+
+// The ids of values replaced by resize_ while something else held them (a
+// view's base, an alias). `any_resized` spares the common case the lock.
+struct Resized {
+  std::mutex mutex;
+  absl::flat_hash_set<int64_t> ids;
+};
+
+Resized& ResizedValues() {
+  static auto* resized = new Resized();
+  return *resized;
+}
+
+std::atomic<bool> any_resized{false};
+
+bool WasResized(const lazy::LazyTensor& t) {
+  if (!any_resized.load(std::memory_order_acquire)) return false;
+  Resized& r = ResizedValues();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.ids.contains(t.id());
+}
+
+}  // namespace
+
 const std::shared_ptr<lazy::LazyTensor>& AxleTensorImpl::tensor() const {
+  TORCH_CHECK(!WasResized(*tensor_),
+              "axle: this tensor shares its value (detach(), .data) with "
+              "one resized since (resize_); take it again from the resized tensor");
   if (view_ != nullptr && view_->base != tensor_) {
+    TORCH_CHECK(!WasResized(*view_->base),
+                "axle: this view's base was resized (resize_) after "
+                "the view was made; make the view again from the resized tensor");
     lazy::Value current = view_->base->GetIrValue();
     if (view_->from_node.lock() != current.node || view_->from_index != current.index) {
       tensor_->SetIrValue(ApplyView(current, view_->ops));
@@ -60,6 +94,17 @@ void AxleTensorImpl::set_tensor(std::shared_ptr<lazy::LazyTensor> tensor) {
   tensor_ = std::move(tensor);
   view_ = nullptr;  // a new value (resize_): no longer the view of its base's
   RefreshSizes();
+}
+
+void AxleTensorImpl::Resize(std::shared_ptr<lazy::LazyTensor> tensor) {
+  // Others hold the old value when it is a view's base or an alias's value.
+  if (tensor_.use_count() > 1) {
+    Resized& r = ResizedValues();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.ids.insert(tensor_->id());
+    any_resized.store(true, std::memory_order_release);
+  }
+  set_tensor(std::move(tensor));
 }
 
 c10::intrusive_ptr<c10::TensorImpl> AxleTensorImpl::shallow_copy_and_detach(

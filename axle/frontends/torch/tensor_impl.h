@@ -72,6 +72,11 @@ class AxleTensorImpl : public c10::TensorImpl {
   void AssignToView(const lazy::Value& value);
   // Replaces the value (and the sizes, when its shape differs).
   void set_tensor(std::shared_ptr<lazy::LazyTensor> tensor);
+  // Replaces the value by one of another shape (resize_). Views of the old
+  // value and tensors that share it (detach(), .data) cannot follow (their
+  // elements were the old shape's): reading or updating one afterwards is
+  // an error naming resize_, not a stale value.
+  void Resize(std::shared_ptr<lazy::LazyTensor> tensor);
 
   c10::intrusive_ptr<c10::TensorImpl> shallow_copy_and_detach(
       const c10::VariableVersion& version_counter,

@@ -165,11 +165,19 @@ class DeviceTest(unittest.TestCase):
             out_cpu, idx_cpu = F.max_pool2d(x, 3, 2, return_indices=True, **kwargs)
             torch.testing.assert_close(out.cpu(), out_cpu)
             torch.testing.assert_close(idx.cpu(), idx_cpu)
+        # Dilated windows: the backward scatters by the forward's indices.
+        self.check_grads(lambda x: F.max_pool2d(x, 3, dilation=2), x)
+        self.check_grads(lambda x: F.max_pool2d(x, 2, stride=1, padding=1, dilation=2), x)
+        self.check_grads(lambda x: F.max_pool2d(x, (3, 2), stride=(2, 1), dilation=(2, 3),
+                                                ceil_mode=True),
+                         torch.randn(3, 10, 11, generator=g))
+        # Ties (overlapping windows share a maximum): each window's gradient
+        # goes to its first maximum, as on the CPU.
+        ties = torch.tensor([[[[1.0, 1, 2, 2], [1, 1, 2, 2], [0, 0, 3, 3], [0, 0, 3, 3]]]])
+        self.check_grads(lambda x: F.max_pool2d(x, 2, stride=1, dilation=2), ties)
+        self.check_grads(lambda x: F.max_pool2d(x, 2, stride=1), ties)
         self.assertGreater(met.counter_value("axle::max_pool2d_with_indices_backward"), 0)
         self.assertEqual(met.fallback_ops(), [])
-        x_dev = x.to(self.dev).requires_grad_()
-        with self.assertRaisesRegex(RuntimeError, "dilation"):
-            F.max_pool2d(x_dev, 3, dilation=2).sum().backward()
 
     def test_avg_pool2d(self):
         F = torch.nn.functional
@@ -188,6 +196,88 @@ class DeviceTest(unittest.TestCase):
         self.check_grads(lambda x: F.adaptive_avg_pool2d(x, 1), x)  # a mean
         self.assertGreater(met.counter_value("axle::avg_pool2d_backward"), 0)
         self.assertEqual(met.fallback_ops(), [])
+
+    def test_adaptive_avg_pool2d(self):
+        """Output sizes other than 1: PyTorch's bins [floor(i*in/out),
+        ceil((i+1)*in/out)), which overlap when out does not divide in."""
+        F = torch.nn.functional
+        g = torch.Generator().manual_seed(12)
+        x = torch.randn(2, 3, 9, 7, generator=g)
+        met.clear_all()
+        for size in ((3, 7), (4, 5), (2, 3), (9, 7), (1, 4), (5, 1), (12, 10)):
+            with self.subTest(size=size):
+                self.check_grads(lambda x: F.adaptive_avg_pool2d(x, size), x)
+        self.check_grads(lambda x: F.adaptive_avg_pool2d(x, (3, None)), x)
+        self.check_grads(lambda x: F.adaptive_avg_pool2d(x, 4), torch.randn(5, 6, 6, generator=g))
+        self.check_grads(lambda x: F.adaptive_avg_pool1d(x, 4), torch.randn(2, 3, 10, generator=g))
+        self.check_grads(lambda x: torch.nn.AdaptiveAvgPool2d((2, 2))(x).flatten(1), x)
+        self.assertGreater(met.counter_value("axle::_adaptive_avg_pool2d_backward"), 0)
+        self.assertEqual(met.fallback_ops(), [])
+
+    def test_index_select_of_every_dtype(self):
+        g = torch.Generator().manual_seed(13)
+        met.clear_all()
+        for dtype in (torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
+                      torch.bool, torch.bfloat16):
+            for index_dtype in (torch.int64, torch.int32):
+                with self.subTest(dtype=dtype, index_dtype=index_dtype):
+                    x = (torch.randn(5, 4, 3, generator=g) * 10).to(dtype)
+                    for dim in (0, 1, -1):
+                        idx = torch.randint(0, x.size(dim), (7,), generator=g, dtype=index_dtype)
+                        torch.testing.assert_close(
+                            torch.index_select(x.to(self.dev), dim, idx.to(self.dev)).cpu(),
+                            torch.index_select(x, dim, idx))
+        # A 0-D index, an empty index, a 0-D tensor.
+        x = torch.arange(12).reshape(3, 4)
+        idx = torch.tensor(2)
+        torch.testing.assert_close(x.to(self.dev).index_select(1, idx.to(self.dev)).cpu(),
+                                   x.index_select(1, idx))
+        empty = torch.zeros(0, dtype=torch.int64)
+        torch.testing.assert_close(x.to(self.dev).index_select(0, empty.to(self.dev)).cpu(),
+                                   x.index_select(0, empty))
+        s = torch.tensor(5)
+        torch.testing.assert_close(s.to(self.dev).index_select(0, torch.tensor([0]).to(self.dev))
+                                   .cpu(), s.index_select(0, torch.tensor([0])))
+        # Gradients (index_select's backward is index_add, of floats).
+        self.check_grads(lambda w: torch.index_select(w, 1, torch.tensor([3, 0, 3]).to(w.device)),
+                         torch.randn(4, 5, generator=g))
+        # Integer embeddings: index_select of int64 rows.
+        table = torch.arange(20).reshape(10, 2)
+        ids = torch.tensor([[1, 9], [4, 4]])
+        torch.testing.assert_close(
+            torch.nn.functional.embedding(ids.to(self.dev), table.to(self.dev)).cpu(),
+            torch.nn.functional.embedding(ids, table))
+        with self.assertRaisesRegex(RuntimeError, "integer"):
+            x.to(self.dev).index_select(0, torch.tensor([0.0]).to(self.dev))
+        self.assertGreater(met.counter_value("axle::index_select"), 0)
+
+    def test_a_view_of_a_resized_base_is_a_clear_error(self):
+        b = torch.zeros(4, 4, device=self.dev)
+        v = b[0]
+        alias = b.detach()
+        b.resize_(8, 8)
+        self.assertEqual(b.shape, (8, 8))
+        with self.assertRaisesRegex(RuntimeError, "resize_"):
+            v.cpu()
+        with self.assertRaisesRegex(RuntimeError, "resize_"):
+            v.add_(1)
+        with self.assertRaisesRegex(RuntimeError, "resize_"):
+            alias.cpu()
+        # The resized tensor and views made of it afterwards work.
+        b.fill_(2)
+        w = b[1, 2:4]
+        w.add_(1)
+        self.assertEqual(b.sum().item(), 2 * 64 + 2)
+        # Resizing to the same shape keeps the views.
+        c = torch.zeros(3, device=self.dev)
+        u = c[1:]
+        c.resize_(3)
+        c.add_(1)
+        torch.testing.assert_close(u.cpu(), torch.ones(2))
+        # A tensor without views or aliases resizes freely.
+        d = torch.ones(2, device=self.dev)
+        d.resize_(5)
+        self.assertEqual(d.shape, (5,))
 
 
 if __name__ == "__main__":
