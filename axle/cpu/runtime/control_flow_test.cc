@@ -1,10 +1,14 @@
 // while, conditional and call on the `cpu` platform: results agree with the
 // interpreter (and, where easy to state, with values computed by hand);
 // loop state swaps, nested loops, out-of-range branch indices, zero-trip
-// loops, and an executable reused sequentially and from several threads.
+// loops, an executable reused sequentially and from several threads, and
+// the profile of the thunks inside a loop.
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -87,6 +91,28 @@ ENTRY e {
 TEST(ControlFlowTest, CountingLoop) {
   Literal result = RunAndCompare(kCountingLoop, {LiteralUtil::CreateR0<int32_t>(10)});
   EXPECT_EQ(result, LiteralUtil::CreateR0<int32_t>(45));
+}
+
+// AXLE_PROFILE times the thunks a loop runs too: per run, each body thunk
+// ran 10 times and each condition thunk 11, listed under the loop's name.
+TEST(ControlFlowTest, ProfileShowsTheThunksInsideALoop) {
+  setenv("AXLE_PROFILE", "1", 1);
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", kCountingLoop);
+  unsetenv("AXLE_PROFILE");
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>((*executable)->executable());
+  ASSERT_NE(cpu, nullptr);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> arguments;
+    arguments.push_back(LiteralUtil::CreateR0<int32_t>(10));
+    absl::StatusOr<Literal> result = RunExecutable("cpu", **executable, arguments);
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  const std::string report = cpu->ProfileReport();
+  EXPECT_NE(report.find(": 2 runs, "), std::string::npos) << report;
+  EXPECT_NE(report.find("inside control flow:\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(" 10.0 calls  w/"), std::string::npos) << report;
+  EXPECT_NE(report.find(" 11.0 calls  w/"), std::string::npos) << report;
 }
 
 TEST(ControlFlowTest, ZeroTripLoopReturnsItsOperand) {
