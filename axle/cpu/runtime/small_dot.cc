@@ -9,14 +9,31 @@
 // GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
 // max_ps / min_ps.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define AXLE_AVX512 __attribute__((target("avx512f")))
 #endif
 
 namespace axle::cpu {
+namespace {
+
+// A packed rhs under at most this many rows is read in wide panels.
+constexpr int64_t kWidePanelMaxRows = 3;
+constexpr int64_t kWidePanelColumns = 128;
+
+}  // namespace
+
+int64_t SmallDotPanelColumns(const SmallDotShape& shape) {
+  return shape.m <= kWidePanelMaxRows ? kWidePanelColumns : kSmallDotColumns;
+}
+
+int64_t SmallDotUnitColumns(const SmallDotShape& shape) {
+  return shape.rhs_packed ? SmallDotPanelColumns(shape) : kSmallDotColumns;
+}
 
 int64_t SmallDotUnits(const SmallDotShape& shape) {
-  return shape.batch * ((shape.n + kSmallDotColumns - 1) / kSmallDotColumns);
+  const int64_t columns = SmallDotUnitColumns(shape);
+  return shape.batch * ((shape.n + columns - 1) / columns);
 }
 
 #ifdef __x86_64__
@@ -132,11 +149,12 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* packed, const flo
   }
 }
 
+// (A packed rhs has whole panels: no masked loads.)
 template <int R>
 AXLE_AVX512 inline void AnyTile(const SmallDotShape& shape, const float* packed, const float* rhs,
                                 const float* bias, float* out, int64_t row, int64_t column,
                                 int64_t width) {
-  if (width == kSmallDotColumns) {
+  if (width == kSmallDotColumns || shape.rhs_packed) {
     Tile<R, true>(shape, packed, rhs, bias, out, row, column, width);
   } else {
     Tile<R, false>(shape, packed, rhs, bias, out, row, column, width);
@@ -182,6 +200,52 @@ AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* packed, const flo
       return AnyTile<6>(shape, rest, rhs, bias, out, row, column, width);
     default:
       return AnyTile<7>(shape, rest, rhs, bias, out, row, column, width);
+  }
+}
+
+// Packed rhs, R <= 3 rows: one wide panel (kWidePanelColumns columns,
+// [k][128], one sequential stream), columns [column, column + width);
+// 8 vector loads and R broadcasts per 8R FMAs, no horizontal sums.
+template <int R>
+AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const float* panel,
+                           const float* bias, float* out, int64_t column, int64_t width) {
+  constexpr int kVectors = kWidePanelColumns / 16;
+  __m512 sum[R][kVectors];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) sum[r][v] = _mm512_setzero_ps();
+  }
+  const float* a[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) a[r] = lhs + r * shape.lhs_row_stride;
+  const int64_t a_step = shape.lhs_k_stride;
+  const float* w = panel;
+  const float* const end = panel + shape.k * kWidePanelColumns;
+  for (int64_t p = 0; w != end; ++p, w += kWidePanelColumns) {
+    __m512 y[kVectors];
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) y[v] = _mm512_loadu_ps(w + 16 * v);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) sum[r][v] = _mm512_fmadd_ps(x, y[v], sum[r][v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const float* bias_row = bias != nullptr ? bias + r * shape.bias_row_stride : nullptr;
+    float* o = out + r * shape.n + column;
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      const int64_t left = width - 16 * v;
+      const __mmask16 mask = left >= 16  ? __mmask16(0xffff)
+                             : left <= 0 ? __mmask16(0)
+                                         : static_cast<__mmask16>((1u << left) - 1);
+      StoreSums(shape, sum[r][v], bias_row, column + 16 * v, mask, o + 16 * v);
+    }
+    ActivateScalar(shape, o, width);
   }
 }
 
@@ -302,9 +366,63 @@ AXLE_AVX512 void TransposedUnit(const SmallDotShape& shape, const float* lhs, co
 
 }  // namespace
 
+int64_t SmallDotPackedRhsSize(const SmallDotShape& shape) {
+  const int64_t columns = SmallDotPanelColumns(shape);
+  return shape.batch * ((shape.n + columns - 1) / columns) * shape.k * columns;
+}
+
+void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed) {
+  const int64_t columns = SmallDotPanelColumns(shape);
+  const int64_t panels = (shape.n + columns - 1) / columns;
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
+    for (int64_t q = 0; q < panels; ++q) {
+      float* panel = packed + (b * panels + q) * shape.k * columns;
+      for (int64_t p = 0; p < shape.k; ++p) {
+        for (int64_t c = 0; c < columns; ++c) {
+          const int64_t j = q * columns + c;
+          float value = 0;
+          if (j < shape.n) {
+            value = shape.rhs_transposed ? batch_rhs[j * shape.rhs_k_stride + p]
+                                         : batch_rhs[p * shape.rhs_k_stride + j];
+          }
+          panel[p * columns + c] = value;
+        }
+      }
+    }
+  }
+}
+
 AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs,
                              const float* bias, float* out, int64_t begin, int64_t end) {
+  if (shape.rhs_packed && shape.m <= kWidePanelMaxRows) {
+    const int64_t panels = (shape.n + kWidePanelColumns - 1) / kWidePanelColumns;
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t b = unit / panels;
+      const int64_t column = (unit % panels) * kWidePanelColumns;
+      const int64_t width = std::min(kWidePanelColumns, shape.n - column);
+      const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
+      const float* panel = rhs + unit * shape.k * kWidePanelColumns;
+      const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
+      float* batch_out = out + b * shape.m * shape.n;
+      switch (shape.m) {
+        case 1:
+          WidePanel<1>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+        case 2:
+          WidePanel<2>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+        default:
+          WidePanel<3>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+      }
+    }
+    return;
+  }
   const int64_t blocks = (shape.n + kSmallDotColumns - 1) / kSmallDotColumns;
+  // The rows tiles read a packed rhs panel by panel, 32 floats per step.
+  SmallDotShape tiles = shape;
+  if (shape.rhs_packed) tiles.rhs_k_stride = kSmallDotColumns;
   // The lhs of the batch being computed, packed once per call for Tile
   // (this thread's buffer: it grows to the largest m x k seen, then no
   // allocation).
@@ -315,11 +433,11 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
     const int64_t column = (unit % blocks) * kSmallDotColumns;
     const int64_t width = std::min(kSmallDotColumns, shape.n - column);
     const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
-    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
     const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
     float* batch_out = out + b * shape.m * shape.n;
-    if (shape.rhs_transposed) {
-      TransposedUnit(shape, batch_lhs, batch_rhs, batch_bias, batch_out, column, width);
+    if (shape.rhs_transposed && !shape.rhs_packed) {
+      TransposedUnit(shape, batch_lhs, rhs + b * shape.rhs_batch_stride, batch_bias, batch_out,
+                     column, width);
       continue;
     }
     if (b != packed_batch) {
@@ -329,14 +447,21 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
       packed_batch = b;
     }
     // Each rhs row is read in place by every tile of rows (packing panels
-    // of it measured slower at these row counts), prefetched ahead.
-    Rows(shape, packed.data(), batch_rhs + column, batch_bias, batch_out, column, width);
+    // of it measured slower at these row counts), prefetched ahead; a
+    // packed rhs is read panel by panel.
+    const float* block_rhs = shape.rhs_packed ? rhs + unit * shape.k * kSmallDotColumns
+                                              : rhs + b * shape.rhs_batch_stride + column;
+    Rows(tiles, packed.data(), block_rhs, batch_bias, batch_out, column, width);
   }
 }
 
 #else  // !__x86_64__
 
 bool SmallDotAvailable() { return false; }
+
+int64_t SmallDotPackedRhsSize(const SmallDotShape&) { return 0; }
+
+void PackSmallDotRhs(const SmallDotShape&, const float*, float*) {}
 
 void SmallDotF32(const SmallDotShape&, const float*, const float*, const float*, float*, int64_t,
                  int64_t) {}
