@@ -115,6 +115,58 @@ TEST(ControlFlowTest, ProfileShowsTheThunksInsideALoop) {
   EXPECT_NE(report.find(" 11.0 calls  w/"), std::string::npos) << report;
 }
 
+// Loop state leaves the body passes through unchanged and that start as a
+// parameter or a constant (an RNN's weights) are read in place: they get no
+// temporary of the loop (no copy when the loop starts); the leaves the body
+// updates do. The loop also returns a passed-through parameter.
+TEST(ControlFlowTest, PassedThroughParametersAndConstantsAreNotCopied) {
+  constexpr absl::string_view kText = R"(
+HloModule passthrough
+cond {
+  p = (s32[], f32[8], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  h = f32[8] get-tuple-element(p), index=1
+  w = f32[8] get-tuple-element(p), index=2
+  c = f32[8] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  m = f32[8] multiply(h, c)
+  h2 = f32[8] add(m, w)
+  ROOT t = (s32[], f32[8], f32[8], f32[8]) tuple(next, h2, w, c)
+}
+ENTRY e {
+  w = f32[8] parameter(0)
+  h0 = f32[8] parameter(1)
+  c = f32[8] constant({0.5, -1, 2, 0.25, 1, -0.5, 3, 0})
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8], f32[8]) tuple(zero, h0, w, c)
+  loop = (s32[], f32[8], f32[8], f32[8]) while(init), condition=cond, body=body
+  hn = f32[8] get-tuple-element(loop), index=1
+  wn = f32[8] get-tuple-element(loop), index=2
+  ROOT r = (f32[8], f32[8]) tuple(hn, wn)
+})";
+  const Shape vector = ShapeUtil::MakeShape(F32, {8});
+  std::vector<Literal> arguments;
+  arguments.push_back(Ramp(vector, 0.5f, -2));
+  arguments.push_back(Ramp(vector, -0.25f, 1));
+  RunAndCompare(kText, arguments);
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", kText);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>((*executable)->executable());
+  ASSERT_NE(cpu, nullptr);
+  const std::string assignment = cpu->BufferAssignmentText();
+  // (The compiler's clone names the loop %loop.1.)
+  EXPECT_NE(assignment.find("%loop.1{1} (e)"), std::string::npos) << assignment;
+  EXPECT_EQ(assignment.find("%loop.1{2}"), std::string::npos) << assignment;
+  EXPECT_EQ(assignment.find("%loop.1{3}"), std::string::npos) << assignment;
+}
+
 TEST(ControlFlowTest, ZeroTripLoopReturnsItsOperand) {
   Literal result = RunAndCompare(kCountingLoop, {LiteralUtil::CreateR0<int32_t>(-3)});
   EXPECT_EQ(result, LiteralUtil::CreateR0<int32_t>(0));

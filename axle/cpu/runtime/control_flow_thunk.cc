@@ -187,6 +187,25 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
   return absl::OkStatus();
 }
 
+// Whether `body` returns leaf `index` of its parameter unchanged: its root
+// holds, at `index`, get-tuple-elements of parameter 0 taking that index.
+bool PassesThrough(const HloComputation& body, const ShapeIndex& index) {
+  const HloInstruction* node = body.root_instruction();
+  size_t depth = 0;
+  while (depth < index.size() && node->opcode() == HloOpcode::kTuple) {
+    node = node->operand(index[depth++]);
+  }
+  std::vector<int64_t> taken;  // innermost get-tuple-element first
+  while (node->opcode() == HloOpcode::kGetTupleElement) {
+    taken.push_back(cast<HloGetTupleElementInstruction>(node)->tuple_index());
+    node = node->operand(0);
+  }
+  if (body.num_parameters() != 1 || node != body.parameter_instruction(0)) return false;
+  std::vector<int64_t> from(taken.rbegin(), taken.rend());
+  from.insert(from.end(), index.begin() + depth, index.end());
+  return std::equal(from.begin(), from.end(), index.begin(), index.end());
+}
+
 }  // namespace
 
 void NestedProfile::Add(const Thunk& owner, const Thunk& thunk, int64_t nanoseconds) {
@@ -296,13 +315,26 @@ absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {
 absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const HloComputation& condition = *instruction.while_condition();
   const HloComputation& body = *instruction.while_body();
-  // The state: the while's own temporaries, initialized from the operand.
-  std::vector<int64_t> state = builder.DefineTemporaries(&instruction);
+  // The state: the while's own temporaries, initialized from the operand;
+  // but a leaf the body passes through unchanged whose initial value is a
+  // parameter or a constant (an RNN's weights and input sequence, read by
+  // every step) is that value itself, not copied: no thunk writes
+  // parameters or constants, and no body thunk writes a leaf the body
+  // passes through (in_place.h shares temporaries only).
+  builder.ForwardLeaves(instruction.operand(0), &instruction);
+  std::vector<int64_t> state;
   std::vector<std::pair<int64_t, int64_t>> init;
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(instruction.shape());
   for (size_t i = 0; i < leaves.size(); ++i) {
-    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), leaves[i].first));
-    init.emplace_back(source, state[i]);
+    const auto& [index, shape] = leaves[i];
+    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), index));
+    const ValueSlot::Kind kind = builder.slot(source).kind;
+    if (kind != ValueSlot::Kind::kTemporary && PassesThrough(body, index)) {
+      state.push_back(source);  // forwarded above
+      continue;
+    }
+    state.push_back(builder.DefineTemporary(&instruction, index, shape));
+    init.emplace_back(source, state.back());
   }
   builder.BindParameter(condition, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(ThunkSequence condition_thunks, builder.BuildSequence(condition));
