@@ -707,6 +707,7 @@ TEST(ControlFlowTest, ExecutableIsReusedSequentiallyAndFromSeveralThreads) {
   std::vector<absl::StatusOr<Literal>> sums(kThreads, absl::UnknownError("not run"));
   std::vector<absl::StatusOr<Literal>> branches(kThreads, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int repeat = 0; repeat < 20; ++repeat) {

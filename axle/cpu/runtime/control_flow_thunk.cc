@@ -16,6 +16,11 @@
 //    state leaf being overwritten (the body returns `(gte1, gte0)`) is first
 //    copied to a fresh temporary, then all copies into the state are made.
 //
+// A while's state leaf that the body passes through unchanged and that
+// starts as a parameter or a constant is not a temporary of the loop at all
+// (no copy when the loop starts): the body and the loop's users read the
+// parameter or constant itself (PassesThrough).
+//
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/control_flow_thunk.h"
 

@@ -225,7 +225,7 @@ AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const f
   for (int64_t p = 0; w != end; ++p, w += kWidePanelColumns) {
     __m512 y[kVectors];
 #pragma GCC unroll 8
-    for (int v = 0; v < kVectors; ++v) y[v] = _mm512_loadu_ps(w + 16 * v);
+    for (int v = 0; v < kVectors; ++v) y[v] = _mm512_loadu_ps(w + int64_t{16} * v);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
@@ -239,11 +239,11 @@ AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const f
     float* o = out + r * shape.n + column;
 #pragma GCC unroll 8
     for (int v = 0; v < kVectors; ++v) {
-      const int64_t left = width - 16 * v;
+      const int64_t left = width - int64_t{16} * v;
       const __mmask16 mask = left >= 16  ? __mmask16(0xffff)
                              : left <= 0 ? __mmask16(0)
                                          : static_cast<__mmask16>((1u << left) - 1);
-      StoreSums(shape, sum[r][v], bias_row, column + 16 * v, mask, o + 16 * v);
+      StoreSums(shape, sum[r][v], bias_row, column + int64_t{16} * v, mask, o + int64_t{16} * v);
     }
     ActivateScalar(shape, o, width);
   }

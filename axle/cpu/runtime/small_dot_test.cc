@@ -276,7 +276,7 @@ ENTRY e {
   // A constant weight (packed into panels when the thunk is made), [40, 70]
   // transposed, under 2 and 5 rows: panels side by side, and row tiles.
   std::string weight = "{";
-  std::vector<float> values = Values(40 * 70, 9);
+  std::vector<float> values = Values(int64_t{40} * 70, 9);
   for (int64_t j = 0; j < 70; ++j) {
     absl::StrAppend(&weight, j > 0 ? "," : "", "{");
     for (int64_t p = 0; p < 40; ++p) absl::StrAppend(&weight, p > 0 ? "," : "", values[j * 40 + p]);

@@ -7,6 +7,7 @@
 // that is packed into the kernel's panels when the thunk is made.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -79,7 +80,12 @@ class SmallDotThunk : public Thunk {
     if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
       run(0, units);
     } else {
-      const int64_t min_block = (kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit;
+      // One block per thread: each call packs its batch's lhs (small_dot.h),
+      // once per block.
+      int threads = context.thread_pool->num_threads();
+      if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+      const int64_t min_block = std::max((kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit,
+                                         (units + threads - 1) / threads);
       context.thread_pool->ParallelFor(units, min_block, run, context.max_threads);
     }
     return absl::OkStatus();
