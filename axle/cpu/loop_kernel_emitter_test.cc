@@ -53,6 +53,67 @@ ENTRY e {
 })");
 }
 
+// Reshapes that add and drop dimensions of size 1, merge and split
+// dimensions, and both at once (index groups of several dimensions on each
+// side): the operand index is computed group by group.
+TEST(LoopKernelTest, ReshapeGroupsOfDimensions) {
+  ExpectEqualToInterpreter(R"(
+HloModule m
+ENTRY e {
+  x = s32[1,2,1,12,1] parameter(0)
+  a = s32[2,12] reshape(x)
+  b = s32[2,1,3,4,1] reshape(x)
+  c = s32[1,24] reshape(x)
+  d = s32[4,6] reshape(x)
+  e = s32[2,3,2,2] reshape(x)
+  f = s32[1,1,2,12,1,1] reshape(x)
+  y = s32[6,4,1] parameter(1)
+  g = s32[3,2,2,2] reshape(y)
+  a1 = s32[24] reshape(a)
+  b1 = s32[24] reshape(b)
+  c1 = s32[24] reshape(c)
+  d1 = s32[24] reshape(d)
+  e1 = s32[24] reshape(e)
+  f1 = s32[24] reshape(f)
+  g1 = s32[24] reshape(g)
+  h1 = s32[24] reshape(y)
+  ROOT r = s32[192] concatenate(a1, b1, c1, d1, e1, f1, g1, h1), dimensions={0}
+})");
+}
+
+// An RNN step's input row (a dynamic slice [1, 2, 384] of the projected
+// sequence, reshaped to [2, 384]) in a gate fusion: only dimensions of
+// size 1 differ, so the reshape costs no division and the loop vectorizes
+// (the gates' logistic and tanh are vector code then).
+TEST(LoopKernelTest, ReshapeDroppingDimensionsOfOneNeedsNoDivision) {
+  const char* text = R"(
+HloModule m
+ENTRY e {
+  xs = f32[24,2,384] parameter(0)
+  t = s64[] parameter(1)
+  zero = s64[] constant(0)
+  d = f32[1,2,384] dynamic-slice(xs, t, zero, zero), dynamic_slice_sizes={1,2,384}
+  r = f32[2,384] reshape(d)
+  s = f32[2,128] slice(r), slice={[0:2], [128:256]}
+  h = f32[2,128] parameter(2)
+  a = f32[2,128] add(s, h)
+  ROOT m = f32[2,128] multiply(a, s)
+})";
+  ExpectEqualToInterpreter(text);
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_FALSE(absl::StrContains(after, "udiv")) << after;
+  EXPECT_FALSE(absl::StrContains(after, "urem")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "<16 x float>")) << after;
+}
+
 TEST(LoopKernelTest, SliceConcatenatePad) {
   ExpectEqualToInterpreter(R"(
 HloModule m

@@ -38,6 +38,60 @@ IrIndex Delinearize(llvm::IRBuilderBase& b, llvm::Value* linear,
   return index;
 }
 
+// The operand index of a reshape (output dimensions `out`, operand
+// dimensions `in`, both with elements) at output `index`. The dimensions are
+// split into groups where the leading products of both shapes agree (XLA's
+// common factors), and each group is linearized and delinearized on its
+// own: dimensions of size 1 added or dropped cost nothing, and a group
+// whose operand side is one dimension needs no division (a dynamic slice
+// [1, 2, 384] reshaped to [2, 384] in an RNN step reads its operand at
+// plain indices, and its loop vectorizes).
+IrIndex ReshapeOperandIndex(llvm::IRBuilderBase& b, const IrIndex& index,
+                            absl::Span<const int64_t> out, absl::Span<const int64_t> in) {
+  IrIndex operand_index;
+  operand_index.reserve(in.size());
+  size_t i = 0, j = 0;
+  while (i < out.size() || j < in.size()) {
+    const size_t i0 = i, j0 = j;
+    int64_t out_product = 1, in_product = 1;
+    while (true) {
+      const bool started = i > i0 || j > j0;
+      if ((started && out_product == in_product) || (i == out.size() && j == in.size())) break;
+      if (i < out.size() && (out_product <= in_product || j == in.size())) {
+        out_product *= out[i++];
+      } else {
+        in_product *= in[j++];
+      }
+    }
+    // The group's linear index over out[i0, i), then its operand dimensions.
+    llvm::Value* linear = nullptr;
+    for (size_t d = i0; d < i; ++d) {
+      if (out[d] == 1) continue;
+      linear = linear == nullptr ? index[d]
+                                 : b.CreateAdd(b.CreateMul(linear, b.getInt64(out[d])), index[d]);
+    }
+    if (linear == nullptr) linear = b.getInt64(0);
+    // The outermost operand dimension above size 1 takes what is left.
+    size_t first = j;
+    for (size_t d = j; d-- > j0;) {
+      if (in[d] != 1) first = d;
+    }
+    IrIndex group(j - j0, nullptr);
+    for (size_t d = j; d-- > j0;) {
+      if (in[d] == 1) {
+        group[d - j0] = b.getInt64(0);
+      } else if (d == first) {
+        group[d - j0] = linear;
+      } else {
+        group[d - j0] = b.CreateURem(linear, b.getInt64(in[d]));
+        linear = b.CreateUDiv(linear, b.getInt64(in[d]));
+      }
+    }
+    operand_index.insert(operand_index.end(), group.begin(), group.end());
+  }
+  return operand_index;
+}
+
 llvm::Value* Clamp(llvm::IRBuilderBase& b, llvm::Value* v, int64_t low, int64_t high) {
   v = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, b.getInt64(low));
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, v, b.getInt64(high));
@@ -92,6 +146,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIndexing(const HloInstructi
       llvm::Value* element = nullptr;
       if (operand_shape.dimensions() == shape.dimensions()) {
         AXLE_ASSIGN_OR_RETURN(element, operands[0](index));
+      } else if (shape.num_elements() > 0) {
+        AXLE_ASSIGN_OR_RETURN(element,
+                              operands[0](ReshapeOperandIndex(b_, index, shape.dimensions(),
+                                                              operand_shape.dimensions())));
       } else {
         llvm::Value* linear = Linearize(index, shape.dimensions());
         AXLE_ASSIGN_OR_RETURN(element,

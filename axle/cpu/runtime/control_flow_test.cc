@@ -1,10 +1,14 @@
 // while, conditional and call on the `cpu` platform: results agree with the
 // interpreter (and, where easy to state, with values computed by hand);
 // loop state swaps, nested loops, out-of-range branch indices, zero-trip
-// loops, and an executable reused sequentially and from several threads.
+// loops, an executable reused sequentially and from several threads, and
+// the profile of the thunks inside a loop.
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -87,6 +91,80 @@ ENTRY e {
 TEST(ControlFlowTest, CountingLoop) {
   Literal result = RunAndCompare(kCountingLoop, {LiteralUtil::CreateR0<int32_t>(10)});
   EXPECT_EQ(result, LiteralUtil::CreateR0<int32_t>(45));
+}
+
+// AXLE_PROFILE times the thunks a loop runs too: per run, each body thunk
+// ran 10 times and each condition thunk 11, listed under the loop's name.
+TEST(ControlFlowTest, ProfileShowsTheThunksInsideALoop) {
+  setenv("AXLE_PROFILE", "1", 1);
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", kCountingLoop);
+  unsetenv("AXLE_PROFILE");
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>((*executable)->executable());
+  ASSERT_NE(cpu, nullptr);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<Literal> arguments;
+    arguments.push_back(LiteralUtil::CreateR0<int32_t>(10));
+    absl::StatusOr<Literal> result = RunExecutable("cpu", **executable, arguments);
+    ASSERT_TRUE(result.ok()) << result.status();
+  }
+  const std::string report = cpu->ProfileReport();
+  EXPECT_NE(report.find(": 2 runs, "), std::string::npos) << report;
+  EXPECT_NE(report.find("inside control flow:\n"), std::string::npos) << report;
+  EXPECT_NE(report.find(" 10.0 calls  w/"), std::string::npos) << report;
+  EXPECT_NE(report.find(" 11.0 calls  w/"), std::string::npos) << report;
+}
+
+// Loop state leaves the body passes through unchanged and that start as a
+// parameter or a constant (an RNN's weights) are read in place: they get no
+// temporary of the loop (no copy when the loop starts); the leaves the body
+// updates do. The loop also returns a passed-through parameter.
+TEST(ControlFlowTest, PassedThroughParametersAndConstantsAreNotCopied) {
+  constexpr absl::string_view kText = R"(
+HloModule passthrough
+cond {
+  p = (s32[], f32[8], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  h = f32[8] get-tuple-element(p), index=1
+  w = f32[8] get-tuple-element(p), index=2
+  c = f32[8] get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  m = f32[8] multiply(h, c)
+  h2 = f32[8] add(m, w)
+  ROOT t = (s32[], f32[8], f32[8], f32[8]) tuple(next, h2, w, c)
+}
+ENTRY e {
+  w = f32[8] parameter(0)
+  h0 = f32[8] parameter(1)
+  c = f32[8] constant({0.5, -1, 2, 0.25, 1, -0.5, 3, 0})
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8], f32[8]) tuple(zero, h0, w, c)
+  loop = (s32[], f32[8], f32[8], f32[8]) while(init), condition=cond, body=body
+  hn = f32[8] get-tuple-element(loop), index=1
+  wn = f32[8] get-tuple-element(loop), index=2
+  ROOT r = (f32[8], f32[8]) tuple(hn, wn)
+})";
+  const Shape vector = ShapeUtil::MakeShape(F32, {8});
+  std::vector<Literal> arguments;
+  arguments.push_back(Ramp(vector, 0.5f, -2));
+  arguments.push_back(Ramp(vector, -0.25f, 1));
+  RunAndCompare(kText, arguments);
+  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", kText);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  auto* cpu = dynamic_cast<cpu::CpuExecutable*>((*executable)->executable());
+  ASSERT_NE(cpu, nullptr);
+  const std::string assignment = cpu->BufferAssignmentText();
+  // (The compiler's clone names the loop %loop.1.)
+  EXPECT_NE(assignment.find("%loop.1{1} (e)"), std::string::npos) << assignment;
+  EXPECT_EQ(assignment.find("%loop.1{2}"), std::string::npos) << assignment;
+  EXPECT_EQ(assignment.find("%loop.1{3}"), std::string::npos) << assignment;
 }
 
 TEST(ControlFlowTest, ZeroTripLoopReturnsItsOperand) {
@@ -629,6 +707,7 @@ TEST(ControlFlowTest, ExecutableIsReusedSequentiallyAndFromSeveralThreads) {
   std::vector<absl::StatusOr<Literal>> sums(kThreads, absl::UnknownError("not run"));
   std::vector<absl::StatusOr<Literal>> branches(kThreads, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int repeat = 0; repeat < 20; ++repeat) {

@@ -16,10 +16,17 @@
 //    state leaf being overwritten (the body returns `(gte1, gte0)`) is first
 //    copied to a fresh temporary, then all copies into the state are made.
 //
+// A while's state leaf that the body passes through unchanged and that
+// starts as a parameter or a constant is not a temporary of the loop at all
+// (no copy when the loop starts): the body and the loop's users read the
+// parameter or constant itself (PassesThrough).
+//
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/control_flow_thunk.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -52,9 +59,24 @@ int64_t MaxScratchBytes(const ThunkSequence& sequence, int64_t bytes) {
   return bytes;
 }
 
-absl::Status RunSequence(const ThunkSequence& sequence, const ThunkContext& context) {
+// The profile installed on this thread (ScopedNestedProfile), or null.
+thread_local NestedProfile* current_profile = nullptr;
+
+absl::Status RunSequence(const Thunk& owner, const ThunkSequence& sequence,
+                         const ThunkContext& context) {
+  NestedProfile* const profile = current_profile;
   for (const std::unique_ptr<Thunk>& thunk : sequence) {
-    absl::Status status = thunk->Execute(context);
+    absl::Status status;
+    if (profile != nullptr) {
+      const auto start = std::chrono::steady_clock::now();
+      status = thunk->Execute(context);
+      profile->Add(owner, *thunk,
+                   std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+    } else {
+      status = thunk->Execute(context);
+    }
     if (!status.ok()) {
       return absl::Status(status.code(),
                           absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
@@ -170,7 +192,62 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
   return absl::OkStatus();
 }
 
+// Whether `body` returns leaf `index` of its parameter unchanged: its root
+// holds, at `index`, get-tuple-elements of parameter 0 taking that index.
+bool PassesThrough(const HloComputation& body, const ShapeIndex& index) {
+  const HloInstruction* node = body.root_instruction();
+  size_t depth = 0;
+  while (depth < index.size() && node->opcode() == HloOpcode::kTuple) {
+    node = node->operand(index[depth++]);
+  }
+  std::vector<int64_t> taken;  // innermost get-tuple-element first
+  while (node->opcode() == HloOpcode::kGetTupleElement) {
+    taken.push_back(cast<HloGetTupleElementInstruction>(node)->tuple_index());
+    node = node->operand(0);
+  }
+  if (body.num_parameters() != 1 || node != body.parameter_instruction(0)) return false;
+  std::vector<int64_t> from(taken.rbegin(), taken.rend());
+  from.insert(from.end(), index.begin() + depth, index.end());
+  return std::equal(from.begin(), from.end(), index.begin(), index.end());
+}
+
 }  // namespace
+
+void NestedProfile::Add(const Thunk& owner, const Thunk& thunk, int64_t nanoseconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry& entry = entries_[&thunk];
+  if (entry.calls == 0) {
+    entry.owner = owner.name();
+    entry.name = thunk.name();
+  }
+  entry.nanoseconds += nanoseconds;
+  ++entry.calls;
+}
+
+std::string NestedProfile::Report(int64_t runs) const {
+  std::vector<Entry> entries;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [thunk, entry] : entries_) entries.push_back(entry);
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.nanoseconds > b.nanoseconds; });
+  const double per_run = runs > 0 ? 1.0 / static_cast<double>(runs) : 0.0;
+  std::string report;
+  for (const Entry& entry : entries) {
+    char line[80];
+    std::snprintf(line, sizeof(line), "  %10.3f ms %8.1f calls  ",
+                  entry.nanoseconds / 1e6 * per_run, static_cast<double>(entry.calls) * per_run);
+    absl::StrAppend(&report, line, entry.owner, "/", entry.name, "\n");
+  }
+  return report;
+}
+
+ScopedNestedProfile::ScopedNestedProfile(NestedProfile* profile) : previous_(current_profile) {
+  current_profile = profile;
+}
+
+ScopedNestedProfile::~ScopedNestedProfile() { current_profile = previous_; }
 
 absl::Status CopyThunk::Execute(const ThunkContext& context) const {
   for (const auto& [from, to] : copies_) {
@@ -192,7 +269,7 @@ std::optional<Thunk::BufferUses> CopyThunk::buffer_uses() const {
 WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                        ThunkSequence condition, int64_t condition_value, ThunkSequence body)
     : Thunk(name),
-      init_(name, std::move(init)),
+      init_(std::move(name), std::move(init)),
       condition_(std::move(condition)),
       condition_value_(condition_value),
       body_(std::move(body)) {
@@ -205,11 +282,11 @@ WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>
 absl::Status WhileThunk::Execute(const ThunkContext& context) const {
   AXLE_RETURN_IF_ERROR(init_.Execute(context));
   while (true) {
-    AXLE_RETURN_IF_ERROR(RunSequence(condition_, context));
+    AXLE_RETURN_IF_ERROR(RunSequence(*this, condition_, context));
     if (*static_cast<const uint8_t*>(context.address(condition_value_)) == 0) {
       return absl::OkStatus();
     }
-    AXLE_RETURN_IF_ERROR(RunSequence(body_, context));
+    AXLE_RETURN_IF_ERROR(RunSequence(*this, body_, context));
   }
 }
 
@@ -237,19 +314,32 @@ absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {
     std::memcpy(&value, selector, sizeof(value));
     index = value < 0 || value >= count ? count - 1 : value;
   }
-  return RunSequence(branches_[index], context);
+  return RunSequence(*this, branches_[index], context);
 }
 
 absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const HloComputation& condition = *instruction.while_condition();
   const HloComputation& body = *instruction.while_body();
-  // The state: the while's own temporaries, initialized from the operand.
-  std::vector<int64_t> state = builder.DefineTemporaries(&instruction);
+  // The state: the while's own temporaries, initialized from the operand;
+  // but a leaf the body passes through unchanged whose initial value is a
+  // parameter or a constant (an RNN's weights and input sequence, read by
+  // every step) is that value itself, not copied: no thunk writes
+  // parameters or constants, and no body thunk writes a leaf the body
+  // passes through (in_place.h shares temporaries only).
+  builder.ForwardLeaves(instruction.operand(0), &instruction);
+  std::vector<int64_t> state;
   std::vector<std::pair<int64_t, int64_t>> init;
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(instruction.shape());
   for (size_t i = 0; i < leaves.size(); ++i) {
-    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), leaves[i].first));
-    init.emplace_back(source, state[i]);
+    const auto& [index, shape] = leaves[i];
+    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), index));
+    const ValueSlot::Kind kind = builder.slot(source).kind;
+    if (kind != ValueSlot::Kind::kTemporary && PassesThrough(body, index)) {
+      state.push_back(source);  // forwarded above
+      continue;
+    }
+    state.push_back(builder.DefineTemporary(&instruction, index, shape));
+    init.emplace_back(source, state.back());
   }
   builder.BindParameter(condition, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(ThunkSequence condition_thunks, builder.BuildSequence(condition));

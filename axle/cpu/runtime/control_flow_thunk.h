@@ -21,11 +21,18 @@
 // sequence) every value the loop or branch touches is live at its index and
 // no nested temporary shares memory with another value live there.
 //
+// AXLE_PROFILE: the executable times its top-level thunks; the thunks that
+// loops and branches run are timed into the NestedProfile installed on the
+// running thread (ScopedNestedProfile), so a loop's body shows thunk by
+// thunk.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CONTROL_FLOW_THUNK_H_
 #define AXLE_CPU_RUNTIME_CONTROL_FLOW_THUNK_H_
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +43,39 @@
 namespace axle::cpu {
 
 using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
+
+// Times and calls of the thunks run inside control flow (AXLE_PROFILE).
+// Thread-safe.
+class NestedProfile {
+ public:
+  // `thunk` ran once, for `nanoseconds`, inside `owner` (a while or
+  // conditional thunk).
+  void Add(const Thunk& owner, const Thunk& thunk, int64_t nanoseconds);
+  // One line per nested thunk, the slowest first: ms and calls per run (of
+  // `runs`), then "owner/thunk". Empty when nothing was recorded.
+  std::string Report(int64_t runs) const;
+
+ private:
+  struct Entry {
+    std::string owner, name;
+    int64_t nanoseconds = 0, calls = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<const Thunk*, Entry> entries_;
+};
+
+// Installs `profile` (may be null) for the nested sequences run on this
+// thread until destroyed; restores the one before.
+class ScopedNestedProfile {
+ public:
+  explicit ScopedNestedProfile(NestedProfile* profile);
+  ~ScopedNestedProfile();
+  ScopedNestedProfile(const ScopedNestedProfile&) = delete;
+  ScopedNestedProfile& operator=(const ScopedNestedProfile&) = delete;
+
+ private:
+  NestedProfile* previous_;
+};
 
 // Copies value `from` into value `to` for each (from, to) pair, in order.
 class CopyThunk : public Thunk {

@@ -249,8 +249,10 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   // The simplification XLA:CPU runs before fusion: algebraic rewrites,
   // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
   // folded, common subexpressions merged, loop-invariant constants (folded
-  // by now) sunk into loop bodies and dropped from the loop state, then
-  // rewrites again on what CSE and folding exposed. Loop fusions of one
+  // by now) sunk into loop bodies and dropped from the loop state and
+  // folded again there (an ONNX GRU's slices of its recurrent weight would
+  // otherwise be copied on every step), then rewrites again on what CSE and
+  // folding exposed. Loop fusions of one
   // iteration space then merge into multi-output kernels. CSE again after
   // fusion: a producer fused into several consumers of one kernel is a copy
   // per consumer, computed once per copy unless merged.
@@ -264,6 +266,7 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
                                                "constant-folding",
                                                "cse",
                                                "while-loop-constant-sinking",
+                                               "constant-folding",
                                                "while-loop-simplifier",
                                                "algsimp",
                                                "dce",

@@ -19,6 +19,7 @@
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/control_flow_thunk.h"
 
 namespace axle::cpu {
 namespace {
@@ -58,6 +59,7 @@ struct CpuExecutable::Profile {
   explicit Profile(size_t thunks) : nanoseconds(thunks) {}
   std::vector<std::atomic<int64_t>> nanoseconds;
   std::atomic<int64_t> runs{0};
+  NestedProfile nested;  // the thunks inside loops and branches
 };
 
 CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
@@ -254,6 +256,8 @@ std::string CpuExecutable::ProfileReport() const {
                   total > 0 ? 100.0 * nanoseconds / total : 0.0);
     absl::StrAppend(&report, line, program_.thunks[i]->name(), "\n");
   }
+  const std::string nested = profile_->nested.Report(runs);
+  if (!nested.empty()) absl::StrAppend(&report, "inside control flow:\n", nested);
   return report;
 }
 
@@ -318,6 +322,7 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   context.thread_pool = &ThreadPool::Default();
   context.max_threads = options.intra_op_threads();
   absl::Status status = absl::OkStatus();
+  ScopedNestedProfile nested_profile(profile_ != nullptr ? &profile_->nested : nullptr);
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     const Thunk* thunk = program_.thunks[i].get();
     context.scratch = scratch_offsets_[i] >= 0 ? arena_data + scratch_offsets_[i] : nullptr;

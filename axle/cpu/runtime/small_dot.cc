@@ -3,19 +3,37 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #ifdef __x86_64__
 // GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
 // max_ps / min_ps.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define AXLE_AVX512 __attribute__((target("avx512f")))
 #endif
 
 namespace axle::cpu {
+namespace {
+
+// A packed rhs under at most this many rows is read in wide panels.
+constexpr int64_t kWidePanelMaxRows = 3;
+constexpr int64_t kWidePanelColumns = 128;
+
+}  // namespace
+
+int64_t SmallDotPanelColumns(const SmallDotShape& shape) {
+  return shape.m <= kWidePanelMaxRows ? kWidePanelColumns : kSmallDotColumns;
+}
+
+int64_t SmallDotUnitColumns(const SmallDotShape& shape) {
+  return shape.rhs_packed ? SmallDotPanelColumns(shape) : kSmallDotColumns;
+}
 
 int64_t SmallDotUnits(const SmallDotShape& shape) {
-  return shape.batch * ((shape.n + kSmallDotColumns - 1) / kSmallDotColumns);
+  const int64_t columns = SmallDotUnitColumns(shape);
+  return shape.batch * ((shape.n + columns - 1) / columns);
 }
 
 #ifdef __x86_64__
@@ -80,10 +98,12 @@ AXLE_AVX512 inline void StoreSums(const SmallDotShape& shape, __m512 v, const fl
 }
 
 // One tile: rows [row, row + R) of a batch, columns [column, column +
-// width) (width <= 32), over the whole contraction (the rhs read in place,
-// `rhs` at the block's first column), then the epilogue.
-template <int R>
-AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float* rhs,
+// width) (width <= 32; kFull: width == 32, no masks), over the whole
+// contraction (the rhs read in place, `rhs` at the block's first column),
+// then the epilogue. `packed` holds the tile's lhs rows as [k][R]
+// (PackLhs): a step broadcasts R consecutive floats from one pointer.
+template <int R, bool kFull>
+AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* packed, const float* rhs,
                       const float* bias, float* out, int64_t row, int64_t column, int64_t width) {
   const __mmask16 mask0 =
       width >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << width) - 1);
@@ -96,22 +116,25 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float*
     sum[r][0] = _mm512_setzero_ps();
     sum[r][1] = _mm512_setzero_ps();
   }
-  const float* a[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) a[r] = lhs + (row + r) * shape.lhs_row_stride;
+  const float* a = packed;
   const float* b = rhs;
-  const int64_t a_step = shape.lhs_k_stride;
   const int64_t b_step = shape.rhs_k_stride;
-  const int64_t k = shape.k;  // a local: the stores below may alias `shape`
+  const float* const a_end = packed + shape.k * R;  // a local: the stores may alias `shape`
   const int64_t prefetch = kPrefetchRows * b_step;
-  for (int64_t p = 0; p < k; ++p, b += b_step) {
+  for (; a != a_end; a += R, b += b_step) {
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch + 16), _MM_HINT_T0);
-    const __m512 b0 = _mm512_maskz_loadu_ps(mask0, b);
-    const __m512 b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
+    __m512 b0, b1;
+    if constexpr (kFull) {
+      b0 = _mm512_loadu_ps(b);
+      b1 = _mm512_loadu_ps(b + 16);
+    } else {
+      b0 = _mm512_maskz_loadu_ps(mask0, b);
+      b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
+      const __m512 x = _mm512_set1_ps(a[r]);
       sum[r][0] = _mm512_fmadd_ps(x, b0, sum[r][0]);
       sum[r][1] = _mm512_fmadd_ps(x, b1, sum[r][1]);
     }
@@ -126,30 +149,103 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float*
   }
 }
 
-// Every row of a batch: tiles of kTileRows, then the rest.
-AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const float* rhs,
+// (A packed rhs has whole panels: no masked loads.)
+template <int R>
+AXLE_AVX512 inline void AnyTile(const SmallDotShape& shape, const float* packed, const float* rhs,
+                                const float* bias, float* out, int64_t row, int64_t column,
+                                int64_t width) {
+  if (width == kSmallDotColumns || shape.rhs_packed) {
+    Tile<R, true>(shape, packed, rhs, bias, out, row, column, width);
+  } else {
+    Tile<R, false>(shape, packed, rhs, bias, out, row, column, width);
+  }
+}
+
+// A batch's lhs rows [0, m) packed for Tile: the rows [row, row + R) of
+// each tile (kTileRows, the last one fewer) at packed + row * k, as [k][R].
+void PackLhs(const SmallDotShape& shape, const float* lhs, float* packed) {
+  for (int64_t row = 0; row < shape.m; row += kTileRows) {
+    const int64_t rows = std::min<int64_t>(kTileRows, shape.m - row);
+    float* tile = packed + row * shape.k;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* a = lhs + (row + r) * shape.lhs_row_stride;
+      for (int64_t p = 0; p < shape.k; ++p) tile[p * rows + r] = a[p * shape.lhs_k_stride];
+    }
+  }
+}
+
+// Every row of a batch (its lhs packed by PackLhs): tiles of kTileRows,
+// then the rest.
+AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* packed, const float* rhs,
                       const float* bias, float* out, int64_t column, int64_t width) {
   int64_t row = 0;
   for (; row + kTileRows <= shape.m; row += kTileRows) {
-    Tile<kTileRows>(shape, lhs, rhs, bias, out, row, column, width);
+    AnyTile<kTileRows>(shape, packed + row * shape.k, rhs, bias, out, row, column, width);
   }
+  const float* rest = packed + row * shape.k;
   switch (shape.m - row) {
     case 0:
       return;
     case 1:
-      return Tile<1>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<1>(shape, rest, rhs, bias, out, row, column, width);
     case 2:
-      return Tile<2>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<2>(shape, rest, rhs, bias, out, row, column, width);
     case 3:
-      return Tile<3>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<3>(shape, rest, rhs, bias, out, row, column, width);
     case 4:
-      return Tile<4>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<4>(shape, rest, rhs, bias, out, row, column, width);
     case 5:
-      return Tile<5>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<5>(shape, rest, rhs, bias, out, row, column, width);
     case 6:
-      return Tile<6>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<6>(shape, rest, rhs, bias, out, row, column, width);
     default:
-      return Tile<7>(shape, lhs, rhs, bias, out, row, column, width);
+      return AnyTile<7>(shape, rest, rhs, bias, out, row, column, width);
+  }
+}
+
+// Packed rhs, R <= 3 rows: one wide panel (kWidePanelColumns columns,
+// [k][128], one sequential stream), columns [column, column + width);
+// 8 vector loads and R broadcasts per 8R FMAs, no horizontal sums.
+template <int R>
+AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const float* panel,
+                           const float* bias, float* out, int64_t column, int64_t width) {
+  constexpr int kVectors = kWidePanelColumns / 16;
+  __m512 sum[R][kVectors];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) sum[r][v] = _mm512_setzero_ps();
+  }
+  const float* a[R];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) a[r] = lhs + r * shape.lhs_row_stride;
+  const int64_t a_step = shape.lhs_k_stride;
+  const float* w = panel;
+  const float* const end = panel + shape.k * kWidePanelColumns;
+  for (int64_t p = 0; w != end; ++p, w += kWidePanelColumns) {
+    __m512 y[kVectors];
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) y[v] = _mm512_loadu_ps(w + int64_t{16} * v);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) sum[r][v] = _mm512_fmadd_ps(x, y[v], sum[r][v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    const float* bias_row = bias != nullptr ? bias + r * shape.bias_row_stride : nullptr;
+    float* o = out + r * shape.n + column;
+#pragma GCC unroll 8
+    for (int v = 0; v < kVectors; ++v) {
+      const int64_t left = width - int64_t{16} * v;
+      const __mmask16 mask = left >= 16  ? __mmask16(0xffff)
+                             : left <= 0 ? __mmask16(0)
+                                         : static_cast<__mmask16>((1u << left) - 1);
+      StoreSums(shape, sum[r][v], bias_row, column + int64_t{16} * v, mask, o + int64_t{16} * v);
+    }
+    ActivateScalar(shape, o, width);
   }
 }
 
@@ -270,30 +366,102 @@ AXLE_AVX512 void TransposedUnit(const SmallDotShape& shape, const float* lhs, co
 
 }  // namespace
 
+int64_t SmallDotPackedRhsSize(const SmallDotShape& shape) {
+  const int64_t columns = SmallDotPanelColumns(shape);
+  return shape.batch * ((shape.n + columns - 1) / columns) * shape.k * columns;
+}
+
+void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed) {
+  const int64_t columns = SmallDotPanelColumns(shape);
+  const int64_t panels = (shape.n + columns - 1) / columns;
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
+    for (int64_t q = 0; q < panels; ++q) {
+      float* panel = packed + (b * panels + q) * shape.k * columns;
+      for (int64_t p = 0; p < shape.k; ++p) {
+        for (int64_t c = 0; c < columns; ++c) {
+          const int64_t j = q * columns + c;
+          float value = 0;
+          if (j < shape.n) {
+            value = shape.rhs_transposed ? batch_rhs[j * shape.rhs_k_stride + p]
+                                         : batch_rhs[p * shape.rhs_k_stride + j];
+          }
+          panel[p * columns + c] = value;
+        }
+      }
+    }
+  }
+}
+
 AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs,
                              const float* bias, float* out, int64_t begin, int64_t end) {
+  if (shape.rhs_packed && shape.m <= kWidePanelMaxRows) {
+    const int64_t panels = (shape.n + kWidePanelColumns - 1) / kWidePanelColumns;
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t b = unit / panels;
+      const int64_t column = (unit % panels) * kWidePanelColumns;
+      const int64_t width = std::min(kWidePanelColumns, shape.n - column);
+      const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
+      const float* panel = rhs + unit * shape.k * kWidePanelColumns;
+      const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
+      float* batch_out = out + b * shape.m * shape.n;
+      switch (shape.m) {
+        case 1:
+          WidePanel<1>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+        case 2:
+          WidePanel<2>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+        default:
+          WidePanel<3>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          break;
+      }
+    }
+    return;
+  }
   const int64_t blocks = (shape.n + kSmallDotColumns - 1) / kSmallDotColumns;
+  // The rows tiles read a packed rhs panel by panel, 32 floats per step.
+  SmallDotShape tiles = shape;
+  if (shape.rhs_packed) tiles.rhs_k_stride = kSmallDotColumns;
+  // The lhs of the batch being computed, packed once per call for Tile
+  // (this thread's buffer: it grows to the largest m x k seen, then no
+  // allocation).
+  thread_local std::vector<float> packed;
+  int64_t packed_batch = -1;
   for (int64_t unit = begin; unit < end; ++unit) {
     const int64_t b = unit / blocks;
     const int64_t column = (unit % blocks) * kSmallDotColumns;
     const int64_t width = std::min(kSmallDotColumns, shape.n - column);
     const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
-    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
     const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
     float* batch_out = out + b * shape.m * shape.n;
-    if (shape.rhs_transposed) {
-      TransposedUnit(shape, batch_lhs, batch_rhs, batch_bias, batch_out, column, width);
+    if (shape.rhs_transposed && !shape.rhs_packed) {
+      TransposedUnit(shape, batch_lhs, rhs + b * shape.rhs_batch_stride, batch_bias, batch_out,
+                     column, width);
       continue;
     }
+    if (b != packed_batch) {
+      const auto size = static_cast<size_t>(shape.m * shape.k);
+      if (packed.size() < size) packed.resize(size);
+      PackLhs(shape, batch_lhs, packed.data());
+      packed_batch = b;
+    }
     // Each rhs row is read in place by every tile of rows (packing panels
-    // of it measured slower at these row counts), prefetched ahead.
-    Rows(shape, batch_lhs, batch_rhs + column, batch_bias, batch_out, column, width);
+    // of it measured slower at these row counts), prefetched ahead; a
+    // packed rhs is read panel by panel.
+    const float* block_rhs = shape.rhs_packed ? rhs + unit * shape.k * kSmallDotColumns
+                                              : rhs + b * shape.rhs_batch_stride + column;
+    Rows(tiles, packed.data(), block_rhs, batch_bias, batch_out, column, width);
   }
 }
 
 #else  // !__x86_64__
 
 bool SmallDotAvailable() { return false; }
+
+int64_t SmallDotPackedRhsSize(const SmallDotShape&) { return 0; }
+
+void PackSmallDotRhs(const SmallDotShape&, const float*, float*) {}
 
 void SmallDotF32(const SmallDotShape&, const float*, const float*, const float*, float*, int64_t,
                  int64_t) {}

@@ -38,11 +38,21 @@ namespace axle::cpu {
 // column, as are lhs rows (lhs_k_stride 1): an ONNX / PyTorch Linear's
 // weight. Each output is then a dot product of two dense rows, summed 16
 // lanes at a time in tiles of 2 rows x 8 columns.
+//
+// `rhs_packed`: the rhs was copied by PackSmallDotRhs into panels of
+// SmallDotPanelColumns columns ([k][columns] each), read as one sequential
+// stream per panel (done once at compile time for a constant weight, as an
+// RNN step's recurrent matrix: reading it in place is bound by the many
+// strided streams from L2). The rhs strides then do not matter. With 1-3
+// rows the panels are 128 columns wide and a unit of work is one panel (8
+// vector loads and up to 3 broadcasts per 8-24 FMAs, no horizontal sums);
+// otherwise 32, read by the row tiles.
 struct SmallDotShape {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t lhs_batch_stride = 0, lhs_row_stride = 0, lhs_k_stride = 0;
   int64_t rhs_batch_stride = 0, rhs_k_stride = 0;
   bool rhs_transposed = false;
+  bool rhs_packed = false;
   int64_t bias_batch_stride = 0, bias_row_stride = 0, bias_column_stride = 0;
   Activation activation = Activation::kNone;
   float low = 0, high = 0;  // clamp bounds
@@ -54,8 +64,24 @@ inline constexpr int64_t kSmallDotColumns = 32;
 // Whether this CPU runs the kernel (AVX-512F on x86-64).
 bool SmallDotAvailable();
 
-// Units of work of `shape`: batch x ceil(n / kSmallDotColumns).
+// Columns of a packed panel of `shape` (128 for 1-3 rows, else 32).
+int64_t SmallDotPanelColumns(const SmallDotShape& shape);
+
+// Columns per unit of work: SmallDotPanelColumns for a packed rhs, else
+// kSmallDotColumns.
+int64_t SmallDotUnitColumns(const SmallDotShape& shape);
+
+// Units of work of `shape`: batch x ceil(n / SmallDotUnitColumns).
 int64_t SmallDotUnits(const SmallDotShape& shape);
+
+// Floats in the packed rhs of `shape`: batch x panels x k x panel columns.
+int64_t SmallDotPackedRhsSize(const SmallDotShape& shape);
+
+// Copies `rhs` (laid out as `shape` says, transposed or not; batches at
+// rhs_batch_stride) into `packed` (SmallDotPackedRhsSize floats): batch b's
+// panel q holds columns [Cq, Cq + C) as [k][C] (C = SmallDotPanelColumns),
+// columns past n zero.
+void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed);
 
 // Computes units [begin, end) of the dot; `bias` may be null.
 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs, const float* bias,

@@ -1,11 +1,14 @@
 // The small-dot kernel (small_dot.h) against a scalar reference: every
 // tail of rows and columns, strided and broadcast operands, batches, bias
-// patterns and activations, a transposed rhs; and dots that take the path on the `cpu`
+// patterns and activations, a transposed rhs, each with the rhs in place
+// and packed into panels; and dots that take the path on the `cpu`
 // platform against the interpreter.
 #include "axle/cpu/runtime/small_dot.h"
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -91,13 +94,23 @@ void ExpectAgrees(const SmallDotShape& shape, bool with_bias) {
                                           shape.bias_row_stride, shape.n, shape.bias_column_stride),
                                    3);
   const float* bias_data = with_bias ? bias.data() : nullptr;
-  std::vector<float> out(shape.batch * shape.m * shape.n, std::nanf(""));
-  const int64_t units = SmallDotUnits(shape);
-  SmallDotF32(shape, lhs.data(), rhs.data(), bias_data, out.data(), 0, units / 2);
-  SmallDotF32(shape, lhs.data(), rhs.data(), bias_data, out.data(), units / 2, units);
   std::vector<float> expected = Reference(shape, lhs.data(), rhs.data(), bias_data);
-  for (size_t i = 0; i < out.size(); ++i) {
-    ASSERT_NEAR(out[i], expected[i], 1e-4f * (1.f + std::abs(expected[i]))) << "element " << i;
+  // In place, then with the rhs packed (PackSmallDotRhs).
+  std::vector<float> packed(SmallDotPackedRhsSize(shape), std::nanf(""));
+  PackSmallDotRhs(shape, rhs.data(), packed.data());
+  SmallDotShape packed_shape = shape;
+  packed_shape.rhs_packed = true;
+  using Run = std::pair<const SmallDotShape*, const float*>;
+  for (const auto& [run_shape, run_rhs] :
+       {Run{&shape, rhs.data()}, Run{&packed_shape, packed.data()}}) {
+    SCOPED_TRACE(run_shape->rhs_packed ? "packed rhs" : "rhs in place");
+    std::vector<float> out(shape.batch * shape.m * shape.n, std::nanf(""));
+    const int64_t units = SmallDotUnits(*run_shape);
+    SmallDotF32(*run_shape, lhs.data(), run_rhs, bias_data, out.data(), 0, units / 2);
+    SmallDotF32(*run_shape, lhs.data(), run_rhs, bias_data, out.data(), units / 2, units);
+    for (size_t i = 0; i < out.size(); ++i) {
+      ASSERT_NEAR(out[i], expected[i], 1e-4f * (1.f + std::abs(expected[i]))) << "element " << i;
+    }
   }
 }
 
@@ -260,6 +273,28 @@ ENTRY e {
 })",
                            {literal({2, 128}, 6), literal({512, 128}, 7), literal({512}, 8)},
                            ErrorSpec(1e-4, 1e-4));
+  // A constant weight (packed into panels when the thunk is made), [40, 70]
+  // transposed, under 2 and 5 rows: panels side by side, and row tiles.
+  std::string weight = "{";
+  std::vector<float> values = Values(int64_t{40} * 70, 9);
+  for (int64_t j = 0; j < 70; ++j) {
+    absl::StrAppend(&weight, j > 0 ? "," : "", "{");
+    for (int64_t p = 0; p < 40; ++p) absl::StrAppend(&weight, p > 0 ? "," : "", values[j * 40 + p]);
+    absl::StrAppend(&weight, "}");
+  }
+  absl::StrAppend(&weight, "}");
+  testing::ExpectCpuAgrees(absl::StrCat(R"(
+HloModule constant_weight
+ENTRY e {
+  x = f32[2,40] parameter(0)
+  y = f32[5,40] parameter(1)
+  w = f32[70,40] constant()",
+                                        weight, R"()
+  d = f32[2,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  e = f32[5,70] dot(y, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[2,70], f32[5,70]) tuple(d, e)
+})"),
+                           {literal({2, 40}, 10), literal({5, 40}, 11)}, ErrorSpec(1e-4, 1e-4));
 }
 
 }  // namespace

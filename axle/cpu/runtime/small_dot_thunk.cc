@@ -3,9 +3,11 @@
 // The small-dot path of the dot thunks: an f32 dot (or dot epilogue
 // fusion) whose lhs has at most kSmallDotMaxRows rows per batch and whose
 // rhs columns are dense runs as SmallDotF32 (small_dot.h) across the
-// intra-op pool, reading every operand in place.
+// intra-op pool, reading every operand in place, but for a constant rhs:
+// that is packed into the kernel's panels when the thunk is made.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -49,6 +51,12 @@ class SmallDotThunk : public Thunk {
       bias_ = OperandOf(*plan.bias);
       bias_literal_ = plan.bias->literal;
     }
+    // A constant rhs (a layer's weight) packed into panels once, here.
+    if (rhs_.literal != nullptr) {
+      packed_rhs_.resize(SmallDotPackedRhsSize(shape_));
+      PackSmallDotRhs(shape_, rhs_.literal, packed_rhs_.data());
+      shape_.rhs_packed = true;
+    }
   }
 
   std::optional<BufferUses> buffer_uses() const override {
@@ -61,18 +69,23 @@ class SmallDotThunk : public Thunk {
       return static_cast<const float*>(context.address(operand_values_[operand.value]));
     };
     const float* lhs = pointer(lhs_);
-    const float* rhs = pointer(rhs_);
+    const float* rhs = shape_.rhs_packed ? packed_rhs_.data() : pointer(rhs_);
     const float* bias = bias_ ? pointer(*bias_) : nullptr;
     float* out = static_cast<float*>(context.address(output_value_));
     const int64_t units = SmallDotUnits(shape_);
-    const int64_t per_unit = shape_.m * shape_.k * kSmallDotColumns;
+    const int64_t per_unit = shape_.m * shape_.k * SmallDotUnitColumns(shape_);
     auto run = [&](int64_t begin, int64_t end) {
       SmallDotF32(shape_, lhs, rhs, bias, out, begin, end);
     };
     if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
       run(0, units);
     } else {
-      const int64_t min_block = (kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit;
+      // One block per thread: each call packs its batch's lhs (small_dot.h),
+      // once per block.
+      int threads = context.thread_pool->num_threads();
+      if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+      const int64_t min_block = std::max((kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit,
+                                         (units + threads - 1) / threads);
       context.thread_pool->ParallelFor(units, min_block, run, context.max_threads);
     }
     return absl::OkStatus();
@@ -94,6 +107,7 @@ class SmallDotThunk : public Thunk {
   SmallDotShape shape_;
   Operand lhs_, rhs_;
   std::optional<Operand> bias_;
+  std::vector<float> packed_rhs_;  // PackSmallDotRhs of a constant rhs
   // Keep the literals the operands point into alive.
   std::shared_ptr<const Literal> lhs_literal_, rhs_literal_, bias_literal_;
 };
