@@ -67,6 +67,11 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
     AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*epilogue.scale, constants));
     plan.scale = std::move(scale);
   }
+  if (epilogue.addend != nullptr) {
+    AXLE_ASSIGN_OR_RETURN(Operand addend, Resolve(*epilogue.addend, constants));
+    plan.addend = std::move(addend);
+    plan.addend_add = epilogue.addend_add;
+  }
   const HloInstruction* node = epilogue.core;
   const auto* conv = cast<HloConvolutionInstruction>(node);
   if (in_fusion) {

@@ -104,6 +104,45 @@ absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloIns
   return true;
 }
 
+// A reduce-window of one array whose operand is a transpose of a computed
+// value: the transpose it reads, or nullptr.
+HloInstruction* TransposedWindowInput(HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kReduceWindow || instruction->operand_count() != 2 ||
+      !HasDefaultLayout(instruction) || !instruction->control_predecessors().empty() ||
+      !instruction->control_successors().empty() || instruction->shape().is_dynamic()) {
+    return nullptr;
+  }
+  HloInstruction* transpose = instruction->mutable_operand(0);
+  if (transpose->opcode() != HloOpcode::kTranspose || !IsNontrivialRearrangement(transpose) ||
+      !HasDefaultLayout(transpose) || !HasDefaultLayout(transpose->operand(0)) ||
+      transpose->operand(0)->shape().is_dynamic()) {
+    return nullptr;
+  }
+  return transpose;
+}
+
+// reduce-window(transpose(x, p)) -> transpose(reduce-window'(x), p), where
+// reduce-window' has the window dimension of result dim i at x's dim p[i].
+absl::Status SinkTransposeBelowWindow(HloInstruction* instruction, HloInstruction* transpose) {
+  HloComputation* computation = instruction->parent();
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(transpose)->dimensions();
+  const Window& window = cast<HloWindowInstruction>(instruction)->window();
+  const int64_t rank = static_cast<int64_t>(permutation.size());
+  Window moved_window = window;
+  std::vector<int64_t> dims(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    moved_window.set_dimensions(permutation[i], window.dimensions(i));
+    dims[permutation[i]] = instruction->shape().dimensions(i);
+  }
+  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), dims);
+  HloInstruction* moved = computation->AddInstruction(instruction->CloneWithNewOperands(
+      shape, {transpose->mutable_operand(0), instruction->mutable_operand(1)}));
+  cast<HloWindowInstruction>(moved)->mutable_attrs()->window = moved_window;
+  HloInstruction* rearranged = MakeTranspose(moved, permutation);
+  *rearranged->mutable_shape() = instruction->shape();
+  return computation->ReplaceInstruction(instruction, rearranged);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
@@ -116,6 +155,11 @@ absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
       // Replacing an instruction removes only it and operands it alone used,
       // which come earlier in the post order; later entries stay valid.
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (HloInstruction* transpose = TransposedWindowInput(instruction)) {
+          AXLE_RETURN_IF_ERROR(SinkTransposeBelowWindow(instruction, transpose));
+          changed_this_sweep = true;
+          continue;
+        }
         const HloInstruction* pattern = SharedRearrangement(instruction);
         if (pattern == nullptr) continue;
         AXLE_ASSIGN_OR_RETURN(bool moved, SinkRearrangement(instruction, pattern));
