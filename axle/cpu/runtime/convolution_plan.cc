@@ -44,6 +44,13 @@ absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
       inner.strides = std::move(strides);
       return inner;
     }
+    case HloOpcode::kTranspose: {
+      // Element i of the transpose is element p[i] of its operand.
+      AXLE_ASSIGN_OR_RETURN(Operand inner, Resolve(*instruction.operand(0), constants));
+      inner.strides =
+          Permuted(inner.strides, cast<HloDimensionsInstruction>(&instruction)->dimensions());
+      return inner;
+    }
     default:
       return Unsupported(instruction, "a convolution operand the convolution thunk cannot read");
   }

@@ -363,6 +363,34 @@ ENTRY e {
   Check(with("f64", true), "loop");
 }
 
+TEST(CpuConvolution, TransposedInputReadThroughStrides) {
+  // The epilogue pass fuses a transposed input into the convolution's
+  // fusion, which reads it through strides (oneDNN reorders it or reads it
+  // in place); alone, with an epilogue, and on the loop.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,3,7,6] parameter(0)
+  k = $T[4,3,3,2] parameter(1)
+  bias = $T[4] parameter(2)
+  t = $T[2,7,6,3] transpose(x), dimensions={0,2,3,1}
+  c = $T[2,3,5,4] convolution(t, k), window={size=3x2 stride=2x1 pad=1_0x0_0}, dim_labels=b01f_oi01->b01f
+  bb = $T[2,3,5,4] broadcast(bias), dimensions={3}
+  ROOT y = $T[2,3,5,4] add(c, bb)
+}
+)";
+  Check(absl::StrReplaceAll(kModule, {{"$T", "f32"}}), "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"$T", "s32"}}), "loop");
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,3,7,6] parameter(0)
+  k = f32[4,3,3,2] parameter(1)
+  t = f32[2,6,3,7] transpose(x), dimensions={0,3,1,2}
+  ROOT c = f32[2,3,5,4] convolution(t, k), window={size=2x3 stride=2x1 pad=1_0x0_0}, dim_labels=b0f1_oi10->b01f
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, BroadcastOperandsInAnEpilogueFusion) {
   // The epilogue pass fuses the operands' broadcasts too: the input and
   // the kernel are then read at stride 0 along the broadcast dims.

@@ -135,6 +135,14 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
   const bool convolution = root->opcode() == HloOpcode::kConvolution;
   HloInstruction* value = root;
   HloFusionInstruction* fusion = nullptr;
+  // A transposed convolution input (ONNX's NCHW input to a channels-last
+  // convolution) is read through strides instead of copied.
+  HloInstruction* input = root->mutable_operand(0);
+  if (convolution && input->opcode() == HloOpcode::kTranspose && OnlyUser(*input) == root &&
+      input->operand(0)->opcode() != HloOpcode::kConstant) {
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(input, root, FusionKind::kOutput));
+    value = fusion;
+  }
   HloInstruction* user = OnlyUser(*value);
   // The dot thunk takes no scale (yet): convolutions only.
   if (convolution && user != nullptr && IsScale(*user, *value)) {

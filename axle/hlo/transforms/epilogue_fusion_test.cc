@@ -224,6 +224,30 @@ ENTRY e {
   EXPECT_EQ(module->entry_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
 }
 
+TEST(DotEpilogueFusion, TransposedConvolutionInputFusesAsAView) {
+  // ONNX's NCHW model input to a channels-last convolution.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,3,6,6] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  bias = f32[4] parameter(2)
+  t = f32[1,6,6,3] transpose(in), dimensions={0,2,3,1}
+  c = f32[1,4,4,4] convolution(t, k), window={size=3x3}, dim_labels=b01f_oi01->b01f
+  bb = f32[1,4,4,4] broadcast(bias), dimensions={3}
+  ROOT y = f32[1,4,4,4] add(c, bb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->operand_count(), 3);  // in, k, bias
+  EXPECT_EQ(FusedOpcodes(*fusion), "broadcast,transpose,convolution,add");
+}
+
 TEST(DotEpilogueFusion, DotWithSeveralUsersOrNoEpilogueStaysPlain) {
   DotEpilogueFusion pass;
   auto module = RunAndCompare(R"(

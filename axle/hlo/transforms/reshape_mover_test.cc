@@ -102,6 +102,47 @@ ENTRY e {
   EXPECT_EQ(window->shape().dimensions(), (std::vector<int64_t>{2, 4, 3, 3}));
 }
 
+TEST(ReshapeMover, FoldsATransposeIntoAReduce) {
+  ReshapeMover pass;
+  // ONNX GlobalAveragePool of a channels-last value: no transpose left.
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[2,3,4,5] parameter(0)
+  t = f32[2,5,3,4] transpose(a), dimensions={0,3,1,2}
+  z = f32[] constant(0)
+  ROOT r = f32[2,5] reduce(t, z), dimensions={2,3}, to_apply=add
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "reduce(parameter, constant)");
+  // The kept dims come out of the input in another order: a transpose of
+  // the (smaller) result.
+  module = RunPassAndCompare(pass, R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[2,3,4,5] parameter(0)
+  t = f32[5,3,2,4] transpose(a), dimensions={3,1,0,2}
+  z = f32[] constant(0)
+  ROOT r = f32[5,2] reduce(t, z), dimensions={1,3}, to_apply=add
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "transpose(reduce(parameter, constant))");
+}
+
 TEST(ReshapeMover, LeavesAReduceWindowOfAPlainValueAlone) {
   ReshapeMover pass;
   RunPassAndCompare(pass, R"(
