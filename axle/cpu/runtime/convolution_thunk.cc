@@ -136,6 +136,10 @@ class DnnlConvolutionThunk : public Thunk {
   // else a dense copy for the epilogue after the primitive.
   std::optional<EpilogueInput> addend_;
   bool addend_post_op_ = false;
+  // A per-feature f32 bias without a scale: the primitive's own bias
+  // argument (one value per output feature) rather than a binary post-op.
+  bool native_bias_ = false;
+  dnnl::memory::desc native_bias_desc_;
   // The epilogue runs after the primitive instead of as post-ops: for bf16
   // results (rounded after each step, as the HLO says) and for a scale or
   // bias that varies along more than the feature dim (oneDNN 2.6 post-ops
@@ -277,11 +281,20 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                       p.OutputOrder(*p.addend) == os && p.addend->type() == p.output_type;
     epilogue_after_ = epilogue_after_ || !addend_post_op_;
   }
+  native_bias_ = bias_ && !scale_ && !epilogue_after_ && p.output_type == F32;
+  native_bias_desc_ = dnnl::memory::desc({p.out_dims[1]}, dnnl::memory::data_type::f32,
+                                         dnnl::memory::format_tag::a);
   using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
   dnnl::primitive_attr attr;
   auto make = [&](const dnnl::memory::desc& src,
                   const dnnl::memory::desc& dst) -> std::optional<PrimitiveDesc> {
     try {
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+            weights_any, native_bias_desc_, dst, strides, dilates, padding_low, padding_high);
+        return PrimitiveDesc(desc, attr, DnnlEngine());
+      }
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                            dnnl::algorithm::convolution_direct, src, weights_any,
                                            dst, strides, dilates, padding_low, padding_high);
@@ -297,7 +310,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     if (scale_ && !epilogue_after_) {
       post_ops.append_binary(dnnl::algorithm::binary_mul, scale_->desc);
     }
-    if (bias_ && !epilogue_after_) {
+    if (bias_ && !epilogue_after_ && !native_bias_) {
       post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
     }
     if (addend_post_op_) post_ops.append_binary(dnnl::algorithm::binary_add, dst_user_desc_);
@@ -321,6 +334,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     // The primitive writes another layout: the addend after it.
     addend_post_op_ = false;
     epilogue_after_ = true;
+    native_bias_ = false;
     pd = choose();
   }
   if (!pd) return absl::UnimplementedError("oneDNN declines the convolution");
@@ -478,12 +492,12 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     char* out = static_cast<char*>(context.address(output_value_));
     dnnl::memory dst_memory(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
     args[DNNL_ARG_DST] = dst_memory;
-    // Bias.
-    // Scale and bias: post-ops 0 and 1 (or 0 without a scale).
+    // Scale and bias: post-ops 0 and 1 (or 0 without a scale), or the bias
+    // the primitive's own; the addend the post-op after them.
     const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
     const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
     if (addend_post_op_) {
-      const int index = (scale_ ? 1 : 0) + (bias_ ? 1 : 0);
+      const int index = (scale_ ? 1 : 0) + (bias_ && !native_bias_ ? 1 : 0);
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] =
           dnnl::memory(dst_user_desc_, engine,
                        const_cast<char*>(BaseOf(context, addend_->operand, operand_values_)));
@@ -493,7 +507,9 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
       }
-      if (bias_) {
+      if (native_bias_) {
+        args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
+      } else if (bias_) {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
       }
