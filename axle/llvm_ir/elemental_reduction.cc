@@ -490,6 +490,9 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduce(const HloInstruction
 
 // --- reduce-window -------------------------------------------------------------
 
+// Windows of at most this many elements are emitted without window loops.
+constexpr int64_t kUnrolledWindowElements = 32;
+
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstruction& hlo,
                                                                   Generators operands,
                                                                   const IrIndex& out_index) {
@@ -507,6 +510,12 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
   if (input_shape.num_elements() == 0) return ReadAccumulators(accumulators, types);
   const int vector_width =
       std::find(types.begin(), types.end(), PRED) == types.end() ? kVectorizeAuto : kVectorizeNever;
+  // A small window (a pooling's 3x3) straight-line: the loop over the
+  // output elements around it is then innermost, and LLVM vectorizes it
+  // (channels-last pooling: along the channels).
+  int64_t window_elements = 1;
+  for (const WindowDimension& w : window.dimensions()) window_elements *= w.size();
+  const bool unrolled = window_elements <= kUnrolledWindowElements;
   IrIndex input_index(rank);
   std::vector<llvm::Value*> valid(rank);
   std::function<absl::Status(int64_t)> emit_loop = [&](int64_t d) -> absl::Status {
@@ -521,6 +530,14 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
       return Accumulate(hlo, accumulators, types, values, all_valid, /*reassociate=*/false);
     }
     const WindowDimension& w = window.dimensions(d);
+    if (unrolled) {
+      for (int64_t i = 0; i < w.size(); ++i) {
+        std::tie(valid[d], input_index[d]) =
+            WindowInput(b_, w, out_index[d], I64(i), input_shape.dimensions(d));
+        AXLE_RETURN_IF_ERROR(emit_loop(d + 1));
+      }
+      return absl::OkStatus();
+    }
     return EmitForLoop(
         I64(0), I64(w.size()), absl::StrCat("w", d),
         [&](llvm::Value* i) {

@@ -55,6 +55,7 @@ class LoopConvolutionThunk : public Thunk {
     sources_.push_back(plan.rhs);
     if (plan.scale) sources_.push_back(*plan.scale);
     if (plan.bias) sources_.push_back(*plan.bias);
+    if (plan.addend) sources_.push_back(*plan.addend);
     // Multiply-adds per output element: the kernel window times the input
     // features of a group.
     int64_t per_element = plan.rhs_dims[1];
@@ -70,7 +71,7 @@ class LoopConvolutionThunk : public Thunk {
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
-    void* buffers[5];
+    void* buffers[6];
     size_t count = 0;
     for (const Operand& source : sources_) {
       buffers[count++] = const_cast<char*>(BaseOf(context, source, operand_values_));
@@ -82,7 +83,7 @@ class LoopConvolutionThunk : public Thunk {
 
  private:
   std::unique_ptr<CompiledKernel> kernel_;
-  std::vector<Operand> sources_;  // lhs, rhs, [scale], [bias]
+  std::vector<Operand> sources_;  // lhs, rhs, [scale], [bias], [addend]
   std::vector<int64_t> operand_values_;
   int64_t output_value_;
   int64_t work_per_row_ = 1;
@@ -97,8 +98,10 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
   ConvLoopSpec spec = MakeSpec(plan);
   if (plan.scale) spec.sides.push_back({plan.scale->type(), plan.scale->strides});
   if (plan.bias) spec.sides.push_back({plan.bias->type(), plan.bias->strides});
+  if (plan.addend) spec.sides.push_back({plan.addend->type(), plan.addend->strides});
   const int64_t scale_side = plan.scale ? 0 : -1;
   const int64_t bias_side = plan.bias ? (plan.scale ? 1 : 0) : -1;
+  const int64_t addend_side = plan.addend ? (plan.scale ? 1 : 0) + (plan.bias ? 1 : 0) : -1;
   for (auto it = plan.chain.rbegin(); it != plan.chain.rend(); ++it) {
     ConvLoopSpec::EpilogueOp op;
     op.instruction = it->first;
@@ -113,7 +116,7 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
         continue;
       }
       if (op.instruction->opcode() == HloOpcode::kAdd) {
-        op.side[i] = bias_side;
+        op.side[i] = op.instruction == plan.addend_add ? addend_side : bias_side;
         continue;
       }
       const HloInstruction& operand = *op.instruction->operand(i);

@@ -44,6 +44,13 @@ absl::StatusOr<Operand> Resolve(const HloInstruction& instruction,
       inner.strides = std::move(strides);
       return inner;
     }
+    case HloOpcode::kTranspose: {
+      // Element i of the transpose is element p[i] of its operand.
+      AXLE_ASSIGN_OR_RETURN(Operand inner, Resolve(*instruction.operand(0), constants));
+      inner.strides =
+          Permuted(inner.strides, cast<HloDimensionsInstruction>(&instruction)->dimensions());
+      return inner;
+    }
     default:
       return Unsupported(instruction, "a convolution operand the convolution thunk cannot read");
   }
@@ -66,6 +73,11 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
   if (epilogue.scale != nullptr) {
     AXLE_ASSIGN_OR_RETURN(Operand scale, Resolve(*epilogue.scale, constants));
     plan.scale = std::move(scale);
+  }
+  if (epilogue.addend != nullptr) {
+    AXLE_ASSIGN_OR_RETURN(Operand addend, Resolve(*epilogue.addend, constants));
+    plan.addend = std::move(addend);
+    plan.addend_add = epilogue.addend_add;
   }
   const HloInstruction* node = epilogue.core;
   const auto* conv = cast<HloConvolutionInstruction>(node);

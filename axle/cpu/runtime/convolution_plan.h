@@ -52,6 +52,10 @@ struct ConvPlan {
   Operand lhs, rhs;
   // Over the output's HLO dims: the result is (conv * scale + bias).
   std::optional<Operand> scale, bias;
+  // Over the output's HLO dims: an array added after the bias (a residual
+  // connection), and the add in `chain` that adds it.
+  std::optional<Operand> addend;
+  const HloInstruction* addend_add = nullptr;
   Activation activation = Activation::kNone;
   double low = 0, high = 0;  // clamp bounds
   PrimitiveType output_type = F32;

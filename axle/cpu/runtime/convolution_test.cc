@@ -2,10 +2,10 @@
 // several orders, 1-d/2-d/3-d, strides, padding (asymmetric, negative), lhs
 // and rhs dilation, window reversal, feature and batch groups, bf16, the
 // loop's types (f64, f16, s32, pred), constant weights, scale + bias +
-// activation epilogues, broadcast operands, a convolution feeding a loop fusion, and
-// one executable run from four threads. Each case also checks which
-// implementation the convolution thunk picked, so that a case meant for
-// oneDNN does not pass silently on the loop.
+// activation epilogues, residual + clamp epilogues, broadcast operands, a
+// convolution feeding a loop fusion, and one executable run from four
+// threads. Each case also checks which implementation the convolution thunk
+// picked, so that a case meant for oneDNN does not pass silently on the loop.
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,7 +29,8 @@ Literal Values(const Shape& shape, int seed) {
   Literal f64(ShapeUtil::MakeShape(F64, shape.dimensions()));
   auto data = f64.data<double>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    data[i] = static_cast<double>(
+        static_cast<int64_t>((i * 7 + static_cast<size_t>(seed) * 13) % 11) - 5);
     if (!primitive_util::IsIntegralType(shape.element_type())) data[i] *= 0.25;
   }
   auto converted = f64.Convert(shape.element_type());
@@ -325,6 +326,71 @@ ENTRY e {
         "onednn");
 }
 
+TEST(CpuConvolution, ResidualAndClampEpilogue) {
+  // A residual block's tail (ONNX Conv + Add + Clip(0, 6)): bias, an addend
+  // of the output's shape, then max and min as a clamp, all one fusion.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,$IN] parameter(0)
+  k = $T[4,4,3,3] parameter(1)
+  bias = $T[4] parameter(2)
+  res = $T[2,$OUT] parameter(3)
+  c = $T[2,$OUT] convolution(x, k), window={size=3x3 pad=1_1x0_1}, dim_labels=$LABELS
+  bb = $T[2,$OUT] broadcast(bias), dimensions={$F}
+  y = $T[2,$OUT] add(bb, c)
+  s = $T[2,$OUT] add(y, res)
+  lo = $T[] constant(-1)
+  los = $T[2,$OUT] broadcast(lo), dimensions={}
+  hi = $T[] constant(2)
+  his = $T[2,$OUT] broadcast(hi), dimensions={}
+  m = $T[2,$OUT] maximum(los, s)
+  ROOT r = $T[2,$OUT] minimum(m, his)
+}
+)";
+  auto with = [&](absl::string_view type, bool nchw) {
+    return absl::StrReplaceAll(kModule, {{"$T", type},
+                                         {"$IN", nchw ? "4,6,5" : "6,5,4"},
+                                         {"$OUT", nchw ? "4,6,4" : "6,4,4"},
+                                         {"$LABELS", nchw ? "bf01_oi01->bf01" : "b01f_oi01->b01f"},
+                                         {"$F", nchw ? "1" : "3"}});
+  };
+  // Channels-last: the addend as a oneDNN post-op, read in place.
+  Check(with("f32", false), "onednn");
+  // Channels-first: oneDNN's layout differs, the addend comes after.
+  Check(with("f32", true), "onednn");
+  Check(with("bf16", false), Bf16Kind(), ErrorSpec(2e-2, 2e-2));
+  Check(with("s32", false), "loop");
+  Check(with("f64", true), "loop");
+}
+
+TEST(CpuConvolution, TransposedInputReadThroughStrides) {
+  // The epilogue pass fuses a transposed input into the convolution's
+  // fusion, which reads it through strides (oneDNN reorders it or reads it
+  // in place); alone, with an epilogue, and on the loop.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,3,7,6] parameter(0)
+  k = $T[4,3,3,2] parameter(1)
+  bias = $T[4] parameter(2)
+  t = $T[2,7,6,3] transpose(x), dimensions={0,2,3,1}
+  c = $T[2,3,5,4] convolution(t, k), window={size=3x2 stride=2x1 pad=1_0x0_0}, dim_labels=b01f_oi01->b01f
+  bb = $T[2,3,5,4] broadcast(bias), dimensions={3}
+  ROOT y = $T[2,3,5,4] add(c, bb)
+}
+)";
+  Check(absl::StrReplaceAll(kModule, {{"$T", "f32"}}), "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"$T", "s32"}}), "loop");
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,3,7,6] parameter(0)
+  k = f32[4,3,3,2] parameter(1)
+  t = f32[2,6,3,7] transpose(x), dimensions={0,3,1,2}
+  ROOT c = f32[2,3,5,4] convolution(t, k), window={size=2x3 stride=2x1 pad=1_0x0_0}, dim_labels=b0f1_oi10->b01f
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, BroadcastOperandsInAnEpilogueFusion) {
   // The epilogue pass fuses the operands' broadcasts too: the input and
   // the kernel are then read at stride 0 along the broadcast dims.
@@ -392,6 +458,7 @@ ENTRY e {
   }
   std::vector<absl::Status> statuses(4);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 10 && statuses[t].ok(); ++round) {

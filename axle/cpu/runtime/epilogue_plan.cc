@@ -53,6 +53,23 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
         plan.chain.emplace_back(node, 0);
         node = node->operand(0);
         break;
+      case HloOpcode::kMinimum: {
+        // min(max(x, low), high): a clamp.
+        const int chain = node->operand(0)->opcode() == HloOpcode::kMaximum ? 0 : 1;
+        const HloInstruction* maximum = node->operand(chain);
+        if (maximum->opcode() != HloOpcode::kMaximum) {
+          return Unsupported(instruction, "a minimum that is not the top of a clamp");
+        }
+        const int below = is_chain(maximum->operand(0)) ? 0 : 1;
+        AXLE_ASSIGN_OR_RETURN(plan.high, SplatValue(*node->operand(1 - chain), constants));
+        AXLE_ASSIGN_OR_RETURN(plan.low, SplatValue(*maximum->operand(1 - below), constants));
+        if (!(plan.low <= plan.high)) return Unsupported(instruction, "a clamp with low > high");
+        plan.activation = Activation::kClamp;
+        plan.chain.emplace_back(node, chain);
+        plan.chain.emplace_back(maximum, below);
+        node = maximum->operand(below);
+        break;
+      }
       case HloOpcode::kMaximum: {
         const int chain = is_chain(node->operand(0)) ? 0 : 1;
         AXLE_ASSIGN_OR_RETURN(double zero, SplatValue(*node->operand(1 - chain), constants));
@@ -72,6 +89,16 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
       }
       default:
         break;
+    }
+    // Two adds above a convolution: the upper one adds the addend.
+    if (scales && node->opcode() == HloOpcode::kAdd) {
+      const int chain = is_chain(node->operand(0)) ? 0 : 1;
+      if (node->operand(chain)->opcode() == HloOpcode::kAdd) {
+        plan.addend_add = node;
+        plan.addend = node->operand(1 - chain);
+        plan.chain.emplace_back(node, chain);
+        node = node->operand(chain);
+      }
     }
     if (node->opcode() == HloOpcode::kAdd) {
       const int chain = is_chain(node->operand(0)) ? 0 : 1;

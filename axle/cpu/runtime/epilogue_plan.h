@@ -3,8 +3,10 @@
 // What dot-epilogue-fusion put above a dot or convolution, read from the
 // kOutput fusion's root down, as both thunks need it (dot_plan.h,
 // convolution_plan.h): an activation (relu as max with 0, logistic, tanh,
-// exp, clamp with constant bounds), a bias add and, above a convolution
-// only, a scale multiply. No oneDNN here.
+// exp, clamp with constant bounds, or max then min with constants as a
+// clamp), a bias add and, above a convolution only, a scale multiply and a
+// second add (an addend of the output's shape: a residual connection). No
+// oneDNN here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
@@ -29,6 +31,10 @@ struct EpiloguePlan {
   // The other operand of the bias add / of the scale multiply, or null.
   const HloInstruction* bias = nullptr;
   const HloInstruction* scale = nullptr;
+  // Convolutions only: the add above the bias add (or null), and its other
+  // operand.
+  const HloInstruction* addend_add = nullptr;
+  const HloInstruction* addend = nullptr;
   // The fusion's ops above the core, top down, each with the number of its
   // operand that is the value below it (the emitted loops apply them).
   std::vector<std::pair<const HloInstruction*, int64_t>> chain;

@@ -10,6 +10,7 @@
 // real values.
 //
 //===----------------------------------------------------------------------===//
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,35 @@ ENTRY e {
   ROOT r = f32[2,4,4] reduce-window(x, lo), window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x0_1},
       to_apply=max
 })");
+}
+
+TEST(CpuReduceWindowTest, ChannelsLastPoolsUnrolledAndALargeWindowLooped) {
+  // Windows of up to 32 elements are straight-line code (the loop over the
+  // channels vectorizes), larger ones loops; a NaN in a window stays NaN.
+  const std::string text = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[1,7,6,19] parameter(0)
+  lo = f32[] constant(-inf)
+  small = f32[1,4,3,19] reduce-window(x, lo), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_0x0_0},
+      to_apply=max
+  large = f32[1,2,1,19] reduce-window(x, lo), window={size=1x6x6x1 stride=1x2x2x1 pad=0_0x0_1x0_0x0_0},
+      to_apply=max
+  ROOT t = (f32[1,4,3,19], f32[1,2,1,19]) tuple(small, large)
+})";
+  ExpectExact(text);
+  Literal x(ShapeUtil::MakeShape(F32, {1, 7, 6, 19}));
+  auto data = x.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>((i * 5) % 13) - 6.f;
+  data[(3 * 6 + 2) * 19 + 4] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<Literal> arguments;
+  arguments.push_back(std::move(x));
+  ExpectExact(text, arguments);
 }
 
 TEST(CpuReduceWindowTest, DilationsAndANonIdentityInit) {

@@ -58,6 +58,32 @@ bool IsScale(const HloInstruction& user, const HloInstruction& value) {
          ShapeUtil::Compatible(other->shape(), value.shape());
 }
 
+// An add of an array of the output's shape that is no broadcast (a
+// residual connection above a convolution's bias).
+bool IsAddend(const HloInstruction& user, const HloInstruction& value) {
+  if (user.opcode() != HloOpcode::kAdd) return false;
+  const HloInstruction* other = OtherOperand(user, value);
+  return other != nullptr && other->opcode() != HloOpcode::kBroadcast &&
+         other->opcode() != HloOpcode::kConstant &&
+         ShapeUtil::Compatible(other->shape(), value.shape());
+}
+
+// `user` is max(value, low) whose only user is min(max, high), with splat
+// constants low <= high: a clamp (ONNX Clip, jnp.clip). Returns the min.
+HloInstruction* ClampTop(const HloInstruction& user, const HloInstruction& value) {
+  if (user.opcode() != HloOpcode::kMaximum) return nullptr;
+  const HloInstruction* low_operand = OtherOperand(user, value);
+  const HloConstantInstruction* low = low_operand ? SplatConstant(*low_operand) : nullptr;
+  HloInstruction* top = low ? OnlyUser(user) : nullptr;
+  if (top == nullptr || top->opcode() != HloOpcode::kMinimum) return nullptr;
+  const HloInstruction* high_operand = OtherOperand(*top, user);
+  const HloConstantInstruction* high = high_operand ? SplatConstant(*high_operand) : nullptr;
+  if (high == nullptr || !(low->literal().GetAsDouble(0) <= high->literal().GetAsDouble(0))) {
+    return nullptr;
+  }
+  return top;
+}
+
 bool IsActivation(const HloInstruction& user, const HloInstruction& value) {
   switch (user.opcode()) {
     case HloOpcode::kLogistic:
@@ -105,11 +131,21 @@ absl::StatusOr<HloFusionInstruction*> FuseSplatOperands(HloFusionInstruction* fu
 // whether it formed one.
 absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
   if (HasControlEdges(*root) || !root->shape().IsArray()) return false;
+  // `root` is gone once fused: its opcode now.
+  const bool convolution = root->opcode() == HloOpcode::kConvolution;
   HloInstruction* value = root;
   HloFusionInstruction* fusion = nullptr;
+  // A transposed convolution input (ONNX's NCHW input to a channels-last
+  // convolution) is read through strides instead of copied.
+  HloInstruction* input = root->mutable_operand(0);
+  if (convolution && input->opcode() == HloOpcode::kTranspose && OnlyUser(*input) == root &&
+      input->operand(0)->opcode() != HloOpcode::kConstant) {
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(input, root, FusionKind::kOutput));
+    value = fusion;
+  }
   HloInstruction* user = OnlyUser(*value);
   // The dot thunk takes no scale (yet): convolutions only.
-  if (root->opcode() == HloOpcode::kConvolution && user != nullptr && IsScale(*user, *value)) {
+  if (convolution && user != nullptr && IsScale(*user, *value)) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
     value = fusion;
     user = OnlyUser(*value);
@@ -119,7 +155,16 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
     value = fusion;
     user = OnlyUser(*value);
   }
-  if (user != nullptr && IsActivation(*user, *value)) {
+  // The convolution thunk adds a residual as a post-op (the dot thunk, not).
+  if (convolution && fusion != nullptr && user != nullptr && IsAddend(*user, *value)) {
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
+    value = fusion;
+    user = OnlyUser(*value);
+  }
+  if (HloInstruction* top = user != nullptr ? ClampTop(*user, *value) : nullptr) {
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(fusion, top, FusionKind::kOutput));
+  } else if (user != nullptr && IsActivation(*user, *value)) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
   }
   if (fusion == nullptr) return false;

@@ -11,7 +11,11 @@
 // multiply, optionally a bias add (the other operand of each a broadcast,
 // or an array of the output's shape) and optionally an activation: relu
 // (maximum with a zero constant or a broadcast of one), logistic, tanh,
-// exponential or clamp with constant bounds. Each step fuses only when the
+// exponential, clamp with constant bounds, or max then min with constants
+// low <= high (a clamp: ONNX Clip). Above a convolution, a second add (an
+// addend of the output's shape, no broadcast: a residual connection) may
+// follow the bias add, and a transposed input with no other user is fused
+// in (the thunk reads it through strides). Each step fuses only when the
 // value so far has that one user. The scale and bias broadcasts and the
 // activation's constants are fused too.
 //

@@ -154,6 +154,100 @@ ENTRY e {
   EXPECT_EQ(fusion->operand_count(), 2);
 }
 
+TEST(DotEpilogueFusion, ConvolutionBiasResidualAndClampAsMaxThenMin) {
+  // ONNX's Conv + Add (a residual) + Clip(0, 6): the clip is max then min.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,5,5,3] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  bias = f32[4] parameter(2)
+  res = f32[1,5,5,4] parameter(3)
+  c = f32[1,5,5,4] convolution(in, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_oi01->b01f
+  bb = f32[1,5,5,4] broadcast(bias), dimensions={3}
+  y = f32[1,5,5,4] add(c, bb)
+  s = f32[1,5,5,4] add(res, y)
+  lo = f32[] constant(0)
+  lob = f32[1,5,5,4] broadcast(lo), dimensions={}
+  hi = f32[] constant(6)
+  hib = f32[1,5,5,4] broadcast(hi), dimensions={}
+  m = f32[1,5,5,4] maximum(s, lob)
+  ROOT r = f32[1,5,5,4] minimum(m, hib)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 4);  // in, k, bias, res
+  EXPECT_EQ(FusedOpcodes(*fusion),
+            "constant,broadcast,constant,broadcast,broadcast,convolution,add,add,maximum,minimum");
+}
+
+TEST(DotEpilogueFusion, ClampNeedsLowAtMostHighAndDotsTakeNoResidual) {
+  DotEpilogueFusion pass;
+  // min(max(x, 6), 0) is no clamp: the maximum alone is no relu either.
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,5,5,3] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  c = f32[1,3,3,4] convolution(in, k), window={size=3x3}, dim_labels=b01f_oi01->b01f
+  lo = f32[] constant(6)
+  lob = f32[1,3,3,4] broadcast(lo), dimensions={}
+  hi = f32[] constant(0)
+  hib = f32[1,3,3,4] broadcast(hi), dimensions={}
+  m = f32[1,3,3,4] maximum(c, lob)
+  ROOT r = f32[1,3,3,4] minimum(m, hib)
+}
+)",
+                              pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  // A dot's bias add fuses, the add above it does not.
+  module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  b = f32[4] parameter(2)
+  d = f32[4,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,4] broadcast(b), dimensions={1}
+  y = f32[4,4] add(d, bb)
+  ROOT s = f32[4,4] add(y, x)
+}
+)",
+                         pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(module->entry_computation()->root_instruction()->opcode(), HloOpcode::kAdd);
+}
+
+TEST(DotEpilogueFusion, TransposedConvolutionInputFusesAsAView) {
+  // ONNX's NCHW model input to a channels-last convolution.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  in = f32[1,3,6,6] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  bias = f32[4] parameter(2)
+  t = f32[1,6,6,3] transpose(in), dimensions={0,2,3,1}
+  c = f32[1,4,4,4] convolution(t, k), window={size=3x3}, dim_labels=b01f_oi01->b01f
+  bb = f32[1,4,4,4] broadcast(bias), dimensions={3}
+  ROOT y = f32[1,4,4,4] add(c, bb)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->operand_count(), 3);  // in, k, bias
+  EXPECT_EQ(FusedOpcodes(*fusion), "broadcast,transpose,convolution,add");
+}
+
 TEST(DotEpilogueFusion, DotWithSeveralUsersOrNoEpilogueStaysPlain) {
   DotEpilogueFusion pass;
   auto module = RunAndCompare(R"(

@@ -1,6 +1,7 @@
 //===- reshape_mover.cc - Sink reshapes and transposes past elementwise ops ===//
 #include "axle/hlo/transforms/reshape_mover.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "axle/base/status_macros.h"
@@ -104,6 +105,107 @@ absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloIns
   return true;
 }
 
+// A reduce-window of one array whose operand is a transpose of a computed
+// value: the transpose it reads, or nullptr.
+HloInstruction* TransposedWindowInput(HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kReduceWindow || instruction->operand_count() != 2 ||
+      !HasDefaultLayout(instruction) || !instruction->control_predecessors().empty() ||
+      !instruction->control_successors().empty() || instruction->shape().is_dynamic()) {
+    return nullptr;
+  }
+  HloInstruction* transpose = instruction->mutable_operand(0);
+  if (transpose->opcode() != HloOpcode::kTranspose || !IsNontrivialRearrangement(transpose) ||
+      !HasDefaultLayout(transpose) || !HasDefaultLayout(transpose->operand(0)) ||
+      transpose->operand(0)->shape().is_dynamic()) {
+    return nullptr;
+  }
+  return transpose;
+}
+
+// reduce-window(transpose(x, p)) -> transpose(reduce-window'(x), p), where
+// reduce-window' has the window dimension of result dim i at x's dim p[i].
+absl::Status SinkTransposeBelowWindow(HloInstruction* instruction, HloInstruction* transpose) {
+  HloComputation* computation = instruction->parent();
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(transpose)->dimensions();
+  const Window& window = cast<HloWindowInstruction>(instruction)->window();
+  const int64_t rank = static_cast<int64_t>(permutation.size());
+  Window moved_window = window;
+  std::vector<int64_t> dims(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    moved_window.set_dimensions(permutation[i], window.dimensions(i));
+    dims[permutation[i]] = instruction->shape().dimensions(i);
+  }
+  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), dims);
+  HloInstruction* moved = computation->AddInstruction(instruction->CloneWithNewOperands(
+      shape, {transpose->mutable_operand(0), instruction->mutable_operand(1)}));
+  cast<HloWindowInstruction>(moved)->mutable_attrs()->window = moved_window;
+  HloInstruction* rearranged = MakeTranspose(moved, permutation);
+  *rearranged->mutable_shape() = instruction->shape();
+  return computation->ReplaceInstruction(instruction, rearranged);
+}
+
+// A reduce of one array whose operand is a transpose of a computed value:
+// the transpose it reads, or nullptr.
+HloInstruction* TransposedReduceInput(HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kReduce || instruction->operand_count() != 2 ||
+      !HasDefaultLayout(instruction) || !instruction->control_predecessors().empty() ||
+      !instruction->control_successors().empty() || instruction->shape().is_dynamic()) {
+    return nullptr;
+  }
+  HloInstruction* transpose = instruction->mutable_operand(0);
+  if (transpose->opcode() != HloOpcode::kTranspose || !IsNontrivialRearrangement(transpose) ||
+      !HasDefaultLayout(transpose) || !HasDefaultLayout(transpose->operand(0)) ||
+      transpose->operand(0)->shape().is_dynamic()) {
+    return nullptr;
+  }
+  return transpose;
+}
+
+// reduce(transpose(x, p), dims D) -> reduce'(x, dims p(D)), transposed when
+// the kept dims come out of x in another order than the result has them
+// (a global pool over a channels-last value: no transpose at all).
+absl::Status FoldTransposeIntoReduce(HloInstruction* instruction, HloInstruction* transpose) {
+  HloComputation* computation = instruction->parent();
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(transpose)->dimensions();
+  const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(instruction)->dimensions();
+  const int64_t rank = static_cast<int64_t>(permutation.size());
+  std::vector<bool> is_reduced(rank, false);
+  std::vector<int64_t> moved_dims;
+  for (int64_t d : reduced) {
+    is_reduced[d] = true;
+    moved_dims.push_back(permutation[d]);
+  }
+  std::sort(moved_dims.begin(), moved_dims.end());
+  // The result's dims as dims of x, in the result's order, and sorted (the
+  // new reduce's order).
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!is_reduced[i]) kept.push_back(permutation[i]);
+  }
+  std::vector<int64_t> sorted = kept;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> moved_shape_dims;
+  moved_shape_dims.reserve(sorted.size());
+  for (int64_t d : sorted) moved_shape_dims.push_back(transpose->operand(0)->shape().dimensions(d));
+  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(),
+                                                         moved_shape_dims);
+  HloInstruction* moved = computation->AddInstruction(instruction->CloneWithNewOperands(
+      shape, {transpose->mutable_operand(0), instruction->mutable_operand(1)}));
+  cast<HloDimensionsInstruction>(moved)->mutable_attrs()->dimensions = moved_dims;
+  HloInstruction* result = moved;
+  if (kept != sorted) {
+    // Result dim j is x's dim kept[j], at position rank_of(kept[j]) in sorted.
+    std::vector<int64_t> order;
+    order.reserve(kept.size());
+    for (int64_t d : kept) {
+      order.push_back(std::lower_bound(sorted.begin(), sorted.end(), d) - sorted.begin());
+    }
+    result = MakeTranspose(moved, order);
+    *result->mutable_shape() = instruction->shape();
+  }
+  return computation->ReplaceInstruction(instruction, result);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
@@ -116,6 +218,16 @@ absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
       // Replacing an instruction removes only it and operands it alone used,
       // which come earlier in the post order; later entries stay valid.
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (HloInstruction* transpose = TransposedReduceInput(instruction)) {
+          AXLE_RETURN_IF_ERROR(FoldTransposeIntoReduce(instruction, transpose));
+          changed_this_sweep = true;
+          continue;
+        }
+        if (HloInstruction* transpose = TransposedWindowInput(instruction)) {
+          AXLE_RETURN_IF_ERROR(SinkTransposeBelowWindow(instruction, transpose));
+          changed_this_sweep = true;
+          continue;
+        }
         const HloInstruction* pattern = SharedRearrangement(instruction);
         if (pattern == nullptr) continue;
         AXLE_ASSIGN_OR_RETURN(bool moved, SinkRearrangement(instruction, pattern));

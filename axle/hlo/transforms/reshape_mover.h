@@ -10,7 +10,15 @@
 //   mul(transpose(a), broadcast(s))  ->  transpose(mul(a, broadcast'(s)))
 //
 // Moving rearrangements towards the outputs lets them meet and cancel
-// (algsimp merges reshape(reshape) and transpose(transpose)). At least one
+// (algsimp merges reshape(reshape) and transpose(transpose)). Transposes
+// also sink below a reduce-window of one array (the window permuted) and
+// fold into a reduce of one array (its dimensions permuted; a transpose of
+// the result remains only when the kept dims change order):
+//
+//   reduce-window(transpose(a))  ->  transpose(reduce-window'(a))
+//   reduce(transpose(a), {2,3})  ->  reduce(a, {1,2})   (a channels-last pool)
+//
+// At least one
 // operand must be a rearrangement of something other than a constant or a
 // broadcast, so the pass never just shuffles constants around. Arrays with
 // non-default layouts are left alone; the pass runs to a fixed point.

@@ -70,6 +70,99 @@ ENTRY e {
   EXPECT_EQ(RootStructure(*module), "reshape(maximum(parameter, constant))");
 }
 
+TEST(ReshapeMover, SinksATransposeBelowAReduceWindowAndOnThroughAnAdd) {
+  ReshapeMover pass;
+  // A channels-last value max-pooled channels-first (ONNX MaxPool between
+  // convolutions), then added to another channels-last value transposed the
+  // same way: the pool runs channels-last with its window permuted, and the
+  // transposes meet at the root.
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+
+ENTRY e {
+  a = f32[2,7,6,3] parameter(0)
+  b = f32[2,4,3,3] parameter(1)
+  ta = f32[2,3,7,6] transpose(a), dimensions={0,3,1,2}
+  z = f32[] constant(-inf)
+  w = f32[2,3,4,3] reduce-window(ta, z), window={size=1x1x3x2 stride=1x1x2x2 pad=0_0x0_0x1_1x0_1 lhs_dilate=1x1x1x1 rhs_dilate=1x1x1x2}, to_apply=max
+  tb = f32[2,3,4,3] transpose(b), dimensions={0,3,1,2}
+  ROOT r = f32[2,3,4,3] add(w, tb)
+}
+)");
+  EXPECT_EQ(RootStructure(*module),
+            "transpose(add(reduce-window(parameter, constant), parameter))");
+  const HloInstruction* window =
+      module->entry_computation()->root_instruction()->operand(0)->operand(0);
+  EXPECT_EQ(window->shape().dimensions(), (std::vector<int64_t>{2, 4, 3, 3}));
+}
+
+TEST(ReshapeMover, FoldsATransposeIntoAReduce) {
+  ReshapeMover pass;
+  // ONNX GlobalAveragePool of a channels-last value: no transpose left.
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[2,3,4,5] parameter(0)
+  t = f32[2,5,3,4] transpose(a), dimensions={0,3,1,2}
+  z = f32[] constant(0)
+  ROOT r = f32[2,5] reduce(t, z), dimensions={2,3}, to_apply=add
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "reduce(parameter, constant)");
+  // The kept dims come out of the input in another order: a transpose of
+  // the (smaller) result.
+  module = RunPassAndCompare(pass, R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[2,3,4,5] parameter(0)
+  t = f32[5,3,2,4] transpose(a), dimensions={3,1,0,2}
+  z = f32[] constant(0)
+  ROOT r = f32[5,2] reduce(t, z), dimensions={1,3}, to_apply=add
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "transpose(reduce(parameter, constant))");
+}
+
+TEST(ReshapeMover, LeavesAReduceWindowOfAPlainValueAlone) {
+  ReshapeMover pass;
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  z = f32[] constant(0)
+  ROOT w = f32[4,3] reduce-window(a, z), window={size=1x2 stride=1x2}, to_apply=add
+}
+)",
+                    /*expect_changed=*/false);
+}
+
 TEST(ReshapeMover, LeavesMismatchedOrTrivialRearrangementsAlone) {
   ReshapeMover pass;
   // Reshapes from different shapes.
