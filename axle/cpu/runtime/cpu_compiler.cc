@@ -9,7 +9,8 @@
 // ops (`batchnorm-expander`), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
-// fusion (in the entry and in every while body / condition and branch),
+// fusion (in the entry and in every while body / condition and branch;
+// a copy of a tuple becomes the tuple of its elements' copies first),
 // then let ProgramBuilder (program_builder.h) turn the entry into the thunks
 // of a CpuExecutable. These passes run as one HloPassPipeline
 // ("cpu-prepare"), so AXLE_DUMP_TO dumps and times them like any pipeline.
@@ -48,6 +49,7 @@
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
@@ -183,6 +185,37 @@ bool LoopFusible(const HloInstruction& instruction) {
          instruction.opcode() == HloOpcode::kReduceWindow;
 }
 
+// A deep copy of `value`: each array leaf copied, tuples rebuilt around the
+// copies (tokens passed on as they are).
+HloInstruction* DeepCopy(HloComputation* computation, HloInstruction* value) {
+  if (value->shape().IsArray()) {
+    return computation->AddInstruction(
+        HloInstruction::Create(HloOpcode::kCopy, value->shape(), {value}));
+  }
+  if (!value->shape().IsTuple()) return value;
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < static_cast<int64_t>(value->shape().tuple_shapes().size()); ++i) {
+    elements.push_back(DeepCopy(computation, MakeGetTupleElement(value, i)));
+  }
+  return MakeTuple(computation, elements);
+}
+
+// Rewrites every `copy` of a tuple (in the entry and in every computation
+// control flow runs) into the tuple of its elements' copies, nested tuples
+// included, as XLA's copy of a tuple is a deep copy.
+absl::StatusOr<bool> ExpandTupleCopies(HloModule* module) {
+  bool changed = false;
+  for (HloComputation* computation : ControlFlowComputations(*module)) {
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (instruction->opcode() != HloOpcode::kCopy || !instruction->shape().IsTuple()) continue;
+      HloInstruction* copied = DeepCopy(computation, instruction->mutable_operand(0));
+      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, copied));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 // Wraps every op that needs a loop fusion, in the entry and in every
 // computation control flow runs, into a one-op loop fusion; stops at the
 // first op no loop fusion can compute (which PrepareModule then rejects).
@@ -193,7 +226,7 @@ class WrapInLoopFusions : public HloPassInterface {
  public:
   absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
   absl::StatusOr<bool> Run(HloModule* module) override {
-    bool changed = false;
+    AXLE_ASSIGN_OR_RETURN(bool changed, ExpandTupleCopies(module));
     for (HloComputation* computation : ControlFlowComputations(*module)) {
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         if (!NeedsLoopFusion(*instruction)) continue;
