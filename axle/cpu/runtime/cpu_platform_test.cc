@@ -86,6 +86,51 @@ ENTRY e {
                   {Iota(shape, 0.03f, -1.5f)});
 }
 
+// XLA's copy of a tuple is a deep copy: every element, nested tuples too.
+TEST(CpuPlatformTest, CopyOfATupleCopiesEveryElement) {
+  ExpectCpuAgrees(R"(
+HloModule copy_tuple
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = s32[2,3] parameter(1)
+  n = f32[4] negate(a)
+  inner = (f32[4], s32[2,3]) tuple(n, b)
+  t = (f32[4], (f32[4], s32[2,3])) tuple(a, inner)
+  ct = (f32[4], (f32[4], s32[2,3])) copy(t)
+  ROOT r = ((f32[4], (f32[4], s32[2,3])), f32[4]) tuple(ct, n)
+})",
+                  {Iota(ShapeUtil::MakeShape(F32, {4}), 0.5f, -1),
+                   LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6}})});
+}
+
+// XLA's pred is one byte wide: four of them bitcast to one f32.
+TEST(CpuPlatformTest, BitcastConvertOfPredToF32) {
+  ExpectCpuAgrees(R"(
+HloModule pred_bits
+ENTRY e {
+  p = pred[4] parameter(0)
+  ROOT f = f32[] bitcast-convert(p)
+})",
+                  {LiteralUtil::CreateR1<bool>({true, false, false, true})});
+}
+
+// A multi-output loop fusion whose outputs have different shapes.
+TEST(CpuPlatformTest, MultiOutputFusionWithOutputsOfDifferentShapes) {
+  ExpectCpuAgrees(R"(
+HloModule two_shapes
+fused {
+  p = f32[4] parameter(0)
+  n = f32[4] negate(p)
+  s = f32[2] slice(n), slice={[1:3]}
+  ROOT t = (f32[4], f32[2]) tuple(n, s)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT f = (f32[4], f32[2]) fusion(a), kind=kLoop, calls=fused
+})",
+                  {Iota(ShapeUtil::MakeShape(F32, {4}), 0.25f, 1)});
+}
+
 TEST(CpuPlatformTest, DonatedInputIsUpdatedInPlace) {
   LocalClient* client = ClientFor("cpu");
   auto module = ParseAndReturnUnverifiedModule(R"(
