@@ -156,6 +156,57 @@ ENTRY entry {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(result.data<float>()[i], value.data<float>()[i] + 1);
 }
 
+// As in XLA, an output may alias a parameter of another shape with the same
+// byte size; donated, the output takes the parameter's buffer, not donated,
+// the caller's value stays.
+TEST(CpuPlatformTest, OutputAliasesAParameterOfAnotherShapeAndTheSameSize) {
+  constexpr char kText[] = R"(
+HloModule swap, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = bf16[10,11,12] parameter(0)
+  t = bf16[11,10,12] transpose(p), dimensions={1,0,2}
+  ROOT out = bf16[11,10,12] negate(t)
+})";
+  Literal values(ShapeUtil::MakeShape(F32, {10, 11, 12}));
+  for (size_t i = 0; i < values.data<float>().size(); ++i) {
+    values.data<float>()[i] = static_cast<float>(i % 7);
+  }
+  const Literal argument = *values.Convert(BF16);
+  for (const char* platform : {"cpu", "interpreter"}) {
+    SCOPED_TRACE(platform);
+    LocalClient* client = ClientFor(platform);
+    auto module = ParseAndReturnUnverifiedModule(kText);
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto executable = client->Compile(std::move(*module), {});
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    auto check = [&](const ShapedBuffer& result) {
+      Literal out = *(*client->ShapedBufferToLiteral(result)).Convert(F32);
+      ASSERT_EQ(out.shape().dimensions(), (std::vector<int64_t>{11, 10, 12}));
+      for (int64_t i = 0; i < 10; ++i) {
+        for (int64_t j = 0; j < 11; ++j) {
+          for (int64_t k = 0; k < 12; ++k) {
+            ASSERT_EQ(out.data<float>()[(j * 10 + i) * 12 + k],
+                      -values.data<float>()[(i * 11 + j) * 12 + k]);
+          }
+        }
+      }
+    };
+    ScopedShapedBuffer kept = *client->LiteralToShapedBuffer(argument, 0);
+    auto copied = (*executable)->Run({&kept}, {});
+    ASSERT_TRUE(copied.ok()) << copied.status();
+    check(*copied);
+    EXPECT_EQ(*client->ShapedBufferToLiteral(kept), argument);
+    ScopedShapedBuffer donated = *client->LiteralToShapedBuffer(argument, 0);
+    const void* address = donated.root_buffer().opaque();
+    std::vector<ExecutionInput> inputs;
+    inputs.push_back(ExecutionInput::Donate(&donated));
+    auto output = (*executable)->Run(std::move(inputs), {});
+    ASSERT_TRUE(output.ok()) << output.status();
+    EXPECT_EQ(output->Result().root_buffer().opaque(), address);
+    check(output->Result());
+  }
+}
+
 TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
   absl::Status status = RunOn("cpu", R"(
 HloModule m
