@@ -1,0 +1,1371 @@
+// HLO modules as XLA's HloModuleProto (see hlo_proto.h).
+//
+// Writing: module and computation structure, shapes, literals, metadata and
+// frontend attributes come from the IR; an instruction's own attributes
+// come from its canonical text (the printer knows every op's attributes),
+// each `key=value` mapped to its proto field by kAttributes or by a
+// function below. Reading is the inverse: the proto becomes HLO text that
+// the parser reads (it checks everything text is checked for), then
+// metadata and frontend attributes are set on the instructions. A key or a
+// field without a mapping is an Unimplemented error naming it.
+#include "axle/hlo/proto/hlo_proto.h"
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "axle/base/status_macros.h"
+#include "axle/core/literal_text.h"
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
+#include "axle/hlo/text/hlo_printer.h"
+
+namespace axle {
+namespace {
+
+namespace pb = ::google::protobuf;
+
+absl::Status Unimplemented(absl::string_view what) {
+  return absl::UnimplementedError(absl::StrCat("HloModuleProto: ", what, " is not supported yet"));
+}
+
+absl::Status Invalid(absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("HloModuleProto: ", what));
+}
+
+// --- Shapes and literals ------------------------------------------------------
+
+absl::Status LayoutToProto(const Layout& layout, proto::LayoutProto* out) {
+  if (!layout.tiles().empty()) return Unimplemented("LayoutProto.tiles");
+  if (!layout.dim_levels().empty()) return Unimplemented("LayoutProto.dim_level_types");
+  if (!layout.split_configs().empty()) return Unimplemented("LayoutProto.split_configs");
+  if (layout.physical_shape() != nullptr) return Unimplemented("LayoutProto.physical_shape");
+  for (int64_t d : layout.minor_to_major()) out->add_minor_to_major(d);
+  out->set_tail_padding_alignment_in_elements(layout.tail_padding_alignment_in_elements());
+  out->set_element_size_in_bits(layout.element_size_in_bits());
+  out->set_memory_space(layout.memory_space());
+  out->set_index_primitive_type(layout.index_primitive_type());
+  out->set_pointer_primitive_type(layout.pointer_primitive_type());
+  out->set_dynamic_shape_metadata_prefix_bytes(layout.dynamic_shape_metadata_prefix_bytes());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Layout> LayoutFromProto(const proto::LayoutProto& proto) {
+  if (proto.tiles_size() > 0) return Unimplemented("LayoutProto.tiles");
+  if (proto.dim_level_types_size() > 0) return Unimplemented("LayoutProto.dim_level_types");
+  if (proto.split_configs_size() > 0) return Unimplemented("LayoutProto.split_configs");
+  if (!proto.physical_shape().empty()) return Unimplemented("LayoutProto.physical_shape");
+  Layout layout;
+  for (int64_t d : proto.minor_to_major()) layout.mutable_minor_to_major()->push_back(d);
+  layout.set_tail_padding_alignment_in_elements(proto.tail_padding_alignment_in_elements());
+  layout.set_element_size_in_bits(proto.element_size_in_bits());
+  layout.set_memory_space(proto.memory_space());
+  layout.set_index_primitive_type(static_cast<PrimitiveType>(proto.index_primitive_type()));
+  layout.set_pointer_primitive_type(static_cast<PrimitiveType>(proto.pointer_primitive_type()));
+  layout.set_dynamic_shape_metadata_prefix_bytes(proto.dynamic_shape_metadata_prefix_bytes());
+  return layout;
+}
+
+bool IsKnownType(int type) {
+  return type == TUPLE || type == TOKEN || type == OPAQUE_TYPE ||
+         primitive_util::IsArrayType(static_cast<PrimitiveType>(type));
+}
+
+}  // namespace
+
+absl::StatusOr<ShapeProto> ShapeToProto(const Shape& shape) {
+  ShapeProto out;
+  out.set_element_type(shape.element_type());
+  if (shape.IsBuffer()) return Unimplemented("a buffer shape");
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      AXLE_ASSIGN_OR_RETURN(*out.add_tuple_shapes(), ShapeToProto(element));
+    }
+    return out;
+  }
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    out.add_dimensions(shape.dimensions(i));
+    out.add_is_dynamic_dimension(shape.is_dynamic_dimension(i));
+  }
+  if (shape.IsArray() && shape.has_layout()) {
+    AXLE_RETURN_IF_ERROR(LayoutToProto(shape.layout(), out.mutable_layout()));
+  }
+  return out;
+}
+
+absl::StatusOr<Shape> ShapeFromProto(const ShapeProto& proto) {
+  if (!IsKnownType(proto.element_type())) {
+    return Invalid(absl::StrCat("ShapeProto.element_type ", proto.element_type(),
+                                " is no primitive type Axle knows"));
+  }
+  const auto type = static_cast<PrimitiveType>(proto.element_type());
+  if (type == TUPLE) {
+    std::vector<Shape> elements;
+    for (const ShapeProto& element : proto.tuple_shapes()) {
+      AXLE_ASSIGN_OR_RETURN(Shape shape, ShapeFromProto(element));
+      elements.push_back(std::move(shape));
+    }
+    return ShapeUtil::MakeTupleShape(std::move(elements));
+  }
+  if (type == TOKEN) return ShapeUtil::MakeTokenShape();
+  if (type == OPAQUE_TYPE) return ShapeUtil::MakeOpaqueShape();
+  if (proto.is_dynamic_dimension_size() != 0 &&
+      proto.is_dynamic_dimension_size() != proto.dimensions_size()) {
+    return Invalid("ShapeProto.is_dynamic_dimension does not match the dimensions");
+  }
+  std::vector<int64_t> dimensions(proto.dimensions().begin(), proto.dimensions().end());
+  Shape shape = ShapeUtil::MakeShape(type, dimensions);
+  for (int i = 0; i < proto.is_dynamic_dimension_size(); ++i) {
+    shape.set_dynamic_dimension(i, proto.is_dynamic_dimension(i));
+  }
+  if (proto.has_layout()) {
+    AXLE_ASSIGN_OR_RETURN(Layout layout, LayoutFromProto(proto.layout()));
+    if (static_cast<int64_t>(layout.minor_to_major().size()) != shape.rank()) {
+      return Invalid(absl::StrCat("LayoutProto.minor_to_major has ", layout.minor_to_major().size(),
+                                  " entries for rank ", shape.rank()));
+    }
+    shape.set_layout(std::move(layout));
+  }
+  return shape;
+}
+
+namespace {
+
+// Whether literals hold `shape`'s elements in row-major order (the order
+// of their proto fields).
+bool RowMajor(const Shape& shape) {
+  return !shape.has_layout() || ShapeUtil::HasDescendingLayout(shape);
+}
+
+template <typename T, typename Field>
+void CopyElements(const Literal& literal, Field* field) {
+  const T* data = static_cast<const T*>(literal.untyped_data());
+  const int64_t count = literal.size_bytes() / static_cast<int64_t>(sizeof(T));
+  field->Reserve(static_cast<int>(count));
+  for (int64_t i = 0; i < count; ++i) field->Add(data[i]);
+}
+
+template <typename T, typename Field>
+absl::Status ReadElements(const Field& field, Literal* literal, absl::string_view name) {
+  const int64_t count = literal->size_bytes() / static_cast<int64_t>(sizeof(T));
+  if (field.size() != count) {
+    return Invalid(absl::StrCat("LiteralProto.", name, " holds ", field.size(), " values for ",
+                                literal->shape().ToString(), " (", count, ")"));
+  }
+  T* data = static_cast<T*>(literal->untyped_data());
+  for (int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+  return absl::OkStatus();
+}
+
+// The `bytes` field holding literals of `type`, or null for the types with
+// a repeated number field.
+std::string* BytesField(PrimitiveType type, LiteralProto* proto) {
+  switch (type) {
+    case S1:
+      return proto->mutable_s1s();
+    case S2:
+      return proto->mutable_s2s();
+    case S4:
+      return proto->mutable_s4s();
+    case S8:
+      return proto->mutable_s8s();
+    case U1:
+      return proto->mutable_u1s();
+    case U2:
+      return proto->mutable_u2s();
+    case U4:
+      return proto->mutable_u4s();
+    case U8:
+      return proto->mutable_u8s();
+    case F16:
+      return proto->mutable_f16s();
+    case BF16:
+      return proto->mutable_bf16s();
+    case U16:
+      return proto->mutable_u16s();
+    case S16:
+      return proto->mutable_s16s();
+    case F4E2M1FN:
+      return proto->mutable_f4e2m1fns();
+    case F8E3M4:
+      return proto->mutable_f8e3m4s();
+    case F8E4M3B11FNUZ:
+      return proto->mutable_f8e4m3b11fnuzs();
+    case F8E4M3FN:
+      return proto->mutable_f8e4m3fns();
+    case F8E4M3FNUZ:
+      return proto->mutable_f8e4m3fnuzs();
+    case F8E4M3:
+      return proto->mutable_f8e4m3s();
+    case F8E5M2FNUZ:
+      return proto->mutable_f8e5m2fnuzs();
+    case F8E5M2:
+      return proto->mutable_f8e5m2s();
+    case F8E8M0FNU:
+      return proto->mutable_f8e8m0fnus();
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<LiteralProto> LiteralToProto(const Literal& literal) {
+  LiteralProto out;
+  AXLE_ASSIGN_OR_RETURN(*out.mutable_shape(), ShapeToProto(literal.shape()));
+  const Shape& shape = literal.shape();
+  if (shape.IsTuple()) {
+    for (int64_t i = 0; i < literal.tuple_size(); ++i) {
+      AXLE_ASSIGN_OR_RETURN(*out.add_tuple_literals(), LiteralToProto(literal.tuple_element(i)));
+    }
+    return out;
+  }
+  if (!shape.IsArray()) return out;
+  if (!RowMajor(shape)) return Unimplemented("a literal in a non-default layout");
+  switch (shape.element_type()) {
+    case PRED:
+      CopyElements<bool>(literal, out.mutable_preds());
+      break;
+    case S32:
+      CopyElements<int32_t>(literal, out.mutable_s32s());
+      break;
+    case S64:
+      CopyElements<int64_t>(literal, out.mutable_s64s());
+      break;
+    case U32:
+      CopyElements<uint32_t>(literal, out.mutable_u32s());
+      break;
+    case U64:
+      CopyElements<uint64_t>(literal, out.mutable_u64s());
+      break;
+    case F32:
+      CopyElements<float>(literal, out.mutable_f32s());
+      break;
+    case F64:
+      CopyElements<double>(literal, out.mutable_f64s());
+      break;
+    case C64:
+      CopyElements<float>(literal, out.mutable_c64s());
+      break;
+    case C128:
+      CopyElements<double>(literal, out.mutable_c128s());
+      break;
+    default: {
+      // One element per byte for sub-byte types, as XLA writes them; 16-bit
+      // types little-endian, as the host holds them.
+      std::string* bytes = BytesField(shape.element_type(), &out);
+      if (bytes == nullptr) return Unimplemented(absl::StrCat("a literal of ", shape.ToString()));
+      bytes->assign(static_cast<const char*>(literal.untyped_data()),
+                    static_cast<size_t>(literal.size_bytes()));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Literal> LiteralFromProto(const LiteralProto& proto) {
+  AXLE_ASSIGN_OR_RETURN(Shape shape, ShapeFromProto(proto.shape()));
+  if (shape.IsTuple()) {
+    if (proto.tuple_literals_size() != shape.tuple_shapes_size()) {
+      return Invalid("LiteralProto.tuple_literals does not match the tuple shape");
+    }
+    std::vector<Literal> elements;
+    for (const LiteralProto& element : proto.tuple_literals()) {
+      AXLE_ASSIGN_OR_RETURN(Literal literal, LiteralFromProto(element));
+      elements.push_back(std::move(literal));
+    }
+    return Literal::MakeTuple(std::move(elements));
+  }
+  if (!RowMajor(shape)) return Unimplemented("a literal in a non-default layout");
+  Literal literal(shape);
+  if (!shape.IsArray()) return literal;
+  switch (shape.element_type()) {
+    case PRED:
+      AXLE_RETURN_IF_ERROR(ReadElements<bool>(proto.preds(), &literal, "preds"));
+      break;
+    case S32:
+      AXLE_RETURN_IF_ERROR(ReadElements<int32_t>(proto.s32s(), &literal, "s32s"));
+      break;
+    case S64:
+      AXLE_RETURN_IF_ERROR(ReadElements<int64_t>(proto.s64s(), &literal, "s64s"));
+      break;
+    case U32:
+      AXLE_RETURN_IF_ERROR(ReadElements<uint32_t>(proto.u32s(), &literal, "u32s"));
+      break;
+    case U64:
+      AXLE_RETURN_IF_ERROR(ReadElements<uint64_t>(proto.u64s(), &literal, "u64s"));
+      break;
+    case F32:
+      AXLE_RETURN_IF_ERROR(ReadElements<float>(proto.f32s(), &literal, "f32s"));
+      break;
+    case F64:
+      AXLE_RETURN_IF_ERROR(ReadElements<double>(proto.f64s(), &literal, "f64s"));
+      break;
+    case C64:
+      AXLE_RETURN_IF_ERROR(ReadElements<float>(proto.c64s(), &literal, "c64s"));
+      break;
+    case C128:
+      AXLE_RETURN_IF_ERROR(ReadElements<double>(proto.c128s(), &literal, "c128s"));
+      break;
+    default: {
+      LiteralProto scratch = proto;
+      const std::string* bytes = BytesField(shape.element_type(), &scratch);
+      if (bytes == nullptr) return Unimplemented(absl::StrCat("a literal of ", shape.ToString()));
+      if (static_cast<int64_t>(bytes->size()) != literal.size_bytes()) {
+        return Invalid(absl::StrCat("a literal of ", shape.ToString(), " holds ", bytes->size(),
+                                    " bytes; expected ", literal.size_bytes()));
+      }
+      std::memcpy(literal.untyped_data(), bytes->data(), bytes->size());
+    }
+  }
+  return literal;
+}
+
+namespace {
+
+// --- Instruction attributes ---------------------------------------------------
+
+// How an attribute's text value reads: `key={1,2}`, `key=3`, `key=true`,
+// `key=NAME`, `key="text"`, `key=1.5`.
+enum class ValueKind { kIntList, kInt, kBool, kIdent, kQuoted, kFloat };
+
+struct AttributeField {
+  const char* key;   // in HLO text
+  const char* path;  // in HloInstructionProto; "message.field" for a field of a sub-message
+  ValueKind kind;
+};
+
+// The attributes that are one proto field each.
+constexpr AttributeField kAttributes[] = {
+    {"dimensions", "dimensions", ValueKind::kIntList},
+    {"index", "tuple_index", ValueKind::kInt},
+    {"exponent_bits", "exponent_bits", ValueKind::kInt},
+    {"mantissa_bits", "mantissa_bits", ValueKind::kInt},
+    {"dynamic_slice_sizes", "dynamic_slice_sizes", ValueKind::kIntList},
+    {"epsilon", "epsilon", ValueKind::kFloat},
+    {"feature_index", "feature_index", ValueKind::kInt},
+    {"channel_id", "channel_id", ValueKind::kInt},
+    {"custom_call_target", "custom_call_target", ValueKind::kQuoted},
+    {"backend_config", "backend_config", ValueKind::kQuoted},
+    {"fft_length", "fft_length", ValueKind::kIntList},
+    {"direction", "comparison_direction", ValueKind::kIdent},
+    {"type", "comparison_type", ValueKind::kIdent},
+    {"slice_sizes", "gather_slice_sizes", ValueKind::kIntList},
+    {"use_global_device_ids", "use_global_device_ids", ValueKind::kBool},
+    {"is_stable", "is_stable", ValueKind::kBool},
+    {"constrain_layout", "constrain_layout", ValueKind::kBool},
+    {"custom_call_has_side_effect", "custom_call_has_side_effect", ValueKind::kBool},
+    {"indices_are_sorted", "indices_are_sorted", ValueKind::kBool},
+    {"unique_indices", "unique_indices", ValueKind::kBool},
+    {"feature_group_count", "feature_group_count", ValueKind::kInt},
+    {"batch_group_count", "batch_group_count", ValueKind::kInt},
+    {"k", "k", ValueKind::kInt},
+    {"largest", "largest", ValueKind::kBool},
+    {"kind", "fusion_kind", ValueKind::kIdent},
+    {"delta", "delta", ValueKind::kInt},
+    {"lhs_contracting_dims", "dot_dimension_numbers.lhs_contracting_dimensions",
+     ValueKind::kIntList},
+    {"rhs_contracting_dims", "dot_dimension_numbers.rhs_contracting_dimensions",
+     ValueKind::kIntList},
+    {"lhs_batch_dims", "dot_dimension_numbers.lhs_batch_dimensions", ValueKind::kIntList},
+    {"rhs_batch_dims", "dot_dimension_numbers.rhs_batch_dimensions", ValueKind::kIntList},
+    {"offset_dims", "gather_dimension_numbers.offset_dims", ValueKind::kIntList},
+    {"collapsed_slice_dims", "gather_dimension_numbers.collapsed_slice_dims", ValueKind::kIntList},
+    {"start_index_map", "gather_dimension_numbers.start_index_map", ValueKind::kIntList},
+    {"operand_batching_dims", "gather_dimension_numbers.operand_batching_dims",
+     ValueKind::kIntList},
+    {"start_indices_batching_dims", "gather_dimension_numbers.start_indices_batching_dims",
+     ValueKind::kIntList},
+    {"update_window_dims", "scatter_dimension_numbers.update_window_dims", ValueKind::kIntList},
+    {"inserted_window_dims", "scatter_dimension_numbers.inserted_window_dims", ValueKind::kIntList},
+    {"scatter_dims_to_operand_dims", "scatter_dimension_numbers.scatter_dims_to_operand_dims",
+     ValueKind::kIntList},
+    {"input_batching_dims", "scatter_dimension_numbers.input_batching_dims", ValueKind::kIntList},
+    {"scatter_indices_batching_dims", "scatter_dimension_numbers.scatter_indices_batching_dims",
+     ValueKind::kIntList},
+};
+
+// Attributes the IR gives instead of the text (called computations, control
+// predecessors, metadata, frontend attributes).
+bool FromTheIr(absl::string_view key) {
+  static const char* const kKeys[] = {"calls",
+                                      "to_apply",
+                                      "condition",
+                                      "body",
+                                      "select",
+                                      "scatter",
+                                      "true_computation",
+                                      "false_computation",
+                                      "branch_computations",
+                                      "called_computations",
+                                      "control-predecessors",
+                                      "metadata",
+                                      "frontend_attributes"};
+  for (const char* k : kKeys) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+// The proto field at `path` of `message` (creating sub-messages).
+std::pair<pb::Message*, const pb::FieldDescriptor*> FieldAt(pb::Message* message,
+                                                            absl::string_view path) {
+  std::vector<std::string> parts = absl::StrSplit(path, '.');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const pb::FieldDescriptor* sub = message->GetDescriptor()->FindFieldByName(parts[i]);
+    message = message->GetReflection()->MutableMessage(message, sub);
+  }
+  return {message, message->GetDescriptor()->FindFieldByName(parts.back())};
+}
+
+// Splits `text` at the commas outside brackets and strings.
+std::vector<std::string> SplitTopLevel(absl::string_view text, char separator) {
+  std::vector<std::string> parts;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+    } else if (c == '{' || c == '[' || c == '(') {
+      ++depth;
+    } else if (c == '}' || c == ']' || c == ')') {
+      --depth;
+    } else if (c == separator && depth == 0) {
+      parts.emplace_back(absl::StripAsciiWhitespace(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  std::string last(absl::StripAsciiWhitespace(text.substr(start)));
+  if (!last.empty()) parts.push_back(std::move(last));
+  return parts;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseIntList(absl::string_view text, absl::string_view what) {
+  text = absl::StripAsciiWhitespace(text);
+  if (text.size() < 2 || text.front() != '{' || text.back() != '}') {
+    return Invalid(absl::StrCat(what, ": expected {integers}, got ", text));
+  }
+  std::vector<int64_t> values;
+  for (const std::string& part : SplitTopLevel(text.substr(1, text.size() - 2), ',')) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(part, &value)) {
+      return Invalid(absl::StrCat(what, ": ", part, " is not an integer"));
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+absl::StatusOr<std::string> Unquote(absl::string_view text, absl::string_view what) {
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') {
+    return Invalid(absl::StrCat(what, ": expected a quoted string, got ", text));
+  }
+  std::string out;
+  std::string error;
+  if (!absl::CUnescape(text.substr(1, text.size() - 2), &out, &error)) {
+    return Invalid(absl::StrCat(what, ": ", error));
+  }
+  return out;
+}
+
+absl::Status SetField(pb::Message* root, const AttributeField& field, absl::string_view value) {
+  auto [message, descriptor] = FieldAt(root, field.path);
+  const pb::Reflection* reflection = message->GetReflection();
+  switch (field.kind) {
+    case ValueKind::kIntList: {
+      AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> values, ParseIntList(value, field.key));
+      for (int64_t v : values) reflection->AddInt64(message, descriptor, v);
+      return absl::OkStatus();
+    }
+    case ValueKind::kInt: {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(value, &v)) {
+        return Invalid(absl::StrCat(field.key, ": ", value, " is not an integer"));
+      }
+      if (descriptor->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT32) {
+        reflection->SetInt32(message, descriptor, static_cast<int32_t>(v));
+      } else {
+        reflection->SetInt64(message, descriptor, v);
+      }
+      return absl::OkStatus();
+    }
+    case ValueKind::kBool:
+      reflection->SetBool(message, descriptor, value == "true");
+      return absl::OkStatus();
+    case ValueKind::kIdent:
+      reflection->SetString(message, descriptor, std::string(value));
+      return absl::OkStatus();
+    case ValueKind::kQuoted: {
+      AXLE_ASSIGN_OR_RETURN(std::string text, Unquote(value, field.key));
+      reflection->SetString(message, descriptor, std::move(text));
+      return absl::OkStatus();
+    }
+    case ValueKind::kFloat: {
+      float v = 0;
+      if (!absl::SimpleAtof(value, &v)) {
+        return Invalid(absl::StrCat(field.key, ": ", value, " is not a number"));
+      }
+      reflection->SetFloat(message, descriptor, v);
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `{[0:2], [1:5:2]}`.
+absl::Status ParseSlice(absl::string_view value, HloInstructionProto* out) {
+  if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
+    return Invalid(absl::StrCat("slice: ", value));
+  }
+  for (const std::string& part : SplitTopLevel(value.substr(1, value.size() - 2), ',')) {
+    absl::string_view range = part;
+    if (range.size() < 2 || range.front() != '[' || range.back() != ']') {
+      return Invalid(absl::StrCat("slice: ", part));
+    }
+    std::vector<std::string> bounds = absl::StrSplit(range.substr(1, range.size() - 2), ':');
+    std::vector<int64_t> numbers;
+    for (const std::string& bound : bounds) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(bound, &v)) return Invalid(absl::StrCat("slice: ", part));
+      numbers.push_back(v);
+    }
+    if (numbers.size() < 2 || numbers.size() > 3) return Invalid(absl::StrCat("slice: ", part));
+    auto* dimension = out->add_slice_dimensions();
+    dimension->set_start(numbers[0]);
+    dimension->set_limit(numbers[1]);
+    dimension->set_stride(numbers.size() == 3 ? numbers[2] : 1);
+  }
+  return absl::OkStatus();
+}
+
+// `0_0x1_1` (low_high[_interior] per dimension).
+absl::Status ParsePadding(absl::string_view value, HloInstructionProto* out) {
+  for (absl::string_view dimension : absl::StrSplit(value, 'x')) {
+    std::vector<std::string> numbers = absl::StrSplit(dimension, '_');
+    int64_t v[3] = {0, 0, 0};
+    if (numbers.size() < 2 || numbers.size() > 3) return Invalid(absl::StrCat("padding: ", value));
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      if (!absl::SimpleAtoi(numbers[i], &v[i])) return Invalid(absl::StrCat("padding: ", value));
+    }
+    auto* d = out->mutable_padding_config()->add_dimensions();
+    d->set_edge_padding_low(v[0]);
+    d->set_edge_padding_high(v[1]);
+    d->set_interior_padding(v[2]);
+  }
+  return absl::OkStatus();
+}
+
+// `{size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0}`.
+absl::Status ParseWindow(absl::string_view value, HloInstructionProto* out) {
+  if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
+    return Invalid(absl::StrCat("window: ", value));
+  }
+  std::map<std::string, std::vector<std::string>> fields;
+  for (absl::string_view item :
+       absl::StrSplit(value.substr(1, value.size() - 2), ' ', absl::SkipEmpty())) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) return Invalid(absl::StrCat("window: ", value));
+    fields[kv[0]] = absl::StrSplit(kv[1], 'x');
+  }
+  const size_t rank = fields.count("size") ? fields["size"].size() : 0;
+  for (const auto& [key, values] : fields) {
+    if (key != "size" && key != "stride" && key != "pad" && key != "lhs_dilate" &&
+        key != "rhs_dilate" && key != "rhs_reversal") {
+      return Unimplemented(absl::StrCat("the window field '", key, "'"));
+    }
+    if (values.size() != rank) return Invalid(absl::StrCat("window: ", value));
+  }
+  auto number = [&](const char* key, size_t i, int64_t fallback) -> absl::StatusOr<int64_t> {
+    auto it = fields.find(key);
+    if (it == fields.end()) return fallback;
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(it->second[i], &v)) return Invalid(absl::StrCat("window: ", value));
+    return v;
+  };
+  for (size_t i = 0; i < rank; ++i) {
+    auto* d = out->mutable_window()->add_dimensions();
+    AXLE_ASSIGN_OR_RETURN(int64_t size, number("size", i, 1));
+    AXLE_ASSIGN_OR_RETURN(int64_t stride, number("stride", i, 1));
+    AXLE_ASSIGN_OR_RETURN(int64_t lhs, number("lhs_dilate", i, 1));
+    AXLE_ASSIGN_OR_RETURN(int64_t rhs, number("rhs_dilate", i, 1));
+    AXLE_ASSIGN_OR_RETURN(int64_t reversal, number("rhs_reversal", i, 0));
+    d->set_size(size);
+    d->set_stride(stride);
+    d->set_base_dilation(lhs);
+    d->set_window_dilation(rhs);
+    d->set_window_reversal(reversal != 0);
+    if (fields.count("pad")) {
+      std::vector<std::string> pad = absl::StrSplit(fields["pad"][i], '_');
+      int64_t low = 0;
+      int64_t high = 0;
+      if (pad.size() != 2 || !absl::SimpleAtoi(pad[0], &low) || !absl::SimpleAtoi(pad[1], &high)) {
+        return Invalid(absl::StrCat("window: ", value));
+      }
+      d->set_padding_low(low);
+      d->set_padding_high(high);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `{{0,1},{2,3}}`.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParseIntLists(absl::string_view value,
+                                                                absl::string_view what) {
+  if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
+    return Invalid(absl::StrCat(what, ": ", value));
+  }
+  std::vector<std::vector<int64_t>> lists;
+  for (const std::string& part : SplitTopLevel(value.substr(1, value.size() - 2), ',')) {
+    AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> list, ParseIntList(part, what));
+    lists.push_back(std::move(list));
+  }
+  return lists;
+}
+
+constexpr const char* kPrecisions[] = {"default", "high", "highest"};
+constexpr const char* kApiVersions[] = {
+    "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+    "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+constexpr const char* kDistributions[] = {"rng_invalid", "rng_uniform", "rng_normal"};
+constexpr const char* kFftTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+constexpr const char* kRngAlgorithms[] = {"rng_default", "rng_three_fry", "rng_philox"};
+
+template <size_t N>
+absl::StatusOr<int> IndexOf(const char* const (&names)[N], absl::string_view name,
+                            absl::string_view what) {
+  for (size_t i = 0; i < N; ++i) {
+    if (absl::EqualsIgnoreCase(names[i], name)) return static_cast<int>(i);
+  }
+  return Unimplemented(absl::StrCat(what, " '", name, "'"));
+}
+
+// One `key=value` of `instruction`'s text into `out`.
+absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_view key,
+                              absl::string_view value, HloInstructionProto* out) {
+  if (FromTheIr(key)) return absl::OkStatus();
+  if (key == "iota_dimension") {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(value, &v)) return Invalid(absl::StrCat("iota_dimension: ", value));
+    out->add_dimensions(v);
+    return absl::OkStatus();
+  }
+  if (key == "index_vector_dim") {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(value, &v)) return Invalid(absl::StrCat("index_vector_dim: ", value));
+    if (instruction.opcode() == HloOpcode::kGather) {
+      out->mutable_gather_dimension_numbers()->set_index_vector_dim(v);
+    } else {
+      out->mutable_scatter_dimension_numbers()->set_index_vector_dim(v);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "slice") return ParseSlice(value, out);
+  if (key == "padding" && instruction.opcode() == HloOpcode::kPad) return ParsePadding(value, out);
+  if (key == "window") return ParseWindow(value, out);
+  if (key == "replica_groups") {
+    AXLE_ASSIGN_OR_RETURN(auto groups, ParseIntLists(value, key));
+    for (const auto& group : groups) {
+      auto* g = out->add_replica_groups();
+      for (int64_t id : group) g->add_replica_ids(id);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "source_target_pairs") {
+    AXLE_ASSIGN_OR_RETURN(auto pairs, ParseIntLists(value, key));
+    for (const auto& pair : pairs) {
+      if (pair.size() != 2) return Invalid(absl::StrCat("source_target_pairs: ", value));
+      auto* p = out->add_source_target_pairs();
+      p->set_source(pair[0]);
+      p->set_target(pair[1]);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "operand_precision") {
+    if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
+      return Invalid(absl::StrCat("operand_precision: ", value));
+    }
+    for (const std::string& name : SplitTopLevel(value.substr(1, value.size() - 2), ',')) {
+      AXLE_ASSIGN_OR_RETURN(int precision, IndexOf(kPrecisions, name, "the precision"));
+      out->mutable_precision_config()->add_operand_precision(precision);
+    }
+    return absl::OkStatus();
+  }
+  if (key == "api_version") {
+    AXLE_ASSIGN_OR_RETURN(int version, IndexOf(kApiVersions, value, "the api_version"));
+    out->set_custom_call_api_version(version);
+    return absl::OkStatus();
+  }
+  if (key == "distribution") {
+    AXLE_ASSIGN_OR_RETURN(int distribution, IndexOf(kDistributions, value, "the distribution"));
+    out->set_distribution(distribution);
+    return absl::OkStatus();
+  }
+  if (key == "fft_type") {
+    AXLE_ASSIGN_OR_RETURN(int type, IndexOf(kFftTypes, value, "the fft_type"));
+    out->set_fft_type(type);
+    return absl::OkStatus();
+  }
+  if (key == "algorithm" && instruction.opcode() == HloOpcode::kRngBitGenerator) {
+    AXLE_ASSIGN_OR_RETURN(int algorithm, IndexOf(kRngAlgorithms, value, "the rng algorithm"));
+    out->set_rng_algorithm(algorithm);
+    return absl::OkStatus();
+  }
+  for (const AttributeField& field : kAttributes) {
+    if (key == field.key) return SetField(out, field, value);
+  }
+  return Unimplemented(absl::StrCat("the attribute '", key, "' (instruction %", instruction.name(),
+                                    ", ", HloOpcodeString(instruction.opcode()), ")"));
+}
+
+// The attributes of `instruction` as its canonical text gives them: what
+// follows the operand list.
+absl::StatusOr<std::vector<std::string>> AttributeTexts(const HloInstruction& instruction) {
+  const HloPrintOptions options = HloPrintOptions::Canonical()
+                                      .set_print_metadata(false)
+                                      .set_print_operand_index_annotation_interval(0)
+                                      .set_print_control_dependencies(false)
+                                      .set_print_operand_shape(false)
+                                      .set_syntax_sugar_async_ops(false);
+  const std::string text = ToString(instruction, options);
+  const std::string opcode = absl::StrCat(" ", HloOpcodeString(instruction.opcode()), "(");
+  const size_t equals = text.find(" = ");
+  const size_t open = text.find(opcode, equals == std::string::npos ? 0 : equals);
+  if (open == std::string::npos) {
+    return absl::InternalError(absl::StrCat("cannot find the operands of ", text));
+  }
+  int depth = 0;
+  bool quoted = false;
+  size_t close = std::string::npos;
+  for (size_t i = open + opcode.size() - 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '(' || c == '{' || c == '[') {
+      ++depth;
+    } else if (c == ')' || c == '}' || c == ']') {
+      if (--depth == 0) {
+        close = i;
+        break;
+      }
+    }
+  }
+  if (close == std::string::npos) {
+    return absl::InternalError(absl::StrCat("unbalanced operands in ", text));
+  }
+  return SplitTopLevel(absl::string_view(text).substr(close + 1), ',');
+}
+
+void MetadataToProto(const OpMetadata& metadata, proto::OpMetadata* out) {
+  out->set_op_type(metadata.op_type());
+  out->set_op_name(metadata.op_name());
+  out->set_source_file(metadata.source_file());
+  out->set_source_line(metadata.source_line());
+  out->set_source_end_line(metadata.source_end_line());
+  out->set_source_column(metadata.source_column());
+  out->set_source_end_column(metadata.source_end_column());
+  for (int32_t type : metadata.profile_type()) out->add_profile_type(type);
+  out->set_deduplicated_name(metadata.deduplicated_name());
+  out->set_scheduling_name(metadata.scheduling_name());
+  out->set_stack_frame_id(metadata.stack_frame_id());
+}
+
+absl::StatusOr<OpMetadata> MetadataFromProto(const proto::OpMetadata& proto) {
+  if (!proto.profile_info().empty()) return Unimplemented("OpMetadata.profile_info");
+  OpMetadata metadata;
+  metadata.set_op_type(proto.op_type());
+  metadata.set_op_name(proto.op_name());
+  metadata.set_source_file(proto.source_file());
+  metadata.set_source_line(proto.source_line());
+  metadata.set_source_end_line(proto.source_end_line());
+  metadata.set_source_column(proto.source_column());
+  metadata.set_source_end_column(proto.source_end_column());
+  for (int32_t type : proto.profile_type()) metadata.add_profile_type(type);
+  metadata.set_deduplicated_name(proto.deduplicated_name());
+  metadata.set_scheduling_name(proto.scheduling_name());
+  metadata.set_stack_frame_id(proto.stack_frame_id());
+  return metadata;
+}
+
+// Computation ids in XLA's order of called computations: a while loop's
+// body comes first there (Axle holds the condition first).
+std::vector<const HloComputation*> CalledInXlaOrder(const HloInstruction& instruction) {
+  std::vector<const HloComputation*> called(instruction.called_computations().begin(),
+                                            instruction.called_computations().end());
+  if (instruction.opcode() == HloOpcode::kWhile && called.size() == 2) {
+    std::swap(called[0], called[1]);
+  }
+  return called;
+}
+
+absl::StatusOr<HloInstructionProto> InstructionToProto(
+    const HloInstruction& instruction,
+    const absl::flat_hash_map<const HloInstruction*, int64_t>& ids,
+    const absl::flat_hash_map<const HloComputation*, int64_t>& computation_ids) {
+  HloInstructionProto out;
+  out.set_name(instruction.name());
+  out.set_opcode(std::string(HloOpcodeString(instruction.opcode())));
+  AXLE_ASSIGN_OR_RETURN(*out.mutable_shape(), ShapeToProto(instruction.shape()));
+  out.set_id(ids.at(&instruction));
+  for (const HloInstruction* operand : instruction.operands()) out.add_operand_ids(ids.at(operand));
+  for (const HloInstruction* predecessor : instruction.control_predecessors()) {
+    out.add_control_predecessor_ids(ids.at(predecessor));
+  }
+  for (const HloComputation* called : CalledInXlaOrder(instruction)) {
+    out.add_called_computation_ids(computation_ids.at(called));
+  }
+  if (instruction.metadata().preserve_layout()) return Unimplemented("OpMetadata.preserve_layout");
+  MetadataToProto(instruction.metadata(), out.mutable_metadata());
+  for (const auto& [key, value] : instruction.frontend_attributes()) {
+    (*out.mutable_frontend_attributes()->mutable_map())[key] = value;
+  }
+  if (const auto* parameter = dyn_cast<HloParameterInstruction>(&instruction)) {
+    out.set_parameter_number(parameter->parameter_number());
+  }
+  if (const auto* constant = dyn_cast<HloConstantInstruction>(&instruction)) {
+    AXLE_ASSIGN_OR_RETURN(*out.mutable_literal(), LiteralToProto(constant->literal()));
+  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<std::string> attributes, AttributeTexts(instruction));
+  for (const std::string& attribute : attributes) {
+    const size_t equals = attribute.find('=');
+    if (equals == std::string::npos) {
+      return Unimplemented(absl::StrCat("the attribute text '", attribute, "' (instruction %",
+                                        instruction.name(), ")"));
+    }
+    AXLE_RETURN_IF_ERROR(AttributeToProto(instruction, attribute.substr(0, equals),
+                                          absl::string_view(attribute).substr(equals + 1), &out));
+  }
+  return out;
+}
+
+// --- From the proto: HLO text ------------------------------------------------
+
+std::string IntList(const pb::RepeatedField<int64_t>& values) {
+  return absl::StrCat("{", absl::StrJoin(values, ","), "}");
+}
+
+// Fields of HloInstructionProto the text builder reads; any other field set
+// is reported.
+bool HandledField(absl::string_view name) {
+  static const char* const kHandled[] = {"name",
+                                         "opcode",
+                                         "shape",
+                                         "metadata",
+                                         "literal",
+                                         "parameter_number",
+                                         "id",
+                                         "operand_ids",
+                                         "control_predecessor_ids",
+                                         "called_computation_ids",
+                                         "frontend_attributes",
+                                         "slice_dimensions",
+                                         "padding_config",
+                                         "window",
+                                         "replica_groups",
+                                         "source_target_pairs",
+                                         "precision_config",
+                                         "custom_call_api_version",
+                                         "distribution",
+                                         "fft_type",
+                                         "rng_algorithm",
+                                         "dot_dimension_numbers",
+                                         "gather_dimension_numbers",
+                                         "scatter_dimension_numbers",
+                                         "tuple_index",
+                                         "dimensions"};
+  for (const char* handled : kHandled) {
+    if (name == handled) return true;
+  }
+  for (const AttributeField& field : kAttributes) {
+    if (name == field.path) return true;
+  }
+  return false;
+}
+
+// The text of one field of kAttributes (`key=value`), or "" when unset.
+std::string FieldText(const HloInstructionProto& instruction, const AttributeField& field,
+                      bool always) {
+  const pb::Message* message = &instruction;
+  std::vector<std::string> parts = absl::StrSplit(field.path, '.');
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    const pb::FieldDescriptor* sub = message->GetDescriptor()->FindFieldByName(parts[i]);
+    if (!message->GetReflection()->HasField(*message, sub) && !always) return "";
+    message = &message->GetReflection()->GetMessage(*message, sub);
+  }
+  const pb::FieldDescriptor* descriptor = message->GetDescriptor()->FindFieldByName(parts.back());
+  const pb::Reflection* reflection = message->GetReflection();
+  if (descriptor->is_repeated()) {
+    if (reflection->FieldSize(*message, descriptor) == 0 && !always) return "";
+    std::vector<int64_t> values;
+    for (int i = 0; i < reflection->FieldSize(*message, descriptor); ++i) {
+      values.push_back(reflection->GetRepeatedInt64(*message, descriptor, i));
+    }
+    return absl::StrCat(field.key, "={", absl::StrJoin(values, ","), "}");
+  }
+  if (!reflection->HasField(*message, descriptor) && !always) return "";
+  switch (field.kind) {
+    case ValueKind::kInt:
+      return absl::StrCat(field.key, "=",
+                          descriptor->cpp_type() == pb::FieldDescriptor::CPPTYPE_INT32
+                              ? reflection->GetInt32(*message, descriptor)
+                              : reflection->GetInt64(*message, descriptor));
+    case ValueKind::kBool:
+      return absl::StrCat(field.key, "=",
+                          reflection->GetBool(*message, descriptor) ? "true" : "false");
+    case ValueKind::kIdent:
+      return absl::StrCat(field.key, "=", reflection->GetString(*message, descriptor));
+    case ValueKind::kQuoted:
+      return absl::StrCat(field.key, "=\"",
+                          absl::CEscape(reflection->GetString(*message, descriptor)), "\"");
+    case ValueKind::kFloat:
+      return absl::StrCat(field.key, "=", reflection->GetFloat(*message, descriptor));
+    case ValueKind::kIntList:
+      return "";
+  }
+  return "";
+}
+
+// Attributes the parser needs even at their default value, by opcode.
+bool AlwaysWritten(absl::string_view opcode, absl::string_view key) {
+  static const std::map<std::string, std::vector<std::string>> kAlways = {
+      {"broadcast", {"dimensions"}},
+      {"transpose", {"dimensions"}},
+      {"reduce", {"dimensions"}},
+      {"reverse", {"dimensions"}},
+      {"concatenate", {"dimensions"}},
+      {"sort", {"dimensions"}},
+      {"get-tuple-element", {"index"}},
+      {"reduce-precision", {"exponent_bits", "mantissa_bits"}},
+      {"batch-norm-training", {"epsilon", "feature_index"}},
+      {"batch-norm-inference", {"epsilon", "feature_index"}},
+      {"batch-norm-grad", {"epsilon", "feature_index"}},
+      {"gather", {"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes"}},
+      {"scatter", {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"}},
+      {"topk", {"k"}},
+  };
+  auto it = kAlways.find(std::string(opcode));
+  if (it == kAlways.end()) return false;
+  return std::find(it->second.begin(), it->second.end(), key) != it->second.end();
+}
+
+struct TextContext {
+  absl::flat_hash_map<int64_t, const HloInstructionProto*> instructions;
+  absl::flat_hash_map<int64_t, std::string> computation_names;
+};
+
+absl::StatusOr<std::string> ComputationName(const TextContext& context, int64_t id,
+                                            absl::string_view where) {
+  auto it = context.computation_names.find(id);
+  if (it == context.computation_names.end()) {
+    return Invalid(absl::StrCat(where, " calls computation id ", id, ", which does not exist"));
+  }
+  return absl::StrCat("%", it->second);
+}
+
+// `instruction` as one line of HLO text.
+absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instruction, bool root,
+                                            const TextContext& context) {
+  const std::string where = absl::StrCat("instruction %", instruction.name());
+  std::vector<const pb::FieldDescriptor*> set_fields;
+  instruction.GetReflection()->ListFields(instruction, &set_fields);
+  for (const pb::FieldDescriptor* field : set_fields) {
+    if (!HandledField(field->name())) {
+      return Unimplemented(absl::StrCat("HloInstructionProto.", field->name(), " (", where, ", ",
+                                        instruction.opcode(), ")"));
+    }
+  }
+  const std::string& opcode = instruction.opcode();
+  if (!StringToHloOpcode(opcode).has_value()) {
+    return Invalid(absl::StrCat(where, ": unknown opcode '", opcode, "'"));
+  }
+  AXLE_ASSIGN_OR_RETURN(Shape shape, ShapeFromProto(instruction.shape()));
+  std::string operands;
+  if (opcode == "parameter") {
+    operands = absl::StrCat(instruction.parameter_number());
+  } else if (opcode == "constant") {
+    AXLE_ASSIGN_OR_RETURN(Literal literal, LiteralFromProto(instruction.literal()));
+    operands = LiteralValueToHloText(literal, /*print_large=*/true);
+  } else {
+    std::vector<std::string> names;
+    for (int64_t id : instruction.operand_ids()) {
+      auto it = context.instructions.find(id);
+      if (it == context.instructions.end()) {
+        return Invalid(absl::StrCat(where, ": operand id ", id, " is no earlier instruction"));
+      }
+      names.push_back(absl::StrCat("%", it->second->name()));
+    }
+    operands = absl::StrJoin(names, ", ");
+  }
+  std::vector<std::string> attributes;
+  // Called computations, in XLA's order.
+  std::vector<std::string> called;
+  for (int64_t id : instruction.called_computation_ids()) {
+    AXLE_ASSIGN_OR_RETURN(std::string name, ComputationName(context, id, where));
+    called.push_back(std::move(name));
+  }
+  if (!called.empty()) {
+    auto expect = [&](size_t n) -> absl::Status {
+      if (called.size() == n) return absl::OkStatus();
+      return Invalid(absl::StrCat(where, ": ", opcode, " calls ", called.size(),
+                                  " computations; expected ", n));
+    };
+    if (opcode == "fusion" || opcode == "async-start") {
+      AXLE_RETURN_IF_ERROR(expect(1));
+      attributes.push_back(absl::StrCat("calls=", called[0]));
+    } else if (opcode == "while") {
+      AXLE_RETURN_IF_ERROR(expect(2));
+      attributes.push_back(absl::StrCat("condition=", called[1]));
+      attributes.push_back(absl::StrCat("body=", called[0]));
+    } else if (opcode == "select-and-scatter") {
+      AXLE_RETURN_IF_ERROR(expect(2));
+      attributes.push_back(absl::StrCat("select=", called[0]));
+      attributes.push_back(absl::StrCat("scatter=", called[1]));
+    } else if (opcode == "conditional") {
+      const HloInstructionProto* selector = nullptr;
+      if (instruction.operand_ids_size() > 0) {
+        auto it = context.instructions.find(instruction.operand_ids(0));
+        if (it != context.instructions.end()) selector = it->second;
+      }
+      if (called.size() == 2 && selector != nullptr && selector->shape().element_type() == PRED) {
+        attributes.push_back(absl::StrCat("true_computation=", called[0]));
+        attributes.push_back(absl::StrCat("false_computation=", called[1]));
+      } else {
+        attributes.push_back(
+            absl::StrCat("branch_computations={", absl::StrJoin(called, ", "), "}"));
+      }
+    } else if (opcode == "custom-call") {
+      attributes.push_back(absl::StrCat("called_computations={", absl::StrJoin(called, ", "), "}"));
+    } else {
+      AXLE_RETURN_IF_ERROR(expect(1));
+      attributes.push_back(absl::StrCat("to_apply=", called[0]));
+    }
+  }
+  if (opcode == "iota") {
+    if (instruction.dimensions_size() != 1) {
+      return Invalid(absl::StrCat(where, ": iota needs one entry in dimensions"));
+    }
+    attributes.push_back(absl::StrCat("iota_dimension=", instruction.dimensions(0)));
+  }
+  for (const AttributeField& field : kAttributes) {
+    if (opcode == "iota" && absl::string_view(field.key) == "dimensions") continue;
+    const bool always = AlwaysWritten(opcode, field.key);
+    std::string text = FieldText(instruction, field, always);
+    if (!text.empty()) attributes.push_back(std::move(text));
+  }
+  if (opcode == "gather" || opcode == "scatter") {
+    attributes.push_back(absl::StrCat(
+        "index_vector_dim=", opcode == "gather"
+                                 ? instruction.gather_dimension_numbers().index_vector_dim()
+                                 : instruction.scatter_dimension_numbers().index_vector_dim()));
+  }
+  if (instruction.slice_dimensions_size() > 0) {
+    std::vector<std::string> ranges;
+    for (const auto& d : instruction.slice_dimensions()) {
+      ranges.push_back(absl::StrCat("[", d.start(), ":", d.limit(), ":", d.stride(), "]"));
+    }
+    attributes.push_back(absl::StrCat("slice={", absl::StrJoin(ranges, ", "), "}"));
+  }
+  if (instruction.has_padding_config()) {
+    std::vector<std::string> dims;
+    for (const auto& d : instruction.padding_config().dimensions()) {
+      dims.push_back(absl::StrCat(d.edge_padding_low(), "_", d.edge_padding_high(), "_",
+                                  d.interior_padding()));
+    }
+    attributes.push_back(absl::StrCat("padding=", absl::StrJoin(dims, "x")));
+  }
+  if (instruction.has_window() && instruction.window().dimensions_size() > 0) {
+    std::vector<std::string> size, stride, pad, lhs, rhs, reversal;
+    for (const auto& d : instruction.window().dimensions()) {
+      size.push_back(absl::StrCat(d.size()));
+      stride.push_back(absl::StrCat(d.stride() == 0 ? 1 : d.stride()));
+      pad.push_back(absl::StrCat(d.padding_low(), "_", d.padding_high()));
+      lhs.push_back(absl::StrCat(d.base_dilation() == 0 ? 1 : d.base_dilation()));
+      rhs.push_back(absl::StrCat(d.window_dilation() == 0 ? 1 : d.window_dilation()));
+      reversal.push_back(d.window_reversal() ? "1" : "0");
+    }
+    attributes.push_back(absl::StrCat(
+        "window={size=", absl::StrJoin(size, "x"), " stride=", absl::StrJoin(stride, "x"),
+        " pad=", absl::StrJoin(pad, "x"), " lhs_dilate=", absl::StrJoin(lhs, "x"), " rhs_dilate=",
+        absl::StrJoin(rhs, "x"), " rhs_reversal=", absl::StrJoin(reversal, "x"), "}"));
+  }
+  if (instruction.replica_groups_size() > 0) {
+    std::vector<std::string> groups;
+    for (const auto& g : instruction.replica_groups()) groups.push_back(IntList(g.replica_ids()));
+    attributes.push_back(absl::StrCat("replica_groups={", absl::StrJoin(groups, ","), "}"));
+  }
+  if (instruction.source_target_pairs_size() > 0) {
+    std::vector<std::string> pairs;
+    for (const auto& p : instruction.source_target_pairs()) {
+      pairs.push_back(absl::StrCat("{", p.source(), ",", p.target(), "}"));
+    }
+    attributes.push_back(absl::StrCat("source_target_pairs={", absl::StrJoin(pairs, ","), "}"));
+  }
+  if (instruction.has_precision_config()) {
+    if (instruction.precision_config().algorithm() != 0) {
+      return Unimplemented(absl::StrCat("PrecisionConfig.algorithm (", where, ")"));
+    }
+    std::vector<std::string> names;
+    for (int precision : instruction.precision_config().operand_precision()) {
+      if (precision < 0 || precision > 2) {
+        return Invalid(absl::StrCat(where, ": operand_precision ", precision));
+      }
+      names.push_back(kPrecisions[precision]);
+    }
+    if (!names.empty()) {
+      attributes.push_back(absl::StrCat("operand_precision={", absl::StrJoin(names, ","), "}"));
+    }
+  }
+  auto named = [&](auto& names, int value, const char* key) -> absl::Status {
+    if (value < 0 || value >= static_cast<int>(std::size(names))) {
+      return Invalid(absl::StrCat(where, ": ", key, " ", value));
+    }
+    attributes.push_back(absl::StrCat(key, "=", names[value]));
+    return absl::OkStatus();
+  };
+  if (instruction.custom_call_api_version() != 0) {
+    AXLE_RETURN_IF_ERROR(named(kApiVersions, instruction.custom_call_api_version(), "api_version"));
+  }
+  if (instruction.distribution() != 0) {
+    AXLE_RETURN_IF_ERROR(named(kDistributions, instruction.distribution(), "distribution"));
+  }
+  if (opcode == "fft") AXLE_RETURN_IF_ERROR(named(kFftTypes, instruction.fft_type(), "fft_type"));
+  if (opcode == "rng-bit-generator") {
+    AXLE_RETURN_IF_ERROR(named(kRngAlgorithms, instruction.rng_algorithm(), "algorithm"));
+  }
+  std::string line = absl::StrCat(root ? "ROOT " : "", "%", instruction.name(), " = ",
+                                  shape.ToString(true), " ", opcode, "(", operands, ")");
+  for (const std::string& attribute : attributes) absl::StrAppend(&line, ", ", attribute);
+  return line;
+}
+
+absl::StatusOr<std::string> ModuleText(const HloModuleProto& proto) {
+  std::vector<const pb::FieldDescriptor*> set_fields;
+  proto.GetReflection()->ListFields(proto, &set_fields);
+  for (const pb::FieldDescriptor* field : set_fields) {
+    static const char* const kHandled[] = {"name",
+                                           "entry_computation_name",
+                                           "entry_computation_id",
+                                           "computations",
+                                           "host_program_shape",
+                                           "id",
+                                           "schedule",
+                                           "input_output_alias",
+                                           "buffer_donor",
+                                           "frontend_attributes"};
+    if (std::find_if(std::begin(kHandled), std::end(kHandled), [&](const char* name) {
+          return field->name() == name;
+        }) == std::end(kHandled)) {
+      return Unimplemented(absl::StrCat("HloModuleProto.", field->name()));
+    }
+  }
+  if (proto.computations_size() == 0) return Invalid("the module has no computations");
+  TextContext context;
+  for (const HloComputationProto& computation : proto.computations()) {
+    if (!context.computation_names.emplace(computation.id(), computation.name()).second) {
+      return Invalid(absl::StrCat("computation id ", computation.id(), " is used twice"));
+    }
+  }
+  std::string text =
+      absl::StrCat("HloModule ", proto.name().empty() ? "module" : proto.name(), "\n\n");
+  bool found_entry = false;
+  for (const HloComputationProto& computation : proto.computations()) {
+    if (!computation.execution_thread().empty() && computation.execution_thread() != "main") {
+      return Unimplemented(absl::StrCat("HloComputationProto.execution_thread (computation %",
+                                        computation.name(), ")"));
+    }
+    const bool entry = computation.id() == proto.entry_computation_id();
+    found_entry |= entry;
+    absl::StrAppend(&text, entry ? "ENTRY " : "", "%", computation.name(), " {\n");
+    bool found_root = false;
+    for (const HloInstructionProto& instruction : computation.instructions()) {
+      const bool root = instruction.id() == computation.root_id();
+      found_root |= root;
+      AXLE_ASSIGN_OR_RETURN(std::string line, InstructionText(instruction, root, context));
+      absl::StrAppend(&text, "  ", line, "\n");
+      context.instructions[instruction.id()] = &instruction;
+    }
+    if (!found_root) {
+      return Invalid(absl::StrCat("computation %", computation.name(), ": root id ",
+                                  computation.root_id(), " is none of its instructions"));
+    }
+    absl::StrAppend(&text, "}\n\n");
+  }
+  if (!found_entry) {
+    return Invalid(absl::StrCat("entry_computation_id ", proto.entry_computation_id(),
+                                " is none of the computations"));
+  }
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<proto::HloModuleProto> HloModule::ToProtoOrError() const {
+  HloModuleProto out;
+  out.set_name(name());
+  absl::flat_hash_map<const HloComputation*, int64_t> computation_ids;
+  absl::flat_hash_map<const HloInstruction*, int64_t> ids;
+  const std::vector<HloComputation*> order = MakeComputationPostOrder();
+  int64_t next_id = 0;
+  for (const HloComputation* computation : order) {
+    computation_ids[computation] = static_cast<int64_t>(computation_ids.size());
+    for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      ids[instruction] = next_id++;
+    }
+  }
+  for (const HloComputation* computation : order) {
+    if (computation->execution_thread() != "main") {
+      return Unimplemented(
+          absl::StrCat("the execution thread of computation %", computation->name()));
+    }
+    HloComputationProto* c = out.add_computations();
+    c->set_name(computation->name());
+    c->set_id(computation_ids.at(computation));
+    c->set_root_id(ids.at(computation->root_instruction()));
+    c->set_is_fusion_computation(computation->IsFusionComputation());
+    for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      AXLE_ASSIGN_OR_RETURN(*c->add_instructions(),
+                            InstructionToProto(*instruction, ids, computation_ids));
+    }
+    if (config().is_scheduled && !computation->IsFusionComputation()) {
+      auto& sequence = (*out.mutable_schedule()->mutable_sequences())[c->id()];
+      for (const HloInstructionProto& instruction : c->instructions()) {
+        sequence.add_instruction_ids(instruction.id());
+      }
+    }
+  }
+  if (entry_computation() == nullptr) return Invalid("the module has no entry computation");
+  out.set_entry_computation_name(entry_computation()->name());
+  out.set_entry_computation_id(computation_ids.at(entry_computation()));
+  const ProgramShape program_shape = config().entry_computation_layout.has_value()
+                                         ? *config().entry_computation_layout
+                                         : entry_computation_program_shape();
+  for (const Shape& parameter : program_shape.parameters()) {
+    AXLE_ASSIGN_OR_RETURN(*out.mutable_host_program_shape()->add_parameters(),
+                          ShapeToProto(parameter));
+  }
+  AXLE_ASSIGN_OR_RETURN(*out.mutable_host_program_shape()->mutable_result(),
+                        ShapeToProto(program_shape.result()));
+  for (const auto& alias : input_output_alias_config().aliases()) {
+    auto* entry = out.mutable_input_output_alias()->add_entries();
+    for (int64_t i : alias.output_index) entry->add_output_shape_index(i);
+    entry->set_parameter_number(alias.parameter_number);
+    for (int64_t i : alias.parameter_index) entry->add_parameter_shape_index(i);
+    entry->set_kind(alias.must_alias() ? 2 : 1);
+  }
+  for (const auto& donor : buffer_donor_config().donors()) {
+    auto* entry = out.mutable_buffer_donor()->add_entries();
+    entry->set_parameter_number(donor.parameter_number);
+    for (int64_t i : donor.parameter_index) entry->add_parameter_shape_index(i);
+  }
+  for (const auto& [key, value] : config().frontend_attributes) {
+    (*out.mutable_frontend_attributes()->mutable_map())[key] = value;
+  }
+  return out;
+}
+
+proto::HloModuleProto HloModule::ToProto() const {
+  absl::StatusOr<HloModuleProto> proto = ToProtoOrError();
+  if (proto.ok()) return *std::move(proto);
+  std::cerr << "axle: HloModule::ToProto of " << name() << ": " << proto.status() << "\n";
+  return HloModuleProto();
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> HloModule::CreateFromProto(
+    const proto::HloModuleProto& proto, const HloModuleConfig& config) {
+  AXLE_ASSIGN_OR_RETURN(std::string text, ModuleText(proto));
+  HloModuleConfig start = config;
+  start.input_output_alias = {};
+  start.buffer_donor = {};
+  start.frontend_attributes = {};
+  start.is_scheduled = proto.has_schedule();
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
+                        ParseAndReturnUnverifiedModule(text, start, "<HloModuleProto>"));
+  for (const auto& entry : proto.input_output_alias().entries()) {
+    ShapeIndex output(entry.output_shape_index().begin(), entry.output_shape_index().end());
+    ShapeIndex parameter(entry.parameter_shape_index().begin(),
+                         entry.parameter_shape_index().end());
+    AXLE_RETURN_IF_ERROR(module->input_output_alias_config().SetUpAlias(
+        output, entry.parameter_number(), parameter,
+        entry.kind() == 2 ? HloInputOutputAliasConfig::kMustAlias
+                          : HloInputOutputAliasConfig::kMayAlias));
+  }
+  for (const auto& entry : proto.buffer_donor().entries()) {
+    ShapeIndex index(entry.parameter_shape_index().begin(), entry.parameter_shape_index().end());
+    AXLE_RETURN_IF_ERROR(
+        module->buffer_donor_config().AddBufferDonor(entry.parameter_number(), index));
+  }
+  for (const auto& [key, value] : proto.frontend_attributes().map()) {
+    module->mutable_config().frontend_attributes[key] = value;
+  }
+  // Metadata and frontend attributes, by instruction name.
+  absl::flat_hash_map<std::string, HloInstruction*> by_name;
+  for (HloComputation* computation : module->computations()) {
+    for (HloInstruction* instruction : computation->instructions()) {
+      by_name[instruction->name()] = instruction;
+    }
+  }
+  for (const HloComputationProto& computation : proto.computations()) {
+    for (const HloInstructionProto& instruction : computation.instructions()) {
+      auto it = by_name.find(instruction.name());
+      if (it == by_name.end()) continue;
+      AXLE_ASSIGN_OR_RETURN(OpMetadata metadata, MetadataFromProto(instruction.metadata()));
+      it->second->set_metadata(std::move(metadata));
+      for (const auto& [key, value] : instruction.frontend_attributes().map()) {
+        (*it->second->mutable_frontend_attributes())[key] = value;
+      }
+    }
+  }
+  return module;
+}
+
+absl::StatusOr<std::unique_ptr<HloModule>> ReadHloModuleProtoFile(const std::string& path,
+                                                                  const HloModuleConfig& config) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  HloModuleProto proto;
+  if (!proto.ParseFromIstream(&in)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a binary HloModuleProto"));
+  }
+  absl::StatusOr<std::unique_ptr<HloModule>> module = HloModule::CreateFromProto(proto, config);
+  if (!module.ok()) {
+    return absl::Status(module.status().code(),
+                        absl::StrCat(path, ": ", module.status().message()));
+  }
+  return module;
+}
+
+absl::Status WriteHloModuleProtoFile(const HloModule& module, const std::string& path) {
+  AXLE_ASSIGN_OR_RETURN(HloModuleProto proto, module.ToProtoOrError());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !proto.SerializeToOstream(&out)) {
+    return absl::InternalError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace axle
