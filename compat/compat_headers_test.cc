@@ -14,7 +14,7 @@ static_assert(xla::HloInputOutputAliasConfig::kMustAlias ==
               xla::HloInputOutputAliasConfig::AliasKind::kMustAlias);
 static_assert(std::is_same_v<xla::HloModule, axle::HloModule>);
 static_assert(std::is_same_v<xla::Literal, axle::Literal>);
-static_assert(std::is_same_v<se::DeviceMemoryBase, axle::se::DeviceMemoryBase>);
+static_assert(std::is_same_v<stream_executor::DeviceMemoryBase, axle::se::DeviceMemoryBase>);
 
 TEST(CompatHeadersTest, XlasSpellingsWork) {
   xla::HloInputOutputAliasConfig config;

@@ -6,8 +6,10 @@
 #include "axle/hlo/proto/hlo_proto.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -77,7 +79,8 @@ ENTRY e {
   f = f32[4,8] fusion(sel), kind=kLoop, calls=fused
   d = f32[4,4] dot(a, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   io = s32[5,3] iota(), iota_dimension=1
-  g = s32[3] get-tuple-element((s32[3], f32[]) tuple(b, c)), index=0
+  tu = (s32[3], f32[]) tuple(b, c)
+  g = s32[3] get-tuple-element(tu), index=0
   pd = f32[6,9] pad(a, c), padding=1_1x0_1
   cc = f32[4,8] custom-call(f), custom_call_target="my_target", backend_config="{\"k\": 1}", frontend_attributes={_xla_x="y"}
   ROOT out = (f32[4,8], f32[2,4], f32[4], f32[4,4], s32[5,3], s32[3], f32[6,9], f32[4,8], s32[2,2]) tuple(f, s, r, d, io, g, pd, cc, k)
