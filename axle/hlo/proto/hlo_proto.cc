@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -275,6 +276,90 @@ absl::Status ParseSlice(absl::string_view value, HloInstructionProto* out) {
   return absl::OkStatus();
 }
 
+// One operand's labels (`b01f`): where `first` and `second` are, and the
+// spatial dimensions in order of their digit.
+absl::Status ParseLabels(absl::string_view labels, char first, char second, int64_t* first_out,
+                         int64_t* second_out, pb::RepeatedField<int64_t>* spatial) {
+  std::vector<int64_t> by_digit(labels.size(), -1);
+  int64_t digits = 0;
+  bool seen_first = false, seen_second = false;
+  for (int64_t i = 0; i < static_cast<int64_t>(labels.size()); ++i) {
+    const char c = labels[i];
+    if (c == first) {
+      *first_out = i;
+      seen_first = true;
+    } else if (c == second) {
+      *second_out = i;
+      seen_second = true;
+    } else if (c >= '0' && c <= '9' && c - '0' < static_cast<int>(labels.size())) {
+      by_digit[c - '0'] = i;
+      ++digits;
+    } else {
+      return Invalid(absl::StrCat("dim_labels: '", labels, "'"));
+    }
+  }
+  if (!seen_first || !seen_second) return Invalid(absl::StrCat("dim_labels: '", labels, "'"));
+  for (int64_t d = 0; d < digits; ++d) {
+    if (by_digit[d] < 0) return Invalid(absl::StrCat("dim_labels: '", labels, "'"));
+    spatial->Add(by_digit[d]);
+  }
+  return absl::OkStatus();
+}
+
+// `b01f_01io->b01f`.
+absl::Status ParseDimLabels(absl::string_view value, proto::ConvolutionDimensionNumbers* out) {
+  std::vector<std::string> sides = absl::StrSplit(value, "->");
+  if (sides.size() != 2) return Invalid(absl::StrCat("dim_labels: ", value));
+  std::vector<std::string> operands = absl::StrSplit(sides[0], '_');
+  if (operands.size() != 2) return Invalid(absl::StrCat("dim_labels: ", value));
+  int64_t a = 0, b = 0;
+  AXLE_RETURN_IF_ERROR(
+      ParseLabels(operands[0], 'b', 'f', &a, &b, out->mutable_input_spatial_dimensions()));
+  out->set_input_batch_dimension(a);
+  out->set_input_feature_dimension(b);
+  AXLE_RETURN_IF_ERROR(
+      ParseLabels(operands[1], 'i', 'o', &a, &b, out->mutable_kernel_spatial_dimensions()));
+  out->set_kernel_input_feature_dimension(a);
+  out->set_kernel_output_feature_dimension(b);
+  AXLE_RETURN_IF_ERROR(
+      ParseLabels(sides[1], 'b', 'f', &a, &b, out->mutable_output_spatial_dimensions()));
+  out->set_output_batch_dimension(a);
+  out->set_output_feature_dimension(b);
+  return absl::OkStatus();
+}
+
+// The inverse of ParseLabels; an error when the numbers do not describe
+// `2 + spatial` distinct dimensions.
+absl::StatusOr<std::string> Labels(char first, int64_t first_at, char second, int64_t second_at,
+                                   const pb::RepeatedField<int64_t>& spatial) {
+  const int64_t rank = 2 + spatial.size();
+  std::string labels(static_cast<size_t>(rank), '?');
+  auto put = [&](int64_t at, char c) {
+    if (at < 0 || at >= rank || labels[at] != '?') return false;
+    labels[at] = c;
+    return true;
+  };
+  bool ok = put(first_at, first) && put(second_at, second);
+  for (int i = 0; i < spatial.size() && ok; ++i) ok = put(spatial.Get(i), static_cast<char>('0' + i));
+  if (!ok || spatial.size() > 10) {
+    return Invalid("ConvolutionDimensionNumbers do not name distinct dimensions");
+  }
+  return labels;
+}
+
+absl::StatusOr<std::string> DimLabelsText(const proto::ConvolutionDimensionNumbers& d) {
+  AXLE_ASSIGN_OR_RETURN(std::string lhs, Labels('b', d.input_batch_dimension(), 'f',
+                                                d.input_feature_dimension(),
+                                                d.input_spatial_dimensions()));
+  AXLE_ASSIGN_OR_RETURN(std::string rhs, Labels('i', d.kernel_input_feature_dimension(), 'o',
+                                                d.kernel_output_feature_dimension(),
+                                                d.kernel_spatial_dimensions()));
+  AXLE_ASSIGN_OR_RETURN(std::string out, Labels('b', d.output_batch_dimension(), 'f',
+                                                d.output_feature_dimension(),
+                                                d.output_spatial_dimensions()));
+  return absl::StrCat("dim_labels=", lhs, "_", rhs, "->", out);
+}
+
 // `0_0x1_1` (low_high[_interior] per dimension).
 absl::Status ParsePadding(absl::string_view value, HloInstructionProto* out) {
   for (absl::string_view dimension : absl::StrSplit(value, 'x')) {
@@ -396,6 +481,7 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
     }
     return absl::OkStatus();
   }
+  if (key == "dim_labels") return ParseDimLabels(value, out->mutable_convolution_dimension_numbers());
   if (key == "slice") return ParseSlice(value, out);
   if (key == "padding" && instruction.opcode() == HloOpcode::kPad) return ParsePadding(value, out);
   if (key == "window") return ParseWindow(value, out);
@@ -445,6 +531,10 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
   if (key == "algorithm" && instruction.opcode() == HloOpcode::kRngBitGenerator) {
     AXLE_ASSIGN_OR_RETURN(int algorithm, IndexOf(kRngAlgorithms, value, "the rng algorithm"));
     out->set_rng_algorithm(algorithm);
+    return absl::OkStatus();
+  }
+  if (key == "backend_config" && !value.empty() && value.front() == '{') {
+    out->set_backend_config(std::string(value));  // printed unquoted: a JSON dict
     return absl::OkStatus();
   }
   for (const AttributeField& field : kAttributes) {
@@ -800,6 +890,11 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
                                  ? instruction.gather_dimension_numbers().index_vector_dim()
                                  : instruction.scatter_dimension_numbers().index_vector_dim()));
   }
+  if (instruction.has_convolution_dimension_numbers()) {
+    AXLE_ASSIGN_OR_RETURN(std::string labels,
+                          DimLabelsText(instruction.convolution_dimension_numbers()));
+    attributes.push_back(std::move(labels));
+  }
   if (instruction.slice_dimensions_size() > 0) {
     std::vector<std::string> ranges;
     for (const auto& d : instruction.slice_dimensions()) {
@@ -941,16 +1036,54 @@ absl::StatusOr<std::string> ModuleText(const HloModuleProto& proto) {
 
 }  // namespace
 
+namespace {
+
+// The instructions of `computation` in the order they were added when that
+// order has operands (and control predecessors) first, as for a module
+// read from text (so that the module read back prints the same), else in
+// post order.
+std::vector<HloInstruction*> InstructionOrder(const HloComputation& computation) {
+  std::vector<HloInstruction*> order = computation.instructions();
+  absl::flat_hash_set<const HloInstruction*> seen;
+  for (const HloInstruction* instruction : order) {
+    for (const HloInstruction* operand : instruction->operands()) {
+      if (!seen.contains(operand)) return computation.MakeInstructionPostOrder();
+    }
+    for (const HloInstruction* predecessor : instruction->control_predecessors()) {
+      if (!seen.contains(predecessor)) return computation.MakeInstructionPostOrder();
+    }
+    seen.insert(instruction);
+  }
+  return order;
+}
+
+// The same for the computations of `module`: callees first.
+std::vector<HloComputation*> ComputationOrder(const HloModule& module) {
+  std::vector<HloComputation*> order = module.computations();
+  absl::flat_hash_set<const HloComputation*> seen;
+  for (const HloComputation* computation : order) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      for (const HloComputation* called : instruction->called_computations()) {
+        if (!seen.contains(called)) return module.MakeComputationPostOrder();
+      }
+    }
+    seen.insert(computation);
+  }
+  return order;
+}
+
+}  // namespace
+
 absl::StatusOr<proto::HloModuleProto> HloModule::ToProtoOrError() const {
   HloModuleProto out;
   out.set_name(name());
   absl::flat_hash_map<const HloComputation*, int64_t> computation_ids;
   absl::flat_hash_map<const HloInstruction*, int64_t> ids;
-  const std::vector<HloComputation*> order = MakeComputationPostOrder();
+  const std::vector<HloComputation*> order = ComputationOrder(*this);
   int64_t next_id = 0;
   for (const HloComputation* computation : order) {
     computation_ids[computation] = static_cast<int64_t>(computation_ids.size());
-    for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+    for (const HloInstruction* instruction : InstructionOrder(*computation)) {
       ids[instruction] = next_id++;
     }
   }
@@ -964,7 +1097,7 @@ absl::StatusOr<proto::HloModuleProto> HloModule::ToProtoOrError() const {
     c->set_id(computation_ids.at(computation));
     c->set_root_id(ids.at(computation->root_instruction()));
     c->set_is_fusion_computation(computation->IsFusionComputation());
-    for (const HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+    for (const HloInstruction* instruction : InstructionOrder(*computation)) {
       AXLE_ASSIGN_OR_RETURN(*c->add_instructions(),
                             InstructionToProto(*instruction, ids, computation_ids));
     }
