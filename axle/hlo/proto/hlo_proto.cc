@@ -169,7 +169,8 @@ std::vector<std::string> SplitTopLevel(absl::string_view text, char separator) {
     } else if (c == '}' || c == ']' || c == ')') {
       --depth;
     } else if (c == separator && depth == 0) {
-      parts.emplace_back(absl::StripAsciiWhitespace(text.substr(start, i - start)));
+      std::string part(absl::StripAsciiWhitespace(text.substr(start, i - start)));
+      if (!part.empty()) parts.push_back(std::move(part));
       start = i + 1;
     }
   }
@@ -1155,6 +1156,8 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModule::CreateFromProto(
   start.is_scheduled = proto.has_schedule();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         ParseAndReturnUnverifiedModule(text, start, "<HloModuleProto>"));
+  // The header of the text (which has none) does not set it.
+  module->mutable_config().is_scheduled = proto.has_schedule();
   for (const auto& entry : proto.input_output_alias().entries()) {
     ShapeIndex output(entry.output_shape_index().begin(), entry.output_shape_index().end());
     ShapeIndex parameter(entry.parameter_shape_index().begin(),
