@@ -292,6 +292,8 @@ absl::Status ParseLabels(absl::string_view labels, char first, char second, int6
     } else if (c == second) {
       *second_out = i;
       seen_second = true;
+    } else if (c == '?') {
+      return Unimplemented(absl::StrCat("dim_labels with '?' ('", labels, "')"));
     } else if (c >= '0' && c <= '9' && c - '0' < static_cast<int>(labels.size())) {
       by_digit[c - '0'] = i;
       ++digits;
@@ -483,9 +485,28 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
     return absl::OkStatus();
   }
   if (key == "dim_labels") return ParseDimLabels(value, out->mutable_convolution_dimension_numbers());
+  const bool send_recv =
+      instruction.opcode() == HloOpcode::kSend || instruction.opcode() == HloOpcode::kRecv ||
+      instruction.opcode() == HloOpcode::kSendDone || instruction.opcode() == HloOpcode::kRecvDone;
+  if (key == "channel_id" && value == "0" && !send_recv) {
+    // proto3 cannot tell channel id 0 from none (XLA reads both as none).
+    return Unimplemented(absl::StrCat("channel_id=0 (instruction %", instruction.name(), ")"));
+  }
+  if (key == "is_stable" && instruction.opcode() == HloOpcode::kTopK) {
+    return Unimplemented(absl::StrCat("is_stable on topk (instruction %", instruction.name(), ")"));
+  }
   if (key == "slice") return ParseSlice(value, out);
   if (key == "padding" && instruction.opcode() == HloOpcode::kPad) return ParsePadding(value, out);
   if (key == "window") return ParseWindow(value, out);
+  if (key == "replica_groups" && (value.empty() || value.front() != '{')) {
+    return Unimplemented(absl::StrCat("replica_groups in iota or mesh form (instruction %",
+                                      instruction.name(), ")"));
+  }
+  if (key == "slice_sizes" && instruction.opcode() != HloOpcode::kGather) {
+    return Unimplemented(absl::StrCat("the attribute 'slice_sizes' of ",
+                                      HloOpcodeString(instruction.opcode()), " (instruction %",
+                                      instruction.name(), ")"));
+  }
   if (key == "replica_groups") {
     AXLE_ASSIGN_OR_RETURN(auto groups, ParseIntLists(value, key));
     for (const auto& group : groups) {
@@ -656,6 +677,10 @@ absl::StatusOr<HloInstructionProto> InstructionToProto(
     out.set_parameter_number(parameter->parameter_number());
   }
   if (const auto* constant = dyn_cast<HloConstantInstruction>(&instruction)) {
+    if (constant->attrs().elided) {
+      return Unimplemented(absl::StrCat("a constant whose values the text left out ({...}): %",
+                                        instruction.name()));
+    }
     AXLE_ASSIGN_OR_RETURN(*out.mutable_literal(), LiteralToProto(constant->literal()));
   }
   AXLE_ASSIGN_OR_RETURN(std::vector<std::string> attributes, AttributeTexts(instruction));
@@ -681,6 +706,7 @@ std::string IntList(const pb::RepeatedField<int64_t>& values) {
 // is reported.
 bool HandledField(absl::string_view name) {
   static const char* const kHandled[] = {"name",
+                                         "convolution_dimension_numbers",
                                          "opcode",
                                          "shape",
                                          "metadata",
@@ -775,6 +801,10 @@ bool AlwaysWritten(absl::string_view opcode, absl::string_view key) {
       {"gather", {"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes"}},
       {"scatter", {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"}},
       {"topk", {"k"}},
+      {"send", {"channel_id"}},
+      {"recv", {"channel_id"}},
+      {"send-done", {"channel_id"}},
+      {"recv-done", {"channel_id"}},
   };
   auto it = kAlways.find(std::string(opcode));
   if (it == kAlways.end()) return false;
@@ -784,6 +814,9 @@ bool AlwaysWritten(absl::string_view opcode, absl::string_view key) {
 struct TextContext {
   absl::flat_hash_map<int64_t, const HloInstructionProto*> instructions;
   absl::flat_hash_map<int64_t, std::string> computation_names;
+  // Array constants, written `{...}` in the text (printing and parsing
+  // large literals as text is slow) and set on the module afterwards.
+  absl::flat_hash_map<std::string, Literal> constants;
 };
 
 absl::StatusOr<std::string> ComputationName(const TextContext& context, int64_t id,
@@ -797,7 +830,7 @@ absl::StatusOr<std::string> ComputationName(const TextContext& context, int64_t 
 
 // `instruction` as one line of HLO text.
 absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instruction, bool root,
-                                            const TextContext& context) {
+                                            TextContext& context) {
   const std::string where = absl::StrCat("instruction %", instruction.name());
   std::vector<const pb::FieldDescriptor*> set_fields;
   instruction.GetReflection()->ListFields(instruction, &set_fields);
@@ -817,7 +850,12 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
     operands = absl::StrCat(instruction.parameter_number());
   } else if (opcode == "constant") {
     AXLE_ASSIGN_OR_RETURN(Literal literal, LiteralFromProto(instruction.literal()));
-    operands = LiteralValueToHloText(literal, /*print_large=*/true);
+    if (literal.shape().IsArray() && literal.shape().rank() > 0) {
+      operands = "{...}";
+      context.constants[instruction.name()] = std::move(literal);
+    } else {
+      operands = LiteralValueToHloText(literal, /*print_large=*/true);
+    }
   } else {
     std::vector<std::string> names;
     for (int64_t id : instruction.operand_ids()) {
@@ -842,7 +880,8 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
       return Invalid(absl::StrCat(where, ": ", opcode, " calls ", called.size(),
                                   " computations; expected ", n));
     };
-    if (opcode == "fusion" || opcode == "async-start") {
+    if (opcode == "fusion" || opcode == "async-start" || opcode == "async-update" ||
+        opcode == "async-done") {
       AXLE_RETURN_IF_ERROR(expect(1));
       attributes.push_back(absl::StrCat("calls=", called[0]));
     } else if (opcode == "while") {
@@ -896,7 +935,7 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
                           DimLabelsText(instruction.convolution_dimension_numbers()));
     attributes.push_back(std::move(labels));
   }
-  if (instruction.slice_dimensions_size() > 0) {
+  if (instruction.slice_dimensions_size() > 0 || opcode == "slice") {
     std::vector<std::string> ranges;
     for (const auto& d : instruction.slice_dimensions()) {
       ranges.push_back(absl::StrCat("[", d.start(), ":", d.limit(), ":", d.stride(), "]"));
@@ -970,13 +1009,26 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
   if (opcode == "rng-bit-generator") {
     AXLE_RETURN_IF_ERROR(named(kRngAlgorithms, instruction.rng_algorithm(), "algorithm"));
   }
+  if (instruction.control_predecessor_ids_size() > 0) {
+    std::vector<std::string> names;
+    for (int64_t id : instruction.control_predecessor_ids()) {
+      auto it = context.instructions.find(id);
+      if (it == context.instructions.end()) {
+        return Invalid(absl::StrCat(where, ": control predecessor id ", id,
+                                    " is no earlier instruction"));
+      }
+      names.push_back(absl::StrCat("%", it->second->name()));
+    }
+    attributes.push_back(absl::StrCat("control-predecessors={", absl::StrJoin(names, ", "), "}"));
+  }
   std::string line = absl::StrCat(root ? "ROOT " : "", "%", instruction.name(), " = ",
                                   shape.ToString(true), " ", opcode, "(", operands, ")");
   for (const std::string& attribute : attributes) absl::StrAppend(&line, ", ", attribute);
   return line;
 }
 
-absl::StatusOr<std::string> ModuleText(const HloModuleProto& proto) {
+absl::StatusOr<std::string> ModuleText(const HloModuleProto& proto,
+                                       absl::flat_hash_map<std::string, Literal>* constants) {
   std::vector<const pb::FieldDescriptor*> set_fields;
   proto.GetReflection()->ListFields(proto, &set_fields);
   for (const pb::FieldDescriptor* field : set_fields) {
@@ -1032,6 +1084,7 @@ absl::StatusOr<std::string> ModuleText(const HloModuleProto& proto) {
     return Invalid(absl::StrCat("entry_computation_id ", proto.entry_computation_id(),
                                 " is none of the computations"));
   }
+  *constants = std::move(context.constants);
   return text;
 }
 
@@ -1148,7 +1201,8 @@ proto::HloModuleProto HloModule::ToProto() const {
 
 absl::StatusOr<std::unique_ptr<HloModule>> HloModule::CreateFromProto(
     const proto::HloModuleProto& proto, const HloModuleConfig& config) {
-  AXLE_ASSIGN_OR_RETURN(std::string text, ModuleText(proto));
+  absl::flat_hash_map<std::string, Literal> constants;
+  AXLE_ASSIGN_OR_RETURN(std::string text, ModuleText(proto, &constants));
   HloModuleConfig start = config;
   start.input_output_alias = {};
   start.buffer_donor = {};
@@ -1156,8 +1210,16 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModule::CreateFromProto(
   start.is_scheduled = proto.has_schedule();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         ParseAndReturnUnverifiedModule(text, start, "<HloModuleProto>"));
-  // The header of the text (which has none) does not set it.
-  module->mutable_config().is_scheduled = proto.has_schedule();
+  // The text's header (which has none) reset what `config` gives and the
+  // proto does not: the replica and partition counts, the entry layout,
+  // header attributes kept verbatim.
+  HloModuleConfig& module_config = module->mutable_config();
+  module_config.entry_computation_layout = config.entry_computation_layout;
+  module_config.replica_count = config.replica_count;
+  module_config.num_partitions = config.num_partitions;
+  module_config.raw_attributes = config.raw_attributes;
+  module_config.stack_frame_index = config.stack_frame_index;
+  module_config.is_scheduled = proto.has_schedule();
   for (const auto& entry : proto.input_output_alias().entries()) {
     ShapeIndex output(entry.output_shape_index().begin(), entry.output_shape_index().end());
     ShapeIndex parameter(entry.parameter_shape_index().begin(),
@@ -1186,6 +1248,11 @@ absl::StatusOr<std::unique_ptr<HloModule>> HloModule::CreateFromProto(
     for (const HloInstructionProto& instruction : computation.instructions()) {
       auto it = by_name.find(instruction.name());
       if (it == by_name.end()) continue;
+      if (auto constant = constants.find(instruction.name()); constant != constants.end()) {
+        auto* attrs = cast<HloConstantInstruction>(it->second)->mutable_attrs();
+        attrs->literal = std::move(constant->second);
+        attrs->elided = false;
+      }
       AXLE_ASSIGN_OR_RETURN(OpMetadata metadata, MetadataFromProto(instruction.metadata()));
       it->second->set_metadata(std::move(metadata));
       for (const auto& [key, value] : instruction.frontend_attributes().map()) {
