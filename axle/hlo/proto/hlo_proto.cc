@@ -485,10 +485,7 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
     return absl::OkStatus();
   }
   if (key == "dim_labels") return ParseDimLabels(value, out->mutable_convolution_dimension_numbers());
-  const bool send_recv =
-      instruction.opcode() == HloOpcode::kSend || instruction.opcode() == HloOpcode::kRecv ||
-      instruction.opcode() == HloOpcode::kSendDone || instruction.opcode() == HloOpcode::kRecvDone;
-  if (key == "channel_id" && value == "0" && !send_recv) {
+  if (key == "channel_id" && value == "0") {
     // proto3 cannot tell channel id 0 from none (XLA reads both as none).
     return Unimplemented(absl::StrCat("channel_id=0 (instruction %", instruction.name(), ")"));
   }
@@ -800,11 +797,7 @@ bool AlwaysWritten(absl::string_view opcode, absl::string_view key) {
       {"batch-norm-grad", {"epsilon", "feature_index"}},
       {"gather", {"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes"}},
       {"scatter", {"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"}},
-      {"topk", {"k"}},
-      {"send", {"channel_id"}},
-      {"recv", {"channel_id"}},
-      {"send-done", {"channel_id"}},
-      {"recv-done", {"channel_id"}},
+      {"topk", {"k", "largest"}},
   };
   auto it = kAlways.find(std::string(opcode));
   if (it == kAlways.end()) return false;

@@ -322,7 +322,8 @@ TEST(HloProtoTest, ConformanceCorpusRoundTrips) {
   std::cout << "round-tripped " << round_tripped << ", unsupported " << unsupported
             << ", not parsed " << not_parsed << "\n";
   for (const auto& [reason, count] : reasons) std::cout << "  " << count << "  " << reason << "\n";
-  EXPECT_GT(round_tripped, 0);
+  // 936 of 1222 on the corpus of 2026-11 (the rest name what is missing).
+  EXPECT_GE(round_tripped, 930);
 }
 
 }  // namespace
