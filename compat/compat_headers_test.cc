@@ -25,4 +25,26 @@ TEST(CompatHeadersTest, XlasSpellingsWork) {
   EXPECT_EQ(literal.data<float>()[0], 2.5f);
 }
 
+#ifdef AXLE_HAVE_HLO_PROTO
+// The usual way from parsed text to a computation in XLA.
+TEST(CompatHeadersTest, XlaComputationFromModuleToProto) {
+  absl::StatusOr<std::unique_ptr<xla::HloModule>> module = xla::ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  xla::HloModuleProto proto = (*module)->ToProto();
+  xla::XlaComputation computation(proto);
+  ASSERT_FALSE(computation.IsNull());
+  EXPECT_EQ(computation.ToString(), (*module)->ToString());
+  xla::XlaComputation direct((*module)->ToProto());
+  EXPECT_FALSE(direct.IsNull());
+  std::unique_ptr<xla::HloModule> back =
+      *xla::HloModule::CreateFromProto(proto, xla::HloModuleConfig());
+  EXPECT_EQ(back->ToString(), (*module)->ToString());
+}
+#endif
+
 }  // namespace
