@@ -63,10 +63,11 @@ absl::Status Run(const Options& options) {
 }  // namespace
 }  // namespace axle
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 reports errors itself
   axle::Options options;
   CLI::App app{"axle-opt: parse, verify, run passes and print HLO text"};
-  app.add_option("input", options.input, "HLO text file, - for standard input, or a binary HloModuleProto (.pb)");
+  app.add_option("input", options.input,
+                 "HLO text file, - for standard input, or a binary HloModuleProto (.pb)");
   app.add_option("--passes", options.passes,
                  "comma-separated passes to run in order (known: " +
                      absl::StrJoin(axle::RegisteredPassNames(), ", ") + ")");

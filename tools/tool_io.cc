@@ -79,8 +79,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, b
     AXLE_ASSIGN_OR_RETURN(module, ReadHloModuleProtoFile(path));
 #else
     return absl::UnimplementedError(absl::StrCat(
-        path, ": reading HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
-              "protobuf-compiler)"));
+        path,
+        ": reading HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
+        "protobuf-compiler)"));
 #endif
   } else {
     AXLE_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(path));
@@ -102,8 +103,9 @@ absl::Status WriteModuleProto(const HloModule& module, const std::string& path) 
   return WriteHloModuleProtoFile(module, path);
 #else
   return absl::UnimplementedError(absl::StrCat(
-      path, ": writing HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
-            "protobuf-compiler)"));
+      path,
+      ": writing HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
+      "protobuf-compiler)"));
 #endif
 }
 

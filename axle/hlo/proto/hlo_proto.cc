@@ -343,7 +343,8 @@ absl::StatusOr<std::string> Labels(char first, int64_t first_at, char second, in
     return true;
   };
   bool ok = put(first_at, first) && put(second_at, second);
-  for (int i = 0; i < spatial.size() && ok; ++i) ok = put(spatial.Get(i), static_cast<char>('0' + i));
+  for (int i = 0; i < spatial.size() && ok; ++i)
+    ok = put(spatial.Get(i), static_cast<char>('0' + i));
   if (!ok || spatial.size() > 10) {
     return Invalid("ConvolutionDimensionNumbers do not name distinct dimensions");
   }
@@ -351,15 +352,15 @@ absl::StatusOr<std::string> Labels(char first, int64_t first_at, char second, in
 }
 
 absl::StatusOr<std::string> DimLabelsText(const proto::ConvolutionDimensionNumbers& d) {
-  AXLE_ASSIGN_OR_RETURN(std::string lhs, Labels('b', d.input_batch_dimension(), 'f',
-                                                d.input_feature_dimension(),
-                                                d.input_spatial_dimensions()));
-  AXLE_ASSIGN_OR_RETURN(std::string rhs, Labels('i', d.kernel_input_feature_dimension(), 'o',
-                                                d.kernel_output_feature_dimension(),
-                                                d.kernel_spatial_dimensions()));
-  AXLE_ASSIGN_OR_RETURN(std::string out, Labels('b', d.output_batch_dimension(), 'f',
-                                                d.output_feature_dimension(),
-                                                d.output_spatial_dimensions()));
+  AXLE_ASSIGN_OR_RETURN(std::string lhs,
+                        Labels('b', d.input_batch_dimension(), 'f', d.input_feature_dimension(),
+                               d.input_spatial_dimensions()));
+  AXLE_ASSIGN_OR_RETURN(std::string rhs,
+                        Labels('i', d.kernel_input_feature_dimension(), 'o',
+                               d.kernel_output_feature_dimension(), d.kernel_spatial_dimensions()));
+  AXLE_ASSIGN_OR_RETURN(std::string out,
+                        Labels('b', d.output_batch_dimension(), 'f', d.output_feature_dimension(),
+                               d.output_spatial_dimensions()));
   return absl::StrCat("dim_labels=", lhs, "_", rhs, "->", out);
 }
 
@@ -484,7 +485,8 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
     }
     return absl::OkStatus();
   }
-  if (key == "dim_labels") return ParseDimLabels(value, out->mutable_convolution_dimension_numbers());
+  if (key == "dim_labels")
+    return ParseDimLabels(value, out->mutable_convolution_dimension_numbers());
   if (key == "channel_id" && value == "0") {
     // proto3 cannot tell channel id 0 from none (XLA reads both as none).
     return Unimplemented(absl::StrCat("channel_id=0 (instruction %", instruction.name(), ")"));
@@ -675,8 +677,8 @@ absl::StatusOr<HloInstructionProto> InstructionToProto(
   }
   if (const auto* constant = dyn_cast<HloConstantInstruction>(&instruction)) {
     if (constant->attrs().elided) {
-      return Unimplemented(absl::StrCat("a constant whose values the text left out ({...}): %",
-                                        instruction.name()));
+      return Unimplemented(
+          absl::StrCat("a constant whose values the text left out ({...}): %", instruction.name()));
     }
     AXLE_ASSIGN_OR_RETURN(*out.mutable_literal(), LiteralToProto(constant->literal()));
   }
@@ -752,8 +754,10 @@ std::string FieldText(const HloInstructionProto& instruction, const AttributeFie
   const pb::Reflection* reflection = message->GetReflection();
   if (descriptor->is_repeated()) {
     if (reflection->FieldSize(*message, descriptor) == 0 && !always) return "";
+    const int size = reflection->FieldSize(*message, descriptor);
     std::vector<int64_t> values;
-    for (int i = 0; i < reflection->FieldSize(*message, descriptor); ++i) {
+    values.reserve(size);
+    for (int i = 0; i < size; ++i) {
       values.push_back(reflection->GetRepeatedInt64(*message, descriptor, i));
     }
     return absl::StrCat(field.key, "={", absl::StrJoin(values, ","), "}");
@@ -1007,8 +1011,8 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
     for (int64_t id : instruction.control_predecessor_ids()) {
       auto it = context.instructions.find(id);
       if (it == context.instructions.end()) {
-        return Invalid(absl::StrCat(where, ": control predecessor id ", id,
-                                    " is no earlier instruction"));
+        return Invalid(
+            absl::StrCat(where, ": control predecessor id ", id, " is no earlier instruction"));
       }
       names.push_back(absl::StrCat("%", it->second->name()));
     }
