@@ -237,6 +237,7 @@ ENTRY e {
   Literal expected = *client->ShapedBufferToLiteral(*(*executable)->Run({&argument}, {}));
   std::vector<Literal> results(8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       auto result = (*executable)->Run({&argument}, {});
