@@ -465,6 +465,72 @@ absl::StatusOr<int> IndexOf(const char* const (&names)[N], absl::string_view nam
   return Unimplemented(absl::StrCat(what, " '", name, "'"));
 }
 
+// `{replicated}`, `{maximal device=N}`, `{manual}` and tuples of them
+// (`{{replicated}, {maximal device=0}}`).
+absl::Status ParseSharding(absl::string_view value, proto::OpSharding* out) {
+  value = absl::StripAsciiWhitespace(value);
+  if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
+    return Invalid(absl::StrCat("sharding: ", value));
+  }
+  absl::string_view inner = absl::StripAsciiWhitespace(value.substr(1, value.size() - 2));
+  if (!inner.empty() && inner.front() == '{') {
+    out->set_type(2);  // TUPLE
+    for (const std::string& element : SplitTopLevel(inner, ',')) {
+      AXLE_RETURN_IF_ERROR(ParseSharding(element, out->add_tuple_shardings()));
+    }
+    return absl::OkStatus();
+  }
+  if (inner == "replicated") {
+    out->set_type(0);
+    return absl::OkStatus();
+  }
+  if (inner == "manual") {
+    out->set_type(4);
+    return absl::OkStatus();
+  }
+  int64_t device = 0;
+  if (absl::ConsumePrefix(&inner, "maximal device=") && absl::SimpleAtoi(inner, &device)) {
+    out->set_type(1);
+    out->add_tile_assignment_dimensions(1);
+    out->add_tile_assignment_devices(device);
+    return absl::OkStatus();
+  }
+  return Unimplemented(absl::StrCat("the sharding '", value, "'"));
+}
+
+absl::StatusOr<std::string> ShardingText(const proto::OpSharding& sharding) {
+  std::vector<const pb::FieldDescriptor*> set_fields;
+  sharding.GetReflection()->ListFields(sharding, &set_fields);
+  for (const pb::FieldDescriptor* field : set_fields) {
+    if (field->name() != "type" && field->name() != "tuple_shardings" &&
+        field->name() != "tile_assignment_dimensions" &&
+        field->name() != "tile_assignment_devices") {
+      return Unimplemented(absl::StrCat("OpSharding.", field->name()));
+    }
+  }
+  switch (sharding.type()) {
+    case 0:
+      return std::string("{replicated}");
+    case 4:
+      return std::string("{manual}");
+    case 1:
+      if (sharding.tile_assignment_devices_size() != 1) {
+        return Invalid("a maximal OpSharding names one device");
+      }
+      return absl::StrCat("{maximal device=", sharding.tile_assignment_devices(0), "}");
+    case 2: {
+      std::vector<std::string> elements;
+      for (const proto::OpSharding& element : sharding.tuple_shardings()) {
+        AXLE_ASSIGN_OR_RETURN(std::string text, ShardingText(element));
+        elements.push_back(std::move(text));
+      }
+      return absl::StrCat("{", absl::StrJoin(elements, ", "), "}");
+    }
+    default:
+      return Unimplemented(absl::StrCat("OpSharding of type ", sharding.type()));
+  }
+}
+
 // One `key=value` of `instruction`'s text into `out`.
 absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_view key,
                               absl::string_view value, HloInstructionProto* out) {
@@ -494,6 +560,7 @@ absl::Status AttributeToProto(const HloInstruction& instruction, absl::string_vi
   if (key == "is_stable" && instruction.opcode() == HloOpcode::kTopK) {
     return Unimplemented(absl::StrCat("is_stable on topk (instruction %", instruction.name(), ")"));
   }
+  if (key == "sharding") return ParseSharding(value, out->mutable_sharding());
   if (key == "slice") return ParseSlice(value, out);
   if (key == "padding" && instruction.opcode() == HloOpcode::kPad) return ParsePadding(value, out);
   if (key == "window") return ParseWindow(value, out);
@@ -705,6 +772,7 @@ std::string IntList(const pb::RepeatedField<int64_t>& values) {
 // is reported.
 bool HandledField(absl::string_view name) {
   static const char* const kHandled[] = {"name",
+                                         "sharding",
                                          "convolution_dimension_numbers",
                                          "opcode",
                                          "shape",
@@ -1005,6 +1073,10 @@ absl::StatusOr<std::string> InstructionText(const HloInstructionProto& instructi
   if (opcode == "fft") AXLE_RETURN_IF_ERROR(named(kFftTypes, instruction.fft_type(), "fft_type"));
   if (opcode == "rng-bit-generator") {
     AXLE_RETURN_IF_ERROR(named(kRngAlgorithms, instruction.rng_algorithm(), "algorithm"));
+  }
+  if (instruction.has_sharding()) {
+    AXLE_ASSIGN_OR_RETURN(std::string sharding, ShardingText(instruction.sharding()));
+    attributes.push_back(absl::StrCat("sharding=", sharding));
   }
   if (instruction.control_predecessor_ids_size() > 0) {
     std::vector<std::string> names;
