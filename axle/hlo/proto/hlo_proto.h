@@ -14,9 +14,11 @@
 // attributes, constants' literals, parameter numbers, and the attributes of
 // the common ops (see kAttributes in hlo_proto.cc: dimensions, slices,
 // comparisons, fusion kinds, dot, gather and scatter dimension numbers,
-// windows, padding, custom-call targets and backend configs, ...). Anything
-// else (sharding, convolution dimension numbers, tiled layouts, ...) is an
-// Unimplemented error naming the field or the attribute.
+// windows, convolution dimension numbers, padding, custom-call targets and
+// backend configs, replicated / maximal / manual shardings, ...). Anything
+// else (tiled and mesh shardings, tiled layouts, output_to_operand_aliasing,
+// non-main execution threads, ...) is an Unimplemented error naming the
+// field or the attribute.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_PROTO_HLO_PROTO_H_
