@@ -32,6 +32,16 @@ check "axle-opt reads standard input" cmp -s "$tmp/a.hlo" "$tmp/c.hlo"
 "$opt" "$src/examples/mlp.hlo" -o "$tmp/d.hlo"
 check "axle-opt -o writes the file" cmp -s "$tmp/a.hlo" "$tmp/d.hlo"
 
+# A binary HloModuleProto (.pb, by extension): written by -o, read back.
+if "$opt" "$src/examples/mlp.hlo" -o "$tmp/mlp.pb" 2>"$tmp/err"; then
+  "$opt" "$tmp/mlp.pb" >"$tmp/pb.hlo"
+  check "axle-opt reads the .pb it wrote" cmp -s "$tmp/a.hlo" "$tmp/pb.hlo"
+  "$run" "$tmp/mlp.pb" --seed=1 >/dev/null
+  check "axle-run runs a .pb" test $? -eq 0
+else
+  check "axle-opt -o .pb fails only without protobuf" grep -q "needs Axle built with protobuf" "$tmp/err"
+fi
+
 # Errors are located and the exit code is 1, never a signal.
 printf 'HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] frobnicate(p)\n}\n' >"$tmp/bad.hlo"
 "$opt" "$tmp/bad.hlo" >/dev/null 2>"$tmp/err"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "axle/base/status_macros.h"
@@ -50,6 +51,7 @@ absl::Status Run(const Options& options) {
         WriteTextFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
                       assignment->ToString()));
   }
+  if (absl::EndsWith(options.output, ".pb")) return WriteModuleProto(*module, options.output);
   std::string text = module->ToString();
   if (options.output.empty() || options.output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -61,10 +63,11 @@ absl::Status Run(const Options& options) {
 }  // namespace
 }  // namespace axle
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 reports errors itself
   axle::Options options;
   CLI::App app{"axle-opt: parse, verify, run passes and print HLO text"};
-  app.add_option("input", options.input, "HLO text file, or - for standard input");
+  app.add_option("input", options.input,
+                 "HLO text file, - for standard input, or a binary HloModuleProto (.pb)");
   app.add_option("--passes", options.passes,
                  "comma-separated passes to run in order (known: " +
                      absl::StrJoin(axle::RegisteredPassNames(), ", ") + ")");

@@ -205,7 +205,9 @@ absl::Status Run(const Options& options) {
 int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-run: run an HLO module"};
-  app.add_option("file", options.input_file, "HLO text file (- for standard input)")->required();
+  app.add_option("file", options.input_file,
+                 "HLO text file (- for standard input), or a binary HloModuleProto (.pb)")
+      ->required();
   app.add_option("--platform", options.platform, "where to run (interpreter, cpu, cuda)");
   app.add_option("--reference_platform", options.reference_platform,
                  "also run here and compare the results");

@@ -15,6 +15,9 @@
 #include "axle/base/status_macros.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/text/hlo_parser.h"
+#ifdef AXLE_HAVE_HLO_PROTO
+#include "axle/hlo/proto/hlo_proto.h"
+#endif
 
 namespace axle {
 
@@ -70,9 +73,21 @@ absl::Status WriteTextFile(const std::string& path, const std::string& contents)
 }
 
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, bool verify) {
-  AXLE_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(path));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
-                        ParseAndReturnUnverifiedModule(text, path == "-" ? "<stdin>" : path));
+  std::unique_ptr<HloModule> module;
+  if (absl::EndsWith(path, ".pb")) {
+#ifdef AXLE_HAVE_HLO_PROTO
+    AXLE_ASSIGN_OR_RETURN(module, ReadHloModuleProtoFile(path));
+#else
+    return absl::UnimplementedError(absl::StrCat(
+        path,
+        ": reading HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
+        "protobuf-compiler)"));
+#endif
+  } else {
+    AXLE_ASSIGN_OR_RETURN(std::string text, ReadFileOrStdin(path));
+    AXLE_ASSIGN_OR_RETURN(module,
+                          ParseAndReturnUnverifiedModule(text, path == "-" ? "<stdin>" : path));
+  }
   if (verify) {
     absl::Status status = VerifyHloModule(*module);
     if (!status.ok()) {
@@ -81,6 +96,17 @@ absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, b
     }
   }
   return module;
+}
+
+absl::Status WriteModuleProto(const HloModule& module, const std::string& path) {
+#ifdef AXLE_HAVE_HLO_PROTO
+  return WriteHloModuleProtoFile(module, path);
+#else
+  return absl::UnimplementedError(absl::StrCat(
+      path,
+      ": writing HloModuleProto (.pb) needs Axle built with protobuf (libprotobuf-dev, "
+      "protobuf-compiler)"));
+#endif
 }
 
 int ReportError(const char* tool, const absl::Status& status) {

@@ -16,9 +16,13 @@ namespace axle {
 absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path);
 absl::Status WriteTextFile(const std::string& path, const std::string& contents);
 
-// Parses HLO text from `path` (errors name path:line:col) and verifies it
-// unless `verify` is false.
+// Parses HLO text from `path` (errors name path:line:col), or reads a
+// binary HloModuleProto when `path` ends in `.pb` (XLA's dumps), and
+// verifies the module unless `verify` is false.
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, bool verify);
+
+// Writes `module` as a binary HloModuleProto (axle-opt -o FILE.pb).
+absl::Status WriteModuleProto(const HloModule& module, const std::string& path);
 
 // Creates --output_dir `dir` (and its parents) if missing.
 absl::Status CreateOutputDir(const std::string& dir);

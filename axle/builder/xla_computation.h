@@ -25,6 +25,10 @@ class XlaComputation {
   XlaComputation() = default;
   // Takes `module`, which must have an entry computation with a root.
   explicit XlaComputation(std::unique_ptr<HloModule> module);
+  // XLA's constructor from an HloModuleProto (hlo/proto/hlo_proto.h; links
+  // axle_hlo_proto): the module it describes, or a null computation, after
+  // printing the error to stderr, when it cannot be read.
+  explicit XlaComputation(const proto::HloModuleProto& proto);
 
   bool IsNull() const { return module_ == nullptr; }
 

@@ -881,10 +881,9 @@ absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
   const PrimitiveType to = hlo.shape().element_type();
   const bool same_width = pu::BitWidth(from) == pu::BitWidth(to);
   auto packed = [](PrimitiveType t) { return !pu::IsSubByteType(t); };
-  // pred takes a byte: bitcasts to or from other 8-bit types only (as in
-  // the interpreter, a nonzero byte is true).
+  // pred is one byte wide, as in XLA (0 or 1 when written; as in the
+  // interpreter, a nonzero byte reads as true).
   if (pu::IsComplexType(from) || pu::IsComplexType(to) ||
-      ((from == PRED || to == PRED) && !same_width) ||
       (!same_width && (!packed(from) || !packed(to)))) {
     return absl::UnimplementedError(
         absl::StrCat("codegen: bitcast-convert from ", pu::LowercasePrimitiveTypeName(from), " to ",
@@ -896,6 +895,7 @@ absl::Status ElementalIrEmitter::CheckBitcastTypes(const HloInstruction& hlo) {
 llvm::Value* ElementalIrEmitter::ToBits(llvm::Value* x, PrimitiveType type) {
   if (IsNarrowFloat(type)) return F32ToNarrowFloat(x, type);
   if (pu::IsFloatingPointType(type)) return b_.CreateBitCast(x, b_.getIntNTy(pu::BitWidth(type)));
+  if (type == PRED) return b_.CreateZExt(x, b_.getInt8Ty());
   return x;
 }
 

@@ -34,21 +34,24 @@ bool SameArrayShape(const Shape& a, const Shape& b) {
 // The verifier has checked that every alias and donor names an existing
 // parameter, index and output, that sizes match and that no buffer is
 // aliased twice. Running aliased code in place also needs the parameter and
-// the output to be the same array: same type, dimensions and layout.
+// the output to be arrays of one byte size on the device; as in XLA, their
+// types, dimensions and layouts may differ (bf16[11,10,12] may alias
+// bf16[10,11,12]): the output is written over the parameter's bytes.
 absl::Status CheckAliasing(const HloModule& module) {
   const HloComputation& entry = *module.entry_computation();
   const Shape& result = entry.root_instruction()->shape();
   for (const HloInputOutputAliasConfig::Alias& alias :
        module.input_output_alias_config().aliases()) {
-    const Shape& parameter = ShapeUtil::GetSubshape(
-        entry.parameter_instruction(alias.parameter_number)->shape(), alias.parameter_index);
-    const Shape& output = ShapeUtil::GetSubshape(result, alias.output_index);
-    if (!SameArrayShape(parameter, output)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input_output_alias ", IndexString(alias.output_index), ": (", alias.parameter_number,
-          ", ", IndexString(alias.parameter_index), "): the output ", output.ToString(true),
-          " and the parameter ", parameter.ToString(true),
-          " must be arrays of the same type, size and layout"));
+    const Shape parameter = WithDefaultLayout(ShapeUtil::GetSubshape(
+        entry.parameter_instruction(alias.parameter_number)->shape(), alias.parameter_index));
+    const Shape output = WithDefaultLayout(ShapeUtil::GetSubshape(result, alias.output_index));
+    if (!parameter.IsArray() || !output.IsArray() ||
+        DeviceBufferSize(parameter) != DeviceBufferSize(output)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input_output_alias ", IndexString(alias.output_index), ": (",
+                       alias.parameter_number, ", ", IndexString(alias.parameter_index),
+                       "): the output ", output.ToString(true), " and the parameter ",
+                       parameter.ToString(true), " must be arrays of the same size in bytes"));
     }
   }
   return absl::OkStatus();

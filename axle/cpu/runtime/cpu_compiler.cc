@@ -9,7 +9,8 @@
 // ops (`batchnorm-expander`), fuse dot epilogues
 // (`dot-epilogue-fusion`) then elementwise ops (`fusion`), wrap every
 // remaining array op that has no thunk emitter of its own into a one-op loop
-// fusion (in the entry and in every while body / condition and branch),
+// fusion (in the entry and in every while body / condition and branch;
+// a copy of a tuple becomes the tuple of its elements' copies first),
 // then let ProgramBuilder (program_builder.h) turn the entry into the thunks
 // of a CpuExecutable. These passes run as one HloPassPipeline
 // ("cpu-prepare"), so AXLE_DUMP_TO dumps and times them like any pipeline.
@@ -33,6 +34,8 @@
 #include <memory>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
@@ -48,6 +51,7 @@
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
@@ -186,17 +190,153 @@ bool LoopFusible(const HloInstruction& instruction) {
          instruction.opcode() == HloOpcode::kReduceWindow;
 }
 
+// A deep copy of `value`: each array leaf copied, tuples rebuilt around the
+// copies (tokens passed on as they are).
+HloInstruction* DeepCopy(HloComputation* computation, HloInstruction* value) {
+  if (value->shape().IsArray()) {
+    return computation->AddInstruction(
+        HloInstruction::Create(HloOpcode::kCopy, value->shape(), {value}));
+  }
+  if (!value->shape().IsTuple()) return value;
+  std::vector<HloInstruction*> elements;
+  for (int64_t i = 0; i < static_cast<int64_t>(value->shape().tuple_shapes().size()); ++i) {
+    elements.push_back(DeepCopy(computation, MakeGetTupleElement(value, i)));
+  }
+  return MakeTuple(computation, elements);
+}
+
+// Rewrites every `copy` of a tuple (in the entry and in every computation
+// control flow runs) into the tuple of its elements' copies, nested tuples
+// included, as XLA's copy of a tuple is a deep copy.
+absl::StatusOr<bool> ExpandTupleCopies(HloModule* module) {
+  bool changed = false;
+  for (HloComputation* computation : ControlFlowComputations(*module)) {
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (instruction->opcode() != HloOpcode::kCopy || !instruction->shape().IsTuple()) continue;
+      HloInstruction* copied = DeepCopy(computation, instruction->mutable_operand(0));
+      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, copied));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// Groups the outputs of a loop-kernel fusion (no thunk emitter of its own)
+// whose root tuple holds arrays of several shapes by their dimensions, in
+// order of first appearance: one group per loop the outputs need. Fewer
+// than two groups: nothing to split.
+std::vector<std::vector<int64_t>> OutputGroupsByShape(const HloInstruction& instruction) {
+  if (instruction.opcode() != HloOpcode::kFusion || FindThunkEmitter(instruction)) return {};
+  const HloInstruction* root = cast<HloFusionInstruction>(&instruction)
+                                   ->fused_instructions_computation()
+                                   ->root_instruction();
+  if (root->opcode() != HloOpcode::kTuple) return {};
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<const std::vector<int64_t>*> dimensions;
+  for (int64_t i = 0; i < root->operand_count(); ++i) {
+    const Shape& shape = root->operand(i)->shape();
+    if (!shape.IsArray()) return {};
+    auto same = std::find_if(dimensions.begin(), dimensions.end(),
+                             [&](const auto* d) { return *d == shape.dimensions(); });
+    if (same == dimensions.end()) {
+      dimensions.push_back(&shape.dimensions());
+      groups.emplace_back();
+      same = dimensions.end() - 1;
+    }
+    groups[same - dimensions.begin()].push_back(i);
+  }
+  return groups.size() < 2 ? std::vector<std::vector<int64_t>>{} : groups;
+}
+
+// A fusion of the same kind computing only `outputs` (indices into the
+// root tuple of `fusion`'s fused computation): the instructions they need,
+// over the operands they read. Its result is the one output's, or a tuple.
+HloFusionInstruction* FusionOfOutputs(HloFusionInstruction* fusion,
+                                      const std::vector<int64_t>& outputs) {
+  HloModule* module = fusion->parent()->parent();
+  const HloComputation* fused = fusion->fused_instructions_computation();
+  const HloInstruction* root = fused->root_instruction();
+  absl::flat_hash_set<const HloInstruction*> needed;
+  std::vector<const HloInstruction*> stack;
+  stack.reserve(outputs.size());
+  for (int64_t output : outputs) stack.push_back(root->operand(output));
+  while (!stack.empty()) {
+    const HloInstruction* next = stack.back();
+    stack.pop_back();
+    if (!needed.insert(next).second) continue;
+    for (const HloInstruction* operand : next->operands()) stack.push_back(operand);
+  }
+  auto computation = std::make_unique<HloComputation>(module->GetUniqueName("fused_computation"));
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> clones;
+  std::vector<HloInstruction*> operands;
+  for (HloInstruction* instruction : fused->MakeInstructionPostOrder()) {
+    if (!needed.contains(instruction)) continue;
+    if (const auto* parameter = dyn_cast<HloParameterInstruction>(instruction)) {
+      auto clone = std::make_unique<HloParameterInstruction>(
+          HloOpcode::kParameter, parameter->shape(), absl::Span<HloInstruction* const>{});
+      clone->mutable_attrs()->parameter_number = static_cast<int64_t>(operands.size());
+      clone->SetName(module->GetUniqueName(parameter->name()));
+      operands.push_back(fusion->mutable_operand(parameter->parameter_number()));
+      clones[instruction] = computation->AddInstruction(std::move(clone));
+      continue;
+    }
+    std::vector<HloInstruction*> clone_operands;
+    for (const HloInstruction* operand : instruction->operands()) {
+      clone_operands.push_back(clones.at(operand));
+    }
+    std::unique_ptr<HloInstruction> clone =
+        instruction->CloneWithNewOperands(instruction->shape(), clone_operands);
+    clone->SetName(module->GetUniqueName(instruction->name()));
+    clones[instruction] = computation->AddInstruction(std::move(clone));
+  }
+  std::vector<HloInstruction*> elements;
+  elements.reserve(outputs.size());
+  for (int64_t output : outputs) elements.push_back(clones.at(root->operand(output)));
+  HloInstruction* new_root =
+      elements.size() == 1 ? elements[0] : MakeTuple(computation.get(), elements);
+  computation->set_root_instruction(new_root);
+  const Shape shape = new_root->shape();
+  HloComputation* added_computation = module->AddEmbeddedComputation(std::move(computation));
+  auto split = std::make_unique<HloFusionInstruction>(HloOpcode::kFusion, shape, operands);
+  split->mutable_attrs()->kind = fusion->fusion_kind();
+  split->SetName(module->GetUniqueName(fusion->name()));
+  split->AppendCalledComputation(added_computation);
+  auto* added = cast<HloFusionInstruction>(fusion->parent()->AddInstruction(std::move(split)));
+  added_computation->SetFusionInstruction(added);
+  return added;
+}
+
+// Splits a multi-output fusion whose outputs differ in shape (valid in XLA;
+// the loop kernel runs one iteration space) into one fusion per output
+// shape; instructions that several groups need are computed in each.
+absl::Status SplitByOutputShape(HloFusionInstruction* fusion,
+                                const std::vector<std::vector<int64_t>>& groups) {
+  HloComputation* computation = fusion->parent();
+  const int64_t output_count = static_cast<int64_t>(fusion->shape().tuple_shapes().size());
+  std::vector<HloInstruction*> values(output_count);
+  for (const std::vector<int64_t>& group : groups) {
+    HloFusionInstruction* split = FusionOfOutputs(fusion, group);
+    for (int64_t i = 0; i < static_cast<int64_t>(group.size()); ++i) {
+      values[group[i]] = group.size() == 1 ? split : MakeGetTupleElement(split, i);
+    }
+  }
+  HloComputation* old_fused = fusion->fused_instructions_computation();
+  AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(fusion, MakeTuple(computation, values)));
+  return computation->parent()->RemoveEmbeddedComputation(old_fused);
+}
+
 // Wraps every op that needs a loop fusion, in the entry and in every
 // computation control flow runs, into a one-op loop fusion; stops at the
 // first op no loop fusion can compute (which PrepareModule then rejects).
 // A fusion whose root is a variadic reduce (a tuple-shaped op) gets the root
 // tuple(get-tuple-element...) the loop emitter expects of a multi-output
-// fusion.
+// fusion; a multi-output fusion whose outputs differ in shape is split into
+// one fusion per output shape.
 class WrapInLoopFusions : public HloPassInterface {
  public:
   absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
   absl::StatusOr<bool> Run(HloModule* module) override {
-    bool changed = false;
+    AXLE_ASSIGN_OR_RETURN(bool changed, ExpandTupleCopies(module));
     for (HloComputation* computation : ControlFlowComputations(*module)) {
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         if (!NeedsLoopFusion(*instruction)) continue;
@@ -222,6 +362,12 @@ class WrapInLoopFusions : public HloPassInterface {
         }
         fused->set_root_instruction(fused->AddInstruction(
             HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
+        changed = true;
+      }
+      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        const std::vector<std::vector<int64_t>> groups = OutputGroupsByShape(*instruction);
+        if (groups.empty()) continue;
+        AXLE_RETURN_IF_ERROR(SplitByOutputShape(cast<HloFusionInstruction>(instruction), groups));
         changed = true;
       }
     }

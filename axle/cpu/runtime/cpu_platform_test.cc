@@ -86,6 +86,51 @@ ENTRY e {
                   {Iota(shape, 0.03f, -1.5f)});
 }
 
+// XLA's copy of a tuple is a deep copy: every element, nested tuples too.
+TEST(CpuPlatformTest, CopyOfATupleCopiesEveryElement) {
+  ExpectCpuAgrees(R"(
+HloModule copy_tuple
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = s32[2,3] parameter(1)
+  n = f32[4] negate(a)
+  inner = (f32[4], s32[2,3]) tuple(n, b)
+  t = (f32[4], (f32[4], s32[2,3])) tuple(a, inner)
+  ct = (f32[4], (f32[4], s32[2,3])) copy(t)
+  ROOT r = ((f32[4], (f32[4], s32[2,3])), f32[4]) tuple(ct, n)
+})",
+                  {Iota(ShapeUtil::MakeShape(F32, {4}), 0.5f, -1),
+                   LiteralUtil::CreateR2<int32_t>({{1, 2, 3}, {4, 5, 6}})});
+}
+
+// XLA's pred is one byte wide: four of them bitcast to one f32.
+TEST(CpuPlatformTest, BitcastConvertOfPredToF32) {
+  ExpectCpuAgrees(R"(
+HloModule pred_bits
+ENTRY e {
+  p = pred[4] parameter(0)
+  ROOT f = f32[] bitcast-convert(p)
+})",
+                  {LiteralUtil::CreateR1<bool>({true, false, false, true})});
+}
+
+// A multi-output loop fusion whose outputs have different shapes.
+TEST(CpuPlatformTest, MultiOutputFusionWithOutputsOfDifferentShapes) {
+  ExpectCpuAgrees(R"(
+HloModule two_shapes
+fused {
+  p = f32[4] parameter(0)
+  n = f32[4] negate(p)
+  s = f32[2] slice(n), slice={[1:3]}
+  ROOT t = (f32[4], f32[2]) tuple(n, s)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT f = (f32[4], f32[2]) fusion(a), kind=kLoop, calls=fused
+})",
+                  {Iota(ShapeUtil::MakeShape(F32, {4}), 0.25f, 1)});
+}
+
 TEST(CpuPlatformTest, DonatedInputIsUpdatedInPlace) {
   LocalClient* client = ClientFor("cpu");
   auto module = ParseAndReturnUnverifiedModule(R"(
@@ -109,6 +154,57 @@ ENTRY entry {
   EXPECT_EQ(output->Result().root_buffer().opaque(), address);
   Literal result = *client->ShapedBufferToLiteral(output->Result());
   for (int i = 0; i < 8; ++i) EXPECT_EQ(result.data<float>()[i], value.data<float>()[i] + 1);
+}
+
+// As in XLA, an output may alias a parameter of another shape with the same
+// byte size; donated, the output takes the parameter's buffer, not donated,
+// the caller's value stays.
+TEST(CpuPlatformTest, OutputAliasesAParameterOfAnotherShapeAndTheSameSize) {
+  constexpr char kText[] = R"(
+HloModule swap, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = bf16[10,11,12] parameter(0)
+  t = bf16[11,10,12] transpose(p), dimensions={1,0,2}
+  ROOT out = bf16[11,10,12] negate(t)
+})";
+  Literal values(ShapeUtil::MakeShape(F32, {10, 11, 12}));
+  for (size_t i = 0; i < values.data<float>().size(); ++i) {
+    values.data<float>()[i] = static_cast<float>(i % 7);
+  }
+  const Literal argument = *values.Convert(BF16);
+  for (const char* platform : {"cpu", "interpreter"}) {
+    SCOPED_TRACE(platform);
+    LocalClient* client = ClientFor(platform);
+    auto module = ParseAndReturnUnverifiedModule(kText);
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto executable = client->Compile(std::move(*module), {});
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    auto check = [&](const ShapedBuffer& result) {
+      Literal out = *(*client->ShapedBufferToLiteral(result)).Convert(F32);
+      ASSERT_EQ(out.shape().dimensions(), (std::vector<int64_t>{11, 10, 12}));
+      for (int64_t i = 0; i < 10; ++i) {
+        for (int64_t j = 0; j < 11; ++j) {
+          for (int64_t k = 0; k < 12; ++k) {
+            ASSERT_EQ(out.data<float>()[(j * 10 + i) * 12 + k],
+                      -values.data<float>()[(i * 11 + j) * 12 + k]);
+          }
+        }
+      }
+    };
+    ScopedShapedBuffer kept = *client->LiteralToShapedBuffer(argument, 0);
+    auto copied = (*executable)->Run({&kept}, {});
+    ASSERT_TRUE(copied.ok()) << copied.status();
+    check(*copied);
+    EXPECT_EQ(*client->ShapedBufferToLiteral(kept), argument);
+    ScopedShapedBuffer donated = *client->LiteralToShapedBuffer(argument, 0);
+    const void* address = donated.root_buffer().opaque();
+    std::vector<ExecutionInput> inputs;
+    inputs.push_back(ExecutionInput::Donate(&donated));
+    auto output = (*executable)->Run(std::move(inputs), {});
+    ASSERT_TRUE(output.ok()) << output.status();
+    EXPECT_EQ(output->Result().root_buffer().opaque(), address);
+    check(output->Result());
+  }
 }
 
 TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
@@ -141,6 +237,7 @@ ENTRY e {
   Literal expected = *client->ShapedBufferToLiteral(*(*executable)->Run({&argument}, {}));
   std::vector<Literal> results(8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       auto result = (*executable)->Run({&argument}, {});

@@ -162,6 +162,15 @@ ENTRY main {
 }
 )"),
               HasSubstr("have different sizes"));
+  // As in XLA, other shapes of the same byte size may alias.
+  EXPECT_EQ(Verify(R"(
+HloModule m, input_output_alias={ {}: (0, {}) }
+ENTRY main {
+  a = bf16[10,11,12] parameter(0)
+  ROOT t = bf16[11,10,12] transpose(a), dimensions={1,0,2}
+}
+)"),
+            "OK");
   EXPECT_THAT(Verify(R"(
 HloModule m, input_output_alias={ {0}: (0, {}) }, buffer_donor={ (0, {}) }
 ENTRY main {

@@ -13,10 +13,15 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_module_config.h"
 
 namespace axle {
+
+namespace proto {
+class HloModuleProto;
+}  // namespace proto
 
 class HloModule {
  public:
@@ -69,6 +74,18 @@ class HloModule {
   // The module in XLA's HLO text format (see hlo/text/).
   std::string ToString() const;
   std::string ToString(const HloPrintOptions& options) const;
+
+  // The module as XLA's HloModuleProto (wire-compatible with XLA's
+  // hlo.proto), and back; defined in hlo/proto/ (library axle_hlo_proto,
+  // whose hlo_proto.h declares the messages). What Axle cannot write to the
+  // proto, or read from it, is an Unimplemented error naming the field.
+  absl::StatusOr<proto::HloModuleProto> ToProtoOrError() const;
+  // XLA's spelling: the proto, or, where ToProtoOrError fails, an empty
+  // proto (no computations, which CreateFromProto rejects) after printing
+  // the error to stderr.
+  proto::HloModuleProto ToProto() const;
+  static absl::StatusOr<std::unique_ptr<HloModule>> CreateFromProto(
+      const proto::HloModuleProto& proto, const HloModuleConfig& config = {});
 
  private:
   std::string name_;

@@ -23,12 +23,15 @@ namespace axle {
 // input_output_alias={ {output_index}: (param, {param_index}, kind), ... }
 class HloInputOutputAliasConfig {
  public:
-  enum class AliasKind { kMayAlias, kMustAlias };
+  // A plain enum, as in XLA: both HloInputOutputAliasConfig::kMustAlias and
+  // HloInputOutputAliasConfig::AliasKind::kMustAlias name a kind.
+  enum AliasKind { kMayAlias, kMustAlias };
   struct Alias {
     ShapeIndex output_index;
     int64_t parameter_number = 0;
     ShapeIndex parameter_index;
     AliasKind kind = AliasKind::kMayAlias;
+    bool must_alias() const { return kind == AliasKind::kMustAlias; }
     bool operator==(const Alias&) const = default;
   };
 

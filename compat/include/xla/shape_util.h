@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/shape_util.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_SHAPE_UTIL_H_
 #define AXLE_COMPAT_XLA_SHAPE_UTIL_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/xla_data.pb.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_XLA_DATA_PB_H_
 #define AXLE_COMPAT_XLA_XLA_DATA_PB_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/client/local_client.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_CLIENT_LOCAL_CLIENT_H_
 #define AXLE_COMPAT_XLA_CLIENT_LOCAL_CLIENT_H_
 

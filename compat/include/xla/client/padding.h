@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/client/padding.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_CLIENT_PADDING_H_
 #define AXLE_COMPAT_XLA_CLIENT_PADDING_H_
 

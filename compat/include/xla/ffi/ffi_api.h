@@ -1,5 +1,6 @@
-// Compatibility header: XLA's xla/ffi/ffi_api.h, for GetXlaFfiApi() (declared
-// with the rest of the typed FFI API in Axle).
+// Compatibility header: XLA's xla/ffi/ffi_api.h.
+// For GetXlaFfiApi().
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_FFI_FFI_API_H_
 #define AXLE_COMPAT_XLA_FFI_FFI_API_H_
 

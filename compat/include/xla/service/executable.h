@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/service/executable.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_SERVICE_EXECUTABLE_H_
 #define AXLE_COMPAT_XLA_SERVICE_EXECUTABLE_H_
 

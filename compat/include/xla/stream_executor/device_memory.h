@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/stream_executor/device_memory.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_STREAM_EXECUTOR_DEVICE_MEMORY_H_
 #define AXLE_COMPAT_XLA_STREAM_EXECUTOR_DEVICE_MEMORY_H_
 

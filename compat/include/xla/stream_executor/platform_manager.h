@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/stream_executor/platform_manager.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_STREAM_EXECUTOR_PLATFORM_MANAGER_H_
 #define AXLE_COMPAT_XLA_STREAM_EXECUTOR_PLATFORM_MANAGER_H_
 

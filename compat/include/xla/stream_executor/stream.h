@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/stream_executor/stream.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_STREAM_EXECUTOR_STREAM_H_
 #define AXLE_COMPAT_XLA_STREAM_EXECUTOR_STREAM_H_
 

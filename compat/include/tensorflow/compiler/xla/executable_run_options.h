@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/executable_run_options.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_EXECUTABLE_RUN_OPTIONS_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_EXECUTABLE_RUN_OPTIONS_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/shape_tree.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SHAPE_TREE_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SHAPE_TREE_H_
 

@@ -1,4 +1,6 @@
-// Compatibility header: XLA's xla/ffi/api/api.h (the typed FFI C++ API).
+// Compatibility header: XLA's xla/ffi/api/api.h.
+// The typed FFI C++ API.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_FFI_API_API_H_
 #define AXLE_COMPAT_XLA_FFI_API_API_H_
 

@@ -1,4 +1,6 @@
-// Compatibility header: XLA's xla/ffi/api/c_api.h (the FFI C types).
+// Compatibility header: XLA's xla/ffi/api/c_api.h.
+// The FFI C types.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_FFI_API_C_API_H_
 #define AXLE_COMPAT_XLA_FFI_API_C_API_H_
 

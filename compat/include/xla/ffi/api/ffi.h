@@ -1,4 +1,6 @@
-// Compatibility header: XLA's xla/ffi/api/ffi.h (the typed FFI C++ API).
+// Compatibility header: XLA's xla/ffi/api/ffi.h.
+// The typed FFI C++ API.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_FFI_API_FFI_H_
 #define AXLE_COMPAT_XLA_FFI_API_FFI_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/hlo/builder/xla_builder.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_HLO_BUILDER_XLA_BUILDER_H_
 #define AXLE_COMPAT_XLA_HLO_BUILDER_XLA_BUILDER_H_
 

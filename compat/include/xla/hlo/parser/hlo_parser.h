@@ -1,4 +1,5 @@
 // Compatibility header: XLA's xla/hlo/parser/hlo_parser.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_XLA_HLO_PARSER_HLO_PARSER_H_
 #define AXLE_COMPAT_XLA_HLO_PARSER_HLO_PARSER_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/client/xla_computation.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_CLIENT_XLA_COMPUTATION_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_CLIENT_XLA_COMPUTATION_H_
 

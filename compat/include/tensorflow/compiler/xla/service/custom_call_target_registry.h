@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/service/custom_call_target_registry.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_CUSTOM_CALL_TARGET_REGISTRY_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_CUSTOM_CALL_TARGET_REGISTRY_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/service/hlo_parser.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_HLO_PARSER_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_HLO_PARSER_H_
 

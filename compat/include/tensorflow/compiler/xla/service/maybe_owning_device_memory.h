@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/service/maybe_owning_device_memory.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_MAYBE_OWNING_DEVICE_MEMORY_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_MAYBE_OWNING_DEVICE_MEMORY_H_
 

@@ -1,4 +1,5 @@
 // Compatibility header: XLA's tensorflow/compiler/xla/service/platform_util.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
 #ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_PLATFORM_UTIL_H_
 #define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_SERVICE_PLATFORM_UTIL_H_
 

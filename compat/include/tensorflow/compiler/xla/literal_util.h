@@ -1,0 +1,12 @@
+// Compatibility header: XLA's tensorflow/compiler/xla/literal_util.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
+#ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_LITERAL_UTIL_H_
+#define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_LITERAL_UTIL_H_
+
+#include "axle/core/literal.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+#endif  // AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_LITERAL_UTIL_H_

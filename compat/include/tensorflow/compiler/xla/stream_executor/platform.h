@@ -1,0 +1,15 @@
+// Compatibility header: XLA's tensorflow/compiler/xla/stream_executor/platform.h.
+// Generated from compat/headers.txt by cmake/AxleCompatHeaders.cmake.
+#ifndef AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_STREAM_EXECUTOR_PLATFORM_H_
+#define AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_STREAM_EXECUTOR_PLATFORM_H_
+
+#include "axle/runtime/platform.h"
+
+namespace xla {
+using namespace ::axle;  // NOLINT: the XLA-compatible surface is Axle's
+}  // namespace xla
+
+// StreamExecutor's namespace, and XLA's `se` alias for it.
+namespace stream_executor = ::axle::se;
+
+#endif  // AXLE_COMPAT_TENSORFLOW_COMPILER_XLA_STREAM_EXECUTOR_PLATFORM_H_
