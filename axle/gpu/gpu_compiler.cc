@@ -16,6 +16,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/scan_to_while.h"
@@ -83,25 +84,8 @@ class GpuWrapInLoopFusions : public HloPassInterface {
         changed = true;
       }
     }
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->instructions()) {
-        if (instruction->opcode() != HloOpcode::kFusion) continue;
-        HloComputation* fused =
-            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
-        HloInstruction* root = fused->root_instruction();
-        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
-        std::vector<HloInstruction*> elements;
-        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
-          auto element = std::make_unique<HloGetTupleElementInstruction>(
-              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
-              absl::Span<HloInstruction* const>{root});
-          element->mutable_attrs()->tuple_index = i;
-          elements.push_back(fused->AddInstruction(std::move(element)));
-        }
-        fused->set_root_instruction(fused->AddInstruction(
-            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
-        changed = true;
-      }
+    if (AddTupleRootsToFusions(*module, [](const HloInstruction&) { return false; })) {
+      changed = true;
     }
     return changed;
   }
@@ -213,47 +197,31 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
-  const std::vector<const char*> optimizing = {"layout-normalization",
-                                               "batchnorm-expander",
-                                               "call-inliner",
-                                               "algsimp",
-                                               "tuple-simplifier",
-                                               "while-loop-simplifier",
-                                               "reshape-mover",
-                                               "constant-folding",
-                                               "cse",
-                                               "while-loop-constant-sinking",
-                                               "while-loop-simplifier",
-                                               "algsimp",
-                                               "dce",
-                                               "fusion",
-                                               "multi-output-fusion",
-                                               "cse"};
-  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
-  for (const char* name : run_backend_only ? required : optimizing) {
-    // Dots no single GEMM computes get transposes and reshapes around
-    // them (dot_canonicalizer.h), which then fuse into their neighbours.
-    if (absl::string_view(name) == "fusion") {
-      pipeline.AddPass<GpuAnnotateWhileTripCounts>();
-      pipeline.AddPass<GpuDotCanonicalizer>();
-      pipeline.AddPass<GpuDotCanonicalizer>();
-      // The cpu fusion pass, except that no reduction fuses into a
-      // consumer: the cpu kernels compute a row reduction once per row
-      // (row_index_analysis.h), a GPU loop kernel would compute it once
-      // per output element (softmax's divide would reduce the row again
-      // for each of its elements). Every reduce is the root of its own
-      // kernel (a block per row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
-      // into several consumers as cheap ops are (softmax's exp into its sum and its divide: three
-      // kernels, as XLA:GPU's).
-      CpuInstructionFusion::Options fusion_options;
-      fusion_options.fuse_reductions_into_consumers = false;
-      fusion_options.duplicate_fast_gpu_math = true;
-      pipeline.AddPass<CpuInstructionFusion>(fusion_options);
-      continue;
-    }
-    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
-    pipeline.AddPass(std::move(pass));
-  }
+  // The cpu backend's simplification and fusion (backend_pipeline.h), with
+  // the GPU's own fusion options.
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(
+      pipeline, run_backend_only,
+      [](absl::string_view name, HloPassPipeline& passes) -> absl::StatusOr<bool> {
+        if (name != "fusion") return true;
+        // Dots no single GEMM computes get transposes and reshapes around
+        // them (dot_canonicalizer.h), which then fuse into their neighbours.
+        passes.AddPass<GpuAnnotateWhileTripCounts>();
+        passes.AddPass<GpuDotCanonicalizer>();
+        passes.AddPass<GpuDotCanonicalizer>();
+        // The cpu fusion pass, except that no reduction fuses into a
+        // consumer: the cpu kernels compute a row reduction once per row
+        // (row_index_analysis.h), a GPU loop kernel would compute it once
+        // per output element (softmax's divide would reduce the row again
+        // for each of its elements). Every reduce is the root of its own
+        // kernel (a block per row for row reductions). f32 exp, divide, sqrt and rsqrt are
+        // duplicated into several consumers as cheap ops are (softmax's exp into its sum and its
+        // divide: three kernels, as XLA:GPU's).
+        CpuInstructionFusion::Options fusion_options;
+        fusion_options.fuse_reductions_into_consumers = false;
+        fusion_options.duplicate_fast_gpu_math = true;
+        passes.AddPass<CpuInstructionFusion>(fusion_options);
+        return false;
+      }));
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
     pipeline.AddPass<GpuDotCanonicalizer>();

@@ -47,6 +47,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
@@ -202,25 +203,11 @@ class WrapInLoopFusions : public HloPassInterface {
         changed = true;
       }
     }
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->instructions()) {
-        if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
-        HloComputation* fused =
-            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
-        HloInstruction* root = fused->root_instruction();
-        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
-        std::vector<HloInstruction*> elements;
-        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
-          auto element = std::make_unique<HloGetTupleElementInstruction>(
-              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
-              absl::Span<HloInstruction* const>{root});
-          element->mutable_attrs()->tuple_index = i;
-          elements.push_back(fused->AddInstruction(std::move(element)));
-        }
-        fused->set_root_instruction(fused->AddInstruction(
-            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
-        changed = true;
-      }
+    // Fusions with thunk emitters of their own (dot epilogues) keep their root.
+    if (AddTupleRootsToFusions(*module, [](const HloInstruction& fusion) {
+          return FindThunkEmitter(fusion) != nullptr;
+        })) {
+      changed = true;
     }
     return changed;
   }
@@ -243,43 +230,22 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   });
   pipeline.AddPass<ScanToWhile>();
   pipeline.AddPass<Bf16DotUpcast>();
-  // The simplification XLA:CPU runs before fusion: algebraic rewrites,
-  // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
-  // folded, common subexpressions merged, loop-invariant constants (folded
-  // by now) sunk into loop bodies and dropped from the loop state, then
-  // rewrites again on what CSE and folding exposed. Loop fusions of one
-  // iteration space then merge into multi-output kernels. CSE again after
-  // fusion: a producer fused into several consumers of one kernel is a copy
-  // per consumer, computed once per copy unless merged.
-  const std::vector<const char*> optimizing = {"layout-normalization",
-                                               "batchnorm-expander",
-                                               "call-inliner",
-                                               "algsimp",
-                                               "tuple-simplifier",
-                                               "while-loop-simplifier",
-                                               "reshape-mover",
-                                               "constant-folding",
-                                               "cse",
-                                               "while-loop-constant-sinking",
-                                               "while-loop-simplifier",
-                                               "algsimp",
-                                               "dce",
-                                               "dot-epilogue-fusion",
-                                               "fusion",
-                                               "multi-output-fusion",
-                                               "cse"};
-  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
-  for (const char* name : run_backend_only ? required : optimizing) {
-    // Dot operands the matmul would gather get a transpose that fuses into
-    // their producers (dot_operand_transpose.h).
-    // A transposed dot result becomes the swapped dot (dot_output_transpose.h).
-    if (absl::string_view(name) == "dot-epilogue-fusion") {
-      pipeline.AddPass<DotOutputTranspose>();
-      pipeline.AddPass<DotOperandTranspose>();
-    }
-    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
-    pipeline.AddPass(std::move(pass));
-  }
+  // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(
+      pipeline, run_backend_only,
+      [](absl::string_view name, HloPassPipeline& passes) -> absl::StatusOr<bool> {
+        if (name != "fusion") return true;
+        // Dot operands the matmul would gather get a transpose that fuses into
+        // their producers (dot_operand_transpose.h).
+        // A transposed dot result becomes the swapped dot (dot_output_transpose.h).
+        passes.AddPass<DotOutputTranspose>();
+        passes.AddPass<DotOperandTranspose>();
+        // Bias adds and activations join their dot or convolution first.
+        AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogue,
+                              CreatePass("dot-epilogue-fusion"));
+        passes.AddPass(std::move(epilogue));
+        return true;
+      }));
   pipeline.AddPass<WrapInLoopFusions>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
