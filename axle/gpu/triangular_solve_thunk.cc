@@ -63,6 +63,29 @@ $L_done:
 }
 )";
 
+// cublas<t>trsm's arguments but the type's and the matrices'.
+struct TrsmArguments {
+  explicit TrsmArguments(const TriangularSolvePlan& plan)
+      : side(plan.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT),
+        fill(plan.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER),
+        op(plan.op == 'T'   ? CUBLAS_OP_T
+           : plan.op == 'C' ? CUBLAS_OP_C
+                            : CUBLAS_OP_N),
+        diag(plan.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT),
+        m(static_cast<int>(plan.m)),
+        n(static_cast<int>(plan.n)),
+        lda(static_cast<int>(plan.lda)),
+        ldb(static_cast<int>(plan.ldb)) {}
+  cublasSideMode_t side;
+  cublasFillMode_t fill;
+  cublasOperation_t op;
+  cublasDiagType_t diag;
+  int m;
+  int n;
+  int lda;
+  int ldb;
+};
+
 bool RowMajor(const Shape& shape) {
   return PhysicalStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
 }
@@ -111,7 +134,7 @@ class TriangularSolveThunk : public GpuThunk {
     if (plan_.batch == 1) {
       auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
       if (!lock.ok()) return Annotate(lock.status());
-      return Solve((*lock)->get(), a, x);
+      return Solve((*lock)->get(), a, x, /*batched=*/false);
     }
     // The matrices' pointers, written on the stream into the scratch memory.
     if (batch_pointers_ == nullptr ||
@@ -134,7 +157,8 @@ class TriangularSolveThunk : public GpuThunk {
         "cuLaunchKernel (trsm batch pointers)")));
     auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
     if (!lock.ok()) return Annotate(lock.status());
-    return SolveBatched((*lock)->get(), pointers, pointers + count * sizeof(CUdeviceptr));
+    return Solve((*lock)->get(), pointers, pointers + count * sizeof(CUdeviceptr),
+                 /*batched=*/true);
   }
 
   GpuThunkValues buffer_uses() const override { return values_; }
@@ -143,92 +167,40 @@ class TriangularSolveThunk : public GpuThunk {
   }
 
  private:
-  absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b) const {
+  // One matrix (`a` and `b` its own), or all in one call (`batched`: `a`
+  // and `b` are device arrays of pointers).
+  absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b, bool batched) const {
     const CublasLibrary& library = handle_->library();
-    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
-                                 : plan_.op == 'C' ? CUBLAS_OP_C
-                                                   : CUBLAS_OP_N;
-    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    const int m = static_cast<int>(plan_.m);
-    const int n = static_cast<int>(plan_.n);
-    const int lda = static_cast<int>(plan_.lda);
-    const int ldb = static_cast<int>(plan_.ldb);
+    const TrsmArguments args(plan_);
+    const int batch = static_cast<int>(plan_.batch);
     void* a_address = DeviceAddress(a);
     void* b_address = DeviceAddress(b);
     cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
     switch (plan_.type) {
-      case F32: {
-        const float one = 1;
-        status = library.cublasStrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const float*>(a_address), lda,
-                                     static_cast<float*>(b_address), ldb);
-        break;
-      }
-      case F64: {
-        const double one = 1;
-        status = library.cublasDtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const double*>(a_address), lda,
-                                     static_cast<double*>(b_address), ldb);
-        break;
-      }
-      case C64: {
-        const cuComplex one = {1, 0};
-        status = library.cublasCtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const cuComplex*>(a_address), lda,
-                                     static_cast<cuComplex*>(b_address), ldb);
-        break;
-      }
-      case C128: {
-        const cuDoubleComplex one = {1, 0};
-        status = library.cublasZtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const cuDoubleComplex*>(a_address), lda,
-                                     static_cast<cuDoubleComplex*>(b_address), ldb);
-        break;
-      }
+#define AXLE_TRSM_CASE(TYPE, T, PREFIX, ONE)                                                       \
+  case TYPE: {                                                                                     \
+    const T one = ONE;                                                                             \
+    status = batched ? library.cublas##PREFIX##trsmBatched(                                        \
+                           handle, args.side, args.fill, args.op, args.diag, args.m, args.n, &one, \
+                           static_cast<const T* const*>(a_address), args.lda,                      \
+                           static_cast<T* const*>(b_address), args.ldb, batch)                     \
+                     : library.cublas##PREFIX##trsm(handle, args.side, args.fill, args.op,         \
+                                                    args.diag, args.m, args.n, &one,               \
+                                                    static_cast<const T*>(a_address), args.lda,    \
+                                                    static_cast<T*>(b_address), args.ldb);         \
+    break;                                                                                         \
+  }
+      AXLE_TRSM_CASE(F32, float, S, 1.0f)
+      AXLE_TRSM_CASE(F64, double, D, 1.0)
+      AXLE_TRSM_CASE(C64, cuComplex, C, (cuComplex{1, 0}))
+      AXLE_TRSM_CASE(C128, cuDoubleComplex, Z, (cuDoubleComplex{1, 0}))
+#undef AXLE_TRSM_CASE
       default:
         break;
     }
-    return Annotate(library.ToStatus(status, absl::StrCat("cublas trsm (", plan_.ToString(), ")")));
-  }
-
-  // All matrices in one call: `as` and `bs` are device arrays of pointers.
-  absl::Status SolveBatched(cublasHandle_t handle, CUdeviceptr as, CUdeviceptr bs) const {
-    const CublasLibrary& library = handle_->library();
-    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
-                                 : plan_.op == 'C' ? CUBLAS_OP_C
-                                                   : CUBLAS_OP_N;
-    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    const int m = static_cast<int>(plan_.m);
-    const int n = static_cast<int>(plan_.n);
-    const int lda = static_cast<int>(plan_.lda);
-    const int ldb = static_cast<int>(plan_.ldb);
-    const int batch = static_cast<int>(plan_.batch);
-    void* a_address = DeviceAddress(as);
-    void* b_address = DeviceAddress(bs);
-    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
-    switch (plan_.type) {
-#define AXLE_TRSM_BATCHED_CASE(TYPE, T, function, ONE)                        \
-  case TYPE: {                                                                \
-    const T one = ONE;                                                        \
-    status = library.function(handle, side, fill, op, diag, m, n, &one,       \
-                              static_cast<const T* const*>(a_address), lda,   \
-                              static_cast<T* const*>(b_address), ldb, batch); \
-    break;                                                                    \
-  }
-      AXLE_TRSM_BATCHED_CASE(F32, float, cublasStrsmBatched, 1.0f)
-      AXLE_TRSM_BATCHED_CASE(F64, double, cublasDtrsmBatched, 1.0)
-      AXLE_TRSM_BATCHED_CASE(C64, cuComplex, cublasCtrsmBatched, (cuComplex{1, 0}))
-      AXLE_TRSM_BATCHED_CASE(C128, cuDoubleComplex, cublasZtrsmBatched, (cuDoubleComplex{1, 0}))
-#undef AXLE_TRSM_BATCHED_CASE
-      default:
-        break;
-    }
-    return Annotate(
-        library.ToStatus(status, absl::StrCat("cublas trsmBatched (", plan_.ToString(), ")")));
+    return Annotate(library.ToStatus(
+        status,
+        absl::StrCat(batched ? "cublas trsmBatched (" : "cublas trsm (", plan_.ToString(), ")")));
   }
 
   absl::Status Annotate(absl::Status status) const {
