@@ -12,6 +12,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
+#include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -24,35 +25,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-// Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
-// which has no GPU helpers yet.
-bool NeedsComplexHelper(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kDivide:
-    case HloOpcode::kPower:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Row-major (or no layout): the elemental emitter's own linearization.
 bool HasDescendingLayout(const Shape& shape) {
   return !shape.IsArray() || !shape.has_layout() ||
@@ -61,9 +33,11 @@ bool HasDescendingLayout(const Shape& shape) {
 }
 
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
+  // Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
+  // which has no GPU helpers yet.
   if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
       pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
-      NeedsComplexHelper(hlo.opcode())) {
+      llvm_ir::IsComplexCallOpcode(hlo.opcode())) {
     return absl::UnimplementedError(
         absl::StrCat("CUDA codegen: complex ", HloOpcodeString(hlo.opcode()), " (", hlo.name(),
                      ", ", pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()),
@@ -300,13 +274,7 @@ llvm::Function* KernelEmitter::CreateKernel(absl::string_view name, int block_si
     }
   }
   // Marked as a kernel, with the block size it is launched with.
-  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
-  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
-                                   std::pair<const char*, int>{"maxntidx", block_size}}) {
-    annotations->addOperand(llvm::MDNode::get(
-        context, {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(context, key),
-                  llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
-  }
+  MarkKernel(kernel, block_size);
   return kernel;
 }
 
