@@ -36,6 +36,7 @@
 #include "axle/collectives/replica_groups.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
 namespace eval_internal {
@@ -391,38 +392,7 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
   return wrapped;
 }
 
-namespace {
-
-// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
-    const HloInstruction& instruction, absl::string_view text) {
-  std::vector<int64_t> numbers;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-    } else {
-      if (in_number) numbers.push_back(value);
-      value = 0;
-      in_number = false;
-      if (c != '{' && c != '}' && c != ',' && c != ' ') {
-        return InvalidInstruction(
-            instruction, absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
-      }
-    }
-  }
-  if (numbers.size() % 2 != 0) {
-    return InvalidInstruction(
-        instruction, absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
-  }
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
-  return pairs;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
@@ -453,7 +423,9 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
   switch (op) {
     case HloOpcode::kSend: {
       if (operands.empty()) return InvalidInstruction(instruction, "has no data operand");
-      AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(instruction, attribute->second));
+      absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+          ParseSendRecvSourceTargetPairs(attribute->second);
+      if (!pairs.ok()) return InvalidInstruction(instruction, pairs.status().message());
       Communicator& communicator = *participant.communicator;
       DeviceGrid grid{participant.replica_count, participant.partition_count};
       int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
@@ -462,7 +434,7 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
       AXLE_RETURN_IF_ERROR(CheckSameCollective(communicator, instruction, {&data}));
       AXLE_ASSIGN_OR_RETURN(std::vector<Literal> values, GatherFromAll(communicator, data));
       Literal mine(data.shape());
-      for (const auto& [source, target] : pairs) {
+      for (const auto& [source, target] : *pairs) {
         if (source < 0 || source >= grid.size() || target < 0 || target >= grid.size()) {
           return InvalidInstruction(instruction,
                                     absl::StrCat("pair {", source, ",", target,
