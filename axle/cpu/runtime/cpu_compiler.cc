@@ -64,24 +64,6 @@ int axle_cpu_platform_anchor = 0;
 namespace axle::cpu {
 namespace {
 
-bool IsPlumbing(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kFusion:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kDomain:
-      return true;
-    default:
-      return false;
-  }
-}
-
 absl::Status CheckSupported(const HloModule& module) {
   const std::vector<HloComputation*> control_flow = ControlFlowComputations(module);
   for (const HloComputation* computation : module.computations()) {
@@ -174,44 +156,21 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
   return !IsPlumbing(instruction.opcode()) && FindThunkEmitter(instruction) == nullptr;
 }
 
-// Whether a loop fusion can compute `instruction`'s result: arrays, and the
-// tuples of a variadic reduce / reduce-window.
-bool LoopFusible(const HloInstruction& instruction) {
-  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode())) {
-    return false;  // a start and its done stay a pair
+// The cpu backend's edit of the shared pass list (backend_pipeline.h):
+// before fusion, dot operands the matmul would gather get a transpose that
+// fuses into their producers (dot_operand_transpose.h), a transposed dot
+// result becomes the swapped dot (dot_output_transpose.h), and bias adds
+// and activations join their dot or convolution (dot-epilogue-fusion).
+absl::StatusOr<bool> AddCpuDotPasses(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name == "fusion") {
+    pipeline.AddPass<DotOutputTranspose>();
+    pipeline.AddPass<DotOperandTranspose>();
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogue,
+                          CreatePass("dot-epilogue-fusion"));
+    pipeline.AddPass(std::move(epilogue));
   }
-  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
-         instruction.opcode() == HloOpcode::kReduceWindow;
+  return true;
 }
-
-// Wraps every op that needs a loop fusion, in the entry and in every
-// computation control flow runs, into a one-op loop fusion; stops at the
-// first op no loop fusion can compute (which PrepareModule then rejects).
-// A fusion whose root is a variadic reduce (a tuple-shaped op) gets the root
-// tuple(get-tuple-element...) the loop emitter expects of a multi-output
-// fusion.
-class WrapInLoopFusions : public HloPassInterface {
- public:
-  absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
-  absl::StatusOr<bool> Run(HloModule* module) override {
-    bool changed = false;
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (!NeedsLoopFusion(*instruction)) continue;
-        if (!LoopFusible(*instruction)) return changed;  // PrepareModule rejects it
-        AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
-        changed = true;
-      }
-    }
-    // Fusions with thunk emitters of their own (dot epilogues) keep their root.
-    if (AddTupleRootsToFusions(*module, [](const HloInstruction& fusion) {
-          return FindThunkEmitter(fusion) != nullptr;
-        })) {
-      changed = true;
-    }
-    return changed;
-  }
-};
 
 // Turns the entry, and every computation control flow runs, into fusions,
 // plumbing and ops with thunk emitters. Collectives (one device) and topk
@@ -231,22 +190,14 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   pipeline.AddPass<ScanToWhile>();
   pipeline.AddPass<Bf16DotUpcast>();
   // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
-  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(
-      pipeline, run_backend_only,
-      [](absl::string_view name, HloPassPipeline& passes) -> absl::StatusOr<bool> {
-        if (name != "fusion") return true;
-        // Dot operands the matmul would gather get a transpose that fuses into
-        // their producers (dot_operand_transpose.h).
-        // A transposed dot result becomes the swapped dot (dot_output_transpose.h).
-        passes.AddPass<DotOutputTranspose>();
-        passes.AddPass<DotOperandTranspose>();
-        // Bias adds and activations join their dot or convolution first.
-        AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogue,
-                              CreatePass("dot-epilogue-fusion"));
-        passes.AddPass(std::move(epilogue));
-        return true;
-      }));
-  pipeline.AddPass<WrapInLoopFusions>();
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuDotPasses));
+  // Every op that needs a loop fusion, until the first no loop fusion can
+  // compute (rejected below). Fusions with thunk emitters of their own (dot
+  // epilogues) keep their root.
+  pipeline.AddPass<WrapInLoopFusions>(
+      "cpu-wrap-in-loop-fusions", NeedsLoopFusion,
+      [](const HloInstruction& fusion) { return FindThunkEmitter(fusion) != nullptr; },
+      /*stop_at_unfusible=*/true);
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   AXLE_RETURN_IF_ERROR(pipeline.Run(module).status());

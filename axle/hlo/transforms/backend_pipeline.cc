@@ -68,4 +68,50 @@ bool AddTupleRootsToFusions(const HloModule& module,
   return changed;
 }
 
+bool IsPlumbing(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kParameter:
+    case HloOpcode::kConstant:
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kFusion:
+    case HloOpcode::kAfterAll:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool LoopFusible(const HloInstruction& instruction) {
+  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode())) {
+    return false;
+  }
+  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
+         instruction.opcode() == HloOpcode::kReduceWindow;
+}
+
+absl::StatusOr<bool> WrapInLoopFusions::Run(HloModule* module) {
+  bool changed = false;
+  bool stopped = false;
+  for (HloComputation* computation : ControlFlowComputations(*module)) {
+    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+      if (!needs_kernel_(*instruction)) continue;
+      if (!LoopFusible(*instruction)) {
+        stopped = stop_at_unfusible_;
+        if (stopped) break;
+        continue;
+      }
+      AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
+      changed = true;
+    }
+    if (stopped) return changed;
+  }
+  if (AddTupleRootsToFusions(*module, keeps_root_)) changed = true;
+  return changed;
+}
+
 }  // namespace axle

@@ -11,12 +11,17 @@
 // rewrites, its fusion options) through a callback, instead of keeping a
 // copy of it.
 //
-// Also here: the tuple root the loop emitters of both backends expect of a
-// fusion whose root is a variadic reduce or reduce-window.
+// Also here: the pass that wraps the ops needing a kernel into loop
+// fusions, with the tuple root the loop emitters of both backends expect
+// of a fusion whose root is a variadic reduce or reduce-window.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_BACKEND_PIPELINE_H_
 #define AXLE_HLO_TRANSFORMS_BACKEND_PIPELINE_H_
+
+#include <functional>
+#include <string>
+#include <utility>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -47,6 +52,41 @@ absl::Status AddBackendPreparationPasses(HloPassPipeline& pipeline, bool run_bac
 // changed.
 bool AddTupleRootsToFusions(const HloModule& module,
                             absl::FunctionRef<bool(const HloInstruction& fusion)> skip);
+
+// Ops that need no kernel in a backend's program: parameters, constants,
+// tuples and their elements, bitcasts, tokens, dependencies, barriers and
+// domains pass buffers on (value_slot.h), and a fusion is a kernel already.
+bool IsPlumbing(HloOpcode opcode);
+
+// Whether a loop fusion can compute `instruction`'s result: arrays, and the
+// tuples of a variadic reduce / reduce-window; never an asynchronous start
+// or done (a start and its done stay a pair).
+bool LoopFusible(const HloInstruction& instruction);
+
+// Wraps every op that needs a kernel (`needs_kernel`), in the entry and in
+// every computation control flow runs, into a one-op loop fusion, then gives
+// fusions the tuple roots of AddTupleRootsToFusions (except those
+// `keeps_root` names). An op that needs a kernel but is not LoopFusible is
+// left for the backend to name: with `stop_at_unfusible` nothing after it
+// is wrapped either.
+class WrapInLoopFusions : public HloPassInterface {
+ public:
+  using Predicate = std::function<bool(const HloInstruction&)>;
+  WrapInLoopFusions(std::string name, Predicate needs_kernel, Predicate keeps_root,
+                    bool stop_at_unfusible)
+      : name_(std::move(name)),
+        needs_kernel_(std::move(needs_kernel)),
+        keeps_root_(std::move(keeps_root)),
+        stop_at_unfusible_(stop_at_unfusible) {}
+  absl::string_view name() const override { return name_; }
+  absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  std::string name_;
+  Predicate needs_kernel_;
+  Predicate keeps_root_;
+  bool stop_at_unfusible_;
+};
 
 }  // namespace axle
 

@@ -158,5 +158,60 @@ TEST(BackendPipeline, ASkippedFusionKeepsItsRoot) {
             HloOpcode::kReduce);
 }
 
+// A negate, an all-reduce-start / done pair (no loop fusion computes
+// them) and an exp after them.
+constexpr absl::string_view kWithAsync = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  n = f32[4] negate(p)
+  s = f32[4] all-reduce-start(n), to_apply=add
+  d = f32[4] all-reduce-done(s)
+  ROOT x = f32[4] exponential(d)
+})";
+
+TEST(BackendPipeline, WrapInLoopFusionsSkipsOrStopsAtWhatNoLoopFusionComputes) {
+  auto not_plumbing = [](const HloInstruction& instruction) {
+    return !IsPlumbing(instruction.opcode());
+  };
+  auto no = [](const HloInstruction&) { return false; };
+  for (bool stop : {false, true}) {
+    SCOPED_TRACE(stop ? "stop" : "skip");
+    std::unique_ptr<HloModule> module = cleanup_test::Parse(kWithAsync);
+    ASSERT_NE(module, nullptr);
+    WrapInLoopFusions pass("test-wrap", not_plumbing, no, stop);
+    absl::StatusOr<bool> changed = pass.Run(module.get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_TRUE(*changed);
+    // The negate is wrapped either way; the exp only when skipping.
+    EXPECT_EQ(cleanup_test::CountOpcode(*module, HloOpcode::kFusion), stop ? 1 : 2)
+        << module->ToString();
+    EXPECT_EQ(cleanup_test::CountOpcode(*module, HloOpcode::kAllReduceStart), 1);
+  }
+}
+
+TEST(BackendPipeline, PlumbingAndLoopFusibleOps) {
+  EXPECT_TRUE(IsPlumbing(HloOpcode::kTuple));
+  EXPECT_TRUE(IsPlumbing(HloOpcode::kFusion));
+  EXPECT_FALSE(IsPlumbing(HloOpcode::kAdd));
+  std::unique_ptr<HloModule> module = cleanup_test::Parse(kVariadicReduceFusion);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* fusion = module->entry_computation()->root_instruction();
+  // A variadic reduce's tuple is computed by a loop fusion.
+  EXPECT_TRUE(LoopFusible(
+      *cast<HloFusionInstruction>(fusion)->fused_instructions_computation()->root_instruction()));
+  std::unique_ptr<HloModule> async = cleanup_test::Parse(kWithAsync);
+  ASSERT_NE(async, nullptr);
+  const HloInstruction* root = async->entry_computation()->root_instruction();
+  EXPECT_TRUE(LoopFusible(*root));
+  EXPECT_FALSE(LoopFusible(*root->operand(0)));              // all-reduce-done
+  EXPECT_FALSE(LoopFusible(*root->operand(0)->operand(0)));  // all-reduce-start
+}
+
 }  // namespace
 }  // namespace axle
