@@ -62,6 +62,11 @@ AtomicOp AtomicOpOf(const HloComputation& computation, PrimitiveType type) {
   }
 }
 
+absl::Status InvalidKernelOp(const HloInstruction& instruction, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("CUDA: ", HloOpcodeString(instruction.opcode()),
+                                                 " ", instruction.name(), ": ", what));
+}
+
 absl::Status CheckKernelTypes(const HloInstruction& instruction,
                               absl::Span<const HloComputation* const> computations) {
   std::vector<const Shape*> shapes;
@@ -213,17 +218,7 @@ llvm::AllocaInst* KernelBuilder::Variable(llvm::Type* type, llvm::Value* initial
 }
 
 llvm_ir::IrIndex KernelBuilder::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
-  llvm_ir::IrIndex index(dims.size());
-  llvm::Value* rest = linear;
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (d == 0) {
-      index[d] = rest;
-    } else {
-      index[d] = b_.CreateURem(rest, I64(dims[d]));
-      rest = b_.CreateUDiv(rest, I64(dims[d]));
-    }
-  }
-  return index;
+  return llvm_ir::Delinearize(b_, linear, dims);
 }
 
 llvm::Value* KernelBuilder::LoadIndex(llvm::Value* base, llvm::Value* index, PrimitiveType type) {

@@ -57,6 +57,10 @@ AtomicOp AtomicOpOf(const HloComputation& computation, PrimitiveType type);
 absl::Status CheckKernelTypes(const HloInstruction& instruction,
                               absl::Span<const HloComputation* const> computations);
 
+// InvalidArgument "CUDA: <op> <name>: <what>", for an instruction one of
+// Axle's own kernels cannot take as it is.
+absl::Status InvalidKernelOp(const HloInstruction& instruction, absl::string_view what);
+
 class KernelBuilder {
  public:
   explicit KernelBuilder(llvm::Module* module);

@@ -23,10 +23,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("CUDA: scatter ", instruction.name(), ": ", what));
-}
-
 // Whether `values` are distinct and in [0, bound).
 
 int64_t Product(absl::Span<const int64_t> values) {
@@ -197,62 +193,65 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction&
                                                            GpuThunkValues values,
                                                            const PtxOptions& options) {
   const auto* scatter = dyn_cast<HloScatterInstruction>(&instruction);
-  if (scatter == nullptr) return Invalid(instruction, "is not a scatter");
+  if (scatter == nullptr) return InvalidKernelOp(instruction, "is not a scatter");
   const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
   const int64_t n = scatter->scatter_operand_count();
   if (n < 1 || instruction.operand_count() != 2 * n + 1) {
-    return Invalid(instruction, "expects operands..., scatter_indices, updates...");
+    return InvalidKernelOp(instruction, "expects operands..., scatter_indices, updates...");
   }
   if (static_cast<int64_t>(values.operands.size()) != 2 * n + 1 ||
       static_cast<int64_t>(values.outputs.size()) != n) {
-    return Invalid(instruction, absl::StrCat("given ", values.operands.size(), " operand and ",
-                                             values.outputs.size(), " result values, expects ",
-                                             2 * n + 1, " and ", n));
+    return InvalidKernelOp(
+        instruction,
+        absl::StrCat("given ", values.operands.size(), " operand and ", values.outputs.size(),
+                     " result values, expects ", 2 * n + 1, " and ", n));
   }
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& indices = instruction.operand(n)->shape();
   const Shape& update = instruction.operand(n + 1)->shape();
   if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
-    return Invalid(instruction, "operands, indices and updates must be arrays");
+    return InvalidKernelOp(instruction, "operands, indices and updates must be arrays");
   }
   if (!IsIndexType(indices.element_type())) {
-    return Invalid(instruction, absl::StrCat("indices of type ",
-                                             pu::LowercasePrimitiveTypeName(indices.element_type()),
-                                             " are not integers of 8 bits or more"));
+    return InvalidKernelOp(
+        instruction,
+        absl::StrCat("indices of type ", pu::LowercasePrimitiveTypeName(indices.element_type()),
+                     " are not integers of 8 bits or more"));
   }
   absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatterIndexing(operand, indices, update, dn);
-  if (!indexing.ok()) return Invalid(instruction, indexing.status().message());
+  if (!indexing.ok()) return InvalidKernelOp(instruction, indexing.status().message());
   ScatterGeometry g;
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
   for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
     if (update.dimensions(g.update_window_dims[k]) > operand.dimensions(g.window_operand_dims[k])) {
-      return Invalid(instruction,
-                     absl::StrCat("update window dimension ", g.update_window_dims[k], " (",
-                                  update.dimensions(g.update_window_dims[k]),
-                                  ") is larger than operand dimension ", g.window_operand_dims[k]));
+      return InvalidKernelOp(
+          instruction,
+          absl::StrCat("update window dimension ", g.update_window_dims[k], " (",
+                       update.dimensions(g.update_window_dims[k]),
+                       ") is larger than operand dimension ", g.window_operand_dims[k]));
     }
   }
 
   const HloComputation* combiner = instruction.to_apply();
   if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
-    return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
+    return InvalidKernelOp(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
   }
   for (int64_t i = 0; i < n; ++i) {
     const Shape& o = instruction.operand(i)->shape();
     const Shape& u = instruction.operand(n + 1 + i)->shape();
     if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
         u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
-      return Invalid(instruction,
-                     absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
-                                  u.ToString(), ") must match operand 0 and update 0"));
+      return InvalidKernelOp(
+          instruction, absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
+                                    u.ToString(), ") must match operand 0 and update 0"));
     }
     for (int64_t p : {i, n + i}) {
       const Shape& parameter = combiner->parameter_instruction(p)->shape();
       if (!parameter.IsArray() || parameter.rank() != 0 ||
           parameter.element_type() != o.element_type()) {
-        return Invalid(instruction,
-                       absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
-                                    ", operand ", i, " is ", o.ToString()));
+        return InvalidKernelOp(instruction,
+                               absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
+                                            ", operand ", i, " is ", o.ToString()));
       }
     }
     const PrimitiveType type = o.element_type();
@@ -263,15 +262,15 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction&
   const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
                                                               : (root->shape().IsArray() ? 1 : 0);
   if (results != n) {
-    return Invalid(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
+    return InvalidKernelOp(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
   }
   for (int64_t i = 0; i < n; ++i) {
     const Shape& leaf =
         root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
     if (leaf.element_type() != g.types[i]) {
-      return Invalid(instruction,
-                     absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
-                                  " is ", instruction.operand(i)->shape().ToString()));
+      return InvalidKernelOp(
+          instruction, absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
+                                    " is ", instruction.operand(i)->shape().ToString()));
     }
   }
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {combiner}));

@@ -21,11 +21,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("CUDA: select-and-scatter ", instruction.name(), ": ", what));
-}
-
 int64_t Product(absl::Span<const int64_t> values) {
   int64_t product = 1;
   for (int64_t v : values) product *= v;
@@ -159,11 +154,11 @@ absl::Status SelectAndScatterThunk::Execute(const GpuThunkContext& context) cons
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeSelectAndScatterThunk(
     const HloInstruction& instruction, GpuThunkValues values, const PtxOptions& options) {
   absl::StatusOr<SelectAndScatterShapes> shapes = AnalyzeSelectAndScatter(instruction);
-  if (!shapes.ok()) return Invalid(instruction, shapes.status().message());
+  if (!shapes.ok()) return InvalidKernelOp(instruction, shapes.status().message());
   if (values.operands.size() != 3 || values.outputs.size() != 1) {
-    return Invalid(instruction,
-                   absl::StrCat("given ", values.operands.size(), " operand and ",
-                                values.outputs.size(), " result values, expects 3 and 1"));
+    return InvalidKernelOp(instruction,
+                           absl::StrCat("given ", values.operands.size(), " operand and ",
+                                        values.outputs.size(), " result values, expects 3 and 1"));
   }
   if (shapes->window_reversal) {
     return absl::UnimplementedError(absl::StrCat("CUDA: select-and-scatter ", instruction.name(),
