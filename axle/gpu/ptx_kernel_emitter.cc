@@ -283,18 +283,7 @@ llvm::Value* KernelEmitter::Special(llvm::Intrinsic::ID id, const char* name) {
 }
 
 llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
-  // Row-major: the last dimension varies fastest.
-  llvm_ir::IrIndex index(dims.size());
-  llvm::Value* rest = linear;
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (d == 0) {
-      index[d] = rest;
-    } else {
-      index[d] = b_.CreateURem(rest, b_.getInt64(dims[d]));
-      rest = b_.CreateUDiv(rest, b_.getInt64(dims[d]));
-    }
-  }
-  return index;
+  return llvm_ir::Delinearize(b_, linear, dims);  // row-major: the last dimension varies fastest
 }
 
 llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const Shape& shape) {

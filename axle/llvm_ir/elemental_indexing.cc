@@ -20,9 +20,6 @@
 namespace axle::llvm_ir {
 namespace pu = primitive_util;
 
-namespace {
-
-// Row-major index of `linear` in `dimensions`.
 IrIndex Delinearize(llvm::IRBuilderBase& b, llvm::Value* linear,
                     absl::Span<const int64_t> dimensions) {
   IrIndex index(dimensions.size());
@@ -37,6 +34,8 @@ IrIndex Delinearize(llvm::IRBuilderBase& b, llvm::Value* linear,
   }
   return index;
 }
+
+namespace {
 
 llvm::Value* Clamp(llvm::IRBuilderBase& b, llvm::Value* v, int64_t low, int64_t high) {
   v = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, b.getInt64(low));
