@@ -9,6 +9,7 @@
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_kernel_emitter.h"
 #include "axle/gpu/ptx_module.h"
+#include "axle/llvm_ir/delinearize.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 
 namespace axle::gpu {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 
 namespace axle::llvm_ir {

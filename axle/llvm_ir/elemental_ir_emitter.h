@@ -54,10 +54,6 @@ namespace axle::llvm_ir {
 using IrIndex = std::vector<llvm::Value*>;
 using ElementGenerator = std::function<absl::StatusOr<llvm::Value*>(const IrIndex&)>;
 
-// The row-major multi-index of `linear` (an i64) in `dimensions`.
-IrIndex Delinearize(llvm::IRBuilderBase& b, llvm::Value* linear,
-                    absl::Span<const int64_t> dimensions);
-
 class ElementalIrEmitter {
  public:
   // `hooks` must outlive the emitter.
