@@ -11,6 +11,7 @@
 #include "axle/gpu/cuda_driver.h"
 #include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/gemm_plan.h"
+#include "axle/gpu/ptx_text.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -24,44 +25,29 @@ absl::Status Unsupported(const HloInstruction& solve, absl::string_view why) {
 // Thread i < p_count writes the batch's matrix pointers for
 // cublas<t>trsmBatched: p_out[i] = p_a + i * p_a_stride and
 // p_out[p_count + i] = p_b + i * p_b_stride (bytes).
-constexpr char kBatchPointersPtx[] = R"(.version 7.8
-.target sm_52
-.address_size 64
-.visible .entry axle_trsm_batch_pointers(
-    .param .u64 p_out, .param .u64 p_a, .param .u64 p_a_stride, .param .u64 p_b,
-    .param .u64 p_b_stride, .param .u64 p_count)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<16>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u64 %rd2, [p_a];
-  ld.param.u64 %rd3, [p_a_stride];
-  ld.param.u64 %rd4, [p_b];
-  ld.param.u64 %rd5, [p_b_stride];
-  ld.param.u64 %rd6, [p_count];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd7, %r1, %r2;
-  cvt.u64.u32 %rd8, %r3;
-  add.u64 %rd7, %rd7, %rd8;
-  setp.ge.u64 %p1, %rd7, %rd6;
-  @%p1 bra $L_done;
-  mul.lo.u64 %rd9, %rd7, %rd3;
+constexpr PtxParameter kBatchPointersParameters[] = {
+    {"u64", "p_out", "%rd1"}, {"u64", "p_a", "%rd2"},        {"u64", "p_a_stride", "%rd3"},
+    {"u64", "p_b", "%rd4"},   {"u64", "p_b_stride", "%rd5"}, {"u64", "p_count", "%rd6"},
+};
+constexpr char kBatchPointersBody[] = R"(  mul.lo.u64 %rd9, %idx, %rd3;
   add.u64 %rd9, %rd2, %rd9;
-  shl.b64 %rd10, %rd7, 3;
+  shl.b64 %rd10, %idx, 3;
   add.u64 %rd10, %rd1, %rd10;
   st.global.u64 [%rd10], %rd9;
-  mul.lo.u64 %rd11, %rd7, %rd5;
+  mul.lo.u64 %rd11, %idx, %rd5;
   add.u64 %rd11, %rd4, %rd11;
   shl.b64 %rd12, %rd6, 3;
   add.u64 %rd12, %rd10, %rd12;
   st.global.u64 [%rd12], %rd11;
-$L_done:
-  ret;
-}
 )";
+
+const std::string& BatchPointersPtx() {
+  static const std::string* ptx = new std::string(absl::StrCat(
+      ".version 7.8\n.target sm_52\n.address_size 64\n",
+      PtxThreadPerElementKernel("axle_trsm_batch_pointers", kBatchPointersParameters,
+                                "  .reg .b64 %rd<16>;\n", "%rd6", kBatchPointersBody)));
+  return *ptx;
+}
 
 // cublas<t>trsm's arguments but the type's and the matrices'.
 struct TrsmArguments {
@@ -100,7 +86,7 @@ class TriangularSolveThunk : public GpuThunk {
     if (!handle.ok()) return Annotate(handle.status());
     handle_ = *handle;
     if (plan_.batch > 1) {
-      auto module = CudaModule::LoadPtx(device, kBatchPointersPtx);
+      auto module = CudaModule::LoadPtx(device, BatchPointersPtx());
       if (!module.ok()) return Annotate(module.status());
       module_ = *std::move(module);
       auto function = module_->GetFunction("axle_trsm_batch_pointers");
@@ -217,7 +203,7 @@ class TriangularSolveThunk : public GpuThunk {
 
 }  // namespace
 
-const char* TriangularSolveBatchPointersPtx() { return kBatchPointersPtx; }
+const char* TriangularSolveBatchPointersPtx() { return BatchPointersPtx().c_str(); }
 
 std::string TriangularSolvePlan::ToString() const {
   return absl::StrCat("side=", left ? "L" : "R", " fill=", lower ? "lower" : "upper",
