@@ -192,13 +192,10 @@ bool IsIndexType(PrimitiveType type) {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction& instruction,
                                                            GpuThunkValues values,
                                                            const PtxOptions& options) {
-  const auto* scatter = dyn_cast<HloScatterInstruction>(&instruction);
-  if (scatter == nullptr) return InvalidKernelOp(instruction, "is not a scatter");
-  const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
+  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatter(instruction);
+  if (!indexing.ok()) return InvalidKernelOp(instruction, indexing.status().message());
+  const auto* scatter = cast<HloScatterInstruction>(&instruction);
   const int64_t n = scatter->scatter_operand_count();
-  if (n < 1 || instruction.operand_count() != 2 * n + 1) {
-    return InvalidKernelOp(instruction, "expects operands..., scatter_indices, updates...");
-  }
   if (static_cast<int64_t>(values.operands.size()) != 2 * n + 1 ||
       static_cast<int64_t>(values.outputs.size()) != n) {
     return InvalidKernelOp(
@@ -209,17 +206,12 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction&
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& indices = instruction.operand(n)->shape();
   const Shape& update = instruction.operand(n + 1)->shape();
-  if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
-    return InvalidKernelOp(instruction, "operands, indices and updates must be arrays");
-  }
   if (!IsIndexType(indices.element_type())) {
     return InvalidKernelOp(
         instruction,
         absl::StrCat("indices of type ", pu::LowercasePrimitiveTypeName(indices.element_type()),
                      " are not integers of 8 bits or more"));
   }
-  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatterIndexing(operand, indices, update, dn);
-  if (!indexing.ok()) return InvalidKernelOp(instruction, indexing.status().message());
   ScatterGeometry g;
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
   for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
@@ -233,45 +225,10 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction&
   }
 
   const HloComputation* combiner = instruction.to_apply();
-  if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
-    return InvalidKernelOp(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
-  }
   for (int64_t i = 0; i < n; ++i) {
-    const Shape& o = instruction.operand(i)->shape();
-    const Shape& u = instruction.operand(n + 1 + i)->shape();
-    if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
-        u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
-      return InvalidKernelOp(
-          instruction, absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
-                                    u.ToString(), ") must match operand 0 and update 0"));
-    }
-    for (int64_t p : {i, n + i}) {
-      const Shape& parameter = combiner->parameter_instruction(p)->shape();
-      if (!parameter.IsArray() || parameter.rank() != 0 ||
-          parameter.element_type() != o.element_type()) {
-        return InvalidKernelOp(instruction,
-                               absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
-                                            ", operand ", i, " is ", o.ToString()));
-      }
-    }
-    const PrimitiveType type = o.element_type();
+    const PrimitiveType type = instruction.operand(i)->shape().element_type();
     g.types.push_back(type);
     g.element_bytes.push_back(type == PRED || pu::IsSubByteType(type) ? 1 : pu::ByteWidth(type));
-  }
-  const HloInstruction* root = combiner->root_instruction();
-  const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
-                                                              : (root->shape().IsArray() ? 1 : 0);
-  if (results != n) {
-    return InvalidKernelOp(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& leaf =
-        root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
-    if (leaf.element_type() != g.types[i]) {
-      return InvalidKernelOp(
-          instruction, absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
-                                    " is ", instruction.operand(i)->shape().ToString()));
-    }
   }
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {combiner}));
 
