@@ -29,12 +29,6 @@ struct SliceGeometry {
   int64_t num_starts = 0;
 };
 
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
-
 // update_slice(update, starts..., output): output[start + i] = update[i].
 absl::Status EmitKernel(const SliceGeometry& g, llvm::Module* module) {
   KernelBuilder kb(module);
@@ -46,7 +40,8 @@ absl::Status EmitKernel(const SliceGeometry& g, llvm::Module* module) {
   const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(kb.If(
-      b.CreateICmpULT(linear, kb.I64(Product(g.update_dims))), "element", [&]() -> absl::Status {
+      b.CreateICmpULT(linear, kb.I64(ElementCount(g.update_dims))), "element",
+      [&]() -> absl::Status {
         const llvm_ir::IrIndex index = kb.Delinearize(linear, g.update_dims);
         llvm::Value* at = kb.I64(0);
         const bool is_signed = pu::IsSignedIntegralType(g.start_type);
@@ -82,8 +77,8 @@ class DynamicUpdateSliceThunk final : public PtxThunk {
     const GpuThunkValues& v = values();
     AXLE_RETURN_IF_ERROR(CopyUnlessSame(context.stream, context.buffer(v.operands[0]),
                                         context.buffer(v.outputs[0]),
-                                        Product(g_.operand_dims) * g_.element_bytes));
-    const int64_t count = Product(g_.update_dims);
+                                        ElementCount(g_.operand_dims) * g_.element_bytes));
+    const int64_t count = ElementCount(g_.update_dims);
     std::vector<Argument> arguments = {Argument::Pointer(context.address(v.operands[1]))};
     for (int64_t i = 0; i < g_.num_starts; ++i) {
       arguments.push_back(Argument::Pointer(context.address(v.operands[2 + i])));

@@ -63,6 +63,12 @@ AtomicOp AtomicOpOf(const HloComputation& computation, PrimitiveType type) {
   }
 }
 
+int64_t ElementCount(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
 absl::Status InvalidKernelOp(const HloInstruction& instruction, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("CUDA: ", HloOpcodeString(instruction.opcode()),
                                                  " ", instruction.name(), ": ", what));

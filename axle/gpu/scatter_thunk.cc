@@ -23,14 +23,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-// Whether `values` are distinct and in [0, bound).
-
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
-
 // The shared indexing (scatter_indexing.h) and each operand's type.
 struct ScatterGeometry : ScatterIndexing {
   std::vector<PrimitiveType> types;
@@ -62,7 +54,7 @@ absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& c
   for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
     window_extent[g.window_operand_dims[k]] = g.update_dims[g.update_window_dims[k]];
   }
-  const int64_t update_count = Product(g.update_dims);
+  const int64_t update_count = ElementCount(g.update_dims);
 
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(
@@ -141,7 +133,7 @@ class ScatterThunk final : public PtxThunk {
 
   absl::Status Execute(const GpuThunkContext& context) const override;
   int64_t scratch_bytes() const override {
-    return combining_ == Combining::kLocked ? Product(g_.operand_dims) * 4 : 0;
+    return combining_ == Combining::kLocked ? ElementCount(g_.operand_dims) * 4 : 0;
   }
 
  private:
@@ -152,13 +144,13 @@ class ScatterThunk final : public PtxThunk {
 absl::Status ScatterThunk::Execute(const GpuThunkContext& context) const {
   const GpuThunkValues& v = values();
   const int64_t n = static_cast<int64_t>(g_.types.size());
-  const int64_t operand_count = Product(g_.operand_dims);
+  const int64_t operand_count = ElementCount(g_.operand_dims);
   for (int64_t i = 0; i < n; ++i) {
     AXLE_RETURN_IF_ERROR(CopyUnlessSame(context.stream, context.buffer(v.operands[i]),
                                         context.buffer(v.outputs[i]),
                                         operand_count * g_.element_bytes[i]));
   }
-  const int64_t update_count = Product(g_.update_dims);
+  const int64_t update_count = ElementCount(g_.update_dims);
   if (update_count == 0 || operand_count == 0) return absl::OkStatus();
   CUdeviceptr locks = 0;
   if (combining_ == Combining::kLocked) {

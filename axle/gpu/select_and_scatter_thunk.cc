@@ -21,12 +21,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
-
 struct WindowGeometry {
   std::vector<int64_t> operand_dims;
   std::vector<int64_t> source_dims;
@@ -43,7 +37,7 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   KernelBuilder kb(module);
   llvm::IRBuilder<>& b = kb.b();
   llvm_ir::ElementalIrEmitter& e = kb.elemental();
-  const int64_t count = Product(g.operand_dims);
+  const int64_t count = ElementCount(g.operand_dims);
   llvm::Type* storage = e.StorageType(g.type);
 
   kb.BeginKernel("fill", 2, 0, kBlock);
@@ -62,14 +56,15 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   for (int64_t d = 0; d < rank; ++d) base_dilated |= g.window.dimensions(d).base_dilation() != 1;
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(kb.If(
-      b.CreateICmpULT(linear, kb.I64(Product(g.source_dims))), "source", [&]() -> absl::Status {
+      b.CreateICmpULT(linear, kb.I64(ElementCount(g.source_dims))), "source",
+      [&]() -> absl::Status {
         const llvm_ir::IrIndex s = kb.Delinearize(linear, g.source_dims);
         llvm::AllocaInst* selected = kb.Variable(b.getInt64Ty(), kb.I64(-1), "selected");
         llvm::AllocaInst* selected_value =
             kb.Variable(e.ValueType(g.type), llvm::Constant::getNullValue(e.ValueType(g.type)),
                         "selected_value");
         AXLE_RETURN_IF_ERROR(kb.For(
-            kb.I64(0), kb.I64(Product(g.window_sizes)), kb.I64(1), "window",
+            kb.I64(0), kb.I64(ElementCount(g.window_sizes)), kb.I64(1), "window",
             [&](llvm::Value* w) -> absl::Status {
               const llvm_ir::IrIndex k = kb.Delinearize(w, g.window_sizes);
               llvm::Value* inside = b.getTrue();
@@ -138,12 +133,12 @@ absl::Status SelectAndScatterThunk::Execute(const GpuThunkContext& context) cons
         absl::StrCat("CUDA: select-and-scatter ", name(),
                      ": the result shares a buffer with the operand or the source (it must not)"));
   }
-  const int64_t count = Product(g_.operand_dims);
+  const int64_t count = ElementCount(g_.operand_dims);
   AXLE_RETURN_IF_ERROR(
       Launch(context.stream, 0, (count + kBlock - 1) / kBlock, kBlock,
              {Argument::Pointer(context.address(v.operands[2])), Argument::Pointer(output)}));
-  const int64_t sources = Product(g_.source_dims);
-  if (count == 0 || sources == 0 || Product(g_.window_sizes) == 0) return absl::OkStatus();
+  const int64_t sources = ElementCount(g_.source_dims);
+  if (count == 0 || sources == 0 || ElementCount(g_.window_sizes) == 0) return absl::OkStatus();
   return Launch(context.stream, 1, (sources + kBlock - 1) / kBlock, kBlock,
                 {Argument::Pointer(context.address(v.operands[0])),
                  Argument::Pointer(context.address(v.operands[1])), Argument::Pointer(output)});
