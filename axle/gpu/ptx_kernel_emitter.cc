@@ -14,6 +14,7 @@
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/complex_call_ops.h"
 #include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/GlobalVariable.h"

@@ -17,6 +17,7 @@
 #include "axle/core/types.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
+#include "axle/llvm_ir/complex_call_ops.h"
 #include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
 

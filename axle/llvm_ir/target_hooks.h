@@ -59,11 +59,6 @@ absl::string_view MathFunctionName(MathFunction function);
 // How many arguments `function` takes (1 or 2).
 int MathFunctionArity(MathFunction function);
 
-// The complex ops ElementalIrEmitter leaves to TargetHooks::EmitComplexCall
-// (divide, power, sqrt, rsqrt, the trigonometric and hyperbolic functions
-// and their inverses, expm1, log1p, logistic); it computes the others itself.
-bool IsComplexCallOpcode(HloOpcode opcode);
-
 class TargetHooks {
  public:
   virtual ~TargetHooks() = default;
@@ -86,7 +81,6 @@ class TargetHooks {
   // computes the other complex ops itself.
   virtual llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                        absl::Span<llvm::Value* const> args) const = 0;
-  // (IsComplexCallOpcode says which opcodes these are.)
 
   // A hint that the `bytes` bytes at `base` + `byte_offset` (an i64) will
   // soon be read. May emit nothing.
