@@ -460,6 +460,7 @@ class Printer {
 
   std::string Names(const std::vector<HloComputation*>& computations) const {
     std::vector<std::string> names;
+    names.reserve(computations.size());
     for (const HloComputation* computation : computations) {
       names.push_back(computation == nullptr ? "null" : Name(computation->name()));
     }
