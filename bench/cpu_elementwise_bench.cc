@@ -18,49 +18,14 @@
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "bench/elementwise_chain.h"
 #include "benchmark/benchmark.h"
 
 namespace {
 
-constexpr int64_t kElements = int64_t{16} << 20;
-
-constexpr char kChain[] = R"(
-HloModule chain
-ENTRY chain {
-  a = f32[16777216] parameter(0)
-  b = f32[16777216] parameter(1)
-  c = f32[16777216] parameter(2)
-  ab = f32[16777216] multiply(a, b)
-  abc = f32[16777216] add(ab, c)
-  zero = f32[] constant(0)
-  zeros = f32[16777216] broadcast(zero), dimensions={}
-  relu = f32[16777216] maximum(abc, zeros)
-  half = f32[] constant(0.5)
-  halves = f32[16777216] broadcast(half), dimensions={}
-  scaled = f32[16777216] multiply(relu, halves)
-  ROOT out = f32[16777216] subtract(scaled, a)
-}
-)";
-
-// 64-byte aligned, touched once so page faults stay out of the timing.
-struct Buffers {
-  std::vector<float*> arrays;
-  Buffers() {
-    for (int i = 0; i < 4; ++i) {
-      auto* p = static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float)));
-      for (int64_t j = 0; j < kElements; ++j) p[j] = static_cast<float>((j * (i + 3)) % 17) - 8.0f;
-      arrays.push_back(p);
-    }
-  }
-  ~Buffers() {
-    for (float* p : arrays) std::free(p);
-  }
-};
-
-Buffers& SharedBuffers() {
-  static Buffers* buffers = new Buffers();
-  return *buffers;
-}
+using axle::bench::ChainArrays;
+using axle::bench::kChain;
+using axle::bench::kElements;
 
 const axle::cpu::CompiledKernel& ChainKernel() {
   static const axle::cpu::CompiledKernel* kernel = [] {
@@ -77,8 +42,8 @@ const axle::cpu::CompiledKernel& ChainKernel() {
 void BM_AxleChain(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
   const auto& kernel = ChainKernel();
-  Buffers& buffers = SharedBuffers();
-  void* args[4] = {buffers.arrays[0], buffers.arrays[1], buffers.arrays[2], buffers.arrays[3]};
+  const std::vector<float*>& arrays = ChainArrays();
+  void* args[4] = {arrays[0], arrays[1], arrays[2], arrays[3]};
   for (auto _ : state) {
     if (threads == 1) {
       kernel.Run(args);
@@ -94,33 +59,29 @@ void BM_AxleChain(benchmark::State& state) {
 }
 BENCHMARK(BM_AxleChain)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_CppChain(benchmark::State& state) {
-  Buffers& buffers = SharedBuffers();
-  const float* a = buffers.arrays[0];
-  const float* b = buffers.arrays[1];
-  const float* c = buffers.arrays[2];
-  float* out = buffers.arrays[3];
+// `out[i] = element(a[i], b[i], c[i])` over the chain's arrays, built by
+// the host compiler.
+template <typename Element>
+void RunCppLoop(benchmark::State& state, Element element) {
+  const std::vector<float*>& arrays = ChainArrays();
+  const float* a = arrays[0];
+  const float* b = arrays[1];
+  const float* c = arrays[2];
+  float* out = arrays[3];
   for (auto _ : state) {
-    for (int64_t i = 0; i < kElements; ++i) {
-      out[i] = std::max(a[i] * b[i] + c[i], 0.0f) * 0.5f - a[i];
-    }
+    for (int64_t i = 0; i < kElements; ++i) out[i] = element(a[i], b[i], c[i]);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * kElements * 4 * sizeof(float));
 }
+
+void BM_CppChain(benchmark::State& state) {
+  RunCppLoop(state, [](float a, float b, float c) { return std::max(a * b + c, 0.0f) * 0.5f - a; });
+}
 BENCHMARK(BM_CppChain)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CppTriad(benchmark::State& state) {
-  Buffers& buffers = SharedBuffers();
-  const float* a = buffers.arrays[0];
-  const float* b = buffers.arrays[1];
-  const float* c = buffers.arrays[2];
-  float* out = buffers.arrays[3];
-  for (auto _ : state) {
-    for (int64_t i = 0; i < kElements; ++i) out[i] = a[i] * b[i] + c[i];
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * kElements * 4 * sizeof(float));
+  RunCppLoop(state, [](float a, float b, float c) { return a * b + c; });
 }
 BENCHMARK(BM_CppTriad)->Unit(benchmark::kMillisecond)->UseRealTime();
 

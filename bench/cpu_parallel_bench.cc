@@ -21,30 +21,16 @@
 #include "axle/base/thread_pool.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
+#include "bench/elementwise_chain.h"
 #include "benchmark/benchmark.h"
 
 namespace axle {
 namespace {
 
-constexpr int64_t kElements = int64_t{16} << 20;
-
-constexpr char kChain[] = R"(
-HloModule chain
-ENTRY chain {
-  a = f32[16777216] parameter(0)
-  b = f32[16777216] parameter(1)
-  c = f32[16777216] parameter(2)
-  ab = f32[16777216] multiply(a, b)
-  abc = f32[16777216] add(ab, c)
-  zero = f32[] constant(0)
-  zeros = f32[16777216] broadcast(zero), dimensions={}
-  relu = f32[16777216] maximum(abc, zeros)
-  half = f32[] constant(0.5)
-  halves = f32[16777216] broadcast(half), dimensions={}
-  scaled = f32[16777216] multiply(relu, halves)
-  ROOT out = f32[16777216] subtract(scaled, a)
-}
-)";
+using bench::ChainArrays;
+using bench::ChainInput;
+using bench::kChain;
+using bench::kElements;
 
 struct Chain {
   LocalClient* client = nullptr;
@@ -66,7 +52,7 @@ Chain& SharedChain() {
     for (int i = 0; i < 3; ++i) {
       Literal literal(ShapeUtil::MakeShape(F32, {kElements}));
       auto data = literal.data<float>();
-      for (int64_t j = 0; j < kElements; ++j) data[j] = static_cast<float>((j * (i + 3)) % 17) - 8;
+      for (int64_t j = 0; j < kElements; ++j) data[j] = ChainInput(i, j);
       auto buffer = chain->client->LiteralToShapedBuffer(literal, 0);
       if (!buffer.ok()) std::abort();
       chain->arguments.push_back(std::move(*buffer));
@@ -150,22 +136,8 @@ void BM_DotThenElementwise(benchmark::State& state) {
 }
 BENCHMARK(BM_DotThenElementwise)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// 64-byte aligned and touched once, so page faults stay out of the timing.
-std::vector<float*>& TriadArrays() {
-  static auto* arrays = [] {
-    auto* arrays = new std::vector<float*>;
-    for (int i = 0; i < 4; ++i) {
-      auto* p = static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float)));
-      std::fill(p, p + kElements, 1.0f + i);
-      arrays->push_back(p);
-    }
-    return arrays;
-  }();
-  return *arrays;
-}
-
 void BM_TriadPool(benchmark::State& state) {
-  const auto& arrays = TriadArrays();
+  const std::vector<float*>& arrays = ChainArrays();
   const float* a = arrays[0];
   const float* b = arrays[1];
   const float* c = arrays[2];

@@ -44,6 +44,30 @@ struct Workload {
   double arrays_moved;
 };
 
+// The scalar reducers the modules call.
+constexpr char kAdd[] = R"(
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+})";
+constexpr char kMax[] = R"(
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+})";
+
+// The sum of f32[$R,$C] over `dimension`, an f32[`result`].
+std::string Sum(absl::string_view module, absl::string_view result, int dimension) {
+  return absl::StrCat("HloModule ", module, kAdd, R"(
+ENTRY e {
+  x = f32[$R,$C] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[)",
+                      result, "] reduce(x, zero), dimensions={", dimension, "}, to_apply=add\n}");
+}
+
 std::vector<Workload> Workloads() {
   return {
       {"scale-add (y = 2x + 1)", R"(
@@ -68,44 +92,9 @@ ENTRY e {
   ROOT s = f32[$N] add(ab, c)
 })",
        4},
-      {"row sum (f32[R,1024] -> [R])", R"(
-HloModule row_sum
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  x = f32[$R,$C] parameter(0)
-  zero = f32[] constant(0)
-  ROOT r = f32[$R] reduce(x, zero), dimensions={1}, to_apply=add
-})",
-       1},
-      {"column sum (f32[R,1024] -> [1024])", R"(
-HloModule column_sum
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  x = f32[$R,$C] parameter(0)
-  zero = f32[] constant(0)
-  ROOT r = f32[$C] reduce(x, zero), dimensions={0}, to_apply=add
-})",
-       1},
-      {"softmax rows (f32[R,1024])", R"(
-HloModule softmax
-max {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT m = f32[] maximum(x, y)
-}
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
+      {"row sum (f32[R,1024] -> [R])", Sum("row_sum", "$R", 1), 1},
+      {"column sum (f32[R,1024] -> [1024])", Sum("column_sum", "$C", 0), 1},
+      {"softmax rows (f32[R,1024])", absl::StrCat("HloModule softmax", kMax, kAdd, R"(
 ENTRY e {
   x = f32[$R,$C] parameter(0)
   ninf = f32[] constant(-inf)
@@ -117,7 +106,7 @@ ENTRY e {
   s = f32[$R] reduce(e, zero), dimensions={1}, to_apply=add
   sb = f32[$R,$C] broadcast(s), dimensions={0}
   ROOT y = f32[$R,$C] divide(e, sb)
-})",
+})"),
        2},
   };
 }

@@ -24,6 +24,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/eval/kernel_util.h"
 #include "axle/eval/kernels.h"
+#include "axle/hlo/analysis/dot_dimensions.h"
 
 namespace axle {
 namespace {
@@ -31,20 +32,6 @@ namespace {
 using namespace kernel_util;  // NOLINT(google-build-using-namespace): the kernels' helpers
 
 bool Contains(absl::Span<const int64_t> dims, int64_t d) { return absl::c_linear_search(dims, d); }
-
-// Dimensions of a rank-`rank` operand that are neither batch, contracting
-// nor in `excluded`, ascending.
-std::vector<int64_t> FreeDims(int64_t rank, absl::Span<const int64_t> batch,
-                              absl::Span<const int64_t> contracting,
-                              absl::Span<const int64_t> excluded = {}) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(batch, d) && !Contains(contracting, d) && !Contains(excluded, d)) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
 
 // Where each result dimension and each contraction step reads lhs and rhs
 // (row-major element strides; 0 where an operand does not have the
@@ -117,13 +104,13 @@ DotGeometry MakeDotGeometry(const DotDimensionNumbers& dnums, const Shape& lhs, 
     add_out(lhs.dimensions(l), lhs_strides[l], rhs_strides[r]);
   }
   g.batch_rank = g.out_dims.size();
-  for (int64_t d :
-       FreeDims(lhs.rank(), dnums.lhs_batch_dimensions(), dnums.lhs_contracting_dimensions())) {
+  for (int64_t d : DotFreeDimensions(lhs.rank(), dnums.lhs_batch_dimensions(),
+                                     dnums.lhs_contracting_dimensions())) {
     add_out(lhs.dimensions(d), lhs_strides[d], 0);
   }
   g.lhs_free_rank = g.out_dims.size() - g.batch_rank;
-  for (int64_t d : FreeDims(rhs.rank(), dnums.rhs_batch_dimensions(),
-                            dnums.rhs_contracting_dimensions(), rhs_excluded)) {
+  for (int64_t d : DotFreeDimensions(rhs.rank(), dnums.rhs_batch_dimensions(),
+                                     dnums.rhs_contracting_dimensions(), rhs_excluded)) {
     add_out(rhs.dimensions(d), 0, rhs_strides[d]);
   }
   for (int i = 0; i < dnums.lhs_contracting_dimensions_size(); ++i) {
@@ -356,11 +343,11 @@ Literal RaggedDotTyped(const HloDotInstruction& dot, RaggedMode mode, int64_t ra
   if (out.empty()) return result;
   absl::Span<const T> l = lhs.data<T>();
   absl::Span<const T> r = rhs.data<T>();
-  std::vector<int64_t> lhs_free = FreeDims(lhs.shape().rank(), dnums.lhs_batch_dimensions(),
-                                           dnums.lhs_contracting_dimensions());
+  std::vector<int64_t> lhs_free = DotFreeDimensions(
+      lhs.shape().rank(), dnums.lhs_batch_dimensions(), dnums.lhs_contracting_dimensions());
   std::vector<int64_t> rhs_free =
-      FreeDims(rhs.shape().rank(), dnums.rhs_batch_dimensions(), dnums.rhs_contracting_dimensions(),
-               std::vector<int64_t>{group_dim});
+      DotFreeDimensions(rhs.shape().rank(), dnums.rhs_batch_dimensions(),
+                        dnums.rhs_contracting_dimensions(), std::vector<int64_t>{group_dim});
   std::vector<int64_t> contract_dims;
   for (int64_t d : dnums.lhs_contracting_dimensions()) {
     contract_dims.push_back(lhs.shape().dimensions(d));

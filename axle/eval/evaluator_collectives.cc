@@ -42,6 +42,7 @@
 #include "axle/collectives/replica_groups.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
 namespace eval_internal {

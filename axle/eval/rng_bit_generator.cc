@@ -57,26 +57,9 @@ void ThreefryBits(absl::Span<const uint64_t> state, const Shape& shape, void* ou
     new_state[1] = counter + static_cast<uint64_t>(n);
     return;
   }
-  // Split one dimension in halves (prng.cc's SplitShapeIntoHalves): the
-  // first even one, else the first of the largest; a scalar is [1].
-  std::vector<int64_t> dims = shape.dimensions();
-  if (dims.empty()) dims.push_back(1);
-  int64_t split = -1;
-  for (size_t d = 0; d < dims.size() && split < 0; ++d) {
-    if (dims[d] % 2 == 0) split = static_cast<int64_t>(d);
-  }
-  if (split < 0) {
-    split = 0;
-    for (size_t d = 1; d < dims.size(); ++d) {
-      if (dims[d] > dims[split]) split = static_cast<int64_t>(d);
-    }
-  }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
-    if (d < split) outer *= dims[d];
-    if (d > split) inner *= dims[d];
-  }
-  const int64_t length = dims[split], half = (length + 1) / 2;
+  const ThreefrySplit split = SplitForThreefry(shape);
+  const int64_t outer = split.outer, inner = split.inner;
+  const int64_t length = split.length, half = (length + 1) / 2;
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < half; ++j) {
       for (int64_t q = 0; q < inner; ++q) {
@@ -149,6 +132,28 @@ std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 2> key, std::array<uint3
     k[1] += 0xBB67AE85;
   }
   return {c[0], c[1], c[2], c[3]};
+}
+
+ThreefrySplit SplitForThreefry(const Shape& bits_shape) {
+  std::vector<int64_t> dims = bits_shape.dimensions();
+  if (dims.empty()) dims.push_back(1);
+  int64_t split = -1;
+  for (size_t d = 0; d < dims.size() && split < 0; ++d) {
+    if (dims[d] % 2 == 0) split = static_cast<int64_t>(d);
+  }
+  if (split < 0) {
+    split = 0;
+    for (size_t d = 1; d < dims.size(); ++d) {
+      if (dims[d] > dims[split]) split = static_cast<int64_t>(d);
+    }
+  }
+  ThreefrySplit result;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (d < split) result.outer *= dims[d];
+    if (d > split) result.inner *= dims[d];
+  }
+  result.length = dims[split];
+  return result;
 }
 
 absl::Status CheckRandomBitsShape(RandomAlgorithm algorithm, int64_t state_size,

@@ -44,6 +44,19 @@ std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 2> key, std::array<uint3
 absl::Status CheckRandomBitsShape(RandomAlgorithm algorithm, int64_t state_size,
                                   const Shape& bits_shape);
 
+// How threefry lays out elements of 32 bits and narrower (prng.cc's
+// SplitShapeIntoHalves): one dimension of `bits_shape` (the first even one,
+// else the first of the largest; a scalar is [1]) of `length` elements,
+// `outer` elements before it and `inner` after it (row-major). Elements 2j
+// and 2j+1 along it take the two words of block (o * half + j) * inner + q,
+// half = (length + 1) / 2.
+struct ThreefrySplit {
+  int64_t outer = 1;
+  int64_t length = 1;
+  int64_t inner = 1;
+};
+ThreefrySplit SplitForThreefry(const Shape& bits_shape);
+
 // Fills `bits` (dense, row-major, of `bits_shape`) and `new_state` (the
 // same size as `state`). Call CheckRandomBitsShape first.
 void GenerateRandomBits(RandomAlgorithm algorithm, absl::Span<const uint64_t> state,

@@ -13,6 +13,7 @@
 #include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/cusolver_library.h"
 #include "axle/gpu/gemm_plan.h"
+#include "axle/gpu/ptx_text.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -22,37 +23,24 @@ namespace {
 // (p_words words of W bits each): NaN (p_nan, per word) when its matrix's
 // info is not 0, else zero when it lies in the triangle the result does not
 // hold (above the diagonal when p_lower, below otherwise).
-constexpr char kFinishKernel[] = R"(
-.visible .entry axle_cholesky_finish_bW(
-    .param .u64 p_data, .param .u64 p_info, .param .u64 p_count, .param .u64 p_n,
-    .param .u32 p_lower, .param .uW p_nan, .param .u32 p_words)
-{
-  .reg .pred %p<5>;
+constexpr PtxParameter kFinishParameters[] = {
+    {"u64", "p_data", "%rd1"}, {"u64", "p_info", "%rd2"}, {"u64", "p_count", "%rd3"},
+    {"u64", "p_n", "%rd4"},    {"u32", "p_lower", "%r1"}, {"uW", "p_nan", "%w1"},
+    {"u32", "p_words", "%r2"},
+};
+constexpr char kFinishRegisters[] = R"(  .reg .pred %p<5>;
   .reg .b32 %r<8>;
   .reg .b64 %rd<20>;
   .reg .bW %w<3>;
-  ld.param.u64 %rd1, [p_data];
-  ld.param.u64 %rd2, [p_info];
-  ld.param.u64 %rd3, [p_count];
-  ld.param.u64 %rd4, [p_n];
-  ld.param.u32 %r1, [p_lower];
-  ld.param.uW %w1, [p_nan];
-  ld.param.u32 %r2, [p_words];
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  mov.u32 %r5, %tid.x;
-  mul.wide.u32 %rd6, %r3, %r4;
-  cvt.u64.u32 %rd7, %r5;
-  add.u64 %rd6, %rd6, %rd7;
-  setp.ge.u64 %p1, %rd6, %rd3;
-  @%p1 bra $L_done;
-  mul.lo.u64 %rd8, %rd4, %rd4;
-  div.u64 %rd9, %rd6, %rd8;
-  rem.u64 %rd10, %rd6, %rd8;
+)";
+// Element %idx: batch %rd9, row %rd11, column %rd12; its first word at %rd14.
+constexpr char kFinishBody[] = R"(  mul.lo.u64 %rd8, %rd4, %rd4;
+  div.u64 %rd9, %idx, %rd8;
+  rem.u64 %rd10, %idx, %rd8;
   div.u64 %rd11, %rd10, %rd4;
   rem.u64 %rd12, %rd10, %rd4;
   cvt.u64.u32 %rd13, %r2;
-  mul.lo.u64 %rd14, %rd6, %rd13;
+  mul.lo.u64 %rd14, %idx, %rd13;
   shl.b64 %rd14, %rd14, SHIFT;
   add.u64 %rd14, %rd1, %rd14;
   shl.b64 %rd15, %rd9, 2;
@@ -72,9 +60,6 @@ constexpr char kFinishKernel[] = R"(
 $L_nan:
   st.global.uW [%rd14], %w1;
   @%p4 st.global.uW [%rd14+BYTES], %w1;
-$L_done:
-  ret;
-}
 )";
 
 absl::Status Unsupported(const HloInstruction& cholesky, absl::string_view why) {
@@ -231,11 +216,13 @@ class CholeskyThunk : public GpuThunk {
 const std::string& CholeskyFinishPtx() {
   static const std::string* ptx = [] {
     auto* text = new std::string(".version 7.8\n.target sm_52\n.address_size 64\n");
+    const std::string kernel = PtxThreadPerElementKernel(
+        "axle_cholesky_finish_bW", kFinishParameters, kFinishRegisters, "%rd3", kFinishBody);
     absl::StrAppend(
-        text, absl::StrReplaceAll(kFinishKernel,
+        text, absl::StrReplaceAll(kernel,
                                   {{"bW", "b32"}, {"uW", "u32"}, {"SHIFT", "2"}, {"BYTES", "4"}}));
     absl::StrAppend(
-        text, absl::StrReplaceAll(kFinishKernel,
+        text, absl::StrReplaceAll(kernel,
                                   {{"bW", "b64"}, {"uW", "u64"}, {"SHIFT", "3"}, {"BYTES", "8"}}));
     return text;
   }();

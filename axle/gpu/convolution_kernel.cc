@@ -307,9 +307,6 @@ class ConvKernelEmitter {
 
  private:
   llvm::Value* I64(int64_t value) { return b_.getInt64(value); }
-  llvm::Value* Special(llvm::Intrinsic::ID id) {
-    return b_.CreateZExt(b_.CreateIntrinsic(b_.getInt32Ty(), id, {}), b_.getInt64Ty());
-  }
   llvm::AllocaInst* EntryAlloca(llvm::Type* type, const char* name) {
     llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
     return entry.CreateAlloca(type, nullptr, name);
@@ -431,27 +428,11 @@ absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, 
     }
     if (i < 2) argument->addAttr(llvm::Attribute::ReadOnly);
   }
-  llvm::NamedMDNode* annotations = module_->getOrInsertNamedMetadata("nvvm.annotations");
-  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
-                                   std::pair<const char*, int>{"maxntidx", block_size}}) {
-    annotations->addOperand(llvm::MDNode::get(
-        context, {llvm::ValueAsMetadata::get(function_), llvm::MDString::get(context, key),
-                  llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
-  }
-
-  auto* entry = llvm::BasicBlock::Create(context, "entry", function_);
-  auto* body = llvm::BasicBlock::Create(context, "element", function_);
-  auto* exit = llvm::BasicBlock::Create(context, "exit", function_);
-  b_.SetInsertPoint(entry);
-  llvm::Value* linear = b_.CreateAdd(
-      b_.CreateMul(Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                   Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), "", true, true),
-      Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), "linear", true, true);
-  b_.CreateCondBr(b_.CreateICmpULT(linear, I64(plan_.out_elements)), body, exit);
-  b_.SetInsertPoint(exit);
-  b_.CreateRetVoid();
-
-  b_.SetInsertPoint(body);
+  MarkKernel(function_, block_size);
+  const ElementKernelStart start =
+      StartElementKernel(b_, function_, plan_.out_elements, /*no_wrap=*/true);
+  llvm::Value* linear = start.index;
+  llvm::BasicBlock* exit = start.exit;
   // The output index, delinearized in the output's layout.
   out_position_.assign(plan_.spatial.size(), nullptr);
   llvm::Value* batch = I64(0);
@@ -549,26 +530,9 @@ absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool kr
     function->getArg(i)->addAttr(llvm::Attribute::NoAlias);
   }
   function->getArg(0)->addAttr(llvm::Attribute::ReadOnly);
-  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
-  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
-                                   std::pair<const char*, int>{"maxntidx", options.block_size}}) {
-    annotations->addOperand(llvm::MDNode::get(
-        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
-                  llvm::ConstantAsMetadata::get(b.getInt32(value))}));
-  }
-  auto* entry = llvm::BasicBlock::Create(context, "entry", function);
-  auto* body = llvm::BasicBlock::Create(context, "element", function);
-  auto* exit = llvm::BasicBlock::Create(context, "exit", function);
-  b.SetInsertPoint(entry);
-  auto special = [&](llvm::Intrinsic::ID id) {
-    return b.CreateZExt(b.CreateIntrinsic(b.getInt32Ty(), id, {}), b.getInt64Ty());
-  };
-  llvm::Value* linear =
-      b.CreateAdd(b.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                              special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                  special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  b.CreateCondBr(b.CreateICmpULT(linear, b.getInt64(plan.rhs_elements)), body, exit);
-  b.SetInsertPoint(body);
+  MarkKernel(function, options.block_size);
+  const ElementKernelStart start = StartElementKernel(b, function, plan.rhs_elements);
+  llvm::Value* linear = start.index;
   const int64_t c = plan.input_features_per_group;
   const int64_t s = plan.spatial[1].window_size;
   const int64_t r = plan.spatial[0].window_size;
@@ -597,9 +561,7 @@ absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool kr
   llvm::Value* value =
       b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
   b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
-  b.CreateBr(exit);
-  b.SetInsertPoint(exit);
-  b.CreateRetVoid();
+  b.CreateBr(start.exit);
 
   PtxKernel kernel;
   kernel.name = std::string(kernel_name);

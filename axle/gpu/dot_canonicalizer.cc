@@ -8,6 +8,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/gemm_plan.h"
+#include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
@@ -20,18 +21,6 @@ std::vector<int64_t> Concat(std::initializer_list<const std::vector<int64_t>*> p
   std::vector<int64_t> all;
   for (const auto* part : parts) all.insert(all.end(), part->begin(), part->end());
   return all;
-}
-
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
 }
 
 int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
@@ -68,8 +57,10 @@ absl::StatusOr<HloInstruction*> Canonicalize(HloInstruction* dot) {
     return PassUnimplemented("gpu-dot-canonicalizer", *dot,
                              "unpaired batch or contracting dimensions");
   }
-  const std::vector<int64_t> lhs_free = FreeDims(lhs->shape().rank(), lhs_batch, lhs_contracting);
-  const std::vector<int64_t> rhs_free = FreeDims(rhs->shape().rank(), rhs_batch, rhs_contracting);
+  const std::vector<int64_t> lhs_free =
+      DotFreeDimensions(lhs->shape().rank(), lhs_batch, lhs_contracting);
+  const std::vector<int64_t> rhs_free =
+      DotFreeDimensions(rhs->shape().rank(), rhs_batch, rhs_contracting);
   std::vector<int64_t> batch_sizes;
   batch_sizes.reserve(lhs_batch.size());
   for (int64_t d : lhs_batch) batch_sizes.push_back(lhs->shape().dimensions(d));

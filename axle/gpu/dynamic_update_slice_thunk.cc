@@ -19,11 +19,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("CUDA: dynamic-update-slice ", instruction.name(), ": ", what));
-}
-
 struct SliceGeometry {
   std::vector<int64_t> operand_dims;
   std::vector<int64_t> update_dims;
@@ -33,12 +28,6 @@ struct SliceGeometry {
   int64_t element_bytes = 4;
   int64_t num_starts = 0;
 };
-
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
 
 // update_slice(update, starts..., output): output[start + i] = update[i].
 absl::Status EmitKernel(const SliceGeometry& g, llvm::Module* module) {
@@ -51,7 +40,8 @@ absl::Status EmitKernel(const SliceGeometry& g, llvm::Module* module) {
   const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(kb.If(
-      b.CreateICmpULT(linear, kb.I64(Product(g.update_dims))), "element", [&]() -> absl::Status {
+      b.CreateICmpULT(linear, kb.I64(ElementCount(g.update_dims))), "element",
+      [&]() -> absl::Status {
         const llvm_ir::IrIndex index = kb.Delinearize(linear, g.update_dims);
         llvm::Value* at = kb.I64(0);
         const bool is_signed = pu::IsSignedIntegralType(g.start_type);
@@ -87,8 +77,8 @@ class DynamicUpdateSliceThunk final : public PtxThunk {
     const GpuThunkValues& v = values();
     AXLE_RETURN_IF_ERROR(CopyUnlessSame(context.stream, context.buffer(v.operands[0]),
                                         context.buffer(v.outputs[0]),
-                                        Product(g_.operand_dims) * g_.element_bytes));
-    const int64_t count = Product(g_.update_dims);
+                                        ElementCount(g_.operand_dims) * g_.element_bytes));
+    const int64_t count = ElementCount(g_.update_dims);
     std::vector<Argument> arguments = {Argument::Pointer(context.address(v.operands[1]))};
     for (int64_t i = 0; i < g_.num_starts; ++i) {
       arguments.push_back(Argument::Pointer(context.address(v.operands[2 + i])));
@@ -106,7 +96,7 @@ class DynamicUpdateSliceThunk final : public PtxThunk {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeDynamicUpdateSliceThunk(
     const HloInstruction& instruction, GpuThunkValues values, const PtxOptions& options) {
   if (instruction.opcode() != HloOpcode::kDynamicUpdateSlice || instruction.operand_count() < 3) {
-    return Invalid(instruction, "is not a dynamic-update-slice with start indices");
+    return InvalidKernelOp(instruction, "is not a dynamic-update-slice with start indices");
   }
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& update = instruction.operand(1)->shape();
@@ -114,7 +104,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeDynamicUpdateSliceThunk(
       update.rank() != operand.rank() || !instruction.shape().IsArray() ||
       instruction.shape().dimensions() != operand.dimensions() ||
       instruction.shape().element_type() != operand.element_type()) {
-    return Invalid(
+    return InvalidKernelOp(
         instruction,
         absl::StrCat("operand ", operand.ToString(), ", update ", update.ToString(), " and result ",
                      instruction.shape().ToString(), " must be arrays of one type and rank"));
@@ -124,16 +114,16 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeDynamicUpdateSliceThunk(
   g.update_dims = update.dimensions();
   for (int64_t d = 0; d < operand.rank(); ++d) {
     if (update.dimensions(d) > operand.dimensions(d)) {
-      return Invalid(instruction,
-                     absl::StrCat("the update is larger than the operand in dimension ", d));
+      return InvalidKernelOp(
+          instruction, absl::StrCat("the update is larger than the operand in dimension ", d));
     }
   }
   g.num_starts = instruction.operand_count() - 2;
   g.start_type = instruction.operand(2)->shape().element_type();
   g.start_vector = g.num_starts == 1 && instruction.operand(2)->shape().rank() == 1;
   if (!g.start_vector && g.num_starts != operand.rank()) {
-    return Invalid(instruction,
-                   absl::StrCat(g.num_starts, " start indices for rank ", operand.rank()));
+    return InvalidKernelOp(instruction,
+                           absl::StrCat(g.num_starts, " start indices for rank ", operand.rank()));
   }
   for (int64_t i = 2; i < instruction.operand_count(); ++i) {
     const Shape& start = instruction.operand(i)->shape();
@@ -141,15 +131,17 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeDynamicUpdateSliceThunk(
         !pu::IsIntegralType(g.start_type) || pu::IsSubByteType(g.start_type) ||
         (g.start_vector ? start.rank() != 1 || start.dimensions(0) != operand.rank()
                         : start.rank() != 0)) {
-      return Invalid(instruction, absl::StrCat("start index ", start.ToString(),
-                                               " is not an integer scalar (or one vector) of ",
-                                               "the first start's type"));
+      return InvalidKernelOp(
+          instruction,
+          absl::StrCat("start index ", start.ToString(),
+                       " is not an integer scalar (or one vector) of ", "the first start's type"));
     }
   }
   if (static_cast<int64_t>(values.operands.size()) != instruction.operand_count() ||
       values.outputs.size() != 1) {
-    return Invalid(instruction, absl::StrCat("given ", values.operands.size(), " operand and ",
-                                             values.outputs.size(), " result values"));
+    return InvalidKernelOp(instruction,
+                           absl::StrCat("given ", values.operands.size(), " operand and ",
+                                        values.outputs.size(), " result values"));
   }
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {}));
   g.type = operand.element_type();

@@ -341,33 +341,14 @@ absl::StatusOr<PtxKernel> CompileScaleKernelToPtx(PrimitiveType type, int64_t co
   data->setName("data");
   data->addAttr(llvm::Attribute::NoAlias);
   data->addAttr(llvm::Attribute::getWithAlignment(context, llvm::Align(16)));
-  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
-  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
-                                   std::pair<const char*, int>{"maxntidx", options.block_size}}) {
-    annotations->addOperand(llvm::MDNode::get(
-        context, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
-                  llvm::ConstantAsMetadata::get(b.getInt32(value))}));
-  }
-  auto* entry = llvm::BasicBlock::Create(context, "entry", function);
-  auto* body = llvm::BasicBlock::Create(context, "element", function);
-  auto* exit = llvm::BasicBlock::Create(context, "exit", function);
-  b.SetInsertPoint(entry);
-  auto special = [&](llvm::Intrinsic::ID id) {
-    return b.CreateZExt(b.CreateIntrinsic(b.getInt32Ty(), id, {}), b.getInt64Ty());
-  };
-  llvm::Value* linear =
-      b.CreateAdd(b.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                              special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                  special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-  b.CreateCondBr(b.CreateICmpULT(linear, b.getInt64(count)), body, exit);
-  b.SetInsertPoint(body);
+  MarkKernel(function, options.block_size);
+  const ElementKernelStart start = StartElementKernel(b, function, count);
+  llvm::Value* linear = start.index;
   llvm::Type* element = type == F32 ? b.getFloatTy() : b.getDoubleTy();
   llvm::Value* address = b.CreateInBoundsGEP(element, data, linear);
   llvm::Value* value = b.CreateLoad(element, address);
   b.CreateStore(b.CreateFMul(value, llvm::ConstantFP::get(element, factor)), address);
-  b.CreateBr(exit);
-  b.SetInsertPoint(exit);
-  b.CreateRetVoid();
+  b.CreateBr(start.exit);
 
   PtxKernel kernel;
   kernel.name = std::string(kernel_name);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -74,18 +75,6 @@ std::optional<Operand> AsOperand(int64_t rows, int64_t cols, int64_t row_stride,
     if (ld >= std::max<int64_t>(cols, 1)) return Operand{true, ld};
   }
   return std::nullopt;
-}
-
-std::vector<int64_t> FreeDims(int64_t rank, absl::Span<const int64_t> batch,
-                              absl::Span<const int64_t> contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
 }
 
 std::vector<int64_t> Iota(int64_t from, int64_t count) {
@@ -225,8 +214,8 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
   if (lhs_batch.size() != rhs_batch.size() || lhs_contracting.size() != rhs_contracting.size()) {
     return Unsupported(dot, "unpaired batch or contracting dimensions");
   }
-  const std::vector<int64_t> lhs_free = FreeDims(lhs.rank(), lhs_batch, lhs_contracting);
-  const std::vector<int64_t> rhs_free = FreeDims(rhs.rank(), rhs_batch, rhs_contracting);
+  const std::vector<int64_t> lhs_free = DotFreeDimensions(lhs.rank(), lhs_batch, lhs_contracting);
+  const std::vector<int64_t> rhs_free = DotFreeDimensions(rhs.rank(), rhs_batch, rhs_contracting);
   const auto batch_rank = static_cast<int64_t>(lhs_batch.size());
   const auto m_rank = static_cast<int64_t>(lhs_free.size());
   const auto n_rank = static_cast<int64_t>(rhs_free.size());

@@ -16,6 +16,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/scan_to_while.h"
@@ -30,18 +31,8 @@ namespace {
 // Ops that need no kernel of their own: plumbing, control flow, custom
 // calls, device ids and library ops (their own thunks).
 bool HasOwnThunkOrIsPlumbing(const HloInstruction& instruction) {
-  if (IsGpuLibraryOp(instruction)) return true;
+  if (IsGpuLibraryOp(instruction) || IsPlumbing(instruction.opcode())) return true;
   switch (instruction.opcode()) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kFusion:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kDomain:
     case HloOpcode::kWhile:
     case HloOpcode::kConditional:
     case HloOpcode::kCall:
@@ -53,59 +44,6 @@ bool HasOwnThunkOrIsPlumbing(const HloInstruction& instruction) {
       return false;
   }
 }
-
-// Whether a loop fusion can compute `instruction`: arrays, and the tuples
-// of a variadic reduce / reduce-window; never a side-effecting or
-// asynchronous op (the program builder names those).
-bool LoopFusible(const HloInstruction& instruction) {
-  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode()) ||
-      instruction.HasSideEffect()) {
-    return false;
-  }
-  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
-         instruction.opcode() == HloOpcode::kReduceWindow;
-}
-
-// Wraps every op that needs a kernel into a one-op loop fusion (the cpu
-// backend's cpu-wrap-in-loop-fusions with the GPU's choice of ops). Ops no
-// loop fusion computes are left for the program builder to name. A fusion
-// whose root is a variadic reduce gets the root tuple(get-tuple-element...)
-// the kernel emitter expects of a multi-output fusion.
-class GpuWrapInLoopFusions : public HloPassInterface {
- public:
-  absl::string_view name() const override { return "gpu-wrap-in-loop-fusions"; }
-  absl::StatusOr<bool> Run(HloModule* module) override {
-    bool changed = false;
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (HasOwnThunkOrIsPlumbing(*instruction) || !LoopFusible(*instruction)) continue;
-        AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
-        changed = true;
-      }
-    }
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->instructions()) {
-        if (instruction->opcode() != HloOpcode::kFusion) continue;
-        HloComputation* fused =
-            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
-        HloInstruction* root = fused->root_instruction();
-        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
-        std::vector<HloInstruction*> elements;
-        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
-          auto element = std::make_unique<HloGetTupleElementInstruction>(
-              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
-              absl::Span<HloInstruction* const>{root});
-          element->mutable_attrs()->tuple_index = i;
-          elements.push_back(fused->AddInstruction(std::move(element)));
-        }
-        fused->set_root_instruction(fused->AddInstruction(
-            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
-        changed = true;
-      }
-    }
-    return changed;
-  }
-};
 
 // Writes XLA's `{"known_trip_count":{"n":"N"}}` into the backend_config
 // of every while whose trip count CountWhileTrips finds (an induction
@@ -152,9 +90,9 @@ absl::Status CheckSupported(const HloModule& module) {
       switch (instruction->opcode()) {
         // Custom calls in program order (their thunks); tokens have no
         // buffer; rng is a library op (gpu_thunk_factories.h).
-        case HloOpcode::kCustomCall:
-        case HloOpcode::kAfterAll:
         case HloOpcode::kAddDependency:
+        case HloOpcode::kAfterAll:
+        case HloOpcode::kCustomCall:
         case HloOpcode::kRng:
         case HloOpcode::kRngGetAndUpdateState:
           continue;
@@ -205,6 +143,29 @@ class GpuCompiler : public Compiler {
   se::DeviceMemoryAllocator* allocator_;
 };
 
+// The GPU's edit of the shared pass list: `fusion` becomes the trip
+// counts, the dot canonicalizer (dots no single GEMM computes get
+// transposes and reshapes around them, dot_canonicalizer.h, which then fuse
+// into their neighbours) and the cpu fusion pass, except that no reduction
+// fuses into a consumer: the cpu kernels compute a row reduction once per
+// row (row_index_analysis.h), a GPU loop kernel would compute it once per
+// output element (softmax's divide would reduce the row again for each of
+// its elements). Every reduce is the root of its own kernel (a block per
+// row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
+// into several consumers as cheap ops are (softmax's exp into its sum and
+// its divide: three kernels, as XLA:GPU's).
+absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name != "fusion") return true;
+  pipeline.AddPass<GpuAnnotateWhileTripCounts>();
+  pipeline.AddPass<GpuDotCanonicalizer>();
+  pipeline.AddPass<GpuDotCanonicalizer>();
+  CpuInstructionFusion::Options fusion_options;
+  fusion_options.fuse_reductions_into_consumers = false;
+  fusion_options.duplicate_fast_gpu_math = true;
+  pipeline.AddPass<CpuInstructionFusion>(fusion_options);
+  return false;
+}
+
 }  // namespace
 
 absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
@@ -213,52 +174,23 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
-  const std::vector<const char*> optimizing = {"layout-normalization",
-                                               "batchnorm-expander",
-                                               "call-inliner",
-                                               "algsimp",
-                                               "tuple-simplifier",
-                                               "while-loop-simplifier",
-                                               "reshape-mover",
-                                               "constant-folding",
-                                               "cse",
-                                               "while-loop-constant-sinking",
-                                               "while-loop-simplifier",
-                                               "algsimp",
-                                               "dce",
-                                               "fusion",
-                                               "multi-output-fusion",
-                                               "cse"};
-  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
-  for (const char* name : run_backend_only ? required : optimizing) {
-    // Dots no single GEMM computes get transposes and reshapes around
-    // them (dot_canonicalizer.h), which then fuse into their neighbours.
-    if (absl::string_view(name) == "fusion") {
-      pipeline.AddPass<GpuAnnotateWhileTripCounts>();
-      pipeline.AddPass<GpuDotCanonicalizer>();
-      pipeline.AddPass<GpuDotCanonicalizer>();
-      // The cpu fusion pass, except that no reduction fuses into a
-      // consumer: the cpu kernels compute a row reduction once per row
-      // (row_index_analysis.h), a GPU loop kernel would compute it once
-      // per output element (softmax's divide would reduce the row again
-      // for each of its elements). Every reduce is the root of its own
-      // kernel (a block per row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
-      // into several consumers as cheap ops are (softmax's exp into its sum and its divide: three
-      // kernels, as XLA:GPU's).
-      CpuInstructionFusion::Options fusion_options;
-      fusion_options.fuse_reductions_into_consumers = false;
-      fusion_options.duplicate_fast_gpu_math = true;
-      pipeline.AddPass<CpuInstructionFusion>(fusion_options);
-      continue;
-    }
-    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
-    pipeline.AddPass(std::move(pass));
-  }
+  // The cpu backend's simplification and fusion (backend_pipeline.h), with
+  // the GPU's own fusion.
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, ReplaceFusion));
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
     pipeline.AddPass<GpuDotCanonicalizer>();
   }
-  pipeline.AddPass<GpuWrapInLoopFusions>();
+  // Every op that needs a kernel into a one-op loop fusion (the cpu
+  // backend's pass with the GPU's choice of ops); side-effecting and
+  // asynchronous ops, and the others no loop fusion computes, are left for
+  // the program builder to name.
+  pipeline.AddPass<WrapInLoopFusions>(
+      "gpu-wrap-in-loop-fusions",
+      [](const HloInstruction& instruction) {
+        return !HasOwnThunkOrIsPlumbing(instruction) && !instruction.HasSideEffect();
+      },
+      [](const HloInstruction&) { return false; }, /*stop_at_unfusible=*/false);
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   return pipeline.Run(module).status();

@@ -16,14 +16,14 @@
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/side_effects.h"
 
 namespace axle::gpu {
 
 absl::Status GpuUnsupported(const HloInstruction& instruction, absl::string_view why) {
-  return absl::UnimplementedError(absl::StrCat("CUDA backend: ", why, " (instruction %",
-                                               instruction.name(), ", ",
-                                               HloOpcodeString(instruction.opcode()), ")"));
+  // "CUDA backend: <why> (instruction %name, opcode)", as a pass says it.
+  return PassUnimplemented("CUDA backend", instruction, why);
 }
 
 namespace {
@@ -251,48 +251,31 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
       AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
       continue;
     }
+    // Plumbing: its leaves are its operands'.
+    if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
+      for (const ForwardedLeaf& leaf : *leaves) {
+        Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
+      }
+      continue;
+    }
     switch (instruction->opcode()) {
       case HloOpcode::kParameter: {
-        // A nested computation's parameters are bound by its caller.
-        if (&computation != entry_) break;
+        if (&computation != entry_) break;  // a nested computation's: bound by its caller
         const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
         for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
-          GpuValue value;
-          value.kind = GpuValue::Kind::kParameter;
-          value.parameter = number;
-          value.parameter_index = index;
-          value.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
-          Define(instruction, index, std::move(value));
+          Define(instruction, index, ParameterSlot(number, index, shape));
         }
         break;
       }
       case HloOpcode::kConstant: {
         const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
         for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
-          GpuValue value;
-          value.kind = GpuValue::Kind::kConstant;
-          value.constant = static_cast<int64_t>(program_.constants.size());
-          value.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+          const auto constant = static_cast<int64_t>(program_.constants.size());
           program_.constants.push_back(literal.GetSubliteral(index).Clone());
-          Define(instruction, index, std::move(value));
+          Define(instruction, index, ConstantSlot(constant, shape));
         }
         break;
       }
-      case HloOpcode::kTuple:
-        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
-          Forward(instruction->operand(i), {}, instruction, {i});
-        }
-        break;
-      case HloOpcode::kGetTupleElement:
-        Forward(instruction->operand(0),
-                {cast<HloGetTupleElementInstruction>(instruction)->tuple_index()}, instruction, {});
-        break;
-      case HloOpcode::kBitcast:
-      case HloOpcode::kAddDependency:
-      case HloOpcode::kOptimizationBarrier:
-      case HloOpcode::kDomain:
-        Forward(instruction->operand(0), {}, instruction, {});
-        break;
       case HloOpcode::kAfterAll:  // a token: no buffer
         break;
       case HloOpcode::kFusion:

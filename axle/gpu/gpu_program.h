@@ -43,33 +43,17 @@
 #include "axle/core/literal.h"
 #include "axle/gpu/gpu_thunk.h"
 #include "axle/gpu/ptx_compiler.h"
+#include "axle/hlo/analysis/value_slot.h"
 #include "axle/hlo/ir/hlo_module.h"
 
 namespace axle::gpu {
 
-// Where an array value lives during a run.
-struct GpuValue {
-  enum class Kind { kParameter, kConstant, kTemporary };
-  Kind kind = Kind::kTemporary;
-  int64_t parameter = 0;       // kParameter: which argument
-  ShapeIndex parameter_index;  // ... and where in it
-  int64_t constant = 0;        // kConstant: index into constants
-  int64_t temporary = 0;       // kTemporary: index into the temporaries
-  int64_t size_bytes = 0;
-  std::string name;  // "%fusion.3", "%t{1}"; empty for copies' snapshots
-  // The HLO value it holds (null for a snapshot).
-  const HloInstruction* instruction = nullptr;
-  ShapeIndex index;
-};
+// Where an array value lives during a run (value_slot.h, shared with the
+// cpu backend).
+using GpuValue = ValueSlot;
 
-struct GpuProgram {
-  std::vector<GpuValue> values;
-  std::vector<Literal> constants;
-  std::vector<int64_t> temporary_sizes;
-  // Run in order on one stream.
-  std::vector<std::unique_ptr<GpuThunk>> thunks;
-  // Each array leaf of the entry's result (pre-order) with its value.
-  std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
+// The thunks, run in order on one stream, over GpuValues.
+struct GpuProgram : ThunkProgram<GpuThunk> {
   // The PTX kernels the program's kernel thunks launch (one per distinct
   // fusion), in the order first used.
   std::vector<std::shared_ptr<const PtxKernel>> kernels;

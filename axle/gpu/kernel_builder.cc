@@ -9,6 +9,7 @@
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_kernel_emitter.h"
 #include "axle/gpu/ptx_module.h"
+#include "axle/llvm_ir/delinearize.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 
 namespace axle::gpu {
@@ -60,6 +61,17 @@ AtomicOp AtomicOpOf(const HloComputation& computation, PrimitiveType type) {
     default:
       return AtomicOp::kNone;
   }
+}
+
+int64_t ElementCount(absl::Span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
+absl::Status InvalidKernelOp(const HloInstruction& instruction, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("CUDA: ", HloOpcodeString(instruction.opcode()),
+                                                 " ", instruction.name(), ": ", what));
 }
 
 absl::Status CheckKernelTypes(const HloInstruction& instruction,
@@ -213,17 +225,7 @@ llvm::AllocaInst* KernelBuilder::Variable(llvm::Type* type, llvm::Value* initial
 }
 
 llvm_ir::IrIndex KernelBuilder::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
-  llvm_ir::IrIndex index(dims.size());
-  llvm::Value* rest = linear;
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (d == 0) {
-      index[d] = rest;
-    } else {
-      index[d] = b_.CreateURem(rest, I64(dims[d]));
-      rest = b_.CreateUDiv(rest, I64(dims[d]));
-    }
-  }
-  return index;
+  return llvm_ir::Delinearize(b_, linear, dims);
 }
 
 llvm::Value* KernelBuilder::LoadIndex(llvm::Value* base, llvm::Value* index, PrimitiveType type) {

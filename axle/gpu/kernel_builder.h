@@ -57,6 +57,13 @@ AtomicOp AtomicOpOf(const HloComputation& computation, PrimitiveType type);
 absl::Status CheckKernelTypes(const HloInstruction& instruction,
                               absl::Span<const HloComputation* const> computations);
 
+// The elements of an array of dimensions `dims` (their product).
+int64_t ElementCount(absl::Span<const int64_t> dims);
+
+// InvalidArgument "CUDA: <op> <name>: <what>", for an instruction one of
+// Axle's own kernels cannot take as it is.
+absl::Status InvalidKernelOp(const HloInstruction& instruction, absl::string_view what);
+
 class KernelBuilder {
  public:
   explicit KernelBuilder(llvm::Module* module);

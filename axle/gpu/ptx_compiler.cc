@@ -24,6 +24,7 @@
 #include "axle/gpu/ptx_module.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -249,6 +250,27 @@ void MarkKernel(llvm::Function* function, int max_threads) {
                   llvm::ConstantAsMetadata::get(
                       llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), value))}));
   }
+}
+
+ElementKernelStart StartElementKernel(llvm::IRBuilder<>& b, llvm::Function* function, int64_t count,
+                                      bool no_wrap) {
+  llvm::LLVMContext& context = function->getContext();
+  auto* entry = llvm::BasicBlock::Create(context, "entry", function);
+  auto* element = llvm::BasicBlock::Create(context, "element", function);
+  auto* exit = llvm::BasicBlock::Create(context, "exit", function);
+  b.SetInsertPoint(entry);
+  auto special = [&](llvm::Intrinsic::ID id) {
+    return b.CreateZExt(b.CreateIntrinsic(b.getInt32Ty(), id, {}), b.getInt64Ty());
+  };
+  llvm::Value* index = b.CreateAdd(
+      b.CreateMul(special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                  special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), "", no_wrap, no_wrap),
+      special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), "linear", no_wrap, no_wrap);
+  b.CreateCondBr(b.CreateICmpULT(index, b.getInt64(static_cast<uint64_t>(count))), element, exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  b.SetInsertPoint(element);
+  return {index, exit};
 }
 
 absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,

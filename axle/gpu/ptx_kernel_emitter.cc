@@ -12,7 +12,10 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
+#include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/complex_call_ops.h"
+#include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
@@ -24,35 +27,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-// Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
-// which has no GPU helpers yet.
-bool NeedsComplexHelper(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kDivide:
-    case HloOpcode::kPower:
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Row-major (or no layout): the elemental emitter's own linearization.
 bool HasDescendingLayout(const Shape& shape) {
   return !shape.IsArray() || !shape.has_layout() ||
@@ -61,9 +35,11 @@ bool HasDescendingLayout(const Shape& shape) {
 }
 
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
+  // Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
+  // which has no GPU helpers yet.
   if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
       pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
-      NeedsComplexHelper(hlo.opcode())) {
+      llvm_ir::IsComplexCallOpcode(hlo.opcode())) {
     return absl::UnimplementedError(
         absl::StrCat("CUDA codegen: complex ", HloOpcodeString(hlo.opcode()), " (", hlo.name(),
                      ", ", pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()),
@@ -300,13 +276,7 @@ llvm::Function* KernelEmitter::CreateKernel(absl::string_view name, int block_si
     }
   }
   // Marked as a kernel, with the block size it is launched with.
-  llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
-  for (const auto& [key, value] : {std::pair<const char*, int>{"kernel", 1},
-                                   std::pair<const char*, int>{"maxntidx", block_size}}) {
-    annotations->addOperand(llvm::MDNode::get(
-        context, {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(context, key),
-                  llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
-  }
+  MarkKernel(kernel, block_size);
   return kernel;
 }
 
@@ -315,18 +285,7 @@ llvm::Value* KernelEmitter::Special(llvm::Intrinsic::ID id, const char* name) {
 }
 
 llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims) {
-  // Row-major: the last dimension varies fastest.
-  llvm_ir::IrIndex index(dims.size());
-  llvm::Value* rest = linear;
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (d == 0) {
-      index[d] = rest;
-    } else {
-      index[d] = b_.CreateURem(rest, b_.getInt64(dims[d]));
-      rest = b_.CreateUDiv(rest, b_.getInt64(dims[d]));
-    }
-  }
-  return index;
+  return llvm_ir::Delinearize(b_, linear, dims);  // row-major: the last dimension varies fastest
 }
 
 llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const Shape& shape) {

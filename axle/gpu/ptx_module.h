@@ -18,6 +18,7 @@
 #ifndef AXLE_GPU_PTX_MODULE_H_
 #define AXLE_GPU_PTX_MODULE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,7 @@
 #include "absl/strings/string_view.h"
 #include "axle/gpu/ptx_compiler.h"
 #include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 
@@ -43,6 +45,18 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> NewNvptxModule(absl::string_view n
 // Marks `function` as a kernel (nvvm.annotations) launched with at most
 // `max_threads` threads a block.
 void MarkKernel(llvm::Function* function, int max_threads);
+
+// The start of a kernel of one thread per element: `function`'s entry block
+// computes the element's index blockIdx.x * blockDim.x + threadIdx.x (an
+// i64; nuw nsw with `no_wrap`) and branches on index < `count` to block
+// "element", where `b` is left, or to block "exit", which returns. The
+// element's code ends with a branch to `exit`.
+struct ElementKernelStart {
+  llvm::Value* index;
+  llvm::BasicBlock* exit;
+};
+ElementKernelStart StartElementKernel(llvm::IRBuilder<>& b, llvm::Function* function, int64_t count,
+                                      bool no_wrap = false);
 
 // The PTX of `module` (prepared as above): libdevice linked where called,
 // verified (Internal with the verifier's message naming the kernel

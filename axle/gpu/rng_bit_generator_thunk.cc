@@ -264,25 +264,11 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeRngBitGeneratorThunk(
   if (g.threefry && g.bits == 64) {
     g.blocks = g.elements;
   } else if (g.threefry) {
-    // Split one dimension in halves (as rng_bit_generator.cc): the first
-    // even one, else the first of the largest; a scalar is [1].
-    std::vector<int64_t> dims = bits_shape.dimensions();
-    if (dims.empty()) dims.push_back(1);
-    int64_t split = -1;
-    for (size_t d = 0; d < dims.size() && split < 0; ++d) {
-      if (dims[d] % 2 == 0) split = static_cast<int64_t>(d);
-    }
-    if (split < 0) {
-      split = 0;
-      for (size_t d = 1; d < dims.size(); ++d) {
-        if (dims[d] > dims[split]) split = static_cast<int64_t>(d);
-      }
-    }
-    for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
-      if (d < split) g.outer *= dims[d];
-      if (d > split) g.inner *= dims[d];
-    }
-    g.length = dims[split];
+    // One dimension split in halves, as the interpreter does.
+    const ThreefrySplit split = SplitForThreefry(bits_shape);
+    g.outer = split.outer;
+    g.length = split.length;
+    g.inner = split.inner;
     g.blocks = g.outer * ((g.length + 1) / 2) * g.inner;
   } else {
     const int64_t per_block = g.bits == 64 ? 2 : 4;

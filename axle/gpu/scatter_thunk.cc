@@ -23,18 +23,6 @@ namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("CUDA: scatter ", instruction.name(), ": ", what));
-}
-
-// Whether `values` are distinct and in [0, bound).
-
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
-
 // The shared indexing (scatter_indexing.h) and each operand's type.
 struct ScatterGeometry : ScatterIndexing {
   std::vector<PrimitiveType> types;
@@ -66,7 +54,7 @@ absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& c
   for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
     window_extent[g.window_operand_dims[k]] = g.update_dims[g.update_window_dims[k]];
   }
-  const int64_t update_count = Product(g.update_dims);
+  const int64_t update_count = ElementCount(g.update_dims);
 
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(
@@ -145,7 +133,7 @@ class ScatterThunk final : public PtxThunk {
 
   absl::Status Execute(const GpuThunkContext& context) const override;
   int64_t scratch_bytes() const override {
-    return combining_ == Combining::kLocked ? Product(g_.operand_dims) * 4 : 0;
+    return combining_ == Combining::kLocked ? ElementCount(g_.operand_dims) * 4 : 0;
   }
 
  private:
@@ -156,13 +144,13 @@ class ScatterThunk final : public PtxThunk {
 absl::Status ScatterThunk::Execute(const GpuThunkContext& context) const {
   const GpuThunkValues& v = values();
   const int64_t n = static_cast<int64_t>(g_.types.size());
-  const int64_t operand_count = Product(g_.operand_dims);
+  const int64_t operand_count = ElementCount(g_.operand_dims);
   for (int64_t i = 0; i < n; ++i) {
     AXLE_RETURN_IF_ERROR(CopyUnlessSame(context.stream, context.buffer(v.operands[i]),
                                         context.buffer(v.outputs[i]),
                                         operand_count * g_.element_bytes[i]));
   }
-  const int64_t update_count = Product(g_.update_dims);
+  const int64_t update_count = ElementCount(g_.update_dims);
   if (update_count == 0 || operand_count == 0) return absl::OkStatus();
   CUdeviceptr locks = 0;
   if (combining_ == Combining::kLocked) {
@@ -196,83 +184,43 @@ bool IsIndexType(PrimitiveType type) {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeScatterThunk(const HloInstruction& instruction,
                                                            GpuThunkValues values,
                                                            const PtxOptions& options) {
-  const auto* scatter = dyn_cast<HloScatterInstruction>(&instruction);
-  if (scatter == nullptr) return Invalid(instruction, "is not a scatter");
-  const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
+  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatter(instruction);
+  if (!indexing.ok()) return InvalidKernelOp(instruction, indexing.status().message());
+  const auto* scatter = cast<HloScatterInstruction>(&instruction);
   const int64_t n = scatter->scatter_operand_count();
-  if (n < 1 || instruction.operand_count() != 2 * n + 1) {
-    return Invalid(instruction, "expects operands..., scatter_indices, updates...");
-  }
   if (static_cast<int64_t>(values.operands.size()) != 2 * n + 1 ||
       static_cast<int64_t>(values.outputs.size()) != n) {
-    return Invalid(instruction, absl::StrCat("given ", values.operands.size(), " operand and ",
-                                             values.outputs.size(), " result values, expects ",
-                                             2 * n + 1, " and ", n));
+    return InvalidKernelOp(
+        instruction,
+        absl::StrCat("given ", values.operands.size(), " operand and ", values.outputs.size(),
+                     " result values, expects ", 2 * n + 1, " and ", n));
   }
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& indices = instruction.operand(n)->shape();
   const Shape& update = instruction.operand(n + 1)->shape();
-  if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
-    return Invalid(instruction, "operands, indices and updates must be arrays");
-  }
   if (!IsIndexType(indices.element_type())) {
-    return Invalid(instruction, absl::StrCat("indices of type ",
-                                             pu::LowercasePrimitiveTypeName(indices.element_type()),
-                                             " are not integers of 8 bits or more"));
+    return InvalidKernelOp(
+        instruction,
+        absl::StrCat("indices of type ", pu::LowercasePrimitiveTypeName(indices.element_type()),
+                     " are not integers of 8 bits or more"));
   }
-  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatterIndexing(operand, indices, update, dn);
-  if (!indexing.ok()) return Invalid(instruction, indexing.status().message());
   ScatterGeometry g;
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
   for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
     if (update.dimensions(g.update_window_dims[k]) > operand.dimensions(g.window_operand_dims[k])) {
-      return Invalid(instruction,
-                     absl::StrCat("update window dimension ", g.update_window_dims[k], " (",
-                                  update.dimensions(g.update_window_dims[k]),
-                                  ") is larger than operand dimension ", g.window_operand_dims[k]));
+      return InvalidKernelOp(
+          instruction,
+          absl::StrCat("update window dimension ", g.update_window_dims[k], " (",
+                       update.dimensions(g.update_window_dims[k]),
+                       ") is larger than operand dimension ", g.window_operand_dims[k]));
     }
   }
 
   const HloComputation* combiner = instruction.to_apply();
-  if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
-    return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
-  }
   for (int64_t i = 0; i < n; ++i) {
-    const Shape& o = instruction.operand(i)->shape();
-    const Shape& u = instruction.operand(n + 1 + i)->shape();
-    if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
-        u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
-      return Invalid(instruction,
-                     absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
-                                  u.ToString(), ") must match operand 0 and update 0"));
-    }
-    for (int64_t p : {i, n + i}) {
-      const Shape& parameter = combiner->parameter_instruction(p)->shape();
-      if (!parameter.IsArray() || parameter.rank() != 0 ||
-          parameter.element_type() != o.element_type()) {
-        return Invalid(instruction,
-                       absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
-                                    ", operand ", i, " is ", o.ToString()));
-      }
-    }
-    const PrimitiveType type = o.element_type();
+    const PrimitiveType type = instruction.operand(i)->shape().element_type();
     g.types.push_back(type);
     g.element_bytes.push_back(type == PRED || pu::IsSubByteType(type) ? 1 : pu::ByteWidth(type));
-  }
-  const HloInstruction* root = combiner->root_instruction();
-  const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
-                                                              : (root->shape().IsArray() ? 1 : 0);
-  if (results != n) {
-    return Invalid(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& leaf =
-        root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
-    if (leaf.element_type() != g.types[i]) {
-      return Invalid(instruction,
-                     absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
-                                  " is ", instruction.operand(i)->shape().ToString()));
-    }
   }
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {combiner}));
 

@@ -11,6 +11,7 @@
 #include "axle/gpu/ptx_module.h"
 #include "axle/gpu/ptx_thunk.h"
 #include "axle/gpu/scatter_thunk.h"
+#include "axle/hlo/analysis/select_and_scatter_shapes.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -19,26 +20,6 @@ namespace {
 namespace pu = primitive_util;
 
 constexpr int kBlock = 256;
-
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("CUDA: select-and-scatter ", instruction.name(), ": ", what));
-}
-
-// reduce-window's output size along one dimension.
-int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
-  const int64_t dilated_input = input == 0 ? 0 : (input - 1) * w.base_dilation() + 1;
-  const int64_t padded = dilated_input + w.padding_low() + w.padding_high();
-  const int64_t dilated_window = w.size() == 0 ? 0 : (w.size() - 1) * w.window_dilation() + 1;
-  if (padded < dilated_window) return 0;
-  return (padded - dilated_window) / w.stride() + 1;
-}
-
-int64_t Product(absl::Span<const int64_t> values) {
-  int64_t product = 1;
-  for (int64_t v : values) product *= v;
-  return product;
-}
 
 struct WindowGeometry {
   std::vector<int64_t> operand_dims;
@@ -56,7 +37,7 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   KernelBuilder kb(module);
   llvm::IRBuilder<>& b = kb.b();
   llvm_ir::ElementalIrEmitter& e = kb.elemental();
-  const int64_t count = Product(g.operand_dims);
+  const int64_t count = ElementCount(g.operand_dims);
   llvm::Type* storage = e.StorageType(g.type);
 
   kb.BeginKernel("fill", 2, 0, kBlock);
@@ -75,14 +56,15 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   for (int64_t d = 0; d < rank; ++d) base_dilated |= g.window.dimensions(d).base_dilation() != 1;
   llvm::Value* linear = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(kb.If(
-      b.CreateICmpULT(linear, kb.I64(Product(g.source_dims))), "source", [&]() -> absl::Status {
+      b.CreateICmpULT(linear, kb.I64(ElementCount(g.source_dims))), "source",
+      [&]() -> absl::Status {
         const llvm_ir::IrIndex s = kb.Delinearize(linear, g.source_dims);
         llvm::AllocaInst* selected = kb.Variable(b.getInt64Ty(), kb.I64(-1), "selected");
         llvm::AllocaInst* selected_value =
             kb.Variable(e.ValueType(g.type), llvm::Constant::getNullValue(e.ValueType(g.type)),
                         "selected_value");
         AXLE_RETURN_IF_ERROR(kb.For(
-            kb.I64(0), kb.I64(Product(g.window_sizes)), kb.I64(1), "window",
+            kb.I64(0), kb.I64(ElementCount(g.window_sizes)), kb.I64(1), "window",
             [&](llvm::Value* w) -> absl::Status {
               const llvm_ir::IrIndex k = kb.Delinearize(w, g.window_sizes);
               llvm::Value* inside = b.getTrue();
@@ -151,12 +133,12 @@ absl::Status SelectAndScatterThunk::Execute(const GpuThunkContext& context) cons
         absl::StrCat("CUDA: select-and-scatter ", name(),
                      ": the result shares a buffer with the operand or the source (it must not)"));
   }
-  const int64_t count = Product(g_.operand_dims);
+  const int64_t count = ElementCount(g_.operand_dims);
   AXLE_RETURN_IF_ERROR(
       Launch(context.stream, 0, (count + kBlock - 1) / kBlock, kBlock,
              {Argument::Pointer(context.address(v.operands[2])), Argument::Pointer(output)}));
-  const int64_t sources = Product(g_.source_dims);
-  if (count == 0 || sources == 0 || Product(g_.window_sizes) == 0) return absl::OkStatus();
+  const int64_t sources = ElementCount(g_.source_dims);
+  if (count == 0 || sources == 0 || ElementCount(g_.window_sizes) == 0) return absl::OkStatus();
   return Launch(context.stream, 1, (sources + kBlock - 1) / kBlock, kBlock,
                 {Argument::Pointer(context.address(v.operands[0])),
                  Argument::Pointer(context.address(v.operands[1])), Argument::Pointer(output)});
@@ -166,79 +148,26 @@ absl::Status SelectAndScatterThunk::Execute(const GpuThunkContext& context) cons
 
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeSelectAndScatterThunk(
     const HloInstruction& instruction, GpuThunkValues values, const PtxOptions& options) {
-  const auto* windowed = dyn_cast<HloWindowInstruction>(&instruction);
-  if (windowed == nullptr || instruction.opcode() != HloOpcode::kSelectAndScatter) {
-    return Invalid(instruction, "is not a select-and-scatter");
-  }
-  if (instruction.operand_count() != 3 || instruction.called_computations().size() != 2) {
-    return Invalid(instruction, "takes operand, source, init_value and a select and a scatter");
-  }
+  absl::StatusOr<SelectAndScatterShapes> shapes = AnalyzeSelectAndScatter(instruction);
+  if (!shapes.ok()) return InvalidKernelOp(instruction, shapes.status().message());
   if (values.operands.size() != 3 || values.outputs.size() != 1) {
-    return Invalid(instruction,
-                   absl::StrCat("given ", values.operands.size(), " operand and ",
-                                values.outputs.size(), " result values, expects 3 and 1"));
+    return InvalidKernelOp(instruction,
+                           absl::StrCat("given ", values.operands.size(), " operand and ",
+                                        values.outputs.size(), " result values, expects 3 and 1"));
   }
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& source = instruction.operand(1)->shape();
-  const Shape& init = instruction.operand(2)->shape();
-  const Shape& shape = instruction.shape();
-  if (!operand.IsArray() || !source.IsArray() || !init.IsArray() || init.rank() != 0 ||
-      !shape.IsArray() || shape.dimensions() != operand.dimensions() ||
-      source.element_type() != operand.element_type() ||
-      init.element_type() != operand.element_type() ||
-      shape.element_type() != operand.element_type()) {
-    return Invalid(instruction,
-                   absl::StrCat("operand ", operand.ToString(), ", source ", source.ToString(),
-                                ", init_value ", init.ToString(), " and result ", shape.ToString(),
-                                " must share one element type (init_value a scalar)"));
+  if (shapes->window_reversal) {
+    return absl::UnimplementedError(absl::StrCat("CUDA: select-and-scatter ", instruction.name(),
+                                                 ": window reversal is not supported"));
   }
-  const Window& window = windowed->window();
-  if (window.dimensions_size() != operand.rank()) {
-    return Invalid(instruction, absl::StrCat("the window has ", window.dimensions_size(),
-                                             " dimensions, the operand rank ", operand.rank()));
-  }
+  const HloComputation* select = shapes->select;
+  const HloComputation* scatter = shapes->scatter;
+  const PrimitiveType type = shapes->type;
   WindowGeometry g;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    const WindowDimension& w = window.dimensions(d);
-    if (w.size() < 0 || w.stride() < 1 || w.base_dilation() < 1 || w.window_dilation() < 1) {
-      return Invalid(instruction,
-                     absl::StrCat("window dimension ", d,
-                                  " has a negative size or a non-positive stride or dilation"));
-    }
-    if (w.window_reversal()) {
-      return absl::UnimplementedError(absl::StrCat("CUDA: select-and-scatter ", instruction.name(),
-                                                   ": window reversal is not supported"));
-    }
-    g.source_dims.push_back(WindowedOutputSize(operand.dimensions(d), w));
-    g.window_sizes.push_back(w.size());
-  }
-  if (source.dimensions() != g.source_dims) {
-    return Invalid(instruction,
-                   absl::StrCat("source ", source.ToString(), " must have dimensions {",
-                                absl::StrJoin(g.source_dims, ","), "} (the reduce-window output)"));
-  }
-  const HloComputation* select = instruction.called_computations()[0];
-  const HloComputation* scatter = instruction.called_computations()[1];
-  const PrimitiveType type = operand.element_type();
-  auto check = [&](const HloComputation* computation, PrimitiveType result,
-                   absl::string_view what) -> absl::Status {
-    bool ok = computation->num_parameters() == 2;
-    for (int64_t p = 0; ok && p < 2; ++p) {
-      const Shape& parameter = computation->parameter_instruction(p)->shape();
-      ok = parameter.IsArray() && parameter.rank() == 0 && parameter.element_type() == type;
-    }
-    const Shape& root = computation->root_instruction()->shape();
-    ok = ok && root.IsArray() && root.rank() == 0 && root.element_type() == result;
-    if (ok) return absl::OkStatus();
-    return Invalid(instruction,
-                   absl::StrCat(what, " must take two ", pu::LowercasePrimitiveTypeName(type),
-                                " scalars and return a ", pu::LowercasePrimitiveTypeName(result)));
-  };
-  AXLE_RETURN_IF_ERROR(check(select, PRED, "select"));
-  AXLE_RETURN_IF_ERROR(check(scatter, type, "scatter"));
+  g.source_dims = shapes->source_dims;
+  for (const WindowDimension& w : shapes->window.dimensions()) g.window_sizes.push_back(w.size());
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {select, scatter}));
-  g.operand_dims = operand.dimensions();
-  g.window = window;
+  g.operand_dims = shapes->operand_dims;
+  g.window = shapes->window;
   g.type = type;
   g.element_bytes = type == PRED || pu::IsSubByteType(type) ? 1 : pu::ByteWidth(type);
   const AtomicOp op = AtomicOpOf(*scatter, type);

@@ -45,10 +45,6 @@ struct SortGeometry {
 
 int Log2(int64_t power_of_two) { return std::countr_zero(static_cast<uint64_t>(power_of_two)); }
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("CUDA: sort ", instruction.name(), ": ", what));
-}
-
 // Emits the sort's kernels: sort_tile always, sort_step when rows span
 // several tiles.
 class SortEmitter {
@@ -408,37 +404,39 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeSortThunk(const HloInstruction& in
                                                         const PtxOptions& options,
                                                         int64_t max_tile) {
   const auto* sort = dyn_cast<HloSortInstruction>(&instruction);
-  if (sort == nullptr) return Invalid(instruction, "is not a sort");
+  if (sort == nullptr) return InvalidKernelOp(instruction, "is not a sort");
   const int64_t n = instruction.operand_count();
-  if (n == 0) return Invalid(instruction, "needs at least one operand");
+  if (n == 0) return InvalidKernelOp(instruction, "needs at least one operand");
   const Shape& keys = instruction.operand(0)->shape();
   const int64_t dimension = sort->sort_dimension();
   if (!keys.IsArray() || dimension < 0 || dimension >= std::max<int64_t>(keys.rank(), 1)) {
-    return Invalid(instruction, absl::StrCat("dimension ", dimension, " is out of range"));
+    return InvalidKernelOp(instruction, absl::StrCat("dimension ", dimension, " is out of range"));
   }
   const HloComputation* comparator = instruction.to_apply();
   if (comparator == nullptr || comparator->num_parameters() != 2 * n) {
-    return Invalid(instruction, absl::StrCat("the comparator must take ", 2 * n,
-                                             " scalars (lhs and rhs of each operand)"));
+    return InvalidKernelOp(instruction, absl::StrCat("the comparator must take ", 2 * n,
+                                                     " scalars (lhs and rhs of each operand)"));
   }
   const Shape& root = comparator->root_instruction()->shape();
   if (!root.IsArray() || root.rank() != 0 || root.element_type() != PRED) {
-    return Invalid(instruction, "the comparator must return a pred scalar");
+    return InvalidKernelOp(instruction, "the comparator must return a pred scalar");
   }
   std::vector<int64_t> element_bytes;
   for (int64_t i = 0; i < n; ++i) {
     const Shape& shape = instruction.operand(i)->shape();
     if (!shape.IsArray() || shape.dimensions() != keys.dimensions()) {
-      return Invalid(instruction, absl::StrCat("operand ", i, " has shape ", shape.ToString(),
-                                               ", the keys ", keys.ToString()));
+      return InvalidKernelOp(
+          instruction, absl::StrCat("operand ", i, " has shape ", shape.ToString(), ", the keys ",
+                                    keys.ToString()));
     }
     for (int64_t side = 0; side < 2; ++side) {
       const Shape& parameter = comparator->parameter_instruction(2 * i + side)->shape();
       if (!parameter.IsArray() || parameter.rank() != 0 ||
           parameter.element_type() != shape.element_type()) {
-        return Invalid(instruction, absl::StrCat("comparator parameter ", 2 * i + side, " is ",
-                                                 parameter.ToString(), " but operand ", i, " is ",
-                                                 shape.ToString()));
+        return InvalidKernelOp(
+            instruction,
+            absl::StrCat("comparator parameter ", 2 * i + side, " is ", parameter.ToString(),
+                         " but operand ", i, " is ", shape.ToString()));
       }
     }
     const PrimitiveType type = shape.element_type();
@@ -446,9 +444,9 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeSortThunk(const HloInstruction& in
   }
   if (static_cast<int64_t>(values.operands.size()) != n ||
       static_cast<int64_t>(values.outputs.size()) != n) {
-    return Invalid(instruction,
-                   absl::StrCat("given ", values.operands.size(), " operand and ",
-                                values.outputs.size(), " result values for ", n, " operands"));
+    return InvalidKernelOp(
+        instruction, absl::StrCat("given ", values.operands.size(), " operand and ",
+                                  values.outputs.size(), " result values for ", n, " operands"));
   }
   AXLE_RETURN_IF_ERROR(CheckKernelTypes(instruction, {comparator}));
 

@@ -11,6 +11,7 @@
 #include "axle/gpu/cuda_driver.h"
 #include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/gemm_plan.h"
+#include "axle/gpu/ptx_text.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -24,44 +25,52 @@ absl::Status Unsupported(const HloInstruction& solve, absl::string_view why) {
 // Thread i < p_count writes the batch's matrix pointers for
 // cublas<t>trsmBatched: p_out[i] = p_a + i * p_a_stride and
 // p_out[p_count + i] = p_b + i * p_b_stride (bytes).
-constexpr char kBatchPointersPtx[] = R"(.version 7.8
-.target sm_52
-.address_size 64
-.visible .entry axle_trsm_batch_pointers(
-    .param .u64 p_out, .param .u64 p_a, .param .u64 p_a_stride, .param .u64 p_b,
-    .param .u64 p_b_stride, .param .u64 p_count)
-{
-  .reg .pred %p<2>;
-  .reg .b32 %r<4>;
-  .reg .b64 %rd<16>;
-  ld.param.u64 %rd1, [p_out];
-  ld.param.u64 %rd2, [p_a];
-  ld.param.u64 %rd3, [p_a_stride];
-  ld.param.u64 %rd4, [p_b];
-  ld.param.u64 %rd5, [p_b_stride];
-  ld.param.u64 %rd6, [p_count];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mul.wide.u32 %rd7, %r1, %r2;
-  cvt.u64.u32 %rd8, %r3;
-  add.u64 %rd7, %rd7, %rd8;
-  setp.ge.u64 %p1, %rd7, %rd6;
-  @%p1 bra $L_done;
-  mul.lo.u64 %rd9, %rd7, %rd3;
+constexpr PtxParameter kBatchPointersParameters[] = {
+    {"u64", "p_out", "%rd1"}, {"u64", "p_a", "%rd2"},        {"u64", "p_a_stride", "%rd3"},
+    {"u64", "p_b", "%rd4"},   {"u64", "p_b_stride", "%rd5"}, {"u64", "p_count", "%rd6"},
+};
+constexpr char kBatchPointersBody[] = R"(  mul.lo.u64 %rd9, %idx, %rd3;
   add.u64 %rd9, %rd2, %rd9;
-  shl.b64 %rd10, %rd7, 3;
+  shl.b64 %rd10, %idx, 3;
   add.u64 %rd10, %rd1, %rd10;
   st.global.u64 [%rd10], %rd9;
-  mul.lo.u64 %rd11, %rd7, %rd5;
+  mul.lo.u64 %rd11, %idx, %rd5;
   add.u64 %rd11, %rd4, %rd11;
   shl.b64 %rd12, %rd6, 3;
   add.u64 %rd12, %rd10, %rd12;
   st.global.u64 [%rd12], %rd11;
-$L_done:
-  ret;
-}
 )";
+
+const std::string& BatchPointersPtx() {
+  static const std::string* ptx = new std::string(absl::StrCat(
+      ".version 7.8\n.target sm_52\n.address_size 64\n",
+      PtxThreadPerElementKernel("axle_trsm_batch_pointers", kBatchPointersParameters,
+                                "  .reg .b64 %rd<16>;\n", "%rd6", kBatchPointersBody)));
+  return *ptx;
+}
+
+// cublas<t>trsm's arguments but the type's and the matrices'.
+struct TrsmArguments {
+  explicit TrsmArguments(const TriangularSolvePlan& plan)
+      : side(plan.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT),
+        fill(plan.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER),
+        op(plan.op == 'T'   ? CUBLAS_OP_T
+           : plan.op == 'C' ? CUBLAS_OP_C
+                            : CUBLAS_OP_N),
+        diag(plan.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT),
+        m(static_cast<int>(plan.m)),
+        n(static_cast<int>(plan.n)),
+        lda(static_cast<int>(plan.lda)),
+        ldb(static_cast<int>(plan.ldb)) {}
+  cublasSideMode_t side;
+  cublasFillMode_t fill;
+  cublasOperation_t op;
+  cublasDiagType_t diag;
+  int m;
+  int n;
+  int lda;
+  int ldb;
+};
 
 bool RowMajor(const Shape& shape) {
   return PhysicalStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
@@ -77,7 +86,7 @@ class TriangularSolveThunk : public GpuThunk {
     if (!handle.ok()) return Annotate(handle.status());
     handle_ = *handle;
     if (plan_.batch > 1) {
-      auto module = CudaModule::LoadPtx(device, kBatchPointersPtx);
+      auto module = CudaModule::LoadPtx(device, BatchPointersPtx());
       if (!module.ok()) return Annotate(module.status());
       module_ = *std::move(module);
       auto function = module_->GetFunction("axle_trsm_batch_pointers");
@@ -111,7 +120,7 @@ class TriangularSolveThunk : public GpuThunk {
     if (plan_.batch == 1) {
       auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
       if (!lock.ok()) return Annotate(lock.status());
-      return Solve((*lock)->get(), a, x);
+      return Solve((*lock)->get(), a, x, /*batched=*/false);
     }
     // The matrices' pointers, written on the stream into the scratch memory.
     if (batch_pointers_ == nullptr ||
@@ -134,7 +143,8 @@ class TriangularSolveThunk : public GpuThunk {
         "cuLaunchKernel (trsm batch pointers)")));
     auto lock = handle_->Acquire(context.stream->stream(), 0, 0, CUBLAS_DEFAULT_MATH);
     if (!lock.ok()) return Annotate(lock.status());
-    return SolveBatched((*lock)->get(), pointers, pointers + count * sizeof(CUdeviceptr));
+    return Solve((*lock)->get(), pointers, pointers + count * sizeof(CUdeviceptr),
+                 /*batched=*/true);
   }
 
   GpuThunkValues buffer_uses() const override { return values_; }
@@ -143,92 +153,40 @@ class TriangularSolveThunk : public GpuThunk {
   }
 
  private:
-  absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b) const {
+  // One matrix (`a` and `b` its own), or all in one call (`batched`: `a`
+  // and `b` are device arrays of pointers).
+  absl::Status Solve(cublasHandle_t handle, CUdeviceptr a, CUdeviceptr b, bool batched) const {
     const CublasLibrary& library = handle_->library();
-    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
-                                 : plan_.op == 'C' ? CUBLAS_OP_C
-                                                   : CUBLAS_OP_N;
-    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    const int m = static_cast<int>(plan_.m);
-    const int n = static_cast<int>(plan_.n);
-    const int lda = static_cast<int>(plan_.lda);
-    const int ldb = static_cast<int>(plan_.ldb);
+    const TrsmArguments args(plan_);
+    const int batch = static_cast<int>(plan_.batch);
     void* a_address = DeviceAddress(a);
     void* b_address = DeviceAddress(b);
     cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
     switch (plan_.type) {
-      case F32: {
-        const float one = 1;
-        status = library.cublasStrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const float*>(a_address), lda,
-                                     static_cast<float*>(b_address), ldb);
-        break;
-      }
-      case F64: {
-        const double one = 1;
-        status = library.cublasDtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const double*>(a_address), lda,
-                                     static_cast<double*>(b_address), ldb);
-        break;
-      }
-      case C64: {
-        const cuComplex one = {1, 0};
-        status = library.cublasCtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const cuComplex*>(a_address), lda,
-                                     static_cast<cuComplex*>(b_address), ldb);
-        break;
-      }
-      case C128: {
-        const cuDoubleComplex one = {1, 0};
-        status = library.cublasZtrsm(handle, side, fill, op, diag, m, n, &one,
-                                     static_cast<const cuDoubleComplex*>(a_address), lda,
-                                     static_cast<cuDoubleComplex*>(b_address), ldb);
-        break;
-      }
+#define AXLE_TRSM_CASE(TYPE, T, PREFIX, ONE)                                                       \
+  case TYPE: {                                                                                     \
+    const T one = ONE;                                                                             \
+    status = batched ? library.cublas##PREFIX##trsmBatched(                                        \
+                           handle, args.side, args.fill, args.op, args.diag, args.m, args.n, &one, \
+                           static_cast<const T* const*>(a_address), args.lda,                      \
+                           static_cast<T* const*>(b_address), args.ldb, batch)                     \
+                     : library.cublas##PREFIX##trsm(handle, args.side, args.fill, args.op,         \
+                                                    args.diag, args.m, args.n, &one,               \
+                                                    static_cast<const T*>(a_address), args.lda,    \
+                                                    static_cast<T*>(b_address), args.ldb);         \
+    break;                                                                                         \
+  }
+      AXLE_TRSM_CASE(F32, float, S, 1.0f)
+      AXLE_TRSM_CASE(F64, double, D, 1.0)
+      AXLE_TRSM_CASE(C64, cuComplex, C, (cuComplex{1, 0}))
+      AXLE_TRSM_CASE(C128, cuDoubleComplex, Z, (cuDoubleComplex{1, 0}))
+#undef AXLE_TRSM_CASE
       default:
         break;
     }
-    return Annotate(library.ToStatus(status, absl::StrCat("cublas trsm (", plan_.ToString(), ")")));
-  }
-
-  // All matrices in one call: `as` and `bs` are device arrays of pointers.
-  absl::Status SolveBatched(cublasHandle_t handle, CUdeviceptr as, CUdeviceptr bs) const {
-    const CublasLibrary& library = handle_->library();
-    const cublasSideMode_t side = plan_.left ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    const cublasFillMode_t fill = plan_.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-    const cublasOperation_t op = plan_.op == 'T'   ? CUBLAS_OP_T
-                                 : plan_.op == 'C' ? CUBLAS_OP_C
-                                                   : CUBLAS_OP_N;
-    const cublasDiagType_t diag = plan_.unit_diagonal ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    const int m = static_cast<int>(plan_.m);
-    const int n = static_cast<int>(plan_.n);
-    const int lda = static_cast<int>(plan_.lda);
-    const int ldb = static_cast<int>(plan_.ldb);
-    const int batch = static_cast<int>(plan_.batch);
-    void* a_address = DeviceAddress(as);
-    void* b_address = DeviceAddress(bs);
-    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
-    switch (plan_.type) {
-#define AXLE_TRSM_BATCHED_CASE(TYPE, T, function, ONE)                        \
-  case TYPE: {                                                                \
-    const T one = ONE;                                                        \
-    status = library.function(handle, side, fill, op, diag, m, n, &one,       \
-                              static_cast<const T* const*>(a_address), lda,   \
-                              static_cast<T* const*>(b_address), ldb, batch); \
-    break;                                                                    \
-  }
-      AXLE_TRSM_BATCHED_CASE(F32, float, cublasStrsmBatched, 1.0f)
-      AXLE_TRSM_BATCHED_CASE(F64, double, cublasDtrsmBatched, 1.0)
-      AXLE_TRSM_BATCHED_CASE(C64, cuComplex, cublasCtrsmBatched, (cuComplex{1, 0}))
-      AXLE_TRSM_BATCHED_CASE(C128, cuDoubleComplex, cublasZtrsmBatched, (cuDoubleComplex{1, 0}))
-#undef AXLE_TRSM_BATCHED_CASE
-      default:
-        break;
-    }
-    return Annotate(
-        library.ToStatus(status, absl::StrCat("cublas trsmBatched (", plan_.ToString(), ")")));
+    return Annotate(library.ToStatus(
+        status,
+        absl::StrCat(batched ? "cublas trsmBatched (" : "cublas trsm (", plan_.ToString(), ")")));
   }
 
   absl::Status Annotate(absl::Status status) const {
@@ -245,7 +203,7 @@ class TriangularSolveThunk : public GpuThunk {
 
 }  // namespace
 
-const char* TriangularSolveBatchPointersPtx() { return kBatchPointersPtx; }
+const char* TriangularSolveBatchPointersPtx() { return BatchPointersPtx().c_str(); }
 
 std::string TriangularSolvePlan::ToString() const {
   return absl::StrCat("side=", left ? "L" : "R", " fill=", lower ? "lower" : "upper",

@@ -15,14 +15,12 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 
 namespace axle::llvm_ir {
 namespace pu = primitive_util;
 
-namespace {
-
-// Row-major index of `linear` in `dimensions`.
 IrIndex Delinearize(llvm::IRBuilderBase& b, llvm::Value* linear,
                     absl::Span<const int64_t> dimensions) {
   IrIndex index(dimensions.size());
@@ -91,6 +89,8 @@ IrIndex ReshapeOperandIndex(llvm::IRBuilderBase& b, const IrIndex& index,
   }
   return operand_index;
 }
+
+namespace {
 
 llvm::Value* Clamp(llvm::IRBuilderBase& b, llvm::Value* v, int64_t low, int64_t high) {
   v = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, v, b.getInt64(low));

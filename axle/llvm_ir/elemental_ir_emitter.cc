@@ -17,6 +17,7 @@
 #include "axle/core/types.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
+#include "axle/llvm_ir/complex_call_ops.h"
 #include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
 
@@ -516,25 +517,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
       // log|z| + i arg z
       return MakeComplex(CallMath(MathFunction::kLog, CallMath(MathFunction::kHypot, re, im)),
                          CallMath(MathFunction::kAtan2, im, re));
-    case HloOpcode::kSqrt:
-    case HloOpcode::kRsqrt:
-    case HloOpcode::kSin:
-    case HloOpcode::kCos:
-    case HloOpcode::kTan:
-    case HloOpcode::kTanh:
-    case HloOpcode::kSinh:
-    case HloOpcode::kCosh:
-    case HloOpcode::kAsin:
-    case HloOpcode::kAcos:
-    case HloOpcode::kAtan:
-    case HloOpcode::kAsinh:
-    case HloOpcode::kAcosh:
-    case HloOpcode::kAtanh:
-    case HloOpcode::kExpm1:
-    case HloOpcode::kLog1p:
-    case HloOpcode::kLogistic:
-      return hooks_->EmitComplexCall(b_, hlo.opcode(), {z});
     default:
+      if (IsComplexCallOpcode(hlo.opcode())) return hooks_->EmitComplexCall(b_, hlo.opcode(), {z});
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());
   }
 }
@@ -692,8 +676,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstru
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInstruction& hlo,
                                                                    llvm::Value* x, llvm::Value* y) {
-  if (hlo.opcode() == HloOpcode::kDivide || hlo.opcode() == HloOpcode::kPower) {
-    // Division as C99 Annex G has it (scaling, inf and NaN recovery).
+  if (IsComplexCallOpcode(hlo.opcode())) {
+    // Division as C99 Annex G has it (scaling, inf and NaN recovery), power.
     return hooks_->EmitComplexCall(b_, hlo.opcode(), {x, y});
   }
   llvm::Value* a = Real(x);

@@ -140,29 +140,26 @@ ffi::Error GeesComplexKernel(ffi::Buffer<dtype> x, SchurMode mode, SchurSort sor
 }  // namespace
 }  // namespace axle::jaxlib
 
-#define AXLE_JAXLIB_DEFINE_GEES(name, dtype)                                                  \
-  XLA_FFI_DEFINE_HANDLER_SYMBOL(name, ::axle::jaxlib::GeesRealKernel<dtype>,                  \
-                                ::axle::ffi::Ffi::Bind()                                      \
-                                    .Arg<::axle::ffi::Buffer<dtype>>(/*x*/)                   \
-                                    .Attr<::axle::jaxlib::SchurMode>("mode")                  \
-                                    .Attr<::axle::jaxlib::SchurSort>("sort")                  \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*x_out*/)               \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*schur_vectors*/)       \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals_real*/)        \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals_imag*/)        \
-                                    .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*selected*/) \
-                                    .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*info*/))
-#define AXLE_JAXLIB_DEFINE_GEES_COMPLEX(name, dtype)                                          \
-  XLA_FFI_DEFINE_HANDLER_SYMBOL(name, ::axle::jaxlib::GeesComplexKernel<dtype>,               \
-                                ::axle::ffi::Ffi::Bind()                                      \
-                                    .Arg<::axle::ffi::Buffer<dtype>>(/*x*/)                   \
-                                    .Attr<::axle::jaxlib::SchurMode>("mode")                  \
-                                    .Attr<::axle::jaxlib::SchurSort>("sort")                  \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*x_out*/)               \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*schur_vectors*/)       \
-                                    .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals*/)             \
-                                    .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*selected*/) \
-                                    .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*info*/))
+// The bindings of the real and complex handlers: x, mode and sort, then
+// x_out and schur_vectors, the eigenvalues (`EIGVALS`), selected and info.
+#define AXLE_JAXLIB_GEES_BINDING(dtype, EIGVALS)                           \
+  ::axle::ffi::Ffi::Bind()                                                 \
+      .Arg<::axle::ffi::Buffer<dtype>>(/*x*/)                              \
+      .Attr<::axle::jaxlib::SchurMode>("mode")                             \
+      .Attr<::axle::jaxlib::SchurSort>("sort")                             \
+      .Ret<::axle::ffi::Buffer<dtype>>(/*x_out*/)                          \
+      .Ret<::axle::ffi::Buffer<dtype>>(/*schur_vectors*/)                  \
+          EIGVALS.Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*selected*/) \
+      .Ret<::axle::ffi::Buffer<::axle::ffi::S32>>(/*info*/)
+#define AXLE_JAXLIB_DEFINE_GEES(name, dtype)                                             \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(                                                         \
+      name, ::axle::jaxlib::GeesRealKernel<dtype>,                                       \
+      AXLE_JAXLIB_GEES_BINDING(dtype, .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals_real*/) \
+                                          .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals_imag*/)))
+#define AXLE_JAXLIB_DEFINE_GEES_COMPLEX(name, dtype)  \
+  XLA_FFI_DEFINE_HANDLER_SYMBOL(                      \
+      name, ::axle::jaxlib::GeesComplexKernel<dtype>, \
+      AXLE_JAXLIB_GEES_BINDING(dtype, .Ret<::axle::ffi::Buffer<dtype>>(/*eigvals*/)))
 
 AXLE_JAXLIB_DEFINE_GEES(axle_jaxlib_lapack_sgees_ffi, ::axle::ffi::F32);
 AXLE_JAXLIB_DEFINE_GEES(axle_jaxlib_lapack_dgees_ffi, ::axle::ffi::F64);

@@ -50,6 +50,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
@@ -66,24 +67,6 @@ int axle_cpu_platform_anchor = 0;
 
 namespace axle::cpu {
 namespace {
-
-bool IsPlumbing(HloOpcode opcode) {
-  switch (opcode) {
-    case HloOpcode::kParameter:
-    case HloOpcode::kConstant:
-    case HloOpcode::kTuple:
-    case HloOpcode::kGetTupleElement:
-    case HloOpcode::kBitcast:
-    case HloOpcode::kFusion:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kDomain:
-      return true;
-    default:
-      return false;
-  }
-}
 
 absl::Status CheckSupported(const HloModule& module) {
   const std::vector<HloComputation*> control_flow = ControlFlowComputations(module);
@@ -180,14 +163,20 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
   return !IsPlumbing(instruction.opcode()) && FindThunkEmitter(instruction) == nullptr;
 }
 
-// Whether a loop fusion can compute `instruction`'s result: arrays, and the
-// tuples of a variadic reduce / reduce-window.
-bool LoopFusible(const HloInstruction& instruction) {
-  if (HloOpcodeIsAsyncStart(instruction.opcode()) || HloOpcodeIsAsyncDone(instruction.opcode())) {
-    return false;  // a start and its done stay a pair
+// The cpu backend's edit of the shared pass list (backend_pipeline.h):
+// before fusion, dot operands the matmul would gather get a transpose that
+// fuses into their producers (dot_operand_transpose.h), a transposed dot
+// result becomes the swapped dot (dot_output_transpose.h), and bias adds
+// and activations join their dot or convolution (dot-epilogue-fusion).
+absl::StatusOr<bool> AddCpuDotPasses(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name == "fusion") {
+    pipeline.AddPass<DotOutputTranspose>();
+    pipeline.AddPass<DotOperandTranspose>();
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> epilogue,
+                          CreatePass("dot-epilogue-fusion"));
+    pipeline.AddPass(std::move(epilogue));
   }
-  return instruction.shape().IsArray() || instruction.opcode() == HloOpcode::kReduce ||
-         instruction.opcode() == HloOpcode::kReduceWindow;
+  return true;
 }
 
 // A deep copy of `value`: each array leaf copied, tuples rebuilt around the
@@ -325,45 +314,25 @@ absl::Status SplitByOutputShape(HloFusionInstruction* fusion,
   return computation->parent()->RemoveEmbeddedComputation(old_fused);
 }
 
-// Wraps every op that needs a loop fusion, in the entry and in every
-// computation control flow runs, into a one-op loop fusion; stops at the
-// first op no loop fusion can compute (which PrepareModule then rejects).
-// A fusion whose root is a variadic reduce (a tuple-shaped op) gets the root
-// tuple(get-tuple-element...) the loop emitter expects of a multi-output
-// fusion; a multi-output fusion whose outputs differ in shape is split into
-// one fusion per output shape.
-class WrapInLoopFusions : public HloPassInterface {
+// XLA's copy of a tuple is a deep copy: every `copy` of a tuple, in the
+// entry and in every computation control flow runs, becomes the tuple of
+// its elements' copies (ExpandTupleCopies), before ops are wrapped into
+// loop fusions.
+class CpuExpandTupleCopies : public HloPassInterface {
  public:
-  absl::string_view name() const override { return "cpu-wrap-in-loop-fusions"; }
+  absl::string_view name() const override { return "cpu-expand-tuple-copies"; }
+  absl::StatusOr<bool> Run(HloModule* module) override { return ExpandTupleCopies(module); }
+};
+
+// A loop-kernel fusion whose outputs differ in shape (the loop kernel runs
+// one iteration space) is split into one fusion per output shape;
+// instructions that several groups need are computed in each.
+class CpuSplitFusionsByOutputShape : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-split-fusions-by-output-shape"; }
   absl::StatusOr<bool> Run(HloModule* module) override {
-    AXLE_ASSIGN_OR_RETURN(bool changed, ExpandTupleCopies(module));
+    bool changed = false;
     for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (!NeedsLoopFusion(*instruction)) continue;
-        if (!LoopFusible(*instruction)) return changed;  // PrepareModule rejects it
-        AXLE_RETURN_IF_ERROR(WrapInFusion(instruction, FusionKind::kLoop).status());
-        changed = true;
-      }
-    }
-    for (HloComputation* computation : ControlFlowComputations(*module)) {
-      for (HloInstruction* instruction : computation->instructions()) {
-        if (instruction->opcode() != HloOpcode::kFusion || FindThunkEmitter(*instruction)) continue;
-        HloComputation* fused =
-            cast<HloFusionInstruction>(instruction)->fused_instructions_computation();
-        HloInstruction* root = fused->root_instruction();
-        if (!root->shape().IsTuple() || root->opcode() == HloOpcode::kTuple) continue;
-        std::vector<HloInstruction*> elements;
-        for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) {
-          auto element = std::make_unique<HloGetTupleElementInstruction>(
-              HloOpcode::kGetTupleElement, root->shape().tuple_shapes(i),
-              absl::Span<HloInstruction* const>{root});
-          element->mutable_attrs()->tuple_index = i;
-          elements.push_back(fused->AddInstruction(std::move(element)));
-        }
-        fused->set_root_instruction(fused->AddInstruction(
-            HloInstruction::Create(HloOpcode::kTuple, root->shape(), elements)));
-        changed = true;
-      }
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
         const std::vector<std::vector<int64_t>> groups = OutputGroupsByShape(*instruction);
         if (groups.empty()) continue;
@@ -392,47 +361,17 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   });
   pipeline.AddPass<ScanToWhile>();
   pipeline.AddPass<Bf16DotUpcast>();
-  // The simplification XLA:CPU runs before fusion: algebraic rewrites,
-  // tuple and loop clean-up, reshapes sunk to meet and cancel, constants
-  // folded, common subexpressions merged, loop-invariant constants (folded
-  // by now) sunk into loop bodies and dropped from the loop state and
-  // folded again there (an ONNX GRU's slices of its recurrent weight would
-  // otherwise be copied on every step), then rewrites again on what CSE and
-  // folding exposed. Loop fusions of one
-  // iteration space then merge into multi-output kernels. CSE again after
-  // fusion: a producer fused into several consumers of one kernel is a copy
-  // per consumer, computed once per copy unless merged.
-  const std::vector<const char*> optimizing = {"layout-normalization",
-                                               "batchnorm-expander",
-                                               "call-inliner",
-                                               "algsimp",
-                                               "tuple-simplifier",
-                                               "while-loop-simplifier",
-                                               "reshape-mover",
-                                               "constant-folding",
-                                               "cse",
-                                               "while-loop-constant-sinking",
-                                               "constant-folding",
-                                               "while-loop-simplifier",
-                                               "algsimp",
-                                               "dce",
-                                               "dot-epilogue-fusion",
-                                               "fusion",
-                                               "multi-output-fusion",
-                                               "cse"};
-  const std::vector<const char*> required = {"layout-normalization", "batchnorm-expander"};
-  for (const char* name : run_backend_only ? required : optimizing) {
-    // Dot operands the matmul would gather get a transpose that fuses into
-    // their producers (dot_operand_transpose.h).
-    // A transposed dot result becomes the swapped dot (dot_output_transpose.h).
-    if (absl::string_view(name) == "dot-epilogue-fusion") {
-      pipeline.AddPass<DotOutputTranspose>();
-      pipeline.AddPass<DotOperandTranspose>();
-    }
-    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
-    pipeline.AddPass(std::move(pass));
-  }
-  pipeline.AddPass<WrapInLoopFusions>();
+  // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuDotPasses));
+  pipeline.AddPass<CpuExpandTupleCopies>();
+  // Every op that needs a loop fusion, until the first no loop fusion can
+  // compute (rejected below). Fusions with thunk emitters of their own (dot
+  // epilogues) keep their root.
+  pipeline.AddPass<WrapInLoopFusions>(
+      "cpu-wrap-in-loop-fusions", NeedsLoopFusion,
+      [](const HloInstruction& fusion) { return FindThunkEmitter(fusion) != nullptr; },
+      /*stop_at_unfusible=*/true);
+  pipeline.AddPass<CpuSplitFusionsByOutputShape>();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   AXLE_RETURN_IF_ERROR(pipeline.Run(module).status());

@@ -38,34 +38,14 @@
 #include "axle/core/literal.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
+#include "axle/hlo/analysis/value_slot.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
 
-// Where an array value lives during a run.
-struct ValueSlot {
-  enum class Kind { kParameter, kConstant, kTemporary };
-  Kind kind = Kind::kTemporary;
-  int64_t parameter = 0;       // kParameter: which argument
-  ShapeIndex parameter_index;  // ... and where in it
-  int64_t constant = 0;        // kConstant: index into constants
-  int64_t temporary = 0;       // kTemporary: index into the run's temporaries
-  int64_t size_bytes = 0;
-  std::string name;  // the HLO value, for dumps ("%fusion.3", "%t{1}")
-  // The HLO value it holds (null for a copy or scratch slot).
-  const HloInstruction* instruction = nullptr;
-  ShapeIndex index;
-};
-
-struct CpuProgram {
-  std::vector<ValueSlot> values;
-  std::vector<Literal> constants;
-  std::vector<int64_t> temporary_sizes;
-  // Run in order.
-  std::vector<std::unique_ptr<Thunk>> thunks;
-  // For each leaf of the result (pre-order over array leaves): its value.
-  std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
-};
+// The thunks (run in order) over ValueSlots; shared with the CUDA backend:
+// axle/hlo/analysis/value_slot.h.
+using CpuProgram = ThunkProgram<Thunk>;
 
 class CpuExecutable : public Executable {
  public:

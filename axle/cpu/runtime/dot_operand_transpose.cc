@@ -6,6 +6,7 @@
 
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
@@ -23,19 +24,6 @@ std::vector<int64_t> NonTrivial(const Shape& shape, absl::Span<const int64_t> di
     if (shape.dimensions(d) != 1) kept.push_back(d);
   }
   return kept;
-}
-
-// The dims of `rank` in neither `a` nor `b`, ascending.
-std::vector<int64_t> FreeDims(int64_t rank, absl::Span<const int64_t> a,
-                              absl::Span<const int64_t> b) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() &&
-        std::find(b.begin(), b.end(), d) == b.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
 }
 
 std::vector<int64_t> Concat(absl::Span<const int64_t> a, absl::Span<const int64_t> b,
@@ -96,8 +84,10 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
   const std::vector<int64_t>& rhs_batch = numbers.rhs_batch_dimensions();
   const std::vector<int64_t>& lhs_contracting = numbers.lhs_contracting_dimensions();
   const std::vector<int64_t>& rhs_contracting = numbers.rhs_contracting_dimensions();
-  const std::vector<int64_t> lhs_free = FreeDims(lhs_shape.rank(), lhs_batch, lhs_contracting);
-  const std::vector<int64_t> rhs_free = FreeDims(rhs_shape.rank(), rhs_batch, rhs_contracting);
+  const std::vector<int64_t> lhs_free =
+      DotFreeDimensions(lhs_shape.rank(), lhs_batch, lhs_contracting);
+  const std::vector<int64_t> rhs_free =
+      DotFreeDimensions(rhs_shape.rank(), rhs_batch, rhs_contracting);
   // Multiply-adds: every output element sums the contraction.
   int64_t contraction = 1;
   for (int64_t d : lhs_contracting) contraction *= lhs_shape.dimensions(d);

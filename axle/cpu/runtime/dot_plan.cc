@@ -8,6 +8,7 @@
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu::dot {
@@ -172,17 +173,6 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
       }
     }
   }
-  auto free_dims = [](int64_t rank, absl::Span<const int64_t> batch,
-                      absl::Span<const int64_t> contracting) {
-    std::vector<int64_t> free;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-          std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-        free.push_back(d);
-      }
-    }
-    return free;
-  };
   std::vector<int64_t> lhs_batch(numbers.lhs_batch_dimensions().begin(),
                                  numbers.lhs_batch_dimensions().end());
   std::vector<int64_t> rhs_batch(numbers.rhs_batch_dimensions().begin(),
@@ -191,10 +181,10 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
                                        numbers.lhs_contracting_dimensions().end());
   std::vector<int64_t> rhs_contracting(numbers.rhs_contracting_dimensions().begin(),
                                        numbers.rhs_contracting_dimensions().end());
-  plan.lhs_groups = {lhs_batch, free_dims(plan.lhs.dims.size(), lhs_batch, lhs_contracting),
+  plan.lhs_groups = {lhs_batch, DotFreeDimensions(plan.lhs.dims.size(), lhs_batch, lhs_contracting),
                      lhs_contracting};
   plan.rhs_groups = {rhs_batch, rhs_contracting,
-                     free_dims(plan.rhs.dims.size(), rhs_batch, rhs_contracting)};
+                     DotFreeDimensions(plan.rhs.dims.size(), rhs_batch, rhs_contracting)};
   for (int64_t d : lhs_batch) plan.batch *= plan.lhs.dims[d];
   for (int64_t d : plan.lhs_groups[1]) plan.m *= plan.lhs.dims[d];
   for (int64_t d : lhs_contracting) plan.k *= plan.lhs.dims[d];

@@ -16,13 +16,13 @@
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::cpu {
 
 absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why) {
-  return absl::UnimplementedError(absl::StrCat("cpu platform: ", why, " (instruction %",
-                                               instruction.name(), ", ",
-                                               HloOpcodeString(instruction.opcode()), ")"));
+  // "cpu platform: <why> (instruction %name, opcode)", as a pass says it.
+  return PassUnimplemented("cpu platform", instruction, why);
 }
 
 namespace {
@@ -199,6 +199,12 @@ void ProgramBuilder::BindParameter(const HloComputation& computation, int64_t nu
 
 absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) {
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
+      for (const ForwardedLeaf& leaf : *leaves) {
+        Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
+      }
+      continue;
+    }
     if (ThunkEmitter emitter = FindThunkEmitter(*instruction)) {
       AXLE_RETURN_IF_ERROR(emitter(*instruction, *this));
       continue;
@@ -208,16 +214,11 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         // A nested computation's parameters are bound by its caller.
         if (&computation != entry_) break;
         int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
-        ShapeUtil::ForEachLeafShape(instruction->shape(),
-                                    [&](const Shape& shape, const ShapeIndex& index) {
-                                      if (!shape.IsArray()) return;
-                                      ValueSlot slot;
-                                      slot.kind = ValueSlot::Kind::kParameter;
-                                      slot.parameter = number;
-                                      slot.parameter_index = index;
-                                      slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
-                                      Define(instruction, index, slot);
-                                    });
+        ShapeUtil::ForEachLeafShape(
+            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
+              if (!shape.IsArray()) return;
+              Define(instruction, index, ParameterSlot(number, index, shape));
+            });
         break;
       }
       case HloOpcode::kConstant: {
@@ -226,31 +227,21 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         ShapeUtil::ForEachLeafShape(
             instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
               if (!shape.IsArray()) return;
-              ValueSlot slot;
-              slot.kind = ValueSlot::Kind::kConstant;
-              slot.constant = static_cast<int64_t>(program_.constants.size());
-              slot.size_bytes = literal.size_bytes(index);
+              const auto constant = static_cast<int64_t>(program_.constants.size());
               program_.constants.push_back(literal.GetSubliteral(index).Clone());
-              Define(instruction, index, slot);
+              Define(instruction, index, ConstantSlot(constant, shape));
             });
         break;
       }
-      case HloOpcode::kTuple:
-        for (int64_t i = 0; i < instruction->operand_count(); ++i) {
-          Forward(instruction->operand(i), {}, instruction, {i});
-        }
-        break;
-      case HloOpcode::kGetTupleElement:
-        Forward(instruction->operand(0),
-                {cast<HloGetTupleElementInstruction>(instruction)->tuple_index()}, instruction, {});
-        break;
-      case HloOpcode::kBitcast:
+      // Plumbing, forwarded above (ForwardedLeaves), and after-all (a token:
+      // no buffer).
       case HloOpcode::kAddDependency:
-      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kAfterAll:
+      case HloOpcode::kBitcast:
       case HloOpcode::kDomain:
-        Forward(instruction->operand(0), {}, instruction, {});
-        break;
-      case HloOpcode::kAfterAll:  // a token: no buffer
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kTuple:
         break;
       case HloOpcode::kFusion:
         // A scalar broadcast its scatter fills in itself (scatter_thunk.h).

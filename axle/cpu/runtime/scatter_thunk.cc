@@ -448,52 +448,24 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
 }
 
 absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto* scatter = cast<HloScatterInstruction>(&instruction);
-  const ScatterDimensionNumbers& dn = scatter->scatter_dimension_numbers();
-  const int64_t n = scatter->scatter_operand_count();
-  if (n < 1 || instruction.operand_count() != 2 * n + 1) {
-    return Invalid(instruction, "expects operands..., scatter_indices, updates...");
-  }
+  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatter(instruction);
+  if (!indexing.ok()) return Invalid(instruction, indexing.status().message());
+  const int64_t n = cast<HloScatterInstruction>(&instruction)->scatter_operand_count();
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& indices = instruction.operand(n)->shape();
-  const Shape& update = instruction.operand(n + 1)->shape();
-  if (!operand.IsArray() || !indices.IsArray() || !update.IsArray()) {
-    return Invalid(instruction, "operands, indices and updates must be arrays");
-  }
   if (!IsSupportedIndexType(indices.element_type())) {
     return Invalid(instruction,
                    absl::StrCat("indices of type ",
                                 primitive_util::LowercasePrimitiveTypeName(indices.element_type()),
                                 " are not integers"));
   }
-  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatterIndexing(operand, indices, update, dn);
-  if (!indexing.ok()) return Invalid(instruction, indexing.status().message());
   ScatterThunk::Geometry g;
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
-
   const HloComputation* combiner = instruction.to_apply();
-  if (combiner == nullptr || combiner->num_parameters() != 2 * n) {
-    return Invalid(instruction, absl::StrCat("the combiner must take ", 2 * n, " scalars"));
-  }
   std::vector<int64_t> operand_values, update_values;
   std::vector<std::vector<char>> fills(n);
   for (int64_t i = 0; i < n; ++i) {
     const Shape& o = instruction.operand(i)->shape();
-    const Shape& u = instruction.operand(n + 1 + i)->shape();
-    if (!o.IsArray() || o.dimensions() != operand.dimensions() || !u.IsArray() ||
-        u.dimensions() != update.dimensions() || u.element_type() != o.element_type()) {
-      return Invalid(instruction,
-                     absl::StrCat("operand ", i, " (", o.ToString(), ") and update ", i, " (",
-                                  u.ToString(), ") must match operand 0 and update 0"));
-    }
-    for (int64_t p : {i, n + i}) {
-      const Shape& parameter = combiner->parameter_instruction(p)->shape();
-      if (!parameter.IsArray() || parameter.element_type() != o.element_type()) {
-        return Invalid(instruction,
-                       absl::StrCat("combiner parameter ", p, " is ", parameter.ToString(),
-                                    ", operand ", i, " is ", o.ToString()));
-      }
-    }
     if (const Literal* fill = ScatterFillsOperand(*instruction.operand(i))) {
       // No kernel computed it (program_builder.cc): the thunk fills.
       const char* bytes = static_cast<const char*>(fill->untyped_data());
@@ -507,21 +479,6 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
     update_values.push_back(update_value);
     const int64_t count = ShapeUtil::ElementsIn(o);
     g.element_bytes.push_back(count == 0 ? 1 : ShapeUtil::ByteSizeOfElements(o) / count);
-  }
-  const HloInstruction* root = combiner->root_instruction();
-  const int64_t results = root->opcode() == HloOpcode::kTuple ? root->operand_count()
-                                                              : (root->shape().IsArray() ? 1 : 0);
-  if (results != n) {
-    return Invalid(instruction, absl::StrCat("the combiner must return ", n, " scalars"));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& leaf =
-        n == 1 && root->opcode() != HloOpcode::kTuple ? root->shape() : root->operand(i)->shape();
-    if (leaf.element_type() != instruction.operand(i)->shape().element_type()) {
-      return Invalid(instruction,
-                     absl::StrCat("combiner result ", i, " is ", leaf.ToString(), ", operand ", i,
-                                  " is ", instruction.operand(i)->shape().ToString()));
-    }
   }
   if (n == 1) {
     g.element_type = operand.element_type();

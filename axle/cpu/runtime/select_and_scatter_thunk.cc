@@ -10,6 +10,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/analysis/select_and_scatter_shapes.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
@@ -23,15 +24,6 @@ bool Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
     index[d] = 0;
   }
   return false;
-}
-
-// reduce-window's output size along one dimension.
-int64_t WindowedOutputSize(int64_t input, const WindowDimension& w) {
-  const int64_t dilated_input = input == 0 ? 0 : (input - 1) * w.base_dilation() + 1;
-  const int64_t padded = dilated_input + w.padding_low() + w.padding_high();
-  const int64_t dilated_window = w.size() == 0 ? 0 : (w.size() - 1) * w.window_dilation() + 1;
-  if (padded < dilated_window) return 0;
-  return (padded - dilated_window) / w.stride() + 1;
 }
 
 absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
@@ -313,73 +305,22 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
 }
 
 absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto* windowed = cast<HloWindowInstruction>(&instruction);
-  if (instruction.operand_count() != 3 || instruction.called_computations().size() != 2) {
-    return Invalid(instruction, "takes operand, source, init_value and a select and a scatter");
+  absl::StatusOr<SelectAndScatterShapes> shapes = AnalyzeSelectAndScatter(instruction);
+  if (!shapes.ok()) return Invalid(instruction, shapes.status().message());
+  if (shapes->window_reversal) {
+    return Unsupported(instruction, "window reversal in select-and-scatter is not supported");
   }
   const Shape& operand = instruction.operand(0)->shape();
-  const Shape& source = instruction.operand(1)->shape();
   const Shape& init = instruction.operand(2)->shape();
   const Shape& shape = instruction.shape();
-  if (!operand.IsArray() || !source.IsArray() || !init.IsArray() || init.rank() != 0 ||
-      !shape.IsArray() || shape.dimensions() != operand.dimensions() ||
-      source.element_type() != operand.element_type() ||
-      init.element_type() != operand.element_type() ||
-      shape.element_type() != operand.element_type()) {
-    return Invalid(instruction,
-                   absl::StrCat("operand ", operand.ToString(), ", source ", source.ToString(),
-                                ", init_value ", init.ToString(), " and result ", shape.ToString(),
-                                " must share one element type (init_value a scalar)"));
-  }
-  const Window& window = windowed->window();
-  if (window.dimensions_size() != operand.rank()) {
-    return Invalid(instruction, absl::StrCat("the window has ", window.dimensions_size(),
-                                             " dimensions, the operand rank ", operand.rank()));
-  }
-  std::vector<int64_t> expected_source;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    const WindowDimension& w = window.dimensions(d);
-    if (w.size() < 0 || w.stride() < 1 || w.base_dilation() < 1 || w.window_dilation() < 1) {
-      return Invalid(instruction, absl::StrCat("window dimension ", d,
-                                               " has a negative size or a non-positive stride "
-                                               "or dilation"));
-    }
-    if (w.window_reversal()) {
-      return Unsupported(instruction, "window reversal in select-and-scatter is not supported");
-    }
-    expected_source.push_back(WindowedOutputSize(operand.dimensions(d), w));
-  }
-  if (source.dimensions() != expected_source) {
-    return Invalid(
-        instruction,
-        absl::StrCat("source ", source.ToString(), " must have dimensions {",
-                     absl::StrJoin(expected_source, ","), "} (the reduce-window output)"));
-  }
-  const HloComputation* select = instruction.called_computations()[0];
-  const HloComputation* scatter = instruction.called_computations()[1];
-  const PrimitiveType type = operand.element_type();
-  auto check = [&](const HloComputation* computation, PrimitiveType result,
-                   absl::string_view what) -> absl::Status {
-    bool ok = computation->num_parameters() == 2;
-    for (int64_t p = 0; ok && p < 2; ++p) {
-      ok = computation->parameter_instruction(p)->shape().IsArray() &&
-           computation->parameter_instruction(p)->shape().element_type() == type;
-    }
-    const Shape& root = computation->root_instruction()->shape();
-    ok = ok && root.IsArray() && root.rank() == 0 && root.element_type() == result;
-    if (ok) return absl::OkStatus();
-    return Invalid(
-        instruction,
-        absl::StrCat(what, " must take two ", primitive_util::LowercasePrimitiveTypeName(type),
-                     " scalars and return a ", primitive_util::LowercasePrimitiveTypeName(result)));
-  };
-  AXLE_RETURN_IF_ERROR(check(select, PRED, "select"));
-  AXLE_RETURN_IF_ERROR(check(scatter, type, "scatter"));
+  const HloComputation* select = shapes->select;
+  const HloComputation* scatter = shapes->scatter;
+  const PrimitiveType type = shapes->type;
 
   SelectAndScatterThunk::Geometry geometry;
-  geometry.operand_dims = operand.dimensions();
-  geometry.source_dims = source.dimensions();
-  geometry.window = window;
+  geometry.operand_dims = shapes->operand_dims;
+  geometry.source_dims = shapes->source_dims;
+  geometry.window = shapes->window;
   const int64_t count = ShapeUtil::ElementsIn(operand);
   geometry.element_bytes = count == 0 ? ShapeUtil::ByteSizeOfElements(init)
                                       : ShapeUtil::ByteSizeOfElements(operand) / count;

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "axle/core/shape.h"
 #include "axle/core/xla_data.h"
+#include "axle/hlo/ir/hlo_instruction.h"
 
 namespace axle {
 
@@ -45,6 +46,15 @@ struct ScatterIndexing {
 absl::StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const Shape& operand, const Shape& indices,
                                                        const Shape& update,
                                                        const ScatterDimensionNumbers& dn);
+
+// The indexing of scatter `instruction` (AnalyzeScatterIndexing), once its
+// operands are checked: n operands, the indices and n updates, all arrays,
+// each operand of operand 0's dimensions, each update of update 0's and of
+// its operand's element type, and a combiner that takes 2n scalars of the
+// operands' types and returns n of them. InvalidArgument saying what is
+// wrong (the caller names the instruction and the platform; the index type
+// is the caller's to check).
+absl::StatusOr<ScatterIndexing> AnalyzeScatter(const HloInstruction& instruction);
 
 }  // namespace axle
 

@@ -1,7 +1,9 @@
 //===- scatter_indexing_test.cc ---------------------------------------------===//
 #include "axle/hlo/analysis/scatter_indexing.h"
 
+#include "absl/strings/str_replace.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -67,6 +69,43 @@ TEST(ScatterIndexingTest, InconsistenciesAreNamed) {
   g = AnalyzeScatterIndexing(ShapeUtil::MakeShape(F32, {5, 4}), ShapeUtil::MakeShape(S32, {3, 1}),
                              ShapeUtil::MakeShape(F32, {3, 4}), dn);
   EXPECT_THAT(g.status().message(), HasSubstr("index_vector_dim=3 is out of range"));
+}
+
+constexpr char kRowScatter[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = COMBINER_TYPE[] add(a, b)
+}
+ENTRY e {
+  x = f32[5,4] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[3,4] parameter(2)
+  ROOT r = f32[5,4] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+})";
+
+TEST(ScatterIndexingTest, AnalyzeScatterChecksTheOperandsAndTheCombiner) {
+  auto module =
+      ParseAndReturnUnverifiedModule(absl::StrReplaceAll(kRowScatter, {{"COMBINER_TYPE", "f32"}}));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<ScatterIndexing> g =
+      AnalyzeScatter(*(*module)->entry_computation()->root_instruction());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g->update_window_dims, ElementsAre(1));
+  EXPECT_THAT(g->operand_dims, ElementsAre(5, 4));
+
+  auto bad =
+      ParseAndReturnUnverifiedModule(absl::StrReplaceAll(kRowScatter, {{"COMBINER_TYPE", "f16"}}));
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  absl::StatusOr<ScatterIndexing> refused =
+      AnalyzeScatter(*(*bad)->entry_computation()->root_instruction());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("combiner result 0 is f16[]"));
+  EXPECT_THAT(
+      AnalyzeScatter(*(*bad)->entry_computation()->parameter_instruction(0)).status().message(),
+      HasSubstr("is not a scatter"));
 }
 
 }  // namespace

@@ -569,4 +569,33 @@ int64_t AsyncShorthandParameterCount(HloOpcode opcode) {
   return arity == kVariadic ? 0 : arity;
 }
 
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSendRecvSourceTargetPairs(
+    absl::string_view text) {
+  std::vector<int64_t> numbers;
+  int64_t value = 0;
+  bool in_number = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+      continue;
+    }
+    if (in_number) numbers.push_back(value);
+    value = 0;
+    in_number = false;
+    if (c != '{' && c != '}' && c != ',' && c != ' ') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
+    }
+  }
+  if (in_number) numbers.push_back(value);
+  if (numbers.size() % 2 != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  return pairs;
+}
+
 }  // namespace axle

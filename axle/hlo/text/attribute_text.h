@@ -174,6 +174,13 @@ std::string QuotedString(absl::string_view text);
 // variadic ops: 0 (their parameters come only from bound operands).
 int64_t AsyncShorthandParameterCount(HloOpcode opcode);
 
+// The pairs of the frontend attribute _xla_send_recv_source_target_pairs
+// ("{{1,0},{0,1}}" -> {(1,0), (0,1)}). InvalidArgument quoting `text` for
+// other characters than digits, braces, commas and spaces, or an odd count
+// of numbers (the caller names the instruction).
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSendRecvSourceTargetPairs(
+    absl::string_view text);
+
 }  // namespace axle
 
 #endif  // AXLE_HLO_TEXT_ATTRIBUTE_TEXT_H_

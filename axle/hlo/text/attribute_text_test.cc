@@ -199,5 +199,23 @@ TEST(AttributeTextTest, MetadataGroupsAndFrontendAttributes) {
   EXPECT_EQ(OutputOperandAliasingToString(aliasing), "{{0}: (0, {}), {1}: (1, {2})}");
 }
 
+TEST(AttributeTextTest, SendRecvSourceTargetPairs) {
+  using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+  absl::StatusOr<Pairs> pairs = ParseSendRecvSourceTargetPairs("{{1,0},{0, 12}}");
+  ASSERT_TRUE(pairs.ok()) << pairs.status();
+  EXPECT_EQ(*pairs, (Pairs{{1, 0}, {0, 12}}));
+  EXPECT_TRUE(ParseSendRecvSourceTargetPairs("{}").value().empty());
+  absl::StatusOr<Pairs> bad = ParseSendRecvSourceTargetPairs("{{1,x}}");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("bad _xla_send_recv_source_target_pairs \"{{1,x}}\""),
+            absl::string_view::npos)
+      << bad.status();
+  absl::StatusOr<Pairs> odd = ParseSendRecvSourceTargetPairs("{{1,0},{2}}");
+  EXPECT_EQ(odd.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(odd.status().message().find("odd _xla_send_recv_source_target_pairs"),
+            absl::string_view::npos)
+      << odd.status();
+}
+
 }  // namespace
 }  // namespace axle

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle {
@@ -487,37 +488,6 @@ class Lowering {
   bool keep_;  // several devices, and the backend runs their collectives
 };
 
-// "{{1,0},{0,1}}" -> {(1,0), (0,1)}.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParsePairs(
-    const HloInstruction& instruction, absl::string_view text) {
-  std::vector<int64_t> numbers;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-      continue;
-    }
-    if (in_number) numbers.push_back(value);
-    value = 0;
-    in_number = false;
-    if (c != '{' && c != '}' && c != ',' && c != ' ') {
-      return PassUnimplemented(
-          kPass, instruction,
-          absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
-    }
-  }
-  if (in_number) numbers.push_back(value);
-  if (numbers.size() % 2 != 0) {
-    return PassUnimplemented(kPass, instruction,
-                             absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
-  }
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
-  return pairs;
-}
-
 // Several devices, kept collectives: each recv-done and the send of the
 // same channel and _xla_send_recv_source_target_pairs in its computation become one
 // collective-permute of the send's data, as the interpreter's multi-participant mode computes them
@@ -574,11 +544,13 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
         !ShapeUtil::Compatible(done->shape().tuple_shapes(0), data)) {
       return PassUnimplemented(kPass, *done, "does not receive its send's data shape");
     }
-    AXLE_ASSIGN_OR_RETURN(auto pairs, ParsePairs(*recv, *text));
+    absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+        ParseSendRecvSourceTargetPairs(*text);
+    if (!pairs.ok()) return PassUnimplemented(kPass, *recv, pairs.status().message());
     auto permute = std::make_unique<HloCollectiveInstruction>(
         HloOpcode::kCollectivePermute, data,
         absl::Span<HloInstruction* const>{send->mutable_operand(0)});
-    permute->mutable_attrs()->source_target_pairs = pairs;
+    permute->mutable_attrs()->source_target_pairs = *std::move(pairs);
     // XLA's reading (GetNcclP2PConfigForSendRecv): a channel id > 0 makes
     // the pairs partition ids, alike in every replica; else replica ids,
     // alike in every partition. A collective-permute reads its pairs the

@@ -1,0 +1,50 @@
+//===- value_slot.cc - Where a backend program's array values live ---------===//
+#include "axle/hlo/analysis/value_slot.h"
+
+#include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle {
+
+ValueSlot ParameterSlot(int64_t parameter, const ShapeIndex& index, const Shape& shape) {
+  ValueSlot slot;
+  slot.kind = ValueSlot::Kind::kParameter;
+  slot.parameter = parameter;
+  slot.parameter_index = index;
+  slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+  return slot;
+}
+
+ValueSlot ConstantSlot(int64_t constant, const Shape& shape) {
+  ValueSlot slot;
+  slot.kind = ValueSlot::Kind::kConstant;
+  slot.constant = constant;
+  slot.size_bytes = ShapeUtil::ByteSizeOfElements(shape);
+  return slot;
+}
+
+std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kTuple: {
+      std::vector<ForwardedLeaf> leaves;
+      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+        leaves.push_back({instruction.operand(i), {}, {i}});
+      }
+      return leaves;
+    }
+    case HloOpcode::kGetTupleElement:
+      return std::vector<ForwardedLeaf>{
+          {instruction.operand(0),
+           {cast<HloGetTupleElementInstruction>(&instruction)->tuple_index()},
+           {}}};
+    case HloOpcode::kBitcast:
+    case HloOpcode::kAddDependency:
+    case HloOpcode::kOptimizationBarrier:
+    case HloOpcode::kDomain:
+      return std::vector<ForwardedLeaf>{{instruction.operand(0), {}, {}}};
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace axle

@@ -1,0 +1,76 @@
+//===- value_slot.h - Where a backend program's array values live ----------===//
+//
+// The cpu and CUDA program builders (cpu/runtime/program_builder.h,
+// gpu/gpu_program.h) both turn a prepared computation into thunks over
+// numbered values: one ValueSlot per array leaf, held in an argument (a
+// parameter's leaf), a constant of the program or one of the run's
+// temporaries (ThunkProgram). Plumbing ops define no value: their leaves are their
+// operands' (ForwardedLeaves says which).
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_HLO_ANALYSIS_VALUE_SLOT_H_
+#define AXLE_HLO_ANALYSIS_VALUE_SLOT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "axle/core/literal.h"
+#include "axle/core/shape.h"
+#include "axle/hlo/ir/hlo_instruction.h"
+
+namespace axle {
+
+// Where an array value lives during a run.
+struct ValueSlot {
+  enum class Kind { kParameter, kConstant, kTemporary };
+  Kind kind = Kind::kTemporary;
+  int64_t parameter = 0;       // kParameter: which argument
+  ShapeIndex parameter_index;  // ... and where in it
+  int64_t constant = 0;        // kConstant: index into the program's constants
+  int64_t temporary = 0;       // kTemporary: index into the run's temporaries
+  int64_t size_bytes = 0;
+  std::string name;  // the HLO value, for dumps ("%fusion.3", "%t{1}"); empty for copies
+  // The HLO value it holds (null for a copy or scratch slot).
+  const HloInstruction* instruction = nullptr;
+  ShapeIndex index;
+};
+
+// Leaf `index` (an array of `shape`) of argument `parameter`.
+ValueSlot ParameterSlot(int64_t parameter, const ShapeIndex& index, const Shape& shape);
+// Constant `constant` of the program, an array of `shape`.
+ValueSlot ConstantSlot(int64_t constant, const Shape& shape);
+
+// What a program builder makes of a computation: its values, the
+// constants and the sizes of the temporaries they live in, the thunks (of
+// the backend's `ThunkType`) to run in order, and the value of each array
+// leaf of the result (pre-order).
+template <typename ThunkType>
+struct ThunkProgram {
+  std::vector<ValueSlot> values;
+  std::vector<Literal> constants;
+  std::vector<int64_t> temporary_sizes;
+  std::vector<std::unique_ptr<ThunkType>> thunks;
+  std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
+};
+
+// A value of a plumbing op's operand that is also the plumbing op's own:
+// the leaves at `operand_index` of `operand` (and every leaf below) are its
+// leaves at `index`.
+struct ForwardedLeaf {
+  const HloInstruction* operand;
+  ShapeIndex operand_index;
+  ShapeIndex index;
+};
+
+// What `instruction` forwards when it is plumbing that passes its operands'
+// buffers on (tuple, get-tuple-element, bitcast, add-dependency,
+// opt-barrier, domain); nullopt for every other op.
+std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction);
+
+}  // namespace axle
+
+#endif  // AXLE_HLO_ANALYSIS_VALUE_SLOT_H_
