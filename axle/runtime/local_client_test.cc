@@ -359,14 +359,15 @@ ENTRY e {
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("different sizes"));
 
+  // Buffers of one byte size alias whatever their types, as in XLA
+  // (HloInputOutputAliasConfig::Verify compares sizes).
   status = CompileTextStatus(R"(
 HloModule m, input_output_alias={ {}: (0, {}) }
 ENTRY e {
   p = s32[2] parameter(0)
   ROOT r = f32[2] convert(p)
 })");
-  EXPECT_FALSE(status.ok());
-  EXPECT_THAT(status.message(), HasSubstr("s32[2]"));
+  EXPECT_TRUE(status.ok()) << status;
 
   status = CompileTextStatus(R"(
 HloModule m, input_output_alias={ {0}: (0, {}), {1}: (0, {}) }

@@ -207,19 +207,6 @@ ENTRY e {
   }
 }
 
-TEST(CpuPlatformTest, UnsupportedOpsAreUnimplementedNamingTheOp) {
-  absl::Status status = RunOn("cpu", R"(
-HloModule m
-ENTRY e {
-  t = token[] after-all()
-  ROOT i = (f32[8], token[]) infeed(t)
-})",
-                              {})
-                            .status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(status.message(), HasSubstr("infeed"));
-}
-
 TEST(CpuPlatformTest, OneExecutableFromEightThreads) {
   LocalClient* client = ClientFor("cpu");
   auto module = ParseAndReturnUnverifiedModule(R"(

@@ -41,6 +41,7 @@ TEST(BackendPipeline, NamesThePassesInXlaCpusOrder) {
                                              "constant-folding",
                                              "cse",
                                              "while-loop-constant-sinking",
+                                             "constant-folding",
                                              "while-loop-simplifier",
                                              "algsimp",
                                              "dce",
