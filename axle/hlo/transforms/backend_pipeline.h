@@ -5,11 +5,10 @@
 // to meet and cancel, constants folded, common subexpressions merged,
 // loop-invariant constants sunk into loop bodies and dropped from the loop
 // state and folded again there (an ONNX GRU's slices of its recurrent
-// weight would otherwise be copied on every step), rewrites again on what CSE and folding exposed; then fusion,
-// multi-output fusion, and CSE again (a producer fused into several
-// consumers of one kernel is a copy per consumer, computed once per copy
-// unless merged). Each backend edits the list where it differs (its dot
-// rewrites, its fusion options) through a callback, instead of keeping a
+// weight would otherwise be copied on every step), rewrites again on what CSE and folding exposed;
+// then fusion, multi-output fusion, and CSE again (a producer fused into several consumers of one
+// kernel is a copy per consumer, computed once per copy unless merged). Each backend edits the list
+// where it differs (its dot rewrites, its fusion options) through a callback, instead of keeping a
 // copy of it.
 //
 // Also here: the pass that wraps the ops needing a kernel into loop
