@@ -24,6 +24,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/compilation_cache.h"
 #include "gtest/gtest.h"
 #include "tests/conformance_util.h"
 
@@ -134,6 +135,34 @@ std::string TestName(const ::testing::TestParamInfo<std::string>& info) { return
 
 INSTANTIATE_TEST_SUITE_P(Programs, JaxProgramTest, ::testing::ValuesIn(ProgramNames()), TestName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(JaxProgramTest);
+
+// A later process finds a training step's compilation in AXLE_CACHE_DIR
+// and uses it. The module it parses back lays out its kernels in another
+// order than the first process did; that must not reject the file.
+TEST(JaxPrograms, TrainStepServesALaterProcessFromDisk) {
+  const std::string path = absl::StrCat(JaxDir(), "/mlp_train_step.hlo");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/axle_jax_disk_cache");
+  std::filesystem::remove_all(dir);
+  ::setenv("AXLE_CACHE_DIR", dir.c_str(), 1);
+  auto compile = [&] {
+    // A new process: nothing in memory.
+    CompilationCache::Global().Clear();
+    auto module = ParseAndReturnUnverifiedModule(testing::ReadWholeFile(path), path);
+    EXPECT_TRUE(module.ok()) << module.status();
+    return testing::ClientFor("cpu")->Compile(std::move(*module), ExecutableBuildOptions());
+  };
+  const CompilationCacheStats before = CompilationCache::Global().stats();
+  ASSERT_TRUE(compile().ok());
+  ASSERT_TRUE(compile().ok());
+  const CompilationCacheStats after = CompilationCache::Global().stats();
+  ::unsetenv("AXLE_CACHE_DIR");
+  CompilationCache::Global().Clear();
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(after.disk_writes, before.disk_writes + 1);
+  EXPECT_EQ(after.disk_hits, before.disk_hits + 1);
+  EXPECT_EQ(after.disk_rejected, before.disk_rejected);
+}
 
 TEST(JaxPrograms, DirectoryHasPrograms) {
   if (!std::filesystem::exists(JaxDir())) GTEST_SKIP() << "no JAX programs at " << JaxDir();

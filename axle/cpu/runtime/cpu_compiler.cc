@@ -38,6 +38,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/bf16_dot_upcast.h"
@@ -539,12 +540,25 @@ class CpuCompiler : public Compiler {
     ProgramBuilder builder(options);
     builder.set_precompiled_kernels(artifact.kernels);
     AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*artifact.optimized));
-    if (builder.kernels_signature() != artifact.signature) {
-      return absl::InternalError("its kernels differ from those its module needs");
+    const std::string signature = builder.kernels_signature();
+    // Kernels handed over from memory must be the ones the module needs.
+    // From disk there are none: the builder compiled the parsed module's own
+    // (whose order and numbering may differ from the first process's), so
+    // they match it by construction.
+    if (artifact.kernels != nullptr && signature != artifact.signature) {
+      // The first line that differs, to say which kernel.
+      const std::vector<absl::string_view> cached = absl::StrSplit(artifact.signature, '\n');
+      const std::vector<absl::string_view> needed = absl::StrSplit(signature, '\n');
+      size_t line = 0;
+      while (line < cached.size() && line < needed.size() && cached[line] == needed[line]) ++line;
+      return absl::InternalError(
+          absl::StrCat("its kernels differ from those its module needs (line ", line + 1,
+                       ": cached \"", line < cached.size() ? cached[line] : "", "\", needed \"",
+                       line < needed.size() ? needed[line] : "", "\")"));
     }
     rebuilt->optimized = artifact.optimized;
     rebuilt->kernels = builder.kernels_jit();
-    rebuilt->signature = builder.kernels_signature();
+    rebuilt->signature = signature;
     return std::unique_ptr<Executable>(
         std::make_unique<CpuExecutable>(artifact.optimized, platform_, std::move(program)));
   }

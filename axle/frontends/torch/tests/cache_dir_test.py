@@ -1,7 +1,6 @@
 """AXLE_CACHE_DIR keeps compiled graphs on disk: a second process running
 the same training steps should compile nothing (no UncachedCompile; each
-graph a PersistentCacheHit) and computes the same losses. The first holds;
-the second is a known bug of the cpu backend's disk cache (below)."""
+graph a PersistentCacheHit) and computes the same losses."""
 import json
 import os
 import subprocess
@@ -58,15 +57,9 @@ class CacheDirTest(unittest.TestCase):
         compiles = (self.second["uncached"] or 0) + (self.second["persistent"] or 0)
         self.assertEqual(compiles, self.first["uncached"])
 
-    # Known bug (2026-11-27): the cpu backend finds these graphs' files but
-    # rejects them in a new process: "axle: warning: cached compilation of
-    # lazy_graph_... not used: INTERNAL: its kernels differ from those its
-    # module needs" (cpu_compiler.cc BuildFromArtifact: the module parsed
-    # back from its HLO text yields other loop-kernel fingerprints than the
-    # module it was printed from). Within one process the disk path works
-    # (lazy/ AxleCacheDirServesALaterProcess). When this passes, drop the
-    # decorator.
-    @unittest.expectedFailure
+    # The module a new process parses back lays its kernels out in another
+    # order than the first process did; the cpu backend compiles them from
+    # it (from the object cache) instead of rejecting the file.
     def test_second_process_compiles_nothing(self):
         self.assertIsNone(self.second["uncached"], self.second_stderr)
         self.assertEqual(self.second["persistent"], self.first["uncached"])
