@@ -170,16 +170,20 @@ std::string OpcodeLine(const HloInstruction& instruction) {
   return std::string(HloOpcodeString(instruction.opcode()));
 }
 
+int64_t CountNodes(const HloModule& module) {
+  int64_t count = 0;
+  for (const HloComputation* computation : module.computations()) {
+    count += computation->instruction_count();
+  }
+  return count;
+}
+
 // Builds the DOT text: node ids, clusters, edges.
 class DotBuilder {
  public:
-  DotBuilder(const HloModule& module, const HloRenderOptions& options) : options_(options) {
-    int64_t count = 0;
-    for (const HloComputation* computation : module.computations()) {
-      count += computation->instruction_count();
-    }
-    expand_fusions_ = options.show_fusion_subcomputations && count <= options.max_expanded_nodes;
-  }
+  DotBuilder(const HloModule& module, const HloRenderOptions& options)
+      : expand_fusions_(options.show_fusion_subcomputations &&
+                        CountNodes(module) <= options.max_expanded_nodes) {}
 
   std::string Build(const HloModule& module, absl::string_view label) {
     absl::StrAppend(&out_, "digraph \"", DotEscape(module.name()), "\" {\n",
@@ -334,7 +338,6 @@ class DotBuilder {
     }
   }
 
-  const HloRenderOptions& options_;
   bool expand_fusions_ = true;
   std::string out_;
   absl::flat_hash_map<const HloInstruction*, std::string> ids_;
@@ -342,14 +345,6 @@ class DotBuilder {
   std::vector<PendingComputation> pending_;
   std::vector<std::string> calls_;
 };
-
-int64_t CountNodes(const HloModule& module) {
-  int64_t count = 0;
-  for (const HloComputation* computation : module.computations()) {
-    count += computation->instruction_count();
-  }
-  return count;
-}
 
 // The table of the entry's top-level instructions: what runs, and on what.
 std::string EntryTable(const HloModule& module) {
@@ -363,7 +358,7 @@ std::string EntryTable(const HloModule& module) {
         family == Family::kPlumbing) {
       continue;
     }
-    ++by_opcode[OpcodeLine(*instruction).substr(0, OpcodeLine(*instruction).find(' '))];
+    ++by_opcode[std::string(HloOpcodeString(instruction->opcode()))];
     const Shape& shape = instruction->shape();
     const std::string bytes =
         shape.IsArray() ? absl::StrCat(ShapeUtil::ByteSizeOfElements(shape)) : "-";
