@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
@@ -144,19 +145,19 @@ class GpuCompiler : public Compiler {
 };
 
 // The GPU's edit of the shared pass list: `fusion` becomes the trip
-// counts, the dot canonicalizer (dots no single GEMM computes get
-// transposes and reshapes around them, dot_canonicalizer.h, which then fuse
-// into their neighbours) and the cpu fusion pass, except that no reduction
-// fuses into a consumer: the cpu kernels compute a row reduction once per
-// row (row_index_analysis.h), a GPU loop kernel would compute it once per
-// output element (softmax's divide would reduce the row again for each of
-// its elements). Every reduce is the root of its own kernel (a block per
-// row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
-// into several consumers as cheap ops are (softmax's exp into its sum and
-// its divide: three kernels, as XLA:GPU's).
+// counts, the convolutions' padding made what cuDNN takes (an explicit pad
+// of the input, conv_padding_legalization.h), the dot canonicalizer (dots no single GEMM computes
+// get transposes and reshapes around them, dot_canonicalizer.h, which then fuse into their
+// neighbours) and the cpu fusion pass, except that no reduction fuses into a consumer: the cpu
+// kernels compute a row reduction once per row (row_index_analysis.h), a GPU loop kernel would
+// compute it once per output element (softmax's divide would reduce the row again for each of its
+// elements). Every reduce is the root of its own kernel (a block per row for row reductions). f32
+// exp, divide, sqrt and rsqrt are duplicated into several consumers as cheap ops are (softmax's exp
+// into its sum and its divide: three kernels, as XLA:GPU's).
 absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
   if (name != "fusion") return true;
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
+  pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotCanonicalizer>();
   pipeline.AddPass<GpuDotCanonicalizer>();
   CpuInstructionFusion::Options fusion_options;
@@ -179,6 +180,7 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, ReplaceFusion));
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
+    pipeline.AddPass<GpuConvPaddingLegalization>();
     pipeline.AddPass<GpuDotCanonicalizer>();
   }
   // Every op that needs a kernel into a one-op loop fusion (the cpu
