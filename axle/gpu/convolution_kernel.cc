@@ -303,7 +303,10 @@ class ConvKernelEmitter {
         b_(module->getContext()),
         elemental_(module, &b_, NvptxTargetHooks()) {}
 
-  absl::StatusOr<llvm::Function*> Emit(absl::string_view name, int block_size);
+  // `block_size` threads per output element (a block each, summing one
+  // output's window together) when `block_per_output`, else a thread each.
+  absl::StatusOr<llvm::Function*> Emit(absl::string_view name, int block_size,
+                                       bool block_per_output);
 
  private:
   llvm::Value* I64(int64_t value) { return b_.getInt64(value); }
@@ -316,6 +319,13 @@ class ConvKernelEmitter {
   absl::Status ForLoop(int64_t trip, const char* name,
                        const std::function<absl::Status(llvm::Value*)>& body);
   absl::Status EmitWindow(size_t dim, llvm::Value* in_offset, llvm::Value* k_offset);
+  // Adds lhs[in_offset] * rhs[k_offset] to the accumulator.
+  absl::Status EmitProduct(llvm::Value* in_offset, llvm::Value* k_offset);
+  // The block-per-output form: thread t sums the products r = t, t + block,
+  // ... of the output's window flattened (EmitWindowElement), then the
+  // block adds its threads' sums in shared memory, in a fixed order.
+  absl::Status EmitBlockWindow(llvm::Value* in_base, llvm::Value* k_base, int block_size);
+  absl::Status EmitWindowElement(llvm::Value* r, llvm::Value* in_base, llvm::Value* k_base);
   // An operand element converted to the result type, then the accumulator's.
   absl::StatusOr<llvm::Value*> LoadOperand(llvm::Value* base, llvm::Value* offset,
                                            PrimitiveType type);
@@ -360,23 +370,9 @@ absl::Status ConvKernelEmitter::EmitWindow(size_t dim, llvm::Value* in_offset,
                                            llvm::Value* k_offset) {
   if (dim == plan_.spatial.size()) {
     return ForLoop(plan_.input_features_per_group, "iz", [&](llvm::Value* iz) -> absl::Status {
-      llvm::Value* lhs_offset =
-          b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(plan_.in_feature_stride)));
-      llvm::Value* rhs_offset =
-          b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(plan_.kernel_in_feature_stride)));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x,
-                            LoadOperand(function_->getArg(0), lhs_offset, plan_.lhs_type));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * y,
-                            LoadOperand(function_->getArg(1), rhs_offset, plan_.rhs_type));
-      llvm::Type* type = accumulator_->getAllocatedType();
-      llvm::Value* sum = b_.CreateLoad(type, accumulator_);
-      if (pu::IsFloatingPointType(plan_.accumulator_type)) {
-        sum = b_.CreateFAdd(sum, b_.CreateFMul(x, y));
-      } else {
-        sum = b_.CreateAdd(sum, b_.CreateMul(x, y));
-      }
-      b_.CreateStore(sum, accumulator_);
-      return absl::OkStatus();
+      return EmitProduct(
+          b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(plan_.in_feature_stride))),
+          b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(plan_.kernel_in_feature_stride))));
     });
   }
   const ConvSpatialPlan& s = plan_.spatial[dim];
@@ -407,7 +403,145 @@ absl::Status ConvKernelEmitter::EmitWindow(size_t dim, llvm::Value* in_offset,
   });
 }
 
-absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, int block_size) {
+absl::Status ConvKernelEmitter::EmitProduct(llvm::Value* in_offset, llvm::Value* k_offset) {
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * x,
+                        LoadOperand(function_->getArg(0), in_offset, plan_.lhs_type));
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * y,
+                        LoadOperand(function_->getArg(1), k_offset, plan_.rhs_type));
+  llvm::Type* type = accumulator_->getAllocatedType();
+  llvm::Value* sum = b_.CreateLoad(type, accumulator_);
+  if (pu::IsFloatingPointType(plan_.accumulator_type)) {
+    sum = b_.CreateFAdd(sum, b_.CreateFMul(x, y));
+  } else {
+    sum = b_.CreateAdd(sum, b_.CreateMul(x, y));
+  }
+  b_.CreateStore(sum, accumulator_);
+  return absl::OkStatus();
+}
+
+absl::Status ConvKernelEmitter::EmitWindowElement(llvm::Value* r, llvm::Value* in_base,
+                                                  llvm::Value* k_base) {
+  // Component 0 is the input feature, 1 + d the window's dimension d;
+  // decoded from r fastest first: the one whose step moves least in the
+  // input (neighbouring threads read neighbouring elements where they can).
+  const size_t rank = plan_.spatial.size();
+  std::vector<size_t> order(rank + 1);
+  for (size_t i = 0; i <= rank; ++i) order[i] = i;
+  auto input_step = [&](size_t component) {
+    if (component == 0) return plan_.in_feature_stride;
+    const ConvSpatialPlan& s = plan_.spatial[component - 1];
+    return s.in_stride * std::max<int64_t>(1, s.window_dilation / s.base_dilation);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return input_step(a) < input_step(b); });
+  std::vector<llvm::Value*> value(rank + 1, nullptr);
+  llvm::Value* rest = r;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const size_t component = order[i];
+    const int64_t size =
+        component == 0 ? plan_.input_features_per_group : plan_.spatial[component - 1].window_size;
+    if (i + 1 < order.size()) {
+      value[component] = b_.CreateURem(rest, I64(size));
+      rest = b_.CreateUDiv(rest, I64(size));
+    } else {
+      value[component] = rest;
+    }
+  }
+  llvm::Value* in_offset =
+      b_.CreateAdd(in_base, b_.CreateMul(value[0], I64(plan_.in_feature_stride)));
+  llvm::Value* k_offset =
+      b_.CreateAdd(k_base, b_.CreateMul(value[0], I64(plan_.kernel_in_feature_stride)));
+  llvm::Value* inside = b_.getTrue();
+  for (size_t d = 0; d < rank; ++d) {
+    const ConvSpatialPlan& s = plan_.spatial[d];
+    llvm::Value* k = value[d + 1];
+    llvm::Value* dilated = b_.CreateAdd(
+        b_.CreateSub(b_.CreateMul(out_position_[d], I64(s.stride)), I64(s.padding_low)),
+        b_.CreateMul(k, I64(s.window_dilation)));
+    llvm::Value* position = dilated;
+    if (s.base_dilation != 1) {
+      inside = b_.CreateAnd(inside,
+                            b_.CreateICmpEQ(b_.CreateSRem(dilated, I64(s.base_dilation)), I64(0)));
+      position = b_.CreateSDiv(dilated, I64(s.base_dilation));
+    }
+    // Unsigned: a negative position is out of range too.
+    inside = b_.CreateAnd(inside, b_.CreateICmpULT(position, I64(s.in_size)));
+    llvm::Value* kk = s.reversal ? b_.CreateSub(I64(s.window_size - 1), k) : k;
+    in_offset = b_.CreateAdd(in_offset, b_.CreateMul(position, I64(s.in_stride)));
+    k_offset = b_.CreateAdd(k_offset, b_.CreateMul(kk, I64(s.kernel_stride)));
+  }
+  auto* then = llvm::BasicBlock::Create(module_->getContext(), "window.inside", function_);
+  auto* next = llvm::BasicBlock::Create(module_->getContext(), "window.next", function_);
+  b_.CreateCondBr(inside, then, next);
+  b_.SetInsertPoint(then);
+  AXLE_RETURN_IF_ERROR(EmitProduct(in_offset, k_offset));
+  b_.CreateBr(next);
+  b_.SetInsertPoint(next);
+  return absl::OkStatus();
+}
+
+absl::Status ConvKernelEmitter::EmitBlockWindow(llvm::Value* in_base, llvm::Value* k_base,
+                                                int block_size) {
+  llvm::LLVMContext& context = module_->getContext();
+  const int64_t length = ConvWindowLength(plan_);
+  llvm::Value* thread = b_.CreateZExt(
+      b_.CreateIntrinsic(b_.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}),
+      b_.getInt64Ty(), "thread");
+  // for (r = thread; r < length; r += block_size)
+  llvm::AllocaInst* counter = EntryAlloca(b_.getInt64Ty(), "r");
+  b_.CreateStore(thread, counter);
+  auto* header = llvm::BasicBlock::Create(context, "r.header", function_);
+  auto* body = llvm::BasicBlock::Create(context, "r.body", function_);
+  auto* done = llvm::BasicBlock::Create(context, "r.exit", function_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::Value* r = b_.CreateLoad(b_.getInt64Ty(), counter, "r");
+  b_.CreateCondBr(b_.CreateICmpULT(r, I64(length)), body, done);
+  b_.SetInsertPoint(body);
+  AXLE_RETURN_IF_ERROR(EmitWindowElement(r, in_base, k_base));
+  b_.CreateStore(b_.CreateAdd(r, I64(block_size), "", true, true), counter);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(done);
+
+  // The threads' sums through shared memory: halves added pairwise.
+  llvm::Type* type = accumulator_->getAllocatedType();
+  auto* array_type = llvm::ArrayType::get(type, static_cast<uint64_t>(block_size));
+  auto* shared = new llvm::GlobalVariable(
+      *module_, array_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      llvm::PoisonValue::get(array_type), "partial_sums", nullptr,
+      llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/3);
+  shared->setAlignment(llvm::Align(16));
+  auto slot = [&](llvm::Value* index) {
+    return b_.CreateInBoundsGEP(array_type, shared, {I64(0), index});
+  };
+  b_.CreateStore(b_.CreateLoad(type, accumulator_), slot(thread));
+  for (int half = block_size / 2; half > 0; half /= 2) {
+    b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+    auto* add = llvm::BasicBlock::Create(context, absl::StrCat("sum", half), function_);
+    auto* after = llvm::BasicBlock::Create(context, absl::StrCat("sum", half, ".done"), function_);
+    b_.CreateCondBr(b_.CreateICmpULT(thread, I64(half)), add, after);
+    b_.SetInsertPoint(add);
+    llvm::Value* mine = b_.CreateLoad(type, slot(thread));
+    llvm::Value* other = b_.CreateLoad(type, slot(b_.CreateAdd(thread, I64(half))));
+    b_.CreateStore(pu::IsFloatingPointType(plan_.accumulator_type) ? b_.CreateFAdd(mine, other)
+                                                                   : b_.CreateAdd(mine, other),
+                   slot(thread));
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+  }
+  // Thread 0 holds the block's sum; the others leave.
+  auto* first = llvm::BasicBlock::Create(context, "first_thread", function_);
+  auto* others = llvm::BasicBlock::Create(context, "other_threads", function_);
+  b_.CreateCondBr(b_.CreateICmpEQ(thread, I64(0)), first, others);
+  b_.SetInsertPoint(others);
+  b_.CreateRetVoid();
+  b_.SetInsertPoint(first);
+  b_.CreateStore(b_.CreateLoad(type, slot(I64(0))), accumulator_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, int block_size,
+                                                        bool block_per_output) {
   llvm::LLVMContext& context = module_->getContext();
   auto* type =
       llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy()}, false);
@@ -429,10 +563,20 @@ absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, 
     if (i < 2) argument->addAttr(llvm::Attribute::ReadOnly);
   }
   MarkKernel(function_, block_size);
-  const ElementKernelStart start =
-      StartElementKernel(b_, function_, plan_.out_elements, /*no_wrap=*/true);
-  llvm::Value* linear = start.index;
-  llvm::BasicBlock* exit = start.exit;
+  llvm::Value* linear = nullptr;
+  llvm::BasicBlock* exit = nullptr;
+  if (block_per_output) {
+    // A block per output element: the grid is exactly the output.
+    b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function_));
+    linear = b_.CreateZExt(
+        b_.CreateIntrinsic(b_.getInt32Ty(), llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {}),
+        b_.getInt64Ty(), "linear");
+  } else {
+    const ElementKernelStart start =
+        StartElementKernel(b_, function_, plan_.out_elements, /*no_wrap=*/true);
+    linear = start.index;
+    exit = start.exit;
+  }
   // The output index, delinearized in the output's layout.
   out_position_.assign(plan_.spatial.size(), nullptr);
   llvm::Value* batch = I64(0);
@@ -464,7 +608,11 @@ absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, 
   llvm::Type* accumulator_type = elemental_.ValueType(plan_.accumulator_type);
   accumulator_ = EntryAlloca(accumulator_type, "acc");
   b_.CreateStore(llvm::Constant::getNullValue(accumulator_type), accumulator_);
-  AXLE_RETURN_IF_ERROR(EmitWindow(0, in_base, k_base));
+  if (block_per_output) {
+    AXLE_RETURN_IF_ERROR(EmitBlockWindow(in_base, k_base, block_size));
+  } else {
+    AXLE_RETURN_IF_ERROR(EmitWindow(0, in_base, k_base));
+  }
 
   llvm::Value* sum = b_.CreateLoad(accumulator_type, accumulator_);
   const PrimitiveType result = plan_.result_type;
@@ -481,11 +629,35 @@ absl::StatusOr<llvm::Function*> ConvKernelEmitter::Emit(absl::string_view name, 
   }
   AXLE_ASSIGN_OR_RETURN(sum, elemental_.EmitConvert(sum, plan_.accumulator_type, result));
   elemental_.StoreElement(sum, function_->getArg(2), linear, result);
-  b_.CreateBr(exit);
+  if (exit != nullptr) {
+    b_.CreateBr(exit);
+  } else {
+    b_.CreateRetVoid();
+  }
   return function_;
 }
 
 }  // namespace
+
+int64_t ConvWindowLength(const ConvPlan& plan) {
+  int64_t length = plan.input_features_per_group;
+  for (const ConvSpatialPlan& s : plan.spatial) length *= s.window_size;
+  return length;
+}
+
+int ConvWindowBlockSize(const ConvPlan& plan) {
+  // A thread per output keeps a GPU busy from about this many outputs (132
+  // SMs of 2048 threads each on an H100, less a margin); below it, a long
+  // window is better split across a block (weight gradients: few outputs,
+  // each a sum over the whole batch and image).
+  constexpr int64_t kFewOutputs = 32768;
+  constexpr int64_t kLongWindow = 512;
+  const int64_t length = ConvWindowLength(plan);
+  if (plan.out_elements == 0 || plan.out_elements >= kFewOutputs || length < kLongWindow) {
+    return 0;
+  }
+  return length >= 4096 ? 256 : 128;
+}
 
 absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
                                                   absl::string_view kernel_name,
@@ -498,14 +670,19 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
   AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
   ConvKernelEmitter emitter(plan, module.get());
-  AXLE_ASSIGN_OR_RETURN(llvm::Function * function, emitter.Emit(kernel_name, options.block_size));
+  const int window_block = ConvWindowBlockSize(plan);
+  const int block_size = window_block > 0 ? window_block : options.block_size;
+  AXLE_ASSIGN_OR_RETURN(llvm::Function * function,
+                        emitter.Emit(kernel_name, block_size, window_block > 0));
   PtxKernel kernel;
   kernel.name = function->getName().str();
   AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
                                                             &kernel.unoptimized_ir));
   kernel.output_elements = plan.out_elements;
-  kernel.block = options.block_size;
-  kernel.grid = (plan.out_elements + options.block_size - 1) / options.block_size;
+  kernel.block = block_size;
+  kernel.grid = window_block > 0
+                    ? plan.out_elements
+                    : (plan.out_elements + options.block_size - 1) / options.block_size;
   kernel.num_parameters = 2;
   kernel.num_outputs = 1;
   return kernel;

@@ -10,7 +10,9 @@
 // MakeConvPlan resolves the instruction into a ConvPlan: every size, every
 // element stride of every operand in its layout, the window and the groups.
 // The kernel (CompileConvolutionToPtx) has one thread per output element,
-// walking the output in its layout (stores are contiguous). Each thread
+// walking the output in its layout (stores are contiguous); where the
+// outputs are few and their windows long (ConvWindowBlockSize), a block per
+// output element instead, its threads splitting the window. Each thread
 // splits its linear index into (batch b, feature f, spatial o) and sums over
 // the window positions k and the input features iz of f's group:
 //
@@ -102,6 +104,17 @@ struct ConvPlan {
 // Unimplemented for element types the kernel does not take (pred, complex,
 // f8, sub-byte integers).
 absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& convolution);
+
+// The products each output element sums: the group's input features times
+// the window's positions.
+int64_t ConvWindowLength(const ConvPlan& plan);
+
+// The kernel's form: 0 for a thread per output element; else the threads
+// of the block each output element gets (128 or 256), which split its
+// window (strided, each summing its share in order) and add their sums in a
+// fixed tree: few outputs with long windows (fewer than 32768 outputs of
+// windows of 512 products or more).
+int ConvWindowBlockSize(const ConvPlan& plan);
 
 // The plan evaluated on the host in doubles: lhs and rhs in their layouts,
 // the output in its layout (no rounding to the result type).

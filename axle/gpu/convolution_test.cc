@@ -106,6 +106,14 @@ const ConvCase kCases[] = {
      "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->bf01"},
     {"true_convolution", "f32[1,5,5,2]", "f32[3,3,2,2]", "f32[1,5,5,2]",
      "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f"},
+    // Few outputs of long windows: a block per output (ConvWindowBlockSize).
+    {"weight_gradient_block", "f32[8,12,12,3]", "f32[8,10,10,8]", "f32[5,5,3,8]",
+     "window={size=10x10 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"},
+    {"lhs_dilated_block", "f32[1,9,9,64]", "f32[3,3,64,2]", "f32[1,18,18,2]",
+     "window={size=3x3 pad=1_2x2_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
+     "dim_labels=b01f_01io->b01f"},
+    {"s8_block", "s8[1,6,6,64]", "s8[3,3,64,4]", "s32[1,4,4,4]",
+     "window={size=3x3}, dim_labels=b01f_01io->b01f"},
 };
 
 // The cases cudnn_convolution.h takes (the others run Axle's kernel).
@@ -245,6 +253,35 @@ TEST_P(ConvolutionPlanTest, PtxassAcceptsTheKernel) {
   EXPECT_EQ(kernel->grid * kernel->block >= plan->out_elements, true);
   absl::StatusOr<std::string> cubin = AssemblePtx(kernel->ptx, "sm_90");
   EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status() << "\n" << kernel->ptx;
+}
+
+TEST(ConvolutionKernelTest, FewOutputsOfLongWindowsGetABlockEach) {
+  for (absl::string_view name : {"weight_gradient_block", "lhs_dilated_block", "s8_block"}) {
+    SCOPED_TRACE(name);
+    auto module = ParseAndReturnUnverifiedModule(ModuleText(CaseNamed(name)));
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<ConvPlan> plan =
+        MakeConvPlan(*(*module)->entry_computation()->root_instruction());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_GE(ConvWindowLength(*plan), 512);
+    EXPECT_EQ(ConvWindowBlockSize(*plan), 128);
+    absl::StatusOr<PtxKernel> kernel = CompileConvolutionToPtx(*plan, "conv");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_EQ(kernel->grid, plan->out_elements);
+    EXPECT_EQ(kernel->block, 128);
+    // The threads' sums meet in shared memory.
+    EXPECT_THAT(kernel->ptx, HasSubstr(".shared"));
+    EXPECT_THAT(kernel->ptx, HasSubstr("bar.sync"));
+  }
+  // Many outputs, or short windows: a thread each.
+  for (absl::string_view name : {"many_blocks", "nhwc_3x3_same"}) {
+    auto module = ParseAndReturnUnverifiedModule(ModuleText(CaseNamed(name)));
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<ConvPlan> plan =
+        MakeConvPlan(*(*module)->entry_computation()->root_instruction());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(ConvWindowBlockSize(*plan), 0) << name;
+  }
 }
 
 TEST_P(ConvolutionPlanTest, CudnnTakesWhatItShould) {
