@@ -12,6 +12,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/dot_canonicalizer.h"
+#include "axle/gpu/dot_to_reduce.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -146,7 +147,8 @@ class GpuCompiler : public Compiler {
 
 // The GPU's edit of the shared pass list: `fusion` becomes the trip
 // counts, the convolutions' padding made what cuDNN takes (an explicit pad
-// of the input, conv_padding_legalization.h), the dot canonicalizer (dots no single GEMM computes
+// of the input, conv_padding_legalization.h), dots of types no GEMM takes
+// as a multiply and a reduce (dot_to_reduce.h), the dot canonicalizer (dots no single GEMM computes
 // get transposes and reshapes around them, dot_canonicalizer.h, which then fuse into their
 // neighbours) and the cpu fusion pass, except that no reduction fuses into a consumer: the cpu
 // kernels compute a row reduction once per row (row_index_analysis.h), a GPU loop kernel would
@@ -158,6 +160,7 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   if (name != "fusion") return true;
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
   pipeline.AddPass<GpuConvPaddingLegalization>();
+  pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
   pipeline.AddPass<GpuDotCanonicalizer>();
   CpuInstructionFusion::Options fusion_options;
@@ -181,6 +184,7 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
     pipeline.AddPass<GpuConvPaddingLegalization>();
+    pipeline.AddPass<GpuDotToReduce>();
     pipeline.AddPass<GpuDotCanonicalizer>();
   }
   // Every op that needs a kernel into a one-op loop fusion (the cpu
