@@ -80,6 +80,7 @@ std::vector<int64_t> Concat(std::initializer_list<const std::vector<int64_t>*> p
 
 std::vector<int64_t> Range(int64_t begin, int64_t end) {
   std::vector<int64_t> range;
+  range.reserve(end > begin ? end - begin : 0);
   for (int64_t i = begin; i < end; ++i) range.push_back(i);
   return range;
 }
@@ -117,6 +118,7 @@ class Rewriter {
 
     // The products' dims: batch, lhs free, rhs free, contracting.
     std::vector<int64_t> dims;
+    dims.reserve(nb + nm + nn + nk);
     for (int64_t d : lhs_batch) dims.push_back(lhs->shape().dimensions(d));
     for (int64_t d : lhs_free) dims.push_back(lhs->shape().dimensions(d));
     for (int64_t d : rhs_free) dims.push_back(rhs->shape().dimensions(d));
