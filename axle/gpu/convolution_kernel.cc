@@ -72,7 +72,7 @@ int64_t WindowedSize(int64_t input, const WindowDimension& w) {
 }
 
 bool TakesType(PrimitiveType type) {
-  return type == F16 || type == BF16 || type == F32 || type == F64 ||
+  return type == PRED || type == F16 || type == BF16 || type == F32 || type == F64 ||
          (pu::IsIntegralType(type) && !pu::IsSubByteType(type));
 }
 
@@ -110,7 +110,7 @@ absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& instruction) {
     if (!TakesType(type)) {
       return absl::UnimplementedError(
           absl::StrCat("CUDA convolution ", name, ": ", pu::LowercasePrimitiveTypeName(type),
-                       " elements are not supported (f16, bf16, f32, f64 and integers are)"));
+                       " elements are not supported (pred, f16, bf16, f32, f64 and integers are)"));
     }
   }
   const ConvolutionDimensionNumbers& dn = conv->convolution_dimension_numbers();
@@ -288,7 +288,8 @@ std::vector<double> RunConvPlanOnHost(const ConvPlan& plan, absl::Span<const dou
       }
     };
     window(0, in_base, k_base);
-    out[linear] = sum;
+    // pred: an or of ands (any product true).
+    out[linear] = plan.result_type == PRED ? static_cast<double>(sum != 0) : sum;
   }
   return out;
 }

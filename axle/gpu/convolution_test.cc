@@ -112,6 +112,10 @@ const ConvCase kCases[] = {
     {"lhs_dilated_block", "f32[1,9,9,64]", "f32[3,3,64,2]", "f32[1,18,18,2]",
      "window={size=3x3 pad=1_2x2_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
      "dim_labels=b01f_01io->b01f"},
+    // pred: an or of ands (XLA's convolution_test's all-true case, and one
+    // with false inputs).
+    {"pred", "pred[3,3,3]", "pred[3,3,3]", "pred[3,3,3]",
+     "window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0"},
     {"s8_block", "s8[1,6,6,64]", "s8[3,3,64,4]", "s32[1,4,4,4]",
      "window={size=3x3}, dim_labels=b01f_01io->b01f"},
 };
