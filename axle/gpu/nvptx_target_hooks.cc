@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/llvm_ir/complex_math.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -44,9 +45,10 @@ class NvptxHooks final : public llvm_ir::TargetHooks {
     return EmitTrap(b, b.getInt8Ty());
   }
 
+  // libdevice has no complex functions: inline, from its real ones.
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                absl::Span<llvm::Value* const> args) const override {
-    return EmitTrap(b, args[0]->getType());
+    return llvm_ir::EmitComplexMath(*this, b, opcode, args);
   }
 
   void EmitPrefetch(llvm::IRBuilderBase& b, llvm::Value* base, llvm::Value* byte_offset,

@@ -398,6 +398,8 @@ ENTRY e {
 }
 
 TEST(PtxCompilerTest, UnsupportedTypesNameTheInstruction) {
+  // Complex divide compiles (llvm_ir/complex_math.h); f8 and layout
+  // bitcasts do not.
   auto complex = Compile(R"(
 HloModule m
 ENTRY e {
@@ -406,9 +408,7 @@ ENTRY e {
   ROOT d = c64[4] divide(x, y)
 })",
                          "k");
-  EXPECT_EQ(complex.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(complex.status().message(), HasSubstr("divide"));
-  EXPECT_THAT(complex.status().message(), HasSubstr("c64"));
+  EXPECT_TRUE(complex.ok()) << complex.status();
   auto narrow = Compile(R"(
 HloModule m
 ENTRY e {

@@ -14,7 +14,6 @@
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "axle/llvm_ir/complex_call_ops.h"
 #include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -35,16 +34,6 @@ bool HasDescendingLayout(const Shape& shape) {
 }
 
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
-  // Complex ops the elemental emitter leaves to TargetHooks::EmitComplexCall,
-  // which has no GPU helpers yet.
-  if (hlo.operand_count() > 0 && hlo.operand(0)->shape().IsArray() &&
-      pu::IsComplexType(hlo.operand(0)->shape().element_type()) &&
-      llvm_ir::IsComplexCallOpcode(hlo.opcode())) {
-    return absl::UnimplementedError(
-        absl::StrCat("CUDA codegen: complex ", HloOpcodeString(hlo.opcode()), " (", hlo.name(),
-                     ", ", pu::LowercasePrimitiveTypeName(hlo.operand(0)->shape().element_type()),
-                     ") is not supported yet"));
-  }
   absl::Status status;
   ShapeUtil::ForEachSubshape(shape, [&](const Shape& subshape, const ShapeIndex&) {
     if (!status.ok() || !subshape.IsArray()) return;

@@ -30,7 +30,7 @@ struct Case {
 
 // The cases of one group: a float type's ops ("f32", "f64", "f16",
 // "bf16"), the integer ops ("signed", with pred's; "unsigned"), and
-// complex ops the GPU computes without helpers ("complex"), and
+// complex ops ("complex"), and
 // conversions, index remapping and inline computations ("other").
 std::vector<Case> Cases(const std::string& group) {
   std::vector<Case> cases;
@@ -102,6 +102,13 @@ std::vector<Case> Cases(const std::string& group) {
     for (const char* type : {"c64", "c128"}) {
       for (const char* op : {"add", "subtract", "multiply"}) binary(op, type);
       for (const char* op : {"negate", "exponential", "log", "sign"}) unary(op, type);
+      // Inline from libdevice's real functions (llvm_ir/complex_math.h).
+      for (const char* op : {"divide", "power"}) binary(op, type);
+      for (const char* op : {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh",
+                             "asin", "acos", "atan", "asinh", "acosh", "atanh",
+                             "exponential-minus-one", "log-plus-one", "logistic"}) {
+        unary(op, type);
+      }
     }
     cases.push_back({"complex_parts_and_compare", module(R"(ENTRY e {
   x = f32[33] parameter(0)
