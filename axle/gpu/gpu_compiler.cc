@@ -15,6 +15,7 @@
 #include "axle/gpu/dot_to_reduce.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/gpu/lapack_to_hlo.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -176,6 +177,8 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   AXLE_RETURN_IF_ERROR(CheckSupported(*module));
   HloPassPipeline pipeline("gpu-prepare");
   pipeline.AddPass<LowerSingleDeviceCollectives>();
+  // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
+  pipeline.AddPass<GpuLapackToHlo>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
