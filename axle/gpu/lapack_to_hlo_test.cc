@@ -12,6 +12,7 @@
 #include "axle/core/literal.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/gpu_compiler.h"
+#include "axle/gpu/gpu_program.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
@@ -87,7 +88,8 @@ TEST(GpuLapackToHloTest, JaxCholeskySolveBecomesCholeskyAndTriangularSolves) {
   // The CUDA pipeline takes the program whole now.
   auto prepared = ParseAndReturnUnverifiedModule(text.str(), path);
   ASSERT_TRUE(prepared.ok());
-  EXPECT_TRUE(PrepareGpuModule(prepared->get()).ok());
+  auto program = CompileGpuProgram(prepared->get(), PtxOptions());
+  EXPECT_TRUE(program.ok()) << program.status();
 }
 
 TEST(GpuLapackToHloTest, InfoIsOneWhereTheMatrixDoesNotFactor) {
