@@ -414,6 +414,8 @@ class DnnlDotThunk : public Thunk {
         return apply([](float x) { return std::tanh(x); });
       case Activation::kExp:
         return apply([](float x) { return std::exp(x); });
+      case Activation::kGeluTanh:
+        return apply([](float x) { return GeluTanh(x); });
     }
   }
 
