@@ -150,7 +150,6 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
     AXLE_ASSIGN_OR_RETURN(Source bias, Resolve(*epilogue.bias, true, constants));
     plan.bias = std::move(bias);
     plan.bias_add = epilogue.bias_add;
-    plan.output_scale = epilogue.output_scale;
   }
   const HloInstruction* node = epilogue.core;
   const auto* dot = cast<HloDotInstruction>(node);

@@ -62,8 +62,6 @@ struct DotPlan {
   Source lhs, rhs;
   std::optional<Source> bias;                // over the output dims
   const HloInstruction* bias_add = nullptr;  // the add of `bias` in `chain`
-  // The dot's result times this before the bias add (b - lr * dot: -lr).
-  double output_scale = 1.0;
   Activation activation = Activation::kNone;
   double low = 0, high = 0;  // clamp bounds
   PrimitiveType output_type = F32;

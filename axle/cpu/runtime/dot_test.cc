@@ -24,8 +24,7 @@ Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
   Literal f64(ShapeUtil::MakeShape(F64, dims));
   auto data = f64.data<double>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = static_cast<double>(
-        static_cast<int64_t>((i * 7 + static_cast<size_t>(seed) * 13) % 11) - 5);
+    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
     if (primitive_util::IsFloatingPointType(type) || primitive_util::IsComplexType(type)) {
       data[i] *= 0.25;
     }
@@ -252,34 +251,6 @@ TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   }
 }
 
-TEST(DotTest, SgdUpdateEpilogueAgreesOnEachPath) {
-  // w - lr * (x^T g) (and w - x^T g) as one epilogue fusion: [6,5] the
-  // emitted loop, [16,512] no small-dot tile (it takes no scale), [300,200]
-  // oneDNN's eltwise_linear and binary add post-ops.
-  const int64_t sizes[][3] = {{6, 7, 5}, {16, 256, 512}, {300, 64, 200}};
-  for (const auto& size : sizes) {
-    for (bool scaled : {true, false}) {
-      const std::string out = absl::StrCat("f32[", size[0], ",", size[2], "]");
-      std::string text = absl::StrCat(
-          "HloModule sgd\nENTRY e {\n  x = f32[", size[1], ",", size[0], "] parameter(0)\n",
-          "  g = f32[", size[1], ",", size[2], "] parameter(1)\n  w = ", out, " parameter(2)\n",
-          "  d = ", out, " dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n");
-      if (scaled) {
-        absl::StrAppend(&text, "  c = f32[] constant(0.01)\n  cb = ", out,
-                        " broadcast(c), dimensions={}\n  m = ", out,
-                        " multiply(d, cb)\n  ROOT s = ", out, " subtract(w, m)\n}\n");
-      } else {
-        absl::StrAppend(&text, "  ROOT s = ", out, " subtract(w, d)\n}\n");
-      }
-      SCOPED_TRACE(text);
-      ExpectCpuAgrees(text,
-                      {Values(F32, {size[1], size[0]}, 1), Values(F32, {size[1], size[2]}, 2),
-                       Values(F32, {size[0], size[2]}, 3)},
-                      ErrorSpec(1e-5, 1e-5));
-    }
-  }
-}
-
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
   ExpectCpuAgrees(R"(
 HloModule rows
@@ -354,7 +325,6 @@ TEST(DotTest, EightThreadsRunOneExecutable) {
   }
   std::vector<absl::Status> statuses(8);
   std::vector<std::thread> threads;
-  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 20 && statuses[t].ok(); ++round) {

@@ -210,14 +210,6 @@ class DnnlDotThunk : public Thunk {
       if (bias_) bias_->desc = Squeeze(bias_->desc);
       weights_dims = {plan.k, plan.n};
     }
-    if (plan.output_scale != 1.0) {
-      // b - lr * dot: the dot's result scaled before the bias add (f32:
-      // the fusion pass takes this form for f32 dots only).
-      if (rounded_epilogue_) return absl::UnimplementedError("a scaled bf16 dot epilogue");
-      post_ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear,
-                              static_cast<float>(plan.output_scale), 0.f);
-      bias_post_op_ = 1;
-    }
     if (bias_ && !rounded_epilogue_) {
       post_ops.append_binary(dnnl::algorithm::binary_add, bias_->desc);
     }
@@ -320,7 +312,7 @@ class DnnlDotThunk : public Thunk {
       args[DNNL_ARG_DST] = dnnl::memory(dst_desc_, DnnlEngine(), context.address(output_value_));
       const void* bias = bias_ ? pointer(*bias_) : nullptr;
       if (bias_ && !rounded_epilogue_) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(bias_post_op_) | DNNL_ARG_SRC_1] =
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, DnnlEngine(), const_cast<void*>(bias));
       }
       void* aligned = ThreadBuffer(kScratchpad, scratchpad_size_);
@@ -428,7 +420,6 @@ class DnnlDotThunk : public Thunk {
   }
 
   bool rounded_epilogue_ = false;
-  int bias_post_op_ = 0;  // the bias add's index among the post-ops
   Activation activation_ = Activation::kNone;
   float low_ = 0, high_ = 0;
   int64_t dims_[4] = {1, 1, 1, 1};    // B, M, N, K

@@ -44,7 +44,7 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
     const bool scales = core_opcode == HloOpcode::kConvolution;
     auto is_chain = [&](const HloInstruction* value) {
       return value->opcode() == core_opcode || value->opcode() == HloOpcode::kAdd ||
-             value->opcode() == HloOpcode::kMultiply;
+             (scales && value->opcode() == HloOpcode::kMultiply);
     };
     switch (node->opcode()) {
       case HloOpcode::kLogistic:
@@ -127,21 +127,6 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
       const int chain = is_chain(node->operand(0)) ? 0 : 1;
       plan.bias = node->operand(1 - chain);
       plan.bias_add = node;
-      plan.chain.emplace_back(node, chain);
-      node = node->operand(chain);
-    } else if (!scales && node->opcode() == HloOpcode::kSubtract) {
-      // b - value above a dot: b is the bias, the value's sign flips.
-      plan.bias = node->operand(0);
-      plan.bias_add = node;
-      plan.output_scale = -1.0;
-      plan.chain.emplace_back(node, 1);
-      node = node->operand(1);
-    }
-    if (!scales && node->opcode() == HloOpcode::kMultiply && plan.bias_add != nullptr) {
-      // value * c below a dot's bias add.
-      const int chain = node->operand(0)->opcode() == core_opcode ? 0 : 1;
-      AXLE_ASSIGN_OR_RETURN(double factor, SplatValue(*node->operand(1 - chain), constants));
-      plan.output_scale *= factor;
       plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }

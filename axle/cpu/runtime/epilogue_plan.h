@@ -30,10 +30,7 @@ struct EpiloguePlan {
   double low = 0, high = 0;  // clamp bounds
   // The other operand of the bias add / of the scale multiply, or null.
   const HloInstruction* bias = nullptr;
-  const HloInstruction* bias_add = nullptr;  // the add (or subtract) of `bias`
-  // Dots only: the factor of the dot's result below the bias add: a
-  // multiply by a constant, negated under b - value.
-  double output_scale = 1.0;
+  const HloInstruction* bias_add = nullptr;  // the add of `bias`
   const HloInstruction* scale = nullptr;
   // Convolutions only: the add above the bias add (or null), and its other
   // operand.

@@ -120,7 +120,6 @@ std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, co
   if (!SmallDotAvailable() || plan.m > kSmallDotMaxRows || plan.packed_nibble) return nullptr;
   if (plan.lhs.type != F32 || plan.rhs.type != F32 || plan.output_type != F32) return nullptr;
   if (plan.bias && plan.bias->type != F32) return nullptr;
-  if (plan.output_scale != 1.0) return nullptr;  // the emitted loop or oneDNN
   std::optional<View3> lhs = Collapse(plan.lhs, plan.lhs_groups);
   std::optional<View3> rhs = Collapse(plan.rhs, plan.rhs_groups);
   if (!lhs || !rhs) return nullptr;

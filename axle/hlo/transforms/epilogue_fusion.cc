@@ -51,17 +51,6 @@ bool IsBiasAdd(const HloInstruction& user, const HloInstruction& value) {
          ShapeUtil::Compatible(other->shape(), value.shape());
 }
 
-// `user` is b - value, b a broadcast or an array of the output's shape.
-bool IsSubtractedFrom(const HloInstruction& user, const HloInstruction& value) {
-  if (user.opcode() != HloOpcode::kSubtract || user.operand(1) != &value ||
-      user.operand(0) == &value) {
-    return false;
-  }
-  const HloInstruction* other = user.operand(0);
-  return other->opcode() == HloOpcode::kBroadcast ||
-         ShapeUtil::Compatible(other->shape(), value.shape());
-}
-
 // A multiply by a broadcast or an array of the output's shape (a folded
 // batch-norm scale).
 bool IsScale(const HloInstruction& user, const HloInstruction& value) {
@@ -282,27 +271,6 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
     value = fusion;
     user = OnlyUser(*value);
-  }
-  // Above an f32 dot: value * c (a splat constant) then a bias add, or
-  // b - value * c, or b - value (an SGD step: w - lr * gradient).
-  if (!convolution && user != nullptr && value->shape().element_type() == F32) {
-    const HloInstruction* factor = OtherOperand(*user, *value);
-    HloInstruction* scale = user->opcode() == HloOpcode::kMultiply && factor != nullptr &&
-                                    SplatConstant(*factor) != nullptr
-                                ? user
-                                : nullptr;
-    HloInstruction* below = scale != nullptr ? scale : value;
-    HloInstruction* top = scale != nullptr ? OnlyUser(*scale) : user;
-    if (top != nullptr &&
-        ((scale != nullptr && IsBiasAdd(*top, *below)) || IsSubtractedFrom(*top, *below))) {
-      if (scale != nullptr) {
-        AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, scale, FusionKind::kOutput));
-        value = fusion;
-      }
-      AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, top, FusionKind::kOutput));
-      value = fusion;
-      user = OnlyUser(*value);
-    }
   }
   if (user != nullptr && IsBiasAdd(*user, *value)) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));

@@ -8,9 +8,7 @@
 //   r = maximum(y, broadcast(0))    maximum(add, broadcast(0)) }
 //
 // The epilogue is, in this order, optionally (convolutions only) a scale
-// multiply (above an f32 dot: a multiply by a scalar constant, when an add
-// or subtract follows), optionally a bias add (above an f32 dot also b -
-// value: SGD's w - lr * gradient) (the other operand of each a broadcast,
+// multiply, optionally a bias add (the other operand of each a broadcast,
 // or an array of the output's shape) and optionally an activation: relu
 // (maximum with a zero constant or a broadcast of one), logistic, tanh,
 // exponential, clamp with constant bounds, or max then min with constants

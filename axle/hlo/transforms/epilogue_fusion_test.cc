@@ -432,59 +432,6 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kMaximum).size(), 1u);
 }
 
-TEST(DotEpilogueFusion, SgdUpdateAboveADotFuses) {
-  // w - 0.01 * (x^T g), and w - x^T g: one output fusion each.
-  DotEpilogueFusion pass;
-  auto module = RunAndCompare(R"(
-HloModule m
-ENTRY e {
-  x = f32[4,8] parameter(0)
-  g = f32[4,6] parameter(1)
-  w = f32[8,6] parameter(2)
-  d = f32[8,6] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  c = f32[] constant(0.01)
-  cb = f32[8,6] broadcast(c), dimensions={}
-  m = f32[8,6] multiply(d, cb)
-  s = f32[8,6] subtract(w, m)
-  d2 = f32[8,6] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  s2 = f32[8,6] subtract(w, d2)
-  ROOT t = (f32[8,6], f32[8,6]) tuple(s, s2)
-}
-)",
-                              pass);
-  ASSERT_NE(module, nullptr);
-  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
-  ASSERT_EQ(fusions.size(), 2u) << module->ToString();
-  EXPECT_EQ(FusedOpcodes(*fusions[0]), "constant,broadcast,dot,multiply,subtract");
-  EXPECT_EQ(FusedOpcodes(*fusions[1]), "dot,subtract");
-}
-
-TEST(DotEpilogueFusion, ScaledDotNeedsAConstantAndAnAddAbove) {
-  // A scale alone, a scale by an array, value - b: nothing fuses.
-  DotEpilogueFusion pass;
-  auto module = RunAndCompare(R"(
-HloModule m
-ENTRY e {
-  x = f32[4,8] parameter(0)
-  g = f32[4,6] parameter(1)
-  w = f32[8,6] parameter(2)
-  d = f32[8,6] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  c = f32[] constant(0.01)
-  cb = f32[8,6] broadcast(c), dimensions={}
-  m = f32[8,6] multiply(d, cb)
-  d2 = f32[8,6] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  m2 = f32[8,6] multiply(d2, w)
-  s2 = f32[8,6] add(w, m2)
-  d3 = f32[8,6] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
-  s3 = f32[8,6] subtract(d3, w)
-  ROOT t = (f32[8,6], f32[8,6], f32[8,6]) tuple(m, s2, s3)
-}
-)",
-                              pass, /*expect_change=*/false);
-  ASSERT_NE(module, nullptr);
-  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 3u);
-}
-
 TEST(DotEpilogueFusion, ThenLoopFusionLeavesTheOutputFusionAlone) {
   // maximum with a non-zero constant is not relu: it stays for loop fusion,
   // which must not swallow the kOutput fusion.
