@@ -24,7 +24,8 @@ Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
   Literal f64(ShapeUtil::MakeShape(F64, dims));
   auto data = f64.data<double>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    data[i] = static_cast<double>(
+        static_cast<int64_t>((i * 7 + static_cast<size_t>(seed) * 13) % 11) - 5);
     if (primitive_util::IsFloatingPointType(type) || primitive_util::IsComplexType(type)) {
       data[i] *= 0.25;
     }
@@ -251,6 +252,38 @@ TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   }
 }
 
+TEST(DotTest, ResidualOfTheOutputsShapeOnOneDnn) {
+  // A residual read in place (copied into the output, oneDNN's sum
+  // post-op), one read transposed, then a relu; batched too.
+  ExpectCpuAgrees(R"(
+HloModule residual
+ENTRY e {
+  x = f32[130,260] parameter(0)
+  w = f32[260,70] parameter(1)
+  r = f32[130,70] parameter(2)
+  rt = f32[70,130] parameter(3)
+  d = f32[130,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[130,70] add(r, d)
+  zero = f32[] constant(0)
+  z = f32[130,70] broadcast(zero), dimensions={}
+  a = f32[130,70] maximum(y, z)
+  d2 = f32[130,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[130,70] transpose(rt), dimensions={1,0}
+  y2 = f32[130,70] add(d2, t)
+  xb = f32[3,40,50] parameter(4)
+  wb = f32[3,50,60] parameter(5)
+  rb = f32[3,40,60] parameter(6)
+  db = f32[3,40,60] dot(xb, wb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  yb = f32[3,40,60] add(db, rb)
+  ROOT o = (f32[130,70], f32[130,70], f32[3,40,60]) tuple(a, y2, yb)
+}
+)",
+                  {Values(F32, {130, 260}, 1), Values(F32, {260, 70}, 2), Values(F32, {130, 70}, 3),
+                   Values(F32, {70, 130}, 4), Values(F32, {3, 40, 50}, 5),
+                   Values(F32, {3, 50, 60}, 6), Values(F32, {3, 40, 60}, 7)},
+                  ErrorSpec(1e-4, 1e-5));
+}
+
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
   ExpectCpuAgrees(R"(
 HloModule rows
@@ -325,6 +358,7 @@ TEST(DotTest, EightThreadsRunOneExecutable) {
   }
   std::vector<absl::Status> statuses(8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 20 && statuses[t].ok(); ++round) {
