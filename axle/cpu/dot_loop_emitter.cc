@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/cpu_target_hooks.h"
 #include "axle/cpu/emitted_kernel_internal.h"
@@ -89,7 +90,7 @@ std::string SpecKey(const DotLoopSpec& spec) {
   if (spec.has_bias) absl::StrAppend(&key, "bias ", pu::LowercasePrimitiveTypeName(spec.bias_type));
   for (const DotLoopSpec::EpilogueOp& op : spec.epilogue) {
     absl::StrAppend(&key, "\n", InstructionKey(*op.instruction), " chain ", op.chain_operand,
-                    " bias ", op.bias_operand);
+                    " bias ", op.bias_operand, " reads ", absl::StrJoin(op.operand_values, ","));
     for (const auto& constant : op.constants) {
       absl::StrAppend(&key, " ", constant ? constant->ToString() : "-");
     }
@@ -383,11 +384,14 @@ class DotLoopEmitter {
         }
         AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
                               elemental_.EmitConvert(sum, acc_type_, spec_.output_type));
+        std::vector<llvm::Value*> values = {value};
         for (const DotLoopSpec::EpilogueOp& op : spec_.epilogue) {
           std::vector<llvm_ir::ElementGenerator> operands;
           for (int64_t i = 0; i < op.instruction->operand_count(); ++i) {
             llvm::Value* operand = nullptr;
-            if (i == op.chain_operand) {
+            if (!op.operand_values.empty() && op.operand_values[i] >= 0) {
+              operand = values.at(op.operand_values[i]);
+            } else if (i == op.chain_operand) {
               operand = value;
             } else if (i == op.bias_operand) {
               llvm::Value* offset = b_.CreateAdd(b_.CreateAdd(rows[r].bias, bias_columns),
@@ -401,6 +405,7 @@ class DotLoopEmitter {
             });
           }
           AXLE_ASSIGN_OR_RETURN(value, elemental_.EmitElement(*op.instruction, operands, {}));
+          values.push_back(value);
         }
         llvm::Value* offset =
             b_.CreateAdd(b_.CreateAdd(out_row, I64(static_cast<int64_t>(r) * columns_)),

@@ -67,6 +67,10 @@ struct DotLoopSpec {
     const HloInstruction* instruction = nullptr;
     int64_t chain_operand = 0;
     int64_t bias_operand = -1;
+    // Per operand: the number of the value below it that it reads (0: the
+    // dot's sum, j: epilogue op j - 1), or -1 (the bias or a constant). Empty:
+    // only `chain_operand` reads the value just below.
+    std::vector<int64_t> operand_values;
     std::vector<std::shared_ptr<const Literal>> constants;
   };
 

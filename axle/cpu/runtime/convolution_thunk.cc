@@ -600,6 +600,9 @@ void DnnlConvolutionThunk::EpilogueAfter(const E* scale, const E* bias, const E*
       case Activation::kExp:
         x = std::exp(x);
         break;
+      case Activation::kGeluTanh:
+        x = GeluTanh(x);
+        break;
     }
     value = E(x);
   }

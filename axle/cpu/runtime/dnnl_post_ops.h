@@ -33,6 +33,9 @@ inline void AppendActivationPostOp(dnnl::post_ops& post_ops, Activation activati
     case Activation::kExp:
       algorithm = dnnl::algorithm::eltwise_exp;
       break;
+    case Activation::kGeluTanh:
+      algorithm = dnnl::algorithm::eltwise_gelu_tanh;
+      break;
     case Activation::kClamp:
       algorithm = dnnl::algorithm::eltwise_clip_v2;
       alpha = static_cast<float>(low);

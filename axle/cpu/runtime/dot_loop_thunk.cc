@@ -56,14 +56,20 @@ DotLoopSpec MakeLoopSpec(const DotPlan& plan) {
 absl::StatusOr<std::vector<DotLoopSpec::EpilogueOp>> LoopEpilogue(
     const DotPlan& plan, const std::vector<const Literal*>& constants) {
   std::vector<DotLoopSpec::EpilogueOp> epilogue;
+  // The values computed so far: the dot (0), then each op.
+  std::vector<const HloInstruction*> values = {
+      plan.chain.empty() ? nullptr : plan.chain.back().first->operand(plan.chain.back().second)};
   for (auto it = plan.chain.rbegin(); it != plan.chain.rend(); ++it) {
     DotLoopSpec::EpilogueOp op;
     op.instruction = it->first;
     op.chain_operand = it->second;
     op.constants.resize(op.instruction->operand_count());
+    op.operand_values.assign(op.instruction->operand_count(), -1);
     for (int64_t i = 0; i < op.instruction->operand_count(); ++i) {
-      if (i == op.chain_operand) continue;
-      if (op.instruction->opcode() == HloOpcode::kAdd) {
+      auto below = std::find(values.begin(), values.end(), op.instruction->operand(i));
+      if (below != values.end()) op.operand_values[i] = below - values.begin();
+      if (i == op.chain_operand || below != values.end()) continue;
+      if (op.instruction == plan.bias_add) {
         op.bias_operand = i;
         continue;
       }
@@ -74,6 +80,7 @@ absl::StatusOr<std::vector<DotLoopSpec::EpilogueOp>> LoopEpilogue(
       std::memcpy(scalar->untyped_data(), source.literal->untyped_data(), scalar->size_bytes());
       op.constants[i] = std::move(scalar);
     }
+    values.push_back(op.instruction);
     epilogue.push_back(std::move(op));
   }
   return epilogue;

@@ -149,6 +149,7 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
   if (epilogue.bias != nullptr) {
     AXLE_ASSIGN_OR_RETURN(Source bias, Resolve(*epilogue.bias, true, constants));
     plan.bias = std::move(bias);
+    plan.bias_add = epilogue.bias_add;
   }
   const HloInstruction* node = epilogue.core;
   const auto* dot = cast<HloDotInstruction>(node);

@@ -60,7 +60,8 @@ struct DotPlan {
   // contracting (K), free (N).
   std::vector<std::vector<int64_t>> lhs_groups, rhs_groups;
   Source lhs, rhs;
-  std::optional<Source> bias;  // over the output dims
+  std::optional<Source> bias;                // over the output dims
+  const HloInstruction* bias_add = nullptr;  // the add of `bias` in `chain`
   Activation activation = Activation::kNone;
   double low = 0, high = 0;  // clamp bounds
   PrimitiveType output_type = F32;

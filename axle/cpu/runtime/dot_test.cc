@@ -24,7 +24,8 @@ Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
   Literal f64(ShapeUtil::MakeShape(F64, dims));
   auto data = f64.data<double>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    data[i] = static_cast<double>(
+        static_cast<int64_t>((i * 7 + static_cast<size_t>(seed) * 13) % 11) - 5);
     if (primitive_util::IsFloatingPointType(type) || primitive_util::IsComplexType(type)) {
       data[i] *= 0.25;
     }
@@ -202,6 +203,87 @@ TEST(DotTest, EpiloguesAgree) {
                   ErrorSpec(1e-3, 1e-3));
 }
 
+// GELU's tanh approximation (as jax.nn.gelu(approximate=True) lowers it)
+// above an f32 dot of [m, k] x [k, n], with or without a bias: one epilogue
+// fusion (epilogue_fusion.h).
+std::string GeluModule(int64_t m, int64_t k, int64_t n, bool bias) {
+  const std::string out = absl::StrCat("f32[", m, ",", n, "]");
+  std::string text =
+      absl::StrCat("HloModule gelu\nENTRY e {\n  x = f32[", m, ",", k, "] parameter(0)\n  w = f32[",
+                   k, ",", n, "] parameter(1)\n  ", bias ? "d" : "a", " = ", out,
+                   " dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n");
+  if (bias) {
+    absl::StrAppend(&text, "  b = f32[", n, "] parameter(2)\n  bb = ", out,
+                    " broadcast(b), dimensions={1}\n  a = ", out, " add(d, bb)\n");
+  }
+  for (const char* line :
+       {"p2 = $ multiply(a, a)", "p3 = $ multiply(p2, a)", "k = f32[] constant(0.044715)",
+        "kb = $ broadcast(k), dimensions={}", "t = $ multiply(p3, kb)", "u = $ add(a, t)",
+        "c = f32[] constant(0.797884583)", "cb = $ broadcast(c), dimensions={}",
+        "v = $ multiply(u, cb)", "th = $ tanh(v)", "one = f32[] constant(1)",
+        "ob = $ broadcast(one), dimensions={}", "wv = $ add(th, ob)", "half = f32[] constant(0.5)",
+        "hb = $ broadcast(half), dimensions={}", "h = $ multiply(wv, hb)",
+        "ROOT y = $ multiply(a, h)"}) {
+    std::string instruction = line;
+    const size_t slot = instruction.find('$');
+    if (slot != std::string::npos) instruction.replace(slot, 1, out);
+    absl::StrAppend(&text, "  ", instruction, "\n");
+  }
+  return absl::StrCat(text, "}\n");
+}
+
+TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
+  // [6,20]x[20,12]: the emitted loop; [16,512]x[512,64]: the small-dot
+  // tiles; [130,260]x[260,70]: oneDNN's eltwise_gelu_tanh post-op.
+  const int64_t sizes[][3] = {{6, 20, 12}, {16, 512, 64}, {130, 260, 70}};
+  for (const auto& size : sizes) {
+    for (bool bias : {true, false}) {
+      std::string text = GeluModule(size[0], size[1], size[2], bias);
+      SCOPED_TRACE(text);
+      // Values of both signs, up to a few units: GELU's curved part.
+      std::vector<Literal> arguments = {Values(F32, {size[0], size[1]}, 1),
+                                        Values(F32, {size[1], size[2]}, 2)};
+      for (Literal& argument : arguments) {
+        for (float& value : argument.data<float>()) value *= 4.f / static_cast<float>(size[1]);
+      }
+      if (bias) arguments.push_back(Values(F32, {size[2]}, 3));
+      ExpectCpuAgrees(text, arguments, ErrorSpec(1e-5, 1e-4));
+    }
+  }
+}
+
+TEST(DotTest, ResidualOfTheOutputsShapeOnOneDnn) {
+  // A residual read in place (copied into the output, oneDNN's sum
+  // post-op), one read transposed, then a relu; batched too.
+  ExpectCpuAgrees(R"(
+HloModule residual
+ENTRY e {
+  x = f32[130,260] parameter(0)
+  w = f32[260,70] parameter(1)
+  r = f32[130,70] parameter(2)
+  rt = f32[70,130] parameter(3)
+  d = f32[130,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[130,70] add(r, d)
+  zero = f32[] constant(0)
+  z = f32[130,70] broadcast(zero), dimensions={}
+  a = f32[130,70] maximum(y, z)
+  d2 = f32[130,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[130,70] transpose(rt), dimensions={1,0}
+  y2 = f32[130,70] add(d2, t)
+  xb = f32[3,40,50] parameter(4)
+  wb = f32[3,50,60] parameter(5)
+  rb = f32[3,40,60] parameter(6)
+  db = f32[3,40,60] dot(xb, wb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  yb = f32[3,40,60] add(db, rb)
+  ROOT o = (f32[130,70], f32[130,70], f32[3,40,60]) tuple(a, y2, yb)
+}
+)",
+                  {Values(F32, {130, 260}, 1), Values(F32, {260, 70}, 2), Values(F32, {130, 70}, 3),
+                   Values(F32, {70, 130}, 4), Values(F32, {3, 40, 50}, 5),
+                   Values(F32, {3, 50, 60}, 6), Values(F32, {3, 40, 60}, 7)},
+                  ErrorSpec(1e-4, 1e-5));
+}
+
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
   ExpectCpuAgrees(R"(
 HloModule rows
@@ -276,6 +358,7 @@ TEST(DotTest, EightThreadsRunOneExecutable) {
   }
   std::vector<absl::Status> statuses(8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 20 && statuses[t].ok(); ++round) {

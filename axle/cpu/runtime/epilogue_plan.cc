@@ -1,10 +1,13 @@
 //===- epilogue_plan.cc - The epilogue of a dot or convolution fusion ------===//
 #include "axle/cpu/runtime/epilogue_plan.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/epilogue_fusion.h"
 
 namespace axle::cpu {
 namespace {
@@ -87,6 +90,26 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
         node = node->operand(1);
         break;
       }
+      case HloOpcode::kMultiply: {
+        // GELU (tanh approximation) above a dot.
+        std::vector<const HloInstruction*> gelu;
+        const HloInstruction* x = scales ? nullptr : MatchGeluTanh(*node, &gelu);
+        if (x == nullptr) break;
+        plan.activation = Activation::kGeluTanh;
+        for (const HloInstruction* op : gelu) {
+          int64_t below = 0;
+          for (int64_t i = 0; i < op->operand_count(); ++i) {
+            const HloInstruction* operand = op->operand(i);
+            if (operand == x || std::find(gelu.begin(), gelu.end(), operand) != gelu.end()) {
+              below = i;
+              break;
+            }
+          }
+          plan.chain.emplace_back(op, below);
+        }
+        node = x;
+        break;
+      }
       default:
         break;
     }
@@ -103,6 +126,7 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
     if (node->opcode() == HloOpcode::kAdd) {
       const int chain = is_chain(node->operand(0)) ? 0 : 1;
       plan.bias = node->operand(1 - chain);
+      plan.bias_add = node;
       plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }

@@ -4,9 +4,9 @@
 // kOutput fusion's root down, as both thunks need it (dot_plan.h,
 // convolution_plan.h): an activation (relu as max with 0, logistic, tanh,
 // exp, clamp with constant bounds, or max then min with constants as a
-// clamp), a bias add and, above a convolution only, a scale multiply and a
-// second add (an addend of the output's shape: a residual connection). No
-// oneDNN here.
+// clamp; above a dot, GELU's tanh approximation), a bias add and, above a convolution only, a scale
+// multiply and a second add (an addend of the output's shape: a residual connection). No oneDNN
+// here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
@@ -30,13 +30,16 @@ struct EpiloguePlan {
   double low = 0, high = 0;  // clamp bounds
   // The other operand of the bias add / of the scale multiply, or null.
   const HloInstruction* bias = nullptr;
+  const HloInstruction* bias_add = nullptr;  // the add of `bias`
   const HloInstruction* scale = nullptr;
   // Convolutions only: the add above the bias add (or null), and its other
   // operand.
   const HloInstruction* addend_add = nullptr;
   const HloInstruction* addend = nullptr;
   // The fusion's ops above the core, top down, each with the number of its
-  // operand that is the value below it (the emitted loops apply them).
+  // operand that is the value below it (the emitted loops apply them; a
+  // GELU's ops read values below them at several operands: each is listed
+  // before the ops it reads, with the first such operand's number).
   std::vector<std::pair<const HloInstruction*, int64_t>> chain;
 };
 

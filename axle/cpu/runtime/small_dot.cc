@@ -62,6 +62,8 @@ void ActivateScalar(const SmallDotShape& shape, float* out, int64_t count) {
       return apply([](float x) { return std::tanh(x); });
     case Activation::kExp:
       return apply([](float x) { return std::exp(x); });
+    case Activation::kGeluTanh:
+      return apply([](float x) { return GeluTanh(x); });
     default:
       return;
   }

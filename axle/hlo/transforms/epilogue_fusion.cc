@@ -1,9 +1,12 @@
 // Bias and activation epilogues into dot / convolution (see epilogue_fusion.h).
 #include "axle/hlo/transforms/epilogue_fusion.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "axle/base/status_macros.h"
+#include "axle/core/primitive_type.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 
@@ -103,6 +106,52 @@ bool IsActivation(const HloInstruction& user, const HloInstruction& value) {
   }
 }
 
+// Whether `instruction` is a splat constant (SplatConstant) of `value`
+// within 1e-6 relative.
+bool IsSplatOf(const HloInstruction& instruction, double value) {
+  const HloConstantInstruction* constant = SplatConstant(instruction);
+  if (constant == nullptr) return false;
+  return std::abs(constant->literal().GetAsDouble(0) - value) <= 1e-6 * std::abs(value);
+}
+
+// When `op` is a binary `opcode` with a splat of `value` as one operand:
+// the other operand (null otherwise).
+const HloInstruction* OtherThanSplat(const HloInstruction& op, HloOpcode opcode, double value) {
+  if (op.opcode() != opcode || op.operand_count() != 2) return nullptr;
+  if (IsSplatOf(*op.operand(1), value)) return op.operand(0);
+  if (IsSplatOf(*op.operand(0), value)) return op.operand(1);
+  return nullptr;
+}
+
+// When `op` is a binary `opcode` with `x` as exactly one operand: the
+// other operand.
+const HloInstruction* OtherThan(const HloInstruction& op, HloOpcode opcode,
+                                const HloInstruction& x) {
+  if (op.opcode() != opcode || op.operand_count() != 2) return nullptr;
+  return OtherOperand(op, x);
+}
+
+// `w` = 1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)), its ops appended to
+// `nodes` top down.
+bool MatchOnePlusTanh(const HloInstruction& w, const HloInstruction& x,
+                      std::vector<const HloInstruction*>* nodes) {
+  constexpr double kSqrtTwoOverPi = 0.7978845608028654;
+  const HloInstruction* tanh = OtherThanSplat(w, HloOpcode::kAdd, 1.0);
+  if (tanh == nullptr || tanh->opcode() != HloOpcode::kTanh) return false;
+  const HloInstruction* inner =
+      OtherThanSplat(*tanh->operand(0), HloOpcode::kMultiply, kSqrtTwoOverPi);
+  const HloInstruction* term = inner ? OtherThan(*inner, HloOpcode::kAdd, x) : nullptr;
+  const HloInstruction* cube =
+      term ? OtherThanSplat(*term, HloOpcode::kMultiply, 0.044715) : nullptr;
+  const HloInstruction* square = cube ? OtherThan(*cube, HloOpcode::kMultiply, x) : nullptr;
+  if (square == nullptr || square->opcode() != HloOpcode::kMultiply || square->operand(0) != &x ||
+      square->operand(1) != &x) {
+    return false;
+  }
+  nodes->insert(nodes->end(), {&w, tanh, tanh->operand(0), inner, term, cube, square});
+  return true;
+}
+
 // Fuses into `fusion` its operands that are broadcasts or constants read by
 // nothing else (the bias broadcast), and splats of constants (the
 // activation's zero) even when something else reads them too.
@@ -125,6 +174,79 @@ absl::StatusOr<HloFusionInstruction*> FuseSplatOperands(HloFusionInstruction* fu
     }
   }
   return fusion;
+}
+
+// Whether `user` is `value` > 0 (or 0 < `value`) on floats (IEEE order).
+bool IsPositiveTest(const HloInstruction& user, const HloInstruction& value) {
+  const auto* compare = dyn_cast<HloCompareInstruction>(&user);
+  if (compare == nullptr || compare->type() == ComparisonType::kFloatTotalOrder ||
+      !primitive_util::IsFloatingPointType(value.shape().element_type())) {
+    return false;
+  }
+  const HloInstruction* other = OtherOperand(user, value);
+  if (other == nullptr || !IsSplatOf(*other, 0.0)) return false;
+  return compare->operand(0) == &value ? compare->direction() == ComparisonDirection::kGt
+                                       : compare->direction() == ComparisonDirection::kLt;
+}
+
+// When `value`'s users are one relu (max with 0) and tests `value` > 0
+// (a relu's gradient, as JAX writes it: select(x > 0, g, 0)), the tests
+// read the relu instead: relu(x) > 0 exactly when x > 0 (NaN: both false;
+// -0: both false), and the relu becomes the value's one user, free to join
+// the epilogue. Returns the relu, or null when nothing changed.
+absl::StatusOr<HloInstruction*> TestsReadTheRelu(HloInstruction& value) {
+  if (value.user_count() < 2 || value.IsRoot()) return nullptr;
+  HloInstruction* relu = nullptr;
+  std::vector<HloInstruction*> tests;
+  for (HloInstruction* user : value.users()) {
+    if (HasControlEdges(*user)) return nullptr;
+    if (user->opcode() == HloOpcode::kMaximum && IsActivation(*user, value) && relu == nullptr) {
+      relu = user;
+    } else if (IsPositiveTest(*user, value)) {
+      tests.push_back(user);
+    } else {
+      return nullptr;
+    }
+  }
+  if (relu == nullptr || !ShapeUtil::Compatible(relu->shape(), value.shape())) return nullptr;
+  for (HloInstruction* test : tests) {
+    const int64_t operand = test->operand(0) == &value ? 0 : 1;
+    AXLE_RETURN_IF_ERROR(test->ReplaceOperandWith(operand, relu));
+  }
+  return relu;
+}
+
+// The last op of a GELU (MatchGeluTanh) of `value` that reads `value`
+// everywhere it is read and whose other ops have no users outside it, or
+// null; `nodes` gets its ops top down.
+HloInstruction* GeluTop(const HloInstruction& value, std::vector<HloInstruction*>* nodes) {
+  if (value.IsRoot() || value.shape().element_type() != F32 || value.user_count() < 3) {
+    return nullptr;
+  }
+  // The top reads value (x * half) or a multiply of it by 0.5.
+  std::vector<HloInstruction*> candidates;
+  for (HloInstruction* user : value.users()) {
+    candidates.push_back(user);
+    for (HloInstruction* next : user->users()) candidates.push_back(next);
+  }
+  for (HloInstruction* top : candidates) {
+    std::vector<const HloInstruction*> found;
+    if (HasControlEdges(*top) || MatchGeluTanh(*top, &found) != &value) continue;
+    bool closed = std::all_of(value.users().begin(), value.users().end(), [&](const auto* user) {
+      return std::find(found.begin(), found.end(), user) != found.end();
+    });
+    for (size_t i = 1; closed && i < found.size(); ++i) {
+      const HloInstruction* node = found[i];
+      closed = !node->IsRoot() && !HasControlEdges(*node) && node->user_count() == 1 &&
+               std::find(found.begin(), found.end(), node->users()[0]) != found.end();
+    }
+    if (!closed) continue;
+    nodes->clear();
+    // The ops are the computation's own (found through `top`'s operands).
+    for (const HloInstruction* node : found) nodes->push_back(const_cast<HloInstruction*>(node));
+    return top;
+  }
+  return nullptr;
 }
 
 // Grows an epilogue fusion from `root` (a dot or convolution); returns
@@ -161,11 +283,24 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
     value = fusion;
     user = OnlyUser(*value);
   }
+  if (user == nullptr) {
+    AXLE_ASSIGN_OR_RETURN(HloInstruction * relu, TestsReadTheRelu(*value));
+    if (relu != nullptr) user = relu;
+  }
+  std::vector<HloInstruction*> gelu;
   if (HloInstruction* top = user != nullptr ? ClampTop(*user, *value) : nullptr) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(fusion, top, FusionKind::kOutput));
   } else if (user != nullptr && IsActivation(*user, *value)) {
     AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, user, FusionKind::kOutput));
+  } else if (HloInstruction* top = convolution ? nullptr : GeluTop(*value, &gelu)) {
+    // The GELU's ops into its top, each once its one user is in, then the
+    // value below.
+    HloInstruction* grown = top;
+    for (size_t i = 1; i < gelu.size(); ++i) {
+      AXLE_ASSIGN_OR_RETURN(grown, FuseProducerIntoConsumer(gelu[i], grown, FusionKind::kOutput));
+    }
+    AXLE_ASSIGN_OR_RETURN(fusion, FuseProducerIntoConsumer(value, grown, FusionKind::kOutput));
   }
   if (fusion == nullptr) return false;
   AXLE_RETURN_IF_ERROR(FuseSplatOperands(fusion).status());
@@ -173,6 +308,28 @@ absl::StatusOr<bool> FuseEpilogue(HloInstruction* root) {
 }
 
 }  // namespace
+
+const HloInstruction* MatchGeluTanh(const HloInstruction& top,
+                                    std::vector<const HloInstruction*>* nodes) {
+  if (top.opcode() != HloOpcode::kMultiply || top.operand_count() != 2) return nullptr;
+  for (int i = 0; i < 2; ++i) {
+    const HloInstruction* a = top.operand(i);
+    const HloInstruction* b = top.operand(1 - i);
+    std::vector<const HloInstruction*> found = {&top, b};
+    // x * (0.5 * w), or (0.5 * x) * w.
+    const HloInstruction* x = a;
+    const HloInstruction* w = OtherThanSplat(*b, HloOpcode::kMultiply, 0.5);
+    if (w == nullptr) {
+      x = OtherThanSplat(*a, HloOpcode::kMultiply, 0.5);
+      w = b;
+      found = {&top, a};
+    }
+    if (x == nullptr || w == nullptr || !MatchOnePlusTanh(*w, *x, &found)) continue;
+    nodes->insert(nodes->end(), found.begin(), found.end());
+    return x;
+  }
+  return nullptr;
+}
 
 absl::StatusOr<bool> DotEpilogueFusion::Run(HloModule* module) {
   bool changed = false;

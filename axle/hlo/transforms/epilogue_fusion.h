@@ -12,12 +12,17 @@
 // or an array of the output's shape) and optionally an activation: relu
 // (maximum with a zero constant or a broadcast of one), logistic, tanh,
 // exponential, clamp with constant bounds, or max then min with constants
-// low <= high (a clamp: ONNX Clip). Above a convolution, a second add (an
+// low <= high (a clamp: ONNX Clip); above an f32 dot also the tanh
+// approximation of GELU as jax.nn.gelu(approximate=True) lowers it
+// (MatchGeluTanh: ten ops that read the value below at four places, one
+// oneDNN eltwise_gelu_tanh post-op instead of a pass of its own over the
+// dot's output). Above a convolution, a second add (an
 // addend of the output's shape, no broadcast: a residual connection) may
 // follow the bias add, and a transposed input with no other user is fused
 // in (the thunk reads it through strides). Each step fuses only when the
-// value so far has that one user. The scale and bias broadcasts and the
-// activation's constants are fused too.
+// value so far has that one user; when the other users of the value below a
+// relu test it > 0 (JAX's relu gradient), they read the relu instead. The scale and bias broadcasts
+// and the activation's constants are fused too.
 //
 // Run it before `fusion`, which would otherwise take the add into a kLoop
 // fusion.
@@ -26,9 +31,22 @@
 #ifndef AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
 #define AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
 
+#include <vector>
+
+#include "axle/hlo/ir/hlo_instruction.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
 namespace axle {
+
+// When `top` is the last op of the tanh approximation of GELU of some x,
+//   x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))),
+// also with the 0.5 multiplying x instead, operands of each op in either
+// order and the constants as scalar constants or broadcasts of one (within
+// 1e-6 relative): returns x, and appends the GELU's ops to `nodes` top down
+// (each op before the ops it reads: reversed, an order to compute them in).
+// Otherwise null. Says nothing about other users of the ops.
+const HloInstruction* MatchGeluTanh(const HloInstruction& top,
+                                    std::vector<const HloInstruction*>* nodes);
 
 class DotEpilogueFusion : public HloPassInterface {
  public:

@@ -1,5 +1,7 @@
 #include "axle/hlo/transforms/epilogue_fusion.h"
 
+#include <string>
+
 #include "axle/hlo/transforms/fusion_test_util.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "gtest/gtest.h"
@@ -265,6 +267,169 @@ ENTRY e {
                               pass, /*expect_change=*/false);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 2u);
+}
+
+// jax.nn.gelu(approximate=True) above a dot + bias, as JAX lowers it.
+constexpr char kGeluModule[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  b = f32[16] parameter(2)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,16] broadcast(b), dimensions={1}
+  a = f32[4,16] add(d, bb)
+  p2 = f32[4,16] multiply(a, a)
+  p3 = f32[4,16] multiply(p2, a)
+  k = f32[] constant(0.044715)
+  kb = f32[4,16] broadcast(k), dimensions={}
+  t = f32[4,16] multiply(p3, kb)
+  u = f32[4,16] add(a, t)
+  c = f32[] constant(0.797884583)
+  cb = f32[4,16] broadcast(c), dimensions={}
+  v = f32[4,16] multiply(u, cb)
+  th = f32[4,16] tanh(v)
+  one = f32[] constant(1)
+  ob = f32[4,16] broadcast(one), dimensions={}
+  wv = f32[4,16] add(th, ob)
+  half = f32[] constant(0.5)
+  hb = f32[4,16] broadcast(half), dimensions={}
+  h = f32[4,16] multiply(wv, hb)
+  ROOT y = f32[4,16] multiply(a, h)
+}
+)";
+
+TEST(DotEpilogueFusion, GeluTanhAboveBiasIsOneOutputFusion) {
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(kGeluModule, pass);
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  const auto* fusion = dyn_cast<HloFusionInstruction>(root);
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->fusion_kind(), FusionKind::kOutput);
+  EXPECT_EQ(fusion->operand_count(), 3);  // x, w, b
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 4);
+  std::vector<const HloInstruction*> nodes;
+  const HloInstruction* x =
+      MatchGeluTanh(*fusion->fused_instructions_computation()->root_instruction(), &nodes);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->opcode(), HloOpcode::kAdd);
+  EXPECT_EQ(nodes.size(), 9u);
+}
+
+TEST(DotEpilogueFusion, GeluTanhWithTheHalfOnXAndSwappedOperands) {
+  // 0.5 * x first, constants on the left, x^3 as x * (x * x).
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  p2 = f32[4,16] multiply(d, d)
+  p3 = f32[4,16] multiply(d, p2)
+  k = f32[] constant(0.044715)
+  kb = f32[4,16] broadcast(k), dimensions={}
+  t = f32[4,16] multiply(kb, p3)
+  u = f32[4,16] add(t, d)
+  c = f32[] constant(0.7978846)
+  cb = f32[4,16] broadcast(c), dimensions={}
+  v = f32[4,16] multiply(cb, u)
+  th = f32[4,16] tanh(v)
+  one = f32[] constant(1)
+  ob = f32[4,16] broadcast(one), dimensions={}
+  wv = f32[4,16] add(ob, th)
+  half = f32[] constant(0.5)
+  hb = f32[4,16] broadcast(half), dimensions={}
+  hx = f32[4,16] multiply(hb, d)
+  ROOT y = f32[4,16] multiply(hx, wv)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const auto* fusion =
+      dyn_cast<HloFusionInstruction>(module->entry_computation()->root_instruction());
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  EXPECT_EQ(fusion->operand_count(), 2);  // x, w
+  std::vector<const HloInstruction*> nodes;
+  const HloInstruction* x =
+      MatchGeluTanh(*fusion->fused_instructions_computation()->root_instruction(), &nodes);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->opcode(), HloOpcode::kDot);
+}
+
+TEST(DotEpilogueFusion, GeluTanhWithAnOpReadElsewhereOrWrongConstantStays) {
+  DotEpilogueFusion pass;
+  // tanh's input is also a result: the GELU stays out (the bias joins).
+  std::string escaped = kGeluModule;
+  escaped.replace(escaped.find("ROOT y = f32[4,16] multiply(a, h)"),
+                  std::string("ROOT y = f32[4,16] multiply(a, h)").size(),
+                  "y = f32[4,16] multiply(a, h)\n  ROOT r = (f32[4,16], f32[4,16]) tuple(y, v)");
+  auto module = RunAndCompare(escaped, pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kTanh).size(), 1u) << module->ToString();
+  // 0.0447 is not GELU's constant.
+  std::string other = kGeluModule;
+  other.replace(other.find("0.044715"), 8, "0.0447");
+  module = RunAndCompare(other, pass);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kTanh).size(), 1u) << module->ToString();
+}
+
+TEST(DotEpilogueFusion, ReluGradientTestsReadTheReluSoItFuses) {
+  // JAX's relu and its gradient: the pre-activation feeds max(x, 0) and
+  // x > 0; the test reads the relu instead, and the relu joins the dot.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  b = f32[16] parameter(2)
+  g = f32[4,16] parameter(3)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,16] broadcast(b), dimensions={1}
+  a = f32[4,16] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,16] broadcast(z), dimensions={}
+  r = f32[4,16] maximum(a, zb)
+  z2 = f32[4,16] broadcast(z), dimensions={}
+  gt = pred[4,16] compare(a, z2), direction=GT
+  lt = pred[4,16] compare(z2, a), direction=LT
+  s = f32[4,16] select(gt, g, z2)
+  s2 = f32[4,16] select(lt, s, z2)
+  ROOT t = (f32[4,16], f32[4,16]) tuple(r, s2)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 1u) << module->ToString();
+  EXPECT_EQ(FusedOpcodes(*fusions[0]), "constant,broadcast,broadcast,dot,add,maximum");
+  for (HloInstruction* compare : EntryInstructions(*module, HloOpcode::kCompare)) {
+    EXPECT_TRUE(compare->operand(0) == fusions[0] || compare->operand(1) == fusions[0]);
+  }
+}
+
+TEST(DotEpilogueFusion, ReluGradientOtherTestsKeepThePreActivation) {
+  // x >= 0 is not relu(x) >= 0 (x = -1): nothing changes, the relu stays.
+  DotEpilogueFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  zb = f32[4,16] broadcast(z), dimensions={}
+  r = f32[4,16] maximum(d, zb)
+  ge = pred[4,16] compare(d, zb), direction=GE
+  ROOT t = (f32[4,16], pred[4,16]) tuple(r, ge)
+}
+)",
+                              pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kMaximum).size(), 1u);
 }
 
 TEST(DotEpilogueFusion, ThenLoopFusionLeavesTheOutputFusionAlone) {
