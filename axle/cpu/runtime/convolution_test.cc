@@ -346,18 +346,20 @@ TEST(CpuConvolution, ScaleFoldedIntoTheWeights) {
   // A per-feature f32 scale multiplies the weights (conv(x, w) * s as
   // conv(x, w * s)) and the offset is the primitive's bias: constant
   // weights with a constant scale (folded once), constant weights with a
-  // scale read at run time (scaled every run), feature groups.
+  // scale read at run time (scaled every run), feature groups; at least
+  // 8 output elements per weight element, else the scale stays a post-op
+  // (a weight gradient's, last).
   const char* kModule = R"(HloModule conv
 ENTRY e {
-  x = f32[2,6,6,4] parameter(0)
+  x = f32[2,12,12,4] parameter(0)
   offset = f32[6] parameter(1)
   k = $K
   scale = $S
-  c = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f$G
-  s = f32[2,6,6,6] broadcast(scale), dimensions={3}
-  n = f32[2,6,6,6] multiply(c, s)
-  o = f32[2,6,6,6] broadcast(offset), dimensions={3}
-  ROOT y = f32[2,6,6,6] add(n, o)
+  c = f32[2,12,12,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f$G
+  s = f32[2,12,12,6] broadcast(scale), dimensions={3}
+  n = f32[2,12,12,6] multiply(c, s)
+  o = f32[2,12,12,6] broadcast(offset), dimensions={3}
+  ROOT y = f32[2,12,12,6] add(n, o)
 }
 )";
   const std::string weights =
@@ -387,6 +389,19 @@ ENTRY e {
   zero = f32[] constant(0)
   zeros = f32[2,48,48,32] broadcast(zero), dimensions={}
   ROOT r = f32[2,48,48,32] maximum(a, zeros)
+}
+)",
+        "onednn");
+  // A weight gradient's shape: the "weights" are activations, far larger
+  // than the output; the scale stays a post-op.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[4,10,10,2] parameter(0)
+  k = f32[4,8,8,3] parameter(1)
+  scale = f32[] parameter(2)
+  c = f32[3,3,2,3] convolution(x, k), window={size=8x8}, dim_labels=f01b_i01o->01bf
+  s = f32[3,3,2,3] broadcast(scale), dimensions={}
+  ROOT n = f32[3,3,2,3] multiply(c, s)
 }
 )",
         "onednn");

@@ -38,6 +38,10 @@ char* Aligned(std::vector<char>& storage, int64_t size) {
   return AlignUp(storage.data());
 }
 
+// A per-feature scale folds into weights with at least this many output
+// elements per weight element.
+constexpr int64_t kMinOutputsPerWeight = 8;
+
 bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
   return std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
 }
@@ -144,11 +148,12 @@ class DnnlConvolutionThunk : public Thunk {
   // a dense copy for the epilogue after the primitive.
   std::optional<EpilogueInput> addend_;
   bool addend_post_op_ = false;
-  // A per-feature f32 scale of f32 weights: folded into the weights (a dense
-  // copy of them, multiplied per output feature before the reorder into the
-  // primitive's layout: conv(x, w) * s as conv(x, w * s), a few thousand
-  // multiplies instead of a binary post-op over the output), so that the
-  // bias can be the primitive's own (an inference batch norm).
+  // A per-feature f32 scale of f32 weights much smaller than the output
+  // (kMinOutputsPerWeight): folded into the weights (a dense copy of them,
+  // multiplied per output feature before the reorder into the primitive's
+  // layout: conv(x, w) * s as conv(x, w * s), a few thousand multiplies
+  // instead of a binary post-op over the output), so that the bias can be
+  // the primitive's own (an inference batch norm).
   bool fold_scale_ = false;
   // A per-feature f32 bias without a scale (or with a folded one): the
   // primitive's own bias argument (one value per output feature) rather
@@ -301,8 +306,14 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                       p.OutputOrder(*p.addend) == os && p.addend->type() == p.output_type;
     epilogue_after_ = epilogue_after_ || !addend_post_op_;
   }
+  // Only where the weights are small beside the output (a layer's kernel,
+  // not a weight gradient's activations: scaling those every run costs more
+  // than the post-op, and tiny scaled values may run denormal).
+  int64_t weight_elements = 1, output_elements = 1;
+  for (int64_t d : p.rhs_dims) weight_elements *= d;
+  for (int64_t d : p.out_dims) output_elements *= d;
   fold_scale_ = scale_ && !epilogue_after_ && p.output_type == F32 && p.lhs.type() == F32 &&
-                p.rhs.type() == F32;
+                p.rhs.type() == F32 && weight_elements * kMinOutputsPerWeight <= output_elements;
   if (fold_scale_ && !gather_weights_) gather_weights();
   native_bias_ = bias_ && (!scale_ || fold_scale_) && !epilogue_after_ && p.output_type == F32;
   native_bias_desc_ = dnnl::memory::desc({p.out_dims[1]}, dnnl::memory::data_type::f32,
