@@ -2,10 +2,10 @@
 // several orders, 1-d/2-d/3-d, strides, padding (asymmetric, negative), lhs
 // and rhs dilation, window reversal, feature and batch groups, bf16, the
 // loop's types (f64, f16, s32, pred), constant weights, scale + bias +
-// activation epilogues, residual + clamp epilogues, broadcast operands, a
-// convolution feeding a loop fusion, and one executable run from four
-// threads. Each case also checks which implementation the convolution thunk
-// picked, so that a case meant for oneDNN does not pass silently on the loop.
+// activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
+// operands, a convolution feeding a loop fusion, and one executable run from four threads. Each
+// case also checks which implementation the convolution thunk picked, so that a case meant for
+// oneDNN does not pass silently on the loop.
 #include <string>
 #include <thread>
 #include <vector>
@@ -321,6 +321,87 @@ ENTRY e {
   s = f32[2,6,6,4] broadcast(scale), dimensions={3}
   n = f32[2,6,6,4] multiply(s, c)
   ROOT y = f32[2,6,6,4] add(x, n)
+}
+)",
+        "onednn");
+}
+
+// A constant of `dims` as nested braces, values (n % 7 - 3) * 0.25.
+std::string ConstantText(const std::vector<int64_t>& dims, size_t dim = 0, int64_t* n = nullptr) {
+  int64_t count = 0;
+  if (n == nullptr) n = &count;
+  std::string text = "{";
+  for (int64_t i = 0; i < dims[dim]; ++i) {
+    if (i > 0) absl::StrAppend(&text, ", ");
+    if (dim + 1 == dims.size()) {
+      absl::StrAppend(&text, (*n)++ % 7 * 0.25 - 0.75);
+    } else {
+      absl::StrAppend(&text, ConstantText(dims, dim + 1, n));
+    }
+  }
+  return text + "}";
+}
+
+TEST(CpuConvolution, ScaleFoldedIntoTheWeights) {
+  // A per-feature f32 scale multiplies the weights (conv(x, w) * s as
+  // conv(x, w * s)) and the offset is the primitive's bias: constant
+  // weights with a constant scale (folded once), constant weights with a
+  // scale read at run time (scaled every run), feature groups; at least
+  // 8 output elements per weight element, else the scale stays a post-op
+  // (a weight gradient's, last).
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = f32[2,12,12,4] parameter(0)
+  offset = f32[6] parameter(1)
+  k = $K
+  scale = $S
+  c = f32[2,12,12,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f$G
+  s = f32[2,12,12,6] broadcast(scale), dimensions={3}
+  n = f32[2,12,12,6] multiply(c, s)
+  o = f32[2,12,12,6] broadcast(offset), dimensions={3}
+  ROOT y = f32[2,12,12,6] add(n, o)
+}
+)";
+  const std::string weights =
+      absl::StrCat("f32[3,3,4,6] constant(", ConstantText({3, 3, 4, 6}), ")");
+  const std::string scale = "f32[6] constant({0.5, -1, 2, 0.25, 1.5, -0.75})";
+  Check(absl::StrReplaceAll(kModule, {{"$K", weights}, {"$S", scale}, {"$G", ""}}), "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"$K", weights}, {"$S", "f32[6] parameter(2)"}, {"$G", ""}}),
+        "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"$K", "f32[3,3,2,6] parameter(2)"},
+                                      {"$S", "f32[6] parameter(3)"},
+                                      {"$G", ", feature_group_count=2"}}),
+        "onednn");
+  // A residual block's tail large enough that the addend is copied into
+  // the output by several threads before the sum post-op.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,48,48,32] parameter(0)
+  k = f32[1,1,32,32] parameter(1)
+  scale = f32[32] parameter(2)
+  offset = f32[32] parameter(3)
+  c = f32[2,48,48,32] convolution(x, k), window={size=1x1}, dim_labels=b01f_01io->b01f
+  s = f32[2,48,48,32] broadcast(scale), dimensions={3}
+  n = f32[2,48,48,32] multiply(c, s)
+  o = f32[2,48,48,32] broadcast(offset), dimensions={3}
+  y = f32[2,48,48,32] add(n, o)
+  a = f32[2,48,48,32] add(y, x)
+  zero = f32[] constant(0)
+  zeros = f32[2,48,48,32] broadcast(zero), dimensions={}
+  ROOT r = f32[2,48,48,32] maximum(a, zeros)
+}
+)",
+        "onednn");
+  // A weight gradient's shape: the "weights" are activations, far larger
+  // than the output; the scale stays a post-op.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[4,10,10,2] parameter(0)
+  k = f32[4,8,8,3] parameter(1)
+  scale = f32[] parameter(2)
+  c = f32[3,3,2,3] convolution(x, k), window={size=8x8}, dim_labels=f01b_i01o->01bf
+  s = f32[3,3,2,3] broadcast(scale), dimensions={}
+  ROOT n = f32[3,3,2,3] multiply(c, s)
 }
 )",
         "onednn");

@@ -38,6 +38,10 @@ char* Aligned(std::vector<char>& storage, int64_t size) {
   return AlignUp(storage.data());
 }
 
+// A per-feature scale folds into weights with at least this many output
+// elements per weight element.
+constexpr int64_t kMinOutputsPerWeight = 8;
+
 bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
   return std::strncmp(pd.impl_info_str(), "ref", 3) == 0;
 }
@@ -77,6 +81,12 @@ class DnnlConvolutionThunk : public Thunk {
   // each step).
   template <typename E>
   void EpilogueAfter(const E* scale, const E* bias, const E* addend, E* out) const;
+  // Multiplies the dense weights ([O, ...] or [G, O/G, ...], row-major) by
+  // the per-feature `scale`.
+  void ScaleWeights(const float* scale, float* weights) const;
+  // Copies the addend into the output for the sum post-op, split across
+  // the run's threads.
+  void CopyAddend(const ThunkContext& context, const char* addend, char* out) const;
 
   // The scale or bias of the epilogue: a dense array over the output's
   // canonical dims, 1 where it does not vary.
@@ -138,8 +148,16 @@ class DnnlConvolutionThunk : public Thunk {
   // a dense copy for the epilogue after the primitive.
   std::optional<EpilogueInput> addend_;
   bool addend_post_op_ = false;
-  // A per-feature f32 bias without a scale: the primitive's own bias
-  // argument (one value per output feature) rather than a binary post-op.
+  // A per-feature f32 scale of f32 weights much smaller than the output
+  // (kMinOutputsPerWeight): folded into the weights (a dense copy of them,
+  // multiplied per output feature before the reorder into the primitive's
+  // layout: conv(x, w) * s as conv(x, w * s), a few thousand multiplies
+  // instead of a binary post-op over the output), so that the bias can be
+  // the primitive's own (an inference batch norm).
+  bool fold_scale_ = false;
+  // A per-feature f32 bias without a scale (or with a folded one): the
+  // primitive's own bias argument (one value per output feature) rather
+  // than a binary post-op.
   bool native_bias_ = false;
   dnnl::memory::desc native_bias_desc_;
   // The epilogue runs after the primitive instead of as post-ops: for bf16
@@ -246,11 +264,16 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     weights_gather_offset_ += (weights_dims[d] - 1) * weights_strides[d];
     weights_strides[d] = -weights_strides[d];
   }
-  if (gather_weights_) {
+  // A dense copy of the weights per run (or once, for constant ones).
+  auto gather_weights = [&]() {
+    gather_weights_ = true;
     weights_gather_dims_ = weights_dims;
     weights_gather_strides_ = weights_strides;
     weights_user_desc_ = dnnl::memory::desc(weights_dims, DnnlType(p.rhs.type()),
                                             ShapeUtil::RowMajorStrides(weights_dims));
+  };
+  if (gather_weights_) {
+    gather_weights();
   } else {
     weights_user_desc_ = dnnl::memory::desc(weights_dims, DnnlType(p.rhs.type()), weights_strides);
   }
@@ -283,7 +306,16 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                       p.OutputOrder(*p.addend) == os && p.addend->type() == p.output_type;
     epilogue_after_ = epilogue_after_ || !addend_post_op_;
   }
-  native_bias_ = bias_ && !scale_ && !epilogue_after_ && p.output_type == F32;
+  // Only where the weights are small beside the output (a layer's kernel,
+  // not a weight gradient's activations: scaling those every run costs more
+  // than the post-op, and tiny scaled values may run denormal).
+  int64_t weight_elements = 1, output_elements = 1;
+  for (int64_t d : p.rhs_dims) weight_elements *= d;
+  for (int64_t d : p.out_dims) output_elements *= d;
+  fold_scale_ = scale_ && !epilogue_after_ && p.output_type == F32 && p.lhs.type() == F32 &&
+                p.rhs.type() == F32 && weight_elements * kMinOutputsPerWeight <= output_elements;
+  if (fold_scale_ && !gather_weights_) gather_weights();
+  native_bias_ = bias_ && (!scale_ || fold_scale_) && !epilogue_after_ && p.output_type == F32;
   native_bias_desc_ = dnnl::memory::desc({p.out_dims[1]}, dnnl::memory::data_type::f32,
                                          dnnl::memory::format_tag::a);
   using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
@@ -309,7 +341,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   // oneDNN would otherwise run a fallback implementation.
   auto choose = [&]() -> std::optional<PrimitiveDesc> {
     dnnl::post_ops post_ops;
-    if (scale_ && !epilogue_after_) {
+    if (scale_ && !epilogue_after_ && !fold_scale_) {
       post_ops.append_binary(dnnl::algorithm::binary_mul, scale_->desc);
     }
     if (bias_ && !epilogue_after_ && !native_bias_) {
@@ -336,6 +368,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     // The primitive writes another layout: the addend after it.
     addend_post_op_ = false;
     epilogue_after_ = true;
+    fold_scale_ = false;
     native_bias_ = false;
     pd = choose();
   }
@@ -358,14 +391,19 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(
           DnnlEngine(), weights_user_desc_, DnnlEngine(), weights_desc_));
     }
-    if (p.rhs.literal != nullptr) {
-      // Constant weights: into the primitive's layout once.
+    // Constant weights: into the primitive's layout once (unless a scale
+    // read at run time is folded into them).
+    if (p.rhs.literal != nullptr && (!fold_scale_ || scale_->constant)) {
       const char* base = static_cast<const char*>(p.rhs.literal->untyped_data());
       std::vector<char> dense;
       if (gather_weights_) {
         char* out = Aligned(dense, weights_user_desc_.get_size());
         StridedCopy(base + weights_gather_offset_ * element_size_, weights_gather_dims_,
                     weights_gather_strides_, element_size_, out);
+        if (fold_scale_) {
+          ScaleWeights(reinterpret_cast<const float*>(scale_->constant.get()),
+                       reinterpret_cast<float*>(out));
+        }
         base = out;
       }
       dnnl::memory user(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
@@ -471,6 +509,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       src_reorder_->execute(stream, user, src_memory);
     }
     args[DNNL_ARG_SRC] = src_memory;
+    const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
     // Kernel.
     if (packed_weights_) {
       args[DNNL_ARG_WEIGHTS] = packed_weights_;
@@ -480,6 +519,9 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         char* dense = slot(kWeightsDense);
         StridedCopy(rhs + weights_gather_offset_ * element_size_, weights_gather_dims_,
                     weights_gather_strides_, element_size_, dense);
+        if (fold_scale_) {
+          ScaleWeights(reinterpret_cast<const float*>(scale), reinterpret_cast<float*>(dense));
+        }
         rhs = dense;
       }
       dnnl::memory weights(weights_user_desc_, engine, const_cast<char*>(rhs));
@@ -496,21 +538,20 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     args[DNNL_ARG_DST] = dst_memory;
     // Scale and bias: post-ops 0 and 1 (or 0 without a scale), or the bias
     // the primitive's own; the addend in the output, for the sum post-op.
-    const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
     const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
     if (addend_post_op_) {
       const char* addend = BaseOf(context, addend_->operand, operand_values_);
-      if (addend != out) std::memcpy(out, addend, dst_user_desc_.get_size());
+      if (addend != out) CopyAddend(context, addend, out);
     }
     if (!epilogue_after_) {
-      if (scale_) {
+      if (scale_ && !fold_scale_) {
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
       }
       if (native_bias_) {
         args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
       } else if (bias_) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ && !fold_scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
             dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
       }
     }
@@ -539,6 +580,39 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
   return absl::OkStatus();
+}
+
+void DnnlConvolutionThunk::ScaleWeights(const float* scale, float* weights) const {
+  const int64_t features = plan_.rhs_dims[0];
+  int64_t per_feature = 1;
+  for (size_t d = 1; d < plan_.rhs_dims.size(); ++d) per_feature *= plan_.rhs_dims[d];
+  for (int64_t f = 0; f < features; ++f) {
+    const float s = scale[f];
+    float* row = weights + f * per_feature;
+    for (int64_t i = 0; i < per_feature; ++i) row[i] *= s;
+  }
+}
+
+void DnnlConvolutionThunk::CopyAddend(const ThunkContext& context, const char* addend,
+                                      char* out) const {
+  constexpr int64_t kBlockBytes = 256 << 10;
+  const int64_t bytes = static_cast<int64_t>(dst_user_desc_.get_size());
+  const int threads = context.thread_pool == nullptr ? 1
+                      : context.max_threads > 0      ? context.max_threads
+                                                     : context.thread_pool->num_threads();
+  if (threads <= 1 || bytes < 2 * kBlockBytes) {
+    std::memcpy(out, addend, bytes);
+    return;
+  }
+  const int64_t blocks = (bytes + kBlockBytes - 1) / kBlockBytes;
+  context.thread_pool->ParallelFor(
+      blocks, 1,
+      [&](int64_t begin, int64_t end) {
+        const int64_t from = begin * kBlockBytes;
+        const int64_t to = std::min(bytes, end * kBlockBytes);
+        std::memcpy(out + from, addend + from, to - from);
+      },
+      threads);
 }
 
 template <typename E>

@@ -31,6 +31,13 @@ LineBatchFft::LineBatchFft(int64_t n, bool inverse) : n_(n) {
       twiddle_im_[h - 1 + k] = static_cast<float>(std::sin(angle));
     }
   }
+  real_twiddle_re_.resize(n + 1);
+  real_twiddle_im_.resize(n + 1);
+  for (int64_t k = 0; k <= n; ++k) {
+    const double angle = sign * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+    real_twiddle_re_[k] = static_cast<float>(std::cos(angle));
+    real_twiddle_im_[k] = static_cast<float>(std::sin(angle));
+  }
 }
 
 #ifdef __x86_64__
@@ -41,24 +48,19 @@ bool LineBatchFft::Supports(int64_t n) {
          std::has_single_bit(static_cast<uint64_t>(n));
 }
 
-AXLE_AVX512 void LineBatchFft::Run(const std::complex<float>* in, int64_t in_line,
-                                   int64_t in_element, std::complex<float>* out, int64_t out_line,
-                                   int64_t out_element, int lines, float* work) const {
+AXLE_AVX512 void LineBatchFft::Load(const float* in, int64_t in_line, int64_t in_element, int lines,
+                                    int64_t rows, const uint32_t* row_of, float* re, float* im) {
   constexpr int L = kLanes;
-  const int64_t n = n_;
-  float* re = work;
-  float* im = work + n * L;
-  const auto* in_floats = reinterpret_cast<const float*>(in);
-  auto* out_floats = reinterpret_cast<float*>(out);
   // Lane l of a pair of vectors holding 16 interleaved complex numbers.
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  const bool adjacent_in = in_line == 1 && lines == L;
-  for (int64_t j = 0; j < n; ++j) {
-    float* r = re + static_cast<int64_t>(reverse_[j]) * L;
-    float* i = im + static_cast<int64_t>(reverse_[j]) * L;
-    if (adjacent_in) {
-      const float* p = in_floats + 2 * j * in_element;
+  const bool adjacent = in_line == 1 && lines == L;
+  for (int64_t j = 0; j < rows; ++j) {
+    const int64_t row = row_of != nullptr ? static_cast<int64_t>(row_of[j]) : j;
+    float* r = re + row * L;
+    float* i = im + row * L;
+    if (adjacent) {
+      const float* p = in + 2 * j * in_element;
       const __m512 low = _mm512_loadu_ps(p);
       const __m512 high = _mm512_loadu_ps(p + 16);
       _mm512_storeu_ps(r, _mm512_permutex2var_ps(low, even, high));
@@ -67,7 +69,7 @@ AXLE_AVX512 void LineBatchFft::Run(const std::complex<float>* in, int64_t in_lin
     }
     for (int l = 0; l < L; ++l) {
       if (l < lines) {
-        const float* p = in_floats + 2 * (l * in_line + j * in_element);
+        const float* p = in + 2 * (l * in_line + j * in_element);
         r[l] = p[0];
         i[l] = p[1];
       } else {
@@ -76,6 +78,37 @@ AXLE_AVX512 void LineBatchFft::Run(const std::complex<float>* in, int64_t in_lin
       }
     }
   }
+}
+
+AXLE_AVX512 void LineBatchFft::Store(const float* re, const float* im, int64_t rows, float* out,
+                                     int64_t out_line, int64_t out_element, int lines) {
+  constexpr int L = kLanes;
+  const bool adjacent = out_line == 1 && lines == L;
+  const __m512i low_pick = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i high_pick =
+      _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+  for (int64_t j = 0; j < rows; ++j) {
+    const float* r = re + j * L;
+    const float* i = im + j * L;
+    if (adjacent) {
+      float* p = out + 2 * j * out_element;
+      const __m512 vr = _mm512_loadu_ps(r);
+      const __m512 vi = _mm512_loadu_ps(i);
+      _mm512_storeu_ps(p, _mm512_permutex2var_ps(vr, low_pick, vi));
+      _mm512_storeu_ps(p + 16, _mm512_permutex2var_ps(vr, high_pick, vi));
+      continue;
+    }
+    for (int l = 0; l < lines; ++l) {
+      float* p = out + 2 * (l * out_line + j * out_element);
+      p[0] = r[l];
+      p[1] = i[l];
+    }
+  }
+}
+
+AXLE_AVX512 void LineBatchFft::Butterflies(float* re, float* im) const {
+  constexpr int L = kLanes;
+  const int64_t n = n_;
   // Radix-2 decimation in time: butterflies of span h combine transforms
   // of h points into transforms of 2h.
   for (int64_t h = 1; h < n; h *= 2) {
@@ -102,27 +135,87 @@ AXLE_AVX512 void LineBatchFft::Run(const std::complex<float>* in, int64_t in_lin
       }
     }
   }
-  const bool adjacent_out = out_line == 1 && lines == L;
-  const __m512i low_pick = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  const __m512i high_pick =
-      _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-  for (int64_t j = 0; j < n; ++j) {
-    const float* r = re + j * L;
-    const float* i = im + j * L;
-    if (adjacent_out) {
-      float* p = out_floats + 2 * j * out_element;
-      const __m512 vr = _mm512_loadu_ps(r);
-      const __m512 vi = _mm512_loadu_ps(i);
-      _mm512_storeu_ps(p, _mm512_permutex2var_ps(vr, low_pick, vi));
-      _mm512_storeu_ps(p + 16, _mm512_permutex2var_ps(vr, high_pick, vi));
-      continue;
-    }
-    for (int l = 0; l < lines; ++l) {
-      float* p = out_floats + 2 * (l * out_line + j * out_element);
-      p[0] = r[l];
-      p[1] = i[l];
-    }
+}
+
+void LineBatchFft::Run(const std::complex<float>* in, int64_t in_line, int64_t in_element,
+                       std::complex<float>* out, int64_t out_line, int64_t out_element, int lines,
+                       float* work) const {
+  float* re = work;
+  float* im = work + n_ * kLanes;
+  Load(reinterpret_cast<const float*>(in), in_line, in_element, lines, n_, reverse_.data(), re, im);
+  Butterflies(re, im);
+  Store(re, im, n_, reinterpret_cast<float*>(out), out_line, out_element, lines);
+}
+
+AXLE_AVX512 void LineBatchFft::RunRealForward(const float* in, int64_t in_line,
+                                              std::complex<float>* out, int64_t out_line, int lines,
+                                              float* work) const {
+  constexpr int L = kLanes;
+  const int64_t n = n_;
+  float* re = work;
+  float* im = work + n * L;
+  float* out_re = work + 2 * n * L;
+  float* out_im = out_re + (n + 1) * L;
+  // z = the n-point transform of x[2j] + i x[2j+1], one line per lane.
+  Load(in, in_line / 2, 1, lines, n, reverse_.data(), re, im);
+  Butterflies(re, im);
+  // X[k] = E[k] + w^k O[k] with E[k] = (z[k] + conj(z[n-k])) / 2 and
+  // O[k] = (z[k] - conj(z[n-k])) / 2i (z[n] = z[0]).
+  const __m512 half = _mm512_set1_ps(0.5f);
+  for (int64_t k = 0; k <= n; ++k) {
+    const int64_t a = k == n ? 0 : k;
+    const int64_t b = k == 0 ? 0 : n - k;
+    const __m512 ar = _mm512_loadu_ps(re + a * L);
+    const __m512 ai = _mm512_loadu_ps(im + a * L);
+    const __m512 br = _mm512_loadu_ps(re + b * L);
+    const __m512 bi = _mm512_loadu_ps(im + b * L);
+    const __m512 er = _mm512_mul_ps(_mm512_add_ps(ar, br), half);
+    const __m512 ei = _mm512_mul_ps(_mm512_sub_ps(ai, bi), half);
+    const __m512 orr = _mm512_mul_ps(_mm512_add_ps(ai, bi), half);
+    const __m512 oi = _mm512_mul_ps(_mm512_sub_ps(br, ar), half);
+    const __m512 wr = _mm512_set1_ps(real_twiddle_re_[k]);
+    const __m512 wi = _mm512_set1_ps(real_twiddle_im_[k]);
+    _mm512_storeu_ps(out_re + k * L,
+                     _mm512_add_ps(er, _mm512_fmsub_ps(wr, orr, _mm512_mul_ps(wi, oi))));
+    _mm512_storeu_ps(out_im + k * L,
+                     _mm512_add_ps(ei, _mm512_fmadd_ps(wr, oi, _mm512_mul_ps(wi, orr))));
   }
+  Store(out_re, out_im, n + 1, reinterpret_cast<float*>(out), out_line, 1, lines);
+}
+
+AXLE_AVX512 void LineBatchFft::RunRealInverse(const std::complex<float>* in, int64_t in_line,
+                                              float* out, int64_t out_line, int lines, float scale,
+                                              float* work) const {
+  constexpr int L = kLanes;
+  const int64_t n = n_;
+  float* re = work;
+  float* im = work + n * L;
+  float* in_re = work + 2 * n * L;
+  float* in_im = in_re + (n + 1) * L;
+  Load(reinterpret_cast<const float*>(in), in_line, 1, lines, n + 1, nullptr, in_re, in_im);
+  // The forward step run backwards: with a = X[k], b = conj(X[n-k]) (the
+  // imaginary parts of X[0] and X[n] dropped), 2E = a + b, 2O = (a - b) w^k
+  // and z[k] = 2E + i 2O, whose unscaled n-point inverse is 2n (x[2j] +
+  // i x[2j+1]).
+  const __m512 s = _mm512_set1_ps(scale);
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t k = 0; k < n; ++k) {
+    const __m512 ar = _mm512_loadu_ps(in_re + k * L);
+    const __m512 ai = k == 0 ? zero : _mm512_loadu_ps(in_im + k * L);
+    const __m512 br = _mm512_loadu_ps(in_re + (n - k) * L);
+    const __m512 bi = k == 0 ? zero : _mm512_sub_ps(zero, _mm512_loadu_ps(in_im + (n - k) * L));
+    const __m512 dr = _mm512_sub_ps(ar, br);
+    const __m512 di = _mm512_sub_ps(ai, bi);
+    const __m512 wr = _mm512_set1_ps(real_twiddle_re_[k]);
+    const __m512 wi = _mm512_set1_ps(real_twiddle_im_[k]);
+    const __m512 tr = _mm512_fmsub_ps(dr, wr, _mm512_mul_ps(di, wi));
+    const __m512 ti = _mm512_fmadd_ps(dr, wi, _mm512_mul_ps(di, wr));
+    const int64_t row = static_cast<int64_t>(reverse_[k]) * L;
+    _mm512_storeu_ps(re + row, _mm512_mul_ps(_mm512_sub_ps(_mm512_add_ps(ar, br), ti), s));
+    _mm512_storeu_ps(im + row, _mm512_mul_ps(_mm512_add_ps(_mm512_add_ps(ai, bi), tr), s));
+  }
+  Butterflies(re, im);
+  Store(re, im, n, out, out_line / 2, 1, lines);
 }
 
 #else  // !__x86_64__
@@ -131,6 +224,10 @@ bool LineBatchFft::Supports(int64_t) { return false; }
 
 void LineBatchFft::Run(const std::complex<float>*, int64_t, int64_t, std::complex<float>*, int64_t,
                        int64_t, int, float*) const {}
+void LineBatchFft::RunRealForward(const float*, int64_t, std::complex<float>*, int64_t, int,
+                                  float*) const {}
+void LineBatchFft::RunRealInverse(const std::complex<float>*, int64_t, float*, int64_t, int, float,
+                                  float*) const {}
 
 #endif
 

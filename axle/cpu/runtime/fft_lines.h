@@ -45,12 +45,41 @@ class LineBatchFft {
            std::complex<float>* out, int64_t out_line, int64_t out_element, int lines,
            float* work) const;
 
+  // Real transforms of 2n points through this n-point one, for `lines`
+  // (1..16) contiguous lines, the step between the halves done on the
+  // lanes too (RealFftPlan's ForwardFromHalf / InverseToHalf, 16 lines at
+  // once). Forward (a plan made with inverse false): line l's 2n reals at
+  // in + l * in_line (floats, in_line even) -> its n + 1 frequencies at
+  // out + l * out_line (complex). Inverse (inverse true): n + 1
+  // frequencies at in + l * in_line (complex; the imaginary parts of the
+  // first and last ignored) -> 2n reals at out + l * out_line (floats,
+  // out_line even), times `scale` (unscaled inverse: 1).
+  void RunRealForward(const float* in, int64_t in_line, std::complex<float>* out, int64_t out_line,
+                      int lines, float* work) const;
+  void RunRealInverse(const std::complex<float>* in, int64_t in_line, float* out, int64_t out_line,
+                      int lines, float scale, float* work) const;
+  // Floats of work memory the real transforms need.
+  int64_t real_work_floats() const { return 4 * (n_ + 1) * kLanes; }
+
  private:
   int64_t n_;
   std::vector<uint32_t> reverse_;  // bit reversal of [0, n)
   // Stage with butterflies of span h (1, 2, 4, ...): exp(s pi i k / h),
   // k in [0, h), at offset h - 1.
   std::vector<float> twiddle_re_, twiddle_im_;
+  // exp(s 2 pi i k / 2n), k in [0, n]: the real transforms' twiddles.
+  std::vector<float> real_twiddle_re_, real_twiddle_im_;
+
+  // Rows [0, rows) of `lines` lines (element j of line l at in[l * in_line
+  // + j * in_element], complex) into 16-lane split rows re/im, row j at
+  // row_of[j] (or j when null); missing lanes are zero.
+  static void Load(const float* in, int64_t in_line, int64_t in_element, int lines, int64_t rows,
+                   const uint32_t* row_of, float* re, float* im);
+  // The 16-lane rows [0, rows) back out to `lines` lines.
+  static void Store(const float* re, const float* im, int64_t rows, float* out, int64_t out_line,
+                    int64_t out_element, int lines);
+  // The radix-2 stages on bit-reversed split rows.
+  void Butterflies(float* re, float* im) const;
 };
 
 }  // namespace axle::cpu

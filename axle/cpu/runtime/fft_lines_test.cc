@@ -1,6 +1,7 @@
 // LineBatchFft (fft_lines.h) against a direct DFT in double: every
 // power-of-two length up to 512, 1 to 16 lines, lines apart (rows) and
-// adjacent (columns), in place. (fft_test.cc runs the thunk's batched
+// adjacent (columns), in place; the real transforms against RealFftPlan.
+// (fft_test.cc runs the thunk's batched
 // passes against the interpreter.)
 #include "axle/cpu/runtime/fft_lines.h"
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/fft_plan.h"
 #include "gtest/gtest.h"
 
 namespace axle::cpu {
@@ -87,6 +89,59 @@ TEST(LineBatchFftTest, AgreesWithTheDft) {
         for (bool inverse : {false, true}) ExpectLinesAgree(n, lines, adjacent, inverse);
       }
     }
+  }
+}
+
+// RunRealForward / RunRealInverse on `lines` lines of 2n reals (n + 1
+// frequencies), rows a little apart, against RealFftPlan line by line.
+void ExpectRealLinesAgree(int64_t n, int lines) {
+  SCOPED_TRACE(absl::StrCat("n ", n, " lines ", lines));
+  const int64_t reals = 2 * n, real_line = reals + 2, half = n + 1, complex_line = half + 1;
+  const double tolerance = 1e-5 * std::sqrt(static_cast<double>(reals)) * std::log2(reals + 1.0);
+  // Forward.
+  {
+    LineBatchFft batched(n, /*inverse=*/false);
+    RealFftPlan<float> plan(reals, /*inverse=*/false);
+    std::vector<Complex> values = Random(real_line * lines / 2, static_cast<int>(n) + lines);
+    const auto* in = reinterpret_cast<const float*>(values.data());
+    std::vector<Complex> out(complex_line * lines), expected(half), work(plan.work_size());
+    std::vector<float> batch_work(batched.real_work_floats());
+    batched.RunRealForward(in, real_line, out.data(), complex_line, lines, batch_work.data());
+    for (int l = 0; l < lines; ++l) {
+      plan.Forward(in + l * real_line, expected.data(), work.data());
+      for (int64_t k = 0; k < half; ++k) {
+        const Complex got = out[l * complex_line + k];
+        ASSERT_NEAR(got.real(), expected[k].real(), tolerance) << "line " << l << " k " << k;
+        ASSERT_NEAR(got.imag(), expected[k].imag(), tolerance) << "line " << l << " k " << k;
+      }
+    }
+  }
+  // Inverse, scaled by 1/2n (the imaginary parts of X[0] and X[n] are
+  // ignored by both).
+  {
+    LineBatchFft batched(n, /*inverse=*/true);
+    RealFftPlan<float> plan(reals, /*inverse=*/true);
+    std::vector<Complex> in = Random(complex_line * lines, static_cast<int>(n) * 3 + lines);
+    std::vector<float> out(real_line * lines), expected(reals);
+    std::vector<Complex> work(plan.work_size());
+    std::vector<float> batch_work(batched.real_work_floats());
+    const float scale = 1.0f / static_cast<float>(reals);
+    batched.RunRealInverse(in.data(), complex_line, out.data(), real_line, lines, scale,
+                           batch_work.data());
+    for (int l = 0; l < lines; ++l) {
+      plan.Inverse(in.data() + l * complex_line, expected.data(), work.data());
+      for (int64_t j = 0; j < reals; ++j) {
+        ASSERT_NEAR(out[l * real_line + j], expected[j] * scale, tolerance)
+            << "line " << l << " j " << j;
+      }
+    }
+  }
+}
+
+TEST(LineBatchFftTest, RealTransformsAgreeWithRealFftPlan) {
+  if (!LineBatchFft::Supports(2)) GTEST_SKIP() << "this CPU lacks AVX-512F";
+  for (int64_t n = 2; n <= 256; n *= 2) {
+    for (int lines : {1, 7, 16}) ExpectRealLinesAgree(n, lines);
   }
 }
 

@@ -95,8 +95,8 @@ class RealFftPlan {
   void Inverse(const Complex* in, T* out, Complex* work) const;
   // Even n: Forward's last step, from z = the n/2-point transform of
   // x[2j] + i x[2j+1]; and Inverse's first, the z whose unscaled n/2-point
-  // inverse is n (x[2j] + i x[2j+1]). (The thunk runs the n/2-point
-  // transforms of many lines between these with LineBatchFft.)
+  // inverse is n (x[2j] + i x[2j+1]). (LineBatchFft's RunRealForward /
+  // RunRealInverse do the same for 16 lines at once.)
   void ForwardFromHalf(const Complex* z, Complex* out) const;
   void InverseToHalf(const Complex* in, Complex* z) const;
 

@@ -82,7 +82,8 @@ class FftTransform {
     work_offset_ = line;
     slot_elements_ = line + work;
     // f32 power-of-two lines: 16 at a time (fft_lines.h), with 16 lines of
-    // work memory (and for real lines 16 half-length lines of z before it).
+    // work memory (real lines: the half-length transform's and the n/2 + 1
+    // frequencies').
     if constexpr (std::is_same_v<T, float>) {
       constexpr int64_t kLanes = LineBatchFft::kLanes;
       for (const ComplexFftPlan<T>& plan : plans_) {
@@ -96,7 +97,7 @@ class FftTransform {
       const int64_t n = lengths_.back();
       if (real && n % 2 == 0 && LineBatchFft::Supports(n / 2)) {
         real_batched_ = std::make_unique<LineBatchFft>(n / 2, inverse);
-        slot_elements_ = std::max(slot_elements_, kLanes * n);
+        slot_elements_ = std::max(slot_elements_, real_batched_->real_work_floats() / 2);
       }
     }
     copy_elements_ = type_ == IRFFT && rank > 1 ? Product(complex_dims_) : 0;
@@ -162,16 +163,9 @@ class FftTransform {
         for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
           if constexpr (std::is_same_v<T, float>) {
             if (const LineBatchFft* batched = RealBatched()) {
-              // z of each line (its n/2-point transform), then the last step.
-              const int64_t m = n / 2;
-              Complex* z = slot;
               for (int64_t r = begin; r < end; r += kLanes) {
                 const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
-                batched->Run(reinterpret_cast<const Complex*>(from + r * n), m, 1, z, m, 1, lines,
-                             Floats(slot + kLanes * m));
-                for (int l = 0; l < lines; ++l) {
-                  real_plan_->ForwardFromHalf(z + l * m, to + (r + l) * half);
-                }
+                batched->RunRealForward(from + r * n, n, to + r * half, half, lines, Floats(slot));
               }
               return;
             }
@@ -195,16 +189,11 @@ class FftTransform {
         for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
           if constexpr (std::is_same_v<T, float>) {
             if (const LineBatchFft* batched = RealBatched()) {
-              // The first step of each line, then their n/2-point transforms.
-              const int64_t m = n / 2;
-              Complex* z = slot;
+              // Scaled by 1 / N on the way (no Scale pass after).
               for (int64_t r = begin; r < end; r += kLanes) {
                 const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
-                for (int l = 0; l < lines; ++l) {
-                  real_plan_->InverseToHalf(from + (r + l) * half, z + l * m);
-                }
-                batched->Run(z, m, 1, reinterpret_cast<Complex*>(to + r * n), m, 1, lines,
-                             Floats(slot + kLanes * m));
+                batched->RunRealInverse(from + r * half, half, to + r * n, n, lines, scale_,
+                                        Floats(slot));
               }
               return;
             }
@@ -213,7 +202,7 @@ class FftTransform {
             real_plan_->Inverse(from + r * half, to + r * n, slot + work_offset_);
           }
         });
-        Scale(to, Product(lengths_), for_each);
+        if (RealBatched() == nullptr) Scale(to, Product(lengths_), for_each);
         break;
       }
     }

@@ -1,9 +1,9 @@
 //===- parallel_test.cc - Threads and arenas of the cpu executable ---------===//
 //
 // Kernels split across the intra-op pool compute exactly what one thread
-// computes; one executable runs from 8 threads at once (Run and RunAsync);
-// temporaries come from arenas the executable reuses, so steady-state runs
-// allocate only their result buffers.
+// computes (split by bytes, or after timed runs showed them long); one executable runs from 8
+// threads at once (Run and RunAsync); temporaries come from arenas the executable reuses, so
+// steady-state runs allocate only their result buffers.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -114,6 +114,7 @@ class ParallelTest : public ::testing::Test {
                               const std::vector<ScopedShapedBuffer>& arguments,
                               ExecutableRunOptions options) {
     std::vector<const ShapedBuffer*> pointers;
+    pointers.reserve(arguments.size());
     for (const auto& argument : arguments) pointers.push_back(&argument);
     AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable.Run(pointers, options));
     return client_->ShapedBufferToLiteral(result);
@@ -123,6 +124,7 @@ class ParallelTest : public ::testing::Test {
   absl::StatusOr<Literal> RunAsync(const LocalExecutable& executable,
                                    const std::vector<ScopedShapedBuffer>& arguments) {
     std::vector<const ShapedBuffer*> pointers;
+    pointers.reserve(arguments.size());
     for (const auto& argument : arguments) pointers.push_back(&argument);
     AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable.RunAsync(pointers, {}));
     return client_->ShapedBufferToLiteral(result);
@@ -139,6 +141,7 @@ class ParallelTest : public ::testing::Test {
       AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffer, client->LiteralToShapedBuffer(arg, 0));
       buffers.push_back(std::move(buffer));
     }
+    pointers.reserve(buffers.size());
     for (const auto& buffer : buffers) pointers.push_back(&buffer);
     AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, {}));
     return client->ShapedBufferToLiteral(result);
@@ -172,6 +175,58 @@ TEST_F(ParallelTest, OneAndManyThreadsGiveIdenticalResults) {
   EXPECT_TRUE(near.ok()) << near;
 }
 
+// A kernel that touches little memory (512 KiB) but computes long (an
+// argmax's compare-and-select chain): its first runs are inline and timed,
+// later ones split across the pool once those were long. Every run, either
+// way, gives what one thread gives.
+constexpr char kArgmaxRows[] = R"(
+HloModule argmax_rows
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  a_nan = pred[] compare(a, a), direction=NE
+  pick = pred[] or(gt, a_nan)
+  v = f32[] select(pick, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lower = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lower)
+  take = pred[] or(pick, tie)
+  i = s32[] select(take, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[32,4096] parameter(0)
+  iota = s32[32,4096] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT m = (f32[32], s32[32]) reduce(x, iota, ninf, zero), dimensions={1}, to_apply=argmax
+}
+)";
+
+TEST_F(ParallelTest, LongKernelsOnLittleMemorySplitAfterTimedRuns) {
+  ASSERT_GE(ThreadPool::Default().num_threads(), 2) << "AXLE_NUM_THREADS=1 leaves nothing to test";
+  std::vector<Literal> args;
+  args.push_back(Filled(ShapeUtil::MakeShape(F32, {32, 4096}), 3));
+  auto executable = Compile(kArgmaxRows);
+  auto buffers = ToDevice(args);
+  absl::StatusOr<Literal> one =
+      Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(1));
+  ASSERT_TRUE(one.ok()) << one.status();
+  for (int run = 0; run < 8; ++run) {
+    absl::StatusOr<Literal> many = Run(*executable, buffers, ExecutableRunOptions());
+    ASSERT_TRUE(many.ok()) << many.status();
+    absl::Status equal = LiteralsEqual(*one, *many);
+    EXPECT_TRUE(equal.ok()) << "run " << run << ": " << equal;
+  }
+  absl::StatusOr<Literal> reference = RunReference(kArgmaxRows, args);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::Status equal = LiteralsEqual(*reference, *one);
+  EXPECT_TRUE(equal.ok()) << equal;
+}
+
 // Each thread alternates Run and RunAsync (the async runs queue on the
 // device's stream, whose worker runs them while the sync runs go on).
 TEST_F(ParallelTest, EightThreadsRunOneExecutableAtOnceSyncAndAsync) {
@@ -191,6 +246,7 @@ ENTRY e {
   constexpr int kThreads = 8;
   std::vector<std::vector<Literal>> args(kThreads);
   std::vector<std::vector<ScopedShapedBuffer>> buffers;
+  buffers.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     args[t].push_back(Filled(shape, 3 * t));
     args[t].push_back(Filled(shape, 3 * t + 1));
@@ -198,6 +254,7 @@ ENTRY e {
   }
   std::vector<absl::Status> outcomes(kThreads);
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 4; ++round) {

@@ -2,6 +2,7 @@
 #include "axle/cpu/runtime/thunk.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/container/inlined_vector.h"
 
@@ -14,25 +15,43 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   for (int64_t value : operand_values_) buffers.push_back(context.address(value));
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
   const int64_t rows = kernel_->outer_size();
-  if (context.thread_pool == nullptr || !context.size_bytes || rows < 2) {
+  int threads = context.thread_pool == nullptr ? 1 : context.thread_pool->num_threads();
+  if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+  if (threads < 2 || !context.size_bytes || rows < 2) {
     kernel_->Run(buffers.data());
     return absl::OkStatus();
   }
   for (int64_t value : operand_values_) bytes += context.size_bytes(value);
   for (int64_t value : output_values_) bytes += context.size_bytes(value);
-  if (bytes < kMinParallelBytes) {
+  // Few bytes: inline, timed for the first runs; split once per thread
+  // when even the shortest of those was long.
+  const bool compute_bound = bytes < kMinParallelBytes && timed_runs_.load() >= kTimedRuns &&
+                             shortest_nanoseconds_.load() >= kMinSplitNanoseconds;
+  if (bytes < kMinParallelBytes && !compute_bound) {
+    if (timed_runs_.load() >= kTimedRuns) {
+      kernel_->Run(buffers.data());
+      return absl::OkStatus();
+    }
+    const auto start = std::chrono::steady_clock::now();
     kernel_->Run(buffers.data());
+    const int64_t nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count();
+    int64_t shortest = shortest_nanoseconds_.load();
+    while (nanoseconds < shortest &&
+           !shortest_nanoseconds_.compare_exchange_weak(shortest, nanoseconds)) {
+    }
+    ++timed_runs_;
     return absl::OkStatus();
   }
   // Rows per block so that each block touches at least kMinBlockBytes, or
-  // one aligned block per thread (SplitOncePerThread).
+  // one (aligned) block per thread (SplitOncePerThread, compute-bound).
   const int64_t bytes_per_row = std::max<int64_t>(1, bytes / rows);
   int64_t min_rows = std::max<int64_t>(1, kMinBlockBytes / bytes_per_row);
-  if (split_alignment_ > 0) {
-    int threads = context.thread_pool->num_threads();
-    if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+  if (split_alignment_ > 0 || compute_bound) {
+    const int64_t alignment = std::max<int64_t>(1, split_alignment_);
     const int64_t per_thread = (rows + threads - 1) / threads;
-    min_rows = (per_thread + split_alignment_ - 1) / split_alignment_ * split_alignment_;
+    min_rows = (per_thread + alignment - 1) / alignment * alignment;
   }
   void** data = buffers.data();
   context.thread_pool->ParallelFor(

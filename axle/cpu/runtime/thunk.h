@@ -16,6 +16,8 @@
 #define AXLE_CPU_RUNTIME_THUNK_H_
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -96,7 +98,11 @@ class Thunk {
 // for each output element; a full reduction has one row), so any split of
 // [0, outer_size) into ranges is exact. Kernels touching fewer than
 // kMinParallelBytes run inline; larger ones get blocks of at least
-// kMinBlockBytes.
+// kMinBlockBytes. A kernel that touches few bytes but computes long (an
+// argmax's compare-and-select chain over 16K elements: ~60 us) is timed
+// while it runs inline: once its shortest run of the first few took
+// kMinSplitNanoseconds or more, its runs are split into one range per
+// thread. Only the schedule depends on the timing, never the results.
 class KernelThunk : public Thunk {
  public:
   // `in_place`: the (operand, output) values the kernel computes correctly
@@ -124,6 +130,11 @@ class KernelThunk : public Thunk {
 
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
+  // Inline runs timed before the kernel's schedule is fixed, and the
+  // shortest of them from which it is split (waking a worker costs a few
+  // microseconds; half of this is saved).
+  static constexpr int64_t kTimedRuns = 3;
+  static constexpr int64_t kMinSplitNanoseconds = 40'000;
 
  private:
   std::unique_ptr<CompiledKernel> kernel_;
@@ -131,6 +142,9 @@ class KernelThunk : public Thunk {
   std::vector<int64_t> output_values_;
   std::vector<std::pair<int64_t, int64_t>> in_place_;
   int64_t split_alignment_ = 0;  // 0: ranges by bytes (kMinBlockBytes)
+  // Inline runs timed so far (saturating at kTimedRuns) and the shortest.
+  mutable std::atomic<int64_t> timed_runs_{0};
+  mutable std::atomic<int64_t> shortest_nanoseconds_{INT64_MAX};
 };
 
 }  // namespace axle::cpu

@@ -29,6 +29,9 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
       return ShapeUtil::HasDescendingLayout(instruction.shape()) &&
              ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());
     case HloOpcode::kTranspose:
+    // A row gather (an embedding lookup) and its consumers are one loop:
+    // no gathered copy is written and read back.
+    case HloOpcode::kGather:
       return true;
     case HloOpcode::kConstant:
       return instruction.shape().num_elements() <= CpuInstructionFusion::kMaxFusedConstantElements;
@@ -183,11 +186,14 @@ std::optional<FusionKind> ConsumerFusionKind(const HloInstruction& consumer) {
 }
 
 // Whether `consumer` reads an element of `producer` more than once (through a
-// broadcast): an expensive producer fused there would be recomputed per read.
+// broadcast or a gather): an expensive producer fused there would be
+// recomputed per read.
 bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction& producer) {
   if (IsHoistedInto(producer, consumer)) return false;
   const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer);
-  if (fusion == nullptr) return consumer.opcode() == HloOpcode::kBroadcast;
+  if (fusion == nullptr) {
+    return consumer.opcode() == HloOpcode::kBroadcast || consumer.opcode() == HloOpcode::kGather;
+  }
   const HloComputation* fused = fusion->fused_instructions_computation();
   std::vector<const HloInstruction*> worklist;
   for (int64_t i = 0; i < consumer.operand_count(); ++i) {
@@ -198,7 +204,11 @@ bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction
     const HloInstruction* instruction = worklist.back();
     worklist.pop_back();
     if (!seen.insert(instruction).second) continue;
-    if (instruction->opcode() == HloOpcode::kBroadcast) return true;
+    // A broadcast reads each element many times, a gather any number.
+    if (instruction->opcode() == HloOpcode::kBroadcast ||
+        instruction->opcode() == HloOpcode::kGather) {
+      return true;
+    }
     // A reduce inside a loop fusion is hoisted: it reads each element of
     // its input once per row.
     if (instruction->opcode() == HloOpcode::kReduce) continue;

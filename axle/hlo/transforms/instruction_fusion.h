@@ -8,7 +8,7 @@
 //
 // What fuses:
 //  - producers: elementwise ops (no rng, no side effects), broadcast,
-//    reshape, bitcast, transpose, reverse, slice, dynamic-slice,
+//    reshape, bitcast, transpose, reverse, slice, dynamic-slice, gather,
 //    concatenate, pad, iota, copy, small constants (<= 64 elements), and
 //    kLoop fusions;
 //  - consumers: the same ops (the result is a kLoop fusion) and reduce (a
@@ -32,13 +32,13 @@
 //    every one of its users can host a fusion; otherwise it stays a separate
 //    value (with duplicate_fast_gpu_math, the GPU's, f32 exp / divide /
 //    sqrt / rsqrt count as cheap here: softmax's exp goes into both the sum
-//    and the divide). An expensive producer does not fuse where a broadcast would read
-//    each of its elements many times. Nothing with control dependencies
+//    and the divide). An expensive producer does not fuse where a broadcast or
+//    a gather would read each of its elements many times. Nothing with control dependencies
 //    fuses.
 //
 // Never fused: parameters, side-effecting ops, custom calls, rng, dot and
 // convolution (see epilogue_fusion.h), while / conditional / call, sort,
-// gather / scatter, reduce-window, tuples.
+// scatter, reduce-window, tuples.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_INSTRUCTION_FUSION_H_

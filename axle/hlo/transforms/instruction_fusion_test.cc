@@ -1,5 +1,6 @@
 #include "axle/hlo/transforms/instruction_fusion.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/hlo/transforms/fusion_test_util.h"
 #include "gtest/gtest.h"
@@ -332,6 +333,51 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
   ASSERT_NE(RootFusion(*module), nullptr);
   EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "broadcast,add");
+}
+
+TEST(CpuInstructionFusion, GatherFusesWithItsConsumersAndCheapProducers) {
+  // An embedding gradient's lookup: the rows of a cheap elementwise value
+  // gathered and masked are one loop; an expensive producer of the table
+  // stays outside (the gather may read each element many times).
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  t = f32[6,4] parameter(0)
+  idx = s32[10,1] parameter(1)
+  keep = pred[10] parameter(2)
+  one = f32[] constant(1)
+  ones = f32[6,4] broadcast(one), dimensions={}
+  d = f32[6,4] subtract(ones, t)
+  g = f32[10,4] gather(d, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  kb = pred[10,4] broadcast(keep), dimensions={0}
+  zero = f32[] constant(0)
+  zeros = f32[10,4] broadcast(zero), dimensions={}
+  ROOT s = f32[10,4] select(kb, g, zeros)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  ASSERT_NE(RootFusion(*module), nullptr) << module->ToString();
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kGather).size(), 0u);
+  EXPECT_TRUE(absl::StrContains(FusedOpcodes(*RootFusion(*module)), "subtract"));
+  EXPECT_TRUE(absl::StrContains(FusedOpcodes(*RootFusion(*module)), "gather"));
+
+  auto expensive = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  t = f32[6,4] parameter(0)
+  idx = s32[10,1] parameter(1)
+  x = f32[6,4] exponential(t)
+  g = f32[10,4] gather(x, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT n = f32[10,4] negate(g)
+}
+)",
+                                 pass);
+  ASSERT_NE(expensive, nullptr);
+  EXPECT_EQ(EntryInstructions(*expensive, HloOpcode::kExp).size(), 1u);
+  ASSERT_NE(RootFusion(*expensive), nullptr);
+  EXPECT_EQ(FusedOpcodes(*RootFusion(*expensive)), "gather,negate");
 }
 
 TEST(CpuInstructionFusion, LayoutChangingBitcastsStayOutside) {
