@@ -13,6 +13,7 @@
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -191,6 +192,13 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
         return !HasOwnThunkOrIsPlumbing(instruction) && !instruction.HasSideEffect();
       },
       [](const HloInstruction&) { return false; }, /*stop_at_unfusible=*/false);
+  // Row reductions and their consumers into one kernel each (row_fusion.h:
+  // softmax and layer norm a kernel per row), once every op is a fusion.
+  pipeline.AddPass<GpuRowFusionMerger>();
+  // A producer fused into two consumers that then merge leaves two copies
+  // of its reductions in one kernel: computed once after CSE.
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> cse, CreatePass("cse"));
+  pipeline.AddPass(std::move(cse));
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   return pipeline.Run(module).status();
