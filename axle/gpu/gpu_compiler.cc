@@ -151,10 +151,11 @@ class GpuCompiler : public Compiler {
 // fuses into a consumer: the cpu kernels compute a row reduction once per
 // row (row_index_analysis.h), a GPU loop kernel would compute it once per
 // output element (softmax's divide would reduce the row again for each of
-// its elements). Every reduce is the root of its own kernel (a block per
-// row for row reductions). f32 exp, divide, sqrt and rsqrt are duplicated
-// into several consumers as cheap ops are (softmax's exp into its sum and
-// its divide: three kernels, as XLA:GPU's).
+// its elements). Every reduce is the root of its own fusion here; the row
+// fusion merger (row_fusion.h) later fuses row reductions into consumers
+// whose kernel computes them once per row. f32 exp, divide, sqrt and rsqrt
+// are duplicated into several consumers as cheap ops are (softmax's exp
+// into its sum and its divide, which then merge into one kernel).
 absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
   if (name != "fusion") return true;
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
