@@ -24,13 +24,6 @@ bool IsRowMajor(const Shape& shape) {
              ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
 }
 
-bool IsIdentity(absl::Span<const int64_t> dimensions) {
-  for (size_t i = 0; i < dimensions.size(); ++i) {
-    if (dimensions[i] != static_cast<int64_t>(i)) return false;
-  }
-  return true;
-}
-
 // Whether `broadcast` (an operand of `rows` elements into rows * columns)
 // keeps rows: its operand's non-degenerate dimensions map, in order, onto
 // the output's non-degenerate leading dimensions whose product is `rows`.
@@ -75,8 +68,18 @@ bool KeepsRows(const HloInstruction& instruction, const RowGeometry& geometry,
              instruction.operand(0)->shape().num_elements() == count;
     case HloOpcode::kBroadcast: {
       const HloInstruction* operand = instruction.operand(0);
-      if (operand->shape().dimensions() == instruction.shape().dimensions() &&
-          IsIdentity(cast<HloDimensionsInstruction>(&instruction)->dimensions())) {
+      if (operand->shape().num_elements() == count) {
+        // Only degenerate dimensions added: row-major positions stay when
+        // the operand's other dimensions keep their order.
+        const std::vector<int64_t>& mapping =
+            cast<HloDimensionsInstruction>(&instruction)->dimensions();
+        const std::vector<int64_t>& in = operand->shape().dimensions();
+        int64_t last = -1;
+        for (size_t i = 0; i < in.size() && i < mapping.size(); ++i) {
+          if (in[i] == 1) continue;
+          if (mapping[i] <= last) return false;
+          last = mapping[i];
+        }
         return true;
       }
       return operand->shape().num_elements() == rows && count == elements &&

@@ -283,6 +283,15 @@ ENTRY e {
     ASSERT_NE(module, nullptr);
     EXPECT_FALSE(AnalyzeRowFusion(*module->entry_computation()).has_value()) << read;
   }
+  // A degenerate dimension added by a broadcast keeps the rows.
+  auto degenerate =
+      Parse(absl::StrReplaceAll(reads, {{"READ",
+                                         "s1 = f32[8,1] broadcast(s), dimensions={0}\n"
+                                         "  s8 = f32[8] reshape(s1)\n"
+                                         "  sb = f32[8,64] broadcast(s8), dimensions={0}\n"
+                                         "  ROOT y = f32[8,64] add(x, sb)"}}));
+  ASSERT_NE(degenerate, nullptr);
+  EXPECT_TRUE(AnalyzeRowFusion(*degenerate->entry_computation()).has_value());
   // Outputs of other shapes: a row fusion the kernel does not write.
   auto module = Parse(absl::StrReplaceAll(reads, {{"READ",
                                                    "sb = f32[8,64] broadcast(s), dimensions={0}\n"
