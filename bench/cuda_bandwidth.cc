@@ -108,6 +108,33 @@ ENTRY e {
   ROOT y = f32[$R,$C] divide(e, sb)
 })"),
        2},
+      {"layer norm rows (f32[R,1024])", absl::StrCat("HloModule layer_norm", kAdd, R"(
+ENTRY e {
+  x = f32[$R,$C] parameter(0)
+  g = f32[$C] parameter(1)
+  b = f32[$C] parameter(2)
+  zero = f32[] constant(0)
+  n = f32[] constant($C)
+  nb = f32[$R] broadcast(n), dimensions={}
+  sum = f32[$R] reduce(x, zero), dimensions={1}, to_apply=add
+  mean = f32[$R] divide(sum, nb)
+  meanb = f32[$R,$C] broadcast(mean), dimensions={0}
+  centered = f32[$R,$C] subtract(x, meanb)
+  sq = f32[$R,$C] multiply(centered, centered)
+  var = f32[$R] reduce(sq, zero), dimensions={1}, to_apply=add
+  varn = f32[$R] divide(var, nb)
+  eps = f32[] constant(1e-5)
+  epsb = f32[$R] broadcast(eps), dimensions={}
+  ve = f32[$R] add(varn, epsb)
+  r = f32[$R] rsqrt(ve)
+  rb = f32[$R,$C] broadcast(r), dimensions={0}
+  gb = f32[$R,$C] broadcast(g), dimensions={1}
+  bb = f32[$R,$C] broadcast(b), dimensions={1}
+  norm = f32[$R,$C] multiply(centered, rb)
+  scaled = f32[$R,$C] multiply(norm, gb)
+  ROOT out = f32[$R,$C] add(scaled, bb)
+})"),
+       2},
   };
 }
 

@@ -16,6 +16,7 @@
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/lapack_to_hlo.h"
+#include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -149,14 +150,18 @@ class GpuCompiler : public Compiler {
 // The GPU's edit of the shared pass list: `fusion` becomes the trip
 // counts, the convolutions' padding made what cuDNN takes (an explicit pad
 // of the input, conv_padding_legalization.h), dots of types no GEMM takes
-// as a multiply and a reduce (dot_to_reduce.h), the dot canonicalizer (dots no single GEMM computes
-// get transposes and reshapes around them, dot_canonicalizer.h, which then fuse into their
-// neighbours) and the cpu fusion pass, except that no reduction fuses into a consumer: the cpu
-// kernels compute a row reduction once per row (row_index_analysis.h), a GPU loop kernel would
-// compute it once per output element (softmax's divide would reduce the row again for each of its
-// elements). Every reduce is the root of its own kernel (a block per row for row reductions). f32
-// exp, divide, sqrt and rsqrt are duplicated into several consumers as cheap ops are (softmax's exp
-// into its sum and its divide: three kernels, as XLA:GPU's).
+// as a multiply and a reduce (dot_to_reduce.h), the dot canonicalizer (dots
+// no single GEMM computes get transposes and reshapes around them,
+// dot_canonicalizer.h, which then fuse into their neighbours) and the cpu
+// fusion pass, except that no reduction fuses into a consumer: the cpu
+// kernels compute a row reduction once per row (row_index_analysis.h), a
+// GPU loop kernel would compute it once per output element (softmax's
+// divide would reduce the row again for each of its elements). Every reduce
+// is the root of its own fusion here; the row fusion merger (row_fusion.h)
+// later fuses row reductions into consumers whose kernel computes them once
+// per row. f32 exp, divide, sqrt and rsqrt are duplicated into several
+// consumers as cheap ops are (softmax's exp into its sum and its divide,
+// which then merge into one kernel).
 absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
   if (name != "fusion") return true;
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
@@ -200,6 +205,13 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
         return !HasOwnThunkOrIsPlumbing(instruction) && !instruction.HasSideEffect();
       },
       [](const HloInstruction&) { return false; }, /*stop_at_unfusible=*/false);
+  // Row reductions and their consumers into one kernel each (row_fusion.h:
+  // softmax and layer norm a kernel per row), once every op is a fusion.
+  pipeline.AddPass<GpuRowFusionMerger>();
+  // A producer fused into two consumers that then merge leaves two copies
+  // of its reductions in one kernel: computed once after CSE.
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> cse, CreatePass("cse"));
+  pipeline.AddPass(std::move(cse));
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
   return pipeline.Run(module).status();

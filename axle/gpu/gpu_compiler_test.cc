@@ -26,6 +26,7 @@
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/ptxas.h"
+#include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -452,7 +453,9 @@ bool IsFusionOutput(const HloInstruction& reduce, const HloComputation& fused) {
 }
 
 // The fusions of `module` (any computation) in which a reduce feeds other
-// fused instructions: a GPU loop kernel would compute it per element.
+// fused instructions and which are no row fusions (row_fusion.h, whose
+// kernel computes each reduction once per row): a GPU loop kernel would
+// compute it per element.
 std::vector<std::string> FusionsRecomputingReduces(const HloModule& module) {
   std::vector<std::string> found;
   for (const HloComputation* computation : module.computations()) {
@@ -460,6 +463,10 @@ std::vector<std::string> FusionsRecomputingReduces(const HloModule& module) {
       const auto* fusion = dyn_cast<HloFusionInstruction>(instruction);
       if (fusion == nullptr) continue;
       const HloComputation* fused = fusion->fused_instructions_computation();
+      if (std::optional<RowFusionAnalysis> row = AnalyzeRowFusion(*fused);
+          row.has_value() && row->outputs_ok) {
+        continue;
+      }
       for (const HloInstruction* inner : fused->instructions()) {
         if (inner->opcode() == HloOpcode::kReduce && !IsFusionOutput(*inner, *fused)) {
           found.push_back(absl::StrCat(fusion->name(), " (", inner->name(), ")"));
@@ -470,7 +477,7 @@ std::vector<std::string> FusionsRecomputingReduces(const HloModule& module) {
   return found;
 }
 
-// The fusions of `module`'s computations and how many are reductions.
+// The fusions of `module`'s computations and how many compute reductions.
 std::pair<int, int> CountFusions(const HloModule& module) {
   int fusions = 0;
   int reductions = 0;
@@ -481,7 +488,7 @@ std::pair<int, int> CountFusions(const HloModule& module) {
       ++fusions;
       const HloComputation* fused = fusion->fused_instructions_computation();
       for (const HloInstruction* inner : fused->instructions()) {
-        if (inner->opcode() == HloOpcode::kReduce && IsFusionOutput(*inner, *fused)) {
+        if (inner->opcode() == HloOpcode::kReduce) {
           ++reductions;
           break;
         }
@@ -491,11 +498,10 @@ std::pair<int, int> CountFusions(const HloModule& module) {
   return {fusions, reductions};
 }
 
-// Softmax and layer norm: the row reductions are kernels of their own (a
-// block per row) and the elementwise kernels read their results, never
-// recompute them (the cpu fusion pass fuses them into their consumers,
-// which the cpu's row loops hoist; a GPU thread per element would not).
-TEST(GpuCompilerTest, NoReductionIsFusedIntoItsConsumers) {
+// Softmax and layer norm: no loop kernel recomputes a reduction per
+// element; they are row fusions (a warp per row computes each reduction
+// once, then the elements that read them).
+TEST(GpuCompilerTest, ReductionsAreComputedOncePerRow) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(R"(
 HloModule m
@@ -537,15 +543,14 @@ ENTRY e {
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_THAT(FusionsRecomputingReduces(*module), ::testing::IsEmpty()) << module->ToString();
   auto [fusions, reductions] = CountFusions(*module);
-  // max, sum (the exp fused into it), mean and variance each a kernel of
-  // their own; softmax's exp-and-divide and the normalization one
-  // multi-output kernel (siblings reading x).
-  EXPECT_EQ(reductions, 4) << module->ToString();
-  EXPECT_EQ(fusions, 5) << module->ToString();
+  // Both read x's rows: one kernel computing max, sum, mean and variance
+  // of each row, then softmax and the normalization.
+  EXPECT_EQ(reductions, 1) << module->ToString();
+  EXPECT_EQ(fusions, 1) << module->ToString();
 }
 
 // The JAX programs whose reductions the cpu fuses into their consumers
-// compile for CUDA without any reduce inside a fusion but as its root.
+// compile for CUDA without a loop kernel recomputing a reduction.
 TEST(GpuCompilerTest, JaxReductionsAreKernelsOfTheirOwn) {
   const std::vector<std::string> names = {"perf_softmax_4096", "perf_layernorm_8192x1024",
                                           "softmax_layernorm_bf16", "scan_reductions",

@@ -7,10 +7,12 @@
 //
 //   .entry NAME(.param .u64 p0, ..., .param .u64 pN-1, .param .u64 out0, ...)
 //
-// with one thread per output element (bounds-checked: threads past the
-// last element do nothing), or, for a reduction of its input's trailing
-// dimensions (a row reduction), one block per output element whose threads
-// share the row (ptx_kernel_emitter.h). Parameters then outputs are device
+// with one thread per output element (or per 16-byte vector of them;
+// bounds-checked: threads past the last element do nothing), or, for row
+// reductions and their consumers (row_fusion.h: softmax, layer norm, a
+// reduction of the input's trailing dimensions), a warp or block per row
+// whose threads share the row; their outputs may then have the rows' or
+// the input's dimensions (ptx_kernel_emitter.h). Parameters then outputs are device
 // buffers, dense and row-major, 16-byte aligned, not overlapping. Launch it
 // with `grid` blocks of `block` threads.
 //

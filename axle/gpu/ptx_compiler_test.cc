@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -62,7 +63,8 @@ ENTRY e {
   EXPECT_EQ(kernel->name, "add_kernel");
   EXPECT_EQ(kernel->output_elements, 1000);
   EXPECT_EQ(kernel->block, 256);
-  EXPECT_EQ(kernel->grid, 4);
+  // Four consecutive elements a thread (16-byte loads and stores).
+  EXPECT_EQ(kernel->grid, 1);
   EXPECT_EQ(kernel->num_parameters, 2);
   EXPECT_EQ(kernel->num_outputs, 1);
   const std::string& ptx = kernel->ptx;
@@ -72,10 +74,10 @@ ENTRY e {
   EXPECT_THAT(ptx, HasSubstr("%tid.x"));
   EXPECT_THAT(ptx, HasSubstr("%ctaid.x"));
   EXPECT_THAT(ptx, ContainsRegex("add(\\.rn)?\\.f32"));
-  EXPECT_THAT(ptx, ContainsRegex("ld\\.global(\\.nc)?\\.f32"));
-  EXPECT_THAT(ptx, HasSubstr("st.global.f32"));
-  // Bounds-checked: threads past element 999 skip the element.
-  EXPECT_THAT(ptx, HasSubstr("999"));
+  EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.f32"));
+  EXPECT_THAT(ptx, HasSubstr("st.global.v4.f32"));
+  // Bounds-checked: threads past element 996 (thread 249) skip them.
+  EXPECT_THAT(ptx, HasSubstr("249"));
   ExpectPtxasAccepts(*kernel);
 }
 
@@ -124,18 +126,23 @@ ENTRY e {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->num_outputs, 2);
   EXPECT_EQ(kernel->output_elements, 64 * 48);
-  EXPECT_EQ(kernel->grid, 12);
+  EXPECT_EQ(kernel->grid, 3);
   EXPECT_THAT(kernel->ptx, HasSubstr(".entry bias_relu("));
   // maximum propagates NaN (XLA's semantics): a compare, a select and a
   // NaN test rather than max.f32.
   EXPECT_THAT(kernel->ptx, HasSubstr("setp.nan.f32"));
-  // Two stores per thread, one per output.
-  EXPECT_THAT(kernel->ptx, ContainsRegex("st\\.global\\.f32[^\n]*\n(.*\n)*.*st\\.global\\.f32"));
+  // Two (vector) stores per thread, one per output.
+  EXPECT_THAT(kernel->ptx,
+              ContainsRegex("st\\.global\\.v4\\.f32[^\n]*\n(.*\n)*.*st\\.global\\.v4\\.f32"));
   ExpectPtxasAccepts(*kernel);
 }
 
-TEST(PtxCompilerTest, RowReductionUsesABlockPerRow) {
-  auto kernel = Compile(R"(
+// Rows of 1000 f32: a warp per row (8 rows a block), 16-byte loads (the
+// last of a thread's 8 chunks partly past the row), shuffles and no shared
+// memory; rows of 8192: a block of 256 per row, warps combined through
+// shared memory.
+TEST(PtxCompilerTest, RowReductionUsesAWarpOrABlockPerRow) {
+  const std::string text = R"(
 HloModule m
 add {
   a = f32[] parameter(0)
@@ -143,29 +150,34 @@ add {
   ROOT s = f32[] add(a, b)
 }
 ENTRY e {
-  x = f32[16,1000] parameter(0)
-  e = f32[16,1000] exponential(x)
+  x = f32[16,COLUMNS] parameter(0)
+  e = f32[16,COLUMNS] exponential(x)
   zero = f32[] constant(0)
   ROOT r = f32[16] reduce(e, zero), dimensions={1}, to_apply=add
-})",
-                        "row_sum");
+})";
+  auto kernel = Compile(absl::StrReplaceAll(text, {{"COLUMNS", "1000"}}), "row_sum");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->output_elements, 16);
-  EXPECT_EQ(kernel->grid, 16);
+  EXPECT_EQ(kernel->grid, 2);
   EXPECT_EQ(kernel->block, 256);
   const std::string& ptx = kernel->ptx;
   EXPECT_THAT(ptx, HasSubstr(".entry row_sum("));
-  // Strided columns per thread, then shuffles within each warp and shared
-  // memory across the warps.
+  EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.f32"));
   EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
-  EXPECT_THAT(ptx, HasSubstr("bar.sync"));
-  EXPECT_THAT(ptx, HasSubstr(".shared"));
+  EXPECT_THAT(ptx, Not(HasSubstr("bar.sync")));
+  ExpectPtxasAccepts(*kernel);
+  kernel = Compile(absl::StrReplaceAll(text, {{"COLUMNS", "8192"}}), "long_row_sum");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->grid, 16);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_THAT(kernel->ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(kernel->ptx, HasSubstr(".shared"));
   ExpectPtxasAccepts(*kernel);
 }
 
 TEST(PtxCompilerTest, RowReductionsOfOtherTypesAndShapes) {
-  // f64 (shuffled in two halves), s32 maximum over the two trailing
-  // dimensions of a 3-d input, a row shorter than a block.
+  // f64 (shuffled in two halves, 16-byte loads of 2), s32 maximum over the
+  // two trailing dimensions of a 3-d input.
   auto kernel = Compile(R"(
 HloModule m
 add {
@@ -180,8 +192,9 @@ ENTRY e {
 })",
                         "row_sum_f64");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_EQ(kernel->block, 128);
-  EXPECT_EQ(kernel->grid, 8);
+  EXPECT_EQ(kernel->block, 256);
+  EXPECT_EQ(kernel->grid, 1);
+  EXPECT_THAT(kernel->ptx, HasSubstr("ld.global.nc.v2.f64"));
   ExpectPtxasAccepts(*kernel);
   kernel = Compile(R"(
 HloModule m
@@ -197,15 +210,15 @@ ENTRY e {
 })",
                    "row_max_s32");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_EQ(kernel->grid, 3);
+  EXPECT_EQ(kernel->grid, 1);
   EXPECT_EQ(kernel->block, 256);
   EXPECT_THAT(kernel->ptx, HasSubstr("max.s32"));
   ExpectPtxasAccepts(*kernel);
 }
 
-TEST(PtxCompilerTest, ARowsOwnReductionIsComputedBeforeTheColumnLoop) {
-  // softmax's denominator: the row's max is folded once, before the
-  // columns, not once per column.
+TEST(PtxCompilerTest, ARowsOwnReductionIsComputedOnceForItsRow) {
+  // softmax's denominator: the row's max is folded once, not once per
+  // column, and the row is loaded once for both (its values kept).
   auto kernel = Compile(R"(
 HloModule m
 max {
@@ -230,15 +243,21 @@ ENTRY e {
 })",
                         "softmax_denominator");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
-  EXPECT_EQ(kernel->grid, 16);
-  // The entry block no longer goes straight to the column loop: the max's
-  // loop comes first.
-  const std::string& ir = kernel->unoptimized_ir;
-  const size_t entry = ir.find("\nentry:");
-  ASSERT_NE(entry, std::string::npos) << ir;
-  const size_t next_block = ir.find(':', ir.find('\n', entry + 1));
-  EXPECT_EQ(ir.substr(entry, next_block - entry).find("br label %column.header"), std::string::npos)
-      << ir;
+  EXPECT_EQ(kernel->grid, 2);
+  const std::string& ptx = kernel->ptx;
+  int loads = 0;
+  for (size_t at = ptx.find("ld.global"); at != std::string::npos;
+       at = ptx.find("ld.global", at + 1)) {
+    ++loads;
+  }
+  EXPECT_EQ(loads, 8) << ptx;
+  // Two folds across the warp (max, then sum), each value shared by lane 0.
+  int shuffles = 0;
+  for (size_t at = ptx.find("shfl.sync.idx"); at != std::string::npos;
+       at = ptx.find("shfl.sync.idx", at + 1)) {
+    ++shuffles;
+  }
+  EXPECT_EQ(shuffles, 2) << ptx;
   ExpectPtxasAccepts(*kernel);
 }
 

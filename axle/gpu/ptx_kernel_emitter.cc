@@ -2,6 +2,7 @@
 #include "axle/gpu/ptx_kernel_emitter.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,9 +14,11 @@
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_module.h"
+#include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
+#include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -75,32 +78,99 @@ absl::Status CheckComputation(const HloComputation& computation) {
 constexpr int kWarpSize = 32;
 constexpr unsigned kSharedAddressSpace = 3;
 
-// The row length of a root that reduces its input's trailing dimensions
-// (all of them, or all but some leading ones) with one input: a row
-// reduction, which gets a block per output element. The block's threads
-// fold strided columns of the row, then combine their partial results
-// across each warp (shuffles) and across the warps (shared memory), so the
-// computation must be associative and the init value its identity, as XLA
-// requires of reductions. nullopt for any other root.
-std::optional<int64_t> RowReductionOf(const HloInstruction& root) {
-  // Complex partial results are not shuffled (yet): they fold per thread.
-  if (root.opcode() != HloOpcode::kReduce || root.operand_count() != 2 || !root.shape().IsArray() ||
-      pu::IsComplexType(root.shape().element_type())) {
-    return std::nullopt;
-  }
-  const Shape& input = root.operand(0)->shape();
-  std::vector<int64_t> reduced = cast<HloDimensionsInstruction>(&root)->dimensions();
-  std::sort(reduced.begin(), reduced.end());
-  int64_t length = 1;
-  for (size_t i = 0; i < reduced.size(); ++i) {
-    if (reduced[i] != input.rank() - static_cast<int64_t>(reduced.size() - i)) {
-      return std::nullopt;
+// Row fusions (row_fusion.h): vector loads and stores of at most 16 bytes,
+// at most 32 elements a thread kept in registers (beyond that the row is
+// walked in steps, re-read from the caches for each reduction).
+constexpr int64_t kMaxVectorBytes = 16;
+constexpr int64_t kMaxVector = 8;
+constexpr int64_t kMaxElementsPerThread = 32;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t StorageBytes(PrimitiveType type) { return std::max<int64_t>(1, pu::ByteWidth(type)); }
+
+// Elements a thread loads or stores at once: 16 bytes of the widest
+// element, fewer until `divides` is a multiple of it.
+int64_t VectorWidthFor(int64_t max_bytes, int64_t divides) {
+  int64_t width =
+      std::clamp<int64_t>(kMaxVectorBytes / std::max<int64_t>(1, max_bytes), 1, kMaxVector);
+  while (width > 1 && divides % width != 0) width /= 2;
+  return width;
+}
+
+// How a row fusion's kernel walks its rows: `threads` (whole warps) a row,
+// each taking `vector` consecutive columns at a time, chunks of threads *
+// vector columns; all of a row's chunks emitted straight (each value
+// computed once and kept: a softmax reads its row from memory once), or,
+// for rows longer than that (`loop`), `chunks` a step of a loop that each
+// reduction and the epilogue run again. Rows share a block of
+// `rows_per_block` * threads.
+struct RowSchedule {
+  int64_t vector = 1;
+  int64_t threads = kWarpSize;
+  int64_t chunks = 1;
+  bool loop = false;
+  int64_t rows_per_block = 1;
+};
+
+RowSchedule PlanRows(const RowFusionAnalysis& analysis, const HloComputation& fusion,
+                     const std::vector<const HloInstruction*>& outputs, int block_size) {
+  const RowGeometry& geometry = analysis.geometry;
+  int64_t max_bytes = 0;
+  for (const HloInstruction* parameter : fusion.parameter_instructions()) {
+    if (parameter->shape().dimensions() == geometry.input_dims) {
+      max_bytes = std::max(max_bytes, StorageBytes(parameter->shape().element_type()));
     }
-    length *= input.dimensions()[reduced[i]];
   }
-  // Short rows are better served by a thread per output element.
-  if (reduced.empty() || length < kWarpSize) return std::nullopt;
-  return length;
+  for (const HloInstruction* output : outputs) {
+    if (output->shape().dimensions() == geometry.input_dims) {
+      max_bytes = std::max(max_bytes, StorageBytes(output->shape().element_type()));
+    }
+  }
+  if (max_bytes == 0) {
+    max_bytes = StorageBytes(analysis.reductions[0]->operand(0)->shape().element_type());
+  }
+  RowSchedule schedule;
+  schedule.vector = VectorWidthFor(max_bytes, geometry.columns);
+  // Short rows: every lane of the warp gets columns.
+  while (schedule.vector > 1 && geometry.columns < kWarpSize * schedule.vector) {
+    schedule.vector /= 2;
+  }
+  const int64_t max_chunks = std::max<int64_t>(1, kMaxElementsPerThread / schedule.vector);
+  while (schedule.threads < 1024 &&
+         CeilDiv(geometry.columns, schedule.threads * schedule.vector) > max_chunks) {
+    schedule.threads *= 2;
+  }
+  schedule.chunks = CeilDiv(geometry.columns, schedule.threads * schedule.vector);
+  if (schedule.chunks > max_chunks) {
+    schedule.loop = true;
+    schedule.chunks = std::max<int64_t>(1, max_chunks / 2);
+  }
+  schedule.rows_per_block = std::max<int64_t>(1, block_size / schedule.threads);
+  return schedule;
+}
+
+// Elements a thread of an elementwise kernel computes (consecutive, loaded
+// and stored as vectors): 1 where a fusion folds (reduce, reduce-window,
+// ...), an output is not row-major or the last dimension is not a multiple.
+int64_t ElementVectorWidth(const HloComputation& fusion,
+                           const std::vector<const HloInstruction*>& outputs) {
+  const Shape& shape = outputs[0]->shape();
+  if (shape.rank() == 0) return 1;
+  for (const HloInstruction* instruction : fusion.instructions()) {
+    if (!instruction->called_computations().empty()) return 1;
+  }
+  int64_t max_bytes = 0;
+  for (const HloInstruction* output : outputs) {
+    if (!HasDescendingLayout(output->shape())) return 1;
+    max_bytes = std::max(max_bytes, StorageBytes(output->shape().element_type()));
+  }
+  for (const HloInstruction* parameter : fusion.parameter_instructions()) {
+    if (parameter->shape().dimensions() == shape.dimensions()) {
+      max_bytes = std::max(max_bytes, StorageBytes(parameter->shape().element_type()));
+    }
+  }
+  return VectorWidthFor(max_bytes, shape.dimensions().back());
 }
 
 // Column reductions: blocks of up to 1024 threads.
@@ -161,21 +231,95 @@ class KernelEmitter {
   // at most `block_size` threads a block.
   llvm::Function* CreateKernel(absl::string_view name, int block_size,
                                const std::vector<const HloInstruction*>& outputs);
-  // A thread per output element.
+  // A thread per output element, or per `vector` consecutive ones
+  // (ElementVectorWidth).
   absl::Status EmitElementPerThread(llvm::Function* kernel,
-                                    const std::vector<const HloInstruction*>& outputs);
-  // A block per output element (see RowReductionOf).
-  absl::Status EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
-                                int64_t row_length);
+                                    const std::vector<const HloInstruction*>& outputs,
+                                    int64_t vector);
+  // A row fusion (row_fusion.h) as `schedule` walks it.
+  absl::Status EmitRowFusion(llvm::Function* kernel, const RowFusionAnalysis& analysis,
+                             const RowSchedule& schedule,
+                             const std::vector<const HloInstruction*>& outputs);
   // A block per `width` output columns (see ColumnReductionOf), with
   // `block_rows` threads a column.
   absl::Status EmitColumnReduction(llvm::Function* kernel, const HloInstruction& reduce,
                                    int64_t rows, int64_t width, int64_t block_rows);
   // `value` combined across the warp by `reduce`'s computation (lane 0
   // gets the result); with `min_offset` w > 1, across the lanes equal
-  // modulo w (lanes 0..w-1 get the results).
+  // modulo w (lanes 0..w-1 get the results); with `max_offset` m < 16,
+  // only lanes 0..2m-1 take part in lane 0's result.
   absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value,
-                                              int min_offset = 1);
+                                              int min_offset = 1, int max_offset = kWarpSize / 2);
+  // shfl.sync of `value` (a scalar of at most 64 bits) in `mode`
+  // (nvvm_shfl_sync_down_i32: from the lane `offset` further;
+  // nvvm_shfl_sync_idx_i32: from lane `offset`).
+  llvm::Value* Shuffle(llvm::Intrinsic::ID mode, llvm::Value* value, int offset);
+
+  // One thread's `vector` consecutive columns of its row.
+  struct Chunk {
+    // Whether they are in the row (nullptr: always); `start` is clamped
+    // into the row when they are not, so that loads stay in bounds.
+    llvm::Value* in_range = nullptr;
+    llvm::Value* start = nullptr;
+    std::vector<llvm_ir::IrIndex> indices;
+    // The columns' part of them.
+    std::vector<llvm_ir::IrIndex> column_indices;
+  };
+  // Where a row fusion's thread is.
+  struct RowPosition {
+    llvm::Value* row = nullptr;  // clamped to the last row
+    llvm::Value* valid = nullptr;
+    llvm::Value* in_block = nullptr;  // the row's number in the block
+    llvm::Value* thread = nullptr;    // within the row
+    llvm::Value* lane = nullptr;
+    llvm::Value* warp = nullptr;  // within the row
+    llvm::Value* base = nullptr;  // row * columns
+    llvm_ir::IrIndex index;       // of the row (row_dims)
+  };
+  Chunk MakeChunk(const RowGeometry& geometry, const RowPosition& at, int64_t vector,
+                  llvm::Value* column, bool always_in_range);
+  // The vector loads of a chunk: parameters of the input's dimensions and
+  // of the columns' (a layer norm's scale, broadcast along the rows).
+  void PreloadChunk(const RowGeometry& geometry, const RowPosition& at, const Chunk& chunk);
+  // Loads each parameter of dimensions `dims` laid out row-major at
+  // `linear` .. linear + indices.size() - 1 as one vector, and caches its
+  // elements as that parameter's values at `indices`.
+  void PreloadParameters(absl::Span<const int64_t> dims, llvm::Value* linear,
+                         const std::vector<llvm_ir::IrIndex>& indices);
+  // Stores `values` (the output's elements at `indices`) into `buffer`:
+  // one vector store at `linear` when the output is row-major, else each
+  // at its position in the output's layout.
+  void StoreElements(const HloInstruction& output, llvm::Value* buffer, llvm::Value* linear,
+                     const std::vector<llvm_ir::IrIndex>& indices,
+                     const std::vector<llvm::Value*>& values);
+  // A private array in the kernel's entry block (SROA makes registers of it).
+  llvm::Value* EntryArray(llvm::Type* element, int64_t count);
+  // `reduce`'s row total from each thread's `partial`, in every thread of
+  // the row.
+  absl::StatusOr<llvm::Value*> CombineRow(const HloInstruction& reduce, const RowPosition& at,
+                                          const RowSchedule& schedule, llvm::Value* partial,
+                                          llvm::Function* kernel);
+  // One thread's fold of `reduce`'s input over its columns of the row.
+  absl::StatusOr<llvm::Value*> FoldRow(const HloInstruction& reduce, const RowGeometry& geometry,
+                                       const RowPosition& at, const RowSchedule& schedule,
+                                       llvm::Value* init, llvm::Function* kernel);
+  // The outputs of the input's dimensions, every element stored.
+  absl::Status StoreRowOutputs(const std::vector<const HloInstruction*>& outputs,
+                               const RowGeometry& geometry, const RowPosition& at,
+                               const RowSchedule& schedule, llvm::Function* kernel);
+  // A loop over the row's columns: `body` for the chunk steps starting at
+  // `first`, then `step` columns further each, while in the row's
+  // `columns`; `carried` values (phis) become what body returns. Leaves
+  // the builder after the loop and drops the values cached in it.
+  using StepBody = std::function<absl::StatusOr<std::vector<llvm::Value*>>(
+      llvm::Value*, const std::vector<llvm::Value*>&)>;
+  absl::StatusOr<std::vector<llvm::Value*>> EmitColumnLoop(llvm::Function* kernel,
+                                                           llvm::Value* first, int64_t columns,
+                                                           int64_t step,
+                                                           const std::vector<llvm::Value*>& carried,
+                                                           const StepBody& body);
+  // The row fusion's chunks kept for all passes (straight schedules).
+  std::vector<Chunk> chunks_;
   // A special register (tid.x, ...) as i64.
   llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
   // `linear` as a row-major index of `dims`.
@@ -198,10 +342,16 @@ class KernelEmitter {
   llvm_ir::ElementalIrEmitter elemental_;
   std::vector<llvm::Value*> parameters_;
   std::map<const HloInstruction*, std::vector<Cached>> cache_;
+  // A row fusion's reductions once computed: their value at the thread's
+  // row, whatever the index (row_fusion.h: every reader reads that row).
+  std::map<const HloInstruction*, llvm::Value*> row_values_;
 };
 
 absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
                                                      const llvm_ir::IrIndex& index) {
+  if (auto row_value = row_values_.find(hlo); row_value != row_values_.end()) {
+    return row_value->second;
+  }
   for (const Cached& cached : cache_[hlo]) {
     if (cached.index == index && elemental_.InScope(cached.scope)) return cached.value;
   }
@@ -305,23 +455,50 @@ llvm::Value* KernelEmitter::LinearizeInLayout(const llvm_ir::IrIndex& index, con
   return linear;
 }
 
-absl::Status KernelEmitter::EmitElementPerThread(
-    llvm::Function* kernel, const std::vector<const HloInstruction*>& outputs) {
+absl::Status KernelEmitter::EmitElementPerThread(llvm::Function* kernel,
+                                                 const std::vector<const HloInstruction*>& outputs,
+                                                 int64_t vector) {
   llvm::LLVMContext& context = module_->getContext();
   const int64_t num_parameters = fusion_.num_parameters();
   auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
   auto* body = llvm::BasicBlock::Create(context, "element", kernel);
   auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
   b_.SetInsertPoint(entry);
-  llvm::Value* linear = b_.CreateAdd(
+  llvm::Value* thread_linear = b_.CreateAdd(
       b_.CreateMul(Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block"),
                    Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "block_size"), "", true,
                    true),
       Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread"), "linear", true, true);
+  // The thread's first element: with vectors, `vector` consecutive ones of
+  // a row-major output whose count and last dimension are multiples.
+  llvm::Value* linear = vector == 1
+                            ? thread_linear
+                            : b_.CreateMul(thread_linear, b_.getInt64(vector), "", true, true);
   const Shape& shape = outputs[0]->shape();
   b_.CreateCondBr(b_.CreateICmpULT(linear, b_.getInt64(shape.num_elements())), body, exit);
 
   b_.SetInsertPoint(body);
+  if (vector > 1) {
+    std::vector<llvm_ir::IrIndex> indices(static_cast<size_t>(vector),
+                                          Delinearize(linear, shape.dimensions()));
+    for (int64_t j = 1; j < vector; ++j) {
+      indices[j].back() = b_.CreateAdd(indices[0].back(), b_.getInt64(j), "", true, true);
+    }
+    PreloadParameters(shape.dimensions(), linear, indices);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::vector<llvm::Value*> values;
+      for (const llvm_ir::IrIndex& index : indices) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
+        values.push_back(value);
+      }
+      StoreElements(*outputs[i], kernel->getArg(static_cast<unsigned>(num_parameters + i)), linear,
+                    indices, values);
+    }
+    b_.CreateBr(exit);
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
+    return absl::OkStatus();
+  }
   // Threads walk the first output in its layout (so its stores are
   // contiguous); outputs in another layout are stored at their own offset.
   const llvm_ir::IrIndex index = DelinearizeInLayout(linear, shape);
@@ -341,29 +518,34 @@ absl::Status KernelEmitter::EmitElementPerThread(
   return absl::OkStatus();
 }
 
-absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
-                                                           llvm::Value* value, int min_offset) {
+llvm::Value* KernelEmitter::Shuffle(llvm::Intrinsic::ID mode, llvm::Value* value, int offset) {
   // Shuffled as 32-bit words: narrower values widened, 64-bit ones in two.
   llvm::Type* type = value->getType();
   const unsigned bits = type->getPrimitiveSizeInBits();
   llvm::Type* word = bits > 32 ? b_.getInt64Ty() : b_.getInt32Ty();
   llvm::Type* as_int = b_.getIntNTy(bits);
-  for (int offset = kWarpSize / 2; offset >= min_offset; offset /= 2) {
-    llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
-    auto shuffle = [&](llvm::Value* half) {
-      return b_.CreateIntrinsic(
-          b_.getInt32Ty(), llvm::Intrinsic::nvvm_shfl_sync_down_i32,
-          {b_.getInt32(-1), half, b_.getInt32(offset), b_.getInt32(kWarpSize - 1)});
-    };
-    llvm::Value* other = nullptr;
-    if (bits > 32) {
-      llvm::Value* low = shuffle(b_.CreateTrunc(bits_value, b_.getInt32Ty()));
-      llvm::Value* high = shuffle(b_.CreateTrunc(b_.CreateLShr(bits_value, 32), b_.getInt32Ty()));
-      other = b_.CreateOr(b_.CreateZExt(low, word), b_.CreateShl(b_.CreateZExt(high, word), 32));
-    } else {
-      other = shuffle(bits_value);
-    }
-    other = b_.CreateBitCast(b_.CreateTrunc(other, as_int), type);
+  llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
+  auto shuffle = [&](llvm::Value* half) {
+    return b_.CreateIntrinsic(
+        b_.getInt32Ty(), mode,
+        {b_.getInt32(-1), half, b_.getInt32(offset), b_.getInt32(kWarpSize - 1)});
+  };
+  llvm::Value* other = nullptr;
+  if (bits > 32) {
+    llvm::Value* low = shuffle(b_.CreateTrunc(bits_value, b_.getInt32Ty()));
+    llvm::Value* high = shuffle(b_.CreateTrunc(b_.CreateLShr(bits_value, 32), b_.getInt32Ty()));
+    other = b_.CreateOr(b_.CreateZExt(low, word), b_.CreateShl(b_.CreateZExt(high, word), 32));
+  } else {
+    other = shuffle(bits_value);
+  }
+  return b_.CreateBitCast(b_.CreateTrunc(other, as_int), type);
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
+                                                           llvm::Value* value, int min_offset,
+                                                           int max_offset) {
+  for (int offset = max_offset; offset >= min_offset; offset /= 2) {
+    llvm::Value* other = Shuffle(llvm::Intrinsic::nvvm_shfl_sync_down_i32, value, offset);
     AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
                           elemental_.EmitScalarComputation(*reduce.to_apply(), {value, other}));
     value = combined[0];
@@ -371,89 +553,370 @@ absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction&
   return value;
 }
 
-absl::Status KernelEmitter::EmitRowReduction(llvm::Function* kernel, const HloInstruction& reduce,
-                                             int64_t row_length) {
-  llvm::LLVMContext& context = module_->getContext();
-  const HloInstruction* input = reduce.operand(0);
-  const std::vector<int64_t>& input_dims = input->shape().dimensions();
-  const size_t kept = static_cast<size_t>(reduce.shape().rank());
-  const std::vector<int64_t> row_dims(input_dims.begin() + static_cast<std::ptrdiff_t>(kept),
-                                      input_dims.end());
-  auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
-  auto* header = llvm::BasicBlock::Create(context, "column.header", kernel);
-  auto* body = llvm::BasicBlock::Create(context, "column", kernel);
-  auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
-  b_.SetInsertPoint(entry);
-  llvm::Value* row = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "row");
-  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
-  llvm::Value* threads = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x, "threads");
-  const llvm_ir::IrIndex output_index = Delinearize(row, reduce.shape().dimensions());
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce.operand(1), {}));
-  // Reductions inside the row's expression with the output's shape (a
-  // softmax's max) are computed once, here, at the row's index: the column
-  // loop's uses of them at that index find them in the cache instead of
-  // folding the row again for every column.
-  for (const HloInstruction* instruction : fusion_.MakeInstructionPostOrder()) {
-    if (instruction != &reduce && instruction->opcode() == HloOpcode::kReduce &&
-        instruction->shape().IsArray() &&
-        instruction->shape().dimensions() == reduce.shape().dimensions()) {
-      AXLE_RETURN_IF_ERROR(Generate(instruction, output_index).status());
+llvm::Value* KernelEmitter::EntryArray(llvm::Type* element, int64_t count) {
+  llvm::BasicBlock& entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
+  llvm::IRBuilder<> at_entry(&entry, entry.begin());
+  return at_entry.CreateAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(count)));
+}
+
+void KernelEmitter::PreloadParameters(absl::Span<const int64_t> dims, llvm::Value* linear,
+                                      const std::vector<llvm_ir::IrIndex>& indices) {
+  const int64_t vector = static_cast<int64_t>(indices.size());
+  if (vector < 2) return;
+  const llvm::DataLayout& layout = module_->getDataLayout();
+  for (const HloInstruction* parameter : fusion_.parameter_instructions()) {
+    const Shape& shape = parameter->shape();
+    if (!shape.IsArray() || shape.dimensions() != std::vector<int64_t>(dims.begin(), dims.end()) ||
+        !HasDescendingLayout(shape)) {
+      continue;
+    }
+    const PrimitiveType type = shape.element_type();
+    llvm::Type* storage = elemental_.StorageType(type);
+    if (!llvm::VectorType::isValidElementType(storage)) continue;  // complex: scalar loads
+    auto* vector_type = llvm::FixedVectorType::get(storage, static_cast<unsigned>(vector));
+    const int64_t bytes = static_cast<int64_t>(layout.getTypeAllocSize(storage)) * vector;
+    const int64_t number = cast<HloParameterInstruction>(parameter)->parameter_number();
+    llvm::Value* address = b_.CreateInBoundsGEP(storage, parameters_[number], linear);
+    llvm::Value* loaded = b_.CreateAlignedLoad(
+        vector_type, address, llvm::Align(static_cast<uint64_t>(std::min(kMaxVectorBytes, bytes))),
+        absl::StrCat(parameter->name(), ".vector"));
+    // Elements stored as their value type are the vector's; the others
+    // (pred, sub-byte integers, 16-bit floats) convert as LoadElement does,
+    // through a private array.
+    llvm::Value* array = nullptr;
+    if (storage != elemental_.ValueType(type)) {
+      array = EntryArray(storage, vector);
+      b_.CreateStore(loaded, array);
+    }
+    for (int64_t j = 0; j < vector; ++j) {
+      llvm::Value* value = array == nullptr
+                               ? b_.CreateExtractElement(loaded, static_cast<uint64_t>(j))
+                               : elemental_.LoadElement(array, b_.getInt64(j), type);
+      cache_[parameter].push_back(Cached{indices[j], value, elemental_.scope()});
     }
   }
-  llvm::BasicBlock* preheader = b_.GetInsertBlock();
-  b_.CreateBr(header);
+}
 
-  // Columns thread, thread + threads, ... of the row, folded in order.
+void KernelEmitter::StoreElements(const HloInstruction& output, llvm::Value* buffer,
+                                  llvm::Value* linear, const std::vector<llvm_ir::IrIndex>& indices,
+                                  const std::vector<llvm::Value*>& values) {
+  const Shape& shape = output.shape();
+  const PrimitiveType type = shape.element_type();
+  const int64_t vector = static_cast<int64_t>(values.size());
+  llvm::Type* storage = elemental_.StorageType(type);
+  if (vector < 2 || !HasDescendingLayout(shape) || !llvm::VectorType::isValidElementType(storage)) {
+    for (int64_t j = 0; j < vector; ++j) {
+      elemental_.StoreElement(values[j], buffer, LinearizeInLayout(indices[j], shape), type);
+    }
+    return;
+  }
+  auto* vector_type = llvm::FixedVectorType::get(storage, static_cast<unsigned>(vector));
+  const int64_t bytes =
+      static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(storage)) * vector;
+  llvm::Value* stored = nullptr;
+  if (storage == elemental_.ValueType(type)) {
+    stored = llvm::PoisonValue::get(vector_type);
+    for (int64_t j = 0; j < vector; ++j) {
+      stored = b_.CreateInsertElement(stored, values[j], static_cast<uint64_t>(j));
+    }
+  } else {
+    llvm::Value* array = EntryArray(storage, vector);
+    for (int64_t j = 0; j < vector; ++j) {
+      elemental_.StoreElement(values[j], array, b_.getInt64(j), type);
+    }
+    stored = b_.CreateLoad(vector_type, array);
+  }
+  b_.CreateAlignedStore(stored, b_.CreateInBoundsGEP(storage, buffer, linear),
+                        llvm::Align(static_cast<uint64_t>(std::min(kMaxVectorBytes, bytes))));
+}
+
+KernelEmitter::Chunk KernelEmitter::MakeChunk(const RowGeometry& geometry, const RowPosition& at,
+                                              int64_t vector, llvm::Value* column,
+                                              bool always_in_range) {
+  const std::vector<int64_t> column_dims(
+      geometry.input_dims.begin() + static_cast<std::ptrdiff_t>(geometry.row_dims.size()),
+      geometry.input_dims.end());
+  Chunk chunk;
+  chunk.start = column;
+  if (!always_in_range) {
+    // columns is a multiple of vector: a chunk is in the row or past it.
+    chunk.in_range = b_.CreateICmpULT(column, b_.getInt64(geometry.columns), "in_row");
+    chunk.start =
+        b_.CreateSelect(chunk.in_range, column, b_.getInt64(geometry.columns - vector), "start");
+  }
+  for (int64_t j = 0; j < vector; ++j) {
+    llvm::Value* position =
+        j == 0 ? chunk.start : b_.CreateAdd(chunk.start, b_.getInt64(j), "", true, true);
+    llvm_ir::IrIndex columns = Delinearize(position, column_dims);
+    llvm_ir::IrIndex index = at.index;
+    for (llvm::Value* value : columns) index.push_back(value);
+    chunk.indices.push_back(std::move(index));
+    chunk.column_indices.push_back(std::move(columns));
+  }
+  return chunk;
+}
+
+void KernelEmitter::PreloadChunk(const RowGeometry& geometry, const RowPosition& at,
+                                 const Chunk& chunk) {
+  PreloadParameters(geometry.input_dims, b_.CreateAdd(at.base, chunk.start, "", true, true),
+                    chunk.indices);
+  const std::vector<int64_t> column_dims(
+      geometry.input_dims.begin() + static_cast<std::ptrdiff_t>(geometry.row_dims.size()),
+      geometry.input_dims.end());
+  if (column_dims != geometry.input_dims) {
+    PreloadParameters(column_dims, chunk.start, chunk.column_indices);
+  }
+}
+
+absl::StatusOr<std::vector<llvm::Value*>> KernelEmitter::EmitColumnLoop(
+    llvm::Function* kernel, llvm::Value* first, int64_t columns, int64_t step,
+    const std::vector<llvm::Value*>& carried, const StepBody& body) {
+  llvm::LLVMContext& context = module_->getContext();
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(context, "columns.header", kernel);
+  auto* loop = llvm::BasicBlock::Create(context, "columns", kernel);
+  auto* done = llvm::BasicBlock::Create(context, "columns.done", kernel);
+  b_.CreateBr(header);
   b_.SetInsertPoint(header);
   llvm::PHINode* column = b_.CreatePHI(b_.getInt64Ty(), 2, "column");
-  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
-  column->addIncoming(thread, preheader);
-  partial->addIncoming(init, preheader);
-  b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(row_length)), body, folded);
-  b_.SetInsertPoint(body);
-  llvm_ir::IrIndex index = output_index;
-  for (llvm::Value* position : Delinearize(column, row_dims)) index.push_back(position);
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
-  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
-                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
-  column->addIncoming(b_.CreateAdd(column, threads), b_.GetInsertBlock());
-  partial->addIncoming(combined[0], b_.GetInsertBlock());
+  column->addIncoming(first, preheader);
+  std::vector<llvm::PHINode*> phis;
+  std::vector<llvm::Value*> values;
+  for (llvm::Value* value : carried) {
+    llvm::PHINode* phi = b_.CreatePHI(value->getType(), 2);
+    phi->addIncoming(value, preheader);
+    phis.push_back(phi);
+    values.push_back(phi);
+  }
+  b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(columns)), loop, done);
+  b_.SetInsertPoint(loop);
+  // Values cached before the loop stay valid; those of a body never leave it.
+  const std::map<const HloInstruction*, std::vector<Cached>> before = cache_;
+  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> next, body(column, values));
+  column->addIncoming(b_.CreateAdd(column, b_.getInt64(step), "", true, true), b_.GetInsertBlock());
+  for (size_t i = 0; i < phis.size(); ++i) phis[i]->addIncoming(next[i], b_.GetInsertBlock());
   b_.CreateBr(header);
+  b_.SetInsertPoint(done);
+  cache_ = before;
+  return values;
+}
 
-  // Across each warp, then across the warps through shared memory.
-  b_.SetInsertPoint(folded);
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * warp_value, EmitWarpReduce(reduce, partial));
-  auto* slots_type = llvm::ArrayType::get(init->getType(), kWarpSize);
-  auto* slots = new llvm::GlobalVariable(
-      *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
-      llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"), nullptr,
-      llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-  llvm::Value* lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
-  llvm::Value* warp = b_.CreateLShr(thread, b_.getInt64(5), "warp");
-  auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
-  auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
-  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), write, written);
-  b_.SetInsertPoint(write);
-  b_.CreateStore(warp_value, b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), warp}));
-  b_.CreateBr(written);
-  b_.SetInsertPoint(written);
-  b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
-  auto* last = llvm::BasicBlock::Create(context, "last.warp", kernel);
+absl::StatusOr<llvm::Value*> KernelEmitter::FoldRow(const HloInstruction& reduce,
+                                                    const RowGeometry& geometry,
+                                                    const RowPosition& at,
+                                                    const RowSchedule& schedule, llvm::Value* init,
+                                                    llvm::Function* kernel) {
+  const HloInstruction* input = reduce.operand(0);
+  // An accumulator per column of a chunk: independent folds, combined last.
+  auto fold = [&](const Chunk& chunk, std::vector<llvm::Value*>& partials) -> absl::Status {
+    for (size_t j = 0; j < partials.size(); ++j) {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, chunk.indices[j]));
+      AXLE_ASSIGN_OR_RETURN(
+          std::vector<llvm::Value*> combined,
+          elemental_.EmitScalarComputation(*reduce.to_apply(), {partials[j], element}));
+      partials[j] = chunk.in_range == nullptr
+                        ? combined[0]
+                        : b_.CreateSelect(chunk.in_range, combined[0], partials[j]);
+    }
+    return absl::OkStatus();
+  };
+  std::vector<llvm::Value*> partials(static_cast<size_t>(schedule.vector), init);
+  if (!schedule.loop) {
+    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(fold(chunk, partials));
+  } else {
+    const int64_t chunk_columns = schedule.threads * schedule.vector;
+    AXLE_ASSIGN_OR_RETURN(
+        partials,
+        EmitColumnLoop(
+            kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
+            geometry.columns, chunk_columns * schedule.chunks, partials,
+            [&](llvm::Value* column, const std::vector<llvm::Value*>& carried)
+                -> absl::StatusOr<std::vector<llvm::Value*>> {
+              std::vector<llvm::Value*> step = carried;
+              for (int64_t k = 0; k < schedule.chunks; ++k) {
+                // The first chunk is in the row (the loop's condition).
+                Chunk chunk = MakeChunk(
+                    geometry, at, schedule.vector,
+                    k == 0 ? column
+                           : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
+                    k == 0);
+                PreloadChunk(geometry, at, chunk);
+                AXLE_RETURN_IF_ERROR(fold(chunk, step));
+              }
+              return step;
+            }));
+  }
+  llvm::Value* partial = partials[0];
+  for (size_t j = 1; j < partials.size(); ++j) {
+    AXLE_ASSIGN_OR_RETURN(
+        std::vector<llvm::Value*> combined,
+        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, partials[j]}));
+    partial = combined[0];
+  }
+  return partial;
+}
+
+absl::StatusOr<llvm::Value*> KernelEmitter::CombineRow(const HloInstruction& reduce,
+                                                       const RowPosition& at,
+                                                       const RowSchedule& schedule,
+                                                       llvm::Value* partial,
+                                                       llvm::Function* kernel) {
+  llvm::LLVMContext& context = module_->getContext();
+  AXLE_ASSIGN_OR_RETURN(llvm::Value * total, EmitWarpReduce(reduce, partial));
+  const int64_t warps = schedule.threads / kWarpSize;
+  if (warps > 1) {
+    // Each warp's total through shared memory (a slot per warp of each row
+    // of the block; a reduction's own slots), folded by every warp of the
+    // row alike.
+    llvm::Type* type = partial->getType();
+    auto* slots_type =
+        llvm::ArrayType::get(type, static_cast<uint64_t>(warps * schedule.rows_per_block));
+    auto* slots = new llvm::GlobalVariable(
+        *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+        llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"),
+        nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+    llvm::Value* row_slots = b_.CreateMul(at.in_block, b_.getInt64(warps));
+    auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
+    auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
+    b_.CreateCondBr(b_.CreateICmpEQ(at.lane, b_.getInt64(0)), write, written);
+    b_.SetInsertPoint(write);
+    b_.CreateStore(total, b_.CreateInBoundsGEP(slots_type, slots,
+                                               {b_.getInt64(0), b_.CreateAdd(row_slots, at.warp)}));
+    b_.CreateBr(written);
+    b_.SetInsertPoint(written);
+    b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
+    llvm::Value* mine = b_.CreateLoad(
+        type, b_.CreateInBoundsGEP(
+                  slots_type, slots,
+                  {b_.getInt64(0),
+                   b_.CreateAdd(row_slots, b_.CreateAnd(at.lane, b_.getInt64(warps - 1)))}));
+    AXLE_ASSIGN_OR_RETURN(total, EmitWarpReduce(reduce, mine, 1, static_cast<int>(warps / 2)));
+  }
+  // Lane 0's total to every lane.
+  return Shuffle(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, total, 0);
+}
+
+absl::Status KernelEmitter::StoreRowOutputs(const std::vector<const HloInstruction*>& outputs,
+                                            const RowGeometry& geometry, const RowPosition& at,
+                                            const RowSchedule& schedule, llvm::Function* kernel) {
+  llvm::LLVMContext& context = module_->getContext();
+  const unsigned first_output = static_cast<unsigned>(fusion_.num_parameters());
+  auto store_chunk = [&](const Chunk& chunk) -> absl::Status {
+    std::vector<std::vector<llvm::Value*>> values(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i]->shape().dimensions() != geometry.input_dims) continue;
+      for (const llvm_ir::IrIndex& index : chunk.indices) {
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
+        values[i].push_back(value);
+      }
+    }
+    // Computed before the branch (later chunks may reuse values), stored
+    // by the threads of real rows, for columns in the row.
+    llvm::Value* store_it =
+        chunk.in_range == nullptr ? at.valid : b_.CreateAnd(at.valid, chunk.in_range);
+    auto* store = llvm::BasicBlock::Create(context, "store", kernel);
+    auto* stored = llvm::BasicBlock::Create(context, "stored", kernel);
+    b_.CreateCondBr(store_it, store, stored);
+    b_.SetInsertPoint(store);
+    llvm::Value* linear = b_.CreateAdd(at.base, chunk.start, "", true, true);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (values[i].empty()) continue;
+      StoreElements(*outputs[i], kernel->getArg(first_output + static_cast<unsigned>(i)), linear,
+                    chunk.indices, values[i]);
+    }
+    b_.CreateBr(stored);
+    b_.SetInsertPoint(stored);
+    return absl::OkStatus();
+  };
+  if (!schedule.loop) {
+    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(store_chunk(chunk));
+    return absl::OkStatus();
+  }
+  const int64_t chunk_columns = schedule.threads * schedule.vector;
+  return EmitColumnLoop(
+             kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
+             geometry.columns, chunk_columns * schedule.chunks, {},
+             [&](llvm::Value* column,
+                 const std::vector<llvm::Value*>&) -> absl::StatusOr<std::vector<llvm::Value*>> {
+               for (int64_t k = 0; k < schedule.chunks; ++k) {
+                 Chunk chunk = MakeChunk(
+                     geometry, at, schedule.vector,
+                     k == 0 ? column
+                            : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
+                     k == 0);
+                 PreloadChunk(geometry, at, chunk);
+                 AXLE_RETURN_IF_ERROR(store_chunk(chunk));
+               }
+               return std::vector<llvm::Value*>();
+             })
+      .status();
+}
+
+absl::Status KernelEmitter::EmitRowFusion(llvm::Function* kernel, const RowFusionAnalysis& analysis,
+                                          const RowSchedule& schedule,
+                                          const std::vector<const HloInstruction*>& outputs) {
+  llvm::LLVMContext& context = module_->getContext();
+  const RowGeometry& geometry = analysis.geometry;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
+  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
+  llvm::Value* block = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block");
+  RowPosition at;
+  at.in_block = b_.CreateUDiv(thread, b_.getInt64(schedule.threads), "row_in_block");
+  at.thread = b_.CreateURem(thread, b_.getInt64(schedule.threads), "row_thread");
+  at.lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
+  at.warp = b_.CreateLShr(at.thread, b_.getInt64(5), "row_warp");
+  llvm::Value* row = b_.CreateAdd(b_.CreateMul(block, b_.getInt64(schedule.rows_per_block)),
+                                  at.in_block, "row", true, true);
+  // Every thread takes part in the shuffles and barriers: those of the
+  // last block past the last row compute it again and store nothing.
+  at.valid = b_.CreateICmpULT(row, b_.getInt64(geometry.rows), "real_row");
+  at.row = b_.CreateSelect(at.valid, row, b_.getInt64(geometry.rows - 1), "clamped_row");
+  at.base = b_.CreateMul(at.row, b_.getInt64(geometry.columns), "row_base", true, true);
+  at.index = Delinearize(at.row, geometry.row_dims);
+
+  // Straight schedules: the chunks (and their parameters' vector loads)
+  // once, for every reduction and the epilogue.
+  chunks_.clear();
+  if (!schedule.loop) {
+    const int64_t chunk_columns = schedule.threads * schedule.vector;
+    llvm::Value* first = b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true);
+    for (int64_t k = 0; k < schedule.chunks; ++k) {
+      Chunk chunk = MakeChunk(
+          geometry, at, schedule.vector,
+          k == 0 ? first : b_.CreateAdd(first, b_.getInt64(k * chunk_columns), "", true, true),
+          (k + 1) * chunk_columns <= geometry.columns);
+      PreloadChunk(geometry, at, chunk);
+      chunks_.push_back(std::move(chunk));
+    }
+  }
+
+  // Each reduction in turn, its row total then every thread's value of it.
+  for (const HloInstruction* reduce : analysis.reductions) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce->operand(1), {}));
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * partial,
+                          FoldRow(*reduce, geometry, at, schedule, init, kernel));
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * total, CombineRow(*reduce, at, schedule, partial, kernel));
+    row_values_[reduce] = total;
+  }
+
+  // The epilogue: outputs of the input's dimensions element by element,
+  // then those of the rows' by the row's first thread.
+  AXLE_RETURN_IF_ERROR(StoreRowOutputs(outputs, geometry, at, schedule, kernel));
+  std::vector<llvm::Value*> row_outputs(outputs.size(), nullptr);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i]->shape().dimensions() == geometry.input_dims) continue;
+    AXLE_ASSIGN_OR_RETURN(row_outputs[i], Generate(outputs[i], at.index));
+  }
+  auto* store = llvm::BasicBlock::Create(context, "store.rows", kernel);
   auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
-  b_.CreateCondBr(b_.CreateICmpEQ(warp, b_.getInt64(0)), last, exit);
-  b_.SetInsertPoint(last);
-  llvm::Value* warps =
-      b_.CreateUDiv(b_.CreateAdd(threads, b_.getInt64(kWarpSize - 1)), b_.getInt64(kWarpSize));
-  llvm::Value* mine = b_.CreateLoad(
-      init->getType(), b_.CreateInBoundsGEP(slots_type, slots, {b_.getInt64(0), lane}));
-  llvm::Value* value = b_.CreateSelect(b_.CreateICmpULT(lane, warps), mine, init);
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * total, EmitWarpReduce(reduce, value));
-  auto* store = llvm::BasicBlock::Create(context, "store", kernel);
-  b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt64(0)), store, exit);
+  b_.CreateCondBr(b_.CreateAnd(at.valid, b_.CreateICmpEQ(at.thread, b_.getInt64(0))), store, exit);
   b_.SetInsertPoint(store);
-  elemental_.StoreElement(total, kernel->getArg(static_cast<unsigned>(fusion_.num_parameters())),
-                          LinearizeInLayout(output_index, reduce.shape()),
-                          reduce.shape().element_type());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (row_outputs[i] == nullptr) continue;
+    elemental_.StoreElement(
+        row_outputs[i], kernel->getArg(static_cast<unsigned>(fusion_.num_parameters() + i)),
+        LinearizeInLayout(at.index, outputs[i]->shape()), outputs[i]->shape().element_type());
+  }
   b_.CreateBr(exit);
   b_.SetInsertPoint(exit);
   b_.CreateRetVoid();
@@ -608,17 +1071,16 @@ absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
     absl::string_view name, int block_size, const std::vector<const HloInstruction*>& outputs) {
   EmittedKernel emitted;
   const int64_t elements = outputs[0]->shape().num_elements();
+  if (std::optional<RowFusionAnalysis> row = AnalyzeRowFusion(fusion_);
+      row.has_value() && !row->reductions.empty() && row->outputs_ok) {
+    const RowSchedule schedule = PlanRows(*row, fusion_, outputs, block_size);
+    emitted.block = static_cast<int>(schedule.rows_per_block * schedule.threads);
+    emitted.grid = CeilDiv(row->geometry.rows, schedule.rows_per_block);
+    emitted.function = CreateKernel(name, emitted.block, outputs);
+    AXLE_RETURN_IF_ERROR(EmitRowFusion(emitted.function, *row, schedule, outputs));
+    return emitted;
+  }
   if (outputs.size() == 1) {
-    if (std::optional<int64_t> row_length = RowReductionOf(*outputs[0]); row_length.has_value()) {
-      // A block per row, of the row's length rounded up to a warp (at most
-      // block_size).
-      emitted.block = static_cast<int>(
-          std::min<int64_t>(block_size, (*row_length + kWarpSize - 1) / kWarpSize * kWarpSize));
-      emitted.grid = elements;
-      emitted.function = CreateKernel(name, emitted.block, outputs);
-      AXLE_RETURN_IF_ERROR(EmitRowReduction(emitted.function, *outputs[0], *row_length));
-      return emitted;
-    }
     if (std::optional<int64_t> rows = ColumnReductionOf(*outputs[0]); rows.has_value()) {
       // A block per tile of `width` columns, with as many rows of threads
       // as fit (fewer for fewer rows, whole warps).
@@ -634,10 +1096,11 @@ absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
       return emitted;
     }
   }
+  const int64_t vector = ElementVectorWidth(fusion_, outputs);
   emitted.block = block_size;
-  emitted.grid = (elements + block_size - 1) / block_size;
+  emitted.grid = CeilDiv(elements / vector, block_size);
   emitted.function = CreateKernel(name, block_size, outputs);
-  AXLE_RETURN_IF_ERROR(EmitElementPerThread(emitted.function, outputs));
+  AXLE_RETURN_IF_ERROR(EmitElementPerThread(emitted.function, outputs, vector));
   return emitted;
 }
 
@@ -653,6 +1116,11 @@ absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloCo
   }
   if (outputs.empty()) {
     return absl::InvalidArgumentError("loop fusion: the root is an empty tuple");
+  }
+  // A row fusion's outputs have the rows' or the input's dimensions.
+  if (std::optional<RowFusionAnalysis> row = AnalyzeRowFusion(fusion);
+      row.has_value() && !row->reductions.empty() && row->outputs_ok) {
+    return outputs;
   }
   for (const HloInstruction* output : outputs) {
     if (!output->shape().IsArray() ||

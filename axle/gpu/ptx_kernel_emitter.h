@@ -4,15 +4,22 @@
 // kernel function of a loop fusion into a module whose target is NVPTX,
 // marked as a kernel (nvvm.annotations). Values come from the elemental
 // emitter with the NVPTX hooks, one generator per instruction and a cache
-// per index so shared subexpressions are computed once. Two schedules:
+// per index so shared subexpressions are computed once. Schedules:
 //
 //   a thread per output element: its linear index is ctaid.x * ntid.x +
 //     tid.x; threads at or past the element count return, the others
-//     delinearize it (row-major) and compute every output's element;
-//   a block per output element, for a root that reduces its input's
-//     trailing dimensions (a row reduction, rows of at least a warp): the
-//     block's threads fold strided columns, then combine across each warp
-//     with shuffles and across the warps through shared memory.
+//     delinearize it (row-major) and compute every output's element; or a
+//     thread per 16 bytes of consecutive elements (vector loads of the
+//     parameters of the outputs' shape, vector stores) where the outputs
+//     are row-major, the last dimension a multiple and nothing folds;
+//   a row fusion (row_fusion.h: row reductions and the elementwise
+//     consumers of their results, softmax, layer norm, a single row
+//     reduction): a warp per row (more for long rows), each reduction
+//     folded from 16-byte loads, combined by shuffles (and shared memory
+//     across warps) and broadcast to the row's threads, then the outputs
+//     computed from those totals without folding again;
+//   a block per tile of output columns for a root that reduces its
+//     input's leading dimensions (a column reduction).
 //
 // Internal to axle/gpu: this header includes LLVM.
 //
