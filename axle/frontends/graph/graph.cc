@@ -17,6 +17,8 @@ const char* ValueKindName(ValueKind kind) {
       return "optional(tensor)";
     case ValueKind::kOptionalSequence:
       return "optional(sequence)";
+    case ValueKind::kStringTensor:
+      return "tensor(string)";
   }
   return "?";
 }

@@ -61,8 +61,10 @@ struct Dim {
 // of tensors or an optional (a tensor, a sequence, or nothing). For the
 // non-tensor kinds, element_type and dims describe the tensors inside.
 // A caller passes a sequence as a tuple literal of its tensors, and an
-// optional as a tuple of zero elements (none) or one (its value).
-enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence };
+// optional as a tuple of zero elements (none) or one (its value). A string
+// tensor (ONNX's tensor(string)) has no device type: host kernels alone
+// read and write it, as the tuple of string_tensor.h (element_type U8).
+enum class ValueKind { kTensor, kSequence, kOptionalTensor, kOptionalSequence, kStringTensor };
 
 // "sequence", "optional(tensor)"...: how errors name a kind.
 const char* ValueKindName(ValueKind kind);

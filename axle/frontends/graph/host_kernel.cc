@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/match.h"
+#include "axle/frontends/graph/string_tensor.h"
 
 namespace axle::graph {
 
@@ -108,9 +109,10 @@ absl::StatusOr<std::vector<Literal>> RunHostKernel(const Node& node, int64_t ops
                                                  node.op_type, "' at opset ", opset));
   }
   for (const Literal* in : inputs) {
-    if (in && !in->shape().IsArray()) {
+    if (in && !in->shape().IsArray() && !IsStringTensorShape(in->shape())) {
       return absl::InvalidArgumentError(
-          absl::StrCat(node.Describe(), ": inputs must be arrays, got ", in->shape().ToString()));
+          absl::StrCat(node.Describe(), ": inputs must be arrays or string tensors, got ",
+                       in->shape().ToString()));
     }
   }
   HostKernelContext ctx(node, opset, std::move(inputs));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/frontends/graph/host_kernel.h"
+#include "axle/frontends/graph/string_tensor.h"
 #include "axle/frontends/graph/xla_op_registry.h"
 
 namespace axle::graph {
@@ -14,7 +15,24 @@ namespace {
 struct Value {
   int64_t producer = -1;  // node index; -1 for graph inputs and initializers
   bool is_static = false;
+  bool is_string = false;  // a string tensor (string_tensor.h)
 };
+
+// Whether `node`, which reads strings when `reads_strings`, makes string
+// tensors: ONNX's string ops, Cast to STRING (8), CastLike to a string, and
+// the ops that pass their input through.
+bool MakesStrings(const Node& node, const std::vector<bool>& input_is_string) {
+  auto reads = [&](size_t k) { return k < input_is_string.size() && input_is_string[k]; };
+  if (node.op_type == "Cast") {
+    auto to = node.attrs.find("to");
+    return to != node.attrs.end() && std::holds_alternative<int64_t>(to->second) &&
+           std::get<int64_t>(to->second) == 8;
+  }
+  if (node.op_type == "CastLike") return reads(1);
+  if (node.op_type == "StringNormalizer") return true;
+  if (node.op_type == "Identity") return reads(0);
+  return false;
+}
 
 bool IsConstantInput(const KernelDef* def, int input) {
   return def && std::find(def->constant_inputs.begin(), def->constant_inputs.end(), input) !=
@@ -74,9 +92,13 @@ absl::StatusOr<ClusteringPlan> MarkForCompilation(const Graph& graph, const std:
   if (!order.ok()) return order.status();
   std::map<std::string, Value> values;
   for (const auto& [name, literal] : graph.initializers) values[name].is_static = true;
+  for (const auto& [name, literal] : graph.initializers) {
+    values[name].is_string = IsStringTensorShape(literal.shape());
+  }
   for (const ValueInfo& info : graph.inputs) {
     values[info.name].is_static = primitive_util::IsIntegralType(info.element_type) ||
                                   info.element_type == PRED || constant_inputs.count(info.name);
+    values[info.name].is_string = info.kind == ValueKind::kStringTensor;
   }
 
   int64_t n = static_cast<int64_t>(graph.nodes.size());
@@ -91,7 +113,23 @@ absl::StatusOr<ClusteringPlan> MarkForCompilation(const Graph& graph, const std:
           absl::StrCat(node.Describe(), ": ", opset.status().message()));
     }
     const KernelDef* def = XlaOpRegistry::Global().FindKernelDef(node, *opset, device);
-    bool on_host = !def && HostKernelRegistry::Global().Find(node, *opset) != nullptr;
+    // Strings have no device type: a node that reads or makes them runs on
+    // the host, and needs a host kernel.
+    std::vector<bool> input_is_string;
+    for (const std::string& in : node.inputs) {
+      input_is_string.push_back(!in.empty() && values.at(in).is_string);
+    }
+    const bool makes_strings = MakesStrings(node, input_is_string);
+    const bool strings = makes_strings || std::find(input_is_string.begin(), input_is_string.end(),
+                                                    true) != input_is_string.end();
+    const bool has_host_kernel = HostKernelRegistry::Global().Find(node, *opset) != nullptr;
+    if (strings && !has_host_kernel) {
+      return absl::UnimplementedError(absl::StrCat(node.Describe(), ": no host kernel for op '",
+                                                   node.op_type, "' at opset ", *opset,
+                                                   " on string tensors"));
+    }
+    if (strings) def = nullptr;
+    bool on_host = !def && has_host_kernel;
     int64_t at = on_host ? -1 : 0;
     bool all_static = true;
     std::string cut;
@@ -121,7 +159,7 @@ absl::StatusOr<ClusteringPlan> MarkForCompilation(const Graph& graph, const std:
     bool outputs_static = def && (def->metadata_only || all_static);
     for (const std::string& out : node.outputs) {
       if (out.empty()) continue;
-      values[out] = {index, outputs_static};
+      values[out] = {index, outputs_static, makes_strings};
     }
   }
 

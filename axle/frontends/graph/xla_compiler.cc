@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/frontends/graph/string_tensor.h"
 
 namespace axle::graph {
 namespace {
@@ -30,6 +31,7 @@ XlaExpression Bind(const std::optional<XlaOp>& op, const Shape& shape, ValueKind
   };
   switch (kind) {
     case ValueKind::kTensor:
+    case ValueKind::kStringTensor:  // refused before binding (Compile)
       return XlaExpression{shape, op, std::nullopt};
     case ValueKind::kSequence: {
       std::vector<XlaExpression> elements;
@@ -193,6 +195,17 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
       case ValueKind::kTensor:
         s = check_tensor(info, shape, what);
         break;
+      case ValueKind::kStringTensor:
+        if (!IsStringTensorShape(shape)) {
+          s = absl::InvalidArgumentError(
+              absl::StrCat(what, " is a string tensor and must be a tuple (u8[n], s64[...]), got ",
+                           shape.ToString(false)));
+        } else {
+          ValueInfo ends = info;
+          ends.element_type = S64;
+          s = check_tensor(ends, shape.tuple_shapes(1), what);
+        }
+        break;
       case ValueKind::kSequence:
         s = check_sequence(info, shape, what);
         break;
@@ -344,6 +357,12 @@ absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
   std::map<std::string, XlaExpression> values;
   for (size_t i = 0; i < args.size(); ++i) {
     const ValueInfo& info = graph.inputs[i];
+    if (info.kind == ValueKind::kStringTensor) {
+      return absl::UnimplementedError(
+          absl::StrCat("input '", info.name,
+                       "' is a string tensor; strings have no device type and only host "
+                       "kernels read them"));
+    }
     if (info.kind != ValueKind::kTensor) {
       // A sequence or optional: one tuple parameter (none when it holds no
       // tensor), its elements bound one by one.

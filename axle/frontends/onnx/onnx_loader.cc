@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "axle/frontends/graph/string_tensor.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
@@ -48,9 +49,6 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
   if (t.segment().end() != 0) {
     return absl::UnimplementedError(absl::StrCat(name, " is segmented"));
   }
-  absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(t.data_type());
-  if (!type.ok())
-    return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
   std::vector<int64_t> dims;
   int64_t count = 1;
   for (int64_t d : t.dims()) {
@@ -60,6 +58,17 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
     dims.push_back(d);
     count *= d;
   }
+  if (t.data_type() == TensorProto::STRING) {  // graph/string_tensor.h
+    if (t.string_data_size() != count) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " is a string tensor of ", count,
+                                                     " elements but holds ", t.string_data_size(),
+                                                     " strings"));
+    }
+    return graph::MakeStringTensor({t.string_data().begin(), t.string_data().end()}, dims);
+  }
+  absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(t.data_type());
+  if (!type.ok())
+    return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
   Literal literal(ShapeUtil::MakeShape(*type, dims));
   int64_t bytes = literal.size_bytes();
   auto size_error = [&](int64_t got) {
@@ -195,7 +204,10 @@ absl::StatusOr<graph::ValueInfo> ToValueInfo(const ::onnx::ValueInfoProto& v,
   }
   if (!type->has_tensor_type()) return unsupported();
   const auto& tensor = type->tensor_type();
-  if (tensor.elem_type() != 0) {
+  if (tensor.elem_type() == TensorProto::STRING && info.kind == graph::ValueKind::kTensor) {
+    info.kind = graph::ValueKind::kStringTensor;
+    info.element_type = U8;
+  } else if (tensor.elem_type() != 0) {
     absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(tensor.elem_type());
     if (!type.ok()) {
       return absl::Status(type.status().code(),
@@ -387,6 +399,7 @@ absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueIn
                                    const std::string& what) {
   switch (info.kind) {
     case graph::ValueKind::kTensor:
+    case graph::ValueKind::kStringTensor:
       return ParseTensor(bytes, what);
     case graph::ValueKind::kSequence: {
       ::onnx::SequenceProto s;

@@ -74,8 +74,17 @@ TEST(OnnxLoaderTest, TensorsConvert) {
   absl::Status s = ParseTensor("\x08\x05\x08\x05\x10\x01", "small.pb").status();  // dims 5x5 f32
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(s.message(), "needs 25 elements but holds 0")) << s;
-  s = ParseTensor("\x10\x08", "string.pb").status();  // data_type STRING
-  EXPECT_TRUE(absl::StrContains(s.message(), "element type STRING is not supported")) << s;
+  s = ParseTensor("\x10\x08", "string.pb").status();  // a STRING scalar without its string
+  EXPECT_TRUE(absl::StrContains(s.message(), "string tensor of 1 elements but holds 0 strings"))
+      << s;
+  // dims [2], STRING, "ab", "": a string tensor (graph/string_tensor.h).
+  absl::StatusOr<Literal> strings = ParseTensor(std::string("\x08\x02\x10\x08\x32\x02"
+                                                            "ab"
+                                                            "\x32\x00",
+                                                            10),
+                                                "strings.pb");
+  ASSERT_TRUE(strings.ok()) << strings.status();
+  EXPECT_EQ(strings->shape().ToString(false), "(u8[2], s64[2])");
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 #include "axle/frontends/onnx/onnx_test_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -130,6 +132,145 @@ CaseResult RunCase(const std::string& dir, const std::string& platform) {
     }
     result.outputs = std::move(*outputs);
   }
+  return result;
+}
+
+namespace {
+
+bool IsRandomOp(const graph::Node& node) {
+  static const std::set<std::string> kOps = {"Bernoulli",         "RandomUniform",
+                                             "RandomUniformLike", "RandomNormal",
+                                             "RandomNormalLike",  "Multinomial"};
+  return kOps.count(node.op_type) > 0;
+}
+
+absl::Status Fail(const std::string& what) { return absl::InternalError(what); }
+
+// The random-case checks of one model; `runs[r][k]` is output k of run r.
+absl::Status CheckRandomRuns(const graph::Graph& graph, const std::vector<Literal>& inputs,
+                             const std::vector<Literal>& expected,
+                             const std::vector<std::vector<Literal>>& runs) {
+  for (const std::vector<Literal>& run : runs) {
+    if (run.size() != expected.size()) {
+      return Fail(absl::StrCat(run.size(), " outputs, expected ", expected.size()));
+    }
+    for (size_t k = 0; k < run.size(); ++k) {
+      if (!ShapeUtil::Compatible(run[k].shape(), expected[k].shape())) {
+        return Fail(absl::StrCat("output ", k, " is ", ShapeUtil::HumanString(run[k].shape()),
+                                 ", expected ", ShapeUtil::HumanString(expected[k].shape())));
+      }
+    }
+  }
+  bool differ = false;
+  for (size_t r = 1; r < runs.size() && !differ; ++r) differ = !(runs[r][0] == runs[0][0]);
+  if (!differ) return Fail(absl::StrCat("all ", runs.size(), " runs drew the same values"));
+  const bool bernoulli = std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const auto& n) {
+    return n.op_type == "Bernoulli" || n.op_type == "RandomUniformLike";
+  });
+  const bool expanded = std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                    [](const auto& n) { return n.op_type == "RandomUniformLike"; });
+  const int64_t n = runs[0][0].element_count();
+  if (bernoulli) {
+    const Literal& p = inputs[0];
+    for (int64_t i = 0; i < n; ++i) {
+      double ones = 0;
+      for (const auto& run : runs) {
+        double v = run[0].GetAsDouble(i);
+        if (v != 0 && v != 1) return Fail(absl::StrCat("element ", i, " is ", v, ", not 0 or 1"));
+        ones += v;
+      }
+      double want = expanded ? 1 - p.GetAsDouble(i) : p.GetAsDouble(i);
+      double freq = ones / static_cast<double>(runs.size());
+      if (std::abs(freq - want) > 0.1) {
+        return Fail(
+            absl::StrCat("element ", i, " is 1 in ", freq, " of the runs, expected ", want));
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Dropout (x, ratio, training_mode) -> y[, mask].
+  const Literal& x = inputs[0];
+  double ratio = inputs.size() > 1 ? inputs[1].GetAsDouble(0) : 0.5;
+  double kept = 0;
+  for (const auto& run : runs) {
+    for (int64_t i = 0; i < n; ++i) {
+      double y = run[0].GetAsDouble(i), scaled = x.GetAsDouble(i) / (1 - ratio);
+      // Kept: the mask when the node outputs it, else y != 0.
+      bool keep = run.size() > 1 ? run[1].GetAsDouble(i) != 0 : y != 0;
+      if (keep ? std::abs(y - scaled) > 1e-5 + 1e-5 * std::abs(scaled) : y != 0) {
+        return Fail(absl::StrCat("y[", i, "] = ", y, " where the element is ",
+                                 keep ? "kept: expected x / (1 - ratio) = " : "dropped: expected ",
+                                 keep ? scaled : 0));
+      }
+      kept += keep ? 1 : 0;
+    }
+  }
+  double freq = kept / static_cast<double>(n * runs.size());
+  if (std::abs(freq - (1 - ratio)) > 0.03) {
+    return Fail(absl::StrCat("kept ", freq, " of the elements, expected ", 1 - ratio));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool IsRandomCase(const std::string& dir) {
+  absl::StatusOr<graph::Graph> g = LoadModel(dir + "/model.onnx");
+  if (!g.ok()) return false;
+  if (std::any_of(g->nodes.begin(), g->nodes.end(), IsRandomOp)) return true;
+  // Dropout in training mode (its third input) with a ratio above 0.
+  return fs::path(dir).filename().string().rfind("test_training_dropout", 0) == 0 &&
+         fs::path(dir).filename().string().find("zero_ratio") == std::string::npos;
+}
+
+CaseResult RunRandomCase(const std::string& dir, const std::string& platform, int runs) {
+  CaseResult result;
+  Session::Options options;
+  options.platform = platform;
+  absl::StatusOr<graph::Graph> graph = LoadModel(dir + "/model.onnx");
+  if (!graph.ok()) {
+    result.status = graph.status();
+    return result;
+  }
+  std::vector<std::string> sets = ListDirs(dir);
+  if (sets.empty()) {
+    result.status = Fail("no data sets");
+    return result;
+  }
+  std::string set_dir = absl::StrCat(dir, "/", sets[0]);
+  absl::StatusOr<std::vector<Literal>> inputs = LoadValues(set_dir, "input_", graph->inputs);
+  absl::StatusOr<std::vector<Literal>> expected = LoadValues(set_dir, "output_", graph->outputs);
+  if (!inputs.ok() || !expected.ok()) {
+    result.status = inputs.ok() ? expected.status() : inputs.status();
+    return result;
+  }
+  std::vector<std::vector<Literal>> outs[2];
+  for (int s = 0; s < 2; ++s) {
+    absl::StatusOr<std::unique_ptr<Session>> session = Session::Load(dir + "/model.onnx", options);
+    if (!session.ok()) {
+      result.status = session.status();
+      return result;
+    }
+    for (int r = 0; r < (s == 0 ? runs : 3); ++r) {
+      absl::StatusOr<std::vector<Literal>> y = (*session)->Run(*inputs);
+      if (!y.ok()) {
+        result.status = y.status();
+        return result;
+      }
+      outs[s].push_back(std::move(*y));
+    }
+  }
+  for (size_t r = 0; r < outs[1].size(); ++r) {
+    for (size_t k = 0; k < outs[1][r].size(); ++k) {
+      if (!(outs[1][r][k] == outs[0][r][k])) {
+        result.status = Fail(absl::StrCat("a second session's run ", r, " output ", k,
+                                          " differs from the first session's"));
+        return result;
+      }
+    }
+  }
+  result.status = CheckRandomRuns(*graph, *inputs, *expected, outs[0]);
+  result.outputs = std::move(outs[0][0]);
   return result;
 }
 

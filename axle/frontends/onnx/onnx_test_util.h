@@ -26,6 +26,25 @@ struct CaseResult {
 
 CaseResult RunCase(const std::string& dir, const std::string& platform);
 
+// Whether a case draws random values (Bernoulli, RandomUniform(Like),
+// RandomNormal(Like), Multinomial, or Dropout in training mode), so that
+// its expected outputs are one sample, not the answer.
+bool IsRandomCase(const std::string& dir);
+
+// A random case, checked as onnxruntime documents random ops: not bit for
+// bit but by shape, type, support, statistics and seeded determinism. Runs
+// the first data set `runs` times and checks
+// - each output's shape and element type against the expected one;
+// - support: Bernoulli's outputs are 0 or 1; Dropout's y is 0 or
+//   x / (1 - ratio), exactly where its mask is false or true;
+// - statistics over the runs: each Bernoulli element is 1 with frequency p
+//   (the ONNX 1.12 function body of the _expanded cases draws 1 - p), a
+//   Dropout element is kept with frequency 1 - ratio (within 0.1 and 0.03);
+// - the runs differ, and a second session repeats the first one's first
+//   runs bit for bit.
+// `outputs` is the first run's.
+CaseResult RunRandomCase(const std::string& dir, const std::string& platform, int runs = 200);
+
 // The op types of a case's model ("?" when it does not load).
 std::string CaseOps(const std::string& dir);
 

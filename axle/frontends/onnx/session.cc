@@ -243,8 +243,12 @@ absl::StatusOr<std::vector<Literal>> Session::RunCluster(ClusterState& state,
     owned.push_back(std::move(*buffer));
     args.push_back(&owned.back());
   }
+  // Each cluster run draws its random ops (kernels/random_ops.cc) from a
+  // fresh seed: the session's count of cluster runs so far.
+  ExecutableRunOptions run_options;
+  run_options.set_rng_seed(static_cast<int>(cluster_runs_.fetch_add(1) & 0x7fffffff));
   absl::StatusOr<ScopedShapedBuffer> result =
-      (*compiled)->executable->Run(absl::MakeConstSpan(args), ExecutableRunOptions());
+      (*compiled)->executable->Run(absl::MakeConstSpan(args), run_options);
   if (!result.ok()) return result.status();
   absl::StatusOr<Literal> tuple = client_->ShapedBufferToLiteral(*result);
   if (!tuple.ok()) return tuple.status();

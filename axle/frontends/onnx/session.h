@@ -37,6 +37,7 @@
 #ifndef AXLE_FRONTENDS_ONNX_SESSION_H_
 #define AXLE_FRONTENDS_ONNX_SESSION_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -164,6 +165,9 @@ class Session {
   std::map<int64_t, HostStats> host_stats_;  // by node index
   std::map<std::string, std::unique_ptr<ScopedShapedBuffer>> initializer_buffers_;
   SessionMetrics metrics_;
+  // Cluster runs so far: each run's rng seed, so that random ops draw
+  // afresh on every run and a new session repeats the same draws.
+  std::atomic<int64_t> cluster_runs_{0};
 };
 
 }  // namespace axle::onnx

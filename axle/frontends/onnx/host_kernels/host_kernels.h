@@ -16,7 +16,8 @@ namespace axle::onnx {
 
 #define AXLE_ONNX_HOST_KERNEL_FILES(X) \
   X(data_dependent)                    \
-  X(non_max_suppression)
+  X(non_max_suppression)               \
+  X(string)
 
 #define AXLE_ONNX_DECLARE_HOST_KERNEL_FILE(name) int LinkHostKernelFile_##name();
 AXLE_ONNX_HOST_KERNEL_FILES(AXLE_ONNX_DECLARE_HOST_KERNEL_FILE)

@@ -30,6 +30,7 @@ namespace axle::onnx {
   X(normalization)                \
   X(pooling)                      \
   X(quantize)                     \
+  X(random)                       \
   X(reduction)                    \
   X(resize)                       \
   X(rnn)                          \

@@ -156,46 +156,6 @@ class LayerNormOp : public XlaOpKernel {
 };
 REGISTER_XLA_OP(Name("LayerNormalization"), LayerNormOp);
 
-// Dropout: at inference (and at ratio 0) the identity and a mask of all
-// true; in training (opset 12's training_mode input) mask = U(0, 1) >= ratio
-// and y = x * mask / (1 - ratio), from the device's random generator (the
-// seed attribute is not honoured).
-class DropoutOp : public XlaOpKernel {
- public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    bool training = false;
-    if (ctx->opset() >= 12 && ctx->HasInput(2)) {
-      absl::StatusOr<Literal> mode = ctx->ConstantInput(2);
-      if (!mode.ok()) return mode.status();
-      if (mode->element_count() != 1) return ctx->Error("training_mode must hold one value");
-      training = mode->GetAsDouble(0) != 0;
-    }
-    double ratio = 0.5;
-    if (training && ctx->HasInput(1)) {
-      absl::StatusOr<Literal> r = ctx->ConstantInput(1);
-      if (!r.ok()) return r.status();
-      if (r->element_count() != 1) return ctx->Error("ratio must hold one value");
-      ratio = r->GetAsDouble(0);
-    }
-    if (ratio < 0 || ratio >= 1) return ctx->Error("ratio ", ratio, " is not in [0, 1)");
-    const Shape& x = ctx->InputShape(0);
-    XlaBuilder* b = ctx->builder();
-    XlaOp mask = Broadcast(ConstantR0<bool>(b, true), x.dimensions());
-    XlaOp y = ctx->Input(0);
-    if (training && ratio > 0) {
-      XlaOp u = RngUniform(ScalarLike(b, F32, 0), ScalarLike(b, F32, 1),
-                           ShapeUtil::MakeShape(F32, x.dimensions()));
-      mask = Ge(u, Broadcast(ScalarLike(b, F32, ratio), x.dimensions()));
-      XlaOp scale = Broadcast(ScalarLike(b, x.element_type(), 1 / (1 - ratio)), x.dimensions());
-      y = Select(mask, Mul(y, scale), Broadcast(Zero(b, x.element_type()), x.dimensions()));
-    }
-    ctx->SetOutput(0, y);
-    if (ctx->HasOutput(1)) ctx->SetOutput(1, mask);
-    return absl::OkStatus();
-  }
-};
-REGISTER_XLA_OP(Name("Dropout").CompileTimeConstantInput(1).CompileTimeConstantInput(2), DropoutOp);
-
 }  // namespace
 
 AXLE_ONNX_KERNEL_FILE(normalization)
