@@ -75,11 +75,12 @@ uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder
   }
   for (const Value& root : roots) h = HashCombine(h, root.hash());
   // Which leaves share a DeviceData changes the computation's parameters.
-  absl::flat_hash_map<const DeviceData*, uint64_t> index;
+  absl::flat_hash_map<const void*, uint64_t> index;  // by ParameterKey
   index.reserve(order.parameters.size());
-  for (const auto& p : order.parameters) index.emplace(p.get(), index.size());
   for (const Node* node : order.nodes) {
-    if (node->data() != nullptr) h = HashCombine(h, index.at(node->data().get()));
+    if (node->data() == nullptr) continue;
+    auto [it, added] = index.try_emplace(ParameterKey(*node), index.size());
+    h = HashCombine(h, it->second);
   }
   return h;
 }
@@ -218,7 +219,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     std::vector<bool> taken(computed.size(), false);
     for (size_t p = 0; p < order.parameters.size(); ++p) {
       const DeviceData& data = *order.parameters[p];
-      if (!may_donate(data)) continue;
+      if (data.shared() || !may_donate(data)) continue;
       for (size_t r = 0; r < computed.size(); ++r) {
         if (taken[r] || computed[r].shape() != data.shape()) continue;
         taken[r] = true;

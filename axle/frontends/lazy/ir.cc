@@ -1,9 +1,12 @@
 //===- ir.cc - The lazy-tensor IR: nodes, values, device data --------------===//
 #include "axle/frontends/lazy/ir.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
@@ -70,7 +73,40 @@ uint64_t HashArray(PrimitiveType type, absl::Span<const int64_t> dimensions) {
 
 }  // namespace
 
+namespace {
+
+// Per-thread caches in front of the table (its lock and hashing): recording
+// one op interns its result's shape at least once. Interned shapes are never
+// freed, so a pointer found in `known` is one the table handed out.
+constexpr size_t kCacheSlots = 256;
+struct ThreadShapeCache {
+  const Shape* known[kCacheSlots] = {};   // by address
+  const Shape* arrays[kCacheSlots] = {};  // by HashArray
+};
+ThreadShapeCache& ThreadCache() {
+  thread_local ThreadShapeCache cache;
+  return cache;
+}
+size_t AddressSlot(const Shape* shape) {
+  return (reinterpret_cast<uintptr_t>(shape) >> 4) % kCacheSlots;
+}
+
+const Shape& InternShapeLocked(const Shape& shape);
+
+}  // namespace
+
 const Shape& InternShape(const Shape& shape) {
+  ThreadShapeCache& cache = ThreadCache();
+  const Shape*& slot = cache.known[AddressSlot(&shape)];
+  if (slot == &shape) return shape;  // interned already
+  const Shape& interned = InternShapeLocked(shape);
+  cache.known[AddressSlot(&interned)] = &interned;
+  return interned;
+}
+
+namespace {
+
+const Shape& InternShapeLocked(const Shape& shape) {
   ShapeTable& table = Shapes();
   uint64_t hash = HashShape(shape);  // HashArray(type, dimensions) for an array
   std::lock_guard<std::mutex> lock(table.mutex);
@@ -93,18 +129,35 @@ const Shape& InternShape(const Shape& shape) {
   return *entries.back();
 }
 
+}  // namespace
+
 const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimensions) {
-  ShapeTable& table = Shapes();
   uint64_t hash = HashArray(type, dimensions);
-  std::lock_guard<std::mutex> lock(table.mutex);
-  auto& entries = table.arrays[hash];
-  for (const auto& entry : entries) {
-    if (entry->element_type() == type && absl::MakeConstSpan(entry->dimensions()) == dimensions) {
-      return *entry;
+  ThreadShapeCache& cache = ThreadCache();
+  const Shape*& cached = cache.arrays[hash % kCacheSlots];
+  if (cached != nullptr && cached->element_type() == type &&
+      absl::MakeConstSpan(cached->dimensions()) == dimensions) {
+    return *cached;
+  }
+  ShapeTable& table = Shapes();
+  const Shape* interned = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    auto& entries = table.arrays[hash];
+    for (const auto& entry : entries) {
+      if (entry->element_type() == type && absl::MakeConstSpan(entry->dimensions()) == dimensions) {
+        interned = entry.get();
+        break;
+      }
+    }
+    if (interned == nullptr) {
+      entries.push_back(std::make_unique<Shape>(ShapeUtil::MakeShape(type, dimensions)));
+      interned = entries.back().get();
     }
   }
-  entries.push_back(std::make_unique<Shape>(ShapeUtil::MakeShape(type, dimensions)));
-  return *entries.back();
+  cached = interned;
+  cache.known[AddressSlot(interned)] = interned;
+  return *interned;
 }
 
 namespace {
@@ -144,6 +197,7 @@ DeviceData::DeviceData(Literal literal)
     : shape_(&InternShape(literal.shape())), host_(std::move(literal)) {}
 
 absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
+  std::lock_guard<std::mutex> lock(mutex_);
   if (donated_) {
     return absl::FailedPreconditionError(absl::StrCat("lazy tensors: a value of shape ",
                                                       shape_->ToString(false),
@@ -161,35 +215,117 @@ absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
 }
 
 ExecutionInput DeviceData::Donate() {
-  CHECK(buffer_ != nullptr && !donated_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  CHECK(buffer_ != nullptr && !donated_ && !shared_);
   donated_ = true;
   return ExecutionInput::Donate(buffer_.get());
 }
 
 absl::StatusOr<Literal> DeviceData::ToLiteral() {
   if (donated_) return Buffer().status();
-  if (buffer_ == nullptr) return host_->Clone();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (buffer_ == nullptr) return host_->Clone();
+  }
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();
   metrics::ScopedTimer timer("TransferFromDeviceTime");
   return (*client)->ShapedBufferToLiteral(*buffer_);
 }
 
+namespace {
+
+// ScalarData's cache: by element type and the value's bytes.
+struct ScalarCache {
+  static constexpr size_t kCapacity = 4096;
+  std::mutex mutex;
+  absl::flat_hash_map<std::pair<int, std::string>, std::shared_ptr<DeviceData>> values;
+};
+
+ScalarCache& Scalars() {
+  static auto* cache = new ScalarCache();
+  return *cache;
+}
+
+}  // namespace
+
+std::shared_ptr<DeviceData> ScalarData(Literal literal) {
+  CHECK(literal.shape().IsArray() && literal.shape().dimensions().empty())
+      << literal.shape().ToString();
+  std::pair<int, std::string> key(
+      static_cast<int>(literal.shape().element_type()),
+      std::string(static_cast<const char*>(literal.untyped_data()), literal.size_bytes()));
+  ScalarCache& cache = Scalars();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.values.find(key);
+  if (it != cache.values.end()) return it->second;
+  if (cache.values.size() >= ScalarCache::kCapacity) cache.values.clear();
+  auto data = std::make_shared<DeviceData>(std::move(literal));
+  data->shared_ = true;
+  cache.values.emplace(std::move(key), data);
+  return data;
+}
+
+size_t ScalarDataCacheSize() {
+  ScalarCache& cache = Scalars();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return cache.values.size();
+}
+
 const Shape& Value::shape() const { return node->output_shape(index); }
 
 uint64_t Value::hash() const { return HashCombine(node->hash(), static_cast<uint64_t>(index)); }
 
-Node::Node(std::string op, std::vector<Value> operands, const Shape& shape, std::vector<Attr> attrs)
-    : op_(std::move(op)),
-      operands_(std::move(operands)),
+const Node::OpName* Node::InternOp(absl::string_view op) {
+  // A per-thread map in front of the process-wide one (which has a lock).
+  struct Table {
+    std::mutex mutex;
+    absl::flat_hash_map<std::string, std::unique_ptr<OpName>> ops;
+  };
+  static auto* table = new Table();
+  thread_local absl::flat_hash_map<absl::string_view, const OpName*> local;
+  auto it = local.find(op);
+  if (it != local.end()) return it->second;
+  const OpName* name = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(table->mutex);
+    auto& entry = table->ops[op];
+    if (entry == nullptr) entry = std::make_unique<OpName>(OpName{std::string(op), HashString(op)});
+    name = entry.get();
+  }
+  local.emplace(name->name, name);  // keyed by the interned name's own characters
+  return name;
+}
+
+Node::Node(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
+           std::vector<Attr> attrs)
+    : op_(InternOp(op)),
+      operands_(operands.begin(), operands.end()),
       shape_(&InternShape(shape)),
       attrs_(std::move(attrs)) {
-  uint64_t h = HashCombine(HashString(op_), HashShape(*shape_));
+  uint64_t h = HashCombine(op_->hash, HashShape(*shape_));
   h = HashCombine(h, attrs_.size());
   for (const Attr& attr : attrs_) h = HashCombine(h, HashAttr(attr));
   h = HashCombine(h, operands_.size());
   for (const Value& operand : operands_) h = HashCombine(h, operand.hash());
   hash_ = h;
+}
+
+Node::~Node() {
+  // Operands this node holds the last reference to would be destroyed
+  // recursively; take them over and free them one at a time instead.
+  std::vector<std::shared_ptr<Node>> dying;
+  for (Value& v : operands_) {
+    if (v.node != nullptr && v.node.use_count() == 1) dying.push_back(std::move(v.node));
+  }
+  while (!dying.empty()) {
+    std::shared_ptr<Node> node = std::move(dying.back());
+    dying.pop_back();
+    for (Value& v : node->operands_) {
+      if (v.node != nullptr && v.node.use_count() == 1) dying.push_back(std::move(v.node));
+    }
+    // `node` dies here with no operand left to recurse into.
+  }
 }
 
 std::shared_ptr<Node> Node::MakeDeviceData(std::shared_ptr<DeviceData> data) {
@@ -204,7 +340,7 @@ std::shared_ptr<Node> Node::MakeConstant(double value, const Shape& shape) {
 
 const Shape& Node::output_shape(int index) const {
   if (!shape_->IsTuple()) {
-    CHECK_EQ(index, 0) << op_;
+    CHECK_EQ(index, 0) << op_->name;
     return *shape_;
   }
   return shape_->tuple_shapes(index);
@@ -228,14 +364,13 @@ std::string Node::ToString() const {
   std::vector<std::string> attrs;
   attrs.reserve(attrs_.size());
   for (const Attr& a : attrs_) attrs.push_back(AttrToString(a));
-  return absl::StrCat(op_, "(", absl::StrJoin(operands, ", "), ") ", shape_->ToString(false),
+  return absl::StrCat(op_->name, "(", absl::StrJoin(operands, ", "), ") ", shape_->ToString(false),
                       attrs.empty() ? "" : absl::StrCat(" {", absl::StrJoin(attrs, ", "), "}"));
 }
 
-Value MakeValue(std::string op, std::vector<Value> operands, const Shape& shape,
+Value MakeValue(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
                 std::vector<Attr> attrs) {
-  return Value{std::make_shared<Node>(std::move(op), std::move(operands), shape, std::move(attrs)),
-               0};
+  return Value{std::make_shared<Node>(op, operands, shape, std::move(attrs)), 0};
 }
 
 }  // namespace axle::lazy

@@ -23,12 +23,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
@@ -69,13 +72,30 @@ class DeviceData {
   // value is invalid afterwards (donated() is true; Buffer() fails).
   ExecutionInput Donate();
   bool donated() const { return donated_; }
+  // Shared by many leaves (a cached scalar, ScalarData): never donated, and
+  // each leaf of it is a parameter of its own (lowering.h's ParameterKey),
+  // so whether two scalars happen to be equal never changes a graph.
+  bool shared() const { return shared_; }
 
  private:
+  friend std::shared_ptr<DeviceData> ScalarData(Literal literal);
+
   const Shape* shape_;  // interned
+  std::mutex mutex_;    // Buffer()'s transfer (a shared value is used by any thread)
   std::unique_ptr<ScopedShapedBuffer> buffer_;
   std::optional<Literal> host_;
   bool donated_ = false;
+  bool shared_ = false;
 };
+
+// The device data of a scalar (a rank-0 literal): one per distinct value and
+// type, transferred once and reused by every later use of the value (an
+// optimizer's hyperparameters are the same each step), so a step does not
+// transfer its scalars again. The cache holds a bounded number of values
+// (it forgets them all when full; leaves in use keep theirs).
+std::shared_ptr<DeviceData> ScalarData(Literal literal);
+// How many scalars ScalarData holds (tests).
+size_t ScalarDataCacheSize();
 
 using Attr = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
 
@@ -92,15 +112,23 @@ struct Value {
 
 class Node {
  public:
-  Node(std::string op, std::vector<Value> operands, const Shape& shape,
+  // `shape` is interned unless it is already (InternShape).
+  Node(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
        std::vector<Attr> attrs = {});
+  // Frees the graph below iteratively (a long chain of nodes would
+  // otherwise recurse once per node).
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
   // A leaf holding `data`.
   static std::shared_ptr<Node> MakeDeviceData(std::shared_ptr<DeviceData> data);
   // A constant of `shape`, every element `value` (converted to its type).
   static std::shared_ptr<Node> MakeConstant(double value, const Shape& shape);
 
-  const std::string& op() const { return op_; }
-  const std::vector<Value>& operands() const { return operands_; }
+  const std::string& op() const { return op_->name; }
+  // Most nodes have one to three operands: stored inline.
+  using Operands = absl::InlinedVector<Value, 3>;
+  const Operands& operands() const { return operands_; }
   const Value& operand(int i) const { return operands_.at(i); }
   // The node's shape: an array, or a tuple of its outputs' shapes.
   const Shape& shape() const { return *shape_; }
@@ -121,8 +149,15 @@ class Node {
   std::string ToString() const;
 
  private:
-  std::string op_;
-  std::vector<Value> operands_;
+  // An op name, interned: one per distinct name, with its hash.
+  struct OpName {
+    std::string name;
+    uint64_t hash;
+  };
+  static const OpName* InternOp(absl::string_view op);
+
+  const OpName* op_;
+  Operands operands_;
   const Shape* shape_;  // interned
   std::vector<Attr> attrs_;
   uint64_t hash_ = 0;
@@ -130,7 +165,7 @@ class Node {
 };
 
 // Value of output 0 of a new node.
-Value MakeValue(std::string op, std::vector<Value> operands, const Shape& shape,
+Value MakeValue(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
                 std::vector<Attr> attrs = {});
 
 }  // namespace axle::lazy

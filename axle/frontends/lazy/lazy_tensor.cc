@@ -34,7 +34,8 @@ LazyTensor::~LazyTensor() {
     std::lock_guard<std::mutex> lock(live.mutex);
     live.tensors.erase(id_);
   }
-  metrics::IncrementCounter("DestroyTensor");
+  static metrics::Counter* const destroyed = metrics::GetCounter("DestroyTensor");
+  destroyed->Increment();
 }
 
 void LazyTensor::Register(const std::shared_ptr<LazyTensor>& tensor) {
@@ -43,7 +44,8 @@ void LazyTensor::Register(const std::shared_ptr<LazyTensor>& tensor) {
     std::lock_guard<std::mutex> lock(live.mutex);
     live.tensors[tensor->id_] = tensor;
   }
-  metrics::IncrementCounter("CreateTensor");
+  static metrics::Counter* const created = metrics::GetCounter("CreateTensor");
+  created->Increment();
 }
 
 std::shared_ptr<LazyTensor> LazyTensor::FromData(std::shared_ptr<DeviceData> data) {

@@ -281,6 +281,44 @@ TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
   EXPECT_EQ(b->ToLiteral()->data<float>()[1], -2.0f);
 }
 
+int64_t Transfers() {
+  auto m = metrics::Metric("TransferToDeviceTime");
+  return m.has_value() ? m->count : 0;
+}
+
+Value Scalar(float value) {
+  return Value{Node::MakeDeviceData(ScalarData(LiteralUtil::CreateR0<float>(value))), 0};
+}
+
+TEST(LazyTensorTest, ScalarsAreTransferredOnceAndNeverDonated) {
+  auto t = LazyTensor::FromLiteral(LiteralUtil::CreateR0<float>(1));
+  int64_t uncached = Counter("UncachedCompile");
+  auto step = [&t](float a, float b) {  // t = t * a + b
+    Value v = t->GetIrValue();
+    Value mul = MakeValue("mul", {v, Scalar(a)}, v.shape());
+    t->SetIrValue(MakeValue("add", {mul, Scalar(b)}, v.shape()));
+    return SyncLiveTensors();
+  };
+  ASSERT_TRUE(step(2, 3).ok());  // 5
+  int64_t transfers = Transfers();
+  ASSERT_TRUE(step(2, 3).ok());  // 13
+  // Equal scalars share a DeviceData but stay two parameters: same graph.
+  ASSERT_TRUE(step(2, 2).ok());       // 28
+  EXPECT_EQ(Transfers(), transfers);  // 2 and 3 were on the device already
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 1);
+  // The scalars' f32[] buffers were not donated to t's f32[] result.
+  auto literal = t->ToLiteral();
+  ASSERT_TRUE(literal.ok()) << literal.status();
+  EXPECT_EQ(literal->data<float>()[0], 28.0f);
+  auto two = ScalarData(LiteralUtil::CreateR0<float>(2));
+  EXPECT_TRUE(two->shared());
+  EXPECT_FALSE(two->donated());
+  EXPECT_EQ(two->ToLiteral()->data<float>()[0], 2.0f);
+  EXPECT_EQ(ScalarData(LiteralUtil::CreateR0<float>(2)), two);
+  EXPECT_NE(ScalarData(LiteralUtil::CreateR0<double>(2)), two);  // by type too
+  EXPECT_GE(ScalarDataCacheSize(), 3u);
+}
+
 TEST(LazyTensorTest, ToLiteralSyncsPendingValue) {
   auto x = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
   auto y = LazyTensor::FromIr(MakeValue("exp", {x->GetIrValue()}, x->shape()));
@@ -339,6 +377,16 @@ TEST(LazyMetricsTest, CountersAndReport) {
   metrics::RecordTime("TestTime", 0.5);
   EXPECT_NE(metrics::Report().find("axle::test_op"), std::string::npos);
   EXPECT_NE(metrics::Report().find("TestTime"), std::string::npos);
+  metrics::Counter* handle = metrics::GetCounter("axle::test_handle");
+  EXPECT_EQ(metrics::CounterValue("axle::test_handle"), std::nullopt);  // not used yet
+  handle->Increment(3);
+  EXPECT_EQ(metrics::CounterValue("axle::test_handle"), 3);
+  EXPECT_EQ(metrics::GetCounter("axle::test_handle"), handle);
+  metrics::ClearAll();  // the handle stays valid, the counter unused
+  EXPECT_EQ(metrics::CounterValue("axle::test_handle"), std::nullopt);
+  EXPECT_EQ(metrics::Report().find("axle::test_handle"), std::string::npos);
+  handle->Increment();
+  EXPECT_EQ(metrics::CounterValue("axle::test_handle"), 1);
 }
 
 }  // namespace

@@ -450,7 +450,7 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots) {
   PostOrder order;
   // The nodes seen (on the stack or done) and the leaves' data seen.
   absl::flat_hash_set<const Node*> seen;
-  absl::flat_hash_set<const DeviceData*> parameters;
+  absl::flat_hash_set<const void*> parameters;  // ParameterKey
   std::vector<std::pair<const Node*, size_t>> stack;
   for (const Value& root : roots) {
     if (!seen.insert(root.node.get()).second) continue;
@@ -463,7 +463,7 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots) {
         continue;
       }
       order.nodes.push_back(node);
-      if (node->data() != nullptr && parameters.insert(node->data().get()).second) {
+      if (node->data() != nullptr && parameters.insert(ParameterKey(*node)).second) {
         order.parameters.push_back(node->data());
       }
       stack.pop_back();
@@ -476,15 +476,20 @@ absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const P
                                           const std::string& name,
                                           absl::Span<const std::pair<int64_t, int64_t>> aliases) {
   XlaBuilder builder(name);
-  std::unordered_map<const DeviceData*, XlaOp> parameters;
-  for (size_t i = 0; i < order.parameters.size(); ++i) {
-    parameters[order.parameters[i].get()] = Parameter(
-        &builder, static_cast<int64_t>(i), order.parameters[i]->shape(), absl::StrCat("p", i));
-  }
+  // The parameters in order of first use (ComputePostOrder's).
+  std::unordered_map<const void*, XlaOp> parameters;  // by ParameterKey
   std::unordered_map<const Node*, std::vector<XlaOp>> lowered;
   for (const Node* node : order.nodes) {
     if (node->data() != nullptr) {
-      lowered[node] = {parameters.at(node->data().get())};
+      auto [it, added] = parameters.try_emplace(ParameterKey(*node));
+      if (added) {
+        auto i = static_cast<int64_t>(parameters.size() - 1);
+        if (i >= static_cast<int64_t>(order.parameters.size())) {
+          return absl::InternalError("lazy tensors: a graph with more leaves than its post order");
+        }
+        it->second = Parameter(&builder, i, order.parameters[i]->shape(), absl::StrCat("p", i));
+      }
+      lowered[node] = {it->second};
       continue;
     }
     LowerFn fn = FindLowering(node->op());

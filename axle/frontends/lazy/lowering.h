@@ -57,9 +57,16 @@ using LowerFn = absl::StatusOr<std::vector<XlaOp>> (*)(XlaBuilder* builder, cons
 void RegisterLowering(const std::string& op, LowerFn fn);
 bool HasLowering(const std::string& op);
 
+// What makes a device-data leaf one parameter of the graph: its DeviceData
+// (leaves of one value share a parameter), or the leaf itself for a shared
+// DeviceData (a cached scalar: DeviceData::shared()).
+inline const void* ParameterKey(const Node& leaf) {
+  return leaf.data()->shared() ? static_cast<const void*>(&leaf)
+                               : static_cast<const void*>(leaf.data().get());
+}
+
 // The graph's nodes, operands before users, each once; its device-data
-// leaves (each DeviceData once, in first-use order) and, for each leaf node
-// in `nodes`, its parameter number.
+// leaves' data, one per parameter (ParameterKey), in first-use order.
 struct PostOrder {
   std::vector<const Node*> nodes;
   std::vector<std::shared_ptr<DeviceData>> parameters;

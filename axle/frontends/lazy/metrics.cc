@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
@@ -13,7 +14,8 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
-  std::map<std::string, int64_t, std::less<>> counters;
+  // Counters are never removed (handles stay valid); ClearAll() marks them unused.
+  std::map<std::string, std::unique_ptr<Counter>, std::less<>> counters;
   std::map<std::string, MetricData, std::less<>> timers;
 };
 
@@ -24,20 +26,40 @@ Registry& Get() {
 
 }  // namespace
 
-void IncrementCounter(absl::string_view name, int64_t amount) {
+struct CounterAccess {
+  static int64_t Value(const Counter& c) { return c.value_.load(std::memory_order_relaxed); }
+  static bool Used(const Counter& c) { return c.used_.load(std::memory_order_acquire); }
+  static void Clear(Counter& c) {
+    c.used_.store(false, std::memory_order_release);
+    c.value_.store(0, std::memory_order_relaxed);
+  }
+};
+
+void Counter::Increment(int64_t amount) {
+  value_.fetch_add(amount, std::memory_order_relaxed);
+  if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_release);
+}
+
+Counter* GetCounter(absl::string_view name) {
   Registry& r = Get();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.counters.find(name);
-  if (it == r.counters.end()) it = r.counters.emplace(std::string(name), 0).first;
-  it->second += amount;
+  if (it == r.counters.end()) {
+    it = r.counters.emplace(std::string(name), std::make_unique<Counter>()).first;
+  }
+  return it->second.get();
+}
+
+void IncrementCounter(absl::string_view name, int64_t amount) {
+  GetCounter(name)->Increment(amount);
 }
 
 std::optional<int64_t> CounterValue(absl::string_view name) {
   Registry& r = Get();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.counters.find(name);
-  if (it == r.counters.end()) return std::nullopt;
-  return it->second;
+  if (it == r.counters.end() || !CounterAccess::Used(*it->second)) return std::nullopt;
+  return CounterAccess::Value(*it->second);
 }
 
 std::vector<std::string> CounterNames() {
@@ -45,7 +67,9 @@ std::vector<std::string> CounterNames() {
   std::lock_guard<std::mutex> lock(r.mutex);
   std::vector<std::string> names;
   names.reserve(r.counters.size());
-  for (const auto& [name, value] : r.counters) names.push_back(name);
+  for (const auto& [name, counter] : r.counters) {
+    if (CounterAccess::Used(*counter)) names.push_back(name);
+  }
   return names;
 }
 
@@ -90,8 +114,9 @@ std::string Report() {
                           m.count ? m.total_seconds * 1e3 / m.count : 0.0, m.min_seconds * 1e3,
                           m.max_seconds * 1e3);
   }
-  for (const auto& [name, value] : r.counters) {
-    absl::StrAppend(&out, "Counter: ", name, "\n  Value: ", value, "\n");
+  for (const auto& [name, counter] : r.counters) {
+    if (!CounterAccess::Used(*counter)) continue;
+    absl::StrAppend(&out, "Counter: ", name, "\n  Value: ", CounterAccess::Value(*counter), "\n");
   }
   return out;
 }
@@ -99,7 +124,7 @@ std::string Report() {
 void ClearAll() {
   Registry& r = Get();
   std::lock_guard<std::mutex> lock(r.mutex);
-  r.counters.clear();
+  for (auto& [name, counter] : r.counters) CounterAccess::Clear(*counter);
   r.timers.clear();
 }
 

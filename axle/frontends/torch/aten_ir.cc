@@ -26,11 +26,13 @@ bool DebugEnabled() {
 }
 
 void Count(const char* op) {
-  // The counter's name per op string (the kernels pass literals), made once.
-  thread_local std::unordered_map<const char*, std::string> names;
-  auto it = names.find(op);
-  if (it == names.end()) it = names.emplace(op, std::string("axle::") + op).first;
-  lazy::metrics::IncrementCounter(it->second);
+  // The counter per op string (the kernels pass literals), looked up once.
+  thread_local std::unordered_map<const char*, lazy::metrics::Counter*> counters;
+  auto it = counters.find(op);
+  if (it == counters.end()) {
+    it = counters.emplace(op, lazy::metrics::GetCounter(std::string("axle::") + op)).first;
+  }
+  it->second->Increment();
 }
 
 void Check(const absl::Status& status) {
@@ -102,8 +104,8 @@ Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
   double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
   if (!s.isComplex() && (d == 0 || d == 1))
     return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
-  auto data = std::make_shared<lazy::DeviceData>(ScalarLiteral(s, type));
-  return Value{Node::MakeDeviceData(std::move(data)), 0};
+  // One transfer per distinct value: a step reuses the last step's.
+  return Value{Node::MakeDeviceData(lazy::ScalarData(ScalarLiteral(s, type))), 0};
 }
 
 Value Constant(double value, PrimitiveType type, const Ints& dims) {
