@@ -29,17 +29,7 @@ namespace axle {
 namespace {
 
 namespace pb = ::google::protobuf;
-using hlo_proto_internal::AttributeField;
-using hlo_proto_internal::AttributeFields;
-using hlo_proto_internal::Invalid;
-using hlo_proto_internal::IsAttributeFieldPath;
-using hlo_proto_internal::kApiVersions;
-using hlo_proto_internal::kDistributions;
-using hlo_proto_internal::kFftTypes;
-using hlo_proto_internal::kPrecisions;
-using hlo_proto_internal::kRngAlgorithms;
-using hlo_proto_internal::Unimplemented;
-using hlo_proto_internal::ValueKind;
+using namespace hlo_proto_internal;  // NOLINT(google-build-using-namespace)
 
 // The inverse of ParseLabels; an error when the numbers do not describe
 // `2 + spatial` distinct dimensions.

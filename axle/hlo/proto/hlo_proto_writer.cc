@@ -27,22 +27,14 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/proto/hlo_proto.h"
 #include "axle/hlo/proto/hlo_proto_internal.h"
+#include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {
 namespace {
 
 namespace pb = ::google::protobuf;
-using hlo_proto_internal::AttributeField;
-using hlo_proto_internal::AttributeFields;
-using hlo_proto_internal::Invalid;
-using hlo_proto_internal::kApiVersions;
-using hlo_proto_internal::kDistributions;
-using hlo_proto_internal::kFftTypes;
-using hlo_proto_internal::kPrecisions;
-using hlo_proto_internal::kRngAlgorithms;
-using hlo_proto_internal::Unimplemented;
-using hlo_proto_internal::ValueKind;
+using namespace hlo_proto_internal;  // NOLINT(google-build-using-namespace)
 
 // Attributes the IR gives instead of the text (called computations, control
 // predecessors, metadata, frontend attributes).
@@ -77,13 +69,15 @@ std::pair<pb::Message*, const pb::FieldDescriptor*> FieldAt(pb::Message* message
   return {message, message->GetDescriptor()->FindFieldByName(parts.back())};
 }
 
-// Splits `text` at the commas outside brackets and strings.
-std::vector<std::string> SplitTopLevel(absl::string_view text, char separator) {
-  std::vector<std::string> parts;
+// The first position of `text` from `from` on, outside strings ("..." with
+// \-escapes), where `stop(c, depth)` holds: `c` the character there, `depth`
+// the brackets open once it is read (a closing bracket has closed). npos when
+// there is none.
+template <typename Stop>
+size_t ScanOutsideStrings(absl::string_view text, size_t from, Stop stop) {
   int depth = 0;
   bool quoted = false;
-  size_t start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  for (size_t i = from; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
       if (c == '\\') {
@@ -95,19 +89,31 @@ std::vector<std::string> SplitTopLevel(absl::string_view text, char separator) {
     }
     if (c == '"') {
       quoted = true;
-    } else if (c == '{' || c == '[' || c == '(') {
+      continue;
+    }
+    if (c == '{' || c == '[' || c == '(') {
       ++depth;
     } else if (c == '}' || c == ']' || c == ')') {
       --depth;
-    } else if (c == separator && depth == 0) {
-      std::string part(absl::StripAsciiWhitespace(text.substr(start, i - start)));
-      if (!part.empty()) parts.push_back(std::move(part));
-      start = i + 1;
     }
+    if (stop(c, depth)) return i;
   }
-  std::string last(absl::StripAsciiWhitespace(text.substr(start)));
-  if (!last.empty()) parts.push_back(std::move(last));
-  return parts;
+  return absl::string_view::npos;
+}
+
+// Splits `text` at the separators outside brackets and strings.
+std::vector<std::string> SplitTopLevel(absl::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = ScanOutsideStrings(
+        text, start, [&](char c, int depth) { return c == separator && depth == 0; });
+    std::string part(absl::StripAsciiWhitespace(
+        text.substr(start, end == absl::string_view::npos ? end : end - start)));
+    if (!part.empty()) parts.push_back(std::move(part));
+    if (end == absl::string_view::npos) return parts;
+    start = end + 1;
+  }
 }
 
 absl::StatusOr<std::vector<int64_t>> ParseIntList(absl::string_view text, absl::string_view what) {
@@ -332,17 +338,11 @@ absl::Status ParseWindow(absl::string_view value, HloInstructionProto* out) {
   return absl::OkStatus();
 }
 
-// `{{0,1},{2,3}}`.
+// `{{0,1},{2,3}}` (attribute_text's reader, with this file's error prefix).
 absl::StatusOr<std::vector<std::vector<int64_t>>> ParseIntLists(absl::string_view value,
                                                                 absl::string_view what) {
-  if (value.size() < 2 || value.front() != '{' || value.back() != '}') {
-    return Invalid(absl::StrCat(what, ": ", value));
-  }
-  std::vector<std::vector<int64_t>> lists;
-  for (const std::string& part : SplitTopLevel(value.substr(1, value.size() - 2), ',')) {
-    AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> list, ParseIntList(part, what));
-    lists.push_back(std::move(list));
-  }
+  absl::StatusOr<std::vector<std::vector<int64_t>>> lists = ParseInt64ListList(value, what);
+  if (!lists.ok()) return Invalid(lists.status().message());
   return lists;
 }
 
@@ -505,28 +505,10 @@ absl::StatusOr<std::vector<std::string>> AttributeTexts(const HloInstruction& in
   if (open == std::string::npos) {
     return absl::InternalError(absl::StrCat("cannot find the operands of ", text));
   }
-  int depth = 0;
-  bool quoted = false;
-  size_t close = std::string::npos;
-  for (size_t i = open + opcode.size() - 1; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == '(' || c == '{' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == '}' || c == ']') {
-      if (--depth == 0) {
-        close = i;
-        break;
-      }
-    }
-  }
+  // The bracket that closes the operand list.
+  const size_t close = ScanOutsideStrings(text, open + opcode.size() - 1, [](char c, int depth) {
+    return depth == 0 && (c == ')' || c == '}' || c == ']');
+  });
   if (close == std::string::npos) {
     return absl::InternalError(absl::StrCat("unbalanced operands in ", text));
   }
@@ -602,38 +584,47 @@ absl::StatusOr<HloInstructionProto> InstructionToProto(
   return out;
 }
 
+// Whether every node of `order` comes after the nodes `for_each_dependency`
+// names for it.
+template <typename Node, typename ForEachDependency>
+bool DependenciesFirst(const std::vector<Node*>& order, ForEachDependency for_each_dependency) {
+  absl::flat_hash_set<const Node*> seen;
+  for (const Node* node : order) {
+    bool ready = true;
+    for_each_dependency(
+        *node, [&](const Node* dependency) { ready = ready && seen.contains(dependency); });
+    if (!ready) return false;
+    seen.insert(node);
+  }
+  return true;
+}
+
 // The instructions of `computation` in the order they were added when that
 // order has operands (and control predecessors) first, as for a module
 // read from text (so that the module read back prints the same), else in
 // post order.
 std::vector<HloInstruction*> InstructionOrder(const HloComputation& computation) {
   std::vector<HloInstruction*> order = computation.instructions();
-  absl::flat_hash_set<const HloInstruction*> seen;
-  for (const HloInstruction* instruction : order) {
-    for (const HloInstruction* operand : instruction->operands()) {
-      if (!seen.contains(operand)) return computation.MakeInstructionPostOrder();
-    }
-    for (const HloInstruction* predecessor : instruction->control_predecessors()) {
-      if (!seen.contains(predecessor)) return computation.MakeInstructionPostOrder();
-    }
-    seen.insert(instruction);
-  }
-  return order;
+  const bool added_in_order =
+      DependenciesFirst(order, [](const HloInstruction& instruction, const auto& visit) {
+        for (const HloInstruction* operand : instruction.operands()) visit(operand);
+        for (const HloInstruction* predecessor : instruction.control_predecessors()) {
+          visit(predecessor);
+        }
+      });
+  return added_in_order ? order : computation.MakeInstructionPostOrder();
 }
 
 // The same for the computations of `module`: callees first.
 std::vector<HloComputation*> ComputationOrder(const HloModule& module) {
   std::vector<HloComputation*> order = module.computations();
-  absl::flat_hash_set<const HloComputation*> seen;
-  for (const HloComputation* computation : order) {
-    for (const HloInstruction* instruction : computation->instructions()) {
-      for (const HloComputation* called : instruction->called_computations()) {
-        if (!seen.contains(called)) return module.MakeComputationPostOrder();
-      }
-    }
-    seen.insert(computation);
-  }
-  return order;
+  const bool added_in_order =
+      DependenciesFirst(order, [](const HloComputation& computation, const auto& visit) {
+        for (const HloInstruction* instruction : computation.instructions()) {
+          for (const HloComputation* called : instruction->called_computations()) visit(called);
+        }
+      });
+  return added_in_order ? order : module.MakeComputationPostOrder();
 }
 
 }  // namespace

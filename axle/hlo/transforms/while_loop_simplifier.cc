@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/compare_by_direction.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/call_inliner.h"
 #include "axle/hlo/transforms/side_effects.h"
@@ -33,24 +34,6 @@ bool IsStateElement(const HloInstruction* instruction, const HloComputation& com
   }
   *index = gte->tuple_index();
   return true;
-}
-
-bool Compare(ComparisonDirection direction, int64_t a, int64_t b) {
-  switch (direction) {
-    case ComparisonDirection::kEq:
-      return a == b;
-    case ComparisonDirection::kNe:
-      return a != b;
-    case ComparisonDirection::kGe:
-      return a >= b;
-    case ComparisonDirection::kGt:
-      return a > b;
-    case ComparisonDirection::kLe:
-      return a <= b;
-    case ComparisonDirection::kLt:
-      return a < b;
-  }
-  return false;
 }
 
 ComparisonDirection Swapped(ComparisonDirection direction) {
@@ -241,7 +224,7 @@ std::optional<int64_t> CountWhileTrips(const HloInstruction& loop, int64_t limit
         *step > kSafe) {
       return std::nullopt;
     }
-    if (!Compare(direction, *value, *bound)) return trips;
+    if (!CompareByDirection(direction, *value, *bound)) return trips;
     *value += *step;
   }
   return limit;
