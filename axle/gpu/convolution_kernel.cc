@@ -498,17 +498,9 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
   AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
   ConvKernelEmitter emitter(plan, module.get());
-  AXLE_ASSIGN_OR_RETURN(llvm::Function * function, emitter.Emit(kernel_name, options.block_size));
-  PtxKernel kernel;
-  kernel.name = function->getName().str();
-  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
-                                                            &kernel.unoptimized_ir));
-  kernel.output_elements = plan.out_elements;
-  kernel.block = options.block_size;
-  kernel.grid = (plan.out_elements + options.block_size - 1) / options.block_size;
-  kernel.num_parameters = 2;
-  kernel.num_outputs = 1;
-  return kernel;
+  AXLE_RETURN_IF_ERROR(emitter.Emit(kernel_name, options.block_size).status());
+  return CompileElementKernel(module.get(), kernel_name, plan.out_elements, /*num_parameters=*/2,
+                              /*num_outputs=*/1, options);
 }
 
 absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool krsc,
@@ -562,17 +554,8 @@ absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool kr
       b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
   b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
   b.CreateBr(start.exit);
-
-  PtxKernel kernel;
-  kernel.name = std::string(kernel_name);
-  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
-                                                            &kernel.unoptimized_ir));
-  kernel.output_elements = plan.rhs_elements;
-  kernel.block = options.block_size;
-  kernel.grid = (plan.rhs_elements + options.block_size - 1) / options.block_size;
-  kernel.num_parameters = 1;
-  kernel.num_outputs = 1;
-  return kernel;
+  return CompileElementKernel(module.get(), kernel_name, plan.rhs_elements, /*num_parameters=*/1,
+                              /*num_outputs=*/1, options);
 }
 
 }  // namespace axle::gpu
