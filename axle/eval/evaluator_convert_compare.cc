@@ -129,8 +129,8 @@ absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a
               lo = To::kMin;
               hi = To::kMax;
             } else {
-              lo = std::numeric_limits<To>::min();
               hi = std::numeric_limits<To>::max();
+              lo = -hi - 1;  // the result type is signed (checked above)
             }
             for (int64_t i = 0; i < n; ++i) {
               double v = static_cast<double>(Up<F>(x[a.broadcast ? 0 : i]));

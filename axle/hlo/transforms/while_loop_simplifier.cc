@@ -77,6 +77,7 @@ HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64
 HloInstruction* AddTuple(HloComputation* computation,
                          const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
   for (const HloInstruction* element : elements) shapes.push_back(element->shape());
   return computation->AddInstruction(
       HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
@@ -157,6 +158,7 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
 
   // The body: a root of the live elements; the dead ones' chains go.
   std::vector<HloInstruction*> root_elements;
+  root_elements.reserve(kept.size());
   for (int64_t i : kept) root_elements.push_back(root->mutable_operand(i));
   body->set_root_instruction(AddTuple(body, root_elements));
   AXLE_RETURN_IF_ERROR(RemoveDeadInstructions(body).status());
@@ -171,6 +173,7 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
   }
   // The loop: a narrower init and state; its users read the new positions.
   std::vector<HloInstruction*> init_elements;
+  init_elements.reserve(kept.size());
   for (int64_t i : kept) init_elements.push_back(AddGte(parent, loop->mutable_operand(0), i));
   HloInstruction* new_init = AddTuple(parent, init_elements);
   std::unique_ptr<HloInstruction> copy = loop->CloneWithNewOperands(new_shape, {new_init});
