@@ -9,6 +9,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
 namespace {

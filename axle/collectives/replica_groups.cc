@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
+#include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
 namespace {
@@ -223,62 +224,6 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
   return result;
 }
 
-absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(absl::string_view text) {
-  std::vector<std::vector<int64_t>> lists;
-  size_t i = 0;
-  auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad list of lists \"", text, "\" at ", i, ": ", why));
-  };
-  auto skip_spaces = [&] {
-    while (i < text.size() && text[i] == ' ') ++i;
-  };
-  auto expect = [&](char c) {
-    skip_spaces();
-    if (i == text.size() || text[i] != c) return false;
-    ++i;
-    return true;
-  };
-  if (!expect('{')) return bad("expected '{'");
-  if (expect('}')) return lists;
-  do {
-    if (!expect('{')) return bad("expected '{'");
-    std::vector<int64_t>& list = lists.emplace_back();
-    if (expect('}')) continue;
-    do {
-      skip_spaces();
-      bool negative = i < text.size() && text[i] == '-';
-      if (negative) ++i;
-      if (i == text.size() || text[i] < '0' || text[i] > '9') return bad("expected a number");
-      int64_t value = 0;
-      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-        if (value > (int64_t{1} << 50)) return bad("number too large");
-        value = value * 10 + (text[i++] - '0');
-      }
-      list.push_back(negative ? -value : value);
-    } while (expect(','));
-    if (!expect('}')) return bad("expected ',' or '}'");
-  } while (expect(','));
-  if (!expect('}')) return bad("expected ',' or '}'");
-  skip_spaces();
-  if (i != text.size()) return bad("trailing text");
-  return lists;
-}
-
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
-    absl::string_view text) {
-  AXLE_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> lists, ParseInt64ListList(text));
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (const std::vector<int64_t>& list : lists) {
-    if (list.size() != 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad source-target pairs \"", text, "\": each pair must have two ids"));
-    }
-    pairs.emplace_back(list[0], list[1]);
-  }
-  return pairs;
-}
-
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
     const HloInstruction& send_or_recv, const DeviceGrid& grid) {
   auto attribute = send_or_recv.frontend_attributes().find(kSendRecvSourceTargetPairsAttribute);
@@ -294,7 +239,7 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
   if (grid.replica_count == 1) cross_partition = true;
   if (grid.partition_count == 1) cross_partition = false;
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
-      ParseSourceTargetPairs(attribute->second);
+      ParseSendRecvSourceTargetPairs(attribute->second);
   if (!pairs.ok()) return Annotate(pairs.status(), send_or_recv);
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> result =
       ExpandPermutePairs(*pairs, cross_partition, grid);

@@ -108,13 +108,8 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ExpandPermutePairs(
 // replica-groups syntax: "{{0,1},{1,2}}" (source, target).
 inline constexpr char kSendRecvSourceTargetPairsAttribute[] = "_xla_send_recv_source_target_pairs";
 
-// "{{1,2},{3}}" -> {{1,2},{3}} (XLA's attribute syntax for lists of
-// lists); anything else is InvalidArgument.
-absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(absl::string_view text);
-
-// "{{0,1},{1,2}}" -> {(0,1), (1,2)}; anything else is InvalidArgument.
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSourceTargetPairs(
-    absl::string_view text);
+// The attribute's text reads with ParseSendRecvSourceTargetPairs
+// (hlo/text/attribute_text.h), as the single-device pass reads it.
 
 // A send's or recv's pairs as flattened ids, as XLA reads them
 // (GetNcclP2PConfigForSendRecv): channel_id > 0 makes the pairs partition

@@ -8,6 +8,7 @@
 #include "axle/collectives/replica_groups.h"
 
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -139,7 +140,7 @@ TEST(ParseInt64ListList, ReadsXlasSyntaxAndRejectsTheRest) {
   for (const char* bad : {"", "{", "{{1,2}", "{{1,,2}}", "{{1 2}}", "{{1}}x", "{1}"}) {
     EXPECT_FALSE(ParseInt64ListList(bad).ok()) << bad;
   }
-  EXPECT_THAT(ParseSourceTargetPairs("{{0,1,2}}").status().message(),
+  EXPECT_THAT(ParseSendRecvSourceTargetPairs("{{0,1,2}}").status().message(),
               ::testing::HasSubstr("two ids"));
 }
 

@@ -103,6 +103,32 @@ struct LoopKernelModule::Impl {
     partitions.push_back(std::move(partition));
     return &partitions.back();
   }
+
+  // The function for `key`: the one emitted for it earlier, or `name`,
+  // emitted now by `emit` into the next partition (nothing is emitted while
+  // the code comes precompiled). `is_new` says which. A failed emission
+  // leaves no trace of `key`.
+  absl::StatusOr<const std::string*> FunctionFor(const std::string& key, absl::string_view name,
+                                                 const KernelIrEmitter& emit, bool* is_new) {
+    auto [it, inserted] = function_of_key.emplace(key, std::string(name.data(), name.size()));
+    *is_new = inserted;
+    if (!inserted) return &it->second;
+    if (jit == nullptr) {
+      absl::Status emitted = [&]() -> absl::Status {
+        AXLE_ASSIGN_OR_RETURN(Partition * partition, NextPartition());
+        const int64_t before = InstructionCount(*partition->module);
+        AXLE_RETURN_IF_ERROR(emit(partition->module.get()));
+        partition->instructions += InstructionCount(*partition->module) - before;
+        return absl::OkStatus();
+      }();
+      if (!emitted.ok()) {
+        function_of_key.erase(it);
+        return emitted;
+      }
+    }
+    ++num_functions;
+    return &it->second;
+  }
 };
 
 LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions options,
@@ -132,28 +158,21 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
   // Structurally identical computations (hlo_structural_hash.h) share one
   // function.
   const std::string fingerprint = FingerprintComputation(computation).ToHex();
-  const std::string key = absl::StrCat("loop kernel ", fingerprint);
-  auto [it, is_new] =
-      impl_->function_of_key.emplace(key, std::string(kernel_name.data(), kernel_name.size()));
-  const std::string& function_name = it->second;
+  bool is_new = false;
+  AXLE_ASSIGN_OR_RETURN(const std::string* function_name,
+                        impl_->FunctionFor(
+                            absl::StrCat("loop kernel ", fingerprint), kernel_name,
+                            [&](llvm::Module* module) {
+                              return EmitLoopKernel(computation, kernel_name, outputs,
+                                                    UseNonTemporalStores(outputs, *impl_->new_jit),
+                                                    module);
+                            },
+                            &is_new));
   if (is_new) {
-    ++impl_->num_functions;
-    if (impl_->jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
-      const int64_t before = InstructionCount(*partition->module);
-      absl::Status emitted =
-          EmitLoopKernel(computation, kernel_name, outputs,
-                         UseNonTemporalStores(outputs, *impl_->new_jit), partition->module.get());
-      if (!emitted.ok()) {
-        impl_->function_of_key.erase(key);
-        return emitted;
-      }
-      partition->instructions += InstructionCount(*partition->module) - before;
-    }
     absl::StrAppend(&impl_->signature, kernel_name, " ", fingerprint, "\n");
   } else {
     // The same function as an earlier kernel: no code of its own.
-    absl::StrAppend(&impl_->signature, kernel_name, " = ", function_name, "\n");
+    absl::StrAppend(&impl_->signature, kernel_name, " = ", *function_name, "\n");
   }
   const int64_t range_dimension = RangeDimension(outputs);
   const int64_t outer_size =
@@ -161,7 +180,7 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
   auto kernel =
       std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
                                        static_cast<int64_t>(outputs.size()));
-  impl_->pending.emplace_back(kernel.get(), function_name);
+  impl_->pending.emplace_back(kernel.get(), *function_name);
   ++impl_->num_kernels;
   impl_->emit_ms +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -174,28 +193,20 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddSca
   AXLE_RETURN_IF_ERROR(CheckScalarFunction(computation));
   // Another calling convention than a loop kernel's: never the same function.
   const std::string fingerprint = FingerprintComputation(computation).ToHex();
-  const std::string key = absl::StrCat("scalar function ", fingerprint);
-  auto [it, is_new] = impl_->function_of_key.emplace(key, std::string(name.data(), name.size()));
-  const std::string& function_name = it->second;
+  bool is_new = false;
+  AXLE_ASSIGN_OR_RETURN(
+      const std::string* function_name,
+      impl_->FunctionFor(
+          absl::StrCat("scalar function ", fingerprint), name,
+          [&](llvm::Module* module) { return EmitScalarFunction(computation, name, module); },
+          &is_new));
   if (is_new) {
-    ++impl_->num_functions;
-    if (impl_->jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
-      const int64_t before = InstructionCount(*partition->module);
-      absl::Status emitted = EmitScalarFunction(computation, name, partition->module.get());
-      if (!emitted.ok()) {
-        impl_->function_of_key.erase(key);
-        --impl_->num_functions;
-        return emitted;
-      }
-      partition->instructions += InstructionCount(*partition->module) - before;
-    }
     absl::StrAppend(&impl_->signature, "scalar function ", name, " ", fingerprint, "\n");
   } else {
-    absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", function_name, "\n");
+    absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", *function_name, "\n");
   }
   auto function = std::make_unique<CompiledScalarFunction>(nullptr, nullptr);
-  impl_->pending_scalar.emplace_back(function.get(), function_name);
+  impl_->pending_scalar.emplace_back(function.get(), *function_name);
   ++impl_->num_scalar_functions;
   impl_->emit_ms +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -206,30 +217,18 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddEmittedKern
     absl::string_view key, absl::string_view name, int64_t outer_size, int64_t num_parameters,
     int64_t num_outputs, const KernelIrEmitter& emit) {
   auto start = std::chrono::steady_clock::now();
-  const std::string full_key = absl::StrCat("emitted kernel\n", key);
-  auto [it, is_new] =
-      impl_->function_of_key.emplace(full_key, std::string(name.data(), name.size()));
-  const std::string& function_name = it->second;
+  bool is_new = false;
+  AXLE_ASSIGN_OR_RETURN(
+      const std::string* function_name,
+      impl_->FunctionFor(absl::StrCat("emitted kernel\n", key), name, emit, &is_new));
   if (is_new) {
-    ++impl_->num_functions;
-    if (impl_->jit == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(Impl::Partition * partition, impl_->NextPartition());
-      const int64_t before = InstructionCount(*partition->module);
-      absl::Status emitted = emit(partition->module.get());
-      if (!emitted.ok()) {
-        impl_->function_of_key.erase(full_key);
-        --impl_->num_functions;
-        return emitted;
-      }
-      partition->instructions += InstructionCount(*partition->module) - before;
-    }
     absl::StrAppend(&impl_->signature, name, "\n", key, "\n");
   } else {
-    absl::StrAppend(&impl_->signature, name, " = ", function_name, "\n");
+    absl::StrAppend(&impl_->signature, name, " = ", *function_name, "\n");
   }
   auto kernel =
       std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, num_parameters, num_outputs);
-  impl_->pending.emplace_back(kernel.get(), function_name);
+  impl_->pending.emplace_back(kernel.get(), *function_name);
   ++impl_->num_kernels;
   impl_->emit_ms +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

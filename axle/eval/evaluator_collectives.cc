@@ -38,10 +38,12 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
+#include "axle/collectives/dimension_split.h"
 #include "axle/collectives/in_place_permute.h"
 #include "axle/collectives/replica_groups.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/eval/ragged_rows.h"
 #include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
@@ -113,23 +115,10 @@ absl::StatusOr<Literal> Fold(HloEvaluator& evaluator, const HloInstruction& inst
   return acc;
 }
 
-// Geometry of a dimension split: `outer` rows of `length` x `inner` bytes.
-struct Split {
-  int64_t outer = 1;
-  int64_t length = 0;
-  int64_t inner = 1;  // bytes of one index along the dimension
-};
+using Split = DimensionSplit;
 absl::StatusOr<Split> SplitOf(const HloInstruction& instruction, const Shape& shape, int64_t dim) {
-  if (!shape.IsArray() || dim < 0 || dim >= shape.rank()) {
-    return InvalidInstruction(
-        instruction,
-        absl::StrCat("dimension ", dim, " is not a dimension of ", shape.ToString(false)));
-  }
-  Split split;
-  split.inner = primitive_util::ByteWidth(shape.element_type());
-  for (int64_t d = 0; d < dim; ++d) split.outer *= shape.dimensions(d);
-  for (int64_t d = dim + 1; d < shape.rank(); ++d) split.inner *= shape.dimensions(d);
-  split.length = shape.dimensions(dim);
+  absl::StatusOr<Split> split = SplitAtDimension(shape, dim);
+  if (!split.ok()) return InvalidInstruction(instruction, split.status().message());
   return split;
 }
 
@@ -223,16 +212,9 @@ absl::StatusOr<Literal> RaggedAllToAll(const HloInstruction& instruction,
     const auto* src = static_cast<const char*>(values[0][sender].untyped_data());
     for (int64_t t = 0; t < k; ++t) {
       const int64_t u = group.rank * k + t;
-      // In 128 bits: offsets near the int64 limits do not overflow.
-      const __int128 from = *values[2][sender].GetIntegralAsS64(u);
-      const __int128 size = *values[3][sender].GetIntegralAsS64(u);
-      const __int128 to = *values[4][sender].GetIntegralAsS64(u);
-      const __int128 first = std::max<__int128>({0, -from, -to});
-      const __int128 last = std::min<__int128>({size, in_rows - from, out_rows - to});
-      for (__int128 r = first; r < last; ++r) {
-        std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes,
-                    src + static_cast<int64_t>(from + r) * row_bytes, row_bytes);
-      }
+      CopyRaggedRows(src, in_rows, dst, out_rows, row_bytes, *values[2][sender].GetIntegralAsS64(u),
+                     *values[3][sender].GetIntegralAsS64(u),
+                     *values[4][sender].GetIntegralAsS64(u));
     }
   }
   return result;

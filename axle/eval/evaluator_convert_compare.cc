@@ -12,6 +12,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "axle/core/compare_by_direction.h"
 #include "axle/eval/elementwise_compute.h"
 #include "axle/eval/evaluator_internal.h"
 
@@ -19,25 +20,6 @@ namespace axle::eval_internal {
 namespace {
 
 // --- Compare -----------------------------------------------------------------
-
-template <typename K>
-bool CompareKeys(ComparisonDirection direction, const K& x, const K& y) {
-  switch (direction) {
-    case ComparisonDirection::kEq:
-      return x == y;
-    case ComparisonDirection::kNe:
-      return x != y;
-    case ComparisonDirection::kGe:
-      return x >= y;
-    case ComparisonDirection::kGt:
-      return x > y;
-    case ComparisonDirection::kLe:
-      return x <= y;
-    case ComparisonDirection::kLt:
-      return x < y;
-  }
-  return false;
-}
 
 template <typename T>
 absl::Status Compare(const HloInstruction& instruction, const Lanes& a, const Lanes& b, bool* out,
@@ -53,23 +35,25 @@ absl::Status Compare(const HloInstruction& instruction, const Lanes& a, const La
   } else if constexpr (is_float_v<T>) {
     if (compare.type() == ComparisonType::kFloatTotalOrder) {
       Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
-        return CompareKeys(direction, TotalOrderKey<T>(x), TotalOrderKey<T>(y));
+        return CompareByDirection(direction, TotalOrderKey<T>(x), TotalOrderKey<T>(y));
       });
     } else {
-      Loop2<bool, T, T>(a, b, out, n,
-                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
+      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
+        return CompareByDirection(direction, Up<T>(x), Up<T>(y));
+      });
     }
   } else if constexpr (is_integer_v<T>) {
     if (compare.type() == ComparisonType::kUnsigned) {
       Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
-        return CompareKeys(direction, RawBits<T>(Up<T>(x)), RawBits<T>(Up<T>(y)));
+        return CompareByDirection(direction, RawBits<T>(Up<T>(x)), RawBits<T>(Up<T>(y)));
       });
     } else {
-      Loop2<bool, T, T>(a, b, out, n,
-                        [&](T x, T y) { return CompareKeys(direction, Up<T>(x), Up<T>(y)); });
+      Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) {
+        return CompareByDirection(direction, Up<T>(x), Up<T>(y));
+      });
     }
   } else {
-    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return CompareKeys(direction, x, y); });
+    Loop2<bool, T, T>(a, b, out, n, [&](T x, T y) { return CompareByDirection(direction, x, y); });
   }
   return absl::OkStatus();
 }
@@ -145,8 +129,8 @@ absl::Status StochasticConvert(const HloInstruction& instruction, const Lanes& a
               lo = To::kMin;
               hi = To::kMax;
             } else {
-              lo = std::numeric_limits<To>::min();
               hi = std::numeric_limits<To>::max();
+              lo = -hi - 1;  // the result type is signed (checked above)
             }
             for (int64_t i = 0; i < n; ++i) {
               double v = static_cast<double>(Up<F>(x[a.broadcast ? 0 : i]));

@@ -14,6 +14,7 @@
 
 #include "axle/base/status_macros.h"
 #include "axle/eval/evaluator_internal.h"
+#include "axle/eval/ragged_rows.h"
 
 namespace axle::eval_internal {
 namespace {
@@ -425,16 +426,8 @@ absl::StatusOr<Literal> EvaluateRaggedAllToAll(const HloInstruction& instruction
   const uint8_t* src = Bytes(input);
   uint8_t* dst = Bytes(result);
   for (int64_t u = 0; u < updates; ++u) {
-    // In 128 bits: offsets near the int64 limits do not overflow.
-    const __int128 from = *operands[2]->GetIntegralAsS64(u);
-    const __int128 size = *operands[3]->GetIntegralAsS64(u);
-    const __int128 to = *operands[4]->GetIntegralAsS64(u);
-    const __int128 first = std::max<__int128>({0, -from, -to});
-    const __int128 last = std::min<__int128>({size, in_rows - from, out_rows - to});
-    for (__int128 r = first; r < last; ++r) {
-      std::memcpy(dst + static_cast<int64_t>(to + r) * row_bytes,
-                  src + static_cast<int64_t>(from + r) * row_bytes, row_bytes);
-    }
+    CopyRaggedRows(src, in_rows, dst, out_rows, row_bytes, *operands[2]->GetIntegralAsS64(u),
+                   *operands[3]->GetIntegralAsS64(u), *operands[4]->GetIntegralAsS64(u));
   }
   return result;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "axle/base/status_macros.h"
+#include "axle/core/compare_by_direction.h"
 #include "axle/eval/kernel_util.h"
 #include "axle/eval/kernels.h"
 
@@ -64,16 +65,7 @@ bool CompareValues(ComparisonDirection direction, T a, T b) {
   if constexpr (is_complex_v<T>) {
     return false;
   } else {
-    switch (direction) {
-      case ComparisonDirection::kGe:
-        return a >= b;
-      case ComparisonDirection::kGt:
-        return a > b;
-      case ComparisonDirection::kLe:
-        return a <= b;
-      default:
-        return a < b;
-    }
+    return CompareByDirection(direction, a, b);
   }
 }
 

@@ -671,21 +671,19 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
   AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
   ConvKernelEmitter emitter(plan, module.get());
+  // A block per output element where outputs are few and windows long.
   const int window_block = ConvWindowBlockSize(plan);
-  const int block_size = window_block > 0 ? window_block : options.block_size;
-  AXLE_ASSIGN_OR_RETURN(llvm::Function * function,
-                        emitter.Emit(kernel_name, block_size, window_block > 0));
-  PtxKernel kernel;
-  kernel.name = function->getName().str();
-  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
-                                                            &kernel.unoptimized_ir));
-  kernel.output_elements = plan.out_elements;
-  kernel.block = block_size;
-  kernel.grid = window_block > 0
-                    ? plan.out_elements
-                    : (plan.out_elements + options.block_size - 1) / options.block_size;
-  kernel.num_parameters = 2;
-  kernel.num_outputs = 1;
+  AXLE_RETURN_IF_ERROR(
+      emitter
+          .Emit(kernel_name, window_block > 0 ? window_block : options.block_size, window_block > 0)
+          .status());
+  AXLE_ASSIGN_OR_RETURN(PtxKernel kernel,
+                        CompileElementKernel(module.get(), kernel_name, plan.out_elements,
+                                             /*num_parameters=*/2, /*num_outputs=*/1, options));
+  if (window_block > 0) {
+    kernel.block = window_block;
+    kernel.grid = plan.out_elements;
+  }
   return kernel;
 }
 
@@ -740,17 +738,8 @@ absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool kr
       b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
   b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
   b.CreateBr(start.exit);
-
-  PtxKernel kernel;
-  kernel.name = std::string(kernel_name);
-  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
-                                                            &kernel.unoptimized_ir));
-  kernel.output_elements = plan.rhs_elements;
-  kernel.block = options.block_size;
-  kernel.grid = (plan.rhs_elements + options.block_size - 1) / options.block_size;
-  kernel.num_parameters = 1;
-  kernel.num_outputs = 1;
-  return kernel;
+  return CompileElementKernel(module.get(), kernel_name, plan.rhs_elements, /*num_parameters=*/1,
+                              /*num_outputs=*/1, options);
 }
 
 }  // namespace axle::gpu

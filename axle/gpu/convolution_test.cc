@@ -28,6 +28,7 @@
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/convolution_kernel.h"
 #include "axle/gpu/convolution_thunk.h"
+#include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
 #include "axle/gpu/cudnn_convolution.h"
@@ -402,26 +403,7 @@ ENTRY e {
 
 // On a GPU: the thunk on device buffers against the interpreter.
 class ConvolutionDeviceTest
-    : public ::testing::TestWithParam<std::tuple<ConvCase, ConvolutionBackend>> {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    device_ = *std::move(device);
-    auto stream = CudaStream::Create(*device_);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    stream_ = *std::move(stream);
-    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
-    allocator_->OrderFreesOn(stream_.get());
-  }
-  void TearDown() override {
-    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
-  }
-
-  std::unique_ptr<CudaDevice> device_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryAllocator> allocator_;
-};
+    : public CudaDeviceTest<::testing::TestWithParam<std::tuple<ConvCase, ConvolutionBackend>>> {};
 
 TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
   const ConvCase& c = std::get<0>(GetParam());

@@ -16,6 +16,7 @@
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
 #include "axle/gpu/ptx_compiler.h"
@@ -55,22 +56,8 @@ Literal MakeInput(const Shape& shape, int seed) {
   return literal;
 }
 
-class CudaKernelTest : public ::testing::Test {
+class CudaKernelTest : public CudaDeviceTest<> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    device_ = *std::move(device);
-    auto stream = CudaStream::Create(*device_);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    stream_ = *std::move(stream);
-    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
-    allocator_->OrderFreesOn(stream_.get());
-  }
-  void TearDown() override {
-    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
-  }
-
   // Runs the entry computation of `text` as a loop fusion on the GPU and
   // compares every output with the interpreter's.
   void ExpectMatchesInterpreter(const std::string& text, ErrorSpec error) {
@@ -129,10 +116,6 @@ class CudaKernelTest : public ::testing::Test {
         << LiteralsNear(*expected, *actual, error) << "\n"
         << text;
   }
-
-  std::unique_ptr<CudaDevice> device_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryAllocator> allocator_;
 };
 
 TEST_F(CudaKernelTest, ElementwiseAddOverManyBlocks) {

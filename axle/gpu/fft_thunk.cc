@@ -349,17 +349,8 @@ absl::StatusOr<PtxKernel> CompileScaleKernelToPtx(PrimitiveType type, int64_t co
   llvm::Value* value = b.CreateLoad(element, address);
   b.CreateStore(b.CreateFMul(value, llvm::ConstantFP::get(element, factor)), address);
   b.CreateBr(start.exit);
-
-  PtxKernel kernel;
-  kernel.name = std::string(kernel_name);
-  AXLE_ASSIGN_OR_RETURN(kernel.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
-                                                            &kernel.unoptimized_ir));
-  kernel.output_elements = count;
-  kernel.block = options.block_size;
-  kernel.grid = (count + options.block_size - 1) / options.block_size;
-  kernel.num_parameters = 0;
-  kernel.num_outputs = 1;
-  return kernel;
+  return CompileElementKernel(module.get(), kernel_name, count, /*num_parameters=*/0,
+                              /*num_outputs=*/1, options);
 }
 
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunk(const HloInstruction& fft,

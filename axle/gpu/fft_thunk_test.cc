@@ -20,6 +20,7 @@
 #include "axle/core/literal_comparison.h"
 #include "axle/core/shape_util.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
 #include "axle/gpu/ptxas.h"
@@ -136,26 +137,7 @@ const FftCase kFftCases[] = {
     {"irfft_c64_3d", "c64[2,4,4,4]", "f32[2,4,4,6]", "IRFFT", "4,4,6", "f32[2,4,4,6]"},
 };
 
-class FftDeviceTest : public ::testing::TestWithParam<FftCase> {
- protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    device_ = *std::move(device);
-    auto stream = CudaStream::Create(*device_);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    stream_ = *std::move(stream);
-    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
-    allocator_->OrderFreesOn(stream_.get());
-  }
-  void TearDown() override {
-    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
-  }
-
-  std::unique_ptr<CudaDevice> device_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryAllocator> allocator_;
-};
+class FftDeviceTest : public CudaDeviceTest<::testing::TestWithParam<FftCase>> {};
 
 TEST_P(FftDeviceTest, ThunkMatchesInterpreter) {
   const FftCase& c = GetParam();

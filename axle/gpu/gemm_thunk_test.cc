@@ -29,6 +29,7 @@
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
 #include "axle/gpu/dot_canonicalizer.h"
@@ -463,22 +464,8 @@ TEST(GemmPlanTest, RefusesWhatNoGemmExpressesNamingTheDot) {
 
 // --- On a GPU ---------------------------------------------------------------
 
-class GemmThunkTest : public ::testing::Test {
+class GemmThunkTest : public CudaDeviceTest<> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    device_ = *std::move(device);
-    auto stream = CudaStream::Create(*device_);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    stream_ = *std::move(stream);
-    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
-    allocator_->OrderFreesOn(stream_.get());
-  }
-  void TearDown() override {
-    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
-  }
-
   // Runs the root dot of `test` through MakeGemmThunk on the device and
   // compares with the interpreter (bf16/f16 results at their precision).
   void ExpectThunkMatchesInterpreter(const DotCase& test, ErrorSpec error) {
@@ -534,10 +521,6 @@ class GemmThunkTest : public ::testing::Test {
     EXPECT_TRUE(near.ok()) << near << "\nexpected " << expected->ToString() << "\nactual "
                            << actual->ToString();
   }
-
-  std::unique_ptr<CudaDevice> device_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryAllocator> allocator_;
 };
 
 TEST_F(GemmThunkTest, F32DotsMatchTheInterpreter) {

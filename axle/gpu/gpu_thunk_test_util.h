@@ -35,6 +35,7 @@
 #include "axle/core/literal_comparison.h"
 #include "axle/core/shape_util.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
 #include "axle/gpu/cuda_transfer.h"
 #include "axle/gpu/gpu_thunk.h"
@@ -126,7 +127,7 @@ inline Literal RandomLiteral(const Shape& shape, uint32_t seed, double low, doub
   return literal;
 }
 
-class GpuThunkDeviceTest : public ::testing::Test {
+class GpuThunkDeviceTest : public CudaDeviceTest<> {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<CudaDevice>> device = CudaDevice::Open(0);
@@ -141,15 +142,7 @@ class GpuThunkDeviceTest : public ::testing::Test {
       GTEST_SKIP() << "no CUDA device: " << device.status().message()
                    << " (AXLE_GPU_THUNK_DRY_RUN=1 checks the tests without one)";
     }
-    device_ = *std::move(device);
-    auto stream = CudaStream::Create(*device_);
-    ASSERT_TRUE(stream.ok()) << stream.status();
-    stream_ = *std::move(stream);
-    allocator_ = std::make_unique<CudaMemoryAllocator>(nullptr, *device_);
-    allocator_->OrderFreesOn(stream_.get());
-  }
-  void TearDown() override {
-    if (allocator_ != nullptr) allocator_->OrderFreesOn(nullptr);
+    UseDevice(*std::move(device));
   }
 
   PtxOptions DeviceOptions() const {
@@ -274,9 +267,6 @@ class GpuThunkDeviceTest : public ::testing::Test {
     return text;
   }
 
-  std::unique_ptr<CudaDevice> device_;
-  std::unique_ptr<CudaStream> stream_;
-  std::unique_ptr<CudaMemoryAllocator> allocator_;
   bool dry_run_ = false;
 };
 

@@ -278,6 +278,21 @@ absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::strin
   return CompileNvptxModuleToPtx(module, name, options, nullptr);
 }
 
+absl::StatusOr<PtxKernel> CompileElementKernel(llvm::Module* module, absl::string_view kernel_name,
+                                               int64_t elements, int64_t num_parameters,
+                                               int64_t num_outputs, const PtxOptions& options) {
+  PtxKernel kernel;
+  kernel.name = std::string(kernel_name);
+  AXLE_ASSIGN_OR_RETURN(
+      kernel.ptx, CompileNvptxModuleToPtx(module, kernel_name, options, &kernel.unoptimized_ir));
+  kernel.output_elements = elements;
+  kernel.block = options.block_size;
+  kernel.grid = (elements + options.block_size - 1) / options.block_size;
+  kernel.num_parameters = num_parameters;
+  kernel.num_outputs = num_outputs;
+  return kernel;
+}
+
 absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
                                                     absl::string_view kernel_name,
                                                     const PtxOptions& options,

@@ -69,6 +69,13 @@ absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
 absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,
                                                const PtxOptions& options);
 
+// A kernel of one thread per element (StartElementKernel) of its output's
+// `elements`, in blocks of options.block_size: `module`'s function
+// `kernel_name` compiled as above, with its launch dimensions.
+absl::StatusOr<PtxKernel> CompileElementKernel(llvm::Module* module, absl::string_view kernel_name,
+                                               int64_t elements, int64_t num_parameters,
+                                               int64_t num_outputs, const PtxOptions& options);
+
 }  // namespace axle::gpu
 
 #endif  // AXLE_GPU_PTX_MODULE_H_

@@ -40,20 +40,12 @@ absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& c
   llvm::IRBuilder<>& b = kb.b();
   llvm_ir::ElementalIrEmitter& e = kb.elemental();
   const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
-  const int64_t indices_rank = static_cast<int64_t>(g.indices_dims.size());
-  const std::vector<int64_t> operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
-  const std::vector<int64_t> indices_strides = ShapeUtil::RowMajorStrides(g.indices_dims);
-  const bool implicit_vector = g.index_vector_dim == indices_rank;
-  const int64_t vector_size = implicit_vector ? 1 : g.indices_dims[g.index_vector_dim];
-  const int64_t vector_stride = implicit_vector ? 0 : indices_strides[g.index_vector_dim];
-  std::vector<int64_t> batch_strides;
-  for (int64_t d = 0; d < indices_rank; ++d) {
-    if (d != g.index_vector_dim) batch_strides.push_back(indices_strides[d]);
-  }
-  std::vector<int64_t> window_extent(operand_rank, 1);
-  for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
-    window_extent[g.window_operand_dims[k]] = g.update_dims[g.update_window_dims[k]];
-  }
+  const ScatterWalk walk = ScatterWalkOf(g);
+  const std::vector<int64_t>& operand_strides = walk.operand_strides;
+  const int64_t vector_size = walk.vector_size;
+  const int64_t vector_stride = walk.vector_stride;
+  const std::vector<int64_t>& batch_strides = walk.batch_strides;
+  const std::vector<int64_t>& window_extent = walk.window_extent;
   const int64_t update_count = ElementCount(g.update_dims);
 
   llvm::Value* linear = kb.GlobalThreadIndex();

@@ -43,9 +43,11 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
+#include "axle/collectives/dimension_split.h"
 #include "axle/collectives/in_place_permute.h"
 #include "axle/collectives/replica_groups.h"
 #include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/integer_element.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/cpu/scalar_function_emitter.h"
@@ -93,28 +95,24 @@ absl::StatusOr<const RunParticipant*> ParticipantOf(const ThunkContext& context,
   return participant;
 }
 
-// Element i of an integer array of `type`.
-int64_t ReadInteger(const void* data, PrimitiveType type, int64_t i) {
-  switch (type) {
-    case S8:
-      return static_cast<const int8_t*>(data)[i];
-    case S16:
-      return static_cast<const int16_t*>(data)[i];
-    case S32:
-      return static_cast<const int32_t*>(data)[i];
-    case S64:
-      return static_cast<const int64_t*>(data)[i];
-    case U8:
-      return static_cast<const uint8_t*>(data)[i];
-    case U16:
-      return static_cast<const uint16_t*>(data)[i];
-    case U32:
-      return static_cast<const uint32_t*>(data)[i];
-    case U64:
-      return static_cast<int64_t>(static_cast<const uint64_t*>(data)[i]);
-    default:
-      return 0;  // the emitter admits these types only
+// The group of `groups` that holds `device`, as communicator ranks, and
+// `device`'s place in it.
+struct GroupOfDevice {
+  std::vector<int> group;
+  int64_t rank = -1;
+};
+
+absl::StatusOr<GroupOfDevice> FindGroupOf(const std::vector<std::vector<int64_t>>& groups,
+                                          int64_t device, absl::string_view name) {
+  for (const std::vector<int64_t>& members : groups) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (members[i] != device) continue;
+      return GroupOfDevice{std::vector<int>(members.begin(), members.end()),
+                           static_cast<int64_t>(i)};
+    }
   }
+  return absl::InternalError(
+      absl::StrCat("cpu platform: ", name, ": device ", device, " is in no participant group"));
 }
 
 // --- replica-id, partition-id ------------------------------------------------
@@ -193,12 +191,7 @@ Reducer ScalarFunctionReducer(std::shared_ptr<const CompiledScalarFunction> func
 
 // --- The collectives ------------------------------------------------------------
 
-// `outer` rows of `length` indices of `inner` bytes along a dimension.
-struct Split {
-  int64_t outer = 1;
-  int64_t length = 1;
-  int64_t inner = 1;
-};
+using Split = DimensionSplit;
 
 // Piece m of n (along the split) of `whole` goes to packed[m]: pieces
 // contiguous, each `outer` rows of length/n indices.
@@ -299,19 +292,9 @@ class CollectiveThunk : public Thunk {
                                   out(operand), operand.bytes);
     }
     // The group of this participant, as communicator ranks.
-    std::vector<int> group;
-    int64_t rank = -1;
-    for (const std::vector<int64_t>& members : groups_) {
-      for (size_t i = 0; i < members.size(); ++i) {
-        if (members[i] == me) rank = static_cast<int64_t>(i);
-      }
-      if (rank < 0) continue;
-      group.assign(members.begin(), members.end());
-      break;
-    }
-    if (rank < 0) {
-      return absl::InternalError(absl::StrCat("device ", me, " is in no participant group"));
-    }
+    AXLE_ASSIGN_OR_RETURN(const GroupOfDevice found, FindGroupOf(groups_, me, name()));
+    const std::vector<int>& group = found.group;
+    const int64_t rank = found.rank;
     const auto n = static_cast<int64_t>(group.size());
     switch (opcode_) {
       case HloOpcode::kAllReduce:
@@ -398,14 +381,9 @@ class CollectiveThunk : public Thunk {
   }
 
   absl::StatusOr<Split> SplitOf(const Shape& shape, int64_t dim) const {
-    if (!shape.IsArray() || dim < 0 || dim >= shape.rank()) {
-      return absl::InternalError(absl::StrCat("dimension ", dim, " of ", shape.ToString(false)));
-    }
-    Split split;
-    split.inner = primitive_util::ByteWidth(shape.element_type());
-    for (int64_t d = 0; d < dim; ++d) split.outer *= shape.dimensions(d);
-    for (int64_t d = dim + 1; d < shape.rank(); ++d) split.inner *= shape.dimensions(d);
-    split.length = shape.dimensions(dim);
+    absl::StatusOr<Split> split = SplitAtDimension(shape, dim);
+    if (!split.ok())
+      return absl::InternalError(absl::StrCat(name(), ": ", split.status().message()));
     return split;
   }
 
@@ -440,17 +418,9 @@ class RaggedAllToAllThunk : public Thunk {
     AXLE_ASSIGN_OR_RETURN(const RunParticipant* participant, ParticipantOf(context, grid_, name()));
     Communicator& communicator = *participant->communicator;
     const int64_t me = communicator.rank();
-    std::vector<int> group;
-    int64_t rank = -1;
-    for (const std::vector<int64_t>& members : groups_) {
-      for (size_t i = 0; i < members.size(); ++i) {
-        if (members[i] == me) rank = static_cast<int64_t>(i);
-      }
-      if (rank < 0) continue;
-      group.assign(members.begin(), members.end());
-      break;
-    }
-    if (rank < 0) return absl::InternalError(absl::StrCat(name(), ": device in no group"));
+    AXLE_ASSIGN_OR_RETURN(const GroupOfDevice found, FindGroupOf(groups_, me, name()));
+    const std::vector<int>& group = found.group;
+    const int64_t rank = found.rank;
     const auto n = static_cast<int64_t>(group.size());
     const Shape& in = shapes_[0];
     const Shape& out = shapes_[1];
@@ -467,7 +437,8 @@ class RaggedAllToAllThunk : public Thunk {
     for (int i = 0; i < 3; ++i) {
       const void* data = context.address(operands_[2 + i]);
       const PrimitiveType type = shapes_[2 + i].element_type();
-      for (int64_t u = 0; u < updates; ++u) mine[i * updates + u] = ReadInteger(data, type, u);
+      for (int64_t u = 0; u < updates; ++u)
+        mine[i * updates + u] = ReadIntegerElement(data, type, u);
     }
     std::vector<int64_t> metadata(3 * updates * n);
     const int64_t input_bytes = ShapeUtil::ByteSizeOfElements(in);
@@ -561,7 +532,7 @@ class InPlacePermuteThunk : public Thunk {
     auto read = [&](const Index& index) {
       std::vector<int64_t> starts(index.values.size());
       for (size_t d = 0; d < starts.size(); ++d) {
-        starts[d] = ReadInteger(context.address(index.values[d]), index.types[d], 0);
+        starts[d] = ReadIntegerElement(context.address(index.values[d]), index.types[d], 0);
       }
       return starts;
     };
@@ -679,19 +650,7 @@ absl::Status EmitInPlacePermuteThunk(const HloCollectiveInstruction& instruction
 }
 
 bool IsIntegerVector(const Shape& shape) {
-  switch (shape.IsArray() ? shape.element_type() : PRIMITIVE_TYPE_INVALID) {
-    case S8:
-    case S16:
-    case S32:
-    case S64:
-    case U8:
-    case U16:
-    case U32:
-    case U64:
-      return shape.rank() == 1;
-    default:
-      return false;
-  }
+  return shape.IsArray() && IsByteIntegerType(shape.element_type()) && shape.rank() == 1;
 }
 
 absl::Status EmitRaggedAllToAllThunk(const HloCollectiveInstruction& instruction,

@@ -162,27 +162,30 @@ bool HasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   return has;
 }
+// Runs `call` (the AVX-512 variant) and returns where the CPU has AVX-512.
+#define AXLE_RETURN_ON_AVX512(call) \
+  do {                              \
+    if (HasAvx512()) return call;   \
+  } while (false)
+#else
+#define AXLE_RETURN_ON_AVX512(call) \
+  do {                              \
+  } while (false)
 #endif
 
 }  // namespace
 
 void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
                   int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
-#ifdef AXLE_AVX512
-  if (HasAvx512()) {
-    return PackBA16a64bAvx512(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
-  }
-#endif
+  AXLE_RETURN_ON_AVX512(
+      PackBA16a64bAvx512(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst));
   PackBA16a64bPortable(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
 }
 
 void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
                     int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst) {
-#ifdef AXLE_AVX512
-  if (HasAvx512()) {
-    return PackBA16a64b2aAvx512(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst);
-  }
-#endif
+  AXLE_RETURN_ON_AVX512(
+      PackBA16a64b2aAvx512(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst));
   PackBA16a64b2aPortable(src, k, n, ld, padded_k, padded_n, pair_begin, pair_end, dst);
 }
 

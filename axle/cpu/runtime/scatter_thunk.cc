@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/integer_element.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/scatter_indexing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -27,47 +28,6 @@ int64_t Product(const std::vector<int64_t>& values) {
   int64_t product = 1;
   for (int64_t v : values) product *= v;
   return product;
-}
-
-// Element `i` of an integer array of `type` as int64 (u64 values above
-// INT64_MAX become negative, hence out of bounds).
-int64_t ReadIndex(const void* base, PrimitiveType type, int64_t i) {
-  switch (type) {
-    case S8:
-      return static_cast<const int8_t*>(base)[i];
-    case S16:
-      return static_cast<const int16_t*>(base)[i];
-    case S32:
-      return static_cast<const int32_t*>(base)[i];
-    case S64:
-      return static_cast<const int64_t*>(base)[i];
-    case U8:
-      return static_cast<const uint8_t*>(base)[i];
-    case U16:
-      return static_cast<const uint16_t*>(base)[i];
-    case U32:
-      return static_cast<const uint32_t*>(base)[i];
-    case U64:
-      return static_cast<int64_t>(static_cast<const uint64_t*>(base)[i]);
-    default:
-      return -1;
-  }
-}
-
-bool IsSupportedIndexType(PrimitiveType type) {
-  switch (type) {
-    case S8:
-    case S16:
-    case S32:
-    case S64:
-    case U8:
-    case U16:
-    case U32:
-    case U64:
-      return true;
-    default:
-      return false;
-  }
 }
 
 absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
@@ -300,27 +260,19 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   };
   const void* indices = context.address(indices_value_);
 
-  const std::vector<int64_t> operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
+  const ScatterWalk walk = ScatterWalkOf(g);
+  const std::vector<int64_t>& operand_strides = walk.operand_strides;
   const std::vector<int64_t> update_strides = ShapeUtil::RowMajorStrides(g.update_dims);
-  const std::vector<int64_t> indices_strides = ShapeUtil::RowMajorStrides(g.indices_dims);
   const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
-  const int64_t indices_rank = static_cast<int64_t>(g.indices_dims.size());
-  const bool implicit_vector = g.index_vector_dim == indices_rank;
-  const int64_t vector_size = implicit_vector ? 1 : g.indices_dims[g.index_vector_dim];
-  const int64_t vector_stride = implicit_vector ? 0 : indices_strides[g.index_vector_dim];
-  // The indices dimension (and its stride) of each update scatter dimension.
-  std::vector<int64_t> batch_strides;
-  for (int64_t d = 0; d < indices_rank; ++d) {
-    if (d != g.index_vector_dim) batch_strides.push_back(indices_strides[d]);
-  }
+  const int64_t vector_size = walk.vector_size;
+  const int64_t vector_stride = walk.vector_stride;
+  // The indices' stride of each update scatter dimension.
+  const std::vector<int64_t>& batch_strides = walk.batch_strides;
+  const std::vector<int64_t>& window_extent = walk.window_extent;
 
   std::vector<int64_t> scatter_sizes, window_sizes;
   for (int64_t d : g.update_scatter_dims) scatter_sizes.push_back(g.update_dims[d]);
   for (int64_t d : g.update_window_dims) window_sizes.push_back(g.update_dims[d]);
-  std::vector<int64_t> window_extent(operand_rank, 1);
-  for (size_t k = 0; k < window_sizes.size(); ++k) {
-    window_extent[g.window_operand_dims[k]] = window_sizes[k];
-  }
   const int64_t scatter_count = Product(scatter_sizes);
   const int64_t window_count = Product(window_sizes);
   if (scatter_count == 0 || window_count == 0) {
@@ -364,7 +316,7 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
       if (fill_rows)
         Fill(outputs[0] + first * output_step, (last - first) * output_step, fills_[0]);
       for (int64_t s = 0; s < scatter_count; ++s) {
-        const int64_t start = ReadIndex(indices, g.indices_type, s * batch_strides[0]);
+        const int64_t start = ReadIntegerElement(indices, g.indices_type, s * batch_strides[0]);
         if (start < 0 || start > limit || start < first || start >= last) continue;
         CombineRow(g.row_op, g.element_type, outputs[0] + start * output_step,
                    updates[0] + s * update_step, row_length);
@@ -397,7 +349,7 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
     std::fill(start.begin(), start.end(), 0);
     for (int64_t k = 0; k < vector_size; ++k) {
       start[g.scatter_dims_to_operand_dims[k]] =
-          ReadIndex(indices, g.indices_type, indices_base + k * vector_stride);
+          ReadIntegerElement(indices, g.indices_type, indices_base + k * vector_stride);
     }
     for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
       start[g.input_batching_dims[i]] = scatter_index[g.batch_positions[i]];
@@ -453,7 +405,7 @@ absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder&
   const int64_t n = cast<HloScatterInstruction>(&instruction)->scatter_operand_count();
   const Shape& operand = instruction.operand(0)->shape();
   const Shape& indices = instruction.operand(n)->shape();
-  if (!IsSupportedIndexType(indices.element_type())) {
+  if (!IsByteIntegerType(indices.element_type())) {
     return Invalid(instruction,
                    absl::StrCat("indices of type ",
                                 primitive_util::LowercasePrimitiveTypeName(indices.element_type()),

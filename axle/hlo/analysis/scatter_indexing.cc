@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -164,6 +165,25 @@ absl::StatusOr<ScatterIndexing> AnalyzeScatter(const HloInstruction& instruction
     }
   }
   return AnalyzeScatterIndexing(operand, indices, update, scatter->scatter_dimension_numbers());
+}
+
+ScatterWalk ScatterWalkOf(const ScatterIndexing& g) {
+  ScatterWalk walk;
+  walk.operand_strides = ShapeUtil::RowMajorStrides(g.operand_dims);
+  walk.indices_strides = ShapeUtil::RowMajorStrides(g.indices_dims);
+  const auto indices_rank = static_cast<int64_t>(g.indices_dims.size());
+  if (g.index_vector_dim < indices_rank) {
+    walk.vector_size = g.indices_dims[g.index_vector_dim];
+    walk.vector_stride = walk.indices_strides[g.index_vector_dim];
+  }
+  for (int64_t d = 0; d < indices_rank; ++d) {
+    if (d != g.index_vector_dim) walk.batch_strides.push_back(walk.indices_strides[d]);
+  }
+  walk.window_extent.assign(g.operand_dims.size(), 1);
+  for (size_t k = 0; k < g.update_window_dims.size(); ++k) {
+    walk.window_extent[g.window_operand_dims[k]] = g.update_dims[g.update_window_dims[k]];
+  }
+  return walk;
 }
 
 }  // namespace axle

@@ -56,6 +56,24 @@ absl::StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const Shape& operand, con
 // is the caller's to check).
 absl::StatusOr<ScatterIndexing> AnalyzeScatter(const HloInstruction& instruction);
 
+// How a scatter kernel walks the indices and the operand, derived from the
+// indexing (both arrays row-major).
+struct ScatterWalk {
+  std::vector<int64_t> operand_strides;
+  std::vector<int64_t> indices_strides;
+  // An index vector's elements and the indices' stride between them (one
+  // element, stride 0, where index_vector_dim is the indices' rank).
+  int64_t vector_size = 1;
+  int64_t vector_stride = 0;
+  // The indices' strides of their other dimensions, in order: one per
+  // update scatter dimension.
+  std::vector<int64_t> batch_strides;
+  // Per operand dimension, the window's size along it (1 where no update
+  // window dimension maps to it).
+  std::vector<int64_t> window_extent;
+};
+ScatterWalk ScatterWalkOf(const ScatterIndexing& indexing);
+
 }  // namespace axle
 
 #endif  // AXLE_HLO_ANALYSIS_SCATTER_INDEXING_H_

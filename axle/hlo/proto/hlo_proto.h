@@ -3,22 +3,24 @@
 // XLA's serialized form of an HLO module (xla/service/hlo.proto), read and
 // written wire-compatibly: hlo.proto here declares the same messages at the
 // same field numbers (package axle.proto), so that XLA's and JAX's `.pb`
-// dumps load and Axle's load in XLA. HloModule::ToProto() and
-// HloModule::CreateFromProto() (declared in hlo_module.h, XLA's names) are
-// defined in hlo_proto.cc; so is XlaComputation(const HloModuleProto&).
+// dumps load and Axle's load in XLA. HloModule::ToProto() (declared in
+// hlo_module.h, XLA's names) is defined in hlo_proto_writer.cc,
+// HloModule::CreateFromProto() in hlo_proto_reader.cc; both map attributes
+// to fields by one table (hlo_proto_internal.h). XlaComputation(const
+// HloModuleProto&) is in axle/builder/xla_computation_proto.cc.
 //
 // What is converted: module name, entry, computations (callees first, ids),
 // input/output aliasing, buffer donors, the schedule flag, frontend
 // attributes; per instruction: name, opcode, shape with layout, operands,
 // called computations, control predecessors, metadata, frontend
 // attributes, constants' literals, parameter numbers, and the attributes of
-// the common ops (see kAttributes in hlo_proto.cc: dimensions, slices,
-// comparisons, fusion kinds, dot, gather and scatter dimension numbers,
-// windows, convolution dimension numbers, padding, custom-call targets and
-// backend configs, replicated / maximal / manual shardings, ...). Anything
-// else (tiled and mesh shardings, tiled layouts, output_to_operand_aliasing,
-// non-main execution threads, ...) is an Unimplemented error naming the
-// field or the attribute.
+// the common ops (see AttributeFields() in hlo_proto_internal.h:
+// dimensions, slices, comparisons, fusion kinds, dot, gather and scatter
+// dimension numbers, windows, convolution dimension numbers, padding,
+// custom-call targets and backend configs, replicated / maximal / manual
+// shardings, ...). Anything else (tiled and mesh shardings, tiled layouts,
+// output_to_operand_aliasing, non-main execution threads, ...) is an
+// Unimplemented error naming the field or the attribute.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_PROTO_HLO_PROTO_H_

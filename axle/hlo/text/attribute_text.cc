@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
 
 namespace axle {
 namespace {
@@ -569,32 +570,65 @@ int64_t AsyncShorthandParameterCount(HloOpcode opcode) {
   return arity == kVariadic ? 0 : arity;
 }
 
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(absl::string_view text,
+                                                                     absl::string_view what) {
+  std::vector<std::vector<int64_t>> lists;
+  size_t i = 0;
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad ", what, " \"", text, "\" at ", i, ": ", why));
+  };
+  auto skip_spaces = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  auto expect = [&](char c) {
+    skip_spaces();
+    if (i == text.size() || text[i] != c) return false;
+    ++i;
+    return true;
+  };
+  if (!expect('{')) return bad("expected '{'");
+  if (expect('}')) return lists;
+  do {
+    if (!expect('{')) return bad("expected '{'");
+    std::vector<int64_t>& list = lists.emplace_back();
+    if (expect('}')) continue;
+    do {
+      skip_spaces();
+      bool negative = i < text.size() && text[i] == '-';
+      if (negative) ++i;
+      if (i == text.size() || text[i] < '0' || text[i] > '9') return bad("expected a number");
+      int64_t value = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        if (value > (int64_t{1} << 50)) return bad("number too large");
+        value = value * 10 + (text[i++] - '0');
+      }
+      list.push_back(negative ? -value : value);
+    } while (expect(','));
+    if (!expect('}')) return bad("expected ',' or '}'");
+  } while (expect(','));
+  if (!expect('}')) return bad("expected ',' or '}'");
+  skip_spaces();
+  if (i != text.size()) return bad("trailing text");
+  return lists;
+}
+
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSendRecvSourceTargetPairs(
     absl::string_view text) {
-  std::vector<int64_t> numbers;
-  int64_t value = 0;
-  bool in_number = false;
-  for (char c : text) {
-    if (c >= '0' && c <= '9') {
-      value = value * 10 + (c - '0');
-      in_number = true;
-      continue;
-    }
-    if (in_number) numbers.push_back(value);
-    value = 0;
-    in_number = false;
-    if (c != '{' && c != '}' && c != ',' && c != ' ') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\""));
-    }
-  }
-  if (in_number) numbers.push_back(value);
-  if (numbers.size() % 2 != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("odd _xla_send_recv_source_target_pairs \"", text, "\""));
-  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> lists,
+                        ParseInt64ListList(text, "_xla_send_recv_source_target_pairs"));
   std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (size_t i = 0; i < numbers.size(); i += 2) pairs.emplace_back(numbers[i], numbers[i + 1]);
+  for (const std::vector<int64_t>& list : lists) {
+    if (list.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("odd _xla_send_recv_source_target_pairs \"",
+                                                     text, "\": each pair must have two ids"));
+    }
+    if (list[0] < 0 || list[1] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad _xla_send_recv_source_target_pairs \"", text, "\": a negative id"));
+    }
+    pairs.emplace_back(list[0], list[1]);
+  }
   return pairs;
 }
 

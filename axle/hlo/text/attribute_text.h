@@ -174,10 +174,17 @@ std::string QuotedString(absl::string_view text);
 // variadic ops: 0 (their parameters come only from bound operands).
 int64_t AsyncShorthandParameterCount(HloOpcode opcode);
 
+// "{{1,2},{3}}" -> {{1,2},{3}} (XLA's attribute syntax for lists of lists:
+// replica groups, source-target pairs, in frontend attributes too).
+// InvalidArgument for anything else: "bad <what> \"<text>\" at <offset>: <why>".
+absl::StatusOr<std::vector<std::vector<int64_t>>> ParseInt64ListList(
+    absl::string_view text, absl::string_view what = "list of lists");
+
 // The pairs of the frontend attribute _xla_send_recv_source_target_pairs
-// ("{{1,0},{0,1}}" -> {(1,0), (0,1)}). InvalidArgument quoting `text` for
-// other characters than digits, braces, commas and spaces, or an odd count
-// of numbers (the caller names the instruction).
+// ("{{1,0},{0,1}}" -> {(1,0), (0,1)}), which XLA writes in the
+// replica-groups syntax. InvalidArgument quoting `text` for anything that is
+// not a list of lists (ParseInt64ListList), a list that is not two ids, or a
+// negative id (the caller names the instruction).
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ParseSendRecvSourceTargetPairs(
     absl::string_view text);
 

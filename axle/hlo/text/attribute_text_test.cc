@@ -215,6 +215,11 @@ TEST(AttributeTextTest, SendRecvSourceTargetPairs) {
   EXPECT_NE(odd.status().message().find("odd _xla_send_recv_source_target_pairs"),
             absl::string_view::npos)
       << odd.status();
+  absl::StatusOr<Pairs> negative = ParseSendRecvSourceTargetPairs("{{0,-1}}");
+  EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.status().message().find("a negative id"), absl::string_view::npos)
+      << negative.status();
+  EXPECT_FALSE(ParseSendRecvSourceTargetPairs("{{0,1}").ok());
 }
 
 }  // namespace

@@ -105,10 +105,10 @@ absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloIns
   return true;
 }
 
-// A reduce-window of one array whose operand is a transpose of a computed
-// value: the transpose it reads, or nullptr.
-HloInstruction* TransposedWindowInput(HloInstruction* instruction) {
-  if (instruction->opcode() != HloOpcode::kReduceWindow || instruction->operand_count() != 2 ||
+// A reduce or reduce-window (`opcode`) of one array whose operand is a
+// transpose of a computed value: the transpose it reads, or nullptr.
+HloInstruction* TransposedInput(HloInstruction* instruction, HloOpcode opcode) {
+  if (instruction->opcode() != opcode || instruction->operand_count() != 2 ||
       !HasDefaultLayout(instruction) || !instruction->control_predecessors().empty() ||
       !instruction->control_successors().empty() || instruction->shape().is_dynamic()) {
     return nullptr;
@@ -142,23 +142,6 @@ absl::Status SinkTransposeBelowWindow(HloInstruction* instruction, HloInstructio
   HloInstruction* rearranged = MakeTranspose(moved, permutation);
   *rearranged->mutable_shape() = instruction->shape();
   return computation->ReplaceInstruction(instruction, rearranged);
-}
-
-// A reduce of one array whose operand is a transpose of a computed value:
-// the transpose it reads, or nullptr.
-HloInstruction* TransposedReduceInput(HloInstruction* instruction) {
-  if (instruction->opcode() != HloOpcode::kReduce || instruction->operand_count() != 2 ||
-      !HasDefaultLayout(instruction) || !instruction->control_predecessors().empty() ||
-      !instruction->control_successors().empty() || instruction->shape().is_dynamic()) {
-    return nullptr;
-  }
-  HloInstruction* transpose = instruction->mutable_operand(0);
-  if (transpose->opcode() != HloOpcode::kTranspose || !IsNontrivialRearrangement(transpose) ||
-      !HasDefaultLayout(transpose) || !HasDefaultLayout(transpose->operand(0)) ||
-      transpose->operand(0)->shape().is_dynamic()) {
-    return nullptr;
-  }
-  return transpose;
 }
 
 // reduce(transpose(x, p), dims D) -> reduce'(x, dims p(D)), transposed when
@@ -218,12 +201,12 @@ absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
       // Replacing an instruction removes only it and operands it alone used,
       // which come earlier in the post order; later entries stay valid.
       for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-        if (HloInstruction* transpose = TransposedReduceInput(instruction)) {
+        if (HloInstruction* transpose = TransposedInput(instruction, HloOpcode::kReduce)) {
           AXLE_RETURN_IF_ERROR(FoldTransposeIntoReduce(instruction, transpose));
           changed_this_sweep = true;
           continue;
         }
-        if (HloInstruction* transpose = TransposedWindowInput(instruction)) {
+        if (HloInstruction* transpose = TransposedInput(instruction, HloOpcode::kReduceWindow)) {
           AXLE_RETURN_IF_ERROR(SinkTransposeBelowWindow(instruction, transpose));
           changed_this_sweep = true;
           continue;

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/compare_by_direction.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/call_inliner.h"
 #include "axle/hlo/transforms/side_effects.h"
@@ -33,24 +34,6 @@ bool IsStateElement(const HloInstruction* instruction, const HloComputation& com
   }
   *index = gte->tuple_index();
   return true;
-}
-
-bool Compare(ComparisonDirection direction, int64_t a, int64_t b) {
-  switch (direction) {
-    case ComparisonDirection::kEq:
-      return a == b;
-    case ComparisonDirection::kNe:
-      return a != b;
-    case ComparisonDirection::kGe:
-      return a >= b;
-    case ComparisonDirection::kGt:
-      return a > b;
-    case ComparisonDirection::kLe:
-      return a <= b;
-    case ComparisonDirection::kLt:
-      return a < b;
-  }
-  return false;
 }
 
 ComparisonDirection Swapped(ComparisonDirection direction) {
@@ -94,6 +77,7 @@ HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64
 HloInstruction* AddTuple(HloComputation* computation,
                          const std::vector<HloInstruction*>& elements) {
   std::vector<Shape> shapes;
+  shapes.reserve(elements.size());
   for (const HloInstruction* element : elements) shapes.push_back(element->shape());
   return computation->AddInstruction(
       HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
@@ -174,6 +158,7 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
 
   // The body: a root of the live elements; the dead ones' chains go.
   std::vector<HloInstruction*> root_elements;
+  root_elements.reserve(kept.size());
   for (int64_t i : kept) root_elements.push_back(root->mutable_operand(i));
   body->set_root_instruction(AddTuple(body, root_elements));
   AXLE_RETURN_IF_ERROR(RemoveDeadInstructions(body).status());
@@ -188,6 +173,7 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
   }
   // The loop: a narrower init and state; its users read the new positions.
   std::vector<HloInstruction*> init_elements;
+  init_elements.reserve(kept.size());
   for (int64_t i : kept) init_elements.push_back(AddGte(parent, loop->mutable_operand(0), i));
   HloInstruction* new_init = AddTuple(parent, init_elements);
   std::unique_ptr<HloInstruction> copy = loop->CloneWithNewOperands(new_shape, {new_init});
@@ -241,7 +227,7 @@ std::optional<int64_t> CountWhileTrips(const HloInstruction& loop, int64_t limit
         *step > kSafe) {
       return std::nullopt;
     }
-    if (!Compare(direction, *value, *bound)) return trips;
+    if (!CompareByDirection(direction, *value, *bound)) return trips;
     *value += *step;
   }
   return limit;
