@@ -122,8 +122,18 @@ class KernelThunk : public Thunk {
   // per thread (each of which would read the whole input).
   void SplitOncePerThread(int64_t alignment) { split_alignment_ = std::max<int64_t>(1, alignment); }
 
+  // Elements of transcendental ops (exp, tanh, divide, ...) the kernel
+  // computes per run (program_builder.cc counts them). While the pool's workers
+  // spin (a while loop's body: ThreadPool::SpinScope), a kernel under
+  // kMinParallelBytes with at least kMinSpinningSplitElements of them (an
+  // RNN step's gates: microseconds of arithmetic on a few KiB) is split
+  // into blocks of at least kMinSpinningBlockElements.
+  void SetExpensiveElements(int64_t elements) { expensive_elements_ = elements; }
+
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
+  static constexpr int64_t kMinSpinningSplitElements = 4096;
+  static constexpr int64_t kMinSpinningBlockElements = 2048;
 
  private:
   std::unique_ptr<CompiledKernel> kernel_;
@@ -131,6 +141,7 @@ class KernelThunk : public Thunk {
   std::vector<int64_t> output_values_;
   std::vector<std::pair<int64_t, int64_t>> in_place_;
   int64_t split_alignment_ = 0;  // 0: ranges by bytes (kMinBlockBytes)
+  int64_t expensive_elements_ = 0;
 };
 
 }  // namespace axle::cpu
