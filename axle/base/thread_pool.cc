@@ -7,12 +7,18 @@
 // none are left, and leave. The caller, out of blocks, withdraws the job and
 // waits until every worker that joined has left; then all blocks are done.
 // A second caller that finds a job published runs its own blocks inline.
+// Waits spin before they sleep as thread_pool.h says: the caller's for the
+// workers to leave (Job::active_workers is atomic for that, still changed
+// under the mutex only, and the caller takes the mutex once it reads zero,
+// so no worker touches the job after the caller returns), a worker's for
+// the next generation to be published (published_generation_).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/base/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
@@ -24,6 +30,26 @@ namespace axle {
 namespace {
 
 thread_local bool in_parallel_region = false;
+
+// One short wait of a spinning thread.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until `done()` or kSpinMicroseconds passed; returns done().
+template <typename Done>
+bool SpinUntil(Done done) {
+  // The clock is read every 64 rounds (a pause is ~40-140 cycles).
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(ThreadPool::kSpinMicroseconds);
+  for (int round = 1;; ++round) {
+    if (done()) return true;
+    CpuRelax();
+    if (round % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
 
 // Sets in_parallel_region for the lifetime of the object.
 class ParallelRegion {
@@ -46,7 +72,7 @@ struct ThreadPool::Job {
   // Workers that may still join, and workers inside; guarded by the pool's
   // mutex.
   int open_seats = 0;
-  int active_workers = 0;
+  std::atomic<int> active_workers{0};
   std::condition_variable workers_left;
 };
 
@@ -106,10 +132,22 @@ void ThreadPool::WorkerLoop() {
   uint64_t seen_generation = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    work_available_.wait(lock, [&] {
+    auto has_work = [&] {
       return shutting_down_ || (current_job_ != nullptr && job_generation_ != seen_generation &&
                                 current_job_->open_seats > 0);
-    });
+    };
+    if (!has_work() && spin_scopes_.load(std::memory_order_relaxed) > 0) {
+      // In a spin scope: the next job is likely microseconds away. (The
+      // current one, if any, has no seat left.)
+      seen_generation = job_generation_;
+      lock.unlock();
+      SpinUntil([&] {
+        return published_generation_.load(std::memory_order_relaxed) != seen_generation ||
+               spin_scopes_.load(std::memory_order_relaxed) == 0;
+      });
+      lock.lock();
+    }
+    work_available_.wait(lock, has_work);
     if (shutting_down_) return;
     seen_generation = job_generation_;
     Job* job = current_job_;
@@ -149,6 +187,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
       job.open_seats = helpers;
       current_job_ = &job;
       ++job_generation_;
+      published_generation_.store(job_generation_, std::memory_order_relaxed);
       published = true;
     }
   }
@@ -160,10 +199,25 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
   }
   for (int i = 0; i < helpers; ++i) work_available_.notify_one();
   RunBlocks(job);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_job_ = nullptr;
+    job.open_seats = 0;
+  }
+  // The workers inside are running their last blocks: spin a while rather
+  // than sleep and be woken.
+  auto left = [&] { return job.active_workers.load(std::memory_order_acquire) == 0; };
+  SpinUntil(left);
   std::unique_lock<std::mutex> lock(mutex_);
-  current_job_ = nullptr;
-  job.open_seats = 0;
-  job.workers_left.wait(lock, [&] { return job.active_workers == 0; });
+  job.workers_left.wait(lock, left);
+}
+
+ThreadPool::SpinScope::SpinScope(ThreadPool* pool) : pool_(pool) {
+  if (pool_ != nullptr) pool_->spin_scopes_.fetch_add(1, std::memory_order_relaxed);
+}
+
+ThreadPool::SpinScope::~SpinScope() {
+  if (pool_ != nullptr) pool_->spin_scopes_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace axle

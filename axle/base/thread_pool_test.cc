@@ -86,7 +86,7 @@ TEST(ThreadPoolTest, MaxThreadsOneRunsOnCaller) {
 
 TEST(ThreadPoolTest, NestedCallsRunInline) {
   ThreadPool pool(3);
-  std::vector<std::atomic<int>> visits(64 * 64);
+  std::vector<std::atomic<int>> visits(size_t{64} * 64);
   EXPECT_FALSE(ThreadPool::InParallelRegion());
   pool.ParallelFor(64, 1, [&](int64_t begin, int64_t end) {
     EXPECT_TRUE(ThreadPool::InParallelRegion());
@@ -108,6 +108,7 @@ TEST(ThreadPoolTest, ManyCallersAtOnce) {
   constexpr int64_t kN = 5000;
   std::vector<int64_t> sums(kCallers, 0);
   std::vector<std::thread> callers;
+  callers.reserve(kCallers);
   for (int c = 0; c < kCallers; ++c) {
     callers.emplace_back([&, c] {
       for (int round = 0; round < 50; ++round) {
@@ -139,6 +140,29 @@ TEST(ThreadPoolTest, WorkersHelpWhenIdle) {
     if (arrived.load() == 2) saw_other = true;
   });
   EXPECT_TRUE(saw_other.load());
+}
+
+TEST(ThreadPoolTest, SpinScopesKeepResultsAndNest) {
+  // Jobs back to back while workers spin between them (a while loop's
+  // body), from several callers, then after the scopes close (workers
+  // sleep again and must still be woken): every index once each time.
+  ThreadPool pool(3);
+  {
+    ThreadPool::SpinScope outer(&pool);
+    ThreadPool::SpinScope inner(&pool);
+    ThreadPool::SpinScope none(nullptr);
+    for (int round = 0; round < 200; ++round) ExpectCoversOnce(pool, 1 + round % 37, 1);
+    std::vector<std::thread> callers;
+    callers.reserve(3);
+    for (int c = 0; c < 3; ++c) {
+      callers.emplace_back([&] {
+        ThreadPool::SpinScope scope(&pool);
+        for (int round = 0; round < 50; ++round) ExpectCoversOnce(pool, 100, 4);
+      });
+    }
+    for (std::thread& t : callers) t.join();
+  }
+  for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
 }
 
 TEST(ThreadPoolTest, ParseNumThreads) {

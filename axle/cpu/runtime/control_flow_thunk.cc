@@ -281,6 +281,10 @@ WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>
 
 absl::Status WhileThunk::Execute(const ThunkContext& context) const {
   AXLE_RETURN_IF_ERROR(init_.Execute(context));
+  // The body's thunks run back to back, each split across the pool or not:
+  // idle workers wait for the next split spinning (thread_pool.h), not
+  // asleep (an RNN step's dot takes about as long as waking them).
+  ThreadPool::SpinScope spin(context.thread_pool);
   while (true) {
     AXLE_RETURN_IF_ERROR(RunSequence(*this, condition_, context));
     if (*static_cast<const uint8_t*>(context.address(condition_value_)) == 0) {

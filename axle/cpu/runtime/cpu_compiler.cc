@@ -325,6 +325,35 @@ class CpuExpandTupleCopies : public HloPassInterface {
   absl::StatusOr<bool> Run(HloModule* module) override { return ExpandTupleCopies(module); }
 };
 
+// A reshape left outside fusions (its producer and consumer fuse with
+// neither it nor each other: a multi-output fusion's result reshaped for a
+// dynamic-update-slice, an RNN step's output) between descending layouts
+// keeps every element at its offset: it becomes a bitcast (plumbing, no
+// kernel and no copy), as XLA's algebraic simplifier turns reshapes that
+// are bitcasts into bitcasts.
+class CpuReshapeToBitcast : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "cpu-reshape-to-bitcast"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    bool changed = false;
+    for (HloComputation* computation : ControlFlowComputations(*module)) {
+      for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
+        if (instruction->opcode() != HloOpcode::kReshape) continue;
+        HloInstruction* operand = instruction->mutable_operand(0);
+        if (!instruction->shape().IsArray() || !operand->shape().IsArray() ||
+            !ShapeUtil::HasDescendingLayout(instruction->shape()) ||
+            !ShapeUtil::HasDescendingLayout(operand->shape())) {
+          continue;
+        }
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(
+            instruction, MakeBitcast(operand, instruction->shape())));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
 // A loop-kernel fusion whose outputs differ in shape (the loop kernel runs
 // one iteration space) is split into one fusion per output shape;
 // instructions that several groups need are computed in each.
@@ -365,6 +394,7 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuDotPasses));
   pipeline.AddPass<CpuExpandTupleCopies>();
+  pipeline.AddPass<CpuReshapeToBitcast>();
   // Every op that needs a loop fusion, until the first no loop fusion can
   // compute (rejected below). Fusions with thunk emitters of their own (dot
   // epilogues) keep their root.

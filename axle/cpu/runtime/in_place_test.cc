@@ -55,7 +55,7 @@ ENTRY e {
       << cpu.arena_size_bytes() << " vs " << cpu.temporaries_bytes();
 }
 
-constexpr int64_t kRowsBytes = 64 * 16 * 4;  // f32[64,16]
+constexpr int64_t kRowsBytes = int64_t{64} * 16 * 4;  // f32[64,16]
 
 TEST(CpuInPlaceTest, DynamicUpdateSliceOfADeadTemporaryWritesInPlace) {
   // x dies at d: d takes x's memory (one array of temporaries, not two).
@@ -276,6 +276,73 @@ ENTRY e {
   // The two state arrays and the entry's result (the loop counter and the
   // condition take a few bytes).
   EXPECT_LT(Cpu(*executable).temporaries_bytes(), 3 * kRowsBytes + 1024);
+}
+
+TEST(CpuInPlaceTest, RecurrentStepOutputReshapedIntoTheSequenceIsABitcast) {
+  // An LSTM-like step (lstm_scan's shape): the gates' kernel returns h and
+  // c, and h, reshaped to one row of the output sequence, is written into
+  // it by a dynamic-update-slice. The reshape fuses with neither side; it
+  // is a bitcast (no kernel, no copy). The gates (tanh, logistic on 16 x
+  // 128) are split across the pool while its workers spin in the loop.
+  const std::string text = R"(
+HloModule step
+cond {
+  p = (s32[], f32[16,128], f32[16,128], f32[8,16,128], f32[16,512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[16,128], f32[16,128], f32[8,16,128], f32[16,512]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  h = f32[16,128] get-tuple-element(p), index=1
+  c = f32[16,128] get-tuple-element(p), index=2
+  seq = f32[8,16,128] get-tuple-element(p), index=3
+  x = f32[16,512] get-tuple-element(p), index=4
+  xh = f32[16,512] concatenate(h, h, h, h), dimensions={1}
+  g = f32[16,512] add(x, xh)
+  s0 = f32[16,128] slice(g), slice={[0:16], [0:128]}
+  s1 = f32[16,128] slice(g), slice={[0:16], [128:256]}
+  s2 = f32[16,128] slice(g), slice={[0:16], [256:384]}
+  s3 = f32[16,128] slice(g), slice={[0:16], [384:512]}
+  f = f32[16,128] logistic(s0)
+  u = f32[16,128] logistic(s1)
+  t = f32[16,128] tanh(s2)
+  o = f32[16,128] logistic(s3)
+  fc = f32[16,128] multiply(f, c)
+  ut = f32[16,128] multiply(u, t)
+  c1 = f32[16,128] add(fc, ut)
+  tc = f32[16,128] tanh(c1)
+  h1 = f32[16,128] multiply(o, tc)
+  row = f32[1,16,128] reshape(h1)
+  zero = s32[] constant(0)
+  seq1 = f32[8,16,128] dynamic-update-slice(seq, row, i, zero, zero)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT r = (s32[], f32[16,128], f32[16,128], f32[8,16,128], f32[16,512]) tuple(next, h1, c1, seq1, x)
+}
+ENTRY e {
+  x = f32[16,512] parameter(0)
+  h0 = f32[16,128] parameter(1)
+  z = f32[] constant(0)
+  c0 = f32[16,128] broadcast(z), dimensions={}
+  seq0 = f32[8,16,128] broadcast(z), dimensions={}
+  i0 = s32[] constant(0)
+  init = (s32[], f32[16,128], f32[16,128], f32[8,16,128], f32[16,512]) tuple(i0, h0, c0, seq0, x)
+  w = (s32[], f32[16,128], f32[16,128], f32[8,16,128], f32[16,512]) while(init), condition=cond, body=body
+  ROOT out = f32[8,16,128] get-tuple-element(w), index=3
+})";
+  auto executable = CompileAndCheck(text, cpu::testing::MakeTestArguments(text));
+  int64_t reshapes = 0, bitcasts = 0;
+  for (const HloComputation* computation : executable->executable()->module().computations()) {
+    if (computation->IsFusionComputation()) continue;
+    for (const HloInstruction* instruction : computation->instructions()) {
+      reshapes += instruction->opcode() == HloOpcode::kReshape;
+      bitcasts += instruction->opcode() == HloOpcode::kBitcast;
+    }
+  }
+  EXPECT_EQ(reshapes, 0);
+  EXPECT_GE(bitcasts, 1);
 }
 
 }  // namespace

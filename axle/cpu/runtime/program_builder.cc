@@ -319,6 +319,46 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
   return absl::OkStatus();
 }
 
+namespace {
+
+// Elements of the float transcendental and dividing ops of a fused
+// computation, each costing tens of cycles per vector: what makes a kernel
+// of a few KiB worth splitting inside a loop (KernelThunk).
+int64_t ExpensiveElements(const HloComputation& computation) {
+  int64_t elements = 0;
+  for (const HloInstruction* instruction : computation.instructions()) {
+    switch (instruction->opcode()) {
+      case HloOpcode::kExp:
+      case HloOpcode::kExpm1:
+      case HloOpcode::kLog:
+      case HloOpcode::kLog1p:
+      case HloOpcode::kLogistic:
+      case HloOpcode::kTanh:
+      case HloOpcode::kErf:
+      case HloOpcode::kSin:
+      case HloOpcode::kCos:
+      case HloOpcode::kTan:
+      case HloOpcode::kAtan2:
+      case HloOpcode::kPower:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kRsqrt:
+      case HloOpcode::kCbrt:
+      case HloOpcode::kDivide:
+      case HloOpcode::kRemainder:
+        if (instruction->shape().IsArray() &&
+            primitive_util::IsFloatingPointType(instruction->shape().element_type())) {
+          elements += ShapeUtil::ElementsIn(instruction->shape());
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return elements;
+}
+
+}  // namespace
+
 absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instruction) {
   std::vector<int64_t> operand_values;
   for (const HloInstruction* operand : instruction.operands()) {
@@ -355,6 +395,7 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
         std::max<int64_t>(1, primitive_util::ByteWidth(root->shape().element_type()));
     thunk->SplitOncePerThread(std::max<int64_t>(1, kBufferAlignment / bytes));
   }
+  thunk->SetExpensiveElements(ExpensiveElements(*fusion->fused_instructions_computation()));
   AddThunk(std::move(thunk));
   return absl::OkStatus();
 }

@@ -23,6 +23,18 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   }
   for (int64_t value : operand_values_) bytes += context.size_bytes(value);
   for (int64_t value : output_values_) bytes += context.size_bytes(value);
+  // Inside a loop whose workers spin (ThreadPool::SpinScope), a small
+  // kernel of many expensive elements splits across the pool.
+  if (bytes < kMinParallelBytes && split_alignment_ == 0 &&
+      expensive_elements_ >= kMinSpinningSplitElements && context.thread_pool->WorkersSpinning()) {
+    const int64_t per_row = std::max<int64_t>(1, expensive_elements_ / rows);
+    const int64_t min_rows = std::max<int64_t>(1, kMinSpinningBlockElements / per_row);
+    void** data = buffers.data();
+    context.thread_pool->ParallelFor(
+        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
+        context.max_threads);
+    return absl::OkStatus();
+  }
   // Few bytes: inline, timed for the first runs; split once per thread
   // when even the shortest of those was long.
   const bool compute_bound = bytes < kMinParallelBytes && timed_runs_.load() >= kTimedRuns &&

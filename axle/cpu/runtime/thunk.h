@@ -128,6 +128,14 @@ class KernelThunk : public Thunk {
   // per thread (each of which would read the whole input).
   void SplitOncePerThread(int64_t alignment) { split_alignment_ = std::max<int64_t>(1, alignment); }
 
+  // Elements of transcendental ops (exp, tanh, divide, ...) the kernel
+  // computes per run (program_builder.cc counts them). While the pool's workers
+  // spin (a while loop's body: ThreadPool::SpinScope), a kernel under
+  // kMinParallelBytes with at least kMinSpinningSplitElements of them (an
+  // RNN step's gates: microseconds of arithmetic on a few KiB) is split
+  // into blocks of at least kMinSpinningBlockElements.
+  void SetExpensiveElements(int64_t elements) { expensive_elements_ = elements; }
+
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
   // Inline runs timed before the kernel's schedule is fixed, and the
@@ -135,6 +143,8 @@ class KernelThunk : public Thunk {
   // microseconds; half of this is saved).
   static constexpr int64_t kTimedRuns = 3;
   static constexpr int64_t kMinSplitNanoseconds = 40'000;
+  static constexpr int64_t kMinSpinningSplitElements = 4096;
+  static constexpr int64_t kMinSpinningBlockElements = 2048;
 
  private:
   std::unique_ptr<CompiledKernel> kernel_;
@@ -145,6 +155,7 @@ class KernelThunk : public Thunk {
   // Inline runs timed so far (saturating at kTimedRuns) and the shortest.
   mutable std::atomic<int64_t> timed_runs_{0};
   mutable std::atomic<int64_t> shortest_nanoseconds_{INT64_MAX};
+  int64_t expensive_elements_ = 0;
 };
 
 }  // namespace axle::cpu
