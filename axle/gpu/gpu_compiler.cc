@@ -2,17 +2,21 @@
 #include "axle/gpu/gpu_compiler.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/dot_canonicalizer.h"
+#include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/gpu/gpu_while_unroller.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -130,8 +134,9 @@ class GpuCompiler : public Compiler {
     if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
       const std::string path = absl::StrCat(dir, "/", name, ".gpu-program.txt");
       std::ofstream out(path);
-      out << GpuProgramToString(executable->program())
-          << executable->buffer_assignment().ToString();
+      out << GpuProgramToString(executable->program()) << executable->buffer_assignment().ToString()
+          << "CUDA graphs (gpu_graph.h):\n"
+          << executable->graph_plan().ToString(executable->program().thunks);
       if (!out) std::fprintf(stderr, "axle: warning: cannot write %s\n", path.c_str());
     }
     return std::unique_ptr<Executable>(std::move(executable));
@@ -168,15 +173,53 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
 
 }  // namespace
 
+namespace {
+
+// False where the variable says 0, false, off or no.
+bool EnabledUnlessOff(const char* variable) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once per compile
+  const char* value = std::getenv(variable);
+  if (value == nullptr) return true;
+  const std::string text = absl::AsciiStrToLower(value);
+  return !(text == "0" || text == "false" || text == "off" || text == "no");
+}
+
+}  // namespace
+
+GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
+  GpuPrepareOptions options;
+  options.run_backend_only = run_backend_only;
+  options.unroll_loops = EnabledUnlessOff("AXLE_GPU_UNROLL");
+  options.select_conditionals = EnabledUnlessOff("AXLE_GPU_SELECT_CONDITIONALS");
+  return options;
+}
+
 absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
+  return PrepareGpuModule(module, GpuPrepareOptionsFromEnv(run_backend_only));
+}
+
+absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& options) {
+  const bool run_backend_only = options.run_backend_only;
   AXLE_RETURN_IF_ERROR(CheckSupported(*module));
   HloPassPipeline pipeline("gpu-prepare");
   pipeline.AddPass<LowerSingleDeviceCollectives>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
-  // the GPU's own fusion.
-  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, ReplaceFusion));
+  // the GPU's own fusion; cheap conditionals made selects and small counted
+  // loops unrolled in front of the first while-loop-simplifier (after
+  // call-inliner, algsimp and tuple-simplifier: bodies without calls, init
+  // tuples of constants), so that what follows simplifies and fuses them.
+  bool edited = false;
+  auto edit = [&](absl::string_view name, HloPassPipeline& passes) -> absl::StatusOr<bool> {
+    if (name == "while-loop-simplifier" && !edited) {
+      if (options.select_conditionals) passes.AddPass<GpuConditionalToSelect>();
+      if (options.unroll_loops) passes.AddPass<GpuWhileLoopUnroller>();
+      edited = true;
+    }
+    return ReplaceFusion(name, passes);
+  };
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, edit));
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
     pipeline.AddPass<GpuDotCanonicalizer>();
@@ -198,7 +241,12 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
 
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
                                              bool run_backend_only) {
-  AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, run_backend_only));
+  return CompileGpuProgram(module, options, GpuPrepareOptionsFromEnv(run_backend_only));
+}
+
+absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
+                                             const GpuPrepareOptions& prepare) {
+  AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, prepare));
   return BuildGpuProgram(*module, options);
 }
 
