@@ -209,7 +209,29 @@ absl::Status RunCaptured(const GpuThunkSequence& sequence, size_t index,
   return absl::OkStatus();
 }
 
+class CapturableThunk final : public GpuThunk {
+ public:
+  explicit CapturableThunk(std::unique_ptr<GpuThunk> inner)
+      : GpuThunk(inner->name()), inner_(std::move(inner)) {}
+  absl::Status Initialize(const CudaDevice& device) override { return inner_->Initialize(device); }
+  absl::Status Execute(const GpuThunkContext& context) const override {
+    return inner_->Execute(context);
+  }
+  GpuThunkValues buffer_uses() const override { return inner_->buffer_uses(); }
+  int64_t scratch_bytes() const override { return inner_->scratch_bytes(); }
+  bool CapturableInGraph() const override { return true; }
+
+ private:
+  std::unique_ptr<GpuThunk> inner_;
+};
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuThunk>> CapturableLibraryCall(
+    absl::StatusOr<std::unique_ptr<GpuThunk>> thunk) {
+  if (!thunk.ok() || *thunk == nullptr) return thunk;
+  return std::unique_ptr<GpuThunk>(std::make_unique<CapturableThunk>(*std::move(thunk)));
+}
 
 GpuGraphOptions GpuGraphOptionsFromEnv() {
   GpuGraphOptions options;

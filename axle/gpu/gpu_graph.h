@@ -48,6 +48,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -228,6 +229,12 @@ struct GpuRunState {
   bool capturing = false;
   int depth = 0;  // control flow entered (profiles: "inside control flow")
 };
+
+// `thunk` as CapturableInGraph: for library thunks whose calls are known to
+// capture (cuBLAS, given its workspace, as XLA's command buffers record
+// it). Everything else is the wrapped thunk's.
+absl::StatusOr<std::unique_ptr<GpuThunk>> CapturableLibraryCall(
+    absl::StatusOr<std::unique_ptr<GpuThunk>> thunk);
 
 // Installs `state` (may be null) on this thread until destroyed; restores
 // the one before.
