@@ -175,13 +175,16 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
 
 namespace {
 
-// False where the variable says 0, false, off or no.
-bool EnabledUnlessOff(const char* variable) {
+// `otherwise` unless the variable says 0, false, off or no (false) or 1,
+// true, on or yes (true).
+bool EnvironmentSwitch(const char* variable, bool otherwise) {
   // NOLINTNEXTLINE(concurrency-mt-unsafe): read once per compile
   const char* value = std::getenv(variable);
-  if (value == nullptr) return true;
+  if (value == nullptr) return otherwise;
   const std::string text = absl::AsciiStrToLower(value);
-  return !(text == "0" || text == "false" || text == "off" || text == "no");
+  if (text == "0" || text == "false" || text == "off" || text == "no") return false;
+  if (text == "1" || text == "true" || text == "on" || text == "yes") return true;
+  return otherwise;
 }
 
 }  // namespace
@@ -189,8 +192,8 @@ bool EnabledUnlessOff(const char* variable) {
 GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
   GpuPrepareOptions options;
   options.run_backend_only = run_backend_only;
-  options.unroll_loops = EnabledUnlessOff("AXLE_GPU_UNROLL");
-  options.select_conditionals = EnabledUnlessOff("AXLE_GPU_SELECT_CONDITIONALS");
+  options.unroll_loops = EnvironmentSwitch("AXLE_GPU_UNROLL", false);
+  options.select_conditionals = EnvironmentSwitch("AXLE_GPU_SELECT_CONDITIONALS", true);
   return options;
 }
 

@@ -37,25 +37,21 @@ GpuPrepareOptions KeepControlFlow(bool run_backend_only) {
 }
 
 // For the device tests: AXLE_GPU_UNROLL and AXLE_GPU_SELECT_CONDITIONALS
-// set to 0 while it lives (`keep`), so the loop and conditional thunks run
-// on the device as well as what the unroller and selects make of them.
+// set to 0 while it lives (`keep`), else to 1, so the loop and conditional
+// thunks run on the device as well as what the unroller and selects make of
+// them.
 class ScopedKeepControlFlow {
  public:
-  explicit ScopedKeepControlFlow(bool keep) : keep_(keep) {
-    if (!keep_) return;
-    setenv("AXLE_GPU_UNROLL", "0", 1);
-    setenv("AXLE_GPU_SELECT_CONDITIONALS", "0", 1);
+  explicit ScopedKeepControlFlow(bool keep) {
+    setenv("AXLE_GPU_UNROLL", keep ? "0" : "1", 1);
+    setenv("AXLE_GPU_SELECT_CONDITIONALS", keep ? "0" : "1", 1);
   }
   ~ScopedKeepControlFlow() {
-    if (!keep_) return;
     unsetenv("AXLE_GPU_UNROLL");
     unsetenv("AXLE_GPU_SELECT_CONDITIONALS");
   }
   ScopedKeepControlFlow(const ScopedKeepControlFlow&) = delete;
   ScopedKeepControlFlow& operator=(const ScopedKeepControlFlow&) = delete;
-
- private:
-  bool keep_;
 };
 
 constexpr char kWhileSwap[] = R"(

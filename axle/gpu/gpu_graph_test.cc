@@ -60,9 +60,14 @@ ENTRY e {
   ROOT m = f32[1000] multiply(a, x)
 })";
 
-// Counted: 10 trips; the body swaps state leaves.
+// Counted: 10 trips; the body swaps state leaves and reduces one.
 constexpr char kCounted[] = R"(
 HloModule counted
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
 cond {
   s = (s32[], f32[16], f32[16]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
@@ -79,7 +84,13 @@ body {
   ab = f32[16] add(a, b)
   h = f32[16] constant({0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5})
   abh = f32[16] multiply(ab, h)
-  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, abh, a)
+  zero = f32[] constant(0)
+  total = f32[] reduce(a, zero), dimensions={0}, to_apply=add
+  tiny = f32[] constant(0.001)
+  t1 = f32[] multiply(total, tiny)
+  tb = f32[16] broadcast(t1), dimensions={}
+  next = f32[16] add(abh, tb)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, next, a)
 }
 ENTRY e {
   zero = s32[] constant(0)
@@ -266,7 +277,9 @@ TEST(GpuGraphPlanTest, PredicateLoopEndsSegmentsAndItsBodyIsCaptured) {
   ASSERT_NE(top, nullptr) << text;
   for (const GpuSequencePlan::Segment& segment : top->segments) {
     for (size_t i = segment.begin; i < segment.end; ++i) {
-      if (program->thunks[i].get() == loop) EXPECT_FALSE(segment.captured) << text;
+      if (program->thunks[i].get() == loop) {
+        EXPECT_FALSE(segment.captured) << text;
+      }
     }
   }
   // The body (kernels and the state copies) is one graph per iteration.
@@ -326,13 +339,16 @@ TEST(GpuWhileUnrollerTest, SmallCountedLoopsAreUnrolledAndFused) {
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ(CountWhiles(*module), 0) << module->ToString();
   EXPECT_EQ(FindThunk<GpuWhileThunk>(program->thunks), nullptr) << GpuProgramToString(*program);
-  // Ten iterations of add-and-scale fuse into one kernel.
-  EXPECT_EQ(program->thunks.size(), 1u) << GpuProgramToString(*program);
-  // Kept with AXLE_GPU_UNROLL=0.
+  // No state copies: the iterations' values flow from kernel to kernel.
+  EXPECT_EQ(FindThunk<GpuCopyThunk>(program->thunks), nullptr) << GpuProgramToString(*program);
+  // Only with AXLE_GPU_UNROLL=1 by default (threefry_random's compile).
+  setenv("AXLE_GPU_UNROLL", "1", 1);
+  EXPECT_TRUE(GpuPrepareOptionsFromEnv().unroll_loops);
   setenv("AXLE_GPU_UNROLL", "0", 1);
   EXPECT_FALSE(GpuPrepareOptionsFromEnv().unroll_loops);
   unsetenv("AXLE_GPU_UNROLL");
-  EXPECT_TRUE(GpuPrepareOptionsFromEnv().unroll_loops);
+  EXPECT_FALSE(GpuPrepareOptionsFromEnv().unroll_loops);
+  EXPECT_TRUE(GpuPrepareOptionsFromEnv().select_conditionals);
 }
 
 TEST(GpuWhileUnrollerTest, LoopsPastTheLimitsAreKept) {
@@ -482,11 +498,13 @@ ENTRY e {
   }
 }
 
-// The JAX programs whose loops XLA:GPU unrolls: no loop is left, and the
-// kernels and launches (with and without unrolling) are printed.
+// The JAX programs whose loops XLA:GPU unrolls: no loop is left (but
+// threefry's elementwise rounds), and the kernels and launches (with and
+// without unrolling) are printed.
 TEST(GpuWhileUnrollerTest, JaxLoopsAreUnrolled) {
   int examined = 0;
-  for (const std::string name : {"threefry_random", "lstm_scan", "fori_cond_dynamic"}) {
+  // Not threefry_random: unrolled, its fusion runs for minutes (README).
+  for (const std::string name : {"lstm_scan", "fori_cond_dynamic"}) {
     std::ifstream file(absl::StrCat(AXLE_GPU_JAX_DIR, "/", name, ".hlo"));
     if (!file) continue;
     std::stringstream text;
@@ -496,7 +514,9 @@ TEST(GpuWhileUnrollerTest, JaxLoopsAreUnrolled) {
       std::unique_ptr<HloModule> module;
       auto program = CompileText(text.str(), unroll, &module, /*select=*/unroll);
       ASSERT_TRUE(program.ok()) << name << ": " << program.status();
-      if (unroll) EXPECT_EQ(CountWhiles(*module), 0) << name;
+      if (unroll) {
+        EXPECT_EQ(CountWhiles(*module), 0) << name;
+      }
       const GpuGraphPlan plan = GpuGraphPlan::Make(program->thunks, GpuGraphOptions());
       absl::StrAppend(&line, unroll ? " unrolled: " : " loops kept: ", program->thunks.size(),
                       " top-level thunks, ", program->kernels.size(), " kernels, ",

@@ -8,16 +8,23 @@
 // copies then meet the simplification passes (the induction variable folds
 // to a constant in each, so a dynamic-slice at it becomes a slice) and the
 // fusion pass, which merges what the iterations compute into few kernels:
-// JAX's threefry (five rounds a loop) becomes a kernel or two instead of
-// five iterations of small kernels and state copies, and a scan's steps
-// lose their state copies and host-side loop.
+// a scan's steps (lstm_scan) lose their state copies, and a fori_loop's
+// iterations their dynamic slices.
 //
 // XLA's limits: at most 64 trips, at most 800 instructions in the body,
 // at most 10000 instructions once unrolled (trips times the body's
 // instructions). Loops whose condition or body has side effects (custom
 // calls, infeed, ...) or whose body holds fusions or asynchronous ops (whose
 // computations belong to one instruction) or loops (an inner loop is
-// unrolled, not the outer) are kept. After unrolling, the
+// unrolled, not the outer) are kept, and so are bodies without a dot,
+// convolution, reduce, reduce-window, dynamic slice or update, gather,
+// scatter, conditional or sort (threefry's elementwise rounds: such a loop
+// runs as one CUDA graph instead, gpu_graph.h).
+//
+// Not in the default pipeline yet (GpuPrepareOptions, AXLE_GPU_UNROLL=1):
+// with it, threefry_random's compile spends minutes in the fusion pass
+// although its loops' bodies are elementwise alone (some loop of it is
+// still unrolled; not found yet). After unrolling, the
 // pass runs tuple-simplifier, constant-folding and algsimp once, so the
 // passes after it see constant indices.
 //
