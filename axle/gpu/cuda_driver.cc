@@ -71,6 +71,13 @@ absl::StatusOr<const CudaDriver*> CudaDriver::Load() {
   }
   AXLE_CUDA_DRIVER_FUNCTIONS(AXLE_CUDA_DRIVER_RESOLVE)
 #undef AXLE_CUDA_DRIVER_RESOLVE
+#define AXLE_CUDA_DRIVER_RESOLVE_OPTIONAL(name)                                              \
+  driver->name = reinterpret_cast<decltype(&::name)>(dlsym(handle, AXLE_CUDA_SYMBOL(name))); \
+  if (driver->name == nullptr) {                                                             \
+    driver->name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));                \
+  }
+  AXLE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(AXLE_CUDA_DRIVER_RESOLVE_OPTIONAL)
+#undef AXLE_CUDA_DRIVER_RESOLVE_OPTIONAL
   if (absl::Status status = driver->ToStatus(driver->cuInit(0), "cuInit"); !status.ok()) {
     delete driver;
     dlclose(handle);

@@ -53,6 +53,8 @@ namespace axle::gpu {
   X(cuMemcpyDtoHAsync)                \
   X(cuMemcpyDtoDAsync)                \
   X(cuMemsetD8Async)                  \
+  X(cuMemHostAlloc)                   \
+  X(cuMemFreeHost)                    \
   X(cuStreamCreate)                   \
   X(cuStreamDestroy)                  \
   X(cuStreamSynchronize)              \
@@ -66,7 +68,21 @@ namespace axle::gpu {
   X(cuModuleLoadDataEx)               \
   X(cuModuleUnload)                   \
   X(cuModuleGetFunction)              \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                   \
+  X(cuStreamBeginCapture)             \
+  X(cuStreamEndCapture)               \
+  X(cuGraphInstantiate)               \
+  X(cuGraphExecUpdate)                \
+  X(cuGraphLaunch)                    \
+  X(cuGraphGetNodes)                  \
+  X(cuGraphDestroy)                   \
+  X(cuGraphExecDestroy)
+
+// Functions the backend can do without (null when the driver lacks them):
+// cuEventElapsedTime is cuEventElapsedTime_v2 in CUDA 13's cuda.h, which
+// older drivers lack; their unversioned symbol (same signature) is taken
+// then. Only AXLE_PROFILE's timings use it.
+#define AXLE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuEventElapsedTime)
 
 class CudaDriver {
  public:
@@ -79,6 +95,7 @@ class CudaDriver {
 
 #define AXLE_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   AXLE_CUDA_DRIVER_FUNCTIONS(AXLE_CUDA_DRIVER_MEMBER)
+  AXLE_CUDA_DRIVER_OPTIONAL_FUNCTIONS(AXLE_CUDA_DRIVER_MEMBER)
 #undef AXLE_CUDA_DRIVER_MEMBER
 
   // OK for CUDA_SUCCESS; otherwise Internal "`what`: CUDA_ERROR_X

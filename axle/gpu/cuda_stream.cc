@@ -1,6 +1,8 @@
 //===- cuda_stream.cc - CUDA streams and events ----------------------------===//
 #include "axle/gpu/cuda_stream.h"
 
+#include <cstring>
+
 #include "axle/runtime/stream.h"
 
 namespace axle::gpu {
@@ -47,6 +49,7 @@ CudaStream::~CudaStream() {
   CudaDevice::ScopedActivation active(device_);
   device_.driver().cuStreamSynchronize(stream_);
   device_.driver().cuStreamDestroy(stream_);
+  if (pinned_ != nullptr) device_.driver().cuMemFreeHost(pinned_);
 }
 
 absl::Status CudaStream::MemcpyHostToDevice(se::DeviceMemoryBase* device_dst, const void* host_src,
@@ -117,6 +120,41 @@ absl::Status CudaStream::Synchronize() {
   const CudaDriver& driver = device_.driver();
   CudaDevice::ScopedActivation active(device_);
   return driver.ToStatus(driver.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+absl::Status CudaStream::ReadToHost(void* host_dst, const se::DeviceMemoryBase& device_src,
+                                    uint64_t size) {
+  if (absl::Status status = se::CheckMemcpySize(size, size, device_src.size()); !status.ok()) {
+    return status;
+  }
+  if (size > kMaxHostReadBytes) {
+    if (absl::Status status = MemcpyDeviceToHost(host_dst, device_src, size); !status.ok()) {
+      return status;
+    }
+    return Synchronize();
+  }
+  const CudaDriver& driver = device_.driver();
+  CudaDevice::ScopedActivation active(device_);
+  if (pinned_ == nullptr) {
+    AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuMemHostAlloc(&pinned_, kMaxHostReadBytes, 0),
+                              "cuMemHostAlloc");
+  }
+  if (read_done_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<CudaEvent>> event = CudaEvent::Create(device_);
+    if (!event.ok()) return event.status();
+    read_done_ = *std::move(event);
+  }
+  if (size > 0) {
+    AXLE_CUDA_RETURN_IF_ERROR(
+        &driver, driver.cuMemcpyDtoHAsync(pinned_, DevicePointer(device_src), size, stream_),
+        "cuMemcpyDtoHAsync");
+  }
+  AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuEventRecord(read_done_->event(), stream_),
+                            "cuEventRecord");
+  AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuEventSynchronize(read_done_->event()),
+                            "cuEventSynchronize");
+  if (size > 0) std::memcpy(host_dst, pinned_, size);
+  return absl::OkStatus();
 }
 
 }  // namespace axle::gpu

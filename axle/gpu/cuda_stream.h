@@ -78,10 +78,23 @@ class CudaStream {
   // Waits for everything enqueued; the first error of that work.
   absl::Status Synchronize();
 
+  // Copies `size` bytes (at most kMaxHostReadBytes) of `device_src` to
+  // `host_dst` once the stream's work so far is done, and returns then (a
+  // loop's predicate, a conditional's selector): an asynchronous copy into
+  // the stream's pinned staging buffer (made on first use), an event after
+  // it, the host waiting on that event alone. Larger reads go through
+  // pageable memory and a stream synchronization. The work's errors are
+  // returned as by Synchronize.
+  static constexpr uint64_t kMaxHostReadBytes = 64;
+  absl::Status ReadToHost(void* host_dst, const se::DeviceMemoryBase& device_src, uint64_t size);
+
  private:
   CudaStream(const CudaDevice& device, CUstream stream) : device_(device), stream_(stream) {}
   const CudaDevice& device_;
   CUstream stream_;
+  // ReadToHost's pinned staging buffer and its event (null until used).
+  void* pinned_ = nullptr;
+  std::unique_ptr<CudaEvent> read_done_;
 };
 
 // A DeviceMemoryBase's address as the driver's CUdeviceptr, and back.

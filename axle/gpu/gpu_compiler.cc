@@ -2,19 +2,23 @@
 #include "axle/gpu/gpu_compiler.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
+#include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_thunk_factories.h"
+#include "axle/gpu/gpu_while_unroller.h"
 #include "axle/gpu/lapack_to_hlo.h"
 #include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -134,8 +138,9 @@ class GpuCompiler : public Compiler {
     if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
       const std::string path = absl::StrCat(dir, "/", name, ".gpu-program.txt");
       std::ofstream out(path);
-      out << GpuProgramToString(executable->program())
-          << executable->buffer_assignment().ToString();
+      out << GpuProgramToString(executable->program()) << executable->buffer_assignment().ToString()
+          << "CUDA graphs (gpu_graph.h):\n"
+          << executable->graph_plan().ToString(executable->program().thunks);
       if (!out) std::fprintf(stderr, "axle: warning: cannot write %s\n", path.c_str());
     }
     return std::unique_ptr<Executable>(std::move(executable));
@@ -178,7 +183,36 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
 
 }  // namespace
 
+namespace {
+
+// `otherwise` unless the variable says 0, false, off or no (false) or 1,
+// true, on or yes (true).
+bool EnvironmentSwitch(const char* variable, bool otherwise) {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once per compile
+  const char* value = std::getenv(variable);
+  if (value == nullptr) return otherwise;
+  const std::string text = absl::AsciiStrToLower(value);
+  if (text == "0" || text == "false" || text == "off" || text == "no") return false;
+  if (text == "1" || text == "true" || text == "on" || text == "yes") return true;
+  return otherwise;
+}
+
+}  // namespace
+
+GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
+  GpuPrepareOptions options;
+  options.run_backend_only = run_backend_only;
+  options.unroll_loops = EnvironmentSwitch("AXLE_GPU_UNROLL", false);
+  options.select_conditionals = EnvironmentSwitch("AXLE_GPU_SELECT_CONDITIONALS", true);
+  return options;
+}
+
 absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
+  return PrepareGpuModule(module, GpuPrepareOptionsFromEnv(run_backend_only));
+}
+
+absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& options) {
+  const bool run_backend_only = options.run_backend_only;
   AXLE_RETURN_IF_ERROR(CheckSupported(*module));
   HloPassPipeline pipeline("gpu-prepare");
   pipeline.AddPass<LowerSingleDeviceCollectives>();
@@ -187,8 +221,20 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
-  // the GPU's own fusion.
-  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, ReplaceFusion));
+  // the GPU's own fusion; cheap conditionals made selects and small counted
+  // loops unrolled in front of the first while-loop-simplifier (after
+  // call-inliner, algsimp and tuple-simplifier: bodies without calls, init
+  // tuples of constants), so that what follows simplifies and fuses them.
+  bool edited = false;
+  auto edit = [&](absl::string_view name, HloPassPipeline& passes) -> absl::StatusOr<bool> {
+    if (name == "while-loop-simplifier" && !edited) {
+      if (options.select_conditionals) passes.AddPass<GpuConditionalToSelect>();
+      if (options.unroll_loops) passes.AddPass<GpuWhileLoopUnroller>();
+      edited = true;
+    }
+    return ReplaceFusion(name, passes);
+  };
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, edit));
   if (run_backend_only) {
     pipeline.AddPass<GpuAnnotateWhileTripCounts>();
     pipeline.AddPass<GpuConvPaddingLegalization>();
@@ -219,7 +265,12 @@ absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only) {
 
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
                                              bool run_backend_only) {
-  AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, run_backend_only));
+  return CompileGpuProgram(module, options, GpuPrepareOptionsFromEnv(run_backend_only));
+}
+
+absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
+                                             const GpuPrepareOptions& prepare) {
+  AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, prepare));
   return BuildGpuProgram(*module, options);
 }
 

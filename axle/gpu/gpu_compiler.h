@@ -47,14 +47,34 @@
 
 namespace axle::gpu {
 
-// Runs the passes above on `module`.
+struct GpuPrepareOptions {
+  // The module is optimized already (ExecutableBuildOptions): only what
+  // codegen needs.
+  bool run_backend_only = false;
+  // Small loops of known trip count unrolled before simplification and
+  // fusion (gpu_while_unroller.h; not with run_backend_only). Off unless
+  // AXLE_GPU_UNROLL=1 (GpuPrepareOptionsFromEnv): on threefry_random the
+  // fusion pass then runs for minutes (unexplained yet, README).
+  bool unroll_loops = false;
+  // Conditionals whose branches are all cheap become selects between the
+  // branches' results (gpu_conditional_to_select.h; not with
+  // run_backend_only): no selector read on the host. On unless
+  // AXLE_GPU_SELECT_CONDITIONALS=0.
+  bool select_conditionals = true;
+};
+GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only = false);
+
+// Runs the passes above on `module` (options from the environment).
 absl::Status PrepareGpuModule(HloModule* module, bool run_backend_only = false);
+absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& options);
 
 // The compile-only path (no device): PrepareGpuModule then BuildGpuProgram.
 // `module` is left prepared.
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module,
                                              const PtxOptions& options = PtxOptions(),
                                              bool run_backend_only = false);
+absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
+                                             const GpuPrepareOptions& prepare);
 
 // The compiler of `platform`, whose executables run on `device` with
 // memory from `allocator` (both must outlive it).

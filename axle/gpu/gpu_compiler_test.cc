@@ -47,11 +47,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Loops and conditionals kept as written (not unrolled, not made
+// selects: gpu_graph_test.cc tests those passes): the program builder's
+// control flow is what these tests look at.
 absl::StatusOr<GpuProgram> Compile(const std::string& text, std::unique_ptr<HloModule>* kept) {
   auto module = ParseAndReturnUnverifiedModule(text);
   if (!module.ok()) return module.status();
   *kept = std::move(module).value();
-  return CompileGpuProgram(kept->get());
+  GpuPrepareOptions prepare;
+  prepare.unroll_loops = false;
+  prepare.select_conditionals = false;
+  return CompileGpuProgram(kept->get(), PtxOptions(), prepare);
 }
 
 template <typename T>

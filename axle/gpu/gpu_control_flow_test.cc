@@ -26,6 +26,34 @@ namespace {
 using test::MakeInput;
 using ::testing::HasSubstr;
 
+// Loops and conditionals kept as written (not unrolled, not made selects:
+// gpu_graph_test.cc tests those passes), optimized or as given.
+GpuPrepareOptions KeepControlFlow(bool run_backend_only) {
+  GpuPrepareOptions prepare;
+  prepare.run_backend_only = run_backend_only;
+  prepare.unroll_loops = false;
+  prepare.select_conditionals = false;
+  return prepare;
+}
+
+// For the device tests: AXLE_GPU_UNROLL and AXLE_GPU_SELECT_CONDITIONALS
+// set to 0 while it lives (`keep`), else to 1, so the loop and conditional
+// thunks run on the device as well as what the unroller and selects make of
+// them.
+class ScopedKeepControlFlow {
+ public:
+  explicit ScopedKeepControlFlow(bool keep) {
+    setenv("AXLE_GPU_UNROLL", keep ? "0" : "1", 1);
+    setenv("AXLE_GPU_SELECT_CONDITIONALS", keep ? "0" : "1", 1);
+  }
+  ~ScopedKeepControlFlow() {
+    unsetenv("AXLE_GPU_UNROLL");
+    unsetenv("AXLE_GPU_SELECT_CONDITIONALS");
+  }
+  ScopedKeepControlFlow(const ScopedKeepControlFlow&) = delete;
+  ScopedKeepControlFlow& operator=(const ScopedKeepControlFlow&) = delete;
+};
+
 constexpr char kWhileSwap[] = R"(
 HloModule loop
 cond {
@@ -355,7 +383,7 @@ std::vector<int64_t> LoopTripCounts(const std::string& text, bool run_backend_on
   EXPECT_TRUE(module.ok()) << module.status();
   if (!module.ok()) return {};
   absl::StatusOr<GpuProgram> program =
-      CompileGpuProgram(module->get(), PtxOptions(), run_backend_only);
+      CompileGpuProgram(module->get(), PtxOptions(), KeepControlFlow(run_backend_only));
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {};
   *program_text = GpuProgramToString(*program);
@@ -437,7 +465,7 @@ TEST(GpuControlFlowModulesTest, BodyRootLeavesWrittenInPlaceWhereNothingReadsThe
     auto module = ParseAndReturnUnverifiedModule(kInPlaceLoop);
     ASSERT_TRUE(module.ok()) << module.status();
     absl::StatusOr<GpuProgram> program =
-        CompileGpuProgram(module->get(), PtxOptions(), backend_only);
+        CompileGpuProgram(module->get(), PtxOptions(), KeepControlFlow(backend_only));
     ASSERT_TRUE(program.ok()) << program.status();
     const std::string text = GpuProgramToString(*program);
     std::vector<const GpuWhileThunk*> loops;
@@ -473,7 +501,7 @@ TEST(GpuControlFlowModulesTest, ConstantSelectorsPickTheirBranchAtCompileTime) {
     auto module = ParseAndReturnUnverifiedModule(kConstantSelectors);
     ASSERT_TRUE(module.ok()) << module.status();
     absl::StatusOr<GpuProgram> program =
-        CompileGpuProgram(module->get(), PtxOptions(), backend_only);
+        CompileGpuProgram(module->get(), PtxOptions(), KeepControlFlow(backend_only));
     ASSERT_TRUE(program.ok()) << program.status();
     const std::string text = GpuProgramToString(*program);
     EXPECT_THAT(text, ::testing::Not(HasSubstr("conditional"))) << text;
@@ -493,17 +521,21 @@ TEST_F(GpuControlFlowTest, WhileLoopWithDataDependentTripCount) {
 TEST_F(GpuControlFlowTest, LoopsWithKnownTripCounts) {
   ExecutableBuildOptions backend_only;
   backend_only.set_run_backend_only(true);
-  for (const ExecutableBuildOptions& options : {ExecutableBuildOptions(), backend_only}) {
-    SCOPED_TRACE(options.run_backend_only() ? "run_backend_only" : "optimized");
-    for (const CountedLoopCase& c : kCountedLoopCases) {
-      SCOPED_TRACE(c.name);
-      ExpectMatchesInterpreter(CountedLoop(c), ErrorSpec(1e-5, 1e-5), {}, options);
+  for (const bool keep : {false, true}) {
+    ScopedKeepControlFlow scoped(keep);
+    SCOPED_TRACE(keep ? "loops kept" : "small loops unrolled");
+    for (const ExecutableBuildOptions& options : {ExecutableBuildOptions(), backend_only}) {
+      SCOPED_TRACE(options.run_backend_only() ? "run_backend_only" : "optimized");
+      for (const CountedLoopCase& c : kCountedLoopCases) {
+        SCOPED_TRACE(c.name);
+        ExpectMatchesInterpreter(CountedLoop(c), ErrorSpec(1e-5, 1e-5), {}, options);
+      }
+      ExpectMatchesInterpreter(kNestedLoops, ErrorSpec(1e-5, 1e-5), {}, options);
+      ExpectMatchesInterpreter(kBoundModifiedLoop, ErrorSpec(1e-5, 1e-5), {}, options);
+      ExpectMatchesInterpreter(kInPlaceLoop, ErrorSpec(1e-4, 1e-5), {}, options);
+      ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5), {}, options);
+      ExpectMatchesInterpreter(kConstantSelectors, ErrorSpec(1e-5, 1e-5), {}, options);
     }
-    ExpectMatchesInterpreter(kNestedLoops, ErrorSpec(1e-5, 1e-5), {}, options);
-    ExpectMatchesInterpreter(kBoundModifiedLoop, ErrorSpec(1e-5, 1e-5), {}, options);
-    ExpectMatchesInterpreter(kInPlaceLoop, ErrorSpec(1e-4, 1e-5), {}, options);
-    ExpectMatchesInterpreter(kWhileSwap, ErrorSpec(1e-4, 1e-5), {}, options);
-    ExpectMatchesInterpreter(kConstantSelectors, ErrorSpec(1e-5, 1e-5), {}, options);
   }
 }
 
@@ -520,12 +552,15 @@ TEST_F(GpuControlFlowTest, ConditionalOnIndexAndPred) {
   const Shape f8 = ShapeUtil::MakeShape(F32, {8});
   for (int32_t index : {0, 1, 2, 7, -1}) {
     for (bool pred : {true, false}) {
-      SCOPED_TRACE(absl::StrCat("index ", index, ", pred ", pred));
-      std::vector<Literal> arguments;
-      arguments.push_back(LiteralUtil::CreateR0<int32_t>(index));
-      arguments.push_back(MakeInput(f8, 3));
-      arguments.push_back(LiteralUtil::CreateR0<bool>(pred));
-      ExpectMatchesInterpreter(text, ErrorSpec(1e-5, 1e-5), std::move(arguments));
+      for (const bool keep : {false, true}) {
+        ScopedKeepControlFlow scoped(keep);
+        SCOPED_TRACE(absl::StrCat("index ", index, ", pred ", pred, keep ? ", kept" : ", selects"));
+        std::vector<Literal> arguments;
+        arguments.push_back(LiteralUtil::CreateR0<int32_t>(index));
+        arguments.push_back(MakeInput(f8, 3));
+        arguments.push_back(LiteralUtil::CreateR0<bool>(pred));
+        ExpectMatchesInterpreter(text, ErrorSpec(1e-5, 1e-5), std::move(arguments));
+      }
     }
   }
 }

@@ -1,10 +1,13 @@
 //===- gpu_executable.cc - Programs compiled for a CUDA device -------------===//
 #include "axle/gpu/gpu_executable.h"
 
+#include <cstdio>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/gpu_thunks.h"
@@ -41,9 +44,42 @@ GpuExecutable::GpuExecutable(std::shared_ptr<const HloModule> module, const se::
   for (size_t t = 0; t < leaf_count.size(); ++t) {
     if (leaf_count[t] > 1) temporary_result_leaf_[t] = -1;
   }
+  graph_plan_ = GpuGraphPlan::Make(program_.thunks, GpuGraphOptionsFromEnv());
+  if (EnvironmentOptions::Read().profile) profile_ = std::make_unique<GpuProfile>();
 }
 
-GpuExecutable::~GpuExecutable() = default;
+GpuExecutable::~GpuExecutable() {
+  if (profile_ != nullptr && profile_->runs() > 0) {
+    std::fprintf(stderr, "%s", ProfileReport().c_str());
+  }
+}
+
+std::string GpuExecutable::ProfileReport() const {
+  if (profile_ == nullptr) return "";
+  std::string report = profile_->Report(module().name());
+  absl::StrAppend(
+      &report, "  (CUDA graphs: ",
+      graph_plan_.enabled()
+          ? absl::StrCat(graph_plan_.captured_segments(), " segments replacing ",
+                         graph_plan_.captured_launches(), " launches; ", graphs_recorded(),
+                         " recordings, ", graphs_launched(), " graph launches)\n")
+          : "off)\n");
+  return report;
+}
+
+int64_t GpuExecutable::graphs_recorded() const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  int64_t count = 0;
+  for (const auto& resources : free_resources_) count += resources->graphs->recordings();
+  return count;
+}
+
+int64_t GpuExecutable::graphs_launched() const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  int64_t count = 0;
+  for (const auto& resources : free_resources_) count += resources->graphs->launches();
+  return count;
+}
 
 absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Create(
     std::shared_ptr<const HloModule> module, const se::Platform* platform, const CudaDevice& device,
@@ -172,6 +208,8 @@ absl::StatusOr<std::unique_ptr<GpuExecutable::RunResources>> GpuExecutable::Acqu
     }
   }
   auto resources = std::make_unique<RunResources>();
+  resources->graphs = std::make_unique<GpuGraphCache>(device_);
+  if (profile_ != nullptr) resources->timer = std::make_unique<GpuRunTimer>(device_);
   AXLE_ASSIGN_OR_RETURN(resources->stream, CudaStream::Create(device_));
   if (arena_size_ > 0) {
     absl::StatusOr<se::OwningDeviceMemory> arena =
@@ -249,17 +287,23 @@ absl::Status GpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   context.stream = stream;
   context.run_options = &options;
   context.buffers = buffers;
-  absl::Status status = absl::OkStatus();
-  for (size_t i = 0; i < program_.thunks.size() && status.ok(); ++i) {
-    const GpuThunk& thunk = *program_.thunks[i];
-    context.scratch = scratch_offsets_[i] >= 0
-                          ? se::DeviceMemoryBase(arena + scratch_offsets_[i], thunk.scratch_bytes())
-                          : se::DeviceMemoryBase();
-    status = thunk.Execute(context);
-    if (!status.ok()) {
-      status =
-          absl::Status(status.code(), absl::StrCat(status.message(), " (in %", thunk.name(), ")"));
+  std::vector<se::DeviceMemoryBase> scratch(program_.thunks.size());
+  for (size_t i = 0; i < program_.thunks.size(); ++i) {
+    if (scratch_offsets_[i] >= 0) {
+      scratch[i] =
+          se::DeviceMemoryBase(arena + scratch_offsets_[i], program_.thunks[i]->scratch_bytes());
     }
+  }
+  // The thunks, by the graph plan (and timed) where either applies.
+  GpuRunState run_state;
+  run_state.plan = graph_plan_.enabled() ? &graph_plan_ : nullptr;
+  run_state.graphs = resources->graphs.get();
+  run_state.timer = resources->timer.get();
+  absl::Status status = absl::OkStatus();
+  {
+    const bool planned = run_state.plan != nullptr || run_state.timer != nullptr;
+    ScopedGpuRunState scoped(planned ? &run_state : nullptr);
+    status = RunPlannedSequence(program_.thunks, context, scratch);
   }
   if (status.ok()) {
     for (const auto& [index, id] : program_.result_leaves) {
@@ -278,6 +322,18 @@ absl::Status GpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
     status = absl::Status(synchronized.code(),
                           absl::StrCat("CUDA run of module '", module().name(),
                                        "' failed on the device: ", synchronized.message()));
+  }
+  if (resources->timer != nullptr) {
+    if (status.ok()) {
+      absl::Status timed = resources->timer->Collect(*profile_);
+      if (timed.ok()) {
+        profile_->CountRun();
+      } else {
+        std::fprintf(stderr, "axle: AXLE_PROFILE: %s\n", std::string(timed.message()).c_str());
+      }
+    } else {
+      resources->timer->Clear();
+    }
   }
   if (synchronized.ok()) {
     Release(std::move(resources));

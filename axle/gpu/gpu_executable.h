@@ -7,13 +7,19 @@
 //     pools (a new one when all are busy, so concurrent runs each have
 //     their own; both are kept for the next runs);
 //   - enqueues every thunk on the stream in order, each launch checked
-//     (loops and conditionals read their predicate on the host);
+//     (loops and conditionals read their predicate on the host); runs of
+//     kernels and copies are recorded once into CUDA graphs and replayed
+//     (gpu_graph.h; AXLE_GPU_GRAPHS=0 turns that off), each run's graphs
+//     kept with its stream and arena;
 //   - copies the root's leaves into the result buffers (a temporary that is
 //     exactly one result leaf, whose buffer no argument holds, is written
 //     there directly instead);
 //   - synchronizes the stream before returning, so the run's errors are
 //     its own and the caller may free or reuse every buffer at once (no
 //     free needs ordering on the stream).
+// With AXLE_PROFILE=1 when it is made, every segment a run executes (a
+// graph or a thunk) is timed with CUDA events, and the table printed to
+// stderr when the executable is destroyed (GpuProfile).
 // The temporaries (and each thunk's scratch memory) are laid out in the
 // arena by the shared buffer assignment (axle/hlo/analysis/buffer_assignment.h)
 // over the thunks' uses, as the cpu executable does.
@@ -31,6 +37,7 @@
 
 #include "axle/gpu/cuda_device.h"
 #include "axle/gpu/cuda_stream.h"
+#include "axle/gpu/gpu_graph.h"
 #include "axle/gpu/gpu_program.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/runtime/executable.h"
@@ -64,6 +71,14 @@ class GpuExecutable : public Executable {
   // Arenas and streams made so far (one per run that found none free).
   int64_t arenas_allocated() const { return arenas_allocated_.load(); }
   const BufferAssignment& buffer_assignment() const { return *assignment_; }
+  // Which thunk runs are recorded into CUDA graphs (gpu_graph.h).
+  const GpuGraphPlan& graph_plan() const { return graph_plan_; }
+  // Graphs recorded (first or for new addresses) and launched by the runs
+  // so far, over the run resources kept in the pool.
+  int64_t graphs_recorded() const;
+  int64_t graphs_launched() const;
+  // AXLE_PROFILE's table so far ("" when profiling is off).
+  std::string ProfileReport() const;
 
  protected:
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
@@ -75,8 +90,12 @@ class GpuExecutable : public Executable {
                 const CudaDevice& device, se::DeviceMemoryAllocator* allocator, GpuProgram program);
   absl::Status Initialize();
 
-  // One run's stream and arena.
+  // One run's stream and arena, and the graphs recorded with their
+  // addresses and the profile's events (destroyed after the stream, which
+  // waits for its work).
   struct RunResources {
+    std::unique_ptr<GpuGraphCache> graphs;
+    std::unique_ptr<GpuRunTimer> timer;
     std::unique_ptr<CudaStream> stream;
     se::OwningDeviceMemory arena;
   };
@@ -94,6 +113,8 @@ class GpuExecutable : public Executable {
   // result leaf it is, or -1.
   std::vector<int64_t> temporary_result_leaf_;
   int64_t arena_size_ = 0;
+  GpuGraphPlan graph_plan_;
+  std::unique_ptr<GpuProfile> profile_;  // AXLE_PROFILE
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<RunResources>> free_resources_;
   mutable std::atomic<int64_t> arenas_allocated_{0};

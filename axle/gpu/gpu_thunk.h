@@ -90,6 +90,14 @@ class GpuThunk {
   // Device scratch memory it needs while it runs (a library's workspace).
   virtual int64_t scratch_bytes() const { return 0; }
 
+  // Whether Execute may be recorded into a CUDA graph by stream capture
+  // (gpu_graph.h) and the graph replayed in later runs whose buffers (and
+  // scratch) have the same addresses: it only enqueues work on the stream
+  // (kernels, copies, memsets, library calls that capture), never reads to
+  // the host or synchronizes, and what it enqueues depends on nothing but
+  // the buffers' addresses. False unless a thunk says so.
+  virtual bool CapturableInGraph() const { return false; }
+
  private:
   std::string name_;
 };

@@ -12,6 +12,7 @@
 #include "axle/gpu/convolution_thunk.h"
 #include "axle/gpu/fft_thunk.h"
 #include "axle/gpu/gemm_thunk.h"
+#include "axle/gpu/gpu_graph.h"
 #include "axle/gpu/rng_bit_generator_thunk.h"
 #include "axle/gpu/scatter_thunk.h"
 #include "axle/gpu/sort_thunk.h"
@@ -57,7 +58,8 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction&
                                                            const PtxOptions& options) {
   switch (instruction.opcode()) {
     case HloOpcode::kDot:
-      return MakeGemmThunk(instruction, std::move(values));
+      // cuBLAS records into CUDA graphs (gpu_graph.h).
+      return CapturableLibraryCall(MakeGemmThunk(instruction, std::move(values)));
     case HloOpcode::kConvolution:
       return MakeConvolutionThunk(instruction, std::move(values));
     case HloOpcode::kFft:

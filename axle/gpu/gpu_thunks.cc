@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/gpu/gpu_graph.h"
 
 namespace axle::gpu {
 namespace {
@@ -39,10 +40,11 @@ LoadedModules& Loaded() {
 
 // Reads `size` bytes of value `id` to the host: the stream's work so far is
 // done when it returns (a loop's predicate, a conditional's selector).
+// Through the stream's pinned staging buffer, waiting on an event after the
+// copy (CudaStream::ReadToHost).
 absl::Status ReadToHost(const GpuThunkContext& context, int64_t id, void* host, uint64_t size,
                         absl::string_view what) {
-  AXLE_RETURN_IF_ERROR(context.stream->MemcpyDeviceToHost(host, context.buffer(id), size));
-  absl::Status status = context.stream->Synchronize();
+  absl::Status status = context.stream->ReadToHost(host, context.buffer(id), size);
   if (!status.ok()) {
     return absl::Status(status.code(),
                         absl::StrCat("reading the ", what, " to the host: ", status.message()));
@@ -53,14 +55,15 @@ absl::Status ReadToHost(const GpuThunkContext& context, int64_t id, void* host, 
 }  // namespace
 
 absl::Status RunGpuThunkSequence(const GpuThunkSequence& sequence, const GpuThunkContext& context) {
-  for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
-    absl::Status status = thunk->Execute(context);
-    if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat(status.message(), " (in %", thunk->name(), ")"));
-    }
-  }
-  return absl::OkStatus();
+  // By the run's plan where the executable installed one (graphs,
+  // profiles), else each thunk in order.
+  return RunPlannedSequence(sequence, context);
+}
+
+bool SequenceCapturableInGraph(const GpuThunkSequence& sequence) {
+  return std::all_of(sequence.begin(), sequence.end(), [](const std::unique_ptr<GpuThunk>& thunk) {
+    return thunk->CapturableInGraph();
+  });
 }
 
 absl::Status InitializeGpuThunkSequence(const GpuThunkSequence& sequence,
@@ -143,6 +146,12 @@ absl::Status GpuMemsetThunk::Execute(const GpuThunkContext& context) const {
 GpuSequenceThunk::GpuSequenceThunk(std::string name, GpuThunkSequence sequence)
     : GpuThunk(std::move(name)), sequence_(std::move(sequence)) {
   AppendSequence(sequence_, uses_, scratch_bytes_);
+}
+
+bool GpuSequenceThunk::CapturableInGraph() const { return SequenceCapturableInGraph(sequence_); }
+
+bool GpuWhileThunk::CapturableInGraph() const {
+  return trip_count_.has_value() && SequenceCapturableInGraph(body_);
 }
 
 GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,

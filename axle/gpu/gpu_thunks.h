@@ -30,6 +30,14 @@
 // uses are the enclosing thunk's uses (the buffer assignment keeps every
 // value a loop touches live for the whole loop).
 //
+// Nested sequences run through RunGpuThunkSequence, which follows the run's
+// plan (gpu_graph.h: CUDA graphs of kernel and copy runs, AXLE_PROFILE's
+// timings) when the executable installed one, else enqueues each thunk.
+// Kernel, copy and memset thunks, sequences of capturable thunks and
+// known-trip-count loops of them are CapturableInGraph; a predicate loop
+// and a conditional read the host and are not (their sequences are planned
+// on their own).
+//
 // Internal to axle/gpu: this header includes cuda.h.
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +61,8 @@ using GpuThunkSequence = std::vector<std::unique_ptr<GpuThunk>>;
 
 // Runs `sequence` in order; a failure names the thunk ("... (in %name)").
 absl::Status RunGpuThunkSequence(const GpuThunkSequence& sequence, const GpuThunkContext& context);
+// True when every thunk of `sequence` is CapturableInGraph.
+bool SequenceCapturableInGraph(const GpuThunkSequence& sequence);
 // Initializes every thunk of `sequence`.
 absl::Status InitializeGpuThunkSequence(const GpuThunkSequence& sequence, const CudaDevice& device);
 
@@ -65,6 +75,7 @@ class GpuKernelThunk : public GpuThunk {
   absl::Status Initialize(const CudaDevice& device) override;
   absl::Status Execute(const GpuThunkContext& context) const override;
   GpuThunkValues buffer_uses() const override { return values_; }
+  bool CapturableInGraph() const override { return true; }
 
   const PtxKernel& kernel() const { return *kernel_; }
 
@@ -84,6 +95,7 @@ class GpuCopyThunk : public GpuThunk {
       : GpuThunk(std::move(name)), copies_(std::move(copies)) {}
   absl::Status Execute(const GpuThunkContext& context) const override;
   GpuThunkValues buffer_uses() const override;
+  bool CapturableInGraph() const override { return true; }
   const std::vector<std::pair<int64_t, int64_t>>& copies() const { return copies_; }
 
  private:
@@ -95,6 +107,7 @@ class GpuMemsetThunk : public GpuThunk {
   GpuMemsetThunk(std::string name, int64_t value) : GpuThunk(std::move(name)), value_(value) {}
   absl::Status Execute(const GpuThunkContext& context) const override;
   GpuThunkValues buffer_uses() const override { return {{}, {value_}}; }
+  bool CapturableInGraph() const override { return true; }
 
  private:
   int64_t value_;
@@ -111,6 +124,7 @@ class GpuSequenceThunk : public GpuThunk {
   }
   GpuThunkValues buffer_uses() const override { return uses_; }
   int64_t scratch_bytes() const override { return scratch_bytes_; }
+  bool CapturableInGraph() const override;
   const GpuThunkSequence& sequence() const { return sequence_; }
 
  private:
@@ -132,6 +146,9 @@ class GpuWhileThunk : public GpuThunk {
   absl::Status Execute(const GpuThunkContext& context) const override;
   GpuThunkValues buffer_uses() const override { return uses_; }
   int64_t scratch_bytes() const override { return scratch_bytes_; }
+  // A known trip count and a body of capturable thunks.
+  bool CapturableInGraph() const override;
+  const GpuCopyThunk& init() const { return init_; }
   const GpuThunkSequence& condition() const { return condition_; }
   const GpuThunkSequence& body() const { return body_; }
   // The known trip count, or nullopt for a loop that reads its predicate.

@@ -39,6 +39,8 @@ class PtxThunk : public GpuThunk {
   // Loads the PTX and finds every kernel. Errors name the instruction.
   absl::Status Initialize(const CudaDevice& device) override;
   GpuThunkValues buffer_uses() const override { return values_; }
+  // Its kernels and copies are enqueued on the stream, nothing read back.
+  bool CapturableInGraph() const override { return true; }
 
  protected:
   const GpuThunkValues& values() const { return values_; }

@@ -1,0 +1,110 @@
+//===- gpu_while_unroller.cc - Small counted loops unrolled for the GPU ----===//
+#include "axle/gpu/gpu_while_unroller.h"
+
+#include <memory>
+#include <vector>
+
+#include "axle/base/status_macros.h"
+#include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/call_inliner.h"
+#include "axle/hlo/transforms/side_effects.h"
+#include "axle/hlo/transforms/while_loop_simplifier.h"
+
+namespace axle::gpu {
+namespace {
+
+// Whether copies of `body` may be made: no fusion or asynchronous op, whose
+// called computation belongs to that one instruction, and no loop of its
+// own (unrolled first, it would multiply the copies' size).
+bool CopyableBody(const HloComputation& body) {
+  for (const HloInstruction* instruction : body.instructions()) {
+    if (instruction->opcode() == HloOpcode::kFusion || instruction->opcode() == HloOpcode::kWhile ||
+        HloOpcodeIsAsyncStart(instruction->opcode()) ||
+        HloOpcodeIsAsyncDone(instruction->opcode())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `body` does more than elementwise work on its state (a dot, a
+// reduction, a dynamic slice or update, a conditional, ...). A body of
+// elementwise ops alone (threefry's add-rotate-xor rounds) is kept as a
+// loop: unrolled, its iterations form one long elementwise chain whose
+// values each feed two others, which the fusion pass duplicates into its
+// consumers round after round (compile time and recomputation growing
+// exponentially); as a loop it is one CUDA graph (gpu_graph.h).
+bool DoesMoreThanElementwiseWork(const HloComputation& body) {
+  for (const HloInstruction* instruction : body.instructions()) {
+    switch (instruction->opcode()) {
+      case HloOpcode::kDot:
+      case HloOpcode::kConvolution:
+      case HloOpcode::kReduce:
+      case HloOpcode::kReduceWindow:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kGather:
+      case HloOpcode::kScatter:
+      case HloOpcode::kConditional:
+      case HloOpcode::kSort:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<int64_t> UnrollableTripCount(const HloInstruction& loop,
+                                           const WhileUnrollLimits& limits) {
+  if (loop.opcode() != HloOpcode::kWhile) return std::nullopt;
+  const HloComputation& condition = *loop.while_condition();
+  const HloComputation& body = *loop.while_body();
+  const int64_t body_instructions = body.instruction_count();
+  if (body_instructions > limits.max_body_instructions || ComputationHasSideEffect(condition) ||
+      ComputationHasSideEffect(body) || !CopyableBody(body) || body.num_parameters() != 1) {
+    return std::nullopt;
+  }
+  std::optional<int64_t> trips = CountWhileTrips(loop, limits.max_trips + 1);
+  if (!trips.has_value() || *trips > limits.max_trips ||
+      *trips * body_instructions > limits.max_unrolled_instructions) {
+    return std::nullopt;
+  }
+  return trips;
+}
+
+absl::StatusOr<bool> GpuWhileLoopUnroller::Run(HloModule* module) {
+  // Loops found first (unrolling adds instructions and may copy nested
+  // loops, which a later run of the pass would see).
+  std::vector<std::pair<HloInstruction*, int64_t>> loops;
+  for (HloComputation* computation : module->MakeComputationPostOrder()) {
+    for (HloInstruction* instruction : computation->instructions()) {
+      if (std::optional<int64_t> trips = UnrollableTripCount(*instruction, limits_)) {
+        loops.emplace_back(instruction, *trips);
+      }
+    }
+  }
+  if (loops.empty()) return false;
+  for (const auto& [loop, trips] : loops) {
+    HloComputation* into = loop->parent();
+    const HloComputation& body = *loop->while_body();
+    HloInstruction* state = loop->mutable_operand(0);
+    for (int64_t trip = 0; trip < trips; ++trip) {
+      AXLE_ASSIGN_OR_RETURN(state, InlineComputation(body, {state}, into));
+    }
+    AXLE_RETURN_IF_ERROR(into->ReplaceInstruction(loop, state));
+  }
+  module->RemoveUnusedComputations();
+  // The copies' induction variables folded to constants (their indexing
+  // with them simplified) before the passes that follow look at them.
+  for (const char* name : {"tuple-simplifier", "constant-folding", "algsimp", "dce"}) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(name));
+    AXLE_RETURN_IF_ERROR(pass->Run(module).status());
+  }
+  return true;
+}
+
+}  // namespace axle::gpu
