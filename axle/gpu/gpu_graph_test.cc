@@ -44,11 +44,11 @@ add {
   ROOT s = f32[] add(a, b)
 }
 ENTRY e {
-  x = f32[1024] parameter(0)
+  x = f32[64,16] parameter(0)
   zero = f32[] constant(0)
-  r = f32[] reduce(x, zero), dimensions={0}, to_apply=add
-  b = f32[1024] broadcast(r), dimensions={}
-  ROOT o = f32[1024] add(x, b)
+  r = f32[16] reduce(x, zero), dimensions={0}, to_apply=add
+  b = f32[64,16] broadcast(r), dimensions={1}
+  ROOT o = f32[64,16] add(x, b)
 })";
 
 constexpr char kOneKernel[] = R"(
@@ -174,20 +174,20 @@ add {
   ROOT s = f32[] add(a, b)
 }
 left {
-  p = f32[256] parameter(0)
+  p = f32[16,16] parameter(0)
   zero = f32[] constant(0)
-  r = f32[] reduce(p, zero), dimensions={0}, to_apply=add
-  b = f32[256] broadcast(r), dimensions={}
-  ROOT o = f32[256] subtract(p, b)
+  r = f32[16] reduce(p, zero), dimensions={0}, to_apply=add
+  b = f32[16,16] broadcast(r), dimensions={1}
+  ROOT o = f32[16,16] subtract(p, b)
 }
 right {
-  p = f32[256] parameter(0)
-  ROOT n = f32[256] negate(p)
+  p = f32[16,16] parameter(0)
+  ROOT n = f32[16,16] negate(p)
 }
 ENTRY e {
-  x = f32[256] parameter(0)
+  x = f32[16,16] parameter(0)
   k = s32[] parameter(1)
-  ROOT c = f32[256] conditional(k, x, x), branch_computations={left, right}
+  ROOT c = f32[16,16] conditional(k, x, x), branch_computations={left, right}
 })";
 
 // Compiled with loops unrolled or not, conditionals kept (or made selects
