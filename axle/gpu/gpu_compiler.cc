@@ -146,6 +146,10 @@ class GpuCompiler : public Compiler {
     return std::unique_ptr<Executable>(std::move(executable));
   }
 
+  bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
+    return LapackCallIsAnHloOp(custom_call);
+  }
+
  private:
   const se::Platform* platform_;
   const CudaDevice& device_;

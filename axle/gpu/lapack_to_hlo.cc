@@ -160,6 +160,20 @@ HloInstruction* Trsm(HloInstruction* call, const FfiAttributes& attributes) {
 
 }  // namespace
 
+bool LapackCallIsAnHloOp(const HloCustomCallInstruction& call) {
+  const std::string routine = Routine(call.custom_call_target());
+  if (routine != "potrf" && routine != "trsm") return false;
+  absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(call.raw_backend_config_string());
+  if (!attributes.ok()) return false;
+  auto is_one_of = [&](absl::string_view name, absl::string_view allowed) {
+    const std::optional<char> value = CharAttribute(*attributes, name);
+    return value.has_value() && allowed.find(*value) != absl::string_view::npos;
+  };
+  if (routine == "potrf") return call.operand_count() == 1 && is_one_of("uplo", "LU");
+  return call.operand_count() == 2 && is_one_of("side", "LR") && is_one_of("uplo", "LU") &&
+         is_one_of("trans_x", "NTC") && is_one_of("diag", "NU");
+}
+
 absl::StatusOr<bool> GpuLapackToHlo::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

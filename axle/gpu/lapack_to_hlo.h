@@ -29,9 +29,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
 namespace axle::gpu {
+
+// Whether the pass rewrites `call` (its target and attributes; its shapes
+// are checked when it runs): what the CUDA compiler tells
+// CheckModuleForPlatform it computes without a registered target.
+bool LapackCallIsAnHloOp(const HloCustomCallInstruction& call);
 
 class GpuLapackToHlo : public HloPassInterface {
  public:

@@ -90,6 +90,19 @@ TEST(GpuLapackToHloTest, JaxCholeskySolveBecomesCholeskyAndTriangularSolves) {
   ASSERT_TRUE(prepared.ok());
   auto program = CompileGpuProgram(prepared->get(), PtxOptions());
   EXPECT_TRUE(program.ok()) << program.status();
+  // What the CUDA compiler tells CheckModuleForPlatform it computes.
+  auto original = ParseAndReturnUnverifiedModule(text.str(), path);
+  ASSERT_TRUE(original.ok());
+  int computed = 0;
+  for (const HloComputation* computation : (*original)->computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (const auto* call = dyn_cast<HloCustomCallInstruction>(instruction)) {
+        EXPECT_TRUE(LapackCallIsAnHloOp(*call)) << call->ToString();
+        ++computed;
+      }
+    }
+  }
+  EXPECT_EQ(computed, 3);
 }
 
 TEST(GpuLapackToHloTest, InfoIsOneWhereTheMatrixDoesNotFactor) {
@@ -157,6 +170,9 @@ TEST(GpuLapackToHloTest, LeavesOtherCallsAlone) {
     auto module = ParseAndReturnUnverifiedModule(
         absl::StrCat("HloModule m\nENTRY e {\n  a = f32[3,3] parameter(0)\n  ", call, "\n}\n"));
     ASSERT_TRUE(module.ok()) << module.status();
+    const auto* custom_call =
+        cast<HloCustomCallInstruction>((*module)->entry_computation()->root_instruction());
+    EXPECT_FALSE(LapackCallIsAnHloOp(*custom_call)) << call;
     GpuLapackToHlo pass;
     auto changed = pass.Run(module->get());
     ASSERT_TRUE(changed.ok());

@@ -42,7 +42,8 @@
 
 namespace axle {
 
-class Communicator;  // axle/collectives/communicator.h
+class Communicator;              // axle/collectives/communicator.h
+class HloCustomCallInstruction;  // axle/hlo/ir/hlo_instructions.h
 
 // This run's place among the devices of a multi-device run (XLA's
 // ExecutableRunOptions carry the device assignment and the collectives):
@@ -232,6 +233,12 @@ class Compiler {
   // Compiles `module` (already checked by CheckModuleForPlatform).
   virtual absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) = 0;
+  // Whether the compiler rewrites `custom_call` into ops it runs, so that no
+  // target need be registered for it (CheckModuleForPlatform asks; the CUDA
+  // compiler computes jaxlib's CPU cholesky and trsm calls as HLO ops).
+  virtual bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const {
+    return false;
+  }
 };
 
 // The compile-time checks described at the top of this file.
