@@ -13,6 +13,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
+#include "axle/gpu/ptx_kernel_emitter_internal.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -24,17 +25,11 @@
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Metadata.h"
 
-namespace axle::gpu {
+namespace axle::gpu::ptx_internal {
+
 namespace {
 
 namespace pu = primitive_util;
-
-// Row-major (or no layout): the elemental emitter's own linearization.
-bool HasDescendingLayout(const Shape& shape) {
-  return !shape.IsArray() || !shape.has_layout() ||
-         shape.layout().minor_to_major() ==
-             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
-}
 
 absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
   absl::Status status;
@@ -75,16 +70,6 @@ absl::Status CheckComputation(const HloComputation& computation) {
   return absl::OkStatus();
 }
 
-constexpr int kWarpSize = 32;
-constexpr unsigned kSharedAddressSpace = 3;
-
-// Row fusions (row_fusion.h): vector loads and stores of at most 16 bytes,
-// at most 32 elements a thread kept in registers (beyond that the row is
-// walked in steps, re-read from the caches for each reduction).
-constexpr int64_t kMaxVectorBytes = 16;
-constexpr int64_t kMaxVector = 8;
-constexpr int64_t kMaxElementsPerThread = 32;
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t StorageBytes(PrimitiveType type) { return std::max<int64_t>(1, pu::ByteWidth(type)); }
@@ -97,21 +82,6 @@ int64_t VectorWidthFor(int64_t max_bytes, int64_t divides) {
   while (width > 1 && divides % width != 0) width /= 2;
   return width;
 }
-
-// How a row fusion's kernel walks its rows: `threads` (whole warps) a row,
-// each taking `vector` consecutive columns at a time, chunks of threads *
-// vector columns; all of a row's chunks emitted straight (each value
-// computed once and kept: a softmax reads its row from memory once), or,
-// for rows longer than that (`loop`), `chunks` a step of a loop that each
-// reduction and the epilogue run again. Rows share a block of
-// `rows_per_block` * threads.
-struct RowSchedule {
-  int64_t vector = 1;
-  int64_t threads = kWarpSize;
-  int64_t chunks = 1;
-  bool loop = false;
-  int64_t rows_per_block = 1;
-};
 
 RowSchedule PlanRows(const RowFusionAnalysis& analysis, const HloComputation& fusion,
                      const std::vector<const HloInstruction*>& outputs, int block_size) {
@@ -213,139 +183,7 @@ int64_t ColumnTileWidth(const HloInstruction& root) {
   return std::clamp<int64_t>(32 / bytes, 4, kWarpSize);
 }
 
-// One element of each instruction at an index, emitted once per index (and
-// scope: a value emitted inside a reduce's loop is not reused outside it).
-class KernelEmitter {
- public:
-  KernelEmitter(const HloComputation& fusion, llvm::Module* module)
-      : fusion_(fusion),
-        module_(module),
-        b_(module->getContext()),
-        elemental_(module, &b_, NvptxTargetHooks()) {}
-
-  absl::StatusOr<EmittedKernel> Emit(absl::string_view name, int block_size,
-                                     const std::vector<const HloInstruction*>& outputs);
-
- private:
-  // The kernel function with its buffers, marked as a kernel launched with
-  // at most `block_size` threads a block.
-  llvm::Function* CreateKernel(absl::string_view name, int block_size,
-                               const std::vector<const HloInstruction*>& outputs);
-  // A thread per output element, or per `vector` consecutive ones
-  // (ElementVectorWidth).
-  absl::Status EmitElementPerThread(llvm::Function* kernel,
-                                    const std::vector<const HloInstruction*>& outputs,
-                                    int64_t vector);
-  // A row fusion (row_fusion.h) as `schedule` walks it.
-  absl::Status EmitRowFusion(llvm::Function* kernel, const RowFusionAnalysis& analysis,
-                             const RowSchedule& schedule,
-                             const std::vector<const HloInstruction*>& outputs);
-  // A block per `width` output columns (see ColumnReductionOf), with
-  // `block_rows` threads a column.
-  absl::Status EmitColumnReduction(llvm::Function* kernel, const HloInstruction& reduce,
-                                   int64_t rows, int64_t width, int64_t block_rows);
-  // `value` combined across the warp by `reduce`'s computation (lane 0
-  // gets the result); with `min_offset` w > 1, across the lanes equal
-  // modulo w (lanes 0..w-1 get the results); with `max_offset` m < 16,
-  // only lanes 0..2m-1 take part in lane 0's result.
-  absl::StatusOr<llvm::Value*> EmitWarpReduce(const HloInstruction& reduce, llvm::Value* value,
-                                              int min_offset = 1, int max_offset = kWarpSize / 2);
-  // shfl.sync of `value` (a scalar of at most 64 bits) in `mode`
-  // (nvvm_shfl_sync_down_i32: from the lane `offset` further;
-  // nvvm_shfl_sync_idx_i32: from lane `offset`).
-  llvm::Value* Shuffle(llvm::Intrinsic::ID mode, llvm::Value* value, int offset);
-
-  // One thread's `vector` consecutive columns of its row.
-  struct Chunk {
-    // Whether they are in the row (nullptr: always); `start` is clamped
-    // into the row when they are not, so that loads stay in bounds.
-    llvm::Value* in_range = nullptr;
-    llvm::Value* start = nullptr;
-    std::vector<llvm_ir::IrIndex> indices;
-    // The columns' part of them.
-    std::vector<llvm_ir::IrIndex> column_indices;
-  };
-  // Where a row fusion's thread is.
-  struct RowPosition {
-    llvm::Value* row = nullptr;  // clamped to the last row
-    llvm::Value* valid = nullptr;
-    llvm::Value* in_block = nullptr;  // the row's number in the block
-    llvm::Value* thread = nullptr;    // within the row
-    llvm::Value* lane = nullptr;
-    llvm::Value* warp = nullptr;  // within the row
-    llvm::Value* base = nullptr;  // row * columns
-    llvm_ir::IrIndex index;       // of the row (row_dims)
-  };
-  Chunk MakeChunk(const RowGeometry& geometry, const RowPosition& at, int64_t vector,
-                  llvm::Value* column, bool always_in_range);
-  // The vector loads of a chunk: parameters of the input's dimensions and
-  // of the columns' (a layer norm's scale, broadcast along the rows).
-  void PreloadChunk(const RowGeometry& geometry, const RowPosition& at, const Chunk& chunk);
-  // Loads each parameter of dimensions `dims` laid out row-major at
-  // `linear` .. linear + indices.size() - 1 as one vector, and caches its
-  // elements as that parameter's values at `indices`.
-  void PreloadParameters(absl::Span<const int64_t> dims, llvm::Value* linear,
-                         const std::vector<llvm_ir::IrIndex>& indices);
-  // Stores `values` (the output's elements at `indices`) into `buffer`:
-  // one vector store at `linear` when the output is row-major, else each
-  // at its position in the output's layout.
-  void StoreElements(const HloInstruction& output, llvm::Value* buffer, llvm::Value* linear,
-                     const std::vector<llvm_ir::IrIndex>& indices,
-                     const std::vector<llvm::Value*>& values);
-  // A private array in the kernel's entry block (SROA makes registers of it).
-  llvm::Value* EntryArray(llvm::Type* element, int64_t count);
-  // `reduce`'s row total from each thread's `partial`, in every thread of
-  // the row.
-  absl::StatusOr<llvm::Value*> CombineRow(const HloInstruction& reduce, const RowPosition& at,
-                                          const RowSchedule& schedule, llvm::Value* partial,
-                                          llvm::Function* kernel);
-  // One thread's fold of `reduce`'s input over its columns of the row.
-  absl::StatusOr<llvm::Value*> FoldRow(const HloInstruction& reduce, const RowGeometry& geometry,
-                                       const RowPosition& at, const RowSchedule& schedule,
-                                       llvm::Value* init, llvm::Function* kernel);
-  // The outputs of the input's dimensions, every element stored.
-  absl::Status StoreRowOutputs(const std::vector<const HloInstruction*>& outputs,
-                               const RowGeometry& geometry, const RowPosition& at,
-                               const RowSchedule& schedule, llvm::Function* kernel);
-  // A loop over the row's columns: `body` for the chunk steps starting at
-  // `first`, then `step` columns further each, while in the row's
-  // `columns`; `carried` values (phis) become what body returns. Leaves
-  // the builder after the loop and drops the values cached in it.
-  using StepBody = std::function<absl::StatusOr<std::vector<llvm::Value*>>(
-      llvm::Value*, const std::vector<llvm::Value*>&)>;
-  absl::StatusOr<std::vector<llvm::Value*>> EmitColumnLoop(llvm::Function* kernel,
-                                                           llvm::Value* first, int64_t columns,
-                                                           int64_t step,
-                                                           const std::vector<llvm::Value*>& carried,
-                                                           const StepBody& body);
-  // The row fusion's chunks kept for all passes (straight schedules).
-  std::vector<Chunk> chunks_;
-  // A special register (tid.x, ...) as i64.
-  llvm::Value* Special(llvm::Intrinsic::ID id, const char* name);
-  // `linear` as a row-major index of `dims`.
-  llvm_ir::IrIndex Delinearize(llvm::Value* linear, absl::Span<const int64_t> dims);
-  // The same in `shape`'s layout (its physical order), and the position of
-  // `index` in an array of `shape` laid out in its layout.
-  llvm_ir::IrIndex DelinearizeInLayout(llvm::Value* linear, const Shape& shape);
-  llvm::Value* LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape);
-  absl::StatusOr<llvm::Value*> Generate(const HloInstruction* hlo, const llvm_ir::IrIndex& index);
-
-  struct Cached {
-    llvm_ir::IrIndex index;
-    llvm::Value* value;
-    int64_t scope;
-  };
-
-  const HloComputation& fusion_;
-  llvm::Module* module_;
-  llvm::IRBuilder<> b_;
-  llvm_ir::ElementalIrEmitter elemental_;
-  std::vector<llvm::Value*> parameters_;
-  std::map<const HloInstruction*, std::vector<Cached>> cache_;
-  // A row fusion's reductions once computed: their value at the thread's
-  // row, whatever the index (row_fusion.h: every reader reads that row).
-  std::map<const HloInstruction*, llvm::Value*> row_values_;
-};
+}  // namespace
 
 absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
                                                      const llvm_ir::IrIndex& index) {
@@ -511,411 +349,6 @@ absl::Status KernelEmitter::EmitElementPerThread(llvm::Function* kernel,
     elemental_.StoreElement(value, kernel->getArg(static_cast<unsigned>(num_parameters + i)),
                             same_layout ? linear : LinearizeInLayout(index, output),
                             output.element_type());
-  }
-  b_.CreateBr(exit);
-  b_.SetInsertPoint(exit);
-  b_.CreateRetVoid();
-  return absl::OkStatus();
-}
-
-llvm::Value* KernelEmitter::Shuffle(llvm::Intrinsic::ID mode, llvm::Value* value, int offset) {
-  // Shuffled as 32-bit words: narrower values widened, 64-bit ones in two.
-  llvm::Type* type = value->getType();
-  const unsigned bits = type->getPrimitiveSizeInBits();
-  llvm::Type* word = bits > 32 ? b_.getInt64Ty() : b_.getInt32Ty();
-  llvm::Type* as_int = b_.getIntNTy(bits);
-  llvm::Value* bits_value = b_.CreateZExt(b_.CreateBitCast(value, as_int), word);
-  auto shuffle = [&](llvm::Value* half) {
-    return b_.CreateIntrinsic(
-        b_.getInt32Ty(), mode,
-        {b_.getInt32(-1), half, b_.getInt32(offset), b_.getInt32(kWarpSize - 1)});
-  };
-  llvm::Value* other = nullptr;
-  if (bits > 32) {
-    llvm::Value* low = shuffle(b_.CreateTrunc(bits_value, b_.getInt32Ty()));
-    llvm::Value* high = shuffle(b_.CreateTrunc(b_.CreateLShr(bits_value, 32), b_.getInt32Ty()));
-    other = b_.CreateOr(b_.CreateZExt(low, word), b_.CreateShl(b_.CreateZExt(high, word), 32));
-  } else {
-    other = shuffle(bits_value);
-  }
-  return b_.CreateBitCast(b_.CreateTrunc(other, as_int), type);
-}
-
-absl::StatusOr<llvm::Value*> KernelEmitter::EmitWarpReduce(const HloInstruction& reduce,
-                                                           llvm::Value* value, int min_offset,
-                                                           int max_offset) {
-  for (int offset = max_offset; offset >= min_offset; offset /= 2) {
-    llvm::Value* other = Shuffle(llvm::Intrinsic::nvvm_shfl_sync_down_i32, value, offset);
-    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
-                          elemental_.EmitScalarComputation(*reduce.to_apply(), {value, other}));
-    value = combined[0];
-  }
-  return value;
-}
-
-llvm::Value* KernelEmitter::EntryArray(llvm::Type* element, int64_t count) {
-  llvm::BasicBlock& entry = b_.GetInsertBlock()->getParent()->getEntryBlock();
-  llvm::IRBuilder<> at_entry(&entry, entry.begin());
-  return at_entry.CreateAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(count)));
-}
-
-void KernelEmitter::PreloadParameters(absl::Span<const int64_t> dims, llvm::Value* linear,
-                                      const std::vector<llvm_ir::IrIndex>& indices) {
-  const int64_t vector = static_cast<int64_t>(indices.size());
-  if (vector < 2) return;
-  const llvm::DataLayout& layout = module_->getDataLayout();
-  for (const HloInstruction* parameter : fusion_.parameter_instructions()) {
-    const Shape& shape = parameter->shape();
-    if (!shape.IsArray() || shape.dimensions() != std::vector<int64_t>(dims.begin(), dims.end()) ||
-        !HasDescendingLayout(shape)) {
-      continue;
-    }
-    const PrimitiveType type = shape.element_type();
-    llvm::Type* storage = elemental_.StorageType(type);
-    if (!llvm::VectorType::isValidElementType(storage)) continue;  // complex: scalar loads
-    auto* vector_type = llvm::FixedVectorType::get(storage, static_cast<unsigned>(vector));
-    const int64_t bytes = static_cast<int64_t>(layout.getTypeAllocSize(storage)) * vector;
-    const int64_t number = cast<HloParameterInstruction>(parameter)->parameter_number();
-    llvm::Value* address = b_.CreateInBoundsGEP(storage, parameters_[number], linear);
-    llvm::Value* loaded = b_.CreateAlignedLoad(
-        vector_type, address, llvm::Align(static_cast<uint64_t>(std::min(kMaxVectorBytes, bytes))),
-        absl::StrCat(parameter->name(), ".vector"));
-    // Elements stored as their value type are the vector's; the others
-    // (pred, sub-byte integers, 16-bit floats) convert as LoadElement does,
-    // through a private array.
-    llvm::Value* array = nullptr;
-    if (storage != elemental_.ValueType(type)) {
-      array = EntryArray(storage, vector);
-      b_.CreateStore(loaded, array);
-    }
-    for (int64_t j = 0; j < vector; ++j) {
-      llvm::Value* value = array == nullptr
-                               ? b_.CreateExtractElement(loaded, static_cast<uint64_t>(j))
-                               : elemental_.LoadElement(array, b_.getInt64(j), type);
-      cache_[parameter].push_back(Cached{indices[j], value, elemental_.scope()});
-    }
-  }
-}
-
-void KernelEmitter::StoreElements(const HloInstruction& output, llvm::Value* buffer,
-                                  llvm::Value* linear, const std::vector<llvm_ir::IrIndex>& indices,
-                                  const std::vector<llvm::Value*>& values) {
-  const Shape& shape = output.shape();
-  const PrimitiveType type = shape.element_type();
-  const int64_t vector = static_cast<int64_t>(values.size());
-  llvm::Type* storage = elemental_.StorageType(type);
-  if (vector < 2 || !HasDescendingLayout(shape) || !llvm::VectorType::isValidElementType(storage)) {
-    for (int64_t j = 0; j < vector; ++j) {
-      elemental_.StoreElement(values[j], buffer, LinearizeInLayout(indices[j], shape), type);
-    }
-    return;
-  }
-  auto* vector_type = llvm::FixedVectorType::get(storage, static_cast<unsigned>(vector));
-  const int64_t bytes =
-      static_cast<int64_t>(module_->getDataLayout().getTypeAllocSize(storage)) * vector;
-  llvm::Value* stored = nullptr;
-  if (storage == elemental_.ValueType(type)) {
-    stored = llvm::PoisonValue::get(vector_type);
-    for (int64_t j = 0; j < vector; ++j) {
-      stored = b_.CreateInsertElement(stored, values[j], static_cast<uint64_t>(j));
-    }
-  } else {
-    llvm::Value* array = EntryArray(storage, vector);
-    for (int64_t j = 0; j < vector; ++j) {
-      elemental_.StoreElement(values[j], array, b_.getInt64(j), type);
-    }
-    stored = b_.CreateLoad(vector_type, array);
-  }
-  b_.CreateAlignedStore(stored, b_.CreateInBoundsGEP(storage, buffer, linear),
-                        llvm::Align(static_cast<uint64_t>(std::min(kMaxVectorBytes, bytes))));
-}
-
-KernelEmitter::Chunk KernelEmitter::MakeChunk(const RowGeometry& geometry, const RowPosition& at,
-                                              int64_t vector, llvm::Value* column,
-                                              bool always_in_range) {
-  const std::vector<int64_t> column_dims(
-      geometry.input_dims.begin() + static_cast<std::ptrdiff_t>(geometry.row_dims.size()),
-      geometry.input_dims.end());
-  Chunk chunk;
-  chunk.start = column;
-  if (!always_in_range) {
-    // columns is a multiple of vector: a chunk is in the row or past it.
-    chunk.in_range = b_.CreateICmpULT(column, b_.getInt64(geometry.columns), "in_row");
-    chunk.start =
-        b_.CreateSelect(chunk.in_range, column, b_.getInt64(geometry.columns - vector), "start");
-  }
-  for (int64_t j = 0; j < vector; ++j) {
-    llvm::Value* position =
-        j == 0 ? chunk.start : b_.CreateAdd(chunk.start, b_.getInt64(j), "", true, true);
-    llvm_ir::IrIndex columns = Delinearize(position, column_dims);
-    llvm_ir::IrIndex index = at.index;
-    for (llvm::Value* value : columns) index.push_back(value);
-    chunk.indices.push_back(std::move(index));
-    chunk.column_indices.push_back(std::move(columns));
-  }
-  return chunk;
-}
-
-void KernelEmitter::PreloadChunk(const RowGeometry& geometry, const RowPosition& at,
-                                 const Chunk& chunk) {
-  PreloadParameters(geometry.input_dims, b_.CreateAdd(at.base, chunk.start, "", true, true),
-                    chunk.indices);
-  const std::vector<int64_t> column_dims(
-      geometry.input_dims.begin() + static_cast<std::ptrdiff_t>(geometry.row_dims.size()),
-      geometry.input_dims.end());
-  if (column_dims != geometry.input_dims) {
-    PreloadParameters(column_dims, chunk.start, chunk.column_indices);
-  }
-}
-
-absl::StatusOr<std::vector<llvm::Value*>> KernelEmitter::EmitColumnLoop(
-    llvm::Function* kernel, llvm::Value* first, int64_t columns, int64_t step,
-    const std::vector<llvm::Value*>& carried, const StepBody& body) {
-  llvm::LLVMContext& context = module_->getContext();
-  llvm::BasicBlock* preheader = b_.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(context, "columns.header", kernel);
-  auto* loop = llvm::BasicBlock::Create(context, "columns", kernel);
-  auto* done = llvm::BasicBlock::Create(context, "columns.done", kernel);
-  b_.CreateBr(header);
-  b_.SetInsertPoint(header);
-  llvm::PHINode* column = b_.CreatePHI(b_.getInt64Ty(), 2, "column");
-  column->addIncoming(first, preheader);
-  std::vector<llvm::PHINode*> phis;
-  std::vector<llvm::Value*> values;
-  for (llvm::Value* value : carried) {
-    llvm::PHINode* phi = b_.CreatePHI(value->getType(), 2);
-    phi->addIncoming(value, preheader);
-    phis.push_back(phi);
-    values.push_back(phi);
-  }
-  b_.CreateCondBr(b_.CreateICmpULT(column, b_.getInt64(columns)), loop, done);
-  b_.SetInsertPoint(loop);
-  // Values cached before the loop stay valid; those of a body never leave it.
-  const std::map<const HloInstruction*, std::vector<Cached>> before = cache_;
-  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> next, body(column, values));
-  column->addIncoming(b_.CreateAdd(column, b_.getInt64(step), "", true, true), b_.GetInsertBlock());
-  for (size_t i = 0; i < phis.size(); ++i) phis[i]->addIncoming(next[i], b_.GetInsertBlock());
-  b_.CreateBr(header);
-  b_.SetInsertPoint(done);
-  cache_ = before;
-  return values;
-}
-
-absl::StatusOr<llvm::Value*> KernelEmitter::FoldRow(const HloInstruction& reduce,
-                                                    const RowGeometry& geometry,
-                                                    const RowPosition& at,
-                                                    const RowSchedule& schedule, llvm::Value* init,
-                                                    llvm::Function* kernel) {
-  const HloInstruction* input = reduce.operand(0);
-  // An accumulator per column of a chunk: independent folds, combined last.
-  auto fold = [&](const Chunk& chunk, std::vector<llvm::Value*>& partials) -> absl::Status {
-    for (size_t j = 0; j < partials.size(); ++j) {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, chunk.indices[j]));
-      AXLE_ASSIGN_OR_RETURN(
-          std::vector<llvm::Value*> combined,
-          elemental_.EmitScalarComputation(*reduce.to_apply(), {partials[j], element}));
-      partials[j] = chunk.in_range == nullptr
-                        ? combined[0]
-                        : b_.CreateSelect(chunk.in_range, combined[0], partials[j]);
-    }
-    return absl::OkStatus();
-  };
-  std::vector<llvm::Value*> partials(static_cast<size_t>(schedule.vector), init);
-  if (!schedule.loop) {
-    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(fold(chunk, partials));
-  } else {
-    const int64_t chunk_columns = schedule.threads * schedule.vector;
-    AXLE_ASSIGN_OR_RETURN(
-        partials,
-        EmitColumnLoop(
-            kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
-            geometry.columns, chunk_columns * schedule.chunks, partials,
-            [&](llvm::Value* column, const std::vector<llvm::Value*>& carried)
-                -> absl::StatusOr<std::vector<llvm::Value*>> {
-              std::vector<llvm::Value*> step = carried;
-              for (int64_t k = 0; k < schedule.chunks; ++k) {
-                // The first chunk is in the row (the loop's condition).
-                Chunk chunk = MakeChunk(
-                    geometry, at, schedule.vector,
-                    k == 0 ? column
-                           : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
-                    k == 0);
-                PreloadChunk(geometry, at, chunk);
-                AXLE_RETURN_IF_ERROR(fold(chunk, step));
-              }
-              return step;
-            }));
-  }
-  llvm::Value* partial = partials[0];
-  for (size_t j = 1; j < partials.size(); ++j) {
-    AXLE_ASSIGN_OR_RETURN(
-        std::vector<llvm::Value*> combined,
-        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, partials[j]}));
-    partial = combined[0];
-  }
-  return partial;
-}
-
-absl::StatusOr<llvm::Value*> KernelEmitter::CombineRow(const HloInstruction& reduce,
-                                                       const RowPosition& at,
-                                                       const RowSchedule& schedule,
-                                                       llvm::Value* partial,
-                                                       llvm::Function* kernel) {
-  llvm::LLVMContext& context = module_->getContext();
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * total, EmitWarpReduce(reduce, partial));
-  const int64_t warps = schedule.threads / kWarpSize;
-  if (warps > 1) {
-    // Each warp's total through shared memory (a slot per warp of each row
-    // of the block; a reduction's own slots), folded by every warp of the
-    // row alike.
-    llvm::Type* type = partial->getType();
-    auto* slots_type =
-        llvm::ArrayType::get(type, static_cast<uint64_t>(warps * schedule.rows_per_block));
-    auto* slots = new llvm::GlobalVariable(
-        *module_, slots_type, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
-        llvm::PoisonValue::get(slots_type), absl::StrCat(kernel->getName().str(), ".warps"),
-        nullptr, llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
-    llvm::Value* row_slots = b_.CreateMul(at.in_block, b_.getInt64(warps));
-    auto* write = llvm::BasicBlock::Create(context, "warp.write", kernel);
-    auto* written = llvm::BasicBlock::Create(context, "warp.written", kernel);
-    b_.CreateCondBr(b_.CreateICmpEQ(at.lane, b_.getInt64(0)), write, written);
-    b_.SetInsertPoint(write);
-    b_.CreateStore(total, b_.CreateInBoundsGEP(slots_type, slots,
-                                               {b_.getInt64(0), b_.CreateAdd(row_slots, at.warp)}));
-    b_.CreateBr(written);
-    b_.SetInsertPoint(written);
-    b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::nvvm_barrier0, {});
-    llvm::Value* mine = b_.CreateLoad(
-        type, b_.CreateInBoundsGEP(
-                  slots_type, slots,
-                  {b_.getInt64(0),
-                   b_.CreateAdd(row_slots, b_.CreateAnd(at.lane, b_.getInt64(warps - 1)))}));
-    AXLE_ASSIGN_OR_RETURN(total, EmitWarpReduce(reduce, mine, 1, static_cast<int>(warps / 2)));
-  }
-  // Lane 0's total to every lane.
-  return Shuffle(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, total, 0);
-}
-
-absl::Status KernelEmitter::StoreRowOutputs(const std::vector<const HloInstruction*>& outputs,
-                                            const RowGeometry& geometry, const RowPosition& at,
-                                            const RowSchedule& schedule, llvm::Function* kernel) {
-  llvm::LLVMContext& context = module_->getContext();
-  const unsigned first_output = static_cast<unsigned>(fusion_.num_parameters());
-  auto store_chunk = [&](const Chunk& chunk) -> absl::Status {
-    std::vector<std::vector<llvm::Value*>> values(outputs.size());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (outputs[i]->shape().dimensions() != geometry.input_dims) continue;
-      for (const llvm_ir::IrIndex& index : chunk.indices) {
-        AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
-        values[i].push_back(value);
-      }
-    }
-    // Computed before the branch (later chunks may reuse values), stored
-    // by the threads of real rows, for columns in the row.
-    llvm::Value* store_it =
-        chunk.in_range == nullptr ? at.valid : b_.CreateAnd(at.valid, chunk.in_range);
-    auto* store = llvm::BasicBlock::Create(context, "store", kernel);
-    auto* stored = llvm::BasicBlock::Create(context, "stored", kernel);
-    b_.CreateCondBr(store_it, store, stored);
-    b_.SetInsertPoint(store);
-    llvm::Value* linear = b_.CreateAdd(at.base, chunk.start, "", true, true);
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (values[i].empty()) continue;
-      StoreElements(*outputs[i], kernel->getArg(first_output + static_cast<unsigned>(i)), linear,
-                    chunk.indices, values[i]);
-    }
-    b_.CreateBr(stored);
-    b_.SetInsertPoint(stored);
-    return absl::OkStatus();
-  };
-  if (!schedule.loop) {
-    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(store_chunk(chunk));
-    return absl::OkStatus();
-  }
-  const int64_t chunk_columns = schedule.threads * schedule.vector;
-  return EmitColumnLoop(
-             kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
-             geometry.columns, chunk_columns * schedule.chunks, {},
-             [&](llvm::Value* column,
-                 const std::vector<llvm::Value*>&) -> absl::StatusOr<std::vector<llvm::Value*>> {
-               for (int64_t k = 0; k < schedule.chunks; ++k) {
-                 Chunk chunk = MakeChunk(
-                     geometry, at, schedule.vector,
-                     k == 0 ? column
-                            : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
-                     k == 0);
-                 PreloadChunk(geometry, at, chunk);
-                 AXLE_RETURN_IF_ERROR(store_chunk(chunk));
-               }
-               return std::vector<llvm::Value*>();
-             })
-      .status();
-}
-
-absl::Status KernelEmitter::EmitRowFusion(llvm::Function* kernel, const RowFusionAnalysis& analysis,
-                                          const RowSchedule& schedule,
-                                          const std::vector<const HloInstruction*>& outputs) {
-  llvm::LLVMContext& context = module_->getContext();
-  const RowGeometry& geometry = analysis.geometry;
-  b_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
-  llvm::Value* thread = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, "thread");
-  llvm::Value* block = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block");
-  RowPosition at;
-  at.in_block = b_.CreateUDiv(thread, b_.getInt64(schedule.threads), "row_in_block");
-  at.thread = b_.CreateURem(thread, b_.getInt64(schedule.threads), "row_thread");
-  at.lane = b_.CreateAnd(thread, b_.getInt64(kWarpSize - 1), "lane");
-  at.warp = b_.CreateLShr(at.thread, b_.getInt64(5), "row_warp");
-  llvm::Value* row = b_.CreateAdd(b_.CreateMul(block, b_.getInt64(schedule.rows_per_block)),
-                                  at.in_block, "row", true, true);
-  // Every thread takes part in the shuffles and barriers: those of the
-  // last block past the last row compute it again and store nothing.
-  at.valid = b_.CreateICmpULT(row, b_.getInt64(geometry.rows), "real_row");
-  at.row = b_.CreateSelect(at.valid, row, b_.getInt64(geometry.rows - 1), "clamped_row");
-  at.base = b_.CreateMul(at.row, b_.getInt64(geometry.columns), "row_base", true, true);
-  at.index = Delinearize(at.row, geometry.row_dims);
-
-  // Straight schedules: the chunks (and their parameters' vector loads)
-  // once, for every reduction and the epilogue.
-  chunks_.clear();
-  if (!schedule.loop) {
-    const int64_t chunk_columns = schedule.threads * schedule.vector;
-    llvm::Value* first = b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true);
-    for (int64_t k = 0; k < schedule.chunks; ++k) {
-      Chunk chunk = MakeChunk(
-          geometry, at, schedule.vector,
-          k == 0 ? first : b_.CreateAdd(first, b_.getInt64(k * chunk_columns), "", true, true),
-          (k + 1) * chunk_columns <= geometry.columns);
-      PreloadChunk(geometry, at, chunk);
-      chunks_.push_back(std::move(chunk));
-    }
-  }
-
-  // Each reduction in turn, its row total then every thread's value of it.
-  for (const HloInstruction* reduce : analysis.reductions) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * init, Generate(reduce->operand(1), {}));
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * partial,
-                          FoldRow(*reduce, geometry, at, schedule, init, kernel));
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * total, CombineRow(*reduce, at, schedule, partial, kernel));
-    row_values_[reduce] = total;
-  }
-
-  // The epilogue: outputs of the input's dimensions element by element,
-  // then those of the rows' by the row's first thread.
-  AXLE_RETURN_IF_ERROR(StoreRowOutputs(outputs, geometry, at, schedule, kernel));
-  std::vector<llvm::Value*> row_outputs(outputs.size(), nullptr);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i]->shape().dimensions() == geometry.input_dims) continue;
-    AXLE_ASSIGN_OR_RETURN(row_outputs[i], Generate(outputs[i], at.index));
-  }
-  auto* store = llvm::BasicBlock::Create(context, "store.rows", kernel);
-  auto* exit = llvm::BasicBlock::Create(context, "exit", kernel);
-  b_.CreateCondBr(b_.CreateAnd(at.valid, b_.CreateICmpEQ(at.thread, b_.getInt64(0))), store, exit);
-  b_.SetInsertPoint(store);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (row_outputs[i] == nullptr) continue;
-    elemental_.StoreElement(
-        row_outputs[i], kernel->getArg(static_cast<unsigned>(fusion_.num_parameters() + i)),
-        LinearizeInLayout(at.index, outputs[i]->shape()), outputs[i]->shape().element_type());
   }
   b_.CreateBr(exit);
   b_.SetInsertPoint(exit);
@@ -1104,7 +537,9 @@ absl::StatusOr<EmittedKernel> KernelEmitter::Emit(
   return emitted;
 }
 
-}  // namespace
+}  // namespace axle::gpu::ptx_internal
+
+namespace axle::gpu {
 
 absl::StatusOr<std::vector<const HloInstruction*>> LoopFusionOutputs(const HloComputation& fusion) {
   const HloInstruction* root = fusion.root_instruction();
@@ -1141,7 +576,7 @@ absl::Status CheckPtxSupported(const HloComputation& fusion) {
           absl::StrCat("CUDA codegen: parameter ", parameter->name(), " is not an array"));
     }
   }
-  return CheckComputation(fusion);
+  return ptx_internal::CheckComputation(fusion);
 }
 
 absl::StatusOr<EmittedKernel> EmitLoopFusionKernel(const HloComputation& fusion,
@@ -1149,7 +584,7 @@ absl::StatusOr<EmittedKernel> EmitLoopFusionKernel(const HloComputation& fusion,
                                                    llvm::Module* module) {
   AXLE_RETURN_IF_ERROR(CheckPtxSupported(fusion));
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
-  KernelEmitter emitter(fusion, module);
+  ptx_internal::KernelEmitter emitter(fusion, module);
   return emitter.Emit(name, block_size, outputs);
 }
 
