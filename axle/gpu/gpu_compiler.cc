@@ -177,7 +177,6 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
-  pipeline.AddPass<GpuDotCanonicalizer>();
   CpuInstructionFusion::Options fusion_options;
   fusion_options.fuse_reductions_into_consumers = false;
   fusion_options.duplicate_fast_gpu_math = true;
