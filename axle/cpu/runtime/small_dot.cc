@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #ifdef __x86_64__
@@ -27,8 +28,16 @@ int64_t SmallDotPanelColumns(const SmallDotShape& shape) {
   return shape.m <= kWidePanelMaxRows ? kWidePanelColumns : kSmallDotColumns;
 }
 
+// With 1-3 rows a rhs with dense columns is read in wide units too: in
+// place, kWidePanelColumns of each rhs row per step (whole cache lines,
+// eight accumulators per row) instead of a 32-column tile's two.
+static bool ReadsWide(const SmallDotShape& shape) {
+  return shape.m <= kWidePanelMaxRows && (shape.rhs_packed || !shape.rhs_transposed);
+}
+
 int64_t SmallDotUnitColumns(const SmallDotShape& shape) {
-  return shape.rhs_packed ? SmallDotPanelColumns(shape) : kSmallDotColumns;
+  return ReadsWide(shape) ? kWidePanelColumns
+                          : (shape.rhs_packed ? SmallDotPanelColumns(shape) : kSmallDotColumns);
 }
 
 int64_t SmallDotUnits(const SmallDotShape& shape) {
@@ -205,13 +214,26 @@ AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* packed, const flo
   }
 }
 
-// Packed rhs, R <= 3 rows: one wide panel (kWidePanelColumns columns,
-// [k][128], one sequential stream), columns [column, column + width);
-// 8 vector loads and R broadcasts per 8R FMAs, no horizontal sums.
-template <int R>
+// R <= 3 rows, columns [column, column + width) (width <= 128) of a
+// packed rhs's wide panel ([k][128], one sequential stream, `step` 128) or
+// of a rhs read in place (`panel` at row 0's first column, rows `step`
+// apart, the next rows prefetched; kMasked when width < 128): 8 vector
+// loads and R broadcasts per 8R FMAs, no horizontal sums.
+template <int R, bool kMasked>
 AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const float* panel,
-                           const float* bias, float* out, int64_t column, int64_t width) {
+                           int64_t step, const float* bias, float* out, int64_t column,
+                           int64_t width) {
   constexpr int kVectors = kWidePanelColumns / 16;
+  __mmask16 masks[kVectors];
+#pragma GCC unroll 8
+  for (int v = 0; v < kVectors; ++v) {
+    const int64_t left = width - int64_t{16} * v;
+    masks[v] = left >= 16  ? __mmask16(0xffff)
+               : left <= 0 ? __mmask16(0)
+                           : static_cast<__mmask16>((1u << left) - 1);
+  }
+  const bool in_place = step != kWidePanelColumns;
+  const int64_t prefetch = kPrefetchRows * step;
   __m512 sum[R][kVectors];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -223,11 +245,24 @@ AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const f
   for (int r = 0; r < R; ++r) a[r] = lhs + r * shape.lhs_row_stride;
   const int64_t a_step = shape.lhs_k_stride;
   const float* w = panel;
-  const float* const end = panel + shape.k * kWidePanelColumns;
-  for (int64_t p = 0; w != end; ++p, w += kWidePanelColumns) {
+  for (int64_t p = 0; p < shape.k; ++p, w += step) {
+    if (in_place) {
+#pragma GCC unroll 8
+      for (int v = 0; v < kVectors; ++v) {
+        if (masks[v] != 0) {
+          _mm_prefetch(reinterpret_cast<const char*>(w + prefetch + int64_t{16} * v), _MM_HINT_T0);
+        }
+      }
+    }
     __m512 y[kVectors];
 #pragma GCC unroll 8
-    for (int v = 0; v < kVectors; ++v) y[v] = _mm512_loadu_ps(w + int64_t{16} * v);
+    for (int v = 0; v < kVectors; ++v) {
+      if constexpr (kMasked) {
+        y[v] = _mm512_maskz_loadu_ps(masks[v], w + int64_t{16} * v);
+      } else {
+        y[v] = _mm512_loadu_ps(w + int64_t{16} * v);
+      }
+    }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const __m512 x = _mm512_set1_ps(a[r][p * a_step]);
@@ -241,11 +276,8 @@ AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const f
     float* o = out + r * shape.n + column;
 #pragma GCC unroll 8
     for (int v = 0; v < kVectors; ++v) {
-      const int64_t left = width - int64_t{16} * v;
-      const __mmask16 mask = left >= 16  ? __mmask16(0xffff)
-                             : left <= 0 ? __mmask16(0)
-                                         : static_cast<__mmask16>((1u << left) - 1);
-      StoreSums(shape, sum[r][v], bias_row, column + int64_t{16} * v, mask, o + int64_t{16} * v);
+      StoreSums(shape, sum[r][v], bias_row, column + int64_t{16} * v, masks[v],
+                o + int64_t{16} * v);
     }
     ActivateScalar(shape, o, width);
   }
@@ -397,25 +429,40 @@ void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed
 
 AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const float* rhs,
                              const float* bias, float* out, int64_t begin, int64_t end) {
-  if (shape.rhs_packed && shape.m <= kWidePanelMaxRows) {
+  if (ReadsWide(shape)) {
     const int64_t panels = (shape.n + kWidePanelColumns - 1) / kWidePanelColumns;
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t b = unit / panels;
       const int64_t column = (unit % panels) * kWidePanelColumns;
       const int64_t width = std::min(kWidePanelColumns, shape.n - column);
       const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
-      const float* panel = rhs + unit * shape.k * kWidePanelColumns;
+      const float* panel = shape.rhs_packed ? rhs + unit * shape.k * kWidePanelColumns
+                                            : rhs + b * shape.rhs_batch_stride + column;
+      // A packed panel's rows are kWidePanelColumns apart; a rhs read in
+      // place at exactly that stride reads the same way.
+      const int64_t step = shape.rhs_packed ? kWidePanelColumns : shape.rhs_k_stride;
       const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
       float* batch_out = out + b * shape.m * shape.n;
+      const bool masked = width < kWidePanelColumns;
+      auto run = [&](auto rows) {
+        constexpr int kRows = decltype(rows)::value;
+        if (masked) {
+          WidePanel<kRows, true>(shape, batch_lhs, panel, step, batch_bias, batch_out, column,
+                                 width);
+        } else {
+          WidePanel<kRows, false>(shape, batch_lhs, panel, step, batch_bias, batch_out, column,
+                                  width);
+        }
+      };
       switch (shape.m) {
         case 1:
-          WidePanel<1>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          run(std::integral_constant<int, 1>());
           break;
         case 2:
-          WidePanel<2>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          run(std::integral_constant<int, 2>());
           break;
         default:
-          WidePanel<3>(shape, batch_lhs, panel, batch_bias, batch_out, column, width);
+          run(std::integral_constant<int, 3>());
           break;
       }
     }

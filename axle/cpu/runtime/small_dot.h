@@ -39,6 +39,12 @@ namespace axle::cpu {
 // weight. Each output is then a dot product of two dense rows, summed 16
 // lanes at a time in tiles of 2 rows x 8 columns.
 //
+// With 1-3 rows (a matrix-vector product: a classifier head on one
+// input, a decoder step) a rhs with dense columns is read in units of 128
+// columns, each rhs row's 512 bytes in one step into eight accumulators per
+// row (the weights stream through once, at memory bandwidth), instead of
+// the 32-column tiles' two.
+//
 // `rhs_packed`: the rhs was copied by PackSmallDotRhs into panels of
 // SmallDotPanelColumns columns ([k][columns] each), read as one sequential
 // stream per panel (done once at compile time for a constant weight, as an
@@ -67,8 +73,8 @@ bool SmallDotAvailable();
 // Columns of a packed panel of `shape` (128 for 1-3 rows, else 32).
 int64_t SmallDotPanelColumns(const SmallDotShape& shape);
 
-// Columns per unit of work: SmallDotPanelColumns for a packed rhs, else
-// kSmallDotColumns.
+// Columns per unit of work: SmallDotPanelColumns for a packed rhs, 128
+// for 1-3 rows of a rhs with dense columns, else kSmallDotColumns.
 int64_t SmallDotUnitColumns(const SmallDotShape& shape);
 
 // Units of work of `shape`: batch x ceil(n / SmallDotUnitColumns).

@@ -210,6 +210,34 @@ TEST_F(SmallDotTest, TransposedRhs) {
   ExpectAgrees(shape, true);
 }
 
+// 1-3 rows with dense rhs columns read in units of 128 columns, in place
+// (rows at any stride, the last unit masked) and packed; 4 rows (row
+// tiles) on the other side. Batches, the rhs shared, bias and relu.
+TEST_F(SmallDotTest, WideUnitsOfFewRows) {
+  for (int64_t m : {1, 2, 3, 4}) {
+    for (int64_t n : {127, 128, 129, 300}) {
+      for (int64_t k : {1, 36}) {
+        SmallDotShape shape = Plain(m, n, k);
+        shape.rhs_k_stride = n + (k > 1 ? 3 : 0);  // rows padded sometimes
+        shape.activation = n == 129 ? Activation::kRelu : Activation::kNone;
+        ExpectAgrees(shape, n != 128);
+      }
+    }
+  }
+  SmallDotShape shape = Plain(1, 200, 50);
+  shape.batch = 3;
+  shape.lhs_batch_stride = 50;
+  shape.rhs_batch_stride = int64_t{50} * 200;
+  shape.bias_batch_stride = 200;
+  ExpectAgrees(shape, true);
+  shape.rhs_batch_stride = 0;
+  ExpectAgrees(shape, true);
+  // Units of 128 columns for 1-3 rows, of kSmallDotColumns for more.
+  EXPECT_EQ(SmallDotUnitColumns(Plain(1, 300, 8)), 128);
+  EXPECT_EQ(SmallDotUnits(Plain(3, 300, 8)), 3);
+  EXPECT_EQ(SmallDotUnitColumns(Plain(4, 300, 8)), kSmallDotColumns);
+}
+
 TEST_F(SmallDotTest, ReluAndClampKeepNan) {
   SmallDotShape shape = Plain(2, 16, 1);
   std::vector<float> lhs = {std::numeric_limits<float>::quiet_NaN(), 1.f};
@@ -272,6 +300,33 @@ ENTRY e {
   ROOT y = f32[2,512] add(d, bb)
 })",
                            {literal({2, 128}, 6), literal({512, 128}, 7), literal({512}, 8)},
+                           ErrorSpec(1e-4, 1e-4));
+  // A classifier head on one input (mobilenet_v2's): a matrix-vector
+  // product over a [1280, 1000] weight read in place, + bias; and its
+  // weight as a Linear layer's [1000, 1280].
+  testing::ExpectCpuAgrees(R"(
+HloModule classifier
+ENTRY e {
+  x = f32[1,1280] parameter(0)
+  w = f32[1280,1000] parameter(1)
+  b = f32[1000] parameter(2)
+  d = f32[1,1000] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[1,1000] broadcast(b), dimensions={1}
+  ROOT y = f32[1,1000] add(d, bb)
+})",
+                           {literal({1, 1280}, 12), literal({1280, 1000}, 13), literal({1000}, 14)},
+                           ErrorSpec(1e-4, 1e-4));
+  testing::ExpectCpuAgrees(R"(
+HloModule linear_head
+ENTRY e {
+  x = f32[1,1280] parameter(0)
+  w = f32[1000,1280] parameter(1)
+  b = f32[1000] parameter(2)
+  d = f32[1,1000] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bb = f32[1,1000] broadcast(b), dimensions={1}
+  ROOT y = f32[1,1000] add(d, bb)
+})",
+                           {literal({1, 1280}, 15), literal({1000, 1280}, 16), literal({1000}, 17)},
                            ErrorSpec(1e-4, 1e-4));
   // A constant weight (packed into panels when the thunk is made), [40, 70]
   // transposed, under 2 and 5 rows: panels side by side, and row tiles.
