@@ -27,16 +27,16 @@ constexpr absl::string_view kJaxComparator = R"(
 cmp {
   a = f32[] parameter(0)
   ne.a = pred[] compare(a, a), direction=NE
-  nan = f32[] constant(nan)
+  qnan = f32[] constant(nan)
   zero = f32[] constant(0)
   eq.a = pred[] compare(a, zero), direction=EQ
   s0.a = f32[] select(eq.a, zero, a)
-  s1.a = f32[] select(ne.a, nan, s0.a)
+  s1.a = f32[] select(ne.a, qnan, s0.a)
   b = f32[] parameter(1)
   ne.b = pred[] compare(b, b), direction=NE
   eq.b = pred[] compare(b, zero), direction=EQ
   s0.b = f32[] select(eq.b, zero, b)
-  s1.b = f32[] select(ne.b, nan, s0.b)
+  s1.b = f32[] select(ne.b, qnan, s0.b)
   ROOT lt = pred[] compare(s1.a, s1.b), direction=LT, type=TOTALORDER
 }
 )";
@@ -64,7 +64,9 @@ Literal RunBoth(const std::string& text, const std::vector<Literal>& arguments) 
   if (!cpu.ok()) return Literal();
   absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
   EXPECT_TRUE(reference.ok()) << reference.status();
-  if (reference.ok()) EXPECT_EQ(*cpu, *reference) << *cpu << "\nvs\n" << *reference;
+  if (reference.ok()) {
+    EXPECT_EQ(*cpu, *reference) << *cpu << "\nvs\n" << *reference;
+  }
   return std::move(*cpu);
 }
 
@@ -151,16 +153,16 @@ TEST(SortKeyOrder, JaxSortWithNansZerosAndTies) {
 cmp {
   a = f32[] parameter(0)
   ne.a = pred[] compare(a, a), direction=NE
-  nan = f32[] constant(nan)
+  qnan = f32[] constant(nan)
   zero = f32[] constant(0)
   eq.a = pred[] compare(a, zero), direction=EQ
   s0.a = f32[] select(eq.a, zero, a)
-  s1.a = f32[] select(ne.a, nan, s0.a)
+  s1.a = f32[] select(ne.a, qnan, s0.a)
   b = f32[] parameter(1)
   ne.b = pred[] compare(b, b), direction=NE
   eq.b = pred[] compare(b, zero), direction=EQ
   s0.b = f32[] select(eq.b, zero, b)
-  s1.b = f32[] select(ne.b, nan, s0.b)
+  s1.b = f32[] select(ne.b, qnan, s0.b)
   i = s32[] parameter(2)
   j = s32[] parameter(3)
   ROOT lt = pred[] compare(s1.a, s1.b), direction=LT, type=TOTALORDER

@@ -95,12 +95,12 @@ void SortRecords(const CompiledScalarFunction& comparator, const std::vector<cha
 void RadixSort(std::vector<uint64_t>& keys, std::vector<int64_t>& order,
                std::vector<uint64_t>& keys_scratch, std::vector<int64_t>& order_scratch, int bits) {
   const int64_t length = static_cast<int64_t>(keys.size());
-  const int passes = (bits + 7) / 8;
+  const int64_t passes = (bits + 7) / 8;
   std::vector<int64_t> counts(static_cast<size_t>(passes) * 256, 0);
   for (uint64_t key : keys) {
-    for (int p = 0; p < passes; ++p) ++counts[p * 256 + ((key >> (8 * p)) & 255)];
+    for (int64_t p = 0; p < passes; ++p) ++counts[p * 256 + ((key >> (8 * p)) & 255)];
   }
-  for (int p = 0; p < passes; ++p) {
+  for (int64_t p = 0; p < passes; ++p) {
     int64_t* count = counts.data() + p * 256;
     if (count[keys[0] >> (8 * p) & 255] == length) continue;
     int64_t start = 0;
