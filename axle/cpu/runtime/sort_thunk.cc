@@ -88,9 +88,68 @@ void SortRecords(const CompiledScalarFunction& comparator, const std::vector<cha
   }
 }
 
+// Stable LSD radix sort of `keys` (of `bits` significant bits) carrying
+// `order` along, 8 bits a pass; a pass whose digit is the same in every
+// key moves nothing and is skipped. `keys_scratch` and `order_scratch`
+// have the same length.
+void RadixSort(std::vector<uint64_t>& keys, std::vector<int64_t>& order,
+               std::vector<uint64_t>& keys_scratch, std::vector<int64_t>& order_scratch, int bits) {
+  const int64_t length = static_cast<int64_t>(keys.size());
+  const int64_t passes = (bits + 7) / 8;
+  std::vector<int64_t> counts(static_cast<size_t>(passes) * 256, 0);
+  for (uint64_t key : keys) {
+    for (int64_t p = 0; p < passes; ++p) ++counts[p * 256 + ((key >> (8 * p)) & 255)];
+  }
+  for (int64_t p = 0; p < passes; ++p) {
+    int64_t* count = counts.data() + p * 256;
+    if (count[keys[0] >> (8 * p) & 255] == length) continue;
+    int64_t start = 0;
+    for (int digit = 0; digit < 256; ++digit) {
+      const int64_t n = count[digit];
+      count[digit] = start;
+      start += n;
+    }
+    for (int64_t k = 0; k < length; ++k) {
+      const int64_t to = count[(keys[k] >> (8 * p)) & 255]++;
+      keys_scratch[to] = keys[k];
+      order_scratch[to] = order[k];
+    }
+    keys.swap(keys_scratch);
+    order.swap(order_scratch);
+  }
+}
+
 }  // namespace
 
+void SortThunk::SortSlicesByKeys(const std::vector<char*>& outputs, int64_t begin,
+                                 int64_t end) const {
+  const int64_t n = static_cast<int64_t>(outputs.size());
+  const int64_t length = geometry_.length, inner = geometry_.inner;
+  const int bits = primitive_util::BitWidth(key_order_->type());
+  std::vector<uint64_t> keys(length), keys_scratch(length);
+  std::vector<int64_t> order(length), order_scratch(length);
+  const int64_t max_bytes = *std::max_element(element_bytes_.begin(), element_bytes_.end());
+  std::vector<char> scratch(length * max_bytes);
+  for (int64_t slice = begin; slice < end; ++slice) {
+    const int64_t first = (slice / inner) * length * inner + slice % inner;
+    key_order_->Keys(outputs[0] + first * element_bytes_[0], length, inner, keys.data());
+    std::iota(order.begin(), order.end(), int64_t{0});
+    RadixSort(keys, order, keys_scratch, order_scratch, bits);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t bytes = element_bytes_[i];
+      char* base = outputs[i] + first * bytes;
+      for (int64_t k = 0; k < length; ++k) {
+        std::memcpy(scratch.data() + k * bytes, base + k * inner * bytes, bytes);
+      }
+      for (int64_t k = 0; k < length; ++k) {
+        std::memcpy(base + k * inner * bytes, scratch.data() + order[k] * bytes, bytes);
+      }
+    }
+  }
+}
+
 void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const {
+  if (key_order_) return SortSlicesByKeys(outputs, begin, end);
   const int64_t n = static_cast<int64_t>(outputs.size());
   if (n == 1) {
     switch (element_bytes_[0]) {
@@ -223,16 +282,20 @@ absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& bu
     if (d < dimension) geometry.outer *= keys.dimensions(d);
     if (d > dimension) geometry.inner *= keys.dimensions(d);
   }
-  AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<CompiledScalarFunction> function,
-      builder.kernels().AddScalarFunction(*comparator, builder.UniqueName("sort_comparator")));
+  // A comparator with a native key order is never called: not compiled.
+  std::optional<SortKeyOrder> key_order = MatchSortKeyOrder(*comparator);
+  std::unique_ptr<CompiledScalarFunction> function;
+  if (!key_order) {
+    AXLE_ASSIGN_OR_RETURN(function, builder.kernels().AddScalarFunction(
+                                        *comparator, builder.UniqueName("sort_comparator")));
+  }
   std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
   if (static_cast<int64_t>(output_values.size()) != n) {
     return Unsupported(instruction, "a sort whose result leaves do not match its operands");
   }
-  builder.AddThunk(std::make_unique<SortThunk>(instruction.name(), std::move(function), geometry,
-                                               std::move(element_bytes), std::move(operand_values),
-                                               std::move(output_values)));
+  builder.AddThunk(std::make_unique<SortThunk>(
+      instruction.name(), std::move(function), std::move(key_order), geometry,
+      std::move(element_bytes), std::move(operand_values), std::move(output_values)));
   return absl::OkStatus();
 }
 

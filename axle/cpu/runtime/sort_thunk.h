@@ -18,14 +18,21 @@
 // bounds whatever a deterministic comparator returns. Slices are split
 // across the intra-op pool when the operands are large.
 //
+// A comparator that orders by the first operand's key alone under a total
+// order (sort_key_order.h: JAX's sort and argsort) is not called at all:
+// each slice's keys become unsigned integers, a stable LSD radix sort of
+// them gives the permutation, and every operand is gathered through it.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SORT_THUNK_H_
 #define AXLE_CPU_RUNTIME_SORT_THUNK_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "axle/cpu/runtime/sort_key_order.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/scalar_function_emitter.h"
 
@@ -41,11 +48,13 @@ class SortThunk : public Thunk {
     int64_t inner = 0;
   };
 
-  SortThunk(std::string name, std::unique_ptr<CompiledScalarFunction> comparator, Geometry geometry,
+  SortThunk(std::string name, std::unique_ptr<CompiledScalarFunction> comparator,
+            std::optional<SortKeyOrder> key_order, Geometry geometry,
             std::vector<int64_t> element_bytes, std::vector<int64_t> operand_values,
             std::vector<int64_t> output_values)
       : Thunk(std::move(name)),
         comparator_(std::move(comparator)),
+        key_order_(std::move(key_order)),
         geometry_(geometry),
         element_bytes_(std::move(element_bytes)),
         operand_values_(std::move(operand_values)),
@@ -67,8 +76,11 @@ class SortThunk : public Thunk {
   // Sorts slices [begin, end) of the outputs, slice s = (outer s / inner,
   // inner s % inner).
   void SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const;
+  // The same by `key_order_`'s native keys.
+  void SortSlicesByKeys(const std::vector<char*>& outputs, int64_t begin, int64_t end) const;
 
   std::unique_ptr<CompiledScalarFunction> comparator_;
+  std::optional<SortKeyOrder> key_order_;
   Geometry geometry_;
   std::vector<int64_t> element_bytes_;
   std::vector<int64_t> operand_values_;

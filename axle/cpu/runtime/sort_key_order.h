@@ -1,0 +1,68 @@
+//===- sort_key_order.h - sort comparators that order by a native key -----===//
+//
+// Most sorts that reach a compiler order by the first operand alone: `lhs0
+// < rhs0` (or `>`), for floats under the total order (`order=TOTAL`, what
+// JAX writes), often after a canonicalization that maps every NaN to one
+// NaN and -0 to +0 (`select(x != x, nan, select(x == 0, 0, x))`). Such a
+// comparator is a strict weak order that a native key reproduces: every
+// element becomes an unsigned integer whose `<` is the comparator's, and a
+// stable sort of the keys gives the order the comparator gives, without a
+// call of compiled code per comparison.
+//
+// MatchSortKeyOrder recognizes these comparators: the root a compare of
+// K(parameter 0) and K(parameter 1) (either way round), K the same chain
+// of `select(cond(x), constant, K'(x))` on both sides, each cond `x != x`
+// or `x == constant`, and no other parameter read. Anything else returns
+// nullopt and the sort calls the comparator.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_SORT_KEY_ORDER_H_
+#define AXLE_CPU_RUNTIME_SORT_KEY_ORDER_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "axle/core/primitive_type.h"
+#include "axle/hlo/ir/hlo_computation.h"
+
+namespace axle::cpu {
+
+class SortKeyOrder {
+ public:
+  // One replacement of the canonicalization, tried outermost first: an
+  // element that is NaN (`nan`) or equals `value` (float ==, so -0 == +0)
+  // is replaced by `replacement`.
+  struct Replacement {
+    bool nan = false;
+    double value = 0;
+    double replacement = 0;
+  };
+
+  SortKeyOrder(PrimitiveType type, bool descending, std::vector<Replacement> replacements)
+      : type_(type), descending_(descending), replacements_(std::move(replacements)) {}
+
+  PrimitiveType type() const { return type_; }
+  bool descending() const { return descending_; }
+
+  // Keys of `count` elements of `type()` at `data`, `stride` elements
+  // apart: key(a) < key(b) exactly when the comparator says a goes before b.
+  void Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
+
+ private:
+  template <typename Float, typename Bits>
+  void FloatKeys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
+  template <typename Int>
+  void IntegerKeys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
+
+  PrimitiveType type_;
+  bool descending_;
+  std::vector<Replacement> replacements_;
+};
+
+// The native key order of `comparator` (a sort's to_apply), or nullopt.
+std::optional<SortKeyOrder> MatchSortKeyOrder(const HloComputation& comparator);
+
+}  // namespace axle::cpu
+
+#endif  // AXLE_CPU_RUNTIME_SORT_KEY_ORDER_H_
