@@ -52,8 +52,9 @@ check "the header has the class in its namespaces" grep -q "^namespace b {" "$tm
 check "the object defines Run" bash -c "nm -C '$tmp/out/mlp.o' | grep -q 'T a::b::Mlp::Run()'"
 check "the object loads the program" bash -c "nm -u '$tmp/out/mlp.o' | grep -q AxleAotLoad"
 check "the object needs no HLO parser" bash -c "! nm -u '$tmp/out/mlp.o' | grep -qi 'hlo\|parse'"
-check "the object has kernel code" bash -c "nm '$tmp/out/mlp.o' | grep -q ' t kernel_'"
-check "the object's kernels are local" bash -c "! nm '$tmp/out/mlp.o' | grep -q ' T kernel_'"
+kernel=' \(kernel\|dot_loop\|convolution_loop\)_[0-9]'
+check "the object has kernel code" bash -c "nm '$tmp/out/mlp.o' | grep -q ' t$kernel'"
+check "the object's kernels are local" bash -c "! nm '$tmp/out/mlp.o' | grep -q ' T$kernel'"
 
 expect_error "a dynamic dimension" "input 'x' has a dynamic dimension 'N'" \
   "$mlp" --class=M -o "$tmp/out/x"

@@ -396,6 +396,7 @@ absl::Status Run(const Options& options) {
   std::error_code ignored;
   std::filesystem::remove_all(work_dir, ignored);
   std::filesystem::create_directories(work_dir, ignored);
+  cpu::SetKeepSerializableState(true);
   cpu::CpuCompileOptions compile_options;
   compile_options.jit.cache_dir = work_dir;
   compile_options.jit.position_independent = true;

@@ -71,6 +71,11 @@ class DnnlConvolutionThunk : public Thunk {
   int64_t scratch_bytes() const override { return scratch_bytes_; }
   // The plan Build got (its HLO left out); the loader builds from it again.
   absl::Status Serialize(ThunkWriter& writer) const override {
+    if (plan_.rhs.literal == nullptr && plan_.rhs.operand < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "convolution %", name(),
+          " freed its constant weights once packed (SetKeepSerializableState was off)"));
+    }
     writer.Begin(ThunkTag::kDnnlConvolution, *this);
     writer.Ints(operand_values_);
     writer.Int(output_value_);
@@ -420,7 +425,8 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       dnnl::stream stream(DnnlEngine());
       dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
       stream.wait();
-      plan_.rhs.literal.reset();
+      // Freed unless a serialized copy will need it (thunk_serialization.h).
+      if (!KeepSerializableState()) plan_.rhs.literal.reset();
     }
     primitive_ = dnnl::convolution_forward(*pd);
   } catch (const dnnl::error& error) {

@@ -2,6 +2,7 @@
 #include "axle/cpu/runtime/thunk_serialization.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,13 @@
 #include "axle/cpu/runtime/linalg_thunk.h"
 
 namespace axle::cpu {
+
+namespace {
+std::atomic<bool> keep_serializable_state{false};
+}  // namespace
+
+void SetKeepSerializableState(bool keep) { keep_serializable_state.store(keep); }
+bool KeepSerializableState() { return keep_serializable_state.load(); }
 
 bool IsArrayTypeNumber(int64_t type) {
   if (type <= 0 || type >= (int64_t{1} << 16)) return false;

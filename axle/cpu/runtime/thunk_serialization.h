@@ -47,6 +47,14 @@ using ThunkSequence = std::vector<std::unique_ptr<Thunk>>;
 // The address of a kernel or scalar function by symbol name.
 using KernelResolver = std::function<absl::StatusOr<void*>(absl::string_view symbol)>;
 
+// Whether thunks made from now on keep what only their serialized form
+// needs: a oneDNN convolution's constant weights, which it otherwise frees
+// once it has packed them. Off by default (process-wide); axle-aot and the
+// round-trip test turn it on before compiling. A thunk made without it
+// that would need it says FailedPrecondition in Serialize.
+void SetKeepSerializableState(bool keep);
+bool KeepSerializableState();
+
 // Whether `type` is the number of an array PrimitiveType.
 bool IsArrayTypeNumber(int64_t type);
 
