@@ -271,31 +271,31 @@ std::unique_ptr<::axle::cpu::Thunk> ThunkReader::Thunk() {
   std::unique_ptr<::axle::cpu::Thunk> thunk;
   switch (static_cast<ThunkTag>(tag)) {
     case ThunkTag::kKernel:
-      thunk = LoadKernelThunk(std::move(name), *this);
+      thunk = LoadKernelThunk(name, *this);
       break;
     case ThunkTag::kCopy:
-      thunk = LoadCopyThunk(std::move(name), *this);
+      thunk = LoadCopyThunk(name, *this);
       break;
     case ThunkTag::kWhile:
-      thunk = LoadWhileThunk(std::move(name), *this);
+      thunk = LoadWhileThunk(name, *this);
       break;
     case ThunkTag::kConditional:
-      thunk = LoadConditionalThunk(std::move(name), *this);
+      thunk = LoadConditionalThunk(name, *this);
       break;
     case ThunkTag::kDnnlDot:
-      thunk = LoadDnnlDotThunk(std::move(name), *this);
+      thunk = LoadDnnlDotThunk(name, *this);
       break;
     case ThunkTag::kSmallDot:
-      thunk = LoadSmallDotThunk(std::move(name), *this);
+      thunk = LoadSmallDotThunk(name, *this);
       break;
     case ThunkTag::kLoopDot:
-      thunk = LoadLoopDotThunk(std::move(name), *this);
+      thunk = LoadLoopDotThunk(name, *this);
       break;
     case ThunkTag::kDnnlConvolution:
-      thunk = LoadDnnlConvolutionThunk(std::move(name), *this);
+      thunk = LoadDnnlConvolutionThunk(name, *this);
       break;
     case ThunkTag::kLoopConvolution:
-      thunk = LoadLoopConvolutionThunk(std::move(name), *this);
+      thunk = LoadLoopConvolutionThunk(name, *this);
       break;
     default:
       Fail(absl::StrCat("unknown thunk tag ", tag));
