@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of axle-aot's command line: the files it writes, the
-# header's constexpr shapes, the code it leaves in AXLE_CACHE_DIR, and bad
-# input (exit 1 with a message naming what is wrong, never a signal). The
+# header's constexpr shapes, what the object defines and needs (its
+# kernels' symbols local, only the runtime's entry points and the C
+# library's undefined), and bad input (exit 1 with a message naming what is wrong, never a signal). The
 # generated classes themselves are tested by tools/axle_aot_test.cc.
 # Usage: onnx_aot_tool_test.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -35,14 +36,13 @@ expect_error() {  # expect_error NAME PATTERN ARGS...
 }
 
 mlp="$data/mlp/model.onnx"
-mkdir -p "$tmp/cache"
-expect_error "a missing output folder" "cannot write $tmp/out/mlp.hlo" \
+expect_error "a missing output folder" "cannot write $tmp/out/mlp" \
   "$mlp" --class=a::b::Mlp -o "$tmp/out/mlp" --dim=N=3
 mkdir -p "$tmp/out"
-AXLE_CACHE_DIR="$tmp/cache" "$tool" "$mlp" --class=a::b::Mlp -o "$tmp/out/mlp" --dim=N=3 \
+"$tool" "$mlp" --class=a::b::Mlp -o "$tmp/out/mlp" --dim=N=3 \
   >"$tmp/run.out" 2>&1
 check "axle-aot exits 0" test $? -eq 0
-for ext in h o cc hlo; do check "axle-aot writes mlp.$ext" test -s "$tmp/out/mlp.$ext"; done
+for ext in h o cc program; do check "axle-aot writes mlp.$ext" test -s "$tmp/out/mlp.$ext"; done
 check "the header has the argument's shape" \
   grep -q "kArg0Shape = {3, 4, 4};" "$tmp/out/mlp.h"
 check "the header has the result's shape" grep -q "kResult0Shape = {3, 10};" "$tmp/out/mlp.h"
@@ -50,7 +50,11 @@ check "the header names the argument" grep -q "Arg0Type\* arg_x_data()" "$tmp/ou
 check "the header names the result" grep -q "Result0Type\* result_y_data() const" "$tmp/out/mlp.h"
 check "the header has the class in its namespaces" grep -q "^namespace b {" "$tmp/out/mlp.h"
 check "the object defines Run" bash -c "nm -C '$tmp/out/mlp.o' | grep -q 'T a::b::Mlp::Run()'"
-check "the compiled code is in AXLE_CACHE_DIR" bash -c "ls '$tmp/cache' | grep -q axle-exe"
+check "the object loads the program" bash -c "nm -u '$tmp/out/mlp.o' | grep -q AxleAotLoad"
+check "the object needs no HLO parser" bash -c "! nm -u '$tmp/out/mlp.o' | grep -qi 'hlo\|parse'"
+kernel=' \(kernel\|dot_loop\|convolution_loop\)_[0-9]'
+check "the object has kernel code" bash -c "nm '$tmp/out/mlp.o' | grep -q ' t$kernel'"
+check "the object's kernels are local" bash -c "! nm '$tmp/out/mlp.o' | grep -q ' T$kernel'"
 
 expect_error "a dynamic dimension" "input 'x' has a dynamic dimension 'N'" \
   "$mlp" --class=M -o "$tmp/out/x"

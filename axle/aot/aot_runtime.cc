@@ -3,28 +3,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "axle/core/literal.h"
-#include "axle/core/shape_util.h"
-#include "axle/hlo/text/hlo_parser.h"
-#include "axle/runtime/local_client.h"
-#include "axle/runtime/platform.h"
+#include "axle/cpu/runtime/program_serialization.h"
 
 namespace axle::aot {
 namespace {
-
-struct Program {
-  LocalClient* client = nullptr;
-  std::unique_ptr<LocalExecutable> executable;
-  std::vector<Shape> parameters;  // dense, descending layout
-  std::vector<Shape> results;     // the result tuple's elements
-};
 
 void SetError(const absl::Status& status, char* error, size_t error_size) {
   if (error == nullptr || error_size == 0) return;
@@ -34,80 +23,24 @@ void SetError(const absl::Status& status, char* error, size_t error_size) {
   error[n] = '\0';
 }
 
-Shape Dense(const Shape& shape) {
-  return ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), shape.dimensions());
-}
-
-absl::StatusOr<std::unique_ptr<Program>> Create(absl::string_view hlo) {
-  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(hlo);
-  if (!module.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the embedded HLO module does not parse: ", module.status().message()));
-  }
-  auto program = std::make_unique<Program>();
-  const HloComputation* entry = (*module)->entry_computation();
-  for (const HloInstruction* parameter : entry->parameter_instructions()) {
-    if (!parameter->shape().IsArray()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter ", parameter->name(), " is not an array"));
+absl::StatusOr<std::unique_ptr<cpu::SerializedProgramRunner>> Load(absl::string_view program,
+                                                                   const char* const* symbols,
+                                                                   void* const* addresses,
+                                                                   size_t num_symbols) {
+  std::map<std::string, void*, std::less<>> table;
+  for (size_t i = 0; i < num_symbols; ++i) {
+    if (symbols == nullptr || addresses == nullptr || symbols[i] == nullptr) {
+      return absl::InvalidArgumentError("a null kernel symbol table entry");
     }
-    program->parameters.push_back(Dense(parameter->shape()));
+    table[symbols[i]] = addresses[i];
   }
-  const Shape& root = entry->root_instruction()->shape();
-  if (!root.IsTuple()) {
-    return absl::InvalidArgumentError("the embedded module's result is not a tuple");
-  }
-  for (const Shape& element : root.tuple_shapes()) {
-    if (!element.IsArray()) {
-      return absl::InvalidArgumentError("a result tuple element is not an array");
+  return cpu::LoadProgram(program, [&table](absl::string_view symbol) -> absl::StatusOr<void*> {
+    auto it = table.find(symbol);
+    if (it == table.end()) {
+      return absl::NotFoundError(absl::StrCat("no kernel ", symbol, " in the object's table"));
     }
-    program->results.push_back(Dense(element));
-  }
-  absl::StatusOr<se::Platform*> platform = PlatformUtil::GetPlatform("cpu");
-  if (!platform.ok()) return platform.status();
-  absl::StatusOr<LocalClient*> client = ClientLibrary::GetOrCreateLocalClient(*platform);
-  if (!client.ok()) return client.status();
-  program->client = *client;
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable =
-      program->client->Compile(std::move(*module), ExecutableBuildOptions());
-  if (!executable.ok()) return executable.status();
-  program->executable = std::move(*executable);
-  return program;
-}
-
-absl::Status Run(Program& program, const void* const* args, void* const* results) {
-  std::vector<ScopedShapedBuffer> buffers;
-  buffers.reserve(program.parameters.size());
-  std::vector<const ShapedBuffer*> arguments;
-  for (size_t k = 0; k < program.parameters.size(); ++k) {
-    Literal literal(program.parameters[k]);
-    std::memcpy(literal.untyped_data(), args[k], literal.size_bytes());
-    absl::StatusOr<ScopedShapedBuffer> buffer =
-        program.client->LiteralToShapedBuffer(literal, program.client->default_device_ordinal());
-    if (!buffer.ok()) return buffer.status();
-    buffers.push_back(std::move(*buffer));
-  }
-  arguments.reserve(buffers.size());
-  for (const ScopedShapedBuffer& buffer : buffers) arguments.push_back(&buffer);
-  absl::StatusOr<ScopedShapedBuffer> out =
-      program.executable->Run(absl::MakeConstSpan(arguments), ExecutableRunOptions());
-  if (!out.ok()) return out.status();
-  absl::StatusOr<Literal> literal = program.client->ShapedBufferToLiteral(*out);
-  if (!literal.ok()) return literal.status();
-  std::vector<Literal> elements = literal->DecomposeTuple();
-  if (elements.size() != program.results.size()) {
-    return absl::InternalError(absl::StrCat("the program returned ", elements.size(),
-                                            " results, expected ", program.results.size()));
-  }
-  for (size_t k = 0; k < elements.size(); ++k) {
-    const Shape& shape = elements[k].shape();
-    if (shape.has_layout() && !(shape.layout() == program.results[k].layout())) {
-      return absl::UnimplementedError(absl::StrCat("result ", k, " came back in layout ",
-                                                   shape.ToString(true), ", not row-major"));
-    }
-    std::memcpy(results[k], elements[k].untyped_data(), elements[k].size_bytes());
-  }
-  return absl::OkStatus();
+    return it->second;
+  });
 }
 
 }  // namespace
@@ -115,24 +48,31 @@ absl::Status Run(Program& program, const void* const* args, void* const* results
 
 extern "C" {
 
-void* AxleAotCreate(const char* hlo, size_t hlo_size, char* error, size_t error_size) {
-  absl::StatusOr<std::unique_ptr<axle::aot::Program>> program =
-      axle::aot::Create(absl::string_view(hlo, hlo_size));
-  if (!program.ok()) {
-    axle::aot::SetError(program.status(), error, error_size);
+void* AxleAotLoad(const char* program, size_t program_size, const char* const* symbols,
+                  void* const* addresses, size_t num_symbols, char* error, size_t error_size) {
+  if (program == nullptr) {
+    axle::aot::SetError(absl::InvalidArgumentError("no program"), error, error_size);
     return nullptr;
   }
-  return program->release();
+  absl::StatusOr<std::unique_ptr<axle::cpu::SerializedProgramRunner>> runner =
+      axle::aot::Load(absl::string_view(program, program_size), symbols, addresses, num_symbols);
+  if (!runner.ok()) {
+    axle::aot::SetError(runner.status(), error, error_size);
+    return nullptr;
+  }
+  return runner->release();
 }
 
-int AxleAotRun(void* program, const void* const* args, void* const* results, char* error,
-               size_t error_size) {
+int AxleAotRun(void* program, const void* const* args, size_t num_args, void* const* results,
+               size_t num_results, char* error, size_t error_size) {
   if (program == nullptr) {
-    axle::aot::SetError(absl::FailedPreconditionError("the program was not created"), error,
+    axle::aot::SetError(absl::FailedPreconditionError("the program was not loaded"), error,
                         error_size);
     return 1;
   }
-  absl::Status status = axle::aot::Run(*static_cast<axle::aot::Program*>(program), args, results);
+  auto* runner = static_cast<axle::cpu::SerializedProgramRunner*>(program);
+  absl::Status status =
+      runner->Run(absl::MakeConstSpan(args, num_args), absl::MakeConstSpan(results, num_results));
   if (!status.ok()) {
     axle::aot::SetError(status, error, error_size);
     return 1;
@@ -141,7 +81,9 @@ int AxleAotRun(void* program, const void* const* args, void* const* results, cha
 }
 
 void AxleAotDestroy(void* program) {
-  delete static_cast<axle::aot::Program*>(program);  // NOLINT(cppcoreguidelines-owning-memory)
+  delete static_cast<
+      axle::cpu::SerializedProgramRunner*>(  // NOLINT(cppcoreguidelines-owning-memory)
+      program);
 }
 
 }  // extern "C"

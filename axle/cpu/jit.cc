@@ -71,7 +71,7 @@ namespace {
 // for the same key changes (the elemental emitter's output is covered by
 // the IR hash).
 constexpr char kCacheFormat[] = "axle-object-cache-2";
-constexpr char kCacheMagic[] = "AXLEOBJ1";
+constexpr const char* kCacheMagic = kObjectCacheMagic;
 
 // Set once per process before any code is generated (see jit.h).
 constexpr const char* kLlvmOptions[] = {"-enable-epilogue-vectorization=false", "-disable-lsr"};
@@ -238,7 +238,8 @@ std::string CodeKey(const HostTarget& host, const JitOptions& options) {
                       host.cpu_name, "\n", host.cpu_features, "\nO", options.optimization_level,
                       " prefer512=", options.prefer_512_bit_vectors,
                       " slp=", options.slp_vectorization, " unroll=", options.loop_unrolling,
-                      " kernel_pipeline=", UsesKernelPipeline(options), "\n", LlvmOptionsKey());
+                      " kernel_pipeline=", UsesKernelPipeline(options),
+                      options.position_independent ? " pic" : "", "\n", LlvmOptionsKey());
 }
 
 absl::string_view AsStringView(const llvm::MemoryBuffer& buffer) {
@@ -445,6 +446,10 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(const JitOptions& options) {
 
   llvm::orc::JITTargetMachineBuilder builder = impl->host->builder;
   builder.setCodeGenOptLevel(ToCodeGenLevel(options.optimization_level));
+  if (options.position_independent) {
+    builder.setRelocationModel(llvm::Reloc::PIC_);
+    builder.setCodeModel(llvm::CodeModel::Small);
+  }
   impl->machine_builder = builder;
   auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create();
   if (!lljit) return absl::InternalError(absl::StrCat("JIT: ", ToString(lljit.takeError())));

@@ -81,6 +81,12 @@ struct JitOptions {
   // included); 0: the host's hardware threads, at most 4. Does not change
   // the code (and is not part of the object cache key).
   int compile_threads = 0;
+  // Position-independent code in the small code model (the JIT's default
+  // is static code in the large one): objects a static linker can link
+  // into a position-independent executable, as axle-aot does with the
+  // objects of cache_dir (docs/graph_frontend.md, "AOT"). Part of the
+  // object cache key.
+  bool position_independent = false;
   // The target's last-level cache in bytes (loop kernels store outputs at
   // least this large non-temporally); 0: what the host reports
   // (host_cache_sizes.h).
@@ -104,6 +110,10 @@ inline constexpr char kNonTemporalStoresLoopProperty[] = "axle.nontemporal_store
 // Together they cut optimization + code generation of the MLP step by
 // about a quarter with the same run times of the bench/ modules. Both are
 // part of the object cache key.
+
+// The magic of the object cache's files (object_cache.h's checked files
+// holding one ELF object each).
+inline constexpr char kObjectCacheMagic[] = "AXLEOBJ1";
 
 // compile_threads with 0 resolved.
 int CompileThreads(const JitOptions& options);

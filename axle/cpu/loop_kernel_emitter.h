@@ -80,11 +80,17 @@ class CompiledKernel {
   int64_t outer_size() const { return outer_size_; }
   int64_t num_parameters() const { return num_parameters_; }
   int64_t num_outputs() const { return num_outputs_; }
+  // The symbol of function() in its Jit (empty when made from a bare
+  // function): what a serialized program names it by
+  // (runtime/thunk_serialization.h).
+  const std::string& symbol() const { return symbol_; }
+  void set_symbol(std::string symbol) { symbol_ = std::move(symbol); }
 
  private:
   friend class LoopKernelModule;  // sets jit_ and function_ after compiling
   std::shared_ptr<const Jit> jit_;
   Function function_;
+  std::string symbol_;
   int64_t outer_size_;
   int64_t num_parameters_;
   int64_t num_outputs_;

@@ -250,6 +250,7 @@ absl::Status LoopKernelModule::Compile() {
     AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
     kernel->jit_ = impl_->jit;
     kernel->function_ = reinterpret_cast<CompiledKernel::Function>(address);
+    kernel->symbol_ = name;
   }
   impl_->pending.clear();
   for (auto& [function, name] : impl_->pending_scalar) {

@@ -85,6 +85,8 @@ class CopyThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override;
+  absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
+  const std::vector<std::pair<int64_t, int64_t>>& copies() const { return copies_; }
 
  private:
   std::vector<std::pair<int64_t, int64_t>> copies_;
@@ -101,6 +103,7 @@ class WhileThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override { return uses_; }
   // The most any nested thunk needs (they run one at a time).
   int64_t scratch_bytes() const override { return scratch_bytes_; }
+  absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
 
  private:
   CopyThunk init_;
@@ -121,6 +124,7 @@ class ConditionalThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override { return uses_; }
   // The most any nested thunk needs (they run one at a time).
   int64_t scratch_bytes() const override { return scratch_bytes_; }
+  absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
 
  private:
   int64_t selector_;

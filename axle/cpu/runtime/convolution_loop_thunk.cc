@@ -10,6 +10,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/convolution_loop_emitter.h"
 #include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/program_builder.h"
 
 namespace axle::cpu::conv {
@@ -66,8 +67,30 @@ class LoopConvolutionThunk : public Thunk {
     work_per_row_ = std::max<int64_t>(1, elements / rows * std::max<int64_t>(1, per_element));
   }
 
+  // From serialized parts (LoadLoopConvolutionThunk).
+  LoopConvolutionThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
+                       std::vector<Operand> sources, std::vector<int64_t> operand_values,
+                       int64_t output_value, int64_t work_per_row)
+      : Thunk(std::move(name)),
+        kernel_(std::move(kernel)),
+        sources_(std::move(sources)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value),
+        work_per_row_(work_per_row) {}
+
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
+  }
+
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kLoopConvolution, *this);
+    AXLE_RETURN_IF_ERROR(writer.Kernel(*kernel_));
+    writer.Int(static_cast<int64_t>(sources_.size()));
+    for (const Operand& source : sources_) WriteConvOperand(source, writer);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    writer.Int(work_per_row_);
+    return absl::OkStatus();
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
@@ -90,6 +113,39 @@ class LoopConvolutionThunk : public Thunk {
 };
 
 }  // namespace
+
+}  // namespace axle::cpu::conv
+
+namespace axle::cpu {
+
+std::unique_ptr<Thunk> LoadLoopConvolutionThunk(std::string name, ThunkReader& reader) {
+  std::unique_ptr<CompiledKernel> kernel = reader.Kernel();
+  const int64_t count = reader.Count();
+  std::vector<conv::Operand> sources;
+  for (int64_t i = 0; i < count && reader.ok(); ++i) sources.push_back(ReadConvOperand(reader));
+  std::vector<int64_t> operand_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  const int64_t work_per_row = reader.Int();
+  if (!reader.ok()) return nullptr;
+  bool operands_ok = sources.size() >= 2 && sources.size() <= 5;
+  for (const conv::Operand& source : sources) {
+    operands_ok = operands_ok && (source.literal != nullptr ||
+                                  static_cast<size_t>(source.operand) < operand_values.size());
+  }
+  if (!operands_ok || kernel->num_parameters() != static_cast<int64_t>(sources.size()) ||
+      kernel->num_outputs() != 1 || work_per_row < 1) {
+    reader.Fail(
+        absl::StrCat("loop convolution %", name, ": operands that do not match its kernel"));
+    return nullptr;
+  }
+  return std::make_unique<conv::LoopConvolutionThunk>(std::move(name), std::move(kernel),
+                                                      std::move(sources), std::move(operand_values),
+                                                      output_value, work_per_row);
+}
+
+}  // namespace axle::cpu
+
+namespace axle::cpu::conv {
 
 absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
     const HloInstruction& instruction, ConvPlan plan, std::vector<int64_t> operand_values,

@@ -16,6 +16,7 @@
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/omp_team.h"
+#include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -68,6 +69,19 @@ class DnnlConvolutionThunk : public Thunk {
     return BufferUses{operand_values_, {output_value_}};
   }
   int64_t scratch_bytes() const override { return scratch_bytes_; }
+  // The plan Build got (its HLO left out); the loader builds from it again.
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    if (plan_.rhs.literal == nullptr && plan_.rhs.operand < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "convolution %", name(),
+          " freed its constant weights once packed (SetKeepSerializableState was off)"));
+    }
+    writer.Begin(ThunkTag::kDnnlConvolution, *this);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    WriteConvPlan(plan_, writer);
+    return absl::OkStatus();
+  }
 
   bool reference() const { return reference_; }
 
@@ -411,7 +425,8 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       dnnl::stream stream(DnnlEngine());
       dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
       stream.wait();
-      plan_.rhs.literal.reset();
+      // Freed unless a serialized copy will need it (thunk_serialization.h).
+      if (!KeepSerializableState()) plan_.rhs.literal.reset();
     }
     primitive_ = dnnl::convolution_forward(*pd);
   } catch (const dnnl::error& error) {
@@ -716,6 +731,24 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
   }
   return conv::CreateLoopConvolutionThunk(instruction, std::move(plan), std::move(operand_values),
                                           constants, output_value, kernels, kernel_name);
+}
+
+std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& reader) {
+  std::vector<int64_t> operand_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  ConvPlan plan = ReadConvPlan(reader);
+  if (!reader.ok()) return nullptr;
+  if (!ConvPlanOperandsIn(plan, operand_values.size()) || !DnnlTakes(plan)) {
+    reader.Fail(absl::StrCat("convolution %", name, ": a plan oneDNN does not take"));
+    return nullptr;
+  }
+  auto thunk =
+      std::make_unique<DnnlConvolutionThunk>(name, std::move(operand_values), output_value);
+  if (absl::Status status = thunk->Build(std::move(plan)); !status.ok()) {
+    reader.Fail(absl::StrCat("convolution %", name, ": ", status.message()));
+    return nullptr;
+  }
+  return thunk;
 }
 
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {

@@ -596,17 +596,31 @@ class CpuCompiler : public Compiler {
   const se::Platform* platform_;
 };
 
+// The platform the registrar registered (its compiler's and
+// CompileCpuExecutable's).
+se::Platform* cpu_platform = nullptr;
+
 struct Registrar {
   Registrar() {
-    static se::Platform* platform = nullptr;
     auto owned = std::make_unique<se::Platform>(
         "Host", std::vector<std::string>{"cpu", "host"}, kHostPlatformName,
-        [] { return std::make_unique<CpuCompiler>(platform); });
-    platform = owned.get();
+        [] { return std::make_unique<CpuCompiler>(cpu_platform); });
+    cpu_platform = owned.get();
     se::PlatformManager::RegisterPlatform(std::move(owned)).IgnoreError();
   }
 };
 const Registrar registrar;
 
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileCpuExecutable(
+    std::unique_ptr<HloModule> module, const CpuCompileOptions& options) {
+  AXLE_RETURN_IF_ERROR(CheckSupported(*module));
+  HloPassPipeline pipeline("cpu-prepare");
+  AXLE_RETURN_IF_ERROR(PrepareModule(module.get(), pipeline, /*run_backend_only=*/false));
+  ProgramBuilder builder(options);
+  AXLE_ASSIGN_OR_RETURN(CpuProgram program, builder.Build(*module));
+  return std::make_unique<CpuExecutable>(std::shared_ptr<const HloModule>(std::move(module)),
+                                         cpu_platform, std::move(program));
+}
 }  // namespace axle::cpu

@@ -79,6 +79,13 @@ class CpuExecutable : public Executable {
   // MODULE.buffer-assignment.txt.
   std::string BufferAssignmentText() const;
 
+  // The program and its arena layout, for serialization
+  // (program_serialization.h): each temporary's offset in the arena, and
+  // each top-level thunk's scratch offset (-1: none).
+  const CpuProgram& program() const { return program_; }
+  const std::vector<int64_t>& temporary_offsets() const { return temporary_offsets_; }
+  const std::vector<int64_t>& scratch_offsets() const { return scratch_offsets_; }
+
  protected:
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
                                 absl::Span<const ShapedBuffer* const> arguments,

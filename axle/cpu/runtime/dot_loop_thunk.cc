@@ -12,6 +12,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/dot_loop_emitter.h"
 #include "axle/cpu/runtime/dot_plan.h"
+#include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 
 namespace axle::cpu::dot {
@@ -102,6 +103,32 @@ class LoopDotThunk : public Thunk {
     sources_.push_back(plan.rhs);
     if (plan.bias) sources_.push_back(*plan.bias);
   }
+  // From serialized parts (LoadLoopDotThunk).
+  LoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
+               std::vector<Source> sources, std::vector<int64_t> operand_values,
+               int64_t output_value, int64_t work_per_row)
+      : Thunk(std::move(name)),
+        kernel_(std::move(kernel)),
+        sources_(std::move(sources)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value),
+        work_per_row_(work_per_row) {}
+
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kLoopDot, *this);
+    AXLE_RETURN_IF_ERROR(writer.Kernel(*kernel_));
+    // The sources as a plan's lhs, rhs and bias.
+    DotPlan plan;
+    plan.lhs_groups = plan.rhs_groups = {{}, {}, {}};
+    plan.lhs = sources_[0];
+    plan.rhs = sources_[1];
+    if (sources_.size() > 2) plan.bias = sources_[2];
+    WriteDotPlan(plan, writer);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    writer.Int(work_per_row_);
+    return absl::OkStatus();
+  }
 
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
@@ -129,6 +156,33 @@ class LoopDotThunk : public Thunk {
 };
 
 }  // namespace
+
+}  // namespace axle::cpu::dot
+
+namespace axle::cpu {
+
+std::unique_ptr<Thunk> LoadLoopDotThunk(std::string name, ThunkReader& reader) {
+  std::unique_ptr<CompiledKernel> kernel = reader.Kernel();
+  dot::DotPlan plan = ReadDotPlan(reader);
+  std::vector<int64_t> operand_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  const int64_t work_per_row = reader.Int();
+  if (!reader.ok()) return nullptr;
+  std::vector<dot::Source> sources = {plan.lhs, plan.rhs};
+  if (plan.bias) sources.push_back(*plan.bias);
+  if (!DotPlanOperandsIn(plan, operand_values.size()) ||
+      kernel->num_parameters() != static_cast<int64_t>(sources.size()) ||
+      kernel->num_outputs() != 1 || work_per_row < 1) {
+    reader.Fail(absl::StrCat("loop dot %", name, ": operands that do not match its kernel"));
+    return nullptr;
+  }
+  return std::make_unique<dot::LoopDotThunk>(std::move(name), std::move(kernel), std::move(sources),
+                                             std::move(operand_values), output_value, work_per_row);
+}
+
+}  // namespace axle::cpu
+
+namespace axle::cpu::dot {
 
 absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(
     const HloInstruction& instruction, const DotPlan& plan, std::vector<int64_t> operand_values,

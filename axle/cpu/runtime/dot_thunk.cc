@@ -17,6 +17,7 @@
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
+#include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/rhs_packing.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 
@@ -150,6 +151,11 @@ class DnnlDotThunk : public Thunk {
         output_value_(output_value) {}
 
   absl::Status Build(const DotPlan& plan) {
+    // What Serialize writes: the plan without its HLO (the loader builds
+    // from it again).
+    plan_ = plan;
+    plan_.chain.clear();
+    plan_.bias_add = nullptr;
     // oneDNN fixes a primitive's team size (the run-time rhs reorder's at
     // least) when it creates it: the size a run gets when it runs alone.
     OmpTeamShare share(nullptr);
@@ -280,6 +286,14 @@ class DnnlDotThunk : public Thunk {
 
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
+  }
+
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kDnnlDot, *this);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    WriteDotPlan(plan_, writer);
+    return absl::OkStatus();
   }
 
   // The dense copies of the operands that need gathering, one after the
@@ -434,6 +448,7 @@ class DnnlDotThunk : public Thunk {
     }
   }
 
+  DotPlan plan_;  // as Build got it, without HLO
   bool rounded_epilogue_ = false;
   bool sum_bias_ = false;  // the bias copied into the output, a sum post-op
   Activation activation_ = Activation::kNone;
@@ -476,6 +491,23 @@ bool DnnlTakes(const DotPlan& plan) {
 }  // namespace
 
 int DotThreads() { return ThreadPool::DefaultNumThreads(); }
+
+std::unique_ptr<Thunk> LoadDnnlDotThunk(std::string name, ThunkReader& reader) {
+  std::vector<int64_t> operand_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  DotPlan plan = ReadDotPlan(reader);
+  if (!reader.ok()) return nullptr;
+  if (!DotPlanOperandsIn(plan, operand_values.size())) {
+    reader.Fail(absl::StrCat("dot %", name, " reads an operand it does not have"));
+    return nullptr;
+  }
+  auto thunk = std::make_unique<DnnlDotThunk>(name, std::move(operand_values), output_value);
+  if (absl::Status status = thunk->Build(plan); !status.ok()) {
+    reader.Fail(absl::StrCat("dot %", name, ": ", status.message()));
+    return nullptr;
+  }
+  return thunk;
+}
 
 absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
                                                       std::vector<int64_t> operand_values,

@@ -35,6 +35,8 @@ class InterpreterKernelThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {result_value_}};
   }
+  // Unimplemented naming the op: it evaluates its instruction at run time.
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   const HloInstruction* instruction_;

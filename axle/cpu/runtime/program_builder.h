@@ -52,6 +52,13 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction);
 // "cpu platform: <why> (instruction %name, opcode)" as Unimplemented.
 absl::Status Unsupported(const HloInstruction& instruction, absl::string_view why);
 
+// What the cpu platform's compiler does (cpu_compiler.cc: the cpu-prepare
+// passes, then ProgramBuilder), with the caller's options and no caches:
+// axle-aot compiles so, with position-independent kernels whose objects it
+// collects from options.jit.cache_dir.
+absl::StatusOr<std::unique_ptr<CpuExecutable>> CompileCpuExecutable(
+    std::unique_ptr<HloModule> module, const CpuCompileOptions& options);
+
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(CpuCompileOptions options = {}) : options_(std::move(options)) {}

@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "axle/cpu/runtime/dot_plan.h"
+#include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/small_dot.h"
 
 namespace axle::cpu::dot {
@@ -46,7 +48,11 @@ class SmallDotThunk : public Thunk {
         lhs_(OperandOf(plan.lhs)),
         rhs_(OperandOf(plan.rhs)),
         lhs_literal_(plan.lhs.literal),
-        rhs_literal_(plan.rhs.literal) {
+        rhs_literal_(plan.rhs.literal),
+        plan_(plan),
+        plan_shape_(shape) {
+    plan_.chain.clear();
+    plan_.bias_add = nullptr;
     if (plan.bias) {
       bias_ = OperandOf(*plan.bias);
       bias_literal_ = plan.bias->literal;
@@ -61,6 +67,24 @@ class SmallDotThunk : public Thunk {
 
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
+  }
+
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kSmallDot, *this);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    WriteDotPlan(plan_, writer);
+    const SmallDotShape& s = plan_shape_;
+    for (int64_t field : {s.batch, s.m, s.n, s.k, s.lhs_batch_stride, s.lhs_row_stride,
+                          s.lhs_k_stride, s.rhs_batch_stride, s.rhs_k_stride, s.bias_batch_stride,
+                          s.bias_row_stride, s.bias_column_stride}) {
+      writer.Int(field);
+    }
+    writer.Bool(s.rhs_transposed);
+    WriteActivation(s.activation, writer);
+    writer.Double(s.low);
+    writer.Double(s.high);
+    return absl::OkStatus();
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
@@ -110,9 +134,48 @@ class SmallDotThunk : public Thunk {
   std::vector<float> packed_rhs_;  // PackSmallDotRhs of a constant rhs
   // Keep the literals the operands point into alive.
   std::shared_ptr<const Literal> lhs_literal_, rhs_literal_, bias_literal_;
+  // What the thunk was made from (Serialize), without HLO.
+  DotPlan plan_;
+  SmallDotShape plan_shape_;
 };
 
 }  // namespace
+
+}  // namespace axle::cpu::dot
+
+namespace axle::cpu {
+
+std::unique_ptr<Thunk> LoadSmallDotThunk(std::string name, ThunkReader& reader) {
+  std::vector<int64_t> operand_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  dot::DotPlan plan = ReadDotPlan(reader);
+  SmallDotShape s;
+  for (int64_t* field : {&s.batch, &s.m, &s.n, &s.k, &s.lhs_batch_stride, &s.lhs_row_stride,
+                         &s.lhs_k_stride, &s.rhs_batch_stride, &s.rhs_k_stride,
+                         &s.bias_batch_stride, &s.bias_row_stride, &s.bias_column_stride}) {
+    *field = reader.Int();
+  }
+  s.rhs_transposed = reader.Bool();
+  s.activation = ReadActivation(reader);
+  s.low = static_cast<float>(reader.Double());
+  s.high = static_cast<float>(reader.Double());
+  if (!reader.ok()) return nullptr;
+  if (!DotPlanOperandsIn(plan, operand_values.size()) || plan.lhs.type != F32 ||
+      plan.rhs.type != F32 || (plan.bias && plan.bias->type != F32)) {
+    reader.Fail(absl::StrCat("small dot %", name, ": operands that do not match its plan"));
+    return nullptr;
+  }
+  if (!SmallDotAvailable()) {
+    reader.Fail(absl::StrCat("small dot %", name, " needs AVX-512F, which this CPU lacks"));
+    return nullptr;
+  }
+  return std::make_unique<dot::SmallDotThunk>(std::move(name), std::move(operand_values),
+                                              output_value, plan, s);
+}
+
+}  // namespace axle::cpu
+
+namespace axle::cpu::dot {
 
 std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
                                            std::vector<int64_t> operand_values,

@@ -33,6 +33,7 @@
 namespace axle::cpu {
 
 struct RngRunState;  // rng_thunk.h
+class ThunkWriter;   // thunk_serialization.h
 
 struct ThunkContext {
   // The buffer of value `id` in this run, and its size in bytes.
@@ -87,6 +88,10 @@ class Thunk {
   // writes only what changes). ShareInPlaceOperands (in_place.h) lets them
   // share when the operand is dead after the thunk.
   virtual std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const { return {}; }
+  // Writes the thunk for a loader that has no HLO (thunk_serialization.h):
+  // its tag, name and what Execute uses. The default: Unimplemented, naming
+  // the thunk.
+  virtual absl::Status Serialize(ThunkWriter& writer) const;
 
  private:
   std::string name_;
@@ -121,6 +126,10 @@ class KernelThunk : public Thunk {
     return BufferUses{operand_values_, output_values_};
   }
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override { return in_place_; }
+  absl::Status Serialize(ThunkWriter& writer) const override;
+  // The loader's way back (thunk_serialization.cc).
+  int64_t split_alignment() const { return split_alignment_; }
+  int64_t expensive_elements() const { return expensive_elements_; }
 
   // For a kernel whose every call reads all of its input whatever its
   // range (a column reduction): split the rows into one range per thread,
