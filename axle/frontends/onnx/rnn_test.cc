@@ -12,7 +12,7 @@
 namespace axle::onnx {
 namespace {
 
-constexpr int64_t kSteps = 5, kBatch = 3, kInput = 4, kHidden = 6;
+constexpr int64_t kSteps = 5, kBatch = 3, kInput = 4, kHidden = 6, kDirs = 2;
 
 graph::ValueInfo In(std::string name, PrimitiveType type, const std::vector<int64_t>& dims) {
   std::vector<graph::Dim> d(dims.size());
@@ -96,13 +96,13 @@ void ExpectBidirectionalIsForwardAndReverse(const RnnCase& c) {
   int64_t g = c.gates, h = kHidden;
   // The bidirectional node's inputs, [2, ...] where a direction is first.
   std::vector<std::vector<float>> values = {Values(kSteps * kBatch * kInput, 1),
-                                            Values(2 * g * h * kInput, 2),
-                                            Values(2 * g * h * h, 3),
-                                            Values(2 * 2 * g * h, 4),
+                                            Values(kDirs * g * h * kInput, 2),
+                                            Values(kDirs * g * h * h, 3),
+                                            Values(kDirs * 2 * g * h, 4),
                                             {},
-                                            Values(2 * kBatch * h, 5),
-                                            Values(2 * kBatch * h, 6),
-                                            Values(2 * 3 * h, 7)};
+                                            Values(kDirs * kBatch * h, 5),
+                                            Values(kDirs * kBatch * h, 6),
+                                            Values(kDirs * 3 * h, 7)};
   size_t per_dir = c.activations.size() / 2;
   for (const char* platform : {"cpu", "interpreter"}) {
     absl::StatusOr<std::vector<Literal>> both =
