@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/frontends/graph/graph_test_util.h"
 #include "axle/frontends/graph/xla_compiler.h"
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "gtest/gtest.h"
@@ -66,13 +67,7 @@ REGISTER_XLA_OP(Name("Reshape").Domain(kDomain).CompileTimeConstantInput(1), Res
 
 Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
               std::vector<std::string> out) {
-  Node n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.domain = kDomain;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
+  return MakeTestNode(kDomain, std::move(name), std::move(op), std::move(in), std::move(out));
 }
 
 ValueInfo Input(std::string name, std::vector<Dim> dims) {

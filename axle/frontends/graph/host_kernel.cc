@@ -2,7 +2,6 @@
 #include "axle/frontends/graph/host_kernel.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "absl/strings/match.h"
 #include "axle/frontends/graph/string_tensor.h"
@@ -90,13 +89,7 @@ const HostKernelRegistry::Entry* HostKernelRegistry::Find(const Node& node, int6
 
 std::vector<std::string> HostKernelRegistry::ListKernels() const {
   std::vector<std::string> out;
-  for (const Entry& e : entries_) {
-    std::string until = e.def.until_version == std::numeric_limits<int64_t>::max()
-                            ? ""
-                            : absl::StrCat(e.def.until_version);
-    out.push_back(absl::StrCat(e.def.domain.empty() ? "" : e.def.domain + ".", e.def.op_type, "[",
-                               e.def.since_version, "-", until, "]"));
-  }
+  for (const Entry& e : entries_) out.push_back(e.def.Describe());
   std::sort(out.begin(), out.end());
   return out;
 }

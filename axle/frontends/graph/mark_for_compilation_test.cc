@@ -7,6 +7,7 @@
 #include "axle/frontends/graph/mark_for_compilation.h"
 
 #include "absl/strings/match.h"
+#include "axle/frontends/graph/graph_test_util.h"
 #include "axle/frontends/graph/host_kernel.h"
 #include "axle/frontends/graph/xla_op_registry.h"
 #include "gtest/gtest.h"
@@ -36,13 +37,7 @@ REGISTER_HOST_KERNEL(Name("Filter").Domain(kDomain), kDataDependentShape, Filter
 
 Node MakeNode(std::string name, std::string op, std::vector<std::string> in,
               std::vector<std::string> out) {
-  Node n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.domain = kDomain;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
+  return MakeTestNode(kDomain, std::move(name), std::move(op), std::move(in), std::move(out));
 }
 
 Graph MakeGraph(std::vector<Node> nodes, std::vector<std::string> outputs) {

@@ -2,6 +2,7 @@
 #include "axle/frontends/graph/xla_op_registry.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -12,6 +13,13 @@ namespace axle::graph {
 const std::vector<std::string>& AllDevices() {
   static const std::vector<std::string> devices = {DEVICE_CPU, DEVICE_INTERPRETER};
   return devices;
+}
+
+std::string KernelDef::Describe() const {
+  std::string until =
+      until_version == std::numeric_limits<int64_t>::max() ? "" : absl::StrCat(until_version);
+  return absl::StrCat(domain.empty() ? "" : domain + ".", op_type, "[", since_version, "-", until,
+                      "]");
 }
 
 XlaOpRegistry& XlaOpRegistry::Global() {
@@ -129,12 +137,7 @@ std::vector<int> ConstantGraphInputs(const Graph& graph, const std::string& devi
 std::vector<std::string> XlaOpRegistry::ListKernels(const std::string& device) const {
   std::vector<std::string> out;
   for (const Entry& e : entries_) {
-    if (!Serves(e.def, device)) continue;
-    std::string until = e.def.until_version == std::numeric_limits<int64_t>::max()
-                            ? ""
-                            : absl::StrCat(e.def.until_version);
-    out.push_back(absl::StrCat(e.def.domain.empty() ? "" : e.def.domain + ".", e.def.op_type, "[",
-                               e.def.since_version, "-", until, "]"));
+    if (Serves(e.def, device)) out.push_back(e.def.Describe());
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -50,6 +50,10 @@ struct KernelDef {
   // compiler refuses a non-tensor input to any other kernel.
   bool non_tensor_inputs = false;
 
+  // "domain.Op[since-until]" ("Op[7-]" in the default domain, no upper
+  // bound): how ListKernels names the kernel.
+  std::string Describe() const;
+
   KernelDef& Domain(std::string d) {
     domain = std::move(d);
     return *this;

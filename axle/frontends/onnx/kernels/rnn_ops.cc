@@ -1,15 +1,19 @@
 //===- rnn_ops.cc - ONNX RNN, GRU, LSTM and ReverseSequence -----------------===//
 //
-// The recurrent ops as one HLO While loop per direction. The input
-// projection X * W^T + Wb of every time step is one dot before the loop; the
-// loop carries (t, H, C, Y, XW, R, Rb, P, lengths) and each step slices
-// XW[t], adds H * R^T and applies the op's cell. With sequence_lens, steps
-// at or past a batch entry's length keep its state and write zeros to Y.
-// The reverse direction runs forward over each sequence reversed within its
-// length (ReverseSequence's gather) and reverses Y back.
+// The recurrent ops as one HLO While loop over all directions. The input
+// projection X * W^T + Wb of every time step is one dot per direction
+// before the loop; the loop carries (t, H, C, Y, XW, R, Rb, P[, lengths]),
+// each but t with the direction as its leading (XW and Y: second)
+// dimension, and each step slices XW[t], adds H * R^T (one dot batched over
+// the directions) and applies the op's cell to every direction at once, so
+// a bidirectional layer costs one loop of T steps, not two. With
+// sequence_lens, steps at or past a batch entry's length keep its state and
+// write zeros to Y. The reverse direction runs forward over each sequence
+// reversed within its length (ReverseSequence's gather) and reverses Y back.
 //
 //===----------------------------------------------------------------------===//
 #include <functional>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "axle/frontends/graph/xla_op_registry.h"
@@ -171,19 +175,22 @@ struct CellParams {
   bool linear_before_reset = false, input_forget = false;
 };
 
-// One step: xw [B, G*H] (X * W^T + Wb), h and c [B, H], r [G*H, H],
-// rb [G*H], p [3*H] -> (H', C').
+// One step of D directions: xw [D, B, G*H] (X * W^T + Wb), h and c
+// [D, B, H], r [D, G*H, H], rb [D, G*H], p [D, 3*H] -> (H', C'). Each
+// direction's recurrent dot is one batch of a single dot.
 std::pair<XlaOp, XlaOp> Step(const CellParams& cp, PrimitiveType t, XlaOp xw, XlaOp h, XlaOp c,
-                             XlaOp r, XlaOp rb, XlaOp p, int64_t batch) {
+                             XlaOp r, XlaOp rb, XlaOp p, int64_t dirs, int64_t batch) {
   XlaBuilder* b = xw.builder();
   int64_t hs = cp.hidden;
-  std::vector<int64_t> bh = {batch, hs};
+  std::vector<int64_t> bh = {dirs, batch, hs};
   DotDimensionNumbers dn;
-  dn.add_lhs_contracting_dimensions(1);
-  dn.add_rhs_contracting_dimensions(1);
-  auto gate = [&](XlaOp v, int64_t g) { return SliceInDim(v, g * hs, (g + 1) * hs, 1, 1); };
+  dn.add_lhs_batch_dimensions(0);
+  dn.add_rhs_batch_dimensions(0);
+  dn.add_lhs_contracting_dimensions(2);
+  dn.add_rhs_contracting_dimensions(2);
+  auto gate = [&](XlaOp v, int64_t g) { return SliceInDim(v, g * hs, (g + 1) * hs, 1, 2); };
   auto vec = [&](XlaOp v, int64_t g) {
-    return BroadcastInDim(SliceInDim(v, g * hs, (g + 1) * hs, 1, 0), bh, {1});
+    return BroadcastInDim(SliceInDim(v, g * hs, (g + 1) * hs, 1, 1), bh, {0, 2});
   };
   auto clip = [&](XlaOp v) {
     if (cp.clip <= 0) return v;
@@ -197,7 +204,7 @@ std::pair<XlaOp, XlaOp> Step(const CellParams& cp, PrimitiveType t, XlaOp xw, Xl
     return {f(0, Add(xw, hr)), c};
   }
   if (cp.cell == Cell::kGru) {
-    XlaOp r_zr = SliceInDim(r, 0, 2 * hs, 1, 0), r_h = SliceInDim(r, 2 * hs, 3 * hs, 1, 0);
+    XlaOp r_zr = SliceInDim(r, 0, 2 * hs, 1, 1), r_h = SliceInDim(r, 2 * hs, 3 * hs, 1, 1);
     XlaOp hr = DotGeneral(h, r_zr, dn);
     XlaOp z = f(0, Add(Add(gate(xw, 0), gate(hr, 0)), vec(rb, 0)));
     XlaOp rt = f(0, Add(Add(gate(xw, 1), gate(hr, 1)), vec(rb, 1)));
@@ -217,16 +224,45 @@ std::pair<XlaOp, XlaOp> Step(const CellParams& cp, PrimitiveType t, XlaOp xw, Xl
   return {Mul(ot, Apply(cp.acts[2], c_new, t, bh)), c_new};
 }
 
-// Runs one direction: xw [T, B, G*H]; returns (Y [T, B, H], H_T, C_T).
-absl::StatusOr<std::vector<XlaOp>> RunDirection(XlaOpKernelContext* ctx, const CellParams& cp,
-                                                PrimitiveType t, XlaOp xw, XlaOp h0, XlaOp c0,
-                                                XlaOp r, XlaOp rb, XlaOp p, XlaOp lens,
-                                                int64_t steps, int64_t batch) {
+// One step of every direction (state [D, ...]): directions with the same
+// activations share one Step, so the usual bidirectional layer computes
+// both directions' gates in the same ops.
+std::pair<XlaOp, XlaOp> StepAll(const std::vector<CellParams>& cps, PrimitiveType t, XlaOp xw,
+                                XlaOp h, XlaOp c, XlaOp r, XlaOp rb, XlaOp p, int64_t batch) {
+  bool same = true;
+  for (const CellParams& cp : cps) {
+    for (size_t i = 0; i < cp.acts.size(); ++i) {
+      const Activation &a = cp.acts[i], &a0 = cps[0].acts[i];
+      same = same && a.name == a0.name && a.alpha == a0.alpha && a.beta == a0.beta;
+    }
+  }
+  if (same) return Step(cps[0], t, xw, h, c, r, rb, p, static_cast<int64_t>(cps.size()), batch);
+  std::vector<XlaOp> hs, cs;
+  for (int64_t d = 0; d < static_cast<int64_t>(cps.size()); ++d) {
+    auto at = [&](XlaOp v) { return SliceInDim(v, d, d + 1, 1, 0); };
+    auto [h_d, c_d] = Step(cps[d], t, at(xw), at(h), at(c), at(r), at(rb), at(p), 1, batch);
+    hs.push_back(h_d);
+    cs.push_back(c_d);
+  }
+  return {ConcatInDim(h.builder(), hs, 0), ConcatInDim(h.builder(), cs, 0)};
+}
+
+// Runs every direction in one loop: xw [T, D, B, G*H], each direction's
+// steps in the order it reads them; returns (Y [T, D, B, H], H_T, C_T
+// [D, B, H]). Without `lens` (S64 [B]) every step is valid.
+absl::StatusOr<std::vector<XlaOp>> RunDirections(XlaOpKernelContext* ctx,
+                                                 const std::vector<CellParams>& cps,
+                                                 PrimitiveType t, XlaOp xw, XlaOp h0, XlaOp c0,
+                                                 XlaOp r, XlaOp rb, XlaOp p,
+                                                 std::optional<XlaOp> lens, int64_t steps,
+                                                 int64_t batch) {
   XlaBuilder* b = ctx->builder();
-  int64_t hs = cp.hidden;
-  XlaOp y0 = Broadcast(Zero(b, t), {steps, batch, hs});
-  XlaOp init = Tuple(b, {ConstantR0<int64_t>(b, 0), h0, c0, y0, xw, r, rb, p, lens});
-  absl::StatusOr<Shape> state = b->GetShape(init);
+  int64_t hs = cps[0].hidden, dirs = static_cast<int64_t>(cps.size());
+  XlaOp y0 = Broadcast(Zero(b, t), {steps, dirs, batch, hs});
+  std::vector<XlaOp> init = {ConstantR0<int64_t>(b, 0), h0, c0, y0, xw, r, rb, p};
+  if (lens) init.push_back(*lens);
+  const int n = static_cast<int>(init.size());
+  absl::StatusOr<Shape> state = b->GetShape(Tuple(b, init));
   if (!state.ok()) return state.status();
 
   std::unique_ptr<XlaBuilder> cond = b->CreateSubBuilder("rnn_cond");
@@ -238,22 +274,28 @@ absl::StatusOr<std::vector<XlaOp>> RunDirection(XlaOpKernelContext* ctx, const C
   std::unique_ptr<XlaBuilder> body = b->CreateSubBuilder("rnn_body");
   XlaBuilder* s = body.get();
   XlaOp st = Parameter(s, 0, *state, "state");
-  std::vector<XlaOp> e(9);
-  for (int i = 0; i < 9; ++i) e[i] = GetTupleElement(st, i);
+  std::vector<XlaOp> e(n);
+  for (int i = 0; i < n; ++i) e[i] = GetTupleElement(st, i);
   XlaOp zero = ConstantR0<int64_t>(s, 0);
-  int64_t g = Gates(cp.cell);
-  XlaOp xw_t = Reshape(DynamicSlice(e[4], {e[0], zero, zero}, {1, batch, g * hs}), {batch, g * hs});
-  auto [h_new, c_new] = Step(cp, t, xw_t, e[1], e[2], e[5], e[6], e[7], batch);
-  std::vector<int64_t> bh = {batch, hs};
-  XlaOp valid = BroadcastInDim(Lt(Broadcast(e[0], {batch}), e[8]), bh, {0});
-  h_new = Select(valid, h_new, e[1]);
-  c_new = Select(valid, c_new, e[2]);
-  XlaOp y_t = Select(valid, h_new, Broadcast(Zero(s, t), bh));
-  XlaOp y = DynamicUpdateSlice(e[3], Reshape(y_t, {1, batch, hs}), {e[0], zero, zero});
-  Tuple(s, {Add(e[0], ConstantR0<int64_t>(s, 1)), h_new, c_new, y, e[4], e[5], e[6], e[7], e[8]});
+  int64_t g = Gates(cps[0].cell);
+  XlaOp xw_t = Reshape(DynamicSlice(e[4], {e[0], zero, zero, zero}, {1, dirs, batch, g * hs}),
+                       {dirs, batch, g * hs});
+  auto [h_new, c_new] = StepAll(cps, t, xw_t, e[1], e[2], e[5], e[6], e[7], batch);
+  std::vector<int64_t> bh = {dirs, batch, hs};
+  XlaOp y_t = h_new;
+  if (lens) {
+    XlaOp valid = BroadcastInDim(Lt(Broadcast(e[0], {batch}), e[8]), bh, {1});
+    h_new = Select(valid, h_new, e[1]);
+    c_new = Select(valid, c_new, e[2]);
+    y_t = Select(valid, h_new, Broadcast(Zero(s, t), bh));
+  }
+  XlaOp y = DynamicUpdateSlice(e[3], Reshape(y_t, {1, dirs, batch, hs}), {e[0], zero, zero, zero});
+  std::vector<XlaOp> next = {Add(e[0], ConstantR0<int64_t>(s, 1)), h_new, c_new, y};
+  next.insert(next.end(), e.begin() + 4, e.end());
+  Tuple(s, next);
   absl::StatusOr<XlaComputation> body_c = body->Build();
   if (!body_c.ok()) return body_c.status();
-  XlaOp out = While(*cond_c, *body_c, init);
+  XlaOp out = While(*cond_c, *body_c, Tuple(b, init));
   return std::vector<XlaOp>{GetTupleElement(out, 3), GetTupleElement(out, 1),
                             GetTupleElement(out, 2)};
 }
@@ -332,30 +374,46 @@ class RecurrentOp : public XlaOpKernel {
     auto reverse = [&](XlaOp v, const std::vector<int64_t>& dims) {
       return has_lens ? ReverseWithinLengths(v, lens, dims) : Rev(v, {0});
     };
-    std::vector<XlaOp> ys, hs_out, cs_out;
+    // Per direction: X * W^T + Wb (each sequence reversed for a backward
+    // direction), then one loop over every direction.
+    std::vector<CellParams> cps;
+    std::vector<XlaOp> xws, h0s, c0s, rs, rbs, ps;
+    auto backward = [&](int64_t d) { return *direction == "reverse" || d == 1; };
     for (int64_t d = 0; d < dirs; ++d) {
       cp.acts.assign(acts->begin() + d * defaults.size(),
                      acts->begin() + (d + 1) * defaults.size());
+      cps.push_back(cp);
       DotDimensionNumbers dn;
       dn.add_lhs_contracting_dimensions(2);
       dn.add_rhs_contracting_dimensions(1);
       XlaOp xw = DotGeneral(x, per_dir(1, d, {g * hs, in}), dn);
       XlaOp bias = per_dir(3, d, {2 * g * hs});
       xw = Add(xw, BroadcastInDim(SliceInDim(bias, 0, g * hs, 1, 0), {steps, batch, g * hs}, {2}));
-      XlaOp rb = SliceInDim(bias, g * hs, 2 * g * hs, 1, 0);
-      bool backward = *direction == "reverse" || d == 1;
-      if (backward) xw = reverse(xw, {steps, batch, g * hs});
-      absl::StatusOr<std::vector<XlaOp>> out = RunDirection(
-          ctx, cp, t, xw, per_dir(5, d, {batch, hs}), per_dir(6, d, {batch, hs}),
-          per_dir(2, d, {g * hs, hs}), rb, per_dir(7, d, {3 * hs}), lens, steps, batch);
-      if (!out.ok()) return out.status();
-      XlaOp y = backward ? reverse((*out)[0], {steps, batch, hs}) : (*out)[0];
-      ys.push_back(Reshape(y, {steps, 1, batch, hs}));
-      hs_out.push_back(Reshape((*out)[1], {1, batch, hs}));
-      cs_out.push_back(Reshape((*out)[2], {1, batch, hs}));
+      if (backward(d)) xw = reverse(xw, {steps, batch, g * hs});
+      xws.push_back(Reshape(xw, {steps, 1, batch, g * hs}));
+      rbs.push_back(Reshape(SliceInDim(bias, g * hs, 2 * g * hs, 1, 0), {1, g * hs}));
+      h0s.push_back(per_dir(5, d, {1, batch, hs}));
+      c0s.push_back(per_dir(6, d, {1, batch, hs}));
+      rs.push_back(per_dir(2, d, {1, g * hs, hs}));
+      ps.push_back(per_dir(7, d, {1, 3 * hs}));
     }
-    XlaOp y = ConcatInDim(b, ys, 1);
-    XlaOp yh = ConcatInDim(b, hs_out, 0), yc = ConcatInDim(b, cs_out, 0);
+    std::optional<XlaOp> loop_lens;
+    if (has_lens) loop_lens = lens;
+    absl::StatusOr<std::vector<XlaOp>> out =
+        RunDirections(ctx, cps, t, ConcatInDim(b, xws, 1), ConcatInDim(b, h0s, 0),
+                      ConcatInDim(b, c0s, 0), ConcatInDim(b, rs, 0), ConcatInDim(b, rbs, 0),
+                      ConcatInDim(b, ps, 0), loop_lens, steps, batch);
+    if (!out.ok()) return out.status();
+    XlaOp y = (*out)[0], yh = (*out)[1], yc = (*out)[2];
+    if (backward(dirs - 1)) {
+      std::vector<XlaOp> ys;
+      for (int64_t d = 0; d < dirs; ++d) {
+        XlaOp y_d = Reshape(SliceInDim(y, d, d + 1, 1, 1), {steps, batch, hs});
+        if (backward(d)) y_d = reverse(y_d, {steps, batch, hs});
+        ys.push_back(Reshape(y_d, {steps, 1, batch, hs}));
+      }
+      y = ConcatInDim(b, ys, 1);
+    }
     if (*layout == 1) {
       y = Transpose(y, {2, 0, 1, 3});
       yh = Transpose(yh, {1, 0, 2});
