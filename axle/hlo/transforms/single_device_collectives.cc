@@ -592,8 +592,7 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
     absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
         ParseSendRecvSourceTargetPairs(*text);
     if (!pairs.ok()) return PassUnimplemented(kPass, *recv, pairs.status().message());
-    AXLE_ASSIGN_OR_RETURN(std::vector<std::pair<int64_t, int64_t>> moving,
-                          MovingPairs(*recv, *send, *pairs));
+    AXLE_ASSIGN_OR_RETURN(auto moving, MovingPairs(*recv, *send, *pairs));
     *pairs = std::move(moving);
     auto permute = std::make_unique<HloCollectiveInstruction>(
         HloOpcode::kCollectivePermute, data,
