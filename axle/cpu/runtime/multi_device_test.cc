@@ -465,8 +465,7 @@ ENTRY e {
 
 // _xla_send_recv_validation in the entry computation (its one execution is
 // number 0): pair {0,1} moves data ({{0,0}}), pair {1,2} does not
-// ({{1,3}}), so device 2 gets zeros; "invalid" moves nothing. In a loop
-// body the backend cannot tell which execution it is: Unimplemented.
+// ({{1,3}}), so device 2 gets zeros; "invalid" moves nothing.
 TEST(CpuMultiDevice, SendRecvValidation) {
   std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=3
 ENTRY e {
@@ -495,39 +494,6 @@ ENTRY e {
   EXPECT_EQ(result[1].tuple_element(0), args[0][0]);
   EXPECT_EQ(result[2].tuple_element(0), zeros);
   for (const Literal& device : result) EXPECT_EQ(device.tuple_element(1), zeros);
-
-  absl::StatusOr<std::vector<Literal>> in_loop = RunOnCpuDevices(R"(HloModule m, replica_count=2
-body {
-  b = (s32[], f32[2]) parameter(0)
-  i = s32[] get-tuple-element(b), index=0
-  x = f32[2] get-tuple-element(b), index=1
-  t0 = token[] after-all()
-  r = (f32[2], u32[], token[]) recv(t0), channel_id=1,
-      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{1,2}}"}
-  s = (f32[2], u32[], token[]) send(x, t0), channel_id=1,
-      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{1,2}}"}
-  rd = (f32[2], token[]) recv-done(r), channel_id=1
-  sd = token[] send-done(s), channel_id=1
-  d = f32[2] get-tuple-element(rd), index=0
-  one = s32[] constant(1)
-  n = s32[] add(i, one)
-  ROOT o = (s32[], f32[2]) tuple(n, d)
-}
-cond {
-  c = (s32[], f32[2]) parameter(0)
-  k = s32[] get-tuple-element(c), index=0
-  four = s32[] constant(4)
-  ROOT lt = pred[] compare(k, four), direction=LT
-}
-ENTRY e {
-  p = f32[2] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], f32[2]) tuple(zero, p)
-  ROOT w = (s32[], f32[2]) while(init), condition=cond, body=body
-})",
-                                                                 FloatArgs(2, {2}));
-  ASSERT_FALSE(in_loop.ok());
-  EXPECT_THAT(in_loop.status().message(), ::testing::HasSubstr("_xla_send_recv_validation"));
 }
 
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {
