@@ -104,6 +104,49 @@ mkdir -p "$tmp/o1"
 "$run" "$tmp/neg.hlo" --input="$tmp/o1/out_0.npy" --output_dir="$tmp/o2/nested" >/dev/null
 check "negate twice through .npy files is the identity" cmp -s "$tmp/out_0.npy" "$tmp/o2/nested/out_0.npy"
 
+# Infeed and outfeed: --infeed files are the values the infeed ops take, in
+# order; outfeed values are printed and written as outfeed_N.npy.
+printf 'HloModule m\n\nENTRY e {\n  ROOT c = f32[3] constant({1, 2, 3})\n}\n' >"$tmp/c1.hlo"
+printf 'HloModule m\n\nENTRY e {\n  ROOT c = f32[3] constant({10, 20, 30})\n}\n' >"$tmp/c2.hlo"
+"$run" "$tmp/c1.hlo" --output_dir="$tmp/f1" >/dev/null
+"$run" "$tmp/c2.hlo" --output_dir="$tmp/f2" >/dev/null
+cat >"$tmp/feed.hlo" <<'HLO'
+HloModule feed
+
+ENTRY e {
+  t0 = token[] after-all()
+  in0 = (f32[3], token[]) infeed(t0)
+  x = f32[3] get-tuple-element(in0), index=0
+  t1 = token[] get-tuple-element(in0), index=1
+  in1 = (f32[3], token[]) infeed(t1)
+  y = f32[3] get-tuple-element(in1), index=0
+  t2 = token[] get-tuple-element(in1), index=1
+  s = f32[3] add(x, y)
+  o = token[] outfeed(s, t2), outfeed_shape=f32[3]
+  ROOT m = f32[3] multiply(x, y)
+}
+HLO
+for platform in interpreter cpu; do
+  "$run" "$tmp/feed.hlo" --platform=$platform --infeed="$tmp/f1/out_0.npy" \
+    --infeed="$tmp/f2/out_0.npy" --print_literals --output_dir="$tmp/feed_$platform" \
+    >"$tmp/feed_$platform.out" 2>&1
+  check "axle-run --infeed on $platform exits 0" test $? -eq 0
+  check "the infeeds reach the module on $platform" grep -q "^result: f32\[3\] {10, 40, 90}" "$tmp/feed_$platform.out"
+  check "the outfeed is printed on $platform" grep -q "^outfeed 0: f32\[3\] {11, 22, 33}" "$tmp/feed_$platform.out"
+  check "the outfeed is written on $platform" test -s "$tmp/feed_$platform/outfeed_0.npy"
+done
+"$run" "$tmp/feed.hlo" --platform=cpu --reference_platform=interpreter \
+  --infeed="$tmp/f1/out_0.npy" --infeed="$tmp/f2/out_0.npy" >"$tmp/feedref.out" 2>&1
+check "results and outfeeds agree with the interpreter" grep -q "^OK: cpu agrees" "$tmp/feedref.out"
+AXLE_FEED_TIMEOUT=200 "$run" "$tmp/feed.hlo" --infeed="$tmp/f1/out_0.npy" >/dev/null 2>"$tmp/err"
+check "too few infeed values is exit 1" test $? -eq 1
+check "the missing infeed value is named" grep -q "infeed" "$tmp/err"
+"$run" "$tmp/feed.hlo" --infeed="$tmp/out_0.npy" >/dev/null 2>"$tmp/err"
+check "an infeed file of the wrong shape is exit 1" test $? -eq 1
+check "the infeed shape error names both shapes" grep -q "the module's infeeds take f32\[3\]" "$tmp/err"
+"$run" "$tmp/neg.hlo" --input="$tmp/out_0.npy" --infeed="$tmp/f1/out_0.npy" >/dev/null 2>"$tmp/err"
+check "--infeed for a module without infeed is exit 1" grep -q "has no infeed" "$tmp/err"
+
 # A parameter larger than the machine's memory is an error naming it, not
 # an abort.
 printf 'HloModule m\n\nENTRY e {\n  p = f32[100000000000] parameter(0)\n  ROOT r = f32[100000000000] negate(p)\n}\n' >"$tmp/big.hlo"

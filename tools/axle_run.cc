@@ -4,6 +4,7 @@
 //            [--input=a.npy ...] [--seed=N] [--print_literals]
 //            [--output_dir=DIR] [--iterations=N] [--abs_error_bound=E]
 //            [--rel_error_bound=E] [--dump-to=DIR] [--num_processes=N]
+//            [--infeed=a.npy ...]
 //
 // Like XLA's run_hlo_module: the module is compiled for the platform through
 // the client API (LocalClient), inputs come from .npy files in parameter
@@ -21,6 +22,15 @@
 // --platform (interpreter or cpu), as does a process started with
 // AXLE_PROCESS_ID and AXLE_NUM_PROCESSES set, or by mpirun (Open MPI).
 //
+// Infeed and outfeed (XLA's host queues, axle/core/host_feed.h): each
+// --infeed file is one value for the module's infeed ops, queued in order
+// on device 0 before every run (every infeed op of the module must take
+// the same array shape); a value the run does not take is dropped before
+// the next. The values the module's outfeed ops produce are printed with
+// --print_literals ("outfeed N: ...") and written as outfeed_N.npy
+// (outfeed_N_L.npy for leaf L of a tuple) in --output_dir; with
+// --reference_platform the two platforms' outfeeds are compared too.
+//
 //===----------------------------------------------------------------------===//
 #include <chrono>
 #include <cstdio>
@@ -32,6 +42,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/host_feed.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/core/npy.h"
 #include "axle/runtime/local_client.h"
@@ -48,6 +59,7 @@ struct Options {
   std::string input_file;
   std::string platform = "interpreter";
   std::vector<std::string> inputs;
+  std::vector<std::string> infeeds;
   uint64_t seed = 42;
   bool print_literals = false;
   std::string output_dir;
@@ -68,12 +80,16 @@ struct Prepared {
   std::unique_ptr<LocalExecutable> executable;
   std::vector<ScopedShapedBuffer> arguments;
   std::vector<const ShapedBuffer*> argument_pointers;
+  // Queued on device 0's infeed before every run.
+  const std::vector<Literal>* infeeds = nullptr;
   double compile_milliseconds = 0;
 };
 
 absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModule& module,
-                                 const std::vector<Literal>& arguments) {
+                                 const std::vector<Literal>& arguments,
+                                 const std::vector<Literal>& infeeds) {
   Prepared prepared;
+  prepared.infeeds = &infeeds;
   AXLE_ASSIGN_OR_RETURN(se::Platform * platform, PlatformUtil::GetPlatform(platform_name));
   AXLE_ASSIGN_OR_RETURN(prepared.client, ClientLibrary::GetOrCreateLocalClient(platform));
   auto start = std::chrono::steady_clock::now();
@@ -92,15 +108,87 @@ absl::StatusOr<Prepared> Prepare(const std::string& platform_name, const HloModu
   return prepared;
 }
 
+HostFeed& Feed(const Prepared& prepared, HostFeed::Direction direction) {
+  return HostFeed::Get(direction, prepared.client->platform()->Name(), 0);
+}
+
 absl::StatusOr<ScopedShapedBuffer> Execute(const Prepared& prepared, uint64_t seed) {
+  Feed(prepared, HostFeed::Direction::kInfeed).Clear();
+  for (const Literal& value : *prepared.infeeds) {
+    AXLE_RETURN_IF_ERROR(prepared.client->TransferToInfeedLocal(value, 0));
+  }
   ExecutableRunOptions run_options;
   run_options.set_rng_seed(static_cast<int>(seed));
   return prepared.executable->Run(prepared.argument_pointers, run_options);
 }
 
-absl::StatusOr<Literal> RunOnce(const Prepared& prepared, uint64_t seed) {
-  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, Execute(prepared, seed));
-  return prepared.client->ShapedBufferToLiteral(result);
+// What a run left in device 0's outfeed queue, oldest first.
+std::vector<Literal> DrainOutfeed(const Prepared& prepared) {
+  HostFeed& outfeed = Feed(prepared, HostFeed::Direction::kOutfeed);
+  std::vector<Literal> values;
+  while (outfeed.size() > 0) {
+    absl::StatusOr<Literal> value = outfeed.Pop(std::chrono::milliseconds(0));
+    if (!value.ok()) break;
+    values.push_back(*std::move(value));
+  }
+  return values;
+}
+
+struct RunResult {
+  Literal result;
+  std::vector<Literal> outfeed;
+};
+
+absl::StatusOr<RunResult> RunOnce(const Prepared& prepared, uint64_t seed) {
+  Feed(prepared, HostFeed::Direction::kOutfeed).Clear();
+  AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer buffers, Execute(prepared, seed));
+  RunResult run;
+  AXLE_ASSIGN_OR_RETURN(run.result, prepared.client->ShapedBufferToLiteral(buffers));
+  run.outfeed = DrainOutfeed(prepared);
+  return run;
+}
+
+// The --infeed files, each one value of the array shape every infeed op of
+// the module takes.
+absl::StatusOr<std::vector<Literal>> LoadInfeeds(const Options& options, const HloModule& module) {
+  std::vector<Literal> values;
+  if (options.infeeds.empty()) return values;
+  const HloInstruction* first = nullptr;
+  for (const HloComputation* computation : module.computations()) {
+    for (const HloInstruction* instruction : computation->instructions()) {
+      if (instruction->opcode() != HloOpcode::kInfeed) continue;
+      const Shape& shape = instruction->shape();
+      if (!shape.IsTuple() || shape.tuple_shapes().empty() || !shape.tuple_shapes(0).IsArray()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--infeed: infeed ", instruction->name(), " takes ", ShapeUtil::HumanString(shape),
+            "; an .npy file holds one array, so only infeeds of (array, token) "
+            "can be fed"));
+      }
+      if (first != nullptr &&
+          !ShapeUtil::Compatible(first->shape().tuple_shapes(0), shape.tuple_shapes(0))) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--infeed: the module's infeeds take different shapes (", first->name(),
+                         ": ", ShapeUtil::HumanString(first->shape().tuple_shapes(0)), ", ",
+                         instruction->name(), ": ", ShapeUtil::HumanString(shape.tuple_shapes(0)),
+                         "), so the files' order cannot say which is which"));
+      }
+      if (first == nullptr) first = instruction;
+    }
+  }
+  if (first == nullptr) {
+    return absl::InvalidArgumentError("--infeed was given but the module has no infeed");
+  }
+  const Shape& expected = first->shape().tuple_shapes(0);
+  for (const std::string& file : options.infeeds) {
+    AXLE_ASSIGN_OR_RETURN(Literal literal, ReadNpy(file, expected.element_type()));
+    if (!ShapeUtil::Compatible(literal.shape(), expected)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--infeed ", file, " has shape ", ShapeUtil::HumanString(literal.shape()),
+                       " but the module's infeeds take ", ShapeUtil::HumanString(expected)));
+    }
+    values.push_back(std::move(literal));
+  }
+  return values;
 }
 
 absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options,
@@ -128,41 +216,78 @@ absl::StatusOr<std::vector<Literal>> LoadArguments(const Options& options,
   return arguments;
 }
 
-absl::Status WriteOutputs(const Literal& result, const std::string& dir) {
+// The array leaves of `result` as DIR/PREFIX0.npy, DIR/PREFIX1.npy, ...,
+// or DIR/PREFIX.npy when `result` is one array and `single` is set.
+absl::Status WriteLeaves(const Literal& result, const std::string& dir, const std::string& prefix,
+                         bool single) {
+  if (single && result.shape().IsArray()) {
+    return WriteNpy(result, absl::StrCat(dir, "/", prefix, ".npy"));
+  }
+  if (single) return WriteLeaves(result, dir, prefix + "_", false);
   int index = 0;
   absl::Status status = absl::OkStatus();
   ShapeUtil::ForEachLeafShape(result.shape(),
                               [&](const Shape& shape, const ShapeIndex& shape_index) {
                                 if (!status.ok() || !shape.IsArray()) return;
                                 status = WriteNpy(result.GetSubliteral(shape_index),
-                                                  absl::StrCat(dir, "/out_", index++, ".npy"));
+                                                  absl::StrCat(dir, "/", prefix, index++, ".npy"));
                               });
   return status;
+}
+
+absl::Status WriteOutputs(const RunResult& run, const std::string& dir) {
+  AXLE_RETURN_IF_ERROR(WriteLeaves(run.result, dir, "out_", false));
+  for (size_t i = 0; i < run.outfeed.size(); ++i) {
+    AXLE_RETURN_IF_ERROR(WriteLeaves(run.outfeed[i], dir, absl::StrCat("outfeed_", i), true));
+  }
+  return absl::OkStatus();
+}
+
+// The outfeeds of two runs: as many values, each within `spec`.
+absl::Status OutfeedsNear(const std::vector<Literal>& expected, const std::vector<Literal>& actual,
+                          const ErrorSpec& spec) {
+  if (expected.size() != actual.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the reference made ", expected.size(),
+                                                   " outfeed values, this run ", actual.size()));
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    absl::Status near = LiteralsNear(expected[i], actual[i], spec);
+    if (!near.ok())
+      return absl::InvalidArgumentError(absl::StrCat("outfeed ", i, ": ", near.message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Run(const Options& options) {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         LoadModule(options.input_file, !options.no_verify));
   AXLE_ASSIGN_OR_RETURN(std::vector<Literal> arguments, LoadArguments(options, *module));
-  AXLE_ASSIGN_OR_RETURN(Prepared prepared, Prepare(options.platform, *module, arguments));
-  AXLE_ASSIGN_OR_RETURN(Literal result, RunOnce(prepared, options.seed));
+  AXLE_ASSIGN_OR_RETURN(std::vector<Literal> infeeds, LoadInfeeds(options, *module));
+  AXLE_ASSIGN_OR_RETURN(Prepared prepared, Prepare(options.platform, *module, arguments, infeeds));
+  AXLE_ASSIGN_OR_RETURN(RunResult run, RunOnce(prepared, options.seed));
+  const Literal& result = run.result;
 
   if (options.print_literals) {
     for (size_t i = 0; i < arguments.size(); ++i) {
       std::printf("argument %zu: %s\n", i, arguments[i].ToString().c_str());
     }
     std::printf("result: %s\n", result.ToString().c_str());
+    for (size_t i = 0; i < run.outfeed.size(); ++i) {
+      std::printf("outfeed %zu: %s\n", i, run.outfeed[i].ToString().c_str());
+    }
   }
   if (!options.output_dir.empty()) {
     AXLE_RETURN_IF_ERROR(CreateOutputDir(options.output_dir));
-    AXLE_RETURN_IF_ERROR(WriteOutputs(result, options.output_dir));
+    AXLE_RETURN_IF_ERROR(WriteOutputs(run, options.output_dir));
   }
 
   if (options.iterations > 0) {
     // Execution alone: the result stays in its device buffers (reading it
     // back into a Literal is not part of a run).
     AXLE_ASSIGN_OR_RETURN(std::vector<double> times, TimeRuns(options.iterations, [&] {
-                            return Execute(prepared, options.seed).status();
+                            absl::Status status = Execute(prepared, options.seed).status();
+                            Feed(prepared, HostFeed::Direction::kOutfeed).Clear();
+                            return status;
                           }));
     std::printf("compile time (%s): %.1f ms\n", options.platform.c_str(),
                 prepared.compile_milliseconds);
@@ -171,17 +296,17 @@ absl::Status Run(const Options& options) {
 
   if (!options.reference_platform.empty()) {
     AXLE_ASSIGN_OR_RETURN(Prepared reference,
-                          Prepare(options.reference_platform, *module, arguments));
-    AXLE_ASSIGN_OR_RETURN(Literal expected, RunOnce(reference, options.seed));
+                          Prepare(options.reference_platform, *module, arguments, infeeds));
+    AXLE_ASSIGN_OR_RETURN(RunResult reference_run, RunOnce(reference, options.seed));
+    const Literal& expected = reference_run.result;
     if (options.print_literals) {
       std::printf("reference result (%s): %s\n", options.reference_platform.c_str(),
                   expected.ToString().c_str());
     }
-    absl::Status agree = LiteralsNear(expected, result, [&] {
-      ErrorSpec spec(options.abs_error_bound, options.rel_error_bound);
-      spec.min_ulps = options.min_ulps;
-      return spec;
-    }());
+    ErrorSpec spec(options.abs_error_bound, options.rel_error_bound);
+    spec.min_ulps = options.min_ulps;
+    absl::Status agree = LiteralsNear(expected, result, spec);
+    if (agree.ok()) agree = OutfeedsNear(reference_run.outfeed, run.outfeed, spec);
     if (!agree.ok()) {
       std::printf("MISMATCH: %s vs reference %s: %s\n", options.platform.c_str(),
                   options.reference_platform.c_str(), std::string(agree.message()).c_str());
@@ -216,6 +341,9 @@ int main(int argc, char** argv) {
   app.add_option("--min_ulps", options.min_ulps,
                  "relative bound of a float result at least this many units of its precision");
   app.add_option("--input", options.inputs, ".npy file for each parameter, in order")
+      ->allow_extra_args(false);
+  app.add_option("--infeed", options.infeeds,
+                 ".npy file for each value the module's infeed ops take, in order")
       ->allow_extra_args(false);
   app.add_option("--seed", options.seed, "seed for random inputs and rng ops");
   app.add_flag("--print_literals", options.print_literals, "print arguments and results");

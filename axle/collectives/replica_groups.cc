@@ -225,7 +225,7 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
-    const HloInstruction& send_or_recv, const DeviceGrid& grid) {
+    const HloInstruction& send_or_recv, const DeviceGrid& grid, std::optional<int64_t> execution) {
   auto attribute = send_or_recv.frontend_attributes().find(kSendRecvSourceTargetPairsAttribute);
   if (attribute == send_or_recv.frontend_attributes().end()) {
     return Annotate(absl::InvalidArgumentError(absl::StrCat(
@@ -241,10 +241,29 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
       ParseSendRecvSourceTargetPairs(attribute->second);
   if (!pairs.ok()) return Annotate(pairs.status(), send_or_recv);
+  if (execution.has_value()) {
+    AXLE_ASSIGN_OR_RETURN(SendRecvValidation validation,
+                          SendRecvValidationOf(send_or_recv, pairs->size()));
+    std::vector<std::pair<int64_t, int64_t>> moving;
+    for (size_t i = 0; i < pairs->size(); ++i) {
+      if (validation.Moves(i, *execution)) moving.push_back((*pairs)[i]);
+    }
+    *pairs = std::move(moving);
+  }
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> result =
       ExpandPermutePairs(*pairs, cross_partition, grid);
   if (!result.ok()) return Annotate(result.status(), send_or_recv);
   return result;
+}
+
+absl::StatusOr<SendRecvValidation> SendRecvValidationOf(const HloInstruction& send_or_recv,
+                                                        size_t num_pairs) {
+  auto attribute = send_or_recv.frontend_attributes().find(kSendRecvValidationAttribute);
+  if (attribute == send_or_recv.frontend_attributes().end()) return SendRecvValidation{};
+  absl::StatusOr<SendRecvValidation> validation =
+      ParseSendRecvValidation(attribute->second, num_pairs);
+  if (!validation.ok()) return Annotate(validation.status(), send_or_recv);
+  return validation;
 }
 
 }  // namespace axle

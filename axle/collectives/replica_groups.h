@@ -37,6 +37,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/send_recv_validation.h"
 
 namespace axle {
 
@@ -120,8 +121,17 @@ inline constexpr char kSendRecvSourceTargetPairsAttribute[] = "_xla_send_recv_so
 // and this one names the devices of the run. A missing
 // attribute, bad text, an id out of range or twice is InvalidArgument
 // naming the instruction.
+// `execution`: when given, only the pairs that move data on that execution
+// of the instruction (its _xla_send_recv_validation) are returned.
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(
-    const HloInstruction& send_or_recv, const DeviceGrid& grid);
+    const HloInstruction& send_or_recv, const DeviceGrid& grid,
+    std::optional<int64_t> execution = std::nullopt);
+
+// The _xla_send_recv_validation of a send or recv with `num_pairs`
+// source-target pairs (hlo/text/send_recv_validation.h: which executions
+// move data); bad text is InvalidArgument naming the instruction.
+absl::StatusOr<SendRecvValidation> SendRecvValidationOf(const HloInstruction& send_or_recv,
+                                                        size_t num_pairs);
 
 }  // namespace axle
 

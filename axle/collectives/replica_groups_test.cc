@@ -176,5 +176,56 @@ ENTRY e {
               ::testing::HasSubstr("partition id 2 is out of range"));
 }
 
+TEST(SendRecvValidation, ReadsRangesPerPairAndInvalid) {
+  auto ranges = ParseSendRecvValidation("{{2,3},{5,7}}", 2);
+  ASSERT_TRUE(ranges.ok()) << ranges.status();
+  EXPECT_FALSE(ranges->always());
+  EXPECT_FALSE(ranges->Moves(0, 1));
+  EXPECT_TRUE(ranges->Moves(0, 2));
+  EXPECT_TRUE(ranges->Moves(0, 3));
+  EXPECT_FALSE(ranges->Moves(0, 4));
+  EXPECT_TRUE(ranges->Moves(1, 5));
+  EXPECT_FALSE(ranges->Moves(1, 8));
+  auto never = ParseSendRecvValidation("invalid", 3);
+  ASSERT_TRUE(never.ok()) << never.status();
+  EXPECT_FALSE(never->Moves(0, 0));
+  EXPECT_THAT(ParseSendRecvValidation("{{0,1}}", 2).status().message(),
+              ::testing::HasSubstr("1 ranges for 2 source-target pairs"));
+  EXPECT_THAT(ParseSendRecvValidation("{{-1,1}}", 1).status().message(),
+              ::testing::HasSubstr("first >= 0"));
+  EXPECT_THAT(ParseSendRecvValidation("{{0,1,2}}", 1).status().message(),
+              ::testing::HasSubstr("two execution numbers"));
+  EXPECT_FALSE(ParseSendRecvValidation("{{0,1}", 1).ok());
+}
+
+TEST(SendRecvValidation, SendRecvPairsOfAnExecution) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m, replica_count=3
+ENTRY e {
+  p = f32[4] parameter(0)
+  t = token[] after-all()
+  s = (f32[4], u32[], token[]) send(p, t), channel_id=0, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}",_xla_send_recv_validation="{{0,0},{1,2}}"}
+  ROOT r = f32[4] copy(p)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction* send = nullptr;
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->name() == "s") send = instruction;
+  }
+  ASSERT_NE(send, nullptr);
+  const DeviceGrid grid{3, 1};
+  using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(*SendRecvPairsOf(*send, grid), (Pairs{{0, 1}, {1, 2}}));
+  EXPECT_EQ(*SendRecvPairsOf(*send, grid, 0), (Pairs{{0, 1}}));
+  EXPECT_EQ(*SendRecvPairsOf(*send, grid, 2), (Pairs{{1, 2}}));
+  EXPECT_EQ(*SendRecvPairsOf(*send, grid, 3), Pairs{});
+  auto validation = SendRecvValidationOf(*send, 2);
+  ASSERT_TRUE(validation.ok()) << validation.status();
+  EXPECT_EQ(validation->ranges, (Pairs{{0, 0}, {1, 2}}));
+  EXPECT_THAT(SendRecvValidationOf(*send, 3).status().message(),
+              ::testing::HasSubstr("s (send): bad _xla_send_recv_validation"));
+}
+
 }  // namespace
 }  // namespace axle

@@ -26,6 +26,10 @@
 //    data to everyone; a target's recv-done
 //    returns its source's, a non-target's zeros. Sends always run (they
 //    are side effects), before their recv-done in the module's order.
+//    With _xla_send_recv_validation a pair moves data only on the
+//    executions of the send it names (counted from 0 in each run); on the
+//    others its target's recv-done returns zeros (XLA leaves the buffer
+//    unspecified).
 //
 // Before the values, every participant shares a fingerprint of the
 // collective it is at (opcode, name, operand shapes); a difference means
@@ -446,7 +450,8 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
-    absl::flat_hash_map<std::string, Literal>& received) {
+    absl::flat_hash_map<std::string, Literal>& received,
+    absl::flat_hash_map<const HloInstruction*, int64_t>& send_executions) {
   HloOpcode op = instruction.opcode();
   bool done = op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone;
   if (done && instruction.operand_count() != 1) {
@@ -474,7 +479,10 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
       if (operands.empty()) return InvalidInstruction(instruction, "has no data operand");
       Communicator& communicator = *participant.communicator;
       DeviceGrid grid{participant.replica_count, participant.partition_count};
-      AXLE_ASSIGN_OR_RETURN(auto pairs, SendRecvPairsOf(instruction, grid));
+      // The pairs that move data on this execution of the send: every
+      // participant runs the same program, so its count is everyone's.
+      const int64_t execution = send_executions[&instruction]++;
+      AXLE_ASSIGN_OR_RETURN(auto pairs, SendRecvPairsOf(instruction, grid, execution));
       int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
       const Literal& data = *operands[0];
       AXLE_RETURN_IF_ERROR(ExpectArray(instruction, data, "data"));

@@ -122,11 +122,14 @@ absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& c
                                                int64_t partition_count, int64_t me);
 // send, recv, send-done, recv-done with _xla_send_recv_source_target_pairs:
 // the send hands its data to every participant; the recv-done of a target
-// returns its source's. `received` carries the data from send to recv-done.
+// returns its source's. `received` carries the data from send to recv-done;
+// `send_executions` counts each send's executions in the run, for
+// _xla_send_recv_validation (collectives/replica_groups.h).
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
-    absl::flat_hash_map<std::string, Literal>& received);
+    absl::flat_hash_map<std::string, Literal>& received,
+    absl::flat_hash_map<const HloInstruction*, int64_t>& send_executions);
 
 // --- Helpers -----------------------------------------------------------------
 // Row-major strides of `shape`'s dimensions.

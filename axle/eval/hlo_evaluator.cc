@@ -107,6 +107,7 @@ absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloModule& module,
         absl::StrCat("module ", module.name(), " has no entry computation"));
   }
   module_ = &module;
+  send_executions_.clear();
   absl::StatusOr<Literal> result = Evaluate(*module.entry_computation(), args);
   module_ = nullptr;
   return result;
@@ -491,8 +492,8 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
     case HloOpcode::kSendDone:
     case HloOpcode::kRecvDone:
       if (participant_ && participant_->communicator != nullptr) {
-        return eval_internal::EvaluateSendRecvAmongParticipants(instruction, operands,
-                                                                *participant_, received_);
+        return eval_internal::EvaluateSendRecvAmongParticipants(
+            instruction, operands, *participant_, received_, send_executions_);
       }
       return Unimplemented(instruction,
                            "needs several devices/host I/O, which the interpreter does not have");

@@ -129,6 +129,8 @@ class HloEvaluator {
   // send/recv among participants: what each recv-done will return, by
   // channel and source-target pairs (evaluator_collectives.cc).
   absl::flat_hash_map<std::string, Literal> received_;
+  // How many times each send ran in this run (_xla_send_recv_validation).
+  absl::flat_hash_map<const HloInstruction*, int64_t> send_executions_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<eval_internal::LanewiseComputation>>
       lanewise_cache_;
   absl::flat_hash_map<const HloComputation*, std::unique_ptr<ComputationPlan>> plans_;

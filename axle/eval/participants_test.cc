@@ -166,6 +166,65 @@ ENTRY e {
   EXPECT_THAT(Values((*results)[3]), ElementsAre(8, 9, 10, 11));
 }
 
+// _xla_send_recv_validation: in a loop of 4 iterations the pair {0,1}
+// moves data on the send's executions 1 and 2 only. Each iteration adds
+// what arrived (zeros when nothing moves) to an accumulator, so participant
+// 1 ends with twice participant 0's data; participant 0 is no target.
+TEST(Participants, SendRecvValidationCountsExecutions) {
+  auto results = RunAll(R"(HloModule m
+body {
+  b = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  x = f32[4] get-tuple-element(b), index=1
+  acc = f32[4] get-tuple-element(b), index=2
+  t0 = token[] after-all()
+  r = (f32[4], u32[], token[]) recv(t0), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{1,2}}"}
+  s = (f32[4], u32[], token[]) send(x, t0), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{1,2}}"}
+  rd = (f32[4], token[]) recv-done(r), channel_id=1
+  sd = token[] send-done(s), channel_id=1
+  d = f32[4] get-tuple-element(rd), index=0
+  sum = f32[4] add(acc, d)
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT o = (s32[], f32[4], f32[4]) tuple(n, x, sum)
+}
+cond {
+  c = (s32[], f32[4], f32[4]) parameter(0)
+  k = s32[] get-tuple-element(c), index=0
+  four = s32[] constant(4)
+  ROOT lt = pred[] compare(k, four), direction=LT
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  zeros = f32[4] broadcast(z), dimensions={}
+  init = (s32[], f32[4], f32[4]) tuple(zero, p, zeros)
+  w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+  ROOT acc = f32[4] get-tuple-element(w), index=2
+})",
+                        2);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_THAT(Values((*results)[0]), ElementsAre(0, 0, 0, 0));
+  EXPECT_THAT(Values((*results)[1]), ElementsAre(0, 2, 4, 6));
+}
+
+TEST(Participants, SendRecvValidationOfTheWrongLengthIsAnError) {
+  auto results = RunAll(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  token = token[] after-all()
+  recv = (f32[4], u32[], token[]) recv(token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{0,1},{2,3}}"}
+  send = (f32[4], u32[], token[]) send(p, token), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="{{0,1},{2,3}}"}
+  recv-done = (f32[4], token[]) recv-done(recv), channel_id=1
+  send-done = token[] send-done(send), channel_id=1
+  ROOT data = f32[4] get-tuple-element(recv-done), index=0
+})",
+                        2);
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(), HasSubstr("2 ranges for 1 source-target pairs"));
+}
+
 TEST(Participants, InPlacePermuteWritesSlicesIntoTheOutput) {
   // Replica i sends elements [1, 3) of its input to replica i + 1, which
   // writes them at [2, 4) of an output of -1s; replica 0 keeps its -1s.

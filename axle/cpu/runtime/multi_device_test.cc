@@ -463,6 +463,39 @@ ENTRY e {
   EXPECT_EQ(result[2].tuple_element(1).data<float>()[0], -args[5][0].data<float>()[0]);
 }
 
+// _xla_send_recv_validation in the entry computation (its one execution is
+// number 0): pair {0,1} moves data ({{0,0}}), pair {1,2} does not
+// ({{1,3}}), so device 2 gets zeros; "invalid" moves nothing.
+TEST(CpuMultiDevice, SendRecvValidation) {
+  std::vector<Literal> result = RunBoth(R"(HloModule m, replica_count=3
+ENTRY e {
+  p = f32[2] parameter(0)
+  t0 = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}",_xla_send_recv_validation="{{0,0},{1,3}}"}
+  s = (f32[2], u32[], token[]) send(p, t0), channel_id=5,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,2}}",_xla_send_recv_validation="{{0,0},{1,3}}"}
+  rd = (f32[2], token[]) recv-done(r), channel_id=5
+  sd = token[] send-done(s), channel_id=5
+  r2 = (f32[2], u32[], token[]) recv(t0), channel_id=6,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="invalid"}
+  s2 = (f32[2], u32[], token[]) send(p, t0), channel_id=6,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}",_xla_send_recv_validation="invalid"}
+  rd2 = (f32[2], token[]) recv-done(r2), channel_id=6
+  sd2 = token[] send-done(s2), channel_id=6
+  d = f32[2] get-tuple-element(rd), index=0
+  d2 = f32[2] get-tuple-element(rd2), index=0
+  ROOT t = (f32[2], f32[2]) tuple(d, d2)
+})",
+                                        FloatArgs(3, {2}));
+  ASSERT_EQ(result.size(), 3u);
+  std::vector<std::vector<Literal>> args = FloatArgs(3, {2});
+  const Literal zeros(ShapeUtil::MakeShape(F32, {2}));
+  EXPECT_EQ(result[1].tuple_element(0), args[0][0]);
+  EXPECT_EQ(result[2].tuple_element(0), zeros);
+  for (const Literal& device : result) EXPECT_EQ(device.tuple_element(1), zeros);
+}
+
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {
   constexpr char kText[] = R"(HloModule m, replica_count=2
 ENTRY e {

@@ -11,6 +11,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/attribute_text.h"
+#include "axle/hlo/text/send_recv_validation.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle {
@@ -488,6 +489,48 @@ class Lowering {
   bool keep_;  // several devices, and the backend runs their collectives
 };
 
+// The pairs of a send/recv that move data when it runs, as its
+// _xla_send_recv_validation says (hlo/text/send_recv_validation.h). A
+// permute runs once per run of the computation it is in: in the entry
+// computation that is execution 0; elsewhere (a loop body) whether a pair
+// moves data depends on which execution it is, which this lowering does
+// not count (the interpreter does).
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> MovingPairs(
+    const HloInstruction& recv, const HloInstruction& send,
+    const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  const auto& recv_attributes = recv.frontend_attributes();
+  const auto& send_attributes = send.frontend_attributes();
+  auto recv_text = recv_attributes.find(kSendRecvValidationAttribute);
+  auto send_text = send_attributes.find(kSendRecvValidationAttribute);
+  const bool recv_has = recv_text != recv_attributes.end();
+  const bool send_has = send_text != send_attributes.end();
+  if (recv_has != send_has || (recv_has && recv_text->second != send_text->second)) {
+    return PassUnimplemented(
+        kPass, recv,
+        absl::StrCat("its send ", send.name(), " has another ", kSendRecvValidationAttribute));
+  }
+  if (!recv_has) return pairs;
+  absl::StatusOr<SendRecvValidation> validation =
+      ParseSendRecvValidation(recv_text->second, pairs.size());
+  if (!validation.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(recv.name(), ": ", validation.status().message()));
+  }
+  if (validation->always()) return pairs;
+  // Outside the entry computation (a loop body) the execution's number is
+  // not counted here: every pair moves data on every execution, as before
+  // the attribute was read (a known gap; the interpreter counts).
+  const HloComputation* computation = recv.parent();
+  if (!validation->never && computation != computation->parent()->entry_computation()) {
+    return pairs;
+  }
+  std::vector<std::pair<int64_t, int64_t>> moving;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (validation->Moves(i, 0)) moving.push_back(pairs[i]);
+  }
+  return moving;
+}
+
 // Several devices, kept collectives: each recv-done and the send of the
 // same channel and _xla_send_recv_source_target_pairs in its computation become one
 // collective-permute of the send's data, as the interpreter's multi-participant mode computes them
@@ -547,6 +590,8 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
     absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
         ParseSendRecvSourceTargetPairs(*text);
     if (!pairs.ok()) return PassUnimplemented(kPass, *recv, pairs.status().message());
+    AXLE_ASSIGN_OR_RETURN(auto moving, MovingPairs(*recv, *send, *pairs));
+    *pairs = std::move(moving);
     auto permute = std::make_unique<HloCollectiveInstruction>(
         HloOpcode::kCollectivePermute, data,
         absl::Span<HloInstruction* const>{send->mutable_operand(0)});

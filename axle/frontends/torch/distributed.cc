@@ -1,0 +1,329 @@
+//===- distributed.cc - torch.distributed's collectives on Axle's ---------===//
+//
+// The operators behind torch_axle.distributed (python/torch_axle), the
+// "axle" backend of torch.distributed: a process group whose collectives
+// run on Axle's Communicator (axle/collectives: Gloo over TCP), so that
+// every transport's fixed reduction order applies (every process receives
+// the same bits, the interpreter's fold order):
+//
+//   dist_connect(rank, size, rendezvous_dir, timeout_s) -> int   a handle
+//   dist_all_reduce(comm, tensors, op)        op: sum avg product min max
+//                                             band bor bxor, in place
+//   dist_broadcast(comm, tensors, root)       in place
+//   dist_all_gather(comm, outputs, input)     outputs[i] = rank i's input
+//   dist_reduce_scatter(comm, output, inputs, op)
+//                                             output = inputs[rank] reduced
+//   dist_all_to_all(comm, outputs, inputs)    outputs[i] = rank i's inputs[rank]
+//   dist_barrier(comm)   dist_disconnect(comm)
+//
+// Design: a collective is a step boundary. Its device tensors' pending
+// values are computed first (the step marker: one graph for everything
+// pending, as mark_step does), their values are read to the host, the
+// communicator runs on the host copies (several tensors of one dtype go as
+// one message), and the results are written back with copy_ (so a view
+// updates its base). torch-xla instead lowers a collective into the step's
+// graph (an all-reduce HLO in the compiled program); that needs XlaBuilder's
+// collectives and the lazy executor compiling for a grid of replicas,
+// neither of which exists yet. On the cpu platform the device's memory is
+// host memory, so the copies are memcpys.
+//
+// Tensors may be on the Axle device or on the CPU (then reduced in place
+// when contiguous). Autograd is off inside (parameters that require grad
+// are broadcast in place, as c10d's own backends do).
+//
+//===----------------------------------------------------------------------===//
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "axle/collectives/communicator.h"
+#include "axle/frontends/lazy/lazy_tensor.h"
+#include "axle/frontends/torch/tensor_impl.h"
+
+#ifdef AXLE_HAVE_GLOO
+#include "axle/collectives/gloo_communicator.h"
+#endif
+
+namespace axle::torch_device {
+namespace {
+
+void Check(const absl::Status& status) {
+  TORCH_CHECK(status.ok(), "axle distributed: ", std::string(status.message()));
+}
+
+// One connected process group: its communicator, used by one call at a time.
+struct Group {
+  std::mutex mutex;
+  std::unique_ptr<Communicator> communicator;
+  std::vector<int> members;  // 0..size-1: the communicator is the group's own
+};
+
+std::mutex groups_mutex;
+std::map<int64_t, std::shared_ptr<Group>>& Groups() {
+  static auto* groups = new std::map<int64_t, std::shared_ptr<Group>>();
+  return *groups;
+}
+int64_t next_handle = 1;
+
+std::shared_ptr<Group> GetGroup(int64_t handle) {
+  std::lock_guard<std::mutex> lock(groups_mutex);
+  auto it = Groups().find(handle);
+  TORCH_CHECK(it != Groups().end(), "axle distributed: no process group ", handle,
+              " (not connected, or destroyed)");
+  return it->second;
+}
+
+int64_t Connect(int64_t rank, int64_t size, c10::string_view rendezvous_dir, double timeout_s) {
+#ifdef AXLE_HAVE_GLOO
+  TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "axle distributed: rank ", rank,
+              " is not in a group of ", size);
+  GlooOptions options;
+  options.rank = static_cast<int>(rank);
+  options.size = static_cast<int>(size);
+  options.rendezvous_dir = std::string(rendezvous_dir);
+  options.timeout = timeout_s > 0
+                        ? std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000))
+                        : CollectiveTimeoutFromEnvironment();
+  absl::StatusOr<std::unique_ptr<Communicator>> communicator = ConnectGloo(options);
+  Check(communicator.status());
+  auto group = std::make_shared<Group>();
+  group->communicator = std::move(*communicator);
+  group->members.resize(size);
+  std::iota(group->members.begin(), group->members.end(), 0);
+  std::lock_guard<std::mutex> lock(groups_mutex);
+  const int64_t handle = next_handle++;
+  Groups().emplace(handle, std::move(group));
+  return handle;
+#else
+  TORCH_CHECK(false,
+              "axle distributed: this build has no Gloo transport (libgloo-dev; "
+              "AXLE_COLLECTIVES)");
+  return 0;
+#endif
+}
+
+void Disconnect(int64_t handle) {
+  std::lock_guard<std::mutex> lock(groups_mutex);
+  Groups().erase(handle);
+}
+
+// --- Host staging ------------------------------------------------------------
+
+// Computes whatever is pending on the device once, so that reading each
+// tensor afterwards runs no graph of its own.
+void SyncIfOnDevice(at::TensorList tensors) {
+  for (const at::Tensor& t : tensors) {
+    if (!t.device().is_cpu()) {
+      Check(lazy::SyncLiveTensors());
+      return;
+    }
+  }
+}
+
+void CheckDense(const at::Tensor& t, const char* op) {
+  TORCH_CHECK(t.defined(), "axle distributed: ", op, ": an undefined tensor");
+  TORCH_CHECK(t.layout() == at::kStrided, "axle distributed: ", op,
+              ": only dense (strided) tensors, got ", t.layout());
+}
+
+// The tensors' values side by side in one contiguous CPU buffer of their
+// dtype (they must share it).
+at::Tensor Pack(at::TensorList tensors, const char* op) {
+  std::vector<at::Tensor> flat;
+  flat.reserve(tensors.size());
+  for (const at::Tensor& t : tensors) {
+    CheckDense(t, op);
+    TORCH_CHECK(t.scalar_type() == tensors[0].scalar_type(), "axle distributed: ", op,
+                ": tensors of different dtypes (", tensors[0].scalar_type(), " and ",
+                t.scalar_type(), ")");
+    flat.push_back(t.detach().to(at::kCPU).reshape({-1}));
+  }
+  return at::cat(flat).contiguous();
+}
+
+// Writes consecutive pieces of `packed` back into `tensors`.
+void Unpack(const at::Tensor& packed, at::TensorList tensors) {
+  int64_t offset = 0;
+  for (const at::Tensor& t : tensors) {
+    const int64_t n = t.numel();
+    at::Tensor piece = packed.narrow(0, offset, n).view(t.sizes());
+    const_cast<at::Tensor&>(t).copy_(piece);
+    offset += n;
+  }
+}
+
+int64_t ElementBytes(const at::Tensor& t) { return static_cast<int64_t>(t.element_size()); }
+
+// --- Reductions --------------------------------------------------------------
+
+struct Reduction {
+  ReductionKind kind;
+  bool average = false;
+};
+
+Reduction ReductionOf(c10::string_view op) {
+  const std::string name(op);
+  if (name == "sum") return {ReductionKind::kSum};
+  if (name == "avg") return {ReductionKind::kSum, true};
+  if (name == "product") return {ReductionKind::kProduct};
+  if (name == "min") return {ReductionKind::kMin};
+  if (name == "max") return {ReductionKind::kMax};
+  if (name == "band") return {ReductionKind::kAnd};
+  if (name == "bor") return {ReductionKind::kOr};
+  if (name == "bxor") return {ReductionKind::kXor};
+  TORCH_CHECK(false, "axle distributed: reduce op ", name,
+              " is not supported (sum, avg, product, min, max, band, bor, bxor)");
+  return {};
+}
+
+Reducer ReducerFor(const Reduction& reduction, at::ScalarType dtype) {
+  TORCH_CHECK(!reduction.average || at::isFloatingType(dtype),
+              "axle distributed: ReduceOp.AVG needs floating-point tensors, got ", dtype);
+  absl::StatusOr<Reducer> reducer = MakeReducer(reduction.kind, ToPrimitiveType(dtype));
+  Check(reducer.status());
+  return *std::move(reducer);
+}
+
+void FinishAverage(const Reduction& reduction, at::Tensor& packed, int size) {
+  if (reduction.average) packed.div_(size);
+}
+
+// --- The collectives ---------------------------------------------------------
+
+void AllReduce(int64_t handle, at::TensorList tensors, c10::string_view op) {
+  if (tensors.empty()) return;
+  at::NoGradGuard no_grad;
+  const Reduction reduction = ReductionOf(op);
+  const Reducer reducer = ReducerFor(reduction, tensors[0].scalar_type());
+  std::shared_ptr<Group> group = GetGroup(handle);
+  SyncIfOnDevice(tensors);
+  at::Tensor packed = Pack(tensors, "all_reduce");
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->AllReduce(group->members, packed.data_ptr(), packed.data_ptr(),
+                                         packed.numel(), ElementBytes(packed), reducer));
+  }
+  FinishAverage(reduction, packed, group->communicator->size());
+  Unpack(packed, tensors);
+}
+
+void Broadcast(int64_t handle, at::TensorList tensors, int64_t root) {
+  if (tensors.empty()) return;
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  TORCH_CHECK(root >= 0 && root < group->communicator->size(), "axle distributed: broadcast root ",
+              root, " is not in a group of ", group->communicator->size());
+  SyncIfOnDevice(tensors);
+  at::Tensor packed = Pack(tensors, "broadcast");
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->Broadcast(group->members, static_cast<int>(root), packed.data_ptr(),
+                                         packed.nbytes()));
+  }
+  if (group->communicator->rank() != root) Unpack(packed, tensors);
+}
+
+// The members' pieces must all have `piece`'s dtype and number of elements.
+void CheckPieces(at::TensorList pieces, const at::Tensor& piece, int size, const char* op) {
+  TORCH_CHECK(static_cast<int>(pieces.size()) == size, "axle distributed: ", op, ": ",
+              pieces.size(), " tensors for a group of ", size);
+  for (const at::Tensor& t : pieces) {
+    CheckDense(t, op);
+    TORCH_CHECK(t.scalar_type() == piece.scalar_type() && t.numel() == piece.numel(),
+                "axle distributed: ", op, ": every member's tensor must have ", piece.scalar_type(),
+                " and ", piece.numel(), " elements, got ", t.scalar_type(), " and ", t.numel());
+  }
+}
+
+void AllGather(int64_t handle, at::TensorList outputs, const at::Tensor& input) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  const int size = group->communicator->size();
+  CheckDense(input, "all_gather");
+  CheckPieces(outputs, input, size, "all_gather");
+  SyncIfOnDevice(outputs);
+  SyncIfOnDevice({input});
+  at::Tensor mine = Pack({input}, "all_gather");
+  at::Tensor all = at::empty({size * mine.numel()}, mine.options());
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->AllGather(group->members, mine.data_ptr(), all.data_ptr(),
+                                         mine.nbytes()));
+  }
+  Unpack(all, outputs);
+}
+
+void ReduceScatter(int64_t handle, const at::Tensor& output, at::TensorList inputs,
+                   c10::string_view op) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  const int size = group->communicator->size();
+  CheckDense(output, "reduce_scatter");
+  CheckPieces(inputs, output, size, "reduce_scatter");
+  const Reduction reduction = ReductionOf(op);
+  const Reducer reducer = ReducerFor(reduction, output.scalar_type());
+  SyncIfOnDevice(inputs);
+  SyncIfOnDevice({output});
+  at::Tensor packed = Pack(inputs, "reduce_scatter");
+  at::Tensor mine = at::empty({output.numel()}, packed.options());
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->ReduceScatter(group->members, packed.data_ptr(), mine.data_ptr(),
+                                             output.numel(), ElementBytes(packed), reducer));
+  }
+  FinishAverage(reduction, mine, size);
+  Unpack(mine, {output});
+}
+
+void AllToAll(int64_t handle, at::TensorList outputs, at::TensorList inputs) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  const int size = group->communicator->size();
+  TORCH_CHECK(!inputs.empty(), "axle distributed: all_to_all: no input tensors");
+  CheckPieces(inputs, inputs[0], size, "all_to_all");
+  CheckPieces(outputs, inputs[0], size, "all_to_all");
+  SyncIfOnDevice(inputs);
+  SyncIfOnDevice(outputs);
+  at::Tensor packed = Pack(inputs, "all_to_all");
+  at::Tensor received = at::empty_like(packed);
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->AllToAll(group->members, packed.data_ptr(), received.data_ptr(),
+                                        inputs[0].numel() * ElementBytes(packed)));
+  }
+  Unpack(received, outputs);
+}
+
+void Barrier(int64_t handle) {
+  std::shared_ptr<Group> group = GetGroup(handle);
+  std::lock_guard<std::mutex> lock(group->mutex);
+  Check(group->communicator->Barrier(group->members));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(axle, m) {
+  m.def("dist_connect(int rank, int size, str rendezvous_dir, float timeout_s) -> int", &Connect);
+  m.def("dist_disconnect(int comm) -> ()", &Disconnect);
+  m.def("dist_all_reduce(int comm, Tensor[] tensors, str op) -> ()", &AllReduce);
+  m.def("dist_broadcast(int comm, Tensor[] tensors, int root) -> ()", &Broadcast);
+  m.def("dist_all_gather(int comm, Tensor[] outputs, Tensor input) -> ()", &AllGather);
+  m.def("dist_reduce_scatter(int comm, Tensor output, Tensor[] inputs, str op) -> ()",
+        &ReduceScatter);
+  m.def("dist_all_to_all(int comm, Tensor[] outputs, Tensor[] inputs) -> ()", &AllToAll);
+  m.def("dist_barrier(int comm) -> ()", &Barrier);
+}
+
+}  // namespace axle::torch_device

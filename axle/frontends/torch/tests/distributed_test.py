@@ -1,0 +1,160 @@
+"""torch.distributed's "axle" backend (torch_axle.distributed): two
+processes on localhost run the collectives on device tensors and a
+data-parallel training loop (each process half the batch, gradients
+all-reduced with AVG); both end with the same weights, bit for bit, and
+those of one process training on the whole batch."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+WORLD = 2
+
+WORKER = r"""
+import json, sys, torch, torch_axle, torch_axle.distributed
+import torch.distributed as dist
+from torch import nn
+
+rank, world, init_file, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+dev = torch_axle.device()
+results = {}
+if world > 1:
+    dist.init_process_group("axle", init_method="file://" + init_file, rank=rank,
+                            world_size=world)
+    results["backend"] = dist.get_backend()
+
+    def reduced(op, values, dtype=torch.float32):
+        t = torch.tensor(values, dtype=dtype).to(dev)
+        dist.all_reduce(t, op=op)
+        return t.cpu().tolist()
+
+    mine = [rank + 1.0, -2.0 * rank, 0.5 * (rank + 1)]
+    for name in ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]:
+        results["all_reduce_" + name] = reduced(getattr(dist.ReduceOp, name), mine)
+    results["all_reduce_int_SUM"] = reduced(dist.ReduceOp.SUM, [rank + 3, 7], torch.int64)
+    results["all_reduce_int_BXOR"] = reduced(dist.ReduceOp.BXOR, [rank + 1, 6], torch.int32)
+
+    base = torch.zeros(2, 3).to(dev) + rank
+    dist.all_reduce(base[:, 1:])          # a view: its base sees the result
+    results["all_reduce_view"] = base.cpu().tolist()
+
+    cpu = torch.full((3,), float(rank + 1))
+    dist.all_reduce(cpu)
+    results["all_reduce_cpu"] = cpu.tolist()
+
+    t = torch.tensor([10.0 * rank, 1.0 + rank]).to(dev)
+    dist.broadcast(t, src=1)
+    results["broadcast"] = t.cpu().tolist()
+
+    gathered = [torch.zeros(2).to(dev) for _ in range(world)]
+    dist.all_gather(gathered, torch.tensor([rank, rank + 0.5]).to(dev))
+    results["all_gather"] = [g.cpu().tolist() for g in gathered]
+
+    out_t = torch.zeros(2).to(dev)
+    pieces = [torch.tensor([rank + 10.0 * i, 1.0]).to(dev) for i in range(world)]
+    dist.reduce_scatter(out_t, pieces)
+    results["reduce_scatter"] = out_t.cpu().tolist()
+
+    received = [torch.zeros(1).to(dev) for _ in range(world)]
+    dist.all_to_all(received, [torch.tensor([100.0 * rank + i]).to(dev) for i in range(world)])
+    results["all_to_all"] = [r.cpu().tolist() for r in received]
+    dist.barrier()
+
+# Data parallel: the batch is split among the processes.
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3)).to(dev)
+results["initial"] = [p.detach().cpu().flatten().tolist() for p in model.parameters()]
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+g = torch.Generator().manual_seed(1)
+for step in range(5):
+    x, y = torch.randn(8, 6, generator=g), torch.randint(0, 3, (8,), generator=g)
+    share = 8 // world
+    x, y = x[rank * share:(rank + 1) * share], y[rank * share:(rank + 1) * share]
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(x.to(dev)), y.to(dev))
+    loss.backward()
+    if world > 1:
+        for p in model.parameters():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
+    opt.step()
+    torch_axle.sync()
+results["weights"] = [p.detach().cpu().flatten().tolist() for p in model.parameters()]
+with open(out, "w") as f:
+    json.dump(results, f)
+if world > 1:
+    dist.destroy_process_group()
+"""
+
+
+def run_processes(world, folder):
+    init_file = os.path.join(folder, f"init_{world}")
+    procs = []
+    for rank in range(world):
+        out = os.path.join(folder, f"out_{world}_{rank}.json")
+        procs.append((subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(rank), str(world), init_file, out],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out))
+    results = []
+    for proc, out in procs:
+        log, _ = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            raise AssertionError(f"worker exited {proc.returncode}:\n{log}")
+        with open(out) as f:
+            results.append(json.load(f))
+    return results
+
+
+class DistributedTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("AXLE_COLLECTIVE_TIMEOUT", "120")
+        with tempfile.TemporaryDirectory() as folder:
+            cls.ranks = run_processes(WORLD, folder)
+            (cls.single,) = run_processes(1, folder)
+
+    def test_backend_is_axle(self):
+        for r in self.ranks:
+            self.assertEqual(r["backend"], "axle")
+
+    def test_all_reduce_ops(self):
+        a, b = [[r + 1.0, -2.0 * r, 0.5 * (r + 1)] for r in range(WORLD)]
+        expected = {
+            "SUM": [x + y for x, y in zip(a, b)],
+            "AVG": [(x + y) / 2 for x, y in zip(a, b)],
+            "PRODUCT": [x * y for x, y in zip(a, b)],
+            "MIN": [min(x, y) for x, y in zip(a, b)],
+            "MAX": [max(x, y) for x, y in zip(a, b)],
+        }
+        for rank, r in enumerate(self.ranks):
+            for name, values in expected.items():
+                self.assertEqual(r["all_reduce_" + name], values, name)
+            self.assertEqual(r["all_reduce_int_SUM"], [3 + 4, 14])
+            self.assertEqual(r["all_reduce_int_BXOR"], [1 ^ 2, 0])
+            # Columns 1 and 2 summed (0 + 1); column 0 keeps the rank.
+            self.assertEqual(r["all_reduce_view"], [[float(rank), 1.0, 1.0]] * 2)
+            self.assertEqual(r["all_reduce_cpu"], [3.0, 3.0, 3.0])
+
+    def test_broadcast_gather_scatter(self):
+        for rank, r in enumerate(self.ranks):
+            self.assertEqual(r["broadcast"], [10.0, 2.0])
+            self.assertEqual(r["all_gather"], [[0.0, 0.5], [1.0, 1.5]])
+            self.assertEqual(r["reduce_scatter"], [0.0 + 1.0 + 20.0 * rank, 2.0])
+            self.assertEqual(r["all_to_all"], [[100.0 * i + rank] for i in range(WORLD)])
+
+    def test_data_parallel_weights_agree(self):
+        self.assertEqual(self.ranks[0]["weights"], self.ranks[1]["weights"])
+
+    def test_data_parallel_matches_whole_batch(self):
+        for mine, whole in zip(self.ranks[0]["weights"], self.single["weights"]):
+            self.assertEqual(len(mine), len(whole))
+            for x, y in zip(mine, whole):
+                self.assertAlmostEqual(x, y, delta=1e-5 + 1e-5 * abs(y))
+        # Training moved the weights: the comparison is not of the initial ones.
+        self.assertEqual(self.ranks[0]["initial"], self.single["initial"])
+        self.assertNotEqual(self.single["weights"], self.single["initial"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,125 @@
+"""torch.distributed's "axle" backend: a process group on Axle's collectives.
+
+    import torch.distributed as dist, torch_axle.distributed
+    dist.init_process_group("axle", init_method=..., rank=r, world_size=n)
+    loss.backward()
+    for p in model.parameters():
+        dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
+
+The collectives run on Axle's Communicator over Gloo's TCP transport
+(axle/collectives), whose fixed reduction order gives every process the
+same bits. Tensors may be on the Axle device (torch_axle.device()) or on
+the CPU. A collective is a step boundary: the device's pending values are
+computed first (as mark_step does), then the values travel through the
+host (see axle/frontends/torch/distributed.cc).
+
+Supported: all_reduce (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR) and
+all_reduce_coalesced, broadcast, all_gather, _all_gather_base,
+reduce_scatter, _reduce_scatter_base, all_to_all, barrier; new_group makes
+a communicator of its own. Not supported (c10d's error): send/recv, gather,
+scatter, reduce.
+
+Rendezvous: the group's rank 0 makes a fresh folder under
+AXLE_RENDEZVOUS_DIR (default: the temporary folder) and passes its path to
+the others through torch.distributed's store; Gloo's file store meets
+there, so processes on several hosts need that folder shared. Timeout:
+AXLE_COLLECTIVE_TIMEOUT (seconds) when set, else the process group's.
+"""
+import os
+import shutil
+import tempfile
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["ProcessGroupAxle", "BACKEND"]
+
+BACKEND = "axle"
+_RENDEZVOUS_KEY = "axle/rendezvous_dir"
+
+
+class _DoneWork(dist._Work):
+    """The collectives are synchronous: their work is done when returned."""
+
+    def wait(self, timeout=None):
+        return True
+
+    def is_completed(self):
+        return True
+
+    def is_success(self):
+        return True
+
+
+def _op_name(opts):
+    return opts.reduceOp.op.name.lower()
+
+
+class ProcessGroupAxle(dist.ProcessGroup):
+    """c10d's ProcessGroup over one Axle communicator (torch.ops.axle.dist_*)."""
+
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        if rank == 0:
+            base = os.environ.get("AXLE_RENDEZVOUS_DIR") or None
+            folder = tempfile.mkdtemp(prefix="axle_pg_", dir=base)
+            store.set(_RENDEZVOUS_KEY, folder)
+        else:
+            folder = store.get(_RENDEZVOUS_KEY).decode()
+        seconds = -1.0 if "AXLE_COLLECTIVE_TIMEOUT" in os.environ else timeout.total_seconds()
+        self._comm = torch.ops.axle.dist_connect(rank, size, folder, seconds)
+        # Everyone has met: the folder is no longer needed.
+        torch.ops.axle.dist_barrier(self._comm)
+        if rank == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def __del__(self):
+        comm = getattr(self, "_comm", None)
+        if comm is not None and torch is not None:
+            torch.ops.axle.dist_disconnect(comm)
+
+    def getBackendName(self):
+        return BACKEND
+
+    def allreduce(self, tensors, opts=None):
+        op = "sum" if opts is None else _op_name(opts)
+        torch.ops.axle.dist_all_reduce(self._comm, tensors, op)
+        return _DoneWork()
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(tensors, opts)
+
+    def broadcast(self, tensors, opts):
+        torch.ops.axle.dist_broadcast(self._comm, tensors, opts.rootRank)
+        return _DoneWork()
+
+    def allgather(self, output_lists, inputs, opts=None):
+        for outputs, tensor in zip(output_lists, inputs):
+            torch.ops.axle.dist_all_gather(self._comm, outputs, tensor)
+        return _DoneWork()
+
+    def _allgather_base(self, output, input, opts=None):
+        torch.ops.axle.dist_all_gather(self._comm, list(output.chunk(self.size())), input)
+        return _DoneWork()
+
+    def reduce_scatter(self, outputs, input_lists, opts):
+        for output, inputs in zip(outputs, input_lists):
+            torch.ops.axle.dist_reduce_scatter(self._comm, output, inputs, _op_name(opts))
+        return _DoneWork()
+
+    def _reduce_scatter_base(self, output, input, opts):
+        torch.ops.axle.dist_reduce_scatter(
+            self._comm, output, list(input.chunk(self.size())), _op_name(opts))
+        return _DoneWork()
+
+    def alltoall(self, outputs, inputs, opts=None):
+        torch.ops.axle.dist_all_to_all(self._comm, outputs, inputs)
+        return _DoneWork()
+
+    def barrier(self, opts=None):
+        torch.ops.axle.dist_barrier(self._comm)
+        return _DoneWork()
+
+
+if not hasattr(dist.Backend, BACKEND.upper()):
+    dist.Backend.register_backend(BACKEND, ProcessGroupAxle)
