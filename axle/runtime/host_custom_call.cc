@@ -198,29 +198,31 @@ absl::StatusOr<CallLayouts> LayoutsOf(const HloCustomCallInstruction& custom_cal
   return CallLayouts{&*constraints, &custom_call.shape()};
 }
 
-absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
-                                      absl::Span<const Literal* const> operands,
-                                      const HostCustomCallTarget& target) {
-  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
-  std::vector<Literal> args = CopyOperands(operands);
-  Literal result(custom_call.shape());
-  CallBuffers buffers;
-  std::vector<const void*> in(std::max<size_t>(args.size(), 1), nullptr);
-  for (size_t i = 0; i < args.size(); ++i) in[i] = buffers.Bind(&args[i], {}, layouts.operand(i));
+// One call's operands (copies: the target may write them) and result,
+// bound to the target through `buffers` in the layouts of `layouts`.
+struct Call {
+  const HloCustomCallInstruction& custom_call;
+  const CallLayouts& layouts;
+  std::vector<Literal>& args;
+  Literal& result;
+  CallBuffers& buffers;
+};
+
+absl::Status BindAndCallUntyped(const Call& call, const HostCustomCallTarget& target) {
+  std::vector<const void*> in(std::max<size_t>(call.args.size(), 1), nullptr);
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    in[i] = call.buffers.Bind(&call.args[i], {}, call.layouts.operand(i));
+  }
   auto to_operand = [&](const ShapeIndex& index) -> std::optional<void*> {
-    for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+    for (const OutputOperandAlias& alias : call.custom_call.output_to_operand_aliasing()) {
       if (alias.output_index != index) continue;
-      return buffers.Bind(&args[alias.operand_number], alias.operand_index,
-                          layouts.operand(alias.operand_number, alias.operand_index));
+      return call.buffers.Bind(&call.args[alias.operand_number], alias.operand_index,
+                               call.layouts.operand(alias.operand_number, alias.operand_index));
     }
     return std::nullopt;
   };
-  void* out = buffers.Bind(&result, {}, layouts.result, to_operand);
-
-  AXLE_RETURN_IF_ERROR(target.CallUntyped(out, in.data()));
-  buffers.CopyBack();
-  AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
-  return result;
+  void* out = call.buffers.Bind(&call.result, {}, call.layouts.result, to_operand);
+  return target.CallUntyped(out, in.data());
 }
 
 // --- Typed FFI -----------------------------------------------------------------
@@ -239,36 +241,45 @@ FfiBuffer LeafBuffer(CallBuffers& buffers, Literal* literal, const ShapeIndex& i
   return buffer;
 }
 
-absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
-                                  absl::Span<const Literal* const> operands,
-                                  const HostCustomCallTarget& target) {
-  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
-  std::vector<Literal> args = CopyOperands(operands);
-  Literal result(custom_call.shape());
-  CallBuffers buffers;
+absl::Status BindAndCallFfi(const Call& call, const HostCustomCallTarget& target) {
   std::vector<FfiBuffer> arg_buffers;
-  for (size_t i = 0; i < args.size(); ++i) {
-    ShapeUtil::ForEachLeafShape(args[i].shape(), [&](const Shape&, const ShapeIndex& index) {
-      arg_buffers.push_back(LeafBuffer(buffers, &args[i], index, layouts.operand(i, index)));
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    ShapeUtil::ForEachLeafShape(call.args[i].shape(), [&](const Shape&, const ShapeIndex& index) {
+      arg_buffers.push_back(
+          LeafBuffer(call.buffers, &call.args[i], index, call.layouts.operand(i, index)));
     });
   }
   std::vector<FfiBuffer> ret_buffers;
-  ShapeUtil::ForEachLeafShape(result.shape(), [&](const Shape&, const ShapeIndex& index) {
-    const OutputOperandAlias* alias = AliasCovering(custom_call, index);
+  ShapeUtil::ForEachLeafShape(call.result.shape(), [&](const Shape&, const ShapeIndex& index) {
+    const OutputOperandAlias* alias = AliasCovering(call.custom_call, index);
     if (alias == nullptr) {
-      const Shape* result_layouts =
-          layouts.result != nullptr ? &ShapeUtil::GetSubshape(*layouts.result, index) : nullptr;
-      ret_buffers.push_back(LeafBuffer(buffers, &result, index, result_layouts));
+      const Shape* result_layouts = call.layouts.result != nullptr
+                                        ? &ShapeUtil::GetSubshape(*call.layouts.result, index)
+                                        : nullptr;
+      ret_buffers.push_back(LeafBuffer(call.buffers, &call.result, index, result_layouts));
       return;
     }
     ShapeIndex operand_index = alias->operand_index;
     operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(),
                          index.end());
-    ret_buffers.push_back(LeafBuffer(buffers, &args[alias->operand_number], operand_index,
-                                     layouts.operand(alias->operand_number, operand_index)));
+    ret_buffers.push_back(LeafBuffer(call.buffers, &call.args[alias->operand_number], operand_index,
+                                     call.layouts.operand(alias->operand_number, operand_index)));
   });
+  return target.CallFfi(arg_buffers, ret_buffers);
+}
 
-  AXLE_RETURN_IF_ERROR(target.CallFfi(arg_buffers, ret_buffers));
+// Binds copies of `operands` and a fresh result for `target` in either
+// convention, calls it, and copies back what it wrote.
+absl::StatusOr<Literal> Invoke(const HloCustomCallInstruction& custom_call,
+                               absl::Span<const Literal* const> operands,
+                               const HostCustomCallTarget& target) {
+  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
+  std::vector<Literal> args = CopyOperands(operands);
+  Literal result(custom_call.shape());
+  CallBuffers buffers;
+  const Call call{custom_call, layouts, args, result, buffers};
+  AXLE_RETURN_IF_ERROR(target.is_typed_ffi() ? BindAndCallFfi(call, target)
+                                             : BindAndCallUntyped(call, target));
   buffers.CopyBack();
   AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
   return result;
@@ -365,8 +376,7 @@ absl::StatusOr<Literal> InvokeHostCustomCall(const HloCustomCallInstruction& cus
   AXLE_RETURN_IF_ERROR(CheckCall(custom_call, operands));
   AXLE_ASSIGN_OR_RETURN(HostCustomCallTarget target,
                         HostCustomCallTarget::Resolve(custom_call, targets, ffi_handlers));
-  if (target.is_typed_ffi()) return InvokeFfi(custom_call, operands, target);
-  return InvokeUntyped(custom_call, operands, target);
+  return Invoke(custom_call, operands, target);
 }
 
 HloEvaluator::CustomCallHandler MakeHostCustomCallHandler(const CustomCallTargetRegistry* targets,
