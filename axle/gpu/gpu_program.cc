@@ -14,6 +14,7 @@
 #include "axle/gpu/cuda_custom_call.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_thunks.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"

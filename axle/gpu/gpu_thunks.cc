@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/gpu_graph.h"
-#include "axle/hlo/analysis/value_slot.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 
 namespace axle::gpu {
 namespace {

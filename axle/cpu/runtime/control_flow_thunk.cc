@@ -34,7 +34,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/analysis/value_slot.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {

@@ -47,16 +47,4 @@ std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& 
   }
 }
 
-bool IsRunnableConditional(const HloInstruction& conditional) {
-  const int64_t branches = static_cast<int64_t>(conditional.branch_computations().size());
-  const PrimitiveType selector = conditional.operand(0)->shape().element_type();
-  return branches > 0 && (selector == S32 || (selector == PRED && branches == 2)) &&
-         conditional.operand_count() == branches + 1;
-}
-
-int64_t SelectedBranch(bool selector_is_pred, int32_t selector, int64_t branch_count) {
-  if (selector_is_pred) return selector != 0 ? 0 : 1;
-  return selector < 0 || selector >= branch_count ? branch_count - 1 : selector;
-}
-
 }  // namespace axle

@@ -71,18 +71,6 @@ struct ForwardedLeaf {
 // opt-barrier, domain); nullopt for every other op.
 std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction);
 
-// Whether both program builders run `conditional`: a pred selector with two
-// branches or an s32 selector, and one operand per branch. The reason they
-// give for any other form is kRunnableConditionalForm.
-bool IsRunnableConditional(const HloInstruction& conditional);
-inline constexpr char kRunnableConditionalForm[] =
-    "a conditional needs a pred or s32 selector, one operand per branch, and two branches for "
-    "a pred";
-// The branch a runnable conditional of `branch_count` branches runs for
-// `selector`: a pred's byte (true runs branch 0, false branch 1) or the s32
-// value (out of range runs the last branch, as in XLA).
-int64_t SelectedBranch(bool selector_is_pred, int32_t selector, int64_t branch_count);
-
 }  // namespace axle
 
 #endif  // AXLE_HLO_ANALYSIS_VALUE_SLOT_H_

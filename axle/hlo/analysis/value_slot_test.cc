@@ -3,8 +3,7 @@
 // Parameter and constant slots carry their sizes; plumbing forwards its
 // operands' leaves (a tuple each operand at its index, get-tuple-element
 // the element, bitcast-like ops the whole operand); other ops forward
-// nothing. Conditionals run by both backends: a pred with two branches or
-// an s32 (out of range: the last branch).
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/hlo/analysis/value_slot.h"
@@ -67,35 +66,6 @@ ENTRY e {
   EXPECT_EQ((*bitcast)[0].operand, &find("a"));
   EXPECT_FALSE(ForwardedLeaves(find("n")).has_value());
   EXPECT_FALSE(ForwardedLeaves(find("a")).has_value());
-}
-
-TEST(ValueSlotTest, RunnableConditionalsAndTheBranchTheySelect) {
-  auto module = ParseAndReturnUnverifiedModule(R"(
-HloModule m
-b0 {
-  ROOT p = f32[] parameter(0)
-}
-b1 {
-  p = f32[] parameter(0)
-  ROOT n = f32[] negate(p)
-}
-ENTRY e {
-  x = f32[] parameter(0)
-  i = s32[] parameter(1)
-  f = pred[] parameter(2)
-  by_index = f32[] conditional(i, x, x, x), branch_computations={b0, b1, b0}
-  by_pred = f32[] conditional(f, x, x), true_computation=b0, false_computation=b1
-  ROOT t = (f32[], f32[]) tuple(by_index, by_pred)
-})");
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloInstruction* root = (*module)->entry_computation()->root_instruction();
-  EXPECT_TRUE(IsRunnableConditional(*root->operand(0)));
-  EXPECT_TRUE(IsRunnableConditional(*root->operand(1)));
-  EXPECT_EQ(SelectedBranch(/*selector_is_pred=*/true, 1, 2), 0);
-  EXPECT_EQ(SelectedBranch(true, 0, 2), 1);
-  EXPECT_EQ(SelectedBranch(false, 1, 3), 1);
-  EXPECT_EQ(SelectedBranch(false, 3, 3), 2);
-  EXPECT_EQ(SelectedBranch(false, -1, 3), 2);
 }
 
 }  // namespace
