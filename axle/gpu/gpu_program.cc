@@ -249,13 +249,6 @@ class Builder {
 
 absl::Status Builder::EmitComputation(const HloComputation& computation) {
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
-    // Plumbing: its leaves are its operands'.
-    if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
-      for (const ForwardedLeaf& leaf : *leaves) {
-        Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
-      }
-      continue;
-    }
     // One case per opcode and no default: a new opcode is a compile error here
     // (-Werror=switch, axle/gpu/CMakeLists.txt) until it is given a thunk, a
     // library thunk (AXLE_GPU_LIBRARY_OPCODES) or left to loop fusion.
@@ -307,13 +300,18 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         AddThunk(std::make_unique<GpuMemsetThunk>(instruction->name(), outputs[0]));
         break;
       }
-      // Plumbing, forwarded above (ForwardedLeaves).
+      // Plumbing: its leaves are its operands' (ForwardedLeaves).
       case HloOpcode::kAddDependency:
       case HloOpcode::kBitcast:
       case HloOpcode::kDomain:
       case HloOpcode::kGetTupleElement:
       case HloOpcode::kOptimizationBarrier:
       case HloOpcode::kTuple:
+        if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
+          for (const ForwardedLeaf& leaf : *leaves) {
+            Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
+          }
+        }
         break;
       case HloOpcode::kAsyncDone:
       case HloOpcode::kAsyncStart:

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/runtime/custom_call_status.h"
+#include "axle/runtime/custom_call_target.h"
 #include "axle/runtime/relayout.h"
 
 namespace axle {
@@ -22,23 +23,6 @@ using OriginalFn = void (*)(void* out, const void** in);
 using StatusReturningFn = void (*)(void* out, const void** in, XlaCustomCallStatus* status);
 using UnifiedFn = void (*)(void* out, const void** in, const char* opaque, size_t opaque_len,
                            XlaCustomCallStatus* status);
-
-std::string CallName(const HloCustomCallInstruction& custom_call) {
-  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (", custom_call.name(),
-                      ")");
-}
-
-absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
-                         absl::string_view note = "") {
-  return absl::Status(status.code(), absl::StrCat(status.message(), note, " (instruction ",
-                                                  custom_call.name(), ")"));
-}
-
-// XLA keeps a custom call's opaque and its backend config as one string.
-const std::string& OpaqueOf(const HloCustomCallInstruction& custom_call) {
-  return custom_call.opaque().empty() ? custom_call.raw_backend_config_string()
-                                      : custom_call.opaque();
-}
 
 bool IsPrefix(const ShapeIndex& prefix, const ShapeIndex& index) {
   return prefix.size() <= index.size() && std::equal(prefix.begin(), prefix.end(), index.begin());
@@ -57,13 +41,13 @@ absl::Status CheckCall(const HloCustomCallInstruction& custom_call,
                        absl::Span<const Literal* const> operands) {
   if (static_cast<int64_t>(operands.size()) != custom_call.operand_count()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(CallName(custom_call), " has ", custom_call.operand_count(),
+        absl::StrCat(CustomCallName(custom_call), " has ", custom_call.operand_count(),
                      " operands but got ", operands.size(), " values"));
   }
   for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
     auto bad = [&](absl::string_view why) {
       return absl::InvalidArgumentError(
-          absl::StrCat(CallName(custom_call), ": output_to_operand_aliasing ",
+          absl::StrCat(CustomCallName(custom_call), ": output_to_operand_aliasing ",
                        ShapeIndexToString(alias.output_index), " -> (", alias.operand_number, ", ",
                        ShapeIndexToString(alias.operand_index), "): ", why));
     };
@@ -191,9 +175,9 @@ absl::StatusOr<CallLayouts> LayoutsOf(const HloCustomCallInstruction& custom_cal
       custom_call.attrs().operand_layout_constraints;
   if (!constraints.has_value()) return CallLayouts{};
   if (constraints->size() != num_operands) {
-    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ", num_operands,
-                                                   " operands but ", constraints->size(),
-                                                   " operand_layout_constraints"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(CustomCallName(custom_call), " has ", num_operands, " operands but ",
+                     constraints->size(), " operand_layout_constraints"));
   }
   return CallLayouts{&*constraints, &custom_call.shape()};
 }
@@ -291,68 +275,31 @@ absl::StatusOr<HostCustomCallTarget> HostCustomCallTarget::Resolve(
     const HloCustomCallInstruction& custom_call, const CustomCallTargetRegistry& targets,
     const FfiHandlerRegistry& ffi_handlers) {
   HostCustomCallTarget target;
-  target.api_version_ = custom_call.api_version();
-  target.call_name_ = CallName(custom_call);
-  const std::string& name = custom_call.custom_call_target();
-  switch (custom_call.api_version()) {
-    case API_VERSION_ORIGINAL:
-    case API_VERSION_STATUS_RETURNING:
-    case API_VERSION_STATUS_RETURNING_UNIFIED: {
-      absl::StatusOr<void*> address = targets.LookupOrError(name, kHostPlatformName);
-      if (!address.ok()) {
-        std::string note;
-        if (ffi_handlers.Find(name, kHostPlatformName).ok()) {
-          note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
-        }
-        return WithContext(address.status(), custom_call, note);
-      }
-      target.address_ = *address;
-      target.opaque_ = OpaqueOf(custom_call);
-      return target;
-    }
-    case API_VERSION_TYPED_FFI: {
-      absl::StatusOr<FfiHandler> handler = ffi_handlers.Find(name, kHostPlatformName);
-      if (!handler.ok()) {
-        std::string note;
-        if (targets.Lookup(name, kHostPlatformName) != nullptr) {
-          note =
-              "; it is registered as an untyped target: call it with "
-              "api_version=API_VERSION_ORIGINAL or a STATUS_RETURNING version";
-        } else if (!targets.PlatformsOf(name).empty()) {
-          note = "; it is registered (untyped) for another platform only";
-        }
-        return WithContext(handler.status(), custom_call, note);
-      }
-      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(OpaqueOf(custom_call));
-      if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
-      target.handler_ = *std::move(handler);
-      target.attributes_ = *std::move(attributes);
-      return target;
-    }
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call),
-                                                     ": unknown custom-call api_version ",
-                                                     static_cast<int>(custom_call.api_version())));
-  }
+  AXLE_ASSIGN_OR_RETURN(target.target_, ResolveCustomCallTarget(custom_call, kHostPlatformName,
+                                                                targets, ffi_handlers));
+  return target;
 }
 
 absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const {
   CustomCallStatus status;
-  switch (api_version_) {
+  void* address = target_.address;
+  const std::string& opaque = target_.opaque;
+  switch (target_.api_version) {
     case API_VERSION_ORIGINAL:
-      reinterpret_cast<OriginalFn>(address_)(out, in);
+      reinterpret_cast<OriginalFn>(address)(out, in);
       break;
     case API_VERSION_STATUS_RETURNING:
-      reinterpret_cast<StatusReturningFn>(address_)(out, in, status.get());
+      reinterpret_cast<StatusReturningFn>(address)(out, in, status.get());
       break;
     case API_VERSION_STATUS_RETURNING_UNIFIED:
-      reinterpret_cast<UnifiedFn>(address_)(out, in, opaque_.data(), opaque_.size(), status.get());
+      reinterpret_cast<UnifiedFn>(address)(out, in, opaque.data(), opaque.size(), status.get());
       break;
     default:
-      return absl::InternalError(absl::StrCat(call_name_, ": CallUntyped on a typed FFI target"));
+      return absl::InternalError(
+          absl::StrCat(target_.call_name, ": CallUntyped on a typed FFI target"));
   }
   if (std::optional<std::string> message = status.failure_message()) {
-    return absl::InternalError(absl::StrCat(call_name_, " failed: ", *message));
+    return absl::InternalError(absl::StrCat(target_.call_name, " failed: ", *message));
   }
   return absl::OkStatus();
 }
@@ -360,11 +307,12 @@ absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const
 absl::Status HostCustomCallTarget::CallFfi(absl::Span<const FfiBuffer> args,
                                            absl::Span<const FfiBuffer> rets) const {
   if (!is_typed_ffi()) {
-    return absl::InternalError(absl::StrCat(call_name_, ": CallFfi on an untyped target"));
+    return absl::InternalError(absl::StrCat(target_.call_name, ": CallFfi on an untyped target"));
   }
-  absl::Status status = handler_(FfiCallFrame{args, rets, attributes_});
+  absl::Status status = target_.handler(FfiCallFrame{args, rets, *target_.attributes});
   if (!status.ok()) {
-    return absl::Status(status.code(), absl::StrCat(call_name_, " failed: ", status.message()));
+    return absl::Status(status.code(),
+                        absl::StrCat(target_.call_name, " failed: ", status.message()));
   }
   return absl::OkStatus();
 }
