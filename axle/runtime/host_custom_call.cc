@@ -274,10 +274,10 @@ absl::StatusOr<Literal> Invoke(const HloCustomCallInstruction& custom_call,
 absl::StatusOr<HostCustomCallTarget> HostCustomCallTarget::Resolve(
     const HloCustomCallInstruction& custom_call, const CustomCallTargetRegistry& targets,
     const FfiHandlerRegistry& ffi_handlers) {
-  HostCustomCallTarget target;
-  AXLE_ASSIGN_OR_RETURN(target.target_, ResolveCustomCallTarget(custom_call, kHostPlatformName,
-                                                                targets, ffi_handlers));
-  return target;
+  absl::StatusOr<CustomCallTarget> target =
+      ResolveCustomCallTarget(custom_call, kHostPlatformName, targets, ffi_handlers);
+  if (!target.ok()) return target.status();
+  return HostCustomCallTarget(*std::move(target));
 }
 
 absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const {

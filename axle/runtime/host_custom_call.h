@@ -43,6 +43,7 @@
 #define AXLE_RUNTIME_HOST_CUSTOM_CALL_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -61,6 +62,8 @@ namespace axle {
 // far as the target itself is.
 class HostCustomCallTarget {
  public:
+  HostCustomCallTarget() = default;
+
   // NotFound when the target is not registered under the instruction's
   // api_version (the message says where it is registered instead),
   // InvalidArgument for an unknown api_version or a bad FFI backend_config.
@@ -81,6 +84,8 @@ class HostCustomCallTarget {
   absl::Status CallFfi(absl::Span<const FfiBuffer> args, absl::Span<const FfiBuffer> rets) const;
 
  private:
+  explicit HostCustomCallTarget(CustomCallTarget target) : target_(std::move(target)) {}
+
   CustomCallTarget target_;
 };
 
