@@ -3,8 +3,8 @@
 // One factory per library op (AXLE_GPU_LIBRARY_OPCODES), chosen by
 // FactoryOf; a static_assert checks that every op of the list has one, so a
 // library op without a thunk fails to compile. Engineers adding an op's
-// thunk replace its `NotYet(...)` with a call to their factory (declared in
-// their thunk's header), e.g. `return MakeGemmThunk(instruction, values);`.
+// thunk replace its `NotYetFactory<...>` with a lambda that calls their
+// factory (declared in their thunk's header), as kDot's calls MakeGemmThunk.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/gpu_thunk_factories.h"
@@ -32,10 +32,25 @@ absl::Status NotYet(const HloInstruction& instruction, absl::string_view library
 }
 
 using Result = absl::StatusOr<std::unique_ptr<GpuThunk>>;
+
+// What an op whose thunk is not written yet lacks.
+constexpr char kRngKernel[] = "an rng kernel";
+constexpr char kRngState[] = "the rng state";
+constexpr char kTopKKernel[] = "a topk kernel";
+constexpr char kGemm[] = "a gemm";
+
+// The factory of an op whose thunk is not written yet: Unimplemented. It
+// takes `values` by value, as every Factory does, and has no use for them.
+template <const char* kLacking>
+Result NotYetFactory(const HloInstruction& instruction,
+                     GpuThunkValues /*values*/,  // NOLINT(performance-unnecessary-value-param)
+                     const PtxOptions& /*options*/) {
+  return NotYet(instruction, kLacking);
+}
+// `values` is taken by value: the thunks move it in.
 using Factory = Result (*)(const HloInstruction& instruction, GpuThunkValues values,
                            const PtxOptions& options);
 
-// `values` is taken by value: the thunks move it in.
 constexpr Factory FactoryOf(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kDot:
@@ -50,26 +65,34 @@ constexpr Factory FactoryOf(HloOpcode opcode) {
         return MakeConvolutionThunk(instruction, std::move(values));
       };
     case HloOpcode::kFft:
-      return MakeFftThunkWithOptions;
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeFftThunkWithOptions(instruction, std::move(values), options);
+      };
     case HloOpcode::kSort:
       return [](const HloInstruction& instruction, GpuThunkValues values,
                 const PtxOptions& options) -> Result {
         return MakeSortThunk(instruction, std::move(values), options);
       };
     case HloOpcode::kScatter:
-      return MakeScatterThunk;
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeScatterThunk(instruction, std::move(values), options);
+      };
     case HloOpcode::kSelectAndScatter:
-      return MakeSelectAndScatterThunk;
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeSelectAndScatterThunk(instruction, std::move(values), options);
+      };
     case HloOpcode::kRng:
-      return [](const HloInstruction& instruction, GpuThunkValues, const PtxOptions&) -> Result {
-        return NotYet(instruction, "an rng kernel");
-      };
+      return NotYetFactory<kRngKernel>;
     case HloOpcode::kRngBitGenerator:
-      return MakeRngBitGeneratorThunk;
-    case HloOpcode::kRngGetAndUpdateState:
-      return [](const HloInstruction& instruction, GpuThunkValues, const PtxOptions&) -> Result {
-        return NotYet(instruction, "the rng state");
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeRngBitGeneratorThunk(instruction, std::move(values), options);
       };
+    case HloOpcode::kRngGetAndUpdateState:
+      return NotYetFactory<kRngState>;
     case HloOpcode::kCholesky:
       return [](const HloInstruction& instruction, GpuThunkValues values,
                 const PtxOptions&) -> Result {
@@ -81,14 +104,10 @@ constexpr Factory FactoryOf(HloOpcode opcode) {
         return MakeTriangularSolveThunk(instruction, std::move(values));
       };
     case HloOpcode::kTopK:
-      return [](const HloInstruction& instruction, GpuThunkValues, const PtxOptions&) -> Result {
-        return NotYet(instruction, "a topk kernel");
-      };
+      return NotYetFactory<kTopKKernel>;
     case HloOpcode::kRaggedDot:
     case HloOpcode::kScaledDot:
-      return [](const HloInstruction& instruction, GpuThunkValues, const PtxOptions&) -> Result {
-        return NotYet(instruction, "a gemm");
-      };
+      return NotYetFactory<kGemm>;
     default:
       return nullptr;  // not a library op
   }
