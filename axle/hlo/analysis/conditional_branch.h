@@ -16,8 +16,8 @@
 
 namespace axle {
 
-// Whether the program builders run `conditional`: a pred selector with two
-// branches or an s32 selector, and one operand per branch. The reason they
+// Whether the program builders run `conditional`: a conditional with a pred
+// selector and two branches or an s32 selector, and one operand per branch. The reason they
 // give for any other form is kRunnableConditionalForm.
 bool IsRunnableConditional(const HloInstruction& conditional);
 inline constexpr char kRunnableConditionalForm[] =

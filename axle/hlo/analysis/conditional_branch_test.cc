@@ -35,7 +35,7 @@ ENTRY e {
   const HloInstruction* root = (*module)->entry_computation()->root_instruction();
   EXPECT_TRUE(IsRunnableConditional(*root->operand(0)));
   EXPECT_TRUE(IsRunnableConditional(*root->operand(1)));
-  EXPECT_FALSE(IsRunnableConditional(*root));  // a tuple: no branches
+  EXPECT_FALSE(IsRunnableConditional(*root));  // not a conditional
 }
 
 TEST(ConditionalBranchTest, SelectedBranch) {
