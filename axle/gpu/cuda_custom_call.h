@@ -38,6 +38,7 @@
 #include "axle/gpu/gpu_custom_call.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/runtime/custom_call_registry.h"
+#include "axle/runtime/custom_call_target.h"
 #include "axle/runtime/host_ffi.h"
 
 namespace axle::gpu {
@@ -56,14 +57,9 @@ class CudaCustomCallTarget {
   absl::Status Call(CUstream stream, void** buffers) const;
 
  private:
-  CustomCallApiVersion api_version_ = API_VERSION_ORIGINAL;
-  std::string call_name_;  // "custom-call 'T' (name)"
-  void* address_ = nullptr;
-  std::string opaque_;
-  // Typed FFI: the handler, its attributes, and the element type and
-  // dimensions of each buffer (operand leaves, then result leaves).
-  FfiHandler handler_;
-  std::shared_ptr<const FfiAttributes> attributes_;
+  CustomCallTarget target_;
+  // Typed FFI: the element type and dimensions of each buffer (operand
+  // leaves, then result leaves).
   std::vector<FfiBuffer> ffi_operands_;
   std::vector<FfiBuffer> ffi_results_;
 };

@@ -35,24 +35,6 @@ PrimitiveType AccumulatorType(PrimitiveType lhs, PrimitiveType rhs, PrimitiveTyp
   return PRIMITIVE_TYPE_INVALID;
 }
 
-// A scalar computation combining two `type` values by `opcode`.
-HloComputation* Combiner(HloModule* module, HloOpcode opcode, PrimitiveType type) {
-  auto computation = std::make_unique<HloComputation>(absl::StrCat(
-      "dot_to_reduce_", HloOpcodeString(opcode), "_", pu::LowercasePrimitiveTypeName(type)));
-  const Shape scalar = ShapeUtil::MakeScalarShape(type);
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < 2; ++i) {
-    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, scalar,
-                                                               absl::Span<HloInstruction* const>{});
-    parameter->mutable_attrs()->parameter_number = i;
-    parameter->SetName(i == 0 ? "lhs" : "rhs");
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  computation->set_root_instruction(
-      computation->AddInstruction(HloInstruction::Create(opcode, scalar, parameters)));
-  return module->AddEmbeddedComputation(std::move(computation));
-}
-
 HloInstruction* ConvertTo(HloInstruction* value, PrimitiveType type) {
   if (value->shape().element_type() == type) return value;
   Shape shape = value->shape();
@@ -158,7 +140,11 @@ class Rewriter {
  private:
   HloComputation* CombinerFor(HloOpcode opcode, PrimitiveType type) {
     HloComputation*& combiner = combiners_[{opcode, type}];
-    if (combiner == nullptr) combiner = Combiner(module_, opcode, type);
+    if (combiner == nullptr)
+      combiner = AddScalarCombiner(module_,
+                                   absl::StrCat("dot_to_reduce_", HloOpcodeString(opcode), "_",
+                                                pu::LowercasePrimitiveTypeName(type)),
+                                   opcode, type);
     return combiner;
   }
 

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/gpu/gpu_executable.h"
+#include "axle/gpu/gpu_test_modules.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/gpu/row_fusion.h"
@@ -141,32 +142,7 @@ ENTRY e {
   EXPECT_EQ(program->result_leaves[0].second, program->result_leaves[3].second);
 }
 
-constexpr char kWhileModule[] = R"(
-HloModule loop
-cond {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(10)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  a = f32[16] get-tuple-element(s), index=1
-  b = f32[16] get-tuple-element(s), index=2
-  ab = f32[16] add(a, b)
-  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, ab, a)
-}
-ENTRY e {
-  zero = s32[] constant(0)
-  x = f32[16] parameter(0)
-  y = f32[16] parameter(1)
-  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
-  w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
-  ROOT r = f32[16] get-tuple-element(w), index=1
-})";
+const std::string kWhileModule = test::WhileSwapModule(test::LoopResult::kNext);
 
 TEST(GpuCompilerTest, CountedWhileLoopHasBodyAndStateCopiesAndNoCondition) {
   std::unique_ptr<HloModule> module;

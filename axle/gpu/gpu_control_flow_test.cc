@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/gpu/gpu_executable_test_util.h"
+#include "axle/gpu/gpu_test_modules.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -54,31 +55,7 @@ class ScopedKeepControlFlow {
   ScopedKeepControlFlow& operator=(const ScopedKeepControlFlow&) = delete;
 };
 
-constexpr char kWhileSwap[] = R"(
-HloModule loop
-cond {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(10)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  a = f32[16] get-tuple-element(s), index=1
-  b = f32[16] get-tuple-element(s), index=2
-  ab = f32[16] add(a, b)
-  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, ab, a)
-}
-ENTRY e {
-  zero = s32[] constant(0)
-  x = f32[16] parameter(0)
-  y = f32[16] parameter(1)
-  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
-  ROOT w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
-})";
+const std::string kWhileSwap = test::WhileSwapModule(test::LoopResult::kState);
 
 constexpr char kWhileDataDependent[] = R"(
 HloModule loop
@@ -348,7 +325,7 @@ class GpuControlFlowTest : public test::GpuExecutableTest {};
 
 TEST(GpuControlFlowModulesTest, ModulesCompileWithoutADevice) {
   const test::TestModule modules[] = {
-      {"while swap", kWhileSwap, true},
+      {"while swap", kWhileSwap.c_str(), true},
       {"while data dependent", kWhileDataDependent, true},
       {"conditional", kConditional, true},
       {"nested loops", kNestedLoops, true},

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable_test_util.h"
+#include "axle/gpu/gpu_test_modules.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/gpu_while_unroller.h"
 #include "gmock/gmock.h"
@@ -61,26 +62,13 @@ ENTRY e {
 })";
 
 // Counted: 10 trips; the body swaps state leaves and reduces one.
-constexpr char kCounted[] = R"(
-HloModule counted
+const std::string kCounted = test::CountedSwapLoop(R"(
 add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT s = f32[] add(x, y)
-}
-cond {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(10)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[16], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  i1 = s32[] add(i, one)
-  a = f32[16] get-tuple-element(s), index=1
-  b = f32[16] get-tuple-element(s), index=2
+})",
+                                                   R"(
   ab = f32[16] add(a, b)
   h = f32[16] constant({0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5})
   abh = f32[16] multiply(ab, h)
@@ -90,16 +78,8 @@ body {
   t1 = f32[] multiply(total, tiny)
   tb = f32[16] broadcast(t1), dimensions={}
   next = f32[16] add(abh, tb)
-  ROOT t = (s32[], f32[16], f32[16]) tuple(i1, next, a)
-}
-ENTRY e {
-  zero = s32[] constant(0)
-  x = f32[16] parameter(0)
-  y = f32[16] parameter(1)
-  t = (s32[], f32[16], f32[16]) tuple(zero, x, y)
-  w = (s32[], f32[16], f32[16]) while(t), condition=cond, body=body
-  ROOT r = f32[16] get-tuple-element(w), index=1
-})";
+)",
+                                                   test::LoopResult::kNext);
 
 // A scan-like loop: 100 trips, a dynamic slice of the input per step.
 constexpr char kLongScan[] = R"(
@@ -378,7 +358,7 @@ TEST(GpuWhileUnrollerTest, UnrolledLoopsComputeWhatTheLoopsDid) {
   auto interpreter = PlatformUtil::GetPlatform("interpreter");
   ASSERT_TRUE(interpreter.ok()) << interpreter.status();
   LocalClient* client = *ClientLibrary::GetOrCreateLocalClient(*interpreter);
-  for (const char* text : {kCounted, kLongScan}) {
+  for (const std::string& text : {kCounted, std::string(kLongScan)}) {
     auto original = ParseAndReturnUnverifiedModule(text);
     auto unrolled = ParseAndReturnUnverifiedModule(text);
     ASSERT_TRUE(original.ok() && unrolled.ok());
@@ -548,7 +528,9 @@ class GpuGraphDeviceTest : public test::GpuExecutableTest {
 };
 
 TEST_F(GpuGraphDeviceTest, GraphsAndDirectRunsGiveIdenticalResults) {
-  for (const char* text : {kTwoKernels, kCounted, kLongScan, kDataDependent, kConditional}) {
+  const std::vector<std::string> texts = {kTwoKernels, kCounted, kLongScan, kDataDependent,
+                                          kConditional};
+  for (const std::string& text : texts) {
     for (const bool unroll : {false, true}) {
       SCOPED_TRACE(absl::StrCat(text, unroll ? " unrolled" : " loops kept"));
       auto direct = CompileWith(text, false, unroll);

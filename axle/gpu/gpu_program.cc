@@ -14,7 +14,9 @@
 #include "axle/gpu/cuda_custom_call.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_thunks.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_opcode_families.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/side_effects.h"
@@ -247,18 +249,15 @@ class Builder {
 
 absl::Status Builder::EmitComputation(const HloComputation& computation) {
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
-    if (IsGpuLibraryOp(*instruction)) {
-      AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
-      continue;
-    }
-    // Plumbing: its leaves are its operands'.
-    if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
-      for (const ForwardedLeaf& leaf : *leaves) {
-        Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
-      }
-      continue;
-    }
+    // One case per opcode and no default: a new opcode is a compile error here
+    // (-Werror=switch, axle/gpu/CMakeLists.txt) until it is given a thunk, a
+    // library thunk (AXLE_GPU_LIBRARY_OPCODES) or left to loop fusion.
     switch (instruction->opcode()) {
+      // clang-format off
+      AXLE_GPU_LIBRARY_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
+        break;
+      // clang-format on
       case HloOpcode::kParameter: {
         if (&computation != entry_) break;  // a nested computation's: bound by its caller
         const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
@@ -301,11 +300,70 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         AddThunk(std::make_unique<GpuMemsetThunk>(instruction->name(), outputs[0]));
         break;
       }
-      default:
+      // Plumbing: its leaves are its operands' (ForwardedLeaves).
+      case HloOpcode::kAddDependency:
+      case HloOpcode::kBitcast:
+      case HloOpcode::kDomain:
+      case HloOpcode::kGetTupleElement:
+      case HloOpcode::kOptimizationBarrier:
+      case HloOpcode::kTuple:
+        if (std::optional<std::vector<ForwardedLeaf>> leaves = ForwardedLeaves(*instruction)) {
+          for (const ForwardedLeaf& leaf : *leaves) {
+            Forward(leaf.operand, leaf.operand_index, instruction, leaf.index);
+          }
+        }
+        break;
+      case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncStart:
+      case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kCopyDone:
+      case HloOpcode::kCopyStart:
+        AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
         if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
             HloOpcodeIsAsyncDone(instruction->opcode())) {
           return GpuUnsupported(*instruction, "asynchronous ops are not supported on CUDA yet");
         }
+        return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
+                                                         " is not supported on CUDA yet"));
+      // Everything else: ops the compiler puts in a loop fusion (the
+      // elemental emitter computes them) or rewrites before this point, and
+      // side-effecting ops CheckSupported rejects.
+      case HloOpcode::kBatchNormGrad:
+      case HloOpcode::kBatchNormInference:
+      case HloOpcode::kBatchNormTraining:
+      case HloOpcode::kBitcastConvert:
+      case HloOpcode::kBroadcast:
+      case HloOpcode::kClamp:
+      case HloOpcode::kCompare:
+      case HloOpcode::kConcatenate:
+      case HloOpcode::kConvert:
+      case HloOpcode::kDynamicReshape:
+      case HloOpcode::kDynamicSlice:
+      case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kGather:
+      case HloOpcode::kGetDimensionSize:
+      case HloOpcode::kInfeed:
+      case HloOpcode::kIota:
+      case HloOpcode::kMap:
+      case HloOpcode::kOutfeed:
+      case HloOpcode::kPad:
+      case HloOpcode::kRecv:
+      case HloOpcode::kRecvDone:
+      case HloOpcode::kReduce:
+      case HloOpcode::kReducePrecision:
+      case HloOpcode::kReduceWindow:
+      case HloOpcode::kReshape:
+      case HloOpcode::kReverse:
+      case HloOpcode::kScan:
+      case HloOpcode::kSelect:
+      case HloOpcode::kSend:
+      case HloOpcode::kSendDone:
+      case HloOpcode::kSetDimensionSize:
+      case HloOpcode::kSlice:
+      case HloOpcode::kStochasticConvert:
+      case HloOpcode::kTranspose:
+        AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
         return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
                                                          " is not supported on CUDA yet"));
     }
@@ -509,12 +567,8 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
 absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
   const std::vector<HloComputation*>& branches = instruction.branch_computations();
   const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
-  if (branches.empty() || (selector_type != PRED && selector_type != S32) ||
-      (selector_type == PRED && branches.size() != 2) ||
-      instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
-    return GpuUnsupported(instruction,
-                          "a conditional needs a pred or s32 selector, one operand per branch, "
-                          "and two branches for a pred");
+  if (!IsRunnableConditional(instruction)) {
+    return GpuUnsupported(instruction, kRunnableConditionalForm);
   }
   AXLE_ASSIGN_OR_RETURN(int64_t selector, ValueOf(instruction.operand(0)));
   std::vector<int64_t> results = DefineTemporaries(&instruction);

@@ -1,8 +1,10 @@
 //===- gpu_thunk_factories.cc - Thunks of the library ops ------------------===//
 //
-// One case per library op. Engineers adding an op's thunk replace its
-// `return NotYet(...)` with a call to their factory (declared in their
-// thunk's header), e.g. `return MakeGemmThunk(instruction, std::move(values));`.
+// One factory per library op (AXLE_GPU_LIBRARY_OPCODES), chosen by
+// FactoryOf; a static_assert checks that every op of the list has one, so a
+// library op without a thunk fails to compile. Engineers adding an op's
+// thunk replace its `NotYetFactory<...>` with a lambda that calls their
+// factory (declared in their thunk's header), as kDot's calls MakeGemmThunk.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/gpu_thunk_factories.h"
@@ -18,6 +20,7 @@
 #include "axle/gpu/sort_thunk.h"
 #include "axle/gpu/triangular_solve_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_opcode_families.h"
 
 namespace axle::gpu {
 namespace {
@@ -28,68 +31,115 @@ absl::Status NotYet(const HloInstruction& instruction, absl::string_view library
       library, "; instruction %", instruction.name(), ")"));
 }
 
+using Result = absl::StatusOr<std::unique_ptr<GpuThunk>>;
+
+// What an op whose thunk is not written yet lacks.
+constexpr char kRngKernel[] = "an rng kernel";
+constexpr char kRngState[] = "the rng state";
+constexpr char kTopKKernel[] = "a topk kernel";
+constexpr char kGemm[] = "a gemm";
+
+// The factory of an op whose thunk is not written yet: Unimplemented. It
+// takes `values` by value, as every Factory does, and has no use for them.
+template <const char* kLacking>
+Result NotYetFactory(const HloInstruction& instruction,
+                     GpuThunkValues /*values*/,  // NOLINT(performance-unnecessary-value-param)
+                     const PtxOptions& /*options*/) {
+  return NotYet(instruction, kLacking);
+}
+// `values` is taken by value: the thunks move it in.
+using Factory = Result (*)(const HloInstruction& instruction, GpuThunkValues values,
+                           const PtxOptions& options);
+
+constexpr Factory FactoryOf(HloOpcode opcode) {
+  switch (opcode) {
+    case HloOpcode::kDot:
+      // cuBLAS records into CUDA graphs (gpu_graph.h).
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions&) -> Result {
+        return CapturableLibraryCall(MakeGemmThunk(instruction, std::move(values)));
+      };
+    case HloOpcode::kConvolution:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions&) -> Result {
+        return MakeConvolutionThunk(instruction, std::move(values));
+      };
+    case HloOpcode::kFft:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeFftThunkWithOptions(instruction, std::move(values), options);
+      };
+    case HloOpcode::kSort:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeSortThunk(instruction, std::move(values), options);
+      };
+    case HloOpcode::kScatter:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeScatterThunk(instruction, std::move(values), options);
+      };
+    case HloOpcode::kSelectAndScatter:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeSelectAndScatterThunk(instruction, std::move(values), options);
+      };
+    case HloOpcode::kRng:
+      return NotYetFactory<kRngKernel>;
+    case HloOpcode::kRngBitGenerator:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions& options) -> Result {
+        return MakeRngBitGeneratorThunk(instruction, std::move(values), options);
+      };
+    case HloOpcode::kRngGetAndUpdateState:
+      return NotYetFactory<kRngState>;
+    case HloOpcode::kCholesky:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions&) -> Result {
+        return MakeCholeskyThunk(instruction, std::move(values));
+      };
+    case HloOpcode::kTriangularSolve:
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions&) -> Result {
+        return MakeTriangularSolveThunk(instruction, std::move(values));
+      };
+    case HloOpcode::kTopK:
+      return NotYetFactory<kTopKKernel>;
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kScaledDot:
+      return NotYetFactory<kGemm>;
+    default:
+      return nullptr;  // not a library op
+  }
+}
+
+#define AXLE_GPU_CHECK_FACTORY_(e)                                                 \
+  static_assert(FactoryOf(HloOpcode::e) != nullptr, "library op " #e               \
+                                                    " (AXLE_GPU_LIBRARY_OPCODES) " \
+                                                    "needs a case in FactoryOf");
+AXLE_GPU_LIBRARY_OPCODES(AXLE_GPU_CHECK_FACTORY_)
+#undef AXLE_GPU_CHECK_FACTORY_
+
 }  // namespace
 
 bool IsGpuLibraryOp(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
-    case HloOpcode::kDot:
-    case HloOpcode::kConvolution:
-    case HloOpcode::kFft:
-    case HloOpcode::kSort:
-    case HloOpcode::kScatter:
-    case HloOpcode::kSelectAndScatter:
-    case HloOpcode::kRng:
-    case HloOpcode::kRngBitGenerator:
-    case HloOpcode::kRngGetAndUpdateState:
-    case HloOpcode::kCholesky:
-    case HloOpcode::kTriangularSolve:
-    case HloOpcode::kTopK:
-    case HloOpcode::kRaggedDot:
-    case HloOpcode::kScaledDot:
-      return true;
+    AXLE_GPU_LIBRARY_OPCODES(AXLE_HLO_OPCODE_CASE)
+    return true;
     default:
       return false;
   }
 }
 
-// `values` is taken by value: the thunks move it in.
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction& instruction,
                                                            GpuThunkValues values,
                                                            const PtxOptions& options) {
-  switch (instruction.opcode()) {
-    case HloOpcode::kDot:
-      // cuBLAS records into CUDA graphs (gpu_graph.h).
-      return CapturableLibraryCall(MakeGemmThunk(instruction, std::move(values)));
-    case HloOpcode::kConvolution:
-      return MakeConvolutionThunk(instruction, std::move(values));
-    case HloOpcode::kFft:
-      return MakeFftThunkWithOptions(instruction, std::move(values), options);
-    case HloOpcode::kSort:
-      return MakeSortThunk(instruction, std::move(values), options);
-    case HloOpcode::kScatter:
-      return MakeScatterThunk(instruction, std::move(values), options);
-    case HloOpcode::kSelectAndScatter:
-      return MakeSelectAndScatterThunk(instruction, std::move(values), options);
-    case HloOpcode::kRng:
-      return NotYet(instruction, "an rng kernel");
-    case HloOpcode::kRngBitGenerator:
-      return MakeRngBitGeneratorThunk(instruction, std::move(values), options);
-    case HloOpcode::kRngGetAndUpdateState:
-      return NotYet(instruction, "the rng state");
-    case HloOpcode::kCholesky:
-      return MakeCholeskyThunk(instruction, std::move(values));
-    case HloOpcode::kTriangularSolve:
-      return MakeTriangularSolveThunk(instruction, std::move(values));
-    case HloOpcode::kTopK:
-      return NotYet(instruction, "a topk kernel");
-    case HloOpcode::kRaggedDot:
-    case HloOpcode::kScaledDot:
-      return NotYet(instruction, "a gemm");
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("CUDA backend: %", instruction.name(), " (",
-                                                     HloOpcodeString(instruction.opcode()),
-                                                     ") is not a library op"));
+  if (!IsGpuLibraryOp(instruction)) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA backend: %", instruction.name(), " (",
+                                                   HloOpcodeString(instruction.opcode()),
+                                                   ") is not a library op"));
   }
+  return FactoryOf(instruction.opcode())(instruction, std::move(values), options);
 }
 
 }  // namespace axle::gpu

@@ -6,6 +6,9 @@
 // rng-get-and-update-state, cholesky, triangular-solve. The GPU compiler
 // never wraps them into loop fusions (IsGpuLibraryOp); the program builder
 // defines their results' values and asks MakeLibraryThunk for the thunk.
+// AXLE_GPU_LIBRARY_OPCODES lists them once: the program builder's switch over
+// every opcode names them through it, and a static_assert in
+// gpu_thunk_factories.cc checks that each has a factory there.
 // Each op's thunk lives in a file of its own; until it exists, the op is
 // Unimplemented, naming the op, the instruction and CUDA.
 //
@@ -29,6 +32,13 @@
 #include "axle/hlo/ir/hlo_instruction.h"
 
 namespace axle::gpu {
+
+// clang-format off
+#define AXLE_GPU_LIBRARY_OPCODES(V)                                                        \
+  V(kCholesky) V(kConvolution) V(kDot) V(kFft) V(kRaggedDot) V(kRng) V(kRngBitGenerator)   \
+  V(kRngGetAndUpdateState) V(kScaledDot) V(kScatter) V(kSelectAndScatter) V(kSort)         \
+  V(kTopK) V(kTriangularSolve)
+// clang-format on
 
 // Whether `instruction` gets its thunk from MakeLibraryThunk.
 bool IsGpuLibraryOp(const HloInstruction& instruction);

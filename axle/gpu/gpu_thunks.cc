@@ -9,21 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/gpu_graph.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 
 namespace axle::gpu {
 namespace {
-
-void AppendUses(const GpuThunkValues& nested, GpuThunkValues& uses) {
-  uses.operands.insert(uses.operands.end(), nested.operands.begin(), nested.operands.end());
-  uses.outputs.insert(uses.outputs.end(), nested.outputs.begin(), nested.outputs.end());
-}
-
-void AppendSequence(const GpuThunkSequence& sequence, GpuThunkValues& uses, int64_t& scratch) {
-  for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
-    AppendUses(thunk->buffer_uses(), uses);
-    scratch = std::max(scratch, thunk->scratch_bytes());
-  }
-}
 
 // Modules loaded per (device, kernel): thunks of identical fusions (one
 // cached PtxKernel) share one module. Kernels are never evicted from the
@@ -143,9 +132,22 @@ absl::Status GpuMemsetThunk::Execute(const GpuThunkContext& context) const {
   return context.stream->Memset8(&destination, 0, destination.size());
 }
 
+void GpuNestedThunk::SetUses(GpuThunkValues own,
+                             const std::vector<const GpuThunkSequence*>& nested) {
+  uses_ = std::move(own);
+  for (const GpuThunkSequence* sequence : nested) {
+    for (const std::unique_ptr<GpuThunk>& thunk : *sequence) {
+      const GpuThunkValues uses = thunk->buffer_uses();
+      uses_.operands.insert(uses_.operands.end(), uses.operands.begin(), uses.operands.end());
+      uses_.outputs.insert(uses_.outputs.end(), uses.outputs.begin(), uses.outputs.end());
+      scratch_bytes_ = std::max(scratch_bytes_, thunk->scratch_bytes());
+    }
+  }
+}
+
 GpuSequenceThunk::GpuSequenceThunk(std::string name, GpuThunkSequence sequence)
-    : GpuThunk(std::move(name)), sequence_(std::move(sequence)) {
-  AppendSequence(sequence_, uses_, scratch_bytes_);
+    : GpuNestedThunk(std::move(name)), sequence_(std::move(sequence)) {
+  SetUses({}, {&sequence_});
 }
 
 bool GpuSequenceThunk::CapturableInGraph() const { return SequenceCapturableInGraph(sequence_); }
@@ -156,25 +158,23 @@ bool GpuWhileThunk::CapturableInGraph() const {
 
 GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                              GpuThunkSequence condition, int64_t predicate, GpuThunkSequence body)
-    : GpuThunk(name),
+    : GpuNestedThunk(name),
       init_(std::move(name), std::move(init)),
       condition_(std::move(condition)),
       predicate_(predicate),
       body_(std::move(body)) {
-  uses_ = init_.buffer_uses();
-  uses_.operands.push_back(predicate_);
-  AppendSequence(condition_, uses_, scratch_bytes_);
-  AppendSequence(body_, uses_, scratch_bytes_);
+  GpuThunkValues own = init_.buffer_uses();
+  own.operands.push_back(predicate_);
+  SetUses(std::move(own), {&condition_, &body_});
 }
 
 GpuWhileThunk::GpuWhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                              int64_t trip_count, GpuThunkSequence body)
-    : GpuThunk(name),
+    : GpuNestedThunk(name),
       init_(std::move(name), std::move(init)),
       trip_count_(trip_count),
       body_(std::move(body)) {
-  uses_ = init_.buffer_uses();
-  AppendSequence(body_, uses_, scratch_bytes_);
+  SetUses(init_.buffer_uses(), {&body_});
 }
 
 absl::Status GpuWhileThunk::Initialize(const CudaDevice& device) {
@@ -210,12 +210,13 @@ absl::Status GpuWhileThunk::Execute(const GpuThunkContext& context) const {
 
 GpuConditionalThunk::GpuConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
                                          std::vector<GpuThunkSequence> branches)
-    : GpuThunk(std::move(name)),
+    : GpuNestedThunk(std::move(name)),
       selector_(selector),
       selector_is_pred_(selector_is_pred),
       branches_(std::move(branches)) {
-  uses_.operands.push_back(selector_);
-  for (const GpuThunkSequence& branch : branches_) AppendSequence(branch, uses_, scratch_bytes_);
+  std::vector<const GpuThunkSequence*> nested;
+  for (const GpuThunkSequence& branch : branches_) nested.push_back(&branch);
+  SetUses(GpuThunkValues{{selector_}, {}}, nested);
 }
 
 absl::Status GpuConditionalThunk::Initialize(const CudaDevice& device) {
@@ -226,18 +227,16 @@ absl::Status GpuConditionalThunk::Initialize(const CudaDevice& device) {
 }
 
 absl::Status GpuConditionalThunk::Execute(const GpuThunkContext& context) const {
-  const int64_t count = static_cast<int64_t>(branches_.size());
-  int64_t index = 0;
+  int32_t value = 0;
   if (selector_is_pred_) {
     uint8_t pred = 0;
     AXLE_RETURN_IF_ERROR(ReadToHost(context, selector_, &pred, 1, "branch predicate"));
-    index = pred != 0 ? 0 : 1;
+    value = pred;
   } else {
-    int32_t value = 0;
     AXLE_RETURN_IF_ERROR(ReadToHost(context, selector_, &value, sizeof(value), "branch index"));
-    index = value < 0 || value >= count ? count - 1 : value;
   }
-  return RunGpuThunkSequence(branches_[index], context);
+  const int64_t count = static_cast<int64_t>(branches_.size());
+  return RunGpuThunkSequence(branches_[SelectedBranch(selector_is_pred_, value, count)], context);
 }
 
 absl::Status GpuCustomCallThunk::Execute(const GpuThunkContext& context) const {

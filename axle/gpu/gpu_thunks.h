@@ -113,7 +113,25 @@ class GpuMemsetThunk : public GpuThunk {
   int64_t value_;
 };
 
-class GpuSequenceThunk : public GpuThunk {
+// A thunk that runs nested sequences: its uses are its own plus every nested
+// thunk's, its scratch the most any nested thunk needs (they run one at a
+// time).
+class GpuNestedThunk : public GpuThunk {
+ public:
+  GpuThunkValues buffer_uses() const override { return uses_; }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+
+ protected:
+  explicit GpuNestedThunk(std::string name) : GpuThunk(std::move(name)) {}
+  // Sets the uses to `own` and those of every thunk of `nested`.
+  void SetUses(GpuThunkValues own, const std::vector<const GpuThunkSequence*>& nested);
+
+ private:
+  GpuThunkValues uses_;
+  int64_t scratch_bytes_ = 0;
+};
+
+class GpuSequenceThunk : public GpuNestedThunk {
  public:
   GpuSequenceThunk(std::string name, GpuThunkSequence sequence);
   absl::Status Initialize(const CudaDevice& device) override {
@@ -122,18 +140,14 @@ class GpuSequenceThunk : public GpuThunk {
   absl::Status Execute(const GpuThunkContext& context) const override {
     return RunGpuThunkSequence(sequence_, context);
   }
-  GpuThunkValues buffer_uses() const override { return uses_; }
-  int64_t scratch_bytes() const override { return scratch_bytes_; }
   bool CapturableInGraph() const override;
   const GpuThunkSequence& sequence() const { return sequence_; }
 
  private:
   GpuThunkSequence sequence_;
-  GpuThunkValues uses_;
-  int64_t scratch_bytes_ = 0;
 };
 
-class GpuWhileThunk : public GpuThunk {
+class GpuWhileThunk : public GpuNestedThunk {
  public:
   // `init`: the copies that set the loop state from the while's operand;
   // `predicate`: the condition's pred[] value.
@@ -144,8 +158,6 @@ class GpuWhileThunk : public GpuThunk {
                 GpuThunkSequence body);
   absl::Status Initialize(const CudaDevice& device) override;
   absl::Status Execute(const GpuThunkContext& context) const override;
-  GpuThunkValues buffer_uses() const override { return uses_; }
-  int64_t scratch_bytes() const override { return scratch_bytes_; }
   // A known trip count and a body of capturable thunks.
   bool CapturableInGraph() const override;
   const GpuCopyThunk& init() const { return init_; }
@@ -160,26 +172,20 @@ class GpuWhileThunk : public GpuThunk {
   int64_t predicate_ = -1;
   std::optional<int64_t> trip_count_;
   GpuThunkSequence body_;
-  GpuThunkValues uses_;
-  int64_t scratch_bytes_ = 0;
 };
 
-class GpuConditionalThunk : public GpuThunk {
+class GpuConditionalThunk : public GpuNestedThunk {
  public:
   GpuConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
                       std::vector<GpuThunkSequence> branches);
   absl::Status Initialize(const CudaDevice& device) override;
   absl::Status Execute(const GpuThunkContext& context) const override;
-  GpuThunkValues buffer_uses() const override { return uses_; }
-  int64_t scratch_bytes() const override { return scratch_bytes_; }
   const std::vector<GpuThunkSequence>& branches() const { return branches_; }
 
  private:
   int64_t selector_;
   bool selector_is_pred_;
   std::vector<GpuThunkSequence> branches_;
-  GpuThunkValues uses_;
-  int64_t scratch_bytes_ = 0;
 };
 
 class GpuCustomCallThunk : public GpuThunk {

@@ -48,22 +48,6 @@ bool SquareMatrices(const Shape& shape) {
          shape.dimensions(shape.rank() - 1) == shape.dimensions(shape.rank() - 2);
 }
 
-HloComputation* OrComputation(HloModule* module) {
-  auto computation = std::make_unique<HloComputation>("lapack_to_hlo_or");
-  const Shape scalar = ShapeUtil::MakeScalarShape(PRED);
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < 2; ++i) {
-    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, scalar,
-                                                               absl::Span<HloInstruction* const>{});
-    parameter->mutable_attrs()->parameter_number = i;
-    parameter->SetName(i == 0 ? "lhs" : "rhs");
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  computation->set_root_instruction(
-      computation->AddInstruction(HloInstruction::Create(HloOpcode::kOr, scalar, parameters)));
-  return module->AddEmbeddedComputation(std::move(computation));
-}
-
 // potrf: (cholesky, info) for a call of one operand and a (matrices, s32)
 // result.
 HloInstruction* Potrf(HloInstruction* call, const FfiAttributes& attributes, HloModule* module) {
@@ -106,7 +90,8 @@ HloInstruction* Potrf(HloInstruction* call, const FfiAttributes& attributes, Hlo
       HloOpcode::kReduce, failed_shape,
       std::vector<HloInstruction*>{nan, MakeConstant(computation, LiteralUtil::Zero(PRED))});
   reduce->mutable_attrs()->dimensions = {rank - 2, rank - 1};
-  reduce->AppendCalledComputation(OrComputation(module));
+  reduce->AppendCalledComputation(
+      AddScalarCombiner(module, "lapack_to_hlo_or", HloOpcode::kOr, PRED));
   HloInstruction* failed = computation->AddInstruction(std::move(reduce));
   HloInstruction* info = computation->AddInstruction(
       HloInstruction::Create(HloOpcode::kConvert, info_shape, {failed}));

@@ -165,6 +165,14 @@ class KernelEmitter {
                                                            int64_t step,
                                                            const std::vector<llvm::Value*>& carried,
                                                            const StepBody& body);
+  // Runs `visit` on each of this thread's chunks of the row, threading
+  // `carried` through: the kept chunks_ (a straight schedule), or the chunks
+  // of every step of a column loop (EmitColumnLoop), each preloaded.
+  // Returns the carried values after the last chunk.
+  using ChunkVisit = std::function<absl::Status(const Chunk&, std::vector<llvm::Value*>&)>;
+  absl::StatusOr<std::vector<llvm::Value*>> ForEachRowChunk(
+      llvm::Function* kernel, const RowGeometry& geometry, const RowPosition& at,
+      const RowSchedule& schedule, std::vector<llvm::Value*> carried, const ChunkVisit& visit);
   // The row fusion's chunks kept for all passes (straight schedules).
   std::vector<Chunk> chunks_;
   // A special register (tid.x, ...) as i64.

@@ -222,32 +222,10 @@ absl::StatusOr<llvm::Value*> KernelEmitter::FoldRow(const HloInstruction& reduce
     }
     return absl::OkStatus();
   };
-  std::vector<llvm::Value*> partials(static_cast<size_t>(schedule.vector), init);
-  if (!schedule.loop) {
-    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(fold(chunk, partials));
-  } else {
-    const int64_t chunk_columns = schedule.threads * schedule.vector;
-    AXLE_ASSIGN_OR_RETURN(
-        partials,
-        EmitColumnLoop(
-            kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
-            geometry.columns, chunk_columns * schedule.chunks, partials,
-            [&](llvm::Value* column, const std::vector<llvm::Value*>& carried)
-                -> absl::StatusOr<std::vector<llvm::Value*>> {
-              std::vector<llvm::Value*> step = carried;
-              for (int64_t k = 0; k < schedule.chunks; ++k) {
-                // The first chunk is in the row (the loop's condition).
-                Chunk chunk = MakeChunk(
-                    geometry, at, schedule.vector,
-                    k == 0 ? column
-                           : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
-                    k == 0);
-                PreloadChunk(geometry, at, chunk);
-                AXLE_RETURN_IF_ERROR(fold(chunk, step));
-              }
-              return step;
-            }));
-  }
+  AXLE_ASSIGN_OR_RETURN(
+      std::vector<llvm::Value*> partials,
+      ForEachRowChunk(kernel, geometry, at, schedule,
+                      std::vector<llvm::Value*>(static_cast<size_t>(schedule.vector), init), fold));
   llvm::Value* partial = partials[0];
   for (size_t j = 1; j < partials.size(); ++j) {
     AXLE_ASSIGN_OR_RETURN(
@@ -330,28 +308,37 @@ absl::Status KernelEmitter::StoreRowOutputs(const std::vector<const HloInstructi
     b_.SetInsertPoint(stored);
     return absl::OkStatus();
   };
+  return ForEachRowChunk(
+             kernel, geometry, at, schedule, {},
+             [&](const Chunk& chunk, std::vector<llvm::Value*>&) { return store_chunk(chunk); })
+      .status();
+}
+
+absl::StatusOr<std::vector<llvm::Value*>> KernelEmitter::ForEachRowChunk(
+    llvm::Function* kernel, const RowGeometry& geometry, const RowPosition& at,
+    const RowSchedule& schedule, std::vector<llvm::Value*> carried, const ChunkVisit& visit) {
   if (!schedule.loop) {
-    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(store_chunk(chunk));
-    return absl::OkStatus();
+    for (const Chunk& chunk : chunks_) AXLE_RETURN_IF_ERROR(visit(chunk, carried));
+    return carried;
   }
   const int64_t chunk_columns = schedule.threads * schedule.vector;
   return EmitColumnLoop(
-             kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
-             geometry.columns, chunk_columns * schedule.chunks, {},
-             [&](llvm::Value* column,
-                 const std::vector<llvm::Value*>&) -> absl::StatusOr<std::vector<llvm::Value*>> {
-               for (int64_t k = 0; k < schedule.chunks; ++k) {
-                 Chunk chunk = MakeChunk(
-                     geometry, at, schedule.vector,
-                     k == 0 ? column
-                            : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true),
-                     k == 0);
-                 PreloadChunk(geometry, at, chunk);
-                 AXLE_RETURN_IF_ERROR(store_chunk(chunk));
-               }
-               return std::vector<llvm::Value*>();
-             })
-      .status();
+      kernel, b_.CreateMul(at.thread, b_.getInt64(schedule.vector), "", true, true),
+      geometry.columns, chunk_columns * schedule.chunks, carried,
+      [&](llvm::Value* column,
+          const std::vector<llvm::Value*>& values) -> absl::StatusOr<std::vector<llvm::Value*>> {
+        std::vector<llvm::Value*> step = values;
+        for (int64_t k = 0; k < schedule.chunks; ++k) {
+          // The first chunk is in the row (the loop's condition).
+          llvm::Value* start =
+              k == 0 ? column
+                     : b_.CreateAdd(column, b_.getInt64(k * chunk_columns), "", true, true);
+          Chunk chunk = MakeChunk(geometry, at, schedule.vector, start, k == 0);
+          PreloadChunk(geometry, at, chunk);
+          AXLE_RETURN_IF_ERROR(visit(chunk, step));
+        }
+        return step;
+      });
 }
 
 absl::Status KernelEmitter::EmitRowFusion(llvm::Function* kernel, const RowFusionAnalysis& analysis,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
 #include "axle/runtime/stream.h"
 
 namespace axle::se {
@@ -55,7 +56,6 @@ absl::Status OwningDeviceMemory::Free() {
 namespace axle {
 namespace {
 
-constexpr uint64_t kAlignment = 64;
 // Blocks kept for reuse beyond this total are returned to the OS.
 constexpr int64_t kMaxCachedBytes = int64_t{4} << 30;
 // Blocks this large are backed by transparent huge pages when possible: they
@@ -77,10 +77,10 @@ HostMemoryAllocator::~HostMemoryAllocator() {
   // they are leaked rather than freed under their owners.
 }
 
-// Size classes: multiples of 64 bytes up to 4 KiB, then 8 steps per power of
+// Size classes: multiples of kBufferAlignment up to 4 KiB, then 8 steps per power of
 // two, so a block is at most 12.5% larger than asked for.
 uint64_t HostMemoryAllocator::RoundUp(uint64_t size) {
-  if (size <= 4096) return (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (size <= 4096) return static_cast<uint64_t>(RoundUpToAlignment(static_cast<int64_t>(size)));
   int log2 = 63 - __builtin_clzll(size - 1);
   uint64_t step = (uint64_t{1} << log2) / 8;
   return (size + step - 1) / step * step;
@@ -106,7 +106,7 @@ absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device
     }
   }
   void* block = nullptr;
-  const uint64_t alignment = capacity >= kHugePageThreshold ? kHugePage : kAlignment;
+  const uint64_t alignment = capacity >= kHugePageThreshold ? kHugePage : kBufferAlignment;
   if (posix_memalign(&block, alignment, capacity) != 0) block = nullptr;
   if (block == nullptr) {
     return absl::ResourceExhaustedError(

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/runtime/custom_call_status.h"
+#include "axle/runtime/custom_call_target.h"
 #include "axle/runtime/relayout.h"
 
 namespace axle {
@@ -22,23 +23,6 @@ using OriginalFn = void (*)(void* out, const void** in);
 using StatusReturningFn = void (*)(void* out, const void** in, XlaCustomCallStatus* status);
 using UnifiedFn = void (*)(void* out, const void** in, const char* opaque, size_t opaque_len,
                            XlaCustomCallStatus* status);
-
-std::string CallName(const HloCustomCallInstruction& custom_call) {
-  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (", custom_call.name(),
-                      ")");
-}
-
-absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
-                         absl::string_view note = "") {
-  return absl::Status(status.code(), absl::StrCat(status.message(), note, " (instruction ",
-                                                  custom_call.name(), ")"));
-}
-
-// XLA keeps a custom call's opaque and its backend config as one string.
-const std::string& OpaqueOf(const HloCustomCallInstruction& custom_call) {
-  return custom_call.opaque().empty() ? custom_call.raw_backend_config_string()
-                                      : custom_call.opaque();
-}
 
 bool IsPrefix(const ShapeIndex& prefix, const ShapeIndex& index) {
   return prefix.size() <= index.size() && std::equal(prefix.begin(), prefix.end(), index.begin());
@@ -57,13 +41,13 @@ absl::Status CheckCall(const HloCustomCallInstruction& custom_call,
                        absl::Span<const Literal* const> operands) {
   if (static_cast<int64_t>(operands.size()) != custom_call.operand_count()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(CallName(custom_call), " has ", custom_call.operand_count(),
+        absl::StrCat(CustomCallName(custom_call), " has ", custom_call.operand_count(),
                      " operands but got ", operands.size(), " values"));
   }
   for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
     auto bad = [&](absl::string_view why) {
       return absl::InvalidArgumentError(
-          absl::StrCat(CallName(custom_call), ": output_to_operand_aliasing ",
+          absl::StrCat(CustomCallName(custom_call), ": output_to_operand_aliasing ",
                        ShapeIndexToString(alias.output_index), " -> (", alias.operand_number, ", ",
                        ShapeIndexToString(alias.operand_index), "): ", why));
     };
@@ -191,36 +175,38 @@ absl::StatusOr<CallLayouts> LayoutsOf(const HloCustomCallInstruction& custom_cal
       custom_call.attrs().operand_layout_constraints;
   if (!constraints.has_value()) return CallLayouts{};
   if (constraints->size() != num_operands) {
-    return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call), " has ", num_operands,
-                                                   " operands but ", constraints->size(),
-                                                   " operand_layout_constraints"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(CustomCallName(custom_call), " has ", num_operands, " operands but ",
+                     constraints->size(), " operand_layout_constraints"));
   }
   return CallLayouts{&*constraints, &custom_call.shape()};
 }
 
-absl::StatusOr<Literal> InvokeUntyped(const HloCustomCallInstruction& custom_call,
-                                      absl::Span<const Literal* const> operands,
-                                      const HostCustomCallTarget& target) {
-  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
-  std::vector<Literal> args = CopyOperands(operands);
-  Literal result(custom_call.shape());
-  CallBuffers buffers;
-  std::vector<const void*> in(std::max<size_t>(args.size(), 1), nullptr);
-  for (size_t i = 0; i < args.size(); ++i) in[i] = buffers.Bind(&args[i], {}, layouts.operand(i));
+// One call's operands (copies: the target may write them) and result,
+// bound to the target through `buffers` in the layouts of `layouts`.
+struct Call {
+  const HloCustomCallInstruction& custom_call;
+  const CallLayouts& layouts;
+  std::vector<Literal>& args;
+  Literal& result;
+  CallBuffers& buffers;
+};
+
+absl::Status BindAndCallUntyped(const Call& call, const HostCustomCallTarget& target) {
+  std::vector<const void*> in(std::max<size_t>(call.args.size(), 1), nullptr);
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    in[i] = call.buffers.Bind(&call.args[i], {}, call.layouts.operand(i));
+  }
   auto to_operand = [&](const ShapeIndex& index) -> std::optional<void*> {
-    for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
+    for (const OutputOperandAlias& alias : call.custom_call.output_to_operand_aliasing()) {
       if (alias.output_index != index) continue;
-      return buffers.Bind(&args[alias.operand_number], alias.operand_index,
-                          layouts.operand(alias.operand_number, alias.operand_index));
+      return call.buffers.Bind(&call.args[alias.operand_number], alias.operand_index,
+                               call.layouts.operand(alias.operand_number, alias.operand_index));
     }
     return std::nullopt;
   };
-  void* out = buffers.Bind(&result, {}, layouts.result, to_operand);
-
-  AXLE_RETURN_IF_ERROR(target.CallUntyped(out, in.data()));
-  buffers.CopyBack();
-  AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
-  return result;
+  void* out = call.buffers.Bind(&call.result, {}, call.layouts.result, to_operand);
+  return target.CallUntyped(out, in.data());
 }
 
 // --- Typed FFI -----------------------------------------------------------------
@@ -239,36 +225,45 @@ FfiBuffer LeafBuffer(CallBuffers& buffers, Literal* literal, const ShapeIndex& i
   return buffer;
 }
 
-absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
-                                  absl::Span<const Literal* const> operands,
-                                  const HostCustomCallTarget& target) {
-  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
-  std::vector<Literal> args = CopyOperands(operands);
-  Literal result(custom_call.shape());
-  CallBuffers buffers;
+absl::Status BindAndCallFfi(const Call& call, const HostCustomCallTarget& target) {
   std::vector<FfiBuffer> arg_buffers;
-  for (size_t i = 0; i < args.size(); ++i) {
-    ShapeUtil::ForEachLeafShape(args[i].shape(), [&](const Shape&, const ShapeIndex& index) {
-      arg_buffers.push_back(LeafBuffer(buffers, &args[i], index, layouts.operand(i, index)));
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    ShapeUtil::ForEachLeafShape(call.args[i].shape(), [&](const Shape&, const ShapeIndex& index) {
+      arg_buffers.push_back(
+          LeafBuffer(call.buffers, &call.args[i], index, call.layouts.operand(i, index)));
     });
   }
   std::vector<FfiBuffer> ret_buffers;
-  ShapeUtil::ForEachLeafShape(result.shape(), [&](const Shape&, const ShapeIndex& index) {
-    const OutputOperandAlias* alias = AliasCovering(custom_call, index);
+  ShapeUtil::ForEachLeafShape(call.result.shape(), [&](const Shape&, const ShapeIndex& index) {
+    const OutputOperandAlias* alias = AliasCovering(call.custom_call, index);
     if (alias == nullptr) {
-      const Shape* result_layouts =
-          layouts.result != nullptr ? &ShapeUtil::GetSubshape(*layouts.result, index) : nullptr;
-      ret_buffers.push_back(LeafBuffer(buffers, &result, index, result_layouts));
+      const Shape* result_layouts = call.layouts.result != nullptr
+                                        ? &ShapeUtil::GetSubshape(*call.layouts.result, index)
+                                        : nullptr;
+      ret_buffers.push_back(LeafBuffer(call.buffers, &call.result, index, result_layouts));
       return;
     }
     ShapeIndex operand_index = alias->operand_index;
     operand_index.insert(operand_index.end(), index.begin() + alias->output_index.size(),
                          index.end());
-    ret_buffers.push_back(LeafBuffer(buffers, &args[alias->operand_number], operand_index,
-                                     layouts.operand(alias->operand_number, operand_index)));
+    ret_buffers.push_back(LeafBuffer(call.buffers, &call.args[alias->operand_number], operand_index,
+                                     call.layouts.operand(alias->operand_number, operand_index)));
   });
+  return target.CallFfi(arg_buffers, ret_buffers);
+}
 
-  AXLE_RETURN_IF_ERROR(target.CallFfi(arg_buffers, ret_buffers));
+// Binds copies of `operands` and a fresh result for `target` in either
+// convention, calls it, and copies back what it wrote.
+absl::StatusOr<Literal> Invoke(const HloCustomCallInstruction& custom_call,
+                               absl::Span<const Literal* const> operands,
+                               const HostCustomCallTarget& target) {
+  AXLE_ASSIGN_OR_RETURN(CallLayouts layouts, LayoutsOf(custom_call, operands.size()));
+  std::vector<Literal> args = CopyOperands(operands);
+  Literal result(custom_call.shape());
+  CallBuffers buffers;
+  const Call call{custom_call, layouts, args, result, buffers};
+  AXLE_RETURN_IF_ERROR(target.is_typed_ffi() ? BindAndCallFfi(call, target)
+                                             : BindAndCallUntyped(call, target));
   buffers.CopyBack();
   AXLE_RETURN_IF_ERROR(CopyAliasedOutputs(custom_call, args, &result));
   return result;
@@ -279,69 +274,32 @@ absl::StatusOr<Literal> InvokeFfi(const HloCustomCallInstruction& custom_call,
 absl::StatusOr<HostCustomCallTarget> HostCustomCallTarget::Resolve(
     const HloCustomCallInstruction& custom_call, const CustomCallTargetRegistry& targets,
     const FfiHandlerRegistry& ffi_handlers) {
-  HostCustomCallTarget target;
-  target.api_version_ = custom_call.api_version();
-  target.call_name_ = CallName(custom_call);
-  const std::string& name = custom_call.custom_call_target();
-  switch (custom_call.api_version()) {
-    case API_VERSION_ORIGINAL:
-    case API_VERSION_STATUS_RETURNING:
-    case API_VERSION_STATUS_RETURNING_UNIFIED: {
-      absl::StatusOr<void*> address = targets.LookupOrError(name, kHostPlatformName);
-      if (!address.ok()) {
-        std::string note;
-        if (ffi_handlers.Find(name, kHostPlatformName).ok()) {
-          note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
-        }
-        return WithContext(address.status(), custom_call, note);
-      }
-      target.address_ = *address;
-      target.opaque_ = OpaqueOf(custom_call);
-      return target;
-    }
-    case API_VERSION_TYPED_FFI: {
-      absl::StatusOr<FfiHandler> handler = ffi_handlers.Find(name, kHostPlatformName);
-      if (!handler.ok()) {
-        std::string note;
-        if (targets.Lookup(name, kHostPlatformName) != nullptr) {
-          note =
-              "; it is registered as an untyped target: call it with "
-              "api_version=API_VERSION_ORIGINAL or a STATUS_RETURNING version";
-        } else if (!targets.PlatformsOf(name).empty()) {
-          note = "; it is registered (untyped) for another platform only";
-        }
-        return WithContext(handler.status(), custom_call, note);
-      }
-      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(OpaqueOf(custom_call));
-      if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
-      target.handler_ = *std::move(handler);
-      target.attributes_ = *std::move(attributes);
-      return target;
-    }
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(CallName(custom_call),
-                                                     ": unknown custom-call api_version ",
-                                                     static_cast<int>(custom_call.api_version())));
-  }
+  absl::StatusOr<CustomCallTarget> target =
+      ResolveCustomCallTarget(custom_call, kHostPlatformName, targets, ffi_handlers);
+  if (!target.ok()) return target.status();
+  return HostCustomCallTarget(*std::move(target));
 }
 
 absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const {
   CustomCallStatus status;
-  switch (api_version_) {
+  void* address = target_.address;
+  const std::string& opaque = target_.opaque;
+  switch (target_.api_version) {
     case API_VERSION_ORIGINAL:
-      reinterpret_cast<OriginalFn>(address_)(out, in);
+      reinterpret_cast<OriginalFn>(address)(out, in);
       break;
     case API_VERSION_STATUS_RETURNING:
-      reinterpret_cast<StatusReturningFn>(address_)(out, in, status.get());
+      reinterpret_cast<StatusReturningFn>(address)(out, in, status.get());
       break;
     case API_VERSION_STATUS_RETURNING_UNIFIED:
-      reinterpret_cast<UnifiedFn>(address_)(out, in, opaque_.data(), opaque_.size(), status.get());
+      reinterpret_cast<UnifiedFn>(address)(out, in, opaque.data(), opaque.size(), status.get());
       break;
     default:
-      return absl::InternalError(absl::StrCat(call_name_, ": CallUntyped on a typed FFI target"));
+      return absl::InternalError(
+          absl::StrCat(target_.call_name, ": CallUntyped on a typed FFI target"));
   }
   if (std::optional<std::string> message = status.failure_message()) {
-    return absl::InternalError(absl::StrCat(call_name_, " failed: ", *message));
+    return absl::InternalError(absl::StrCat(target_.call_name, " failed: ", *message));
   }
   return absl::OkStatus();
 }
@@ -349,11 +307,12 @@ absl::Status HostCustomCallTarget::CallUntyped(void* out, const void** in) const
 absl::Status HostCustomCallTarget::CallFfi(absl::Span<const FfiBuffer> args,
                                            absl::Span<const FfiBuffer> rets) const {
   if (!is_typed_ffi()) {
-    return absl::InternalError(absl::StrCat(call_name_, ": CallFfi on an untyped target"));
+    return absl::InternalError(absl::StrCat(target_.call_name, ": CallFfi on an untyped target"));
   }
-  absl::Status status = handler_(FfiCallFrame{args, rets, attributes_});
+  absl::Status status = target_.handler(FfiCallFrame{args, rets, *target_.attributes});
   if (!status.ok()) {
-    return absl::Status(status.code(), absl::StrCat(call_name_, " failed: ", status.message()));
+    return absl::Status(status.code(),
+                        absl::StrCat(target_.call_name, " failed: ", status.message()));
   }
   return absl::OkStatus();
 }
@@ -365,8 +324,7 @@ absl::StatusOr<Literal> InvokeHostCustomCall(const HloCustomCallInstruction& cus
   AXLE_RETURN_IF_ERROR(CheckCall(custom_call, operands));
   AXLE_ASSIGN_OR_RETURN(HostCustomCallTarget target,
                         HostCustomCallTarget::Resolve(custom_call, targets, ffi_handlers));
-  if (target.is_typed_ffi()) return InvokeFfi(custom_call, operands, target);
-  return InvokeUntyped(custom_call, operands, target);
+  return Invoke(custom_call, operands, target);
 }
 
 HloEvaluator::CustomCallHandler MakeHostCustomCallHandler(const CustomCallTargetRegistry* targets,

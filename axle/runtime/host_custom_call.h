@@ -43,6 +43,7 @@
 #define AXLE_RUNTIME_HOST_CUSTOM_CALL_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -50,6 +51,7 @@
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/runtime/custom_call_registry.h"
+#include "axle/runtime/custom_call_target.h"
 #include "axle/runtime/host_ffi.h"
 
 namespace axle {
@@ -60,6 +62,8 @@ namespace axle {
 // far as the target itself is.
 class HostCustomCallTarget {
  public:
+  HostCustomCallTarget() = default;
+
   // NotFound when the target is not registered under the instruction's
   // api_version (the message says where it is registered instead),
   // InvalidArgument for an unknown api_version or a bad FFI backend_config.
@@ -68,7 +72,7 @@ class HostCustomCallTarget {
       const CustomCallTargetRegistry& targets = *CustomCallTargetRegistry::Global(),
       const FfiHandlerRegistry& ffi_handlers = *FfiHandlerRegistry::Global());
 
-  bool is_typed_ffi() const { return api_version_ == API_VERSION_TYPED_FFI; }
+  bool is_typed_ffi() const { return target_.api_version == API_VERSION_TYPED_FFI; }
 
   // Untyped conventions: calls the function on `out` and `in` (plus the
   // opaque and a fresh XlaCustomCallStatus, by api_version). A failure the
@@ -80,12 +84,9 @@ class HostCustomCallTarget {
   absl::Status CallFfi(absl::Span<const FfiBuffer> args, absl::Span<const FfiBuffer> rets) const;
 
  private:
-  CustomCallApiVersion api_version_ = API_VERSION_ORIGINAL;
-  std::string call_name_;  // "custom-call 'T' (name)"
-  void* address_ = nullptr;
-  std::string opaque_;
-  FfiHandler handler_;
-  FfiAttributes attributes_;
+  explicit HostCustomCallTarget(CustomCallTarget target) : target_(std::move(target)) {}
+
+  CustomCallTarget target_;
 };
 
 // Runs `custom_call` on `operands` (one literal per operand, of the operand's

@@ -34,30 +34,11 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 namespace {
-
-// Appends the uses of every thunk of `sequence` to `uses`; nullopt when one
-// of them does not know its uses.
-std::optional<Thunk::BufferUses> AddUses(const ThunkSequence& sequence,
-                                         std::optional<Thunk::BufferUses> uses) {
-  for (const std::unique_ptr<Thunk>& thunk : sequence) {
-    if (!uses.has_value()) return std::nullopt;
-    std::optional<Thunk::BufferUses> nested = thunk->buffer_uses();
-    if (!nested.has_value()) return std::nullopt;
-    uses->reads.insert(uses->reads.end(), nested->reads.begin(), nested->reads.end());
-    uses->writes.insert(uses->writes.end(), nested->writes.begin(), nested->writes.end());
-  }
-  return uses;
-}
-
-int64_t MaxScratchBytes(const ThunkSequence& sequence, int64_t bytes) {
-  for (const std::unique_ptr<Thunk>& thunk : sequence)
-    bytes = std::max(bytes, thunk->scratch_bytes());
-  return bytes;
-}
 
 // The profile installed on this thread (ScopedNestedProfile), or null.
 thread_local NestedProfile* current_profile = nullptr;
@@ -266,17 +247,30 @@ std::optional<Thunk::BufferUses> CopyThunk::buffer_uses() const {
   return uses;
 }
 
+void NestedSequenceThunk::SetUses(BufferUses own, const std::vector<const ThunkSequence*>& nested) {
+  uses_ = std::move(own);
+  for (const ThunkSequence* sequence : nested) {
+    for (const std::unique_ptr<Thunk>& thunk : *sequence) {
+      scratch_bytes_ = std::max(scratch_bytes_, thunk->scratch_bytes());
+      std::optional<BufferUses> uses = thunk->buffer_uses();
+      if (!uses.has_value()) uses_ = std::nullopt;
+      if (!uses_.has_value()) continue;
+      uses_->reads.insert(uses_->reads.end(), uses->reads.begin(), uses->reads.end());
+      uses_->writes.insert(uses_->writes.end(), uses->writes.begin(), uses->writes.end());
+    }
+  }
+}
+
 WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>> init,
                        ThunkSequence condition, int64_t condition_value, ThunkSequence body)
-    : Thunk(name),
+    : NestedSequenceThunk(name),
       init_(std::move(name), std::move(init)),
       condition_(std::move(condition)),
       condition_value_(condition_value),
       body_(std::move(body)) {
-  uses_ = init_.buffer_uses();
-  uses_->reads.push_back(condition_value_);
-  uses_ = AddUses(body_, AddUses(condition_, std::move(uses_)));
-  scratch_bytes_ = MaxScratchBytes(body_, MaxScratchBytes(condition_, 0));
+  BufferUses own = *init_.buffer_uses();
+  own.reads.push_back(condition_value_);
+  SetUses(std::move(own), {&condition_, &body_});
 }
 
 absl::Status WhileThunk::Execute(const ThunkContext& context) const {
@@ -296,29 +290,25 @@ absl::Status WhileThunk::Execute(const ThunkContext& context) const {
 
 ConditionalThunk::ConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
                                    std::vector<ThunkSequence> branches)
-    : Thunk(std::move(name)),
+    : NestedSequenceThunk(std::move(name)),
       selector_(selector),
       selector_is_pred_(selector_is_pred),
       branches_(std::move(branches)) {
-  uses_ = BufferUses{{selector_}, {}};
-  for (const ThunkSequence& branch : branches_) {
-    uses_ = AddUses(branch, std::move(uses_));
-    scratch_bytes_ = MaxScratchBytes(branch, scratch_bytes_);
-  }
+  std::vector<const ThunkSequence*> nested;
+  for (const ThunkSequence& branch : branches_) nested.push_back(&branch);
+  SetUses(BufferUses{{selector_}, {}}, nested);
 }
 
 absl::Status ConditionalThunk::Execute(const ThunkContext& context) const {
   const void* selector = context.address(selector_);
-  const int64_t count = static_cast<int64_t>(branches_.size());
-  int64_t index = 0;
+  int32_t value = 0;
   if (selector_is_pred_) {
-    index = *static_cast<const uint8_t*>(selector) != 0 ? 0 : 1;
+    value = *static_cast<const uint8_t*>(selector);
   } else {
-    int32_t value = 0;
     std::memcpy(&value, selector, sizeof(value));
-    index = value < 0 || value >= count ? count - 1 : value;
   }
-  return RunSequence(*this, branches_[index], context);
+  const int64_t count = static_cast<int64_t>(branches_.size());
+  return RunSequence(*this, branches_[SelectedBranch(selector_is_pred_, value, count)], context);
 }
 
 absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
@@ -363,12 +353,8 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
 absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const std::vector<HloComputation*>& branches = instruction.branch_computations();
   const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
-  if (branches.empty() || (selector_type != PRED && selector_type != S32) ||
-      (selector_type == PRED && branches.size() != 2) ||
-      instruction.operand_count() != static_cast<int64_t>(branches.size()) + 1) {
-    return Unsupported(instruction,
-                       "a conditional needs a pred or s32 selector, one operand per "
-                       "branch, and two branches for a pred");
+  if (!IsRunnableConditional(instruction)) {
+    return Unsupported(instruction, kRunnableConditionalForm);
   }
   AXLE_ASSIGN_OR_RETURN(int64_t selector, builder.ValueOf(instruction.operand(0)));
   std::vector<int64_t> results = builder.DefineTemporaries(&instruction);

@@ -92,7 +92,25 @@ class CopyThunk : public Thunk {
   std::vector<std::pair<int64_t, int64_t>> copies_;
 };
 
-class WhileThunk : public Thunk {
+// A thunk that runs nested sequences, one thunk at a time: its uses are its
+// own plus every nested thunk's (nullopt when one of them does not know its
+// uses), its scratch the most any nested thunk needs.
+class NestedSequenceThunk : public Thunk {
+ public:
+  std::optional<BufferUses> buffer_uses() const override { return uses_; }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+
+ protected:
+  explicit NestedSequenceThunk(std::string name) : Thunk(std::move(name)) {}
+  // Sets the uses to `own` and those of every thunk of `nested`.
+  void SetUses(BufferUses own, const std::vector<const ThunkSequence*>& nested);
+
+ private:
+  std::optional<BufferUses> uses_;
+  int64_t scratch_bytes_ = 0;
+};
+
+class WhileThunk : public NestedSequenceThunk {
  public:
   // `init` copies the operand into the state; `condition` leaves its pred
   // in `condition_value`.
@@ -100,9 +118,6 @@ class WhileThunk : public Thunk {
              ThunkSequence condition, int64_t condition_value, ThunkSequence body);
 
   absl::Status Execute(const ThunkContext& context) const override;
-  std::optional<BufferUses> buffer_uses() const override { return uses_; }
-  // The most any nested thunk needs (they run one at a time).
-  int64_t scratch_bytes() const override { return scratch_bytes_; }
   absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
 
  private:
@@ -110,28 +125,21 @@ class WhileThunk : public Thunk {
   ThunkSequence condition_;
   int64_t condition_value_;
   ThunkSequence body_;
-  std::optional<BufferUses> uses_;
-  int64_t scratch_bytes_ = 0;
 };
 
-class ConditionalThunk : public Thunk {
+class ConditionalThunk : public NestedSequenceThunk {
  public:
   // `selector` is a pred (two branches) or s32 value.
   ConditionalThunk(std::string name, int64_t selector, bool selector_is_pred,
                    std::vector<ThunkSequence> branches);
 
   absl::Status Execute(const ThunkContext& context) const override;
-  std::optional<BufferUses> buffer_uses() const override { return uses_; }
-  // The most any nested thunk needs (they run one at a time).
-  int64_t scratch_bytes() const override { return scratch_bytes_; }
   absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
 
  private:
   int64_t selector_;
   bool selector_is_pred_;
   std::vector<ThunkSequence> branches_;
-  std::optional<BufferUses> uses_;
-  int64_t scratch_bytes_ = 0;
 };
 
 }  // namespace axle::cpu

@@ -16,9 +16,11 @@
 // The switches that dispatch on every opcode (the parser's CreateInstruction,
 // ShapeInference::InferInstructionShape, the evaluator's EvaluateInstruction,
 // the cpu backend's FindThunkEmitter and ProgramBuilder::EmitComputation, the
-// elemental emitter's EmitElement) have no default and are compiled with
-// -Werror=switch, so a new opcode that one of them does not handle fails the
-// build. The static_asserts below keep
+// elemental emitter's EmitElement, the CUDA backend's EmitComputation) have
+// no default and are compiled with -Werror=switch, so a new opcode that one
+// of them does not handle fails the build (scripts/check-opcode-switches
+// checks it; docs/CONTRIBUTING.md, "Adding an opcode"). The static_asserts
+// below keep
 // these lists equal to the opcode table's properties: a new elementwise
 // opcode of one or two operands must be added to its list here (or, when it
 // has attributes of its own, to HasAttributes), a new collective to

@@ -162,25 +162,6 @@ HloInstruction* Expander::Expand() {
   }
 }
 
-// A scalar add computation of `type`, added to `module`.
-HloComputation* AddComputation(HloModule* module, PrimitiveType type) {
-  auto computation = std::make_unique<HloComputation>(
-      absl::StrCat("batchnorm_add_", primitive_util::LowercasePrimitiveTypeName(type)));
-  const Shape scalar = ShapeUtil::MakeScalarShape(type);
-  std::vector<HloInstruction*> parameters;
-  for (int64_t i = 0; i < 2; ++i) {
-    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, scalar,
-                                                               absl::Span<HloInstruction* const>{});
-    parameter->mutable_attrs()->parameter_number = i;
-    parameter->SetName(i == 0 ? "lhs" : "rhs");
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  HloInstruction* sum =
-      computation->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, scalar, parameters));
-  computation->set_root_instruction(sum);
-  return module->AddEmbeddedComputation(std::move(computation));
-}
-
 bool IsBatchNorm(const HloInstruction* instruction) {
   switch (instruction->opcode()) {
     case HloOpcode::kBatchNormTraining:
@@ -219,7 +200,12 @@ absl::StatusOr<bool> BatchNormExpander::Run(HloModule* module) {
       PrimitiveType type = instruction->operand(0)->shape().element_type();
       if (type != F64) type = F32;
       HloComputation*& add = adders[type];
-      if (add == nullptr) add = AddComputation(module, type);
+      if (add == nullptr) {
+        add = AddScalarCombiner(
+            module,
+            absl::StrCat("batchnorm_add_", primitive_util::LowercasePrimitiveTypeName(type)),
+            HloOpcode::kAdd, type);
+      }
       HloInstruction* expanded = Expander(instruction, add).Expand();
       AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, expanded));
       changed = true;

@@ -119,6 +119,23 @@ HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction
   return lhs->parent()->AddInstruction(HloInstruction::Create(opcode, shape, {lhs, rhs}));
 }
 
+HloComputation* AddScalarCombiner(HloModule* module, absl::string_view name, HloOpcode opcode,
+                                  PrimitiveType type) {
+  auto computation = std::make_unique<HloComputation>(std::string(name));
+  const Shape scalar = ShapeUtil::MakeScalarShape(type);
+  std::vector<HloInstruction*> parameters;
+  for (int64_t i = 0; i < 2; ++i) {
+    auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, scalar,
+                                                               absl::Span<HloInstruction* const>{});
+    parameter->mutable_attrs()->parameter_number = i;
+    parameter->SetName(i == 0 ? "lhs" : "rhs");
+    parameters.push_back(computation->AddInstruction(std::move(parameter)));
+  }
+  computation->set_root_instruction(
+      computation->AddInstruction(HloInstruction::Create(opcode, scalar, parameters)));
+  return module->AddEmbeddedComputation(std::move(computation));
+}
+
 std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation) {
   std::vector<int64_t> inverse(permutation.size());
   for (size_t i = 0; i < permutation.size(); ++i) {

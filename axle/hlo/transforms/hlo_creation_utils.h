@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/hlo/ir/hlo_computation.h"
+#include "axle/hlo/ir/hlo_module.h"
 
 namespace axle {
 
@@ -54,6 +55,11 @@ HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape, std::vect
                           std::vector<int64_t> limits, std::vector<int64_t> strides);
 HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs,
                            const Shape& shape);
+
+// A new computation of `module` named `name` that combines two
+// scalars of `type`, parameters lhs and rhs, by `opcode`: a reducer.
+HloComputation* AddScalarCombiner(HloModule* module, absl::string_view name, HloOpcode opcode,
+                                  PrimitiveType type);
 
 // Permutation helpers: the inverse, the composition `outer o inner` of two
 // transposes (transpose(transpose(x, inner), outer) == transpose(x, result)),

@@ -8,6 +8,7 @@
 #include "axle/core/compare_by_direction.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/call_inliner.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/side_effects.h"
 
 namespace axle {
@@ -64,23 +65,6 @@ std::optional<int64_t> InitElement(const HloInstruction* init, int64_t index) {
   if (!element.shape().IsScalar() || (type != S32 && type != S64 && type != U32))
     return std::nullopt;
   return element.GetIntegralAsS64(0);
-}
-
-HloInstruction* AddGte(HloComputation* computation, HloInstruction* tuple, int64_t index) {
-  auto gte = std::make_unique<HloGetTupleElementInstruction>(
-      HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index),
-      absl::Span<HloInstruction* const>{tuple});
-  gte->mutable_attrs()->tuple_index = index;
-  return computation->AddInstruction(std::move(gte));
-}
-
-HloInstruction* AddTuple(HloComputation* computation,
-                         const std::vector<HloInstruction*>& elements) {
-  std::vector<Shape> shapes;
-  shapes.reserve(elements.size());
-  for (const HloInstruction* element : elements) shapes.push_back(element->shape());
-  return computation->AddInstruction(
-      HloInstruction::Create(HloOpcode::kTuple, ShapeUtil::MakeTupleShape(shapes), elements));
 }
 
 // The users of `instruction` when all are get-tuple-elements, else nullopt.
@@ -160,7 +144,7 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
   std::vector<HloInstruction*> root_elements;
   root_elements.reserve(kept.size());
   for (int64_t i : kept) root_elements.push_back(root->mutable_operand(i));
-  body->set_root_instruction(AddTuple(body, root_elements));
+  body->set_root_instruction(MakeTuple(body, root_elements));
   AXLE_RETURN_IF_ERROR(RemoveDeadInstructions(body).status());
   const Shape& new_shape = body->root_instruction()->shape();
   for (HloComputation* computation : {body, condition}) {
@@ -174,8 +158,8 @@ absl::StatusOr<bool> RemoveDeadStateElements(HloModule* module, HloInstruction* 
   // The loop: a narrower init and state; its users read the new positions.
   std::vector<HloInstruction*> init_elements;
   init_elements.reserve(kept.size());
-  for (int64_t i : kept) init_elements.push_back(AddGte(parent, loop->mutable_operand(0), i));
-  HloInstruction* new_init = AddTuple(parent, init_elements);
+  for (int64_t i : kept) init_elements.push_back(MakeGetTupleElement(loop->mutable_operand(0), i));
+  HloInstruction* new_init = MakeTuple(parent, init_elements);
   std::unique_ptr<HloInstruction> copy = loop->CloneWithNewOperands(new_shape, {new_init});
   copy->SetName(module->GetUniqueName(loop->name()));
   HloInstruction* new_loop = parent->AddInstruction(std::move(copy));
