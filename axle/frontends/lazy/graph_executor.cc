@@ -75,14 +75,7 @@ uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder
   }
   for (const Value& root : roots) h = HashCombine(h, root.hash());
   // Which leaves share a DeviceData changes the computation's parameters.
-  absl::flat_hash_map<const void*, uint64_t> index;  // by ParameterKey
-  index.reserve(order.parameters.size());
-  for (const Node* node : order.nodes) {
-    if (node->data() == nullptr) continue;
-    auto [it, added] = index.try_emplace(ParameterKey(*node), index.size());
-    h = HashCombine(h, it->second);
-  }
-  return h;
+  return HashCombine(h, order.leaf_parameters_hash);
 }
 
 size_t GraphExecutor::cache_size() const {
@@ -221,7 +214,10 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
       const DeviceData& data = *order.parameters[p];
       if (data.shared() || !may_donate(data)) continue;
       for (size_t r = 0; r < computed.size(); ++r) {
-        if (taken[r] || computed[r].shape() != data.shape()) continue;
+        // Interned shapes: equal shapes are one object (the compare is
+        // the fallback for a tuple element's shape).
+        const Shape& shape = computed[r].shape();
+        if (taken[r] || (&shape != &data.shape() && shape != data.shape())) continue;
         taken[r] = true;
         donated[p] = true;
         aliases.emplace_back(static_cast<int64_t>(r), static_cast<int64_t>(p));
@@ -288,7 +284,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     } else {
       element.set_buffer(se::OwningDeviceMemory(memory, ordinal, allocator), {});
     }
-    outputs.push_back(std::make_shared<DeviceData>(std::move(element)));
+    outputs.push_back(std::make_shared<DeviceData>(std::move(element), computed[i].shape()));
   }
   se::DeviceMemoryBase table = raw.buffer({});
   if (!table.is_null()) allocator->Deallocate(ordinal, table).IgnoreError();

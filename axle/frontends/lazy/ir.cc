@@ -193,6 +193,10 @@ DeviceData::DeviceData(ScopedShapedBuffer buffer)
     : shape_(&InternShape(buffer.on_device_shape())),
       buffer_(std::make_unique<ScopedShapedBuffer>(std::move(buffer))) {}
 
+DeviceData::DeviceData(ScopedShapedBuffer buffer, const Shape& shape)
+    : shape_(shape == buffer.on_device_shape() ? &shape : &InternShape(buffer.on_device_shape())),
+      buffer_(std::make_unique<ScopedShapedBuffer>(std::move(buffer))) {}
+
 DeviceData::DeviceData(Literal literal)
     : shape_(&InternShape(literal.shape())), host_(std::move(literal)) {}
 

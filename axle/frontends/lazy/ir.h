@@ -57,6 +57,10 @@ const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimension
 class DeviceData {
  public:
   explicit DeviceData(ScopedShapedBuffer buffer);
+  // `shape`: the buffer's, already interned (InternShape) or otherwise
+  // never freed (an interned tuple's element): no lookup (when it is not
+  // the buffer's after all, the buffer's is interned).
+  DeviceData(ScopedShapedBuffer buffer, const Shape& shape);
   explicit DeviceData(Literal literal);
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
@@ -116,7 +120,9 @@ class Node {
   Node(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
        std::vector<Attr> attrs = {});
   // Frees the graph below iteratively (a long chain of nodes would
-  // otherwise recurse once per node).
+  // otherwise recurse once per node). Nodes are only ever held by
+  // shared_ptr, never by weak_ptr: an operand whose use count is 1 is held
+  // by this node alone, and no other thread can take a reference to it.
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;

@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <functional>
-#include <map>
 
 #include "absl/container/flat_hash_set.h"
 #include "axle/frontends/lazy/graph_executor.h"
@@ -12,9 +11,14 @@
 namespace axle::lazy {
 namespace {
 
+// The tensors alive, in creation order (a sync's roots are in this order,
+// so a step's graph hashes the same each time): an intrusive list, so a
+// tensor's birth and death cost no allocation and no search.
 struct LiveTensors {
   std::mutex mutex;
-  std::map<int64_t, std::weak_ptr<LazyTensor>> tensors;  // by id: creation order
+  LazyTensor* head = nullptr;
+  LazyTensor* tail = nullptr;
+  int64_t count = 0;
 };
 
 LiveTensors& Live() {
@@ -26,40 +30,42 @@ std::atomic<int64_t> next_id{1};
 
 }  // namespace
 
-LazyTensor::LazyTensor(const Shape& shape) : id_(next_id++), shape_(&InternShape(shape)) {}
-
-LazyTensor::~LazyTensor() {
+LazyTensor::LazyTensor(Private, std::shared_ptr<DeviceData> data, Value ir)
+    : id_(next_id.fetch_add(1, std::memory_order_relaxed)),
+      shape_(data != nullptr ? &data->shape() : &InternShape(ir.shape())),
+      data_(std::move(data)),
+      ir_(std::move(ir)) {
+  // Registered once whole: a sync on another thread may read it from now on.
+  LiveTensors& live = Live();
   {
-    LiveTensors& live = Live();
     std::lock_guard<std::mutex> lock(live.mutex);
-    live.tensors.erase(id_);
-  }
-  static metrics::Counter* const destroyed = metrics::GetCounter("DestroyTensor");
-  destroyed->Increment();
-}
-
-void LazyTensor::Register(const std::shared_ptr<LazyTensor>& tensor) {
-  {
-    LiveTensors& live = Live();
-    std::lock_guard<std::mutex> lock(live.mutex);
-    live.tensors[tensor->id_] = tensor;
+    live_prev_ = live.tail;
+    (live.tail != nullptr ? live.tail->live_next_ : live.head) = this;
+    live.tail = this;
+    ++live.count;
   }
   static metrics::Counter* const created = metrics::GetCounter("CreateTensor");
   created->Increment();
 }
 
+LazyTensor::~LazyTensor() {
+  {
+    LiveTensors& live = Live();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    (live_prev_ != nullptr ? live_prev_->live_next_ : live.head) = live_next_;
+    (live_next_ != nullptr ? live_next_->live_prev_ : live.tail) = live_prev_;
+    --live.count;
+  }
+  static metrics::Counter* const destroyed = metrics::GetCounter("DestroyTensor");
+  destroyed->Increment();
+}
+
 std::shared_ptr<LazyTensor> LazyTensor::FromData(std::shared_ptr<DeviceData> data) {
-  std::shared_ptr<LazyTensor> tensor(new LazyTensor(data->shape()));
-  tensor->data_ = std::move(data);
-  Register(tensor);
-  return tensor;
+  return std::make_shared<LazyTensor>(Private{}, std::move(data), Value());
 }
 
 std::shared_ptr<LazyTensor> LazyTensor::FromIr(Value value) {
-  std::shared_ptr<LazyTensor> tensor(new LazyTensor(value.shape()));
-  tensor->ir_ = std::move(value);
-  Register(tensor);
-  return tensor;
+  return std::make_shared<LazyTensor>(Private{}, nullptr, std::move(value));
 }
 
 std::shared_ptr<LazyTensor> LazyTensor::FromLiteral(Literal literal) {
@@ -68,18 +74,30 @@ std::shared_ptr<LazyTensor> LazyTensor::FromLiteral(Literal literal) {
 
 const Shape& LazyTensor::shape() const { return *shape_; }
 
-Value LazyTensor::GetIrValue() {
+uint64_t LazyTensor::version() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  return version_;
+}
+
+Value LazyTensor::GetIrValue() {
+  uint64_t version = 0;
+  return GetIrValue(&version);
+}
+
+Value LazyTensor::GetIrValue(uint64_t* version) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *version = version_;
   if (ir_) return ir_;
   if (!leaf_) leaf_ = Value{Node::MakeDeviceData(data_), 0};
   return leaf_;
 }
 
-void LazyTensor::SetIrValue(Value value) {
+uint64_t LazyTensor::SetIrValue(Value value) {
   std::lock_guard<std::mutex> lock(mutex_);
   ir_ = std::move(value);
   data_.reset();
   leaf_ = Value();
+  return ++version_;
 }
 
 void LazyTensor::SetData(std::shared_ptr<DeviceData> data) {
@@ -87,6 +105,7 @@ void LazyTensor::SetData(std::shared_ptr<DeviceData> data) {
   data_ = std::move(data);
   ir_ = Value();
   leaf_ = Value();
+  ++version_;
 }
 
 bool LazyTensor::has_pending_ir() const {
@@ -102,15 +121,7 @@ std::shared_ptr<DeviceData> LazyTensor::data() const {
 absl::StatusOr<Literal> LazyTensor::ToLiteral() {
   std::shared_ptr<DeviceData> data = this->data();
   if (data == nullptr) {
-    // Sync takes shared_ptrs; find ours in the registry.
-    std::shared_ptr<LazyTensor> self;
-    {
-      std::lock_guard<std::mutex> lock(Live().mutex);
-      auto it = Live().tensors.find(id_);
-      if (it != Live().tensors.end()) self = it->second.lock();
-    }
-    if (self == nullptr) return absl::InternalError("a lazy tensor missing from the registry");
-    absl::Status status = Sync({self});
+    absl::Status status = Sync({shared_from_this()});
     if (!status.ok()) return status;
     data = this->data();
   }
@@ -142,6 +153,7 @@ absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors
       pending[i]->data_ = (*results)[i];
       pending[i]->ir_ = Value();
       pending[i]->leaf_ = Value();
+      ++pending[i]->version_;
     }
   }
   return absl::OkStatus();
@@ -151,10 +163,13 @@ absl::Status SyncLiveTensors() {
   metrics::IncrementCounter("MarkStep");
   std::vector<std::shared_ptr<LazyTensor>> tensors;
   {
-    std::lock_guard<std::mutex> lock(Live().mutex);
-    tensors.reserve(Live().tensors.size());
-    for (const auto& [id, weak] : Live().tensors) {
-      if (auto t = weak.lock()) tensors.push_back(std::move(t));
+    // A tensor being destroyed (its count reached zero, its destructor waits
+    // for the lock) yields no shared_ptr and is left out.
+    LiveTensors& live = Live();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    tensors.reserve(live.count);
+    for (LazyTensor* t = live.head; t != nullptr; t = t->live_next_) {
+      if (auto shared = t->weak_from_this().lock()) tensors.push_back(std::move(shared));
     }
   }
   // Every pending value is computed here, so a buffer no live tensor holds
@@ -168,8 +183,9 @@ absl::Status SyncLiveTensors() {
 }
 
 int64_t LiveTensorCount() {
-  std::lock_guard<std::mutex> lock(Live().mutex);
-  return static_cast<int64_t>(Live().tensors.size());
+  LiveTensors& live = Live();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  return live.count;
 }
 
 }  // namespace axle::lazy

@@ -33,7 +33,9 @@
 
 namespace axle::lazy {
 
-class LazyTensor {
+class LazyTensor : public std::enable_shared_from_this<LazyTensor> {
+  struct Private {};  // FromData/FromIr/FromLiteral make tensors
+
  public:
   static std::shared_ptr<LazyTensor> FromData(std::shared_ptr<DeviceData> data);
   static std::shared_ptr<LazyTensor> FromIr(Value value);
@@ -43,15 +45,23 @@ class LazyTensor {
   LazyTensor(const LazyTensor&) = delete;
   LazyTensor& operator=(const LazyTensor&) = delete;
 
+  // The value is `data`, or the pending `ir` when `data` is null.
+  LazyTensor(Private, std::shared_ptr<DeviceData> data, Value ir);
+
   int64_t id() const { return id_; }
   const Shape& shape() const;
+  // Changes whenever the value does (an in-place operation, new data, a
+  // sync): a view compares it with the version it last read its base at.
+  uint64_t version() const;
 
   // The value as IR: the pending value, or a leaf of the data (the same
   // leaf each time, until the value changes).
   Value GetIrValue();
+  // The same, with the version it is the value of.
+  Value GetIrValue(uint64_t* version);
   // Replaces the value with pending IR (an in-place operation). The shape
-  // must stay the same (checked by the caller).
-  void SetIrValue(Value value);
+  // must stay the same (checked by the caller). Returns the new version.
+  uint64_t SetIrValue(Value value);
   // Replaces the value with computed data.
   void SetData(std::shared_ptr<DeviceData> data);
 
@@ -65,8 +75,8 @@ class LazyTensor {
  private:
   friend absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
                                     const std::function<bool(const DeviceData&)>& may_donate);
-  explicit LazyTensor(const Shape& shape);
-  static void Register(const std::shared_ptr<LazyTensor>& tensor);
+  friend absl::Status SyncLiveTensors();
+  friend int64_t LiveTensorCount();
 
   const int64_t id_;
   mutable std::mutex mutex_;
@@ -74,6 +84,10 @@ class LazyTensor {
   std::shared_ptr<DeviceData> data_;
   Value ir_;    // pending value, when set
   Value leaf_;  // the device_data leaf of data_, once made
+  uint64_t version_ = 0;
+  // The registry of live tensors: a list in creation order (lazy_tensor.cc).
+  LazyTensor* live_prev_ = nullptr;
+  LazyTensor* live_next_ = nullptr;
 };
 
 // Computes the pending values of `tensors` in one graph execution.

@@ -67,39 +67,54 @@ absl::StatusOr<std::vector<XlaOp>> LowerBroadcastInDim(XlaBuilder*, const Node& 
   return One(BroadcastInDim(x[0], node.shape().dimensions(), node.attr_ints(0)));
 }
 
-absl::StatusOr<std::vector<XlaOp>> LowerReduce(XlaBuilder* b, const Node& node,
-                                               absl::Span<const XlaOp> x) {
-  PrimitiveType type = node.shape().element_type();
-  const std::string& kind = node.attr_string(1);
-  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat("reduce_", kind));
+// The scalar reduction `kind` ("sum", "prod", "max", "min", "and", "or")
+// of `type` for `node`'s reduce or reduce_window, and its identity (the
+// initial value, and what padding reads as).
+struct Reducer {
+  XlaComputation computation;
+  XlaOp init;
+};
+
+absl::StatusOr<Reducer> MakeReducer(XlaBuilder* b, const Node& node, PrimitiveType type,
+                                    const std::string& kind) {
+  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat(node.op(), "_", kind));
   Shape scalar = ShapeUtil::MakeShape(type, {});
   XlaOp lhs = Parameter(sub.get(), 0, scalar, "lhs");
   XlaOp rhs = Parameter(sub.get(), 1, scalar, "rhs");
-  XlaOp init;
+  Reducer reducer;
   if (kind == "sum") {
     Add(lhs, rhs);
-    init = Zero(b, type);
+    reducer.init = Zero(b, type);
   } else if (kind == "prod") {
     Mul(lhs, rhs);
-    init = One(b, type);
+    reducer.init = One(b, type);
   } else if (kind == "max") {
     Max(lhs, rhs);
-    init = MinValue(b, type);
+    reducer.init = MinValue(b, type);
   } else if (kind == "min") {
     Min(lhs, rhs);
-    init = MaxValue(b, type);
+    reducer.init = MaxValue(b, type);
   } else if (kind == "and") {
     And(lhs, rhs);
-    init = ConstantR0<bool>(b, true);
+    reducer.init = ConstantR0<bool>(b, true);
   } else if (kind == "or") {
     Or(lhs, rhs);
-    init = ConstantR0<bool>(b, false);
+    reducer.init = ConstantR0<bool>(b, false);
   } else {
-    return absl::UnimplementedError(absl::StrCat("reduce kind '", kind, "'"));
+    return absl::UnimplementedError(absl::StrCat(node.op(), " kind '", kind, "'"));
   }
-  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  absl::StatusOr<XlaComputation> computation = sub->Build();
+  if (!computation.ok()) return computation.status();
+  reducer.computation = std::move(*computation);
+  return reducer;
+}
+
+absl::StatusOr<std::vector<XlaOp>> LowerReduce(XlaBuilder* b, const Node& node,
+                                               absl::Span<const XlaOp> x) {
+  absl::StatusOr<Reducer> reducer =
+      MakeReducer(b, node, node.shape().element_type(), node.attr_string(1));
   if (!reducer.ok()) return reducer.status();
-  return One(Reduce(x[0], init, *reducer, node.attr_ints(0)));
+  return One(Reduce(x[0], reducer->init, reducer->computation, node.attr_ints(0)));
 }
 
 absl::StatusOr<std::vector<XlaOp>> LowerDotGeneral(XlaBuilder*, const Node& node,
@@ -222,34 +237,20 @@ absl::StatusOr<std::vector<XlaOp>> LowerReduceWindowArgmax(XlaBuilder* b, const 
 }
 
 // reduce_window {window, strides, base dilations, window dilations,
-// padding low, padding high, "sum"|"max"}: padding reads as the reduction's
-// identity.
+// padding low, padding high, kind (reduce's)}: padding reads as the
+// reduction's identity.
 absl::StatusOr<std::vector<XlaOp>> LowerReduceWindow(XlaBuilder* b, const Node& node,
                                                      absl::Span<const XlaOp> x) {
   const std::vector<int64_t>& window = node.attr_ints(0);
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> padding =
       WindowPadding(node, 4, 5, window.size());
   if (!padding.ok()) return padding.status();
-  PrimitiveType type = node.shape().element_type();
-  const std::string& kind = node.attr_string(6);
-  Shape scalar = ShapeUtil::MakeShape(type, {});
-  std::unique_ptr<XlaBuilder> sub = b->CreateSubBuilder(absl::StrCat("window_", kind));
-  XlaOp lhs = Parameter(sub.get(), 0, scalar, "lhs");
-  XlaOp rhs = Parameter(sub.get(), 1, scalar, "rhs");
-  XlaOp init;
-  if (kind == "sum") {
-    Add(lhs, rhs);
-    init = Zero(b, type);
-  } else if (kind == "max") {
-    Max(lhs, rhs);
-    init = MinValue(b, type);
-  } else {
-    return absl::UnimplementedError(absl::StrCat("reduce_window kind '", kind, "'"));
-  }
-  absl::StatusOr<XlaComputation> reducer = sub->Build();
+  absl::StatusOr<Reducer> reducer =
+      MakeReducer(b, node, node.shape().element_type(), node.attr_string(6));
   if (!reducer.ok()) return reducer.status();
-  return One(ReduceWindowWithGeneralPadding(x[0], init, *reducer, window, node.attr_ints(1),
-                                            node.attr_ints(2), node.attr_ints(3), *padding));
+  return One(ReduceWindowWithGeneralPadding(x[0], reducer->init, reducer->computation, window,
+                                            node.attr_ints(1), node.attr_ints(2), node.attr_ints(3),
+                                            *padding));
 }
 
 // select_and_scatter {window, strides, padding low, padding high}: operands
@@ -450,7 +451,7 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots) {
   PostOrder order;
   // The nodes seen (on the stack or done) and the leaves' data seen.
   absl::flat_hash_set<const Node*> seen;
-  absl::flat_hash_set<const void*> parameters;  // ParameterKey
+  absl::flat_hash_map<const void*, uint64_t> parameters;  // ParameterKey -> its number
   std::vector<std::pair<const Node*, size_t>> stack;
   for (const Value& root : roots) {
     if (!seen.insert(root.node.get()).second) continue;
@@ -463,8 +464,10 @@ PostOrder ComputePostOrder(absl::Span<const Value> roots) {
         continue;
       }
       order.nodes.push_back(node);
-      if (node->data() != nullptr && parameters.insert(ParameterKey(*node)).second) {
-        order.parameters.push_back(node->data());
+      if (node->data() != nullptr) {
+        auto [it, added] = parameters.try_emplace(ParameterKey(*node), parameters.size());
+        if (added) order.parameters.push_back(node->data());
+        order.leaf_parameters_hash = HashCombine(order.leaf_parameters_hash, it->second);
       }
       stack.pop_back();
     }

@@ -66,10 +66,13 @@ inline const void* ParameterKey(const Node& leaf) {
 }
 
 // The graph's nodes, operands before users, each once; its device-data
-// leaves' data, one per parameter (ParameterKey), in first-use order.
+// leaves' data, one per parameter (ParameterKey), in first-use order; and
+// the hash of which parameter each leaf in `nodes` reads (leaves sharing a
+// DeviceData share a parameter, which changes the computation).
 struct PostOrder {
   std::vector<const Node*> nodes;
   std::vector<std::shared_ptr<DeviceData>> parameters;
+  uint64_t leaf_parameters_hash = 0;
 };
 PostOrder ComputePostOrder(absl::Span<const Value> roots);
 

@@ -4,6 +4,7 @@
 #include <ATen/ExpandUtils.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/metrics.h"
 
@@ -104,8 +106,30 @@ Value ScalarValue(const at::Scalar& s, PrimitiveType type) {
   double d = s.isBoolean() ? static_cast<double>(s.toBool()) : s.toDouble();
   if (!s.isComplex() && (d == 0 || d == 1))
     return Value{Node::MakeConstant(d, MakeShape(type, {})), 0};
-  // One transfer per distinct value: a step reuses the last step's.
-  return Value{Node::MakeDeviceData(lazy::ScalarData(ScalarLiteral(s, type))), 0};
+  // One transfer per distinct value: a step reuses the last step's. An
+  // optimizer's step takes the same few scalars for every parameter: a
+  // per-thread cache by (type, value) answers them without building a
+  // literal or taking ScalarData's lock.
+  struct Slot {
+    PrimitiveType type = PRIMITIVE_TYPE_INVALID;
+    uint64_t bits = 0;
+    std::shared_ptr<lazy::DeviceData> data;
+  };
+  constexpr size_t kSlots = 64;
+  thread_local std::array<Slot, kSlots> cache;
+  uint64_t bits = 0;
+  bool cacheable = s.isFloatingPoint() && primitive_util::IsFloatingPointType(type);
+  if (cacheable) {
+    std::memcpy(&bits, &d, sizeof(bits));  // s holds d: the literal is d converted to type
+  }
+  Slot& slot =
+      cache[(bits ^ (bits >> 29) ^ (static_cast<uint64_t>(type) * 0x9e3779b97f4a7c15ULL)) % kSlots];
+  if (cacheable && slot.data != nullptr && slot.type == type && slot.bits == bits) {
+    return Value{Node::MakeDeviceData(slot.data), 0};
+  }
+  std::shared_ptr<lazy::DeviceData> data = lazy::ScalarData(ScalarLiteral(s, type));
+  if (cacheable) slot = Slot{type, bits, data};
+  return Value{Node::MakeDeviceData(std::move(data)), 0};
 }
 
 Value Constant(double value, PrimitiveType type, const Ints& dims) {

@@ -53,13 +53,46 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
 
 // --- Softmax and the negative log-likelihood ---------------------------------------
 
+// A (log-)softmax's input over `dim`: its value (f32 when half_to_float),
+// dimensions and axis (0-d inputs have none: the caller's constant).
+struct SoftmaxInput {
+  Value x;
+  Ints dims;
+  int64_t axis = 0;
+};
+
+SoftmaxInput SoftmaxOperand(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  SoftmaxInput in;
+  in.x = Operand(self, "self");
+  if (half_to_float) in.x = Convert(in.x, F32);
+  in.dims = Dims(in.x);
+  if (!in.dims.empty()) in.axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(in.dims.size()));
+  return in;
+}
+
+// A (log-)softmax backward's operands: the incoming gradient, the forward's
+// output in its type, dimensions and axis.
+struct SoftmaxGrad {
+  Value g;
+  Value out;
+  Ints dims;
+  int64_t axis = 0;
+};
+
+SoftmaxGrad SoftmaxGradOperands(const at::Tensor& grad_output, const at::Tensor& output,
+                                int64_t dim) {
+  SoftmaxGrad in;
+  in.g = Operand(grad_output, "grad_output");
+  in.out = Convert(Operand(output, "output"), TypeOf(in.g));
+  in.dims = Dims(in.g);
+  if (!in.dims.empty()) in.axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(in.dims.size()));
+  return in;
+}
+
 at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
   Count("_log_softmax");
-  Value x = Operand(self, "self");
-  if (half_to_float) x = Convert(x, F32);
-  Ints d = Dims(x);
+  auto [x, d, axis] = SoftmaxOperand(self, dim, half_to_float);
   if (d.empty()) return Wrap(Constant(0, TypeOf(x), d));
-  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
   Value shifted = Elementwise("sub", x, BroadcastTo(ReduceKind(x, axis, "max", true), d));
   Value lse = Unary("log", ReduceKind(Unary("exp", shifted), axis, "sum", true));
   return Wrap(Elementwise("sub", shifted, BroadcastTo(lse, d)));
@@ -68,14 +101,11 @@ at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) 
 at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output,
                                 int64_t dim, at::ScalarType input_dtype) {
   Count("_log_softmax_backward_data");
-  Value g = Operand(grad_output, "grad_output");
-  Value out = Convert(Operand(output, "output"), TypeOf(g));
-  Ints d = Dims(g);
-  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), ToPrimitiveType(input_dtype)));
-  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  auto [g, out, d, axis] = SoftmaxGradOperands(grad_output, output, dim);
+  PrimitiveType type = ToPrimitiveType(input_dtype);
+  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), type));
   Value sum = BroadcastTo(ReduceKind(g, axis, "sum", true), d);
-  Value grad = Elementwise("sub", g, Elementwise("mul", Unary("exp", out), sum));
-  return Wrap(Convert(grad, ToPrimitiveType(input_dtype)));
+  return Wrap(Convert(Elementwise("sub", g, Elementwise("mul", Unary("exp", out), sum)), type));
 }
 
 // The pieces of nll_loss on [N, C] log-probabilities: the target's one-hot
@@ -156,11 +186,8 @@ at::Tensor nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
 
 at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
   Count("_softmax");
-  Value x = Operand(self, "self");
-  if (half_to_float) x = Convert(x, F32);
-  Ints d = Dims(x);
+  auto [x, d, axis] = SoftmaxOperand(self, dim, half_to_float);
   if (d.empty()) return Wrap(Constant(1, TypeOf(x), d));
-  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
   Value e = Unary("exp", Elementwise("sub", x, BroadcastTo(ReduceKind(x, axis, "max", true), d)));
   return Wrap(Elementwise("div", e, BroadcastTo(ReduceKind(e, axis, "sum", true), d)));
 }
@@ -168,14 +195,11 @@ at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
 at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
                             at::ScalarType input_dtype) {
   Count("_softmax_backward_data");
-  Value g = Operand(grad_output, "grad_output");
-  Value y = Convert(Operand(output, "output"), TypeOf(g));
-  Ints d = Dims(g);
-  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), ToPrimitiveType(input_dtype)));
-  int64_t axis = at::maybe_wrap_dim(dim, static_cast<int64_t>(d.size()));
+  auto [g, y, d, axis] = SoftmaxGradOperands(grad_output, output, dim);
+  PrimitiveType type = ToPrimitiveType(input_dtype);
+  if (d.empty()) return Wrap(Convert(Constant(0, TypeOf(g), d), type));
   Value dot = BroadcastTo(ReduceKind(Elementwise("mul", g, y), axis, "sum", true), d);
-  return Wrap(
-      Convert(Elementwise("mul", y, Elementwise("sub", g, dot)), ToPrimitiveType(input_dtype)));
+  return Wrap(Convert(Elementwise("mul", y, Elementwise("sub", g, dot)), type));
 }
 
 // Layer norm over the trailing `normalized` dimensions: the leading ones

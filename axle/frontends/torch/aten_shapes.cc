@@ -35,10 +35,8 @@ at::Tensor MakeView(const at::Tensor& self, ViewOp op) {
     info->base = impl->tensor();
   }
   info->ops.push_back(std::move(op));
-  Value base = info->base->GetIrValue();
+  Value base = info->base->GetIrValue(&info->base_version);
   at::Tensor out = Wrap(ApplyView(base, info->ops));
-  info->from_node = base.node;
-  info->from_index = base.index;
   GetImpl(out, "view")->set_view(std::move(info));
   return out;
 }

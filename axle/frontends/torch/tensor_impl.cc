@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -68,11 +69,11 @@ const std::shared_ptr<lazy::LazyTensor>& AxleTensorImpl::tensor() const {
     TORCH_CHECK(!WasResized(*view_->base),
                 "axle: this view's base was resized (resize_) after "
                 "the view was made; make the view again from the resized tensor");
-    lazy::Value current = view_->base->GetIrValue();
-    if (view_->from_node.lock() != current.node || view_->from_index != current.index) {
+    if (view_->base->version() != view_->base_version) {
+      uint64_t version = 0;
+      lazy::Value current = view_->base->GetIrValue(&version);
       tensor_->SetIrValue(ApplyView(current, view_->ops));
-      view_->from_node = current.node;
-      view_->from_index = current.index;
+      view_->base_version = version;
     }
   }
   return tensor_;
@@ -84,10 +85,8 @@ void AxleTensorImpl::AssignToView(const lazy::Value& value) {
     return;
   }
   lazy::Value base = UpdateBase(view_->base->GetIrValue(), view_->ops, value);
-  view_->base->SetIrValue(base);
+  view_->base_version = view_->base->SetIrValue(base);
   tensor_->SetIrValue(value);
-  view_->from_node = base.node;
-  view_->from_index = base.index;
 }
 
 void AxleTensorImpl::set_tensor(std::shared_ptr<lazy::LazyTensor> tensor) {
@@ -190,7 +189,11 @@ at::ScalarType ToScalarType(PrimitiveType type) {
 
 AxleTensorImpl* GetImpl(const at::Tensor& t, const char* what) {
   TORCH_CHECK(t.defined(), "axle: ", what, " is an undefined tensor");
-  auto* impl = dynamic_cast<AxleTensorImpl*>(t.unsafeGetTensorImpl());
+  c10::TensorImpl* base = t.unsafeGetTensorImpl();
+  // Every operand of every kernel comes here: the exact type is checked
+  // first (a compare), the cast's search only for other tensors.
+  if (typeid(*base) == typeid(AxleTensorImpl)) return static_cast<AxleTensorImpl*>(base);
+  auto* impl = dynamic_cast<AxleTensorImpl*>(base);
   TORCH_CHECK(impl != nullptr, "axle: expected ", what, " on the xla device, but it is on ",
               t.device(), " (move it with .to(torch_axle.device()))");
   return impl;

@@ -38,14 +38,14 @@ struct ViewOp {
 };
 
 // A view's link to its base: the base's value, the steps from it to the
-// view, and which base value the view's value was last computed from (the
-// view's value is recomputed when the base's changed: an in-place update
-// of the base or of another view of it).
+// view, and the base's version (LazyTensor::version) the view's value was
+// last computed from (the view's value is recomputed when the base's
+// changed: an in-place update of the base or of another view of it, a
+// sync).
 struct ViewInfo {
   std::shared_ptr<lazy::LazyTensor> base;
   std::vector<ViewOp> ops;
-  std::weak_ptr<lazy::Node> from_node;
-  int from_index = 0;
+  uint64_t base_version = 0;
 };
 
 // The view of `base` that `ops` make (views.cc).
@@ -56,7 +56,7 @@ lazy::Value ApplyView(const lazy::Value& base, absl::Span<const ViewOp> ops);
 lazy::Value UpdateBase(const lazy::Value& base, absl::Span<const ViewOp> ops,
                        const lazy::Value& update);
 
-class AxleTensorImpl : public c10::TensorImpl {
+class AxleTensorImpl final : public c10::TensorImpl {
  public:
   AxleTensorImpl(std::shared_ptr<lazy::LazyTensor> tensor, at::ScalarType dtype,
                  c10::Device device);
