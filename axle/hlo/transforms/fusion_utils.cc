@@ -304,6 +304,8 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
   growth.step_starts.push_back(fused->instruction_count());
   // Copied into this consumer before: its slots read that copy.
   if (auto copy = growth.copies.find(producer); copy != growth.copies.end()) {
+    parameter_order.erase(std::remove(parameter_order.begin(), parameter_order.end(), producer),
+                          parameter_order.end());
     for (int64_t i = 0; i < consumer->operand_count(); ++i) {
       if (consumer->operand(i) != producer) continue;
       AXLE_RETURN_IF_ERROR(fused->parameter_instruction(i)->ReplaceAllUsesWith(copy->second));

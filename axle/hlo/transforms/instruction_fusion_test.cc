@@ -480,9 +480,6 @@ ENTRY e {
   EXPECT_EQ(module->entry_computation()->instruction_count(), 5) << module->ToString();
 }
 
-}  // namespace
-}  // namespace axle
-
 // Unrolled threefry-like rounds: x' = x + y, y' = rotl(y) ^ x', each value
 // read two or three times. Copies of producers others still read are made
 // once per consumer (a DAG stays a DAG inside the fusion) and within the
@@ -536,3 +533,6 @@ TEST(CpuInstructionFusion, ChainsOfSharedValuesAreNotCopiedIntoEveryConsumer) {
   EXPECT_GT(fused_instructions, 0);
   EXPECT_LE(fused_instructions, 8 * original) << module->ToString();
 }
+
+}  // namespace
+}  // namespace axle
