@@ -53,8 +53,8 @@ struct GpuPrepareOptions {
   bool run_backend_only = false;
   // Small loops of known trip count unrolled before simplification and
   // fusion (gpu_while_unroller.h; not with run_backend_only). Off unless
-  // AXLE_GPU_UNROLL=1 (GpuPrepareOptionsFromEnv), until measured on a device
-  // (its compile time is linear now: gpu_while_unroller_test.cc).
+  // AXLE_GPU_UNROLL=1 (GpuPrepareOptionsFromEnv): on threefry_random the
+  // fusion passes then run for minutes (gpu_while_unroller.h says why).
   bool unroll_loops = false;
   // Conditionals whose branches are all cheap become selects between the
   // branches' results (gpu_conditional_to_select.h; not with

@@ -20,13 +20,17 @@
 // tuple-simplifier, constant-folding and algsimp once, so the passes after
 // it see constant indices.
 //
-// Not in the default pipeline yet (GpuPrepareOptions, AXLE_GPU_UNROLL=1)
-// until it is measured on a device. Its compile-time hazard is gone:
-// threefry_random's unrolled rounds (values each read two or three times)
-// made the fusion pass copy the whole chain behind every consumer, minutes
-// of fusion; the pass now copies a shared producer once per consumer and
-// within a budget (instruction_fusion.h), and threefry_random compiles
-// unrolled (gpu_while_unroller_test.cc).
+// Not in the default pipeline yet (GpuPrepareOptions, AXLE_GPU_UNROLL=1):
+// with it, threefry_random's compile spends minutes in the fusion passes.
+// Found (session 14): the unrolled rounds' values are each read two or
+// three times; the fusion pass copies a shared producer into a consumer
+// while the original stays for its other readers, and a producer read
+// again through another copy is copied again, so a fused computation
+// becomes a tree of the chain behind it (copies doubling round by round up
+// to the size cap) and every surviving original roots another such
+// fusion; multi-output-fusion then rescans them all after every merge.
+// Reusing a producer's copy within a consumer keeps the DAG but changes
+// the layer-norm fusion (instruction_fusion_row_test); not fixed yet.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_GPU_WHILE_UNROLLER_H_

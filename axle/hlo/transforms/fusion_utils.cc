@@ -302,26 +302,6 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
   HloComputation* fused = consumer->fused_instructions_computation();
   std::vector<HloInstruction*>& parameter_order = growth.parameter_order;
   growth.step_starts.push_back(fused->instruction_count());
-  // Copied into this consumer before: its slots read that copy.
-  if (auto copy = growth.copies.find(producer); copy != growth.copies.end()) {
-    parameter_order.erase(std::remove(parameter_order.begin(), parameter_order.end(), producer),
-                          parameter_order.end());
-    for (int64_t i = 0; i < consumer->operand_count(); ++i) {
-      if (consumer->operand(i) != producer) continue;
-      AXLE_RETURN_IF_ERROR(fused->parameter_instruction(i)->ReplaceAllUsesWith(copy->second));
-      AXLE_RETURN_IF_ERROR(consumer->ReplaceOperandWith(i, placeholder));
-    }
-    if (producer->user_count() == 0 && !producer->IsRoot()) {
-      growth.copies.erase(copy);
-      HloComputation* body =
-          producer->opcode() == HloOpcode::kFusion
-              ? cast<HloFusionInstruction>(producer)->fused_instructions_computation()
-              : nullptr;
-      AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(producer));
-      if (body != nullptr) AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(body));
-    }
-    return absl::OkStatus();
-  }
   // The consumer's slots that read producer, and the live parameter of
   // each other outside value it reads.
   std::vector<int64_t> producer_slots;
@@ -415,8 +395,6 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
     if (producer_body != nullptr) {
       AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(producer_body));
     }
-  } else {
-    growth.copies[producer] = value;
   }
   return absl::OkStatus();
 }

@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -76,12 +75,6 @@ struct FusionGrowth {
   std::vector<HloInstruction*> parameter_order;
   // The fused computation's instruction count before each step.
   std::vector<int64_t> step_starts;
-  // The fused value each producer that stays outside was copied to: a
-  // producer the consumer reads again (through the copy of another, read
-  // since) is that value again, not a second copy. Without it, a DAG of
-  // values each read twice becomes a tree inside the fusion (threefry's
-  // rounds: copies doubling with each round back).
-  absl::flat_hash_map<const HloInstruction*, HloInstruction*> copies;
 };
 absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionInstruction* consumer,
                                            HloInstruction* placeholder, FusionGrowth& growth);

@@ -273,30 +273,10 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
   return true;
 }
 
-// A few cheap ops on constants and parameters alone (a broadcast scalar
-// constant): a copy reads nothing another copy could be made of, so copies
-// of it cost no budget (below).
-bool IsLeafBroadcastProducer(const HloInstruction& producer) {
-  if (!IsSmallBroadcastProducer(producer)) return false;
-  for (const HloInstruction* operand : producer.operands()) {
-    if (operand->opcode() != HloOpcode::kConstant && operand->opcode() != HloOpcode::kParameter) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// The instructions a copy of `producer` costs a consumer's budget.
-int64_t DuplicationCost(const HloInstruction& producer) {
-  return IsLeafBroadcastProducer(producer) ? 0 : FusedInstructionCount(producer);
-}
-
 // `consumer` can host a producer (ConsumerFusionKind, which the caller
-// computed once: growing a fusion does not change it). `duplicated`: the
-// instructions already duplicated into `consumer` (producers copied while
-// others still read them), at most kMaxDuplicatedInstructions.
+// computed once: growing a fusion does not change it).
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
-                const CpuInstructionFusion::Options& options, int64_t duplicated) {
+                const CpuInstructionFusion::Options& options) {
   if (!IsFusibleProducer(producer) || !KeepsReducesHoistable(producer, consumer, options)) {
     return false;
   }
@@ -311,16 +291,8 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
   // A reduction is never computed twice.
   if (ContainsReduce(producer)) return false;
   // Duplicating: only cheap producers, and only when every user can take a
-  // copy (otherwise the producer's buffer is needed anyway), within the
-  // consumer's budget of copies: a copy reads the producer's operands, which
-  // then become the consumer's candidates in turn, so without a bound a
-  // chain of values each read twice (threefry's unrolled rounds) is copied
-  // whole into every consumer, the fused code growing with the square of
-  // the chain's length and the pass's time faster still.
-  if (producer.IsRoot() || !CheapToDuplicateFor(producer, options) ||
-      duplicated + DuplicationCost(producer) > CpuInstructionFusion::kMaxDuplicatedInstructions) {
-    return false;
-  }
+  // copy (otherwise the producer's buffer is needed anyway).
+  if (producer.IsRoot() || !CheapToDuplicateFor(producer, options)) return false;
   for (const HloInstruction* user : producer.users()) {
     if (user != &consumer && !CanFuseInto(producer, *user, options)) return false;
   }
@@ -344,7 +316,6 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
     HloInstruction* consumer = *it;
     if (!alive.contains(consumer)) continue;
     bool grown_in_place = false;
-    int64_t duplicated = 0;
     FusionGrowth growth;
     bool fused_one = true;
     // Growing a fusion in place keeps its kind (and whether it can host
@@ -356,11 +327,8 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
       const std::vector<HloInstruction*> producers =
           grown_in_place ? growth.parameter_order : consumer->operands();
       for (HloInstruction* producer : producers) {
-        if (producer == placeholder || !ShouldFuse(*producer, *consumer, options, duplicated)) {
-          continue;
-        }
+        if (producer == placeholder || !ShouldFuse(*producer, *consumer, options)) continue;
         bool producer_goes = producer->user_count() == 1 && !producer->IsRoot();
-        if (!producer_goes) duplicated += DuplicationCost(*producer);
         if (auto* grown = dyn_cast<HloFusionInstruction>(consumer)) {
           if (placeholder == nullptr) {
             placeholder = computation->AddInstruction(
@@ -369,16 +337,8 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
           AXLE_RETURN_IF_ERROR(FuseProducerIntoFusionInPlace(producer, grown, placeholder, growth));
           grown_in_place = true;
         } else {
-          int64_t slot = 0;
-          while (consumer->operand(slot) != producer) ++slot;
           AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * fusion,
                                 FuseProducerIntoConsumer(producer, consumer, *kind));
-          // The consumer's copy reads the producer's copy where it read the
-          // producer: what a later read of the producer reuses.
-          if (!producer_goes) {
-            growth.copies[producer] =
-                fusion->fused_instructions_computation()->root_instruction()->mutable_operand(slot);
-          }
           alive.erase(consumer);
           alive.insert(fusion);
           consumer = fusion;

@@ -28,12 +28,8 @@
 //    for each) fuses no producer that holds a reduce into anything: a
 //    reduction is always the root of its own kInput fusion.
 //  - A producer read by several instructions is duplicated into the consumer
-//    only when it is cheap (no exp, log, tanh, divide, power, ... inside),
-//    every one of its users can host a fusion, and the consumer has taken
-//    copies of fewer than kMaxDuplicatedInstructions instructions (a chain of
-//    values each read twice, such as threefry's unrolled rounds, would
-//    otherwise be copied whole into every consumer: fused code quadratic in
-//    the chain's length); otherwise it stays a separate
+//    only when it is cheap (no exp, log, tanh, divide, power, ... inside) and
+//    every one of its users can host a fusion; otherwise it stays a separate
 //    value (with duplicate_fast_gpu_math, the GPU's, f32 exp / divide /
 //    sqrt / rsqrt count as cheap here: softmax's exp goes into both the sum
 //    and the divide). An expensive producer does not fuse where a broadcast or
@@ -60,9 +56,6 @@ class CpuInstructionFusion : public HloPassInterface {
   static constexpr int64_t kMaxFusedInstructions = 200;
   // Larger constants stay outside fusions (a read-only buffer each).
   static constexpr int64_t kMaxFusedConstantElements = 64;
-  // A consumer takes copies of at most this many instructions of producers
-  // others still read (the fused code stays linear in the module's size).
-  static constexpr int64_t kMaxDuplicatedInstructions = 32;
 
   struct Options {
     // Row reductions fuse into consumers that read them per row (the cpu
