@@ -54,7 +54,7 @@ struct GpuPrepareOptions {
   // Small loops of known trip count unrolled before simplification and
   // fusion (gpu_while_unroller.h; not with run_backend_only). Off unless
   // AXLE_GPU_UNROLL=1 (GpuPrepareOptionsFromEnv): on threefry_random the
-  // fusion passes then run for minutes (gpu_while_unroller.h says why).
+  // fusion pass then runs for minutes (unexplained yet, README).
   bool unroll_loops = false;
   // Conditionals whose branches are all cheap become selects between the
   // branches' results (gpu_conditional_to_select.h; not with
