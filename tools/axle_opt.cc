@@ -1,10 +1,14 @@
 //===- axle_opt.cc - Parse, verify, transform and print HLO ----------------===//
 //
-//   axle-opt [FILE|-] [--passes=a,b] [--no-verify] [-o OUT] [--dump-to=DIR]
+//   axle-opt [FILE|-] [--passes=a,b] [--pipeline=gpu] [--no-verify] [-o OUT]
+//            [--dump-to=DIR]
 //
 // Like XLA's hlo-opt: reads HLO text, verifies it, runs the named passes in
 // order and prints the canonical text. Exit status 0 on success, 1 with the
-// error on stderr otherwise.
+// error on stderr otherwise. --pipeline=gpu then runs the CUDA backend's
+// whole preparation (axle/gpu/gpu_compiler.h: PrepareGpuModule, with the
+// options AXLE_GPU_UNROLL and AXLE_GPU_SELECT_CONDITIONALS set) without a
+// GPU, where the build has the CUDA backend.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
@@ -14,6 +18,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "axle/base/status_macros.h"
@@ -21,6 +26,10 @@
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
 #include "tools/tool_io.h"
+
+#ifdef AXLE_HAVE_GPU
+#include "axle/gpu/gpu_compiler.h"
+#endif
 
 namespace axle {
 namespace {
@@ -31,7 +40,22 @@ struct Options {
   bool no_verify = false;
   std::string output;
   std::string dump_dir;
+  std::string pipeline;
 };
+
+// The named backend pipeline on `module`, after the passes.
+absl::Status RunBackendPipeline(const std::string& name, HloModule* module) {
+  if (name.empty()) return absl::OkStatus();
+  if (name == "gpu") {
+#ifdef AXLE_HAVE_GPU
+    return gpu::PrepareGpuModule(module);
+#else
+    return absl::UnimplementedError("--pipeline=gpu: this build has no CUDA backend (AXLE_CUDA)");
+#endif
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--pipeline=", name, ": unknown pipeline (known: gpu)"));
+}
 
 absl::Status Run(const Options& options) {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
@@ -43,6 +67,7 @@ absl::Status Run(const Options& options) {
     pipeline.AddPass(std::move(pass));
   }
   AXLE_RETURN_IF_ERROR(pipeline.Run(module.get()).status());
+  AXLE_RETURN_IF_ERROR(RunBackendPipeline(options.pipeline, module.get()));
   std::string dump_dir = pipeline.dump_dir();
   if (!dump_dir.empty()) {
     // The buffer assignment a backend would start from.
@@ -71,6 +96,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 r
   app.add_option("--passes", options.passes,
                  "comma-separated passes to run in order (known: " +
                      absl::StrJoin(axle::RegisteredPassNames(), ", ") + ")");
+  app.add_option("--pipeline", options.pipeline,
+                 "then a backend's whole preparation: gpu (the CUDA backend's passes, no GPU "
+                 "needed)");
   app.add_flag("--no-verify", options.no_verify, "do not run the verifier");
   app.add_option("-o,--output", options.output, "write the result here instead of stdout");
   app.add_option("--dump-to", options.dump_dir,

@@ -19,7 +19,8 @@ namespace {
 
 bool CudnnType(PrimitiveType type) { return type == F32 || type == F16 || type == BF16; }
 
-// Whether `convolution` is one cuDNN would take but for its padding.
+// Whether `convolution` is one cuDNN would take but for its padding (a
+// forward or weight-gradient convolution, without lhs dilation).
 bool NeedsLegalPadding(const HloConvolutionInstruction& convolution) {
   const ConvolutionDimensionNumbers& numbers = convolution.convolution_dimension_numbers();
   const Window& window = convolution.window();
@@ -80,6 +81,67 @@ HloInstruction* Legalize(HloConvolutionInstruction* convolution) {
   return computation->AddInstruction(std::move(replacement));
 }
 
+// Whether `convolution` is an input gradient (lhs-dilated, window stride 1,
+// no groups: cudnnConvolutionBackwardData) with asymmetric padding whose
+// larger end cuDNN can take: at most the dilated window's span less one.
+bool NeedsSymmetricBackwardDataPadding(const HloConvolutionInstruction& convolution) {
+  const ConvolutionDimensionNumbers& numbers = convolution.convolution_dimension_numbers();
+  const Window& window = convolution.window();
+  const PrimitiveType type = convolution.shape().element_type();
+  if (numbers.input_spatial_dimensions_size() != 2 || window.dimensions_size() != 2 ||
+      convolution.batch_group_count() != 1 || convolution.feature_group_count() != 1 ||
+      !CudnnType(type) || convolution.operand(0)->shape().element_type() != type ||
+      convolution.operand(1)->shape().element_type() != type ||
+      ShapeUtil::ElementsIn(convolution.shape()) == 0) {
+    return false;
+  }
+  bool lhs_dilated = false;
+  bool asymmetric = false;
+  for (const WindowDimension& dimension : window.dimensions()) {
+    const int64_t span = (dimension.size() - 1) * dimension.window_dilation();
+    if (dimension.stride() != 1 || dimension.padding_low() < 0 || dimension.padding_high() < 0 ||
+        std::max(dimension.padding_low(), dimension.padding_high()) > span) {
+      return false;
+    }
+    lhs_dilated |= dimension.base_dilation() != 1;
+    asymmetric |= dimension.padding_low() != dimension.padding_high();
+  }
+  return lhs_dilated && asymmetric;
+}
+
+// The input gradient with its padding made the larger end's on both ends,
+// and the slice of its result that is the original's: the extra padding
+// only adds outputs at the ends, which the slice drops.
+HloInstruction* SymmetricBackwardData(HloConvolutionInstruction* convolution) {
+  const ConvolutionDimensionNumbers& numbers = convolution->convolution_dimension_numbers();
+  Window window = convolution->window();
+  const Shape& shape = convolution->shape();
+  std::vector<int64_t> wide_dims(shape.dimensions().begin(), shape.dimensions().end());
+  std::vector<int64_t> starts(shape.rank(), 0);
+  std::vector<int64_t> limits(shape.dimensions().begin(), shape.dimensions().end());
+  for (int i = 0; i < window.dimensions_size(); ++i) {
+    WindowDimension& dimension = (*window.mutable_dimensions())[i];
+    const int64_t low = dimension.padding_low();
+    const int64_t high = dimension.padding_high();
+    const int64_t both = std::max(low, high);
+    const int64_t output_dimension = numbers.output_spatial_dimensions(i);
+    wide_dims[output_dimension] += (both - low) + (both - high);
+    starts[output_dimension] = both - low;
+    limits[output_dimension] = both - low + shape.dimensions(output_dimension);
+    dimension.set_padding_low(both);
+    dimension.set_padding_high(both);
+  }
+  Shape wide_shape = ShapeUtil::MakeShape(shape.element_type(), wide_dims);
+  if (shape.has_layout()) *wide_shape.mutable_layout() = shape.layout();
+  HloComputation* computation = convolution->parent();
+  std::unique_ptr<HloInstruction> wide =
+      convolution->CloneWithNewOperands(wide_shape, convolution->operands());
+  cast<HloConvolutionInstruction>(wide.get())->mutable_attrs()->window = std::move(window);
+  HloInstruction* added = computation->AddInstruction(std::move(wide));
+  return MakeSlice(added, shape, std::move(starts), std::move(limits),
+                   std::vector<int64_t>(shape.rank(), 1));
+}
+
 }  // namespace
 
 absl::StatusOr<bool> GpuConvPaddingLegalization::Run(HloModule* module) {
@@ -88,8 +150,13 @@ absl::StatusOr<bool> GpuConvPaddingLegalization::Run(HloModule* module) {
     if (computation->IsFusionComputation()) continue;
     for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
       auto* convolution = dyn_cast<HloConvolutionInstruction>(instruction);
-      if (convolution == nullptr || !NeedsLegalPadding(*convolution)) continue;
-      HloInstruction* replacement = Legalize(convolution);
+      if (convolution == nullptr) continue;
+      HloInstruction* replacement = nullptr;
+      if (NeedsLegalPadding(*convolution)) {
+        replacement = Legalize(convolution);
+      } else if (NeedsSymmetricBackwardDataPadding(*convolution)) {
+        replacement = SymmetricBackwardData(convolution);
+      }
       if (replacement == nullptr) continue;
       AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
       changed = true;

@@ -18,6 +18,18 @@
 // batch_group_count 1, a non-empty result; the others keep running on
 // Axle's kernel, which takes any padding. Fusion computations are skipped.
 //
+// An input gradient (lhs-dilated, cudnnConvolutionBackwardData) whose
+// padding differs between the ends (the forward convolution's padding did:
+// JAX's SAME 0_1 of a stride-2 convolution gives 2_1) gets the larger end's
+// padding on both, and a slice of its result drops the outputs that adds,
+// as XLA:GPU's legalization does for backward-input convolutions:
+//
+//   convolution(dy, w), pad=lo_hi, lhs_dilate=s
+//     ->  slice(convolution(dy, w), pad=m_m, lhs_dilate=s), [m-lo : m-lo+size]
+//   with m = max(lo, hi), where m is at most (window - 1) * rhs_dilation
+//   (cuDNN's forward padding (window - 1) * rhs_dilation - m is not negative),
+//   window strides 1, no groups.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_CONV_PADDING_LEGALIZATION_H_
 #define AXLE_GPU_CONV_PADDING_LEGALIZATION_H_

@@ -51,7 +51,8 @@ const HloConvolutionInstruction* OnlyConvolution(const HloModule& module) {
 
 // Runs the pass on `text`'s module: it changes it exactly when `expect_changed`,
 // the module computes what it did (on the interpreter), and a changed
-// convolution's padding is symmetric and taken by cuDNN.
+// convolution's padding is symmetric and taken by cuDNN: on an explicitly
+// padded input, or (an input gradient) sliced.
 void ExpectLegalized(const std::string& text, bool expect_changed) {
   SCOPED_TRACE(text);
   auto module = ParseAndReturnUnverifiedModule(text);
@@ -70,7 +71,10 @@ void ExpectLegalized(const std::string& text, bool expect_changed) {
   const HloConvolutionInstruction* convolution = OnlyConvolution(**module);
   ASSERT_NE(convolution, nullptr);
   if (expect_changed) {
-    EXPECT_EQ(convolution->operand(0)->opcode(), HloOpcode::kPad);
+    const bool sliced = entry.root_instruction()->opcode() == HloOpcode::kSlice &&
+                        entry.root_instruction()->operand(0) == convolution;
+    EXPECT_TRUE(convolution->operand(0)->opcode() == HloOpcode::kPad || sliced)
+        << (*module)->ToString();
     for (const WindowDimension& dimension : convolution->window().dimensions()) {
       EXPECT_EQ(dimension.padding_low(), dimension.padding_high());
       EXPECT_GE(dimension.padding_low(), 0);
@@ -125,10 +129,20 @@ TEST(GpuConvPaddingLegalizationTest, LeavesWhatCudnnTakesOrNever) {
   ExpectLegalized(ConvModule("f32[2,8,8,3]", "f32[3,3,3,4]", "f32[2,8,8,4]",
                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
                   false);
-  // Base dilation (a transposed convolution): cuDNN's forward never takes it.
-  ExpectLegalized(ConvModule("f32[2,4,4,3]", "f32[3,3,3,4]", "f32[2,8,8,4]",
-                             "window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, "
+  // An input gradient with symmetric padding, one whose padding is larger
+  // than the window's span (cuDNN's forward padding would be negative), and
+  // a grouped one: not changed.
+  ExpectLegalized(ConvModule("f32[2,4,4,3]", "f32[3,3,3,4]", "f32[2,7,7,4]",
+                             "window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2}, "
                              "dim_labels=b01f_01io->b01f"),
+                  false);
+  ExpectLegalized(ConvModule("f32[2,4,4,3]", "f32[2,2,3,4]", "f32[2,11,11,4]",
+                             "window={size=2x2 pad=3_2x3_2 lhs_dilate=2x2}, "
+                             "dim_labels=b01f_01io->b01f"),
+                  false);
+  ExpectLegalized(ConvModule("f32[2,4,4,4]", "f32[3,3,2,4]", "f32[2,8,8,4]",
+                             "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, "
+                             "dim_labels=b01f_01io->b01f, feature_group_count=2"),
                   false);
   // One spatial dimension.
   ExpectLegalized(ConvModule("f32[2,9,3]", "f32[3,3,4]", "f32[2,4,4]",
@@ -139,6 +153,20 @@ TEST(GpuConvPaddingLegalizationTest, LeavesWhatCudnnTakesOrNever) {
   ExpectLegalized(ConvModule("f32[1,1,2,2]", "f32[1,1,1,1]", "f32[1,1,0,2]",
                              "window={size=1x1 pad=-1_-1x0_0}, dim_labels=bf01_oi01->bf01"),
                   false);
+}
+
+TEST(GpuConvPaddingLegalizationTest, InputGradientPaddingMadeSymmetricWithASlice) {
+  // cnn_train_step's input gradient of its stride-2 SAME (0_1) convolution:
+  // pad 2_1 becomes 2_2 and the extra last row and column are sliced off.
+  ExpectLegalized(ConvModule("f32[2,4,4,3]", "f32[3,3,4,3]", "f32[2,8,8,4]",
+                             "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, "
+                             "dim_labels=b01f_01oi->b01f"),
+                  true);
+  // The low end the larger, NCHW, reversed window, rhs dilation.
+  ExpectLegalized(ConvModule("f32[1,3,5,4]", "f32[3,2,3,3]", "f32[1,2,10,8]",
+                             "window={size=3x3 pad=3_2x2_1 lhs_dilate=2x2 rhs_dilate=2x1 "
+                             "rhs_reversal=1x1}, dim_labels=bf01_io01->bf01"),
+                  true);
 }
 
 // The JAX programs' convolutions through the GPU pipeline: none is left to

@@ -687,13 +687,20 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
   return kernel;
 }
 
-absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool krsc,
-                                                   absl::string_view kernel_name,
-                                                   const PtxOptions& options) {
-  if (plan.spatial.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat("CUDA convolution ", plan.instruction,
-                                                   ": a cuDNN filter needs 2 spatial dimensions"));
+absl::StatusOr<PtxKernel> CompileStridedCopyPtx(absl::Span<const int64_t> dims,
+                                                absl::Span<const int64_t> from_strides,
+                                                absl::Span<const int64_t> to_strides,
+                                                int64_t element_bytes,
+                                                absl::string_view kernel_name,
+                                                const PtxOptions& options) {
+  if (from_strides.size() != dims.size() || to_strides.size() != dims.size() ||
+      (element_bytes != 1 && element_bytes != 2 && element_bytes != 4 && element_bytes != 8)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "strided copy ", kernel_name, ": ", dims.size(), " dimensions, ", from_strides.size(),
+        " and ", to_strides.size(), " strides, ", element_bytes, "-byte elements"));
   }
+  int64_t count = 1;
+  for (int64_t size : dims) count *= size;
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
   AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));
@@ -707,38 +714,24 @@ absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool kr
   }
   function->getArg(0)->addAttr(llvm::Attribute::ReadOnly);
   MarkKernel(function, options.block_size);
-  const ElementKernelStart start = StartElementKernel(b, function, plan.rhs_elements);
-  llvm::Value* linear = start.index;
-  const int64_t c = plan.input_features_per_group;
-  const int64_t s = plan.spatial[1].window_size;
-  const int64_t r = plan.spatial[0].window_size;
-  // The destination's dimensions from the most minor: (c, s, r, k) or
-  // (s, r, c, k).
-  llvm::Value* ci = nullptr;
-  llvm::Value* si = nullptr;
-  llvm::Value* ri = nullptr;
-  llvm::Value* ki = b.CreateUDiv(linear, b.getInt64(c * s * r));
-  if (krsc) {
-    ci = b.CreateURem(linear, b.getInt64(c));
-    si = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c)), b.getInt64(s));
-    ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(c * s)), b.getInt64(r));
-  } else {
-    si = b.CreateURem(linear, b.getInt64(s));
-    ri = b.CreateURem(b.CreateUDiv(linear, b.getInt64(s)), b.getInt64(r));
-    ci = b.CreateURem(b.CreateUDiv(linear, b.getInt64(s * r)), b.getInt64(c));
+  const ElementKernelStart start = StartElementKernel(b, function, count);
+  // The thread's index split into the dimensions, the last the fastest.
+  llvm::Value* rest = start.index;
+  llvm::Value* from = b.getInt64(0);
+  llvm::Value* to = b.getInt64(0);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    llvm::Value* index = d == 0 ? rest : b.CreateURem(rest, b.getInt64(dims[d]));
+    if (d > 0) rest = b.CreateUDiv(rest, b.getInt64(dims[d]));
+    from = b.CreateAdd(from, b.CreateMul(index, b.getInt64(from_strides[d])));
+    to = b.CreateAdd(to, b.CreateMul(index, b.getInt64(to_strides[d])));
   }
-  llvm::Value* source =
-      b.CreateAdd(b.CreateAdd(b.CreateMul(ki, b.getInt64(plan.kernel_out_feature_stride)),
-                              b.CreateMul(ci, b.getInt64(plan.kernel_in_feature_stride))),
-                  b.CreateAdd(b.CreateMul(ri, b.getInt64(plan.spatial[0].kernel_stride)),
-                              b.CreateMul(si, b.getInt64(plan.spatial[1].kernel_stride))));
   // The element's bits, whatever its type.
-  llvm::Type* element = b.getIntNTy(8 * pu::ByteWidth(plan.rhs_type));
+  llvm::Type* element = b.getIntNTy(static_cast<unsigned>(8 * element_bytes));
   llvm::Value* value =
-      b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), source));
-  b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), linear));
+      b.CreateLoad(element, b.CreateInBoundsGEP(element, function->getArg(0), from));
+  b.CreateStore(value, b.CreateInBoundsGEP(element, function->getArg(1), to));
   b.CreateBr(start.exit);
-  return CompileElementKernel(module.get(), kernel_name, plan.rhs_elements, /*num_parameters=*/1,
+  return CompileElementKernel(module.get(), kernel_name, count, /*num_parameters=*/1,
                               /*num_outputs=*/1, options);
 }
 

@@ -127,14 +127,18 @@ absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
                                                   absl::string_view kernel_name,
                                                   const PtxOptions& options = PtxOptions());
 
-// A kernel `kernel_name(ptr rhs, ptr out)` that copies the plan's 2-D
-// kernel (rhs) densely into KRSC order (output feature, spatial 0, spatial
-// 1, input feature: cuDNN's NHWC filters) when `krsc`, else KCRS (cuDNN's
-// NCHW filters); one thread per element. InvalidArgument unless the plan
-// has 2 spatial dimensions.
-absl::StatusOr<PtxKernel> CompileFilterRelayoutPtx(const ConvPlan& plan, bool krsc,
-                                                   absl::string_view kernel_name,
-                                                   const PtxOptions& options = PtxOptions());
+// A kernel `kernel_name(ptr from, ptr to)` with a thread per element of
+// `dims` (its index split row-major, the last dimension the fastest) that
+// copies the element at sum(index * from_strides) of `from` to sum(index *
+// to_strides) of `to`, bits alike (1-, 2-, 4- or 8-byte elements): cuDNN's
+// filters copied to and from the HLO buffers' layouts. InvalidArgument for
+// mismatched strides or another element size.
+absl::StatusOr<PtxKernel> CompileStridedCopyPtx(absl::Span<const int64_t> dims,
+                                                absl::Span<const int64_t> from_strides,
+                                                absl::Span<const int64_t> to_strides,
+                                                int64_t element_bytes,
+                                                absl::string_view kernel_name,
+                                                const PtxOptions& options = PtxOptions());
 
 }  // namespace axle::gpu
 

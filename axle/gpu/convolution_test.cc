@@ -119,13 +119,37 @@ const ConvCase kCases[] = {
      "window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0"},
     {"s8_block", "s8[1,6,6,64]", "s8[3,3,64,4]", "s32[1,4,4,4]",
      "window={size=3x3}, dim_labels=b01f_01io->b01f"},
+    // Input gradients (cudnnConvolutionBackwardData): grouped_dilated_
+    // transposed_conv's transposed convolution (a stride-2 forward with
+    // padding 1, true convolution, HWIO filter copied to KRSC), and an NCHW
+    // one whose reversed KCRS filter cuDNN reads in place.
+    {"backward_data_nhwc", "f32[1,4,4,4]", "f32[4,4,4,2]", "f32[1,8,8,2]",
+     "window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"},
+    {"backward_data_nchw_in_place", "f32[2,4,3,3]", "f32[4,3,3,3]", "f32[2,3,5,5]",
+     "window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
+     "dim_labels=bf01_io01->bf01"},
+    {"backward_data_bf16", "bf16[2,3,3,4]", "bf16[3,3,4,2]", "bf16[2,5,5,2]",
+     "window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"},
+    // Weight gradients (cudnnConvolutionBackwardFilter): cnn_train_step's
+    // of its stride-2 convolution (the window dilated by the stride; the
+    // HWIO result copied out of KRSC), a grouped one (batch_group_count),
+    // and an NCHW one written in place (KCRS).
+    {"backward_filter_strided", "f32[2,9,9,3]", "f32[2,4,4,4]", "f32[3,3,3,4]",
+     "window={size=4x4 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf"},
+    {"backward_filter_groups", "f32[2,6,6,4]", "f32[2,6,6,6]", "f32[3,3,2,6]",
+     "window={size=6x6 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=2"},
+    {"backward_filter_nchw_in_place", "f32[2,3,6,6]", "f32[2,4,4,4]", "f32[4,3,3,3]",
+     "window={size=4x4}, dim_labels=fb01_io01->fb01"},
 };
 
 // The cases cudnn_convolution.h takes (the others run Axle's kernel).
 bool CudnnTakes(absl::string_view name) {
-  for (absl::string_view taken : {"nhwc_3x3_same", "feature_groups", "depthwise_strided", "layouts",
-                                  "f16", "bf16_groups", "many_blocks", "nchw_kcrs_symmetric",
-                                  "nhwc_krsc_filter", "nchw_hwio_filter", "true_convolution"}) {
+  for (absl::string_view taken :
+       {"nhwc_3x3_same", "feature_groups", "depthwise_strided", "layouts", "f16", "bf16_groups",
+        "many_blocks", "nchw_kcrs_symmetric", "nhwc_krsc_filter", "nchw_hwio_filter",
+        "true_convolution", "weight_gradient_block", "backward_data_nhwc",
+        "backward_data_nchw_in_place", "backward_data_bf16", "backward_filter_strided",
+        "backward_filter_groups", "backward_filter_nchw_in_place"}) {
     if (name == taken) return true;
   }
   return false;
@@ -304,11 +328,119 @@ TEST_P(ConvolutionPlanTest, CudnnTakesWhatItShould) {
   }
   EXPECT_GE(config->scratch_bytes(), config->workspace_limit);
   if (config->relayout_filter && PtxasPath().ok()) {
-    absl::StatusOr<PtxKernel> relayout =
-        CompileFilterRelayoutPtx(*plan, config->filter_nhwc, "relayout");
+    absl::StatusOr<PtxKernel> relayout = CompileCudnnFilterRelayoutPtx(*config, "relayout");
     ASSERT_TRUE(relayout.ok()) << relayout.status();
+    EXPECT_EQ(relayout->grid * relayout->block >= plan->rhs_elements ||
+                  relayout->grid * relayout->block >= plan->out_elements,
+              true);
     absl::StatusOr<std::string> cubin = AssemblePtx(relayout->ptx, "sm_90");
     EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status();
+  }
+}
+
+// cuDNN's three calls as their documentation defines them, on the host, from
+// the config alone: x (n, c, h, w) and y (n, k, p, q) at the descriptors'
+// strides, the filter (k, c / groups, r, s) at its strides in its HLO
+// buffer (what the relayout copies), y[n, k, p, q] = sum over c of k's
+// group, r, s of x[n, c, p * stride - pad + r * dilation, ...] * w[k, c, r',
+// s'] (r' = r for cross-correlation, else flipped); backward data and
+// filter the same products summed into dx and dw. The result in its
+// buffer's layout.
+std::vector<double> RunCudnnConfigOnHost(const CudnnConvConfig& config,
+                                         absl::Span<const double> lhs, absl::Span<const double> rhs,
+                                         int64_t out_elements) {
+  std::vector<double> out(out_elements, 0.0);
+  const auto& xd = config.x_dims;
+  const auto& yd = config.y_dims;
+  const auto& wd = config.w_dims;
+  const auto& xs = config.x_strides;
+  const auto& ys = config.y_strides;
+  const auto& ws = config.filter_strides;
+  const int64_t k_per_group = yd[1] / config.groups;
+  // The buffers each operand lives in.
+  absl::Span<const double> x, y, w;
+  switch (config.kind) {
+    case CudnnConvKind::kForward:
+      x = lhs, w = rhs;
+      break;
+    case CudnnConvKind::kBackwardData:
+      y = lhs, w = rhs;
+      break;
+    case CudnnConvKind::kBackwardFilter:
+      x = lhs, y = rhs;
+      break;
+  }
+  for (int64_t n = 0; n < yd[0]; ++n) {
+    for (int64_t k = 0; k < yd[1]; ++k) {
+      const int64_t group = k / k_per_group;
+      for (int64_t p = 0; p < yd[2]; ++p) {
+        for (int64_t q = 0; q < yd[3]; ++q) {
+          const int64_t y_at = n * ys[0] + k * ys[1] + p * ys[2] + q * ys[3];
+          for (int64_t c = 0; c < wd[1]; ++c) {
+            for (int64_t r = 0; r < wd[2]; ++r) {
+              for (int64_t s = 0; s < wd[3]; ++s) {
+                const int64_t h =
+                    p * config.strides[0] - config.padding[0] + r * config.dilations[0];
+                const int64_t v =
+                    q * config.strides[1] - config.padding[1] + s * config.dilations[1];
+                if (h < 0 || h >= xd[2] || v < 0 || v >= xd[3]) continue;
+                const int64_t rr = config.cross_correlation ? r : wd[2] - 1 - r;
+                const int64_t ss = config.cross_correlation ? s : wd[3] - 1 - s;
+                const int64_t x_at =
+                    n * xs[0] + (group * wd[1] + c) * xs[1] + h * xs[2] + v * xs[3];
+                const int64_t w_at = k * ws[0] + c * ws[1] + rr * ws[2] + ss * ws[3];
+                switch (config.kind) {
+                  case CudnnConvKind::kForward:
+                    out[y_at] += x[x_at] * w[w_at];
+                    break;
+                  case CudnnConvKind::kBackwardData:
+                    out[x_at] += y[y_at] * w[w_at];
+                    break;
+                  case CudnnConvKind::kBackwardFilter:
+                    out[w_at] += y[y_at] * x[x_at];
+                    break;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// What cuDNN computes from the config is what the interpreter computes
+// from the HLO convolution: the recognition of backward data and filter,
+// and the descriptors' numbers, checked without a GPU.
+TEST_P(ConvolutionPlanTest, CudnnConfigComputesTheConvolution) {
+  const ConvCase& c = GetParam();
+  if (!CudnnTakes(c.name)) GTEST_SKIP() << c.name << " runs on Axle's kernel";
+  absl::StatusOr<Evaluated> e = Evaluate(c);
+  ASSERT_TRUE(e.ok()) << e.status();
+  const HloInstruction& conv = *e->module->entry_computation()->root_instruction();
+  absl::StatusOr<ConvPlan> plan = MakeConvPlan(conv);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<CudnnConvConfig> config = CudnnConvConfigFor(*plan);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const std::vector<double> out =
+      RunCudnnConfigOnHost(*config, InLayout(e->inputs[0], conv.operand(0)->shape()),
+                           InLayout(e->inputs[1], conv.operand(1)->shape()), plan->out_elements);
+  absl::StatusOr<Literal> expected = e->expected.Convert(F64);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  const std::vector<int64_t> offsets = PhysicalOffsets(conv.shape());
+  ASSERT_EQ(out.size(), offsets.size());
+  const ErrorSpec tolerance = ToleranceFor(conv.shape().element_type());
+  int mismatches = 0;
+  for (size_t i = 0; i < offsets.size() && mismatches < 5; ++i) {
+    const double want = expected->data<double>()[i];
+    const double got = out[offsets[i]];
+    if (std::abs(want - got) > tolerance.abs + tolerance.rel * std::abs(want)) {
+      ++mismatches;
+      ADD_FAILURE() << c.name << " (" << CudnnConvKindName(config->kind) << "): row-major element "
+                    << i << " is " << got << ", the interpreter says " << want << "\n"
+                    << ModuleText(c);
+    }
   }
 }
 
@@ -361,6 +493,80 @@ TEST(CudnnConvConfigTest, DescribesNchwAndNhwcConvolutions) {
   ASSERT_TRUE(grouped.ok()) << grouped.status();
   EXPECT_EQ(grouped->groups, 4);
   EXPECT_EQ(grouped->w_dims, (std::array<int, 4>{8, 1, 3, 3}));
+  EXPECT_EQ(grouped->kind, CudnnConvKind::kForward);
+}
+
+TEST(CudnnConvConfigTest, DescribesInputGradientsAsTheirForwardConvolution) {
+  // dy [1,4,4,4] (k = 4) into dx [1,8,8,2] (c = 2): the forward
+  // convolution of stride 2 and padding 4 - 1 - 2 = 1 that made dy from dx,
+  // its 4x4 filter true-convolved (no HLO reversal), HWIO copied to KRSC.
+  absl::StatusOr<CudnnConvConfig> nhwc = ConfigOf("backward_data_nhwc");
+  ASSERT_TRUE(nhwc.ok()) << nhwc.status();
+  EXPECT_EQ(nhwc->kind, CudnnConvKind::kBackwardData);
+  EXPECT_EQ(nhwc->x_dims, (std::array<int, 4>{1, 2, 8, 8}));
+  EXPECT_EQ(nhwc->y_dims, (std::array<int, 4>{1, 4, 4, 4}));
+  EXPECT_EQ(nhwc->w_dims, (std::array<int, 4>{4, 2, 4, 4}));
+  EXPECT_EQ(nhwc->x_strides, (std::array<int, 4>{128, 1, 16, 2}));
+  EXPECT_EQ(nhwc->padding, (std::array<int, 2>{1, 1}));
+  EXPECT_EQ(nhwc->strides, (std::array<int, 2>{2, 2}));
+  EXPECT_EQ(nhwc->dilations, (std::array<int, 2>{1, 1}));
+  EXPECT_FALSE(nhwc->cross_correlation);
+  EXPECT_TRUE(nhwc->filter_nhwc);
+  EXPECT_TRUE(nhwc->relayout_filter);
+  // The HLO kernel's input feature (i, stride 2) is cuDNN's k.
+  EXPECT_EQ(nhwc->filter_strides, (std::array<int64_t, 4>{2, 1, 32, 8}));
+  EXPECT_EQ(CudnnFilterStrides(*nhwc), (std::array<int64_t, 4>{32, 1, 8, 2}));
+
+  absl::StatusOr<CudnnConvConfig> nchw = ConfigOf("backward_data_nchw_in_place");
+  ASSERT_TRUE(nchw.ok()) << nchw.status();
+  EXPECT_EQ(nchw->kind, CudnnConvKind::kBackwardData);
+  EXPECT_TRUE(nchw->cross_correlation);
+  EXPECT_FALSE(nchw->filter_nhwc);
+  EXPECT_FALSE(nchw->relayout_filter);
+  EXPECT_EQ(nchw->padding, (std::array<int, 2>{1, 1}));
+
+  // Asymmetric padding is not cuDNN's (conv_padding_legalization.h makes
+  // it symmetric first); nor are groups, f64 or batch groups.
+  for (absl::string_view name : {"transposed_lhs_dilated", "lhs_dilated_block",
+                                 "batch_groups_lhs_dilated", "f64_transposed", "everything"}) {
+    absl::StatusOr<CudnnConvConfig> refused = ConfigOf(name);
+    EXPECT_FALSE(refused.ok()) << name;
+  }
+}
+
+TEST(CudnnConvConfigTest, DescribesWeightGradientsAsTheirForwardConvolution) {
+  // x [2,9,9,3] (n = 2, c = 3) and dy [2,4,4,4] (k = 4): the forward
+  // convolution's stride is the HLO window dilation; dw [3,3,3,4] (HWIO)
+  // is written to the scratch as KRSC and copied out.
+  absl::StatusOr<CudnnConvConfig> strided = ConfigOf("backward_filter_strided");
+  ASSERT_TRUE(strided.ok()) << strided.status();
+  EXPECT_EQ(strided->kind, CudnnConvKind::kBackwardFilter);
+  EXPECT_EQ(strided->x_dims, (std::array<int, 4>{2, 3, 9, 9}));
+  EXPECT_EQ(strided->y_dims, (std::array<int, 4>{2, 4, 4, 4}));
+  EXPECT_EQ(strided->w_dims, (std::array<int, 4>{4, 3, 3, 3}));
+  EXPECT_EQ(strided->strides, (std::array<int, 2>{2, 2}));
+  EXPECT_EQ(strided->dilations, (std::array<int, 2>{1, 1}));
+  EXPECT_EQ(strided->padding, (std::array<int, 2>{0, 0}));
+  EXPECT_TRUE(strided->cross_correlation);
+  EXPECT_TRUE(strided->filter_nhwc);
+  EXPECT_TRUE(strided->relayout_filter);
+  EXPECT_EQ(strided->filter_strides, (std::array<int64_t, 4>{1, 4, 36, 12}));
+
+  absl::StatusOr<CudnnConvConfig> grouped = ConfigOf("backward_filter_groups");
+  ASSERT_TRUE(grouped.ok()) << grouped.status();
+  EXPECT_EQ(grouped->kind, CudnnConvKind::kBackwardFilter);
+  EXPECT_EQ(grouped->groups, 2);
+  EXPECT_EQ(grouped->x_dims, (std::array<int, 4>{2, 4, 6, 6}));
+  EXPECT_EQ(grouped->w_dims, (std::array<int, 4>{6, 2, 3, 3}));
+  EXPECT_EQ(grouped->padding, (std::array<int, 2>{1, 1}));
+
+  absl::StatusOr<CudnnConvConfig> in_place = ConfigOf("backward_filter_nchw_in_place");
+  ASSERT_TRUE(in_place.ok()) << in_place.status();
+  EXPECT_EQ(in_place->kind, CudnnConvKind::kBackwardFilter);
+  EXPECT_FALSE(in_place->filter_nhwc);
+  EXPECT_FALSE(in_place->relayout_filter);
+  // The thunk's scratch: the workspace alone.
+  EXPECT_EQ(in_place->workspace_offset(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionPlanTest, ::testing::ValuesIn(kCases),

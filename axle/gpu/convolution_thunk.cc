@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdlib>
 #include <map>
@@ -44,8 +45,10 @@ constexpr int kCudnnCrossCorrelation = 1;
 constexpr int kCudnnTensorOpMath = 1;
 constexpr int kCudnnFmaMath = 3;
 
-// cudnnConvolutionFwdAlgoPerf_t.
-struct CudnnFwdAlgoPerf {
+// cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
+// cudnnConvolutionBwdFilterAlgoPerf_t (one layout).
+constexpr int kCudnnDeterministic = 1;
+struct CudnnAlgoPerf {
   int algo;
   CudnnStatus status;
   float time;
@@ -73,12 +76,24 @@ struct Cudnn {
   CudnnStatus (*set_group_count)(CudnnDescriptor, int) = nullptr;
   CudnnStatus (*set_math_type)(CudnnDescriptor, int) = nullptr;
   CudnnStatus (*destroy_convolution)(CudnnDescriptor) = nullptr;
-  CudnnStatus (*get_forward_algorithm_v7)(CudnnHandle, CudnnDescriptor, CudnnDescriptor,
-                                          CudnnDescriptor, CudnnDescriptor, int, int*,
-                                          CudnnFwdAlgoPerf*) = nullptr;
-  CudnnStatus (*forward)(CudnnHandle, const void*, CudnnDescriptor, const void*, CudnnDescriptor,
-                         const void*, CudnnDescriptor, int, void*, size_t, const void*,
-                         CudnnDescriptor, void*) = nullptr;
+  // The three algorithm queries take (handle, four descriptors, requested,
+  // returned, perfs): forward x, w, conv, y; backward data w, dy, conv, dx;
+  // backward filter x, dy, conv, dw.
+  using AlgorithmQuery = CudnnStatus (*)(CudnnHandle, CudnnDescriptor, CudnnDescriptor,
+                                         CudnnDescriptor, CudnnDescriptor, int, int*,
+                                         CudnnAlgoPerf*);
+  AlgorithmQuery get_forward_algorithm_v7 = nullptr;
+  AlgorithmQuery get_backward_data_algorithm_v7 = nullptr;
+  AlgorithmQuery get_backward_filter_algorithm_v7 = nullptr;
+  // The three calls take (handle, alpha, descriptor a, a, descriptor b, b,
+  // conv, algorithm, workspace, its bytes, beta, descriptor c, c): forward
+  // x, w -> y; backward data w, dy -> dx; backward filter x, dy -> dw.
+  using ConvolutionCall = CudnnStatus (*)(CudnnHandle, const void*, CudnnDescriptor, const void*,
+                                          CudnnDescriptor, const void*, CudnnDescriptor, int, void*,
+                                          size_t, const void*, CudnnDescriptor, void*);
+  ConvolutionCall forward = nullptr;
+  ConvolutionCall backward_data = nullptr;
+  ConvolutionCall backward_filter = nullptr;
 
   static absl::StatusOr<const Cudnn*> Get();
 
@@ -130,6 +145,10 @@ absl::StatusOr<const Cudnn*> LoadCudnn() {
   resolve(cudnn->destroy_convolution, "cudnnDestroyConvolutionDescriptor");
   resolve(cudnn->get_forward_algorithm_v7, "cudnnGetConvolutionForwardAlgorithm_v7");
   resolve(cudnn->forward, "cudnnConvolutionForward");
+  resolve(cudnn->get_backward_data_algorithm_v7, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  resolve(cudnn->backward_data, "cudnnConvolutionBackwardData");
+  resolve(cudnn->get_backward_filter_algorithm_v7, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  resolve(cudnn->backward_filter, "cudnnConvolutionBackwardFilter");
   if (!status.ok()) {
     delete cudnn;
     return status;
@@ -259,29 +278,53 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
     AXLE_RETURN_IF_ERROR(
         c.Check(c.set_math_type(convolution_, k.type == F32 ? kCudnnFmaMath : kCudnnTensorOpMath),
                 "cudnnSetConvolutionMathType", name()));
-    // The heuristics' best algorithm whose workspace fits the scratch.
+    // The heuristics' best deterministic algorithm whose workspace fits the
+    // scratch (runs repeat bit for bit), else their best that fits.
     CudnnHandle handle = nullptr;
     AXLE_RETURN_IF_ERROR(c.Check(c.create(&handle), "cudnnCreate", name()));
     constexpr int kRequested = 8;
-    CudnnFwdAlgoPerf perfs[kRequested] = {};
+    CudnnAlgoPerf perfs[kRequested] = {};
     int returned = 0;
-    absl::Status status = c.Check(
-        c.get_forward_algorithm_v7(handle, x_, w_, convolution_, y_, kRequested, &returned, perfs),
-        "cudnnGetConvolutionForwardAlgorithm_v7", name());
+    absl::Status status;
+    switch (k.kind) {
+      case CudnnConvKind::kForward:
+        status = c.Check(c.get_forward_algorithm_v7(handle, x_, w_, convolution_, y_, kRequested,
+                                                    &returned, perfs),
+                         "cudnnGetConvolutionForwardAlgorithm_v7", name());
+        break;
+      case CudnnConvKind::kBackwardData:
+        status = c.Check(c.get_backward_data_algorithm_v7(handle, w_, y_, convolution_, x_,
+                                                          kRequested, &returned, perfs),
+                         "cudnnGetConvolutionBackwardDataAlgorithm_v7", name());
+        break;
+      case CudnnConvKind::kBackwardFilter:
+        status = c.Check(c.get_backward_filter_algorithm_v7(handle, x_, y_, convolution_, w_,
+                                                            kRequested, &returned, perfs),
+                         "cudnnGetConvolutionBackwardFilterAlgorithm_v7", name());
+        break;
+    }
     c.destroy(handle);
     AXLE_RETURN_IF_ERROR(status);
+    const CudnnAlgoPerf* chosen = nullptr;
     for (int i = 0; i < returned; ++i) {
-      if (perfs[i].status == kCudnnSuccess &&
-          static_cast<int64_t>(perfs[i].memory) <= k.workspace_limit) {
-        algorithm_ = perfs[i].algo;
-        workspace_bytes_ = perfs[i].memory;
-        use_cudnn_ = true;
-        return absl::OkStatus();
+      if (perfs[i].status != kCudnnSuccess ||
+          static_cast<int64_t>(perfs[i].memory) > k.workspace_limit) {
+        continue;
+      }
+      if (chosen == nullptr || (chosen->determinism != kCudnnDeterministic &&
+                                perfs[i].determinism == kCudnnDeterministic)) {
+        chosen = &perfs[i];
       }
     }
-    return absl::UnimplementedError(absl::StrCat(name(), ": no cuDNN algorithm of the ", returned,
-                                                 " proposed fits ", k.workspace_limit,
-                                                 " bytes of workspace"));
+    if (chosen != nullptr) {
+      algorithm_ = chosen->algo;
+      workspace_bytes_ = chosen->memory;
+      use_cudnn_ = true;
+      return absl::OkStatus();
+    }
+    return absl::UnimplementedError(absl::StrCat(name(), ": no ", CudnnConvKindName(k.kind),
+                                                 " algorithm of the ", returned, " proposed fits ",
+                                                 k.workspace_limit, " bytes of workspace"));
   }
 
   // The stream's cuDNN handle, made on its first run there (mutex_ held).
@@ -309,26 +352,60 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
           absl::StrCat(name(), ": cuDNN needs ", needed, " bytes of scratch memory, got ",
                        context.scratch.is_null() ? 0 : context.scratch.size()));
     }
-    CUdeviceptr filter = context.address(values_.operands[1]);
+    const CudnnConvKind kind = config_->kind;
+    // The filter: the rhs, or the result of a backward filter; through the
+    // scratch where its layout is not cuDNN's.
+    const bool filter_is_result = kind == CudnnConvKind::kBackwardFilter;
+    const int64_t filter_value = filter_is_result ? values_.outputs[0] : values_.operands[1];
+    CUdeviceptr filter = context.address(filter_value);
     if (relayout_.has_value()) {
-      const se::DeviceMemoryBase buffers[] = {context.buffer(values_.operands[1]), context.scratch};
-      AXLE_RETURN_IF_ERROR(Named(LaunchKernel(context.stream, relayout_function_, relayout_->grid,
-                                              relayout_->block, buffers),
-                                 absl::StrCat(name(), ": filter relayout")));
       filter = DevicePointer(context.scratch);
+      if (!filter_is_result) AXLE_RETURN_IF_ERROR(RelayoutFilter(context, filter_value, true));
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    AXLE_ASSIGN_OR_RETURN(CudnnHandle handle, HandleFor(context.stream->stream()));
-    const float alpha = 1.0f;
-    const float beta = 0.0f;
-    void* workspace =
-        workspace_bytes_ > 0 ? DeviceAddress(DevicePointer(context.scratch) + offset) : nullptr;
-    return cudnn_->Check(
-        cudnn_->forward(handle, &alpha, x_, DeviceAddress(context.address(values_.operands[0])), w_,
-                        DeviceAddress(filter), convolution_, algorithm_, workspace,
-                        workspace_bytes_, &beta, y_,
-                        DeviceAddress(context.address(values_.outputs[0]))),
-        "cudnnConvolutionForward", name());
+    void* lhs = DeviceAddress(context.address(values_.operands[0]));
+    void* rhs = DeviceAddress(context.address(values_.operands[1]));
+    void* result = DeviceAddress(context.address(values_.outputs[0]));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AXLE_ASSIGN_OR_RETURN(CudnnHandle handle, HandleFor(context.stream->stream()));
+      const float alpha = 1.0f;
+      const float beta = 0.0f;
+      void* workspace =
+          workspace_bytes_ > 0 ? DeviceAddress(DevicePointer(context.scratch) + offset) : nullptr;
+      CudnnStatus status = kCudnnSuccess;
+      switch (kind) {
+        case CudnnConvKind::kForward:
+          status = cudnn_->forward(handle, &alpha, x_, lhs, w_, DeviceAddress(filter), convolution_,
+                                   algorithm_, workspace, workspace_bytes_, &beta, y_, result);
+          break;
+        case CudnnConvKind::kBackwardData:
+          status = cudnn_->backward_data(handle, &alpha, w_, DeviceAddress(filter), y_, lhs,
+                                         convolution_, algorithm_, workspace, workspace_bytes_,
+                                         &beta, x_, result);
+          break;
+        case CudnnConvKind::kBackwardFilter:
+          status = cudnn_->backward_filter(handle, &alpha, x_, lhs, y_, rhs, convolution_,
+                                           algorithm_, workspace, workspace_bytes_, &beta, w_,
+                                           DeviceAddress(filter));
+          break;
+      }
+      AXLE_RETURN_IF_ERROR(cudnn_->Check(status, CudnnConvKindName(kind), name()));
+    }
+    if (relayout_.has_value() && filter_is_result) {
+      AXLE_RETURN_IF_ERROR(RelayoutFilter(context, filter_value, false));
+    }
+    return absl::OkStatus();
+  }
+
+  // The filter copied between its HLO buffer and the scratch: into the
+  // scratch (cuDNN's layout) when `into_scratch`, else out of it.
+  absl::Status RelayoutFilter(const GpuThunkContext& context, int64_t value,
+                              bool into_scratch) const {
+    se::DeviceMemoryBase buffers[] = {context.buffer(value), context.scratch};
+    if (!into_scratch) std::swap(buffers[0], buffers[1]);
+    return Named(LaunchKernel(context.stream, relayout_function_, relayout_->grid, relayout_->block,
+                              buffers),
+                 absl::StrCat(name(), ": filter relayout"));
   }
 
   GpuThunkValues values_;
@@ -357,6 +434,28 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
 
 }  // namespace
 
+absl::StatusOr<PtxKernel> CompileCudnnFilterRelayoutPtx(const CudnnConvConfig& config,
+                                                        absl::string_view kernel_name,
+                                                        const PtxOptions& options) {
+  // Threads walk cuDNN's filter in its memory order: (k, c, r, s) for KCRS,
+  // (k, r, s, c) for KRSC.
+  const std::array<int, 4> order =
+      config.filter_nhwc ? std::array<int, 4>{0, 2, 3, 1} : std::array<int, 4>{0, 1, 2, 3};
+  const std::array<int64_t, 4> dense = CudnnFilterStrides(config);
+  std::array<int64_t, 4> dims{}, hlo{}, cudnn{};
+  for (int i = 0; i < 4; ++i) {
+    dims[i] = config.w_dims[order[i]];
+    hlo[i] = config.filter_strides[order[i]];
+    cudnn[i] = dense[order[i]];
+  }
+  const int64_t bytes = primitive_util::ByteWidth(config.type);
+  // A backward filter's result is written to the scratch and copied out.
+  if (config.kind == CudnnConvKind::kBackwardFilter) {
+    return CompileStridedCopyPtx(dims, cudnn, hlo, bytes, kernel_name, options);
+  }
+  return CompileStridedCopyPtx(dims, hlo, cudnn, bytes, kernel_name, options);
+}
+
 absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBackend(
     const HloInstruction& convolution, GpuThunkValues values, ConvolutionBackend backend,
     const PtxOptions& options) {
@@ -377,8 +476,8 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
                         CompileConvolutionToPtx(plan, "convolution_kernel", options));
   std::optional<PtxKernel> relayout;
   if (cudnn.has_value() && cudnn->relayout_filter) {
-    AXLE_ASSIGN_OR_RETURN(
-        relayout, CompileFilterRelayoutPtx(plan, cudnn->filter_nhwc, "filter_relayout", options));
+    AXLE_ASSIGN_OR_RETURN(relayout,
+                          CompileCudnnFilterRelayoutPtx(*cudnn, "filter_relayout", options));
   }
   return std::unique_ptr<ConvolutionThunk>(
       new ConvolutionThunkImpl(convolution.name(), std::move(values), std::move(kernel), cudnn,

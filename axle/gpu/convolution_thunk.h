@@ -2,11 +2,16 @@
 //
 // The GPU executable's thunk for a kConvolution. Two backends:
 //
-//   cuDNN's cudnnConvolutionForward, for the convolutions it takes
-//     (cudnn_convolution.h: 2-D, f32/f16/bf16, groups, strides, symmetric
-//     padding, dilation, NCHW/NHWC and other strided layouts), with a
-//     workspace in the thunk's scratch memory and one cuDNN handle per
-//     stream (made on the stream's first run, under a mutex);
+//   cuDNN's cudnnConvolutionForward, BackwardData (lhs-dilated:
+//     transposed convolutions, input gradients) or BackwardFilter (weight
+//     gradients), for the convolutions they compute (cudnn_convolution.h:
+//     2-D, f32/f16/bf16, groups, strides, symmetric padding, dilation,
+//     NCHW/NHWC), the filter copied to or from cuDNN's layout in the
+//     scratch where its buffer has another (CompileCudnnFilterRelayoutPtx),
+//     the algorithm the best deterministic one cuDNN's heuristics propose
+//     whose workspace fits; the workspace in the thunk's scratch memory,
+//     one cuDNN handle per stream (made on the stream's first run, under a
+//     mutex);
 //   Axle's convolution kernel (convolution_kernel.h) for every other one:
 //     compiled to PTX when the thunk is made, loaded in Initialize, one
 //     thread per output element.
@@ -27,6 +32,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "axle/gpu/cudnn_convolution.h"
 #include "axle/gpu/gpu_thunk.h"
 #include "axle/gpu/ptx_compiler.h"
 #include "axle/hlo/ir/hlo_instruction.h"
@@ -55,6 +61,13 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeConvolutionThunk(const HloInstruct
 absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBackend(
     const HloInstruction& convolution, GpuThunkValues values, ConvolutionBackend backend,
     const PtxOptions& options = PtxOptions());
+
+// The kernel `kernel_name(ptr from, ptr to)` that copies the config's
+// filter from its HLO buffer (the rhs) into cuDNN's layout, or for a
+// backward filter from cuDNN's layout to its HLO buffer (the result).
+absl::StatusOr<PtxKernel> CompileCudnnFilterRelayoutPtx(const CudnnConvConfig& config,
+                                                        absl::string_view kernel_name,
+                                                        const PtxOptions& options = PtxOptions());
 
 }  // namespace axle::gpu
 

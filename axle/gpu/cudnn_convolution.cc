@@ -2,12 +2,14 @@
 #include "axle/gpu/cudnn_convolution.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
 
 namespace axle::gpu {
 namespace {
@@ -26,6 +28,234 @@ bool CudnnEnabledByEnvironment() {
   return value == nullptr || std::string(value) != "0";
 }
 
+namespace {
+
+// The forward convolution a cuDNN call describes, in 64-bit numbers, before
+// the checks every kind shares.
+struct ForwardView {
+  CudnnConvKind kind = CudnnConvKind::kForward;
+  // x (n, c, h, w), y (n, k, p, q), the filter (k, c / groups, r, s), each
+  // with its element strides in its HLO buffer.
+  std::array<int64_t, 4> x_dims{}, x_strides{}, y_dims{}, y_strides{};
+  std::array<int64_t, 4> w_dims{}, w_strides{};
+  std::array<int64_t, 2> padding{}, strides{}, dilations{};
+  int64_t groups = 1;
+  bool cross_correlation = true;
+};
+
+// Whether every spatial dimension reverses its window alike; `reversed` is
+// whether they do.
+bool ReversalAlike(const ConvPlan& plan, bool& reversed) {
+  reversed = plan.spatial[0].reversal;
+  return plan.spatial[1].reversal == reversed;
+}
+
+absl::StatusOr<ForwardView> ForwardViewOf(const ConvPlan& plan) {
+  const int64_t in_batch =
+      plan.batch_group_size * (plan.out_features / plan.output_features_per_batch_group);
+  if (in_batch != plan.out_batch) return NotTaken(plan, "batch_group_count > 1");
+  ForwardView view;
+  view.kind = CudnnConvKind::kForward;
+  view.groups = plan.out_features / plan.output_features_per_feature_group;
+  bool reversed = false;
+  if (!ReversalAlike(plan, reversed)) {
+    return NotTaken(plan, "window reversal in one spatial dimension only");
+  }
+  view.cross_correlation = !reversed;
+  const ConvSpatialPlan& s0 = plan.spatial[0];
+  const ConvSpatialPlan& s1 = plan.spatial[1];
+  for (int i = 0; i < 2; ++i) {
+    const ConvSpatialPlan& s = plan.spatial[i];
+    if (s.base_dilation != 1) return NotTaken(plan, "lhs (base) dilation");
+    if (s.padding_low != s.padding_high) return NotTaken(plan, "asymmetric padding");
+    view.padding[i] = s.padding_low;
+    view.strides[i] = s.stride;
+    view.dilations[i] = s.window_dilation;
+  }
+  view.x_dims = {plan.out_batch, view.groups * plan.input_features_per_group, s0.in_size,
+                 s1.in_size};
+  view.x_strides = {plan.in_batch_stride, plan.in_feature_stride, s0.in_stride, s1.in_stride};
+  view.y_dims = {plan.out_batch, plan.out_features, s0.out_size, s1.out_size};
+  view.y_strides = {plan.out_batch_stride, plan.out_feature_stride, s0.out_stride, s1.out_stride};
+  view.w_dims = {plan.out_features, plan.input_features_per_group, s0.window_size, s1.window_size};
+  view.w_strides = {plan.kernel_out_feature_stride, plan.kernel_in_feature_stride, s0.kernel_stride,
+                    s1.kernel_stride};
+  return view;
+}
+
+// dx = backward data (dy = lhs, w = rhs with its features swapped).
+absl::StatusOr<ForwardView> BackwardDataViewOf(const ConvPlan& plan) {
+  if (plan.out_features != plan.output_features_per_batch_group) {
+    return NotTaken(plan, "batch_group_count > 1");
+  }
+  if (plan.out_features != plan.output_features_per_feature_group) {
+    return NotTaken(plan, "feature_group_count > 1");
+  }
+  ForwardView view;
+  view.kind = CudnnConvKind::kBackwardData;
+  bool reversed = false;
+  if (!ReversalAlike(plan, reversed)) {
+    return NotTaken(plan, "window reversal in one spatial dimension only");
+  }
+  // The HLO window reversed is the forward filter read as cross-correlation.
+  view.cross_correlation = reversed;
+  const ConvSpatialPlan& s0 = plan.spatial[0];
+  const ConvSpatialPlan& s1 = plan.spatial[1];
+  for (int i = 0; i < 2; ++i) {
+    const ConvSpatialPlan& s = plan.spatial[i];
+    if (s.stride != 1) return NotTaken(plan, "window strides");
+    if (s.padding_low != s.padding_high) return NotTaken(plan, "asymmetric padding");
+    view.padding[i] = (s.window_size - 1) * s.window_dilation - s.padding_low;
+    view.strides[i] = s.base_dilation;
+    view.dilations[i] = s.window_dilation;
+  }
+  view.x_dims = {plan.out_batch, plan.out_features, s0.out_size, s1.out_size};
+  view.x_strides = {plan.out_batch_stride, plan.out_feature_stride, s0.out_stride, s1.out_stride};
+  view.y_dims = {plan.out_batch, plan.input_features_per_group, s0.in_size, s1.in_size};
+  view.y_strides = {plan.in_batch_stride, plan.in_feature_stride, s0.in_stride, s1.in_stride};
+  view.w_dims = {plan.input_features_per_group, plan.out_features, s0.window_size, s1.window_size};
+  view.w_strides = {plan.kernel_in_feature_stride, plan.kernel_out_feature_stride, s0.kernel_stride,
+                    s1.kernel_stride};
+  return view;
+}
+
+// dw = backward filter (x = lhs with batch and feature swapped, dy = rhs).
+absl::StatusOr<ForwardView> BackwardFilterViewOf(const ConvPlan& plan) {
+  if (plan.out_features != plan.output_features_per_feature_group) {
+    return NotTaken(plan, "feature_group_count > 1");
+  }
+  ForwardView view;
+  view.kind = CudnnConvKind::kBackwardFilter;
+  view.groups = plan.out_features / plan.output_features_per_batch_group;
+  const ConvSpatialPlan& s0 = plan.spatial[0];
+  const ConvSpatialPlan& s1 = plan.spatial[1];
+  for (int i = 0; i < 2; ++i) {
+    const ConvSpatialPlan& s = plan.spatial[i];
+    if (s.base_dilation != 1) return NotTaken(plan, "lhs (base) dilation");
+    if (s.reversal) return NotTaken(plan, "window reversal");
+    if (s.padding_low != s.padding_high) return NotTaken(plan, "asymmetric padding");
+    view.padding[i] = s.padding_low;
+    view.strides[i] = s.window_dilation;
+    view.dilations[i] = s.stride;
+  }
+  view.x_dims = {plan.input_features_per_group, plan.batch_group_size * view.groups, s0.in_size,
+                 s1.in_size};
+  view.x_strides = {plan.in_feature_stride, plan.in_batch_stride, s0.in_stride, s1.in_stride};
+  view.y_dims = {plan.input_features_per_group, plan.out_features, s0.window_size, s1.window_size};
+  view.y_strides = {plan.kernel_in_feature_stride, plan.kernel_out_feature_stride, s0.kernel_stride,
+                    s1.kernel_stride};
+  view.w_dims = {plan.out_features, plan.out_batch, s0.out_size, s1.out_size};
+  view.w_strides = {plan.out_feature_stride, plan.out_batch_stride, s0.out_stride, s1.out_stride};
+  return view;
+}
+
+// Dense strides of (n, c, h, w) dimensions: NCHW, or NHWC when `nhwc`.
+std::array<int64_t, 4> DenseStrides(const std::array<int64_t, 4>& dims, bool nhwc) {
+  const int64_t c = dims[1], h = dims[2], w = dims[3];
+  if (nhwc) return {h * w * c, 1, w * c, c};
+  return {c * h * w, h * w, w, 1};
+}
+
+// Whether `strides` address `dims` as `dense` does (dimensions of size 1
+// never move, so their strides do not matter).
+bool SameStrides(const std::array<int64_t, 4>& dims, const std::array<int64_t, 4>& strides,
+                 const std::array<int64_t, 4>& dense) {
+  for (int i = 0; i < 4; ++i) {
+    if (dims[i] > 1 && strides[i] != dense[i]) return false;
+  }
+  return true;
+}
+
+// The checks every kind shares, and the config.
+absl::StatusOr<CudnnConvConfig> ConfigOfView(const ConvPlan& plan, const ForwardView& view) {
+  for (int i = 0; i < 2; ++i) {
+    if (view.padding[i] < 0) return NotTaken(plan, "negative padding");
+    if (view.strides[i] < 1 || view.dilations[i] < 1) return NotTaken(plan, "a zero stride");
+    // cuDNN derives y's size from x's, the filter's and the window.
+    const int64_t span = (view.w_dims[2 + i] - 1) * view.dilations[i] + 1;
+    const int64_t padded = view.x_dims[2 + i] + 2 * view.padding[i];
+    if (padded < span || (padded - span) / view.strides[i] + 1 != view.y_dims[2 + i]) {
+      return NotTaken(plan, "the forward convolution's output size is not cuDNN's");
+    }
+  }
+  if (view.groups < 1 || view.x_dims[1] % view.groups != 0 ||
+      view.x_dims[1] / view.groups != view.w_dims[1] || view.w_dims[0] != view.y_dims[1] ||
+      view.x_dims[0] != view.y_dims[0]) {
+    return NotTaken(plan, "inconsistent features or groups");
+  }
+  // The tensors: dense NCHW or dense NHWC, both alike.
+  int format = -1;
+  for (const bool nhwc : {false, true}) {
+    if (SameStrides(view.x_dims, view.x_strides, DenseStrides(view.x_dims, nhwc)) &&
+        SameStrides(view.y_dims, view.y_strides, DenseStrides(view.y_dims, nhwc))) {
+      format = nhwc ? 1 : 0;
+      break;
+    }
+  }
+  if (format < 0) {
+    return NotTaken(plan, "input and output are not both dense NCHW or both dense NHWC");
+  }
+  CudnnConvConfig config;
+  config.kind = view.kind;
+  config.type = plan.result_type;
+  config.filter_nhwc = format == 1;
+  config.filter_strides = view.w_strides;
+  config.relayout_filter =
+      !SameStrides(view.w_dims, view.w_strides, DenseStrides(view.w_dims, config.filter_nhwc));
+  config.groups = static_cast<int>(view.groups);
+  config.cross_correlation = view.cross_correlation;
+  const std::array<int64_t, 4> x_strides = DenseStrides(view.x_dims, config.filter_nhwc);
+  const std::array<int64_t, 4> y_strides = DenseStrides(view.y_dims, config.filter_nhwc);
+  auto to_int = [&](const std::array<int64_t, 4>& values, std::array<int, 4>& to) {
+    for (int i = 0; i < 4; ++i) {
+      if (!FitsInt(values[i])) return false;
+      to[i] = static_cast<int>(values[i]);
+    }
+    return true;
+  };
+  if (!to_int(view.x_dims, config.x_dims) || !to_int(x_strides, config.x_strides) ||
+      !to_int(view.y_dims, config.y_dims) || !to_int(y_strides, config.y_strides) ||
+      !to_int(view.w_dims, config.w_dims) || !FitsInt(plan.lhs_elements) ||
+      !FitsInt(plan.out_elements) || !FitsInt(plan.rhs_elements) ||
+      !FitsInt(view.x_dims[0] * x_strides[0]) || !FitsInt(view.y_dims[0] * y_strides[0])) {
+    return NotTaken(plan, "a size or stride past 32 bits");
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!FitsInt(view.padding[i]) || !FitsInt(view.strides[i]) || !FitsInt(view.dilations[i])) {
+      return NotTaken(plan, "a size or stride past 32 bits");
+    }
+    config.padding[i] = static_cast<int>(view.padding[i]);
+    config.strides[i] = static_cast<int>(view.strides[i]);
+    config.dilations[i] = static_cast<int>(view.dilations[i]);
+  }
+  const int64_t filter_elements = view.w_dims[0] * view.w_dims[1] * view.w_dims[2] * view.w_dims[3];
+  config.filter_bytes = filter_elements * primitive_util::ByteWidth(config.type);
+  const int64_t bytes = (plan.lhs_elements + plan.rhs_elements + plan.out_elements) *
+                        primitive_util::ByteWidth(config.type);
+  config.workspace_limit = std::clamp<int64_t>(2 * bytes, int64_t{4} << 20, int64_t{64} << 20);
+  return config;
+}
+
+}  // namespace
+
+std::array<int64_t, 4> CudnnFilterStrides(const CudnnConvConfig& config) {
+  const std::array<int64_t, 4> dims = {config.w_dims[0], config.w_dims[1], config.w_dims[2],
+                                       config.w_dims[3]};
+  return DenseStrides(dims, config.filter_nhwc);
+}
+
+const char* CudnnConvKindName(CudnnConvKind kind) {
+  switch (kind) {
+    case CudnnConvKind::kForward:
+      return "cudnnConvolutionForward";
+    case CudnnConvKind::kBackwardData:
+      return "cudnnConvolutionBackwardData";
+    case CudnnConvKind::kBackwardFilter:
+      return "cudnnConvolutionBackwardFilter";
+  }
+  return "cudnnConvolution";
+}
+
 absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan) {
   if (plan.spatial.size() != 2) {
     return NotTaken(plan, absl::StrCat(plan.spatial.size(), " spatial dimensions (2 only)"));
@@ -35,100 +265,32 @@ absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan) {
       plan.rhs_type != type) {
     return NotTaken(plan, "operands and result must be all f32, all f16 or all bf16");
   }
-  if (plan.batch_group_size == 0 || plan.out_elements == 0) {
+  if (plan.batch_group_size == 0 || plan.out_elements == 0 || plan.lhs_elements == 0 ||
+      plan.rhs_elements == 0) {
     return NotTaken(plan, "empty operand or result");
   }
-  const int64_t in_batch =
-      plan.batch_group_size * (plan.out_features / plan.output_features_per_batch_group);
-  if (in_batch != plan.out_batch) return NotTaken(plan, "batch_group_count > 1");
-  const int64_t groups = plan.out_features / plan.output_features_per_feature_group;
-  CudnnConvConfig config;
-  config.type = type;
-  config.groups = static_cast<int>(groups);
-  config.cross_correlation = !plan.spatial[0].reversal;
-  for (int i = 0; i < 2; ++i) {
-    const ConvSpatialPlan& s = plan.spatial[i];
-    if (s.base_dilation != 1) return NotTaken(plan, "lhs (base) dilation");
-    if (s.padding_low != s.padding_high || s.padding_low < 0) {
-      return NotTaken(plan, "asymmetric or negative padding");
-    }
-    if (s.reversal != plan.spatial[0].reversal) {
-      return NotTaken(plan, "window reversal in one spatial dimension only");
-    }
-    config.padding[i] = static_cast<int>(s.padding_low);
-    config.strides[i] = static_cast<int>(s.stride);
-    config.dilations[i] = static_cast<int>(s.window_dilation);
+  // Each kind in turn; the forward's reason when none takes it (a
+  // convolution without lhs dilation), else the backward data's.
+  absl::Status forward_reason;
+  absl::StatusOr<ForwardView> forward = ForwardViewOf(plan);
+  if (forward.ok()) {
+    absl::StatusOr<CudnnConvConfig> config = ConfigOfView(plan, *forward);
+    if (config.ok()) return config;
+    forward_reason = config.status();
+  } else {
+    forward_reason = forward.status();
   }
-  const int64_t c_per_group = plan.input_features_per_group;
-  const int64_t r = plan.spatial[0].window_size;
-  const int64_t q = plan.spatial[1].window_size;
-  const int64_t k = plan.out_features;
-  const bool kcrs = plan.kernel_out_feature_stride == c_per_group * r * q &&
-                    plan.kernel_in_feature_stride == r * q && plan.spatial[0].kernel_stride == q &&
-                    plan.spatial[1].kernel_stride == 1;
-  const bool krsc = plan.kernel_out_feature_stride == r * q * c_per_group &&
-                    plan.kernel_in_feature_stride == 1 &&
-                    plan.spatial[0].kernel_stride == q * c_per_group &&
-                    plan.spatial[1].kernel_stride == c_per_group;
-  // The tensors: dense NCHW or dense NHWC, both alike.
-  auto format_of = [](int64_t n_stride, int64_t c_stride, int64_t h_stride, int64_t w_stride,
-                      int64_t c, int64_t h, int64_t w) {
-    if (n_stride == c * h * w && c_stride == h * w && h_stride == w && w_stride == 1) return 0;
-    if (n_stride == h * w * c && c_stride == 1 && h_stride == w * c && w_stride == c) return 1;
-    return -1;
-  };
-  const int64_t c_in = groups * c_per_group;
-  const int x_format =
-      format_of(plan.in_batch_stride, plan.in_feature_stride, plan.spatial[0].in_stride,
-                plan.spatial[1].in_stride, c_in, plan.spatial[0].in_size, plan.spatial[1].in_size);
-  const int y_format =
-      format_of(plan.out_batch_stride, plan.out_feature_stride, plan.spatial[0].out_stride,
-                plan.spatial[1].out_stride, k, plan.spatial[0].out_size, plan.spatial[1].out_size);
-  if (x_format < 0 || x_format != y_format) {
-    return NotTaken(plan, "input and output are not both dense NCHW or both dense NHWC");
+  const bool lhs_dilated = plan.spatial[0].base_dilation != 1 || plan.spatial[1].base_dilation != 1;
+  if (lhs_dilated) {
+    AXLE_ASSIGN_OR_RETURN(ForwardView backward_data, BackwardDataViewOf(plan));
+    return ConfigOfView(plan, backward_data);
   }
-  config.filter_nhwc = x_format == 1;
-  config.relayout_filter = config.filter_nhwc ? !krsc : !kcrs;
-  config.filter_bytes = plan.rhs_elements * primitive_util::ByteWidth(type);
-  const int64_t values[] = {plan.out_batch,
-                            groups * c_per_group,
-                            plan.spatial[0].in_size,
-                            plan.spatial[1].in_size,
-                            plan.in_batch_stride,
-                            plan.in_feature_stride,
-                            plan.spatial[0].in_stride,
-                            plan.spatial[1].in_stride,
-                            plan.out_batch,
-                            k,
-                            plan.spatial[0].out_size,
-                            plan.spatial[1].out_size,
-                            plan.out_batch_stride,
-                            plan.out_feature_stride,
-                            plan.spatial[0].out_stride,
-                            plan.spatial[1].out_stride,
-                            c_per_group,
-                            r,
-                            q,
-                            plan.lhs_elements,
-                            plan.out_elements,
-                            plan.rhs_elements};
-  for (int64_t value : values) {
-    if (!FitsInt(value)) return NotTaken(plan, "a size or stride past 32 bits");
+  absl::StatusOr<ForwardView> backward_filter = BackwardFilterViewOf(plan);
+  if (backward_filter.ok()) {
+    absl::StatusOr<CudnnConvConfig> config = ConfigOfView(plan, *backward_filter);
+    if (config.ok()) return config;
   }
-  config.x_dims = {static_cast<int>(values[0]), static_cast<int>(values[1]),
-                   static_cast<int>(values[2]), static_cast<int>(values[3])};
-  config.x_strides = {static_cast<int>(values[4]), static_cast<int>(values[5]),
-                      static_cast<int>(values[6]), static_cast<int>(values[7])};
-  config.y_dims = {static_cast<int>(values[8]), static_cast<int>(values[9]),
-                   static_cast<int>(values[10]), static_cast<int>(values[11])};
-  config.y_strides = {static_cast<int>(values[12]), static_cast<int>(values[13]),
-                      static_cast<int>(values[14]), static_cast<int>(values[15])};
-  config.w_dims = {static_cast<int>(k), static_cast<int>(c_per_group), static_cast<int>(r),
-                   static_cast<int>(q)};
-  const int64_t bytes =
-      (plan.lhs_elements + plan.rhs_elements + plan.out_elements) * primitive_util::ByteWidth(type);
-  config.workspace_limit = std::clamp<int64_t>(2 * bytes, int64_t{4} << 20, int64_t{64} << 20);
-  return config;
+  return forward_reason;
 }
 
 }  // namespace axle::gpu

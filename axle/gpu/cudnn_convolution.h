@@ -1,24 +1,44 @@
 //===- cudnn_convolution.h - Which convolutions cuDNN runs, and how --------===//
 //
-// cuDNN's legacy forward convolution (cudnnConvolutionForward, cuDNN 9,
-// libcudnn.so.9 opened with dlopen; $AXLE_CUDNN names another library, or
-// "0" turns cuDNN off) for the convolutions it takes:
+// cuDNN's legacy convolutions (cuDNN 9, libcudnn.so.9 opened with dlopen;
+// $AXLE_CUDNN names another library, or "0" turns cuDNN off) for the HLO
+// convolutions they compute. Every cuDNN call describes a forward
+// convolution y = x * w (x: n, c, h, w; w: k, c / groups, r, s; y: n, k,
+// p, q; padding, strides, dilations, groups, cross-correlation or true
+// convolution) and computes one of its three products, as XLA:GPU's
+// gpu_conv_rewriter recognises them:
 //
-//   2 spatial dimensions; f32, f16 or bf16 operands and result of one type;
-//   no lhs (base) dilation; symmetric, non-negative padding; window
-//   reversal in both dimensions (a true convolution) or neither (XLA's
-//   cross-correlation); batch_group_count 1 (any feature_group_count);
-//   input and output both dense NCHW or both dense NHWC in memory (batch,
-//   feature, spatial 0, spatial 1 from the dimension numbers and layouts).
-//   The kernel is read in place when it is laid out as cuDNN's filter of
-//   that format (KCRS for NCHW, KRSC for NHWC: output feature, input
-//   feature, spatial); any other layout (JAX's HWIO) is first copied to it
-//   in the scratch memory, before cuDNN's workspace.
+//   kForward        the convolution itself: lhs x, rhs w, result y
+//                   (cudnnConvolutionForward). No lhs (base) dilation.
+//   kBackwardData   its input gradient, an lhs-dilated convolution (a
+//                   transposed convolution): lhs dy, rhs w with its input
+//                   and output features swapped (the HLO kernel's input
+//                   feature is cuDNN's k), result dx
+//                   (cudnnConvolutionBackwardData). The lhs dilation is the
+//                   forward stride, the window dilation its dilation, the
+//                   HLO padding (r - 1) * dilation - p on both ends, window
+//                   stride 1; an HLO window reversal is cross-correlation,
+//                   none a true convolution; feature_group_count 1.
+//   kBackwardFilter its weight gradient: lhs x with its batch and feature
+//                   dimensions swapped (n is the HLO feature), rhs dy (n is
+//                   the kernel's input feature, k its output feature), the
+//                   result dw (k the output feature, c the output batch, r
+//                   and s the output's spatial dimensions)
+//                   (cudnnConvolutionBackwardFilter). The window is dy's
+//                   spatial size, the window dilation the forward stride,
+//                   the window stride the forward dilation, symmetric
+//                   padding p, no reversal or lhs dilation;
+//                   batch_group_count is the forward groups.
 //
-// CudnnConvConfigFor is that choice, explicit and testable without a GPU:
-// the descriptors' numbers, or Unimplemented saying why cuDNN does not take
-// the plan (the Axle kernel runs it then). f32 runs with CUDNN_FMA_MATH
-// (true f32, no TF32); f16/bf16 with tensor ops, accumulating in f32.
+// For each: 2 spatial dimensions; f32, f16 or bf16 operands and result of
+// one type; symmetric, non-negative padding (conv_padding_legalization.h
+// makes most HLO convolutions so); the forward convolution's output size
+// consistent with cuDNN's formula; x and y both dense NCHW or both dense
+// NHWC in memory. The filter is read (or, for kBackwardFilter, written) in
+// place when it is laid out as cuDNN's filter of that format (KCRS for NCHW,
+// KRSC for NHWC); any other layout (JAX's HWIO) goes through the scratch
+// memory, before cuDNN's workspace: copied there first (forward, backward
+// data) or written there by cuDNN and copied out after (backward filter).
 //
 // This header is LLVM- and CUDA-free.
 //
@@ -35,7 +55,11 @@
 
 namespace axle::gpu {
 
+// Which cuDNN call computes an HLO convolution (see above).
+enum class CudnnConvKind { kForward, kBackwardData, kBackwardFilter };
+
 struct CudnnConvConfig {
+  CudnnConvKind kind = CudnnConvKind::kForward;
   PrimitiveType type = F32;
   // Input x (n, c, h, w) and output y (n, k, p, q) with element strides.
   std::array<int, 4> x_dims{}, x_strides{}, y_dims{}, y_strides{};
@@ -43,8 +67,12 @@ struct CudnnConvConfig {
   // tensors' format too.
   std::array<int, 4> w_dims{};
   bool filter_nhwc = false;
-  // The kernel is copied to the filter's layout first, into the scratch's first
-  // filter_bytes (rounded up to 256).
+  // The filter's element strides (k, c, r, s) in the HLO buffer that holds
+  // it: the rhs (forward, backward data) or the result (backward filter).
+  std::array<int64_t, 4> filter_strides{};
+  // That buffer is not cuDNN's filter layout: the filter lives in the
+  // scratch's first filter_bytes (rounded up to 256), copied there from the
+  // rhs before the call, or copied from there to the result after it.
   bool relayout_filter = false;
   int64_t filter_bytes = 0;
   std::array<int, 2> padding{}, strides{}, dilations{};
@@ -61,7 +89,16 @@ struct CudnnConvConfig {
   int64_t scratch_bytes() const { return workspace_offset() + workspace_limit; }
 };
 
+// The first of kForward, kBackwardData, kBackwardFilter that computes the
+// plan's convolution; Unimplemented saying why none does.
 absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan);
+
+// The dense strides of cuDNN's filter (k, c, r, s) in the config's format:
+// KCRS, or KRSC when filter_nhwc.
+std::array<int64_t, 4> CudnnFilterStrides(const CudnnConvConfig& config);
+
+// The call's name, for messages ("cudnnConvolutionBackwardData").
+const char* CudnnConvKindName(CudnnConvKind kind);
 
 // Whether $AXLE_CUDNN allows cuDNN (unset, or anything but "0").
 bool CudnnEnabledByEnvironment();

@@ -28,34 +28,6 @@ bool CopyableBody(const HloComputation& body) {
   return true;
 }
 
-// Whether `body` does more than elementwise work on its state (a dot, a
-// reduction, a dynamic slice or update, a conditional, ...). A body of
-// elementwise ops alone (threefry's add-rotate-xor rounds) is kept as a
-// loop: unrolled, its iterations form one long elementwise chain whose
-// values each feed two others, which the fusion pass duplicates into its
-// consumers round after round (compile time and recomputation growing
-// exponentially); as a loop it is one CUDA graph (gpu_graph.h).
-bool DoesMoreThanElementwiseWork(const HloComputation& body) {
-  for (const HloInstruction* instruction : body.instructions()) {
-    switch (instruction->opcode()) {
-      case HloOpcode::kDot:
-      case HloOpcode::kConvolution:
-      case HloOpcode::kReduce:
-      case HloOpcode::kReduceWindow:
-      case HloOpcode::kDynamicSlice:
-      case HloOpcode::kDynamicUpdateSlice:
-      case HloOpcode::kGather:
-      case HloOpcode::kScatter:
-      case HloOpcode::kConditional:
-      case HloOpcode::kSort:
-        return true;
-      default:
-        break;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 std::optional<int64_t> UnrollableTripCount(const HloInstruction& loop,

@@ -16,17 +16,21 @@
 // instructions). Loops whose condition or body has side effects (custom
 // calls, infeed, ...) or whose body holds fusions or asynchronous ops (whose
 // computations belong to one instruction) or loops (an inner loop is
-// unrolled, not the outer) are kept, and so are bodies without a dot,
-// convolution, reduce, reduce-window, dynamic slice or update, gather,
-// scatter, conditional or sort (threefry's elementwise rounds: such a loop
-// runs as one CUDA graph instead, gpu_graph.h).
+// unrolled, not the outer) are kept. After unrolling, the pass runs
+// tuple-simplifier, constant-folding and algsimp once, so the passes after
+// it see constant indices.
 //
 // Not in the default pipeline yet (GpuPrepareOptions, AXLE_GPU_UNROLL=1):
-// with it, threefry_random's compile spends minutes in the fusion pass
-// although its loops' bodies are elementwise alone (some loop of it is
-// still unrolled; not found yet). After unrolling, the
-// pass runs tuple-simplifier, constant-folding and algsimp once, so the
-// passes after it see constant indices.
+// with it, threefry_random's compile spends minutes in the fusion passes.
+// Found (session 14): the unrolled rounds' values are each read two or
+// three times; the fusion pass copies a shared producer into a consumer
+// while the original stays for its other readers, and a producer read
+// again through another copy is copied again, so a fused computation
+// becomes a tree of the chain behind it (copies doubling round by round up
+// to the size cap) and every surviving original roots another such
+// fusion; multi-output-fusion then rescans them all after every merge.
+// Reusing a producer's copy within a consumer keeps the DAG but changes
+// the layer-norm fusion (instruction_fusion_row_test); not fixed yet.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_GPU_WHILE_UNROLLER_H_

@@ -117,18 +117,28 @@ std::string PairKey(const HloInstruction& first, const HloInstruction& second) {
   return absl::StrCat(first.name(), "|", second.name());
 }
 
+// What FindMerge learns of instructions that stay as they are (keyed by
+// name: a merge makes a new fusion of a new name), kept across its calls so
+// each call after a merge does not walk every fused computation again
+// (threefry's unrolled rounds leave hundreds of fusions).
+struct MergeCache {
+  absl::flat_hash_map<std::string, std::optional<std::vector<int64_t>>> dimensions;
+  absl::flat_hash_map<std::string, bool> reads_at_output_index;  // PairKey(producer, consumer)
+};
+
 // The next two fusions of `computation` to merge, the first being the one
 // earlier in post order: producer-consumer pairs first, then siblings.
 std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge(
-    const HloComputation& computation, const absl::flat_hash_set<std::string>& rejected) {
+    const HloComputation& computation, const absl::flat_hash_set<std::string>& rejected,
+    MergeCache& cache) {
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
   absl::flat_hash_map<const HloInstruction*, std::vector<int64_t>> dimensions;
   for (int64_t i = 0; i < static_cast<int64_t>(order.size()); ++i) {
     position[order[i]] = i;
-    if (std::optional<std::vector<int64_t>> dims = MergeableDimensions(*order[i])) {
-      dimensions[order[i]] = *std::move(dims);
-    }
+    auto [cached, is_new] = cache.dimensions.try_emplace(order[i]->name());
+    if (is_new) cached->second = MergeableDimensions(*order[i]);
+    if (cached->second.has_value()) dimensions[order[i]] = *cached->second;
   }
   auto mergeable = [&](const HloInstruction* a, const HloInstruction* b) {
     auto ita = dimensions.find(a);
@@ -142,7 +152,11 @@ std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge
       HloInstruction* producer =
           operand->opcode() == HloOpcode::kGetTupleElement ? operand->mutable_operand(0) : operand;
       if (producer->opcode() != HloOpcode::kFusion || !mergeable(producer, consumer)) continue;
-      if (!ReadsAtOutputIndex(*cast<HloFusionInstruction>(consumer), *producer)) continue;
+      auto [reads, is_new] = cache.reads_at_output_index.try_emplace(PairKey(*producer, *consumer));
+      if (is_new) {
+        reads->second = ReadsAtOutputIndex(*cast<HloFusionInstruction>(consumer), *producer);
+      }
+      if (!reads->second) continue;
       if (ReachesIndirectly(producer, consumer, position)) continue;
       return std::make_pair(cast<HloFusionInstruction>(producer),
                             cast<HloFusionInstruction>(consumer));
@@ -178,8 +192,9 @@ std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge
 absl::StatusOr<bool> MergeInComputation(HloComputation* computation) {
   bool changed = false;
   absl::flat_hash_set<std::string> rejected;
+  MergeCache cache;
   while (std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> pair =
-             FindMerge(*computation, rejected)) {
+             FindMerge(*computation, rejected, cache)) {
     auto [first, second] = *pair;
     std::string key = PairKey(*first, *second);
     AXLE_ASSIGN_OR_RETURN(
