@@ -24,7 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/gpu/gpu_executable.h"
-#include "axle/gpu/gpu_test_modules.h"
+#include "axle/gpu/gpu_modules_test_util.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/ptxas.h"
 #include "axle/gpu/row_fusion.h"

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/gpu/gpu_executable_test_util.h"
-#include "axle/gpu/gpu_test_modules.h"
+#include "axle/gpu/gpu_modules_test_util.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -24,7 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable_test_util.h"
-#include "axle/gpu/gpu_test_modules.h"
+#include "axle/gpu/gpu_modules_test_util.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/gpu_while_unroller.h"
 #include "gmock/gmock.h"

@@ -1,4 +1,4 @@
-//===- gpu_test_modules.h - HLO modules several GPU tests run ---------------===//
+//===- gpu_modules_test_util.h - HLO modules several GPU tests run --------===//
 //
 // The counted while loop that gpu_compiler_test.cc, gpu_control_flow_test.cc
 // and gpu_graph_test.cc each run: the state (s32[] i, f32[16] a, f32[16] b)
@@ -7,8 +7,8 @@
 // swaps state leaves, so its root is stored by copies at its end.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_GPU_GPU_TEST_MODULES_H_
-#define AXLE_GPU_GPU_TEST_MODULES_H_
+#ifndef AXLE_GPU_GPU_MODULES_TEST_UTIL_H_
+#define AXLE_GPU_GPU_MODULES_TEST_UTIL_H_
 
 #include <string>
 
@@ -64,4 +64,4 @@ inline std::string WhileSwapModule(LoopResult result) {
 
 }  // namespace axle::gpu::test
 
-#endif  // AXLE_GPU_GPU_TEST_MODULES_H_
+#endif  // AXLE_GPU_GPU_MODULES_TEST_UTIL_H_
