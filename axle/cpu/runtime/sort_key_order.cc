@@ -7,6 +7,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "axle/cpu/runtime/integer_element.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
@@ -79,22 +80,6 @@ bool SameReplacements(const std::vector<Replacement>& a, const std::vector<Repla
 }
 
 bool IsSupportedFloat(PrimitiveType type) { return type == F32 || type == F64; }
-
-bool IsSupportedInteger(PrimitiveType type) {
-  switch (type) {
-    case S8:
-    case S16:
-    case S32:
-    case S64:
-    case U8:
-    case U16:
-    case U32:
-    case U64:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Whether `type` orders the operands as `element` needs: floats by the
 // total order, integers by their own signedness.
@@ -187,7 +172,7 @@ std::optional<SortKeyOrder> MatchSortKeyOrder(const HloComputation& comparator) 
   const auto* root = dyn_cast<HloCompareInstruction>(comparator.root_instruction());
   if (root == nullptr || comparator.num_parameters() < 2) return std::nullopt;
   const PrimitiveType type = comparator.parameter_instruction(0)->shape().element_type();
-  if (!IsSupportedFloat(type) && !IsSupportedInteger(type)) return std::nullopt;
+  if (!IsSupportedFloat(type) && !IsByteIntegerType(type)) return std::nullopt;
   if (comparator.parameter_instruction(1)->shape().element_type() != type) return std::nullopt;
   const ComparisonDirection direction = root->direction();
   if (direction != ComparisonDirection::kLt && direction != ComparisonDirection::kGt) {
