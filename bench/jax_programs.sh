@@ -15,7 +15,12 @@
 #
 # Environment: BUILD, JAX_DIR (default ../shared/jax), MIN_SECONDS (1),
 # MAX_RUNS (200), DOC, NO_INPUTS=1 (seeded random inputs for every program:
-# for an axle-bench without --input, e.g. an older build to compare with).
+# for an axle-bench without --input, e.g. an older build to compare with),
+# WARM_WITH=FILE.hlo (compile FILE first in each process, untimed: the
+# compile time is then that of a process that compiled before, as XLA's
+# were taken, each program's first compile in one process that had compiled
+# the programs before it; by default each program's compile is its fresh
+# process's first, which also pays LLVM's one-time set-up).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-bench}
@@ -39,6 +44,7 @@ for name in $NAMES; do
   if [ "${NO_INPUTS:-0}" != 1 ]; then
     for f in $(ls "$JAX_DIR/$name".in*.npy 2>/dev/null | sort -V); do inputs+=("--input=$f"); done
   fi
+  [ -n "${WARM_WITH:-}" ] && inputs+=("--warm_with=$WARM_WITH")
   line=$(AXLE_NUM_THREADS=2 "${PIN[@]}" "$BUILD/bench/axle-bench" "$JAX_DIR/$name.hlo" \
            --compiles=1 --min_seconds="$MIN_SECONDS" --max_runs="$MAX_RUNS" ${inputs[@]+"${inputs[@]}"} 2>&1 |
          tail -n 1) || true
