@@ -340,6 +340,55 @@ ENTRY e {
   EXPECT_EQ(result->data<float>()[1], 1.25f);
 }
 
+// f32 dots on either side of the work that wakes a second OpenMP thread
+// for oneDNN (2 x kMinWorkPerOmpThread = 2^22 multiply-adds: [64,256] x
+// [256,256] has exactly that, 63 rows one row less), plain, with bias and
+// relu, with both operands transposed, and batched.
+TEST(DotTest, TeamSizedByTheWorkAgrees) {
+  for (int64_t m : {63, 64}) {
+    SCOPED_TRACE(m);
+    const std::string x = absl::StrCat("f32[", m, ",256]"), y = absl::StrCat("f32[", m, ",256]");
+    ExpectCpuAgrees(
+        absl::StrCat(R"(
+HloModule team
+ENTRY e {
+  x = )",
+                     x, R"( parameter(0)
+  w = f32[256,256] parameter(1)
+  b = f32[256] parameter(2)
+  xt = f32[256,)",
+                     m, R"(] parameter(3)
+  d = )",
+                     y, R"( dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = )",
+                     y, R"( broadcast(b), dimensions={1}
+  a = )",
+                     y, R"( add(d, bb)
+  zero = f32[] constant(0)
+  z = )",
+                     y, R"( broadcast(zero), dimensions={}
+  r = )",
+                     y, R"( maximum(a, z)
+  t = )",
+                     y, R"( dot(xt, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  ROOT o = ()",
+                     y, ",", y, R"() tuple(r, t)
+})"),
+        {Values(F32, {m, 256}, 1), Values(F32, {256, 256}, 2), Values(F32, {256}, 3),
+         Values(F32, {256, m}, 4)},
+        ErrorSpec(1e-4, 1e-5));
+  }
+  ExpectCpuAgrees(R"(
+HloModule team_batched
+ENTRY e {
+  x = f32[4,64,128] parameter(0)
+  w = f32[4,128,128] parameter(1)
+  ROOT d = f32[4,64,128] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})",
+                  {Values(F32, {4, 64, 128}, 5), Values(F32, {4, 128, 128}, 6)},
+                  ErrorSpec(1e-4, 1e-5));
+}
+
 TEST(DotTest, EightThreadsRunOneExecutable) {
   std::string text =
       EpilogueModule("f32",

@@ -156,9 +156,12 @@ class DnnlDotThunk : public Thunk {
     plan_ = plan;
     plan_.chain.clear();
     plan_.bias_add = nullptr;
-    // oneDNN fixes a primitive's team size (the run-time rhs reorder's at
-    // least) when it creates it: the size a run gets when it runs alone.
-    OmpTeamShare share(nullptr);
+    // oneDNN fixes a primitive's team size (the matmul's and the run-time
+    // rhs reorder's) when it creates it: the size a run gets when it runs
+    // alone, no more than the dot's multiply-adds keep busy (a small dot
+    // runs on the calling thread alone: waking the team would cost more).
+    team_ = TeamSizeForWork(plan.batch * plan.m * plan.n * plan.k);
+    OmpTeamShare share(nullptr, team_);
     // A bf16 result rounds after the dot and after each epilogue op (as the
     // HLO says); oneDNN's post-ops would round once, so they run here. A
     // plain bf16 dot has none: oneDNN writes its rounded result directly.
@@ -306,7 +309,7 @@ class DnnlDotThunk : public Thunk {
   }
 
   absl::Status Execute(const ThunkContext& context) const override {
-    OmpTeamShare share(context.run_options);
+    OmpTeamShare share(context.run_options, team_);
     // The executable's scratch memory, or (called without) our own.
     std::vector<char> own_scratch;
     char* scratch = context.scratch;
@@ -467,6 +470,7 @@ class DnnlDotThunk : public Thunk {
   dnnl::memory::desc dst_desc_;
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;
+  int team_ = 1;  // the most OpenMP threads a run uses (TeamSizeForWork)
 };
 
 // An f32 dot of at most kMaxLoopDotMultiplyAdds (dot_plan.h) runs as the

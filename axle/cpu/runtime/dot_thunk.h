@@ -29,7 +29,9 @@
 // scratchpad and the packed rhs are per calling thread and reused.
 // oneDNN's OpenMP team is sized per calling thread (omp_team.h): the
 // intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
-// divided among the oneDNN thunks running at that moment.
+// divided among the oneDNN thunks running at that moment, and no more
+// threads than the dot's multiply-adds keep busy (TeamSizeForWork: a small
+// dot runs on the calling thread alone).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_THUNK_H_

@@ -80,13 +80,17 @@ __attribute__((constructor)) void RestoreAffinity() {
 
 bool OmpSpinningThrottledByAxle() { return throttled_by_axle; }
 
-OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options) {
+int TeamSizeForWork(int64_t work) {
+  return static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerOmpThread, 1, 1 << 30));
+}
+
+OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options, int max_threads) {
   int running = running_calls.fetch_add(1) + 1;
   int cores = ThreadPool::DefaultNumThreads();
   if (options != nullptr && options->intra_op_threads() > 0) {
     cores = std::min(cores, options->intra_op_threads());
   }
-  int threads = std::max(1, cores / running);
+  int threads = std::max(1, std::min(cores / running, max_threads));
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 

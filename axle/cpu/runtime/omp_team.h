@@ -5,7 +5,9 @@
 // duration of one oneDNN call, sets that size to the cores this run may use:
 // the intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
 // divided among the oneDNN thunks (dot, convolution) running at that moment,
-// so concurrent runs do not oversubscribe the machine.
+// so concurrent runs do not oversubscribe the machine, and capped by what the
+// call's work can keep busy: waking a sleeping worker and joining it costs
+// more than a small matmul's arithmetic (TeamSizeForWork).
 //
 // Spinning: libgomp's workers spin (by default up to 300000 rounds, a few
 // ms) after each parallel region, i.e. after every oneDNN primitive; on a
@@ -35,6 +37,8 @@
 #ifndef AXLE_CPU_RUNTIME_OMP_TEAM_H_
 #define AXLE_CPU_RUNTIME_OMP_TEAM_H_
 
+#include <cstdint>
+
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -49,9 +53,23 @@ bool OmpSpinningThrottledByAxle();
 // no .preinit_array).
 void ThrottleOmpSpinning(int argc, char** argv, char** envp);
 
+// Multiply-adds (or other unit operations) that one more team member
+// needs to pay for waking it and joining it. oneDNN f32 matmul, best of
+// 2000 calls on a 2-core Zen 5 (us, 1 thread / 2 threads with workers that
+// sleep between calls, as Axle's throttled spinning leaves them / 2 with
+// workers spinning): [64,64]x[64,128] 6.3 / 13.8 / 6.7, [128,128]x[128,128]
+// 21.5 / 29.7 / 13.9, [128,256]x[256,256] 78 / 89 / 45. A worker that
+// sleeps costs ~8 us, so a second thread pays from ~20 us of work.
+inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 21;
+
+// The team size a call of `work` unit operations can keep busy: 1 below
+// 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread.
+int TeamSizeForWork(int64_t work);
+
 class OmpTeamShare {
  public:
-  explicit OmpTeamShare(const ExecutableRunOptions* options);
+  // `max_threads` caps the team (TeamSizeForWork of the call's work).
+  explicit OmpTeamShare(const ExecutableRunOptions* options, int max_threads = 1 << 30);
   ~OmpTeamShare();
   OmpTeamShare(const OmpTeamShare&) = delete;
   OmpTeamShare& operator=(const OmpTeamShare&) = delete;

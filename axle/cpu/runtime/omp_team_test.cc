@@ -55,5 +55,24 @@ TEST(OmpTeamTest, ShareSizesTheCallingThreadsTeam) {
   EXPECT_EQ(omp_get_max_threads(), 1);
 }
 
+TEST(OmpTeamTest, TeamSizeFollowsTheWork) {
+  EXPECT_EQ(TeamSizeForWork(0), 1);
+  EXPECT_EQ(TeamSizeForWork(2 * kMinWorkPerOmpThread - 1), 1);
+  EXPECT_EQ(TeamSizeForWork(2 * kMinWorkPerOmpThread), 2);
+  EXPECT_EQ(TeamSizeForWork(5 * kMinWorkPerOmpThread + 1), 5);
+  EXPECT_EQ(TeamSizeForWork(int64_t{1} << 62), 1 << 30);
+}
+
+TEST(OmpTeamTest, ShareCappedByTheWork) {
+  {
+    // A small call runs on the calling thread alone.
+    OmpTeamShare share(nullptr, TeamSizeForWork(kMinWorkPerOmpThread));
+    EXPECT_EQ(omp_get_max_threads(), 1);
+  }
+  // A large one gets the whole pool.
+  OmpTeamShare share(nullptr, TeamSizeForWork(int64_t{1} << 40));
+  EXPECT_EQ(omp_get_max_threads(), ThreadPool::DefaultNumThreads());
+}
+
 }  // namespace
 }  // namespace axle::cpu

@@ -109,12 +109,13 @@ AXLE_AVX512 inline void StoreSums(const SmallDotShape& shape, __m512 v, const fl
 }
 
 // One tile: rows [row, row + R) of a batch, columns [column, column +
-// width) (width <= 32; kFull: width == 32, no masks), over the whole
+// width) (width <= 32; kFull: width == 32, no masks; kHalf: width <= 16,
+// one vector of sums per row), over the whole
 // contraction (the rhs read in place, `rhs` at the block's first column),
-// then the epilogue. `packed` holds the tile's lhs rows as [k][R]
-// (PackLhs): a step broadcasts R consecutive floats from one pointer.
-template <int R, bool kFull>
-AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* packed, const float* rhs,
+// then the epilogue. The lhs rows are read in place (`lhs` at the batch's
+// row 0): a step broadcasts one element of each of the R rows.
+template <int R, bool kFull, bool kHalf = false>
+AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float* rhs,
                       const float* bias, float* out, int64_t row, int64_t column, int64_t width) {
   const __mmask16 mask0 =
       width >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << width) - 1);
@@ -127,27 +128,31 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* packed, const flo
     sum[r][0] = _mm512_setzero_ps();
     sum[r][1] = _mm512_setzero_ps();
   }
-  const float* a = packed;
+  const float* a[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) a[r] = lhs + (row + r) * shape.lhs_row_stride;
+  const int64_t a_step = shape.lhs_k_stride;
   const float* b = rhs;
   const int64_t b_step = shape.rhs_k_stride;
-  const float* const a_end = packed + shape.k * R;  // a local: the stores may alias `shape`
+  const int64_t k = shape.k;  // a local: the stores may alias `shape`
   const int64_t prefetch = kPrefetchRows * b_step;
-  for (; a != a_end; a += R, b += b_step) {
+  for (int64_t p = 0; p < k; ++p, b += b_step) {
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(b + prefetch + 16), _MM_HINT_T0);
-    __m512 b0, b1;
+    __m512 b0, b1 = _mm512_setzero_ps();
     if constexpr (kFull) {
       b0 = _mm512_loadu_ps(b);
       b1 = _mm512_loadu_ps(b + 16);
     } else {
       b0 = _mm512_maskz_loadu_ps(mask0, b);
-      b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
+      if constexpr (!kHalf) b1 = _mm512_maskz_loadu_ps(mask1, b + 16);
     }
+    const int64_t at = p * a_step;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      const __m512 x = _mm512_set1_ps(a[r]);
+      const __m512 x = _mm512_set1_ps(a[r][at]);
       sum[r][0] = _mm512_fmadd_ps(x, b0, sum[r][0]);
-      sum[r][1] = _mm512_fmadd_ps(x, b1, sum[r][1]);
+      if constexpr (!kHalf) sum[r][1] = _mm512_fmadd_ps(x, b1, sum[r][1]);
     }
   }
 #pragma GCC unroll 8
@@ -155,62 +160,51 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* packed, const flo
     float* o = out + (row + r) * shape.n + column;
     const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
     StoreSums(shape, sum[r][0], bias_row, column, mask0, o);
-    StoreSums(shape, sum[r][1], bias_row, column + 16, mask1, o + 16);
+    if constexpr (!kHalf) StoreSums(shape, sum[r][1], bias_row, column + 16, mask1, o + 16);
     ActivateScalar(shape, o, width);
   }
 }
 
-// (A packed rhs has whole panels: no masked loads.)
+// (A packed rhs has whole panels: no masked loads. A block of at most 16
+// columns computes one vector per row.)
 template <int R>
-AXLE_AVX512 inline void AnyTile(const SmallDotShape& shape, const float* packed, const float* rhs,
+AXLE_AVX512 inline void AnyTile(const SmallDotShape& shape, const float* lhs, const float* rhs,
                                 const float* bias, float* out, int64_t row, int64_t column,
                                 int64_t width) {
-  if (width == kSmallDotColumns || shape.rhs_packed) {
-    Tile<R, true>(shape, packed, rhs, bias, out, row, column, width);
+  if (width <= 16) {
+    Tile<R, false, true>(shape, lhs, rhs, bias, out, row, column, width);
+  } else if (width == kSmallDotColumns || shape.rhs_packed) {
+    Tile<R, true>(shape, lhs, rhs, bias, out, row, column, width);
   } else {
-    Tile<R, false>(shape, packed, rhs, bias, out, row, column, width);
+    Tile<R, false>(shape, lhs, rhs, bias, out, row, column, width);
   }
 }
 
-// A batch's lhs rows [0, m) packed for Tile: the rows [row, row + R) of
-// each tile (kTileRows, the last one fewer) at packed + row * k, as [k][R].
-void PackLhs(const SmallDotShape& shape, const float* lhs, float* packed) {
-  for (int64_t row = 0; row < shape.m; row += kTileRows) {
-    const int64_t rows = std::min<int64_t>(kTileRows, shape.m - row);
-    float* tile = packed + row * shape.k;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* a = lhs + (row + r) * shape.lhs_row_stride;
-      for (int64_t p = 0; p < shape.k; ++p) tile[p * rows + r] = a[p * shape.lhs_k_stride];
-    }
-  }
-}
-
-// Every row of a batch (its lhs packed by PackLhs): tiles of kTileRows,
-// then the rest.
-AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* packed, const float* rhs,
+// Every row of a batch (its lhs read in place): tiles of kTileRows, then
+// the rest.
+AXLE_AVX512 void Rows(const SmallDotShape& shape, const float* lhs, const float* rhs,
                       const float* bias, float* out, int64_t column, int64_t width) {
   int64_t row = 0;
   for (; row + kTileRows <= shape.m; row += kTileRows) {
-    AnyTile<kTileRows>(shape, packed + row * shape.k, rhs, bias, out, row, column, width);
+    AnyTile<kTileRows>(shape, lhs, rhs, bias, out, row, column, width);
   }
-  const float* rest = packed + row * shape.k;
   switch (shape.m - row) {
     case 0:
       return;
     case 1:
-      return AnyTile<1>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<1>(shape, lhs, rhs, bias, out, row, column, width);
     case 2:
-      return AnyTile<2>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<2>(shape, lhs, rhs, bias, out, row, column, width);
     case 3:
-      return AnyTile<3>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<3>(shape, lhs, rhs, bias, out, row, column, width);
     case 4:
-      return AnyTile<4>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<4>(shape, lhs, rhs, bias, out, row, column, width);
     case 5:
-      return AnyTile<5>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<5>(shape, lhs, rhs, bias, out, row, column, width);
     case 6:
-      return AnyTile<6>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<6>(shape, lhs, rhs, bias, out, row, column, width);
     default:
-      return AnyTile<7>(shape, rest, rhs, bias, out, row, column, width);
+      return AnyTile<7>(shape, lhs, rhs, bias, out, row, column, width);
   }
 }
 
@@ -472,11 +466,6 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
   // The rows tiles read a packed rhs panel by panel, 32 floats per step.
   SmallDotShape tiles = shape;
   if (shape.rhs_packed) tiles.rhs_k_stride = kSmallDotColumns;
-  // The lhs of the batch being computed, packed once per call for Tile
-  // (this thread's buffer: it grows to the largest m x k seen, then no
-  // allocation).
-  thread_local std::vector<float> packed;
-  int64_t packed_batch = -1;
   for (int64_t unit = begin; unit < end; ++unit) {
     const int64_t b = unit / blocks;
     const int64_t column = (unit % blocks) * kSmallDotColumns;
@@ -489,18 +478,12 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
                      column, width);
       continue;
     }
-    if (b != packed_batch) {
-      const auto size = static_cast<size_t>(shape.m * shape.k);
-      if (packed.size() < size) packed.resize(size);
-      PackLhs(shape, batch_lhs, packed.data());
-      packed_batch = b;
-    }
     // Each rhs row is read in place by every tile of rows (packing panels
     // of it measured slower at these row counts), prefetched ahead; a
     // packed rhs is read panel by panel.
     const float* block_rhs = shape.rhs_packed ? rhs + unit * shape.k * kSmallDotColumns
                                               : rhs + b * shape.rhs_batch_stride + column;
-    Rows(tiles, packed.data(), block_rhs, batch_bias, batch_out, column, width);
+    Rows(tiles, batch_lhs, block_rhs, batch_bias, batch_out, column, width);
   }
 }
 

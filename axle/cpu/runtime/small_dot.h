@@ -8,8 +8,12 @@
 // 2 threads no faster than at 1. This kernel reads the rhs in place (its
 // columns dense, rows at any stride) and keeps an 8-row x 32-column tile of
 // sums in 16 zmm registers for the whole contraction: per step two rhs
-// vector loads and eight lhs broadcasts feed 16 FMAs. The work is split by
-// blocks of 32 columns across the intra-op pool.
+// vector loads and eight lhs broadcasts (from the lhs rows in place, at any
+// strides) feed 16 FMAs; a block of at most 16 columns (a narrow output, a
+// last block) keeps one vector per row. The work is split by blocks of 32
+// columns across the intra-op pool. A small dot of more rows runs here too
+// (small_dot_thunk.cc): at its size oneDNN's fixed costs match the
+// arithmetic.
 //
 // The epilogue (a bias over any of the output's batch / row / column dims,
 // then an activation) is applied to each tile while it is in registers or

@@ -141,6 +141,25 @@ TEST_F(SmallDotTest, EveryRowAndColumnTail) {
   }
 }
 
+// More rows than kSmallDotMaxRows (small dots of any row count take the
+// path): whole tiles of 8 rows and the rest, blocks of 16 columns or less
+// (one vector per row), lhs rows read in place at any stride.
+TEST_F(SmallDotTest, ManyRowsAndNarrowBlocks) {
+  for (int64_t m : {33, 48, 61}) {
+    for (int64_t n : {3, 16, 17, 40, 128}) {
+      for (int64_t k : {1, 64}) {
+        SmallDotShape shape = Plain(m, n, k);
+        shape.activation = n == 17 ? Activation::kRelu : Activation::kNone;
+        ExpectAgrees(shape, m != 48);
+        // The lhs transposed ([k, m] in memory).
+        shape.lhs_row_stride = 1;
+        shape.lhs_k_stride = m;
+        ExpectAgrees(shape, true);
+      }
+    }
+  }
+}
+
 TEST_F(SmallDotTest, StridedOperands) {
   // lhs transposed ([k, m] in memory), rhs rows padded.
   SmallDotShape shape = Plain(12, 40, 30);
@@ -328,8 +347,47 @@ ENTRY e {
 })",
                            {literal({1, 1280}, 15), literal({1000, 1280}, 16), literal({1000}, 17)},
                            ErrorSpec(1e-4, 1e-4));
+  // More rows than kSmallDotMaxRows in a small dot: an ONNX classifier
+  // head ([48, 256] x [256, 17] + bias, the weight constant or not), a
+  // PyTorch MLP layer ([64, 64] x [64, 128] + bias, relu), a transposed
+  // lhs, and a batch.
+  testing::ExpectCpuAgrees(R"(
+HloModule many_rows
+ENTRY e {
+  x = f32[2,24,256] parameter(0)
+  w = f32[256,17] parameter(1)
+  b = f32[17] parameter(2)
+  d = f32[2,24,17] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  bb = f32[2,24,17] broadcast(b), dimensions={2}
+  ROOT y = f32[2,24,17] add(bb, d)
+})",
+                           {literal({2, 24, 256}, 18), literal({256, 17}, 19), literal({17}, 20)},
+                           ErrorSpec(1e-4, 1e-4));
+  testing::ExpectCpuAgrees(
+      R"(
+HloModule mlp_layer
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  w = f32[64,128] parameter(1)
+  b = f32[128] parameter(2)
+  xt = f32[64,64] parameter(3)
+  d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[64,128] broadcast(b), dimensions={1}
+  a = f32[64,128] add(d, bb)
+  zero = f32[] constant(0)
+  z = f32[64,128] broadcast(zero), dimensions={}
+  r = f32[64,128] maximum(a, z)
+  t = f32[64,128] dot(xt, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  xb = f32[3,40,50] parameter(4)
+  wb = f32[3,50,60] parameter(5)
+  db = f32[3,40,60] dot(xb, wb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT o = (f32[64,128], f32[64,128], f32[3,40,60]) tuple(r, t, db)
+})",
+      {literal({64, 64}, 21), literal({64, 128}, 22), literal({128}, 23), literal({64, 64}, 24),
+       literal({3, 40, 50}, 25), literal({3, 50, 60}, 26)},
+      ErrorSpec(1e-4, 1e-4));
   // A constant weight (packed into panels when the thunk is made), [40, 70]
-  // transposed, under 2 and 5 rows: panels side by side, and row tiles.
+  // transposed, under 2, 5 and 48 rows: panels side by side, and row tiles.
   std::string weight = "{";
   std::vector<float> values = Values(int64_t{40} * 70, 9);
   for (int64_t j = 0; j < 70; ++j) {
@@ -343,13 +401,16 @@ HloModule constant_weight
 ENTRY e {
   x = f32[2,40] parameter(0)
   y = f32[5,40] parameter(1)
+  v = f32[48,40] parameter(2)
   w = f32[70,40] constant()",
                                         weight, R"()
   d = f32[2,70] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   e = f32[5,70] dot(y, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-  ROOT t = (f32[2,70], f32[5,70]) tuple(d, e)
+  f = f32[48,70] dot(v, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[2,70], f32[5,70], f32[48,70]) tuple(d, e, f)
 })"),
-                           {literal({2, 40}, 10), literal({5, 40}, 11)}, ErrorSpec(1e-4, 1e-4));
+                           {literal({2, 40}, 10), literal({5, 40}, 11), literal({48, 40}, 27)},
+                           ErrorSpec(1e-4, 1e-4));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 //===- small_dot_thunk.cc - f32 dots with few rows -------------------------===//
 //
 // The small-dot path of the dot thunks: an f32 dot (or dot epilogue
-// fusion) whose lhs has at most kSmallDotMaxRows rows per batch and whose
-// rhs columns are dense runs as SmallDotF32 (small_dot.h) across the
+// fusion) whose lhs has at most kSmallDotMaxRows rows per batch (or any
+// rows when the dot is small: kSmallDotMaxMultiplyAdds) and whose rhs
+// columns are dense runs as SmallDotF32 (small_dot.h) across the
 // intra-op pool, reading every operand in place, but for a constant rhs:
 // that is packed into the kernel's panels when the thunk is made.
 //
@@ -27,6 +28,19 @@ namespace {
 // [512, 512] 177 / 190, [64, 512] x [512, 512] 340 / 304, [128, 512] x
 // [512, 512] 674 / 538.
 constexpr int64_t kSmallDotMaxRows = 32;
+
+// A dot of at most this many multiply-adds takes the kernel whatever its
+// rows, when its output is wider than kNarrowColumns (one vector per row
+// tile loads as much as it computes). At that size oneDNN's fixed costs
+// match the arithmetic: 1 thread, bias + relu, best of 2000 calls (us,
+// small-dot / oneDNN on a team of one): [48, 256] x [256, 17] 3.7 / 4.3,
+// [64, 64] x [64, 128] 5.9 / 6.2, [64, 32] x [32, 64] 1.9 / 2.1,
+// [128, 128] x [128, 128] 21.2 / 21.3, [64, 256] x [256, 256] 39.4 / 38.9;
+// but [256, 512] x [512, 10] 26.4 / 21.7. And the kernel splits its blocks
+// across the intra-op pool, whose workers spin through a run, where oneDNN
+// would wake its OpenMP team (omp_team.h).
+constexpr int64_t kSmallDotMaxMultiplyAdds = int64_t{1} << 21;
+constexpr int64_t kNarrowColumns = 16;
 
 // Units per block on the pool: at least this many multiply-adds each.
 constexpr int64_t kMinMultiplyAddsPerBlock = int64_t{1} << 16;
@@ -104,8 +118,7 @@ class SmallDotThunk : public Thunk {
     if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
       run(0, units);
     } else {
-      // One block per thread: each call packs its batch's lhs (small_dot.h),
-      // once per block.
+      // One block per thread.
       int threads = context.thread_pool->num_threads();
       if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
       const int64_t min_block = std::max((kMinMultiplyAddsPerBlock + per_unit - 1) / per_unit,
@@ -180,7 +193,10 @@ namespace axle::cpu::dot {
 std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
                                            std::vector<int64_t> operand_values,
                                            int64_t output_value) {
-  if (!SmallDotAvailable() || plan.m > kSmallDotMaxRows || plan.packed_nibble) return nullptr;
+  const int64_t multiply_adds = plan.batch * plan.m * plan.n * plan.k;
+  if (!SmallDotAvailable() || plan.packed_nibble) return nullptr;
+  const bool few_rows = plan.m <= kSmallDotMaxRows;
+  const bool small = multiply_adds <= kSmallDotMaxMultiplyAdds && plan.n > kNarrowColumns;
   if (plan.lhs.type != F32 || plan.rhs.type != F32 || plan.output_type != F32) return nullptr;
   if (plan.bias && plan.bias->type != F32) return nullptr;
   std::optional<View3> lhs = Collapse(plan.lhs, plan.lhs_groups);
@@ -193,7 +209,10 @@ std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, co
   const bool transposed = !columns_dense && (plan.k == 1 || rhs->strides[1] == 1) &&
                           (plan.k == 1 || lhs->strides[2] == 1);
   if (!columns_dense && !transposed) return nullptr;
-  if (!transposed && plan.batch * plan.m * plan.n * plan.k <= kMaxLoopDotMultiplyAdds) {
+  // More rows: a small dot whose rhs the tiles read (dense columns, or a
+  // constant packed into panels).
+  if (!few_rows && !(small && (columns_dense || plan.rhs.literal != nullptr))) return nullptr;
+  if (!transposed && multiply_adds <= kMaxLoopDotMultiplyAdds) {
     return nullptr;
   }
   SmallDotShape shape;
