@@ -68,6 +68,7 @@ struct ThreadPool::Job {
   int64_t n = 0;
   int64_t block_size = 0;
   int64_t num_blocks = 0;
+  ThreadPool::AfterJob after = ThreadPool::AfterJob::kSleep;
   std::atomic<int64_t> next_block{0};
   // Workers that may still join, and workers inside; guarded by the pool's
   // mutex.
@@ -130,29 +131,35 @@ void ThreadPool::RunBlocks(Job& job) {
 
 void ThreadPool::WorkerLoop() {
   uint64_t seen_generation = 0;
+  // Whether the last job asked for AfterJob::kSpin.
+  bool spin_after_job = false;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     auto has_work = [&] {
       return shutting_down_ || (current_job_ != nullptr && job_generation_ != seen_generation &&
                                 current_job_->open_seats > 0);
     };
-    if (!has_work() && spin_scopes_.load(std::memory_order_relaxed) > 0) {
-      // In a spin scope: the next job is likely microseconds away. (The
-      // current one, if any, has no seat left.)
+    if (!has_work() && (spin_after_job || spin_scopes_.load(std::memory_order_relaxed) > 0)) {
+      // In a spin scope, or after a job that asked for it: the next job is
+      // likely microseconds away. (The current one, if any, has no seat
+      // left.)
       seen_generation = job_generation_;
+      const bool keep_spinning = spin_after_job;
       lock.unlock();
       SpinUntil([&] {
         return published_generation_.load(std::memory_order_relaxed) != seen_generation ||
-               spin_scopes_.load(std::memory_order_relaxed) == 0;
+               (!keep_spinning && spin_scopes_.load(std::memory_order_relaxed) == 0);
       });
       lock.lock();
     }
+    spin_after_job = false;
     work_available_.wait(lock, has_work);
     if (shutting_down_) return;
     seen_generation = job_generation_;
     Job* job = current_job_;
     --job->open_seats;
     ++job->active_workers;
+    spin_after_job = job->after == AfterJob::kSpin;
     lock.unlock();
     RunBlocks(*job);
     lock.lock();
@@ -162,7 +169,7 @@ void ThreadPool::WorkerLoop() {
 
 void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
                              absl::FunctionRef<void(int64_t begin, int64_t end)> fn,
-                             int max_threads) {
+                             int max_threads, AfterJob after) {
   if (n <= 0) return;
   min_block = std::max<int64_t>(min_block, 1);
   int threads = num_threads();
@@ -176,6 +183,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
     return;
   }
   Job job{fn};
+  job.after = after;
   job.n = n;
   job.block_size = (n + num_blocks - 1) / num_blocks;
   job.num_blocks = (n + job.block_size - 1) / job.block_size;

@@ -21,8 +21,10 @@
 // workers still inside spinning, up to kSpinMicroseconds, before it sleeps;
 // and while a SpinScope is open (a while loop runs, thunks back to back),
 // an idle worker waits for the next job spinning, up to kSpinMicroseconds
-// after its last one, before it sleeps. Outside such scopes idle workers
-// sleep at once, so they never take cores from other thread pools
+// after its last one, before it sleeps. A caller that will publish its next
+// job within microseconds (a run of thunks that each split over the pool)
+// asks the same of the workers of one job (AfterJob::kSpin). Otherwise idle
+// workers sleep at once, so they never take cores from other thread pools
 // (oneDNN's OpenMP team) for long.
 //
 // `fn` must not throw (the project builds without exceptions in mind:
@@ -65,11 +67,17 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
+  // What the workers of a job do once it has no blocks left: sleep (unless
+  // a SpinScope is open), or wait for the next job spinning, up to
+  // kSpinMicroseconds.
+  enum class AfterJob { kSleep, kSpin };
+
   // Runs fn(begin, end) over blocks covering [0, n), on at most
   // `max_threads` threads (<= 0: all of the pool's). Blocks hold at least
   // `min_block` items (< 1 means 1). n <= 0 runs nothing.
   void ParallelFor(int64_t n, int64_t min_block,
-                   absl::FunctionRef<void(int64_t begin, int64_t end)> fn, int max_threads = 0);
+                   absl::FunctionRef<void(int64_t begin, int64_t end)> fn, int max_threads = 0,
+                   AfterJob after = AfterJob::kSleep);
 
   // Whether the current thread is running a block of this pool's ParallelFor
   // (then a nested ParallelFor runs inline).

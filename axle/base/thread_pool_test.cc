@@ -11,7 +11,8 @@ namespace axle {
 namespace {
 
 // Every index of [0, n) is visited exactly once.
-void ExpectCoversOnce(ThreadPool& pool, int64_t n, int64_t min_block, int max_threads = 0) {
+void ExpectCoversOnce(ThreadPool& pool, int64_t n, int64_t min_block, int max_threads = 0,
+                      ThreadPool::AfterJob after = ThreadPool::AfterJob::kSleep) {
   std::vector<std::atomic<int>> visits(n);
   pool.ParallelFor(
       n, min_block,
@@ -21,7 +22,7 @@ void ExpectCoversOnce(ThreadPool& pool, int64_t n, int64_t min_block, int max_th
         ASSERT_LE(end, n);
         for (int64_t i = begin; i < end; ++i) visits[i].fetch_add(1);
       },
-      max_threads);
+      max_threads, after);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(visits[i].load(), 1) << "index " << i << " of " << n;
 }
 
@@ -162,6 +163,28 @@ TEST(ThreadPoolTest, SpinScopesKeepResultsAndNest) {
     }
     for (std::thread& t : callers) t.join();
   }
+  for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
+}
+
+TEST(ThreadPoolTest, JobsThatAskWorkersToSpinAfter) {
+  // Jobs whose workers then spin for the next (a run of split
+  // convolutions), interleaved with ones whose workers sleep, from one
+  // caller and from several: every index once each time.
+  ThreadPool pool(3);
+  for (int round = 0; round < 200; ++round) {
+    ExpectCoversOnce(pool, 1 + round % 29, 1, 0,
+                     round % 3 == 0 ? ThreadPool::AfterJob::kSleep : ThreadPool::AfterJob::kSpin);
+  }
+  std::vector<std::thread> callers;
+  callers.reserve(3);
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&] {
+      for (int round = 0; round < 50; ++round) {
+        ExpectCoversOnce(pool, 100, 4, 0, ThreadPool::AfterJob::kSpin);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
   for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
 }
 

@@ -3,15 +3,18 @@
 // and rhs dilation, window reversal, feature and batch groups, bf16, the
 // loop's types (f64, f16, s32, pred), constant weights, scale + bias +
 // activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
-// operands, a convolution feeding a loop fusion, and one executable run from four threads. Each
+// operands, a convolution feeding a loop fusion, one executable run from four threads, and batch-1
+// convolutions split into rows across the intra-op pool. Each
 // case also checks which implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_thunk.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -551,6 +554,72 @@ ENTRY e {
   }
   for (std::thread& thread : threads) thread.join();
   for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
+}
+
+// A constant of `dims` (f32) as HLO text's nested braces, small values that
+// differ from element to element.
+std::string ConstantText(const std::vector<int64_t>& dims, int seed) {
+  int64_t next = 0;
+  std::function<std::string(size_t)> nest = [&](size_t d) {
+    std::string text = "{";
+    for (int64_t i = 0; i < dims[d]; ++i) {
+      if (i > 0) absl::StrAppend(&text, ", ");
+      if (d + 1 < dims.size()) {
+        absl::StrAppend(&text, nest(d + 1));
+      } else {
+        absl::StrAppend(&text, ((next++ * 7 + seed * 13) % 11 - 5) * 0.25);
+      }
+    }
+    return text + "}";
+  };
+  return nest(0);
+}
+
+// The kind a batch-1, channels-last convolution with constant weights and
+// `rows` output rows runs on: split into rows when the pool has threads to
+// split across and the convolution is small (convolution_thunk.cc: at most
+// 32M multiply-adds).
+std::string RowsKind(int64_t rows, bool small = true) {
+  const int64_t threads = ThreadPool::DefaultNumThreads();
+  return threads >= 2 && rows >= threads && small ? "onednn-rows" : "onednn";
+}
+
+// An ONNX Conv as the front end emits it (NHWC, OIHW constant weights) with
+// a bias, an optional residual and a clamp to [0, 6].
+std::string RowsModule(int64_t height, int64_t width, int64_t in, int64_t out, int64_t size,
+                       int64_t stride, int64_t groups, bool residual) {
+  const int64_t pad = size / 2;
+  const int64_t out_h = (height + 2 * pad - size) / stride + 1;
+  const int64_t out_w = (width + 2 * pad - size) / stride + 1;
+  const std::string y = absl::StrCat("f32[1,", out_h, ",", out_w, ",", out, "]");
+  std::string text = absl::StrCat(
+      "HloModule conv\nENTRY e {\n  x = f32[1,", height, ",", width, ",", in,
+      "] parameter(0)\n  res = ", y, " parameter(1)\n  k = f32[", out, ",", in / groups, ",", size,
+      ",", size, "] constant(", ConstantText({out, in / groups, size, size}, 1), ")\n  bias = f32[",
+      out, "] constant(", ConstantText({out}, 2), ")\n  c = ", y,
+      " convolution(x, k), window={size=", size, "x", size, " stride=", stride, "x", stride,
+      " pad=", pad, "_", pad, "x", pad, "_", pad, "}, dim_labels=b01f_oi01->b01f",
+      groups > 1 ? absl::StrCat(", feature_group_count=", groups) : "", "\n  bb = ", y,
+      " broadcast(bias), dimensions={3}\n  b = ", y, " add(c, bb)\n");
+  absl::StrAppend(&text, "  s = ", y, residual ? " add(b, res)\n" : " copy(b)\n",
+                  "  lo = f32[] constant(0)\n  los = ", y,
+                  " broadcast(lo), dimensions={}\n  hi = f32[] constant(6)\n  his = ", y,
+                  " broadcast(hi), dimensions={}\n  m = ", y, " maximum(los, s)\n  ROOT r = ", y,
+                  " minimum(m, his)\n}\n");
+  return text;
+}
+
+TEST(CpuConvolution, RowsAcrossThePool) {
+  // 3x3 with a residual, a strided depthwise 3x3, a 1x1: each split into
+  // rows (12 output rows), against the interpreter.
+  Check(RowsModule(12, 9, 8, 16, 3, 1, 1, true), RowsKind(12));
+  Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false), RowsKind(12));
+  Check(RowsModule(12, 5, 24, 8, 1, 1, 1, true), RowsKind(12));
+  // 7 rows (4 + 3 on 2 threads), and a convolution too large to split
+  // (132M multiply-adds: 7x512 rows, 64 features, 3x3), which runs on
+  // oneDNN's own team.
+  Check(RowsModule(7, 7, 8, 16, 3, 1, 1, true), RowsKind(7));
+  EXPECT_EQ(KindOf(RowsModule(7, 512, 64, 64, 3, 1, 1, true)), RowsKind(7, false));
 }
 
 }  // namespace

@@ -9,9 +9,12 @@
 #include <cstring>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
@@ -84,6 +87,7 @@ class DnnlConvolutionThunk : public Thunk {
   }
 
   bool reference() const { return reference_; }
+  bool split_into_rows() const { return !pieces_.empty(); }
 
  private:
   // Copies the input into the dense channels-last buffer `out`: batch group
@@ -101,6 +105,27 @@ class DnnlConvolutionThunk : public Thunk {
   // Copies the addend into the output for the sum post-op, split across
   // the run's threads.
   void CopyAddend(const ThunkContext& context, const char* addend, char* out) const;
+
+  // One primitive of a convolution split into rows (conv_row_split.h).
+  struct Piece {
+    dnnl::convolution_forward primitive;
+    dnnl::memory::desc src, dst;
+    // Element offsets from the input view's start (src_offset_ included)
+    // and the output's; the piece's output rows, in bytes.
+    int64_t src_offset = 0, dst_offset = 0, dst_bytes = 0;
+    int weights = 0;  // index into piece_weights_
+    int64_t scratchpad_offset = 0, scratchpad_size = 0;
+  };
+  // Splits the convolution into one piece per thread of the intra-op pool
+  // when it can (see pieces_); leaves pieces_ empty otherwise.
+  void BuildPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
+                   const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                   const dnnl::memory::dims& padding_high);
+  // Runs the pieces across the run's pool; `src` is the input view's start.
+  absl::Status RunPieces(const ThunkContext& context, const char* src, char* out, const char* scale,
+                         const char* bias, char* scratchpads) const;
+  absl::Status RunPiece(const Piece& piece, const char* src, char* out, const char* addend,
+                        const char* scale, const char* bias, char* scratchpads) const;
 
   // The scale or bias of the epilogue: a dense array over the output's
   // canonical dims, 1 where it does not vary.
@@ -128,6 +153,7 @@ class DnnlConvolutionThunk : public Thunk {
     kBias,
     kAddend,
     kPad,
+    kPieceScratchpads,
     kNumSlots
   };
   void PlanScratch();
@@ -181,6 +207,19 @@ class DnnlConvolutionThunk : public Thunk {
   bool epilogue_after_ = false;
   dnnl::convolution_forward primitive_;
   int64_t scratchpad_size_ = 0;
+  // The convolution as pieces over ranges of its output's outermost
+  // spatial dim (rows), one per thread of the intra-op pool, each a
+  // primitive for a team of one that Execute runs on the pool instead of
+  // primitive_ on oneDNN's OpenMP team. Between two thunks that split
+  // this way the pool's workers spin (ThreadPool::AfterJob::kSpin), where
+  // OpenMP's (throttled, omp_team.h) go to sleep and are woken twice per
+  // primitive: tens of microseconds each on a VM, as much as a small
+  // convolution of a MobileNet takes. Only for batch 1, constant weights,
+  // input and output read in place with the rows outermost (channels-last),
+  // the epilogue as post-ops, and small convolutions (see BuildPieces).
+  std::vector<Piece> pieces_;
+  std::vector<dnnl::memory> piece_weights_;  // [0] is packed_weights_
+  int64_t piece_scratchpad_bytes_ = 0;
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
 };
@@ -203,7 +242,8 @@ void DnnlConvolutionThunk::PlanScratch() {
   add(kBias, bias_ && !bias_->constant, bias_ ? bias_->desc.get_size() : 0);
   add(kAddend, epilogue_after_ && addend_ && !addend_->constant,
       addend_ ? addend_->desc.get_size() : 0);
-  add(kPad, scratchpad_size_ > 0, scratchpad_size_);
+  add(kPad, scratchpad_size_ > 0 && pieces_.empty(), scratchpad_size_);
+  add(kPieceScratchpads, piece_scratchpad_bytes_ > 0, piece_scratchpad_bytes_);
 }
 
 absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
@@ -429,6 +469,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       if (!KeepSerializableState()) plan_.rhs.literal.reset();
     }
     primitive_ = dnnl::convolution_forward(*pd);
+    BuildPieces(attr, strides, dilates, padding_low, padding_high);
   } catch (const dnnl::error& error) {
     return absl::UnimplementedError(absl::StrCat("oneDNN convolution: ", error.what()));
   }
@@ -525,6 +566,11 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     }
     args[DNNL_ARG_SRC] = src_memory;
     const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
+    if (!pieces_.empty()) {
+      const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
+      return RunPieces(context, src, static_cast<char*>(context.address(output_value_)), scale,
+                       bias, slot(kPieceScratchpads));
+    }
     // Kernel.
     if (packed_weights_) {
       args[DNNL_ARG_WEIGHTS] = packed_weights_;
@@ -591,6 +637,199 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       EpilogueAfter(reinterpret_cast<const float*>(scale), reinterpret_cast<const float*>(bias),
                     reinterpret_cast<const float*>(addend), reinterpret_cast<float*>(out));
     }
+  } catch (const dnnl::error& error) {
+    return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Whether `desc` (batch 1) is dense with its dim 2 outermost after the batch:
+// then a range of dim 2 is one contiguous block of it.
+bool RowsOutermost(const dnnl::memory::desc& desc) {
+  if (desc.data.format_kind != dnnl_blocked || desc.data.format_desc.blocking.inner_nblks != 0) {
+    return false;
+  }
+  const dnnl::memory::dims dims = desc.dims();
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  if (dims.size() < 3 || dims[0] != 1) return false;
+  int64_t elements = 1, last = 0;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (strides[d] <= 0) return false;
+    if (d != 2 && dims[d] > 1 && strides[d] >= strides[2]) return false;
+    elements *= dims[d];
+    last += (dims[d] - 1) * strides[d];
+  }
+  return last + 1 == elements;
+}
+
+// `desc` with `rows` rows (dim 2) and the batch stride of a dense array.
+dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
+  dnnl::memory::dims dims = desc.dims();
+  dnnl::memory::dims strides(desc.data.format_desc.blocking.strides,
+                             desc.data.format_desc.blocking.strides + dims.size());
+  dims[2] = rows;
+  strides[0] = strides[2] * rows;
+  return dnnl::memory::desc(dims, desc.data_type(), strides);
+}
+
+}  // namespace
+
+void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
+                                       const dnnl::memory::dims& strides,
+                                       const dnnl::memory::dims& dilates,
+                                       const dnnl::memory::dims& padding_low,
+                                       const dnnl::memory::dims& padding_high) {
+  // Convolutions up to this many multiply-adds split into rows. Larger ones
+  // run on oneDNN's team: its two wake-ups are a few percent of their time,
+  // and its own partition (over output channels too) reads each weight once
+  // where every row piece reads all of them.
+  constexpr int64_t kMaxSplitMultiplyAdds = int64_t{32} << 20;
+  pieces_.clear();
+  piece_weights_.clear();
+  piece_scratchpad_bytes_ = 0;
+  const int threads = ThreadPool::DefaultNumThreads();
+  const ConvPlan& p = plan_;
+  if (threads < 2 || !packed_weights_ || gather_input_ || src_reorder_ || dst_reorder_ ||
+      epilogue_after_ || reference_ || !RowsOutermost(src_user_desc_) ||
+      !RowsOutermost(dst_user_desc_)) {
+    return;
+  }
+  int64_t multiply_adds = 1;
+  for (int64_t d : p.out_dims) multiply_adds *= d;
+  for (size_t d = 1; d < p.rhs_dims.size(); ++d) multiply_adds *= p.rhs_dims[d];
+  if (multiply_adds > kMaxSplitMultiplyAdds) return;
+  const int64_t out_rows = p.out_dims[2];
+  ConvRowWindow window;
+  window.in_rows = src_user_desc_.dims()[2];
+  window.size = p.rhs_dims[2];
+  window.stride = strides[0];
+  window.dilation = dilates[0] + 1;
+  window.pad_low = padding_low[0];
+  window.pad_high = padding_high[0];
+  if (window.OutRows() != out_rows) return;
+  const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
+  if (rows.empty()) return;
+  const int64_t src_row_stride = src_user_desc_.data.format_desc.blocking.strides[2];
+  const int64_t dst_row_stride = dst_user_desc_.data.format_desc.blocking.strides[2];
+  dnnl::memory::desc weights_any(weights_desc_.dims(), weights_desc_.data_type(),
+                                 dnnl::memory::format_tag::any);
+  OmpTeamOfOne team;  // primitives for a team of one
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights = {packed_weights_};
+  int64_t scratchpad_bytes = 0;
+  // A piece oneDNN declines leaves the convolution whole.
+  try {
+    for (const ConvRowPiece& row : rows) {
+      Piece piece;
+      piece.src = WithRows(src_user_desc_, row.in_end - row.in_begin);
+      piece.dst = WithRows(dst_user_desc_, row.out_end - row.out_begin);
+      piece.src_offset = row.in_begin * src_row_stride;
+      piece.dst_offset = row.out_begin * dst_row_stride;
+      piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());
+      dnnl::memory::dims low = padding_low, high = padding_high;
+      low[0] = row.pad_low;
+      high[0] = row.pad_high;
+      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+      std::optional<PrimitiveDesc> pd;
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, native_bias_desc_, piece.dst, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::convolution_direct, piece.src,
+                                             weights_any, piece.dst, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      }
+      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) return;
+      // The weights in this primitive's layout: packed_weights_ reordered once
+      // when it picked another.
+      piece.weights = -1;
+      for (size_t w = 0; w < weights.size(); ++w) {
+        if (weights[w].get_desc() == pd->weights_desc()) piece.weights = static_cast<int>(w);
+      }
+      if (piece.weights < 0) {
+        dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+        dnnl::stream stream(DnnlEngine());
+        dnnl::reorder(packed_weights_, packed).execute(stream, packed_weights_, packed);
+        stream.wait();
+        piece.weights = static_cast<int>(weights.size());
+        weights.push_back(packed);
+      }
+      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_offset = scratchpad_bytes;
+      scratchpad_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      piece.primitive = dnnl::convolution_forward(*pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return;
+  }
+  pieces_ = std::move(pieces);
+  piece_weights_ = std::move(weights);
+  piece_scratchpad_bytes_ = scratchpad_bytes;
+}
+
+absl::Status DnnlConvolutionThunk::RunPieces(const ThunkContext& context, const char* src,
+                                             char* out, const char* scale, const char* bias,
+                                             char* scratchpads) const {
+  const char* addend =
+      addend_post_op_ ? BaseOf(context, addend_->operand, operand_values_) : nullptr;
+  absl::InlinedVector<absl::Status, 4> status(pieces_.size());
+  auto run = [&](int64_t begin, int64_t end) {
+    OmpTeamOfOne team;
+    for (int64_t i = begin; i < end; ++i) {
+      status[i] = RunPiece(pieces_[i], src, out, addend, scale, bias, scratchpads);
+    }
+  };
+  const int64_t count = static_cast<int64_t>(pieces_.size());
+  if (context.thread_pool == nullptr) {
+    run(0, count);
+  } else {
+    context.thread_pool->ParallelFor(count, 1, run, context.max_threads,
+                                     ThreadPool::AfterJob::kSpin);
+  }
+  for (const absl::Status& piece_status : status) AXLE_RETURN_IF_ERROR(piece_status);
+  return absl::OkStatus();
+}
+
+absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src, char* out,
+                                            const char* addend, const char* scale, const char* bias,
+                                            char* scratchpads) const {
+  const int64_t out_size = primitive_util::ByteWidth(plan_.output_type);
+  try {
+    const dnnl::engine& engine = DnnlEngine();
+    dnnl::stream stream(engine);
+    char* dst = out + piece.dst_offset * out_size;
+    if (addend != nullptr && addend != out) {
+      std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
+    }
+    std::unordered_map<int, dnnl::memory> args;
+    args[DNNL_ARG_SRC] =
+        dnnl::memory(piece.src, engine, const_cast<char*>(src) + piece.src_offset * element_size_);
+    args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
+    args[DNNL_ARG_DST] = dnnl::memory(piece.dst, engine, dst);
+    if (scale_ && !fold_scale_) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+          dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+    }
+    if (native_bias_) {
+      args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
+    } else if (bias_) {
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ && !fold_scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
+          dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+    }
+    if (piece.scratchpad_size > 0) {
+      dnnl::memory::desc scratch_desc({piece.scratchpad_size}, dnnl::memory::data_type::u8,
+                                      dnnl::memory::format_tag::a);
+      args[DNNL_ARG_SCRATCHPAD] =
+          dnnl::memory(scratch_desc, engine, scratchpads + piece.scratchpad_offset);
+    }
+    piece.primitive.execute(stream, args);
+    stream.wait();
   } catch (const dnnl::error& error) {
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
@@ -753,7 +992,8 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
 
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const DnnlConvolutionThunk*>(&thunk)) {
-    return std::string(dnnl->reference() ? "onednn-reference" : "onednn");
+    if (dnnl->reference()) return std::string("onednn-reference");
+    return std::string(dnnl->split_into_rows() ? "onednn-rows" : "onednn");
   }
   if (conv::IsLoopConvolutionThunk(thunk)) return std::string("loop");
   return absl::InvalidArgumentError("not a convolution thunk");

@@ -26,6 +26,12 @@
 //   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
+//   - A small batch-1 convolution with constant weights, read and written in place
+//     with its rows (outermost spatial dim) outermost, as channels-last is,
+//     runs as one primitive per thread of the intra-op pool, each over a
+//     range of output rows (conv_row_split.h), on a team of one: the pool's
+//     workers spin between such convolutions where oneDNN's OpenMP workers
+//     sleep and are woken twice per primitive (omp_team.h).
 // Every other element type, rank and anything oneDNN declines runs a
 // kernel emitted into the program's LLVM module (convolution_loop_emitter.h:
 // operands read in place, the interpreter's sums and rounding, integer

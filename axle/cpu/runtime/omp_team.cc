@@ -96,4 +96,12 @@ OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options, int max_threads)
 
 OmpTeamShare::~OmpTeamShare() { running_calls.fetch_sub(1); }
 
+OmpTeamOfOne::OmpTeamOfOne() : previous_(omp_get_max_threads()) {
+  if (previous_ != 1) omp_set_num_threads(1);
+}
+
+OmpTeamOfOne::~OmpTeamOfOne() {
+  if (previous_ != 1) omp_set_num_threads(previous_);
+}
+
 }  // namespace axle::cpu

@@ -75,6 +75,21 @@ class OmpTeamShare {
   OmpTeamShare& operator=(const OmpTeamShare&) = delete;
 };
 
+// While one exists, the calling thread's oneDNN calls (and the primitives it
+// creates) run on a team of one, no OpenMP worker involved: for oneDNN work
+// that Axle itself splits across its intra-op pool. Restores the thread's
+// team size after.
+class OmpTeamOfOne {
+ public:
+  OmpTeamOfOne();
+  ~OmpTeamOfOne();
+  OmpTeamOfOne(const OmpTeamOfOne&) = delete;
+  OmpTeamOfOne& operator=(const OmpTeamOfOne&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_OMP_TEAM_H_
