@@ -251,8 +251,8 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
       a.dimensions(a.rank() - 1) != a.dimensions(a.rank() - 2)) {
     return Unsupported(cholesky, "a must be square matrices [..., n, n] of the result's shape");
   }
-  if (PhysicalStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
-      PhysicalStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
+  if (ShapeUtil::LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
+      ShapeUtil::LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
     return Unsupported(cholesky, "a and the result must be in the descending layout");
   }
   CholeskyPlan plan;

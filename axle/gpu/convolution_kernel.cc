@@ -36,21 +36,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-// Element strides of each dimension of `shape` in its layout (row-major
-// without one).
-std::vector<int64_t> LayoutStrides(const Shape& shape) {
-  if (!shape.has_layout() || shape.layout().minor_to_major().empty()) {
-    return ShapeUtil::RowMajorStrides(shape.dimensions());
-  }
-  std::vector<int64_t> strides(shape.rank(), 0);
-  int64_t stride = 1;
-  for (int64_t d : shape.layout().minor_to_major()) {
-    strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
-  return strides;
-}
-
 std::vector<int64_t> MinorToMajor(const Shape& shape) {
   if (shape.has_layout() &&
       static_cast<int64_t>(shape.layout().minor_to_major().size()) == shape.rank()) {
@@ -174,9 +159,9 @@ absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& instruction) {
   plan.out_elements = out.num_elements();
   plan.lhs_elements = lhs.num_elements();
   plan.rhs_elements = rhs.num_elements();
-  const std::vector<int64_t> in_strides = LayoutStrides(lhs);
-  const std::vector<int64_t> k_strides = LayoutStrides(rhs);
-  const std::vector<int64_t> out_strides = LayoutStrides(out);
+  const std::vector<int64_t> in_strides = ShapeUtil::LayoutStrides(lhs);
+  const std::vector<int64_t> k_strides = ShapeUtil::LayoutStrides(rhs);
+  const std::vector<int64_t> out_strides = ShapeUtil::LayoutStrides(out);
   plan.out_batch = out.dimensions(dn.output_batch_dimension());
   plan.out_batch_stride = out_strides[dn.output_batch_dimension()];
   plan.out_features = out.dimensions(dn.output_feature_dimension());

@@ -73,7 +73,7 @@ struct TrsmArguments {
 };
 
 bool RowMajor(const Shape& shape) {
-  return PhysicalStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
+  return ShapeUtil::LayoutStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
 }
 
 class TriangularSolveThunk : public GpuThunk {
