@@ -50,6 +50,16 @@ struct EpiloguePlan {
 absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, HloOpcode core_opcode,
                                           const std::vector<const Literal*>& constants);
 
+// Moves what a DotPlan and a ConvPlan take alike from `epilogue`: the
+// activation, its clamp bounds and the chain of ops.
+template <typename Plan>
+void TakeActivationAndChain(EpiloguePlan& epilogue, Plan& plan) {
+  plan.activation = epilogue.activation;
+  plan.low = epilogue.low;
+  plan.high = epilogue.high;
+  plan.chain = std::move(epilogue.chain);
+}
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
