@@ -112,20 +112,6 @@ TEST(ShapeUtilTest, SizesAndIndices) {
   EXPECT_EQ(ShapeUtil::PermuteDimensions({2, 0, 1}, s).ToString(false), "f32[4,2,3]");
 }
 
-TEST(ShapeUtilTest, StridesInALayout) {
-  // Column-major: the first dimension varies fastest.
-  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {0, 1, 2}), (std::vector<int64_t>{1, 2, 6}));
-  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {2, 1, 0}), (std::vector<int64_t>{12, 4, 1}));
-  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {1, 2, 0}), (std::vector<int64_t>{12, 1, 3}));
-  EXPECT_EQ(ShapeUtil::LayoutStrides(ShapeUtil::MakeShapeWithDenseLayout(F32, {2, 3}, {0, 1})),
-            (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(ShapeUtil::LayoutStrides(ShapeUtil::MakeShape(F32, {2, 3})),
-            (std::vector<int64_t>{3, 1}));
-  Shape without_layout(F32, {2, 3});
-  EXPECT_EQ(ShapeUtil::LayoutStrides(without_layout), (std::vector<int64_t>{3, 1}));
-  EXPECT_TRUE(ShapeUtil::LayoutStrides(ShapeUtil::MakeScalarShape(F32)).empty());
-}
-
 TEST(ProgramShapeTest, XlaAccessors) {
   ProgramShape program;
   *program.add_parameters() = ShapeUtil::MakeShape(F32, {2});
