@@ -65,8 +65,8 @@
 // The tools:
 //   CXX                   the C++ compiler axle_aot builds with (default c++)
 //
-// Tests have variables of their own (AXLE_JAX_DIR, AXLE_CONFORMANCE_DIR);
-// they are not the library's and stay where they are used.
+// Tests have variables of their own (AXLE_JAX_DIR, AXLE_CONFORMANCE_DIR,
+// AXLE_TRACE); they are not the library's and stay where they are used.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_BASE_ENVIRONMENT_OPTIONS_H_
