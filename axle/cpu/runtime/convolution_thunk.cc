@@ -735,7 +735,7 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
 }
 
 absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  return builder.AddOperandThunk(instruction, &CreateConvolutionThunk, "convolution_loop");
+  return EmitEpilogueThunk(instruction, builder, &CreateConvolutionThunk, "convolution_loop");
 }
 
 }  // namespace axle::cpu

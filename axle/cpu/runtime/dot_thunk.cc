@@ -513,7 +513,7 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
 }
 
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  return builder.AddOperandThunk(instruction, &CreateDotThunk, "dot_loop");
+  return EmitEpilogueThunk(instruction, builder, &CreateDotThunk, "dot_loop");
 }
 
 }  // namespace axle::cpu

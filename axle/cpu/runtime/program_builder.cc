@@ -489,24 +489,6 @@ const Literal* ProgramBuilder::ConstantOf(int64_t value) const {
   return s.kind == ValueSlot::Kind::kConstant ? &program_.constants[s.constant] : nullptr;
 }
 
-absl::Status ProgramBuilder::AddOperandThunk(const HloInstruction& instruction,
-                                             OperandThunkFactory create,
-                                             absl::string_view kernel_prefix) {
-  std::vector<int64_t> operand_values;
-  std::vector<const Literal*> constants;
-  for (const HloInstruction* operand : instruction.operands()) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, ValueOf(operand));
-    operand_values.push_back(value);
-    constants.push_back(ConstantOf(value));
-  }
-  const int64_t output = DefineTemporary(&instruction, {}, instruction.shape());
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
-                        create(instruction, std::move(operand_values), constants, output, kernels(),
-                               UniqueName(kernel_prefix)));
-  AddThunk(std::move(thunk));
-  return absl::OkStatus();
-}
-
 std::string ProgramBuilder::UniqueName(absl::string_view prefix) {
   return absl::StrCat(prefix, "_", next_name_++);
 }

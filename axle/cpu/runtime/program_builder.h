@@ -95,17 +95,6 @@ class ProgramBuilder {
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;
-  // How a dot or a convolution (plain, or a fusion with its epilogue) makes
-  // its thunk: from its operands' values, their literals where constant
-  // (else null), its result's value, the loop kernels and a kernel name.
-  using OperandThunkFactory = absl::StatusOr<std::unique_ptr<Thunk>> (*)(
-      const HloInstruction& instruction, std::vector<int64_t> operand_values,
-      const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
-      absl::string_view kernel_name);
-  // Appends the thunk `create` makes for `instruction` (its result a new
-  // temporary; a loop kernel it needs named "<kernel_prefix>_<n>").
-  absl::Status AddOperandThunk(const HloInstruction& instruction, OperandThunkFactory create,
-                               absl::string_view kernel_prefix);
   // Appends to the sequence being built (the entry's, or a nested one).
   void AddThunk(std::unique_ptr<Thunk> thunk) { sequence_->push_back(std::move(thunk)); }
   // A function name not used before in this program ("<prefix>_<n>").
