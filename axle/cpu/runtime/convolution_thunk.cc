@@ -15,6 +15,7 @@
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
+#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
