@@ -483,9 +483,10 @@ std::unique_ptr<Thunk> LoadDnnlDotThunk(std::string name, ThunkReader& reader) {
     reader.Fail(absl::StrCat("dot %", name, " reads an operand it does not have"));
     return nullptr;
   }
-  auto thunk = std::make_unique<DnnlDotThunk>(name, std::move(operand_values), output_value);
+  auto thunk =
+      std::make_unique<DnnlDotThunk>(std::move(name), std::move(operand_values), output_value);
   if (absl::Status status = thunk->Build(plan); !status.ok()) {
-    reader.Fail(absl::StrCat("dot %", name, ": ", status.message()));
+    reader.Fail(absl::StrCat("dot %", thunk->name(), ": ", status.message()));
     return nullptr;
   }
   return thunk;
