@@ -718,10 +718,10 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
     reader.Fail(absl::StrCat("convolution %", name, ": a plan oneDNN does not take"));
     return nullptr;
   }
-  auto thunk =
-      std::make_unique<DnnlConvolutionThunk>(name, std::move(operand_values), output_value);
+  auto thunk = std::make_unique<DnnlConvolutionThunk>(std::move(name), std::move(operand_values),
+                                                      output_value);
   if (absl::Status status = thunk->Build(std::move(plan)); !status.ok()) {
-    reader.Fail(absl::StrCat("convolution %", name, ": ", status.message()));
+    reader.Fail(absl::StrCat("convolution %", thunk->name(), ": ", status.message()));
     return nullptr;
   }
   return thunk;
