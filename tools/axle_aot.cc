@@ -42,6 +42,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/jit.h"
@@ -470,8 +471,8 @@ absl::Status Run(const Options& options) {
                                         program->symbols, args.size(), results.size())));
   std::string cxx = options.cxx;
   if (cxx.empty()) {
-    const char* env = std::getenv("CXX");
-    cxx = env != nullptr && *env != '\0' ? env : "c++";
+    cxx = EnvironmentOptions::Read().cxx;
+    if (cxx.empty()) cxx = "c++";
   }
   AXLE_RETURN_IF_ERROR(System(
       absl::StrCat(cxx, " -std=c++17 -O2 -fPIC -c ", ShellQuote(source_path), " -I",

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 
 namespace axle {
@@ -14,6 +15,15 @@ namespace {
 std::string Get(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? std::string(value) : std::string();
+}
+
+// 1, true, on or yes: true; 0, false, off or no: false (any case); anything
+// else, or unset: nullopt.
+std::optional<bool> Switch(const char* name) {
+  const std::string text = absl::AsciiStrToLower(Get(name));
+  if (text == "0" || text == "false" || text == "off" || text == "no") return false;
+  if (text == "1" || text == "true" || text == "on" || text == "yes") return true;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -47,6 +57,33 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.rendezvous_dir = Get("AXLE_RENDEZVOUS_DIR");
   options.coordinator = Get("AXLE_COORDINATOR");
   options.collectives_transport = Get("AXLE_COLLECTIVES_TRANSPORT");
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(name) != nullptr) options.started_by_mpi_launcher = true;
+  }
+  int64_t feed_timeout_ms = 0;
+  if (absl::SimpleAtoi(Get("AXLE_FEED_TIMEOUT"), &feed_timeout_ms) && feed_timeout_ms > 0) {
+    options.feed_timeout = std::chrono::milliseconds(feed_timeout_ms);
+  }
+  if (std::string tmp = Get("TMPDIR"); !tmp.empty()) options.temporary_directory = tmp;
+
+  const std::string debug = Get("AXLE_DEBUG");
+  options.debug = !debug.empty() && debug != "0";
+  options.lazy_platform = Get("AXLE_LAZY_PLATFORM");
+
+  options.cuda_driver = Get("AXLE_CUDA_DRIVER");
+  options.cuda_libdevice = Get("AXLE_CUDA_LIBDEVICE");
+  options.cuda_ptxas = Get("AXLE_CUDA_PTXAS");
+  options.cublas = Get("AXLE_CUBLAS");
+  options.cublaslt = Get("AXLE_CUBLASLT");
+  options.cusolver = Get("AXLE_CUSOLVER");
+  options.cufft = Get("AXLE_CUFFT");
+  options.cudnn = Get("AXLE_CUDNN");
+  options.gpu_tf32 = Get("AXLE_GPU_TF32") == "1";
+  options.gpu_unroll = Switch("AXLE_GPU_UNROLL");
+  options.gpu_select_conditionals = Switch("AXLE_GPU_SELECT_CONDITIONALS");
+  options.gpu_graphs = Switch("AXLE_GPU_GRAPHS");
+
+  options.cxx = Get("CXX");
   return options;
 }
 

@@ -33,14 +33,46 @@
 //   AXLE_COLLECTIVES_TRANSPORT  gloo or mpi: what joins the processes of
 //                         a run (default: mpi when mpirun started this
 //                         process, else gloo; tools/multi_process.h)
+//   OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK  any of them set: an MPI
+//                         launcher started this process (mpi_communicator.h)
+//   AXLE_FEED_TIMEOUT     milliseconds an infeed waits for its value (> 0;
+//                         default 60 s; axle/core/host_feed.h)
+//   TMPDIR                where scratch folders are made (default /tmp;
+//                         axle/base/subprocess.h)
 //
-// Tests and tools have variables of their own (AXLE_JAX_DIR, AXLE_TRACE);
-// they are not the library's and stay where they are used.
+// The front ends:
+//   AXLE_DEBUG            set (not "" or "0"): the lazy tensors and the
+//                         PyTorch device say what they lower and why they fall
+//                         back (axle/frontends/lazy, axle/frontends/torch)
+//   AXLE_LAZY_PLATFORM    the platform lazy tensors run on (default: the
+//                         default platform; axle/frontends/lazy/device.h)
+//
+// The cuda backend (axle/gpu):
+//   AXLE_CUDA_DRIVER      the driver library (default libcuda.so.1)
+//   AXLE_CUDA_LIBDEVICE   libdevice.10.bc (default: the toolkit's)
+//   AXLE_CUDA_PTXAS       ptxas (default: the toolkit's)
+//   AXLE_CUBLAS, AXLE_CUBLASLT, AXLE_CUSOLVER, AXLE_CUFFT  the library to
+//                         open (default: the soname, then the toolkit's folder)
+//   AXLE_CUDNN            0: no cuDNN convolutions; "" or 1: libcudnn.so.9;
+//                         anything else: the library to open
+//   AXLE_GPU_TF32         1: f32 dots may round to TF32 (gemm_plan.h)
+//   AXLE_GPU_UNROLL, AXLE_GPU_SELECT_CONDITIONALS, AXLE_GPU_GRAPHS  switches
+//                         (1/true/on/yes or 0/false/off/no; anything else:
+//                         the default, off, on and on): unroll counted loops,
+//                         make cheap conditionals selects, replay runs of
+//                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
+//
+// The tools:
+//   CXX                   the C++ compiler axle_aot builds with (default c++)
+//
+// Tests have variables of their own (AXLE_JAX_DIR, AXLE_CONFORMANCE_DIR,
+// AXLE_TRACE); they are not the library's and stay where they are used.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_BASE_ENVIRONMENT_OPTIONS_H_
 #define AXLE_BASE_ENVIRONMENT_OPTIONS_H_
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +96,36 @@ struct EnvironmentOptions {
   std::string coordinator;
   // AXLE_COLLECTIVES_TRANSPORT as given (empty: unset).
   std::string collectives_transport;
+  // Whether an MPI launcher's variables are set.
+  bool started_by_mpi_launcher = false;
+  // AXLE_FEED_TIMEOUT in milliseconds (> 0), or 60 s.
+  std::chrono::milliseconds feed_timeout{std::chrono::seconds(60)};
+  // TMPDIR, or "/tmp" when unset or empty.
+  std::string temporary_directory = "/tmp";
+
+  // The front ends.
+  bool debug = false;
+  std::string lazy_platform;
+
+  // The cuda backend: the paths as given (empty: unset).
+  std::string cuda_driver;
+  std::string cuda_libdevice;
+  std::string cuda_ptxas;
+  std::string cublas;
+  std::string cublaslt;
+  std::string cusolver;
+  std::string cufft;
+  // AXLE_CUDNN as given: "0" turns cuDNN off, "" and "1" name the default
+  // library, anything else is the library's path.
+  std::string cudnn;
+  bool gpu_tf32 = false;
+  // The switches when set to a recognised value; nullopt otherwise.
+  std::optional<bool> gpu_unroll;
+  std::optional<bool> gpu_select_conditionals;
+  std::optional<bool> gpu_graphs;
+
+  // The tools: CXX as given (empty: unset).
+  std::string cxx;
 
   // The variables as the environment has them now.
   static EnvironmentOptions Read();

@@ -12,8 +12,11 @@ namespace {
 class EnvironmentOptionsTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"AXLE_DUMP_TO", "AXLE_PROFILE", "AXLE_CACHE_DIR",
-                             "AXLE_COMPILE_THREADS", "AXLE_LLVM_OPTIONS", "AXLE_NUM_THREADS"}) {
+    for (const char* name :
+         {"AXLE_DUMP_TO", "AXLE_PROFILE", "AXLE_CACHE_DIR", "AXLE_COMPILE_THREADS",
+          "AXLE_LLVM_OPTIONS", "AXLE_NUM_THREADS", "AXLE_FEED_TIMEOUT", "AXLE_DEBUG",
+          "AXLE_LAZY_PLATFORM", "AXLE_CUDA_DRIVER", "AXLE_CUBLAS", "AXLE_CUDNN", "AXLE_GPU_TF32",
+          "AXLE_GPU_UNROLL", "AXLE_GPU_SELECT_CONDITIONALS", "AXLE_GPU_GRAPHS", "CXX"}) {
       unsetenv(name);
     }
   }
@@ -28,6 +31,15 @@ TEST_F(EnvironmentOptionsTest, UnsetMeansDefaults) {
   EXPECT_EQ(options.compile_threads, 0);
   EXPECT_TRUE(options.llvm_options.empty());
   EXPECT_FALSE(options.num_threads.has_value());
+  EXPECT_EQ(options.feed_timeout, std::chrono::seconds(60));
+  EXPECT_FALSE(options.debug);
+  EXPECT_EQ(options.lazy_platform, "");
+  EXPECT_EQ(options.cuda_driver, "");
+  EXPECT_EQ(options.cudnn, "");
+  EXPECT_FALSE(options.gpu_tf32);
+  EXPECT_FALSE(options.gpu_unroll.has_value());
+  EXPECT_FALSE(options.gpu_graphs.has_value());
+  EXPECT_EQ(options.cxx, "");
 }
 
 TEST_F(EnvironmentOptionsTest, ReadsEachVariableWhenAsked) {
@@ -56,6 +68,42 @@ TEST_F(EnvironmentOptionsTest, BadOrNegativeCompileThreadsMeanTheDefault) {
   EXPECT_EQ(EnvironmentOptions::Read().compile_threads, 0);
   setenv("AXLE_PROFILE", "", 1);
   EXPECT_FALSE(EnvironmentOptions::Read().profile);
+}
+
+TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
+  setenv("AXLE_FEED_TIMEOUT", "250", 1);
+  setenv("AXLE_DEBUG", "1", 1);
+  setenv("AXLE_LAZY_PLATFORM", "interpreter", 1);
+  setenv("AXLE_CUDA_DRIVER", "/opt/libcuda.so", 1);
+  setenv("AXLE_CUBLAS", "/opt/libcublas.so", 1);
+  setenv("AXLE_CUDNN", "0", 1);
+  setenv("AXLE_GPU_TF32", "1", 1);
+  setenv("AXLE_GPU_UNROLL", "Yes", 1);
+  setenv("AXLE_GPU_SELECT_CONDITIONALS", "off", 1);
+  setenv("AXLE_GPU_GRAPHS", "maybe", 1);
+  setenv("CXX", "clang++", 1);
+  EnvironmentOptions options = EnvironmentOptions::Read();
+  EXPECT_EQ(options.feed_timeout, std::chrono::milliseconds(250));
+  EXPECT_TRUE(options.debug);
+  EXPECT_EQ(options.lazy_platform, "interpreter");
+  EXPECT_EQ(options.cuda_driver, "/opt/libcuda.so");
+  EXPECT_EQ(options.cublas, "/opt/libcublas.so");
+  EXPECT_EQ(options.cudnn, "0");
+  EXPECT_TRUE(options.gpu_tf32);
+  EXPECT_EQ(options.gpu_unroll, true);
+  EXPECT_EQ(options.gpu_select_conditionals, false);
+  EXPECT_FALSE(options.gpu_graphs.has_value());  // not a recognised switch value
+  EXPECT_EQ(options.cxx, "clang++");
+}
+
+TEST_F(EnvironmentOptionsTest, BadFeedTimeoutOrDebugZeroMeanTheDefaults) {
+  setenv("AXLE_FEED_TIMEOUT", "-5", 1);
+  setenv("AXLE_DEBUG", "0", 1);
+  setenv("AXLE_GPU_TF32", "yes", 1);  // only "1" turns TF32 on
+  EnvironmentOptions options = EnvironmentOptions::Read();
+  EXPECT_EQ(options.feed_timeout, std::chrono::seconds(60));
+  EXPECT_FALSE(options.debug);
+  EXPECT_FALSE(options.gpu_tf32);
 }
 
 }  // namespace

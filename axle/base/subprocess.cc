@@ -12,15 +12,15 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 
 extern char** environ;
 
 namespace axle {
 
 ScratchDirectory::ScratchDirectory(absl::string_view prefix) {
-  const char* tmp = std::getenv("TMPDIR");
   std::string pattern =
-      absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/", prefix, "-XXXXXX");
+      absl::StrCat(EnvironmentOptions::Read().temporary_directory, "/", prefix, "-XXXXXX");
   if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 
 namespace axle {
 namespace {
@@ -151,12 +152,7 @@ class MpiCommunicator : public Communicator {
 
 }  // namespace
 
-bool StartedByMpiLauncher() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
+bool StartedByMpiLauncher() { return EnvironmentOptions::Read().started_by_mpi_launcher; }
 
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout) {
   int initialized = 0;

@@ -6,8 +6,8 @@
 #include <memory>
 #include <tuple>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/core/shape_util.h"
 
 namespace axle {
@@ -62,12 +62,7 @@ void HostFeed::Clear() {
 }
 
 std::chrono::milliseconds FeedTimeoutFromEnvironment() {
-  const char* text = std::getenv("AXLE_FEED_TIMEOUT");
-  int64_t ms = 0;
-  if (text != nullptr && absl::SimpleAtoi(text, &ms) && ms > 0) {
-    return std::chrono::milliseconds(ms);
-  }
-  return std::chrono::seconds(60);
+  return EnvironmentOptions::Read().feed_timeout;
 }
 
 }  // namespace axle

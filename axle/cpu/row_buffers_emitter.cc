@@ -79,7 +79,7 @@ void LoopKernelEmitter::PlanRowBuffers(const RowIndexAnalysis& rows, llvm::Funct
     llvm::AllocaInst* buffer =
         entry.CreateAlloca(elemental_.StorageType(type), entry.getInt64(elements),
                            absl::StrCat(instruction->name(), ".row"));
-    buffer->setAlignment(llvm::Align(64));
+    buffer->setAlignment(llvm::Align(kBufferAlignment));
     row_buffers_[instruction] = {buffer, nullptr, elements, static_cast<size_t>(depth),
                                  std::move(row_dims)};
   }

@@ -37,20 +37,20 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
     llvm::Type* storage = elemental_.StorageType(instruction->shape().element_type());
     auto* buffer = entry.CreateAlloca(storage, entry.getInt64(2 * row_buffer.elements),
                                       absl::StrCat(instruction->name(), ".rows"));
-    buffer->setAlignment(llvm::Align(64));
+    buffer->setAlignment(llvm::Align(kBufferAlignment));
     row_buffer.double_buffer = buffer;
     // Zeroed: a range's first row computes its nonexistent previous row
     // (into the spare row) from the other half.
     const int64_t bytes =
         2 * row_buffer.elements * primitive_util::ByteWidth(instruction->shape().element_type());
-    b_.CreateMemSet(buffer, b_.getInt8(0), bytes, llvm::Align(64));
+    b_.CreateMemSet(buffer, b_.getInt8(0), bytes, llvm::Align(kBufferAlignment));
   }
   // Rows go straight to a 64-byte aligned output (always, from Axle's
   // allocators); to a misaligned one through the spare row and a copy.
   llvm::Value* aligned = b_.CreateICmpEQ(
       b_.CreateAnd(b_.CreatePtrToInt(out, b_.getInt64Ty()), kBufferAlignment - 1), b_.getInt64(0));
   auto* spare_row = entry.CreateAlloca(f32, entry.getInt64(columns), "spare_row");
-  spare_row->setAlignment(llvm::Align(64));
+  spare_row->setAlignment(llvm::Align(kBufferAlignment));
   std::map<const HloInstruction*, llvm::AllocaInst*> previous;
   for (const HloInstruction* value : values) {
     previous[value] = entry.CreateAlloca(f32, nullptr, absl::StrCat(value->name(), ".previous"));
@@ -109,7 +109,8 @@ absl::Status LoopKernelEmitter::EmitSkewedRows(llvm::Function* body, const HloIn
     auto* next_block = llvm::BasicBlock::Create(context, "skewed.next", function);
     b_.CreateCondBr(b_.CreateAnd(has_previous, b_.CreateNot(aligned)), copy_block, next_block);
     b_.SetInsertPoint(copy_block);
-    b_.CreateMemCpy(previous_row_out, llvm::MaybeAlign(4), spare_row, llvm::Align(64), columns * 4);
+    b_.CreateMemCpy(previous_row_out, llvm::MaybeAlign(4), spare_row, llvm::Align(kBufferAlignment),
+                    columns * 4);
     b_.CreateBr(next_block);
     b_.SetInsertPoint(next_block);
     return absl::OkStatus();

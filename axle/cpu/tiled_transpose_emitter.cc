@@ -45,14 +45,14 @@ absl::Status LoopKernelEmitter::EmitTiledLoopNest(llvm::Function* body,
     llvm::AllocaInst* buffer =
         entry.CreateAlloca(elemental_.StorageType(type),
                            entry.getInt64(kTransposeTile * kTransposeTile), "transpose.tile");
-    buffer->setAlignment(llvm::Align(64));
+    buffer->setAlignment(llvm::Align(kBufferAlignment));
     tile_buffer_ = TileBuffer{&transpose, buffer, a, minor, nullptr, nullptr};
     const int width = primitive_util::ByteWidth(type);
     if (type != PRED && (width == 2 || width == 4)) {
       llvm::AllocaInst* transposed =
           entry.CreateAlloca(elemental_.StorageType(type),
                              entry.getInt64(kTransposeTile * kTransposeTile), "transpose.tile_t");
-      transposed->setAlignment(llvm::Align(64));
+      transposed->setAlignment(llvm::Align(kBufferAlignment));
       tile_buffer_.transposed = transposed;
     }
   }

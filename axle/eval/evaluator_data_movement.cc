@@ -13,6 +13,8 @@
 #include <cstring>
 
 #include "axle/base/status_macros.h"
+#include "axle/core/layout_strides.h"
+#include "axle/core/shape_util.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/ragged_rows.h"
 
@@ -168,13 +170,7 @@ void FromPhysicalBytes(const std::vector<uint8_t>& bytes, Literal& literal) {
     return;
   }
   // Logical element at index i sits at physical offset sum(i[d] * pstride[d]).
-  const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major();
-  std::vector<int64_t> physical_strides(shape.rank());
-  int64_t stride = 1;
-  for (int64_t d : minor_to_major) {
-    physical_strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
+  const std::vector<int64_t> physical_strides = LayoutStrides(shape);
   StridedCopy(bytes.data(), 0, physical_strides, shape.dimensions(), Bytes(literal), width);
 }
 

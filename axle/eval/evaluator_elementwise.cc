@@ -97,6 +97,14 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
 }
 
 // --- Unary ops that keep the element type ------------------------------------
+//
+// UnarySameType and BinarySameType switch over one family's opcodes
+// (hlo_opcode_families.h) for one element type, and keep a `default:`: the
+// evaluator's switch over every opcode has none and takes the families as
+// whole lists, but which element types an op is defined on is not something
+// a switch over opcodes can check at compile time. evaluator_families_test
+// runs every op of the lists instead (and elemental_ir_emitter_test's
+// FamiliesTest holds the loop kernels to what this evaluates).
 
 // Each instantiation keeps only the `if constexpr` branches its type has, so
 // unrelated opcodes can reduce to the same `break` (clang-tidy's branch-clone).

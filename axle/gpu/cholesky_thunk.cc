@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cuda_driver.h"
 #include "axle/gpu/cuda_kernel.h"
@@ -251,8 +252,8 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
       a.dimensions(a.rank() - 1) != a.dimensions(a.rank() - 2)) {
     return Unsupported(cholesky, "a must be square matrices [..., n, n] of the result's shape");
   }
-  if (PhysicalStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
-      PhysicalStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
+  if (LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
+      LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
     return Unsupported(cholesky, "a and the result must be in the descending layout");
   }
   CholeskyPlan plan;

@@ -20,7 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/shape_util.h"
+#include "axle/core/layout_strides.h"
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -35,21 +35,6 @@ namespace axle::gpu {
 namespace {
 
 namespace pu = primitive_util;
-
-// Element strides of each dimension of `shape` in its layout (row-major
-// without one).
-std::vector<int64_t> LayoutStrides(const Shape& shape) {
-  if (!shape.has_layout() || shape.layout().minor_to_major().empty()) {
-    return ShapeUtil::RowMajorStrides(shape.dimensions());
-  }
-  std::vector<int64_t> strides(shape.rank(), 0);
-  int64_t stride = 1;
-  for (int64_t d : shape.layout().minor_to_major()) {
-    strides[d] = stride;
-    stride *= shape.dimensions(d);
-  }
-  return strides;
-}
 
 std::vector<int64_t> MinorToMajor(const Shape& shape) {
   if (shape.has_layout() &&

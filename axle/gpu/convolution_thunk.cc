@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/convolution_kernel.h"
 #include "axle/gpu/cuda_kernel.h"
@@ -107,10 +108,9 @@ struct Cudnn {
 };
 
 absl::StatusOr<const Cudnn*> LoadCudnn() {
-  const char* from_environment = std::getenv("AXLE_CUDNN");
-  const std::string library = from_environment != nullptr && *from_environment != '\0' &&
-                                      std::string(from_environment) != "1"
-                                  ? std::string(from_environment)
+  const std::string from_environment = EnvironmentOptions::Read().cudnn;
+  const std::string library = !from_environment.empty() && from_environment != "1"
+                                  ? from_environment
                                   : std::string("libcudnn.so.9");
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

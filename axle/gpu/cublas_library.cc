@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/gpu/cuda_stream.h"
 
 namespace axle::gpu {
@@ -35,9 +36,8 @@ void Resolve(void* handle, const std::string& file, const char* symbol, Function
 
 }  // namespace
 
-std::string CudaLibraryPath(const char* variable, const char* soname) {
-  const char* path = std::getenv(variable);
-  if (path != nullptr && *path != '\0') return path;
+std::string CudaLibraryPath(const std::string& from_environment, const char* soname) {
+  if (!from_environment.empty()) return from_environment;
   // On the loader's path?
   if (void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL); handle != nullptr) {
     dlclose(handle);
@@ -56,8 +56,8 @@ absl::StatusOr<const CublasLibrary*> CublasLibrary::Get() {
   // Loaded once; the libraries stay open for the process.
   static const absl::StatusOr<const CublasLibrary*>* library =
       new absl::StatusOr<const CublasLibrary*>(
-          Open(CudaLibraryPath("AXLE_CUBLASLT", "libcublasLt.so.13"),
-               CudaLibraryPath("AXLE_CUBLAS", "libcublas.so.13")));
+          Open(CudaLibraryPath(EnvironmentOptions::Read().cublaslt, "libcublasLt.so.13"),
+               CudaLibraryPath(EnvironmentOptions::Read().cublas, "libcublas.so.13")));
   return *library;
 }
 

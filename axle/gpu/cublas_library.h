@@ -93,10 +93,11 @@ namespace axle::gpu {
 // The cuBLASLt functions (for the epilogue dots to come; the version today).
 #define AXLE_CUBLASLT_FUNCTIONS(X) X(cublasLtGetVersion, "cublasLtGetVersion", size_t (*)())
 
-// The library to open: `variable`'s value when set, else `soname` when the
-// loader finds it, else the toolkit's copy of the build machine's toolkit
-// folder (/usr/local/cuda/lib64/...) when it exists there, else `soname`.
-std::string CudaLibraryPath(const char* variable, const char* soname);
+// The library to open: `from_environment` (its variable's value in
+// EnvironmentOptions) when not empty, else `soname` when the loader finds it,
+// else the toolkit's copy of the build machine's toolkit folder
+// (/usr/local/cuda/lib64/...) when it exists there, else `soname`.
+std::string CudaLibraryPath(const std::string& from_environment, const char* soname);
 
 class CublasLibrary {
  public:

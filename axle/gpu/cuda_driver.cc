@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 
 namespace axle::gpu {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 // The library to open: AXLE_CUDA_DRIVER when set (a driver outside the
 // loader's path), else the soname every driver installs.
 std::string DriverLibrary() {
-  const char* path = std::getenv("AXLE_CUDA_DRIVER");
-  return path != nullptr && *path != '\0' ? std::string(path) : std::string("libcuda.so.1");
+  const std::string path = EnvironmentOptions::Read().cuda_driver;
+  return !path.empty() ? path : std::string("libcuda.so.1");
 }
 
 // Names of the errors a machine without a working driver gives, for when

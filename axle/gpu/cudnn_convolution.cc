@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 
 namespace axle::gpu {
@@ -23,10 +24,7 @@ bool FitsInt(int64_t value) { return value >= 0 && value <= std::numeric_limits<
 
 }  // namespace
 
-bool CudnnEnabledByEnvironment() {
-  const char* value = std::getenv("AXLE_CUDNN");
-  return value == nullptr || std::string(value) != "0";
-}
+bool CudnnEnabledByEnvironment() { return EnvironmentOptions::Read().cudnn != "0"; }
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/gpu/cublas_library.h"
 
 namespace axle::gpu {
@@ -42,7 +43,7 @@ absl::StatusOr<const CusolverLibrary*> CusolverLibrary::Get() {
           return absl::UnavailableError(
               absl::StrCat("cuSOLVER unavailable: it needs cuBLAS: ", blas.status().message()));
         }
-        return Open(CudaLibraryPath("AXLE_CUSOLVER", "libcusolver.so.12"));
+        return Open(CudaLibraryPath(EnvironmentOptions::Read().cusolver, "libcusolver.so.12"));
       }());
   return *library;
 }

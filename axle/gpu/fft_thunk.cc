@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
@@ -53,10 +54,9 @@ struct Cufft {
 };
 
 absl::StatusOr<const Cufft*> LoadCufft() {
-  const char* from_environment = std::getenv("AXLE_CUFFT");
-  const std::string library = from_environment != nullptr && *from_environment != '\0'
-                                  ? std::string(from_environment)
-                                  : std::string("libcufft.so.12");
+  const std::string from_environment = EnvironmentOptions::Read().cufft;
+  const std::string library =
+      !from_environment.empty() ? from_environment : std::string("libcufft.so.12");
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   // Not on the loader's path: the toolkit's library folder (where it was at
   // build time, then the usual one).
@@ -138,12 +138,6 @@ absl::Status CufftStatus(cufftResult result, absl::string_view call, absl::strin
                                            " (", static_cast<int>(result), ")");
   return result == CUFFT_ALLOC_FAILED ? absl::ResourceExhaustedError(message)
                                       : absl::InternalError(message);
-}
-
-bool IsRowMajor(const Shape& shape) {
-  return !shape.has_layout() || shape.layout().minor_to_major().empty() ||
-         shape.layout().minor_to_major() ==
-             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
 }
 
 struct FftGeometry {
@@ -383,7 +377,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunkWithOptions(const HloInstr
                     absl::StrCat("fft_length of ", rank, " dimensions over ", in.ToString(), " -> ",
                                  out.ToString(), " (1 to 3 trailing dimensions)"));
   }
-  if (!IsRowMajor(in) || !IsRowMajor(out)) {
+  if (!ShapeUtil::HasDescendingLayout(in) || !ShapeUtil::HasDescendingLayout(out)) {
     return FftError(instruction, absl::StatusCode::kUnimplemented,
                     absl::StrCat("operand or result not row-major (", in.ToString(true), " -> ",
                                  out.ToString(true), ")"));

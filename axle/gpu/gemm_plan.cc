@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
+#include "axle/core/layout_strides.h"
 #include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -125,21 +127,6 @@ const char* ComputeName(GemmCompute compute) {
 
 }  // namespace
 
-std::vector<int64_t> PhysicalStrides(const Shape& shape) {
-  const int64_t rank = shape.rank();
-  std::vector<int64_t> strides(rank, 1);
-  int64_t stride = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t dim =
-        shape.has_layout() && static_cast<int64_t>(shape.layout().minor_to_major().size()) == rank
-            ? shape.layout().minor_to_major(static_cast<int>(i))
-            : rank - 1 - i;
-    strides[dim] = stride;
-    stride *= shape.dimensions(dim);
-  }
-  return strides;
-}
-
 std::string GemmPlan::ToString() const {
   return absl::StrCat(
       swap_operands ? "C^T = rhs^T lhs^T: " : "C = lhs rhs: ", "transa=", transpose_a ? "T" : "N",
@@ -150,10 +137,7 @@ std::string GemmPlan::ToString() const {
 }
 
 bool Tf32Enabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("AXLE_GPU_TF32");
-    return value != nullptr && std::string(value) == "1";
-  }();
+  static const bool enabled = EnvironmentOptions::Read().gpu_tf32;
   return enabled;
 }
 
@@ -222,9 +206,9 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
   if (out.rank() != batch_rank + m_rank + n_rank) {
     return Unsupported(dot, "result rank is not batch + lhs free + rhs free");
   }
-  const std::vector<int64_t> lhs_strides = PhysicalStrides(lhs);
-  const std::vector<int64_t> rhs_strides = PhysicalStrides(rhs);
-  const std::vector<int64_t> out_strides = PhysicalStrides(out);
+  const std::vector<int64_t> lhs_strides = LayoutStrides(lhs);
+  const std::vector<int64_t> rhs_strides = LayoutStrides(rhs);
+  const std::vector<int64_t> out_strides = LayoutStrides(out);
   auto sizes_of = [](const Shape& shape, const std::vector<int64_t>& dims) {
     std::vector<int64_t> sizes;
     sizes.reserve(dims.size());

@@ -84,10 +84,6 @@ bool GemmSupports(const HloInstruction& dot);
 // the canonicalizer's test for dots it should rewrite.
 bool GemmSupportsTypes(const HloInstruction& dot);
 
-// Elements between consecutive indices of each dimension of `shape` in its
-// layout (descending when it has none).
-std::vector<int64_t> PhysicalStrides(const Shape& shape);
-
 }  // namespace axle::gpu
 
 #endif  // AXLE_GPU_GEMM_PLAN_H_

@@ -26,6 +26,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/core/layout_strides.h"
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/eval/hlo_evaluator.h"
@@ -193,7 +194,7 @@ Complex ElementAt(const Literal& literal, int64_t i) {
 
 // `literal`'s elements at their offsets in its shape's layout.
 std::vector<Complex> Physical(const Literal& literal, const Shape& shape) {
-  const std::vector<int64_t> strides = PhysicalStrides(shape);
+  const std::vector<int64_t> strides = LayoutStrides(shape);
   const int64_t count = shape.num_elements();
   std::vector<Complex> out(count);
   std::vector<int64_t> index(shape.rank(), 0);

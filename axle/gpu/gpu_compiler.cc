@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
@@ -186,27 +185,12 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
 
 }  // namespace
 
-namespace {
-
-// `otherwise` unless the variable says 0, false, off or no (false) or 1,
-// true, on or yes (true).
-bool EnvironmentSwitch(const char* variable, bool otherwise) {
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read once per compile
-  const char* value = std::getenv(variable);
-  if (value == nullptr) return otherwise;
-  const std::string text = absl::AsciiStrToLower(value);
-  if (text == "0" || text == "false" || text == "off" || text == "no") return false;
-  if (text == "1" || text == "true" || text == "on" || text == "yes") return true;
-  return otherwise;
-}
-
-}  // namespace
-
 GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
   GpuPrepareOptions options;
   options.run_backend_only = run_backend_only;
-  options.unroll_loops = EnvironmentSwitch("AXLE_GPU_UNROLL", false);
-  options.select_conditionals = EnvironmentSwitch("AXLE_GPU_SELECT_CONDITIONALS", true);
+  const EnvironmentOptions environment = EnvironmentOptions::Read();
+  options.unroll_loops = environment.gpu_unroll.value_or(false);
+  options.select_conditionals = environment.gpu_select_conditionals.value_or(true);
   return options;
 }
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 
 namespace axle::gpu {
@@ -235,11 +235,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> CapturableLibraryCall(
 
 GpuGraphOptions GpuGraphOptionsFromEnv() {
   GpuGraphOptions options;
-  // NOLINTNEXTLINE(concurrency-mt-unsafe): read when an executable is made
-  if (const char* value = std::getenv("AXLE_GPU_GRAPHS"); value != nullptr) {
-    const std::string text = absl::AsciiStrToLower(value);
-    if (text == "0" || text == "false" || text == "off" || text == "no") options.enabled = false;
-  }
+  options.enabled = EnvironmentOptions::Read().gpu_graphs.value_or(true);
   return options;
 }
 

@@ -19,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/ptx_kernel_emitter.h"
 #include "axle/gpu/ptx_module.h"
@@ -129,8 +130,8 @@ void Optimize(llvm::Module* module, llvm::TargetMachine* machine) {
 // (linked and optimized) and <kernel>.ptx, for debugging a miscompile
 // without new code. Dumps that cannot be written are skipped.
 void Dump(absl::string_view kernel, absl::string_view extension, absl::string_view text) {
-  const char* dir = std::getenv("AXLE_DUMP_TO");
-  if (dir == nullptr || *dir == '\0') return;
+  const std::string dir = EnvironmentOptions::Read().dump_to;
+  if (dir.empty()) return;
   if (llvm::sys::fs::create_directories(dir)) return;
   std::error_code error;
   llvm::raw_fd_ostream file(absl::StrCat(dir, "/", kernel, extension), error);
@@ -151,13 +152,13 @@ absl::StatusOr<std::string> EmitPtx(llvm::Module* module, llvm::TargetMachine* m
 }  // namespace
 
 absl::StatusOr<std::string> LibdevicePath() {
-  const char* from_environment = std::getenv("AXLE_CUDA_LIBDEVICE");
-  if (from_environment != nullptr && *from_environment != '\0') {
+  const std::string from_environment = EnvironmentOptions::Read().cuda_libdevice;
+  if (!from_environment.empty()) {
     if (!llvm::sys::fs::exists(from_environment)) {
       return absl::NotFoundError(
           absl::StrCat("AXLE_CUDA_LIBDEVICE=", from_environment, " does not exist"));
     }
-    return std::string(from_environment);
+    return from_environment;
   }
   const std::string built_with = AXLE_CUDA_LIBDEVICE_PATH;
   if (!built_with.empty() && llvm::sys::fs::exists(built_with)) return built_with;
@@ -199,7 +200,7 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
         absl::StrCat("CUDA codegen: invalid LLVM IR for ", kernel_name, ": ", error_stream.str()));
   }
   Optimize(module.get(), machine.get());
-  if (const char* dir = std::getenv("AXLE_DUMP_TO"); dir != nullptr && *dir != '\0') {
+  if (!EnvironmentOptions::Read().dump_to.empty()) {
     std::string optimized_ir;
     llvm::raw_string_ostream optimized_stream(optimized_ir);
     module->print(optimized_stream, nullptr);
@@ -316,7 +317,7 @@ absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
                                             error_stream.str(), "\n", ir_stream.str()));
   }
   Optimize(module, machine.get());
-  if (const char* dir = std::getenv("AXLE_DUMP_TO"); dir != nullptr && *dir != '\0') {
+  if (!EnvironmentOptions::Read().dump_to.empty()) {
     std::string optimized_ir;
     llvm::raw_string_ostream optimized_stream(optimized_ir);
     module->print(optimized_stream, nullptr);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/layout_strides.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
@@ -47,9 +48,9 @@ absl::Status CheckShape(const HloInstruction& hlo, const Shape& shape) {
   // between are logical, except bitcast, a reinterpretation of the bytes:
   // the kernel emitter maps its indices through both layouts (Generate)
   // when the element type and count stay.
-  const bool layout_bitcast =
-      hlo.opcode() == HloOpcode::kBitcast &&
-      (!HasDescendingLayout(shape) || !HasDescendingLayout(hlo.operand(0)->shape()));
+  const bool layout_bitcast = hlo.opcode() == HloOpcode::kBitcast &&
+                              (!ShapeUtil::HasDescendingLayout(shape) ||
+                               !ShapeUtil::HasDescendingLayout(hlo.operand(0)->shape()));
   if (status.ok() && layout_bitcast &&
       (shape.element_type() != hlo.operand(0)->shape().element_type() ||
        shape.num_elements() != hlo.operand(0)->shape().num_elements())) {
@@ -132,7 +133,7 @@ int64_t ElementVectorWidth(const HloComputation& fusion,
   }
   int64_t max_bytes = 0;
   for (const HloInstruction* output : outputs) {
-    if (!HasDescendingLayout(output->shape())) return 1;
+    if (!ShapeUtil::HasDescendingLayout(output->shape())) return 1;
     max_bytes = std::max(max_bytes, StorageBytes(output->shape().element_type()));
   }
   for (const HloInstruction* parameter : fusion.parameter_instructions()) {
@@ -200,8 +201,8 @@ absl::StatusOr<llvm::Value*> KernelEmitter::Generate(const HloInstruction* hlo,
     value = elemental_.LoadElement(parameters_[number], LinearizeInLayout(index, hlo->shape()),
                                    hlo->shape().element_type());
   } else if (hlo->opcode() == HloOpcode::kBitcast &&
-             (!HasDescendingLayout(hlo->shape()) ||
-              !HasDescendingLayout(hlo->operand(0)->shape()))) {
+             (!ShapeUtil::HasDescendingLayout(hlo->shape()) ||
+              !ShapeUtil::HasDescendingLayout(hlo->operand(0)->shape()))) {
     // The operand's element at the same position in memory.
     const Shape& operand = hlo->operand(0)->shape();
     AXLE_ASSIGN_OR_RETURN(
@@ -266,7 +267,7 @@ llvm_ir::IrIndex KernelEmitter::Delinearize(llvm::Value* linear, absl::Span<cons
 }
 
 llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const Shape& shape) {
-  if (HasDescendingLayout(shape)) return Delinearize(linear, shape.dimensions());
+  if (ShapeUtil::HasDescendingLayout(shape)) return Delinearize(linear, shape.dimensions());
   const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major();
   llvm_ir::IrIndex index(shape.rank());
   llvm::Value* rest = linear;
@@ -283,12 +284,11 @@ llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const S
 }
 
 llvm::Value* KernelEmitter::LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape) {
-  if (HasDescendingLayout(shape)) return elemental_.Linearize(index, shape.dimensions());
+  if (ShapeUtil::HasDescendingLayout(shape)) return elemental_.Linearize(index, shape.dimensions());
+  const std::vector<int64_t> strides = LayoutStrides(shape);
   llvm::Value* linear = b_.getInt64(0);
-  int64_t stride = 1;
   for (int64_t d : shape.layout().minor_to_major()) {
-    linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(stride)));
-    stride *= shape.dimensions()[d];
+    linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(strides[d])));
   }
   return linear;
 }
@@ -343,9 +343,10 @@ absl::Status KernelEmitter::EmitElementPerThread(llvm::Function* kernel,
   for (size_t i = 0; i < outputs.size(); ++i) {
     AXLE_ASSIGN_OR_RETURN(llvm::Value * value, Generate(outputs[i], index));
     const Shape& output = outputs[i]->shape();
-    const bool same_layout = HasDescendingLayout(output) == HasDescendingLayout(shape) &&
-                             (HasDescendingLayout(output) ||
-                              output.layout().minor_to_major() == shape.layout().minor_to_major());
+    const bool same_layout =
+        ShapeUtil::HasDescendingLayout(output) == ShapeUtil::HasDescendingLayout(shape) &&
+        (ShapeUtil::HasDescendingLayout(output) ||
+         output.layout().minor_to_major() == shape.layout().minor_to_major());
     elemental_.StoreElement(value, kernel->getArg(static_cast<unsigned>(num_parameters + i)),
                             same_layout ? linear : LinearizeInLayout(index, output),
                             output.element_type());

@@ -38,13 +38,6 @@ constexpr int64_t kMaxVectorBytes = 16;
 constexpr int64_t kMaxVector = 8;
 constexpr int64_t kMaxElementsPerThread = 32;
 
-// Row-major (or no layout): the elemental emitter's own linearization.
-inline bool HasDescendingLayout(const Shape& shape) {
-  return !shape.IsArray() || !shape.has_layout() ||
-         shape.layout().minor_to_major() ==
-             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
-}
-
 // How a row fusion's kernel walks its rows: `threads` (whole warps) a row,
 // each taking `vector` consecutive columns at a time, chunks of threads *
 // vector columns; all of a row's chunks emitted straight (each value

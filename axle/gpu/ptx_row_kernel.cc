@@ -69,7 +69,7 @@ void KernelEmitter::PreloadParameters(absl::Span<const int64_t> dims, llvm::Valu
   for (const HloInstruction* parameter : fusion_.parameter_instructions()) {
     const Shape& shape = parameter->shape();
     if (!shape.IsArray() || shape.dimensions() != std::vector<int64_t>(dims.begin(), dims.end()) ||
-        !HasDescendingLayout(shape)) {
+        !ShapeUtil::HasDescendingLayout(shape)) {
       continue;
     }
     const PrimitiveType type = shape.element_type();
@@ -106,7 +106,8 @@ void KernelEmitter::StoreElements(const HloInstruction& output, llvm::Value* buf
   const PrimitiveType type = shape.element_type();
   const int64_t vector = static_cast<int64_t>(values.size());
   llvm::Type* storage = elemental_.StorageType(type);
-  if (vector < 2 || !HasDescendingLayout(shape) || !llvm::VectorType::isValidElementType(storage)) {
+  if (vector < 2 || !ShapeUtil::HasDescendingLayout(shape) ||
+      !llvm::VectorType::isValidElementType(storage)) {
     for (int64_t j = 0; j < vector; ++j) {
       elemental_.StoreElement(values[j], buffer, LinearizeInLayout(indices[j], shape), type);
     }

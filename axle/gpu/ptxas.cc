@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/subprocess.h"
 
@@ -23,13 +24,13 @@ bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) =
 }  // namespace
 
 absl::StatusOr<std::string> PtxasPath() {
-  const char* from_environment = std::getenv("AXLE_CUDA_PTXAS");
-  if (from_environment != nullptr && *from_environment != '\0') {
+  const std::string from_environment = EnvironmentOptions::Read().cuda_ptxas;
+  if (!from_environment.empty()) {
     if (!IsExecutable(from_environment)) {
       return absl::NotFoundError(
           absl::StrCat("AXLE_CUDA_PTXAS=", from_environment, " is not an executable"));
     }
-    return std::string(from_environment);
+    return from_environment;
   }
   const std::string built_with = AXLE_CUDA_PTXAS_PATH;
   if (!built_with.empty() && IsExecutable(built_with)) return built_with;

@@ -18,12 +18,6 @@ namespace pu = primitive_util;
 
 constexpr int64_t kMinColumns = 32;  // a warp
 
-bool IsRowMajor(const Shape& shape) {
-  return !shape.IsArray() || !shape.has_layout() ||
-         shape.layout().minor_to_major() ==
-             ShapeUtil::MakeDescendingLayout(shape.rank()).minor_to_major();
-}
-
 // Whether `broadcast` (an operand of `rows` elements into rows * columns)
 // keeps rows: its operand's non-degenerate dimensions map, in order, onto
 // the output's non-degenerate leading dimensions whose product is `rows`.
@@ -64,7 +58,8 @@ bool KeepsRows(const HloInstruction& instruction, const RowGeometry& geometry,
       return true;
     case HloOpcode::kBitcast:
     case HloOpcode::kCopy:
-      return IsRowMajor(instruction.shape()) && IsRowMajor(instruction.operand(0)->shape()) &&
+      return ShapeUtil::HasDescendingLayout(instruction.shape()) &&
+             ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape()) &&
              instruction.operand(0)->shape().num_elements() == count;
     case HloOpcode::kBroadcast: {
       const HloInstruction* operand = instruction.operand(0);

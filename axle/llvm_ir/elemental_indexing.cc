@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/llvm_ir/delinearize.h"
@@ -460,7 +461,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstructi
   auto* global = new llvm::GlobalVariable(*module_, init->getType(), /*isConstant=*/true,
                                           llvm::GlobalValue::PrivateLinkage, init,
                                           absl::StrCat("constant.", hlo.name()));
-  global->setAlignment(llvm::Align(64));
+  global->setAlignment(llvm::Align(kBufferAlignment));
   global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   llvm::Value* linear = index.empty() ? I64(0) : Linearize(index, shape.dimensions());
   return LoadElement(global, linear, type);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 
 namespace axle {
@@ -21,12 +22,7 @@ void Relayout(const Shape& shape, const Layout& layout, const void* from, void* 
   }
   const int64_t width = bytes / elements;
   // The stride (in elements) of each logical dimension in `layout`.
-  std::vector<int64_t> strides(shape.rank(), 1);
-  int64_t stride = 1;
-  for (int64_t dimension : minor_to_major) {
-    strides[dimension] = stride;
-    stride *= shape.dimensions(dimension);
-  }
+  const std::vector<int64_t> strides = StridesInLayout(shape.dimensions(), minor_to_major);
   const auto* source = static_cast<const uint8_t*>(from);
   auto* target = static_cast<uint8_t*>(to);
   int64_t row_major = 0;

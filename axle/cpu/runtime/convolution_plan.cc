@@ -62,10 +62,7 @@ absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
   AXLE_ASSIGN_OR_RETURN(EpiloguePlan epilogue,
                         PlanEpilogue(instruction, HloOpcode::kConvolution, constants));
   const bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
-  plan.activation = epilogue.activation;
-  plan.low = epilogue.low;
-  plan.high = epilogue.high;
-  plan.chain = std::move(epilogue.chain);
+  TakeActivationAndChain(epilogue, plan);
   if (epilogue.bias != nullptr) {
     AXLE_ASSIGN_OR_RETURN(Operand bias, Resolve(*epilogue.bias, constants));
     plan.bias = std::move(bias);

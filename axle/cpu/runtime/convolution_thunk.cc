@@ -18,6 +18,7 @@
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
+#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -907,32 +908,7 @@ void DnnlConvolutionThunk::EpilogueAfter(const E* scale, const E* bias, const E*
     if (addend != nullptr) {
       value = E(static_cast<float>(value) + static_cast<float>(addend[addend_offset]));
     }
-    float x = static_cast<float>(value);
-    switch (p.activation) {
-      case Activation::kNone:
-        continue;
-      case Activation::kRelu:
-        x = std::isnan(x) ? x : std::max(x, 0.f);
-        break;
-      case Activation::kClamp:
-        x = std::isnan(x)
-                ? x
-                : std::min(std::max(x, static_cast<float>(p.low)), static_cast<float>(p.high));
-        break;
-      case Activation::kLogistic:
-        x = 1.f / (1.f + std::exp(-x));
-        break;
-      case Activation::kTanh:
-        x = std::tanh(x);
-        break;
-      case Activation::kExp:
-        x = std::exp(x);
-        break;
-      case Activation::kGeluTanh:
-        x = GeluTanh(x);
-        break;
-    }
-    value = E(x);
+    ActivateInPlace(p.activation, static_cast<float>(p.low), static_cast<float>(p.high), &value, 1);
   }
 }
 
@@ -981,10 +957,10 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
     reader.Fail(absl::StrCat("convolution %", name, ": a plan oneDNN does not take"));
     return nullptr;
   }
-  auto thunk =
-      std::make_unique<DnnlConvolutionThunk>(name, std::move(operand_values), output_value);
+  auto thunk = std::make_unique<DnnlConvolutionThunk>(std::move(name), std::move(operand_values),
+                                                      output_value);
   if (absl::Status status = thunk->Build(std::move(plan)); !status.ok()) {
-    reader.Fail(absl::StrCat("convolution %", name, ": ", status.message()));
+    reader.Fail(absl::StrCat("convolution %", thunk->name(), ": ", status.message()));
     return nullptr;
   }
   return thunk;
@@ -1000,20 +976,7 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
 }
 
 absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  std::vector<int64_t> operand_values;
-  std::vector<const Literal*> constants;
-  for (const HloInstruction* operand : instruction.operands()) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
-    operand_values.push_back(value);
-    constants.push_back(builder.ConstantOf(value));
-  }
-  int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
-  AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<Thunk> thunk,
-      CreateConvolutionThunk(instruction, std::move(operand_values), constants, output,
-                             builder.kernels(), builder.UniqueName("convolution_loop")));
-  builder.AddThunk(std::move(thunk));
-  return absl::OkStatus();
+  return EmitEpilogueThunk(instruction, builder, &CreateConvolutionThunk, "convolution_loop");
 }
 
 }  // namespace axle::cpu

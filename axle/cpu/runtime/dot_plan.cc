@@ -142,10 +142,7 @@ absl::StatusOr<DotPlan> MakePlan(const HloInstruction& instruction,
   AXLE_ASSIGN_OR_RETURN(EpiloguePlan epilogue,
                         PlanEpilogue(instruction, HloOpcode::kDot, constants));
   const bool in_fusion = instruction.opcode() == HloOpcode::kFusion;
-  plan.activation = epilogue.activation;
-  plan.low = epilogue.low;
-  plan.high = epilogue.high;
-  plan.chain = std::move(epilogue.chain);
+  TakeActivationAndChain(epilogue, plan);
   if (epilogue.bias != nullptr) {
     AXLE_ASSIGN_OR_RETURN(Source bias, Resolve(*epilogue.bias, true, constants));
     plan.bias = std::move(bias);

@@ -16,6 +16,7 @@
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
+#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/rhs_packing.h"
@@ -429,26 +430,7 @@ class DnnlDotThunk : public Thunk {
   }
 
   void ActivateRow(bfloat16* row, int64_t n) const {
-    auto apply = [&](auto f) {
-      for (int64_t j = 0; j < n; ++j) row[j] = bfloat16(f(static_cast<float>(row[j])));
-    };
-    switch (activation_) {
-      case Activation::kNone:
-        return;
-      case Activation::kRelu:
-        return apply([](float x) { return std::isnan(x) ? x : std::max(x, 0.f); });
-      case Activation::kClamp:
-        return apply(
-            [&](float x) { return std::isnan(x) ? x : std::min(std::max(x, low_), high_); });
-      case Activation::kLogistic:
-        return apply([](float x) { return 1.f / (1.f + std::exp(-x)); });
-      case Activation::kTanh:
-        return apply([](float x) { return std::tanh(x); });
-      case Activation::kExp:
-        return apply([](float x) { return std::exp(x); });
-      case Activation::kGeluTanh:
-        return apply([](float x) { return GeluTanh(x); });
-    }
+    ActivateInPlace(activation_, low_, high_, row, n);
   }
 
   DotPlan plan_;  // as Build got it, without HLO
@@ -505,9 +487,10 @@ std::unique_ptr<Thunk> LoadDnnlDotThunk(std::string name, ThunkReader& reader) {
     reader.Fail(absl::StrCat("dot %", name, " reads an operand it does not have"));
     return nullptr;
   }
-  auto thunk = std::make_unique<DnnlDotThunk>(name, std::move(operand_values), output_value);
+  auto thunk =
+      std::make_unique<DnnlDotThunk>(std::move(name), std::move(operand_values), output_value);
   if (absl::Status status = thunk->Build(plan); !status.ok()) {
-    reader.Fail(absl::StrCat("dot %", name, ": ", status.message()));
+    reader.Fail(absl::StrCat("dot %", thunk->name(), ": ", status.message()));
     return nullptr;
   }
   return thunk;
@@ -536,19 +519,7 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& inst
 }
 
 absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  std::vector<int64_t> operand_values;
-  std::vector<const Literal*> constants;
-  for (const HloInstruction* operand : instruction.operands()) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
-    operand_values.push_back(value);
-    constants.push_back(builder.ConstantOf(value));
-  }
-  int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
-                        CreateDotThunk(instruction, std::move(operand_values), constants, output,
-                                       builder.kernels(), builder.UniqueName("dot_loop")));
-  builder.AddThunk(std::move(thunk));
-  return absl::OkStatus();
+  return EmitEpilogueThunk(instruction, builder, &CreateDotThunk, "dot_loop");
 }
 
 }  // namespace axle::cpu

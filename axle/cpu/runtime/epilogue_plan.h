@@ -13,10 +13,12 @@
 #define AXLE_CPU_RUNTIME_EPILOGUE_PLAN_H_
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "axle/core/literal.h"
 #include "axle/cpu/runtime/epilogue_activation.h"
 #include "axle/hlo/ir/hlo_instruction.h"
@@ -49,6 +51,33 @@ struct EpiloguePlan {
 // Unimplemented, naming the instruction, for any other fusion.
 absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, HloOpcode core_opcode,
                                           const std::vector<const Literal*>& constants);
+
+class LoopKernelModule;
+class ProgramBuilder;
+class Thunk;
+
+// How a dot or a convolution (plain, or a fusion with its epilogue) makes
+// its thunk (CreateDotThunk, CreateConvolutionThunk): from its operands'
+// values, their literals where constant (else null), its result's value,
+// the loop kernels and a kernel name.
+using EpilogueThunkFactory = absl::StatusOr<std::unique_ptr<Thunk>> (*)(
+    const HloInstruction& instruction, std::vector<int64_t> operand_values,
+    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
+    absl::string_view kernel_name);
+// Appends to `builder` the thunk `create` makes for `instruction` (its
+// result a new temporary; a loop kernel it needs named "<kernel_prefix>_<n>").
+absl::Status EmitEpilogueThunk(const HloInstruction& instruction, ProgramBuilder& builder,
+                               EpilogueThunkFactory create, absl::string_view kernel_prefix);
+
+// Moves what a DotPlan and a ConvPlan take alike from `epilogue`: the
+// activation, its clamp bounds and the chain of ops.
+template <typename Plan>
+void TakeActivationAndChain(EpiloguePlan& epilogue, Plan& plan) {
+  plan.activation = epilogue.activation;
+  plan.low = epilogue.low;
+  plan.high = epilogue.high;
+  plan.chain = std::move(epilogue.chain);
+}
 
 }  // namespace axle::cpu
 

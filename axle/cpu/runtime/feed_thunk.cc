@@ -81,13 +81,6 @@ class FeedThunk : public Thunk {
   std::vector<Leaf> leaves_;
 };
 
-bool IsDescending(const std::vector<int64_t>& minor_to_major) {
-  for (size_t i = 0; i < minor_to_major.size(); ++i) {
-    if (minor_to_major[i] != static_cast<int64_t>(minor_to_major.size() - 1 - i)) return false;
-  }
-  return true;
-}
-
 // The array leaves of `shape` (in index order), each in the descending
 // layout the thunk copies in.
 absl::StatusOr<std::vector<ShapeIndex>> ArrayLeaves(const HloInstruction& instruction,
@@ -100,7 +93,7 @@ absl::StatusOr<std::vector<ShapeIndex>> ArrayLeaves(const HloInstruction& instru
       status = Unsupported(instruction, absl::StrCat("sub-byte leaf ", subshape.ToString(false)));
       return;
     }
-    if (subshape.has_layout() && !IsDescending(subshape.layout().minor_to_major())) {
+    if (!ShapeUtil::HasDescendingLayout(subshape)) {
       status = Unsupported(instruction, absl::StrCat("leaf ", subshape.ToString(true),
                                                      " is not in the descending layout"));
       return;

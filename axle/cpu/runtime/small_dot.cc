@@ -61,21 +61,8 @@ constexpr int64_t kPrefetchRows = 8;
 
 // The activations the vector epilogue does not do, on `count` results.
 void ActivateScalar(const SmallDotShape& shape, float* out, int64_t count) {
-  auto apply = [&](auto f) {
-    for (int64_t j = 0; j < count; ++j) out[j] = f(out[j]);
-  };
-  switch (shape.activation) {
-    case Activation::kLogistic:
-      return apply([](float x) { return 1.f / (1.f + std::exp(-x)); });
-    case Activation::kTanh:
-      return apply([](float x) { return std::tanh(x); });
-    case Activation::kExp:
-      return apply([](float x) { return std::exp(x); });
-    case Activation::kGeluTanh:
-      return apply([](float x) { return GeluTanh(x); });
-    default:
-      return;
-  }
+  if (shape.activation == Activation::kRelu || shape.activation == Activation::kClamp) return;
+  ActivateInPlace(shape.activation, 0.f, 0.f, out, count);
 }
 
 // Stores one vector of sums: 16 columns from `first` (those under `mask`)

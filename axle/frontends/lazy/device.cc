@@ -5,13 +5,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 
 namespace axle::lazy {
 
 absl::StatusOr<LocalClient*> GetClient() {
   static const absl::StatusOr<LocalClient*> client = []() -> absl::StatusOr<LocalClient*> {
-    const char* env = std::getenv("AXLE_LAZY_PLATFORM");
-    std::string name = env != nullptr && *env != '\0' ? env : "";
+    const std::string name = EnvironmentOptions::Read().lazy_platform;
     absl::StatusOr<se::Platform*> platform =
         name.empty() ? PlatformUtil::GetDefaultPlatform() : PlatformUtil::GetPlatform(name);
     if (!platform.ok()) {

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "axle/base/environment_options.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/device.h"
 #include "axle/frontends/lazy/metrics.h"
@@ -20,10 +21,7 @@ namespace axle::lazy {
 namespace {
 
 bool DebugEnabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("AXLE_DEBUG");
-    return env != nullptr && *env != '\0' && std::string(env) != "0";
-  }();
+  static const bool enabled = EnvironmentOptions::Read().debug;
   return enabled;
 }
 
@@ -31,8 +29,8 @@ bool DebugEnabled() {
 // $AXLE_DUMP_TO/axle_lazy_graph_<hash>.<extension>; the file's path, or ""
 // when AXLE_DUMP_TO is unset or the file cannot be written.
 std::string DumpFailedGraph(const std::string& text, uint64_t hash, const char* extension) {
-  const char* dir = std::getenv("AXLE_DUMP_TO");
-  if (dir == nullptr || *dir == '\0') return "";
+  const std::string dir = EnvironmentOptions::Read().dump_to;
+  if (dir.empty()) return "";
   std::string path = absl::StrFormat("%s/axle_lazy_graph_%016x.%s", dir, hash, extension);
   std::ofstream out(path);
   if (!out) return "";

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "axle/base/environment_options.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/metrics.h"
@@ -20,10 +21,7 @@
 namespace axle::torch_device {
 
 bool DebugEnabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("AXLE_DEBUG");
-    return env != nullptr && *env != '\0' && std::string(env) != "0";
-  }();
+  static const bool enabled = EnvironmentOptions::Read().debug;
   return enabled;
 }
 

@@ -122,9 +122,7 @@ namespace {
 
 // Whether literals hold `shape`'s elements in row-major order (the order
 // of their proto fields).
-bool RowMajor(const Shape& shape) {
-  return !shape.has_layout() || ShapeUtil::HasDescendingLayout(shape);
-}
+bool RowMajor(const Shape& shape) { return ShapeUtil::HasDescendingLayout(shape); }
 
 template <typename T, typename Field>
 void CopyElements(const Literal& literal, Field* field) {
