@@ -1,6 +1,7 @@
 //===- graph_executor.cc - Compile, cache and run lazy-tensor graphs -------===//
 #include "axle/frontends/lazy/graph_executor.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -175,73 +176,145 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::GetOrCom
   return *compiled;
 }
 
+namespace {
+
+// Execute's containers, kept from run to run on each thread (cleared, not
+// freed): a training step runs a graph of a few hundred roots and
+// parameters, and allocating these afresh each step costs more than the
+// bookkeeping itself.
+struct ExecuteScratch {
+  PostOrder order;
+  PostOrderScratch walk;
+  std::vector<Value> computed;
+  // The roots computed: ((node, output), root), sorted to find repeats.
+  std::vector<std::pair<std::pair<const Node*, int>, int>> seen;
+  std::vector<const ShapedBuffer*> arguments;
+  std::vector<bool> donated;
+  std::vector<bool> taken;
+  // A computed root's shape (interned) -> its position in `by_shape`.
+  std::vector<std::pair<const Shape*, int>> by_shape;
+  std::vector<const void*> lent;  // sorted
+  std::vector<std::pair<const void*, size_t>> outputs;
+
+  void Clear() {
+    order.nodes.clear();
+    order.parameters.clear();
+    order.leaf_parameters_hash = 0;
+    computed.clear();
+    seen.clear();
+    arguments.clear();
+    donated.clear();
+    taken.clear();
+    by_shape.clear();
+    lent.clear();
+    outputs.clear();
+  }
+};
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     absl::Span<const Value> roots, const std::function<bool(const DeviceData&)>& may_donate) {
-  // Roots that are leaves are their data; the others are computed once each.
+  thread_local ExecuteScratch scratch;
+  ExecuteScratch& s = scratch;
+  s.Clear();
+  // Cleared on every way out, so no value or graph outlives the run here.
+  struct ClearOnExit {
+    ExecuteScratch& s;
+    ~ClearOnExit() { s.Clear(); }
+  } clear_on_exit{s};
+
+  // Roots that are leaves are their data; the others are computed once each
+  // (a value that several roots share, by views and aliases, is computed
+  // for the first of them).
   std::vector<std::shared_ptr<DeviceData>> results(roots.size());
-  std::vector<Value> computed;
   std::vector<int> slot(roots.size(), -1);
-  absl::flat_hash_map<std::pair<const Node*, int>, int> seen;  // (node, output) -> slot
   for (size_t i = 0; i < roots.size(); ++i) {
     if (roots[i].node->data() != nullptr) {
       results[i] = roots[i].node->data();
-      continue;
+    } else {
+      s.seen.push_back({{roots[i].node.get(), roots[i].index}, static_cast<int>(i)});
     }
-    auto [it, inserted] = seen.emplace(std::make_pair(roots[i].node.get(), roots[i].index),
-                                       static_cast<int>(computed.size()));
-    if (inserted) computed.push_back(roots[i]);
-    slot[i] = it->second;
   }
-  if (computed.empty()) return results;
+  std::sort(s.seen.begin(), s.seen.end());
+  for (size_t k = 0; k < s.seen.size(); ++k) {
+    // -2 - first: the root whose value this one repeats.
+    if (k > 0 && s.seen[k].first == s.seen[k - 1].first) {
+      int first =
+          slot[s.seen[k - 1].second] >= 0 ? s.seen[k - 1].second : -2 - slot[s.seen[k - 1].second];
+      slot[s.seen[k].second] = -2 - first;
+    } else {
+      slot[s.seen[k].second] = 0;  // computed (numbered below)
+    }
+  }
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (slot[i] == 0) {
+      slot[i] = static_cast<int>(s.computed.size());
+      s.computed.push_back(roots[i]);
+    } else if (slot[i] <= -2) {
+      slot[i] = slot[-2 - slot[i]];  // its first root's, numbered already
+    }
+  }
+  if (s.computed.empty()) return results;
 
-  PostOrder order = ComputePostOrder(computed);
+  PostOrder& order = s.order;
+  ComputePostOrder(s.computed, &order, &s.walk);
   // The arguments (host values are transferred now).
-  std::vector<const ShapedBuffer*> arguments;
-  arguments.reserve(order.parameters.size());
+  s.arguments.reserve(order.parameters.size());
   for (const auto& p : order.parameters) {
     absl::StatusOr<const ShapedBuffer*> buffer = p->Buffer();
     if (!buffer.ok()) return buffer.status();
-    arguments.push_back(*buffer);
+    s.arguments.push_back(*buffer);
   }
-  // Each dying buffer goes to the first result of its shape left.
+  // Each dying buffer goes to the first result of its shape left: the
+  // computed roots are bucketed by shape (interned: equal shapes are one
+  // object), each bucket in root order.
   Aliases aliases;
-  std::vector<bool> donated(order.parameters.size(), false);
+  s.donated.assign(order.parameters.size(), false);
   if (may_donate) {
-    std::vector<bool> taken(computed.size(), false);
+    for (size_t r = 0; r < s.computed.size(); ++r) {
+      s.by_shape.emplace_back(&InternShape(s.computed[r].shape()), static_cast<int>(r));
+    }
+    std::stable_sort(s.by_shape.begin(), s.by_shape.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    s.taken.assign(s.by_shape.size(), false);
     for (size_t p = 0; p < order.parameters.size(); ++p) {
       const DeviceData& data = *order.parameters[p];
       if (data.shared() || !may_donate(data)) continue;
-      for (size_t r = 0; r < computed.size(); ++r) {
-        // Interned shapes: equal shapes are one object (the compare is
-        // the fallback for a tuple element's shape).
-        const Shape& shape = computed[r].shape();
-        if (taken[r] || (&shape != &data.shape() && shape != data.shape())) continue;
-        taken[r] = true;
-        donated[p] = true;
-        aliases.emplace_back(static_cast<int64_t>(r), static_cast<int64_t>(p));
+      const Shape* shape = &InternShape(data.shape());
+      auto it =
+          std::lower_bound(s.by_shape.begin(), s.by_shape.end(), shape,
+                           [](const auto& entry, const Shape* key) { return entry.first < key; });
+      for (; it != s.by_shape.end() && it->first == shape; ++it) {
+        size_t at = static_cast<size_t>(it - s.by_shape.begin());
+        if (s.taken[at]) continue;
+        s.taken[at] = true;
+        s.donated[p] = true;
+        aliases.emplace_back(static_cast<int64_t>(it->second), static_cast<int64_t>(p));
         break;
       }
     }
   }
-  absl::StatusOr<std::shared_ptr<Compiled>> compiled = GetOrCompile(computed, order, aliases);
+  absl::StatusOr<std::shared_ptr<Compiled>> compiled = GetOrCompile(s.computed, order, aliases);
   if (!compiled.ok()) return compiled.status();
   // Buffers the result may not share (each DeviceData owns its own): the
   // arguments that were only lent.
-  absl::flat_hash_set<const void*> owned;
-  for (size_t p = 0; p < arguments.size(); ++p) {
-    if (!donated[p]) owned.insert(arguments[p]->root_buffer().opaque());
+  for (size_t p = 0; p < s.arguments.size(); ++p) {
+    if (!s.donated[p]) s.lent.push_back(s.arguments[p]->root_buffer().opaque());
   }
+  std::sort(s.lent.begin(), s.lent.end());
   absl::StatusOr<ScopedShapedBuffer> result;
   {
     metrics::ScopedTimer timer("ExecuteTime");
     if (aliases.empty()) {
-      result = (*compiled)->executable->Run(absl::MakeConstSpan(arguments), ExecutableRunOptions());
+      result =
+          (*compiled)->executable->Run(absl::MakeConstSpan(s.arguments), ExecutableRunOptions());
     } else {
       std::vector<ExecutionInput> inputs;
-      inputs.reserve(arguments.size());
-      for (size_t p = 0; p < arguments.size(); ++p) {
-        inputs.push_back(donated[p] ? order.parameters[p]->Donate()
-                                    : ExecutionInput::Borrow(*arguments[p]));
+      inputs.reserve(s.arguments.size());
+      for (size_t p = 0; p < s.arguments.size(); ++p) {
+        inputs.push_back(s.donated[p] ? order.parameters[p]->Donate()
+                                      : ExecutionInput::Borrow(*s.arguments[p]));
       }
       metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
       absl::StatusOr<ExecutionOutput> output =
@@ -262,27 +335,46 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // (the lazy tensors' platforms keep device memory in host memory).
   se::DeviceMemoryAllocator* allocator = result->memory_allocator();
   int ordinal = result->device_ordinal();
-  Shape tuple_shape = result->on_device_shape();
   ShapedBuffer raw = result->release();
+  const Shape& tuple_shape = raw.on_device_shape();
+  // The tuple's buffers in pre-order: the index table, then element i at i + 1.
+  const ShapeTree<se::DeviceMemoryBase>& buffers = raw.buffers();
+  auto element_memory = [&buffers](size_t i) { return (buffers.begin() + 1 + i)->second; };
+  // An element is copied when an argument lent to the run or an earlier
+  // element has its buffer.
+  std::vector<bool> copy(s.computed.size(), false);
+  for (size_t i = 0; i < s.computed.size(); ++i) {
+    se::DeviceMemoryBase memory = element_memory(i);
+    if (memory.is_null()) continue;
+    if (std::binary_search(s.lent.begin(), s.lent.end(), memory.opaque())) {
+      copy[i] = true;
+    } else {
+      s.outputs.emplace_back(memory.opaque(), i);
+    }
+  }
+  std::sort(s.outputs.begin(), s.outputs.end());
+  for (size_t k = 1; k < s.outputs.size(); ++k) {
+    if (s.outputs[k].first == s.outputs[k - 1].first) copy[s.outputs[k].second] = true;
+  }
   std::vector<std::shared_ptr<DeviceData>> outputs;
-  outputs.reserve(computed.size());
+  outputs.reserve(s.computed.size());
   absl::Status status;
-  for (size_t i = 0; i < computed.size(); ++i) {
-    const auto index = static_cast<int64_t>(i);
-    se::DeviceMemoryBase memory = raw.buffer({index});
-    ScopedShapedBuffer element(tuple_shape.tuple_shapes(index), allocator, ordinal);
-    if (!memory.is_null() && !owned.insert(memory.opaque()).second) {
-      absl::StatusOr<se::OwningDeviceMemory> copy = allocator->Allocate(ordinal, memory.size());
-      if (!copy.ok()) {
-        status.Update(copy.status());
+  for (size_t i = 0; i < s.computed.size(); ++i) {
+    se::DeviceMemoryBase memory = element_memory(i);
+    ScopedShapedBuffer element(tuple_shape.tuple_shapes(static_cast<int64_t>(i)), allocator,
+                               ordinal);
+    if (copy[i]) {
+      absl::StatusOr<se::OwningDeviceMemory> copied = allocator->Allocate(ordinal, memory.size());
+      if (!copied.ok()) {
+        status.Update(copied.status());
         continue;
       }
-      std::memcpy(copy->ptr()->opaque(), memory.opaque(), memory.size());
-      element.set_buffer(std::move(*copy), {});
+      std::memcpy(copied->ptr()->opaque(), memory.opaque(), memory.size());
+      element.set_buffer(std::move(*copied), {});
     } else {
       element.set_buffer(se::OwningDeviceMemory(memory, ordinal, allocator), {});
     }
-    outputs.push_back(std::make_shared<DeviceData>(std::move(element), computed[i].shape()));
+    outputs.push_back(std::make_shared<DeviceData>(std::move(element), s.computed[i].shape()));
   }
   se::DeviceMemoryBase table = raw.buffer({});
   if (!table.is_null()) allocator->Deallocate(ordinal, table).IgnoreError();

@@ -80,6 +80,16 @@ class DeviceData {
   // each leaf of it is a parameter of its own (lowering.h's ParameterKey),
   // so whether two scalars happen to be equal never changes a graph.
   bool shared() const { return shared_; }
+  // For a graph walk (lowering.h's ComputePostOrder, which serializes
+  // them): the parameter number this value has in walk `walk`; the first
+  // call of a walk gives it `next`.
+  int64_t ParameterIn(uint64_t walk, int64_t next) {
+    if (walk_ != walk) {
+      walk_ = walk;
+      parameter_ = next;
+    }
+    return parameter_;
+  }
 
  private:
   friend std::shared_ptr<DeviceData> ScalarData(Literal literal);
@@ -90,6 +100,8 @@ class DeviceData {
   std::optional<Literal> host_;
   bool donated_ = false;
   bool shared_ = false;
+  uint64_t walk_ = 0;  // ParameterIn's
+  int64_t parameter_ = 0;
 };
 
 // The device data of a scalar (a rank-0 literal): one per distinct value and
@@ -151,6 +163,14 @@ class Node {
   // The data of a "device_data" leaf, else null.
   const std::shared_ptr<DeviceData>& data() const { return data_; }
 
+  // For a graph walk (lowering.h's ComputePostOrder, which serializes
+  // them): true the first time it is called with `walk`.
+  bool FirstVisit(uint64_t walk) const {
+    if (visited_in_ == walk) return false;
+    visited_in_ = walk;
+    return true;
+  }
+
   // "%op(operand hashes) shape {attrs}" (debugging).
   std::string ToString() const;
 
@@ -168,6 +188,7 @@ class Node {
   std::vector<Attr> attrs_;
   uint64_t hash_ = 0;
   std::shared_ptr<DeviceData> data_;
+  mutable uint64_t visited_in_ = 0;  // FirstVisit's
 };
 
 // Value of output 0 of a new node.

@@ -1,10 +1,10 @@
 //===- lazy_tensor.cc - A tensor whose value is data or pending IR ---------===//
 #include "axle/frontends/lazy/lazy_tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 
-#include "absl/container/flat_hash_set.h"
 #include "axle/frontends/lazy/graph_executor.h"
 #include "axle/frontends/lazy/metrics.h"
 
@@ -134,34 +134,55 @@ absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors) {
 
 absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
                            const std::function<bool(const DeviceData&)>& may_donate) {
-  std::vector<std::shared_ptr<LazyTensor>> pending;
-  std::vector<Value> roots;
+  // Kept from sync to sync on each thread (cleared, not freed).
+  struct Scratch {
+    std::vector<LazyTensor*> pending;
+    std::vector<Value> roots;
+  };
+  thread_local Scratch scratch;
+  std::vector<LazyTensor*>& pending = scratch.pending;
+  std::vector<Value>& roots = scratch.roots;
+  pending.clear();
+  roots.clear();
   for (const auto& t : tensors) {
     std::lock_guard<std::mutex> lock(t->mutex_);
     if (!t->ir_) continue;
-    pending.push_back(t);
+    pending.push_back(t.get());  // `tensors` holds it
     roots.push_back(t->ir_);
   }
   if (roots.empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> results =
       GraphExecutor::Get().Execute(roots, may_donate);
-  if (!results.ok()) return results.status();
-  for (size_t i = 0; i < pending.size(); ++i) {
-    std::lock_guard<std::mutex> lock(pending[i]->mutex_);
-    // Only if no operation replaced the value meanwhile.
-    if (pending[i]->ir_.node == roots[i].node && pending[i]->ir_.index == roots[i].index) {
-      pending[i]->data_ = (*results)[i];
-      pending[i]->ir_ = Value();
-      pending[i]->leaf_ = Value();
-      ++pending[i]->version_;
+  if (results.ok()) {
+    for (size_t i = 0; i < pending.size(); ++i) {
+      std::lock_guard<std::mutex> lock(pending[i]->mutex_);
+      // Only if no operation replaced the value meanwhile.
+      if (pending[i]->ir_.node == roots[i].node && pending[i]->ir_.index == roots[i].index) {
+        pending[i]->data_ = (*results)[i];
+        pending[i]->ir_ = Value();
+        pending[i]->leaf_ = Value();
+        ++pending[i]->version_;
+      }
     }
   }
-  return absl::OkStatus();
+  // The graph dies here (the roots held it last).
+  pending.clear();
+  roots.clear();
+  return results.status();
 }
 
 absl::Status SyncLiveTensors() {
   metrics::IncrementCounter("MarkStep");
-  std::vector<std::shared_ptr<LazyTensor>> tensors;
+  // The step's containers are kept from step to step (cleared, not freed):
+  // a steady training loop syncs a few hundred tensors each step, and
+  // allocating those arrays afresh each time costs more than the walk.
+  struct Scratch {
+    std::vector<std::shared_ptr<LazyTensor>> tensors;
+    std::vector<const DeviceData*> held;  // sorted
+  };
+  thread_local Scratch scratch;
+  std::vector<std::shared_ptr<LazyTensor>>& tensors = scratch.tensors;
+  std::vector<const DeviceData*>& held = scratch.held;
   {
     // A tensor being destroyed (its count reached zero, its destructor waits
     // for the lock) yields no shared_ptr and is left out.
@@ -174,12 +195,18 @@ absl::Status SyncLiveTensors() {
   }
   // Every pending value is computed here, so a buffer no live tensor holds
   // as its value is read by this step's graph for the last time: donated.
-  absl::flat_hash_set<const DeviceData*> held;
-  held.reserve(tensors.size());
   for (const auto& t : tensors) {
-    if (auto data = t->data()) held.insert(data.get());
+    std::lock_guard<std::mutex> lock(t->mutex_);
+    if (t->data_ != nullptr) held.push_back(t->data_.get());
   }
-  return SyncAndDonate(tensors, [&held](const DeviceData& data) { return !held.count(&data); });
+  std::sort(held.begin(), held.end());
+  absl::Status status = SyncAndDonate(tensors, [](const DeviceData& data) {
+    return !std::binary_search(scratch.held.begin(), scratch.held.end(), &data);
+  });
+  // Keep the capacity, not the tensors (they must die when their owners do).
+  tensors.clear();
+  held.clear();
+  return status;
 }
 
 int64_t LiveTensorCount() {

@@ -136,6 +136,45 @@ TEST(LazyExecutorTest, RootsThatRepeatOrAreLeavesAreHandled) {
   EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{-1, -2}));
 }
 
+TEST(LazyExecutorTest, RepeatedRootsInAnyOrderShareOneResult) {
+  GraphExecutor executor;
+  Value x = Leaf({1, 2});
+  Value a = MakeValue("neg", {x}, x.shape());
+  Value b = MakeValue("exp", {x}, x.shape());
+  auto results = executor.Execute({b, a, x, b, a, a});
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), 6u);
+  EXPECT_EQ((*results)[0], (*results)[3]);
+  EXPECT_EQ((*results)[1], (*results)[4]);
+  EXPECT_EQ((*results)[1], (*results)[5]);
+  EXPECT_NE((*results)[0], (*results)[1]);
+  EXPECT_EQ((*results)[2], x.node->data());
+  EXPECT_EQ(ToVector(*(*results)[1]), (std::vector<float>{-1, -2}));
+  EXPECT_NEAR(ToVector(*(*results)[0])[1], 7.389056f, 1e-5);
+}
+
+TEST(LazyIrTest, PostOrderWalksAgainWithItsOwnMarks) {
+  // The walk marks nodes in place: a second walk of the same graph (and a
+  // walk of a graph sharing nodes with it) sees every node again.
+  Value x = Leaf({1, 2});
+  Value y = Leaf({3, 4});
+  Value m = MakeValue("mul", {x, y}, x.shape());
+  Value s = MakeValue("add", {m, x}, x.shape());
+  PostOrder first = ComputePostOrder({s});
+  PostOrder again;
+  PostOrderScratch scratch;
+  ComputePostOrder({s}, &again, &scratch);
+  EXPECT_EQ(first.nodes, again.nodes);
+  EXPECT_EQ(first.nodes.size(), 4u);  // x, y, mul, add
+  ASSERT_EQ(again.parameters.size(), 2u);
+  EXPECT_EQ(again.parameters[0], x.node->data());
+  EXPECT_EQ(again.parameters[1], y.node->data());
+  EXPECT_EQ(first.leaf_parameters_hash, again.leaf_parameters_hash);
+  ComputePostOrder({m}, &again, &scratch);  // reuses `again`
+  EXPECT_EQ(again.nodes.size(), 3u);
+  EXPECT_EQ(again.parameters.size(), 2u);
+}
+
 TEST(LazyExecutorTest, DotReduceBroadcastTranspose) {
   GraphExecutor executor;
   auto a = std::make_shared<DeviceData>(LiteralUtil::CreateR2<float>({{1, 2}, {3, 4}}));
@@ -266,6 +305,53 @@ TEST(LazyTensorTest, InPlaceUpdatesAndMarkStep) {
   ASSERT_TRUE(literal.ok());
   // 1 -> 3 -> 11 -> 123 -> 15131.
   EXPECT_EQ(literal->data<float>()[0], 15131.0f);
+}
+
+TEST(LazyTensorTest, SecondIdenticalStepCompilesNothingAndReusesBuffers) {
+  // Two weights updated in place each step, and a value read back.
+  auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2, 3}));
+  auto v = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({0.5f, 0.25f, 0}));
+  auto step = [&] {
+    Value wv = w->GetIrValue();
+    Value vv = v->GetIrValue();
+    Value grad = MakeValue("mul", {wv, vv}, wv.shape());
+    v->SetIrValue(MakeValue("add", {vv, grad}, vv.shape()));  // v += w * v
+    w->SetIrValue(MakeValue("sub", {wv, grad}, wv.shape()));  // w -= w * v
+    return SyncLiveTensors();
+  };
+  auto address = [](LazyTensor& t) {
+    absl::StatusOr<const ShapedBuffer*> buffer = t.data()->Buffer();
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    return buffer.ok() ? (*buffer)->root_buffer().opaque() : nullptr;
+  };
+  ASSERT_TRUE(step().ok());
+  const void* w_buffer = address(*w);
+  const void* v_buffer = address(*v);
+  int64_t uncached = Counter("UncachedCompile");
+  int64_t cached = Counter("CachedCompile");
+  int64_t donated = Counter("DonatedBuffers");
+  ASSERT_TRUE(step().ok());
+  ASSERT_TRUE(step().ok());
+  // Nothing compiled: both steps found the first one's executable.
+  EXPECT_EQ(Counter("UncachedCompile") - uncached, 0);
+  EXPECT_EQ(Counter("CachedCompile") - cached, 2);
+  // Each step's old weights were donated and written in place: the weights
+  // stay in the buffers they had.
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 4);
+  EXPECT_EQ(address(*w), w_buffer);
+  EXPECT_EQ(address(*v), v_buffer);
+  // The values are the three steps' (computed on the host).
+  std::vector<float> wh = {1, 2, 3};
+  std::vector<float> vh = {0.5f, 0.25f, 0};
+  for (int s = 0; s < 3; ++s) {
+    for (size_t i = 0; i < wh.size(); ++i) {
+      float grad = wh[i] * vh[i];
+      vh[i] += grad;
+      wh[i] -= grad;
+    }
+  }
+  EXPECT_EQ(ToVector(*w->data()), wh);
+  EXPECT_EQ(ToVector(*v->data()), vh);
 }
 
 TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {

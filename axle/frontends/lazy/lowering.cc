@@ -6,8 +6,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/shape_util.h"
 
@@ -449,30 +447,47 @@ bool HasLowering(const std::string& op) {
 
 PostOrder ComputePostOrder(absl::Span<const Value> roots) {
   PostOrder order;
-  // The nodes seen (on the stack or done) and the leaves' data seen.
-  absl::flat_hash_set<const Node*> seen;
-  absl::flat_hash_map<const void*, uint64_t> parameters;  // ParameterKey -> its number
-  std::vector<std::pair<const Node*, size_t>> stack;
+  PostOrderScratch scratch;
+  ComputePostOrder(roots, &order, &scratch);
+  return order;
+}
+
+void ComputePostOrder(absl::Span<const Value> roots, PostOrder* order, PostOrderScratch* scratch) {
+  order->nodes.clear();
+  order->parameters.clear();
+  order->leaf_parameters_hash = 0;
+  // Each walk has its own number: a node or a value marked with it was
+  // seen by this walk (no set to build, fill and free). The marks are
+  // shared by all threads, hence the lock.
+  static auto* const walks = new std::mutex();
+  static uint64_t last_walk = 0;
+  std::lock_guard<std::mutex> lock(*walks);
+  const uint64_t walk = ++last_walk;
+  std::vector<std::pair<const Node*, size_t>>& stack = scratch->stack;
+  stack.clear();
   for (const Value& root : roots) {
-    if (!seen.insert(root.node.get()).second) continue;
+    if (!root.node->FirstVisit(walk)) continue;
     stack.emplace_back(root.node.get(), 0);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operands().size()) {
         const Node* operand = node->operands()[next++].node.get();
-        if (seen.insert(operand).second) stack.emplace_back(operand, 0);
+        if (operand->FirstVisit(walk)) stack.emplace_back(operand, 0);
         continue;
       }
-      order.nodes.push_back(node);
-      if (node->data() != nullptr) {
-        auto [it, added] = parameters.try_emplace(ParameterKey(*node), parameters.size());
-        if (added) order.parameters.push_back(node->data());
-        order.leaf_parameters_hash = HashCombine(order.leaf_parameters_hash, it->second);
+      order->nodes.push_back(node);
+      if (const std::shared_ptr<DeviceData>& data = node->data(); data != nullptr) {
+        // A shared value (a cached scalar) is a parameter per leaf
+        // (ParameterKey): each leaf is visited once.
+        auto next_number = static_cast<int64_t>(order->parameters.size());
+        int64_t number = data->shared() ? next_number : data->ParameterIn(walk, next_number);
+        if (number == next_number) order->parameters.push_back(data);
+        order->leaf_parameters_hash =
+            HashCombine(order->leaf_parameters_hash, static_cast<uint64_t>(number));
       }
       stack.pop_back();
     }
   }
-  return order;
 }
 
 absl::StatusOr<XlaComputation> LowerGraph(absl::Span<const Value> roots, const PostOrder& order,

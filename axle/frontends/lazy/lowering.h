@@ -75,6 +75,14 @@ struct PostOrder {
   uint64_t leaf_parameters_hash = 0;
 };
 PostOrder ComputePostOrder(absl::Span<const Value> roots);
+// The same into `order` (emptied first), reusing its arrays' and
+// `scratch`'s memory: the graph executor walks a step's graph each step.
+// Nodes and data are marked as visited in place (Node::FirstVisit,
+// DeviceData::ParameterIn), so walks are serialized (a lock).
+struct PostOrderScratch {
+  std::vector<std::pair<const Node*, size_t>> stack;
+};
+void ComputePostOrder(absl::Span<const Value> roots, PostOrder* order, PostOrderScratch* scratch);
 
 // The computation of `roots` (a tuple of them). Unimplemented naming the op
 // when one has no lowering; InvalidArgument naming the node when building
