@@ -240,22 +240,28 @@ absl::Status Communicator::ReduceScatter(absl::Span<const int> group, const void
   return absl::OkStatus();
 }
 
-absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* input, void* output,
-                                     int64_t count, int element_bytes, const Reducer& reducer) {
-  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "all-reduce"));
-  uint64_t tag = NextTag();
+namespace {
+// Member i folds elements [PieceBegin(i), PieceBegin(i + 1)) of n.
+int64_t PieceBegin(int64_t count, size_t i, size_t n) {
+  return static_cast<int64_t>(count * i / n);
+}
+}  // namespace
+
+absl::StatusOr<char*> Communicator::FoldPiece(absl::Span<const int> group, int me, uint64_t tag,
+                                              const void* input, void* output, int64_t count,
+                                              int element_bytes, const Reducer& reducer) {
   size_t n = group.size();
-  // Member i folds elements [begin(i), begin(i + 1)).
-  auto begin = [&](size_t i) { return static_cast<int64_t>(count * i / n); };
+  auto begin = [&](size_t i) { return PieceBegin(count, i, n); };
   const auto* in = static_cast<const char*>(input);
-  auto* out = static_cast<char*>(output);
   int64_t my_count = begin(me + 1) - begin(me);
   int64_t my_bytes = my_count * element_bytes;
   const char* my_piece = in + begin(me) * element_bytes;
-  char* acc = out + begin(me) * element_bytes;
   // Slot i of the scratch receives member i's piece; slot `me` keeps this
-  // member's own piece when the output overwrites the input.
-  char* pieces = Scratch(n * my_bytes);
+  // member's own piece when the output overwrites the input; slot n is the
+  // accumulator when there is no output.
+  char* pieces = Scratch((output != nullptr ? n : n + 1) * my_bytes);
+  char* acc = output != nullptr ? static_cast<char*>(output) + begin(me) * element_bytes
+                                : pieces + n * my_bytes;
   std::vector<std::unique_ptr<Transfer>> transfers;
   for (size_t i = 0; i < n; ++i) {
     int64_t their_bytes = (begin(i + 1) - begin(i)) * element_bytes;
@@ -266,12 +272,12 @@ absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* in
       AXLE_POST(transfers, PostSend(group[i], in + begin(i) * element_bytes, their_bytes, tag));
     }
   }
-  if (my_bytes > 0 && input == output) {
+  if (my_bytes > 0 && acc == my_piece) {
     std::memcpy(pieces + me * my_bytes, my_piece, my_bytes);
     my_piece = pieces + me * my_bytes;
   }
   AXLE_RETURN_IF_ERROR(Run(transfers));
-  // Fold in member order into the output, then hand the piece to everyone.
+  // Fold in member order.
   if (my_bytes > 0) {
     auto piece_of = [&](size_t i) {
       return static_cast<int>(i) == me ? my_piece : pieces + i * my_bytes;
@@ -279,6 +285,21 @@ absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* in
     if (acc != piece_of(0)) std::memcpy(acc, piece_of(0), my_bytes);
     for (size_t i = 1; i < n; ++i) AXLE_RETURN_IF_ERROR(reducer(acc, piece_of(i), my_count));
   }
+  return acc;
+}
+
+absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* input, void* output,
+                                     int64_t count, int element_bytes, const Reducer& reducer) {
+  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "all-reduce"));
+  uint64_t tag = NextTag();
+  AXLE_ASSIGN_OR_RETURN(char* acc,
+                        FoldPiece(group, me, tag, input, output, count, element_bytes, reducer));
+  // Hand the folded piece to everyone.
+  size_t n = group.size();
+  auto begin = [&](size_t i) { return PieceBegin(count, i, n); };
+  auto* out = static_cast<char*>(output);
+  int64_t my_bytes = (begin(me + 1) - begin(me)) * element_bytes;
+  std::vector<std::unique_ptr<Transfer>> transfers;
   for (size_t i = 0; i < n; ++i) {
     int64_t their_bytes = (begin(i + 1) - begin(i)) * element_bytes;
     if (static_cast<int>(i) == me) continue;
@@ -291,13 +312,45 @@ absl::Status Communicator::AllReduce(absl::Span<const int> group, const void* in
   return Run(transfers);
 }
 
+absl::Status Communicator::Reduce(absl::Span<const int> group, int root, const void* input,
+                                  void* output, int64_t count, int element_bytes,
+                                  const Reducer& reducer) {
+  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "reduce"));
+  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "reduce"));
+  uint64_t tag = NextTag();
+  AXLE_ASSIGN_OR_RETURN(char* acc, FoldPiece(group, me, tag, input, me == root ? output : nullptr,
+                                             count, element_bytes, reducer));
+  // The folded pieces go to the root alone.
+  size_t n = group.size();
+  auto begin = [&](size_t i) { return PieceBegin(count, i, n); };
+  int64_t my_bytes = (begin(me + 1) - begin(me)) * element_bytes;
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  if (me == root) {
+    auto* out = static_cast<char*>(output);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t their_bytes = (begin(i + 1) - begin(i)) * element_bytes;
+      if (static_cast<int>(i) == me || their_bytes == 0) continue;
+      AXLE_POST(transfers,
+                PostRecv(group[i], out + begin(i) * element_bytes, their_bytes, tag | 1));
+    }
+  } else if (my_bytes > 0) {
+    AXLE_POST(transfers, PostSend(group[root], acc, my_bytes, tag | 1));
+  }
+  return Run(transfers);
+}
+
+absl::Status Communicator::CheckRoot(absl::Span<const int> group, int root, const char* op) const {
+  if (root < 0 || root >= static_cast<int>(group.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": root ", root, " is not in a group of ", group.size()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Communicator::Broadcast(absl::Span<const int> group, int root, void* data,
                                      int64_t bytes) {
   AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "broadcast"));
-  if (root < 0 || root >= static_cast<int>(group.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("broadcast: root ", root, " is not in a group of ", group.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "broadcast"));
   uint64_t tag = NextTag();
   std::vector<std::unique_ptr<Transfer>> transfers;
   if (bytes > 0) {
@@ -307,6 +360,48 @@ absl::Status Communicator::Broadcast(absl::Span<const int> group, int root, void
       }
     } else {
       AXLE_POST(transfers, PostRecv(group[root], data, bytes, tag));
+    }
+  }
+  return Run(transfers);
+}
+
+absl::Status Communicator::Gather(absl::Span<const int> group, int root, const void* input,
+                                  void* output, int64_t bytes) {
+  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "gather"));
+  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "gather"));
+  uint64_t tag = NextTag();
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  if (bytes > 0) {
+    if (me == root) {
+      auto* out = static_cast<char*>(output);
+      for (size_t i = 0; i < group.size(); ++i) {
+        if (static_cast<int>(i) != me)
+          AXLE_POST(transfers, PostRecv(group[i], out + i * bytes, bytes, tag));
+      }
+      std::memmove(out + me * bytes, input, bytes);
+    } else {
+      AXLE_POST(transfers, PostSend(group[root], input, bytes, tag));
+    }
+  }
+  return Run(transfers);
+}
+
+absl::Status Communicator::Scatter(absl::Span<const int> group, int root, const void* input,
+                                   void* output, int64_t bytes) {
+  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "scatter"));
+  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "scatter"));
+  uint64_t tag = NextTag();
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  if (bytes > 0) {
+    if (me == root) {
+      const auto* in = static_cast<const char*>(input);
+      for (size_t i = 0; i < group.size(); ++i) {
+        if (static_cast<int>(i) != me)
+          AXLE_POST(transfers, PostSend(group[i], in + i * bytes, bytes, tag));
+      }
+      std::memmove(output, in + me * bytes, bytes);
+    } else {
+      AXLE_POST(transfers, PostRecv(group[root], output, bytes, tag));
     }
   }
   return Run(transfers);

@@ -81,6 +81,19 @@ class Communicator {
                              int64_t count, int element_bytes, const Reducer& reducer);
   // group[root]'s data is copied into every member's data.
   absl::Status Broadcast(absl::Span<const int> group, int root, void* data, int64_t bytes);
+  // group[root]'s output[i*bytes .. (i+1)*bytes) receives member i's
+  // `input`; the other members' output is not touched (may be null).
+  absl::Status Gather(absl::Span<const int> group, int root, const void* input, void* output,
+                      int64_t bytes);
+  // Member i's output receives piece i (`bytes`) of group[root]'s input;
+  // only the root reads its input (the others' may be null).
+  absl::Status Scatter(absl::Span<const int> group, int root, const void* input, void* output,
+                       int64_t bytes);
+  // group[root]'s output receives the members' inputs folded in member
+  // order, the bits AllReduce gives; the others' output is not touched (may
+  // be null). output may be input.
+  absl::Status Reduce(absl::Span<const int> group, int root, const void* input, void* output,
+                      int64_t count, int element_bytes, const Reducer& reducer);
   // collective-permute: sends `input` to `target` and receives `output` from
   // `source` (either may be -1: none). Every rank makes the call.
   absl::Status Permute(int target, const void* input, int source, void* output, int64_t bytes);
@@ -113,6 +126,15 @@ class Communicator {
   // Checks the group (ranks in range, no duplicates, this rank in it) and
   // returns this rank's index in it.
   absl::StatusOr<int> IndexIn(absl::Span<const int> group, const char* op) const;
+  // Checks that root indexes the group.
+  absl::Status CheckRoot(absl::Span<const int> group, int root, const char* op) const;
+  // The first half of AllReduce and Reduce: member `me` receives piece `me`
+  // (elements [count*me/n, count*(me+1)/n)) of every member's input and
+  // folds them in member order into `output`'s piece `me` (output may be
+  // input), or into scratch when output is null. Returns the folded piece.
+  absl::StatusOr<char*> FoldPiece(absl::Span<const int> group, int me, uint64_t tag,
+                                  const void* input, void* output, int64_t count, int element_bytes,
+                                  const Reducer& reducer);
   // The tag of the next collective: every member numbers its collectives
   // alike, so the n-th call of each pairs up.
   uint64_t NextTag() { return (next_sequence_++ << 8) | 0x80; }

@@ -130,6 +130,68 @@ TEST(Communicator, AllToAllBroadcastPermute) {
   EXPECT_THAT(permuted, ElementsAre(99, 40, 41));
 }
 
+TEST(Communicator, GatherAndScatterGoThroughTheRoot) {
+  // Group order {2, 0, 1}; the root is member 1 (rank 0).
+  std::vector<std::vector<int16_t>> gathered(3, std::vector<int16_t>(6, -1));
+  std::vector<std::vector<int16_t>> scattered(3, std::vector<int16_t>(2, -1));
+  ExpectAllOk(RunThreads(3, [&](Communicator& c) -> absl::Status {
+    std::vector<int> group = {2, 0, 1};
+    int16_t mine[2] = {static_cast<int16_t>(c.rank() * 10), static_cast<int16_t>(c.rank() + 1)};
+    absl::Status status = c.Gather(group, 1, mine, gathered[c.rank()].data(), sizeof(mine));
+    if (!status.ok()) return status;
+    std::vector<int16_t> pieces = {7, 8, 9, 10, 11, 12};
+    return c.Scatter(group, 1, c.rank() == 0 ? pieces.data() : nullptr, scattered[c.rank()].data(),
+                     2 * sizeof(int16_t));
+  }));
+  EXPECT_THAT(gathered[0], ElementsAre(20, 3, 0, 1, 10, 2));
+  EXPECT_THAT(gathered[1], ElementsAre(-1, -1, -1, -1, -1, -1));  // not the root
+  EXPECT_THAT(gathered[2], ElementsAre(-1, -1, -1, -1, -1, -1));
+  EXPECT_THAT(scattered[2], ElementsAre(7, 8));
+  EXPECT_THAT(scattered[0], ElementsAre(9, 10));
+  EXPECT_THAT(scattered[1], ElementsAre(11, 12));
+}
+
+TEST(Communicator, ReduceGivesTheRootAllReducesBits) {
+  // Order-sensitive float sums, reduced in place at the root: the root's
+  // result is the all-reduce's, the others keep their input.
+  constexpr int kSize = 3;
+  constexpr int kCount = 5;
+  auto value = [](int rank, int i) { return rank == 1 ? 1e8f : (rank == 2 ? -1e8f : 0.3f * i); };
+  auto reducer = MakeReducer(ReductionKind::kSum, F32);
+  ASSERT_TRUE(reducer.ok());
+  std::vector<std::vector<float>> reduced(kSize), all_reduced(kSize, std::vector<float>(kCount));
+  ExpectAllOk(RunThreads(kSize, [&](Communicator& c) -> absl::Status {
+    std::vector<int> group = {1, 2, 0};
+    std::vector<float> mine(kCount);
+    for (int i = 0; i < kCount; ++i) mine[i] = value(c.rank(), i);
+    absl::Status status = c.AllReduce(group, mine.data(), all_reduced[c.rank()].data(), kCount,
+                                      sizeof(float), *reducer);
+    if (!status.ok()) return status;
+    reduced[c.rank()] = mine;
+    return c.Reduce(group, 2, reduced[c.rank()].data(), reduced[c.rank()].data(), kCount,
+                    sizeof(float), *reducer);
+  }));
+  // Member 2 of {1, 2, 0} is rank 0.
+  EXPECT_THAT(reduced[0], ElementsAreArray(all_reduced[0]));
+  for (int rank : {1, 2}) {
+    for (int i = 0; i < kCount; ++i) EXPECT_EQ(reduced[rank][i], value(rank, i)) << rank;
+  }
+  std::vector<float> expected(kCount);
+  for (int i = 0; i < kCount; ++i) expected[i] = (value(1, i) + value(2, i)) + value(0, i);
+  EXPECT_THAT(reduced[0], ElementsAreArray(expected));
+}
+
+TEST(Communicator, RootsOutsideTheGroupAreErrors) {
+  std::vector<absl::Status> statuses = RunThreads(2, [&](Communicator& c) {
+    int32_t mine = 1, out[2];
+    std::vector<int> group = {0, 1};
+    return c.Gather(group, 2, &mine, out, sizeof(mine));
+  });
+  for (const absl::Status& status : statuses) {
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("gather: root 2"));
+  }
+}
+
 TEST(Communicator, AParticipantThatNeverArrivesFailsTheOthers) {
   std::vector<absl::Status> statuses = RunThreads(
       3,

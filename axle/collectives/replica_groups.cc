@@ -217,11 +217,33 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> ExpandPermutePairs(
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
-    const HloCollectiveInstruction& permute, const DeviceGrid& grid) {
+    const HloCollectiveInstruction& permute, const DeviceGrid& grid,
+    std::optional<int64_t> execution) {
   absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> result = ExpandPermutePairs(
       permute.attrs().source_target_pairs, permute.channel_id().has_value(), grid);
   if (!result.ok()) return Annotate(result.status(), permute);
-  return result;
+  if (!execution.has_value()) return result;
+  AXLE_ASSIGN_OR_RETURN(SendRecvValidation validation, PermuteValidationOf(permute, grid));
+  std::vector<std::pair<int64_t, int64_t>> moving;
+  for (size_t i = 0; i < result->size(); ++i) {
+    if (validation.Moves(i, *execution)) moving.push_back((*result)[i]);
+  }
+  return moving;
+}
+
+absl::StatusOr<SendRecvValidation> PermuteValidationOf(const HloCollectiveInstruction& permute,
+                                                       const DeviceGrid& grid) {
+  const auto& pairs = permute.attrs().source_target_pairs;
+  AXLE_ASSIGN_OR_RETURN(SendRecvValidation validation, SendRecvValidationOf(permute, pairs.size()));
+  if (validation.ranges.empty()) return validation;
+  // ExpandPermutePairs gives each pair's copies one after another.
+  const int64_t copies =
+      permute.channel_id().has_value() ? grid.replica_count : grid.partition_count;
+  std::vector<std::pair<int64_t, int64_t>> expanded;
+  expanded.reserve(validation.ranges.size() * copies);
+  for (const auto& range : validation.ranges) expanded.insert(expanded.end(), copies, range);
+  validation.ranges = std::move(expanded);
+  return validation;
 }
 
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> SendRecvPairsOf(

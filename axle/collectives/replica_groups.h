@@ -94,8 +94,19 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> ParticipantGroupsOf(
 // ids: replica ids without a channel_id (every partition permutes alike),
 // partition ids with one (every replica alike). A source or target twice,
 // or an id out of range, is InvalidArgument.
+// `execution`: when given, only the pairs that move data on that execution
+// of the instruction (its _xla_send_recv_validation, as XLA's
+// collective-permute thunk reads it) are returned.
 absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermutePairsOf(
-    const HloCollectiveInstruction& permute, const DeviceGrid& grid);
+    const HloCollectiveInstruction& permute, const DeviceGrid& grid,
+    std::optional<int64_t> execution = std::nullopt);
+
+// collective-permute's _xla_send_recv_validation with one range per pair
+// of PermutePairsOf(permute, grid) (a pair of the attribute applies to each
+// of its copies in the grid); bad text is InvalidArgument naming the
+// instruction.
+absl::StatusOr<SendRecvValidation> PermuteValidationOf(const HloCollectiveInstruction& permute,
+                                                       const DeviceGrid& grid);
 
 // `pairs` (replica ids, or partition ids when `cross_partition`) as
 // flattened ids, every partition (replica) permuting alike. A source or

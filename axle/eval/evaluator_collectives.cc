@@ -15,7 +15,10 @@
 //  - all-to-all: piece `rank` of every member, concatenated (array form,
 //    split = concat dimension), or element `rank` of every member's tuple.
 //  - collective-permute: the value of the source whose target is this
-//    participant, zeros when there is none.
+//    participant, zeros when there is none. With _xla_send_recv_validation
+//    a pair moves data only on the executions of the instruction it names
+//    (counted from 0 in each run), as XLA's collective-permute thunk does;
+//    on the others its target gets zeros.
 //  - collective-permute's in-place form (input, output, input_offsets,
 //    output_offsets; collectives/in_place_permute.h): the output with the
 //    slices received from each run's source written in; only the slices
@@ -49,6 +52,7 @@
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/eval/ragged_rows.h"
 #include "axle/hlo/text/attribute_text.h"
+#include "axle/hlo/text/send_recv_validation.h"
 
 namespace axle {
 namespace eval_internal {
@@ -290,12 +294,18 @@ absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& c
 
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
-    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant) {
+    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant,
+    absl::flat_hash_map<const HloInstruction*, int64_t>& executions) {
   Communicator& communicator = *participant.communicator;
   DeviceGrid grid{participant.replica_count, participant.partition_count};
   int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
   HloOpcode op = collective.opcode();
   if (IsInPlacePermute(collective)) {
+    if (collective.frontend_attributes().count(kSendRecvValidationAttribute) != 0) {
+      return absl::UnimplementedError(
+          absl::StrCat(Describe(collective), ": the in-place form with ",
+                       kSendRecvValidationAttribute, " is not supported yet"));
+    }
     AXLE_RETURN_IF_ERROR(CheckSameCollective(communicator, collective, operands));
     return EvaluateInPlacePermute(collective, operands, communicator, grid.replica_count,
                                   grid.partition_count, me);
@@ -407,7 +417,10 @@ absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     }
     case HloOpcode::kCollectivePermute:
     case HloOpcode::kCollectivePermuteStart: {
-      AXLE_ASSIGN_OR_RETURN(auto pairs, PermutePairsOf(collective, grid));
+      // The pairs that move data on this execution (every participant runs
+      // the same program, so its count is everyone's).
+      const int64_t execution = executions[&collective]++;
+      AXLE_ASSIGN_OR_RETURN(auto pairs, PermutePairsOf(collective, grid, execution));
       int64_t source = -1;
       for (const auto& [from, to] : pairs) {
         if (to == me) source = from;
@@ -451,7 +464,7 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
     absl::flat_hash_map<std::string, Literal>& received,
-    absl::flat_hash_map<const HloInstruction*, int64_t>& send_executions) {
+    absl::flat_hash_map<const HloInstruction*, int64_t>& executions) {
   HloOpcode op = instruction.opcode();
   bool done = op == HloOpcode::kSendDone || op == HloOpcode::kRecvDone;
   if (done && instruction.operand_count() != 1) {
@@ -481,7 +494,7 @@ absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
       DeviceGrid grid{participant.replica_count, participant.partition_count};
       // The pairs that move data on this execution of the send: every
       // participant runs the same program, so its count is everyone's.
-      const int64_t execution = send_executions[&instruction]++;
+      const int64_t execution = executions[&instruction]++;
       AXLE_ASSIGN_OR_RETURN(auto pairs, SendRecvPairsOf(instruction, grid, execution));
       int64_t me = grid.FlattenedId(participant.replica_id, participant.partition_id);
       const Literal& data = *operands[0];

@@ -110,9 +110,12 @@ absl::StatusOr<Literal> EvaluateRngBitGenerator(const HloInstruction& instructio
                                                 const Literal& state);
 
 // --- Collectives among participants (evaluator_collectives.cc) -------------
+// `executions` counts each collective-permute's executions in the run, for
+// _xla_send_recv_validation (collectives/replica_groups.h).
 absl::StatusOr<Literal> EvaluateCollectiveAmongParticipants(
     HloEvaluator& evaluator, const HloCollectiveInstruction& collective,
-    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant);
+    absl::Span<const Literal* const> operands, const HloEvaluator::Participant& participant,
+    absl::flat_hash_map<const HloInstruction*, int64_t>& executions);
 // collective-permute's in-place form (collectives/in_place_permute.h) for
 // participant `me` of `grid` through `communicator` (one rank for a single
 // device); `me` is its flattened id.
@@ -123,13 +126,13 @@ absl::StatusOr<Literal> EvaluateInPlacePermute(const HloCollectiveInstruction& c
 // send, recv, send-done, recv-done with _xla_send_recv_source_target_pairs:
 // the send hands its data to every participant; the recv-done of a target
 // returns its source's. `received` carries the data from send to recv-done;
-// `send_executions` counts each send's executions in the run, for
+// `executions` counts each send's executions in the run, for
 // _xla_send_recv_validation (collectives/replica_groups.h).
 absl::StatusOr<Literal> EvaluateSendRecvAmongParticipants(
     const HloInstruction& instruction, absl::Span<const Literal* const> operands,
     const HloEvaluator::Participant& participant,
     absl::flat_hash_map<std::string, Literal>& received,
-    absl::flat_hash_map<const HloInstruction*, int64_t>& send_executions);
+    absl::flat_hash_map<const HloInstruction*, int64_t>& executions);
 
 // --- Helpers -----------------------------------------------------------------
 // Row-major strides of `shape`'s dimensions.

@@ -610,8 +610,9 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateCollective(
   }
   const auto& collective = *cast<HloCollectiveInstruction>(&instruction);
   if (participant_ && participant_->communicator != nullptr) {
+    // send_executions_ counts the collective-permutes' executions too.
     return eval_internal::EvaluateCollectiveAmongParticipants(*this, collective, operands,
-                                                              *participant_);
+                                                              *participant_, send_executions_);
   }
   int64_t devices = 1;
   if (module_ != nullptr)

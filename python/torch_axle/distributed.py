@@ -15,9 +15,15 @@ host (see axle/frontends/torch/distributed.cc).
 
 Supported: all_reduce (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR) and
 all_reduce_coalesced, broadcast, all_gather, _all_gather_base,
-reduce_scatter, _reduce_scatter_base, all_to_all, barrier; new_group makes
-a communicator of its own. Not supported (c10d's error): send/recv, gather,
-scatter, reduce.
+reduce_scatter, _reduce_scatter_base, all_to_all, reduce, gather, scatter,
+send/recv (and isend/irecv), barrier; new_group makes a communicator of its
+own. Not supported (c10d's error): recv from any source.
+
+Every operation is synchronous: it has finished when it returns, so its
+work is already complete. For send/recv that means a send waits for the
+peer's matching recv; two processes that both send before they receive
+wait on each other (until the timeout), where Gloo's own backend would let
+isend return at once.
 
 Rendezvous: the group's rank 0 makes a fresh folder under
 AXLE_RENDEZVOUS_DIR (default: the temporary folder) and passes its path to
@@ -114,6 +120,30 @@ class ProcessGroupAxle(dist.ProcessGroup):
 
     def alltoall(self, outputs, inputs, opts=None):
         torch.ops.axle.dist_all_to_all(self._comm, outputs, inputs)
+        return _DoneWork()
+
+    def reduce(self, tensors, opts):
+        torch.ops.axle.dist_reduce(self._comm, tensors, opts.rootRank, _op_name(opts))
+        return _DoneWork()
+
+    def gather(self, output_lists, inputs, opts):
+        (tensor,) = inputs
+        outputs = output_lists[0] if output_lists else []
+        torch.ops.axle.dist_gather(self._comm, outputs, tensor, opts.rootRank)
+        return _DoneWork()
+
+    def scatter(self, outputs, input_lists, opts):
+        (tensor,) = outputs
+        inputs = input_lists[0] if input_lists else []
+        torch.ops.axle.dist_scatter(self._comm, tensor, inputs, opts.rootRank)
+        return _DoneWork()
+
+    def send(self, tensors, dst, tag):
+        torch.ops.axle.dist_send(self._comm, tensors, dst, tag)
+        return _DoneWork()
+
+    def recv(self, tensors, src, tag):
+        torch.ops.axle.dist_recv(self._comm, tensors, src, tag)
         return _DoneWork()
 
     def barrier(self, opts=None):

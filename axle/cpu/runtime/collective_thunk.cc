@@ -27,6 +27,14 @@
 //  - ragged-all-to-all: the group's inputs, offsets and sizes all-gathered,
 //    each member applying the updates addressed to it (RaggedAllToAllThunk).
 //  - replica-id, partition-id: the run's ids.
+//  - collective-permute with _xla_send_recv_validation (set by XLA's
+//    pipelining passes, or carried over from the send/recv pair the permute
+//    replaces): the run counts the thunk's executions from 0
+//    (ThunkContext::collectives), and on its i-th a pair moves data only if
+//    i is in the pair's [first, last]; a target whose pair does not move
+//    gets zeros, as in the interpreter. This is XLA's collective-permute
+//    thunk's execution counter; a permute in a loop body runs once per
+//    iteration.
 //
 // The participant groups are resolved at compile time from the module's
 // grid; the run's grid must be the module's.
@@ -40,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
@@ -52,8 +61,16 @@
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/cpu/scalar_function_emitter.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/send_recv_validation.h"
 
 namespace axle::cpu {
+
+// The run's executions of each collective-permute that has a validation.
+// The thunks of one run execute one at a time, so it needs no lock.
+struct CollectiveRunState {
+  absl::flat_hash_map<const Thunk*, int64_t> executions;
+};
+
 namespace {
 
 DeviceGrid GridOf(const HloInstruction& instruction) {
@@ -229,7 +246,7 @@ class CollectiveThunk : public Thunk {
                   std::vector<std::vector<int64_t>> groups,
                   std::vector<std::pair<int64_t, int64_t>> pairs, std::vector<Operand> operands,
                   std::vector<int64_t> forwarded, std::vector<int64_t> zeroed, int64_t dimension,
-                  Reducer reducer)
+                  Reducer reducer, SendRecvValidation validation)
       : Thunk(instruction.name()),
         opcode_(instruction.opcode()),
         grid_(grid),
@@ -239,7 +256,8 @@ class CollectiveThunk : public Thunk {
         forwarded_(std::move(forwarded)),
         zeroed_(std::move(zeroed)),
         dimension_(dimension),
-        reducer_(std::move(reducer)) {}
+        reducer_(std::move(reducer)),
+        validation_(std::move(validation)) {}
 
   absl::Status Execute(const ThunkContext& context) const override {
     AXLE_ASSIGN_OR_RETURN(const RunParticipant* participant, ParticipantOf(context, grid_, name()));
@@ -281,8 +299,17 @@ class CollectiveThunk : public Thunk {
       return static_cast<char*>(context.address(operand.result));
     };
     if (opcode_ == HloOpcode::kCollectivePermute || opcode_ == HloOpcode::kCollectivePermuteStart) {
+      int64_t execution = 0;
+      if (!validation_.always()) {
+        if (context.collectives == nullptr) {
+          context.collectives = std::make_shared<CollectiveRunState>();
+        }
+        execution = context.collectives->executions[this]++;
+      }
       int64_t source = -1, target = -1;
-      for (const auto& [from, to] : pairs_) {
+      for (size_t i = 0; i < pairs_.size(); ++i) {
+        if (!validation_.Moves(i, execution)) continue;
+        const auto& [from, to] = pairs_[i];
         if (to == me) source = from;
         if (from == me) target = to;
       }
@@ -396,6 +423,7 @@ class CollectiveThunk : public Thunk {
   std::vector<int64_t> zeroed_;
   int64_t dimension_;
   Reducer reducer_;
+  SendRecvValidation validation_;  // collective-permute: one range per pair
 };
 
 // ragged-all-to-all among the group (the interpreter's RaggedAllToAll in
@@ -730,7 +758,14 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
                          "this collective among several devices is not supported "
                          "yet");
   }
-  if (IsInPlacePermute(instruction)) return EmitInPlacePermuteThunk(*collective, builder);
+  if (IsInPlacePermute(instruction)) {
+    if (instruction.frontend_attributes().count(kSendRecvValidationAttribute) != 0) {
+      return Unsupported(instruction,
+                         absl::StrCat("the in-place form with ", kSendRecvValidationAttribute,
+                                      " is not supported yet"));
+    }
+    return EmitInPlacePermuteThunk(*collective, builder);
+  }
   const DeviceGrid grid = GridOf(instruction);
   // Where the values are in the result: element 1 of a start's tuple.
   const bool start_tuple = HloOpcodeIsAsyncStart(opcode) && opcode != HloOpcode::kAllReduceStart;
@@ -778,8 +813,10 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
   // The group sizes the shapes imply.
   std::vector<std::vector<int64_t>> groups;
   std::vector<std::pair<int64_t, int64_t>> pairs;
+  SendRecvValidation validation;
   if (opcode == HloOpcode::kCollectivePermute || opcode == HloOpcode::kCollectivePermuteStart) {
     AXLE_ASSIGN_OR_RETURN(pairs, PermutePairsOf(*collective, grid));
+    AXLE_ASSIGN_OR_RETURN(validation, PermuteValidationOf(*collective, grid));
   } else {
     AXLE_ASSIGN_OR_RETURN(groups, ParticipantGroupsOf(*collective, grid));
   }
@@ -877,7 +914,8 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
   }
   builder.AddThunk(std::make_unique<CollectiveThunk>(
       instruction, grid, std::move(groups), std::move(pairs), std::move(operands),
-      std::move(forwarded), std::move(zeroed), dimension, std::move(reducer)));
+      std::move(forwarded), std::move(zeroed), dimension, std::move(reducer),
+      std::move(validation)));
   return absl::OkStatus();
 }
 

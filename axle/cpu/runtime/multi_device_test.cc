@@ -22,9 +22,11 @@ namespace {
 using testing::ClientFor;
 
 // Runs `text` (whose header names the grid) on `size` cpu devices, the
-// arguments of device d being args[d]; returns each device's result.
-absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(
-    absl::string_view text, const std::vector<std::vector<Literal>>& args) {
+// arguments of device d being args[d]; returns each device's result (of
+// the last of `runs` runs of one executable).
+absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(absl::string_view text,
+                                                     const std::vector<std::vector<Literal>>& args,
+                                                     int runs = 1) {
   AXLE_ASSIGN_OR_RETURN(auto module, ParseAndReturnUnverifiedModule(text));
   const int64_t replicas = module->config().replica_count;
   const int64_t partitions = module->config().num_partitions;
@@ -59,6 +61,9 @@ absl::StatusOr<std::vector<Literal>> RunOnCpuDevices(
         ExecutableRunOptions options;
         options.set_participant(participant);
         AXLE_ASSIGN_OR_RETURN(ScopedShapedBuffer result, executable->Run(pointers, options));
+        for (int run = 1; run < runs; ++run) {
+          AXLE_ASSIGN_OR_RETURN(result, executable->Run(pointers, options));
+        }
         return client->ShapedBufferToLiteral(result);
       }();
       if (!results[d].ok()) communicators[d].reset();
@@ -494,6 +499,75 @@ ENTRY e {
   EXPECT_EQ(result[1].tuple_element(0), args[0][0]);
   EXPECT_EQ(result[2].tuple_element(0), zeros);
   for (const Literal& device : result) EXPECT_EQ(device.tuple_element(1), zeros);
+}
+
+// _xla_send_recv_validation in a loop of 4 iterations: each permute counts
+// its own executions in the run, and a pair moves data only on those its
+// range names; the others give its target zeros. A second run of the
+// executable counts from 0 again.
+//  - send/recv {0->1} on executions 1-2, {1->0} on execution 0;
+//  - collective-permute {0->1} on 0-3, {1->2} on 2, {2->0} on 1.
+TEST(CpuMultiDevice, SendRecvValidationCountsExecutionsInALoop) {
+  constexpr char kText[] = R"(HloModule m, replica_count=3
+body {
+  b = (s32[], f32[2], f32[2], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(b), index=0
+  x = f32[2] get-tuple-element(b), index=1
+  acc = f32[2] get-tuple-element(b), index=2
+  acc2 = f32[2] get-tuple-element(b), index=3
+  t0 = token[] after-all()
+  r = (f32[2], u32[], token[]) recv(t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}",_xla_send_recv_validation="{{1,2},{0,0}}"}
+  s = (f32[2], u32[], token[]) send(x, t0), channel_id=1,
+      frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}",_xla_send_recv_validation="{{1,2},{0,0}}"}
+  rd = (f32[2], token[]) recv-done(r), channel_id=1
+  sd = token[] send-done(s), channel_id=1
+  d = f32[2] get-tuple-element(rd), index=0
+  sum = f32[2] add(acc, d)
+  cp = f32[2] collective-permute(x), source_target_pairs={{0,1},{1,2},{2,0}},
+       frontend_attributes={_xla_send_recv_validation="{{0,3},{2,2},{1,1}}"}
+  sum2 = f32[2] add(acc2, cp)
+  one = s32[] constant(1)
+  n = s32[] add(i, one)
+  ROOT o = (s32[], f32[2], f32[2], f32[2]) tuple(n, x, sum, sum2)
+}
+cond {
+  c = (s32[], f32[2], f32[2], f32[2]) parameter(0)
+  k = s32[] get-tuple-element(c), index=0
+  four = s32[] constant(4)
+  ROOT lt = pred[] compare(k, four), direction=LT
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  zeros = f32[2] broadcast(z), dimensions={}
+  init = (s32[], f32[2], f32[2], f32[2]) tuple(zero, p, zeros, zeros)
+  w = (s32[], f32[2], f32[2], f32[2]) while(init), condition=cond, body=body
+  a = f32[2] get-tuple-element(w), index=2
+  a2 = f32[2] get-tuple-element(w), index=3
+  ROOT t = (f32[2], f32[2]) tuple(a, a2)
+})";
+  const std::vector<std::vector<Literal>> args = FloatArgs(3, {2});
+  // `times` additions of device `from`'s values to zeros.
+  auto added = [&](int from, int times) {
+    Literal sum(ShapeUtil::MakeShape(F32, {2}));
+    for (int k = 0; k < times; ++k) {
+      for (int i = 0; i < 2; ++i) sum.data<float>()[i] += args[from][0].data<float>()[i];
+    }
+    return sum;
+  };
+  std::vector<Literal> result = RunBoth(kText, args);
+  ASSERT_EQ(result.size(), 3u);
+  EXPECT_EQ(result[0].tuple_element(0), added(1, 1));
+  EXPECT_EQ(result[1].tuple_element(0), added(0, 2));
+  EXPECT_EQ(result[2].tuple_element(0), added(0, 0));
+  EXPECT_EQ(result[0].tuple_element(1), added(2, 1));
+  EXPECT_EQ(result[1].tuple_element(1), added(0, 4));
+  EXPECT_EQ(result[2].tuple_element(1), added(1, 1));
+  absl::StatusOr<std::vector<Literal>> again = RunOnCpuDevices(kText, args, /*runs=*/2);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, result);
 }
 
 TEST(CpuMultiDevice, ARunWithoutACommunicatorOrWithAnotherGridFails) {

@@ -32,8 +32,9 @@
 
 namespace axle::cpu {
 
-struct RngRunState;  // rng_thunk.h
-class ThunkWriter;   // thunk_serialization.h
+struct RngRunState;         // rng_thunk.h
+struct CollectiveRunState;  // collective_thunk.cc
+class ThunkWriter;          // thunk_serialization.h
 
 struct ThunkContext {
   // The buffer of value `id` in this run, and its size in bytes.
@@ -47,6 +48,9 @@ struct ThunkContext {
   // The run's rng engine and rng-get-and-update-state counter, made by the
   // first rng thunk that runs (rng_thunk.h).
   mutable std::shared_ptr<RngRunState> rng;
+  // How many times each collective-permute with _xla_send_recv_validation
+  // ran in this run, made by the first one that runs (collective_thunk.cc).
+  mutable std::shared_ptr<CollectiveRunState> collectives;
   // The running thunk's scratch memory (Thunk::scratch_bytes(): 64-byte
   // aligned, in the executable's arena, valid while the thunk runs), or
   // null with 0 bytes where the caller gave none.

@@ -14,6 +14,12 @@
 //   dist_reduce_scatter(comm, output, inputs, op)
 //                                             output = inputs[rank] reduced
 //   dist_all_to_all(comm, outputs, inputs)    outputs[i] = rank i's inputs[rank]
+//   dist_reduce(comm, tensors, root, op)      all_reduce's result, at root only
+//   dist_gather(comm, outputs, input, root)   root's outputs[i] = rank i's input
+//   dist_scatter(comm, output, inputs, root)  output = root's inputs[rank]
+//   dist_send(comm, tensors, peer, tag)       blocking point to point: the
+//   dist_recv(comm, tensors, peer, tag)       n-th send of a tag meets the
+//                                             peer's n-th recv of it
 //   dist_barrier(comm)   dist_disconnect(comm)
 //
 // Design: a collective is a step boundary. Its device tensors' pending
@@ -306,6 +312,122 @@ void AllToAll(int64_t handle, at::TensorList outputs, at::TensorList inputs) {
   Unpack(received, outputs);
 }
 
+void CheckRoot(const Group& group, int64_t root, const char* op) {
+  TORCH_CHECK(root >= 0 && root < group.communicator->size(), "axle distributed: ", op, " root ",
+              root, " is not in a group of ", group.communicator->size());
+}
+
+void Reduce(int64_t handle, at::TensorList tensors, int64_t root, c10::string_view op) {
+  if (tensors.empty()) return;
+  at::NoGradGuard no_grad;
+  const Reduction reduction = ReductionOf(op);
+  const Reducer reducer = ReducerFor(reduction, tensors[0].scalar_type());
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckRoot(*group, root, "reduce");
+  SyncIfOnDevice(tensors);
+  at::Tensor packed = Pack(tensors, "reduce");
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->Reduce(group->members, static_cast<int>(root), packed.data_ptr(),
+                                      packed.data_ptr(), packed.numel(), ElementBytes(packed),
+                                      reducer));
+  }
+  if (group->communicator->rank() != root) return;
+  FinishAverage(reduction, packed, group->communicator->size());
+  Unpack(packed, tensors);
+}
+
+// outputs: the root's, one per member; empty elsewhere.
+void Gather(int64_t handle, at::TensorList outputs, const at::Tensor& input, int64_t root) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckRoot(*group, root, "gather");
+  const int size = group->communicator->size();
+  const bool is_root = group->communicator->rank() == root;
+  CheckDense(input, "gather");
+  if (is_root) {
+    CheckPieces(outputs, input, size, "gather");
+  } else {
+    TORCH_CHECK(outputs.empty(), "axle distributed: gather: only the root (rank ", root,
+                ") takes output tensors");
+  }
+  SyncIfOnDevice(outputs);
+  SyncIfOnDevice({input});
+  at::Tensor mine = Pack({input}, "gather");
+  at::Tensor all = at::empty({is_root ? size * mine.numel() : 0}, mine.options());
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->Gather(group->members, static_cast<int>(root), mine.data_ptr(),
+                                      all.data_ptr(), mine.nbytes()));
+  }
+  if (is_root) Unpack(all, outputs);
+}
+
+// inputs: the root's, one per member; empty elsewhere.
+void Scatter(int64_t handle, const at::Tensor& output, at::TensorList inputs, int64_t root) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckRoot(*group, root, "scatter");
+  const int size = group->communicator->size();
+  const bool is_root = group->communicator->rank() == root;
+  CheckDense(output, "scatter");
+  if (is_root) {
+    CheckPieces(inputs, output, size, "scatter");
+  } else {
+    TORCH_CHECK(inputs.empty(), "axle distributed: scatter: only the root (rank ", root,
+                ") takes input tensors");
+  }
+  SyncIfOnDevice(inputs);
+  SyncIfOnDevice({output});
+  at::Tensor packed =
+      is_root ? Pack(inputs, "scatter") : at::empty({0}, output.options().device(at::kCPU));
+  at::Tensor mine = at::empty({output.numel()}, output.options().device(at::kCPU));
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->Scatter(group->members, static_cast<int>(root), packed.data_ptr(),
+                                       mine.data_ptr(), mine.nbytes()));
+  }
+  Unpack(mine, {output});
+}
+
+// send/recv: `tag` pairs a send with the peer's recv of the same tag; each
+// call returns once its message has gone (or arrived), so the peer must
+// post the matching call.
+void CheckPeer(const Group& group, int64_t peer, int64_t tag, const char* op) {
+  const Communicator& communicator = *group.communicator;
+  TORCH_CHECK(peer >= 0 && peer < communicator.size() && peer != communicator.rank(),
+              "axle distributed: ", op, ": rank ", peer, " is not another member of a group of ",
+              communicator.size());
+  TORCH_CHECK(tag >= 0 && tag < (int64_t{1} << 48), "axle distributed: ", op, ": tag ", tag,
+              " is not in [0, 2^48)");
+}
+
+void Send(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
+  if (tensors.empty()) return;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckPeer(*group, peer, tag, "send");
+  SyncIfOnDevice(tensors);
+  at::Tensor packed = Pack(tensors, "send");
+  std::lock_guard<std::mutex> lock(group->mutex);
+  Check(group->communicator->Send(static_cast<int>(peer), packed.data_ptr(), packed.nbytes(),
+                                  static_cast<uint64_t>(tag)));
+}
+
+void Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
+  if (tensors.empty()) return;
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckPeer(*group, peer, tag, "recv");
+  SyncIfOnDevice(tensors);
+  at::Tensor packed = Pack(tensors, "recv");
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    Check(group->communicator->Recv(static_cast<int>(peer), packed.data_ptr(), packed.nbytes(),
+                                    static_cast<uint64_t>(tag)));
+  }
+  Unpack(packed, tensors);
+}
+
 void Barrier(int64_t handle) {
   std::shared_ptr<Group> group = GetGroup(handle);
   std::lock_guard<std::mutex> lock(group->mutex);
@@ -323,6 +445,11 @@ TORCH_LIBRARY_FRAGMENT(axle, m) {
   m.def("dist_reduce_scatter(int comm, Tensor output, Tensor[] inputs, str op) -> ()",
         &ReduceScatter);
   m.def("dist_all_to_all(int comm, Tensor[] outputs, Tensor[] inputs) -> ()", &AllToAll);
+  m.def("dist_reduce(int comm, Tensor[] tensors, int root, str op) -> ()", &Reduce);
+  m.def("dist_gather(int comm, Tensor[] outputs, Tensor input, int root) -> ()", &Gather);
+  m.def("dist_scatter(int comm, Tensor output, Tensor[] inputs, int root) -> ()", &Scatter);
+  m.def("dist_send(int comm, Tensor[] tensors, int peer, int tag) -> ()", &Send);
+  m.def("dist_recv(int comm, Tensor[] tensors, int peer, int tag) -> ()", &Recv);
   m.def("dist_barrier(int comm) -> ()", &Barrier);
 }
 

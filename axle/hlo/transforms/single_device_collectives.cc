@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -489,15 +490,14 @@ class Lowering {
   bool keep_;  // several devices, and the backend runs their collectives
 };
 
-// The pairs of a send/recv that move data when it runs, as its
-// _xla_send_recv_validation says (hlo/text/send_recv_validation.h). A
-// permute runs once per run of the computation it is in: in the entry
-// computation that is execution 0; elsewhere (a loop body) whether a pair
-// moves data depends on which execution it is, which this lowering does
-// not count (the interpreter does).
-absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> MovingPairs(
-    const HloInstruction& recv, const HloInstruction& send,
-    const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+// The _xla_send_recv_validation of a send/recv pair with `num_pairs`
+// pairs (hlo/text/send_recv_validation.h), which the pair's
+// collective-permute carries: the backend counts the permute's executions
+// in each run (a loop body's permute runs once per iteration) and moves a
+// pair's data only on the executions it names. None: every execution.
+absl::StatusOr<std::optional<std::string>> ValidationOf(const HloInstruction& recv,
+                                                        const HloInstruction& send,
+                                                        size_t num_pairs) {
   const auto& recv_attributes = recv.frontend_attributes();
   const auto& send_attributes = send.frontend_attributes();
   auto recv_text = recv_attributes.find(kSendRecvValidationAttribute);
@@ -509,26 +509,15 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> MovingPairs(
         kPass, recv,
         absl::StrCat("its send ", send.name(), " has another ", kSendRecvValidationAttribute));
   }
-  if (!recv_has) return pairs;
+  if (!recv_has) return std::nullopt;
   absl::StatusOr<SendRecvValidation> validation =
-      ParseSendRecvValidation(recv_text->second, pairs.size());
+      ParseSendRecvValidation(recv_text->second, num_pairs);
   if (!validation.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(recv.name(), ": ", validation.status().message()));
   }
-  if (validation->always()) return pairs;
-  // Outside the entry computation (a loop body) the execution's number is
-  // not counted here: every pair moves data on every execution, as before
-  // the attribute was read (a known gap; the interpreter counts).
-  const HloComputation* computation = recv.parent();
-  if (!validation->never && computation != computation->parent()->entry_computation()) {
-    return pairs;
-  }
-  std::vector<std::pair<int64_t, int64_t>> moving;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (validation->Moves(i, 0)) moving.push_back(pairs[i]);
-  }
-  return moving;
+  if (validation->always()) return std::nullopt;
+  return recv_text->second;
 }
 
 // Several devices, kept collectives: each recv-done and the send of the
@@ -590,11 +579,14 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
     absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
         ParseSendRecvSourceTargetPairs(*text);
     if (!pairs.ok()) return PassUnimplemented(kPass, *recv, pairs.status().message());
-    AXLE_ASSIGN_OR_RETURN(auto moving, MovingPairs(*recv, *send, *pairs));
-    *pairs = std::move(moving);
+    AXLE_ASSIGN_OR_RETURN(std::optional<std::string> validation,
+                          ValidationOf(*recv, *send, pairs->size()));
     auto permute = std::make_unique<HloCollectiveInstruction>(
         HloOpcode::kCollectivePermute, data,
         absl::Span<HloInstruction* const>{send->mutable_operand(0)});
+    if (validation.has_value()) {
+      (*permute->mutable_frontend_attributes())[kSendRecvValidationAttribute] = *validation;
+    }
     permute->mutable_attrs()->source_target_pairs = *std::move(pairs);
     // XLA's reading (GetNcclP2PConfigForSendRecv): a channel id > 0 makes
     // the pairs partition ids, alike in every replica; else replica ids,

@@ -1,5 +1,6 @@
 """torch.distributed's "axle" backend (torch_axle.distributed): two
-processes on localhost run the collectives on device tensors and a
+processes on localhost run the collectives (and reduce, gather and scatter
+with a root, send/recv between the two) on device tensors and a
 data-parallel training loop (each process half the batch, gradients
 all-reduced with AVG); both end with the same weights, bit for bit, and
 those of one process training on the whole batch."""
@@ -60,6 +61,41 @@ if world > 1:
     received = [torch.zeros(1).to(dev) for _ in range(world)]
     dist.all_to_all(received, [torch.tensor([100.0 * rank + i]).to(dev) for i in range(world)])
     results["all_to_all"] = [r.cpu().tolist() for r in received]
+
+    t = torch.tensor([rank + 1.0, 10.0 * rank]).to(dev)
+    dist.reduce(t, dst=1, op=dist.ReduceOp.SUM)
+    results["reduce_sum"] = t.cpu().tolist()
+    t = torch.tensor([rank + 2, -rank], dtype=torch.int32).to(dev)
+    dist.reduce(t, dst=0, op=dist.ReduceOp.MAX)
+    results["reduce_max"] = t.cpu().tolist()
+
+    gathered = [torch.zeros(2).to(dev) for _ in range(world)] if rank == 0 else None
+    dist.gather(torch.tensor([rank + 0.25, 3.0 * rank]).to(dev), gathered, dst=0)
+    results["gather"] = [g.cpu().tolist() for g in gathered] if rank == 0 else None
+
+    mine = torch.full((3,), -1.0).to(dev)
+    pieces = [torch.arange(3.0) + 10.0 * i for i in range(world)] if rank == 1 else None
+    dist.scatter(mine, [p.to(dev) for p in pieces] if pieces else None, src=1)
+    results["scatter"] = mine.cpu().tolist()
+
+    # send/recv: one way, twice on one tag (in order), then back on
+    # another; the first on CPU tensors, the rest on the device.
+    if rank == 0:
+        dist.send(torch.tensor([1.5, 2.5]), dst=1, tag=3)
+        dist.send(torch.tensor([3.5, 4.5]).to(dev), dst=1, tag=3)
+        back = torch.zeros(2, dtype=torch.int64).to(dev)
+        dist.recv(back, src=1, tag=7)
+        results["recv"] = [back.cpu().tolist()]
+        work = dist.isend(torch.tensor([9.0]).to(dev), dst=1)
+        work.wait()
+    else:
+        first, second = torch.zeros(2), torch.zeros(2).to(dev)
+        dist.recv(first, src=0, tag=3)
+        dist.recv(second, src=0, tag=3)
+        dist.send(torch.tensor([7, 8]).to(dev), dst=0, tag=7)
+        late = torch.zeros(1).to(dev)
+        dist.irecv(late, src=0).wait()
+        results["recv"] = [first.tolist(), second.cpu().tolist(), late.cpu().tolist()]
     dist.barrier()
 
 # Data parallel: the batch is split among the processes.
@@ -142,6 +178,22 @@ class DistributedTest(unittest.TestCase):
             self.assertEqual(r["all_gather"], [[0.0, 0.5], [1.0, 1.5]])
             self.assertEqual(r["reduce_scatter"], [0.0 + 1.0 + 20.0 * rank, 2.0])
             self.assertEqual(r["all_to_all"], [[100.0 * i + rank] for i in range(WORLD)])
+
+    def test_reduce_gather_scatter_to_a_root(self):
+        zero, one = self.ranks
+        self.assertEqual(one["reduce_sum"], [1.0 + 2.0, 0.0 + 10.0])
+        self.assertEqual(zero["reduce_sum"], [1.0, 0.0])  # not the root: unchanged
+        self.assertEqual(zero["reduce_max"], [3, 0])
+        self.assertEqual(one["reduce_max"], [3, -1])
+        self.assertEqual(zero["gather"], [[0.25, 0.0], [1.25, 3.0]])
+        self.assertIsNone(one["gather"])
+        for rank, r in enumerate(self.ranks):
+            self.assertEqual(r["scatter"], [10.0 * rank, 10.0 * rank + 1, 10.0 * rank + 2])
+
+    def test_send_recv(self):
+        zero, one = self.ranks
+        self.assertEqual(one["recv"], [[1.5, 2.5], [3.5, 4.5], [9.0]])
+        self.assertEqual(zero["recv"], [[7, 8]])
 
     def test_data_parallel_weights_agree(self):
         self.assertEqual(self.ranks[0]["weights"], self.ranks[1]["weights"])
