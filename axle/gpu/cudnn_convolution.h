@@ -48,6 +48,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "axle/core/primitive_type.h"
@@ -96,6 +97,12 @@ absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan);
 // The dense strides of cuDNN's filter (k, c, r, s) in the config's format:
 // KCRS, or KRSC when filter_nhwc.
 std::array<int64_t, 4> CudnnFilterStrides(const CudnnConvConfig& config);
+
+// What cuDNN's choice of algorithm depends on, as text: the kind, type,
+// dimensions, strides, format, padding, strides, dilations, groups and
+// mode. Convolutions with one key share one autotuning result (the thunks
+// keep it per process, as XLA's autotuner does per shape).
+std::string CudnnConvKey(const CudnnConvConfig& config);
 
 // The call's name, for messages ("cudnnConvolutionBackwardData").
 const char* CudnnConvKindName(CudnnConvKind kind);
