@@ -590,6 +590,10 @@ TEST(CudnnConvConfigTest, KeyNamesWhatTheAlgorithmDependsOn) {
   CudnnConvConfig padded = *nchw;
   padded.padding[0] += 1;
   EXPECT_NE(CudnnConvKey(padded), key);
+  CudnnConvConfig tf32 = *nchw;
+  tf32.allow_tf32 = true;
+  EXPECT_THAT(CudnnConvKey(tf32), HasSubstr(" tf32"));
+  EXPECT_NE(CudnnConvKey(tf32), key);
 }
 
 // Every convolution thunk is recorded in CUDA graphs: its run's work is

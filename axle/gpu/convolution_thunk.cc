@@ -31,6 +31,8 @@
 #include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/cuda_stream.h"
 #include "axle/gpu/cudnn_convolution.h"
+#include "axle/gpu/gemm_plan.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
 namespace {
@@ -437,7 +439,11 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
         "cudnnSetConvolution2dDescriptor", name()));
     AXLE_RETURN_IF_ERROR(c.Check(c.set_group_count(convolution_, k.groups),
                                  "cudnnSetConvolutionGroupCount", name()));
-    math_type_ = k.type == F32 ? kCudnnFmaMath : kCudnnTensorOpMath;
+    // f32: FMA (full f32), or TF32 on tensor cores where allowed (cuDNN's
+    // default math); 16-bit types on tensor cores.
+    math_type_ = k.type != F32  ? kCudnnTensorOpMath
+                 : k.allow_tf32 ? kCudnnDefaultMath
+                                : kCudnnFmaMath;
     AXLE_RETURN_IF_ERROR(
         c.Check(c.set_math_type(convolution_, math_type_), "cudnnSetConvolutionMathType", name()));
     AXLE_RETURN_IF_ERROR(c.Check(c.create(&handle_), "cudnnCreate", name()));
@@ -549,8 +555,8 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
   }
 
   // cudnnFind*AlgorithmEx's fastest deterministic algorithm whose workspace
-  // fits, of the thunk's math or the default (f32 runs it with FMA math
-  // all the same: no TF32).
+  // fits, of the thunk's math or the default (full f32 runs it with FMA
+  // math all the same: no TF32).
   absl::StatusOr<CudnnTuning> SearchAlgorithm(const CudaDevice& device) {
     const Cudnn& c = *cudnn_;
     const CudnnConvConfig& k = *config_;
@@ -596,8 +602,9 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
     // Sorted fastest first.
     for (int i = 0; i < returned; ++i) {
       const CudnnAlgoPerf& perf = perfs[i];
+      const bool full_f32 = k.type == F32 && !k.allow_tf32;
       const bool math_ok = perf.math_type == kCudnnDefaultMath ||
-                           perf.math_type == (k.type == F32 ? kCudnnFmaMath : kCudnnTensorOpMath);
+                           perf.math_type == (full_f32 ? kCudnnFmaMath : kCudnnTensorOpMath);
       if (perf.status != kCudnnSuccess || perf.determinism != kCudnnDeterministic || !math_ok ||
           static_cast<int64_t>(perf.memory) > k.workspace_limit) {
         continue;
@@ -606,8 +613,8 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
       tuning.searched = true;
       tuning.algorithm = perf.algo;
       tuning.workspace = perf.memory;
-      // f32 keeps FMA math whatever the search reports (no TF32).
-      tuning.math_type = k.type == F32 ? kCudnnFmaMath : perf.math_type;
+      // Full f32 keeps FMA math whatever the search reports (no TF32).
+      tuning.math_type = full_f32 ? kCudnnFmaMath : perf.math_type;
       return tuning;
     }
     return absl::NotFoundError(absl::StrCat("none of the ", returned,
@@ -798,6 +805,15 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
   } else if (backend != ConvolutionBackend::kKernel && CudnnEnabledByEnvironment()) {
     absl::StatusOr<CudnnConvConfig> config = CudnnConvConfigFor(plan);
     if (config.ok()) cudnn = *std::move(config);
+  }
+  // TF32 for f32 as for dots (gemm_plan.h): AXLE_GPU_TF32=1 and no operand
+  // of HIGHEST precision.
+  const auto* hlo_convolution = dyn_cast<HloConvolutionInstruction>(&convolution);
+  if (cudnn.has_value() && cudnn->type == F32 && hlo_convolution != nullptr && Tf32Enabled()) {
+    const auto& precisions = hlo_convolution->precision_config().operand_precision();
+    cudnn->allow_tf32 = std::none_of(precisions.begin(), precisions.end(), [](auto precision) {
+      return precision == PrecisionConfig::HIGHEST;
+    });
   }
   AXLE_ASSIGN_OR_RETURN(PtxKernel kernel,
                         CompileConvolutionToPtx(plan, "convolution_kernel", options));

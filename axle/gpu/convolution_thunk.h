@@ -12,15 +12,18 @@
 //     compiled to PTX when the thunk is made, loaded in Initialize, one
 //     thread per output element.
 //
-// Everything cuDNN needs is settled in Initialize, so that a run only sets
-// the stream and enqueues: the descriptors; the thunk's cuDNN handle
-// (cudnnSetStream on each call, under the thunk's mutex); the algorithm: the heuristics' best
-// deterministic one whose workspace fits the scratch, then, as XLA's autotuner does, the fastest
-// deterministic one of the thunk's math (no TF32 for f32) that cudnnFind*AlgorithmEx times on
-// zeroed buffers allocated for the search. The search runs once per CudnnConvKey and device in the
-// process (later thunks of that shape take its result), and its failure keeps the heuristics'
-// choice. Being fixed, a run's work depends on the buffers' addresses alone: the thunk is captured
-// in CUDA graphs (gpu_graph.h).
+// Everything cuDNN needs is settled in Initialize, so that a run only
+// sets the stream and enqueues: the descriptors; the thunk's cuDNN handle
+// (cudnnSetStream on each call, under the thunk's mutex); the algorithm:
+// the heuristics' best deterministic one whose workspace fits the scratch,
+// then, as XLA's autotuner does, the fastest deterministic one of the
+// thunk's math that cudnnFind*AlgorithmEx times on zeroed buffers
+// allocated for the search (f32: FMA, or TF32 with AXLE_GPU_TF32=1 and no
+// HIGHEST operand precision, as for dots; 16-bit types: tensor ops). The
+// search runs once per CudnnConvKey and device in the process (later
+// thunks of that shape take its result), and its failure keeps the
+// heuristics' choice. Being fixed, a run's work depends on the buffers'
+// addresses alone: the thunk is captured in CUDA graphs (gpu_graph.h).
 //
 // The choice of backend: kAuto takes cuDNN where CudnnConvConfigFor
 // accepts the convolution and $AXLE_CUDNN is not "0", and falls back to the

@@ -261,7 +261,7 @@ std::string CudnnConvKey(const CudnnConvConfig& config) {
   append("dilations", config.dilations);
   absl::StrAppend(&key, " format=", config.filter_nhwc ? "nhwc" : "nchw", " groups=", config.groups,
                   config.cross_correlation ? " cross_correlation" : " convolution",
-                  " workspace<=", config.workspace_limit);
+                  config.allow_tf32 ? " tf32" : "", " workspace<=", config.workspace_limit);
   return key;
 }
 

@@ -79,6 +79,9 @@ struct CudnnConvConfig {
   std::array<int, 2> padding{}, strides{}, dilations{};
   int groups = 1;
   bool cross_correlation = true;
+  // f32 only: TF32 on tensor cores allowed (AXLE_GPU_TF32=1 and no operand
+  // of HIGHEST precision, as for dots: gemm_plan.h); else full f32.
+  bool allow_tf32 = false;
   // The most workspace (scratch) an algorithm may use: twice the operands'
   // and result's bytes, at least 4 MiB, at most 64 MiB.
   int64_t workspace_limit = 0;
