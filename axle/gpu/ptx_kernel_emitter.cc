@@ -376,8 +376,8 @@ absl::Status KernelEmitter::EmitColumnReduction(llvm::Function* kernel,
   auto* entry = llvm::BasicBlock::Create(context, "entry", kernel);
   auto* unrolled_header = llvm::BasicBlock::Create(context, "rows.header", kernel);
   auto* unrolled_body = llvm::BasicBlock::Create(context, "rows", kernel);
-  auto* header = llvm::BasicBlock::Create(context, "row.header", kernel);
-  auto* body = llvm::BasicBlock::Create(context, "row", kernel);
+  auto* header = llvm::BasicBlock::Create(context, "tail.header", kernel);
+  auto* body = llvm::BasicBlock::Create(context, "tail", kernel);
   auto* folded = llvm::BasicBlock::Create(context, "folded", kernel);
   b_.SetInsertPoint(entry);
   llvm::Value* block = Special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, "block");
@@ -427,30 +427,44 @@ absl::Status KernelEmitter::EmitColumnReduction(llvm::Function* kernel,
   unrolled_partial->addIncoming(unrolled_value, b_.GetInsertBlock());
   b_.CreateBr(unrolled_header);
 
-  // The remaining rows one at a time.
+  // The remaining rows (fewer than `unroll`) in one step alike: every load
+  // in the input (rows past the end read the last row) and independent,
+  // the rows past the end folding the init value (the identity).
   b_.SetInsertPoint(header);
-  llvm::PHINode* row = b_.CreatePHI(b_.getInt64Ty(), 2, "row");
-  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
-  row->addIncoming(unrolled_row, unrolled_header);
-  partial->addIncoming(unrolled_partial, unrolled_header);
-  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpULT(row, b_.getInt64(rows))), body, folded);
+  b_.CreateCondBr(b_.CreateAnd(in_range, b_.CreateICmpULT(unrolled_row, b_.getInt64(rows))), body,
+                  folded);
   b_.SetInsertPoint(body);
   // Nothing emitted in the unrolled loop's body dominates this one (a
   // column's value cached there would be reused here).
   cache_.clear();
-  llvm_ir::IrIndex index = Delinearize(row, row_dims);
-  for (llvm::Value* position : column_index) index.push_back(position);
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
-  AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> combined,
-                        elemental_.EmitScalarComputation(*reduce.to_apply(), {partial, element}));
-  row->addIncoming(b_.CreateAdd(row, b_.getInt64(block_rows)), b_.GetInsertBlock());
-  partial->addIncoming(combined[0], b_.GetInsertBlock());
-  b_.CreateBr(header);
+  std::vector<llvm::Value*> tail_elements;
+  for (int64_t k = 0; k < unroll; ++k) {
+    llvm::Value* row = b_.CreateAdd(unrolled_row, b_.getInt64(k * block_rows));
+    llvm::Value* present = b_.CreateICmpULT(row, b_.getInt64(rows));
+    llvm_ir::IrIndex index =
+        Delinearize(b_.CreateSelect(present, row, b_.getInt64(rows - 1)), row_dims);
+    for (llvm::Value* position : column_index) index.push_back(position);
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * element, Generate(input, index));
+    tail_elements.push_back(b_.CreateSelect(present, element, init));
+  }
+  llvm::Value* tail_value = unrolled_partial;
+  for (llvm::Value* element : tail_elements) {
+    AXLE_ASSIGN_OR_RETURN(
+        std::vector<llvm::Value*> combined,
+        elemental_.EmitScalarComputation(*reduce.to_apply(), {tail_value, element}));
+    tail_value = combined[0];
+  }
+  llvm::BasicBlock* tail_end = b_.GetInsertBlock();
+  b_.CreateBr(folded);
+  cache_.clear();  // nor does this one dominate what follows
 
   // Every thread takes part (out-of-range columns with the init value):
   // the lanes of a column across each warp, then the warps' results
   // through shared memory, folded by the block's first row of threads.
   b_.SetInsertPoint(folded);
+  llvm::PHINode* partial = b_.CreatePHI(init->getType(), 2, "partial");
+  partial->addIncoming(unrolled_partial, header);
+  partial->addIncoming(tail_value, tail_end);
   AXLE_ASSIGN_OR_RETURN(llvm::Value * warp_value,
                         EmitWarpReduce(reduce, partial, static_cast<int>(width)));
   const int64_t warps = block_rows * width / kWarpSize;
