@@ -574,6 +574,41 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionPlanTest, ::testing::ValuesIn(kCases)
                            return std::string(info.param.name);
                          });
 
+// The autotuning cache's key: one per shape, whatever the instruction's
+// name; another for another format, kind or padding.
+TEST(CudnnConvConfigTest, KeyNamesWhatTheAlgorithmDependsOn) {
+  absl::StatusOr<CudnnConvConfig> nchw = ConfigOf("nchw_kcrs_symmetric");
+  absl::StatusOr<CudnnConvConfig> nhwc = ConfigOf("nhwc_krsc_filter");
+  absl::StatusOr<CudnnConvConfig> data = ConfigOf("backward_data_nhwc");
+  ASSERT_TRUE(nchw.ok() && nhwc.ok() && data.ok());
+  const std::string key = CudnnConvKey(*nchw);
+  EXPECT_THAT(key, HasSubstr("cudnnConvolutionForward f32"));
+  EXPECT_THAT(key, HasSubstr("format=nchw"));
+  EXPECT_EQ(CudnnConvKey(*ConfigOf("nchw_kcrs_symmetric")), key);
+  EXPECT_NE(CudnnConvKey(*nhwc), key);
+  EXPECT_THAT(CudnnConvKey(*data), HasSubstr("cudnnConvolutionBackwardData"));
+  CudnnConvConfig padded = *nchw;
+  padded.padding[0] += 1;
+  EXPECT_NE(CudnnConvKey(padded), key);
+  CudnnConvConfig tf32 = *nchw;
+  tf32.allow_tf32 = true;
+  EXPECT_THAT(CudnnConvKey(tf32), HasSubstr(" tf32"));
+  EXPECT_NE(CudnnConvKey(tf32), key);
+}
+
+// Every convolution thunk is recorded in CUDA graphs: its run's work is
+// fixed in Initialize.
+TEST(ConvolutionThunkTest, IsCapturedInGraphs) {
+  for (const char* name : {"nchw_kcrs_symmetric", "backward_data_nhwc", "true_convolution"}) {
+    auto module = ParseAndReturnUnverifiedModule(ModuleText(CaseNamed(name)));
+    ASSERT_TRUE(module.ok()) << module.status();
+    const HloInstruction& conv = *(*module)->entry_computation()->root_instruction();
+    absl::StatusOr<std::unique_ptr<GpuThunk>> thunk = MakeConvolutionThunk(conv, {{0, 1}, {2}});
+    ASSERT_TRUE(thunk.ok()) << thunk.status();
+    EXPECT_TRUE((*thunk)->CapturableInGraph()) << name;
+  }
+}
+
 TEST(ConvolutionPlanErrorsTest, NamesTheInstruction) {
   auto module = ParseAndReturnUnverifiedModule(R"(
 HloModule m
@@ -629,6 +664,15 @@ TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
       GTEST_SKIP() << (*thunk)->cudnn_fallback_reason();
     }
     EXPECT_TRUE((*thunk)->uses_cudnn()) << c.name << ": " << (*thunk)->cudnn_fallback_reason();
+    EXPECT_THAT((*thunk)->tuning_note(), HasSubstr("cuDNN"));
+  } else if (backend == ConvolutionBackend::kFastest && CudnnTakes(c.name)) {
+    // cuDNN, or the kernel where it timed faster (and said so).
+    if (absl::StrContains((*thunk)->cudnn_fallback_reason(), "unavailable")) {
+      GTEST_SKIP() << (*thunk)->cudnn_fallback_reason();
+    }
+    if (!(*thunk)->uses_cudnn()) {
+      EXPECT_THAT((*thunk)->cudnn_fallback_reason(), HasSubstr("timed faster"));
+    }
   } else {
     EXPECT_FALSE((*thunk)->uses_cudnn());
   }
@@ -670,12 +714,42 @@ TEST_P(ConvolutionDeviceTest, ThunkMatchesInterpreter) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, ConvolutionDeviceTest,
     ::testing::Combine(::testing::ValuesIn(kCases),
-                       ::testing::Values(ConvolutionBackend::kKernel, ConvolutionBackend::kAuto)),
+                       ::testing::Values(ConvolutionBackend::kKernel, ConvolutionBackend::kAuto,
+                                         ConvolutionBackend::kFastest)),
     [](const ::testing::TestParamInfo<std::tuple<ConvCase, ConvolutionBackend>>& info) {
-      return absl::StrCat(
-          std::get<0>(info.param).name,
-          std::get<1>(info.param) == ConvolutionBackend::kKernel ? "_kernel" : "_auto");
+      const ConvolutionBackend backend = std::get<1>(info.param);
+      return absl::StrCat(std::get<0>(info.param).name,
+                          backend == ConvolutionBackend::kKernel ? "_kernel"
+                          : backend == ConvolutionBackend::kAuto ? "_auto"
+                                                                 : "_fastest");
     });
+
+// Two thunks of one shape take one autotuning result (the process's
+// cache): the same backend and algorithm.
+class ConvolutionTuningDeviceTest : public CudaDeviceTest<> {};
+
+TEST_F(ConvolutionTuningDeviceTest, OneShapeIsTunedOnce) {
+  auto module = ParseAndReturnUnverifiedModule(ModuleText(CaseNamed("nhwc_3x3_same")));
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction& conv = *(*module)->entry_computation()->root_instruction();
+  PtxOptions options;
+  if (device_->compute_capability_major() < 9) options.arch = device_->ArchName();
+  std::unique_ptr<ConvolutionThunk> thunks[2];
+  for (auto& thunk : thunks) {
+    absl::StatusOr<std::unique_ptr<ConvolutionThunk>> made =
+        MakeConvolutionThunkWithBackend(conv, {{0, 1}, {2}}, ConvolutionBackend::kFastest, options);
+    ASSERT_TRUE(made.ok()) << made.status();
+    thunk = *std::move(made);
+    absl::Status initialized = thunk->Initialize(*device_);
+    ASSERT_TRUE(initialized.ok()) << initialized;
+  }
+  if (absl::StrContains(thunks[0]->cudnn_fallback_reason(), "unavailable")) {
+    GTEST_SKIP() << thunks[0]->cudnn_fallback_reason();
+  }
+  EXPECT_EQ(thunks[0]->uses_cudnn(), thunks[1]->uses_cudnn());
+  EXPECT_EQ(thunks[0]->tuning_note(), thunks[1]->tuning_note());
+  EXPECT_THAT(thunks[0]->tuning_note(), HasSubstr("timed against Axle's kernel"));
+}
 
 }  // namespace
 }  // namespace axle::gpu

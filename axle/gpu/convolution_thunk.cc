@@ -10,9 +10,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,13 +22,18 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/gpu/convolution_kernel.h"
 #include "axle/gpu/cuda_kernel.h"
+#include "axle/gpu/cuda_stream.h"
 #include "axle/gpu/cudnn_convolution.h"
+#include "axle/gpu/gemm_plan.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
 namespace {
@@ -43,6 +50,7 @@ constexpr int kCudnnTensorNchw = 0;
 constexpr int kCudnnTensorNhwc = 1;
 constexpr int kCudnnConvolution = 0;
 constexpr int kCudnnCrossCorrelation = 1;
+constexpr int kCudnnDefaultMath = 0;
 constexpr int kCudnnTensorOpMath = 1;
 constexpr int kCudnnFmaMath = 3;
 
@@ -95,6 +103,17 @@ struct Cudnn {
   ConvolutionCall forward = nullptr;
   ConvolutionCall backward_data = nullptr;
   ConvolutionCall backward_filter = nullptr;
+  // The three timed searches (cudnnFind*AlgorithmEx), optional (null when
+  // the library lacks them): (handle, descriptor a, a, descriptor b, b,
+  // conv, descriptor c, c, requested, returned, perfs, workspace, its
+  // bytes), a, b and c as for the calls.
+  using AlgorithmSearch = CudnnStatus (*)(CudnnHandle, CudnnDescriptor, const void*,
+                                          CudnnDescriptor, const void*, CudnnDescriptor,
+                                          CudnnDescriptor, void*, int, int*, CudnnAlgoPerf*, void*,
+                                          size_t);
+  AlgorithmSearch find_forward = nullptr;
+  AlgorithmSearch find_backward_data = nullptr;
+  AlgorithmSearch find_backward_filter = nullptr;
 
   static absl::StatusOr<const Cudnn*> Get();
 
@@ -153,6 +172,12 @@ absl::StatusOr<const Cudnn*> LoadCudnn() {
     delete cudnn;
     return status;
   }
+  cudnn->find_forward = reinterpret_cast<Cudnn::AlgorithmSearch>(
+      dlsym(handle, "cudnnFindConvolutionForwardAlgorithmEx"));
+  cudnn->find_backward_data = reinterpret_cast<Cudnn::AlgorithmSearch>(
+      dlsym(handle, "cudnnFindConvolutionBackwardDataAlgorithmEx"));
+  cudnn->find_backward_filter = reinterpret_cast<Cudnn::AlgorithmSearch>(
+      dlsym(handle, "cudnnFindConvolutionBackwardFilterAlgorithmEx"));
   return cudnn;
 }
 
@@ -170,22 +195,153 @@ absl::Status Named(const absl::Status& status, absl::string_view name) {
   return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
 }
 
+// What autotuning chose for a convolution key (CudnnConvKey) on a device:
+// cuDNN's fastest deterministic algorithm by cudnnFind*AlgorithmEx, and
+// (ConvolutionBackend::kFastest) whether Axle's kernel beat it.
+struct CudnnTuning {
+  bool searched = false;  // algorithm, workspace and math_type set
+  int algorithm = 0;
+  size_t workspace = 0;
+  int math_type = 0;
+  bool compared = false;  // kernel_faster set
+  bool kernel_faster = false;
+  float cudnn_ms = 0;
+  float kernel_ms = 0;
+};
+
+// The process's tuning results. The first result stored for a key is the
+// one every thunk uses, so that one convolution computes alike (bit for
+// bit) in every executable of the process.
+class CudnnTuningCache {
+ public:
+  static CudnnTuningCache& Get() {
+    static CudnnTuningCache* cache = new CudnnTuningCache;
+    return *cache;
+  }
+  CudnnTuning Find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = entries_.find(key);
+    return found == entries_.end() ? CudnnTuning() : found->second;
+  }
+  // Merges what `tuning` found into the key's entry (keeping what was
+  // there), and returns the entry.
+  CudnnTuning Merge(const std::string& key, const CudnnTuning& tuning) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CudnnTuning& entry = entries_[key];
+    if (!entry.searched && tuning.searched) {
+      entry.searched = true;
+      entry.algorithm = tuning.algorithm;
+      entry.workspace = tuning.workspace;
+      entry.math_type = tuning.math_type;
+    }
+    if (!entry.compared && tuning.compared) {
+      entry.compared = true;
+      entry.kernel_faster = tuning.kernel_faster;
+      entry.cudnn_ms = tuning.cudnn_ms;
+      entry.kernel_ms = tuning.kernel_ms;
+    }
+    return entry;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, CudnnTuning> entries_;
+};
+
+// Device memory for autotuning, freed with the object.
+class TuningMemory {
+ public:
+  explicit TuningMemory(const CudaDevice& device) : device_(device) {}
+  ~TuningMemory() {
+    CudaDevice::ScopedActivation activation(device_);
+    for (CUdeviceptr pointer : pointers_) device_.driver().cuMemFree(pointer);
+  }
+  TuningMemory(const TuningMemory&) = delete;
+  TuningMemory& operator=(const TuningMemory&) = delete;
+
+  // `bytes` (at least 256) zeroed on `stream`.
+  absl::StatusOr<se::DeviceMemoryBase> Allocate(int64_t bytes, CudaStream& stream) {
+    const CudaDriver& driver = device_.driver();
+    CudaDevice::ScopedActivation activation(device_);
+    bytes = std::max<int64_t>(bytes, 256);
+    CUdeviceptr pointer = 0;
+    AXLE_CUDA_RETURN_IF_ERROR(&driver, driver.cuMemAlloc(&pointer, static_cast<size_t>(bytes)),
+                              "cuMemAlloc (convolution autotuning)");
+    pointers_.push_back(pointer);
+    se::DeviceMemoryBase memory(DeviceAddress(pointer), static_cast<uint64_t>(bytes));
+    AXLE_RETURN_IF_ERROR(stream.Memset8(&memory, 0, static_cast<uint64_t>(bytes)));
+    return memory;
+  }
+
+ private:
+  const CudaDevice& device_;
+  std::vector<CUdeviceptr> pointers_;
+};
+
+// Milliseconds on the device per run of `enqueue` (work on `stream`): one
+// run to warm up, then the fastest of kTimedRuns, each between two events.
+absl::StatusOr<float> DeviceMilliseconds(const CudaDevice& device, CudaStream& stream,
+                                         const std::function<absl::Status()>& enqueue) {
+  constexpr int kTimedRuns = 5;
+  const CudaDriver& driver = device.driver();
+  if (driver.cuEventElapsedTime == nullptr) {
+    return absl::UnavailableError("the CUDA driver has no cuEventElapsedTime");
+  }
+  CudaDevice::ScopedActivation activation(device);
+  CUevent events[2] = {nullptr, nullptr};
+  absl::Status status;
+  for (CUevent& event : events) {
+    if (status.ok()) {
+      status = driver.ToStatus(driver.cuEventCreate(&event, CU_EVENT_DEFAULT), "cuEventCreate");
+    }
+  }
+  float best = 0;
+  if (status.ok()) status = enqueue();
+  for (int run = 0; run < kTimedRuns && status.ok(); ++run) {
+    status = driver.ToStatus(driver.cuEventRecord(events[0], stream.stream()), "cuEventRecord");
+    if (status.ok()) status = enqueue();
+    if (status.ok()) {
+      status = driver.ToStatus(driver.cuEventRecord(events[1], stream.stream()), "cuEventRecord");
+    }
+    if (status.ok()) {
+      status = driver.ToStatus(driver.cuEventSynchronize(events[1]), "cuEventSynchronize");
+    }
+    float ms = 0;
+    if (status.ok()) {
+      status = driver.ToStatus(driver.cuEventElapsedTime(&ms, events[0], events[1]),
+                               "cuEventElapsedTime");
+    }
+    if (status.ok() && (run == 0 || ms < best)) best = ms;
+  }
+  absl::Status synchronized = stream.Synchronize();
+  for (CUevent event : events) {
+    if (event != nullptr) driver.cuEventDestroy(event);
+  }
+  AXLE_RETURN_IF_ERROR(status);
+  AXLE_RETURN_IF_ERROR(synchronized);
+  return best;
+}
+
 class ConvolutionThunkImpl : public ConvolutionThunk {
  public:
+  // `operand_bytes`: the lhs's, the rhs's and the result's (autotuning
+  // allocates as much).
   ConvolutionThunkImpl(std::string name, GpuThunkValues values, PtxKernel kernel,
                        std::optional<CudnnConvConfig> cudnn,
-                       std::optional<PtxKernel> filter_relayout, ConvolutionBackend backend)
+                       std::optional<PtxKernel> filter_relayout, ConvolutionBackend backend,
+                       std::array<int64_t, 3> operand_bytes)
       : ConvolutionThunk(std::move(name)),
         values_(std::move(values)),
         kernel_(std::move(kernel)),
         config_(cudnn),
         relayout_(std::move(filter_relayout)),
-        backend_(backend) {}
+        backend_(backend),
+        operand_bytes_(operand_bytes) {}
 
   ~ConvolutionThunkImpl() override {
     if (cudnn_ == nullptr || device_ == nullptr) return;
     CudaDevice::ScopedActivation activation(*device_);
-    for (const auto& [stream, handle] : handles_) cudnn_->destroy(handle);
+    if (handle_ != nullptr) cudnn_->destroy(handle_);
     if (x_ != nullptr) cudnn_->destroy_tensor(x_);
     if (y_ != nullptr) cudnn_->destroy_tensor(y_);
     if (w_ != nullptr) cudnn_->destroy_filter(w_);
@@ -198,41 +354,49 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
     device_ = &device;
     if (config_.has_value()) {
       absl::Status status = InitializeCudnn(device);
-      if (status.ok()) return absl::OkStatus();
-      if (backend_ == ConvolutionBackend::kCudnn) return status;
-      cudnn_fallback_reason_ = std::string(status.message());
-      use_cudnn_ = false;
+      if (!status.ok()) {
+        if (backend_ == ConvolutionBackend::kCudnn) return status;
+        cudnn_fallback_reason_ = std::string(status.message());
+        use_cudnn_ = false;
+      }
     }
     if (kernel_.grid == 0) return absl::OkStatus();
+    const bool compare = use_cudnn_ && backend_ == ConvolutionBackend::kFastest;
+    if (use_cudnn_ && !compare) return absl::OkStatus();
     absl::StatusOr<std::unique_ptr<CudaModule>> module = CudaModule::LoadPtx(device, kernel_.ptx);
     if (!module.ok()) {
+      // Only compared with cuDNN: cuDNN runs it.
+      if (compare) return absl::OkStatus();
       return Named(module.status(), absl::StrCat(name(), ": loading its convolution kernel"));
     }
     module_ = *std::move(module);
-    AXLE_ASSIGN_OR_RETURN(function_, module_->GetFunction(kernel_.name));
+    absl::StatusOr<CUfunction> function = module_->GetFunction(kernel_.name);
+    if (!function.ok()) {
+      if (compare) return absl::OkStatus();
+      return function.status();
+    }
+    function_ = *function;
+    // A failed comparison leaves cuDNN's algorithm in place.
+    if (compare) CompareWithKernel(device).IgnoreError();
     return absl::OkStatus();
   }
 
   absl::Status Execute(const GpuThunkContext& context) const override {
     if (use_cudnn_) return ExecuteCudnn(context);
-    if (kernel_.grid == 0) return absl::OkStatus();
-    if (function_ == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(name(), ": convolution thunk run before Initialize"));
-    }
-    const se::DeviceMemoryBase buffers[] = {context.buffer(values_.operands[0]),
-                                            context.buffer(values_.operands[1]),
-                                            context.buffer(values_.outputs[0])};
-    return Named(LaunchKernel(context.stream, function_, kernel_.grid, kernel_.block, buffers),
-                 name());
+    return ExecuteKernel(context);
   }
 
   GpuThunkValues buffer_uses() const override { return values_; }
   int64_t scratch_bytes() const override {
     return config_.has_value() ? config_->scratch_bytes() : 0;
   }
+  // Either backend enqueues work that depends on the buffers' addresses
+  // alone: a kernel, or (with cuDNN's handle, algorithm and workspace
+  // fixed in Initialize) cuDNN's kernels and the filter relayout.
+  bool CapturableInGraph() const override { return true; }
   bool uses_cudnn() const override { return use_cudnn_; }
   const std::string& cudnn_fallback_reason() const override { return cudnn_fallback_reason_; }
+  const std::string& tuning_note() const override { return tuning_note_; }
 
  private:
   absl::Status InitializeCudnn(const CudaDevice& device) {
@@ -275,36 +439,42 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
         "cudnnSetConvolution2dDescriptor", name()));
     AXLE_RETURN_IF_ERROR(c.Check(c.set_group_count(convolution_, k.groups),
                                  "cudnnSetConvolutionGroupCount", name()));
+    // f32: FMA (full f32), or TF32 on tensor cores where allowed (cuDNN's
+    // default math); 16-bit types on tensor cores.
+    math_type_ = k.type != F32  ? kCudnnTensorOpMath
+                 : k.allow_tf32 ? kCudnnDefaultMath
+                                : kCudnnFmaMath;
     AXLE_RETURN_IF_ERROR(
-        c.Check(c.set_math_type(convolution_, k.type == F32 ? kCudnnFmaMath : kCudnnTensorOpMath),
-                "cudnnSetConvolutionMathType", name()));
+        c.Check(c.set_math_type(convolution_, math_type_), "cudnnSetConvolutionMathType", name()));
+    AXLE_RETURN_IF_ERROR(c.Check(c.create(&handle_), "cudnnCreate", name()));
     // The heuristics' best deterministic algorithm whose workspace fits the
     // scratch (runs repeat bit for bit), else their best that fits.
-    CudnnHandle handle = nullptr;
-    AXLE_RETURN_IF_ERROR(c.Check(c.create(&handle), "cudnnCreate", name()));
     constexpr int kRequested = 8;
     CudnnAlgoPerf perfs[kRequested] = {};
     int returned = 0;
-    absl::Status status;
-    switch (k.kind) {
-      case CudnnConvKind::kForward:
-        status = c.Check(c.get_forward_algorithm_v7(handle, x_, w_, convolution_, y_, kRequested,
-                                                    &returned, perfs),
-                         "cudnnGetConvolutionForwardAlgorithm_v7", name());
-        break;
-      case CudnnConvKind::kBackwardData:
-        status = c.Check(c.get_backward_data_algorithm_v7(handle, w_, y_, convolution_, x_,
-                                                          kRequested, &returned, perfs),
-                         "cudnnGetConvolutionBackwardDataAlgorithm_v7", name());
-        break;
-      case CudnnConvKind::kBackwardFilter:
-        status = c.Check(c.get_backward_filter_algorithm_v7(handle, x_, y_, convolution_, w_,
-                                                            kRequested, &returned, perfs),
-                         "cudnnGetConvolutionBackwardFilterAlgorithm_v7", name());
-        break;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      CudnnHandle handle = handle_;
+      switch (k.kind) {
+        case CudnnConvKind::kForward:
+          AXLE_RETURN_IF_ERROR(c.Check(c.get_forward_algorithm_v7(handle, x_, w_, convolution_, y_,
+                                                                  kRequested, &returned, perfs),
+                                       "cudnnGetConvolutionForwardAlgorithm_v7", name()));
+          break;
+        case CudnnConvKind::kBackwardData:
+          AXLE_RETURN_IF_ERROR(
+              c.Check(c.get_backward_data_algorithm_v7(handle, w_, y_, convolution_, x_, kRequested,
+                                                       &returned, perfs),
+                      "cudnnGetConvolutionBackwardDataAlgorithm_v7", name()));
+          break;
+        case CudnnConvKind::kBackwardFilter:
+          AXLE_RETURN_IF_ERROR(
+              c.Check(c.get_backward_filter_algorithm_v7(handle, x_, y_, convolution_, w_,
+                                                         kRequested, &returned, perfs),
+                      "cudnnGetConvolutionBackwardFilterAlgorithm_v7", name()));
+          break;
+      }
     }
-    c.destroy(handle);
-    AXLE_RETURN_IF_ERROR(status);
     const CudnnAlgoPerf* chosen = nullptr;
     for (int i = 0; i < returned; ++i) {
       if (perfs[i].status != kCudnnSuccess ||
@@ -316,32 +486,189 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
         chosen = &perfs[i];
       }
     }
-    if (chosen != nullptr) {
-      algorithm_ = chosen->algo;
-      workspace_bytes_ = chosen->memory;
-      use_cudnn_ = true;
-      return absl::OkStatus();
+    if (chosen == nullptr) {
+      return absl::UnimplementedError(
+          absl::StrCat(name(), ": no ", CudnnConvKindName(k.kind), " algorithm of the ", returned,
+                       " proposed fits ", k.workspace_limit, " bytes of workspace"));
     }
-    return absl::UnimplementedError(absl::StrCat(name(), ": no ", CudnnConvKindName(k.kind),
-                                                 " algorithm of the ", returned, " proposed fits ",
-                                                 k.workspace_limit, " bytes of workspace"));
+    algorithm_ = chosen->algo;
+    workspace_bytes_ = chosen->memory;
+    use_cudnn_ = true;
+    // Then the fastest by timing, once per shape in the process; the
+    // heuristics' choice stays where the search fails.
+    key_ = absl::StrCat(device.ordinal(), " ", CudnnConvKey(k));
+    CudnnTuning tuning = CudnnTuningCache::Get().Find(key_);
+    if (!tuning.searched) {
+      absl::StatusOr<CudnnTuning> searched = SearchAlgorithm(device);
+      if (!searched.ok()) {
+        tuning_note_ =
+            absl::StrCat("cuDNN's heuristics (search failed: ", searched.status().message(), ")");
+        return absl::OkStatus();
+      }
+      tuning = CudnnTuningCache::Get().Merge(key_, *searched);
+    }
+    if (tuning.searched) return ApplyAlgorithm(tuning);
+    return absl::OkStatus();
   }
 
-  // The stream's cuDNN handle, made on its first run there (mutex_ held).
-  absl::StatusOr<CudnnHandle> HandleFor(CUstream stream) const {
-    auto found = handles_.find(stream);
-    if (found != handles_.end()) return found->second;
-    CudaDevice::ScopedActivation activation(*device_);
-    CudnnHandle handle = nullptr;
-    AXLE_RETURN_IF_ERROR(cudnn_->Check(cudnn_->create(&handle), "cudnnCreate", name()));
-    absl::Status status =
-        cudnn_->Check(cudnn_->set_stream(handle, stream), "cudnnSetStream", name());
-    if (!status.ok()) {
-      cudnn_->destroy(handle);
-      return status;
+  // Sets the algorithm tuning chose (its math type on the descriptor).
+  absl::Status ApplyAlgorithm(const CudnnTuning& tuning) {
+    if (tuning.math_type != math_type_) {
+      AXLE_RETURN_IF_ERROR(cudnn_->Check(cudnn_->set_math_type(convolution_, tuning.math_type),
+                                         "cudnnSetConvolutionMathType", name()));
+      math_type_ = tuning.math_type;
     }
-    handles_.emplace(stream, handle);
-    return handle;
+    algorithm_ = tuning.algorithm;
+    workspace_bytes_ = tuning.workspace;
+    tuning_note_ = absl::StrCat("cuDNN algorithm ", algorithm_, " by cudnnFind*AlgorithmEx");
+    return absl::OkStatus();
+  }
+
+  // Device memory for the operands, result and scratch, zeroed, in a
+  // context whose buffers are at the thunk's value ids.
+  struct TuningRun {
+    std::unique_ptr<CudaStream> stream;
+    std::unique_ptr<TuningMemory> memory;
+    std::vector<se::DeviceMemoryBase> buffers;
+    GpuThunkContext context;
+  };
+  absl::StatusOr<std::unique_ptr<TuningRun>> MakeTuningRun(const CudaDevice& device) const {
+    auto run = std::make_unique<TuningRun>();
+    AXLE_ASSIGN_OR_RETURN(run->stream, CudaStream::Create(device));
+    run->memory = std::make_unique<TuningMemory>(device);
+    const int64_t ids[3] = {values_.operands[0], values_.operands[1], values_.outputs[0]};
+    std::map<int64_t, int64_t> bytes;
+    for (int i = 0; i < 3; ++i) bytes[ids[i]] = std::max(bytes[ids[i]], operand_bytes_[i]);
+    run->buffers.resize(static_cast<size_t>(bytes.rbegin()->first + 1));
+    for (const auto& [id, size] : bytes) {
+      AXLE_ASSIGN_OR_RETURN(run->buffers[id], run->memory->Allocate(size, *run->stream));
+    }
+    if (scratch_bytes() > 0) {
+      AXLE_ASSIGN_OR_RETURN(run->context.scratch,
+                            run->memory->Allocate(scratch_bytes(), *run->stream));
+    }
+    run->context.device = &device;
+    run->context.stream = run->stream.get();
+    run->context.buffers = run->buffers;
+    AXLE_RETURN_IF_ERROR(run->stream->Synchronize());
+    return run;
+  }
+
+  // cudnnFind*AlgorithmEx's fastest deterministic algorithm whose workspace
+  // fits, of the thunk's math or the default (full f32 runs it with FMA
+  // math all the same: no TF32).
+  absl::StatusOr<CudnnTuning> SearchAlgorithm(const CudaDevice& device) {
+    const Cudnn& c = *cudnn_;
+    const CudnnConvConfig& k = *config_;
+    const Cudnn::AlgorithmSearch search = k.kind == CudnnConvKind::kForward ? c.find_forward
+                                          : k.kind == CudnnConvKind::kBackwardData
+                                              ? c.find_backward_data
+                                              : c.find_backward_filter;
+    if (search == nullptr) return absl::UnavailableError("no cudnnFind*AlgorithmEx");
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<TuningRun> run, MakeTuningRun(device));
+    const GpuThunkContext& context = run->context;
+    void* lhs = DeviceAddress(context.address(values_.operands[0]));
+    void* rhs = DeviceAddress(context.address(values_.operands[1]));
+    void* result = DeviceAddress(context.address(values_.outputs[0]));
+    void* workspace = DeviceAddress(DevicePointer(context.scratch) + k.workspace_offset());
+    const auto workspace_size = static_cast<size_t>(k.workspace_limit);
+    constexpr int kRequested = 10;
+    CudnnAlgoPerf perfs[kRequested] = {};
+    int returned = 0;
+    {
+      CudaDevice::ScopedActivation activation(device);
+      std::lock_guard<std::mutex> lock(mutex_);
+      CudnnHandle handle = handle_;
+      AXLE_RETURN_IF_ERROR(
+          c.Check(c.set_stream(handle, run->stream->stream()), "cudnnSetStream", name()));
+      CudnnStatus status = kCudnnSuccess;
+      switch (k.kind) {
+        case CudnnConvKind::kForward:
+          status = search(handle, x_, lhs, w_, rhs, convolution_, y_, result, kRequested, &returned,
+                          perfs, workspace, workspace_size);
+          break;
+        case CudnnConvKind::kBackwardData:
+          status = search(handle, w_, rhs, y_, lhs, convolution_, x_, result, kRequested, &returned,
+                          perfs, workspace, workspace_size);
+          break;
+        case CudnnConvKind::kBackwardFilter:
+          status = search(handle, x_, lhs, y_, rhs, convolution_, w_, result, kRequested, &returned,
+                          perfs, workspace, workspace_size);
+          break;
+      }
+      AXLE_RETURN_IF_ERROR(c.Check(status, "cudnnFind*AlgorithmEx", name()));
+    }
+    AXLE_RETURN_IF_ERROR(run->stream->Synchronize());
+    // Sorted fastest first.
+    for (int i = 0; i < returned; ++i) {
+      const CudnnAlgoPerf& perf = perfs[i];
+      const bool full_f32 = k.type == F32 && !k.allow_tf32;
+      const bool math_ok = perf.math_type == kCudnnDefaultMath ||
+                           perf.math_type == (full_f32 ? kCudnnFmaMath : kCudnnTensorOpMath);
+      if (perf.status != kCudnnSuccess || perf.determinism != kCudnnDeterministic || !math_ok ||
+          static_cast<int64_t>(perf.memory) > k.workspace_limit) {
+        continue;
+      }
+      CudnnTuning tuning;
+      tuning.searched = true;
+      tuning.algorithm = perf.algo;
+      tuning.workspace = perf.memory;
+      // Full f32 keeps FMA math whatever the search reports (no TF32).
+      tuning.math_type = full_f32 ? kCudnnFmaMath : perf.math_type;
+      return tuning;
+    }
+    return absl::NotFoundError(absl::StrCat("none of the ", returned,
+                                            " algorithms timed is deterministic, of the "
+                                            "thunk's math and within the workspace"));
+  }
+
+  // kFastest: cuDNN's algorithm (with the filter relayout) against Axle's
+  // kernel, timed once per shape in the process; the kernel runs where it
+  // was faster.
+  absl::Status CompareWithKernel(const CudaDevice& device) {
+    CudnnTuning tuning = CudnnTuningCache::Get().Find(key_);
+    if (!tuning.compared) {
+      AXLE_ASSIGN_OR_RETURN(std::unique_ptr<TuningRun> run, MakeTuningRun(device));
+      CudnnTuning timed;
+      timed.compared = true;
+      absl::StatusOr<float> cudnn_ms =
+          DeviceMilliseconds(device, *run->stream, [&] { return ExecuteCudnn(run->context); });
+      if (!cudnn_ms.ok() && cudnn_ms.status().code() != absl::StatusCode::kUnavailable) {
+        // cuDNN failed on the device: the kernel runs instead.
+        use_cudnn_ = false;
+        cudnn_fallback_reason_ = std::string(cudnn_ms.status().message());
+        return cudnn_ms.status();
+      }
+      AXLE_RETURN_IF_ERROR(cudnn_ms.status());
+      timed.cudnn_ms = *cudnn_ms;
+      AXLE_ASSIGN_OR_RETURN(timed.kernel_ms, DeviceMilliseconds(device, *run->stream, [&] {
+                              return ExecuteKernel(run->context);
+                            }));
+      timed.kernel_faster = timed.kernel_ms < timed.cudnn_ms;
+      tuning = CudnnTuningCache::Get().Merge(key_, timed);
+    }
+    if (tuning.kernel_faster) {
+      use_cudnn_ = false;
+      cudnn_fallback_reason_ =
+          absl::StrCat("Axle's kernel (", tuning.kernel_ms, " ms) timed faster than ",
+                       CudnnConvKindName(config_->kind), " (", tuning.cudnn_ms, " ms)");
+    }
+    absl::StrAppend(&tuning_note_, "; timed against Axle's kernel: ", tuning.cudnn_ms, " ms and ",
+                    tuning.kernel_ms, " ms");
+    return absl::OkStatus();
+  }
+
+  absl::Status ExecuteKernel(const GpuThunkContext& context) const {
+    if (kernel_.grid == 0) return absl::OkStatus();
+    if (function_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(name(), ": convolution thunk run before Initialize"));
+    }
+    const se::DeviceMemoryBase buffers[] = {context.buffer(values_.operands[0]),
+                                            context.buffer(values_.operands[1]),
+                                            context.buffer(values_.outputs[0])};
+    return Named(LaunchKernel(context.stream, function_, kernel_.grid, kernel_.block, buffers),
+                 name());
   }
 
   absl::Status ExecuteCudnn(const GpuThunkContext& context) const {
@@ -367,7 +694,9 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
     void* result = DeviceAddress(context.address(values_.outputs[0]));
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      AXLE_ASSIGN_OR_RETURN(CudnnHandle handle, HandleFor(context.stream->stream()));
+      CudnnHandle handle = handle_;
+      AXLE_RETURN_IF_ERROR(cudnn_->Check(cudnn_->set_stream(handle, context.stream->stream()),
+                                         "cudnnSetStream", name()));
       const float alpha = 1.0f;
       const float beta = 0.0f;
       void* workspace =
@@ -413,6 +742,7 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
   std::optional<CudnnConvConfig> config_;
   std::optional<PtxKernel> relayout_;
   ConvolutionBackend backend_;
+  std::array<int64_t, 3> operand_bytes_;
   std::unique_ptr<CudaModule> relayout_module_;
   CUfunction relayout_function_ = nullptr;
   const CudaDevice* device_ = nullptr;
@@ -421,15 +751,19 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
 
   bool use_cudnn_ = false;
   std::string cudnn_fallback_reason_;
+  std::string tuning_note_;
+  std::string key_;
   const Cudnn* cudnn_ = nullptr;
+  // Made in Initialize; each call sets its stream with mutex_ held.
+  CudnnHandle handle_ = nullptr;
+  mutable std::mutex mutex_;
   CudnnDescriptor x_ = nullptr;
   CudnnDescriptor y_ = nullptr;
   CudnnDescriptor w_ = nullptr;
   CudnnDescriptor convolution_ = nullptr;
+  int math_type_ = 0;
   int algorithm_ = 0;
   size_t workspace_bytes_ = 0;
-  mutable std::mutex mutex_;
-  mutable std::map<CUstream, CudnnHandle> handles_;
 };
 
 }  // namespace
@@ -468,12 +802,25 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
   std::optional<CudnnConvConfig> cudnn;
   if (backend == ConvolutionBackend::kCudnn) {
     AXLE_ASSIGN_OR_RETURN(cudnn, CudnnConvConfigFor(plan));
-  } else if (backend == ConvolutionBackend::kAuto && CudnnEnabledByEnvironment()) {
+  } else if (backend != ConvolutionBackend::kKernel && CudnnEnabledByEnvironment()) {
     absl::StatusOr<CudnnConvConfig> config = CudnnConvConfigFor(plan);
     if (config.ok()) cudnn = *std::move(config);
   }
+  // TF32 for f32 as for dots (gemm_plan.h): AXLE_GPU_TF32=1 and no operand
+  // of HIGHEST precision.
+  const auto* hlo_convolution = dyn_cast<HloConvolutionInstruction>(&convolution);
+  if (cudnn.has_value() && cudnn->type == F32 && hlo_convolution != nullptr && Tf32Enabled()) {
+    const auto& precisions = hlo_convolution->precision_config().operand_precision();
+    cudnn->allow_tf32 = std::none_of(precisions.begin(), precisions.end(), [](auto precision) {
+      return precision == PrecisionConfig::HIGHEST;
+    });
+  }
   AXLE_ASSIGN_OR_RETURN(PtxKernel kernel,
                         CompileConvolutionToPtx(plan, "convolution_kernel", options));
+  const std::array<int64_t, 3> operand_bytes = {
+      ShapeUtil::ByteSizeOfElements(convolution.operand(0)->shape()),
+      ShapeUtil::ByteSizeOfElements(convolution.operand(1)->shape()),
+      ShapeUtil::ByteSizeOfElements(convolution.shape())};
   std::optional<PtxKernel> relayout;
   if (cudnn.has_value() && cudnn->relayout_filter) {
     AXLE_ASSIGN_OR_RETURN(relayout,
@@ -481,14 +828,14 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
   }
   return std::unique_ptr<ConvolutionThunk>(
       new ConvolutionThunkImpl(convolution.name(), std::move(values), std::move(kernel), cudnn,
-                               std::move(relayout), backend));
+                               std::move(relayout), backend, operand_bytes));
 }
 
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeConvolutionThunk(const HloInstruction& convolution,
                                                                GpuThunkValues values) {
-  AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<ConvolutionThunk> thunk,
-      MakeConvolutionThunkWithBackend(convolution, std::move(values), ConvolutionBackend::kAuto));
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<ConvolutionThunk> thunk,
+                        MakeConvolutionThunkWithBackend(convolution, std::move(values),
+                                                        ConvolutionBackend::kFastest));
   return std::unique_ptr<GpuThunk>(std::move(thunk));
 }
 

@@ -7,20 +7,32 @@
 //     gradients), for the convolutions they compute (cudnn_convolution.h:
 //     2-D, f32/f16/bf16, groups, strides, symmetric padding, dilation,
 //     NCHW/NHWC), the filter copied to or from cuDNN's layout in the
-//     scratch where its buffer has another (CompileCudnnFilterRelayoutPtx),
-//     the algorithm the best deterministic one cuDNN's heuristics propose
-//     whose workspace fits; the workspace in the thunk's scratch memory,
-//     one cuDNN handle per stream (made on the stream's first run, under a
-//     mutex);
+//     scratch where its buffer has another (CompileCudnnFilterRelayoutPtx);
 //   Axle's convolution kernel (convolution_kernel.h) for every other one:
 //     compiled to PTX when the thunk is made, loaded in Initialize, one
 //     thread per output element.
 //
-// The choice: kAuto takes cuDNN where CudnnConvConfigFor accepts the
-// convolution and $AXLE_CUDNN is not "0", and falls back to the kernel in
-// Initialize when cuDNN cannot be opened or refuses the descriptors (the
-// reason is kept: cudnn_fallback_reason()); kCudnn fails instead; kKernel
-// never uses cuDNN. The kernel is compiled in every mode.
+// Everything cuDNN needs is settled in Initialize, so that a run only
+// sets the stream and enqueues: the descriptors; the thunk's cuDNN handle
+// (cudnnSetStream on each call, under the thunk's mutex); the algorithm:
+// the heuristics' best deterministic one whose workspace fits the scratch,
+// then, as XLA's autotuner does, the fastest deterministic one of the
+// thunk's math that cudnnFind*AlgorithmEx times on zeroed buffers
+// allocated for the search (f32: FMA, or TF32 with AXLE_GPU_TF32=1 and no
+// HIGHEST operand precision, as for dots; 16-bit types: tensor ops). The
+// search runs once per CudnnConvKey and device in the process (later
+// thunks of that shape take its result), and its failure keeps the
+// heuristics' choice. Being fixed, a run's work depends on the buffers'
+// addresses alone: the thunk is captured in CUDA graphs (gpu_graph.h).
+//
+// The choice of backend: kAuto takes cuDNN where CudnnConvConfigFor
+// accepts the convolution and $AXLE_CUDNN is not "0", and falls back to the
+// kernel in Initialize when cuDNN cannot be opened or refuses the
+// descriptors (the reason is kept: cudnn_fallback_reason()); kFastest (the
+// executable's) does the same, then times cuDNN's algorithm (with the
+// filter relayout) against the kernel once per shape and runs the faster;
+// kCudnn fails instead of falling back; kKernel never uses cuDNN. The
+// kernel is compiled in every mode.
 //
 // Internal to axle/gpu: this header includes cuda.h.
 //
@@ -39,20 +51,25 @@
 
 namespace axle::gpu {
 
-enum class ConvolutionBackend { kAuto, kCudnn, kKernel };
+enum class ConvolutionBackend { kAuto, kFastest, kCudnn, kKernel };
 
 class ConvolutionThunk : public GpuThunk {
  public:
   using GpuThunk::GpuThunk;
   // After Initialize: whether runs go through cuDNN.
   virtual bool uses_cudnn() const = 0;
-  // Why a kAuto thunk that could have used cuDNN does not (empty otherwise).
+  // Why a kAuto or kFastest thunk that could have used cuDNN does not
+  // (empty otherwise).
   virtual const std::string& cudnn_fallback_reason() const = 0;
+  // After Initialize with cuDNN: how its algorithm was chosen (and, for
+  // kFastest, the times against the kernel); empty otherwise.
+  virtual const std::string& tuning_note() const = 0;
 };
 
 // values: the ids of lhs, rhs, then the result. InvalidArgument for other
 // counts or an inconsistent convolution, Unimplemented (naming it) for
-// element types the kernel does not take. kAuto; the executable's factory.
+// element types the kernel does not take. kFastest; the executable's
+// factory.
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeConvolutionThunk(const HloInstruction& convolution,
                                                                GpuThunkValues values);
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 
@@ -240,6 +241,26 @@ std::array<int64_t, 4> CudnnFilterStrides(const CudnnConvConfig& config) {
   const std::array<int64_t, 4> dims = {config.w_dims[0], config.w_dims[1], config.w_dims[2],
                                        config.w_dims[3]};
   return DenseStrides(dims, config.filter_nhwc);
+}
+
+std::string CudnnConvKey(const CudnnConvConfig& config) {
+  std::string key = absl::StrCat(CudnnConvKindName(config.kind), " ",
+                                 primitive_util::LowercasePrimitiveTypeName(config.type));
+  auto append = [&key](absl::string_view label, auto values) {
+    absl::StrAppend(&key, " ", label, "=", absl::StrJoin(values, ","));
+  };
+  append("x", config.x_dims);
+  append("x_strides", config.x_strides);
+  append("y", config.y_dims);
+  append("y_strides", config.y_strides);
+  append("w", config.w_dims);
+  append("padding", config.padding);
+  append("strides", config.strides);
+  append("dilations", config.dilations);
+  absl::StrAppend(&key, " format=", config.filter_nhwc ? "nhwc" : "nchw", " groups=", config.groups,
+                  config.cross_correlation ? " cross_correlation" : " convolution",
+                  config.allow_tf32 ? " tf32" : "", " workspace<=", config.workspace_limit);
+  return key;
 }
 
 const char* CudnnConvKindName(CudnnConvKind kind) {

@@ -48,6 +48,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "axle/core/primitive_type.h"
@@ -78,6 +79,9 @@ struct CudnnConvConfig {
   std::array<int, 2> padding{}, strides{}, dilations{};
   int groups = 1;
   bool cross_correlation = true;
+  // f32 only: TF32 on tensor cores allowed (AXLE_GPU_TF32=1 and no operand
+  // of HIGHEST precision, as for dots: gemm_plan.h); else full f32.
+  bool allow_tf32 = false;
   // The most workspace (scratch) an algorithm may use: twice the operands'
   // and result's bytes, at least 4 MiB, at most 64 MiB.
   int64_t workspace_limit = 0;
@@ -96,6 +100,12 @@ absl::StatusOr<CudnnConvConfig> CudnnConvConfigFor(const ConvPlan& plan);
 // The dense strides of cuDNN's filter (k, c, r, s) in the config's format:
 // KCRS, or KRSC when filter_nhwc.
 std::array<int64_t, 4> CudnnFilterStrides(const CudnnConvConfig& config);
+
+// What cuDNN's choice of algorithm depends on, as text: the kind, type,
+// dimensions, strides, format, padding, strides, dilations, groups and
+// mode. Convolutions with one key share one autotuning result (the thunks
+// keep it per process, as XLA's autotuner does per shape).
+std::string CudnnConvKey(const CudnnConvConfig& config);
 
 // The call's name, for messages ("cudnnConvolutionBackwardData").
 const char* CudnnConvKindName(CudnnConvKind kind);

@@ -19,7 +19,10 @@
 //     free needs ordering on the stream).
 // With AXLE_PROFILE=1 when it is made, every segment a run executes (a
 // graph or a thunk) is timed with CUDA events, and the table printed to
-// stderr when the executable is destroyed (GpuProfile).
+// stderr when the executable is destroyed (GpuProfile). The first run on
+// each stream (it records the graphs and pays the libraries' and the
+// driver's first calls) is left out of the table and reported on a line of
+// its own, unless no other run was timed.
 // The temporaries (and each thunk's scratch memory) are laid out in the
 // arena by the shared buffer assignment (axle/hlo/analysis/buffer_assignment.h)
 // over the thunks' uses, as the cpu executable does.
@@ -98,6 +101,7 @@ class GpuExecutable : public Executable {
     std::unique_ptr<GpuRunTimer> timer;
     std::unique_ptr<CudaStream> stream;
     se::OwningDeviceMemory arena;
+    int64_t timed_runs = 0;  // AXLE_PROFILE: runs collected so far
   };
   absl::StatusOr<std::unique_ptr<RunResources>> Acquire() const;
   void Release(std::unique_ptr<RunResources> resources) const;
@@ -115,6 +119,8 @@ class GpuExecutable : public Executable {
   int64_t arena_size_ = 0;
   GpuGraphPlan graph_plan_;
   std::unique_ptr<GpuProfile> profile_;  // AXLE_PROFILE
+  // The first run on each run resources' stream (AXLE_PROFILE).
+  std::unique_ptr<GpuProfile> first_runs_profile_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<RunResources>> free_resources_;
   mutable std::atomic<int64_t> arenas_allocated_{0};

@@ -412,6 +412,20 @@ std::string GpuProfile::Report(const std::string& module_name) const {
   return report;
 }
 
+GpuProfile::Totals GpuProfile::TotalsPerRun() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Totals totals;
+  if (runs_ == 0) return totals;
+  for (const auto& [key, entry] : entries_) {
+    if (key.first) continue;  // inside control flow: within a top-level one
+    totals.device_ms += entry.device_ms;
+    totals.host_ms += entry.host_ms;
+  }
+  totals.device_ms /= static_cast<double>(runs_);
+  totals.host_ms /= static_cast<double>(runs_);
+  return totals;
+}
+
 GpuGraphCache::~GpuGraphCache() {
   const CudaDriver& driver = device_.driver();
   CudaDevice::ScopedActivation active(device_);

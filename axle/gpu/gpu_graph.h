@@ -138,6 +138,12 @@ class GpuProfile {
   // per run on the device, share, host ms, calls per run, label); then
   // "inside control flow:" and those segments. Empty without runs.
   std::string Report(const std::string& module_name) const;
+  // Device and host milliseconds per run, over the top-level segments.
+  struct Totals {
+    double device_ms = 0;
+    double host_ms = 0;
+  };
+  Totals TotalsPerRun() const;
 
  private:
   struct Entry {

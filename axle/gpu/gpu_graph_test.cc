@@ -574,7 +574,8 @@ TEST_F(GpuGraphDeviceTest, GraphsAndDirectRunsGiveIdenticalResults) {
   }
 }
 
-// AXLE_PROFILE: the report names the segments run, with device times.
+// AXLE_PROFILE: the report names the segments run, with device times; the
+// first run on a stream apart.
 TEST_F(GpuGraphDeviceTest, ProfileReportsSegments) {
   setenv("AXLE_PROFILE", "1", 1);
   auto compiled = CompileWith(kDataDependent, true, true);
@@ -583,6 +584,10 @@ TEST_F(GpuGraphDeviceTest, ProfileReportsSegments) {
   const auto* executable = dynamic_cast<const GpuExecutable*>((*compiled)->executable());
   ASSERT_NE(executable, nullptr);
   std::vector<Literal> arguments = {MakeInput(ShapeUtil::MakeShape(F32, {64}), 1)};
+  // The first run (on the executable's one stream) is reported apart.
+  auto first = RunWith(client_, **compiled, arguments);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(executable->ProfileReport(), HasSubstr("1 runs"));
   for (int run = 0; run < 2; ++run) {
     auto result = RunWith(client_, **compiled, arguments);
     ASSERT_TRUE(result.ok()) << result.status();
@@ -591,6 +596,7 @@ TEST_F(GpuGraphDeviceTest, ProfileReportsSegments) {
   std::printf("%s", report.c_str());
   EXPECT_THAT(report, HasSubstr("AXLE_PROFILE"));
   EXPECT_THAT(report, HasSubstr("2 runs"));
+  EXPECT_THAT(report, HasSubstr("not in the table: the first run on each of 1 streams"));
   EXPECT_THAT(report, HasSubstr("inside control flow:"));
   EXPECT_THAT(report, HasSubstr("graph of "));
 }

@@ -316,6 +316,14 @@ ENTRY e {
   EXPECT_THAT(ptx, HasSubstr(".shared"));
   // Lanes 8 and 16 apart hold the same column.
   EXPECT_THAT(ptx, HasSubstr("shfl.sync.down.b32"));
+  // 8 rows' loads a step (32 bytes of the column), and 7 more (clamped
+  // into the input) for the rest: the loop leaves fewer than 8 rows.
+  int64_t loads = 0;
+  for (size_t at = ptx.find("ld.global"); at != std::string::npos;
+       at = ptx.find("ld.global", at + 1)) {
+    ++loads;
+  }
+  EXPECT_EQ(loads, 15) << ptx;
   ExpectPtxasAccepts(*kernel);
 }
 
