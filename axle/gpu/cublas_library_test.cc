@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/cublas_library.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -39,12 +38,11 @@ TEST(CublasLibraryTest, MissingLibraryIsUnavailableNamingCublas) {
 }
 
 TEST(CublasLibraryTest, LibraryPathPrefersTheVariableThenTheLoaderThenTheToolkit) {
-  setenv("AXLE_TEST_CUDA_LIBRARY", "/some/where/libx.so", 1);
-  EXPECT_EQ(CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libcublas.so.13"), "/some/where/libx.so");
-  unsetenv("AXLE_TEST_CUDA_LIBRARY");
-  EXPECT_EQ(CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libaxle_no_such_library.so.1"),
-            "libaxle_no_such_library.so.1");
-  const std::string found = CudaLibraryPath("AXLE_TEST_CUDA_LIBRARY", "libcublas.so.13");
+  // The variable's value (EnvironmentOptions reads it): a path wins.
+  EXPECT_EQ(CudaLibraryPath("/some/where/libx.so", "libcublas.so.13"), "/some/where/libx.so");
+  // Unset: the soname, where the loader cannot find it either.
+  EXPECT_EQ(CudaLibraryPath("", "libaxle_no_such_library.so.1"), "libaxle_no_such_library.so.1");
+  const std::string found = CudaLibraryPath("", "libcublas.so.13");
   if (std::filesystem::exists(ToolkitLibrary("libcublas.so.13"))) {
     EXPECT_THAT(found, ::testing::AnyOf("libcublas.so.13", ToolkitLibrary("libcublas.so.13")));
   }
