@@ -87,11 +87,13 @@ std::vector<std::string> ExpectRoundTrip(absl::string_view text,
   EXPECT_EQ((*runner)->result_bytes().size(), expected_leaves.size());
   if ((*runner)->result_bytes().size() != expected_leaves.size()) return {};
   std::vector<const void*> args;
+  args.reserve(arguments.size());
   for (const Literal& argument : arguments) args.push_back(argument.untyped_data());
   for (int run = 0; run < 2; ++run) {
     std::vector<std::vector<char>> storage;
     std::vector<void*> results;
     for (int64_t bytes : (*runner)->result_bytes()) storage.emplace_back(bytes, '\x5a');
+    results.reserve(storage.size());
     for (auto& buffer : storage) results.push_back(buffer.data());
     absl::Status status = (*runner)->Run(args, results);
     EXPECT_TRUE(status.ok()) << status;

@@ -1,11 +1,12 @@
 //===- compiled_kernel.cc - CompiledKernel's constructor and destructor ----===//
 //
 // CompiledKernel (loop_kernel_emitter.h, an LLVM-free header) is what every
-// kernel thunk holds. Its out-of-line members are defined here, in the
-// thunks' library (axle_cpu_thunks), not beside the emitter that fills
-// it in (loop_kernel_module.cc, which links LLVM): a program that only
-// loads serialized thunks (docs/graph_frontend.md, "AOT") makes kernels
-// from resolved addresses, with no Jit, and links no compiler.
+// kernel thunk holds. Its out-of-line members are defined here, in
+// axle_cpu_common, not beside the emitter that fills it in
+// (loop_kernel_module.cc, which links LLVM): a program that only loads
+// serialized thunks (runtime/, axle_cpu_thunks; docs/graph_frontend.md,
+// "AOT") makes kernels from resolved addresses, with no Jit, and links no
+// compiler.
 //
 //===----------------------------------------------------------------------===//
 #include <memory>
