@@ -40,16 +40,6 @@ int64_t InstructionCount(const llvm::Module& module) {
 
 }  // namespace
 
-CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function,
-                               int64_t outer_size, int64_t num_parameters, int64_t num_outputs)
-    : jit_(std::move(jit)),
-      function_(function),
-      outer_size_(outer_size),
-      num_parameters_(num_parameters),
-      num_outputs_(num_outputs) {}
-
-CompiledKernel::~CompiledKernel() = default;
-
 struct LoopKernelModule::Impl {
   std::string module_name;
   CpuCompileOptions options;

@@ -1,46 +1,18 @@
 // The convolution loop thunk: what oneDNN does not take (see
 // convolution_thunk.h), as a kernel emitted into the program's LLVM module
-// (convolution_loop_emitter.h) that reads the operands in place; the thunk
-// passes the buffers and splits the output's outermost dimension across the
+// (convolution_loop_emitter.h, through convolution_thunk_emitter.cc) that reads the operands in
+// place; the thunk passes the buffers and splits the output's outermost dimension across the
 // intra-op pool.
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/convolution_loop_emitter.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
-#include "axle/cpu/runtime/program_builder.h"
 
 namespace axle::cpu::conv {
 namespace {
-
-ConvLoopSpec MakeSpec(const ConvPlan& plan) {
-  ConvLoopSpec spec;
-  spec.lhs_type = plan.lhs.type();
-  spec.rhs_type = plan.rhs.type();
-  spec.output_type = plan.output_type;
-  spec.lhs_dims = plan.lhs_dims;
-  spec.rhs_dims = plan.rhs_dims;
-  spec.out_dims = plan.out_dims;
-  spec.lhs_strides = plan.LhsStrides();
-  spec.rhs_strides = plan.RhsStrides();
-  spec.output_shape_dims = plan.output_shape.dimensions();
-  spec.out_order = plan.out_order;
-  for (const WindowDimension& dimension : plan.window) {
-    ConvLoopSpec::Window window;
-    window.stride = dimension.stride();
-    window.padding_low = dimension.padding_low();
-    window.window_dilation = dimension.window_dilation();
-    window.base_dilation = dimension.base_dilation();
-    window.reversal = dimension.window_reversal();
-    spec.window.push_back(window);
-  }
-  spec.feature_groups = plan.feature_groups;
-  spec.batch_groups = plan.batch_groups;
-  return spec;
-}
 
 // Runs the kernel over the output's outermost dimension; constant operands
 // are the plan's literals.
@@ -147,53 +119,12 @@ std::unique_ptr<Thunk> LoadLoopConvolutionThunk(std::string name, ThunkReader& r
 
 namespace axle::cpu::conv {
 
-absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
-    const HloInstruction& instruction, ConvPlan plan, std::vector<int64_t> operand_values,
-    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
-    absl::string_view kernel_name) {
-  ConvLoopSpec spec = MakeSpec(plan);
-  if (plan.scale) spec.sides.push_back({plan.scale->type(), plan.scale->strides});
-  if (plan.bias) spec.sides.push_back({plan.bias->type(), plan.bias->strides});
-  if (plan.addend) spec.sides.push_back({plan.addend->type(), plan.addend->strides});
-  const int64_t scale_side = plan.scale ? 0 : -1;
-  const int64_t bias_side = plan.bias ? (plan.scale ? 1 : 0) : -1;
-  const int64_t addend_side = plan.addend ? (plan.scale ? 1 : 0) + (plan.bias ? 1 : 0) : -1;
-  for (auto it = plan.chain.rbegin(); it != plan.chain.rend(); ++it) {
-    ConvLoopSpec::EpilogueOp op;
-    op.instruction = it->first;
-    op.chain_operand = it->second;
-    const int64_t operands = op.instruction->operand_count();
-    op.side.assign(operands, -1);
-    op.constants.resize(operands);
-    for (int64_t i = 0; i < operands; ++i) {
-      if (i == op.chain_operand) continue;
-      if (op.instruction->opcode() == HloOpcode::kMultiply) {
-        op.side[i] = scale_side;
-        continue;
-      }
-      if (op.instruction->opcode() == HloOpcode::kAdd) {
-        op.side[i] = op.instruction == plan.addend_add ? addend_side : bias_side;
-        continue;
-      }
-      const HloInstruction& operand = *op.instruction->operand(i);
-      AXLE_ASSIGN_OR_RETURN(Operand bound, Resolve(operand, constants));
-      if (bound.literal == nullptr) return Unsupported(operand, "a non-constant epilogue bound");
-      auto scalar = std::make_shared<Literal>(ShapeUtil::MakeShape(bound.type(), {}));
-      std::memcpy(scalar->untyped_data(), bound.literal->untyped_data(), scalar->size_bytes());
-      op.constants[i] = std::move(scalar);
-    }
-    spec.epilogue.push_back(std::move(op));
-  }
-  absl::StatusOr<std::unique_ptr<CompiledKernel>> kernel =
-      AddConvLoopKernel(kernels, spec, instruction, kernel_name);
-  if (!kernel.ok()) {
-    return absl::Status(
-        kernel.status().code(),
-        absl::StrCat(kernel.status().message(), " (in convolution %", instruction.name(), ")"));
-  }
-  return std::unique_ptr<Thunk>(std::make_unique<LoopConvolutionThunk>(
-      instruction.name(), *std::move(kernel), std::move(plan), std::move(operand_values),
-      output_value));
+std::unique_ptr<Thunk> MakeLoopConvolutionThunk(std::string name,
+                                                std::unique_ptr<CompiledKernel> kernel,
+                                                ConvPlan plan, std::vector<int64_t> operand_values,
+                                                int64_t output_value) {
+  return std::make_unique<LoopConvolutionThunk>(std::move(name), std::move(kernel), std::move(plan),
+                                                std::move(operand_values), output_value);
 }
 
 bool IsLoopConvolutionThunk(const Thunk& thunk) {

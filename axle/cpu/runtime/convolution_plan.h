@@ -83,7 +83,8 @@ struct ConvPlan {
 
 // The plan of `instruction`, a convolution or a kOutput fusion rooted at a
 // convolution epilogue; `constants[i]` is operand i's literal when it is a
-// constant. Unimplemented for what the thunks cannot read.
+// constant. Unimplemented for what the thunks cannot read. (This and
+// Resolve: convolution_plan_from_hlo.cc.)
 absl::StatusOr<ConvPlan> MakePlan(const HloInstruction& instruction,
                                   const std::vector<const Literal*>& constants);
 
@@ -103,13 +104,30 @@ void StridedCopy(const char* in, const std::vector<int64_t>& dims,
 // Advances `index` through `dims` in row-major order; false after the last.
 bool Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index);
 
-// The loop path (convolution_loop_thunk.cc): any element type, as the
+// The loop path (convolution_thunk_emitter.cc): any element type, as the
 // kernel `kernel_name` emitted into `kernels` (convolution_loop_emitter.h).
 absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopConvolutionThunk(
     const HloInstruction& instruction, ConvPlan plan, std::vector<int64_t> operand_values,
     const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
     absl::string_view kernel_name);
 bool IsLoopConvolutionThunk(const Thunk& thunk);
+
+// The thunks themselves, from a plan and what was compiled for it: what
+// the emitters (convolution_thunk_emitter.cc) and the loaders
+// (thunk_serialization.h) both make, without HLO.
+// The loop path's thunk running `kernel` (convolution_loop_thunk.cc).
+std::unique_ptr<Thunk> MakeLoopConvolutionThunk(std::string name,
+                                                std::unique_ptr<CompiledKernel> kernel,
+                                                ConvPlan plan, std::vector<int64_t> operand_values,
+                                                int64_t output_value);
+// Whether oneDNN's convolution primitive takes `plan`'s types and shape,
+// and that primitive (convolution_thunk.cc; Unimplemented when oneDNN
+// declines it after all).
+bool DnnlTakes(const ConvPlan& plan);
+absl::StatusOr<std::unique_ptr<Thunk>> MakeDnnlConvolutionThunk(std::string name,
+                                                                std::vector<int64_t> operand_values,
+                                                                int64_t output_value,
+                                                                ConvPlan plan);
 
 }  // namespace axle::cpu::conv
 

@@ -18,11 +18,8 @@
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
-#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 namespace {
@@ -912,7 +909,9 @@ void DnnlConvolutionThunk::EpilogueAfter(const E* scale, const E* bias, const E*
   }
 }
 
-bool DnnlTakes(const ConvPlan& plan) {
+}  // namespace
+
+bool conv::DnnlTakes(const ConvPlan& plan) {
   PrimitiveType in = plan.lhs.type();
   if (in != plan.rhs.type() || (in != F32 && in != BF16)) return false;
   if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
@@ -929,23 +928,12 @@ bool DnnlTakes(const ConvPlan& plan) {
   return true;
 }
 
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
-    const HloInstruction& instruction, std::vector<int64_t> operand_values,
-    const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
-    absl::string_view kernel_name) {
-  if (!instruction.shape().IsArray()) {
-    return Unsupported(instruction, "a convolution with a tuple result");
-  }
-  AXLE_ASSIGN_OR_RETURN(ConvPlan plan, conv::MakePlan(instruction, constants));
-  if (DnnlTakes(plan)) {
-    auto thunk =
-        std::make_unique<DnnlConvolutionThunk>(instruction.name(), operand_values, output_value);
-    if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
-  }
-  return conv::CreateLoopConvolutionThunk(instruction, std::move(plan), std::move(operand_values),
-                                          constants, output_value, kernels, kernel_name);
+absl::StatusOr<std::unique_ptr<Thunk>> conv::MakeDnnlConvolutionThunk(
+    std::string name, std::vector<int64_t> operand_values, int64_t output_value, ConvPlan plan) {
+  auto thunk = std::make_unique<DnnlConvolutionThunk>(std::move(name), std::move(operand_values),
+                                                      output_value);
+  AXLE_RETURN_IF_ERROR(thunk->Build(std::move(plan)));
+  return std::unique_ptr<Thunk>(std::move(thunk));
 }
 
 std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& reader) {
@@ -953,7 +941,7 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
   const int64_t output_value = reader.Value();
   ConvPlan plan = ReadConvPlan(reader);
   if (!reader.ok()) return nullptr;
-  if (!ConvPlanOperandsIn(plan, operand_values.size()) || !DnnlTakes(plan)) {
+  if (!ConvPlanOperandsIn(plan, operand_values.size()) || !conv::DnnlTakes(plan)) {
     reader.Fail(absl::StrCat("convolution %", name, ": a plan oneDNN does not take"));
     return nullptr;
   }
@@ -973,10 +961,6 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   }
   if (conv::IsLoopConvolutionThunk(thunk)) return std::string("loop");
   return absl::InvalidArgumentError("not a convolution thunk");
-}
-
-absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  return EmitEpilogueThunk(instruction, builder, &CreateConvolutionThunk, "convolution_loop");
 }
 
 }  // namespace axle::cpu

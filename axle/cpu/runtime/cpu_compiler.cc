@@ -48,6 +48,7 @@
 #include "axle/cpu/runtime/executable_cache.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/cpu/runtime/topk_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,7 +37,8 @@ struct Source {
 
 // Resolves a parameter, constant or broadcast (of those) inside a fusion to
 // a Source; `constants[i]` is the literal of the fusion's parameter i when
-// it is a constant. Unimplemented for anything else.
+// it is a constant. Unimplemented for anything else (dot_plan_from_hlo.cc,
+// as MakePlan).
 absl::StatusOr<Source> Resolve(const HloInstruction& instruction, bool in_fusion,
                                const std::vector<const Literal*>& constants);
 
@@ -85,12 +87,25 @@ std::vector<int64_t> Flatten(const std::vector<std::vector<int64_t>>& groups);
 // The output dims grouped as batch, M, N.
 std::vector<std::vector<int64_t>> OutputGroups(const DotPlan& plan);
 
-// The loop path (dot_loop_thunk.cc): `plan` as a kernel `kernel_name` added
-// to `kernels`, run over the output rows on the intra-op pool.
+// The loop path (dot_thunk_emitter.cc): `plan` as a kernel `kernel_name`
+// added to `kernels`, run over the output rows on the intra-op pool.
 absl::StatusOr<std::unique_ptr<Thunk>> CreateLoopDotThunk(
     const HloInstruction& instruction, const DotPlan& plan, std::vector<int64_t> operand_values,
     const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
     absl::string_view kernel_name);
+
+// The thunks themselves, from a plan and what was compiled for it: what
+// the emitters (dot_thunk_emitter.cc) and the loaders
+// (thunk_serialization.h) both make, without HLO.
+// The loop path's thunk running `kernel` (dot_loop_thunk.cc).
+std::unique_ptr<Thunk> MakeLoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
+                                        const DotPlan& plan, std::vector<int64_t> operand_values,
+                                        int64_t output_value);
+// The oneDNN matmul of `plan` (dot_thunk.cc); Unimplemented when oneDNN
+// declines it.
+absl::StatusOr<std::unique_ptr<Thunk>> MakeDnnlDotThunk(std::string name,
+                                                        std::vector<int64_t> operand_values,
+                                                        int64_t output_value, const DotPlan& plan);
 
 // f32 dots of at most this many multiply-adds run as the emitted loop
 // (dot_loop_thunk.cc), unless the small-dot path takes them.

@@ -16,11 +16,9 @@
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
-#include "axle/cpu/runtime/epilogue_plan.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/rhs_packing.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
 
 namespace axle::cpu {
 namespace {
@@ -455,25 +453,6 @@ class DnnlDotThunk : public Thunk {
   int team_ = 1;  // the most OpenMP threads a run uses (TeamSizeForWork)
 };
 
-// An f32 dot of at most kMaxLoopDotMultiplyAdds (dot_plan.h) runs as the
-// emitted loop:
-// oneDNN's fixed cost per call (the primitive's execution, waking the
-// OpenMP team) is several times its arithmetic. Measured here (2 threads,
-// whole runs): 4 x [16,32]x[32,8] batched 17 -> 2 us, [16,64]x[64,64] 16 ->
-// 13 us; at [64,64]x[64,64] the two tie, at [32,128]x[128,128] oneDNN is
-// twice as fast. (A transposed rhs takes the small-dot path instead.)
-
-bool DnnlTakes(const DotPlan& plan) {
-  PrimitiveType in = plan.lhs.type;
-  if (in == F32 && plan.batch * plan.m * plan.n * plan.k <= dot::kMaxLoopDotMultiplyAdds) {
-    return false;
-  }
-  if (in != plan.rhs.type || (in != F32 && in != BF16)) return false;
-  if (plan.output_type != F32 && !(in == BF16 && plan.output_type == BF16)) return false;
-  if (plan.bias && plan.bias->type != plan.output_type) return false;
-  return plan.batch * plan.m * plan.n > 0 && plan.k > 0;
-}
-
 }  // namespace
 
 int DotThreads() { return ThreadPool::DefaultNumThreads(); }
@@ -496,30 +475,14 @@ std::unique_ptr<Thunk> LoadDnnlDotThunk(std::string name, ThunkReader& reader) {
   return thunk;
 }
 
-absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
-                                                      std::vector<int64_t> operand_values,
-                                                      const std::vector<const Literal*>& constants,
-                                                      int64_t output_value,
-                                                      LoopKernelModule& kernels,
-                                                      absl::string_view kernel_name) {
-  if (!instruction.shape().IsArray()) {
-    return Unsupported(instruction, "a dot with a tuple result");
-  }
-  AXLE_ASSIGN_OR_RETURN(DotPlan plan, dot::MakePlan(instruction, constants));
-  if (std::unique_ptr<Thunk> small =
-          dot::CreateSmallDotThunk(instruction, plan, operand_values, output_value)) {
-    return small;
-  }
-  if (DnnlTakes(plan)) {
-    auto thunk = std::make_unique<DnnlDotThunk>(instruction.name(), operand_values, output_value);
-    if (thunk->Build(plan).ok()) return std::unique_ptr<Thunk>(std::move(thunk));
-  }
-  return dot::CreateLoopDotThunk(instruction, plan, std::move(operand_values), constants,
-                                 output_value, kernels, kernel_name);
-}
-
-absl::Status EmitDotThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  return EmitEpilogueThunk(instruction, builder, &CreateDotThunk, "dot_loop");
+absl::StatusOr<std::unique_ptr<Thunk>> dot::MakeDnnlDotThunk(std::string name,
+                                                             std::vector<int64_t> operand_values,
+                                                             int64_t output_value,
+                                                             const DotPlan& plan) {
+  auto thunk =
+      std::make_unique<DnnlDotThunk>(std::move(name), std::move(operand_values), output_value);
+  AXLE_RETURN_IF_ERROR(thunk->Build(plan));
+  return std::unique_ptr<Thunk>(std::move(thunk));
 }
 
 }  // namespace axle::cpu

@@ -52,7 +52,7 @@ namespace axle::cpu {
 // operand's literal when it is a constant (else null; the thunk copies what
 // it keeps). A dot oneDNN does not run becomes the kernel `kernel_name` in
 // `kernels` (compiled with the program's loop kernels). Unimplemented for
-// fusions that are not dot epilogues.
+// fusions that are not dot epilogues (dot_thunk_emitter.cc).
 absl::StatusOr<std::unique_ptr<Thunk>> CreateDotThunk(const HloInstruction& instruction,
                                                       std::vector<int64_t> operand_values,
                                                       const std::vector<const Literal*>& constants,

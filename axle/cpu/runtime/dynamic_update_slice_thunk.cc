@@ -5,9 +5,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -43,42 +42,7 @@ int64_t ClampedStart(const void* base, PrimitiveType type, int64_t i, int64_t hi
   }
 }
 
-bool IsByteSizedArray(const Shape& shape) {
-  return shape.IsArray() && !pu::IsSubByteType(shape.element_type()) &&
-         pu::ByteWidth(shape.element_type()) > 0;
-}
-
 }  // namespace
-
-bool DynamicUpdateSliceRunsAsThunk(const HloInstruction& instruction) {
-  if (instruction.opcode() != HloOpcode::kDynamicUpdateSlice || instruction.operand_count() < 3) {
-    return false;
-  }
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& update = instruction.operand(1)->shape();
-  if (!IsByteSizedArray(operand) || !update.IsArray() ||
-      update.element_type() != operand.element_type() || update.rank() != operand.rank() ||
-      !instruction.shape().IsArray() ||
-      instruction.shape().element_type() != operand.element_type() ||
-      instruction.shape().dimensions() != operand.dimensions()) {
-    return false;
-  }
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (update.dimensions(d) > operand.dimensions(d)) return false;
-  }
-  const int64_t starts = instruction.operand_count() - 2;
-  const bool start_vector = starts == 1 && instruction.operand(2)->shape().rank() == 1;
-  if (!start_vector && starts != operand.rank()) return false;
-  const PrimitiveType type = instruction.operand(2)->shape().element_type();
-  for (int64_t i = 2; i < instruction.operand_count(); ++i) {
-    const Shape& start = instruction.operand(i)->shape();
-    if (!start.IsArray() || start.element_type() != type || !pu::IsIntegralType(type)) {
-      return false;
-    }
-    if (start_vector ? start.dimensions(0) != operand.rank() : start.rank() != 0) return false;
-  }
-  return true;
-}
 
 std::optional<Thunk::BufferUses> DynamicUpdateSliceThunk::buffer_uses() const {
   BufferUses uses{{operand_value_, update_value_}, {output_value_}};
@@ -125,30 +89,76 @@ absl::Status DynamicUpdateSliceThunk::Execute(const ThunkContext& context) const
   return absl::OkStatus();
 }
 
-absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
-                                         ProgramBuilder& builder) {
-  DynamicUpdateSliceThunk::Geometry g;
-  const Shape& operand = instruction.operand(0)->shape();
-  g.operand_dims = operand.dimensions();
-  g.update_dims = instruction.operand(1)->shape().dimensions();
-  g.element_bytes = pu::ByteWidth(operand.element_type());
-  g.start_type = instruction.operand(2)->shape().element_type();
-  g.start_vector = instruction.operand_count() == 3 && instruction.operand(2)->shape().rank() == 1;
-  AXLE_ASSIGN_OR_RETURN(int64_t operand_value, builder.ValueOf(instruction.operand(0)));
-  AXLE_ASSIGN_OR_RETURN(int64_t update_value, builder.ValueOf(instruction.operand(1)));
-  std::vector<int64_t> start_values;
-  for (int64_t i = 2; i < instruction.operand_count(); ++i) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
-    start_values.push_back(value);
-  }
-  const int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
-  if (builder.slot(output).size_bytes != ShapeUtil::ElementsIn(operand) * g.element_bytes) {
-    return Unsupported(instruction, "a dynamic-update-slice whose buffer is not dense");
-  }
-  builder.AddThunk(std::make_unique<DynamicUpdateSliceThunk>(instruction.name(), std::move(g),
-                                                             operand_value, update_value,
-                                                             std::move(start_values), output));
+absl::Status DynamicUpdateSliceThunk::Serialize(ThunkWriter& writer) const {
+  writer.Begin(ThunkTag::kDynamicUpdateSlice, *this);
+  writer.Ints(geometry_.operand_dims);
+  writer.Ints(geometry_.update_dims);
+  writer.Int(geometry_.element_bytes);
+  writer.Int(static_cast<int64_t>(geometry_.start_type));
+  writer.Bool(geometry_.start_vector);
+  writer.Int(operand_value_);
+  writer.Int(update_value_);
+  writer.Ints(start_values_);
+  writer.Int(output_value_);
   return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> LoadDynamicUpdateSliceThunk(std::string name, ThunkReader& reader) {
+  DynamicUpdateSliceThunk::Geometry g;
+  g.operand_dims = reader.Ints();
+  g.update_dims = reader.Ints();
+  g.element_bytes = reader.Int();
+  const int64_t start_type = reader.Int();
+  g.start_vector = reader.Bool();
+  const int64_t operand_value = reader.Value();
+  const int64_t update_value = reader.Value();
+  std::vector<int64_t> start_values = reader.Values();
+  const int64_t output_value = reader.Value();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("dynamic-update-slice %", name, ": ", why));
+    return nullptr;
+  };
+  const int64_t rank = static_cast<int64_t>(g.operand_dims.size());
+  if (static_cast<int64_t>(g.update_dims.size()) != rank) {
+    return fail("an update of another rank than its operand");
+  }
+  // Elements of the operand and of the update, each checked against
+  // overflow by the bytes of the value that must hold them.
+  int64_t operand_elements = 1, update_elements = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (g.update_dims[d] < 0 || g.update_dims[d] > g.operand_dims[d]) {
+      return fail("an update dimension outside its operand's");
+    }
+    if (g.operand_dims[d] > 0 && operand_elements > (int64_t{1} << 48) / g.operand_dims[d]) {
+      return fail("an operand too large");
+    }
+    operand_elements *= g.operand_dims[d];
+    update_elements *= g.update_dims[d];
+  }
+  if (g.element_bytes != 1 && g.element_bytes != 2 && g.element_bytes != 4 &&
+      g.element_bytes != 8 && g.element_bytes != 16) {
+    return fail(absl::StrCat("elements of ", g.element_bytes, " bytes"));
+  }
+  if (!IsArrayTypeNumber(start_type) ||
+      !primitive_util::IsIntegralType(static_cast<PrimitiveType>(start_type))) {
+    return fail(absl::StrCat("start indices of type number ", start_type));
+  }
+  g.start_type = static_cast<PrimitiveType>(start_type);
+  const int64_t start_bytes = primitive_util::ByteWidth(g.start_type);
+  if (start_values.size() != static_cast<size_t>(g.start_vector ? 1 : rank)) {
+    return fail("a start index count that is not its rank");
+  }
+  bool sizes_ok = reader.ValueHas(operand_value, operand_elements * g.element_bytes) &&
+                  reader.ValueHas(output_value, operand_elements * g.element_bytes) &&
+                  reader.ValueHas(update_value, update_elements * g.element_bytes);
+  for (int64_t start : start_values) {
+    sizes_ok = sizes_ok && reader.ValueHas(start, start_bytes * (g.start_vector ? rank : 1));
+  }
+  if (!sizes_ok) return fail("values whose sizes do not match its geometry");
+  return std::make_unique<DynamicUpdateSliceThunk>(std::move(name), std::move(g), operand_value,
+                                                   update_value, std::move(start_values),
+                                                   output_value);
 }
 
 }  // namespace axle::cpu

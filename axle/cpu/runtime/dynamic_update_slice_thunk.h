@@ -15,7 +15,8 @@
 //
 // Dense row-major arrays of byte-sized elements (the cpu platform's only
 // layout); DynamicUpdateSliceRunsAsThunk says when a dynamic-update-slice
-// gets this thunk, the rest stays a loop fusion.
+// gets this thunk, the rest stays a loop fusion (both it and the emitter:
+// dynamic_update_slice_thunk_emitter.cc).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DYNAMIC_UPDATE_SLICE_THUNK_H_
@@ -62,6 +63,9 @@ class DynamicUpdateSliceThunk : public Thunk {
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
     return {{operand_value_, output_value_}};
   }
+  // Its geometry and values (LoadDynamicUpdateSliceThunk,
+  // thunk_serialization.h, checks them against the values' sizes).
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   Geometry geometry_;

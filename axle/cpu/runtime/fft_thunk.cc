@@ -26,9 +26,12 @@
 //
 // Shapes XLA's verifier rejects but the interpreter accepts (FFT operand
 // extents other than fft_length, zero lengths) keep running through the
-// interpreter's kernel (linalg_thunk.h).
+// interpreter's kernel (linalg_thunk.h): EmitFftThunk decides, in
+// fft_thunk_emitter.cc.
 //
 //===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/fft_thunk.h"
+
 #include <algorithm>
 #include <bit>
 #include <complex>
@@ -39,12 +42,10 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
-#include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/fft_lines.h"
 #include "axle/cpu/runtime/fft_plan.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -105,6 +106,8 @@ class FftTransform {
     for (int64_t l : lengths_) log_sum_ += std::bit_width(static_cast<uint64_t>(l));
   }
 
+  FftType type() const { return type_; }
+  const std::vector<int64_t>& lengths() const { return lengths_; }
   // Bytes of one batch element of the operand and of the result.
   int64_t operand_bytes() const {
     return type_ == RFFT ? Product(lengths_) * sizeof(T)
@@ -362,6 +365,17 @@ class FftThunk : public Thunk {
   }
   int64_t scratch_bytes() const override { return slots_ * slot_bytes_ + copies_ * copy_bytes_; }
 
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kFft, *this);
+    writer.Bool(std::is_same_v<T, double>);
+    writer.Int(static_cast<int64_t>(transform_.type()));
+    writer.Ints(transform_.lengths());
+    writer.Int(batch_);
+    writer.Int(operand_value_);
+    writer.Int(result_value_);
+    return absl::OkStatus();
+  }
+
   // Below this much work() in all the batch runs on the calling thread.
   static constexpr int64_t kMinParallelWork = int64_t{1} << 16;
 
@@ -379,72 +393,67 @@ class FftThunk : public Thunk {
   int64_t result_value_;
 };
 
-// Whether `fft` has the shapes XLA's verifier accepts (the ones the thunk
-// runs): operand extents equal to fft_length (IRFFT's innermost n/2 + 1),
-// positive lengths that fit KISS FFT's int, the element types of its type.
-bool ThunkRuns(const HloFftInstruction& fft) {
-  const Shape& in = fft.operand(0)->shape();
-  const Shape& out = fft.shape();
-  const std::vector<int64_t>& lengths = fft.fft_length();
-  const int64_t rank = static_cast<int64_t>(lengths.size());
-  if (!in.IsArray() || !out.IsArray() || rank < 1 || rank > 3 || in.rank() < rank ||
-      out.rank() != in.rank()) {
-    return false;
-  }
-  for (int64_t l : lengths) {
-    if (l < 1 || l > (int64_t{1} << 28)) return false;
-  }
-  const int64_t batch_rank = in.rank() - rank;
-  std::vector<int64_t> in_dims(lengths), out_dims(lengths);
-  if (fft.fft_type() == RFFT) out_dims.back() = lengths.back() / 2 + 1;
-  if (fft.fft_type() == IRFFT) in_dims.back() = lengths.back() / 2 + 1;
-  for (int64_t d = 0; d < in.rank(); ++d) {
-    if (d < batch_rank ? out.dimensions(d) != in.dimensions(d)
-                       : in.dimensions(d) != in_dims[d - batch_rank] ||
-                             out.dimensions(d) != out_dims[d - batch_rank]) {
-      return false;
-    }
-  }
-  const PrimitiveType in_type = in.element_type(), out_type = out.element_type();
-  switch (fft.fft_type()) {
-    case FFT:
-    case IFFT:
-      return (in_type == C64 || in_type == C128) && out_type == in_type;
-    case RFFT:
-      return (in_type == F32 && out_type == C64) || (in_type == F64 && out_type == C128);
-    case IRFFT:
-      return (in_type == C64 && out_type == F32) || (in_type == C128 && out_type == F64);
-  }
-  return false;
-}
-
-template <typename T>
-std::unique_ptr<Thunk> MakeFftThunk(const HloFftInstruction& fft, int64_t operand, int64_t result) {
-  const Shape& in = fft.operand(0)->shape();
-  int64_t batch = 1;
-  for (int64_t d = 0; d < in.rank() - static_cast<int64_t>(fft.fft_length().size()); ++d) {
-    batch *= in.dimensions(d);
-  }
-  return std::make_unique<FftThunk<T>>(
-      fft.name(), FftTransform<T>(fft.fft_type(), fft.fft_length()), batch, operand, result);
-}
-
 }  // namespace
 
-absl::Status EmitFftThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto& fft = *cast<HloFftInstruction>(&instruction);
-  if (instruction.operand_count() != 1 || !ThunkRuns(fft)) {
-    return EmitInterpreterKernelThunk(instruction, builder);
+std::unique_ptr<Thunk> MakeFftThunk(std::string name, bool f64, FftType type,
+                                    std::vector<int64_t> lengths, int64_t batch,
+                                    int64_t operand_value, int64_t result_value) {
+  if (f64) {
+    return std::make_unique<FftThunk<double>>(std::move(name),
+                                              FftTransform<double>(type, std::move(lengths)), batch,
+                                              operand_value, result_value);
   }
-  AXLE_ASSIGN_OR_RETURN(int64_t operand, builder.ValueOf(instruction.operand(0)));
-  const int64_t result = builder.DefineTemporary(&instruction, {}, instruction.shape());
-  const PrimitiveType type = instruction.shape().element_type();
-  if (type == C64 || type == F32) {
-    builder.AddThunk(MakeFftThunk<float>(fft, operand, result));
-  } else {
-    builder.AddThunk(MakeFftThunk<double>(fft, operand, result));
+  return std::make_unique<FftThunk<float>>(std::move(name),
+                                           FftTransform<float>(type, std::move(lengths)), batch,
+                                           operand_value, result_value);
+}
+
+std::unique_ptr<Thunk> LoadFftThunk(std::string name, ThunkReader& reader) {
+  const bool f64 = reader.Bool();
+  const int64_t type = reader.Int();
+  std::vector<int64_t> lengths = reader.Ints();
+  const int64_t batch = reader.Int();
+  const int64_t operand_value = reader.Value();
+  const int64_t result_value = reader.Value();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("fft %", name, ": ", why));
+    return nullptr;
+  };
+  if (type != FFT && type != IFFT && type != RFFT && type != IRFFT) {
+    return fail(absl::StrCat("fft type ", type));
   }
-  return absl::OkStatus();
+  if (lengths.empty() || lengths.size() > 3) return fail("not 1 to 3 lengths");
+  // The lengths EmitFftThunk admits, and the elements of one batch
+  // element and of the batch: at most 2^28 per axis, 2^50 in all.
+  int64_t elements = 1;
+  for (int64_t length : lengths) {
+    if (length < 1 || length > (int64_t{1} << 28)) {
+      return fail(absl::StrCat("a length of ", length));
+    }
+    if (elements > (int64_t{1} << 50) / length) return fail("lengths too large");
+    elements *= length;
+  }
+  if (batch < 0 || (batch > 0 && batch > (int64_t{1} << 50) / elements)) {
+    return fail(absl::StrCat("a batch of ", batch));
+  }
+  // Bytes of one batch element: complex, but RFFT's operand and IRFFT's
+  // result real, and the complex side of those n/2 + 1 long innermost.
+  const int64_t real_bytes = f64 ? 8 : 4;
+  const int64_t complex_bytes = 2 * real_bytes;
+  const int64_t half = elements / lengths.back() * (lengths.back() / 2 + 1);
+  const int64_t in_bytes = type == RFFT    ? elements * real_bytes
+                           : type == IRFFT ? half * complex_bytes
+                                           : elements * complex_bytes;
+  const int64_t out_bytes = type == RFFT    ? half * complex_bytes
+                            : type == IRFFT ? elements * real_bytes
+                                            : elements * complex_bytes;
+  if (!reader.ValueHas(operand_value, batch * in_bytes) ||
+      !reader.ValueHas(result_value, batch * out_bytes)) {
+    return fail("values whose sizes do not match its lengths and batch");
+  }
+  return MakeFftThunk(std::move(name), f64, static_cast<FftType>(type), std::move(lengths), batch,
+                      operand_value, result_value);
 }
 
 }  // namespace axle::cpu

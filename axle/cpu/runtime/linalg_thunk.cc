@@ -96,4 +96,10 @@ absl::Status EmitInterpreterKernelThunk(const HloInstruction& instruction,
   return absl::OkStatus();
 }
 
+absl::Status InterpreterKernelThunk::Serialize(ThunkWriter& /*writer*/) const {
+  return absl::UnimplementedError(absl::StrCat(
+      "%", name(), " (", HloOpcodeString(instruction_->opcode()),
+      ") runs the interpreter's kernel on its HLO instruction: it has no serialized form"));
+}
+
 }  // namespace axle::cpu

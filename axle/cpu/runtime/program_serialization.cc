@@ -186,6 +186,9 @@ absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> LoadProgram(
     }
     program.values.push_back(std::move(slot));
   }
+  std::vector<int64_t> value_bytes;
+  for (const ValueSlot& slot : program.values) value_bytes.push_back(slot.size_bytes);
+  reader.set_value_bytes(std::move(value_bytes));
   const int64_t num_results = reader.Count(16);
   for (int64_t i = 0; i < num_results && reader.ok(); ++i) {
     std::vector<int64_t> index = reader.Ints();

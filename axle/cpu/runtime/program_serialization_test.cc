@@ -2,11 +2,14 @@
 // without its HloModule (the kernels resolved by symbol), run, and compared
 // bit for bit with the executable it came from: loop and reduction
 // kernels, the dot paths (emitted loop, small dot, oneDNN), convolutions,
-// while and conditional; a program with a thunk that keeps its HLO is
-// refused naming the op; truncated bytes, a wrong magic and an unknown
-// kernel are errors.
+// while and conditional, dynamic-update-slice, topk, a sort by a native
+// key order (JAX's argsort), fft; a sort that calls its comparator and a program with a thunk that
+// keeps its HLO is refused naming the op; truncated bytes, a wrong magic,
+// an unknown kernel and a thunk whose fields contradict its values are
+// errors.
 #include "axle/cpu/runtime/program_serialization.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -84,11 +87,13 @@ std::vector<std::string> ExpectRoundTrip(absl::string_view text,
   EXPECT_EQ((*runner)->result_bytes().size(), expected_leaves.size());
   if ((*runner)->result_bytes().size() != expected_leaves.size()) return {};
   std::vector<const void*> args;
+  args.reserve(arguments.size());
   for (const Literal& argument : arguments) args.push_back(argument.untyped_data());
   for (int run = 0; run < 2; ++run) {
     std::vector<std::vector<char>> storage;
     std::vector<void*> results;
     for (int64_t bytes : (*runner)->result_bytes()) storage.emplace_back(bytes, '\x5a');
+    results.reserve(storage.size());
     for (auto& buffer : storage) results.push_back(buffer.data());
     absl::Status status = (*runner)->Run(args, results);
     EXPECT_TRUE(status.ok()) << status;
@@ -260,6 +265,367 @@ ENTRY e {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(serialized->symbols.at(0)), std::string::npos)
       << missing.status();
+}
+
+// The little-endian 8-byte integer at `offset` of `bytes`, and a copy of
+// `bytes` with it replaced.
+int64_t WordAt(const std::string& bytes, size_t offset) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) {
+    value |= static_cast<uint64_t>(static_cast<unsigned char>(bytes.at(offset + i))) << (8 * i);
+  }
+  return static_cast<int64_t>(value);
+}
+std::string WithWord(std::string bytes, size_t offset, int64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    bytes.at(offset + i) = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
+  }
+  return bytes;
+}
+
+// One word of a serialized program set to another value, and what the
+// error must say.
+struct Corruption {
+  size_t offset;
+  int64_t value;
+  const char* what;
+};
+
+// Each corruption of `bytes` alone is an InvalidArgument saying its `what`.
+void ExpectCorruptionsFail(const std::string& bytes, const KernelResolver& resolver,
+                           const std::vector<Corruption>& corruptions) {
+  for (const Corruption& corruption : corruptions) {
+    absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> runner =
+        LoadProgram(WithWord(bytes, corruption.offset, corruption.value), resolver);
+    ASSERT_FALSE(runner.ok()) << corruption.what;
+    EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument) << runner.status();
+    EXPECT_NE(runner.status().message().find(corruption.what), std::string::npos)
+        << runner.status();
+  }
+}
+
+constexpr absl::string_view kDynamicUpdateSlice = R"(
+HloModule dus
+ENTRY e {
+  p = f32[64,16] parameter(0)
+  u = f32[3,5] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  x = f32[64,16] add(p, p)
+  ROOT update_window = f32[64,16] dynamic-update-slice(x, u, i, j)
+})";
+
+std::vector<Literal> DynamicUpdateSliceArguments(int32_t i, int32_t j) {
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 16}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {3, 5}), 2));
+  arguments.push_back(LiteralUtil::CreateR0<int32_t>(i));
+  arguments.push_back(LiteralUtil::CreateR0<int32_t>(j));
+  return arguments;
+}
+
+TEST(ProgramSerializationTest, DynamicUpdateSlice) {
+  // Starts inside, clamped high and clamped low.
+  for (auto [i, j] : {std::pair{7, 3}, std::pair{62, 40}, std::pair{-3, -1}}) {
+    ExpectRoundTrip(kDynamicUpdateSlice, DynamicUpdateSliceArguments(i, j));
+  }
+}
+
+TEST(ProgramSerializationTest, DynamicUpdateSliceInAWhileLoop) {
+  // An RNN's output sequence: one row per step, written in place into the
+  // loop state.
+  ExpectRoundTrip(R"(
+HloModule rows
+cond {
+  p = (s32[], f32[64,16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(64)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[64,16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[64,16] get-tuple-element(p), index=1
+  f = f32[] convert(i)
+  row = f32[1,16] broadcast(f), dimensions={}
+  zero = s32[] constant(0)
+  d = f32[64,16] dynamic-update-slice(x, row, i, zero)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[64,16]) tuple(next, d)
+}
+ENTRY e {
+  x0 = f32[64,16] parameter(0)
+  i0 = s32[] constant(0)
+  init = (s32[], f32[64,16]) tuple(i0, x0)
+  w = (s32[], f32[64,16]) while(init), condition=cond, body=body
+  ROOT r = f32[64,16] get-tuple-element(w), index=1
+})",
+                  {SeededF32Values(ShapeUtil::MakeShape(F32, {64, 16}), 3)});
+}
+
+TEST(ProgramSerializationTest, ACorruptedDynamicUpdateSliceIsAnError) {
+  Compiled compiled = Compile(kDynamicUpdateSlice);
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  const KernelResolver resolver = ResolverOf(*serialized);
+  ASSERT_TRUE(LoadProgram(serialized->bytes, resolver).ok());
+  // The thunk's fields follow its name: operand dims (count 2, 64, 16),
+  // update dims (count 2, 3, 5), element bytes, start type, start vector,
+  // operand, update, start values (count 2, i, j) and output.
+  // (The last occurrence of its name: the values' names come first.)
+  const std::string name = "update_window";
+  const size_t at = serialized->bytes.rfind(name);
+  ASSERT_NE(at, std::string::npos);
+  const size_t fields = at + name.size();
+  ASSERT_EQ(WordAt(serialized->bytes, fields), 2);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 8), 64);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 32), 3);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 48), 4);
+  const size_t operand = fields + 72, output = fields + 112;
+  const std::vector<Corruption> corruptions = {
+      {fields + 8, 65, "values whose sizes"},    // an operand dim its value cannot hold
+      {fields + 16, -1, "outside its operand"},  // a negative operand dim
+      {fields + 32, 65, "outside its operand"},  // an update dim above the operand's
+      {fields + 48, 3, "elements of 3 bytes"},   // element bytes
+      {fields + 56, static_cast<int64_t>(F32), "start indices of type"},
+      {fields + 56, 9999, "start indices of type"},
+      {fields + 88, 1, "start index count"},  // one start for rank 2
+      {operand, 1 << 20, "value 1048576"},    // a value id out of range
+      {output, -1, "value -1"},
+      {fields, 1 << 30, "count"},  // dims the bytes cannot hold
+  };
+  ExpectCorruptionsFail(serialized->bytes, resolver, corruptions);
+  // Every truncation inside the thunk is an error too.
+  for (size_t size = at; size < output + 8; ++size) {
+    EXPECT_FALSE(LoadProgram(serialized->bytes.substr(0, size), resolver).ok()) << size;
+  }
+}
+
+constexpr absl::string_view kTopK = R"(
+HloModule topk
+ENTRY e {
+  x = f32[6,40] parameter(0)
+  y = s32[3,9] parameter(1)
+  largest = (f32[6,5], s32[6,5]) topk(x), k=5, largest=true
+  smallest = (s32[3,4], s32[3,4]) topk(y), k=4, largest=false
+  a = f32[6,5] get-tuple-element(largest), index=0
+  b = s32[6,5] get-tuple-element(largest), index=1
+  c = s32[3,4] get-tuple-element(smallest), index=0
+  d = s32[3,4] get-tuple-element(smallest), index=1
+  ROOT t = (f32[6,5], s32[6,5], s32[3,4], s32[3,4]) tuple(a, b, c, d)
+})";
+
+TEST(ProgramSerializationTest, TopK) {
+  Literal ints(ShapeUtil::MakeShape(S32, {3, 9}));
+  for (int64_t i = 0; i < 27; ++i) static_cast<int32_t*>(ints.untyped_data())[i] = (i * 7) % 5;
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {6, 40}), 4));
+  arguments.push_back(std::move(ints));
+  ExpectRoundTrip(kTopK, arguments);
+}
+
+TEST(ProgramSerializationTest, ACorruptedTopKIsAnError) {
+  Compiled compiled = Compile(kTopK);
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  const KernelResolver resolver = ResolverOf(*serialized);
+  ASSERT_TRUE(LoadProgram(serialized->bytes, resolver).ok());
+  // The fields after the name: type, rows, length, k, largest, input,
+  // values, indices.
+  const std::string name = "largest";
+  const size_t at = serialized->bytes.rfind(name);
+  ASSERT_NE(at, std::string::npos);
+  const size_t fields = at + name.size();
+  ASSERT_EQ(WordAt(serialized->bytes, fields), static_cast<int64_t>(F32));
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 8), 6);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 16), 40);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 24), 5);
+  const std::vector<Corruption> corruptions = {
+      {fields, static_cast<int64_t>(C64), "elements of type"},
+      {fields, -7, "elements of type"},
+      {fields + 8, 7, "sizes do not match"},
+      {fields + 8, int64_t{1} << 40, "rows of"},
+      {fields + 16, -1, "rows of"},
+      {fields + 24, 41, "k=41"},
+      {fields + 24, 4, "sizes do not match"},
+      {fields + 40, 1 << 20, "value 1048576"},
+  };
+  ExpectCorruptionsFail(serialized->bytes, resolver, corruptions);
+}
+
+// JAX's argsort of each row (NaNs to one NaN, -0 to +0, then a total-order
+// LT on the keys, the indices carried along), and a descending s32 sort.
+constexpr absl::string_view kKeySorts = R"(
+HloModule sorts
+cmp {
+  a = f32[] parameter(0)
+  ne.a = pred[] compare(a, a), direction=NE
+  qnan = f32[] constant(nan)
+  zero = f32[] constant(0)
+  eq.a = pred[] compare(a, zero), direction=EQ
+  s0.a = f32[] select(eq.a, zero, a)
+  s1.a = f32[] select(ne.a, qnan, s0.a)
+  b = f32[] parameter(1)
+  ne.b = pred[] compare(b, b), direction=NE
+  eq.b = pred[] compare(b, zero), direction=EQ
+  s0.b = f32[] select(eq.b, zero, b)
+  s1.b = f32[] select(ne.b, qnan, s0.b)
+  ia = s32[] parameter(2)
+  ib = s32[] parameter(3)
+  ROOT lt = pred[] compare(s1.a, s1.b), direction=LT, type=TOTALORDER
+}
+gt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT gt = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  x = f32[6,37] parameter(0)
+  y = s32[4,3,9] parameter(1)
+  i = s32[6,37] iota(), iota_dimension=1
+  argsort_rows = (f32[6,37], s32[6,37]) sort(x, i), dimensions={1}, to_apply=cmp, is_stable=true
+  sorted = f32[6,37] get-tuple-element(argsort_rows), index=0
+  order = s32[6,37] get-tuple-element(argsort_rows), index=1
+  down = s32[4,3,9] sort(y), dimensions={1}, to_apply=gt
+  ROOT t = (f32[6,37], s32[6,37], s32[4,3,9]) tuple(sorted, order, down)
+})";
+
+std::vector<Literal> KeySortArguments() {
+  Literal x = SeededF32Values(ShapeUtil::MakeShape(F32, {6, 37}), 5);
+  auto* data = static_cast<float*>(x.untyped_data());
+  // NaNs of both signs, both zeros and ties.
+  data[3] = std::nanf("");
+  data[5] = -std::nanf("");
+  data[7] = 0.0F;
+  data[9] = -0.0F;
+  data[40] = data[41] = data[42];
+  Literal y(ShapeUtil::MakeShape(S32, {4, 3, 9}));
+  for (int64_t i = 0; i < 108; ++i) {
+    static_cast<int32_t*>(y.untyped_data())[i] = static_cast<int32_t>((i * 37) % 11) - 5;
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(std::move(x));
+  arguments.push_back(std::move(y));
+  return arguments;
+}
+
+TEST(ProgramSerializationTest, SortsByNativeKeys) {
+  ExpectRoundTrip(kKeySorts, KeySortArguments());
+}
+
+TEST(ProgramSerializationTest, ASortThatCallsItsComparatorIsRefused) {
+  // Ordered by two operands: the comparator is compiled and called.
+  Compiled compiled = Compile(R"(
+HloModule sort2
+cmp {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(a, b), direction=LT
+  lt2 = pred[] compare(c, d), direction=LT
+  ROOT r = pred[] select(eq, lt2, lt)
+}
+ENTRY e {
+  k = s32[16] parameter(0)
+  v = f32[16] parameter(1)
+  ROOT by_two_keys = (s32[16], f32[16]) sort(k, v), dimensions={0}, to_apply=cmp
+})");
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_FALSE(serialized.ok());
+  EXPECT_EQ(serialized.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(serialized.status().message().find("by_two_keys"), std::string::npos)
+      << serialized.status();
+  EXPECT_NE(serialized.status().message().find("comparator"), std::string::npos)
+      << serialized.status();
+}
+
+TEST(ProgramSerializationTest, ACorruptedSortIsAnError) {
+  Compiled compiled = Compile(kKeySorts);
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  const KernelResolver resolver = ResolverOf(*serialized);
+  ASSERT_TRUE(LoadProgram(serialized->bytes, resolver).ok());
+  // The fields after the name: outer, length, inner, element bytes (count
+  // 2, 4, 4), operands (count 2, two ids), outputs (count 2, two ids), the
+  // key type, descending and the replacements (count 2, ...).
+  const std::string name = "argsort_rows";
+  const size_t at = serialized->bytes.rfind(name);
+  ASSERT_NE(at, std::string::npos);
+  const size_t fields = at + name.size();
+  ASSERT_EQ(WordAt(serialized->bytes, fields), 6);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 8), 37);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 16), 1);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 24), 2);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 32), 4);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 96), static_cast<int64_t>(F32));
+  const std::vector<Corruption> corruptions = {
+      {fields, 7, "sizes do not match"},
+      {fields + 8, -2, "slices of"},
+      {fields + 16, int64_t{1} << 60, "slices of"},
+      {fields + 32, 8, "another size than"},  // keys of 8 bytes for f32
+      {fields + 40, 3, "elements of 3 bytes"},
+      {fields + 56, 1 << 20, "value 1048576"},
+      {fields + 96, static_cast<int64_t>(C64), "key order of type"},
+      {fields + 96, static_cast<int64_t>(S64), "another size than"},
+      {fields + 112, int64_t{1} << 40, "count"},  // replacements the bytes cannot hold
+  };
+  ExpectCorruptionsFail(serialized->bytes, resolver, corruptions);
+}
+
+// RFFT, FFT and IRFFT in f32 (the 16-lane lines and KISS FFT's odd
+// lengths) and an RFFT in f64.
+constexpr absl::string_view kFfts = R"(
+HloModule ffts
+ENTRY e {
+  x = f32[3,16,12] parameter(0)
+  spectrum = c64[3,16,7] fft(x), fft_type=RFFT, fft_length={16,12}
+  rows = c64[3,16,7] fft(spectrum), fft_type=FFT, fft_length={7}
+  back = f32[3,16,12] fft(rows), fft_type=IRFFT, fft_length={16,12}
+  xd = f64[3,16,12] convert(x)
+  wide = c128[3,16,7] fft(xd), fft_type=RFFT, fft_length={16,12}
+  ROOT t = (f32[3,16,12], c128[3,16,7]) tuple(back, wide)
+})";
+
+TEST(ProgramSerializationTest, Ffts) {
+  ExpectRoundTrip(kFfts, {SeededF32Values(ShapeUtil::MakeShape(F32, {3, 16, 12}), 6)});
+}
+
+TEST(ProgramSerializationTest, ACorruptedFftIsAnError) {
+  Compiled compiled = Compile(kFfts);
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  const KernelResolver resolver = ResolverOf(*serialized);
+  ASSERT_TRUE(LoadProgram(serialized->bytes, resolver).ok());
+  // The fields after the name: f64, type, lengths (count 2, 16, 12),
+  // batch, operand and result.
+  const std::string name = "spectrum";
+  const size_t at = serialized->bytes.rfind(name);
+  ASSERT_NE(at, std::string::npos);
+  const size_t fields = at + name.size();
+  ASSERT_EQ(WordAt(serialized->bytes, fields), 0);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 8), static_cast<int64_t>(RFFT));
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 16), 2);
+  ASSERT_EQ(WordAt(serialized->bytes, fields + 40), 3);
+  const std::vector<Corruption> corruptions = {
+      {fields, 1, "sizes do not match"},  // f64 on f32 values
+      {fields + 8, 4, "fft type 4"},
+      {fields + 8, static_cast<int64_t>(FFT), "sizes do not match"},
+      {fields + 24, 0, "a length of 0"},
+      {fields + 24, int64_t{1} << 29, "a length of"},
+      {fields + 32, 13, "sizes do not match"},
+      {fields + 40, -1, "a batch of -1"},
+      {fields + 40, int64_t{1} << 50, "a batch of"},
+      {fields + 48, 1 << 20, "value 1048576"},
+  };
+  ExpectCorruptionsFail(serialized->bytes, resolver, corruptions);
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ class SortKeyOrder {
 
   PrimitiveType type() const { return type_; }
   bool descending() const { return descending_; }
+  const std::vector<Replacement>& replacements() const { return replacements_; }
+  // Whether Keys takes elements of `type`: f32, f64 and the byte-sized
+  // integers.
+  static bool Supports(PrimitiveType type);
 
   // Keys of `count` elements of `type()` at `data`, `stride` elements
   // apart: key(a) < key(b) exactly when the comparator says a goes before b.
@@ -60,7 +64,8 @@ class SortKeyOrder {
   std::vector<Replacement> replacements_;
 };
 
-// The native key order of `comparator` (a sort's to_apply), or nullopt.
+// The native key order of `comparator` (a sort's to_apply), or nullopt
+// (sort_key_order_from_hlo.cc).
 std::optional<SortKeyOrder> MatchSortKeyOrder(const HloComputation& comparator);
 
 }  // namespace axle::cpu

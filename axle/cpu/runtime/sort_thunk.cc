@@ -7,9 +7,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -232,71 +230,88 @@ absl::Status SortThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto* sort = cast<HloSortInstruction>(&instruction);
-  const int64_t n = instruction.operand_count();
-  if (n == 0) return Unsupported(instruction, "sort needs at least one operand");
-  const Shape& keys = instruction.operand(0)->shape();
-  const int64_t dimension = sort->sort_dimension();
-  if (!keys.IsArray() || dimension < 0 || dimension >= std::max<int64_t>(keys.rank(), 1)) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu platform: sort ", instruction.name(),
-                                                   ": dimension ", dimension, " is out of range"));
+absl::Status SortThunk::Serialize(ThunkWriter& writer) const {
+  if (!key_order_) {
+    return absl::UnimplementedError(absl::StrCat(
+        "sort %", name(),
+        " calls its compiled comparator, which has no serialized form yet (cpu AOT; a sort "
+        "by one operand's native key order has one)"));
   }
-  const HloComputation* comparator = instruction.to_apply();
-  if (comparator == nullptr || comparator->num_parameters() != 2 * n) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu platform: sort ", instruction.name(),
-                                                   ": the comparator must take ", 2 * n,
-                                                   " scalars (lhs and rhs of each operand)"));
+  writer.Begin(ThunkTag::kSort, *this);
+  writer.Int(geometry_.outer);
+  writer.Int(geometry_.length);
+  writer.Int(geometry_.inner);
+  writer.Ints(element_bytes_);
+  writer.Ints(operand_values_);
+  writer.Ints(output_values_);
+  writer.Int(static_cast<int64_t>(key_order_->type()));
+  writer.Bool(key_order_->descending());
+  writer.Int(static_cast<int64_t>(key_order_->replacements().size()));
+  for (const SortKeyOrder::Replacement& step : key_order_->replacements()) {
+    writer.Bool(step.nan);
+    writer.Double(step.value);
+    writer.Double(step.replacement);
   }
-  const Shape& root = comparator->root_instruction()->shape();
-  if (!root.IsArray() || root.rank() != 0 || root.element_type() != PRED) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu platform: sort ", instruction.name(),
-                                                   ": the comparator must return a pred scalar"));
-  }
-  std::vector<int64_t> operand_values, element_bytes;
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& shape = instruction.operand(i)->shape();
-    if (!shape.IsArray() || shape.dimensions() != keys.dimensions()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cpu platform: sort ", instruction.name(), ": operand ", i, " has shape ",
-                       shape.ToString(), ", the keys ", keys.ToString()));
-    }
-    for (int64_t side = 0; side < 2; ++side) {
-      const Shape& parameter = comparator->parameter_instruction(2 * i + side)->shape();
-      if (!parameter.IsArray() || parameter.element_type() != shape.element_type()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cpu platform: sort ", instruction.name(), ": comparator parameter ", 2 * i + side,
-            " is ", parameter.ToString(), " but operand ", i, " is ", shape.ToString()));
-      }
-    }
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
-    operand_values.push_back(value);
-    const int64_t count = ShapeUtil::ElementsIn(shape);
-    element_bytes.push_back(count == 0 ? 1 : ShapeUtil::ByteSizeOfElements(shape) / count);
-  }
-  SortThunk::Geometry geometry;
-  geometry.outer = 1;
-  geometry.inner = 1;
-  geometry.length = keys.rank() == 0 ? 1 : keys.dimensions(dimension);
-  for (int64_t d = 0; d < keys.rank(); ++d) {
-    if (d < dimension) geometry.outer *= keys.dimensions(d);
-    if (d > dimension) geometry.inner *= keys.dimensions(d);
-  }
-  // A comparator with a native key order is never called: not compiled.
-  std::optional<SortKeyOrder> key_order = MatchSortKeyOrder(*comparator);
-  std::unique_ptr<CompiledScalarFunction> function;
-  if (!key_order) {
-    AXLE_ASSIGN_OR_RETURN(function, builder.kernels().AddScalarFunction(
-                                        *comparator, builder.UniqueName("sort_comparator")));
-  }
-  std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
-  if (static_cast<int64_t>(output_values.size()) != n) {
-    return Unsupported(instruction, "a sort whose result leaves do not match its operands");
-  }
-  builder.AddThunk(std::make_unique<SortThunk>(
-      instruction.name(), std::move(function), std::move(key_order), geometry,
-      std::move(element_bytes), std::move(operand_values), std::move(output_values)));
   return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader) {
+  SortThunk::Geometry geometry;
+  geometry.outer = reader.Int();
+  geometry.length = reader.Int();
+  geometry.inner = reader.Int();
+  std::vector<int64_t> element_bytes = reader.Ints();
+  std::vector<int64_t> operand_values = reader.Values();
+  std::vector<int64_t> output_values = reader.Values();
+  const int64_t type = reader.Int();
+  const bool descending = reader.Bool();
+  const int64_t count = reader.Count(24);
+  std::vector<SortKeyOrder::Replacement> replacements;
+  for (int64_t i = 0; i < count && reader.ok(); ++i) {
+    SortKeyOrder::Replacement step;
+    step.nan = reader.Bool();
+    step.value = reader.Double();
+    step.replacement = reader.Double();
+    replacements.push_back(step);
+  }
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("sort %", name, ": ", why));
+    return nullptr;
+  };
+  const size_t n = element_bytes.size();
+  if (n == 0 || operand_values.size() != n || output_values.size() != n) {
+    return fail("operands, outputs and element sizes that do not match");
+  }
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  if (geometry.outer < 0 || geometry.length < 0 || geometry.inner < 0 ||
+      (geometry.outer > 0 && geometry.length > kMaxElements / geometry.outer) ||
+      (geometry.outer * geometry.length > 0 &&
+       geometry.inner > kMaxElements / (geometry.outer * geometry.length))) {
+    return fail(absl::StrCat("slices of ", geometry.outer, " x ", geometry.length, " x ",
+                             geometry.inner, " elements"));
+  }
+  if (!IsArrayTypeNumber(type) || !SortKeyOrder::Supports(static_cast<PrimitiveType>(type))) {
+    return fail(absl::StrCat("a key order of type number ", type));
+  }
+  if (element_bytes[0] != primitive_util::ByteWidth(static_cast<PrimitiveType>(type))) {
+    return fail("keys of another size than their key order's type");
+  }
+  const int64_t elements = geometry.outer * geometry.length * geometry.inner;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t bytes = element_bytes[i];
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) {
+      return fail(absl::StrCat("elements of ", bytes, " bytes"));
+    }
+    if (!reader.ValueHas(operand_values[i], elements * bytes) ||
+        !reader.ValueHas(output_values[i], elements * bytes)) {
+      return fail("values whose sizes do not match its slices");
+    }
+  }
+  return std::make_unique<SortThunk>(
+      std::move(name), nullptr,
+      SortKeyOrder(static_cast<PrimitiveType>(type), descending, std::move(replacements)), geometry,
+      std::move(element_bytes), std::move(operand_values), std::move(output_values));
 }
 
 }  // namespace axle::cpu

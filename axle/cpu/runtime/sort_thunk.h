@@ -64,6 +64,10 @@ class SortThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, output_values_};
   }
+  // A sort by a native key order (LoadSortThunk, thunk_serialization.h,
+  // makes it again with no comparator); one that calls its comparator is
+  // Unimplemented.
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
   // A sort is its comparator calls (about length * log2(length) per
   // slice, each a call of compiled code): with fewer than this many in

@@ -43,7 +43,6 @@ absl::Status EmitDynamicUpdateSliceThunk(const HloInstruction& instruction,
 
 // topk of the element types TopKThunkSupports (topk_thunk.cc); the others
 // are decomposed into a sort first (hlo/transforms/topk_decomposer.h).
-bool TopKThunkSupports(PrimitiveType type);
 absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder);
 
 // fft on KISS FFT plans made at compile time, the batch split across the

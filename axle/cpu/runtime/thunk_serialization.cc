@@ -9,7 +9,6 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/control_flow_thunk.h"
-#include "axle/cpu/runtime/linalg_thunk.h"
 
 namespace axle::cpu {
 
@@ -297,6 +296,18 @@ std::unique_ptr<::axle::cpu::Thunk> ThunkReader::Thunk() {
     case ThunkTag::kLoopConvolution:
       thunk = LoadLoopConvolutionThunk(name, *this);
       break;
+    case ThunkTag::kDynamicUpdateSlice:
+      thunk = LoadDynamicUpdateSliceThunk(name, *this);
+      break;
+    case ThunkTag::kTopK:
+      thunk = LoadTopKThunk(name, *this);
+      break;
+    case ThunkTag::kSort:
+      thunk = LoadSortThunk(name, *this);
+      break;
+    case ThunkTag::kFft:
+      thunk = LoadFftThunk(name, *this);
+      break;
     default:
       Fail(absl::StrCat("unknown thunk tag ", tag));
       return nullptr;
@@ -315,17 +326,11 @@ ThunkSequence ThunkReader::Sequence() {
   return sequence;
 }
 
-// --- The thunks of thunk.h, control_flow_thunk.h and linalg_thunk.h ---
+// --- The thunks of thunk.h and control_flow_thunk.h ---
 
 absl::Status Thunk::Serialize(ThunkWriter& /*writer*/) const {
   return absl::UnimplementedError(
       absl::StrCat("thunk %", name(), " has no serialized form yet (cpu AOT)"));
-}
-
-absl::Status InterpreterKernelThunk::Serialize(ThunkWriter& /*writer*/) const {
-  return absl::UnimplementedError(absl::StrCat(
-      "%", name(), " (", HloOpcodeString(instruction_->opcode()),
-      ") runs the interpreter's kernel on its HLO instruction: it has no serialized form"));
 }
 
 absl::Status KernelThunk::Serialize(ThunkWriter& writer) const {

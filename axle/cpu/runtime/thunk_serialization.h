@@ -69,6 +69,10 @@ enum class ThunkTag : int64_t {
   kLoopDot = 7,
   kDnnlConvolution = 8,
   kLoopConvolution = 9,
+  kDynamicUpdateSlice = 10,
+  kTopK = 11,
+  kSort = 12,
+  kFft = 13,
 };
 
 class ThunkWriter {
@@ -142,6 +146,16 @@ class ThunkReader {
   size_t position() const { return position_; }
   int64_t num_values() const { return num_values_; }
   void set_num_values(int64_t num_values) { num_values_ = num_values; }
+  // The bytes of each value, which LoadProgram sets once it has read the
+  // values: a loader whose thunk addresses its buffers by its own geometry
+  // checks that they hold what it reads and writes.
+  void set_value_bytes(std::vector<int64_t> value_bytes) { value_bytes_ = std::move(value_bytes); }
+  // Whether value `value` (a valid id) holds exactly `bytes` bytes; false
+  // when the value sizes are not known.
+  bool ValueHas(int64_t value, int64_t bytes) const {
+    return value >= 0 && value < static_cast<int64_t>(value_bytes_.size()) &&
+           value_bytes_[value] == bytes;
+  }
 
  private:
   absl::string_view bytes_;
@@ -149,6 +163,7 @@ class ThunkReader {
   std::vector<std::shared_ptr<const ::axle::Literal>> literals_;
   KernelResolver resolver_;
   int64_t num_values_;
+  std::vector<int64_t> value_bytes_;
   absl::Status status_;
 };
 
@@ -164,6 +179,10 @@ std::unique_ptr<Thunk> LoadKernelThunk(std::string name, ThunkReader& reader);
 std::unique_ptr<Thunk> LoadCopyThunk(std::string name, ThunkReader& reader);
 std::unique_ptr<Thunk> LoadWhileThunk(std::string name, ThunkReader& reader);
 std::unique_ptr<Thunk> LoadConditionalThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadDynamicUpdateSliceThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadTopKThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadFftThunk(std::string name, ThunkReader& reader);
 
 }  // namespace axle::cpu
 

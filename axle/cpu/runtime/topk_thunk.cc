@@ -7,17 +7,18 @@
 // sort of (key, index) pairs, ties broken by the lower index, gives the
 // first K in O(n log K) per row. Other element types (the 8- and 4-bit
 // floats) go through TopKDecomposer's sort instead (topk_decomposer.h).
+// EmitTopKThunk is in topk_thunk_emitter.cc.
 //
 //===----------------------------------------------------------------------===//
+#include "axle/cpu/runtime/topk_thunk.h"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -114,6 +115,19 @@ class TopKThunk : public Thunk {
     return BufferUses{{input_}, {values_, indices_}};
   }
 
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    writer.Begin(ThunkTag::kTopK, *this);
+    writer.Int(static_cast<int64_t>(type_));
+    writer.Int(rows_);
+    writer.Int(length_);
+    writer.Int(k_);
+    writer.Bool(largest_);
+    writer.Int(input_);
+    writer.Int(values_);
+    writer.Int(indices_);
+    return absl::OkStatus();
+  }
+
  private:
   PrimitiveType type_;
   int64_t rows_, length_, k_;
@@ -144,40 +158,42 @@ bool TopKThunkSupports(PrimitiveType type) {
   }
 }
 
-absl::Status EmitTopKThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto& topk = *cast<HloTopKInstruction>(&instruction);
-  if (instruction.operand_count() != 1 || !instruction.operand(0)->shape().IsArray() ||
-      instruction.operand(0)->shape().rank() < 1) {
-    return Unsupported(instruction, "topk needs one operand of rank >= 1");
+std::unique_ptr<Thunk> MakeTopKThunk(std::string name, PrimitiveType type, int64_t rows,
+                                     int64_t length, int64_t k, bool largest, int64_t input,
+                                     int64_t values, int64_t indices) {
+  return std::make_unique<TopKThunk>(std::move(name), type, rows, length, k, largest, input, values,
+                                     indices);
+}
+
+std::unique_ptr<Thunk> LoadTopKThunk(std::string name, ThunkReader& reader) {
+  const int64_t type = reader.Int();
+  const int64_t rows = reader.Int();
+  const int64_t length = reader.Int();
+  const int64_t k = reader.Int();
+  const bool largest = reader.Bool();
+  const int64_t input = reader.Value();
+  const int64_t values = reader.Value();
+  const int64_t indices = reader.Value();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("topk %", name, ": ", why));
+    return nullptr;
+  };
+  if (!IsArrayTypeNumber(type) || !TopKThunkSupports(static_cast<PrimitiveType>(type))) {
+    return fail(absl::StrCat("elements of type number ", type));
   }
-  const Shape& shape = instruction.operand(0)->shape();
-  if (!TopKThunkSupports(shape.element_type())) {
-    return Unsupported(instruction, absl::StrCat("topk of ", shape.ToString(false),
-                                                 " is not supported by the topk thunk"));
+  if (rows < 0 || length < 0 || length > INT32_MAX || k < 0 || k > length ||
+      (length > 0 && rows > (int64_t{1} << 40) / length)) {
+    return fail(absl::StrCat(rows, " rows of ", length, " elements, k=", k));
   }
-  const int64_t length = shape.dimensions(shape.rank() - 1);
-  if (topk.k() < 0 || topk.k() > length || length > INT32_MAX) {
-    return Unsupported(instruction,
-                       absl::StrCat("k=", topk.k(), " but rows have ", length, " elements"));
+  const int64_t width = primitive_util::ByteWidth(static_cast<PrimitiveType>(type));
+  if (!reader.ValueHas(input, rows * length * width) ||
+      !reader.ValueHas(values, rows * k * width) ||
+      !reader.ValueHas(indices, rows * k * static_cast<int64_t>(sizeof(int32_t)))) {
+    return fail("values whose sizes do not match its rows");
   }
-  const Shape& result = instruction.shape();
-  std::vector<int64_t> dimensions = shape.dimensions();
-  dimensions.back() = topk.k();
-  if (!result.IsTuple() || result.tuple_shapes().size() != 2 ||
-      !ShapeUtil::Compatible(result.tuple_shapes(0),
-                             ShapeUtil::MakeShape(shape.element_type(), dimensions)) ||
-      !ShapeUtil::Compatible(result.tuple_shapes(1), ShapeUtil::MakeShape(S32, dimensions))) {
-    return Unsupported(instruction, absl::StrCat("the result ", result.ToString(false),
-                                                 " is not the (values, s32 indices) of k=",
-                                                 topk.k(), " elements of each row"));
-  }
-  const int64_t rows = length == 0 ? 0 : ShapeUtil::ElementsIn(shape) / length;
-  AXLE_ASSIGN_OR_RETURN(int64_t input, builder.ValueOf(instruction.operand(0)));
-  std::vector<int64_t> outputs = builder.DefineTemporaries(&instruction);
-  builder.AddThunk(std::make_unique<TopKThunk>(instruction.name(), shape.element_type(), rows,
-                                               length, topk.k(), topk.largest(), input, outputs[0],
-                                               outputs[1]));
-  return absl::OkStatus();
+  return MakeTopKThunk(std::move(name), static_cast<PrimitiveType>(type), rows, length, k, largest,
+                       input, values, indices);
 }
 
 }  // namespace axle::cpu

@@ -11,9 +11,4 @@ bool IsRunnableConditional(const HloInstruction& conditional) {
   return selector == S32 || (selector == PRED && branches == 2);
 }
 
-int64_t SelectedBranch(bool selector_is_pred, int32_t selector, int64_t branch_count) {
-  if (selector_is_pred) return selector != 0 ? 0 : 1;
-  return selector < 0 || selector >= branch_count ? branch_count - 1 : selector;
-}
-
 }  // namespace axle

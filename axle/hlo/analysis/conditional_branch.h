@@ -26,7 +26,12 @@ inline constexpr char kRunnableConditionalForm[] =
 
 // The branch a runnable conditional of `branch_count` branches runs for
 // `selector`: the pred's byte (selector_is_pred) or the s32 value.
-int64_t SelectedBranch(bool selector_is_pred, int32_t selector, int64_t branch_count);
+// Inline: the runtime that runs serialized programs (cpu/runtime/
+// thunk_serialization.h) links no HLO library.
+inline int64_t SelectedBranch(bool selector_is_pred, int32_t selector, int64_t branch_count) {
+  if (selector_is_pred) return selector != 0 ? 0 : 1;
+  return selector < 0 || selector >= branch_count ? branch_count - 1 : selector;
+}
 
 }  // namespace axle
 

@@ -1,0 +1,29 @@
+//===- compiled_kernel.cc - CompiledKernel's constructor and destructor ----===//
+//
+// CompiledKernel (loop_kernel_emitter.h, an LLVM-free header) is what every
+// kernel thunk holds. Its out-of-line members are defined here, in
+// axle_cpu_common, not beside the emitter that fills it in
+// (loop_kernel_module.cc, which links LLVM): a program that only loads
+// serialized thunks (runtime/, axle_cpu_thunks; docs/graph_frontend.md,
+// "AOT") makes kernels from resolved addresses, with no Jit, and links no
+// compiler.
+//
+//===----------------------------------------------------------------------===//
+#include <memory>
+#include <utility>
+
+#include "axle/cpu/loop_kernel_emitter.h"
+
+namespace axle::cpu {
+
+CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function,
+                               int64_t outer_size, int64_t num_parameters, int64_t num_outputs)
+    : jit_(std::move(jit)),
+      function_(function),
+      outer_size_(outer_size),
+      num_parameters_(num_parameters),
+      num_outputs_(num_outputs) {}
+
+CompiledKernel::~CompiledKernel() = default;
+
+}  // namespace axle::cpu

@@ -1,0 +1,238 @@
+//===- control_flow_thunk_emitter.cc - while, conditional, call from HLO ---===//
+//
+// The emitters (EmitWhileThunk, EmitConditionalThunk, EmitCallThunk) build
+// nested computations with ProgramBuilder::BuildSequence after binding their
+// parameters to existing values, so nested thunks read loop state and branch
+// operands in place.
+//
+// Storing a body's root into the loop state (a branch's root into the
+// conditional's result) at the end of its sequence:
+//  - a root leaf that is its own state leaf (passed through) costs nothing;
+//  - a root leaf computed by a thunk of the sequence that does not read the
+//    state leaf, when no later thunk and no other root leaf reads it either,
+//    is written there directly (WriteInPlace: its temporary shares the
+//    state leaf's memory);
+//  - any other leaf is copied. The swap hazard: a root leaf that is another
+//    state leaf being overwritten (the body returns `(gte1, gte0)`) is first
+//    copied to a fresh temporary, then all copies into the state are made.
+//
+// A while's state leaf that the body passes through unchanged and that
+// starts as a parameter or a constant is not a temporary of the loop at all
+// (no copy when the loop starts): the body and the loop's users read the
+// parameter or constant itself (PassesThrough).
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/control_flow_thunk.h"
+#include "axle/cpu/runtime/in_place.h"
+#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/hlo/analysis/conditional_branch.h"
+#include "axle/hlo/ir/hlo_instructions.h"
+
+namespace axle::cpu {
+namespace {
+
+// The leaves of `shape` that hold arrays, in index order.
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves;
+  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
+  });
+  return leaves;
+}
+
+// The values of the array leaves of `root`, in index order.
+absl::StatusOr<std::vector<int64_t>> RootValues(const HloInstruction& root,
+                                                const ProgramBuilder& builder) {
+  std::vector<int64_t> values;
+  for (const auto& [index, shape] : ArrayLeaves(root.shape())) {
+    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(&root, index));
+    values.push_back(value);
+  }
+  return values;
+}
+
+// Lets thunks of `sequence` write root leaves straight into their
+// destinations: a leaf that is a temporary written by one thunk W of the
+// sequence shares its destination's memory when no thunk from W on reads or
+// writes the destination (W's kernel must not read it either: outputs and
+// inputs never alias) and no other leaf is the destination's old value.
+// Sources that now live in their destination become that destination in
+// `sources`.
+void WriteInPlace(const ThunkSequence& sequence, const std::vector<int64_t>& destinations,
+                  std::vector<int64_t>& sources, ProgramBuilder& builder) {
+  std::vector<Thunk::BufferUses> uses;
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    std::optional<Thunk::BufferUses> thunk_uses = thunk->buffer_uses();
+    if (!thunk_uses.has_value()) return;
+    uses.push_back(std::move(*thunk_uses));
+  }
+  auto contains = [](const std::vector<int64_t>& values, int64_t value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  };
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const int64_t source = sources[k], destination = destinations[k];
+    // Not when the destination's old value still moves on to another leaf
+    // (the copies at the end read it).
+    if (source == destination || builder.slot(source).kind != ValueSlot::Kind::kTemporary ||
+        contains(destinations, source) || contains(sources, destination)) {
+      continue;
+    }
+    int64_t writer = -1, writers = 0;
+    for (size_t i = 0; i < uses.size(); ++i) {
+      if (contains(uses[i].writes, source)) writer = static_cast<int64_t>(i), ++writers;
+    }
+    if (writers != 1) continue;
+    bool destination_used = false;
+    for (size_t i = writer; i < uses.size(); ++i) {
+      destination_used |=
+          contains(uses[i].reads, destination) || contains(uses[i].writes, destination);
+    }
+    if (destination_used) continue;
+    builder.ShareTemporary(source, destination);
+    std::replace(sources.begin(), sources.end(), source, destination);
+  }
+}
+
+// The thunk that copies `sources` into `destinations` (of leaves of
+// `shape`, in index order). A leaf already in its destination is not
+// copied; a leaf that is another destination being overwritten is first
+// copied to a fresh temporary. Null when there is nothing to copy.
+std::unique_ptr<Thunk> CopyInto(const std::string& name, const Shape& shape,
+                                const std::vector<int64_t>& sources,
+                                const std::vector<int64_t>& destinations, ProgramBuilder& builder) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(shape);
+  std::set<int64_t> written;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (sources[i] != destinations[i]) written.insert(destinations[i]);
+  }
+  std::vector<std::pair<int64_t, int64_t>> snapshots, copies;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    int64_t source = sources[i];
+    if (source == destinations[i]) continue;
+    if (written.count(source) > 0) {
+      int64_t snapshot = builder.NewTemporary(leaves[i].second);
+      snapshots.emplace_back(source, snapshot);
+      source = snapshot;
+    }
+    copies.emplace_back(source, destinations[i]);
+  }
+  if (copies.empty()) return nullptr;
+  snapshots.insert(snapshots.end(), copies.begin(), copies.end());
+  return std::make_unique<CopyThunk>(name, std::move(snapshots));
+}
+
+// Ends `sequence` (the thunks of `computation`) with writing its root's
+// leaves into `destinations`.
+absl::Status StoreRoot(const HloComputation& computation, const std::vector<int64_t>& destinations,
+                       ThunkSequence& sequence, ProgramBuilder& builder) {
+  const HloInstruction& root = *computation.root_instruction();
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, RootValues(root, builder));
+  if (sources.size() != destinations.size()) {
+    return Unsupported(root, "a root whose array leaves do not match its caller's result");
+  }
+  ShareInPlaceOperands(sequence, sources, &destinations, /*nested=*/true, builder);
+  WriteInPlace(sequence, destinations, sources, builder);
+  std::unique_ptr<Thunk> copy =
+      CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);
+  if (copy != nullptr) sequence.push_back(std::move(copy));
+  return absl::OkStatus();
+}
+
+// Whether `body` returns leaf `index` of its parameter unchanged: its root
+// holds, at `index`, get-tuple-elements of parameter 0 taking that index.
+bool PassesThrough(const HloComputation& body, const ShapeIndex& index) {
+  const HloInstruction* node = body.root_instruction();
+  size_t depth = 0;
+  while (depth < index.size() && node->opcode() == HloOpcode::kTuple) {
+    node = node->operand(index[depth++]);
+  }
+  std::vector<int64_t> taken;  // innermost get-tuple-element first
+  while (node->opcode() == HloOpcode::kGetTupleElement) {
+    taken.push_back(cast<HloGetTupleElementInstruction>(node)->tuple_index());
+    node = node->operand(0);
+  }
+  if (body.num_parameters() != 1 || node != body.parameter_instruction(0)) return false;
+  std::vector<int64_t> from(taken.rbegin(), taken.rend());
+  from.insert(from.end(), index.begin() + depth, index.end());
+  return std::equal(from.begin(), from.end(), index.begin(), index.end());
+}
+
+}  // namespace
+
+absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const HloComputation& condition = *instruction.while_condition();
+  const HloComputation& body = *instruction.while_body();
+  // The state: the while's own temporaries, initialized from the operand;
+  // but a leaf the body passes through unchanged whose initial value is a
+  // parameter or a constant (an RNN's weights and input sequence, read by
+  // every step) is that value itself, not copied: no thunk writes
+  // parameters or constants, and no body thunk writes a leaf the body
+  // passes through (in_place.h shares temporaries only).
+  builder.ForwardLeaves(instruction.operand(0), &instruction);
+  std::vector<int64_t> state;
+  std::vector<std::pair<int64_t, int64_t>> init;
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(instruction.shape());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const auto& [index, shape] = leaves[i];
+    AXLE_ASSIGN_OR_RETURN(int64_t source, builder.ValueOf(instruction.operand(0), index));
+    const ValueSlot::Kind kind = builder.slot(source).kind;
+    if (kind != ValueSlot::Kind::kTemporary && PassesThrough(body, index)) {
+      state.push_back(source);  // forwarded above
+      continue;
+    }
+    state.push_back(builder.DefineTemporary(&instruction, index, shape));
+    init.emplace_back(source, state.back());
+  }
+  builder.BindParameter(condition, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence condition_thunks, builder.BuildSequence(condition));
+  if (!ShapeUtil::Equal(condition.root_instruction()->shape(), ShapeUtil::MakeShape(PRED, {}))) {
+    return Unsupported(instruction, "a while condition that does not return pred[]");
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t condition_value, builder.ValueOf(condition.root_instruction(), {}));
+  builder.BindParameter(body, 0, &instruction);
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence body_thunks, builder.BuildSequence(body));
+  AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks, builder));
+  builder.AddThunk(std::make_unique<WhileThunk>(instruction.name(), std::move(init),
+                                                std::move(condition_thunks), condition_value,
+                                                std::move(body_thunks)));
+  return absl::OkStatus();
+}
+
+absl::Status EmitConditionalThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const std::vector<HloComputation*>& branches = instruction.branch_computations();
+  const PrimitiveType selector_type = instruction.operand(0)->shape().element_type();
+  if (!IsRunnableConditional(instruction)) {
+    return Unsupported(instruction, kRunnableConditionalForm);
+  }
+  AXLE_ASSIGN_OR_RETURN(int64_t selector, builder.ValueOf(instruction.operand(0)));
+  std::vector<int64_t> results = builder.DefineTemporaries(&instruction);
+  std::vector<ThunkSequence> sequences;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    const HloComputation& branch = *branches[i];
+    if (branch.num_parameters() > 0) builder.BindParameter(branch, 0, instruction.operand(i + 1));
+    AXLE_ASSIGN_OR_RETURN(ThunkSequence thunks, builder.BuildSequence(branch));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, builder));
+    sequences.push_back(std::move(thunks));
+  }
+  builder.AddThunk(std::make_unique<ConditionalThunk>(instruction.name(), selector,
+                                                      selector_type == PRED, std::move(sequences)));
+  return absl::OkStatus();
+}
+
+absl::Status EmitCallThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  const HloComputation& callee = *instruction.to_apply();
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    builder.BindParameter(callee, i, instruction.operand(i));
+  }
+  AXLE_ASSIGN_OR_RETURN(ThunkSequence thunks, builder.BuildSequence(callee));
+  for (std::unique_ptr<Thunk>& thunk : thunks) builder.AddThunk(std::move(thunk));
+  builder.ForwardLeaves(callee.root_instruction(), &instruction);
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu
