@@ -429,24 +429,67 @@ absl::Status Communicator::Permute(int target, const void* input, int source, vo
   return Run(transfers);
 }
 
-absl::Status Communicator::Send(int peer, const void* data, int64_t bytes, uint64_t tag) {
+absl::StatusOr<std::unique_ptr<Communicator::Message>> Communicator::StartSend(int peer,
+                                                                               const void* data,
+                                                                               int64_t bytes,
+                                                                               uint64_t tag) {
   if (!broken_.ok()) return broken_;
   if (peer < 0 || peer >= size_ || peer == rank_) {
     return absl::InvalidArgumentError(absl::StrCat("send: bad peer ", peer, " (", Describe(), ")"));
   }
-  std::vector<std::unique_ptr<Transfer>> transfers;
-  AXLE_POST(transfers, PostSend(peer, data, bytes, (tag << 8) | 1));
-  return Run(transfers);
+  absl::StatusOr<std::unique_ptr<Transfer>> transfer = PostSend(peer, data, bytes, (tag << 8) | 1);
+  if (!transfer.ok()) return Fail(transfer.status());
+  std::unique_ptr<Message> message(new Message());
+  message->transfer_ = *std::move(transfer);
+  message->send_ = true;
+  message->peer_ = peer;
+  return message;
 }
 
-absl::Status Communicator::Recv(int peer, void* data, int64_t bytes, uint64_t tag) {
+absl::StatusOr<std::unique_ptr<Communicator::Message>> Communicator::StartRecv(int peer, void* data,
+                                                                               int64_t bytes,
+                                                                               uint64_t tag) {
   if (!broken_.ok()) return broken_;
-  if (peer < 0 || peer >= size_ || peer == rank_) {
+  absl::StatusOr<std::unique_ptr<Transfer>> transfer;
+  if (peer == -1) {
+    if (size_ < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("recv from any rank: there is no other rank (", Describe(), ")"));
+    }
+    std::vector<int> others;
+    others.reserve(size_ - 1);
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) others.push_back(r);
+    }
+    transfer = PostRecvFromAny(others, data, bytes, (tag << 8) | 1);
+  } else if (peer < 0 || peer >= size_ || peer == rank_) {
     return absl::InvalidArgumentError(absl::StrCat("recv: bad peer ", peer, " (", Describe(), ")"));
+  } else {
+    transfer = PostRecv(peer, data, bytes, (tag << 8) | 1);
   }
+  if (!transfer.ok()) {
+    // A transport without receives from any rank leaves the communicator usable.
+    if (absl::IsUnimplemented(transfer.status())) return transfer.status();
+    return Fail(transfer.status());
+  }
+  std::unique_ptr<Message> message(new Message());
+  message->transfer_ = *std::move(transfer);
+  message->peer_ = peer;
+  if (peer >= 0) message->transfer_->source = peer;
+  return message;
+}
+
+absl::StatusOr<int> Communicator::Finish(Message& message) {
+  if (message.transfer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("finish: the message was finished already (", Describe(), ")"));
+  }
+  if (!broken_.ok()) return broken_;
   std::vector<std::unique_ptr<Transfer>> transfers;
-  AXLE_POST(transfers, PostRecv(peer, data, bytes, (tag << 8) | 1));
-  return Run(transfers);
+  transfers.push_back(std::move(message.transfer_));
+  absl::Status status = Wait(transfers, std::chrono::steady_clock::now() + timeout_);
+  if (!status.ok()) return Fail(status);
+  return message.send_ ? message.peer_ : transfers[0]->source;
 }
 
 absl::Status Communicator::Barrier(absl::Span<const int> group) {
@@ -479,6 +522,13 @@ class InProcessHub {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!aborted_.ok()) return aborted_;
     Slot& slot = slots_[key];
+    if ((send != nullptr && slot.send != nullptr) || (recv != nullptr && slot.recv != nullptr)) {
+      // One slot per (source, destination, tag): the collectives' tags are
+      // unique, but point-to-point messages may repeat one.
+      return absl::UnimplementedError(absl::StrCat(
+          "in-process transport: a second message from rank ", std::get<0>(key), " to rank ",
+          std::get<1>(key), " with one tag before the first has been finished"));
+    }
     if (send != nullptr) slot.send = send;
     if (recv != nullptr) slot.recv = recv;
     if (slot.send != nullptr && slot.recv != nullptr) {
@@ -575,6 +625,12 @@ class InProcessCommunicator : public Communicator {
     posted->key = {peer, rank(), tag};
     AXLE_RETURN_IF_ERROR(hub_->Post(posted->key, nullptr, data, bytes));
     return posted;
+  }
+  absl::StatusOr<std::unique_ptr<Transfer>> PostRecvFromAny(absl::Span<const int> /*peers*/,
+                                                            void* /*data*/, int64_t /*bytes*/,
+                                                            uint64_t /*tag*/) override {
+    return absl::UnimplementedError(
+        "recv from any rank: the in-process transport does not support it (Gloo and MPI do)");
   }
   absl::Status Wait(absl::Span<const std::unique_ptr<Transfer>> transfers,
                     std::chrono::steady_clock::time_point deadline) override {

@@ -97,10 +97,27 @@ class Communicator {
   // collective-permute: sends `input` to `target` and receives `output` from
   // `source` (either may be -1: none). Every rank makes the call.
   absl::Status Permute(int target, const void* input, int source, void* output, int64_t bytes);
-  // send/recv with a channel: `tag` names the channel.
-  absl::Status Send(int peer, const void* data, int64_t bytes, uint64_t tag);
-  absl::Status Recv(int peer, void* data, int64_t bytes, uint64_t tag);
   absl::Status Barrier(absl::Span<const int> group);
+
+  // --- Point to point: send/recv with a channel -------------------------------
+  // `tag` names the channel: the n-th send of a tag to a rank meets that
+  // rank's n-th receive of it. StartSend / StartRecv post the message and
+  // return at once; Finish waits for it (until timeout() from the call).
+  // Both sides may start before either finishes: two ranks that each start
+  // a send and then receive do not wait on each other. Unlike the
+  // collectives these need not be made by every rank. The buffer must stay
+  // alive until Finish returns (a send's unchanged); a message dropped
+  // unfinished is abandoned (the transport stops writing into it where it
+  // can: Gloo, MPI receives; see the README).
+  class Message;
+  absl::StatusOr<std::unique_ptr<Message>> StartSend(int peer, const void* data, int64_t bytes,
+                                                     uint64_t tag);
+  // peer -1: from whichever other rank sends first with `tag` (MPI_ANY_SOURCE).
+  absl::StatusOr<std::unique_ptr<Message>> StartRecv(int peer, void* data, int64_t bytes,
+                                                     uint64_t tag);
+  // Waits for the message; returns its peer (for a receive from any rank,
+  // the rank it came from).
+  absl::StatusOr<int> Finish(Message& message);
 
   // A description for errors ("gloo rank 1 of 4").
   virtual std::string Describe() const = 0;
@@ -110,14 +127,20 @@ class Communicator {
       : rank_(rank), size_(size), timeout_(timeout) {}
 
   // --- The transport ------------------------------------------------------
-  // A posted transfer, finished by Wait.
+  // A posted transfer, finished by Wait. `source` is a receive's sender:
+  // Wait sets it for a receive from any of several ranks.
   struct Transfer {
     virtual ~Transfer() = default;
+    int source = -1;
   };
   virtual absl::StatusOr<std::unique_ptr<Transfer>> PostSend(int peer, const void* data,
                                                              int64_t bytes, uint64_t tag) = 0;
   virtual absl::StatusOr<std::unique_ptr<Transfer>> PostRecv(int peer, void* data, int64_t bytes,
                                                              uint64_t tag) = 0;
+  // A receive from whichever of `peers` sends first with `tag`.
+  virtual absl::StatusOr<std::unique_ptr<Transfer>> PostRecvFromAny(absl::Span<const int> peers,
+                                                                    void* data, int64_t bytes,
+                                                                    uint64_t tag) = 0;
   // Waits for every transfer until the deadline; the first failure wins.
   virtual absl::Status Wait(absl::Span<const std::unique_ptr<Transfer>> transfers,
                             std::chrono::steady_clock::time_point deadline) = 0;
@@ -150,6 +173,21 @@ class Communicator {
   uint64_t next_sequence_ = 1;
   absl::Status broken_;  // the first failure; later calls return it
   std::vector<char> scratch_;
+};
+
+class Communicator::Message {
+ public:
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+  ~Message() = default;
+  bool is_send() const { return send_; }
+
+ private:
+  friend class Communicator;
+  Message() = default;
+  std::unique_ptr<Transfer> transfer_;
+  bool send_ = false;
+  int peer_ = -1;  // -1: a receive from any rank
 };
 
 // --- Threads in one process ------------------------------------------------

@@ -208,6 +208,41 @@ TEST(Communicator, AParticipantThatNeverArrivesFailsTheOthers) {
   }
 }
 
+TEST(Communicator, BothSendBeforeTheyReceive) {
+  std::vector<int32_t> received(2, -1);
+  std::vector<absl::Status> statuses = RunThreads(2, [&](Communicator& c) -> absl::Status {
+    const int other = 1 - c.rank();
+    const int32_t mine = 7 + c.rank();
+    auto send = c.StartSend(other, &mine, sizeof(mine), /*tag=*/3);
+    if (!send.ok()) return send.status();
+    auto recv = c.StartRecv(other, &received[c.rank()], sizeof(int32_t), /*tag=*/3);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<int> source = c.Finish(**recv);
+    if (!source.ok()) return source.status();
+    if (*source != other) return absl::InternalError("recv: wrong source");
+    return c.Finish(**send).status();
+  });
+  ExpectAllOk(statuses);
+  EXPECT_THAT(received, ElementsAre(8, 7));
+}
+
+TEST(Communicator, PointToPointErrors) {
+  std::vector<absl::Status> statuses = RunThreads(2, [&](Communicator& c) -> absl::Status {
+    int32_t value = 0;
+    EXPECT_EQ(c.StartSend(c.rank(), &value, sizeof(value), 0).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(c.StartRecv(5, &value, sizeof(value), 0).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    // The in-process transport matches (source, destination, tag) exactly.
+    absl::Status any = c.StartRecv(-1, &value, sizeof(value), 0).status();
+    EXPECT_EQ(any.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(any.message()), ::testing::HasSubstr("recv from any rank"));
+    // Refusing it left the communicator usable.
+    return c.Barrier(std::vector<int>{0, 1});
+  });
+  ExpectAllOk(statuses);
+}
+
 TEST(Communicator, BadGroupsAreErrors) {
   std::vector<absl::Status> statuses = RunThreads(1, [&](Communicator& c) {
     int32_t mine = 1, out[2];

@@ -2,6 +2,7 @@
 #include "axle/collectives/gloo_communicator.h"
 
 #include <exception>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,7 +48,7 @@ class GlooCommunicator : public Communicator {
  protected:
   struct Posted : Transfer {
     std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
-    int peer = 0;
+    int peer = 0;  // -1: a receive from any of several ranks
     bool send = false;
   };
 
@@ -78,24 +79,40 @@ class GlooCommunicator : public Communicator {
                                                      uint64_t tag) override {
     return Post(peer, data, bytes, tag, false);
   }
+  absl::StatusOr<std::unique_ptr<Transfer>> PostRecvFromAny(absl::Span<const int> peers, void* data,
+                                                            int64_t bytes, uint64_t tag) override {
+    auto posted = std::make_unique<Posted>();
+    posted->peer = -1;
+    try {
+      posted->buffer = context_->createUnboundBuffer(data, bytes);
+      posted->buffer->recv(std::vector<int>(peers.begin(), peers.end()), tag);
+    } catch (const std::exception& error) {
+      return FromGloo(error, absl::StrCat(Describe(), ": recv from any rank"));
+    }
+    return posted;
+  }
   absl::Status Wait(absl::Span<const std::unique_ptr<Transfer>> transfers,
                     std::chrono::steady_clock::time_point deadline) override {
     for (const auto& transfer : transfers) {
       auto* posted = static_cast<Posted*>(transfer.get());
+      const std::string peer =
+          posted->peer >= 0 ? absl::StrCat("rank ", posted->peer) : std::string("any rank");
       try {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() < 1) left = std::chrono::milliseconds(1);
-        bool done = posted->send ? posted->buffer->waitSend(left) : posted->buffer->waitRecv(left);
+        int source = -1;
+        bool done =
+            posted->send ? posted->buffer->waitSend(left) : posted->buffer->waitRecv(&source, left);
         if (!done) {
           return absl::AbortedError(
-              absl::StrCat(Describe(), ": transfer with rank ", posted->peer, " was aborted"));
+              absl::StrCat(Describe(), ": transfer with ", peer, " was aborted"));
         }
+        if (!posted->send) posted->source = source;
       } catch (const std::exception& error) {
         return FromGloo(
             error,
-            absl::StrCat(Describe(), posted->send ? ": sending to rank " : ": receiving from rank ",
-                         posted->peer));
+            absl::StrCat(Describe(), posted->send ? ": sending to " : ": receiving from ", peer));
       }
     }
     return absl::OkStatus();

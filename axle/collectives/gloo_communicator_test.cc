@@ -2,14 +2,19 @@
 //
 // Ranks as threads of this process, each with its own Gloo context, meeting
 // in a fresh FileStore folder and talking over 127.0.0.1: all-reduce in the
-// fixed order, all-gather in a subgroup, and a rank that never arrives.
+// fixed order, all-gather in a subgroup, sends started before receives,
+// receives from any rank, and a rank that never arrives.
 // (Separate processes are tested through axle-run, tools/.)
 //
 //===----------------------------------------------------------------------===//
 #include "axle/collectives/gloo_communicator.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -73,6 +78,86 @@ TEST(Gloo, AllReduceAndAllGatherOverLoopback) {
   EXPECT_THAT(gathered[0], ElementsAre(14, 0));
   EXPECT_THAT(gathered[2], ElementsAre(14, 0));
   std::filesystem::remove_all(dir);
+}
+
+// Runs body(communicator) on `size` threads, each a Gloo rank; returns each
+// one's status.
+std::vector<absl::Status> RunGlooRanks(int size, const std::string& name,
+                                       const std::function<absl::Status(Communicator&)>& body) {
+  std::string dir = FreshFolder(name);
+  std::vector<absl::Status> statuses(size);
+  std::vector<std::thread> threads;
+  threads.reserve(size);
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      GlooOptions options;
+      options.rank = rank;
+      options.size = size;
+      options.rendezvous_dir = dir;
+      options.timeout = std::chrono::seconds(60);
+      auto communicator = ConnectGloo(options);
+      statuses[rank] = communicator.ok() ? body(**communicator) : communicator.status();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::filesystem::remove_all(dir);
+  return statuses;
+}
+
+TEST(Gloo, EveryRankSendsBeforeItReceives) {
+  constexpr int kSize = 3;
+  std::vector<int32_t> received(kSize, -1);
+  std::vector<int> sources(kSize, -1);
+  std::vector<absl::Status> statuses = RunGlooRanks(kSize, "p2p", [&](Communicator& c) {
+    const int r = c.rank();
+    const int32_t mine = 10 * r;
+    // A ring: every rank starts its send first; none has posted a receive.
+    auto send = c.StartSend((r + 1) % kSize, &mine, sizeof(mine), /*tag=*/5);
+    if (!send.ok()) return send.status();
+    auto recv = c.StartRecv((r + 2) % kSize, &received[r], sizeof(int32_t), /*tag=*/5);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<int> source = c.Finish(**recv);
+    if (!source.ok()) return source.status();
+    sources[r] = *source;
+    absl::StatusOr<int> target = c.Finish(**send);
+    if (!target.ok()) return target.status();
+    if (*target != (r + 1) % kSize) return absl::InternalError("send: wrong peer");
+    return c.Barrier(std::vector<int>{0, 1, 2});
+  });
+  for (int rank = 0; rank < kSize; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+    EXPECT_EQ(sources[rank], (rank + 2) % kSize);
+    EXPECT_EQ(received[rank], 10 * ((rank + 2) % kSize));
+  }
+}
+
+TEST(Gloo, RecvFromAnyRankReportsTheSource) {
+  constexpr int kSize = 3;
+  // Rank 0 receives twice from any rank; ranks 1 and 2 send once each.
+  std::vector<std::pair<int, int32_t>> got;
+  std::vector<absl::Status> statuses = RunGlooRanks(kSize, "any", [&](Communicator& c) {
+    if (c.rank() != 0) {
+      const int32_t mine = 100 + c.rank();
+      auto send = c.StartSend(0, &mine, sizeof(mine), /*tag=*/9);
+      if (!send.ok()) return send.status();
+      absl::Status done = c.Finish(**send).status();
+      return done.ok() ? c.Barrier(std::vector<int>{0, 1, 2}) : done;
+    }
+    for (int i = 0; i < 2; ++i) {
+      int32_t value = -1;
+      auto recv = c.StartRecv(-1, &value, sizeof(value), /*tag=*/9);
+      if (!recv.ok()) return recv.status();
+      absl::StatusOr<int> source = c.Finish(**recv);
+      if (!source.ok()) return source.status();
+      got.emplace_back(*source, value);
+    }
+    return c.Barrier(std::vector<int>{0, 1, 2});
+  });
+  for (int rank = 0; rank < kSize; ++rank)
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+  // The order of arrival is the peers'; each value comes with its sender.
+  std::sort(got.begin(), got.end());
+  EXPECT_THAT(got, ElementsAre(std::pair<int, int32_t>(1, 101), std::pair<int, int32_t>(2, 102)));
 }
 
 TEST(Gloo, ARankThatNeverArrivesIsATimeout) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,25 +27,55 @@ std::string MpiError(int code) {
   return std::string(text, length);
 }
 
+// MPI is initialized with MPI_THREAD_SERIALIZED: the communicators of one
+// process (torch's process groups) take turns through this lock, call by
+// call (a wait polls, so it never holds the lock for long).
+std::mutex& MpiLock() {
+  static auto* lock = new std::mutex();
+  return *lock;
+}
+// The communicators alive; the last one to go finalizes MPI (which cannot
+// be initialized twice), unless one of them failed (see below).
+int live_communicators = 0;
+bool any_failed = false;
+
+// Cancels a pending receive and waits (locally, a bounded while) for the
+// cancellation to complete; MPI_Test frees the request. Holds MpiLock().
+void CancelReceive(MPI_Request& request) {
+  if (MPI_Cancel(&request) != MPI_SUCCESS) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (request != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&request, &done, &status) != MPI_SUCCESS) break;
+    if (done) return;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 class MpiCommunicator : public Communicator {
  public:
   MpiCommunicator(MPI_Comm comm, int rank, int size, int tag_bound,
                   std::chrono::milliseconds timeout)
       : Communicator(rank, size, timeout), comm_(comm), tag_bound_(tag_bound) {}
   ~MpiCommunicator() override {
+    std::lock_guard<std::mutex> lock(MpiLock());
+    any_failed = any_failed || failed_;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    if (failed_) {
+    if (any_failed) {
       // After a timeout the receives are cancelled, but sends may still be
       // posted, and MPI_Finalize is collective in Open MPI (a PMIx fence
       // over every process of the job): it would wait for the peer that
       // failed or never arrived. So it is skipped; mpirun sees this process
       // end without MPI_Finalize and ends the run.
+      --live_communicators;
       return;
     }
     MPI_Comm_free(&comm_);
-    MPI_Finalize();
+    if (--live_communicators == 0) MPI_Finalize();
   }
 
   std::string Describe() const override {
@@ -53,8 +84,15 @@ class MpiCommunicator : public Communicator {
 
  protected:
   struct Posted : Transfer {
+    // A receive dropped unfinished (a point-to-point message abandoned) is
+    // cancelled, so that nothing lands in its buffer later.
+    ~Posted() override {
+      if (send || request == MPI_REQUEST_NULL) return;
+      std::lock_guard<std::mutex> lock(MpiLock());
+      CancelReceive(request);
+    }
     MPI_Request request = MPI_REQUEST_NULL;
-    int peer = 0;
+    int peer = 0;  // MPI_ANY_SOURCE: a receive from any rank
     bool send = false;
   };
 
@@ -67,9 +105,10 @@ class MpiCommunicator : public Communicator {
     auto posted = std::make_unique<Posted>();
     posted->peer = peer;
     posted->send = true;
+    if (bytes > INT32_MAX) return Failed(absl::StrCat("send to rank ", peer), MPI_ERR_COUNT);
+    std::lock_guard<std::mutex> lock(MpiLock());
     int code = MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, TagOf(tag), comm_,
                          &posted->request);
-    if (bytes > INT32_MAX) code = MPI_ERR_COUNT;
     if (code != MPI_SUCCESS) return Failed(absl::StrCat("send to rank ", peer), code);
     return posted;
   }
@@ -77,11 +116,23 @@ class MpiCommunicator : public Communicator {
                                                      uint64_t tag) override {
     auto posted = std::make_unique<Posted>();
     posted->peer = peer;
-    if (bytes > INT32_MAX) return Failed(absl::StrCat("recv from rank ", peer), MPI_ERR_COUNT);
+    const std::string what = peer == MPI_ANY_SOURCE ? std::string("recv from any rank")
+                                                    : absl::StrCat("recv from rank ", peer);
+    if (bytes > INT32_MAX) return Failed(what, MPI_ERR_COUNT);
+    std::lock_guard<std::mutex> lock(MpiLock());
     int code = MPI_Irecv(data, static_cast<int>(bytes), MPI_BYTE, peer, TagOf(tag), comm_,
                          &posted->request);
-    if (code != MPI_SUCCESS) return Failed(absl::StrCat("recv from rank ", peer), code);
+    if (code != MPI_SUCCESS) return Failed(what, code);
     return posted;
+  }
+  absl::StatusOr<std::unique_ptr<Transfer>> PostRecvFromAny(absl::Span<const int> peers, void* data,
+                                                            int64_t bytes, uint64_t tag) override {
+    // MPI_ANY_SOURCE is every rank; no rank sends to itself.
+    if (static_cast<int>(peers.size()) != size() - 1) {
+      return absl::UnimplementedError(absl::StrCat(Describe(), ": recv from any of ", peers.size(),
+                                                   " ranks (MPI_ANY_SOURCE: all others)"));
+    }
+    return PostRecv(MPI_ANY_SOURCE, data, bytes, tag);
   }
   absl::Status Wait(absl::Span<const std::unique_ptr<Transfer>> transfers,
                     std::chrono::steady_clock::time_point deadline) override {
@@ -91,26 +142,43 @@ class MpiCommunicator : public Communicator {
       requests.push_back(static_cast<Posted*>(transfer.get())->request);
     }
     if (requests.empty()) return absl::OkStatus();
+    std::vector<MPI_Status> statuses(requests.size());
     // Spin briefly (small messages finish in microseconds), then poll
     // with short sleeps until the deadline.
     int spins = 0;
     while (true) {
       int done = 0;
-      int code = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done,
-                             MPI_STATUSES_IGNORE);
+      int code;
+      {
+        std::lock_guard<std::mutex> lock(MpiLock());
+        code =
+            MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, statuses.data());
+      }
       if (code != MPI_SUCCESS) return Failed("waiting for transfers", code);
-      if (done) return absl::OkStatus();
+      if (done) {
+        for (size_t i = 0; i < requests.size(); ++i) {
+          auto* posted = static_cast<Posted*>(transfers[i].get());
+          posted->request = MPI_REQUEST_NULL;  // freed by MPI_Testall
+          if (!posted->send) posted->source = statuses[i].MPI_SOURCE;
+        }
+        return absl::OkStatus();
+      }
       if (std::chrono::steady_clock::now() >= deadline) break;
       if (++spins > 10000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     failed_ = true;
     std::string first;
+    std::lock_guard<std::mutex> lock(MpiLock());
     for (size_t i = 0; i < requests.size(); ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
       auto* posted = static_cast<Posted*>(transfers[i].get());
+      if (requests[i] == MPI_REQUEST_NULL) {
+        posted->request = MPI_REQUEST_NULL;
+        continue;
+      }
       if (first.empty()) {
-        first =
-            absl::StrCat(posted->send ? "sending to" : "receiving from", " rank ", posted->peer);
+        first = absl::StrCat(posted->send ? "sending to " : "receiving from ",
+                             posted->peer == MPI_ANY_SOURCE ? std::string("any rank")
+                                                            : absl::StrCat("rank ", posted->peer));
       }
       // A receive still posted is cancelled, so that a message arriving
       // later is not written into a buffer the caller has freed by then.
@@ -118,6 +186,7 @@ class MpiCommunicator : public Communicator {
       // cannot be cancelled in Open MPI (ob1 does not implement it, and
       // MPI 4.0 deprecates it): it stays posted (see the README).
       if (!posted->send) CancelReceive(requests[i]);
+      posted->request = MPI_REQUEST_NULL;
     }
     return absl::DeadlineExceededError(
         absl::StrCat(Describe(), ": timed out ", first.empty() ? std::string("waiting") : first,
@@ -125,21 +194,6 @@ class MpiCommunicator : public Communicator {
   }
 
  private:
-  // Cancels a pending receive and waits (locally, a bounded while) for the
-  // cancellation to complete; MPI_Test frees the request.
-  void CancelReceive(MPI_Request& request) {
-    if (MPI_Cancel(&request) != MPI_SUCCESS) return;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (request != MPI_REQUEST_NULL) {
-      int done = 0;
-      MPI_Status status;
-      if (MPI_Test(&request, &done, &status) != MPI_SUCCESS) break;
-      if (done) return;
-      if (std::chrono::steady_clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-
   absl::Status Failed(const std::string& what, int code) {
     failed_ = true;
     return absl::UnavailableError(absl::StrCat(Describe(), ": ", what, ": ", MpiError(code)));
@@ -154,9 +208,17 @@ class MpiCommunicator : public Communicator {
 
 bool StartedByMpiLauncher() { return EnvironmentOptions::Read().started_by_mpi_launcher; }
 
-absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout) {
+absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout,
+                                                         absl::Span<const int> world_ranks) {
+  std::lock_guard<std::mutex> lock(MpiLock());
   int initialized = 0;
   MPI_Initialized(&initialized);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    return absl::FailedPreconditionError(
+        "mpi: MPI was finalized (its communicators were destroyed) and cannot start again");
+  }
   if (!initialized) {
     int provided = 0;
     int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
@@ -166,10 +228,32 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::millisecon
   }
   // Errors come back as codes, not as the default abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int world_size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  for (int r : world_ranks) {
+    if (r < 0 || r >= world_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mpi: rank ", r, " is not in MPI_COMM_WORLD (", world_size, " ranks)"));
+    }
+  }
   MPI_Comm comm = MPI_COMM_NULL;
-  int code = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  if (code != MPI_SUCCESS) {
-    return absl::UnavailableError(absl::StrCat("mpi: MPI_Comm_dup: ", MpiError(code)));
+  int code;
+  if (world_ranks.empty()) {
+    code = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  } else {
+    // Collective over the members only (MPI 3.0), in their order.
+    MPI_Group world = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    code =
+        MPI_Group_incl(world, static_cast<int>(world_ranks.size()), world_ranks.data(), &members);
+    if (code == MPI_SUCCESS) code = MPI_Comm_create_group(MPI_COMM_WORLD, members, 0, &comm);
+    MPI_Group_free(&world);
+    if (members != MPI_GROUP_NULL) MPI_Group_free(&members);
+  }
+  if (code != MPI_SUCCESS || comm == MPI_COMM_NULL) {
+    return absl::UnavailableError(absl::StrCat(
+        "mpi: making the communicator: ",
+        code != MPI_SUCCESS ? MpiError(code) : std::string("this rank is not a member")));
   }
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   int rank = 0, size = 0;
@@ -179,6 +263,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::millisecon
   int found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &bound, &found);
   int tag_bound = found && bound != nullptr ? *bound : 32767;
+  ++live_communicators;
   return std::unique_ptr<Communicator>(new MpiCommunicator(comm, rank, size, tag_bound, timeout));
 }
 

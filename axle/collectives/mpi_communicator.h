@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "axle/collectives/communicator.h"
 
 namespace axle {
@@ -30,8 +31,11 @@ namespace axle {
 bool StartedByMpiLauncher();
 
 // Initializes MPI (once per process; finalized when the last communicator
-// goes) and returns a communicator over all of MPI_COMM_WORLD.
-absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout);
+// goes) and returns a communicator over all of MPI_COMM_WORLD, or, when
+// `world_ranks` lists some of its ranks, over those, in that order (then
+// only they make the call).
+absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout,
+                                                         absl::Span<const int> world_ranks = {});
 
 }  // namespace axle
 
