@@ -7,6 +7,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -35,9 +36,19 @@ std::mutex& MpiLock() {
   return *lock;
 }
 // The communicators alive; the last one to go finalizes MPI (which cannot
-// be initialized twice), unless one of them failed (see below).
+// be initialized twice), unless one of them failed (see below). A process
+// that exits with communicators still alive (a Python program's process
+// groups) finalizes at exit, on the same condition: mpirun counts a process
+// that initialized MPI and never finalized it as a failure.
 int live_communicators = 0;
-bool any_failed = false;
+std::atomic<bool> any_failed{false};
+
+void FinalizeAtExit() {
+  std::lock_guard<std::mutex> lock(MpiLock());
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && !any_failed) MPI_Finalize();
+}
 
 // Cancels a pending receive and waits (locally, a bounded while) for the
 // cancellation to complete; MPI_Test frees the request. Holds MpiLock().
@@ -61,7 +72,6 @@ class MpiCommunicator : public Communicator {
       : Communicator(rank, size, timeout), comm_(comm), tag_bound_(tag_bound) {}
   ~MpiCommunicator() override {
     std::lock_guard<std::mutex> lock(MpiLock());
-    any_failed = any_failed || failed_;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
@@ -166,7 +176,7 @@ class MpiCommunicator : public Communicator {
       if (std::chrono::steady_clock::now() >= deadline) break;
       if (++spins > 10000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    failed_ = true;
+    any_failed = true;
     std::string first;
     std::lock_guard<std::mutex> lock(MpiLock());
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -195,13 +205,12 @@ class MpiCommunicator : public Communicator {
 
  private:
   absl::Status Failed(const std::string& what, int code) {
-    failed_ = true;
+    any_failed = true;
     return absl::UnavailableError(absl::StrCat(Describe(), ": ", what, ": ", MpiError(code)));
   }
 
   MPI_Comm comm_;
   int tag_bound_;
-  bool failed_ = false;
 };
 
 }  // namespace
@@ -225,6 +234,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::millisecon
     if (code != MPI_SUCCESS) {
       return absl::UnavailableError(absl::StrCat("mpi: MPI_Init_thread: ", MpiError(code)));
     }
+    std::atexit(FinalizeAtExit);
   }
   // Errors come back as codes, not as the default abort.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

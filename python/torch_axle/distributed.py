@@ -6,8 +6,8 @@
     for p in model.parameters():
         dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
 
-The collectives run on Axle's Communicator over Gloo's TCP transport
-(axle/collectives), whose fixed reduction order gives every process the
+The collectives run on Axle's Communicator (axle/collectives) over Gloo's
+TCP transport or MPI, whose fixed reduction order gives every process the
 same bits. Tensors may be on the Axle device (torch_axle.device()) or on
 the CPU. A collective is a step boundary: the device's pending values are
 computed first (as mark_step does), then the values travel through the
@@ -16,16 +16,24 @@ host (see axle/frontends/torch/distributed.cc).
 Supported: all_reduce (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR) and
 all_reduce_coalesced, broadcast, all_gather, _all_gather_base,
 reduce_scatter, _reduce_scatter_base, all_to_all, reduce, gather, scatter,
-send/recv (and isend/irecv), barrier; new_group makes a communicator of its
-own. Not supported (c10d's error): recv from any source.
+send/recv (and isend/irecv, and recv from any source: recv(t) returns the
+sender's rank), barrier; new_group makes a communicator of its own.
 
-Every operation is synchronous: it has finished when it returns, so its
-work is already complete. For send/recv that means a send waits for the
-peer's matching recv; two processes that both send before they receive
-wait on each other (until the timeout), where Gloo's own backend would let
-isend return at once.
+The collectives are synchronous: one has finished when it returns, so its
+work is already complete. send and recv are not: they start the message
+and return a work whose wait() finishes it (a recv's tensor gets its
+values then), so two processes may both isend before they recv, as with
+Gloo's own backend. is_completed() says whether wait() has finished it.
+A work never waited for keeps its message (and its host copy) until the
+group is destroyed.
 
-Rendezvous: the group's rank 0 makes a fresh folder under
+Transport: AXLE_COLLECTIVES_TRANSPORT=gloo|mpi, as for axle-run; unset,
+MPI when mpirun started the process, else Gloo. Under MPI the default
+group's rank and world_size must be MPI's (init_method="env://" with
+RANK=$OMPI_COMM_WORLD_RANK, or any other rendezvous giving those), and a
+new_group becomes an MPI communicator of its members.
+
+Rendezvous (Gloo): the group's rank 0 makes a fresh folder under
 AXLE_RENDEZVOUS_DIR (default: the temporary folder) and passes its path to
 the others through torch.distributed's store; Gloo's file store meets
 there, so processes on several hosts need that folder shared. Timeout:
@@ -42,6 +50,7 @@ __all__ = ["ProcessGroupAxle", "BACKEND"]
 
 BACKEND = "axle"
 _RENDEZVOUS_KEY = "axle/rendezvous_dir"
+_WORLD_RANK_KEY = "axle/world_rank/"
 
 
 class _DoneWork(dist._Work):
@@ -57,6 +66,34 @@ class _DoneWork(dist._Work):
         return True
 
 
+class _MessageWork(dist._Work):
+    """A send or recv in flight: wait() finishes it."""
+
+    def __init__(self, comm, message):
+        super().__init__()
+        self._comm = comm
+        self._message = message
+        self._peer = None
+
+    def wait(self, timeout=None):
+        if self._peer is None:
+            self._peer = torch.ops.axle.dist_wait(self._comm, self._message)
+        return True
+
+    def is_completed(self):
+        return self._peer is not None
+
+    def is_success(self):
+        return self._peer is not None
+
+    def _source_rank(self):
+        """The rank a recv's values came from (after wait)."""
+        self.wait()
+        return self._peer
+
+    source_rank = _source_rank
+
+
 def _op_name(opts):
     return opts.reduceOp.op.name.lower()
 
@@ -66,18 +103,33 @@ class ProcessGroupAxle(dist.ProcessGroup):
 
     def __init__(self, store, rank, size, timeout):
         super().__init__(rank, size)
-        if rank == 0:
+        transport = torch.ops.axle.dist_transport()
+        seconds = -1.0 if "AXLE_COLLECTIVE_TIMEOUT" in os.environ else timeout.total_seconds()
+        folder, world_ranks = "", []
+        if transport == "mpi":
+            if dist.is_initialized():
+                # A new_group: its members' ranks in the default group
+                # (MPI's), in group order.
+                store.set(_WORLD_RANK_KEY + str(rank), str(dist.get_rank()))
+                world_ranks = [int(store.get(_WORLD_RANK_KEY + str(i))) for i in range(size)]
+        elif rank == 0:
             base = os.environ.get("AXLE_RENDEZVOUS_DIR") or None
             folder = tempfile.mkdtemp(prefix="axle_pg_", dir=base)
             store.set(_RENDEZVOUS_KEY, folder)
         else:
             folder = store.get(_RENDEZVOUS_KEY).decode()
-        seconds = -1.0 if "AXLE_COLLECTIVE_TIMEOUT" in os.environ else timeout.total_seconds()
-        self._comm = torch.ops.axle.dist_connect(rank, size, folder, seconds)
+        self._comm = torch.ops.axle.dist_connect(
+            rank, size, transport, folder, world_ranks, seconds)
         # Everyone has met: the folder is no longer needed.
         torch.ops.axle.dist_barrier(self._comm)
-        if rank == 0:
+        if rank == 0 and folder:
             shutil.rmtree(folder, ignore_errors=True)
+        self._transport = transport
+
+    @property
+    def transport(self):
+        """"gloo" or "mpi"."""
+        return self._transport
 
     def __del__(self):
         comm = getattr(self, "_comm", None)
@@ -139,12 +191,13 @@ class ProcessGroupAxle(dist.ProcessGroup):
         return _DoneWork()
 
     def send(self, tensors, dst, tag):
-        torch.ops.axle.dist_send(self._comm, tensors, dst, tag)
-        return _DoneWork()
+        return _MessageWork(self._comm, torch.ops.axle.dist_send(self._comm, tensors, dst, tag))
 
     def recv(self, tensors, src, tag):
-        torch.ops.axle.dist_recv(self._comm, tensors, src, tag)
-        return _DoneWork()
+        return _MessageWork(self._comm, torch.ops.axle.dist_recv(self._comm, tensors, src, tag))
+
+    def recv_anysource(self, tensors, tag):
+        return _MessageWork(self._comm, torch.ops.axle.dist_recv(self._comm, tensors, -1, tag))
 
     def barrier(self, opts=None):
         torch.ops.axle.dist_barrier(self._comm)

@@ -2,11 +2,16 @@
 //
 // The operators behind torch_axle.distributed (python/torch_axle), the
 // "axle" backend of torch.distributed: a process group whose collectives
-// run on Axle's Communicator (axle/collectives: Gloo over TCP), so that
-// every transport's fixed reduction order applies (every process receives
-// the same bits, the interpreter's fold order):
+// run on Axle's Communicator (axle/collectives: Gloo over TCP, or MPI), so
+// that every transport's fixed reduction order applies (every process
+// receives the same bits, the interpreter's fold order):
 //
-//   dist_connect(rank, size, rendezvous_dir, timeout_s) -> int   a handle
+//   dist_transport() -> str                  "gloo" or "mpi", as axle-run
+//                                            picks (AXLE_COLLECTIVES_TRANSPORT)
+//   dist_connect(rank, size, transport, rendezvous_dir, world_ranks,
+//                timeout_s) -> int           a handle; gloo meets in the
+//                                            folder, mpi makes a communicator
+//                                            of world_ranks (empty: all)
 //   dist_all_reduce(comm, tensors, op)        op: sum avg product min max
 //                                             band bor bxor, in place
 //   dist_broadcast(comm, tensors, root)       in place
@@ -17,9 +22,14 @@
 //   dist_reduce(comm, tensors, root, op)      all_reduce's result, at root only
 //   dist_gather(comm, outputs, input, root)   root's outputs[i] = rank i's input
 //   dist_scatter(comm, output, inputs, root)  output = root's inputs[rank]
-//   dist_send(comm, tensors, peer, tag)       blocking point to point: the
-//   dist_recv(comm, tensors, peer, tag)       n-th send of a tag meets the
-//                                             peer's n-th recv of it
+//   dist_send(comm, tensors, peer, tag) -> int     point to point, started
+//   dist_recv(comm, tensors, peer, tag) -> int     (a message handle): the
+//                                             n-th send of a tag meets the
+//                                             peer's n-th recv of it; recv's
+//                                             peer -1: from any rank
+//   dist_wait(comm, message) -> int           finishes a send or recv (recv:
+//                                             the tensors get the values);
+//                                             returns the peer (the source)
 //   dist_barrier(comm)   dist_disconnect(comm)
 //
 // Design: a collective is a step boundary. Its device tensors' pending
@@ -54,12 +64,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/collectives/communicator.h"
 #include "axle/frontends/lazy/lazy_tensor.h"
 #include "axle/frontends/torch/tensor_impl.h"
 
 #ifdef AXLE_HAVE_GLOO
 #include "axle/collectives/gloo_communicator.h"
+#endif
+#ifdef AXLE_HAVE_MPI
+#include "axle/collectives/mpi_communicator.h"
 #endif
 
 namespace axle::torch_device {
@@ -69,11 +83,23 @@ void Check(const absl::Status& status) {
   TORCH_CHECK(status.ok(), "axle distributed: ", std::string(status.message()));
 }
 
+// A send or recv started and not yet waited for: the host copy it reads
+// or fills (declared first: the message goes, and stops using it, first),
+// and for a recv the tensors that get the values.
+struct PendingMessage {
+  at::Tensor packed;
+  std::vector<at::Tensor> targets;
+  std::unique_ptr<Communicator::Message> message;
+};
+
 // One connected process group: its communicator, used by one call at a time.
 struct Group {
   std::mutex mutex;
   std::unique_ptr<Communicator> communicator;
   std::vector<int> members;  // 0..size-1: the communicator is the group's own
+  // Declared after the communicator: dropped (abandoned) before it goes.
+  std::map<int64_t, PendingMessage> pending;
+  int64_t next_message = 1;
 };
 
 std::mutex groups_mutex;
@@ -91,33 +117,82 @@ std::shared_ptr<Group> GetGroup(int64_t handle) {
   return it->second;
 }
 
-int64_t Connect(int64_t rank, int64_t size, c10::string_view rendezvous_dir, double timeout_s) {
+// The transport AXLE_COLLECTIVES_TRANSPORT names (gloo or mpi); unset, mpi
+// when an MPI launcher (mpirun) started this process, else gloo: the rule
+// axle-run follows (tools/multi_process.cc), less its AXLE_NUM_PROCESSES.
+std::string Transport() {
+  const EnvironmentOptions environment = EnvironmentOptions::Read();
+  const std::string& named = environment.collectives_transport;
+  TORCH_CHECK(named.empty() || named == "gloo" || named == "mpi",
+              "axle distributed: AXLE_COLLECTIVES_TRANSPORT=", named,
+              ": the transports are gloo and mpi");
+  if (!named.empty()) return named;
+#ifdef AXLE_HAVE_MPI
+  if (environment.started_by_mpi_launcher) return "mpi";
+#endif
+  return "gloo";
+}
+
+std::unique_ptr<Communicator> ConnectTransport(int rank, int size, const std::string& transport,
+                                               const std::string& rendezvous_dir,
+                                               const std::vector<int>& world_ranks,
+                                               std::chrono::milliseconds timeout) {
+  if (transport == "mpi") {
+#ifdef AXLE_HAVE_MPI
+    TORCH_CHECK(StartedByMpiLauncher(), "axle distributed: AXLE_COLLECTIVES_TRANSPORT=mpi: ",
+                "start the processes with mpirun -n N");
+    TORCH_CHECK(world_ranks.empty() || static_cast<int>(world_ranks.size()) == size,
+                "axle distributed: ", world_ranks.size(), " MPI ranks for a group of ", size);
+    absl::StatusOr<std::unique_ptr<Communicator>> communicator = ConnectMpi(timeout, world_ranks);
+    Check(communicator.status());
+    TORCH_CHECK((*communicator)->rank() == rank && (*communicator)->size() == size,
+                "axle distributed: torch.distributed's rank ", rank, " of ", size,
+                " is MPI's rank ", (*communicator)->rank(), " of ", (*communicator)->size(),
+                ": under mpirun, init_process_group's rank and world_size must be MPI's "
+                "(OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)");
+    return *std::move(communicator);
+#else
+    TORCH_CHECK(false,
+                "axle distributed: AXLE_COLLECTIVES_TRANSPORT=mpi: this build has no MPI transport "
+                "(libopenmpi-dev; AXLE_MPI)");
+#endif
+  }
+  TORCH_CHECK(transport == "gloo", "axle distributed: no transport ", transport, " (gloo, mpi)");
 #ifdef AXLE_HAVE_GLOO
-  TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "axle distributed: rank ", rank,
-              " is not in a group of ", size);
   GlooOptions options;
-  options.rank = static_cast<int>(rank);
-  options.size = static_cast<int>(size);
-  options.rendezvous_dir = std::string(rendezvous_dir);
-  options.timeout = timeout_s > 0
-                        ? std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000))
-                        : CollectiveTimeoutFromEnvironment();
+  options.rank = rank;
+  options.size = size;
+  options.rendezvous_dir = rendezvous_dir;
+  options.timeout = timeout;
   absl::StatusOr<std::unique_ptr<Communicator>> communicator = ConnectGloo(options);
   Check(communicator.status());
+  return *std::move(communicator);
+#else
+  TORCH_CHECK(false,
+              "axle distributed: this build has no Gloo transport (libgloo-dev; "
+              "AXLE_COLLECTIVES)");
+#endif
+}
+
+int64_t Connect(int64_t rank, int64_t size, c10::string_view transport,
+                c10::string_view rendezvous_dir, std::vector<int64_t> world_ranks,
+                double timeout_s) {
+  TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "axle distributed: rank ", rank,
+              " is not in a group of ", size);
+  const std::chrono::milliseconds timeout =
+      timeout_s > 0 ? std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000))
+                    : CollectiveTimeoutFromEnvironment();
   auto group = std::make_shared<Group>();
-  group->communicator = std::move(*communicator);
+  group->communicator =
+      ConnectTransport(static_cast<int>(rank), static_cast<int>(size), std::string(transport),
+                       std::string(rendezvous_dir),
+                       std::vector<int>(world_ranks.begin(), world_ranks.end()), timeout);
   group->members.resize(size);
   std::iota(group->members.begin(), group->members.end(), 0);
   std::lock_guard<std::mutex> lock(groups_mutex);
   const int64_t handle = next_handle++;
   Groups().emplace(handle, std::move(group));
   return handle;
-#else
-  TORCH_CHECK(false,
-              "axle distributed: this build has no Gloo transport (libgloo-dev; "
-              "AXLE_COLLECTIVES)");
-  return 0;
-#endif
 }
 
 void Disconnect(int64_t handle) {
@@ -145,8 +220,13 @@ void CheckDense(const at::Tensor& t, const char* op) {
 }
 
 // The tensors' values side by side in one contiguous CPU buffer of their
-// dtype (they must share it).
+// dtype (they must share it). One contiguous CPU tensor is its own buffer
+// (a collective on it runs in place, as in c10d's backends).
 at::Tensor Pack(at::TensorList tensors, const char* op) {
+  if (tensors.size() == 1 && tensors[0].defined() && tensors[0].device().is_cpu() &&
+      tensors[0].layout() == at::kStrided && tensors[0].is_contiguous()) {
+    return tensors[0].detach().view({-1});
+  }
   std::vector<at::Tensor> flat;
   flat.reserve(tensors.size());
   for (const at::Tensor& t : tensors) {
@@ -159,13 +239,16 @@ at::Tensor Pack(at::TensorList tensors, const char* op) {
   return at::cat(flat).contiguous();
 }
 
-// Writes consecutive pieces of `packed` back into `tensors`.
+// Writes consecutive pieces of `packed` back into `tensors` (not into a
+// tensor that is its own buffer: Pack's in-place case).
 void Unpack(const at::Tensor& packed, at::TensorList tensors) {
   int64_t offset = 0;
   for (const at::Tensor& t : tensors) {
     const int64_t n = t.numel();
     at::Tensor piece = packed.narrow(0, offset, n).view(t.sizes());
-    const_cast<at::Tensor&>(t).copy_(piece);
+    if (!(t.device().is_cpu() && t.is_contiguous() && piece.data_ptr() == t.data_ptr())) {
+      const_cast<at::Tensor&>(t).copy_(piece);
+    }
     offset += n;
   }
 }
@@ -390,42 +473,76 @@ void Scatter(int64_t handle, const at::Tensor& output, at::TensorList inputs, in
   Unpack(mine, {output});
 }
 
-// send/recv: `tag` pairs a send with the peer's recv of the same tag; each
-// call returns once its message has gone (or arrived), so the peer must
-// post the matching call.
-void CheckPeer(const Group& group, int64_t peer, int64_t tag, const char* op) {
+// send/recv: `tag` pairs a send with the peer's recv of the same tag. Each
+// call starts its message and returns its handle at once; dist_wait
+// finishes it. So two processes may both send before they receive.
+void CheckMessage(const Group& group, at::TensorList tensors, int64_t peer, int64_t tag,
+                  const char* op) {
   const Communicator& communicator = *group.communicator;
-  TORCH_CHECK(peer >= 0 && peer < communicator.size() && peer != communicator.rank(),
+  TORCH_CHECK(!tensors.empty(), "axle distributed: ", op, ": no tensors");
+  TORCH_CHECK((peer >= 0 && peer < communicator.size() && peer != communicator.rank()) ||
+                  (peer == -1 && std::string(op) == "recv"),
               "axle distributed: ", op, ": rank ", peer, " is not another member of a group of ",
               communicator.size());
   TORCH_CHECK(tag >= 0 && tag < (int64_t{1} << 48), "axle distributed: ", op, ": tag ", tag,
               " is not in [0, 2^48)");
 }
 
-void Send(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
-  if (tensors.empty()) return;
-  std::shared_ptr<Group> group = GetGroup(handle);
-  CheckPeer(*group, peer, tag, "send");
-  SyncIfOnDevice(tensors);
-  at::Tensor packed = Pack(tensors, "send");
-  std::lock_guard<std::mutex> lock(group->mutex);
-  Check(group->communicator->Send(static_cast<int>(peer), packed.data_ptr(), packed.nbytes(),
-                                  static_cast<uint64_t>(tag)));
+int64_t Keep(Group& group, PendingMessage pending) {
+  const int64_t id = group.next_message++;
+  group.pending.emplace(id, std::move(pending));
+  return id;
 }
 
-void Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
-  if (tensors.empty()) return;
+int64_t Send(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckMessage(*group, tensors, peer, tag, "send");
+  SyncIfOnDevice(tensors);
+  PendingMessage pending;
+  pending.packed = Pack(tensors, "send");
+  std::lock_guard<std::mutex> lock(group->mutex);
+  absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
+      group->communicator->StartSend(static_cast<int>(peer), pending.packed.data_ptr(),
+                                     pending.packed.nbytes(), static_cast<uint64_t>(tag));
+  Check(message.status());
+  pending.message = *std::move(message);
+  return Keep(*group, std::move(pending));
+}
+
+// peer -1: from any rank.
+int64_t Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
+  std::shared_ptr<Group> group = GetGroup(handle);
+  CheckMessage(*group, tensors, peer, tag, "recv");
+  SyncIfOnDevice(tensors);
+  PendingMessage pending;
+  pending.packed = Pack(tensors, "recv");
+  pending.targets.assign(tensors.begin(), tensors.end());
+  std::lock_guard<std::mutex> lock(group->mutex);
+  absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
+      group->communicator->StartRecv(static_cast<int>(peer), pending.packed.data_ptr(),
+                                     pending.packed.nbytes(), static_cast<uint64_t>(tag));
+  Check(message.status());
+  pending.message = *std::move(message);
+  return Keep(*group, std::move(pending));
+}
+
+int64_t Wait(int64_t handle, int64_t id) {
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
-  CheckPeer(*group, peer, tag, "recv");
-  SyncIfOnDevice(tensors);
-  at::Tensor packed = Pack(tensors, "recv");
+  PendingMessage pending;
+  absl::StatusOr<int> peer;
   {
     std::lock_guard<std::mutex> lock(group->mutex);
-    Check(group->communicator->Recv(static_cast<int>(peer), packed.data_ptr(), packed.nbytes(),
-                                    static_cast<uint64_t>(tag)));
+    auto it = group->pending.find(id);
+    TORCH_CHECK(it != group->pending.end(), "axle distributed: no message ", id,
+                " in flight (waited for already?)");
+    pending = std::move(it->second);
+    group->pending.erase(it);
+    peer = group->communicator->Finish(*pending.message);
   }
-  Unpack(packed, tensors);
+  Check(peer.status());
+  if (!pending.targets.empty()) Unpack(pending.packed, pending.targets);
+  return *peer;
 }
 
 void Barrier(int64_t handle) {
@@ -437,7 +554,11 @@ void Barrier(int64_t handle) {
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(axle, m) {
-  m.def("dist_connect(int rank, int size, str rendezvous_dir, float timeout_s) -> int", &Connect);
+  m.def("dist_transport() -> str", &Transport);
+  m.def(
+      "dist_connect(int rank, int size, str transport, str rendezvous_dir, int[] world_ranks, "
+      "float timeout_s) -> int",
+      &Connect);
   m.def("dist_disconnect(int comm) -> ()", &Disconnect);
   m.def("dist_all_reduce(int comm, Tensor[] tensors, str op) -> ()", &AllReduce);
   m.def("dist_broadcast(int comm, Tensor[] tensors, int root) -> ()", &Broadcast);
@@ -448,8 +569,9 @@ TORCH_LIBRARY_FRAGMENT(axle, m) {
   m.def("dist_reduce(int comm, Tensor[] tensors, int root, str op) -> ()", &Reduce);
   m.def("dist_gather(int comm, Tensor[] outputs, Tensor input, int root) -> ()", &Gather);
   m.def("dist_scatter(int comm, Tensor output, Tensor[] inputs, int root) -> ()", &Scatter);
-  m.def("dist_send(int comm, Tensor[] tensors, int peer, int tag) -> ()", &Send);
-  m.def("dist_recv(int comm, Tensor[] tensors, int peer, int tag) -> ()", &Recv);
+  m.def("dist_send(int comm, Tensor[] tensors, int peer, int tag) -> int", &Send);
+  m.def("dist_recv(int comm, Tensor[] tensors, int peer, int tag) -> int", &Recv);
+  m.def("dist_wait(int comm, int message) -> int", &Wait);
   m.def("dist_barrier(int comm) -> ()", &Barrier);
 }
 

@@ -1,11 +1,14 @@
 """torch.distributed's "axle" backend (torch_axle.distributed): two
 processes on localhost run the collectives (and reduce, gather and scatter
-with a root, send/recv between the two) on device tensors and a
-data-parallel training loop (each process half the batch, gradients
-all-reduced with AVG); both end with the same weights, bit for bit, and
-those of one process training on the whole batch."""
+with a root, send/recv between the two, both sending first, recv from any
+source) on device tensors and a data-parallel training loop (each process
+half the batch, gradients all-reduced with AVG); both end with the same
+weights, bit for bit, and those of one process training on the whole
+batch. The same two processes run over Gloo (started here) and, when the
+build has MPI and mpirun is here, over MPI (started by mpirun)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,13 +21,18 @@ import json, sys, torch, torch_axle, torch_axle.distributed
 import torch.distributed as dist
 from torch import nn
 
-rank, world, init_file, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+import os
+# argv[1]: the rank, or "mpi": MPI's (mpirun started the processes).
+launcher = sys.argv[1]
+rank = int(os.environ["OMPI_COMM_WORLD_RANK"]) if launcher == "mpi" else int(launcher)
+world, init_file, out = int(sys.argv[2]), sys.argv[3], sys.argv[4] + f"_{rank}.json"
 dev = torch_axle.device()
 results = {}
 if world > 1:
     dist.init_process_group("axle", init_method="file://" + init_file, rank=rank,
                             world_size=world)
     results["backend"] = dist.get_backend()
+    results["transport"] = dist.distributed_c10d._get_default_group().transport
 
     def reduced(op, values, dtype=torch.float32):
         t = torch.tensor(values, dtype=dtype).to(dev)
@@ -96,6 +104,32 @@ if world > 1:
         late = torch.zeros(1).to(dev)
         dist.irecv(late, src=0).wait()
         results["recv"] = [first.tolist(), second.cpu().tolist(), late.cpu().tolist()]
+
+    # Both send first: isend returns before the peer receives.
+    other = 1 - rank
+    work = dist.isend(torch.tensor([rank + 0.5, 2.0 * rank]).to(dev), dst=other, tag=11)
+    swapped = torch.zeros(2).to(dev)
+    dist.recv(swapped, src=other, tag=11)
+    work.wait()
+    results["swapped"] = swapped.cpu().tolist()
+
+    # recv from any source: its return value (or the work's) names the sender.
+    if rank == 0:
+        t = torch.zeros(3, dtype=torch.int32)
+        source = dist.recv(t, tag=12)
+        late = torch.zeros(1).to(dev)
+        work = dist.irecv(late, tag=13)
+        work.wait()
+        results["any_source"] = [source, t.tolist(), work._source_rank(), late.cpu().tolist()]
+    else:
+        dist.send(torch.tensor([4, 5, 6], dtype=torch.int32).to(dev), dst=0, tag=12)
+        dist.send(torch.tensor([-3.0]), dst=0, tag=13)
+
+    # A group of its own (Gloo: a new mesh; MPI: a communicator of the members).
+    sub = dist.new_group([0, 1])
+    t = torch.tensor([rank + 1.0]).to(dev)
+    dist.all_reduce(t, group=sub)
+    results["new_group"] = t.cpu().tolist()
     dist.barrier()
 
 # Data parallel: the batch is split among the processes.
@@ -124,22 +158,48 @@ if world > 1:
 """
 
 
-def run_processes(world, folder):
-    init_file = os.path.join(folder, f"init_{world}")
-    procs = []
-    for rank in range(world):
-        out = os.path.join(folder, f"out_{world}_{rank}.json")
-        procs.append((subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(rank), str(world), init_file, out],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out))
-    results = []
-    for proc, out in procs:
+def finish(proc):
+    """The process's output once it has exited (killed after 300 s)."""
+    try:
         log, _ = proc.communicate(timeout=300)
-        if proc.returncode != 0:
-            raise AssertionError(f"worker exited {proc.returncode}:\n{log}")
-        with open(out) as f:
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        log, _ = proc.communicate()
+    if proc.returncode != 0:
+        raise AssertionError(f"worker exited {proc.returncode}:\n{log}")
+
+
+def read_results(prefix, world):
+    results = []
+    for rank in range(world):
+        with open(f"{prefix}_{rank}.json") as f:
             results.append(json.load(f))
     return results
+
+
+def run_processes(world, folder):
+    init_file = os.path.join(folder, f"init_{world}")
+    prefix = os.path.join(folder, f"out_{world}")
+    procs = [subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(rank), str(world), init_file, prefix],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in range(world)]
+    for proc in procs:
+        finish(proc)
+    return read_results(prefix, world)
+
+
+def run_under_mpirun(world, folder):
+    init_file = os.path.join(folder, "init_mpi")
+    prefix = os.path.join(folder, "out_mpi")
+    command = ["mpirun", "--oversubscribe", "-n", str(world)]
+    if os.getuid() == 0:
+        command.append("--allow-run-as-root")
+    command += [sys.executable, "-c", WORKER, "mpi", str(world), init_file, prefix]
+    env = dict(os.environ)
+    env.pop("AXLE_COLLECTIVES_TRANSPORT", None)  # mpirun alone picks MPI
+    finish(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env))
+    return read_results(prefix, world)
 
 
 class DistributedTest(unittest.TestCase):
@@ -153,6 +213,7 @@ class DistributedTest(unittest.TestCase):
     def test_backend_is_axle(self):
         for r in self.ranks:
             self.assertEqual(r["backend"], "axle")
+            self.assertEqual(r["transport"], "gloo")
 
     def test_all_reduce_ops(self):
         a, b = [[r + 1.0, -2.0 * r, 0.5 * (r + 1)] for r in range(WORLD)]
@@ -191,9 +252,7 @@ class DistributedTest(unittest.TestCase):
             self.assertEqual(r["scatter"], [10.0 * rank, 10.0 * rank + 1, 10.0 * rank + 2])
 
     def test_send_recv(self):
-        zero, one = self.ranks
-        self.assertEqual(one["recv"], [[1.5, 2.5], [3.5, 4.5], [9.0]])
-        self.assertEqual(zero["recv"], [[7, 8]])
+        check_send_recv(self, self.ranks)
 
     def test_data_parallel_weights_agree(self):
         self.assertEqual(self.ranks[0]["weights"], self.ranks[1]["weights"])
@@ -206,6 +265,46 @@ class DistributedTest(unittest.TestCase):
         # Training moved the weights: the comparison is not of the initial ones.
         self.assertEqual(self.ranks[0]["initial"], self.single["initial"])
         self.assertNotEqual(self.single["weights"], self.single["initial"])
+
+
+def check_send_recv(test, ranks):
+    zero, one = ranks
+    test.assertEqual(one["recv"], [[1.5, 2.5], [3.5, 4.5], [9.0]])
+    test.assertEqual(zero["recv"], [[7, 8]])
+    test.assertEqual(zero["swapped"], [1.5, 2.0])
+    test.assertEqual(one["swapped"], [0.5, 0.0])
+    test.assertEqual(zero["any_source"], [1, [4, 5, 6], 1, [-3.0]])
+    for r in ranks:
+        test.assertEqual(r["new_group"], [3.0])
+
+
+@unittest.skipUnless(os.environ.get("AXLE_TEST_MPI") == "1" and shutil.which("mpirun"),
+                     "the build has no MPI transport, or mpirun is not here")
+class MpiTest(unittest.TestCase):
+    """The same two processes, started by mpirun: the backend picks MPI."""
+
+    @classmethod
+    def setUpClass(cls):
+        os.environ.setdefault("AXLE_COLLECTIVE_TIMEOUT", "120")
+        with tempfile.TemporaryDirectory() as folder:
+            cls.ranks = run_under_mpirun(WORLD, folder)
+
+    def test_transport_is_mpi(self):
+        for r in self.ranks:
+            self.assertEqual(r["backend"], "axle")
+            self.assertEqual(r["transport"], "mpi")
+
+    def test_collectives(self):
+        for rank, r in enumerate(self.ranks):
+            self.assertEqual(r["all_reduce_SUM"], [3.0, -2.0, 1.5])
+            self.assertEqual(r["all_gather"], [[0.0, 0.5], [1.0, 1.5]])
+            self.assertEqual(r["scatter"], [10.0 * rank, 10.0 * rank + 1, 10.0 * rank + 2])
+
+    def test_send_recv(self):
+        check_send_recv(self, self.ranks)
+
+    def test_data_parallel_weights_agree(self):
+        self.assertEqual(self.ranks[0]["weights"], self.ranks[1]["weights"])
 
 
 if __name__ == "__main__":
