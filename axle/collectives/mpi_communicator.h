@@ -12,7 +12,12 @@
 // give the same bits as over Gloo or threads. A wait polls MPI_Testall until
 // the deadline (AXLE_COLLECTIVE_TIMEOUT): a peer that never arrives fails
 // the call with DeadlineExceeded naming it; one that dies is reported by
-// mpirun, which ends the run.
+// mpirun, which ends the run. A receive from any rank is MPI_ANY_SOURCE
+// (the sender read from its MPI_Status). MPI runs MPI_THREAD_SERIALIZED:
+// the communicators of a process take turns through one lock, call by
+// call. MPI is finalized when the last communicator goes, or at exit,
+// unless a transfer failed (then the process ends without it; see the
+// README).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_COLLECTIVES_MPI_COMMUNICATOR_H_
