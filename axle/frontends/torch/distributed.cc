@@ -171,6 +171,7 @@ std::unique_ptr<Communicator> ConnectTransport(int rank, int size, const std::st
   TORCH_CHECK(false,
               "axle distributed: this build has no Gloo transport (libgloo-dev; "
               "AXLE_COLLECTIVES)");
+  return nullptr;
 #endif
 }
 

@@ -266,6 +266,15 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(self.ranks[0]["initial"], self.single["initial"])
         self.assertNotEqual(self.single["weights"], self.single["initial"])
 
+    def test_unknown_transport_is_an_error(self):
+        env = dict(os.environ, AXLE_COLLECTIVES_TRANSPORT="tcp")
+        probe = subprocess.run(
+            [sys.executable, "-c", "import torch, torch_axle.distributed\n"
+             "try:\n    torch.ops.axle.dist_transport()\nexcept RuntimeError as e:\n"
+             "    print(e)"], env=env, capture_output=True, text=True, timeout=300)
+        self.assertIn("AXLE_COLLECTIVES_TRANSPORT=tcp: the transports are gloo and mpi",
+                      probe.stdout, probe.stderr)
+
 
 def check_send_recv(test, ranks):
     zero, one = ranks
