@@ -17,10 +17,13 @@ void GeluTanhScalar(float* values, int64_t count) {
 
 #ifdef __x86_64__
 
-// exp(x) for x in [-88, 88]: x = n ln2 + r (|r| <= ln2 / 2, ln2 in two
-// parts), exp(r) by Cephes' expf polynomial, scaled by 2^n.
+// exp(x) with x clamped to [-80, 80]: x = n ln2 + r (|r| <= ln2 / 2, ln2 in
+// two parts), exp(r) by Cephes' expf polynomial, scaled by 2^n. The clamp
+// keeps exp(x) and its reciprocal normal: a subnormal operand costs an
+// assist of ~100 cycles per instruction on x86 (GELU of values above 10 or
+// below -9 ran 3x slower with the clamp at 88).
 AXLE_AVX512 inline __m512 Exp(__m512 x) {
-  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.f)), _mm512_set1_ps(-88.f));
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(80.f)), _mm512_set1_ps(-80.f));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
