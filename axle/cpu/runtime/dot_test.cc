@@ -234,8 +234,11 @@ std::string GeluModule(int64_t m, int64_t k, int64_t n, bool bias) {
 
 TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   // [6,20]x[20,12]: the emitted loop; [16,512]x[512,64]: the small-dot
-  // tiles; [130,260]x[260,70]: oneDNN, then GELU after it (gelu_tanh.h).
-  const int64_t sizes[][3] = {{6, 20, 12}, {16, 512, 64}, {130, 260, 70}};
+  // tiles, [20,300,50] with a partial vector per row, [2,400,200] in
+  // 128-column units (small_dot.h; GELU by gelu_tanh.h); [130,260]x[260,70]:
+  // oneDNN, then GELU after it (gelu_tanh.h).
+  const int64_t sizes[][3] = {
+      {6, 20, 12}, {16, 512, 64}, {20, 300, 50}, {2, 400, 200}, {130, 260, 70}};
   for (const auto& size : sizes) {
     for (bool bias : {true, false}) {
       std::string text = GeluModule(size[0], size[1], size[2], bias);
