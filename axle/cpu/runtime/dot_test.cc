@@ -234,8 +234,11 @@ std::string GeluModule(int64_t m, int64_t k, int64_t n, bool bias) {
 
 TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   // [6,20]x[20,12]: the emitted loop; [16,512]x[512,64]: the small-dot
-  // tiles; [130,260]x[260,70]: oneDNN's eltwise_gelu_tanh post-op.
-  const int64_t sizes[][3] = {{6, 20, 12}, {16, 512, 64}, {130, 260, 70}};
+  // tiles, [20,300,50] with a partial vector per row, [2,400,200] in
+  // 128-column units (small_dot.h; GELU by gelu_tanh.h); [130,260]x[260,70]:
+  // oneDNN, then GELU after it (gelu_tanh.h).
+  const int64_t sizes[][3] = {
+      {6, 20, 12}, {16, 512, 64}, {20, 300, 50}, {2, 400, 200}, {130, 260, 70}};
   for (const auto& size : sizes) {
     for (bool bias : {true, false}) {
       std::string text = GeluModule(size[0], size[1], size[2], bias);
@@ -250,6 +253,103 @@ TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
       ExpectCpuAgrees(text, arguments, ErrorSpec(1e-5, 1e-4));
     }
   }
+}
+
+// oneDNN's f32 GELU runs after the matmul (gelu_tanh.h) on the matmul's team
+// of the intra-op pool: [63,256]x[256,256] runs on the calling thread alone,
+// [64,256]x[256,256] (the work of a team of two) in one block (blocks of 64
+// rows of 256), [256,256]x[256,256] in blocks split across the pool; and
+// with 100 columns a row is no whole number of 16-value vectors.
+TEST(DotTest, GeluAfterTheMatmulAgreesAcrossTeamAndBlockSizes) {
+  const int64_t sizes[][3] = {{63, 256, 256}, {64, 256, 256}, {256, 256, 256}, {300, 80, 100}};
+  for (const auto& size : sizes) {
+    for (bool bias : {true, false}) {
+      std::string text = GeluModule(size[0], size[1], size[2], bias);
+      SCOPED_TRACE(text);
+      std::vector<Literal> arguments = {Values(F32, {size[0], size[1]}, 1),
+                                        Values(F32, {size[1], size[2]}, 2)};
+      for (Literal& argument : arguments) {
+        for (float& value : argument.data<float>()) value *= 4.f / static_cast<float>(size[1]);
+      }
+      if (bias) arguments.push_back(Values(F32, {size[2]}, 3));
+      ExpectCpuAgrees(text, arguments, ErrorSpec(1e-5, 1e-4));
+    }
+  }
+}
+
+// A bias with one value per output column is the matmul's own bias argument
+// (dot_thunk.cc): batched, with a transposed lhs, under a tanh, with one
+// column, on bf16 operands with an f32 result, and as a constant; a scalar
+// bias and one per row stay binary post-ops. (f32 dots above the small-dot
+// path's 2^21 multiply-adds, or with at most 16 columns: oneDNN's.)
+TEST(DotTest, ColumnBiasAsTheMatmulsOwnAgrees) {
+  ExpectCpuAgrees(
+      R"(
+HloModule column_bias
+ENTRY e {
+  x = f32[3,64,128] parameter(0)
+  w = f32[3,128,100] parameter(1)
+  b = f32[100] parameter(2)
+  xt = f32[128,200] parameter(3)
+  x3 = f32[1100,128] parameter(4)
+  w3 = f32[128,1] parameter(5)
+  b3 = f32[1] parameter(6)
+  s = f32[] parameter(7)
+  r = f32[200] parameter(8)
+  d = f32[3,64,100] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bb = f32[3,64,100] broadcast(b), dimensions={2}
+  y = f32[3,64,100] add(d, bb)
+  w1 = f32[1,128,100] slice(w), slice={[0:1], [0:128], [0:100]}
+  ws = f32[128,100] reshape(w1)
+  w4 = f32[1,128,100] slice(w), slice={[1:2], [0:128], [0:100]}
+  ws4 = f32[128,100] reshape(w4)
+  w5 = f32[1,128,100] slice(w), slice={[2:3], [0:128], [0:100]}
+  ws5 = f32[128,100] reshape(w5)
+  d2 = f32[200,100] dot(xt, ws), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  bb2 = f32[200,100] broadcast(b), dimensions={1}
+  a2 = f32[200,100] add(bb2, d2)
+  t2 = f32[200,100] tanh(a2)
+  d3 = f32[1100,1] dot(x3, w3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb3 = f32[1100,1] broadcast(b3), dimensions={1}
+  y3 = f32[1100,1] add(d3, bb3)
+  d4 = f32[200,100] dot(xt, ws4), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  bs = f32[200,100] broadcast(s), dimensions={}
+  y4 = f32[200,100] add(d4, bs)
+  d5 = f32[200,100] dot(xt, ws5), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  br = f32[200,100] broadcast(r), dimensions={0}
+  y5 = f32[200,100] add(d5, br)
+  ROOT o = (f32[3,64,100], f32[200,100], f32[1100,1], f32[200,100], f32[200,100]) tuple(y, t2, y3, y4, y5)
+})",
+      {Values(F32, {3, 64, 128}, 1), Values(F32, {3, 128, 100}, 2), Values(F32, {100}, 3),
+       Values(F32, {128, 200}, 4), Values(F32, {1100, 128}, 5), Values(F32, {128, 1}, 6),
+       Values(F32, {1}, 7), Values(F32, {}, 8), Values(F32, {200}, 9)},
+      ErrorSpec(1e-4, 1e-5));
+  ExpectCpuAgrees(R"(
+HloModule bf16_column_bias
+ENTRY e {
+  x = bf16[96,64] parameter(0)
+  w = bf16[64,80] parameter(1)
+  b = f32[80] parameter(2)
+  d = f32[96,80] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[96,80] broadcast(b), dimensions={1}
+  a = f32[96,80] add(d, bb)
+  zero = f32[] constant(0)
+  z = f32[96,80] broadcast(zero), dimensions={}
+  ROOT r = f32[96,80] maximum(a, z)
+})",
+                  {Values(BF16, {96, 64}, 1), Values(BF16, {64, 80}, 2), Values(F32, {80}, 3)},
+                  ErrorSpec(1e-4, 1e-5));
+  ExpectCpuAgrees(R"(
+HloModule constant_column_bias
+ENTRY e {
+  x = f32[300,128] parameter(0)
+  w = f32[128,4] parameter(1)
+  b = f32[4] constant({0.5, -4, 1.25, 3})
+  d = f32[300,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[300,4] broadcast(b), dimensions={1}
+  ROOT y = f32[300,4] add(d, bb)
+})",
+                  {Values(F32, {300, 128}, 1), Values(F32, {128, 4}, 2)}, ErrorSpec(1e-4, 1e-5));
 }
 
 TEST(DotTest, ResidualOfTheOutputsShapeOnOneDnn) {

@@ -12,8 +12,10 @@
 // time when it is a constant).
 //
 // f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 run a oneDNN matmul
-// primitive created at compile time, the epilogue as post-ops (binary add,
-// eltwise); a constant rhs is reordered once into the primitive's preferred
+// primitive created at compile time, the epilogue as the primitive's own
+// bias (one value per output column) or post-ops (binary add or sum,
+// eltwise); an f32 GELU after the primitive (gelu_tanh.h), on the intra-op
+// pool; a constant rhs is reordered once into the primitive's preferred
 // weights layout. An unbatched bf16 dot uses 2-d descs, for which that
 // layout is oneDNN's packed BA16a64b2a, and packs a rhs that is not a
 // constant on each run (lhs of 64 rows or more; on the intra-op pool):
