@@ -194,10 +194,11 @@ std::unique_ptr<Thunk> LoadCustomCallThunk(std::string name, ThunkReader& reader
     reader.SetError(target.status());
     return nullptr;
   }
-  if (target->is_typed_ffi() ? !plan.slots.empty()
-                             : plan.num_operands < 0 || static_cast<int64_t>(plan.slots.size()) !=
-                                                            plan.num_operands + 1) {
-    return fail(absl::StrCat("a plan for the other calling convention than its target's"));
+  // Untyped: `in` and `out` first, then the tables' elements.
+  const bool untyped_plan =
+      plan.num_operands >= 0 && static_cast<int64_t>(plan.slots.size()) > plan.num_operands;
+  if (target->is_typed_ffi() ? !plan.slots.empty() : !untyped_plan) {
+    return fail("a plan for the other calling convention than its target's");
   }
   return std::make_unique<CustomCallThunk>(std::move(name), *std::move(target), std::move(plan));
 }
