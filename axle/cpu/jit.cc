@@ -217,8 +217,8 @@ absl::StatusOr<std::unique_ptr<HostTarget>> TargetFor(const HostTarget& host,
         absl::StrCat("JIT: target cpu '", options.target_cpu, "' is not a CPU of ", host.triple));
   }
   const llvm::ArrayRef<llvm::SubtargetFeatureKV> known = info.getAllProcessorFeatures();
-  for (const std::string& feature :
-       llvm::SubtargetFeatures(options.target_features).getFeatures()) {
+  const llvm::SubtargetFeatures changes(options.target_features);
+  for (const std::string& feature : changes.getFeatures()) {
     const bool valid =
         feature.size() > 1 && (feature[0] == '+' || feature[0] == '-') &&
         std::any_of(known.begin(), known.end(), [&](const llvm::SubtargetFeatureKV& kv) {
