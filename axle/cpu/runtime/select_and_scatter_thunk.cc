@@ -287,7 +287,7 @@ std::unique_ptr<Thunk> LoadSelectAndScatterThunk(std::string name, ThunkReader& 
   SelectAndScatterThunk::Geometry g;
   g.operand_dims = reader.Ints();
   g.source_dims = reader.Ints();
-  const int64_t rank = reader.Count(8 * 8);
+  const int64_t rank = reader.Count(64);  // each a count and 7 fields
   std::vector<std::vector<int64_t>> window;
   for (int64_t d = 0; d < rank && reader.ok(); ++d) window.push_back(reader.Ints());
   g.element_bytes = reader.Int();
