@@ -32,9 +32,14 @@ check "no libLLVM" bash -c "! grep -qi llvm '$tmp/libraries'"
 nm -C "$bin" >"$tmp/symbols"
 check "nm lists the program's symbols" grep -q "AxleAotLoad" "$tmp/symbols"
 check "the serialized program's loader is linked" grep -q "axle::cpu::LoadProgram" "$tmp/symbols"
+for loader in LoadScatterThunk LoadSelectAndScatterThunk LoadComparatorSortThunk \
+  LoadRngBitGeneratorThunk LoadCustomCallThunk; do
+  check "the $loader loader is linked" grep -q "axle::cpu::$loader" "$tmp/symbols"
+done
 for pattern in 'llvm::' 'axle::HloInstruction::' 'axle::HloModule::' 'axle::HloParser' \
   'ParseAndReturnUnverifiedModule' 'axle::HloPassPipeline' 'axle::cpu::Jit::' \
-  'axle::cpu::LoopKernelModule' 'axle::cpu::ProgramBuilder'; do
+  'axle::cpu::LoopKernelModule' 'axle::cpu::ProgramBuilder' 'axle::HloEvaluator' \
+  'axle::HloCustomCallInstruction::'; do
   check "no $pattern symbols" bash -c "! grep -qF -- '$pattern' '$tmp/symbols'"
 done
 

@@ -56,6 +56,18 @@ kernel=' \(kernel\|dot_loop\|convolution_loop\)_[0-9]'
 check "the object has kernel code" bash -c "nm '$tmp/out/mlp.o' | grep -q ' t$kernel'"
 check "the object's kernels are local" bash -c "! nm '$tmp/out/mlp.o' | grep -q ' T$kernel'"
 
+# Kernels for another CPU: x86-64 (the baseline), without AVX-512 or AVX2.
+"$tool" "$mlp" --class=M -o "$tmp/out/baseline" --dim=N=3 --target_cpu=x86-64 \
+  --target_features=+sse4.2 >"$tmp/run.out" 2>&1
+check "axle-aot --target_cpu=x86-64 exits 0" test $? -eq 0
+check "axle-aot --target_cpu=x86-64 writes the object" test -s "$tmp/out/baseline.o"
+check "baseline kernels use no AVX registers" \
+  bash -c "! objdump -d '$tmp/out/baseline.o' | grep -q '%[yz]mm'"
+expect_error "an unknown target cpu" "target cpu 'no-such-cpu'" \
+  "$mlp" --class=M -o "$tmp/out/x" --dim=N=1 --target_cpu=no-such-cpu
+expect_error "an unknown target feature" "target feature '+no-such-feature'" \
+  "$mlp" --class=M -o "$tmp/out/x" --dim=N=1 --target_features=+no-such-feature
+
 expect_error "a dynamic dimension" "input 'x' has a dynamic dimension 'N'" \
   "$mlp" --class=M -o "$tmp/out/x"
 expect_error "a bad --dim" "expected SYMBOL=N" "$mlp" --class=M -o "$tmp/out/x" --dim=N

@@ -1,7 +1,7 @@
 //===- axle_aot.cc - Ahead-of-time compile an ONNX model to a C++ class ----===//
 //
 //   axle-aot MODEL.onnx --class=ns::Model -o PREFIX [--dim=SYMBOL=N ...]
-//            [--cxx=COMPILER]
+//            [--cxx=COMPILER] [--target_cpu=CPU] [--target_features=+A,-B]
 //
 // tfcompile's job for ONNX: writes PREFIX.h (a C++ class with typed argument
 // and result accessors, the shapes as constexpr, and Run()) and PREFIX.o (the
@@ -15,7 +15,11 @@
 // Jit leaves in PREFIX.aot.d (its object cache), are linked with the
 // class's code (PREFIX.cc, compiled by --cxx, else $CXX, else c++) into
 // PREFIX.o with `ld -r`, the kernels' symbols then made local
-// (`objcopy`), so that several models link into one program. The class
+// (`objcopy`), so that several models link into one program. The kernels
+// are for this host's CPU unless --target_cpu / --target_features name
+// another (JitOptions::target_cpu; only the kernels' code follows it: the
+// thunks' own code is axle_aot_runtime's, built for where it is built).
+// The class
 // passes the runtime the program's bytes and a table of its kernels'
 // addresses by symbol: nothing is parsed or compiled at run time
 // (docs/graph_frontend.md, "AOT").
@@ -65,6 +69,8 @@ struct Options {
   std::string output;
   std::vector<std::string> dims;
   std::string cxx;
+  std::string target_cpu;
+  std::string target_features;
 };
 
 // The C++ type of an element type, or Unimplemented.
@@ -401,6 +407,8 @@ absl::Status Run(const Options& options) {
   cpu::CpuCompileOptions compile_options;
   compile_options.jit.cache_dir = work_dir;
   compile_options.jit.position_independent = true;
+  compile_options.jit.target_cpu = options.target_cpu;
+  compile_options.jit.target_features = options.target_features;
   absl::StatusOr<std::unique_ptr<cpu::CpuExecutable>> executable =
       cpu::CompileCpuExecutable(*std::move(module), compile_options);
   if (!executable.ok()) {
@@ -511,6 +519,10 @@ int main(int argc, char** argv) {
   app.add_option("-o", options.output, "write PREFIX.h and PREFIX.o")->required();
   app.add_option("--dim", options.dims, "SYMBOL=N: the size of a symbolic input dimension");
   app.add_option("--cxx", options.cxx, "the C++ compiler (default $CXX, else c++)");
+  app.add_option("--target_cpu", options.target_cpu,
+                 "the CPU the kernels are for, as LLVM names it (default: this host's)");
+  app.add_option("--target_features", options.target_features,
+                 "+NAME,-NAME,...: feature changes to the target CPU's (or the host's)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

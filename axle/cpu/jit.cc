@@ -55,6 +55,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/CommandLine.h"
@@ -63,6 +64,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 namespace axle::cpu {
 namespace {
@@ -200,6 +202,49 @@ absl::StatusOr<const HostTarget*> GetHostTarget() {
   return *host;
 }
 
+// The host target with JitOptions::target_cpu and target_features
+// applied; InvalidArgument naming an unknown CPU or feature.
+absl::StatusOr<std::unique_ptr<HostTarget>> TargetFor(const HostTarget& host,
+                                                      const JitOptions& options) {
+  // The host's machine knows the target's CPUs and features (asking one
+  // made for an unknown CPU would print LLVM's warning).
+  llvm::orc::JITTargetMachineBuilder host_builder = host.builder;
+  auto machine = host_builder.createTargetMachine();
+  if (!machine) return absl::InternalError(absl::StrCat("JIT: ", ToString(machine.takeError())));
+  const llvm::MCSubtargetInfo& info = *(*machine)->getMCSubtargetInfo();
+  if (!options.target_cpu.empty() && !info.isCPUStringValid(options.target_cpu)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JIT: target cpu '", options.target_cpu, "' is not a CPU of ", host.triple));
+  }
+  const llvm::ArrayRef<llvm::SubtargetFeatureKV> known = info.getAllProcessorFeatures();
+  const llvm::SubtargetFeatures changes(options.target_features);
+  for (const std::string& feature : changes.getFeatures()) {
+    const bool valid =
+        feature.size() > 1 && (feature[0] == '+' || feature[0] == '-') &&
+        std::any_of(known.begin(), known.end(), [&](const llvm::SubtargetFeatureKV& kv) {
+          return feature.compare(1, std::string::npos, kv.Key) == 0;
+        });
+    if (!valid) {
+      return absl::InvalidArgumentError(absl::StrCat("JIT: target feature '", feature,
+                                                     "' is not +NAME or -NAME of a feature of ",
+                                                     host.triple));
+    }
+  }
+  auto target = std::make_unique<HostTarget>(host);
+  if (!options.target_cpu.empty()) {
+    // The CPU's own features, changed by target_features.
+    target->cpu_name = options.target_cpu;
+    target->cpu_features = options.target_features;
+  } else if (!host.cpu_features.empty()) {
+    target->cpu_features = absl::StrCat(host.cpu_features, ",", options.target_features);
+  } else {
+    target->cpu_features = options.target_features;
+  }
+  target->builder.setCPU(target->cpu_name);
+  target->builder.getFeatures() = llvm::SubtargetFeatures(target->cpu_features);
+  return target;
+}
+
 llvm::OptimizationLevel ToLlvmLevel(int level) {
   switch (level) {
     case 0:
@@ -306,7 +351,8 @@ JitStats GetJitStats() {
 
 struct Jit::Impl {
   JitOptions options;
-  const HostTarget* host = nullptr;
+  const HostTarget* host = nullptr;    // the host's, or `target`
+  std::unique_ptr<HostTarget> target;  // JitOptions::target_cpu / target_features
   llvm::orc::JITTargetMachineBuilder machine_builder{llvm::Triple()};
   std::atomic<double> optimize_ms{0};
   std::atomic<double> codegen_ms{0};
@@ -443,6 +489,10 @@ absl::StatusOr<std::unique_ptr<Jit>> Jit::Create(const JitOptions& options) {
   absl::StatusOr<const HostTarget*> host = GetHostTarget();
   if (!host.ok()) return host.status();
   impl->host = *host;
+  if (!options.target_cpu.empty() || !options.target_features.empty()) {
+    AXLE_ASSIGN_OR_RETURN(impl->target, TargetFor(**host, options));
+    impl->host = impl->target.get();
+  }
 
   llvm::orc::JITTargetMachineBuilder builder = impl->host->builder;
   builder.setCodeGenOptLevel(ToCodeGenLevel(options.optimization_level));

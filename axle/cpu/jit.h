@@ -87,6 +87,17 @@ struct JitOptions {
   // objects of cache_dir (docs/graph_frontend.md, "AOT"). Part of the
   // object cache key.
   bool position_independent = false;
+  // The CPU the code is for, as LLVM names it ("x86-64-v3",
+  // "skylake-avx512", ...), and changes to its features ("+avx2,-avx512f");
+  // both empty: the host's, detected (what code this process runs needs).
+  // With only target_features, they change the host's. Code for another
+  // CPU may use instructions the host lacks: axle-aot compiles for one
+  // (--target_cpu, --target_features) and does not run it here. An unknown
+  // CPU or feature makes Jit::Create fail with InvalidArgument. Part of the
+  // object cache key. (The loop emitters' other host-specific choices, like
+  // the last-level cache below, stay the host's.)
+  std::string target_cpu;
+  std::string target_features;
   // The target's last-level cache in bytes (loop kernels store outputs at
   // least this large non-temporally); 0: what the host reports
   // (host_cache_sizes.h).

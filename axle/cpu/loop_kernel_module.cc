@@ -247,6 +247,7 @@ absl::Status LoopKernelModule::Compile() {
     AXLE_ASSIGN_OR_RETURN(void* address, impl_->jit->Lookup(name));
     function->jit_ = impl_->jit;
     function->function_ = reinterpret_cast<CompiledScalarFunction::Function>(address);
+    function->symbol_ = name;
   }
   impl_->pending_scalar.clear();
   return absl::OkStatus();

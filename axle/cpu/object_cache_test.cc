@@ -2,7 +2,8 @@
 //
 // A second Jit compiling the same module with the same cache directory loads
 // the object instead of running LLVM; corrupt or truncated files are
-// ignored and rewritten; options that change code use another file;
+// ignored and rewritten; options that change code (the target CPU too)
+// use another file;
 // concurrent writers leave one whole file. Kernels
 // loaded from the cache compute what the interpreter computes.
 //
@@ -125,6 +126,40 @@ TEST(ObjectCacheTest, DifferentOptionsUseDifferentEntries) {
   options.jit.kernel_pipeline = false;
   CompileAndCheck(options);
   EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 4u);
+}
+
+TEST(ObjectCacheTest, TheTargetCpuIsPartOfTheKey) {
+  // x86-64 (the baseline every x86-64 host runs) and a feature removed
+  // from the host's: code this host runs, in entries of their own.
+  CpuCompileOptions options;
+  options.jit.cache_dir = FreshDir("target_cpu");
+  CompileAndCheck(options);
+  options.jit.target_cpu = "x86-64";
+  CompileAndCheck(options);
+  EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 2u);
+  absl::StatusOr<std::unique_ptr<Jit>> jit = Jit::Create(options.jit);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  EXPECT_EQ((*jit)->cpu_name(), "x86-64");
+  options.jit.target_cpu = "";
+  options.jit.target_features = "-avx2";
+  CompileAndCheck(options);
+  EXPECT_EQ(CacheFiles(options.jit.cache_dir).size(), 3u);
+}
+
+TEST(ObjectCacheTest, AnUnknownTargetCpuOrFeatureIsAnError) {
+  JitOptions options;
+  options.target_cpu = "no-such-cpu";
+  absl::StatusOr<std::unique_ptr<Jit>> jit = Jit::Create(options);
+  ASSERT_FALSE(jit.ok());
+  EXPECT_EQ(jit.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(jit.status().message().find("no-such-cpu"), std::string::npos) << jit.status();
+  options.target_cpu = "";
+  options.target_features = "+no-such-feature";
+  jit = Jit::Create(options);
+  ASSERT_FALSE(jit.ok());
+  EXPECT_NE(jit.status().message().find("+no-such-feature"), std::string::npos) << jit.status();
+  options.target_features = "avx2";  // no + or -
+  EXPECT_FALSE(Jit::Create(options).ok());
 }
 
 TEST(ObjectCacheTest, ConcurrentWritersLeaveOneWholeFile) {

@@ -25,6 +25,8 @@
 #define AXLE_CPU_SCALAR_FUNCTION_EMITTER_H_
 
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -47,11 +49,17 @@ class CompiledScalarFunction {
   }
   // Null until the LoopKernelModule it was added to has compiled.
   Function function() const { return function_; }
+  // The symbol of function() in its Jit (empty when made from a bare
+  // function): what a serialized program names it by, as a kernel's
+  // (runtime/thunk_serialization.h).
+  const std::string& symbol() const { return symbol_; }
+  void set_symbol(std::string symbol) { symbol_ = std::move(symbol); }
 
  private:
-  friend class LoopKernelModule;  // sets jit_ and function_ after compiling
+  friend class LoopKernelModule;  // sets jit_, function_ and symbol_ after compiling
   std::shared_ptr<const Jit> jit_;
   Function function_;
+  std::string symbol_;
 };
 
 // Unimplemented (naming the instruction) when a parameter of `computation`

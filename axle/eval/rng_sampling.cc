@@ -2,7 +2,6 @@
 #include "axle/eval/rng_sampling.h"
 
 #include "absl/strings/str_cat.h"
-#include "axle/eval/evaluator_internal.h"
 
 namespace axle {
 
@@ -19,7 +18,7 @@ absl::Status SampleRng(RandomDistribution distribution, const Literal& low, cons
         return absl::OkStatus();
       }
       std::uniform_real_distribution<double> uniform(a, b);
-      Literal high_t = eval_internal::ConvertScalar(high, type).value();
+      Literal high_t = high.Convert(type).value();
       const double bound = high_t.GetAsDouble(0);
       for (int64_t i = 0; i < n; ++i) {
         for (int attempt = 0;; ++attempt) {

@@ -8,30 +8,25 @@
 namespace axle {
 namespace {
 
-absl::Status WithContext(const absl::Status& status, const HloCustomCallInstruction& custom_call,
-                         absl::string_view note = "") {
-  return absl::Status(status.code(), absl::StrCat(status.message(), note, " (instruction ",
-                                                  custom_call.name(), ")"));
+absl::Status WithContext(const absl::Status& status, absl::string_view note,
+                         absl::string_view context) {
+  return absl::Status(status.code(), absl::StrCat(status.message(), note, context));
 }
 
 }  // namespace
 
-std::string CustomCallName(const HloCustomCallInstruction& custom_call) {
-  return absl::StrCat("custom-call '", custom_call.custom_call_target(), "' (", custom_call.name(),
-                      ")");
-}
-
-absl::StatusOr<CustomCallTarget> ResolveCustomCallTarget(
-    const HloCustomCallInstruction& custom_call, absl::string_view platform_name,
-    const CustomCallTargetRegistry& targets, const FfiHandlerRegistry& ffi_handlers) {
+absl::StatusOr<CustomCallTarget> ResolveCustomCallTarget(const CustomCallSpec& spec,
+                                                         absl::string_view platform_name,
+                                                         const CustomCallTargetRegistry& targets,
+                                                         const FfiHandlerRegistry& ffi_handlers,
+                                                         absl::string_view context) {
   const std::string platform(platform_name);
   CustomCallTarget target;
-  target.api_version = custom_call.api_version();
-  target.call_name = CustomCallName(custom_call);
-  const std::string& name = custom_call.custom_call_target();
-  const std::string& opaque =
-      custom_call.opaque().empty() ? custom_call.raw_backend_config_string() : custom_call.opaque();
-  switch (custom_call.api_version()) {
+  target.spec = spec;
+  target.api_version = spec.api_version;
+  target.call_name = spec.call_name;
+  const std::string& name = spec.target;
+  switch (spec.api_version) {
     case API_VERSION_ORIGINAL:
     case API_VERSION_STATUS_RETURNING:
     case API_VERSION_STATUS_RETURNING_UNIFIED: {
@@ -41,10 +36,10 @@ absl::StatusOr<CustomCallTarget> ResolveCustomCallTarget(
         if (ffi_handlers.Find(name, platform).ok()) {
           note = "; it has a typed FFI handler: call it with api_version=API_VERSION_TYPED_FFI";
         }
-        return WithContext(address.status(), custom_call, note);
+        return WithContext(address.status(), note, context);
       }
       target.address = *address;
-      target.opaque = opaque;
+      target.opaque = spec.opaque;
       return target;
     }
     case API_VERSION_TYPED_FFI: {
@@ -58,10 +53,10 @@ absl::StatusOr<CustomCallTarget> ResolveCustomCallTarget(
         } else if (!targets.PlatformsOf(name).empty()) {
           note = "; it is registered (untyped) for another platform only";
         }
-        return WithContext(handler.status(), custom_call, note);
+        return WithContext(handler.status(), note, context);
       }
-      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(opaque);
-      if (!attributes.ok()) return WithContext(attributes.status(), custom_call);
+      absl::StatusOr<FfiAttributes> attributes = ParseFfiAttributes(spec.opaque);
+      if (!attributes.ok()) return WithContext(attributes.status(), "", context);
       target.handler = *std::move(handler);
       target.attributes = std::make_shared<const FfiAttributes>(*std::move(attributes));
       return target;
@@ -69,7 +64,7 @@ absl::StatusOr<CustomCallTarget> ResolveCustomCallTarget(
     default:
       return absl::InvalidArgumentError(absl::StrCat(target.call_name,
                                                      ": unknown custom-call api_version ",
-                                                     static_cast<int>(custom_call.api_version())));
+                                                     static_cast<int>(spec.api_version)));
   }
 }
 

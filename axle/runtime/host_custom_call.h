@@ -34,9 +34,10 @@
 //
 // Two levels: InvokeHostCustomCall works on literals (the interpreter's
 // path: copies in, a new literal out, layouts staged), and
-// HostCustomCallTarget is the buffer-level call both that path and the cpu
-// platform's CustomCallThunk (axle/cpu/runtime/custom_call_thunk.h) make:
-// resolved once, then called on buffers already laid out as above.
+// HostCustomCallTarget (host_custom_call_target.h) is the buffer-level
+// call both that path and the cpu platform's CustomCallThunk
+// (axle/cpu/runtime/custom_call_thunk.h) make: resolved once, then called
+// on buffers already laid out as above.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_RUNTIME_HOST_CUSTOM_CALL_H_
@@ -52,42 +53,10 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/custom_call_target.h"
+#include "axle/runtime/host_custom_call_target.h"
 #include "axle/runtime/host_ffi.h"
 
 namespace axle {
-
-// A custom call's target for platform "Host", resolved once: the untyped
-// function (and the opaque it is passed), or the typed FFI handler with
-// backend_config's attributes parsed. Copyable; calls are thread-safe as
-// far as the target itself is.
-class HostCustomCallTarget {
- public:
-  HostCustomCallTarget() = default;
-
-  // NotFound when the target is not registered under the instruction's
-  // api_version (the message says where it is registered instead),
-  // InvalidArgument for an unknown api_version or a bad FFI backend_config.
-  static absl::StatusOr<HostCustomCallTarget> Resolve(
-      const HloCustomCallInstruction& custom_call,
-      const CustomCallTargetRegistry& targets = *CustomCallTargetRegistry::Global(),
-      const FfiHandlerRegistry& ffi_handlers = *FfiHandlerRegistry::Global());
-
-  bool is_typed_ffi() const { return target_.api_version == API_VERSION_TYPED_FFI; }
-
-  // Untyped conventions: calls the function on `out` and `in` (plus the
-  // opaque and a fresh XlaCustomCallStatus, by api_version). A failure the
-  // call reports is Internal: "custom-call 'T' (name) failed: <message>".
-  absl::Status CallUntyped(void* out, const void** in) const;
-
-  // Typed FFI: runs the handler on the leaf buffers. A handler's error
-  // keeps its code; its message is prefixed with the call's name.
-  absl::Status CallFfi(absl::Span<const FfiBuffer> args, absl::Span<const FfiBuffer> rets) const;
-
- private:
-  explicit HostCustomCallTarget(CustomCallTarget target) : target_(std::move(target)) {}
-
-  CustomCallTarget target_;
-};
 
 // Runs `custom_call` on `operands` (one literal per operand, of the operand's
 // shape) and returns its result, a literal of the instruction's shape.

@@ -3,107 +3,14 @@
 
 #include <algorithm>
 #include <cstring>
-#include <functional>
-#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
-#include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
-namespace {
-
-using Slot = CustomCallThunk::Slot;
-
-// Operands are passed as the buffers they are, so each array operand must
-// already be in its constraint's layout (descending without constraints):
-// `layout-normalization` puts them there.
-absl::Status CheckOperandLayouts(const HloCustomCallInstruction& custom_call) {
-  const std::optional<std::vector<Shape>>& constraints =
-      custom_call.attrs().operand_layout_constraints;
-  if (constraints.has_value() &&
-      static_cast<int64_t>(constraints->size()) != custom_call.operand_count()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(custom_call.name(), ": ", custom_call.operand_count(), " operands but ",
-                     constraints->size(), " operand_layout_constraints"));
-  }
-  for (int64_t i = 0; i < custom_call.operand_count(); ++i) {
-    const Shape& operand = custom_call.operand(i)->shape();
-    const Shape* constraint = constraints.has_value() ? &(*constraints)[i] : nullptr;
-    bool ok = true;
-    ShapeUtil::ForEachSubshape(operand, [&](const Shape& shape, const ShapeIndex& index) {
-      if (!shape.IsArray()) return;
-      const Shape* wanted = nullptr;
-      if (constraint != nullptr && ShapeUtil::IndexIsValid(*constraint, index)) {
-        wanted = &ShapeUtil::GetSubshape(*constraint, index);
-      }
-      ok &= wanted != nullptr && wanted->has_layout() ? ShapeUtil::Equal(shape, *wanted)
-                                                      : ShapeUtil::HasDescendingLayout(shape);
-    });
-    if (!ok) {
-      return Unsupported(
-          custom_call,
-          absl::StrCat("operand ", i, " is ", operand.ToString(true), " but the call wants ",
-                       constraint != nullptr ? constraint->ToString(true) : "a row-major array",
-                       "; layout-normalization should have copied it there"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The operand leaf that result leaf `index` aliases, if any.
-std::optional<std::pair<int64_t, ShapeIndex>> AliasedOperandLeaf(
-    const HloCustomCallInstruction& custom_call, const ShapeIndex& index) {
-  for (const OutputOperandAlias& alias : custom_call.output_to_operand_aliasing()) {
-    const ShapeIndex& prefix = alias.output_index;
-    if (prefix.size() > index.size() || !std::equal(prefix.begin(), prefix.end(), index.begin())) {
-      continue;
-    }
-    ShapeIndex operand_index = alias.operand_index;
-    operand_index.insert(operand_index.end(), index.begin() + prefix.size(), index.end());
-    return std::make_pair(alias.operand_number, operand_index);
-  }
-  return std::nullopt;
-}
-
-// Fills slot `at` with the pointer for the subshape of `shape` at `index`:
-// a leaf's value (from `leaf`), a table of its elements' slots, or null.
-void FillSlot(std::vector<Slot>& slots, int64_t at, const Shape& shape, ShapeIndex index,
-              const std::function<int64_t(const ShapeIndex&)>& leaf) {
-  const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
-  if (subshape.IsTuple()) {
-    const int64_t first = static_cast<int64_t>(slots.size());
-    const int64_t n = subshape.tuple_shapes_size();
-    slots.resize(first + n);
-    slots[at] = Slot{Slot::Kind::kTable, first};
-    index.push_back(0);
-    for (int64_t i = 0; i < n; ++i) {
-      index.back() = i;
-      FillSlot(slots, first + i, shape, index, leaf);
-    }
-    return;
-  }
-  slots[at] = subshape.IsArray() ? Slot{Slot::Kind::kValue, leaf(index)} : Slot{};
-}
-
-// The typed-FFI leaves of `shape` in pre-order, as host_ffi.h lays them out.
-void AppendFfiLeaves(const Shape& shape, const std::function<int64_t(const ShapeIndex&)>& leaf,
-                     std::vector<CustomCallThunk::FfiLeaf>* leaves) {
-  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& subshape, const ShapeIndex& index) {
-    CustomCallThunk::FfiLeaf ffi_leaf;
-    ffi_leaf.buffer.element_type = subshape.element_type();
-    if (subshape.IsArray()) {
-      ffi_leaf.buffer.dimensions.assign(subshape.dimensions().begin(), subshape.dimensions().end());
-      ffi_leaf.value = leaf(index);
-    }
-    leaves->push_back(std::move(ffi_leaf));
-  });
-}
-
-}  // namespace
 
 absl::Status CustomCallThunk::Execute(const ThunkContext& context) const {
   for (const Copy& copy : plan_.copies) {
@@ -141,81 +48,159 @@ absl::Status CustomCallThunk::Execute(const ThunkContext& context) const {
                              const_cast<const void**>(pointers.data()));
 }
 
-absl::Status EmitCustomCallThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
-  AXLE_RETURN_IF_ERROR(CheckOperandLayouts(custom_call));
-  AXLE_ASSIGN_OR_RETURN(HostCustomCallTarget target, HostCustomCallTarget::Resolve(custom_call));
-
-  CustomCallThunk::Plan plan;
-  plan.num_operands = custom_call.operand_count();
-  std::map<ShapeIndex, int64_t> results;
-  {
-    std::vector<int64_t> values = builder.DefineTemporaries(&instruction);
-    for (const auto& [index, value] : builder.LeavesOf(&instruction)) results[index] = value;
-    plan.uses.writes = std::move(values);
+absl::Status CustomCallThunk::Serialize(ThunkWriter& writer) const {
+  writer.Begin(ThunkTag::kCustomCall, *this);
+  const CustomCallSpec& spec = target_.spec();
+  writer.String(spec.target);
+  writer.Int(static_cast<int64_t>(spec.api_version));
+  writer.String(spec.opaque);
+  writer.String(spec.call_name);
+  writer.Int(plan_.num_operands);
+  writer.Int(static_cast<int64_t>(plan_.slots.size()));
+  for (const Slot& slot : plan_.slots) {
+    writer.Int(static_cast<int64_t>(slot.kind));
+    writer.Int(slot.index);
+    writer.Int(slot.size);
   }
-
-  // What is passed for each operand leaf: an aliased result's temporary, a
-  // scratch copy of a parameter or constant, or the value itself.
-  std::map<std::pair<int64_t, ShapeIndex>, int64_t> passed;
-  for (const auto& [index, result] : results) {
-    std::optional<std::pair<int64_t, ShapeIndex>> operand_leaf =
-        AliasedOperandLeaf(custom_call, index);
-    if (!operand_leaf.has_value()) continue;
-    AXLE_ASSIGN_OR_RETURN(int64_t from, builder.ValueOf(custom_call.operand(operand_leaf->first),
-                                                        operand_leaf->second));
-    plan.copies.push_back({from, result, builder.slot(result).size_bytes});
-    plan.uses.reads.push_back(from);
-    passed.emplace(*operand_leaf, result);
-  }
-  for (int64_t i = 0; i < custom_call.operand_count(); ++i) {
-    const HloInstruction* operand = custom_call.operand(i);
-    absl::Status status = absl::OkStatus();
-    ShapeUtil::ForEachLeafShape(operand->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-      if (!shape.IsArray() || !status.ok() || passed.count({i, index}) != 0) return;
-      absl::StatusOr<int64_t> value = builder.ValueOf(operand, index);
-      if (!value.ok()) {
-        status = value.status();
-        return;
-      }
-      plan.uses.reads.push_back(*value);
-      // By value: DefineScratch adds a slot, which may move the others.
-      const ValueSlot slot = builder.slot(*value);
-      if (slot.kind == ValueSlot::Kind::kTemporary) {
-        passed[{i, index}] = *value;
-        return;
-      }
-      const int64_t copy = builder.DefineScratch(slot.size_bytes);
-      plan.copies.push_back({*value, copy, slot.size_bytes});
-      plan.uses.writes.push_back(copy);
-      passed[{i, index}] = copy;
-    });
-    AXLE_RETURN_IF_ERROR(status);
-  }
-
-  auto result_leaf = [&](const ShapeIndex& index) { return results.at(index); };
-  if (target.is_typed_ffi()) {
-    for (int64_t i = 0; i < custom_call.operand_count(); ++i) {
-      AppendFfiLeaves(
-          custom_call.operand(i)->shape(),
-          [&](const ShapeIndex& index) {
-            return passed.at({i, index});
-          },
-          &plan.ffi_args);
+  for (const std::vector<FfiLeaf>* leaves : {&plan_.ffi_args, &plan_.ffi_rets}) {
+    writer.Int(static_cast<int64_t>(leaves->size()));
+    for (const FfiLeaf& leaf : *leaves) {
+      writer.Int(static_cast<int64_t>(leaf.buffer.element_type));
+      writer.Ints(leaf.buffer.dimensions);
+      writer.Int(leaf.value);
     }
-    AppendFfiLeaves(custom_call.shape(), result_leaf, &plan.ffi_rets);
-  } else {
-    plan.slots.resize(plan.num_operands + 1);
-    for (int64_t i = 0; i < custom_call.operand_count(); ++i) {
-      FillSlot(plan.slots, i, custom_call.operand(i)->shape(), {}, [&](const ShapeIndex& index) {
-        return passed.at({i, index});
-      });
-    }
-    FillSlot(plan.slots, plan.num_operands, custom_call.shape(), {}, result_leaf);
   }
-  builder.AddThunk(
-      std::make_unique<CustomCallThunk>(instruction.name(), std::move(target), std::move(plan)));
+  writer.Int(static_cast<int64_t>(plan_.copies.size()));
+  for (const Copy& copy : plan_.copies) {
+    writer.Int(copy.from);
+    writer.Int(copy.to);
+    writer.Int(copy.size_bytes);
+  }
+  writer.Ints(plan_.uses.reads);
+  writer.Ints(plan_.uses.writes);
   return absl::OkStatus();
+}
+
+namespace {
+
+// The typed-FFI leaves of a serialized custom call; `why` says what is
+// wrong with the first bad one.
+std::vector<CustomCallThunk::FfiLeaf> ReadFfiLeaves(ThunkReader& reader, std::string& why) {
+  const int64_t count = reader.Count(24);
+  std::vector<CustomCallThunk::FfiLeaf> leaves;
+  for (int64_t i = 0; i < count && reader.ok(); ++i) {
+    const int64_t type = reader.Int();
+    std::vector<int64_t> dimensions = reader.Ints();
+    const int64_t value = reader.Int();
+    if (!reader.ok() || !why.empty()) continue;
+    CustomCallThunk::FfiLeaf leaf;
+    if (type == static_cast<int64_t>(TOKEN) && dimensions.empty() && value == -1) {
+      leaf.buffer.element_type = TOKEN;
+      leaves.push_back(std::move(leaf));
+      continue;
+    }
+    constexpr int64_t kMaxElements = int64_t{1} << 48;
+    int64_t elements = 1;
+    for (int64_t d : dimensions) {
+      if (d < 0 || (d > 0 && elements > kMaxElements / d)) elements = -1;
+      if (elements < 0) break;
+      elements *= d;
+    }
+    if (!IsArrayTypeNumber(type) || elements < 0 ||
+        !reader.ValueHas(value,
+                         elements * primitive_util::ByteWidth(static_cast<PrimitiveType>(type)))) {
+      why = absl::StrCat("typed-FFI buffer ", i, " does not match its value");
+      continue;
+    }
+    leaf.buffer.element_type = static_cast<PrimitiveType>(type);
+    leaf.buffer.dimensions = std::move(dimensions);
+    leaf.value = value;
+    leaves.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
+}  // namespace
+
+std::unique_ptr<Thunk> LoadCustomCallThunk(std::string name, ThunkReader& reader) {
+  CustomCallSpec spec;
+  spec.target = reader.String();
+  const int64_t api_version = reader.Int();
+  spec.opaque = reader.String();
+  spec.call_name = reader.String();
+  CustomCallThunk::Plan plan;
+  plan.num_operands = reader.Int();
+  const int64_t num_slots = reader.Count(24);
+  std::string why;
+  for (int64_t i = 0; i < num_slots && reader.ok(); ++i) {
+    const int64_t kind = reader.Int();
+    const int64_t index = reader.Int();
+    const int64_t size = reader.Int();
+    if (!reader.ok() || !why.empty()) continue;
+    using Kind = CustomCallThunk::Slot::Kind;
+    if (kind == static_cast<int64_t>(Kind::kNull)) {
+      plan.slots.push_back({});
+    } else if (kind == static_cast<int64_t>(Kind::kValue) && reader.ValueHas(index, size)) {
+      plan.slots.push_back({Kind::kValue, index, size});
+    } else if (kind == static_cast<int64_t>(Kind::kTable) && index > i && size >= 0 &&
+               size <= num_slots - index) {
+      // A table's elements follow it: no cycles, none outside the slots.
+      plan.slots.push_back({Kind::kTable, index, size});
+    } else {
+      why = absl::StrCat("slot ", i, " of kind ", kind, " at ", index, " (", size, ")");
+    }
+  }
+  // Every slot is `in`, `out` or an element of exactly one table.
+  if (why.empty() && !plan.slots.empty()) {
+    std::vector<int> owners(plan.slots.size(), 0);
+    for (int64_t i = 0; i <= plan.num_operands && i < num_slots; ++i) ++owners[i];
+    for (const CustomCallThunk::Slot& slot : plan.slots) {
+      if (slot.kind != CustomCallThunk::Slot::Kind::kTable) continue;
+      for (int64_t k = slot.index; k < slot.index + slot.size; ++k) ++owners[k];
+    }
+    if (std::any_of(owners.begin(), owners.end(), [](int owner) { return owner != 1; })) {
+      why = "tables that do not partition its slots";
+    }
+  }
+  plan.ffi_args = ReadFfiLeaves(reader, why);
+  plan.ffi_rets = ReadFfiLeaves(reader, why);
+  const int64_t num_copies = reader.Count(24);
+  for (int64_t i = 0; i < num_copies && reader.ok(); ++i) {
+    const int64_t from = reader.Value();
+    const int64_t to = reader.Value();
+    const int64_t size_bytes = reader.Int();
+    if (!reader.ok() || !why.empty()) continue;
+    if (!reader.ValueHas(from, size_bytes) || !reader.ValueHas(to, size_bytes)) {
+      why = absl::StrCat("copy ", i, " of ", size_bytes, " bytes does not match its values");
+      continue;
+    }
+    plan.copies.push_back({from, to, size_bytes});
+  }
+  plan.uses.reads = reader.Values();
+  plan.uses.writes = reader.Values();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view what) {
+    reader.Fail(absl::StrCat("custom-call %", name, ": ", what));
+    return nullptr;
+  };
+  if (!why.empty()) return fail(why);
+  if (api_version < 0 || api_version > (int64_t{1} << 16)) {
+    return fail(absl::StrCat("api_version ", api_version));
+  }
+  spec.api_version = static_cast<CustomCallApiVersion>(api_version);
+  absl::StatusOr<HostCustomCallTarget> target =
+      HostCustomCallTarget::Resolve(spec, absl::StrCat(" (serialized custom-call %", name, ")"));
+  if (!target.ok()) {
+    reader.SetError(target.status());
+    return nullptr;
+  }
+  // Untyped: `in` and `out` first, then the tables' elements.
+  const bool untyped_plan =
+      plan.num_operands >= 0 && static_cast<int64_t>(plan.slots.size()) > plan.num_operands;
+  if (target->is_typed_ffi() ? !plan.slots.empty() : !untyped_plan) {
+    return fail("a plan for the other calling convention than its target's");
+  }
+  return std::make_unique<CustomCallThunk>(std::move(name), *std::move(target), std::move(plan));
 }
 
 }  // namespace axle::cpu

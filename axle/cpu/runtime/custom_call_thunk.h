@@ -31,6 +31,11 @@
 // A failure (XlaCustomCallStatus or an FFI error) ends the run with the
 // interpreter path's error.
 //
+// Serialized, a custom call is its target's spec and its plan; a loaded
+// program resolves the target by name from its own registries
+// (custom_call_registry.h, host_ffi.h), so an AOT binary registers its
+// targets as a JIT user does (XLA_CPU_REGISTER_CUSTOM_CALL_TARGET...).
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CUSTOM_CALL_THUNK_H_
 #define AXLE_CPU_RUNTIME_CUSTOM_CALL_THUNK_H_
@@ -40,7 +45,7 @@
 #include <vector>
 
 #include "axle/cpu/runtime/thunk.h"
-#include "axle/runtime/host_custom_call.h"
+#include "axle/runtime/host_custom_call_target.h"
 
 namespace axle::cpu {
 
@@ -53,6 +58,9 @@ class CustomCallThunk : public Thunk {
     enum class Kind { kNull, kValue, kTable };
     Kind kind = Kind::kNull;
     int64_t index = 0;  // kValue: the value id; kTable: the table's first slot
+    // kValue: the value's bytes; kTable: its elements (what a serialized
+    // program's loader checks the values and the tables against).
+    int64_t size = 0;
   };
   // A copy made before the call (aliased outputs, protected operands).
   struct Copy {
@@ -79,6 +87,11 @@ class CustomCallThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override { return plan_.uses; }
+  // The target's spec (its registered name, api_version and opaque) and
+  // the plan: LoadCustomCallThunk (thunk_serialization.h) resolves the
+  // target again by name from the registries of the loading program, as
+  // XLA's AOT does; an unregistered one is NotFound naming it.
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   HostCustomCallTarget target_;

@@ -3,110 +3,24 @@
 // bit for bit with the executable it came from: loop and reduction
 // kernels, the dot paths (emitted loop, small dot, oneDNN), convolutions,
 // while and conditional, dynamic-update-slice, topk, a sort by a native
-// key order (JAX's argsort), fft; a sort that calls its comparator and a program with a thunk that
-// keeps its HLO is refused naming the op; truncated bytes, a wrong magic,
+// key order (JAX's argsort), fft (the thunks that call compiled scalar
+// functions: scalar_function_serialization_test.cc); a program with a
+// thunk that keeps its HLO is refused naming the op; truncated bytes, a wrong magic,
 // an unknown kernel and a thunk whose fields contradict its values are
 // errors.
 #include "axle/cpu/runtime/program_serialization.h"
 
 #include <cmath>
-#include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "axle/cpu/runtime/cpu_executable.h"
-#include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/cpu/runtime/program_serialization_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle::cpu {
 namespace {
 
-using ::axle::testing::CompileOn;
-using ::axle::testing::RunExecutable;
 using ::axle::testing::SeededF32Values;
-
-struct Compiled {
-  std::unique_ptr<LocalExecutable> executable;
-  const CpuExecutable* cpu = nullptr;
-};
-
-Compiled Compile(absl::string_view text) {
-  SetKeepSerializableState(true);
-  Compiled compiled;
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> executable = CompileOn("cpu", text);
-  EXPECT_TRUE(executable.ok()) << executable.status();
-  if (!executable.ok()) return compiled;
-  compiled.executable = std::move(*executable);
-  compiled.cpu = dynamic_cast<const CpuExecutable*>(compiled.executable->executable());
-  EXPECT_NE(compiled.cpu, nullptr);
-  return compiled;
-}
-
-// A resolver over the symbols and addresses SerializeProgram reported.
-KernelResolver ResolverOf(const SerializedProgram& serialized) {
-  std::map<std::string, void*> table;
-  for (size_t i = 0; i < serialized.symbols.size(); ++i) {
-    table[serialized.symbols[i]] = serialized.addresses[i];
-  }
-  return [table](absl::string_view symbol) -> absl::StatusOr<void*> {
-    auto it = table.find(std::string(symbol));
-    if (it == table.end()) return absl::NotFoundError(std::string(symbol));
-    return it->second;
-  };
-}
-
-// The array leaves of `literal` in pre-order.
-std::vector<Literal> Leaves(const Literal& literal) {
-  std::vector<Literal> leaves;
-  ShapeUtil::ForEachLeafShape(literal.shape(), [&](const Shape& shape, const ShapeIndex& index) {
-    if (shape.IsArray()) leaves.push_back(literal.GetSubliteral(index).Clone());
-  });
-  return leaves;
-}
-
-// Serializes `text`'s program, loads it, runs both on `arguments` (twice
-// for the loaded one) and expects the same bytes. Returns the serialized
-// program's symbols.
-std::vector<std::string> ExpectRoundTrip(absl::string_view text,
-                                         const std::vector<Literal>& arguments) {
-  Compiled compiled = Compile(text);
-  if (compiled.cpu == nullptr) return {};
-  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
-  EXPECT_TRUE(serialized.ok()) << serialized.status();
-  if (!serialized.ok()) return {};
-  absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> runner =
-      LoadProgram(serialized->bytes, ResolverOf(*serialized));
-  EXPECT_TRUE(runner.ok()) << runner.status();
-  if (!runner.ok()) return {};
-  absl::StatusOr<Literal> expected = RunExecutable("cpu", *compiled.executable, arguments);
-  EXPECT_TRUE(expected.ok()) << expected.status();
-  if (!expected.ok()) return {};
-  std::vector<Literal> expected_leaves = Leaves(*expected);
-  EXPECT_EQ((*runner)->argument_bytes().size(), arguments.size());
-  EXPECT_EQ((*runner)->result_bytes().size(), expected_leaves.size());
-  if ((*runner)->result_bytes().size() != expected_leaves.size()) return {};
-  std::vector<const void*> args;
-  args.reserve(arguments.size());
-  for (const Literal& argument : arguments) args.push_back(argument.untyped_data());
-  for (int run = 0; run < 2; ++run) {
-    std::vector<std::vector<char>> storage;
-    std::vector<void*> results;
-    for (int64_t bytes : (*runner)->result_bytes()) storage.emplace_back(bytes, '\x5a');
-    results.reserve(storage.size());
-    for (auto& buffer : storage) results.push_back(buffer.data());
-    absl::Status status = (*runner)->Run(args, results);
-    EXPECT_TRUE(status.ok()) << status;
-    for (size_t i = 0; i < expected_leaves.size(); ++i) {
-      const Literal& leaf = expected_leaves[i];
-      EXPECT_EQ(static_cast<int64_t>(storage[i].size()), leaf.size_bytes()) << "leaf " << i;
-      if (static_cast<int64_t>(storage[i].size()) != leaf.size_bytes()) continue;
-      EXPECT_EQ(std::memcmp(storage[i].data(), leaf.untyped_data(), leaf.size_bytes()), 0)
-          << "leaf " << i << " of run " << run << " differs from the executable's " << leaf;
-    }
-  }
-  return serialized->symbols;
-}
 
 TEST(ProgramSerializationTest, LoopAndReductionKernels) {
   const Shape shape = ShapeUtil::MakeShape(F32, {64, 32});
@@ -265,43 +179,6 @@ ENTRY e {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find(serialized->symbols.at(0)), std::string::npos)
       << missing.status();
-}
-
-// The little-endian 8-byte integer at `offset` of `bytes`, and a copy of
-// `bytes` with it replaced.
-int64_t WordAt(const std::string& bytes, size_t offset) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) {
-    value |= static_cast<uint64_t>(static_cast<unsigned char>(bytes.at(offset + i))) << (8 * i);
-  }
-  return static_cast<int64_t>(value);
-}
-std::string WithWord(std::string bytes, size_t offset, int64_t value) {
-  for (int i = 0; i < 8; ++i) {
-    bytes.at(offset + i) = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
-  }
-  return bytes;
-}
-
-// One word of a serialized program set to another value, and what the
-// error must say.
-struct Corruption {
-  size_t offset;
-  int64_t value;
-  const char* what;
-};
-
-// Each corruption of `bytes` alone is an InvalidArgument saying its `what`.
-void ExpectCorruptionsFail(const std::string& bytes, const KernelResolver& resolver,
-                           const std::vector<Corruption>& corruptions) {
-  for (const Corruption& corruption : corruptions) {
-    absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> runner =
-        LoadProgram(WithWord(bytes, corruption.offset, corruption.value), resolver);
-    ASSERT_FALSE(runner.ok()) << corruption.what;
-    EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument) << runner.status();
-    EXPECT_NE(runner.status().message().find(corruption.what), std::string::npos)
-        << runner.status();
-  }
 }
 
 constexpr absl::string_view kDynamicUpdateSlice = R"(
@@ -514,35 +391,6 @@ std::vector<Literal> KeySortArguments() {
 
 TEST(ProgramSerializationTest, SortsByNativeKeys) {
   ExpectRoundTrip(kKeySorts, KeySortArguments());
-}
-
-TEST(ProgramSerializationTest, ASortThatCallsItsComparatorIsRefused) {
-  // Ordered by two operands: the comparator is compiled and called.
-  Compiled compiled = Compile(R"(
-HloModule sort2
-cmp {
-  a = s32[] parameter(0)
-  b = s32[] parameter(1)
-  c = f32[] parameter(2)
-  d = f32[] parameter(3)
-  eq = pred[] compare(a, b), direction=EQ
-  lt = pred[] compare(a, b), direction=LT
-  lt2 = pred[] compare(c, d), direction=LT
-  ROOT r = pred[] select(eq, lt2, lt)
-}
-ENTRY e {
-  k = s32[16] parameter(0)
-  v = f32[16] parameter(1)
-  ROOT by_two_keys = (s32[16], f32[16]) sort(k, v), dimensions={0}, to_apply=cmp
-})");
-  ASSERT_NE(compiled.cpu, nullptr);
-  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
-  ASSERT_FALSE(serialized.ok());
-  EXPECT_EQ(serialized.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(serialized.status().message().find("by_two_keys"), std::string::npos)
-      << serialized.status();
-  EXPECT_NE(serialized.status().message().find("comparator"), std::string::npos)
-      << serialized.status();
 }
 
 TEST(ProgramSerializationTest, ACorruptedSortIsAnError) {

@@ -3,13 +3,12 @@
 
 #include <cstring>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
+#include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 #include "axle/eval/rng_bit_generator.h"
 #include "axle/eval/rng_sampling.h"
-#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 
@@ -41,59 +40,6 @@ absl::Status RngGetAndUpdateStateThunk::Execute(const ThunkContext& context) con
   return absl::OkStatus();
 }
 
-absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const Shape& shape = instruction.shape();
-  const PrimitiveType type = shape.IsArray() ? shape.element_type() : PRIMITIVE_TYPE_INVALID;
-  const RandomDistribution distribution =
-      cast<HloRngInstruction>(&instruction)->random_distribution();
-  bool ok = instruction.operand_count() == 2;
-  for (int64_t i = 0; ok && i < 2; ++i) {
-    const Shape& operand = instruction.operand(i)->shape();
-    ok = operand.IsArray() && operand.rank() == 0 && operand.element_type() == type;
-  }
-  if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu platform: rng ", instruction.name(),
-                     ": takes two scalars of the result's element type and returns an array, not ",
-                     shape.ToString()));
-  }
-  const bool supported = (primitive_util::IsFloatingPointType(type) &&
-                          (distribution == RNG_UNIFORM || distribution == RNG_NORMAL)) ||
-                         (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM);
-  if (!supported) {
-    return Unsupported(instruction, absl::StrCat("rng of this distribution is not supported for ",
-                                                 primitive_util::LowercasePrimitiveTypeName(type)));
-  }
-  AXLE_ASSIGN_OR_RETURN(int64_t low, builder.ValueOf(instruction.operand(0)));
-  AXLE_ASSIGN_OR_RETURN(int64_t high, builder.ValueOf(instruction.operand(1)));
-  const int64_t output = builder.DefineTemporary(&instruction, {}, shape);
-  builder.AddThunk(
-      std::make_unique<RngThunk>(instruction.name(), distribution, shape, low, high, output));
-  return absl::OkStatus();
-}
-
-absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
-                                           ProgramBuilder& builder) {
-  const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || shape.element_type() != U64 || ShapeUtil::ElementsIn(shape) < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu platform: rng-get-and-update-state ", instruction.name(),
-                     ": must produce u64[2], not ", shape.ToString()));
-  }
-  int64_t delta = 1;
-  if (const RawAttribute* attribute = instruction.FindRawAttribute("delta")) {
-    if (!absl::SimpleAtoi(attribute->value, &delta)) {
-      return absl::InvalidArgumentError(absl::StrCat("cpu platform: rng-get-and-update-state ",
-                                                     instruction.name(),
-                                                     ": bad delta=", attribute->value));
-    }
-  }
-  const int64_t output = builder.DefineTemporary(&instruction, {}, shape);
-  builder.AddThunk(std::make_unique<RngGetAndUpdateStateThunk>(
-      instruction.name(), delta, ShapeUtil::ElementsIn(shape), output));
-  return absl::OkStatus();
-}
-
 absl::Status RngBitGeneratorThunk::Execute(const ThunkContext& context) const {
   // A thunk's operands and results never share memory (buffer_assignment.h).
   const auto* state = static_cast<const uint64_t*>(context.address(state_value_));
@@ -103,31 +49,103 @@ absl::Status RngBitGeneratorThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status EmitRngBitGeneratorThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  const Shape& shape = instruction.shape();
-  const Shape& state = instruction.operand(0)->shape();
-  if (!shape.IsTuple() || shape.tuple_shapes_size() != 2 || !state.IsArray() ||
-      state.element_type() != U64 || state.rank() != 1 ||
-      !ShapeUtil::Compatible(shape.tuple_shapes(0), state)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu platform: rng-bit-generator ", instruction.name(),
-                     ": takes a u64[n] state and returns (state, bits), not ", shape.ToString(),
-                     " from ", state.ToString()));
-  }
-  const RandomAlgorithm algorithm = cast<HloRngBitGeneratorInstruction>(&instruction)->algorithm();
-  const Shape& bits_shape = shape.tuple_shapes(1);
-  absl::Status valid = CheckRandomBitsShape(algorithm, state.dimensions(0), bits_shape);
-  if (!valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu platform: ", valid.message(),
-                                                   " (instruction %", instruction.name(), ")"));
-  }
-  AXLE_ASSIGN_OR_RETURN(int64_t state_value, builder.ValueOf(instruction.operand(0)));
-  const int64_t new_state_value = builder.DefineTemporary(&instruction, {0}, shape.tuple_shapes(0));
-  const int64_t bits_value = builder.DefineTemporary(&instruction, {1}, bits_shape);
-  builder.AddThunk(
-      std::make_unique<RngBitGeneratorThunk>(instruction.name(), algorithm, state.dimensions(0),
-                                             bits_shape, state_value, new_state_value, bits_value));
+absl::Status RngBitGeneratorThunk::Serialize(ThunkWriter& writer) const {
+  writer.Begin(ThunkTag::kRngBitGenerator, *this);
+  writer.Int(static_cast<int64_t>(algorithm_));
+  writer.Int(state_size_);
+  writer.Shape(bits_shape_);
+  writer.Ints({state_value_, new_state_value_, bits_value_});
   return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> LoadRngBitGeneratorThunk(std::string name, ThunkReader& reader) {
+  const int64_t algorithm = reader.Int();
+  const int64_t state_size = reader.Int();
+  const Shape bits_shape = reader.Shape();
+  const std::vector<int64_t> values = reader.Values();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("rng-bit-generator %", name, ": ", why));
+    return nullptr;
+  };
+  if (algorithm < RNG_DEFAULT || algorithm > RNG_PHILOX) {
+    return fail(absl::StrCat("algorithm ", algorithm));
+  }
+  if (state_size < 1 || state_size > 16) return fail(absl::StrCat("a state of ", state_size));
+  const auto random_algorithm = static_cast<RandomAlgorithm>(algorithm);
+  if (absl::Status valid = CheckRandomBitsShape(random_algorithm, state_size, bits_shape);
+      !valid.ok()) {
+    return fail(valid.message());
+  }
+  if (values.size() != 3 || !reader.ValueHas(values[0], state_size * 8) ||
+      !reader.ValueHas(values[1], state_size * 8) ||
+      !reader.ValueHas(values[2], ShapeUtil::ByteSizeOfElements(bits_shape))) {
+    return fail("values whose sizes do not match its state and bits");
+  }
+  return std::make_unique<RngBitGeneratorThunk>(std::move(name), random_algorithm, state_size,
+                                                bits_shape, values[0], values[1], values[2]);
+}
+
+absl::Status RngThunk::Serialize(ThunkWriter& writer) const {
+  writer.Begin(ThunkTag::kRng, *this);
+  writer.Int(static_cast<int64_t>(distribution_));
+  writer.Shape(shape_);
+  writer.Ints({low_value_, high_value_, output_value_});
+  return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> LoadRngThunk(std::string name, ThunkReader& reader) {
+  const int64_t distribution = reader.Int();
+  const Shape shape = reader.Shape();
+  const std::vector<int64_t> values = reader.Values();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("rng %", name, ": ", why));
+    return nullptr;
+  };
+  const PrimitiveType type = shape.element_type();
+  const bool supported = (primitive_util::IsFloatingPointType(type) &&
+                          (distribution == RNG_UNIFORM || distribution == RNG_NORMAL)) ||
+                         (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM);
+  if (!supported) {
+    return fail(absl::StrCat("distribution ", distribution, " of ",
+                             primitive_util::LowercasePrimitiveTypeName(type)));
+  }
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  int64_t elements = 1;
+  for (int64_t d : shape.dimensions()) {
+    if (d > 0 && elements > kMaxElements / d) return fail("a shape too large");
+    elements *= d;
+  }
+  const int64_t bytes = primitive_util::ByteWidth(type);
+  if (values.size() != 3 || !reader.ValueHas(values[0], bytes) ||
+      !reader.ValueHas(values[1], bytes) ||
+      !reader.ValueHas(values[2], ShapeUtil::ByteSizeOfElements(shape))) {
+    return fail("values whose sizes do not match its bounds and result");
+  }
+  return std::make_unique<RngThunk>(std::move(name), static_cast<RandomDistribution>(distribution),
+                                    shape, values[0], values[1], values[2]);
+}
+
+absl::Status RngGetAndUpdateStateThunk::Serialize(ThunkWriter& writer) const {
+  writer.Begin(ThunkTag::kRngGetAndUpdateState, *this);
+  writer.Int(delta_);
+  writer.Int(elements_);
+  writer.Int(output_value_);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<Thunk> LoadRngGetAndUpdateStateThunk(std::string name, ThunkReader& reader) {
+  const int64_t delta = reader.Int();
+  const int64_t elements = reader.Int();
+  const int64_t output = reader.Value();
+  if (!reader.ok()) return nullptr;
+  if (elements < 1 || elements > (int64_t{1} << 40) || !reader.ValueHas(output, elements * 8)) {
+    reader.Fail(absl::StrCat("rng-get-and-update-state %", name, ": ", elements,
+                             " elements in a value of another size"));
+    return nullptr;
+  }
+  return std::make_unique<RngGetAndUpdateStateThunk>(std::move(name), delta, elements, output);
 }
 
 }  // namespace axle::cpu

@@ -13,6 +13,10 @@
 // and for several as long as fusion keeps their post order (an rng whose
 // result nothing uses still draws on cpu, where the interpreter skips it).
 //
+// All three serialize (thunk_serialization.h); a loaded program runs with
+// seed 0 (SerializedProgramRunner has no run options), as a run with
+// default ExecutableRunOptions does.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_RNG_THUNK_H_
 #define AXLE_CPU_RUNTIME_RNG_THUNK_H_
@@ -53,6 +57,7 @@ class RngBitGeneratorThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{{state_value_}, {new_state_value_, bits_value_}};
   }
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   RandomAlgorithm algorithm_;
@@ -79,6 +84,7 @@ class RngThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{{low_value_, high_value_}, {output_value_}};
   }
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   RandomDistribution distribution_;
@@ -97,6 +103,7 @@ class RngGetAndUpdateStateThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override;
   std::optional<BufferUses> buffer_uses() const override { return BufferUses{{}, {output_value_}}; }
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   int64_t delta_;

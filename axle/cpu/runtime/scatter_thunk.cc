@@ -5,13 +5,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "axle/base/status_macros.h"
+#include "axle/core/scatter_indexing.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/integer_element.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/analysis/scatter_indexing.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -30,47 +27,9 @@ int64_t Product(const std::vector<int64_t>& values) {
   return product;
 }
 
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("cpu platform: scatter ", instruction.name(), ": ", what));
-}
-
-// Whether `values` are distinct and in [0, bound).
-
 // Updated elements from which the one-row-per-update path splits the
 // operand's rows across the intra-op pool (each thread reads every index).
 constexpr int64_t kMinParallelRowElements = int64_t{1} << 15;
-
-// The row op `combiner` is on operands of `type`, if any (see Geometry).
-ScatterThunk::Geometry::RowOp RowOpOf(const HloComputation& combiner, PrimitiveType type) {
-  using RowOp = ScatterThunk::Geometry::RowOp;
-  switch (type) {
-    case F32:
-    case F64:
-    case S32:
-    case S64:
-    case U32:
-    case U64:
-      break;
-    default:
-      return RowOp::kNone;
-  }
-  const HloInstruction* root = combiner.root_instruction();
-  if (combiner.num_parameters() != 2) return RowOp::kNone;
-  if (root == combiner.parameter_instruction(1)) return RowOp::kAssign;
-  if (root->operand_count() != 2 || root->operand(0)->opcode() != HloOpcode::kParameter ||
-      root->operand(1)->opcode() != HloOpcode::kParameter || root->operand(0) == root->operand(1)) {
-    return RowOp::kNone;
-  }
-  switch (root->opcode()) {
-    case HloOpcode::kAdd:
-      return RowOp::kAdd;
-    case HloOpcode::kMultiply:
-      return RowOp::kMultiply;
-    default:
-      return RowOp::kNone;
-  }
-}
 
 // Output and update rows never overlap (distinct buffers); the loops are
 // vectorized (GCC's -O2 leaves loops of unknown trip count scalar).
@@ -154,42 +113,6 @@ void Fill(char* output, int64_t bytes, const std::vector<char>& scalar) {
 constexpr int64_t kMinParallelFillBytes = int64_t{1} << 20;
 
 }  // namespace
-
-const Literal* ScatterFillsOperand(const HloInstruction& operand) {
-  if (operand.opcode() != HloOpcode::kFusion || operand.operand_count() != 0 ||
-      !operand.shape().IsArray() || operand.user_count() != 1 || operand.parent() == nullptr ||
-      operand.parent()->root_instruction() == &operand) {
-    return nullptr;
-  }
-  const HloInstruction* root =
-      cast<HloFusionInstruction>(&operand)->fused_instructions_computation()->root_instruction();
-  if (root->opcode() != HloOpcode::kBroadcast ||
-      root->operand(0)->opcode() != HloOpcode::kConstant || !root->operand(0)->shape().IsArray() ||
-      root->operand(0)->shape().rank() != 0 ||
-      root->operand(0)->shape().element_type() != operand.shape().element_type()) {
-    return nullptr;
-  }
-  // The only user is a scatter that reads it once, as an operand (not as
-  // its indices or updates).
-  const HloInstruction* scatter = operand.users().front();
-  if (scatter->opcode() != HloOpcode::kScatter) return nullptr;
-  const int64_t n = scatter->operand_count() / 2;
-  int64_t uses = 0;
-  bool as_operand = false;
-  for (int64_t i = 0; i < scatter->operand_count(); ++i) {
-    if (scatter->operand(i) != &operand) continue;
-    ++uses;
-    as_operand = i < n;
-  }
-  if (uses != 1 || !as_operand) return nullptr;
-  const Literal& literal = cast<HloConstantInstruction>(root->operand(0))->literal();
-  const int64_t count = ShapeUtil::ElementsIn(operand.shape());
-  if (count == 0 ||
-      literal.size_bytes() * count != ShapeUtil::ByteSizeOfElements(operand.shape())) {
-    return nullptr;
-  }
-  return &literal;
-}
 
 ScatterThunk::ScatterThunk(std::string name, std::unique_ptr<CompiledScalarFunction> combiner,
                            Geometry geometry, std::vector<int64_t> operand_values,
@@ -399,55 +322,142 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status EmitScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatter(instruction);
-  if (!indexing.ok()) return Invalid(instruction, indexing.status().message());
-  const int64_t n = cast<HloScatterInstruction>(&instruction)->scatter_operand_count();
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& indices = instruction.operand(n)->shape();
-  if (!IsByteIntegerType(indices.element_type())) {
-    return Invalid(instruction,
-                   absl::StrCat("indices of type ",
-                                primitive_util::LowercasePrimitiveTypeName(indices.element_type()),
-                                " are not integers"));
+absl::Status ScatterThunk::Serialize(ThunkWriter& writer) const {
+  const Geometry& g = geometry_;
+  writer.Begin(ThunkTag::kScatter, *this);
+  // The shapes and dimension numbers the indexing comes from: the loader
+  // analyzes them again (AnalyzeScatterIndexing), which checks them.
+  writer.Ints(g.operand_dims);
+  writer.Ints(g.indices_dims);
+  writer.Ints(g.update_dims);
+  writer.Int(static_cast<int64_t>(g.indices_type));
+  writer.Int(g.index_vector_dim);
+  writer.Ints(g.update_window_dims);
+  std::vector<int64_t> inserted;
+  for (int64_t d = 0; d < static_cast<int64_t>(g.operand_dims.size()); ++d) {
+    if (std::find(g.window_operand_dims.begin(), g.window_operand_dims.end(), d) ==
+            g.window_operand_dims.end() &&
+        std::find(g.input_batching_dims.begin(), g.input_batching_dims.end(), d) ==
+            g.input_batching_dims.end()) {
+      inserted.push_back(d);
+    }
+  }
+  writer.Ints(inserted);
+  writer.Ints(g.scatter_dims_to_operand_dims);
+  writer.Ints(g.input_batching_dims);
+  std::vector<int64_t> indices_batching;
+  for (int64_t position : g.batch_positions) {
+    indices_batching.push_back(position < g.index_vector_dim ? position : position + 1);
+  }
+  writer.Ints(indices_batching);
+  writer.Ints(g.element_bytes);
+  writer.Int(static_cast<int64_t>(g.row_op));
+  writer.Int(static_cast<int64_t>(g.element_type));
+  writer.Ints(operand_values_);
+  writer.Int(indices_value_);
+  writer.Ints(update_values_);
+  writer.Ints(output_values_);
+  for (const std::vector<char>& fill : fills_) {
+    writer.String(absl::string_view(fill.data(), fill.size()));
+  }
+  return writer.ScalarFunction(*combiner_, absl::StrCat("scatter %", name(), "'s combiner"));
+}
+
+std::unique_ptr<Thunk> LoadScatterThunk(std::string name, ThunkReader& reader) {
+  std::vector<int64_t> operand_dims = reader.Ints();
+  std::vector<int64_t> indices_dims = reader.Ints();
+  std::vector<int64_t> update_dims = reader.Ints();
+  const int64_t indices_type = reader.Int();
+  ScatterDimensionNumbers dn;
+  dn.set_index_vector_dim(reader.Int());
+  for (int64_t d : reader.Ints()) dn.add_update_window_dims(d);
+  for (int64_t d : reader.Ints()) dn.add_inserted_window_dims(d);
+  for (int64_t d : reader.Ints()) dn.add_scatter_dims_to_operand_dims(d);
+  for (int64_t d : reader.Ints()) dn.add_input_batching_dims(d);
+  for (int64_t d : reader.Ints()) dn.add_scatter_indices_batching_dims(d);
+  std::vector<int64_t> element_bytes = reader.Ints();
+  const int64_t row_op = reader.Int();
+  const int64_t element_type = reader.Int();
+  std::vector<int64_t> operand_values = reader.Ints();
+  const int64_t indices_value = reader.Value();
+  std::vector<int64_t> update_values = reader.Values();
+  std::vector<int64_t> output_values = reader.Values();
+  std::vector<std::vector<char>> fills;
+  for (size_t i = 0; i < output_values.size() && reader.ok(); ++i) {
+    const std::string fill = reader.String();
+    fills.emplace_back(fill.begin(), fill.end());
+  }
+  std::unique_ptr<CompiledScalarFunction> combiner = reader.ScalarFunction();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("scatter %", name, ": ", why));
+    return nullptr;
+  };
+  // Shapes of at most 2^48 elements, so that no size below overflows.
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  auto elements_of = [&](const std::vector<int64_t>& dims) -> int64_t {
+    int64_t elements = 1;
+    for (int64_t d : dims) {
+      if (d < 0 || (d > 0 && elements > kMaxElements / d)) return -1;
+      elements *= d;
+    }
+    return elements;
+  };
+  const int64_t operand_elements = elements_of(operand_dims);
+  const int64_t indices_elements = elements_of(indices_dims);
+  const int64_t update_elements = elements_of(update_dims);
+  if (operand_elements < 0 || indices_elements < 0 || update_elements < 0) {
+    return fail("a negative or too large dimension");
+  }
+  if (!IsArrayTypeNumber(indices_type) ||
+      !IsByteIntegerType(static_cast<PrimitiveType>(indices_type))) {
+    return fail(absl::StrCat("indices of type number ", indices_type));
+  }
+  const auto index_type = static_cast<PrimitiveType>(indices_type);
+  absl::StatusOr<ScatterIndexing> indexing = AnalyzeScatterIndexing(
+      ShapeUtil::MakeShape(F32, operand_dims), ShapeUtil::MakeShape(index_type, indices_dims),
+      ShapeUtil::MakeShape(F32, update_dims), dn);
+  if (!indexing.ok()) return fail(indexing.status().message());
+  const size_t n = output_values.size();
+  if (n == 0 || operand_values.size() != n || update_values.size() != n ||
+      element_bytes.size() != n) {
+    return fail("operands, updates, outputs and element sizes that do not match");
+  }
+  if (!reader.ValueHas(indices_value, indices_elements * primitive_util::ByteWidth(index_type))) {
+    return fail("an indices value whose size does not match its shape");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t bytes = element_bytes[i];
+    if (bytes < 1 || bytes > 16) return fail(absl::StrCat("elements of ", bytes, " bytes"));
+    const bool filled = !fills[i].empty();
+    if (filled ? (operand_values[i] != -1 || static_cast<int64_t>(fills[i].size()) != bytes)
+               : !reader.ValueHas(operand_values[i], operand_elements * bytes)) {
+      return fail(absl::StrCat("operand ", i, " matches neither a value nor a fill"));
+    }
+    if (!reader.ValueHas(update_values[i], update_elements * bytes) ||
+        !reader.ValueHas(output_values[i], operand_elements * bytes)) {
+      return fail("values whose sizes do not match its shapes");
+    }
   }
   ScatterThunk::Geometry g;
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
-  const HloComputation* combiner = instruction.to_apply();
-  std::vector<int64_t> operand_values, update_values;
-  std::vector<std::vector<char>> fills(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& o = instruction.operand(i)->shape();
-    if (const Literal* fill = ScatterFillsOperand(*instruction.operand(i))) {
-      // No kernel computed it (program_builder.cc): the thunk fills.
-      const char* bytes = static_cast<const char*>(fill->untyped_data());
-      fills[i].assign(bytes, bytes + fill->size_bytes());
-      operand_values.push_back(-1);
-    } else {
-      AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(instruction.operand(i)));
-      operand_values.push_back(value);
-    }
-    AXLE_ASSIGN_OR_RETURN(int64_t update_value, builder.ValueOf(instruction.operand(n + 1 + i)));
-    update_values.push_back(update_value);
-    const int64_t count = ShapeUtil::ElementsIn(o);
-    g.element_bytes.push_back(count == 0 ? 1 : ShapeUtil::ByteSizeOfElements(o) / count);
+  g.element_bytes = std::move(element_bytes);
+  if (row_op < static_cast<int64_t>(ScatterThunk::Geometry::RowOp::kNone) ||
+      row_op > static_cast<int64_t>(ScatterThunk::Geometry::RowOp::kAssign) ||
+      !IsArrayTypeNumber(element_type)) {
+    return fail(absl::StrCat("row op ", row_op, " on type number ", element_type));
   }
-  if (n == 1) {
-    g.element_type = operand.element_type();
-    g.row_op = RowOpOf(*combiner, g.element_type);
+  g.row_op = static_cast<ScatterThunk::Geometry::RowOp>(row_op);
+  g.element_type = static_cast<PrimitiveType>(element_type);
+  if (g.row_op != ScatterThunk::Geometry::RowOp::kNone &&
+      (n != 1 || primitive_util::ByteWidth(g.element_type) != g.element_bytes[0] ||
+       (g.element_type != F32 && g.element_type != F64 && g.element_type != S32 &&
+        g.element_type != S64 && g.element_type != U32 && g.element_type != U64))) {
+    return fail("a row op on elements it does not combine");
   }
-  AXLE_ASSIGN_OR_RETURN(int64_t indices_value, builder.ValueOf(instruction.operand(n)));
-  AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<CompiledScalarFunction> function,
-      builder.kernels().AddScalarFunction(*combiner, builder.UniqueName("scatter_combiner")));
-  std::vector<int64_t> output_values = builder.DefineTemporaries(&instruction);
-  if (static_cast<int64_t>(output_values.size()) != n) {
-    return Unsupported(instruction, "a scatter whose result leaves do not match its operands");
-  }
-  builder.AddThunk(std::make_unique<ScatterThunk>(
-      instruction.name(), std::move(function), std::move(g), std::move(operand_values),
-      indices_value, std::move(update_values), std::move(output_values), std::move(fills)));
-  return absl::OkStatus();
+  return std::make_unique<ScatterThunk>(
+      std::move(name), std::move(combiner), std::move(g), std::move(operand_values), indices_value,
+      std::move(update_values), std::move(output_values), std::move(fills));
 }
 
 }  // namespace axle::cpu

@@ -36,10 +36,14 @@
 #include <vector>
 
 #include "axle/core/literal.h"
+#include "axle/core/scatter_indexing.h"
 #include "axle/core/shape.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/scalar_function_emitter.h"
-#include "axle/hlo/analysis/scatter_indexing.h"
+
+namespace axle {
+class HloInstruction;
+}  // namespace axle
 
 namespace axle::cpu {
 
@@ -77,6 +81,9 @@ class ScatterThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override;
   // Operands are read only while being copied into the outputs, a copy
   // skipped when an output shares its operand's memory.
+  // The shapes and dimension numbers, the values, the fills and the
+  // combiner by symbol (LoadScatterThunk, thunk_serialization.h).
+  absl::Status Serialize(ThunkWriter& writer) const override;
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
     std::vector<std::pair<int64_t, int64_t>> pairs;
     for (size_t i = 0; i < operand_values_.size(); ++i) {

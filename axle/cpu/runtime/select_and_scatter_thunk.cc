@@ -3,15 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
-#include "axle/cpu/runtime/thunk_emitters.h"
-#include "axle/hlo/analysis/select_and_scatter_shapes.h"
-#include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
 namespace {
@@ -24,11 +21,6 @@ bool Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
     index[d] = 0;
   }
   return false;
-}
-
-absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("cpu platform: select-and-scatter ", instruction.name(), ": ", what));
 }
 
 // Whether the f32 select keeps `a` (the selected element) over `b`.
@@ -113,37 +105,6 @@ struct InsideWindows {
 // walk and the init fill are split across the intra-op pool.
 constexpr int64_t kMinParallelWindowElements = int64_t{1} << 16;
 constexpr int64_t kMinParallelFillBytes = int64_t{1} << 18;
-
-// The inline form of (select, scatter) on f32 (Geometry::Inline), if any.
-SelectAndScatterThunk::Geometry::Inline InlineFormOf(const HloComputation& select,
-                                                     const HloComputation& scatter,
-                                                     PrimitiveType type) {
-  using Inline = SelectAndScatterThunk::Geometry::Inline;
-  if (type != F32) return Inline::kNone;
-  const HloInstruction* add = scatter.root_instruction();
-  if (add->opcode() != HloOpcode::kAdd || add->operand(0)->opcode() != HloOpcode::kParameter ||
-      add->operand(1)->opcode() != HloOpcode::kParameter || add->operand(0) == add->operand(1)) {
-    return Inline::kNone;
-  }
-  const auto* compare = dyn_cast<HloCompareInstruction>(select.root_instruction());
-  if (compare == nullptr || compare->operand(0) != select.parameter_instruction(0) ||
-      compare->operand(1) != select.parameter_instruction(1) ||
-      compare->type() == ComparisonType::kFloatTotalOrder) {
-    return Inline::kNone;
-  }
-  switch (compare->direction()) {
-    case ComparisonDirection::kGe:
-      return Inline::kGe;
-    case ComparisonDirection::kGt:
-      return Inline::kGt;
-    case ComparisonDirection::kLe:
-      return Inline::kLe;
-    case ComparisonDirection::kLt:
-      return Inline::kLt;
-    default:
-      return Inline::kNone;
-  }
-}
 
 }  // namespace
 
@@ -304,41 +265,95 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
   return absl::OkStatus();
 }
 
-absl::Status EmitSelectAndScatterThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
-  absl::StatusOr<SelectAndScatterShapes> shapes = AnalyzeSelectAndScatter(instruction);
-  if (!shapes.ok()) return Invalid(instruction, shapes.status().message());
-  if (shapes->window_reversal) {
-    return Unsupported(instruction, "window reversal in select-and-scatter is not supported");
+absl::Status SelectAndScatterThunk::Serialize(ThunkWriter& writer) const {
+  const Geometry& g = geometry_;
+  writer.Begin(ThunkTag::kSelectAndScatter, *this);
+  writer.Ints(g.operand_dims);
+  writer.Ints(g.source_dims);
+  writer.Int(static_cast<int64_t>(g.window.dimensions().size()));
+  for (const WindowDimension& w : g.window.dimensions()) {
+    writer.Ints({w.size(), w.stride(), w.padding_low(), w.padding_high(), w.window_dilation(),
+                 w.base_dilation(), w.window_reversal() ? 1 : 0});
   }
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& init = instruction.operand(2)->shape();
-  const Shape& shape = instruction.shape();
-  const HloComputation* select = shapes->select;
-  const HloComputation* scatter = shapes->scatter;
-  const PrimitiveType type = shapes->type;
+  writer.Int(g.element_bytes);
+  writer.Int(static_cast<int64_t>(g.inline_select));
+  writer.Ints({values_.operand, values_.source, values_.init_value, values_.output});
+  const std::string what = absl::StrCat("select-and-scatter %", name());
+  if (absl::Status status = writer.ScalarFunction(*select_, what); !status.ok()) return status;
+  return writer.ScalarFunction(*scatter_, what);
+}
 
-  SelectAndScatterThunk::Geometry geometry;
-  geometry.operand_dims = shapes->operand_dims;
-  geometry.source_dims = shapes->source_dims;
-  geometry.window = shapes->window;
-  const int64_t count = ShapeUtil::ElementsIn(operand);
-  geometry.element_bytes = count == 0 ? ShapeUtil::ByteSizeOfElements(init)
-                                      : ShapeUtil::ByteSizeOfElements(operand) / count;
-  SelectAndScatterThunk::Values values;
-  AXLE_ASSIGN_OR_RETURN(values.operand, builder.ValueOf(instruction.operand(0)));
-  AXLE_ASSIGN_OR_RETURN(values.source, builder.ValueOf(instruction.operand(1)));
-  AXLE_ASSIGN_OR_RETURN(values.init_value, builder.ValueOf(instruction.operand(2)));
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<CompiledScalarFunction> select_function,
-                        builder.kernels().AddScalarFunction(*select, builder.UniqueName("select")));
-  AXLE_ASSIGN_OR_RETURN(
-      std::unique_ptr<CompiledScalarFunction> scatter_function,
-      builder.kernels().AddScalarFunction(*scatter, builder.UniqueName("scatter")));
-  geometry.inline_select = InlineFormOf(*select, *scatter, type);
-  values.output = builder.DefineTemporary(&instruction, {}, shape);
-  builder.AddThunk(std::make_unique<SelectAndScatterThunk>(
-      instruction.name(), std::move(select_function), std::move(scatter_function),
-      std::move(geometry), values));
-  return absl::OkStatus();
+std::unique_ptr<Thunk> LoadSelectAndScatterThunk(std::string name, ThunkReader& reader) {
+  SelectAndScatterThunk::Geometry g;
+  g.operand_dims = reader.Ints();
+  g.source_dims = reader.Ints();
+  const int64_t rank = reader.Count(64);  // each a count and 7 fields
+  std::vector<std::vector<int64_t>> window;
+  for (int64_t d = 0; d < rank && reader.ok(); ++d) window.push_back(reader.Ints());
+  g.element_bytes = reader.Int();
+  const int64_t inline_select = reader.Int();
+  std::vector<int64_t> values = reader.Values();
+  std::unique_ptr<CompiledScalarFunction> select = reader.ScalarFunction();
+  std::unique_ptr<CompiledScalarFunction> scatter = reader.ScalarFunction();
+  if (!reader.ok()) return nullptr;
+  auto fail = [&](absl::string_view why) {
+    reader.Fail(absl::StrCat("select-and-scatter %", name, ": ", why));
+    return nullptr;
+  };
+  if (static_cast<int64_t>(g.operand_dims.size()) != rank ||
+      static_cast<int64_t>(g.source_dims.size()) != rank || values.size() != 4) {
+    return fail("operand, source and window of different ranks, or not four values");
+  }
+  // Sizes bounded so that no position or size below overflows.
+  constexpr int64_t kMaxElements = int64_t{1} << 40, kMaxWindow = int64_t{1} << 20;
+  int64_t count = 1, source_count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const std::vector<int64_t>& w = window[d];
+    if (w.size() != 7) return fail("a window dimension of other than 7 fields");
+    const int64_t o = g.operand_dims[d], source = g.source_dims[d];
+    if (o < 0 || source < 0 || (o > 0 && count > kMaxElements / o) ||
+        (source > 0 && source_count > kMaxElements / source)) {
+      return fail("a negative or too large dimension");
+    }
+    count *= o;
+    source_count *= source;
+    if (w[0] < 0 || w[0] > kMaxWindow || w[1] < 1 || w[1] > kMaxWindow ||
+        std::abs(w[2]) > kMaxWindow || std::abs(w[3]) > kMaxWindow || w[4] < 1 ||
+        w[4] > kMaxWindow || w[5] < 1 || w[5] > kMaxWindow || w[6] != 0) {
+      return fail(absl::StrCat("window dimension ", d, " out of range"));
+    }
+    WindowDimension& dimension = *g.window.add_dimensions();
+    dimension.set_size(w[0]);
+    dimension.set_stride(w[1]);
+    dimension.set_padding_low(w[2]);
+    dimension.set_padding_high(w[3]);
+    dimension.set_window_dilation(w[4]);
+    dimension.set_base_dilation(w[5]);
+  }
+  if (g.element_bytes < 1 || g.element_bytes > 16) {
+    return fail(absl::StrCat("elements of ", g.element_bytes, " bytes"));
+  }
+  if (inline_select < static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kNone) ||
+      inline_select > static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kLt) ||
+      (inline_select != static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kNone) &&
+       g.element_bytes != 4)) {
+    return fail(absl::StrCat("inline select ", inline_select, " on elements of ", g.element_bytes,
+                             " bytes"));
+  }
+  g.inline_select = static_cast<SelectAndScatterThunk::Geometry::Inline>(inline_select);
+  SelectAndScatterThunk::Values v;
+  v.operand = values[0];
+  v.source = values[1];
+  v.init_value = values[2];
+  v.output = values[3];
+  if (!reader.ValueHas(v.operand, count * g.element_bytes) ||
+      !reader.ValueHas(v.source, source_count * g.element_bytes) ||
+      !reader.ValueHas(v.init_value, g.element_bytes) ||
+      !reader.ValueHas(v.output, count * g.element_bytes)) {
+    return fail("values whose sizes do not match its shapes");
+  }
+  return std::make_unique<SelectAndScatterThunk>(std::move(name), std::move(select),
+                                                 std::move(scatter), std::move(g), v);
 }
 
 }  // namespace axle::cpu

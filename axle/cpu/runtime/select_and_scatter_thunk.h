@@ -73,6 +73,9 @@ class SelectAndScatterThunk : public Thunk {
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{{values_.operand, values_.source, values_.init_value}, {values_.output}};
   }
+  // The geometry, the values and both functions by symbol
+  // (LoadSelectAndScatterThunk, thunk_serialization.h).
+  absl::Status Serialize(ThunkWriter& writer) const override;
 
  private:
   std::unique_ptr<CompiledScalarFunction> select_;

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "axle/cpu/runtime/thunk_serialization.h"
@@ -231,19 +232,16 @@ absl::Status SortThunk::Execute(const ThunkContext& context) const {
 }
 
 absl::Status SortThunk::Serialize(ThunkWriter& writer) const {
-  if (!key_order_) {
-    return absl::UnimplementedError(absl::StrCat(
-        "sort %", name(),
-        " calls its compiled comparator, which has no serialized form yet (cpu AOT; a sort "
-        "by one operand's native key order has one)"));
-  }
-  writer.Begin(ThunkTag::kSort, *this);
+  writer.Begin(key_order_ ? ThunkTag::kSort : ThunkTag::kComparatorSort, *this);
   writer.Int(geometry_.outer);
   writer.Int(geometry_.length);
   writer.Int(geometry_.inner);
   writer.Ints(element_bytes_);
   writer.Ints(operand_values_);
   writer.Ints(output_values_);
+  if (!key_order_) {
+    return writer.ScalarFunction(*comparator_, absl::StrCat("sort %", name(), "'s comparator"));
+  }
   writer.Int(static_cast<int64_t>(key_order_->type()));
   writer.Bool(key_order_->descending());
   writer.Int(static_cast<int64_t>(key_order_->replacements().size()));
@@ -255,14 +253,67 @@ absl::Status SortThunk::Serialize(ThunkWriter& writer) const {
   return absl::OkStatus();
 }
 
-std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader) {
+namespace {
+
+// What both kinds of sort write first: the slices, the element sizes and
+// the values.
+struct SortRecord {
   SortThunk::Geometry geometry;
-  geometry.outer = reader.Int();
-  geometry.length = reader.Int();
-  geometry.inner = reader.Int();
-  std::vector<int64_t> element_bytes = reader.Ints();
-  std::vector<int64_t> operand_values = reader.Values();
-  std::vector<int64_t> output_values = reader.Values();
+  std::vector<int64_t> element_bytes;
+  std::vector<int64_t> operand_values;
+  std::vector<int64_t> output_values;
+};
+
+SortRecord ReadSortRecord(ThunkReader& reader) {
+  SortRecord record;
+  record.geometry.outer = reader.Int();
+  record.geometry.length = reader.Int();
+  record.geometry.inner = reader.Int();
+  record.element_bytes = reader.Ints();
+  record.operand_values = reader.Values();
+  record.output_values = reader.Values();
+  return record;
+}
+
+// Why `record`'s operands and slices are malformed; empty when they are not.
+std::string CheckSortSlices(const SortRecord& record) {
+  const SortThunk::Geometry& geometry = record.geometry;
+  const size_t n = record.element_bytes.size();
+  if (n == 0 || record.operand_values.size() != n || record.output_values.size() != n) {
+    return "operands, outputs and element sizes that do not match";
+  }
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  if (geometry.outer < 0 || geometry.length < 0 || geometry.inner < 0 ||
+      (geometry.outer > 0 && geometry.length > kMaxElements / geometry.outer) ||
+      (geometry.outer * geometry.length > 0 &&
+       geometry.inner > kMaxElements / (geometry.outer * geometry.length))) {
+    return absl::StrCat("slices of ", geometry.outer, " x ", geometry.length, " x ", geometry.inner,
+                        " elements");
+  }
+  return "";
+}
+
+// Why `record`'s elements do not fit the reader's values; empty when they do.
+std::string CheckSortValues(const SortRecord& record, const ThunkReader& reader) {
+  const SortThunk::Geometry& geometry = record.geometry;
+  const int64_t elements = geometry.outer * geometry.length * geometry.inner;
+  for (size_t i = 0; i < record.element_bytes.size(); ++i) {
+    const int64_t bytes = record.element_bytes[i];
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) {
+      return absl::StrCat("elements of ", bytes, " bytes");
+    }
+    if (!reader.ValueHas(record.operand_values[i], elements * bytes) ||
+        !reader.ValueHas(record.output_values[i], elements * bytes)) {
+      return "values whose sizes do not match its slices";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader) {
+  SortRecord record = ReadSortRecord(reader);
   const int64_t type = reader.Int();
   const bool descending = reader.Bool();
   const int64_t count = reader.Count(24);
@@ -279,39 +330,35 @@ std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader) {
     reader.Fail(absl::StrCat("sort %", name, ": ", why));
     return nullptr;
   };
-  const size_t n = element_bytes.size();
-  if (n == 0 || operand_values.size() != n || output_values.size() != n) {
-    return fail("operands, outputs and element sizes that do not match");
-  }
-  constexpr int64_t kMaxElements = int64_t{1} << 48;
-  if (geometry.outer < 0 || geometry.length < 0 || geometry.inner < 0 ||
-      (geometry.outer > 0 && geometry.length > kMaxElements / geometry.outer) ||
-      (geometry.outer * geometry.length > 0 &&
-       geometry.inner > kMaxElements / (geometry.outer * geometry.length))) {
-    return fail(absl::StrCat("slices of ", geometry.outer, " x ", geometry.length, " x ",
-                             geometry.inner, " elements"));
-  }
+  if (std::string why = CheckSortSlices(record); !why.empty()) return fail(why);
   if (!IsArrayTypeNumber(type) || !SortKeyOrder::Supports(static_cast<PrimitiveType>(type))) {
     return fail(absl::StrCat("a key order of type number ", type));
   }
-  if (element_bytes[0] != primitive_util::ByteWidth(static_cast<PrimitiveType>(type))) {
+  if (record.element_bytes[0] != primitive_util::ByteWidth(static_cast<PrimitiveType>(type))) {
     return fail("keys of another size than their key order's type");
   }
-  const int64_t elements = geometry.outer * geometry.length * geometry.inner;
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t bytes = element_bytes[i];
-    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) {
-      return fail(absl::StrCat("elements of ", bytes, " bytes"));
-    }
-    if (!reader.ValueHas(operand_values[i], elements * bytes) ||
-        !reader.ValueHas(output_values[i], elements * bytes)) {
-      return fail("values whose sizes do not match its slices");
-    }
-  }
+  if (std::string why = CheckSortValues(record, reader); !why.empty()) return fail(why);
   return std::make_unique<SortThunk>(
       std::move(name), nullptr,
-      SortKeyOrder(static_cast<PrimitiveType>(type), descending, std::move(replacements)), geometry,
-      std::move(element_bytes), std::move(operand_values), std::move(output_values));
+      SortKeyOrder(static_cast<PrimitiveType>(type), descending, std::move(replacements)),
+      record.geometry, std::move(record.element_bytes), std::move(record.operand_values),
+      std::move(record.output_values));
+}
+
+std::unique_ptr<Thunk> LoadComparatorSortThunk(std::string name, ThunkReader& reader) {
+  SortRecord record = ReadSortRecord(reader);
+  std::unique_ptr<CompiledScalarFunction> comparator = reader.ScalarFunction();
+  if (!reader.ok()) return nullptr;
+  std::string why = CheckSortSlices(record);
+  if (why.empty()) why = CheckSortValues(record, reader);
+  if (!why.empty()) {
+    reader.Fail(absl::StrCat("sort %", name, ": ", why));
+    return nullptr;
+  }
+  return std::make_unique<SortThunk>(std::move(name), std::move(comparator), std::nullopt,
+                                     record.geometry, std::move(record.element_bytes),
+                                     std::move(record.operand_values),
+                                     std::move(record.output_values));
 }
 
 }  // namespace axle::cpu

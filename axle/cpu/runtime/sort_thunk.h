@@ -65,8 +65,8 @@ class SortThunk : public Thunk {
     return BufferUses{operand_values_, output_values_};
   }
   // A sort by a native key order (LoadSortThunk, thunk_serialization.h,
-  // makes it again with no comparator); one that calls its comparator is
-  // Unimplemented.
+  // makes it again with no comparator), or one that calls its comparator,
+  // named by its symbol (LoadComparatorSortThunk).
   absl::Status Serialize(ThunkWriter& writer) const override;
 
   // A sort is its comparator calls (about length * log2(length) per

@@ -87,17 +87,31 @@ absl::Status ThunkWriter::Kernel(const CompiledKernel& kernel) {
   if (kernel.symbol().empty()) {
     return absl::UnimplementedError("a kernel without a symbol cannot be serialized");
   }
-  auto [it, inserted] =
-      symbol_index_.try_emplace(kernel.symbol(), static_cast<int64_t>(symbols_.size()));
-  if (inserted) {
-    symbols_.push_back(kernel.symbol());
-    addresses_.push_back(reinterpret_cast<void*>(kernel.function()));
-  }
+  AddSymbol(kernel.symbol(), reinterpret_cast<void*>(kernel.function()));
   String(kernel.symbol());
   Int(kernel.outer_size());
   Int(kernel.num_parameters());
   Int(kernel.num_outputs());
   return absl::OkStatus();
+}
+
+absl::Status ThunkWriter::ScalarFunction(const CompiledScalarFunction& function,
+                                         absl::string_view what) {
+  if (function.symbol().empty() || function.function() == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat(what, ": a scalar function without a symbol cannot be serialized"));
+  }
+  AddSymbol(function.symbol(), reinterpret_cast<void*>(function.function()));
+  String(function.symbol());
+  return absl::OkStatus();
+}
+
+void ThunkWriter::AddSymbol(const std::string& symbol, void* address) {
+  auto [it, inserted] = symbol_index_.try_emplace(symbol, static_cast<int64_t>(symbols_.size()));
+  if (inserted) {
+    symbols_.push_back(symbol);
+    addresses_.push_back(address);
+  }
 }
 
 void ThunkWriter::Begin(ThunkTag tag, const ::axle::cpu::Thunk& thunk) {
@@ -247,20 +261,34 @@ std::unique_ptr<CompiledKernel> ThunkReader::Kernel() {
     Fail(absl::StrCat("kernel ", symbol, " has a negative size"));
     return nullptr;
   }
-  absl::StatusOr<void*> address = resolver_(symbol);
-  if (!address.ok() || *address == nullptr) {
-    if (status_.ok()) {
-      status_ = absl::NotFoundError(
-          absl::StrCat("serialized cpu program: kernel ", symbol,
-                       " not found: ", address.ok() ? "null address" : address.status().message()));
-    }
-    return nullptr;
-  }
-  auto kernel = std::make_unique<CompiledKernel>(
-      nullptr, reinterpret_cast<CompiledKernel::Function>(*address), outer_size, num_parameters,
-      num_outputs);
+  void* address = Resolve(symbol);
+  if (address == nullptr) return nullptr;
+  auto kernel =
+      std::make_unique<CompiledKernel>(nullptr, reinterpret_cast<CompiledKernel::Function>(address),
+                                       outer_size, num_parameters, num_outputs);
   kernel->set_symbol(symbol);
   return kernel;
+}
+
+std::unique_ptr<CompiledScalarFunction> ThunkReader::ScalarFunction() {
+  std::string symbol = String();
+  if (!status_.ok()) return nullptr;
+  void* address = Resolve(symbol);
+  if (address == nullptr) return nullptr;
+  auto function = std::make_unique<CompiledScalarFunction>(
+      nullptr, reinterpret_cast<CompiledScalarFunction::Function>(address));
+  function->set_symbol(std::move(symbol));
+  return function;
+}
+
+void* ThunkReader::Resolve(const std::string& symbol) {
+  if (!status_.ok()) return nullptr;
+  absl::StatusOr<void*> address = resolver_(symbol);
+  if (address.ok() && *address != nullptr) return *address;
+  status_ = absl::NotFoundError(
+      absl::StrCat("serialized cpu program: kernel ", symbol,
+                   " not found: ", address.ok() ? "null address" : address.status().message()));
+  return nullptr;
 }
 
 std::unique_ptr<::axle::cpu::Thunk> ThunkReader::Thunk() {
@@ -307,6 +335,27 @@ std::unique_ptr<::axle::cpu::Thunk> ThunkReader::Thunk() {
       break;
     case ThunkTag::kFft:
       thunk = LoadFftThunk(name, *this);
+      break;
+    case ThunkTag::kComparatorSort:
+      thunk = LoadComparatorSortThunk(name, *this);
+      break;
+    case ThunkTag::kScatter:
+      thunk = LoadScatterThunk(name, *this);
+      break;
+    case ThunkTag::kSelectAndScatter:
+      thunk = LoadSelectAndScatterThunk(name, *this);
+      break;
+    case ThunkTag::kRngBitGenerator:
+      thunk = LoadRngBitGeneratorThunk(name, *this);
+      break;
+    case ThunkTag::kRng:
+      thunk = LoadRngThunk(name, *this);
+      break;
+    case ThunkTag::kRngGetAndUpdateState:
+      thunk = LoadRngGetAndUpdateStateThunk(name, *this);
+      break;
+    case ThunkTag::kCustomCall:
+      thunk = LoadCustomCallThunk(name, *this);
       break;
     default:
       Fail(absl::StrCat("unknown thunk tag ", tag));

@@ -5,7 +5,8 @@
 // (its values, its plan, the symbol names of its kernels) through
 // Thunk::Serialize, and a loader per thunk kind rebuilds it from those
 // bytes alone: no HloModule, no HLO instruction. A kernel is named by its
-// symbol (CompiledKernel::symbol()) and found again through a
+// symbol (CompiledKernel::symbol(), CompiledScalarFunction::symbol() for
+// a sort's comparator or a scatter's combiner) and found again through a
 // KernelResolver: the Jit that compiled it (a round trip in one process),
 // or the table of the object file axle-aot wrote.
 //
@@ -39,6 +40,7 @@
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
 #include "axle/cpu/runtime/thunk.h"
+#include "axle/cpu/scalar_function_emitter.h"
 
 namespace axle::cpu {
 
@@ -73,6 +75,13 @@ enum class ThunkTag : int64_t {
   kTopK = 11,
   kSort = 12,
   kFft = 13,
+  kComparatorSort = 14,
+  kScatter = 15,
+  kSelectAndScatter = 16,
+  kRngBitGenerator = 17,
+  kRng = 18,
+  kRngGetAndUpdateState = 19,
+  kCustomCall = 20,
 };
 
 class ThunkWriter {
@@ -88,6 +97,9 @@ class ThunkWriter {
   void Literal(const ::axle::Literal* literal);
   // A kernel by symbol; Unimplemented when it has none.
   absl::Status Kernel(const CompiledKernel& kernel);
+  // A compiled scalar function (a comparator, a combiner) by symbol;
+  // Unimplemented naming `what` when it has none.
+  absl::Status ScalarFunction(const CompiledScalarFunction& function, absl::string_view what);
   // The tag and name every thunk starts with.
   void Begin(ThunkTag tag, const ::axle::cpu::Thunk& thunk);
   absl::Status Thunk(const ::axle::cpu::Thunk& thunk);
@@ -96,8 +108,9 @@ class ThunkWriter {
   const std::string& bytes() const { return bytes_; }
   // The literals Literal() was given, by index.
   const std::vector<const ::axle::Literal*>& literals() const { return literals_; }
-  // Every kernel symbol Kernel() was given, in first-use order, and the
-  // address of its code in this process.
+  // Every kernel and scalar function symbol Kernel() and ScalarFunction()
+  // were given, in first-use order, and the address of its code in this
+  // process.
   const std::vector<std::string>& symbols() const { return symbols_; }
   const std::vector<void*>& addresses() const { return addresses_; }
 
@@ -108,6 +121,8 @@ class ThunkWriter {
   std::vector<std::string> symbols_;
   std::vector<void*> addresses_;
   std::map<std::string, int64_t> symbol_index_;
+
+  void AddSymbol(const std::string& symbol, void* address);
 };
 
 class ThunkReader {
@@ -135,11 +150,21 @@ class ThunkReader {
   int64_t Count(int64_t min_bytes = 8);
   std::shared_ptr<const ::axle::Literal> Literal();
   std::unique_ptr<CompiledKernel> Kernel();
+  std::unique_ptr<CompiledScalarFunction> ScalarFunction();
   std::unique_ptr<::axle::cpu::Thunk> Thunk();
   ThunkSequence Sequence();
 
+  // The address of `symbol` (a kernel or a scalar function); null after
+  // recording NotFound.
+  void* Resolve(const std::string& symbol);
+
   // Records the first error (`what` of the thunk being read).
   void Fail(absl::string_view what);
+  // Records `status` as the first error as it is (a custom call's target
+  // that is not registered: NotFound).
+  void SetError(absl::Status status) {
+    if (status_.ok()) status_ = std::move(status);
+  }
   const absl::Status& status() const { return status_; }
   bool ok() const { return status_.ok(); }
   bool at_end() const { return position_ == bytes_.size(); }
@@ -183,6 +208,13 @@ std::unique_ptr<Thunk> LoadDynamicUpdateSliceThunk(std::string name, ThunkReader
 std::unique_ptr<Thunk> LoadTopKThunk(std::string name, ThunkReader& reader);
 std::unique_ptr<Thunk> LoadSortThunk(std::string name, ThunkReader& reader);
 std::unique_ptr<Thunk> LoadFftThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadComparatorSortThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadScatterThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadSelectAndScatterThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadRngBitGeneratorThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadRngThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadRngGetAndUpdateStateThunk(std::string name, ThunkReader& reader);
+std::unique_ptr<Thunk> LoadCustomCallThunk(std::string name, ThunkReader& reader);
 
 }  // namespace axle::cpu
 

@@ -5,7 +5,9 @@
 // vectors and which are window dimensions, the operand dimension of each
 // window dimension, where each operand batching dimension takes its
 // coordinate, and the shapes themselves. The cpu and cuda scatter thunks
-// both start from it.
+// both start from it. The geometry from shapes alone (ScatterIndexing,
+// AnalyzeScatterIndexing, ScatterWalkOf) is axle/core/scatter_indexing.h;
+// this file adds the checks of an instruction.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_ANALYSIS_SCATTER_INDEXING_H_
@@ -15,37 +17,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "axle/core/scatter_indexing.h"
 #include "axle/core/shape.h"
 #include "axle/core/xla_data.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
 namespace axle {
-
-struct ScatterIndexing {
-  std::vector<int64_t> operand_dims;
-  std::vector<int64_t> update_dims;
-  std::vector<int64_t> indices_dims;
-  PrimitiveType indices_type = S32;
-  int64_t index_vector_dim = 0;
-  // Update dimensions that pick index vectors, and those of the window.
-  std::vector<int64_t> update_scatter_dims;
-  std::vector<int64_t> update_window_dims;
-  // The operand dimension of each update window dimension.
-  std::vector<int64_t> window_operand_dims;
-  std::vector<int64_t> scatter_dims_to_operand_dims;
-  // Operand dimension input_batching_dims[i] starts at the index-vector
-  // coordinate (position among update_scatter_dims) batch_positions[i].
-  std::vector<int64_t> input_batching_dims;
-  std::vector<int64_t> batch_positions;
-};
-
-// The indexing of a scatter of operands shaped `operand`, indices shaped
-// `indices` and updates shaped `update` (all arrays; the index type is
-// the caller's to check). InvalidArgument saying what is inconsistent
-// (the caller names the instruction).
-absl::StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const Shape& operand, const Shape& indices,
-                                                       const Shape& update,
-                                                       const ScatterDimensionNumbers& dn);
 
 // The indexing of scatter `instruction` (AnalyzeScatterIndexing), once its
 // operands are checked: n operands, the indices and n updates, all arrays,
@@ -55,24 +32,6 @@ absl::StatusOr<ScatterIndexing> AnalyzeScatterIndexing(const Shape& operand, con
 // wrong (the caller names the instruction and the platform; the index type
 // is the caller's to check).
 absl::StatusOr<ScatterIndexing> AnalyzeScatter(const HloInstruction& instruction);
-
-// How a scatter kernel walks the indices and the operand, derived from the
-// indexing (both arrays row-major).
-struct ScatterWalk {
-  std::vector<int64_t> operand_strides;
-  std::vector<int64_t> indices_strides;
-  // An index vector's elements and the indices' stride between them (one
-  // element, stride 0, where index_vector_dim is the indices' rank).
-  int64_t vector_size = 1;
-  int64_t vector_stride = 0;
-  // The indices' strides of their other dimensions, in order: one per
-  // update scatter dimension.
-  std::vector<int64_t> batch_strides;
-  // Per operand dimension, the window's size along it (1 where no update
-  // window dimension maps to it).
-  std::vector<int64_t> window_extent;
-};
-ScatterWalk ScatterWalkOf(const ScatterIndexing& indexing);
 
 }  // namespace axle
 
