@@ -161,6 +161,32 @@ Executable::Executable(std::shared_ptr<const HloModule> module, const se::Platfo
     parameter_shapes_.push_back(WithDefaultLayout(parameter->shape()));
   }
   result_shape_ = WithDefaultLayout(entry.root_instruction()->shape());
+
+  arrays_only_ = result_shape_.IsTuple();
+  for (const Shape& parameter : parameter_shapes_) {
+    arrays_only_ = arrays_only_ && parameter.IsArray();
+    parameter_bytes_.push_back(parameter.IsArray() ? DeviceBufferSize(parameter) : 0);
+  }
+  if (result_shape_.IsTuple()) {
+    for (const Shape& element : result_shape_.tuple_shapes()) {
+      arrays_only_ = arrays_only_ && element.IsArray();
+      result_bytes_.push_back(element.IsArray() ? DeviceBufferSize(element) : 0);
+    }
+  }
+  result_alias_.assign(result_bytes_.size(), -1);
+  result_must_alias_.assign(result_bytes_.size(), false);
+  for (const HloInputOutputAliasConfig::Alias& alias :
+       module_->input_output_alias_config().aliases()) {
+    // Arrays to a tuple of arrays: an alias is ({i}, parameter, {}).
+    if (alias.output_index.size() != 1 || !alias.parameter_index.empty()) {
+      arrays_only_ = false;
+      continue;
+    }
+    const int64_t element = alias.output_index[0];
+    if (element < 0 || element >= static_cast<int64_t>(result_alias_.size())) continue;
+    result_alias_[element] = alias.parameter_number;
+    result_must_alias_[element] = alias.must_alias();
+  }
 }
 
 Executable::~Executable() = default;
@@ -390,6 +416,118 @@ absl::StatusOr<ExecutionOutput> Executable::ExecuteAsyncOnStream(
                                                         module_->name(), "': ", status.message()));
       }));
   return output;
+}
+
+absl::Status Executable::ExecuteArrays(const ExecutableRunOptions& options,
+                                       absl::Span<MaybeOwningDeviceMemory> arguments,
+                                       std::vector<se::OwningDeviceMemory>* results) const {
+  results->clear();
+  if (!arrays_only_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ExecuteArrays: module '", module_->name(),
+        "' is not arrays to a tuple of arrays (parameters and result: ", result_shape_.ToString(),
+        "; aliases between tuple elements); use Execute"));
+  }
+  AXLE_ASSIGN_OR_RETURN(int device_ordinal, CheckRun(*module_, *platform_, parameter_shapes_,
+                                                     options, arguments.size()));
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    se::DeviceMemoryBase memory = arguments[i].AsDeviceMemoryBase();
+    if (parameter_bytes_[i] > 0 &&
+        (memory.is_null() || static_cast<int64_t>(memory.size()) < parameter_bytes_[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(ArgumentName(*module_, i), " of ", parameter_shapes_[i].ToString(false),
+                       " needs a buffer of ", parameter_bytes_[i], " bytes; got ",
+                       memory.is_null() ? "none" : absl::StrCat(memory.size(), " bytes")));
+    }
+  }
+  // On failure no result is returned and the donated buffers are freed.
+  auto fail = [&](absl::Status status) {
+    results->clear();
+    for (MaybeOwningDeviceMemory& argument : arguments) {
+      if (std::optional<se::OwningDeviceMemory> owned = argument.Release()) {
+        owned->Free().IgnoreError();
+      }
+    }
+    return status;
+  };
+  se::DeviceMemoryAllocator* allocator =
+      options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
+  // The arguments' and results' addresses for the backend, kept per thread
+  // (a traced graph has hundreds of each; allocating them is measurable).
+  thread_local std::vector<se::DeviceMemoryBase> argument_memory;
+  thread_local std::vector<se::DeviceMemoryBase> result_memory;
+  argument_memory.clear();
+  result_memory.clear();
+  for (const MaybeOwningDeviceMemory& argument : arguments) {
+    argument_memory.push_back(argument.AsDeviceMemoryBase());
+  }
+  results->reserve(result_bytes_.size());
+  for (size_t i = 0; i < result_bytes_.size(); ++i) {
+    const int64_t parameter = result_alias_[i];
+    if (parameter >= 0 && arguments[parameter].HasOwnership()) {
+      // The output lives in the donated buffer: same address, no copy.
+      results->push_back(*arguments[parameter].Release());
+      result_memory.push_back(results->back().cref());
+      continue;
+    }
+    if (parameter >= 0 && result_must_alias_[i]) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "output {", i, "} must alias argument ", parameter,
+          " (must-alias), but that argument buffer was not donated: pass it with ownership")));
+    }
+    absl::StatusOr<se::OwningDeviceMemory> memory =
+        allocator->Allocate(device_ordinal, result_bytes_[i]);
+    if (!memory.ok()) return fail(memory.status());
+    results->push_back(std::move(*memory));
+    result_memory.push_back(results->back().cref());
+    if (parameter >= 0) {
+      // Copy protection: the program updates a copy of the lent argument.
+      se::DeviceMemoryBase destination = result_memory.back();
+      absl::Status copied =
+          platform_->SynchronousMemcpy(&destination, argument_memory[parameter], result_bytes_[i]);
+      if (!copied.ok()) return fail(copied);
+      argument_memory[parameter] = destination;
+    }
+  }
+  absl::Status status = ExecuteOnArrays(options, argument_memory, result_memory);
+  if (!status.ok()) return fail(status);
+  // Donated buffers no output took are freed now, as the other runs do.
+  for (MaybeOwningDeviceMemory& argument : arguments) {
+    if (std::optional<se::OwningDeviceMemory> owned = argument.Release()) {
+      owned->Free().IgnoreError();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Executable::ExecuteOnArrays(const ExecutableRunOptions& options,
+                                         absl::Span<const se::DeviceMemoryBase> arguments,
+                                         absl::Span<const se::DeviceMemoryBase> results) const {
+  const int device_ordinal = options.device_ordinal() < 0 ? 0 : options.device_ordinal();
+  std::vector<ShapedBuffer> views;
+  std::vector<const ShapedBuffer*> pointers;
+  views.reserve(arguments.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    views.emplace_back(parameter_shapes_[i], device_ordinal);
+    views.back().set_buffer(arguments[i], {});
+    pointers.push_back(&views.back());
+  }
+  se::DeviceMemoryAllocator* allocator =
+      options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
+  ScopedShapedBuffer result(result_shape_, allocator, device_ordinal);
+  AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory table,
+                        allocator->Allocate(device_ordinal, DeviceBufferSize(result_shape_)));
+  result.set_buffer(std::move(table), {});
+  for (size_t i = 0; i < results.size(); ++i) {
+    (result.buffers().begin() + 1 + static_cast<int64_t>(i))->second = results[i];
+  }
+  absl::Status status = WriteResultTupleTables(*platform_, result);
+  if (status.ok()) status = ExecuteOnBuffers(options, pointers, result);
+  // The elements are the caller's: only the index table is freed here.
+  for (auto it = result.buffers().begin() + 1; it != result.buffers().end(); ++it) {
+    it->second = se::DeviceMemoryBase();
+  }
+  return status;
 }
 
 }  // namespace axle

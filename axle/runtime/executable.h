@@ -204,6 +204,22 @@ class Executable : public std::enable_shared_from_this<Executable> {
                                                        se::Stream* stream,
                                                        std::vector<ExecutionInput> arguments) const;
 
+  // A lighter synchronous run for a program whose parameters are arrays and
+  // whose result is a tuple of arrays (what a traced graph is; XLA has no
+  // such entry point): no ShapedBuffer, ExecutionInput or Shape copy per
+  // argument or result element. `arguments[i]` is parameter i's buffer,
+  // owned (donated: an output aliased to it is written in place and
+  // returned at its address; freed after the run when none is) or lent (an
+  // aliased output is copy protected; must-alias is an error). `results` is
+  // set to the result elements' buffers, owned by the caller (null for an
+  // element of zero bytes). Checks the argument count and that each buffer
+  // holds its parameter's bytes (buffers carry no shape); InvalidArgument
+  // when the program's signature is not arrays to a tuple of arrays. On
+  // failure `results` is empty and donated buffers are freed.
+  absl::Status ExecuteArrays(const ExecutableRunOptions& options,
+                             absl::Span<MaybeOwningDeviceMemory> arguments,
+                             std::vector<se::OwningDeviceMemory>* results) const;
+
  protected:
   // The backend's part. `arguments[i]` holds parameter i's buffers; `result`
   // has every buffer allocated, its tuple index tables written, and each
@@ -213,6 +229,13 @@ class Executable : public std::enable_shared_from_this<Executable> {
   virtual absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
                                         absl::Span<const ShapedBuffer* const> arguments,
                                         const ShapedBuffer& result) const = 0;
+  // ExecuteArrays' backend part: `arguments[i]` is parameter i's buffer,
+  // `results[i]` the buffer of result element i (allocated; an aliased
+  // element is its donated argument's buffer). The default wraps them in
+  // ShapedBuffers (with a result index table) and calls ExecuteOnBuffers.
+  virtual absl::Status ExecuteOnArrays(const ExecutableRunOptions& options,
+                                       absl::Span<const se::DeviceMemoryBase> arguments,
+                                       absl::Span<const se::DeviceMemoryBase> results) const;
 
  private:
   struct PreparedRun;
@@ -225,6 +248,14 @@ class Executable : public std::enable_shared_from_this<Executable> {
   const se::Platform* platform_;
   std::vector<Shape> parameter_shapes_;
   Shape result_shape_;
+  // ExecuteArrays' view of the signature, when it is arrays to a tuple of
+  // arrays: each parameter's and result element's bytes, and the parameter
+  // each result element is aliased to (-1: none) and whether it must be.
+  bool arrays_only_ = false;
+  std::vector<int64_t> parameter_bytes_;
+  std::vector<int64_t> result_bytes_;
+  std::vector<int64_t> result_alias_;
+  std::vector<bool> result_must_alias_;
 };
 
 class Compiler {

@@ -38,6 +38,15 @@ absl::StatusOr<ScopedShapedBuffer> LocalExecutable::Run(
   return executable_->Execute(Complete(run_options), arguments);
 }
 
+absl::Status LocalExecutable::RunArrays(absl::Span<MaybeOwningDeviceMemory> arguments,
+                                        ExecutableRunOptions run_options,
+                                        std::vector<se::OwningDeviceMemory>* results) const {
+  // The arguments may be results of runs still on the stream.
+  AXLE_ASSIGN_OR_RETURN(se::Stream * stream, StreamFor(run_options));
+  AXLE_RETURN_IF_ERROR(stream->BlockHostUntilDone());
+  return executable_->ExecuteArrays(Complete(run_options), arguments, results);
+}
+
 absl::StatusOr<ExecutionOutput> LocalExecutable::Run(std::vector<ExecutionInput> arguments,
                                                      ExecutableRunOptions run_options) const {
   // The arguments may be results of runs still on the stream.

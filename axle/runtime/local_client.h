@@ -72,6 +72,12 @@ class LocalExecutable {
   absl::StatusOr<ExecutionOutput> RunAsync(std::vector<ExecutionInput> arguments,
                                            ExecutableRunOptions run_options) const;
 
+  // Executable::ExecuteArrays after the stream's earlier runs (a lighter
+  // run for arrays to a tuple of arrays; not in XLA's API).
+  absl::Status RunArrays(absl::Span<MaybeOwningDeviceMemory> arguments,
+                         ExecutableRunOptions run_options,
+                         std::vector<se::OwningDeviceMemory>* results) const;
+
   Executable* executable() const { return executable_.get(); }
   const ExecutableBuildOptions& build_options() const { return build_options_; }
 

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/alignment.h"
@@ -282,6 +283,47 @@ void CpuExecutable::ReleaseArena(std::unique_ptr<Arena> arena) const {
 absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options,
                                              absl::Span<const ShapedBuffer* const> arguments,
                                              const ShapedBuffer& result) const {
+  return RunProgram(
+      options,
+      [&](int64_t parameter, const ShapeIndex& index) {
+        return arguments[parameter]->buffer(index);
+      },
+      [&](const ShapeIndex& index) { return result.buffer(index); },
+      [&](const void* address) {
+        for (const ShapedBuffer* argument : arguments) {
+          for (const auto& node : argument->buffers()) {
+            if (node.second.opaque() == address) return true;
+          }
+        }
+        return false;
+      });
+}
+
+absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
+                                            absl::Span<const se::DeviceMemoryBase> arguments,
+                                            absl::Span<const se::DeviceMemoryBase> results) const {
+  // The arguments' addresses, sorted (kept per thread: a traced graph has
+  // hundreds).
+  thread_local std::vector<const void*> sorted;
+  sorted.clear();
+  for (const se::DeviceMemoryBase& argument : arguments) sorted.push_back(argument.opaque());
+  std::sort(sorted.begin(), sorted.end());
+  return RunProgram(
+      options, [&](int64_t parameter, const ShapeIndex&) { return arguments[parameter]; },
+      [&](const ShapeIndex& index) {
+        CHECK_EQ(index.size(), 1u) << "ExecuteOnArrays: the result is a tuple of arrays";
+        return results[index[0]];
+      },
+      [&](const void* address) {
+        return std::binary_search(sorted.begin(), sorted.end(), address);
+      });
+}
+
+absl::Status CpuExecutable::RunProgram(
+    const ExecutableRunOptions& options,
+    absl::FunctionRef<se::DeviceMemoryBase(int64_t, const ShapeIndex&)> argument_buffer,
+    absl::FunctionRef<se::DeviceMemoryBase(const ShapeIndex&)> result_buffer,
+    absl::FunctionRef<bool(const void*)> is_argument) const {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, AcquireArena());
   char* const arena_data = arena->data();
   // Temporaries written straight into their result buffer.
@@ -289,24 +331,19 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   for (size_t t = 0; t < temporary_result_leaf_.size(); ++t) {
     if (temporary_result_leaf_[t] < 0) continue;
     const auto& [index, value] = program_.result_leaves[temporary_result_leaf_[t]];
-    const se::DeviceMemoryBase& destination = result.buffer(index);
+    const se::DeviceMemoryBase destination = result_buffer(index);
     if (destination.is_null() ||
         static_cast<int64_t>(destination.size()) < program_.values[value].size_bytes) {
       continue;
     }
-    bool donated = false;
-    for (const ShapedBuffer* argument : arguments) {
-      for (const auto& node : argument->buffers()) {
-        donated |= node.second.opaque() == destination.opaque();
-      }
-    }
-    if (!donated) in_result[t] = const_cast<void*>(destination.opaque());
+    // A donated argument's buffer is read until the end: written last.
+    if (!is_argument(destination.opaque())) in_result[t] = const_cast<void*>(destination.opaque());
   }
   auto address = [&](int64_t value) -> void* {
     const ValueSlot& slot = program_.values[value];
     switch (slot.kind) {
       case ValueSlot::Kind::kParameter:
-        return const_cast<void*>(arguments[slot.parameter]->buffer(slot.parameter_index).opaque());
+        return const_cast<void*>(argument_buffer(slot.parameter, slot.parameter_index).opaque());
       case ValueSlot::Kind::kConstant:
         return const_cast<void*>(program_.constants[slot.constant].untyped_data());
       case ValueSlot::Kind::kTemporary:
@@ -345,7 +382,7 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   if (status.ok()) {
     if (profile_ != nullptr) ++profile_->runs;
     for (const auto& [index, value] : program_.result_leaves) {
-      void* destination = const_cast<void*>(result.buffer(index).opaque());
+      void* destination = const_cast<void*>(result_buffer(index).opaque());
       const void* source = address(value);
       int64_t size = program_.values[value].size_bytes;
       if (size > 0 && destination != source) std::memmove(destination, source, size);

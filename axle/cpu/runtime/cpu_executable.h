@@ -35,6 +35,7 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "axle/core/literal.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
@@ -90,9 +91,21 @@ class CpuExecutable : public Executable {
   absl::Status ExecuteOnBuffers(const ExecutableRunOptions& options,
                                 absl::Span<const ShapedBuffer* const> arguments,
                                 const ShapedBuffer& result) const override;
+  absl::Status ExecuteOnArrays(const ExecutableRunOptions& options,
+                               absl::Span<const se::DeviceMemoryBase> arguments,
+                               absl::Span<const se::DeviceMemoryBase> results) const override;
 
  private:
   class Arena;
+  // The run both entry points share: the buffer of parameter leaf
+  // (parameter, index) and of result leaf `index`, and whether an address
+  // is an argument's buffer (a donated one is written last, not used as a
+  // temporary's home).
+  absl::Status RunProgram(
+      const ExecutableRunOptions& options,
+      absl::FunctionRef<se::DeviceMemoryBase(int64_t, const ShapeIndex&)> argument_buffer,
+      absl::FunctionRef<se::DeviceMemoryBase(const ShapeIndex&)> result_buffer,
+      absl::FunctionRef<bool(const void*)> is_argument) const;
   // Lays out the temporaries and scratch memory with the shared buffer
   // assignment (sets assignment_, temporary_offsets_, scratch_offsets_,
   // arena_size_).

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -188,13 +187,15 @@ struct ExecuteScratch {
   std::vector<Value> computed;
   // The roots computed: ((node, output), root), sorted to find repeats.
   std::vector<std::pair<std::pair<const Node*, int>, int>> seen;
-  std::vector<const ShapedBuffer*> arguments;
+  std::vector<se::DeviceMemoryBase> arguments;
+  std::vector<MaybeOwningDeviceMemory> inputs;  // the run's: donated or lent
   std::vector<bool> donated;
   std::vector<bool> taken;
   // A computed root's shape (interned) -> its position in `by_shape`.
   std::vector<std::pair<const Shape*, int>> by_shape;
-  std::vector<const void*> lent;  // sorted
-  std::vector<std::pair<const void*, size_t>> outputs;
+  std::vector<se::OwningDeviceMemory> outputs;
+  std::vector<std::shared_ptr<DeviceData>> computed_data;  // one per computed root
+  std::vector<int> slot;  // per root: its computed root, or -1 for a leaf
 
   void Clear() {
     order.nodes.clear();
@@ -203,11 +204,13 @@ struct ExecuteScratch {
     computed.clear();
     seen.clear();
     arguments.clear();
+    inputs.clear();
     donated.clear();
     taken.clear();
     by_shape.clear();
-    lent.clear();
     outputs.clear();
+    computed_data.clear();
+    slot.clear();
   }
 };
 
@@ -228,7 +231,8 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // (a value that several roots share, by views and aliases, is computed
   // for the first of them).
   std::vector<std::shared_ptr<DeviceData>> results(roots.size());
-  std::vector<int> slot(roots.size(), -1);
+  std::vector<int>& slot = s.slot;
+  slot.assign(roots.size(), -1);
   for (size_t i = 0; i < roots.size(); ++i) {
     if (roots[i].node->data() != nullptr) {
       results[i] = roots[i].node->data();
@@ -259,12 +263,12 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
 
   PostOrder& order = s.order;
   ComputePostOrder(s.computed, &order, &s.walk);
-  // The arguments (host values are transferred now).
+  // The arguments' memory (host values are transferred now).
   s.arguments.reserve(order.parameters.size());
   for (const auto& p : order.parameters) {
-    absl::StatusOr<const ShapedBuffer*> buffer = p->Buffer();
-    if (!buffer.ok()) return buffer.status();
-    s.arguments.push_back(*buffer);
+    absl::StatusOr<se::DeviceMemoryBase> memory = p->Memory();
+    if (!memory.ok()) return memory.status();
+    s.arguments.push_back(*memory);
   }
   // Each dying buffer goes to the first result of its shape left: the
   // computed roots are bucketed by shape (interned: equal shapes are one
@@ -297,88 +301,32 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   }
   absl::StatusOr<std::shared_ptr<Compiled>> compiled = GetOrCompile(s.computed, order, aliases);
   if (!compiled.ok()) return compiled.status();
-  // Buffers the result may not share (each DeviceData owns its own): the
-  // arguments that were only lent.
+  // The run takes the donated buffers (their values are invalid from now
+  // on) and lends the others.
   for (size_t p = 0; p < s.arguments.size(); ++p) {
-    if (!s.donated[p]) s.lent.push_back(s.arguments[p]->root_buffer().opaque());
+    if (s.donated[p]) {
+      s.inputs.emplace_back(order.parameters[p]->Donate());
+    } else {
+      s.inputs.emplace_back(s.arguments[p]);
+    }
   }
-  std::sort(s.lent.begin(), s.lent.end());
-  absl::StatusOr<ScopedShapedBuffer> result;
+  if (!aliases.empty()) {
+    metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
+  }
   {
     metrics::ScopedTimer timer("ExecuteTime");
-    if (aliases.empty()) {
-      result =
-          (*compiled)->executable->Run(absl::MakeConstSpan(s.arguments), ExecutableRunOptions());
-    } else {
-      std::vector<ExecutionInput> inputs;
-      inputs.reserve(s.arguments.size());
-      for (size_t p = 0; p < s.arguments.size(); ++p) {
-        inputs.push_back(s.donated[p] ? order.parameters[p]->Donate()
-                                      : ExecutionInput::Borrow(*s.arguments[p]));
-      }
-      metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
-      absl::StatusOr<ExecutionOutput> output =
-          (*compiled)->executable->Run(std::move(inputs), ExecutableRunOptions());
-      if (output.ok()) {
-        result = output->ConsumeResult();
-      } else {
-        result = output.status();
-      }
-    }
+    absl::Status status = (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs),
+                                                             ExecutableRunOptions(), &s.outputs);
+    if (!status.ok()) return status;
   }
-  if (!result.ok()) return result.status();
-
-  // Split the result tuple into one buffer per computed root and free the
-  // tuple's index table. An element may share its buffer with another
-  // element or with an argument (a program that returns the same value
-  // twice); each DeviceData must own its own, so such an element is copied
-  // (the lazy tensors' platforms keep device memory in host memory).
-  se::DeviceMemoryAllocator* allocator = result->memory_allocator();
-  int ordinal = result->device_ordinal();
-  ShapedBuffer raw = result->release();
-  const Shape& tuple_shape = raw.on_device_shape();
-  // The tuple's buffers in pre-order: the index table, then element i at i + 1.
-  const ShapeTree<se::DeviceMemoryBase>& buffers = raw.buffers();
-  auto element_memory = [&buffers](size_t i) { return (buffers.begin() + 1 + i)->second; };
-  // An element is copied when an argument lent to the run or an earlier
-  // element has its buffer.
-  std::vector<bool> copy(s.computed.size(), false);
+  // One DeviceData per computed root. Each owns its buffer: ExecuteArrays
+  // returns a fresh buffer per element, or the donated argument's, and no
+  // argument is donated to two elements.
+  std::vector<std::shared_ptr<DeviceData>>& outputs = s.computed_data;
   for (size_t i = 0; i < s.computed.size(); ++i) {
-    se::DeviceMemoryBase memory = element_memory(i);
-    if (memory.is_null()) continue;
-    if (std::binary_search(s.lent.begin(), s.lent.end(), memory.opaque())) {
-      copy[i] = true;
-    } else {
-      s.outputs.emplace_back(memory.opaque(), i);
-    }
+    outputs.push_back(
+        std::make_shared<DeviceData>(std::move(s.outputs[i]), InternShape(s.computed[i].shape())));
   }
-  std::sort(s.outputs.begin(), s.outputs.end());
-  for (size_t k = 1; k < s.outputs.size(); ++k) {
-    if (s.outputs[k].first == s.outputs[k - 1].first) copy[s.outputs[k].second] = true;
-  }
-  std::vector<std::shared_ptr<DeviceData>> outputs;
-  outputs.reserve(s.computed.size());
-  absl::Status status;
-  for (size_t i = 0; i < s.computed.size(); ++i) {
-    se::DeviceMemoryBase memory = element_memory(i);
-    ScopedShapedBuffer element(tuple_shape.tuple_shapes(static_cast<int64_t>(i)), allocator,
-                               ordinal);
-    if (copy[i]) {
-      absl::StatusOr<se::OwningDeviceMemory> copied = allocator->Allocate(ordinal, memory.size());
-      if (!copied.ok()) {
-        status.Update(copied.status());
-        continue;
-      }
-      std::memcpy(copied->ptr()->opaque(), memory.opaque(), memory.size());
-      element.set_buffer(std::move(*copied), {});
-    } else {
-      element.set_buffer(se::OwningDeviceMemory(memory, ordinal, allocator), {});
-    }
-    outputs.push_back(std::make_shared<DeviceData>(std::move(element), s.computed[i].shape()));
-  }
-  se::DeviceMemoryBase table = raw.buffer({});
-  if (!table.is_null()) allocator->Deallocate(ordinal, table).IgnoreError();
-  if (!status.ok()) return status;
   for (size_t i = 0; i < roots.size(); ++i) {
     if (slot[i] >= 0) results[i] = outputs[slot[i]];
   }

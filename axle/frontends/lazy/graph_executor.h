@@ -7,7 +7,8 @@
 // graphs, lowers and compiles on a miss (LocalClient::Compile, which also
 // uses the on-disk cache when AXLE_CACHE_DIR is set), runs the executable
 // with the leaves' buffers as arguments and returns one DeviceData per
-// root.
+// root. The run is LocalExecutable::RunArrays: device memory in and out,
+// with no ShapedBuffer, ExecutionInput or Shape copy per argument or root.
 //
 // Counters: UncachedCompile, CachedCompile, PersistentCacheHit (a compile
 // whose code came from AXLE_CACHE_DIR: no code generated); timers: CompileTime,

@@ -189,52 +189,86 @@ std::string AttrToString(const Attr& attr) {
 
 }  // namespace
 
+namespace {
+
+// The memory of `buffer`, an array (this project's lazy values are arrays).
+se::OwningDeviceMemory TakeArrayMemory(ScopedShapedBuffer buffer) {
+  CHECK(buffer.on_device_shape().IsArray()) << buffer.on_device_shape().ToString();
+  se::DeviceMemoryAllocator* allocator = buffer.memory_allocator();
+  const int ordinal = buffer.device_ordinal();
+  se::DeviceMemoryBase root = buffer.root_buffer();
+  buffer.buffers().begin()->second = se::DeviceMemoryBase();  // owned by the result now
+  return se::OwningDeviceMemory(root, ordinal, allocator);
+}
+
+}  // namespace
+
 DeviceData::DeviceData(ScopedShapedBuffer buffer)
     : shape_(&InternShape(buffer.on_device_shape())),
-      buffer_(std::make_unique<ScopedShapedBuffer>(std::move(buffer))) {}
+      memory_(TakeArrayMemory(std::move(buffer))),
+      on_device_(true) {}
 
-DeviceData::DeviceData(ScopedShapedBuffer buffer, const Shape& shape)
-    : shape_(shape == buffer.on_device_shape() ? &shape : &InternShape(buffer.on_device_shape())),
-      buffer_(std::make_unique<ScopedShapedBuffer>(std::move(buffer))) {}
+DeviceData::DeviceData(se::OwningDeviceMemory memory, const Shape& shape)
+    : shape_(&shape), memory_(std::move(memory)), on_device_(true) {}
 
 DeviceData::DeviceData(Literal literal)
     : shape_(&InternShape(literal.shape())), host_(std::move(literal)) {}
 
-absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
-  std::lock_guard<std::mutex> lock(mutex_);
+absl::Status DeviceData::TransferLocked() {
   if (donated_) {
     return absl::FailedPreconditionError(absl::StrCat("lazy tensors: a value of shape ",
                                                       shape_->ToString(false),
                                                       " was donated to an earlier execution"));
   }
-  if (buffer_ != nullptr) return buffer_.get();
+  if (on_device_) return absl::OkStatus();
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();
   metrics::ScopedTimer timer("TransferToDeviceTime");
   absl::StatusOr<ScopedShapedBuffer> buffer = (*client)->LiteralToShapedBuffer(*host_, 0);
   if (!buffer.ok()) return buffer.status();
-  buffer_ = std::make_unique<ScopedShapedBuffer>(std::move(*buffer));
+  memory_ = TakeArrayMemory(std::move(*buffer));
+  on_device_ = true;
   host_.reset();
-  return buffer_.get();
+  return absl::OkStatus();
 }
 
-ExecutionInput DeviceData::Donate() {
+absl::StatusOr<const ShapedBuffer*> DeviceData::Buffer() {
   std::lock_guard<std::mutex> lock(mutex_);
-  CHECK(buffer_ != nullptr && !donated_ && !shared_);
+  absl::Status status = TransferLocked();
+  if (!status.ok()) return status;
+  if (view_ == nullptr) {
+    view_ = std::make_unique<ShapedBuffer>(*shape_, memory_.device_ordinal());
+    view_->set_buffer(memory_.cref(), {});
+  }
+  return view_.get();
+}
+
+absl::StatusOr<se::DeviceMemoryBase> DeviceData::Memory() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  absl::Status status = TransferLocked();
+  if (!status.ok()) return status;
+  return memory_.cref();
+}
+
+se::OwningDeviceMemory DeviceData::Donate() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  CHECK(on_device_ && !donated_ && !shared_);
   donated_ = true;
-  return ExecutionInput::Donate(buffer_.get());
+  view_.reset();
+  return std::move(memory_);
 }
 
 absl::StatusOr<Literal> DeviceData::ToLiteral() {
-  if (donated_) return Buffer().status();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (buffer_ == nullptr) return host_->Clone();
+    if (!on_device_ && !donated_) return host_->Clone();
   }
+  absl::StatusOr<const ShapedBuffer*> buffer = Buffer();
+  if (!buffer.ok()) return buffer.status();
   absl::StatusOr<LocalClient*> client = GetClient();
   if (!client.ok()) return client.status();
   metrics::ScopedTimer timer("TransferFromDeviceTime");
-  return (*client)->ShapedBufferToLiteral(*buffer_);
+  return (*client)->ShapedBufferToLiteral(**buffer);
 }
 
 namespace {

@@ -35,7 +35,7 @@
 #include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
-#include "axle/runtime/execution_input.h"
+#include "axle/runtime/device_memory.h"
 #include "axle/runtime/shaped_buffer.h"
 
 namespace axle::lazy {
@@ -52,29 +52,33 @@ uint64_t HashShape(const Shape& shape);
 const Shape& InternShape(const Shape& shape);
 const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimensions);
 
-// A computed value: a device buffer, or a host literal not yet transferred
-// (the executor transfers it when a graph first needs it).
+// A computed value: a device buffer (an array's), or a host literal not yet
+// transferred (the executor transfers it when a graph first needs it).
 class DeviceData {
  public:
+  // `buffer` holds an array.
   explicit DeviceData(ScopedShapedBuffer buffer);
-  // `shape`: the buffer's, already interned (InternShape) or otherwise
-  // never freed (an interned tuple's element): no lookup (when it is not
-  // the buffer's after all, the buffer's is interned).
-  DeviceData(ScopedShapedBuffer buffer, const Shape& shape);
+  // An array of `shape` in `memory` (null when it has no bytes). `shape`:
+  // interned (InternShape) or otherwise never freed.
+  DeviceData(se::OwningDeviceMemory memory, const Shape& shape);
   explicit DeviceData(Literal literal);
   DeviceData(const DeviceData&) = delete;
   DeviceData& operator=(const DeviceData&) = delete;
 
   const Shape& shape() const { return *shape_; }
-  // The device buffer, transferring the host literal first if need be.
+  // The device buffer, transferring the host literal first if need be (a
+  // view of Memory(), made on the first call).
   absl::StatusOr<const ShapedBuffer*> Buffer();
+  // The same as device memory (the graph executor's arguments).
+  absl::StatusOr<se::DeviceMemoryBase> Memory();
   // The value on the host (a transfer from the device, unless it is still
   // the host literal).
   absl::StatusOr<Literal> ToLiteral();
-  bool on_device() const { return buffer_ != nullptr; }
-  // Gives the device buffer to an execution (ExecutionInput::Donate): this
-  // value is invalid afterwards (donated() is true; Buffer() fails).
-  ExecutionInput Donate();
+  bool on_device() const { return on_device_; }
+  // Gives the device memory to an execution (the program may write over
+  // it): this value is invalid afterwards (donated() is true; Buffer()
+  // fails). Must be on the device, not shared and not donated already.
+  se::OwningDeviceMemory Donate();
   bool donated() const { return donated_; }
   // Shared by many leaves (a cached scalar, ScalarData): never donated, and
   // each leaf of it is a parameter of its own (lowering.h's ParameterKey),
@@ -93,11 +97,15 @@ class DeviceData {
 
  private:
   friend std::shared_ptr<DeviceData> ScalarData(Literal literal);
+  // Transfers the host literal (mutex_ held).
+  absl::Status TransferLocked();
 
   const Shape* shape_;  // interned
-  std::mutex mutex_;    // Buffer()'s transfer (a shared value is used by any thread)
-  std::unique_ptr<ScopedShapedBuffer> buffer_;
+  std::mutex mutex_;    // the transfer and the view (a shared value is used by any thread)
+  se::OwningDeviceMemory memory_;
+  std::unique_ptr<ShapedBuffer> view_;  // Buffer()'s
   std::optional<Literal> host_;
+  bool on_device_ = false;
   bool donated_ = false;
   bool shared_ = false;
   uint64_t walk_ = 0;  // ParameterIn's

@@ -367,6 +367,43 @@ TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
   EXPECT_EQ(b->ToLiteral()->data<float>()[1], -2.0f);
 }
 
+TEST(LazyTensorTest, DonatedValueHeldOutsideATensorIsAClearError) {
+  // The old value of w, held by no tensor, is donated to w's new value: the
+  // buffer is reused and the old DeviceData refuses to be read.
+  auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2, 3}));
+  ASSERT_TRUE(w->data()->Buffer().ok());
+  std::shared_ptr<DeviceData> old = w->data();
+  const void* address = (*old->Buffer())->root_buffer().opaque();
+  Value v = w->GetIrValue();
+  w->SetIrValue(AxpyGraph(v, v));  // w = w * w + 2
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  EXPECT_TRUE(old->donated());
+  EXPECT_EQ((*w->data()->Buffer())->root_buffer().opaque(), address);
+  EXPECT_EQ(ToVector(*w->data()), (std::vector<float>{3, 6, 11}));
+  absl::StatusOr<Literal> read = old->ToLiteral();
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(read.status().message().find("donated to an earlier execution"), std::string::npos)
+      << read.status();
+  EXPECT_EQ(old->Memory().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(LazyTensorTest, ZeroElementValuesRunAndAreDonated) {
+  // f32[0] has no bytes: its buffers are null, donated or not.
+  auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({}));
+  auto x = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
+  for (int step = 0; step < 2; ++step) {
+    Value v = w->GetIrValue();
+    w->SetIrValue(AxpyGraph(v, v));
+    Value xv = x->GetIrValue();
+    x->SetIrValue(AxpyGraph(xv, xv));
+    ASSERT_TRUE(SyncLiveTensors().ok());
+  }
+  absl::StatusOr<Literal> empty = w->ToLiteral();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->shape(), VecF32({0}));
+  EXPECT_EQ(ToVector(*x->data()), (std::vector<float>{11, 38}));  // 1 -> 3 -> 11, 2 -> 6 -> 38
+}
+
 int64_t Transfers() {
   auto m = metrics::Metric("TransferToDeviceTime");
   return m.has_value() ? m->count : 0;
