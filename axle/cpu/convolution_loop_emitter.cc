@@ -265,6 +265,28 @@ class ConvLoopEmitter {
     return absl::OkStatus();
   }
 
+  // EmitWindow, and in it a loop over the input features of a group:
+  // `body` gets the lhs element there (loaded and converted) and the offset
+  // of the kernel elements for that window position and input feature.
+  absl::Status EmitWindowAndFeatures(
+      const Canonical& canonical, llvm::Value* in_base, llvm::Value* k_base,
+      const std::function<absl::Status(llvm::Value*, llvm::Value*)>& body) {
+    const ConvLoopSpec& s = spec_;
+    return EmitWindow(
+        canonical, in_base, k_base,
+        [&](llvm::Value* in_offset, llvm::Value* k_offset) -> absl::Status {
+          return elemental_.EmitForLoop(
+              I64(0), I64(s.rhs_dims[1]), "feature", [&](llvm::Value* iz) -> absl::Status {
+                AXLE_ASSIGN_OR_RETURN(
+                    llvm::Value * a,
+                    LoadOperand(buffers_[0],
+                                b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
+                                s.lhs_type));
+                return body(a, b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1]))));
+              });
+        });
+  }
+
   // Output element `index` (HLO order) at `linear`: one sum.
   absl::Status EmitElement(const std::vector<llvm::Value*>& index, llvm::Value* linear) {
     const ConvLoopSpec& s = spec_;
@@ -283,24 +305,11 @@ class ConvLoopEmitter {
     llvm::Value* k_base = b_.CreateMul(feature, I64(s.rhs_strides[0]));
     llvm::Type* acc_type = elemental_.ValueType(acc_type_);
     b_.CreateStore(llvm::Constant::getNullValue(acc_type), acc_);
-    AXLE_RETURN_IF_ERROR(EmitWindow(
-        canonical, in_base, k_base,
-        [&](llvm::Value* in_offset, llvm::Value* k_offset) -> absl::Status {
-          return elemental_.EmitForLoop(
-              I64(0), I64(in_features), "feature", [&](llvm::Value* iz) -> absl::Status {
-                AXLE_ASSIGN_OR_RETURN(
-                    llvm::Value * a,
-                    LoadOperand(buffers_[0],
-                                b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
-                                s.lhs_type));
-                AXLE_ASSIGN_OR_RETURN(
-                    llvm::Value * x,
-                    LoadOperand(buffers_[1],
-                                b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1]))),
-                                s.rhs_type));
-                b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, acc_), a, x), acc_);
-                return absl::OkStatus();
-              });
+    AXLE_RETURN_IF_ERROR(EmitWindowAndFeatures(
+        canonical, in_base, k_base, [&](llvm::Value* a, llvm::Value* k_row) -> absl::Status {
+          AXLE_ASSIGN_OR_RETURN(llvm::Value * x, LoadOperand(buffers_[1], k_row, s.rhs_type));
+          b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, acc_), a, x), acc_);
+          return absl::OkStatus();
         }));
     return EmitResult(b_.CreateLoad(acc_type, acc_), index, linear);
   }
@@ -316,7 +325,6 @@ class ConvLoopEmitter {
     const ConvLoopSpec& s = spec_;
     auto canonical = [&](int64_t c) { return prefix[s.out_order[c]]; };
     const int64_t features = s.out_dims[1];
-    const int64_t in_features = s.rhs_dims[1];
     llvm::Type* acc_type = elemental_.ValueType(acc_type_);
     const int64_t chunks = (features + chunk_ - 1) / chunk_;
     llvm::Value* in_base = b_.CreateMul(canonical(0), I64(s.lhs_strides[0]));
@@ -333,31 +341,18 @@ class ConvLoopEmitter {
                 return absl::OkStatus();
               }));
           llvm::Value* k_base = b_.CreateMul(first, I64(s.rhs_strides[0]));
-          AXLE_RETURN_IF_ERROR(EmitWindow(
-              canonical, in_base, k_base,
-              [&](llvm::Value* in_offset, llvm::Value* k_offset) -> absl::Status {
+          AXLE_RETURN_IF_ERROR(EmitWindowAndFeatures(
+              canonical, in_base, k_base, [&](llvm::Value* a, llvm::Value* k_row) -> absl::Status {
                 return elemental_.EmitForLoop(
-                    I64(0), I64(in_features), "feature", [&](llvm::Value* iz) -> absl::Status {
+                    I64(0), width, "out_feature", [&](llvm::Value* j) -> absl::Status {
                       AXLE_ASSIGN_OR_RETURN(
-                          llvm::Value * a,
-                          LoadOperand(
-                              buffers_[0],
-                              b_.CreateAdd(in_offset, b_.CreateMul(iz, I64(s.lhs_strides[1]))),
-                              s.lhs_type));
-                      llvm::Value* row =
-                          b_.CreateAdd(k_offset, b_.CreateMul(iz, I64(s.rhs_strides[1])));
-                      return elemental_.EmitForLoop(
-                          I64(0), width, "out_feature", [&](llvm::Value* j) -> absl::Status {
-                            AXLE_ASSIGN_OR_RETURN(
-                                llvm::Value * x,
-                                LoadOperand(
-                                    buffers_[1],
-                                    b_.CreateAdd(row, b_.CreateMul(j, I64(s.rhs_strides[0]))),
-                                    s.rhs_type));
-                            llvm::Value* slot = b_.CreateInBoundsGEP(acc_type, sums_, j);
-                            b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, slot), a, x), slot);
-                            return absl::OkStatus();
-                          });
+                          llvm::Value * x,
+                          LoadOperand(buffers_[1],
+                                      b_.CreateAdd(k_row, b_.CreateMul(j, I64(s.rhs_strides[0]))),
+                                      s.rhs_type));
+                      llvm::Value* slot = b_.CreateInBoundsGEP(acc_type, sums_, j);
+                      b_.CreateStore(MultiplyAdd(b_.CreateLoad(acc_type, slot), a, x), slot);
+                      return absl::OkStatus();
                     });
               }));
           return elemental_.EmitForLoop(

@@ -56,21 +56,30 @@ void ComplexUnary(const T* z, T* out) {
   out[1] = r.imag();
 }
 
-template <typename T>
-void ComplexPower(const T* a, const T* b, T* out) {
-  using C = std::complex<T>;
-  const C x(a[0], a[1]), y(b[0], b[1]);
-  C r;
-  const bool x_is_positive_infinity = x.imag() == 0 && x.real() > 0 && std::isinf(x.real());
-  if (x == C(1) || y == C(0)) {
-    r = C(1);
-  } else if (x_is_positive_infinity && y.imag() == 0 && y.real() > 0) {
-    r = x;
-  } else if (x_is_positive_infinity && y.imag() == 0 && y.real() < 0) {
-    r = C(0);
-  } else {
-    r = std::pow(x, y);
+// Power, with the interpreter's special cases of 1, 0 and +inf.
+struct Power {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if (x == C(1) || y == C(0)) return C(1);
+    const bool x_is_positive_infinity = x.imag() == 0 && x.real() > 0 && std::isinf(x.real());
+    if (x_is_positive_infinity && y.imag() == 0 && y.real() > 0) return x;
+    if (x_is_positive_infinity && y.imag() == 0 && y.real() < 0) return C(0);
+    return std::pow(x, y);
   }
+};
+
+// atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), as XLA defines it.
+struct Atan2 {
+  template <typename C>
+  C operator()(C y, C x) const {
+    const C i(0, 1);
+    return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+  }
+};
+
+template <typename T, typename Op>
+void ComplexBinary(const T* a, const T* b, T* out) {
+  const std::complex<T> r = Op()(std::complex<T>(a[0], a[1]), std::complex<T>(b[0], b[1]));
   out[0] = r.real();
   out[1] = r.imag();
 }
@@ -100,11 +109,14 @@ const std::vector<RuntimeSymbol>& RuntimeSymbols() {
     add(F8E5M2FNUZ, &EncodeFromF32<float8_e5m2fnuz>);
     add(F8E8M0FNU, &EncodeFromF32<float8_e8m0fnu>);
     add(F4E2M1FN, &EncodeFromF32<float4_e2m1fn>);
+    // `op`'s c64 and c128 helpers.
+    auto add_pair = [&](const char* op, void* c64, void* c128) {
+      list->push_back({ComplexMathName(op, C64), c64});
+      list->push_back({ComplexMathName(op, C128), c128});
+    };
     auto add_complex = [&]<typename Op>(const char* op) {
-      list->push_back(
-          {ComplexMathName(op, C64), reinterpret_cast<void*>(&ComplexUnary<float, Op>)});
-      list->push_back(
-          {ComplexMathName(op, C128), reinterpret_cast<void*>(&ComplexUnary<double, Op>)});
+      add_pair(op, reinterpret_cast<void*>(&ComplexUnary<float, Op>),
+               reinterpret_cast<void*>(&ComplexUnary<double, Op>));
     };
     add_complex.operator()<Sqrt>("sqrt");
     add_complex.operator()<Rsqrt>("rsqrt");
@@ -123,9 +135,12 @@ const std::vector<RuntimeSymbol>& RuntimeSymbols() {
     add_complex.operator()<Expm1>("exponential-minus-one");
     add_complex.operator()<Log1p>("log-plus-one");
     add_complex.operator()<Logistic>("logistic");
-    list->push_back({ComplexMathName("power", C64), reinterpret_cast<void*>(&ComplexPower<float>)});
-    list->push_back(
-        {ComplexMathName("power", C128), reinterpret_cast<void*>(&ComplexPower<double>)});
+    auto add_binary = [&]<typename Op>(const char* op) {
+      add_pair(op, reinterpret_cast<void*>(&ComplexBinary<float, Op>),
+               reinterpret_cast<void*>(&ComplexBinary<double, Op>));
+    };
+    add_binary.operator()<Power>("power");
+    add_binary.operator()<Atan2>("atan2");
     return list;
   }();
   return *symbols;

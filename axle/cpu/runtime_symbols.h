@@ -28,11 +28,11 @@ const std::vector<RuntimeSymbol>& RuntimeSymbols();
 std::string NarrowFloatEncoderName(PrimitiveType type);
 
 // The name of `void f(const T* z, T* out)` (or `f(const T* x, const T* y,
-// T* out)` for power), T float or double, a complex value being two T: the
-// complex `op` (HloOpcodeString) of c64/c128 computed as the interpreter
-// computes it (std::complex). Ops: sqrt, rsqrt, sine, cosine, tan, tanh,
-// sinh, cosh, asin, acos, atan, asinh, acosh, atanh, exponential-minus-one,
-// log-plus-one, logistic, power.
+// T* out)` for power and atan2), T float or double, a complex value being
+// two T: the complex `op` (HloOpcodeString) of c64/c128 computed as the
+// interpreter computes it (std::complex). Ops: sqrt, rsqrt, sine, cosine,
+// tan, tanh, sinh, cosh, asin, acos, atan, asinh, acosh, atanh,
+// exponential-minus-one, log-plus-one, logistic, power, atan2.
 std::string ComplexMathName(absl::string_view op, PrimitiveType type);
 
 }  // namespace axle::cpu

@@ -103,7 +103,7 @@ std::vector<Case> Cases(const std::string& group) {
       for (const char* op : {"add", "subtract", "multiply"}) binary(op, type);
       for (const char* op : {"negate", "exponential", "log", "sign"}) unary(op, type);
       // Inline from libdevice's real functions (llvm_ir/complex_math.h).
-      for (const char* op : {"divide", "power"}) binary(op, type);
+      for (const char* op : {"divide", "power", "atan2"}) binary(op, type);
       for (const char* op : {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh",
                              "asin", "acos", "atan", "asinh", "acosh", "atanh",
                              "exponential-minus-one", "log-plus-one", "logistic"}) {

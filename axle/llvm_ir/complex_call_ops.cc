@@ -7,6 +7,7 @@ bool IsComplexCallOpcode(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kDivide:
     case HloOpcode::kPower:
+    case HloOpcode::kAtan2:
     case HloOpcode::kSqrt:
     case HloOpcode::kRsqrt:
     case HloOpcode::kSin:

@@ -12,7 +12,7 @@
 
 namespace axle::llvm_ir {
 
-// Divide, power, sqrt, rsqrt, the trigonometric and hyperbolic functions
+// Divide, power, atan2, sqrt, rsqrt, the trigonometric and hyperbolic functions
 // and their inverses, expm1, log1p and logistic; the emitter computes the
 // other complex ops itself.
 bool IsComplexCallOpcode(HloOpcode opcode);

@@ -179,6 +179,10 @@ class ComplexEmitter {
     return {Mul(C(0.5), Math(MathFunction::kLog1p, t)),
             Math(MathFunction::kAtan2, z.im, Add(C(1), z.re))};
   }
+  // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), as XLA defines it.
+  Complex Atan2(Complex y, Complex x) {
+    return TimesMinusI(Log(Divide(Add(x, TimesI(y)), SquareRoot(Add(Mul(x, x), Mul(y, y))))));
+  }
   Complex Logistic(Complex z) {
     return Divide(One(), Add(One(), Exp(Complex{Neg(z.re), Neg(z.im)})));
   }
@@ -200,6 +204,8 @@ llvm::Value* EmitComplexMath(const TargetHooks& hooks, llvm::IRBuilderBase& b, H
       return e.Pack(e.Divide(z, e.Unpack(args[1])));
     case HloOpcode::kPower:
       return e.Pack(e.Power(z, e.Unpack(args[1])));
+    case HloOpcode::kAtan2:
+      return e.Pack(e.Atan2(z, e.Unpack(args[1])));
     case HloOpcode::kSqrt:
       return e.Pack(e.SquareRoot(z));
     case HloOpcode::kRsqrt:

@@ -11,6 +11,8 @@
 //   sqrt       the principal root by Kahan's formula (no cancellation);
 //   rsqrt      1 / sqrt;  logistic  1 / (1 + exp(-z));
 //   power      exp(y log x); 0^0 = 1, and 0^y = 0 where Re y > 0;
+//   atan2      atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), XLA's
+//              definition;
 //   sin, cos, sinh, cosh   by the real parts' sin/cos/sinh/cosh;
 //   tan, tanh  sin 2a + i sinh 2b over cos 2a + cosh 2b (and tanh's
 //              mirror), the limit ±i (±1) where cosh overflows;
@@ -40,8 +42,8 @@ class Value;
 
 namespace axle::llvm_ir {
 
-// `opcode` (IsComplexCallOpcode) on `args` (one, or two for divide and
-// power); real functions through `hooks`' EmitMathCall.
+// `opcode` (IsComplexCallOpcode) on `args` (one, or two for divide, power
+// and atan2); real functions through `hooks`' EmitMathCall.
 llvm::Value* EmitComplexMath(const TargetHooks& hooks, llvm::IRBuilderBase& b, HloOpcode opcode,
                              absl::Span<llvm::Value* const> args);
 

@@ -202,9 +202,18 @@ void CheckAll(double ulps) {
 
   Compiled<T> divide(HloOpcode::kDivide);
   Compiled<T> power(HloOpcode::kPower);
+  Compiled<T> atan2(HloOpcode::kAtan2);
   for (C x : Points<T>()) {
     for (C y : {C(T(0.5), T(-1.25)), C(T(-3), T(0)), C(T(0), T(2)), C(T(1e-3), T(7))}) {
       ExpectNear(x / y, divide(x, y), ulps, "divide");
+      // atan2(x, y) as XLA defines it (the interpreter's formula).
+      const C i(0, 1);
+      const C angle = -i * std::log((y + i * x) / std::sqrt(y * y + x * x));
+      if (std::isfinite(angle.real()) && std::isfinite(angle.imag())) {
+        ExpectNear(angle, atan2(x, y), 4 * ulps,
+                   absl::StrCat("atan2((", x.real(), ", ", x.imag(), "), (", y.real(), ", ",
+                                y.imag(), "))"));
+      }
       if (x != C(0)) {
         const C expected = std::pow(x, y);
         if (std::isfinite(expected.real()) && std::isfinite(expected.imag())) {

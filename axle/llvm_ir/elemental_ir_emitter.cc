@@ -374,8 +374,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
 // compile time (listing every other opcode in each of six switches would
 // check only that the list was copied). elemental_ir_emitter_test's
 // FamiliesTest checks them instead: every op of the lists that the
-// interpreter evaluates on f32, s32, pred or c64 must emit and match it
-// (complex atan2 aside: not emitted yet).
+// interpreter evaluates on f32, s32, pred or c64 must emit and match it.
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnary(const HloInstruction& hlo,
                                                            llvm::Value* x) {
@@ -689,7 +688,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstru
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexBinary(const HloInstruction& hlo,
                                                                    llvm::Value* x, llvm::Value* y) {
   if (IsComplexCallOpcode(hlo.opcode())) {
-    // Division as C99 Annex G has it (scaling, inf and NaN recovery), power.
+    // Division as C99 Annex G has it (scaling, inf and NaN recovery), power,
+    // atan2.
     return hooks_->EmitComplexCall(b_, hlo.opcode(), {x, y});
   }
   llvm::Value* a = Real(x);

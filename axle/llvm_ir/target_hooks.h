@@ -75,7 +75,7 @@ class TargetHooks {
 
   // The complex `opcode` of c64 or c128 values `args` ({float, float} or
   // {double, double} structs), returned as such a struct: divide (C99
-  // Annex G) and power on two arguments; sqrt, rsqrt, sine, cosine, tan,
+  // Annex G), power and atan2 (y, x) on two arguments; sqrt, rsqrt, sine, cosine, tan,
   // tanh, sinh, cosh, asin, acos, atan, asinh, acosh, atanh,
   // exponential-minus-one, log-plus-one and logistic on one. The emitter
   // computes the other complex ops itself.

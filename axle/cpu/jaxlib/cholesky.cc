@@ -22,10 +22,7 @@ template <ffi::DataType dtype>
 absl::Status Potrf(ffi::Buffer<dtype> x, UpLo uplo, ffi::ResultBuffer<dtype> x_out,
                    ffi::ResultBuffer<ffi::S32> info) {
   AXLE_RETURN_IF_ERROR(CheckEnum("uplo", uplo, "LU"));
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   AXLE_RETURN_IF_ERROR(
       CheckDims("result 0 (x_out)", x_out->dimensions(), m.Dims({m.rows, m.cols})));
   AXLE_RETURN_IF_ERROR(CheckDims("result 1 (info)", info->dimensions(), m.batch_dims));

@@ -77,10 +77,7 @@ absl::Status GeevReal(ffi::Buffer<dtype> x, EigMode compute_left, EigMode comput
                       ffi::ResultBuffer<ffi::S32> info) {
   using T = Native<dtype>;
   AXLE_RETURN_IF_ERROR(CheckModes(compute_left, compute_right));
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   const lapack_int n = m.rows;
   AXLE_RETURN_IF_ERROR(
       CheckDims("result 0 (eigvals_real)", eigvals_real->dimensions(), m.Dims({n})));
@@ -131,10 +128,7 @@ absl::Status GeevComplex(ffi::Buffer<dtype> x, EigMode compute_left, EigMode com
   using T = Native<dtype>;
   using R = Real<dtype>;
   AXLE_RETURN_IF_ERROR(CheckModes(compute_left, compute_right));
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   const lapack_int n = m.rows;
   AXLE_RETURN_IF_ERROR(CheckDims("result 0 (eigvals)", eigvals->dimensions(), m.Dims({n})));
   AXLE_RETURN_IF_ERROR(

@@ -33,10 +33,7 @@ absl::Status Syevd(ffi::Buffer<dtype> x, UpLo uplo, ffi::ResultBuffer<dtype> x_o
   using R = Real<dtype>;
   AXLE_RETURN_IF_ERROR(CheckEnum("uplo", uplo, "LU"));
   AXLE_RETURN_IF_ERROR(CheckEnum("mode", mode, "NV"));
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   const lapack_int n = m.rows;
   AXLE_RETURN_IF_ERROR(CheckDims("result 0 (x_out)", x_out->dimensions(), m.Dims({n, n})));
   AXLE_RETURN_IF_ERROR(CheckDims("result 1 (eigenvalues)", eigenvalues->dimensions(), m.Dims({n})));

@@ -27,10 +27,7 @@ template <ffi::DataType dtype>
 absl::Status Gehrd(ffi::Buffer<dtype> x, int32_t low, int32_t high, ffi::ResultBuffer<dtype> x_out,
                    ffi::ResultBuffer<dtype> tau, ffi::ResultBuffer<ffi::S32> info) {
   using T = Native<dtype>;
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   const lapack_int n = m.rows;
   if (low < 1 || low > std::max(n, 1) || high < std::min(low, n) || high > n) {
     return absl::InvalidArgumentError(absl::StrCat(

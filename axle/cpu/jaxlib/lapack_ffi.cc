@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/base/status_macros.h"
 #include "axle/cpu/jaxlib/lapack_ffi_internal.h"
 
 namespace axle::jaxlib {
@@ -37,6 +38,15 @@ absl::StatusOr<MatrixBatch> SplitMatrices(absl::string_view what, ffi::Span<cons
   for (int64_t d : batch.batch_dims) batch.count *= d;
   batch.rows = static_cast<lapack_int>(rows);
   batch.cols = static_cast<lapack_int>(cols);
+  return batch;
+}
+
+absl::StatusOr<MatrixBatch> SplitSquareMatrices(absl::string_view what,
+                                                ffi::Span<const int64_t> dims) {
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch batch, SplitMatrices(what, dims));
+  if (batch.rows != batch.cols) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " must be a batch of square matrices"));
+  }
   return batch;
 }
 

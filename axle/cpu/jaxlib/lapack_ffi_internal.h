@@ -94,6 +94,9 @@ struct MatrixBatch {
 // (x)") as a batch of matrices: rank >= 2, every matrix dimension and
 // product of them small enough for LAPACK's int.
 absl::StatusOr<MatrixBatch> SplitMatrices(absl::string_view what, ffi::Span<const int64_t> dims);
+// SplitMatrices, and rows == cols.
+absl::StatusOr<MatrixBatch> SplitSquareMatrices(absl::string_view what,
+                                                ffi::Span<const int64_t> dims);
 
 // `dims` equals `expected`, else InvalidArgument naming `what`.
 absl::Status CheckDims(absl::string_view what, ffi::Span<const int64_t> dims,

@@ -41,10 +41,7 @@ absl::StatusOr<MatrixBatch> CheckGees(const ffi::Buffer<dtype>& x, SchurMode mod
     return absl::UnimplementedError(
         "attribute 'sort' = 'S': ordering eigenvalues is not supported");
   }
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   AXLE_RETURN_IF_ERROR(
       CheckDims("result 0 (x_out)", x_out->dimensions(), m.Dims({m.rows, m.rows})));
   AXLE_RETURN_IF_ERROR(

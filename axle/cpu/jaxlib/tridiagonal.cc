@@ -31,10 +31,7 @@ absl::Status Sytrd(ffi::Buffer<dtype> x, UpLo uplo, ffi::ResultBuffer<dtype> x_o
                    ffi::ResultBuffer<ffi::S32> info) {
   using T = Native<dtype>;
   AXLE_RETURN_IF_ERROR(CheckEnum("uplo", uplo, "LU"));
-  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitMatrices("operand 0 (x)", x.dimensions()));
-  if (m.rows != m.cols) {
-    return absl::InvalidArgumentError("operand 0 (x) must be a batch of square matrices");
-  }
+  AXLE_ASSIGN_OR_RETURN(MatrixBatch m, SplitSquareMatrices("operand 0 (x)", x.dimensions()));
   const lapack_int n = m.rows;
   const lapack_int off = std::max(n - 1, 0);
   AXLE_RETURN_IF_ERROR(CheckDims("result 0 (x_out)", x_out->dimensions(), m.Dims({n, n})));

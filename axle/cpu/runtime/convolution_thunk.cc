@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -124,6 +125,11 @@ class DnnlConvolutionThunk : public Thunk {
                          const char* bias, char* scratchpads) const;
   absl::Status RunPiece(const Piece& piece, const char* src, char* out, const char* addend,
                         const char* scale, const char* bias, char* scratchpads) const;
+  // Adds the arguments of the epilogue the primitive runs itself (not
+  // epilogue_after_): the scale as post-op 0 unless folded into the weights,
+  // and the bias as the primitive's own or as the next post-op.
+  void AddEpilogueArgs(const dnnl::engine& engine, const char* scale, const char* bias,
+                       std::unordered_map<int, dnnl::memory>& args) const;
 
   // The scale or bias of the epilogue: a dense array over the output's
   // canonical dims, 1 where it does not vary.
@@ -602,22 +608,9 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       const char* addend = BaseOf(context, addend_->operand, operand_values_);
       if (addend != out) CopyAddend(context, addend, out);
     }
-    if (!epilogue_after_) {
-      if (scale_ && !fold_scale_) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-            dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
-      }
-      if (native_bias_) {
-        args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
-      } else if (bias_) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ && !fold_scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
-            dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
-      }
-    }
+    if (!epilogue_after_) AddEpilogueArgs(engine, scale, bias, args);
     if (scratchpad_size_ > 0) {
-      dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
-                                      dnnl::memory::format_tag::a);
-      args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, engine, slot(kPad));
+      args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, slot(kPad));
     }
     primitive_.execute(stream, args);
     if (dst_reorder_) {
@@ -810,21 +803,10 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
         dnnl::memory(piece.src, engine, const_cast<char*>(src) + piece.src_offset * element_size_);
     args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
     args[DNNL_ARG_DST] = dnnl::memory(piece.dst, engine, dst);
-    if (scale_ && !fold_scale_) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-          dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
-    }
-    if (native_bias_) {
-      args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
-    } else if (bias_) {
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_ && !fold_scale_ ? 1 : 0) | DNNL_ARG_SRC_1] =
-          dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
-    }
+    AddEpilogueArgs(engine, scale, bias, args);  // pieces imply !epilogue_after_
     if (piece.scratchpad_size > 0) {
-      dnnl::memory::desc scratch_desc({piece.scratchpad_size}, dnnl::memory::data_type::u8,
-                                      dnnl::memory::format_tag::a);
       args[DNNL_ARG_SCRATCHPAD] =
-          dnnl::memory(scratch_desc, engine, scratchpads + piece.scratchpad_offset);
+          DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
     }
     piece.primitive.execute(stream, args);
     stream.wait();
@@ -832,6 +814,22 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
   return absl::OkStatus();
+}
+
+void DnnlConvolutionThunk::AddEpilogueArgs(const dnnl::engine& engine, const char* scale,
+                                           const char* bias,
+                                           std::unordered_map<int, dnnl::memory>& args) const {
+  const bool scale_post_op = scale_ && !fold_scale_;
+  if (scale_post_op) {
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+        dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+  }
+  if (native_bias_) {
+    args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
+  } else if (bias_) {
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_post_op ? 1 : 0) | DNNL_ARG_SRC_1] =
+        dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+  }
 }
 
 void DnnlConvolutionThunk::ScaleWeights(const float* scale, float* weights) const {

@@ -379,9 +379,7 @@ class DnnlDotThunk : public Thunk {
       }
       void* aligned = ThreadBuffer(kScratchpad, scratchpad_size_);
       if (scratchpad_size_ > 0) {
-        dnnl::memory::desc scratch_desc({scratchpad_size_}, dnnl::memory::data_type::u8,
-                                        dnnl::memory::format_tag::a);
-        args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(scratch_desc, DnnlEngine(), aligned);
+        args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, aligned);
       }
       if (own_packing_) {
         // On the intra-op pool (oneDNN's team sleeps meanwhile), blocks of
