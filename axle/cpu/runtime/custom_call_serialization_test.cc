@@ -92,20 +92,12 @@ std::vector<Literal> CustomCallArguments() {
 
 TEST(CustomCallSerializationTest, CustomCallsRoundTrip) {
   ExpectRoundTrip(kCustomCalls, CustomCallArguments());
+  ExpectInterpreterAgrees(kCustomCalls, CustomCallArguments());
+  // 2.5 and 3 scale exactly: the values are known too.
   absl::StatusOr<Literal> cpu = RunOn("cpu", kCustomCalls, CustomCallArguments());
   ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", kCustomCalls, CustomCallArguments());
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  std::vector<Literal> cpu_leaves = Leaves(*cpu), reference_leaves = Leaves(*reference);
-  ASSERT_EQ(cpu_leaves.size(), reference_leaves.size());
-  for (size_t i = 0; i < cpu_leaves.size(); ++i) {
-    ASSERT_EQ(cpu_leaves[i].size_bytes(), reference_leaves[i].size_bytes()) << "leaf " << i;
-    EXPECT_EQ(std::memcmp(cpu_leaves[i].untyped_data(), reference_leaves[i].untyped_data(),
-                          cpu_leaves[i].size_bytes()),
-              0)
-        << "leaf " << i << ": cpu " << cpu_leaves[i] << " interpreter " << reference_leaves[i];
-  }
-  // 2.5 and 3 scale exactly: the values are known too.
+  const std::vector<Literal> cpu_leaves = Leaves(*cpu);
+  ASSERT_EQ(cpu_leaves.size(), 3U);
   const float a0 = static_cast<const float*>(CustomCallArguments()[0].untyped_data())[0];
   const float y0 = static_cast<const float*>(CustomCallArguments()[2].untyped_data())[0];
   EXPECT_EQ(static_cast<const float*>(cpu_leaves[0].untyped_data())[0], a0 + 2.5F * y0);

@@ -1,10 +1,9 @@
 //===- program_serialization_test_util.h - Round trips of cpu programs ----===//
 //
 // What the serialized-program tests share (program_serialization_test.cc,
-// scalar_function_serialization_test.cc): compile HLO text for the cpu
-// platform keeping what serialization needs, serialize, load with the
-// executable's own symbols, run, and compare bytes; corrupt one word of the
-// bytes and expect a clear error.
+// scalar_function_serialization_test.cc, rng_ and custom_call_serialization_test.cc): compile HLO
+// text for the cpu platform keeping what serialization needs, serialize, load with the executable's
+// own symbols, run, and compare bytes; corrupt one word of the bytes and expect a clear error.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_PROGRAM_SERIALIZATION_TEST_UTIL_H_
@@ -61,6 +60,24 @@ inline std::vector<Literal> Leaves(const Literal& literal) {
     if (shape.IsArray()) leaves.push_back(literal.GetSubliteral(index).Clone());
   });
   return leaves;
+}
+
+// The cpu executable and the interpreter give the same bytes for `text` on
+// `arguments`, leaf by leaf.
+inline void ExpectInterpreterAgrees(absl::string_view text, const std::vector<Literal>& arguments) {
+  absl::StatusOr<Literal> cpu = ::axle::testing::RunOn("cpu", text, arguments);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<Literal> reference = ::axle::testing::RunOn("interpreter", text, arguments);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::vector<Literal> cpu_leaves = Leaves(*cpu), reference_leaves = Leaves(*reference);
+  ASSERT_EQ(cpu_leaves.size(), reference_leaves.size());
+  for (size_t i = 0; i < cpu_leaves.size(); ++i) {
+    ASSERT_EQ(cpu_leaves[i].size_bytes(), reference_leaves[i].size_bytes()) << "leaf " << i;
+    EXPECT_EQ(std::memcmp(cpu_leaves[i].untyped_data(), reference_leaves[i].untyped_data(),
+                          cpu_leaves[i].size_bytes()),
+              0)
+        << "leaf " << i << ": cpu " << cpu_leaves[i] << " interpreter " << reference_leaves[i];
+  }
 }
 
 // Serializes `text`'s program, loads it, runs both on `arguments` (twice

@@ -14,8 +14,6 @@
 namespace axle::cpu {
 namespace {
 
-using ::axle::testing::RunOn;
-
 constexpr absl::string_view kRngs = R"(
 HloModule rngs
 ENTRY e {
@@ -48,19 +46,7 @@ std::vector<Literal> RngArguments() {
 
 TEST(RngSerializationTest, RngThunksRoundTrip) {
   ExpectRoundTrip(kRngs, RngArguments());
-  absl::StatusOr<Literal> cpu = RunOn("cpu", kRngs, RngArguments());
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", kRngs, RngArguments());
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  std::vector<Literal> cpu_leaves = Leaves(*cpu), reference_leaves = Leaves(*reference);
-  ASSERT_EQ(cpu_leaves.size(), reference_leaves.size());
-  for (size_t i = 0; i < cpu_leaves.size(); ++i) {
-    ASSERT_EQ(cpu_leaves[i].size_bytes(), reference_leaves[i].size_bytes()) << "leaf " << i;
-    EXPECT_EQ(std::memcmp(cpu_leaves[i].untyped_data(), reference_leaves[i].untyped_data(),
-                          cpu_leaves[i].size_bytes()),
-              0)
-        << "leaf " << i << ": cpu " << cpu_leaves[i] << " interpreter " << reference_leaves[i];
-  }
+  ExpectInterpreterAgrees(kRngs, RngArguments());
 }
 
 TEST(RngSerializationTest, CorruptedRngThunksAreErrors) {

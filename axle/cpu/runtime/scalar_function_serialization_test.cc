@@ -22,25 +22,7 @@
 namespace axle::cpu {
 namespace {
 
-using ::axle::testing::RunOn;
 using ::axle::testing::SeededF32Values;
-
-// The cpu executable and the interpreter give the same bytes.
-void ExpectInterpreterAgrees(absl::string_view text, const std::vector<Literal>& arguments) {
-  absl::StatusOr<Literal> cpu = RunOn("cpu", text, arguments);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", text, arguments);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  std::vector<Literal> cpu_leaves = Leaves(*cpu), reference_leaves = Leaves(*reference);
-  ASSERT_EQ(cpu_leaves.size(), reference_leaves.size());
-  for (size_t i = 0; i < cpu_leaves.size(); ++i) {
-    ASSERT_EQ(cpu_leaves[i].size_bytes(), reference_leaves[i].size_bytes()) << "leaf " << i;
-    EXPECT_EQ(std::memcmp(cpu_leaves[i].untyped_data(), reference_leaves[i].untyped_data(),
-                          cpu_leaves[i].size_bytes()),
-              0)
-        << "leaf " << i << ": cpu " << cpu_leaves[i] << " interpreter " << reference_leaves[i];
-  }
-}
 
 // Where the thunk named `name` lies in `bytes`: its fields start after
 // the last occurrence of its name (the values' names come first) and end
