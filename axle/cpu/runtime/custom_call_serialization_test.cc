@@ -163,7 +163,7 @@ TEST(CustomCallSerializationTest, ACorruptedCustomCallIsAnError) {
       {slots + 32, 1 << 20, "of kind 1"},      // a value id out of range
   };
   ExpectCorruptionsFail(bytes, resolver, corruptions);
-  for (size_t size = at; size < slots + 7 * 24; ++size) {
+  for (size_t size = at; size < slots + size_t{7} * 24; ++size) {
     EXPECT_FALSE(LoadProgram(bytes.substr(0, size), resolver).ok()) << size;
   }
 }

@@ -63,6 +63,7 @@ void ExpectDamageIsHandled(const std::string& bytes, const KernelResolver& resol
     EXPECT_FALSE(LoadProgram(bytes.substr(0, size), resolver).ok()) << size;
   }
   std::vector<const void*> args;
+  args.reserve(arguments.size());
   for (const Literal& argument : arguments) args.push_back(argument.untyped_data());
   const int64_t values[] = {-1, 0, 1, 3, int64_t{1} << 40, std::numeric_limits<int64_t>::min()};
   for (size_t offset = span.fields; offset + 8 <= span.end; offset += 8) {
@@ -76,6 +77,7 @@ void ExpectDamageIsHandled(const std::string& bytes, const KernelResolver& resol
       std::vector<std::vector<char>> storage;
       std::vector<void*> results;
       for (int64_t size : (*runner)->result_bytes()) storage.emplace_back(size);
+      results.reserve(storage.size());
       for (auto& buffer : storage) results.push_back(buffer.data());
       // Another valid program (another dimension number, another fill):
       // it runs, whatever it computes.
