@@ -1,5 +1,6 @@
 #include "axle/runtime/executable.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -454,8 +455,22 @@ absl::Status Executable::ExecuteArrays(const ExecutableRunOptions& options,
       options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
   // The arguments' and results' addresses for the backend, kept per thread
   // (a traced graph has hundreds of each; allocating them is measurable).
-  thread_local std::vector<se::DeviceMemoryBase> argument_memory;
-  thread_local std::vector<se::DeviceMemoryBase> result_memory;
+  // A run nested in this one on the same thread (a custom call that runs
+  // an executable) gets vectors of its own: the outer run still reads these.
+  thread_local std::vector<se::DeviceMemoryBase> reused_argument_memory;
+  thread_local std::vector<se::DeviceMemoryBase> reused_result_memory;
+  thread_local bool reused_in_use = false;
+  std::vector<se::DeviceMemoryBase> nested_argument_memory;
+  std::vector<se::DeviceMemoryBase> nested_result_memory;
+  const bool nested = reused_in_use;
+  std::vector<se::DeviceMemoryBase>& argument_memory =
+      nested ? nested_argument_memory : reused_argument_memory;
+  std::vector<se::DeviceMemoryBase>& result_memory =
+      nested ? nested_result_memory : reused_result_memory;
+  reused_in_use = true;
+  absl::Cleanup release_reused = [nested] {
+    if (!nested) reused_in_use = false;
+  };
   argument_memory.clear();
   result_memory.clear();
   for (const MaybeOwningDeviceMemory& argument : arguments) {

@@ -7,10 +7,12 @@
 // protected, and bad calls are clear errors.
 //
 //===----------------------------------------------------------------------===//
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "axle/cpu/runtime/platform_test_util.h"
+#include "axle/runtime/custom_call_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -35,6 +37,28 @@ Literal R1(std::vector<float> values) {
   for (size_t i = 0; i < values.size(); ++i) literal.data<float>()[i] = values[i];
   return literal;
 }
+
+// A custom call (XLA's cpu convention, f32[4] -> f32[4]) that runs
+// `nested_step` on its operand through RunArrays, on the thread of the run
+// that called it, and returns output {1} (p0 * p0): a run nested in a run.
+LocalExecutable* nested_step = nullptr;
+std::string nested_error;
+
+void RunNestedStep(void* out, const void** in) {
+  se::DeviceMemoryBase operand(const_cast<void*>(in[0]), 4 * sizeof(float));
+  std::vector<MaybeOwningDeviceMemory> arguments;
+  arguments.emplace_back(operand);
+  arguments.emplace_back(operand);
+  std::vector<se::OwningDeviceMemory> results;
+  absl::Status status =
+      nested_step->RunArrays(absl::MakeSpan(arguments), ExecutableRunOptions(), &results);
+  if (!status.ok() || results.size() != 3) {
+    nested_error = status.ok() ? "not 3 results" : std::string(status.message());
+    return;
+  }
+  std::memcpy(out, results[1].cref().opaque(), 4 * sizeof(float));
+}
+XLA_REGISTER_CUSTOM_CALL_TARGET(RunNestedStep, "Host");
 
 class ExecuteArraysTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -191,6 +215,50 @@ ENTRY e {
       executable->RunArrays(absl::MakeSpan(arguments), ExecutableRunOptions(), &results);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("not arrays to a tuple of arrays"));
+}
+
+TEST(ExecuteArraysNestedTest, ARunInsideARunOnTheSameThreadKeepsBothArgumentLists) {
+  auto step = testing::CompileOn("cpu", kStep);
+  ASSERT_TRUE(step.ok()) << step.status();
+  nested_step = step->get();
+  nested_error.clear();
+  // out = (p0 + nested(p1), p1): the outer run's argument list is read
+  // again after the nested run.
+  auto outer = testing::CompileOn("cpu", R"(
+HloModule outer
+ENTRY e {
+  p0 = f32[4] parameter(0)
+  p1 = f32[4] parameter(1)
+  n = f32[4] custom-call(p1), custom_call_target="RunNestedStep"
+  add = f32[4] add(p0, n)
+  ROOT out = (f32[4], f32[4]) tuple(add, p1)
+})");
+  ASSERT_TRUE(outer.ok()) << outer.status();
+  LocalClient* client = testing::ClientFor("cpu");
+  std::vector<se::OwningDeviceMemory> owned;
+  for (const Literal& literal : {R1({1, 2, 3, 4}), R1({10, 20, 30, 40})}) {
+    auto buffer = client->LiteralToShapedBuffer(literal, 0);
+    ASSERT_TRUE(buffer.ok()) << buffer.status();
+    se::DeviceMemoryAllocator* allocator = buffer->memory_allocator();
+    owned.emplace_back(buffer->release().root_buffer(), 0, allocator);
+  }
+  std::vector<MaybeOwningDeviceMemory> arguments;
+  arguments.reserve(owned.size());
+  for (const se::OwningDeviceMemory& memory : owned) arguments.emplace_back(memory.cref());
+  std::vector<se::OwningDeviceMemory> results;
+  absl::Status status =
+      (*outer)->RunArrays(absl::MakeSpan(arguments), ExecutableRunOptions(), &results);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(nested_error, "");
+  ASSERT_EQ(results.size(), 2u);
+  const auto* sum = static_cast<const float*>(results[0].cref().opaque());
+  const auto* p1 = static_cast<const float*>(results[1].cref().opaque());
+  for (int i = 0; i < 4; ++i) {
+    const float x = 10.f * static_cast<float>(i + 1);
+    EXPECT_EQ(sum[i], static_cast<float>(i + 1) + x * x) << i;
+    EXPECT_EQ(p1[i], x) << i;
+  }
+  nested_step = nullptr;
 }
 
 INSTANTIATE_TEST_SUITE_P(Platforms, ExecuteArraysTest, ::testing::Values("cpu", "interpreter"),
