@@ -73,6 +73,30 @@ ENTRY e {
   }
 }
 
+TEST(DotF32PackedRhsTest, TransposedRhsPackedOnBothSidesOfTheThresholds) {
+  // The rhs [N, K] contracts over its minor dim (dX = dY W^T), the lhs
+  // plain or transposed: packed from its transpose on each run from
+  // kPackF32RhsMinRows (512) lhs rows, read in place below (511, 130; above
+  // the small-dot size); K = 301 and N = 130 leave zero-padded tails and
+  // partial 16 x 16 tiles. Exact values: exact results.
+  for (int64_t m : {520, 512, 511, 130}) {
+    for (bool lhs_transposed : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("m=", m, " lhs_transposed=", lhs_transposed));
+      const std::string lhs =
+          lhs_transposed ? absl::StrCat("[301,", m, "]") : absl::StrCat("[", m, ",301]");
+      const std::string text =
+          absl::StrCat("HloModule packed_transposed\nENTRY e {\n  a = f32", lhs,
+                       " parameter(0)\n  b = f32[130,301] parameter(1)\n  ROOT c = f32[", m,
+                       ",130] dot(a, b), lhs_contracting_dims={", lhs_transposed ? 0 : 1,
+                       "}, rhs_contracting_dims={1}\n}\n");
+      const std::vector<int64_t> lhs_dims =
+          lhs_transposed ? std::vector<int64_t>{301, m} : std::vector<int64_t>{m, 301};
+      ExpectCpuAgrees(text, {Values(F32, lhs_dims, 7), Values(F32, {130, 301}, 8)},
+                      ErrorSpec(0, 0));
+    }
+  }
+}
+
 TEST(DotBf16Test, TransposedOperandsAndF32ResultWithBias) {
   // rhs read transposed (packed at run time all the same); lhs transposed.
   ExpectCpuAgrees(R"(

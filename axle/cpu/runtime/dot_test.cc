@@ -235,8 +235,8 @@ std::string GeluModule(int64_t m, int64_t k, int64_t n, bool bias) {
 TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   // [6,20]x[20,12]: the emitted loop; [16,512]x[512,64]: the small-dot
   // tiles, [20,300,50] with a partial vector per row, [2,400,200] in
-  // 128-column units (small_dot.h; GELU by gelu_tanh.h); [130,260]x[260,70]:
-  // oneDNN, then GELU after it (gelu_tanh.h).
+  // 128-column units (small_dot.h; GELU by vector_activations.h); [130,260]x[260,70]:
+  // oneDNN, then GELU after it (vector_activations.h).
   const int64_t sizes[][3] = {
       {6, 20, 12}, {16, 512, 64}, {20, 300, 50}, {2, 400, 200}, {130, 260, 70}};
   for (const auto& size : sizes) {
@@ -255,7 +255,7 @@ TEST(DotTest, GeluTanhEpilogueAgreesOnEachPath) {
   }
 }
 
-// oneDNN's f32 GELU runs after the matmul (gelu_tanh.h) on the matmul's team
+// oneDNN's f32 GELU runs after the matmul (vector_activations.h) on the matmul's team
 // of the intra-op pool: [63,256]x[256,256] runs on the calling thread alone,
 // [64,256]x[256,256] (the work of a team of two) in one block (blocks of 64
 // rows of 256), [256,256]x[256,256] in blocks split across the pool; and

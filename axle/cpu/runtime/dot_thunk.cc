@@ -16,10 +16,10 @@
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
-#include "axle/cpu/runtime/gelu_tanh.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/rhs_packing.h"
+#include "axle/cpu/runtime/vector_activations.h"
 
 namespace axle::cpu {
 namespace {
@@ -52,9 +52,13 @@ constexpr int64_t kPackRhsMinRows = 64;
 // step's forward dots) packing plus the packed matmul is no faster than
 // reading the plain rhs (1 thread, k 784 / 1024: +1%), at 512 rows 2%
 // faster, at 1024 rows 4% (packing is 1.2% of matmul 1024^3's time,
-// rhs_packing.h).
+// rhs_packing.h). The same for a transposed rhs (a backward dot's dX = dY
+// W^T, PackBA16a64bTransposed): [512, 512] x [512, 512]^T on 1 thread is as
+// fast packed as read in place, on 2 threads 1.3-1.5x faster (oneDNN does
+// not split the in-place one); at 128 and 256 rows packed it was 2-4% slower
+// on 1 thread and no faster on 2.
 constexpr int64_t kPackF32RhsMinRows = 512;
-// Values of a GELU after the matmul (gelu_tanh.h) a pool thread takes at
+// Values of a GELU after the matmul (vector_activations.h) a pool thread takes at
 // least: 64 KiB.
 constexpr int64_t kMinGeluBlock = 16384;
 
@@ -67,12 +71,22 @@ dnnl::memory::desc Squeeze(const dnnl::memory::desc& desc) {
       {data.format_desc.blocking.strides[1], data.format_desc.blocking.strides[2]});
 }
 
+// Whether `plain`, a 2-d [k, n] rhs read in place, is transposed: its rows
+// (the contraction) dense, its columns not (dX = dY W^T's rhs W).
+bool IsTransposedRhs(const dnnl::memory::desc& plain) {
+  const dnnl_dims_t& strides = plain.data.format_desc.blocking.strides;
+  return plain.data.ndims == 2 && strides[1] != 1 && strides[0] == 1;
+}
+
 // Whether `packed` (the layout the primitive chose for a [k, n] rhs of
 // `type`) is one Axle packs itself, from `plain` with dense columns:
-// BA16a64b2a (bf16) or BA16a64b (f32).
+// BA16a64b2a (bf16) or BA16a64b (f32); for f32 also from a transposed
+// `plain` (PackBA16a64bTransposed).
 bool IsOwnPackingLayout(const dnnl::memory::desc& packed, const dnnl::memory::desc& plain,
                         int64_t k, int64_t n, PrimitiveType type) {
-  if (plain.data.ndims != 2 || plain.data.format_desc.blocking.strides[1] != 1) return false;
+  if (plain.data.ndims != 2) return false;
+  const bool dense_columns = plain.data.format_desc.blocking.strides[1] == 1;
+  if (!dense_columns && !(type == F32 && IsTransposedRhs(plain))) return false;
   const dnnl_dims_t& padded = packed.data.padded_dims;
   if (padded[0] % 16 != 0 || padded[1] % 64 != 0) return false;
   if (type == BF16) {
@@ -171,7 +185,7 @@ class DnnlDotThunk : public Thunk {
     rounded_epilogue_ =
         plan.output_type == BF16 && (plan.bias || plan.activation != Activation::kNone);
     // An f32 GELU runs after the primitive, on the intra-op pool
-    // (gelu_tanh.h: faster than oneDNN's post-op).
+    // (vector_activations.h: faster than oneDNN's post-op).
     gelu_after_ = plan.output_type == F32 && plan.activation == Activation::kGeluTanh;
     activation_ = plan.activation;
     low_ = static_cast<float>(plan.low);
@@ -299,6 +313,7 @@ class DnnlDotThunk : public Thunk {
         packed_rhs_desc_ = primitive_desc.weights_desc();
         own_packing_ =
             IsOwnPackingLayout(packed_rhs_desc_, rhs_.desc, plan.k, plan.n, plan.rhs.type);
+        transposed_rhs_ = own_packing_ && IsTransposedRhs(rhs_.desc);
         dnnl::primitive_attr reorder_attr;
         reorder_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
         dnnl::reorder::primitive_desc reorder_desc(DnnlEngine(), rhs_.desc, DnnlEngine(),
@@ -384,16 +399,20 @@ class DnnlDotThunk : public Thunk {
       if (own_packing_) {
         // On the intra-op pool (oneDNN's team sleeps meanwhile), blocks of
         // 16 row pairs (bf16) or 32 rows (f32): 64 / 128 KiB of a
-        // 1024-wide rhs.
+        // 1024-wide rhs. A transposed rhs is split in units of 16 rows (its
+        // register tiles').
         void* packed = ThreadBuffer(kPackedRhs, packed_rhs_desc_.get_size());
         dnnl::memory plain = args[DNNL_ARG_WEIGHTS];
         const void* src = plain.get_data_handle();
-        const int64_t ld = plain.get_desc().data.format_desc.blocking.strides[0];
+        const int64_t ld = plain.get_desc().data.format_desc.blocking.strides[transposed_rhs_];
         const int64_t padded_k = packed_rhs_desc_.data.padded_dims[0];
         const int64_t padded_n = packed_rhs_desc_.data.padded_dims[1];
         const bool f32 = packed_rhs_desc_.data_type() == dnnl::memory::data_type::f32;
         auto pack = [&](int64_t begin, int64_t end) {
-          if (f32) {
+          if (transposed_rhs_) {
+            PackBA16a64bTransposed(static_cast<const float*>(src), dims_[3], dims_[2], ld, padded_k,
+                                   padded_n, 16 * begin, 16 * end, static_cast<float*>(packed));
+          } else if (f32) {
             PackBA16a64b(static_cast<const float*>(src), dims_[3], dims_[2], ld, padded_k, padded_n,
                          begin, end, static_cast<float*>(packed));
           } else {
@@ -401,9 +420,10 @@ class DnnlDotThunk : public Thunk {
                            padded_n, begin, end, static_cast<uint16_t*>(packed));
           }
         };
-        const int64_t units = f32 ? padded_k : padded_k / 2;
+        const int64_t units = transposed_rhs_ ? padded_k / 16 : f32 ? padded_k : padded_k / 2;
+        const int64_t min_block = transposed_rhs_ ? 2 : f32 ? 32 : 16;
         if (context.thread_pool != nullptr) {
-          context.thread_pool->ParallelFor(units, f32 ? 32 : 16, pack, context.max_threads);
+          context.thread_pool->ParallelFor(units, min_block, pack, context.max_threads);
         } else {
           pack(0, units);
         }
@@ -492,7 +512,8 @@ class DnnlDotThunk : public Thunk {
   // A rhs packed on each run (kPackRhsMinRows): its layout and the reorder.
   dnnl::memory::desc packed_rhs_desc_;
   dnnl::primitive rhs_reorder_;
-  bool own_packing_ = false;  // PackBA16a64b2a instead of rhs_reorder_
+  bool own_packing_ = false;     // PackBA16a64b(2a) instead of rhs_reorder_
+  bool transposed_rhs_ = false;  // own packing from a transposed rhs
   dnnl::memory::desc dst_desc_;
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;

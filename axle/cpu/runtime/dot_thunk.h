@@ -14,15 +14,17 @@
 // f32 x f32 -> f32 and bf16 x bf16 -> bf16 / f32 run a oneDNN matmul
 // primitive created at compile time, the epilogue as the primitive's own
 // bias (one value per output column) or post-ops (binary add or sum,
-// eltwise); an f32 GELU after the primitive (gelu_tanh.h), on the intra-op
-// pool; a constant rhs is reordered once into the primitive's preferred
-// weights layout. An unbatched bf16 dot uses 2-d descs, for which that
-// layout is oneDNN's packed BA16a64b2a, and packs a rhs that is not a
+// eltwise); an f32 GELU after the primitive (vector_activations.h), on the
+// intra-op pool; a constant rhs is reordered once into the primitive's
+// preferred weights layout. An unbatched bf16 dot uses 2-d descs, for which
+// that layout is oneDNN's packed BA16a64b2a, and packs a rhs that is not a
 // constant on each run (lhs of 64 rows or more; on the intra-op pool):
-// oneDNN's brgemm would otherwise copy it for every block of rows. A plain
-// bf16 dot's result is rounded by oneDNN; a bf16 epilogue runs after it,
-// rounding after each op. Every other element type (and anything oneDNN
-// declines) runs a kernel emitted into the program's LLVM module
+// oneDNN's brgemm would otherwise copy it for every block of rows. An
+// unbatched f32 dot packs such a rhs into BA16a64b from more rows
+// (rhs_packing.h; a transposed rhs, as a backward dot's dX = dY W^T, too).
+// A plain bf16 dot's result is rounded by oneDNN; a bf16 epilogue runs
+// after it, rounding after each op. Every other element type (and anything
+// oneDNN declines) runs a kernel emitted into the program's LLVM module
 // (dot_loop_emitter.h: operands read in place, the interpreter's sums and
 // rounding, the epilogue fused), split by output rows across the intra-op
 // pool.

@@ -8,6 +8,10 @@
 #include "axle/cpu/host_cache_sizes.h"
 
 #ifdef __x86_64__
+// GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
+// unpacklo_ps / shuffle_f32x4.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define AXLE_AVX512 __attribute__((target("avx512f,avx512bw")))
 #endif
@@ -97,6 +101,41 @@ __attribute__((always_inline)) inline void PackBf16Pairs(const uint16_t* src, in
   }
 }
 
+// The transposed f32 loop: chunks of 16 rows (of the [k, n] array) inside
+// both the range and the array, each column block's full 16-column tiles by
+// `tile` (16 source runs of 16 dense floats, `ld` apart, into 16 block rows
+// at `out`, 64 apart); the columns past a block's full tiles, and rows past
+// the array or a range's last partial chunk, element by element.
+template <typename Tile>
+__attribute__((always_inline)) inline void PackF32TransposedRows(const float* src, int64_t k,
+                                                                 int64_t n, int64_t ld,
+                                                                 int64_t padded_k, int64_t padded_n,
+                                                                 int64_t row_begin, int64_t row_end,
+                                                                 float* dst, Tile tile) {
+  const int64_t block_stride = padded_k * 64;
+  int64_t row = row_begin;
+  const int64_t chunks_end = std::min(row_end, k);
+  for (; row + 16 <= chunks_end; row += 16) {
+    float* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
+      const int64_t width = std::min<int64_t>(n - column, 64);
+      int64_t c = 0;
+      for (; c + 16 <= width; c += 16) tile(src + (column + c) * ld + row, ld, out + c);
+      for (; c < 64; ++c) {
+        const float* in = src + (column + c) * ld + row;
+        for (int64_t r = 0; r < 16; ++r) out[r * 64 + c] = c < width ? in[r] : 0.0f;
+      }
+    }
+  }
+  for (; row < row_end; ++row) {
+    float* out = dst + row * 64;
+    for (int64_t column = 0; column < padded_n; column += 64, out += block_stride) {
+      const int64_t width = row < k ? std::min<int64_t>(n - column, 64) : 0;
+      for (int64_t c = 0; c < 64; ++c) out[c] = c < width ? src[(column + c) * ld + row] : 0.0f;
+    }
+  }
+}
+
 #ifdef AXLE_AVX512
 // Packed f32 rhs of at least 4x the L2 cache are written with non-temporal
 // stores: the matmul reads them back no slower from memory than from a
@@ -133,6 +172,50 @@ AXLE_AVX512 void PackBA16a64bAvx512(const float* src, int64_t k, int64_t n, int6
                 _mm512_storeu_ps(out + 32, c);
                 _mm512_storeu_ps(out + 48, d);
               });
+}
+
+// Transposes the 16 x 16 tile of rows `in`, `in + ld`, ... (16 floats
+// each) into rows `out`, `out + 64`, ...: 32-bit and 64-bit interleaves
+// within 128-bit lanes, then a 4 x 4 transpose of the lanes.
+AXLE_AVX512 inline void TransposeTile16(const float* in, int64_t ld, float* out) {
+  __m512 a[16], b[16];
+#pragma GCC unroll 16
+  for (size_t i = 0; i < 16; ++i) a[i] = _mm512_loadu_ps(in + static_cast<int64_t>(i) * ld);
+    // b[2i], b[2i + 1]: rows 2i and 2i + 1 interleaved (columns 4l, 4l + 1 /
+    // 4l + 2, 4l + 3 of lane l).
+#pragma GCC unroll 8
+  for (size_t i = 0; i < 8; ++i) {
+    b[2 * i] = _mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]);
+  }
+  // a[4g + q], lane l: column 4l + q of rows 4g .. 4g + 3.
+#pragma GCC unroll 4
+  for (size_t g = 0; g < 4; ++g) {
+    a[4 * g] = _mm512_shuffle_ps(b[4 * g], b[4 * g + 2], 0x44);
+    a[4 * g + 1] = _mm512_shuffle_ps(b[4 * g], b[4 * g + 2], 0xee);
+    a[4 * g + 2] = _mm512_shuffle_ps(b[4 * g + 1], b[4 * g + 3], 0x44);
+    a[4 * g + 3] = _mm512_shuffle_ps(b[4 * g + 1], b[4 * g + 3], 0xee);
+  }
+  // Column 4l + q: lane l of a[q], a[4 + q], a[8 + q], a[12 + q].
+#pragma GCC unroll 4
+  for (int64_t q = 0; q < 4; ++q) {
+    const __m512 low0 = _mm512_shuffle_f32x4(a[q], a[4 + q], 0x44);
+    const __m512 high0 = _mm512_shuffle_f32x4(a[q], a[4 + q], 0xee);
+    const __m512 low1 = _mm512_shuffle_f32x4(a[8 + q], a[12 + q], 0x44);
+    const __m512 high1 = _mm512_shuffle_f32x4(a[8 + q], a[12 + q], 0xee);
+    _mm512_storeu_ps(out + q * 64, _mm512_shuffle_f32x4(low0, low1, 0x88));
+    _mm512_storeu_ps(out + (q + 4) * 64, _mm512_shuffle_f32x4(low0, low1, 0xdd));
+    _mm512_storeu_ps(out + (q + 8) * 64, _mm512_shuffle_f32x4(high0, high1, 0x88));
+    _mm512_storeu_ps(out + (q + 12) * 64, _mm512_shuffle_f32x4(high0, high1, 0xdd));
+  }
+}
+
+AXLE_AVX512 void PackBA16a64bTransposedAvx512(const float* src, int64_t k, int64_t n, int64_t ld,
+                                              int64_t padded_k, int64_t padded_n, int64_t row_begin,
+                                              int64_t row_end, float* dst) {
+  PackF32TransposedRows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
+                        [](const float* in, int64_t stride, float* out)
+                            AXLE_AVX512 { TransposeTile16(in, stride, out); });
 }
 
 AXLE_AVX512 void PackBA16a64b2aAvx512(const uint16_t* src, int64_t k, int64_t n, int64_t ld,
@@ -180,6 +263,24 @@ void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t pa
   AXLE_RETURN_ON_AVX512(
       PackBA16a64bAvx512(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst));
   PackBA16a64bPortable(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
+}
+
+void PackBA16a64bTransposed(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                            int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst) {
+  AXLE_RETURN_ON_AVX512(
+      PackBA16a64bTransposedAvx512(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst));
+  PackBA16a64bTransposedPortable(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst);
+}
+
+void PackBA16a64bTransposedPortable(const float* src, int64_t k, int64_t n, int64_t ld,
+                                    int64_t padded_k, int64_t padded_n, int64_t row_begin,
+                                    int64_t row_end, float* dst) {
+  PackF32TransposedRows(src, k, n, ld, padded_k, padded_n, row_begin, row_end, dst,
+                        [](const float* in, int64_t stride, float* out) {
+                          for (int64_t r = 0; r < 16; ++r) {
+                            for (int64_t c = 0; c < 16; ++c) out[r * 64 + c] = in[c * stride + r];
+                          }
+                        });
 }
 
 void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,

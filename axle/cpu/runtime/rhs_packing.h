@@ -2,7 +2,8 @@
 //
 // The DnnlDotThunk packs a rhs that is not a constant on each run into the
 // weights layout its oneDNN matmul primitive prefers (dot_thunk.cc,
-// kPackRhsMinRows): BA16a64b for f32, BA16a64b2a for bf16. These loops do
+// kPackRhsMinRows): BA16a64b for f32 (from a plain or a transposed rhs),
+// BA16a64b2a for bf16. These loops do
 // it instead of oneDNN's reorder primitive, callable on row ranges so the
 // intra-op pool can share the work. Full 64-column blocks are copied with
 // AVX-512 where the CPU has it (the matmul's packed layouts are chosen on
@@ -38,8 +39,18 @@ void PackBA16a64b(const float* src, int64_t k, int64_t n, int64_t ld, int64_t pa
 void PackBA16a64b2a(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
                     int64_t padded_n, int64_t pair_begin, int64_t pair_end, uint16_t* dst);
 
-// The same without AVX-512 (what the two above run on other CPUs), for
+// Packs a transposed f32 rhs into the same BA16a64b layout: element (r, c)
+// of the [k, n] array is src[c * ld + r] (the contraction dense, as in
+// dX = dY W^T, where the rhs W contracts over its minor dim). Full 16 x 16
+// tiles are transposed in registers with AVX-512 where the CPU has it.
+void PackBA16a64bTransposed(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
+                            int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst);
+
+// The same without AVX-512 (what the three above run on other CPUs), for
 // tests.
+void PackBA16a64bTransposedPortable(const float* src, int64_t k, int64_t n, int64_t ld,
+                                    int64_t padded_k, int64_t padded_n, int64_t row_begin,
+                                    int64_t row_end, float* dst);
 void PackBA16a64bPortable(const float* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,
                           int64_t padded_n, int64_t row_begin, int64_t row_end, float* dst);
 void PackBA16a64b2aPortable(const uint16_t* src, int64_t k, int64_t n, int64_t ld, int64_t padded_k,

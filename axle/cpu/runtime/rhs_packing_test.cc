@@ -3,7 +3,8 @@
 // Each packed element is checked against the layout's index formula (the
 // one oneDNN documents for these format tags), on shapes with partial
 // column blocks, odd row counts, padded rows and a row stride wider than
-// the array, packed in one call and in row ranges.
+// the array, packed in one call and in row ranges; an f32 rhs also from
+// its transpose.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/rhs_packing.h"
@@ -58,6 +59,39 @@ TEST(RhsPackingTest, F32MatchesBA16a64b) {
           }
         }
         EXPECT_EQ(dst[padded_k * padded_n], -1.0f);  // nothing written past the layout
+      }
+    }
+  }
+}
+
+TEST(RhsPackingTest, TransposedF32MatchesBA16a64b) {
+  // Element (r, c) of the [k, n] array at src[c * ld + r]. Shapes with full
+  // 16 x 16 tiles only, partial tiles in k and n, a column stride wider than
+  // k, and fewer than 16 rows or columns; packed in one call, in 16-row
+  // ranges (as the thunk splits it) and in ranges of 7 rows (partial tiles
+  // inside the array).
+  for (PackF32 pack : {&PackBA16a64bTransposed, &PackBA16a64bTransposedPortable}) {
+    for (Shape shape :
+         {Shape{64, 64, 64}, Shape{512, 512, 512}, Shape{37, 200, 40}, Shape{5, 3, 5},
+          Shape{48, 130, 50}, Shape{99, 70, 99}, Shape{16, 784, 16}, Shape{10, 256, 10}}) {
+      const int64_t padded_k = RoundUp(shape.k, 16), padded_n = RoundUp(shape.n, 64);
+      std::vector<float> src(shape.n * shape.ld);
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i + 1);
+      for (int64_t step : {padded_k, int64_t{16}, int64_t{7}}) {
+        std::vector<float> dst(padded_k * padded_n + 1, -1.0f);
+        for (int64_t begin = 0; begin < padded_k; begin += step) {
+          pack(src.data(), shape.k, shape.n, shape.ld, padded_k, padded_n, begin,
+               std::min(begin + step, padded_k), dst.data());
+        }
+        for (int64_t r = 0; r < padded_k; ++r) {
+          for (int64_t c = 0; c < padded_n; ++c) {
+            const float expected = r < shape.k && c < shape.n ? src[c * shape.ld + r] : 0.0f;
+            ASSERT_EQ(dst[((c / 64) * padded_k + r) * 64 + c % 64], expected)
+                << "k=" << shape.k << " n=" << shape.n << " step=" << step << " r=" << r
+                << " c=" << c;
+          }
+        }
+        EXPECT_EQ(dst.back(), -1.0f);  // nothing written past the layout
       }
     }
   }

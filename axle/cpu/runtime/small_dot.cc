@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "axle/cpu/runtime/gelu_tanh.h"
+#include "axle/cpu/runtime/vector_activations.h"
 
 #ifdef __x86_64__
 // GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
@@ -61,14 +61,16 @@ constexpr int kTileRows = 8;
 // Rhs rows ahead that a tile prefetches.
 constexpr int64_t kPrefetchRows = 8;
 
-// The activations the vector epilogue does not do, on `count` results:
-// GELU 16 at a time (gelu_tanh.h; with std::tanh value by value a
-// [16,512]x[512,1024] dot + bias + GELU took 0.44 ms, now 0.15, 1 thread),
-// the others value by value.
-void ActivateScalar(const SmallDotShape& shape, float* out, int64_t count) {
-  if (shape.activation == Activation::kRelu || shape.activation == Activation::kClamp) return;
-  if (shape.activation == Activation::kGeluTanh) return GeluTanhInPlace(out, count);
-  ActivateInPlace(shape.activation, 0.f, 0.f, out, count);
+// The activations StoreSums does not do, on `count` stored results (still
+// in L1), 16 at a time (vector_activations.h): GELU (with std::tanh value by
+// value a [16,512]x[512,1024] dot + bias + GELU took 0.44 ms, then 0.15, 1
+// thread), logistic, tanh and exp (an LSTM step's gates).
+void ActivateStored(const SmallDotShape& shape, float* out, int64_t count) {
+  if (shape.activation == Activation::kNone || shape.activation == Activation::kRelu ||
+      shape.activation == Activation::kClamp) {
+    return;
+  }
+  ActivateF32InPlace(shape.activation, 0.f, 0.f, out, count);
 }
 
 // Stores one vector of sums: 16 columns from `first` (those under `mask`)
@@ -154,7 +156,7 @@ AXLE_AVX512 void Tile(const SmallDotShape& shape, const float* lhs, const float*
     const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
     StoreSums(shape, sum[r][0], bias_row, column, mask0, o);
     if constexpr (!kHalf) StoreSums(shape, sum[r][1], bias_row, column + 16, mask1, o + 16);
-    ActivateScalar(shape, o, width);
+    ActivateStored(shape, o, width);
   }
 }
 
@@ -266,7 +268,7 @@ AXLE_AVX512 void WidePanel(const SmallDotShape& shape, const float* lhs, const f
       StoreSums(shape, sum[r][v], bias_row, column + int64_t{16} * v, masks[v],
                 o + int64_t{16} * v);
     }
-    ActivateScalar(shape, o, width);
+    ActivateStored(shape, o, width);
   }
 }
 
@@ -364,7 +366,7 @@ AXLE_AVX512 void DotProducts(const SmallDotShape& shape, const float* lhs, const
     const float* bias_row = bias != nullptr ? bias + (row + r) * shape.bias_row_stride : nullptr;
     float* o = out + (row + r) * shape.n + column;
     StoreSums(shape, totals[r], bias_row, column, static_cast<__mmask16>((1u << C) - 1), o);
-    ActivateScalar(shape, o, C);
+    ActivateStored(shape, o, C);
   }
 }
 
