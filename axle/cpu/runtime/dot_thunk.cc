@@ -52,11 +52,12 @@ constexpr int64_t kPackRhsMinRows = 64;
 // step's forward dots) packing plus the packed matmul is no faster than
 // reading the plain rhs (1 thread, k 784 / 1024: +1%), at 512 rows 2%
 // faster, at 1024 rows 4% (packing is 1.2% of matmul 1024^3's time,
-// rhs_packing.h). The same for a transposed rhs (a backward dot's dX = dY
-// W^T, PackBA16a64bTransposed): [512, 512] x [512, 512]^T on 1 thread is as
-// fast packed as read in place, on 2 threads 1.3-1.5x faster (oneDNN does
-// not split the in-place one); at 128 and 256 rows packed it was 2-4% slower
-// on 1 thread and no faster on 2.
+// rhs_packing.h). The same threshold for a transposed rhs (a backward
+// dot's dX = dY W^T, PackBA16a64bTransposed): on a 2-core Zen 5, 1 thread,
+// [512, K] x [N, K]^T (K, N of 256 to 1024) took the same time packed as
+// read in place (within 2%, as did a plain rhs of [512, 512]), and at 128
+// and 256 rows packing was 2-4% slower; 2-thread timings there were too
+// noisy (a loaded machine) to tell either way.
 constexpr int64_t kPackF32RhsMinRows = 512;
 // Values of a GELU after the matmul (vector_activations.h) a pool thread takes at
 // least: 64 KiB.
