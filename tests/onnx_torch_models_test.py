@@ -32,7 +32,8 @@ def main():
     stamp = os.path.join(folder, "stamp")
     # Importing torch takes seconds: only when the model is missing or stale.
     if not os.path.exists(stamp) or os.path.getmtime(stamp) < os.path.getmtime(exporter):
-        needs = "import torch" + (", torchvision" if name in ("resnet18", "mobilenet_v2") else "")
+        cnns = ("resnet18", "mobilenet_v2", "squeezenet1_1", "googlenet", "densenet121")
+        needs = "import torch" + (", torchvision" if name in cnns else "")
         if subprocess.run([sys.executable, "-c", needs], capture_output=True).returncode != 0:
             print(f"SKIPPED: '{needs}' fails under {sys.executable} (scripts/setup installs them)")
             return SKIP

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/loop_kernel_plan.h"
@@ -351,6 +352,52 @@ ENTRY e {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_TRUE(absl::StrContains(after, "x float>, ptr")) << after;  // vector loads
   EXPECT_FALSE(absl::StrContains(after, "masked.gather")) << after;
+}
+
+// A channel concat of many channels-last feature maps, then a per-channel
+// scale and a relu (DenseNet's batch norm after its concat): more parts
+// than kMaxInnerLoopParts, but a small body, so still split, without
+// gathers. With a body too large for that many copies, not split.
+std::string MinorConcatModule(int operands, int negates) {
+  std::string text = "HloModule m\nENTRY e {\n";
+  std::string names;
+  for (int k = 0; k < operands; ++k) {
+    absl::StrAppend(&text, "  x", k, " = f32[3,5,16] parameter(", k, ")\n");
+    absl::StrAppend(&names, k > 0 ? ", " : "", "x", k);
+  }
+  const int channels = 16 * operands;
+  absl::StrAppend(&text, "  s = f32[", channels, "] parameter(", operands, ")\n", "  c = f32[3,5,",
+                  channels, "] concatenate(", names, "), dimensions={2}\n", "  bs = f32[3,5,",
+                  channels, "] broadcast(s), dimensions={2}\n", "  v0 = f32[3,5,", channels,
+                  "] multiply(c, bs)\n");
+  for (int k = 0; k < negates; ++k) {
+    absl::StrAppend(&text, "  v", k + 1, " = f32[3,5,", channels, "] negate(v", k, ")\n");
+  }
+  absl::StrAppend(&text, "  zero = f32[] constant(0)\n  bz = f32[3,5,", channels,
+                  "] broadcast(zero), dimensions={}\n  ROOT r = f32[3,5,", channels, "] maximum(v",
+                  negates, ", bz)\n}\n");
+  return text;
+}
+
+TEST(LoopKernelTest, ManyPartMinorConcatenateWithASmallBodyIsSplit) {
+  const std::string text = MinorConcatModule(20, 0);
+  ExpectEqualToInterpreter(text);
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(InnerLoopSplits(*(*module)->entry_computation(), {3, 5, 320}).size(), 19u);
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "x float>, ptr")) << after;
+  EXPECT_FALSE(absl::StrContains(after, "masked.gather")) << after;
+
+  auto large = ParseAndReturnUnverifiedModule(MinorConcatModule(20, 400));
+  ASSERT_TRUE(large.ok()) << large.status();
+  EXPECT_TRUE(InnerLoopSplits(*(*large)->entry_computation(), {3, 5, 320}).empty());
 }
 
 // Softmax as one kernel: the exp-and-sum pass over each row prefetches the

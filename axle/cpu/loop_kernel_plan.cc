@@ -233,7 +233,11 @@ std::vector<int64_t> InnerLoopSplits(const HloComputation& computation,
       add(config.edge_padding_low() + instruction->operand(0)->shape().dimensions(minor));
     }
   }
-  if (static_cast<int64_t>(splits.size()) + 1 > kMaxInnerLoopParts) return {};
+  const int64_t parts = static_cast<int64_t>(splits.size()) + 1;
+  if (parts > kMaxInnerLoopParts &&
+      parts * computation.instruction_count() > kMaxInnerLoopInstructions) {
+    return {};
+  }
   return std::vector<int64_t>(splits.begin(), splits.end());
 }
 

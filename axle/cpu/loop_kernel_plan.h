@@ -104,9 +104,13 @@ const HloInstruction* SkewableRowReduction(
 // `dims.back()`) is such an instruction's, its loop is split at the
 // operand boundaries, and in each part LLVM folds the choice away (the
 // loop bounds are constants). The split points inside (0, dims.back()),
-// ascending; empty for none, or when there would be more than
-// kMaxInnerLoopParts parts (the body is emitted once per part).
+// ascending; empty for none, or when the body, emitted once per part, would
+// be emitted more than kMaxInnerLoopParts times and, all parts together,
+// take more than kMaxInnerLoopInstructions of the computation's
+// instructions (a DenseNet batch norm of a channel concat of 25 feature
+// maps is 25 parts of a small body).
 inline constexpr int64_t kMaxInnerLoopParts = 8;
+inline constexpr int64_t kMaxInnerLoopInstructions = 4096;
 std::vector<int64_t> InnerLoopSplits(const HloComputation& computation,
                                      const std::vector<int64_t>& dims);
 

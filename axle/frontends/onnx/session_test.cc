@@ -106,6 +106,46 @@ TEST(SessionTest, MatMulByAMatrixIsOneUnbatchedDot) {
   }
 }
 
+// An AveragePool without padding divides its window sums by the kernel's
+// size, a scalar, not by a second reduce-window counting the elements of
+// each window (an array the channels-last transposes of a CNN cannot move
+// past).
+TEST(SessionTest, UnpaddedAveragePoolDividesByTheKernelSize) {
+  graph::Graph g;
+  g.opsets[""] = 13;
+  g.inputs = {{"x", F32, std::vector<graph::Dim>{{1, ""}, {2, ""}, {4, ""}, {6, ""}}}};
+  graph::Node pool = MakeNode("pool", "AveragePool", {"x"}, {"y"});
+  pool.attrs["kernel_shape"] = std::vector<int64_t>{2, 3};
+  pool.attrs["strides"] = std::vector<int64_t>{2, 3};
+  g.nodes = {pool};
+  g.outputs = {{"y"}};
+  Literal x = Iota({1, 2, 4, 6}, -20);
+  // Window (c, i, j) covers rows 2i, 2i + 1 and columns 3j .. 3j + 2: its
+  // mean is the element at row 2i + 0.5, column 3j + 1.
+  Literal want(ShapeUtil::MakeShape(F32, {1, 2, 2, 2}));
+  for (int64_t c = 0; c < 2; ++c) {
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 2; ++j) {
+        want.SetFromDouble((c * 2 + i) * 2 + j, c * 24 + (2 * i + 0.5) * 6 + 3 * j + 1 - 20);
+      }
+    }
+  }
+  for (const char* platform : {"cpu", "interpreter"}) {
+    std::unique_ptr<Session> session = MakeSession(g, platform);
+    absl::StatusOr<std::string> hlo = session->HloText({x});
+    ASSERT_TRUE(hlo.ok()) << hlo.status();
+    size_t windows = 0;
+    for (size_t at = hlo->find("reduce-window("); at != std::string::npos;
+         at = hlo->find("reduce-window(", at + 1)) {
+      ++windows;
+    }
+    EXPECT_EQ(windows, 1u) << *hlo;
+    absl::StatusOr<std::vector<Literal>> y = session->Run({x});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_TRUE(LiteralsNear(want, (*y)[0], ErrorSpec(1e-5, 1e-5)).ok()) << platform;
+  }
+}
+
 TEST(SessionTest, FedShapesAreCompileTimeConstantsKeyedByValue) {
   graph::Graph g;
   g.opsets[""] = 13;

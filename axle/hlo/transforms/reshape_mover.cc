@@ -17,6 +17,10 @@ bool IsRearrangement(const HloInstruction* instruction) {
          instruction->opcode() == HloOpcode::kTranspose;
 }
 
+bool HasDefaultLayout(const HloInstruction* instruction) {
+  return instruction->shape().IsArray() && ShapeUtil::HasDescendingLayout(instruction->shape());
+}
+
 // Two rearrangements move elements the same way (element types may differ).
 bool SameRearrangement(const HloInstruction* a, const HloInstruction* b) {
   if (a->opcode() != b->opcode() ||
@@ -34,16 +38,44 @@ bool IsScalarBroadcast(const HloInstruction* instruction) {
          instruction->operand(0)->shape().rank() == 0;
 }
 
+// For a broadcast operand of an elementwise op whose other operands are
+// transposes by `permutation`: the broadcast dimensions the same broadcast
+// has into the transposes' input shape (operand dim k lands on result dim
+// D[k], which is input dim permutation[D[k]]). Empty unless they come out
+// in increasing order, i.e. the broadcast's operand need not be transposed
+// itself (a per-channel scale or bias keeps its one dimension).
+std::vector<int64_t> BroadcastDimsBeforeTranspose(const HloInstruction* broadcast,
+                                                  const std::vector<int64_t>& permutation) {
+  std::vector<int64_t> dims;
+  for (int64_t d : cast<HloDimensionsInstruction>(broadcast)->dimensions()) {
+    dims.push_back(permutation[d]);
+  }
+  if (dims.empty() || !std::is_sorted(dims.begin(), dims.end()) ||
+      std::adjacent_find(dims.begin(), dims.end()) != dims.end()) {
+    return {};
+  }
+  return dims;
+}
+
+// A broadcast operand that moves along with transposes by the permutation
+// of `pattern`: a scalar one, or one whose dimensions keep their order.
+bool BroadcastMovesWith(const HloInstruction* operand, const HloInstruction* pattern) {
+  if (IsScalarBroadcast(operand)) return true;
+  if (operand->opcode() != HloOpcode::kBroadcast || pattern->opcode() != HloOpcode::kTranspose ||
+      !HasDefaultLayout(operand->operand(0))) {
+    return false;
+  }
+  return !BroadcastDimsBeforeTranspose(operand,
+                                       cast<HloDimensionsInstruction>(pattern)->dimensions())
+              .empty();
+}
+
 // A rearrangement worth moving: of a computed value, not of a constant or a
 // broadcast (which are cheap to rearrange where they are).
 bool IsNontrivialRearrangement(const HloInstruction* instruction) {
   if (!IsRearrangement(instruction)) return false;
   HloOpcode source = instruction->operand(0)->opcode();
   return source != HloOpcode::kConstant && source != HloOpcode::kBroadcast;
-}
-
-bool HasDefaultLayout(const HloInstruction* instruction) {
-  return instruction->shape().IsArray() && ShapeUtil::HasDescendingLayout(instruction->shape());
 }
 
 // The rearrangement all operands of `instruction` share, or nullptr when the
@@ -68,7 +100,7 @@ const HloInstruction* SharedRearrangement(const HloInstruction* instruction) {
         !HasDefaultLayout(operand)) {
       return nullptr;
     }
-    if (IsScalarBroadcast(operand)) continue;
+    if (BroadcastMovesWith(operand, pattern)) continue;
     if (!IsRearrangement(operand) || !SameRearrangement(operand, pattern) ||
         !HasDefaultLayout(operand->operand(0)) || operand->operand(0)->shape().is_dynamic()) {
       return nullptr;
@@ -82,10 +114,15 @@ absl::StatusOr<bool> SinkRearrangement(HloInstruction* instruction, const HloIns
   const std::vector<int64_t>& input_dims = pattern->operand(0)->shape().dimensions();
   std::vector<HloInstruction*> operands;
   for (HloInstruction* operand : instruction->operands()) {
-    if (IsScalarBroadcast(operand)) {
+    if (operand->opcode() == HloOpcode::kBroadcast) {  // one BroadcastMovesWith accepted
       Shape shape =
           ShapeUtil::MakeShapeWithDescendingLayout(operand->shape().element_type(), input_dims);
-      operands.push_back(MakeBroadcast(operand->mutable_operand(0), shape, {}));
+      std::vector<int64_t> dims;
+      if (!IsScalarBroadcast(operand)) {
+        dims = BroadcastDimsBeforeTranspose(operand,
+                                            cast<HloDimensionsInstruction>(pattern)->dimensions());
+      }
+      operands.push_back(MakeBroadcast(operand->mutable_operand(0), shape, dims));
     } else {
       operands.push_back(operand->mutable_operand(0));
     }
@@ -189,6 +226,53 @@ absl::Status FoldTransposeIntoReduce(HloInstruction* instruction, HloInstruction
   return computation->ReplaceInstruction(instruction, result);
 }
 
+// A concatenate whose operands are all transposes by one permutation, at
+// least one of a computed value: that permutation, or nullptr.
+const std::vector<int64_t>* SharedConcatTranspose(const HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kConcatenate || !HasDefaultLayout(instruction) ||
+      !instruction->control_predecessors().empty() || !instruction->control_successors().empty() ||
+      instruction->shape().is_dynamic()) {
+    return nullptr;
+  }
+  const std::vector<int64_t>* permutation = nullptr;
+  bool computed = false;
+  for (const HloInstruction* operand : instruction->operands()) {
+    if (operand->opcode() != HloOpcode::kTranspose || !HasDefaultLayout(operand) ||
+        !HasDefaultLayout(operand->operand(0)) || operand->operand(0)->shape().is_dynamic()) {
+      return nullptr;
+    }
+    const std::vector<int64_t>& dims = cast<HloDimensionsInstruction>(operand)->dimensions();
+    if (permutation != nullptr && *permutation != dims) return nullptr;
+    permutation = &dims;
+    computed |= IsNontrivialRearrangement(operand);
+  }
+  return computed ? permutation : nullptr;
+}
+
+// concatenate(transpose(x_i, p)) along d -> transpose(concatenate(x_i)
+// along p[d], p): a channel concat of channels-last values (ONNX Concat
+// between convolutions) stays channels-last.
+absl::Status SinkTransposeBelowConcat(HloInstruction* instruction,
+                                      const std::vector<int64_t>& permutation) {
+  HloComputation* computation = instruction->parent();
+  const int64_t dim = cast<HloDimensionsInstruction>(instruction)->dimensions(0);
+  std::vector<HloInstruction*> operands;
+  std::vector<int64_t> dims = instruction->operand(0)->operand(0)->shape().dimensions();
+  dims[permutation[dim]] = 0;
+  for (HloInstruction* operand : instruction->operands()) {
+    operands.push_back(operand->mutable_operand(0));
+    dims[permutation[dim]] += operand->operand(0)->shape().dimensions(permutation[dim]);
+  }
+  Shape shape = ShapeUtil::MakeShapeWithDescendingLayout(instruction->shape().element_type(), dims);
+  const std::vector<int64_t> moved_dims = {permutation[dim]};
+  HloInstruction* moved =
+      computation->AddInstruction(instruction->CloneWithNewOperands(shape, operands));
+  cast<HloDimensionsInstruction>(moved)->mutable_attrs()->dimensions = moved_dims;
+  HloInstruction* rearranged = MakeTranspose(moved, permutation);
+  *rearranged->mutable_shape() = instruction->shape();
+  return computation->ReplaceInstruction(instruction, rearranged);
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
@@ -208,6 +292,12 @@ absl::StatusOr<bool> ReshapeMover::Run(HloModule* module) {
         }
         if (HloInstruction* transpose = TransposedInput(instruction, HloOpcode::kReduceWindow)) {
           AXLE_RETURN_IF_ERROR(SinkTransposeBelowWindow(instruction, transpose));
+          changed_this_sweep = true;
+          continue;
+        }
+        if (const std::vector<int64_t>* permutation = SharedConcatTranspose(instruction)) {
+          const std::vector<int64_t> copy = *permutation;
+          AXLE_RETURN_IF_ERROR(SinkTransposeBelowConcat(instruction, copy));
           changed_this_sweep = true;
           continue;
         }

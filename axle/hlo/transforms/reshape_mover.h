@@ -18,6 +18,15 @@
 //   reduce-window(transpose(a))  ->  transpose(reduce-window'(a))
 //   reduce(transpose(a), {2,3})  ->  reduce(a, {1,2})   (a channels-last pool)
 //
+// and below a concatenate of transposes with one permutation (the concat
+// dimension permuted), and a broadcast operand of a transposed elementwise
+// op moves with the transpose when its dimensions keep their order (a
+// per-channel batch-norm scale after a channels-last convolution):
+//
+//   concatenate(transpose(a), transpose(b)), dim d  ->
+//       transpose(concatenate(a, b), dim p[d])
+//   mul(transpose(a), broadcast(v, {1}))  ->  transpose(mul(a, broadcast(v, {3})))
+//
 // At least one
 // operand must be a rearrangement of something other than a constant or a
 // broadcast, so the pass never just shuffles constants around. Arrays with

@@ -163,6 +163,102 @@ ENTRY e {
                     /*expect_changed=*/false);
 }
 
+TEST(ReshapeMover, SinksTransposesPastAPerChannelBroadcast) {
+  // A batch norm after a channels-last convolution's transpose back to NCHW:
+  // the per-channel scale and shift are broadcast along the channel dim of
+  // the NHWC value instead.
+  ReshapeMover pass;
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[1,2,3,4] parameter(0)
+  s = f32[4] parameter(1)
+  b = f32[4] parameter(2)
+  t = f32[1,4,2,3] transpose(a), dimensions={0,3,1,2}
+  bs = f32[1,4,2,3] broadcast(s), dimensions={1}
+  bb = f32[1,4,2,3] broadcast(b), dimensions={1}
+  m = f32[1,4,2,3] multiply(t, bs)
+  ROOT r = f32[1,4,2,3] add(m, bb)
+}
+)");
+  EXPECT_EQ(RootStructure(*module),
+            "transpose(add(multiply(parameter, broadcast(parameter)), broadcast(parameter)))");
+  const HloInstruction* add = module->entry_computation()->root_instruction()->operand(0);
+  EXPECT_EQ(add->operand(1)->ToString(),
+            "%broadcast.1 = f32[1,2,3,4]{3,2,1,0} broadcast(%b), dimensions={3}");
+}
+
+TEST(ReshapeMover, LeavesABroadcastWhoseDimsWouldSwapAlone) {
+  // [2,3] broadcast along dims {1,2} of the transpose's result lands on dims
+  // {2,1} of its input: that needs a transpose of its own.
+  ReshapeMover pass;
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[4,3,2] parameter(0)
+  v = f32[2,3] parameter(1)
+  t = f32[4,2,3] transpose(a), dimensions={0,2,1}
+  bv = f32[4,2,3] broadcast(v), dimensions={1,2}
+  ROOT r = f32[4,2,3] add(t, bv)
+}
+)",
+                    /*expect_changed=*/false);
+}
+
+TEST(ReshapeMover, SinksTransposesBelowAConcatenate) {
+  // Concat of channels-last values, each transposed to NCHW: concatenated
+  // along their channel dim, then transposed once.
+  ReshapeMover pass;
+  std::unique_ptr<HloModule> module = RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[1,2,3,4] parameter(0)
+  b = f32[1,2,3,5] parameter(1)
+  ta = f32[1,4,2,3] transpose(a), dimensions={0,3,1,2}
+  tb = f32[1,5,2,3] transpose(b), dimensions={0,3,1,2}
+  c = f32[1,9,2,3] concatenate(ta, tb), dimensions={1}
+  ROOT r = f32[1,9,2,3] negate(c)
+}
+)");
+  EXPECT_EQ(RootStructure(*module), "transpose(negate(concatenate(parameter, parameter)))");
+  const HloInstruction* concat =
+      module->entry_computation()->root_instruction()->operand(0)->operand(0);
+  EXPECT_EQ(concat->shape().ToString(), "f32[1,2,3,9]{3,2,1,0}");
+  EXPECT_EQ(cast<HloDimensionsInstruction>(concat)->dimensions(), std::vector<int64_t>{3});
+}
+
+TEST(ReshapeMover, LeavesAConcatenateOfMixedOperandsAlone) {
+  ReshapeMover pass;
+  // Different permutations.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,2] parameter(1)
+  ta = f32[3,2] transpose(a), dimensions={1,0}
+  tb = f32[3,2] transpose(b), dimensions={0,1}
+  ROOT c = f32[6,2] concatenate(ta, tb), dimensions={0}
+}
+)",
+                    /*expect_changed=*/false);
+  // One operand not transposed.
+  RunPassAndCompare(pass, R"(
+HloModule m
+
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,2] parameter(1)
+  ta = f32[3,2] transpose(a), dimensions={1,0}
+  ROOT c = f32[6,2] concatenate(ta, b), dimensions={0}
+}
+)",
+                    /*expect_changed=*/false);
+}
+
 TEST(ReshapeMover, LeavesMismatchedOrTrivialRearrangementsAlone) {
   ReshapeMover pass;
   // Reshapes from different shapes.

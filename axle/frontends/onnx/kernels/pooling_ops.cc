@@ -94,7 +94,13 @@ class PoolOp : public XlaOpKernel {
     }
     XlaOp sum = ReduceWindowWithGeneralPadding(in, Zero(b, t), ReducerComputation(Reducer::kAdd, t),
                                                dims, strides, base, dilations, pads);
-    if (*include_pad && !*ceil_mode) {
+    // Without padding (none given, none added by ceil_mode) every window
+    // lies inside the input, so its count is the kernel's size too: a
+    // scalar divisor, which the channels-last transposes around the pool
+    // move past (reshape_mover.h) where an array of counts would stop them.
+    bool padded = false;
+    for (const auto& pad : pads) padded |= pad.first != 0 || pad.second != 0;
+    if ((*include_pad && !*ceil_mode) || !padded) {
       int64_t count = 1;
       for (int64_t k : w->kernel) count *= k;
       ctx->SetOutput(0, Div(sum, ScalarLike(b, t, count)));

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # Exports the real-model tests of issue 13 with Debian's PyTorch 1.13
-# (torch.onnx.export, opset 17, random weights from fixed seeds): two
+# (torch.onnx.export, opset 17, random weights from fixed seeds): five
 # torchvision CNNs, a TransformerEncoder and two recurrent taggers. Each
 # model goes to OUT/NAME/ with its inputs and PyTorch's outputs:
 #   OUT/NAME/model.onnx, OUT/NAME/input_K.npy, OUT/NAME/output_K.npy
@@ -43,6 +43,29 @@ def mobilenet_v2():
     return model, (torch.randn(1, 3, 224, 224),)
 
 
+def squeezenet1_1():
+    # Fire modules: channel Concat of two convolutions' outputs.
+    import torchvision
+    return torchvision.models.squeezenet1_1(weights=None), (torch.randn(1, 3, 224, 224),)
+
+
+def googlenet():
+    # Inception blocks: channel Concat of four branches, one after a MaxPool.
+    import torchvision
+    model = torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)
+    _bn_stats(model, 3)
+    return model, (torch.randn(1, 3, 224, 224),)
+
+
+def densenet121():
+    # Dense blocks: BatchNormalization (not folded) of a channel Concat of up
+    # to 33 feature maps, AveragePool in the transitions.
+    import torchvision
+    model = torchvision.models.densenet121(weights=None)
+    _bn_stats(model, 4)
+    return model, (torch.randn(1, 3, 224, 224),)
+
+
 def transformer():
     layer = nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, dropout=0.0,
                                        batch_first=True)
@@ -72,7 +95,8 @@ def gru_tagger():
     return Tagger(nn.GRU), (torch.randint(0, 1000, (2, 24)),)
 
 
-MODELS = {f.__name__: f for f in (resnet18, mobilenet_v2, transformer, lstm_tagger, gru_tagger)}
+MODELS = {f.__name__: f for f in (resnet18, mobilenet_v2, squeezenet1_1, googlenet, densenet121,
+                                   transformer, lstm_tagger, gru_tagger)}
 
 
 def export(name, out):
