@@ -1,6 +1,14 @@
-"""Steady training steps on the Axle PyTorch device (issue 14's speed):
-the transformer block of axle/frontends/torch/tests/train_mlp_test.py under
-Adam and the MLP of examples/torch/train_mlp.py under SGD with momentum.
+"""Steady training steps on the Axle PyTorch device (issue 14's speed), on
+two toy models where both sides are all dispatch overhead and two small
+realistic ones:
+  block     the transformer block of axle/frontends/torch/tests/train_mlp_test.py
+            (width 16, 2 heads, seq 8, batch 4, vocabulary 24) under Adam;
+  mlp       the MLP of examples/torch/train_mlp.py (64-128-128-10, batch 64,
+            MSE) under SGD with momentum;
+  mnist     an MNIST-sized MLP (784-256-256-10, batch 64, cross-entropy)
+            under SGD with momentum;
+  block128  the same transformer block at d_model 128, 4 heads, MLP 512,
+            seq 64, batch 8, vocabulary 256, under Adam.
 
     GOMP_SPINCOUNT=0 OMP_NUM_THREADS=2 PYTHONPATH=build/python \
         /usr/bin/python3 bench/torch_lazy_steps.py
@@ -8,7 +16,7 @@ Adam and the MLP of examples/torch/train_mlp.py under SGD with momentum.
 Per model, after 5 warm-up steps (the compiles): record_med, the median time
 to record a step (forward, backward, optimizer; no sync); total_min and
 total_med, the whole step (with sync and loss.item()), in ms.
-Environment: CPU=1 also times PyTorch's CPU eager; ONLY=block or ONLY=mlp;
+Environment: CPU=1 also times PyTorch's CPU eager; ONLY=<models, comma-separated> (default all four);
 STEPS (40); TAG, a label for the axle lines (compare two builds by
 alternating PYTHONPATHs in one session: the machine is noisy).
 
@@ -39,17 +47,21 @@ from torch import nn
 import torch_axle
 
 torch.set_num_threads(2)
-vocab, seq, width = 24, 8, 16
+MODELS = ("block", "mlp", "mnist", "block128")
+# Transformer sizes: vocabulary, sequence, width, heads, MLP width, batch.
+BLOCK_SIZES = {"block": (24, 8, 16, 2, 32, 4), "block128": (256, 64, 128, 4, 512, 8)}
+
 
 class Block(nn.Module):
-    def __init__(self):
+    def __init__(self, vocab, seq, width, heads, hidden):
         super().__init__()
+        self.vocab = vocab
         self.embed = nn.Embedding(vocab, width)
         self.pos = nn.Parameter(0.1 * torch.randn(seq, width))
         self.norm1 = nn.LayerNorm(width)
-        self.attn = nn.MultiheadAttention(width, 2, batch_first=True)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
         self.norm2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 32), nn.GELU(), nn.Linear(32, width))
+        self.mlp = nn.Sequential(nn.Linear(width, hidden), nn.GELU(), nn.Linear(hidden, width))
         self.head = nn.Linear(width, vocab)
         self.register_buffer("causal", torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1))
     def forward(self, ids):
@@ -57,23 +69,41 @@ class Block(nn.Module):
         a = self.norm1(h)
         h = h + self.attn(a, a, a, attn_mask=self.causal)[0]
         h = h + self.mlp(self.norm2(h))
-        return self.head(h).reshape(-1, vocab)
+        return self.head(h).reshape(-1, self.vocab)
 
-def mlp():
-    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.GELU(), nn.Linear(128, 10))
+def mlp(sizes, activations):
+    """Linear layers of `sizes`, each but the last followed by its activation."""
+    layers = []
+    for i, act in enumerate(activations):
+        layers += [nn.Linear(sizes[i], sizes[i + 1]), act()]
+    return nn.Sequential(*layers, nn.Linear(sizes[-2], sizes[-1]))
+
+def setup(name, device, g):
+    """The model, its optimizer, a batch (x, y) and the loss function."""
+    if name in BLOCK_SIZES:
+        vocab, seq, width, heads, hidden, batch = BLOCK_SIZES[name]
+        model = Block(vocab, seq, width, heads, hidden).to(device)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2 if name == "block" else 1e-3)
+        x = torch.randint(0, vocab, (batch, seq), generator=g).to(device)
+        y = torch.randint(0, vocab, (batch * seq,), generator=g).to(device)
+        return model, opt, x, y, F.cross_entropy
+    if name == "mlp":
+        model = mlp([64, 128, 128, 10], [nn.ReLU, nn.GELU]).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        x = torch.randn(64, 64, generator=g).to(device); y = torch.randn(64, 10, generator=g).to(device)
+        return model, opt, x, y, F.mse_loss
+    if name == "mnist":
+        model = mlp([784, 256, 256, 10], [nn.ReLU, nn.ReLU]).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        x = torch.randn(64, 784, generator=g).to(device)
+        y = torch.randint(0, 10, (64,), generator=g).to(device)
+        return model, opt, x, y, F.cross_entropy
+    raise SystemExit(f"unknown model {name!r} (one of {', '.join(MODELS)})")
 
 def run(name, device, steps):
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
-    if name == "block":
-        model = Block().to(device); opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-        x = torch.randint(0, vocab, (4, seq), generator=g).to(device)
-        y = torch.randint(0, vocab, (4 * seq,), generator=g).to(device)
-        lossf = F.cross_entropy
-    else:
-        model = mlp().to(device); opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-        x = torch.randn(64, 64, generator=g).to(device); y = torch.randn(64, 10, generator=g).to(device)
-        lossf = F.mse_loss
+    model, opt, x, y, lossf = setup(name, device, g)
     rec, tot = [], []
     for s in range(steps):
         t0 = time.perf_counter()
@@ -132,7 +162,7 @@ def compare():
     rounds = int(os.environ.get("ROUNDS", "3"))
     blases = [b for b in ("openblas-openmp", "openblas-pthread")
               if os.path.isdir(os.path.join(BLAS_ROOT, b))] or [""]
-    for name in os.environ.get("ONLY", "block,mlp").split(","):
+    for name in os.environ.get("ONLY", ",".join(MODELS)).split(","):
         tried = []
         for blas in blases:
             for coretype in CORETYPES:
@@ -166,7 +196,7 @@ if os.environ.get("WORKER"):
 if os.environ.get("COMPARE"):
     compare()
     sys.exit(0)
-for name in os.environ.get("ONLY", "block,mlp").split(","):
+for name in os.environ.get("ONLY", ",".join(MODELS)).split(","):
     if os.environ.get("CPU"):
         r = run(name, torch.device("cpu"), steps)
         print(f"{name} cpu   record_med={r[0]:.2f} total_min={r[1]:.2f} total_med={r[2]:.2f}")

@@ -66,6 +66,77 @@ bool ContractingLast(const Shape& shape, absl::Span<const int64_t> free,
   return fallback;
 }
 
+// Dots above this many multiply-adds run on oneDNN's matmul, which reads
+// either order of each operand at full speed (below it the small-dot
+// kernel's tiles want a dense rhs: small_dot_thunk.cc's limit).
+constexpr int64_t kMinFoldMultiplyAdds = int64_t{1} << 21;
+
+// An operand `transpose(x)` of `dot` that reads in place as x with its dims
+// renumbered: x and its batch and contracting dims (the free dims keep
+// their order, so the result's does too); null when it does not.
+struct FoldedOperand {
+  HloInstruction* value = nullptr;
+  std::vector<int64_t> batch, contracting;
+};
+FoldedOperand FoldTranspose(HloInstruction* operand, absl::Span<const int64_t> batch,
+                            absl::Span<const int64_t> contracting, bool is_lhs) {
+  if (operand->opcode() != HloOpcode::kTranspose) return {};
+  HloInstruction* x = operand->mutable_operand(0);
+  if (!ShapeUtil::HasDescendingLayout(x->shape())) return {};
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(operand)->dimensions();
+  auto map = [&](absl::Span<const int64_t> dims) {
+    std::vector<int64_t> mapped;
+    mapped.reserve(dims.size());
+    for (int64_t d : dims) mapped.push_back(permutation[d]);
+    return mapped;
+  };
+  FoldedOperand folded{x, map(batch), map(contracting)};
+  std::vector<int64_t> free = map(DotFreeDimensions(operand->shape().rank(), batch, contracting));
+  if (!std::is_sorted(free.begin(), free.end())) return {};
+  const bool in_place =
+      is_lhs ? DotOperandReadsInPlace(x->shape(), folded.batch, free, folded.contracting)
+             : DotOperandReadsInPlace(x->shape(), folded.batch, folded.contracting, free);
+  return in_place ? folded : FoldedOperand{};
+}
+
+// Folds `dot`'s transposed operands that read in place untransposed (a
+// Linear layer's `x @ w.t()` and the transposes of its gradients): the
+// transpose, a pass over the whole operand on every run, goes unless
+// something else reads it. The new dot, or null when none folds.
+absl::StatusOr<HloInstruction*> FoldTransposes(HloComputation* computation, HloInstruction* dot) {
+  const DotDimensionNumbers& numbers = cast<HloDotInstruction>(dot)->dot_dimension_numbers();
+  const Shape& lhs_shape = dot->operand(0)->shape();
+  const PrimitiveType type = lhs_shape.element_type();
+  if ((type != F32 && type != BF16) || dot->operand(1)->shape().element_type() != type ||
+      !ShapeUtil::HasDescendingLayout(dot->shape())) {
+    return nullptr;
+  }
+  int64_t contraction = 1;
+  for (int64_t d : numbers.lhs_contracting_dimensions()) contraction *= lhs_shape.dimensions(d);
+  if (ShapeUtil::ElementsIn(dot->shape()) * contraction <= kMinFoldMultiplyAdds) return nullptr;
+  FoldedOperand lhs = FoldTranspose(dot->mutable_operand(0), numbers.lhs_batch_dimensions(),
+                                    numbers.lhs_contracting_dimensions(), /*is_lhs=*/true);
+  FoldedOperand rhs = FoldTranspose(dot->mutable_operand(1), numbers.rhs_batch_dimensions(),
+                                    numbers.rhs_contracting_dimensions(), /*is_lhs=*/false);
+  if (lhs.value == nullptr && rhs.value == nullptr) return nullptr;
+  DotDimensionNumbers renumbered = numbers;
+  if (lhs.value != nullptr) {
+    *renumbered.mutable_lhs_batch_dimensions() = lhs.batch;
+    *renumbered.mutable_lhs_contracting_dimensions() = lhs.contracting;
+  }
+  if (rhs.value != nullptr) {
+    *renumbered.mutable_rhs_batch_dimensions() = rhs.batch;
+    *renumbered.mutable_rhs_contracting_dimensions() = rhs.contracting;
+  }
+  std::unique_ptr<HloInstruction> replacement = dot->CloneWithNewOperands(
+      dot->shape(), {lhs.value != nullptr ? lhs.value : dot->mutable_operand(0),
+                     rhs.value != nullptr ? rhs.value : dot->mutable_operand(1)});
+  cast<HloDotInstruction>(replacement.get())->mutable_attrs()->dot_dimension_numbers = renumbered;
+  HloInstruction* folded = computation->AddInstruction(std::move(replacement));
+  AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(dot, folded));
+  return folded;
+}
+
 // Rewrites `dot` when an operand needs it; whether it did.
 absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
   const auto* typed = cast<HloDotInstruction>(dot);
@@ -156,6 +227,11 @@ absl::StatusOr<bool> DotOperandTranspose::Run(HloModule* module) {
       if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
           !instruction->shape().IsArray()) {
         continue;
+      }
+      AXLE_ASSIGN_OR_RETURN(HloInstruction * folded, FoldTransposes(computation, instruction));
+      if (folded != nullptr) {
+        changed = true;
+        instruction = folded;  // its other operand may still need a transpose
       }
       AXLE_ASSIGN_OR_RETURN(bool rewritten, Rewrite(computation, instruction));
       changed = changed || rewritten;

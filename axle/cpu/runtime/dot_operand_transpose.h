@@ -29,6 +29,15 @@
 // fuses into the operand's producer (a convert, a scale), or runs as a
 // tiled transpose kernel, instead of the per-run gather.
 //
+// First, the other way round (XLA's TransposeFolding): an operand that is
+// a transpose of a value the matmul reads in place with its dims
+// renumbered is replaced by that value, when the dot is oneDNN's (above
+// the small-dot kernel's size) and the free dims keep their order. A
+// PyTorch Linear layer's `x @ w.t()` and the transposed activations and
+// gradients of its backward pass recorded a transpose of the whole weight
+// or activation on every training step (the 784-256-256-10 MLP: five per
+// step).
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_
 #define AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_

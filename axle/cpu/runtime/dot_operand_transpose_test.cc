@@ -3,7 +3,8 @@
 // Which operand orders read in place; attention's scores and weighted sum
 // (batch dims apart) get their operands transposed into [B, M, K] x
 // [B, K, N] and still compute what the interpreter computes; dots that
-// read in place already, and those the emitted loop runs, are left alone.
+// read in place already, and those the emitted loop runs, are left alone;
+// a Linear layer's transposed weight and activations fold into its dots.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/dot_operand_transpose.h"
@@ -97,6 +98,47 @@ TEST(DotOperandTransposeTest, AttentionOperandsAreTransposedAndAgree) {
     arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {2, 64, 4, 32}), i));
   }
   testing::ExpectCpuAgrees(kAttention, arguments, ErrorSpec(1e-4, 1e-4));
+}
+
+// A Linear layer's forward (x @ w.t()) and its weight's gradient
+// (x.t() @ dy), as PyTorch records them.
+constexpr const char* kLinear = R"(
+HloModule linear
+ENTRY e {
+  x = f32[64,784] parameter(0)
+  w = f32[256,784] parameter(1)
+  dy = f32[64,256] parameter(2)
+  wt = f32[784,256] transpose(w), dimensions={1,0}
+  y = f32[64,256] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  xt = f32[784,64] transpose(x), dimensions={1,0}
+  dw = f32[784,256] dot(xt, dy), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT o = (f32[64,256], f32[784,256]) tuple(y, dw)
+})";
+
+TEST(DotOperandTransposeTest, TransposedOperandsFoldIntoTheDot) {
+  auto module = ParseAndReturnUnverifiedModule(kLinear);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOperandTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  std::vector<const HloDotInstruction*> dots = Dots(**module);
+  ASSERT_EQ(dots.size(), 2u);
+  for (const HloDotInstruction* dot : dots) {
+    SCOPED_TRACE(dot->ToString());
+    for (const HloInstruction* operand : dot->operands()) {
+      EXPECT_EQ(operand->opcode(), HloOpcode::kParameter);
+    }
+  }
+  // y reads w as [N, K]; dw reads x as [K, M].
+  EXPECT_EQ(dots[0]->dot_dimension_numbers().rhs_contracting_dimensions(),
+            (std::vector<int64_t>{1}));
+  EXPECT_EQ(dots[1]->dot_dimension_numbers().lhs_contracting_dimensions(),
+            (std::vector<int64_t>{0}));
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 784}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {256, 784}), 2));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 256}), 3));
+  testing::ExpectCpuAgrees(kLinear, arguments, ErrorSpec(1e-4, 1e-4));
 }
 
 TEST(DotOperandTransposeTest, InPlaceAndSmallDotsAreLeftAlone) {

@@ -384,6 +384,34 @@ ENTRY e {
                   ErrorSpec(1e-4, 1e-5));
 }
 
+TEST(DotTest, BiasBroadcastOverTheBatchOnOneDnn) {
+  // Attention's mask above baddbmm: a [M, N] bias over every batch, a
+  // parameter and a constant (folded from the iota). oneDNN 2.6 has only
+  // its reference matmul for that binary post-op; the thunk broadcasts the
+  // bias into the output and adds it with a sum post-op instead. (2.6M
+  // multiply-adds: above the small dot's size.)
+  ExpectCpuAgrees(R"(
+HloModule batch_broadcast_bias
+ENTRY e {
+  x = f32[8,64,64] parameter(0)
+  w = f32[8,64,80] parameter(1)
+  mask = f32[64,80] parameter(2)
+  d = f32[8,64,80] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bm = f32[8,64,80] broadcast(mask), dimensions={1,2}
+  y = f32[8,64,80] add(bm, d)
+  w2 = f32[8,64,80] parameter(3)
+  i = s32[64,80] iota(), iota_dimension=1
+  c = f32[64,80] convert(i)
+  d2 = f32[8,64,80] dot(x, w2), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bc = f32[8,64,80] broadcast(c), dimensions={1,2}
+  y2 = f32[8,64,80] add(d2, bc)
+  ROOT o = (f32[8,64,80], f32[8,64,80]) tuple(y, y2)
+})",
+                  {Values(F32, {8, 64, 64}, 1), Values(F32, {8, 64, 80}, 2),
+                   Values(F32, {64, 80}, 3), Values(F32, {8, 64, 80}, 4)},
+                  ErrorSpec(1e-4, 1e-5));
+}
+
 TEST(DotTest, BiasOverRowsOrFullAndActivationAlone) {
   ExpectCpuAgrees(R"(
 HloModule rows

@@ -207,6 +207,7 @@ class DnnlDotThunk : public Thunk {
       std::vector<std::vector<int64_t>> groups = dot::OutputGroups(plan);
       bias_ = MatmulInput();
       bias_->source = *plan.bias;
+      sum_source_ = *plan.bias;
       int64_t dims[3] = {plan.batch, plan.m, plan.n};
       for (int g = 0; g < 3; ++g) {
         bool varies = false;
@@ -243,8 +244,8 @@ class DnnlDotThunk : public Thunk {
     // copied into the output and added by a sum post-op (oneDNN 2.6 runs a
     // full-size binary post-op on a slower kernel: a residual above dot
     // 512x1024x256, 1 thread, 4% faster so).
-    sum_bias_ = bias_ && !rounded_epilogue_ && !bias_->constant && bias_dims_[0] == plan.batch &&
-                bias_dims_[1] == plan.m && bias_dims_[2] == plan.n;
+    sum_bias_ = bias_ && !rounded_epilogue_ && plan.bias->literal == nullptr &&
+                bias_dims_[0] == plan.batch && bias_dims_[1] == plan.m && bias_dims_[2] == plan.n;
     // A bias with one value per output column (a dense layer's): the
     // matmul's own bias argument, which the kernel adds to its accumulators
     // as it stores them. oneDNN 2.6 runs a binary post-op as a second pass
@@ -289,6 +290,17 @@ class DnnlDotThunk : public Thunk {
         // Only oneDNN's reference matmul takes this bias: the post-op, which
         // its faster kernels may take.
         native_bias_ = false;
+        set_post_ops();
+        primitive_desc =
+            dnnl::matmul::primitive_desc(matmul_desc(weights_desc), attr, DnnlEngine());
+      }
+      if (bias_ && !rounded_epilogue_ && !native_bias_ && !sum_bias_ &&
+          std::strncmp(primitive_desc.impl_info_str(), "ref", 3) == 0) {
+        // oneDNN 2.6 has only its reference matmul for some broadcasts of a
+        // binary post-op (a [1, M, N] bias over a batch: attention's mask
+        // above baddbmm ran 1000x slower than the bare dot): the bias is
+        // broadcast into the output and added by a sum post-op instead.
+        sum_bias_ = true;
         set_post_ops();
         primitive_desc =
             dnnl::matmul::primitive_desc(matmul_desc(weights_desc), attr, DnnlEngine());
@@ -380,10 +392,14 @@ class DnnlDotThunk : public Thunk {
           packed_weights_ ? packed_weights_ : dnnl::memory(rhs_.desc, DnnlEngine(), pointer(rhs_));
       args[DNNL_ARG_DST] = dnnl::memory(dst_desc_, DnnlEngine(), context.address(output_value_));
       if (sum_bias_) {
-        // The bias into the output, in its order: the sum post-op adds it.
-        const Source& source = bias_->source;
-        dot::GatherInto(static_cast<const char*>(context.address(operand_values_[source.operand])),
-                        source, bias_->order, primitive_util::ByteWidth(source.type),
+        // The bias into the output, in its order (broadcast to its dims):
+        // the sum post-op adds it.
+        const Source& source = sum_source_;
+        const void* base = source.literal != nullptr
+                               ? source.literal->untyped_data()
+                               : context.address(operand_values_[source.operand]);
+        dot::GatherInto(static_cast<const char*>(base), source, bias_->order,
+                        primitive_util::ByteWidth(source.type),
                         static_cast<char*>(context.address(output_value_)));
       }
       const void* bias = bias_ && !sum_bias_ ? pointer(*bias_) : nullptr;
@@ -509,6 +525,7 @@ class DnnlDotThunk : public Thunk {
   int64_t output_value_;
   MatmulInput lhs_, rhs_;
   std::optional<MatmulInput> bias_;
+  Source sum_source_;  // the bias at the output's dims (sum_bias_'s gather)
   dnnl::memory packed_weights_;
   // A rhs packed on each run (kPackRhsMinRows): its layout and the reorder.
   dnnl::memory::desc packed_rhs_desc_;

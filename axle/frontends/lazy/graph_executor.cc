@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
 #include "axle/core/shape_util.h"
+#include "axle/frontends/lazy/block_pool.h"
 #include "axle/frontends/lazy/device.h"
 #include "axle/frontends/lazy/metrics.h"
 #include "axle/runtime/compilation_cache.h"
@@ -319,13 +320,14 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
                                                              ExecutableRunOptions(), &s.outputs);
     if (!status.ok()) return status;
   }
-  // One DeviceData per computed root. Each owns its buffer: ExecuteArrays
+  // One DeviceData per computed root (pooled blocks: block_pool.h). Each
+  // owns its buffer: ExecuteArrays
   // returns a fresh buffer per element, or the donated argument's, and no
   // argument is donated to two elements.
   std::vector<std::shared_ptr<DeviceData>>& outputs = s.computed_data;
   for (size_t i = 0; i < s.computed.size(); ++i) {
-    outputs.push_back(
-        std::make_shared<DeviceData>(std::move(s.outputs[i]), InternShape(s.computed[i].shape())));
+    outputs.push_back(std::allocate_shared<DeviceData>(
+        PoolAllocator<DeviceData>(), std::move(s.outputs[i]), InternShape(s.computed[i].shape())));
   }
   for (size_t i = 0; i < roots.size(); ++i) {
     if (slot[i] >= 0) results[i] = outputs[slot[i]];

@@ -1,6 +1,7 @@
 //===- ir.cc - The lazy-tensor IR: nodes, values, device data --------------===//
 #include "axle/frontends/lazy/ir.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -14,19 +15,11 @@
 #include "absl/strings/str_join.h"
 #include "axle/base/logging.h"
 #include "axle/core/shape_util.h"
+#include "axle/frontends/lazy/block_pool.h"
 #include "axle/frontends/lazy/device.h"
 #include "axle/frontends/lazy/metrics.h"
 
 namespace axle::lazy {
-
-uint64_t HashCombine(uint64_t seed, uint64_t value) {
-  // splitmix64 of the value, folded into the seed.
-  uint64_t z = value + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  return (seed ^ z) * 0x100000001b3ULL + (seed >> 17);
-}
 
 uint64_t HashString(absl::string_view s) {
   uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
@@ -321,9 +314,23 @@ const Node::OpName* Node::InternOp(absl::string_view op) {
     absl::flat_hash_map<std::string, std::unique_ptr<OpName>> ops;
   };
   static auto* table = new Table();
+  // The kernels pass string literals: a direct-mapped cache by the
+  // characters' address answers most lookups with one compare of the name
+  // (another string at a reused address fails the compare).
+  struct Slot {
+    const char* data = nullptr;
+    const OpName* name = nullptr;
+  };
+  constexpr size_t kSlots = 64;
+  thread_local std::array<Slot, kSlots> slots;
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op.data()) >> 3) % kSlots];
+  if (slot.data == op.data() && slot.name->name == op) return slot.name;
   thread_local absl::flat_hash_map<absl::string_view, const OpName*> local;
   auto it = local.find(op);
-  if (it != local.end()) return it->second;
+  if (it != local.end()) {
+    slot = Slot{op.data(), it->second};
+    return it->second;
+  }
   const OpName* name = nullptr;
   {
     std::lock_guard<std::mutex> lock(table->mutex);
@@ -332,6 +339,7 @@ const Node::OpName* Node::InternOp(absl::string_view op) {
     name = entry.get();
   }
   local.emplace(name->name, name);  // keyed by the interned name's own characters
+  slot = Slot{op.data(), name};
   return name;
 }
 
@@ -349,10 +357,16 @@ Node::Node(absl::string_view op, absl::Span<const Value> operands, const Shape& 
   hash_ = h;
 }
 
+std::shared_ptr<Node> Node::Make(absl::string_view op, absl::Span<const Value> operands,
+                                 const Shape& shape, std::vector<Attr> attrs) {
+  return std::allocate_shared<Node>(PoolAllocator<Node>(), op, operands, shape, std::move(attrs));
+}
+
 Node::~Node() {
   // Operands this node holds the last reference to would be destroyed
-  // recursively; take them over and free them one at a time instead.
-  std::vector<std::shared_ptr<Node>> dying;
+  // recursively; take them over and free them one at a time instead. (The
+  // walk is depth first: the list stays short, on the stack.)
+  absl::InlinedVector<std::shared_ptr<Node>, 16> dying;
   for (Value& v : operands_) {
     if (v.node != nullptr && v.node.use_count() == 1) dying.push_back(std::move(v.node));
   }
@@ -367,13 +381,13 @@ Node::~Node() {
 }
 
 std::shared_ptr<Node> Node::MakeDeviceData(std::shared_ptr<DeviceData> data) {
-  auto node = std::make_shared<Node>("device_data", std::vector<Value>{}, data->shape());
+  auto node = Node::Make("device_data", std::vector<Value>{}, data->shape());
   node->data_ = std::move(data);
   return node;
 }
 
 std::shared_ptr<Node> Node::MakeConstant(double value, const Shape& shape) {
-  return std::make_shared<Node>("constant", std::vector<Value>{}, shape, std::vector<Attr>{value});
+  return Node::Make("constant", std::vector<Value>{}, shape, std::vector<Attr>{value});
 }
 
 const Shape& Node::output_shape(int index) const {
@@ -408,7 +422,7 @@ std::string Node::ToString() const {
 
 Value MakeValue(absl::string_view op, absl::Span<const Value> operands, const Shape& shape,
                 std::vector<Attr> attrs) {
-  return Value{std::make_shared<Node>(op, operands, shape, std::move(attrs)), 0};
+  return Value{Node::Make(op, operands, shape, std::move(attrs)), 0};
 }
 
 }  // namespace axle::lazy

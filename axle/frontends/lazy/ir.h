@@ -40,8 +40,16 @@
 
 namespace axle::lazy {
 
-// A stable 64-bit hash (the same in every process).
-uint64_t HashCombine(uint64_t seed, uint64_t value);
+// A stable 64-bit hash (the same in every process): splitmix64 of the
+// value, folded into the seed. Inline: every node hashes its op, shape,
+// attributes and operands.
+inline uint64_t HashCombine(uint64_t seed, uint64_t value) {
+  uint64_t z = value + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return (seed ^ z) * 0x100000001b3ULL + (seed >> 17);
+}
 uint64_t HashString(absl::string_view s);
 uint64_t HashShape(const Shape& shape);
 
@@ -146,6 +154,10 @@ class Node {
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
+  // A new node, with its shared_ptr's count, in one pooled block
+  // (block_pool.h): how every node is made.
+  static std::shared_ptr<Node> Make(absl::string_view op, absl::Span<const Value> operands,
+                                    const Shape& shape, std::vector<Attr> attrs = {});
   // A leaf holding `data`.
   static std::shared_ptr<Node> MakeDeviceData(std::shared_ptr<DeviceData> data);
   // A constant of `shape`, every element `value` (converted to its type).

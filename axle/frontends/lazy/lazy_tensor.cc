@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 
+#include "axle/frontends/lazy/block_pool.h"
 #include "axle/frontends/lazy/graph_executor.h"
 #include "axle/frontends/lazy/metrics.h"
 
@@ -60,12 +61,16 @@ LazyTensor::~LazyTensor() {
   destroyed->Increment();
 }
 
+// Tensors live in pooled blocks (block_pool.h): a step makes and frees one
+// per op.
 std::shared_ptr<LazyTensor> LazyTensor::FromData(std::shared_ptr<DeviceData> data) {
-  return std::make_shared<LazyTensor>(Private{}, std::move(data), Value());
+  return std::allocate_shared<LazyTensor>(PoolAllocator<LazyTensor>(), Private{}, std::move(data),
+                                          Value());
 }
 
 std::shared_ptr<LazyTensor> LazyTensor::FromIr(Value value) {
-  return std::make_shared<LazyTensor>(Private{}, nullptr, std::move(value));
+  return std::allocate_shared<LazyTensor>(PoolAllocator<LazyTensor>(), Private{}, nullptr,
+                                          std::move(value));
 }
 
 std::shared_ptr<LazyTensor> LazyTensor::FromLiteral(Literal literal) {

@@ -64,7 +64,7 @@ absl::StatusOr<Value> RngUniform(const Shape& shape) {
   if (s.state == nullptr) s.state = LazyTensor::FromData(SeedData(s.seed));
   Value state = s.state->GetIrValue();
   Shape tuple = ShapeUtil::MakeTupleShape({state.shape(), shape});
-  auto node = std::make_shared<Node>("rng_uniform", std::vector<Value>{state}, tuple);
+  auto node = Node::Make("rng_uniform", std::vector<Value>{state}, tuple);
   s.state->SetIrValue(Value{node, 0});
   return Value{node, 1};
 }

@@ -296,9 +296,8 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(
   Value flat = Elementwise(
       "add", Elementwise("mul", rows, Constant(static_cast<double>(d[rank - 1]), S64, d)), cols);
   Shape shape = ShapeUtil::MakeTupleShape({MakeShape(TypeOf(x), w.out), MakeShape(S64, w.out)});
-  auto node = std::make_shared<Node>(
-      "reduce_window_argmax", std::vector<Value>{x, flat}, shape,
-      std::vector<lazy::Attr>{w.window, w.strides, w.dilations, w.low, w.high});
+  auto node = Node::Make("reduce_window_argmax", std::vector<Value>{x, flat}, shape,
+                         std::vector<lazy::Attr>{w.window, w.strides, w.dilations, w.low, w.high});
   return {Wrap(Value{node, 0}), Wrap(Value{node, 1})};
 }
 

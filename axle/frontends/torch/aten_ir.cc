@@ -205,7 +205,8 @@ Value Unary(const char* op, const Value& a) { return MakeValue(op, {a}, ShapeLik
 Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
   const auto& da = a.shape().dimensions();
   const auto& db = b.shape().dimensions();
-  Ints out = da == db ? da : ToInts(at::infer_size(da, db));
+  if (da == db) return Elementwise(op, Convert(a, compute), Convert(b, compute));
+  Ints out = ToInts(at::infer_size(da, db));
   Value va = BroadcastTo(Convert(a, compute), out);
   Value vb = BroadcastTo(Convert(b, compute), out);
   return Elementwise(op, va, vb);
