@@ -23,6 +23,34 @@ ValueSlot ConstantSlot(int64_t constant, const Shape& shape) {
   return slot;
 }
 
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves;
+  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
+  });
+  return leaves;
+}
+
+std::vector<std::pair<ShapeIndex, ValueSlot>> ParameterSlots(const HloInstruction& parameter) {
+  const int64_t number = cast<HloParameterInstruction>(&parameter)->parameter_number();
+  std::vector<std::pair<ShapeIndex, ValueSlot>> slots;
+  for (const auto& [index, shape] : ArrayLeaves(parameter.shape())) {
+    slots.emplace_back(index, ParameterSlot(number, index, shape));
+  }
+  return slots;
+}
+
+std::vector<std::pair<ShapeIndex, ValueSlot>> ConstantSlots(const HloInstruction& constant,
+                                                            std::vector<Literal>& constants) {
+  const Literal& literal = cast<HloConstantInstruction>(&constant)->literal();
+  std::vector<std::pair<ShapeIndex, ValueSlot>> slots;
+  for (const auto& [index, shape] : ArrayLeaves(constant.shape())) {
+    slots.emplace_back(index, ConstantSlot(static_cast<int64_t>(constants.size()), shape));
+    constants.push_back(literal.GetSubliteral(index).Clone());
+  }
+  return slots;
+}
+
 std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kTuple: {
