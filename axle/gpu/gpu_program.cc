@@ -250,15 +250,11 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
         break;
       // clang-format on
-      case HloOpcode::kParameter: {
+      case HloOpcode::kParameter:
         if (&computation != entry_) break;  // a nested computation's: bound by its caller
-        for (auto& [index, slot] : ParameterSlots(*instruction)) {
-          Define(instruction, index, std::move(slot));
-        }
-        break;
-      }
+        [[fallthrough]];
       case HloOpcode::kConstant:
-        for (auto& [index, slot] : ConstantSlots(*instruction, program_.constants)) {
+        for (auto& [index, slot] : SourceSlots(*instruction, program_.constants)) {
           Define(instruction, index, std::move(slot));
         }
         break;

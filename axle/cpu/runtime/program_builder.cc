@@ -181,17 +181,13 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       continue;
     }
     switch (instruction->opcode()) {
-      case HloOpcode::kParameter: {
+      case HloOpcode::kParameter:
         // A nested computation's parameters are bound by its caller.
         if (&computation != entry_) break;
-        for (auto& [index, slot] : ParameterSlots(*instruction)) {
-          Define(instruction, index, std::move(slot));
-        }
-        break;
-      }
+        [[fallthrough]];
       case HloOpcode::kConstant:
-        // One constant value per array leaf (a tuple constant has several).
-        for (auto& [index, slot] : ConstantSlots(*instruction, program_.constants)) {
+        // A value per array leaf (a tuple constant has several).
+        for (auto& [index, slot] : SourceSlots(*instruction, program_.constants)) {
           Define(instruction, index, std::move(slot));
         }
         break;

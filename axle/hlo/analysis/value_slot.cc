@@ -31,22 +31,18 @@ std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
   return leaves;
 }
 
-std::vector<std::pair<ShapeIndex, ValueSlot>> ParameterSlots(const HloInstruction& parameter) {
-  const int64_t number = cast<HloParameterInstruction>(&parameter)->parameter_number();
+std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& instruction,
+                                                          std::vector<Literal>& constants) {
   std::vector<std::pair<ShapeIndex, ValueSlot>> slots;
-  for (const auto& [index, shape] : ArrayLeaves(parameter.shape())) {
-    slots.emplace_back(index, ParameterSlot(number, index, shape));
-  }
-  return slots;
-}
-
-std::vector<std::pair<ShapeIndex, ValueSlot>> ConstantSlots(const HloInstruction& constant,
-                                                            std::vector<Literal>& constants) {
-  const Literal& literal = cast<HloConstantInstruction>(&constant)->literal();
-  std::vector<std::pair<ShapeIndex, ValueSlot>> slots;
-  for (const auto& [index, shape] : ArrayLeaves(constant.shape())) {
-    slots.emplace_back(index, ConstantSlot(static_cast<int64_t>(constants.size()), shape));
-    constants.push_back(literal.GetSubliteral(index).Clone());
+  if (const auto* parameter = dyn_cast<HloParameterInstruction>(&instruction)) {
+    for (const auto& [index, shape] : ArrayLeaves(instruction.shape())) {
+      slots.emplace_back(index, ParameterSlot(parameter->parameter_number(), index, shape));
+    }
+  } else if (const auto* constant = dyn_cast<HloConstantInstruction>(&instruction)) {
+    for (const auto& [index, shape] : ArrayLeaves(instruction.shape())) {
+      slots.emplace_back(index, ConstantSlot(static_cast<int64_t>(constants.size()), shape));
+      constants.push_back(constant->literal().GetSubliteral(index).Clone());
+    }
   }
   return slots;
 }

@@ -44,14 +44,12 @@ ValueSlot ParameterSlot(int64_t parameter, const ShapeIndex& index, const Shape&
 // Constant `constant` of the program, an array of `shape`.
 ValueSlot ConstantSlot(int64_t constant, const Shape& shape);
 
-// The slots of the array leaves of `parameter` (a parameter instruction),
-// with their indices, in index order.
-std::vector<std::pair<ShapeIndex, ValueSlot>> ParameterSlots(const HloInstruction& parameter);
-// The slots of the array leaves of `constant` (a constant instruction), with
-// their indices, in index order: each leaf's literal is appended to
-// `constants`, the program's, which the slot names.
-std::vector<std::pair<ShapeIndex, ValueSlot>> ConstantSlots(const HloInstruction& constant,
-                                                            std::vector<Literal>& constants);
+// The values a parameter or constant instruction defines: a slot for each
+// of its array leaves, with its index, in index order (empty for any other
+// op). A constant's leaves are appended to `constants`, the program's,
+// which its slots name.
+std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& instruction,
+                                                          std::vector<Literal>& constants);
 
 // The leaves of `shape` that hold arrays, with their indices, in index
 // order (pre-order): the leaves that get a value.

@@ -42,27 +42,29 @@ TEST(ValueSlotTest, ArrayLeavesSkipTokensAndTupleNodes) {
   EXPECT_TRUE(ArrayLeaves(ShapeUtil::MakeTokenShape()).empty());
 }
 
-TEST(ValueSlotTest, SlotsOfParametersAndConstantsPerArrayLeaf) {
+TEST(ValueSlotTest, SourceSlotsOfParametersAndConstantsPerArrayLeaf) {
   auto module = ParseAndReturnUnverifiedModule(R"(
 HloModule m
 ENTRY e {
-  p = (f32[2], s32[3]) parameter(1)
-  c = (s8[4], f32[]) constant((s8[4]{1, 2, 3, 4}, f32[] 5))
+  p = (f32[2], s32[3]) parameter(0)
+  c = (s8[4], f32[]) constant(({1, 2, 3, 4}, 5))
   ROOT t = ((f32[2], s32[3]), (s8[4], f32[])) tuple(p, c)
 })");
   ASSERT_TRUE(module.ok()) << module.status();
   const HloInstruction& tuple = *(*module)->entry_computation()->root_instruction();
-  std::vector<std::pair<ShapeIndex, ValueSlot>> parameter = ParameterSlots(*tuple.operand(0));
+  std::vector<Literal> constants;
+  constants.push_back(LiteralUtil::CreateR0<float>(0));  // one the program had already
+  std::vector<std::pair<ShapeIndex, ValueSlot>> parameter =
+      SourceSlots(*tuple.operand(0), constants);
   ASSERT_EQ(parameter.size(), 2u);
   EXPECT_EQ(parameter[1].first, ShapeIndex({1}));
   EXPECT_EQ(parameter[1].second.kind, ValueSlot::Kind::kParameter);
-  EXPECT_EQ(parameter[1].second.parameter, 1);
+  EXPECT_EQ(parameter[1].second.parameter, 0);
   EXPECT_EQ(parameter[1].second.parameter_index, ShapeIndex({1}));
   EXPECT_EQ(parameter[1].second.size_bytes, 12);
-  std::vector<Literal> constants;
-  constants.push_back(LiteralUtil::CreateR0<float>(0));  // one the program had already
+  EXPECT_EQ(constants.size(), 1u);
   std::vector<std::pair<ShapeIndex, ValueSlot>> constant =
-      ConstantSlots(*tuple.operand(1), constants);
+      SourceSlots(*tuple.operand(1), constants);
   ASSERT_EQ(constant.size(), 2u);
   ASSERT_EQ(constants.size(), 3u);
   EXPECT_EQ(constant[0].first, ShapeIndex({0}));
@@ -72,6 +74,8 @@ ENTRY e {
   EXPECT_EQ(constants[1], LiteralUtil::CreateR1<int8_t>({1, 2, 3, 4}));
   EXPECT_EQ(constant[1].second.constant, 2);
   EXPECT_EQ(constants[2], LiteralUtil::CreateR0<float>(5));
+  EXPECT_TRUE(SourceSlots(tuple, constants).empty());  // neither
+  EXPECT_EQ(constants.size(), 3u);
 }
 
 TEST(ValueSlotTest, PlumbingForwardsItsOperandsLeaves) {
