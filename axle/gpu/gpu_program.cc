@@ -78,14 +78,6 @@ PtxCacheStats GetPtxCacheStats() {
 
 namespace {
 
-std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
-  std::vector<std::pair<ShapeIndex, Shape>> leaves;
-  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
-    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
-  });
-  return leaves;
-}
-
 std::string ValueName(const HloInstruction& instruction, const ShapeIndex& index) {
   std::string name = absl::StrCat("%", instruction.name());
   if (!index.empty()) absl::StrAppend(&name, "{", absl::StrJoin(index, ","), "}");
@@ -258,23 +250,14 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         AXLE_RETURN_IF_ERROR(EmitLibraryOp(*instruction));
         break;
       // clang-format on
-      case HloOpcode::kParameter: {
+      case HloOpcode::kParameter:
         if (&computation != entry_) break;  // a nested computation's: bound by its caller
-        const int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
-        for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
-          Define(instruction, index, ParameterSlot(number, index, shape));
+        [[fallthrough]];
+      case HloOpcode::kConstant:
+        for (auto& [index, slot] : SourceSlots(*instruction, program_.constants)) {
+          Define(instruction, index, std::move(slot));
         }
         break;
-      }
-      case HloOpcode::kConstant: {
-        const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
-        for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
-          const auto constant = static_cast<int64_t>(program_.constants.size());
-          program_.constants.push_back(literal.GetSubliteral(index).Clone());
-          Define(instruction, index, ConstantSlot(constant, shape));
-        }
-        break;
-      }
       case HloOpcode::kAfterAll:  // a token: no buffer
         break;
       case HloOpcode::kFusion:
@@ -331,39 +314,17 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
       case HloOpcode::kBatchNormGrad:
       case HloOpcode::kBatchNormInference:
       case HloOpcode::kBatchNormTraining:
-      case HloOpcode::kBitcastConvert:
-      case HloOpcode::kBroadcast:
-      case HloOpcode::kClamp:
-      case HloOpcode::kCompare:
-      case HloOpcode::kConcatenate:
-      case HloOpcode::kConvert:
-      case HloOpcode::kDynamicReshape:
-      case HloOpcode::kDynamicSlice:
       case HloOpcode::kDynamicUpdateSlice:
-      case HloOpcode::kGather:
-      case HloOpcode::kGetDimensionSize:
       case HloOpcode::kInfeed:
-      case HloOpcode::kIota:
-      case HloOpcode::kMap:
       case HloOpcode::kOutfeed:
-      case HloOpcode::kPad:
       case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:
-      case HloOpcode::kReduce:
-      case HloOpcode::kReducePrecision:
-      case HloOpcode::kReduceWindow:
-      case HloOpcode::kReshape:
-      case HloOpcode::kReverse:
       case HloOpcode::kScan:
-      case HloOpcode::kSelect:
       case HloOpcode::kSend:
       case HloOpcode::kSendDone:
-      case HloOpcode::kSetDimensionSize:
-      case HloOpcode::kSlice:
-      case HloOpcode::kStochasticConvert:
-      case HloOpcode::kTranspose:
         AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
         AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_HLO_LOOP_FUSED_OPCODES(AXLE_HLO_OPCODE_CASE)
         return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
                                                          " is not supported on CUDA yet"));
     }

@@ -210,92 +210,59 @@ absl::Status NotInLoopKernels(const HloInstruction& hlo) {
                                                ")"));
 }
 
-}  // namespace
+// How EmitElement computes an element of an opcode.
+enum class ElementRule {
+  kNotInLoopKernels,  // a backend runs it otherwise, rewrites it first, or rejects it
+  kUnary,
+  kBinary,
+  kGetTupleElement,
+  kMap,
+  kReduce,
+  kReduceWindow,
+  kSelect,
+  kClamp,
+  kConvert,
+  kBitcastConvert,
+  kReducePrecision,
+  kStochasticConvert,
+  kIndexing,  // elemental_indexing.cc
+};
 
-absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstruction& hlo,
-                                                             Generators operands,
-                                                             const IrIndex& index) {
-  absl::Status supported = absl::OkStatus();
-  ShapeUtil::ForEachLeafShape(hlo.shape(), [&](const Shape& leaf, const ShapeIndex&) {
-    if (supported.ok()) supported = CheckSupportedType(leaf.element_type(), hlo);
-  });
-  AXLE_RETURN_IF_ERROR(supported);
-  // Scalar operands of clamp/select broadcast: they are read at index {}.
-  auto operand_at = [&](int64_t i) -> absl::StatusOr<llvm::Value*> {
-    if (hlo.operand(i)->shape().rank() == 0 && !index.empty()) return operands[i](IrIndex{});
-    return operands[i](index);
-  };
-  const PrimitiveType type = hlo.shape().element_type();
-  auto unary = [&]() -> absl::StatusOr<llvm::Value*> {
-    if (hlo.opcode() == HloOpcode::kCopy) return operand_at(0);
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-    return EmitUnary(hlo, x);
-  };
-  auto binary = [&]() -> absl::StatusOr<llvm::Value*> {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * y, operand_at(1));
-    if (hlo.opcode() == HloOpcode::kCompare) return EmitCompare(hlo, x, y);
-    return EmitBinary(hlo, x, y);
-  };
-  // One case per opcode and no default: a new opcode is a compile error here
-  // (-Werror=switch, axle/llvm_ir/CMakeLists.txt) until it is emitted or
-  // rejected below.
-  switch (hlo.opcode()) {
+// The opcodes a loop kernel computes, and their rule; every other opcode is
+// not an element of a loop kernel. The backends put the elementwise lists and
+// AXLE_HLO_LOOP_FUSED_OPCODES in loop fusions without naming them one by one,
+// so each of those must have a rule (the static_assert below); the others
+// here appear inside fusions (constants, tuple elements, bitcasts, in-place
+// updates) but a backend may run them otherwise at the top level.
+constexpr ElementRule ElementRuleOf(HloOpcode opcode) {
+  switch (opcode) {
     // clang-format off
     AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-      return unary();
+      return ElementRule::kUnary;
     // clang-format on
-    case HloOpcode::kGetTupleElement: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * tuple, operands[0](index));
-      const int64_t i = cast<HloGetTupleElementInstruction>(&hlo)->tuple_index();
-      return b_.CreateExtractValue(tuple, {static_cast<unsigned>(i)});
-    }
-    case HloOpcode::kMap:
-      return EmitMap(hlo, operands, index);
-    case HloOpcode::kReduce:
-      return EmitReduce(hlo, operands, index);
-    case HloOpcode::kReduceWindow:
-      return EmitReduceWindow(hlo, operands, index);
-    case HloOpcode::kSelect: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * predicate, operand_at(0));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_true, operand_at(1));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_false, operand_at(2));
-      return b_.CreateSelect(predicate, on_true, on_false);
-    }
-    case HloOpcode::kClamp: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * low, operand_at(0));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(1));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * high, operand_at(2));
-      if (pu::IsComplexType(type)) return UnimplementedFor(hlo, type);
-      return EmitMin(type, high, EmitMax(type, x, low));
-    }
-    case HloOpcode::kConvert: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-      return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
-    }
-    case HloOpcode::kBitcastConvert: {
-      // Different widths change the rank: the operand's elements' bits form
-      // one little-endian stream (elemental_indexing.cc).
-      if (hlo.operand(0)->shape().rank() != hlo.shape().rank()) {
-        return EmitBitcastConvertWidths(hlo, operands, index);
-      }
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-      return EmitBitcastConvert(hlo, x);
-    }
-    case HloOpcode::kReducePrecision: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-      const auto& rp = *cast<HloReducePrecisionInstruction>(&hlo);
-      if (!pu::IsFloatingPointType(type)) return UnimplementedFor(hlo, type);
-      return RoundToType(EmitReducePrecision(x, rp.exponent_bits(), rp.mantissa_bits()), type);
-    }
-    case HloOpcode::kStochasticConvert: {
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * random, operand_at(1));
-      return EmitStochasticConvert(hlo, x, random);
-    }
     case HloOpcode::kCompare:
       AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
-      return binary();
+      return ElementRule::kBinary;
+    case HloOpcode::kGetTupleElement:
+      return ElementRule::kGetTupleElement;
+    case HloOpcode::kMap:
+      return ElementRule::kMap;
+    case HloOpcode::kReduce:
+      return ElementRule::kReduce;
+    case HloOpcode::kReduceWindow:
+      return ElementRule::kReduceWindow;
+    case HloOpcode::kSelect:
+      return ElementRule::kSelect;
+    case HloOpcode::kClamp:
+      return ElementRule::kClamp;
+    case HloOpcode::kConvert:
+      return ElementRule::kConvert;
+    case HloOpcode::kBitcastConvert:
+      return ElementRule::kBitcastConvert;
+    case HloOpcode::kReducePrecision:
+      return ElementRule::kReducePrecision;
+    case HloOpcode::kStochasticConvert:
+      return ElementRule::kStochasticConvert;
     case HloOpcode::kConstant:
     case HloOpcode::kBroadcast:
     case HloOpcode::kSetDimensionSize:
@@ -312,69 +279,126 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstructio
     case HloOpcode::kDynamicSlice:
     case HloOpcode::kDynamicUpdateSlice:
     case HloOpcode::kGather:
-      return EmitIndexing(hlo, operands, index);
-    // Not an element of a loop kernel: a backend runs these otherwise (a
-    // thunk, a library call, plumbing), rewrites them first, or rejects them.
-    case HloOpcode::kAddDependency:
-    case HloOpcode::kAfterAll:
-    case HloOpcode::kAsyncDone:
-    case HloOpcode::kAsyncStart:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kBatchNormGrad:
-    case HloOpcode::kBatchNormInference:
-    case HloOpcode::kBatchNormTraining:
-    case HloOpcode::kCall:
-    case HloOpcode::kCholesky:
-    case HloOpcode::kConditional:
-    case HloOpcode::kConvolution:
-    case HloOpcode::kCopyDone:
-    case HloOpcode::kCopyStart:
-    case HloOpcode::kCustomCall:
-    case HloOpcode::kDomain:
-    case HloOpcode::kDot:
-    case HloOpcode::kFft:
-    case HloOpcode::kFusion:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kOptimizationBarrier:
-    case HloOpcode::kOutfeed:
-    case HloOpcode::kParameter:
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kRaggedDot:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kReplicaId:
-    case HloOpcode::kRng:
-    case HloOpcode::kRngBitGenerator:
-    case HloOpcode::kRngGetAndUpdateState:
-    case HloOpcode::kScaledDot:
-    case HloOpcode::kScan:
-    case HloOpcode::kScatter:
-    case HloOpcode::kSelectAndScatter:
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kSort:
-    case HloOpcode::kTopK:
-    case HloOpcode::kTriangularSolve:
-    case HloOpcode::kTuple:
-    case HloOpcode::kWhile:
-      AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
-      return NotInLoopKernels(hlo);
+      return ElementRule::kIndexing;
+    default:
+      return ElementRule::kNotInLoopKernels;
   }
-  return NotInLoopKernels(hlo);  // not an HloOpcode
+}
+
+// clang-format off
+constexpr HloOpcode kLoopFusedOpcodes[] = {
+#define AXLE_OPCODE_ELEMENT_(e) HloOpcode::e,
+    AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_OPCODE_ELEMENT_)
+    AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_OPCODE_ELEMENT_)
+    AXLE_HLO_LOOP_FUSED_OPCODES(AXLE_OPCODE_ELEMENT_)
+#undef AXLE_OPCODE_ELEMENT_
+};
+// clang-format on
+constexpr bool LoopFusedOpcodesHaveRules() {
+  for (HloOpcode opcode : kLoopFusedOpcodes) {
+    if (ElementRuleOf(opcode) == ElementRule::kNotInLoopKernels) return false;
+  }
+  return true;
+}
+static_assert(LoopFusedOpcodesHaveRules(),
+              "every opcode of AXLE_HLO_LOOP_FUSED_OPCODES (hlo_opcode_families.h) needs an "
+              "ElementRule in ElementRuleOf");
+
+}  // namespace
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitElement(const HloInstruction& hlo,
+                                                             Generators operands,
+                                                             const IrIndex& index) {
+  absl::Status supported = absl::OkStatus();
+  ShapeUtil::ForEachLeafShape(hlo.shape(), [&](const Shape& leaf, const ShapeIndex&) {
+    if (supported.ok()) supported = CheckSupportedType(leaf.element_type(), hlo);
+  });
+  AXLE_RETURN_IF_ERROR(supported);
+  // Scalar operands of clamp/select broadcast: they are read at index {}.
+  auto operand_at = [&](int64_t i) -> absl::StatusOr<llvm::Value*> {
+    if (hlo.operand(i)->shape().rank() == 0 && !index.empty()) return operands[i](IrIndex{});
+    return operands[i](index);
+  };
+  const PrimitiveType type = hlo.shape().element_type();
+  // One case per rule and no default (-Werror=switch).
+  switch (ElementRuleOf(hlo.opcode())) {
+    case ElementRule::kNotInLoopKernels:
+      return NotInLoopKernels(hlo);
+    case ElementRule::kUnary: {
+      if (hlo.opcode() == HloOpcode::kCopy) return operand_at(0);
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      return EmitUnary(hlo, x);
+    }
+    case ElementRule::kBinary: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * y, operand_at(1));
+      if (hlo.opcode() == HloOpcode::kCompare) return EmitCompare(hlo, x, y);
+      return EmitBinary(hlo, x, y);
+    }
+    case ElementRule::kGetTupleElement: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * tuple, operands[0](index));
+      const int64_t i = cast<HloGetTupleElementInstruction>(&hlo)->tuple_index();
+      return b_.CreateExtractValue(tuple, {static_cast<unsigned>(i)});
+    }
+    case ElementRule::kMap:
+      return EmitMap(hlo, operands, index);
+    case ElementRule::kReduce:
+      return EmitReduce(hlo, operands, index);
+    case ElementRule::kReduceWindow:
+      return EmitReduceWindow(hlo, operands, index);
+    case ElementRule::kSelect: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * predicate, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_true, operand_at(1));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * on_false, operand_at(2));
+      return b_.CreateSelect(predicate, on_true, on_false);
+    }
+    case ElementRule::kClamp: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * low, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(1));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * high, operand_at(2));
+      if (pu::IsComplexType(type)) return UnimplementedFor(hlo, type);
+      return EmitMin(type, high, EmitMax(type, x, low));
+    }
+    case ElementRule::kConvert: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      return EmitConvert(x, hlo.operand(0)->shape().element_type(), type);
+    }
+    case ElementRule::kBitcastConvert: {
+      // Different widths change the rank: the operand's elements' bits form
+      // one little-endian stream (elemental_indexing.cc).
+      if (hlo.operand(0)->shape().rank() != hlo.shape().rank()) {
+        return EmitBitcastConvertWidths(hlo, operands, index);
+      }
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      return EmitBitcastConvert(hlo, x);
+    }
+    case ElementRule::kReducePrecision: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      const auto& rp = *cast<HloReducePrecisionInstruction>(&hlo);
+      if (!pu::IsFloatingPointType(type)) return UnimplementedFor(hlo, type);
+      return RoundToType(EmitReducePrecision(x, rp.exponent_bits(), rp.mantissa_bits()), type);
+    }
+    case ElementRule::kStochasticConvert: {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * x, operand_at(0));
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * random, operand_at(1));
+      return EmitStochasticConvert(hlo, x, random);
+    }
+    case ElementRule::kIndexing:
+      return EmitIndexing(hlo, operands, index);
+  }
+  return NotInLoopKernels(hlo);  // not an ElementRule
 }
 
 // --- Unary -------------------------------------------------------------------
 //
-// EmitElement's switch names every opcode (no default, -Werror=switch); the
-// unary and binary elementwise families reach it as whole lists
-// (hlo_opcode_families.h). The per-type switches below them (integer, float,
-// complex; unary and binary) keep a `default:` answering Unimplemented: they
-// take one family's opcodes for one kind of element, and which element types
-// an op is defined on is not something a switch over opcodes can check at
-// compile time (listing every other opcode in each of six switches would
-// check only that the list was copied). elemental_ir_emitter_test's
-// FamiliesTest checks them instead: every op of the lists that the
-// interpreter evaluates on f32, s32, pred or c64 must emit and match it.
+// EmitElement's rules (ElementRuleOf) take the unary and binary elementwise
+// families as whole lists (hlo_opcode_families.h). The per-type switches below them (integer,
+// float, complex; unary and binary) keep a `default:` answering Unimplemented: they take one
+// family's opcodes for one kind of element, and which element types an op is defined on is not
+// something a switch over opcodes can check at compile time (listing every other opcode in each of
+// six switches would check only that the list was copied). elemental_ir_emitter_test's FamiliesTest
+// checks them instead: every op of the lists that the interpreter evaluates on f32, s32, pred or
+// c64 must emit and match it.
 
 absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitUnary(const HloInstruction& hlo,
                                                            llvm::Value* x) {

@@ -31,19 +31,11 @@
 #include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/conditional_branch.h"
+#include "axle/hlo/analysis/value_slot.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 namespace {
-
-// The leaves of `shape` that hold arrays, in index order.
-std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
-  std::vector<std::pair<ShapeIndex, Shape>> leaves;
-  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
-    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
-  });
-  return leaves;
-}
 
 // The values of the array leaves of `root`, in index order.
 absl::StatusOr<std::vector<int64_t>> RootValues(const HloInstruction& root,

@@ -10,78 +10,28 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
+#include "axle/cpu/runtime/row_kernel_thunk.h"
 
 namespace axle::cpu::conv {
 namespace {
 
-// Runs the kernel over the output's outermost dimension; constant operands
-// are the plan's literals.
-class LoopConvolutionThunk : public Thunk {
+// The emitted kernel over the output's outermost dimension; constant
+// operands are the plan's literals. Sources: lhs, rhs, [scale], [bias],
+// [addend].
+class LoopConvolutionThunk : public RowKernelThunk<Operand> {
  public:
-  LoopConvolutionThunk(std::string name, std::unique_ptr<CompiledKernel> kernel, ConvPlan plan,
-                       std::vector<int64_t> operand_values, int64_t output_value)
-      : Thunk(std::move(name)),
-        kernel_(std::move(kernel)),
-        operand_values_(std::move(operand_values)),
-        output_value_(output_value) {
-    sources_.push_back(plan.lhs);
-    sources_.push_back(plan.rhs);
-    if (plan.scale) sources_.push_back(*plan.scale);
-    if (plan.bias) sources_.push_back(*plan.bias);
-    if (plan.addend) sources_.push_back(*plan.addend);
-    // Multiply-adds per output element: the kernel window times the input
-    // features of a group.
-    int64_t per_element = plan.rhs_dims[1];
-    for (size_t i = 2; i < plan.rhs_dims.size(); ++i) per_element *= plan.rhs_dims[i];
-    int64_t elements = 1;
-    for (int64_t d : plan.out_dims) elements *= d;
-    const int64_t rows = std::max<int64_t>(1, kernel_->outer_size());
-    work_per_row_ = std::max<int64_t>(1, elements / rows * std::max<int64_t>(1, per_element));
-  }
-
-  // From serialized parts (LoadLoopConvolutionThunk).
-  LoopConvolutionThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
-                       std::vector<Operand> sources, std::vector<int64_t> operand_values,
-                       int64_t output_value, int64_t work_per_row)
-      : Thunk(std::move(name)),
-        kernel_(std::move(kernel)),
-        sources_(std::move(sources)),
-        operand_values_(std::move(operand_values)),
-        output_value_(output_value),
-        work_per_row_(work_per_row) {}
-
-  std::optional<BufferUses> buffer_uses() const override {
-    return BufferUses{operand_values_, {output_value_}};
-  }
+  using RowKernelThunk::RowKernelThunk;
 
   absl::Status Serialize(ThunkWriter& writer) const override {
     writer.Begin(ThunkTag::kLoopConvolution, *this);
-    AXLE_RETURN_IF_ERROR(writer.Kernel(*kernel_));
-    writer.Int(static_cast<int64_t>(sources_.size()));
-    for (const Operand& source : sources_) WriteConvOperand(source, writer);
-    writer.Ints(operand_values_);
-    writer.Int(output_value_);
-    writer.Int(work_per_row_);
+    AXLE_RETURN_IF_ERROR(writer.Kernel(kernel()));
+    writer.Int(static_cast<int64_t>(sources().size()));
+    for (const Operand& source : sources()) WriteConvOperand(source, writer);
+    writer.Ints(operand_values());
+    writer.Int(output_value());
+    writer.Int(work_per_row());
     return absl::OkStatus();
   }
-
-  absl::Status Execute(const ThunkContext& context) const override {
-    void* buffers[6];
-    size_t count = 0;
-    for (const Operand& source : sources_) {
-      buffers[count++] = const_cast<char*>(BaseOf(context, source, operand_values_));
-    }
-    buffers[count] = context.address(output_value_);
-    RunRowsInParallel(*kernel_, buffers, context, work_per_row_);
-    return absl::OkStatus();
-  }
-
- private:
-  std::unique_ptr<CompiledKernel> kernel_;
-  std::vector<Operand> sources_;  // lhs, rhs, [scale], [bias], [addend]
-  std::vector<int64_t> operand_values_;
-  int64_t output_value_;
-  int64_t work_per_row_ = 1;
 };
 
 }  // namespace
@@ -123,8 +73,22 @@ std::unique_ptr<Thunk> MakeLoopConvolutionThunk(std::string name,
                                                 std::unique_ptr<CompiledKernel> kernel,
                                                 ConvPlan plan, std::vector<int64_t> operand_values,
                                                 int64_t output_value) {
-  return std::make_unique<LoopConvolutionThunk>(std::move(name), std::move(kernel), std::move(plan),
-                                                std::move(operand_values), output_value);
+  std::vector<Operand> sources = {plan.lhs, plan.rhs};
+  if (plan.scale) sources.push_back(*plan.scale);
+  if (plan.bias) sources.push_back(*plan.bias);
+  if (plan.addend) sources.push_back(*plan.addend);
+  // Multiply-adds per output element: the kernel window times the input
+  // features of a group.
+  int64_t per_element = plan.rhs_dims[1];
+  for (size_t i = 2; i < plan.rhs_dims.size(); ++i) per_element *= plan.rhs_dims[i];
+  int64_t elements = 1;
+  for (int64_t d : plan.out_dims) elements *= d;
+  const int64_t rows = std::max<int64_t>(1, kernel->outer_size());
+  const int64_t work_per_row =
+      std::max<int64_t>(1, elements / rows * std::max<int64_t>(1, per_element));
+  return std::make_unique<LoopConvolutionThunk>(std::move(name), std::move(kernel),
+                                                std::move(sources), std::move(operand_values),
+                                                output_value, work_per_row);
 }
 
 bool IsLoopConvolutionThunk(const Thunk& thunk) {

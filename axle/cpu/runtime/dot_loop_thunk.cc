@@ -13,76 +13,32 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/dot_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
+#include "axle/cpu/runtime/row_kernel_thunk.h"
 
 namespace axle::cpu::dot {
 namespace {
 
-// Runs the emitted kernel over the output rows, split across the intra-op
-// pool when there is enough work. Constant operands are the thunk's own
-// literals.
-class LoopDotThunk : public Thunk {
+// The emitted kernel over the output rows; constant operands are the
+// thunk's own literals. Sources: lhs, rhs, [bias].
+class LoopDotThunk : public RowKernelThunk<Source> {
  public:
-  LoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel, const DotPlan& plan,
-               std::vector<int64_t> operand_values, int64_t output_value)
-      : Thunk(std::move(name)),
-        kernel_(std::move(kernel)),
-        operand_values_(std::move(operand_values)),
-        output_value_(output_value),
-        work_per_row_(std::max<int64_t>(1, plan.k * plan.n)) {
-    sources_.push_back(plan.lhs);
-    sources_.push_back(plan.rhs);
-    if (plan.bias) sources_.push_back(*plan.bias);
-  }
-  // From serialized parts (LoadLoopDotThunk).
-  LoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
-               std::vector<Source> sources, std::vector<int64_t> operand_values,
-               int64_t output_value, int64_t work_per_row)
-      : Thunk(std::move(name)),
-        kernel_(std::move(kernel)),
-        sources_(std::move(sources)),
-        operand_values_(std::move(operand_values)),
-        output_value_(output_value),
-        work_per_row_(work_per_row) {}
+  using RowKernelThunk::RowKernelThunk;
 
   absl::Status Serialize(ThunkWriter& writer) const override {
     writer.Begin(ThunkTag::kLoopDot, *this);
-    AXLE_RETURN_IF_ERROR(writer.Kernel(*kernel_));
+    AXLE_RETURN_IF_ERROR(writer.Kernel(kernel()));
     // The sources as a plan's lhs, rhs and bias.
     DotPlan plan;
     plan.lhs_groups = plan.rhs_groups = {{}, {}, {}};
-    plan.lhs = sources_[0];
-    plan.rhs = sources_[1];
-    if (sources_.size() > 2) plan.bias = sources_[2];
+    plan.lhs = sources()[0];
+    plan.rhs = sources()[1];
+    if (sources().size() > 2) plan.bias = sources()[2];
     WriteDotPlan(plan, writer);
-    writer.Ints(operand_values_);
-    writer.Int(output_value_);
-    writer.Int(work_per_row_);
+    writer.Ints(operand_values());
+    writer.Int(output_value());
+    writer.Int(work_per_row());
     return absl::OkStatus();
   }
-
-  std::optional<BufferUses> buffer_uses() const override {
-    return BufferUses{operand_values_, {output_value_}};
-  }
-
-  absl::Status Execute(const ThunkContext& context) const override {
-    void* buffers[4];
-    size_t count = 0;
-    for (const Source& source : sources_) {
-      buffers[count++] = source.literal != nullptr
-                             ? const_cast<void*>(source.literal->untyped_data())
-                             : context.address(operand_values_[source.operand]);
-    }
-    buffers[count] = context.address(output_value_);
-    RunRowsInParallel(*kernel_, buffers, context, work_per_row_);
-    return absl::OkStatus();
-  }
-
- private:
-  std::unique_ptr<CompiledKernel> kernel_;
-  std::vector<Source> sources_;  // lhs, rhs, [bias]
-  std::vector<int64_t> operand_values_;
-  int64_t output_value_;
-  int64_t work_per_row_;  // multiply-adds per row (RunRowsInParallel)
 };
 
 }  // namespace
@@ -117,8 +73,11 @@ namespace axle::cpu::dot {
 std::unique_ptr<Thunk> MakeLoopDotThunk(std::string name, std::unique_ptr<CompiledKernel> kernel,
                                         const DotPlan& plan, std::vector<int64_t> operand_values,
                                         int64_t output_value) {
-  return std::make_unique<LoopDotThunk>(std::move(name), std::move(kernel), plan,
-                                        std::move(operand_values), output_value);
+  std::vector<Source> sources = {plan.lhs, plan.rhs};
+  if (plan.bias) sources.push_back(*plan.bias);
+  return std::make_unique<LoopDotThunk>(std::move(name), std::move(kernel), std::move(sources),
+                                        std::move(operand_values), output_value,
+                                        std::max<int64_t>(1, plan.k * plan.n));
 }
 
 }  // namespace axle::cpu::dot

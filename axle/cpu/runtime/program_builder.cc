@@ -108,31 +108,6 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kOptimizationBarrier:
     case HloOpcode::kDomain:
     case HloOpcode::kAfterAll:
-    // Loop fusions (WrapInLoopFusions): the elemental emitter computes them
-    // (ElementalIrEmitter::EmitElement).
-    case HloOpcode::kCompare:
-    case HloOpcode::kClamp:
-    case HloOpcode::kSelect:
-    case HloOpcode::kConvert:
-    case HloOpcode::kBitcastConvert:
-    case HloOpcode::kReducePrecision:
-    case HloOpcode::kStochasticConvert:
-    case HloOpcode::kBroadcast:
-    case HloOpcode::kConcatenate:
-    case HloOpcode::kDynamicReshape:
-    case HloOpcode::kDynamicSlice:
-    case HloOpcode::kGather:
-    case HloOpcode::kGetDimensionSize:
-    case HloOpcode::kSetDimensionSize:
-    case HloOpcode::kIota:
-    case HloOpcode::kMap:
-    case HloOpcode::kPad:
-    case HloOpcode::kReduce:
-    case HloOpcode::kReduceWindow:
-    case HloOpcode::kReshape:
-    case HloOpcode::kReverse:
-    case HloOpcode::kSlice:
-    case HloOpcode::kTranspose:
     // Neither: rewritten before codegen (batch-norm expansion, scan to
     // while) or not supported on this platform; the loop emitter or
     // EmitComputation rejects them, naming the op.
@@ -149,9 +124,11 @@ ThunkEmitter FindThunkEmitter(const HloInstruction& instruction) {
     case HloOpcode::kSend:
     case HloOpcode::kSendDone:
     case HloOpcode::kScan:
-      // The elementwise opcodes: loop fusions, as above.
+      // Loop fusions (WrapInLoopFusions): the elemental emitter computes them
+      // (ElementalIrEmitter::EmitElement).
       AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
       AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
+      AXLE_HLO_LOOP_FUSED_OPCODES(AXLE_HLO_OPCODE_CASE)
       return nullptr;
   }
   return nullptr;  // not an HloOpcode
@@ -163,17 +140,11 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   kernels_ = std::make_unique<LoopKernelModule>(module.name(), options_, precompiled_);
   AXLE_RETURN_IF_ERROR(EmitComputation(entry));
   const HloInstruction* root = entry.root_instruction();
-  absl::Status status = absl::OkStatus();
-  ShapeUtil::ForEachLeafShape(root->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-    if (!shape.IsArray() || !status.ok()) return;
+  for (const auto& [index, shape] : ArrayLeaves(root->shape())) {
     auto it = values_.find({root, index});
-    if (it == values_.end()) {
-      status = Unsupported(*root, "a result leaf without a value");
-      return;
-    }
+    if (it == values_.end()) return Unsupported(*root, "a result leaf without a value");
     program_.result_leaves.emplace_back(index, it->second);
-  });
-  AXLE_RETURN_IF_ERROR(status);
+  }
   std::vector<int64_t> results;
   for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
   ShareInPlaceOperands(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false, *this);
@@ -210,29 +181,16 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       continue;
     }
     switch (instruction->opcode()) {
-      case HloOpcode::kParameter: {
+      case HloOpcode::kParameter:
         // A nested computation's parameters are bound by its caller.
         if (&computation != entry_) break;
-        int64_t number = cast<HloParameterInstruction>(instruction)->parameter_number();
-        ShapeUtil::ForEachLeafShape(
-            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-              if (!shape.IsArray()) return;
-              Define(instruction, index, ParameterSlot(number, index, shape));
-            });
+        [[fallthrough]];
+      case HloOpcode::kConstant:
+        // A value per array leaf (a tuple constant has several).
+        for (auto& [index, slot] : SourceSlots(*instruction, program_.constants)) {
+          Define(instruction, index, std::move(slot));
+        }
         break;
-      }
-      case HloOpcode::kConstant: {
-        // One constant value per array leaf (a tuple constant has several).
-        const Literal& literal = cast<HloConstantInstruction>(instruction)->literal();
-        ShapeUtil::ForEachLeafShape(
-            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-              if (!shape.IsArray()) return;
-              const auto constant = static_cast<int64_t>(program_.constants.size());
-              program_.constants.push_back(literal.GetSubliteral(index).Clone());
-              Define(instruction, index, ConstantSlot(constant, shape));
-            });
-        break;
-      }
       // Plumbing, forwarded above (ForwardedLeaves), and after-all (a token:
       // no buffer).
       case HloOpcode::kAddDependency:
@@ -257,62 +215,40 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       case HloOpcode::kBatchNormGrad:
       case HloOpcode::kBatchNormInference:
       case HloOpcode::kBatchNormTraining:
-      case HloOpcode::kBitcastConvert:
-      case HloOpcode::kBroadcast:
       case HloOpcode::kCall:
       case HloOpcode::kCholesky:
-      case HloOpcode::kClamp:
-      case HloOpcode::kCompare:
-      case HloOpcode::kConcatenate:
       case HloOpcode::kConditional:
-      case HloOpcode::kConvert:
       case HloOpcode::kConvolution:
       case HloOpcode::kCopyDone:
       case HloOpcode::kCopyStart:
       case HloOpcode::kCustomCall:
       case HloOpcode::kDot:
-      case HloOpcode::kDynamicReshape:
-      case HloOpcode::kDynamicSlice:
       case HloOpcode::kDynamicUpdateSlice:
       case HloOpcode::kFft:
-      case HloOpcode::kGather:
-      case HloOpcode::kGetDimensionSize:
       case HloOpcode::kInfeed:
-      case HloOpcode::kIota:
-      case HloOpcode::kMap:
       case HloOpcode::kOutfeed:
-      case HloOpcode::kPad:
       case HloOpcode::kPartitionId:
       case HloOpcode::kRaggedDot:
       case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:
-      case HloOpcode::kReduce:
-      case HloOpcode::kReducePrecision:
-      case HloOpcode::kReduceWindow:
       case HloOpcode::kReplicaId:
-      case HloOpcode::kReshape:
-      case HloOpcode::kReverse:
       case HloOpcode::kRng:
       case HloOpcode::kRngBitGenerator:
       case HloOpcode::kRngGetAndUpdateState:
       case HloOpcode::kScaledDot:
       case HloOpcode::kScan:
       case HloOpcode::kScatter:
-      case HloOpcode::kSelect:
       case HloOpcode::kSelectAndScatter:
       case HloOpcode::kSend:
       case HloOpcode::kSendDone:
-      case HloOpcode::kSetDimensionSize:
-      case HloOpcode::kSlice:
       case HloOpcode::kSort:
-      case HloOpcode::kStochasticConvert:
       case HloOpcode::kTopK:
-      case HloOpcode::kTranspose:
       case HloOpcode::kTriangularSolve:
       case HloOpcode::kWhile:
         AXLE_HLO_UNARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
         AXLE_HLO_BINARY_ELEMENTWISE_OPCODES(AXLE_HLO_OPCODE_CASE)
         AXLE_HLO_COLLECTIVE_OPCODES(AXLE_HLO_OPCODE_CASE)
+        AXLE_HLO_LOOP_FUSED_OPCODES(AXLE_HLO_OPCODE_CASE)
         return Unsupported(*instruction, "this op is not supported yet");
     }
   }
@@ -466,11 +402,9 @@ void ProgramBuilder::ShareTemporary(int64_t value, int64_t with) {
 
 std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {
   std::vector<int64_t> values;
-  ShapeUtil::ForEachLeafShape(instruction->shape(),
-                              [&](const Shape& shape, const ShapeIndex& index) {
-                                if (!shape.IsArray()) return;
-                                values.push_back(DefineTemporary(instruction, index, shape));
-                              });
+  for (const auto& [index, shape] : ArrayLeaves(instruction->shape())) {
+    values.push_back(DefineTemporary(instruction, index, shape));
+  }
   return values;
 }
 

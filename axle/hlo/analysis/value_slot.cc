@@ -23,6 +23,30 @@ ValueSlot ConstantSlot(int64_t constant, const Shape& shape) {
   return slot;
 }
 
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape) {
+  std::vector<std::pair<ShapeIndex, Shape>> leaves;
+  ShapeUtil::ForEachLeafShape(shape, [&](const Shape& leaf, const ShapeIndex& index) {
+    if (leaf.IsArray()) leaves.emplace_back(index, leaf);
+  });
+  return leaves;
+}
+
+std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& instruction,
+                                                          std::vector<Literal>& constants) {
+  std::vector<std::pair<ShapeIndex, ValueSlot>> slots;
+  if (const auto* parameter = dyn_cast<HloParameterInstruction>(&instruction)) {
+    for (const auto& [index, shape] : ArrayLeaves(instruction.shape())) {
+      slots.emplace_back(index, ParameterSlot(parameter->parameter_number(), index, shape));
+    }
+  } else if (const auto* constant = dyn_cast<HloConstantInstruction>(&instruction)) {
+    for (const auto& [index, shape] : ArrayLeaves(instruction.shape())) {
+      slots.emplace_back(index, ConstantSlot(static_cast<int64_t>(constants.size()), shape));
+      constants.push_back(constant->literal().GetSubliteral(index).Clone());
+    }
+  }
+  return slots;
+}
+
 std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kTuple: {

@@ -44,6 +44,17 @@ ValueSlot ParameterSlot(int64_t parameter, const ShapeIndex& index, const Shape&
 // Constant `constant` of the program, an array of `shape`.
 ValueSlot ConstantSlot(int64_t constant, const Shape& shape);
 
+// The values a parameter or constant instruction defines: a slot for each
+// of its array leaves, with its index, in index order (empty for any other
+// op). A constant's leaves are appended to `constants`, the program's,
+// which its slots name.
+std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& instruction,
+                                                          std::vector<Literal>& constants);
+
+// The leaves of `shape` that hold arrays, with their indices, in index
+// order (pre-order): the leaves that get a value.
+std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape);
+
 // What a program builder makes of a computation: its values, the
 // constants and the sizes of the temporaries they live in, the thunks (of
 // the backend's `ThunkType`) to run in order, and the value of each array

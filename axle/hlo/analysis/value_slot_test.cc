@@ -1,13 +1,14 @@
 //===- value_slot_test.cc ---------------------------------------------------===//
 //
-// Parameter and constant slots carry their sizes; plumbing forwards its
-// operands' leaves (a tuple each operand at its index, get-tuple-element
-// the element, bitcast-like ops the whole operand); other ops forward
-// nothing.
+// Parameter and constant slots carry their sizes, one per array leaf (the
+// leaves ArrayLeaves lists); plumbing forwards its operands' leaves (a tuple
+// each operand at its index, get-tuple-element the element, bitcast-like ops
+// the whole operand); other ops forward nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/hlo/analysis/value_slot.h"
 
+#include "axle/core/literal.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
@@ -26,6 +27,55 @@ TEST(ValueSlotTest, ParameterAndConstantSlots) {
   EXPECT_EQ(constant.kind, ValueSlot::Kind::kConstant);
   EXPECT_EQ(constant.constant, 5);
   EXPECT_EQ(constant.size_bytes, 7);
+}
+
+TEST(ValueSlotTest, ArrayLeavesSkipTokensAndTupleNodes) {
+  const Shape shape =
+      ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(F32, {2}), ShapeUtil::MakeTokenShape(),
+                                 ShapeUtil::MakeTupleShape({ShapeUtil::MakeShape(S8, {3})})});
+  std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(shape);
+  ASSERT_EQ(leaves.size(), 2u);
+  EXPECT_EQ(leaves[0].first, ShapeIndex({0}));
+  EXPECT_EQ(leaves[0].second, ShapeUtil::MakeShape(F32, {2}));
+  EXPECT_EQ(leaves[1].first, ShapeIndex({2, 0}));
+  EXPECT_EQ(leaves[1].second, ShapeUtil::MakeShape(S8, {3}));
+  EXPECT_TRUE(ArrayLeaves(ShapeUtil::MakeTokenShape()).empty());
+}
+
+TEST(ValueSlotTest, SourceSlotsOfParametersAndConstantsPerArrayLeaf) {
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule m
+ENTRY e {
+  p = (f32[2], s32[3]) parameter(0)
+  c = (s8[4], f32[]) constant(({1, 2, 3, 4}, 5))
+  ROOT t = ((f32[2], s32[3]), (s8[4], f32[])) tuple(p, c)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloInstruction& tuple = *(*module)->entry_computation()->root_instruction();
+  std::vector<Literal> constants;
+  constants.push_back(LiteralUtil::CreateR0<float>(0));  // one the program had already
+  std::vector<std::pair<ShapeIndex, ValueSlot>> parameter =
+      SourceSlots(*tuple.operand(0), constants);
+  ASSERT_EQ(parameter.size(), 2u);
+  EXPECT_EQ(parameter[1].first, ShapeIndex({1}));
+  EXPECT_EQ(parameter[1].second.kind, ValueSlot::Kind::kParameter);
+  EXPECT_EQ(parameter[1].second.parameter, 0);
+  EXPECT_EQ(parameter[1].second.parameter_index, ShapeIndex({1}));
+  EXPECT_EQ(parameter[1].second.size_bytes, 12);
+  EXPECT_EQ(constants.size(), 1u);
+  std::vector<std::pair<ShapeIndex, ValueSlot>> constant =
+      SourceSlots(*tuple.operand(1), constants);
+  ASSERT_EQ(constant.size(), 2u);
+  ASSERT_EQ(constants.size(), 3u);
+  EXPECT_EQ(constant[0].first, ShapeIndex({0}));
+  EXPECT_EQ(constant[0].second.kind, ValueSlot::Kind::kConstant);
+  EXPECT_EQ(constant[0].second.constant, 1);
+  EXPECT_EQ(constant[0].second.size_bytes, 4);
+  EXPECT_EQ(constants[1], LiteralUtil::CreateR1<int8_t>({1, 2, 3, 4}));
+  EXPECT_EQ(constant[1].second.constant, 2);
+  EXPECT_EQ(constants[2], LiteralUtil::CreateR0<float>(5));
+  EXPECT_TRUE(SourceSlots(tuple, constants).empty());  // neither
+  EXPECT_EQ(constants.size(), 3u);
 }
 
 TEST(ValueSlotTest, PlumbingForwardsItsOperandsLeaves) {
