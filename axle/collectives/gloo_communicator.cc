@@ -13,8 +13,9 @@
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
+#include "gloo/transport/tcp/context.h"
 #include "gloo/transport/tcp/device.h"
-#include "gloo/transport/unbound_buffer.h"
+#include "gloo/transport/tcp/unbound_buffer.h"
 
 namespace axle {
 namespace {
@@ -32,14 +33,48 @@ absl::Status FromGloo(const std::exception& error, absl::string_view what) {
   return absl::UnavailableError(text);
 }
 
+// Gloo's rendezvous context with its TCP transport context in reach, so
+// that the communicator makes its buffers itself (as the context would).
+class TcpRendezvousContext : public gloo::rendezvous::Context {
+ public:
+  using gloo::rendezvous::Context::Context;
+  // Null before connectFullMesh, or for another transport.
+  std::shared_ptr<gloo::transport::tcp::Context> tcp() const {
+    return std::dynamic_pointer_cast<gloo::transport::tcp::Context>(transportContext_);
+  }
+};
+
+// Gloo's TCP buffer, polled: its waitSend / waitRecv take a timeout, and
+// one that expires closes every connection of the context, so a test for
+// completion reads the buffer's state instead (what those waits check
+// first, under the same lock).
+class PolledBuffer : public gloo::transport::tcp::UnboundBuffer {
+ public:
+  using gloo::transport::tcp::UnboundBuffer::UnboundBuffer;
+  // The base's shorter forms (default offset, size and timeout).
+  using gloo::transport::UnboundBuffer::recv;
+  using gloo::transport::UnboundBuffer::send;
+  using gloo::transport::UnboundBuffer::waitRecv;
+  using gloo::transport::UnboundBuffer::waitSend;
+  // Whether waitSend (send) or waitRecv would return at once: the transfer
+  // completed, was aborted, or failed.
+  bool Done(bool send) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (ex_ != nullptr) return true;
+    return send ? sendCompletions_ > 0 || abortWaitSend_ : recvCompletions_ > 0 || abortWaitRecv_;
+  }
+};
+
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context,
+  GlooCommunicator(std::shared_ptr<TcpRendezvousContext> context,
+                   std::shared_ptr<gloo::transport::tcp::Context> tcp,
                    std::unique_ptr<gloo::rendezvous::Store> store,
                    std::chrono::milliseconds timeout)
       : Communicator(context->rank, context->size, timeout),
         store_(std::move(store)),
-        context_(std::move(context)) {}
+        context_(std::move(context)),
+        tcp_(std::move(tcp)) {}
 
   std::string Describe() const override {
     return absl::StrCat("gloo rank ", rank(), " of ", size());
@@ -47,7 +82,7 @@ class GlooCommunicator : public Communicator {
 
  protected:
   struct Posted : Transfer {
-    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    std::unique_ptr<PolledBuffer> buffer;
     int peer = 0;  // -1: a receive from any of several ranks
     bool send = false;
   };
@@ -58,7 +93,7 @@ class GlooCommunicator : public Communicator {
     posted->peer = peer;
     posted->send = send;
     try {
-      posted->buffer = context_->createUnboundBuffer(data, bytes);
+      posted->buffer = std::make_unique<PolledBuffer>(tcp_, data, bytes);
       if (send) {
         posted->buffer->send(peer, tag);
       } else {
@@ -84,7 +119,7 @@ class GlooCommunicator : public Communicator {
     auto posted = std::make_unique<Posted>();
     posted->peer = -1;
     try {
-      posted->buffer = context_->createUnboundBuffer(data, bytes);
+      posted->buffer = std::make_unique<PolledBuffer>(tcp_, data, bytes);
       posted->buffer->recv(std::vector<int>(peers.begin(), peers.end()), tag);
     } catch (const std::exception& error) {
       return FromGloo(error, absl::StrCat(Describe(), ": recv from any rank"));
@@ -117,11 +152,16 @@ class GlooCommunicator : public Communicator {
     }
     return absl::OkStatus();
   }
+  absl::StatusOr<bool> IsDone(Transfer& transfer) override {
+    auto& posted = static_cast<Posted&>(transfer);
+    return posted.buffer->Done(posted.send);
+  }
 
  private:
   // Kept while connected: rank 0 serves the TCP store to latecomers.
   std::unique_ptr<gloo::rendezvous::Store> store_;
-  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::shared_ptr<TcpRendezvousContext> context_;
+  std::shared_ptr<gloo::transport::tcp::Context> tcp_;
 };
 
 }  // namespace
@@ -153,11 +193,15 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& opt
     } else {
       store = std::make_unique<gloo::rendezvous::FileStore>(options.rendezvous_dir);
     }
-    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
+    auto context = std::make_shared<TcpRendezvousContext>(options.rank, options.size);
     context->setTimeout(options.timeout);
     context->connectFullMesh(*store, device);
-    return std::unique_ptr<Communicator>(
-        new GlooCommunicator(std::move(context), std::move(store), options.timeout));
+    std::shared_ptr<gloo::transport::tcp::Context> tcp = context->tcp();
+    if (tcp == nullptr) {
+      return absl::InternalError("gloo: the TCP device made a context of another transport");
+    }
+    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(context), std::move(tcp),
+                                                              std::move(store), options.timeout));
   } catch (const std::exception& error) {
     return FromGloo(
         error,

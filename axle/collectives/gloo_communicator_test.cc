@@ -131,6 +131,60 @@ TEST(Gloo, EveryRankSendsBeforeItReceives) {
   }
 }
 
+// Polls Test until the message finishes (or the communicator's timeout
+// passes: a bug, reported as such).
+absl::Status PollUntilDone(Communicator& c, Communicator::Message& message) {
+  const auto deadline = std::chrono::steady_clock::now() + c.timeout();
+  while (std::chrono::steady_clock::now() < deadline) {
+    absl::StatusOr<bool> done = c.Test(message);
+    if (!done.ok() || *done) return done.status();
+    std::this_thread::yield();
+  }
+  return absl::DeadlineExceededError("Test never saw the message finish");
+}
+
+TEST(Gloo, TestDoesNotWaitForTheMessage) {
+  int32_t received = -1;
+  std::vector<bool> done_before_the_peer_received(2, true);
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "test", [&](Communicator& c) {
+    const std::vector<int> both = {0, 1};
+    if (c.rank() == 0) {
+      const int32_t mine = 77;
+      auto send = c.StartSend(1, &mine, sizeof(mine), /*tag=*/6);
+      if (!send.ok()) return send.status();
+      // Rank 1 posts its receive only after this barrier: Gloo sends once
+      // the receiver is ready, so the send cannot have finished yet.
+      absl::StatusOr<bool> done = c.Test(**send);
+      if (!done.ok()) return done.status();
+      done_before_the_peer_received[0] = *done;
+      if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+      if (absl::Status polled = PollUntilDone(c, **send); !polled.ok()) return polled;
+      absl::StatusOr<int> peer = c.Finish(**send);
+      if (!peer.ok()) return peer.status();
+      return *peer == 1 ? absl::OkStatus() : absl::InternalError("send: wrong peer");
+    }
+    // Nothing is ever sent with tag 7: the receive is dropped unfinished.
+    int32_t never = -1;
+    auto recv = c.StartRecv(0, &never, sizeof(never), /*tag=*/7);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<bool> done = c.Test(**recv);
+    if (!done.ok()) return done.status();
+    done_before_the_peer_received[1] = *done;
+    if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+    auto first = c.StartRecv(0, &received, sizeof(received), /*tag=*/6);
+    if (!first.ok()) return first.status();
+    if (absl::Status polled = PollUntilDone(c, **first); !polled.ok()) return polled;
+    absl::StatusOr<int> source = c.Finish(**first);
+    if (!source.ok()) return source.status();
+    return *source == 0 ? absl::OkStatus() : absl::InternalError("recv: wrong source");
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+    EXPECT_FALSE(done_before_the_peer_received[rank]) << rank;
+  }
+  EXPECT_EQ(received, 77);
+}
+
 TEST(Gloo, RecvFromAnyRankReportsTheSource) {
   constexpr int kSize = 3;
   // Rank 0 receives twice from any rank; ranks 1 and 2 send once each.
