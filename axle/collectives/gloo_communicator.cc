@@ -1,8 +1,11 @@
 //===- gloo_communicator.cc - Collectives over Gloo's TCP transport --------===//
 #include "axle/collectives/gloo_communicator.h"
 
+#include <atomic>
 #include <exception>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -13,9 +16,8 @@
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/file_store.h"
-#include "gloo/transport/tcp/context.h"
 #include "gloo/transport/tcp/device.h"
-#include "gloo/transport/tcp/unbound_buffer.h"
+#include "gloo/transport/unbound_buffer.h"
 
 namespace axle {
 namespace {
@@ -33,59 +35,78 @@ absl::Status FromGloo(const std::exception& error, absl::string_view what) {
   return absl::UnavailableError(text);
 }
 
-// Gloo's rendezvous context with its TCP transport context in reach, so
-// that the communicator makes its buffers itself (as the context would).
-class TcpRendezvousContext : public gloo::rendezvous::Context {
- public:
-  using gloo::rendezvous::Context::Context;
-  // Null before connectFullMesh, or for another transport.
-  std::shared_ptr<gloo::transport::tcp::Context> tcp() const {
-    return std::dynamic_pointer_cast<gloo::transport::tcp::Context>(transportContext_);
-  }
-};
-
-// Gloo's TCP buffer, polled: its waitSend / waitRecv take a timeout, and
-// one that expires closes every connection of the context, so a test for
-// completion reads the buffer's state instead (what those waits check
-// first, under the same lock).
-class PolledBuffer : public gloo::transport::tcp::UnboundBuffer {
- public:
-  using gloo::transport::tcp::UnboundBuffer::UnboundBuffer;
-  // The base's shorter forms (default offset, size and timeout).
-  using gloo::transport::UnboundBuffer::recv;
-  using gloo::transport::UnboundBuffer::send;
-  using gloo::transport::UnboundBuffer::waitRecv;
-  using gloo::transport::UnboundBuffer::waitSend;
-  // Whether waitSend (send) or waitRecv would return at once: the transfer
-  // completed, was aborted, or failed.
-  bool Done(bool send) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (ex_ != nullptr) return true;
-    return send ? sendCompletions_ > 0 || abortWaitSend_ : recvCompletions_ > 0 || abortWaitRecv_;
-  }
-};
-
 class GlooCommunicator : public Communicator {
  public:
-  GlooCommunicator(std::shared_ptr<TcpRendezvousContext> context,
-                   std::shared_ptr<gloo::transport::tcp::Context> tcp,
+  GlooCommunicator(std::shared_ptr<gloo::rendezvous::Context> context,
                    std::unique_ptr<gloo::rendezvous::Store> store,
                    std::chrono::milliseconds timeout)
       : Communicator(context->rank, context->size, timeout),
         store_(std::move(store)),
-        context_(std::move(context)),
-        tcp_(std::move(tcp)) {}
+        context_(std::move(context)) {}
 
   std::string Describe() const override {
     return absl::StrCat("gloo rank ", rank(), " of ", size());
   }
 
  protected:
+  // A posted send or receive. Gloo's public API has no test for
+  // completion, only waitSend / waitRecv with a timeout, and an expired one
+  // closes every connection of the context. So the first Test of a message
+  // hands its wait to a thread of its own (`waiter`): it waits as Finish
+  // would, for timeout() counted from that Test, and keeps the outcome
+  // (`outcome`, `waited_source`), then sets `finished`. Test reads
+  // `finished`; Finish joins the waiter and takes its outcome. Dropping
+  // the message aborts the wait (Gloo's abortWaitSend / abortWaitRecv,
+  // which also stop a wait not begun yet) and joins the thread, before the
+  // buffer goes. The waiter touches only this transfer, never the
+  // communicator, which the message may outlive.
   struct Posted : Transfer {
-    std::unique_ptr<PolledBuffer> buffer;
+    Posted() = default;
+    Posted(const Posted&) = delete;
+    Posted& operator=(const Posted&) = delete;
+    ~Posted() override {
+      if (!waiter.joinable()) return;
+      if (send) {
+        buffer->abortWaitSend();
+      } else {
+        buffer->abortWaitRecv();
+      }
+      waiter.join();
+    }
+
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
     int peer = 0;  // -1: a receive from any of several ranks
     bool send = false;
+    // Set by the first Test: the wait runs on `waiter`.
+    bool handed_over = false;
+    std::thread waiter;
+    // Written by the waiter before it sets `finished` (release); read after
+    // `finished` (acquire) or after joining it.
+    std::atomic<bool> finished{false};
+    absl::Status outcome;
+    int waited_source = -1;
   };
+
+  // Waits for one transfer for `left`; `what` describes it for errors.
+  static absl::Status WaitOne(Posted& posted, std::chrono::milliseconds left,
+                              const std::string& what, int* source) {
+    try {
+      if (left.count() < 1) left = std::chrono::milliseconds(1);
+      bool done =
+          posted.send ? posted.buffer->waitSend(left) : posted.buffer->waitRecv(source, left);
+      if (!done) return absl::AbortedError(absl::StrCat(what, " was aborted"));
+      return absl::OkStatus();
+    } catch (const std::exception& error) {
+      return FromGloo(error, what);
+    } catch (...) {
+      return absl::UnknownError(absl::StrCat(what, ": Gloo threw a non-standard exception"));
+    }
+  }
+  std::string DescribeTransfer(const Posted& posted) const {
+    const std::string peer =
+        posted.peer >= 0 ? absl::StrCat("rank ", posted.peer) : std::string("any rank");
+    return absl::StrCat(Describe(), posted.send ? ": sending to " : ": receiving from ", peer);
+  }
 
   absl::StatusOr<std::unique_ptr<Transfer>> Post(int peer, void* data, int64_t bytes, uint64_t tag,
                                                  bool send) {
@@ -93,7 +114,7 @@ class GlooCommunicator : public Communicator {
     posted->peer = peer;
     posted->send = send;
     try {
-      posted->buffer = std::make_unique<PolledBuffer>(tcp_, data, bytes);
+      posted->buffer = context_->createUnboundBuffer(data, bytes);
       if (send) {
         posted->buffer->send(peer, tag);
       } else {
@@ -119,7 +140,7 @@ class GlooCommunicator : public Communicator {
     auto posted = std::make_unique<Posted>();
     posted->peer = -1;
     try {
-      posted->buffer = std::make_unique<PolledBuffer>(tcp_, data, bytes);
+      posted->buffer = context_->createUnboundBuffer(data, bytes);
       posted->buffer->recv(std::vector<int>(peers.begin(), peers.end()), tag);
     } catch (const std::exception& error) {
       return FromGloo(error, absl::StrCat(Describe(), ": recv from any rank"));
@@ -130,38 +151,48 @@ class GlooCommunicator : public Communicator {
                     std::chrono::steady_clock::time_point deadline) override {
     for (const auto& transfer : transfers) {
       auto* posted = static_cast<Posted*>(transfer.get());
-      const std::string peer =
-          posted->peer >= 0 ? absl::StrCat("rank ", posted->peer) : std::string("any rank");
-      try {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() < 1) left = std::chrono::milliseconds(1);
-        int source = -1;
-        bool done =
-            posted->send ? posted->buffer->waitSend(left) : posted->buffer->waitRecv(&source, left);
-        if (!done) {
-          return absl::AbortedError(
-              absl::StrCat(Describe(), ": transfer with ", peer, " was aborted"));
-        }
-        if (!posted->send) posted->source = source;
-      } catch (const std::exception& error) {
-        return FromGloo(
-            error,
-            absl::StrCat(Describe(), posted->send ? ": sending to " : ": receiving from ", peer));
+      int source = -1;
+      absl::Status status;
+      if (posted->handed_over) {
+        // The waiter's own wait ends by the first Test's time plus
+        // timeout(), before this deadline.
+        posted->waiter.join();
+        status = posted->outcome;
+        source = posted->waited_source;
+      } else {
+        status = WaitOne(*posted,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             deadline - std::chrono::steady_clock::now()),
+                         DescribeTransfer(*posted), &source);
       }
+      if (!status.ok()) return status;
+      if (!posted->send) posted->source = source;
     }
     return absl::OkStatus();
   }
   absl::StatusOr<bool> IsDone(Transfer& transfer) override {
     auto& posted = static_cast<Posted&>(transfer);
-    return posted.buffer->Done(posted.send);
+    if (!posted.handed_over) {
+      Posted* waited = &posted;
+      std::chrono::milliseconds left = timeout();
+      try {
+        posted.waiter = std::thread([waited, left, what = DescribeTransfer(posted)] {
+          waited->outcome = WaitOne(*waited, left, what, &waited->waited_source);
+          waited->finished.store(true, std::memory_order_release);
+        });
+      } catch (const std::system_error& error) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(Describe(), ": no thread to wait for a message: ", error.what()));
+      }
+      posted.handed_over = true;
+    }
+    return posted.finished.load(std::memory_order_acquire);
   }
 
  private:
   // Kept while connected: rank 0 serves the TCP store to latecomers.
   std::unique_ptr<gloo::rendezvous::Store> store_;
-  std::shared_ptr<TcpRendezvousContext> context_;
-  std::shared_ptr<gloo::transport::tcp::Context> tcp_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
 };
 
 }  // namespace
@@ -193,15 +224,11 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& opt
     } else {
       store = std::make_unique<gloo::rendezvous::FileStore>(options.rendezvous_dir);
     }
-    auto context = std::make_shared<TcpRendezvousContext>(options.rank, options.size);
+    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
     context->setTimeout(options.timeout);
     context->connectFullMesh(*store, device);
-    std::shared_ptr<gloo::transport::tcp::Context> tcp = context->tcp();
-    if (tcp == nullptr) {
-      return absl::InternalError("gloo: the TCP device made a context of another transport");
-    }
-    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(context), std::move(tcp),
-                                                              std::move(store), options.timeout));
+    return std::unique_ptr<Communicator>(
+        new GlooCommunicator(std::move(context), std::move(store), options.timeout));
   } catch (const std::exception& error) {
     return FromGloo(
         error,

@@ -10,6 +10,7 @@
 #include "axle/collectives/gloo_communicator.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -145,7 +147,9 @@ absl::Status PollUntilDone(Communicator& c, Communicator::Message& message) {
 
 TEST(Gloo, TestDoesNotWaitForTheMessage) {
   int32_t received = -1;
-  std::vector<bool> done_before_the_peer_received(2, true);
+  // One bool per rank (each written by its own thread; not vector<bool>,
+  // whose bits share words).
+  std::array<bool, 2> done_before_the_peer_received = {true, true};
   std::vector<absl::Status> statuses = RunGlooRanks(2, "test", [&](Communicator& c) {
     const std::vector<int> both = {0, 1};
     if (c.rank() == 0) {
@@ -212,6 +216,42 @@ TEST(Gloo, RecvFromAnyRankReportsTheSource) {
   // The order of arrival is the peers'; each value comes with its sender.
   std::sort(got.begin(), got.end());
   EXPECT_THAT(got, ElementsAre(std::pair<int, int32_t>(1, 101), std::pair<int, int32_t>(2, 102)));
+}
+
+// A receive from any rank tested once before anything was sent (its wait
+// goes to the message's waiter) and then finished: Finish takes the
+// waiter's outcome, with the value and its sender.
+TEST(Gloo, FinishAfterTestTakesTheWaitersOutcome) {
+  int32_t value = -1;
+  bool done_before_the_send = true;
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "handover", [&](Communicator& c) {
+    const std::vector<int> both = {0, 1};
+    if (c.rank() == 1) {
+      if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+      const int32_t mine = 55;
+      auto send = c.StartSend(0, &mine, sizeof(mine), /*tag=*/4);
+      if (!send.ok()) return send.status();
+      return c.Finish(**send).status();
+    }
+    auto recv = c.StartRecv(-1, &value, sizeof(value), /*tag=*/4);
+    if (!recv.ok()) return recv.status();
+    // Rank 1 sends only after the barrier.
+    absl::StatusOr<bool> done = c.Test(**recv);
+    if (!done.ok()) return done.status();
+    done_before_the_send = *done;
+    if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+    absl::StatusOr<int> source = c.Finish(**recv);
+    if (!source.ok()) return source.status();
+    if (*source != 1) return absl::InternalError(absl::StrCat("recv: source ", *source));
+    // Finished: a second Test or Finish is an error, not a wait.
+    return c.Test(**recv).ok() ? absl::InternalError("Test after Finish succeeded")
+                               : absl::OkStatus();
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+  }
+  EXPECT_FALSE(done_before_the_send);
+  EXPECT_EQ(value, 55);
 }
 
 TEST(Gloo, ARankThatNeverArrivesIsATimeout) {
