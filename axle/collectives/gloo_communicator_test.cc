@@ -13,6 +13,7 @@
 #include <array>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -252,6 +253,34 @@ TEST(Gloo, FinishAfterTestTakesTheWaitersOutcome) {
   }
   EXPECT_FALSE(done_before_the_send);
   EXPECT_EQ(value, 55);
+}
+
+// A tested message (its wait on the message's waiter) that outlives its
+// communicator: dropping it afterwards stops the waiter (the abort) and
+// joins it, rather than waiting out the 60 s timeout.
+TEST(Gloo, ATestedMessageMayOutliveItsCommunicator) {
+  std::array<int32_t, 2> never = {-1, -1};
+  std::array<std::unique_ptr<Communicator::Message>, 2> kept;
+  std::array<bool, 2> done = {true, true};
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "outlive", [&](Communicator& c) {
+    const int me = c.rank();
+    // Nothing is ever sent with tag 8.
+    auto recv = c.StartRecv(1 - me, &never[me], sizeof(int32_t), /*tag=*/8);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<bool> tested = c.Test(**recv);
+    if (!tested.ok()) return tested.status();
+    done[me] = *tested;
+    kept[me] = *std::move(recv);
+    // Both ranks tested before either communicator goes.
+    return c.Barrier(std::vector<int>{0, 1});
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+    EXPECT_FALSE(done[rank]) << rank;
+    ASSERT_NE(kept[rank], nullptr) << rank;
+    kept[rank].reset();
+    EXPECT_EQ(never[rank], -1) << rank;
+  }
 }
 
 TEST(Gloo, ARankThatNeverArrivesIsATimeout) {
