@@ -492,6 +492,17 @@ absl::StatusOr<int> Communicator::Finish(Message& message) {
   return message.send_ ? message.peer_ : transfers[0]->source;
 }
 
+absl::StatusOr<bool> Communicator::Test(Message& message) {
+  if (message.transfer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("test: the message was finished already (", Describe(), ")"));
+  }
+  if (!broken_.ok()) return broken_;
+  absl::StatusOr<bool> done = IsDone(*message.transfer_);
+  if (!done.ok()) return Fail(done.status());
+  return *done;
+}
+
 absl::Status Communicator::Barrier(absl::Span<const int> group) {
   char mine = 1;
   std::vector<char> all(group.size());
@@ -570,6 +581,13 @@ class InProcessHub {
     return absl::OkStatus();
   }
 
+  // Whether Wait would return at once for `key`: done, or aborted.
+  bool IsDone(const Key& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = slots_.find(key);
+    return (it != slots_.end() && it->second.done) || !aborted_.ok();
+  }
+
   // Fails every waiting and later call with `status`.
   absl::Status Abort(absl::Status status) {
     if (aborted_.ok()) aborted_ = status;
@@ -639,6 +657,9 @@ class InProcessCommunicator : public Communicator {
     for (const auto& transfer : transfers)
       keys.push_back(static_cast<Posted*>(transfer.get())->key);
     return hub_->Wait(keys, deadline, rank());
+  }
+  absl::StatusOr<bool> IsDone(Transfer& transfer) override {
+    return hub_->IsDone(static_cast<Posted&>(transfer).key);
   }
 
  private:

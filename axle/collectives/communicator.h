@@ -3,7 +3,7 @@
 // A Communicator connects `size()` participants (processes, or threads of
 // one process) and runs XLA's collectives among any group of them. A
 // transport supplies point-to-point messages only (PostSend / PostRecv /
-// Wait, with a tag); the collectives are built on them here, once, so every
+// Wait / IsDone, with a tag); the collectives are built on them here, once, so every
 // transport (Gloo over TCP, MPI, threads in one process) computes the same
 // bits:
 //
@@ -107,8 +107,8 @@ class Communicator {
   // a send and then receive do not wait on each other. Unlike the
   // collectives these need not be made by every rank. The buffer must stay
   // alive until Finish returns (a send's unchanged); a message dropped
-  // unfinished is abandoned (the transport stops writing into it where it
-  // can: Gloo, MPI receives; see the README).
+  // unfinished is abandoned (the transport stops using its buffer: Gloo,
+  // MPI, whose sends go from a copy; see the README).
   class Message;
   absl::StatusOr<std::unique_ptr<Message>> StartSend(int peer, const void* data, int64_t bytes,
                                                      uint64_t tag);
@@ -118,6 +118,11 @@ class Communicator {
   // Waits for the message; returns its peer (for a receive from any rank,
   // the rank it came from).
   absl::StatusOr<int> Finish(Message& message);
+  // Whether the message has finished, without waiting: true means Finish
+  // returns at once (with the message's peer, or the error it ended with:
+  // a peer that closed its connection counts as finished). An error here
+  // is the transport's own (the communicator is unusable after it).
+  absl::StatusOr<bool> Test(Message& message);
 
   // A description for errors ("gloo rank 1 of 4").
   virtual std::string Describe() const = 0;
@@ -144,6 +149,9 @@ class Communicator {
   // Waits for every transfer until the deadline; the first failure wins.
   virtual absl::Status Wait(absl::Span<const std::unique_ptr<Transfer>> transfers,
                             std::chrono::steady_clock::time_point deadline) = 0;
+  // Whether the transfer has finished (successfully or not), without
+  // waiting: once true, Wait returns at once for it.
+  virtual absl::StatusOr<bool> IsDone(Transfer& transfer) = 0;
 
  private:
   // Checks the group (ranks in range, no duplicates, this rank in it) and

@@ -226,6 +226,46 @@ TEST(Communicator, BothSendBeforeTheyReceive) {
   EXPECT_THAT(received, ElementsAre(8, 7));
 }
 
+TEST(Communicator, TestSaysWhetherAMessageHasFinishedWithoutWaiting) {
+  // One thread plays both ranks: a Test that waited would never return.
+  std::vector<std::unique_ptr<Communicator>> c =
+      MakeInProcessCommunicators(2, std::chrono::seconds(60));
+  const int32_t sent = 42;
+  int32_t received = -1;
+  absl::StatusOr<std::unique_ptr<Communicator::Message>> send =
+      c[0]->StartSend(1, &sent, sizeof(sent), /*tag=*/5);
+  ASSERT_TRUE(send.ok()) << send.status();
+  absl::StatusOr<bool> done = c[0]->Test(**send);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_FALSE(*done);  // nobody receives yet
+  absl::StatusOr<std::unique_ptr<Communicator::Message>> recv =
+      c[1]->StartRecv(0, &received, sizeof(received), /*tag=*/5);
+  ASSERT_TRUE(recv.ok()) << recv.status();
+  EXPECT_EQ(*c[0]->Test(**send), true);
+  EXPECT_EQ(*c[1]->Test(**recv), true);
+  EXPECT_EQ(received, 42);
+  EXPECT_EQ(*c[1]->Finish(**recv), 0);
+  EXPECT_EQ(*c[0]->Finish(**send), 1);
+  // A finished message has nothing left to test.
+  EXPECT_EQ(c[0]->Test(**send).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(Communicator, TestSeesAPeerThatLeft) {
+  std::vector<std::unique_ptr<Communicator>> c =
+      MakeInProcessCommunicators(2, std::chrono::seconds(60));
+  int32_t received = -1;
+  absl::StatusOr<std::unique_ptr<Communicator::Message>> recv =
+      c[0]->StartRecv(1, &received, sizeof(received), /*tag=*/2);
+  ASSERT_TRUE(recv.ok()) << recv.status();
+  EXPECT_EQ(*c[0]->Test(**recv), false);
+  c[1].reset();
+  // Finished, with an error: Finish reports it at once.
+  EXPECT_EQ(*c[0]->Test(**recv), true);
+  absl::StatusOr<int> source = c[0]->Finish(**recv);
+  EXPECT_EQ(source.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(source.status().message()), ::testing::HasSubstr("rank 1 left"));
+}
+
 TEST(Communicator, PointToPointErrors) {
   std::vector<absl::Status> statuses = RunThreads(2, [&](Communicator& c) -> absl::Status {
     int32_t value = 0;

@@ -1,8 +1,11 @@
 //===- gloo_communicator.cc - Collectives over Gloo's TCP transport --------===//
 #include "axle/collectives/gloo_communicator.h"
 
+#include <atomic>
 #include <exception>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -46,11 +49,64 @@ class GlooCommunicator : public Communicator {
   }
 
  protected:
+  // A posted send or receive. Gloo's public API has no test for
+  // completion, only waitSend / waitRecv with a timeout, and an expired one
+  // closes every connection of the context. So the first Test of a message
+  // hands its wait to a thread of its own (`waiter`): it waits as Finish
+  // would, for timeout() counted from that Test, and keeps the outcome
+  // (`outcome`, `waited_source`), then sets `finished`. Test reads
+  // `finished`; Finish joins the waiter and takes its outcome. Dropping
+  // the message aborts the wait (Gloo's abortWaitSend / abortWaitRecv,
+  // which also stop a wait not begun yet) and joins the thread, before the
+  // buffer goes. The waiter touches only this transfer, never the
+  // communicator, which the message may outlive.
   struct Posted : Transfer {
+    Posted() = default;
+    Posted(const Posted&) = delete;
+    Posted& operator=(const Posted&) = delete;
+    ~Posted() override {
+      if (!waiter.joinable()) return;
+      if (send) {
+        buffer->abortWaitSend();
+      } else {
+        buffer->abortWaitRecv();
+      }
+      waiter.join();
+    }
+
     std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
     int peer = 0;  // -1: a receive from any of several ranks
     bool send = false;
+    // Set by the first Test: the wait runs on `waiter`.
+    bool handed_over = false;
+    std::thread waiter;
+    // Written by the waiter before it sets `finished` (release); read after
+    // `finished` (acquire) or after joining it.
+    std::atomic<bool> finished{false};
+    absl::Status outcome;
+    int waited_source = -1;
   };
+
+  // Waits for one transfer for `left`; `what` describes it for errors.
+  static absl::Status WaitOne(Posted& posted, std::chrono::milliseconds left,
+                              const std::string& what, int* source) {
+    try {
+      if (left.count() < 1) left = std::chrono::milliseconds(1);
+      bool done =
+          posted.send ? posted.buffer->waitSend(left) : posted.buffer->waitRecv(source, left);
+      if (!done) return absl::AbortedError(absl::StrCat(what, " was aborted"));
+      return absl::OkStatus();
+    } catch (const std::exception& error) {
+      return FromGloo(error, what);
+    } catch (...) {
+      return absl::UnknownError(absl::StrCat(what, ": Gloo threw a non-standard exception"));
+    }
+  }
+  std::string DescribeTransfer(const Posted& posted) const {
+    const std::string peer =
+        posted.peer >= 0 ? absl::StrCat("rank ", posted.peer) : std::string("any rank");
+    return absl::StrCat(Describe(), posted.send ? ": sending to " : ": receiving from ", peer);
+  }
 
   absl::StatusOr<std::unique_ptr<Transfer>> Post(int peer, void* data, int64_t bytes, uint64_t tag,
                                                  bool send) {
@@ -95,27 +151,42 @@ class GlooCommunicator : public Communicator {
                     std::chrono::steady_clock::time_point deadline) override {
     for (const auto& transfer : transfers) {
       auto* posted = static_cast<Posted*>(transfer.get());
-      const std::string peer =
-          posted->peer >= 0 ? absl::StrCat("rank ", posted->peer) : std::string("any rank");
-      try {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() < 1) left = std::chrono::milliseconds(1);
-        int source = -1;
-        bool done =
-            posted->send ? posted->buffer->waitSend(left) : posted->buffer->waitRecv(&source, left);
-        if (!done) {
-          return absl::AbortedError(
-              absl::StrCat(Describe(), ": transfer with ", peer, " was aborted"));
-        }
-        if (!posted->send) posted->source = source;
-      } catch (const std::exception& error) {
-        return FromGloo(
-            error,
-            absl::StrCat(Describe(), posted->send ? ": sending to " : ": receiving from ", peer));
+      int source = -1;
+      absl::Status status;
+      if (posted->handed_over) {
+        // The waiter's own wait ends by the first Test's time plus
+        // timeout(), before this deadline.
+        posted->waiter.join();
+        status = posted->outcome;
+        source = posted->waited_source;
+      } else {
+        status = WaitOne(*posted,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             deadline - std::chrono::steady_clock::now()),
+                         DescribeTransfer(*posted), &source);
       }
+      if (!status.ok()) return status;
+      if (!posted->send) posted->source = source;
     }
     return absl::OkStatus();
+  }
+  absl::StatusOr<bool> IsDone(Transfer& transfer) override {
+    auto& posted = static_cast<Posted&>(transfer);
+    if (!posted.handed_over) {
+      Posted* waited = &posted;
+      std::chrono::milliseconds left = timeout();
+      try {
+        posted.waiter = std::thread([waited, left, what = DescribeTransfer(posted)] {
+          waited->outcome = WaitOne(*waited, left, what, &waited->waited_source);
+          waited->finished.store(true, std::memory_order_release);
+        });
+      } catch (const std::system_error& error) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(Describe(), ": no thread to wait for a message: ", error.what()));
+      }
+      posted.handed_over = true;
+    }
+    return posted.finished.load(std::memory_order_acquire);
   }
 
  private:

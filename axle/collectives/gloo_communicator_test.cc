@@ -10,13 +10,16 @@
 #include "axle/collectives/gloo_communicator.h"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -131,6 +134,62 @@ TEST(Gloo, EveryRankSendsBeforeItReceives) {
   }
 }
 
+// Polls Test until the message finishes (or the communicator's timeout
+// passes: a bug, reported as such).
+absl::Status PollUntilDone(Communicator& c, Communicator::Message& message) {
+  const auto deadline = std::chrono::steady_clock::now() + c.timeout();
+  while (std::chrono::steady_clock::now() < deadline) {
+    absl::StatusOr<bool> done = c.Test(message);
+    if (!done.ok() || *done) return done.status();
+    std::this_thread::yield();
+  }
+  return absl::DeadlineExceededError("Test never saw the message finish");
+}
+
+TEST(Gloo, TestDoesNotWaitForTheMessage) {
+  int32_t received = -1;
+  // One bool per rank (each written by its own thread; not vector<bool>,
+  // whose bits share words).
+  std::array<bool, 2> done_before_the_peer_received = {true, true};
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "test", [&](Communicator& c) {
+    const std::vector<int> both = {0, 1};
+    if (c.rank() == 0) {
+      const int32_t mine = 77;
+      auto send = c.StartSend(1, &mine, sizeof(mine), /*tag=*/6);
+      if (!send.ok()) return send.status();
+      // Rank 1 posts its receive only after this barrier: Gloo sends once
+      // the receiver is ready, so the send cannot have finished yet.
+      absl::StatusOr<bool> done = c.Test(**send);
+      if (!done.ok()) return done.status();
+      done_before_the_peer_received[0] = *done;
+      if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+      if (absl::Status polled = PollUntilDone(c, **send); !polled.ok()) return polled;
+      absl::StatusOr<int> peer = c.Finish(**send);
+      if (!peer.ok()) return peer.status();
+      return *peer == 1 ? absl::OkStatus() : absl::InternalError("send: wrong peer");
+    }
+    // Nothing is ever sent with tag 7: the receive is dropped unfinished.
+    int32_t never = -1;
+    auto recv = c.StartRecv(0, &never, sizeof(never), /*tag=*/7);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<bool> done = c.Test(**recv);
+    if (!done.ok()) return done.status();
+    done_before_the_peer_received[1] = *done;
+    if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+    auto first = c.StartRecv(0, &received, sizeof(received), /*tag=*/6);
+    if (!first.ok()) return first.status();
+    if (absl::Status polled = PollUntilDone(c, **first); !polled.ok()) return polled;
+    absl::StatusOr<int> source = c.Finish(**first);
+    if (!source.ok()) return source.status();
+    return *source == 0 ? absl::OkStatus() : absl::InternalError("recv: wrong source");
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+    EXPECT_FALSE(done_before_the_peer_received[rank]) << rank;
+  }
+  EXPECT_EQ(received, 77);
+}
+
 TEST(Gloo, RecvFromAnyRankReportsTheSource) {
   constexpr int kSize = 3;
   // Rank 0 receives twice from any rank; ranks 1 and 2 send once each.
@@ -158,6 +217,70 @@ TEST(Gloo, RecvFromAnyRankReportsTheSource) {
   // The order of arrival is the peers'; each value comes with its sender.
   std::sort(got.begin(), got.end());
   EXPECT_THAT(got, ElementsAre(std::pair<int, int32_t>(1, 101), std::pair<int, int32_t>(2, 102)));
+}
+
+// A receive from any rank tested once before anything was sent (its wait
+// goes to the message's waiter) and then finished: Finish takes the
+// waiter's outcome, with the value and its sender.
+TEST(Gloo, FinishAfterTestTakesTheWaitersOutcome) {
+  int32_t value = -1;
+  bool done_before_the_send = true;
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "handover", [&](Communicator& c) {
+    const std::vector<int> both = {0, 1};
+    if (c.rank() == 1) {
+      if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+      const int32_t mine = 55;
+      auto send = c.StartSend(0, &mine, sizeof(mine), /*tag=*/4);
+      if (!send.ok()) return send.status();
+      return c.Finish(**send).status();
+    }
+    auto recv = c.StartRecv(-1, &value, sizeof(value), /*tag=*/4);
+    if (!recv.ok()) return recv.status();
+    // Rank 1 sends only after the barrier.
+    absl::StatusOr<bool> done = c.Test(**recv);
+    if (!done.ok()) return done.status();
+    done_before_the_send = *done;
+    if (absl::Status barrier = c.Barrier(both); !barrier.ok()) return barrier;
+    absl::StatusOr<int> source = c.Finish(**recv);
+    if (!source.ok()) return source.status();
+    if (*source != 1) return absl::InternalError(absl::StrCat("recv: source ", *source));
+    // Finished: a second Test or Finish is an error, not a wait.
+    return c.Test(**recv).ok() ? absl::InternalError("Test after Finish succeeded")
+                               : absl::OkStatus();
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+  }
+  EXPECT_FALSE(done_before_the_send);
+  EXPECT_EQ(value, 55);
+}
+
+// A tested message (its wait on the message's waiter) that outlives its
+// communicator: dropping it afterwards stops the waiter (the abort) and
+// joins it, rather than waiting out the 60 s timeout.
+TEST(Gloo, ATestedMessageMayOutliveItsCommunicator) {
+  std::array<int32_t, 2> never = {-1, -1};
+  std::array<std::unique_ptr<Communicator::Message>, 2> kept;
+  std::array<bool, 2> done = {true, true};
+  std::vector<absl::Status> statuses = RunGlooRanks(2, "outlive", [&](Communicator& c) {
+    const int me = c.rank();
+    // Nothing is ever sent with tag 8.
+    auto recv = c.StartRecv(1 - me, &never[me], sizeof(int32_t), /*tag=*/8);
+    if (!recv.ok()) return recv.status();
+    absl::StatusOr<bool> tested = c.Test(**recv);
+    if (!tested.ok()) return tested.status();
+    done[me] = *tested;
+    kept[me] = *std::move(recv);
+    // Both ranks tested before either communicator goes.
+    return c.Barrier(std::vector<int>{0, 1});
+  });
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(statuses[rank].ok()) << rank << ": " << statuses[rank];
+    EXPECT_FALSE(done[rank]) << rank;
+    ASSERT_NE(kept[rank], nullptr) << rank;
+    kept[rank].reset();
+    EXPECT_EQ(never[rank], -1) << rank;
+  }
 }
 
 TEST(Gloo, ARankThatNeverArrivesIsATimeout) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -36,25 +37,32 @@ std::mutex& MpiLock() {
   return *lock;
 }
 // The communicators alive; the last one to go finalizes MPI (which cannot
-// be initialized twice), unless one of them failed (see below). A process
-// that exits with communicators still alive (a Python program's process
-// groups) finalizes at exit, on the same condition: mpirun counts a process
-// that initialized MPI and never finalized it as a failure.
+// be initialized twice) when it may (MayFinalize, below). A process that
+// exits with communicators still alive (a Python program's process groups)
+// finalizes at exit, on the same condition: mpirun counts a process that
+// initialized MPI and never finalized it as a failure.
 int live_communicators = 0;
+// An MPI call failed (an error code, not a timeout).
 std::atomic<bool> any_failed{false};
+
+bool MayFinalize();
 
 void FinalizeAtExit() {
   std::lock_guard<std::mutex> lock(MpiLock());
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && !any_failed) MPI_Finalize();
+  if (!finalized && MayFinalize()) MPI_Finalize();
 }
 
-// Cancels a pending receive and waits (locally, a bounded while) for the
-// cancellation to complete; MPI_Test frees the request. Holds MpiLock().
-void CancelReceive(MPI_Request& request) {
+// Cancels a pending transfer; MPI_Test frees the request (then null) once
+// the cancellation completed. Cancelling a receive completes locally
+// (MPI_Cancel), so it is waited for a bounded while; a send's may never
+// complete (Open MPI's ob1 does not cancel sends), so it is tested once
+// and its request may stay. Holds MpiLock().
+void Cancel(MPI_Request& request, bool send) {
   if (MPI_Cancel(&request) != MPI_SUCCESS) return;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  const auto deadline =
+      std::chrono::steady_clock::now() + (send ? std::chrono::seconds(0) : std::chrono::seconds(1));
   while (request != MPI_REQUEST_NULL) {
     int done = 0;
     MPI_Status status;
@@ -63,6 +71,80 @@ void CancelReceive(MPI_Request& request) {
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+// --- Stranded sends ------------------------------------------------------------
+// A send that timed out and could not be cancelled stays posted: should
+// its peer ever receive it, MPI reads its bytes then. So every send goes
+// from a copy the transport owns (staged), and a stranded one keeps its
+// copy here, whatever becomes of the caller's buffer, until MPI completes
+// it; every later call (under MpiLock) releases those that have.
+struct StrandedSend {
+  MPI_Request request;
+  std::vector<char> bytes;
+};
+std::vector<StrandedSend>& Stranded() {
+  static auto* stranded = new std::vector<StrandedSend>();
+  return *stranded;
+}
+// Holds MpiLock().
+void ReleaseCompletedStrandedSends() {
+  std::vector<StrandedSend>& stranded = Stranded();
+  for (size_t i = 0; i < stranded.size();) {
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&stranded[i].request, &done, &status) == MPI_SUCCESS && !done) {
+      ++i;
+      continue;
+    }
+    stranded.erase(stranded.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+// MPI_Finalize is collective in Open MPI (a PMIx fence over every process
+// of the job): with a send still stranded, its peer may be the one that
+// failed or never arrived, and the fence would wait for it. So it is
+// skipped then (and after an MPI error); mpirun sees this process end
+// without it and ends the run. After a timeout that left nothing posted
+// (receives are cancelled; the peer took the stranded sends since) the
+// process finalizes as usual. Holds MpiLock().
+bool MayFinalize() {
+  ReleaseCompletedStrandedSends();
+  return !any_failed && Stranded().empty();
+}
+
+// Staging buffers, reused from send to send (fresh pages cost more than
+// the copy: DESIGN.md, Memory). Holds MpiLock().
+std::vector<std::vector<char>>& StagingPool() {
+  static auto* pool = new std::vector<std::vector<char>>();
+  return *pool;
+}
+std::vector<char> TakeStaging(int64_t bytes) {
+  std::vector<std::vector<char>>& pool = StagingPool();
+  for (auto it = pool.begin(); it != pool.end(); ++it) {
+    if (static_cast<int64_t>(it->capacity()) >= bytes) {
+      std::vector<char> staging = std::move(*it);
+      pool.erase(it);
+      staging.resize(bytes);
+      return staging;
+    }
+  }
+  return std::vector<char>(bytes);
+}
+void ReturnStaging(std::vector<char> staging) {
+  // A few buffers (as many as the sends of one collective, typically), and
+  // not too many bytes: the oldest go first.
+  constexpr size_t kKept = 16;
+  constexpr size_t kKeptBytes = size_t{512} << 20;
+  std::vector<std::vector<char>>& pool = StagingPool();
+  if (staging.capacity() == 0 || staging.capacity() > kKeptBytes) return;
+  size_t bytes = staging.capacity();
+  for (const std::vector<char>& kept : pool) bytes += kept.capacity();
+  while (!pool.empty() && (pool.size() >= kKept || bytes > kKeptBytes)) {
+    bytes -= pool.front().capacity();
+    pool.erase(pool.begin());
+  }
+  pool.push_back(std::move(staging));
 }
 
 class MpiCommunicator : public Communicator {
@@ -75,17 +157,9 @@ class MpiCommunicator : public Communicator {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    if (any_failed) {
-      // After a timeout the receives are cancelled, but sends may still be
-      // posted, and MPI_Finalize is collective in Open MPI (a PMIx fence
-      // over every process of the job): it would wait for the peer that
-      // failed or never arrived. So it is skipped; mpirun sees this process
-      // end without MPI_Finalize and ends the run.
-      --live_communicators;
-      return;
-    }
+    // Pending transfers (stranded sends) complete normally after this.
     MPI_Comm_free(&comm_);
-    if (--live_communicators == 0) MPI_Finalize();
+    if (--live_communicators == 0 && MayFinalize()) MPI_Finalize();
   }
 
   std::string Describe() const override {
@@ -95,15 +169,25 @@ class MpiCommunicator : public Communicator {
  protected:
   struct Posted : Transfer {
     // A receive dropped unfinished (a point-to-point message abandoned) is
-    // cancelled, so that nothing lands in its buffer later.
+    // cancelled, so that nothing lands in its buffer later; a send that
+    // does not cancel is left to complete with its staged copy.
     ~Posted() override {
-      if (send || request == MPI_REQUEST_NULL) return;
       std::lock_guard<std::mutex> lock(MpiLock());
-      CancelReceive(request);
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (finalized) return;
+      if (request != MPI_REQUEST_NULL) Cancel(request, send);
+      if (request != MPI_REQUEST_NULL) {
+        Stranded().push_back({request, std::move(staged)});
+      } else {
+        ReturnStaging(std::move(staged));
+      }
     }
     MPI_Request request = MPI_REQUEST_NULL;
     int peer = 0;  // MPI_ANY_SOURCE: a receive from any rank
     bool send = false;
+    bool completed = false;    // by IsDone (then request is null)
+    std::vector<char> staged;  // a send's copy of its bytes
   };
 
   int TagOf(uint64_t tag) const {
@@ -117,8 +201,11 @@ class MpiCommunicator : public Communicator {
     posted->send = true;
     if (bytes > INT32_MAX) return Failed(absl::StrCat("send to rank ", peer), MPI_ERR_COUNT);
     std::lock_guard<std::mutex> lock(MpiLock());
-    int code = MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, peer, TagOf(tag), comm_,
-                         &posted->request);
+    ReleaseCompletedStrandedSends();
+    posted->staged = TakeStaging(bytes);
+    if (bytes > 0) std::memcpy(posted->staged.data(), data, bytes);
+    int code = MPI_Isend(posted->staged.data(), static_cast<int>(bytes), MPI_BYTE, peer, TagOf(tag),
+                         comm_, &posted->request);
     if (code != MPI_SUCCESS) return Failed(absl::StrCat("send to rank ", peer), code);
     return posted;
   }
@@ -169,19 +256,23 @@ class MpiCommunicator : public Communicator {
         for (size_t i = 0; i < requests.size(); ++i) {
           auto* posted = static_cast<Posted*>(transfers[i].get());
           posted->request = MPI_REQUEST_NULL;  // freed by MPI_Testall
-          if (!posted->send) posted->source = statuses[i].MPI_SOURCE;
+          // One IsDone completed has its source already (a null request's
+          // status is empty).
+          if (!posted->send && !posted->completed) posted->source = statuses[i].MPI_SOURCE;
+          posted->completed = true;
         }
         return absl::OkStatus();
       }
       if (std::chrono::steady_clock::now() >= deadline) break;
       if (++spins > 10000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    any_failed = true;
     std::string first;
     std::lock_guard<std::mutex> lock(MpiLock());
     for (size_t i = 0; i < requests.size(); ++i) {
       auto* posted = static_cast<Posted*>(transfers[i].get());
-      if (requests[i] == MPI_REQUEST_NULL) {
+      int done = 0;
+      if (requests[i] != MPI_REQUEST_NULL) MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
+      if (requests[i] == MPI_REQUEST_NULL) {  // finished (or by IsDone)
         posted->request = MPI_REQUEST_NULL;
         continue;
       }
@@ -190,17 +281,33 @@ class MpiCommunicator : public Communicator {
                              posted->peer == MPI_ANY_SOURCE ? std::string("any rank")
                                                             : absl::StrCat("rank ", posted->peer));
       }
-      // A receive still posted is cancelled, so that a message arriving
-      // later is not written into a buffer the caller has freed by then.
-      // Cancelling a receive completes locally (the MPI standard, MPI_Cancel); a send
-      // cannot be cancelled in Open MPI (ob1 does not implement it, and
-      // MPI 4.0 deprecates it): it stays posted (see the README).
-      if (!posted->send) CancelReceive(requests[i]);
+      // A transfer still posted is cancelled: a receive, so that a message
+      // arriving later is not written into a buffer the caller has freed
+      // by then. A send cannot be cancelled in Open MPI (ob1 does not
+      // implement it, and MPI 4.0 deprecates it): it stays posted, reading
+      // its staged copy, which becomes a stranded send's (see the README).
+      Cancel(requests[i], posted->send);
+      if (requests[i] != MPI_REQUEST_NULL) {
+        Stranded().push_back({requests[i], std::move(posted->staged)});
+      }
       posted->request = MPI_REQUEST_NULL;
     }
     return absl::DeadlineExceededError(
         absl::StrCat(Describe(), ": timed out ", first.empty() ? std::string("waiting") : first,
                      " (AXLE_COLLECTIVE_TIMEOUT): the peer failed or never arrived"));
+  }
+  absl::StatusOr<bool> IsDone(Transfer& transfer) override {
+    auto& posted = static_cast<Posted&>(transfer);
+    if (posted.completed) return true;
+    int done = 0;
+    MPI_Status status;
+    std::lock_guard<std::mutex> lock(MpiLock());
+    int code = MPI_Test(&posted.request, &done, &status);
+    if (code != MPI_SUCCESS) return Failed("testing a transfer", code);
+    if (!done) return false;
+    posted.completed = true;  // MPI_Test freed the request
+    if (!posted.send) posted.source = status.MPI_SOURCE;
+    return true;
   }
 
  private:
@@ -214,6 +321,14 @@ class MpiCommunicator : public Communicator {
 };
 
 }  // namespace
+
+int StrandedMpiSends() {
+  std::lock_guard<std::mutex> lock(MpiLock());
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) ReleaseCompletedStrandedSends();
+  return static_cast<int>(Stranded().size());
+}
 
 bool StartedByMpiLauncher() { return EnvironmentOptions::Read().started_by_mpi_launcher; }
 

@@ -15,9 +15,15 @@
 // mpirun, which ends the run. A receive from any rank is MPI_ANY_SOURCE
 // (the sender read from its MPI_Status). MPI runs MPI_THREAD_SERIALIZED:
 // the communicators of a process take turns through one lock, call by
-// call. MPI is finalized when the last communicator goes, or at exit,
-// unless a transfer failed (then the process ends without it; see the
-// README).
+// call.
+//
+// A timed-out transfer is cancelled. Open MPI cannot cancel a send, so
+// every send goes from a copy the transport owns (staging buffers, reused):
+// a send left posted (stranded) keeps its copy, whatever becomes of the
+// caller's buffer, until its peer takes it or MPI ends; later calls
+// release the stranded sends that completed. MPI is finalized when the
+// last communicator goes, or at exit, unless a send is still stranded or
+// an MPI call failed (then the process ends without it; see the README).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_COLLECTIVES_MPI_COMMUNICATOR_H_
@@ -31,6 +37,10 @@
 #include "axle/collectives/communicator.h"
 
 namespace axle {
+
+// The sends of this process that timed out, could not be cancelled and
+// have not completed since (each keeps a copy of its bytes).
+int StrandedMpiSends();
 
 // Whether an MPI launcher (mpirun, srun with PMI) started this process.
 bool StartedByMpiLauncher();

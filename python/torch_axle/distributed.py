@@ -23,8 +23,13 @@ The collectives are synchronous: one has finished when it returns, so its
 work is already complete. send and recv are not: they start the message
 and return a work whose wait() finishes it (a recv's tensor gets its
 values then), so two processes may both isend before they recv, as with
-Gloo's own backend. is_completed() says whether wait() has finished it.
-A work never waited for keeps its message (and its host copy) until the
+Gloo's own backend. is_completed() never waits: it says whether the
+message has finished (then it finishes the work as wait() would: a recv's
+tensor has its values; a failure makes is_success() False, exception()
+the error, and wait() raise it). wait(timeout) with a timeout shorter than
+the group's raises when it passes first and leaves the message in flight. A work dropped unwaited releases its
+message (and its host copy) once the message has finished, at the group's
+next call (a dropped recv's tensor gets its values then), or when the
 group is destroyed.
 
 Transport: AXLE_COLLECTIVES_TRANSPORT=gloo|mpi, as for axle-run; unset,
@@ -42,6 +47,8 @@ AXLE_COLLECTIVE_TIMEOUT (seconds) when set, else the process group's.
 import os
 import shutil
 import tempfile
+import threading
+import time
 
 import torch
 import torch.distributed as dist
@@ -66,25 +73,71 @@ class _DoneWork(dist._Work):
         return True
 
 
-class _MessageWork(dist._Work):
-    """A send or recv in flight: wait() finishes it."""
+_IN_FLIGHT = -2  # torch.ops.axle.dist_test: not finished yet
 
-    def __init__(self, comm, message):
+
+class _MessageWork(dist._Work):
+    """A send or recv in flight: wait() finishes it, is_completed() tests it.
+
+    The message is finished once, by whichever comes first; its result (the
+    peer, or the error) stays here. A lock keeps two threads from finishing
+    it twice; is_completed() does not wait for it (a wait in progress means
+    not completed yet)."""
+
+    def __init__(self, comm, message, kind):
         super().__init__()
+        self._kind = kind  # "send" or "recv"
         self._comm = comm
-        self._message = message
+        self._message = message  # None once finished
         self._peer = None
+        self._error = None
+        self._lock = threading.Lock()
+
+    def _finish(self, operation):
+        """Runs dist_wait or dist_test on the message; False: still in flight."""
+        try:
+            peer = operation(self._comm, self._message)
+        except RuntimeError as error:
+            self._error = error
+        else:
+            if peer == _IN_FLIGHT:
+                return False
+            self._peer = peer
+        self._message = None
+        return True
 
     def wait(self, timeout=None):
-        if self._peer is None:
-            self._peer = torch.ops.axle.dist_wait(self._comm, self._message)
+        """Finishes the message. A positive timeout (a timedelta) shorter
+        than the group's: a RuntimeError when it passes first, and the
+        message stays in flight (wait again, or test it)."""
+        if timeout is not None and timeout.total_seconds() > 0:
+            deadline = time.monotonic() + timeout.total_seconds()
+            while not self.is_completed():
+                if time.monotonic() >= deadline:
+                    raise RuntimeError(
+                        f"axle distributed: the {self._kind} did not finish within {timeout} "
+                        "(wait's timeout); it is still in flight")
+                time.sleep(0.0005)
+        with self._lock:
+            if self._message is not None:
+                self._finish(torch.ops.axle.dist_wait)
+        if self._error is not None:
+            raise self._error
         return True
 
     def is_completed(self):
-        return self._peer is not None
+        if not self._lock.acquire(blocking=False):
+            return False  # another thread is finishing it
+        try:
+            return self._message is None or self._finish(torch.ops.axle.dist_test)
+        finally:
+            self._lock.release()
 
     def is_success(self):
-        return self._peer is not None
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        return self._error
 
     def _source_rank(self):
         """The rank a recv's values came from (after wait)."""
@@ -92,6 +145,11 @@ class _MessageWork(dist._Work):
         return self._peer
 
     source_rank = _source_rank
+
+    def __del__(self):
+        # Dropped unwaited: the group releases the message once finished.
+        if getattr(self, "_message", None) is not None and torch is not None:
+            torch.ops.axle.dist_release(self._comm, self._message)
 
 
 def _op_name(opts):
@@ -135,6 +193,10 @@ class ProcessGroupAxle(dist.ProcessGroup):
         comm = getattr(self, "_comm", None)
         if comm is not None and torch is not None:
             torch.ops.axle.dist_disconnect(comm)
+
+    def _messages_in_flight(self):
+        """The sends and recvs this group has not released yet."""
+        return torch.ops.axle.dist_in_flight(self._comm)
 
     def getBackendName(self):
         return BACKEND
@@ -191,13 +253,16 @@ class ProcessGroupAxle(dist.ProcessGroup):
         return _DoneWork()
 
     def send(self, tensors, dst, tag):
-        return _MessageWork(self._comm, torch.ops.axle.dist_send(self._comm, tensors, dst, tag))
+        message = torch.ops.axle.dist_send(self._comm, tensors, dst, tag)
+        return _MessageWork(self._comm, message, "send")
 
     def recv(self, tensors, src, tag):
-        return _MessageWork(self._comm, torch.ops.axle.dist_recv(self._comm, tensors, src, tag))
+        message = torch.ops.axle.dist_recv(self._comm, tensors, src, tag)
+        return _MessageWork(self._comm, message, "recv")
 
     def recv_anysource(self, tensors, tag):
-        return _MessageWork(self._comm, torch.ops.axle.dist_recv(self._comm, tensors, -1, tag))
+        message = torch.ops.axle.dist_recv(self._comm, tensors, -1, tag)
+        return _MessageWork(self._comm, message, "recv")
 
     def barrier(self, opts=None):
         torch.ops.axle.dist_barrier(self._comm)

@@ -30,6 +30,14 @@
 //   dist_wait(comm, message) -> int           finishes a send or recv (recv:
 //                                             the tensors get the values);
 //                                             returns the peer (the source)
+//   dist_test(comm, message) -> int           never waits: -2 while in
+//                                             flight, else finishes it as
+//                                             dist_wait does
+//   dist_release(comm, message)               its work was dropped unwaited:
+//                                             finished and released once it
+//                                             completes (by the next call on
+//                                             the group), or with the group
+//   dist_in_flight(comm) -> int               messages not yet released
 //   dist_barrier(comm)   dist_disconnect(comm)
 //
 // Design: a collective is a step boundary. Its device tensors' pending
@@ -54,6 +62,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,12 +103,18 @@ struct PendingMessage {
 
 // One connected process group: its communicator, used by one call at a time.
 struct Group {
-  std::mutex mutex;
+  std::mutex mutex;  // the communicator, `pending` and `next_message`
   std::unique_ptr<Communicator> communicator;
   std::vector<int> members;  // 0..size-1: the communicator is the group's own
   // Declared after the communicator: dropped (abandoned) before it goes.
   std::map<int64_t, PendingMessage> pending;
   int64_t next_message = 1;
+  // Messages whose works were dropped unwaited (dist_release), to release
+  // once finished. A lock of their own: a work's finalizer never waits for
+  // a call in progress.
+  std::mutex dropped_mutex;
+  std::vector<int64_t> dropped;
+  std::vector<int64_t> dropped_in_flight;  // under `mutex`
 };
 
 std::mutex groups_mutex;
@@ -256,6 +271,56 @@ void Unpack(const at::Tensor& packed, at::TensorList tensors) {
 
 int64_t ElementBytes(const at::Tensor& t) { return static_cast<int64_t>(t.element_size()); }
 
+// --- Messages whose works were dropped -----------------------------------------
+
+// What dist_test returns for a message still in flight.
+constexpr int64_t kInFlight = -2;
+
+// Finishes the dropped messages that have completed (a recv's tensors get
+// their values, as they would have from the transport directly) and
+// releases them: their host copies and transport state. Those in flight
+// wait for a later call. A failure is not reported here (no work is left
+// to report it to); it left the communicator unusable, which the next
+// call reports. Holds group.mutex.
+void ReleaseDropped(Group& group) {
+  at::NoGradGuard no_grad;
+  {
+    std::lock_guard<std::mutex> lock(group.dropped_mutex);
+    group.dropped_in_flight.insert(group.dropped_in_flight.end(), group.dropped.begin(),
+                                   group.dropped.end());
+    group.dropped.clear();
+  }
+  std::vector<int64_t> still;
+  for (int64_t id : group.dropped_in_flight) {
+    auto it = group.pending.find(id);
+    if (it == group.pending.end()) continue;
+    absl::StatusOr<bool> done = group.communicator->Test(*it->second.message);
+    if (done.ok() && !*done) {
+      still.push_back(id);
+      continue;
+    }
+    PendingMessage pending = std::move(it->second);
+    group.pending.erase(it);
+    if (done.ok() && group.communicator->Finish(*pending.message).ok() &&
+        !pending.targets.empty()) {
+      try {
+        Unpack(pending.packed, pending.targets);
+      } catch (const std::exception& error) {
+        TORCH_WARN("axle distributed: a dropped recv's values were not written: ", error.what());
+      }
+    }
+  }
+  group.dropped_in_flight = std::move(still);
+}
+
+// The group's lock, taken after a call's other work (staging) is done;
+// first it releases the dropped messages that have finished.
+std::unique_lock<std::mutex> Lock(Group& group) {
+  std::unique_lock<std::mutex> lock(group.mutex);
+  ReleaseDropped(group);
+  return lock;
+}
+
 // --- Reductions --------------------------------------------------------------
 
 struct Reduction {
@@ -301,7 +366,7 @@ void AllReduce(int64_t handle, at::TensorList tensors, c10::string_view op) {
   SyncIfOnDevice(tensors);
   at::Tensor packed = Pack(tensors, "all_reduce");
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->AllReduce(group->members, packed.data_ptr(), packed.data_ptr(),
                                          packed.numel(), ElementBytes(packed), reducer));
   }
@@ -318,7 +383,7 @@ void Broadcast(int64_t handle, at::TensorList tensors, int64_t root) {
   SyncIfOnDevice(tensors);
   at::Tensor packed = Pack(tensors, "broadcast");
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->Broadcast(group->members, static_cast<int>(root), packed.data_ptr(),
                                          packed.nbytes()));
   }
@@ -348,7 +413,7 @@ void AllGather(int64_t handle, at::TensorList outputs, const at::Tensor& input) 
   at::Tensor mine = Pack({input}, "all_gather");
   at::Tensor all = at::empty({size * mine.numel()}, mine.options());
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->AllGather(group->members, mine.data_ptr(), all.data_ptr(),
                                          mine.nbytes()));
   }
@@ -369,7 +434,7 @@ void ReduceScatter(int64_t handle, const at::Tensor& output, at::TensorList inpu
   at::Tensor packed = Pack(inputs, "reduce_scatter");
   at::Tensor mine = at::empty({output.numel()}, packed.options());
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->ReduceScatter(group->members, packed.data_ptr(), mine.data_ptr(),
                                              output.numel(), ElementBytes(packed), reducer));
   }
@@ -389,7 +454,7 @@ void AllToAll(int64_t handle, at::TensorList outputs, at::TensorList inputs) {
   at::Tensor packed = Pack(inputs, "all_to_all");
   at::Tensor received = at::empty_like(packed);
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->AllToAll(group->members, packed.data_ptr(), received.data_ptr(),
                                         inputs[0].numel() * ElementBytes(packed)));
   }
@@ -411,7 +476,7 @@ void Reduce(int64_t handle, at::TensorList tensors, int64_t root, c10::string_vi
   SyncIfOnDevice(tensors);
   at::Tensor packed = Pack(tensors, "reduce");
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->Reduce(group->members, static_cast<int>(root), packed.data_ptr(),
                                       packed.data_ptr(), packed.numel(), ElementBytes(packed),
                                       reducer));
@@ -440,7 +505,7 @@ void Gather(int64_t handle, at::TensorList outputs, const at::Tensor& input, int
   at::Tensor mine = Pack({input}, "gather");
   at::Tensor all = at::empty({is_root ? size * mine.numel() : 0}, mine.options());
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->Gather(group->members, static_cast<int>(root), mine.data_ptr(),
                                       all.data_ptr(), mine.nbytes()));
   }
@@ -467,7 +532,7 @@ void Scatter(int64_t handle, const at::Tensor& output, at::TensorList inputs, in
       is_root ? Pack(inputs, "scatter") : at::empty({0}, output.options().device(at::kCPU));
   at::Tensor mine = at::empty({output.numel()}, output.options().device(at::kCPU));
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
     Check(group->communicator->Scatter(group->members, static_cast<int>(root), packed.data_ptr(),
                                        mine.data_ptr(), mine.nbytes()));
   }
@@ -501,7 +566,7 @@ int64_t Send(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) 
   SyncIfOnDevice(tensors);
   PendingMessage pending;
   pending.packed = Pack(tensors, "send");
-  std::lock_guard<std::mutex> lock(group->mutex);
+  std::unique_lock<std::mutex> lock = Lock(*group);
   absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
       group->communicator->StartSend(static_cast<int>(peer), pending.packed.data_ptr(),
                                      pending.packed.nbytes(), static_cast<uint64_t>(tag));
@@ -518,7 +583,7 @@ int64_t Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) 
   PendingMessage pending;
   pending.packed = Pack(tensors, "recv");
   pending.targets.assign(tensors.begin(), tensors.end());
-  std::lock_guard<std::mutex> lock(group->mutex);
+  std::unique_lock<std::mutex> lock = Lock(*group);
   absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
       group->communicator->StartRecv(static_cast<int>(peer), pending.packed.data_ptr(),
                                      pending.packed.nbytes(), static_cast<uint64_t>(tag));
@@ -527,28 +592,87 @@ int64_t Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) 
   return Keep(*group, std::move(pending));
 }
 
+// The message `id` in flight, taken out of the group. Holds group.mutex.
+PendingMessage TakeMessage(Group& group, int64_t id) {
+  auto it = group.pending.find(id);
+  TORCH_CHECK(it != group.pending.end(), "axle distributed: no message ", id,
+              " in flight (waited for already?)");
+  PendingMessage pending = std::move(it->second);
+  group.pending.erase(it);
+  return pending;
+}
+
+// A finished message's result: its peer; a recv's tensors get the values.
+int64_t Delivered(const absl::StatusOr<int>& peer, const PendingMessage& pending) {
+  Check(peer.status());
+  if (!pending.targets.empty()) Unpack(pending.packed, pending.targets);
+  return *peer;
+}
+
 int64_t Wait(int64_t handle, int64_t id) {
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
   PendingMessage pending;
   absl::StatusOr<int> peer;
   {
-    std::lock_guard<std::mutex> lock(group->mutex);
+    std::unique_lock<std::mutex> lock = Lock(*group);
+    pending = TakeMessage(*group, id);
+    peer = group->communicator->Finish(*pending.message);
+  }
+  return Delivered(peer, pending);
+}
+
+// Never waits: neither for the message nor for a call in progress on the
+// group (another thread's wait or collective holds the communicator; the
+// message is not known to have finished then).
+int64_t Test(int64_t handle, int64_t id) {
+  at::NoGradGuard no_grad;
+  std::shared_ptr<Group> group = GetGroup(handle);
+  PendingMessage pending;
+  absl::StatusOr<int> peer;
+  {
+    std::unique_lock<std::mutex> lock(group->mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return kInFlight;
+    ReleaseDropped(*group);
     auto it = group->pending.find(id);
     TORCH_CHECK(it != group->pending.end(), "axle distributed: no message ", id,
                 " in flight (waited for already?)");
-    pending = std::move(it->second);
-    group->pending.erase(it);
-    peer = group->communicator->Finish(*pending.message);
+    absl::StatusOr<bool> done = group->communicator->Test(*it->second.message);
+    if (done.ok() && !*done) return kInFlight;
+    pending = TakeMessage(*group, id);
+    peer = done.ok() ? group->communicator->Finish(*pending.message) : done.status();
   }
-  Check(peer.status());
-  if (!pending.targets.empty()) Unpack(pending.packed, pending.targets);
-  return *peer;
+  return Delivered(peer, pending);
+}
+
+// A work dropped unwaited (its finalizer): the message is released once
+// finished. Never waits, never fails (the group may be gone).
+void Release(int64_t handle, int64_t id) {
+  std::shared_ptr<Group> group;
+  {
+    std::lock_guard<std::mutex> lock(groups_mutex);
+    auto it = Groups().find(handle);
+    if (it == Groups().end()) return;
+    group = it->second;
+  }
+  {
+    std::lock_guard<std::mutex> lock(group->dropped_mutex);
+    group->dropped.push_back(id);
+  }
+  std::unique_lock<std::mutex> lock(group->mutex, std::try_to_lock);
+  if (lock.owns_lock()) ReleaseDropped(*group);
+}
+
+// The number of messages in flight (tests: dropped works are released).
+int64_t InFlight(int64_t handle) {
+  std::shared_ptr<Group> group = GetGroup(handle);
+  std::unique_lock<std::mutex> lock = Lock(*group);
+  return static_cast<int64_t>(group->pending.size());
 }
 
 void Barrier(int64_t handle) {
   std::shared_ptr<Group> group = GetGroup(handle);
-  std::lock_guard<std::mutex> lock(group->mutex);
+  std::unique_lock<std::mutex> lock = Lock(*group);
   Check(group->communicator->Barrier(group->members));
 }
 
@@ -573,6 +697,9 @@ TORCH_LIBRARY_FRAGMENT(axle, m) {
   m.def("dist_send(int comm, Tensor[] tensors, int peer, int tag) -> int", &Send);
   m.def("dist_recv(int comm, Tensor[] tensors, int peer, int tag) -> int", &Recv);
   m.def("dist_wait(int comm, int message) -> int", &Wait);
+  m.def("dist_test(int comm, int message) -> int", &Test);
+  m.def("dist_release(int comm, int message) -> ()", &Release);
+  m.def("dist_in_flight(int comm) -> int", &InFlight);
   m.def("dist_barrier(int comm) -> ()", &Barrier);
 }
 

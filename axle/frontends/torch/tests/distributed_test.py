@@ -17,7 +17,7 @@ import unittest
 WORLD = 2
 
 WORKER = r"""
-import json, sys, torch, torch_axle, torch_axle.distributed
+import datetime, json, sys, time, torch, torch_axle, torch_axle.distributed
 import torch.distributed as dist
 from torch import nn
 
@@ -124,6 +124,58 @@ if world > 1:
     else:
         dist.send(torch.tensor([4, 5, 6], dtype=torch.int32).to(dev), dst=0, tag=12)
         dist.send(torch.tensor([-3.0]), dst=0, tag=13)
+
+    # is_completed() never waits: a recv whose sender has not sent yet is
+    # in flight; once it says completed, the tensor has its values (no
+    # wait() needed).
+    group = dist.distributed_c10d._get_default_group()
+
+    def released():
+        # Polls until the group has released every message (or 2000 tries).
+        for _ in range(2000):
+            if group._messages_in_flight() == 0:
+                return True
+            time.sleep(0.005)
+        return False
+
+    if rank == 0:
+        early = torch.zeros(2).to(dev)
+        work = dist.irecv(early, src=1, tag=20)
+        before = work.is_completed()
+        dist.barrier()  # rank 1 sends after this
+        polls = 0
+        while not work.is_completed() and polls < 10**7:
+            polls += 1
+        results["is_completed"] = [before, work.is_success(), early.cpu().tolist(),
+                                   work.wait(), work._source_rank()]
+        # wait(timeout): raises when the peer has not sent yet (it sends
+        # after the barrier), and the message stays in flight.
+        pending = torch.zeros(1)
+        work = dist.irecv(pending, src=1, tag=23)
+        try:
+            work.wait(datetime.timedelta(milliseconds=20))
+            timed_out = "no error"
+        except RuntimeError as error:
+            timed_out = str(error)
+        dist.barrier()
+        results["wait_timeout"] = [timed_out, work.wait(), pending.tolist()]
+        # A dropped isend is released once it has finished.
+        dist.isend(torch.tensor([5.0, 6.0]).to(dev), dst=1, tag=21)
+        dist.send(torch.tensor([8.0]), dst=1, tag=22)
+        dist.barrier()
+        results["dropped"] = released()
+    else:
+        dist.barrier()
+        dist.send(torch.tensor([20.0, 21.0]).to(dev), dst=0, tag=20)
+        dist.barrier()
+        dist.send(torch.tensor([23.0]), dst=0, tag=23)
+        got = torch.zeros(2)
+        dist.recv(got, src=0, tag=21)
+        # A dropped irecv: its tensor gets the values once it has arrived.
+        late = torch.zeros(1).to(dev)
+        dist.irecv(late, src=0, tag=22)
+        dist.barrier()
+        results["dropped"] = [released(), got.tolist(), late.cpu().tolist()]
 
     # A group of its own (Gloo: a new mesh; MPI: a communicator of the members).
     sub = dist.new_group([0, 1])
@@ -283,6 +335,15 @@ def check_send_recv(test, ranks):
     test.assertEqual(zero["swapped"], [1.5, 2.0])
     test.assertEqual(one["swapped"], [0.5, 0.0])
     test.assertEqual(zero["any_source"], [1, [4, 5, 6], 1, [-3.0]])
+    # Not completed before the peer sent; completed (and delivered) after,
+    # without a wait.
+    test.assertEqual(zero["is_completed"], [False, True, [20.0, 21.0], True, 1])
+    timed_out, waited, values = zero["wait_timeout"]
+    test.assertIn("the recv did not finish within 0:00:00.020000", timed_out)
+    test.assertEqual([waited, values], [True, [23.0]])
+    # Dropped works: released once finished; a dropped recv delivers.
+    test.assertTrue(zero["dropped"])
+    test.assertEqual(one["dropped"], [True, [5.0, 6.0], [8.0]])
     for r in ranks:
         test.assertEqual(r["new_group"], [3.0])
 
