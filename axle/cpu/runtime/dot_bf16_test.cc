@@ -25,7 +25,8 @@ Literal Values(PrimitiveType type, absl::Span<const int64_t> dims, int seed) {
   Literal f64(ShapeUtil::MakeShape(F64, dims));
   auto data = f64.data<double>();
   for (size_t i = 0; i < data.size(); ++i) {
-    data[i] = 0.25 * static_cast<double>(static_cast<int64_t>((i * 7 + seed * 13) % 11) - 5);
+    data[i] = 0.25 * static_cast<double>(
+                         static_cast<int64_t>((i * 7 + static_cast<size_t>(seed) * 13) % 11) - 5);
   }
   auto converted = f64.Convert(type);
   CHECK(converted.ok()) << converted.status();
@@ -222,6 +223,7 @@ ENTRY e {
   }
   std::vector<absl::Status> statuses(4);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 10 && statuses[t].ok(); ++round) {
