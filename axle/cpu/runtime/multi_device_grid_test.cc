@@ -14,7 +14,9 @@
 // (xla/service/collective_ops_utils: GetParticipatingDevices).
 //
 //===----------------------------------------------------------------------===//
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -40,7 +42,7 @@ Values Input(int d) {
 
 // Piece k of n of `values`.
 Values Piece(const Values& values, int k, int n) {
-  const auto size = static_cast<int>(values.size()) / n;
+  const auto size = static_cast<std::ptrdiff_t>(values.size()) / n;
   return Values(values.begin() + k * size, values.begin() + (k + 1) * size);
 }
 
@@ -122,6 +124,7 @@ std::vector<Group> EachReplicasPartitions(const Group& partitions) {
 // Replica pairs of each partition, as (source, target) flattened ids.
 std::vector<std::pair<int, int>> InEveryPartition(int source_replica, int target_replica) {
   std::vector<std::pair<int, int>> pairs;
+  pairs.reserve(kPartitions);
   for (int p = 0; p < kPartitions; ++p) {
     pairs.emplace_back(source_replica * kPartitions + p, target_replica * kPartitions + p);
   }
