@@ -394,6 +394,13 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
   # pair them, as process 0's timeout.
   check "mpi: and the error says why" \
     grep -q "still at a collective\|different collective\|AXLE_COLLECTIVE_TIMEOUT" "$tmp/log"
+  # A rank that never starts: Open MPI's MPI_Init waits for every rank, so
+  # rank 0 gives it AXLE_COLLECTIVE_TIMEOUT, then fails saying why, and
+  # mpirun ends the job (the sleeping rank included).
+  AXLE_COLLECTIVE_TIMEOUT=2 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
+    -n 1 sleep 120 >"$tmp/log" 2>&1
+  check "mpi: a rank that never starts fails the run" test $? -eq 1
+  check "mpi: and the error says so" grep -q "MPI_Init did not return within 2 s" "$tmp/log"
   # A rank that dies (SIGKILL) while rank 0 waits at the all-reduce with a
   # timeout far off: mpirun sees it and ends the job, rank 0 included.
   AXLE_COLLECTIVE_TIMEOUT=600 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
