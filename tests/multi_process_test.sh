@@ -3,7 +3,9 @@
 # that must end every process with a clear error instead of a hang: a
 # process that never arrives, processes running different modules, a
 # process that leaves early; the same on the cpu backend, and over Open MPI
-# (mpirun) when axle-run has it. Usage: multi_process_test.sh BUILD_DIR [mpi]
+# (mpirun) when axle-run has it; reductions over other types and kinds,
+# and every group mode on a grid of replicas x partitions, bit for bit the
+# threads mode on each transport. Usage: multi_process_test.sh BUILD_DIR [mpi]
 set -u
 run="$1/tools/axle-run"
 mpi="${2:-}"
@@ -233,6 +235,121 @@ check "cpu grid: 4 processes exit 0" test $? -eq 0
 check "cpu grid: each process matches the threads mode" \
   test "$(grep -c 'bit for bit' "$tmp/log")" -eq 4
 
+# Reductions over other element types and kinds (bf16 sum, c64 product,
+# u64 xor in iota groups, pred and, s8 product as a reduce-scatter, f16
+# maximum with its parameters swapped, an f64 computation of two ops) in
+# 3 processes, bit for bit the threads mode, on both platforms.
+cat >"$tmp/kinds.hlo" <<'HLO'
+HloModule kinds, replica_count=3
+addb {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT r = bf16[] add(x, y)
+}
+mulc {
+  x = c64[] parameter(0)
+  y = c64[] parameter(1)
+  ROOT r = c64[] multiply(x, y)
+}
+xoru {
+  x = u64[] parameter(0)
+  y = u64[] parameter(1)
+  ROOT r = u64[] xor(x, y)
+}
+andp {
+  x = pred[] parameter(0)
+  y = pred[] parameter(1)
+  ROOT r = pred[] and(x, y)
+}
+muls {
+  x = s8[] parameter(0)
+  y = s8[] parameter(1)
+  ROOT r = s8[] multiply(x, y)
+}
+maxh {
+  x = f16[] parameter(0)
+  y = f16[] parameter(1)
+  ROOT r = f16[] maximum(y, x)
+}
+fma {
+  x = f64[] parameter(0)
+  y = f64[] parameter(1)
+  m = f64[] multiply(x, y)
+  ROOT r = f64[] add(m, x)
+}
+ENTRY e {
+  a = bf16[7] parameter(0)
+  b = c64[5] parameter(1)
+  c = u64[4] parameter(2)
+  d = pred[6] parameter(3)
+  e = s8[6] parameter(4)
+  f = f16[6] parameter(5)
+  g = f64[3] parameter(6)
+  ra = bf16[7] all-reduce(a), replica_groups={}, to_apply=addb
+  rb = c64[5] all-reduce(b), replica_groups={{2,0,1}}, to_apply=mulc
+  rc = u64[4] all-reduce(c), replica_groups=[1,3]<=[3], to_apply=xoru
+  rd = pred[6] all-reduce(d), replica_groups={}, to_apply=andp
+  re = s8[2] reduce-scatter(e), dimensions={0}, replica_groups={{1,2,0}}, to_apply=muls
+  rf = f16[6] all-reduce(f), replica_groups={}, to_apply=maxh
+  rg = f64[3] all-reduce(g), replica_groups={}, to_apply=fma
+  ROOT t = (bf16[7], c64[5], u64[4], pred[6], s8[2], f16[6], f64[3]) tuple(ra, rb, rc, rd, re, rf, rg)
+}
+HLO
+for platform in interpreter cpu; do
+  "$run" --num_processes=3 --platform=$platform --reference_platform=interpreter \
+    "$tmp/kinds.hlo" >"$tmp/log" 2>&1
+  check "$platform kinds: 3 processes exit 0" test $? -eq 0
+  check "$platform kinds: each process matches the threads mode" \
+    test "$(grep -c 'bit for bit' "$tmp/log")" -eq 3
+done
+
+# Every group mode on 2 replicas x 3 partitions (6 processes): no channel
+# (cross-replica), a channel on all-to-all, collective-broadcast and
+# collective-permute (cross-partition), use_global_device_ids=false
+# (cross-replica-and-partition) and =true (flattened ids, listed and iota),
+# the -start forms and async-start wrapping reduce-scatter and all-to-all.
+cat >"$tmp/modes.hlo" <<'HLO'
+HloModule modes, replica_count=2, num_partitions=3
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+scatter {
+  s = f32[6] parameter(0)
+  ROOT r = f32[1] reduce-scatter(s), channel_id=20, replica_groups={}, dimensions={0}, to_apply=add
+}
+exchange {
+  s = f32[6] parameter(0)
+  ROOT r = f32[6] all-to-all(s), channel_id=21, replica_groups={{0,1,2}}, dimensions={0}
+}
+ENTRY e {
+  p = f32[6] parameter(0)
+  ag_r = f32[12] all-gather(p), dimensions={0}, replica_groups={}
+  ag_rp = f32[18] all-gather(p), channel_id=1, replica_groups={{1},{0}}, dimensions={0}, use_global_device_ids=false
+  rs_f = f32[3] reduce-scatter(p), channel_id=4, replica_groups=[3,2]<=[2,3]T(1,0), dimensions={0}, to_apply=add, use_global_device_ids=true
+  ar_f = f32[6] all-reduce(p), channel_id=5, replica_groups={{0,4},{5,1},{2,3}}, use_global_device_ids=true, to_apply=add
+  a2a_p = f32[6] all-to-all(p), channel_id=6, replica_groups={{2,0,1}}, dimensions={0}
+  cb_p = f32[6] collective-broadcast(p), channel_id=8, replica_groups={{2,1,0}}
+  cp_r = f32[6] collective-permute(p), source_target_pairs={{1,0}}
+  cp_p = f32[6] collective-permute(p), channel_id=9, source_target_pairs={{0,2},{2,1}}
+  ars = f32[6] all-reduce-start(p), channel_id=10, replica_groups={{0,1}}, to_apply=add
+  ard = f32[6] all-reduce-done(ars)
+  rss = ((f32[6]), f32[1], s32[]) async-start(p), calls=scatter
+  rsd = f32[1] async-done(rss), calls=scatter
+  a2s = ((f32[6]), f32[6], s32[]) async-start(p), calls=exchange
+  a2d = f32[6] async-done(a2s), calls=exchange
+  ROOT t = (f32[12], f32[18], f32[3], f32[6], f32[6], f32[6], f32[6], f32[6], f32[6], f32[1], f32[6]) tuple(ag_r, ag_rp, rs_f, ar_f, a2a_p, cb_p, cp_r, cp_p, ard, rsd, a2d)
+}
+HLO
+for platform in interpreter cpu; do
+  "$run" --num_processes=6 --platform=$platform --reference_platform=interpreter \
+    "$tmp/modes.hlo" >"$tmp/log" 2>&1
+  check "$platform modes: 6 processes exit 0" test $? -eq 0
+  check "$platform modes: each process matches the threads mode" \
+    test "$(grep -c 'bit for bit' "$tmp/log")" -eq 6
+done
+
 AXLE_COLLECTIVES_TRANSPORT=tcp "$run" "$tmp/sum.hlo" --num_processes=1 >"$tmp/log" 2>&1
 check "a transport that does not exist: exit 1" test $? -eq 1
 check "and the error names the transports" grep -q "the transports are gloo and mpi" "$tmp/log"
@@ -252,9 +369,19 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
   check "mpi: the cpu data-parallel step runs" test $? -eq 0
   check "mpi: process 1 has the whole-batch weights" \
     cmp -s "$tmp/whole/out_0.npy" "$tmp/dpmpi/process_1/out_0.npy"
-  # Different modules (one rank each), and a rank that leaves early.
   mpirun_one=(mpirun --oversubscribe)
   [ "$(id -u)" -eq 0 ] && mpirun_one+=(--allow-run-as-root)
+  "${mpirun_one[@]}" -n 3 "$run" --platform=cpu --reference_platform=interpreter "$tmp/kinds.hlo" \
+    >"$tmp/log" 2>&1
+  check "mpi kinds: 3 processes exit 0" test $? -eq 0
+  check "mpi kinds: each process matches the threads mode" \
+    test "$(grep -c 'bit for bit' "$tmp/log")" -eq 3
+  "${mpirun_one[@]}" -n 6 "$run" --platform=cpu --reference_platform=interpreter "$tmp/modes.hlo" \
+    >"$tmp/log" 2>&1
+  check "mpi modes: 6 processes exit 0" test $? -eq 0
+  check "mpi modes: each process matches the threads mode" \
+    test "$(grep -c 'bit for bit' "$tmp/log")" -eq 6
+  # Different modules (one rank each), and a rank that leaves early.
   AXLE_COLLECTIVE_TIMEOUT=20 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
     -n 1 "$run" --platform=cpu "$tmp/sum8.hlo" >"$tmp/log" 2>&1
   check "mpi: mismatched modules exit 1" test $? -eq 1
@@ -267,6 +394,19 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
   # pair them, as process 0's timeout.
   check "mpi: and the error says why" \
     grep -q "still at a collective\|different collective\|AXLE_COLLECTIVE_TIMEOUT" "$tmp/log"
+  # A rank that never starts: Open MPI's MPI_Init waits for every rank, so
+  # rank 0 gives it AXLE_COLLECTIVE_TIMEOUT, then fails saying why, and
+  # mpirun ends the job (the sleeping rank included).
+  AXLE_COLLECTIVE_TIMEOUT=2 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
+    -n 1 sleep 120 >"$tmp/log" 2>&1
+  check "mpi: a rank that never starts fails the run" test $? -eq 1
+  check "mpi: and the error says so" grep -q "MPI_Init did not return within 2 s" "$tmp/log"
+  # A rank that dies (SIGKILL) while rank 0 waits at the all-reduce with a
+  # timeout far off: mpirun sees it and ends the job, rank 0 included.
+  AXLE_COLLECTIVE_TIMEOUT=600 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
+    -n 1 sh -c 'kill -9 $$' >"$tmp/log" 2>&1
+  check "mpi: a rank that dies fails the run" test $? -ne 0
+  check "mpi: and mpirun names the signal" grep -qi "signal 9\|killed" "$tmp/log"
 fi
 
 echo "multi_process_test: $passed passed, $failed failed"

@@ -3,11 +3,16 @@
 // Ranks as threads of this process, each with its own Gloo context, meeting
 // in a fresh FileStore folder and talking over 127.0.0.1: all-reduce in the
 // fixed order, all-gather in a subgroup, sends started before receives,
-// receives from any rank, and a rank that never arrives.
+// receives from any rank, a rank that never arrives, and one (a forked
+// process) that dies after joining.
 // (Separate processes are tested through axle-run, tools/.)
 //
 //===----------------------------------------------------------------------===//
 #include "axle/collectives/gloo_communicator.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -294,6 +299,45 @@ TEST(Gloo, ARankThatNeverArrivesIsATimeout) {
   ASSERT_FALSE(communicator.ok());
   EXPECT_THAT(std::string(communicator.status().message()),
               ::testing::HasSubstr("gloo rank 0 of 2"));
+  std::filesystem::remove_all(dir);
+}
+
+// A rank that dies (SIGKILL, so nothing of it says goodbye) after joining:
+// the kernel closes its sockets, and the survivor's collective fails at
+// once with the peer's closed connection, not after the 60 s timeout.
+TEST(Gloo, ARankThatDiesFailsTheOthersWithoutWaitingForTheTimeout) {
+  std::string dir = FreshFolder("dies");
+  GlooOptions options;
+  options.size = 2;
+  options.rendezvous_dir = dir;
+  options.timeout = std::chrono::seconds(60);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    options.rank = 1;
+    auto communicator = ConnectGloo(options);
+    if (communicator.ok()) raise(SIGKILL);
+    _exit(3);
+  }
+  options.rank = 0;
+  auto communicator = ConnectGloo(options);
+  absl::Status status = communicator.status();
+  if (communicator.ok()) {
+    std::vector<float> mine(1024, 1.0f), sum(1024);
+    auto reducer = MakeReducer(ReductionKind::kSum, F32);
+    std::vector<int> all = {0, 1};
+    status =
+        (*communicator)->AllReduce(all, mine.data(), sum.data(), 1024, sizeof(float), *reducer);
+  }
+  int child_status = 0;
+  ASSERT_EQ(waitpid(child, &child_status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(child_status)) << "rank 1 did not connect: exit " << child_status;
+  EXPECT_EQ(WTERMSIG(child_status), SIGKILL);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr("gloo rank 0 of 2"));
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::Not(::testing::HasSubstr("AXLE_COLLECTIVE_TIMEOUT")));
   std::filesystem::remove_all(dir);
 }
 

@@ -9,8 +9,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -18,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/status_macros.h"
 
 namespace axle {
 namespace {
@@ -320,6 +323,45 @@ class MpiCommunicator : public Communicator {
   int tag_bound_;
 };
 
+// MPI_Init_thread, given `timeout`. Open MPI's MPI_Init waits for every
+// rank of the job (a PMIx fence in ompi_mpi_init), so a rank that never
+// starts would hold the others there forever, out of reach of the
+// collectives' timeouts. It runs on a thread of its own; past the timeout
+// the call fails, naming the cause, and the thread is left in MPI_Init
+// (MPI cannot start again in this process): the process ends with the
+// error, and mpirun, seeing a rank end, ends the job. Holds MpiLock().
+absl::Status InitializeWithin(std::chrono::milliseconds timeout) {
+  struct Init {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false;
+    int code = MPI_SUCCESS;
+  };
+  static absl::Status abandoned;  // a timed-out init, reported again
+  if (!abandoned.ok()) return abandoned;
+  auto init = std::make_shared<Init>();
+  std::thread([init] {
+    int provided = 0;
+    int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    std::lock_guard<std::mutex> lock(init->mutex);
+    init->code = code;
+    init->finished = true;
+    init->done.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(init->mutex);
+  if (!init->done.wait_for(lock, timeout, [&] { return init->finished; })) {
+    abandoned = absl::DeadlineExceededError(absl::StrCat(
+        "mpi: MPI_Init did not return within ", timeout.count() / 1000.0,
+        " s (AXLE_COLLECTIVE_TIMEOUT): a rank of the job never started (Open MPI's MPI_Init "
+        "waits for every rank)"));
+    return abandoned;
+  }
+  if (init->code != MPI_SUCCESS) {
+    return absl::UnavailableError(absl::StrCat("mpi: MPI_Init_thread: ", MpiError(init->code)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int StrandedMpiSends() {
@@ -344,11 +386,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::millisecon
         "mpi: MPI was finalized (its communicators were destroyed) and cannot start again");
   }
   if (!initialized) {
-    int provided = 0;
-    int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    if (code != MPI_SUCCESS) {
-      return absl::UnavailableError(absl::StrCat("mpi: MPI_Init_thread: ", MpiError(code)));
-    }
+    AXLE_RETURN_IF_ERROR(InitializeWithin(timeout));
     std::atexit(FinalizeAtExit);
   }
   // Errors come back as codes, not as the default abort.

@@ -48,7 +48,8 @@ bool StartedByMpiLauncher();
 // Initializes MPI (once per process; finalized when the last communicator
 // goes) and returns a communicator over all of MPI_COMM_WORLD, or, when
 // `world_ranks` lists some of its ranks, over those, in that order (then
-// only they make the call).
+// only they make the call). MPI_Init is given `timeout`: a rank of the job
+// that never starts holds it, and the call then fails (DeadlineExceeded).
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectMpi(std::chrono::milliseconds timeout,
                                                          absl::Span<const int> world_ranks = {});
 

@@ -11,9 +11,10 @@
 // the communicator's order.
 //
 //  - all-reduce, reduce-scatter: to_apply as a reduction kind
-//    (MakeReducer) when it is one binary op of its two parameters over a
-//    type the communicator reduces; else the computation compiled as a
-//    scalar function, applied element by element in the same order.
+//    (MakeReducer) when it is one binary op of its two parameters in order
+//    (either order over integers and pred) over a type the communicator
+//    reduces; else the computation compiled as a scalar function, applied
+//    element by element in the same order.
 //  - all-gather, all-to-all, reduce-scatter along a dimension that is not
 //    the major one: the pieces are packed contiguously around the
 //    communicator's call.
@@ -156,9 +157,13 @@ class DeviceIdThunk : public Thunk {
 
 // --- The reduction --------------------------------------------------------------
 
-// to_apply as a reduction kind, when it is one binary op of its two
-// parameters.
-std::optional<ReductionKind> KindOf(const HloComputation& computation) {
+// to_apply over elements of `type` as a reduction kind (acc op in), when
+// it is one binary op of its two parameters. With the parameters swapped
+// (`maximum(y, x)`) only over integers and pred, where the order of the
+// operands does not change the bits: over floats it picks which of two
+// equal values (+0 and -0) or of two NaNs is the result, and the
+// interpreter applies the computation as written, so it runs compiled.
+std::optional<ReductionKind> KindOf(const HloComputation& computation, PrimitiveType type) {
   const HloInstruction* root = computation.root_instruction();
   if (root == nullptr || root->operand_count() != 2) return std::nullopt;
   const HloInstruction* a = root->operand(0);
@@ -167,6 +172,8 @@ std::optional<ReductionKind> KindOf(const HloComputation& computation) {
       computation.num_parameters() != 2) {
     return std::nullopt;
   }
+  const bool in_order = cast<HloParameterInstruction>(a)->parameter_number() == 0;
+  if (!in_order && type != PRED && !primitive_util::IsIntegralType(type)) return std::nullopt;
   switch (root->opcode()) {
     case HloOpcode::kAdd:
       return ReductionKind::kSum;
@@ -871,7 +878,7 @@ absl::Status EmitCollectiveThunk(const HloInstruction& instruction, ProgramBuild
       }
     }
     absl::StatusOr<Reducer> kind_reducer = absl::UnimplementedError("not one op");
-    if (std::optional<ReductionKind> kind = KindOf(*to_apply)) {
+    if (std::optional<ReductionKind> kind = KindOf(*to_apply, type)) {
       kind_reducer = MakeReducer(*kind, type);
     }
     if (kind_reducer.ok()) {
