@@ -364,8 +364,9 @@ class DnnlDotThunk : public Thunk {
 
   // A residual added by the sum post-op, laid out as the output and dead
   // after the dot, becomes the output's memory (in_place.h): the copy into
-  // the output is skipped (dot 512x1024x256 + residual, 1 thread: 4% of the
-  // run).
+  // the output is skipped ([4, 128, 1024] x [1024, 256] + a computed
+  // residual, then a negate; 1 thread, best of 5 on a loaded 2-core VM:
+  // 1.268 ms with the copy, 1.253 ms without).
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
     if (!sum_in_place_) return {};
     return {{operand_values_[sum_source_.operand], output_value_}};

@@ -8,8 +8,11 @@
 // that is packed into the kernel's panels when the thunk is made. A rhs
 // that a while loop leaves unchanged (an RNN step's recurrent weight,
 // carried through the loop state) is packed once per loop run instead
-// (loop_run.h): [16, 192] x [192, 512] with bias, 1 thread, 20.0 us read
-// in place, 17.4 us packed.
+// (loop_run.h). On this 2-core Cascade Lake VM, 1 thread, a loop of 200
+// [16, 192] x [192, 512] + bias took 15.4 us per step read in place, 15.3
+// us packed (best of 4 runs, a loaded machine). On the Xeon of
+// docs/PERFORMANCE.md's side-by-side runs lstm_scan's step dot took 19-21
+// us read in place; packed, it is not yet measured there.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
