@@ -1,6 +1,7 @@
 //===- onednn_matmul.cc - oneDNN's own matmul primitive, the dot peer -------===//
 //
 //   onednn-matmul f32|bf16 [N=1024 | MxKxN] [REPETITIONS=30] [EPILOGUE=none]
+//                 [WEIGHTS=packed]
 //
 // C = A x B with N x N (or [M, K] x [K, N]) row-major operands through
 // oneDNN's matmul primitive, the weights (B) reordered once into the
@@ -9,7 +10,9 @@
 // (f32): bias (one value per column, the primitive's bias argument),
 // bias_postop (the same as a binary add post-op), bias_gelu (the bias
 // argument and an eltwise_gelu_tanh post-op): the ways a dot + bias (+ GELU)
-// fusion can run (dot_thunk.cc). Threads: oneDNN's OpenMP runtime
+// fusion can run (dot_thunk.cc). WEIGHTS plain: B stays row-major, read
+// in place on every call, as a dot whose rhs is no constant (a parameter's
+// weights) gets it. Threads: oneDNN's OpenMP runtime
 // (OMP_NUM_THREADS). Prints
 //   ok min_ms=.. median_ms=.. best_gflops=..
 //
@@ -39,13 +42,14 @@ int main(int argc, char** argv) {
   int repetitions = argc > 3 ? std::atoi(argv[3]) : 30;
   std::string epilogue = argc > 4 ? argv[4] : "none";
   const bool bias = epilogue != "none";
+  const std::string weights = argc > 5 ? argv[5] : "packed";
   if ((type != "f32" && type != "bf16") || m < 1 || k < 1 || n < 1 || repetitions < 1 ||
       (epilogue != "none" && epilogue != "bias" && epilogue != "bias_postop" &&
        epilogue != "bias_gelu") ||
-      (bias && type != "f32")) {
+      (bias && type != "f32") || (weights != "packed" && weights != "plain")) {
     std::fprintf(stderr,
                  "usage: onednn-matmul f32|bf16 [N|MxKxN] [REPETITIONS] "
-                 "[none|bias|bias_postop|bias_gelu (f32)]\n");
+                 "[none|bias|bias_postop|bias_gelu (f32)] [packed|plain]\n");
     return 1;
   }
   using dt = dnnl::memory::data_type;
@@ -56,7 +60,7 @@ int main(int argc, char** argv) {
 
   dnnl::memory::desc a_md({m, k}, data_type, tag::ab);
   dnnl::memory::desc b_plain_md({k, n}, data_type, tag::ab);
-  dnnl::memory::desc b_any_md({k, n}, data_type, tag::any);
+  dnnl::memory::desc b_any_md({k, n}, data_type, weights == "plain" ? tag::ab : tag::any);
   dnnl::memory::desc c_md({m, n}, data_type, tag::ab);
   dnnl::memory::desc bias_md({1, n}, dt::f32, tag::ab);
   dnnl::post_ops post_ops;

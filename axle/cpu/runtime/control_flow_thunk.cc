@@ -10,9 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/loop_run.h"
 #include "axle/hlo/analysis/conditional_branch.h"
 
 namespace axle::cpu {
@@ -123,10 +126,25 @@ WhileThunk::WhileThunk(std::string name, std::vector<std::pair<int64_t, int64_t>
   BufferUses own = *init_.buffer_uses();
   own.reads.push_back(condition_value_);
   SetUses(std::move(own), {&condition_, &body_});
+  if (buffer_uses().has_value()) {
+    std::vector<int64_t> written;
+    for (const ThunkSequence* sequence : {&condition_, &body_}) {
+      for (const std::unique_ptr<Thunk>& thunk : *sequence) {
+        std::vector<int64_t> writes = thunk->buffer_uses()->writes;
+        written.insert(written.end(), writes.begin(), writes.end());
+      }
+    }
+    std::sort(written.begin(), written.end());
+    written.erase(std::unique(written.begin(), written.end()), written.end());
+    written_ = std::move(written);
+  }
 }
 
 absl::Status WhileThunk::Execute(const ThunkContext& context) const {
   AXLE_RETURN_IF_ERROR(init_.Execute(context));
+  std::optional<LoopRun> run;
+  if (written_.has_value()) run.emplace(*written_, context);
+  ScopedLoopRun scoped_run(context, run.has_value() ? &*run : nullptr);
   // The body's thunks run back to back, each split across the pool or not:
   // idle workers wait for the next split spinning (thread_pool.h), not
   // asleep (an RNN step's dot takes about as long as waking them).

@@ -10,6 +10,8 @@
 //                     are the state leaves; its root's leaves end up in the
 //                     state, written there directly or copied by its last
 //                     thunk (see control_flow_thunk.cc, and the swap hazard).
+//                     Its thunks see the run as ThunkContext::loop
+//                     (loop_run.h: what stays unchanged while it runs).
 //   ConditionalThunk  reads the selector (pred: true runs branch 0, false
 //                     branch 1; s32: the index, out of range runs the last
 //                     branch) and runs that branch's thunks, which leave the
@@ -125,6 +127,9 @@ class WhileThunk : public NestedSequenceThunk {
   ThunkSequence condition_;
   int64_t condition_value_;
   ThunkSequence body_;
+  // The values the condition and body write (LoopRun), when every thunk
+  // of theirs knows its uses.
+  std::optional<std::vector<int64_t>> written_;
 };
 
 class ConditionalThunk : public NestedSequenceThunk {

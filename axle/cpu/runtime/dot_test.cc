@@ -384,6 +384,39 @@ ENTRY e {
                   ErrorSpec(1e-4, 1e-5));
 }
 
+TEST(DotTest, ResidualComputedBeforeTheDotTakesOverItsMemory) {
+  // A residual that a fusion computes and nothing reads after the dot
+  // shares the output's memory (the sum post-op adds to it in place); one
+  // read again afterwards, one that is also the dot's lhs, and a
+  // transposed one do not. 2.3M multiply-adds each: oneDNN's path.
+  ExpectCpuAgrees(
+      R"(
+HloModule residual_in_place
+ENTRY e {
+  x = f32[130,130] parameter(0)
+  w = f32[130,130] parameter(1)
+  p = f32[130,130] parameter(2)
+  r = f32[130,130] add(p, p)
+  d = f32[130,130] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[130,130] add(d, r)
+  q = f32[130,130] multiply(p, x)
+  d2 = f32[130,130] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y2 = f32[130,130] add(q, d2)
+  q2 = f32[130,130] multiply(q, q)
+  s = f32[130,130] subtract(p, w)
+  d3 = f32[130,130] dot(s, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y3 = f32[130,130] add(d3, s)
+  u = f32[130,130] add(w, p)
+  t = f32[130,130] transpose(u), dimensions={1,0}
+  d4 = f32[130,130] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y4 = f32[130,130] add(d4, t)
+  ROOT o = (f32[130,130], f32[130,130], f32[130,130], f32[130,130], f32[130,130]) tuple(y, y2, q2, y3, y4)
+}
+)",
+      {Values(F32, {130, 130}, 1), Values(F32, {130, 130}, 2), Values(F32, {130, 130}, 3)},
+      ErrorSpec(1e-4, 1e-5));
+}
+
 TEST(DotTest, BiasBroadcastOverTheBatchOnOneDnn) {
   // Attention's mask above baddbmm: a [M, N] bias over every batch, a
   // parameter and a constant (folded from the iota). oneDNN 2.6 has only

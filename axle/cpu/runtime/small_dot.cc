@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -401,16 +402,18 @@ void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed
     const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
     for (int64_t q = 0; q < panels; ++q) {
       float* panel = packed + (b * panels + q) * shape.k * columns;
+      const int64_t first = q * columns;
+      const int64_t width = std::min(columns, shape.n - first);
       for (int64_t p = 0; p < shape.k; ++p) {
-        for (int64_t c = 0; c < columns; ++c) {
-          const int64_t j = q * columns + c;
-          float value = 0;
-          if (j < shape.n) {
-            value = shape.rhs_transposed ? batch_rhs[j * shape.rhs_k_stride + p]
-                                         : batch_rhs[p * shape.rhs_k_stride + j];
-          }
-          panel[p * columns + c] = value;
+        float* row = panel + p * columns;
+        if (shape.rhs_transposed) {
+          for (int64_t c = 0; c < width; ++c)
+            row[c] = batch_rhs[(first + c) * shape.rhs_k_stride + p];
+        } else {
+          // Run-time packing (loop_run.h): dense row pieces, copied whole.
+          std::memcpy(row, batch_rhs + p * shape.rhs_k_stride + first, width * sizeof(float));
         }
+        std::fill(row + width, row + columns, 0.0f);
       }
     }
   }

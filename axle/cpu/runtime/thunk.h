@@ -34,6 +34,7 @@ namespace axle::cpu {
 
 struct RngRunState;         // rng_thunk.h
 struct CollectiveRunState;  // collective_thunk.cc
+class LoopRun;              // loop_run.h
 class ThunkWriter;          // thunk_serialization.h
 
 struct ThunkContext {
@@ -56,6 +57,10 @@ struct ThunkContext {
   // null with 0 bytes where the caller gave none.
   char* scratch = nullptr;
   int64_t scratch_bytes = 0;
+  // The innermost while loop running the thunk (null outside loops, and in
+  // a loop whose thunks do not all know their buffer uses): which values
+  // stay unchanged while it runs (loop_run.h).
+  mutable const LoopRun* loop = nullptr;
 };
 
 // Runs `kernel` over its outer rows with `buffers`: on the calling thread
