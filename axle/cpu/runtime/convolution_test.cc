@@ -567,7 +567,7 @@ std::string ConstantText(const std::vector<int64_t>& dims, int seed) {
       if (d + 1 < dims.size()) {
         absl::StrAppend(&text, nest(d + 1));
       } else {
-        absl::StrAppend(&text, ((next++ * 7 + seed * 13) % 11 - 5) * 0.25);
+        absl::StrAppend(&text, ((next++ * 7 + int64_t{seed} * 13) % 11 - 5) * 0.25);
       }
     }
     return text + "}";
