@@ -567,7 +567,7 @@ std::string ConstantText(const std::vector<int64_t>& dims, int seed) {
       if (d + 1 < dims.size()) {
         absl::StrAppend(&text, nest(d + 1));
       } else {
-        absl::StrAppend(&text, ((next++ * 7 + seed * 13) % 11 - 5) * 0.25);
+        absl::StrAppend(&text, ((next++ * 7 + int64_t{seed} * 13) % 11 - 5) * 0.25);
       }
     }
     return text + "}";
@@ -576,12 +576,14 @@ std::string ConstantText(const std::vector<int64_t>& dims, int seed) {
 }
 
 // The kind a batch-1, channels-last convolution with constant weights and
-// `rows` output rows runs on: split into rows when the pool has threads to
-// split across and the convolution is small (convolution_thunk.cc: at most
-// 32M multiply-adds).
+// `rows` output rows (pixels for a pointwise one) runs on: split into rows
+// when the pool has threads to split across and the convolution is small
+// (convolution_thunk.cc: at most 32M multiply-adds) or its rows divide
+// evenly (the longest piece at most 1/16 above an even share).
 std::string RowsKind(int64_t rows, bool small = true) {
   const int64_t threads = ThreadPool::DefaultNumThreads();
-  return threads >= 2 && rows >= threads && small ? "onednn-rows" : "onednn";
+  const bool even = (rows + threads - 1) / threads * threads * 16 <= rows * 17;
+  return threads >= 2 && rows >= threads && (small || even) ? "onednn-rows" : "onednn";
 }
 
 // An ONNX Conv as the front end emits it (NHWC, OIHW constant weights) with
@@ -616,10 +618,22 @@ TEST(CpuConvolution, RowsAcrossThePool) {
   Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false), RowsKind(12));
   Check(RowsModule(12, 5, 24, 8, 1, 1, 1, true), RowsKind(12));
   // 7 rows (4 + 3 on 2 threads), and a convolution too large to split
-  // (132M multiply-adds: 7x512 rows, 64 features, 3x3), which runs on
-  // oneDNN's own team.
+  // unevenly (132M multiply-adds: 7x512 rows, 64 features, 3x3), which runs
+  // on oneDNN's own team; as large a one with 16 rows splits.
   Check(RowsModule(7, 7, 8, 16, 3, 1, 1, true), RowsKind(7));
   EXPECT_EQ(KindOf(RowsModule(7, 512, 64, 64, 3, 1, 1, true)), RowsKind(7, false));
+  EXPECT_EQ(KindOf(RowsModule(16, 256, 64, 64, 3, 1, 1, true)), RowsKind(16, false));
+}
+
+TEST(CpuConvolution, PointwiseSplitsIntoPixels) {
+  // A 1x1 convolution splits over its pixels, not its rows: one row of 9
+  // pixels (no row split possible on 2 threads), and 7x7 (25 + 24 pixels),
+  // with a residual, against the interpreter.
+  Check(RowsModule(1, 9, 16, 8, 1, 1, 1, true), RowsKind(9));
+  Check(RowsModule(7, 7, 32, 24, 1, 1, 1, true), RowsKind(49));
+  Check(RowsModule(7, 7, 32, 24, 1, 1, 1, false), RowsKind(49));
+  // Strided 1x1 (a ResNet downsample) still splits by rows.
+  Check(RowsModule(14, 14, 16, 32, 1, 2, 1, false), RowsKind(7));
 }
 
 }  // namespace

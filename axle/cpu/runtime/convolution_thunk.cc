@@ -665,6 +665,17 @@ dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
   return dnnl::memory::desc(dims, desc.data_type(), strides);
 }
 
+// `desc` ([1, C, H, W], rows and columns one dense run of pixels) as
+// [1, C, H * W, 1]: the same memory, its pixels one column of rows. Null
+// when the rows are not dense over the columns.
+std::optional<dnnl::memory::desc> PixelsAsRows(const dnnl::memory::desc& desc) {
+  const dnnl::memory::dims dims = desc.dims();
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  if (dims.size() != 4 || strides[2] != dims[3] * strides[3]) return std::nullopt;
+  return dnnl::memory::desc({dims[0], dims[1], dims[2] * dims[3], 1}, desc.data_type(),
+                            {strides[0], strides[1], strides[3], strides[3]});
+}
+
 }  // namespace
 
 void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
@@ -672,10 +683,10 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
                                        const dnnl::memory::dims& dilates,
                                        const dnnl::memory::dims& padding_low,
                                        const dnnl::memory::dims& padding_high) {
-  // Convolutions up to this many multiply-adds split into rows. Larger ones
-  // run on oneDNN's team: its two wake-ups are a few percent of their time,
-  // and its own partition (over output channels too) reads each weight once
-  // where every row piece reads all of them.
+  // Convolutions up to this many multiply-adds split into rows whatever
+  // their rows. Larger ones split only evenly (below): oneDNN's team
+  // partitions over output channels too, so it keeps its threads equally
+  // busy where rows cannot.
   constexpr int64_t kMaxSplitMultiplyAdds = int64_t{32} << 20;
   pieces_.clear();
   piece_weights_.clear();
@@ -690,10 +701,36 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   int64_t multiply_adds = 1;
   for (int64_t d : p.out_dims) multiply_adds *= d;
   for (size_t d = 1; d < p.rhs_dims.size(); ++d) multiply_adds *= p.rhs_dims[d];
-  if (multiply_adds > kMaxSplitMultiplyAdds) return;
-  const int64_t out_rows = p.out_dims[2];
+  // A pointwise convolution over two spatial dims (1x1 window, stride 1, no
+  // padding) is a product over pixels: its pieces are ranges of pixels,
+  // which divide evenly where rows may not (7 rows over 2 threads: 4 and
+  // 3, 49 pixels: 25 and 24).
+  dnnl::memory::desc src_rows = src_user_desc_, dst_rows = dst_user_desc_;
+  const bool pointwise = p.rhs_dims.size() == 4 && p.rhs_dims[2] == 1 && p.rhs_dims[3] == 1 &&
+                         strides[0] == 1 && strides[1] == 1 && padding_low[0] == 0 &&
+                         padding_low[1] == 0 && padding_high[0] == 0 && padding_high[1] == 0;
+  if (pointwise) {
+    std::optional<dnnl::memory::desc> src_pixels = PixelsAsRows(src_user_desc_);
+    std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(dst_user_desc_);
+    if (src_pixels && dst_pixels && src_pixels->dims()[2] == dst_pixels->dims()[2]) {
+      src_rows = *src_pixels;
+      dst_rows = *dst_pixels;
+    }
+  }
+  const int64_t out_rows = dst_rows.dims()[2];
+  // Larger ones split too when their rows divide evenly among the threads
+  // (the longest piece at most 1/16 above an even share), as ResNet's 56,
+  // 28 and 14 rows do on 2 threads: the pool's workers, spinning between
+  // pieces, run them back to back, where oneDNN's team is woken twice per
+  // convolution, and a piece a loaded core delays is taken by the caller
+  // rather than waited for (resnet18, 2 threads on 2 loaded cores, best of
+  // 300 runs: a 56x56x64 3x3 convolution 0.60-0.62 ms in rows, 0.85-1.15 ms
+  // on oneDNN's team). Uneven ones (7 rows: 4 + 3) stay on oneDNN's team.
+  const int64_t longest_piece = (out_rows + threads - 1) / threads;
+  const bool even = longest_piece * threads * 16 <= out_rows * 17;
+  if (multiply_adds > kMaxSplitMultiplyAdds && !even) return;
   ConvRowWindow window;
-  window.in_rows = src_user_desc_.dims()[2];
+  window.in_rows = src_rows.dims()[2];
   window.size = p.rhs_dims[2];
   window.stride = strides[0];
   window.dilation = dilates[0] + 1;
@@ -702,8 +739,8 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   if (window.OutRows() != out_rows) return;
   const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
   if (rows.empty()) return;
-  const int64_t src_row_stride = src_user_desc_.data.format_desc.blocking.strides[2];
-  const int64_t dst_row_stride = dst_user_desc_.data.format_desc.blocking.strides[2];
+  const int64_t src_row_stride = src_rows.data.format_desc.blocking.strides[2];
+  const int64_t dst_row_stride = dst_rows.data.format_desc.blocking.strides[2];
   dnnl::memory::desc weights_any(weights_desc_.dims(), weights_desc_.data_type(),
                                  dnnl::memory::format_tag::any);
   OmpTeamOfOne team;  // primitives for a team of one
@@ -714,8 +751,8 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   try {
     for (const ConvRowPiece& row : rows) {
       Piece piece;
-      piece.src = WithRows(src_user_desc_, row.in_end - row.in_begin);
-      piece.dst = WithRows(dst_user_desc_, row.out_end - row.out_begin);
+      piece.src = WithRows(src_rows, row.in_end - row.in_begin);
+      piece.dst = WithRows(dst_rows, row.out_end - row.out_begin);
       piece.src_offset = row.in_begin * src_row_stride;
       piece.dst_offset = row.out_begin * dst_row_stride;
       piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());

@@ -376,6 +376,9 @@ TEST_F(ParallelTest, ProfileTimesEachThunk) {
   const int64_t lines = std::count(report.begin(), report.end(), '\n');
   EXPECT_GE(lines, 2) << report;
   EXPECT_NE(report.find("% "), std::string::npos) << report;
+  // Each thunk's fastest run, and their sum in the header.
+  EXPECT_NE(report.find("  best "), std::string::npos) << report;
+  EXPECT_NE(report.find(" ms: each thunk's best run)\n"), std::string::npos) << report;
   // The buffer assignment names the values and gives every thunk a line.
   const std::string assignment = cpu->BufferAssignmentText();
   EXPECT_NE(assignment.find("arena: "), std::string::npos) << assignment;
