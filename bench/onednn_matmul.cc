@@ -22,13 +22,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "dnnl.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Run(int argc, char** argv) {
   std::string type = argc > 1 ? argv[1] : "f32";
   dnnl::memory::dim m = 1024, k = 1024, n = 1024;
   if (argc > 2) {
@@ -111,4 +114,15 @@ int main(int argc, char** argv) {
   std::printf("ok min_ms=%.3f median_ms=%.3f best_gflops=%.1f\n", times.front(),
               times[times.size() / 2], flops / times.front() / 1e6);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "onednn-matmul: %s\n", e.what());
+    return 1;
+  }
 }
