@@ -273,11 +273,7 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeCholeskyThunk(const HloInstruction& cholesky,
                                                             GpuThunkValues values) {
   AXLE_ASSIGN_OR_RETURN(CholeskyPlan plan, MakeCholeskyPlan(cholesky));
-  if (values.operands.size() != 1 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cholesky thunk of %", cholesky.name(),
-                     ": expected the value ids of 1 operand and 1 result"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(cholesky, values, 1, 1));
   return std::unique_ptr<GpuThunk>(
       std::make_unique<CholeskyThunk>(cholesky.name(), plan, std::move(values)));
 }

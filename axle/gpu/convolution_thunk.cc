@@ -793,11 +793,7 @@ absl::StatusOr<PtxKernel> CompileCudnnFilterRelayoutPtx(const CudnnConvConfig& c
 absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBackend(
     const HloInstruction& convolution, GpuThunkValues values, ConvolutionBackend backend,
     const PtxOptions& options) {
-  if (values.operands.size() != 2 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA convolution ", convolution.name(), ": expected 2 operand values and 1 ",
-                     "result value, got ", values.operands.size(), " and ", values.outputs.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(convolution, values, 2, 1));
   AXLE_ASSIGN_OR_RETURN(ConvPlan plan, MakeConvPlan(convolution));
   std::optional<CudnnConvConfig> cudnn;
   if (backend == ConvolutionBackend::kCudnn) {

@@ -359,11 +359,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunkWithOptions(const HloInstr
   if (fft == nullptr || instruction.operand_count() != 1) {
     return FftError(instruction, absl::StatusCode::kInvalidArgument, "not an fft of one operand");
   }
-  if (values.operands.size() != 1 || values.outputs.size() != 1) {
-    return FftError(instruction, absl::StatusCode::kInvalidArgument,
-                    absl::StrCat("expected 1 operand value and 1 result value, got ",
-                                 values.operands.size(), " and ", values.outputs.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 1, 1));
   const Shape& in = instruction.operand(0)->shape();
   const Shape& out = instruction.shape();
   if (!in.IsArray() || !out.IsArray()) {

@@ -276,11 +276,7 @@ absl::StatusOr<TriangularSolvePlan> MakeTriangularSolvePlan(const HloInstruction
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeTriangularSolveThunk(const HloInstruction& solve,
                                                                    GpuThunkValues values) {
   AXLE_ASSIGN_OR_RETURN(TriangularSolvePlan plan, MakeTriangularSolvePlan(solve));
-  if (values.operands.size() != 2 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("triangular-solve thunk of %", solve.name(),
-                     ": expected the value ids of 2 operands and 1 result"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(solve, values, 2, 1));
   return std::unique_ptr<GpuThunk>(
       std::make_unique<TriangularSolveThunk>(solve.name(), plan, std::move(values)));
 }
