@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cuda_driver.h"
 #include "axle/gpu/cuda_kernel.h"
@@ -252,8 +251,8 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
       a.dimensions(a.rank() - 1) != a.dimensions(a.rank() - 2)) {
     return Unsupported(cholesky, "a must be square matrices [..., n, n] of the result's shape");
   }
-  if (LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
-      LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
+  if (ShapeUtil::LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
+      ShapeUtil::LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
     return Unsupported(cholesky, "a and the result must be in the descending layout");
   }
   CholeskyPlan plan;

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cublas_library.h"
 #include "axle/gpu/cuda_driver.h"
@@ -74,7 +73,7 @@ struct TrsmArguments {
 };
 
 bool RowMajor(const Shape& shape) {
-  return LayoutStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
+  return ShapeUtil::LayoutStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
 }
 
 class TriangularSolveThunk : public GpuThunk {
