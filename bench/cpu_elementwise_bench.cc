@@ -24,6 +24,7 @@
 namespace {
 
 using axle::bench::ChainArrays;
+using axle::bench::ChainPointers;
 using axle::bench::kChain;
 using axle::bench::kElements;
 
@@ -63,11 +64,7 @@ BENCHMARK(BM_AxleChain)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealT
 // the host compiler.
 template <typename Element>
 void RunCppLoop(benchmark::State& state, Element element) {
-  const std::vector<float*>& arrays = ChainArrays();
-  const float* a = arrays[0];
-  const float* b = arrays[1];
-  const float* c = arrays[2];
-  float* out = arrays[3];
+  const auto [a, b, c, out] = ChainPointers();
   for (auto _ : state) {
     for (int64_t i = 0; i < kElements; ++i) out[i] = element(a[i], b[i], c[i]);
     benchmark::ClobberMemory();

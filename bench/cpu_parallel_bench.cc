@@ -27,8 +27,8 @@
 namespace axle {
 namespace {
 
-using bench::ChainArrays;
 using bench::ChainInput;
+using bench::ChainPointers;
 using bench::kChain;
 using bench::kElements;
 
@@ -137,11 +137,7 @@ void BM_DotThenElementwise(benchmark::State& state) {
 BENCHMARK(BM_DotThenElementwise)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_TriadPool(benchmark::State& state) {
-  const std::vector<float*>& arrays = ChainArrays();
-  const float* a = arrays[0];
-  const float* b = arrays[1];
-  const float* c = arrays[2];
-  float* out = arrays[3];
+  const auto [a, b, c, out] = ChainPointers();
   for (auto _ : state) {
     ThreadPool::Default().ParallelFor(
         kElements, 1 << 16,

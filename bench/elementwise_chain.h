@@ -54,6 +54,18 @@ inline const std::vector<float*>& ChainArrays() {
   return *arrays;
 }
 
+// ChainArrays by name, for the C++ peers' loops.
+struct ChainOperands {
+  const float* a;
+  const float* b;
+  const float* c;
+  float* out;
+};
+inline ChainOperands ChainPointers() {
+  const std::vector<float*>& arrays = ChainArrays();
+  return {arrays[0], arrays[1], arrays[2], arrays[3]};
+}
+
 }  // namespace axle::bench
 
 #endif  // AXLE_BENCH_ELEMENTWISE_CHAIN_H_

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -413,12 +414,9 @@ absl::StatusOr<Literal> DecodeNpy(std::string_view bytes, std::optional<Primitiv
   const int64_t n = literal.element_count();
   if (*header.fortran_order && dims.size() > 1) {
     // Column-major: dimension 0 varies fastest. Walk the row-major output.
-    std::vector<int64_t> col_strides(dims.size());
-    int64_t stride = 1;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      col_strides[d] = stride;
-      stride *= dims[d];
-    }
+    std::vector<int64_t> minor_to_major(dims.size());
+    std::iota(minor_to_major.begin(), minor_to_major.end(), 0);
+    const std::vector<int64_t> col_strides = ShapeUtil::StridesInLayout(dims, minor_to_major);
     std::vector<int64_t> index(dims.size(), 0);
     int64_t source = 0;
     for (int64_t i = 0; i < n; ++i) {

@@ -135,5 +135,21 @@ TEST(ProgramShapeTest, XlaAccessors) {
   EXPECT_FALSE(copy == program);
 }
 
+TEST(ShapeUtilTest, StridesFollowTheMinorToMajorOrder) {
+  // Column-major: the first dimension varies fastest.
+  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {0, 1, 2}), (std::vector<int64_t>{1, 2, 6}));
+  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {2, 1, 0}), (std::vector<int64_t>{12, 4, 1}));
+  EXPECT_EQ(ShapeUtil::StridesInLayout({2, 3, 4}, {1, 2, 0}), (std::vector<int64_t>{12, 1, 3}));
+}
+
+TEST(ShapeUtilTest, LayoutStridesOfAShapeWithoutAFullLayoutAreRowMajor) {
+  EXPECT_EQ(ShapeUtil::LayoutStrides(ShapeUtil::MakeShapeWithDenseLayout(F32, {2, 3}, {0, 1})),
+            (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(ShapeUtil::LayoutStrides(ShapeUtil::MakeShape(F32, {2, 3})),
+            (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(ShapeUtil::LayoutStrides(Shape(F32, {2, 3})), (std::vector<int64_t>{3, 1}));
+  EXPECT_TRUE(ShapeUtil::LayoutStrides(ShapeUtil::MakeScalarShape(F32)).empty());
+}
+
 }  // namespace
 }  // namespace axle

@@ -211,6 +211,25 @@ std::vector<int64_t> ShapeUtil::RowMajorStrides(absl::Span<const int64_t> dimens
   return strides;
 }
 
+std::vector<int64_t> ShapeUtil::StridesInLayout(absl::Span<const int64_t> dimensions,
+                                                absl::Span<const int64_t> minor_to_major) {
+  std::vector<int64_t> strides(dimensions.size(), 1);
+  int64_t stride = 1;
+  for (int64_t dimension : minor_to_major) {
+    strides[dimension] = stride;
+    stride *= dimensions[dimension];
+  }
+  return strides;
+}
+
+std::vector<int64_t> ShapeUtil::LayoutStrides(const Shape& shape) {
+  if (!shape.has_layout() ||
+      static_cast<int64_t>(shape.layout().minor_to_major().size()) != shape.rank()) {
+    return RowMajorStrides(shape.dimensions());
+  }
+  return StridesInLayout(shape.dimensions(), shape.layout().minor_to_major());
+}
+
 void ShapeUtil::ForEachIndex(absl::Span<const int64_t> dimensions,
                              const std::function<bool(absl::Span<const int64_t>)>& fn) {
   for (int64_t d : dimensions) {

@@ -85,6 +85,14 @@ class ShapeUtil {
 
   // Row-major strides (in elements) of `dimensions`.
   static std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dimensions);
+  // Strides (in elements) of `dimensions` stored densely in `minor_to_major`
+  // order, its first dimension the fastest-varying; a dimension it does not
+  // name gets stride 1.
+  static std::vector<int64_t> StridesInLayout(absl::Span<const int64_t> dimensions,
+                                              absl::Span<const int64_t> minor_to_major);
+  // The strides of an array shape's dimensions in its own layout; row-major
+  // when it has none or one that does not order every dimension.
+  static std::vector<int64_t> LayoutStrides(const Shape& shape);
 
   // Calls fn for every multi-index of `dimensions` in row-major order; stops
   // early when fn returns false.

@@ -13,7 +13,6 @@
 #include <cstring>
 
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/ragged_rows.h"
@@ -170,7 +169,7 @@ void FromPhysicalBytes(const std::vector<uint8_t>& bytes, Literal& literal) {
     return;
   }
   // Logical element at index i sits at physical offset sum(i[d] * pstride[d]).
-  const std::vector<int64_t> physical_strides = LayoutStrides(shape);
+  const std::vector<int64_t> physical_strides = ShapeUtil::LayoutStrides(shape);
   StridedCopy(bytes.data(), 0, physical_strides, shape.dimensions(), Bytes(literal), width);
 }
 

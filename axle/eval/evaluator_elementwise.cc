@@ -106,6 +106,25 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
 // runs every op of the lists instead (and elemental_ir_emitter_test's
 // FamiliesTest holds the loop kernels to what this evaluates).
 
+// The unary ops that are one function of <cmath> / <complex> applied to the
+// element: V(opcode, function), on floats and complex numbers, or on
+// floats only. UnarySameType gives each a case through AXLE_EVAL_STD_CASE_.
+// clang-format off
+#define AXLE_EVAL_STD_FLOAT_OR_COMPLEX_OPS(V)                                     \
+  V(kExp, exp) V(kLog, log) V(kSqrt, sqrt) V(kSin, sin) V(kCos, cos) V(kTan, tan) \
+  V(kAcos, acos) V(kAcosh, acosh) V(kAsin, asin) V(kAsinh, asinh) V(kAtan, atan)  \
+  V(kAtanh, atanh) V(kCosh, cosh) V(kSinh, sinh) V(kTanh, tanh)
+#define AXLE_EVAL_STD_FLOAT_OPS(V) \
+  V(kCbrt, cbrt) V(kErf, erf) V(kCeil, ceil) V(kFloor, floor) V(kRoundNearestAfz, round)
+// clang-format on
+#define AXLE_EVAL_STD_CASE_(opcode, fn, types)                       \
+  case HloOpcode::opcode:                                            \
+    if constexpr (types) return run([](C v) { return std::fn(v); }); \
+    break;
+#define AXLE_EVAL_STD_FLOAT_OR_COMPLEX_CASE_(opcode, fn) \
+  AXLE_EVAL_STD_CASE_(opcode, fn, kFloat || kComplex)
+#define AXLE_EVAL_STD_FLOAT_CASE_(opcode, fn) AXLE_EVAL_STD_CASE_(opcode, fn, kFloat)
+
 // Each instantiation keeps only the `if constexpr` branches its type has, so
 // unrelated opcodes can reduce to the same `break` (clang-tidy's branch-clone).
 // NOLINTBEGIN(bugprone-branch-clone)
@@ -169,15 +188,9 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       if constexpr (kInt)
         return run([](C v) { return static_cast<C>(std::popcount(RawBits<T>(v))); });
       break;
-    case HloOpcode::kExp:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::exp(v); });
-      break;
     case HloOpcode::kExpm1:
       if constexpr (kFloat) return run([](C v) { return std::expm1(v); });
       if constexpr (kComplex) return run([](C v) { return std::exp(v) - C(1); });
-      break;
-    case HloOpcode::kLog:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::log(v); });
       break;
     case HloOpcode::kLog1p:
       if constexpr (kFloat) return run([](C v) { return std::log1p(v); });
@@ -187,63 +200,13 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       if constexpr (kFloat || kComplex)
         return run([](C v) { return C(1) / (C(1) + std::exp(-v)); });
       break;
-    case HloOpcode::kSqrt:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::sqrt(v); });
-      break;
     case HloOpcode::kRsqrt:
       if constexpr (kFloat || kComplex) return run([](C v) { return C(1) / std::sqrt(v); });
       break;
-    case HloOpcode::kCbrt:
-      if constexpr (kFloat) return run([](C v) { return std::cbrt(v); });
-      break;
-    case HloOpcode::kSin:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::sin(v); });
-      break;
-    case HloOpcode::kCos:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::cos(v); });
-      break;
-    case HloOpcode::kTan:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::tan(v); });
-      break;
-    case HloOpcode::kAcos:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::acos(v); });
-      break;
-    case HloOpcode::kAcosh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::acosh(v); });
-      break;
-    case HloOpcode::kAsin:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::asin(v); });
-      break;
-    case HloOpcode::kAsinh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::asinh(v); });
-      break;
-    case HloOpcode::kAtan:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::atan(v); });
-      break;
-    case HloOpcode::kAtanh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::atanh(v); });
-      break;
-    case HloOpcode::kCosh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::cosh(v); });
-      break;
-    case HloOpcode::kSinh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::sinh(v); });
-      break;
-    case HloOpcode::kTanh:
-      if constexpr (kFloat || kComplex) return run([](C v) { return std::tanh(v); });
-      break;
-    case HloOpcode::kErf:
-      if constexpr (kFloat) return run([](C v) { return std::erf(v); });
-      break;
-    case HloOpcode::kCeil:
-      if constexpr (kFloat) return run([](C v) { return std::ceil(v); });
-      break;
-    case HloOpcode::kFloor:
-      if constexpr (kFloat) return run([](C v) { return std::floor(v); });
-      break;
-    case HloOpcode::kRoundNearestAfz:
-      if constexpr (kFloat) return run([](C v) { return std::round(v); });
-      break;
+      // clang-format off
+    AXLE_EVAL_STD_FLOAT_OR_COMPLEX_OPS(AXLE_EVAL_STD_FLOAT_OR_COMPLEX_CASE_)
+    AXLE_EVAL_STD_FLOAT_OPS(AXLE_EVAL_STD_FLOAT_CASE_)
+      // clang-format on
     case HloOpcode::kRoundNearestEven:
       if constexpr (kFloat) {
         return run([](C v) {
@@ -268,6 +231,11 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
   }
   return NotDefined(instruction, type);
 }
+#undef AXLE_EVAL_STD_FLOAT_CASE_
+#undef AXLE_EVAL_STD_FLOAT_OR_COMPLEX_CASE_
+#undef AXLE_EVAL_STD_CASE_
+#undef AXLE_EVAL_STD_FLOAT_OPS
+#undef AXLE_EVAL_STD_FLOAT_OR_COMPLEX_OPS
 
 // --- Binary ops that keep the element type -----------------------------------
 

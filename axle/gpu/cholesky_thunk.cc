@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cuda_driver.h"
 #include "axle/gpu/cuda_kernel.h"
@@ -252,8 +251,8 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
       a.dimensions(a.rank() - 1) != a.dimensions(a.rank() - 2)) {
     return Unsupported(cholesky, "a must be square matrices [..., n, n] of the result's shape");
   }
-  if (LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
-      LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
+  if (ShapeUtil::LayoutStrides(a) != ShapeUtil::RowMajorStrides(a.dimensions()) ||
+      ShapeUtil::LayoutStrides(x) != ShapeUtil::RowMajorStrides(x.dimensions())) {
     return Unsupported(cholesky, "a and the result must be in the descending layout");
   }
   CholeskyPlan plan;
@@ -273,11 +272,7 @@ absl::StatusOr<CholeskyPlan> MakeCholeskyPlan(const HloInstruction& cholesky) {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeCholeskyThunk(const HloInstruction& cholesky,
                                                             GpuThunkValues values) {
   AXLE_ASSIGN_OR_RETURN(CholeskyPlan plan, MakeCholeskyPlan(cholesky));
-  if (values.operands.size() != 1 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cholesky thunk of %", cholesky.name(),
-                     ": expected the value ids of 1 operand and 1 result"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(cholesky, values, 1, 1));
   return std::unique_ptr<GpuThunk>(
       std::make_unique<CholeskyThunk>(cholesky.name(), plan, std::move(values)));
 }

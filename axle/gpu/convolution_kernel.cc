@@ -20,7 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
+#include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -159,9 +159,9 @@ absl::StatusOr<ConvPlan> MakeConvPlan(const HloInstruction& instruction) {
   plan.out_elements = out.num_elements();
   plan.lhs_elements = lhs.num_elements();
   plan.rhs_elements = rhs.num_elements();
-  const std::vector<int64_t> in_strides = LayoutStrides(lhs);
-  const std::vector<int64_t> k_strides = LayoutStrides(rhs);
-  const std::vector<int64_t> out_strides = LayoutStrides(out);
+  const std::vector<int64_t> in_strides = ShapeUtil::LayoutStrides(lhs);
+  const std::vector<int64_t> k_strides = ShapeUtil::LayoutStrides(rhs);
+  const std::vector<int64_t> out_strides = ShapeUtil::LayoutStrides(out);
   plan.out_batch = out.dimensions(dn.output_batch_dimension());
   plan.out_batch_stride = out_strides[dn.output_batch_dimension()];
   plan.out_features = out.dimensions(dn.output_feature_dimension());

@@ -639,7 +639,7 @@ ENTRY e {
   const HloInstruction& conv = *(*wrong)->entry_computation()->root_instruction();
   absl::StatusOr<std::unique_ptr<GpuThunk>> thunk = MakeConvolutionThunk(conv, {{0}, {1}});
   ASSERT_FALSE(thunk.ok());
-  EXPECT_THAT(thunk.status().message(), HasSubstr("expected 2 operand values"));
+  EXPECT_THAT(thunk.status().message(), HasSubstr("expected the value ids of 2 operand(s)"));
 }
 
 // On a GPU: the thunk on device buffers against the interpreter.

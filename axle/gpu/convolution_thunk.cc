@@ -20,7 +20,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -32,6 +31,7 @@
 #include "axle/gpu/cuda_kernel.h"
 #include "axle/gpu/cuda_stream.h"
 #include "axle/gpu/cudnn_convolution.h"
+#include "axle/gpu/dynamic_library.h"
 #include "axle/gpu/gemm_plan.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -131,22 +131,9 @@ absl::StatusOr<const Cudnn*> LoadCudnn() {
   const std::string library = !from_environment.empty() && from_environment != "1"
                                   ? from_environment
                                   : std::string("libcudnn.so.9");
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return absl::UnavailableError(absl::StrCat("cuDNN unavailable: ", library, " not found (",
-                                               error != nullptr ? error : "dlopen failed",
-                                               "); set AXLE_CUDNN to its path"));
-  }
+  AXLE_ASSIGN_OR_RETURN(void* handle, OpenLibrary(library, "cuDNN", "AXLE_CUDNN"));
   auto* cudnn = new Cudnn;  // lives with the process, as the library does
-  absl::Status status;
-  auto resolve = [&](auto& function, const char* symbol) {
-    void* address = dlsym(handle, symbol);
-    if (address == nullptr && status.ok()) {
-      status = absl::UnavailableError(absl::StrCat("cuDNN: ", library, " has no ", symbol));
-    }
-    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(address);
-  };
+  SymbolResolver resolve(handle, library);
   resolve(cudnn->create, "cudnnCreate");
   resolve(cudnn->destroy, "cudnnDestroy");
   resolve(cudnn->set_stream, "cudnnSetStream");
@@ -168,9 +155,9 @@ absl::StatusOr<const Cudnn*> LoadCudnn() {
   resolve(cudnn->backward_data, "cudnnConvolutionBackwardData");
   resolve(cudnn->get_backward_filter_algorithm_v7, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
   resolve(cudnn->backward_filter, "cudnnConvolutionBackwardFilter");
-  if (!status.ok()) {
+  if (!resolve.missing().empty()) {
     delete cudnn;
-    return status;
+    return absl::UnavailableError(absl::StrCat("cuDNN unavailable: ", resolve.missing()));
   }
   cudnn->find_forward = reinterpret_cast<Cudnn::AlgorithmSearch>(
       dlsym(handle, "cudnnFindConvolutionForwardAlgorithmEx"));
@@ -793,11 +780,7 @@ absl::StatusOr<PtxKernel> CompileCudnnFilterRelayoutPtx(const CudnnConvConfig& c
 absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBackend(
     const HloInstruction& convolution, GpuThunkValues values, ConvolutionBackend backend,
     const PtxOptions& options) {
-  if (values.operands.size() != 2 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA convolution ", convolution.name(), ": expected 2 operand values and 1 ",
-                     "result value, got ", values.operands.size(), " and ", values.outputs.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(convolution, values, 2, 1));
   AXLE_ASSIGN_OR_RETURN(ConvPlan plan, MakeConvPlan(convolution));
   std::optional<CudnnConvConfig> cudnn;
   if (backend == ConvolutionBackend::kCudnn) {

@@ -5,36 +5,15 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/status_macros.h"
 #include "axle/gpu/cuda_stream.h"
+#include "axle/gpu/dynamic_library.h"
 
 namespace axle::gpu {
-namespace {
-
-absl::StatusOr<void*> OpenLibrary(const std::string& library, const char* variable) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return absl::UnavailableError(absl::StrCat("cuBLAS unavailable: ", library, " not found (",
-                                               error != nullptr ? error : "dlopen failed", "); ",
-                                               variable, " names another path"));
-  }
-  return handle;
-}
-
-// Sets `member` to `symbol` of `handle`; notes the first one missing.
-template <typename Function>
-void Resolve(void* handle, const std::string& file, const char* symbol, Function& member,
-             std::string& missing) {
-  member = reinterpret_cast<Function>(dlsym(handle, symbol));
-  if (member == nullptr && missing.empty()) missing = absl::StrCat(file, " lacks ", symbol);
-}
-
-}  // namespace
 
 std::string CudaLibraryPath(const std::string& from_environment, const char* soname) {
   if (!from_environment.empty()) return from_environment;
@@ -65,24 +44,25 @@ absl::StatusOr<const CublasLibrary*> CublasLibrary::Open(const std::string& lt_p
                                                          const std::string& path) {
   // cuBLASLt first: libcublas.so.13 needs it (an overridden path is then
   // the one already loaded).
-  auto lt = OpenLibrary(lt_path, "AXLE_CUBLASLT");
+  auto lt = OpenLibrary(lt_path, "cuBLAS", "AXLE_CUBLASLT", RTLD_NOW | RTLD_GLOBAL);
   if (!lt.ok()) return lt.status();
-  auto blas = OpenLibrary(path, "AXLE_CUBLAS");
+  auto blas = OpenLibrary(path, "cuBLAS", "AXLE_CUBLAS", RTLD_NOW | RTLD_GLOBAL);
   if (!blas.ok()) {
     dlclose(*lt);
     return blas.status();
   }
   // Kept for the process, as the handles made from it.
   auto* library = new CublasLibrary();
-  std::string missing;
-#define AXLE_CUBLAS_RESOLVE(member, symbol, type) \
-  Resolve(*blas, path, symbol, library->member, missing);
+  SymbolResolver resolve_blas(*blas, path);
+  SymbolResolver resolve_lt(*lt, lt_path);
+#define AXLE_CUBLAS_RESOLVE(member, symbol, type) resolve_blas(library->member, symbol);
   AXLE_CUBLAS_FUNCTIONS(AXLE_CUBLAS_RESOLVE)
 #undef AXLE_CUBLAS_RESOLVE
-#define AXLE_CUBLASLT_RESOLVE(member, symbol, type) \
-  Resolve(*lt, lt_path, symbol, library->member, missing);
+#define AXLE_CUBLASLT_RESOLVE(member, symbol, type) resolve_lt(library->member, symbol);
   AXLE_CUBLASLT_FUNCTIONS(AXLE_CUBLASLT_RESOLVE)
 #undef AXLE_CUBLASLT_RESOLVE
+  const std::string& missing =
+      !resolve_blas.missing().empty() ? resolve_blas.missing() : resolve_lt.missing();
   if (!missing.empty()) {
     delete library;
     dlclose(*blas);
@@ -117,22 +97,13 @@ absl::Status CublasLibrary::ToStatus(cublasStatus_t status, absl::string_view wh
 absl::StatusOr<CublasHandle*> CublasHandle::ForDevice(const CudaDevice& device) {
   auto library = CublasLibrary::Get();
   if (!library.ok()) return library.status();
-  static std::mutex* mutex = new std::mutex;
-  static auto* handles = new std::map<int, CublasHandle*>;
-  std::lock_guard<std::mutex> lock(*mutex);
-  auto it = handles->find(device.ordinal());
-  if (it != handles->end()) return it->second;
-  CudaDevice::ScopedActivation activation(device);
-  cublasHandle_t handle = nullptr;
-  if (absl::Status status = (*library)->ToStatus((*library)->cublasCreate(&handle),
-                                                 absl::StrCat("cublasCreate on ", device.name()));
-      !status.ok()) {
-    return status;
-  }
-  // Kept for the process: thunks of every executable on the device share it.
-  auto* created = new CublasHandle(**library, handle);
-  (*handles)[device.ordinal()] = created;
-  return created;
+  // Thunks of every executable on the device share it.
+  return OnePerDevice<CublasHandle>(device, [&]() -> absl::StatusOr<CublasHandle*> {
+    cublasHandle_t handle = nullptr;
+    AXLE_RETURN_IF_ERROR((*library)->ToStatus((*library)->cublasCreate(&handle),
+                                              absl::StrCat("cublasCreate on ", device.name())));
+    return new CublasHandle(**library, handle);
+  });
 }
 
 CublasHandle::~CublasHandle() { library_.cublasDestroy(handle_); }

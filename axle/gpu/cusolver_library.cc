@@ -3,11 +3,11 @@
 
 #include <dlfcn.h>
 
-#include <map>
-
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/status_macros.h"
 #include "axle/gpu/cublas_library.h"
+#include "axle/gpu/dynamic_library.h"
 
 namespace axle::gpu {
 namespace {
@@ -49,26 +49,16 @@ absl::StatusOr<const CusolverLibrary*> CusolverLibrary::Get() {
 }
 
 absl::StatusOr<const CusolverLibrary*> CusolverLibrary::Open(const std::string& path) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return absl::UnavailableError(absl::StrCat("cuSOLVER unavailable: ", path, " not found (",
-                                               error != nullptr ? error : "dlopen failed",
-                                               "); AXLE_CUSOLVER names another path"));
-  }
+  AXLE_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path, "cuSOLVER", "AXLE_CUSOLVER"));
   auto* library = new CusolverLibrary();  // kept for the process
-  std::string missing;
-  auto resolve = [&](auto& member, const char* symbol) {
-    member = reinterpret_cast<std::remove_reference_t<decltype(member)>>(dlsym(handle, symbol));
-    if (member == nullptr && missing.empty()) missing = symbol;
-  };
+  SymbolResolver resolve(handle, path);
 #define AXLE_CUSOLVER_RESOLVE(member, symbol, type) resolve(library->member, symbol);
   AXLE_CUSOLVER_FUNCTIONS(AXLE_CUSOLVER_RESOLVE)
 #undef AXLE_CUSOLVER_RESOLVE
-  if (!missing.empty()) {
+  if (!resolve.missing().empty()) {
     delete library;
     dlclose(handle);
-    return absl::UnavailableError(absl::StrCat("cuSOLVER unavailable: ", path, " lacks ", missing));
+    return absl::UnavailableError(absl::StrCat("cuSOLVER unavailable: ", resolve.missing()));
   }
   return library;
 }
@@ -86,22 +76,12 @@ absl::Status CusolverLibrary::ToStatus(cusolverStatus_t status, absl::string_vie
 absl::StatusOr<CusolverHandle*> CusolverHandle::ForDevice(const CudaDevice& device) {
   auto library = CusolverLibrary::Get();
   if (!library.ok()) return library.status();
-  static std::mutex* mutex = new std::mutex;
-  static auto* handles = new std::map<int, CusolverHandle*>;
-  std::lock_guard<std::mutex> lock(*mutex);
-  auto it = handles->find(device.ordinal());
-  if (it != handles->end()) return it->second;
-  CudaDevice::ScopedActivation activation(device);
-  cusolverDnHandle_t handle = nullptr;
-  if (absl::Status status =
-          (*library)->ToStatus((*library)->cusolverDnCreate(&handle),
-                               absl::StrCat("cusolverDnCreate on ", device.name()));
-      !status.ok()) {
-    return status;
-  }
-  auto* created = new CusolverHandle(**library, handle);  // kept for the process
-  (*handles)[device.ordinal()] = created;
-  return created;
+  return OnePerDevice<CusolverHandle>(device, [&]() -> absl::StatusOr<CusolverHandle*> {
+    cusolverDnHandle_t handle = nullptr;
+    AXLE_RETURN_IF_ERROR((*library)->ToStatus((*library)->cusolverDnCreate(&handle),
+                                              absl::StrCat("cusolverDnCreate on ", device.name())));
+    return new CusolverHandle(**library, handle);
+  });
 }
 
 absl::StatusOr<std::unique_ptr<CusolverHandle::Lock>> CusolverHandle::Acquire(CUstream stream) {

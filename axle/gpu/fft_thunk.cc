@@ -11,7 +11,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cuda_kernel.h"
+#include "axle/gpu/dynamic_library.h"
 #include "axle/gpu/ptx_module.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/IRBuilder.h"
@@ -57,28 +57,16 @@ absl::StatusOr<const Cufft*> LoadCufft() {
   const std::string from_environment = EnvironmentOptions::Read().cufft;
   const std::string library =
       !from_environment.empty() ? from_environment : std::string("libcufft.so.12");
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  absl::StatusOr<void*> handle = OpenLibrary(library, "cuFFT", "AXLE_CUFFT");
   // Not on the loader's path: the toolkit's library folder (where it was at
   // build time, then the usual one).
   for (const char* dir : {AXLE_CUDA_LIBRARY_DIR, "/usr/local/cuda/lib64"}) {
-    if (handle != nullptr || library.find('/') != std::string::npos) break;
-    handle = dlopen(absl::StrCat(dir, "/", library).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle.ok() || library.find('/') != std::string::npos) break;
+    handle = OpenLibrary(absl::StrCat(dir, "/", library), "cuFFT", "AXLE_CUFFT");
   }
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    return absl::UnavailableError(absl::StrCat("cuFFT unavailable: ", library, " not found (",
-                                               error != nullptr ? error : "dlopen failed",
-                                               "); set AXLE_CUFFT to its path"));
-  }
+  if (!handle.ok()) return handle.status();
   auto* cufft = new Cufft;  // lives with the process, as the library does
-  absl::Status status;
-  auto resolve = [&](auto& function, const char* symbol) {
-    void* address = dlsym(handle, symbol);
-    if (address == nullptr && status.ok()) {
-      status = absl::UnavailableError(absl::StrCat("cuFFT: ", library, " has no ", symbol));
-    }
-    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(address);
-  };
+  SymbolResolver resolve(*handle, library);
   resolve(cufft->create, "cufftCreate");
   resolve(cufft->make_plan_many64, "cufftMakePlanMany64");
   resolve(cufft->set_stream, "cufftSetStream");
@@ -89,9 +77,9 @@ absl::StatusOr<const Cufft*> LoadCufft() {
   resolve(cufft->exec_d2z, "cufftExecD2Z");
   resolve(cufft->exec_c2r, "cufftExecC2R");
   resolve(cufft->exec_z2d, "cufftExecZ2D");
-  if (!status.ok()) {
+  if (!resolve.missing().empty()) {
     delete cufft;
-    return status;
+    return absl::UnavailableError(absl::StrCat("cuFFT unavailable: ", resolve.missing()));
   }
   return cufft;
 }
@@ -359,11 +347,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeFftThunkWithOptions(const HloInstr
   if (fft == nullptr || instruction.operand_count() != 1) {
     return FftError(instruction, absl::StatusCode::kInvalidArgument, "not an fft of one operand");
   }
-  if (values.operands.size() != 1 || values.outputs.size() != 1) {
-    return FftError(instruction, absl::StatusCode::kInvalidArgument,
-                    absl::StrCat("expected 1 operand value and 1 result value, got ",
-                                 values.operands.size(), " and ", values.outputs.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 1, 1));
   const Shape& in = instruction.operand(0)->shape();
   const Shape& out = instruction.shape();
   if (!in.IsArray() || !out.IsArray()) {

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
-#include "axle/core/layout_strides.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -206,9 +206,9 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
   if (out.rank() != batch_rank + m_rank + n_rank) {
     return Unsupported(dot, "result rank is not batch + lhs free + rhs free");
   }
-  const std::vector<int64_t> lhs_strides = LayoutStrides(lhs);
-  const std::vector<int64_t> rhs_strides = LayoutStrides(rhs);
-  const std::vector<int64_t> out_strides = LayoutStrides(out);
+  const std::vector<int64_t> lhs_strides = ShapeUtil::LayoutStrides(lhs);
+  const std::vector<int64_t> rhs_strides = ShapeUtil::LayoutStrides(rhs);
+  const std::vector<int64_t> out_strides = ShapeUtil::LayoutStrides(out);
   auto sizes_of = [](const Shape& shape, const std::vector<int64_t>& dims) {
     std::vector<int64_t> sizes;
     sizes.reserve(dims.size());

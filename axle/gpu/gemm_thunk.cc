@@ -206,11 +206,7 @@ std::unique_ptr<GpuThunk> MakeGemmThunk(std::string name, const GemmPlan& plan,
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeGemmThunk(const HloInstruction& dot,
                                                         GpuThunkValues values) {
   AXLE_ASSIGN_OR_RETURN(GemmPlan plan, MakeGemmPlan(dot));
-  if (values.operands.size() != 2 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gemm thunk of %", dot.name(), ": expected the value ids of 2 operands and 1 result, got ",
-        values.operands.size(), " and ", values.outputs.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(dot, values, 2, 1));
   return MakeGemmThunk(dot.name(), plan, std::move(values));
 }
 

@@ -26,9 +26,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
+#include "axle/core/shape_util.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/cuda_device_test_util.h"
 #include "axle/gpu/cuda_memory_allocator.h"
@@ -194,7 +194,7 @@ Complex ElementAt(const Literal& literal, int64_t i) {
 
 // `literal`'s elements at their offsets in its shape's layout.
 std::vector<Complex> Physical(const Literal& literal, const Shape& shape) {
-  const std::vector<int64_t> strides = LayoutStrides(shape);
+  const std::vector<int64_t> strides = ShapeUtil::LayoutStrides(shape);
   const int64_t count = shape.num_elements();
   std::vector<Complex> out(count);
   std::vector<int64_t> index(shape.rank(), 0);

@@ -143,33 +143,12 @@ GpuBufferLayout LayOutGpuBuffers(const GpuProgram& program) {
   // throughout it).
   std::vector<std::optional<StepUses>> steps;
   for (const std::unique_ptr<GpuThunk>& thunk : program.thunks) {
-    const GpuThunkValues uses = thunk->buffer_uses();
-    StepUses step;
-    for (const auto& [values, buffers] :
-         {std::pair{&uses.operands, &step.reads}, std::pair{&uses.outputs, &step.writes}}) {
-      for (int64_t id : *values) {
-        const GpuValue& value = program.values[id];
-        if (value.kind == GpuValue::Kind::kTemporary) buffers->push_back(value.temporary);
-      }
-    }
-    steps.push_back(std::move(step));
-  }
-  std::vector<std::pair<int64_t, int64_t>> live = LiveRangesOverSteps(num_temporaries, steps);
-  std::vector<bool> live_out(num_temporaries, false);
-  for (const auto& [index, id] : program.result_leaves) {
-    const GpuValue& value = program.values[id];
-    if (value.kind != GpuValue::Kind::kTemporary) continue;
-    live[value.temporary].second = num_thunks;
-    live_out[value.temporary] = true;
+    GpuThunkValues uses = thunk->buffer_uses();
+    steps.push_back(StepUses{std::move(uses.operands), std::move(uses.outputs)});
   }
   // Logical buffers: temporaries 0..n-1, then each thunk's scratch memory.
-  std::vector<LogicalBuffer> buffers(num_temporaries);
-  for (int64_t t = 0; t < num_temporaries; ++t) {
-    buffers[t].size = program.temporary_sizes[t];
-    buffers[t].first = live[t].first;
-    buffers[t].last = live[t].second;
-    buffers[t].live_out = live_out[t];
-  }
+  std::vector<LogicalBuffer> buffers =
+      TemporaryBuffers(program.values, program.temporary_sizes, program.result_leaves, steps);
   for (size_t v = 0; v < program.values.size(); ++v) {
     const GpuValue& value = program.values[v];
     if (value.kind != GpuValue::Kind::kTemporary) continue;
@@ -181,17 +160,7 @@ GpuBufferLayout LayOutGpuBuffers(const GpuProgram& program) {
     }
   }
   layout.scratch_offsets.assign(num_thunks, -1);
-  std::vector<int64_t> scratch_buffer(num_thunks, -1);
-  for (int64_t i = 0; i < num_thunks; ++i) {
-    const int64_t bytes = program.thunks[i]->scratch_bytes();
-    if (bytes <= 0) continue;
-    scratch_buffer[i] = static_cast<int64_t>(buffers.size());
-    LogicalBuffer scratch;
-    scratch.size = bytes;
-    scratch.first = scratch.last = i;
-    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program.thunks[i]->name());
-    buffers.push_back(std::move(scratch));
-  }
+  const std::vector<int64_t> scratch_buffer = AppendScratchBuffers(program.thunks, buffers);
   BufferAssignmentOptions options;
   options.alignment = kArenaAlignment;
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assigned =

@@ -40,6 +40,10 @@
 #include "axle/runtime/device_memory.h"
 #include "axle/runtime/executable.h"
 
+namespace axle {
+class HloInstruction;
+}  // namespace axle
+
 namespace axle::gpu {
 
 // The value ids a thunk reads and writes: every array leaf of each operand
@@ -49,6 +53,12 @@ struct GpuThunkValues {
   std::vector<int64_t> operands;
   std::vector<int64_t> outputs;
 };
+
+// InvalidArgument "CUDA: <op> <name>: expected the value ids of <operands>
+// operand(s) and <outputs> result(s), got <m> and <n>" unless `values` has
+// that many of each: what every thunk factory checks first.
+absl::Status CheckThunkValues(const HloInstruction& instruction, const GpuThunkValues& values,
+                              size_t operands, size_t outputs);
 
 struct GpuThunkContext {
   const CudaDevice* device = nullptr;

@@ -122,6 +122,17 @@ AXLE_GPU_LIBRARY_OPCODES(AXLE_GPU_CHECK_FACTORY_)
 
 }  // namespace
 
+absl::Status CheckThunkValues(const HloInstruction& instruction, const GpuThunkValues& values,
+                              size_t operands, size_t outputs) {
+  if (values.operands.size() == operands && values.outputs.size() == outputs) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("CUDA: ", HloOpcodeString(instruction.opcode()), " ", instruction.name(),
+                   ": expected the value ids of ", operands, " operand(s) and ", outputs,
+                   " result(s), got ", values.operands.size(), " and ", values.outputs.size()));
+}
+
 bool IsGpuLibraryOp(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     AXLE_GPU_LIBRARY_OPCODES(AXLE_HLO_OPCODE_CASE)

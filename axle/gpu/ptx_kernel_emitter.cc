@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/nvptx_target_hooks.h"
@@ -292,7 +291,7 @@ llvm_ir::IrIndex KernelEmitter::DelinearizeInLayout(llvm::Value* linear, const S
 
 llvm::Value* KernelEmitter::LinearizeInLayout(const llvm_ir::IrIndex& index, const Shape& shape) {
   if (ShapeUtil::HasDescendingLayout(shape)) return elemental_.Linearize(index, shape.dimensions());
-  const std::vector<int64_t> strides = LayoutStrides(shape);
+  const std::vector<int64_t> strides = ShapeUtil::LayoutStrides(shape);
   llvm::Value* linear = b_.getInt64(0);
   for (int64_t d : shape.layout().minor_to_major()) {
     linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(strides[d])));

@@ -244,11 +244,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeRngBitGeneratorThunk(
         absl::StrCat("CUDA: rng-bit-generator ", instruction.name(),
                      ": takes a u64[n] state and returns (state, bits), not ", shape.ToString()));
   }
-  if (values.operands.size() != 1 || values.outputs.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CUDA: rng-bit-generator ", instruction.name(), ": given ", values.operands.size(),
-        " operand and ", values.outputs.size(), " result values, expects 1 and 2"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 1, 2));
   RngGeometry g;
   g.state_size = instruction.operand(0)->shape().dimensions(0);
   const Shape& bits_shape = shape.tuple_shapes(1);

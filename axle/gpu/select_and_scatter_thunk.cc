@@ -150,11 +150,7 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeSelectAndScatterThunk(
     const HloInstruction& instruction, GpuThunkValues values, const PtxOptions& options) {
   absl::StatusOr<SelectAndScatterShapes> shapes = AnalyzeSelectAndScatter(instruction);
   if (!shapes.ok()) return InvalidKernelOp(instruction, shapes.status().message());
-  if (values.operands.size() != 3 || values.outputs.size() != 1) {
-    return InvalidKernelOp(instruction,
-                           absl::StrCat("given ", values.operands.size(), " operand and ",
-                                        values.outputs.size(), " result values, expects 3 and 1"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 3, 1));
   if (shapes->window_reversal) {
     return absl::UnimplementedError(absl::StrCat("CUDA: select-and-scatter ", instruction.name(),
                                                  ": window reversal is not supported"));

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/cublas_library.h"
 #include "axle/gpu/cuda_driver.h"
@@ -74,7 +73,7 @@ struct TrsmArguments {
 };
 
 bool RowMajor(const Shape& shape) {
-  return LayoutStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
+  return ShapeUtil::LayoutStrides(shape) == ShapeUtil::RowMajorStrides(shape.dimensions());
 }
 
 class TriangularSolveThunk : public GpuThunk {
@@ -276,11 +275,7 @@ absl::StatusOr<TriangularSolvePlan> MakeTriangularSolvePlan(const HloInstruction
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeTriangularSolveThunk(const HloInstruction& solve,
                                                                    GpuThunkValues values) {
   AXLE_ASSIGN_OR_RETURN(TriangularSolvePlan plan, MakeTriangularSolvePlan(solve));
-  if (values.operands.size() != 2 || values.outputs.size() != 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("triangular-solve thunk of %", solve.name(),
-                     ": expected the value ids of 2 operands and 1 result"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckThunkValues(solve, values, 2, 1));
   return std::unique_ptr<GpuThunk>(
       std::make_unique<TriangularSolveThunk>(solve.name(), plan, std::move(values)));
 }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-#include "axle/core/layout_strides.h"
 #include "axle/core/shape_util.h"
 
 namespace axle {
@@ -22,7 +21,8 @@ void Relayout(const Shape& shape, const Layout& layout, const void* from, void* 
   }
   const int64_t width = bytes / elements;
   // The stride (in elements) of each logical dimension in `layout`.
-  const std::vector<int64_t> strides = StridesInLayout(shape.dimensions(), minor_to_major);
+  const std::vector<int64_t> strides =
+      ShapeUtil::StridesInLayout(shape.dimensions(), minor_to_major);
   const auto* source = static_cast<const uint8_t*>(from);
   auto* target = static_cast<uint8_t*>(to);
   int64_t row_major = 0;

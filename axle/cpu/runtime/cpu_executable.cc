@@ -100,37 +100,16 @@ void CpuExecutable::LayOutBuffers() {
   std::vector<std::optional<StepUses>> steps;
   for (const std::unique_ptr<Thunk>& thunk : program_.thunks) {
     std::optional<Thunk::BufferUses> uses = thunk->buffer_uses();
-    if (!uses.has_value()) {
+    if (uses.has_value()) {
+      steps.push_back(StepUses{std::move(uses->reads), std::move(uses->writes)});
+    } else {
       steps.emplace_back();
-      continue;
     }
-    StepUses step;
-    for (const auto& [values, buffers] :
-         {std::pair{&uses->reads, &step.reads}, std::pair{&uses->writes, &step.writes}}) {
-      for (int64_t value : *values) {
-        const ValueSlot& slot = program_.values[value];
-        if (slot.kind == ValueSlot::Kind::kTemporary) buffers->push_back(slot.temporary);
-      }
-    }
-    steps.push_back(std::move(step));
-  }
-  std::vector<std::pair<int64_t, int64_t>> live = LiveRangesOverSteps(num_temporaries, steps);
-  std::vector<bool> live_out(num_temporaries, false);
-  for (const auto& [index, value] : program_.result_leaves) {
-    const ValueSlot& slot = program_.values[value];
-    if (slot.kind != ValueSlot::Kind::kTemporary) continue;
-    live[slot.temporary].second = num_thunks;
-    live_out[slot.temporary] = true;
   }
   // Logical buffers: temporaries 0..n-1, then each thunk's scratch memory
   // (live during that thunk only), then parameters and constants.
-  std::vector<LogicalBuffer> buffers(num_temporaries);
-  for (int64_t t = 0; t < num_temporaries; ++t) {
-    buffers[t].size = program_.temporary_sizes[t];
-    buffers[t].first = live[t].first;
-    buffers[t].last = live[t].second;
-    buffers[t].live_out = live_out[t];
-  }
+  std::vector<LogicalBuffer> buffers =
+      TemporaryBuffers(program_.values, program_.temporary_sizes, program_.result_leaves, steps);
   std::map<std::pair<int64_t, ShapeIndex>, int64_t> parameters;
   std::map<int64_t, int64_t> constants;
   std::vector<LogicalBuffer> others;
@@ -174,17 +153,7 @@ void CpuExecutable::LayOutBuffers() {
     }
   }
   scratch_offsets_.assign(num_thunks, -1);
-  std::vector<int64_t> scratch_buffer(num_thunks, -1);
-  for (int64_t i = 0; i < num_thunks; ++i) {
-    const int64_t bytes = program_.thunks[i]->scratch_bytes();
-    if (bytes <= 0) continue;
-    scratch_buffer[i] = static_cast<int64_t>(buffers.size());
-    LogicalBuffer scratch;
-    scratch.size = bytes;
-    scratch.first = scratch.last = i;
-    scratch.label = absl::StrCat("scratch of thunk ", i, " %", program_.thunks[i]->name());
-    buffers.push_back(std::move(scratch));
-  }
+  const std::vector<int64_t> scratch_buffer = AppendScratchBuffers(program_.thunks, buffers);
   for (LogicalBuffer& buffer : others) buffers.push_back(std::move(buffer));
   // A temporary left unused (its values moved to another by ShareTemporary)
   // has no value and no bytes: no line in the dump, offset 0.

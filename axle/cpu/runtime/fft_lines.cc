@@ -5,10 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#ifdef __x86_64__
-#include <immintrin.h>
-#define AXLE_AVX512 __attribute__((target("avx512f")))
-#endif
+#include "axle/cpu/runtime/avx512_target.h"
 
 namespace axle::cpu {
 

@@ -7,16 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "axle/cpu/runtime/avx512_target.h"
 #include "axle/cpu/runtime/vector_activations.h"
-
-#ifdef __x86_64__
-// GCC 12's avx512fintrin.h warns about its own _mm512_undefined_ps in
-// max_ps / min_ps.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-#define AXLE_AVX512 __attribute__((target("avx512f")))
-#endif
 
 namespace axle::cpu {
 namespace {

@@ -86,6 +86,47 @@ std::vector<std::pair<int64_t, int64_t>> LiveRangesOverSteps(
   return live;
 }
 
+std::vector<LogicalBuffer> TemporaryBuffers(
+    absl::Span<const ValueSlot> values, absl::Span<const int64_t> temporary_sizes,
+    absl::Span<const std::pair<ShapeIndex, int64_t>> result_leaves,
+    absl::Span<const std::optional<StepUses>> steps) {
+  auto add_temporaries = [&](absl::Span<const int64_t> ids, std::vector<int64_t>& temporaries) {
+    for (int64_t id : ids) {
+      const ValueSlot& value = values[id];
+      if (value.kind == ValueSlot::Kind::kTemporary) temporaries.push_back(value.temporary);
+    }
+  };
+  // The steps over temporaries rather than values.
+  std::vector<std::optional<StepUses>> temporary_steps;
+  temporary_steps.reserve(steps.size());
+  for (const std::optional<StepUses>& step : steps) {
+    if (!step.has_value()) {
+      temporary_steps.emplace_back();
+      continue;
+    }
+    StepUses uses;
+    add_temporaries(step->reads, uses.reads);
+    add_temporaries(step->writes, uses.writes);
+    temporary_steps.push_back(std::move(uses));
+  }
+  const int64_t num_temporaries = static_cast<int64_t>(temporary_sizes.size());
+  const std::vector<std::pair<int64_t, int64_t>> live =
+      LiveRangesOverSteps(num_temporaries, temporary_steps);
+  std::vector<LogicalBuffer> buffers(num_temporaries);
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    buffers[t].size = temporary_sizes[t];
+    buffers[t].first = live[t].first;
+    buffers[t].last = live[t].second;
+  }
+  for (const auto& [index, id] : result_leaves) {
+    const ValueSlot& value = values[id];
+    if (value.kind != ValueSlot::Kind::kTemporary) continue;
+    buffers[value.temporary].last = static_cast<int64_t>(steps.size());
+    buffers[value.temporary].live_out = true;
+  }
+  return buffers;
+}
+
 // Allocations and slices from logical buffers (AssignLogicalBuffers, and
 // the last step of AssignBuffers).
 class BufferAllocator {

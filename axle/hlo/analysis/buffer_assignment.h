@@ -60,9 +60,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "axle/base/alignment.h"
 #include "axle/core/shape.h"
+#include "axle/hlo/analysis/value_slot.h"
 #include "axle/hlo/ir/hlo_module.h"
 
 namespace axle {
@@ -217,6 +219,37 @@ struct StepUses {
 // overlap its inputs).
 std::vector<std::pair<int64_t, int64_t>> LiveRangesOverSteps(
     int64_t num_buffers, absl::Span<const std::optional<StepUses>> steps);
+
+// The logical buffers of a backend program's temporaries 0..n-1 (sizes
+// `temporary_sizes`; `values` says which value ids live in which). `steps[i]`
+// names the value ids step i reads and writes (nullopt: any): a temporary
+// lives from the first step that touches one of its values to the last
+// (LiveRangesOverSteps), and one holding a value of `result_leaves` is kept
+// past the last step and marked live out.
+std::vector<LogicalBuffer> TemporaryBuffers(
+    absl::Span<const ValueSlot> values, absl::Span<const int64_t> temporary_sizes,
+    absl::Span<const std::pair<ShapeIndex, int64_t>> result_leaves,
+    absl::Span<const std::optional<StepUses>> steps);
+
+// Appends to `buffers` one temporary for each step of `steps` (pointers to
+// thunks with scratch_bytes() and name()) that asks for scratch memory, live
+// during that step only and labelled "scratch of thunk <i> %<name>".
+// Returns each step's buffer id, or -1 for a step without scratch.
+template <typename Steps>
+std::vector<int64_t> AppendScratchBuffers(const Steps& steps, std::vector<LogicalBuffer>& buffers) {
+  std::vector<int64_t> scratch_buffer(steps.size(), -1);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int64_t bytes = steps[i]->scratch_bytes();
+    if (bytes <= 0) continue;
+    scratch_buffer[i] = static_cast<int64_t>(buffers.size());
+    LogicalBuffer scratch;
+    scratch.size = bytes;
+    scratch.first = scratch.last = static_cast<int64_t>(i);
+    scratch.label = absl::StrCat("scratch of thunk ", i, " %", steps[i]->name());
+    buffers.push_back(std::move(scratch));
+  }
+  return scratch_buffer;
+}
 
 class BufferAssignment {
  public:

@@ -16,6 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instruction_subclasses.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -35,12 +36,6 @@ uint64_t Mix(uint64_t x) {
   return x;
 }
 
-Layout DefaultLayout(int64_t rank) {
-  std::vector<int64_t> minor_to_major(rank);
-  for (int64_t i = 0; i < rank; ++i) minor_to_major[i] = rank - 1 - i;
-  return Layout(minor_to_major);
-}
-
 // Shape::operator==, but an array without a layout has the default one.
 bool ShapesIdentical(const Shape& a, const Shape& b) {
   if (a.element_type() != b.element_type()) return false;
@@ -55,8 +50,8 @@ bool ShapesIdentical(const Shape& a, const Shape& b) {
     return false;
   }
   if (!a.IsArray()) return true;
-  const Layout layout_a = a.has_layout() ? a.layout() : DefaultLayout(a.rank());
-  const Layout layout_b = b.has_layout() ? b.layout() : DefaultLayout(b.rank());
+  const Layout layout_a = a.has_layout() ? a.layout() : ShapeUtil::MakeDescendingLayout(a.rank());
+  const Layout layout_b = b.has_layout() ? b.layout() : ShapeUtil::MakeDescendingLayout(b.rank());
   return layout_a == layout_b;
 }
 
@@ -111,7 +106,7 @@ void StructuralHasher::Add(const Shape& shape) {
   if (shape.has_layout()) {
     Add(shape.layout());
   } else {
-    Add(DefaultLayout(shape.rank()));
+    Add(ShapeUtil::MakeDescendingLayout(shape.rank()));
   }
 }
 
