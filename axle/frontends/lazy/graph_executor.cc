@@ -261,6 +261,8 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     }
   }
   if (s.computed.empty()) return results;
+  static metrics::Counter* const outputs_counter = metrics::GetCounter("GraphOutputs");
+  outputs_counter->Increment(static_cast<int64_t>(s.computed.size()));
 
   PostOrder& order = s.order;
   ComputePostOrder(s.computed, &order, &s.walk);

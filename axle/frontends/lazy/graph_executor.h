@@ -11,7 +11,9 @@
 // with no ShapedBuffer, ExecutionInput or Shape copy per argument or root.
 //
 // Counters: UncachedCompile, CachedCompile, PersistentCacheHit (a compile
-// whose code came from AXLE_CACHE_DIR: no code generated); timers: CompileTime,
+// whose code came from AXLE_CACHE_DIR: no code generated), GraphOutputs (the
+// values the executions computed: distinct roots that are no leaves);
+// timers: CompileTime,
 // ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
 // graph, or which parameter's shape differs from the previous graph's) on
 // stderr. When lowering or compiling fails and AXLE_DUMP_TO names a folder,

@@ -102,6 +102,7 @@ uint64_t LazyTensor::SetIrValue(Value value) {
   ir_ = std::move(value);
   data_.reset();
   leaf_ = Value();
+  view_of_base_ = false;
   return ++version_;
 }
 
@@ -110,7 +111,18 @@ void LazyTensor::SetData(std::shared_ptr<DeviceData> data) {
   data_ = std::move(data);
   ir_ = Value();
   leaf_ = Value();
+  view_of_base_ = false;
   ++version_;
+}
+
+void LazyTensor::MarkViewOfBase() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  view_of_base_ = static_cast<bool>(ir_);
+}
+
+bool LazyTensor::is_view_of_base() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return view_of_base_;
 }
 
 bool LazyTensor::has_pending_ir() const {
@@ -166,6 +178,7 @@ absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors
         pending[i]->data_ = (*results)[i];
         pending[i]->ir_ = Value();
         pending[i]->leaf_ = Value();
+        pending[i]->view_of_base_ = false;
         ++pending[i]->version_;
       }
     }
@@ -198,12 +211,20 @@ absl::Status SyncLiveTensors() {
       if (auto shared = t->weak_from_this().lock()) tensors.push_back(std::move(shared));
     }
   }
-  // Every pending value is computed here, so a buffer no live tensor holds
-  // as its value is read by this step's graph for the last time: donated.
-  for (const auto& t : tensors) {
-    std::lock_guard<std::mutex> lock(t->mutex_);
-    if (t->data_ != nullptr) held.push_back(t->data_.get());
+  // Every pending value is computed here (a view's through its base's), so
+  // a buffer no live tensor holds as its value is read by this step's graph
+  // for the last time: donated.
+  size_t kept = 0;  // the tensors synced, in order, before the views left out
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    bool view = false;
+    {
+      std::lock_guard<std::mutex> lock(tensors[i]->mutex_);
+      if (tensors[i]->data_ != nullptr) held.push_back(tensors[i]->data_.get());
+      view = tensors[i]->view_of_base_;
+    }
+    if (!view) std::swap(tensors[kept++], tensors[i]);
   }
+  tensors.resize(kept);
   std::sort(held.begin(), held.end());
   absl::Status status = SyncAndDonate(tensors, [](const DeviceData& data) {
     return !std::binary_search(scratch.held.begin(), scratch.held.end(), &data);

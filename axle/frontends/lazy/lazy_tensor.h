@@ -13,6 +13,14 @@
 // graph starts from data leaves again. Sync(tensors) does the same for some
 // tensors (reading a value back: ToLiteral).
 //
+// A view's tensor (the torch layer's views: its value is another live
+// tensor's, taken through view steps) is marked MarkViewOfBase(). The step
+// marker leaves such a pending value out and computes the base instead: a
+// weight's gradient is the transpose of a matmul's result, and computing
+// both would make the step write the gradient twice. The view's owner
+// recomputes it from the base's new value when it next reads it (the
+// base's version changed).
+//
 // Counters: CreateTensor, DestroyTensor, MarkStep.
 //
 //===----------------------------------------------------------------------===//
@@ -64,6 +72,11 @@ class LazyTensor : public std::enable_shared_from_this<LazyTensor> {
   uint64_t SetIrValue(Value value);
   // Replaces the value with computed data.
   void SetData(std::shared_ptr<DeviceData> data);
+  // Marks the pending value as a view of another live tensor's, which
+  // SyncLiveTensors computes instead (above). Replacing the value
+  // (SetIrValue, SetData, a sync of this tensor) clears the mark.
+  void MarkViewOfBase();
+  bool is_view_of_base() const;
 
   bool has_pending_ir() const;
   // The data, or null while the value is pending.
@@ -85,6 +98,7 @@ class LazyTensor : public std::enable_shared_from_this<LazyTensor> {
   Value ir_;    // pending value, when set
   Value leaf_;  // the device_data leaf of data_, once made
   uint64_t version_ = 0;
+  bool view_of_base_ = false;  // MarkViewOfBase's
   // The registry of live tensors: a list in creation order (lazy_tensor.cc).
   LazyTensor* live_prev_ = nullptr;
   LazyTensor* live_next_ = nullptr;
@@ -96,9 +110,10 @@ absl::Status Sync(absl::Span<const std::shared_ptr<LazyTensor>> tensors);
 // (GraphExecutor::Execute).
 absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors,
                            const std::function<bool(const DeviceData&)>& may_donate);
-// The step marker: computes the pending value of every live tensor (counts
-// MarkStep), donating the buffers that no live tensor holds any more (the
-// old values of tensors updated in place): results are written in place.
+// The step marker: computes the pending value of every live tensor but the
+// views of other live tensors (MarkViewOfBase; counts MarkStep), donating
+// the buffers that no live tensor holds any more (the old values of tensors
+// updated in place): results are written in place.
 absl::Status SyncLiveTensors();
 // How many tensors are alive.
 int64_t LiveTensorCount();

@@ -367,6 +367,39 @@ TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
   EXPECT_EQ(b->ToLiteral()->data<float>()[1], -2.0f);
 }
 
+TEST(LazyTensorTest, ViewsOfABaseAreLeftPendingByTheStepMarker) {
+  // b = -a, and v a view of b (here: b + 0, as a view's steps would give):
+  // the step computes b alone; v stays pending until its owner replaces it.
+  auto a = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
+  auto b = LazyTensor::FromIr(MakeValue("neg", {a->GetIrValue()}, a->shape()));
+  Value b_ir = b->GetIrValue();
+  auto v = LazyTensor::FromIr(
+      MakeValue("add", {b_ir, Value{Node::MakeConstant(0.0, b_ir.shape()), 0}}, b_ir.shape()));
+  v->MarkViewOfBase();
+  EXPECT_TRUE(v->is_view_of_base());
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  EXPECT_FALSE(b->has_pending_ir());
+  EXPECT_TRUE(v->has_pending_ir());  // left out of the step
+  EXPECT_EQ(ToVector(*b->data()), (std::vector<float>{-1, -2}));
+  // Its owner recomputes it from the base's new value: a plain value, synced.
+  v->SetIrValue(MakeValue("neg", {b->GetIrValue()}, a->shape()));
+  EXPECT_FALSE(v->is_view_of_base());
+  ASSERT_TRUE(SyncLiveTensors().ok());
+  EXPECT_FALSE(v->has_pending_ir());
+  EXPECT_EQ(ToVector(*v->data()), (std::vector<float>{1, 2}));
+  // A view read back on its own is computed (Sync of the tensor) and loses
+  // the mark with its pending value.
+  v->SetIrValue(MakeValue("neg", {b->GetIrValue()}, a->shape()));
+  v->MarkViewOfBase();
+  absl::StatusOr<Literal> read = v->ToLiteral();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->data<float>()[1], 2.0f);
+  EXPECT_FALSE(v->is_view_of_base());
+  // Data cannot be marked (the mark is for pending values only).
+  v->MarkViewOfBase();
+  EXPECT_FALSE(v->is_view_of_base());
+}
+
 TEST(LazyTensorTest, DonatedValueHeldOutsideATensorIsAClearError) {
   // The old value of w, held by no tensor, is donated to w's new value: the
   // buffer is reused and the old DeviceData refuses to be read.

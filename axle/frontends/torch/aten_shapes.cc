@@ -37,7 +37,9 @@ at::Tensor MakeView(const at::Tensor& self, ViewOp op) {
   info->ops.push_back(std::move(op));
   Value base = info->base->GetIrValue(&info->base_version);
   at::Tensor out = Wrap(ApplyView(base, info->ops));
-  GetImpl(out, "view")->set_view(std::move(info));
+  AxleTensorImpl* out_impl = GetImpl(out, "view");
+  out_impl->set_view(std::move(info));
+  out_impl->tensor()->MarkViewOfBase();  // the sync computes the base instead
   return out;
 }
 

@@ -73,6 +73,7 @@ const std::shared_ptr<lazy::LazyTensor>& AxleTensorImpl::tensor() const {
       uint64_t version = 0;
       lazy::Value current = view_->base->GetIrValue(&version);
       tensor_->SetIrValue(ApplyView(current, view_->ops));
+      tensor_->MarkViewOfBase();
       view_->base_version = version;
     }
   }
@@ -87,6 +88,7 @@ void AxleTensorImpl::AssignToView(const lazy::Value& value) {
   lazy::Value base = UpdateBase(view_->base->GetIrValue(), view_->ops, value);
   view_->base_version = view_->base->SetIrValue(base);
   tensor_->SetIrValue(value);
+  tensor_->MarkViewOfBase();
 }
 
 void AxleTensorImpl::set_tensor(std::shared_ptr<lazy::LazyTensor> tensor) {

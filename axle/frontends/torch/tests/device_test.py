@@ -96,6 +96,35 @@ class DeviceTest(unittest.TestCase):
         torch.testing.assert_close(x.cpu(), a)
         torch.testing.assert_close(row.cpu(), row_cpu)
 
+    def test_a_view_is_computed_through_its_base(self):
+        # sync() computes a view's base, not the view too (a weight's
+        # gradient is the transpose of a matmul's result): one output.
+        m = torch.ones(2, 3, device=self.dev) * 3
+        v = m.t()
+        torch_axle.sync()
+        outputs = met.counter_value("GraphOutputs") or 0
+        v.add_(1)  # reaches m
+        torch_axle.sync()
+        self.assertEqual(met.counter_value("GraphOutputs") - outputs, 1)
+        torch.testing.assert_close(m.cpu(), torch.full((2, 3), 4.0))
+        torch.testing.assert_close(v.cpu(), torch.full((3, 2), 4.0))
+        m.mul_(2)  # and back: the view is recomputed from its base
+        torch_axle.sync()
+        torch.testing.assert_close(v.cpu(), torch.full((3, 2), 8.0))
+        # A weight's gradient (a view of a matmul's result) across steps.
+        w_cpu = torch.randn(4, 5, generator=torch.Generator().manual_seed(3))
+        x_cpu = torch.randn(6, 5, generator=torch.Generator().manual_seed(4))
+        w = w_cpu.to(self.dev).requires_grad_()
+        w_cpu.requires_grad_()
+        for _ in range(3):
+            for weight, x in ((w_cpu, x_cpu), (w, x_cpu.to(self.dev))):
+                (x @ weight.t()).square().sum().backward()
+                with torch.no_grad():
+                    weight.sub_(0.01 * weight.grad)
+            torch_axle.sync()
+        torch.testing.assert_close(w.grad.cpu(), w_cpu.grad, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(w.detach().cpu(), w_cpu.detach(), rtol=1e-4, atol=1e-4)
+
     def test_autograd_through_an_updated_view(self):
         def loss(a, w):
             y = a * 2
