@@ -363,14 +363,38 @@ ENTRY e {
   ASSERT_TRUE(program.ok()) << program.status();
 }
 
-TEST(GpuCompilerTest, LibraryOpsWithoutThunksAreUnimplementedNamingTheOpAndCuda) {
+TEST(GpuCompilerTest, RngOpsGetHostSampledThunksOutsideGraphs) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(R"(
 HloModule m
 ENTRY e {
-  lo = f32[] constant(0)
-  hi = f32[] constant(1)
-  ROOT r = f32[8] rng(lo, hi), distribution=rng_uniform
+  lo = f32[] parameter(0)
+  hi = f32[] parameter(1)
+  r = f32[8] rng(lo, hi), distribution=rng_uniform
+  s = u64[2] rng-get-and-update-state(), delta=4
+  ROOT t = (f32[8], u64[2]) tuple(r, s)
+})",
+                         &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  int rng_thunks = 0;
+  for (const auto& thunk : program->thunks) {
+    if (thunk->name() != "r" && thunk->name() != "s") continue;
+    ++rng_thunks;
+    // Host work: never recorded into a CUDA graph.
+    EXPECT_FALSE(thunk->CapturableInGraph()) << thunk->name();
+  }
+  EXPECT_EQ(rng_thunks, 2) << text;
+}
+
+TEST(GpuCompilerTest, RngOfAnUnsupportedDistributionIsUnimplementedNamingIt) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  lo = s32[] constant(0)
+  hi = s32[] constant(1)
+  ROOT r = s32[8] rng(lo, hi), distribution=rng_normal
 })",
                          &module);
   ASSERT_FALSE(program.ok());

@@ -11,6 +11,7 @@
 #include "axle/base/logging.h"
 #include "axle/base/status_macros.h"
 #include "axle/gpu/gpu_thunks.h"
+#include "axle/gpu/rng_thunk.h"
 
 namespace axle::gpu {
 namespace {
@@ -269,6 +270,8 @@ absl::Status GpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
   context.stream = stream;
   context.run_options = &options;
   context.buffers = buffers;
+  GpuRngRunState rng;
+  context.rng = &rng;
   std::vector<se::DeviceMemoryBase> scratch(program_.thunks.size());
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     if (scratch_offsets_[i] >= 0) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/gpu/cuda_device.h"
@@ -374,18 +375,76 @@ TEST_F(GpuExecutableTest, StatusReturningCustomCallFailureIsTheRunsError) {
   EXPECT_TRUE(RunWith(client_, **again, arguments).ok());
 }
 
+TEST_F(GpuExecutableTest, RngDrawsWhatTheInterpreterDrawsForTheSameSeed) {
+  // One engine per run, seeded by the run's seed (0 here on both): each
+  // draw and the state word agree bit for bit with the interpreter, in
+  // both runs. One op per module, so no schedule decides their order.
+  for (const char* root : {"f32[257] rng(lo, hi), distribution=rng_uniform",
+                           "f32[64] rng(lo, hi), distribution=rng_normal",
+                           "s32[33] rng(a, b), distribution=rng_uniform",
+                           "u64[2] rng-get-and-update-state(), delta=7"}) {
+    SCOPED_TRACE(root);
+    ExpectMatchesInterpreter(absl::StrCat(R"(
+HloModule m
+ENTRY e {
+  lo = f32[] constant(-1)
+  hi = f32[] constant(3)
+  a = s32[] constant(-5)
+  b = s32[] constant(100)
+  ROOT r = )",
+                                          root, "\n}\n"),
+                             ErrorSpec(0));
+  }
+}
+
+TEST_F(GpuExecutableTest, RngInsideALoopDrawsFreshValuesEachIteration) {
+  // The loop's body runs with copies of the run's context: they share the
+  // run's engine, so each iteration draws new values, as on the interpreter.
+  ExpectMatchesInterpreter(R"(
+HloModule m
+cond {
+  p = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[16] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[16] rng(lo, hi), distribution=rng_uniform
+  ten = f32[] constant(10)
+  tens = f32[16] broadcast(ten), dimensions={}
+  scaled = f32[16] multiply(acc, tens)
+  sum = f32[16] add(scaled, r)
+  ROOT t = (s32[], f32[16]) tuple(next, sum)
+}
+ENTRY e {
+  zero = s32[] constant(0)
+  z = f32[] constant(0)
+  zs = f32[16] broadcast(z), dimensions={}
+  init = (s32[], f32[16]) tuple(zero, zs)
+  w = (s32[], f32[16]) while(init), condition=cond, body=body
+  ROOT out = f32[16] get-tuple-element(w), index=1
+})",
+                           ErrorSpec(1e-6, 1e-6));
+}
+
 TEST_F(GpuExecutableTest, OpsWithoutThunksAreUnimplementedNamingCuda) {
   auto executable = CompileFor(client_, R"(
 HloModule m
 ENTRY e {
-  lo = f32[] constant(0)
-  hi = f32[] constant(1)
-  ROOT r = f32[8] rng(lo, hi), distribution=rng_uniform
+  t = token[] after-all()
+  ROOT i = (f32[8], token[]) infeed(t)
 })");
   ASSERT_FALSE(executable.ok());
   EXPECT_EQ(executable.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(executable.status().message(), HasSubstr("CUDA"));
-  EXPECT_THAT(executable.status().message(), HasSubstr("rng"));
+  EXPECT_THAT(executable.status().message(), HasSubstr("infeed"));
   // The platform stays usable: the dot (cuBLAS) compiles and runs.
   auto dot = CompileFor(client_, kDot);
   EXPECT_TRUE(dot.ok()) << dot.status();

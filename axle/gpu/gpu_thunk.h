@@ -49,6 +49,8 @@ namespace axle::gpu {
 // The value ids a thunk reads and writes: every array leaf of each operand
 // in operand order (pre-order within a tuple operand), then every array
 // leaf of the result (pre-order).
+struct GpuRngRunState;  // rng_thunk.h
+
 struct GpuThunkValues {
   std::vector<int64_t> operands;
   std::vector<int64_t> outputs;
@@ -70,6 +72,10 @@ struct GpuThunkContext {
   // The thunk's scratch memory (GpuThunk::scratch_bytes(), 256-byte aligned,
   // valid while its work runs on the stream), or null when it needs none.
   se::DeviceMemoryBase scratch;
+  // The run's rng engine and rng-get-and-update-state counter (one per run,
+  // shared by every copy of the context), or null in contexts that run no
+  // rng thunk.
+  GpuRngRunState* rng = nullptr;
 
   const se::DeviceMemoryBase& buffer(int64_t id) const { return buffers[id]; }
   CUdeviceptr address(int64_t id) const { return DevicePointer(buffers[id]); }

@@ -16,6 +16,7 @@
 #include "axle/gpu/gemm_thunk.h"
 #include "axle/gpu/gpu_graph.h"
 #include "axle/gpu/rng_bit_generator_thunk.h"
+#include "axle/gpu/rng_thunk.h"
 #include "axle/gpu/scatter_thunk.h"
 #include "axle/gpu/sort_thunk.h"
 #include "axle/gpu/triangular_solve_thunk.h"
@@ -34,8 +35,6 @@ absl::Status NotYet(const HloInstruction& instruction, absl::string_view library
 using Result = absl::StatusOr<std::unique_ptr<GpuThunk>>;
 
 // What an op whose thunk is not written yet lacks.
-constexpr char kRngKernel[] = "an rng kernel";
-constexpr char kRngState[] = "the rng state";
 constexpr char kTopKKernel[] = "a topk kernel";
 constexpr char kGemm[] = "a gemm";
 
@@ -85,14 +84,20 @@ constexpr Factory FactoryOf(HloOpcode opcode) {
         return MakeSelectAndScatterThunk(instruction, std::move(values), options);
       };
     case HloOpcode::kRng:
-      return NotYetFactory<kRngKernel>;
+      // Drawn on the host from the run's engine, as on cpu (rng_thunk.h).
+      return
+          [](const HloInstruction& instruction, GpuThunkValues values,
+             const PtxOptions&) -> Result { return MakeRngThunk(instruction, std::move(values)); };
     case HloOpcode::kRngBitGenerator:
       return [](const HloInstruction& instruction, GpuThunkValues values,
                 const PtxOptions& options) -> Result {
         return MakeRngBitGeneratorThunk(instruction, std::move(values), options);
       };
     case HloOpcode::kRngGetAndUpdateState:
-      return NotYetFactory<kRngState>;
+      return [](const HloInstruction& instruction, GpuThunkValues values,
+                const PtxOptions&) -> Result {
+        return MakeRngGetAndUpdateStateThunk(instruction, std::move(values));
+      };
     case HloOpcode::kCholesky:
       return [](const HloInstruction& instruction, GpuThunkValues values,
                 const PtxOptions&) -> Result {
