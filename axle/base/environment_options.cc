@@ -82,6 +82,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.gpu_unroll = Switch("AXLE_GPU_UNROLL");
   options.gpu_select_conditionals = Switch("AXLE_GPU_SELECT_CONDITIONALS");
   options.gpu_graphs = Switch("AXLE_GPU_GRAPHS");
+  options.gpu_split_columns = Switch("AXLE_GPU_SPLIT_COLUMNS");
 
   options.cxx = Get("CXX");
   return options;

@@ -61,6 +61,8 @@
 //                         the default, off, on and on): unroll counted loops,
 //                         make cheap conditionals selects, replay runs of
 //                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
+//   AXLE_GPU_SPLIT_COLUMNS  0/false/off/no: large column reductions stay one
+//                         kernel (default: two, column_reduction_splitter.h)
 //
 // The tools:
 //   CXX                   the C++ compiler axle_aot builds with (default c++)
@@ -123,6 +125,7 @@ struct EnvironmentOptions {
   std::optional<bool> gpu_unroll;
   std::optional<bool> gpu_select_conditionals;
   std::optional<bool> gpu_graphs;
+  std::optional<bool> gpu_split_columns;
 
   // The tools: CXX as given (empty: unset).
   std::string cxx;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
@@ -176,6 +177,9 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
+  if (EnvironmentOptions::Read().gpu_split_columns.value_or(true)) {
+    pipeline.AddPass<GpuColumnReductionSplitter>();
+  }
   CpuInstructionFusion::Options fusion_options;
   fusion_options.fuse_reductions_into_consumers = false;
   fusion_options.duplicate_fast_gpu_math = true;
@@ -227,6 +231,9 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
     pipeline.AddPass<GpuConvPaddingLegalization>();
     pipeline.AddPass<GpuDotToReduce>();
     pipeline.AddPass<GpuDotCanonicalizer>();
+    if (EnvironmentOptions::Read().gpu_split_columns.value_or(true)) {
+      pipeline.AddPass<GpuColumnReductionSplitter>();
+    }
   }
   // Every op that needs a kernel into a one-op loop fusion (the cpu
   // backend's pass with the GPU's choice of ops); side-effecting and

@@ -249,6 +249,42 @@ TEST_F(GpuExecutableTest, RowAndColumnReductions) {
   ExpectMatchesInterpreter(kReductions, ErrorSpec(1e-3, 1e-4));
 }
 
+TEST_F(GpuExecutableTest, LargeColumnAndFullReductionsSplitInTwoAgree) {
+  // Past column_reduction_splitter.h's 4 MiB: a column sum of 128 tiles
+  // (split in 2 parts), a column max and a full sum (2048 parts), each in
+  // two kernels; exact for integers and max, summation order for f32.
+  ExpectMatchesInterpreter(R"(
+HloModule m
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[4096,1024] parameter(0)
+  y = s32[4096,1024] parameter(1)
+  z = f32[] constant(0)
+  lowest = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  sum = f32[1024] reduce(x, z), dimensions={0}, to_apply=add_f32
+  max = f32[1024] reduce(x, lowest), dimensions={0}, to_apply=max_f32
+  isum = s32[1024] reduce(y, zi), dimensions={0}, to_apply=add_s32
+  total = s32[] reduce(y, zi), dimensions={0,1}, to_apply=add_s32
+  ROOT t = (f32[1024], f32[1024], s32[1024], s32[]) tuple(sum, max, isum, total)
+})",
+                           ErrorSpec(1e-2, 1e-3));
+}
+
 TEST_F(GpuExecutableTest, Softmax) { ExpectMatchesInterpreter(kSoftmax, ErrorSpec(1e-5, 1e-4)); }
 
 TEST_F(GpuExecutableTest, TupleResultsWithParametersConstantsAndRepeatedLeaves) {
