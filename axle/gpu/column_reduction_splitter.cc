@@ -58,7 +58,7 @@ bool CombinesWithIdentityInit(const HloInstruction& reduce) {
   return init == identity;
 }
 
-Shape RowMajor(PrimitiveType type, std::vector<int64_t> dims) {
+Shape RowMajor(PrimitiveType type, const std::vector<int64_t>& dims) {
   return ShapeUtil::MakeShapeWithDescendingLayout(type, dims);
 }
 
