@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "axle/frontends/lazy/graph_executor.h"
+#include "axle/frontends/lazy/compile_cache.h"
 #include "axle/frontends/lazy/lazy_tensor.h"
 #include "axle/frontends/lazy/metrics.h"
 #include "axle/frontends/lazy/rng.h"
@@ -51,7 +51,7 @@ std::string MetricsReport() { return lazy::metrics::Report(); }
 void ClearAll() { lazy::metrics::ClearAll(); }
 int64_t LiveTensors() { return lazy::LiveTensorCount(); }
 void ManualSeed(int64_t seed) { lazy::SetRngSeed(static_cast<uint64_t>(seed)); }
-void ClearCompileCache() { lazy::GraphExecutor::Get().ClearCache(); }
+void ClearCompileCache() { lazy::ClearCompileCache(); }
 
 }  // namespace
 
