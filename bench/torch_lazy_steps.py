@@ -15,7 +15,9 @@ realistic ones:
 
 Per model, after 5 warm-up steps (the compiles): record_med, the median time
 to record a step (forward, backward, optimizer; no sync); total_min and
-total_med, the whole step (with sync and loss.item()), in ms.
+total_med, the whole step (with sync and loss.item()); sync_med, the step
+marker (graph walk, hash, cache lookup, run, results); execute_med, the
+compiled graph's run within it (ExecuteTime), in ms.
 Environment: CPU=1 also times PyTorch's CPU eager; ONLY=<models, comma-separated> (default all four);
 STEPS (40); TAG, a label for the axle lines (compare two builds by
 alternating PYTHONPATHs in one session: the machine is noisy).
@@ -104,22 +106,29 @@ def run(name, device, steps):
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(1)
     model, opt, x, y, lossf = setup(name, device, g)
-    rec, tot = [], []
+    rec, tot, syn, exe = [], [], [], []
+    lazy = device.type == "xla"
     for s in range(steps):
+        e0 = torch_axle.metrics.metric_data("ExecuteTime") if lazy else None
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = lossf(model(x), y)
         loss.backward()
         opt.step()
         t1 = time.perf_counter()
-        if device.type == "xla":
+        if lazy:
             torch_axle.sync()
+        ts = time.perf_counter()
         loss.item()
         t2 = time.perf_counter()
         if s >= 5:
-            rec.append(t1 - t0); tot.append(t2 - t0)
-    rec.sort(); tot.sort()
-    return rec[len(rec)//2] * 1e3, tot[0] * 1e3, tot[len(tot)//2] * 1e3
+            rec.append(t1 - t0); tot.append(t2 - t0); syn.append(ts - t1)
+            if lazy:
+                exe.append(torch_axle.metrics.metric_data("ExecuteTime")[1] - (e0[1] if e0 else 0))
+    for v in (rec, tot, syn, exe):
+        v.sort()
+    med = lambda v: v[len(v) // 2] * 1e3 if v else 0.0
+    return med(rec), tot[0] * 1e3, med(tot), med(syn), med(exe)
 
 def loaded_blas():
     """The BLAS library this process loaded (from /proc/self/maps)."""
@@ -201,4 +210,5 @@ for name in os.environ.get("ONLY", ",".join(MODELS)).split(","):
         r = run(name, torch.device("cpu"), steps)
         print(f"{name} cpu   record_med={r[0]:.2f} total_min={r[1]:.2f} total_med={r[2]:.2f}")
     r = run(name, torch_axle.device(), steps)
-    print(f"{name} axle[{os.environ.get('TAG','')}] record_med={r[0]:.2f} total_min={r[1]:.2f} total_med={r[2]:.2f}", flush=True)
+    print(f"{name} axle[{os.environ.get('TAG','')}] record_med={r[0]:.2f} total_min={r[1]:.2f} "
+          f"total_med={r[2]:.2f} sync_med={r[3]:.2f} execute_med={r[4]:.2f}", flush=True)

@@ -103,11 +103,17 @@ absl::StatusOr<int> ThreadPool::ParseNumThreads(const char* text) {
 }
 
 int ThreadPool::DefaultNumThreads() {
-  if (std::optional<std::string> text = EnvironmentOptions::Read().num_threads) {
-    absl::StatusOr<int> parsed = ParseNumThreads(text->c_str());
-    if (parsed.ok()) return *parsed;
-  }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // Read once: every oneDNN call sizes its team from this (OmpTeamShare),
+  // and reading the whole environment (EnvironmentOptions: some 30
+  // variables) on each was ~0.3% of the PyTorch device's block128 step.
+  static const int threads = [] {
+    if (std::optional<std::string> text = EnvironmentOptions::Read().num_threads) {
+      absl::StatusOr<int> parsed = ParseNumThreads(text->c_str());
+      if (parsed.ok()) return *parsed;
+    }
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  }();
+  return threads;
 }
 
 ThreadPool& ThreadPool::Default() {

@@ -10,7 +10,9 @@ Ops with no lowering run on PyTorch's CPU (counted as aten::<op> in
 torch_axle.metrics). Environment: AXLE_DEBUG=1 reports each compile with its
 reason and each CPU fallback; AXLE_CACHE_DIR keeps compilations on disk;
 AXLE_DUMP_TO=<dir> receives the HLO of a graph that failed to compile;
-AXLE_LAZY_PLATFORM picks the platform (cpu by default, or interpreter).
+AXLE_LAZY_PLATFORM picks the platform (cpu by default, or interpreter);
+AXLE_PROFILE=1 prints each compiled graph's time per thunk when the process
+exits (or at clear_compile_cache()).
 """
 import os
 
@@ -23,7 +25,14 @@ torch.ops.load_library(_LIBRARY)
 
 from . import metrics  # noqa: E402  (needs the library)
 
-__all__ = ["device", "sync", "mark_step", "manual_seed", "metrics"]
+if os.environ.get("AXLE_PROFILE", "") not in ("", "0"):
+    import atexit
+
+    # A compiled graph prints its thunk table when it is destroyed, and the
+    # cache lives as long as the process (past Python's finalization).
+    atexit.register(lambda: torch.ops.axle.clear_compile_cache())
+
+__all__ = ["device", "sync", "mark_step", "manual_seed", "clear_compile_cache", "metrics"]
 
 
 def device(index=0):
@@ -50,3 +59,9 @@ def manual_seed(seed):
     the step's graph, so they differ from the CPU's for the same seed;
     torch.manual_seed seeds the CPU's stream only."""
     torch.ops.axle.manual_seed(int(seed))
+
+
+def clear_compile_cache():
+    """Drops every compiled graph (the next step compiles again, or loads
+    from AXLE_CACHE_DIR). With AXLE_PROFILE=1 each prints its time per thunk."""
+    torch.ops.axle.clear_compile_cache()

@@ -14,6 +14,7 @@
 #include "axle/base/environment_options.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/block_pool.h"
+#include "axle/frontends/lazy/compile_cache.h"
 #include "axle/frontends/lazy/device.h"
 #include "axle/frontends/lazy/metrics.h"
 #include "axle/runtime/compilation_cache.h"
@@ -87,6 +88,8 @@ void GraphExecutor::ClearCache() {
   cache_.clear();
   lru_.clear();
 }
+
+void ClearCompileCache() { GraphExecutor::Get().ClearCache(); }
 
 absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
     absl::Span<const Value> roots, const PostOrder& order, uint64_t hash, const Aliases& aliases) {

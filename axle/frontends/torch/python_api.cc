@@ -8,6 +8,8 @@
 //   metric_data(str) -> float[] [count, total s, min s, max s], [] if unknown
 //   metric_names() -> str[]     metrics_report() -> str     clear_all()
 //   manual_seed(int)            restarts the device's random stream
+//   clear_compile_cache()       drops the compiled graphs (AXLE_PROFILE
+//                               prints each one's thunk table then)
 //
 //===----------------------------------------------------------------------===//
 #include <torch/library.h>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "axle/frontends/lazy/compile_cache.h"
 #include "axle/frontends/lazy/lazy_tensor.h"
 #include "axle/frontends/lazy/metrics.h"
 #include "axle/frontends/lazy/rng.h"
@@ -48,6 +51,7 @@ std::string MetricsReport() { return lazy::metrics::Report(); }
 void ClearAll() { lazy::metrics::ClearAll(); }
 int64_t LiveTensors() { return lazy::LiveTensorCount(); }
 void ManualSeed(int64_t seed) { lazy::SetRngSeed(static_cast<uint64_t>(seed)); }
+void ClearCompileCache() { lazy::ClearCompileCache(); }
 
 }  // namespace
 
@@ -61,6 +65,7 @@ TORCH_LIBRARY(axle, m) {
   m.def("clear_all() -> ()", &ClearAll);
   m.def("live_tensors() -> int", &LiveTensors);
   m.def("manual_seed(int seed) -> ()", &ManualSeed);
+  m.def("clear_compile_cache() -> ()", &ClearCompileCache);
 }
 
 }  // namespace axle::torch_device

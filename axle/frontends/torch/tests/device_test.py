@@ -1,6 +1,9 @@
 """The Axle device's basics: tensors move to and from it, ops are lowered
 (axle:: counters), unlowered ops fall back to the CPU (aten:: counters),
 sync() computes pending values, and errors are clear."""
+import os
+import subprocess
+import sys
 import unittest
 
 import torch
@@ -61,6 +64,39 @@ class DeviceTest(unittest.TestCase):
         self.assertGreaterEqual(met.counter_value("DonatedBuffers") or 0, 4)
         self.assertIsNotNone(met.metric_data("ExecuteTime"))
         self.assertIn("CompileTime", met.metrics_report())
+
+    def test_clear_compile_cache_compiles_again(self):
+        def step(w):
+            w.mul_(torch.tensor(3.0).to(self.dev)).add_(2)
+            torch_axle.sync()
+
+        w = torch.ones(3, device=self.dev)
+        step(w)
+        step(w)  # the steady graph (the first step's donates nothing)
+        met.clear_all()
+        step(w)
+        self.assertIsNone(met.counter_value("UncachedCompile"))  # cached
+        torch_axle.clear_compile_cache()
+        step(w)
+        self.assertEqual(met.counter_value("UncachedCompile"), 1)
+        step(w)
+        self.assertEqual(met.counter_value("UncachedCompile"), 1)
+        # 1 -> 5 -> 17 -> 53 -> 161 -> 485: the dropped executable's buffers live on.
+        torch.testing.assert_close(w.cpu(), torch.full((3,), 485.0))
+
+    def test_axle_profile_prints_each_graph_at_exit(self):
+        script = ("import torch, torch_axle\n"
+                  "x = torch.ones(8, device=torch_axle.device())\n"
+                  "for _ in range(3):\n"
+                  "    x.mul_(2).add_(1)\n"
+                  "    torch_axle.sync()\n"
+                  "print(x.cpu()[0].item())\n")
+        env = dict(os.environ, AXLE_PROFILE="1")
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.strip().splitlines()[-1], "15.0")
+        self.assertRegex(done.stdout + done.stderr, r"AXLE_PROFILE lazy_graph_[0-9a-f]+: \d+ runs")
 
     def test_wrong_device_is_a_clear_error(self):
         x = torch.ones(2, device=self.dev)
