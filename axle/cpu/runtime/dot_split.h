@@ -7,8 +7,8 @@
 // intra-op pool's threads claim as they come free (ThreadPool::ParallelFor).
 // The pieces are the default: a core that the OS, another process or a
 // hypervisor takes away for a while delays only the pieces it runs, where a
-// static split waits for it (on 2 shared cores XLA:CPU's dynamically
-// scheduled Eigen dots varied far less from run to run than oneDNN's team);
+// static split waits for it (on the lent Xeon's 2 pinned cores, XLA:CPU's
+// f32 dots varied far less from run to run than oneDNN's team did);
 // no OpenMP worker is woken and joined, and an f32 GELU epilogue runs on each
 // piece's rows right after them, while they are in cache.
 //
