@@ -43,6 +43,18 @@ EnvironmentOptions EnvironmentOptions::Read() {
   if (const char* num_threads = std::getenv("AXLE_NUM_THREADS"); num_threads != nullptr) {
     options.num_threads = num_threads;
   }
+  options.cpu_dot_split = absl::AsciiStrToLower(Get("AXLE_CPU_DOT_SPLIT"));
+  int dot_pieces = 0, dot_threads = 0;
+  if (absl::SimpleAtoi(Get("AXLE_CPU_DOT_PIECES"), &dot_pieces)) {
+    options.cpu_dot_pieces = std::clamp(dot_pieces, 0, 16);
+  }
+  if (absl::SimpleAtoi(Get("AXLE_CPU_DOT_THREADS"), &dot_threads)) {
+    options.cpu_dot_threads = std::clamp(dot_threads, 0, 1024);
+  }
+  int64_t pack_rows = 0;
+  if (absl::SimpleAtoi(Get("AXLE_CPU_DOT_PACK_ROWS"), &pack_rows)) {
+    options.cpu_dot_pack_rows = std::max<int64_t>(0, pack_rows);
+  }
   double timeout = 0;
   if (absl::SimpleAtod(Get("AXLE_COLLECTIVE_TIMEOUT"), &timeout) && timeout > 0) {
     options.collective_timeout_s = timeout;

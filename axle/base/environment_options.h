@@ -21,6 +21,18 @@
 //   AXLE_NUM_THREADS      worker threads of the default thread pool, an
 //                         integer in [1, 1024]; anything else: one per core
 //                         (thread_pool.h)
+//   AXLE_CPU_DOT_SPLIT    how a large f32 dot on oneDNN uses the cores:
+//                         rows (pieces along its rows, or batch, each a
+//                         one-thread primitive, taken by the intra-op pool's
+//                         threads as they come free) or team (one primitive
+//                         on oneDNN's OpenMP team); default rows
+//                         (axle/cpu/runtime/dot_split.h)
+//   AXLE_CPU_DOT_PIECES   pieces per thread of a split dot (1-16, default 2)
+//   AXLE_CPU_DOT_THREADS  the most threads one f32 / bf16 oneDNN dot uses
+//                         (default: the intra-op pool's)
+//   AXLE_CPU_DOT_PACK_ROWS  an f32 rhs that is no constant is packed on each
+//                         run for dots of at least this many rows (default
+//                         512; dot_thunk.cc)
 //   AXLE_COLLECTIVE_TIMEOUT  seconds a collective waits for its peers before
 //                         every participant fails (default 60;
 //                         axle/collectives/communicator.h)
@@ -75,6 +87,7 @@
 #define AXLE_BASE_ENVIRONMENT_OPTIONS_H_
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,6 +102,11 @@ struct EnvironmentOptions {
   std::vector<std::string> llvm_options;
   // The raw AXLE_NUM_THREADS text, validated by ThreadPool::ParseNumThreads.
   std::optional<std::string> num_threads;
+  // The cpu dot's knobs as given (empty / 0: the default; dot_split.h).
+  std::string cpu_dot_split;
+  int cpu_dot_pieces = 0;
+  int cpu_dot_threads = 0;
+  int64_t cpu_dot_pack_rows = 0;
   // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.
   double collective_timeout_s = 60;
   // AXLE_PROCESS_ID / AXLE_NUM_PROCESSES when both are set; else -1 / 0.

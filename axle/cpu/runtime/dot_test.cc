@@ -2,6 +2,7 @@
 // read operands in place, transposed or gathered; oneDNN types (f32, bf16)
 // and the loop's (f64, f16, s32, c64, ...); epilogue fusions; constant
 // weights; one executable run from 8 threads.
+#include <cstdlib>
 #include <thread>
 
 #include "axle/base/status_macros.h"
@@ -548,6 +549,102 @@ ENTRY e {
 })",
                   {Values(F32, {4, 64, 128}, 5), Values(F32, {4, 128, 128}, 6)},
                   ErrorSpec(1e-4, 1e-5));
+}
+
+// A constant f32[k, n] in HLO text, small values that differ from element
+// to element (exact products and sums).
+std::string ConstantMatrix(int64_t k, int64_t n) {
+  std::string text = absl::StrCat("f32[", k, ",", n, "] constant({");
+  for (int64_t i = 0; i < k; ++i) {
+    absl::StrAppend(&text, i == 0 ? "{" : ", {");
+    for (int64_t j = 0; j < n; ++j) {
+      absl::StrAppend(&text, j == 0 ? "" : ", ",
+                      0.25 * static_cast<double>((i * 7 + j * 3) % 11 - 5));
+    }
+    absl::StrAppend(&text, "}");
+  }
+  return absl::StrCat(text, "})");
+}
+
+// Large f32 dots split into pieces along their rows or batch, each a
+// one-thread oneDNN primitive on the intra-op pool (dot_split.h), against
+// the interpreter, under each AXLE_CPU_DOT_SPLIT / AXLE_CPU_DOT_PIECES
+// setting (read when the thunk is made): a packed rhs (512+ rows) with the
+// column bias and GELU after each piece and a shorter last piece (1000
+// rows), a transposed lhs, a residual (sum post-op), constant weights,
+// and batched dots (plain and with a column bias; the batch is split).
+TEST(DotTest, SplitIntoPiecesAgreesUnderEachSetting) {
+  struct Case {
+    std::string text;
+    std::vector<Literal> arguments;
+  };
+  std::vector<Case> cases;
+  {
+    Case c{GeluModule(1000, 64, 96, /*bias=*/true), {}};
+    c.arguments.push_back(Values(F32, {1000, 64}, 1));
+    c.arguments.push_back(Values(F32, {64, 96}, 2));
+    for (Literal& argument : c.arguments) {
+      for (float& value : argument.data<float>()) value *= 4.f / 64.f;
+    }
+    c.arguments.push_back(Values(F32, {96}, 3));
+    cases.push_back(std::move(c));
+  }
+  cases.push_back({R"(
+HloModule split_transposed_lhs_residual
+ENTRY e {
+  xt = f32[128,300] parameter(0)
+  w = f32[128,128] parameter(1)
+  r = f32[300,128] parameter(2)
+  d = f32[300,128] dot(xt, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT y = f32[300,128] add(d, r)
+})",
+                   {}});
+  cases.back().arguments.push_back(Values(F32, {128, 300}, 4));
+  cases.back().arguments.push_back(Values(F32, {128, 128}, 5));
+  cases.back().arguments.push_back(Values(F32, {300, 128}, 6));
+  cases.push_back({absl::StrCat(R"(
+HloModule split_constant_weights
+ENTRY e {
+  x = f32[300,128] parameter(0)
+  w = )",
+                                ConstantMatrix(128, 128), R"(
+  b = f32[128] parameter(1)
+  d = f32[300,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[300,128] broadcast(b), dimensions={1}
+  a = f32[300,128] add(d, bb)
+  zero = f32[] constant(0)
+  z = f32[300,128] broadcast(zero), dimensions={}
+  ROOT y = f32[300,128] maximum(a, z)
+})"),
+                   {}});
+  cases.back().arguments.push_back(Values(F32, {300, 128}, 7));
+  cases.back().arguments.push_back(Values(F32, {128}, 8));
+  cases.push_back({R"(
+HloModule split_batched
+ENTRY e {
+  x = f32[6,64,128] parameter(0)
+  w = f32[6,128,96] parameter(1)
+  b = f32[96] parameter(2)
+  d = f32[6,64,96] dot(x, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  bb = f32[6,64,96] broadcast(b), dimensions={2}
+  a = f32[6,64,96] add(d, bb)
+  ROOT o = (f32[6,64,96], f32[6,64,96]) tuple(d, a)
+})",
+                   {}});
+  cases.back().arguments.push_back(Values(F32, {6, 64, 128}, 9));
+  cases.back().arguments.push_back(Values(F32, {6, 128, 96}, 10));
+  cases.back().arguments.push_back(Values(F32, {96}, 11));
+  const char* settings[][2] = {{"rows", "1"}, {"rows", "3"}, {"team", "2"}};
+  for (const auto& setting : settings) {
+    setenv("AXLE_CPU_DOT_SPLIT", setting[0], 1);
+    setenv("AXLE_CPU_DOT_PIECES", setting[1], 1);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(absl::StrCat(setting[0], " ", setting[1], "\n", c.text.substr(0, 60)));
+      ExpectCpuAgrees(c.text, c.arguments, ErrorSpec(1e-5, 1e-4));
+    }
+  }
+  unsetenv("AXLE_CPU_DOT_SPLIT");
+  unsetenv("AXLE_CPU_DOT_PIECES");
 }
 
 TEST(DotTest, EightThreadsRunOneExecutable) {

@@ -9,13 +9,16 @@
 #include <optional>
 #include <unordered_map>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
+#include "axle/cpu/runtime/dot_split.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/rhs_packing.h"
@@ -57,7 +60,8 @@ constexpr int64_t kPackRhsMinRows = 64;
 // [512, K] x [N, K]^T (K, N of 256 to 1024) took the same time packed as
 // read in place (within 2%, as did a plain rhs of [512, 512]), and at 128
 // and 256 rows packing was 2-4% slower; 2-thread timings there were too
-// noisy (a loaded machine) to tell either way.
+// noisy (a loaded machine) to tell either way. AXLE_CPU_DOT_PACK_ROWS
+// overrides it (dot_split.h).
 constexpr int64_t kPackF32RhsMinRows = 512;
 // Values of a GELU after the matmul (vector_activations.h) a pool thread takes at
 // least: 64 KiB.
@@ -108,6 +112,15 @@ bool IsDenseInOrder(const Source& source, const std::vector<int64_t>& order) {
     stride *= source.dims[*d];
   }
   return true;
+}
+
+// `desc` (a plain strided desc) with its leading dim `length` long.
+dnnl::memory::desc WithLeading(const dnnl::memory::desc& desc, int64_t length) {
+  dnnl::memory::dims dims = desc.dims();
+  dims[0] = length;
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  return dnnl::memory::desc(dims, desc.data_type(),
+                            dnnl::memory::dims(strides, strides + desc.data.ndims));
 }
 
 // ---------------------------------------------------------------------------
@@ -190,7 +203,9 @@ class DnnlDotThunk : public Thunk {
     // rhs reorder's) when it creates it: the size a run gets when it runs
     // alone, no more than the dot's multiply-adds keep busy (a small dot
     // runs on the calling thread alone: waking the team would cost more).
+    const dot::DotSplitOptions split = dot::DotSplitOptionsFrom(EnvironmentOptions::Read());
     team_ = TeamSizeForWork(plan.batch * plan.m * plan.n * plan.k);
+    if (split.max_threads > 0) team_ = std::min(team_, split.max_threads);
     OmpTeamShare share(nullptr, team_);
     // A bf16 result rounds after the dot and after each epilogue op (as the
     // HLO says); oneDNN's post-ops would round once, so they run here. A
@@ -292,8 +307,9 @@ class DnnlDotThunk : public Thunk {
     // once. A large bf16 one: reorder on each run (kPackRhsMinRows).
     bool constant_weights = plan.rhs.literal != nullptr;
     // (Batched weights keep oneDNN's plain layout: no packing to gain.)
+    const int64_t pack_f32_rows = split.pack_rows > 0 ? split.pack_rows : kPackF32RhsMinRows;
     bool pack_at_run_time = !constant_weights && two_d &&
-                            plan.m >= (plan.rhs.type == F32 ? kPackF32RhsMinRows : kPackRhsMinRows);
+                            plan.m >= (plan.rhs.type == F32 ? pack_f32_rows : kPackRhsMinRows);
     dnnl::memory::desc weights_desc =
         constant_weights || pack_at_run_time
             ? dnnl::memory::desc(weights_dims, DnnlType(plan.rhs.type),
@@ -352,6 +368,7 @@ class DnnlDotThunk : public Thunk {
       }
       primitive_ = dnnl::matmul(primitive_desc);
       dst_desc_ = dst_desc;
+      if (split.rows) BuildPieces(split, attr, primitive_desc.weights_desc());
     } catch (const dnnl::error& error) {
       return absl::UnimplementedError(absl::StrCat("oneDNN matmul: ", error.what()));
     }
@@ -484,6 +501,10 @@ class DnnlDotThunk : public Thunk {
         rhs_reorder_.execute(stream, reorder_args);
         args[DNNL_ARG_WEIGHTS] = packed;
       }
+      if (!pieces_.empty()) {
+        AXLE_RETURN_IF_ERROR(RunPieces(context, args));
+        return absl::OkStatus();
+      }
       primitive_.execute(stream, args);
       stream.wait();
       if (gelu_after_) GeluAfter(context, static_cast<float*>(context.address(output_value_)));
@@ -498,6 +519,140 @@ class DnnlDotThunk : public Thunk {
   }
 
  private:
+  // A split dot (dot_split.h): the pieces along the leading dim of the
+  // primitive's descs (rows of a 2-d dot, batch of a 3-d one), each a
+  // one-thread primitive over the same weights (a batched dot's advance
+  // with the piece), bias and post-ops. Leaves pieces_ empty (the whole
+  // primitive on oneDNN's team) where a piece would differ from its share
+  // of the whole: a bf16 dot, a binary post-op's bias (it may vary along the
+  // leading dim), batched constant weights (oneDNN's blocked layout), or a
+  // piece only oneDNN's reference matmul takes.
+  void BuildPieces(const dot::DotSplitOptions& split, const dnnl::primitive_attr& attr,
+                   const dnnl::memory::desc& weights) {
+    pieces_.clear();
+    piece_primitives_.clear();
+    const int threads = std::min(team_, ThreadPool::DefaultNumThreads());
+    if (threads < 2 || plan_.output_type != F32 || plan_.lhs.type != F32 || plan_.rhs.type != F32 ||
+        rounded_epilogue_ || (rhs_reorder_ && !own_packing_) ||
+        (bias_ && !native_bias_ && !sum_bias_)) {
+      return;
+    }
+    const bool batched = lhs_.desc.data.ndims == 3;
+    if (batched && packed_weights_) return;
+    // Rows in multiples of 16 (the kernels' row blocks), at least 32 a
+    // piece (each piece reads all of the rhs), 128 from a plain rhs, which
+    // oneDNN's brgemm copies into blocks again for each piece (one thread,
+    // [256, 784] x [784, 1024] plain: 2.33 ms whole, 2 x 1.20 in 128-row
+    // pieces, 4 x 0.59 in 64-row ones; packed, 128-row pieces of
+    // [512, 256] x [256, 768] took 4 x 0.22 ms against 1.00 whole).
+    const int64_t min_rows = packed_weights_ || own_packing_ ? 32 : 128;
+    const std::vector<dot::DotPiece> ranges =
+        dot::SplitLeadingDim(lhs_.desc.dims()[0], batched ? 1 : 16, batched ? 1 : min_rows, threads,
+                             split.pieces_per_thread);
+    if (ranges.empty()) return;
+    OmpTeamOfOne team;  // primitives for a team of one
+    std::vector<Piece> pieces;
+    std::vector<PiecePrimitive> primitives;
+    int64_t scratchpad = 0;
+    try {
+      for (const dot::DotPiece& range : ranges) {
+        Piece piece;
+        piece.begin = range.begin;
+        piece.length = range.end - range.begin;
+        piece.primitive = -1;
+        for (size_t p = 0; p < primitives.size(); ++p) {
+          if (primitives[p].length == piece.length) piece.primitive = static_cast<int>(p);
+        }
+        if (piece.primitive < 0) {
+          PiecePrimitive made;
+          made.length = piece.length;
+          made.src = WithLeading(lhs_.desc, piece.length);
+          made.weights = batched ? WithLeading(weights, piece.length) : weights;
+          made.dst = WithLeading(dst_desc_, piece.length);
+          dnnl::matmul::desc desc =
+              native_bias_ ? dnnl::matmul::desc(made.src, made.weights, bias_->desc, made.dst)
+                           : dnnl::matmul::desc(made.src, made.weights, made.dst);
+          dnnl::matmul::primitive_desc primitive_desc(desc, attr, DnnlEngine());
+          if (std::strncmp(primitive_desc.impl_info_str(), "ref", 3) == 0 ||
+              primitive_desc.weights_desc() != made.weights) {
+            return;
+          }
+          scratchpad = std::max(scratchpad,
+                                static_cast<int64_t>(primitive_desc.scratchpad_desc().get_size()));
+          made.primitive = dnnl::matmul(primitive_desc);
+          piece.primitive = static_cast<int>(primitives.size());
+          primitives.push_back(std::move(made));
+        }
+        pieces.push_back(piece);
+      }
+    } catch (const dnnl::error&) {
+      return;
+    }
+    const dnnl_dims_t& lhs_strides = lhs_.desc.data.format_desc.blocking.strides;
+    const dnnl_dims_t& dst_strides = dst_desc_.data.format_desc.blocking.strides;
+    lhs_lead_stride_ = lhs_strides[0];
+    dst_lead_stride_ = dst_strides[0];
+    rhs_lead_stride_ = batched ? weights.data.format_desc.blocking.strides[0] : 0;
+    pieces_ = std::move(pieces);
+    piece_primitives_ = std::move(primitives);
+    // One scratchpad size for both, so that the calling thread's buffer
+    // is never reallocated under the whole primitive's arguments.
+    scratchpad_size_ = std::max(scratchpad_size_, scratchpad);
+  }
+
+  // The pieces on the intra-op pool (no more threads than the team), from
+  // the whole primitive's arguments `args`; each piece's GELU right after
+  // it, on its rows.
+  absl::Status RunPieces(const ThunkContext& context,
+                         const std::unordered_map<int, dnnl::memory>& args) const {
+    auto base = [&](int arg) { return static_cast<char*>(args.at(arg).get_data_handle()); };
+    char* src = base(DNNL_ARG_SRC);
+    char* weights = base(DNNL_ARG_WEIGHTS);
+    char* dst = base(DNNL_ARG_DST);
+    const dnnl::memory* bias = args.count(DNNL_ARG_BIAS) != 0 ? &args.at(DNNL_ARG_BIAS) : nullptr;
+    absl::InlinedVector<absl::Status, 8> status(pieces_.size());
+    auto run = [&](int64_t begin, int64_t end) {
+      OmpTeamOfOne team;
+      for (int64_t i = begin; i < end; ++i) {
+        const Piece& piece = pieces_[i];
+        const PiecePrimitive& primitive = piece_primitives_[piece.primitive];
+        float* out = reinterpret_cast<float*>(dst) + piece.begin * dst_lead_stride_;
+        try {
+          const dnnl::engine& engine = DnnlEngine();
+          dnnl::stream stream(engine);
+          std::unordered_map<int, dnnl::memory> piece_args;
+          piece_args[DNNL_ARG_SRC] =
+              dnnl::memory(primitive.src, engine,
+                           reinterpret_cast<float*>(src) + piece.begin * lhs_lead_stride_);
+          piece_args[DNNL_ARG_WEIGHTS] =
+              dnnl::memory(primitive.weights, engine,
+                           reinterpret_cast<float*>(weights) + piece.begin * rhs_lead_stride_);
+          piece_args[DNNL_ARG_DST] = dnnl::memory(primitive.dst, engine, out);
+          if (bias != nullptr) piece_args[DNNL_ARG_BIAS] = *bias;
+          if (scratchpad_size_ > 0) {
+            piece_args[DNNL_ARG_SCRATCHPAD] =
+                DnnlScratchpad(scratchpad_size_, ThreadBuffer(kScratchpad, scratchpad_size_));
+          }
+          primitive.primitive.execute(stream, piece_args);
+          stream.wait();
+        } catch (const dnnl::error& error) {
+          status[i] = absl::InternalError(absl::StrCat("oneDNN matmul: ", error.what()));
+          continue;
+        }
+        if (gelu_after_) GeluTanhInPlace(out, piece.length * dst_lead_stride_);
+      }
+    };
+    const int64_t count = static_cast<int64_t>(pieces_.size());
+    if (context.thread_pool == nullptr) {
+      run(0, count);
+    } else {
+      const int threads = context.max_threads > 0 ? std::min(context.max_threads, team_) : team_;
+      context.thread_pool->ParallelFor(count, 1, run, threads, ThreadPool::AfterJob::kSpin);
+    }
+    for (const absl::Status& piece_status : status) AXLE_RETURN_IF_ERROR(piece_status);
+    return absl::OkStatus();
+  }
+
   // GELU over the f32 result `out`, in blocks of rows on the intra-op pool
   // (no more threads than the matmul's team).
   void GeluAfter(const ThunkContext& context, float* out) const {
@@ -565,6 +720,20 @@ class DnnlDotThunk : public Thunk {
   dnnl::primitive primitive_;
   int64_t scratchpad_size_ = 0;
   int team_ = 1;  // the most OpenMP threads a run uses (TeamSizeForWork)
+  // The split dot's pieces (BuildPieces), their primitives (one per piece
+  // length) and the leading dim's strides in elements.
+  struct Piece {
+    int64_t begin = 0, length = 0;
+    int primitive = 0;
+  };
+  struct PiecePrimitive {
+    int64_t length = 0;
+    dnnl::memory::desc src, weights, dst;
+    dnnl::primitive primitive;
+  };
+  std::vector<Piece> pieces_;
+  std::vector<PiecePrimitive> piece_primitives_;
+  int64_t lhs_lead_stride_ = 0, rhs_lead_stride_ = 0, dst_lead_stride_ = 0;
 };
 
 }  // namespace

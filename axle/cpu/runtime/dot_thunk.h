@@ -31,11 +31,15 @@
 //
 // Thread-safe: each run makes its own stream and memory objects; the
 // scratchpad and the packed rhs are per calling thread and reused.
-// oneDNN's OpenMP team is sized per calling thread (omp_team.h): the
-// intra-op pool's size (capped by ExecutableRunOptions::intra_op_threads)
-// divided among the oneDNN thunks running at that moment, and no more
-// threads than the dot's multiply-adds keep busy (TeamSizeForWork: a small
-// dot runs on the calling thread alone).
+// An f32 dot large enough for two threads runs as pieces along its rows
+// (or batch), one-thread primitives that the intra-op pool's threads claim
+// as they come free (dot_split.h; AXLE_CPU_DOT_SPLIT=team: one primitive
+// on oneDNN's OpenMP team instead). oneDNN's OpenMP team is sized per
+// calling thread (omp_team.h): the intra-op pool's size (capped by
+// ExecutableRunOptions::intra_op_threads) divided among the oneDNN thunks
+// running at that moment, and no more threads than the dot's multiply-adds
+// keep busy (TeamSizeForWork: a small dot runs on the calling thread
+// alone; AXLE_CPU_DOT_THREADS caps it).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_THUNK_H_
