@@ -51,7 +51,7 @@
 //   AXLE_CUDA_DRIVER      the driver library (default libcuda.so.1)
 //   AXLE_CUDA_LIBDEVICE   libdevice.10.bc (default: the toolkit's)
 //   AXLE_CUDA_PTXAS       ptxas (default: the toolkit's)
-//   AXLE_CUBLAS, AXLE_CUBLASLT, AXLE_CUSOLVER, AXLE_CUFFT  the library to
+//   AXLE_CUBLAS, AXLE_CUBLASLT, AXLE_CUSOLVER, AXLE_CUFFT, AXLE_NCCL  the library to
 //                         open (default: the soname, then the toolkit's folder)
 //   AXLE_CUDNN            0: no cuDNN convolutions; "" or 1: libcudnn.so.9;
 //                         anything else: the library to open
@@ -61,6 +61,8 @@
 //                         the default, off, on and on): unroll counted loops,
 //                         make cheap conditionals selects, replay runs of
 //                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
+//   AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE  1: a one-device module keeps its
+//                         collectives, run by NCCL with one rank (tests)
 //
 // The tools:
 //   CXX                   the C++ compiler axle_aot builds with (default c++)
@@ -115,6 +117,7 @@ struct EnvironmentOptions {
   std::string cublaslt;
   std::string cusolver;
   std::string cufft;
+  std::string nccl;
   // AXLE_CUDNN as given: "0" turns cuDNN off, "" and "1" name the default
   // library, anything else is the library's path.
   std::string cudnn;
@@ -123,6 +126,9 @@ struct EnvironmentOptions {
   std::optional<bool> gpu_unroll;
   std::optional<bool> gpu_select_conditionals;
   std::optional<bool> gpu_graphs;
+  // AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE=1: a one-device module's collectives
+  // run through NCCL with a one-rank communicator (axle/gpu/README.md).
+  bool gpu_collectives_on_one_device = false;
 
   // The tools: CXX as given (empty: unset).
   std::string cxx;
