@@ -5,7 +5,7 @@
 //  - one rank: each collective kind, kept in a one-device module
 //    (AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE=1) and run by a one-rank NCCL
 //    communicator, agrees with the interpreter;
-//  - a peer that never joins: a module of two replicas run by rank 0 alone
+//  - a peer that never joins: a module of two replicas run by rank 1 alone
 //    fails with DeadlineExceeded within the collective timeout (one GPU
 //    suffices: the unique id's exchange is what times out);
 //  - two ranks (skipped unless there are 2 GPUs): all-reduce,
@@ -164,8 +164,8 @@ TEST_F(NcclOneRankDeviceTest, CollectivePermuteAndBroadcast) {
   ExpectNcclMatches(kPermuteAndBroadcast);
 }
 
-// Rank 0 of two runs alone: the clique's unique id never reaches rank 1, so
-// the run fails with DeadlineExceeded naming NCCL, within the timeout.
+// Rank 1 of two runs alone: the clique's unique id never comes from rank 0,
+// so the run fails with DeadlineExceeded naming NCCL, within the timeout.
 class NcclTimeoutDeviceTest : public test::GpuExecutableTest {};
 
 TEST_F(NcclTimeoutDeviceTest, PeerThatNeverJoinsIsATimeout) {
@@ -182,11 +182,12 @@ TEST_F(NcclTimeoutDeviceTest, PeerThatNeverJoinsIsATimeout) {
   auto buffer = client_->LiteralToShapedBuffer(x, 0);
   ASSERT_TRUE(buffer.ok()) << buffer.status();
   ExecutableRunOptions options;
-  options.set_participant(RunParticipant{2, 1, 0, 0, hosts[0].get()});
+  // Rank 1 (it waits for rank 0's unique id, which never comes).
+  options.set_participant(RunParticipant{2, 1, 1, 0, hosts[1].get()});
   auto result = (*gpu)->Run({&*buffer}, options);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded) << result.status();
-  EXPECT_THAT(result.status().message(), HasSubstr("NCCL"));
+  EXPECT_THAT(result.status().message(), HasSubstr("NCCL: exchanging the unique id"));
 }
 
 // Two GPUs, a thread each: rank r's input is x + 100 r.
