@@ -217,6 +217,9 @@ int LaunchProcesses(int num_processes, int argc, char** argv) {
       setenv("AXLE_PROCESS_ID", std::to_string(i).c_str(), 1);
       setenv("AXLE_NUM_PROCESSES", std::to_string(num_processes).c_str(), 1);
       setenv("AXLE_RENDEZVOUS_DIR", pattern.c_str(), 1);
+      // --platform=cuda: process i sees GPU i alone as its device 0 (NCCL
+      // refuses two ranks on one GPU), unless the caller chose the devices.
+      setenv("CUDA_VISIBLE_DEVICES", std::to_string(i).c_str(), /*overwrite=*/0);
       execv("/proc/self/exe", argv);
       std::fprintf(stderr, "axle-run: exec failed: %s\n", std::strerror(errno));
       _exit(127);

@@ -17,7 +17,9 @@
 // or from the seed plus the process id.
 //
 // Each worker runs the module on --platform: the interpreter (the default)
-// or a compiled backend (cpu), compiled for the grid (its HloModuleConfig
+// or a compiled backend (cpu; cuda, its collectives on NCCL: the launcher
+// gives process i GPU i through CUDA_VISIBLE_DEVICES unless that is set;
+// untested with several GPUs), compiled for the grid (its HloModuleConfig
 // replica_count and num_partitions set to it) and run with this process's
 // place in it and the communicator in its ExecutableRunOptions
 // (set_participant). Before running, the workers compare a fingerprint of

@@ -89,12 +89,14 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.cublaslt = Get("AXLE_CUBLASLT");
   options.cusolver = Get("AXLE_CUSOLVER");
   options.cufft = Get("AXLE_CUFFT");
+  options.nccl = Get("AXLE_NCCL");
   options.cudnn = Get("AXLE_CUDNN");
   options.gpu_tf32 = Get("AXLE_GPU_TF32") == "1";
   options.gpu_unroll = Switch("AXLE_GPU_UNROLL");
   options.gpu_select_conditionals = Switch("AXLE_GPU_SELECT_CONDITIONALS");
   options.gpu_graphs = Switch("AXLE_GPU_GRAPHS");
   options.gpu_split_columns = Switch("AXLE_GPU_SPLIT_COLUMNS");
+  options.gpu_collectives_on_one_device = Get("AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE") == "1";
 
   options.cxx = Get("CXX");
   return options;

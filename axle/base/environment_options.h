@@ -63,7 +63,7 @@
 //   AXLE_CUDA_DRIVER      the driver library (default libcuda.so.1)
 //   AXLE_CUDA_LIBDEVICE   libdevice.10.bc (default: the toolkit's)
 //   AXLE_CUDA_PTXAS       ptxas (default: the toolkit's)
-//   AXLE_CUBLAS, AXLE_CUBLASLT, AXLE_CUSOLVER, AXLE_CUFFT  the library to
+//   AXLE_CUBLAS, AXLE_CUBLASLT, AXLE_CUSOLVER, AXLE_CUFFT, AXLE_NCCL  the library to
 //                         open (default: the soname, then the toolkit's folder)
 //   AXLE_CUDNN            0: no cuDNN convolutions; "" or 1: libcudnn.so.9;
 //                         anything else: the library to open
@@ -75,6 +75,8 @@
 //                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
 //   AXLE_GPU_SPLIT_COLUMNS  0/false/off/no: large column reductions stay one
 //                         kernel (default: two, column_reduction_splitter.h)
+//   AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE  1: a one-device module keeps its
+//                         collectives, run by NCCL with one rank (tests)
 //
 // The tools:
 //   CXX                   the C++ compiler axle_aot builds with (default c++)
@@ -135,6 +137,7 @@ struct EnvironmentOptions {
   std::string cublaslt;
   std::string cusolver;
   std::string cufft;
+  std::string nccl;
   // AXLE_CUDNN as given: "0" turns cuDNN off, "" and "1" name the default
   // library, anything else is the library's path.
   std::string cudnn;
@@ -144,6 +147,9 @@ struct EnvironmentOptions {
   std::optional<bool> gpu_select_conditionals;
   std::optional<bool> gpu_graphs;
   std::optional<bool> gpu_split_columns;
+  // AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE=1: a one-device module's collectives
+  // run through NCCL with a one-rank communicator (axle/gpu/README.md).
+  bool gpu_collectives_on_one_device = false;
 
   // The tools: CXX as given (empty: unset).
   std::string cxx;

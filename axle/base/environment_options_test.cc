@@ -16,7 +16,8 @@ class EnvironmentOptionsTest : public ::testing::Test {
          {"AXLE_DUMP_TO", "AXLE_PROFILE", "AXLE_CACHE_DIR", "AXLE_COMPILE_THREADS",
           "AXLE_LLVM_OPTIONS", "AXLE_NUM_THREADS", "AXLE_FEED_TIMEOUT", "AXLE_DEBUG",
           "AXLE_LAZY_PLATFORM", "AXLE_CUDA_DRIVER", "AXLE_CUBLAS", "AXLE_CUDNN", "AXLE_GPU_TF32",
-          "AXLE_GPU_UNROLL", "AXLE_GPU_SELECT_CONDITIONALS", "AXLE_GPU_GRAPHS", "CXX"}) {
+          "AXLE_GPU_UNROLL", "AXLE_GPU_SELECT_CONDITIONALS", "AXLE_GPU_GRAPHS", "AXLE_NCCL",
+          "AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE", "CXX"}) {
       unsetenv(name);
     }
   }
@@ -39,7 +40,20 @@ TEST_F(EnvironmentOptionsTest, UnsetMeansDefaults) {
   EXPECT_FALSE(options.gpu_tf32);
   EXPECT_FALSE(options.gpu_unroll.has_value());
   EXPECT_FALSE(options.gpu_graphs.has_value());
+  EXPECT_EQ(options.nccl, "");
+  EXPECT_FALSE(options.gpu_collectives_on_one_device);
   EXPECT_EQ(options.cxx, "");
+}
+
+TEST_F(EnvironmentOptionsTest, NcclPathAndOneDeviceCollectives) {
+  setenv("AXLE_NCCL", "/opt/nccl/libnccl.so.2", 1);
+  setenv("AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE", "1", 1);
+  EnvironmentOptions options = EnvironmentOptions::Read();
+  EXPECT_EQ(options.nccl, "/opt/nccl/libnccl.so.2");
+  EXPECT_TRUE(options.gpu_collectives_on_one_device);
+  // Only "1" turns it on.
+  setenv("AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE", "yes", 1);
+  EXPECT_FALSE(EnvironmentOptions::Read().gpu_collectives_on_one_device);
 }
 
 TEST_F(EnvironmentOptionsTest, ReadsEachVariableWhenAsked) {

@@ -49,7 +49,8 @@ bool HasOwnThunkOrIsPlumbing(const HloInstruction& instruction) {
     case HloOpcode::kPartitionId:
       return true;
     default:
-      return false;
+      // Collectives the program builder gives NCCL thunks.
+      return HloOpcodeIsCollective(instruction.opcode());
   }
 }
 
@@ -87,12 +88,9 @@ class GpuAnnotateWhileTripCounts : public HloPassInterface {
   }
 };
 
+// A module of several devices (replicas or partitions) keeps its
+// collectives, which run on NCCL (nccl_collective_thunk.h).
 absl::Status CheckSupported(const HloModule& module) {
-  if (module.config().replica_count * module.config().num_partitions > 1) {
-    return absl::UnimplementedError(absl::StrCat(
-        "CUDA backend: module '", module.name(),
-        "' runs on several devices (replicas or partitions); not supported on CUDA yet"));
-  }
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
       switch (instruction->opcode()) {
@@ -195,6 +193,7 @@ GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
   const EnvironmentOptions environment = EnvironmentOptions::Read();
   options.unroll_loops = environment.gpu_unroll.value_or(false);
   options.select_conditionals = environment.gpu_select_conditionals.value_or(true);
+  options.collectives_on_one_device = environment.gpu_collectives_on_one_device;
   return options;
 }
 
@@ -206,7 +205,11 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   const bool run_backend_only = options.run_backend_only;
   AXLE_RETURN_IF_ERROR(CheckSupported(*module));
   HloPassPipeline pipeline("gpu-prepare");
-  pipeline.AddPass<LowerSingleDeviceCollectives>();
+  // Several devices: the collectives stay for NCCL (-start/-done pairs made
+  // synchronous, send/recv pairs permutes); one: they become copies, unless
+  // collectives_on_one_device.
+  pipeline.AddPass<LowerSingleDeviceCollectives>(/*keep_multi_device=*/true,
+                                                 options.collectives_on_one_device);
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
   pipeline.AddPass<TopKDecomposer>();

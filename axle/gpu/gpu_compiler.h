@@ -61,6 +61,10 @@ struct GpuPrepareOptions {
   // run_backend_only): no selector read on the host. On unless
   // AXLE_GPU_SELECT_CONDITIONALS=0.
   bool select_conditionals = true;
+  // A one-device module keeps its collectives, run by NCCL with one rank
+  // (nccl_collective_thunk.h), instead of becoming copies: how one GPU
+  // tests the NCCL thunks. Off unless AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE=1.
+  bool collectives_on_one_device = false;
 };
 GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only = false);
 

@@ -14,6 +14,7 @@
 #include "axle/gpu/cuda_custom_call.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_thunks.h"
+#include "axle/gpu/nccl_collective_thunk.h"
 #include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
@@ -277,10 +278,18 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         break;
       case HloOpcode::kReplicaId:
       case HloOpcode::kPartitionId: {
-        // One device: replica 0 of partition 0.
         std::vector<int64_t> outputs = DefineTemporaries(instruction);
         if (outputs.size() != 1) return GpuUnsupported(*instruction, "a non-array result");
-        AddThunk(std::make_unique<GpuMemsetThunk>(instruction->name(), outputs[0]));
+        const HloModuleConfig& config = instruction->parent()->parent()->config();
+        const DeviceGrid grid{config.replica_count, config.num_partitions};
+        if (grid.size() == 1) {
+          // One device: replica 0 of partition 0.
+          AddThunk(std::make_unique<GpuMemsetThunk>(instruction->name(), outputs[0]));
+        } else {
+          AddThunk(std::make_unique<GpuDeviceIdThunk>(
+              instruction->name(), instruction->opcode() == HloOpcode::kPartitionId, grid,
+              outputs[0]));
+        }
         break;
       }
       // Plumbing: its leaves are its operands' (ForwardedLeaves).
@@ -305,6 +314,14 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         if (HloOpcodeIsAsyncStart(instruction->opcode()) ||
             HloOpcodeIsAsyncDone(instruction->opcode())) {
           return GpuUnsupported(*instruction, "asynchronous ops are not supported on CUDA yet");
+        }
+        if (HloOpcodeIsCollective(instruction->opcode())) {
+          // Among several devices (or kept on one): NCCL.
+          AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(*instruction));
+          AXLE_ASSIGN_OR_RETURN(std::unique_ptr<NcclCollectiveThunk> thunk,
+                                NcclCollectiveThunk::Create(*instruction, std::move(values)));
+          AddThunk(std::move(thunk));
+          break;
         }
         return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
                                                          " is not supported on CUDA yet"));
@@ -633,6 +650,10 @@ void AppendThunks(const GpuProgram& program, const GpuThunkSequence& sequence, i
                                             : "while";
     } else if (dynamic_cast<const GpuConditionalThunk*>(thunk.get()) != nullptr) {
       kind = "conditional";
+    } else if (const auto* collective = dynamic_cast<const NcclCollectiveThunk*>(thunk.get())) {
+      kind = absl::StrCat("nccl ", NcclCollectivePlanToString(collective->plan()));
+    } else if (dynamic_cast<const GpuDeviceIdThunk*>(thunk.get()) != nullptr) {
+      kind = "device-id";
     }
     const GpuThunkValues uses = thunk->buffer_uses();
     absl::StrAppend(&text, indent, kind, " %", thunk->name(), ": reads ", names(uses.operands),

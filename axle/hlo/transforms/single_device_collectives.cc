@@ -88,10 +88,12 @@ bool GroupsOfOne(const HloCollectiveInstruction& collective) {
 
 class Lowering {
  public:
-  Lowering(const HloModuleConfig& config, bool keep_multi_device)
+  Lowering(const HloModuleConfig& config, bool keep_multi_device, bool keep_on_one_device)
       : replicas_(config.replica_count),
         partitions_(config.num_partitions),
-        keep_(keep_multi_device && config.replica_count * config.num_partitions > 1) {}
+        keep_(keep_on_one_device ||
+              (keep_multi_device && config.replica_count * config.num_partitions > 1)),
+        keep_singletons_(keep_on_one_device) {}
 
   // The instruction that replaces `instruction`, or null to keep it.
   absl::StatusOr<HloInstruction*> Lower(HloInstruction* instruction) {
@@ -124,7 +126,10 @@ class Lowering {
     }
     if (HloOpcodeIsCollective(opcode)) {
       // Kept unless every group has one member (no communicator needed).
-      if (keep_ && !SingletonGroups(*cast<HloCollectiveInstruction>(instruction))) return nullptr;
+      if (keep_ &&
+          (keep_singletons_ || !SingletonGroups(*cast<HloCollectiveInstruction>(instruction)))) {
+        return nullptr;
+      }
       return LowerCollective(instruction);
     }
     return nullptr;
@@ -487,7 +492,8 @@ class Lowering {
   }
 
   int64_t replicas_, partitions_;
-  bool keep_;  // several devices, and the backend runs their collectives
+  bool keep_;  // several devices (or keep_on_one_device), and the backend runs their collectives
+  bool keep_singletons_;  // keep_on_one_device: groups of one member kept too
 };
 
 // The _xla_send_recv_validation of a send/recv pair with `num_pairs`
@@ -632,14 +638,16 @@ absl::StatusOr<bool> SendRecvToPermutes(HloComputation* computation,
 
 absl::StatusOr<bool> LowerSingleDeviceCollectives::Run(HloModule* module) {
   bool changed = false;
-  if (keep_multi_device_ && module->config().replica_count * module->config().num_partitions > 1) {
+  if (keep_on_one_device_ ||
+      (keep_multi_device_ &&
+       module->config().replica_count * module->config().num_partitions > 1)) {
     for (HloComputation* computation : module->MakeComputationPostOrder()) {
       if (computation->IsFusionComputation()) continue;
       AXLE_ASSIGN_OR_RETURN(bool rewrote, SendRecvToPermutes(computation, module->config()));
       changed = changed || rewrote;
     }
   }
-  Lowering lowering(module->config(), keep_multi_device_);
+  Lowering lowering(module->config(), keep_multi_device_, keep_on_one_device_);
   // Callees first, so that an async-start's wrapped computation is lowered
   // before the start becomes a call of it.
   for (HloComputation* computation : module->MakeComputationPostOrder()) {

@@ -47,15 +47,22 @@ namespace axle {
 // pair (same channel and _xla_send_recv_source_target_pairs) a
 // collective-permute of the sent data; async-start/update/done
 // and copy-start/done are still lowered as above.
+// `keep_on_one_device` (with keep_multi_device): a module of one device
+// keeps them too, groups of one member included (the cuda backend's
+// AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE: its NCCL thunks tested with one
+// rank).
 class LowerSingleDeviceCollectives : public HloPassInterface {
  public:
-  explicit LowerSingleDeviceCollectives(bool keep_multi_device = false)
-      : keep_multi_device_(keep_multi_device) {}
+  explicit LowerSingleDeviceCollectives(bool keep_multi_device = false,
+                                        bool keep_on_one_device = false)
+      : keep_multi_device_(keep_multi_device),
+        keep_on_one_device_(keep_multi_device && keep_on_one_device) {}
   absl::string_view name() const override { return "single-device-collectives"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
  private:
   bool keep_multi_device_;
+  bool keep_on_one_device_;
 };
 
 }  // namespace axle

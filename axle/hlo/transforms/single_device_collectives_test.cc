@@ -2,7 +2,8 @@
 //
 // The collectives of a one-device module become plumbing with the
 // interpreter's values before and after; several devices are Unimplemented
-// naming the op, or kept for a backend that runs them (keep_multi_device).
+// naming the op, or kept for a backend that runs them (keep_multi_device;
+// keep_on_one_device keeps a one-device module's too).
 // Runs of every collective on cpu are in
 // cpu/runtime/collectives_test.cc.
 //
@@ -110,6 +111,40 @@ ENTRY e {
   for (absl::string_view gone : {"-start", "-done", "send(", "recv(", "{{0},{1}}"}) {
     EXPECT_FALSE(absl::StrContains(after, gone)) << gone << " in\n" << after;
   }
+}
+
+TEST(LowerSingleDeviceCollectives, KeepsOneDeviceCollectivesWhenAsked) {
+  const char* text = R"(
+HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT a = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  rs = f32[4] all-reduce-start(p), replica_groups={{0}}, to_apply=add
+  rd = f32[4] all-reduce-done(rs)
+  ROOT g = f32[4] all-gather(rd), replica_groups={{0}}, dimensions={0}
+})";
+  // keep_on_one_device (the cuda backend's one-rank NCCL tests): kept, the
+  // start/done pair made synchronous; without it: plumbing.
+  std::unique_ptr<HloModule> kept = cleanup_test::Parse(text);
+  ASSERT_NE(kept, nullptr);
+  LowerSingleDeviceCollectives keep(/*keep_multi_device=*/true, /*keep_on_one_device=*/true);
+  absl::StatusOr<bool> changed = keep.Run(kept.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  const std::string after = kept->ToString();
+  for (absl::string_view present : {"all-reduce(%p), replica_groups={{0}}", "all-gather("}) {
+    EXPECT_TRUE(absl::StrContains(after, present)) << present << " not in\n" << after;
+  }
+  EXPECT_FALSE(absl::StrContains(after, "-start")) << after;
+  std::unique_ptr<HloModule> lowered = cleanup_test::Parse(text);
+  ASSERT_NE(lowered, nullptr);
+  LowerSingleDeviceCollectives lower(/*keep_multi_device=*/true);
+  changed = lower.Run(lowered.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(absl::StrContains(lowered->ToString(), "all-")) << lowered->ToString();
 }
 
 }  // namespace
