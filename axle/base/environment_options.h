@@ -70,7 +70,7 @@
 //   AXLE_GPU_TF32         1: f32 dots may round to TF32 (gemm_plan.h)
 //   AXLE_GPU_UNROLL, AXLE_GPU_SELECT_CONDITIONALS, AXLE_GPU_GRAPHS  switches
 //                         (1/true/on/yes or 0/false/off/no; anything else:
-//                         the default, off, on and on): unroll counted loops,
+//                         the default, on for all three): unroll counted loops,
 //                         make cheap conditionals selects, replay runs of
 //                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
 //   AXLE_GPU_SPLIT_COLUMNS  0/false/off/no: large column reductions stay one

@@ -169,6 +169,14 @@ class GpuCompiler : public Compiler {
 // per row. f32 exp, divide, sqrt and rsqrt are duplicated into several
 // consumers as cheap ops are (softmax's exp into its sum and its divide,
 // which then merge into one kernel).
+// At most this many instructions of a loop kernel behind broadcasts
+// (computed again by each thread that reads them).
+constexpr int64_t kMaxRecomputedInstructions = 32;
+// A loop kernel's size cap (the cpu's is 200): an unrolled random-number
+// generator's rounds (threefry2x32: 20 rounds of 7 ops, key injections,
+// the conversion to floats) are one kernel, as on XLA:GPU.
+constexpr int64_t kMaxFusedInstructions = 1000;
+
 absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
   if (name != "fusion") return true;
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
@@ -181,6 +189,8 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   CpuInstructionFusion::Options fusion_options;
   fusion_options.fuse_reductions_into_consumers = false;
   fusion_options.duplicate_fast_gpu_math = true;
+  fusion_options.max_recomputed_instructions = kMaxRecomputedInstructions;
+  fusion_options.max_fused_instructions = kMaxFusedInstructions;
   pipeline.AddPass<CpuInstructionFusion>(fusion_options);
   return false;
 }
@@ -191,7 +201,7 @@ GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
   GpuPrepareOptions options;
   options.run_backend_only = run_backend_only;
   const EnvironmentOptions environment = EnvironmentOptions::Read();
-  options.unroll_loops = environment.gpu_unroll.value_or(false);
+  options.unroll_loops = environment.gpu_unroll.value_or(true);
   options.select_conditionals = environment.gpu_select_conditionals.value_or(true);
   options.collectives_on_one_device = environment.gpu_collectives_on_one_device;
   return options;

@@ -52,10 +52,10 @@ struct GpuPrepareOptions {
   // codegen needs.
   bool run_backend_only = false;
   // Small loops of known trip count unrolled before simplification and
-  // fusion (gpu_while_unroller.h; not with run_backend_only). Off unless
-  // AXLE_GPU_UNROLL=1 (GpuPrepareOptionsFromEnv): on threefry_random the
-  // fusion pass then runs for minutes (unexplained yet, README).
-  bool unroll_loops = false;
+  // fusion (gpu_while_unroller.h; not with run_backend_only), as XLA:GPU
+  // does: threefry's rounds then fuse into one kernel per random array.
+  // On unless AXLE_GPU_UNROLL=0 (GpuPrepareOptionsFromEnv).
+  bool unroll_loops = true;
   // Conditionals whose branches are all cheap become selects between the
   // branches' results (gpu_conditional_to_select.h; not with
   // run_backend_only): no selector read on the host. On unless

@@ -20,17 +20,16 @@
 // tuple-simplifier, constant-folding and algsimp once, so the passes after
 // it see constant indices.
 //
-// Not in the default pipeline yet (GpuPrepareOptions, AXLE_GPU_UNROLL=1):
-// with it, threefry_random's compile spends minutes in the fusion passes.
-// Found (session 14): the unrolled rounds' values are each read two or
-// three times; the fusion pass copies a shared producer into a consumer
-// while the original stays for its other readers, and a producer read
-// again through another copy is copied again, so a fused computation
-// becomes a tree of the chain behind it (copies doubling round by round up
-// to the size cap) and every surviving original roots another such
-// fusion; multi-output-fusion then rescans them all after every merge.
-// Reusing a producer's copy within a consumer keeps the DAG but changes
-// the layer-norm fusion (instruction_fusion_row_test); not fixed yet.
+// In the default pipeline (GpuPrepareOptions; AXLE_GPU_UNROLL=0 keeps the
+// loops). threefry_random's unrolled rounds, whose values are each read two
+// or three times, used to make the fusion pass run for minutes: a shared
+// producer was copied into a consumer once per reader, so the fused
+// computation became a tree of the chain behind it. The fusion pass now
+// reuses a producer's copy within a fusion (fusion_utils.h:
+// FusionGrowth::copies), the GPU's cap on a loop kernel is 1000
+// instructions, and a long chain of cheap ops feeding a broadcast stays a
+// kernel of its own (max_recomputed_instructions): threefry_random is 4
+// kernels, compiled in well under a second.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_GPU_WHILE_UNROLLER_H_

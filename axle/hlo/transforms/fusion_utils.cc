@@ -327,7 +327,8 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
   std::vector<HloInstruction*> new_order;
   new_order.reserve(parameter_order.size() + producer->operands().size());
   for (HloInstruction* operand : producer->operands()) {
-    if (std::find(new_order.begin(), new_order.end(), operand) == new_order.end()) {
+    if (!growth.copies.contains(operand) &&
+        std::find(new_order.begin(), new_order.end(), operand) == new_order.end()) {
       new_order.push_back(operand);
     }
   }
@@ -341,6 +342,9 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
   }
   parameter_order = std::move(new_order);
   auto parameter = [&](HloInstruction* outer_value) {
+    if (auto copy = growth.copies.find(outer_value); copy != growth.copies.end()) {
+      return copy->second;
+    }
     auto [it, is_new] = parameter_of.emplace(outer_value, nullptr);
     if (is_new) {
       const int64_t number = fused->num_parameters();
@@ -386,14 +390,32 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
   } else {
     value = clone(*producer, producer_operands);
   }
+  growth.copies[producer] = value;
   for (int64_t slot : producer_slots) {
     AXLE_RETURN_IF_ERROR(fused->parameter_instruction(slot)->ReplaceAllUsesWith(value));
     AXLE_RETURN_IF_ERROR(consumer->ReplaceOperandWith(slot, placeholder));
   }
-  if (producer->user_count() == 0 && !producer->IsRoot()) {
-    AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(producer));
-    if (producer_body != nullptr) {
-      AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(producer_body));
+  if (producer->user_count() != 0 || producer->IsRoot()) return absl::OkStatus();
+  // The producer goes; so do producers fused before whose last reader it
+  // was (their copies read by the consumer instead), and so on.
+  std::vector<HloInstruction*> dead = {producer};
+  while (!dead.empty()) {
+    HloInstruction* instruction = dead.back();
+    dead.pop_back();
+    const std::vector<HloInstruction*> operands = instruction->operands();
+    HloComputation* body = nullptr;
+    if (auto* fusion = dyn_cast<HloFusionInstruction>(instruction)) {
+      body = fusion->fused_instructions_computation();
+    }
+    growth.copies.erase(instruction);
+    if (instruction != producer) growth.removed.push_back(instruction);
+    AXLE_RETURN_IF_ERROR(outer->RemoveInstruction(instruction));
+    if (body != nullptr) AXLE_RETURN_IF_ERROR(module->RemoveEmbeddedComputation(body));
+    for (HloInstruction* operand : operands) {
+      if (growth.copies.contains(operand) && operand->user_count() == 0 && !operand->IsRoot() &&
+          std::find(dead.begin(), dead.end(), operand) == dead.end()) {
+        dead.push_back(operand);
+      }
     }
   }
   return absl::OkStatus();

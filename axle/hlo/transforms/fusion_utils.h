@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -59,8 +60,9 @@ absl::StatusOr<HloFusionInstruction*> FuseProducerIntoConsumer(HloInstruction* p
 // FuseProducerIntoFusionInPlace adds a copy of `producer` (an operand of
 // the fusion `consumer`; a fusion producer is inlined) to consumer's fused
 // computation, reading consumer's existing parameters where producer's
-// operands are already consumer's operands and new parameters (appended)
-// otherwise. The parameter(s) that stood for producer lose their users: the
+// operands are already consumer's operands, the copies of earlier steps
+// where they are producers fused before (growth.copies), and new parameters
+// (appended) otherwise. The parameter(s) that stood for producer lose their users: the
 // operand slot now reads `placeholder` (any instruction of consumer's
 // computation the caller never fuses) until CompactFusion drops it. The
 // producer is removed when nothing else reads it. Parameters without users
@@ -75,6 +77,17 @@ struct FusionGrowth {
   std::vector<HloInstruction*> parameter_order;
   // The fused computation's instruction count before each step.
   std::vector<int64_t> step_starts;
+  // The copy inside the fusion of each producer fused so far that is still
+  // in the outer computation (it has other readers): a later producer that
+  // reads it reads the copy, so a value shared by several fused producers
+  // is fused once and the fused computation stays a DAG (threefry's rounds,
+  // each value read by two or three of the next round's ops, would
+  // otherwise become a tree of copies).
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> copies;
+  // Producers fused earlier that nothing reads any more once a later step
+  // reads their copies: removed from the outer computation (the caller
+  // forgets them).
+  std::vector<HloInstruction*> removed;
 };
 absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionInstruction* consumer,
                                            HloInstruction* placeholder, FusionGrowth& growth);

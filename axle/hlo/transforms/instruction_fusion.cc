@@ -28,6 +28,10 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
       // delinearization.
       return ShapeUtil::HasDescendingLayout(instruction.shape()) &&
              ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape());
+    // Between types of one width: elementwise (random bits made floats).
+    case HloOpcode::kBitcastConvert:
+      return primitive_util::BitWidth(instruction.shape().element_type()) ==
+             primitive_util::BitWidth(instruction.operand(0)->shape().element_type());
     case HloOpcode::kTranspose:
     // A row gather (an embedding lookup) and its consumers are one loop:
     // no gathered copy is written and read back.
@@ -217,6 +221,59 @@ bool ReusesProducerElements(const HloInstruction& consumer, const HloInstruction
   return false;
 }
 
+// How many instructions of `consumer`'s kernel are computed again for each
+// element that reads them: those whose values reach a broadcast, or a
+// gather's operand, within the fused computation (constants aside).
+int64_t RecomputedInstructionCount(const HloInstruction& consumer) {
+  const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer);
+  if (fusion == nullptr) return 0;
+  std::vector<const HloInstruction*> worklist;
+  for (const HloInstruction* instruction :
+       fusion->fused_instructions_computation()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kBroadcast ||
+        instruction->opcode() == HloOpcode::kGather) {
+      worklist.push_back(instruction->operand(0));
+    }
+  }
+  absl::flat_hash_set<const HloInstruction*> seen;
+  int64_t count = 0;
+  while (!worklist.empty()) {
+    const HloInstruction* instruction = worklist.back();
+    worklist.pop_back();
+    if (instruction->opcode() == HloOpcode::kParameter || !seen.insert(instruction).second) {
+      continue;
+    }
+    // A constant costs a load (or nothing), however often it is read.
+    if (instruction->opcode() != HloOpcode::kConstant) ++count;
+    for (const HloInstruction* operand : instruction->operands()) worklist.push_back(operand);
+  }
+  return count;
+}
+
+// How many instructions `producer` and the cheap fusible producers behind
+// it hold (constants aside), counted up to `limit` + 1: what a consumer that starts absorbing
+// the chain would absorb in the end. Fusing only chains that fit entirely
+// keeps a long chain in a kernel of its own (its one output read by many)
+// instead of letting each consumer take its tail and leave the rest with
+// every value the tails read as outputs.
+int64_t FusibleChainSize(const HloInstruction& producer, int64_t limit) {
+  std::vector<const HloInstruction*> worklist = {&producer};
+  absl::flat_hash_set<const HloInstruction*> seen;
+  int64_t count = 0;
+  while (!worklist.empty() && count <= limit) {
+    const HloInstruction* instruction = worklist.back();
+    worklist.pop_back();
+    if (!seen.insert(instruction).second) continue;
+    if (instruction != &producer &&
+        (!IsFusibleProducer(*instruction) || !IsCheapToDuplicate(*instruction))) {
+      continue;
+    }
+    if (instruction->opcode() != HloOpcode::kConstant) count += FusedInstructionCount(*instruction);
+    for (const HloInstruction* operand : instruction->operands()) worklist.push_back(operand);
+  }
+  return count;
+}
+
 // Whether the GPU computes `instruction` at the cost of a few instructions
 // (XLA:GPU's rule): exp, divide, sqrt and rsqrt of 32-bit or narrower
 // floats, which a kernel rereading a duplicate's value from memory would
@@ -281,8 +338,15 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
     return false;
   }
   if (!IsCheapToDuplicate(producer) && ReusesProducerElements(consumer, producer)) return false;
+  if (options.max_recomputed_instructions.has_value() &&
+      ReusesProducerElements(consumer, producer) &&
+      RecomputedInstructionCount(consumer) +
+              FusibleChainSize(producer, *options.max_recomputed_instructions) >
+          *options.max_recomputed_instructions) {
+    return false;
+  }
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
-          CpuInstructionFusion::kMaxFusedInstructions &&
+          options.max_fused_instructions &&
       !IsSmallBroadcastProducer(producer)) {
     return false;
   }
@@ -337,14 +401,26 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
           AXLE_RETURN_IF_ERROR(FuseProducerIntoFusionInPlace(producer, grown, placeholder, growth));
           grown_in_place = true;
         } else {
+          // The new fused computation's root is consumer's copy, its
+          // operands in consumer's order: where it reads the producer's
+          // copy, which later steps reuse while the producer stays.
+          const auto operands = consumer->operands();
+          const int64_t slot =
+              std::find(operands.begin(), operands.end(), producer) - operands.begin();
           AXLE_ASSIGN_OR_RETURN(HloFusionInstruction * fusion,
                                 FuseProducerIntoConsumer(producer, consumer, *kind));
+          if (!producer_goes) {
+            growth.copies[producer] =
+                fusion->fused_instructions_computation()->root_instruction()->mutable_operand(slot);
+          }
           alive.erase(consumer);
           alive.insert(fusion);
           consumer = fusion;
           kind = ConsumerFusionKind(*consumer);
         }
         if (producer_goes) alive.erase(producer);
+        for (HloInstruction* removed : growth.removed) alive.erase(removed);
+        growth.removed.clear();
         fused_one = true;
         changed = true;
         break;

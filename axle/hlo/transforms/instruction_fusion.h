@@ -32,9 +32,16 @@
 //    every one of its users can host a fusion; otherwise it stays a separate
 //    value (with duplicate_fast_gpu_math, the GPU's, f32 exp / divide /
 //    sqrt / rsqrt count as cheap here: softmax's exp goes into both the sum
-//    and the divide). An expensive producer does not fuse where a broadcast or
-//    a gather would read each of its elements many times. Nothing with control dependencies
-//    fuses.
+//    and the divide). An expensive producer does not fuse where a broadcast
+//    or a gather would read each of its elements many times (nor, with
+//    max_recomputed_instructions, a cheap one past that budget). Nothing
+//    with control dependencies fuses.
+//  - A producer fused into a fusion that already holds a copy of one of its
+//    operands (fused earlier for another reader) reads that copy: values
+//    shared inside the fused computation are computed once
+//    (fusion_utils.h: FusionGrowth::copies), and a chain whose values are
+//    each read two or three times (threefry's rounds, unrolled) stays a
+//    DAG instead of becoming a tree of copies.
 //
 // Never fused: parameters, side-effecting ops, custom calls, rng, dot and
 // convolution (see epilogue_fusion.h), while / conditional / call, sort,
@@ -45,6 +52,7 @@
 #define AXLE_HLO_TRANSFORMS_INSTRUCTION_FUSION_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
@@ -66,6 +74,16 @@ class CpuInstructionFusion : public HloPassInterface {
     // (XLA:GPU's rule: on a GPU they cost less than a round trip through
     // memory).
     bool duplicate_fast_gpu_math = false;
+    // When set, a producer that a consumer would read many times per
+    // element (through a broadcast or a gather) fuses only while the
+    // consumer's kernel recomputes at most this many instructions per
+    // element that way (the GPU's: a thread per output element computes
+    // what lies behind a broadcast again; a random-number generator's key
+    // derivation, unrolled, is a chain of hundreds of cheap ops on a few
+    // values, which each element of the generated array would rerun).
+    std::optional<int64_t> max_recomputed_instructions;
+    // A fused computation stops growing at this many instructions.
+    int64_t max_fused_instructions = kMaxFusedInstructions;
   };
 
   CpuInstructionFusion() = default;

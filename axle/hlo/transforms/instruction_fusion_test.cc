@@ -479,5 +479,132 @@ ENTRY e {
   EXPECT_EQ(module->entry_computation()->instruction_count(), 5) << module->ToString();
 }
 
+// Threefry's rounds: every value is read by two or three of the next
+// round's ops. The chain is one fusion whose fused computation holds each
+// op once (a producer's copy is reused by its later readers inside the
+// fusion, not copied again: no tree of copies).
+TEST(CpuInstructionFusion, SharedChainFusesAsADag) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = u32[256] parameter(0)
+  p1 = u32[256] parameter(1)
+  c13 = u32[] constant(13)
+  r = u32[256] broadcast(c13), dimensions={}
+  c19 = u32[] constant(19)
+  q = u32[256] broadcast(c19), dimensions={}
+  a0 = u32[256] add(p0, p1)
+  l0 = u32[256] shift-left(p1, r)
+  s0 = u32[256] shift-right-logical(p1, q)
+  o0 = u32[256] or(l0, s0)
+  b0 = u32[256] xor(a0, o0)
+  a1 = u32[256] add(a0, b0)
+  l1 = u32[256] shift-left(b0, r)
+  s1 = u32[256] shift-right-logical(b0, q)
+  o1 = u32[256] or(l1, s1)
+  b1 = u32[256] xor(a1, o1)
+  a2 = u32[256] add(a1, b1)
+  l2 = u32[256] shift-left(b1, r)
+  s2 = u32[256] shift-right-logical(b1, q)
+  o2 = u32[256] or(l2, s2)
+  b2 = u32[256] xor(a2, o2)
+  a3 = u32[256] add(a2, b2)
+  l3 = u32[256] shift-left(b2, r)
+  s3 = u32[256] shift-right-logical(b2, q)
+  o3 = u32[256] or(l3, s3)
+  b3 = u32[256] xor(a3, o3)
+  a4 = u32[256] add(a3, b3)
+  l4 = u32[256] shift-left(b3, r)
+  s4 = u32[256] shift-right-logical(b3, q)
+  o4 = u32[256] or(l4, s4)
+  b4 = u32[256] xor(a4, o4)
+  a5 = u32[256] add(a4, b4)
+  l5 = u32[256] shift-left(b4, r)
+  s5 = u32[256] shift-right-logical(b4, q)
+  o5 = u32[256] or(l5, s5)
+  b5 = u32[256] xor(a5, o5)
+  ROOT x = u32[256] xor(a5, b5)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  const HloFusionInstruction* fusion = RootFusion(*module);
+  ASSERT_NE(fusion, nullptr) << module->ToString();
+  // p0, p1 and the fusion: nothing duplicated stays outside.
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 3) << module->ToString();
+  // 2 parameters, 4 for the rotations, 5 per round, the root.
+  EXPECT_EQ(fusion->fused_instructions_computation()->instruction_count(), 2 + 4 + 5 * 6 + 1)
+      << module->ToString();
+}
+
+// A bitcast-convert between types of one width is elementwise: random bits
+// made floats fuse with what made the bits and what uses the floats.
+TEST(CpuInstructionFusion, SameWidthBitcastConvertFuses) {
+  CpuInstructionFusion pass;
+  auto module = RunAndCompare(R"(
+HloModule m
+ENTRY e {
+  p0 = u32[64] parameter(0)
+  c9 = u32[] constant(9)
+  nines = u32[64] broadcast(c9), dimensions={}
+  m = u32[64] shift-right-logical(p0, nines)
+  e = u32[] constant(1065353216)
+  es = u32[64] broadcast(e), dimensions={}
+  bits = u32[64] or(m, es)
+  f = f32[64] bitcast-convert(bits)
+  one = f32[] constant(1)
+  ones = f32[64] broadcast(one), dimensions={}
+  ROOT u = f32[64] subtract(f, ones)
+}
+)",
+                              pass);
+  ASSERT_NE(module, nullptr);
+  ASSERT_NE(RootFusion(*module), nullptr) << module->ToString();
+  EXPECT_EQ(module->entry_computation()->instruction_count(), 2) << module->ToString();
+}
+
+// With max_recomputed_instructions (the GPU's), a long chain on a few
+// values read through a broadcast stays out of its readers (computed once,
+// not once per element); a short one fuses. Without it, both fuse.
+TEST(CpuInstructionFusion, LongChainsBehindBroadcastsStayOut) {
+  constexpr char kText[] = R"(
+HloModule m
+ENTRY e {
+  k = u32[4] parameter(0)
+  p = u32[1024,4] parameter(1)
+  a1 = u32[4] add(k, k)
+  a2 = u32[4] multiply(a1, k)
+  a3 = u32[4] xor(a2, a1)
+  a4 = u32[4] add(a3, a2)
+  a5 = u32[4] multiply(a4, a3)
+  a6 = u32[4] xor(a5, a4)
+  b = u32[1024,4] broadcast(a6), dimensions={1}
+  ROOT s = u32[1024,4] add(p, b)
+}
+)";
+  CpuInstructionFusion::Options options;
+  options.max_recomputed_instructions = 4;
+  CpuInstructionFusion limited(options);
+  auto kept = RunAndCompare(kText, limited);
+  ASSERT_NE(kept, nullptr);
+  const HloFusionInstruction* reader = RootFusion(*kept);
+  ASSERT_NE(reader, nullptr) << kept->ToString();
+  // The chain: a fusion of its own, read by the broadcasting one.
+  EXPECT_EQ(reader->operand(0)->opcode() == HloOpcode::kFusion ||
+                reader->operand(1)->opcode() == HloOpcode::kFusion,
+            true)
+      << kept->ToString();
+  options.max_recomputed_instructions = 8;
+  CpuInstructionFusion roomy(options);
+  auto fused = RunAndCompare(kText, roomy);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->entry_computation()->instruction_count(), 3) << fused->ToString();
+  CpuInstructionFusion unlimited;
+  auto cpu = RunAndCompare(kText, unlimited);
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->entry_computation()->instruction_count(), 3) << cpu->ToString();
+}
+
 }  // namespace
 }  // namespace axle
