@@ -587,12 +587,18 @@ std::string RowsKind(int64_t rows, bool small = true) {
 }
 
 // The kind such a convolution with `features` output features runs on:
-// split over its features where its rows do not divide evenly and its
-// features do (a multiple of 16 per thread), else as RowsKind says.
+// split over its features where its rows do not divide evenly, the
+// convolution is large or its longest row piece more than 1/8 above an
+// even share, and its features divide (a multiple of 16 per thread), else
+// as RowsKind says.
 std::string FeaturesKind(int64_t rows, int64_t features, bool small = true) {
   const int64_t threads = ThreadPool::DefaultNumThreads();
-  const bool even = (rows + threads - 1) / threads * threads * 16 <= rows * 17;
-  if (threads >= 2 && !even && features % (threads * 16) == 0) return "onednn-features";
+  const int64_t longest = (rows + threads - 1) / threads;
+  const bool even = longest * threads * 16 <= rows * 17;
+  const bool lopsided = longest * threads * 8 > rows * 9;
+  if (threads >= 2 && !even && (!small || lopsided) && features % (threads * 16) == 0) {
+    return "onednn-features";
+  }
   return RowsKind(rows, small);
 }
 
@@ -640,11 +646,13 @@ TEST(CpuConvolution, UnevenRowsSplitIntoFeatures) {
   // 7 rows do not divide between 2 threads; 64 or 96 features do: each
   // piece computes its features over every pixel (with the residual, the
   // bias and the clamp), against the interpreter. A stride-2 3x3 (14 -> 7
-  // rows, as ResNet's last stage) and a 5x5 over 13 rows too.
+  // rows, as ResNet's last stage) and a 5x5 over 5 rows (3 + 2) too; 13
+  // rows (7 + 6) stay in rows.
   Check(RowsModule(7, 7, 16, 64, 3, 1, 1, true), FeaturesKind(7, 64));
   Check(RowsModule(7, 9, 24, 96, 3, 1, 1, false), FeaturesKind(7, 96));
   Check(RowsModule(14, 14, 16, 64, 3, 2, 1, true), FeaturesKind(7, 64));
-  Check(RowsModule(13, 6, 8, 32, 5, 1, 1, false), FeaturesKind(13, 32));
+  Check(RowsModule(5, 6, 8, 32, 5, 1, 1, false), FeaturesKind(5, 32));
+  Check(RowsModule(13, 6, 8, 32, 3, 1, 1, false), FeaturesKind(13, 32));
 }
 
 TEST(CpuConvolution, PointwiseSplitsIntoPixels) {

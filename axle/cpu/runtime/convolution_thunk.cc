@@ -782,11 +782,15 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   // 300 runs: a 56x56x64 3x3 convolution 0.60-0.62 ms in rows, 0.85-1.15 ms
   // on oneDNN's team). Uneven ones (7 rows: 4 + 3) stay on oneDNN's team.
   // Uneven ones split over their output features instead where they can
-  // (BuildFeaturePieces), else small ones into uneven rows and larger ones
-  // not at all (oneDNN's team).
+  // (BuildFeaturePieces) when large, or when the longest row piece would
+  // be more than 1/8 above an even share (7 rows: 4 + 3), else small ones
+  // into uneven rows (13: 7 + 6, where the feature pieces measured 10-15%
+  // slower on squeezenet's 13x13 convolutions) and larger ones not at all
+  // (oneDNN's team).
   const int64_t longest_piece = (out_rows + threads - 1) / threads;
   const bool even = longest_piece * threads * 16 <= out_rows * 17;
-  if (!even && !gather_rows &&
+  const bool lopsided = longest_piece * threads * 8 > out_rows * 9;
+  if (!even && !gather_rows && (multiply_adds > kMaxSplitMultiplyAdds || lopsided) &&
       BuildFeaturePieces(attr, strides, dilates, padding_low, padding_high)) {
     return;
   }

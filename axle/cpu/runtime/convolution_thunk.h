@@ -31,8 +31,8 @@
 //     runs as one primitive per thread of the intra-op pool, each over a
 //     range of output rows (conv_row_split.h), on a team of one: the pool's
 //     workers spin between such convolutions where oneDNN's OpenMP workers
-//     sleep and are woken twice per primitive (omp_team.h). Rows that do not
-//     divide evenly between the threads (7 on 2) split over the output
+//     sleep and are woken twice per primitive (omp_team.h). Rows that divide
+//     unevenly between the threads (7 on 2: 4 + 3) split over the output
 //     features instead, each piece over every pixel into its own dense
 //     buffer, copied into the output. An input that is not channels-last
 //     (an NCHW image into the first convolution) is gathered channels-last
