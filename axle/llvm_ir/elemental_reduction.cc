@@ -516,6 +516,19 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
   int64_t window_elements = 1;
   for (const WindowDimension& w : window.dimensions()) window_elements *= w.size();
   const bool unrolled = window_elements <= kUnrolledWindowElements;
+  // A float max/min (a max pooling) folds as EmitReduce's does: one
+  // ordered compare and select per element, a NaN among the window's real
+  // elements (or the init value) recorded aside and returned at the end,
+  // instead of the sign and NaN fix-ups of every step (six vector
+  // instructions per element).
+  const bool min_max = IsFloatMinMaxCombiner(hlo);
+  llvm::AllocaInst* nan_seen = nullptr;
+  if (min_max) {
+    llvm::Function* function = b_.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+    nan_seen = entry.CreateAlloca(b_.getInt1Ty());
+    b_.CreateStore(b_.CreateFCmpUNO(init[0], init[0]), nan_seen);
+  }
   IrIndex input_index(rank);
   std::vector<llvm::Value*> valid(rank);
   std::function<absl::Status(int64_t)> emit_loop = [&](int64_t d) -> absl::Status {
@@ -527,7 +540,11 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
         AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](input_index));
         values.push_back(value);
       }
-      return Accumulate(hlo, accumulators, types, values, all_valid, /*reassociate=*/false);
+      if (min_max) {
+        llvm::Value* nan = b_.CreateAnd(all_valid, b_.CreateFCmpUNO(values[0], values[0]));
+        b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nan_seen), nan), nan_seen);
+      }
+      return Accumulate(hlo, accumulators, types, values, all_valid, /*reassociate=*/min_max);
     }
     const WindowDimension& w = window.dimensions(d);
     if (unrolled) {
@@ -548,7 +565,12 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitReduceWindow(const HloInstr
         vector_width);
   };
   AXLE_RETURN_IF_ERROR(emit_loop(0));
-  return ReadAccumulators(accumulators, types);
+  llvm::Value* result = ReadAccumulators(accumulators, types);
+  if (min_max) {
+    result = b_.CreateSelect(b_.CreateLoad(b_.getInt1Ty(), nan_seen),
+                             llvm::ConstantFP::getNaN(result->getType()), result);
+  }
+  return result;
 }
 
 }  // namespace axle::llvm_ir

@@ -35,4 +35,56 @@ std::vector<ConvRowPiece> SplitConvRows(const ConvRowWindow& window, int64_t pie
   return result;
 }
 
+namespace {
+
+// GatherRowsChannelsLast for one element type: for each line along the last
+// spatial dim and each channel, a contiguous (or strided) read and a store
+// every C elements; the line's C stores share the output's cache lines.
+template <typename E>
+void GatherRows(const E* in, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+                int64_t row_begin, int64_t row_end, E* out) {
+  const size_t rank = dims.size();
+  // Lines along the last spatial dim, one pixel long with one spatial dim.
+  const bool one_spatial = rank == 3;
+  const int64_t channels = dims[1], channel_stride = strides[1];
+  const int64_t width = one_spatial ? 1 : dims[rank - 1];
+  const int64_t width_stride = one_spatial ? 0 : strides[rank - 1];
+  const size_t line_dims_end = one_spatial ? 3 : rank - 1;  // dims [2, end) index the lines
+  std::vector<int64_t> position(rank, 0);
+  position[2] = row_begin;
+  while (position[2] < row_end) {
+    const E* line = in;
+    for (size_t d = 2; d < line_dims_end; ++d) line += position[d] * strides[d];
+    for (int64_t c = 0; c < channels; ++c) {
+      const E* from = line + c * channel_stride;
+      E* to = out + c;
+      if (width_stride == 1) {
+        for (int64_t w = 0; w < width; ++w) to[w * channels] = from[w];
+      } else {
+        for (int64_t w = 0; w < width; ++w) to[w * channels] = from[w * width_stride];
+      }
+    }
+    out += width * channels;
+    // The next line, the innermost of dims [2, end) first; dim 2 never wraps.
+    for (size_t d = line_dims_end - 1;; --d) {
+      if (++position[d] < dims[d] || d == 2) break;
+      position[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void GatherRowsChannelsLast(const char* in, int64_t element_size, const std::vector<int64_t>& dims,
+                            const std::vector<int64_t>& strides, int64_t row_begin, int64_t row_end,
+                            char* out) {
+  if (element_size == 2) {
+    GatherRows(reinterpret_cast<const uint16_t*>(in), dims, strides, row_begin, row_end,
+               reinterpret_cast<uint16_t*>(out));
+  } else {
+    GatherRows(reinterpret_cast<const uint32_t*>(in), dims, strides, row_begin, row_end,
+               reinterpret_cast<uint32_t*>(out));
+  }
+}
+
 }  // namespace axle::cpu

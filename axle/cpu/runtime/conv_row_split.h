@@ -36,6 +36,16 @@ struct ConvRowWindow {
 // output rows than pieces, or a piece whose rows all lie in the padding.
 std::vector<ConvRowPiece> SplitConvRows(const ConvRowWindow& window, int64_t pieces);
 
+// Copies rows [row_begin, row_end) (dim 2) of a batch-1 array of
+// `element_size`-byte elements (2 or 4) with dims [1, C, rows, more
+// spatial...] at element `strides` into `out`, dense channels-last: [rows
+// of the range][more spatial...][C]. A piece of a convolution whose input is
+// not channels-last (an NCHW image into a network's first convolution)
+// gathers its own input rows this way.
+void GatherRowsChannelsLast(const char* in, int64_t element_size, const std::vector<int64_t>& dims,
+                            const std::vector<int64_t>& strides, int64_t row_begin, int64_t row_end,
+                            char* out);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_CONV_ROW_SPLIT_H_

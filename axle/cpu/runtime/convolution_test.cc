@@ -586,6 +586,22 @@ std::string RowsKind(int64_t rows, bool small = true) {
   return threads >= 2 && rows >= threads && (small || even) ? "onednn-rows" : "onednn";
 }
 
+// The kind such a convolution with `features` output features runs on:
+// split over its features where its rows do not divide evenly, the
+// convolution is large or its longest row piece more than 1/8 above an
+// even share, and its features divide (a multiple of 16 per thread), else
+// as RowsKind says.
+std::string FeaturesKind(int64_t rows, int64_t features, bool small = true) {
+  const int64_t threads = ThreadPool::DefaultNumThreads();
+  const int64_t longest = (rows + threads - 1) / threads;
+  const bool even = longest * threads * 16 <= rows * 17;
+  const bool lopsided = longest * threads * 8 > rows * 9;
+  if (threads >= 2 && !even && (!small || lopsided) && features % (threads * 16) == 0) {
+    return "onednn-features";
+  }
+  return RowsKind(rows, small);
+}
+
 // An ONNX Conv as the front end emits it (NHWC, OIHW constant weights) with
 // a bias, an optional residual and a clamp to [0, 6].
 std::string RowsModule(int64_t height, int64_t width, int64_t in, int64_t out, int64_t size,
@@ -617,12 +633,26 @@ TEST(CpuConvolution, RowsAcrossThePool) {
   Check(RowsModule(12, 9, 8, 16, 3, 1, 1, true), RowsKind(12));
   Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false), RowsKind(12));
   Check(RowsModule(12, 5, 24, 8, 1, 1, 1, true), RowsKind(12));
-  // 7 rows (4 + 3 on 2 threads), and a convolution too large to split
-  // unevenly (132M multiply-adds: 7x512 rows, 64 features, 3x3), which runs
-  // on oneDNN's own team; as large a one with 16 rows splits.
+  // 7 rows (4 + 3 on 2 threads) and 16 features (too few to split), and a
+  // convolution too large to split unevenly (132M multiply-adds: 7x512
+  // rows, 64 features, 3x3), which splits over its features instead; as
+  // large a one with 16 rows splits into rows.
   Check(RowsModule(7, 7, 8, 16, 3, 1, 1, true), RowsKind(7));
-  EXPECT_EQ(KindOf(RowsModule(7, 512, 64, 64, 3, 1, 1, true)), RowsKind(7, false));
+  EXPECT_EQ(KindOf(RowsModule(7, 512, 64, 64, 3, 1, 1, true)), FeaturesKind(7, 64, false));
   EXPECT_EQ(KindOf(RowsModule(16, 256, 64, 64, 3, 1, 1, true)), RowsKind(16, false));
+}
+
+TEST(CpuConvolution, UnevenRowsSplitIntoFeatures) {
+  // 7 rows do not divide between 2 threads; 64 or 96 features do: each
+  // piece computes its features over every pixel (with the residual, the
+  // bias and the clamp), against the interpreter. A stride-2 3x3 (14 -> 7
+  // rows, as ResNet's last stage) and a 5x5 over 5 rows (3 + 2) too; 13
+  // rows (7 + 6) stay in rows.
+  Check(RowsModule(7, 7, 16, 64, 3, 1, 1, true), FeaturesKind(7, 64));
+  Check(RowsModule(7, 9, 24, 96, 3, 1, 1, false), FeaturesKind(7, 96));
+  Check(RowsModule(14, 14, 16, 64, 3, 2, 1, true), FeaturesKind(7, 64));
+  Check(RowsModule(5, 6, 8, 32, 5, 1, 1, false), FeaturesKind(5, 32));
+  Check(RowsModule(13, 6, 8, 32, 3, 1, 1, false), FeaturesKind(13, 32));
 }
 
 TEST(CpuConvolution, PointwiseSplitsIntoPixels) {
@@ -632,8 +662,40 @@ TEST(CpuConvolution, PointwiseSplitsIntoPixels) {
   Check(RowsModule(1, 9, 16, 8, 1, 1, 1, true), RowsKind(9));
   Check(RowsModule(7, 7, 32, 24, 1, 1, 1, true), RowsKind(49));
   Check(RowsModule(7, 7, 32, 24, 1, 1, 1, false), RowsKind(49));
-  // Strided 1x1 (a ResNet downsample) still splits by rows.
-  Check(RowsModule(14, 14, 16, 32, 1, 2, 1, false), RowsKind(7));
+  // Strided 1x1 (a ResNet downsample) splits by rows, or by its features
+  // when they divide where the rows (7) do not.
+  Check(RowsModule(14, 14, 16, 24, 1, 2, 1, false), RowsKind(7));
+  Check(RowsModule(14, 14, 16, 32, 1, 2, 1, false), FeaturesKind(7, 32));
+}
+
+// A network's first convolution as the ONNX front end emits it: an NCHW
+// image (`in` channels, not channels-last) into an NHWC output, OIHW
+// constant weights, a bias and a relu.
+std::string NchwInputModule(int64_t height, int64_t width, int64_t in, int64_t out, int64_t size,
+                            int64_t stride, int64_t pad) {
+  const int64_t out_h = (height + 2 * pad - size) / stride + 1;
+  const int64_t out_w = (width + 2 * pad - size) / stride + 1;
+  const std::string y = absl::StrCat("f32[1,", out_h, ",", out_w, ",", out, "]");
+  return absl::StrCat(
+      "HloModule conv\nENTRY e {\n  x = f32[1,", in, ",", height, ",", width,
+      "] parameter(0)\n  k = f32[", out, ",", in, ",", size, ",", size, "] constant(",
+      ConstantText({out, in, size, size}, 1), ")\n  bias = f32[", out, "] constant(",
+      ConstantText({out}, 2), ")\n  c = ", y, " convolution(x, k), window={size=", size, "x", size,
+      " stride=", stride, "x", stride, " pad=", pad, "_", pad, "x", pad, "_", pad,
+      "}, dim_labels=bf01_oi01->b01f\n  bb = ", y, " broadcast(bias), dimensions={3}\n  b = ", y,
+      " add(c, bb)\n  zero = f32[] constant(0)\n  zeros = ", y,
+      " broadcast(zero), dimensions={}\n  ROOT r = ", y, " maximum(b, zeros)\n}\n");
+}
+
+TEST(CpuConvolution, NchwInputSplitsIntoRowsGatheredChannelsLast) {
+  // The input is NCHW, which oneDNN's kernels would reorder whole before the
+  // primitive: each piece gathers its own input rows channels-last instead.
+  // 3 channels, 3x3 stride 2 unpadded (odd rows: 9 = 5 + 4), 7x7 stride 2
+  // padded by 3 (8 rows), and 5 channels 3x3 stride 1 padded by 1, against
+  // the interpreter.
+  Check(NchwInputModule(19, 13, 3, 16, 3, 2, 0), RowsKind(9));
+  Check(NchwInputModule(16, 11, 3, 8, 7, 2, 3), RowsKind(8));
+  Check(NchwInputModule(6, 9, 5, 16, 3, 1, 1), RowsKind(6));
 }
 
 }  // namespace

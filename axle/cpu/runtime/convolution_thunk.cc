@@ -86,7 +86,8 @@ class DnnlConvolutionThunk : public Thunk {
   }
 
   bool reference() const { return reference_; }
-  bool split_into_rows() const { return !pieces_.empty(); }
+  bool split_into_rows() const { return !pieces_.empty() && pieces_[0].features_begin < 0; }
+  bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
 
  private:
   // Copies the input into the dense channels-last buffer `out`: batch group
@@ -114,12 +115,27 @@ class DnnlConvolutionThunk : public Thunk {
     int64_t src_offset = 0, dst_offset = 0, dst_bytes = 0;
     int weights = 0;  // index into piece_weights_
     int64_t scratchpad_offset = 0, scratchpad_size = 0;
+    // With gather_rows_: the piece's input rows [in_begin, in_end), copied
+    // channels-last into its scratch at gather_offset (bytes) before it runs.
+    int64_t in_begin = 0, in_end = 0, gather_offset = -1;
+    // A piece of output features [features_begin, features_begin +
+    // features) over all pixels (BuildFeaturePieces), or -1 for rows: it
+    // writes its features dense into its scratch at dst_temp_offset (bytes;
+    // the addend's copied there first) and copies them into the output.
+    int64_t features_begin = -1, features = 0, pixels = 0, dst_temp_offset = 0;
+    dnnl::memory::desc bias;  // the piece's features of the native bias
   };
   // Splits the convolution into one piece per thread of the intra-op pool
   // when it can (see pieces_); leaves pieces_ empty otherwise.
   void BuildPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
                    const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                    const dnnl::memory::dims& padding_high);
+  // The convolution as one piece per thread over ranges of its output
+  // features, all pixels each, when its rows do not divide evenly (see
+  // pieces_); false (and no pieces) when it cannot.
+  bool BuildFeaturePieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
+                          const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                          const dnnl::memory::dims& padding_high);
   // Runs the pieces across the run's pool; `src` is the input view's start.
   absl::Status RunPieces(const ThunkContext& context, const char* src, char* out, const char* scale,
                          const char* bias, char* scratchpads) const;
@@ -222,7 +238,15 @@ class DnnlConvolutionThunk : public Thunk {
   // input and output read in place with the rows outermost (channels-last),
   // the epilogue as post-ops, and small convolutions (see BuildPieces).
   std::vector<Piece> pieces_;
-  std::vector<dnnl::memory> piece_weights_;  // [0] is packed_weights_
+  // The input is not channels-last (an NCHW image into a network's first
+  // convolution, which oneDNN would reorder whole on its team before the
+  // primitive): each piece gathers its own input rows channels-last
+  // (GatherRowsChannelsLast) from the input's dims and element strides.
+  bool gather_rows_ = false;
+  std::vector<int64_t> gather_dims_, gather_strides_;
+  // The pieces' weights: packed_weights_ first for row pieces, each feature
+  // piece's own for those.
+  std::vector<dnnl::memory> piece_weights_;
   int64_t piece_scratchpad_bytes_ = 0;
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
@@ -238,7 +262,7 @@ void DnnlConvolutionThunk::PlanScratch() {
   };
   const bool weights_per_run = !packed_weights_;
   add(kGathered, gather_input_, src_user_desc_.get_size());
-  add(kSrc, src_reorder_.has_value(), src_desc_.get_size());
+  add(kSrc, src_reorder_.has_value() && pieces_.empty(), src_desc_.get_size());
   add(kWeightsDense, weights_per_run && gather_weights_, weights_user_desc_.get_size());
   add(kWeights, weights_per_run && weights_reorder_.has_value(), weights_desc_.get_size());
   add(kDst, dst_reorder_.has_value(), dst_desc_.get_size());
@@ -562,6 +586,12 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         GatherInput(reinterpret_cast<const uint32_t*>(lhs), reinterpret_cast<uint32_t*>(src));
       }
     }
+    const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
+    if (!pieces_.empty()) {
+      const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
+      return RunPieces(context, src, static_cast<char*>(context.address(output_value_)), scale,
+                       bias, slot(kPieceScratchpads));
+    }
     dnnl::memory src_memory(src_user_desc_, engine, src);
     if (src_reorder_) {
       dnnl::memory user = src_memory;
@@ -569,12 +599,6 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       src_reorder_->execute(stream, user, src_memory);
     }
     args[DNNL_ARG_SRC] = src_memory;
-    const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
-    if (!pieces_.empty()) {
-      const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
-      return RunPieces(context, src, static_cast<char*>(context.address(output_value_)), scale,
-                       bias, slot(kPieceScratchpads));
-    }
     // Kernel.
     if (packed_weights_) {
       args[DNNL_ARG_WEIGHTS] = packed_weights_;
@@ -665,6 +689,32 @@ dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
   return dnnl::memory::desc(dims, desc.data_type(), strides);
 }
 
+// Whether `desc` has batch 1 and plain element strides (no inner blocks).
+bool PlainBatchOne(const dnnl::memory::desc& desc) {
+  return desc.data.format_kind == dnnl_blocked && desc.data.format_desc.blocking.inner_nblks == 0 &&
+         desc.dims().size() >= 3 && desc.dims()[0] == 1;
+}
+
+// A dense channels-last array of `dims` ([N, C, spatial...]).
+dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
+  dnnl::memory::dims strides(dims.size());
+  int64_t stride = dims[1];
+  strides[1] = 1;
+  for (size_t d = dims.size() - 1; d >= 2; --d) {
+    strides[d] = stride;
+    stride *= dims[d];
+  }
+  strides[0] = stride;
+  return dnnl::memory::desc(dims, type, strides);
+}
+
+// A dense channels-last array of `desc`'s dims with `rows` rows (dim 2).
+dnnl::memory::desc ChannelsLastRows(const dnnl::memory::desc& desc, int64_t rows) {
+  dnnl::memory::dims dims = desc.dims();
+  dims[2] = rows;
+  return ChannelsLast(dims, desc.data_type());
+}
+
 // `desc` ([1, C, H, W], rows and columns one dense run of pixels) as
 // [1, C, H * W, 1]: the same memory, its pixels one column of rows. Null
 // when the rows are not dense over the columns.
@@ -691,10 +741,15 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   pieces_.clear();
   piece_weights_.clear();
   piece_scratchpad_bytes_ = 0;
+  gather_rows_ = false;
   const int threads = ThreadPool::DefaultNumThreads();
   const ConvPlan& p = plan_;
-  if (threads < 2 || !packed_weights_ || gather_input_ || src_reorder_ || dst_reorder_ ||
-      epilogue_after_ || reference_ || !RowsOutermost(src_user_desc_) ||
+  // An input the primitive wants reordered: each piece gathers its rows
+  // (batch 1, strided, no blocks).
+  const bool gather_rows = src_reorder_.has_value();
+  if (threads < 2 || !packed_weights_ || gather_input_ || dst_reorder_ || epilogue_after_ ||
+      reference_ ||
+      !(gather_rows ? PlainBatchOne(src_user_desc_) : RowsOutermost(src_user_desc_)) ||
       !RowsOutermost(dst_user_desc_)) {
     return;
   }
@@ -709,7 +764,7 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   const bool pointwise = p.rhs_dims.size() == 4 && p.rhs_dims[2] == 1 && p.rhs_dims[3] == 1 &&
                          strides[0] == 1 && strides[1] == 1 && padding_low[0] == 0 &&
                          padding_low[1] == 0 && padding_high[0] == 0 && padding_high[1] == 0;
-  if (pointwise) {
+  if (pointwise && !gather_rows) {
     std::optional<dnnl::memory::desc> src_pixels = PixelsAsRows(src_user_desc_);
     std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(dst_user_desc_);
     if (src_pixels && dst_pixels && src_pixels->dims()[2] == dst_pixels->dims()[2]) {
@@ -726,8 +781,19 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   // rather than waited for (resnet18, 2 threads on 2 loaded cores, best of
   // 300 runs: a 56x56x64 3x3 convolution 0.60-0.62 ms in rows, 0.85-1.15 ms
   // on oneDNN's team). Uneven ones (7 rows: 4 + 3) stay on oneDNN's team.
+  // Uneven ones split over their output features instead where they can
+  // (BuildFeaturePieces) when large, or when the longest row piece would
+  // be more than 1/8 above an even share (7 rows: 4 + 3), else small ones
+  // into uneven rows (13: 7 + 6, where the feature pieces measured 10-15%
+  // slower on squeezenet's 13x13 convolutions) and larger ones not at all
+  // (oneDNN's team).
   const int64_t longest_piece = (out_rows + threads - 1) / threads;
   const bool even = longest_piece * threads * 16 <= out_rows * 17;
+  const bool lopsided = longest_piece * threads * 8 > out_rows * 9;
+  if (!even && !gather_rows && (multiply_adds > kMaxSplitMultiplyAdds || lopsided) &&
+      BuildFeaturePieces(attr, strides, dilates, padding_low, padding_high)) {
+    return;
+  }
   if (multiply_adds > kMaxSplitMultiplyAdds && !even) return;
   ConvRowWindow window;
   window.in_rows = src_rows.dims()[2];
@@ -751,9 +817,12 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   try {
     for (const ConvRowPiece& row : rows) {
       Piece piece;
-      piece.src = WithRows(src_rows, row.in_end - row.in_begin);
+      piece.src = gather_rows ? ChannelsLastRows(src_rows, row.in_end - row.in_begin)
+                              : WithRows(src_rows, row.in_end - row.in_begin);
       piece.dst = WithRows(dst_rows, row.out_end - row.out_begin);
-      piece.src_offset = row.in_begin * src_row_stride;
+      piece.src_offset = gather_rows ? 0 : row.in_begin * src_row_stride;
+      piece.in_begin = row.in_begin;
+      piece.in_end = row.in_end;
       piece.dst_offset = row.out_begin * dst_row_stride;
       piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());
       dnnl::memory::dims low = padding_low, high = padding_high;
@@ -790,6 +859,10 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
       piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
       piece.scratchpad_offset = scratchpad_bytes;
       scratchpad_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      if (gather_rows) {
+        piece.gather_offset = scratchpad_bytes;
+        scratchpad_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.src.get_size()));
+      }
       piece.primitive = dnnl::convolution_forward(*pd);
       pieces.push_back(std::move(piece));
     }
@@ -797,8 +870,109 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
     return;
   }
   pieces_ = std::move(pieces);
+  if (gather_rows) {
+    gather_rows_ = true;
+    gather_dims_ = src_user_desc_.dims();
+    gather_strides_.assign(src_user_desc_.data.format_desc.blocking.strides,
+                           src_user_desc_.data.format_desc.blocking.strides + gather_dims_.size());
+  }
   piece_weights_ = std::move(weights);
   piece_scratchpad_bytes_ = scratchpad_bytes;
+}
+
+bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
+                                              const dnnl::memory::dims& strides,
+                                              const dnnl::memory::dims& dilates,
+                                              const dnnl::memory::dims& padding_low,
+                                              const dnnl::memory::dims& padding_high) {
+  // Each piece's features a multiple of this (whole vectors, oneDNN's
+  // blocks of 16 f32 output channels).
+  constexpr int64_t kFeatureMultiple = 16;
+  const int threads = ThreadPool::DefaultNumThreads();
+  const ConvPlan& p = plan_;
+  const int64_t features = p.out_dims[1];
+  const dnnl::memory::dims weights_dims = weights_desc_.dims();
+  // No groups, no scale post-op (a per-feature scale folded into the
+  // weights is fine), a native bias or none, and a dense channels-last
+  // output (each pixel's features one run).
+  const int64_t spatial = static_cast<int64_t>(p.out_dims.size()) - 2;
+  if (static_cast<int64_t>(weights_dims.size()) != spatial + 2 || (scale_ && !fold_scale_) ||
+      (bias_ && !native_bias_) || features % (threads * kFeatureMultiple) != 0 ||
+      dst_user_desc_ != ChannelsLastRows(dst_user_desc_, p.out_dims[2])) {
+    return false;
+  }
+  const int64_t out_size = primitive_util::ByteWidth(p.output_type);
+  int64_t pixels = 1;
+  for (int64_t d = 2; d < static_cast<int64_t>(p.out_dims.size()); ++d) pixels *= p.out_dims[d];
+  const int64_t per_piece = features / threads;
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights;
+  int64_t scratch_bytes = 0;
+  try {
+    // The weights unpacked into plain [O, I, spatial...] once, each piece's
+    // features then packed into its primitive's layout.
+    dnnl::memory::desc plain_desc(weights_dims, weights_desc_.data_type(),
+                                  ShapeUtil::RowMajorStrides(weights_dims));
+    dnnl::memory plain(plain_desc, DnnlEngine());
+    dnnl::stream stream(DnnlEngine());
+    dnnl::reorder(packed_weights_, plain).execute(stream, packed_weights_, plain);
+    stream.wait();
+    OmpTeamOfOne team;  // primitives for a team of one
+    for (int64_t t = 0; t < threads; ++t) {
+      Piece piece;
+      piece.features_begin = t * per_piece;
+      piece.features = per_piece;
+      piece.pixels = pixels;
+      piece.src = src_user_desc_;
+      dnnl::memory::dims dst_dims = p.out_dims;
+      dst_dims[1] = per_piece;
+      piece.dst = ChannelsLast(dst_dims, DnnlType(p.output_type));
+      dnnl::memory::dims piece_weights_dims = weights_dims;
+      piece_weights_dims[0] = per_piece;
+      dnnl::memory::desc weights_any(piece_weights_dims, weights_desc_.data_type(),
+                                     dnnl::memory::format_tag::any);
+      piece.bias = dnnl::memory::desc({per_piece}, dnnl::memory::data_type::f32,
+                                      dnnl::memory::format_tag::a);
+      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+      std::optional<PrimitiveDesc> pd;
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, piece.bias, piece.dst, strides, dilates, padding_low, padding_high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, piece.dst, strides, dilates, padding_low, padding_high);
+        pd.emplace(desc, attr, DnnlEngine());
+      }
+      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) {
+        return false;
+      }
+      dnnl::memory::dims offsets(weights_dims.size(), 0);
+      offsets[0] = piece.features_begin;
+      dnnl::memory slice(plain_desc.submemory_desc(piece_weights_dims, offsets), DnnlEngine(),
+                         plain.get_data_handle());
+      dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+      dnnl::reorder(slice, packed).execute(stream, slice, packed);
+      stream.wait();
+      piece.weights = static_cast<int>(weights.size());
+      weights.push_back(packed);
+      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      piece.dst_temp_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(pixels * per_piece * out_size);
+      piece.primitive = dnnl::convolution_forward(*pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  pieces_ = std::move(pieces);
+  piece_weights_ = std::move(weights);
+  piece_scratchpad_bytes_ = scratch_bytes;
+  return true;
 }
 
 absl::Status DnnlConvolutionThunk::RunPieces(const ThunkContext& context, const char* src,
@@ -832,21 +1006,47 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     const dnnl::engine& engine = DnnlEngine();
     dnnl::stream stream(engine);
     char* dst = out + piece.dst_offset * out_size;
-    if (addend != nullptr && addend != out) {
+    // A feature piece's output: dense features in its scratch, strided in out.
+    const int64_t out_features = plan_.out_dims[1];
+    auto copy_features = [&](const char* from, int64_t from_stride, char* to, int64_t to_stride) {
+      for (int64_t pixel = 0; pixel < piece.pixels; ++pixel) {
+        std::memcpy(to + pixel * to_stride * out_size, from + pixel * from_stride * out_size,
+                    piece.features * out_size);
+      }
+    };
+    if (piece.features_begin >= 0) {
+      dst = scratchpads + piece.dst_temp_offset;
+      if (addend != nullptr) {
+        copy_features(addend + piece.features_begin * out_size, out_features, dst, piece.features);
+      }
+    } else if (addend != nullptr && addend != out) {
       std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
     }
     std::unordered_map<int, dnnl::memory> args;
-    args[DNNL_ARG_SRC] =
-        dnnl::memory(piece.src, engine, const_cast<char*>(src) + piece.src_offset * element_size_);
+    const char* piece_src = src + piece.src_offset * element_size_;
+    if (piece.gather_offset >= 0) {
+      char* gathered = scratchpads + piece.gather_offset;
+      GatherRowsChannelsLast(src, element_size_, gather_dims_, gather_strides_, piece.in_begin,
+                             piece.in_end, gathered);
+      piece_src = gathered;
+    }
+    args[DNNL_ARG_SRC] = dnnl::memory(piece.src, engine, const_cast<char*>(piece_src));
     args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
     args[DNNL_ARG_DST] = dnnl::memory(piece.dst, engine, dst);
-    AddEpilogueArgs(engine, scale, bias, args);  // pieces imply !epilogue_after_
+    AddEpilogueArgs(engine, scale, bias, args);       // pieces imply !epilogue_after_
+    if (piece.features_begin >= 0 && native_bias_) {  // no scale post-op (BuildFeaturePieces)
+      args[DNNL_ARG_BIAS] = dnnl::memory(piece.bias, engine,
+                                         const_cast<char*>(bias) + piece.features_begin * out_size);
+    }
     if (piece.scratchpad_size > 0) {
       args[DNNL_ARG_SCRATCHPAD] =
           DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
     }
     piece.primitive.execute(stream, args);
     stream.wait();
+    if (piece.features_begin >= 0) {
+      copy_features(dst, piece.features, out + piece.features_begin * out_size, out_features);
+    }
   } catch (const dnnl::error& error) {
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
@@ -992,6 +1192,7 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const DnnlConvolutionThunk*>(&thunk)) {
     if (dnnl->reference()) return std::string("onednn-reference");
+    if (dnnl->split_into_features()) return std::string("onednn-features");
     return std::string(dnnl->split_into_rows() ? "onednn-rows" : "onednn");
   }
   if (conv::IsLoopConvolutionThunk(thunk)) return std::string("loop");

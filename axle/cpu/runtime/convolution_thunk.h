@@ -31,7 +31,12 @@
 //     runs as one primitive per thread of the intra-op pool, each over a
 //     range of output rows (conv_row_split.h), on a team of one: the pool's
 //     workers spin between such convolutions where oneDNN's OpenMP workers
-//     sleep and are woken twice per primitive (omp_team.h).
+//     sleep and are woken twice per primitive (omp_team.h). Rows that divide
+//     unevenly between the threads (7 on 2: 4 + 3) split over the output
+//     features instead, each piece over every pixel into its own dense
+//     buffer, copied into the output. An input that is not channels-last
+//     (an NCHW image into the first convolution) is gathered channels-last
+//     by each piece, its own rows only, instead of reordered whole.
 // Every other element type, rank and anything oneDNN declines runs a
 // kernel emitted into the program's LLVM module (convolution_loop_emitter.h:
 // operands read in place, the interpreter's sums and rounding, integer
@@ -66,8 +71,10 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
     const std::vector<const Literal*>& constants, int64_t output_value, LoopKernelModule& kernels,
     absl::string_view kernel_name);
 
-// How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-reference"
-// (oneDNN's slow reference implementation) or "loop" (for tests).
+// How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-rows" or
+// "onednn-features" (split into rows or output features across the intra-op
+// pool), "onednn-reference" (oneDNN's slow reference implementation) or
+// "loop" (for tests).
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk);
 
 }  // namespace axle::cpu

@@ -211,6 +211,49 @@ ENTRY e {
   ExpectExact(text, arguments);
 }
 
+TEST(CpuReduceWindowTest, MaxPoolNaNsOnlyFromRealElements) {
+  // The max folds with a NaN-seen flag beside it: a NaN under a window's
+  // real element makes that output NaN, one under a padding position or a
+  // base-dilation hole (which load a clamped real element) does not, and a
+  // NaN init value makes every output NaN.
+  const std::string text = R"(
+HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] minimum(a, b)
+}
+ENTRY e {
+  x = f32[1,5,4,17] parameter(0)
+  lo = f32[] constant(-inf)
+  hi = f32[] constant(inf)
+  qnan = f32[] constant(nan)
+  pooled = f32[1,5,4,17] reduce-window(x, lo), window={size=1x3x3x1 pad=0_0x1_1x1_1x0_0},
+      to_apply=max
+  holes = f32[1,9,4,17] reduce-window(x, lo), window={size=1x2x1x1 pad=0_0x1_0x0_0x0_0 lhs_dilate=1x2x1x1},
+      to_apply=max
+  low = f32[1,3,2,17] reduce-window(x, hi), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0},
+      to_apply=min
+  all_nan = f32[1,2,2,17] reduce-window(x, qnan), window={size=1x3x2x1 stride=1x2x2x1},
+      to_apply=max
+  ROOT t = (f32[1,5,4,17], f32[1,9,4,17], f32[1,3,2,17], f32[1,2,2,17]) tuple(pooled, holes, low, all_nan)
+})";
+  Literal x(ShapeUtil::MakeShape(F32, {1, 5, 4, 17}));
+  auto data = x.data<float>();
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>((i * 7) % 19) - 9.f;
+  data[(0 * 4 + 0) * 17 + 3] = std::numeric_limits<float>::quiet_NaN();   // row 0, a corner
+  data[(4 * 4 + 3) * 17 + 16] = std::numeric_limits<float>::quiet_NaN();  // the last element
+  data[(2 * 4 + 1) * 17 + 8] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<Literal> arguments;
+  arguments.push_back(std::move(x));
+  ExpectExact(text, arguments);
+}
+
 TEST(CpuReduceWindowTest, DilationsAndANonIdentityInit) {
   // Padding and holes are skipped, not combined with the init value.
   ExpectExact(R"(
