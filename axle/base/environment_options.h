@@ -25,7 +25,7 @@
 //                         rows (pieces along its rows, or batch, each a
 //                         one-thread primitive, taken by the intra-op pool's
 //                         threads as they come free) or team (one primitive
-//                         on oneDNN's OpenMP team); default rows
+//                         on oneDNN's OpenMP team); default team
 //                         (axle/cpu/runtime/dot_split.h)
 //   AXLE_CPU_DOT_PIECES   pieces per thread of a split dot (1-16, default 2)
 //   AXLE_CPU_DOT_THREADS  the most threads one f32 / bf16 oneDNN dot uses
@@ -73,8 +73,8 @@
 //                         the default, on for all three): unroll counted loops,
 //                         make cheap conditionals selects, replay runs of
 //                         thunks as CUDA graphs (gpu_compiler.h, gpu_graph.h)
-//   AXLE_GPU_SPLIT_COLUMNS  0/false/off/no: large column reductions stay one
-//                         kernel (default: two, column_reduction_splitter.h)
+//   AXLE_GPU_SPLIT_COLUMNS  1/true/on/yes: large column reductions in two
+//                         kernels (default: one; column_reduction_splitter.h)
 //   AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE  1: a one-device module keeps its
 //                         collectives, run by NCCL with one rank (tests)
 //

@@ -22,7 +22,13 @@
 // non-identity init, which XLA does not define, is left alone). Fusion
 // computations are skipped; returns whether any reduce changed.
 //
-// `AXLE_GPU_SPLIT_COLUMNS=0` turns it off (gpu_compiler.cc).
+// Off unless `AXLE_GPU_SPLIT_COLUMNS=1` (gpu_compiler.cc): on an H200
+// (2026-11-28) cuda-bandwidth's f32[R,1024] column sum ran at 69% of the
+// copy bandwidth split in two parts (256 blocks) against 77% as one kernel
+// (128 blocks): the second launch and the halved rows per block cost more
+// than the idle SMs. What the column kernel itself needs (more loads in
+// flight per thread, or several blocks of a column combined by atomics)
+// is still open.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_COLUMN_REDUCTION_SPLITTER_H_

@@ -183,7 +183,7 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
-  if (EnvironmentOptions::Read().gpu_split_columns.value_or(true)) {
+  if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
     pipeline.AddPass<GpuColumnReductionSplitter>();
   }
   CpuInstructionFusion::Options fusion_options;
@@ -244,7 +244,7 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
     pipeline.AddPass<GpuConvPaddingLegalization>();
     pipeline.AddPass<GpuDotToReduce>();
     pipeline.AddPass<GpuDotCanonicalizer>();
-    if (EnvironmentOptions::Read().gpu_split_columns.value_or(true)) {
+    if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
       pipeline.AddPass<GpuColumnReductionSplitter>();
     }
   }

@@ -250,9 +250,11 @@ TEST_F(GpuExecutableTest, RowAndColumnReductions) {
 }
 
 TEST_F(GpuExecutableTest, LargeColumnAndFullReductionsSplitInTwoAgree) {
-  // Past column_reduction_splitter.h's 4 MiB: a column sum of 128 tiles
+  // Past column_reduction_splitter.h's 4 MiB, with the splitter on
+  // (AXLE_GPU_SPLIT_COLUMNS=1; off by default): a column sum of 128 tiles
   // (split in 2 parts), a column max and a full sum (2048 parts), each in
   // two kernels; exact for integers and max, summation order for f32.
+  setenv("AXLE_GPU_SPLIT_COLUMNS", "1", 1);
   ExpectMatchesInterpreter(R"(
 HloModule m
 add_s32 {
@@ -283,6 +285,7 @@ ENTRY e {
   ROOT t = (f32[1024], f32[1024], s32[1024], s32[]) tuple(sum, max, isum, total)
 })",
                            ErrorSpec(1e-2, 1e-3));
+  unsetenv("AXLE_GPU_SPLIT_COLUMNS");
 }
 
 TEST_F(GpuExecutableTest, Softmax) { ExpectMatchesInterpreter(kSoftmax, ErrorSpec(1e-5, 1e-4)); }

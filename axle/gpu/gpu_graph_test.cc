@@ -478,10 +478,11 @@ ENTRY e {
   }
 }
 
-// The JAX programs whose loops XLA:GPU unrolls: no loop is left, the kernels
-// and launches (with and without unrolling) are printed, and threefry_random
-// (a split and three random arrays, 20 rounds each) is a kernel for the
-// split's keys and one per array.
+// The JAX programs whose loops XLA:GPU unrolls: no loop is left, except
+// lstm_scan's, whose body has a dot (kept: faster as a loop on the GPU);
+// the kernels and launches (with and without unrolling) are printed, and
+// threefry_random (a split and three random arrays, 20 rounds each) is a
+// kernel for the split's keys and one per array.
 TEST(GpuWhileUnrollerTest, JaxLoopsAreUnrolled) {
   int examined = 0;
   for (const std::string name : {"lstm_scan", "fori_cond_dynamic", "threefry_random"}) {
@@ -495,7 +496,11 @@ TEST(GpuWhileUnrollerTest, JaxLoopsAreUnrolled) {
       auto program = CompileText(text.str(), unroll, &module, /*select=*/unroll);
       ASSERT_TRUE(program.ok()) << name << ": " << program.status();
       if (unroll) {
-        EXPECT_EQ(CountWhiles(*module), 0) << name;
+        if (name == "lstm_scan") {
+          EXPECT_GT(CountWhiles(*module), 0) << name;
+        } else {
+          EXPECT_EQ(CountWhiles(*module), 0) << name;
+        }
         if (name == "threefry_random") {
           EXPECT_LE(program->thunks.size(), 4u) << GpuProgramToString(*program);
         }

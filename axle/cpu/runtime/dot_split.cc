@@ -7,7 +7,7 @@ namespace axle::cpu::dot {
 
 DotSplitOptions DotSplitOptionsFrom(const EnvironmentOptions& environment) {
   DotSplitOptions options;
-  options.rows = environment.cpu_dot_split != "team";
+  options.rows = environment.cpu_dot_split == "rows";
   if (environment.cpu_dot_pieces > 0) options.pieces_per_thread = environment.cpu_dot_pieces;
   options.max_threads = environment.cpu_dot_threads;
   options.pack_rows = environment.cpu_dot_pack_rows;

@@ -5,12 +5,15 @@
 // share), or as pieces along its leading output dimension (its rows, or
 // its batch when it has one), each a one-thread primitive, that the
 // intra-op pool's threads claim as they come free (ThreadPool::ParallelFor).
-// The pieces are the default: a core that the OS, another process or a
-// hypervisor takes away for a while delays only the pieces it runs, where a
-// static split waits for it (on the lent Xeon's 2 pinned cores, XLA:CPU's
-// f32 dots varied far less from run to run than oneDNN's team did);
-// no OpenMP worker is woken and joined, and an f32 GELU epilogue runs on each
-// piece's rows right after them, while they are in cache.
+// The team is the default. The pieces were meant for a core that the OS,
+// another process or a hypervisor takes away for a while (it delays only
+// the pieces it runs, where a static split waits for it; no OpenMP worker
+// is woken; an f32 GELU epilogue runs on each piece's rows while they are
+// in cache), but on the lent Xeon (2026-11-28 06:47Z, 2 pinned cores, min
+// of 50 runs) the team was faster: geomean xla/axle 1.35 against 1.20 over
+// six dot-heavy programs (resnet_block_infer 15.3 against 23.0 ms,
+// transformer_train_step 12.9 against 16.9 ms). AXLE_CPU_DOT_SPLIT=rows
+// turns the pieces on.
 //
 // Knobs (environment_options.h), read when the thunk is made, so that one
 // binary can be A/B'd on another machine: AXLE_CPU_DOT_SPLIT=team|rows,
@@ -29,7 +32,7 @@
 namespace axle::cpu::dot {
 
 struct DotSplitOptions {
-  bool rows = true;  // pieces on the pool; false: oneDNN's team
+  bool rows = false;  // pieces on the pool (AXLE_CPU_DOT_SPLIT=rows); false: oneDNN's team
   int pieces_per_thread = 2;
   int max_threads = 0;    // 0: no cap beyond the pool's
   int64_t pack_rows = 0;  // 0: dot_thunk.cc's default

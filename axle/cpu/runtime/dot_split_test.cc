@@ -42,16 +42,16 @@ TEST(DotSplitTest, ShortDimsAndOneThreadAreNotSplit) {
 TEST(DotSplitTest, OptionsFromTheEnvironment) {
   EnvironmentOptions environment;
   DotSplitOptions defaults = DotSplitOptionsFrom(environment);
-  EXPECT_TRUE(defaults.rows);
+  EXPECT_FALSE(defaults.rows);
   EXPECT_EQ(defaults.pieces_per_thread, 2);
   EXPECT_EQ(defaults.max_threads, 0);
   EXPECT_EQ(defaults.pack_rows, 0);
-  environment.cpu_dot_split = "team";
+  environment.cpu_dot_split = "rows";
   environment.cpu_dot_pieces = 3;
   environment.cpu_dot_threads = 1;
   environment.cpu_dot_pack_rows = 1 << 30;
   DotSplitOptions set = DotSplitOptionsFrom(environment);
-  EXPECT_FALSE(set.rows);
+  EXPECT_TRUE(set.rows);
   EXPECT_EQ(set.pieces_per_thread, 3);
   EXPECT_EQ(set.max_threads, 1);
   EXPECT_EQ(set.pack_rows, 1 << 30);
