@@ -93,7 +93,7 @@ TEST(GpuColumnReductionSplitterTest, PartsGiveTwoBlocksPerSmAndDivideTheRows) {
   EXPECT_EQ(pass.PartsFor(int64_t{1} << 24, 1, 4), 2048);
   // Rows no power of two divides: left alone; an odd factor limits it.
   EXPECT_EQ(pass.PartsFor(1048577, 8, 4), 1);
-  EXPECT_EQ(pass.PartsFor(2 * 1048575, 8, 4), 2);
+  EXPECT_EQ(pass.PartsFor(int64_t{2} * 1048575, 8, 4), 2);
 }
 
 TEST(GpuColumnReductionSplitterTest, ColumnAndFullReductionsComputeTheSame) {
