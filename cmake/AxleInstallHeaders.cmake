@@ -6,7 +6,7 @@
 #
 #   <prefix>/include/axle/...   every *.h under AXLE_HEADER_DIRS except test
 #                               helpers (*_test.h, *test_util.h), *_internal.h
-#                               and headers that include LLVM's or cuda.h, or
+#                               and headers that include LLVM's, cuda.h or nccl.h, or
 #                               such a header (a backend's internals), plus
 #                               every file the
 #                               selected headers include (transitively),
@@ -33,7 +33,7 @@ function(axle_install_headers)
       continue()
     endif()
     file(STRINGS "${AXLE_SOURCE_DIR}/${header}" llvm_includes
-         REGEX "^[ \t]*#[ \t]*include[ \t]+([\"<]llvm/|<cuda\\.h>)")
+         REGEX "^[ \t]*#[ \t]*include[ \t]+([\"<]llvm/|<cuda\\.h>|<nccl\\.h>)")
     if(llvm_includes)
       list(APPEND excluded "${header}")
     else()

@@ -1,6 +1,8 @@
 //===- gloo_communicator.cc - Collectives over Gloo's TCP transport --------===//
 #include "axle/collectives/gloo_communicator.h"
 
+#include <signal.h>
+
 #include <atomic>
 #include <exception>
 #include <string>
@@ -195,6 +197,23 @@ class GlooCommunicator : public Communicator {
   std::shared_ptr<gloo::rendezvous::Context> context_;
 };
 
+// A peer that dies closes its sockets, and Gloo's next write to one raises
+// SIGPIPE, whose default action ends the whole process before the write can
+// fail with EPIPE (and the collective with Unavailable). As Python does at
+// start-up, and network libraries such as gRPC do, a process that connects
+// Gloo ignores SIGPIPE, unless its owner installed a handler or ignores it
+// already.
+void IgnoreSigpipeUnlessHandled() {
+  struct sigaction current = {};
+  if (sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_DFL) {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, nullptr);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& options) {
@@ -207,6 +226,7 @@ absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& opt
         "gloo: no rendezvous (set AXLE_COORDINATOR=host:port or AXLE_RENDEZVOUS_DIR, or launch "
         "with axle-run --num_processes=N)");
   }
+  IgnoreSigpipeUnlessHandled();
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = options.hostname;

@@ -39,7 +39,10 @@ struct GlooOptions {
 };
 
 // Connects to the other processes; fails (DeadlineExceeded, Unavailable)
-// when they do not all arrive within the timeout.
+// when they do not all arrive within the timeout. Sets SIGPIPE to be
+// ignored unless the process handles or ignores it already: a dead peer's
+// socket then fails the collective (Unavailable) instead of killing the
+// process.
 absl::StatusOr<std::unique_ptr<Communicator>> ConnectGloo(const GlooOptions& options);
 
 }  // namespace axle
