@@ -84,10 +84,18 @@ expect_error "unsupported op" "node 'frob' (Frobnicate): no kernel for op 'Frobn
   "$data/tool/unsupported_op.onnx" --input="$data/tool/x2.npy"
 expect_error "unsupported opset" "imports opset 99 of the default ONNX domain" \
   "$data/tool/future_opset.onnx" --input="$data/tool/x2.npy"
-expect_error "cycle" "cycle through node 'first' (Relu)" "$data/tool/cycle.onnx" \
+expect_error "cycle" "cycle through node 'first' (Add)" "$data/tool/cycle.onnx" \
   --input="$data/tool/x2.npy"
 expect_error "dangling edge" "node 'add' (Add): input 'missing'" "$data/tool/dangling.onnx" \
   --input="$data/tool/x2.npy"
+expect_error "too few inputs" "node 'add' (Add) at opset 13 has 1 input; ONNX's schema takes 2" \
+  "$data/tool/too_few_inputs.onnx" --input="$data/tool/x2.npy"
+expect_error "empty required input" "input 0 ('A') is required but its name is empty" \
+  "$data/tool/empty_input.onnx" --input="$data/tool/x2.npy"
+expect_error "missing attribute" "node 'cast' (Cast) at opset 13: the required attribute 'to' is missing" \
+  "$data/tool/missing_attribute.onnx" --input="$data/tool/x2.npy"
+expect_error "attribute type" "attribute 'axis' must be of type INT" \
+  "$data/tool/attribute_type.onnx" --input="$data/tool/x2.npy"
 expect_error "unknown platform" "platform 'tpu'" "$mlp" --input="$data/tool/x2.npy" --platform=tpu
 
 echo "onnx_tool_test: $passed passed, $failed failed"

@@ -106,6 +106,30 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
   ExpectError(det, {Zeros(F32, {2, 3})}, absl::StatusCode::kInvalidArgument, {"n0", "Det"});
 }
 
+// Graphs built in code meet ONNX's schemas before any kernel sees them:
+// a kernel may take its required inputs as present.
+TEST(OnnxKernelErrorsTest, NodesOutsideTheirSchemaAreInvalid) {
+  NodeSpec flatten{"Flatten", {}, 1, {}, 13};
+  ExpectError(flatten, {}, absl::StatusCode::kInvalidArgument,
+              {"n0", "Flatten", "opset 13", "0 inputs", "schema takes 1"});
+
+  NodeSpec add{"Add", {In("a", F32, {2}), In("b", F32, {2}), In("c", F32, {2})}, 1, {}, 13};
+  ExpectError(add, {Zeros(F32, {2}), Zeros(F32, {2}), Zeros(F32, {2})},
+              absl::StatusCode::kInvalidArgument, {"n0", "Add", "3 inputs"});
+
+  NodeSpec split{"Split", {In("x", F32, {4})}, 0, {}, 13};
+  ExpectError(split, {Zeros(F32, {4})}, absl::StatusCode::kInvalidArgument,
+              {"n0", "Split", "0 outputs", "1 or more"});
+
+  NodeSpec cast{"Cast", {In("x", F32, {2})}, 1, {}, 13};
+  ExpectError(cast, {Zeros(F32, {2})}, absl::StatusCode::kInvalidArgument,
+              {"n0", "Cast", "required attribute 'to'"});
+
+  NodeSpec transpose{"Transpose", {In("x", F32, {2})}, 1, {{"perm", float{0}}}, 13};
+  ExpectError(transpose, {Zeros(F32, {2})}, absl::StatusCode::kInvalidArgument,
+              {"n0", "Transpose", "'perm'", "INTS"});
+}
+
 TEST(OnnxKernelErrorsTest, TopKBreaksTiesByPosition) {
   NodeSpec topk{"TopK", {In("x", F32, {5})}, 2, {{"k", int64_t{3}}}, 1};
   absl::StatusOr<std::vector<Literal>> r =

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/frontends/graph/string_tensor.h"
+#include "axle/frontends/onnx/schema_check.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 
@@ -345,6 +346,9 @@ absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::stri
   // IR version 3 has no opset_import: opset 1.
   if (out.opsets.empty()) out.opsets[""] = 1;
   if (absl::Status s = ConvertGraph(model.graph(), what, &out); !s.ok()) return s;
+  if (absl::Status s = CheckAgainstSchemas(out); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+  }
   return out;
 }
 

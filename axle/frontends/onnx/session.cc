@@ -9,6 +9,7 @@
 #include "axle/frontends/onnx/host_kernels/host_kernels.h"
 #include "axle/frontends/onnx/kernels/kernels.h"
 #include "axle/frontends/onnx/onnx_loader.h"
+#include "axle/frontends/onnx/schema_check.h"
 #include "axle/runtime/compilation_cache.h"
 
 namespace axle::onnx {
@@ -103,6 +104,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(graph::Graph graph, 
         "the model imports opset ", opset->second, " of the default ONNX domain; the kernels ",
         "follow ONNX's operators up to opset ", kMaxOnnxOpset));
   }
+  // The loader checks what it reads; graphs built in code are checked here.
+  if (absl::Status s = CheckAgainstSchemas(graph); !s.ok()) return s;
   for (const std::string& name : options.constant_inputs) {
     bool found = false;
     for (const graph::ValueInfo& input : graph.inputs) found |= input.name == name;

@@ -201,10 +201,16 @@ def tool_models():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
     cases = {
-        "cycle": ([helper.make_node("Relu", ["x", "b"], ["a"], name="first"),
+        "cycle": ([helper.make_node("Add", ["x", "b"], ["a"], name="first"),
                    helper.make_node("Add", ["a", "x"], ["b"], name="second"),
                    helper.make_node("Relu", ["b"], ["y"], name="last")], 13),
         "dangling": ([helper.make_node("Add", ["x", "missing"], ["y"], name="add")], 13),
+        # Against ONNX's schemas: an input too few, a required input left
+        # empty, a required attribute missing, an attribute of the wrong type.
+        "too_few_inputs": ([helper.make_node("Add", ["x"], ["y"], name="add")], 13),
+        "empty_input": ([helper.make_node("Add", ["", "x"], ["y"], name="add")], 13),
+        "missing_attribute": ([helper.make_node("Cast", ["x"], ["y"], name="cast")], 13),
+        "attribute_type": ([helper.make_node("Flatten", ["x"], ["y"], name="flat", axis=1.5)], 13),
         "unsupported_op": ([helper.make_node("Frobnicate", ["x"], ["y"], name="frob")], 13),
         "future_opset": ([helper.make_node("Relu", ["x"], ["y"], name="relu")], 99),
     }
