@@ -8,8 +8,8 @@
 //   - every required attribute is present, and every attribute the schema
 //     declares has the declared type.
 // Errors are InvalidArgument naming the node, the op and its opset version.
-// Ops that the registry does not know (other domains, Axle's own) pass: the
-// kernel registry reports them. The kernels may then assume that their
+// Ops that the registry does not know (other domains, Axle's own), and
+// opsets newer than the registry's, pass: the kernel registry reports them. The kernels may then assume that their
 // required inputs exist.
 //
 //===----------------------------------------------------------------------===//
