@@ -447,6 +447,45 @@ ENTRY e {
   Check(with("f64", true), "loop");
 }
 
+TEST(CpuConvolution, LoneResidualAddIsTheAddend) {
+  // A projection with a skip connection and no bias (MobileNet-style
+  // inverted residuals: a 1x1 Conv, then Add): the add's other operand,
+  // of the output's size and not a broadcast, is the addend (oneDNN's sum
+  // post-op where the layouts agree), not a full-size bias; a full-size
+  // broadcast of a per-row bias stays a bias.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  x = $T[2,$IN] parameter(0)
+  k = $T[4,4,1,1] parameter(1)
+  res = $T[2,$OUT] parameter(2)
+  c = $T[2,$OUT] convolution(x, k), window={size=1x1}, dim_labels=$LABELS
+  ROOT s = $T[2,$OUT] add(c, res)
+}
+)";
+  const char* kRowBias = R"(HloModule conv
+ENTRY e {
+  x = f32[2,6,5,4] parameter(0)
+  k = f32[4,4,1,1] parameter(1)
+  b = f32[6,5] parameter(2)
+  c = f32[2,6,5,4] convolution(x, k), window={size=1x1}, dim_labels=b01f_oi01->b01f
+  bb = f32[2,6,5,4] broadcast(b), dimensions={1,2}
+  ROOT s = f32[2,6,5,4] add(bb, c)
+}
+)";
+  auto with = [&](absl::string_view type, bool nchw) {
+    return absl::StrReplaceAll(kModule,
+                               {{"$T", type},
+                                {"$IN", nchw ? "4,6,5" : "6,5,4"},
+                                {"$OUT", nchw ? "4,6,5" : "6,5,4"},
+                                {"$LABELS", nchw ? "bf01_oi01->bf01" : "b01f_oi01->b01f"}});
+  };
+  Check(with("f32", false), "onednn");
+  Check(with("f32", true), "onednn");
+  Check(with("bf16", false), Bf16Kind(), ErrorSpec(2e-2, 2e-2));
+  Check(with("s32", false), "loop");
+  Check(kRowBias, "onednn");
+}
+
 TEST(CpuConvolution, TransposedInputReadThroughStrides) {
   // The epilogue pass fuses a transposed input into the convolution's
   // fusion, which reads it through strides (oneDNN reorders it or reads it

@@ -125,8 +125,22 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
     }
     if (node->opcode() == HloOpcode::kAdd) {
       const int chain = is_chain(node->operand(0)) ? 0 : 1;
-      plan.bias = node->operand(1 - chain);
-      plan.bias_add = node;
+      const HloInstruction* other = node->operand(1 - chain);
+      // Above a convolution, a lone add of a value of the output's size
+      // that is not a broadcast is a residual connection: the addend
+      // (oneDNN's sum post-op), not a bias (which oneDNN takes per
+      // channel only).
+      const bool residual =
+          scales && plan.addend == nullptr && other->opcode() != HloOpcode::kBroadcast &&
+          other->opcode() != HloOpcode::kConstant &&
+          ShapeUtil::ElementsIn(other->shape()) == ShapeUtil::ElementsIn(node->shape());
+      if (residual) {
+        plan.addend = other;
+        plan.addend_add = node;
+      } else {
+        plan.bias = other;
+        plan.bias_add = node;
+      }
       plan.chain.emplace_back(node, chain);
       node = node->operand(chain);
     }

@@ -34,8 +34,9 @@ struct EpiloguePlan {
   const HloInstruction* bias = nullptr;
   const HloInstruction* bias_add = nullptr;  // the add of `bias`
   const HloInstruction* scale = nullptr;
-  // Convolutions only: the add above the bias add (or null), and its other
-  // operand.
+  // Convolutions only: the add of a residual (or null), and its other
+  // operand: the add above the bias add, or a lone add of a value of the
+  // output's size that is not a broadcast.
   const HloInstruction* addend_add = nullptr;
   const HloInstruction* addend = nullptr;
   // The fusion's ops above the core, top down, each with the number of its
