@@ -9,8 +9,8 @@
 //     declares has the declared type.
 // Errors are InvalidArgument naming the node, the op and its opset version.
 // Ops that the registry does not know (other domains, Axle's own), and
-// opsets newer than the registry's, pass: the kernel registry reports them. The kernels may then assume that their
-// required inputs exist.
+// opsets newer than the registry's, pass: the kernel registry reports them. The kernels may then
+// assume that their required inputs exist.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_ONNX_SCHEMA_CHECK_H_
