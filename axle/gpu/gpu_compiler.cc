@@ -13,6 +13,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
+#include "axle/gpu/cudnn_conv_calls.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
@@ -145,7 +146,7 @@ class GpuCompiler : public Compiler {
   }
 
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
-    return LapackCallIsAnHloOp(custom_call);
+    return LapackCallIsAnHloOp(custom_call) || IsCudnnConvCall(custom_call);
   }
 
  private:
@@ -222,6 +223,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
                                                  options.collectives_on_one_device);
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
+  // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
+  pipeline.AddPass<GpuCudnnConvCallsToHlo>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
