@@ -12,7 +12,9 @@
 // syntax and written as out_0.npy, out_1.npy, ... (tuple leaves flattened in
 // order). With --reference_platform the module also runs there and the two
 // results are compared (integers exactly, floats within the error bounds,
-// XLA's defaults 1e-3); a mismatch exits with status 2. --output_dir is
+// XLA's defaults 1e-3; where one of the platforms is cuda, results that read
+// an f32 dot or convolution XLA:GPU computes in TF32 within TF32's bounds,
+// axle/gpu/tf32.h, unless AXLE_GPU_TF32=0); a mismatch exits with status 2. --output_dir is
 // created when missing. With --iterations=N the module runs N times after
 // one warm-up and the last line reports min and median time per run: the
 // execution alone, with the results left in their buffers (not read back). --dump-to=DIR sets
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/status_macros.h"
@@ -48,6 +51,9 @@
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
 #include "tools/tool_io.h"
+#ifdef AXLE_HAVE_GPU
+#include "axle/gpu/tf32.h"
+#endif
 #ifdef AXLE_HAVE_GLOO
 #include "tools/multi_process.h"
 #endif
@@ -258,6 +264,26 @@ absl::Status OutfeedsNear(const std::vector<Literal>& expected, const std::vecto
   return absl::OkStatus();
 }
 
+// The result against the reference's: within `spec`, and where either
+// platform is cuda (which computes f32 dots and convolutions in TF32 as
+// XLA:GPU does) the results that read those within TF32's bounds.
+absl::Status CompareResults(const HloModule& module, const Options& options,
+                            const Literal& expected, const Literal& actual, const ErrorSpec& spec) {
+#ifdef AXLE_HAVE_GPU
+  auto is_cuda = [](const std::string& name) {
+    const std::string lower = absl::AsciiStrToLower(name);
+    return lower == "cuda" || lower == "gpu";
+  };
+  const bool tf32 =
+      (is_cuda(options.platform) || is_cuda(options.reference_platform)) && gpu::Tf32Enabled();
+  return gpu::LiteralsNearAllowingTf32(module, expected, actual, spec, tf32);
+#else
+  (void)module;
+  (void)options;
+  return LiteralsNear(expected, actual, spec);
+#endif
+}
+
 absl::Status Run(const Options& options) {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         LoadModule(options.input_file, !options.no_verify));
@@ -305,7 +331,7 @@ absl::Status Run(const Options& options) {
     }
     ErrorSpec spec(options.abs_error_bound, options.rel_error_bound);
     spec.min_ulps = options.min_ulps;
-    absl::Status agree = LiteralsNear(expected, result, spec);
+    absl::Status agree = CompareResults(*module, options, expected, result, spec);
     if (agree.ok()) agree = OutfeedsNear(reference_run.outfeed, run.outfeed, spec);
     if (!agree.ok()) {
       std::printf("MISMATCH: %s vs reference %s: %s\n", options.platform.c_str(),

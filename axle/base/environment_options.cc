@@ -91,7 +91,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.cufft = Get("AXLE_CUFFT");
   options.nccl = Get("AXLE_NCCL");
   options.cudnn = Get("AXLE_CUDNN");
-  options.gpu_tf32 = Get("AXLE_GPU_TF32") == "1";
+  options.gpu_tf32 = Switch("AXLE_GPU_TF32");
   options.gpu_unroll = Switch("AXLE_GPU_UNROLL");
   options.gpu_select_conditionals = Switch("AXLE_GPU_SELECT_CONDITIONALS");
   options.gpu_graphs = Switch("AXLE_GPU_GRAPHS");

@@ -67,7 +67,11 @@
 //                         open (default: the soname, then the toolkit's folder)
 //   AXLE_CUDNN            0: no cuDNN convolutions; "" or 1: libcudnn.so.9;
 //                         anything else: the library to open
-//   AXLE_GPU_TF32         1: f32 dots may round to TF32 (gemm_plan.h)
+//   AXLE_GPU_TF32         0/false/off/no: every f32 dot and convolution in
+//                         exact f32 (FMA math), whatever its precision;
+//                         unset or anything else: XLA:GPU's rule, TF32 on
+//                         tensor cores for those whose operand precisions
+//                         are DEFAULT or HIGH (axle/gpu/tf32.h)
 //   AXLE_GPU_UNROLL, AXLE_GPU_SELECT_CONDITIONALS, AXLE_GPU_GRAPHS  switches
 //                         (1/true/on/yes or 0/false/off/no; anything else:
 //                         the default, on for all three): unroll counted loops,
@@ -141,7 +145,9 @@ struct EnvironmentOptions {
   // AXLE_CUDNN as given: "0" turns cuDNN off, "" and "1" name the default
   // library, anything else is the library's path.
   std::string cudnn;
-  bool gpu_tf32 = false;
+  // AXLE_GPU_TF32 when set to a recognised switch value; nullopt otherwise
+  // (TF32 allowed as XLA:GPU allows it).
+  std::optional<bool> gpu_tf32;
   // The switches when set to a recognised value; nullopt otherwise.
   std::optional<bool> gpu_unroll;
   std::optional<bool> gpu_select_conditionals;

@@ -37,7 +37,7 @@ TEST_F(EnvironmentOptionsTest, UnsetMeansDefaults) {
   EXPECT_EQ(options.lazy_platform, "");
   EXPECT_EQ(options.cuda_driver, "");
   EXPECT_EQ(options.cudnn, "");
-  EXPECT_FALSE(options.gpu_tf32);
+  EXPECT_FALSE(options.gpu_tf32.has_value());
   EXPECT_FALSE(options.gpu_unroll.has_value());
   EXPECT_FALSE(options.gpu_graphs.has_value());
   EXPECT_EQ(options.nccl, "");
@@ -91,7 +91,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   setenv("AXLE_CUDA_DRIVER", "/opt/libcuda.so", 1);
   setenv("AXLE_CUBLAS", "/opt/libcublas.so", 1);
   setenv("AXLE_CUDNN", "0", 1);
-  setenv("AXLE_GPU_TF32", "1", 1);
+  setenv("AXLE_GPU_TF32", "0", 1);
   setenv("AXLE_GPU_UNROLL", "Yes", 1);
   setenv("AXLE_GPU_SELECT_CONDITIONALS", "off", 1);
   setenv("AXLE_GPU_GRAPHS", "maybe", 1);
@@ -103,7 +103,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   EXPECT_EQ(options.cuda_driver, "/opt/libcuda.so");
   EXPECT_EQ(options.cublas, "/opt/libcublas.so");
   EXPECT_EQ(options.cudnn, "0");
-  EXPECT_TRUE(options.gpu_tf32);
+  EXPECT_EQ(options.gpu_tf32, false);  // exact f32 forced
   EXPECT_EQ(options.gpu_unroll, true);
   EXPECT_EQ(options.gpu_select_conditionals, false);
   EXPECT_FALSE(options.gpu_graphs.has_value());  // not a recognised switch value
@@ -113,11 +113,11 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
 TEST_F(EnvironmentOptionsTest, BadFeedTimeoutOrDebugZeroMeanTheDefaults) {
   setenv("AXLE_FEED_TIMEOUT", "-5", 1);
   setenv("AXLE_DEBUG", "0", 1);
-  setenv("AXLE_GPU_TF32", "yes", 1);  // only "1" turns TF32 on
+  setenv("AXLE_GPU_TF32", "sometimes", 1);  // not a switch value: XLA's rule
   EnvironmentOptions options = EnvironmentOptions::Read();
   EXPECT_EQ(options.feed_timeout, std::chrono::seconds(60));
   EXPECT_FALSE(options.debug);
-  EXPECT_FALSE(options.gpu_tf32);
+  EXPECT_FALSE(options.gpu_tf32.has_value());
 }
 
 }  // namespace

@@ -32,7 +32,7 @@
 #include "axle/gpu/cuda_stream.h"
 #include "axle/gpu/cudnn_convolution.h"
 #include "axle/gpu/dynamic_library.h"
-#include "axle/gpu/gemm_plan.h"
+#include "axle/gpu/tf32.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::gpu {
@@ -53,6 +53,9 @@ constexpr int kCudnnCrossCorrelation = 1;
 constexpr int kCudnnDefaultMath = 0;
 constexpr int kCudnnTensorOpMath = 1;
 constexpr int kCudnnFmaMath = 3;
+static_assert(static_cast<int>(CudnnMath::kDefault) == kCudnnDefaultMath &&
+              static_cast<int>(CudnnMath::kTensorOp) == kCudnnTensorOpMath &&
+              static_cast<int>(CudnnMath::kFma) == kCudnnFmaMath);
 
 // cudnnConvolutionFwdAlgoPerf_t, cudnnConvolutionBwdDataAlgoPerf_t and
 // cudnnConvolutionBwdFilterAlgoPerf_t (one layout).
@@ -384,6 +387,7 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
   bool uses_cudnn() const override { return use_cudnn_; }
   const std::string& cudnn_fallback_reason() const override { return cudnn_fallback_reason_; }
   const std::string& tuning_note() const override { return tuning_note_; }
+  bool cudnn_allows_tf32() const override { return config_.has_value() && config_->allow_tf32; }
 
  private:
   absl::Status InitializeCudnn(const CudaDevice& device) {
@@ -427,10 +431,8 @@ class ConvolutionThunkImpl : public ConvolutionThunk {
     AXLE_RETURN_IF_ERROR(c.Check(c.set_group_count(convolution_, k.groups),
                                  "cudnnSetConvolutionGroupCount", name()));
     // f32: FMA (full f32), or TF32 on tensor cores where allowed (cuDNN's
-    // default math); 16-bit types on tensor cores.
-    math_type_ = k.type != F32  ? kCudnnTensorOpMath
-                 : k.allow_tf32 ? kCudnnDefaultMath
-                                : kCudnnFmaMath;
+    // default math); 16-bit types on tensor cores (CudnnMathFor).
+    math_type_ = static_cast<int>(CudnnMathFor(k));
     AXLE_RETURN_IF_ERROR(
         c.Check(c.set_math_type(convolution_, math_type_), "cudnnSetConvolutionMathType", name()));
     AXLE_RETURN_IF_ERROR(c.Check(c.create(&handle_), "cudnnCreate", name()));
@@ -789,14 +791,10 @@ absl::StatusOr<std::unique_ptr<ConvolutionThunk>> MakeConvolutionThunkWithBacken
     absl::StatusOr<CudnnConvConfig> config = CudnnConvConfigFor(plan);
     if (config.ok()) cudnn = *std::move(config);
   }
-  // TF32 for f32 as for dots (gemm_plan.h): AXLE_GPU_TF32=1 and no operand
-  // of HIGHEST precision.
-  const auto* hlo_convolution = dyn_cast<HloConvolutionInstruction>(&convolution);
-  if (cudnn.has_value() && cudnn->type == F32 && hlo_convolution != nullptr && Tf32Enabled()) {
-    const auto& precisions = hlo_convolution->precision_config().operand_precision();
-    cudnn->allow_tf32 = std::none_of(precisions.begin(), precisions.end(), [](auto precision) {
-      return precision == PrecisionConfig::HIGHEST;
-    });
+  // TF32 for f32 as for dots, as XLA:GPU (tf32.h): operand precisions
+  // DEFAULT or HIGH, unless AXLE_GPU_TF32=0.
+  if (cudnn.has_value() && cudnn->type == F32) {
+    cudnn->allow_tf32 = Tf32Enabled() && ComputesInTf32(convolution);
   }
   AXLE_ASSIGN_OR_RETURN(PtxKernel kernel,
                         CompileConvolutionToPtx(plan, "convolution_kernel", options));

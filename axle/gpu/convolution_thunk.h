@@ -18,8 +18,9 @@
 // the heuristics' best deterministic one whose workspace fits the scratch,
 // then, as XLA's autotuner does, the fastest deterministic one of the
 // thunk's math that cudnnFind*AlgorithmEx times on zeroed buffers
-// allocated for the search (f32: FMA, or TF32 with AXLE_GPU_TF32=1 and no
-// HIGHEST operand precision, as for dots; 16-bit types: tensor ops). The
+// allocated for the search (f32: TF32 tensor ops where XLA:GPU allows them,
+// operand precisions DEFAULT or HIGH, else FMA: tf32.h; 16-bit types:
+// tensor ops). The
 // search runs once per CudnnConvKey and device in the process (later
 // thunks of that shape take its result), and its failure keeps the
 // heuristics' choice. Being fixed, a run's work depends on the buffers'
@@ -64,6 +65,9 @@ class ConvolutionThunk : public GpuThunk {
   // After Initialize with cuDNN: how its algorithm was chosen (and, for
   // kFastest, the times against the kernel); empty otherwise.
   virtual const std::string& tuning_note() const = 0;
+  // Whether cuDNN, where the thunk runs it, may compute f32 in TF32 (an f32
+  // convolution XLA:GPU would compute so, tf32.h; decided when it is made).
+  virtual bool cudnn_allows_tf32() const = 0;
 };
 
 // values: the ids of lhs, rhs, then the result. InvalidArgument for other

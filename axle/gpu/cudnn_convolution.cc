@@ -27,6 +27,11 @@ bool FitsInt(int64_t value) { return value >= 0 && value <= std::numeric_limits<
 
 bool CudnnEnabledByEnvironment() { return EnvironmentOptions::Read().cudnn != "0"; }
 
+CudnnMath CudnnMathFor(const CudnnConvConfig& config) {
+  if (config.type != F32) return CudnnMath::kTensorOp;
+  return config.allow_tf32 ? CudnnMath::kDefault : CudnnMath::kFma;
+}
+
 namespace {
 
 // The forward convolution a cuDNN call describes, in 64-bit numbers, before

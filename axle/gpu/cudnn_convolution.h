@@ -79,8 +79,8 @@ struct CudnnConvConfig {
   std::array<int, 2> padding{}, strides{}, dilations{};
   int groups = 1;
   bool cross_correlation = true;
-  // f32 only: TF32 on tensor cores allowed (AXLE_GPU_TF32=1 and no operand
-  // of HIGHEST precision, as for dots: gemm_plan.h); else full f32.
+  // f32 only: TF32 on tensor cores allowed (tf32.h: operand precisions
+  // DEFAULT or HIGH, AXLE_GPU_TF32 not 0); else full f32 (FMA math).
   bool allow_tf32 = false;
   // The most workspace (scratch) an algorithm may use: twice the operands'
   // and result's bytes, at least 4 MiB, at most 64 MiB.
@@ -92,6 +92,12 @@ struct CudnnConvConfig {
   }
   int64_t scratch_bytes() const { return workspace_offset() + workspace_limit; }
 };
+
+// cuDNN's math type for a config (cudnnMathType_t's values): tensor ops for
+// f16 and bf16; for f32 cuDNN's default (tensor ops in TF32 allowed) where
+// allow_tf32, else FMA (exact f32).
+enum class CudnnMath { kDefault = 0, kTensorOp = 1, kTensorOpAllowConversion = 2, kFma = 3 };
+CudnnMath CudnnMathFor(const CudnnConvConfig& config);
 
 // The first of kForward, kBackwardData, kBackwardFilter that computes the
 // plan's convolution; Unimplemented saying why none does.

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "axle/base/environment_options.h"
 #include "axle/core/shape_util.h"
+#include "axle/gpu/tf32.h"
 #include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -136,11 +136,6 @@ std::string GemmPlan::ToString() const {
       primitive_util::LowercasePrimitiveTypeName(c_type), " accumulating ", ComputeName(compute));
 }
 
-bool Tf32Enabled() {
-  static const bool enabled = EnvironmentOptions::Read().gpu_tf32;
-  return enabled;
-}
-
 absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot) {
   return MakeGemmPlan(dot, Tf32Enabled());
 }
@@ -178,12 +173,9 @@ absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32
                      primitive_util::LowercasePrimitiveTypeName(out.element_type())));
   }
   plan.compute = *compute;
-  if (plan.compute == GemmCompute::kF32 && lhs.element_type() == F32 && allow_tf32) {
-    const auto& precisions = cast<HloDotInstruction>(&dot)->precision_config().operand_precision();
-    const bool highest = std::any_of(precisions.begin(), precisions.end(), [](auto precision) {
-      return precision == PrecisionConfig::HIGHEST;
-    });
-    if (!highest) plan.compute = GemmCompute::kTf32;
+  // f32 and c64 (accumulating in f32) as XLA:GPU computes them (tf32.h).
+  if (plan.compute == GemmCompute::kF32 && allow_tf32 && ComputesInTf32(dot)) {
+    plan.compute = GemmCompute::kTf32;
   }
 
   const auto& numbers = cast<HloDotInstruction>(&dot)->dot_dimension_numbers();

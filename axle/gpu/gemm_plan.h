@@ -23,16 +23,15 @@
 //   f64, f64 -> f64          f64
 //   f16, f16 -> f16 | f32    f32
 //   bf16, bf16 -> bf16 | f32 f32
-//   c64, c64 -> c64          f32;   c128, c128 -> c128   f64
+//   c64, c64 -> c64          f32 (or tf32 as f32);   c128, c128 -> c128   f64
 //   s8, s8 -> s32            s32 (cuBLAS wants lda, ldb, ldc and the batch
 //                            strides multiples of 4: else Unimplemented)
 // Anything else is Unimplemented naming the dot.
 //
-// TF32: XLA:GPU computes f32 dots of DEFAULT and HIGH precision in TF32 on
-// tensor cores (about 1e-3 relative error) and HIGHEST in full f32. Axle
-// computes every f32 dot in full f32 unless AXLE_GPU_TF32=1, so that cuda
-// agrees with cpu at 1e-4; with AXLE_GPU_TF32=1, dots whose operand
-// precisions are all below HIGHEST use TF32, as XLA:GPU.
+// TF32: as XLA:GPU, f32 and c64 dots whose operand precisions are DEFAULT
+// or HIGH (and no algorithm but dot_tf32_tf32_f32) accumulate with
+// CUBLAS_COMPUTE_32F_FAST_TF32 (about 1e-3 relative error), HIGHEST in
+// full f32; AXLE_GPU_TF32=0 forces full f32 (tf32.h).
 //
 // No CUDA here: the plan is data, checked on any machine by executing it on
 // the host (gemm_plan_test.cc).
@@ -70,11 +69,8 @@ struct GemmPlan {
   std::string ToString() const;
 };
 
-// Whether AXLE_GPU_TF32 asks for TF32 (read once).
-bool Tf32Enabled();
-
 // The plan of `dot` (a kDot; arrays without a layout count as descending).
-// `allow_tf32`: as Tf32Enabled(), for tests.
+// `allow_tf32`: Tf32Enabled() (tf32.h), or a test's choice.
 absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot, bool allow_tf32);
 absl::StatusOr<GemmPlan> MakeGemmPlan(const HloInstruction& dot);
 

@@ -11,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/gpu/bf16_reductions.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
+#include "axle/gpu/cudnn_conv_calls.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
@@ -145,7 +147,7 @@ class GpuCompiler : public Compiler {
   }
 
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
-    return LapackCallIsAnHloOp(custom_call);
+    return LapackCallIsAnHloOp(custom_call) || IsCudnnConvCall(custom_call);
   }
 
  private:
@@ -183,6 +185,9 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
+  // bf16 sums and products accumulate in f32, as XLA:GPU's bf16
+  // normalization makes them (bf16_reductions.h).
+  pipeline.AddPass<GpuBf16ReductionsInF32>();
   if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
     pipeline.AddPass<GpuColumnReductionSplitter>();
   }
@@ -222,6 +227,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
                                                  options.collectives_on_one_device);
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
+  // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
+  pipeline.AddPass<GpuCudnnConvCallsToHlo>();
   pipeline.AddPass<TopKDecomposer>();
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with

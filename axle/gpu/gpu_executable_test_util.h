@@ -22,6 +22,7 @@
 #include "axle/gpu/cuda_device.h"
 #include "axle/gpu/gpu_compiler.h"
 #include "axle/gpu/gpu_executable.h"
+#include "axle/gpu/tf32.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gtest/gtest.h"
@@ -152,7 +153,8 @@ class GpuExecutableTest : public ::testing::Test {
   }
 
   // Runs `text` on CUDA (twice: the second run reuses the arena) and on the
-  // interpreter with arguments made by MakeInput, and compares.
+  // interpreter with arguments made by MakeInput, and compares (results of
+  // TF32 products within TF32's bounds).
   void ExpectMatchesInterpreter(const std::string& text, ErrorSpec error = ErrorSpec(1e-5, 1e-5),
                                 std::vector<Literal> arguments = {},
                                 const ExecutableBuildOptions& options = ExecutableBuildOptions()) {
@@ -168,10 +170,14 @@ class GpuExecutableTest : public ::testing::Test {
     }
     auto expected = RunWith(reference_, **interpreter, arguments);
     ASSERT_TRUE(expected.ok()) << expected.status();
+    auto parsed = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
     for (int run = 0; run < 2; ++run) {
       auto actual = RunWith(client_, **gpu, arguments);
       ASSERT_TRUE(actual.ok()) << "run " << run << " on CUDA: " << actual.status();
-      absl::Status near = LiteralsNear(*expected, *actual, error);
+      // f32 dots and convolutions in TF32 as XLA:GPU computes them (tf32.h).
+      absl::Status near =
+          LiteralsNearAllowingTf32(**parsed, *expected, *actual, error, Tf32Enabled());
       EXPECT_TRUE(near.ok())
           << "run " << run << ": " << near << "\nexpected " << expected->ToString() << "\nactual   "
           << actual->ToString() << "\nprogram:\n"

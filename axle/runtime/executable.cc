@@ -2,6 +2,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/base/status_macros.h"
@@ -87,6 +88,13 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
       return absl::Status(address.status().code(),
                           absl::StrCat(address.status().message(), context()));
     }
+  }
+  // XLA:GPU's cuDNN convolution calls: the cuda compiler rewrites them into
+  // convolutions (axle/gpu/cudnn_conv_calls.h); nothing else runs them.
+  if (absl::StartsWith(target, "__cudnn$conv")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "custom-call target '", target,
+        "' is XLA:GPU's cuDNN convolution, which only the cuda platform computes", context()));
   }
   std::vector<std::string> platforms = CustomCallTargetRegistry::Global()->PlatformsOf(target);
   if (std::find(platforms.begin(), platforms.end(), kCudaPlatformName) != platforms.end()) {
