@@ -166,11 +166,21 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
 }
 
 // The cpu backend's edit of the shared pass list (backend_pipeline.h):
-// before fusion, dot operands the matmul would gather get a transpose that
-// fuses into their producers (dot_operand_transpose.h), a transposed dot
-// result becomes the swapped dot (dot_output_transpose.h), and bias adds
-// and activations join their dot or convolution (dot-epilogue-fusion).
-absl::StatusOr<bool> AddCpuDotPasses(absl::string_view name, HloPassPipeline& pipeline) {
+// as XLA:CPU, loop-invariant values leave while bodies (a weight scaled or
+// cast inside a scan body is computed once, not every step) before the
+// loops' constants are sunk, the tuple of the old loop's elements that
+// this leaves folded away; before fusion, dot operands the matmul would
+// gather get a transpose that fuses into their producers
+// (dot_operand_transpose.h), a transposed dot result becomes the swapped
+// dot (dot_output_transpose.h), and bias adds and activations join their
+// dot or convolution (dot-epilogue-fusion).
+absl::StatusOr<bool> AddCpuPasses(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name == "while-loop-constant-sinking") {
+    for (const char* hoisting : {"while-loop-invariant-code-motion", "tuple-simplifier"}) {
+      AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(hoisting));
+      pipeline.AddPass(std::move(pass));
+    }
+  }
   if (name == "fusion") {
     pipeline.AddPass<DotOutputTranspose>();
     pipeline.AddPass<DotOperandTranspose>();
@@ -393,7 +403,7 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   pipeline.AddPass<ScanToWhile>();
   pipeline.AddPass<Bf16DotUpcast>();
   // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
-  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuDotPasses));
+  AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuPasses));
   pipeline.AddPass<CpuExpandTupleCopies>();
   pipeline.AddPass<CpuReshapeToBitcast>();
   // Every op that needs a loop fusion, until the first no loop fusion can

@@ -23,6 +23,25 @@ bool ReadsStateOnlyThroughGtes(const HloComputation& computation) {
   return !computation.parameter_instruction(0)->IsRoot();
 }
 
+// XLA's rule: layout and indexing ops cost about as much as the copy that
+// carrying their result would, so they leave the body only as operands of a
+// hoisted value worth the move (and stay in it for their other users).
+bool NotWorthHoistingIndividually(const HloInstruction& instruction) {
+  switch (instruction.opcode()) {
+    case HloOpcode::kBitcast:
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kIota:
+    case HloOpcode::kReshape:
+    case HloOpcode::kReverse:
+    case HloOpcode::kSlice:
+    case HloOpcode::kTranspose:
+    case HloOpcode::kTuple:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Hoists the invariant values of one loop; returns whether it did.
 absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
   HloComputation* parent = loop->parent();
@@ -72,6 +91,15 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
     invariant[instruction] = depends_on_state;
     if (depends_on_state) hoisted.push_back(instruction);
   }
+  // Only values worth the move, with the invariant operands they need.
+  absl::flat_hash_set<const HloInstruction*> needed;
+  for (auto it = hoisted.rbegin(); it != hoisted.rend(); ++it) {
+    HloInstruction* instruction = *it;
+    if (!NotWorthHoistingIndividually(*instruction)) needed.insert(instruction);
+    if (!needed.contains(instruction)) continue;
+    for (const HloInstruction* operand : instruction->operands()) needed.insert(operand);
+  }
+  std::erase_if(hoisted, [&](HloInstruction* value) { return !needed.contains(value); });
   if (hoisted.empty()) return false;
 
   // Copies before the loop: state elements read from the init value,
@@ -102,6 +130,8 @@ absl::StatusOr<bool> HoistFromLoop(HloModule* module, HloInstruction* loop) {
   std::vector<HloInstruction*> carried;  // hoisted values some body value still needs
   for (HloInstruction* instruction : hoisted) {
     outside_value(instruction);
+    // A cheap value stays in the body for its users there.
+    if (NotWorthHoistingIndividually(*instruction)) continue;
     for (const HloInstruction* user : instruction->users()) {
       if (!hoisted_set.contains(user)) {
         carried.push_back(instruction);

@@ -7,7 +7,11 @@
 // unchanged (root tuple operand i is gte(parameter, i)), constants, and pure
 // instructions (side_effects.h: no side effects, no collectives, ...) of
 // invariant operands. As in XLA's default, values that depend on constants
-// only are not hoisted (that would only make them live longer). The loop is
+// only are not hoisted (that would only make them live longer), and
+// broadcasts, reshapes, bitcasts, transposes, slices, iotas and reverses
+// are not worth hoisting on their own (carrying their result costs about
+// what computing them does): they leave the body only as operands of a
+// value that is, and stay in it for their other users. The loop is
 // rewritten only when its body and condition are used by it alone and read
 // the state only through get-tuple-element; its users see the original
 // elements through a tuple of get-tuple-elements (tuple-simplifier removes

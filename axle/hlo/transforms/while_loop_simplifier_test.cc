@@ -224,6 +224,60 @@ ENTRY e {
   }
 }
 
+// As XLA's: a broadcast or transpose of an unchanged element costs about
+// what carrying its result would; alone it stays in the body, and as the
+// operand of a value worth hoisting it is copied out with that value (and
+// kept in the body for its users there).
+TEST(WhileLoopInvariantCodeMotion, MovesLayoutOpsOnlyWithTheValuesTheyFeed) {
+  WhileLoopInvariantCodeMotion pass;
+  auto module = RunAndCompare(pass, R"(
+HloModule m
+cond {
+  s = (s32[], f32[4,8], f32[8,4], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  three = s32[] constant(3)
+  ROOT lt = pred[] compare(i, three), direction=LT
+}
+body {
+  s = (s32[], f32[4,8], f32[8,4], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4,8] get-tuple-element(s), index=1
+  w = f32[8,4] get-tuple-element(s), index=2
+  b = f32[8] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  bb = f32[4,8] broadcast(b), dimensions={1}
+  wt = f32[4,8] transpose(w), dimensions={1,0}
+  ew = f32[4,8] exponential(wt)
+  sum = f32[4,8] add(x, bb)
+  prod = f32[4,8] multiply(sum, ew)
+  both = f32[4,8] add(prod, wt)
+  ROOT t = (s32[], f32[4,8], f32[8,4], f32[8]) tuple(next, both, w, b)
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  q = f32[8,4] parameter(1)
+  r = f32[8] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4,8], f32[8,4], f32[8]) tuple(zero, p, q, r)
+  w = (s32[], f32[4,8], f32[8,4], f32[8]) while(init), condition=cond, body=body
+  ROOT out = f32[4,8] get-tuple-element(w), index=1
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const HloComputation* body = module->GetComputationWithName("body");
+  ASSERT_NE(body, nullptr);
+  // Only exp(transpose(w)) joins the state; the broadcast and the
+  // transpose's other use stay.
+  EXPECT_EQ(body->root_instruction()->operand_count(), 5);
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kExp), 1);
+  for (const HloInstruction* instruction : body->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kExp);
+  }
+  EXPECT_EQ(CountOpcode(*module, HloOpcode::kTranspose), 2);
+  EXPECT_FALSE(cleanup_test::RunPass(pass, module.get()));
+}
+
 TEST(WhileLoopSimplifier, LeavesLoopsCarryingTokens) {
   WhileLoopSimplifier pass;
   auto module = cleanup_test::Parse(R"(
