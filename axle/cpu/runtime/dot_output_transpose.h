@@ -19,6 +19,18 @@
 // kernel only in its own orientation). No values change: each output
 // element is the same sum.
 //
+// A dot with several users is swapped when each of them, through
+// elementwise ops over values computed from the dot and scalar broadcasts,
+// ends in transposes of that permutation: the algebraic simplifier sinks a
+// transpose below elementwise ops, so the PyTorch device's Adam step
+// (the gradient, a result, and both moments read it) gives
+//
+//   grad = transpose(g); m' = m * b1 + transpose(g * (1 - b1));
+//   v' = v * b2 + transpose(g * g * (1 - b2))
+//
+// and the whole region then runs in the swapped orientation, with no
+// transpose left.
+//
 // More generally, a transpose whose minor dimension is the dot's last lhs
 // free dimension (the swapped dot's minor one) becomes the swapped dot, the
 // chain, and the remaining transpose, which keeps the minor dimension minor

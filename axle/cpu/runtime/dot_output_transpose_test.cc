@@ -1,7 +1,9 @@
 //===- dot_output_transpose_test.cc - A transposed dot as the swapped dot ---===//
 //
 // JAX's weight update `w - transpose(dot(dy, x) * lr)` becomes `w -
-// dot(x, dy) * lr` with no transpose, batched dots too, and computes what
+// dot(x, dy) * lr` with no transpose, so does a transposed gradient that is
+// also a result (the PyTorch device's p.grad), and a dot whose users all
+// end in that transpose (Adam's moments), batched dots too, and computes what
 // the interpreter computes; attention's output transpose becomes the
 // swapped dot and a transpose that keeps the minor dimension; transposes
 // that move the swapped result's minor dimension too, or whose
@@ -11,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/dot_output_transpose.h"
 
+#include <string>
 #include <vector>
 
 #include "axle/core/shape_util.h"
@@ -60,6 +63,57 @@ ENTRY e {
   ROOT t = bf16[2,96,4,1,64] transpose(c), dimensions={0,4,1,3,2}
 })";
 
+// The PyTorch device's SGD step with momentum: a Linear weight's gradient
+// is a result of the step itself (p.grad) and feeds the momentum buffer.
+constexpr const char* kGradientAlsoResult = R"(
+HloModule m
+ENTRY e {
+  x = f32[48,100] parameter(0)
+  dy = f32[48,70] parameter(1)
+  buf = f32[70,100] parameter(2)
+  w = f32[70,100] parameter(3)
+  g = f32[100,70] dot(x, dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  grad = f32[70,100] transpose(g), dimensions={1,0}
+  m = f32[] constant(0.9)
+  mb = f32[70,100] broadcast(m), dimensions={}
+  kept = f32[70,100] multiply(buf, mb)
+  buf2 = f32[70,100] add(kept, grad)
+  lr = f32[] constant(0.01)
+  lrb = f32[70,100] broadcast(lr), dimensions={}
+  step = f32[70,100] multiply(buf2, lrb)
+  w2 = f32[70,100] subtract(w, step)
+  ROOT r = (f32[70,100], f32[70,100], f32[70,100]) tuple(w2, buf2, grad)
+})";
+
+// Adam's moments after the algebraic simplifier sank the gradient's
+// transpose below the elementwise ops: the dot has three users, each a
+// chain over it and scalars that ends in the swap transpose.
+constexpr const char* kAdamMoments = R"(
+HloModule m
+ENTRY e {
+  x = f32[48,100] parameter(0)
+  dy = f32[48,70] parameter(1)
+  m = f32[70,100] parameter(2)
+  v = f32[70,100] parameter(3)
+  g = f32[100,70] dot(x, dy), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  c1 = f32[] constant(0.1)
+  b1 = f32[100,70] broadcast(c1), dimensions={}
+  scaled = f32[100,70] multiply(g, b1)
+  t1 = f32[70,100] transpose(scaled), dimensions={1,0}
+  c9 = f32[] constant(0.9)
+  b9 = f32[70,100] broadcast(c9), dimensions={}
+  kept = f32[70,100] multiply(m, b9)
+  m2 = f32[70,100] add(kept, t1)
+  squared = f32[100,70] multiply(g, g)
+  c2 = f32[] constant(0.001)
+  b2 = f32[100,70] broadcast(c2), dimensions={}
+  scaled2 = f32[100,70] multiply(squared, b2)
+  t2 = f32[70,100] transpose(scaled2), dimensions={1,0}
+  v2 = f32[70,100] add(v, t2)
+  grad = f32[70,100] transpose(g), dimensions={1,0}
+  ROOT r = (f32[70,100], f32[70,100], f32[70,100]) tuple(m2, v2, grad)
+})";
+
 using testing::SeededF32Values;
 
 int64_t Count(const HloModule& module, HloOpcode opcode) {
@@ -89,6 +143,70 @@ TEST(DotOutputTransposeTest, WeightUpdateDotIsSwappedAndAgrees) {
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {32, 80}), 1));
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {80, 72}), 2));
   testing::ExpectCpuAgrees(kWeightUpdate, arguments, ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotOutputTransposeTest, GradientThatIsAlsoAResultIsSwappedAndAgrees) {
+  auto module = ParseAndReturnUnverifiedModule(kGradientAlsoResult);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(Count(**module, HloOpcode::kTranspose), 0);
+  ASSERT_EQ(Count(**module, HloOpcode::kDot), 1);
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->opcode() != HloOpcode::kDot) continue;
+    EXPECT_EQ(instruction->shape().dimensions(), (std::vector<int64_t>{70, 100}));
+    EXPECT_EQ(instruction->operand(0)->name(), "dy");
+    EXPECT_EQ(instruction->operand(1)->name(), "x");
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {48, 100}), 0));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {48, 70}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {70, 100}), 2));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {70, 100}), 3));
+  testing::ExpectCpuAgrees(kGradientAlsoResult, arguments, ErrorSpec(1e-5, 1e-5));
+}
+
+TEST(DotOutputTransposeTest, DotWhoseUsersAllEndInTheSwapIsSwappedAndAgrees) {
+  auto module = ParseAndReturnUnverifiedModule(kAdamMoments);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOutputTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(Count(**module, HloOpcode::kTranspose), 0);
+  ASSERT_EQ(Count(**module, HloOpcode::kDot), 1);
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->opcode() != HloOpcode::kDot) continue;
+    EXPECT_EQ(instruction->shape().dimensions(), (std::vector<int64_t>{70, 100}));
+    EXPECT_EQ(instruction->operand(0)->name(), "dy");
+  }
+  // The old region is gone: its dot, multiplies and their broadcasts.
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kMultiply ||
+        instruction->opcode() == HloOpcode::kBroadcast) {
+      EXPECT_EQ(instruction->shape().dimensions(), (std::vector<int64_t>{70, 100}))
+          << instruction->name();
+    }
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {48, 100}), 0));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {48, 70}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {70, 100}), 2));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {70, 100}), 3));
+  testing::ExpectCpuAgrees(kAdamMoments, arguments, ErrorSpec(1e-5, 1e-5));
+
+  // With the dot's own orientation also a result, nothing changes.
+  std::string also_dot = kAdamMoments;
+  const std::string root = "tuple(m2, v2, grad)";
+  also_dot.replace(also_dot.find(root), root.size(), "tuple(m2, v2, grad, g)");
+  const std::string shape = "(f32[70,100], f32[70,100], f32[70,100])";
+  also_dot.replace(also_dot.find(shape), shape.size(),
+                   "(f32[70,100], f32[70,100], f32[70,100], f32[100,70])");
+  auto kept = ParseAndReturnUnverifiedModule(also_dot);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  changed = DotOutputTranspose().Run(kept->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_FALSE(*changed);
 }
 
 TEST(DotOutputTransposeTest, BatchedDotIsSwappedAndAgrees) {

@@ -76,11 +76,29 @@ const std::shared_ptr<lazy::LazyTensor>& AxleTensorImpl::tensor() const {
       tensor_->MarkViewOfBase();
       view_->base_version = version;
     }
+    AdoptUnheldBase();
   }
   return tensor_;
 }
 
+void AxleTensorImpl::AdoptUnheldBase() const {
+  // Only the ViewInfo (shared by this tensor and its aliases) holds the
+  // base: no other tensor or view can read or write it.
+  if (view_->base.use_count() != 1) return;
+  for (const ViewOp& op : view_->ops) {
+    // An expanded view's elements are not independent (writing one is an
+    // error, Inverse): it stays a view.
+    if (op.kind == ViewOp::Kind::kExpand) return;
+  }
+  view_->base = tensor_;
+  view_->ops.clear();
+  view_->base_version = tensor_->version();
+  // The value, no longer a view's, is computed by the step marker.
+  if (tensor_->is_view_of_base()) tensor_->SetIrValue(tensor_->GetIrValue());
+}
+
 void AxleTensorImpl::AssignToView(const lazy::Value& value) {
+  if (view_ != nullptr && view_->base != tensor_) AdoptUnheldBase();
   if (view_ == nullptr || view_->base == tensor_) {  // not a view, or an alias
     tensor_->SetIrValue(value);
     return;

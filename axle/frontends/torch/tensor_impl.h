@@ -8,6 +8,17 @@
 // transpose, ...) holds its own value, recomputed from its base's when that
 // changes; an in-place update of a view updates its base (ViewInfo).
 //
+// A view whose base no tensor holds any more but the view (and its
+// aliases) takes the base's place when next read or written: its own value
+// becomes the one the step marker computes, and the base is dropped. A
+// weight's gradient is such a view: autograd's AccumulateGrad keeps the
+// transpose of the matmul that computed it (our strides are always
+// contiguous, so the layout contract holds and it is not copied), and the
+// step would otherwise compute the matmul's result and transpose it again
+// for every optimizer update that reads the gradient. Taking the base's
+// place changes nothing anyone can observe: no other tensor reads the
+// base. (Expanded views stay views: writing one is an error.)
+//
 // Only the torch front end's own files include this header (PyTorch's are
 // heavy).
 //
@@ -87,6 +98,9 @@ class AxleTensorImpl final : public c10::TensorImpl {
 
  private:
   void RefreshSizes();
+  // For a view (not an alias) whose base only its ViewInfo holds: the
+  // view's value becomes the base (ViewInfo's base = tensor_, no ops).
+  void AdoptUnheldBase() const;
 
   std::shared_ptr<lazy::LazyTensor> tensor_;
   std::shared_ptr<ViewInfo> view_;

@@ -161,6 +161,57 @@ class DeviceTest(unittest.TestCase):
         torch.testing.assert_close(w.grad.cpu(), w_cpu.grad, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(w.detach().cpu(), w_cpu.detach(), rtol=1e-4, atol=1e-4)
 
+    def test_a_view_whose_base_nothing_else_holds_takes_its_place(self):
+        # A detached transpose of a temporary: only the view holds the base
+        # (as AccumulateGrad's weight gradient), so the view's own value
+        # becomes the one the step computes and the base is dropped.
+        live = torch.ops.axle.live_tensors()
+        v = (torch.ones(2, 3, device=self.dev) * 3).t().detach()
+        alias = v.detach()
+        # One value, shared by v and its alias: no base besides.
+        self.assertEqual(torch.ops.axle.live_tensors(), live + 1)
+        outputs = met.counter_value("GraphOutputs") or 0
+        torch_axle.sync()
+        self.assertEqual(met.counter_value("GraphOutputs") - outputs, 1)
+        v.add_(1)
+        torch_axle.sync()
+        torch.testing.assert_close(v.cpu(), torch.full((3, 2), 4.0))
+        alias.mul_(2)  # an alias still shares the value
+        torch.testing.assert_close(v.cpu(), torch.full((3, 2), 8.0))
+        torch.testing.assert_close(alias.cpu(), torch.full((3, 2), 8.0))
+        # A slice of an unheld base: only its elements remain.
+        s = torch.arange(6.0, device=self.dev).reshape(2, 3).detach()[1, 1:]
+        s.mul_(10)
+        torch.testing.assert_close(s.cpu(), torch.tensor([40.0, 50.0]))
+        # An expanded view stays a view: writing it is still refused.
+        e = torch.zeros(3, device=self.dev).expand(2, 3).detach()
+        with self.assertRaisesRegex(RuntimeError, "expanded view"):
+            e.add_(1)
+
+    def test_linear_gradients_under_momentum_match_the_cpu(self):
+        # zero_grad() then accumulation into the adopted gradients, and
+        # momentum buffers cloned from them, across steps.
+        torch.manual_seed(5)
+        cpu = torch.nn.Sequential(torch.nn.Linear(12, 70), torch.nn.ReLU(),
+                                  torch.nn.Linear(70, 66))
+        dev = torch.nn.Sequential(torch.nn.Linear(12, 70), torch.nn.ReLU(),
+                                  torch.nn.Linear(70, 66))
+        dev.load_state_dict(cpu.state_dict())
+        dev.to(self.dev)
+        g = torch.Generator().manual_seed(6)
+        x, y = torch.randn(9, 12, generator=g), torch.randn(9, 66, generator=g)
+        optimizers = [torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for m in (cpu, dev)]
+        for _ in range(5):
+            for model, opt, xs, ys in ((cpu, optimizers[0], x, y),
+                                       (dev, optimizers[1], x.to(self.dev), y.to(self.dev))):
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(xs), ys).backward()
+                opt.step()
+            torch_axle.sync()
+        for (name, a), b in zip(cpu.named_parameters(), dev.parameters()):
+            torch.testing.assert_close(b.detach().cpu(), a.detach(), rtol=1e-4, atol=1e-5, msg=name)
+            torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-4, atol=1e-5, msg=name)
+
     def test_autograd_through_an_updated_view(self):
         def loss(a, w):
             y = a * 2
