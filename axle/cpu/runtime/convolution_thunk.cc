@@ -45,6 +45,14 @@ bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd) {
   return IsReference(pd) || std::strstr(pd.impl_info_str(), "gemm") != nullptr;
 }
 
+dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
+  // Features fastest, then the spatial dims innermost first, the batch last.
+  std::vector<int64_t> minor_to_major = {1};
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 2; --d) minor_to_major.push_back(d);
+  minor_to_major.push_back(0);
+  return dnnl::memory::desc(dims, type, ShapeUtil::StridesInLayout(dims, minor_to_major));
+}
+
 void DnnlConvolutionThunk::PlanScratch() {
   scratch_bytes_ = 0;
   auto add = [&](Slot slot, bool needed, int64_t size) {
@@ -101,22 +109,13 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   }
   dnnl::memory::dims src_dims = {batch, channels};
   src_dims.insert(src_dims.end(), src_spatial_.begin(), src_spatial_.end());
-  dnnl::memory::dims src_strides(src_dims.size());
-  if (gather_input_) {  // dense channels-last
-    int64_t stride = 1;
-    src_strides[1] = 1;
-    stride = channels;
-    for (int64_t i = p.spatial - 1; i >= 0; --i) {
-      src_strides[2 + i] = stride;
-      stride *= src_spatial_[i];
-    }
-    src_strides[0] = stride;
-  } else {
-    src_strides.assign(ls.begin(), ls.end());
-    for (int64_t i = 0; i < p.spatial; ++i) src_offset_ += crop_low_[i] * ls[2 + i];
-  }
   dnnl::memory::data_type type = DnnlType(p.lhs.type());
-  src_user_desc_ = dnnl::memory::desc(src_dims, type, src_strides);
+  if (gather_input_) {
+    src_user_desc_ = ChannelsLast(src_dims, type);
+  } else {
+    for (int64_t i = 0; i < p.spatial; ++i) src_offset_ += crop_low_[i] * ls[2 + i];
+    src_user_desc_ = dnnl::memory::desc(src_dims, type, ls);
+  }
   // Kernel: [G, O/G, I, spatial...] (or [O, I, spatial...]).
   std::vector<int64_t> rs = p.RhsStrides();
   dnnl::memory::dims weights_dims, weights_strides;

@@ -33,6 +33,9 @@ namespace axle::cpu::conv {
 // primitive's preferred layouts plus reorders it runs faster.
 bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd);
 
+// A dense channels-last array of `dims` ([N, C, spatial...]).
+dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
+
 // The oneDNN path of CreateConvolutionThunk: one forward-inference
 // convolution primitive, or pieces of it (BuildPieces), made at compile time.
 class DnnlConvolutionThunk : public Thunk {

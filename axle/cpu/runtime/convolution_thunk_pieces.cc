@@ -56,19 +56,6 @@ bool PlainBatchOne(const dnnl::memory::desc& desc) {
          desc.dims().size() >= 3 && desc.dims()[0] == 1;
 }
 
-// A dense channels-last array of `dims` ([N, C, spatial...]).
-dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
-  dnnl::memory::dims strides(dims.size());
-  int64_t stride = dims[1];
-  strides[1] = 1;
-  for (size_t d = dims.size() - 1; d >= 2; --d) {
-    strides[d] = stride;
-    stride *= dims[d];
-  }
-  strides[0] = stride;
-  return dnnl::memory::desc(dims, type, strides);
-}
-
 // A dense channels-last array of `desc`'s dims with `rows` rows (dim 2).
 dnnl::memory::desc ChannelsLastRows(const dnnl::memory::desc& desc, int64_t rows) {
   dnnl::memory::dims dims = desc.dims();
