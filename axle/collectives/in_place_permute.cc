@@ -203,12 +203,8 @@ void ForEachRow(absl::Span<const int64_t> dims, absl::Span<const int64_t> starts
     fn(0, 0, element_bytes);
     return;
   }
-  std::vector<int64_t> strides(rank);
-  int64_t stride = element_bytes;
-  for (int64_t d = rank - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= dims[d];
-  }
+  std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(dims);  // in bytes below
+  for (int64_t& stride : strides) stride *= element_bytes;
   const int64_t row = sizes[rank - 1] * element_bytes;
   std::vector<int64_t> at(rank, 0);  // the position among the rows
   int64_t slice_offset = 0;

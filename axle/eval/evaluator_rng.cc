@@ -10,6 +10,8 @@
 // platform.
 //
 //===----------------------------------------------------------------------===//
+#include <vector>
+
 #include "axle/base/status_macros.h"
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/hlo_evaluator.h"
@@ -20,22 +22,19 @@ namespace axle::eval_internal {
 absl::StatusOr<Literal> EvaluateRng(HloEvaluator& evaluator, const HloInstruction& instruction,
                                     absl::Span<const Literal* const> operands) {
   const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || operands.size() != 2) {
-    return InvalidInstruction(instruction, "rng takes two scalar parameters and produces an array");
-  }
-  for (const Literal* operand : operands) {
-    AXLE_RETURN_IF_ERROR(ExpectArray(instruction, *operand, "a parameter"));
-    if (operand->element_count() != 1)
-      return InvalidInstruction(instruction, "parameters must be scalars");
-  }
-  RandomDistribution distribution = cast<HloRngInstruction>(&instruction)->random_distribution();
+  const RandomDistribution distribution =
+      cast<HloRngInstruction>(&instruction)->random_distribution();
+  std::vector<const Shape*> bounds;
+  for (const Literal* operand : operands) bounds.push_back(&operand->shape());
+  auto named = [&](const absl::Status& status) {
+    return absl::Status(status.code(), absl::StrCat("interpreter: ", Describe(instruction), ": ",
+                                                    status.message()));
+  };
+  if (absl::Status valid = CheckRng(distribution, bounds, shape); !valid.ok()) return named(valid);
   Literal result(shape);
   absl::Status sampled =
       SampleRng(distribution, *operands[0], *operands[1], evaluator.engine(), &result);
-  if (!sampled.ok()) {
-    return absl::Status(sampled.code(), absl::StrCat("interpreter: ", Describe(instruction), ": ",
-                                                     sampled.message()));
-  }
+  if (!sampled.ok()) return named(sampled);
   return result;
 }
 

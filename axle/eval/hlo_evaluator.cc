@@ -15,7 +15,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "axle/base/status_macros.h"
 #include "axle/collectives/communicator.h"
 #include "axle/collectives/in_place_permute.h"
@@ -23,6 +22,7 @@
 #include "axle/eval/evaluator_internal.h"
 #include "axle/eval/kernels.h"
 #include "axle/eval/lanewise_computation.h"
+#include "axle/eval/rng_sampling.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
 
 namespace axle {
@@ -469,18 +469,13 @@ absl::StatusOr<Literal> HloEvaluator::EvaluateInstruction(
       return EvaluateRngBitGenerator(instruction, *operands[0]);
     case HloOpcode::kRngGetAndUpdateState: {
       // A counter starting at the seed, advanced by `delta` per use.
-      int64_t delta = 1;
-      if (const RawAttribute* attr = instruction.FindRawAttribute("delta")) {
-        if (!absl::SimpleAtoi(attr->value, &delta))
-          return InvalidInstruction(instruction, "bad delta");
-      }
+      const RawAttribute* attribute = instruction.FindRawAttribute("delta");
+      absl::StatusOr<int64_t> delta =
+          RngStateDelta(instruction.shape(), attribute != nullptr ? &attribute->value : nullptr);
+      if (!delta.ok()) return InvalidInstruction(instruction, delta.status().message());
       Literal result(instruction.shape());
-      if (!result.shape().IsArray() || result.shape().element_type() != U64 ||
-          result.element_count() < 1) {
-        return InvalidInstruction(instruction, "must produce u64[2]");
-      }
       result.data<uint64_t>()[0] = seed_ + rng_state_;
-      rng_state_ += static_cast<uint64_t>(delta);
+      rng_state_ += static_cast<uint64_t>(*delta);
       return result;
     }
 

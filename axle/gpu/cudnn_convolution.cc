@@ -47,6 +47,24 @@ struct ForwardView {
   bool cross_correlation = true;
 };
 
+// One of the convolution's HLO arrays as a 4-d cuDNN array: the (size,
+// element stride) pairs `first` and `second`, then its two spatial dims.
+enum class HloArray { kLhs, kRhs, kOutput };
+struct SizeAndStride {
+  int64_t size, stride;
+};
+void SetView(const ConvPlan& plan, HloArray array, SizeAndStride first, SizeAndStride second,
+             std::array<int64_t, 4>& dims, std::array<int64_t, 4>& strides) {
+  dims = {first.size, second.size, 0, 0};
+  strides = {first.stride, second.stride, 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const ConvSpatialPlan& s = plan.spatial[i];
+    const bool lhs = array == HloArray::kLhs, rhs = array == HloArray::kRhs;
+    dims[2 + i] = lhs ? s.in_size : rhs ? s.window_size : s.out_size;
+    strides[2 + i] = lhs ? s.in_stride : rhs ? s.kernel_stride : s.out_stride;
+  }
+}
+
 // Whether every spatial dimension reverses its window alike; `reversed` is
 // whether they do.
 bool ReversalAlike(const ConvPlan& plan, bool& reversed) {
@@ -66,8 +84,6 @@ absl::StatusOr<ForwardView> ForwardViewOf(const ConvPlan& plan) {
     return NotTaken(plan, "window reversal in one spatial dimension only");
   }
   view.cross_correlation = !reversed;
-  const ConvSpatialPlan& s0 = plan.spatial[0];
-  const ConvSpatialPlan& s1 = plan.spatial[1];
   for (int i = 0; i < 2; ++i) {
     const ConvSpatialPlan& s = plan.spatial[i];
     if (s.base_dilation != 1) return NotTaken(plan, "lhs (base) dilation");
@@ -76,14 +92,14 @@ absl::StatusOr<ForwardView> ForwardViewOf(const ConvPlan& plan) {
     view.strides[i] = s.stride;
     view.dilations[i] = s.window_dilation;
   }
-  view.x_dims = {plan.out_batch, view.groups * plan.input_features_per_group, s0.in_size,
-                 s1.in_size};
-  view.x_strides = {plan.in_batch_stride, plan.in_feature_stride, s0.in_stride, s1.in_stride};
-  view.y_dims = {plan.out_batch, plan.out_features, s0.out_size, s1.out_size};
-  view.y_strides = {plan.out_batch_stride, plan.out_feature_stride, s0.out_stride, s1.out_stride};
-  view.w_dims = {plan.out_features, plan.input_features_per_group, s0.window_size, s1.window_size};
-  view.w_strides = {plan.kernel_out_feature_stride, plan.kernel_in_feature_stride, s0.kernel_stride,
-                    s1.kernel_stride};
+  SetView(plan, HloArray::kLhs, {plan.out_batch, plan.in_batch_stride},
+          {view.groups * plan.input_features_per_group, plan.in_feature_stride}, view.x_dims,
+          view.x_strides);
+  SetView(plan, HloArray::kOutput, {plan.out_batch, plan.out_batch_stride},
+          {plan.out_features, plan.out_feature_stride}, view.y_dims, view.y_strides);
+  SetView(plan, HloArray::kRhs, {plan.out_features, plan.kernel_out_feature_stride},
+          {plan.input_features_per_group, plan.kernel_in_feature_stride}, view.w_dims,
+          view.w_strides);
   return view;
 }
 
@@ -103,8 +119,6 @@ absl::StatusOr<ForwardView> BackwardDataViewOf(const ConvPlan& plan) {
   }
   // The HLO window reversed is the forward filter read as cross-correlation.
   view.cross_correlation = reversed;
-  const ConvSpatialPlan& s0 = plan.spatial[0];
-  const ConvSpatialPlan& s1 = plan.spatial[1];
   for (int i = 0; i < 2; ++i) {
     const ConvSpatialPlan& s = plan.spatial[i];
     if (s.stride != 1) return NotTaken(plan, "window strides");
@@ -113,13 +127,12 @@ absl::StatusOr<ForwardView> BackwardDataViewOf(const ConvPlan& plan) {
     view.strides[i] = s.base_dilation;
     view.dilations[i] = s.window_dilation;
   }
-  view.x_dims = {plan.out_batch, plan.out_features, s0.out_size, s1.out_size};
-  view.x_strides = {plan.out_batch_stride, plan.out_feature_stride, s0.out_stride, s1.out_stride};
-  view.y_dims = {plan.out_batch, plan.input_features_per_group, s0.in_size, s1.in_size};
-  view.y_strides = {plan.in_batch_stride, plan.in_feature_stride, s0.in_stride, s1.in_stride};
-  view.w_dims = {plan.input_features_per_group, plan.out_features, s0.window_size, s1.window_size};
-  view.w_strides = {plan.kernel_in_feature_stride, plan.kernel_out_feature_stride, s0.kernel_stride,
-                    s1.kernel_stride};
+  SetView(plan, HloArray::kOutput, {plan.out_batch, plan.out_batch_stride},
+          {plan.out_features, plan.out_feature_stride}, view.x_dims, view.x_strides);
+  SetView(plan, HloArray::kLhs, {plan.out_batch, plan.in_batch_stride},
+          {plan.input_features_per_group, plan.in_feature_stride}, view.y_dims, view.y_strides);
+  SetView(plan, HloArray::kRhs, {plan.input_features_per_group, plan.kernel_in_feature_stride},
+          {plan.out_features, plan.kernel_out_feature_stride}, view.w_dims, view.w_strides);
   return view;
 }
 
@@ -131,8 +144,6 @@ absl::StatusOr<ForwardView> BackwardFilterViewOf(const ConvPlan& plan) {
   ForwardView view;
   view.kind = CudnnConvKind::kBackwardFilter;
   view.groups = plan.out_features / plan.output_features_per_batch_group;
-  const ConvSpatialPlan& s0 = plan.spatial[0];
-  const ConvSpatialPlan& s1 = plan.spatial[1];
   for (int i = 0; i < 2; ++i) {
     const ConvSpatialPlan& s = plan.spatial[i];
     if (s.base_dilation != 1) return NotTaken(plan, "lhs (base) dilation");
@@ -142,14 +153,12 @@ absl::StatusOr<ForwardView> BackwardFilterViewOf(const ConvPlan& plan) {
     view.strides[i] = s.window_dilation;
     view.dilations[i] = s.stride;
   }
-  view.x_dims = {plan.input_features_per_group, plan.batch_group_size * view.groups, s0.in_size,
-                 s1.in_size};
-  view.x_strides = {plan.in_feature_stride, plan.in_batch_stride, s0.in_stride, s1.in_stride};
-  view.y_dims = {plan.input_features_per_group, plan.out_features, s0.window_size, s1.window_size};
-  view.y_strides = {plan.kernel_in_feature_stride, plan.kernel_out_feature_stride, s0.kernel_stride,
-                    s1.kernel_stride};
-  view.w_dims = {plan.out_features, plan.out_batch, s0.out_size, s1.out_size};
-  view.w_strides = {plan.out_feature_stride, plan.out_batch_stride, s0.out_stride, s1.out_stride};
+  SetView(plan, HloArray::kLhs, {plan.input_features_per_group, plan.in_feature_stride},
+          {plan.batch_group_size * view.groups, plan.in_batch_stride}, view.x_dims, view.x_strides);
+  SetView(plan, HloArray::kRhs, {plan.input_features_per_group, plan.kernel_in_feature_stride},
+          {plan.out_features, plan.kernel_out_feature_stride}, view.y_dims, view.y_strides);
+  SetView(plan, HloArray::kOutput, {plan.out_features, plan.out_feature_stride},
+          {plan.out_batch, plan.out_batch_stride}, view.w_dims, view.w_strides);
   return view;
 }
 

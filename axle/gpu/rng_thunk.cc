@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal.h"
@@ -111,29 +110,13 @@ class RngGetAndUpdateStateThunk : public GpuThunk {
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeRngThunk(const HloInstruction& instruction,
                                                        GpuThunkValues values) {
   AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 2, 1));
-  const Shape& shape = instruction.shape();
-  const PrimitiveType type = shape.IsArray() ? shape.element_type() : PRIMITIVE_TYPE_INVALID;
-  bool bounds_ok = instruction.operand_count() == 2;
-  for (int64_t i = 0; bounds_ok && i < 2; ++i) {
-    const Shape& operand = instruction.operand(i)->shape();
-    bounds_ok = operand.IsArray() && operand.rank() == 0 && operand.element_type() == type;
-  }
-  if (!bounds_ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA: rng %", instruction.name(),
-                     ": takes two scalars of the result's element type and returns an array, not ",
-                     shape.ToString()));
-  }
-  const RandomDistribution distribution =
-      cast<HloRngInstruction>(&instruction)->random_distribution();
-  const bool supported = (primitive_util::IsFloatingPointType(type) &&
-                          (distribution == RNG_UNIFORM || distribution == RNG_NORMAL)) ||
-                         (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM);
-  if (!supported) {
-    return absl::UnimplementedError(
-        absl::StrCat("CUDA backend: rng of this distribution is not supported for ",
-                     primitive_util::LowercasePrimitiveTypeName(type), " (instruction %",
-                     instruction.name(), ")"));
+  std::vector<const Shape*> bounds;
+  for (const HloInstruction* operand : instruction.operands()) bounds.push_back(&operand->shape());
+  if (absl::Status valid = CheckRng(cast<HloRngInstruction>(&instruction)->random_distribution(),
+                                    bounds, instruction.shape());
+      !valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat("CUDA: ", valid.message(), " (instruction %",
+                                                   instruction.name(), ")"));
   }
   return std::unique_ptr<GpuThunk>(new RngThunk(instruction, std::move(values)));
 }
@@ -141,22 +124,16 @@ absl::StatusOr<std::unique_ptr<GpuThunk>> MakeRngThunk(const HloInstruction& ins
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeRngGetAndUpdateStateThunk(
     const HloInstruction& instruction, GpuThunkValues values) {
   AXLE_RETURN_IF_ERROR(CheckThunkValues(instruction, values, 0, 1));
-  const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || shape.element_type() != U64 || ShapeUtil::ElementsIn(shape) < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA: rng-get-and-update-state %", instruction.name(),
-                     ": must produce u64[2], not ", shape.ToString()));
-  }
-  int64_t delta = 1;
-  if (const RawAttribute* attribute = instruction.FindRawAttribute("delta")) {
-    if (!absl::SimpleAtoi(attribute->value, &delta)) {
-      return absl::InvalidArgumentError(absl::StrCat("CUDA: rng-get-and-update-state %",
-                                                     instruction.name(),
-                                                     ": bad delta=", attribute->value));
-    }
+  const RawAttribute* attribute = instruction.FindRawAttribute("delta");
+  absl::StatusOr<int64_t> delta =
+      RngStateDelta(instruction.shape(), attribute != nullptr ? &attribute->value : nullptr);
+  if (!delta.ok()) {
+    return absl::Status(delta.status().code(),
+                        absl::StrCat("CUDA: ", delta.status().message(), " (instruction %",
+                                     instruction.name(), ")"));
   }
   return std::unique_ptr<GpuThunk>(
-      new RngGetAndUpdateStateThunk(instruction, delta, std::move(values)));
+      new RngGetAndUpdateStateThunk(instruction, *delta, std::move(values)));
 }
 
 }  // namespace axle::gpu

@@ -1,10 +1,11 @@
 //===- conv_row_split.h - A convolution's output rows cut into pieces ------===//
 //
-// Internal to the oneDNN convolution thunk (convolution_thunk.cc), which can
-// run a convolution as several smaller ones, each over a range of the output's
-// outermost spatial dimension (its "rows"), one per thread of the intra-op
-// pool. A piece reads the input rows its output rows need, and pads at its
-// top and bottom only where the whole convolution does. No oneDNN here.
+// Internal to the oneDNN convolution thunk (convolution_thunk_pieces.cc),
+// which can run a convolution as several smaller ones, each over a range of
+// the output's outermost spatial dimension (its "rows"), one per thread of
+// the intra-op pool. A piece reads the input rows its output rows need, and
+// pads at its top and bottom only where the whole convolution does. No
+// oneDNN here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CONV_ROW_SPLIT_H_
@@ -35,16 +36,6 @@ struct ConvRowWindow {
 // first ones one row longer), in order. Empty when that is impossible: fewer
 // output rows than pieces, or a piece whose rows all lie in the padding.
 std::vector<ConvRowPiece> SplitConvRows(const ConvRowWindow& window, int64_t pieces);
-
-// Copies rows [row_begin, row_end) (dim 2) of a batch-1 array of
-// `element_size`-byte elements (2 or 4) with dims [1, C, rows, more
-// spatial...] at element `strides` into `out`, dense channels-last: [rows
-// of the range][more spatial...][C]. A piece of a convolution whose input is
-// not channels-last (an NCHW image into a network's first convolution)
-// gathers its own input rows this way.
-void GatherRowsChannelsLast(const char* in, int64_t element_size, const std::vector<int64_t>& dims,
-                            const std::vector<int64_t>& strides, int64_t row_begin, int64_t row_end,
-                            char* out);
 
 }  // namespace axle::cpu
 

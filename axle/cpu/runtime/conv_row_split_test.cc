@@ -79,47 +79,5 @@ TEST(ConvRowSplit, ImpossibleSplitsAreEmpty) {
   EXPECT_TRUE(SplitConvRows(ConvRowWindow{8, 3, 1, 1, 1, 1}, 0).empty());
 }
 
-TEST(ConvRowSplit, GatherRowsChannelsLast) {
-  // A [1, C=3, H=4, W=5] array read NCHW (strides 20, 5, 1) and, for 1-d,
-  // [1, C=2, W=6] with a strided last dim: each element of the row range
-  // lands at [row - begin][w][c].
-  std::vector<float> in(60);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
-  std::vector<float> out(size_t{2} * 5 * 3, -1);
-  GatherRowsChannelsLast(reinterpret_cast<const char*>(in.data()), 4, {1, 3, 4, 5}, {60, 20, 5, 1},
-                         1, 3, reinterpret_cast<char*>(out.data()));
-  for (int64_t h = 0; h < 2; ++h) {
-    for (int64_t w = 0; w < 5; ++w) {
-      for (int64_t c = 0; c < 3; ++c) {
-        EXPECT_EQ(out[(h * 5 + w) * 3 + c], in[c * 20 + (h + 1) * 5 + w])
-            << h << " " << w << " " << c;
-      }
-    }
-  }
-  // 1-d, bf16-sized elements, channel stride 1 and pixel stride 4 (a
-  // channels-last array with 2 of 4 channels).
-  std::vector<uint16_t> in16(24), out16(size_t{4} * 2, 0);
-  for (size_t i = 0; i < in16.size(); ++i) in16[i] = static_cast<uint16_t>(i);
-  GatherRowsChannelsLast(reinterpret_cast<const char*>(in16.data()), 2, {1, 2, 6}, {24, 1, 4}, 2, 6,
-                         reinterpret_cast<char*>(out16.data()));
-  for (int64_t x = 0; x < 4; ++x) {
-    for (int64_t c = 0; c < 2; ++c) EXPECT_EQ(out16[x * 2 + c], in16[(x + 2) * 4 + c]);
-  }
-  // 3-d: [1, C=2, D=3, H=2, W=2], rows 1..3 of D, NCDHW.
-  std::vector<float> in3(24), out3(size_t{2} * 2 * 2 * 2, -1);
-  for (size_t i = 0; i < in3.size(); ++i) in3[i] = static_cast<float>(i);
-  GatherRowsChannelsLast(reinterpret_cast<const char*>(in3.data()), 4, {1, 2, 3, 2, 2},
-                         {24, 12, 4, 2, 1}, 1, 3, reinterpret_cast<char*>(out3.data()));
-  for (int64_t d = 0; d < 2; ++d) {
-    for (int64_t h = 0; h < 2; ++h) {
-      for (int64_t w = 0; w < 2; ++w) {
-        for (int64_t c = 0; c < 2; ++c) {
-          EXPECT_EQ(out3[((d * 2 + h) * 2 + w) * 2 + c], in3[c * 12 + (d + 1) * 4 + h * 2 + w]);
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 }  // namespace axle::cpu

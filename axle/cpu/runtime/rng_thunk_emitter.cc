@@ -1,39 +1,27 @@
 //===- rng_thunk_emitter.cc - rng thunks from HLO --------------------------===//
 #include <memory>
+#include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/rng_thunk.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/eval/rng_bit_generator.h"
+#include "axle/eval/rng_sampling.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
 
 absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
   const Shape& shape = instruction.shape();
-  const PrimitiveType type = shape.IsArray() ? shape.element_type() : PRIMITIVE_TYPE_INVALID;
   const RandomDistribution distribution =
       cast<HloRngInstruction>(&instruction)->random_distribution();
-  bool ok = instruction.operand_count() == 2;
-  for (int64_t i = 0; ok && i < 2; ++i) {
-    const Shape& operand = instruction.operand(i)->shape();
-    ok = operand.IsArray() && operand.rank() == 0 && operand.element_type() == type;
-  }
-  if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu platform: rng ", instruction.name(),
-                     ": takes two scalars of the result's element type and returns an array, not ",
-                     shape.ToString()));
-  }
-  const bool supported = (primitive_util::IsFloatingPointType(type) &&
-                          (distribution == RNG_UNIFORM || distribution == RNG_NORMAL)) ||
-                         (primitive_util::IsIntegralType(type) && distribution == RNG_UNIFORM);
-  if (!supported) {
-    return Unsupported(instruction, absl::StrCat("rng of this distribution is not supported for ",
-                                                 primitive_util::LowercasePrimitiveTypeName(type)));
+  std::vector<const Shape*> bounds;
+  for (const HloInstruction* operand : instruction.operands()) bounds.push_back(&operand->shape());
+  if (absl::Status valid = CheckRng(distribution, bounds, shape); !valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat("cpu platform: ", valid.message(),
+                                                   " (instruction %", instruction.name(), ")"));
   }
   AXLE_ASSIGN_OR_RETURN(int64_t low, builder.ValueOf(instruction.operand(0)));
   AXLE_ASSIGN_OR_RETURN(int64_t high, builder.ValueOf(instruction.operand(1)));
@@ -46,22 +34,17 @@ absl::Status EmitRngThunk(const HloInstruction& instruction, ProgramBuilder& bui
 absl::Status EmitRngGetAndUpdateStateThunk(const HloInstruction& instruction,
                                            ProgramBuilder& builder) {
   const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || shape.element_type() != U64 || ShapeUtil::ElementsIn(shape) < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cpu platform: rng-get-and-update-state ", instruction.name(),
-                     ": must produce u64[2], not ", shape.ToString()));
-  }
-  int64_t delta = 1;
-  if (const RawAttribute* attribute = instruction.FindRawAttribute("delta")) {
-    if (!absl::SimpleAtoi(attribute->value, &delta)) {
-      return absl::InvalidArgumentError(absl::StrCat("cpu platform: rng-get-and-update-state ",
-                                                     instruction.name(),
-                                                     ": bad delta=", attribute->value));
-    }
+  const RawAttribute* attribute = instruction.FindRawAttribute("delta");
+  absl::StatusOr<int64_t> delta =
+      RngStateDelta(shape, attribute != nullptr ? &attribute->value : nullptr);
+  if (!delta.ok()) {
+    return absl::Status(delta.status().code(),
+                        absl::StrCat("cpu platform: ", delta.status().message(), " (instruction %",
+                                     instruction.name(), ")"));
   }
   const int64_t output = builder.DefineTemporary(&instruction, {}, shape);
   builder.AddThunk(std::make_unique<RngGetAndUpdateStateThunk>(
-      instruction.name(), delta, ShapeUtil::ElementsIn(shape), output));
+      instruction.name(), *delta, ShapeUtil::ElementsIn(shape), output));
   return absl::OkStatus();
 }
 

@@ -1,0 +1,149 @@
+// The oneDNN convolution thunk's epilogue (convolution_thunk_internal.h):
+// the scale, bias and addend as dense arrays, as the primitive's post-op
+// and bias arguments, or applied after the primitive; a per-feature scale
+// folded into the weights; the addend copied into the output for the sum
+// post-op.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/convolution_thunk_internal.h"
+#include "axle/cpu/runtime/dnnl_engine.h"
+
+namespace axle::cpu::conv {
+
+DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
+    const Operand& operand) const {
+  EpilogueInput input;
+  input.operand = operand;
+  input.strides = plan_.OutputOrder(operand);
+  input.element_size = primitive_util::ByteWidth(operand.type());
+  input.dims = plan_.out_dims;
+  for (size_t d = 0; d < input.dims.size(); ++d) {
+    if (input.strides[d] == 0) input.dims[d] = 1;
+  }
+  input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()),
+                                  ShapeUtil::RowMajorStrides(input.dims));
+  if (operand.literal != nullptr) {
+    input.constant.reset(new char[input.desc.get_size() + 1]);
+    StridedCopy(static_cast<const char*>(operand.literal->untyped_data()), input.dims,
+                input.strides, input.element_size, input.constant.get());
+    input.operand.literal.reset();
+  }
+  return input;
+}
+
+const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
+                                               const EpilogueInput& input, char* storage) const {
+  if (input.constant) return input.constant.get();
+  StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
+              input.element_size, storage);
+  return storage;
+}
+
+void DnnlConvolutionThunk::AddEpilogueArgs(const dnnl::engine& engine, const char* scale,
+                                           const char* bias,
+                                           std::unordered_map<int, dnnl::memory>& args) const {
+  const bool scale_post_op = scale_ && !fold_scale_;
+  if (scale_post_op) {
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+        dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+  }
+  if (native_bias_) {
+    args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
+  } else if (bias_) {
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_post_op ? 1 : 0) | DNNL_ARG_SRC_1] =
+        dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+  }
+}
+
+void DnnlConvolutionThunk::ScaleWeights(const float* scale, float* weights) const {
+  const int64_t features = plan_.rhs_dims[0];
+  int64_t per_feature = 1;
+  for (size_t d = 1; d < plan_.rhs_dims.size(); ++d) per_feature *= plan_.rhs_dims[d];
+  for (int64_t f = 0; f < features; ++f) {
+    const float s = scale[f];
+    float* row = weights + f * per_feature;
+    for (int64_t i = 0; i < per_feature; ++i) row[i] *= s;
+  }
+}
+
+void DnnlConvolutionThunk::CopyAddend(const ThunkContext& context, const char* addend,
+                                      char* out) const {
+  constexpr int64_t kBlockBytes = 256 << 10;
+  const int64_t bytes = static_cast<int64_t>(dst_user_desc_.get_size());
+  const int threads = context.thread_pool == nullptr ? 1
+                      : context.max_threads > 0      ? context.max_threads
+                                                     : context.thread_pool->num_threads();
+  if (threads <= 1 || bytes < 2 * kBlockBytes) {
+    std::memcpy(out, addend, bytes);
+    return;
+  }
+  const int64_t blocks = (bytes + kBlockBytes - 1) / kBlockBytes;
+  context.thread_pool->ParallelFor(
+      blocks, 1,
+      [&](int64_t begin, int64_t end) {
+        const int64_t from = begin * kBlockBytes;
+        const int64_t to = std::min(bytes, end * kBlockBytes);
+        std::memcpy(out + from, addend + from, to - from);
+      },
+      threads);
+}
+
+template <typename E>
+void DnnlConvolutionThunk::EpilogueAfterAs(const E* scale, const E* bias, const E* addend,
+                                           E* out) const {
+  const ConvPlan& p = plan_;
+  if (!p.scale && !p.bias && !p.addend && p.activation == Activation::kNone) return;
+  std::vector<int64_t> os = p.OutStrides();
+  // Strides into the dense scale / bias arrays (0 along their size-1 dims).
+  auto dense_strides = [&](const std::optional<EpilogueInput>& input) {
+    if (!input) return std::vector<int64_t>(os.size(), 0);
+    std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(input->dims);
+    for (size_t d = 0; d < strides.size(); ++d) {
+      if (input->dims[d] == 1) strides[d] = 0;
+    }
+    return strides;
+  };
+  std::vector<int64_t> ss = dense_strides(scale_), bs = dense_strides(bias_),
+                       as = dense_strides(addend_);
+  std::vector<int64_t> o(p.out_dims.size(), 0);
+  int64_t count = 1;
+  for (int64_t d : p.out_dims) count *= d;
+  for (int64_t e = 0; e < count; ++e, Next(p.out_dims, o)) {
+    int64_t out_offset = 0, scale_offset = 0, bias_offset = 0, addend_offset = 0;
+    for (size_t d = 0; d < o.size(); ++d) {
+      out_offset += o[d] * os[d];
+      scale_offset += o[d] * ss[d];
+      bias_offset += o[d] * bs[d];
+      addend_offset += o[d] * as[d];
+    }
+    E& value = out[out_offset];
+    if (scale != nullptr) {
+      value = E(static_cast<float>(value) * static_cast<float>(scale[scale_offset]));
+    }
+    if (bias != nullptr) {
+      value = E(static_cast<float>(value) + static_cast<float>(bias[bias_offset]));
+    }
+    if (addend != nullptr) {
+      value = E(static_cast<float>(value) + static_cast<float>(addend[addend_offset]));
+    }
+    ActivateInPlace(p.activation, static_cast<float>(p.low), static_cast<float>(p.high), &value, 1);
+  }
+}
+
+void DnnlConvolutionThunk::EpilogueAfter(const char* scale, const char* bias, const char* addend,
+                                         char* out) const {
+  if (plan_.output_type == BF16) {
+    EpilogueAfterAs(reinterpret_cast<const bfloat16*>(scale),
+                    reinterpret_cast<const bfloat16*>(bias),
+                    reinterpret_cast<const bfloat16*>(addend), reinterpret_cast<bfloat16*>(out));
+  } else {
+    EpilogueAfterAs(reinterpret_cast<const float*>(scale), reinterpret_cast<const float*>(bias),
+                    reinterpret_cast<const float*>(addend), reinterpret_cast<float*>(out));
+  }
+}
+
+}  // namespace axle::cpu::conv

@@ -1,0 +1,237 @@
+//===- convolution_thunk_internal.h - The oneDNN convolution thunk --------===//
+//
+// Internal to the oneDNN convolution thunk, which three files implement:
+// convolution_thunk.cc (building the primitive, the scratch layout, a run),
+// convolution_thunk_pieces.cc (the convolution split into row or feature
+// pieces run on the intra-op pool) and convolution_thunk_epilogue.cc (the
+// scale, bias and addend as post-op arguments or after the primitive). See
+// convolution_thunk.h for what it runs and how. This header includes oneDNN.
+//
+//===----------------------------------------------------------------------===//
+#ifndef AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_INTERNAL_H_
+#define AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_INTERNAL_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/plan_serialization.h"
+#include "axle/cpu/runtime/thunk.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace axle::cpu::conv {
+
+// oneDNN's reference or im2col + gemm implementation, which it picks for
+// layouts its direct kernels do not take (NCHW f32, odd strides); in the
+// primitive's preferred layouts plus reorders it runs faster.
+bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd);
+
+// A dense channels-last array of `dims` ([N, C, spatial...]).
+dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
+
+// The oneDNN path of CreateConvolutionThunk: one forward-inference
+// convolution primitive, or pieces of it (BuildPieces), made at compile time.
+class DnnlConvolutionThunk : public Thunk {
+ public:
+  DnnlConvolutionThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value)
+      : Thunk(std::move(name)),
+        operand_values_(std::move(operand_values)),
+        output_value_(output_value) {}
+
+  // Unimplemented when oneDNN declines the convolution.
+  absl::Status Build(ConvPlan plan);
+
+  absl::Status Execute(const ThunkContext& context) const override;
+  std::optional<BufferUses> buffer_uses() const override {
+    return BufferUses{operand_values_, {output_value_}};
+  }
+  int64_t scratch_bytes() const override { return scratch_bytes_; }
+  // The plan Build got (its HLO left out); the loader builds from it again.
+  absl::Status Serialize(ThunkWriter& writer) const override {
+    if (plan_.rhs.literal == nullptr && plan_.rhs.operand < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "convolution %", name(),
+          " freed its constant weights once packed (SetKeepSerializableState was off)"));
+    }
+    writer.Begin(ThunkTag::kDnnlConvolution, *this);
+    writer.Ints(operand_values_);
+    writer.Int(output_value_);
+    WriteConvPlan(plan_, writer);
+    return absl::OkStatus();
+  }
+
+  bool reference() const { return reference_; }
+  bool split_into_rows() const { return !pieces_.empty() && pieces_[0].features_begin < 0; }
+  bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
+
+ private:
+  // The epilogue after the primitive on the output `out` (f32 or bf16,
+  // rounding after each step), from the dense scale, bias and addend (each
+  // null when absent).
+  void EpilogueAfter(const char* scale, const char* bias, const char* addend, char* out) const;
+  template <typename E>
+  void EpilogueAfterAs(const E* scale, const E* bias, const E* addend, E* out) const;
+  // Multiplies the dense weights ([O, ...] or [G, O/G, ...], row-major) by
+  // the per-feature `scale`.
+  void ScaleWeights(const float* scale, float* weights) const;
+  // Copies the addend into the output for the sum post-op, split across
+  // the run's threads.
+  void CopyAddend(const ThunkContext& context, const char* addend, char* out) const;
+
+  // One primitive of a convolution split into rows (conv_row_split.h).
+  struct Piece {
+    dnnl::convolution_forward primitive;
+    dnnl::memory::desc src, dst;
+    // Element offsets from the input view's start (src_offset_ included)
+    // and the output's; the piece's output rows, in bytes.
+    int64_t src_offset = 0, dst_offset = 0, dst_bytes = 0;
+    int weights = 0;  // index into piece_weights_
+    int64_t scratchpad_offset = 0, scratchpad_size = 0;
+    // With gather_rows_: the piece's input rows [in_begin, in_end), copied
+    // channels-last into its scratch at gather_offset (bytes) before it runs.
+    int64_t in_begin = 0, in_end = 0, gather_offset = -1;
+    // A piece of output features [features_begin, features_begin +
+    // features) over all pixels (BuildFeaturePieces), or -1 for rows: it
+    // writes its features dense into its scratch at dst_temp_offset (bytes;
+    // the addend's copied there first) and copies them into the output.
+    int64_t features_begin = -1, features = 0, pixels = 0, dst_temp_offset = 0;
+    dnnl::memory::desc bias;  // the piece's features of the native bias
+  };
+  // Splits the convolution into one piece per thread of the intra-op pool
+  // when it can (see pieces_); leaves pieces_ empty otherwise.
+  void BuildPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
+                   const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                   const dnnl::memory::dims& padding_high);
+  // The convolution as one piece per thread over ranges of its output
+  // features, all pixels each, when its rows do not divide evenly (see
+  // pieces_); false (and no pieces) when it cannot.
+  bool BuildFeaturePieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
+                          const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                          const dnnl::memory::dims& padding_high);
+  // Runs the pieces across the run's pool; `src` is the input view's start.
+  absl::Status RunPieces(const ThunkContext& context, const char* src, char* out, const char* scale,
+                         const char* bias, char* scratchpads) const;
+  absl::Status RunPiece(const Piece& piece, const char* src, char* out, const char* addend,
+                        const char* scale, const char* bias, char* scratchpads) const;
+  // Adds the arguments of the epilogue the primitive runs itself (not
+  // epilogue_after_): the scale as post-op 0 unless folded into the weights,
+  // and the bias as the primitive's own or as the next post-op.
+  void AddEpilogueArgs(const dnnl::engine& engine, const char* scale, const char* bias,
+                       std::unordered_map<int, dnnl::memory>& args) const;
+
+  // The scale or bias of the epilogue: a dense array over the output's
+  // canonical dims, 1 where it does not vary.
+  struct EpilogueInput {
+    Operand operand;
+    std::vector<int64_t> dims, strides;  // strides into `operand`
+    int64_t element_size = 4;
+    dnnl::memory::desc desc;
+    std::shared_ptr<char[]> constant;
+  };
+  EpilogueInput MakeEpilogueInput(const Operand& operand) const;
+  // The dense array of `input` for this run (in `storage` unless constant).
+  const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
+                           char* storage) const;
+
+  // The buffers a run needs, each at an offset in the thunk's scratch
+  // memory (-1 where not needed), laid out once Build knows their sizes.
+  enum Slot {
+    kGathered,
+    kSrc,
+    kWeightsDense,
+    kWeights,
+    kDst,
+    kScale,
+    kBias,
+    kAddend,
+    kPad,
+    kPieceScratchpads,
+    kNumSlots
+  };
+  void PlanScratch();
+
+  ConvPlan plan_;
+  std::vector<int64_t> operand_values_;
+  int64_t output_value_;
+  bool reference_ = false;
+  int64_t element_size_ = 4;  // of the input and kernel
+  // Input: read in place at src_offset_ (elements), or gathered
+  // (GatherDilatedInput, conv_input_gather.h).
+  bool gather_input_ = false;
+  int64_t src_offset_ = 0;
+  std::vector<int64_t> crop_low_, src_spatial_;  // per spatial dim, of the dilated input
+  dnnl::memory::desc src_user_desc_, src_desc_;
+  std::optional<dnnl::reorder> src_reorder_;
+  // Kernel: packed once (constant), or reordered from its user layout (a
+  // dense copy first when window reversal or broadcasts need it).
+  dnnl::memory packed_weights_;
+  bool gather_weights_ = false;
+  std::vector<int64_t> weights_gather_dims_, weights_gather_strides_;
+  int64_t weights_gather_offset_ = 0;
+  dnnl::memory::desc weights_user_desc_, weights_desc_;
+  std::optional<dnnl::reorder> weights_reorder_;
+  // Output: written in place, or reordered from the primitive's layout.
+  dnnl::memory::desc dst_user_desc_, dst_desc_;
+  std::optional<dnnl::reorder> dst_reorder_;
+  std::optional<EpilogueInput> scale_, bias_;
+  // The addend (residual): when it is laid out as the output (dst_user_desc_)
+  // and the primitive writes that layout, copied into the output first and
+  // added by a sum post-op (oneDNN 2.6 runs a full-size binary post-op on a
+  // slower kernel: jit instead of brgconv, ~25% for resnet18's blocks), else
+  // a dense copy for the epilogue after the primitive.
+  std::optional<EpilogueInput> addend_;
+  bool addend_post_op_ = false;
+  // A per-feature f32 scale of f32 weights much smaller than the output
+  // (kMinOutputsPerWeight in convolution_thunk.cc): folded into the weights
+  // (a dense copy of them, multiplied per output feature before the reorder
+  // into the primitive's layout: conv(x, w) * s as conv(x, w * s), a few
+  // thousand multiplies instead of a binary post-op over the output), so
+  // that the bias can be the primitive's own (an inference batch norm).
+  bool fold_scale_ = false;
+  // A per-feature f32 bias without a scale (or with a folded one): the
+  // primitive's own bias argument (one value per output feature) rather
+  // than a binary post-op.
+  bool native_bias_ = false;
+  dnnl::memory::desc native_bias_desc_;
+  // The epilogue runs after the primitive instead of as post-ops: for bf16
+  // results (rounded after each step, as the HLO says) and for a scale or
+  // bias that varies along more than the feature dim (oneDNN 2.6 post-ops
+  // mis-read a full-size operand whose layout differs from the output's).
+  bool epilogue_after_ = false;
+  dnnl::convolution_forward primitive_;
+  int64_t scratchpad_size_ = 0;
+  // The convolution as pieces over ranges of its output's outermost
+  // spatial dim (rows), one per thread of the intra-op pool, each a
+  // primitive for a team of one that Execute runs on the pool instead of
+  // primitive_ on oneDNN's OpenMP team. Between two thunks that split
+  // this way the pool's workers spin (ThreadPool::AfterJob::kSpin), where
+  // OpenMP's (throttled, omp_team.h) go to sleep and are woken twice per
+  // primitive: tens of microseconds each on a VM, as much as a small
+  // convolution of a MobileNet takes. Only for batch 1, constant weights,
+  // input and output read in place with the rows outermost (channels-last),
+  // the epilogue as post-ops, and small convolutions (see BuildPieces).
+  std::vector<Piece> pieces_;
+  // The input is not channels-last (an NCHW image into a network's first
+  // convolution, which oneDNN would reorder whole on its team before the
+  // primitive): each piece gathers its own input rows channels-last
+  // (GatherRowsChannelsLast) from the input's dims and element strides.
+  bool gather_rows_ = false;
+  std::vector<int64_t> gather_dims_, gather_strides_;
+  // The pieces' weights: packed_weights_ first for row pieces, each feature
+  // piece's own for those.
+  std::vector<dnnl::memory> piece_weights_;
+  int64_t piece_scratchpad_bytes_ = 0;
+  std::array<int64_t, kNumSlots> slot_offset_{};
+  int64_t scratch_bytes_ = 0;
+};
+
+}  // namespace axle::cpu::conv
+
+#endif  // AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_INTERNAL_H_

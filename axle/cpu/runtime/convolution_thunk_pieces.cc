@@ -1,0 +1,404 @@
+// The oneDNN convolution thunk split into pieces run on the intra-op pool
+// (convolution_thunk_internal.h): ranges of output rows (conv_row_split.h),
+// each reading its own input rows in place or gathering them channels-last
+// (conv_input_gather.h), or ranges of output features over all pixels.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
+#include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/conv_input_gather.h"
+#include "axle/cpu/runtime/conv_row_split.h"
+#include "axle/cpu/runtime/convolution_thunk_internal.h"
+#include "axle/cpu/runtime/dnnl_engine.h"
+#include "axle/cpu/runtime/omp_team.h"
+
+namespace axle::cpu::conv {
+namespace {
+
+// Whether `desc` (batch 1) is dense with its dim 2 outermost after the batch:
+// then a range of dim 2 is one contiguous block of it.
+bool RowsOutermost(const dnnl::memory::desc& desc) {
+  if (desc.data.format_kind != dnnl_blocked || desc.data.format_desc.blocking.inner_nblks != 0) {
+    return false;
+  }
+  const dnnl::memory::dims dims = desc.dims();
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  if (dims.size() < 3 || dims[0] != 1) return false;
+  int64_t elements = 1, last = 0;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (strides[d] <= 0) return false;
+    if (d != 2 && dims[d] > 1 && strides[d] >= strides[2]) return false;
+    elements *= dims[d];
+    last += (dims[d] - 1) * strides[d];
+  }
+  return last + 1 == elements;
+}
+
+// `desc` with `rows` rows (dim 2) and the batch stride of a dense array.
+dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
+  dnnl::memory::dims dims = desc.dims();
+  dnnl::memory::dims strides(desc.data.format_desc.blocking.strides,
+                             desc.data.format_desc.blocking.strides + dims.size());
+  dims[2] = rows;
+  strides[0] = strides[2] * rows;
+  return dnnl::memory::desc(dims, desc.data_type(), strides);
+}
+
+// Whether `desc` has batch 1 and plain element strides (no inner blocks).
+bool PlainBatchOne(const dnnl::memory::desc& desc) {
+  return desc.data.format_kind == dnnl_blocked && desc.data.format_desc.blocking.inner_nblks == 0 &&
+         desc.dims().size() >= 3 && desc.dims()[0] == 1;
+}
+
+// A dense channels-last array of `desc`'s dims with `rows` rows (dim 2).
+dnnl::memory::desc ChannelsLastRows(const dnnl::memory::desc& desc, int64_t rows) {
+  dnnl::memory::dims dims = desc.dims();
+  dims[2] = rows;
+  return ChannelsLast(dims, desc.data_type());
+}
+
+// `desc` ([1, C, H, W], rows and columns one dense run of pixels) as
+// [1, C, H * W, 1]: the same memory, its pixels one column of rows. Null
+// when the rows are not dense over the columns.
+std::optional<dnnl::memory::desc> PixelsAsRows(const dnnl::memory::desc& desc) {
+  const dnnl::memory::dims dims = desc.dims();
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  if (dims.size() != 4 || strides[2] != dims[3] * strides[3]) return std::nullopt;
+  return dnnl::memory::desc({dims[0], dims[1], dims[2] * dims[3], 1}, desc.data_type(),
+                            {strides[0], strides[1], strides[3], strides[3]});
+}
+
+}  // namespace
+
+void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
+                                       const dnnl::memory::dims& strides,
+                                       const dnnl::memory::dims& dilates,
+                                       const dnnl::memory::dims& padding_low,
+                                       const dnnl::memory::dims& padding_high) {
+  // Convolutions up to this many multiply-adds split into rows whatever
+  // their rows. Larger ones split only evenly (below): oneDNN's team
+  // partitions over output channels too, so it keeps its threads equally
+  // busy where rows cannot.
+  constexpr int64_t kMaxSplitMultiplyAdds = int64_t{32} << 20;
+  pieces_.clear();
+  piece_weights_.clear();
+  piece_scratchpad_bytes_ = 0;
+  gather_rows_ = false;
+  const int threads = ThreadPool::DefaultNumThreads();
+  const ConvPlan& p = plan_;
+  // An input the primitive wants reordered: each piece gathers its rows
+  // (batch 1, strided, no blocks).
+  const bool gather_rows = src_reorder_.has_value();
+  if (threads < 2 || !packed_weights_ || gather_input_ || dst_reorder_ || epilogue_after_ ||
+      reference_ ||
+      !(gather_rows ? PlainBatchOne(src_user_desc_) : RowsOutermost(src_user_desc_)) ||
+      !RowsOutermost(dst_user_desc_)) {
+    return;
+  }
+  int64_t multiply_adds = 1;
+  for (int64_t d : p.out_dims) multiply_adds *= d;
+  for (size_t d = 1; d < p.rhs_dims.size(); ++d) multiply_adds *= p.rhs_dims[d];
+  // A pointwise convolution over two spatial dims (1x1 window, stride 1, no
+  // padding) is a product over pixels: its pieces are ranges of pixels,
+  // which divide evenly where rows may not (7 rows over 2 threads: 4 and
+  // 3, 49 pixels: 25 and 24).
+  dnnl::memory::desc src_rows = src_user_desc_, dst_rows = dst_user_desc_;
+  const bool pointwise = p.rhs_dims.size() == 4 && p.rhs_dims[2] == 1 && p.rhs_dims[3] == 1 &&
+                         strides[0] == 1 && strides[1] == 1 && padding_low[0] == 0 &&
+                         padding_low[1] == 0 && padding_high[0] == 0 && padding_high[1] == 0;
+  if (pointwise && !gather_rows) {
+    std::optional<dnnl::memory::desc> src_pixels = PixelsAsRows(src_user_desc_);
+    std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(dst_user_desc_);
+    if (src_pixels && dst_pixels && src_pixels->dims()[2] == dst_pixels->dims()[2]) {
+      src_rows = *src_pixels;
+      dst_rows = *dst_pixels;
+    }
+  }
+  const int64_t out_rows = dst_rows.dims()[2];
+  // Larger ones split too when their rows divide evenly among the threads
+  // (the longest piece at most 1/16 above an even share), as ResNet's 56,
+  // 28 and 14 rows do on 2 threads: the pool's workers, spinning between
+  // pieces, run them back to back, where oneDNN's team is woken twice per
+  // convolution, and a piece a loaded core delays is taken by the caller
+  // rather than waited for (resnet18, 2 threads on 2 loaded cores, best of
+  // 300 runs: a 56x56x64 3x3 convolution 0.60-0.62 ms in rows, 0.85-1.15 ms
+  // on oneDNN's team). Uneven ones (7 rows: 4 + 3) stay on oneDNN's team.
+  // Uneven ones split over their output features instead where they can
+  // (BuildFeaturePieces) when large, or when the longest row piece would
+  // be more than 1/8 above an even share (7 rows: 4 + 3), else small ones
+  // into uneven rows (13: 7 + 6, where the feature pieces measured 10-15%
+  // slower on squeezenet's 13x13 convolutions) and larger ones not at all
+  // (oneDNN's team).
+  const int64_t longest_piece = (out_rows + threads - 1) / threads;
+  const bool even = longest_piece * threads * 16 <= out_rows * 17;
+  const bool lopsided = longest_piece * threads * 8 > out_rows * 9;
+  if (!even && !gather_rows && (multiply_adds > kMaxSplitMultiplyAdds || lopsided) &&
+      BuildFeaturePieces(attr, strides, dilates, padding_low, padding_high)) {
+    return;
+  }
+  if (multiply_adds > kMaxSplitMultiplyAdds && !even) return;
+  ConvRowWindow window;
+  window.in_rows = src_rows.dims()[2];
+  window.size = p.rhs_dims[2];
+  window.stride = strides[0];
+  window.dilation = dilates[0] + 1;
+  window.pad_low = padding_low[0];
+  window.pad_high = padding_high[0];
+  if (window.OutRows() != out_rows) return;
+  const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
+  if (rows.empty()) return;
+  const int64_t src_row_stride = src_rows.data.format_desc.blocking.strides[2];
+  const int64_t dst_row_stride = dst_rows.data.format_desc.blocking.strides[2];
+  dnnl::memory::desc weights_any(weights_desc_.dims(), weights_desc_.data_type(),
+                                 dnnl::memory::format_tag::any);
+  OmpTeamOfOne team;  // primitives for a team of one
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights = {packed_weights_};
+  int64_t scratchpad_bytes = 0;
+  // A piece oneDNN declines leaves the convolution whole.
+  try {
+    for (const ConvRowPiece& row : rows) {
+      Piece piece;
+      piece.src = gather_rows ? ChannelsLastRows(src_rows, row.in_end - row.in_begin)
+                              : WithRows(src_rows, row.in_end - row.in_begin);
+      piece.dst = WithRows(dst_rows, row.out_end - row.out_begin);
+      piece.src_offset = gather_rows ? 0 : row.in_begin * src_row_stride;
+      piece.in_begin = row.in_begin;
+      piece.in_end = row.in_end;
+      piece.dst_offset = row.out_begin * dst_row_stride;
+      piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());
+      dnnl::memory::dims low = padding_low, high = padding_high;
+      low[0] = row.pad_low;
+      high[0] = row.pad_high;
+      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+      std::optional<PrimitiveDesc> pd;
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, native_bias_desc_, piece.dst, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::convolution_direct, piece.src,
+                                             weights_any, piece.dst, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      }
+      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) return;
+      // The weights in this primitive's layout: packed_weights_ reordered once
+      // when it picked another.
+      piece.weights = -1;
+      for (size_t w = 0; w < weights.size(); ++w) {
+        if (weights[w].get_desc() == pd->weights_desc()) piece.weights = static_cast<int>(w);
+      }
+      if (piece.weights < 0) {
+        dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+        dnnl::stream stream(DnnlEngine());
+        dnnl::reorder(packed_weights_, packed).execute(stream, packed_weights_, packed);
+        stream.wait();
+        piece.weights = static_cast<int>(weights.size());
+        weights.push_back(packed);
+      }
+      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_offset = scratchpad_bytes;
+      scratchpad_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      if (gather_rows) {
+        piece.gather_offset = scratchpad_bytes;
+        scratchpad_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.src.get_size()));
+      }
+      piece.primitive = dnnl::convolution_forward(*pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return;
+  }
+  pieces_ = std::move(pieces);
+  if (gather_rows) {
+    gather_rows_ = true;
+    gather_dims_ = src_user_desc_.dims();
+    gather_strides_.assign(src_user_desc_.data.format_desc.blocking.strides,
+                           src_user_desc_.data.format_desc.blocking.strides + gather_dims_.size());
+  }
+  piece_weights_ = std::move(weights);
+  piece_scratchpad_bytes_ = scratchpad_bytes;
+}
+
+bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
+                                              const dnnl::memory::dims& strides,
+                                              const dnnl::memory::dims& dilates,
+                                              const dnnl::memory::dims& padding_low,
+                                              const dnnl::memory::dims& padding_high) {
+  // Each piece's features a multiple of this (whole vectors, oneDNN's
+  // blocks of 16 f32 output channels).
+  constexpr int64_t kFeatureMultiple = 16;
+  const int threads = ThreadPool::DefaultNumThreads();
+  const ConvPlan& p = plan_;
+  const int64_t features = p.out_dims[1];
+  const dnnl::memory::dims weights_dims = weights_desc_.dims();
+  // No groups, no scale post-op (a per-feature scale folded into the
+  // weights is fine), a native bias or none, and a dense channels-last
+  // output (each pixel's features one run).
+  const int64_t spatial = static_cast<int64_t>(p.out_dims.size()) - 2;
+  if (static_cast<int64_t>(weights_dims.size()) != spatial + 2 || (scale_ && !fold_scale_) ||
+      (bias_ && !native_bias_) || features % (threads * kFeatureMultiple) != 0 ||
+      dst_user_desc_ != ChannelsLastRows(dst_user_desc_, p.out_dims[2])) {
+    return false;
+  }
+  const int64_t out_size = primitive_util::ByteWidth(p.output_type);
+  int64_t pixels = 1;
+  for (int64_t d = 2; d < static_cast<int64_t>(p.out_dims.size()); ++d) pixels *= p.out_dims[d];
+  const int64_t per_piece = features / threads;
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights;
+  int64_t scratch_bytes = 0;
+  try {
+    // The weights unpacked into plain [O, I, spatial...] once, each piece's
+    // features then packed into its primitive's layout.
+    dnnl::memory::desc plain_desc(weights_dims, weights_desc_.data_type(),
+                                  ShapeUtil::RowMajorStrides(weights_dims));
+    dnnl::memory plain(plain_desc, DnnlEngine());
+    dnnl::stream stream(DnnlEngine());
+    dnnl::reorder(packed_weights_, plain).execute(stream, packed_weights_, plain);
+    stream.wait();
+    OmpTeamOfOne team;  // primitives for a team of one
+    for (int64_t t = 0; t < threads; ++t) {
+      Piece piece;
+      piece.features_begin = t * per_piece;
+      piece.features = per_piece;
+      piece.pixels = pixels;
+      piece.src = src_user_desc_;
+      dnnl::memory::dims dst_dims = p.out_dims;
+      dst_dims[1] = per_piece;
+      piece.dst = ChannelsLast(dst_dims, DnnlType(p.output_type));
+      dnnl::memory::dims piece_weights_dims = weights_dims;
+      piece_weights_dims[0] = per_piece;
+      dnnl::memory::desc weights_any(piece_weights_dims, weights_desc_.data_type(),
+                                     dnnl::memory::format_tag::any);
+      piece.bias = dnnl::memory::desc({per_piece}, dnnl::memory::data_type::f32,
+                                      dnnl::memory::format_tag::a);
+      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+      std::optional<PrimitiveDesc> pd;
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, piece.bias, piece.dst, strides, dilates, padding_low, padding_high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
+            weights_any, piece.dst, strides, dilates, padding_low, padding_high);
+        pd.emplace(desc, attr, DnnlEngine());
+      }
+      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) {
+        return false;
+      }
+      dnnl::memory::dims offsets(weights_dims.size(), 0);
+      offsets[0] = piece.features_begin;
+      dnnl::memory slice(plain_desc.submemory_desc(piece_weights_dims, offsets), DnnlEngine(),
+                         plain.get_data_handle());
+      dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+      dnnl::reorder(slice, packed).execute(stream, slice, packed);
+      stream.wait();
+      piece.weights = static_cast<int>(weights.size());
+      weights.push_back(packed);
+      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      piece.dst_temp_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(pixels * per_piece * out_size);
+      piece.primitive = dnnl::convolution_forward(*pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  pieces_ = std::move(pieces);
+  piece_weights_ = std::move(weights);
+  piece_scratchpad_bytes_ = scratch_bytes;
+  return true;
+}
+
+absl::Status DnnlConvolutionThunk::RunPieces(const ThunkContext& context, const char* src,
+                                             char* out, const char* scale, const char* bias,
+                                             char* scratchpads) const {
+  const char* addend =
+      addend_post_op_ ? BaseOf(context, addend_->operand, operand_values_) : nullptr;
+  absl::InlinedVector<absl::Status, 4> status(pieces_.size());
+  auto run = [&](int64_t begin, int64_t end) {
+    OmpTeamOfOne team;
+    for (int64_t i = begin; i < end; ++i) {
+      status[i] = RunPiece(pieces_[i], src, out, addend, scale, bias, scratchpads);
+    }
+  };
+  const int64_t count = static_cast<int64_t>(pieces_.size());
+  if (context.thread_pool == nullptr) {
+    run(0, count);
+  } else {
+    context.thread_pool->ParallelFor(count, 1, run, context.max_threads,
+                                     ThreadPool::AfterJob::kSpin);
+  }
+  for (const absl::Status& piece_status : status) AXLE_RETURN_IF_ERROR(piece_status);
+  return absl::OkStatus();
+}
+
+absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src, char* out,
+                                            const char* addend, const char* scale, const char* bias,
+                                            char* scratchpads) const {
+  const int64_t out_size = primitive_util::ByteWidth(plan_.output_type);
+  try {
+    const dnnl::engine& engine = DnnlEngine();
+    dnnl::stream stream(engine);
+    char* dst = out + piece.dst_offset * out_size;
+    // A feature piece's output: dense features in its scratch, strided in out.
+    const int64_t out_features = plan_.out_dims[1];
+    auto copy_features = [&](const char* from, int64_t from_stride, char* to, int64_t to_stride) {
+      for (int64_t pixel = 0; pixel < piece.pixels; ++pixel) {
+        std::memcpy(to + pixel * to_stride * out_size, from + pixel * from_stride * out_size,
+                    piece.features * out_size);
+      }
+    };
+    if (piece.features_begin >= 0) {
+      dst = scratchpads + piece.dst_temp_offset;
+      if (addend != nullptr) {
+        copy_features(addend + piece.features_begin * out_size, out_features, dst, piece.features);
+      }
+    } else if (addend != nullptr && addend != out) {
+      std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
+    }
+    std::unordered_map<int, dnnl::memory> args;
+    const char* piece_src = src + piece.src_offset * element_size_;
+    if (piece.gather_offset >= 0) {
+      char* gathered = scratchpads + piece.gather_offset;
+      GatherRowsChannelsLast(src, element_size_, gather_dims_, gather_strides_, piece.in_begin,
+                             piece.in_end, gathered);
+      piece_src = gathered;
+    }
+    args[DNNL_ARG_SRC] = dnnl::memory(piece.src, engine, const_cast<char*>(piece_src));
+    args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
+    args[DNNL_ARG_DST] = dnnl::memory(piece.dst, engine, dst);
+    AddEpilogueArgs(engine, scale, bias, args);       // pieces imply !epilogue_after_
+    if (piece.features_begin >= 0 && native_bias_) {  // no scale post-op (BuildFeaturePieces)
+      args[DNNL_ARG_BIAS] = dnnl::memory(piece.bias, engine,
+                                         const_cast<char*>(bias) + piece.features_begin * out_size);
+    }
+    if (piece.scratchpad_size > 0) {
+      args[DNNL_ARG_SCRATCHPAD] =
+          DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
+    }
+    piece.primitive.execute(stream, args);
+    stream.wait();
+    if (piece.features_begin >= 0) {
+      copy_features(dst, piece.features, out + piece.features_begin * out_size, out_features);
+    }
+  } catch (const dnnl::error& error) {
+    return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace axle::cpu::conv
