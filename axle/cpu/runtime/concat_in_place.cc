@@ -1,7 +1,9 @@
 //===- concat_in_place.cc - Convolutions that write their concat slices ---===//
 #include "axle/cpu/runtime/concat_in_place.h"
 
+#include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -62,9 +64,14 @@ bool WritesItsSlice(const HloInstruction& producer, const HloInstruction& concat
 
 }  // namespace
 
+bool ConcatInPlaceEnabled() {
+  const char* setting = std::getenv("AXLE_CPU_CONCAT_IN_PLACE");
+  return setting == nullptr || std::string_view(setting) != "0";
+}
+
 bool ConcatFilledByOperands(const HloInstruction& instruction) {
-  if (ConcatenateOf(instruction) == nullptr || instruction.parent() == nullptr ||
-      instruction.parent()->root_instruction() == &instruction ||
+  if (!ConcatInPlaceEnabled() || ConcatenateOf(instruction) == nullptr ||
+      instruction.parent() == nullptr || instruction.parent()->root_instruction() == &instruction ||
       !ShapeUtil::HasDescendingLayout(instruction.shape())) {
     return false;
   }

@@ -39,6 +39,11 @@
 
 namespace axle::cpu {
 
+// Off when the environment sets AXLE_CPU_CONCAT_IN_PLACE=0 (read at each
+// compile), for A/B runs of one binary: then every concatenation keeps its
+// kernel.
+bool ConcatInPlaceEnabled();
+
 // Whether `instruction` is a concatenation its operands fill (see above).
 bool ConcatFilledByOperands(const HloInstruction& instruction);
 

@@ -10,6 +10,7 @@
 // branch, a concatenation that is the result), which keep their kernel.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,15 @@ TEST(ConcatInPlace, AlongTheRows) {
   Module m;
   m.dimension = 1;
   m.branches = {{8, 3}, {8, 1}};
+  EXPECT_EQ(CheckAndCountKernels(m), 0);
+}
+
+TEST(ConcatInPlace, OffWithTheEnvironmentSwitch) {
+  Module m;
+  m.branches = {{16, 1}, {24, 3}};
+  setenv("AXLE_CPU_CONCAT_IN_PLACE", "0", 1);
+  EXPECT_EQ(CheckAndCountKernels(m), 1);
+  unsetenv("AXLE_CPU_CONCAT_IN_PLACE");
   EXPECT_EQ(CheckAndCountKernels(m), 0);
 }
 

@@ -46,6 +46,13 @@ void GatherRowsChannelsLast(const char* in, int64_t element_size, const std::vec
                             const std::vector<int64_t>& strides, int64_t row_begin, int64_t row_end,
                             char* out);
 
+// Copies `count` runs of `bytes` bytes, run i from `in` + i * `in_stride`
+// to `out` + i * `out_stride` (strides in bytes): a convolution's pixels,
+// computed dense, into its slice of a concatenation (concat_in_place.h).
+// Short runs are moved in 64-byte blocks, not a memcpy call each.
+void CopyRuns(const char* in, int64_t in_stride, char* out, int64_t out_stride, int64_t bytes,
+              int64_t count);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_CONV_ROW_SPLIT_H_

@@ -258,6 +258,9 @@ class DnnlConvolutionThunk : public Thunk {
   // write their rows dense into their scratch (dst_temp_offset) and copy
   // each pixel's features into the slice; 0 otherwise.
   int64_t slice_pixel_stride_ = 0;
+  // The primitive writes the slice's pixels dense (in kDst, when not in
+  // pieces): copied in with CopyRuns rather than oneDNN's reorder.
+  bool slice_dense_ = false;
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
 };
@@ -650,11 +653,18 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, slot(kPad));
     }
     primitive_.execute(stream, args);
-    if (dst_reorder_) {
+    if (dst_reorder_ && !slice_dense_) {
       dnnl::memory user(dst_user_desc_, engine, out);
       dst_reorder_->execute(stream, dst_memory, user);
     }
     stream.wait();
+    if (slice_dense_) {  // batch 1 (SlicePixelStride): each pixel's features
+      const int64_t size = primitive_util::ByteWidth(p.output_type);
+      int64_t pixels = 1;
+      for (size_t d = 2; d < p.out_dims.size(); ++d) pixels *= p.out_dims[d];
+      CopyRuns(slot(kDst), p.out_dims[1] * size, out, slice_pixel_stride_ * size,
+               p.out_dims[1] * size, pixels);
+    }
     const char* addend =
         epilogue_after_ && addend_ ? EpilogueData(context, *addend_, slot(kAddend)) : nullptr;
     if (epilogue_after_ && p.output_type == BF16) {
@@ -778,8 +788,10 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   // The pieces' rows are those of the primitive's output (dst_desc_): the
   // output itself, or a slice's dense copy (slice_pixel_stride_).
   slice_pixel_stride_ = SlicePixelStride(p);
-  if (threads < 2 || !packed_weights_ || gather_input_ ||
-      (dst_reorder_ && slice_pixel_stride_ == 0) || epilogue_after_ || reference_ ||
+  slice_dense_ = slice_pixel_stride_ > 0 && dst_reorder_.has_value() &&
+                 dst_desc_ == ChannelsLast(dst_desc_.dims(), dst_desc_.data_type());
+  if (threads < 2 || !packed_weights_ || gather_input_ || (dst_reorder_ && !slice_dense_) ||
+      epilogue_after_ || reference_ ||
       !(gather_rows ? PlainBatchOne(src_user_desc_) : RowsOutermost(src_user_desc_)) ||
       !RowsOutermost(dst_desc_)) {
     return;
@@ -1049,10 +1061,8 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     // Pixels lie this far apart in the output (a slice's stride, or dense).
     const int64_t out_stride = slice_pixel_stride_ > 0 ? slice_pixel_stride_ : out_features;
     auto copy_features = [&](const char* from, int64_t from_stride, char* to, int64_t to_stride) {
-      for (int64_t pixel = 0; pixel < piece.pixels; ++pixel) {
-        std::memcpy(to + pixel * to_stride * out_size, from + pixel * from_stride * out_size,
-                    piece.features * out_size);
-      }
+      CopyRuns(from, from_stride * out_size, to, to_stride * out_size, piece.features * out_size,
+               piece.pixels);
     };
     if (piece.features_begin >= 0) {
       dst = scratchpads + piece.dst_temp_offset;
