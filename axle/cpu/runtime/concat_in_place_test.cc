@@ -163,6 +163,7 @@ int64_t CheckAndCountKernels(const Module& m) {
   std::vector<Shape> parameters;
   const std::string text = Text(m, parameters);
   std::vector<Literal> arguments;
+  arguments.reserve(parameters.size());
   for (const Shape& shape : parameters) {
     arguments.push_back(testing::SeededF32Values(shape, static_cast<int>(arguments.size()) + 1));
   }
