@@ -2,6 +2,9 @@
 #include "axle/cpu/runtime/conv_row_split.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include "axle/cpu/runtime/avx512_target.h"
 
 namespace axle::cpu {
 
@@ -33,6 +36,46 @@ std::vector<ConvRowPiece> SplitConvRows(const ConvRowWindow& window, int64_t pie
     result.push_back(piece);
   }
   return result;
+}
+
+namespace {
+
+constexpr int64_t kRunBlock = 64;
+
+#ifdef AXLE_AVX512
+// CopyRuns with one 64-byte vector per block.
+AXLE_AVX512 void CopyRunsAvx512(const char* in, int64_t in_stride, char* out, int64_t out_stride,
+                                int64_t bytes, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    const char* from = in + i * in_stride;
+    char* to = out + i * out_stride;
+    int64_t b = 0;
+    for (; b + kRunBlock <= bytes; b += kRunBlock) {
+      _mm512_storeu_si512(to + b, _mm512_loadu_si512(from + b));
+    }
+    if (b < bytes) std::memcpy(to + b, from + b, bytes - b);
+  }
+}
+#endif
+
+}  // namespace
+
+void CopyRuns(const char* in, int64_t in_stride, char* out, int64_t out_stride, int64_t bytes,
+              int64_t count) {
+#ifdef AXLE_AVX512
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) {
+    CopyRunsAvx512(in, in_stride, out, out_stride, bytes, count);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < count; ++i) {
+    const char* from = in + i * in_stride;
+    char* to = out + i * out_stride;
+    int64_t b = 0;
+    for (; b + kRunBlock <= bytes; b += kRunBlock) std::memcpy(to + b, from + b, kRunBlock);
+    if (b < bytes) std::memcpy(to + b, from + b, bytes - b);
+  }
 }
 
 }  // namespace axle::cpu

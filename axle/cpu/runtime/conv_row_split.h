@@ -37,6 +37,13 @@ struct ConvRowWindow {
 // output rows than pieces, or a piece whose rows all lie in the padding.
 std::vector<ConvRowPiece> SplitConvRows(const ConvRowWindow& window, int64_t pieces);
 
+// Copies `count` runs of `bytes` bytes, run i from `in` + i * `in_stride`
+// to `out` + i * `out_stride` (strides in bytes): a convolution's pixels,
+// computed dense, into its slice of a concatenation (concat_in_place.h).
+// Short runs are moved in 64-byte blocks, not a memcpy call each.
+void CopyRuns(const char* in, int64_t in_stride, char* out, int64_t out_stride, int64_t bytes,
+              int64_t count);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_RUNTIME_CONV_ROW_SPLIT_H_

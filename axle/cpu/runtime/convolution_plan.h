@@ -76,7 +76,19 @@ struct ConvPlan {
   std::vector<int64_t> OutputOrder(const Operand& operand) const {
     return Permuted(operand.strides, out_order);
   }
+  // The output in a slice of a larger array (a concatenation's result that
+  // the convolution writes its part of, concat_in_place.h): its element
+  // offset in that array's buffer and the element strides per output HLO
+  // dim. Empty strides: the output is its own dense row-major array.
+  int64_t output_offset = 0;
+  std::vector<int64_t> output_strides;
+
+  // The output's element strides in canonical order (a slice's when it is
+  // one), and those of a dense row-major output of the same shape.
   std::vector<int64_t> OutStrides() const {
+    return output_strides.empty() ? DenseOutStrides() : Permuted(output_strides, out_order);
+  }
+  std::vector<int64_t> DenseOutStrides() const {
     return Permuted(ShapeUtil::RowMajorStrides(output_shape.dimensions()), out_order);
   }
 };

@@ -14,6 +14,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/conv_input_gather.h"
+#include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
@@ -66,7 +67,7 @@ void DnnlConvolutionThunk::PlanScratch() {
   add(kSrc, src_reorder_.has_value() && pieces_.empty(), src_desc_.get_size());
   add(kWeightsDense, weights_per_run && gather_weights_, weights_user_desc_.get_size());
   add(kWeights, weights_per_run && weights_reorder_.has_value(), weights_desc_.get_size());
-  add(kDst, dst_reorder_.has_value(), dst_desc_.get_size());
+  add(kDst, dst_reorder_.has_value() && pieces_.empty(), dst_desc_.get_size());
   add(kScale, scale_ && !scale_->constant, scale_ ? scale_->desc.get_size() : 0);
   add(kBias, bias_ && !bias_->constant, bias_ ? bias_->desc.get_size() : 0);
   add(kAddend, epilogue_after_ && addend_ && !addend_->constant,
@@ -156,6 +157,10 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   // Output.
   std::vector<int64_t> os = p.OutStrides();
   dst_user_desc_ = dnnl::memory::desc(p.out_dims, DnnlType(p.output_type), os);
+  // A slice of a larger array: the primitive writes the output's own dense
+  // layout (oneDNN runs strided outputs on its reference kernel), copied
+  // into the slice.
+  const dnnl::memory::desc dst_dense(p.out_dims, DnnlType(p.output_type), p.DenseOutStrides());
   // Epilogue.
   epilogue_after_ = p.output_type == BF16;
   auto per_channel = [](const EpilogueInput& input) {
@@ -227,7 +232,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     attr = dnnl::primitive_attr();
     attr.set_post_ops(post_ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    std::optional<PrimitiveDesc> pd = make(src_user_desc_, dst_user_desc_);
+    std::optional<PrimitiveDesc> pd = make(src_user_desc_, dst_dense);
     if (!pd || IsFallback(*pd)) {
       dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
       dnnl::memory::desc dst_any(p.out_dims, DnnlType(p.output_type),
@@ -322,8 +327,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     const char* scale = scale_ ? EpilogueData(context, *scale_, slot(kScale)) : nullptr;
     if (!pieces_.empty()) {
       const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
-      return RunPieces(context, src, static_cast<char*>(context.address(output_value_)), scale,
-                       bias, slot(kPieceScratchpads));
+      return RunPieces(context, src, OutputBase(context), scale, bias, slot(kPieceScratchpads));
     }
     dnnl::memory src_memory(src_user_desc_, engine, src);
     if (src_reorder_) {
@@ -355,7 +359,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       args[DNNL_ARG_WEIGHTS] = weights;
     }
     // Output.
-    char* out = static_cast<char*>(context.address(output_value_));
+    char* out = OutputBase(context);
     dnnl::memory dst_memory(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
     args[DNNL_ARG_DST] = dst_memory;
     // Scale and bias: post-ops 0 and 1 (or 0 without a scale), or the bias
@@ -370,11 +374,18 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, slot(kPad));
     }
     primitive_.execute(stream, args);
-    if (dst_reorder_) {
+    if (dst_reorder_ && !slice_dense_) {
       dnnl::memory user(dst_user_desc_, engine, out);
       dst_reorder_->execute(stream, dst_memory, user);
     }
     stream.wait();
+    if (slice_dense_) {  // batch 1 (SlicePixelStride): each pixel's features
+      const int64_t size = primitive_util::ByteWidth(p.output_type);
+      int64_t pixels = 1;
+      for (size_t d = 2; d < p.out_dims.size(); ++d) pixels *= p.out_dims[d];
+      CopyRuns(slot(kDst), p.out_dims[1] * size, out, slice_pixel_stride_ * size,
+               p.out_dims[1] * size, pixels);
+    }
     const char* addend =
         epilogue_after_ && addend_ ? EpilogueData(context, *addend_, slot(kAddend)) : nullptr;
     if (epilogue_after_) EpilogueAfter(scale, bias, addend, out);

@@ -4,14 +4,17 @@
 // planned (convolution_plan.h) and given oneDNN's primitive when it takes
 // it (convolution_thunk.cc), else a kernel emitted into the program's LLVM
 // module (convolution_loop_emitter.h) for the loop path
-// (convolution_loop_thunk.cc).
+// (convolution_loop_thunk.cc). An operand of a concatenation that its
+// convolutions fill writes its slice of it (concat_in_place.h).
 //
 //===----------------------------------------------------------------------===//
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/convolution_loop_emitter.h"
+#include "axle/cpu/runtime/concat_in_place.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk.h"
 #include "axle/cpu/runtime/epilogue_plan.h"
@@ -121,6 +124,9 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 }
 
 absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  if (std::optional<ConcatSlice> slice = ConcatSliceOf(instruction)) {
+    return EmitConvolutionIntoConcat(instruction, *slice, builder);
+  }
   return EmitEpilogueThunk(instruction, builder, &CreateConvolutionThunk, "convolution_loop");
 }
 

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "axle/core/primitive_util.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk.h"
@@ -115,6 +116,11 @@ class DnnlConvolutionThunk : public Thunk {
   bool BuildFeaturePieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
                           const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                           const dnnl::memory::dims& padding_high);
+  // The start of the output in this run (a slice's: ConvPlan::output_offset).
+  char* OutputBase(const ThunkContext& context) const {
+    return static_cast<char*>(context.address(output_value_)) +
+           plan_.output_offset * primitive_util::ByteWidth(plan_.output_type);
+  }
   // Runs the pieces across the run's pool; `src` is the input view's start.
   absl::Status RunPieces(const ThunkContext& context, const char* src, char* out, const char* scale,
                          const char* bias, char* scratchpads) const;
@@ -228,6 +234,14 @@ class DnnlConvolutionThunk : public Thunk {
   // piece's own for those.
   std::vector<dnnl::memory> piece_weights_;
   int64_t piece_scratchpad_bytes_ = 0;
+  // The output is a slice of a larger channels-last array whose pixels lie
+  // this many elements apart (ConvPlan::output_strides): row pieces too
+  // write their rows dense into their scratch (dst_temp_offset) and copy
+  // each pixel's features into the slice; 0 otherwise.
+  int64_t slice_pixel_stride_ = 0;
+  // The primitive writes the slice's pixels dense (in kDst, when not in
+  // pieces): copied in with CopyRuns rather than oneDNN's reorder.
+  bool slice_dense_ = false;
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
 };

@@ -63,6 +63,21 @@ dnnl::memory::desc ChannelsLastRows(const dnnl::memory::desc& desc, int64_t rows
   return ChannelsLast(dims, desc.data_type());
 }
 
+// When `plan`'s output is a slice of a larger array (ConvPlan::output_strides)
+// with batch 1, its features contiguous and its pixels evenly strided (a
+// channels-last concatenation's part): the stride between its pixels. 0
+// otherwise.
+int64_t SlicePixelStride(const ConvPlan& plan) {
+  if (plan.output_strides.empty() || plan.out_dims[0] != 1) return 0;
+  const std::vector<int64_t> strides = plan.OutStrides();
+  const size_t last = strides.size() - 1;
+  if (strides[1] != 1 || last < 2 || strides[last] < plan.out_dims[1]) return 0;
+  for (size_t d = 2; d < last; ++d) {
+    if (strides[d] != strides[d + 1] * plan.out_dims[d + 1]) return 0;
+  }
+  return strides[last];
+}
+
 // `desc` ([1, C, H, W], rows and columns one dense run of pixels) as
 // [1, C, H * W, 1]: the same memory, its pixels one column of rows. Null
 // when the rows are not dense over the columns.
@@ -95,10 +110,15 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   // An input the primitive wants reordered: each piece gathers its rows
   // (batch 1, strided, no blocks).
   const bool gather_rows = src_reorder_.has_value();
-  if (threads < 2 || !packed_weights_ || gather_input_ || dst_reorder_ || epilogue_after_ ||
-      reference_ ||
+  // The pieces' rows are those of the primitive's output (dst_desc_): the
+  // output itself, or a slice's dense copy (slice_pixel_stride_).
+  slice_pixel_stride_ = SlicePixelStride(p);
+  slice_dense_ = slice_pixel_stride_ > 0 && dst_reorder_.has_value() &&
+                 dst_desc_ == ChannelsLast(dst_desc_.dims(), dst_desc_.data_type());
+  if (threads < 2 || !packed_weights_ || gather_input_ || (dst_reorder_ && !slice_dense_) ||
+      epilogue_after_ || reference_ ||
       !(gather_rows ? PlainBatchOne(src_user_desc_) : RowsOutermost(src_user_desc_)) ||
-      !RowsOutermost(dst_user_desc_)) {
+      !RowsOutermost(dst_desc_)) {
     return;
   }
   int64_t multiply_adds = 1;
@@ -108,13 +128,13 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   // padding) is a product over pixels: its pieces are ranges of pixels,
   // which divide evenly where rows may not (7 rows over 2 threads: 4 and
   // 3, 49 pixels: 25 and 24).
-  dnnl::memory::desc src_rows = src_user_desc_, dst_rows = dst_user_desc_;
+  dnnl::memory::desc src_rows = src_user_desc_, dst_rows = dst_desc_;
   const bool pointwise = p.rhs_dims.size() == 4 && p.rhs_dims[2] == 1 && p.rhs_dims[3] == 1 &&
                          strides[0] == 1 && strides[1] == 1 && padding_low[0] == 0 &&
                          padding_low[1] == 0 && padding_high[0] == 0 && padding_high[1] == 0;
   if (pointwise && !gather_rows) {
     std::optional<dnnl::memory::desc> src_pixels = PixelsAsRows(src_user_desc_);
-    std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(dst_user_desc_);
+    std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(dst_desc_);
     if (src_pixels && dst_pixels && src_pixels->dims()[2] == dst_pixels->dims()[2]) {
       src_rows = *src_pixels;
       dst_rows = *dst_pixels;
@@ -173,6 +193,13 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
       piece.in_end = row.in_end;
       piece.dst_offset = row.out_begin * dst_row_stride;
       piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());
+      if (slice_pixel_stride_ > 0) {  // its rows dense in its scratch, then the slice
+        piece.features = p.out_dims[1];
+        piece.pixels =
+            piece.dst_bytes / (piece.features * primitive_util::ByteWidth(p.output_type));
+        piece.dst_temp_offset = scratchpad_bytes;
+        scratchpad_bytes += RoundUpToAlignment(piece.dst_bytes);
+      }
       dnnl::memory::dims low = padding_low, high = padding_high;
       low[0] = row.pad_low;
       high[0] = row.pad_high;
@@ -246,7 +273,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
   const int64_t spatial = static_cast<int64_t>(p.out_dims.size()) - 2;
   if (static_cast<int64_t>(weights_dims.size()) != spatial + 2 || (scale_ && !fold_scale_) ||
       (bias_ && !native_bias_) || features % (threads * kFeatureMultiple) != 0 ||
-      dst_user_desc_ != ChannelsLastRows(dst_user_desc_, p.out_dims[2])) {
+      dst_desc_ != ChannelsLastRows(dst_desc_, p.out_dims[2])) {
     return false;
   }
   const int64_t out_size = primitive_util::ByteWidth(p.output_type);
@@ -356,17 +383,19 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     char* dst = out + piece.dst_offset * out_size;
     // A feature piece's output: dense features in its scratch, strided in out.
     const int64_t out_features = plan_.out_dims[1];
+    // Pixels lie this far apart in the output (a slice's stride, or dense).
+    const int64_t out_stride = slice_pixel_stride_ > 0 ? slice_pixel_stride_ : out_features;
     auto copy_features = [&](const char* from, int64_t from_stride, char* to, int64_t to_stride) {
-      for (int64_t pixel = 0; pixel < piece.pixels; ++pixel) {
-        std::memcpy(to + pixel * to_stride * out_size, from + pixel * from_stride * out_size,
-                    piece.features * out_size);
-      }
+      CopyRuns(from, from_stride * out_size, to, to_stride * out_size, piece.features * out_size,
+               piece.pixels);
     };
     if (piece.features_begin >= 0) {
       dst = scratchpads + piece.dst_temp_offset;
       if (addend != nullptr) {
         copy_features(addend + piece.features_begin * out_size, out_features, dst, piece.features);
       }
+    } else if (slice_pixel_stride_ > 0) {
+      dst = scratchpads + piece.dst_temp_offset;
     } else if (addend != nullptr && addend != out) {
       std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
     }
@@ -393,7 +422,11 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     piece.primitive.execute(stream, args);
     stream.wait();
     if (piece.features_begin >= 0) {
-      copy_features(dst, piece.features, out + piece.features_begin * out_size, out_features);
+      copy_features(dst, piece.features, out + piece.features_begin * out_size, out_stride);
+    } else if (slice_pixel_stride_ > 0) {  // rows from pixel dst_offset / features on
+      copy_features(dst, out_features,
+                    out + piece.dst_offset / out_features * slice_pixel_stride_ * out_size,
+                    slice_pixel_stride_);
     }
   } catch (const dnnl::error& error) {
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));

@@ -1,6 +1,8 @@
 //===- plan_serialization.cc - Dot and convolution plans as bytes ----------===//
 #include "axle/cpu/runtime/plan_serialization.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "axle/core/primitive_type.h"
 
@@ -186,6 +188,8 @@ void WriteConvPlan(const conv::ConvPlan& plan, ThunkWriter& writer) {
   }
   writer.Int(plan.feature_groups);
   writer.Int(plan.batch_groups);
+  writer.Int(plan.output_offset);
+  writer.Ints(plan.output_strides);
 }
 
 conv::ConvPlan ReadConvPlan(ThunkReader& reader) {
@@ -219,6 +223,8 @@ conv::ConvPlan ReadConvPlan(ThunkReader& reader) {
   }
   plan.feature_groups = reader.Int();
   plan.batch_groups = reader.Int();
+  plan.output_offset = reader.Int();
+  plan.output_strides = reader.Ints();
   if (!reader.ok()) return plan;
   const size_t rank = static_cast<size_t>(plan.spatial) + 2;
   if (plan.spatial < 0 || plan.window.size() != static_cast<size_t>(plan.spatial) ||
@@ -227,6 +233,15 @@ conv::ConvPlan ReadConvPlan(ThunkReader& reader) {
       plan.rhs_dims.size() != rank || plan.out_dims.size() != rank || plan.feature_groups < 1 ||
       plan.batch_groups < 1) {
     reader.Fail("a convolution plan whose ranks do not agree");
+    return plan;
+  }
+  // A slice's strides: one per output dim, none negative.
+  if (plan.output_offset < 0 ||
+      (!plan.output_strides.empty() &&
+       (plan.output_strides.size() != rank ||
+        std::any_of(plan.output_strides.begin(), plan.output_strides.end(),
+                    [](int64_t stride) { return stride < 0; })))) {
+    reader.Fail("a convolution plan whose output slice is malformed");
   }
   return plan;
 }

@@ -8,6 +8,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/loop_kernel_plan.h"
+#include "axle/cpu/runtime/concat_in_place.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
 #include "axle/cpu/runtime/feed_thunk.h"
 #include "axle/cpu/runtime/in_place.h"
@@ -204,6 +205,8 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       case HloOpcode::kFusion:
         // A scalar broadcast its scatter fills in itself (scatter_thunk.h).
         if (ScatterFillsOperand(*instruction) != nullptr) break;
+        // A concatenation its convolutions write in place (concat_in_place.h).
+        if (ConcatFilledByOperands(*instruction)) break;
         AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
         break;
         // Everything else: ops with a thunk emitter that declined this one
@@ -371,6 +374,17 @@ int64_t ProgramBuilder::DefineTemporary(const HloInstruction* instruction, const
   program_.values[id].index = index;
   values_[{instruction, index}] = id;
   return id;
+}
+
+int64_t ProgramBuilder::SharedResult(const HloInstruction* instruction, int64_t writers) {
+  auto it = shared_results_.find(instruction);
+  if (it == shared_results_.end()) {
+    const int64_t value = DefineTemporary(instruction, {}, instruction->shape());
+    it = shared_results_.emplace(instruction, std::make_pair(value, writers)).first;
+  }
+  const int64_t value = it->second.first;
+  if (--it->second.second <= 0) shared_results_.erase(it);
+  return value;
 }
 
 int64_t ProgramBuilder::NewTemporary(const Shape& shape) {

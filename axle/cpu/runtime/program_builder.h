@@ -89,6 +89,10 @@ class ProgramBuilder {
                           const Shape& shape);
   // Temporaries for every array leaf of `instruction`'s result, in index order.
   std::vector<int64_t> DefineTemporaries(const HloInstruction* instruction);
+  // The temporary holding `instruction`'s (array) result when `writers`
+  // thunks each write part of it (concat_in_place.h): the first of the
+  // `writers` calls defines it, the others get the same value.
+  int64_t SharedResult(const HloInstruction* instruction, int64_t writers);
   // A temporary of `size_bytes` that is no instruction's leaf (a thunk's
   // scratch memory).
   int64_t DefineScratch(int64_t size_bytes);
@@ -145,6 +149,8 @@ class ProgramBuilder {
   // Where AddThunk appends.
   std::vector<std::unique_ptr<Thunk>>* sequence_ = &program_.thunks;
   std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
+  // SharedResult's values, with the calls still to come.
+  std::map<const HloInstruction*, std::pair<int64_t, int64_t>> shared_results_;
   int64_t next_name_ = 0;
 };
 

@@ -95,6 +95,25 @@ ENTRY e {
                   {SeededF32Values(input, 1), SeededF32Values(small, 2)});
 }
 
+TEST(ProgramSerializationTest, ConvolutionsWritingTheirConcatSlices) {
+  // Two convolutions write their slices of a concatenation (concat_in_place.h):
+  // the slice's offset and strides travel in the plan.
+  const Shape input = ShapeUtil::MakeShape(F32, {1, 6, 5, 4});
+  ExpectRoundTrip(R"(
+HloModule concat
+ENTRY e {
+  x = f32[1,6,5,4] parameter(0)
+  k1 = f32[3,4,1,1] constant({{{{1}},{{2}},{{-1}},{{0.5}}},{{{0}},{{1}},{{1}},{{-2}}},{{{3}},{{-1}},{{0}},{{1}}}})
+  c1 = f32[1,6,5,3] convolution(x, k1), window={size=1x1}, dim_labels=b01f_oi01->b01f
+  k2 = f32[5,4,3,3] iota(), iota_dimension=0
+  c2 = f32[1,6,5,5] convolution(x, k2), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_oi01->b01f
+  cat = f32[1,6,5,8] concatenate(c1, c2), dimensions={3}
+  k3 = f32[2,8,1,1] iota(), iota_dimension=1
+  ROOT y = f32[1,6,5,2] convolution(cat, k3), window={size=1x1}, dim_labels=b01f_oi01->b01f
+})",
+                  {SeededF32Values(input, 1)});
+}
+
 constexpr absl::string_view kWhileAndConditional = R"(
 HloModule control
 cond {
