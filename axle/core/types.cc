@@ -170,6 +170,18 @@ uint32_t NarrowFloatMaxFiniteBits(int exponent_bits, int mantissa_bits, FloatEnc
 
 uint32_t EncodeNarrowFloat(double value, int exponent_bits, int mantissa_bits, int bias,
                            FloatEncoding encoding) {
+  if (exponent_bits == 8 && mantissa_bits == 7 && bias == 127 && encoding == FloatEncoding::kIeee) {
+    // bf16 from a value an f32 holds exactly (NaN is not equal to itself:
+    // the general path): the f32's top half rounded to nearest even on the
+    // bottom half; the carry takes the largest finite values to infinity.
+    const auto single = static_cast<float>(value);
+    if (static_cast<double>(single) == value) {
+      uint32_t word;
+      std::memcpy(&word, &single, sizeof(word));
+      word += 0x7fffu + ((word >> 16) & 1u);
+      return word >> 16;
+    }
+  }
   return Encode(value, Format{exponent_bits, mantissa_bits, bias, encoding});
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace axle {
@@ -35,6 +36,31 @@ TEST(BFloat16Test, RoundsToNearestEven) {
   EXPECT_EQ(bfloat16(1.0 + 3 * std::ldexp(1.0, -8)).bits(), 0x3F82);
   // Just above the halfway point rounds up.
   EXPECT_EQ(bfloat16(1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -20)).bits(), 0x3F81);
+}
+
+// The bit-level path from f32 values rounds as the general encoder does:
+// finite values against the same format without infinities (kFiniteNan
+// rounds finite values identically), the edges by their bit patterns.
+TEST(BFloat16Test, FastEncodeAgreesWithTheGeneralEncoder) {
+  uint32_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    uint32_t word = state;
+    if (((word >> 23) & 0xff) == 0xff) continue;        // inf / NaN
+    if ((word & 0x7fffffffu) >= 0x7f7f8000u) continue;  // rounds past the largest finite
+    float value;
+    std::memcpy(&value, &word, sizeof(value));
+    ASSERT_EQ(EncodeNarrowFloat(value, 8, 7, 127, FloatEncoding::kIeee),
+              EncodeNarrowFloat(value, 8, 7, 127, FloatEncoding::kFiniteNan))
+        << std::hex << word;
+  }
+  EXPECT_EQ(bfloat16(std::numeric_limits<float>::max()).bits(), 0x7f80);  // to infinity
+  EXPECT_EQ(bfloat16(-std::numeric_limits<float>::infinity()).bits(), 0xff80);
+  EXPECT_EQ(bfloat16(std::numeric_limits<float>::denorm_min()).bits(), 0x0000);
+  EXPECT_EQ(bfloat16(-0.0f).bits(), 0x8000);
+  EXPECT_TRUE(std::isnan(static_cast<float>(bfloat16(std::nanf("")))));
+  // A double between two bf16 values that an f32 would round onto the tie.
+  EXPECT_EQ(bfloat16(1.0 + 1.0 / 256 + 1e-12).bits(), 0x3f81);
 }
 
 TEST(BFloat16Test, Decodes) {

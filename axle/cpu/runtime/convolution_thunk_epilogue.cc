@@ -109,28 +109,50 @@ void DnnlConvolutionThunk::EpilogueAfterAs(const E* scale, const E* bias, const 
   };
   std::vector<int64_t> ss = dense_strides(scale_), bs = dense_strides(bias_),
                        as = dense_strides(addend_);
-  std::vector<int64_t> o(p.out_dims.size(), 0);
-  int64_t count = 1;
-  for (int64_t d : p.out_dims) count *= d;
-  for (int64_t e = 0; e < count; ++e, Next(p.out_dims, o)) {
+  // Lines along the output's innermost dim in memory (least stride): the
+  // odometer steps once per line, the inner loop at fixed strides.
+  const size_t rank = p.out_dims.size();
+  size_t inner = 0;
+  for (size_t d = 1; d < rank; ++d) {
+    if (os[d] < os[inner] && p.out_dims[d] > 1) inner = d;
+  }
+  const int64_t n = p.out_dims[inner];
+  const int64_t osi = os[inner], ssi = ss[inner], bsi = bs[inner], asi = as[inner];
+  std::vector<int64_t> line_dims = p.out_dims;
+  line_dims[inner] = 1;
+  int64_t lines = 1;
+  for (int64_t d : line_dims) lines *= d;
+  std::vector<int64_t> o(rank, 0);
+  const float low = static_cast<float>(p.low), high = static_cast<float>(p.high);
+  for (int64_t line = 0; line < lines; ++line, Next(line_dims, o)) {
     int64_t out_offset = 0, scale_offset = 0, bias_offset = 0, addend_offset = 0;
-    for (size_t d = 0; d < o.size(); ++d) {
+    for (size_t d = 0; d < rank; ++d) {
       out_offset += o[d] * os[d];
       scale_offset += o[d] * ss[d];
       bias_offset += o[d] * bs[d];
       addend_offset += o[d] * as[d];
     }
-    E& value = out[out_offset];
-    if (scale != nullptr) {
-      value = E(static_cast<float>(value) * static_cast<float>(scale[scale_offset]));
+    E* line_out = out + out_offset;
+    for (int64_t i = 0; i < n; ++i) {
+      E value = line_out[i * osi];
+      if (scale != nullptr) {
+        value = E(static_cast<float>(value) * static_cast<float>(scale[scale_offset + i * ssi]));
+      }
+      if (bias != nullptr) {
+        value = E(static_cast<float>(value) + static_cast<float>(bias[bias_offset + i * bsi]));
+      }
+      if (addend != nullptr) {
+        value = E(static_cast<float>(value) + static_cast<float>(addend[addend_offset + i * asi]));
+      }
+      line_out[i * osi] = value;
     }
-    if (bias != nullptr) {
-      value = E(static_cast<float>(value) + static_cast<float>(bias[bias_offset]));
+    if (p.activation == Activation::kNone) continue;
+    if (osi == 1) {
+      ActivateInPlace(p.activation, low, high, line_out, n);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        ActivateInPlace(p.activation, low, high, &line_out[i * osi], 1);
     }
-    if (addend != nullptr) {
-      value = E(static_cast<float>(value) + static_cast<float>(addend[addend_offset]));
-    }
-    ActivateInPlace(p.activation, static_cast<float>(p.low), static_cast<float>(p.high), &value, 1);
   }
 }
 
