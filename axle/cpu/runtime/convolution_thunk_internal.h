@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "axle/core/primitive_util.h"
+#include "axle/core/primitive_type.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/thunk.h"
