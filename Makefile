@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke format check-format tidy clean bench
+.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke fuzz-onnx format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -77,6 +77,12 @@ fuzz-smoke: fuzz
 	@build-fuzz/fuzz/hlo_parser_fuzzer build-fuzz/corpus $(CORPUS)/parser $(CORPUS)/exec $(CORPUS)/other \
 	  -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
 	  >build-fuzz/fuzz.log 2>&1; status=$$?; tail -n 15 build-fuzz/fuzz.log; exit $$status
+
+# Mutated ONNX models through axle-onnx (fuzz/onnx_mutations.py): no crash,
+# no hang. ONNX_CASES cases (default 200, a few minutes).
+ONNX_CASES ?= 200
+fuzz-onnx: build
+	@/usr/bin/python3 fuzz/onnx_mutations.py --tool $(BUILD)/tools/axle-onnx --cases $(ONNX_CASES)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i
