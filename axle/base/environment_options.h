@@ -33,6 +33,10 @@
 //   AXLE_CPU_DOT_PACK_ROWS  an f32 rhs that is no constant is packed on each
 //                         run for dots of at least this many rows (default
 //                         512; dot_thunk.cc)
+//   AXLE_CPU_CONCAT_IN_PLACE  0/false/off/no: a concatenation of oneDNN
+//                         convolutions keeps its own kernel instead of each
+//                         convolution writing its slice (default on;
+//                         axle/cpu/runtime/concat_in_place.h)
 //   AXLE_COLLECTIVE_TIMEOUT  seconds a collective waits for its peers before
 //                         every participant fails (default 60;
 //                         axle/collectives/communicator.h)
@@ -113,6 +117,8 @@ struct EnvironmentOptions {
   int cpu_dot_pieces = 0;
   int cpu_dot_threads = 0;
   int64_t cpu_dot_pack_rows = 0;
+  // AXLE_CPU_CONCAT_IN_PLACE when set to a recognised switch value.
+  std::optional<bool> cpu_concat_in_place;
   // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.
   double collective_timeout_s = 60;
   // AXLE_PROCESS_ID / AXLE_NUM_PROCESSES when both are set; else -1 / 0.

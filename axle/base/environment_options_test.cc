@@ -12,12 +12,26 @@ namespace {
 class EnvironmentOptionsTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name :
-         {"AXLE_DUMP_TO", "AXLE_PROFILE", "AXLE_CACHE_DIR", "AXLE_COMPILE_THREADS",
-          "AXLE_LLVM_OPTIONS", "AXLE_NUM_THREADS", "AXLE_FEED_TIMEOUT", "AXLE_DEBUG",
-          "AXLE_LAZY_PLATFORM", "AXLE_CUDA_DRIVER", "AXLE_CUBLAS", "AXLE_CUDNN", "AXLE_GPU_TF32",
-          "AXLE_GPU_UNROLL", "AXLE_GPU_SELECT_CONDITIONALS", "AXLE_GPU_GRAPHS", "AXLE_NCCL",
-          "AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE", "CXX"}) {
+    for (const char* name : {"AXLE_DUMP_TO",
+                             "AXLE_PROFILE",
+                             "AXLE_CACHE_DIR",
+                             "AXLE_COMPILE_THREADS",
+                             "AXLE_LLVM_OPTIONS",
+                             "AXLE_NUM_THREADS",
+                             "AXLE_FEED_TIMEOUT",
+                             "AXLE_DEBUG",
+                             "AXLE_LAZY_PLATFORM",
+                             "AXLE_CUDA_DRIVER",
+                             "AXLE_CUBLAS",
+                             "AXLE_CUDNN",
+                             "AXLE_GPU_TF32",
+                             "AXLE_GPU_UNROLL",
+                             "AXLE_GPU_SELECT_CONDITIONALS",
+                             "AXLE_GPU_GRAPHS",
+                             "AXLE_NCCL",
+                             "AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE",
+                             "AXLE_CPU_CONCAT_IN_PLACE",
+                             "CXX"}) {
       unsetenv(name);
     }
   }
@@ -95,6 +109,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   setenv("AXLE_GPU_UNROLL", "Yes", 1);
   setenv("AXLE_GPU_SELECT_CONDITIONALS", "off", 1);
   setenv("AXLE_GPU_GRAPHS", "maybe", 1);
+  setenv("AXLE_CPU_CONCAT_IN_PLACE", "off", 1);
   setenv("CXX", "clang++", 1);
   EnvironmentOptions options = EnvironmentOptions::Read();
   EXPECT_EQ(options.feed_timeout, std::chrono::milliseconds(250));
@@ -107,6 +122,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   EXPECT_EQ(options.gpu_unroll, true);
   EXPECT_EQ(options.gpu_select_conditionals, false);
   EXPECT_FALSE(options.gpu_graphs.has_value());  // not a recognised switch value
+  EXPECT_EQ(options.cpu_concat_in_place, false);
   EXPECT_EQ(options.cxx, "clang++");
 }
 

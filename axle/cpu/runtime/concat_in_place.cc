@@ -1,12 +1,11 @@
 //===- concat_in_place.cc - Convolutions that write their concat slices ---===//
 #include "axle/cpu/runtime/concat_in_place.h"
 
-#include <cstdlib>
 #include <memory>
-#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
@@ -65,8 +64,7 @@ bool WritesItsSlice(const HloInstruction& producer, const HloInstruction& concat
 }  // namespace
 
 bool ConcatInPlaceEnabled() {
-  const char* setting = std::getenv("AXLE_CPU_CONCAT_IN_PLACE");
-  return setting == nullptr || std::string_view(setting) != "0";
+  return EnvironmentOptions::Read().cpu_concat_in_place.value_or(true);
 }
 
 bool ConcatFilledByOperands(const HloInstruction& instruction) {

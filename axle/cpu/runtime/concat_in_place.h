@@ -39,7 +39,7 @@
 
 namespace axle::cpu {
 
-// Off when the environment sets AXLE_CPU_CONCAT_IN_PLACE=0 (read at each
+// Off when the environment turns AXLE_CPU_CONCAT_IN_PLACE off (read at each
 // compile), for A/B runs of one binary: then every concatenation keeps its
 // kernel.
 bool ConcatInPlaceEnabled();
