@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke fuzz-onnx format check-format tidy clean bench
+.PHONY: setup configure build demo test asan tsan tsan-collectives fuzz fuzz-smoke fuzz-onnx fuzz-proto format check-format tidy clean bench
 
 setup:
 	@bash scripts/setup
@@ -83,6 +83,13 @@ fuzz-smoke: fuzz
 ONNX_CASES ?= 200
 fuzz-onnx: build
 	@/usr/bin/python3 fuzz/onnx_mutations.py --tool $(BUILD)/tools/axle-onnx --cases $(ONNX_CASES)
+
+# Mutated binary HloModuleProto files through axle-run
+# (fuzz/hlo_proto_mutations.py): no crash, no hang. PROTO_CASES cases.
+PROTO_CASES ?= 200
+fuzz-proto: build
+	@/usr/bin/python3 fuzz/hlo_proto_mutations.py --opt $(BUILD)/tools/axle-opt \
+	  --run $(BUILD)/tools/axle-run --cases $(PROTO_CASES)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -100,7 +100,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 r
                  "then a backend's whole preparation: gpu (the CUDA backend's passes, no GPU "
                  "needed)");
   app.add_flag("--no-verify", options.no_verify, "do not run the verifier");
-  app.add_option("-o,--output", options.output, "write the result here instead of stdout");
+  app.add_option(
+      "-o,--output", options.output,
+      "write the result here instead of stdout (a name ending in .pb: a binary HloModuleProto)");
   app.add_option("--dump-to", options.dump_dir,
                  "write the module after every pass that changed it, and per-pass timings");
   try {
