@@ -382,6 +382,37 @@ ENTRY e {
   RunBoth(text, arguments);
 }
 
+// The one-row-per-update path on rows of every length the AVX-512 add
+// handles (whole vectors, a masked tail, less than one vector), f32 and
+// 32-bit integers (wrapping), with fewer updates than the prefetch runs
+// ahead and with colliding and out-of-bounds indices: bit for bit the
+// interpreter's sums.
+TEST(CpuScatter, OneRowPerIndexAddsRowsOfEveryLength) {
+  for (const char* type : {"f32", "s32", "u32", "f64"}) {
+    for (int64_t length : {1, 15, 16, 40, 64}) {
+      for (int64_t count : {3, 90}) {
+        const std::string text = absl::StrCat(
+            "HloModule scatter\nadd {\n  a = ", type, "[] parameter(0)\n  b = ", type,
+            "[] parameter(1)\n  ROOT c = ", type, "[] add(a, b)\n}\nENTRY e {\n  operand = ", type,
+            "[37,", length, "] parameter(0)\n  indices = s32[", count,
+            "] parameter(1)\n  updates = ", type, "[", count, ",", length,
+            "] parameter(2)\n  ROOT s = ", type, "[37,", length,
+            "] scatter(operand, indices, updates), update_window_dims={1}, "
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+            "to_apply=add\n}\n");
+        SCOPED_TRACE(text);
+        std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+        Literal index_literal(arguments[1].shape());
+        for (int64_t i = 0; i < count; ++i) {
+          index_literal.SetIntegral(i, i % 5 == 0 ? 3 : i % 7 == 0 ? -2 : (i * 13) % 41);
+        }
+        arguments[1] = std::move(index_literal);
+        RunBoth(text, arguments);
+      }
+    }
+  }
+}
+
 TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
   // The inline row ops (add, multiply, overwrite on f32/f64/s32/u64, rows
   // along the minor dimension) and the element walk (a window that is not
