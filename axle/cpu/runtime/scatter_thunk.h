@@ -38,6 +38,7 @@
 #include "axle/core/literal.h"
 #include "axle/core/scatter_indexing.h"
 #include "axle/core/shape.h"
+#include "axle/cpu/runtime/scatter_rows.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/cpu/scalar_function_emitter.h"
 
@@ -64,8 +65,8 @@ class ScatterThunk : public Thunk {
     // updates is a window dimension): the rows are combined by a loop the
     // C++ compiler vectorizes instead of a combiner call per element. The
     // same op in the same order as the compiled combiner (a + b and a * b
-    // commute exactly in IEEE arithmetic; integers wrap).
-    enum class RowOp { kNone, kAdd, kMultiply, kAssign };
+    // commute exactly in IEEE arithmetic; integers wrap): scatter_rows.h.
+    using RowOp = ScatterRowOp;
     RowOp row_op = RowOp::kNone;
     PrimitiveType element_type = F32;
   };

@@ -366,20 +366,51 @@ add {
 }
 ENTRY e {
   operand = f32[301,128] parameter(0)
-  indices = s32[700] parameter(1)
-  updates = f32[700,128] parameter(2)
+  indices = s32[1100] parameter(1)
+  updates = f32[1100,128] parameter(2)
   ROOT s = f32[301,128] scatter(operand, indices, updates), update_window_dims={1},
       inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 })";
   std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
   Literal index_literal(arguments[1].shape());
-  for (int64_t i = 0; i < 700; ++i) {
+  for (int64_t i = 0; i < 1100; ++i) {
     // Rows 0-9 and 291-300 collide often; some indices are out of bounds.
     const int64_t row = i % 7 == 0 ? i % 10 : i % 11 == 0 ? 300 - i % 10 : (i * 37) % 320 - 5;
     index_literal.SetIntegral(i, row);
   }
   arguments[1] = std::move(index_literal);
   RunBoth(text, arguments);
+}
+
+// The one-row-per-update path on rows of every length the AVX-512 add
+// handles (whole vectors, a masked tail, less than one vector), f32 and
+// 32-bit integers (wrapping), with fewer updates than the prefetch runs
+// ahead and with colliding and out-of-bounds indices: bit for bit the
+// interpreter's sums.
+TEST(CpuScatter, OneRowPerIndexAddsRowsOfEveryLength) {
+  for (const char* type : {"f32", "s32", "u32", "f64"}) {
+    for (int64_t length : {1, 15, 16, 40, 64}) {
+      for (int64_t count : {3, 90}) {
+        const std::string text = absl::StrCat(
+            "HloModule scatter\nadd {\n  a = ", type, "[] parameter(0)\n  b = ", type,
+            "[] parameter(1)\n  ROOT c = ", type, "[] add(a, b)\n}\nENTRY e {\n  operand = ", type,
+            "[37,", length, "] parameter(0)\n  indices = s32[", count,
+            "] parameter(1)\n  updates = ", type, "[", count, ",", length,
+            "] parameter(2)\n  ROOT s = ", type, "[37,", length,
+            "] scatter(operand, indices, updates), update_window_dims={1}, "
+            "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+            "to_apply=add\n}\n");
+        SCOPED_TRACE(text);
+        std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+        Literal index_literal(arguments[1].shape());
+        for (int64_t i = 0; i < count; ++i) {
+          index_literal.SetIntegral(i, i % 5 == 0 ? 3 : i % 7 == 0 ? -2 : (i * 13) % 41);
+        }
+        arguments[1] = std::move(index_literal);
+        RunBoth(text, arguments);
+      }
+    }
+  }
 }
 
 TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
@@ -564,7 +595,8 @@ TEST(CpuScatter, IntoAScalarBroadcastTheThunkFills) {
   // The operand is a scalar constant broadcast (JAX's zeros for an
   // embedding's gradient) that the scatter thunk fills in itself: zero and
   // non-zero scalars of 2, 4 and 8 bytes; the parallel one-row-per-update
-  // path (rows filled by the threads that combine into them), the element
+  // path (rows filled by the threads that combine into them; split for the
+  // updates or for a large fill), the element
   // walk, a window along the minor dimension, and no updates at all.
   struct Case {
     const char* type;
@@ -583,8 +615,11 @@ TEST(CpuScatter, IntoAScalarBroadcastTheThunkFills) {
       "update_window_dims={0}, inserted_window_dims={1}, "
       "scatter_dims_to_operand_dims={1}, index_vector_dim=1";
   for (const Case& c : std::vector<Case>{
-           {"f32", "0", "add(a, b)", "[301,128]", "[700]", "[700,128]", rows, 301},
-           {"f32", "1.5", "multiply(a, b)", "[301,128]", "[700]", "[700,128]", rows, 301},
+           {"f32", "0", "add(a, b)", "[301,128]", "[1100]", "[1100,128]", rows, 301},
+           {"f32", "1.5", "multiply(a, b)", "[301,128]", "[1100]", "[1100,128]", rows, 301},
+           // Few updates into a filled table of more than 1 MiB: split for
+           // its fill (an embedding's gradient).
+           {"f32", "0", "add(a, b)", "[5000,64]", "[1024]", "[1024,64]", rows, 5000},
            {"f32", "-2", "add(a, b)", "[40,9]", "[7]", "[40,7]", columns, 9},
            {"f16", "0.25", "add(a, b)", "[33,17]", "[50]", "[50,17]", rows, 33},
            {"s64", "7", "maximum(a, b)", "[20,5]", "[30]", "[30,5]", rows, 20},
