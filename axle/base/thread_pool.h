@@ -91,8 +91,8 @@ class ThreadPool {
   // While one exists, idle workers of `pool` (null: none) wait for the next
   // job spinning (see above). Scopes nest and may be opened from any
   // thread.
-  // Whether a SpinScope is open (then a split costs the caller a few
-  // microseconds, not a wake-up: worth it for smaller work).
+  // Whether a SpinScope is open and no QuietScope (then a split costs the
+  // caller a few microseconds, not a wake-up: worth it for smaller work).
   bool WorkersSpinning() const {
     return spin_scopes_.load(std::memory_order_relaxed) > 0 &&
            quiet_scopes_.load(std::memory_order_relaxed) == 0;
