@@ -37,6 +37,10 @@
 //                         convolutions keeps its own kernel instead of each
 //                         convolution writing its slice (default on;
 //                         axle/cpu/runtime/concat_in_place.h)
+//   AXLE_CPU_SPIN_BETWEEN_THUNKS  0/false/off/no: the intra-op pool's
+//                         workers go to sleep after each thunk of a run
+//                         instead of spinning briefly for the next one
+//                         (default on; axle/cpu/runtime/cpu_executable.h)
 //   AXLE_COLLECTIVE_TIMEOUT  seconds a collective waits for its peers before
 //                         every participant fails (default 60;
 //                         axle/collectives/communicator.h)
@@ -119,6 +123,8 @@ struct EnvironmentOptions {
   int64_t cpu_dot_pack_rows = 0;
   // AXLE_CPU_CONCAT_IN_PLACE when set to a recognised switch value.
   std::optional<bool> cpu_concat_in_place;
+  // AXLE_CPU_SPIN_BETWEEN_THUNKS when set to a recognised switch value.
+  std::optional<bool> cpu_spin_between_thunks;
   // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.
   double collective_timeout_s = 60;
   // AXLE_PROCESS_ID / AXLE_NUM_PROCESSES when both are set; else -1 / 0.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/loop_kernel_emitter_class.h"
+#include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/IntrinsicsX86.h"
@@ -85,6 +87,7 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
   llvm_ir::IrIndex out_index(out_rank);
   llvm_ir::IrIndex in_index(in_rank);
   const int64_t minor = out_rank - 1;
+  const std::vector<int64_t> column_splits = InnerLoopSplits(computation_, in_dims);
   std::function<absl::Status(size_t)> emit_folded = [&](size_t f) -> absl::Status {
     if (f < folded.size()) {
       const int64_t d = folded[f];
@@ -94,15 +97,7 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
                                       return emit_folded(f + 1);
                                     });
     }
-    llvm::Value* low = minor == 0 ? begin : b_.getInt64(0);
-    llvm::Value* high = minor == 0 ? end : b_.getInt64(out_dims[minor]);
-    llvm::BasicBlock* preheader = b_.GetInsertBlock();
-    // One vector wide, not interleaved: LLVM's choice (4 vectors of 16
-    // f32) leaves a range of fewer than 64 columns (a batch norm's 64
-    // channels split across two threads) to the scalar remainder loop,
-    // 14x slower.
-    absl::Cleanup one_vector = [&] { SetColumnLoopVectorization(preheader, type); };
-    return elemental_.EmitForLoop(low, high, "column", [&](llvm::Value* c) -> absl::Status {
+    auto column = [&](llvm::Value* c) -> absl::Status {
       out_index[minor] = c;
       in_index[in_rank - 1] = c;
       llvm::Value* linear = elemental_.Linearize(out_index, out_dims);
@@ -116,7 +111,33 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
       }
       elemental_.StoreElement(folded_value[0], output, linear, type);
       return absl::OkStatus();
-    });
+    };
+    // One vector wide, not interleaved: LLVM's choice (4 vectors of 16
+    // f32) leaves a range of fewer than 64 columns (a batch norm's 64
+    // channels split across two threads) to the scalar remainder loop,
+    // 14x slower.
+    auto vectorized_loop = [&](llvm::Value* low, llvm::Value* high,
+                               const std::string& name) -> absl::Status {
+      llvm::BasicBlock* preheader = b_.GetInsertBlock();
+      absl::Cleanup one_vector = [&] { SetColumnLoopVectorization(preheader, type); };
+      return elemental_.EmitForLoop(low, high, name, column);
+    };
+    if (minor == 0 || column_splits.empty()) {
+      return vectorized_loop(minor == 0 ? begin : b_.getInt64(0),
+                             minor == 0 ? end : b_.getInt64(out_dims[minor]), "column");
+    }
+    // The columns in parts at a minor concatenate's (or edge pad's) operand
+    // boundaries (InnerLoopSplits: GoogLeNet's global average pool of its
+    // last inception module's concatenation), each part reading one operand
+    // with vector loads instead of gathers and selects.
+    int64_t part_begin = 0;
+    for (size_t part = 0; part <= column_splits.size(); ++part) {
+      const int64_t part_end = part < column_splits.size() ? column_splits[part] : out_dims[minor];
+      AXLE_RETURN_IF_ERROR(vectorized_loop(b_.getInt64(part_begin), b_.getInt64(part_end),
+                                           absl::StrCat("column.part", part)));
+      part_begin = part_end;
+    }
+    return absl::OkStatus();
   };
   std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
     if (d < minor) {

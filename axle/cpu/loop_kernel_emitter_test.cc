@@ -354,6 +354,42 @@ ENTRY e {
   EXPECT_FALSE(absl::StrContains(after, "masked.gather")) << after;
 }
 
+// A column reduction of a minor concatenate (GoogLeNet's global average
+// pool of its last inception module's concatenation): the column loop is
+// split at the operand boundaries too, so each part reads one operand with
+// vector loads, no gathers; the sums stay exact.
+TEST(LoopKernelTest, ColumnReductionOfAMinorConcatenateSplitsTheColumnLoop) {
+  const char* text = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1,7,7,48] parameter(0)
+  y = f32[1,7,7,32] parameter(1)
+  z = f32[1,7,7,16] parameter(2)
+  c = f32[1,7,7,96] concatenate(x, y, z), dimensions={3}
+  zero = f32[] constant(0)
+  ROOT r = f32[1,96] reduce(c, zero), dimensions={1,2}, to_apply=add
+})";
+  ExpectEqualToInterpreter(text);
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(InnerLoopSplits(*(*module)->entry_computation(), {1, 7, 7, 96}),
+            (std::vector<int64_t>{48, 80}));
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "x float>, ptr")) << after;  // vector loads
+  EXPECT_FALSE(absl::StrContains(after, "masked.gather")) << after;
+}
+
 // A channel concat of many channels-last feature maps, then a per-channel
 // scale and a relu (DenseNet's batch norm after its concat): more parts
 // than kMaxInnerLoopParts, but a small body, so still split, without

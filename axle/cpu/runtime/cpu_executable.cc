@@ -73,9 +73,10 @@ struct CpuExecutable::Profile {
 CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::Platform* platform,
                              CpuProgram program)
     : Executable(std::move(module), platform), program_(std::move(program)) {
-  if (EnvironmentOptions::Read().profile) {
-    profile_ = std::make_unique<Profile>(program_.thunks.size());
-  }
+  const EnvironmentOptions environment = EnvironmentOptions::Read();
+  if (environment.profile) profile_ = std::make_unique<Profile>(program_.thunks.size());
+  spin_between_thunks_ =
+      program_.thunks.size() > 1 && environment.cpu_spin_between_thunks.value_or(true);
   LayOutBuffers();
   for (int64_t size : program_.temporary_sizes) temporaries_bytes_ += RoundUpToAlignment(size);
   temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
@@ -340,6 +341,8 @@ absl::Status CpuExecutable::RunProgram(
   context.max_threads = options.intra_op_threads();
   absl::Status status = absl::OkStatus();
   ScopedNestedProfile nested_profile(profile_ != nullptr ? &profile_->nested : nullptr);
+  ThreadPool::SpinScope spin(spin_between_thunks_ && context.max_threads != 1 ? context.thread_pool
+                                                                              : nullptr);
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     const Thunk* thunk = program_.thunks[i].get();
     context.scratch = scratch_offsets_[i] >= 0 ? arena_data + scratch_offsets_[i] : nullptr;

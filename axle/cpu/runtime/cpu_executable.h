@@ -130,6 +130,14 @@ class CpuExecutable : public Executable {
   mutable std::atomic<int64_t> arenas_allocated_{0};
   struct Profile;
   std::unique_ptr<Profile> profile_;
+  // Whether a run holds a ThreadPool::SpinScope over its thunks (more than
+  // one, and AXLE_CPU_SPIN_BETWEEN_THUNKS not off): the pool's workers,
+  // done with one thunk's split, wait for the next one's spinning (up to
+  // ThreadPool::kSpinMicroseconds) instead of asleep, so a short split
+  // thunk (a 1x1 convolution, a pooling kernel) does not pay a wake-up that
+  // costs about what its second half saves. oneDNN calls on OpenMP's team
+  // send them to sleep meanwhile (OmpTeamShare).
+  bool spin_between_thunks_ = false;
 };
 
 }  // namespace axle::cpu
