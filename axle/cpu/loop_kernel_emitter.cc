@@ -17,7 +17,9 @@
 // elements in a nest over the reduced dimensions. Values emitted inside such
 // an inner loop are cached only for as long as the loop's scope is open.
 // A reduce root that keeps the input's minor dimension (a column reduction)
-// instead accumulates into the output row, input row by input row.
+// instead accumulates into the output row, input row by input row; a
+// variadic reduce (argmax) folds a block of output elements side by side,
+// one per vector lane (side_by_side_reduction_emitter.cc).
 //
 // Row values (row_index_analysis.h): a reduction inside a loop fusion is
 // computed once per row, before the inner loops; a value both it and the
@@ -77,6 +79,18 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
           AXLE_RETURN_IF_ERROR(EmitScan(elemental_, b_, root, *scan,
                                         generators_.at(root.operand(0)), init,
                                         buffers[num_parameters], begin, end));
+        } else if (const HloInstruction* reduce = SideBySideReduction(outputs); reduce != nullptr) {
+          std::vector<llvm_ir::ElementGenerator> operands;
+          for (const HloInstruction* operand : reduce->operands()) {
+            operands.push_back(generators_.at(operand));
+          }
+          std::vector<SideBySideOutput> results;
+          for (size_t o = 0; o < outputs.size(); ++o) {
+            results.push_back({cast<HloGetTupleElementInstruction>(outputs[o])->tuple_index(),
+                               buffers[num_parameters + o]});
+          }
+          AXLE_RETURN_IF_ERROR(EmitSideBySideReduction(elemental_, b_, *reduce, operands, results,
+                                                       RangeDimension(outputs), begin, end));
         } else if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
           AXLE_RETURN_IF_ERROR(
               EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));

@@ -7,7 +7,9 @@
 // `reduce` of such an expression (a reduction kernel: f32/f64 add and
 // multiply are reassociated into vector lanes, as XLA:CPU does, f32/f64
 // max/min vectorized; other combiners fold in row-major order); a variadic
-// reduce's results are the elements of a root tuple of get-tuple-elements.
+// reduce's results are the elements of a root tuple of get-tuple-elements,
+// and its output elements fold side by side, one per vector lane
+// (loop_kernel_plan.h: SideBySideReduction).
 // CompileLoopKernel turns either into a native function
 //
 //   void kernel(void** buffers, int64_t begin, int64_t end);

@@ -11,6 +11,9 @@
 //   nontemporal_row_emitter.cc   rows stored with non-temporal stores
 //   row_buffers_emitter.cc       row buffers and next-row prefetches
 //   scan_kernel_emitter.cc       prefix / suffix scans (a free function)
+//   side_by_side_reduction_emitter.cc
+//                                variadic reduces (argmax) folded across
+//                                output elements (a free function)
 //
 // Internal to axle/cpu: this header includes LLVM.
 //

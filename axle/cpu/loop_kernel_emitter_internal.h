@@ -1,16 +1,20 @@
 //===- loop_kernel_emitter_internal.h - The loop-kernel emitter's entry points ===//
 //
-// What loop_kernel_module.cc needs from loop_kernel_emitter.cc. Internal to
-// axle/cpu: this header includes LLVM.
+// What loop_kernel_module.cc needs from loop_kernel_emitter.cc, and the
+// schedules that are free functions (scan_kernel_emitter.cc,
+// side_by_side_reduction_emitter.cc). Internal to axle/cpu: this header
+// includes LLVM.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_
 #define AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "axle/cpu/jit.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_computation.h"
@@ -45,6 +49,26 @@ absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBas
                       const HloInstruction& scan, const ScanPlan& plan,
                       const llvm_ir::ElementGenerator& input, llvm::Value* init,
                       llvm::Value* output, llvm::Value* begin, llvm::Value* end);
+
+// The loop nest of a side-by-side reduction (loop_kernel_plan.h:
+// SideBySideReduction): `reduce`'s results `outputs` (which result goes to
+// which buffer) over the range [begin, end) of output dimension
+// `range_dimension` (RangeDimension); `operands` generates the reduce's
+// operands (inputs, then init values). Loops over the output's other
+// dimensions, then blocks of kSideBySideBlock elements of its minor one:
+// each block's accumulators are set to the init values, folded with every
+// step of the reduced dimensions in row-major order (the loop over the
+// block's elements innermost, vectorized with SideBySideVectorLanes lanes),
+// and stored.
+struct SideBySideOutput {
+  int64_t result;       // the index of the reduce's result
+  llvm::Value* buffer;  // the kernel's output buffer that holds it
+};
+absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                     const HloInstruction& reduce,
+                                     absl::Span<const llvm_ir::ElementGenerator> operands,
+                                     const std::vector<SideBySideOutput>& outputs,
+                                     int64_t range_dimension, llvm::Value* begin, llvm::Value* end);
 
 }  // namespace axle::cpu
 

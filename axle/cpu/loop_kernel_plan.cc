@@ -49,6 +49,60 @@ bool IsColumnReduction(const HloInstruction& root) {
   return std::find(reduced.begin(), reduced.end(), rank - 1) == reduced.end();
 }
 
+const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction*>& outputs) {
+  const HloInstruction* reduce = nullptr;
+  for (const HloInstruction* output : outputs) {
+    if (output->opcode() != HloOpcode::kGetTupleElement) return nullptr;
+    const HloInstruction* tuple = output->operand(0);
+    if (tuple->opcode() != HloOpcode::kReduce || (reduce != nullptr && tuple != reduce)) {
+      return nullptr;
+    }
+    reduce = tuple;
+  }
+  if (reduce == nullptr || !reduce->shape().IsTuple() || reduce->operand_count() < 4) {
+    return nullptr;
+  }
+  for (const Shape& result : reduce->shape().tuple_shapes()) {
+    const PrimitiveType type = result.element_type();
+    const int bits = primitive_util::BitWidth(type);
+    const bool integer = primitive_util::IsIntegralType(type) && bits >= 8 && bits <= 64;
+    const bool floating = type == F16 || type == BF16 || type == F32 || type == F64;
+    if (!result.IsArray() || !(integer || floating)) return nullptr;
+  }
+  const Shape& shape = reduce->shape().tuple_shapes(0);
+  if (shape.rank() < 1 || shape.dimensions(shape.rank() - 1) < kMinSideBySideLanes) return nullptr;
+  // Nothing the reduce reads may loop over elements itself.
+  std::vector<const HloInstruction*> stack(reduce->operands().begin(), reduce->operands().end());
+  std::set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* instruction = stack.back();
+    stack.pop_back();
+    if (!seen.insert(instruction).second) continue;
+    if (instruction->opcode() == HloOpcode::kReduce ||
+        instruction->opcode() == HloOpcode::kReduceWindow) {
+      return nullptr;
+    }
+    for (const HloInstruction* operand : instruction->operands()) stack.push_back(operand);
+  }
+  return reduce;
+}
+
+int64_t SideBySideVectorLanes(const HloInstruction& reduce) {
+  int64_t widest = 8;
+  for (const Shape& result : reduce.shape().tuple_shapes()) {
+    const PrimitiveType type = result.element_type();
+    const int64_t bits = primitive_util::IsFloatingPointType(type)
+                             ? std::max<int64_t>(32, primitive_util::BitWidth(type))
+                             : primitive_util::BitWidth(type);
+    widest = std::max(widest, bits);
+  }
+  const Shape& shape = reduce.shape().tuple_shapes(0);
+  const int64_t lanes = std::min(kSideBySideBlock, shape.dimensions(shape.rank() - 1));
+  int64_t width = 512 / widest;
+  while (width > lanes) width /= 2;
+  return std::max<int64_t>(1, width);
+}
+
 namespace {
 
 // Whether `computation` is `op(p0, p1)` (either order) for an op that is

@@ -40,6 +40,30 @@ std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
 // emitted by accumulating into the output row, input row by input row.
 bool IsColumnReduction(const HloInstruction& root);
 
+// A variadic reduce (argmax and argmin: a value and an iota folded by a
+// comparator that reads both accumulators) folds each output element's
+// inputs one after another, and LLVM cannot split such a fold into vector
+// lanes: one scalar dependency chain per element. Its kernel folds a block
+// of output elements (along the output's minor dimension) side by side
+// instead, one per vector lane (EmitSideBySideReduction). Each element
+// still folds its inputs in order, so the results are the interpreter's
+// bit for bit, whatever the combiner. The reduce whose results `outputs`
+// are (get-tuple-elements of one variadic reduce, any subset), when that
+// pays: the output's minor dimension has at least kMinSideBySideLanes
+// elements, every result is an integer of 8 to 64 bits or a 16- to 64-bit
+// float, and nothing the reduce reads is another reduce or reduce-window (a
+// row value would be computed again for every element). Null otherwise.
+inline constexpr int64_t kMinSideBySideLanes = 4;
+// Output elements folded side by side at most (each block's accumulators
+// stay in L1, and so do the input lines its next steps read).
+inline constexpr int64_t kSideBySideBlock = 64;
+const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction*>& outputs);
+
+// The vector width, in lanes, of a side-by-side reduction's fold: a
+// 512-bit vector of its widest value type (bf16 and f16 compute in f32),
+// no more than the lanes of one block (a power of two).
+int64_t SideBySideVectorLanes(const HloInstruction& reduce);
+
 // A reduce-window that is a running fold along one dimension: cumsum,
 // cumprod, cummax and cummin as JAX lowers them (`window={size=1xN
 // pad=0_0x(N-1)_0}`). Output element i along `dimension` folds input

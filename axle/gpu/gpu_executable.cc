@@ -34,17 +34,9 @@ GpuExecutable::GpuExecutable(std::shared_ptr<const HloModule> module, const se::
   temporary_offsets_ = std::move(layout.temporary_offsets);
   scratch_offsets_ = std::move(layout.scratch_offsets);
   arena_size_ = layout.arena_size;
-  temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
-  std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
-  for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {
-    const GpuValue& value = program_.values[program_.result_leaves[i].second];
-    if (value.kind != GpuValue::Kind::kTemporary) continue;
-    temporary_result_leaf_[value.temporary] = i;
-    ++leaf_count[value.temporary];
-  }
-  for (size_t t = 0; t < leaf_count.size(); ++t) {
-    if (leaf_count[t] > 1) temporary_result_leaf_[t] = -1;
-  }
+  temporary_result_leaf_ =
+      TemporaryResultLeaves(program_.values, static_cast<int64_t>(program_.temporary_sizes.size()),
+                            program_.result_leaves);
   graph_plan_ = GpuGraphPlan::Make(program_.thunks, GpuGraphOptionsFromEnv());
   if (EnvironmentOptions::Read().profile) {
     profile_ = std::make_unique<GpuProfile>();

@@ -79,17 +79,9 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
       program_.thunks.size() > 1 && environment.cpu_spin_between_thunks.value_or(true);
   LayOutBuffers();
   for (int64_t size : program_.temporary_sizes) temporaries_bytes_ += RoundUpToAlignment(size);
-  temporary_result_leaf_.assign(program_.temporary_sizes.size(), -1);
-  std::vector<int> leaf_count(program_.temporary_sizes.size(), 0);
-  for (int64_t i = 0; i < static_cast<int64_t>(program_.result_leaves.size()); ++i) {
-    const ValueSlot& slot = program_.values[program_.result_leaves[i].second];
-    if (slot.kind != ValueSlot::Kind::kTemporary) continue;
-    temporary_result_leaf_[slot.temporary] = i;
-    ++leaf_count[slot.temporary];
-  }
-  for (size_t t = 0; t < leaf_count.size(); ++t) {
-    if (leaf_count[t] > 1) temporary_result_leaf_[t] = -1;
-  }
+  temporary_result_leaf_ =
+      TemporaryResultLeaves(program_.values, static_cast<int64_t>(program_.temporary_sizes.size()),
+                            program_.result_leaves);
 }
 
 void CpuExecutable::LayOutBuffers() {

@@ -334,6 +334,17 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
         std::max<int64_t>(1, primitive_util::ByteWidth(root->shape().element_type()));
     thunk->SplitOncePerThread(std::max<int64_t>(1, kBufferAlignment / bytes));
   }
+  // A side-by-side reduction ranged over the lanes it folds together: one
+  // range per thread, whole vectors each (a range of a few elements would
+  // fold them one by one).
+  std::vector<const HloInstruction*> outputs = {root};
+  if (root->opcode() == HloOpcode::kTuple) {
+    outputs.assign(root->operands().begin(), root->operands().end());
+  }
+  if (const HloInstruction* reduce = SideBySideReduction(outputs);
+      reduce != nullptr && RangeDimension(outputs) == reduce->shape().tuple_shapes(0).rank() - 1) {
+    thunk->SplitOncePerThread(SideBySideVectorLanes(*reduce));
+  }
   thunk->SetExpensiveElements(ExpensiveElements(*fusion->fused_instructions_computation()));
   AddThunk(std::move(thunk));
   return absl::OkStatus();

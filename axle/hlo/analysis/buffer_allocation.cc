@@ -127,6 +127,23 @@ std::vector<LogicalBuffer> TemporaryBuffers(
   return buffers;
 }
 
+std::vector<int64_t> TemporaryResultLeaves(
+    absl::Span<const ValueSlot> values, int64_t num_temporaries,
+    absl::Span<const std::pair<ShapeIndex, int64_t>> result_leaves) {
+  std::vector<int64_t> leaf(num_temporaries, -1);
+  std::vector<int> leaf_count(num_temporaries, 0);
+  for (int64_t i = 0; i < static_cast<int64_t>(result_leaves.size()); ++i) {
+    const ValueSlot& value = values[result_leaves[i].second];
+    if (value.kind != ValueSlot::Kind::kTemporary) continue;
+    leaf[value.temporary] = i;
+    ++leaf_count[value.temporary];
+  }
+  for (int64_t t = 0; t < num_temporaries; ++t) {
+    if (leaf_count[t] > 1) leaf[t] = -1;
+  }
+  return leaf;
+}
+
 // Allocations and slices from logical buffers (AssignLogicalBuffers, and
 // the last step of AssignBuffers).
 class BufferAllocator {

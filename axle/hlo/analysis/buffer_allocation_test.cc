@@ -1,8 +1,8 @@
 //===- buffer_allocation_test.cc - The core of buffer assignment ----------===//
 //
-// PackArena (the temp arena's first fit), LiveRangesOverSteps and
-// AssignLogicalBuffers, as a backend whose steps are not HLO instructions
-// (the cpu backend's thunks) uses them.
+// PackArena (the temp arena's first fit), LiveRangesOverSteps,
+// TemporaryResultLeaves and AssignLogicalBuffers, as a backend whose steps
+// are not HLO instructions (the cpu backend's thunks) uses them.
 //
 //===----------------------------------------------------------------------===//
 #include <random>
@@ -102,6 +102,28 @@ TEST(LiveRangesOverStepsTest, AStepOfUnknownUsesKeepsEverythingLive) {
   auto live = LiveRangesOverSteps(2, steps);
   EXPECT_EQ(live[0], std::make_pair(int64_t{0}, int64_t{3}));
   EXPECT_EQ(live[1], std::make_pair(int64_t{0}, int64_t{3}));
+}
+
+TEST(TemporaryResultLeavesTest, OneLeafPerTemporaryOrNone) {
+  // Values: 0 a parameter, 1 and 2 in temporary 0, 3 in temporary 1, 4 in
+  // temporary 2. Result leaves: value 0 (a parameter), 3, 1 and 2 (both in
+  // temporary 0, which is then copied out), and 3 again at a second index.
+  auto temporary = [](int64_t t) {
+    ValueSlot slot;
+    slot.kind = ValueSlot::Kind::kTemporary;
+    slot.temporary = t;
+    return slot;
+  };
+  ValueSlot parameter;
+  parameter.kind = ValueSlot::Kind::kParameter;
+  const std::vector<ValueSlot> values = {parameter, temporary(0), temporary(0), temporary(1),
+                                         temporary(2)};
+  const std::vector<std::pair<ShapeIndex, int64_t>> one_each = {{{0}, 0}, {{1}, 3}, {{2}, 4}};
+  EXPECT_EQ(TemporaryResultLeaves(values, 4, one_each), (std::vector<int64_t>{-1, 1, 2, -1}));
+  const std::vector<std::pair<ShapeIndex, int64_t>> shared = {
+      {{0}, 1}, {{1}, 2}, {{2}, 3}, {{3}, 3}};
+  EXPECT_EQ(TemporaryResultLeaves(values, 3, shared), (std::vector<int64_t>{-1, -1, -1}));
+  EXPECT_TRUE(TemporaryResultLeaves(values, 0, {}).empty());
 }
 
 TEST(AssignLogicalBuffersTest, BackendBuffersGetAllocationsAndAnArena) {

@@ -231,6 +231,14 @@ std::vector<LogicalBuffer> TemporaryBuffers(
     absl::Span<const std::pair<ShapeIndex, int64_t>> result_leaves,
     absl::Span<const std::optional<StepUses>> steps);
 
+// For each temporary 0..num_temporaries-1 of such a program: the index in
+// `result_leaves` of the one result leaf it holds, which the run may then
+// compute straight into the caller's result buffer, or -1 when it holds no
+// result leaf or several (those are copied out).
+std::vector<int64_t> TemporaryResultLeaves(
+    absl::Span<const ValueSlot> values, int64_t num_temporaries,
+    absl::Span<const std::pair<ShapeIndex, int64_t>> result_leaves);
+
 // Appends to `buffers` one temporary for each step of `steps` (pointers to
 // thunks with scratch_bytes() and name()) that asks for scratch memory, live
 // during that step only and labelled "scratch of thunk <i> %<name>".

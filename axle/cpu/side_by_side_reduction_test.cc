@@ -1,0 +1,253 @@
+//===- side_by_side_reduction_test.cc - Variadic reduces across lanes -----===//
+//
+// Argmax and argmin as JAX writes them (a value and an iota, a comparator
+// with NaN handling and the lower index winning ties) folded side by side
+// (side_by_side_reduction_emitter.cc), against the interpreter bit for bit:
+// inputs full of ties, NaNs, infinities and signed zeros; f32, bf16, f16,
+// f64 and s32 values; rows of length 1, lane counts that are not a multiple
+// of the vector or of the block, reductions over the minor, the major and
+// a middle dimension, thread ranges that start anywhere. Also which kernels
+// take the schedule (SideBySideReduction) and that the fold is vectorized.
+//
+//===----------------------------------------------------------------------===//
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "axle/core/literal_comparison.h"
+#include "axle/cpu/cpu_test_util.h"
+#include "axle/cpu/loop_kernel_plan.h"
+#include "gtest/gtest.h"
+
+namespace axle::cpu {
+namespace {
+
+using testing::NextRandom;
+using testing::RunAgainstInterpreter;
+
+// jnp.argmax (direction GT) or jnp.argmin (LT) of a `type` array of `dims`
+// over `reduced`, returning (values, indices), or only the indices.
+std::string ArgModule(absl::string_view type, const std::vector<int64_t>& dims,
+                      const std::vector<int64_t>& reduced, absl::string_view direction,
+                      bool indices_only = false) {
+  std::vector<int64_t> out_dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) out_dims.push_back(dims[d]);
+  }
+  const std::string in = absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+  const std::string out = absl::StrCat("[", absl::StrJoin(out_dims, ","), "]");
+  const bool is_float = type != "s32";
+  const std::string init = is_float ? (direction == "GT" ? "-inf" : "inf")
+                                    : (direction == "GT" ? "-2147483648" : "2147483647");
+  // The iota counts along the last reduced dimension (JAX's argmax reduces
+  // one dimension; with several, the index is that of the last one).
+  const std::string text = R"(
+HloModule m
+cmp {
+  a = {T}[] parameter(0)
+  i = s32[] parameter(1)
+  b = {T}[] parameter(2)
+  j = s32[] parameter(3)
+  wins = pred[] compare(a, b), direction={DIR}
+  a_nan = pred[] compare(a, a), direction=NE
+  take_a = pred[] or(wins, a_nan)
+  v = {T}[] select(take_a, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lower = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lower)
+  keep = pred[] or(take_a, tie)
+  k = s32[] select(keep, i, j)
+  ROOT t = ({T}[], s32[]) tuple(v, k)
+}
+ENTRY e {
+  x = {T}{IN} parameter(0)
+  n = s32{IN} iota(), iota_dimension={LAST}
+  lo = {T}[] constant({INIT})
+  zero = s32[] constant(0)
+  r = ({T}{OUT}, s32{OUT}) reduce(x, n, lo, zero), dimensions={{RED}}, to_apply=cmp
+  v = {T}{OUT} get-tuple-element(r), index=0
+  k = s32{OUT} get-tuple-element(r), index=1
+  ROOT t = {ROOT_SHAPE} tuple({OUTPUTS})
+})";
+  const std::string root_shape = indices_only ? absl::StrCat("(s32", out, ")")
+                                              : absl::StrCat("(", type, out, ", s32", out, ")");
+  return absl::StrReplaceAll(text, {{"{T}", type},
+                                    {"{IN}", in},
+                                    {"{OUT}", out},
+                                    {"{ROOT_SHAPE}", root_shape},
+                                    {"{OUTPUTS}", indices_only ? "k" : "v, k"},
+                                    {"{LAST}", absl::StrCat(reduced.back())},
+                                    {"{RED}", absl::StrJoin(reduced, ",")},
+                                    {"{DIR}", direction},
+                                    {"{INIT}", init}});
+}
+
+// Values with many ties: small integers, and (floats) NaNs of both signs,
+// infinities and signed zeros; (s32) the type's limits.
+Literal TieHeavyLiteral(const Shape& shape, uint64_t seed) {
+  Literal literal(shape);
+  uint64_t state = seed;
+  const bool is_float = primitive_util::IsFloatingPointType(shape.element_type());
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    const uint64_t r = NextRandom(state) % 16;
+    if (!is_float) {
+      const int64_t v = r == 0   ? std::numeric_limits<int32_t>::min()
+                        : r == 1 ? std::numeric_limits<int32_t>::max()
+                                 : static_cast<int64_t>(r % 5) - 2;
+      literal.SetIntegral(i, v);
+      continue;
+    }
+    double v = static_cast<double>(r % 5) - 2.0;
+    if (r == 0) v = std::nan("");
+    if (r == 1) v = -std::nan("");
+    if (r == 2) v = std::numeric_limits<double>::infinity();
+    if (r == 3) v = -std::numeric_limits<double>::infinity();
+    if (r == 4) v = -0.0;
+    if (r == 5) v = 0.0;
+    literal.SetFromDouble(i, v);
+  }
+  return literal;
+}
+
+// Runs `text` as one loop kernel against the interpreter on tie-heavy
+// inputs (NaN-free with `nan_free`: rows without a NaN then win by value)
+// and expects every output to be bit-identical.
+void ExpectExact(const std::string& text, uint64_t seed, bool nan_free = false) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  Literal x =
+      TieHeavyLiteral((*module)->entry_computation()->parameter_instruction(0)->shape(), seed);
+  if (nan_free && primitive_util::IsFloatingPointType(x.shape().element_type())) {
+    for (int64_t i = 0; i < x.element_count(); ++i) {
+      if (std::isnan(x.GetAsDouble(i))) x.SetFromDouble(i, 1.0);
+    }
+  }
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 0; i < run->actual.size(); ++i) {
+    absl::Status status = LiteralsEqual(run->expected[i], run->actual[i]);
+    EXPECT_TRUE(status.ok()) << run->names[i] << ": " << status << "\n" << text;
+  }
+}
+
+TEST(SideBySideReductionTest, ArgmaxAndArgminOverTheMinorDimension) {
+  // Rows of length 1, lane counts below a vector, between vectors, and
+  // past one block of 64 (133 = 64 + 64 + 5); rows of odd lengths.
+  for (const std::vector<int64_t>& dims :
+       std::vector<std::vector<int64_t>>{{7, 1}, {5, 3}, {37, 131}, {133, 45}, {16, 64}}) {
+    for (absl::string_view direction : {"GT", "LT"}) {
+      SCOPED_TRACE(absl::StrCat(absl::StrJoin(dims, "x"), " ", direction));
+      ExpectExact(ArgModule("f32", dims, {1}, direction), dims[0] * 31 + dims[1]);
+      ExpectExact(ArgModule("f32", dims, {1}, direction), dims[1], /*nan_free=*/true);
+    }
+  }
+}
+
+TEST(SideBySideReductionTest, ArgmaxOverTheMajorAndMiddleDimensions) {
+  ExpectExact(ArgModule("f32", {131, 37}, {0}, "GT"), 3);
+  ExpectExact(ArgModule("f32", {131, 37}, {0}, "LT"), 4, /*nan_free=*/true);
+  ExpectExact(ArgModule("f32", {1, 70}, {0}, "GT"), 5);
+  // 3-D: a middle dimension, the minor one, and two at once.
+  ExpectExact(ArgModule("f32", {3, 70, 19}, {1}, "GT"), 6);
+  ExpectExact(ArgModule("f32", {5, 6, 33}, {2}, "GT"), 7);
+  ExpectExact(ArgModule("f32", {4, 9, 21}, {0, 2}, "LT"), 8);
+  ExpectExact(ArgModule("f32", {2, 65, 17}, {2}, "GT", /*indices_only=*/true), 9);
+}
+
+TEST(SideBySideReductionTest, OtherValueTypes) {
+  for (absl::string_view type : {"bf16", "f16", "f64", "s32"}) {
+    SCOPED_TRACE(type);
+    ExpectExact(ArgModule(type, {37, 131}, {1}, "GT"), 10);
+    ExpectExact(ArgModule(type, {131, 37}, {0}, "LT"), 11);
+    ExpectExact(ArgModule(type, {3, 20, 9}, {1}, "GT", /*indices_only=*/true), 12);
+  }
+}
+
+// A thread's range of lanes may start anywhere and hold fewer lanes than a
+// vector: ranges [0, 5), [5, 22), [22, 37) give the whole run's results.
+TEST(SideBySideReductionTest, RangesOfLanesAddUpToTheWholeRun) {
+  const std::string text = ArgModule("f32", {37, 131}, {1}, "GT");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation& entry = *(*module)->entry_computation();
+  auto kernel = CompileLoopKernel(entry, {});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_EQ((*kernel)->outer_size(), 37);
+  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), 13);
+  Literal whole_v(ShapeUtil::MakeShape(F32, {37})), whole_k(ShapeUtil::MakeShape(S32, {37}));
+  Literal parts_v(ShapeUtil::MakeShape(F32, {37})), parts_k(ShapeUtil::MakeShape(S32, {37}));
+  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
+  void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data()};
+  (*kernel)->Run(whole);
+  (*kernel)->RunRange(parts, 0, 5);
+  (*kernel)->RunRange(parts, 5, 22);
+  (*kernel)->RunRange(parts, 22, 37);
+  EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
+  EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(LiteralsEqual(run->expected[1], parts_k).ok());
+}
+
+TEST(SideBySideReductionTest, TheFoldIsVectorizedAcrossElements) {
+  auto module = ParseAndReturnUnverifiedModule(ArgModule("f32", {64, 1000}, {1}, "GT"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "fcmp ogt <16 x float>")) << after;
+  EXPECT_TRUE(absl::StrContains(after, "select <16 x i1>")) << after;
+}
+
+TEST(SideBySideReductionTest, WhichReducesTakeIt) {
+  auto outputs_of = [](const HloModule& module) {
+    const HloInstruction* root = module.entry_computation()->root_instruction();
+    return std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end());
+  };
+  auto argmax = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 1000}, {1}, "GT"));
+  ASSERT_TRUE(argmax.ok()) << argmax.status();
+  const HloInstruction* reduce = SideBySideReduction(outputs_of(**argmax));
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(SideBySideVectorLanes(*reduce), 8);  // 8 lanes, under a 16-lane vector
+  auto wide = ParseAndReturnUnverifiedModule(ArgModule("f64", {100, 10}, {1}, "GT"));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  reduce = SideBySideReduction(outputs_of(**wide));
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(SideBySideVectorLanes(*reduce), 8);  // f64: 8 in 512 bits
+  // Too few lanes: the plain fold.
+  auto narrow = ParseAndReturnUnverifiedModule(ArgModule("f32", {3, 1000}, {1}, "GT"));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_EQ(SideBySideReduction(outputs_of(**narrow)), nullptr);
+  // An input computed from another reduce (a row value) is not taken.
+  std::string nested = ArgModule("f32", {8, 100}, {1}, "GT", /*indices_only=*/true);
+  nested =
+      absl::StrReplaceAll(nested, {{"  r = (",
+                                    "  z = f32[] constant(0)\n"
+                                    "  sum = f32[8] reduce(x, z), dimensions={1}, to_apply=add\n"
+                                    "  sumb = f32[8,100] broadcast(sum), dimensions={0}\n"
+                                    "  y = f32[8,100] subtract(x, sumb)\n  r = ("},
+                                   {"reduce(x, n,", "reduce(y, n,"},
+                                   {"ENTRY e {",
+                                    "add {\n  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n"
+                                    "  ROOT s = f32[] add(p, q)\n}\nENTRY e {"}});
+  auto with_row_value = ParseAndReturnUnverifiedModule(nested);
+  ASSERT_TRUE(with_row_value.ok()) << with_row_value.status() << nested;
+  EXPECT_EQ(SideBySideReduction(outputs_of(**with_row_value)), nullptr);
+  ExpectExact(nested, 14);
+}
+
+}  // namespace
+}  // namespace axle::cpu
