@@ -78,12 +78,12 @@ struct FoldedOperand {
   HloInstruction* value = nullptr;
   std::vector<int64_t> batch, contracting;
 };
-FoldedOperand FoldTranspose(HloInstruction* operand, absl::Span<const int64_t> batch,
-                            absl::Span<const int64_t> contracting, bool is_lhs) {
-  if (operand->opcode() != HloOpcode::kTranspose) return {};
-  HloInstruction* x = operand->mutable_operand(0);
+
+// The operand `transpose(x, permutation)` of rank `rank` read as x.
+FoldedOperand FoldPermutation(HloInstruction* x, absl::Span<const int64_t> permutation,
+                              int64_t rank, absl::Span<const int64_t> batch,
+                              absl::Span<const int64_t> contracting, bool is_lhs) {
   if (!ShapeUtil::HasDescendingLayout(x->shape())) return {};
-  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(operand)->dimensions();
   auto map = [&](absl::Span<const int64_t> dims) {
     std::vector<int64_t> mapped;
     mapped.reserve(dims.size());
@@ -91,12 +91,72 @@ FoldedOperand FoldTranspose(HloInstruction* operand, absl::Span<const int64_t> b
     return mapped;
   };
   FoldedOperand folded{x, map(batch), map(contracting)};
-  std::vector<int64_t> free = map(DotFreeDimensions(operand->shape().rank(), batch, contracting));
+  std::vector<int64_t> free = map(DotFreeDimensions(rank, batch, contracting));
   if (!std::is_sorted(free.begin(), free.end())) return {};
   const bool in_place =
       is_lhs ? DotOperandReadsInPlace(x->shape(), folded.batch, free, folded.contracting)
              : DotOperandReadsInPlace(x->shape(), folded.batch, folded.contracting, free);
   return in_place ? folded : FoldedOperand{};
+}
+
+// Whether `transpose`'s minor non-trivial dimension is its operand's (it
+// copies whole rows).
+bool KeepsMinor(const HloInstruction* transpose) {
+  const Shape& shape = transpose->shape();
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(transpose)->dimensions();
+  const Shape& from = transpose->operand(0)->shape();
+  int64_t from_minor = -1;
+  for (int64_t d = from.rank() - 1; d >= 0 && from_minor < 0; --d) {
+    if (from.dimensions(d) != 1) from_minor = d;
+  }
+  for (int64_t d = shape.rank() - 1; d >= 0; --d) {
+    if (shape.dimensions(d) != 1) return permutation[d] == from_minor;
+  }
+  return true;
+}
+
+// Of two transposes of one value, the one the other folds into: the one
+// that keeps the minor dimension minor (the cheaper copy), else the first.
+bool Preferred(const HloInstruction* a, const HloInstruction* b) {
+  const bool a_rows = KeepsMinor(a), b_rows = KeepsMinor(b);
+  if (a_rows != b_rows) return a_rows;
+  return a->unique_id() < b->unique_id();
+}
+
+bool HasDotUser(const HloInstruction* instruction) {
+  for (const HloInstruction* user : instruction->users()) {
+    if (user->opcode() == HloOpcode::kDot) return true;
+  }
+  return false;
+}
+
+FoldedOperand FoldTranspose(HloInstruction* operand, absl::Span<const int64_t> batch,
+                            absl::Span<const int64_t> contracting, bool is_lhs) {
+  if (operand->opcode() != HloOpcode::kTranspose) return {};
+  HloInstruction* x = operand->mutable_operand(0);
+  const std::vector<int64_t>& permutation = cast<HloDimensionsInstruction>(operand)->dimensions();
+  const int64_t rank = operand->shape().rank();
+  FoldedOperand folded = FoldPermutation(x, permutation, rank, batch, contracting, is_lhs);
+  if (folded.value != nullptr) return folded;
+  // Another transpose of x that a dot reads (so it is computed anyway) and
+  // that this operand would fold into: attention's k is recorded both as
+  // [b*h, s, d] (the gradient's dot) and as its transpose [b*h, d, s] (the
+  // scores' dot), each a copy of the same projection.
+  for (HloInstruction* sibling : x->users()) {
+    if (sibling == operand || sibling->opcode() != HloOpcode::kTranspose || !HasDotUser(sibling) ||
+        !Preferred(sibling, operand)) {
+      continue;
+    }
+    // operand = transpose(sibling, q) with q[i] = inverse(p2)[p1[i]].
+    const std::vector<int64_t>& p2 = cast<HloDimensionsInstruction>(sibling)->dimensions();
+    std::vector<int64_t> inverse(p2.size());
+    for (size_t j = 0; j < p2.size(); ++j) inverse[p2[j]] = static_cast<int64_t>(j);
+    std::vector<int64_t> composed(permutation.size());
+    for (size_t i = 0; i < permutation.size(); ++i) composed[i] = inverse[permutation[i]];
+    folded = FoldPermutation(sibling, composed, rank, batch, contracting, is_lhs);
+    if (folded.value != nullptr) return folded;
+  }
+  return {};
 }
 
 // Folds `dot`'s transposed operands that read in place untransposed (a

@@ -36,7 +36,13 @@
 // PyTorch Linear layer's `x @ w.t()` and the transposed activations and
 // gradients of its backward pass recorded a transpose of the whole weight
 // or activation on every training step (the 784-256-256-10 MLP: five per
-// step).
+// step). An operand `transpose(x)` that does not read x in place may
+// instead read another transpose of x in place, one that a dot reads as
+// well (so it is computed anyway) and that copies whole rows (else the
+// first): PyTorch's nn.MultiheadAttention records each head's q, k and v
+// as [b*h, s, d] for one dot and transposed, [b*h, d, s], for another
+// (the scores' k, the gradients' q and v): three extra copies per step,
+// now one of each (transformer block at d_model 128: 88 -> 84 thunks).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_DOT_OPERAND_TRANSPOSE_H_

@@ -4,7 +4,8 @@
 // (batch dims apart) get their operands transposed into [B, M, K] x
 // [B, K, N] and still compute what the interpreter computes; dots that
 // read in place already, and those the emitted loop runs, are left alone;
-// a Linear layer's transposed weight and activations fold into its dots.
+// a Linear layer's transposed weight and activations fold into its dots,
+// and a transpose into another transpose of its operand (attention heads).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/cpu/runtime/dot_operand_transpose.h"
@@ -139,6 +140,62 @@ TEST(DotOperandTransposeTest, TransposedOperandsFoldIntoTheDot) {
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {256, 784}), 2));
   arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 256}), 3));
   testing::ExpectCpuAgrees(kLinear, arguments, ErrorSpec(1e-4, 1e-4));
+}
+
+// nn.MultiheadAttention's heads as PyTorch records them: q and k ([s,
+// b*h, d]) each transposed to [b*h, s, d] for one dot and to [b*h, d, s]
+// for another.
+constexpr const char* kHeadCopies = R"(
+HloModule heads
+ENTRY e {
+  pq = f32[64,32,32] parameter(0)
+  pk = f32[64,32,32] parameter(1)
+  g = f32[32,64,64] parameter(2)
+  q = f32[32,64,32] transpose(pq), dimensions={1,0,2}
+  qt = f32[32,32,64] transpose(pq), dimensions={1,2,0}
+  k = f32[32,64,32] transpose(pk), dimensions={1,0,2}
+  kt = f32[32,32,64] transpose(pk), dimensions={1,2,0}
+  s = f32[32,64,64] dot(q, kt), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  dq = f32[32,64,32] dot(g, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  dkt = f32[32,32,64] dot(qt, g), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT o = (f32[32,64,64], f32[32,64,32], f32[32,32,64]) tuple(s, dq, dkt)
+})";
+
+TEST(DotOperandTransposeTest, ATransposeFoldsIntoItsSiblingThatCopiesRows) {
+  auto module = ParseAndReturnUnverifiedModule(kHeadCopies);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<bool> changed = DotOperandTranspose().Run(module->get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  std::vector<const HloDotInstruction*> dots = Dots(**module);
+  ASSERT_EQ(dots.size(), 3u);
+  // Every dot reads q or k as [b*h, s, d]; qt and kt are left unread.
+  for (const HloDotInstruction* dot : dots) {
+    SCOPED_TRACE(dot->ToString());
+    for (const HloInstruction* operand : dot->operands()) {
+      EXPECT_NE(operand->name(), "qt");
+      EXPECT_NE(operand->name(), "kt");
+    }
+  }
+  const HloDotInstruction* scores = nullptr;
+  const HloDotInstruction* dkt = nullptr;
+  for (const HloDotInstruction* dot : dots) {
+    if (dot->shape().dimensions(1) == 64 && dot->shape().dimensions(2) == 64) scores = dot;
+    if (dot->shape().dimensions(1) == 32) dkt = dot;
+  }
+  ASSERT_NE(scores, nullptr);
+  ASSERT_NE(dkt, nullptr);
+  // The scores read k as [B, N, K]; dkt reads q as [B, K, M].
+  EXPECT_EQ(scores->operand(1)->name(), "k");
+  EXPECT_EQ(scores->dot_dimension_numbers().rhs_contracting_dimensions(),
+            (std::vector<int64_t>{2}));
+  EXPECT_EQ(dkt->operand(0)->name(), "q");
+  EXPECT_EQ(dkt->dot_dimension_numbers().lhs_contracting_dimensions(), (std::vector<int64_t>{1}));
+  std::vector<Literal> arguments;
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 32, 32}), 1));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {64, 32, 32}), 2));
+  arguments.push_back(SeededF32Values(ShapeUtil::MakeShape(F32, {32, 64, 64}), 3));
+  testing::ExpectCpuAgrees(kHeadCopies, arguments, ErrorSpec(1e-4, 1e-4));
 }
 
 TEST(DotOperandTransposeTest, InPlaceAndSmallDotsAreLeftAlone) {

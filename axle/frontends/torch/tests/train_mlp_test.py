@@ -151,18 +151,17 @@ class TrainMlpTest(unittest.TestCase):
                                   nn.ReLU(), nn.ConvTranspose2d(4, 2, 1)),
             F.mse_loss, inputs, targets)
 
-    def test_transformer_block_causal_attention(self):
-        vocab, seq, width = 24, 8, 16
-
+    def check_transformer_block(self, vocab, seq, width, heads, hidden, batch, adam=True):
         class Block(nn.Module):
             def __init__(self):
                 super().__init__()
                 self.embed = nn.Embedding(vocab, width)
                 self.pos = nn.Parameter(0.1 * torch.randn(seq, width))
                 self.norm1 = nn.LayerNorm(width)
-                self.attn = nn.MultiheadAttention(width, 2, batch_first=True)
+                self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
                 self.norm2 = nn.LayerNorm(width)
-                self.mlp = nn.Sequential(nn.Linear(width, 32), nn.GELU(), nn.Linear(32, width))
+                self.mlp = nn.Sequential(nn.Linear(width, hidden), nn.GELU(),
+                                         nn.Linear(hidden, width))
                 self.head = nn.Linear(width, vocab)
                 causal = torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1)
                 self.register_buffer("causal", causal)
@@ -175,15 +174,33 @@ class TrainMlpTest(unittest.TestCase):
                 return self.head(h).reshape(-1, vocab)
 
         g = torch.Generator().manual_seed(9)
-        inputs = [torch.randint(0, vocab, (4, seq), generator=g) for _ in range(STEPS)]
-        targets = [torch.randint(0, vocab, (4 * seq,), generator=g) for _ in range(STEPS)]
+        inputs = [torch.randint(0, vocab, (batch, seq), generator=g) for _ in range(STEPS)]
+        targets = [torch.randint(0, vocab, (batch * seq,), generator=g) for _ in range(STEPS)]
         met.clear_all()
         # The key projection's bias shifts each softmax row by a constant:
         # its true gradient is 0.
-        self.check_sgd_and_adam(Block, F.cross_entropy, inputs, targets,
-                                zero_gradient={"attn.in_proj_bias": slice(width, 2 * width)})
+        zero_gradient = {"attn.in_proj_bias": slice(width, 2 * width)}
+        if adam:
+            self.check_sgd_and_adam(Block, F.cross_entropy, inputs, targets, zero_gradient)
+        else:
+            self.check_training(Block, F.cross_entropy,
+                                lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9), inputs,
+                                targets, zero_gradient)
         self.assertGreater(met.counter_value("axle::baddbmm"), 0)
         self.assertGreater(met.counter_value("axle::masked_fill"), 0)
+
+    def test_transformer_block_causal_attention(self):
+        self.check_transformer_block(vocab=24, seq=8, width=16, heads=2, hidden=32, batch=4)
+
+    def test_transformer_block_d128_causal_attention(self):
+        # Heads' dots large enough for oneDNN (4M multiply-adds each): the
+        # scores read k, and the gradients q and v, through the one copy
+        # of each the other dots read (cpu-dot-operand-transpose). SGD only:
+        # at this width Adam turns the two sides' different rounding of
+        # near-zero gradients into full steps of some weights (mlp.2.weight
+        # differs beyond 1e-3 before this fold too).
+        self.check_transformer_block(vocab=64, seq=64, width=128, heads=4, hidden=256, batch=8,
+                                     adam=False)
 
 
 if __name__ == "__main__":
