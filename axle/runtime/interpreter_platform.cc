@@ -38,6 +38,7 @@ class InterpreterExecutable : public Executable {
       literals.push_back(std::move(literal));
     }
     std::vector<const Literal*> pointers;
+    pointers.reserve(literals.size());
     for (const Literal& literal : literals) pointers.push_back(&literal);
     // One evaluator per run: evaluators cache per-computation plans and are
     // not thread-safe; the module itself is only read.

@@ -50,6 +50,7 @@ Literal Bf16Values(const Shape& shape, const std::vector<float>& values) {
 // where the result is a tuple, concatenated).
 std::vector<float> ValuesOf(const HloModule& module, const std::vector<Literal>& arguments) {
   std::vector<const Literal*> pointers;
+  pointers.reserve(arguments.size());
   for (const Literal& argument : arguments) pointers.push_back(&argument);
   HloEvaluator evaluator;
   absl::StatusOr<Literal> result = evaluator.Evaluate(module, pointers);
