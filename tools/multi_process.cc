@@ -22,6 +22,7 @@
 #include "axle/core/npy.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/eval/participants.h"
+#include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "axle/runtime/host_custom_call.h"
 #include "axle/runtime/local_client.h"
 #include "tools/fake_arguments.h"
@@ -248,6 +249,10 @@ absl::Status RunWorker(const WorkerOptions& options) {
   int size = communicator->size();
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloModule> module,
                         LoadModule(options.input_file, options.verify));
+  // bf16 reductions accumulate in f32 on every platform's compile (the
+  // interpreter platform's too); the evaluator runs below, and the threads
+  // reference, see them so as well.
+  AXLE_RETURN_IF_ERROR(Bf16ReductionsInF32().Run(module.get()).status());
   AXLE_ASSIGN_OR_RETURN(auto grid, GridOf(*module, size, options.num_partitions));
   AXLE_ASSIGN_OR_RETURN(std::vector<Literal> arguments, ArgumentsFor(*module, options, rank));
 

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
-#include "axle/gpu/bf16_reductions.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/cudnn_conv_calls.h"
@@ -185,9 +184,6 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
   pipeline.AddPass<GpuDotCanonicalizer>();
-  // bf16 sums and products accumulate in f32, as XLA:GPU's bf16
-  // normalization makes them (bf16_reductions.h).
-  pipeline.AddPass<GpuBf16ReductionsInF32>();
   if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
     pipeline.AddPass<GpuColumnReductionSplitter>();
   }

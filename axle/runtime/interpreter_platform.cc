@@ -1,10 +1,19 @@
 // The "Interpreter" platform: executables that run the reference
 // interpreter (axle/eval) on host buffers, with Host custom calls.
+//
+// Compiling runs one pass: bf16 reductions accumulate in f32
+// (bf16_reductions_in_f32.h), as XLA:CPU and XLA:GPU compile them, so that
+// the platform the cpu tests compare against has the numerics of XLA's
+// compiled backends. The evaluator itself folds a reduction in the type
+// its HLO says, as XLA's HloEvaluator does (XLA's own interpreter platform
+// runs no float normalization, and sums bf16 in bf16); constant folding
+// and the pass tests use it so.
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "axle/runtime/executable.h"
 #include "axle/runtime/host_custom_call.h"
 #include "axle/runtime/platform.h"
@@ -29,6 +38,7 @@ class InterpreterExecutable : public Executable {
       literals.push_back(std::move(literal));
     }
     std::vector<const Literal*> pointers;
+    pointers.reserve(literals.size());
     for (const Literal& literal : literals) pointers.push_back(&literal);
     // One evaluator per run: evaluators cache per-computation plans and are
     // not thread-safe; the module itself is only read.
@@ -45,6 +55,7 @@ class InterpreterCompiler : public Compiler {
   explicit InterpreterCompiler(const se::Platform* platform) : platform_(platform) {}
   absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
+    AXLE_RETURN_IF_ERROR(Bf16ReductionsInF32().Run(module.get()).status());
     return std::unique_ptr<Executable>(
         new InterpreterExecutable(std::shared_ptr<const HloModule>(std::move(module)), platform_));
   }

@@ -16,6 +16,7 @@ absl::Status AddBackendPreparationPasses(HloPassPipeline& pipeline, bool run_bac
                                          BackendPassEdit edit) {
   static constexpr const char* kOptimizing[] = {"layout-normalization",
                                                 "batchnorm-expander",
+                                                "bf16-reductions-in-f32",
                                                 "call-inliner",
                                                 "algsimp",
                                                 "tuple-simplifier",
@@ -31,7 +32,8 @@ absl::Status AddBackendPreparationPasses(HloPassPipeline& pipeline, bool run_bac
                                                 "fusion",
                                                 "multi-output-fusion",
                                                 "cse"};
-  static constexpr const char* kRequired[] = {"layout-normalization", "batchnorm-expander"};
+  static constexpr const char* kRequired[] = {"layout-normalization", "batchnorm-expander",
+                                              "bf16-reductions-in-f32"};
   const absl::Span<const char* const> names =
       run_backend_only ? absl::Span<const char* const>(kRequired) : kOptimizing;
   for (const char* name : names) {

@@ -1,15 +1,15 @@
 //===- backend_pipeline.h - The passes every backend runs before codegen ---===//
 //
 // The cpu and CUDA backends prepare a module with one list of passes, in
-// XLA:CPU's order: algebraic rewrites, tuple and loop clean-up, reshapes sunk
-// to meet and cancel, constants folded, common subexpressions merged,
-// loop-invariant constants sunk into loop bodies and dropped from the loop
-// state and folded again there (an ONNX GRU's slices of its recurrent
-// weight would otherwise be copied on every step), rewrites again on what CSE and folding exposed;
-// then fusion, multi-output fusion, and CSE again (a producer fused into several consumers of one
-// kernel is a copy per consumer, computed once per copy unless merged). Each backend edits the list
-// where it differs (its dot rewrites, its fusion options) through a callback, instead of keeping a
-// copy of it.
+// XLA:CPU's order: bf16 reductions made f32 ones (its FloatNormalization),
+// algebraic rewrites, tuple and loop clean-up, reshapes sunk to meet and cancel, constants folded,
+// common subexpressions merged, loop-invariant constants sunk into loop bodies and dropped from the
+// loop state and folded again there (an ONNX GRU's slices of its recurrent weight would otherwise
+// be copied on every step), rewrites again on what CSE and folding exposed; then fusion,
+// multi-output fusion, and CSE again (a producer fused into several consumers of one kernel is a
+// copy per consumer, computed once per copy unless merged). Each backend edits the list where it
+// differs (its dot rewrites, its fusion options) through a callback, instead of keeping a copy of
+// it.
 //
 // Also here: the pass that wraps the ops needing a kernel into loop
 // fusions, with the tuple root the loop emitters of both backends expect
@@ -41,7 +41,8 @@ using BackendPassEdit =
 
 // Adds the shared list to `pipeline`. With `run_backend_only`
 // (ExecutableBuildOptions, as XLA's: the module is optimized already) only
-// what codegen needs: layout-normalization and batchnorm-expander.
+// what codegen needs: layout-normalization, batchnorm-expander and
+// bf16-reductions-in-f32 (XLA's numerics: bf16 reductions accumulate in f32).
 absl::Status AddBackendPreparationPasses(HloPassPipeline& pipeline, bool run_backend_only,
                                          BackendPassEdit edit);
 

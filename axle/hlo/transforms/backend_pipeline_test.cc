@@ -33,6 +33,7 @@ std::vector<std::string> EditedNames(bool run_backend_only) {
 TEST(BackendPipeline, NamesThePassesInXlaCpusOrder) {
   const std::vector<std::string> expected = {"layout-normalization",
                                              "batchnorm-expander",
+                                             "bf16-reductions-in-f32",
                                              "call-inliner",
                                              "algsimp",
                                              "tuple-simplifier",
@@ -50,7 +51,8 @@ TEST(BackendPipeline, NamesThePassesInXlaCpusOrder) {
                                              "cse"};
   EXPECT_EQ(EditedNames(/*run_backend_only=*/false), expected);
   EXPECT_EQ(EditedNames(/*run_backend_only=*/true),
-            (std::vector<std::string>{"layout-normalization", "batchnorm-expander"}));
+            (std::vector<std::string>{"layout-normalization", "batchnorm-expander",
+                                      "bf16-reductions-in-f32"}));
 }
 
 TEST(BackendPipeline, AnEditThatFailsStopsTheList) {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
@@ -12,6 +13,7 @@ namespace axle {
 void AddLoweringPasses(PassFactoryMap* registry) {
   (*registry)["scan-to-while"] = [] { return std::make_unique<ScanToWhile>(); };
   (*registry)["topk-decomposer"] = [] { return std::make_unique<TopKDecomposer>(); };
+  (*registry)["bf16-reductions-in-f32"] = [] { return std::make_unique<Bf16ReductionsInF32>(); };
   (*registry)["single-device-collectives"] = [] {
     return std::make_unique<LowerSingleDeviceCollectives>();
   };
