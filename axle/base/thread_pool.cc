@@ -145,17 +145,15 @@ void ThreadPool::WorkerLoop() {
       return shutting_down_ || (current_job_ != nullptr && job_generation_ != seen_generation &&
                                 current_job_->open_seats > 0);
     };
-    if (!has_work() && (spin_after_job || spin_scopes_.load(std::memory_order_relaxed) > 0) &&
-        quiet_scopes_.load(std::memory_order_relaxed) == 0) {
+    if (!has_work() && (spin_after_job || spin_scopes_.load(std::memory_order_relaxed) > 0)) {
       // In a spin scope, or after a job that asked for it: the next job is
       // likely microseconds away. (The current one, if any, has no seat
-      // left.) A quiet scope opened meanwhile ends the spin.
+      // left.)
       seen_generation = job_generation_;
       const bool keep_spinning = spin_after_job;
       lock.unlock();
       SpinUntil([&] {
         return published_generation_.load(std::memory_order_relaxed) != seen_generation ||
-               quiet_scopes_.load(std::memory_order_relaxed) > 0 ||
                (!keep_spinning && spin_scopes_.load(std::memory_order_relaxed) == 0);
       });
       lock.lock();
@@ -234,14 +232,6 @@ ThreadPool::SpinScope::SpinScope(ThreadPool* pool) : pool_(pool) {
 
 ThreadPool::SpinScope::~SpinScope() {
   if (pool_ != nullptr) pool_->spin_scopes_.fetch_sub(1, std::memory_order_relaxed);
-}
-
-ThreadPool::QuietScope::QuietScope(ThreadPool* pool) : pool_(pool) {
-  if (pool_ != nullptr) pool_->quiet_scopes_.fetch_add(1, std::memory_order_relaxed);
-}
-
-ThreadPool::QuietScope::~QuietScope() {
-  if (pool_ != nullptr) pool_->quiet_scopes_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace axle

@@ -25,9 +25,7 @@
 // job within microseconds (a run of thunks that each split over the pool)
 // asks the same of the workers of one job (AfterJob::kSpin). Otherwise idle
 // workers sleep at once, so they never take cores from other thread pools
-// (oneDNN's OpenMP team) for long; and while a QuietScope is open (a call
-// runs on such a team), spinning workers go to sleep whatever asked them to
-// spin, and open SpinScopes keep none spinning.
+// (oneDNN's OpenMP team) for long.
 //
 // `fn` must not throw (the project builds without exceptions in mind:
 // report errors through state the caller owns, e.g. one absl::Status per
@@ -91,12 +89,9 @@ class ThreadPool {
   // While one exists, idle workers of `pool` (null: none) wait for the next
   // job spinning (see above). Scopes nest and may be opened from any
   // thread.
-  // Whether a SpinScope is open and no QuietScope (then a split costs the
-  // caller a few microseconds, not a wake-up: worth it for smaller work).
-  bool WorkersSpinning() const {
-    return spin_scopes_.load(std::memory_order_relaxed) > 0 &&
-           quiet_scopes_.load(std::memory_order_relaxed) == 0;
-  }
+  // Whether a SpinScope is open (then a split costs the caller a few
+  // microseconds, not a wake-up: worth it for smaller work).
+  bool WorkersSpinning() const { return spin_scopes_.load(std::memory_order_relaxed) > 0; }
 
   class SpinScope {
    public:
@@ -104,22 +99,6 @@ class ThreadPool {
     ~SpinScope();
     SpinScope(const SpinScope&) = delete;
     SpinScope& operator=(const SpinScope&) = delete;
-
-   private:
-    ThreadPool* pool_;
-  };
-
-  // While one exists, idle workers of `pool` (null: none) do not spin: those
-  // spinning go to sleep within a few hundred cycles, and SpinScopes and
-  // AfterJob::kSpin keep none spinning, so that another team's threads (a
-  // oneDNN call on OpenMP's) get the cores. Scopes nest and may be opened
-  // from any thread.
-  class QuietScope {
-   public:
-    explicit QuietScope(ThreadPool* pool);
-    ~QuietScope();
-    QuietScope(const QuietScope&) = delete;
-    QuietScope& operator=(const QuietScope&) = delete;
 
    private:
     ThreadPool* pool_;
@@ -143,7 +122,6 @@ class ThreadPool {
   // the mutex; open SpinScopes.
   std::atomic<uint64_t> published_generation_{0};
   std::atomic<int> spin_scopes_{0};
-  std::atomic<int> quiet_scopes_{0};
 };
 
 }  // namespace axle

@@ -188,27 +188,6 @@ TEST(ThreadPoolTest, JobsThatAskWorkersToSpinAfter) {
   for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
 }
 
-TEST(ThreadPoolTest, QuietScopesStopSpinningAndKeepResults) {
-  // A quiet scope (a oneDNN call on OpenMP's team) inside a spin scope (a
-  // run of thunks): the workers are not reported spinning while it is
-  // open, spinning ones go to sleep and must be woken for the next job, and
-  // kSpin jobs meanwhile still cover every index once.
-  ThreadPool pool(3);
-  EXPECT_FALSE(pool.WorkersSpinning());
-  ThreadPool::SpinScope spin(&pool);
-  EXPECT_TRUE(pool.WorkersSpinning());
-  for (int round = 0; round < 100; ++round) {
-    ExpectCoversOnce(pool, 1 + round % 23, 1, 0, ThreadPool::AfterJob::kSpin);
-    ThreadPool::QuietScope quiet(&pool);
-    ThreadPool::QuietScope none(nullptr);
-    EXPECT_FALSE(pool.WorkersSpinning());
-    ExpectCoversOnce(pool, 1 + round % 31, 1, 0,
-                     round % 2 == 0 ? ThreadPool::AfterJob::kSleep : ThreadPool::AfterJob::kSpin);
-  }
-  EXPECT_TRUE(pool.WorkersSpinning());
-  for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
-}
-
 TEST(ThreadPoolTest, ParseNumThreads) {
   EXPECT_EQ(*ThreadPool::ParseNumThreads("1"), 1);
   EXPECT_EQ(*ThreadPool::ParseNumThreads("16"), 16);

@@ -92,7 +92,6 @@ OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options, int max_threads)
   }
   int threads = std::max(1, std::min(cores / running, max_threads));
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-  if (threads > 1) quiet_.emplace(&ThreadPool::Default());
 }
 
 OmpTeamShare::~OmpTeamShare() { running_calls.fetch_sub(1); }

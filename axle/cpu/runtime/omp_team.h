@@ -38,9 +38,7 @@
 #define AXLE_CPU_RUNTIME_OMP_TEAM_H_
 
 #include <cstdint>
-#include <optional>
 
-#include "axle/base/thread_pool.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -68,9 +66,6 @@ inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 21;
 // 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread.
 int TeamSizeForWork(int64_t work);
 
-// A team of more than one also holds a ThreadPool::QuietScope on the
-// default pool: its workers, which may spin between the thunks of a run
-// (cpu_executable.cc), leave the cores to the OpenMP workers.
 class OmpTeamShare {
  public:
   // `max_threads` caps the team (TeamSizeForWork of the call's work).
@@ -78,9 +73,6 @@ class OmpTeamShare {
   ~OmpTeamShare();
   OmpTeamShare(const OmpTeamShare&) = delete;
   OmpTeamShare& operator=(const OmpTeamShare&) = delete;
-
- private:
-  std::optional<ThreadPool::QuietScope> quiet_;
 };
 
 // While one exists, the calling thread's oneDNN calls (and the primitives it
