@@ -178,8 +178,10 @@ constexpr int64_t kMaxRecomputedInstructions = 32;
 // the conversion to floats) are one kernel, as on XLA:GPU.
 constexpr int64_t kMaxFusedInstructions = 1000;
 
-absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
-  if (name != "fusion") return true;
+// The GPU's rewrites in front of its fusion (or in its place, when only the
+// backend's passes run): trip counts, convolution padding, dots, and the
+// column-reduction split when AXLE_GPU_SPLIT_COLUMNS asks for it.
+void AddGpuPreFusionPasses(HloPassPipeline& pipeline) {
   pipeline.AddPass<GpuAnnotateWhileTripCounts>();
   pipeline.AddPass<GpuConvPaddingLegalization>();
   pipeline.AddPass<GpuDotToReduce>();
@@ -187,6 +189,11 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
     pipeline.AddPass<GpuColumnReductionSplitter>();
   }
+}
+
+absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name != "fusion") return true;
+  AddGpuPreFusionPasses(pipeline);
   CpuInstructionFusion::Options fusion_options;
   fusion_options.fuse_reductions_into_consumers = false;
   fusion_options.duplicate_fast_gpu_math = true;
@@ -242,15 +249,7 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
     return ReplaceFusion(name, passes);
   };
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, edit));
-  if (run_backend_only) {
-    pipeline.AddPass<GpuAnnotateWhileTripCounts>();
-    pipeline.AddPass<GpuConvPaddingLegalization>();
-    pipeline.AddPass<GpuDotToReduce>();
-    pipeline.AddPass<GpuDotCanonicalizer>();
-    if (EnvironmentOptions::Read().gpu_split_columns.value_or(false)) {
-      pipeline.AddPass<GpuColumnReductionSplitter>();
-    }
-  }
+  if (run_backend_only) AddGpuPreFusionPasses(pipeline);
   // Every op that needs a kernel into a one-op loop fusion (the cpu
   // backend's pass with the GPU's choice of ops); side-effecting and
   // asynchronous ops, and the others no loop fusion computes, are left for
