@@ -99,13 +99,8 @@ std::optional<ConcatSlice> ConcatSliceOf(const HloInstruction& producer) {
 
 absl::Status EmitConvolutionIntoConcat(const HloInstruction& instruction, const ConcatSlice& slice,
                                        ProgramBuilder& builder) {
-  std::vector<int64_t> operand_values;
-  std::vector<const Literal*> constants;
-  for (const HloInstruction* operand : instruction.operands()) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
-    operand_values.push_back(value);
-    constants.push_back(builder.ConstantOf(value));
-  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> operand_values, builder.OperandValues(instruction));
+  const std::vector<const Literal*> constants = builder.ConstantsOf(operand_values);
   AXLE_ASSIGN_OR_RETURN(conv::ConvPlan plan, conv::MakePlan(instruction, constants));
   plan.output_offset = slice.offset;
   plan.output_strides = slice.strides;

@@ -161,13 +161,8 @@ absl::StatusOr<EpiloguePlan> PlanEpilogue(const HloInstruction& instruction, Hlo
 
 absl::Status EmitEpilogueThunk(const HloInstruction& instruction, ProgramBuilder& builder,
                                EpilogueThunkFactory create, absl::string_view kernel_prefix) {
-  std::vector<int64_t> operand_values;
-  std::vector<const Literal*> constants;
-  for (const HloInstruction* operand : instruction.operands()) {
-    AXLE_ASSIGN_OR_RETURN(int64_t value, builder.ValueOf(operand));
-    operand_values.push_back(value);
-    constants.push_back(builder.ConstantOf(value));
-  }
+  AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> operand_values, builder.OperandValues(instruction));
+  const std::vector<const Literal*> constants = builder.ConstantsOf(operand_values);
   const int64_t output = builder.DefineTemporary(&instruction, {}, instruction.shape());
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Thunk> thunk,
                         create(instruction, std::move(operand_values), constants, output,

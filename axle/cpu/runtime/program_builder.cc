@@ -360,6 +360,16 @@ absl::StatusOr<int64_t> ProgramBuilder::ValueOf(const HloInstruction* instructio
   return it->second;
 }
 
+absl::StatusOr<std::vector<int64_t>> ProgramBuilder::OperandValues(
+    const HloInstruction& instruction) const {
+  std::vector<int64_t> values;
+  values.reserve(instruction.operand_count());
+  for (const HloInstruction* operand : instruction.operands()) {
+    AXLE_ASSIGN_OR_RETURN(values.emplace_back(), ValueOf(operand));
+  }
+  return values;
+}
+
 std::vector<std::pair<ShapeIndex, int64_t>> ProgramBuilder::LeavesOf(
     const HloInstruction* instruction) const {
   std::vector<std::pair<ShapeIndex, int64_t>> leaves;
@@ -446,6 +456,13 @@ int64_t ProgramBuilder::DefineScratch(int64_t size_bytes) {
 const Literal* ProgramBuilder::ConstantOf(int64_t value) const {
   const ValueSlot& s = program_.values[value];
   return s.kind == ValueSlot::Kind::kConstant ? &program_.constants[s.constant] : nullptr;
+}
+
+std::vector<const Literal*> ProgramBuilder::ConstantsOf(absl::Span<const int64_t> values) const {
+  std::vector<const Literal*> constants;
+  constants.reserve(values.size());
+  for (int64_t value : values) constants.push_back(ConstantOf(value));
+  return constants;
 }
 
 std::string ProgramBuilder::UniqueName(absl::string_view prefix) {

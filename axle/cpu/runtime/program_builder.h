@@ -36,6 +36,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/hlo/ir/hlo_module.h"
@@ -82,6 +83,8 @@ class ProgramBuilder {
   // that leaf has none (not an array, or not produced yet).
   absl::StatusOr<int64_t> ValueOf(const HloInstruction* instruction,
                                   const ShapeIndex& index = {}) const;
+  // The value of each of `instruction`'s operands (each an array), in order.
+  absl::StatusOr<std::vector<int64_t>> OperandValues(const HloInstruction& instruction) const;
   // Every array leaf of `instruction`'s result with its value, in index order.
   std::vector<std::pair<ShapeIndex, int64_t>> LeavesOf(const HloInstruction* instruction) const;
   // A new temporary holding leaf `index` (of shape `shape`) of `instruction`.
@@ -99,6 +102,8 @@ class ProgramBuilder {
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;
+  // ConstantOf of each of `values`.
+  std::vector<const Literal*> ConstantsOf(absl::Span<const int64_t> values) const;
   // Appends to the sequence being built (the entry's, or a nested one).
   void AddThunk(std::unique_ptr<Thunk> thunk) { sequence_->push_back(std::move(thunk)); }
   // A function name not used before in this program ("<prefix>_<n>").
