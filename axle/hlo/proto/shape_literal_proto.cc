@@ -144,6 +144,20 @@ absl::Status ReadElements(const Field& field, Literal* literal, absl::string_vie
   return absl::OkStatus();
 }
 
+// The types whose literals a repeated number field holds: the type, the
+// field's C++ element type (a complex number is two of them, real part
+// first) and the field.
+#define AXLE_LITERAL_NUMBER_FIELDS(V) \
+  V(PRED, bool, preds)                \
+  V(S32, int32_t, s32s)               \
+  V(S64, int64_t, s64s)               \
+  V(U32, uint32_t, u32s)              \
+  V(U64, uint64_t, u64s)              \
+  V(F32, float, f32s)                 \
+  V(F64, double, f64s)                \
+  V(C64, float, c64s)                 \
+  V(C128, double, c128s)
+
 // The `bytes` field holding literals of `type`, or null for the types with
 // a repeated number field.
 std::string* BytesField(PrimitiveType type, LiteralProto* proto) {
@@ -210,33 +224,12 @@ absl::StatusOr<LiteralProto> LiteralToProto(const Literal& literal) {
   if (!shape.IsArray()) return out;
   if (!RowMajor(shape)) return Unimplemented("a literal in a non-default layout");
   switch (shape.element_type()) {
-    case PRED:
-      CopyElements<bool>(literal, out.mutable_preds());
-      break;
-    case S32:
-      CopyElements<int32_t>(literal, out.mutable_s32s());
-      break;
-    case S64:
-      CopyElements<int64_t>(literal, out.mutable_s64s());
-      break;
-    case U32:
-      CopyElements<uint32_t>(literal, out.mutable_u32s());
-      break;
-    case U64:
-      CopyElements<uint64_t>(literal, out.mutable_u64s());
-      break;
-    case F32:
-      CopyElements<float>(literal, out.mutable_f32s());
-      break;
-    case F64:
-      CopyElements<double>(literal, out.mutable_f64s());
-      break;
-    case C64:
-      CopyElements<float>(literal, out.mutable_c64s());
-      break;
-    case C128:
-      CopyElements<double>(literal, out.mutable_c128s());
-      break;
+#define AXLE_COPY_ELEMENTS_(type, T, field)          \
+  case type:                                         \
+    CopyElements<T>(literal, out.mutable_##field()); \
+    break;
+    AXLE_LITERAL_NUMBER_FIELDS(AXLE_COPY_ELEMENTS_)
+#undef AXLE_COPY_ELEMENTS_
     default: {
       // One element per byte for sub-byte types, as XLA writes them; 16-bit
       // types little-endian, as the host holds them.
@@ -266,33 +259,12 @@ absl::StatusOr<Literal> LiteralFromProto(const LiteralProto& proto) {
   Literal literal(shape);
   if (!shape.IsArray()) return literal;
   switch (shape.element_type()) {
-    case PRED:
-      AXLE_RETURN_IF_ERROR(ReadElements<bool>(proto.preds(), &literal, "preds"));
-      break;
-    case S32:
-      AXLE_RETURN_IF_ERROR(ReadElements<int32_t>(proto.s32s(), &literal, "s32s"));
-      break;
-    case S64:
-      AXLE_RETURN_IF_ERROR(ReadElements<int64_t>(proto.s64s(), &literal, "s64s"));
-      break;
-    case U32:
-      AXLE_RETURN_IF_ERROR(ReadElements<uint32_t>(proto.u32s(), &literal, "u32s"));
-      break;
-    case U64:
-      AXLE_RETURN_IF_ERROR(ReadElements<uint64_t>(proto.u64s(), &literal, "u64s"));
-      break;
-    case F32:
-      AXLE_RETURN_IF_ERROR(ReadElements<float>(proto.f32s(), &literal, "f32s"));
-      break;
-    case F64:
-      AXLE_RETURN_IF_ERROR(ReadElements<double>(proto.f64s(), &literal, "f64s"));
-      break;
-    case C64:
-      AXLE_RETURN_IF_ERROR(ReadElements<float>(proto.c64s(), &literal, "c64s"));
-      break;
-    case C128:
-      AXLE_RETURN_IF_ERROR(ReadElements<double>(proto.c128s(), &literal, "c128s"));
-      break;
+#define AXLE_READ_ELEMENTS_(type, T, field)                                 \
+  case type:                                                                \
+    AXLE_RETURN_IF_ERROR(ReadElements<T>(proto.field(), &literal, #field)); \
+    break;
+    AXLE_LITERAL_NUMBER_FIELDS(AXLE_READ_ELEMENTS_)
+#undef AXLE_READ_ELEMENTS_
     default: {
       LiteralProto scratch = proto;
       const std::string* bytes = BytesField(shape.element_type(), &scratch);
@@ -306,5 +278,7 @@ absl::StatusOr<Literal> LiteralFromProto(const LiteralProto& proto) {
   }
   return literal;
 }
+
+#undef AXLE_LITERAL_NUMBER_FIELDS
 
 }  // namespace axle
