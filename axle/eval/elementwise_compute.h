@@ -22,9 +22,12 @@ namespace axle::eval_internal {
 
 // --- Compute types -----------------------------------------------------------
 
+// Integers in 64 bits of their signedness; bool, float, double and complex
+// as themselves.
 template <typename T>
 struct ComputeTypeOf {
-  using type = T;  // bool, float, double, complex
+  using type = std::conditional_t<is_integer_v<T>,
+                                  std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>;
 };
 template <typename S, int E, int M, int B, FloatEncoding K>
 struct ComputeTypeOf<NarrowFloat<S, E, M, B, K>> {
@@ -34,18 +37,6 @@ template <int N, bool kSigned>
 struct ComputeTypeOf<IntN<N, kSigned>> {
   using type = std::conditional_t<kSigned, int64_t, uint64_t>;
 };
-#define AXLE_COMPUTE_AS_(T, C) \
-  template <>                  \
-  struct ComputeTypeOf<T> {    \
-    using type = C;            \
-  };
-AXLE_COMPUTE_AS_(int8_t, int64_t)
-AXLE_COMPUTE_AS_(int16_t, int64_t)
-AXLE_COMPUTE_AS_(int32_t, int64_t)
-AXLE_COMPUTE_AS_(uint8_t, uint64_t)
-AXLE_COMPUTE_AS_(uint16_t, uint64_t)
-AXLE_COMPUTE_AS_(uint32_t, uint64_t)
-#undef AXLE_COMPUTE_AS_
 
 template <typename T>
 using Compute = typename ComputeTypeOf<T>::type;

@@ -54,34 +54,8 @@ inline int64_t Product(absl::Span<const int64_t> dims) {
 // complement wrap-around, no undefined overflow), bool for pred.
 
 template <typename T>
-struct AccumulatorFor {
-  using type = T;
-};
-template <typename S, int E, int M, int B, FloatEncoding K>
-struct AccumulatorFor<NarrowFloat<S, E, M, B, K>> {
-  using type = float;
-};
-template <int N, bool kSigned>
-struct AccumulatorFor<IntN<N, kSigned>> {
-  using type = uint64_t;
-};
-#define AXLE_INTEGER_ACCUMULATOR_(T) \
-  template <>                        \
-  struct AccumulatorFor<T> {         \
-    using type = uint64_t;           \
-  };
-AXLE_INTEGER_ACCUMULATOR_(int8_t)
-AXLE_INTEGER_ACCUMULATOR_(int16_t)
-AXLE_INTEGER_ACCUMULATOR_(int32_t)
-AXLE_INTEGER_ACCUMULATOR_(int64_t)
-AXLE_INTEGER_ACCUMULATOR_(uint8_t)
-AXLE_INTEGER_ACCUMULATOR_(uint16_t)
-AXLE_INTEGER_ACCUMULATOR_(uint32_t)
-AXLE_INTEGER_ACCUMULATOR_(uint64_t)
-#undef AXLE_INTEGER_ACCUMULATOR_
-
-template <typename T>
-using Accumulator = typename AccumulatorFor<T>::type;
+using Accumulator = std::conditional_t<is_integer_v<T>, uint64_t,
+                                       std::conditional_t<is_narrow_float_v<T>, float, T>>;
 
 template <typename T>
 Accumulator<T> ToAccumulator(T v) {
