@@ -617,29 +617,26 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitIntegerBinary(const HloInst
       return EmitMax(type, x, y);
     case HloOpcode::kMinimum:
       return EmitMin(type, x, y);
-    case HloOpcode::kDivide: {
-      llvm::Value* by_zero = b_.CreateICmpEQ(y, zero);
-      if (!is_signed) {
-        llvm::Value* quotient = b_.CreateUDiv(x, b_.CreateSelect(by_zero, one, y));
-        return b_.CreateSelect(by_zero, all_ones, quotient);
-      }
-      llvm::Value* overflow =
-          b_.CreateAnd(b_.CreateICmpEQ(x, min_value), b_.CreateICmpEQ(y, all_ones));
-      llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow), one, y);
-      llvm::Value* quotient = b_.CreateSDiv(x, safe);  // x / 1 = INT_MIN on overflow
-      return b_.CreateSelect(by_zero, all_ones, quotient);
-    }
+    case HloOpcode::kDivide:
     case HloOpcode::kRemainder: {
+      // As XLA: x / 0 is all ones and x % 0 is x; INT_MIN / -1 is INT_MIN
+      // and INT_MIN % -1 is 0, which a divisor of 1 gives.
+      const bool divide = hlo.opcode() == HloOpcode::kDivide;
       llvm::Value* by_zero = b_.CreateICmpEQ(y, zero);
-      if (!is_signed) {
-        llvm::Value* remainder = b_.CreateURem(x, b_.CreateSelect(by_zero, one, y));
-        return b_.CreateSelect(by_zero, x, remainder);
+      llvm::Value* unsafe = by_zero;
+      if (is_signed) {
+        llvm::Value* overflow =
+            b_.CreateAnd(b_.CreateICmpEQ(x, min_value), b_.CreateICmpEQ(y, all_ones));
+        unsafe = b_.CreateOr(by_zero, overflow);
       }
-      llvm::Value* overflow =
-          b_.CreateAnd(b_.CreateICmpEQ(x, min_value), b_.CreateICmpEQ(y, all_ones));
-      llvm::Value* safe = b_.CreateSelect(b_.CreateOr(by_zero, overflow), one, y);
-      llvm::Value* remainder = b_.CreateSRem(x, safe);  // x % 1 = 0 on overflow
-      return b_.CreateSelect(by_zero, x, remainder);
+      llvm::Value* safe = b_.CreateSelect(unsafe, one, y);
+      llvm::Value* result = nullptr;
+      if (divide) {
+        result = is_signed ? b_.CreateSDiv(x, safe) : b_.CreateUDiv(x, safe);
+      } else {
+        result = is_signed ? b_.CreateSRem(x, safe) : b_.CreateURem(x, safe);
+      }
+      return b_.CreateSelect(by_zero, divide ? all_ones : x, result);
     }
     case HloOpcode::kShiftLeft:
     case HloOpcode::kShiftRightLogical:
