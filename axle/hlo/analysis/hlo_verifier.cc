@@ -16,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/hlo_verifier_internal.h"
 #include "axle/hlo/ir/hlo_computation.h"
@@ -263,33 +264,40 @@ absl::Status VerifyEntryComputationLayout(const HloModule& module,
   return absl::OkStatus();
 }
 
+// The leaf at `index` of the entry's parameter `number` (`what` names the
+// alias or donor in the error when there is no such parameter or leaf).
+absl::StatusOr<Shape> EntryParameterLeaf(const ProgramShape& entry, int64_t number,
+                                         const ShapeIndex& index, absl::string_view what) {
+  const int64_t num_parameters = static_cast<int64_t>(entry.parameters().size());
+  if (number < 0 || number >= num_parameters) {
+    return Error(absl::StrCat(what, "parameter ", number,
+                              " does not exist (the entry computation has ", num_parameters,
+                              " parameters)"));
+  }
+  const Shape& parameter = entry.parameters()[number];
+  if (!ShapeUtil::IndexIsValid(parameter, index)) {
+    return Error(absl::StrCat(what, "index ", ShapeIndexToString(index), " is not in parameter ",
+                              number, "'s shape ", parameter.ToString(false)));
+  }
+  return ShapeUtil::GetSubshape(parameter, index);
+}
+
 absl::Status VerifyInputOutputAlias(const HloModule& module) {
   const auto& aliases = module.input_output_alias_config().aliases();
   if (aliases.empty()) return absl::OkStatus();
   const ProgramShape entry = GetProgramShape(module);
-  const int64_t num_parameters = static_cast<int64_t>(entry.parameters().size());
   std::vector<std::pair<int64_t, ShapeIndex>> seen_parameters;
   std::vector<ShapeIndex> seen_outputs;
   for (const auto& alias : aliases) {
     const std::string what = absl::StrCat(
         "input_output_alias { ", ShapeIndexToString(alias.output_index), ": (",
         alias.parameter_number, ", ", ShapeIndexToString(alias.parameter_index), ") }: ");
-    if (alias.parameter_number < 0 || alias.parameter_number >= num_parameters) {
-      return Error(absl::StrCat(what, "parameter ", alias.parameter_number,
-                                " does not exist (the entry computation has ", num_parameters,
-                                " parameters)"));
-    }
-    const Shape& parameter = entry.parameters()[alias.parameter_number];
-    if (!ShapeUtil::IndexIsValid(parameter, alias.parameter_index)) {
-      return Error(absl::StrCat(what, "index ", ShapeIndexToString(alias.parameter_index),
-                                " is not in parameter ", alias.parameter_number, "'s shape ",
-                                parameter.ToString(false)));
-    }
+    AXLE_ASSIGN_OR_RETURN(const Shape in, EntryParameterLeaf(entry, alias.parameter_number,
+                                                             alias.parameter_index, what));
     if (!ShapeUtil::IndexIsValid(entry.result(), alias.output_index)) {
       return Error(absl::StrCat(what, "output index ", ShapeIndexToString(alias.output_index),
                                 " is not in the result shape ", entry.result().ToString(false)));
     }
-    const Shape& in = ShapeUtil::GetSubshape(parameter, alias.parameter_index);
     const Shape& out = ShapeUtil::GetSubshape(entry.result(), alias.output_index);
     if (!in.IsArray() || !out.IsArray()) {
       return Error(absl::StrCat(what, "only arrays can alias; got parameter ", in.ToString(false),
@@ -322,25 +330,13 @@ absl::Status VerifyBufferDonors(const HloModule& module) {
   const auto& donors = module.buffer_donor_config().donors();
   if (donors.empty()) return absl::OkStatus();
   const ProgramShape entry = GetProgramShape(module);
-  const int64_t num_parameters = static_cast<int64_t>(entry.parameters().size());
   for (const auto& donor : donors) {
     const std::string what = absl::StrCat("buffer_donor (", donor.parameter_number, ", ",
                                           ShapeIndexToString(donor.parameter_index), "): ");
-    if (donor.parameter_number < 0 || donor.parameter_number >= num_parameters) {
-      return Error(absl::StrCat(what, "parameter ", donor.parameter_number,
-                                " does not exist (the entry computation has ", num_parameters,
-                                " parameters)"));
-    }
-    const Shape& parameter = entry.parameters()[donor.parameter_number];
-    if (!ShapeUtil::IndexIsValid(parameter, donor.parameter_index)) {
-      return Error(absl::StrCat(what, "index ", ShapeIndexToString(donor.parameter_index),
-                                " is not in parameter ", donor.parameter_number, "'s shape ",
-                                parameter.ToString(false)));
-    }
-    if (!ShapeUtil::GetSubshape(parameter, donor.parameter_index).IsArray()) {
-      return Error(
-          absl::StrCat(what, "only arrays can be donated; got ",
-                       ShapeUtil::GetSubshape(parameter, donor.parameter_index).ToString(false)));
+    AXLE_ASSIGN_OR_RETURN(const Shape leaf, EntryParameterLeaf(entry, donor.parameter_number,
+                                                               donor.parameter_index, what));
+    if (!leaf.IsArray()) {
+      return Error(absl::StrCat(what, "only arrays can be donated; got ", leaf.ToString(false)));
     }
     if (module.input_output_alias_config().ParameterHasAlias(donor.parameter_number,
                                                              donor.parameter_index)) {
