@@ -66,6 +66,21 @@ bool ContractingLast(const Shape& shape, absl::Span<const int64_t> free,
   return fallback;
 }
 
+// Transposes `*operand` (unless it is so already) to its batch dims, then
+// its free and contracting dims in ContractingLast's order; returns where
+// its contracting dims are then.
+std::vector<int64_t> TransposeForMatmul(HloInstruction** operand, absl::Span<const int64_t> batch,
+                                        absl::Span<const int64_t> free,
+                                        absl::Span<const int64_t> contracting, bool fallback) {
+  const bool contracting_last = ContractingLast((*operand)->shape(), free, contracting, fallback);
+  std::vector<int64_t> permutation =
+      contracting_last ? Concat(batch, free, contracting) : Concat(batch, contracting, free);
+  if (!IsIdentity(permutation)) *operand = MakeTranspose(*operand, permutation);
+  const int64_t first = static_cast<int64_t>(batch.size()) +
+                        (contracting_last ? static_cast<int64_t>(free.size()) : 0);
+  return Iota(first, static_cast<int64_t>(contracting.size()));
+}
+
 // Dots above this many multiply-adds run on oneDNN's matmul, which reads
 // either order of each operand at full speed (below it the small-dot
 // kernel's tiles want a dense rhs: small_dot_thunk.cc's limit).
@@ -231,28 +246,14 @@ absl::StatusOr<bool> Rewrite(HloComputation* computation, HloInstruction* dot) {
   // Each operand keeps its minor dimension minor where it can (see
   // ContractingLast): the transpose then copies whole rows.
   if (!lhs_in_place) {
-    const bool contracting_last =
-        ContractingLast(lhs_shape, lhs_free, lhs_contracting, /*fallback=*/true);
-    std::vector<int64_t> permutation = contracting_last
-                                           ? Concat(lhs_batch, lhs_free, lhs_contracting)
-                                           : Concat(lhs_batch, lhs_contracting, lhs_free);
-    if (!IsIdentity(permutation)) lhs = MakeTranspose(lhs, permutation);
     *renumbered.mutable_lhs_batch_dimensions() = Iota(0, batch);
     *renumbered.mutable_lhs_contracting_dimensions() =
-        Iota(batch + (contracting_last ? static_cast<int64_t>(lhs_free.size()) : 0),
-             static_cast<int64_t>(lhs_contracting.size()));
+        TransposeForMatmul(&lhs, lhs_batch, lhs_free, lhs_contracting, /*fallback=*/true);
   }
   if (!rhs_in_place) {
-    const bool contracting_last =
-        ContractingLast(rhs_shape, rhs_free, rhs_contracting, /*fallback=*/false);
-    std::vector<int64_t> permutation = contracting_last
-                                           ? Concat(rhs_batch, rhs_free, rhs_contracting)
-                                           : Concat(rhs_batch, rhs_contracting, rhs_free);
-    if (!IsIdentity(permutation)) rhs = MakeTranspose(rhs, permutation);
     *renumbered.mutable_rhs_batch_dimensions() = Iota(0, batch);
     *renumbered.mutable_rhs_contracting_dimensions() =
-        Iota(batch + (contracting_last ? static_cast<int64_t>(rhs_free.size()) : 0),
-             static_cast<int64_t>(rhs_contracting.size()));
+        TransposeForMatmul(&rhs, rhs_batch, rhs_free, rhs_contracting, /*fallback=*/false);
   }
   if (lhs == dot->operand(0) && rhs == dot->operand(1)) return false;
   std::unique_ptr<HloInstruction> replacement = dot->CloneWithNewOperands(dot->shape(), {lhs, rhs});
