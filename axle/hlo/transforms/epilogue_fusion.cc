@@ -43,22 +43,25 @@ const HloConstantInstruction* SplatConstant(const HloInstruction& instruction) {
   return constant;
 }
 
-bool IsBiasAdd(const HloInstruction& user, const HloInstruction& value) {
-  if (user.opcode() != HloOpcode::kAdd) return false;
+// `user` is `opcode` of `value` and a broadcast or an array of the
+// output's shape.
+bool IsBinaryWithBroadcastOrArray(const HloInstruction& user, HloOpcode opcode,
+                                  const HloInstruction& value) {
+  if (user.opcode() != opcode) return false;
   const HloInstruction* other = OtherOperand(user, value);
   if (other == nullptr) return false;
   return other->opcode() == HloOpcode::kBroadcast ||
          ShapeUtil::Compatible(other->shape(), value.shape());
 }
 
+bool IsBiasAdd(const HloInstruction& user, const HloInstruction& value) {
+  return IsBinaryWithBroadcastOrArray(user, HloOpcode::kAdd, value);
+}
+
 // A multiply by a broadcast or an array of the output's shape (a folded
 // batch-norm scale).
 bool IsScale(const HloInstruction& user, const HloInstruction& value) {
-  if (user.opcode() != HloOpcode::kMultiply) return false;
-  const HloInstruction* other = OtherOperand(user, value);
-  if (other == nullptr) return false;
-  return other->opcode() == HloOpcode::kBroadcast ||
-         ShapeUtil::Compatible(other->shape(), value.shape());
+  return IsBinaryWithBroadcastOrArray(user, HloOpcode::kMultiply, value);
 }
 
 // An add of an array of the output's shape that is no broadcast (a
