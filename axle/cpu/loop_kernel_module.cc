@@ -119,6 +119,33 @@ struct LoopKernelModule::Impl {
     ++num_functions;
     return &it->second;
   }
+
+  // Adds a function's line to the signature: `label` and `identity` for a
+  // new function, `label = <function>` for one an earlier key emitted (no
+  // code of its own).
+  void Sign(absl::string_view label, absl::string_view identity, bool is_new,
+            const std::string& function) {
+    if (is_new) {
+      absl::StrAppend(&signature, label, identity, "\n");
+    } else {
+      absl::StrAppend(&signature, label, " = ", function, "\n");
+    }
+  }
+
+  // A kernel that gets `function`'s address at Compile.
+  std::unique_ptr<CompiledKernel> PendingKernel(const std::string& function, int64_t outer_size,
+                                                int64_t num_parameters, int64_t num_outputs) {
+    auto kernel =
+        std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, num_parameters, num_outputs);
+    pending.emplace_back(kernel.get(), function);
+    ++num_kernels;
+    return kernel;
+  }
+
+  void AddEmitTime(std::chrono::steady_clock::time_point start) {
+    emit_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
 };
 
 LoopKernelModule::LoopKernelModule(std::string module_name, CpuCompileOptions options,
@@ -158,22 +185,14 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
                                                     module);
                             },
                             &is_new));
-  if (is_new) {
-    absl::StrAppend(&impl_->signature, kernel_name, " ", fingerprint, "\n");
-  } else {
-    // The same function as an earlier kernel: no code of its own.
-    absl::StrAppend(&impl_->signature, kernel_name, " = ", *function_name, "\n");
-  }
+  impl_->Sign(kernel_name, absl::StrCat(" ", fingerprint), is_new, *function_name);
   const int64_t range_dimension = RangeDimension(outputs);
   const int64_t outer_size =
       range_dimension < 0 ? 1 : outputs[0]->shape().dimensions(range_dimension);
-  auto kernel =
-      std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, computation.num_parameters(),
-                                       static_cast<int64_t>(outputs.size()));
-  impl_->pending.emplace_back(kernel.get(), *function_name);
-  ++impl_->num_kernels;
-  impl_->emit_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::unique_ptr<CompiledKernel> kernel =
+      impl_->PendingKernel(*function_name, outer_size, computation.num_parameters(),
+                           static_cast<int64_t>(outputs.size()));
+  impl_->AddEmitTime(start);
   return kernel;
 }
 
@@ -190,16 +209,12 @@ absl::StatusOr<std::unique_ptr<CompiledScalarFunction>> LoopKernelModule::AddSca
           absl::StrCat("scalar function ", fingerprint), name,
           [&](llvm::Module* module) { return EmitScalarFunction(computation, name, module); },
           &is_new));
-  if (is_new) {
-    absl::StrAppend(&impl_->signature, "scalar function ", name, " ", fingerprint, "\n");
-  } else {
-    absl::StrAppend(&impl_->signature, "scalar function ", name, " = ", *function_name, "\n");
-  }
+  impl_->Sign(absl::StrCat("scalar function ", name), absl::StrCat(" ", fingerprint), is_new,
+              *function_name);
   auto function = std::make_unique<CompiledScalarFunction>(nullptr, nullptr);
   impl_->pending_scalar.emplace_back(function.get(), *function_name);
   ++impl_->num_scalar_functions;
-  impl_->emit_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  impl_->AddEmitTime(start);
   return function;
 }
 
@@ -211,17 +226,10 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddEmittedKern
   AXLE_ASSIGN_OR_RETURN(
       const std::string* function_name,
       impl_->FunctionFor(absl::StrCat("emitted kernel\n", key), name, emit, &is_new));
-  if (is_new) {
-    absl::StrAppend(&impl_->signature, name, "\n", key, "\n");
-  } else {
-    absl::StrAppend(&impl_->signature, name, " = ", *function_name, "\n");
-  }
-  auto kernel =
-      std::make_unique<CompiledKernel>(nullptr, nullptr, outer_size, num_parameters, num_outputs);
-  impl_->pending.emplace_back(kernel.get(), *function_name);
-  ++impl_->num_kernels;
-  impl_->emit_ms +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  impl_->Sign(name, absl::StrCat("\n", key), is_new, *function_name);
+  std::unique_ptr<CompiledKernel> kernel =
+      impl_->PendingKernel(*function_name, outer_size, num_parameters, num_outputs);
+  impl_->AddEmitTime(start);
   return kernel;
 }
 
