@@ -75,14 +75,9 @@ table.append(f"\nGeomean xla/axle over {len(ratios)} timed programs: **{geo(rati
              f"(min {min(ratios):.2f}); compile: Axle {geo(compile_ratios):.1f}x faster.")
 print("\n".join(table))
 if sys.argv[3] == "1":
-    path = "docs/PERFORMANCE.md"
-    text = open(path).read()
-    begin, end = "<!-- jax-programs:begin -->", "<!-- jax-programs:end -->"
+    sys.path.insert(0, "bench")
+    from doc_section import write_section
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    block = f"{begin}\nRun at {commit}, AXLE_NUM_THREADS=2, pinned to 2 cores; XLA:CPU's times from `../shared/jax/summary.json` (another machine).\n\n" + "\n".join(table) + f"\n{end}"
-    if begin in text:
-        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n## Real JAX programs (`bench/jax_programs.sh`)\n\n" + block + "\n"
-    open(path, "w").write(text)
+    body = f"Run at {commit}, AXLE_NUM_THREADS=2, pinned to 2 cores; XLA:CPU's times from `../shared/jax/summary.json` (another machine).\n\n" + "\n".join(table)
+    write_section("docs/PERFORMANCE.md", "jax-programs", body, "Real JAX programs (`bench/jax_programs.sh`)")
 PY

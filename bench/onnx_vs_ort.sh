@@ -94,18 +94,13 @@ for name in order:
     rows.append(f"| {name} | {cell(o)} | {cell(a)} | {ratio} | {note} |")
 print("\n".join(rows))
 if sys.argv[2] == "1":
-    path = "docs/PERFORMANCE.md"
-    text = open(path).read()
-    begin, end = "<!-- onnx-ort:begin -->", "<!-- onnx-ort:end -->"
+    sys.path.insert(0, "bench")
+    from doc_section import write_section
     e = dict(kv.split("=", 1) for line in env for kv in line.split() if "=" in kv)
     load = lambda key: e.get(key, "").replace(",", ", ")
     head = (f"Run of {e.get('date')} at {e.get('commit')} on "
             f"{e.get('cpu', '').replace('_', ' ')}, 2 threads pinned to 2 cores; load average "
             f"(1, 5, 15 min) before {load('load_before')}, after {load('load_after')}.")
-    block = f"{begin}\n{head}\n\n" + "\n".join(rows) + f"\n{end}"
-    if begin in text:
-        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
-    else:
-        text += "\n## ONNX models against onnxruntime (`bench/onnx_vs_ort.sh`)\n\n" + block + "\n"
-    open(path, "w").write(text)
+    write_section("docs/PERFORMANCE.md", "onnx-ort", f"{head}\n\n" + "\n".join(rows),
+                  "ONNX models against onnxruntime (`bench/onnx_vs_ort.sh`)")
 PY
