@@ -64,6 +64,16 @@ absl::Status Annotate(const absl::Status& status, const HloInstruction& instruct
   return absl::Status(status.code(), absl::StrCat(Describe(instruction), ": ", status.message()));
 }
 
+absl::Status CheckArgumentCount(const HloComputation& computation,
+                                absl::Span<const Literal* const> args) {
+  if (static_cast<int64_t>(args.size()) != computation.num_parameters()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " takes ",
+                                                   computation.num_parameters(), " arguments, got ",
+                                                   args.size()));
+  }
+  return absl::OkStatus();
+}
+
 Literal TupleOfClones(absl::Span<const Literal* const> operands) {
   std::vector<Literal> elements;
   for (const Literal* operand : operands) elements.push_back(operand->Clone());
@@ -115,11 +125,7 @@ absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloModule& module,
 
 absl::StatusOr<Literal> HloEvaluator::Evaluate(const HloComputation& computation,
                                                absl::Span<const Literal* const> args) {
-  if (static_cast<int64_t>(args.size()) != computation.num_parameters()) {
-    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " takes ",
-                                                   computation.num_parameters(), " arguments, got ",
-                                                   args.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckArgumentCount(computation, args));
   for (int64_t i = 0; i < computation.num_parameters(); ++i) {
     const Shape& expected = computation.parameter_instruction(i)->shape();
     if (args[i] == nullptr) {
@@ -241,11 +247,7 @@ int64_t PhysicalMemoryBytes() {
 
 absl::StatusOr<Literal> HloEvaluator::EvaluateComputation(const HloComputation& computation,
                                                           absl::Span<const Literal* const> args) {
-  if (static_cast<int64_t>(args.size()) != computation.num_parameters()) {
-    return absl::InvalidArgumentError(absl::StrCat("computation ", computation.name(), " takes ",
-                                                   computation.num_parameters(), " arguments, got ",
-                                                   args.size()));
-  }
+  AXLE_RETURN_IF_ERROR(CheckArgumentCount(computation, args));
   if (computation.root_instruction() == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("computation ", computation.name(), " has no root"));
