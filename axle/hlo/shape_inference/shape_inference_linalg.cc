@@ -71,33 +71,29 @@ absl::Status ValidateDotDimensionNumbers(absl::string_view op, const Shape& lhs,
     return s;
   }
   const std::string shapes = absl::StrCat(" (", Str(lhs), " <dot> ", Str(rhs), ")");
-  if (dnums.lhs_contracting_dimensions_size() != dnums.rhs_contracting_dimensions_size()) {
-    return InvalidArgument(op, ": lhs_contracting_dims=", Str(dnums.lhs_contracting_dimensions()),
-                           " and rhs_contracting_dims=", Str(dnums.rhs_contracting_dimensions()),
-                           " must have the same length", shapes, ".");
-  }
-  for (int i = 0; i < dnums.lhs_contracting_dimensions_size(); ++i) {
-    int64_t l = dnums.lhs_contracting_dimensions(i), r = dnums.rhs_contracting_dimensions(i);
-    if (!SizesMatch(lhs, l, rhs, r)) {
-      return InvalidArgument(op, ": contracting dimension sizes do not match: lhs dimension ", l,
-                             " is ", lhs.dimensions(l), ", rhs dimension ", r, " is ",
-                             rhs.dimensions(r), shapes, ".");
+  // The lhs and rhs dims of one kind pair up, each pair of one size.
+  auto check_pairs = [&](absl::string_view kind, const std::vector<int64_t>& lhs_dims,
+                         const std::vector<int64_t>& rhs_dims) -> absl::Status {
+    if (lhs_dims.size() != rhs_dims.size()) {
+      return InvalidArgument(op, ": lhs_", kind, "_dims=", Str(lhs_dims), " and rhs_", kind,
+                             "_dims=", Str(rhs_dims), " must have the same length", shapes, ".");
     }
-  }
-  if (dnums.lhs_batch_dimensions_size() != dnums.rhs_batch_dimensions_size()) {
-    return InvalidArgument(op, ": lhs_batch_dims=", Str(dnums.lhs_batch_dimensions()),
-                           " and rhs_batch_dims=", Str(dnums.rhs_batch_dimensions()),
-                           " must have the same length", shapes, ".");
-  }
-  for (int i = 0; i < dnums.lhs_batch_dimensions_size(); ++i) {
-    int64_t l = dnums.lhs_batch_dimensions(i), r = dnums.rhs_batch_dimensions(i);
-    if (!SizesMatch(lhs, l, rhs, r)) {
-      return InvalidArgument(op, ": batch dimension sizes do not match: lhs dimension ", l, " is ",
-                             lhs.dimensions(l), ", rhs dimension ", r, " is ", rhs.dimensions(r),
-                             shapes, ".");
+    for (size_t i = 0; i < lhs_dims.size(); ++i) {
+      const int64_t l = lhs_dims[i], r = rhs_dims[i];
+      if (!SizesMatch(lhs, l, rhs, r)) {
+        return InvalidArgument(op, ": ", kind, " dimension sizes do not match: lhs dimension ", l,
+                               " is ", lhs.dimensions(l), ", rhs dimension ", r, " is ",
+                               rhs.dimensions(r), shapes, ".");
+      }
     }
+    return absl::OkStatus();
+  };
+  if (auto s = check_pairs("contracting", dnums.lhs_contracting_dimensions(),
+                           dnums.rhs_contracting_dimensions());
+      !s.ok()) {
+    return s;
   }
-  return absl::OkStatus();
+  return check_pairs("batch", dnums.lhs_batch_dimensions(), dnums.rhs_batch_dimensions());
 }
 
 // Batch dimensions, then lhs free dimensions, then rhs free dimensions
