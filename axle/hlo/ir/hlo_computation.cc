@@ -85,7 +85,13 @@ absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
                                                 HloInstruction* new_instruction) {
   absl::Status status = old_instruction->ReplaceAllUsesWith(new_instruction);
   if (!status.ok()) return status;
-  new_instruction->CopyAllControlDepsFrom(old_instruction);
+  for (HloInstruction* pred :
+       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
+    pred->AddControlDependencyTo(new_instruction);
+  }
+  for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
+    new_instruction->AddControlDependencyTo(succ);
+  }
   old_instruction->DropAllControlDeps();
   return RemoveInstructionAndUnusedOperands(old_instruction);
 }

@@ -123,16 +123,6 @@ void HloInstruction::RemoveControlDependencyTo(HloInstruction* successor) {
   preds.erase(std::find(preds.begin(), preds.end(), this));
 }
 
-void HloInstruction::CopyAllControlDepsFrom(const HloInstruction* instruction) {
-  // Over copies of the lists: adding a dependency may change them.
-  for (HloInstruction* pred : std::vector<HloInstruction*>(instruction->control_predecessors())) {
-    pred->AddControlDependencyTo(this);
-  }
-  for (HloInstruction* succ : std::vector<HloInstruction*>(instruction->control_successors())) {
-    AddControlDependencyTo(succ);
-  }
-}
-
 void HloInstruction::DropAllControlDeps() {
   for (HloInstruction* pred : control_predecessors_) {
     auto& succs = pred->control_successors_;

@@ -111,9 +111,6 @@ class HloInstruction {
   void AddControlDependencyTo(HloInstruction* successor);
   void RemoveControlDependencyTo(HloInstruction* successor);
   void DropAllControlDeps();
-  // Gives `this` the control predecessors and successors of `instruction`
-  // as well (as XLA's CopyAllControlDepsFrom).
-  void CopyAllControlDepsFrom(const HloInstruction* instruction);
 
   // --- Called computations --------------------------------------------------
   // In XLA's order: to_apply; condition, body; branch computations; fused

@@ -82,7 +82,13 @@ bool IsPureValue(const HloInstruction& instruction) {
 absl::Status ReplaceUsesAndControl(HloInstruction* old_instruction, HloInstruction* replacement) {
   absl::Status status = old_instruction->ReplaceAllUsesWith(replacement);
   if (!status.ok()) return status;
-  replacement->CopyAllControlDepsFrom(old_instruction);
+  for (HloInstruction* pred :
+       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
+    pred->AddControlDependencyTo(replacement);
+  }
+  for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
+    replacement->AddControlDependencyTo(succ);
+  }
   old_instruction->DropAllControlDeps();
   return absl::OkStatus();
 }
