@@ -173,47 +173,16 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
     return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
                                                    " is not a multiple of 32 up to 1024"));
   }
-  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
-                        MakeTargetMachine(options.arch));
   llvm::LLVMContext context;
-  auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
-  module->setTargetTriple(kTriple);
-  module->setDataLayout(machine->createDataLayout());
-  module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                        NewNvptxModule(kernel_name, context, options));
   AXLE_ASSIGN_OR_RETURN(
       EmittedKernel kernel,
       EmitLoopFusionKernel(fusion, kernel_name, options.block_size, module.get()));
-  std::string unoptimized_ir;
-  llvm::raw_string_ostream ir_stream(unoptimized_ir);
-  module->print(ir_stream, nullptr);
-  if (CallsLibdevice(*module)) {
-    std::string path = options.libdevice_path;
-    if (path.empty()) {
-      AXLE_ASSIGN_OR_RETURN(path, LibdevicePath());
-    }
-    AXLE_RETURN_IF_ERROR(LinkLibdevice(module.get(), path));
-  }
-  std::string errors;
-  llvm::raw_string_ostream error_stream(errors);
-  if (llvm::verifyModule(*module, &error_stream)) {
-    return absl::InternalError(
-        absl::StrCat("CUDA codegen: invalid LLVM IR for ", kernel_name, ": ", error_stream.str()));
-  }
-  Optimize(module.get(), machine.get());
-  if (!EnvironmentOptions::Read().dump_to.empty()) {
-    std::string optimized_ir;
-    llvm::raw_string_ostream optimized_stream(optimized_ir);
-    module->print(optimized_stream, nullptr);
-    Dump(kernel_name, ".ll", unoptimized_ir);
-    Dump(kernel_name, ".opt.ll", optimized_stream.str());
-  }
-  AXLE_ASSIGN_OR_RETURN(std::string ptx, EmitPtx(module.get(), machine.get()));
-  Dump(kernel_name, ".ptx", ptx);
-
   PtxKernel result;
+  AXLE_ASSIGN_OR_RETURN(result.ptx, CompileNvptxModuleToPtx(module.get(), kernel_name, options,
+                                                            &result.unoptimized_ir));
   result.name = kernel.function->getName().str();
-  result.ptx = std::move(ptx);
-  result.unoptimized_ir = std::move(ir_stream.str());
   AXLE_ASSIGN_OR_RETURN(std::vector<const HloInstruction*> outputs, LoopFusionOutputs(fusion));
   result.output_elements = outputs[0]->shape().num_elements();
   result.block = kernel.block;
