@@ -11,11 +11,13 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
 
 #include "absl/strings/str_split.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -25,6 +27,7 @@
 namespace axle {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // text -> module -> proto -> bytes -> proto -> module: the text of the
@@ -85,6 +88,52 @@ ENTRY e {
   cc = f32[4,8] custom-call(f), custom_call_target="my_target", backend_config="{\"k\": 1}", frontend_attributes={_xla_x="y"}
   ROOT out = (f32[4,8], f32[2,4], f32[4], f32[4,4], s32[5,3], s32[3], f32[6,9], f32[4,8], s32[2,2]) tuple(f, s, r, d, io, g, pd, cc, k)
 })");
+}
+
+// A constant of each type whose literals a repeated number field holds
+// (and two that go through the bytes fields) is written to XLA's field for
+// its type and comes back the same.
+TEST(HloProtoTest, ConstantsOfEveryNumberFieldRoundTrip) {
+  constexpr char kText[] = R"(
+HloModule numbers
+
+ENTRY e {
+  a = pred[2] constant({true, false})
+  b = s32[2] constant({-7, 2147483647})
+  c = s64[2] constant({-9223372036854775808, 3})
+  d = u32[2] constant({0, 4294967295})
+  f = u64[1] constant({18446744073709551615})
+  g = f32[2] constant({1.5, -inf})
+  h = f64[2] constant({0.1, -2.25})
+  i = c64[2] constant({(1, 2), (-3, 0.5)})
+  j = c128[1] constant({(3, -4)})
+  k = s8[2] constant({-128, 127})
+  l = bf16[2] constant({1, -2})
+  ROOT t = (pred[2], s32[2], s64[2], u32[2], u64[1], f32[2], f64[2], c64[2], c128[1], s8[2], bf16[2]) tuple(a, b, c, d, f, g, h, i, j, k, l)
+})";
+  ExpectRoundTrip(kText);
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::map<std::string, LiteralProto> protos;
+  for (const HloInstruction* instruction : (*module)->entry_computation()->instructions()) {
+    if (instruction->opcode() != HloOpcode::kConstant) continue;
+    absl::StatusOr<LiteralProto> proto =
+        LiteralToProto(cast<HloConstantInstruction>(instruction)->literal());
+    ASSERT_TRUE(proto.ok()) << proto.status();
+    protos[instruction->name()] = *std::move(proto);
+  }
+  EXPECT_THAT(protos["a"].preds(), ElementsAre(true, false));
+  EXPECT_THAT(protos["b"].s32s(), ElementsAre(-7, 2147483647));
+  EXPECT_THAT(protos["c"].s64s(), ElementsAre(std::numeric_limits<int64_t>::min(), 3));
+  EXPECT_THAT(protos["d"].u32s(), ElementsAre(0u, 4294967295u));
+  EXPECT_THAT(protos["f"].u64s(), ElementsAre(std::numeric_limits<uint64_t>::max()));
+  EXPECT_THAT(protos["g"].f32s(), ElementsAre(1.5f, -std::numeric_limits<float>::infinity()));
+  EXPECT_THAT(protos["h"].f64s(), ElementsAre(0.1, -2.25));
+  // Complex numbers as real and imaginary parts.
+  EXPECT_THAT(protos["i"].c64s(), ElementsAre(1.0f, 2.0f, -3.0f, 0.5f));
+  EXPECT_THAT(protos["j"].c128s(), ElementsAre(3.0, -4.0));
+  EXPECT_EQ(protos["k"].s8s().size(), 2u);
+  EXPECT_EQ(protos["l"].bf16s().size(), 4u);
 }
 
 TEST(HloProtoTest, ControlFlowGatherAndWindowsRoundTrip) {
