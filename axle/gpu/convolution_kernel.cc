@@ -648,10 +648,7 @@ int ConvWindowBlockSize(const ConvPlan& plan) {
 absl::StatusOr<PtxKernel> CompileConvolutionToPtx(const ConvPlan& plan,
                                                   absl::string_view kernel_name,
                                                   const PtxOptions& options) {
-  if (options.block_size <= 0 || options.block_size > 1024 || options.block_size % 32 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
-                                                   " is not a multiple of 32 up to 1024"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckBlockSize(options));
   llvm::LLVMContext context;
   auto module = std::make_unique<llvm::Module>(std::string(kernel_name), context);
   AXLE_RETURN_IF_ERROR(PrepareNvptxModule(module.get(), options));

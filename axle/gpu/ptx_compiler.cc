@@ -169,10 +169,7 @@ absl::StatusOr<std::string> LibdevicePath() {
 absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
                                                  absl::string_view kernel_name,
                                                  const PtxOptions& options) {
-  if (options.block_size <= 0 || options.block_size > 1024 || options.block_size % 32 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
-                                                   " is not a multiple of 32 up to 1024"));
-  }
+  AXLE_RETURN_IF_ERROR(CheckBlockSize(options));
   llvm::LLVMContext context;
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
                         NewNvptxModule(kernel_name, context, options));
@@ -190,6 +187,14 @@ absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
   result.num_parameters = fusion.num_parameters();
   result.num_outputs = static_cast<int64_t>(outputs.size());
   return result;
+}
+
+absl::Status CheckBlockSize(const PtxOptions& options) {
+  if (options.block_size <= 0 || options.block_size > 1024 || options.block_size % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA codegen: block size ", options.block_size,
+                                                   " is not a multiple of 32 up to 1024"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PrepareNvptxModule(llvm::Module* module, const PtxOptions& options) {

@@ -33,6 +33,9 @@
 
 namespace axle::gpu {
 
+// InvalidArgument unless options.block_size is a multiple of 32 up to 1024.
+absl::Status CheckBlockSize(const PtxOptions& options);
+
 // Target triple, data layout and module flags of options.arch.
 // InvalidArgument for an architecture that is not sm_NN.
 absl::Status PrepareNvptxModule(llvm::Module* module, const PtxOptions& options);
