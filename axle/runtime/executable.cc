@@ -296,6 +296,11 @@ absl::StatusOr<int> CheckRun(const HloModule& module, const se::Platform& platfo
 absl::Status CheckArgument(const HloModule& module, absl::Span<const Shape> parameter_shapes,
                            size_t i, const Shape& given) {
   const Shape& expected = parameter_shapes[i];
+  // An array (what most arguments are): type, dimensions and layout, with
+  // no walk over leaves.
+  if (expected.IsArray() && given.IsArray() && SameArrayShape(given, expected)) {
+    return absl::OkStatus();
+  }
   if (!ShapeUtil::Compatible(given, expected)) {
     return absl::InvalidArgumentError(absl::StrCat(ArgumentName(module, i), " has shape ",
                                                    given.ToString(false), "; expected ",
@@ -315,8 +320,18 @@ absl::Status CheckArgument(const HloModule& module, absl::Span<const Shape> para
   return absl::OkStatus();
 }
 
-absl::Status CheckBuffers(const HloModule& module, size_t i, const ShapedBuffer& buffer) {
-  if (buffer.CheckValid("").ok()) return absl::OkStatus();
+// `bytes`: the parameter's DeviceBufferSize when it is an array (its
+// argument has its shape, checked before), else 0.
+absl::Status CheckBuffers(const HloModule& module, size_t i, const ShapedBuffer& buffer,
+                          int64_t bytes) {
+  if (bytes > 0 && buffer.buffers().size() == 1) {
+    const se::DeviceMemoryBase& memory = buffer.buffers().begin()->second;
+    if (!memory.is_null() && memory.size() >= static_cast<uint64_t>(bytes)) {
+      return absl::OkStatus();
+    }
+  } else if (buffer.CheckValid("").ok()) {
+    return absl::OkStatus();
+  }
   return buffer.CheckValid(ArgumentName(module, i));
 }
 
@@ -339,7 +354,7 @@ absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
     for (size_t i = 0; i < arguments.size(); ++i) {
       AXLE_RETURN_IF_ERROR(
           CheckArgument(*module_, parameter_shapes_, i, arguments[i]->on_device_shape()));
-      AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, *arguments[i]));
+      AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, *arguments[i], parameter_bytes_[i]));
     }
     se::DeviceMemoryAllocator* allocator =
         options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
@@ -389,7 +404,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
   for (size_t i = 0; i < arguments.size(); ++i) {
     AXLE_RETURN_IF_ERROR(CheckArgument(*module_, parameter_shapes_, i, arguments[i].shape()));
     views.push_back(arguments[i].ToShapedBuffer(device_ordinal));
-    AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, views.back()));
+    AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, views.back(), parameter_bytes_[i]));
   }
 
   se::DeviceMemoryAllocator* allocator =
