@@ -117,25 +117,91 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
                                           elsewhere, context()));
 }
 
+// The nodes of a ShapeTree (shape_tree.h) are its shape's in pre-order: the
+// helpers below walk the shape alongside, by position, so that a run
+// allocates the result and writes its index tables without looking nodes
+// up by index or building indices.
+
+// Gives node `position` of `result` a buffer of `size` bytes unless it needs
+// none or has one (an aliased output has its parameter's).
+void AllocateResultNode(int64_t size, size_t position, se::DeviceMemoryAllocator* allocator,
+                        int device_ordinal, ScopedShapedBuffer* result, absl::Status* status) {
+  se::DeviceMemoryBase& buffer =
+      (result->buffers().begin() + static_cast<ptrdiff_t>(position))->second;
+  if (size == 0 || !buffer.is_null() || !status->ok()) return;
+  absl::StatusOr<se::OwningDeviceMemory> memory = allocator->Allocate(device_ordinal, size);
+  if (memory.ok()) {
+    buffer = memory->Release();
+  } else {
+    *status = memory.status();
+  }
+}
+
+// AllocateResultNode for node `position` of shape `shape` and the nodes
+// under it; returns the next position.
+size_t AllocateResultNodes(const Shape& shape, size_t position,
+                           se::DeviceMemoryAllocator* allocator, int device_ordinal,
+                           ScopedShapedBuffer* result, absl::Status* status) {
+  AllocateResultNode(DeviceBufferSize(shape), position, allocator, device_ordinal, result, status);
+  size_t next = position + 1;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      next = AllocateResultNodes(element, next, allocator, device_ordinal, result, status);
+    }
+  }
+  return next;
+}
+
+// Allocates the result's nodes. `element_bytes`: the DeviceBufferSize of
+// each element of a tuple `shape` that is an array (0 for the others), as
+// Executable keeps them: a flat tuple's sizes take no shape arithmetic.
+absl::Status AllocateResult(const Shape& shape, absl::Span<const int64_t> element_bytes,
+                            se::DeviceMemoryAllocator* allocator, int device_ordinal,
+                            ScopedShapedBuffer* result) {
+  absl::Status status;
+  if (!shape.IsTuple() || element_bytes.size() != static_cast<size_t>(shape.tuple_shapes_size())) {
+    AllocateResultNodes(shape, 0, allocator, device_ordinal, result, &status);
+    return status;
+  }
+  AllocateResultNode(DeviceBufferSize(shape), 0, allocator, device_ordinal, result, &status);
+  size_t next = 1;
+  for (size_t i = 0; i < element_bytes.size(); ++i) {
+    const Shape& element = shape.tuple_shapes(static_cast<int64_t>(i));
+    if (element.IsArray()) {
+      AllocateResultNode(element_bytes[i], next++, allocator, device_ordinal, result, &status);
+    } else {
+      next = AllocateResultNodes(element, next, allocator, device_ordinal, result, &status);
+    }
+  }
+  return status;
+}
+
 // The result's tuple index tables (each element's address), written
 // through the platform's memcpy: device memory is not host memory on every
-// platform (cuda). On host platforms this is WriteTupleIndexTables.
-absl::Status WriteResultTupleTables(const se::Platform& platform, const ShapedBuffer& result) {
-  const Shape& shape = result.on_device_shape();
-  for (const auto& [index, memory] : result.buffers()) {
-    const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
-    if (!subshape.IsTuple() || memory.is_null()) continue;
-    absl::InlinedVector<const void*, 8> table;
-    for (int64_t i = 0; i < subshape.tuple_shapes_size(); ++i) {
-      ShapeIndex element = index;
-      element.push_back(i);
-      table.push_back(result.buffer(element).opaque());
-    }
-    se::DeviceMemoryBase destination = memory;
-    AXLE_RETURN_IF_ERROR(
-        platform.SynchronousMemcpy(&destination, table.data(), table.size() * sizeof(const void*)));
+// platform (cuda). On host platforms this is WriteTupleIndexTables. Returns
+// the next position.
+size_t WriteResultTupleTables(const se::Platform& platform, const Shape& shape, size_t position,
+                              const ShapedBuffer& result, absl::Status* status) {
+  if (!shape.IsTuple()) return position + 1;
+  const auto nodes = result.buffers().begin();
+  absl::InlinedVector<const void*, 8> table;
+  size_t next = position + 1;
+  for (const Shape& element : shape.tuple_shapes()) {
+    table.push_back((nodes + static_cast<ptrdiff_t>(next))->second.opaque());
+    next = WriteResultTupleTables(platform, element, next, result, status);
   }
-  return absl::OkStatus();
+  se::DeviceMemoryBase destination = (nodes + static_cast<ptrdiff_t>(position))->second;
+  if (!destination.is_null() && status->ok()) {
+    *status =
+        platform.SynchronousMemcpy(&destination, table.data(), table.size() * sizeof(const void*));
+  }
+  return next;
+}
+
+absl::Status WriteResultTupleTables(const se::Platform& platform, const ShapedBuffer& result) {
+  absl::Status status;
+  WriteResultTupleTables(platform, result.on_device_shape(), 0, result, &status);
+  return status;
 }
 
 }  // namespace
@@ -230,6 +296,11 @@ absl::StatusOr<int> CheckRun(const HloModule& module, const se::Platform& platfo
 absl::Status CheckArgument(const HloModule& module, absl::Span<const Shape> parameter_shapes,
                            size_t i, const Shape& given) {
   const Shape& expected = parameter_shapes[i];
+  // An array (what most arguments are): type, dimensions and layout, with
+  // no walk over leaves.
+  if (expected.IsArray() && given.IsArray() && SameArrayShape(given, expected)) {
+    return absl::OkStatus();
+  }
   if (!ShapeUtil::Compatible(given, expected)) {
     return absl::InvalidArgumentError(absl::StrCat(ArgumentName(module, i), " has shape ",
                                                    given.ToString(false), "; expected ",
@@ -249,8 +320,18 @@ absl::Status CheckArgument(const HloModule& module, absl::Span<const Shape> para
   return absl::OkStatus();
 }
 
-absl::Status CheckBuffers(const HloModule& module, size_t i, const ShapedBuffer& buffer) {
-  if (buffer.CheckValid("").ok()) return absl::OkStatus();
+// `bytes`: the parameter's DeviceBufferSize when it is an array (its
+// argument has its shape, checked before), else 0.
+absl::Status CheckBuffers(const HloModule& module, size_t i, const ShapedBuffer& buffer,
+                          int64_t bytes) {
+  if (bytes > 0 && buffer.buffers().size() == 1) {
+    const se::DeviceMemoryBase& memory = buffer.buffers().begin()->second;
+    if (!memory.is_null() && memory.size() >= static_cast<uint64_t>(bytes)) {
+      return absl::OkStatus();
+    }
+  } else if (buffer.CheckValid("").ok()) {
+    return absl::OkStatus();
+  }
   return buffer.CheckValid(ArgumentName(module, i));
 }
 
@@ -273,18 +354,13 @@ absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
     for (size_t i = 0; i < arguments.size(); ++i) {
       AXLE_RETURN_IF_ERROR(
           CheckArgument(*module_, parameter_shapes_, i, arguments[i]->on_device_shape()));
-      AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, *arguments[i]));
+      AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, *arguments[i], parameter_bytes_[i]));
     }
     se::DeviceMemoryAllocator* allocator =
         options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
     ScopedShapedBuffer result(result_shape_, allocator, device_ordinal);
-    for (auto& [index, unused] : result.buffers()) {
-      int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(result_shape_, index));
-      if (size == 0) continue;
-      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory,
-                            allocator->Allocate(device_ordinal, size));
-      result.set_buffer(std::move(memory), index);
-    }
+    AXLE_RETURN_IF_ERROR(
+        AllocateResult(result_shape_, result_bytes_, allocator, device_ordinal, &result));
     AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, result));
     AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, arguments, result));
     return result;
@@ -328,7 +404,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
   for (size_t i = 0; i < arguments.size(); ++i) {
     AXLE_RETURN_IF_ERROR(CheckArgument(*module_, parameter_shapes_, i, arguments[i].shape()));
     views.push_back(arguments[i].ToShapedBuffer(device_ordinal));
-    AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, views.back()));
+    AXLE_RETURN_IF_ERROR(CheckBuffers(*module_, i, views.back(), parameter_bytes_[i]));
   }
 
   se::DeviceMemoryAllocator* allocator =
@@ -336,17 +412,14 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
   ExecutionOutput output(ScopedShapedBuffer(result_shape_, allocator, device_ordinal));
   ScopedShapedBuffer* result = output.MutableResult();
   const HloInputOutputAliasConfig& aliases = module_->input_output_alias_config();
-  for (const auto& [index, unused] : result->buffers()) {
-    const Shape& subshape = ShapeUtil::GetSubshape(result_shape_, index);
-    int64_t size = DeviceBufferSize(subshape);
-    if (size == 0) continue;
+  // The aliased outputs first (donated or copy protected); AllocateResult
+  // then allocates the others.
+  for (const HloInputOutputAliasConfig::Alias& alias_entry : aliases.aliases()) {
+    const ShapeIndex& index = alias_entry.output_index;
     const HloInputOutputAliasConfig::Alias* alias = aliases.GetAliasedParameter(index);
-    if (alias == nullptr) {
-      AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory,
-                            allocator->Allocate(device_ordinal, size));
-      result->set_buffer(std::move(memory), index);
-      continue;
-    }
+    if (alias != &alias_entry) continue;  // (an output's first alias is the one)
+    const int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(result_shape_, index));
+    if (size == 0) continue;
     ExecutionInput& argument = arguments[alias->parameter_number];
     MaybeOwningDeviceMemory* given = argument.MutableBuffer(alias->parameter_index);
     bool donated =
@@ -371,6 +444,8 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
     views[alias->parameter_number].set_buffer(copy.cref(), alias->parameter_index);
     result->set_buffer(std::move(copy), index);
   }
+  AXLE_RETURN_IF_ERROR(
+      AllocateResult(result_shape_, result_bytes_, allocator, device_ordinal, result));
   AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, *result));
   run->arguments = std::move(arguments);
   return output;

@@ -29,10 +29,14 @@ void ExecutionInput::SetUnownedBuffer(const ShapeIndex& index, MaybeOwningDevice
   unowned_indices_.insert(index);
 }
 
+// The trees below are of one shape: their nodes correspond one to one, in
+// order (no lookup by index per node).
+
 ExecutionInput ExecutionInput::Borrow(const ShapedBuffer& buffer) {
   ExecutionInput input(buffer.on_device_shape());
+  auto node = input.buffers_.begin();
   for (const auto& [index, mem] : buffer.buffers()) {
-    input.SetBuffer(index, MaybeOwningDeviceMemory(mem));
+    (node++)->second = MaybeOwningDeviceMemory(mem);
   }
   return input;
 }
@@ -42,12 +46,13 @@ ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
   int device_ordinal = buffer->device_ordinal();
   ShapedBuffer released = buffer->release();
   ExecutionInput input(released.on_device_shape());
+  auto node = input.buffers_.begin();
   for (const auto& [index, mem] : released.buffers()) {
     if (mem.is_null()) {
-      input.SetBuffer(index, MaybeOwningDeviceMemory(mem));
+      (node++)->second = MaybeOwningDeviceMemory(mem);
     } else {
-      input.SetBuffer(
-          index, MaybeOwningDeviceMemory(se::OwningDeviceMemory(mem, device_ordinal, allocator)));
+      (node++)->second =
+          MaybeOwningDeviceMemory(se::OwningDeviceMemory(mem, device_ordinal, allocator));
     }
   }
   return input;
@@ -55,7 +60,8 @@ ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
 
 ShapedBuffer ExecutionInput::ToShapedBuffer(int device_ordinal) const {
   ShapedBuffer result(shape(), device_ordinal);
-  for (const auto& [index, mem] : buffers_) result.set_buffer(mem.AsDeviceMemoryBase(), index);
+  auto node = result.buffers().begin();
+  for (const auto& [index, mem] : buffers_) (node++)->second = mem.AsDeviceMemoryBase();
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -129,7 +130,7 @@ void ScopedShapedBuffer::Deallocate() {
   if (allocator_ == nullptr) return;
   // A buffer may appear at several indices (an output aliased twice is
   // rejected, but be safe): free each address once.
-  std::vector<void*> freed;
+  absl::InlinedVector<void*, 8> freed;
   for (auto& [index, buffer] : buffers_) {
     if (buffer.is_null()) continue;
     void* address = buffer.opaque();

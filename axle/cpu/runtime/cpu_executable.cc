@@ -29,9 +29,33 @@ namespace {
 // Blocks at least this large are aligned to (and advised as) huge pages.
 constexpr int64_t kHugePage = int64_t{2} << 20;
 
+// The nodes of `shape`: itself and, for a tuple, its elements' nodes.
+int64_t NodeCount(const Shape& shape) {
+  int64_t nodes = 1;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) nodes += NodeCount(element);
+  }
+  return nodes;
+}
+
+// The position of `index` in the pre-order of `shape`'s nodes: the node of
+// a ShapeTree (shape_tree.h) of that shape.
+int64_t NodePosition(const Shape& shape, const ShapeIndex& index) {
+  int64_t position = 0;
+  const Shape* node = &shape;
+  for (int64_t i : index) {
+    ++position;
+    for (int64_t j = 0; j < i; ++j) position += NodeCount(node->tuple_shapes(j));
+    node = &node->tuple_shapes(i);
+  }
+  return position;
+}
+
 }  // namespace
 
-// One run's temporaries: a single aligned block, freed with the arena.
+// One run's temporaries: a single aligned block, freed with the arena, and
+// the address of each value in the runs that use it (ThunkContext::address
+// reads it: a table lookup, no per-run closure on the heap).
 class CpuExecutable::Arena {
  public:
   static absl::StatusOr<std::unique_ptr<Arena>> Create(int64_t size) {
@@ -51,10 +75,12 @@ class CpuExecutable::Arena {
   Arena& operator=(const Arena&) = delete;
 
   char* data() const { return data_; }
+  std::vector<void*>& addresses() { return addresses_; }
 
  private:
   explicit Arena(char* data) : data_(data) {}
   char* data_;
+  std::vector<void*> addresses_;
 };
 
 struct CpuExecutable::Profile {
@@ -82,6 +108,27 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
   temporary_result_leaf_ =
       TemporaryResultLeaves(program_.values, static_cast<int64_t>(program_.temporary_sizes.size()),
                             program_.result_leaves);
+  std::vector<int64_t> result_temporary(temporary_result_leaf_.size(), -1);
+  for (size_t t = 0; t < temporary_result_leaf_.size(); ++t) {
+    if (temporary_result_leaf_[t] < 0) continue;
+    result_temporary[t] = static_cast<int64_t>(result_temporaries_.size());
+    result_temporaries_.push_back(static_cast<int64_t>(t));
+  }
+  const std::vector<Shape>& parameters = parameter_shapes();
+  for (size_t v = 0; v < program_.values.size(); ++v) {
+    const ValueSlot& slot = program_.values[v];
+    if (slot.kind == ValueSlot::Kind::kParameter) {
+      // (An argument's shape is checked to match the parameter's, so its
+      // tree has the same nodes.)
+      run_values_.push_back({static_cast<int64_t>(v), -1,
+                             NodePosition(parameters[slot.parameter], slot.parameter_index)});
+    } else if (slot.kind == ValueSlot::Kind::kTemporary && result_temporary[slot.temporary] >= 0) {
+      run_values_.push_back({static_cast<int64_t>(v), result_temporary[slot.temporary], 0});
+    }
+  }
+  for (const auto& [index, value] : program_.result_leaves) {
+    result_leaf_nodes_.push_back(NodePosition(result_shape(), index));
+  }
 }
 
 void CpuExecutable::LayOutBuffers() {
@@ -245,7 +292,20 @@ absl::StatusOr<std::unique_ptr<CpuExecutable::Arena>> CpuExecutable::AcquireAren
     }
   }
   arenas_allocated_.fetch_add(1);
-  return Arena::Create(arena_size_);
+  AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, Arena::Create(arena_size_));
+  // Constants and temporaries stay where they are from run to run; a run
+  // sets the parameters' and the result temporaries' addresses.
+  std::vector<void*>& addresses = arena->addresses();
+  addresses.assign(program_.values.size(), nullptr);
+  for (size_t v = 0; v < program_.values.size(); ++v) {
+    const ValueSlot& slot = program_.values[v];
+    if (slot.kind == ValueSlot::Kind::kConstant) {
+      addresses[v] = const_cast<void*>(program_.constants[slot.constant].untyped_data());
+    } else if (slot.kind == ValueSlot::Kind::kTemporary) {
+      addresses[v] = arena->data() + temporary_offsets_[slot.temporary];
+    }
+  }
+  return arena;
 }
 
 void CpuExecutable::ReleaseArena(std::unique_ptr<Arena> arena) const {
@@ -258,10 +318,10 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
                                              const ShapedBuffer& result) const {
   return RunProgram(
       options,
-      [&](int64_t parameter, const ShapeIndex& index) {
-        return arguments[parameter]->buffer(index);
+      [&](int64_t parameter, int64_t node) {
+        return (arguments[parameter]->buffers().begin() + node)->second;
       },
-      [&](const ShapeIndex& index) { return result.buffer(index); },
+      [&](int64_t leaf) { return (result.buffers().begin() + result_leaf_nodes_[leaf])->second; },
       [&](const void* address) {
         for (const ShapedBuffer* argument : arguments) {
           for (const auto& node : argument->buffers()) {
@@ -282,8 +342,9 @@ absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
   for (const se::DeviceMemoryBase& argument : arguments) sorted.push_back(argument.opaque());
   std::sort(sorted.begin(), sorted.end());
   return RunProgram(
-      options, [&](int64_t parameter, const ShapeIndex&) { return arguments[parameter]; },
-      [&](const ShapeIndex& index) {
+      options, [&](int64_t parameter, int64_t) { return arguments[parameter]; },
+      [&](int64_t leaf) {
+        const ShapeIndex& index = program_.result_leaves[leaf].first;
         CHECK_EQ(index.size(), 1u) << "ExecuteOnArrays: the result is a tuple of arrays";
         return results[index[0]];
       },
@@ -294,40 +355,45 @@ absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
 
 absl::Status CpuExecutable::RunProgram(
     const ExecutableRunOptions& options,
-    absl::FunctionRef<se::DeviceMemoryBase(int64_t, const ShapeIndex&)> argument_buffer,
-    absl::FunctionRef<se::DeviceMemoryBase(const ShapeIndex&)> result_buffer,
+    absl::FunctionRef<se::DeviceMemoryBase(int64_t, int64_t)> argument_buffer,
+    absl::FunctionRef<se::DeviceMemoryBase(int64_t)> result_buffer,
     absl::FunctionRef<bool(const void*)> is_argument) const {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, AcquireArena());
   char* const arena_data = arena->data();
-  // Temporaries written straight into their result buffer.
-  absl::InlinedVector<void*, 8> in_result(temporary_result_leaf_.size(), nullptr);
-  for (size_t t = 0; t < temporary_result_leaf_.size(); ++t) {
-    if (temporary_result_leaf_[t] < 0) continue;
-    const auto& [index, value] = program_.result_leaves[temporary_result_leaf_[t]];
-    const se::DeviceMemoryBase destination = result_buffer(index);
+  // Where each result temporary lives in this run: its result buffer
+  // (written straight into it), or its place in the arena.
+  absl::InlinedVector<void*, 8> result_homes(result_temporaries_.size());
+  for (size_t r = 0; r < result_temporaries_.size(); ++r) {
+    const int64_t t = result_temporaries_[r];
+    result_homes[r] = arena_data + temporary_offsets_[t];
+    const int64_t leaf = temporary_result_leaf_[t];
+    const int64_t value = program_.result_leaves[leaf].second;
+    const se::DeviceMemoryBase destination = result_buffer(leaf);
     if (destination.is_null() ||
         static_cast<int64_t>(destination.size()) < program_.values[value].size_bytes) {
       continue;
     }
     // A donated argument's buffer is read until the end: written last.
-    if (!is_argument(destination.opaque())) in_result[t] = const_cast<void*>(destination.opaque());
-  }
-  auto address = [&](int64_t value) -> void* {
-    const ValueSlot& slot = program_.values[value];
-    switch (slot.kind) {
-      case ValueSlot::Kind::kParameter:
-        return const_cast<void*>(argument_buffer(slot.parameter, slot.parameter_index).opaque());
-      case ValueSlot::Kind::kConstant:
-        return const_cast<void*>(program_.constants[slot.constant].untyped_data());
-      case ValueSlot::Kind::kTemporary:
-        if (in_result[slot.temporary] != nullptr) return in_result[slot.temporary];
-        return arena_data + temporary_offsets_[slot.temporary];
+    if (!is_argument(destination.opaque())) {
+      result_homes[r] = const_cast<void*>(destination.opaque());
     }
-    return nullptr;
-  };
+  }
+  void** const addresses = arena->addresses().data();
+  for (const RunValue& run_value : run_values_) {
+    if (run_value.result_temporary >= 0) {
+      addresses[run_value.value] = result_homes[run_value.result_temporary];
+    } else {
+      addresses[run_value.value] = const_cast<void*>(
+          argument_buffer(program_.values[run_value.value].parameter, run_value.parameter_node)
+              .opaque());
+    }
+  }
   ThunkContext context;
-  context.address = address;
-  context.size_bytes = [&](int64_t value) { return program_.values[value].size_bytes; };
+  // One pointer each: std::function keeps them without allocating.
+  context.address = [addresses](int64_t value) { return addresses[value]; };
+  context.size_bytes = [values = program_.values.data()](int64_t value) {
+    return values[value].size_bytes;
+  };
   context.run_options = &options;
   context.thread_pool = &ThreadPool::Default();
   context.max_threads = options.intra_op_threads();
@@ -360,9 +426,10 @@ absl::Status CpuExecutable::RunProgram(
   }
   if (status.ok()) {
     if (profile_ != nullptr) ++profile_->runs;
-    for (const auto& [index, value] : program_.result_leaves) {
-      void* destination = const_cast<void*>(result_buffer(index).opaque());
-      const void* source = address(value);
+    for (size_t leaf = 0; leaf < program_.result_leaves.size(); ++leaf) {
+      const int64_t value = program_.result_leaves[leaf].second;
+      void* destination = const_cast<void*>(result_buffer(static_cast<int64_t>(leaf)).opaque());
+      const void* source = addresses[value];
       int64_t size = program_.values[value].size_bytes;
       if (size > 0 && destination != source) std::memmove(destination, source, size);
     }

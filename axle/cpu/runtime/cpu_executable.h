@@ -101,11 +101,13 @@ class CpuExecutable : public Executable {
   // (parameter, index) and of result leaf `index`, and whether an address
   // is an argument's buffer (a donated one is written last, not used as a
   // temporary's home).
-  absl::Status RunProgram(
-      const ExecutableRunOptions& options,
-      absl::FunctionRef<se::DeviceMemoryBase(int64_t, const ShapeIndex&)> argument_buffer,
-      absl::FunctionRef<se::DeviceMemoryBase(const ShapeIndex&)> result_buffer,
-      absl::FunctionRef<bool(const void*)> is_argument) const;
+  // Parameter leaves are named by (parameter, node): the leaf's position in
+  // the pre-order of the parameter's shape (its ShapeTree's node); result
+  // leaves by their number in program_.result_leaves.
+  absl::Status RunProgram(const ExecutableRunOptions& options,
+                          absl::FunctionRef<se::DeviceMemoryBase(int64_t, int64_t)> argument_buffer,
+                          absl::FunctionRef<se::DeviceMemoryBase(int64_t)> result_buffer,
+                          absl::FunctionRef<bool(const void*)> is_argument) const;
   // Lays out the temporaries and scratch memory with the shared buffer
   // assignment (sets assignment_, temporary_offsets_, scratch_offsets_,
   // arena_size_).
@@ -123,6 +125,21 @@ class CpuExecutable : public Executable {
   // For each temporary: the index into program_.result_leaves of the one
   // result leaf it is, or -1.
   std::vector<int64_t> temporary_result_leaf_;
+  // The temporaries that are a result leaf (temporary_result_leaf_ >= 0),
+  // and the values whose address a run sets: each parameter value (with
+  // its leaf's node in the parameter's ShapeTree), and each value in one
+  // of those temporaries (its position in result_temporaries_; -1 for a
+  // parameter). The addresses of the other values (constants, the other
+  // temporaries) are set once per arena.
+  std::vector<int64_t> result_temporaries_;
+  struct RunValue {
+    int64_t value;
+    int64_t result_temporary;
+    int64_t parameter_node;
+  };
+  std::vector<RunValue> run_values_;
+  // Each result leaf's node in the result's ShapeTree.
+  std::vector<int64_t> result_leaf_nodes_;
   int64_t arena_size_ = 0;
   int64_t temporaries_bytes_ = 0;
   mutable std::mutex arenas_mutex_;
