@@ -125,14 +125,19 @@ int64_t SideBySideVectorLanes(const HloInstruction& reduce) {
 
 const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*>& outputs) {
   const HloInstruction* reduce = VariadicReduceOf(outputs);
-  if (reduce == nullptr || SideBySideReduction(outputs) != nullptr) return nullptr;
+  if (reduce == nullptr) return nullptr;
   const Shape& input = reduce->operand(0)->shape();
   int64_t folded = 1;
+  bool minor_folded = false;
   for (int64_t d : cast<HloDimensionsInstruction>(reduce)->dimensions()) {
     if (d < 0 || d >= input.rank()) return nullptr;
     folded *= input.dimensions(d);
+    minor_folded = minor_folded || d == input.rank() - 1;
   }
   if (folded < SplitFoldVectorLanes(*reduce) * kMinSplitFoldRun) return nullptr;
+  if (SideBySideReduction(outputs) != nullptr && !(minor_folded && folded >= kMinSplitFoldRow)) {
+    return nullptr;
+  }
   return IsAssociativeSelection(*reduce->to_apply()) ? reduce : nullptr;
 }
 

@@ -74,7 +74,12 @@ int64_t SideBySideVectorLanes(const HloInstruction& reduce);
 // inputs (in row-major order of the reduced dimensions), and the init
 // value, the runs' results and the inputs left over are folded in order.
 // Associativity makes that the in-order fold's bits. The reduce, or null.
+// It also takes a reduce side by side would fold a row apart (the input's
+// minor dimension reduced) when each element folds at least
+// kMinSplitFoldRow inputs: a block of side by side elements then streams
+// from a row per element (64), a split fold from one row.
 inline constexpr int64_t kMinSplitFoldRun = 16;
+inline constexpr int64_t kMinSplitFoldRow = 4096;
 const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*>& outputs);
 
 // The lanes of a split fold: a 512-bit vector of the reduce's widest result

@@ -9,7 +9,8 @@
 // a middle dimension, thread ranges that start anywhere. Also which kernels
 // take the schedule (SideBySideReduction) and that the fold is vectorized.
 // The split fold of long folds with few outputs (whole vectors, rows
-// shorter than a block) likewise, with ties spread over every run.
+// shorter than a block) and of long rows likewise, with ties spread over
+// every run.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -293,6 +294,9 @@ TEST(SplitFoldReductionTest, FewOutputsOfLongFolds) {
   ExpectExact(ArgModule("f32", {5000, 3}, {0}, "GT"), 23);
   ExpectExact(ArgModule("f32", {40, 2, 70}, {0, 2}, "LT"), 24);
   ExpectExact(ArgModule("f32", {2, 1, 3000}, {2}, "GT", /*indices_only=*/true), 25);
+  // Long rows with enough of them for side by side: split too.
+  ExpectExact(ArgModule("f32", {20, 4099}, {1}, "GT"), 30);
+  ExpectExact(ArgModule("f32", {5, 4, 4100}, {2}, "LT"), 31, /*nan_free=*/true);
 }
 
 TEST(SplitFoldReductionTest, OtherValueTypes) {
@@ -352,10 +356,17 @@ TEST(SplitFoldReductionTest, WhichReducesTakeIt) {
   reduce = SplitFoldReduction(outputs_of(**wide));
   ASSERT_NE(reduce, nullptr);
   EXPECT_EQ(SplitFoldVectorLanes(*reduce), 8);
-  // Side by side where that applies; too short a fold: the plain one.
+  // Side by side where that applies (rows shorter than kMinSplitFoldRow, or
+  // a major dimension reduced); too short a fold: the plain one.
   auto many = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 1000}, {1}, "GT"));
   ASSERT_TRUE(many.ok()) << many.status();
   EXPECT_EQ(SplitFoldReduction(outputs_of(**many)), nullptr);
+  auto columns = ParseAndReturnUnverifiedModule(ArgModule("f32", {5000, 8}, {0}, "GT"));
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  EXPECT_EQ(SplitFoldReduction(outputs_of(**columns)), nullptr);
+  auto long_rows = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 4096}, {1}, "GT"));
+  ASSERT_TRUE(long_rows.ok()) << long_rows.status();
+  EXPECT_NE(SplitFoldReduction(outputs_of(**long_rows)), nullptr);
   auto short_fold = ParseAndReturnUnverifiedModule(ArgModule("f32", {255}, {0}, "GT"));
   ASSERT_TRUE(short_fold.ok()) << short_fold.status();
   EXPECT_EQ(SplitFoldReduction(outputs_of(**short_fold)), nullptr);
