@@ -303,6 +303,39 @@ for platform in interpreter cpu; do
     test "$(grep -c 'bit for bit' "$tmp/log")" -eq 3
 done
 
+# A bf16 sum over 4 processes computes in f32 and rounds once, as XLA:CPU
+# promotes it (all_reduce_promotion.h): 256 + 1 + 1 + 1 is 260 in bf16,
+# not the 256 a bf16 fold gives; as an all-reduce and as a reduce-scatter.
+cat >"$tmp/bf16sum.hlo" <<'HLO'
+HloModule bf16sum, replica_count=4
+addb {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT r = bf16[] add(x, y)
+}
+ENTRY e {
+  id = u32[] replica-id()
+  zero = u32[] constant(0)
+  first = pred[] compare(id, zero), direction=EQ
+  big = bf16[] constant(256)
+  one = bf16[] constant(1)
+  s = bf16[] select(first, big, one)
+  v = bf16[4] broadcast(s), dimensions={}
+  a = bf16[4] all-reduce(v), replica_groups={}, to_apply=addb
+  r = bf16[1] reduce-scatter(v), dimensions={0}, replica_groups={}, to_apply=addb
+  ROOT t = (bf16[4], bf16[1]) tuple(a, r)
+}
+HLO
+for platform in interpreter cpu; do
+  "$run" --num_processes=4 --platform=$platform --print_literals \
+    --reference_platform=interpreter "$tmp/bf16sum.hlo" >"$tmp/log" 2>&1
+  check "$platform bf16 sum: 4 processes exit 0" test $? -eq 0
+  check "$platform bf16 sum: rounded once" \
+    test "$(grep -c -e '^bf16\[4\] {260, 260, 260, 260},$' -e '^bf16\[1\] {260}$' "$tmp/log")" -eq 8
+  check "$platform bf16 sum: each process matches the threads mode" \
+    test "$(grep -c 'bit for bit' "$tmp/log")" -eq 4
+done
+
 # Every group mode on 2 replicas x 3 partitions (6 processes): no channel
 # (cross-replica), a channel on all-to-all, collective-broadcast and
 # collective-permute (cross-partition), use_global_device_ids=false

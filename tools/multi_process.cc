@@ -22,6 +22,7 @@
 #include "axle/core/npy.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/eval/participants.h"
+#include "axle/hlo/transforms/all_reduce_promotion.h"
 #include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "axle/runtime/host_custom_call.h"
 #include "axle/runtime/local_client.h"
@@ -253,6 +254,13 @@ absl::Status RunWorker(const WorkerOptions& options) {
   // interpreter platform's too); the evaluator runs below, and the threads
   // reference, see them so as well.
   AXLE_RETURN_IF_ERROR(Bf16ReductionsInF32().Run(module.get()).status());
+  // So do bf16 all-reduce and reduce-scatter on cpu (XLA:CPU's promotion,
+  // all_reduce_promotion.h), the interpreter the cpu is compared with, and
+  // both of their threads references; XLA:GPU sums bf16 in bf16.
+  if (options.platform != "cuda") {
+    AXLE_RETURN_IF_ERROR(
+        AllReducePromotion(AllReducePromotion::CpuTypes()).Run(module.get()).status());
+  }
   AXLE_ASSIGN_OR_RETURN(auto grid, GridOf(*module, size, options.num_partitions));
   AXLE_ASSIGN_OR_RETURN(std::vector<Literal> arguments, ArgumentsFor(*module, options, rank));
 

@@ -79,6 +79,18 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
           AXLE_RETURN_IF_ERROR(EmitScan(elemental_, b_, root, *scan,
                                         generators_.at(root.operand(0)), init,
                                         buffers[num_parameters], begin, end));
+        } else if (const HloInstruction* split = SplitFoldReduction(outputs); split != nullptr) {
+          std::vector<llvm_ir::ElementGenerator> operands;
+          for (const HloInstruction* operand : split->operands()) {
+            operands.push_back(generators_.at(operand));
+          }
+          std::vector<SideBySideOutput> results;
+          for (size_t o = 0; o < outputs.size(); ++o) {
+            results.push_back({cast<HloGetTupleElementInstruction>(outputs[o])->tuple_index(),
+                               buffers[num_parameters + o]});
+          }
+          AXLE_RETURN_IF_ERROR(EmitSplitFoldReduction(elemental_, b_, *split, operands, results,
+                                                      RangeDimension(outputs), begin, end));
         } else if (const HloInstruction* reduce = SideBySideReduction(outputs); reduce != nullptr) {
           std::vector<llvm_ir::ElementGenerator> operands;
           for (const HloInstruction* operand : reduce->operands()) {

@@ -70,6 +70,18 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
                                      const std::vector<SideBySideOutput>& outputs,
                                      int64_t range_dimension, llvm::Value* begin, llvm::Value* end);
 
+// The loop nest of a split fold (loop_kernel_plan.h: SplitFoldReduction),
+// with the arguments of EmitSideBySideReduction: loops over the output's
+// dimensions, and for each element its fold split into
+// SplitFoldVectorLanes runs folded side by side (vectorized across the
+// runs), then the init value, the runs' results and the leftover inputs
+// folded in order.
+absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                    const HloInstruction& reduce,
+                                    absl::Span<const llvm_ir::ElementGenerator> operands,
+                                    const std::vector<SideBySideOutput>& outputs,
+                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end);
+
 }  // namespace axle::cpu
 
 #endif  // AXLE_CPU_LOOP_KERNEL_EMITTER_INTERNAL_H_

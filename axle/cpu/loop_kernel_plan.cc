@@ -10,6 +10,7 @@
 
 #include "axle/base/alignment.h"
 #include "axle/core/primitive_type.h"
+#include "axle/hlo/analysis/associative_selection.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle::cpu {
@@ -49,7 +50,13 @@ bool IsColumnReduction(const HloInstruction& root) {
   return std::find(reduced.begin(), reduced.end(), rank - 1) == reduced.end();
 }
 
-const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction*>& outputs) {
+namespace {
+
+// The variadic reduce whose results `outputs` are, when its results are
+// integers of 8 to 64 bits or 16- to 64-bit floats and nothing it reads is
+// another reduce or reduce-window (a row value would be computed again
+// for every element). Null otherwise.
+const HloInstruction* VariadicReduceOf(const std::vector<const HloInstruction*>& outputs) {
   const HloInstruction* reduce = nullptr;
   for (const HloInstruction* output : outputs) {
     if (output->opcode() != HloOpcode::kGetTupleElement) return nullptr;
@@ -69,9 +76,6 @@ const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction
     const bool floating = type == F16 || type == BF16 || type == F32 || type == F64;
     if (!result.IsArray() || !(integer || floating)) return nullptr;
   }
-  const Shape& shape = reduce->shape().tuple_shapes(0);
-  if (shape.rank() < 1 || shape.dimensions(shape.rank() - 1) < kMinSideBySideLanes) return nullptr;
-  // Nothing the reduce reads may loop over elements itself.
   std::vector<const HloInstruction*> stack(reduce->operands().begin(), reduce->operands().end());
   std::set<const HloInstruction*> seen;
   while (!stack.empty()) {
@@ -87,7 +91,9 @@ const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction
   return reduce;
 }
 
-int64_t SideBySideVectorLanes(const HloInstruction& reduce) {
+// The lanes of a 512-bit vector of `reduce`'s widest result type (bf16 and
+// f16 compute in f32).
+int64_t VectorLanesOfWidestResult(const HloInstruction& reduce) {
   int64_t widest = 8;
   for (const Shape& result : reduce.shape().tuple_shapes()) {
     const PrimitiveType type = result.element_type();
@@ -96,11 +102,47 @@ int64_t SideBySideVectorLanes(const HloInstruction& reduce) {
                              : primitive_util::BitWidth(type);
     widest = std::max(widest, bits);
   }
+  return 512 / widest;
+}
+
+}  // namespace
+
+const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction*>& outputs) {
+  const HloInstruction* reduce = VariadicReduceOf(outputs);
+  if (reduce == nullptr) return nullptr;
+  const Shape& shape = reduce->shape().tuple_shapes(0);
+  if (shape.rank() < 1 || shape.dimensions(shape.rank() - 1) < kMinSideBySideLanes) return nullptr;
+  return reduce;
+}
+
+int64_t SideBySideVectorLanes(const HloInstruction& reduce) {
   const Shape& shape = reduce.shape().tuple_shapes(0);
   const int64_t lanes = std::min(kSideBySideBlock, shape.dimensions(shape.rank() - 1));
-  int64_t width = 512 / widest;
+  int64_t width = VectorLanesOfWidestResult(reduce);
   while (width > lanes) width /= 2;
   return std::max<int64_t>(1, width);
+}
+
+const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*>& outputs) {
+  const HloInstruction* reduce = VariadicReduceOf(outputs);
+  if (reduce == nullptr) return nullptr;
+  const Shape& input = reduce->operand(0)->shape();
+  int64_t folded = 1;
+  bool minor_folded = false;
+  for (int64_t d : cast<HloDimensionsInstruction>(reduce)->dimensions()) {
+    if (d < 0 || d >= input.rank()) return nullptr;
+    folded *= input.dimensions(d);
+    minor_folded = minor_folded || d == input.rank() - 1;
+  }
+  if (folded < SplitFoldVectorLanes(*reduce) * kMinSplitFoldRun) return nullptr;
+  if (SideBySideReduction(outputs) != nullptr && !(minor_folded && folded >= kMinSplitFoldRow)) {
+    return nullptr;
+  }
+  return IsAssociativeSelection(*reduce->to_apply()) ? reduce : nullptr;
+}
+
+int64_t SplitFoldVectorLanes(const HloInstruction& reduce) {
+  return VectorLanesOfWidestResult(reduce);
 }
 
 namespace {

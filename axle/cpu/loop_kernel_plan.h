@@ -64,6 +64,28 @@ const HloInstruction* SideBySideReduction(const std::vector<const HloInstruction
 // no more than the lanes of one block (a power of two).
 int64_t SideBySideVectorLanes(const HloInstruction& reduce);
 
+// A variadic reduce SideBySideReduction does not take (its output's minor
+// dimension is shorter than kMinSideBySideLanes, or it is a scalar: argmax
+// of a whole vector) has one scalar fold per output element. When its
+// combiner is an associative selection (associative_selection.h: argmax,
+// argmin) and each element folds at least SplitFoldVectorLanes x
+// kMinSplitFoldRun inputs, each element's fold is split instead: vector
+// lane j folds the j-th of SplitFoldVectorLanes consecutive runs of the
+// inputs (in row-major order of the reduced dimensions), and the init
+// value, the runs' results and the inputs left over are folded in order.
+// Associativity makes that the in-order fold's bits. The reduce, or null.
+// It also takes a reduce side by side would fold a row apart (the input's
+// minor dimension reduced) when each element folds at least
+// kMinSplitFoldRow inputs: a block of side by side elements then streams
+// from a row per element (64), a split fold from one row.
+inline constexpr int64_t kMinSplitFoldRun = 16;
+inline constexpr int64_t kMinSplitFoldRow = 4096;
+const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*>& outputs);
+
+// The lanes of a split fold: a 512-bit vector of the reduce's widest result
+// type (bf16 and f16 compute in f32).
+int64_t SplitFoldVectorLanes(const HloInstruction& reduce);
+
 // A reduce-window that is a running fold along one dimension: cumsum,
 // cumprod, cummax and cummin as JAX lowers them (`window={size=1xN
 // pad=0_0x(N-1)_0}`). Output element i along `dimension` folds input

@@ -9,7 +9,14 @@
 // the elements. A step reads the block's inputs a row apart when the
 // reduced dimensions include the input's minor one (gathers; the lines
 // they touch serve the next steps from L1), contiguously otherwise. See
-// loop_kernel_emitter_internal.h: EmitSideBySideReduction.
+// loop_kernel_emitter_internal.h: EmitSideBySideReduction. A short fold
+// (argmax over a minor dimension of 3) is unrolled inside the loop over
+// the block's elements instead, so its strided reads load as whole vectors.
+//
+// Also here, a split fold (loop_kernel_plan.h: SplitFoldReduction): one
+// output element's fold cut into as many consecutive runs as a vector has
+// lanes, the runs folded side by side, one per lane (each run in order),
+// and their results folded in order after the init value.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -25,6 +32,9 @@
 
 namespace axle::cpu {
 namespace {
+
+// Inputs per element up to which a side-by-side fold is unrolled.
+constexpr int64_t kUnrolledFoldSteps = 8;
 
 // Adds "llvm.loop.interleave.count" 1 to the loop entered from `preheader`
 // when it carries loop metadata (EmitForLoop's forced vector width): one
@@ -112,7 +122,50 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
   // Elements [first, first + size) of the output's minor dimension, size
   // at most kSideBySideBlock: init, every step of the reduced dimensions,
   // then the results stored.
+  // A short fold (at most kUnrolledFoldSteps inputs per element): one
+  // loop over the block's elements, each folding its inputs unrolled, in
+  // order, in registers. Reads a row apart become an interleaved group
+  // LLVM loads as whole vectors and shuffles apart, not gathers.
+  int64_t folded_count = 1;
+  for (int64_t d : folded) folded_count *= in_dims[d];
+  auto emit_unrolled_block = [&](llvm::Value* first, llvm::Value* size) -> absl::Status {
+    return elemental.EmitForLoop(
+        b.getInt64(0), size, "lanes",
+        [&](llvm::Value* lane) -> absl::Status {
+          in_index[kept[minor]] = b.CreateAdd(first, lane);
+          std::vector<llvm::Value*> accumulators = init;
+          for (int64_t step = 0; step < folded_count; ++step) {
+            int64_t position = step;
+            for (auto d = folded.rbegin(); d != folded.rend(); ++d) {
+              in_index[*d] = b.getInt64(position % in_dims[*d]);
+              position /= in_dims[*d];
+            }
+            std::vector<llvm::Value*> arguments = accumulators;
+            for (int64_t k = 0; k < count; ++k) {
+              AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](in_index));
+              arguments.push_back(value);
+            }
+            AXLE_ASSIGN_OR_RETURN(accumulators,
+                                  elemental.EmitScalarComputation(combiner, arguments));
+            if (static_cast<int64_t>(accumulators.size()) != count) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("reduce ", reduce.name(), ": the computation returns ",
+                               accumulators.size(), " values for ", count, " accumulators"));
+            }
+          }
+          out_index[minor] = in_index[kept[minor]];
+          llvm::Value* linear = elemental.Linearize(out_index, out_dims);
+          for (const SideBySideOutput& output : outputs) {
+            elemental.StoreElement(accumulators[output.result], output.buffer, linear,
+                                   types[output.result]);
+          }
+          return absl::OkStatus();
+        },
+        width > 1 ? width : llvm_ir::ElementalIrEmitter::kVectorizeAuto);
+  };
+
   auto emit_block = [&](llvm::Value* first, llvm::Value* size) -> absl::Status {
+    if (folded_count <= kUnrolledFoldSteps) return emit_unrolled_block(first, size);
     AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(b.getInt64(0), size, "init", [&](llvm::Value* lane) {
       for (int64_t k = 0; k < count; ++k) {
         elemental.StoreElement(init[k], accumulators[k], lane, types[k]);
@@ -196,6 +249,206 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
           llvm::Value* size = b.CreateBinaryIntrinsic(
               llvm::Intrinsic::smin, b.CreateSub(length, offset), b.getInt64(kSideBySideBlock));
           return emit_block(b.CreateAdd(low, offset), size);
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
+  };
+  return emit_outer(0);
+}
+
+absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                    const HloInstruction& reduce,
+                                    absl::Span<const llvm_ir::ElementGenerator> operands,
+                                    const std::vector<SideBySideOutput>& outputs,
+                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end) {
+  const int64_t count = reduce.operand_count() / 2;
+  std::vector<PrimitiveType> types;
+  for (const Shape& result : reduce.shape().tuple_shapes()) types.push_back(result.element_type());
+  if (count < 2 || reduce.operand_count() != 2 * count ||
+      static_cast<int64_t>(types.size()) != count ||
+      static_cast<int64_t>(operands.size()) != reduce.operand_count()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce ", reduce.name(), ": needs N inputs, N init values and N results, N >= 2"));
+  }
+  const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
+  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
+  const int64_t out_rank = static_cast<int64_t>(out_dims.size());
+  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+  std::vector<bool> is_reduced(in_rank, false);
+  for (int64_t d : cast<HloDimensionsInstruction>(&reduce)->dimensions()) {
+    if (d < 0 || d >= in_rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reduce ", reduce.name(), ": a reduced dimension is out of range"));
+    }
+    is_reduced[d] = true;
+  }
+  std::vector<int64_t> kept;    // input dimension of each output dimension
+  std::vector<int64_t> folded;  // the reduced input dimensions, in order
+  int64_t folded_count = 1;
+  for (int64_t d = 0; d < in_rank; ++d) {
+    (is_reduced[d] ? folded : kept).push_back(d);
+    if (is_reduced[d]) folded_count *= in_dims[d];
+  }
+  if (static_cast<int64_t>(kept.size()) != out_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
+  }
+  const int64_t lanes = SplitFoldVectorLanes(reduce);
+  const int64_t run = folded_count / lanes;
+  if (run < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduce ", reduce.name(), ": too few inputs per element to split"));
+  }
+
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
+    init.push_back(value);
+  }
+  // Per result: the runs' accumulators, and the in-order fold's.
+  std::vector<llvm::Value*> runs;
+  std::vector<llvm::Value*> total;
+  {
+    llvm::Function* function = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+    for (PrimitiveType type : types) {
+      llvm::AllocaInst* array =
+          entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(lanes));
+      array->setAlignment(llvm::Align(64));
+      runs.push_back(array);
+      total.push_back(entry.CreateAlloca(elemental.StorageType(type)));
+    }
+  }
+  const HloComputation& combiner = *reduce.to_apply();
+  llvm_ir::IrIndex out_index(out_rank);
+  llvm_ir::IrIndex in_index(in_rank);
+  // Input `position` of the element's fold (row-major over the reduced
+  // dimensions) into in_index.
+  auto set_position = [&](llvm::Value* position) {
+    for (auto d = folded.rbegin(); d != folded.rend(); ++d) {
+      if (d + 1 == folded.rend()) {
+        in_index[*d] = position;
+      } else {
+        llvm::Value* size = b.getInt64(in_dims[*d]);
+        in_index[*d] = b.CreateURem(position, size);
+        position = b.CreateUDiv(position, size);
+      }
+    }
+  };
+  auto combine =
+      [&](const std::vector<llvm::Value*>& accumulators,
+          const std::vector<llvm::Value*>& values) -> absl::StatusOr<std::vector<llvm::Value*>> {
+    std::vector<llvm::Value*> arguments = accumulators;
+    arguments.insert(arguments.end(), values.begin(), values.end());
+    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                          elemental.EmitScalarComputation(combiner, arguments));
+    if (static_cast<int64_t>(results.size()) != count) {
+      return absl::InvalidArgumentError(absl::StrCat("reduce ", reduce.name(),
+                                                     ": the computation returns ", results.size(),
+                                                     " values for ", count, " accumulators"));
+    }
+    return results;
+  };
+  auto inputs_at = [&](llvm::Value* position) -> absl::StatusOr<std::vector<llvm::Value*>> {
+    set_position(position);
+    std::vector<llvm::Value*> values;
+    for (int64_t k = 0; k < count; ++k) {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](in_index));
+      values.push_back(value);
+    }
+    return values;
+  };
+
+  // One output element (out_index set): the runs, then the in-order fold.
+  auto emit_element = [&]() -> absl::Status {
+    const int width = static_cast<int>(lanes);
+    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+        b.getInt64(0), b.getInt64(lanes), "run.first",
+        [&](llvm::Value* lane) -> absl::Status {
+          AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values,
+                                inputs_at(b.CreateMul(lane, b.getInt64(run))));
+          for (int64_t k = 0; k < count; ++k) {
+            elemental.StoreElement(values[k], runs[k], lane, types[k]);
+          }
+          return absl::OkStatus();
+        },
+        width));
+    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+        b.getInt64(1), b.getInt64(run), "run.step",
+        [&](llvm::Value* step) -> absl::Status {
+          llvm::BasicBlock* preheader = b.GetInsertBlock();
+          AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+              b.getInt64(0), b.getInt64(lanes), "run.lanes",
+              [&](llvm::Value* lane) -> absl::Status {
+                std::vector<llvm::Value*> accumulators;
+                for (int64_t k = 0; k < count; ++k) {
+                  accumulators.push_back(elemental.LoadElement(runs[k], lane, types[k]));
+                }
+                AXLE_ASSIGN_OR_RETURN(
+                    std::vector<llvm::Value*> values,
+                    inputs_at(b.CreateAdd(b.CreateMul(lane, b.getInt64(run)), step)));
+                AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                                      combine(accumulators, values));
+                for (int64_t k = 0; k < count; ++k) {
+                  elemental.StoreElement(results[k], runs[k], lane, types[k]);
+                }
+                return absl::OkStatus();
+              },
+              width));
+          DisableInterleaving(preheader);
+          return absl::OkStatus();
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    // init, the runs in order, then the inputs past the last run.
+    for (int64_t k = 0; k < count; ++k) {
+      elemental.StoreElement(init[k], total[k], b.getInt64(0), types[k]);
+    }
+    auto fold_into_total = [&](const std::vector<llvm::Value*>& values) -> absl::Status {
+      std::vector<llvm::Value*> accumulators;
+      for (int64_t k = 0; k < count; ++k) {
+        accumulators.push_back(elemental.LoadElement(total[k], b.getInt64(0), types[k]));
+      }
+      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results, combine(accumulators, values));
+      for (int64_t k = 0; k < count; ++k) {
+        elemental.StoreElement(results[k], total[k], b.getInt64(0), types[k]);
+      }
+      return absl::OkStatus();
+    };
+    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+        b.getInt64(0), b.getInt64(lanes), "runs.fold",
+        [&](llvm::Value* lane) -> absl::Status {
+          std::vector<llvm::Value*> values;
+          for (int64_t k = 0; k < count; ++k) {
+            values.push_back(elemental.LoadElement(runs[k], lane, types[k]));
+          }
+          return fold_into_total(values);
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+        b.getInt64(lanes * run), b.getInt64(folded_count), "rest.fold",
+        [&](llvm::Value* position) -> absl::Status {
+          AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values, inputs_at(position));
+          return fold_into_total(values);
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    llvm::Value* linear = elemental.Linearize(out_index, out_dims);
+    for (const SideBySideOutput& output : outputs) {
+      const PrimitiveType type = types[output.result];
+      elemental.StoreElement(elemental.LoadElement(total[output.result], b.getInt64(0), type),
+                             output.buffer, linear, type);
+    }
+    return absl::OkStatus();
+  };
+
+  std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
+    if (d == out_rank) return emit_element();
+    llvm::Value* low = d == range_dimension ? begin : b.getInt64(0);
+    llvm::Value* high = d == range_dimension ? end : b.getInt64(out_dims[d]);
+    return elemental.EmitForLoop(
+        low, high, absl::StrCat("d", d),
+        [&](llvm::Value* i) {
+          out_index[d] = i;
+          in_index[kept[d]] = i;
+          return emit_outer(d + 1);
         },
         llvm_ir::ElementalIrEmitter::kVectorizeNever);
   };

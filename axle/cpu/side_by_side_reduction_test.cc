@@ -8,6 +8,9 @@
 // of the vector or of the block, reductions over the minor, the major and
 // a middle dimension, thread ranges that start anywhere. Also which kernels
 // take the schedule (SideBySideReduction) and that the fold is vectorized.
+// The split fold of long folds with few outputs (whole vectors, rows
+// shorter than a block) and of long rows likewise, with ties spread over
+// every run.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -247,6 +250,137 @@ TEST(SideBySideReductionTest, WhichReducesTakeIt) {
   ASSERT_TRUE(with_row_value.ok()) << with_row_value.status() << nested;
   EXPECT_EQ(SideBySideReduction(outputs_of(**with_row_value)), nullptr);
   ExpectExact(nested, 14);
+}
+
+// Values that tie across the whole input: element i is (i * 7919) mod 997
+// (negated for argmin), so the extreme value recurs in every run of a split
+// fold and the first occurrence must win.
+Literal SpreadTies(const Shape& shape, bool negate) {
+  Literal literal(shape);
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    const double v = static_cast<double>((i * 7919) % 997);
+    literal.SetFromDouble(i, negate ? -v : v);
+  }
+  return literal;
+}
+
+TEST(SplitFoldReductionTest, ArgmaxAndArgminOfWholeVectors) {
+  // 256 = 16 runs of 16; 257 and 4099 leave inputs past the last run.
+  for (int64_t n : {256, 257, 1000, 4099, 100000}) {
+    for (absl::string_view direction : {"GT", "LT"}) {
+      SCOPED_TRACE(absl::StrCat(n, " ", direction));
+      const std::string text = ArgModule("f32", {n}, {0}, direction);
+      ExpectExact(text, n);
+      ExpectExact(text, n + 1, /*nan_free=*/true);
+      auto module = ParseAndReturnUnverifiedModule(text);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::vector<Literal> inputs;
+      inputs.push_back(SpreadTies((*module)->entry_computation()->parameter_instruction(0)->shape(),
+                                  direction == "LT"));
+      auto run = RunAgainstInterpreter(text, {}, &inputs);
+      ASSERT_TRUE(run.ok()) << run.status();
+      for (size_t i = 0; i < run->actual.size(); ++i) {
+        EXPECT_TRUE(LiteralsEqual(run->expected[i], run->actual[i]).ok()) << run->names[i];
+      }
+    }
+  }
+}
+
+TEST(SplitFoldReductionTest, FewOutputsOfLongFolds) {
+  // Rows shorter than a side-by-side block's minimum: three long rows, the
+  // major dimension of three columns, two reduced dimensions at once.
+  ExpectExact(ArgModule("f32", {3, 5000}, {1}, "GT"), 21);
+  ExpectExact(ArgModule("f32", {3, 5000}, {1}, "LT"), 22, /*nan_free=*/true);
+  ExpectExact(ArgModule("f32", {5000, 3}, {0}, "GT"), 23);
+  ExpectExact(ArgModule("f32", {40, 2, 70}, {0, 2}, "LT"), 24);
+  ExpectExact(ArgModule("f32", {2, 1, 3000}, {2}, "GT", /*indices_only=*/true), 25);
+  // Long rows with enough of them for side by side: split too.
+  ExpectExact(ArgModule("f32", {20, 4099}, {1}, "GT"), 30);
+  ExpectExact(ArgModule("f32", {5, 4, 4100}, {2}, "LT"), 31, /*nan_free=*/true);
+}
+
+TEST(SplitFoldReductionTest, OtherValueTypes) {
+  for (absl::string_view type : {"bf16", "f16", "f64", "s32"}) {
+    SCOPED_TRACE(type);
+    ExpectExact(ArgModule(type, {3001}, {0}, "GT"), 26);
+    ExpectExact(ArgModule(type, {2, 999}, {1}, "LT"), 27);
+  }
+}
+
+// Ranges [0, 1) and [1, 3) of three long rows give the whole run's results.
+TEST(SplitFoldReductionTest, RangesOfRowsAddUpToTheWholeRun) {
+  const std::string text = ArgModule("f32", {3, 2000}, {1}, "GT");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation& entry = *(*module)->entry_computation();
+  auto kernel = CompileLoopKernel(entry, {});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_EQ((*kernel)->outer_size(), 3);
+  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), 28);
+  Literal whole_v(ShapeUtil::MakeShape(F32, {3})), whole_k(ShapeUtil::MakeShape(S32, {3}));
+  Literal parts_v(ShapeUtil::MakeShape(F32, {3})), parts_k(ShapeUtil::MakeShape(S32, {3}));
+  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
+  void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data()};
+  (*kernel)->Run(whole);
+  (*kernel)->RunRange(parts, 0, 1);
+  (*kernel)->RunRange(parts, 1, 3);
+  EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
+  EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
+}
+
+TEST(SplitFoldReductionTest, TheRunsAreVectorized) {
+  auto module = ParseAndReturnUnverifiedModule(ArgModule("f32", {100000}, {0}, "GT"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_TRUE(absl::StrContains(after, "fcmp ogt <16 x float>")) << after;
+}
+
+TEST(SplitFoldReductionTest, WhichReducesTakeIt) {
+  auto outputs_of = [](const HloModule& module) {
+    const HloInstruction* root = module.entry_computation()->root_instruction();
+    return std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end());
+  };
+  auto whole = ParseAndReturnUnverifiedModule(ArgModule("f32", {1000}, {0}, "GT"));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const HloInstruction* reduce = SplitFoldReduction(outputs_of(**whole));
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(SplitFoldVectorLanes(*reduce), 16);
+  auto wide = ParseAndReturnUnverifiedModule(ArgModule("f64", {3, 1000}, {1}, "GT"));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  reduce = SplitFoldReduction(outputs_of(**wide));
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(SplitFoldVectorLanes(*reduce), 8);
+  // Side by side where that applies (rows shorter than kMinSplitFoldRow, or
+  // a major dimension reduced); too short a fold: the plain one.
+  auto many = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 1000}, {1}, "GT"));
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_EQ(SplitFoldReduction(outputs_of(**many)), nullptr);
+  auto columns = ParseAndReturnUnverifiedModule(ArgModule("f32", {5000, 8}, {0}, "GT"));
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  EXPECT_EQ(SplitFoldReduction(outputs_of(**columns)), nullptr);
+  auto long_rows = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 4096}, {1}, "GT"));
+  ASSERT_TRUE(long_rows.ok()) << long_rows.status();
+  EXPECT_NE(SplitFoldReduction(outputs_of(**long_rows)), nullptr);
+  auto short_fold = ParseAndReturnUnverifiedModule(ArgModule("f32", {255}, {0}, "GT"));
+  ASSERT_TRUE(short_fold.ok()) << short_fold.status();
+  EXPECT_EQ(SplitFoldReduction(outputs_of(**short_fold)), nullptr);
+  // A combiner that is not associative: the plain fold, still exact.
+  // (The value of the right operand, the index of the left one when it
+  // wins; in the combiner only, the entry's root has the same text.)
+  std::string last = ArgModule("f32", {1000}, {0}, "GT");
+  const std::string root = "ROOT t = (f32[], s32[]) tuple(v, k)";
+  last.replace(last.find(root), root.size(),
+               "w = s32[] select(wins, i, j)\n  ROOT t = (f32[], s32[]) tuple(b, w)");
+  auto not_associative = ParseAndReturnUnverifiedModule(last);
+  ASSERT_TRUE(not_associative.ok()) << not_associative.status() << last;
+  EXPECT_EQ(SplitFoldReduction(outputs_of(**not_associative)), nullptr);
+  ExpectExact(last, 29);
 }
 
 }  // namespace

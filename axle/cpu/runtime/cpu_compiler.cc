@@ -166,15 +166,22 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
 }
 
 // The cpu backend's edit of the shared pass list (backend_pipeline.h):
-// as XLA:CPU, loop-invariant values leave while bodies (a weight scaled or
-// cast inside a scan body is computed once, not every step) before the
-// loops' constants are sunk, the tuple of the old loop's elements that
-// this leaves folded away; before fusion, dot operands the matmul would
-// gather get a transpose that fuses into their producers
+// as XLA:CPU, bf16 all-reduce and reduce-scatter compute in f32
+// (all_reduce_promotion.h) before the bf16 reductions do; loop-invariant values leave while bodies
+// (a weight scaled or cast inside a scan body is computed once, not every step) before the loops'
+// constants are sunk, the tuple of the old loop's elements that this leaves folded away; before
+// fusion, dot operands the matmul would gather get a transpose that fuses into their producers
 // (dot_operand_transpose.h), a transposed dot result becomes the swapped
 // dot (dot_output_transpose.h), and bias adds and activations join their
 // dot or convolution (dot-epilogue-fusion).
 absl::StatusOr<bool> AddCpuPasses(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name == "bf16-reductions-in-f32") {
+    // XLA:CPU promotes bf16 all-reduce and reduce-scatter to f32 just before
+    // its FloatNormalization.
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> promotion,
+                          CreatePass("all-reduce-promotion"));
+    pipeline.AddPass(std::move(promotion));
+  }
   if (name == "while-loop-constant-sinking") {
     for (const char* hoisting : {"while-loop-invariant-code-motion", "tuple-simplifier"}) {
       AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass, CreatePass(hoisting));

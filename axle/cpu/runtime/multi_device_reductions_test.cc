@@ -9,7 +9,9 @@
 // multi-participant mode (multi_device_test_util.h) and the fold
 // ((v0 op v1) op v2) that a single-device `map` computes from the three
 // devices' values: signed zeros, NaN, infinities and integer wrap-around
-// included.
+// included. A bf16 computation that is one op of its parameters folds in
+// f32 and rounds once (XLA:CPU's promotion, all_reduce_promotion.h), so
+// its reference map folds the values converted to f32.
 //
 //===----------------------------------------------------------------------===//
 #include <cmath>
@@ -33,6 +35,7 @@ constexpr int kDevices = 3;
 struct Computation {
   std::string name;
   std::string body;
+  bool one_op = false;  // one binary op of x and y
 };
 
 // The element types, how a device's value of type T is made from its two
@@ -49,8 +52,8 @@ struct TypeCase {
 std::vector<Computation> Ops(const std::vector<std::string>& ops) {
   std::vector<Computation> result;
   for (const std::string& op : ops) {
-    result.push_back({op, absl::StrCat("ROOT r = T[] ", op, "(x, y)")});
-    result.push_back({op + "_swapped", absl::StrCat("ROOT r = T[] ", op, "(y, x)")});
+    result.push_back({op, absl::StrCat("ROOT r = T[] ", op, "(x, y)"), true});
+    result.push_back({op + "_swapped", absl::StrCat("ROOT r = T[] ", op, "(y, x)"), true});
   }
   return result;
 }
@@ -191,7 +194,19 @@ std::string CollectivesModule(const TypeCase& c) {
 // One device: the three devices' values folded with `map`, in order, and
 // the fold's three pieces of 2 (what reduce-scatter gives each device).
 std::string ReferenceModule(const TypeCase& c) {
-  std::string text = absl::StrCat("HloModule reference\n", ComputationsText(c), "ENTRY e {\n",
+  // bf16 one-op computations fold in f32: the same computations over f32,
+  // named NAME_f32.
+  const bool promoted = c.type == "bf16";
+  std::string wide;
+  if (promoted) {
+    for (const Computation& computation : c.computations) {
+      if (!computation.one_op) continue;
+      absl::StrAppend(&wide, computation.name,
+                      "_f32 {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ",
+                      absl::StrReplaceAll(computation.body, {{"T[", "f32["}}), "\n}\n");
+    }
+  }
+  std::string text = absl::StrCat("HloModule reference\n", ComputationsText(c), wide, "ENTRY e {\n",
                                   "  zero = s64[] constant(0)\n");
   std::vector<std::string> results, shapes;
   for (int d = 0; d < kDevices; ++d) {
@@ -208,11 +223,23 @@ std::string ReferenceModule(const TypeCase& c) {
     absl::StrAppend(&text, "  a", d, " = ", c.argument, "[6] parameter(", 2 * d, ")\n  b", d, " = ",
                     c.argument, "[6] parameter(", 2 * d + 1, ")\n  ", make, "\n");
   }
+  if (promoted) {
+    for (int d = 0; d < kDevices; ++d) {
+      absl::StrAppend(&text, "  w", d, " = f32[6] convert(v", d, ")\n");
+    }
+  }
   for (const Computation& computation : c.computations) {
     const std::string& n = computation.name;
-    absl::StrAppend(&text, "  m01_", n, " = T[6] map(v0, v1), dimensions={0}, to_apply=", n,
-                    "\n  f_", n, " = T[6] map(m01_", n, ", v2), dimensions={0}, to_apply=", n,
-                    "\n");
+    if (promoted && computation.one_op) {
+      absl::StrAppend(&text, "  m01_", n, " = f32[6] map(w0, w1), dimensions={0}, to_apply=", n,
+                      "_f32\n  w_", n, " = f32[6] map(m01_", n,
+                      ", w2), dimensions={0}, to_apply=", n, "_f32\n  f_", n, " = T[6] convert(w_",
+                      n, ")\n");
+    } else {
+      absl::StrAppend(&text, "  m01_", n, " = T[6] map(v0, v1), dimensions={0}, to_apply=", n,
+                      "\n  f_", n, " = T[6] map(m01_", n, ", v2), dimensions={0}, to_apply=", n,
+                      "\n");
+    }
     results.push_back(absl::StrCat("f_", n));
     shapes.push_back("T[6]");
     for (int d = 0; d < kDevices; ++d) {

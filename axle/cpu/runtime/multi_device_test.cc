@@ -3,10 +3,9 @@
 // its place in the grid and an in-process communicator in its run options.
 // Every result must equal the interpreter's multi-participant mode
 // (axle/eval/participants.h) bit for bit: reductions with one op and with a
-// computation, odd element counts, tuples, dimensions other than the major
-// one, iota groups, partitions, the -start/-done forms, collectives inside a
-// while body; and a run without a communicator, or with another grid,
-// fails saying so.
+// computation, bf16 sums computed in f32 (XLA:CPU's promotion), odd element counts, tuples,
+// dimensions other than the major one, iota groups, partitions, the -start/-done forms, collectives
+// inside a while body; and a run without a communicator, or with another grid, fails saying so.
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -92,6 +91,41 @@ ENTRY e {
   ROOT r = bf16[9] all-reduce(b), replica_groups={}, to_apply=addb
 })",
           FloatArgs(2, {9}));
+}
+
+// XLA:CPU promotes bf16 all-reduce and reduce-scatter to f32
+// (all_reduce_promotion.h): 256 + 1 + 1 + 1 over 4 devices rounds once, to
+// 260, where a bf16 fold stays at 256; groups of one keep their value.
+TEST(CpuMultiDevice, Bf16SumsRoundOnce) {
+  std::vector<std::vector<Literal>> args(4);
+  for (int d = 0; d < 4; ++d) {
+    args[d].push_back(LiteralUtil::CreateR1<float>(std::vector<float>(4, d == 0 ? 256.0f : 1.0f)));
+  }
+  std::vector<Literal> results = RunBoth(R"(HloModule m, replica_count=4
+addb {
+  x = bf16[] parameter(0)
+  y = bf16[] parameter(1)
+  ROOT a = bf16[] add(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  b = bf16[4] convert(p)
+  a = bf16[4] all-reduce(b), replica_groups={}, to_apply=addb
+  s = bf16[1] reduce-scatter(b), replica_groups={}, dimensions={0}, to_apply=addb
+  o = bf16[4] all-reduce(b), replica_groups={{0},{1},{2},{3}}, to_apply=addb
+  wa = f32[4] convert(a)
+  ws = f32[1] convert(s)
+  wo = f32[4] convert(o)
+  ROOT t = (f32[4], f32[1], f32[4]) tuple(wa, ws, wo)
+})",
+                                         args);
+  ASSERT_EQ(results.size(), 4u);
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(results[d].tuple_element(0), LiteralUtil::CreateR1<float>({260, 260, 260, 260}));
+    EXPECT_EQ(results[d].tuple_element(1), LiteralUtil::CreateR1<float>({260}));
+    EXPECT_EQ(results[d].tuple_element(2),
+              LiteralUtil::CreateR1<float>(std::vector<float>(4, d == 0 ? 256.0f : 1.0f)));
+  }
 }
 
 TEST(CpuMultiDevice, GatherScatterAllToAllAlongInnerDimensions) {

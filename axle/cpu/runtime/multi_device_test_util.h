@@ -4,7 +4,9 @@
 // each device a thread of this process running the compiled executable
 // with its place in the grid and an in-process communicator in its run
 // options, and the interpreter's multi-participant mode
-// (axle/eval/participants.h) as the reference, bit for bit.
+// (axle/eval/participants.h) as the reference, bit for bit, on the module
+// with the cpu compiler's numerics passes run: bf16 reductions and bf16
+// all-reduce / reduce-scatter in f32, as XLA:CPU compiles them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_MULTI_DEVICE_TEST_UTIL_H_
@@ -16,6 +18,8 @@
 #include "axle/collectives/communicator.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/eval/participants.h"
+#include "axle/hlo/transforms/all_reduce_promotion.h"
+#include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -86,6 +90,12 @@ inline std::vector<Literal> RunBoth(absl::string_view text,
   if (!cpu.ok()) return {};
   auto module = ParseAndReturnUnverifiedModule(text);
   EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  absl::StatusOr<bool> promoted =
+      AllReducePromotion(AllReducePromotion::CpuTypes()).Run(module->get());
+  EXPECT_TRUE(promoted.ok()) << promoted.status();
+  absl::StatusOr<bool> widened = Bf16ReductionsInF32().Run(module->get());
+  EXPECT_TRUE(widened.ok()) << widened.status();
   ParticipantsOptions options;
   options.replica_count = (*module)->config().replica_count;
   options.partition_count = (*module)->config().num_partitions;

@@ -27,7 +27,8 @@
 // get-tuple-element and elementwise ops (stochastic-convert excepted);
 // fusion computations (the pass runs before fusion); all-reduce and
 // reduce-scatter (FloatNormalization never touches collective reductions;
-// XLA:CPU's separate AllReducePromotion widens bf16 ones, not done here).
+// XLA:CPU's separate AllReducePromotion widens bf16 ones:
+// all_reduce_promotion.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_BF16_REDUCTIONS_IN_F32_H_
