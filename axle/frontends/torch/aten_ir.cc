@@ -26,13 +26,25 @@ bool DebugEnabled() {
 }
 
 void Count(const char* op) {
-  // The counter per op string (the kernels pass literals), looked up once.
-  thread_local std::unordered_map<const char*, lazy::metrics::Counter*> counters;
-  auto it = counters.find(op);
-  if (it == counters.end()) {
-    it = counters.emplace(op, lazy::metrics::GetCounter(std::string("axle::") + op)).first;
+  // The counter per op string (the kernels pass literals, so an address
+  // names one op): a direct-mapped per-thread cache by the address in front
+  // of a per-thread map by name (no hashing of the name per op).
+  struct Slot {
+    const char* op = nullptr;
+    lazy::metrics::Counter* counter = nullptr;
+  };
+  constexpr size_t kSlots = 128;
+  thread_local std::array<Slot, kSlots> slots;
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op) >> 3) % kSlots];
+  if (slot.op != op || slot.counter == nullptr) {
+    thread_local std::unordered_map<std::string, lazy::metrics::Counter*> counters;
+    auto it = counters.find(op);
+    if (it == counters.end()) {
+      it = counters.emplace(op, lazy::metrics::GetCounter(std::string("axle::") + op)).first;
+    }
+    slot = Slot{op, it->second};
   }
-  it->second->Increment();
+  slot.counter->Increment();
 }
 
 void Check(const absl::Status& status) {
@@ -189,8 +201,10 @@ at::Tensor& Assign(at::Tensor& self, const Value& v) {
   AxleTensorImpl* impl = GetImpl(self, "self");
   CheckNotView(self);
   Value converted = Convert(v, ToPrimitiveType(self.scalar_type()));
-  TORCH_CHECK(Dims(converted) == ToInts(self.sizes()), "axle: an in-place result of shape ",
-              at::IntArrayRef(Dims(converted)), " for a tensor of shape ", self.sizes());
+  TORCH_CHECK(absl::MakeConstSpan(converted.shape().dimensions()) ==
+                  absl::MakeConstSpan(self.sizes().data(), self.sizes().size()),
+              "axle: an in-place result of shape ", at::IntArrayRef(Dims(converted)),
+              " for a tensor of shape ", self.sizes());
   impl->AssignToView(converted);
   return self;
 }

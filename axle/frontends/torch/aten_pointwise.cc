@@ -11,6 +11,7 @@
 #include <ATen/ExpandUtils.h>
 #include <torch/library.h>
 
+#include <cstring>
 #include <string>
 
 #include "axle/core/primitive_type.h"
@@ -53,7 +54,7 @@ Value ScalarBinaryValue(const char* op, const at::Tensor& self, const at::Scalar
                         const at::Scalar& alpha) {
   Count(op);
   at::ScalarType type = at::result_type(self, other);
-  if (std::string(op) == "div" && at::isIntegralType(type, /*includeBool=*/true)) {
+  if (std::strcmp(op, "div") == 0 && at::isIntegralType(type, /*includeBool=*/true)) {
     type = at::typeMetaToScalarType(at::get_default_dtype());
   }
   PrimitiveType t = ToPrimitiveType(type);

@@ -24,19 +24,28 @@ namespace {
 // --- Views (views.cc: reading and writing through them) -------------------------
 
 // A view of `self` one step further: its base is self's base (self when
-// self is no view).
+// self is no view). Its value is self's current value (recomputed from the
+// base first if that changed) taken one step further: the steps before
+// are recorded once, not again for every view of a view.
 at::Tensor MakeView(const at::Tensor& self, ViewOp op) {
   AxleTensorImpl* impl = GetImpl(self, "self");
+  const std::shared_ptr<LazyTensor>& current = impl->tensor();  // refreshes a view's value
   auto info = std::make_shared<ViewInfo>();
-  if (impl->view() != nullptr) {
-    info->base = impl->view()->base;
-    info->ops = impl->view()->ops;
+  Value value;
+  if (const std::shared_ptr<ViewInfo>& from = impl->view();
+      from != nullptr && from->base != current) {
+    // tensor() made self's value the base's at from->base_version.
+    info->base = from->base;
+    info->ops = from->ops;
+    info->base_version = from->base_version;
+    value = current->GetIrValue();
   } else {
-    info->base = impl->tensor();
+    info->base = current;
+    value = current->GetIrValue(&info->base_version);
   }
+  value = ApplyView(value, absl::MakeConstSpan(&op, 1));
   info->ops.push_back(std::move(op));
-  Value base = info->base->GetIrValue(&info->base_version);
-  at::Tensor out = Wrap(ApplyView(base, info->ops));
+  at::Tensor out = Wrap(value);
   AxleTensorImpl* out_impl = GetImpl(out, "view");
   out_impl->set_view(std::move(info));
   out_impl->tensor()->MarkViewOfBase();  // the sync computes the base instead
@@ -116,7 +125,10 @@ at::Tensor expand(const at::Tensor& self, c10::SymIntArrayRef size, bool implici
       want[i] = have[i - offset];
     }
   }
-  BroadcastTo(Operand(self, "self"), want);  // checks the shapes
+  for (size_t i = 0; i < have.size(); ++i) {
+    TORCH_CHECK(have[i] == want[offset + i] || have[i] == 1, "axle: cannot expand shape ",
+                self.sizes(), " to ", at::IntArrayRef(want));
+  }
   return MakeView(self, Step(ViewOp::Kind::kExpand, want));
 }
 

@@ -132,6 +132,31 @@ class DeviceTest(unittest.TestCase):
         torch.testing.assert_close(x.cpu(), a)
         torch.testing.assert_close(row.cpu(), row_cpu)
 
+    def test_views_of_views_follow_their_base(self):
+        # A view of a view is its parent's current value one step further
+        # (the parent recomputed from the base first when that changed).
+        def chain(x, sync):
+            v = x.view(4, 6)[1:3]
+            v.mul_(2)  # v's value is the update; the base takes it too
+            sync()
+            w = v.t()[::2]
+            x.add_(1)  # the base changes: v and w follow
+            u = w.unsqueeze(0).transpose(1, 2)
+            u.sub_(5)
+            sync()
+            r = u[0, 1]
+            x.mul_(3)
+            return torch.cat([w.reshape(-1), u.reshape(-1), r.reshape(-1), v.reshape(-1)])
+
+        a = torch.arange(24, dtype=torch.float32).reshape(2, 12)
+        base = a.clone()
+        want = chain(base, lambda: None)
+        for sync in (lambda: None, torch_axle.sync):
+            x = a.to(self.dev)
+            got = chain(x, sync)
+            torch.testing.assert_close(got.cpu(), want)
+            torch.testing.assert_close(x.cpu(), base)
+
     def test_a_view_is_computed_through_its_base(self):
         # sync() computes a view's base, not the view too (a weight's
         # gradient is the transpose of a matmul's result): one output.
