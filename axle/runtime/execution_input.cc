@@ -15,12 +15,17 @@ std::optional<se::OwningDeviceMemory> MaybeOwningDeviceMemory::Release() {
   return result;
 }
 
+void MaybeOwningDeviceMemory::Disown() noexcept {
+  if (auto* owned = std::get_if<se::OwningDeviceMemory>(&mem_)) owned->Release();
+}
+
 ExecutionInput::~ExecutionInput() {
-  // Owned buffers marked unowned stay with whoever really owns them.
-  for (const ShapeIndex& index : unowned_indices_) {
-    if (std::optional<se::OwningDeviceMemory> owned = buffers_.mutable_element(index)->Release()) {
-      owned->Release();
-    }
+  // Owned buffers marked unowned stay with whoever really owns them. (A walk
+  // over the nodes: finding one by index checks the index, and a destructor
+  // must not fail.)
+  if (unowned_indices_.empty()) return;
+  for (auto& [index, buffer] : buffers_) {
+    if (unowned_indices_.count(index) != 0) buffer.Disown();
   }
 }
 

@@ -59,6 +59,9 @@ class MaybeOwningDeviceMemory {
   // The owned memory (leaving this unowned, same address), or nullopt when
   // this does not own it.
   std::optional<se::OwningDeviceMemory> Release();
+  // Gives up ownership without freeing (whoever really owns the memory
+  // frees it); the address stays. For destructors: never fails.
+  void Disown() noexcept;
   // The owned memory, if any (null otherwise).
   const se::OwningDeviceMemory* AsOwningDeviceMemory() const {
     return std::get_if<se::OwningDeviceMemory>(&mem_);
