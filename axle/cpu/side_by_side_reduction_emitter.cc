@@ -59,26 +59,32 @@ void DisableInterleaving(llvm::BasicBlock* preheader) {
   }
 }
 
-}  // namespace
-
-absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
-                                     const HloInstruction& reduce,
-                                     absl::Span<const llvm_ir::ElementGenerator> operands,
-                                     const std::vector<SideBySideOutput>& outputs,
-                                     int64_t range_dimension, llvm::Value* begin,
-                                     llvm::Value* end) {
-  const int64_t count = reduce.operand_count() / 2;
+// What both emitters read off a variadic reduce: N (inputs, init values and
+// results), each result's element type, the input dimension of each output
+// dimension (kept), the reduced ones in order (folded), and the inputs each
+// output element folds.
+struct VariadicReduce {
+  int64_t count = 0;
   std::vector<PrimitiveType> types;
-  for (const Shape& result : reduce.shape().tuple_shapes()) types.push_back(result.element_type());
-  if (count < 2 || reduce.operand_count() != 2 * count ||
-      static_cast<int64_t>(types.size()) != count ||
-      static_cast<int64_t>(operands.size()) != reduce.operand_count()) {
+  std::vector<int64_t> kept;
+  std::vector<int64_t> folded;
+  int64_t folded_count = 1;
+};
+
+absl::StatusOr<VariadicReduce> ReadVariadicReduce(const HloInstruction& reduce,
+                                                  size_t operand_generators) {
+  VariadicReduce read;
+  read.count = reduce.operand_count() / 2;
+  for (const Shape& result : reduce.shape().tuple_shapes()) {
+    read.types.push_back(result.element_type());
+  }
+  if (read.count < 2 || reduce.operand_count() != 2 * read.count ||
+      static_cast<int64_t>(read.types.size()) != read.count ||
+      static_cast<int64_t>(operand_generators) != reduce.operand_count()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "reduce ", reduce.name(), ": needs N inputs, N init values and N results, N >= 2"));
   }
-  const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
   const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
-  const int64_t out_rank = static_cast<int64_t>(out_dims.size());
   const int64_t in_rank = static_cast<int64_t>(in_dims.size());
   std::vector<bool> is_reduced(in_rank, false);
   for (int64_t d : cast<HloDimensionsInstruction>(&reduce)->dimensions()) {
@@ -88,33 +94,73 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
     }
     is_reduced[d] = true;
   }
-  std::vector<int64_t> kept;    // input dimension of each output dimension
-  std::vector<int64_t> folded;  // the reduced input dimensions, in order
-  for (int64_t d = 0; d < in_rank; ++d) (is_reduced[d] ? folded : kept).push_back(d);
-  if (out_rank < 1 || static_cast<int64_t>(kept.size()) != out_rank) {
+  for (int64_t d = 0; d < in_rank; ++d) {
+    (is_reduced[d] ? read.folded : read.kept).push_back(d);
+    if (is_reduced[d]) read.folded_count *= in_dims[d];
+  }
+  if (read.kept.size() != reduce.shape().tuple_shapes(0).dimensions().size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
+  }
+  return read;
+}
+
+// The init values (operands count..2*count-1), each read once.
+absl::StatusOr<std::vector<llvm::Value*>> EmitInitValues(
+    absl::Span<const llvm_ir::ElementGenerator> operands, int64_t count) {
+  std::vector<llvm::Value*> init;
+  for (int64_t k = 0; k < count; ++k) {
+    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
+    init.push_back(value);
+  }
+  return init;
+}
+
+// Per type, an array of `length` elements in the function's entry block,
+// 64-byte aligned.
+std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
+                                      llvm::IRBuilderBase& b,
+                                      const std::vector<PrimitiveType>& types, int64_t length) {
+  llvm::Function* function = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::Value*> arrays;
+  for (PrimitiveType type : types) {
+    llvm::AllocaInst* array =
+        entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(length));
+    array->setAlignment(llvm::Align(64));
+    arrays.push_back(array);
+  }
+  return arrays;
+}
+
+}  // namespace
+
+absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                     const HloInstruction& reduce,
+                                     absl::Span<const llvm_ir::ElementGenerator> operands,
+                                     const std::vector<SideBySideOutput>& outputs,
+                                     int64_t range_dimension, llvm::Value* begin,
+                                     llvm::Value* end) {
+  AXLE_ASSIGN_OR_RETURN(const VariadicReduce read, ReadVariadicReduce(reduce, operands.size()));
+  const int64_t count = read.count;
+  const std::vector<PrimitiveType>& types = read.types;
+  const std::vector<int64_t>& kept = read.kept;
+  const std::vector<int64_t>& folded = read.folded;
+  const int64_t folded_count = read.folded_count;
+  const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
+  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
+  const int64_t out_rank = static_cast<int64_t>(kept.size());
+  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+  if (out_rank < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
   }
   const int64_t minor = out_rank - 1;
   const int width = static_cast<int>(SideBySideVectorLanes(reduce));
 
-  std::vector<llvm::Value*> init;
-  for (int64_t k = 0; k < count; ++k) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
-    init.push_back(value);
-  }
-  // One block's accumulators per result, in the entry block.
-  std::vector<llvm::Value*> accumulators;
-  {
-    llvm::Function* function = b.GetInsertBlock()->getParent();
-    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-    for (PrimitiveType type : types) {
-      llvm::AllocaInst* array =
-          entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(kSideBySideBlock));
-      array->setAlignment(llvm::Align(64));
-      accumulators.push_back(array);
-    }
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, EmitInitValues(operands, count));
+  // One block's accumulators per result.
+  const std::vector<llvm::Value*> accumulators = EntryArrays(elemental, b, types, kSideBySideBlock);
   const HloComputation& combiner = *reduce.to_apply();
   llvm_ir::IrIndex out_index(out_rank);
   llvm_ir::IrIndex in_index(in_rank);
@@ -126,8 +172,6 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
   // loop over the block's elements, each folding its inputs unrolled, in
   // order, in registers. Reads a row apart become an interleaved group
   // LLVM loads as whole vectors and shuffles apart, not gathers.
-  int64_t folded_count = 1;
-  for (int64_t d : folded) folded_count *= in_dims[d];
   auto emit_unrolled_block = [&](llvm::Value* first, llvm::Value* size) -> absl::Status {
     return elemental.EmitForLoop(
         b.getInt64(0), size, "lanes",
@@ -260,38 +304,16 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
                                     absl::Span<const llvm_ir::ElementGenerator> operands,
                                     const std::vector<SideBySideOutput>& outputs,
                                     int64_t range_dimension, llvm::Value* begin, llvm::Value* end) {
-  const int64_t count = reduce.operand_count() / 2;
-  std::vector<PrimitiveType> types;
-  for (const Shape& result : reduce.shape().tuple_shapes()) types.push_back(result.element_type());
-  if (count < 2 || reduce.operand_count() != 2 * count ||
-      static_cast<int64_t>(types.size()) != count ||
-      static_cast<int64_t>(operands.size()) != reduce.operand_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduce ", reduce.name(), ": needs N inputs, N init values and N results, N >= 2"));
-  }
+  AXLE_ASSIGN_OR_RETURN(const VariadicReduce read, ReadVariadicReduce(reduce, operands.size()));
+  const int64_t count = read.count;
+  const std::vector<PrimitiveType>& types = read.types;
+  const std::vector<int64_t>& kept = read.kept;
+  const std::vector<int64_t>& folded = read.folded;
+  const int64_t folded_count = read.folded_count;
   const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
   const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
-  const int64_t out_rank = static_cast<int64_t>(out_dims.size());
+  const int64_t out_rank = static_cast<int64_t>(kept.size());
   const int64_t in_rank = static_cast<int64_t>(in_dims.size());
-  std::vector<bool> is_reduced(in_rank, false);
-  for (int64_t d : cast<HloDimensionsInstruction>(&reduce)->dimensions()) {
-    if (d < 0 || d >= in_rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("reduce ", reduce.name(), ": a reduced dimension is out of range"));
-    }
-    is_reduced[d] = true;
-  }
-  std::vector<int64_t> kept;    // input dimension of each output dimension
-  std::vector<int64_t> folded;  // the reduced input dimensions, in order
-  int64_t folded_count = 1;
-  for (int64_t d = 0; d < in_rank; ++d) {
-    (is_reduced[d] ? folded : kept).push_back(d);
-    if (is_reduced[d]) folded_count *= in_dims[d];
-  }
-  if (static_cast<int64_t>(kept.size()) != out_rank) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
-  }
   const int64_t lanes = SplitFoldVectorLanes(reduce);
   const int64_t run = folded_count / lanes;
   if (run < 1) {
@@ -299,25 +321,10 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
         absl::StrCat("reduce ", reduce.name(), ": too few inputs per element to split"));
   }
 
-  std::vector<llvm::Value*> init;
-  for (int64_t k = 0; k < count; ++k) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
-    init.push_back(value);
-  }
+  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, EmitInitValues(operands, count));
   // Per result: the runs' accumulators, and the in-order fold's.
-  std::vector<llvm::Value*> runs;
-  std::vector<llvm::Value*> total;
-  {
-    llvm::Function* function = b.GetInsertBlock()->getParent();
-    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-    for (PrimitiveType type : types) {
-      llvm::AllocaInst* array =
-          entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(lanes));
-      array->setAlignment(llvm::Align(64));
-      runs.push_back(array);
-      total.push_back(entry.CreateAlloca(elemental.StorageType(type)));
-    }
-  }
+  const std::vector<llvm::Value*> runs = EntryArrays(elemental, b, types, lanes);
+  const std::vector<llvm::Value*> total = EntryArrays(elemental, b, types, 1);
   const HloComputation& combiner = *reduce.to_apply();
   llvm_ir::IrIndex out_index(out_rank);
   llvm_ir::IrIndex in_index(in_rank);
