@@ -140,6 +140,37 @@ void ExpectExact(const std::string& text, uint64_t seed, bool nan_free = false) 
   }
 }
 
+// Runs the f32 argmax over the minor dimension of `dims` (rank 2) as one
+// loop kernel, whole and then over `ranges` of its outer dimension, and
+// expects the ranges to give the whole run's values and indices, and the
+// interpreter's indices.
+void ExpectRangesAddUpToTheWholeRun(const std::vector<int64_t>& dims,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges,
+                                    uint64_t seed) {
+  const std::string text = ArgModule("f32", dims, {1}, "GT");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation& entry = *(*module)->entry_computation();
+  auto kernel = CompileLoopKernel(entry, {});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const int64_t outer = dims[0];
+  ASSERT_EQ((*kernel)->outer_size(), outer);
+  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), seed);
+  Literal whole_v(ShapeUtil::MakeShape(F32, {outer})), whole_k(ShapeUtil::MakeShape(S32, {outer}));
+  Literal parts_v(ShapeUtil::MakeShape(F32, {outer})), parts_k(ShapeUtil::MakeShape(S32, {outer}));
+  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
+  void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data()};
+  (*kernel)->Run(whole);
+  for (const auto& [from, to] : ranges) (*kernel)->RunRange(parts, from, to);
+  EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
+  EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(LiteralsEqual(run->expected[1], parts_k).ok());
+}
+
 TEST(SideBySideReductionTest, ArgmaxAndArgminOverTheMinorDimension) {
   // Rows of length 1, lane counts below a vector, between vectors, and
   // past one block of 64 (133 = 64 + 64 + 5); rows of odd lengths.
@@ -176,29 +207,7 @@ TEST(SideBySideReductionTest, OtherValueTypes) {
 // A thread's range of lanes may start anywhere and hold fewer lanes than a
 // vector: ranges [0, 5), [5, 22), [22, 37) give the whole run's results.
 TEST(SideBySideReductionTest, RangesOfLanesAddUpToTheWholeRun) {
-  const std::string text = ArgModule("f32", {37, 131}, {1}, "GT");
-  auto module = ParseAndReturnUnverifiedModule(text);
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloComputation& entry = *(*module)->entry_computation();
-  auto kernel = CompileLoopKernel(entry, {});
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  ASSERT_EQ((*kernel)->outer_size(), 37);
-  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), 13);
-  Literal whole_v(ShapeUtil::MakeShape(F32, {37})), whole_k(ShapeUtil::MakeShape(S32, {37}));
-  Literal parts_v(ShapeUtil::MakeShape(F32, {37})), parts_k(ShapeUtil::MakeShape(S32, {37}));
-  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
-  void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data()};
-  (*kernel)->Run(whole);
-  (*kernel)->RunRange(parts, 0, 5);
-  (*kernel)->RunRange(parts, 5, 22);
-  (*kernel)->RunRange(parts, 22, 37);
-  EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
-  EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  auto run = RunAgainstInterpreter(text, {}, &inputs);
-  ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_TRUE(LiteralsEqual(run->expected[1], parts_k).ok());
+  ExpectRangesAddUpToTheWholeRun({37, 131}, {{0, 5}, {5, 22}, {22, 37}}, 13);
 }
 
 TEST(SideBySideReductionTest, TheFoldIsVectorizedAcrossElements) {
@@ -309,23 +318,7 @@ TEST(SplitFoldReductionTest, OtherValueTypes) {
 
 // Ranges [0, 1) and [1, 3) of three long rows give the whole run's results.
 TEST(SplitFoldReductionTest, RangesOfRowsAddUpToTheWholeRun) {
-  const std::string text = ArgModule("f32", {3, 2000}, {1}, "GT");
-  auto module = ParseAndReturnUnverifiedModule(text);
-  ASSERT_TRUE(module.ok()) << module.status();
-  const HloComputation& entry = *(*module)->entry_computation();
-  auto kernel = CompileLoopKernel(entry, {});
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  ASSERT_EQ((*kernel)->outer_size(), 3);
-  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), 28);
-  Literal whole_v(ShapeUtil::MakeShape(F32, {3})), whole_k(ShapeUtil::MakeShape(S32, {3}));
-  Literal parts_v(ShapeUtil::MakeShape(F32, {3})), parts_k(ShapeUtil::MakeShape(S32, {3}));
-  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
-  void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data()};
-  (*kernel)->Run(whole);
-  (*kernel)->RunRange(parts, 0, 1);
-  (*kernel)->RunRange(parts, 1, 3);
-  EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
-  EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
+  ExpectRangesAddUpToTheWholeRun({3, 2000}, {{0, 1}, {1, 3}}, 28);
 }
 
 TEST(SplitFoldReductionTest, TheRunsAreVectorized) {
