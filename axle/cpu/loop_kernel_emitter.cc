@@ -71,6 +71,26 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
           llvm::Value* end) -> absl::Status {
         llvm::Function* body = b_.GetInsertBlock()->getParent();
         BuildGenerators(buffers);
+        // A variadic reduce (argmax) that one of the reduction emitters
+        // below folds: its operands' generators and the outputs' buffers.
+        using VariadicEmitter = absl::Status (*)(
+            llvm_ir::ElementalIrEmitter&, llvm::IRBuilderBase&, const HloInstruction&,
+            absl::Span<const llvm_ir::ElementGenerator>, const std::vector<SideBySideOutput>&,
+            int64_t, llvm::Value*, llvm::Value*);
+        auto emit_variadic = [&](const HloInstruction& reduce,
+                                 VariadicEmitter emit) -> absl::Status {
+          std::vector<llvm_ir::ElementGenerator> operands;
+          for (const HloInstruction* operand : reduce.operands()) {
+            operands.push_back(generators_.at(operand));
+          }
+          std::vector<SideBySideOutput> results;
+          for (size_t o = 0; o < outputs.size(); ++o) {
+            results.push_back({cast<HloGetTupleElementInstruction>(outputs[o])->tuple_index(),
+                               buffers[num_parameters + o]});
+          }
+          return emit(elemental_, b_, reduce, operands, results, RangeDimension(outputs), begin,
+                      end);
+        };
         std::optional<ScanPlan> scan = outputs.size() == 1 ? ScanOf(*outputs[0]) : std::nullopt;
         if (scan.has_value()) {
           const HloInstruction& root = *outputs[0];
@@ -80,29 +100,9 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
                                         generators_.at(root.operand(0)), init,
                                         buffers[num_parameters], begin, end));
         } else if (const HloInstruction* split = SplitFoldReduction(outputs); split != nullptr) {
-          std::vector<llvm_ir::ElementGenerator> operands;
-          for (const HloInstruction* operand : split->operands()) {
-            operands.push_back(generators_.at(operand));
-          }
-          std::vector<SideBySideOutput> results;
-          for (size_t o = 0; o < outputs.size(); ++o) {
-            results.push_back({cast<HloGetTupleElementInstruction>(outputs[o])->tuple_index(),
-                               buffers[num_parameters + o]});
-          }
-          AXLE_RETURN_IF_ERROR(EmitSplitFoldReduction(elemental_, b_, *split, operands, results,
-                                                      RangeDimension(outputs), begin, end));
+          AXLE_RETURN_IF_ERROR(emit_variadic(*split, EmitSplitFoldReduction));
         } else if (const HloInstruction* reduce = SideBySideReduction(outputs); reduce != nullptr) {
-          std::vector<llvm_ir::ElementGenerator> operands;
-          for (const HloInstruction* operand : reduce->operands()) {
-            operands.push_back(generators_.at(operand));
-          }
-          std::vector<SideBySideOutput> results;
-          for (size_t o = 0; o < outputs.size(); ++o) {
-            results.push_back({cast<HloGetTupleElementInstruction>(outputs[o])->tuple_index(),
-                               buffers[num_parameters + o]});
-          }
-          AXLE_RETURN_IF_ERROR(EmitSideBySideReduction(elemental_, b_, *reduce, operands, results,
-                                                       RangeDimension(outputs), begin, end));
+          AXLE_RETURN_IF_ERROR(emit_variadic(*reduce, EmitSideBySideReduction));
         } else if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
           AXLE_RETURN_IF_ERROR(
               EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
