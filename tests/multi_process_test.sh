@@ -438,8 +438,12 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
   # timeout far off: mpirun sees it and ends the job, rank 0 included.
   AXLE_COLLECTIVE_TIMEOUT=600 "${mpirun_one[@]}" -n 1 "$run" --platform=cpu "$tmp/sum.hlo" : \
     -n 1 sh -c 'kill -9 $$' >"$tmp/log" 2>&1
-  check "mpi: a rank that dies fails the run" test $? -ne 0
-  check "mpi: and mpirun names the signal" grep -qi "signal 9\|killed" "$tmp/log"
+  rc=$?
+  check "mpi: a rank that dies fails the run" test $rc -ne 0
+  # mpirun exits with 128 + the signal; under load it sometimes prints only
+  # "the job has been aborted" without naming the signal, so either counts.
+  check "mpi: and mpirun reports the signal" \
+    sh -c "[ $rc -eq 137 ] || grep -qi 'signal 9\\|killed' '$tmp/log'"
 fi
 
 echo "multi_process_test: $passed passed, $failed failed"
