@@ -25,6 +25,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
+#include "axle/hlo/transforms/all_reduce_promotion.h"
 #include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
@@ -228,6 +229,9 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   // collectives_on_one_device.
   pipeline.AddPass<LowerSingleDeviceCollectives>(/*keep_multi_device=*/true,
                                                  options.collectives_on_one_device);
+  // NCCL has no 16-bit integers: those reductions run in 32 bits, as
+  // XLA:GPU's AllReducePromotion does them.
+  pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
   // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).

@@ -213,6 +213,29 @@ TEST(NcclCollectivePlanTest, MultiDeviceModuleCompilesToNcclThunks) {
   EXPECT_THAT(text, HasSubstr("nccl collective-permute uint8[32->32] pairs {{0,1},{1,0}}"));
 }
 
+// NCCL has no 16-bit integers: the compiler widens those all-reduces and
+// reduce-scatters to 32 bits (XLA:GPU's AllReducePromotion), so a module
+// whose plan alone is Unimplemented compiles.
+TEST(NcclCollectivePlanTest, SixteenBitIntegerReductionsCompileIn32Bits) {
+  auto module = ParseAndReturnUnverifiedModule(
+      absl::StrCat("HloModule m, replica_count=2\n", Reducer("s16", "add"),
+                   "u {\n  a = u16[] parameter(0)\n  b = u16[] parameter(1)\n"
+                   "  ROOT c = u16[] maximum(a, b)\n}\n",
+                   R"(ENTRY e {
+  x = s16[4] parameter(0)
+  y = u16[4,2] parameter(1)
+  s = s16[4] all-reduce(x), replica_groups={}, to_apply=r
+  m = u16[2,2] reduce-scatter(y), replica_groups={{0,1}}, dimensions={0}, to_apply=u
+  ROOT t = (s16[4], u16[2,2]) tuple(s, m)
+})"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<GpuProgram> program = CompileGpuProgram(module->get());
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string text = GpuProgramToString(*program);
+  EXPECT_THAT(text, HasSubstr("nccl all-reduce sum int32[4->4] groups {{0,1}}"));
+  EXPECT_THAT(text, HasSubstr("nccl reduce-scatter max uint32[8->4] groups {{0,1}}"));
+}
+
 // With collectives_on_one_device a one-device module keeps them (one rank);
 // without, they become copies.
 TEST(NcclCollectivePlanTest, OneDeviceModuleKeepsCollectivesOnlyWhenAsked) {

@@ -46,6 +46,11 @@ class AllReducePromotion : public HloPassInterface {
       : from_to_(std::move(from_to)) {}
   // XLA:CPU's list: {bf16 -> f32}.
   static std::vector<std::pair<PrimitiveType, PrimitiveType>> CpuTypes() { return {{BF16, F32}}; }
+  // XLA:GPU's list: {u16 -> u32, s16 -> s32} (NCCL has no 16-bit integers;
+  // the wider sum, product, min or max converted back is the same value).
+  static std::vector<std::pair<PrimitiveType, PrimitiveType>> GpuTypes() {
+    return {{U16, U32}, {S16, S32}};
+  }
 
   absl::string_view name() const override { return "all-reduce-promotion"; }
   absl::StatusOr<bool> Run(HloModule* module) override;

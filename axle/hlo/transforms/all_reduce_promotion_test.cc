@@ -124,7 +124,7 @@ ENTRY e {
 TEST(AllReducePromotionTest, TheGpuListWidensSixteenBitIntegers) {
   std::unique_ptr<HloModule> module = Parse(Module("s16", "all-reduce", "add(a, b)"));
   ASSERT_NE(module, nullptr);
-  AllReducePromotion pass({{U16, U32}, {S16, S32}});
+  AllReducePromotion pass(AllReducePromotion::GpuTypes());
   EXPECT_TRUE(RunPass(pass, module.get()));
   const HloInstruction* root = module->entry_computation()->root_instruction();
   ASSERT_EQ(root->opcode(), HloOpcode::kConvert);
