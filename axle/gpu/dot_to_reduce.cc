@@ -35,14 +35,6 @@ PrimitiveType AccumulatorType(PrimitiveType lhs, PrimitiveType rhs, PrimitiveTyp
   return PRIMITIVE_TYPE_INVALID;
 }
 
-HloInstruction* ConvertTo(HloInstruction* value, PrimitiveType type) {
-  if (value->shape().element_type() == type) return value;
-  Shape shape = value->shape();
-  shape.set_element_type(type);
-  return value->parent()->AddInstruction(
-      HloInstruction::Create(HloOpcode::kConvert, shape, {value}));
-}
-
 // `operand` transposed to `order`, converted to the result type and then
 // the accumulator, broadcast into `products` along `dims`.
 HloInstruction* Spread(HloInstruction* operand, const std::vector<int64_t>& order,
@@ -50,7 +42,7 @@ HloInstruction* Spread(HloInstruction* operand, const std::vector<int64_t>& orde
                        const std::vector<int64_t>& dims) {
   HloInstruction* value = operand;
   if (!IsIdentityPermutation(order)) value = MakeTranspose(value, order);
-  value = ConvertTo(ConvertTo(value, result), accumulator);
+  value = MakeConvert(MakeConvert(value, result), accumulator);
   return MakeBroadcast(value, products, dims);
 }
 
@@ -134,7 +126,7 @@ class Rewriter {
     } else if (!SameShapeAndLayout(sum->shape(), summed)) {
       sum = MakeReshape(sum, summed);
     }
-    return ConvertTo(sum, out.element_type());
+    return MakeConvert(sum, out.element_type());
   }
 
  private:
