@@ -14,6 +14,7 @@
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::gpu {
@@ -147,23 +148,20 @@ class Rewriter {
 }  // namespace
 
 absl::StatusOr<bool> GpuDotToReduce::Run(HloModule* module) {
-  bool changed = false;
   Rewriter rewriter(module);
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
-          !instruction->shape().IsArray() || !instruction->shape().is_static() ||
-          GemmSupportsTypes(*instruction)) {
-        continue;
-      }
-      HloInstruction* replacement = rewriter.Rewrite(instruction);
-      if (replacement == nullptr) continue;
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEachInstruction(
+      module,
+      [&](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+            !instruction->shape().IsArray() || !instruction->shape().is_static() ||
+            GemmSupportsTypes(*instruction)) {
+          return false;
+        }
+        HloInstruction* replacement = rewriter.Rewrite(instruction);
+        if (replacement == nullptr) return false;
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
+        return true;
+      });
 }
 
 }  // namespace axle::gpu
