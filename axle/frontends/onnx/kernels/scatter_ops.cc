@@ -173,14 +173,14 @@ REGISTER_XLA_OP(Name("ScatterND"), ScatterNDOp);
 class GatherElementsOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
+    if (absl::Status s = CheckIntegerIndices(*ctx, 1); !s.ok()) return s;
     const Shape& data = ctx->InputShape(0);
-    const Shape& indices = ctx->InputShape(1);
+    if (ctx->InputShape(1).rank() != data.rank()) {
+      return ctx->Error("indices ", ctx->InputShape(1).ToString(false),
+                        " must have the rank of data ", data.ToString(false));
+    }
     absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, data.rank());
     if (!a.ok()) return a.status();
-    if (indices.rank() != data.rank() || !primitive_util::IsIntegralType(indices.element_type())) {
-      return ctx->Error("indices ", indices.ToString(false), " must be integers of the rank of ",
-                        data.ToString(false));
-    }
     std::vector<int64_t> idx_dims;
     XlaOp idx = ElementIndexVectors(ctx, 1, *a, idx_dims);
     int64_t r = data.rank();
