@@ -59,63 +59,6 @@ void DisableInterleaving(llvm::BasicBlock* preheader) {
   }
 }
 
-// What both emitters read off a variadic reduce: N (inputs, init values and
-// results), each result's element type, the input dimension of each output
-// dimension (kept), the reduced ones in order (folded), and the inputs each
-// output element folds.
-struct VariadicReduce {
-  int64_t count = 0;
-  std::vector<PrimitiveType> types;
-  std::vector<int64_t> kept;
-  std::vector<int64_t> folded;
-  int64_t folded_count = 1;
-};
-
-absl::StatusOr<VariadicReduce> ReadVariadicReduce(const HloInstruction& reduce,
-                                                  size_t operand_generators) {
-  VariadicReduce read;
-  read.count = reduce.operand_count() / 2;
-  for (const Shape& result : reduce.shape().tuple_shapes()) {
-    read.types.push_back(result.element_type());
-  }
-  if (read.count < 2 || reduce.operand_count() != 2 * read.count ||
-      static_cast<int64_t>(read.types.size()) != read.count ||
-      static_cast<int64_t>(operand_generators) != reduce.operand_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "reduce ", reduce.name(), ": needs N inputs, N init values and N results, N >= 2"));
-  }
-  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
-  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
-  std::vector<bool> is_reduced(in_rank, false);
-  for (int64_t d : cast<HloDimensionsInstruction>(&reduce)->dimensions()) {
-    if (d < 0 || d >= in_rank) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("reduce ", reduce.name(), ": a reduced dimension is out of range"));
-    }
-    is_reduced[d] = true;
-  }
-  for (int64_t d = 0; d < in_rank; ++d) {
-    (is_reduced[d] ? read.folded : read.kept).push_back(d);
-    if (is_reduced[d]) read.folded_count *= in_dims[d];
-  }
-  if (read.kept.size() != reduce.shape().tuple_shapes(0).dimensions().size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
-  }
-  return read;
-}
-
-// The init values (operands count..2*count-1), each read once.
-absl::StatusOr<std::vector<llvm::Value*>> EmitInitValues(
-    absl::Span<const llvm_ir::ElementGenerator> operands, int64_t count) {
-  std::vector<llvm::Value*> init;
-  for (int64_t k = 0; k < count; ++k) {
-    AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
-    init.push_back(value);
-  }
-  return init;
-}
-
 // Per type, an array of `length` elements in the function's entry block,
 // 64-byte aligned.
 std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
@@ -133,24 +76,116 @@ std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
   return arrays;
 }
 
-}  // namespace
+// A variadic reduce being emitted, with the arguments of
+// EmitSideBySideReduction and EmitSplitFoldReduction, and what both
+// emitters read off it (Read): N (inputs, init values and results), each
+// result's element type, the input dimension of each output dimension
+// (kept), the reduced ones in order (folded), the inputs each output
+// element folds, and the init values.
+struct VariadicReduceEmitter {
+  llvm_ir::ElementalIrEmitter& elemental;
+  llvm::IRBuilderBase& b;
+  const HloInstruction& reduce;
+  absl::Span<const llvm_ir::ElementGenerator> operands;
+  const std::vector<SideBySideOutput>& outputs;
+  int64_t range_dimension;
+  llvm::Value* begin;
+  llvm::Value* end;
 
-absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
-                                     const HloInstruction& reduce,
-                                     absl::Span<const llvm_ir::ElementGenerator> operands,
-                                     const std::vector<SideBySideOutput>& outputs,
-                                     int64_t range_dimension, llvm::Value* begin,
-                                     llvm::Value* end) {
-  AXLE_ASSIGN_OR_RETURN(const VariadicReduce read, ReadVariadicReduce(reduce, operands.size()));
-  const int64_t count = read.count;
-  const std::vector<PrimitiveType>& types = read.types;
-  const std::vector<int64_t>& kept = read.kept;
-  const std::vector<int64_t>& folded = read.folded;
-  const int64_t folded_count = read.folded_count;
-  const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
-  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
-  const int64_t out_rank = static_cast<int64_t>(kept.size());
-  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+  const HloComputation& combiner = *reduce.to_apply();
+  int64_t count = 0;
+  absl::Span<const int64_t> in_dims;
+  absl::Span<const int64_t> out_dims;
+  std::vector<PrimitiveType> types;
+  std::vector<int64_t> kept;
+  std::vector<int64_t> folded;
+  int64_t folded_count = 1;
+  int64_t out_rank = 0;
+  // The init values (operands count..2*count-1), each read once.
+  std::vector<llvm::Value*> init;
+  // The output element being emitted and the input element it reads.
+  llvm_ir::IrIndex out_index;
+  llvm_ir::IrIndex in_index;
+
+  // Checks the reduce, fills in what is read off it and reads the init
+  // values.
+  absl::Status Read() {
+    count = reduce.operand_count() / 2;
+    for (const Shape& result : reduce.shape().tuple_shapes()) {
+      types.push_back(result.element_type());
+    }
+    if (count < 2 || reduce.operand_count() != 2 * count ||
+        static_cast<int64_t>(types.size()) != count ||
+        static_cast<int64_t>(operands.size()) != reduce.operand_count()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reduce ", reduce.name(), ": needs N inputs, N init values and N results, N >= 2"));
+    }
+    in_dims = reduce.operand(0)->shape().dimensions();
+    out_dims = reduce.shape().tuple_shapes(0).dimensions();
+    const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+    std::vector<bool> is_reduced(in_rank, false);
+    for (int64_t d : cast<HloDimensionsInstruction>(&reduce)->dimensions()) {
+      if (d < 0 || d >= in_rank) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("reduce ", reduce.name(), ": a reduced dimension is out of range"));
+      }
+      is_reduced[d] = true;
+    }
+    for (int64_t d = 0; d < in_rank; ++d) {
+      (is_reduced[d] ? folded : kept).push_back(d);
+      if (is_reduced[d]) folded_count *= in_dims[d];
+    }
+    if (kept.size() != out_dims.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
+    }
+    out_rank = static_cast<int64_t>(kept.size());
+    out_index.resize(out_rank);
+    in_index.resize(in_rank);
+    for (int64_t k = 0; k < count; ++k) {
+      AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[count + k](llvm_ir::IrIndex{}));
+      init.push_back(value);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status EmitSideBySide();
+  absl::Status EmitSplitFold();
+
+  // The combiner on `arguments` (N accumulators, then N values), checked to
+  // give N results.
+  absl::StatusOr<std::vector<llvm::Value*>> Combine(const std::vector<llvm::Value*>& arguments) {
+    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
+                          elemental.EmitScalarComputation(combiner, arguments));
+    if (static_cast<int64_t>(results.size()) != count) {
+      return absl::InvalidArgumentError(absl::StrCat("reduce ", reduce.name(),
+                                                     ": the computation returns ", results.size(),
+                                                     " values for ", count, " accumulators"));
+    }
+    return results;
+  }
+
+  // Output dimension d's loop bounds: [begin, end) for range_dimension, the
+  // whole dimension for the others.
+  llvm::Value* Low(int64_t d) { return d == range_dimension ? begin : b.getInt64(0); }
+  llvm::Value* High(int64_t d) { return d == range_dimension ? end : b.getInt64(out_dims[d]); }
+
+  // Loops over output dimensions d..stop-1 (setting out_index and the kept
+  // dimensions of in_index) around `inner`.
+  absl::Status EmitOuterLoops(int64_t d, int64_t stop, absl::FunctionRef<absl::Status()> inner) {
+    if (d == stop) return inner();
+    return elemental.EmitForLoop(
+        Low(d), High(d), absl::StrCat("d", d),
+        [&](llvm::Value* i) {
+          out_index[d] = i;
+          in_index[kept[d]] = i;
+          return EmitOuterLoops(d + 1, stop, inner);
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
+  }
+};
+
+absl::Status VariadicReduceEmitter::EmitSideBySide() {
   if (out_rank < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
@@ -158,12 +193,8 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
   const int64_t minor = out_rank - 1;
   const int width = static_cast<int>(SideBySideVectorLanes(reduce));
 
-  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, EmitInitValues(operands, count));
   // One block's accumulators per result.
   const std::vector<llvm::Value*> accumulators = EntryArrays(elemental, b, types, kSideBySideBlock);
-  const HloComputation& combiner = *reduce.to_apply();
-  llvm_ir::IrIndex out_index(out_rank);
-  llvm_ir::IrIndex in_index(in_rank);
 
   // Elements [first, first + size) of the output's minor dimension, size
   // at most kSideBySideBlock: init, every step of the reduced dimensions,
@@ -189,13 +220,7 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
               AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](in_index));
               arguments.push_back(value);
             }
-            AXLE_ASSIGN_OR_RETURN(accumulators,
-                                  elemental.EmitScalarComputation(combiner, arguments));
-            if (static_cast<int64_t>(accumulators.size()) != count) {
-              return absl::InvalidArgumentError(
-                  absl::StrCat("reduce ", reduce.name(), ": the computation returns ",
-                               accumulators.size(), " values for ", count, " accumulators"));
-            }
+            AXLE_ASSIGN_OR_RETURN(accumulators, Combine(arguments));
           }
           out_index[minor] = in_index[kept[minor]];
           llvm::Value* linear = elemental.Linearize(out_index, out_dims);
@@ -240,13 +265,7 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
               AXLE_ASSIGN_OR_RETURN(llvm::Value * value, operands[k](in_index));
               arguments.push_back(value);
             }
-            AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
-                                  elemental.EmitScalarComputation(combiner, arguments));
-            if (static_cast<int64_t>(results.size()) != count) {
-              return absl::InvalidArgumentError(
-                  absl::StrCat("reduce ", reduce.name(), ": the computation returns ",
-                               results.size(), " values for ", count, " accumulators"));
-            }
+            AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results, Combine(arguments));
             for (int64_t k = 0; k < count; ++k) {
               elemental.StoreElement(results[k], accumulators[k], lane, types[k]);
             }
@@ -269,21 +288,11 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
     });
   };
 
-  std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
-    llvm::Value* low = d == range_dimension ? begin : b.getInt64(0);
-    llvm::Value* high = d == range_dimension ? end : b.getInt64(out_dims[d]);
-    if (d < minor) {
-      return elemental.EmitForLoop(
-          low, high, absl::StrCat("d", d),
-          [&](llvm::Value* i) {
-            out_index[d] = i;
-            in_index[kept[d]] = i;
-            return emit_outer(d + 1);
-          },
-          llvm_ir::ElementalIrEmitter::kVectorizeNever);
-    }
-    // The minor dimension in blocks of kSideBySideBlock elements.
-    llvm::Value* length = b.CreateSub(high, low);
+  // The loops over the output's other dimensions, then its minor one in
+  // blocks of kSideBySideBlock elements.
+  return EmitOuterLoops(0, minor, [&]() -> absl::Status {
+    llvm::Value* low = Low(minor);
+    llvm::Value* length = b.CreateSub(High(minor), low);
     llvm::Value* blocks = b.CreateSDiv(b.CreateAdd(length, b.getInt64(kSideBySideBlock - 1)),
                                        b.getInt64(kSideBySideBlock));
     return elemental.EmitForLoop(
@@ -295,25 +304,10 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
           return emit_block(b.CreateAdd(low, offset), size);
         },
         llvm_ir::ElementalIrEmitter::kVectorizeNever);
-  };
-  return emit_outer(0);
+  });
 }
 
-absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
-                                    const HloInstruction& reduce,
-                                    absl::Span<const llvm_ir::ElementGenerator> operands,
-                                    const std::vector<SideBySideOutput>& outputs,
-                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end) {
-  AXLE_ASSIGN_OR_RETURN(const VariadicReduce read, ReadVariadicReduce(reduce, operands.size()));
-  const int64_t count = read.count;
-  const std::vector<PrimitiveType>& types = read.types;
-  const std::vector<int64_t>& kept = read.kept;
-  const std::vector<int64_t>& folded = read.folded;
-  const int64_t folded_count = read.folded_count;
-  const std::vector<int64_t>& out_dims = reduce.shape().tuple_shapes(0).dimensions();
-  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
-  const int64_t out_rank = static_cast<int64_t>(kept.size());
-  const int64_t in_rank = static_cast<int64_t>(in_dims.size());
+absl::Status VariadicReduceEmitter::EmitSplitFold() {
   const int64_t lanes = SplitFoldVectorLanes(reduce);
   const int64_t run = folded_count / lanes;
   if (run < 1) {
@@ -321,13 +315,9 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
         absl::StrCat("reduce ", reduce.name(), ": too few inputs per element to split"));
   }
 
-  AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, EmitInitValues(operands, count));
   // Per result: the runs' accumulators, and the in-order fold's.
   const std::vector<llvm::Value*> runs = EntryArrays(elemental, b, types, lanes);
   const std::vector<llvm::Value*> total = EntryArrays(elemental, b, types, 1);
-  const HloComputation& combiner = *reduce.to_apply();
-  llvm_ir::IrIndex out_index(out_rank);
-  llvm_ir::IrIndex in_index(in_rank);
   // Input `position` of the element's fold (row-major over the reduced
   // dimensions) into in_index.
   auto set_position = [&](llvm::Value* position) {
@@ -341,19 +331,10 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
       }
     }
   };
-  auto combine =
-      [&](const std::vector<llvm::Value*>& accumulators,
-          const std::vector<llvm::Value*>& values) -> absl::StatusOr<std::vector<llvm::Value*>> {
-    std::vector<llvm::Value*> arguments = accumulators;
-    arguments.insert(arguments.end(), values.begin(), values.end());
-    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
-                          elemental.EmitScalarComputation(combiner, arguments));
-    if (static_cast<int64_t>(results.size()) != count) {
-      return absl::InvalidArgumentError(absl::StrCat("reduce ", reduce.name(),
-                                                     ": the computation returns ", results.size(),
-                                                     " values for ", count, " accumulators"));
-    }
-    return results;
+  auto combine = [&](std::vector<llvm::Value*> accumulators,
+                     const std::vector<llvm::Value*>& values) {
+    accumulators.insert(accumulators.end(), values.begin(), values.end());
+    return Combine(accumulators);
   };
   auto inputs_at = [&](llvm::Value* position) -> absl::StatusOr<std::vector<llvm::Value*>> {
     set_position(position);
@@ -446,20 +427,32 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
     return absl::OkStatus();
   };
 
-  std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
-    if (d == out_rank) return emit_element();
-    llvm::Value* low = d == range_dimension ? begin : b.getInt64(0);
-    llvm::Value* high = d == range_dimension ? end : b.getInt64(out_dims[d]);
-    return elemental.EmitForLoop(
-        low, high, absl::StrCat("d", d),
-        [&](llvm::Value* i) {
-          out_index[d] = i;
-          in_index[kept[d]] = i;
-          return emit_outer(d + 1);
-        },
-        llvm_ir::ElementalIrEmitter::kVectorizeNever);
-  };
-  return emit_outer(0);
+  return EmitOuterLoops(0, out_rank, emit_element);
+}
+
+}  // namespace
+
+absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                     const HloInstruction& reduce,
+                                     absl::Span<const llvm_ir::ElementGenerator> operands,
+                                     const std::vector<SideBySideOutput>& outputs,
+                                     int64_t range_dimension, llvm::Value* begin,
+                                     llvm::Value* end) {
+  VariadicReduceEmitter emitter{elemental,       b,     reduce, operands, outputs,
+                                range_dimension, begin, end};
+  AXLE_RETURN_IF_ERROR(emitter.Read());
+  return emitter.EmitSideBySide();
+}
+
+absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                                    const HloInstruction& reduce,
+                                    absl::Span<const llvm_ir::ElementGenerator> operands,
+                                    const std::vector<SideBySideOutput>& outputs,
+                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end) {
+  VariadicReduceEmitter emitter{elemental,       b,     reduce, operands, outputs,
+                                range_dimension, begin, end};
+  AXLE_RETURN_IF_ERROR(emitter.Read());
+  return emitter.EmitSplitFold();
 }
 
 }  // namespace axle::cpu

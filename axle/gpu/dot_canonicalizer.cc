@@ -12,6 +12,7 @@
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::gpu {
@@ -99,20 +100,16 @@ absl::StatusOr<HloInstruction*> Canonicalize(HloInstruction* dot) {
 }  // namespace
 
 absl::StatusOr<bool> GpuDotCanonicalizer::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kDot || !GemmSupportsTypes(*instruction) ||
-          GemmSupports(*instruction)) {
-        continue;
-      }
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Canonicalize(instruction));
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEachInstruction(
+      module, [](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        if (instruction->opcode() != HloOpcode::kDot || !GemmSupportsTypes(*instruction) ||
+            GemmSupports(*instruction)) {
+          return false;
+        }
+        AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Canonicalize(instruction));
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
+        return true;
+      });
 }
 
 }  // namespace axle::gpu

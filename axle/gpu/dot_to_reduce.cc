@@ -14,6 +14,7 @@
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::gpu {
@@ -35,14 +36,6 @@ PrimitiveType AccumulatorType(PrimitiveType lhs, PrimitiveType rhs, PrimitiveTyp
   return PRIMITIVE_TYPE_INVALID;
 }
 
-HloInstruction* ConvertTo(HloInstruction* value, PrimitiveType type) {
-  if (value->shape().element_type() == type) return value;
-  Shape shape = value->shape();
-  shape.set_element_type(type);
-  return value->parent()->AddInstruction(
-      HloInstruction::Create(HloOpcode::kConvert, shape, {value}));
-}
-
 // `operand` transposed to `order`, converted to the result type and then
 // the accumulator, broadcast into `products` along `dims`.
 HloInstruction* Spread(HloInstruction* operand, const std::vector<int64_t>& order,
@@ -50,7 +43,7 @@ HloInstruction* Spread(HloInstruction* operand, const std::vector<int64_t>& orde
                        const std::vector<int64_t>& dims) {
   HloInstruction* value = operand;
   if (!IsIdentityPermutation(order)) value = MakeTranspose(value, order);
-  value = ConvertTo(ConvertTo(value, result), accumulator);
+  value = MakeConvert(MakeConvert(value, result), accumulator);
   return MakeBroadcast(value, products, dims);
 }
 
@@ -134,7 +127,7 @@ class Rewriter {
     } else if (!SameShapeAndLayout(sum->shape(), summed)) {
       sum = MakeReshape(sum, summed);
     }
-    return ConvertTo(sum, out.element_type());
+    return MakeConvert(sum, out.element_type());
   }
 
  private:
@@ -155,23 +148,20 @@ class Rewriter {
 }  // namespace
 
 absl::StatusOr<bool> GpuDotToReduce::Run(HloModule* module) {
-  bool changed = false;
   Rewriter rewriter(module);
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
-          !instruction->shape().IsArray() || !instruction->shape().is_static() ||
-          GemmSupportsTypes(*instruction)) {
-        continue;
-      }
-      HloInstruction* replacement = rewriter.Rewrite(instruction);
-      if (replacement == nullptr) continue;
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEachInstruction(
+      module,
+      [&](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+            !instruction->shape().IsArray() || !instruction->shape().is_static() ||
+            GemmSupportsTypes(*instruction)) {
+          return false;
+        }
+        HloInstruction* replacement = rewriter.Rewrite(instruction);
+        if (replacement == nullptr) return false;
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
+        return true;
+      });
 }
 
 }  // namespace axle::gpu

@@ -11,15 +11,37 @@
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::cpu {
 namespace {
 
-HloInstruction* Convert(HloInstruction* operand, PrimitiveType type) {
-  Shape shape = operand->shape();
-  shape.set_element_type(type);
-  return operand->parent()->AddInstruction(
-      HloInstruction::Create(HloOpcode::kConvert, shape, {operand}));
+// A dot of bf16 operands with a bf16 or f32 result becomes an f32 dot of
+// the converted operands, converted to the result type; others stay.
+absl::StatusOr<bool> Upcast(HloComputation* computation, HloInstruction* instruction) {
+  if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+      !instruction->shape().IsArray()) {
+    return false;
+  }
+  HloInstruction* lhs = instruction->mutable_operand(0);
+  HloInstruction* rhs = instruction->mutable_operand(1);
+  if (lhs->shape().element_type() != BF16 || rhs->shape().element_type() != BF16) return false;
+  const PrimitiveType result_type = instruction->shape().element_type();
+  if (result_type != BF16 && result_type != F32) return false;
+  Shape f32_shape = instruction->shape();
+  f32_shape.set_element_type(F32);
+  std::unique_ptr<HloInstruction> dot =
+      instruction->CloneWithNewOperands(f32_shape, {MakeConvert(lhs, F32), MakeConvert(rhs, F32)});
+  auto* f32_dot = cast<HloDotInstruction>(dot.get());
+  PrecisionConfig& precision = f32_dot->mutable_attrs()->precision_config;
+  if (precision.algorithm() == PrecisionConfig::ALG_DOT_BF16_BF16_F32) {
+    precision.set_algorithm(PrecisionConfig::ALG_UNSET);
+  }
+  HloInstruction* replacement = computation->AddInstruction(std::move(dot));
+  replacement = MakeConvert(replacement, result_type);
+  AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
+  return true;
 }
 
 }  // namespace
@@ -35,35 +57,7 @@ bool HostHasNativeBf16Dot() {
 
 absl::StatusOr<bool> Bf16DotUpcast::Run(HloModule* module) {
   if (native_bf16_) return false;
-  bool changed = false;
-  for (HloComputation* computation : module->computations()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
-          !instruction->shape().IsArray()) {
-        continue;
-      }
-      HloInstruction* lhs = instruction->mutable_operand(0);
-      HloInstruction* rhs = instruction->mutable_operand(1);
-      if (lhs->shape().element_type() != BF16 || rhs->shape().element_type() != BF16) continue;
-      const PrimitiveType result_type = instruction->shape().element_type();
-      if (result_type != BF16 && result_type != F32) continue;
-      Shape f32_shape = instruction->shape();
-      f32_shape.set_element_type(F32);
-      std::unique_ptr<HloInstruction> dot =
-          instruction->CloneWithNewOperands(f32_shape, {Convert(lhs, F32), Convert(rhs, F32)});
-      auto* f32_dot = cast<HloDotInstruction>(dot.get());
-      PrecisionConfig& precision = f32_dot->mutable_attrs()->precision_config;
-      if (precision.algorithm() == PrecisionConfig::ALG_DOT_BF16_BF16_F32) {
-        precision.set_algorithm(PrecisionConfig::ALG_UNSET);
-      }
-      HloInstruction* replacement = computation->AddInstruction(std::move(dot));
-      if (result_type != F32) replacement = Convert(replacement, result_type);
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return RewriteEachInstruction(module, Upcast);
 }
 
 }  // namespace axle::cpu

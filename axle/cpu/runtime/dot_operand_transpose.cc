@@ -8,6 +8,7 @@
 #include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/dot_dimensions.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::cpu {
@@ -281,24 +282,18 @@ bool DotOperandReadsInPlace(const Shape& shape, absl::Span<const int64_t> batch,
 }
 
 absl::StatusOr<bool> DotOperandTranspose::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->computations()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
-          !instruction->shape().IsArray()) {
-        continue;
-      }
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * folded, FoldTransposes(computation, instruction));
-      if (folded != nullptr) {
-        changed = true;
-        instruction = folded;  // its other operand may still need a transpose
-      }
-      AXLE_ASSIGN_OR_RETURN(bool rewritten, Rewrite(computation, instruction));
-      changed = changed || rewritten;
-    }
-  }
-  return changed;
+  return RewriteEachInstruction(
+      module, [](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+            !instruction->shape().IsArray()) {
+          return false;
+        }
+        AXLE_ASSIGN_OR_RETURN(HloInstruction * folded, FoldTransposes(computation, instruction));
+        // The folded dot's other operand may still need a transpose.
+        AXLE_ASSIGN_OR_RETURN(const bool rewritten,
+                              Rewrite(computation, folded != nullptr ? folded : instruction));
+        return folded != nullptr || rewritten;
+      });
 }
 
 }  // namespace axle::cpu

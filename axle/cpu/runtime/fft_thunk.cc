@@ -141,20 +141,14 @@ class FftTransform {
       case IFFT: {
         const auto* from = static_cast<const Complex*>(in);
         auto* to = static_cast<Complex*>(out);
-        for_each(Product(complex_dims_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (const LineBatchFft* batched = Batched(rank - 1)) {
-              for (int64_t r = begin; r < end; r += kLanes) {
-                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
-                batched->Run(from + r * n, n, 1, to + r * n, n, 1, lines, Floats(slot));
-              }
-              return;
-            }
-          }
-          for (int64_t r = begin; r < end; ++r) {
-            plans_.back().Run(from + r * n, 1, to + r * n, slot + work_offset_);
-          }
-        });
+        InnermostPass(
+            Product(complex_dims_) / n, Batched(rank - 1), for_each,
+            [&](const auto& batched, int64_t r, int lines, float* work) {
+              batched.Run(from + r * n, n, 1, to + r * n, n, 1, lines, work);
+            },
+            [&](int64_t r, Complex* work) {
+              plans_.back().Run(from + r * n, 1, to + r * n, work);
+            });
         for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, for_each);
         if (type_ == IFFT) Scale(to, Product(complex_dims_), for_each);
         break;
@@ -163,20 +157,14 @@ class FftTransform {
         const T* from = static_cast<const T*>(in);
         auto* to = static_cast<Complex*>(out);
         const int64_t half = complex_dims_.back();
-        for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (const LineBatchFft* batched = RealBatched()) {
-              for (int64_t r = begin; r < end; r += kLanes) {
-                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
-                batched->RunRealForward(from + r * n, n, to + r * half, half, lines, Floats(slot));
-              }
-              return;
-            }
-          }
-          for (int64_t r = begin; r < end; ++r) {
-            real_plan_->Forward(from + r * n, to + r * half, slot + work_offset_);
-          }
-        });
+        InnermostPass(
+            Product(lengths_) / n, RealBatched(), for_each,
+            [&](const auto& batched, int64_t r, int lines, float* work) {
+              batched.RunRealForward(from + r * n, n, to + r * half, half, lines, work);
+            },
+            [&](int64_t r, Complex* work) {
+              real_plan_->Forward(from + r * n, to + r * half, work);
+            });
         for (int64_t a = rank - 2; a >= 0; --a) AxisPass(to, to, a, for_each);
         break;
       }
@@ -189,22 +177,15 @@ class FftTransform {
           from = copy;
         }
         const int64_t half = complex_dims_.back();
-        for_each(Product(lengths_) / n, [&](Complex* slot, int64_t begin, int64_t end) {
-          if constexpr (std::is_same_v<T, float>) {
-            if (const LineBatchFft* batched = RealBatched()) {
+        InnermostPass(
+            Product(lengths_) / n, RealBatched(), for_each,
+            [&](const auto& batched, int64_t r, int lines, float* work) {
               // Scaled by 1 / N on the way (no Scale pass after).
-              for (int64_t r = begin; r < end; r += kLanes) {
-                const int lines = static_cast<int>(std::min<int64_t>(kLanes, end - r));
-                batched->RunRealInverse(from + r * half, half, to + r * n, n, lines, scale_,
-                                        Floats(slot));
-              }
-              return;
-            }
-          }
-          for (int64_t r = begin; r < end; ++r) {
-            real_plan_->Inverse(from + r * half, to + r * n, slot + work_offset_);
-          }
-        });
+              batched.RunRealInverse(from + r * half, half, to + r * n, n, lines, scale_, work);
+            },
+            [&](int64_t r, Complex* work) {
+              real_plan_->Inverse(from + r * half, to + r * n, work);
+            });
         if (RealBatched() == nullptr) Scale(to, Product(lengths_), for_each);
         break;
       }
@@ -212,6 +193,27 @@ class FftTransform {
   }
 
  private:
+  // Transforms lines [0, count) of the innermost axis over for_each: in
+  // groups of up to kLanes, group(*batched, first line, lines, work floats),
+  // where `batched` is set (f32 only), else one at a time, line(line, plan
+  // work memory). `group` takes `auto` so that it is instantiated for f32
+  // only.
+  template <typename Group, typename Line>
+  void InnermostPass(int64_t count, const LineBatchFft* batched, ForEachUnit for_each, Group group,
+                     Line line) const {
+    for_each(count, [&](Complex* slot, int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (batched != nullptr) {
+          for (int64_t r = begin; r < end; r += kLanes) {
+            group(*batched, r, static_cast<int>(std::min<int64_t>(kLanes, end - r)), Floats(slot));
+          }
+          return;
+        }
+      }
+      for (int64_t r = begin; r < end; ++r) line(r, slot + work_offset_);
+    });
+  }
+
   // Transforms every line along `axis` of the complex layout of `from` into
   // the same place of `to` (which may be `from`). Unit u is the line at
   // outer index u / stride, inner index u % stride: neighbouring units read

@@ -80,13 +80,6 @@ HloComputation* PromotedReducer(HloModule* module, const HloComputation& reducer
   return module->AddEmbeddedComputation(std::move(promoted));
 }
 
-HloInstruction* Convert(HloInstruction* operand, PrimitiveType type) {
-  Shape shape = operand->shape();
-  shape.set_element_type(type);
-  return operand->parent()->AddInstruction(
-      HloInstruction::Create(HloOpcode::kConvert, shape, {operand}));
-}
-
 }  // namespace
 
 absl::StatusOr<bool> AllReducePromotion::Run(HloModule* module) {
@@ -117,7 +110,7 @@ absl::StatusOr<bool> AllReducePromotion::Run(HloModule* module) {
 
       std::vector<HloInstruction*> operands;
       for (HloInstruction* operand : instruction->operands()) {
-        operands.push_back(Convert(operand, *to));
+        operands.push_back(MakeConvert(operand, *to));
       }
       Shape shape = instruction->shape();
       shape.set_element_type(*to);
@@ -125,7 +118,7 @@ absl::StatusOr<bool> AllReducePromotion::Run(HloModule* module) {
       copy->SetName(module->GetUniqueName(instruction->name()));
       copy->set_to_apply(it->second);
       HloInstruction* wide = computation->AddInstruction(std::move(copy));
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, Convert(wide, *from)));
+      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, MakeConvert(wide, *from)));
       changed = true;
     }
   }

@@ -56,14 +56,7 @@ class Expander {
   HloComputation* computation() const { return bn_->parent(); }
 
   // Operand `i` in the compute type.
-  HloInstruction* In(int64_t i) { return ConvertTo(bn_->mutable_operand(i), compute_type_); }
-  HloInstruction* ConvertTo(HloInstruction* value, PrimitiveType type) {
-    if (value->shape().element_type() == type) return value;
-    Shape shape = value->shape();
-    shape.set_element_type(type);
-    return computation()->AddInstruction(
-        HloInstruction::Create(HloOpcode::kConvert, shape, {value}));
-  }
+  HloInstruction* In(int64_t i) { return MakeConvert(bn_->mutable_operand(i), compute_type_); }
   HloInstruction* Scalar(double value) {
     Literal literal(ShapeUtil::MakeScalarShape(compute_type_));
     literal.SetFromDouble(0, value);
@@ -95,7 +88,7 @@ class Expander {
   // The result of `shape` (the bn's result or one of its elements) from
   // `value` in the compute type.
   HloInstruction* Out(HloInstruction* value, const Shape& shape) {
-    HloInstruction* converted = ConvertTo(value, shape.element_type());
+    HloInstruction* converted = MakeConvert(value, shape.element_type());
     if (SameShapeAndLayout(converted->shape(), shape)) return converted;
     // Another layout than the descending one: a copy into it.
     return computation()->AddInstruction(

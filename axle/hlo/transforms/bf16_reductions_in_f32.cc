@@ -40,13 +40,6 @@ Shape Widened(Shape shape) {
   return shape;
 }
 
-HloInstruction* Convert(HloInstruction* operand, PrimitiveType type) {
-  Shape shape = operand->shape();
-  shape.set_element_type(type);
-  return operand->parent()->AddInstruction(
-      HloInstruction::Create(HloOpcode::kConvert, shape, {operand}));
-}
-
 // Whether every instruction of `reducer` computes the same in f32 as in
 // bf16 but for rounding: plumbing, array constants and elementwise ops.
 bool ReducerWidens(const HloComputation& reducer) {
@@ -146,7 +139,7 @@ HloInstruction* WidenedOperand(HloInstruction* operand) {
       SameShapeAndLayout(operand->operand(0)->shape(), Widened(operand->shape()))) {
     return operand->mutable_operand(0);
   }
-  return Convert(operand, F32);
+  return MakeConvert(operand, F32);
 }
 
 // An f32 value that `narrow`'s users read instead: the users that convert
@@ -177,7 +170,7 @@ absl::Status Widen(HloInstruction* reduction, HloComputation* reducer) {
         reduction->control_predecessors().empty() && reduction->control_successors().empty()) {
       return computation->RemoveInstructionAndUnusedOperands(reduction);
     }
-    return computation->ReplaceInstruction(reduction, Convert(wide, BF16));
+    return computation->ReplaceInstruction(reduction, MakeConvert(wide, BF16));
   }
   // A variadic reduction: its bf16 elements rounded, the others as they
   // are, through get-tuple-element users where they exist.
@@ -185,7 +178,7 @@ absl::Status Widen(HloInstruction* reduction, HloComputation* reducer) {
   for (int64_t i = 0; i < reduction->shape().tuple_shapes_size(); ++i) {
     HloInstruction* element = MakeGetTupleElement(wide, i);
     if (reduction->shape().tuple_shapes(i).element_type() == BF16) {
-      element = Convert(element, BF16);
+      element = MakeConvert(element, BF16);
     }
     elements.push_back(element);
   }

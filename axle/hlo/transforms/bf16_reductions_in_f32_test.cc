@@ -19,12 +19,16 @@
 #include "absl/strings/str_cat.h"
 #include "axle/core/literal.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/hlo/transforms/bf16_reductions_test_util.h"
 #include "axle/hlo/transforms/cleanup_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
+using bf16_reductions_test::AsF32;
+using bf16_reductions_test::Bf16Values;
+using bf16_reductions_test::WithBf16Add;
 using cleanup_test::Parse;
 using cleanup_test::RunPass;
 
@@ -36,18 +40,7 @@ std::string ReduceModule(const std::string& t, const std::string& op, int64_t n)
                       "[4] reduce(x, z), dimensions={1}, to_apply=r\n}\n");
 }
 
-// A bf16 literal of `shape` whose element i is values[i % values.size()].
-Literal Bf16Values(const Shape& shape, const std::vector<float>& values) {
-  Literal wide(Shape(F32, shape.dimensions()));
-  auto data = wide.data<float>();
-  for (size_t i = 0; i < data.size(); ++i) data[i] = values[i % values.size()];
-  absl::StatusOr<Literal> narrow = wide.Convert(BF16);
-  EXPECT_TRUE(narrow.ok()) << narrow.status();
-  return narrow.ok() ? *std::move(narrow) : Literal();
-}
-
-// The entry's result on `arguments`, converted to f32 (each tuple element
-// where the result is a tuple, concatenated).
+// The entry's result on `arguments`, in f32.
 std::vector<float> ValuesOf(const HloModule& module, const std::vector<Literal>& arguments) {
   std::vector<const Literal*> pointers;
   pointers.reserve(arguments.size());
@@ -55,21 +48,14 @@ std::vector<float> ValuesOf(const HloModule& module, const std::vector<Literal>&
   HloEvaluator evaluator;
   absl::StatusOr<Literal> result = evaluator.Evaluate(module, pointers);
   EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok()) return {};
-  std::vector<Literal> leaves;
-  if (result->shape().IsTuple()) {
-    leaves = result->DecomposeTuple();
-  } else {
-    leaves.push_back(*std::move(result));
-  }
-  std::vector<float> values;
-  for (const Literal& leaf : leaves) {
-    absl::StatusOr<Literal> wide = leaf.Convert(F32);
-    EXPECT_TRUE(wide.ok()) << wide.status();
-    if (!wide.ok()) return {};
-    for (float value : wide->data<float>()) values.push_back(value);
-  }
-  return values;
+  return result.ok() ? AsF32(*std::move(result)) : std::vector<float>{};
+}
+
+// A bf16 argument for parameter 0 of `module` whose element i is
+// values[i % values.size()].
+Literal Bf16Argument(const HloModule& module, const std::vector<float>& values) {
+  return Bf16Values(module.entry_computation()->parameter_instruction(0)->shape().dimensions(),
+                    values);
 }
 
 TEST(Bf16ReductionsInF32Test, WidensBf16ReductionsOnly) {
@@ -106,7 +92,7 @@ TEST(Bf16ReductionsInF32Test, ALongSumKeepsItsSmallTerms) {
   std::unique_ptr<HloModule> module = Parse(ReduceModule("bf16", "add", 1000));
   ASSERT_NE(module, nullptr);
   std::vector<Literal> ones;
-  ones.push_back(Bf16Values(module->entry_computation()->parameter_instruction(0)->shape(), {1}));
+  ones.push_back(Bf16Argument(*module, {1}));
   // Folded in bf16, the sum stalls at 256 (256 + 1 rounds to 256).
   EXPECT_EQ(ValuesOf(*module, ones), std::vector<float>(4, 256.0f));
   Bf16ReductionsInF32 pass;
@@ -118,21 +104,14 @@ TEST(Bf16ReductionsInF32Test, ALongSumKeepsItsSmallTerms) {
 // A cumulative sum as JAX lowers it for cpu: a reduce-window over the whole
 // prefix (window n, low padding n - 1).
 TEST(Bf16ReductionsInF32Test, ACumulativeSumAsAReduceWindowKeepsItsSmallTerms) {
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule m
-add {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT c = bf16[] add(a, b)
-}
-ENTRY e {
+  std::unique_ptr<HloModule> module = Parse(WithBf16Add(R"(
   x = bf16[600] parameter(0)
   z = bf16[] constant(0)
   ROOT s = bf16[600] reduce-window(x, z), window={size=600 pad=599_0}, to_apply=add
-})");
+)"));
   ASSERT_NE(module, nullptr);
   std::vector<Literal> ones;
-  ones.push_back(Bf16Values(module->entry_computation()->parameter_instruction(0)->shape(), {1}));
+  ones.push_back(Bf16Argument(*module, {1}));
   EXPECT_EQ(ValuesOf(*module, ones).back(), 256.0f);
   Bf16ReductionsInF32 pass;
   ASSERT_TRUE(RunPass(pass, module.get()));
@@ -143,47 +122,15 @@ ENTRY e {
   const std::vector<float> sums = ValuesOf(*module, ones);
   ASSERT_EQ(sums.size(), 600u);
   // Prefix k + 1 rounded once to bf16 (8 significant bits).
-  for (size_t k = 0; k < sums.size(); ++k) {
-    absl::StatusOr<Literal> rounded =
-        LiteralUtil::CreateR0<float>(static_cast<float>(k + 1)).Convert(BF16);
-    ASSERT_TRUE(rounded.ok());
-    absl::StatusOr<Literal> back = rounded->Convert(F32);
-    ASSERT_TRUE(back.ok());
-    EXPECT_EQ(sums[k], back->data<float>()[0]) << "prefix " << k + 1;
-  }
+  EXPECT_EQ(sums, bf16_reductions_test::RoundedPrefixSums(600));
 }
-
-constexpr absl::string_view kArgmax = R"(
-HloModule m
-argmax {
-  a = bf16[] parameter(0)
-  i = s32[] parameter(1)
-  b = bf16[] parameter(2)
-  j = s32[] parameter(3)
-  gt = pred[] compare(a, b), direction=GT
-  eq = pred[] compare(a, b), direction=EQ
-  lt = pred[] compare(i, j), direction=LT
-  tie = pred[] and(eq, lt)
-  pick = pred[] or(gt, tie)
-  v = bf16[] select(pick, a, b)
-  k = s32[] select(pick, i, j)
-  ROOT t = (bf16[], s32[]) tuple(v, k)
-}
-ENTRY e {
-  x = bf16[3,50] parameter(0)
-  n = s32[3,50] iota(), iota_dimension=1
-  lowest = bf16[] constant(-inf)
-  zero = s32[] constant(0)
-  ROOT r = (bf16[3], s32[3]) reduce(x, n, lowest, zero), dimensions={1}, to_apply=argmax
-})";
 
 TEST(Bf16ReductionsInF32Test, AnArgmaxPicksWhatItPickedBefore) {
-  std::unique_ptr<HloModule> module = Parse(kArgmax);
+  std::unique_ptr<HloModule> module = Parse(bf16_reductions_test::Bf16ArgmaxModule(3, 50));
   ASSERT_NE(module, nullptr);
   std::vector<Literal> arguments;
   // Ties (3 at several places, the first index wins), negatives.
-  arguments.push_back(Bf16Values(module->entry_computation()->parameter_instruction(0)->shape(),
-                                 {0.5f, 3, -2, 1, 3, 1, -7, 2.5f, 3, 0.25f, 2}));
+  arguments.push_back(Bf16Argument(*module, {0.5f, 3, -2, 1, 3, 1, -7, 2.5f, 3, 0.25f, 2}));
   const std::vector<float> before = ValuesOf(*module, arguments);
   Bf16ReductionsInF32 pass;
   ASSERT_TRUE(RunPass(pass, module.get()));
@@ -201,14 +148,7 @@ TEST(Bf16ReductionsInF32Test, AnArgmaxPicksWhatItPickedBefore) {
 // mean = sum(x) / n and variance = sum(x * x) / n - mean^2, in bf16 over
 // 1024 elements alternating 1 and 3: 2 and 1 exactly once the sums are f32.
 TEST(Bf16ReductionsInF32Test, MeanAndVarianceAreExact) {
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule m
-add {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT c = bf16[] add(a, b)
-}
-ENTRY e {
+  std::unique_ptr<HloModule> module = Parse(WithBf16Add(R"(
   x = bf16[2,1024] parameter(0)
   z = bf16[] constant(0)
   n = bf16[2] constant({1024, 1024})
@@ -220,11 +160,10 @@ ENTRY e {
   mm = bf16[2] multiply(mean, mean)
   var = bf16[2] subtract(m2, mm)
   ROOT r = (bf16[2], bf16[2]) tuple(mean, var)
-})");
+)"));
   ASSERT_NE(module, nullptr);
   std::vector<Literal> arguments;
-  arguments.push_back(
-      Bf16Values(module->entry_computation()->parameter_instruction(0)->shape(), {1, 3}));
+  arguments.push_back(Bf16Argument(*module, {1, 3}));
   const std::vector<float> folded = ValuesOf(*module, arguments);
   EXPECT_NE(folded, (std::vector<float>{2, 2, 1, 1}));
   Bf16ReductionsInF32 pass;
@@ -235,20 +174,13 @@ ENTRY e {
 // Under XLA's default excess precision an operand converted from f32 is read
 // unrounded, and a convert of the result back to f32 reads the f32 sum.
 TEST(Bf16ReductionsInF32Test, ConvertsAroundTheReductionAreSkipped) {
-  std::unique_ptr<HloModule> module = Parse(R"(
-HloModule m
-add {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT c = bf16[] add(a, b)
-}
-ENTRY e {
+  std::unique_ptr<HloModule> module = Parse(WithBf16Add(R"(
   p = f32[8] parameter(0)
   x = bf16[8] convert(p)
   z = bf16[] constant(0)
   s = bf16[] reduce(x, z), dimensions={0}, to_apply=add
   ROOT w = f32[] convert(s)
-})");
+)"));
   ASSERT_NE(module, nullptr);
   Bf16ReductionsInF32 pass;
   ASSERT_TRUE(RunPass(pass, module.get()));
@@ -321,7 +253,7 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   std::vector<Literal> ones;
-  ones.push_back(Bf16Values(module->entry_computation()->parameter_instruction(0)->shape(), {1}));
+  ones.push_back(Bf16Argument(*module, {1}));
   Bf16ReductionsInF32 pass;
   ASSERT_TRUE(RunPass(pass, module.get()));
   EXPECT_EQ(ValuesOf(*module, ones), (std::vector<float>{500}));

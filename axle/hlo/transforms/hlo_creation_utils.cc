@@ -103,6 +103,14 @@ HloInstruction* MakeBitcast(HloInstruction* operand, const Shape& shape) {
       HloInstruction::Create(HloOpcode::kBitcast, shape, {operand}));
 }
 
+HloInstruction* MakeConvert(HloInstruction* operand, PrimitiveType type) {
+  if (operand->shape().element_type() == type) return operand;
+  Shape shape = operand->shape();
+  shape.set_element_type(type);
+  return operand->parent()->AddInstruction(
+      HloInstruction::Create(HloOpcode::kConvert, shape, {operand}));
+}
+
 HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape, std::vector<int64_t> starts,
                           std::vector<int64_t> limits, std::vector<int64_t> strides) {
   auto slice = std::make_unique<HloSliceInstruction>(

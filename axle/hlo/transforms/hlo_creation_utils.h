@@ -51,6 +51,9 @@ HloInstruction* MakeReshape(HloInstruction* operand, const Shape& shape);
 // The result shape is the operand's dimensions permuted (descending layout).
 HloInstruction* MakeTranspose(HloInstruction* operand, absl::Span<const int64_t> permutation);
 HloInstruction* MakeBitcast(HloInstruction* operand, const Shape& shape);
+// `operand` converted to element type `type` (its dimensions and layout
+// kept), or `operand` itself where it has that type already.
+HloInstruction* MakeConvert(HloInstruction* operand, PrimitiveType type);
 HloInstruction* MakeSlice(HloInstruction* operand, const Shape& shape, std::vector<int64_t> starts,
                           std::vector<int64_t> limits, std::vector<int64_t> strides);
 HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction* rhs,

@@ -1,6 +1,6 @@
 //===- index_ops.cc - ONNX ops built from iota and masks --------------------===//
 //
-// GatherElements, OneHot, Trilu, EyeLike, Range, Hardmax and CumSum.
+// OneHot, Trilu, EyeLike, Range, Hardmax and CumSum.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/frontends/graph/xla_op_registry.h"
@@ -19,42 +19,6 @@ XlaOp WrapNegative(XlaOp idx, const Shape& shape, int64_t n) {
   return Select(Lt(idx, ScalarLike(b, t, 0)),
                 Add(idx, Broadcast(ScalarLike(b, t, n), shape.dimensions())), idx);
 }
-
-class GatherElementsOp : public XlaOpKernel {
- public:
-  absl::Status Compile(XlaOpKernelContext* ctx) override {
-    const Shape& data = ctx->InputShape(0);
-    const Shape& indices = ctx->InputShape(1);
-    absl::StatusOr<int64_t> a = AxisAttr(*ctx, 0, data.rank());
-    if (!a.ok()) return a.status();
-    if (indices.rank() != data.rank() || !primitive_util::IsIntegralType(indices.element_type())) {
-      return ctx->Error("indices ", indices.ToString(false), " must be integers of the rank of ",
-                        data.ToString(false));
-    }
-    XlaBuilder* b = ctx->builder();
-    int64_t r = data.rank();
-    std::vector<int64_t> one_dims = indices.dimensions();
-    one_dims.push_back(1);
-    Shape s64 = ShapeUtil::MakeShape(S64, indices.dimensions());
-    std::vector<XlaOp> parts;
-    for (int64_t d = 0; d < r; ++d) {
-      XlaOp part = d == *a ? ConvertElementType(
-                                 WrapNegative(ctx->Input(1), indices, data.dimensions(*a)), S64)
-                           : Iota(b, s64, d);
-      parts.push_back(Reshape(part, one_dims));
-    }
-    GatherDimensionNumbers dnums;
-    for (int64_t d = 0; d < r; ++d) {
-      dnums.add_collapsed_slice_dims(d);
-      dnums.add_start_index_map(d);
-    }
-    dnums.set_index_vector_dim(r);
-    ctx->SetOutput(
-        0, Gather(ctx->Input(0), ConcatInDim(b, parts, r), dnums, std::vector<int64_t>(r, 1)));
-    return absl::OkStatus();
-  }
-};
-REGISTER_XLA_OP(Name("GatherElements"), GatherElementsOp);
 
 class OneHotOp : public XlaOpKernel {
  public:

@@ -64,6 +64,27 @@ absl::StatusOr<int64_t> QuantAxis(const XlaOpKernelContext& ctx, int64_t rank) {
   return *axis < 0 ? *axis + rank : *axis;
 }
 
+// The scale (input 1, as `scale_type`) and zero point (input 2, as
+// `zero_type`, 0 where absent) of QuantizeLinear and DequantizeLinear,
+// broadcast to the dimensions of x (input 0): per tensor, or along the
+// `axis` attribute.
+struct ScaleAndZeroPoint {
+  XlaOp scale;
+  XlaOp zero_point;
+};
+absl::StatusOr<ScaleAndZeroPoint> ReadScaleAndZeroPoint(XlaOpKernelContext* ctx,
+                                                        PrimitiveType scale_type,
+                                                        PrimitiveType zero_type) {
+  const std::vector<int64_t>& dims = ctx->InputShape(0).dimensions();
+  absl::StatusOr<int64_t> axis = QuantAxis(*ctx, static_cast<int64_t>(dims.size()));
+  if (!axis.ok()) return axis.status();
+  absl::StatusOr<XlaOp> scale = PerAxis(ctx, 1, dims, *axis, scale_type, 1);
+  absl::StatusOr<XlaOp> zero = PerAxis(ctx, 2, dims, *axis, zero_type, 0);
+  if (!scale.ok()) return scale.status();
+  if (!zero.ok()) return zero.status();
+  return ScaleAndZeroPoint{*scale, *zero};
+}
+
 class QuantizeLinearOp : public XlaOpKernel {
  public:
   absl::Status Compile(XlaOpKernelContext* ctx) override {
@@ -71,15 +92,10 @@ class QuantizeLinearOp : public XlaOpKernel {
     if (!IsFloat(x.element_type())) return ctx->Error("x must be floating-point");
     absl::StatusOr<PrimitiveType> type = QuantizedType(*ctx, 2);
     if (!type.ok()) return type.status();
-    absl::StatusOr<int64_t> axis = QuantAxis(*ctx, x.rank());
-    if (!axis.ok()) return axis.status();
-    const std::vector<int64_t>& dims = x.dimensions();
-    absl::StatusOr<XlaOp> scale = PerAxis(ctx, 1, dims, *axis, F32, 1);
-    absl::StatusOr<XlaOp> zero = PerAxis(ctx, 2, dims, *axis, F32, 0);
-    if (!scale.ok()) return scale.status();
-    if (!zero.ok()) return zero.status();
-    XlaOp y = Div(ConvertElementType(ctx->Input(0), F32), *scale);
-    ctx->SetOutput(0, Requantize(y, *zero, *type, dims));
+    absl::StatusOr<ScaleAndZeroPoint> affine = ReadScaleAndZeroPoint(ctx, F32, F32);
+    if (!affine.ok()) return affine.status();
+    XlaOp y = Div(ConvertElementType(ctx->Input(0), F32), affine->scale);
+    ctx->SetOutput(0, Requantize(y, affine->zero_point, *type, x.dimensions()));
     return absl::OkStatus();
   }
 };
@@ -94,16 +110,11 @@ class DequantizeLinearOp : public XlaOpKernel {
       return ctx->Unimplemented("x of type ", primitive_util::LowercasePrimitiveTypeName(t),
                                 " is not supported (uint8, int8 and int32 are)");
     }
-    absl::StatusOr<int64_t> axis = QuantAxis(*ctx, x.rank());
-    if (!axis.ok()) return axis.status();
-    const std::vector<int64_t>& dims = x.dimensions();
     PrimitiveType out = ctx->InputType(1);
-    absl::StatusOr<XlaOp> scale = PerAxis(ctx, 1, dims, *axis, out, 1);
-    absl::StatusOr<XlaOp> zero = PerAxis(ctx, 2, dims, *axis, S32, 0);
-    if (!scale.ok()) return scale.status();
-    if (!zero.ok()) return zero.status();
-    XlaOp shifted = Sub(ConvertElementType(ctx->Input(0), S32), *zero);
-    ctx->SetOutput(0, Mul(ConvertElementType(shifted, out), *scale));
+    absl::StatusOr<ScaleAndZeroPoint> affine = ReadScaleAndZeroPoint(ctx, out, S32);
+    if (!affine.ok()) return affine.status();
+    XlaOp shifted = Sub(ConvertElementType(ctx->Input(0), S32), affine->zero_point);
+    ctx->SetOutput(0, Mul(ConvertElementType(shifted, out), affine->scale));
     return absl::OkStatus();
   }
 };
