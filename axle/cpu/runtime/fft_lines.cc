@@ -144,15 +144,31 @@ void LineBatchFft::Run(const std::complex<float>* in, int64_t in_line, int64_t i
   Store(re, im, n_, reinterpret_cast<float*>(out), out_line, out_element, lines);
 }
 
+namespace {
+
+// Where a real transform of half-length n keeps its lines in its work
+// memory (real_work_floats()): the n-point complex line (re, im) and the
+// n + 1 frequencies (freq_re, freq_im), each element a row of kLanes
+// floats.
+struct RealWork {
+  float* re;
+  float* im;
+  float* freq_re;
+  float* freq_im;
+};
+RealWork SplitRealWork(float* work, int64_t n) {
+  constexpr int64_t L = LineBatchFft::kLanes;
+  return {work, work + n * L, work + 2 * n * L, work + (3 * n + 1) * L};
+}
+
+}  // namespace
+
 AXLE_AVX512 void LineBatchFft::RunRealForward(const float* in, int64_t in_line,
                                               std::complex<float>* out, int64_t out_line, int lines,
                                               float* work) const {
   constexpr int L = kLanes;
   const int64_t n = n_;
-  float* re = work;
-  float* im = work + n * L;
-  float* out_re = work + 2 * n * L;
-  float* out_im = out_re + (n + 1) * L;
+  const auto [re, im, out_re, out_im] = SplitRealWork(work, n);
   // z = the n-point transform of x[2j] + i x[2j+1], one line per lane.
   Load(in, in_line / 2, 1, lines, n, reverse_.data(), re, im);
   Butterflies(re, im);
@@ -185,10 +201,7 @@ AXLE_AVX512 void LineBatchFft::RunRealInverse(const std::complex<float>* in, int
                                               float* work) const {
   constexpr int L = kLanes;
   const int64_t n = n_;
-  float* re = work;
-  float* im = work + n * L;
-  float* in_re = work + 2 * n * L;
-  float* in_im = in_re + (n + 1) * L;
+  const auto [re, im, in_re, in_im] = SplitRealWork(work, n);
   Load(reinterpret_cast<const float*>(in), in_line, 1, lines, n + 1, nullptr, in_re, in_im);
   // The forward step run backwards: with a = X[k], b = conj(X[n-k]) (the
   // imaginary parts of X[0] and X[n] dropped), 2E = a + b, 2O = (a - b) w^k
