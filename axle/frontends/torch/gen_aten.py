@@ -103,6 +103,7 @@ def main():
     parser.add_argument("--yaml", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--check-hand-written", nargs="*", default=[])
+    parser.add_argument("--check-autograd", nargs="*", default=[])
     a = parser.parse_args()
     with open(a.yaml) as f:
         spec = yaml.safe_load(f)
@@ -123,6 +124,17 @@ def main():
         extra = sorted(set(supported) - set(registered))
         if missing or extra:
             fail(f"{a.yaml}: `supported` differs from the hand-written registrations: "
+                 f"not listed {missing}, listed but not registered {extra}")
+    if a.check_autograd:
+        registered = []
+        for path in a.check_autograd:
+            with open(path) as f:
+                registered += re.findall(r'm\.impl\("([^"]+)"', f.read())
+        autograd = list(spec.get("autograd") or [])
+        missing = sorted(set(registered) - set(autograd))
+        extra = sorted(set(autograd) - set(registered))
+        if missing or extra:
+            fail(f"{a.yaml}: `autograd` differs from the AutogradXLA registrations: "
                  f"not listed {missing}, listed but not registered {extra}")
     kernels, registrations = [], []
     with local.parametrize(use_const_ref_for_mutable_tensors=False,
