@@ -45,8 +45,9 @@ bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
 
 bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
                        const dnnl::memory::dims& dilates) {
-  if (!EnvironmentOptions::Read().cpu_winograd.value_or(true) || plan.spatial != 2 || plan.feature_groups * plan.batch_groups != 1 ||
-      plan.lhs.type() != F32 || plan.rhs.type() != F32 || plan.output_type != F32) {
+  if (!EnvironmentOptions::Read().cpu_winograd.value_or(true) || plan.spatial != 2 ||
+      plan.feature_groups * plan.batch_groups != 1 || plan.lhs.type() != F32 ||
+      plan.rhs.type() != F32 || plan.output_type != F32) {
     return false;
   }
   for (int64_t i = 0; i < 2; ++i) {
@@ -226,8 +227,8 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     try {
       if (native_bias_) {
         dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
-                                             weights_any, native_bias_desc_, dst, strides,
-                                             dilates, padding_low, padding_high);
+                                             weights_any, native_bias_desc_, dst, strides, dilates,
+                                             padding_low, padding_high);
         return PrimitiveDesc(desc, attr, DnnlEngine());
       }
       dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,

@@ -139,8 +139,7 @@ class DnnlConvolutionThunk : public Thunk {
   // reorders its own input rows into oneDNN's blocked layout and its output
   // rows back (see pieces_); false (and no pieces) when it cannot.
   bool BuildWinogradPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
-                           const dnnl::memory::dims& dilates,
-                           const dnnl::memory::dims& padding_low,
+                           const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                            const dnnl::memory::dims& padding_high,
                            const dnnl::memory& user_weights);
   // The convolution as one piece per thread over ranges of its output

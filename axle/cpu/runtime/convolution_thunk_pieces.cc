@@ -326,15 +326,14 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
       using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
       std::optional<PrimitiveDesc> pd;
       if (native_bias_) {
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::convolution_winograd, src_any,
-                                             weights_any, native_bias_desc_, dst_any, strides,
-                                             dilates, low, high);
-        pd.emplace(desc, attr, DnnlEngine());
-      } else {
         dnnl::convolution_forward::desc desc(
             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_any,
-            weights_any, dst_any, strides, dilates, low, high);
+            weights_any, native_bias_desc_, dst_any, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::convolution_winograd, src_any,
+                                             weights_any, dst_any, strides, dilates, low, high);
         pd.emplace(desc, attr, DnnlEngine());
       }
       if (std::strstr(pd->impl_info_str(), "wino") == nullptr) return false;
@@ -353,13 +352,13 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
         piece.weights = static_cast<int>(weights.size());
         weights.push_back(packed);
       }
-      piece.src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-          DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
-      piece.dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-          DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
+      piece.src_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
+      piece.dst_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
       if (addend_post_op_) {
-        piece.addend_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
-            DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
+        piece.addend_reorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
       }
       piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
       piece.scratchpad_offset = scratch_bytes;
