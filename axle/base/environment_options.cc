@@ -93,6 +93,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.cudnn = Get("AXLE_CUDNN");
   options.cpu_concat_in_place = Switch("AXLE_CPU_CONCAT_IN_PLACE");
   options.cpu_spin_between_thunks = Switch("AXLE_CPU_SPIN_BETWEEN_THUNKS");
+  options.cpu_winograd = Switch("AXLE_CPU_WINOGRAD");
   options.gpu_tf32 = Switch("AXLE_GPU_TF32");
   options.gpu_unroll = Switch("AXLE_GPU_UNROLL");
   options.gpu_select_conditionals = Switch("AXLE_GPU_SELECT_CONDITIONALS");

@@ -37,6 +37,10 @@
 //                         convolutions keeps its own kernel instead of each
 //                         convolution writing its slice (default on;
 //                         axle/cpu/runtime/concat_in_place.h)
+//   AXLE_CPU_WINOGRAD     0/false/off/no: f32 3x3 stride-1 convolutions
+//                         run oneDNN's direct kernels instead of its
+//                         Winograd ones (default on;
+//                         axle/cpu/runtime/convolution_thunk.h)
 //   AXLE_CPU_SPIN_BETWEEN_THUNKS  0/false/off/no: the intra-op pool's
 //                         workers go to sleep after each thunk of a run
 //                         instead of spinning briefly for the next one
@@ -125,6 +129,8 @@ struct EnvironmentOptions {
   std::optional<bool> cpu_concat_in_place;
   // AXLE_CPU_SPIN_BETWEEN_THUNKS when set to a recognised switch value.
   std::optional<bool> cpu_spin_between_thunks;
+  // AXLE_CPU_WINOGRAD when set to a recognised switch value.
+  std::optional<bool> cpu_winograd;
   // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.
   double collective_timeout_s = 60;
   // AXLE_PROCESS_ID / AXLE_NUM_PROCESSES when both are set; else -1 / 0.

@@ -4,9 +4,11 @@
 // loop's types (f64, f16, s32, pred), constant weights, scale + bias +
 // activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
 // operands, a convolution feeding a loop fusion, one executable run from four threads, and batch-1
-// convolutions split into rows across the intra-op pool. Each
+// convolutions split into rows across the intra-op pool, and 3x3 ones on oneDNN's Winograd
+// kernels. Each
 // case also checks which implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
@@ -642,9 +644,10 @@ std::string FeaturesKind(int64_t rows, int64_t features, bool small = true) {
 }
 
 // An ONNX Conv as the front end emits it (NHWC, OIHW constant weights) with
-// a bias, an optional residual and a clamp to [0, 6].
+// a bias, an optional residual and a clamp to [0, 6] (a relu when
+// `clamp_to_six` is false).
 std::string RowsModule(int64_t height, int64_t width, int64_t in, int64_t out, int64_t size,
-                       int64_t stride, int64_t groups, bool residual) {
+                       int64_t stride, int64_t groups, bool residual, bool clamp_to_six = true) {
   const int64_t pad = size / 2;
   const int64_t out_h = (height + 2 * pad - size) / stride + 1;
   const int64_t out_w = (width + 2 * pad - size) / stride + 1;
@@ -659,16 +662,31 @@ std::string RowsModule(int64_t height, int64_t width, int64_t in, int64_t out, i
       groups > 1 ? absl::StrCat(", feature_group_count=", groups) : "", "\n  bb = ", y,
       " broadcast(bias), dimensions={3}\n  b = ", y, " add(c, bb)\n");
   absl::StrAppend(&text, "  s = ", y, residual ? " add(b, res)\n" : " copy(b)\n",
-                  "  lo = f32[] constant(0)\n  los = ", y,
-                  " broadcast(lo), dimensions={}\n  hi = f32[] constant(6)\n  his = ", y,
+                  "  lo = f32[] constant(0)\n  los = ", y, " broadcast(lo), dimensions={}\n");
+  if (!clamp_to_six) {
+    absl::StrAppend(&text, "  ROOT m = ", y, " maximum(los, s)\n}\n");
+    return text;
+  }
+  absl::StrAppend(&text, "  hi = f32[] constant(6)\n  his = ", y,
                   " broadcast(hi), dimensions={}\n  m = ", y, " maximum(los, s)\n  ROOT r = ", y,
                   " minimum(m, his)\n}\n");
   return text;
 }
 
+// While one exists, f32 3x3 convolutions run oneDNN's direct kernels
+// (AXLE_CPU_WINOGRAD=0): for the cases about how those split.
+class DirectKernelsOnly {
+ public:
+  DirectKernelsOnly() { setenv("AXLE_CPU_WINOGRAD", "0", 1); }
+  ~DirectKernelsOnly() { unsetenv("AXLE_CPU_WINOGRAD"); }
+  DirectKernelsOnly(const DirectKernelsOnly&) = delete;
+  DirectKernelsOnly& operator=(const DirectKernelsOnly&) = delete;
+};
+
 TEST(CpuConvolution, RowsAcrossThePool) {
   // 3x3 with a residual, a strided depthwise 3x3, a 1x1: each split into
   // rows (12 output rows), against the interpreter.
+  DirectKernelsOnly direct;
   Check(RowsModule(12, 9, 8, 16, 3, 1, 1, true), RowsKind(12));
   Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false), RowsKind(12));
   Check(RowsModule(12, 5, 24, 8, 1, 1, 1, true), RowsKind(12));
@@ -687,6 +705,7 @@ TEST(CpuConvolution, UnevenRowsSplitIntoFeatures) {
   // bias and the clamp), against the interpreter. A stride-2 3x3 (14 -> 7
   // rows, as ResNet's last stage) and a 5x5 over 5 rows (3 + 2) too; 13
   // rows (7 + 6) stay in rows.
+  DirectKernelsOnly direct;
   Check(RowsModule(7, 7, 16, 64, 3, 1, 1, true), FeaturesKind(7, 64));
   Check(RowsModule(7, 9, 24, 96, 3, 1, 1, false), FeaturesKind(7, 96));
   Check(RowsModule(14, 14, 16, 64, 3, 2, 1, true), FeaturesKind(7, 64));
@@ -735,6 +754,58 @@ TEST(CpuConvolution, NchwInputSplitsIntoRowsGatheredChannelsLast) {
   Check(NchwInputModule(19, 13, 3, 16, 3, 2, 0), RowsKind(9));
   Check(NchwInputModule(16, 11, 3, 8, 7, 2, 3), RowsKind(8));
   Check(NchwInputModule(6, 9, 5, 16, 3, 1, 1), RowsKind(6));
+}
+
+// The kind an f32 3x3 stride-1 convolution with 16-multiple features and
+// `rows` output rows runs on: oneDNN's Winograd kernels where it has them
+// (AVX-512, as for bf16), split into rows when the pool has the threads and
+// the rows split within 1/8 of even, else whole; `direct` where it has none.
+std::string WinogradKind(int64_t rows, const std::string& direct) {
+  if (std::string(Bf16Kind()) != "onednn") return direct;
+  const int64_t threads = ThreadPool::DefaultNumThreads();
+  const int64_t longest = (rows + threads - 1) / threads;
+  return threads >= 2 && rows >= threads && longest * threads * 8 <= rows * 9
+             ? "onednn-winograd-rows"
+             : "onednn-winograd";
+}
+
+TEST(CpuConvolution, WinogradForThreeByThree) {
+  // ResNet's 3x3 convolutions (stride 1, padding 1; bias, residual, relu;
+  // 4.7M and 7.2M multiply-adds): 16 rows split into row pieces, each
+  // reordering its own rows to and from the blocked layout, and 7 rows (4 +
+  // 3 on 2 threads) whole, against the interpreter. The transforms round
+  // differently from the direct sum.
+  const ErrorSpec winograd_error(1e-4, 1e-4);
+  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, true, false), WinogradKind(16, RowsKind(16)),
+        winograd_error);
+  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, false, false), WinogradKind(16, RowsKind(16)),
+        winograd_error);
+  Check(RowsModule(7, 14, 64, 128, 3, 1, 1, true, false), WinogradKind(7, FeaturesKind(7, 128)),
+        winograd_error);
+  // oneDNN's Winograd kernels take no clamp to [0, 6]: the direct ones.
+  EXPECT_EQ(KindOf(RowsModule(16, 16, 32, 64, 3, 1, 1, true)), RowsKind(16));
+  // An NCHW input and weights read at run time, batch 2 (no pieces): the
+  // whole convolution, input, output and addend reordered around it.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,32,12,12] parameter(0)
+  k = f32[64,32,3,3] parameter(1)
+  bias = f32[64] parameter(2)
+  res = f32[2,64,12,12] parameter(3)
+  c = f32[2,64,12,12] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  bb = f32[2,64,12,12] broadcast(bias), dimensions={1}
+  y = f32[2,64,12,12] add(c, bb)
+  ROOT s = f32[2,64,12,12] add(y, res)
+}
+)",
+        std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn", winograd_error);
+  // Not 3x3 at stride 1, or below 4M multiply-adds (0.5M): the direct
+  // kernels.
+  EXPECT_EQ(KindOf(RowsModule(32, 32, 32, 64, 3, 2, 1, false)), RowsKind(16));
+  EXPECT_EQ(KindOf(RowsModule(12, 9, 16, 32, 3, 1, 1, true, false)), RowsKind(12));
+  // Off with the environment switch: the direct kernels' split.
+  DirectKernelsOnly direct;
+  EXPECT_EQ(KindOf(RowsModule(16, 16, 32, 64, 3, 1, 1, true, false)), RowsKind(16));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/conv_input_gather.h"
 #include "axle/cpu/runtime/conv_row_split.h"
@@ -41,6 +42,27 @@ bool IsReference(const dnnl::convolution_forward::primitive_desc& pd) {
 }
 
 }  // namespace
+
+bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
+                       const dnnl::memory::dims& dilates) {
+  if (!EnvironmentOptions::Read().cpu_winograd.value_or(true) || plan.spatial != 2 ||
+      plan.feature_groups * plan.batch_groups != 1 || plan.lhs.type() != F32 ||
+      plan.rhs.type() != F32 || plan.output_type != F32) {
+    return false;
+  }
+  for (int64_t i = 0; i < 2; ++i) {
+    if (plan.rhs_dims[2 + i] != 3 || strides[i] != 1 || dilates[i] != 0) return false;
+  }
+  // Smaller ones save less than their reorders and oneDNN's team cost
+  // (one thread, standalone: DenseNet's 7x7 128 -> 32, 1.8M multiply-adds,
+  // 0.026 ms direct, 0.024 ms Winograd before the reorders; its 14x14 one,
+  // 7.2M, 0.113 against 0.077 ms).
+  constexpr int64_t kMinWinogradMultiplyAdds = int64_t{1} << 22;
+  int64_t multiply_adds = 1;
+  for (int64_t d : plan.out_dims) multiply_adds *= d;
+  for (size_t d = 1; d < plan.rhs_dims.size(); ++d) multiply_adds *= plan.rhs_dims[d];
+  return multiply_adds >= kMinWinogradMultiplyAdds;
+}
 
 bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd) {
   return IsReference(pd) || std::strstr(pd.impl_info_str(), "gemm") != nullptr;
@@ -199,23 +221,25 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                                          dnnl::memory::format_tag::a);
   using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
   dnnl::primitive_attr attr;
-  auto make = [&](const dnnl::memory::desc& src,
-                  const dnnl::memory::desc& dst) -> std::optional<PrimitiveDesc> {
+  auto make = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                  dnnl::algorithm algorithm =
+                      dnnl::algorithm::convolution_direct) -> std::optional<PrimitiveDesc> {
     try {
       if (native_bias_) {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-            weights_any, native_bias_desc_, dst, strides, dilates, padding_low, padding_high);
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
+                                             weights_any, native_bias_desc_, dst, strides, dilates,
+                                             padding_low, padding_high);
         return PrimitiveDesc(desc, attr, DnnlEngine());
       }
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                           dnnl::algorithm::convolution_direct, src, weights_any,
-                                           dst, strides, dilates, padding_low, padding_high);
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
+                                           weights_any, dst, strides, dilates, padding_low,
+                                           padding_high);
       return PrimitiveDesc(desc, attr, DnnlEngine());
     } catch (const dnnl::error&) {
       return std::nullopt;
     }
   };
+  const bool winograd = WinogradCandidate(p, strides, dilates);
   // The operands' own layouts first; the primitive's preferred ones when
   // oneDNN would otherwise run a fallback implementation.
   auto choose = [&]() -> std::optional<PrimitiveDesc> {
@@ -232,18 +256,25 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     attr = dnnl::primitive_attr();
     attr.set_post_ops(post_ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
+    dnnl::memory::desc dst_any(p.out_dims, DnnlType(p.output_type), dnnl::memory::format_tag::any);
+    if (winograd && !epilogue_after_) {
+      std::optional<PrimitiveDesc> pd =
+          make(src_any, dst_any, dnnl::algorithm::convolution_winograd);
+      if (pd && !IsFallback(*pd)) return pd;
+    }
     std::optional<PrimitiveDesc> pd = make(src_user_desc_, dst_dense);
     if (!pd || IsFallback(*pd)) {
-      dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
-      dnnl::memory::desc dst_any(p.out_dims, DnnlType(p.output_type),
-                                 dnnl::memory::format_tag::any);
       std::optional<PrimitiveDesc> preferred = make(src_any, dst_any);
       if (preferred && (!pd || !IsFallback(*preferred))) pd = std::move(preferred);
     }
     return pd;
   };
   std::optional<PrimitiveDesc> pd = choose();
-  if (pd && addend_post_op_ && pd->dst_desc() != dst_user_desc_) {
+  winograd_ = pd && std::strstr(pd->impl_info_str(), "wino") != nullptr;
+  // A Winograd primitive writes its blocked layout: the addend is reordered
+  // into it for the sum post-op (winograd_ above), not added after.
+  if (pd && addend_post_op_ && !winograd_ && pd->dst_desc() != dst_user_desc_) {
     // The primitive writes another layout: the addend after it.
     addend_post_op_ = false;
     epilogue_after_ = true;
@@ -265,6 +296,10 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     if (dst_desc_ != dst_user_desc_) {
       dst_reorder_ = dnnl::reorder(
           dnnl::reorder::primitive_desc(DnnlEngine(), dst_desc_, DnnlEngine(), dst_user_desc_));
+      if (addend_post_op_) {
+        addend_reorder_ = dnnl::reorder(
+            dnnl::reorder::primitive_desc(DnnlEngine(), dst_user_desc_, DnnlEngine(), dst_desc_));
+      }
     }
     if (weights_desc_ != weights_user_desc_) {
       weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(
@@ -272,9 +307,13 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     }
     // Constant weights: into the primitive's layout once (unless a scale
     // read at run time is folded into them).
+    // The constant weights in their user layout, kept until the pieces are
+    // built: a Winograd piece packs its own from them (oneDNN reorders no
+    // Winograd layout into another).
+    std::vector<char> dense;
+    std::optional<dnnl::memory> user_weights;
     if (p.rhs.literal != nullptr && (!fold_scale_ || scale_->constant)) {
       const char* base = static_cast<const char*>(p.rhs.literal->untyped_data());
-      std::vector<char> dense;
       if (gather_weights_) {
         char* out = Aligned(dense, weights_user_desc_.get_size());
         StridedCopy(base + weights_gather_offset_ * element_size_, weights_gather_dims_,
@@ -285,16 +324,17 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
         }
         base = out;
       }
-      dnnl::memory user(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
+      user_weights.emplace(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
       packed_weights_ = dnnl::memory(weights_desc_, DnnlEngine());
       dnnl::stream stream(DnnlEngine());
-      dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
+      dnnl::reorder(*user_weights, packed_weights_).execute(stream, *user_weights, packed_weights_);
       stream.wait();
-      // Freed unless a serialized copy will need it (thunk_serialization.h).
-      if (!KeepSerializableState()) plan_.rhs.literal.reset();
     }
     primitive_ = dnnl::convolution_forward(*pd);
-    BuildPieces(attr, strides, dilates, padding_low, padding_high);
+    BuildPieces(attr, strides, dilates, padding_low, padding_high,
+                user_weights ? &*user_weights : nullptr);
+    // Freed unless a serialized copy will need it (thunk_serialization.h).
+    if (user_weights && !KeepSerializableState()) plan_.rhs.literal.reset();
   } catch (const dnnl::error& error) {
     return absl::UnimplementedError(absl::StrCat("oneDNN convolution: ", error.what()));
   }
@@ -367,7 +407,12 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
     if (addend_post_op_) {
       const char* addend = BaseOf(context, addend_->operand, operand_values_);
-      if (addend != out) CopyAddend(context, addend, out);
+      if (addend_reorder_) {  // into the primitive's layout (a Winograd one)
+        dnnl::memory user(dst_user_desc_, engine, const_cast<char*>(addend));
+        addend_reorder_->execute(stream, user, dst_memory);
+      } else if (addend != out) {
+        CopyAddend(context, addend, out);
+      }
     }
     if (!epilogue_after_) AddEpilogueArgs(engine, scale, bias, args);
     if (scratchpad_size_ > 0) {
@@ -445,6 +490,9 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const conv::DnnlConvolutionThunk*>(&thunk)) {
     if (dnnl->reference()) return std::string("onednn-reference");
+    if (dnnl->winograd()) {
+      return std::string(dnnl->split_into_rows() ? "onednn-winograd-rows" : "onednn-winograd");
+    }
     if (dnnl->split_into_features()) return std::string("onednn-features");
     return std::string(dnnl->split_into_rows() ? "onednn-rows" : "onednn");
   }

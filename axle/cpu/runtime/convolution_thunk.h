@@ -23,6 +23,12 @@
 //   - rhs dilation is oneDNN dilation (minus one), feature groups oneDNN
 //     groups. The kernel is reordered into the primitive's preferred
 //     layout: once at compile time when it is a constant, else every run.
+//   - An f32 3x3 convolution at stride 1 (no dilation, no groups) runs on
+//     oneDNN's Winograd kernels when oneDNN takes it (WinogradCandidate in
+//     convolution_thunk_internal.h; AXLE_CPU_WINOGRAD=0 turns them off),
+//     its input, output and addend reordered to and from their blocked
+//     layout: split into rows as below (each piece reordering its own
+//     rows), or whole on oneDNN's team where the rows split unevenly.
 //   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
@@ -73,8 +79,10 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 
 // How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-rows" or
 // "onednn-features" (split into rows or output features across the intra-op
-// pool), "onednn-reference" (oneDNN's slow reference implementation) or
-// "loop" (for tests).
+// pool), "onednn-winograd" or "onednn-winograd-rows" (oneDNN's Winograd
+// kernels, whole or split into rows),
+// "onednn-reference" (oneDNN's slow reference implementation) or "loop"
+// (for tests).
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk);
 
 }  // namespace axle::cpu

@@ -34,6 +34,19 @@ namespace axle::cpu::conv {
 // primitive's preferred layouts plus reorders it runs faster.
 bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd);
 
+// Whether `plan` (with its oneDNN `strides` and `dilates`, dilation 0 for
+// none) may run on oneDNN's Winograd kernels: f32 in and out, two spatial
+// dims, a 3x3 window at stride 1 without dilation, no groups, at least 4M
+// multiply-adds, and AXLE_CPU_WINOGRAD not off. They take 2.2-3.2x fewer multiplies than the
+// direct ones (F(2x2, 3x3) and F(4x4, 3x3) tiles; one thread, standalone:
+// ResNet-18's 56x56x64 convolution 1.96 -> 1.01 ms, its 28x28x128 one
+// 1.95 -> 0.59 ms), at the cost of reordering input and output to and from
+// oneDNN's blocked layout (0.01-0.02 ms each) and of rounding: the
+// transforms add and subtract tile values, so results differ from the
+// direct sum in the last few bits (see convolution_test.cc).
+bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
+                       const dnnl::memory::dims& dilates);
+
 // A dense channels-last array of `dims` ([N, C, spatial...]).
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
 
@@ -71,6 +84,7 @@ class DnnlConvolutionThunk : public Thunk {
   bool reference() const { return reference_; }
   bool split_into_rows() const { return !pieces_.empty() && pieces_[0].features_begin < 0; }
   bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
+  bool winograd() const { return winograd_; }
 
  private:
   // The epilogue after the primitive on the output `out` (f32 or bf16,
@@ -104,12 +118,30 @@ class DnnlConvolutionThunk : public Thunk {
     // the addend's copied there first) and copies them into the output.
     int64_t features_begin = -1, features = 0, pixels = 0, dst_temp_offset = 0;
     dnnl::memory::desc bias;  // the piece's features of the native bias
+    // A piece in a blocked layout (BuildWinogradPieces): its input rows
+    // (src_user, at src_offset) reordered into its scratch at
+    // blocked_src_offset (bytes) before it runs, its output (and the
+    // addend first) in its scratch at blocked_dst_offset, reordered into
+    // the output's rows (dst_user, at dst_offset) after.
+    std::optional<dnnl::reorder> src_reorder, dst_reorder, addend_reorder;
+    dnnl::memory::desc src_user, dst_user;
+    int64_t blocked_src_offset = -1, blocked_dst_offset = -1;
   };
   // Splits the convolution into one piece per thread of the intra-op pool
   // when it can (see pieces_); leaves pieces_ empty otherwise.
+  // `user_weights`: the constant weights in weights_user_desc_ (null when
+  // they are not constant).
   void BuildPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
                    const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
-                   const dnnl::memory::dims& padding_high);
+                   const dnnl::memory::dims& padding_high, const dnnl::memory* user_weights);
+  // A Winograd convolution (winograd_) as one piece per thread over ranges
+  // of its output rows, each a Winograd primitive for a team of one that
+  // reorders its own input rows into oneDNN's blocked layout and its output
+  // rows back (see pieces_); false (and no pieces) when it cannot.
+  bool BuildWinogradPieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
+                           const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                           const dnnl::memory::dims& padding_high,
+                           const dnnl::memory& user_weights);
   // The convolution as one piece per thread over ranges of its output
   // features, all pixels each, when its rows do not divide evenly (see
   // pieces_); false (and no pieces) when it cannot.
@@ -194,6 +226,11 @@ class DnnlConvolutionThunk : public Thunk {
   // a dense copy for the epilogue after the primitive.
   std::optional<EpilogueInput> addend_;
   bool addend_post_op_ = false;
+  // A primitive on oneDNN's Winograd kernels (WinogradCandidate), which
+  // read and write a blocked layout; with an addend post-op, the addend is
+  // reordered into dst's blocked layout by addend_reorder_ first.
+  bool winograd_ = false;
+  std::optional<dnnl::reorder> addend_reorder_;
   // A per-feature f32 scale of f32 weights much smaller than the output
   // (kMinOutputsPerWeight in convolution_thunk.cc): folded into the weights
   // (a dense copy of them, multiplied per output feature before the reorder

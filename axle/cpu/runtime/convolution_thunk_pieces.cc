@@ -40,6 +40,27 @@ bool RowsOutermost(const dnnl::memory::desc& desc) {
   return last + 1 == elements;
 }
 
+// Whether `desc` has batch 1 and plain element strides (no inner blocks).
+bool PlainBatchOne(const dnnl::memory::desc& desc) {
+  return desc.data.format_kind == dnnl_blocked && desc.data.format_desc.blocking.inner_nblks == 0 &&
+         desc.dims().size() >= 3 && desc.dims()[0] == 1;
+}
+
+// Whether `desc` (batch 1, no inner blocks) has its dim 2 outermost after
+// the batch, dense or not (a slice of a concatenation): then a range of dim
+// 2 starts at an offset and keeps the strides.
+bool RowsOutermostStrided(const dnnl::memory::desc& desc) {
+  if (!PlainBatchOne(desc)) return false;
+  const dnnl::memory::dims dims = desc.dims();
+  const dnnl_dims_t& strides = desc.data.format_desc.blocking.strides;
+  int64_t last = 0;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (strides[d] <= 0) return false;
+    if (d != 2) last += (dims[d] - 1) * strides[d];
+  }
+  return last < strides[2];
+}
+
 // `desc` with `rows` rows (dim 2) and the batch stride of a dense array.
 dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
   dnnl::memory::dims dims = desc.dims();
@@ -48,12 +69,6 @@ dnnl::memory::desc WithRows(const dnnl::memory::desc& desc, int64_t rows) {
   dims[2] = rows;
   strides[0] = strides[2] * rows;
   return dnnl::memory::desc(dims, desc.data_type(), strides);
-}
-
-// Whether `desc` has batch 1 and plain element strides (no inner blocks).
-bool PlainBatchOne(const dnnl::memory::desc& desc) {
-  return desc.data.format_kind == dnnl_blocked && desc.data.format_desc.blocking.inner_nblks == 0 &&
-         desc.dims().size() >= 3 && desc.dims()[0] == 1;
 }
 
 // A dense channels-last array of `desc`'s dims with `rows` rows (dim 2).
@@ -95,7 +110,8 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
                                        const dnnl::memory::dims& strides,
                                        const dnnl::memory::dims& dilates,
                                        const dnnl::memory::dims& padding_low,
-                                       const dnnl::memory::dims& padding_high) {
+                                       const dnnl::memory::dims& padding_high,
+                                       const dnnl::memory* user_weights) {
   // Convolutions up to this many multiply-adds split into rows whatever
   // their rows. Larger ones split only evenly (below): oneDNN's team
   // partitions over output channels too, so it keeps its threads equally
@@ -107,6 +123,12 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   gather_rows_ = false;
   const int threads = ThreadPool::DefaultNumThreads();
   const ConvPlan& p = plan_;
+  if (winograd_) {
+    if (threads >= 2 && user_weights != nullptr && !gather_input_ && !epilogue_after_) {
+      BuildWinogradPieces(attr, strides, dilates, padding_low, padding_high, *user_weights);
+    }
+    return;
+  }
   // An input the primitive wants reordered: each piece gathers its rows
   // (batch 1, strided, no blocks).
   const bool gather_rows = src_reorder_.has_value();
@@ -255,6 +277,108 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   piece_scratchpad_bytes_ = scratchpad_bytes;
 }
 
+bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
+                                               const dnnl::memory::dims& strides,
+                                               const dnnl::memory::dims& dilates,
+                                               const dnnl::memory::dims& padding_low,
+                                               const dnnl::memory::dims& padding_high,
+                                               const dnnl::memory& user_weights) {
+  const int threads = ThreadPool::DefaultNumThreads();
+  if (!RowsOutermostStrided(src_user_desc_) || !RowsOutermostStrided(dst_user_desc_)) return false;
+  // Rows that split unevenly (7 on 2 threads: 4 + 3, the longest piece more
+  // than 1/8 above an even share) stay whole on oneDNN's team, which
+  // splits its tiles evenly.
+  const int64_t out_rows = dst_user_desc_.dims()[2];
+  const int64_t longest_piece = (out_rows + threads - 1) / threads;
+  if (longest_piece * threads * 8 > out_rows * 9) return false;
+  ConvRowWindow window;
+  window.in_rows = src_user_desc_.dims()[2];
+  window.size = plan_.rhs_dims[2];
+  window.stride = strides[0];
+  window.dilation = dilates[0] + 1;
+  window.pad_low = padding_low[0];
+  window.pad_high = padding_high[0];
+  if (window.OutRows() != out_rows) return false;
+  const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
+  if (rows.empty()) return false;
+  const int64_t src_row_stride = src_user_desc_.data.format_desc.blocking.strides[2];
+  const int64_t dst_row_stride = dst_user_desc_.data.format_desc.blocking.strides[2];
+  const dnnl::memory::data_type type = src_user_desc_.data_type();
+  dnnl::memory::desc weights_any(weights_desc_.dims(), weights_desc_.data_type(),
+                                 dnnl::memory::format_tag::any);
+  OmpTeamOfOne team;  // primitives and reorders for a team of one
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights = {packed_weights_};
+  int64_t scratch_bytes = 0;
+  try {
+    for (const ConvRowPiece& row : rows) {
+      Piece piece;
+      piece.src_user = WithRows(src_user_desc_, row.in_end - row.in_begin);
+      piece.dst_user = WithRows(dst_user_desc_, row.out_end - row.out_begin);
+      piece.src_offset = row.in_begin * src_row_stride;
+      piece.dst_offset = row.out_begin * dst_row_stride;
+      dnnl::memory::dims src_dims = piece.src_user.dims(), dst_dims = piece.dst_user.dims();
+      dnnl::memory::desc src_any(src_dims, type, dnnl::memory::format_tag::any);
+      dnnl::memory::desc dst_any(dst_dims, type, dnnl::memory::format_tag::any);
+      dnnl::memory::dims low = padding_low, high = padding_high;
+      low[0] = row.pad_low;
+      high[0] = row.pad_high;
+      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
+      std::optional<PrimitiveDesc> pd;
+      if (native_bias_) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_any,
+            weights_any, native_bias_desc_, dst_any, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      } else {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                             dnnl::algorithm::convolution_winograd, src_any,
+                                             weights_any, dst_any, strides, dilates, low, high);
+        pd.emplace(desc, attr, DnnlEngine());
+      }
+      if (std::strstr(pd->impl_info_str(), "wino") == nullptr) return false;
+      piece.src = pd->src_desc();
+      piece.dst = pd->dst_desc();
+      piece.weights = -1;
+      for (size_t w = 0; w < weights.size(); ++w) {
+        if (weights[w].get_desc() == pd->weights_desc()) piece.weights = static_cast<int>(w);
+      }
+      if (piece.weights < 0) {  // packed from the user's layout
+        dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+        dnnl::stream stream(DnnlEngine());
+        dnnl::memory user = user_weights;  // a handle: execute takes non-const ones
+        dnnl::reorder(user, packed).execute(stream, user, packed);
+        stream.wait();
+        piece.weights = static_cast<int>(weights.size());
+        weights.push_back(packed);
+      }
+      piece.src_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
+      piece.dst_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
+      if (addend_post_op_) {
+        piece.addend_reorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
+      }
+      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      piece.blocked_src_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.src.get_size()));
+      piece.blocked_dst_offset = scratch_bytes;
+      scratch_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.dst.get_size()));
+      piece.primitive = dnnl::convolution_forward(*pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  pieces_ = std::move(pieces);
+  piece_weights_ = std::move(weights);
+  piece_scratchpad_bytes_ = scratch_bytes;
+  return true;
+}
+
 bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
                                               const dnnl::memory::dims& strides,
                                               const dnnl::memory::dims& dilates,
@@ -396,11 +520,37 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
       }
     } else if (slice_pixel_stride_ > 0) {
       dst = scratchpads + piece.dst_temp_offset;
-    } else if (addend != nullptr && addend != out) {
+    } else if (addend != nullptr && addend != out && !piece.src_reorder) {
       std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
     }
     std::unordered_map<int, dnnl::memory> args;
     const char* piece_src = src + piece.src_offset * element_size_;
+    if (piece.src_reorder) {  // blocked (BuildWinogradPieces): rows in, then out
+      char* blocked_src = scratchpads + piece.blocked_src_offset;
+      char* blocked_dst = scratchpads + piece.blocked_dst_offset;
+      dnnl::memory user_src(piece.src_user, engine, const_cast<char*>(piece_src));
+      dnnl::memory src_memory(piece.src, engine, blocked_src);
+      piece.src_reorder->execute(stream, user_src, src_memory);
+      dnnl::memory dst_memory(piece.dst, engine, blocked_dst);
+      if (addend != nullptr) {
+        dnnl::memory user_addend(piece.dst_user, engine,
+                                 const_cast<char*>(addend) + piece.dst_offset * out_size);
+        piece.addend_reorder->execute(stream, user_addend, dst_memory);
+      }
+      args[DNNL_ARG_SRC] = src_memory;
+      args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
+      args[DNNL_ARG_DST] = dst_memory;
+      AddEpilogueArgs(engine, scale, bias, args);
+      if (piece.scratchpad_size > 0) {
+        args[DNNL_ARG_SCRATCHPAD] =
+            DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
+      }
+      piece.primitive.execute(stream, args);
+      dnnl::memory user_dst(piece.dst_user, engine, out + piece.dst_offset * out_size);
+      piece.dst_reorder->execute(stream, dst_memory, user_dst);
+      stream.wait();
+      return absl::OkStatus();
+    }
     if (piece.gather_offset >= 0) {
       char* gathered = scratchpads + piece.gather_offset;
       GatherRowsChannelsLast(src, element_size_, gather_dims_, gather_strides_, piece.in_begin,
