@@ -16,7 +16,10 @@
 // Also here, a split fold (loop_kernel_plan.h: SplitFoldReduction): one
 // output element's fold cut into as many consecutive runs as a vector has
 // lanes, the runs folded side by side, one per lane (each run in order),
-// and their results folded in order after the init value.
+// and their results folded in order after the init value. A split fold to
+// a scalar of many inputs is cut into chunks (loop_kernel_plan.h:
+// FoldChunks), each split that way and folded without the init value into
+// a partial result, which the kernel's last row folds in order after it.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -303,7 +306,8 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
                                     const HloInstruction& reduce,
                                     absl::Span<const llvm_ir::ElementGenerator> operands,
                                     const std::vector<SideBySideOutput>& outputs,
-                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end) {
+                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end,
+                                    int64_t chunks, llvm::Value* partials) {
   AXLE_ASSIGN_OR_RETURN(const VariadicReduce read, ReadVariadicReduce(reduce, operands.size()));
   const int64_t count = read.count;
   const std::vector<PrimitiveType>& types = read.types;
@@ -315,10 +319,15 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
   const int64_t out_rank = static_cast<int64_t>(kept.size());
   const int64_t in_rank = static_cast<int64_t>(in_dims.size());
   const int64_t lanes = SplitFoldVectorLanes(reduce);
-  const int64_t run = folded_count / lanes;
+  // Inputs per run: of the element's whole fold, or of the shortest chunk.
+  const int64_t run = (chunks > 0 ? folded_count / chunks : folded_count) / lanes;
   if (run < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("reduce ", reduce.name(), ": too few inputs per element to split"));
+  }
+  if (chunks > 0 && (out_rank != 0 || partials == nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce ", reduce.name(), ": only a fold to a scalar is cut into chunks, with partials"));
   }
 
   AXLE_ASSIGN_OR_RETURN(const std::vector<llvm::Value*> init, EmitInitValues(operands, count));
@@ -365,14 +374,33 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
     return values;
   };
 
-  // One output element (out_index set): the runs, then the in-order fold.
-  auto emit_element = [&]() -> absl::Status {
+  auto fold_into_total = [&](const std::vector<llvm::Value*>& values) -> absl::Status {
+    std::vector<llvm::Value*> accumulators;
+    for (int64_t k = 0; k < count; ++k) {
+      accumulators.push_back(elemental.LoadElement(total[k], b.getInt64(0), types[k]));
+    }
+    AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results, combine(accumulators, values));
+    for (int64_t k = 0; k < count; ++k) {
+      elemental.StoreElement(results[k], total[k], b.getInt64(0), types[k]);
+    }
+    return absl::OkStatus();
+  };
+
+  // Folds inputs [first, first + length) of the element (out_index set)
+  // into `total`: split into `lanes` runs of length / lanes inputs folded
+  // side by side, then, from the init value (`from_init`) or from the first
+  // run's result, the runs' results and the inputs past the last run in
+  // order. length / lanes is at least one.
+  auto emit_fold = [&](llvm::Value* first, llvm::Value* length, bool from_init) -> absl::Status {
     const int width = static_cast<int>(lanes);
+    llvm::Value* run_length = b.CreateUDiv(length, b.getInt64(lanes));
+    auto run_start = [&](llvm::Value* lane) {
+      return b.CreateAdd(first, b.CreateMul(lane, run_length));
+    };
     AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
         b.getInt64(0), b.getInt64(lanes), "run.first",
         [&](llvm::Value* lane) -> absl::Status {
-          AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values,
-                                inputs_at(b.CreateMul(lane, b.getInt64(run))));
+          AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values, inputs_at(run_start(lane)));
           for (int64_t k = 0; k < count; ++k) {
             elemental.StoreElement(values[k], runs[k], lane, types[k]);
           }
@@ -380,7 +408,7 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
         },
         width));
     AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
-        b.getInt64(1), b.getInt64(run), "run.step",
+        b.getInt64(1), run_length, "run.step",
         [&](llvm::Value* step) -> absl::Status {
           llvm::BasicBlock* preheader = b.GetInsertBlock();
           AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
@@ -390,9 +418,8 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
                 for (int64_t k = 0; k < count; ++k) {
                   accumulators.push_back(elemental.LoadElement(runs[k], lane, types[k]));
                 }
-                AXLE_ASSIGN_OR_RETURN(
-                    std::vector<llvm::Value*> values,
-                    inputs_at(b.CreateAdd(b.CreateMul(lane, b.getInt64(run)), step)));
+                AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values,
+                                      inputs_at(b.CreateAdd(run_start(lane), step)));
                 AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results,
                                       combine(accumulators, values));
                 for (int64_t k = 0; k < count; ++k) {
@@ -405,23 +432,15 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
           return absl::OkStatus();
         },
         llvm_ir::ElementalIrEmitter::kVectorizeNever));
-    // init, the runs in order, then the inputs past the last run.
+    // init (or the first run), the runs in order, then the inputs past the
+    // last run.
     for (int64_t k = 0; k < count; ++k) {
-      elemental.StoreElement(init[k], total[k], b.getInt64(0), types[k]);
+      llvm::Value* start =
+          from_init ? init[k] : elemental.LoadElement(runs[k], b.getInt64(0), types[k]);
+      elemental.StoreElement(start, total[k], b.getInt64(0), types[k]);
     }
-    auto fold_into_total = [&](const std::vector<llvm::Value*>& values) -> absl::Status {
-      std::vector<llvm::Value*> accumulators;
-      for (int64_t k = 0; k < count; ++k) {
-        accumulators.push_back(elemental.LoadElement(total[k], b.getInt64(0), types[k]));
-      }
-      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> results, combine(accumulators, values));
-      for (int64_t k = 0; k < count; ++k) {
-        elemental.StoreElement(results[k], total[k], b.getInt64(0), types[k]);
-      }
-      return absl::OkStatus();
-    };
     AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
-        b.getInt64(0), b.getInt64(lanes), "runs.fold",
+        b.getInt64(from_init ? 0 : 1), b.getInt64(lanes), "runs.fold",
         [&](llvm::Value* lane) -> absl::Status {
           std::vector<llvm::Value*> values;
           for (int64_t k = 0; k < count; ++k) {
@@ -430,21 +449,75 @@ absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm
           return fold_into_total(values);
         },
         llvm_ir::ElementalIrEmitter::kVectorizeNever));
-    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
-        b.getInt64(lanes * run), b.getInt64(folded_count), "rest.fold",
+    return elemental.EmitForLoop(
+        b.CreateAdd(first, b.CreateMul(run_length, b.getInt64(lanes))), b.CreateAdd(first, length),
+        "rest.fold",
         [&](llvm::Value* position) -> absl::Status {
           AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> values, inputs_at(position));
           return fold_into_total(values);
         },
-        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
+  };
+  auto store_total = [&]() {
     llvm::Value* linear = elemental.Linearize(out_index, out_dims);
     for (const SideBySideOutput& output : outputs) {
       const PrimitiveType type = types[output.result];
       elemental.StoreElement(elemental.LoadElement(total[output.result], b.getInt64(0), type),
                              output.buffer, linear, type);
     }
+  };
+  // One output element (out_index set): its whole fold.
+  auto emit_element = [&]() -> absl::Status {
+    AXLE_RETURN_IF_ERROR(emit_fold(b.getInt64(0), b.getInt64(folded_count), /*from_init=*/true));
+    store_total();
     return absl::OkStatus();
   };
+
+  if (chunks > 0) {
+    // Result k's partial result of chunk c: slot c of the k-th array of
+    // `chunks` 8-byte slots.
+    auto partial = [&](int64_t k) {
+      return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), partials, k * chunks * 8);
+    };
+    // Chunk c: inputs [c * N / chunks, (c + 1) * N / chunks).
+    auto chunk_start = [&](llvm::Value* c) {
+      return b.CreateUDiv(b.CreateMul(c, b.getInt64(folded_count)), b.getInt64(chunks));
+    };
+    AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+        begin, b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b.getInt64(chunks)), "chunk",
+        [&](llvm::Value* c) -> absl::Status {
+          llvm::Value* first = chunk_start(c);
+          llvm::Value* last = chunk_start(b.CreateAdd(c, b.getInt64(1)));
+          AXLE_RETURN_IF_ERROR(emit_fold(first, b.CreateSub(last, first), /*from_init=*/false));
+          for (int64_t k = 0; k < count; ++k) {
+            elemental.StoreElement(elemental.LoadElement(total[k], b.getInt64(0), types[k]),
+                                   partial(k), c, types[k]);
+          }
+          return absl::OkStatus();
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    // Row `chunks` (when in range): init, then the partial results in order.
+    return elemental.EmitForLoop(
+        b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b.getInt64(chunks)), end, "combine",
+        [&](llvm::Value*) -> absl::Status {
+          for (int64_t k = 0; k < count; ++k) {
+            elemental.StoreElement(init[k], total[k], b.getInt64(0), types[k]);
+          }
+          AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+              b.getInt64(0), b.getInt64(chunks), "partials.fold",
+              [&](llvm::Value* c) -> absl::Status {
+                std::vector<llvm::Value*> values;
+                for (int64_t k = 0; k < count; ++k) {
+                  values.push_back(elemental.LoadElement(partial(k), c, types[k]));
+                }
+                return fold_into_total(values);
+              },
+              llvm_ir::ElementalIrEmitter::kVectorizeNever));
+          store_total();
+          return absl::OkStatus();
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
+  }
 
   std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
     if (d == out_rank) return emit_element();

@@ -2,21 +2,39 @@
 #include "axle/cpu/runtime/thunk.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstddef>
 
 #include "absl/container/inlined_vector.h"
 
 namespace axle::cpu {
 
 absl::Status KernelThunk::Execute(const ThunkContext& context) const {
+  int threads = context.thread_pool == nullptr ? 1 : context.thread_pool->num_threads();
+  if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
   absl::InlinedVector<void*, 8> buffers;
-  buffers.reserve(operand_values_.size() + output_values_.size());
+  buffers.reserve(operand_values_.size() + output_values_.size() + 1);
   int64_t bytes = 0;
   for (int64_t value : operand_values_) buffers.push_back(context.address(value));
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
-  const int64_t rows = kernel_->outer_size();
-  int threads = context.thread_pool == nullptr ? 1 : context.thread_pool->num_threads();
-  if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
+  // A chunked fold (CompiledKernel::partials_bytes): its rows are the
+  // chunks, and its last row, run after them, combines their partial
+  // results, which live here while it runs.
+  alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
+  const bool chunked = kernel_->partials_bytes() > 0;
+  if (chunked) buffers.push_back(partials.data());
+  const int64_t rows = kernel_->outer_size() - (chunked ? 1 : 0);
+  // Rows [0, rows) across the pool in ranges of at least `min_rows` (for a
+  // chunked fold, one range per thread), then a chunked fold's combine.
+  auto run_split = [&](int64_t min_rows) {
+    if (chunked) min_rows = (rows + threads - 1) / threads;
+    void** data = buffers.data();
+    context.thread_pool->ParallelFor(
+        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
+        context.max_threads);
+    if (chunked) kernel_->RunRange(data, rows, rows + 1);
+  };
   if (threads < 2 || !context.size_bytes || rows < 2) {
     kernel_->Run(buffers.data());
     return absl::OkStatus();
@@ -28,11 +46,7 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   if (bytes < kMinParallelBytes && split_alignment_ == 0 &&
       expensive_elements_ >= kMinSpinningSplitElements && context.thread_pool->WorkersSpinning()) {
     const int64_t per_row = std::max<int64_t>(1, expensive_elements_ / rows);
-    const int64_t min_rows = std::max<int64_t>(1, kMinSpinningBlockElements / per_row);
-    void** data = buffers.data();
-    context.thread_pool->ParallelFor(
-        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
-        context.max_threads);
+    run_split(std::max<int64_t>(1, kMinSpinningBlockElements / per_row));
     return absl::OkStatus();
   }
   // Few bytes: inline, timed for the first runs; split once per thread
@@ -65,10 +79,7 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
     const int64_t per_thread = (rows + threads - 1) / threads;
     min_rows = (per_thread + alignment - 1) / alignment * alignment;
   }
-  void** data = buffers.data();
-  context.thread_pool->ParallelFor(
-      rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
-      context.max_threads);
+  run_split(min_rows);
   return absl::OkStatus();
 }
 
