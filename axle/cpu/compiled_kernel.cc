@@ -30,11 +30,7 @@ CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function
 
 CompiledKernel::~CompiledKernel() = default;
 
-void CompiledKernel::Run(void** buffers) const {
-  if (partials_bytes_ == 0) {
-    function_(buffers, 0, outer_size_);
-    return;
-  }
+void CompiledKernel::RunWithPartials(void** buffers) const {
   CHECK_LE(partials_bytes_, kMaxPartialsBytes);
   alignas(64) std::array<std::byte, kMaxPartialsBytes> partials;
   absl::InlinedVector<void*, 16> with_partials(buffers, buffers + num_parameters_ + num_outputs_);

@@ -72,7 +72,13 @@ class CompiledKernel {
 
   // Runs the whole kernel: buffers = parameters..., outputs... (a chunked
   // fold's partial results on the stack).
-  void Run(void** buffers) const;
+  void Run(void** buffers) const {
+    if (partials_bytes_ == 0) {
+      function_(buffers, 0, outer_size_);
+    } else {
+      RunWithPartials(buffers);
+    }
+  }
   // Runs output rows [begin, end) of the outermost dimension; for a chunked
   // fold (partials_bytes() > 0), rows are chunks and the last row their
   // combine, and `buffers` ends with the partial results' buffer.
@@ -101,6 +107,7 @@ class CompiledKernel {
 
  private:
   friend class LoopKernelModule;  // sets jit_ and function_ after compiling
+  void RunWithPartials(void** buffers) const;
   std::shared_ptr<const Jit> jit_;
   Function function_;
   std::string symbol_;

@@ -20,15 +20,17 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
   // A chunked fold (CompiledKernel::partials_bytes): its rows are the
   // chunks, and its last row, run after them, combines their partial
-  // results, which live here while it runs.
-  alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
+  // results (Run keeps them itself).
   const bool chunked = kernel_->partials_bytes() > 0;
-  if (chunked) buffers.push_back(partials.data());
   const int64_t rows = kernel_->outer_size() - (chunked ? 1 : 0);
   // Rows [0, rows) across the pool in ranges of at least `min_rows` (for a
   // chunked fold, one range per thread), then a chunked fold's combine.
   auto run_split = [&](int64_t min_rows) {
-    if (chunked) min_rows = (rows + threads - 1) / threads;
+    alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
+    if (chunked) {
+      min_rows = (rows + threads - 1) / threads;
+      buffers.push_back(partials.data());
+    }
     void** data = buffers.data();
     context.thread_pool->ParallelFor(
         rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
