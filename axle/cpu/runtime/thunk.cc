@@ -14,7 +14,7 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   int threads = context.thread_pool == nullptr ? 1 : context.thread_pool->num_threads();
   if (context.max_threads > 0) threads = std::min(threads, context.max_threads);
   absl::InlinedVector<void*, 8> buffers;
-  buffers.reserve(operand_values_.size() + output_values_.size() + 1);
+  buffers.reserve(operand_values_.size() + output_values_.size());
   int64_t bytes = 0;
   for (int64_t value : operand_values_) buffers.push_back(context.address(value));
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
