@@ -9,9 +9,13 @@
 // compiler.
 //
 //===----------------------------------------------------------------------===//
+#include <array>
+#include <cstddef>
 #include <memory>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
+#include "axle/base/logging.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 
 namespace axle::cpu {
@@ -25,5 +29,13 @@ CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function
       num_outputs_(num_outputs) {}
 
 CompiledKernel::~CompiledKernel() = default;
+
+void CompiledKernel::RunWithPartials(void** buffers) const {
+  CHECK_LE(partials_bytes_, kMaxPartialsBytes);
+  alignas(64) std::array<std::byte, kMaxPartialsBytes> partials;
+  absl::InlinedVector<void*, 16> with_partials(buffers, buffers + num_parameters_ + num_outputs_);
+  with_partials.push_back(partials.data());
+  function_(with_partials.data(), 0, outer_size_);
+}
 
 }  // namespace axle::cpu

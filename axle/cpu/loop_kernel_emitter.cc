@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
@@ -64,7 +65,9 @@ namespace axle::cpu {
 absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
                                      const std::vector<const HloInstruction*>& outputs) {
   const int64_t num_parameters = computation_.num_parameters();
-  const int num_buffers = static_cast<int>(num_parameters + outputs.size());
+  // A chunked fold (FoldChunks) takes its partial results' buffer last.
+  const int64_t chunks = FoldChunks(outputs);
+  const int num_buffers = static_cast<int>(num_parameters + outputs.size() + (chunks > 0 ? 1 : 0));
   return EmitKernelFunctions(
       module_, b_, kernel_name, num_buffers, static_cast<int>(num_parameters),
       [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin,
@@ -73,10 +76,10 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
         BuildGenerators(buffers);
         // A variadic reduce (argmax) that one of the reduction emitters
         // below folds: its operands' generators and the outputs' buffers.
-        using VariadicEmitter = absl::Status (*)(
+        using VariadicEmitter = absl::FunctionRef<absl::Status(
             llvm_ir::ElementalIrEmitter&, llvm::IRBuilderBase&, const HloInstruction&,
             absl::Span<const llvm_ir::ElementGenerator>, const std::vector<SideBySideOutput>&,
-            int64_t, llvm::Value*, llvm::Value*);
+            int64_t, llvm::Value*, llvm::Value*)>;
         auto emit_variadic = [&](const HloInstruction& reduce,
                                  VariadicEmitter emit) -> absl::Status {
           std::vector<llvm_ir::ElementGenerator> operands;
@@ -100,7 +103,16 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
                                         generators_.at(root.operand(0)), init,
                                         buffers[num_parameters], begin, end));
         } else if (const HloInstruction* split = SplitFoldReduction(outputs); split != nullptr) {
-          AXLE_RETURN_IF_ERROR(emit_variadic(*split, EmitSplitFoldReduction));
+          llvm::Value* partials = chunks > 0 ? buffers[num_parameters + outputs.size()] : nullptr;
+          AXLE_RETURN_IF_ERROR(emit_variadic(
+              *split, [&](llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
+                          const HloInstruction& reduce,
+                          absl::Span<const llvm_ir::ElementGenerator> operands,
+                          const std::vector<SideBySideOutput>& results, int64_t range_dimension,
+                          llvm::Value* begin, llvm::Value* end) {
+                return EmitSplitFoldReduction(elemental, b, reduce, operands, results,
+                                              range_dimension, begin, end, chunks, partials);
+              }));
         } else if (const HloInstruction* reduce = SideBySideReduction(outputs); reduce != nullptr) {
           AXLE_RETURN_IF_ERROR(emit_variadic(*reduce, EmitSideBySideReduction));
         } else if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {

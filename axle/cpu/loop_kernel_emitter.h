@@ -70,12 +70,29 @@ class CompiledKernel {
                  int64_t num_parameters, int64_t num_outputs);
   ~CompiledKernel();
 
-  // Runs the whole kernel: buffers = parameters..., outputs...
-  void Run(void** buffers) const { function_(buffers, 0, outer_size_); }
-  // Runs output rows [begin, end) of the outermost dimension.
+  // Runs the whole kernel: buffers = parameters..., outputs... (a chunked
+  // fold's partial results on the stack).
+  void Run(void** buffers) const {
+    if (partials_bytes_ == 0) {
+      function_(buffers, 0, outer_size_);
+    } else {
+      RunWithPartials(buffers);
+    }
+  }
+  // Runs output rows [begin, end) of the outermost dimension; for a chunked
+  // fold (partials_bytes() > 0), rows are chunks and the last row their
+  // combine, and `buffers` ends with the partial results' buffer.
   void RunRange(void** buffers, int64_t begin, int64_t end) const {
     function_(buffers, begin, end);
   }
+  // A fold to a scalar cut into chunks (loop_kernel_plan.h: FoldChunks):
+  // the bytes of its partial results' buffer, 64-byte aligned, at most
+  // kMaxPartialsBytes; 0 for every other kernel. Rows [0, outer_size - 1)
+  // may run in any order and on any threads, row outer_size - 1 after
+  // them all.
+  static constexpr int64_t kMaxPartialsBytes = 1024;
+  int64_t partials_bytes() const { return partials_bytes_; }
+  void set_partials_bytes(int64_t bytes) { partials_bytes_ = bytes; }
 
   Function function() const { return function_; }
   // The exclusive upper bound of the range Run covers.
@@ -90,12 +107,14 @@ class CompiledKernel {
 
  private:
   friend class LoopKernelModule;  // sets jit_ and function_ after compiling
+  void RunWithPartials(void** buffers) const;
   std::shared_ptr<const Jit> jit_;
   Function function_;
   std::string symbol_;
   int64_t outer_size_;
   int64_t num_parameters_;
   int64_t num_outputs_;
+  int64_t partials_bytes_ = 0;
 };
 
 absl::StatusOr<std::unique_ptr<CompiledKernel>> CompileLoopKernel(

@@ -75,12 +75,15 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
 // dimensions, and for each element its fold split into
 // SplitFoldVectorLanes runs folded side by side (vectorized across the
 // runs), then the init value, the runs' results and the leftover inputs
-// folded in order.
+// folded in order. With `chunks` > 0 (loop_kernel_plan.h: FoldChunks, a
+// scalar result), [begin, end) ranges over the chunks and their combine
+// instead, and `partials` is the chunks' partial results' buffer.
 absl::Status EmitSplitFoldReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
                                     const HloInstruction& reduce,
                                     absl::Span<const llvm_ir::ElementGenerator> operands,
                                     const std::vector<SideBySideOutput>& outputs,
-                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end);
+                                    int64_t range_dimension, llvm::Value* begin, llvm::Value* end,
+                                    int64_t chunks = 0, llvm::Value* partials = nullptr);
 
 }  // namespace axle::cpu
 

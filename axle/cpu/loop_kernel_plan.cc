@@ -10,6 +10,7 @@
 
 #include "axle/base/alignment.h"
 #include "axle/core/primitive_type.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/associative_selection.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -143,6 +144,19 @@ const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*
 
 int64_t SplitFoldVectorLanes(const HloInstruction& reduce) {
   return VectorLanesOfWidestResult(reduce);
+}
+
+int64_t FoldChunks(const std::vector<const HloInstruction*>& outputs) {
+  const HloInstruction* reduce = SplitFoldReduction(outputs);
+  if (reduce == nullptr || reduce->shape().tuple_shapes(0).rank() != 0) return 0;
+  const int64_t chunks =
+      std::min({kMaxFoldChunks, ShapeUtil::ElementsIn(reduce->operand(0)->shape()) / kMinFoldChunk,
+                kMaxFoldChunkBytes / FoldChunkBytes(*reduce, 1)});
+  return chunks >= 2 ? chunks : 0;
+}
+
+int64_t FoldChunkBytes(const HloInstruction& reduce, int64_t chunks) {
+  return static_cast<int64_t>(reduce.shape().tuple_shapes().size()) * chunks * 8;
 }
 
 namespace {

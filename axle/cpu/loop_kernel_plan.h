@@ -86,6 +86,26 @@ const HloInstruction* SplitFoldReduction(const std::vector<const HloInstruction*
 // type (bf16 and f16 compute in f32).
 int64_t SplitFoldVectorLanes(const HloInstruction& reduce);
 
+// A split fold to a scalar (argmax of a whole array) has one output
+// element, so one range for the whole kernel: one thread. When it folds at
+// least 2 x kMinFoldChunk inputs, its inputs are cut into that many
+// consecutive chunks instead (at most kMaxFoldChunks, each at least
+// kMinFoldChunk inputs), and the kernel's range [0, chunks] means: rows
+// [0, chunks) fold one chunk each (a split fold of the chunk's inputs,
+// without the init value) into a buffer of partial results passed after
+// the outputs, and row `chunks`, run after all the others, folds the init
+// value and the partial results in order into the outputs. The chunks
+// can run on different threads; associativity makes the result the
+// in-order fold's bits. The number of chunks (0: not chunked); their
+// partial results take FoldChunkBytes bytes, at most kMaxFoldChunkBytes.
+inline constexpr int64_t kMinFoldChunk = 16384;
+inline constexpr int64_t kMaxFoldChunks = 16;
+inline constexpr int64_t kMaxFoldChunkBytes = 1024;
+int64_t FoldChunks(const std::vector<const HloInstruction*>& outputs);
+// Bytes of the partial results of `chunks` chunks of `reduce`: per result,
+// `chunks` slots of 8 bytes.
+int64_t FoldChunkBytes(const HloInstruction& reduce, int64_t chunks);
+
 // A reduce-window that is a running fold along one dimension: cumsum,
 // cumprod, cummax and cummin as JAX lowers them (`window={size=1xN
 // pad=0_0x(N-1)_0}`). Output element i along `dimension` folds input
@@ -109,7 +129,8 @@ std::optional<ScanPlan> ScanOf(const HloInstruction& root);
 // is not of size one (all but the innermost may be), so that a kernel of
 // shape [1, 16, 256] still splits across threads; a column reduction's
 // outermost; for a scan along dimension 0 the next (a rank-1 scan: none,
-// -1, and its range is [0, 1)). Scalars: -1.
+// -1, and its range is [0, 1)). Scalars: -1 (a
+// chunked fold's range is over its chunks: FoldChunks).
 int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs);
 
 // Whether computing `hlo` elementwise takes a transcendental function:

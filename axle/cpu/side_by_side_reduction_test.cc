@@ -10,10 +10,13 @@
 // take the schedule (SideBySideReduction) and that the fold is vectorized.
 // The split fold of long folds with few outputs (whole vectors, rows
 // shorter than a block) and of long rows likewise, with ties spread over
-// every run.
+// every run; folds to a scalar cut into chunks, whole and with the chunks
+// run in any order (parallel_test.cc runs them on the pool).
 //
 //===----------------------------------------------------------------------===//
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <vector>
@@ -334,6 +337,80 @@ TEST(SplitFoldReductionTest, TheRunsAreVectorized) {
   EXPECT_TRUE(absl::StrContains(after, "fcmp ogt <16 x float>")) << after;
 }
 
+// Folds to a scalar of at least 2 x kMinFoldChunk inputs are cut into
+// chunks (whole vectors, all dimensions of a matrix, other types): a whole
+// run (every chunk, then the combine, on one thread) is the interpreter's,
+// ties and NaNs included.
+TEST(SplitFoldReductionTest, ChunkedFoldsToAScalar) {
+  for (int64_t n : {2 * kMinFoldChunk, int64_t{100003}, int64_t{262147}}) {
+    for (absl::string_view direction : {"GT", "LT"}) {
+      SCOPED_TRACE(absl::StrCat(n, " ", direction));
+      const std::string text = ArgModule("f32", {n}, {0}, direction);
+      ExpectExact(text, n);
+      ExpectExact(text, n + 1, /*nan_free=*/true);
+      auto module = ParseAndReturnUnverifiedModule(text);
+      ASSERT_TRUE(module.ok()) << module.status();
+      std::vector<Literal> inputs;
+      inputs.push_back(SpreadTies((*module)->entry_computation()->parameter_instruction(0)->shape(),
+                                  direction == "LT"));
+      auto run = RunAgainstInterpreter(text, {}, &inputs);
+      ASSERT_TRUE(run.ok()) << run.status();
+      for (size_t i = 0; i < run->actual.size(); ++i) {
+        EXPECT_TRUE(LiteralsEqual(run->expected[i], run->actual[i]).ok()) << run->names[i];
+      }
+    }
+  }
+  ExpectExact(ArgModule("f32", {300, 401}, {0, 1}, "GT"), 40);
+  ExpectExact(ArgModule("f32", {70001}, {0}, "LT", /*indices_only=*/true), 41);
+  for (absl::string_view type : {"bf16", "f16", "f64", "s32"}) {
+    SCOPED_TRACE(type);
+    ExpectExact(ArgModule(type, {50000}, {0}, "GT"), 42);
+    ExpectExact(ArgModule(type, {40000}, {0}, "LT"), 43);
+  }
+}
+
+// The chunks of a chunked fold run in any order and in any ranges (as the
+// pool's threads claim them), then the combine: the result is the whole
+// run's and the interpreter's.
+TEST(SplitFoldReductionTest, ChunksInAnyOrderGiveTheWholeRun) {
+  const std::string text = ArgModule("f32", {100003}, {0}, "GT");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloComputation& entry = *(*module)->entry_computation();
+  const HloInstruction* root = entry.root_instruction();
+  const int64_t chunks = FoldChunks({root->operands().begin(), root->operands().end()});
+  ASSERT_EQ(chunks, 100003 / kMinFoldChunk);
+  auto kernel = CompileLoopKernel(entry, {});
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  ASSERT_EQ((*kernel)->outer_size(), chunks + 1);
+  ASSERT_EQ((*kernel)->partials_bytes(), 2 * chunks * 8);
+  Literal x = TieHeavyLiteral(entry.parameter_instruction(0)->shape(), 44);
+  const Shape f32 = ShapeUtil::MakeShape(F32, {});
+  const Shape s32 = ShapeUtil::MakeShape(S32, {});
+  Literal whole_v(f32), whole_k(s32), parts_v(f32), parts_k(s32);
+  void* whole[] = {x.untyped_data(), whole_v.untyped_data(), whole_k.untyped_data()};
+  (*kernel)->Run(whole);
+  for (const std::vector<std::pair<int64_t, int64_t>>& ranges :
+       std::vector<std::vector<std::pair<int64_t, int64_t>>>{
+           {{chunks - 1, chunks}, {0, 2}, {2, chunks - 1}},
+           {{3, chunks}, {0, 3}},
+       }) {
+    alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials{};
+    void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data(),
+                     partials.data()};
+    for (const auto& [from, to] : ranges) (*kernel)->RunRange(parts, from, to);
+    (*kernel)->RunRange(parts, chunks, chunks + 1);
+    EXPECT_TRUE(LiteralsEqual(whole_v, parts_v).ok());
+    EXPECT_TRUE(LiteralsEqual(whole_k, parts_k).ok());
+  }
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(LiteralsEqual(run->expected[0], whole_v).ok());
+  EXPECT_TRUE(LiteralsEqual(run->expected[1], whole_k).ok());
+}
+
 TEST(SplitFoldReductionTest, WhichReducesTakeIt) {
   auto outputs_of = [](const HloModule& module) {
     const HloInstruction* root = module.entry_computation()->root_instruction();
@@ -360,6 +437,17 @@ TEST(SplitFoldReductionTest, WhichReducesTakeIt) {
   auto long_rows = ParseAndReturnUnverifiedModule(ArgModule("f32", {8, 4096}, {1}, "GT"));
   ASSERT_TRUE(long_rows.ok()) << long_rows.status();
   EXPECT_NE(SplitFoldReduction(outputs_of(**long_rows)), nullptr);
+  // Chunks: only for a scalar result of at least two chunks' inputs, at
+  // most kMaxFoldChunks of them.
+  EXPECT_EQ(FoldChunks(outputs_of(**whole)), 0);
+  EXPECT_EQ(FoldChunks(outputs_of(**long_rows)), 0);
+  auto chunked = ParseAndReturnUnverifiedModule(ArgModule("f64", {1 << 20}, {0}, "GT"));
+  ASSERT_TRUE(chunked.ok()) << chunked.status();
+  EXPECT_EQ(FoldChunks(outputs_of(**chunked)), kMaxFoldChunks);
+  auto one_chunk =
+      ParseAndReturnUnverifiedModule(ArgModule("f32", {2 * kMinFoldChunk - 1}, {0}, "GT"));
+  ASSERT_TRUE(one_chunk.ok()) << one_chunk.status();
+  EXPECT_EQ(FoldChunks(outputs_of(**one_chunk)), 0);
   auto short_fold = ParseAndReturnUnverifiedModule(ArgModule("f32", {255}, {0}, "GT"));
   ASSERT_TRUE(short_fold.ok()) << short_fold.status();
   EXPECT_EQ(SplitFoldReduction(outputs_of(**short_fold)), nullptr);

@@ -8,9 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
@@ -225,6 +228,81 @@ TEST_F(ParallelTest, LongKernelsOnLittleMemorySplitAfterTimedRuns) {
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::Status equal = LiteralsEqual(*reference, *one);
   EXPECT_TRUE(equal.ok()) << equal;
+}
+
+// An argmax of a whole 4 MiB vector (a fold to a scalar cut into chunks,
+// loop_kernel_plan.h: FoldChunks) folds its chunks on the pool's threads
+// and combines them after: with ties, NaNs of both signs and infinities
+// in every chunk, one thread, several and the interpreter agree bit for bit.
+constexpr char kArgmaxWhole[] = R"(
+HloModule argmax_whole
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  a_nan = pred[] compare(a, a), direction=NE
+  pick = pred[] or(gt, a_nan)
+  v = f32[] select(pick, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lower = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lower)
+  take = pred[] or(pick, tie)
+  i = s32[] select(take, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[1048576] parameter(0)
+  iota = s32[1048576] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT m = (f32[], s32[]) reduce(x, iota, ninf, zero), dimensions={0}, to_apply=argmax
+}
+)";
+
+TEST_F(ParallelTest, ArgmaxOfAWholeVectorSplitsIntoChunks) {
+  ASSERT_GE(ThreadPool::Default().num_threads(), 2) << "AXLE_NUM_THREADS=1 leaves nothing to test";
+  auto executable = Compile(kArgmaxWhole);
+  const Shape shape = ShapeUtil::MakeShape(F32, {1 << 20});
+  // No NaN (the first infinity, a third of the way in, wins over those in
+  // the later chunks), then NaNs from the middle on (the first NaN wins), then a NaN
+  // in the last chunk only.
+  std::vector<std::vector<Literal>> cases;
+  for (int c = 0; c < 3; ++c) {
+    Literal x(shape);
+    auto data = x.data<float>();
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<float>((i * 7919) % 997);
+      if (i > data.size() / 3 && i % 65537 == 5) data[i] = std::numeric_limits<float>::infinity();
+      if (i % 4099 == 7) data[i] = -std::numeric_limits<float>::infinity();
+    }
+    if (c == 1) {
+      for (size_t i = data.size() / 2 + 3; i < data.size(); i += 1001) {
+        data[i] = (i / 1001) % 2 == 0 ? std::nanf("") : -std::nanf("");
+      }
+    }
+    if (c == 2) data[data.size() - 10] = std::nanf("");
+    cases.emplace_back();
+    cases.back().push_back(std::move(x));
+  }
+  for (const std::vector<Literal>& args : cases) {
+    auto buffers = ToDevice(args);
+    absl::StatusOr<Literal> one =
+        Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(1));
+    ASSERT_TRUE(one.ok()) << one.status();
+    for (int threads : {2, 3, 0}) {
+      absl::StatusOr<Literal> many =
+          Run(*executable, buffers, ExecutableRunOptions().set_intra_op_threads(threads));
+      ASSERT_TRUE(many.ok()) << many.status();
+      absl::Status equal = LiteralsEqual(*one, *many);
+      EXPECT_TRUE(equal.ok()) << threads << " threads: " << equal;
+    }
+    absl::StatusOr<Literal> reference = RunReference(kArgmaxWhole, args);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    absl::Status equal = LiteralsEqual(*reference, *one);
+    EXPECT_TRUE(equal.ok()) << equal;
+  }
 }
 
 // Each thread alternates Run and RunAsync (the async runs queue on the

@@ -1,13 +1,12 @@
 // A compiled cpu program serialized (program_serialization.h), loaded back
 // without its HloModule (the kernels resolved by symbol), run, and compared
 // bit for bit with the executable it came from: loop and reduction
-// kernels, the dot paths (emitted loop, small dot, oneDNN), convolutions,
-// while and conditional, dynamic-update-slice, topk, a sort by a native
-// key order (JAX's argsort), fft (the thunks that call compiled scalar
-// functions: scalar_function_serialization_test.cc); a program with a
-// thunk that keeps its HLO is refused naming the op; truncated bytes, a wrong magic,
-// an unknown kernel and a thunk whose fields contradict its values are
-// errors.
+// kernels (an argmax cut into chunks among them), the dot paths (emitted loop, small dot, oneDNN),
+// convolutions, while and conditional, dynamic-update-slice, topk, a sort by a native key order
+// (JAX's argsort), fft (the thunks that call compiled scalar functions:
+// scalar_function_serialization_test.cc); a program with a thunk that keeps its HLO is refused
+// naming the op; truncated bytes, a wrong magic, an unknown kernel and a thunk whose fields
+// contradict its values are errors.
 #include "axle/cpu/runtime/program_serialization.h"
 
 #include <cmath>
@@ -40,6 +39,40 @@ ENTRY e {
   ROOT t = (f32[64,32], f32[64], f32[32]) tuple(x, rows, cols)
 })",
                                                      {SeededF32Values(shape, 1)});
+  EXPECT_FALSE(symbols.empty());
+}
+
+// An argmax of a whole vector long enough to be cut into chunks
+// (loop_kernel_plan.h: FoldChunks): the kernel's partial results' buffer
+// size comes back with it.
+TEST(ProgramSerializationTest, AnArgmaxCutIntoChunks) {
+  const Shape shape = ShapeUtil::MakeShape(F32, {100003});
+  std::vector<std::string> symbols = ExpectRoundTrip(R"(
+HloModule argmax_whole
+argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  a_nan = pred[] compare(a, a), direction=NE
+  pick = pred[] or(gt, a_nan)
+  v = f32[] select(pick, a, b)
+  eq = pred[] compare(a, b), direction=EQ
+  lower = pred[] compare(ai, bi), direction=LT
+  tie = pred[] and(eq, lower)
+  take = pred[] or(pick, tie)
+  i = s32[] select(take, ai, bi)
+  ROOT r = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  x = f32[100003] parameter(0)
+  iota = s32[100003] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  ROOT m = (f32[], s32[]) reduce(x, iota, ninf, zero), dimensions={0}, to_apply=argmax
+})",
+                                                     {SeededF32Values(shape, 2)});
   EXPECT_FALSE(symbols.empty());
 }
 

@@ -116,7 +116,10 @@ class Thunk {
 // argmax's compare-and-select chain over 16K elements: ~60 us) is timed
 // while it runs inline: once its shortest run of the first few took
 // kMinSplitNanoseconds or more, its runs are split into one range per
-// thread. Only the schedule depends on the timing, never the results.
+// thread. Only the schedule depends on the timing, never the results. A
+// fold to a scalar cut into chunks (CompiledKernel::partials_bytes) splits
+// its chunks, one range per thread, when it touches kMinParallelBytes or
+// more, and combines them after the join.
 class KernelThunk : public Thunk {
  public:
   // `in_place`: the (operand, output) values the kernel computes correctly

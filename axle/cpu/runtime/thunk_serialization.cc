@@ -92,6 +92,7 @@ absl::Status ThunkWriter::Kernel(const CompiledKernel& kernel) {
   Int(kernel.outer_size());
   Int(kernel.num_parameters());
   Int(kernel.num_outputs());
+  Int(kernel.partials_bytes());
   return absl::OkStatus();
 }
 
@@ -256,9 +257,16 @@ std::unique_ptr<CompiledKernel> ThunkReader::Kernel() {
   const int64_t outer_size = Int();
   const int64_t num_parameters = Int();
   const int64_t num_outputs = Int();
+  const int64_t partials_bytes = Int();
   if (!status_.ok()) return nullptr;
   if (outer_size < 0 || num_parameters < 0 || num_outputs < 0) {
     Fail(absl::StrCat("kernel ", symbol, " has a negative size"));
+    return nullptr;
+  }
+  if (partials_bytes < 0 || partials_bytes > CompiledKernel::kMaxPartialsBytes ||
+      (partials_bytes > 0 && outer_size < 2)) {
+    Fail(absl::StrCat("kernel ", symbol, " has a partial results' buffer of ", partials_bytes,
+                      " bytes"));
     return nullptr;
   }
   void* address = Resolve(symbol);
@@ -267,6 +275,7 @@ std::unique_ptr<CompiledKernel> ThunkReader::Kernel() {
       std::make_unique<CompiledKernel>(nullptr, reinterpret_cast<CompiledKernel::Function>(address),
                                        outer_size, num_parameters, num_outputs);
   kernel->set_symbol(symbol);
+  kernel->set_partials_bytes(partials_bytes);
   return kernel;
 }
 
