@@ -36,7 +36,7 @@ absl::StatusOr<ScopedShapedBuffer> AllocateCudaShapedBuffer(const Shape& on_host
   ShapeUtil::SetToDefaultLayoutIfMissing(&shape);
   const int ordinal = stream->device().ordinal();
   ScopedShapedBuffer result(shape, allocator, ordinal);
-  for (auto& [index, buffer] : result.buffers()) {
+  for (auto&& [index, buffer] : result.buffers()) {
     const int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(shape, index));
     if (size == 0) continue;
     AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(ordinal, size));
@@ -45,7 +45,7 @@ absl::StatusOr<ScopedShapedBuffer> AllocateCudaShapedBuffer(const Shape& on_host
   // Tuple index tables: the children's device addresses, written from host
   // arrays that live until the copies are done.
   std::vector<std::vector<const void*>> tables;
-  for (auto& [index, buffer] : result.buffers()) {
+  for (auto&& [index, buffer] : result.buffers()) {
     const Shape& subshape = ShapeUtil::GetSubshape(shape, index);
     if (!subshape.IsTuple() || buffer.is_null()) continue;
     std::vector<const void*>& table = tables.emplace_back();

@@ -96,9 +96,10 @@ absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = free_blocks_.find(capacity);
-    if (it != free_blocks_.end()) {
-      void* block = it->second;
-      free_blocks_.erase(it);
+    if (it != free_blocks_.end() && !it->second.empty()) {
+      // The block freed last: the likeliest still in cache.
+      void* block = it->second.back();
+      it->second.pop_back();
       bytes_cached_ -= capacity;
       live_blocks_[block] = capacity;
       bytes_in_use_ += capacity;
@@ -152,7 +153,7 @@ void HostMemoryAllocator::RecycleLocked(void* block, uint64_t capacity) {
   if (bytes_cached_ + static_cast<int64_t>(capacity) > kMaxCachedBytes) {
     std::free(block);
   } else {
-    free_blocks_.emplace(capacity, block);
+    free_blocks_[capacity].push_back(block);
     bytes_cached_ += capacity;
   }
 }
@@ -169,7 +170,9 @@ int64_t HostMemoryAllocator::bytes_cached() const {
 
 void HostMemoryAllocator::ReleaseCache() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [capacity, block] : free_blocks_) std::free(block);
+  for (auto& [capacity, blocks] : free_blocks_) {
+    for (void* block : blocks) std::free(block);
+  }
   free_blocks_.clear();
   bytes_cached_ = 0;
 }

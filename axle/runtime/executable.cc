@@ -235,15 +235,16 @@ Executable::Executable(std::shared_ptr<const HloModule> module, const se::Platfo
   for (const HloInstruction* parameter : entry.parameter_instructions()) {
     parameter_shapes_.push_back(WithDefaultLayout(parameter->shape()));
   }
-  result_shape_ = WithDefaultLayout(entry.root_instruction()->shape());
+  result_ = IndexedShape::Make(WithDefaultLayout(entry.root_instruction()->shape()));
+  const Shape& result_shape = result_->shape();
 
-  arrays_only_ = result_shape_.IsTuple();
+  arrays_only_ = result_shape.IsTuple();
   for (const Shape& parameter : parameter_shapes_) {
     arrays_only_ = arrays_only_ && parameter.IsArray();
     parameter_bytes_.push_back(parameter.IsArray() ? DeviceBufferSize(parameter) : 0);
   }
-  if (result_shape_.IsTuple()) {
-    for (const Shape& element : result_shape_.tuple_shapes()) {
+  if (result_shape.IsTuple()) {
+    for (const Shape& element : result_shape.tuple_shapes()) {
       arrays_only_ = arrays_only_ && element.IsArray();
       result_bytes_.push_back(element.IsArray() ? DeviceBufferSize(element) : 0);
     }
@@ -358,9 +359,9 @@ absl::StatusOr<ScopedShapedBuffer> Executable::Execute(
     }
     se::DeviceMemoryAllocator* allocator =
         options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
-    ScopedShapedBuffer result(result_shape_, allocator, device_ordinal);
+    ScopedShapedBuffer result(result_, allocator, device_ordinal);
     AXLE_RETURN_IF_ERROR(
-        AllocateResult(result_shape_, result_bytes_, allocator, device_ordinal, &result));
+        AllocateResult(result_shape(), result_bytes_, allocator, device_ordinal, &result));
     AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, result));
     AXLE_RETURN_IF_ERROR(ExecuteOnBuffers(options, arguments, result));
     return result;
@@ -409,7 +410,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
 
   se::DeviceMemoryAllocator* allocator =
       options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
-  ExecutionOutput output(ScopedShapedBuffer(result_shape_, allocator, device_ordinal));
+  ExecutionOutput output(ScopedShapedBuffer(result_, allocator, device_ordinal));
   ScopedShapedBuffer* result = output.MutableResult();
   const HloInputOutputAliasConfig& aliases = module_->input_output_alias_config();
   // The aliased outputs first (donated or copy protected); AllocateResult
@@ -418,7 +419,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
     const ShapeIndex& index = alias_entry.output_index;
     const HloInputOutputAliasConfig::Alias* alias = aliases.GetAliasedParameter(index);
     if (alias != &alias_entry) continue;  // (an output's first alias is the one)
-    const int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(result_shape_, index));
+    const int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(result_shape(), index));
     if (size == 0) continue;
     ExecutionInput& argument = arguments[alias->parameter_number];
     MaybeOwningDeviceMemory* given = argument.MutableBuffer(alias->parameter_index);
@@ -445,7 +446,7 @@ absl::StatusOr<ExecutionOutput> Executable::Prepare(const ExecutableRunOptions& 
     result->set_buffer(std::move(copy), index);
   }
   AXLE_RETURN_IF_ERROR(
-      AllocateResult(result_shape_, result_bytes_, allocator, device_ordinal, result));
+      AllocateResult(result_shape(), result_bytes_, allocator, device_ordinal, result));
   AXLE_RETURN_IF_ERROR(WriteResultTupleTables(*platform_, *result));
   run->arguments = std::move(arguments);
   return output;
@@ -463,7 +464,7 @@ absl::StatusOr<ExecutionOutput> Executable::Execute(const ExecutableRunOptions& 
 
   // Donated buffers the result did not take go back to the caller to free.
   for (ExecutionInput& argument : run.arguments) {
-    for (auto& [index, buffer] : *argument.MutableBuffers()) {
+    for (auto&& [index, buffer] : *argument.MutableBuffers()) {
       if (argument.unowned_indices().count(index)) continue;
       if (std::optional<se::OwningDeviceMemory> owned = buffer.Release()) {
         output.AddToBeReleased(std::move(*owned));
@@ -488,7 +489,7 @@ absl::StatusOr<ExecutionOutput> Executable::ExecuteAsyncOnStream(
     AXLE_RETURN_IF_ERROR(stream->Memcpy(&copy.destination, copy.source, copy.destination.size()));
   }
   // The run writes the result through a view; the caller owns the buffers.
-  ShapedBuffer result(result_shape_, output.Result().device_ordinal());
+  ShapedBuffer result(result_, output.Result().device_ordinal());
   result.buffers() = output.Result().buffers();
   AXLE_RETURN_IF_ERROR(stream->DoHostCallbackWithStatus(
       [self = weak_from_this().lock(), this, options, run = std::move(run),
@@ -509,7 +510,7 @@ absl::Status Executable::ExecuteArrays(const ExecutableRunOptions& options,
   if (!arrays_only_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ExecuteArrays: module '", module_->name(),
-        "' is not arrays to a tuple of arrays (parameters and result: ", result_shape_.ToString(),
+        "' is not arrays to a tuple of arrays (parameters and result: ", result_shape().ToString(),
         "; aliases between tuple elements); use Execute"));
   }
   AXLE_ASSIGN_OR_RETURN(int device_ordinal, CheckRun(*module_, *platform_, parameter_shapes_,
@@ -612,9 +613,9 @@ absl::Status Executable::ExecuteOnArrays(const ExecutableRunOptions& options,
   }
   se::DeviceMemoryAllocator* allocator =
       options.allocator() != nullptr ? options.allocator() : platform_->memory_allocator();
-  ScopedShapedBuffer result(result_shape_, allocator, device_ordinal);
+  ScopedShapedBuffer result(result_, allocator, device_ordinal);
   AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory table,
-                        allocator->Allocate(device_ordinal, DeviceBufferSize(result_shape_)));
+                        allocator->Allocate(device_ordinal, DeviceBufferSize(result_shape())));
   result.set_buffer(std::move(table), {});
   for (size_t i = 0; i < results.size(); ++i) {
     (result.buffers().begin() + 1 + static_cast<int64_t>(i))->second = results[i];

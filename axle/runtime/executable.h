@@ -181,7 +181,7 @@ class Executable : public std::enable_shared_from_this<Executable> {
   const se::Platform* platform() const { return platform_; }
   // Parameter shapes (with layouts) and result shape of the entry.
   const std::vector<Shape>& parameter_shapes() const { return parameter_shapes_; }
-  const Shape& result_shape() const { return result_shape_; }
+  const Shape& result_shape() const { return result_->shape(); }
 
   // Runs the program. `arguments` are consumed: owned buffers are donated
   // (reused for aliased outputs, returned in ConsumeToBeReleased otherwise).
@@ -247,7 +247,8 @@ class Executable : public std::enable_shared_from_this<Executable> {
   std::shared_ptr<const HloModule> module_;
   const se::Platform* platform_;
   std::vector<Shape> parameter_shapes_;
-  Shape result_shape_;
+  // The result's shape, shared by every run's result buffers.
+  std::shared_ptr<const IndexedShape> result_;
   // ExecuteArrays' view of the signature, when it is arrays to a tuple of
   // arrays: each parameter's and result element's bytes, and the parameter
   // each result element is aliased to (-1: none) and whether it must be.

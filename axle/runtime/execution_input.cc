@@ -24,7 +24,7 @@ ExecutionInput::~ExecutionInput() {
   // over the nodes: finding one by index checks the index, and a destructor
   // must not fail.)
   if (unowned_indices_.empty()) return;
-  for (auto& [index, buffer] : buffers_) {
+  for (auto&& [index, buffer] : buffers_) {
     if (unowned_indices_.count(index) != 0) buffer.Disown();
   }
 }
@@ -38,7 +38,7 @@ void ExecutionInput::SetUnownedBuffer(const ShapeIndex& index, MaybeOwningDevice
 // order (no lookup by index per node).
 
 ExecutionInput ExecutionInput::Borrow(const ShapedBuffer& buffer) {
-  ExecutionInput input(buffer.on_device_shape());
+  ExecutionInput input(buffer.buffers().indexed_shape());
   auto node = input.buffers_.begin();
   for (const auto& [index, mem] : buffer.buffers()) {
     (node++)->second = MaybeOwningDeviceMemory(mem);
@@ -50,7 +50,7 @@ ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
   se::DeviceMemoryAllocator* allocator = buffer->memory_allocator();
   int device_ordinal = buffer->device_ordinal();
   ShapedBuffer released = buffer->release();
-  ExecutionInput input(released.on_device_shape());
+  ExecutionInput input(released.buffers().indexed_shape());
   auto node = input.buffers_.begin();
   for (const auto& [index, mem] : released.buffers()) {
     if (mem.is_null()) {
@@ -64,7 +64,7 @@ ExecutionInput ExecutionInput::Donate(ScopedShapedBuffer* buffer) {
 }
 
 ShapedBuffer ExecutionInput::ToShapedBuffer(int device_ordinal) const {
-  ShapedBuffer result(shape(), device_ordinal);
+  ShapedBuffer result(buffers_.indexed_shape(), device_ordinal);
   auto node = result.buffers().begin();
   for (const auto& [index, mem] : buffers_) (node++)->second = mem.AsDeviceMemoryBase();
   return result;

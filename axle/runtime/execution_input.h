@@ -24,6 +24,7 @@
 #ifndef AXLE_RUNTIME_EXECUTION_INPUT_H_
 #define AXLE_RUNTIME_EXECUTION_INPUT_H_
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <utility>
@@ -74,6 +75,8 @@ class MaybeOwningDeviceMemory {
 class ExecutionInput {
  public:
   explicit ExecutionInput(Shape shape) : buffers_(std::move(shape)) {}
+  // Of a shared shape: copies neither the shape nor its nodes' indices.
+  explicit ExecutionInput(std::shared_ptr<const IndexedShape> shape) : buffers_(std::move(shape)) {}
   explicit ExecutionInput(ShapeTree<MaybeOwningDeviceMemory> buffers)
       : buffers_(std::move(buffers)) {}
   ExecutionInput(ExecutionInput&&) = default;

@@ -31,8 +31,11 @@ void WriteTupleIndexTables(const ShapedBuffer& buffer) {
 ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
     : device_ordinal_(device_ordinal), buffers_(std::move(on_device_shape)) {}
 
+ShapedBuffer::ShapedBuffer(std::shared_ptr<const IndexedShape> on_device_shape, int device_ordinal)
+    : device_ordinal_(device_ordinal), buffers_(std::move(on_device_shape)) {}
+
 // Moves are O(1), as XLA's: the buffer tree (and with it the shape) changes
-// hands and the moved-from value is left with no shape
+// hands and the moved-from tree is left with no shape
 // (PRIMITIVE_TYPE_INVALID) and a single null buffer, which CheckValid
 // reports. Copying the shape here (and rebuilding a tree for the
 // moved-from value) cost deep shape copies per move, several moves per
@@ -40,21 +43,18 @@ ShapedBuffer::ShapedBuffer(Shape on_device_shape, int device_ordinal)
 // (Reverted once, in a54b213, for a torch test failure that turned out to
 // be the test's: random inputs and an x gradient that cancels to noise.)
 ShapedBuffer::ShapedBuffer(ShapedBuffer&& other) noexcept
-    : device_ordinal_(other.device_ordinal_), buffers_(std::move(other.buffers_)) {
-  other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
-}
+    : device_ordinal_(other.device_ordinal_), buffers_(std::move(other.buffers_)) {}
 
 ShapedBuffer& ShapedBuffer::operator=(ShapedBuffer&& other) noexcept {
   if (this != &other) {
     device_ordinal_ = other.device_ordinal_;
     buffers_ = std::move(other.buffers_);
-    other.buffers_ = ShapeTree<se::DeviceMemoryBase>(Shape());
   }
   return *this;
 }
 
 void ShapedBuffer::clear() {
-  for (auto& node : buffers_) node.second = se::DeviceMemoryBase();
+  for (auto&& node : buffers_) node.second = se::DeviceMemoryBase();
 }
 
 absl::Status ShapedBuffer::CheckValid(absl::string_view what) const {
@@ -97,6 +97,10 @@ ScopedShapedBuffer::ScopedShapedBuffer(Shape on_device_shape, se::DeviceMemoryAl
                                        int device_ordinal)
     : ShapedBuffer(std::move(on_device_shape), device_ordinal), allocator_(allocator) {}
 
+ScopedShapedBuffer::ScopedShapedBuffer(std::shared_ptr<const IndexedShape> on_device_shape,
+                                       se::DeviceMemoryAllocator* allocator, int device_ordinal)
+    : ShapedBuffer(std::move(on_device_shape), device_ordinal), allocator_(allocator) {}
+
 ScopedShapedBuffer::ScopedShapedBuffer(ShapedBuffer shaped_buffer,
                                        se::DeviceMemoryAllocator* allocator)
     : ShapedBuffer(std::move(shaped_buffer)), allocator_(allocator) {}
@@ -122,7 +126,7 @@ void ScopedShapedBuffer::set_buffer(se::OwningDeviceMemory buffer, const ShapeIn
 ShapedBuffer ScopedShapedBuffer::release() {
   // The buffers leave; this keeps its shape, with null buffers.
   ShapedBuffer released(static_cast<ShapedBuffer&&>(*this));
-  buffers_ = ShapeTree<se::DeviceMemoryBase>(released.on_device_shape());
+  buffers_ = ShapeTree<se::DeviceMemoryBase>(released.buffers().indexed_shape());
   return released;
 }
 
@@ -131,7 +135,7 @@ void ScopedShapedBuffer::Deallocate() {
   // A buffer may appear at several indices (an output aliased twice is
   // rejected, but be safe): free each address once.
   absl::InlinedVector<void*, 8> freed;
-  for (auto& [index, buffer] : buffers_) {
+  for (auto&& [index, buffer] : buffers_) {
     if (buffer.is_null()) continue;
     void* address = buffer.opaque();
     if (std::find(freed.begin(), freed.end(), address) != freed.end()) continue;

@@ -15,6 +15,7 @@
 #ifndef AXLE_RUNTIME_SHAPED_BUFFER_H_
 #define AXLE_RUNTIME_SHAPED_BUFFER_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -27,6 +28,9 @@ namespace axle {
 class ShapedBuffer {
  public:
   ShapedBuffer(Shape on_device_shape, int device_ordinal);
+  // Of a shared shape (shape_tree.h): copies neither the shape nor the
+  // indices of its nodes.
+  ShapedBuffer(std::shared_ptr<const IndexedShape> on_device_shape, int device_ordinal);
   // XLA's older form; the host shape is the device shape here.
   ShapedBuffer(Shape on_host_shape, Shape on_device_shape, int device_ordinal)
       : ShapedBuffer(std::move(on_device_shape), device_ordinal) {}
@@ -74,6 +78,8 @@ class ScopedShapedBuffer : public ShapedBuffer {
  public:
   ScopedShapedBuffer(Shape on_device_shape, se::DeviceMemoryAllocator* allocator,
                      int device_ordinal);
+  ScopedShapedBuffer(std::shared_ptr<const IndexedShape> on_device_shape,
+                     se::DeviceMemoryAllocator* allocator, int device_ordinal);
   ScopedShapedBuffer(Shape on_host_shape, Shape on_device_shape,
                      se::DeviceMemoryAllocator* allocator, int device_ordinal)
       : ScopedShapedBuffer(std::move(on_device_shape), allocator, device_ordinal) {}

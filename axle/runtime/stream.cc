@@ -1,6 +1,6 @@
 // Host streams (stream.h): one worker thread per stream runs its queue in
-// order; counters of enqueued and completed items let the host wait for a
-// prefix of the queue.
+// order, and so does a host thread waiting for the queue; counters of
+// enqueued and completed items let the host wait for a prefix of the queue.
 #include "axle/runtime/stream.h"
 
 #include <cstdio>
@@ -53,31 +53,38 @@ Stream::~Stream() {
 absl::Status Stream::Enqueue(absl::AnyInvocable<absl::Status() &&> work) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_) return absl::FailedPreconditionError("enqueueing work on a stream being destroyed");
-  if (!worker_.joinable()) {
-    worker_ = std::thread([this] { WorkLoop(); });
-    worker_id_ = worker_.get_id();
-  }
+  if (!worker_.joinable()) worker_ = std::thread([this] { WorkLoop(); });
   queue_.push_back(std::move(work));
   ++enqueued_;
   work_cv_.notify_one();
   return absl::OkStatus();
 }
 
+void Stream::RunFront(std::unique_lock<std::mutex>& lock) {
+  absl::AnyInvocable<absl::Status()&&> work = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = true;
+  runner_ = std::this_thread::get_id();
+  lock.unlock();
+  absl::Status status = std::move(work)();
+  // The work's captures (buffers a run owns) go before it counts as done.
+  work = nullptr;
+  lock.lock();
+  running_ = false;
+  status_.Update(status);
+  ++completed_;
+  done_cv_.notify_all();
+  // Work enqueued while a waiting thread ran this one is the worker's (as
+  // is the end of a stream being destroyed).
+  if (!queue_.empty() || stop_) work_cv_.notify_one();
+}
+
 void Stream::WorkLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    work_cv_.wait(lock, [&] { return !running_ && (stop_ || !queue_.empty()); });
     if (queue_.empty()) return;  // stop_, and everything done
-    absl::AnyInvocable<absl::Status()&&> work = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    absl::Status status = std::move(work)();
-    // The work's captures (buffers a run owns) go before it counts as done.
-    work = nullptr;
-    lock.lock();
-    status_.Update(status);
-    ++completed_;
-    done_cv_.notify_all();
+    RunFront(lock);
   }
 }
 
@@ -154,12 +161,20 @@ absl::Status Stream::WaitFor(Stream* other) {
 
 absl::Status Stream::BlockHostUntilDone() {
   std::unique_lock<std::mutex> lock(mu_);
-  if (worker_.joinable() && std::this_thread::get_id() == worker_id_) {
+  if (running_ && runner_ == std::this_thread::get_id()) {
     return absl::FailedPreconditionError(
         "BlockHostUntilDone called from the stream's own work (it would wait for itself)");
   }
-  uint64_t target = enqueued_;
-  done_cv_.wait(lock, [&] { return completed_ >= target; });
+  const uint64_t target = enqueued_;
+  while (completed_ < target) {
+    if (!running_ && !queue_.empty()) {
+      // The worker has not taken the next item (it is still waking up):
+      // run it here instead of sleeping until the worker has.
+      RunFront(lock);
+    } else {
+      done_cv_.wait(lock);
+    }
+  }
   absl::Status status = std::move(status_);
   status_ = absl::OkStatus();
   return status;
@@ -172,7 +187,7 @@ bool Stream::IsIdle() const {
 
 bool Stream::OnWorkerThread() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return worker_.joinable() && std::this_thread::get_id() == worker_id_;
+  return running_ && runner_ == std::this_thread::get_id();
 }
 
 }  // namespace axle::se

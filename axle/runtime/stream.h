@@ -11,6 +11,11 @@
 //            before it and returns the first error that work raised since
 //            the last BlockHostUntilDone(), as XLA's host stream does: an
 //            error is never lost, it surfaces at the next synchronization.
+//            A thread in BlockHostUntilDone() runs the items the worker has
+//            not taken yet itself, in the same order and one at a time: it
+//            would only sleep until the worker is done with them, and a
+//            round trip (enqueue a run, wait for it) then costs no sleep
+//            and wake-up of the waiting thread.
 //   Event    a point in a stream: RecordEvent(&event) marks it, and the
 //            event completes when the stream gets there. Other streams can
 //            WaitFor(&event); the host can Synchronize() on it.
@@ -105,12 +110,16 @@ class Stream {
 
   // Nothing enqueued is still waiting or running.
   bool IsIdle() const;
-  // The calling thread is running this stream's work.
+  // The calling thread is running this stream's work (on the worker, or in
+  // BlockHostUntilDone).
   bool OnWorkerThread() const;
 
  private:
   absl::Status Enqueue(absl::AnyInvocable<absl::Status() &&> work);
   void WorkLoop();
+  // Runs the item at the front of the queue on the calling thread; `lock`
+  // holds mu_ before and after.
+  void RunFront(std::unique_lock<std::mutex>& lock);
 
   const Platform* platform_;
   int device_ordinal_;
@@ -122,8 +131,11 @@ class Stream {
   uint64_t completed_ = 0;
   absl::Status status_;
   bool stop_ = false;
+  // An item is running, on thread `runner_` (the worker or a waiting host
+  // thread).
+  bool running_ = false;
+  std::thread::id runner_;
   std::thread worker_;
-  std::thread::id worker_id_;
 };
 
 // InvalidArgument when a copy of `size` bytes exceeds either side.

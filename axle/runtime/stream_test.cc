@@ -1,8 +1,8 @@
 // Streams and events (stream.h), the platform's stream-ordered allocator
 // (device_memory.h) and the transfer manager (transfer_manager.h): work runs
-// in order on the stream's thread, errors surface at the next
-// synchronization, frees wait for the work before them, transfers are
-// ordered with the stream's work. Gated callbacks make "not yet run" a
+// in order on the stream's thread (or on a thread waiting for it), errors
+// surface at the next synchronization, frees wait for the work before them,
+// transfers are ordered with the stream's work. Gated callbacks make "not yet run" a
 // state the test sets, not a race it times.
 #include "axle/runtime/stream.h"
 
@@ -59,11 +59,60 @@ TEST(StreamTest, RunsWorkInOrderOnItsOwnThread) {
                     })
                     .ok());
   }
-  ASSERT_TRUE(stream.BlockHostUntilDone().ok());
+  // An event, not BlockHostUntilDone (whose thread runs what the worker
+  // has not taken yet).
+  se::Event done;
+  ASSERT_TRUE(stream.RecordEvent(&done).ok());
+  done.Synchronize();
   ASSERT_EQ(order.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
   EXPECT_NE(worker, std::this_thread::get_id());
   EXPECT_TRUE(stream.IsIdle());
+  EXPECT_TRUE(stream.BlockHostUntilDone().ok());
+}
+
+TEST(StreamTest, WaitingThreadsRunWorkOneAtATimeInOrder) {
+  // Four threads enqueue and wait at once: whoever runs an item (the
+  // worker or a waiting thread), items run one at a time, each once, and
+  // each thread's in its order; a wait returns after its own items.
+  se::Stream stream(Interpreter(), 0);
+  std::mutex mu;
+  std::vector<std::vector<int>> ran(4);
+  int running = 0;
+  int overlaps = 0;
+  std::vector<std::thread> threads;
+  threads.reserve(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        ASSERT_TRUE(stream
+                        .DoHostCallback([&, t, i] {
+                          {
+                            std::lock_guard<std::mutex> lock(mu);
+                            if (++running != 1) ++overlaps;
+                            ran[t].push_back(i);
+                          }
+                          EXPECT_TRUE(stream.OnWorkerThread());
+                          std::lock_guard<std::mutex> lock(mu);
+                          --running;
+                        })
+                        .ok());
+        if (i % 3 == 0) {
+          ASSERT_TRUE(stream.BlockHostUntilDone().ok());
+          std::lock_guard<std::mutex> lock(mu);
+          EXPECT_EQ(ran[t].size(), static_cast<size_t>(i + 1));
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_TRUE(stream.BlockHostUntilDone().ok());
+  EXPECT_EQ(overlaps, 0);
+  for (const std::vector<int>& order : ran) {
+    ASSERT_EQ(order.size(), 200u);
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(order[i], i);
+  }
+  EXPECT_FALSE(stream.OnWorkerThread());
 }
 
 TEST(StreamTest, EnqueueingReturnsBeforeTheWorkRuns) {
@@ -181,7 +230,7 @@ TEST(PlatformRuntimeTest, AFreedBlockIsReusedOnlyAfterTheWorkBeforeTheFree) {
   se::DeviceMemoryAllocator* allocator = platform->memory_allocator();
   se::Stream* stream = *platform->DefaultStream(0);
   ASSERT_TRUE(stream->BlockHostUntilDone().ok());
-  constexpr uint64_t kSize = 12345 * 64;
+  constexpr uint64_t kSize = uint64_t{12345} * 64;
   se::OwningDeviceMemory block = *allocator->Allocate(0, kSize);
   void* address = block.ptr()->opaque();
   Gate gate;

@@ -25,7 +25,7 @@ absl::StatusOr<ScopedShapedBuffer> AllocateDeviceBuffers(const Shape& on_host_sh
   Shape shape = on_host_shape;
   ShapeUtil::SetToDefaultLayoutIfMissing(&shape);
   ScopedShapedBuffer result(shape, allocator, device_ordinal);
-  for (auto& [index, buffer] : result.buffers()) {
+  for (auto&& [index, buffer] : result.buffers()) {
     int64_t size = DeviceBufferSize(ShapeUtil::GetSubshape(shape, index));
     if (size == 0) continue;
     AXLE_ASSIGN_OR_RETURN(se::OwningDeviceMemory memory, allocator->Allocate(device_ordinal, size));
