@@ -803,6 +803,12 @@ ENTRY e {
   // kernels.
   EXPECT_EQ(KindOf(RowsModule(32, 32, 32, 64, 3, 2, 1, false)), RowsKind(16));
   EXPECT_EQ(KindOf(RowsModule(12, 9, 16, 32, 3, 1, 1, true, false)), RowsKind(12));
+  // Fewer than 16 input (or output) features, though over 4M multiply-adds
+  // (96x96, 3 -> 32: 8M): the direct kernels.
+  EXPECT_EQ(KindOf(RowsModule(96, 96, 3, 32, 3, 1, 1, false, false)).find("winograd"),
+            std::string::npos);
+  EXPECT_EQ(KindOf(RowsModule(96, 96, 32, 8, 3, 1, 1, false, false)).find("winograd"),
+            std::string::npos);
   // Off with the environment switch: the direct kernels' split.
   DirectKernelsOnly direct;
   EXPECT_EQ(KindOf(RowsModule(16, 16, 32, 64, 3, 1, 1, true, false)), RowsKind(16));
