@@ -96,10 +96,9 @@ absl::StatusOr<se::DeviceMemoryBase> HostMemoryAllocator::AllocateRaw(int device
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = free_blocks_.find(capacity);
-    if (it != free_blocks_.end() && !it->second.empty()) {
-      // The block freed last: the likeliest still in cache.
-      void* block = it->second.back();
-      it->second.pop_back();
+    if (it != free_blocks_.end()) {
+      void* block = it->second;
+      free_blocks_.erase(it);
       bytes_cached_ -= capacity;
       live_blocks_[block] = capacity;
       bytes_in_use_ += capacity;
@@ -153,7 +152,7 @@ void HostMemoryAllocator::RecycleLocked(void* block, uint64_t capacity) {
   if (bytes_cached_ + static_cast<int64_t>(capacity) > kMaxCachedBytes) {
     std::free(block);
   } else {
-    free_blocks_[capacity].push_back(block);
+    free_blocks_.emplace(capacity, block);
     bytes_cached_ += capacity;
   }
 }
@@ -170,9 +169,7 @@ int64_t HostMemoryAllocator::bytes_cached() const {
 
 void HostMemoryAllocator::ReleaseCache() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [capacity, blocks] : free_blocks_) {
-    for (void* block : blocks) std::free(block);
-  }
+  for (auto& [capacity, block] : free_blocks_) std::free(block);
   free_blocks_.clear();
   bytes_cached_ = 0;
 }

@@ -23,11 +23,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <utility>
-#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -165,11 +164,8 @@ class HostMemoryAllocator : public se::DeviceMemoryAllocator {
   se::Stream* stream_ = nullptr;
 
   mutable std::mutex mu_;
-  // Hash tables and vectors, which keep their memory: once warm, an
-  // allocation and a free allocate nothing themselves (std::map and
-  // std::multimap allocated a node for each).
-  absl::flat_hash_map<uint64_t, std::vector<void*>> free_blocks_;  // capacity -> blocks
-  absl::flat_hash_map<void*, uint64_t> live_blocks_;               // block -> capacity
+  std::multimap<uint64_t, void*> free_blocks_;  // capacity -> block
+  std::map<void*, uint64_t> live_blocks_;       // block -> capacity
   int64_t bytes_in_use_ = 0;
   int64_t bytes_cached_ = 0;
 };
