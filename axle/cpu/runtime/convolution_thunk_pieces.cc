@@ -104,6 +104,14 @@ std::optional<dnnl::memory::desc> PixelsAsRows(const dnnl::memory::desc& desc) {
                             {strides[0], strides[1], strides[3], strides[3]});
 }
 
+// Places `size` bytes at the end of a scratch area of `bytes` bytes, which
+// grows past them (aligned); returns their offset.
+int64_t Place(int64_t& bytes, int64_t size) {
+  const int64_t offset = bytes;
+  bytes += RoundUpToAlignment(size);
+  return offset;
+}
+
 }  // namespace
 
 void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
@@ -219,8 +227,7 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
         piece.features = p.out_dims[1];
         piece.pixels =
             piece.dst_bytes / (piece.features * primitive_util::ByteWidth(p.output_type));
-        piece.dst_temp_offset = scratchpad_bytes;
-        scratchpad_bytes += RoundUpToAlignment(piece.dst_bytes);
+        piece.dst_temp_offset = Place(scratchpad_bytes, piece.dst_bytes);
       }
       dnnl::memory::dims low = padding_low, high = padding_high;
       low[0] = row.pad_low;
@@ -254,11 +261,10 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
         weights.push_back(packed);
       }
       piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
-      piece.scratchpad_offset = scratchpad_bytes;
-      scratchpad_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
+      piece.scratchpad_offset =
+          Place(scratchpad_bytes, std::max<int64_t>(1, piece.scratchpad_size));
       if (gather_rows) {
-        piece.gather_offset = scratchpad_bytes;
-        scratchpad_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.src.get_size()));
+        piece.gather_offset = Place(scratchpad_bytes, static_cast<int64_t>(piece.src.get_size()));
       }
       piece.primitive = dnnl::convolution_forward(*pd);
       pieces.push_back(std::move(piece));
@@ -361,12 +367,9 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
             dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
       }
       piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
-      piece.scratchpad_offset = scratch_bytes;
-      scratch_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
-      piece.blocked_src_offset = scratch_bytes;
-      scratch_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.src.get_size()));
-      piece.blocked_dst_offset = scratch_bytes;
-      scratch_bytes += RoundUpToAlignment(static_cast<int64_t>(piece.dst.get_size()));
+      piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
+      piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
+      piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
       piece.primitive = dnnl::convolution_forward(*pd);
       pieces.push_back(std::move(piece));
     }
@@ -458,10 +461,8 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
       piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
-      piece.scratchpad_offset = scratch_bytes;
-      scratch_bytes += RoundUpToAlignment(std::max<int64_t>(1, piece.scratchpad_size));
-      piece.dst_temp_offset = scratch_bytes;
-      scratch_bytes += RoundUpToAlignment(pixels * per_piece * out_size);
+      piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
+      piece.dst_temp_offset = Place(scratch_bytes, pixels * per_piece * out_size);
       piece.primitive = dnnl::convolution_forward(*pd);
       pieces.push_back(std::move(piece));
     }
