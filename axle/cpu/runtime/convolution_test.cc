@@ -799,6 +799,12 @@ ENTRY e {
 }
 )",
         std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn", winograd_error);
+  // JAX's input-gradient convolution: its kernel in hwoi (01oi), which
+  // oneDNN's Winograd weights reorder does not read, densely copied first
+  // (it ran on the scalar loop before, 60x slower).
+  Check(ConvModule("f32[2,16,16,32]", "f32[3,3,32,32]", "f32[2,16,16,32]",
+                   "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f"),
+        std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn", winograd_error);
   // Not 3x3 at stride 1, or below 4M multiply-adds (0.5M): the direct
   // kernels.
   EXPECT_EQ(KindOf(RowsModule(32, 32, 32, 64, 3, 2, 1, false)), RowsKind(16));

@@ -310,8 +310,20 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       }
     }
     if (weights_desc_ != weights_user_desc_) {
-      weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(
-          DnnlEngine(), weights_user_desc_, DnnlEngine(), weights_desc_));
+      auto weights_reorder = [&]() {
+        return dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), weights_user_desc_,
+                                                           DnnlEngine(), weights_desc_));
+      };
+      try {
+        weights_reorder_ = weights_reorder();
+      } catch (const dnnl::error&) {
+        // oneDNN's Winograd weights reorder reads oihw and hwio only: other
+        // layouts (the hwoi kernel of JAX's input-gradient convolution,
+        // dim_labels ..._01oi->...) through a dense copy of the weights.
+        if (gather_weights_) throw;
+        gather_weights();
+        weights_reorder_ = weights_reorder();
+      }
     }
     // Constant weights: into the primitive's layout once (unless a scale
     // read at run time is folded into them).
