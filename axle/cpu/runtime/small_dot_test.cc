@@ -424,6 +424,75 @@ ENTRY e {
 })"),
                            {literal({2, 40}, 10), literal({5, 40}, 11), literal({48, 40}, 27)},
                            ErrorSpec(1e-4, 1e-4));
+  // Matrix-vector products with the matrix on the left (a conjugate
+  // gradient's A @ p), run as the vector times the transposed matrix: a
+  // [520, 300] matrix times a vector, + bias, then tanh; a batch of [2, 100,
+  // 64] x [2, 64, 1], its matrix read transposed from [2, 64, 100]
+  // (columns dense: the path declines it); and a [40, 30] one, below the
+  // emitted loop's size.
+  testing::ExpectCpuAgrees(R"(
+HloModule matrix_vector
+ENTRY e {
+  a = f32[520,300] parameter(0)
+  v = f32[300] parameter(1)
+  b = f32[520] parameter(2)
+  d = f32[520] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[520] add(d, b)
+  t = f32[520] tanh(y)
+  ab = f32[2,100,64] parameter(3)
+  vb = f32[2,64,1] parameter(4)
+  db = f32[2,100,1] dot(ab, vb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  at = f32[2,64,100] parameter(5)
+  dt = f32[2,100,1] dot(at, vb), lhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  as = f32[40,30] parameter(6)
+  vs = f32[30] parameter(7)
+  ds = f32[40] dot(as, vs), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT o = (f32[520], f32[2,100,1], f32[2,100,1], f32[40]) tuple(t, db, dt, ds)
+})",
+                           {literal({520, 300}, 28), literal({300}, 29), literal({520}, 30),
+                            literal({2, 100, 64}, 31), literal({2, 64, 1}, 32),
+                            literal({2, 64, 100}, 33), literal({40, 30}, 34), literal({30}, 35)},
+                           ErrorSpec(1e-4, 1e-4));
+  // A weight gradient summed over a loop's steps, acc + x_i^T d_i ([192,
+  // 16] x [16, 64]): the sum written over the accumulator, a state leaf, in
+  // place (the bias shares the output's memory).
+  testing::ExpectCpuAgrees(
+      R"(
+HloModule accumulate
+body {
+  p = (s32[], f32[192,64], f32[8,16,192], f32[8,16,64]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  acc = f32[192,64] get-tuple-element(p), index=1
+  xs = f32[8,16,192] get-tuple-element(p), index=2
+  ds = f32[8,16,64] get-tuple-element(p), index=3
+  zero = s32[] constant(0)
+  x = f32[1,16,192] dynamic-slice(xs, i, zero, zero), dynamic_slice_sizes={1,16,192}
+  xr = f32[16,192] reshape(x)
+  d = f32[1,16,64] dynamic-slice(ds, i, zero, zero), dynamic_slice_sizes={1,16,64}
+  dr = f32[16,64] reshape(d)
+  g = f32[192,64] dot(xr, dr), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  sum = f32[192,64] add(acc, g)
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  ROOT t = (s32[], f32[192,64], f32[8,16,192], f32[8,16,64]) tuple(next, sum, xs, ds)
+}
+cond {
+  p = (s32[], f32[192,64], f32[8,16,192], f32[8,16,64]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(8)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  acc = f32[192,64] parameter(0)
+  xs = f32[8,16,192] parameter(1)
+  ds = f32[8,16,64] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[192,64], f32[8,16,192], f32[8,16,64]) tuple(zero, acc, xs, ds)
+  w = (s32[], f32[192,64], f32[8,16,192], f32[8,16,64]) while(init), condition=cond, body=body
+  ROOT r = f32[192,64] get-tuple-element(w), index=1
+})",
+      {literal({192, 64}, 36), literal({8, 16, 192}, 37), literal({8, 16, 64}, 38)},
+      ErrorSpec(1e-4, 1e-4));
 }
 
 }  // namespace
