@@ -79,7 +79,8 @@ ENTRY e {
 TEST(ProgramSerializationTest, Dots) {
   // [4,16]x[16,8] (emitted loop) with bias and relu; [8,256]x[256,64] (small
   // dot where the CPU has AVX-512, else oneDNN); [64,256]x[256,256] (oneDNN),
-  // each with a constant rhs, and one with both operands parameters.
+  // each with a constant rhs, and one with both operands parameters; and
+  // [256,256]x[256] (small dot, as the vector times the transposed matrix).
   const Shape a = ShapeUtil::MakeShape(F32, {4, 16});
   const Shape b = ShapeUtil::MakeShape(F32, {8, 256});
   const Shape c = ShapeUtil::MakeShape(F32, {64, 256});
@@ -92,6 +93,7 @@ ENTRY e {
   b = f32[8,256] parameter(1)
   c = f32[64,256] parameter(2)
   w = f32[256,256] parameter(3)
+  v = f32[256] parameter(4)
   wa = f32[16,8] iota(), iota_dimension=1
   bias = f32[8] iota(), iota_dimension=0
   da = f32[4,8] dot(a, wa), lhs_contracting_dims={1}, rhs_contracting_dims={0}
@@ -103,9 +105,11 @@ ENTRY e {
   wb = f32[256,64] iota(), iota_dimension=0
   db = f32[8,64] dot(b, wb), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   dc = f32[64,256] dot(c, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT t = (f32[4,8], f32[8,64], f32[64,256]) tuple(relu, db, dc)
+  dv = f32[256] dot(w, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[4,8], f32[8,64], f32[64,256], f32[256]) tuple(relu, db, dc, dv)
 })",
-      {SeededF32Values(a, 1), SeededF32Values(b, 2), SeededF32Values(c, 3), SeededF32Values(w, 4)});
+      {SeededF32Values(a, 1), SeededF32Values(b, 2), SeededF32Values(c, 3), SeededF32Values(w, 4),
+       SeededF32Values(ShapeUtil::MakeShape(F32, {256}), 5)});
 }
 
 TEST(ProgramSerializationTest, Convolutions) {
