@@ -493,6 +493,19 @@ ENTRY e {
 })",
       {literal({192, 64}, 36), literal({8, 16, 192}, 37), literal({8, 16, 64}, 38)},
       ErrorSpec(1e-4, 1e-4));
+  // A residual h + h @ w, the bias the lhs itself (dead after the dot): it
+  // must not share the output's memory, which the dot writes while it
+  // still reads h.
+  testing::ExpectCpuAgrees(R"(
+HloModule residual
+ENTRY e {
+  p = f32[64,64] parameter(0)
+  w = f32[64,64] parameter(1)
+  h = f32[64,64] exponential(p)
+  d = f32[64,64] dot(h, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT y = f32[64,64] add(d, h)
+})",
+                           {literal({64, 64}, 39), literal({64, 64}, 40)}, ErrorSpec(1e-4, 1e-4));
 }
 
 }  // namespace

@@ -104,7 +104,14 @@ class SmallDotThunk : public Thunk {
                        (s.m == 1 || s.bias_row_stride == s.n) &&
                        (s.n == 1 || s.bias_column_stride == 1);
     if (!bias_ || bias_->value < 0 || !dense) return {};
-    return {{operand_values_[bias_->value], output_value_}};
+    // Not when the bias is the lhs or rhs too (h + h @ w): the dot still
+    // reads it while it writes (in_place.h's rule 1 tells values apart,
+    // not a thunk's operands that are one value).
+    const int64_t bias = operand_values_[bias_->value];
+    for (const Operand* operand : {&lhs_, &rhs_}) {
+      if (operand->value >= 0 && operand_values_[operand->value] == bias) return {};
+    }
+    return {{bias, output_value_}};
   }
 
   absl::Status Serialize(ThunkWriter& writer) const override {
