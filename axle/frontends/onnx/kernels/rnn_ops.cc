@@ -213,9 +213,11 @@ std::pair<XlaOp, XlaOp> Step(const CellParams& cp, PrimitiveType t, XlaOp xw, Xl
     XlaOp cand = f(1, Add(gate(xw, 2), hh));
     return {Add(Mul(Sub(one, z), cand), Mul(z, h)), c};
   }
-  // LSTM gates i, o, f, c; peepholes i, o, f.
-  XlaOp pre = Add(xw, DotGeneral(h, r, dn));
-  auto g = [&](int64_t k) { return Add(gate(pre, k), vec(rb, k)); };
+  // LSTM gates i, o, f, c; peepholes i, o, f. X * W^T + Wb is added per
+  // gate with the cell's other terms, not to the dot (as a dot epilogue's
+  // bias it would be copied out of the loop state first: a thunk a step).
+  XlaOp hr = DotGeneral(h, r, dn);
+  auto g = [&](int64_t k) { return Add(Add(gate(xw, k), gate(hr, k)), vec(rb, k)); };
   XlaOp it = f(0, Add(g(0), Mul(vec(p, 0), c)));
   XlaOp ft = cp.input_forget ? Sub(one, it) : f(0, Add(g(2), Mul(vec(p, 2), c)));
   XlaOp ct = f(1, g(3));
