@@ -19,6 +19,8 @@ total_med, the whole step (with sync and loss.item()); sync_med, the step
 marker (graph walk, hash, cache lookup, run, results); execute_med, the
 compiled graph's run within it (ExecuteTime), in ms.
 Environment: CPU=1 also times PyTorch's CPU eager; ONLY=<models, comma-separated> (default all four);
+FOREACH=1 gives both sides' optimizers foreach=True (torch.optim's multi-tensor path: one
+_foreach_* call per update step over all parameters, where the default makes one per parameter);
 STEPS (40); TAG, a label for the axle lines (compare two builds by
 alternating PYTHONPATHs in one session: the machine is noisy).
 
@@ -80,23 +82,27 @@ def mlp(sizes, activations):
         layers += [nn.Linear(sizes[i], sizes[i + 1]), act()]
     return nn.Sequential(*layers, nn.Linear(sizes[-2], sizes[-1]))
 
+FOREACH = os.environ.get("FOREACH", "") not in ("", "0")
+
+
 def setup(name, device, g):
     """The model, its optimizer, a batch (x, y) and the loss function."""
     if name in BLOCK_SIZES:
         vocab, seq, width, heads, hidden, batch = BLOCK_SIZES[name]
         model = Block(vocab, seq, width, heads, hidden).to(device)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-2 if name == "block" else 1e-3)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2 if name == "block" else 1e-3,
+                               foreach=FOREACH)
         x = torch.randint(0, vocab, (batch, seq), generator=g).to(device)
         y = torch.randint(0, vocab, (batch * seq,), generator=g).to(device)
         return model, opt, x, y, F.cross_entropy
     if name == "mlp":
         model = mlp([64, 128, 128, 10], [nn.ReLU, nn.GELU]).to(device)
-        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, foreach=FOREACH)
         x = torch.randn(64, 64, generator=g).to(device); y = torch.randn(64, 10, generator=g).to(device)
         return model, opt, x, y, F.mse_loss
     if name == "mnist":
         model = mlp([784, 256, 256, 10], [nn.ReLU, nn.ReLU]).to(device)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, foreach=FOREACH)
         x = torch.randn(64, 784, generator=g).to(device)
         y = torch.randint(0, 10, (64,), generator=g).to(device)
         return model, opt, x, y, F.cross_entropy
