@@ -47,6 +47,15 @@ bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd);
 bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
                        const dnnl::memory::dims& dilates);
 
+// A forward-inference convolution's primitive descriptor, with `bias` as its
+// native bias where not null. Throws dnnl::error where oneDNN has none.
+dnnl::convolution_forward::primitive_desc ForwardInference(
+    dnnl::algorithm algorithm, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+    const dnnl::memory::desc* bias, const dnnl::memory::desc& dst,
+    const dnnl::memory::dims& strides, const dnnl::memory::dims& dilates,
+    const dnnl::memory::dims& padding_low, const dnnl::memory::dims& padding_high,
+    const dnnl::primitive_attr& attr);
+
 // A dense channels-last array of `dims` ([N, C, spatial...]).
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
 
