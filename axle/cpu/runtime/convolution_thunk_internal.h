@@ -157,6 +157,10 @@ class DnnlConvolutionThunk : public Thunk {
   bool BuildFeaturePieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
                           const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                           const dnnl::memory::dims& padding_high);
+  // The builders' result, kept once every piece was made: the pieces, the
+  // packed weights they index and the scratch they need.
+  void SetPieces(std::vector<Piece> pieces, std::vector<dnnl::memory> weights,
+                 int64_t scratchpad_bytes);
   // The start of the output in this run (a slice's: ConvPlan::output_offset).
   char* OutputBase(const ThunkContext& context) const {
     return static_cast<char*>(context.address(output_value_)) +

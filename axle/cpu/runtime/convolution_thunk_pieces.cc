@@ -278,13 +278,18 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   } catch (const dnnl::error&) {
     return;
   }
-  pieces_ = std::move(pieces);
+  SetPieces(std::move(pieces), std::move(weights), scratchpad_bytes);
   if (gather_rows) {
     gather_rows_ = true;
     gather_dims_ = src_user_desc_.dims();
     gather_strides_.assign(src_user_desc_.data.format_desc.blocking.strides,
                            src_user_desc_.data.format_desc.blocking.strides + gather_dims_.size());
   }
+}
+
+void DnnlConvolutionThunk::SetPieces(std::vector<Piece> pieces, std::vector<dnnl::memory> weights,
+                                     int64_t scratchpad_bytes) {
+  pieces_ = std::move(pieces);
   piece_weights_ = std::move(weights);
   piece_scratchpad_bytes_ = scratchpad_bytes;
 }
@@ -356,9 +361,7 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
   } catch (const dnnl::error&) {
     return false;
   }
-  pieces_ = std::move(pieces);
-  piece_weights_ = std::move(weights);
-  piece_scratchpad_bytes_ = scratch_bytes;
+  SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
   return true;
 }
 
@@ -438,9 +441,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
   } catch (const dnnl::error&) {
     return false;
   }
-  pieces_ = std::move(pieces);
-  piece_weights_ = std::move(weights);
-  piece_scratchpad_bytes_ = scratch_bytes;
+  SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
   return true;
 }
 
