@@ -10,29 +10,26 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <type_traits>
 
 #include "axle/core/primitive_type.h"
+#include "axle/core/types.h"
 
 namespace axle::cpu {
 
 // The integer types ReadIntegerElement reads: s8 to s64 and u8 to u64 (not
-// the sub-byte ones), V(PrimitiveType, C++ type).
-#define AXLE_BYTE_INTEGER_TYPES_(V) \
-  V(S8, int8_t)                     \
-  V(S16, int16_t)                   \
-  V(S32, int32_t)                   \
-  V(S64, int64_t)                   \
-  V(U8, uint8_t)                    \
-  V(U16, uint16_t)                  \
-  V(U32, uint32_t)                  \
-  V(U64, uint64_t)
-
+// the sub-byte ones).
 inline bool IsByteIntegerType(PrimitiveType type) {
   switch (type) {
-#define AXLE_BYTE_INTEGER_CASE_(e, T) case e:
-    AXLE_BYTE_INTEGER_TYPES_(AXLE_BYTE_INTEGER_CASE_)
-#undef AXLE_BYTE_INTEGER_CASE_
-    return true;
+    case S8:
+    case S16:
+    case S32:
+    case S64:
+    case U8:
+    case U16:
+    case U32:
+    case U64:
+      return true;
     default:
       return false;
   }
@@ -43,17 +40,17 @@ inline bool IsByteIntegerType(PrimitiveType type) {
 // type first.
 template <typename F>
 decltype(auto) ByteIntegerTypeSwitch(F&& f, PrimitiveType type) {
-  switch (type) {
-#define AXLE_BYTE_INTEGER_CASE_(e, T) \
-  case e:                             \
-    return f.template operator()<T>();
-    AXLE_BYTE_INTEGER_TYPES_(AXLE_BYTE_INTEGER_CASE_)
-#undef AXLE_BYTE_INTEGER_CASE_
-    default:
-      std::abort();
-  }
+  using Result = decltype(f.template operator()<int8_t>());
+  return PrimitiveTypeSwitch(
+      [&]<typename T>() -> Result {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          return f.template operator()<T>();
+        } else {
+          std::abort();
+        }
+      },
+      type);
 }
-#undef AXLE_BYTE_INTEGER_TYPES_
 
 // Element `i` of the array of integer `type` at `data`, as int64: u64 values
 // above INT64_MAX become negative (hence out of bounds where an index is
