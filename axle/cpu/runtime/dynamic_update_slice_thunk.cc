@@ -18,9 +18,8 @@ namespace pu = primitive_util;
 // Start `i` (element i of a start vector, else the scalar) clamped to
 // [0, high]: signed types clamp below at 0, unsigned ones compare unsigned.
 int64_t ClampedStart(const void* base, PrimitiveType type, int64_t i, int64_t high) {
-  // DynamicUpdateSliceRunsAsThunk and the loader admit integers only.
-  if (!IsByteIntegerType(type)) return 0;
   return ByteIntegerTypeSwitch(
+      type,
       [&]<typename T>() -> int64_t {
         const T v = static_cast<const T*>(base)[i];
         if constexpr (std::is_signed_v<T>) {
@@ -29,7 +28,8 @@ int64_t ClampedStart(const void* base, PrimitiveType type, int64_t i, int64_t hi
           return static_cast<int64_t>(std::min<uint64_t>(v, static_cast<uint64_t>(high)));
         }
       },
-      type);
+      // DynamicUpdateSliceRunsAsThunk and the loader admit integers only.
+      [] { return int64_t{0}; });
 }
 
 }  // namespace

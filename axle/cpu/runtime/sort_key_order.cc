@@ -76,8 +76,8 @@ bool SortKeyOrder::Supports(PrimitiveType type) {
 void SortKeyOrder::Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const {
   if (type_ == F32) return FloatKeys<float, uint32_t>(data, count, stride, keys);
   if (type_ == F64) return FloatKeys<double, uint64_t>(data, count, stride, keys);
-  if (!IsByteIntegerType(type_)) return;
-  ByteIntegerTypeSwitch([&]<typename T>() { IntegerKeys<T>(data, count, stride, keys); }, type_);
+  ByteIntegerTypeSwitch(
+      type_, [&]<typename T>() { IntegerKeys<T>(data, count, stride, keys); }, [] {});
 }
 
 }  // namespace axle::cpu
