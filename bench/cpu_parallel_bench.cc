@@ -32,49 +32,59 @@ using bench::ChainPointers;
 using bench::kChain;
 using bench::kElements;
 
-struct Chain {
+// A module compiled for the cpu platform, with its arguments on it.
+struct Program {
   LocalClient* client = nullptr;
   std::unique_ptr<LocalExecutable> executable;
   std::vector<ScopedShapedBuffer> arguments;
 };
 
-Chain& SharedChain() {
-  static Chain* chain = [] {
-    auto* chain = new Chain;
-    auto platform = PlatformUtil::GetPlatform("cpu");
-    if (!platform.ok()) std::abort();
-    chain->client = *ClientLibrary::GetOrCreateLocalClient(*platform);
-    auto module = ParseAndReturnUnverifiedModule(kChain);
-    if (!module.ok()) std::abort();
-    auto executable = chain->client->Compile(std::move(*module), {});
-    if (!executable.ok()) std::abort();
-    chain->executable = std::move(*executable);
+// `hlo` compiled for cpu, with `arguments` transferred; aborts on an error.
+Program* CompileProgram(const char* hlo, const std::vector<Literal>& arguments) {
+  auto* program = new Program;
+  auto platform = PlatformUtil::GetPlatform("cpu");
+  if (!platform.ok()) std::abort();
+  program->client = *ClientLibrary::GetOrCreateLocalClient(*platform);
+  auto module = ParseAndReturnUnverifiedModule(hlo);
+  if (!module.ok()) std::abort();
+  auto executable = program->client->Compile(std::move(*module), {});
+  if (!executable.ok()) std::abort();
+  program->executable = std::move(*executable);
+  for (const Literal& literal : arguments) {
+    auto buffer = program->client->LiteralToShapedBuffer(literal, 0);
+    if (!buffer.ok()) std::abort();
+    program->arguments.push_back(std::move(*buffer));
+  }
+  return program;
+}
+
+// Runs `program` on state.range(0) threads: once untimed (the first run
+// faults in the result block and the arena), then once per iteration.
+void RunProgram(benchmark::State& state, const Program& program) {
+  std::vector<const ShapedBuffer*> arguments;
+  for (const auto& argument : program.arguments) arguments.push_back(&argument);
+  ExecutableRunOptions options;
+  options.set_intra_op_threads(static_cast<int>(state.range(0)));
+  if (!program.executable->Run(arguments, options).ok()) std::abort();
+  for (auto _ : state) {
+    auto result = program.executable->Run(arguments, options);
+    if (!result.ok()) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(result);
+  }
+}
+
+void BM_ChainLocalClient(benchmark::State& state) {
+  static const Program* chain = [] {
+    std::vector<Literal> arguments;
     for (int i = 0; i < 3; ++i) {
       Literal literal(ShapeUtil::MakeShape(F32, {kElements}));
       auto data = literal.data<float>();
       for (int64_t j = 0; j < kElements; ++j) data[j] = ChainInput(i, j);
-      auto buffer = chain->client->LiteralToShapedBuffer(literal, 0);
-      if (!buffer.ok()) std::abort();
-      chain->arguments.push_back(std::move(*buffer));
+      arguments.push_back(std::move(literal));
     }
-    return chain;
+    return CompileProgram(kChain, arguments);
   }();
-  return *chain;
-}
-
-void BM_ChainLocalClient(benchmark::State& state) {
-  Chain& chain = SharedChain();
-  std::vector<const ShapedBuffer*> arguments;
-  for (const auto& argument : chain.arguments) arguments.push_back(&argument);
-  ExecutableRunOptions options;
-  options.set_intra_op_threads(static_cast<int>(state.range(0)));
-  // Warm-up: the first run faults in the result block and the arena.
-  if (!chain.executable->Run(arguments, options).ok()) std::abort();
-  for (auto _ : state) {
-    auto result = chain.executable->Run(arguments, options);
-    if (!result.ok()) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(result);
-  }
+  RunProgram(state, *chain);
   state.SetBytesProcessed(state.iterations() * kElements * 4 * sizeof(float));
 }
 BENCHMARK(BM_ChainLocalClient)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -102,37 +112,18 @@ ENTRY e {
 )";
 
 void BM_DotThenElementwise(benchmark::State& state) {
-  static Chain* program = [] {
-    auto* program = new Chain;
-    auto platform = PlatformUtil::GetPlatform("cpu");
-    if (!platform.ok()) std::abort();
-    program->client = *ClientLibrary::GetOrCreateLocalClient(*platform);
-    auto module = ParseAndReturnUnverifiedModule(kDotThenElementwise);
-    if (!module.ok()) std::abort();
-    auto executable = program->client->Compile(std::move(*module), {});
-    if (!executable.ok()) std::abort();
-    program->executable = std::move(*executable);
+  static const Program* program = [] {
+    std::vector<Literal> arguments;
     const int64_t shapes[3][2] = {{256, 512}, {512, 1024}, {256, 1024}};
     for (const auto& dims : shapes) {
       Literal literal(ShapeUtil::MakeShape(F32, {dims[0], dims[1]}));
       auto data = literal.data<float>();
       for (size_t j = 0; j < data.size(); ++j) data[j] = static_cast<float>(j % 13) * 0.1f - 0.6f;
-      auto buffer = program->client->LiteralToShapedBuffer(literal, 0);
-      if (!buffer.ok()) std::abort();
-      program->arguments.push_back(std::move(*buffer));
+      arguments.push_back(std::move(literal));
     }
-    return program;
+    return CompileProgram(kDotThenElementwise, arguments);
   }();
-  std::vector<const ShapedBuffer*> arguments;
-  for (const auto& argument : program->arguments) arguments.push_back(&argument);
-  ExecutableRunOptions options;
-  options.set_intra_op_threads(static_cast<int>(state.range(0)));
-  if (!program->executable->Run(arguments, options).ok()) std::abort();
-  for (auto _ : state) {
-    auto result = program->executable->Run(arguments, options);
-    if (!result.ok()) state.SkipWithError("run failed");
-    benchmark::DoNotOptimize(result);
-  }
+  RunProgram(state, *program);
 }
 BENCHMARK(BM_DotThenElementwise)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

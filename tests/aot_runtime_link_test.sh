@@ -8,21 +8,7 @@
 set -u
 bin=$1
 testdata=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 check "the program runs both models" "$bin" "$testdata"
 ldd "$bin" >"$tmp/libraries"
@@ -43,5 +29,4 @@ for pattern in 'llvm::' 'axle::HloInstruction::' 'axle::HloModule::' 'axle::HloP
   check "no $pattern symbols" bash -c "! grep -qF -- '$pattern' '$tmp/symbols'"
 done
 
-echo "$passed passed, $failed failed"
-test "$failed" -eq 0
+report

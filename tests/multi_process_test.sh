@@ -9,21 +9,7 @@
 set -u
 run="$1/tools/axle-run"
 mpi="${2:-}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 cat >"$tmp/sum.hlo" <<'HLO'
 HloModule sum
@@ -446,5 +432,4 @@ if [ "$mpi" = mpi ] && command -v mpirun >/dev/null; then
     sh -c "[ $rc -eq 137 ] || grep -qi 'signal 9\\|killed' '$tmp/log'"
 fi
 
-echo "multi_process_test: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report multi_process_test

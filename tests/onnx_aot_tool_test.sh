@@ -10,30 +10,7 @@ build=$1
 src=$2
 tool="$build/tools/axle-aot"
 data="$src/axle/frontends/onnx/testdata"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name"
-  fi
-}
-
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2
-  shift 2
-  "$tool" "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  check "$name: exit 1 (got $rc)" test $rc -eq 1
-  check "$name: says '$pattern'" grep -q -- "$pattern" "$tmp/err"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 mlp="$data/mlp/model.onnx"
 expect_error "a missing output folder" "cannot write $tmp/out/mlp" \
@@ -79,5 +56,4 @@ expect_error "a failing compiler" "the C++ compiler failed" \
 expect_error "a model with host nodes" "no kernel for op 'NonZero'" \
   "$data/nonzero_gather/model.onnx" --class=M -o "$tmp/out/x" --dim=N=2
 
-echo "$passed passed, $failed failed"
-test "$failed" -eq 0
+report

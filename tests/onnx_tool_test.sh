@@ -8,31 +8,7 @@ build=$1
 src=$2
 tool="$build/tools/axle-onnx"
 data="$src/axle/frontends/onnx/testdata"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name"
-  fi
-}
-
-# Runs the tool expecting exit 1 and a message: fails NAME unless both.
-expect_error() {  # expect_error NAME PATTERN ARGS...
-  local name=$1 pattern=$2
-  shift 2
-  "$tool" "$@" >/dev/null 2>"$tmp/err"
-  local rc=$?
-  check "$name: exit 1 (got $rc)" test $rc -eq 1
-  check "$name: says '$pattern'" grep -q -- "$pattern" "$tmp/err"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 mlp="$data/mlp/model.onnx"
 "$tool" "$mlp" --input="$data/mlp/test_data_set_0/input_0.pb" --output_dir="$tmp/a/b" >"$tmp/run.out"
@@ -98,5 +74,4 @@ expect_error "attribute type" "attribute 'axis' must be of type INT" \
   "$data/tool/attribute_type.onnx" --input="$data/tool/x2.npy"
 expect_error "unknown platform" "platform 'tpu'" "$mlp" --input="$data/tool/x2.npy" --platform=tpu
 
-echo "onnx_tool_test: $passed passed, $failed failed"
-test "$failed" -eq 0
+report onnx_tool_test

@@ -6,21 +6,7 @@ build=$1
 src=$2
 opt="$build/tools/axle-opt"
 run="$build/tools/axle-run"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # axle-opt prints canonical text that is a fixed point.
 "$opt" "$src/examples/mlp.hlo" >"$tmp/a.hlo" 2>"$tmp/err"
@@ -154,5 +140,4 @@ printf 'HloModule m\n\nENTRY e {\n  p = f32[100000000000] parameter(0)\n  ROOT r
 check "a 400 GB parameter is a clear error" test "$big_status" -eq 1
 check "the error names the parameter and its size" grep -q "parameter 0 (p) of shape f32\[100000000000\]" "$tmp/big.out"
 
-echo "tools: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report tools

@@ -347,64 +347,59 @@ absl::Status Communicator::CheckRoot(absl::Span<const int> group, int root, cons
   return absl::OkStatus();
 }
 
-absl::Status Communicator::Broadcast(absl::Span<const int> group, int root, void* data,
-                                     int64_t bytes) {
-  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "broadcast"));
-  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "broadcast"));
+absl::Status Communicator::RunRooted(absl::Span<const int> group, int root, int64_t bytes,
+                                     const char* op, PostRooted post,
+                                     absl::FunctionRef<void(int me)> own) {
+  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, op));
+  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, op));
   uint64_t tag = NextTag();
   std::vector<std::unique_ptr<Transfer>> transfers;
   if (bytes > 0) {
     if (me == root) {
       for (size_t i = 0; i < group.size(); ++i) {
-        if (static_cast<int>(i) != me) AXLE_POST(transfers, PostSend(group[i], data, bytes, tag));
+        if (static_cast<int>(i) != me) AXLE_POST(transfers, post(true, static_cast<int>(i), tag));
       }
+      own(me);
     } else {
-      AXLE_POST(transfers, PostRecv(group[root], data, bytes, tag));
+      AXLE_POST(transfers, post(false, root, tag));
     }
   }
   return Run(transfers);
+}
+
+absl::Status Communicator::Broadcast(absl::Span<const int> group, int root, void* data,
+                                     int64_t bytes) {
+  return RunRooted(
+      group, root, bytes, "broadcast",
+      [&](bool at_root, int peer, uint64_t tag) {
+        return at_root ? PostSend(group[peer], data, bytes, tag)
+                       : PostRecv(group[peer], data, bytes, tag);
+      },
+      [](int) {});
 }
 
 absl::Status Communicator::Gather(absl::Span<const int> group, int root, const void* input,
                                   void* output, int64_t bytes) {
-  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "gather"));
-  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "gather"));
-  uint64_t tag = NextTag();
-  std::vector<std::unique_ptr<Transfer>> transfers;
-  if (bytes > 0) {
-    if (me == root) {
-      auto* out = static_cast<char*>(output);
-      for (size_t i = 0; i < group.size(); ++i) {
-        if (static_cast<int>(i) != me)
-          AXLE_POST(transfers, PostRecv(group[i], out + i * bytes, bytes, tag));
-      }
-      std::memmove(out + me * bytes, input, bytes);
-    } else {
-      AXLE_POST(transfers, PostSend(group[root], input, bytes, tag));
-    }
-  }
-  return Run(transfers);
+  auto* out = static_cast<char*>(output);
+  return RunRooted(
+      group, root, bytes, "gather",
+      [&](bool at_root, int peer, uint64_t tag) {
+        return at_root ? PostRecv(group[peer], out + peer * bytes, bytes, tag)
+                       : PostSend(group[peer], input, bytes, tag);
+      },
+      [&](int me) { std::memmove(out + me * bytes, input, bytes); });
 }
 
 absl::Status Communicator::Scatter(absl::Span<const int> group, int root, const void* input,
                                    void* output, int64_t bytes) {
-  AXLE_ASSIGN_OR_RETURN(int me, IndexIn(group, "scatter"));
-  AXLE_RETURN_IF_ERROR(CheckRoot(group, root, "scatter"));
-  uint64_t tag = NextTag();
-  std::vector<std::unique_ptr<Transfer>> transfers;
-  if (bytes > 0) {
-    if (me == root) {
-      const auto* in = static_cast<const char*>(input);
-      for (size_t i = 0; i < group.size(); ++i) {
-        if (static_cast<int>(i) != me)
-          AXLE_POST(transfers, PostSend(group[i], in + i * bytes, bytes, tag));
-      }
-      std::memmove(output, in + me * bytes, bytes);
-    } else {
-      AXLE_POST(transfers, PostRecv(group[root], output, bytes, tag));
-    }
-  }
-  return Run(transfers);
+  const auto* in = static_cast<const char*>(input);
+  return RunRooted(
+      group, root, bytes, "scatter",
+      [&](bool at_root, int peer, uint64_t tag) {
+        return at_root ? PostSend(group[peer], in + peer * bytes, bytes, tag)
+                       : PostRecv(group[peer], output, bytes, tag);
+      },
+      [&](int me) { std::memmove(output, in + me * bytes, bytes); });
 }
 
 absl::Status Communicator::Permute(int target, const void* input, int source, void* output,

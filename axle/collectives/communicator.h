@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -159,6 +160,14 @@ class Communicator {
   absl::StatusOr<int> IndexIn(absl::Span<const int> group, const char* op) const;
   // Checks that root indexes the group.
   absl::Status CheckRoot(absl::Span<const int> group, int root, const char* op) const;
+  // Broadcast, Gather and Scatter: checks the group and the root (errors
+  // name `op`), then, unless `bytes` is 0, the root posts `post(true, i,
+  // tag)` for every other member i and runs `own(me)` for its own part,
+  // and every other member posts `post(false, root, tag)`; then runs them.
+  using PostRooted = absl::FunctionRef<absl::StatusOr<std::unique_ptr<Transfer>>(
+      bool at_root, int peer, uint64_t tag)>;
+  absl::Status RunRooted(absl::Span<const int> group, int root, int64_t bytes, const char* op,
+                         PostRooted post, absl::FunctionRef<void(int me)> own);
   // The first half of AllReduce and Reduce: member `me` receives piece `me`
   // (elements [count*me/n, count*(me+1)/n)) of every member's input and
   // folds them in member order into `output`'s piece `me` (output may be

@@ -122,8 +122,17 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
     if constexpr (types) return run([](C v) { return std::fn(v); }); \
     break;
 #define AXLE_EVAL_STD_FLOAT_OR_COMPLEX_CASE_(opcode, fn) \
-  AXLE_EVAL_STD_CASE_(opcode, fn, kFloat || kComplex)
-#define AXLE_EVAL_STD_FLOAT_CASE_(opcode, fn) AXLE_EVAL_STD_CASE_(opcode, fn, kFloat)
+  AXLE_EVAL_STD_CASE_(opcode, fn, K::kFloat || K::kComplex)
+#define AXLE_EVAL_STD_FLOAT_CASE_(opcode, fn) AXLE_EVAL_STD_CASE_(opcode, fn, K::kFloat)
+
+// Which kind of element T is, for the `if constexpr` branches below.
+template <typename T>
+struct ElementKind {
+  static constexpr bool kPred = std::is_same_v<T, bool>;
+  static constexpr bool kInt = is_integer_v<T>;
+  static constexpr bool kFloat = is_float_v<T>;
+  static constexpr bool kComplex = is_complex_v<T>;
+};
 
 // Each instantiation keeps only the `if constexpr` branches its type has, so
 // unrelated opcodes can reduce to the same `break` (clang-tidy's branch-clone).
@@ -131,10 +140,7 @@ F ReducePrecision(F value, int exponent_bits, int mantissa_bits) {
 template <typename T>
 absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T* out, int64_t n) {
   using C = Compute<T>;
-  constexpr bool kPred = std::is_same_v<T, bool>;
-  constexpr bool kInt = is_integer_v<T>;
-  constexpr bool kFloat = is_float_v<T>;
-  constexpr bool kComplex = is_complex_v<T>;
+  using K = ElementKind<T>;
   auto run = [&](auto f) {
     Loop1<T, T>(a, out, n, [&](T v) { return Down<T>(f(Up<T>(v))); });
     return absl::OkStatus();
@@ -144,12 +150,12 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
     case HloOpcode::kCopy:
       return run([](C v) { return v; });
     case HloOpcode::kNegate:
-      if constexpr (kInt)
+      if constexpr (K::kInt)
         return run([](C v) { return static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)); });
-      if constexpr (kFloat || kComplex) return run([](C v) { return -v; });
+      if constexpr (K::kFloat || K::kComplex) return run([](C v) { return -v; });
       break;
     case HloOpcode::kAbs:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C v) {
           if constexpr (std::is_signed_v<C>) {
             return v < 0 ? static_cast<C>(uint64_t{0} - static_cast<uint64_t>(v)) : v;
@@ -158,14 +164,15 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
           }
         });
       }
-      if constexpr (kFloat) return run([](C v) { return std::abs(v); });
+      if constexpr (K::kFloat) return run([](C v) { return std::abs(v); });
       break;
     case HloOpcode::kSign:
-      if constexpr (kInt) return run([](C v) { return static_cast<C>((C(0) < v) - (v < C(0))); });
-      if constexpr (kFloat) {
+      if constexpr (K::kInt)
+        return run([](C v) { return static_cast<C>((C(0) < v) - (v < C(0))); });
+      if constexpr (K::kFloat) {
         return run([](C v) { return std::isnan(v) ? v : std::copysign(C(v != C(0) ? 1 : 0), v); });
       }
-      if constexpr (kComplex) {
+      if constexpr (K::kComplex) {
         return run([](C v) {
           auto magnitude = std::abs(v);
           return magnitude == 0 ? C(0) : v / magnitude;
@@ -173,11 +180,11 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       }
       break;
     case HloOpcode::kNot:
-      if constexpr (kPred) return run([](C v) { return !v; });
-      if constexpr (kInt) return run([](C v) { return static_cast<C>(~v); });
+      if constexpr (K::kPred) return run([](C v) { return !v; });
+      if constexpr (K::kInt) return run([](C v) { return static_cast<C>(~v); });
       break;
     case HloOpcode::kClz:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C v) {
           uint64_t bits = RawBits<T>(v);
           return static_cast<C>(BitsOf<T>() - std::bit_width(bits));
@@ -185,30 +192,30 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       }
       break;
     case HloOpcode::kPopulationCount:
-      if constexpr (kInt)
+      if constexpr (K::kInt)
         return run([](C v) { return static_cast<C>(std::popcount(RawBits<T>(v))); });
       break;
     case HloOpcode::kExpm1:
-      if constexpr (kFloat) return run([](C v) { return std::expm1(v); });
-      if constexpr (kComplex) return run([](C v) { return std::exp(v) - C(1); });
+      if constexpr (K::kFloat) return run([](C v) { return std::expm1(v); });
+      if constexpr (K::kComplex) return run([](C v) { return std::exp(v) - C(1); });
       break;
     case HloOpcode::kLog1p:
-      if constexpr (kFloat) return run([](C v) { return std::log1p(v); });
-      if constexpr (kComplex) return run([](C v) { return std::log(C(1) + v); });
+      if constexpr (K::kFloat) return run([](C v) { return std::log1p(v); });
+      if constexpr (K::kComplex) return run([](C v) { return std::log(C(1) + v); });
       break;
     case HloOpcode::kLogistic:
-      if constexpr (kFloat || kComplex)
+      if constexpr (K::kFloat || K::kComplex)
         return run([](C v) { return C(1) / (C(1) + std::exp(-v)); });
       break;
     case HloOpcode::kRsqrt:
-      if constexpr (kFloat || kComplex) return run([](C v) { return C(1) / std::sqrt(v); });
+      if constexpr (K::kFloat || K::kComplex) return run([](C v) { return C(1) / std::sqrt(v); });
       break;
       // clang-format off
     AXLE_EVAL_STD_FLOAT_OR_COMPLEX_OPS(AXLE_EVAL_STD_FLOAT_OR_COMPLEX_CASE_)
     AXLE_EVAL_STD_FLOAT_OPS(AXLE_EVAL_STD_FLOAT_CASE_)
       // clang-format on
     case HloOpcode::kRoundNearestEven:
-      if constexpr (kFloat) {
+      if constexpr (K::kFloat) {
         return run([](C v) {
           C r = std::round(v);
           // Ties go to the even neighbour.
@@ -218,7 +225,7 @@ absl::Status UnarySameType(const HloInstruction& instruction, const Lanes& a, T*
       }
       break;
     case HloOpcode::kReducePrecision:
-      if constexpr (kFloat) {
+      if constexpr (K::kFloat) {
         const auto& rp = *cast<HloReducePrecisionInstruction>(&instruction);
         int e = rp.exponent_bits(), m = rp.mantissa_bits();
         if (e < 1 || m < 0)
@@ -243,10 +250,7 @@ template <typename T>
 absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, const Lanes& b,
                             T* out, int64_t n) {
   using C = Compute<T>;
-  constexpr bool kPred = std::is_same_v<T, bool>;
-  constexpr bool kInt = is_integer_v<T>;
-  constexpr bool kFloat = is_float_v<T>;
-  constexpr bool kComplex = is_complex_v<T>;
+  using K = ElementKind<T>;
   auto run = [&](auto f) {
     Loop2<T, T, T>(a, b, out, n, [&](T x, T y) { return Down<T>(f(Up<T>(x), Up<T>(y))); });
     return absl::OkStatus();
@@ -254,30 +258,30 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
   auto wrap = [](uint64_t v) { return static_cast<C>(v); };
   switch (instruction.opcode()) {
     case HloOpcode::kAdd:
-      if constexpr (kPred) return run([](C x, C y) { return x || y; });
-      if constexpr (kInt) {
+      if constexpr (K::kPred) return run([](C x, C y) { return x || y; });
+      if constexpr (K::kInt) {
         return run(
             [&](C x, C y) { return wrap(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); });
       }
-      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x + y; });
+      if constexpr (K::kFloat || K::kComplex) return run([](C x, C y) { return x + y; });
       break;
     case HloOpcode::kSubtract:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run(
             [&](C x, C y) { return wrap(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); });
       }
-      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x - y; });
+      if constexpr (K::kFloat || K::kComplex) return run([](C x, C y) { return x - y; });
       break;
     case HloOpcode::kMultiply:
-      if constexpr (kPred) return run([](C x, C y) { return x && y; });
-      if constexpr (kInt) {
+      if constexpr (K::kPred) return run([](C x, C y) { return x && y; });
+      if constexpr (K::kInt) {
         return run(
             [&](C x, C y) { return wrap(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); });
       }
-      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x * y; });
+      if constexpr (K::kFloat || K::kComplex) return run([](C x, C y) { return x * y; });
       break;
     case HloOpcode::kDivide:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           if (y == 0) return static_cast<C>(-1);  // all bits set
           if constexpr (std::is_signed_v<C>) {
@@ -288,10 +292,10 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
           return x / y;
         });
       }
-      if constexpr (kFloat || kComplex) return run([](C x, C y) { return x / y; });
+      if constexpr (K::kFloat || K::kComplex) return run([](C x, C y) { return x / y; });
       break;
     case HloOpcode::kRemainder:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           if (y == 0) return x;
           if constexpr (std::is_signed_v<C>) {
@@ -300,14 +304,14 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
           return x % y;
         });
       }
-      if constexpr (kFloat) return run([](C x, C y) { return std::fmod(x, y); });
+      if constexpr (K::kFloat) return run([](C x, C y) { return std::fmod(x, y); });
       break;
     case HloOpcode::kMaximum:
     case HloOpcode::kMinimum: {
       // NaN wins either way.
       bool is_max = instruction.opcode() == HloOpcode::kMaximum;
-      if constexpr (kPred) return run([is_max](C x, C y) { return is_max ? x || y : x && y; });
-      if constexpr (kInt || kFloat) {
+      if constexpr (K::kPred) return run([is_max](C x, C y) { return is_max ? x || y : x && y; });
+      if constexpr (K::kInt || K::kFloat) {
         return run([is_max](C x, C y) {
           if (IsNan(x)) return x;
           if (IsNan(y)) return y;
@@ -317,20 +321,20 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       break;
     }
     case HloOpcode::kPower:
-      if constexpr (kPred) return run([](C x, C y) { return x || !y; });
-      if constexpr (kInt) {
+      if constexpr (K::kPred) return run([](C x, C y) { return x || !y; });
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           if (x == 1 || y == 0) return 1;
           return IntegerPower<C>(x, y);
         });
       }
-      if constexpr (kFloat) {
+      if constexpr (K::kFloat) {
         return run([](C x, C y) -> C {
           if (x == C(1) || y == C(0)) return C(1);
           return std::pow(x, y);
         });
       }
-      if constexpr (kComplex) {
+      if constexpr (K::kComplex) {
         return run([](C x, C y) -> C {
           if (x == C(1) || y == C(0)) return C(1);
           bool x_is_positive_infinity = x.imag() == 0 && x.real() > 0 && std::isinf(x.real());
@@ -341,8 +345,8 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       }
       break;
     case HloOpcode::kAtan2:
-      if constexpr (kFloat) return run([](C y, C x) { return std::atan2(y, x); });
-      if constexpr (kComplex) {
+      if constexpr (K::kFloat) return run([](C y, C x) { return std::atan2(y, x); });
+      if constexpr (K::kComplex) {
         return run([](C y, C x) {
           C i(0, 1);
           return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
@@ -350,19 +354,19 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       }
       break;
     case HloOpcode::kAnd:
-      if constexpr (kPred) return run([](C x, C y) { return x && y; });
-      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x & y); });
+      if constexpr (K::kPred) return run([](C x, C y) { return x && y; });
+      if constexpr (K::kInt) return run([](C x, C y) { return static_cast<C>(x & y); });
       break;
     case HloOpcode::kOr:
-      if constexpr (kPred) return run([](C x, C y) { return x || y; });
-      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x | y); });
+      if constexpr (K::kPred) return run([](C x, C y) { return x || y; });
+      if constexpr (K::kInt) return run([](C x, C y) { return static_cast<C>(x | y); });
       break;
     case HloOpcode::kXor:
-      if constexpr (kPred) return run([](C x, C y) { return x != y; });
-      if constexpr (kInt) return run([](C x, C y) { return static_cast<C>(x ^ y); });
+      if constexpr (K::kPred) return run([](C x, C y) { return x != y; });
+      if constexpr (K::kInt) return run([](C x, C y) { return static_cast<C>(x ^ y); });
       break;
     case HloOpcode::kShiftLeft:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           uint64_t amount = RawBits<T>(y);
           if (amount >= static_cast<uint64_t>(BitsOf<T>())) return 0;
@@ -371,7 +375,7 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       }
       break;
     case HloOpcode::kShiftRightLogical:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           uint64_t amount = RawBits<T>(y);
           if (amount >= static_cast<uint64_t>(BitsOf<T>())) return 0;
@@ -380,7 +384,7 @@ absl::Status BinarySameType(const HloInstruction& instruction, const Lanes& a, c
       }
       break;
     case HloOpcode::kShiftRightArithmetic:
-      if constexpr (kInt) {
+      if constexpr (K::kInt) {
         return run([](C x, C y) -> C {
           // The value as a signed number of the element's width.
           constexpr int kShift = 64 - BitsOf<T>();

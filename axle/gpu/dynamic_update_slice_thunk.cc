@@ -17,8 +17,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-constexpr int kBlock = 256;
-
 struct SliceGeometry {
   std::vector<int64_t> operand_dims;
   std::vector<int64_t> update_dims;
@@ -33,7 +31,7 @@ struct SliceGeometry {
 absl::Status EmitKernel(const SliceGeometry& g, llvm::Module* module) {
   KernelBuilder kb(module);
   const int num_starts = static_cast<int>(g.num_starts);
-  kb.BeginKernel("update_slice", 2 + num_starts, 0, kBlock);
+  kb.BeginKernel("update_slice", 2 + num_starts, 0, kThreadsPerBlock);
   llvm::IRBuilder<>& b = kb.b();
   llvm_ir::ElementalIrEmitter& e = kb.elemental();
   const int64_t rank = static_cast<int64_t>(g.operand_dims.size());
@@ -84,7 +82,7 @@ class DynamicUpdateSliceThunk final : public PtxThunk {
       arguments.push_back(Argument::Pointer(context.address(v.operands[2 + i])));
     }
     arguments.push_back(Argument::Pointer(context.address(v.outputs[0])));
-    return Launch(context.stream, 0, (count + kBlock - 1) / kBlock, kBlock, arguments);
+    return LaunchPerItem(context.stream, 0, count, arguments);
   }
 
  private:

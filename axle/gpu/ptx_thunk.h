@@ -26,6 +26,11 @@
 
 namespace axle::gpu {
 
+// Threads per block of the kernels that run one thread per item (an
+// element, an update, a block of random bits), BeginKernel's block size
+// for them and LaunchPerItem's.
+inline constexpr int kThreadsPerBlock = 256;
+
 class PtxThunk : public GpuThunk {
  public:
   // `kernels`: the names of the entries of `ptx` it launches, in the order
@@ -56,6 +61,13 @@ class PtxThunk : public GpuThunk {
   // Initialize; errors name the instruction and the kernel.
   absl::Status Launch(CudaStream* stream, int kernel, int64_t grid, int block,
                       absl::Span<const Argument> arguments) const;
+  // Launch with one thread per item for `items` items, in blocks of
+  // kThreadsPerBlock.
+  absl::Status LaunchPerItem(CudaStream* stream, int kernel, int64_t items,
+                             absl::Span<const Argument> arguments) const {
+    return Launch(stream, kernel, (items + kThreadsPerBlock - 1) / kThreadsPerBlock,
+                  kThreadsPerBlock, arguments);
+  }
   // Copies `bytes` from `from` to `to` on the stream, unless they are the
   // same buffer (an operand the executable let its result reuse).
   absl::Status CopyUnlessSame(CudaStream* stream, const se::DeviceMemoryBase& from,

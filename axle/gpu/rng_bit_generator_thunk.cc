@@ -18,8 +18,6 @@
 namespace axle::gpu {
 namespace {
 
-constexpr int kBlock = 256;
-
 struct RngGeometry {
   bool threefry = false;
   int64_t state_size = 2;
@@ -133,7 +131,7 @@ RngEmitter::State RngEmitter::LoadState(llvm::Value* state, const RngGeometry& g
 }
 
 absl::Status RngEmitter::Emit(const RngGeometry& g) {
-  kb_.BeginKernel("rng_bits", 2, 0, kBlock);
+  kb_.BeginKernel("rng_bits", 2, 0, kThreadsPerBlock);
   llvm::Value* i = kb_.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(
       kb_.If(b_.CreateICmpULT(i, kb_.I64(g.blocks)), "block", [&]() -> absl::Status {
@@ -219,8 +217,8 @@ class RngBitGeneratorThunk final : public PtxThunk {
   absl::Status Execute(const GpuThunkContext& context) const override {
     const GpuThunkValues& v = values();
     const Argument state = Argument::Pointer(context.address(v.operands[0]));
-    AXLE_RETURN_IF_ERROR(Launch(context.stream, 0, (g_.blocks + kBlock - 1) / kBlock, kBlock,
-                                {state, Argument::Pointer(context.address(v.outputs[1]))}));
+    AXLE_RETURN_IF_ERROR(LaunchPerItem(context.stream, 0, g_.blocks,
+                                       {state, Argument::Pointer(context.address(v.outputs[1]))}));
     return Launch(context.stream, 1, 1, 32,
                   {state, Argument::Pointer(context.address(v.outputs[0]))});
   }

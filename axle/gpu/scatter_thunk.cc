@@ -21,8 +21,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-constexpr int kBlock = 256;
-
 // The shared indexing (scatter_indexing.h) and each operand's type.
 struct ScatterGeometry : ScatterIndexing {
   std::vector<PrimitiveType> types;
@@ -36,7 +34,7 @@ absl::Status EmitScatterKernel(const ScatterGeometry& g, const HloComputation& c
   const int n = static_cast<int>(g.types.size());
   KernelBuilder kb(module);
   // scatter(indices, updates..., outputs..., locks)
-  kb.BeginKernel("scatter", 2 * n + 2, 0, kBlock);
+  kb.BeginKernel("scatter", 2 * n + 2, 0, kThreadsPerBlock);
   llvm::IRBuilder<>& b = kb.b();
   llvm_ir::ElementalIrEmitter& e = kb.elemental();
   const int64_t operand_rank = static_cast<int64_t>(g.operand_dims.size());
@@ -164,7 +162,7 @@ absl::Status ScatterThunk::Execute(const GpuThunkContext& context) const {
     arguments.push_back(Argument::Pointer(context.address(v.outputs[i])));
   }
   arguments.push_back(Argument::Pointer(locks));
-  return Launch(context.stream, 0, (update_count + kBlock - 1) / kBlock, kBlock, arguments);
+  return LaunchPerItem(context.stream, 0, update_count, arguments);
 }
 
 bool IsIndexType(PrimitiveType type) {

@@ -19,8 +19,6 @@ namespace {
 
 namespace pu = primitive_util;
 
-constexpr int kBlock = 256;
-
 struct WindowGeometry {
   std::vector<int64_t> operand_dims;
   std::vector<int64_t> source_dims;
@@ -40,7 +38,7 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   const int64_t count = ElementCount(g.operand_dims);
   llvm::Type* storage = e.StorageType(g.type);
 
-  kb.BeginKernel("fill", 2, 0, kBlock);
+  kb.BeginKernel("fill", 2, 0, kThreadsPerBlock);
   llvm::Value* i = kb.GlobalThreadIndex();
   AXLE_RETURN_IF_ERROR(kb.If(b.CreateICmpULT(i, kb.I64(count)), "element", [&]() -> absl::Status {
     b.CreateStore(b.CreateLoad(storage, kb.pointer(0)),
@@ -49,7 +47,7 @@ absl::Status EmitKernels(const WindowGeometry& g, const HloComputation& select,
   }));
   kb.EndKernel();
 
-  kb.BeginKernel("select_and_scatter", 3, 0, kBlock);
+  kb.BeginKernel("select_and_scatter", 3, 0, kThreadsPerBlock);
   const int64_t rank = static_cast<int64_t>(g.operand_dims.size());
   const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   bool base_dilated = false;
@@ -134,14 +132,15 @@ absl::Status SelectAndScatterThunk::Execute(const GpuThunkContext& context) cons
                      ": the result shares a buffer with the operand or the source (it must not)"));
   }
   const int64_t count = ElementCount(g_.operand_dims);
-  AXLE_RETURN_IF_ERROR(
-      Launch(context.stream, 0, (count + kBlock - 1) / kBlock, kBlock,
-             {Argument::Pointer(context.address(v.operands[2])), Argument::Pointer(output)}));
+  AXLE_RETURN_IF_ERROR(LaunchPerItem(
+      context.stream, 0, count,
+      {Argument::Pointer(context.address(v.operands[2])), Argument::Pointer(output)}));
   const int64_t sources = ElementCount(g_.source_dims);
   if (count == 0 || sources == 0 || ElementCount(g_.window_sizes) == 0) return absl::OkStatus();
-  return Launch(context.stream, 1, (sources + kBlock - 1) / kBlock, kBlock,
-                {Argument::Pointer(context.address(v.operands[0])),
-                 Argument::Pointer(context.address(v.operands[1])), Argument::Pointer(output)});
+  return LaunchPerItem(
+      context.stream, 1, sources,
+      {Argument::Pointer(context.address(v.operands[0])),
+       Argument::Pointer(context.address(v.operands[1])), Argument::Pointer(output)});
 }
 
 }  // namespace

@@ -29,6 +29,13 @@ using Len = size_t;  // gfortran's hidden CHARACTER length
 using SelectReal = int (*)(const void*, const void*);
 using SelectComplex = int (*)(const void*);
 
+// The element types by LAPACK's prefix: X(prefix, type) for all four, and
+// REAL(prefix, type) and COMPLEX(prefix, type, its real part's type) where
+// the real and the complex routines differ.
+#define AXLE_LAPACK_ALL_TYPES(X) X(s, float) X(d, double) X(c, c64) X(z, c128)
+#define AXLE_LAPACK_REAL_AND_COMPLEX(REAL, COMPLEX) \
+  REAL(s, float) REAL(d, double) COMPLEX(c, c64, float) COMPLEX(z, c128, double)
+
 extern "C" {
 #define AXLE_LAPACK_TRSM(p, T)                                                                \
   void p##trsm_(const char* side, const char* uplo, const char* transa, const char* diag,     \
@@ -56,7 +63,6 @@ extern "C" {
   void name(const char* side, const char* trans, const int* m, const int* n, const int* k, \
             const T* a, const int* lda, const T* tau, T* c, const int* ldc, T* work,       \
             const int* lwork, int* info, Len, Len);
-#define AXLE_LAPACK_ALL_TYPES(X) X(s, float) X(d, double) X(c, c64) X(z, c128)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_TRSM)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_POTRF)
 AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_GETRF)
@@ -92,7 +98,6 @@ AXLE_LAPACK_SYTRD(zhetrd_, c128, double)
 #undef AXLE_LAPACK_SYTRD
 #undef AXLE_LAPACK_GTSV
 #undef AXLE_LAPACK_ORMQR
-#undef AXLE_LAPACK_ALL_TYPES
 
 // Symmetric / Hermitian eigendecomposition (divide and conquer).
 #define AXLE_LAPACK_SYEVD(p, T)                                                                \
@@ -102,10 +107,7 @@ AXLE_LAPACK_SYTRD(zhetrd_, c128, double)
   void p##heevd_(const char* jobz, const char* uplo, const int* n, T* a, const int* lda, R* w, \
                  T* work, const int* lwork, R* rwork, const int* lrwork, int* iwork,           \
                  const int* liwork, int* info, Len, Len);
-AXLE_LAPACK_SYEVD(s, float)
-AXLE_LAPACK_SYEVD(d, double)
-AXLE_LAPACK_HEEVD(c, c64, float)
-AXLE_LAPACK_HEEVD(z, c128, double)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_SYEVD, AXLE_LAPACK_HEEVD)
 #undef AXLE_LAPACK_SYEVD
 #undef AXLE_LAPACK_HEEVD
 
@@ -126,14 +128,8 @@ AXLE_LAPACK_HEEVD(z, c128, double)
   void p##gesvd_(const char* jobu, const char* jobvt, const int* m, const int* n, T* a,       \
                  const int* lda, R* s, T* u, const int* ldu, T* vt, const int* ldvt, T* work, \
                  const int* lwork, R* rwork, int* info, Len, Len);
-AXLE_LAPACK_GESDD_REAL(s, float)
-AXLE_LAPACK_GESDD_REAL(d, double)
-AXLE_LAPACK_GESDD_COMPLEX(c, c64, float)
-AXLE_LAPACK_GESDD_COMPLEX(z, c128, double)
-AXLE_LAPACK_GESVD_REAL(s, float)
-AXLE_LAPACK_GESVD_REAL(d, double)
-AXLE_LAPACK_GESVD_COMPLEX(c, c64, float)
-AXLE_LAPACK_GESVD_COMPLEX(z, c128, double)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_GESDD_REAL, AXLE_LAPACK_GESDD_COMPLEX)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_GESVD_REAL, AXLE_LAPACK_GESVD_COMPLEX)
 #undef AXLE_LAPACK_GESDD_REAL
 #undef AXLE_LAPACK_GESDD_COMPLEX
 #undef AXLE_LAPACK_GESVD_REAL
@@ -156,14 +152,8 @@ AXLE_LAPACK_GESVD_COMPLEX(z, c128, double)
   void p##gees_(const char* jobvs, const char* sort, SelectComplex select, const int* n, T* a, \
                 const int* lda, int* sdim, T* w, T* vs, const int* ldvs, T* work,              \
                 const int* lwork, R* rwork, int* bwork, int* info, Len, Len);
-AXLE_LAPACK_GEEV_REAL(s, float)
-AXLE_LAPACK_GEEV_REAL(d, double)
-AXLE_LAPACK_GEEV_COMPLEX(c, c64, float)
-AXLE_LAPACK_GEEV_COMPLEX(z, c128, double)
-AXLE_LAPACK_GEES_REAL(s, float)
-AXLE_LAPACK_GEES_REAL(d, double)
-AXLE_LAPACK_GEES_COMPLEX(c, c64, float)
-AXLE_LAPACK_GEES_COMPLEX(z, c128, double)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_GEEV_REAL, AXLE_LAPACK_GEEV_COMPLEX)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_GEES_REAL, AXLE_LAPACK_GEES_COMPLEX)
 #undef AXLE_LAPACK_GEEV_REAL
 #undef AXLE_LAPACK_GEEV_COMPLEX
 #undef AXLE_LAPACK_GEES_REAL
@@ -171,8 +161,6 @@ AXLE_LAPACK_GEES_COMPLEX(z, c128, double)
 }  // extern "C"
 
 // --- Overloads by element type -------------------------------------------------
-
-#define AXLE_LAPACK_FOR_ALL(X) X(s, float) X(d, double) X(c, c64) X(z, c128)
 
 #define AXLE_LAPACK_OVERLOAD_TRSM(p, T)                                                            \
   inline void Trsm(char side, char uplo, char trans, char diag, int m, int n, T alpha, const T* a, \
@@ -195,9 +183,8 @@ AXLE_LAPACK_GEES_COMPLEX(z, c128, double)
   inline void Gtsv(int n, int nrhs, T* dl, T* d, T* du, T* b, int ldb, int* info) {                \
     p##gtsv_(&n, &nrhs, dl, d, du, b, &ldb, info);                                                 \
   }
-AXLE_LAPACK_FOR_ALL(AXLE_LAPACK_OVERLOAD_TRSM)
+AXLE_LAPACK_ALL_TYPES(AXLE_LAPACK_OVERLOAD_TRSM)
 #undef AXLE_LAPACK_OVERLOAD_TRSM
-#undef AXLE_LAPACK_FOR_ALL
 
 #define AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(orgqr, sytrd, ormqr, T, R)                                \
   inline void Ormqr(char side, char trans, int m, int n, int k, const T* a, int lda, const T* tau, \
@@ -246,9 +233,6 @@ AXLE_LAPACK_OVERLOAD_ORGQR_SYTRD(zungqr_, zhetrd_, zunmqr_, c128, double)
     p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, wr, wi, vs, &ldvs, work, &lwork, nullptr,  \
              info, 1, 1);                                                                          \
   }
-AXLE_LAPACK_OVERLOAD_REAL(s, float)
-AXLE_LAPACK_OVERLOAD_REAL(d, double)
-#undef AXLE_LAPACK_OVERLOAD_REAL
 
 #define AXLE_LAPACK_OVERLOAD_COMPLEX(p, T, R)                                                      \
   inline void Syevd(char jobz, char uplo, int n, T* a, int lda, R* w, T* work, int lwork,          \
@@ -280,9 +264,11 @@ AXLE_LAPACK_OVERLOAD_REAL(d, double)
     p##gees_(&jobvs, &sort, nullptr, &n, a, &lda, sdim, w, vs, &ldvs, work, &lwork, rwork,         \
              nullptr, info, 1, 1);                                                                 \
   }
-AXLE_LAPACK_OVERLOAD_COMPLEX(c, c64, float)
-AXLE_LAPACK_OVERLOAD_COMPLEX(z, c128, double)
+AXLE_LAPACK_REAL_AND_COMPLEX(AXLE_LAPACK_OVERLOAD_REAL, AXLE_LAPACK_OVERLOAD_COMPLEX)
+#undef AXLE_LAPACK_OVERLOAD_REAL
 #undef AXLE_LAPACK_OVERLOAD_COMPLEX
+#undef AXLE_LAPACK_ALL_TYPES
+#undef AXLE_LAPACK_REAL_AND_COMPLEX
 
 }  // namespace axle::jaxlib::lapack
 

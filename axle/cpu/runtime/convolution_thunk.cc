@@ -76,6 +76,23 @@ bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd) {
   return IsReference(pd) || std::strstr(pd.impl_info_str(), "gemm") != nullptr;
 }
 
+dnnl::convolution_forward::primitive_desc ForwardInference(
+    dnnl::algorithm algorithm, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+    const dnnl::memory::desc* bias, const dnnl::memory::desc& dst,
+    const dnnl::memory::dims& strides, const dnnl::memory::dims& dilates,
+    const dnnl::memory::dims& padding_low, const dnnl::memory::dims& padding_high,
+    const dnnl::primitive_attr& attr) {
+  if (bias != nullptr) {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
+                                         weights, *bias, dst, strides, dilates, padding_low,
+                                         padding_high);
+    return {desc, attr, DnnlEngine()};
+  }
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src, weights,
+                                       dst, strides, dilates, padding_low, padding_high);
+  return {desc, attr, DnnlEngine()};
+}
+
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type) {
   // Features fastest, then the spatial dims innermost first, the batch last.
   std::vector<int64_t> minor_to_major = {1};
@@ -233,16 +250,9 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
                   dnnl::algorithm algorithm =
                       dnnl::algorithm::convolution_direct) -> std::optional<PrimitiveDesc> {
     try {
-      if (native_bias_) {
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
-                                             weights_any, native_bias_desc_, dst, strides, dilates,
-                                             padding_low, padding_high);
-        return PrimitiveDesc(desc, attr, DnnlEngine());
-      }
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
-                                           weights_any, dst, strides, dilates, padding_low,
-                                           padding_high);
-      return PrimitiveDesc(desc, attr, DnnlEngine());
+      return ForwardInference(algorithm, src, weights_any,
+                              native_bias_ ? &native_bias_desc_ : nullptr, dst, strides, dilates,
+                              padding_low, padding_high, attr);
     } catch (const dnnl::error&) {
       return std::nullopt;
     }

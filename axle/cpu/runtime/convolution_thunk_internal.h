@@ -47,6 +47,15 @@ bool IsFallback(const dnnl::convolution_forward::primitive_desc& pd);
 bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
                        const dnnl::memory::dims& dilates);
 
+// A forward-inference convolution's primitive descriptor, with `bias` as its
+// native bias where not null. Throws dnnl::error where oneDNN has none.
+dnnl::convolution_forward::primitive_desc ForwardInference(
+    dnnl::algorithm algorithm, const dnnl::memory::desc& src, const dnnl::memory::desc& weights,
+    const dnnl::memory::desc* bias, const dnnl::memory::desc& dst,
+    const dnnl::memory::dims& strides, const dnnl::memory::dims& dilates,
+    const dnnl::memory::dims& padding_low, const dnnl::memory::dims& padding_high,
+    const dnnl::primitive_attr& attr);
+
 // A dense channels-last array of `dims` ([N, C, spatial...]).
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
 
@@ -148,6 +157,10 @@ class DnnlConvolutionThunk : public Thunk {
   bool BuildFeaturePieces(const dnnl::primitive_attr& attr, const dnnl::memory::dims& strides,
                           const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                           const dnnl::memory::dims& padding_high);
+  // The builders' result, kept once every piece was made: the pieces, the
+  // packed weights they index and the scratch they need.
+  void SetPieces(std::vector<Piece> pieces, std::vector<dnnl::memory> weights,
+                 int64_t scratchpad_bytes);
   // The start of the output in this run (a slice's: ConvPlan::output_offset).
   char* OutputBase(const ThunkContext& context) const {
     return static_cast<char*>(context.address(output_value_)) +

@@ -104,6 +104,37 @@ std::optional<dnnl::memory::desc> PixelsAsRows(const dnnl::memory::desc& desc) {
                             {strides[0], strides[1], strides[3], strides[3]});
 }
 
+// The row window of a convolution with `in_rows` input rows (dim 2) and a
+// window of `size` rows, from its oneDNN strides, dilations (0 for none)
+// and paddings.
+ConvRowWindow RowWindow(int64_t in_rows, int64_t size, const dnnl::memory::dims& strides,
+                        const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
+                        const dnnl::memory::dims& padding_high) {
+  ConvRowWindow window;
+  window.in_rows = in_rows;
+  window.size = size;
+  window.stride = strides[0];
+  window.dilation = dilates[0] + 1;
+  window.pad_low = padding_low[0];
+  window.pad_high = padding_high[0];
+  return window;
+}
+
+// The index in `weights` of the weights in layout `desc`: `from` reordered
+// into it and appended when no entry has it yet.
+int WeightsIn(std::vector<dnnl::memory>& weights, const dnnl::memory::desc& desc,
+              dnnl::memory from) {
+  for (size_t w = 0; w < weights.size(); ++w) {
+    if (weights[w].get_desc() == desc) return static_cast<int>(w);
+  }
+  dnnl::memory packed(desc, DnnlEngine());
+  dnnl::stream stream(DnnlEngine());
+  dnnl::reorder(from, packed).execute(stream, from, packed);
+  stream.wait();
+  weights.push_back(packed);
+  return static_cast<int>(weights.size()) - 1;
+}
+
 // Places `size` bytes at the end of a scratch area of `bytes` bytes, which
 // grows past them (aligned); returns their offset.
 int64_t Place(int64_t& bytes, int64_t size) {
@@ -193,13 +224,8 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
     return;
   }
   if (multiply_adds > kMaxSplitMultiplyAdds && !even) return;
-  ConvRowWindow window;
-  window.in_rows = src_rows.dims()[2];
-  window.size = p.rhs_dims[2];
-  window.stride = strides[0];
-  window.dilation = dilates[0] + 1;
-  window.pad_low = padding_low[0];
-  window.pad_high = padding_high[0];
+  const ConvRowWindow window =
+      RowWindow(src_rows.dims()[2], p.rhs_dims[2], strides, dilates, padding_low, padding_high);
   if (window.OutRows() != out_rows) return;
   const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
   if (rows.empty()) return;
@@ -232,53 +258,38 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
       dnnl::memory::dims low = padding_low, high = padding_high;
       low[0] = row.pad_low;
       high[0] = row.pad_high;
-      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
-      std::optional<PrimitiveDesc> pd;
-      if (native_bias_) {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
-            weights_any, native_bias_desc_, piece.dst, strides, dilates, low, high);
-        pd.emplace(desc, attr, DnnlEngine());
-      } else {
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::convolution_direct, piece.src,
-                                             weights_any, piece.dst, strides, dilates, low, high);
-        pd.emplace(desc, attr, DnnlEngine());
-      }
-      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) return;
+      const dnnl::convolution_forward::primitive_desc pd =
+          ForwardInference(dnnl::algorithm::convolution_direct, piece.src, weights_any,
+                           native_bias_ ? &native_bias_desc_ : nullptr, piece.dst, strides, dilates,
+                           low, high, attr);
+      if (IsFallback(pd) || pd.src_desc() != piece.src || pd.dst_desc() != piece.dst) return;
       // The weights in this primitive's layout: packed_weights_ reordered once
       // when it picked another.
-      piece.weights = -1;
-      for (size_t w = 0; w < weights.size(); ++w) {
-        if (weights[w].get_desc() == pd->weights_desc()) piece.weights = static_cast<int>(w);
-      }
-      if (piece.weights < 0) {
-        dnnl::memory packed(pd->weights_desc(), DnnlEngine());
-        dnnl::stream stream(DnnlEngine());
-        dnnl::reorder(packed_weights_, packed).execute(stream, packed_weights_, packed);
-        stream.wait();
-        piece.weights = static_cast<int>(weights.size());
-        weights.push_back(packed);
-      }
-      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.weights = WeightsIn(weights, pd.weights_desc(), packed_weights_);
+      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
       piece.scratchpad_offset =
           Place(scratchpad_bytes, std::max<int64_t>(1, piece.scratchpad_size));
       if (gather_rows) {
         piece.gather_offset = Place(scratchpad_bytes, static_cast<int64_t>(piece.src.get_size()));
       }
-      piece.primitive = dnnl::convolution_forward(*pd);
+      piece.primitive = dnnl::convolution_forward(pd);
       pieces.push_back(std::move(piece));
     }
   } catch (const dnnl::error&) {
     return;
   }
-  pieces_ = std::move(pieces);
+  SetPieces(std::move(pieces), std::move(weights), scratchpad_bytes);
   if (gather_rows) {
     gather_rows_ = true;
     gather_dims_ = src_user_desc_.dims();
     gather_strides_.assign(src_user_desc_.data.format_desc.blocking.strides,
                            src_user_desc_.data.format_desc.blocking.strides + gather_dims_.size());
   }
+}
+
+void DnnlConvolutionThunk::SetPieces(std::vector<Piece> pieces, std::vector<dnnl::memory> weights,
+                                     int64_t scratchpad_bytes) {
+  pieces_ = std::move(pieces);
   piece_weights_ = std::move(weights);
   piece_scratchpad_bytes_ = scratchpad_bytes;
 }
@@ -297,13 +308,8 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
   const int64_t out_rows = dst_user_desc_.dims()[2];
   const int64_t longest_piece = (out_rows + threads - 1) / threads;
   if (longest_piece * threads * 8 > out_rows * 9) return false;
-  ConvRowWindow window;
-  window.in_rows = src_user_desc_.dims()[2];
-  window.size = plan_.rhs_dims[2];
-  window.stride = strides[0];
-  window.dilation = dilates[0] + 1;
-  window.pad_low = padding_low[0];
-  window.pad_high = padding_high[0];
+  const ConvRowWindow window = RowWindow(src_user_desc_.dims()[2], plan_.rhs_dims[2], strides,
+                                         dilates, padding_low, padding_high);
   if (window.OutRows() != out_rows) return false;
   const std::vector<ConvRowPiece> rows = SplitConvRows(window, threads);
   if (rows.empty()) return false;
@@ -329,35 +335,14 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
       dnnl::memory::dims low = padding_low, high = padding_high;
       low[0] = row.pad_low;
       high[0] = row.pad_high;
-      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
-      std::optional<PrimitiveDesc> pd;
-      if (native_bias_) {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd, src_any,
-            weights_any, native_bias_desc_, dst_any, strides, dilates, low, high);
-        pd.emplace(desc, attr, DnnlEngine());
-      } else {
-        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::convolution_winograd, src_any,
-                                             weights_any, dst_any, strides, dilates, low, high);
-        pd.emplace(desc, attr, DnnlEngine());
-      }
-      if (std::strstr(pd->impl_info_str(), "wino") == nullptr) return false;
-      piece.src = pd->src_desc();
-      piece.dst = pd->dst_desc();
-      piece.weights = -1;
-      for (size_t w = 0; w < weights.size(); ++w) {
-        if (weights[w].get_desc() == pd->weights_desc()) piece.weights = static_cast<int>(w);
-      }
-      if (piece.weights < 0) {  // packed from the user's layout
-        dnnl::memory packed(pd->weights_desc(), DnnlEngine());
-        dnnl::stream stream(DnnlEngine());
-        dnnl::memory user = user_weights;  // a handle: execute takes non-const ones
-        dnnl::reorder(user, packed).execute(stream, user, packed);
-        stream.wait();
-        piece.weights = static_cast<int>(weights.size());
-        weights.push_back(packed);
-      }
+      const dnnl::convolution_forward::primitive_desc pd = ForwardInference(
+          dnnl::algorithm::convolution_winograd, src_any, weights_any,
+          native_bias_ ? &native_bias_desc_ : nullptr, dst_any, strides, dilates, low, high, attr);
+      if (std::strstr(pd.impl_info_str(), "wino") == nullptr) return false;
+      piece.src = pd.src_desc();
+      piece.dst = pd.dst_desc();
+      // Packed from the user's layout when no earlier piece's is this one.
+      piece.weights = WeightsIn(weights, pd.weights_desc(), user_weights);
       piece.src_reorder = dnnl::reorder(
           dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
       piece.dst_reorder = dnnl::reorder(
@@ -366,19 +351,17 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
         piece.addend_reorder = dnnl::reorder(
             dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
       }
-      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
       piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
       piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
       piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
-      piece.primitive = dnnl::convolution_forward(*pd);
+      piece.primitive = dnnl::convolution_forward(pd);
       pieces.push_back(std::move(piece));
     }
   } catch (const dnnl::error&) {
     return false;
   }
-  pieces_ = std::move(pieces);
-  piece_weights_ = std::move(weights);
-  piece_scratchpad_bytes_ = scratch_bytes;
+  SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
   return true;
 }
 
@@ -435,43 +418,30 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
                                      dnnl::memory::format_tag::any);
       piece.bias = dnnl::memory::desc({per_piece}, dnnl::memory::data_type::f32,
                                       dnnl::memory::format_tag::a);
-      using PrimitiveDesc = dnnl::convolution_forward::primitive_desc;
-      std::optional<PrimitiveDesc> pd;
-      if (native_bias_) {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
-            weights_any, piece.bias, piece.dst, strides, dilates, padding_low, padding_high);
-        pd.emplace(desc, attr, DnnlEngine());
-      } else {
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, piece.src,
-            weights_any, piece.dst, strides, dilates, padding_low, padding_high);
-        pd.emplace(desc, attr, DnnlEngine());
-      }
-      if (IsFallback(*pd) || pd->src_desc() != piece.src || pd->dst_desc() != piece.dst) {
-        return false;
-      }
+      const dnnl::convolution_forward::primitive_desc pd =
+          ForwardInference(dnnl::algorithm::convolution_direct, piece.src, weights_any,
+                           native_bias_ ? &piece.bias : nullptr, piece.dst, strides, dilates,
+                           padding_low, padding_high, attr);
+      if (IsFallback(pd) || pd.src_desc() != piece.src || pd.dst_desc() != piece.dst) return false;
       dnnl::memory::dims offsets(weights_dims.size(), 0);
       offsets[0] = piece.features_begin;
       dnnl::memory slice(plain_desc.submemory_desc(piece_weights_dims, offsets), DnnlEngine(),
                          plain.get_data_handle());
-      dnnl::memory packed(pd->weights_desc(), DnnlEngine());
+      dnnl::memory packed(pd.weights_desc(), DnnlEngine());
       dnnl::reorder(slice, packed).execute(stream, slice, packed);
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
-      piece.scratchpad_size = static_cast<int64_t>(pd->scratchpad_desc().get_size());
+      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
       piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
       piece.dst_temp_offset = Place(scratch_bytes, pixels * per_piece * out_size);
-      piece.primitive = dnnl::convolution_forward(*pd);
+      piece.primitive = dnnl::convolution_forward(pd);
       pieces.push_back(std::move(piece));
     }
   } catch (const dnnl::error&) {
     return false;
   }
-  pieces_ = std::move(pieces);
-  piece_weights_ = std::move(weights);
-  piece_scratchpad_bytes_ = scratch_bytes;
+  SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
   return true;
 }
 

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "axle/core/shape_util.h"
+#include "axle/cpu/runtime/integer_element.h"
 #include "axle/cpu/runtime/thunk_serialization.h"
 
 namespace axle::cpu {
@@ -16,30 +18,18 @@ namespace pu = primitive_util;
 // Start `i` (element i of a start vector, else the scalar) clamped to
 // [0, high]: signed types clamp below at 0, unsigned ones compare unsigned.
 int64_t ClampedStart(const void* base, PrimitiveType type, int64_t i, int64_t high) {
-  auto clamp_signed = [&](int64_t v) { return std::clamp<int64_t>(v, 0, high); };
-  auto clamp_unsigned = [&](uint64_t v) {
-    return static_cast<int64_t>(std::min<uint64_t>(v, static_cast<uint64_t>(high)));
-  };
-  switch (type) {
-    case S8:
-      return clamp_signed(static_cast<const int8_t*>(base)[i]);
-    case S16:
-      return clamp_signed(static_cast<const int16_t*>(base)[i]);
-    case S32:
-      return clamp_signed(static_cast<const int32_t*>(base)[i]);
-    case S64:
-      return clamp_signed(static_cast<const int64_t*>(base)[i]);
-    case U8:
-      return clamp_unsigned(static_cast<const uint8_t*>(base)[i]);
-    case U16:
-      return clamp_unsigned(static_cast<const uint16_t*>(base)[i]);
-    case U32:
-      return clamp_unsigned(static_cast<const uint32_t*>(base)[i]);
-    case U64:
-      return clamp_unsigned(static_cast<const uint64_t*>(base)[i]);
-    default:
-      return 0;  // DynamicUpdateSliceRunsAsThunk admits integers only
-  }
+  return ByteIntegerTypeSwitch(
+      type,
+      [&]<typename T>() -> int64_t {
+        const T v = static_cast<const T*>(base)[i];
+        if constexpr (std::is_signed_v<T>) {
+          return std::clamp<int64_t>(v, 0, high);
+        } else {
+          return static_cast<int64_t>(std::min<uint64_t>(v, static_cast<uint64_t>(high)));
+        }
+      },
+      // DynamicUpdateSliceRunsAsThunk and the loader admit integers only.
+      [] { return int64_t{0}; });
 }
 
 }  // namespace

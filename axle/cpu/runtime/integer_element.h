@@ -15,48 +15,53 @@
 namespace axle::cpu {
 
 // The integer types ReadIntegerElement reads: s8 to s64 and u8 to u64 (not
-// the sub-byte ones).
+// the sub-byte ones), V(PrimitiveType, C++ type).
+#define AXLE_BYTE_INTEGER_TYPES_(V) \
+  V(S8, int8_t)                     \
+  V(S16, int16_t)                   \
+  V(S32, int32_t)                   \
+  V(S64, int64_t)                   \
+  V(U8, uint8_t)                    \
+  V(U16, uint16_t)                  \
+  V(U32, uint32_t)                  \
+  V(U64, uint64_t)
+
 inline bool IsByteIntegerType(PrimitiveType type) {
   switch (type) {
-    case S8:
-    case S16:
-    case S32:
-    case S64:
-    case U8:
-    case U16:
-    case U32:
-    case U64:
-      return true;
+#define AXLE_BYTE_INTEGER_CASE_(e, T) case e:
+    AXLE_BYTE_INTEGER_TYPES_(AXLE_BYTE_INTEGER_CASE_)
+#undef AXLE_BYTE_INTEGER_CASE_
+    return true;
     default:
       return false;
   }
 }
+
+// Calls f.template operator()<T>() with T the C++ type of `type` where it
+// is one of the IsByteIntegerType types, else `otherwise()`; returns its
+// result.
+template <typename F, typename G>
+decltype(auto) ByteIntegerTypeSwitch(PrimitiveType type, F&& f, G&& otherwise) {
+  switch (type) {
+#define AXLE_BYTE_INTEGER_CASE_(e, T) \
+  case e:                             \
+    return f.template operator()<T>();
+    AXLE_BYTE_INTEGER_TYPES_(AXLE_BYTE_INTEGER_CASE_)
+#undef AXLE_BYTE_INTEGER_CASE_
+    default:
+      return otherwise();
+  }
+}
+#undef AXLE_BYTE_INTEGER_TYPES_
 
 // Element `i` of the array of integer `type` at `data`, as int64: u64 values
 // above INT64_MAX become negative (hence out of bounds where an index is
 // checked). Callers admit IsByteIntegerType types only; any other type reads
 // as -1.
 inline int64_t ReadIntegerElement(const void* data, PrimitiveType type, int64_t i) {
-  switch (type) {
-    case S8:
-      return static_cast<const int8_t*>(data)[i];
-    case S16:
-      return static_cast<const int16_t*>(data)[i];
-    case S32:
-      return static_cast<const int32_t*>(data)[i];
-    case S64:
-      return static_cast<const int64_t*>(data)[i];
-    case U8:
-      return static_cast<const uint8_t*>(data)[i];
-    case U16:
-      return static_cast<const uint16_t*>(data)[i];
-    case U32:
-      return static_cast<const uint32_t*>(data)[i];
-    case U64:
-      return static_cast<int64_t>(static_cast<const uint64_t*>(data)[i]);
-    default:
-      return -1;
-  }
+  return ByteIntegerTypeSwitch(
+      type, [&]<typename T>() { return static_cast<int64_t>(static_cast<const T*>(data)[i]); },
+      [] { return int64_t{-1}; });
 }
 
 }  // namespace axle::cpu

@@ -74,30 +74,10 @@ bool SortKeyOrder::Supports(PrimitiveType type) {
 }
 
 void SortKeyOrder::Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const {
-  switch (type_) {
-    case F32:
-      return FloatKeys<float, uint32_t>(data, count, stride, keys);
-    case F64:
-      return FloatKeys<double, uint64_t>(data, count, stride, keys);
-    case S8:
-      return IntegerKeys<int8_t>(data, count, stride, keys);
-    case S16:
-      return IntegerKeys<int16_t>(data, count, stride, keys);
-    case S32:
-      return IntegerKeys<int32_t>(data, count, stride, keys);
-    case S64:
-      return IntegerKeys<int64_t>(data, count, stride, keys);
-    case U8:
-      return IntegerKeys<uint8_t>(data, count, stride, keys);
-    case U16:
-      return IntegerKeys<uint16_t>(data, count, stride, keys);
-    case U32:
-      return IntegerKeys<uint32_t>(data, count, stride, keys);
-    case U64:
-      return IntegerKeys<uint64_t>(data, count, stride, keys);
-    default:
-      break;
-  }
+  if (type_ == F32) return FloatKeys<float, uint32_t>(data, count, stride, keys);
+  if (type_ == F64) return FloatKeys<double, uint64_t>(data, count, stride, keys);
+  ByteIntegerTypeSwitch(
+      type_, [&]<typename T>() { IntegerKeys<T>(data, count, stride, keys); }, [] {});
 }
 
 }  // namespace axle::cpu

@@ -1,17 +1,16 @@
 // The ONNX host kernels on cases the node tests do not cover: NaNs in
 // Unique and NonMaxSuppression scores, out-of-range counts, other element
 // types, empty inputs, and the errors for bad inputs (naming the node).
-#include "axle/frontends/onnx/host_kernels/host_kernels.h"
-
 #include "absl/strings/match.h"
 #include "axle/frontends/graph/host_kernel.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 #include "gtest/gtest.h"
 
 namespace axle::onnx {
 namespace {
 
 graph::Node MakeNode(std::string op, int outputs) {
-  (void)LinkOnnxHostKernels();
+  (void)LinkOnnxKernels();
   graph::Node n;
   n.name = "n";
   n.op_type = std::move(op);

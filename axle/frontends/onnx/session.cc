@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/frontends/graph/host_kernel.h"
-#include "axle/frontends/onnx/host_kernels/host_kernels.h"
 #include "axle/frontends/onnx/kernels/kernels.h"
 #include "axle/frontends/onnx/onnx_loader.h"
 #include "axle/frontends/onnx/schema_check.h"
@@ -90,7 +89,6 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Load(const std::string& path, 
 
 absl::StatusOr<std::unique_ptr<Session>> Session::FromGraph(graph::Graph graph, Options options) {
   (void)LinkOnnxKernels();
-  (void)LinkOnnxHostKernels();
   absl::StatusOr<std::string> device = DeviceTypeFor(options.platform);
   if (!device.ok()) return device.status();
   options.compiler.device_type = *device;

@@ -178,21 +178,25 @@ struct DataTypeToNative {
   struct DataTypeToNative<DataType::dtype> { \
     using type = native;                     \
   };
-AXLE_FFI_NATIVE_TYPE_(PRED, bool)
-AXLE_FFI_NATIVE_TYPE_(S8, int8_t)
-AXLE_FFI_NATIVE_TYPE_(S16, int16_t)
-AXLE_FFI_NATIVE_TYPE_(S32, int32_t)
-AXLE_FFI_NATIVE_TYPE_(S64, int64_t)
-AXLE_FFI_NATIVE_TYPE_(U8, uint8_t)
-AXLE_FFI_NATIVE_TYPE_(U16, uint16_t)
-AXLE_FFI_NATIVE_TYPE_(U32, uint32_t)
-AXLE_FFI_NATIVE_TYPE_(U64, uint64_t)
+// The data types a native type stands for alone (NativeTypeToDataType maps
+// it back); the ones after them share a native type.
+#define AXLE_FFI_OWN_NATIVE_TYPES_(V) \
+  V(PRED, bool)                       \
+  V(S8, int8_t)                       \
+  V(S16, int16_t)                     \
+  V(S32, int32_t)                     \
+  V(S64, int64_t)                     \
+  V(U8, uint8_t)                      \
+  V(U16, uint16_t)                    \
+  V(U32, uint32_t)                    \
+  V(U64, uint64_t)                    \
+  V(F32, float)                       \
+  V(F64, double)                      \
+  V(C64, std::complex<float>)         \
+  V(C128, std::complex<double>)
+AXLE_FFI_OWN_NATIVE_TYPES_(AXLE_FFI_NATIVE_TYPE_)
 AXLE_FFI_NATIVE_TYPE_(F16, uint16_t)
 AXLE_FFI_NATIVE_TYPE_(BF16, uint16_t)
-AXLE_FFI_NATIVE_TYPE_(F32, float)
-AXLE_FFI_NATIVE_TYPE_(F64, double)
-AXLE_FFI_NATIVE_TYPE_(C64, std::complex<float>)
-AXLE_FFI_NATIVE_TYPE_(C128, std::complex<double>)
 AXLE_FFI_NATIVE_TYPE_(TOKEN, void)
 // Sub-byte and 8-bit float types: one byte per element, raw bits.
 AXLE_FFI_NATIVE_TYPE_(S1, int8_t)
@@ -216,35 +220,13 @@ AXLE_FFI_NATIVE_TYPE_(F8E8M0FNU, uint8_t)
 // array attributes).
 template <typename T>
 constexpr DataType NativeTypeToDataType() {
-  if constexpr (std::is_same_v<T, bool>)
-    return DataType::PRED;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return DataType::S8;
-  else if constexpr (std::is_same_v<T, int16_t>)
-    return DataType::S16;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DataType::S32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DataType::S64;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DataType::U8;
-  else if constexpr (std::is_same_v<T, uint16_t>)
-    return DataType::U16;
-  else if constexpr (std::is_same_v<T, uint32_t>)
-    return DataType::U32;
-  else if constexpr (std::is_same_v<T, uint64_t>)
-    return DataType::U64;
-  else if constexpr (std::is_same_v<T, float>)
-    return DataType::F32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DataType::F64;
-  else if constexpr (std::is_same_v<T, std::complex<float>>)
-    return DataType::C64;
-  else if constexpr (std::is_same_v<T, std::complex<double>>)
-    return DataType::C128;
-  else
-    return DataType::INVALID;
+#define AXLE_FFI_MATCH_NATIVE_(dtype, native) \
+  if constexpr (std::is_same_v<T, native>) return DataType::dtype;
+  AXLE_FFI_OWN_NATIVE_TYPES_(AXLE_FFI_MATCH_NATIVE_)
+#undef AXLE_FFI_MATCH_NATIVE_
+  return DataType::INVALID;
 }
+#undef AXLE_FFI_OWN_NATIVE_TYPES_
 
 inline constexpr size_t kDynamicRank = std::numeric_limits<size_t>::max();
 

@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "axle/frontends/graph/host_kernel.h"
-#include "axle/frontends/onnx/host_kernels/host_kernels.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -225,6 +225,6 @@ REGISTER_HOST_KERNEL(Name("Unique").SinceVersion(11), kDataDependentShape, Uniqu
 
 }  // namespace
 
-AXLE_ONNX_HOST_KERNEL_FILE(data_dependent)
+AXLE_ONNX_KERNEL_FILE(data_dependent)
 
 }  // namespace axle::onnx

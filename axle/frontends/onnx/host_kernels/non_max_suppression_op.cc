@@ -16,7 +16,7 @@
 #include <cmath>
 
 #include "axle/frontends/graph/host_kernel.h"
-#include "axle/frontends/onnx/host_kernels/host_kernels.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 
 namespace axle::onnx {
 namespace {
@@ -120,6 +120,6 @@ REGISTER_HOST_KERNEL(Name("NonMaxSuppression").SinceVersion(10), kDataDependentS
 
 }  // namespace
 
-AXLE_ONNX_HOST_KERNEL_FILE(non_max_suppression)
+AXLE_ONNX_KERNEL_FILE(non_max_suppression)
 
 }  // namespace axle::onnx

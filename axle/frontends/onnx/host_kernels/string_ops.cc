@@ -24,7 +24,7 @@
 
 #include "axle/frontends/graph/host_kernel.h"
 #include "axle/frontends/graph/string_tensor.h"
-#include "axle/frontends/onnx/host_kernels/host_kernels.h"
+#include "axle/frontends/onnx/kernels/kernels.h"
 #include "axle/frontends/onnx/onnx_loader.h"
 
 namespace axle::onnx {
@@ -192,6 +192,6 @@ REGISTER_HOST_KERNEL(Name("CastLike"), kNoDeviceKernel, Cast);
 REGISTER_HOST_KERNEL(Name("StringNormalizer"), kNoDeviceKernel, StringNormalizer);
 REGISTER_HOST_KERNEL(Name("Identity"), kNoDeviceKernel, Identity);
 
-AXLE_ONNX_HOST_KERNEL_FILE(string)
+AXLE_ONNX_KERNEL_FILE(string)
 
 }  // namespace axle::onnx
