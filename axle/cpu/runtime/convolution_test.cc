@@ -455,12 +455,17 @@ ENTRY e {
 )",
         "onednn-weight-grad");
   // Not weight gradients: a forward convolution (a 3x3 window over 8x8
-  // outputs), the same labels with a window smaller than the output, and
-  // one with window reversal.
+  // outputs), the same labels with a window smaller than the output, one
+  // with window reversal, and a forward convolution whose window covers
+  // its whole input (a 3x3 window over one pixel: its kernel's input
+  // features are not outermost).
   Check(ConvModule("f32[4,10,10,5]", "f32[3,3,5,6]", "f32[4,8,8,6]",
                    "window={size=3x3}, dim_labels=b01f_01io->b01f"),
         "onednn");
   Check(WeightGradModule(4, 8, 5, 6, 7, 2, "size=2x2"), "onednn");
+  Check(ConvModule("f32[2,3,3,8]", "f32[3,3,8,4]", "f32[2,1,1,4]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+        "onednn");
   Check(WeightGradModule(4, 8, 5, 6, 3, 8, "size=8x8 pad=1_1x1_1 rhs_reversal=1x1"), "onednn");
 }
 

@@ -51,7 +51,8 @@ bool WinogradCandidate(const ConvPlan& plan, const dnnl::memory::dims& strides,
 // primitive (convolution_thunk_weight_grad.cc): f32, no groups, lhs
 // dilation, window reversal or negative low padding, and a window of more
 // elements than the output has pixels (a 32x32 window over 3x3 taps), which
-// the forward primitive runs slowly.
+// the forward primitive runs slowly. BuildWeightGrad also wants the
+// minibatch (the HLO's input feature) outermost in both operands.
 bool WeightGradCandidate(const ConvPlan& plan);
 
 // A dense channels-last array of `dims` ([N, C, spatial...]).

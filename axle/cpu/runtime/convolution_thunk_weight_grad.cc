@@ -74,11 +74,12 @@ bool WeightGradCandidate(const ConvPlan& plan) {
 bool DnnlConvolutionThunk::BuildWeightGrad() {
   const ConvPlan& p = plan_;
   std::vector<int64_t> ls = p.LhsStrides(), rs = p.RhsStrides(), os = p.OutStrides();
-  for (int64_t s : ls) {
-    if (s == 0) return false;  // a broadcast input: the forward path gathers it
-  }
-  for (int64_t s : rs) {
-    if (s == 0) return false;
+  // The minibatch (the HLO's input feature) outermost in both operands, as
+  // in a gradient's activations, so that a range of it is one block of
+  // each: not a forward convolution's kernel (its input features inner to
+  // its window, a global 7x7 convolution's), and no broadcast.
+  for (size_t d = 0; d < ls.size(); ++d) {
+    if (ls[d] == 0 || ls[d] > ls[1] || rs[d] == 0 || rs[d] > rs[1]) return false;
   }
   src_batch_stride_ = ls[1] * element_size_;
   diff_dst_batch_stride_ = rs[1] * element_size_;
