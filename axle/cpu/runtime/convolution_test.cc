@@ -5,7 +5,7 @@
 // activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
 // operands, a convolution feeding a loop fusion, one executable run from four threads, and batch-1
 // convolutions split into rows across the intra-op pool, and 3x3 ones on oneDNN's Winograd
-// kernels. Each
+// kernels, and weight gradients on oneDNN's backward-weights primitive. Each
 // case also checks which implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
 #include <cstdlib>
@@ -398,7 +398,8 @@ ENTRY e {
 )",
         "onednn");
   // A weight gradient's shape: the "weights" are activations, far larger
-  // than the output; the scale stays a post-op.
+  // than the output; not folded (it runs as a weight gradient, the scale
+  // after the primitive).
   Check(R"(HloModule conv
 ENTRY e {
   x = f32[4,10,10,2] parameter(0)
@@ -409,7 +410,63 @@ ENTRY e {
   ROOT n = f32[3,3,2,3] multiply(c, s)
 }
 )",
+        "onednn-weight-grad");
+}
+
+// A training program's weight gradient, JAX's layout: the input x
+// [N, H, W, C] and the output gradient dy [N, Ho, Wo, O] give the kernel's
+// gradient [KH, KW, C, O], the minibatch N as the input feature and the
+// window dy's whole image. The forward convolution's stride is the rhs
+// dilation, its dilation the stride.
+std::string WeightGradModule(int64_t n, int64_t image, int64_t c, int64_t o, int64_t taps,
+                             int64_t out_image, absl::string_view window) {
+  return ConvModule(absl::StrCat("f32[", n, ",", image, ",", image, ",", c, "]"),
+                    absl::StrCat("f32[", n, ",", out_image, ",", out_image, ",", o, "]"),
+                    absl::StrCat("f32[", taps, ",", taps, ",", c, ",", o, "]"),
+                    absl::StrCat("window={", window, "}, dim_labels=f01b_i01o->01bf"));
+}
+
+TEST(CpuConvolution, WeightGradientsOnBackwardWeights) {
+  // 3x3, padded, stride 1 (batchnorm_two_conv_grad's); an odd minibatch
+  // (pieces of 2 and 3 on two threads).
+  Check(WeightGradModule(4, 8, 5, 6, 3, 8, "size=8x8 pad=1_1x1_1"), "onednn-weight-grad");
+  Check(WeightGradModule(5, 7, 16, 16, 3, 7, "size=7x7 pad=1_1x1_1"), "onednn-weight-grad");
+  // Forward stride 2, padded 0_1 (cnn_train_step's): rhs dilation 2.
+  Check(WeightGradModule(2, 10, 3, 4, 3, 5, "size=5x5 pad=0_1x0_1 rhs_dilate=2x2"),
+        "onednn-weight-grad");
+  // Forward dilation 2: window stride 2.
+  Check(WeightGradModule(3, 9, 4, 8, 3, 9, "size=9x9 stride=2x2 pad=2_2x2_2"),
+        "onednn-weight-grad");
+  // 1x1, and 5x5 unpadded.
+  Check(WeightGradModule(3, 6, 4, 5, 1, 6, "size=6x6"), "onednn-weight-grad");
+  Check(WeightGradModule(2, 10, 8, 16, 5, 6, "size=6x6"), "onednn-weight-grad");
+  // A learning rate's scale after it, and an accumulated gradient added.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[4,8,8,5] parameter(0)
+  dy = f32[4,8,8,6] parameter(1)
+  acc = f32[3,3,5,6] parameter(2)
+  c = f32[3,3,5,6] convolution(x, dy), window={size=8x8 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+  lr = f32[] constant(0.25)
+  s = f32[3,3,5,6] broadcast(lr), dimensions={}
+  n = f32[3,3,5,6] multiply(c, s)
+  ROOT a = f32[3,3,5,6] add(n, acc)
+}
+)",
+        "onednn-weight-grad");
+  // Not weight gradients: a forward convolution (a 3x3 window over 8x8
+  // outputs), the same labels with a window smaller than the output, one
+  // with window reversal, and a forward convolution whose window covers
+  // its whole input (a 3x3 window over one pixel: its kernel's input
+  // features are not outermost).
+  Check(ConvModule("f32[4,10,10,5]", "f32[3,3,5,6]", "f32[4,8,8,6]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f"),
         "onednn");
+  Check(WeightGradModule(4, 8, 5, 6, 7, 2, "size=2x2"), "onednn");
+  Check(ConvModule("f32[2,3,3,8]", "f32[3,3,8,4]", "f32[2,1,1,4]",
+                   "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+        "onednn");
+  Check(WeightGradModule(4, 8, 5, 6, 3, 8, "size=8x8 pad=1_1x1_1 rhs_reversal=1x1"), "onednn");
 }
 
 TEST(CpuConvolution, ResidualAndClampEpilogue) {

@@ -130,6 +130,10 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   plan_ = std::move(plan);
   const ConvPlan& p = plan_;
   element_size_ = primitive_util::ByteWidth(p.lhs.type());
+  if (WeightGradCandidate(p) && BuildWeightGrad()) {
+    PlanScratch();
+    return absl::OkStatus();
+  }
   const int64_t groups = p.feature_groups * p.batch_groups;
   const int64_t batch = p.out_dims[0];
   const int64_t channels = p.lhs_dims[1] * p.batch_groups;  // features after batch groups
@@ -382,6 +386,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   if (scratch == nullptr || context.scratch_bytes < scratch_bytes_) {
     scratch = Aligned(own_scratch, scratch_bytes_);
   }
+  if (weight_grad_) return RunWeightGrad(context, scratch);
   auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
     const dnnl::engine& engine = DnnlEngine();
@@ -520,6 +525,7 @@ std::unique_ptr<Thunk> LoadDnnlConvolutionThunk(std::string name, ThunkReader& r
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const conv::DnnlConvolutionThunk*>(&thunk)) {
     if (dnnl->reference()) return std::string("onednn-reference");
+    if (dnnl->weight_grad()) return std::string("onednn-weight-grad");
     if (dnnl->winograd()) {
       return std::string(dnnl->split_into_rows() ? "onednn-winograd-rows" : "onednn-winograd");
     }

@@ -29,6 +29,12 @@
 //     its input, output and addend reordered to and from their blocked
 //     layout: split into rows as below (each piece reordering its own
 //     rows), or whole on oneDNN's team where the rows split unevenly.
+//   - An f32 weight gradient (a window of more elements than the output
+//     has pixels, as JAX's dim_labels=f01b_i01o->01bf: the minibatch is
+//     the input feature) runs as oneDNN's backward-weights primitive on the
+//     relabeled problem, input and output gradient read in place, one
+//     primitive per range of the minibatch on the intra-op pool, the
+//     partial sums added, the epilogue after (convolution_thunk_weight_grad.cc).
 //   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
@@ -81,6 +87,7 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 // "onednn-features" (split into rows or output features across the intra-op
 // pool), "onednn-winograd" or "onednn-winograd-rows" (oneDNN's Winograd
 // kernels, whole or split into rows),
+// "onednn-weight-grad" (oneDNN's backward-weights primitive),
 // "onednn-reference" (oneDNN's slow reference implementation) or "loop"
 // (for tests).
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk);

@@ -56,6 +56,14 @@ dnnl::convolution_forward::primitive_desc ForwardInference(
     const dnnl::memory::dims& padding_low, const dnnl::memory::dims& padding_high,
     const dnnl::primitive_attr& attr);
 
+// Whether `plan` may run as a weight gradient on oneDNN's backward-weights
+// primitive (convolution_thunk_weight_grad.cc): f32, no groups, lhs
+// dilation, window reversal or negative low padding, and a window of more
+// elements than the output has pixels (a 32x32 window over 3x3 taps), which
+// the forward primitive runs slowly. BuildWeightGrad also wants the
+// minibatch (the HLO's input feature) outermost in both operands.
+bool WeightGradCandidate(const ConvPlan& plan);
+
 // A dense channels-last array of `dims` ([N, C, spatial...]).
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
 
@@ -94,6 +102,7 @@ class DnnlConvolutionThunk : public Thunk {
   bool split_into_rows() const { return !pieces_.empty() && pieces_[0].features_begin < 0; }
   bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
   bool winograd() const { return winograd_; }
+  bool weight_grad() const { return weight_grad_; }
 
  private:
   // The epilogue after the primitive on the output `out` (f32 or bf16,
@@ -136,6 +145,13 @@ class DnnlConvolutionThunk : public Thunk {
     dnnl::memory::desc src_user, dst_user;
     int64_t blocked_src_offset = -1, blocked_dst_offset = -1;
   };
+  // The convolution as oneDNN's backward-weights primitive when it is a
+  // weight gradient that the primitive reads in place (WeightGradCandidate;
+  // false, nothing changed, otherwise), and its run
+  // (convolution_thunk_weight_grad.cc).
+  bool BuildWeightGrad();
+  absl::Status RunWeightGrad(const ThunkContext& context, char* scratch) const;
+
   // Splits the convolution into one piece per thread of the intra-op pool
   // when it can (see pieces_); leaves pieces_ empty otherwise.
   // `user_weights`: the constant weights in weights_user_desc_ (null when
@@ -262,6 +278,25 @@ class DnnlConvolutionThunk : public Thunk {
   // mis-read a full-size operand whose layout differs from the output's).
   bool epilogue_after_ = false;
   dnnl::convolution_forward primitive_;
+  // A weight gradient (BuildWeightGrad): the input as src, the kernel
+  // operand as diff_dst (src_desc_, weights_desc_: the whole minibatch),
+  // the output as diff_weights (dst_desc_, reordered into dst_user_desc_),
+  // the epilogue after.
+  bool weight_grad_ = false;
+  // Its pieces: ranges of the minibatch, each a primitive for a team of
+  // one run on the intra-op pool, writing its sum (the first into kDst, the
+  // others into the pieces' scratch at weights_offset) and using its
+  // scratchpad there.
+  struct WeightGradPiece {
+    dnnl::convolution_backward_weights primitive;
+    dnnl::memory::desc src, diff_dst;
+    int64_t batch_begin = 0;
+    int64_t weights_offset = -1, scratchpad_offset = 0, scratchpad_size = 0;
+  };
+  std::vector<WeightGradPiece> weight_grad_pieces_;
+  // Bytes from one minibatch item to the next in the input and the kernel
+  // operand (the output gradient).
+  int64_t src_batch_stride_ = 0, diff_dst_batch_stride_ = 0;
   int64_t scratchpad_size_ = 0;
   // The convolution as pieces over ranges of its output's outermost
   // spatial dim (rows), one per thread of the intra-op pool, each a

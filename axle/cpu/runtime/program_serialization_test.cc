@@ -2,8 +2,8 @@
 // without its HloModule (the kernels resolved by symbol), run, and compared
 // bit for bit with the executable it came from: loop and reduction
 // kernels (an argmax cut into chunks among them), the dot paths (emitted loop, small dot, oneDNN),
-// convolutions, while and conditional, dynamic-update-slice, topk, a sort by a native key order
-// (JAX's argsort), fft (the thunks that call compiled scalar functions:
+// convolutions (a weight gradient among them), while and conditional, dynamic-update-slice, topk, a
+// sort by a native key order (JAX's argsort), fft (the thunks that call compiled scalar functions:
 // scalar_function_serialization_test.cc); a program with a thunk that keeps its HLO is refused
 // naming the op; truncated bytes, a wrong magic, an unknown kernel and a thunk whose fields
 // contradict its values are errors.
@@ -127,7 +127,8 @@ ENTRY e {
   y = f32[2,12,12,16] add(c, bb)
   k2 = f32[2,2,1,1] constant({{{{1}},{{2}}},{{{3}},{{4}}}})
   z = f32[1,4,4,1] convolution(s, k2), window={size=2x2}, dim_labels=b01f_01io->b01f
-  ROOT t = (f32[2,12,12,16], f32[1,4,4,1]) tuple(y, z)
+  g = f32[3,3,8,16] convolution(x, y), window={size=12x12 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf
+  ROOT t = (f32[2,12,12,16], f32[1,4,4,1], f32[3,3,8,16]) tuple(y, z, g)
 })",
                   {SeededF32Values(input, 1), SeededF32Values(small, 2)});
 }
