@@ -115,8 +115,10 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
     result_temporaries_.push_back(static_cast<int64_t>(t));
   }
   const std::vector<Shape>& parameters = parameter_shapes();
+  value_bytes_.reserve(program_.values.size());
   for (size_t v = 0; v < program_.values.size(); ++v) {
     const ValueSlot& slot = program_.values[v];
+    value_bytes_.push_back(slot.size_bytes);
     if (slot.kind == ValueSlot::Kind::kParameter) {
       // (An argument's shape is checked to match the parameter's, so its
       // tree has the same nodes.)
@@ -389,11 +391,8 @@ absl::Status CpuExecutable::RunProgram(
     }
   }
   ThunkContext context;
-  // One pointer each: std::function keeps them without allocating.
-  context.address = [addresses](int64_t value) { return addresses[value]; };
-  context.size_bytes = [values = program_.values.data()](int64_t value) {
-    return values[value].size_bytes;
-  };
+  context.addresses = addresses;
+  context.value_bytes = value_bytes_.data();
   context.run_options = &options;
   context.thread_pool = &ThreadPool::Default();
   context.max_threads = options.intra_op_threads();

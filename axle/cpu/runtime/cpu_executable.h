@@ -138,6 +138,8 @@ class CpuExecutable : public Executable {
     int64_t parameter_node;
   };
   std::vector<RunValue> run_values_;
+  // Each value's size in bytes (ThunkContext::value_bytes).
+  std::vector<int64_t> value_bytes_;
   // Each result leaf's node in the result's ShapeTree.
   std::vector<int64_t> result_leaf_nodes_;
   int64_t arena_size_ = 0;

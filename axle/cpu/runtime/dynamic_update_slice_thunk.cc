@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/integer_element.h"
@@ -50,9 +51,8 @@ absl::Status DynamicUpdateSliceThunk::Execute(const ThunkContext& context) const
   int64_t update_elements = 1;
   for (int64_t d : g.update_dims) update_elements *= d;
   if (update_elements == 0) return absl::OkStatus();
-  // Element offset of the window's first element, and the operand's
-  // row-major strides.
-  const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
+  // Element offset of the window's first element.
+  const std::vector<int64_t>& strides = strides_;
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t high = g.operand_dims[d] - g.update_dims[d];
@@ -66,7 +66,7 @@ absl::Status DynamicUpdateSliceThunk::Execute(const ThunkContext& context) const
   const int64_t row = rank == 0 ? 1 : g.update_dims[rank - 1];
   const int64_t row_bytes = row * g.element_bytes;
   const int64_t rows = update_elements / row;
-  std::vector<int64_t> index(std::max<int64_t>(rank - 1, 0), 0);  // over the update's outer dims
+  absl::InlinedVector<int64_t, 8> index(std::max<int64_t>(rank - 1, 0), 0);  // the outer dims
   for (int64_t r = 0; r < rows; ++r) {
     int64_t offset = base;
     for (int64_t d = 0; d + 1 < rank; ++d) offset += index[d] * strides[d];

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "axle/core/shape.h"
+#include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
@@ -53,6 +54,7 @@ class DynamicUpdateSliceThunk : public Thunk {
                           int64_t output_value)
       : Thunk(std::move(name)),
         geometry_(std::move(geometry)),
+        strides_(ShapeUtil::RowMajorStrides(geometry_.operand_dims)),
         operand_value_(operand_value),
         update_value_(update_value),
         start_values_(std::move(start_values)),
@@ -69,6 +71,9 @@ class DynamicUpdateSliceThunk : public Thunk {
 
  private:
   Geometry geometry_;
+  // The operand's row-major strides in elements (computed once: a loop
+  // runs the thunk at every step).
+  std::vector<int64_t> strides_;
   int64_t operand_value_;
   int64_t update_value_;
   std::vector<int64_t> start_values_;

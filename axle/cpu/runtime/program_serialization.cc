@@ -223,6 +223,8 @@ absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> LoadProgram(
   for (const auto& [index, value] : program.result_leaves) {
     runner->result_bytes_.push_back(program.values[value].size_bytes);
   }
+  for (const ValueSlot& slot : program.values) runner->value_bytes_.push_back(slot.size_bytes);
+  runner->addresses_.assign(program.values.size(), nullptr);
   const int64_t arena_bytes = RoundUpToAlignment(std::max<int64_t>(runner->arena_size_, 1));
   runner->arena_ = static_cast<char*>(std::aligned_alloc(kBufferAlignment, arena_bytes));
   if (runner->arena_ == nullptr) {
@@ -241,22 +243,25 @@ absl::Status SerializedProgramRunner::Run(absl::Span<const void* const> argument
         "the program takes ", argument_bytes_.size(), " arguments and ", result_bytes_.size(),
         " results, not ", arguments.size(), " and ", results.size()));
   }
-  auto address = [&](int64_t value) -> void* {
+  for (size_t value = 0; value < program_.values.size(); ++value) {
     const ValueSlot& slot = program_.values[value];
+    void*& address = addresses_[value];
     switch (slot.kind) {
       case ValueSlot::Kind::kParameter:
-        return const_cast<void*>(arguments[slot.parameter]);
+        address = const_cast<void*>(arguments[slot.parameter]);
+        break;
       case ValueSlot::Kind::kConstant:
-        return const_cast<void*>(program_.constants[slot.constant].untyped_data());
+        address = const_cast<void*>(program_.constants[slot.constant].untyped_data());
+        break;
       case ValueSlot::Kind::kTemporary:
-        return arena_ + temporary_offsets_[slot.temporary];
+        address = arena_ + temporary_offsets_[slot.temporary];
+        break;
     }
-    return nullptr;
-  };
+  }
   const ExecutableRunOptions options;
   ThunkContext context;
-  context.address = address;
-  context.size_bytes = [&](int64_t value) { return program_.values[value].size_bytes; };
+  context.addresses = addresses_.data();
+  context.value_bytes = value_bytes_.data();
   context.run_options = &options;
   context.thread_pool = &ThreadPool::Default();
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
@@ -270,7 +275,7 @@ absl::Status SerializedProgramRunner::Run(absl::Span<const void* const> argument
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const int64_t size = result_bytes_[i];
-    const void* source = address(program_.result_leaves[i].second);
+    const void* source = addresses_[program_.result_leaves[i].second];
     if (size > 0 && results[i] != source) std::memmove(results[i], source, size);
   }
   return absl::OkStatus();

@@ -68,6 +68,10 @@ class SerializedProgramRunner {
   std::vector<int64_t> argument_bytes_;
   std::vector<int64_t> result_bytes_;
   char* arena_ = nullptr;  // 64-byte aligned, arena_size_ bytes
+  // Each value's buffer in the current run, and its size in bytes
+  // (ThunkContext's tables).
+  std::vector<void*> addresses_;
+  std::vector<int64_t> value_bytes_;
 };
 
 absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> LoadProgram(

@@ -5,8 +5,8 @@
 // convolutions (a weight gradient among them), while and conditional, dynamic-update-slice, topk, a
 // sort by a native key order (JAX's argsort), fft (the thunks that call compiled scalar functions:
 // scalar_function_serialization_test.cc); a program with a thunk that keeps its HLO is refused
-// naming the op; truncated bytes, a wrong magic, an unknown kernel and a thunk whose fields
-// contradict its values are errors.
+// naming the op; a second run reads its own arguments; truncated bytes, a wrong magic, an unknown
+// kernel and a thunk whose fields contradict its values are errors.
 #include "axle/cpu/runtime/program_serialization.h"
 
 #include <cmath>
@@ -195,6 +195,37 @@ TEST(ProgramSerializationTest, WhileAndConditional) {
   ExpectRoundTrip(kWhileAndConditional, {SeededF32Values(v, 1), LiteralUtil::CreateR0<bool>(true)});
   ExpectRoundTrip(kWhileAndConditional,
                   {SeededF32Values(v, 2), LiteralUtil::CreateR0<bool>(false)});
+}
+
+// The runner looks a value's buffer up in a table it fills at each run:
+// a second run on other argument buffers reads those, not the first's.
+TEST(ProgramSerializationTest, EachRunReadsItsOwnArguments) {
+  Compiled compiled = Compile(R"(
+HloModule add
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  s = f32[4] add(a, b)
+  ROOT m = f32[4] multiply(s, a)
+})");
+  ASSERT_NE(compiled.cpu, nullptr);
+  absl::StatusOr<SerializedProgram> serialized = SerializeProgram(*compiled.cpu);
+  ASSERT_TRUE(serialized.ok()) << serialized.status();
+  absl::StatusOr<std::unique_ptr<SerializedProgramRunner>> runner =
+      LoadProgram(serialized->bytes, ResolverOf(*serialized));
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  const float first_a[4] = {1, 2, 3, 4};
+  const float first_b[4] = {10, 20, 30, 40};
+  const float second_a[4] = {-1, 0.5f, 2, 0};
+  const float second_b[4] = {3, 3, 3, 3};
+  float first[4] = {};
+  float second[4] = {};
+  ASSERT_TRUE((*runner)->Run({first_a, first_b}, {first}).ok());
+  ASSERT_TRUE((*runner)->Run({second_a, second_b}, {second}).ok());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(first[i], (first_a[i] + first_b[i]) * first_a[i]) << i;
+    EXPECT_EQ(second[i], (second_a[i] + second_b[i]) * second_a[i]) << i;
+  }
 }
 
 TEST(ProgramSerializationTest, AThunkThatKeepsItsHloIsRefusedNamingTheOp) {

@@ -27,7 +27,7 @@ ABSL_ATTRIBUTE_NOINLINE void RunChunkedFold(const CompiledKernel& kernel,
   int64_t bytes = 0;
   for (int64_t value : operands) buffers.push_back(context.address(value));
   for (int64_t value : outputs) buffers.push_back(context.address(value));
-  if (context.size_bytes) {
+  if (context.value_bytes != nullptr) {
     for (int64_t value : operands) bytes += context.size_bytes(value);
     for (int64_t value : outputs) bytes += context.size_bytes(value);
   }
@@ -60,7 +60,7 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   for (int64_t value : operand_values_) buffers.push_back(context.address(value));
   for (int64_t value : output_values_) buffers.push_back(context.address(value));
   const int64_t rows = kernel_->outer_size();
-  if (threads < 2 || !context.size_bytes || rows < 2) {
+  if (threads < 2 || context.value_bytes == nullptr || rows < 2) {
     kernel_->Run(buffers.data());
     return absl::OkStatus();
   }

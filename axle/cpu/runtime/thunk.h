@@ -38,9 +38,15 @@ class LoopRun;              // loop_run.h
 class ThunkWriter;          // thunk_serialization.h
 
 struct ThunkContext {
-  // The buffer of value `id` in this run, and its size in bytes.
-  std::function<void*(int64_t id)> address;
-  std::function<int64_t(int64_t id)> size_bytes;
+  // The buffer of value `id` in this run, and its size in bytes: plain
+  // tables indexed by value id (one load each, no call: a while loop of
+  // tiny kernels looks them up millions of times a second).
+  void* address(int64_t id) const { return addresses[id]; }
+  int64_t size_bytes(int64_t id) const { return value_bytes[id]; }
+  // Both tables cover every value of the program; the caller owns them
+  // and keeps them alive and unchanged while the thunks run.
+  void* const* addresses = nullptr;
+  const int64_t* value_bytes = nullptr;
   const ExecutableRunOptions* run_options = nullptr;
   // The pool kernels may split across (null: run on the calling thread),
   // and how many of its threads this run may use (<= 0: all).
