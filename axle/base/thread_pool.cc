@@ -152,12 +152,10 @@ void ThreadPool::WorkerLoop() {
       seen_generation = job_generation_;
       const bool keep_spinning = spin_after_job;
       lock.unlock();
-      spinning_workers_.fetch_add(1, std::memory_order_relaxed);
       SpinUntil([&] {
         return published_generation_.load(std::memory_order_relaxed) != seen_generation ||
                (!keep_spinning && spin_scopes_.load(std::memory_order_relaxed) == 0);
       });
-      spinning_workers_.fetch_sub(1, std::memory_order_relaxed);
       lock.lock();
     }
     spin_after_job = false;

@@ -92,13 +92,6 @@ class ThreadPool {
   // Whether a SpinScope is open (then a split costs the caller a few
   // microseconds, not a wake-up: worth it for smaller work).
   bool WorkersSpinning() const { return spin_scopes_.load(std::memory_order_relaxed) > 0; }
-  // Whether a worker is awake, spinning for the next job (then a split
-  // costs the caller a few microseconds; a sleeping worker's wake-up costs
-  // tens, more than a small kernel takes).
-  bool IdleWorkerSpinning() const { return spinning_workers_.load(std::memory_order_relaxed) > 0; }
-  // How many jobs ParallelFor has handed to workers so far (a split that
-  // ran inline is none): what tests read to see whether a kernel split.
-  uint64_t jobs_published() const { return published_generation_.load(std::memory_order_relaxed); }
 
   class SpinScope {
    public:
@@ -129,8 +122,6 @@ class ThreadPool {
   // the mutex; open SpinScopes.
   std::atomic<uint64_t> published_generation_{0};
   std::atomic<int> spin_scopes_{0};
-  // Workers spinning for the next job now.
-  std::atomic<int> spinning_workers_{0};
 };
 
 }  // namespace axle

@@ -188,21 +188,6 @@ TEST(ThreadPoolTest, JobsThatAskWorkersToSpinAfter) {
   for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
 }
 
-// jobs_published counts the jobs handed to workers: not a range that runs
-// inline (one block, one thread allowed), one for each split.
-TEST(ThreadPoolTest, JobsPublishedCountsSplitsOnly) {
-  ThreadPool pool(2);
-  EXPECT_EQ(pool.jobs_published(), 0u);
-  ExpectCoversOnce(pool, 1, 1);
-  ExpectCoversOnce(pool, 100, 1, /*max_threads=*/1);
-  ExpectCoversOnce(pool, 100, 100);
-  EXPECT_EQ(pool.jobs_published(), 0u);
-  ExpectCoversOnce(pool, 100, 1);
-  EXPECT_EQ(pool.jobs_published(), 1u);
-  ExpectCoversOnce(pool, 100, 10);
-  EXPECT_EQ(pool.jobs_published(), 2u);
-}
-
 TEST(ThreadPoolTest, ParseNumThreads) {
   EXPECT_EQ(*ThreadPool::ParseNumThreads("1"), 1);
   EXPECT_EQ(*ThreadPool::ParseNumThreads("16"), 16);

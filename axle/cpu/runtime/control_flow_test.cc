@@ -8,7 +8,6 @@
 #include <thread>
 #include <vector>
 
-#include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
@@ -733,85 +732,6 @@ TEST(ControlFlowTest, ExecutableIsReusedSequentiallyAndFromSeveralThreads) {
     EXPECT_EQ(*branches[t], t % 2 == 0 ? LiteralUtil::CreateR1<float>({f + 1, f + 2, f + 3, f + 4})
                                        : LiteralUtil::CreateR1<float>({-f, -f, -f, -f}));
   }
-}
-
-}  // namespace
-}  // namespace axle
-
-namespace axle {
-namespace {
-
-// A small kernel of many transcendental elements (tanh over 64x128 f32, 64
-// KiB touched) splits across the pool in a while loop's body, whose
-// workers spin from iteration to iteration, and runs inline in a
-// straight-line run of several thunks (there its split would be the run's
-// first and wake a sleeping worker: KernelThunk::SetExpensiveElements).
-// Either way the values are the interpreter's.
-TEST(ControlFlowTest, SmallExpensiveKernelSplitsOnlyInsideLoops) {
-  ThreadPool& pool = ThreadPool::Default();
-  if (pool.num_threads() < 2) GTEST_SKIP() << "a pool of one thread never splits";
-  constexpr absl::string_view kStraight = R"(
-HloModule straight
-ENTRY e {
-  x = f32[64,128] parameter(0)
-  w = f32[128,4] parameter(1)
-  t = f32[64,128] tanh(x)
-  y = f32[64,128] multiply(t, x)
-  d = f32[64,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT r = (f32[64,128], f32[64,4]) tuple(y, d)
-})";
-  constexpr absl::string_view kLoop = R"(
-HloModule loop
-cond {
-  p = (s32[], f32[64,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(4)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  p = (s32[], f32[64,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = f32[64,128] get-tuple-element(p), index=1
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  t = f32[64,128] tanh(x)
-  half = f32[] constant(0.5)
-  halves = f32[64,128] broadcast(half), dimensions={}
-  y = f32[64,128] add(t, halves)
-  ROOT r = (s32[], f32[64,128]) tuple(next, y)
-}
-ENTRY e {
-  x = f32[64,128] parameter(0)
-  zero = s32[] constant(0)
-  init = (s32[], f32[64,128]) tuple(zero, x)
-  w = (s32[], f32[64,128]) while(init), condition=cond, body=body
-  ROOT y = f32[64,128] get-tuple-element(w), index=1
-})";
-  const Literal x = testing::SeededF32Values(ShapeUtil::MakeShape(F32, {64, 128}), 1);
-  const Literal w = testing::SeededF32Values(ShapeUtil::MakeShape(F32, {128, 4}), 2);
-  const ErrorSpec error(1e-5, 1e-5);
-
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> straight = CompileOn("cpu", kStraight);
-  ASSERT_TRUE(straight.ok()) << straight.status();
-  absl::StatusOr<Literal> reference = RunOn("interpreter", kStraight, {x.Clone(), w.Clone()});
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const uint64_t before_straight = pool.jobs_published();
-  absl::StatusOr<Literal> result = RunExecutable("cpu", **straight, {x.Clone(), w.Clone()});
-  const uint64_t after_straight = pool.jobs_published();
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(LiteralsNear(*reference, *result, error).ok());
-  EXPECT_EQ(after_straight, before_straight);
-
-  absl::StatusOr<std::unique_ptr<LocalExecutable>> loop = CompileOn("cpu", kLoop);
-  ASSERT_TRUE(loop.ok()) << loop.status();
-  reference = RunOn("interpreter", kLoop, {x.Clone()});
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const uint64_t before_loop = pool.jobs_published();
-  result = RunExecutable("cpu", **loop, {x.Clone()});
-  const uint64_t after_loop = pool.jobs_published();
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(LiteralsNear(*reference, *result, error).ok());
-  EXPECT_GT(after_loop, before_loop);
 }
 
 }  // namespace

@@ -149,13 +149,6 @@ absl::Status WhileThunk::Execute(const ThunkContext& context) const {
   // idle workers wait for the next split spinning (thread_pool.h), not
   // asleep (an RNN step's dot takes about as long as waking them).
   ThreadPool::SpinScope spin(context.thread_pool);
-  ++context.loop_depth;
-  absl::Status status = RunLoop(context);
-  --context.loop_depth;
-  return status;
-}
-
-absl::Status WhileThunk::RunLoop(const ThunkContext& context) const {
   while (true) {
     AXLE_RETURN_IF_ERROR(RunSequence(*this, condition_, context));
     if (*static_cast<const uint8_t*>(context.address(condition_value_)) == 0) {

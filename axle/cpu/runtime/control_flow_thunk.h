@@ -123,9 +123,6 @@ class WhileThunk : public NestedSequenceThunk {
   absl::Status Serialize(ThunkWriter& writer) const override;  // thunk_serialization.cc
 
  private:
-  // Runs the condition and the body until the condition is false.
-  absl::Status RunLoop(const ThunkContext& context) const;
-
   CopyThunk init_;
   ThunkSequence condition_;
   int64_t condition_value_;

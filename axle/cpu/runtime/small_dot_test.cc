@@ -8,12 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -508,92 +506,6 @@ ENTRY e {
   ROOT y = f32[64,64] add(d, h)
 })",
                            {literal({64, 64}, 39), literal({64, 64}, 40)}, ErrorSpec(1e-4, 1e-4));
-}
-
-}  // namespace
-}  // namespace axle::cpu
-
-namespace axle::cpu {
-namespace {
-
-// A training step's small dot ([64, 128] x [128, 128], 1M multiply-adds:
-// kMinWakingMultiplyAdds in small_dot_thunk.cc) outside a loop runs on the
-// calling thread while the pool's workers sleep (waking one costs more
-// than the dot), and splits in a while loop's body, whose workers spin
-// from iteration to iteration. The values are the interpreter's either
-// way.
-TEST(SmallDotPlatformTest, SmallDotWakesNoSleepingWorkerOutsideLoops) {
-  ThreadPool& pool = ThreadPool::Default();
-  if (pool.num_threads() < 2 || !SmallDotAvailable()) {
-    GTEST_SKIP() << "no split to see: one thread, or no small-dot kernel";
-  }
-  constexpr absl::string_view kStraight = R"(
-HloModule straight
-ENTRY e {
-  x = f32[64,128] parameter(0)
-  w = f32[128,128] parameter(1)
-  ROOT d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})";
-  constexpr absl::string_view kLoop = R"(
-HloModule loop
-cond {
-  p = (s32[], f32[64,128], f32[128,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  p = (s32[], f32[64,128], f32[128,128]) parameter(0)
-  i = s32[] get-tuple-element(p), index=0
-  x = f32[64,128] get-tuple-element(p), index=1
-  w = f32[128,128] get-tuple-element(p), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  d = f32[64,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT r = (s32[], f32[64,128], f32[128,128]) tuple(next, d, w)
-}
-ENTRY e {
-  x = f32[64,128] parameter(0)
-  w = f32[128,128] parameter(1)
-  zero = s32[] constant(0)
-  init = (s32[], f32[64,128], f32[128,128]) tuple(zero, x, w)
-  l = (s32[], f32[64,128], f32[128,128]) while(init), condition=cond, body=body
-  ROOT y = f32[64,128] get-tuple-element(l), index=1
-})";
-  Literal x(ShapeUtil::MakeShape(F32, {64, 128}));
-  Literal w(ShapeUtil::MakeShape(F32, {128, 128}));
-  std::vector<float> xs = Values(x.element_count(), 11);
-  std::vector<float> ws = Values(w.element_count(), 12);
-  // Small weights: three products in a row stay finite.
-  for (float& v : ws) v *= 0.05f;
-  std::copy(xs.begin(), xs.end(), x.data<float>().begin());
-  std::copy(ws.begin(), ws.end(), w.data<float>().begin());
-  const ErrorSpec error(1e-4, 1e-4);
-
-  auto straight = testing::CompileOn("cpu", kStraight);
-  ASSERT_TRUE(straight.ok()) << straight.status();
-  auto reference = testing::RunOn("interpreter", kStraight, {x.Clone(), w.Clone()});
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  // Workers still spinning after an earlier split fall asleep soon
-  // (ThreadPool::kSpinMicroseconds); no job wakes them meanwhile.
-  while (pool.IdleWorkerSpinning()) std::this_thread::yield();
-  const uint64_t before_straight = pool.jobs_published();
-  auto result = testing::RunExecutable("cpu", **straight, {x.Clone(), w.Clone()});
-  const uint64_t after_straight = pool.jobs_published();
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(LiteralsNear(*reference, *result, error).ok());
-  EXPECT_EQ(after_straight, before_straight);
-
-  auto loop = testing::CompileOn("cpu", kLoop);
-  ASSERT_TRUE(loop.ok()) << loop.status();
-  reference = testing::RunOn("interpreter", kLoop, {x.Clone(), w.Clone()});
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const uint64_t before_loop = pool.jobs_published();
-  result = testing::RunExecutable("cpu", **loop, {x.Clone(), w.Clone()});
-  const uint64_t after_loop = pool.jobs_published();
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(LiteralsNear(*reference, *result, error).ok());
-  EXPECT_GT(after_loop, before_loop);
 }
 
 }  // namespace

@@ -54,17 +54,6 @@ constexpr int64_t kNarrowColumns = 16;
 // Units per block on the pool: at least this many multiply-adds each.
 constexpr int64_t kMinMultiplyAddsPerBlock = int64_t{1} << 16;
 
-// A dot of fewer multiply-adds (~40 us on one thread) and a smaller rhs
-// (what a dot of few rows streams: a classifier head's 5 MB weight takes
-// longer than its arithmetic) splits outside while loops only when a
-// worker is awake (ThreadPool::IdleWorkerSpinning: another split just
-// ran), never waking a sleeping one: a training step's [64, 128] x [128,
-// 128] (1M multiply-adds, 0.021 ms inline) took 0.021 ms at best and 0.12
-// on average split on a loaded 2-core machine. In a loop the workers woken
-// by the first iteration spin through the next.
-constexpr int64_t kMinWakingMultiplyAdds = int64_t{1} << 22;
-constexpr int64_t kMinWakingRhsBytes = int64_t{1} << 20;
-
 // Where a thunk reads one operand: a thunk operand or a literal's data.
 struct Operand {
   int64_t value = -1;  // index into operand_values_, or -1
@@ -171,11 +160,7 @@ class SmallDotThunk : public Thunk {
     auto run = [&](int64_t begin, int64_t end) {
       SmallDotF32(*shape, lhs, rhs, bias, out, begin, end);
     };
-    const int64_t work = units * per_unit;
-    const int64_t rhs_bytes = shape->batch * shape->k * shape->n * int64_t{sizeof(float)};
-    const bool short_inline = work < kMinWakingMultiplyAdds && rhs_bytes < kMinWakingRhsBytes;
-    if (context.thread_pool == nullptr || work < 2 * kMinMultiplyAddsPerBlock ||
-        (short_inline && context.loop_depth == 0 && !context.thread_pool->IdleWorkerSpinning())) {
+    if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
       run(0, units);
     } else {
       // One block per thread.

@@ -69,8 +69,7 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   // Inside a loop whose workers spin (ThreadPool::SpinScope), a small
   // kernel of many expensive elements splits across the pool.
   if (bytes < kMinParallelBytes && split_alignment_ == 0 &&
-      expensive_elements_ >= kMinSpinningSplitElements && context.loop_depth > 0 &&
-      context.thread_pool->WorkersSpinning()) {
+      expensive_elements_ >= kMinSpinningSplitElements && context.thread_pool->WorkersSpinning()) {
     const int64_t per_row = std::max<int64_t>(1, expensive_elements_ / rows);
     const int64_t min_rows = std::max<int64_t>(1, kMinSpinningBlockElements / per_row);
     void** data = buffers.data();

@@ -67,9 +67,6 @@ struct ThunkContext {
   // a loop whose thunks do not all know their buffer uses): which values
   // stay unchanged while it runs (loop_run.h).
   mutable const LoopRun* loop = nullptr;
-  // How many while loops enclose the running thunk (WhileThunk counts
-  // itself while its condition and body run).
-  mutable int loop_depth = 0;
 };
 
 // Runs `kernel` over its outer rows with `buffers`: on the calling thread
@@ -159,16 +156,11 @@ class KernelThunk : public Thunk {
   void SplitOncePerThread(int64_t alignment) { split_alignment_ = std::max<int64_t>(1, alignment); }
 
   // Elements of transcendental ops (exp, tanh, divide, ...) the kernel
-  // computes per run (program_builder.cc counts them). In a while loop's body,
-  // whose idle workers spin (ThreadPool::SpinScope), a kernel under
+  // computes per run (program_builder.cc counts them). While the pool's workers
+  // spin (a while loop's body: ThreadPool::SpinScope), a kernel under
   // kMinParallelBytes with at least kMinSpinningSplitElements of them (an
   // RNN step's gates: microseconds of arithmetic on a few KiB) is split
-  // into blocks of at least kMinSpinningBlockElements. Not outside loops,
-  // though a run's workers spin between its thunks too: there the split
-  // is usually the run's first, whose worker is asleep, and waking it cost
-  // more than the kernel (a training step's GELU over 64x128: 0.006 ms
-  // inline, 0.010 at best and 0.19 on average split, on a loaded 2-core
-  // machine).
+  // into blocks of at least kMinSpinningBlockElements.
   void SetExpensiveElements(int64_t elements) { expensive_elements_ = elements; }
 
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
