@@ -589,6 +589,45 @@ ENTRY e {
         "onednn");
 }
 
+TEST(CpuConvolution, ScalarBiasAndScaleReachEveryFeature) {
+  // A scalar broadcast as the bias (oneDNN's native bias) or as the scale
+  // (folded into the weights where the weights are small beside the
+  // output) is one value per output feature: each feature reads it, not
+  // only feature 0 (the others read past a one-element array before).
+  const std::string module = R"(HloModule conv
+ENTRY e {
+  x = f32[16,8,8,16] parameter(0)
+  k = f32[KERNEL,16,16] parameter(1)
+  c = f32[16,8,8,16] convolution(x, k), window={WINDOW}, dim_labels=b01f_01io->b01f
+  v = f32[] constant(0.5)
+  vb = f32[16,8,8,16] broadcast(v), dimensions={}
+  ROOT r = f32[16,8,8,16] OP(c, vb)
+}
+)";
+  for (const char* op : {"add", "multiply"}) {
+    for (const auto& [kernel, window] :
+         {std::pair<const char*, const char*>{"3,3", "size=3x3 pad=1_1x1_1"},
+          std::pair<const char*, const char*>{"1,1", "size=1x1"}}) {
+      SCOPED_TRACE(absl::StrCat(op, " ", kernel));
+      std::string text =
+          absl::StrReplaceAll(module, {{"KERNEL", kernel}, {"WINDOW", window}, {"OP", op}});
+      Check(text, "onednn");
+    }
+  }
+  // And a scalar parameter as the bias, read at run time.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[4,8,8,16] parameter(0)
+  k = f32[1,1,16,32] parameter(1)
+  v = f32[] parameter(2)
+  c = f32[4,8,8,32] convolution(x, k), window={size=1x1}, dim_labels=b01f_01io->b01f
+  vb = f32[4,8,8,32] broadcast(v), dimensions={}
+  ROOT r = f32[4,8,8,32] add(c, vb)
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, FeedsAFusion) {
   // abs is no epilogue: the convolution runs alone, the rest as a loop
   // fusion that reads its result.

@@ -21,8 +21,11 @@ DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
   input.strides = plan_.OutputOrder(operand);
   input.element_size = primitive_util::ByteWidth(operand.type());
   input.dims = plan_.out_dims;
+  // Broadcast dimensions collapse to 1, except the feature dimension (1):
+  // a native bias and a scale folded into the weights read one value per
+  // output feature, so a scalar broadcast is replicated across features.
   for (size_t d = 0; d < input.dims.size(); ++d) {
-    if (input.strides[d] == 0) input.dims[d] = 1;
+    if (input.strides[d] == 0 && d != 1) input.dims[d] = 1;
   }
   input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()),
                                   ShapeUtil::RowMajorStrides(input.dims));
