@@ -16,11 +16,13 @@ function(axle_library name)
 endfunction()
 
 # axle_test(NAME SRCS ... DEPS ...): a GoogleTest binary whose tests CTest
-# discovers one by one.
+# discovers one by one. Discovery lists the tests by running the binary
+# (some are over 200 MB with debug info): CMake's 5 s default timed out
+# once in a fresh-clone CI run while the machine's page cache was cold.
 function(axle_test name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SRCS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
-  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
     PROPERTIES ENVIRONMENT "AXLE_CONFORMANCE_DIR=${AXLE_CONFORMANCE_DIR}")
 endfunction()
