@@ -64,6 +64,10 @@ dnnl::convolution_forward::primitive_desc ForwardInference(
 // minibatch (the HLO's input feature) outermost in both operands.
 bool WeightGradCandidate(const ConvPlan& plan);
 
+// Places `size` bytes at the end of a scratch area of `bytes` bytes, which
+// grows past them (aligned); returns their offset.
+int64_t Place(int64_t& bytes, int64_t size);
+
 // A dense channels-last array of `dims` ([N, C, spatial...]).
 dnnl::memory::desc ChannelsLast(const dnnl::memory::dims& dims, dnnl::memory::data_type type);
 

@@ -135,15 +135,13 @@ int WeightsIn(std::vector<dnnl::memory>& weights, const dnnl::memory::desc& desc
   return static_cast<int>(weights.size()) - 1;
 }
 
-// Places `size` bytes at the end of a scratch area of `bytes` bytes, which
-// grows past them (aligned); returns their offset.
+}  // namespace
+
 int64_t Place(int64_t& bytes, int64_t size) {
   const int64_t offset = bytes;
   bytes += RoundUpToAlignment(size);
   return offset;
 }
-
-}  // namespace
 
 void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
                                        const dnnl::memory::dims& strides,

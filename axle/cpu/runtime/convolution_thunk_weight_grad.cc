@@ -27,7 +27,6 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
-#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_plan.h"
@@ -45,13 +44,6 @@ dnnl::memory::desc PieceOf(const dnnl::memory::desc& desc, int64_t batch) {
   const auto& strides = desc.data.format_desc.blocking.strides;
   return dnnl::memory::desc(dims, desc.data_type(),
                             dnnl::memory::dims(strides, strides + dims.size()));
-}
-
-// Reserves `size` bytes at the end of `bytes`, aligned; their offset.
-int64_t Place(int64_t& bytes, int64_t size) {
-  const int64_t offset = bytes;
-  bytes += RoundUpToAlignment(std::max<int64_t>(1, size));
-  return offset;
 }
 
 }  // namespace
