@@ -1,7 +1,9 @@
 //===- column_reduction_emitter.cc - Column reductions in a loop kernel -----===//
 //
 // A reduce root that keeps its input's minor dimension accumulates into the
-// output row, input row by input row (IsColumnReduction).
+// output row, input row by input row (IsColumnReduction). Sibling column
+// reductions merged into one kernel (ColumnReductions) accumulate into
+// their output rows in the same loops, reading their inputs once.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -32,7 +34,8 @@ namespace axle::cpu {
 // row is the accumulator: it is set to the init value, then every input
 // row is folded into it with the minor dimension innermost (contiguous,
 // vectorized across output elements). Each element still folds its inputs
-// in order, as the interpreter does.
+// in order, as the interpreter does. Several reduces of one input shape over
+// the same dimensions fold side by side in the same column loop.
 namespace {
 
 // Marks the loop entered from `preheader` to vectorize with one 512-bit
@@ -64,10 +67,11 @@ void SetColumnLoopVectorization(llvm::BasicBlock* preheader, PrimitiveType type)
 
 }  // namespace
 
-absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce,
-                                                    llvm::Value* output, llvm::Value* begin,
-                                                    llvm::Value* end) {
-  const PrimitiveType type = reduce.shape().element_type();
+absl::Status LoopKernelEmitter::EmitColumnReduction(
+    const std::vector<const HloInstruction*>& reduces, const std::vector<llvm::Value*>& outputs,
+    llvm::Value* begin, llvm::Value* end) {
+  // ColumnReductions: one input shape, one set of reduced dimensions.
+  const HloInstruction& reduce = *reduces[0];
   const std::vector<int64_t>& out_dims = reduce.shape().dimensions();
   const std::vector<int64_t>& in_dims = reduce.operand(0)->shape().dimensions();
   const int64_t out_rank = static_cast<int64_t>(out_dims.size());
@@ -81,9 +85,14 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
     return absl::InvalidArgumentError(
         absl::StrCat("reduce ", reduce.name(), ": the result must have the kept dimensions"));
   }
-  const llvm_ir::ElementGenerator& input = generators_.at(reduce.operand(0));
-  AXLE_ASSIGN_OR_RETURN(llvm::Value * init, generators_.at(reduce.operand(1))(llvm_ir::IrIndex{}));
-  const HloComputation& combiner = *reduce.to_apply();
+  // The vector width of the widest result type (a 512-bit vector of it).
+  PrimitiveType widest = reduce.shape().element_type();
+  std::vector<llvm::Value*> inits;
+  for (const HloInstruction* r : reduces) {
+    const PrimitiveType type = r->shape().element_type();
+    if (primitive_util::BitWidth(type) > primitive_util::BitWidth(widest)) widest = type;
+    AXLE_ASSIGN_OR_RETURN(inits.emplace_back(), generators_.at(r->operand(1))(llvm_ir::IrIndex{}));
+  }
   llvm_ir::IrIndex out_index(out_rank);
   llvm_ir::IrIndex in_index(in_rank);
   const int64_t minor = out_rank - 1;
@@ -97,19 +106,27 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
                                       return emit_folded(f + 1);
                                     });
     }
+    // Every reduce's element of this input row and column, folded into its
+    // output row: the input is read once for all of them (values they
+    // share are emitted once, the generators' cache).
     auto column = [&](llvm::Value* c) -> absl::Status {
       out_index[minor] = c;
       in_index[in_rank - 1] = c;
       llvm::Value* linear = elemental_.Linearize(out_index, out_dims);
-      llvm::Value* accumulated = elemental_.LoadElement(output, linear, type);
-      AXLE_ASSIGN_OR_RETURN(llvm::Value * value, input(in_index));
-      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded_value,
-                            elemental_.EmitScalarComputation(combiner, {accumulated, value}));
-      if (folded_value.size() != 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("reduce ", reduce.name(), ": the computation must return one value"));
+      for (size_t r = 0; r < reduces.size(); ++r) {
+        const PrimitiveType type = reduces[r]->shape().element_type();
+        llvm::Value* accumulated = elemental_.LoadElement(outputs[r], linear, type);
+        AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
+                              generators_.at(reduces[r]->operand(0))(in_index));
+        AXLE_ASSIGN_OR_RETURN(
+            std::vector<llvm::Value*> folded_value,
+            elemental_.EmitScalarComputation(*reduces[r]->to_apply(), {accumulated, value}));
+        if (folded_value.size() != 1) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "reduce ", reduces[r]->name(), ": the computation must return one value"));
+        }
+        elemental_.StoreElement(folded_value[0], outputs[r], linear, type);
       }
-      elemental_.StoreElement(folded_value[0], output, linear, type);
       return absl::OkStatus();
     };
     // One vector wide, not interleaved: LLVM's choice (4 vectors of 16
@@ -119,7 +136,7 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
     auto vectorized_loop = [&](llvm::Value* low, llvm::Value* high,
                                const std::string& name) -> absl::Status {
       llvm::BasicBlock* preheader = b_.GetInsertBlock();
-      absl::Cleanup one_vector = [&] { SetColumnLoopVectorization(preheader, type); };
+      absl::Cleanup one_vector = [&] { SetColumnLoopVectorization(preheader, widest); };
       return elemental_.EmitForLoop(low, high, name, column);
     };
     if (minor == 0 || column_splits.empty()) {
@@ -154,7 +171,11 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(const HloInstruction& reduce
     AXLE_RETURN_IF_ERROR(
         elemental_.EmitForLoop(low, high, "init", [&](llvm::Value* c) -> absl::Status {
           out_index[minor] = c;
-          elemental_.StoreElement(init, output, elemental_.Linearize(out_index, out_dims), type);
+          llvm::Value* linear = elemental_.Linearize(out_index, out_dims);
+          for (size_t r = 0; r < reduces.size(); ++r) {
+            elemental_.StoreElement(inits[r], outputs[r], linear,
+                                    reduces[r]->shape().element_type());
+          }
           return absl::OkStatus();
         }));
     return emit_folded(0);

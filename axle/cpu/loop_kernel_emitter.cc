@@ -17,7 +17,8 @@
 // elements in a nest over the reduced dimensions. Values emitted inside such
 // an inner loop are cached only for as long as the loop's scope is open.
 // A reduce root that keeps the input's minor dimension (a column reduction)
-// instead accumulates into the output row, input row by input row; a
+// instead accumulates into the output row, input row by input row (sibling
+// column reductions of a multi-output fusion in the same loops); a
 // variadic reduce (argmax) folds a block of output elements side by side,
 // one per vector lane (side_by_side_reduction_emitter.cc).
 //
@@ -115,9 +116,14 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
               }));
         } else if (const HloInstruction* reduce = SideBySideReduction(outputs); reduce != nullptr) {
           AXLE_RETURN_IF_ERROR(emit_variadic(*reduce, EmitSideBySideReduction));
-        } else if (outputs.size() == 1 && IsColumnReduction(*outputs[0])) {
-          AXLE_RETURN_IF_ERROR(
-              EmitColumnReduction(*outputs[0], buffers[num_parameters], begin, end));
+        } else if (std::vector<const HloInstruction*> columns = ColumnReductions(outputs);
+                   !columns.empty()) {
+          AXLE_RETURN_IF_ERROR(EmitColumnReduction(
+              columns,
+              std::vector<llvm::Value*>(buffers.begin() + num_parameters,
+                                        buffers.begin() + num_parameters +
+                                            static_cast<std::ptrdiff_t>(outputs.size())),
+              begin, end));
         } else {
           AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
         }

@@ -119,9 +119,12 @@ class LoopKernelEmitter {
   // row is the accumulator: it is set to the init value, then every input
   // row is folded into it with the minor dimension innermost (contiguous,
   // vectorized across output elements). Each element still folds its inputs
-  // in order, as the interpreter does.
-  absl::Status EmitColumnReduction(const HloInstruction& reduce, llvm::Value* output,
-                                   llvm::Value* begin, llvm::Value* end);
+  // in order, as the interpreter does. `reduces` (ColumnReductions: one
+  // input shape, the same reduced dimensions) fold in the same loops, each
+  // into its buffer of `outputs`, so their inputs are read once.
+  absl::Status EmitColumnReduction(const std::vector<const HloInstruction*>& reduces,
+                                   const std::vector<llvm::Value*>& outputs, llvm::Value* begin,
+                                   llvm::Value* end);
 
  private:
   // The innermost loop [low, high) over one row of the output `out` (the

@@ -51,6 +51,21 @@ bool IsColumnReduction(const HloInstruction& root) {
   return std::find(reduced.begin(), reduced.end(), rank - 1) == reduced.end();
 }
 
+std::vector<const HloInstruction*> ColumnReductions(
+    const std::vector<const HloInstruction*>& outputs) {
+  if (outputs.empty()) return {};
+  for (const HloInstruction* output : outputs) {
+    if (!IsColumnReduction(*output) ||
+        output->operand(0)->shape().dimensions() !=
+            outputs[0]->operand(0)->shape().dimensions() ||
+        cast<HloDimensionsInstruction>(output)->dimensions() !=
+            cast<HloDimensionsInstruction>(outputs[0])->dimensions()) {
+      return {};
+    }
+  }
+  return outputs;
+}
+
 namespace {
 
 // The variadic reduce whose results `outputs` are, when its results are
@@ -237,8 +252,8 @@ int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs) {
     if (std::optional<ScanPlan> scan = ScanOf(*outputs[0]); scan.has_value()) {
       return scan->dimension == 0 ? (rank > 1 ? 1 : -1) : 0;
     }
-    if (IsColumnReduction(*outputs[0])) return 0;
   }
+  if (!ColumnReductions(outputs).empty()) return 0;
   // Past leading dimensions of one (JAX's [1, b, h, q, k] attention
   // scores), which would leave one row to split across threads.
   int64_t range = 0;

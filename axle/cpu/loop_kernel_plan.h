@@ -40,6 +40,14 @@ std::optional<std::pair<size_t, const HloInstruction*>> TransposedDimension(
 // emitted by accumulating into the output row, input row by input row.
 bool IsColumnReduction(const HloInstruction& root);
 
+// The column reductions one kernel with these outputs computes together,
+// in one pass over their inputs: every output a column reduction of inputs
+// of one shape over the same dimensions (a multi-output fusion of sibling
+// reductions, multi_output_fusion.h: batch norm backward's sums over N, H
+// and W). `outputs` itself then (one is enough), empty otherwise.
+std::vector<const HloInstruction*> ColumnReductions(
+    const std::vector<const HloInstruction*>& outputs);
+
 // A variadic reduce (argmax and argmin: a value and an iota folded by a
 // comparator that reads both accumulators) folds each output element's
 // inputs one after another, and LLVM cannot split such a fold into vector
@@ -127,8 +135,8 @@ std::optional<ScanPlan> ScanOf(const HloInstruction& root);
 // The output dimension whose range [begin, end) a loop kernel with these
 // outputs is called over (loop_kernel_emitter.h): the outermost one that
 // is not of size one (all but the innermost may be), so that a kernel of
-// shape [1, 16, 256] still splits across threads; a column reduction's
-// outermost; for a scan along dimension 0 the next (a rank-1 scan: none,
+// shape [1, 16, 256] still splits across threads; column reductions'
+// (ColumnReductions) outermost; for a scan along dimension 0 the next (a rank-1 scan: none,
 // -1, and its range is [0, 1)). Scalars: -1 (a
 // chunked fold's range is over its chunks: FoldChunks).
 int64_t RangeDimension(const std::vector<const HloInstruction*>& outputs);

@@ -173,8 +173,15 @@ bool NeedsLoopFusion(const HloInstruction& instruction) {
 // fusion, dot operands the matmul would gather get a transpose that fuses into their producers
 // (dot_operand_transpose.h), a transposed dot result becomes the swapped
 // dot (dot_output_transpose.h), and bias adds and activations join their
-// dot or convolution (dot-epilogue-fusion).
+// dot or convolution (dot-epilogue-fusion); multi-output fusion merges sibling column reductions
+// too (cpu-multi-output-fusion: one kernel reads batch norm backward's inputs once for its sums).
 absl::StatusOr<bool> AddCpuPasses(absl::string_view name, HloPassPipeline& pipeline) {
+  if (name == "multi-output-fusion") {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> pass,
+                          CreatePass("cpu-multi-output-fusion"));
+    pipeline.AddPass(std::move(pass));
+    return false;
+  }
   if (name == "bf16-reductions-in-f32") {
     // XLA:CPU promotes bf16 all-reduce and reduce-scatter to f32 just before
     // its FloatNormalization.

@@ -327,20 +327,24 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
                                              std::move(in_place));
   // A column reduction's every range of columns reads every input row
   // (loop_kernel_plan.h: IsColumnReduction): one range per thread, whole
-  // cache lines of the output each.
+  // cache lines of the output each (of every output, for sibling column
+  // reductions in one kernel: ColumnReductions).
   const HloInstruction* root = fusion->fused_instructions_computation()->root_instruction();
-  if (IsColumnReduction(*root)) {
-    const int64_t bytes =
-        std::max<int64_t>(1, primitive_util::ByteWidth(root->shape().element_type()));
+  std::vector<const HloInstruction*> outputs = {root};
+  if (root->opcode() == HloOpcode::kTuple) {
+    outputs.assign(root->operands().begin(), root->operands().end());
+  }
+  if (std::vector<const HloInstruction*> columns = ColumnReductions(outputs); !columns.empty()) {
+    int64_t bytes = kBufferAlignment;
+    for (const HloInstruction* reduce : columns) {
+      bytes = std::min<int64_t>(
+          bytes, std::max<int64_t>(1, primitive_util::ByteWidth(reduce->shape().element_type())));
+    }
     thunk->SplitOncePerThread(std::max<int64_t>(1, kBufferAlignment / bytes));
   }
   // A side-by-side reduction ranged over the lanes it folds together: one
   // range per thread, whole vectors each (a range of a few elements would
   // fold them one by one).
-  std::vector<const HloInstruction*> outputs = {root};
-  if (root->opcode() == HloOpcode::kTuple) {
-    outputs.assign(root->operands().begin(), root->operands().end());
-  }
   if (const HloInstruction* reduce = SideBySideReduction(outputs);
       reduce != nullptr && RangeDimension(outputs) == reduce->shape().tuple_shapes(0).rank() - 1) {
     thunk->SplitOncePerThread(SideBySideVectorLanes(*reduce));

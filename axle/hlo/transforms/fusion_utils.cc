@@ -545,7 +545,10 @@ absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstru
   if (outputs.empty()) outputs.push_back(second_outputs[0]);
 
   HloInstruction* root = outputs.size() == 1 ? outputs[0] : builder.Tuple(outputs);
-  HloFusionInstruction* fusion = builder.Finish(root, FusionKind::kLoop, root->shape(), outer);
+  // Two reduction fusions stay one (multi-output) reduction fusion.
+  const FusionKind kind = first->fusion_kind() == second->fusion_kind() ? first->fusion_kind()
+                                                                       : FusionKind::kLoop;
+  HloFusionInstruction* fusion = builder.Finish(root, kind, root->shape(), outer);
   std::vector<HloInstruction*> new_values;
   new_values.reserve(outputs.size());
   for (int64_t i = 0; i < static_cast<int64_t>(outputs.size()); ++i) {

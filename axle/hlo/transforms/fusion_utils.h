@@ -104,7 +104,8 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
 absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion,
                                                     const FusionGrowth& growth);
 // Merges two loop fusions of one iteration space (outputs of one shape)
-// into one multi-output loop fusion computing the outputs of both, as XLA's
+// into one multi-output loop fusion (two fusions of one other kind, such as
+// sibling kInput reductions: one of that kind) computing the outputs of both, as XLA's
 // multi-output fusion does: `second` may read `first`'s outputs
 // (producer-consumer), or the two may only share operands (siblings).
 // Instructions the two compute alike (same op, attributes and operands) are

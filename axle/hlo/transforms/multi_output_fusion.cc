@@ -20,11 +20,69 @@
 namespace axle {
 namespace {
 
-// The dimensions of `fusion`'s iteration space when it is a loop fusion
-// this pass may merge; nullopt otherwise.
-std::optional<std::vector<int64_t>> MergeableDimensions(const HloInstruction& instruction) {
+// What a kernel walks: a loop fusion its outputs' dimensions; a fusion of
+// column reductions (`reduction`) the dimensions of their inputs, and the
+// dimensions it reduces. Only fusions over equal spaces merge.
+struct IterationSpace {
+  std::vector<int64_t> dimensions;
+  bool reduction = false;
+  std::vector<int64_t> reduced;
+  bool operator==(const IterationSpace& other) const {
+    return dimensions == other.dimensions && reduction == other.reduction &&
+           reduced == other.reduced;
+  }
+};
+
+// A reduce that keeps its input's minor dimension (a column reduction:
+// batch norm's sums over N, H and W), of one array, in descending layouts.
+bool IsColumnReduce(const HloInstruction& instruction) {
+  if (instruction.opcode() != HloOpcode::kReduce || instruction.operand_count() != 2 ||
+      !instruction.shape().IsArray() || instruction.shape().rank() < 1 ||
+      !ShapeUtil::HasDescendingLayout(instruction.shape()) ||
+      !ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape())) {
+    return false;
+  }
+  const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(&instruction)->dimensions();
+  const int64_t minor = instruction.operand(0)->shape().rank() - 1;
+  return !reduced.empty() && std::find(reduced.begin(), reduced.end(), minor) == reduced.end();
+}
+
+// The iteration space of a fusion of column reductions whose outputs are
+// `outputs`: every output a column reduce of an input of one shape over
+// the same dimensions, computed from plain loop ops only (no reduce other
+// than the roots, no transpose or gather). Nullopt otherwise.
+std::optional<IterationSpace> ColumnReductionSpace(const HloComputation& fused,
+                                                   const std::vector<const HloInstruction*>& outputs) {
+  IterationSpace space;
+  space.reduction = true;
+  for (const HloInstruction* output : outputs) {
+    if (!IsColumnReduce(*output)) return std::nullopt;
+    const std::vector<int64_t>& input = output->operand(0)->shape().dimensions();
+    const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(output)->dimensions();
+    if (output == outputs[0]) {
+      space.dimensions = input;
+      space.reduced = reduced;
+    } else if (input != space.dimensions || reduced != space.reduced) {
+      return std::nullopt;
+    }
+  }
+  for (const HloInstruction* instruction : fused.instructions()) {
+    if (std::find(outputs.begin(), outputs.end(), instruction) != outputs.end()) continue;
+    if (!IsPlainLoopOp(*instruction)) return std::nullopt;
+  }
+  return space;
+}
+
+// The iteration space of `instruction` when it is a fusion this pass may
+// merge; nullopt otherwise.
+std::optional<IterationSpace> MergeableSpace(const HloInstruction& instruction,
+                                             bool merge_sibling_reductions) {
   const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction);
-  if (fusion == nullptr || fusion->fusion_kind() != FusionKind::kLoop) return std::nullopt;
+  if (fusion == nullptr) return std::nullopt;
+  const bool reduction = fusion->fusion_kind() == FusionKind::kInput;
+  if (fusion->fusion_kind() != FusionKind::kLoop && !(reduction && merge_sibling_reductions)) {
+    return std::nullopt;
+  }
   if (!fusion->control_predecessors().empty() || !fusion->control_successors().empty()) {
     return std::nullopt;
   }
@@ -45,8 +103,17 @@ std::optional<std::vector<int64_t>> MergeableDimensions(const HloInstruction& in
       return std::nullopt;
     }
   }
-  if (!IsPlainLoopComputation(*fusion->fused_instructions_computation())) return std::nullopt;
-  return outputs[0]->dimensions();
+  const HloComputation& fused = *fusion->fused_instructions_computation();
+  if (reduction) {
+    const HloInstruction* root = fused.root_instruction();
+    std::vector<const HloInstruction*> roots = {root};
+    if (root->opcode() == HloOpcode::kTuple) {
+      roots.assign(root->operands().begin(), root->operands().end());
+    }
+    return ColumnReductionSpace(fused, roots);
+  }
+  if (!IsPlainLoopComputation(fused)) return std::nullopt;
+  return IterationSpace{outputs[0]->dimensions()};
 }
 
 // The fusion whose output `value` is: the fusion itself or a fusion read
@@ -104,13 +171,13 @@ bool ReachesIndirectly(const HloInstruction* from, const HloInstruction* to,
 }
 
 // Whether a shared operand is worth reading once for two siblings: an array
-// with at least an eighth as many elements as their outputs (a scalar or a
-// small table read by both saves next to nothing).
-bool IsWorthSharing(const HloInstruction& operand, const std::vector<int64_t>& dimensions) {
+// with at least an eighth as many elements as their iteration space (a
+// scalar or a small table read by both saves next to nothing).
+bool IsWorthSharing(const HloInstruction& operand, const IterationSpace& space) {
   if (!operand.shape().IsArray()) return false;
-  int64_t output_elements = 1;
-  for (int64_t dimension : dimensions) output_elements *= dimension;
-  return operand.shape().num_elements() * 8 >= output_elements;
+  int64_t elements = 1;
+  for (int64_t dimension : space.dimensions) elements *= dimension;
+  return operand.shape().num_elements() * 8 >= elements;
 }
 
 std::string PairKey(const HloInstruction& first, const HloInstruction& second) {
@@ -122,7 +189,7 @@ std::string PairKey(const HloInstruction& first, const HloInstruction& second) {
 // each call after a merge does not walk every fused computation again
 // (threefry's unrolled rounds leave hundreds of fusions).
 struct MergeCache {
-  absl::flat_hash_map<std::string, std::optional<std::vector<int64_t>>> dimensions;
+  absl::flat_hash_map<std::string, std::optional<IterationSpace>> spaces;
   absl::flat_hash_map<std::string, bool> reads_at_output_index;  // PairKey(producer, consumer)
 };
 
@@ -130,24 +197,27 @@ struct MergeCache {
 // earlier in post order: producer-consumer pairs first, then siblings.
 std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge(
     const HloComputation& computation, const absl::flat_hash_set<std::string>& rejected,
-    MergeCache& cache) {
+    bool merge_sibling_reductions, MergeCache& cache) {
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
-  absl::flat_hash_map<const HloInstruction*, std::vector<int64_t>> dimensions;
+  absl::flat_hash_map<const HloInstruction*, IterationSpace> spaces;
   for (int64_t i = 0; i < static_cast<int64_t>(order.size()); ++i) {
     position[order[i]] = i;
-    auto [cached, is_new] = cache.dimensions.try_emplace(order[i]->name());
-    if (is_new) cached->second = MergeableDimensions(*order[i]);
-    if (cached->second.has_value()) dimensions[order[i]] = *cached->second;
+    auto [cached, is_new] = cache.spaces.try_emplace(order[i]->name());
+    if (is_new) cached->second = MergeableSpace(*order[i], merge_sibling_reductions);
+    if (cached->second.has_value()) spaces[order[i]] = *cached->second;
   }
   auto mergeable = [&](const HloInstruction* a, const HloInstruction* b) {
-    auto ita = dimensions.find(a);
-    auto itb = dimensions.find(b);
-    return a != b && ita != dimensions.end() && itb != dimensions.end() &&
-           ita->second == itb->second && !rejected.contains(PairKey(*a, *b));
+    auto ita = spaces.find(a);
+    auto itb = spaces.find(b);
+    return a != b && ita != spaces.end() && itb != spaces.end() && ita->second == itb->second &&
+           !rejected.contains(PairKey(*a, *b));
   };
+  // Producer-consumer pairs of loop fusions (a reduction's output is never
+  // read at the index it is computed at by another reduction).
   for (HloInstruction* consumer : order) {
-    if (!dimensions.contains(consumer)) continue;
+    auto space = spaces.find(consumer);
+    if (space == spaces.end() || space->second.reduction) continue;
     for (HloInstruction* operand : consumer->operands()) {
       HloInstruction* producer =
           operand->opcode() == HloOpcode::kGetTupleElement ? operand->mutable_operand(0) : operand;
@@ -165,13 +235,13 @@ std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge
   for (HloInstruction* shared : order) {
     std::vector<HloInstruction*> users;
     for (HloInstruction* user : shared->users()) {
-      if (dimensions.contains(user)) users.push_back(user);
+      if (spaces.contains(user)) users.push_back(user);
     }
     std::sort(users.begin(), users.end(), [&](const HloInstruction* a, const HloInstruction* b) {
       return position.at(a) < position.at(b);
     });
     for (size_t i = 0; i < users.size(); ++i) {
-      if (!IsWorthSharing(*shared, dimensions.at(users[i]))) continue;
+      if (!IsWorthSharing(*shared, spaces.at(users[i]))) continue;
       for (size_t j = i + 1; j < users.size(); ++j) {
         if (!mergeable(users[i], users[j])) continue;
         // Siblings: neither reads the other, directly or not.
@@ -189,12 +259,13 @@ std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge
   return std::nullopt;
 }
 
-absl::StatusOr<bool> MergeInComputation(HloComputation* computation) {
+absl::StatusOr<bool> MergeInComputation(HloComputation* computation,
+                                        bool merge_sibling_reductions) {
   bool changed = false;
   absl::flat_hash_set<std::string> rejected;
   MergeCache cache;
   while (std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> pair =
-             FindMerge(*computation, rejected, cache)) {
+             FindMerge(*computation, rejected, merge_sibling_reductions, cache)) {
     auto [first, second] = *pair;
     std::string key = PairKey(*first, *second);
     AXLE_ASSIGN_OR_RETURN(
@@ -214,7 +285,8 @@ absl::StatusOr<bool> MergeInComputation(HloComputation* computation) {
 absl::StatusOr<bool> CpuMultiOutputFusion::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : ControlFlowComputations(*module)) {
-    AXLE_ASSIGN_OR_RETURN(bool computation_changed, MergeInComputation(computation));
+    AXLE_ASSIGN_OR_RETURN(bool computation_changed,
+                          MergeInComputation(computation, options_.merge_sibling_reductions));
     changed |= computation_changed;
   }
   if (changed) module->mutable_config().is_scheduled = false;

@@ -24,6 +24,19 @@
 // leads from one to the other through a third instruction. A merged fused
 // computation holds at most kMaxFusedInstructions instructions.
 //
+// With Options::merge_sibling_reductions (the cpu backend's
+// "cpu-multi-output-fusion"), sibling reduction fusions merge too, as
+// XLA's multi-output fusion of sibling reductions: kInput fusions whose
+// roots are reduces that keep their input's minor dimension (column
+// reductions: batch norm backward's four sums over N, H and W of
+// expressions of the same two arrays, a layer norm's scale and offset
+// gradients), of inputs of one shape over the same dimensions, computed
+// from plain loop ops (no other reduce, transpose or gather), that share
+// an operand. The merged kInput fusion's root is a tuple of the reduces,
+// and the column reduction kernel folds them all in one pass over the
+// inputs. Reductions never merge with loop fusions, nor with reductions
+// over other dimensions, nor with one that reads the other's result.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_MULTI_OUTPUT_FUSION_H_
 #define AXLE_HLO_TRANSFORMS_MULTI_OUTPUT_FUSION_H_
@@ -40,8 +53,23 @@ class CpuMultiOutputFusion : public HloPassInterface {
   static constexpr int64_t kMaxFusedInstructions = 200;
   static constexpr int64_t kMaxOutputBytes = int64_t{32} << 20;
 
-  absl::string_view name() const override { return "multi-output-fusion"; }
+  struct Options {
+    // Sibling column reductions merge too (the cpu backend's column
+    // reduction kernel computes several; the GPU's emitters take one
+    // reduce root).
+    bool merge_sibling_reductions = false;
+  };
+
+  CpuMultiOutputFusion() = default;
+  explicit CpuMultiOutputFusion(Options options) : options_(options) {}
+
+  absl::string_view name() const override {
+    return options_.merge_sibling_reductions ? "cpu-multi-output-fusion" : "multi-output-fusion";
+  }
   absl::StatusOr<bool> Run(HloModule* module) override;
+
+ private:
+  Options options_;
 };
 
 }  // namespace axle

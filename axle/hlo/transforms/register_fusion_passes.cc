@@ -9,6 +9,10 @@ namespace axle {
 void AddFusionPasses(PassFactoryMap* registry) {
   (*registry)["fusion"] = [] { return std::make_unique<CpuInstructionFusion>(); };
   (*registry)["multi-output-fusion"] = [] { return std::make_unique<CpuMultiOutputFusion>(); };
+  (*registry)["cpu-multi-output-fusion"] = [] {
+    return std::make_unique<CpuMultiOutputFusion>(
+        CpuMultiOutputFusion::Options{.merge_sibling_reductions = true});
+  };
   (*registry)["dot-epilogue-fusion"] = [] { return std::make_unique<DotEpilogueFusion>(); };
 }
 
