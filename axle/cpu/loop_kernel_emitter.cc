@@ -120,9 +120,9 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
                    !columns.empty()) {
           AXLE_RETURN_IF_ERROR(EmitColumnReduction(
               columns,
-              std::vector<llvm::Value*>(buffers.begin() + num_parameters,
-                                        buffers.begin() + num_parameters +
-                                            static_cast<std::ptrdiff_t>(outputs.size())),
+              std::vector<llvm::Value*>(
+                  buffers.begin() + num_parameters,
+                  buffers.begin() + num_parameters + static_cast<std::ptrdiff_t>(outputs.size())),
               begin, end));
         } else {
           AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));

@@ -56,8 +56,7 @@ std::vector<const HloInstruction*> ColumnReductions(
   if (outputs.empty()) return {};
   for (const HloInstruction* output : outputs) {
     if (!IsColumnReduction(*output) ||
-        output->operand(0)->shape().dimensions() !=
-            outputs[0]->operand(0)->shape().dimensions() ||
+        output->operand(0)->shape().dimensions() != outputs[0]->operand(0)->shape().dimensions() ||
         cast<HloDimensionsInstruction>(output)->dimensions() !=
             cast<HloDimensionsInstruction>(outputs[0])->dimensions()) {
       return {};

@@ -6,9 +6,11 @@
 // integers, pred and in-order float combiners exactly; variadic reduce
 // (argmax), combiners of several ops, a reduce inside an elementwise
 // kernel. Also checks that an f32 row sum is vectorized with 16 lanes, and
-// that column reductions fold in order, vectorized across columns.
+// that column reductions fold in order, vectorized across columns, and
+// sibling column reductions (a multi-output kernel) in one column loop.
 //
 //===----------------------------------------------------------------------===//
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "gtest/gtest.h"
@@ -292,6 +295,119 @@ ENTRY e {
   ROOT d = f32[4,33] subtract(x, b)
 })";
   Check(text, ErrorSpec(0, 0));
+}
+
+// Sibling column reductions of one kernel (multi_output_fusion.h), as batch
+// norm backward has them: sums and a max over all but the minor dimension
+// of expressions of the same inputs (one of them bf16 widened to f32, as
+// bf16-reductions-in-f32 leaves a bf16 sum).
+// `kept`: the input dimensions the outputs keep.
+std::string SiblingColumnReductions(absl::string_view dims, absl::string_view out_dims,
+                                    absl::string_view reduced, absl::string_view kept) {
+  return absl::StrReplaceAll(R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[IN] parameter(0)
+  y = f32[IN] parameter(1)
+  w = bf16[IN] parameter(2)
+  g = f32[OUT] parameter(3)
+  gb = f32[IN] broadcast(g), dimensions={KEPT}
+  zero = f32[] constant(0)
+  lo = f32[] constant(-inf)
+  d = f32[IN] subtract(x, gb)
+  dy = f32[IN] multiply(d, y)
+  wf = f32[IN] convert(w)
+  wy = f32[IN] multiply(wf, y)
+  s1 = f32[OUT] reduce(y, zero), dimensions={RED}, to_apply=add
+  s2 = f32[OUT] reduce(dy, zero), dimensions={RED}, to_apply=add
+  s3 = f32[OUT] reduce(wy, zero), dimensions={RED}, to_apply=add
+  s4 = f32[OUT] reduce(d, lo), dimensions={RED}, to_apply=max
+  ROOT t = (f32[OUT], f32[OUT], f32[OUT], f32[OUT]) tuple(s1, s2, s3, s4)
+}
+)",
+                             {{"IN", dims}, {"OUT", out_dims}, {"RED", reduced}, {"KEPT", kept}});
+}
+
+TEST(ReductionKernelTest, SiblingColumnReductionsFoldInOnePassExactly) {
+  // In order per element, as the single column reduction: bit for bit the
+  // interpreter's, for every output, at odd sizes (a column loop of 1, 19
+  // and 37 elements, a vector remainder) and an output of rank 2.
+  for (const auto& [in, out, reduced, kept] :
+       std::vector<std::array<std::string, 4>>{{"3,5,7,19", "19", "0,1,2", "3"},
+                                               {"16,4,4,32", "32", "0,1,2", "3"},
+                                               {"9,1", "1", "0", "1"},
+                                               {"300,37", "37", "0", "1"},
+                                               {"3,11,37", "3,37", "1", "0,2"}}) {
+    const std::string text = SiblingColumnReductions(in, out, reduced, kept);
+    auto run = RunAgainstInterpreter(text);
+    ASSERT_TRUE(run.ok()) << run.status() << "\n" << text;
+    ASSERT_EQ(run->actual.size(), 4u);
+    for (size_t o = 0; o < run->actual.size(); ++o) {
+      // Exact; a NaN (inf - inf) matches a NaN of any sign and payload.
+      absl::Status status = LiteralsNear(run->expected[o], run->actual[o], ErrorSpec(0, 0));
+      EXPECT_TRUE(status.ok()) << in << " output " << o << "\n" << status;
+    }
+  }
+}
+
+TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
+  // The kernel ranges over the columns (RangeDimension: 0), as its thunk
+  // splits it across threads: ranges in any order give the whole result.
+  const std::string text = SiblingColumnReductions("6,5,70", "70", "0,1", "2");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> inputs;
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<Literal> outputs;
+  std::vector<void*> buffers;
+  for (Literal& input : inputs) buffers.push_back(input.untyped_data());
+  for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
+  for (Literal& output : outputs) buffers.push_back(output.untyped_data());
+  (*kernel)->RunRange(buffers.data(), 48, 70);
+  (*kernel)->RunRange(buffers.data(), 0, 16);
+  (*kernel)->RunRange(buffers.data(), 16, 48);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
+    EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
+  }
+}
+
+TEST(ReductionKernelTest, SiblingColumnReductionsReadTheirInputsInOneLoop) {
+  // One column loop for all four reductions: each input is loaded once per
+  // element, and the loop is vectorized across columns.
+  auto module =
+      ParseAndReturnUnverifiedModule(SiblingColumnReductions("64,1024", "1024", "0", "1"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string before, after;
+  CpuCompileOptions options;
+  options.jit.ir_before_optimization = [&](absl::string_view, absl::string_view ir) {
+    before = std::string(ir);
+  };
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  int column_loops = 0;
+  for (size_t at = before.find("column.header"); at != std::string::npos;
+       at = before.find("column.header", at + 1)) {
+    column_loops += before.compare(at - 1, 1, "\n") == 0;  // a block's label
+  }
+  EXPECT_EQ(column_loops, 1) << before;
+  EXPECT_TRUE(absl::StrContains(after, "fadd <16 x float>")) << after;
 }
 
 }  // namespace

@@ -546,8 +546,8 @@ absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstru
 
   HloInstruction* root = outputs.size() == 1 ? outputs[0] : builder.Tuple(outputs);
   // Two reduction fusions stay one (multi-output) reduction fusion.
-  const FusionKind kind = first->fusion_kind() == second->fusion_kind() ? first->fusion_kind()
-                                                                       : FusionKind::kLoop;
+  const FusionKind kind =
+      first->fusion_kind() == second->fusion_kind() ? first->fusion_kind() : FusionKind::kLoop;
   HloFusionInstruction* fusion = builder.Finish(root, kind, root->shape(), outer);
   std::vector<HloInstruction*> new_values;
   new_values.reserve(outputs.size());

@@ -51,8 +51,8 @@ bool IsColumnReduce(const HloInstruction& instruction) {
 // `outputs`: every output a column reduce of an input of one shape over
 // the same dimensions, computed from plain loop ops only (no reduce other
 // than the roots, no transpose or gather). Nullopt otherwise.
-std::optional<IterationSpace> ColumnReductionSpace(const HloComputation& fused,
-                                                   const std::vector<const HloInstruction*>& outputs) {
+std::optional<IterationSpace> ColumnReductionSpace(
+    const HloComputation& fused, const std::vector<const HloInstruction*>& outputs) {
   IterationSpace space;
   space.reduction = true;
   for (const HloInstruction* output : outputs) {
