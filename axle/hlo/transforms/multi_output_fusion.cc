@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -34,10 +35,14 @@ struct IterationSpace {
 };
 
 // A reduce that keeps its input's minor dimension (a column reduction:
-// batch norm's sums over N, H and W), of one array, in descending layouts.
+// batch norm's sums over N, H and W), of one array of floats or integers
+// (pred folds stay scalar, and would keep a merged loop scalar too), in
+// descending layouts.
 bool IsColumnReduce(const HloInstruction& instruction) {
   if (instruction.opcode() != HloOpcode::kReduce || instruction.operand_count() != 2 ||
       !instruction.shape().IsArray() || instruction.shape().rank() < 1 ||
+      !(primitive_util::IsFloatingPointType(instruction.shape().element_type()) ||
+        primitive_util::IsIntegralType(instruction.shape().element_type())) ||
       !ShapeUtil::HasDescendingLayout(instruction.shape()) ||
       !ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape())) {
     return false;
