@@ -373,7 +373,9 @@ TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::vector<Literal> outputs;
   std::vector<void*> buffers;
+  buffers.reserve(inputs.size() + run->expected.size());
   for (Literal& input : inputs) buffers.push_back(input.untyped_data());
+  outputs.reserve(run->expected.size());
   for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
   for (Literal& output : outputs) buffers.push_back(output.untyped_data());
   (*kernel)->RunRange(buffers.data(), 48, 70);
