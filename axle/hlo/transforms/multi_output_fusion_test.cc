@@ -510,5 +510,46 @@ ENTRY e {
       << module->ToString();
 }
 
+TEST(CpuMultiOutputFusion, PredColumnReductionsDoNotMerge) {
+  // A pred fold stays scalar (reduction_kernel_test.cc); merged, it would
+  // keep its sibling's loop scalar too.
+  CpuMultiOutputFusion pass(CpuMultiOutputFusion::Options{.merge_sibling_reductions = true});
+  auto module = RunAndCompare(R"(
+HloModule m
+or {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT s = pred[] or(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+any {
+  x = f32[64,32] parameter(0)
+  z = f32[] constant(0)
+  zb = f32[64,32] broadcast(z), dimensions={}
+  g = pred[64,32] compare(x, zb), direction=GT
+  f = pred[] constant(false)
+  ROOT r = pred[32] reduce(g, f), dimensions={0}, to_apply=or
+}
+sum {
+  x = f32[64,32] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[32] reduce(x, z), dimensions={0}, to_apply=add
+}
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  a = pred[32] fusion(x), kind=kInput, calls=any
+  s = f32[32] fusion(x), kind=kInput, calls=sum
+  ROOT t = (pred[32], f32[32]) tuple(a, s)
+}
+)",
+                              pass, /*expect_change=*/false);
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(EntryInstructions(*module, HloOpcode::kFusion).size(), 2u);
+}
+
 }  // namespace
 }  // namespace axle
