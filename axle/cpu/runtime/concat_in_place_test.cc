@@ -4,10 +4,11 @@
 // no kernel, each convolution writing its slice. Against the interpreter:
 // fire and inception modules (1x1, 3x3, 5x5 branches, odd feature counts,
 // strides), each way the convolution thunk runs (row pieces, pixel pieces,
-// feature pieces, oneDNN's team for batch 2 and weights read per run), a
-// concatenation along the rows; and the cases it must leave alone (an
-// operand that is no convolution, a branch read elsewhere too, a residual
-// branch, a concatenation that is the result), which keep their kernel.
+// feature pieces, Winograd row and feature pieces, oneDNN's team for batch
+// 2 and weights read per run), a concatenation along the rows; and the
+// cases it must leave alone (an operand that is no convolution, a branch
+// read elsewhere too, a residual branch, a concatenation that is the
+// result), which keep their kernel.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdlib>
@@ -213,6 +214,25 @@ TEST(ConcatInPlace, FeaturePieces) {
   m.in = 16;
   m.branches = {{64, 3}, {32, 1}};
   EXPECT_EQ(CheckAndCountKernels(m), 0);
+}
+
+TEST(ConcatInPlace, WinogradPieces) {
+  // 3x3 branches on oneDNN's Winograd kernels (where it has them): over
+  // 8x8x64 into 128 features (weights 18x the input) split over the
+  // features, each piece reordering its features into the slice; over
+  // 16x16x32 into 64 split into rows.
+  Module features;
+  features.height = 8;
+  features.width = 8;
+  features.in = 64;
+  features.branches = {{128, 1}, {128, 3}};
+  EXPECT_EQ(CheckAndCountKernels(features), 0);
+  Module rows;
+  rows.height = 16;
+  rows.width = 16;
+  rows.in = 32;
+  rows.branches = {{32, 1}, {64, 3}};
+  EXPECT_EQ(CheckAndCountKernels(rows), 0);
 }
 
 TEST(ConcatInPlace, OneDnnTeamWithBatchTwoAndWeightsPerRun) {

@@ -852,13 +852,20 @@ TEST(CpuConvolution, NchwInputSplitsIntoRowsGatheredChannelsLast) {
   Check(NchwInputModule(6, 9, 5, 16, 3, 1, 1), RowsKind(6));
 }
 
-// The kind an f32 3x3 stride-1 convolution with 16-multiple features and
-// `rows` output rows runs on: oneDNN's Winograd kernels where it has them
-// (AVX-512, as for bf16), split into rows when the pool has the threads and
-// the rows split within 1/8 of even, else whole; `direct` where it has none.
-std::string WinogradKind(int64_t rows, const std::string& direct) {
+// The kind an f32 3x3 stride-1 convolution (padding 1) of a `rows` x
+// `width` x `in` input into `out` features (16-multiples) runs on: oneDNN's
+// Winograd kernels where it has them (AVX-512, as for bf16), split when the
+// pool has the threads: over the output features where the weights hold at
+// least 4x the input's elements and the features divide (16 per thread),
+// else into rows where they split within 1/8 of even, else whole; `direct`
+// where it has none.
+std::string WinogradKind(int64_t rows, int64_t width, int64_t in, int64_t out,
+                         const std::string& direct) {
   if (std::string(Bf16Kind()) != "onednn") return direct;
   const int64_t threads = ThreadPool::DefaultNumThreads();
+  if (threads >= 2 && out * in * 9 >= 4 * rows * width * in && out % (threads * 16) == 0) {
+    return "onednn-winograd-features";
+  }
   const int64_t longest = (rows + threads - 1) / threads;
   return threads >= 2 && rows >= threads && longest * threads * 8 <= rows * 9
              ? "onednn-winograd-rows"
@@ -868,15 +875,22 @@ std::string WinogradKind(int64_t rows, const std::string& direct) {
 TEST(CpuConvolution, WinogradForThreeByThree) {
   // ResNet's 3x3 convolutions (stride 1, padding 1; bias, residual, relu;
   // 4.7M and 7.2M multiply-adds): 16 rows split into row pieces, each
-  // reordering its own rows to and from the blocked layout, and 7 rows (4 +
-  // 3 on 2 threads) whole, against the interpreter. The transforms round
-  // differently from the direct sum.
+  // reordering its own rows to and from the blocked layout; 7 rows of 64
+  // features into 128 (weights 12x the input) and 8 rows of 48 into 96
+  // (18x; the residual a slice) split over the output features, each piece
+  // reordering the whole input and its features of the output (and of the
+  // residual); against the interpreter. The transforms round differently
+  // from the direct sum.
   const ErrorSpec winograd_error(1e-4, 1e-4);
-  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, true, false), WinogradKind(16, RowsKind(16)),
+  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, true, false),
+        WinogradKind(16, 16, 32, 64, RowsKind(16)), winograd_error);
+  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, false, false),
+        WinogradKind(16, 16, 32, 64, RowsKind(16)), winograd_error);
+  Check(RowsModule(7, 14, 64, 128, 3, 1, 1, true, false),
+        WinogradKind(7, 14, 64, 128, FeaturesKind(7, 128)), winograd_error);
+  Check(RowsModule(8, 8, 64, 128, 3, 1, 1, true, false), WinogradKind(8, 8, 64, 128, RowsKind(8)),
         winograd_error);
-  Check(RowsModule(16, 16, 32, 64, 3, 1, 1, false, false), WinogradKind(16, RowsKind(16)),
-        winograd_error);
-  Check(RowsModule(7, 14, 64, 128, 3, 1, 1, true, false), WinogradKind(7, FeaturesKind(7, 128)),
+  Check(RowsModule(8, 8, 64, 128, 3, 1, 1, false, false), WinogradKind(8, 8, 64, 128, RowsKind(8)),
         winograd_error);
   // oneDNN's Winograd kernels take no clamp to [0, 6]: the direct ones.
   EXPECT_EQ(KindOf(RowsModule(16, 16, 32, 64, 3, 1, 1, true)), RowsKind(16));

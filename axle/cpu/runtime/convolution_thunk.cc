@@ -527,6 +527,7 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
     if (dnnl->reference()) return std::string("onednn-reference");
     if (dnnl->weight_grad()) return std::string("onednn-weight-grad");
     if (dnnl->winograd()) {
+      if (dnnl->split_into_features()) return std::string("onednn-winograd-features");
       return std::string(dnnl->split_into_rows() ? "onednn-winograd-rows" : "onednn-winograd");
     }
     if (dnnl->split_into_features()) return std::string("onednn-features");

@@ -27,8 +27,12 @@
 //     oneDNN's Winograd kernels when oneDNN takes it (WinogradCandidate in
 //     convolution_thunk_internal.h; AXLE_CPU_WINOGRAD=0 turns them off),
 //     its input, output and addend reordered to and from their blocked
-//     layout: split into rows as below (each piece reordering its own
-//     rows), or whole on oneDNN's team where the rows split unevenly.
+//     layout: split over the output features where the weights hold at
+//     least 4x the input's elements (each piece reordering the whole input
+//     and its features of the output; row pieces would each read all of
+//     the transformed weights), else into rows as below (each piece
+//     reordering its own rows), or whole on oneDNN's team where the rows
+//     split unevenly.
 //   - An f32 weight gradient (a window of more elements than the output
 //     has pixels, as JAX's dim_labels=f01b_i01o->01bf: the minibatch is
 //     the input feature) runs as oneDNN's backward-weights primitive on the
@@ -85,8 +89,9 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 
 // How a thunk from CreateConvolutionThunk runs: "onednn", "onednn-rows" or
 // "onednn-features" (split into rows or output features across the intra-op
-// pool), "onednn-winograd" or "onednn-winograd-rows" (oneDNN's Winograd
-// kernels, whole or split into rows),
+// pool), "onednn-winograd", "onednn-winograd-rows" or
+// "onednn-winograd-features" (oneDNN's Winograd kernels, whole or split
+// into rows or output features),
 // "onednn-weight-grad" (oneDNN's backward-weights primitive),
 // "onednn-reference" (oneDNN's slow reference implementation) or "loop"
 // (for tests).

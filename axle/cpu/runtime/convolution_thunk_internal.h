@@ -171,6 +171,20 @@ class DnnlConvolutionThunk : public Thunk {
                            const dnnl::memory::dims& dilates, const dnnl::memory::dims& padding_low,
                            const dnnl::memory::dims& padding_high,
                            const dnnl::memory& user_weights);
+  // A Winograd convolution as one piece per thread over ranges of its
+  // output features, each a Winograd primitive for a team of one over all
+  // pixels that reorders the whole input into oneDNN's blocked layout and
+  // its features of the output back (see pieces_); false (and no pieces)
+  // when it cannot.
+  bool BuildWinogradFeaturePieces(const dnnl::primitive_attr& attr,
+                                  const dnnl::memory::dims& strides,
+                                  const dnnl::memory::dims& dilates,
+                                  const dnnl::memory::dims& padding_low,
+                                  const dnnl::memory::dims& padding_high,
+                                  const dnnl::memory& user_weights);
+  // Whether a Winograd convolution splits over its output features before
+  // its rows: when its weights are at least as large as its input.
+  bool WinogradFeaturesFirst() const;
   // The convolution as one piece per thread over ranges of its output
   // features, all pixels each, when its rows do not divide evenly (see
   // pieces_); false (and no pieces) when it cannot.

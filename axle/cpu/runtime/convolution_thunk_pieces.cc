@@ -162,7 +162,13 @@ void DnnlConvolutionThunk::BuildPieces(const dnnl::primitive_attr& attr,
   const ConvPlan& p = plan_;
   if (winograd_) {
     if (threads >= 2 && user_weights != nullptr && !gather_input_ && !epilogue_after_) {
-      BuildWinogradPieces(attr, strides, dilates, padding_low, padding_high, *user_weights);
+      // Over the output features where the weights are large beside the
+      // input (WinogradFeaturesFirst), else over the rows.
+      if (!(WinogradFeaturesFirst() &&
+            BuildWinogradFeaturePieces(attr, strides, dilates, padding_low, padding_high,
+                                       *user_weights))) {
+        BuildWinogradPieces(attr, strides, dilates, padding_low, padding_high, *user_weights);
+      }
     }
     return;
   }
@@ -363,6 +369,116 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
   return true;
 }
 
+bool DnnlConvolutionThunk::WinogradFeaturesFirst() const {
+  // Row pieces each read all of the transformed weights (36 values per 9
+  // of a 3x3 kernel, for F(4x4, 3x3)) and their own rows of the input;
+  // feature pieces each read their features' weights and transform all of
+  // the input, over all pixels, where oneDNN picks its F(2x2, 3x3) kernel
+  // (more multiplies per output than F(4x4, 3x3)).
+  constexpr int64_t kMinWeightsPerInput = 4;
+  int64_t weights = 1, input = 1;
+  for (int64_t d : plan_.rhs_dims) weights *= d;
+  for (int64_t d : src_user_desc_.dims()) input *= d;
+  return weights >= kMinWeightsPerInput * input;
+}
+
+bool DnnlConvolutionThunk::BuildWinogradFeaturePieces(const dnnl::primitive_attr& attr,
+                                                      const dnnl::memory::dims& strides,
+                                                      const dnnl::memory::dims& dilates,
+                                                      const dnnl::memory::dims& padding_low,
+                                                      const dnnl::memory::dims& padding_high,
+                                                      const dnnl::memory& user_weights) {
+  // Each piece's features a multiple of this (oneDNN's blocks of 16 f32
+  // features).
+  constexpr int64_t kFeatureMultiple = 16;
+  const int threads = ThreadPool::DefaultNumThreads();
+  const int64_t features = plan_.out_dims[1];
+  // No scale post-op (a per-feature scale folded into the weights is fine),
+  // a native bias or none, the input and output in plain strided layouts.
+  auto plain = [](const dnnl::memory::desc& desc) {
+    return desc.data.format_kind == dnnl_blocked && desc.data.format_desc.blocking.inner_nblks == 0;
+  };
+  if ((scale_ && !fold_scale_) || (bias_ && !native_bias_) ||
+      features % (threads * kFeatureMultiple) != 0 || !plain(src_user_desc_) ||
+      !plain(dst_user_desc_) || !plain(weights_user_desc_)) {
+    return false;
+  }
+  const int64_t per_piece = features / threads;
+  const dnnl::memory::data_type type = src_user_desc_.data_type();
+  const dnnl::memory::dims src_dims = src_user_desc_.dims();
+  const dnnl::memory::dims weights_dims = weights_user_desc_.dims();
+  const dnnl::memory::dims dst_strides(
+      dst_user_desc_.data.format_desc.blocking.strides,
+      dst_user_desc_.data.format_desc.blocking.strides + dst_user_desc_.dims().size());
+  OmpTeamOfOne team;  // primitives and reorders for a team of one
+  std::vector<Piece> pieces;
+  std::vector<dnnl::memory> weights;
+  int64_t scratch_bytes = 0;
+  try {
+    dnnl::stream stream(DnnlEngine());
+    for (int64_t t = 0; t < threads; ++t) {
+      Piece piece;
+      piece.features_begin = t * per_piece;
+      piece.features = per_piece;
+      piece.src_user = src_user_desc_;
+      dnnl::memory::dims dst_dims = dst_user_desc_.dims();
+      dst_dims[1] = per_piece;
+      // The piece's features of the output: its strides, from feature
+      // features_begin on.
+      piece.dst_user = dnnl::memory::desc(dst_dims, dst_user_desc_.data_type(), dst_strides);
+      piece.dst_offset = piece.features_begin * dst_strides[1];
+      dnnl::memory::dims piece_weights_dims = weights_dims;
+      piece_weights_dims[0] = per_piece;
+      piece.bias = dnnl::memory::desc({per_piece}, dnnl::memory::data_type::f32,
+                                      dnnl::memory::format_tag::a);
+      const dnnl::convolution_forward::primitive_desc pd = ForwardInference(
+          dnnl::algorithm::convolution_winograd,
+          dnnl::memory::desc(src_dims, type, dnnl::memory::format_tag::any),
+          dnnl::memory::desc(piece_weights_dims, weights_user_desc_.data_type(),
+                             dnnl::memory::format_tag::any),
+          native_bias_ ? &piece.bias : nullptr,
+          dnnl::memory::desc(dst_dims, dst_user_desc_.data_type(), dnnl::memory::format_tag::any),
+          strides, dilates, padding_low, padding_high, attr);
+      if (std::strstr(pd.impl_info_str(), "wino") == nullptr) return false;
+      piece.src = pd.src_desc();
+      piece.dst = pd.dst_desc();
+      // The piece's features of the user's weights, dense first (oneDNN's
+      // Winograd weights reorder reads oihw and hwio only).
+      dnnl::memory::dims offsets(weights_dims.size(), 0);
+      offsets[0] = piece.features_begin;
+      dnnl::memory slice(weights_user_desc_.submemory_desc(piece_weights_dims, offsets),
+                         DnnlEngine(), user_weights.get_data_handle());
+      dnnl::memory dense(dnnl::memory::desc(piece_weights_dims, weights_user_desc_.data_type(),
+                                            ShapeUtil::RowMajorStrides(piece_weights_dims)),
+                         DnnlEngine());
+      dnnl::reorder(slice, dense).execute(stream, slice, dense);
+      dnnl::memory packed(pd.weights_desc(), DnnlEngine());
+      dnnl::reorder(dense, packed).execute(stream, dense, packed);
+      stream.wait();
+      piece.weights = static_cast<int>(weights.size());
+      weights.push_back(packed);
+      piece.src_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
+      piece.dst_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
+      if (addend_post_op_) {
+        piece.addend_reorder = dnnl::reorder(
+            dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
+      }
+      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
+      piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
+      piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
+      piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
+      piece.primitive = dnnl::convolution_forward(pd);
+      pieces.push_back(std::move(piece));
+    }
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
+  return true;
+}
+
 bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
                                               const dnnl::memory::dims& strides,
                                               const dnnl::memory::dims& dilates,
@@ -510,6 +626,10 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
       args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
       args[DNNL_ARG_DST] = dst_memory;
       AddEpilogueArgs(engine, scale, bias, args);
+      if (piece.features_begin >= 0 && native_bias_) {  // BuildWinogradFeaturePieces
+        args[DNNL_ARG_BIAS] = dnnl::memory(
+            piece.bias, engine, const_cast<char*>(bias) + piece.features_begin * out_size);
+      }
       if (piece.scratchpad_size > 0) {
         args[DNNL_ARG_SCRATCHPAD] =
             DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
