@@ -323,8 +323,10 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
   }
   {
-    RunThreadChoice& choice = *(*compiled)->run_threads;
-    const RunThreadChoice::Run run = choice.Next();
+    const RunThreadChoice::Run run =
+        (*compiled)->run_threads->Next(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now().time_since_epoch())
+                                           .count());
     ExecutableRunOptions options;
     if (run.threads == 1) {
       options.set_intra_op_threads(1);
@@ -332,13 +334,9 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
       one_thread_runs->Increment(1);
     }
     metrics::ScopedTimer timer("ExecuteTime");
-    const auto start = std::chrono::steady_clock::now();
     absl::Status status =
         (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs), options, &s.outputs);
     if (!status.ok()) return status;
-    choice.Record(run, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count());
   }
   // One DeviceData per computed root (pooled blocks: block_pool.h). Each
   // owns its buffer: ExecuteArrays
