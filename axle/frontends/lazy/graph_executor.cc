@@ -327,15 +327,6 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
         (*compiled)->run_threads->Next(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                            std::chrono::steady_clock::now().time_since_epoch())
                                            .count());
-    if (run.probe_ended && DebugEnabled()) {
-      const RunThreadChoice::Probe probe = (*compiled)->run_threads->last_probe();
-      std::fprintf(stderr,
-                   "axle: graph %016llx: steps of %.3f ms on %d threads, %.3f ms on one: runs "
-                   "on %d\n",
-                   static_cast<unsigned long long>(GraphHash(s.computed, order, aliases)),
-                   static_cast<double>(probe.pool) * 1e-6, ThreadPool::Default().num_threads(),
-                   static_cast<double>(probe.one) * 1e-6, run.threads);
-    }
     ExecutableRunOptions options;
     if (run.threads == 1) {
       options.set_intra_op_threads(1);

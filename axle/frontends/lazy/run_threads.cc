@@ -33,28 +33,20 @@ RunThreadChoice::Run RunThreadChoice::Next(int64_t now_nanoseconds) {
 
 RunThreadChoice::Run RunThreadChoice::Choose() {
   const int64_t run = runs_++;
-  // The first runs warm the caches and the kernels (a loop kernel times its
-  // first runs unsplit) and are not timed.
-  if (run < kWarmRuns) return {pool_threads_, -1};
-  const int64_t at = (run - kWarmRuns) % kCycleRuns;
-  constexpr int64_t kProbeEnd = int64_t{2} * kProbeRuns;
+  // The first run warms the caches and is not timed.
+  if (run == 0) return {pool_threads_, -1};
+  const int64_t at = (run - 1) % kCycleRuns;
   if (at == 0) recorded_ = {};
-  if (at < kProbeEnd) {
+  if (at < 2 * kProbeRuns) {
     const int setting = static_cast<int>(at % 2);
     return {setting == 0 ? pool_threads_ : 1, setting};
   }
-  if (at == kProbeEnd && recorded_[0] > 0 && recorded_[1] > 0) {
-    last_probe_ = {Median(times_[0], recorded_[0]), Median(times_[1], recorded_[1])};
-    // One thread only when clearly faster: the pool is the default.
-    chosen_threads_ = last_probe_.one * 10 < last_probe_.pool * 9 ? 1 : 0;
-    return {chosen_threads_ == 0 ? pool_threads_ : 1, -1, /*probe_ended=*/true};
+  if (at == 2 * kProbeRuns && recorded_[0] > 0 && recorded_[1] > 0) {
+    const int64_t pool = Median(times_[0], recorded_[0]);
+    const int64_t one = Median(times_[1], recorded_[1]);
+    chosen_threads_ = one < pool ? 1 : 0;
   }
   return {chosen_threads_ == 0 ? pool_threads_ : chosen_threads_, -1};
-}
-
-RunThreadChoice::Probe RunThreadChoice::last_probe() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_probe_;
 }
 
 int RunThreadChoice::chosen_threads() const {

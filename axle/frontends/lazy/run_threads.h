@@ -8,10 +8,9 @@
 // alone. Which one wins depends on the machine and its load at the time,
 // so each compiled graph measures it: RunThreadChoice alternates its runs
 // between the pool's size and one thread for kProbeRuns runs of each (after
-// kWarmRuns runs to warm the caches and kernels), keeps the pool unless one
-// thread's median was at least 10% shorter, and probes again every
-// kCycleRuns runs, since the load changes. A pool of one thread has nothing
-// to choose.
+// one run to warm the caches), keeps the setting whose median was shorter,
+// and probes again every kCycleRuns runs, since the load changes. A pool of
+// one thread has nothing to choose.
 //
 // What is timed is the step: from one run's start to the next run's (the
 // run, then the recording of the next step), not the run alone. On Linux's
@@ -39,7 +38,6 @@ namespace axle::lazy {
 
 class RunThreadChoice {
  public:
-  static constexpr int kWarmRuns = 4;         // runs before the first probe
   static constexpr int kProbeRuns = 5;        // runs timed at each setting
   static constexpr int64_t kCycleRuns = 256;  // runs from one probe to the next
 
@@ -47,15 +45,9 @@ class RunThreadChoice {
   explicit RunThreadChoice(int pool_threads) : pool_threads_(pool_threads) {}
 
   struct Run {
-    int threads;               // the run's intra-op threads: the pool's size or 1
-    int slot;                  // the setting probed (0: the pool's size, 1: one thread), or -1
-    bool probe_ended = false;  // this run's setting was just chosen (last_probe())
+    int threads;  // the run's intra-op threads: the pool's size or 1
+    int slot;     // the setting probed (0: the pool's size, 1: one thread), or -1
   };
-  // The medians of the last probe's steps, in nanoseconds (0 before one).
-  struct Probe {
-    int64_t pool = 0, one = 0;
-  };
-  Probe last_probe() const;
   // The setting of the run starting at `now_nanoseconds` (a steady clock).
   // Safe to call from several threads (the steps' times then mean little).
   Run Next(int64_t now_nanoseconds);
@@ -69,8 +61,7 @@ class RunThreadChoice {
   const int pool_threads_;
   mutable std::mutex mutex_;
   int64_t runs_ = 0;
-  int chosen_threads_ = 0;  // 0: the pool's size
-  Probe last_probe_;
+  int chosen_threads_ = 0;  // 0 until the first probe ends: the pool's size
   // The previous run's start and probed setting (-1: none).
   int64_t last_start_ = 0;
   int last_slot_ = -1;
