@@ -323,10 +323,8 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
   }
   {
-    const RunThreadChoice::Run run =
-        (*compiled)->run_threads->Next(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now().time_since_epoch())
-                                           .count());
+    RunThreadChoice& choice = *(*compiled)->run_threads;
+    const RunThreadChoice::Run run = choice.Next();
     ExecutableRunOptions options;
     if (run.threads == 1) {
       options.set_intra_op_threads(1);
@@ -334,9 +332,13 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
       one_thread_runs->Increment(1);
     }
     metrics::ScopedTimer timer("ExecuteTime");
+    const auto start = std::chrono::steady_clock::now();
     absl::Status status =
         (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs), options, &s.outputs);
     if (!status.ok()) return status;
+    choice.Record(run, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
   }
   // One DeviceData per computed root (pooled blocks: block_pool.h). Each
   // owns its buffer: ExecuteArrays

@@ -17,21 +17,9 @@ int64_t Median(std::array<int64_t, RunThreadChoice::kProbeRuns> times, int count
 
 }  // namespace
 
-RunThreadChoice::Run RunThreadChoice::Next(int64_t now_nanoseconds) {
+RunThreadChoice::Run RunThreadChoice::Next() {
   if (pool_threads_ < 2) return {pool_threads_, -1};
   std::lock_guard<std::mutex> lock(mutex_);
-  // The previous run's step ends here.
-  if (last_slot_ >= 0) {
-    int& count = recorded_[last_slot_];
-    if (count < kProbeRuns) times_[last_slot_][count++] = now_nanoseconds - last_start_;
-  }
-  Run run = Choose();
-  last_slot_ = run.slot;
-  last_start_ = now_nanoseconds;
-  return run;
-}
-
-RunThreadChoice::Run RunThreadChoice::Choose() {
   const int64_t run = runs_++;
   // The first run warms the caches and is not timed.
   if (run == 0) return {pool_threads_, -1};
@@ -42,11 +30,20 @@ RunThreadChoice::Run RunThreadChoice::Choose() {
     return {setting == 0 ? pool_threads_ : 1, setting};
   }
   if (at == 2 * kProbeRuns && recorded_[0] > 0 && recorded_[1] > 0) {
+    // A run of the probe that has not recorded yet (another thread's) is
+    // left out.
     const int64_t pool = Median(times_[0], recorded_[0]);
     const int64_t one = Median(times_[1], recorded_[1]);
     chosen_threads_ = one < pool ? 1 : 0;
   }
   return {chosen_threads_ == 0 ? pool_threads_ : chosen_threads_, -1};
+}
+
+void RunThreadChoice::Record(const Run& run, int64_t nanoseconds) {
+  if (run.slot < 0) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  int& count = recorded_[run.slot];
+  if (count < kProbeRuns) times_[run.slot][count++] = nanoseconds;
 }
 
 int RunThreadChoice::chosen_threads() const {

@@ -14,61 +14,52 @@
 namespace axle::lazy {
 namespace {
 
-// A clock for RunThreadChoice::Next: each run's step takes `pool_ns` on the
-// pool and `one_ns` on one thread.
-struct Steps {
-  int64_t now = 0;
-  RunThreadChoice::Run Next(RunThreadChoice& choice, int64_t pool_ns, int64_t one_ns) {
-    RunThreadChoice::Run run = choice.Next(now);
-    now += run.threads == 1 ? one_ns : pool_ns;
-    return run;
-  }
-};
-
-// Runs one probe; checks its order.
-void Probe(RunThreadChoice& choice, Steps& steps, int pool_threads, int64_t pool_ns,
-           int64_t one_ns) {
+// Runs one probe of `choice` whose runs take `pool_ns` on the pool and
+// `one_ns` on one thread; checks the probe's order.
+void Probe(RunThreadChoice& choice, int pool_threads, int64_t pool_ns, int64_t one_ns) {
   for (int i = 0; i < 2 * RunThreadChoice::kProbeRuns; ++i) {
-    RunThreadChoice::Run run = steps.Next(choice, pool_ns, one_ns);
-    EXPECT_EQ(run.slot, i % 2) << i;
+    RunThreadChoice::Run run = choice.Next();
+    ASSERT_GE(run.slot, 0) << i;
     EXPECT_EQ(run.threads, i % 2 == 0 ? pool_threads : 1) << i;
+    choice.Record(run, run.threads == 1 ? one_ns : pool_ns);
   }
 }
 
 TEST(RunThreadChoiceTest, KeepsTheFasterSettingAndProbesAgain) {
   RunThreadChoice choice(4);
-  Steps steps;
-  RunThreadChoice::Run warm = steps.Next(choice, 2000, 1000);
+  RunThreadChoice::Run warm = choice.Next();
   EXPECT_EQ(warm.threads, 4);
   EXPECT_EQ(warm.slot, -1);
-  Probe(choice, steps, 4, /*pool_ns=*/2000, /*one_ns=*/1000);
-  for (int64_t runs = 1 + 2 * RunThreadChoice::kProbeRuns; runs < 1 + RunThreadChoice::kCycleRuns;
-       ++runs) {
-    RunThreadChoice::Run run = steps.Next(choice, 2000, 1000);
+  Probe(choice, 4, /*pool_ns=*/2000, /*one_ns=*/1000);
+  int64_t runs = 1 + 2 * RunThreadChoice::kProbeRuns;
+  for (; runs < 1 + RunThreadChoice::kCycleRuns; ++runs) {
+    RunThreadChoice::Run run = choice.Next();
     EXPECT_EQ(run.threads, 1);
     EXPECT_EQ(run.slot, -1);
   }
   EXPECT_EQ(choice.chosen_threads(), 1);
   // The next cycle probes again (the load changed: the pool wins now).
-  Probe(choice, steps, 4, /*pool_ns=*/500, /*one_ns=*/1000);
-  EXPECT_EQ(steps.Next(choice, 500, 1000).threads, 4);
+  Probe(choice, 4, /*pool_ns=*/500, /*one_ns=*/1000);
+  EXPECT_EQ(choice.Next().threads, 4);
   EXPECT_EQ(choice.chosen_threads(), 4);
 }
 
-TEST(RunThreadChoiceTest, MedianIgnoresOneSlowStep) {
+TEST(RunThreadChoiceTest, MedianIgnoresOneSlowRun) {
   RunThreadChoice choice(2);
-  Steps steps;
-  steps.Next(choice, 800, 1000);
-  // The pool's first step is disturbed; its others beat one thread's.
-  steps.Next(choice, 100000, 1000);
-  for (int i = 1; i < 2 * RunThreadChoice::kProbeRuns; ++i) steps.Next(choice, 800, 1000);
-  EXPECT_EQ(steps.Next(choice, 800, 1000).threads, 2);
+  choice.Next();
+  for (int i = 0; i < 2 * RunThreadChoice::kProbeRuns; ++i) {
+    RunThreadChoice::Run run = choice.Next();
+    // The pool's first run is disturbed; its others beat one thread.
+    const int64_t ns = run.threads == 1 ? 1000 : (i == 0 ? 100000 : 800);
+    choice.Record(run, ns);
+  }
+  EXPECT_EQ(choice.Next().threads, 2);
 }
 
 TEST(RunThreadChoiceTest, APoolOfOneHasNothingToChoose) {
   RunThreadChoice choice(1);
   for (int i = 0; i < 3 * RunThreadChoice::kProbeRuns; ++i) {
-    RunThreadChoice::Run run = choice.Next(i);
+    RunThreadChoice::Run run = choice.Next();
     EXPECT_EQ(run.threads, 1);
     EXPECT_EQ(run.slot, -1);
   }
