@@ -2,7 +2,6 @@
 #include "axle/frontends/lazy/graph_executor.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
-#include "axle/base/thread_pool.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/block_pool.h"
 #include "axle/frontends/lazy/compile_cache.h"
@@ -120,7 +118,6 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
                      " nodes failed: ", executables.status().message(), DumpNote(dumped)));
   }
   compiled->executable = std::move(executables->front());
-  compiled->run_threads = std::make_unique<RunThreadChoice>(ThreadPool::Default().num_threads());
   return compiled;
 }
 
@@ -323,22 +320,10 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     metrics::IncrementCounter("DonatedBuffers", static_cast<int64_t>(aliases.size()));
   }
   {
-    RunThreadChoice& choice = *(*compiled)->run_threads;
-    const RunThreadChoice::Run run = choice.Next();
-    ExecutableRunOptions options;
-    if (run.threads == 1) {
-      options.set_intra_op_threads(1);
-      static metrics::Counter* const one_thread_runs = metrics::GetCounter("OneThreadRuns");
-      one_thread_runs->Increment(1);
-    }
     metrics::ScopedTimer timer("ExecuteTime");
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status status =
-        (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs), options, &s.outputs);
+    absl::Status status = (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs),
+                                                             ExecutableRunOptions(), &s.outputs);
     if (!status.ok()) return status;
-    choice.Record(run, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           std::chrono::steady_clock::now() - start)
-                           .count());
   }
   // One DeviceData per computed root (pooled blocks: block_pool.h). Each
   // owns its buffer: ExecuteArrays

@@ -12,10 +12,9 @@
 //
 // Counters: UncachedCompile, CachedCompile, PersistentCacheHit (a compile
 // whose code came from AXLE_CACHE_DIR: no code generated), GraphOutputs (the
-// values the executions computed: distinct roots that are no leaves),
-// OneThreadRuns (runs on the calling thread alone: run_threads.h picks, per
-// graph, the pool's size or one thread by timing both); timers:
-// CompileTime, ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
+// values the executions computed: distinct roots that are no leaves);
+// timers: CompileTime,
+// ExecuteTime. AXLE_DEBUG=1 prints each compile with its reason (a new
 // graph, or which parameter's shape differs from the previous graph's) on
 // stderr. When lowering or compiling fails and AXLE_DUMP_TO names a folder,
 // the graph is written there (its IR as axle_lazy_graph_<hash>.ir when it
@@ -39,7 +38,6 @@
 #include "absl/types/span.h"
 #include "axle/frontends/lazy/ir.h"
 #include "axle/frontends/lazy/lowering.h"
-#include "axle/frontends/lazy/run_threads.h"
 #include "axle/runtime/local_client.h"
 
 namespace axle::lazy {
@@ -74,7 +72,6 @@ class GraphExecutor {
   struct Compiled {
     std::unique_ptr<LocalExecutable> executable;
     std::vector<Shape> parameter_shapes;
-    std::unique_ptr<RunThreadChoice> run_threads;
   };
   struct Entry {
     std::shared_ptr<Compiled> compiled;
