@@ -18,7 +18,7 @@ constexpr absl::string_view kPass = "scan-to-while";
 const Shape kIndexShape = ShapeUtil::MakeShape(S64, {});
 
 HloInstruction* Add(HloComputation* computation, HloOpcode opcode, const Shape& shape,
-                    std::vector<HloInstruction*> operands) {
+                    const std::vector<HloInstruction*>& operands) {
   return computation->AddInstruction(HloInstruction::Create(opcode, shape, operands));
 }
 

@@ -27,7 +27,7 @@ HloInstruction* AddCompare(HloComputation* computation, HloInstruction* lhs, Hlo
 }
 
 HloInstruction* AddLogical(HloComputation* computation, HloOpcode opcode,
-                           std::vector<HloInstruction*> operands) {
+                           const std::vector<HloInstruction*>& operands) {
   return computation->AddInstruction(
       HloInstruction::Create(opcode, ShapeUtil::MakeShape(PRED, {}), operands));
 }
