@@ -432,9 +432,9 @@ void ReduceScatter(int64_t handle, const at::Tensor& output, at::TensorList inpu
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
   const int size = group->communicator->size();
+  StagePieces(inputs, output, size, "reduce_scatter");
   const Reduction reduction = ReductionOf(op);
   const Reducer reducer = ReducerFor(reduction, output.scalar_type());
-  StagePieces(inputs, output, size, "reduce_scatter");
   at::Tensor packed = Pack(inputs, "reduce_scatter");
   at::Tensor mine = at::empty({output.numel()}, packed.options());
   {
