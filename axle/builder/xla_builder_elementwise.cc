@@ -1,5 +1,6 @@
 // Elementwise ops: unary, binary (with XLA's implicit broadcasting),
 // comparisons, select/clamp, conversions and the XlaOp operators.
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/builder/xla_builder.h"
@@ -17,12 +18,21 @@ using builder_internal::RunOp;
 
 namespace {
 
-XlaOp UnaryOp(HloOpcode opcode, XlaOp operand, absl::string_view op_name) {
+// An op of one operand and no attributes, whose result shape `infer` gives
+// from the operand's.
+XlaOp OneOperandOp(HloOpcode opcode, XlaOp operand, absl::string_view op_name,
+                   absl::FunctionRef<absl::StatusOr<Shape>(const Shape&)> infer) {
   XlaBuilder* b = operand.builder();
   return RunOp(b, op_name, [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result, ShapeInference::InferUnaryOpShape(opcode, *shape));
+    AXLE_ASSIGN_OR_RETURN(Shape result, infer(*shape));
     return Emit(b, opcode, result, {operand});
+  });
+}
+
+XlaOp UnaryOp(HloOpcode opcode, XlaOp operand, absl::string_view op_name) {
+  return OneOperandOp(opcode, operand, op_name, [&](const Shape& shape) {
+    return ShapeInference::InferUnaryOpShape(opcode, shape);
   });
 }
 
@@ -270,23 +280,16 @@ XlaOp Clamp(XlaOp min, XlaOp operand, XlaOp max) {
 }
 
 XlaOp ConvertElementType(XlaOp operand, PrimitiveType new_element_type) {
-  XlaBuilder* b = operand.builder();
-  return RunOp(b, "ConvertElementType", [&]() -> absl::StatusOr<XlaOp> {
-    AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result,
-                          ShapeInference::InferConvertShape(*shape, new_element_type));
-    return Emit(b, HloOpcode::kConvert, result, {operand});
+  return OneOperandOp(HloOpcode::kConvert, operand, "ConvertElementType", [&](const Shape& shape) {
+    return ShapeInference::InferConvertShape(shape, new_element_type);
   });
 }
 
 XlaOp BitcastConvertType(XlaOp operand, PrimitiveType new_element_type) {
-  XlaBuilder* b = operand.builder();
-  return RunOp(b, "BitcastConvertType", [&]() -> absl::StatusOr<XlaOp> {
-    AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result,
-                          ShapeInference::InferBitcastConvertShape(*shape, new_element_type));
-    return Emit(b, HloOpcode::kBitcastConvert, result, {operand});
-  });
+  return OneOperandOp(HloOpcode::kBitcastConvert, operand, "BitcastConvertType",
+                      [&](const Shape& shape) {
+                        return ShapeInference::InferBitcastConvertShape(shape, new_element_type);
+                      });
 }
 
 XlaOp StochasticConvertType(XlaOp operand, XlaOp random, PrimitiveType new_element_type) {

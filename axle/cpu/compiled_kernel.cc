@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "axle/base/alignment.h"
 #include "axle/base/logging.h"
 #include "axle/cpu/loop_kernel_emitter.h"
 
@@ -32,7 +33,7 @@ CompiledKernel::~CompiledKernel() = default;
 
 void CompiledKernel::RunWithPartials(void** buffers) const {
   CHECK_LE(partials_bytes_, kMaxPartialsBytes);
-  alignas(64) std::array<std::byte, kMaxPartialsBytes> partials;
+  alignas(kBufferAlignment) std::array<std::byte, kMaxPartialsBytes> partials;
   absl::InlinedVector<void*, 16> with_partials(buffers, buffers + num_parameters_ + num_outputs_);
   with_partials.push_back(partials.data());
   function_(with_partials.data(), 0, outer_size_);

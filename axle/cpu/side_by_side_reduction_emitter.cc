@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
@@ -79,7 +80,7 @@ std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
   for (PrimitiveType type : types) {
     llvm::AllocaInst* array =
         entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(length));
-    array->setAlignment(llvm::Align(64));
+    array->setAlignment(llvm::Align(kBufferAlignment));
     arrays.push_back(array);
   }
   return arrays;

@@ -12,6 +12,7 @@
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::gpu {
@@ -145,24 +146,16 @@ HloInstruction* SymmetricBackwardData(HloConvolutionInstruction* convolution) {
 }  // namespace
 
 absl::StatusOr<bool> GpuConvPaddingLegalization::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      auto* convolution = dyn_cast<HloConvolutionInstruction>(instruction);
-      if (convolution == nullptr) continue;
-      HloInstruction* replacement = nullptr;
-      if (NeedsLegalPadding(*convolution)) {
-        replacement = Legalize(convolution);
-      } else if (NeedsSymmetricBackwardDataPadding(*convolution)) {
-        replacement = SymmetricBackwardData(convolution);
-      }
-      if (replacement == nullptr) continue;
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return ReplaceEachInstruction(
+      module, [](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
+        auto* convolution = dyn_cast<HloConvolutionInstruction>(instruction);
+        if (convolution == nullptr) return nullptr;
+        if (NeedsLegalPadding(*convolution)) return Legalize(convolution);
+        if (NeedsSymmetricBackwardDataPadding(*convolution)) {
+          return SymmetricBackwardData(convolution);
+        }
+        return nullptr;
+      });
 }
 
 }  // namespace axle::gpu

@@ -19,6 +19,7 @@
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
@@ -387,18 +388,12 @@ absl::StatusOr<CudnnConvCallConfig> ParseCudnnConvBackendConfig(absl::string_vie
 }
 
 absl::StatusOr<bool> GpuCudnnConvCallsToHlo::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      auto* call = dyn_cast<HloCustomCallInstruction>(instruction);
-      if (call == nullptr || !IsCudnnConvCall(*call)) continue;
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Lower(call));
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return ReplaceEachInstruction(module,
+                                [](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
+                                  auto* call = dyn_cast<HloCustomCallInstruction>(instruction);
+                                  if (call == nullptr || !IsCudnnConvCall(*call)) return nullptr;
+                                  return Lower(call);
+                                });
 }
 
 }  // namespace axle::gpu

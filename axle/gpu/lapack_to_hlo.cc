@@ -14,6 +14,7 @@
 #include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/runtime/host_ffi.h"
 
@@ -160,25 +161,18 @@ bool LapackCallIsAnHloOp(const HloCustomCallInstruction& call) {
 }
 
 absl::StatusOr<bool> GpuLapackToHlo::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      const auto* call = dyn_cast<HloCustomCallInstruction>(instruction);
-      if (call == nullptr) continue;
-      const std::string routine = Routine(call->custom_call_target());
-      if (routine != "potrf" && routine != "trsm") continue;
-      absl::StatusOr<FfiAttributes> attributes =
-          ParseFfiAttributes(call->raw_backend_config_string());
-      if (!attributes.ok()) continue;
-      HloInstruction* replacement = routine == "potrf" ? Potrf(instruction, *attributes, module)
-                                                       : Trsm(instruction, *attributes);
-      if (replacement == nullptr) continue;
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return ReplaceEachInstruction(
+      module, [&](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
+        const auto* call = dyn_cast<HloCustomCallInstruction>(instruction);
+        if (call == nullptr) return nullptr;
+        const std::string routine = Routine(call->custom_call_target());
+        if (routine != "potrf" && routine != "trsm") return nullptr;
+        absl::StatusOr<FfiAttributes> attributes =
+            ParseFfiAttributes(call->raw_backend_config_string());
+        if (!attributes.ok()) return nullptr;
+        return routine == "potrf" ? Potrf(instruction, *attributes, module)
+                                  : Trsm(instruction, *attributes);
+      });
 }
 
 }  // namespace axle::gpu

@@ -328,7 +328,6 @@ class CollectiveThunk : public Thunk {
     // The group of this participant, as communicator ranks.
     AXLE_ASSIGN_OR_RETURN(const GroupOfDevice found, FindGroupOf(groups_, me, name()));
     const std::vector<int>& group = found.group;
-    const int64_t rank = found.rank;
     const auto n = static_cast<int64_t>(group.size());
     switch (opcode_) {
       case HloOpcode::kAllReduce:
@@ -383,7 +382,7 @@ class CollectiveThunk : public Thunk {
       case HloOpcode::kAllToAll: {
         if (dimension_ < 0) {
           // Tuple form: element m of the result is member m's operand
-          // `rank`.
+          // at this participant's place in the group.
           const int64_t piece = operands_[0].bytes;
           std::vector<char> packed(piece * n), received(piece * n);
           for (int64_t m = 0; m < n; ++m) {

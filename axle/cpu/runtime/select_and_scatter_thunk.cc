@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "axle/core/compare_by_direction.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/thunk_serialization.h"
 
@@ -23,22 +25,18 @@ bool Next(std::vector<int64_t>& index, const std::vector<int64_t>& sizes) {
   return false;
 }
 
-// Whether the f32 select keeps `a` (the selected element) over `b`.
-bool Keeps(SelectAndScatterThunk::Geometry::Inline op, float a, float b) {
-  using Inline = SelectAndScatterThunk::Geometry::Inline;
-  switch (op) {
-    case Inline::kGe:
-      return a >= b;
-    case Inline::kGt:
-      return a > b;
-    case Inline::kLe:
-      return a <= b;
-    case Inline::kLt:
-      return a < b;
-    case Inline::kNone:
-      break;
+// Geometry::inline_select as serialized: 0 for none, else 1 + the
+// direction's place here.
+constexpr ComparisonDirection kInlineDirections[] = {
+    ComparisonDirection::kGe, ComparisonDirection::kGt, ComparisonDirection::kLe,
+    ComparisonDirection::kLt};
+constexpr int64_t kNumInlineDirections = std::size(kInlineDirections);
+
+int64_t InlineSelectCode(std::optional<ComparisonDirection> select) {
+  for (int64_t i = 0; i < kNumInlineDirections; ++i) {
+    if (select == kInlineDirections[i]) return i + 1;
   }
-  return false;
+  return 0;
 }
 
 // Windows that lie inside the operand, with the f32 inline select and an
@@ -57,7 +55,7 @@ struct InsideWindows {
 
   // The windows of source rows [begin, end) of dimension 0 (rank >= 2), or
   // of every source element (rank < 2).
-  template <SelectAndScatterThunk::Geometry::Inline kOp>
+  template <ComparisonDirection kSelect>
   void Run(int64_t begin, int64_t end) const {
     const int64_t rank = static_cast<int64_t>(source_dims.size());
     if (rank == 0) {
@@ -82,7 +80,9 @@ struct InsideWindows {
         int64_t selected = base + offsets[0];
         for (int64_t j = 1; j < num_offsets; ++j) {
           const int64_t offset = base + offsets[j];
-          if (!Keeps(kOp, operand[selected], operand[offset])) selected = offset;
+          if (!CompareByDirection(kSelect, operand[selected], operand[offset])) {
+            selected = offset;
+          }
         }
         output[selected] += source[linear + i];
       }
@@ -90,14 +90,14 @@ struct InsideWindows {
     }
   }
 
-  template <SelectAndScatterThunk::Geometry::Inline kOp>
+  template <ComparisonDirection kSelect>
   void Run(const ThunkContext& context, int threads, bool split) const {
     if (!split) {
-      Run<kOp>(0, source_dims.empty() ? 0 : source_dims[0]);
+      Run<kSelect>(0, source_dims.empty() ? 0 : source_dims[0]);
       return;
     }
     context.thread_pool->ParallelFor(
-        source_dims[0], 1, [&](int64_t begin, int64_t end) { Run<kOp>(begin, end); }, threads);
+        source_dims[0], 1, [&](int64_t begin, int64_t end) { Run<kSelect>(begin, end); }, threads);
   }
 };
 
@@ -147,7 +147,7 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
   if (count == 0 || source_count == 0 || window_count == 0) return absl::OkStatus();
   bool base_dilated = false;
   for (int64_t d = 0; d < rank; ++d) base_dilated |= g.window.dimensions(d).base_dilation() != 1;
-  const bool inline_ops = g.inline_select != Geometry::Inline::kNone;
+  const bool inline_ops = g.inline_select.has_value();
   const auto* operand_f32 = reinterpret_cast<const float*>(operand);
   // Windows that always lie inside the operand (no padding reached, no base
   // dilation): each is its base offset plus fixed element offsets.
@@ -195,21 +195,22 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
       const WindowDimension& w = g.window.dimensions(0);
       split = w.stride() >= (w.size() - 1) * w.window_dilation() + 1;
     }
-    switch (g.inline_select) {
-      case Geometry::Inline::kGe:
-        windows.Run<Geometry::Inline::kGe>(context, threads, split);
+    switch (*g.inline_select) {
+      case ComparisonDirection::kGe:
+        windows.Run<ComparisonDirection::kGe>(context, threads, split);
         break;
-      case Geometry::Inline::kGt:
-        windows.Run<Geometry::Inline::kGt>(context, threads, split);
+      case ComparisonDirection::kGt:
+        windows.Run<ComparisonDirection::kGt>(context, threads, split);
         break;
-      case Geometry::Inline::kLe:
-        windows.Run<Geometry::Inline::kLe>(context, threads, split);
+      case ComparisonDirection::kLe:
+        windows.Run<ComparisonDirection::kLe>(context, threads, split);
         break;
-      case Geometry::Inline::kLt:
-        windows.Run<Geometry::Inline::kLt>(context, threads, split);
+      case ComparisonDirection::kLt:
+        windows.Run<ComparisonDirection::kLt>(context, threads, split);
         break;
-      case Geometry::Inline::kNone:
-        break;
+      case ComparisonDirection::kEq:
+      case ComparisonDirection::kNe:
+        break;  // never inline (select_and_scatter_thunk_emitter.cc)
     }
     return absl::OkStatus();
   }
@@ -242,7 +243,9 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
         continue;
       }
       if (inline_ops) {
-        if (!Keeps(g.inline_select, operand_f32[selected], operand_f32[offset])) selected = offset;
+        if (!CompareByDirection(*g.inline_select, operand_f32[selected], operand_f32[offset])) {
+          selected = offset;
+        }
         continue;
       }
       parameters[0] = operand + selected * bytes;
@@ -276,7 +279,7 @@ absl::Status SelectAndScatterThunk::Serialize(ThunkWriter& writer) const {
                  w.base_dilation(), w.window_reversal() ? 1 : 0});
   }
   writer.Int(g.element_bytes);
-  writer.Int(static_cast<int64_t>(g.inline_select));
+  writer.Int(InlineSelectCode(g.inline_select));
   writer.Ints({values_.operand, values_.source, values_.init_value, values_.output});
   const std::string what = absl::StrCat("select-and-scatter %", name());
   if (absl::Status status = writer.ScalarFunction(*select_, what); !status.ok()) return status;
@@ -333,14 +336,12 @@ std::unique_ptr<Thunk> LoadSelectAndScatterThunk(std::string name, ThunkReader& 
   if (g.element_bytes < 1 || g.element_bytes > 16) {
     return fail(absl::StrCat("elements of ", g.element_bytes, " bytes"));
   }
-  if (inline_select < static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kNone) ||
-      inline_select > static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kLt) ||
-      (inline_select != static_cast<int64_t>(SelectAndScatterThunk::Geometry::Inline::kNone) &&
-       g.element_bytes != 4)) {
+  if (inline_select < 0 || inline_select > kNumInlineDirections ||
+      (inline_select != 0 && g.element_bytes != 4)) {
     return fail(absl::StrCat("inline select ", inline_select, " on elements of ", g.element_bytes,
                              " bytes"));
   }
-  g.inline_select = static_cast<SelectAndScatterThunk::Geometry::Inline>(inline_select);
+  if (inline_select != 0) g.inline_select = kInlineDirections[inline_select - 1];
   SelectAndScatterThunk::Values v;
   v.operand = values[0];
   v.source = values[1];

@@ -29,6 +29,7 @@
 #define AXLE_CPU_RUNTIME_SELECT_AND_SCATTER_THUNK_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,11 @@ class SelectAndScatterThunk : public Thunk {
     Window window;
     int64_t element_bytes = 0;
     // f32 with select `compare(a, b), direction=GE|GT|LE|LT` (IEEE) and
-    // scatter `add(a, b)` (max or min pooling's gradient): both run inline,
-    // the same comparisons and sums as the compiled functions, instead of
-    // two calls per window element. kNone: call the compiled functions.
-    enum class Inline { kNone, kGe, kGt, kLe, kLt };
-    Inline inline_select = Inline::kNone;
+    // scatter `add(a, b)` (max or min pooling's gradient): the select's
+    // direction, and both run inline, the same comparisons and sums as the
+    // compiled functions, instead of two calls per window element. Empty:
+    // call the compiled functions.
+    std::optional<ComparisonDirection> inline_select;
   };
   // Values: operand, source, init_value (a scalar), output.
   struct Values {

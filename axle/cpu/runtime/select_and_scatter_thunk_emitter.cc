@@ -1,5 +1,6 @@
 //===- select_and_scatter_thunk_emitter.cc - select-and-scatter from HLO --===//
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,35 +19,25 @@ absl::Status Invalid(const HloInstruction& instruction, absl::string_view what) 
       absl::StrCat("cpu platform: select-and-scatter ", instruction.name(), ": ", what));
 }
 
-// The inline form of (select, scatter) on f32 (Geometry::Inline), if any.
-SelectAndScatterThunk::Geometry::Inline InlineFormOf(const HloComputation& select,
-                                                     const HloComputation& scatter,
-                                                     PrimitiveType type) {
-  using Inline = SelectAndScatterThunk::Geometry::Inline;
-  if (type != F32) return Inline::kNone;
+// The inline form of (select, scatter) on f32 (Geometry::inline_select), if
+// any: the select's direction.
+std::optional<ComparisonDirection> InlineFormOf(const HloComputation& select,
+                                                const HloComputation& scatter, PrimitiveType type) {
+  if (type != F32) return std::nullopt;
   const HloInstruction* add = scatter.root_instruction();
   if (add->opcode() != HloOpcode::kAdd || add->operand(0)->opcode() != HloOpcode::kParameter ||
       add->operand(1)->opcode() != HloOpcode::kParameter || add->operand(0) == add->operand(1)) {
-    return Inline::kNone;
+    return std::nullopt;
   }
   const auto* compare = dyn_cast<HloCompareInstruction>(select.root_instruction());
   if (compare == nullptr || compare->operand(0) != select.parameter_instruction(0) ||
       compare->operand(1) != select.parameter_instruction(1) ||
-      compare->type() == ComparisonType::kFloatTotalOrder) {
-    return Inline::kNone;
+      compare->type() == ComparisonType::kFloatTotalOrder ||
+      compare->direction() == ComparisonDirection::kEq ||
+      compare->direction() == ComparisonDirection::kNe) {
+    return std::nullopt;
   }
-  switch (compare->direction()) {
-    case ComparisonDirection::kGe:
-      return Inline::kGe;
-    case ComparisonDirection::kGt:
-      return Inline::kGt;
-    case ComparisonDirection::kLe:
-      return Inline::kLe;
-    case ComparisonDirection::kLt:
-      return Inline::kLt;
-    default:
-      return Inline::kNone;
-  }
+  return compare->direction();
 }
 
 }  // namespace

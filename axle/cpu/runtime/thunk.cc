@@ -9,6 +9,7 @@
 #include "absl/base/attributes.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+#include "axle/base/alignment.h"
 
 namespace axle::cpu {
 namespace {
@@ -35,7 +36,7 @@ ABSL_ATTRIBUTE_NOINLINE void RunChunkedFold(const CompiledKernel& kernel,
     kernel.Run(buffers.data());
     return;
   }
-  alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
+  alignas(kBufferAlignment) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
   buffers.push_back(partials.data());
   void** data = buffers.data();
   const int64_t chunks = kernel.outer_size() - 1;

@@ -35,10 +35,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "axle/core/literal.h"
 
 namespace axle::graph {
@@ -88,6 +92,29 @@ struct Node {
   // "node 'conv1' (Conv)": how errors name a node.
   std::string Describe() const;
 };
+
+// The values a `kernel` ("kernel", "host kernel") set for `node`'s outputs
+// (`set`: one per output), taken in order. An output the node leaves
+// unnamed stays a default T; a named one the kernel did not set is an
+// InternalError.
+template <typename T>
+absl::StatusOr<std::vector<T>> TakeKernelOutputs(const Node& node,
+                                                 std::vector<std::optional<T>>& set,
+                                                 absl::string_view kernel) {
+  std::vector<T> outputs;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i].empty()) {
+      outputs.emplace_back();
+      continue;
+    }
+    if (!set[i]) {
+      return absl::InternalError(
+          absl::StrCat(node.Describe(), ": the ", kernel, " did not set output ", i));
+    }
+    outputs.push_back(std::move(*set[i]));
+  }
+  return outputs;
+}
 
 struct Graph {
   std::string name;

@@ -113,19 +113,7 @@ absl::StatusOr<std::vector<Literal>> RunHostKernel(const Node& node, int64_t ops
     if (absl::StrContains(s.message(), node.Describe())) return s;
     return absl::Status(s.code(), absl::StrCat(node.Describe(), ": ", s.message()));
   }
-  std::vector<Literal> out;
-  for (int i = 0; i < ctx.num_outputs(); ++i) {
-    if (!ctx.HasOutput(i)) {
-      out.emplace_back();
-      continue;
-    }
-    if (!ctx.outputs()[i]) {
-      return absl::InternalError(
-          absl::StrCat(node.Describe(), ": the host kernel did not set output ", i));
-    }
-    out.push_back(std::move(*ctx.outputs()[i]));
-  }
-  return out;
+  return TakeKernelOutputs(node, ctx.outputs(), "host kernel");
 }
 
 }  // namespace axle::graph

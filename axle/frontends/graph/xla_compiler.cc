@@ -290,17 +290,10 @@ absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
       XlaOpKernelContext ctx(builder, node, *opset, options_.device_type, inputs);
       if (absl::Status s = (*kernel)->Compile(&ctx); !s.ok()) return WithNode(node, s);
       if (!builder->first_error().ok()) return WithNode(node, builder->first_error());
-      for (int i = 0; i < ctx.num_outputs(); ++i) {
-        if (!ctx.HasOutput(i)) {
-          outputs.emplace_back();
-          continue;
-        }
-        if (!ctx.outputs()[i]) {
-          return absl::InternalError(
-              absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
-        }
-        outputs.push_back(std::move(*ctx.outputs()[i]));
-      }
+      absl::StatusOr<std::vector<XlaExpression>> set =
+          TakeKernelOutputs(node, ctx.outputs(), "kernel");
+      if (!set.ok()) return set.status();
+      outputs = *std::move(set);
     }
     for (int i = 0; i < static_cast<int>(node.outputs.size()); ++i) {
       if (node.outputs[i].empty()) continue;

@@ -402,14 +402,21 @@ void CheckPieces(at::TensorList pieces, const at::Tensor& piece, int size, const
   }
 }
 
+// A collective's own tensor `mine` and its `pieces`, one per member (what
+// it gathers into or scatters from): checked, and their device values
+// computed.
+void StagePieces(at::TensorList pieces, const at::Tensor& mine, int size, const char* op) {
+  CheckDense(mine, op);
+  CheckPieces(pieces, mine, size, op);
+  SyncIfOnDevice(pieces);
+  SyncIfOnDevice({mine});
+}
+
 void AllGather(int64_t handle, at::TensorList outputs, const at::Tensor& input) {
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
   const int size = group->communicator->size();
-  CheckDense(input, "all_gather");
-  CheckPieces(outputs, input, size, "all_gather");
-  SyncIfOnDevice(outputs);
-  SyncIfOnDevice({input});
+  StagePieces(outputs, input, size, "all_gather");
   at::Tensor mine = Pack({input}, "all_gather");
   at::Tensor all = at::empty({size * mine.numel()}, mine.options());
   {
@@ -425,12 +432,9 @@ void ReduceScatter(int64_t handle, const at::Tensor& output, at::TensorList inpu
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
   const int size = group->communicator->size();
-  CheckDense(output, "reduce_scatter");
-  CheckPieces(inputs, output, size, "reduce_scatter");
+  StagePieces(inputs, output, size, "reduce_scatter");
   const Reduction reduction = ReductionOf(op);
   const Reducer reducer = ReducerFor(reduction, output.scalar_type());
-  SyncIfOnDevice(inputs);
-  SyncIfOnDevice({output});
   at::Tensor packed = Pack(inputs, "reduce_scatter");
   at::Tensor mine = at::empty({output.numel()}, packed.options());
   {
@@ -466,6 +470,24 @@ void CheckRoot(const Group& group, int64_t root, const char* op) {
               root, " is not in a group of ", group.communicator->size());
 }
 
+// StagePieces for a rooted collective, whose pieces (`role`: gather's
+// outputs, scatter's inputs) only the root passes. Whether this process is
+// the root.
+bool StageRootedPieces(const Group& group, int64_t root, at::TensorList pieces,
+                       const at::Tensor& mine, const char* op, const char* role) {
+  CheckRoot(group, root, op);
+  const bool is_root = group.communicator->rank() == root;
+  if (is_root) {
+    StagePieces(pieces, mine, group.communicator->size(), op);
+  } else {
+    CheckDense(mine, op);
+    TORCH_CHECK(pieces.empty(), "axle distributed: ", op, ": only the root (rank ", root,
+                ") takes ", role, " tensors");
+    SyncIfOnDevice({mine});
+  }
+  return is_root;
+}
+
 void Reduce(int64_t handle, at::TensorList tensors, int64_t root, c10::string_view op) {
   if (tensors.empty()) return;
   at::NoGradGuard no_grad;
@@ -490,18 +512,8 @@ void Reduce(int64_t handle, at::TensorList tensors, int64_t root, c10::string_vi
 void Gather(int64_t handle, at::TensorList outputs, const at::Tensor& input, int64_t root) {
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
-  CheckRoot(*group, root, "gather");
+  const bool is_root = StageRootedPieces(*group, root, outputs, input, "gather", "output");
   const int size = group->communicator->size();
-  const bool is_root = group->communicator->rank() == root;
-  CheckDense(input, "gather");
-  if (is_root) {
-    CheckPieces(outputs, input, size, "gather");
-  } else {
-    TORCH_CHECK(outputs.empty(), "axle distributed: gather: only the root (rank ", root,
-                ") takes output tensors");
-  }
-  SyncIfOnDevice(outputs);
-  SyncIfOnDevice({input});
   at::Tensor mine = Pack({input}, "gather");
   at::Tensor all = at::empty({is_root ? size * mine.numel() : 0}, mine.options());
   {
@@ -516,18 +528,7 @@ void Gather(int64_t handle, at::TensorList outputs, const at::Tensor& input, int
 void Scatter(int64_t handle, const at::Tensor& output, at::TensorList inputs, int64_t root) {
   at::NoGradGuard no_grad;
   std::shared_ptr<Group> group = GetGroup(handle);
-  CheckRoot(*group, root, "scatter");
-  const int size = group->communicator->size();
-  const bool is_root = group->communicator->rank() == root;
-  CheckDense(output, "scatter");
-  if (is_root) {
-    CheckPieces(inputs, output, size, "scatter");
-  } else {
-    TORCH_CHECK(inputs.empty(), "axle distributed: scatter: only the root (rank ", root,
-                ") takes input tensors");
-  }
-  SyncIfOnDevice(inputs);
-  SyncIfOnDevice({output});
+  const bool is_root = StageRootedPieces(*group, root, inputs, output, "scatter", "input");
   at::Tensor packed =
       is_root ? Pack(inputs, "scatter") : at::empty({0}, output.options().device(at::kCPU));
   at::Tensor mine = at::empty({output.numel()}, output.options().device(at::kCPU));
@@ -542,8 +543,11 @@ void Scatter(int64_t handle, const at::Tensor& output, at::TensorList inputs, in
 // send/recv: `tag` pairs a send with the peer's recv of the same tag. Each
 // call starts its message and returns its handle at once; dist_wait
 // finishes it. So two processes may both send before they receive.
-void CheckMessage(const Group& group, at::TensorList tensors, int64_t peer, int64_t tag,
-                  const char* op) {
+
+// A send's or recv's arguments checked, and the host copy it sends from or
+// receives into.
+PendingMessage StageMessage(const Group& group, at::TensorList tensors, int64_t peer, int64_t tag,
+                            const char* op) {
   const Communicator& communicator = *group.communicator;
   TORCH_CHECK(!tensors.empty(), "axle distributed: ", op, ": no tensors");
   TORCH_CHECK((peer >= 0 && peer < communicator.size() && peer != communicator.rank()) ||
@@ -552,9 +556,18 @@ void CheckMessage(const Group& group, at::TensorList tensors, int64_t peer, int6
               communicator.size());
   TORCH_CHECK(tag >= 0 && tag < (int64_t{1} << 48), "axle distributed: ", op, ": tag ", tag,
               " is not in [0, 2^48)");
+  SyncIfOnDevice(tensors);
+  PendingMessage pending;
+  pending.packed = Pack(tensors, op);
+  return pending;
 }
 
-int64_t Keep(Group& group, PendingMessage pending) {
+// Keeps a started send or recv (`message`, reading or filling
+// pending.packed) until it is waited for; its id. Holds group.mutex.
+int64_t Keep(Group& group, PendingMessage pending,
+             absl::StatusOr<std::unique_ptr<Communicator::Message>> message) {
+  Check(message.status());
+  pending.message = *std::move(message);
   const int64_t id = group.next_message++;
   group.pending.emplace(id, std::move(pending));
   return id;
@@ -562,34 +575,24 @@ int64_t Keep(Group& group, PendingMessage pending) {
 
 int64_t Send(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
   std::shared_ptr<Group> group = GetGroup(handle);
-  CheckMessage(*group, tensors, peer, tag, "send");
-  SyncIfOnDevice(tensors);
-  PendingMessage pending;
-  pending.packed = Pack(tensors, "send");
+  PendingMessage pending = StageMessage(*group, tensors, peer, tag, "send");
   std::unique_lock<std::mutex> lock = Lock(*group);
   absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
       group->communicator->StartSend(static_cast<int>(peer), pending.packed.data_ptr(),
                                      pending.packed.nbytes(), static_cast<uint64_t>(tag));
-  Check(message.status());
-  pending.message = *std::move(message);
-  return Keep(*group, std::move(pending));
+  return Keep(*group, std::move(pending), std::move(message));
 }
 
 // peer -1: from any rank.
 int64_t Recv(int64_t handle, at::TensorList tensors, int64_t peer, int64_t tag) {
   std::shared_ptr<Group> group = GetGroup(handle);
-  CheckMessage(*group, tensors, peer, tag, "recv");
-  SyncIfOnDevice(tensors);
-  PendingMessage pending;
-  pending.packed = Pack(tensors, "recv");
+  PendingMessage pending = StageMessage(*group, tensors, peer, tag, "recv");
   pending.targets.assign(tensors.begin(), tensors.end());
   std::unique_lock<std::mutex> lock = Lock(*group);
   absl::StatusOr<std::unique_ptr<Communicator::Message>> message =
       group->communicator->StartRecv(static_cast<int>(peer), pending.packed.data_ptr(),
                                      pending.packed.nbytes(), static_cast<uint64_t>(tag));
-  Check(message.status());
-  pending.message = *std::move(message);
-  return Keep(*group, std::move(pending));
+  return Keep(*group, std::move(pending), std::move(message));
 }
 
 // The message `id` in flight, taken out of the group. Holds group.mutex.

@@ -19,4 +19,16 @@ absl::StatusOr<bool> RewriteEachInstruction(
   return changed;
 }
 
+absl::StatusOr<bool> ReplaceEachInstruction(
+    HloModule* module, absl::FunctionRef<absl::StatusOr<HloInstruction*>(HloInstruction*)> lower) {
+  return RewriteEachInstruction(
+      module,
+      [&](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, lower(instruction));
+        if (replacement == nullptr) return false;
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
+        return true;
+      });
+}
+
 }  // namespace axle

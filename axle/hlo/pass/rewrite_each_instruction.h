@@ -2,7 +2,9 @@
 //
 // The loop most rewriting passes run: every instruction of every non-fusion
 // computation, each computation's in the post order taken before the walk
-// reaches it, so that a rewrite may replace the instruction it is given.
+// reaches it, so that a rewrite may replace the instruction it is given;
+// and that loop for the lowering passes, which replace each instruction
+// they lower.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_PASS_REWRITE_EACH_INSTRUCTION_H_
@@ -22,6 +24,12 @@ namespace axle {
 absl::StatusOr<bool> RewriteEachInstruction(
     HloModule* module,
     absl::FunctionRef<absl::StatusOr<bool>(HloComputation*, HloInstruction*)> rewrite);
+
+// The same walk for a pass that lowers instructions one at a time:
+// `lower(instruction)` returns the instruction's replacement, which takes
+// its place (HloComputation::ReplaceInstruction), or null to leave it.
+absl::StatusOr<bool> ReplaceEachInstruction(
+    HloModule* module, absl::FunctionRef<absl::StatusOr<HloInstruction*>(HloInstruction*)> lower);
 
 }  // namespace axle
 

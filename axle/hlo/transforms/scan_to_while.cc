@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle {
@@ -17,7 +18,7 @@ constexpr absl::string_view kPass = "scan-to-while";
 const Shape kIndexShape = ShapeUtil::MakeShape(S64, {});
 
 HloInstruction* Add(HloComputation* computation, HloOpcode opcode, const Shape& shape,
-                    std::vector<HloInstruction*> operands) {
+                    const std::vector<HloInstruction*>& operands) {
   return computation->AddInstruction(HloInstruction::Create(opcode, shape, operands));
 }
 
@@ -223,17 +224,11 @@ class ScanLowering {
 }  // namespace
 
 absl::StatusOr<bool> ScanToWhile::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kScan) continue;
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, ScanLowering(instruction).Lower());
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return ReplaceEachInstruction(module,
+                                [](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
+                                  if (instruction->opcode() != HloOpcode::kScan) return nullptr;
+                                  return ScanLowering(instruction).Lower();
+                                });
 }
 
 }  // namespace axle

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/text/attribute_text.h"
 #include "axle/hlo/text/send_recv_validation.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
@@ -650,15 +651,11 @@ absl::StatusOr<bool> LowerSingleDeviceCollectives::Run(HloModule* module) {
   Lowering lowering(module->config(), keep_multi_device_, keep_on_one_device_);
   // Callees first, so that an async-start's wrapped computation is lowered
   // before the start becomes a call of it.
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, lowering.Lower(instruction));
-      if (replacement == nullptr) continue;
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
+  AXLE_ASSIGN_OR_RETURN(const bool lowered,
+                        ReplaceEachInstruction(module, [&](HloInstruction* instruction) {
+                          return lowering.Lower(instruction);
+                        }));
+  changed = changed || lowered;
   // Reducers of the all-reduces, the async computations' done halves.
   if (changed) module->RemoveUnusedComputations();
   return changed;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/pass/rewrite_each_instruction.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle {
@@ -26,7 +27,7 @@ HloInstruction* AddCompare(HloComputation* computation, HloInstruction* lhs, Hlo
 }
 
 HloInstruction* AddLogical(HloComputation* computation, HloOpcode opcode,
-                           std::vector<HloInstruction*> operands) {
+                           const std::vector<HloInstruction*>& operands) {
   return computation->AddInstruction(
       HloInstruction::Create(opcode, ShapeUtil::MakeShape(PRED, {}), operands));
 }
@@ -117,18 +118,14 @@ absl::StatusOr<HloInstruction*> Decompose(HloInstruction* instruction) {
 }  // namespace
 
 absl::StatusOr<bool> TopKDecomposer::Run(HloModule* module) {
-  bool changed = false;
-  for (HloComputation* computation : module->MakeComputationPostOrder()) {
-    if (computation->IsFusionComputation()) continue;
-    for (HloInstruction* instruction : computation->MakeInstructionPostOrder()) {
-      if (instruction->opcode() != HloOpcode::kTopK) continue;
-      if (should_decompose_ && !should_decompose_(*instruction)) continue;
-      AXLE_ASSIGN_OR_RETURN(HloInstruction * replacement, Decompose(instruction));
-      AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
-      changed = true;
-    }
-  }
-  return changed;
+  return ReplaceEachInstruction(
+      module, [&](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
+        if (instruction->opcode() != HloOpcode::kTopK ||
+            (should_decompose_ && !should_decompose_(*instruction))) {
+          return nullptr;
+        }
+        return Decompose(instruction);
+      });
 }
 
 }  // namespace axle
