@@ -39,6 +39,7 @@
 
 #include <cstdint>
 
+#include "axle/core/primitive_type.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -66,6 +67,13 @@ inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 21;
 // 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread.
 int TeamSizeForWork(int64_t work);
 
+// The work of a dot of `multiply_adds` on `lhs` x `rhs` operands in f32
+// multiply-adds, the unit TeamSizeForWork counts: oneDNN runs bf16 x bf16
+// at twice f32's rate (PEERS.md), so each counts half. A GRU step's bf16
+// [32,384] x [384,512] (6.3M) took 70 us on one thread and 96 us on a team
+// of two (2-core Zen 5).
+int64_t DotWorkInF32MultiplyAdds(int64_t multiply_adds, PrimitiveType lhs, PrimitiveType rhs);
+
 class OmpTeamShare {
  public:
   // `max_threads` caps the team (TeamSizeForWork of the call's work).
@@ -73,6 +81,12 @@ class OmpTeamShare {
   ~OmpTeamShare();
   OmpTeamShare(const OmpTeamShare&) = delete;
   OmpTeamShare& operator=(const OmpTeamShare&) = delete;
+
+  // The team size set for the call.
+  int threads() const { return threads_; }
+
+ private:
+  int threads_ = 1;
 };
 
 // While one exists, the calling thread's oneDNN calls (and the primitives it

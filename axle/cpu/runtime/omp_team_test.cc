@@ -63,6 +63,25 @@ TEST(OmpTeamTest, TeamSizeFollowsTheWork) {
   EXPECT_EQ(TeamSizeForWork(int64_t{1} << 62), 1 << 30);
 }
 
+TEST(OmpTeamTest, Bf16DotsCountHalfTheirMultiplyAdds) {
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, F32, F32), 1000);
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, BF16, BF16), 500);
+  // Mixed operands run as f32.
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, BF16, F32), 1000);
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, F16, F16), 1000);
+  // A GRU step's bf16 [32, 384] x [384, 512] runs on one thread; the same
+  // dot in f32 on two.
+  const int64_t step = int64_t{32} * 384 * 512;
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(step, BF16, BF16)), 1);
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(step, F32, F32)), 3);
+}
+
+TEST(OmpTeamTest, ShareReportsItsTeam) {
+  OmpTeamShare share(nullptr, 1);
+  EXPECT_EQ(share.threads(), 1);
+  EXPECT_EQ(omp_get_max_threads(), 1);
+}
+
 TEST(OmpTeamTest, ShareCappedByTheWork) {
   {
     // A small call runs on the calling thread alone.
