@@ -145,17 +145,21 @@ void ThreadPool::WorkerLoop() {
       return shutting_down_ || (current_job_ != nullptr && job_generation_ != seen_generation &&
                                 current_job_->open_seats > 0);
     };
-    if (!has_work() && (spin_after_job || spin_scopes_.load(std::memory_order_relaxed) > 0)) {
+    auto paused = [&] { return spin_pauses_.load(std::memory_order_relaxed) > 0; };
+    if (!has_work() && (spin_after_job || spin_scopes_.load(std::memory_order_relaxed) > 0) &&
+        !paused()) {
       // In a spin scope, or after a job that asked for it: the next job is
       // likely microseconds away. (The current one, if any, has no seat
       // left.)
       seen_generation = job_generation_;
       const bool keep_spinning = spin_after_job;
       lock.unlock();
+      spinning_workers_.fetch_add(1, std::memory_order_relaxed);
       SpinUntil([&] {
         return published_generation_.load(std::memory_order_relaxed) != seen_generation ||
-               (!keep_spinning && spin_scopes_.load(std::memory_order_relaxed) == 0);
+               (!keep_spinning && spin_scopes_.load(std::memory_order_relaxed) == 0) || paused();
       });
+      spinning_workers_.fetch_sub(1, std::memory_order_relaxed);
       lock.lock();
     }
     spin_after_job = false;
@@ -232,6 +236,14 @@ ThreadPool::SpinScope::SpinScope(ThreadPool* pool) : pool_(pool) {
 
 ThreadPool::SpinScope::~SpinScope() {
   if (pool_ != nullptr) pool_->spin_scopes_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+ThreadPool::SpinPause::SpinPause(ThreadPool* pool) : pool_(pool) {
+  if (pool_ != nullptr) pool_->spin_pauses_.fetch_add(1, std::memory_order_relaxed);
+}
+
+ThreadPool::SpinPause::~SpinPause() {
+  if (pool_ != nullptr) pool_->spin_pauses_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace axle

@@ -25,7 +25,15 @@
 // job within microseconds (a run of thunks that each split over the pool)
 // asks the same of the workers of one job (AfterJob::kSpin). Otherwise idle
 // workers sleep at once, so they never take cores from other thread pools
-// (oneDNN's OpenMP team) for long.
+// (oneDNN's OpenMP team) for long. While a SpinPause is open (a oneDNN call
+// on an OpenMP team of two or more runs) idle workers do not spin at all:
+// a spinning worker holds the core the team's thread is woken on (a GRU
+// step's bf16 [32,384] x [384,512] on a team of two took 96 us beside a
+// spinning worker, 70 us on one thread, 2 cores).
+// A split that finds a worker spinning (IdleWorkerSpinning) costs its
+// caller 1-2 us; one that must wake a sleeping worker ~10 us (2-core Zen 5
+// VM): callers that decide per run whether small work is worth splitting
+// ask which it is.
 //
 // `fn` must not throw (the project builds without exceptions in mind:
 // report errors through state the caller owns, e.g. one absl::Status per
@@ -89,9 +97,12 @@ class ThreadPool {
   // While one exists, idle workers of `pool` (null: none) wait for the next
   // job spinning (see above). Scopes nest and may be opened from any
   // thread.
-  // Whether a SpinScope is open (then a split costs the caller a few
-  // microseconds, not a wake-up: worth it for smaller work).
+  // Whether a SpinScope is open (a run of thunks or a loop: the pool's
+  // workers spin between the jobs that follow each other closely).
   bool WorkersSpinning() const { return spin_scopes_.load(std::memory_order_relaxed) > 0; }
+  // Whether a worker is awake now, spinning for the next job (then a split
+  // costs the caller a microsecond or two; waking a sleeping worker ~10).
+  bool IdleWorkerSpinning() const { return spinning_workers_.load(std::memory_order_relaxed) > 0; }
 
   class SpinScope {
    public:
@@ -99,6 +110,21 @@ class ThreadPool {
     ~SpinScope();
     SpinScope(const SpinScope&) = delete;
     SpinScope& operator=(const SpinScope&) = delete;
+
+   private:
+    ThreadPool* pool_;
+  };
+
+  // While one exists, idle workers of `pool` (null: none) sleep instead of
+  // spinning, whatever SpinScopes are open: another thread pool (oneDNN's
+  // OpenMP team) runs on the cores meanwhile. Pauses nest and may be
+  // opened from any thread.
+  class SpinPause {
+   public:
+    explicit SpinPause(ThreadPool* pool);
+    ~SpinPause();
+    SpinPause(const SpinPause&) = delete;
+    SpinPause& operator=(const SpinPause&) = delete;
 
    private:
     ThreadPool* pool_;
@@ -122,6 +148,9 @@ class ThreadPool {
   // the mutex; open SpinScopes.
   std::atomic<uint64_t> published_generation_{0};
   std::atomic<int> spin_scopes_{0};
+  // Workers spinning for the next job now; open SpinPauses.
+  std::atomic<int> spinning_workers_{0};
+  std::atomic<int> spin_pauses_{0};
 };
 
 }  // namespace axle

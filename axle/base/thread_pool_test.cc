@@ -2,6 +2,7 @@
 #include "axle/base/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -186,6 +187,46 @@ TEST(ThreadPoolTest, JobsThatAskWorkersToSpinAfter) {
   }
   for (std::thread& t : callers) t.join();
   for (int round = 0; round < 20; ++round) ExpectCoversOnce(pool, 64, 1);
+}
+
+// IdleWorkerSpinning: never when jobs leave their workers asleep (no
+// SpinScope, AfterJob::kSleep), nor while a SpinPause is open; in a
+// SpinScope the worker that just ran a block spins for the next job (for
+// up to kSpinMicroseconds: seen after some job).
+TEST(ThreadPoolTest, IdleWorkerSpinningOnlyInScopesAndNeverWhilePaused) {
+  ThreadPool pool(2);
+  // Two blocks that wait for each other: the worker runs one of them.
+  auto job_with_the_worker = [&pool] {
+    std::atomic<int> started{0};
+    pool.ParallelFor(2, 1, [&](int64_t, int64_t) {
+      started.fetch_add(1);
+      while (started.load() < 2) {
+      }
+    });
+    EXPECT_EQ(started.load(), 2);
+  };
+  for (int round = 0; round < 20; ++round) {
+    job_with_the_worker();
+    EXPECT_FALSE(pool.IdleWorkerSpinning());
+  }
+  ThreadPool::SpinScope scope(&pool);
+  {
+    ThreadPool::SpinPause pause(&pool);
+    ThreadPool::SpinPause none(nullptr);
+    for (int round = 0; round < 20; ++round) {
+      job_with_the_worker();
+      EXPECT_FALSE(pool.IdleWorkerSpinning());
+    }
+  }
+  // The spin lasts microseconds: on a loaded machine the caller may miss
+  // it often, so it keeps trying (a bound on retries, not on speed).
+  bool seen = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!seen && std::chrono::steady_clock::now() < give_up) {
+    job_with_the_worker();
+    for (int poll = 0; poll < 10000 && !seen; ++poll) seen = pool.IdleWorkerSpinning();
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST(ThreadPoolTest, ParseNumThreads) {

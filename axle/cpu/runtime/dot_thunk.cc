@@ -204,7 +204,8 @@ class DnnlDotThunk : public Thunk {
     // alone, no more than the dot's multiply-adds keep busy (a small dot
     // runs on the calling thread alone: waking the team would cost more).
     const dot::DotSplitOptions split = dot::DotSplitOptionsFrom(EnvironmentOptions::Read());
-    team_ = TeamSizeForWork(plan.batch * plan.m * plan.n * plan.k);
+    team_ = TeamSizeForWork(DotWorkInF32MultiplyAdds(plan.batch * plan.m * plan.n * plan.k,
+                                                     plan.lhs.type, plan.rhs.type));
     if (split.max_threads > 0) team_ = std::min(team_, split.max_threads);
     OmpTeamShare share(nullptr, team_);
     // A bf16 result rounds after the dot and after each epilogue op (as the
@@ -408,6 +409,11 @@ class DnnlDotThunk : public Thunk {
 
   absl::Status Execute(const ThunkContext& context) const override {
     OmpTeamShare share(context.run_options, team_);
+    // A team of two or more runs the primitive: the intra-op pool's idle
+    // workers sleep meanwhile rather than spin on the cores its threads
+    // are woken on (thread_pool.h).
+    ThreadPool::SpinPause pause(pieces_.empty() && share.threads() > 1 ? context.thread_pool
+                                                                       : nullptr);
     // The executable's scratch memory, or (called without) our own.
     std::vector<char> own_scratch;
     char* scratch = context.scratch;

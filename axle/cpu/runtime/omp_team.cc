@@ -84,14 +84,18 @@ int TeamSizeForWork(int64_t work) {
   return static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerOmpThread, 1, 1 << 30));
 }
 
+int64_t DotWorkInF32MultiplyAdds(int64_t multiply_adds, PrimitiveType lhs, PrimitiveType rhs) {
+  return lhs == BF16 && rhs == BF16 ? multiply_adds / 2 : multiply_adds;
+}
+
 OmpTeamShare::OmpTeamShare(const ExecutableRunOptions* options, int max_threads) {
   int running = running_calls.fetch_add(1) + 1;
   int cores = ThreadPool::DefaultNumThreads();
   if (options != nullptr && options->intra_op_threads() > 0) {
     cores = std::min(cores, options->intra_op_threads());
   }
-  int threads = std::max(1, std::min(cores / running, max_threads));
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  threads_ = std::max(1, std::min(cores / running, max_threads));
+  if (omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
 }
 
 OmpTeamShare::~OmpTeamShare() { running_calls.fetch_sub(1); }

@@ -39,6 +39,7 @@
 
 #include <cstdint>
 
+#include "axle/core/primitive_type.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -58,13 +59,23 @@ void ThrottleOmpSpinning(int argc, char** argv, char** envp);
 // 2000 calls on a 2-core Zen 5 (us, 1 thread / 2 threads with workers that
 // sleep between calls, as Axle's throttled spinning leaves them / 2 with
 // workers spinning): [64,64]x[64,128] 6.3 / 13.8 / 6.7, [128,128]x[128,128]
-// 21.5 / 29.7 / 13.9, [128,256]x[256,256] 78 / 89 / 45. A worker that
-// sleeps costs ~8 us, so a second thread pays from ~20 us of work.
-inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 21;
+// 21.5 / 29.7 / 13.9, [128,256]x[256,256] 78 / 89 / 45. The team's
+// worker sleeps between calls, and a second thread paid at none of these
+// sizes; at 2 x 2^21 (while_fixed_point's loop dot, [64,256]x[256,256] +
+// tanh, every step) the team took 98-115 us against 85-92 on one thread
+// (2026-11-29, 2-core Zen 5), so teams of two start at 2 x 2^22 (8.4M).
+inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 22;
 
 // The team size a call of `work` unit operations can keep busy: 1 below
 // 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread.
 int TeamSizeForWork(int64_t work);
+
+// The work of a dot of `multiply_adds` on `lhs` x `rhs` operands in f32
+// multiply-adds, the unit TeamSizeForWork counts: oneDNN runs bf16 x bf16
+// at twice f32's rate (PEERS.md), so each counts half. A GRU step's bf16
+// [32,384] x [384,512] (6.3M) took 70 us on one thread and 96 us on a team
+// of two (2-core Zen 5); a bf16 dot gets a team of two from 16.8M.
+int64_t DotWorkInF32MultiplyAdds(int64_t multiply_adds, PrimitiveType lhs, PrimitiveType rhs);
 
 class OmpTeamShare {
  public:
@@ -73,6 +84,12 @@ class OmpTeamShare {
   ~OmpTeamShare();
   OmpTeamShare(const OmpTeamShare&) = delete;
   OmpTeamShare& operator=(const OmpTeamShare&) = delete;
+
+  // The team size set for the call.
+  int threads() const { return threads_; }
+
+ private:
+  int threads_ = 1;
 };
 
 // While one exists, the calling thread's oneDNN calls (and the primitives it

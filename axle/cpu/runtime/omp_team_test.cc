@@ -63,6 +63,29 @@ TEST(OmpTeamTest, TeamSizeFollowsTheWork) {
   EXPECT_EQ(TeamSizeForWork(int64_t{1} << 62), 1 << 30);
 }
 
+TEST(OmpTeamTest, Bf16DotsCountHalfTheirMultiplyAdds) {
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, F32, F32), 1000);
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, BF16, BF16), 500);
+  // Mixed operands run as f32.
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, BF16, F32), 1000);
+  EXPECT_EQ(DotWorkInF32MultiplyAdds(1000, F16, F16), 1000);
+  // A bf16 dot needs twice an f32 one's multiply-adds for a team of two.
+  const int64_t two = 2 * kMinWorkPerOmpThread;
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(two, F32, F32)), 2);
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(two, BF16, BF16)), 1);
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(2 * two, BF16, BF16)), 2);
+  // A GRU step's bf16 [32, 384] x [384, 512] and while_fixed_point's f32
+  // [64, 256] x [256, 256] (every step of a loop) run on one thread.
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(int64_t{32} * 384 * 512, BF16, BF16)), 1);
+  EXPECT_EQ(TeamSizeForWork(DotWorkInF32MultiplyAdds(int64_t{64} * 256 * 256, F32, F32)), 1);
+}
+
+TEST(OmpTeamTest, ShareReportsItsTeam) {
+  OmpTeamShare share(nullptr, 1);
+  EXPECT_EQ(share.threads(), 1);
+  EXPECT_EQ(omp_get_max_threads(), 1);
+}
+
 TEST(OmpTeamTest, ShareCappedByTheWork) {
   {
     // A small call runs on the calling thread alone.

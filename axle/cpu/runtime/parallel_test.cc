@@ -19,6 +19,7 @@
 #include "axle/base/thread_pool.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "axle/runtime/local_client.h"
 #include "gtest/gtest.h"
@@ -208,6 +209,29 @@ ENTRY e {
   ROOT m = (f32[32], s32[32]) reduce(x, iota, ninf, zero), dimensions={1}, to_apply=argmax
 }
 )";
+
+// The schedule of a kernel under 1 MiB from its timed inline runs: an RNN
+// step's gates (a spinning candidate) split in blocks when a worker spins
+// and they take a few microseconds, or when they take long enough to pay
+// for waking one; any kernel of 40 us or more once per thread.
+TEST(KernelThunkTest, SmallKernelsSplitWhenTheSplitPays) {
+  using cpu::KernelThunk;
+  using Split = KernelThunk::SmallSplit;
+  constexpr int64_t kSpinning = KernelThunk::kMinSpinningSplitNanoseconds;
+  constexpr int64_t kWaking = KernelThunk::kMinWakingSplitNanoseconds;
+  constexpr int64_t kLong = KernelThunk::kMinSplitNanoseconds;
+  static_assert(kSpinning < kWaking && kWaking < kLong);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kSpinning - 1, true, true), Split::kInline);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kSpinning, true, true), Split::kBlocks);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kSpinning, true, false), Split::kInline);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kWaking - 1, true, false), Split::kInline);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kWaking, true, false), Split::kBlocks);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kLong, true, false), Split::kBlocks);
+  // Not a candidate (few expensive elements, or no SpinScope open).
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kWaking, false, true), Split::kInline);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kLong - 1, false, true), Split::kInline);
+  EXPECT_EQ(KernelThunk::ChooseSmallSplit(kLong, false, false), Split::kOncePerThread);
+}
 
 TEST_F(ParallelTest, LongKernelsOnLittleMemorySplitAfterTimedRuns) {
   ASSERT_GE(ThreadPool::Default().num_threads(), 2) << "AXLE_NUM_THREADS=1 leaves nothing to test";

@@ -67,38 +67,43 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
   }
   for (int64_t value : operand_values_) bytes += context.size_bytes(value);
   for (int64_t value : output_values_) bytes += context.size_bytes(value);
-  // Inside a loop whose workers spin (ThreadPool::SpinScope), a small
-  // kernel of many expensive elements splits across the pool.
-  if (bytes < kMinParallelBytes && split_alignment_ == 0 &&
-      expensive_elements_ >= kMinSpinningSplitElements && context.thread_pool->WorkersSpinning()) {
-    const int64_t per_row = std::max<int64_t>(1, expensive_elements_ / rows);
-    const int64_t min_rows = std::max<int64_t>(1, kMinSpinningBlockElements / per_row);
-    void** data = buffers.data();
-    context.thread_pool->ParallelFor(
-        rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
-        context.max_threads);
-    return absl::OkStatus();
-  }
-  // Few bytes: inline, timed for the first runs; split once per thread
-  // when even the shortest of those was long.
-  const bool compute_bound = bytes < kMinParallelBytes && timed_runs_.load() >= kTimedRuns &&
-                             shortest_nanoseconds_.load() >= kMinSplitNanoseconds;
-  if (bytes < kMinParallelBytes && !compute_bound) {
-    if (timed_runs_.load() >= kTimedRuns) {
+  bool compute_bound = false;
+  if (bytes < kMinParallelBytes) {
+    // Few bytes: inline, timed for the first runs; then split or not by
+    // the shortest of those (ChooseSmallSplit).
+    if (timed_runs_.load() < kTimedRuns) {
+      const auto start = std::chrono::steady_clock::now();
+      kernel_->Run(buffers.data());
+      const int64_t nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count();
+      int64_t shortest = shortest_nanoseconds_.load();
+      while (nanoseconds < shortest &&
+             !shortest_nanoseconds_.compare_exchange_weak(shortest, nanoseconds)) {
+      }
+      ++timed_runs_;
+      return absl::OkStatus();
+    }
+    const bool spinning_candidate = split_alignment_ == 0 &&
+                                    expensive_elements_ >= kMinSpinningSplitElements &&
+                                    context.thread_pool->WorkersSpinning();
+    const SmallSplit split =
+        ChooseSmallSplit(shortest_nanoseconds_.load(), spinning_candidate,
+                         spinning_candidate && context.thread_pool->IdleWorkerSpinning());
+    if (split == SmallSplit::kInline) {
       kernel_->Run(buffers.data());
       return absl::OkStatus();
     }
-    const auto start = std::chrono::steady_clock::now();
-    kernel_->Run(buffers.data());
-    const int64_t nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count();
-    int64_t shortest = shortest_nanoseconds_.load();
-    while (nanoseconds < shortest &&
-           !shortest_nanoseconds_.compare_exchange_weak(shortest, nanoseconds)) {
+    if (split == SmallSplit::kBlocks) {
+      const int64_t per_row = std::max<int64_t>(1, expensive_elements_ / rows);
+      const int64_t min_rows = std::max<int64_t>(1, kMinSpinningBlockElements / per_row);
+      void** data = buffers.data();
+      context.thread_pool->ParallelFor(
+          rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
+          context.max_threads);
+      return absl::OkStatus();
     }
-    ++timed_runs_;
-    return absl::OkStatus();
+    compute_bound = true;
   }
   // Rows per block so that each block touches at least kMinBlockBytes, or
   // one (aligned) block per thread (SplitOncePerThread, compute-bound).
@@ -114,6 +119,18 @@ absl::Status KernelThunk::Execute(const ThunkContext& context) const {
       rows, min_rows, [&](int64_t begin, int64_t end) { kernel_->RunRange(data, begin, end); },
       context.max_threads);
   return absl::OkStatus();
+}
+
+KernelThunk::SmallSplit KernelThunk::ChooseSmallSplit(int64_t shortest_nanoseconds,
+                                                      bool spinning_candidate,
+                                                      bool worker_spinning) {
+  if (spinning_candidate &&
+      shortest_nanoseconds >=
+          (worker_spinning ? kMinSpinningSplitNanoseconds : kMinWakingSplitNanoseconds)) {
+    return SmallSplit::kBlocks;
+  }
+  if (shortest_nanoseconds >= kMinSplitNanoseconds) return SmallSplit::kOncePerThread;
+  return SmallSplit::kInline;
 }
 
 void RunRowsInParallel(const CompiledKernel& kernel, void** buffers, const ThunkContext& context,

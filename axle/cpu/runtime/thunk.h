@@ -159,8 +159,21 @@ class KernelThunk : public Thunk {
   // spin (a while loop's body: ThreadPool::SpinScope), a kernel under
   // kMinParallelBytes with at least kMinSpinningSplitElements of them (an
   // RNN step's gates: microseconds of arithmetic on a few KiB) is split
-  // into blocks of at least kMinSpinningBlockElements.
+  // into blocks of at least kMinSpinningBlockElements when the split pays
+  // (ChooseSmallSplit).
   void SetExpensiveElements(int64_t elements) { expensive_elements_ = elements; }
+
+  // How a kernel under kMinParallelBytes runs once its first kTimedRuns
+  // inline runs are timed (`shortest_nanoseconds` the shortest): a
+  // `spinning_candidate` (enough expensive elements, no split alignment, a
+  // SpinScope open) in kBlocks from kMinSpinningSplitNanoseconds when a
+  // worker is spinning now (`worker_spinning`: the split costs ~2 us) and
+  // from kMinWakingSplitNanoseconds when one must be woken (~10 us: a GRU
+  // step's gates, 9.5 us inline, took 18 us split with the worker asleep);
+  // else kOncePerThread from kMinSplitNanoseconds; else kInline.
+  enum class SmallSplit { kInline, kOncePerThread, kBlocks };
+  static SmallSplit ChooseSmallSplit(int64_t shortest_nanoseconds, bool spinning_candidate,
+                                     bool worker_spinning);
 
   static constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
   static constexpr int64_t kMinBlockBytes = int64_t{256} << 10;
@@ -169,6 +182,8 @@ class KernelThunk : public Thunk {
   // microseconds; half of this is saved).
   static constexpr int64_t kTimedRuns = 3;
   static constexpr int64_t kMinSplitNanoseconds = 40'000;
+  static constexpr int64_t kMinSpinningSplitNanoseconds = 5'000;
+  static constexpr int64_t kMinWakingSplitNanoseconds = 20'000;
   static constexpr int64_t kMinSpinningSplitElements = 4096;
   static constexpr int64_t kMinSpinningBlockElements = 2048;
 
