@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/ir/hlo_replace_uses.h"
 
 namespace axle {
 
@@ -83,16 +84,8 @@ absl::Status HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction* 
 
 absl::Status HloComputation::ReplaceInstruction(HloInstruction* old_instruction,
                                                 HloInstruction* new_instruction) {
-  absl::Status status = old_instruction->ReplaceAllUsesWith(new_instruction);
+  absl::Status status = ReplaceUsesAndControl(old_instruction, new_instruction);
   if (!status.ok()) return status;
-  for (HloInstruction* pred :
-       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
-    pred->AddControlDependencyTo(new_instruction);
-  }
-  for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
-    new_instruction->AddControlDependencyTo(succ);
-  }
-  old_instruction->DropAllControlDeps();
   return RemoveInstructionAndUnusedOperands(old_instruction);
 }
 

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_replace_uses.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
 #include "axle/hlo/transforms/side_effects.h"
 

@@ -79,20 +79,6 @@ bool IsPureValue(const HloInstruction& instruction) {
   return !HasSideEffectDeep(instruction);
 }
 
-absl::Status ReplaceUsesAndControl(HloInstruction* old_instruction, HloInstruction* replacement) {
-  absl::Status status = old_instruction->ReplaceAllUsesWith(replacement);
-  if (!status.ok()) return status;
-  for (HloInstruction* pred :
-       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
-    pred->AddControlDependencyTo(replacement);
-  }
-  for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
-    replacement->AddControlDependencyTo(succ);
-  }
-  old_instruction->DropAllControlDeps();
-  return absl::OkStatus();
-}
-
 absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* computation) {
   bool changed = false;
   // Reverse post order visits users before operands, so one sweep removes

@@ -32,11 +32,6 @@ bool ComputationHasSideEffect(const HloComputation& computation);
 // these.
 bool IsPureValue(const HloInstruction& instruction);
 
-// Makes every use of `old_instruction` (and the root, if it is) use
-// `replacement` and moves its control dependencies there. The old
-// instruction stays, without users: RemoveDeadInstructions sweeps it.
-absl::Status ReplaceUsesAndControl(HloInstruction* old_instruction, HloInstruction* replacement);
-
 // Removes every instruction of `computation` that has no users and is not
 // the root, a parameter, a control predecessor or side-effecting (deep), in
 // one sweep users-first. Returns whether anything was removed.

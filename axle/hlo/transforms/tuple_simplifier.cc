@@ -5,6 +5,7 @@
 
 #include "axle/base/status_macros.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/ir/hlo_replace_uses.h"
 #include "axle/hlo/transforms/side_effects.h"
 
 namespace axle {

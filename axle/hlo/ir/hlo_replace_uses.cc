@@ -1,0 +1,22 @@
+// One instruction's uses moved to another (see hlo_replace_uses.h).
+#include "axle/hlo/ir/hlo_replace_uses.h"
+
+#include <vector>
+
+namespace axle {
+
+absl::Status ReplaceUsesAndControl(HloInstruction* old_instruction, HloInstruction* replacement) {
+  absl::Status status = old_instruction->ReplaceAllUsesWith(replacement);
+  if (!status.ok()) return status;
+  for (HloInstruction* pred :
+       std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
+    pred->AddControlDependencyTo(replacement);
+  }
+  for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
+    replacement->AddControlDependencyTo(succ);
+  }
+  old_instruction->DropAllControlDeps();
+  return absl::OkStatus();
+}
+
+}  // namespace axle
