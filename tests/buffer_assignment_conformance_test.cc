@@ -14,10 +14,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "axle/cpu/runtime/epilogue_fusion.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/text/hlo_parser.h"
-#include "axle/hlo/transforms/epilogue_fusion.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "gtest/gtest.h"
 #include "tests/conformance_util.h"
@@ -65,7 +65,7 @@ TEST(BufferAssignmentConformance, EveryExecModuleGetsAConsistentAssignment) {
     auto module = ParseAndReturnUnverifiedModule(testing::ReadWholeFile(entry.path), entry.file);
     if (!module.ok() || !VerifyHloModule(**module).ok()) continue;
     saved += CheckModule(**module, entry.file);
-    DotEpilogueFusion epilogue;
+    cpu::DotEpilogueFusion epilogue;
     CpuInstructionFusion fusion;
     ASSERT_TRUE(epilogue.Run(module->get()).ok());
     ASSERT_TRUE(fusion.Run(module->get()).ok());

@@ -13,11 +13,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/cpu/runtime/epilogue_fusion.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
-#include "axle/hlo/transforms/epilogue_fusion.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "gtest/gtest.h"
 #include "tests/conformance_util.h"
@@ -63,7 +63,7 @@ TEST(FusionConformance, FusedExecModulesVerifyAndMatchTheInterpreter) {
     auto module = ParseAndReturnUnverifiedModule(testing::ReadWholeFile(entry.path), entry.file);
     if (!module.ok() || !VerifyHloModule(**module).ok()) continue;
     std::unique_ptr<HloModule> fused = (*module)->Clone("fused");
-    DotEpilogueFusion epilogue;
+    cpu::DotEpilogueFusion epilogue;
     CpuInstructionFusion fusion;
     absl::Status status = epilogue.Run(fused.get()).status();
     if (status.ok()) status = fusion.Run(fused.get()).status();

@@ -45,6 +45,56 @@ printf 'HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  dead = f32[2] neg
 check "dce removes the dead negate" bash -c "! grep -q negate '$tmp/dce.out'"
 check "dce keeps the root" grep -q "add(" "$tmp/dce.out"
 
+# The cpu backend's own passes, registered by its library axle_cpu_passes
+# (axle/cpu/runtime/register_cpu_passes.cc), which axle-opt links.
+cat >"$tmp/dot_bias_relu.hlo" <<'HLO'
+HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  bias = f32[16] parameter(2)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,16] broadcast(bias), dimensions={1}
+  y = f32[4,16] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,16] broadcast(z), dimensions={}
+  ROOT r = f32[4,16] maximum(y, zb)
+}
+HLO
+"$opt" "$tmp/dot_bias_relu.hlo" --passes=dot-epilogue-fusion -o "$tmp/epilogue.hlo"
+check "dot-epilogue-fusion runs" test $? -eq 0
+check "dot-epilogue-fusion makes a kOutput fusion" grep -q "kind=kOutput" "$tmp/epilogue.hlo"
+
+# Two column reductions that read y (as batch norm backward's sums do): one
+# kInput fusion with a tuple of both reduces after cpu-multi-output-fusion,
+# two after the shared multi-output-fusion.
+cat >"$tmp/sibling_reductions.hlo" <<'HLO'
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  y = f32[64,32] parameter(1)
+  m = f32[64,32] multiply(x, y)
+  z = f32[] constant(0)
+  r1 = f32[32] reduce(m, z), dimensions={0}, to_apply=add
+  e = f32[64,32] exponential(y)
+  r2 = f32[32] reduce(e, z), dimensions={0}, to_apply=add
+  ROOT t = (f32[32], f32[32]) tuple(r1, r2)
+}
+HLO
+"$opt" "$tmp/sibling_reductions.hlo" --passes=fusion,cpu-multi-output-fusion -o "$tmp/cpu.hlo"
+check "cpu-multi-output-fusion runs" test $? -eq 0
+check "cpu-multi-output-fusion merges the reductions" \
+  test "$(grep -c 'kind=kInput' "$tmp/cpu.hlo")" -eq 1
+"$opt" "$tmp/sibling_reductions.hlo" --passes=fusion,multi-output-fusion -o "$tmp/shared.hlo"
+check "multi-output-fusion runs" test $? -eq 0
+check "multi-output-fusion keeps them apart" \
+  test "$(grep -c 'kind=kInput' "$tmp/shared.hlo")" -eq 2
+
 # axle-run: results, .npy outputs, timing line.
 "$run" "$src/examples/mlp.hlo" --seed=1 --print_literals --output_dir="$tmp" >"$tmp/run.out"
 check "axle-run exits 0" test $? -eq 0

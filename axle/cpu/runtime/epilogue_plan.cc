@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
+#include "axle/cpu/runtime/epilogue_fusion.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/hlo/ir/hlo_instructions.h"
-#include "axle/hlo/transforms/epilogue_fusion.h"
 
 namespace axle::cpu {
 namespace {

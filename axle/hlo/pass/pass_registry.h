@@ -1,6 +1,8 @@
 //===- pass_registry.h - Passes by name ------------------------------------===//
 //
-// Every pass that can run alone is registered here under its --passes name.
+// Every pass that can run alone is registered here under its --passes name:
+// the shared families below, and each backend's own passes, which its
+// library registers (RegisterBackendPasses).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_PASS_PASS_REGISTRY_H_
@@ -24,8 +26,16 @@ using PassFactoryMap = std::map<std::string, PassFactory, std::less<>>;
 // (transforms/register_*.cc), so that families can grow independently.
 void AddSimplificationPasses(PassFactoryMap* registry);  // algsimp, reshape/transpose/...
 void AddCleanupPasses(PassFactoryMap* registry);         // constant folding, CSE, inlining, ...
-void AddFusionPasses(PassFactoryMap* registry);          // loop / reduction / epilogue fusion
+void AddFusionPasses(PassFactoryMap* registry);          // loop / reduction fusion
 void AddLoweringPasses(PassFactoryMap* registry);        // scan, topk, one-device collectives
+
+// A backend's own passes (the cpu backend's: cpu/runtime/register_cpu_passes.cc)
+// are added by its library, from a static initializer:
+//   const bool kRegistered = RegisterBackendPasses(AddCpuPasses);
+// so that the backend's compiler and any tool linked with the library
+// (axle-opt --passes=...) find them by name. A name registered twice is a
+// bug (CHECK). Returns true, for the initializer.
+bool RegisterBackendPasses(void (*add)(PassFactoryMap* registry));
 
 // Names of all registered passes, sorted.
 std::vector<std::string> RegisteredPassNames();

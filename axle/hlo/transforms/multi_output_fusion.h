@@ -24,8 +24,10 @@
 // leads from one to the other through a third instruction. A merged fused
 // computation holds at most kMaxFusedInstructions instructions.
 //
-// With Options::merge_sibling_reductions (the cpu backend's
-// "cpu-multi-output-fusion"), sibling reduction fusions merge too, as
+// Both backends run it as "multi-output-fusion". With
+// Options::merge_sibling_reductions (the cpu backend's
+// "cpu-multi-output-fusion", registered by
+// cpu/runtime/register_cpu_passes.cc), sibling reduction fusions merge too, as
 // XLA's multi-output fusion of sibling reductions: kInput fusions whose
 // roots are reduces that keep their input's minor dimension (column
 // reductions: batch norm backward's four sums over N, H and W of

@@ -1,6 +1,7 @@
-// Registers the fusion passes under their --passes names.
+// Registers the fusion passes every backend runs under their --passes names
+// (the cpu backend's own, dot-epilogue-fusion and cpu-multi-output-fusion:
+// cpu/runtime/register_cpu_passes.cc).
 #include "axle/hlo/pass/pass_registry.h"
-#include "axle/hlo/transforms/epilogue_fusion.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/multi_output_fusion.h"
 
@@ -9,11 +10,6 @@ namespace axle {
 void AddFusionPasses(PassFactoryMap* registry) {
   (*registry)["fusion"] = [] { return std::make_unique<CpuInstructionFusion>(); };
   (*registry)["multi-output-fusion"] = [] { return std::make_unique<CpuMultiOutputFusion>(); };
-  (*registry)["cpu-multi-output-fusion"] = [] {
-    return std::make_unique<CpuMultiOutputFusion>(
-        CpuMultiOutputFusion::Options{.merge_sibling_reductions = true});
-  };
-  (*registry)["dot-epilogue-fusion"] = [] { return std::make_unique<DotEpilogueFusion>(); };
 }
 
 }  // namespace axle

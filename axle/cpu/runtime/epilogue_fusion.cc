@@ -1,5 +1,5 @@
 // Bias and activation epilogues into dot / convolution (see epilogue_fusion.h).
-#include "axle/hlo/transforms/epilogue_fusion.h"
+#include "axle/cpu/runtime/epilogue_fusion.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/fusion_utils.h"
 
-namespace axle {
+namespace axle::cpu {
 namespace {
 
 bool HasControlEdges(const HloInstruction& instruction) {
@@ -357,4 +357,4 @@ absl::StatusOr<bool> DotEpilogueFusion::Run(HloModule* module) {
   return changed;
 }
 
-}  // namespace axle
+}  // namespace axle::cpu

@@ -25,18 +25,19 @@
 // and the activation's constants are fused too.
 //
 // Run it before `fusion`, which would otherwise take the add into a kLoop
-// fusion.
+// fusion. The cpu backend's alone (the CUDA backend has no such kernels);
+// registered as "dot-epilogue-fusion" by register_cpu_passes.cc.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
-#define AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
+#ifndef AXLE_CPU_RUNTIME_EPILOGUE_FUSION_H_
+#define AXLE_CPU_RUNTIME_EPILOGUE_FUSION_H_
 
 #include <vector>
 
 #include "axle/hlo/ir/hlo_instruction.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
-namespace axle {
+namespace axle::cpu {
 
 // When `top` is the last op of the tanh approximation of GELU of some x,
 //   x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))),
@@ -54,6 +55,6 @@ class DotEpilogueFusion : public HloPassInterface {
   absl::StatusOr<bool> Run(HloModule* module) override;
 };
 
-}  // namespace axle
+}  // namespace axle::cpu
 
-#endif  // AXLE_HLO_TRANSFORMS_EPILOGUE_FUSION_H_
+#endif  // AXLE_CPU_RUNTIME_EPILOGUE_FUSION_H_

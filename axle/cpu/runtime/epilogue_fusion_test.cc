@@ -1,4 +1,4 @@
-#include "axle/hlo/transforms/epilogue_fusion.h"
+#include "axle/cpu/runtime/epilogue_fusion.h"
 
 #include <string>
 
@@ -6,7 +6,7 @@
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "gtest/gtest.h"
 
-namespace axle {
+namespace axle::cpu {
 namespace {
 
 using fusion_test::EntryInstructions;
@@ -464,4 +464,4 @@ ENTRY e {
 }
 
 }  // namespace
-}  // namespace axle
+}  // namespace axle::cpu
