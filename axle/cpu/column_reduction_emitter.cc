@@ -44,7 +44,7 @@ namespace axle::cpu {
 // Loading and storing every accumulator per input row costs more than the
 // fold on short rows (32 columns: 26 GB/s), so the columns go in blocks of
 // up to kMaxColumnBlockVectors vectors whose accumulators stay in
-// registers while the block folds every row (or a chunk of rows), then are
+// registers while the block folds every row, then are
 // stored once: the same folds in the same order.
 namespace {
 
@@ -62,16 +62,6 @@ struct ColumnBlocking {
 // one vector, is emitted once more for the columns whole blocks leave).
 constexpr int64_t kColumnAccumulatorRegisters = 16;
 constexpr int64_t kMaxColumnBlockVectors = 8;
-
-// Rows wider than a block are folded in chunks of about this many bytes of
-// input (a part of L2), and no fewer rows than kMinColumnChunkRows (the
-// accumulators are loaded and stored once per chunk and block).
-constexpr int64_t kColumnChunkBytes = 256 << 10;
-constexpr int64_t kMinColumnChunkRows = 16;
-
-// Input bytes per row (all inputs together) above which the columns are
-// not blocked (see EmitColumnReduction).
-constexpr int64_t kMaxBlockedRowBytes = 4096;
 
 // Lanes: a 512-bit vector of the widest result type. Vectors: as many as
 // fit kColumnAccumulatorRegisters, a result narrower than f32 counting as
@@ -180,17 +170,6 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     AXLE_ASSIGN_OR_RETURN(inits.emplace_back(), generators_.at(r->operand(1))(llvm_ir::IrIndex{}));
   }
   const ColumnBlocking blocking = BlockColumns(types, widest);
-  // Bytes of the parameters read per input element (those of the input's
-  // shape), 4 at least.
-  auto read_bytes = [&] {
-    int64_t bytes = 0;
-    for (const HloInstruction* parameter : computation_.parameter_instructions()) {
-      if (parameter->shape().IsArray() && parameter->shape().dimensions() == in_dims) {
-        bytes += primitive_util::ByteWidth(parameter->shape().element_type());
-      }
-    }
-    return std::max<int64_t>(4, bytes);
-  };
   llvm_ir::IrIndex out_index(out_rank);
   llvm_ir::IrIndex in_index(in_rank);
   const int64_t minor = out_rank - 1;
@@ -222,25 +201,9 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     out_index[minor] = c;
     return elemental_.Linearize(out_index, out_dims);
   };
-  // The input rows [chunk_begin, chunk_end) in row-major order of the
-  // reduced dimensions, when set (a chunk); all of them otherwise.
-  llvm::Value* chunk_begin = nullptr;
-  llvm::Value* chunk_end = nullptr;
   // The loops over the reduced dimensions, in order, around `row`.
   std::function<absl::Status(size_t, const std::function<absl::Status()>&)> emit_rows =
       [&](size_t f, const std::function<absl::Status()>& row) -> absl::Status {
-    if (chunk_begin != nullptr) {
-      return elemental_.EmitForLoop(chunk_begin, chunk_end, "row", [&](llvm::Value* flat) {
-        int64_t stride = 1;
-        for (size_t k = folded.size(); k-- > 0;) {
-          const int64_t d = folded[k];
-          in_index[d] =
-              b_.CreateURem(b_.CreateUDiv(flat, b_.getInt64(stride)), b_.getInt64(in_dims[d]));
-          stride *= in_dims[d];
-        }
-        return row();
-      });
-    }
     if (f == folded.size()) return row();
     const int64_t d = folded[f];
     return elemental_.EmitForLoop(b_.getInt64(0), b_.getInt64(in_dims[d]), absl::StrCat("r", d),
@@ -375,56 +338,24 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
       }
       return absl::OkStatus();
     };
-    auto emit_chunks = [&]() -> absl::Status {
-      // Wider than a block: each block reads a slice of every row, and the
-      // lines beside it (which the hardware prefetches) are the next block's.
-      // The rows go in chunks of about kColumnChunkBytes of input, every
-      // block folding the chunk's rows in turn: the blocks after the first
-      // read the chunk from L2. Each column still folds its rows in order.
-      int64_t rows = 1;
-      for (int64_t d : folded) rows *= in_dims[d];
-      llvm::Value* row_bytes = b_.CreateMul(b_.CreateSub(high, low), b_.getInt64(read_bytes()));
-      llvm::Value* chunk_rows = b_.CreateBinaryIntrinsic(
-          llvm::Intrinsic::umax, b_.CreateUDiv(b_.getInt64(kColumnChunkBytes), row_bytes),
-          b_.getInt64(kMinColumnChunkRows));
-      llvm::Value* chunks =
-          b_.CreateUDiv(b_.CreateAdd(b_.getInt64(rows - 1), chunk_rows), chunk_rows);
-      return elemental_.EmitForLoop(
-          b_.getInt64(0), chunks, "chunk",
-          [&](llvm::Value* chunk) -> absl::Status {
-            chunk_begin = b_.CreateMul(chunk, chunk_rows);
-            chunk_end = b_.CreateBinaryIntrinsic(
-                llvm::Intrinsic::umin, b_.CreateAdd(chunk_begin, chunk_rows), b_.getInt64(rows));
-            absl::Status status = emit_parts();
-            chunk_begin = chunk_end = nullptr;
-            return status;
-          },
-          llvm_ir::ElementalIrEmitter::kVectorizeNever);
+    const int64_t block = blocking.lanes * blocking.vectors;
+    if (out_dims[minor] <= block) return emit_parts();
+    // Rows wider than a block stream through the output row: blocks would
+    // each read a slice of every row, and in whole programs (the input
+    // just written by the kernel before) that was slower than streaming
+    // (transformer_train_step's layer norm gradients, f32[512,256] in two
+    // blocks of 128: 0.027 -> 0.075 ms), though not alone. Decided per
+    // range of columns: a thread's range may fit a block.
+    auto emit_streamed = [&]() -> absl::Status {
+      streamed = true;
+      absl::Status status = emit_parts();
+      streamed = false;
+      return status;
     };
-    if (out_dims[minor] <= blocking.lanes * blocking.vectors) return emit_parts();
-    // Rows of more than kMaxBlockedRowBytes of input (a page: a layer
-    // norm's 1024 features) stream through the output row instead: a block
-    // would read a slice of each, one page after another, which the
-    // prefetchers do not follow (f32[2048,1024], two inputs in L3: 0.21 ms
-    // streamed, 0.35-0.45 in blocks). Decided per range of columns.
-    const int64_t input_bytes = read_bytes();
-    if (out_dims[minor] * input_bytes > kMaxBlockedRowBytes) {
-      auto emit_streamed = [&]() -> absl::Status {
-        streamed = true;
-        absl::Status status = emit_parts();
-        streamed = false;
-        return status;
-      };
-      if (minor != 0) return emit_streamed();
-      llvm::Value* wide =
-          b_.CreateICmpSGT(b_.CreateMul(b_.CreateSub(high, low), b_.getInt64(input_bytes)),
-                           b_.getInt64(kMaxBlockedRowBytes));
-      AXLE_RETURN_IF_ERROR(EmitIf(b_, wide, "streamed", emit_streamed));
-      // The blocks below, for a range of at most kMaxBlockedRowBytes.
-      llvm::Value* narrow = b_.CreateNot(wide);
-      return EmitIf(b_, narrow, "blocked", [&] { return emit_chunks(); });
-    }
-    return emit_chunks();
+    if (minor != 0) return emit_streamed();
+    llvm::Value* wide = b_.CreateICmpSGT(b_.CreateSub(high, low), b_.getInt64(block));
+    AXLE_RETURN_IF_ERROR(EmitIf(b_, wide, "streamed", emit_streamed));
+    return EmitIf(b_, b_.CreateNot(wide), "blocked", emit_parts);
   };
 
   return emit_outer(0);

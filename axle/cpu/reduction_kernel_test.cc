@@ -390,8 +390,8 @@ TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
 
 TEST(ReductionKernelTest, ColumnReductionsInRegisterBlocksFoldInOrderAtOddWidths) {
   // Blocks of columns with their accumulators in registers, the shorter
-  // blocks and the columns left after them, rows in chunks (a range wider
-  // than a block), and wide rows streamed through the output row: every
+  // blocks and the columns left after them, and rows wider than a block
+  // streamed through the output row: every
   // element still folds its rows in order, bit for bit the interpreter's,
   // for one reduction and for four siblings in one kernel.
   const ErrorSpec exact(0, 0);
