@@ -391,9 +391,9 @@ TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
 TEST(ReductionKernelTest, ColumnReductionsInRegisterBlocksFoldInOrderAtOddWidths) {
   // Blocks of columns with their accumulators in registers, the shorter
   // blocks and the columns left after them, and rows wider than a block
-  // streamed through the output row: every
-  // element still folds its rows in order, bit for bit the interpreter's,
-  // for one reduction and for four siblings in one kernel.
+  // streamed through the output row: every element still folds its rows
+  // in order, bit for bit the interpreter's, for one reduction and for
+  // four siblings in one kernel.
   const ErrorSpec exact(0, 0);
   for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{40, 16},
                                                                             {33, 48},
@@ -451,7 +451,7 @@ TEST(ReductionKernelTest, ColumnReductionAccumulatorsStayInRegisters) {
 }
 
 TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges) {
-  // Ranges of columns whose rows are short enough for blocks and ranges
+  // Ranges of columns that fit a block (four sums: 64 columns) and ranges
   // streamed through the output row, in any order: the whole result.
   const std::string text = SiblingColumnReductions("37,1000", "1000", "0", "1");
   auto module = ParseAndReturnUnverifiedModule(text);
@@ -468,8 +468,8 @@ TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges)
   for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
   for (Literal& output : outputs) buffers.push_back(output.untyped_data());
   (*kernel)->RunRange(buffers.data(), 300, 1000);
-  (*kernel)->RunRange(buffers.data(), 0, 5);
-  (*kernel)->RunRange(buffers.data(), 5, 300);
+  (*kernel)->RunRange(buffers.data(), 0, 61);
+  (*kernel)->RunRange(buffers.data(), 61, 300);
   for (size_t o = 0; o < outputs.size(); ++o) {
     absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
     EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
