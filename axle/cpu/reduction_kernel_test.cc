@@ -463,6 +463,7 @@ TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges)
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::vector<Literal> outputs;
   std::vector<void*> buffers;
+  buffers.reserve(inputs.size() + run->expected.size());
   for (Literal& input : inputs) buffers.push_back(input.untyped_data());
   outputs.reserve(run->expected.size());
   for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
