@@ -254,11 +254,12 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
       return absl::OkStatus();
     });
   };
-  // Columns [low, high): whole blocks, then blocks of halving lengths down
-  // to one vector (one each at most), then the columns left (fewer than a
-  // vector) folded into the output row itself, row by row.
   // Whether the columns stream through the output row (wide rows, below).
   bool streamed = false;
+  // Columns [low, high): whole blocks, then blocks of halving lengths down
+  // to one vector (one each at most), then the columns left (fewer than a
+  // vector) folded into the output row itself, row by row. Streamed: every
+  // input row folded into the output row.
   auto emit_columns = [&](llvm::Value* low, llvm::Value* high,
                           const std::string& name) -> absl::Status {
     if (streamed) {
