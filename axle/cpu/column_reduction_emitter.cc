@@ -276,17 +276,22 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
         });
       });
     }
+    // Lengths longer than the minor dimension never fit: not emitted.
     const int64_t block = blocking.lanes * blocking.vectors;
-    llvm::Value* blocks = b_.CreateUDiv(b_.CreateSub(high, low), b_.getInt64(block));
-    AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
-        b_.getInt64(0), blocks, name + ".blocks",
-        [&](llvm::Value* i) {
-          return emit_block(b_.CreateAdd(low, b_.CreateMul(i, b_.getInt64(block))), block);
-        },
-        llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    llvm::Value* blocks = b_.getInt64(0);
+    if (block <= out_dims[minor]) {
+      blocks = b_.CreateUDiv(b_.CreateSub(high, low), b_.getInt64(block));
+      AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
+          b_.getInt64(0), blocks, name + ".blocks",
+          [&](llvm::Value* i) {
+            return emit_block(b_.CreateAdd(low, b_.CreateMul(i, b_.getInt64(block))), block);
+          },
+          llvm_ir::ElementalIrEmitter::kVectorizeNever));
+    }
     llvm::Value* c = b_.CreateAdd(low, b_.CreateMul(blocks, b_.getInt64(block)));
     for (int64_t vectors = blocking.vectors / 2; vectors >= 1; vectors /= 2) {
       const int64_t length = vectors * blocking.lanes;
+      if (length > out_dims[minor]) continue;
       llvm::Value* fits = b_.CreateICmpSGE(b_.CreateSub(high, c), b_.getInt64(length));
       AXLE_RETURN_IF_ERROR(EmitIf(b_, fits, absl::StrCat(name, ".block", length),
                                   [&] { return emit_block(c, length); }));
