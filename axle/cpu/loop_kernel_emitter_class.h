@@ -121,7 +121,9 @@ class LoopKernelEmitter {
   // vectorized across output elements). Each element still folds its inputs
   // in order, as the interpreter does. `reduces` (ColumnReductions: one
   // input shape, the same reduced dimensions) fold in the same loops, each
-  // into its buffer of `outputs`, so their inputs are read once.
+  // into its buffer of `outputs`, so their inputs are read once. Blocks of
+  // columns keep their accumulators in registers across the rows
+  // (column_reduction_emitter.cc).
   absl::Status EmitColumnReduction(const std::vector<const HloInstruction*>& reduces,
                                    const std::vector<llvm::Value*>& outputs, llvm::Value* begin,
                                    llvm::Value* end);

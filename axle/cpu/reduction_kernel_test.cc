@@ -18,6 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
@@ -381,6 +382,95 @@ TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
   (*kernel)->RunRange(buffers.data(), 48, 70);
   (*kernel)->RunRange(buffers.data(), 0, 16);
   (*kernel)->RunRange(buffers.data(), 16, 48);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
+    EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
+  }
+}
+
+TEST(ReductionKernelTest, ColumnReductionsInRegisterBlocksFoldInOrderAtOddWidths) {
+  // Blocks of columns with their accumulators in registers, the shorter
+  // blocks and the columns left after them, and rows wider than a block
+  // streamed through the output row: every element still folds its rows
+  // in order, bit for bit the interpreter's, for one reduction and for
+  // four siblings in one kernel.
+  const ErrorSpec exact(0, 0);
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{40, 16},
+                                                                            {33, 48},
+                                                                            {21, 63},
+                                                                            {64, 65},
+                                                                            {7, 9, 100},
+                                                                            {300, 129},
+                                                                            {700, 200},
+                                                                            {5, 70, 256},
+                                                                            {40, 513},
+                                                                            {30, 1000}}) {
+    std::vector<int64_t> reduced(dims.size() - 1);
+    for (size_t d = 0; d < reduced.size(); ++d) reduced[d] = static_cast<int64_t>(d);
+    const std::string in = absl::StrJoin(dims, ",");
+    const std::string out = absl::StrCat(dims.back());
+    const std::string red = absl::StrJoin(reduced, ",");
+    Check(ReduceModule("f32", in, out, red, "add", "0.25"), exact);
+    const std::string text = SiblingColumnReductions(in, out, red, absl::StrCat(dims.size() - 1));
+    auto run = RunAgainstInterpreter(text);
+    ASSERT_TRUE(run.ok()) << run.status() << "\n" << text;
+    for (size_t o = 0; o < run->actual.size(); ++o) {
+      absl::Status status = LiteralsNear(run->expected[o], run->actual[o], ErrorSpec(0, 0));
+      EXPECT_TRUE(status.ok()) << in << " output " << o << "\n" << status;
+    }
+  }
+  // Other result types (a block's lanes are the widest type's, bf16 and
+  // f16 accumulate in their own type per fold), a rank-2 output.
+  Check(ReduceModule("bf16", "50,80", "80", "0", "add", "0"), exact);
+  Check(ReduceModule("f16", "3,17,72", "72", "0,1", "maximum", "-inf"), exact);
+  Check(ReduceModule("f64", "29,43", "43", "0", "add", "1"), exact);
+  Check(ReduceModule("s32", "31,150", "150", "0", "add", "7"), exact);
+  Check(ReduceModule("u8", "9,130", "130", "0", "add", "3"), exact);
+  Check(ReduceModule("f32", "3,41,77", "3,77", "1", "add", "0"), exact);
+}
+
+TEST(ReductionKernelTest, ColumnReductionAccumulatorsStayInRegisters) {
+  // Four sums of 64 columns: one block of four 16-lane vectors each, whose
+  // accumulators are loop-carried vector values (phis) of the row loop,
+  // not loaded and stored per row.
+  auto module = ParseAndReturnUnverifiedModule(SiblingColumnReductions("4096,64", "64", "0", "1"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::string after;
+  CpuCompileOptions options;
+  options.jit.ir_after_optimization = [&](absl::string_view, absl::string_view ir) {
+    after = std::string(ir);
+  };
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation(), options);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  int phis = 0;
+  for (size_t at = after.find("= phi <16 x float>"); at != std::string::npos;
+       at = after.find("= phi <16 x float>", at + 1)) {
+    ++phis;
+  }
+  EXPECT_GE(phis, 16) << after;
+}
+
+TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges) {
+  // Ranges of columns that fit a block (four sums: 64 columns) and ranges
+  // streamed through the output row, in any order: the whole result.
+  const std::string text = SiblingColumnReductions("37,1000", "1000", "0", "1");
+  auto module = ParseAndReturnUnverifiedModule(text);
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::vector<Literal> inputs;
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::vector<Literal> outputs;
+  std::vector<void*> buffers;
+  buffers.reserve(inputs.size() + run->expected.size());
+  for (Literal& input : inputs) buffers.push_back(input.untyped_data());
+  outputs.reserve(run->expected.size());
+  for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
+  for (Literal& output : outputs) buffers.push_back(output.untyped_data());
+  (*kernel)->RunRange(buffers.data(), 300, 1000);
+  (*kernel)->RunRange(buffers.data(), 0, 61);
+  (*kernel)->RunRange(buffers.data(), 61, 300);
   for (size_t o = 0; o < outputs.size(); ++o) {
     absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
     EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
