@@ -202,6 +202,7 @@ int64_t CheckThreadsAndCountKind(const Module& m, absl::string_view kind) {
   std::vector<Shape> parameters;
   const std::string text = Text(m, parameters);
   std::vector<Literal> arguments;
+  arguments.reserve(parameters.size());
   for (const Shape& shape : parameters) {
     arguments.push_back(testing::SeededF32Values(shape, static_cast<int>(arguments.size()) + 1));
   }
@@ -219,6 +220,7 @@ int64_t CheckThreadsAndCountKind(const Module& m, absl::string_view kind) {
     if (!buffer.ok()) return -1;
     buffers.push_back(*std::move(buffer));
   }
+  pointers.reserve(buffers.size());
   for (const auto& buffer : buffers) pointers.push_back(&buffer);
   for (int threads : {1, 2, 3}) {
     auto result =

@@ -174,25 +174,30 @@ AXLE_AVX512 inline void AnyTile(const SmallDotShape& shape, const float* lhs, co
   }
 }
 
-// The last `left` (< R) rows of a batch from `row` on, as one tile.
+// `rows` (1 to R) rows of a batch from `row` on, as one tile.
 template <int R>
-AXLE_AVX512 inline void RemainderTile(int64_t left, const SmallDotShape& shape, const float* lhs,
-                                      const float* rhs, const float* bias, float* out, int64_t row,
-                                      int64_t column, int64_t width) {
-  if constexpr (R > 1) {
-    if (left == R - 1) return AnyTile<R - 1>(shape, lhs, rhs, bias, out, row, column, width);
-    RemainderTile<R - 1>(left, shape, lhs, rhs, bias, out, row, column, width);
-  }
+AXLE_AVX512 inline void TileOf(int64_t rows, const SmallDotShape& shape, const float* lhs,
+                               const float* rhs, const float* bias, float* out, int64_t row,
+                               int64_t column, int64_t width) {
+  if (rows == R || R == 1) return AnyTile<R>(shape, lhs, rhs, bias, out, row, column, width);
+  if constexpr (R > 1) TileOf<R - 1>(rows, shape, lhs, rhs, bias, out, row, column, width);
 }
 
-// Every row of a batch (its lhs read in place): tiles of R rows, then
-// the rest.
+// Every row of a batch (its lhs read in place), in as few tiles of at
+// most R rows as hold them, of near-equal size: 49 rows in 7 tiles of 7,
+// not 6 of 8 and one of 1 (a one-row tile keeps two sums and waits on
+// each FMA's latency: a 7x7 pointwise convolution of 832 -> 256 features
+// took 0.234 ms that way against oneDNN's 0.208, one thread).
 template <int R>
 AXLE_AVX512 void RowsInTiles(const SmallDotShape& shape, const float* lhs, const float* rhs,
                              const float* bias, float* out, int64_t column, int64_t width) {
+  const int64_t tiles = (shape.m + R - 1) / R;
   int64_t row = 0;
-  for (; row + R <= shape.m; row += R) AnyTile<R>(shape, lhs, rhs, bias, out, row, column, width);
-  RemainderTile<R>(shape.m - row, shape, lhs, rhs, bias, out, row, column, width);
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t rows = shape.m / tiles + (t < shape.m % tiles ? 1 : 0);
+    TileOf<R>(rows, shape, lhs, rhs, bias, out, row, column, width);
+    row += rows;
+  }
 }
 
 // Tiles of kTileRows, or of kTallTileRows for a tall dot.
