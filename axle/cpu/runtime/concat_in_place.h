@@ -23,7 +23,9 @@
 //
 // The thunk's side (convolution_thunk.cc): oneDNN's primitive writes the
 // slice's pixels dense (its direct kernels take no strided output) and
-// copies them in, each row piece its own rows right after computing them.
+// copies them in, each row piece its own rows right after computing them;
+// a 1x1 convolution runs on the small-dot kernel instead, which stores
+// its results at the slice's strides (convolution_thunk_pointwise.cc).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CONCAT_IN_PLACE_H_

@@ -5,7 +5,8 @@
 // fire and inception modules (1x1, 3x3, 5x5 branches, odd feature counts,
 // strides), each way the convolution thunk runs (row pieces, pixel pieces,
 // feature pieces, Winograd row and feature pieces, oneDNN's team for batch
-// 2 and weights read per run), a concatenation along the rows; and the
+// 2 and weights read per run, 1x1 convolutions on the small-dot kernel at
+// 1 to 3 threads), a concatenation along the rows; and the
 // cases it must leave alone (an operand that is no convolution, a branch
 // read elsewhere too, a residual branch, a concatenation that is the
 // result), which keep their kernel.
@@ -17,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "axle/cpu/runtime/convolution_thunk.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/cpu/runtime/thunk.h"
@@ -43,6 +45,9 @@ struct Module {
   // branch 0 also in the result, a residual added to branch 0, the
   // concatenation the result.
   bool parameter_operand = false, reused = false, residual = false, concat_is_root = false;
+  // Each branch's convolution multiplied by a constant per-feature scale
+  // before its bias (an inference batch norm).
+  bool scale = false;
 };
 
 // Values that differ from element to element, exact in f32.
@@ -109,9 +114,17 @@ std::string Text(const Module& m, std::vector<Shape>& parameters) {
                     "), window={size=", branch.size, "x", branch.size, " stride=", branch.stride,
                     "x", branch.stride, " pad=", pad, "_", pad, "x", pad, "_", pad,
                     "}, dim_labels=b01f_oi01->b01f\n");
+    std::string conv = absl::StrCat("c", b);
+    if (m.scale) {
+      absl::StrAppend(&text, "  scale", b, " = f32[", branch.features, "] constant(",
+                      ConstantText(branch.features, static_cast<int>(b) + 5), ")\n  bs", b, " = ",
+                      y, " broadcast(scale", b, "), dimensions={3}\n  m", b, " = ", y,
+                      " multiply(c", b, ", bs", b, ")\n");
+      conv = absl::StrCat("m", b);
+    }
     absl::StrAppend(&text, "  bias", b, " = f32[", branch.features, "] constant(",
                     ConstantText(branch.features, static_cast<int>(b) + 3), ")\n  bb", b, " = ", y,
-                    " broadcast(bias", b, "), dimensions={3}\n  a", b, " = ", y, " add(c", b,
+                    " broadcast(bias", b, "), dimensions={3}\n  a", b, " = ", y, " add(", conv,
                     ", bb", b, ")\n");
     std::string sum = absl::StrCat("a", b);
     if (m.residual && b == 0) {
@@ -182,6 +195,55 @@ int64_t CheckAndCountKernels(const Module& m) {
   return kernels;
 }
 
+// Runs `m` on cpu at 1, 2 and 3 intra-op threads (as many as the pool
+// has) against the interpreter, and returns how many of its thunks are
+// convolutions of `kind` (ConvolutionThunkKind).
+int64_t CheckThreadsAndCountKind(const Module& m, absl::string_view kind) {
+  std::vector<Shape> parameters;
+  const std::string text = Text(m, parameters);
+  std::vector<Literal> arguments;
+  arguments.reserve(parameters.size());
+  for (const Shape& shape : parameters) {
+    arguments.push_back(testing::SeededF32Values(shape, static_cast<int>(arguments.size()) + 1));
+  }
+  absl::StatusOr<Literal> reference = testing::RunOn("interpreter", text, arguments);
+  EXPECT_TRUE(reference.ok()) << reference.status();
+  auto executable = testing::CompileOn("cpu", text);
+  EXPECT_TRUE(executable.ok()) << executable.status();
+  if (!reference.ok() || !executable.ok()) return -1;
+  LocalClient* client = testing::ClientFor("cpu");
+  std::vector<ScopedShapedBuffer> buffers;
+  std::vector<const ShapedBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    auto buffer = client->LiteralToShapedBuffer(argument, 0);
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    if (!buffer.ok()) return -1;
+    buffers.push_back(*std::move(buffer));
+  }
+  pointers.reserve(buffers.size());
+  for (const auto& buffer : buffers) pointers.push_back(&buffer);
+  for (int threads : {1, 2, 3}) {
+    auto result =
+        (*executable)->Run(pointers, ExecutableRunOptions().set_intra_op_threads(threads));
+    EXPECT_TRUE(result.ok()) << result.status();
+    if (!result.ok()) return -1;
+    auto literal = client->ShapedBufferToLiteral(*result);
+    EXPECT_TRUE(literal.ok()) << literal.status();
+    if (!literal.ok()) return -1;
+    absl::Status near = LiteralsNear(*reference, *literal, ErrorSpec(1e-4, 1e-4));
+    EXPECT_TRUE(near.ok()) << threads << " threads: " << near;
+  }
+  const auto* cpu = dynamic_cast<const cpu::CpuExecutable*>((*executable)->executable());
+  EXPECT_NE(cpu, nullptr);
+  if (cpu == nullptr) return -1;
+  int64_t count = 0;
+  for (const auto& thunk : cpu->program().thunks) {
+    absl::StatusOr<std::string> thunk_kind = cpu::ConvolutionThunkKind(*thunk);
+    count += thunk_kind.ok() && *thunk_kind == kind ? 1 : 0;
+  }
+  return count;
+}
+
 TEST(ConcatInPlace, FireModule) {
   // squeezenet's expand: a 1x1 (split into pixels) and a 3x3 (into rows).
   Module m;
@@ -233,6 +295,41 @@ TEST(ConcatInPlace, WinogradPieces) {
   rows.in = 32;
   rows.branches = {{32, 1}, {64, 3}};
   EXPECT_EQ(CheckAndCountKernels(rows), 0);
+}
+
+TEST(ConcatInPlace, PointwiseOnTheSmallDotKernel) {
+  // A 1x1 branch writes its slice on the small-dot kernel (bias and relu
+  // in its tiles), first or second in the concatenation, beside a 3x3
+  // one; two 1x1 branches of odd feature counts (masked tiles), over
+  // enough pixels (20x17) for pieces of 12-row tiles at 2 threads.
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: oneDNN runs them";
+  Module first;
+  first.height = 20;
+  first.width = 17;
+  first.in = 24;
+  first.branches = {{40, 1}, {24, 3}};
+  EXPECT_EQ(CheckThreadsAndCountKind(first, "small-dot-pointwise"), 1);
+  Module second = first;
+  second.branches = {{24, 3}, {40, 1}};
+  EXPECT_EQ(CheckThreadsAndCountKind(second, "small-dot-pointwise"), 1);
+  Module both = first;
+  both.branches = {{13, 1}, {35, 1}};
+  EXPECT_EQ(CheckThreadsAndCountKind(both, "small-dot-pointwise"), 2);
+  // A per-feature scale folded into the packed weights.
+  Module scaled = first;
+  scaled.scale = true;
+  EXPECT_EQ(CheckThreadsAndCountKind(scaled, "small-dot-pointwise"), 1);
+  // Fewer than 4 pixels stay on oneDNN.
+  Module tiny;
+  tiny.height = 1;
+  tiny.width = 3;
+  tiny.branches = {{8, 1}, {8, 1}};
+  EXPECT_EQ(CheckThreadsAndCountKind(tiny, "small-dot-pointwise"), 0);
+  // A 1x1 convolution with its own dense output keeps oneDNN: the concat
+  // is the result, so it keeps its kernel.
+  Module root = first;
+  root.concat_is_root = true;
+  EXPECT_EQ(CheckThreadsAndCountKind(root, "small-dot-pointwise"), 0);
 }
 
 TEST(ConcatInPlace, OneDnnTeamWithBatchTwoAndWeightsPerRun) {

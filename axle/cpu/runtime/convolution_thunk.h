@@ -39,6 +39,14 @@
 //     relabeled problem, input and output gradient read in place, one
 //     primitive per range of the minibatch on the intra-op pool, the
 //     partial sums added, the epilogue after (convolution_thunk_weight_grad.cc).
+//   - A 1x1 f32 convolution at stride 1 with constant weights that writes
+//     its slice of a concatenation (concat_in_place.h), batch 1, at most
+//     640 input features, its input and the slice channels-last with
+//     evenly strided pixels, runs as a product over its pixels on the small-dot kernel
+//     (small_dot.h; convolution_thunk_pointwise.cc): the weights (a per-feature constant scale
+//     folded in) packed once, bias and activation in its tiles, one range of pixels per thread,
+//     each tile stored at the slice's pixel stride, where oneDNN would compute the pixels dense and
+//     copy them in.
 //   - The epilogue runs as post-ops (binary mul and add, eltwise); with
 //     a bf16 result it runs after the primitive, rounding after each step as
 //     the HLO does.
@@ -93,6 +101,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 // "onednn-winograd-features" (oneDNN's Winograd kernels, whole or split
 // into rows or output features),
 // "onednn-weight-grad" (oneDNN's backward-weights primitive),
+// "small-dot-pointwise" (a 1x1 convolution into a concatenation's slice on
+// the small-dot kernel),
 // "onednn-reference" (oneDNN's slow reference implementation) or "loop"
 // (for tests).
 absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk);

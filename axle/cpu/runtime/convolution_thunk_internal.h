@@ -24,6 +24,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
+#include "axle/cpu/runtime/small_dot.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
@@ -106,6 +107,7 @@ class DnnlConvolutionThunk : public Thunk {
   bool split_into_rows() const { return !pieces_.empty() && pieces_[0].features_begin < 0; }
   bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
   bool winograd() const { return winograd_; }
+  bool pointwise_into_slice() const { return !pointwise_weights_.empty(); }
   bool weight_grad() const { return weight_grad_; }
 
  private:
@@ -154,6 +156,11 @@ class DnnlConvolutionThunk : public Thunk {
   // false, nothing changed, otherwise), and its run
   // (convolution_thunk_weight_grad.cc).
   bool BuildWeightGrad();
+  // The convolution as a product over pixels on the small-dot kernel,
+  // writing its slice in place (PointwiseIntoSliceCandidate; false, nothing
+  // changed, otherwise), and its run (convolution_thunk_pointwise.cc).
+  bool BuildPointwiseIntoSlice();
+  absl::Status RunPointwiseIntoSlice(const ThunkContext& context, char* scratch) const;
   absl::Status RunWeightGrad(const ThunkContext& context, char* scratch) const;
 
   // Splits the convolution into one piece per thread of the intra-op pool
@@ -345,6 +352,16 @@ class DnnlConvolutionThunk : public Thunk {
   // The primitive writes the slice's pixels dense (in kDst, when not in
   // pieces): copied in with CopyRuns rather than oneDNN's reorder.
   bool slice_dense_ = false;
+  // A pointwise convolution into a concatenation's slice
+  // (BuildPointwiseIntoSlice): out[pixel, :] = act(in[pixel, :] x W + bias),
+  // the weights (scale folded in) packed once for the small-dot kernel
+  // (small_dot.h), which stores each tile of results at the slice's pixel
+  // stride: no dense copy of the output, no copy into the slice. The
+  // oneDNN path writes its pixels dense and copies them in (oneDNN 2.6's
+  // direct kernels and brgemm matmul take no strided output).
+  std::vector<float> pointwise_weights_;
+  const float* pointwise_packed_ = nullptr;  // into pointwise_weights_, aligned
+  SmallDotShape pointwise_shape_;            // all pixels; a run's pieces take rows of it
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
 };

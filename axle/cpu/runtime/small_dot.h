@@ -35,7 +35,8 @@ namespace axle::cpu {
 
 // out[b, i, j] = act(sum_p lhs[b, i, p] * rhs[b, p, j] + bias[b, i, j]),
 // element strides for each operand (0 where it is broadcast; rhs columns
-// and the dense [batch, m, n] output have stride 1).
+// and the [batch, m, n] output have stride 1; output rows lie
+// OutRowStride apart).
 //
 // `rhs_transposed`: the rhs is [batch, n, k] instead, its rows (the
 // contraction) dense and `rhs_k_stride` elements apart from column to
@@ -66,7 +67,15 @@ struct SmallDotShape {
   int64_t bias_batch_stride = 0, bias_row_stride = 0, bias_column_stride = 0;
   Activation activation = Activation::kNone;
   float low = 0, high = 0;  // clamp bounds
+  // Elements from one output row to the next (a slice of a wider array, as
+  // a convolution's part of a concatenation); 0: n, a dense output. Batches
+  // lie m rows apart.
+  int64_t out_row_stride = 0;
 };
+
+inline int64_t OutRowStride(const SmallDotShape& shape) {
+  return shape.out_row_stride != 0 ? shape.out_row_stride : shape.n;
+}
 
 // Columns per unit of work.
 inline constexpr int64_t kSmallDotColumns = 32;

@@ -106,12 +106,22 @@ void ExpectAgrees(const SmallDotShape& shape, bool with_bias) {
   for (const auto& [run_shape, run_rhs] :
        {Run{&shape, rhs.data()}, Run{&packed_shape, packed.data()}}) {
     SCOPED_TRACE(run_shape->rhs_packed ? "packed rhs" : "rhs in place");
-    std::vector<float> out(shape.batch * shape.m * shape.n, std::nanf(""));
+    // Output rows OutRowStride apart; what lies between them stays NaN.
+    const int64_t row_stride = OutRowStride(shape);
+    std::vector<float> out(shape.batch * shape.m * row_stride, std::nanf(""));
     const int64_t units = SmallDotUnits(*run_shape);
     SmallDotF32(*run_shape, lhs.data(), run_rhs, bias_data, out.data(), 0, units / 2);
     SmallDotF32(*run_shape, lhs.data(), run_rhs, bias_data, out.data(), units / 2, units);
-    for (size_t i = 0; i < out.size(); ++i) {
-      ASSERT_NEAR(out[i], expected[i], 1e-4f * (1.f + std::abs(expected[i]))) << "element " << i;
+    for (int64_t row = 0; row < shape.batch * shape.m; ++row) {
+      for (int64_t j = 0; j < row_stride; ++j) {
+        const float value = out[row * row_stride + j];
+        if (j >= shape.n) {
+          ASSERT_TRUE(std::isnan(value)) << "row " << row << " column " << j << " written";
+          continue;
+        }
+        const float want = expected[row * shape.n + j];
+        ASSERT_NEAR(value, want, 1e-4f * (1.f + std::abs(want))) << "row " << row << " col " << j;
+      }
     }
   }
 }
@@ -160,6 +170,24 @@ TEST_F(SmallDotTest, ManyRowsAndNarrowBlocks) {
       }
     }
   }
+}
+
+// Tall dots (kTallRows and more: 12-row tiles and every remainder) with
+// their output rows apart (a slice of a wider array, as a pointwise
+// convolution writes its part of a concatenation), in place and packed.
+TEST_F(SmallDotTest, TallDotsIntoAStridedOutput) {
+  for (int64_t m : {72, 77, 83, 95, 169}) {
+    for (int64_t n : {13, 64, 70}) {
+      for (int64_t k : {16, 48}) {
+        SmallDotShape shape = Plain(m, n, k);
+        shape.out_row_stride = n == 64 ? 2 * n : n + 3;
+        shape.activation = n == 64 ? Activation::kRelu : Activation::kNone;
+        ExpectAgrees(shape, m % 2 == 1);
+      }
+    }
+  }
+  // A dense tall output (out_row_stride 0: n).
+  ExpectAgrees(Plain(100, 40, 24), true);
 }
 
 TEST_F(SmallDotTest, StridedOperands) {
