@@ -53,12 +53,6 @@ constexpr int64_t kNarrowColumns = 16;
 
 // Units per block on the pool: at least this many multiply-adds each.
 constexpr int64_t kMinMultiplyAddsPerBlock = int64_t{1} << 16;
-// A dot of fewer multiply-adds (~5 us on one thread) splits only when a
-// worker is spinning for the next job (ThreadPool::IdleWorkerSpinning: a
-// split then costs ~2 us); waking a sleeping one costs ~10 us (2-core Zen
-// 5 VM), more than half of such a dot. A training step's [64, 128] x
-// [128, 128] (1M, ~20 us inline, ~11 us split) splits either way.
-constexpr int64_t kMinWakingMultiplyAdds = int64_t{1} << 19;
 
 // Where a thunk reads one operand: a thunk operand or a literal's data.
 struct Operand {
@@ -166,9 +160,11 @@ class SmallDotThunk : public Thunk {
     auto run = [&](int64_t begin, int64_t end) {
       SmallDotF32(*shape, lhs, rhs, bias, out, begin, end);
     };
-    const int64_t work = units * per_unit;
-    if (context.thread_pool == nullptr || work < 2 * kMinMultiplyAddsPerBlock ||
-        (work < kMinWakingMultiplyAdds && !context.thread_pool->IdleWorkerSpinning())) {
+    // (Splitting only when a worker is already spinning, session 25, kept
+    // the ONNX transformer's [64, 64] x [64, 128]-sized dots and
+    // while_cg_solve's matrix-vector product inline between thunks: 6% and
+    // 12% slower at 2 threads.)
+    if (context.thread_pool == nullptr || units * per_unit < 2 * kMinMultiplyAddsPerBlock) {
       run(0, units);
     } else {
       // One block per thread.
