@@ -200,6 +200,12 @@ class DnnlConvolutionThunk : public Thunk {
                           const dnnl::memory::dims& padding_high);
   // The builders' result, kept once every piece was made: the pieces, the
   // packed weights they index and the scratch they need.
+  // The rest of a Winograd piece (src_user, src, dst, dst_user and its
+  // weights set): the reorders into and out of oneDNN's blocked layout
+  // (and the addend's), its scratchpad and blocked rows placed in the
+  // scratch (scratch_bytes grows), and the primitive.
+  void FinishBlockedPiece(const dnnl::convolution_forward::primitive_desc& pd, Piece& piece,
+                          int64_t& scratch_bytes) const;
   void SetPieces(std::vector<Piece> pieces, std::vector<dnnl::memory> weights,
                  int64_t scratchpad_bytes);
   // The start of the output in this run (a slice's: ConvPlan::output_offset).

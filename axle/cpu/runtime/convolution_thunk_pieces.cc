@@ -347,19 +347,7 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
       piece.dst = pd.dst_desc();
       // Packed from the user's layout when no earlier piece's is this one.
       piece.weights = WeightsIn(weights, pd.weights_desc(), user_weights);
-      piece.src_reorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
-      piece.dst_reorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
-      if (addend_post_op_) {
-        piece.addend_reorder = dnnl::reorder(
-            dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
-      }
-      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
-      piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
-      piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
-      piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
-      piece.primitive = dnnl::convolution_forward(pd);
+      FinishBlockedPiece(pd, piece, scratch_bytes);
       pieces.push_back(std::move(piece));
     }
   } catch (const dnnl::error&) {
@@ -367,6 +355,23 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
   }
   SetPieces(std::move(pieces), std::move(weights), scratch_bytes);
   return true;
+}
+
+void DnnlConvolutionThunk::FinishBlockedPiece(const dnnl::convolution_forward::primitive_desc& pd,
+                                              Piece& piece, int64_t& scratch_bytes) const {
+  piece.src_reorder = dnnl::reorder(
+      dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
+  piece.dst_reorder = dnnl::reorder(
+      dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
+  if (addend_post_op_) {
+    piece.addend_reorder = dnnl::reorder(
+        dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
+  }
+  piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
+  piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
+  piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
+  piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
+  piece.primitive = dnnl::convolution_forward(pd);
 }
 
 bool DnnlConvolutionThunk::WinogradFeaturesFirst() const {
@@ -457,19 +462,7 @@ bool DnnlConvolutionThunk::BuildWinogradFeaturePieces(const dnnl::primitive_attr
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
-      piece.src_reorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
-      piece.dst_reorder = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
-      if (addend_post_op_) {
-        piece.addend_reorder = dnnl::reorder(
-            dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
-      }
-      piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
-      piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
-      piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
-      piece.blocked_dst_offset = Place(scratch_bytes, static_cast<int64_t>(piece.dst.get_size()));
-      piece.primitive = dnnl::convolution_forward(pd);
+      FinishBlockedPiece(pd, piece, scratch_bytes);
       pieces.push_back(std::move(piece));
     }
   } catch (const dnnl::error&) {
