@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -361,10 +362,10 @@ TEST(ReductionKernelTest, SiblingColumnReductionsFoldInOnePassExactly) {
   }
 }
 
-TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
-  // The kernel ranges over the columns (RangeDimension: 0), as its thunk
-  // splits it across threads: ranges in any order give the whole result.
-  const std::string text = SiblingColumnReductions("6,5,70", "70", "0,1", "2");
+// Runs the kernel of `text`'s entry over `ranges` of its range dimension,
+// in the order given, and expects the interpreter's results bit for bit.
+void ExpectRangesGiveTheWholeResult(const std::string& text,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges) {
   auto module = ParseAndReturnUnverifiedModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<Literal> inputs;
@@ -379,13 +380,18 @@ TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
   outputs.reserve(run->expected.size());
   for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
   for (Literal& output : outputs) buffers.push_back(output.untyped_data());
-  (*kernel)->RunRange(buffers.data(), 48, 70);
-  (*kernel)->RunRange(buffers.data(), 0, 16);
-  (*kernel)->RunRange(buffers.data(), 16, 48);
+  for (const auto& [begin, end] : ranges) (*kernel)->RunRange(buffers.data(), begin, end);
   for (size_t o = 0; o < outputs.size(); ++o) {
     absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
     EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
   }
+}
+
+TEST(ReductionKernelTest, SiblingColumnReductionsSplitAcrossRangesOfColumns) {
+  // The kernel ranges over the columns (RangeDimension: 0), as its thunk
+  // splits it across threads: ranges in any order give the whole result.
+  ExpectRangesGiveTheWholeResult(SiblingColumnReductions("6,5,70", "70", "0,1", "2"),
+                                 {{48, 70}, {0, 16}, {16, 48}});
 }
 
 TEST(ReductionKernelTest, ColumnReductionsInRegisterBlocksFoldInOrderAtOddWidths) {
@@ -453,28 +459,8 @@ TEST(ReductionKernelTest, ColumnReductionAccumulatorsStayInRegisters) {
 TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges) {
   // Ranges of columns that fit a block (four sums: 64 columns) and ranges
   // streamed through the output row, in any order: the whole result.
-  const std::string text = SiblingColumnReductions("37,1000", "1000", "0", "1");
-  auto module = ParseAndReturnUnverifiedModule(text);
-  ASSERT_TRUE(module.ok()) << module.status();
-  std::vector<Literal> inputs;
-  auto run = RunAgainstInterpreter(text, {}, &inputs);
-  ASSERT_TRUE(run.ok()) << run.status();
-  auto kernel = CompileLoopKernel(*(*module)->entry_computation());
-  ASSERT_TRUE(kernel.ok()) << kernel.status();
-  std::vector<Literal> outputs;
-  std::vector<void*> buffers;
-  buffers.reserve(inputs.size() + run->expected.size());
-  for (Literal& input : inputs) buffers.push_back(input.untyped_data());
-  outputs.reserve(run->expected.size());
-  for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
-  for (Literal& output : outputs) buffers.push_back(output.untyped_data());
-  (*kernel)->RunRange(buffers.data(), 300, 1000);
-  (*kernel)->RunRange(buffers.data(), 0, 61);
-  (*kernel)->RunRange(buffers.data(), 61, 300);
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
-    EXPECT_TRUE(status.ok()) << "output " << o << "\n" << status;
-  }
+  ExpectRangesGiveTheWholeResult(SiblingColumnReductions("37,1000", "1000", "0", "1"),
+                                 {{300, 1000}, {0, 61}, {61, 300}});
 }
 
 TEST(ReductionKernelTest, SiblingColumnReductionsReadTheirInputsInOneLoop) {
