@@ -44,6 +44,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
     options.num_threads = num_threads;
   }
   options.cpu_dot_split = absl::AsciiStrToLower(Get("AXLE_CPU_DOT_SPLIT"));
+  options.cpu_thread_team = absl::AsciiStrToLower(Get("AXLE_CPU_THREAD_TEAM"));
   int dot_pieces = 0, dot_threads = 0;
   if (absl::SimpleAtoi(Get("AXLE_CPU_DOT_PIECES"), &dot_pieces)) {
     options.cpu_dot_pieces = std::clamp(dot_pieces, 0, 16);

@@ -129,6 +129,9 @@ struct EnvironmentOptions {
   std::optional<bool> cpu_concat_in_place;
   // AXLE_CPU_SPIN_BETWEEN_THUNKS when set to a recognised switch value.
   std::optional<bool> cpu_spin_between_thunks;
+  // AXLE_CPU_THREAD_TEAM as given, lower-cased ("omp", "pool"; empty: the
+  // default, omp_team.h).
+  std::string cpu_thread_team;
   // AXLE_CPU_WINOGRAD when set to a recognised switch value.
   std::optional<bool> cpu_winograd;
   // AXLE_COLLECTIVE_TIMEOUT in seconds (> 0), or 60.

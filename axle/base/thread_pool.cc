@@ -198,6 +198,18 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_block,
   job.block_size = (n + num_blocks - 1) / num_blocks;
   job.num_blocks = (n + job.block_size - 1) / job.block_size;
   const int helpers = static_cast<int>(std::min<int64_t>(threads - 1, job.num_blocks - 1));
+  if (TeamRunner runner = team_runner_.load(std::memory_order_acquire)) {
+    bool idle = false;
+    if (!team_busy_.compare_exchange_strong(idle, true, std::memory_order_acquire)) {
+      // Another caller has the team: run inline rather than wait.
+      ParallelRegion region;
+      fn(0, n);
+      return;
+    }
+    runner(helpers + 1, [&job] { RunBlocks(job); });
+    team_busy_.store(false, std::memory_order_release);
+    return;
+  }
   bool published = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);

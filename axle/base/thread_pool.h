@@ -35,6 +35,15 @@
 // VM): callers that decide per run whether small work is worth splitting
 // ask which it is.
 //
+// Another runtime's team: UseTeam(runner) makes ParallelFor run its blocks
+// on a team `runner` starts (libgomp's, which oneDNN's primitives run on:
+// cpu/runtime/omp_team.h) instead of the pool's workers, so one set of
+// threads takes the second core for both, where two sets fought (a process
+// whose libgomp workers spin after every region, e.g. PyTorch's). A call
+// that finds the team busy with another caller's blocks runs inline, as
+// with the pool. SpinScopes and SpinPauses then change nothing (the team's
+// workers wait as their runtime says), and IdleWorkerSpinning is false.
+//
 // `fn` must not throw (the project builds without exceptions in mind:
 // report errors through state the caller owns, e.g. one absl::Status per
 // block).
@@ -86,6 +95,15 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t min_block,
                    absl::FunctionRef<void(int64_t begin, int64_t end)> fn, int max_threads = 0,
                    AfterJob after = AfterJob::kSleep);
+
+  // Runs body() on `threads` threads at once, the caller among them, and
+  // returns when every one has returned (fewer threads when the runtime
+  // gives fewer).
+  using TeamRunner = void (*)(int threads, absl::FunctionRef<void()> body);
+  // From now on ParallelFor runs its blocks on `runner`'s team (null: on
+  // the pool's workers again). Not while a ParallelFor runs.
+  void UseTeam(TeamRunner runner) { team_runner_.store(runner, std::memory_order_release); }
+  bool UsesTeam() const { return team_runner_.load(std::memory_order_acquire) != nullptr; }
 
   // Whether the current thread is running a block of this pool's ParallelFor
   // (then a nested ParallelFor runs inline).
@@ -151,6 +169,9 @@ class ThreadPool {
   // Workers spinning for the next job now; open SpinPauses.
   std::atomic<int> spinning_workers_{0};
   std::atomic<int> spin_pauses_{0};
+  // UseTeam's runner, and whether a ParallelFor runs on its team now.
+  std::atomic<TeamRunner> team_runner_{nullptr};
+  std::atomic<bool> team_busy_{false};
 };
 
 }  // namespace axle

@@ -229,6 +229,75 @@ TEST(ThreadPoolTest, IdleWorkerSpinningOnlyInScopesAndNeverWhilePaused) {
   EXPECT_TRUE(seen);
 }
 
+// A TeamRunner on plain threads: records each call's team size and the
+// threads that ran body().
+std::atomic<int> team_calls{0};
+std::atomic<int> team_threads_asked{0};
+void RunOnStdThreads(int threads, absl::FunctionRef<void()> body) {
+  team_calls.fetch_add(1);
+  team_threads_asked.store(threads);
+  std::vector<std::thread> team;
+  for (int i = 1; i < threads; ++i) team.emplace_back([&body] { body(); });
+  body();
+  for (std::thread& member : team) member.join();
+}
+
+// UseTeam: ParallelFor's blocks run on the runner's team, sized as the
+// pool's job would be (at most the pool's threads, max_threads and the
+// blocks), each index once; a ParallelFor inside a block runs inline;
+// UseTeam(nullptr) goes back to the pool's workers.
+TEST(ThreadPoolTest, UseTeamRunsBlocksOnTheRunnersTeam) {
+  ThreadPool pool(3);
+  EXPECT_FALSE(pool.UsesTeam());
+  pool.UseTeam(&RunOnStdThreads);
+  EXPECT_TRUE(pool.UsesTeam());
+  team_calls = 0;
+  for (int64_t n : {2, 3, 7, 100, 4097}) ExpectCoversOnce(pool, n, 1);
+  EXPECT_EQ(team_calls.load(), 5);
+  EXPECT_EQ(team_threads_asked.load(), 3);
+  ExpectCoversOnce(pool, 100, 1, /*max_threads=*/2);
+  EXPECT_EQ(team_threads_asked.load(), 2);
+  ExpectCoversOnce(pool, 2, 1);
+  EXPECT_EQ(team_threads_asked.load(), 2);
+  // One block, or one thread: no team.
+  team_calls = 0;
+  ExpectCoversOnce(pool, 1, 1);
+  ExpectCoversOnce(pool, 100, 1000);
+  ExpectCoversOnce(pool, 100, 1, /*max_threads=*/1);
+  EXPECT_EQ(team_calls.load(), 0);
+  // Nested: the inner ParallelFor runs inline on the block's thread.
+  team_calls = 0;
+  std::atomic<int> inner_visits{0};
+  pool.ParallelFor(4, 1, [&](int64_t begin, int64_t end) {
+    EXPECT_TRUE(ThreadPool::InParallelRegion());
+    for (int64_t i = begin; i < end; ++i) {
+      pool.ParallelFor(8, 1, [&](int64_t b, int64_t e) { inner_visits.fetch_add(e - b); });
+    }
+  });
+  EXPECT_EQ(inner_visits.load(), 32);
+  EXPECT_EQ(team_calls.load(), 1);
+  pool.UseTeam(nullptr);
+  EXPECT_FALSE(pool.UsesTeam());
+  team_calls = 0;
+  ExpectCoversOnce(pool, 100, 1);
+  EXPECT_EQ(team_calls.load(), 0);
+}
+
+// Callers on several threads at once share one team: a caller that finds
+// it busy runs inline, and every range is still covered once.
+TEST(ThreadPoolTest, UseTeamWithConcurrentCallers) {
+  ThreadPool pool(2);
+  pool.UseTeam(&RunOnStdThreads);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&pool] {
+      for (int round = 0; round < 50; ++round) ExpectCoversOnce(pool, 64, 1);
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  pool.UseTeam(nullptr);
+}
+
 TEST(ThreadPoolTest, ParseNumThreads) {
   EXPECT_EQ(*ThreadPool::ParseNumThreads("1"), 1);
   EXPECT_EQ(*ThreadPool::ParseNumThreads("16"), 16);

@@ -22,6 +22,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/control_flow_thunk.h"
+#include "axle/cpu/runtime/omp_team.h"
 
 namespace axle::cpu {
 namespace {
@@ -394,7 +395,7 @@ absl::Status CpuExecutable::RunProgram(
   context.addresses = addresses;
   context.value_bytes = value_bytes_.data();
   context.run_options = &options;
-  context.thread_pool = &ThreadPool::Default();
+  context.thread_pool = &RuntimeThreadPool();
   context.max_threads = options.intra_op_threads();
   absl::Status status = absl::OkStatus();
   ScopedNestedProfile nested_profile(profile_ != nullptr ? &profile_->nested : nullptr);

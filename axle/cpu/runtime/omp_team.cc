@@ -9,12 +9,17 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "axle/base/environment_options.h"
 #include "axle/base/thread_pool.h"
 
 // libgomp (oneDNN's threading runtime in Debian's build).
 extern "C" {
 void omp_set_num_threads(int threads);
 int omp_get_max_threads(void);
+// What GCC's `#pragma omp parallel num_threads(n)` calls (libgomp 4.0+).
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 }
 
 namespace axle::cpu {
@@ -79,6 +84,40 @@ __attribute__((constructor)) void RestoreAffinity() {
 }  // namespace
 
 bool OmpSpinningThrottledByAxle() { return throttled_by_axle; }
+
+bool ChooseOmpTeam(const std::string& team, bool throttled, const char* omp_wait_policy,
+                   const char* gomp_spincount) {
+  if (team == "omp") return true;
+  if (team == "pool") return false;
+  if (throttled) return false;
+  // libgomp's own default (no setting) is to spin.
+  if (omp_wait_policy != nullptr && absl::AsciiStrToLower(omp_wait_policy) == "passive") {
+    return false;
+  }
+  int64_t spins = 1;
+  if (gomp_spincount != nullptr && absl::SimpleAtoi(gomp_spincount, &spins) && spins == 0) {
+    return false;
+  }
+  return true;
+}
+
+void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body) {
+  GOMP_parallel([](void* data) { (*static_cast<absl::FunctionRef<void()>*>(data))(); }, &body,
+                static_cast<unsigned>(std::max(threads, 1)), 0);
+}
+
+ThreadPool& RuntimeThreadPool() {
+  static ThreadPool* const pool = [] {
+    ThreadPool* chosen = &ThreadPool::Default();
+    if (chosen->num_threads() > 1 &&
+        ChooseOmpTeam(EnvironmentOptions::Read().cpu_thread_team, throttled_by_axle,
+                      std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT"))) {
+      chosen->UseTeam(&RunOnOmpTeam);
+    }
+    return chosen;
+  }();
+  return *pool;
+}
 
 int TeamSizeForWork(int64_t work) {
   return static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerOmpThread, 1, 1 << 30));

@@ -38,7 +38,10 @@
 #define AXLE_CPU_RUNTIME_OMP_TEAM_H_
 
 #include <cstdint>
+#include <string>
 
+#include "absl/functional/function_ref.h"
+#include "axle/base/thread_pool.h"
 #include "axle/core/primitive_type.h"
 #include "axle/runtime/executable.h"
 
@@ -53,6 +56,26 @@ bool OmpSpinningThrottledByAxle();
 // (omp_team_preinit.cc, kept in executables only: a shared object may have
 // no .preinit_array).
 void ThrottleOmpSpinning(int argc, char** argv, char** envp);
+
+// The process's intra-op pool (ThreadPool::Default()) as the cpu runtime
+// uses it. Where libgomp's workers spin after each region (not throttled by
+// Axle: a shared library such as the PyTorch device, or a user's
+// OMP_WAIT_POLICY=active), its ParallelFor runs on libgomp's team, the one
+// oneDNN's primitives run on (ThreadPool::UseTeam): the pool's workers and
+// a spinning OpenMP worker fought for the second core. Where libgomp's
+// workers sleep (throttled; GOMP_SPINCOUNT=0, OMP_WAIT_POLICY=passive) the
+// pool keeps its own workers. AXLE_CPU_THREAD_TEAM=omp / pool chooses.
+// Decided once, on the first call.
+ThreadPool& RuntimeThreadPool();
+
+// Which of the two RuntimeThreadPool takes (exposed for tests): true for
+// libgomp's team. `team` is AXLE_CPU_THREAD_TEAM's value; the rest as
+// above.
+bool ChooseOmpTeam(const std::string& team, bool throttled_by_axle, const char* omp_wait_policy,
+                   const char* gomp_spincount);
+
+// Runs body() on a libgomp team of `threads` (ThreadPool::TeamRunner).
+void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body);
 
 // Multiply-adds (or other unit operations) that one more team member
 // needs to pay for waking it and joining it. oneDNN f32 matmul, best of

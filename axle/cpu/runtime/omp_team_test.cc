@@ -10,8 +10,10 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "axle/base/thread_pool.h"
 #include "gtest/gtest.h"
@@ -41,6 +43,44 @@ TEST(OmpTeamTest, SpinningIsThrottledUnlessTheUserChoseAWaitPolicy) {
     int new_thread_default = 0;
     std::thread([&] { new_thread_default = omp_get_max_threads(); }).join();
     EXPECT_EQ(new_thread_default, 1);
+  }
+}
+
+// Where the runtime's ParallelFor runs: libgomp's team when the user
+// asks, else when libgomp's workers spin (not throttled, no passive wait
+// policy, no GOMP_SPINCOUNT=0); the pool's own workers otherwise.
+TEST(OmpTeamTest, ChooseOmpTeam) {
+  EXPECT_TRUE(ChooseOmpTeam("omp", true, "passive", "0"));
+  EXPECT_FALSE(ChooseOmpTeam("pool", false, nullptr, nullptr));
+  EXPECT_TRUE(ChooseOmpTeam("", false, nullptr, nullptr));
+  EXPECT_TRUE(ChooseOmpTeam("", false, "ACTIVE", nullptr));
+  EXPECT_TRUE(ChooseOmpTeam("", false, nullptr, "300000"));
+  EXPECT_FALSE(ChooseOmpTeam("", true, nullptr, nullptr));
+  EXPECT_FALSE(ChooseOmpTeam("", false, "PASSIVE", nullptr));
+  EXPECT_FALSE(ChooseOmpTeam("", false, "passive", "300000"));
+  EXPECT_FALSE(ChooseOmpTeam("", false, nullptr, "0"));
+}
+
+// RunOnOmpTeam runs the body once on each of the team's threads, the
+// caller among them; a ThreadPool on it covers each index once.
+TEST(OmpTeamTest, RunOnOmpTeamRunsTheBodyOnATeam) {
+  std::atomic<int> runs{0};
+  std::atomic<int> on_caller{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  RunOnOmpTeam(2, [&] {
+    runs.fetch_add(1);
+    if (std::this_thread::get_id() == caller) on_caller.fetch_add(1);
+  });
+  EXPECT_EQ(runs.load(), 2);
+  EXPECT_EQ(on_caller.load(), 1);
+  ThreadPool pool(2);
+  pool.UseTeam(&RunOnOmpTeam);
+  for (int64_t n : {2, 9, 1000}) {
+    std::vector<std::atomic<int>> visits(n);
+    pool.ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) visits[i].fetch_add(1);
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(visits[i].load(), 1) << i << " of " << n;
   }
 }
 

@@ -17,6 +17,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/omp_team.h"
 #include "axle/runtime/executable.h"
 
 namespace axle::cpu {
@@ -263,7 +264,7 @@ absl::Status SerializedProgramRunner::Run(absl::Span<const void* const> argument
   context.addresses = addresses_.data();
   context.value_bytes = value_bytes_.data();
   context.run_options = &options;
-  context.thread_pool = &ThreadPool::Default();
+  context.thread_pool = &RuntimeThreadPool();
   for (size_t i = 0; i < program_.thunks.size(); ++i) {
     const Thunk& thunk = *program_.thunks[i];
     context.scratch = scratch_offsets_[i] >= 0 ? arena_ + scratch_offsets_[i] : nullptr;
