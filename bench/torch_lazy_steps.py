@@ -30,14 +30,17 @@ CPUs by up to 5x). Each candidate -- the OpenBLAS builds present (openmp,
 pthread: /usr/lib/x86_64-linux-gnu/openblas-*, put first on
 LD_LIBRARY_PATH) times OPENBLAS_CORETYPE (unset, Haswell, SkylakeX,
 Cooperlake, Zen) times OMP_WAIT_POLICY (unset, PASSIVE: spinning OpenMP
-workers cost eager 30x on a busy 2-core machine) -- runs each model's eager
+workers cost eager 30x on a busy 2-core machine; GOMP_SPINCOUNT is removed
+from both sides' environment, so unset means libgomp's spinning default) -- runs each model's eager
 steps in a fresh process (all are read at load time) with ATEN_CPU_CAPABILITY=avx512 where the CPU has
 it, 2 threads and malloc keeping its memory; the fastest per model is the
-peer. Then eager at that setting and the device (GOMP_SPINCOUNT=0)
-alternate ROUNDS (3) times; the best median of each gives the ratio
+peer. The device runs under both wait policies too (spinning: Axle's
+intra-op pool runs on libgomp's team, one team for its loops and oneDNN's
+dots; PASSIVE: the pool's own workers), the faster is kept. Then eager at
+its setting and the device at its own alternate ROUNDS (3) times; the best median of each gives the ratio
 eager / axle (above 1: the device is faster), and the fastest single steps
 theirs (on a busy machine, the least disturbed). Prints one line per model:
-    MODEL eager_ms=.. axle_ms=.. ratio=.. (fastest steps: ...) peer=<blas>,<coretype>,<wait policy>
+    MODEL eager_ms=.. axle_ms=.. ratio=.. (fastest steps: ...) peer=<blas>,<coretype>,<wait policy> axle_wait=<policy>
 """
 import json
 import os
@@ -155,6 +158,7 @@ def worker(kind, name, steps, blas="", coretype="", wait=""):
                GLIBC_TUNABLES="glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295")
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OMP_WAIT_POLICY", None)
+    env.pop("GOMP_SPINCOUNT", None)
     if wait:
         env["OMP_WAIT_POLICY"] = wait
     if coretype:
@@ -164,8 +168,6 @@ def worker(kind, name, steps, blas="", coretype="", wait=""):
     with open("/proc/cpuinfo") as f:
         if "avx512f" in f.read():
             env["ATEN_CPU_CAPABILITY"] = "avx512"
-    if kind == "axle":
-        env["GOMP_SPINCOUNT"] = "0"
     out = subprocess.run([sys.executable, os.path.abspath(__file__)], env=env, check=True,
                          capture_output=True, text=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
@@ -188,16 +190,25 @@ def compare():
                           f"OPENBLAS_CORETYPE={coretype or '(unset)'} "
                           f"OMP_WAIT_POLICY={wait or '(unset)'}: {ms:.2f} ms", flush=True)
         _, blas, coretype, wait, loaded = min(tried)
+        # The device under both wait policies too: libgomp's spinning
+        # default (the intra-op pool then runs on libgomp's team,
+        # omp_team.h) and PASSIVE (the pool's own workers).
+        axle_tried = []
+        for axle_wait in ("", "PASSIVE"):
+            ms = worker("axle", name, 12, wait=axle_wait)[0]
+            axle_tried.append((ms, axle_wait))
+            print(f"# {name} axle OMP_WAIT_POLICY={axle_wait or '(unset)'}: {ms:.2f} ms", flush=True)
+        axle_wait = min(axle_tried)[1]
         eager, axle = [], []
         for _ in range(rounds):
             eager.append(worker("cpu", name, steps, blas, coretype, wait)[:2])
-            axle.append(worker("axle", name, steps)[:2])
+            axle.append(worker("axle", name, steps, wait=axle_wait)[:2])
         e, a = min(m for m, _ in eager), min(m for m, _ in axle)
         e_min, a_min = min(m for _, m in eager), min(m for _, m in axle)
         print(f"{name} eager_ms={e:.2f} axle_ms={a:.2f} ratio={e / a:.2f} "
               f"(fastest steps: eager {e_min:.2f} axle {a_min:.2f} ratio {e_min / a_min:.2f}) "
               f"peer={os.path.basename(os.path.dirname(loaded))},{coretype or 'unset'},"
-              f"{wait or 'unset'}", flush=True)
+              f"{wait or 'unset'} axle_wait={axle_wait or 'unset'}", flush=True)
 
 
 steps = int(os.environ.get("STEPS", "40"))
