@@ -202,10 +202,12 @@ class DnnlDotThunk : public Thunk {
     // oneDNN fixes a primitive's team size (the matmul's and the run-time
     // rhs reorder's) when it creates it: the size a run gets when it runs
     // alone, no more than the dot's multiply-adds keep busy (a small dot
-    // runs on the calling thread alone: waking the team would cost more).
+    // runs on the calling thread alone: waking the team would cost more;
+    // less so where the team's workers spin, RuntimeThreadPool).
     const dot::DotSplitOptions split = dot::DotSplitOptionsFrom(EnvironmentOptions::Read());
     team_ = TeamSizeForWork(DotWorkInF32MultiplyAdds(plan.batch * plan.m * plan.n * plan.k,
-                                                     plan.lhs.type, plan.rhs.type));
+                                                     plan.lhs.type, plan.rhs.type),
+                            RuntimeThreadPool().UsesTeam());
     if (split.max_threads > 0) team_ = std::min(team_, split.max_threads);
     OmpTeamShare share(nullptr, team_);
     // A bf16 result rounds after the dot and after each epilogue op (as the

@@ -119,8 +119,9 @@ ThreadPool& RuntimeThreadPool() {
   return *pool;
 }
 
-int TeamSizeForWork(int64_t work) {
-  return static_cast<int>(std::clamp<int64_t>(work / kMinWorkPerOmpThread, 1, 1 << 30));
+int TeamSizeForWork(int64_t work, bool spinning) {
+  const int64_t per_thread = spinning ? kMinWorkPerSpinningOmpThread : kMinWorkPerOmpThread;
+  return static_cast<int>(std::clamp<int64_t>(work / per_thread, 1, 1 << 30));
 }
 
 int64_t DotWorkInF32MultiplyAdds(int64_t multiply_adds, PrimitiveType lhs, PrimitiveType rhs) {

@@ -88,10 +88,16 @@ void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body);
 // tanh, every step) the team took 98-115 us against 85-92 on one thread
 // (2026-11-29, 2-core Zen 5), so teams of two start at 2 x 2^22 (8.4M).
 inline constexpr int64_t kMinWorkPerOmpThread = int64_t{1} << 22;
+// The same where the team's workers spin between regions (the pool runs on
+// libgomp's team, RuntimeThreadPool): a second thread paid from
+// [128,128]x[128,128] (2.1M: 21.5 us on one thread, 13.9 on two spinning,
+// above), not at [64,64]x[64,128] (0.5M: 6.3 / 6.7).
+inline constexpr int64_t kMinWorkPerSpinningOmpThread = int64_t{1} << 20;
 
 // The team size a call of `work` unit operations can keep busy: 1 below
-// 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread.
-int TeamSizeForWork(int64_t work);
+// 2 x kMinWorkPerOmpThread, else one thread per kMinWorkPerOmpThread
+// (kMinWorkPerSpinningOmpThread for a `spinning` team).
+int TeamSizeForWork(int64_t work, bool spinning = false);
 
 // The work of a dot of `multiply_adds` on `lhs` x `rhs` operands in f32
 // multiply-adds, the unit TeamSizeForWork counts: oneDNN runs bf16 x bf16

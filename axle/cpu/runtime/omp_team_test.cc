@@ -101,6 +101,11 @@ TEST(OmpTeamTest, TeamSizeFollowsTheWork) {
   EXPECT_EQ(TeamSizeForWork(2 * kMinWorkPerOmpThread), 2);
   EXPECT_EQ(TeamSizeForWork(5 * kMinWorkPerOmpThread + 1), 5);
   EXPECT_EQ(TeamSizeForWork(int64_t{1} << 62), 1 << 30);
+  // A spinning team: two threads from 2 x kMinWorkPerSpinningOmpThread.
+  EXPECT_EQ(TeamSizeForWork(0, true), 1);
+  EXPECT_EQ(TeamSizeForWork(2 * kMinWorkPerSpinningOmpThread - 1, true), 1);
+  EXPECT_EQ(TeamSizeForWork(2 * kMinWorkPerSpinningOmpThread, true), 2);
+  EXPECT_EQ(TeamSizeForWork(kMinWorkPerOmpThread, true), 4);
 }
 
 TEST(OmpTeamTest, Bf16DotsCountHalfTheirMultiplyAdds) {
