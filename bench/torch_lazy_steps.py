@@ -34,9 +34,8 @@ workers cost eager 30x on a busy 2-core machine; GOMP_SPINCOUNT is removed
 from both sides' environment, so unset means libgomp's spinning default) -- runs each model's eager
 steps in a fresh process (all are read at load time) with ATEN_CPU_CAPABILITY=avx512 where the CPU has
 it, 2 threads and malloc keeping its memory; the fastest per model is the
-peer. The device runs under both wait policies too (spinning: Axle's
-intra-op pool runs on libgomp's team, one team for its loops and oneDNN's
-dots; PASSIVE: the pool's own workers), the faster is kept. Then eager at
+peer. The device runs under both wait policies too (libgomp's spinning
+default, which oneDNN's dots run on, and PASSIVE), the faster is kept. Then eager at
 its setting and the device at its own alternate ROUNDS (3) times; the best median of each gives the ratio
 eager / axle (above 1: the device is faster), and the fastest single steps
 theirs (on a busy machine, the least disturbed). Prints one line per model:
@@ -190,9 +189,8 @@ def compare():
                           f"OPENBLAS_CORETYPE={coretype or '(unset)'} "
                           f"OMP_WAIT_POLICY={wait or '(unset)'}: {ms:.2f} ms", flush=True)
         _, blas, coretype, wait, loaded = min(tried)
-        # The device under both wait policies too: libgomp's spinning
-        # default (the intra-op pool then runs on libgomp's team,
-        # omp_team.h) and PASSIVE (the pool's own workers).
+        # The device under both wait policies too (its dots run on
+        # libgomp's team).
         axle_tried = []
         for axle_wait in ("", "PASSIVE"):
             ms = worker("axle", name, 12, wait=axle_wait)[0]

@@ -129,8 +129,8 @@ struct EnvironmentOptions {
   std::optional<bool> cpu_concat_in_place;
   // AXLE_CPU_SPIN_BETWEEN_THUNKS when set to a recognised switch value.
   std::optional<bool> cpu_spin_between_thunks;
-  // AXLE_CPU_THREAD_TEAM as given, lower-cased ("omp", "pool"; empty: the
-  // default, omp_team.h).
+  // AXLE_CPU_THREAD_TEAM as given, lower-cased ("omp": the intra-op pool
+  // runs on libgomp's team, cpu/runtime/omp_team.h; else its own workers).
   std::string cpu_thread_team;
   // AXLE_CPU_WINOGRAD when set to a recognised switch value.
   std::optional<bool> cpu_winograd;

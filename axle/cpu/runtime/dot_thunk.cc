@@ -203,7 +203,7 @@ class DnnlDotThunk : public Thunk {
     // rhs reorder's) when it creates it: the size a run gets when it runs
     // alone, no more than the dot's multiply-adds keep busy (a small dot
     // runs on the calling thread alone: waking the team would cost more;
-    // less so where the team's workers spin, RuntimeThreadPool).
+    // less so where the pool runs on libgomp's team, RuntimeThreadPool).
     const dot::DotSplitOptions split = dot::DotSplitOptionsFrom(EnvironmentOptions::Read());
     team_ = TeamSizeForWork(DotWorkInF32MultiplyAdds(plan.batch * plan.m * plan.n * plan.k,
                                                      plan.lhs.type, plan.rhs.type),

@@ -6,11 +6,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/thread_pool.h"
 
@@ -18,6 +17,7 @@
 extern "C" {
 void omp_set_num_threads(int threads);
 int omp_get_max_threads(void);
+int omp_get_thread_num(void);
 // What GCC's `#pragma omp parallel num_threads(n)` calls (libgomp 4.0+).
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 }
@@ -85,33 +85,60 @@ __attribute__((constructor)) void RestoreAffinity() {
 
 bool OmpSpinningThrottledByAxle() { return throttled_by_axle; }
 
-bool ChooseOmpTeam(const std::string& team, bool throttled, const char* omp_wait_policy,
-                   const char* gomp_spincount) {
-  if (team == "omp") return true;
-  if (team == "pool") return false;
-  if (throttled) return false;
-  // libgomp's own default (no setting) is to spin.
-  if (omp_wait_policy != nullptr && absl::AsciiStrToLower(omp_wait_policy) == "passive") {
-    return false;
-  }
-  int64_t spins = 1;
-  if (gomp_spincount != nullptr && absl::SimpleAtoi(gomp_spincount, &spins) && spins == 0) {
-    return false;
-  }
-  return true;
+namespace {
+
+// Until when (steady clock, ns) RunOnOmpTeam runs bodies on the caller
+// alone, after a stall.
+std::atomic<int64_t> team_held_until{0};
+
+int64_t NowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
+struct TeamCall {
+  absl::FunctionRef<void()>* body;
+  // When the caller (the team's thread 0) finished its share.
+  int64_t caller_done = 0;
+};
+
+}  // namespace
+
+bool OmpTeamStalled(int64_t caller_nanoseconds, int64_t waited_nanoseconds) {
+  return waited_nanoseconds > std::max(kOmpTeamStallNanoseconds, caller_nanoseconds);
+}
+
+void HoldOmpTeam(int64_t nanoseconds) {
+  team_held_until.store(NowNanoseconds() + nanoseconds, std::memory_order_relaxed);
+}
+
+bool OmpTeamHeld() { return NowNanoseconds() < team_held_until.load(std::memory_order_relaxed); }
+
 void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body) {
-  GOMP_parallel([](void* data) { (*static_cast<absl::FunctionRef<void()>*>(data))(); }, &body,
-                static_cast<unsigned>(std::max(threads, 1)), 0);
+  const int64_t start = NowNanoseconds();
+  if (threads < 2 || start < team_held_until.load(std::memory_order_relaxed)) {
+    body();
+    return;
+  }
+  TeamCall call{&body};
+  GOMP_parallel(
+      [](void* data) {
+        TeamCall& call = *static_cast<TeamCall*>(data);
+        (*call.body)();
+        if (omp_get_thread_num() == 0) call.caller_done = NowNanoseconds();
+      },
+      &call, static_cast<unsigned>(threads), 0);
+  const int64_t end = NowNanoseconds();
+  if (call.caller_done > 0 && OmpTeamStalled(call.caller_done - start, end - call.caller_done)) {
+    HoldOmpTeam(kOmpTeamHoldNanoseconds);
+  }
 }
 
 ThreadPool& RuntimeThreadPool() {
   static ThreadPool* const pool = [] {
     ThreadPool* chosen = &ThreadPool::Default();
-    if (chosen->num_threads() > 1 &&
-        ChooseOmpTeam(EnvironmentOptions::Read().cpu_thread_team, throttled_by_axle,
-                      std::getenv("OMP_WAIT_POLICY"), std::getenv("GOMP_SPINCOUNT"))) {
+    if (chosen->num_threads() > 1 && EnvironmentOptions::Read().cpu_thread_team == "omp") {
       chosen->UseTeam(&RunOnOmpTeam);
     }
     return chosen;

@@ -38,7 +38,6 @@
 #define AXLE_CPU_RUNTIME_OMP_TEAM_H_
 
 #include <cstdint>
-#include <string>
 
 #include "absl/functional/function_ref.h"
 #include "axle/base/thread_pool.h"
@@ -58,24 +57,35 @@ bool OmpSpinningThrottledByAxle();
 void ThrottleOmpSpinning(int argc, char** argv, char** envp);
 
 // The process's intra-op pool (ThreadPool::Default()) as the cpu runtime
-// uses it. Where libgomp's workers spin after each region (not throttled by
-// Axle: a shared library such as the PyTorch device, or a user's
-// OMP_WAIT_POLICY=active), its ParallelFor runs on libgomp's team, the one
-// oneDNN's primitives run on (ThreadPool::UseTeam): the pool's workers and
-// a spinning OpenMP worker fought for the second core. Where libgomp's
-// workers sleep (throttled; GOMP_SPINCOUNT=0, OMP_WAIT_POLICY=passive) the
-// pool keeps its own workers. AXLE_CPU_THREAD_TEAM=omp / pool chooses.
-// Decided once, on the first call.
+// uses it. With AXLE_CPU_THREAD_TEAM=omp (and two or more threads) its
+// ParallelFor runs on libgomp's team, the one oneDNN's primitives run on
+// (ThreadPool::UseTeam), instead of the pool's own workers, and dots get
+// teams of two from 2M multiply-adds (kMinWorkPerSpinningOmpThread): one
+// set of threads for the second core where libgomp's workers spin (the
+// PyTorch device at libgomp's default). Not the default: on a 2-core VM
+// under real-time priority it made the device's MLP step 20-25% faster
+// and its mnist step 12% faster or 25% slower depending on the minute
+// (docs/PERFORMANCE.md, issue 14). Decided once, on the first call.
 ThreadPool& RuntimeThreadPool();
 
-// Which of the two RuntimeThreadPool takes (exposed for tests): true for
-// libgomp's team. `team` is AXLE_CPU_THREAD_TEAM's value; the rest as
-// above.
-bool ChooseOmpTeam(const std::string& team, bool throttled_by_axle, const char* omp_wait_policy,
-                   const char* gomp_spincount);
-
 // Runs body() on a libgomp team of `threads` (ThreadPool::TeamRunner).
+// The team's end is a barrier: the caller waits for every member, even one
+// that got no block because the OS had descheduled it (other processes on
+// the cores; spinning workers use up their share of them). The pool's own
+// ParallelFor waits only for workers that joined. On a 2-core VM under
+// load, without real-time priority, that made the MLP step 55-64 ms
+// against 0.4-0.65 ms on the pool. So a call whose caller waited at the
+// barrier longer than both kOmpTeamStallNanoseconds and its own share
+// took (OmpTeamStalled) holds the team back for kOmpTeamHoldNanoseconds:
+// bodies then run on the caller alone.
 void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body);
+inline constexpr int64_t kOmpTeamStallNanoseconds = 200'000;
+inline constexpr int64_t kOmpTeamHoldNanoseconds = 50'000'000;
+bool OmpTeamStalled(int64_t caller_nanoseconds, int64_t waited_nanoseconds);
+// Holds the team back for `nanoseconds` from now (as a stall does);
+// whether it is held now.
+void HoldOmpTeam(int64_t nanoseconds);
+bool OmpTeamHeld();
 
 // Multiply-adds (or other unit operations) that one more team member
 // needs to pay for waking it and joining it. oneDNN f32 matmul, best of

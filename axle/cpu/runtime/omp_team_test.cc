@@ -46,24 +46,11 @@ TEST(OmpTeamTest, SpinningIsThrottledUnlessTheUserChoseAWaitPolicy) {
   }
 }
 
-// Where the runtime's ParallelFor runs: libgomp's team when the user
-// asks, else when libgomp's workers spin (not throttled, no passive wait
-// policy, no GOMP_SPINCOUNT=0); the pool's own workers otherwise.
-TEST(OmpTeamTest, ChooseOmpTeam) {
-  EXPECT_TRUE(ChooseOmpTeam("omp", true, "passive", "0"));
-  EXPECT_FALSE(ChooseOmpTeam("pool", false, nullptr, nullptr));
-  EXPECT_TRUE(ChooseOmpTeam("", false, nullptr, nullptr));
-  EXPECT_TRUE(ChooseOmpTeam("", false, "ACTIVE", nullptr));
-  EXPECT_TRUE(ChooseOmpTeam("", false, nullptr, "300000"));
-  EXPECT_FALSE(ChooseOmpTeam("", true, nullptr, nullptr));
-  EXPECT_FALSE(ChooseOmpTeam("", false, "PASSIVE", nullptr));
-  EXPECT_FALSE(ChooseOmpTeam("", false, "passive", "300000"));
-  EXPECT_FALSE(ChooseOmpTeam("", false, nullptr, "0"));
-}
-
 // RunOnOmpTeam runs the body once on each of the team's threads, the
-// caller among them; a ThreadPool on it covers each index once.
+// caller among them (unless held back); a ThreadPool on it covers each
+// index once.
 TEST(OmpTeamTest, RunOnOmpTeamRunsTheBodyOnATeam) {
+  HoldOmpTeam(0);  // not held back by an earlier stall
   std::atomic<int> runs{0};
   std::atomic<int> on_caller{0};
   const std::thread::id caller = std::this_thread::get_id();
@@ -82,6 +69,27 @@ TEST(OmpTeamTest, RunOnOmpTeamRunsTheBodyOnATeam) {
     });
     for (int64_t i = 0; i < n; ++i) ASSERT_EQ(visits[i].load(), 1) << i << " of " << n;
   }
+}
+
+// A stall: the caller waited at the team's end longer than 200 us and
+// than its own share. While held (after one), bodies run on the caller
+// alone; HoldOmpTeam(0) ends the hold.
+TEST(OmpTeamTest, AStalledTeamIsHeldBack) {
+  EXPECT_FALSE(OmpTeamStalled(10'000, 150'000));
+  EXPECT_TRUE(OmpTeamStalled(10'000, 250'000));
+  EXPECT_FALSE(OmpTeamStalled(1'000'000, 900'000));
+  EXPECT_TRUE(OmpTeamStalled(1'000'000, 1'100'000));
+  HoldOmpTeam(int64_t{3600} * 1'000'000'000);
+  EXPECT_TRUE(OmpTeamHeld());
+  std::atomic<int> runs{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  RunOnOmpTeam(2, [&] {
+    runs.fetch_add(1);
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+  });
+  EXPECT_EQ(runs.load(), 1);
+  HoldOmpTeam(0);
+  EXPECT_FALSE(OmpTeamHeld());
 }
 
 TEST(OmpTeamTest, ShareSizesTheCallingThreadsTeam) {
