@@ -237,6 +237,7 @@ void RunOnStdThreads(int threads, absl::FunctionRef<void()> body) {
   team_calls.fetch_add(1);
   team_threads_asked.store(threads);
   std::vector<std::thread> team;
+  team.reserve(threads);
   for (int i = 1; i < threads; ++i) team.emplace_back([&body] { body(); });
   body();
   for (std::thread& member : team) member.join();
@@ -289,6 +290,7 @@ TEST(ThreadPoolTest, UseTeamWithConcurrentCallers) {
   ThreadPool pool(2);
   pool.UseTeam(&RunOnStdThreads);
   std::vector<std::thread> callers;
+  callers.reserve(4);
   for (int c = 0; c < 4; ++c) {
     callers.emplace_back([&pool] {
       for (int round = 0; round < 50; ++round) ExpectCoversOnce(pool, 64, 1);
