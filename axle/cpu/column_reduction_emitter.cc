@@ -224,9 +224,8 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     return elemental_.EmitForLoop(b_.getInt64(0), b_.getInt64(length), name, body);
   };
   // Columns [first, first + length) (a constant length, whole vectors):
-  // arrays of the block's length are set to the init values, every input
-  // row is folded into those, and they are stored to the output (which
-  // the block never reads: each column is folded by one block). The arrays
+  // their accumulators are copied into arrays of the block's length, every
+  // input row is folded into those, and they are copied back. The arrays
   // are only read and written at constant positions once the loops over
   // the block are vectorized, so LLVM keeps them in registers (SROA) across
   // the rows: no load and store of an accumulator per input row.
@@ -234,9 +233,11 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
   auto emit_block = [&](llvm::Value* first, int64_t length) -> absl::Status {
     std::vector<llvm::Value*>& arrays = block_arrays[length];
     if (arrays.empty()) arrays = EntryArrays(elemental_, b_, types, length);
-    AXLE_RETURN_IF_ERROR(block_loop(length, "block.init", [&](llvm::Value* j) {
+    AXLE_RETURN_IF_ERROR(block_loop(length, "block.load", [&](llvm::Value* j) {
+      llvm::Value* at = output_at(b_.CreateAdd(first, j));
       for (size_t r = 0; r < reduces.size(); ++r) {
-        elemental_.StoreElement(inits[r], arrays[r], j, types[r]);
+        elemental_.StoreElement(elemental_.LoadElement(outputs[r], at, types[r]), arrays[r], j,
+                                types[r]);
       }
       return absl::OkStatus();
     }));
@@ -253,17 +254,6 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
       return absl::OkStatus();
     });
   };
-  // Output columns [low, high) set to the init values, for the loops that
-  // fold into the output row itself (blocks start from the init values).
-  auto emit_init = [&](llvm::Value* low, llvm::Value* high, const std::string& name) {
-    return elemental_.EmitForLoop(low, high, name + ".init", [&](llvm::Value* c) -> absl::Status {
-      llvm::Value* linear = output_at(c);
-      for (size_t r = 0; r < reduces.size(); ++r) {
-        elemental_.StoreElement(inits[r], outputs[r], linear, types[r]);
-      }
-      return absl::OkStatus();
-    });
-  };
   // Whether the columns stream through the output row (wide rows, below).
   bool streamed = false;
   // Columns [low, high): whole blocks, then blocks of halving lengths down
@@ -276,7 +266,6 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
       // Every input row folded into the output row: one vector wide, not
       // interleaved (LLVM's choice, 4 vectors of 16 f32, leaves a range
       // of fewer than 64 columns to the scalar remainder loop).
-      AXLE_RETURN_IF_ERROR(emit_init(low, high, name));
       return emit_rows(0, [&] {
         llvm::BasicBlock* preheader = b_.GetInsertBlock();
         absl::Cleanup one_vector = [&] {
@@ -310,7 +299,6 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     }
     llvm::Value* rest = b_.CreateICmpSLT(c, high);
     return EmitIf(b_, rest, name + ".rest", [&] {
-      AXLE_RETURN_IF_ERROR(emit_init(c, high, name + ".rest"));
       return emit_rows(0, [&] {
         return elemental_.EmitForLoop(
             c, high, name + ".rest.column",
@@ -331,6 +319,14 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     }
     llvm::Value* low = minor == 0 ? begin : b_.getInt64(0);
     llvm::Value* high = minor == 0 ? end : b_.getInt64(out_dims[minor]);
+    AXLE_RETURN_IF_ERROR(
+        elemental_.EmitForLoop(low, high, "init", [&](llvm::Value* c) -> absl::Status {
+          llvm::Value* linear = output_at(c);
+          for (size_t r = 0; r < reduces.size(); ++r) {
+            elemental_.StoreElement(inits[r], outputs[r], linear, types[r]);
+          }
+          return absl::OkStatus();
+        }));
     auto emit_parts = [&]() -> absl::Status {
       if (minor == 0 || column_splits.empty()) return emit_columns(low, high, "column");
       // The columns in parts at a minor concatenate's (or edge pad's)
