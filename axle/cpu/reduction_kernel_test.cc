@@ -364,6 +364,9 @@ TEST(ReductionKernelTest, SiblingColumnReductionsFoldInOnePassExactly) {
 
 // Runs the kernel of `text`'s entry over `ranges` of its range dimension,
 // in the order given, and expects the interpreter's results bit for bit.
+// The output buffers start as all-ones bytes (NaN for floats): a range sets
+// every element it folds into before reading it, whichever path (a block,
+// the streamed rows, the columns left after the blocks) folds it.
 void ExpectRangesGiveTheWholeResult(const std::string& text,
                                     const std::vector<std::pair<int64_t, int64_t>>& ranges) {
   auto module = ParseAndReturnUnverifiedModule(text);
@@ -379,7 +382,10 @@ void ExpectRangesGiveTheWholeResult(const std::string& text,
   for (Literal& input : inputs) buffers.push_back(input.untyped_data());
   outputs.reserve(run->expected.size());
   for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
-  for (Literal& output : outputs) buffers.push_back(output.untyped_data());
+  for (Literal& output : outputs) {
+    std::memset(output.untyped_data(), 0xff, static_cast<size_t>(output.size_bytes()));
+    buffers.push_back(output.untyped_data());
+  }
   for (const auto& [begin, end] : ranges) (*kernel)->RunRange(buffers.data(), begin, end);
   for (size_t o = 0; o < outputs.size(); ++o) {
     absl::Status status = LiteralsNear(run->expected[o], outputs[o], ErrorSpec(0, 0));
@@ -461,6 +467,17 @@ TEST(ReductionKernelTest, WideColumnReductionSplitsIntoBlockedAndStreamedRanges)
   // streamed through the output row, in any order: the whole result.
   ExpectRangesGiveTheWholeResult(SiblingColumnReductions("37,1000", "1000", "0", "1"),
                                  {{300, 1000}, {0, 61}, {61, 300}});
+}
+
+TEST(ReductionKernelTest, EveryColumnPathSetsItsOwnColumns) {
+  // One sum (blocks of 128 columns, then 64, 32 and 16, then the columns
+  // left) and four siblings (blocks of 64) over 1000 columns, in ranges
+  // that take every path: a whole block, shorter blocks, the last columns
+  // fewer than a vector, and ranges wider than a block, streamed.
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, 128},   {128, 240}, {240, 251},
+                                                           {251, 700}, {700, 707}, {707, 1000}};
+  ExpectRangesGiveTheWholeResult(ReduceModule("f32", "23,1000", "1000", "0", "add", "0.5"), ranges);
+  ExpectRangesGiveTheWholeResult(SiblingColumnReductions("23,1000", "1000", "0", "1"), ranges);
 }
 
 TEST(ReductionKernelTest, SiblingColumnReductionsReadTheirInputsInOneLoop) {
