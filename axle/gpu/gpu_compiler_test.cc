@@ -221,7 +221,7 @@ ENTRY e {
 // writes.
 GpuThunkValues UsesOf(const GpuProgram& program, HloOpcode opcode) {
   for (const auto& thunk : program.thunks) {
-    const GpuThunkValues uses = thunk->buffer_uses();
+    GpuThunkValues uses = thunk->buffer_uses();
     for (int64_t id : uses.outputs) {
       const HloInstruction* instruction = program.values[id].instruction;
       if (instruction != nullptr && instruction->opcode() == opcode) return uses;
