@@ -66,7 +66,7 @@ TEST(BufferAssignmentConformance, EveryExecModuleGetsAConsistentAssignment) {
     if (!module.ok() || !VerifyHloModule(**module).ok()) continue;
     saved += CheckModule(**module, entry.file);
     cpu::DotEpilogueFusion epilogue;
-    CpuInstructionFusion fusion;
+    InstructionFusion fusion;
     ASSERT_TRUE(epilogue.Run(module->get()).ok());
     ASSERT_TRUE(fusion.Run(module->get()).ok());
     saved += CheckModule(**module, entry.file + " (fused)");

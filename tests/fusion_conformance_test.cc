@@ -64,7 +64,7 @@ TEST(FusionConformance, FusedExecModulesVerifyAndMatchTheInterpreter) {
     if (!module.ok() || !VerifyHloModule(**module).ok()) continue;
     std::unique_ptr<HloModule> fused = (*module)->Clone("fused");
     cpu::DotEpilogueFusion epilogue;
-    CpuInstructionFusion fusion;
+    InstructionFusion fusion;
     absl::Status status = epilogue.Run(fused.get()).status();
     if (status.ok()) status = fusion.Run(fused.get()).status();
     if (status.ok()) status = VerifyHloModule(*fused);

@@ -23,6 +23,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/loop_kernel_emitter_class.h"
+#include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/CFG.h"
@@ -106,23 +107,6 @@ void SetColumnLoopVectorization(llvm::BasicBlock* preheader, int64_t lanes, int6
     self->replaceOperandWith(0, self);
     latch->getTerminator()->setMetadata(llvm::LLVMContext::MD_loop, self);
   }
-}
-
-// Per type, an array of `length` elements in the function's entry block,
-// 64-byte aligned.
-std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
-                                      llvm::IRBuilderBase& b,
-                                      const std::vector<PrimitiveType>& types, int64_t length) {
-  llvm::Function* function = b.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-  std::vector<llvm::Value*> arrays;
-  for (PrimitiveType type : types) {
-    llvm::AllocaInst* array =
-        entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(length));
-    array->setAlignment(llvm::Align(kBufferAlignment));
-    arrays.push_back(array);
-  }
-  return arrays;
 }
 
 // Emits `then` where `condition` holds, and leaves the builder after it.

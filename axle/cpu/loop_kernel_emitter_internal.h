@@ -70,6 +70,13 @@ absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llv
                                      const std::vector<SideBySideOutput>& outputs,
                                      int64_t range_dimension, llvm::Value* begin, llvm::Value* end);
 
+// Per type, an array of `length` elements in the entry block of the
+// function `b` emits into, 64-byte aligned: a reduction kernel's per-column
+// accumulators and partial results.
+std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
+                                      llvm::IRBuilderBase& b,
+                                      const std::vector<PrimitiveType>& types, int64_t length);
+
 // The loop nest of a split fold (loop_kernel_plan.h: SplitFoldReduction),
 // with the arguments of EmitSideBySideReduction: loops over the output's
 // dimensions, and for each element its fold split into

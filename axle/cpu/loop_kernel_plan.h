@@ -43,8 +43,8 @@ bool IsColumnReduction(const HloInstruction& root);
 // The column reductions one kernel with these outputs computes together,
 // in one pass over their inputs: every output a column reduction of inputs
 // of one shape over the same dimensions (a multi-output fusion of sibling
-// reductions, multi_output_fusion.h: batch norm backward's sums over N, H
-// and W). `outputs` itself then (one is enough), empty otherwise.
+// reductions, runtime/cpu_multi_output_fusion.h: batch norm backward's sums
+// over N, H and W). `outputs` itself then (one is enough), empty otherwise.
 std::vector<const HloInstruction*> ColumnReductions(
     const std::vector<const HloInstruction*>& outputs);
 

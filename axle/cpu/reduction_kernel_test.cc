@@ -299,7 +299,7 @@ ENTRY e {
   Check(text, ErrorSpec(0, 0));
 }
 
-// Sibling column reductions of one kernel (multi_output_fusion.h), as batch
+// Sibling column reductions of one kernel (cpu_multi_output_fusion.h), as batch
 // norm backward has them: sums and a max over all but the minor dimension
 // of expressions of the same inputs (one of them bf16 widened to f32, as
 // bf16-reductions-in-f32 leaves a bf16 sum).

@@ -69,23 +69,6 @@ void DisableInterleaving(llvm::BasicBlock* preheader) {
   }
 }
 
-// Per type, an array of `length` elements in the function's entry block,
-// 64-byte aligned.
-std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
-                                      llvm::IRBuilderBase& b,
-                                      const std::vector<PrimitiveType>& types, int64_t length) {
-  llvm::Function* function = b.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-  std::vector<llvm::Value*> arrays;
-  for (PrimitiveType type : types) {
-    llvm::AllocaInst* array =
-        entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(length));
-    array->setAlignment(llvm::Align(kBufferAlignment));
-    arrays.push_back(array);
-  }
-  return arrays;
-}
-
 // A variadic reduce being emitted, with the arguments of
 // EmitSideBySideReduction and EmitSplitFoldReduction, and what both
 // emitters read off it (Read): N (inputs, init values and results), each
@@ -529,6 +512,21 @@ absl::Status VariadicReduceEmitter::EmitSplitFold(int64_t chunks, llvm::Value* p
 }
 
 }  // namespace
+
+std::vector<llvm::Value*> EntryArrays(llvm_ir::ElementalIrEmitter& elemental,
+                                      llvm::IRBuilderBase& b,
+                                      const std::vector<PrimitiveType>& types, int64_t length) {
+  llvm::Function* function = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+  std::vector<llvm::Value*> arrays;
+  for (PrimitiveType type : types) {
+    llvm::AllocaInst* array =
+        entry.CreateAlloca(elemental.StorageType(type), entry.getInt64(length));
+    array->setAlignment(llvm::Align(kBufferAlignment));
+    arrays.push_back(array);
+  }
+  return arrays;
+}
 
 absl::Status EmitSideBySideReduction(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBase& b,
                                      const HloInstruction& reduce,

@@ -84,6 +84,10 @@ class DynamicUpdateSliceThunk final : public PtxThunk {
     arguments.push_back(Argument::Pointer(context.address(v.outputs[0])));
     return LaunchPerItem(context.stream, 0, count, arguments);
   }
+  // The operand is read only while being copied into the result.
+  std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
+    return CopiedOperandPairs(1);
+  }
 
  private:
   SliceGeometry g_;

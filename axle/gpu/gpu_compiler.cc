@@ -195,12 +195,12 @@ void AddGpuPreFusionPasses(HloPassPipeline& pipeline) {
 absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipeline) {
   if (name != "fusion") return true;
   AddGpuPreFusionPasses(pipeline);
-  CpuInstructionFusion::Options fusion_options;
+  InstructionFusion::Options fusion_options;
   fusion_options.fuse_reductions_into_consumers = false;
   fusion_options.duplicate_fast_gpu_math = true;
   fusion_options.max_recomputed_instructions = kMaxRecomputedInstructions;
   fusion_options.max_fused_instructions = kMaxFusedInstructions;
-  pipeline.AddPass<CpuInstructionFusion>(fusion_options);
+  pipeline.AddPass<InstructionFusion>(fusion_options);
   return false;
 }
 

@@ -217,6 +217,60 @@ ENTRY e {
   }
 }
 
+// The value ids the thunk of `program` that computes an `opcode` reads and
+// writes.
+GpuThunkValues UsesOf(const GpuProgram& program, HloOpcode opcode) {
+  for (const auto& thunk : program.thunks) {
+    GpuThunkValues uses = thunk->buffer_uses();
+    for (int64_t id : uses.outputs) {
+      const HloInstruction* instruction = program.values[id].instruction;
+      if (instruction != nullptr && instruction->opcode() == opcode) return uses;
+    }
+  }
+  ADD_FAILURE() << "no thunk computes a " << HloOpcodeString(opcode) << "\n"
+                << GpuProgramToString(program);
+  return {};
+}
+
+TEST(GpuCompilerTest, ScatterWritesIntoItsOperandWhenTheSharedRuleAllows) {
+  // The shared in-place rule (in_place_sharing.h) with the scatter thunk's
+  // hook: x is a temporary of the program that dies at the scatter, so the
+  // scatter's result takes over its memory (no copy at run time); where x
+  // is read afterwards, the two keep their own temporaries.
+  constexpr char kScatter[] = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = f32[64,16] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[3,16] parameter(2)
+  x = f32[64,16] exponential(p)
+  s = f32[64,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT r = f32[64,16] RESULT
+})";
+  for (const bool read_later : {false, true}) {
+    std::string text = kScatter;
+    text.replace(text.find("RESULT"), 6, read_later ? "add(s, x)" : "negate(s)");
+    std::unique_ptr<HloModule> kept;
+    absl::StatusOr<GpuProgram> program = Compile(text, &kept);
+    ASSERT_TRUE(program.ok()) << program.status();
+    const GpuThunkValues scatter = UsesOf(*program, HloOpcode::kScatter);
+    ASSERT_FALSE(scatter.operands.empty());
+    ASSERT_EQ(scatter.outputs.size(), 1u);
+    const GpuValue& operand = program->values[scatter.operands[0]];
+    const GpuValue& output = program->values[scatter.outputs[0]];
+    ASSERT_EQ(operand.kind, GpuValue::Kind::kTemporary);
+    EXPECT_EQ(operand.temporary == output.temporary, !read_later) << GpuProgramToString(*program);
+    GpuBufferLayout layout = LayOutGpuBuffers(*program);
+    EXPECT_TRUE(VerifyBufferAssignment(*layout.assignment).ok()) << layout.assignment->ToString();
+  }
+}
+
 TEST(GpuCompilerTest, ConditionalHasOneSequencePerBranch) {
   std::unique_ptr<HloModule> module;
   auto program = Compile(R"(

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -16,6 +17,7 @@
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/nccl_collective_thunk.h"
 #include "axle/hlo/analysis/conditional_branch.h"
+#include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
@@ -98,6 +100,9 @@ class Builder {
       AXLE_ASSIGN_OR_RETURN(int64_t value, ValueOf(root, index));
       program_.result_leaves.emplace_back(index, value);
     }
+    std::vector<int64_t> results;
+    for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
+    ShareInPlace(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false);
     return std::move(program_);
   }
 
@@ -230,7 +235,22 @@ class Builder {
                             const GpuThunkSequence& sequence);
   // Makes every value held in `from`'s temporary use `to`'s instead; the
   // temporary left unused takes no memory.
-  void ShareTemporary(int64_t from, int64_t to);
+  void ShareTemporary(int64_t from, int64_t to) {
+    axle::ShareTemporary(program_.values, program_.temporary_sizes, from, to);
+  }
+  // The shared in-place rule (hlo/analysis/in_place_sharing.h) on
+  // `sequence`, each thunk's in_place_pairs() the CUDA backend's hook: an
+  // output takes over its operand's temporary where the rule allows.
+  void ShareInPlace(const GpuThunkSequence& sequence, std::vector<int64_t> roots,
+                    const std::vector<int64_t>* destinations, bool nested);
+  // ShareInPlace on the sequence of nested `computation`, whose root's
+  // leaves go to `destinations` (a while's state or a conditional's results).
+  void ShareInPlace(const HloComputation& computation, const GpuThunkSequence& sequence,
+                    const std::vector<int64_t>& destinations) {
+    absl::StatusOr<std::vector<int64_t>> roots = LeafValues(computation.root_instruction());
+    if (!roots.ok() || roots->size() != destinations.size()) return;  // StoreRoot says why
+    ShareInPlace(sequence, *std::move(roots), &destinations, /*nested=*/true);
+  }
 
   const PtxOptions& options_;
   GpuProgram program_;
@@ -429,15 +449,17 @@ void Builder::WriteBodyRootInPlace(const HloComputation& body, const std::vector
   }
 }
 
-void Builder::ShareTemporary(int64_t from, int64_t to) {
-  const int64_t old_temporary = program_.values[from].temporary;
-  const int64_t new_temporary = program_.values[to].temporary;
-  for (GpuValue& value : program_.values) {
-    if (value.kind == GpuValue::Kind::kTemporary && value.temporary == old_temporary) {
-      value.temporary = new_temporary;
-    }
+void Builder::ShareInPlace(const GpuThunkSequence& sequence, std::vector<int64_t> roots,
+                           const std::vector<int64_t>* destinations, bool nested) {
+  std::vector<std::optional<InPlaceStep>> steps;
+  steps.reserve(sequence.size());
+  for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
+    GpuThunkValues uses = thunk->buffer_uses();
+    steps.push_back(InPlaceStep{StepUses{std::move(uses.operands), std::move(uses.outputs)},
+                                thunk->in_place_pairs()});
   }
-  program_.temporary_sizes[old_temporary] = 0;
+  ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, destinations,
+                       nested);
 }
 
 absl::Status Builder::StoreRoot(const HloComputation& computation,
@@ -471,7 +493,6 @@ absl::Status Builder::StoreRoot(const HloComputation& computation,
     }
   }
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
-  std::set<int64_t> written;
   auto same = [&](size_t i) {
     const GpuValue& source = program_.values[sources[i]];
     const GpuValue& destination = program_.values[destinations[i]];
@@ -479,27 +500,11 @@ absl::Status Builder::StoreRoot(const HloComputation& computation,
                                              destination.kind == GpuValue::Kind::kTemporary &&
                                              source.temporary == destination.temporary);
   };
-  for (size_t i = 0; i < sources.size(); ++i) {
-    if (!same(i)) written.insert(destinations[i]);
-  }
-  // A source that is another destination being overwritten (a body that
-  // swaps two state leaves) is first copied aside.
-  std::vector<std::pair<int64_t, int64_t>> snapshots;
-  std::vector<std::pair<int64_t, int64_t>> copies;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    int64_t source = sources[i];
-    if (same(i)) continue;
-    if (written.count(source) > 0) {
-      const int64_t snapshot = NewTemporary(leaves[i].second);
-      snapshots.emplace_back(source, snapshot);
-      source = snapshot;
-    }
-    copies.emplace_back(source, destinations[i]);
-  }
+  std::vector<std::pair<int64_t, int64_t>> copies = StoreCopies(
+      sources, destinations, same, [&](size_t i) { return NewTemporary(leaves[i].second); });
   if (copies.empty()) return absl::OkStatus();
-  snapshots.insert(snapshots.end(), copies.begin(), copies.end());
   sequence.push_back(
-      std::make_unique<GpuCopyThunk>(absl::StrCat(root.name(), ".copy"), std::move(snapshots)));
+      std::make_unique<GpuCopyThunk>(absl::StrCat(root.name(), ".copy"), std::move(copies)));
   return absl::OkStatus();
 }
 
@@ -520,6 +525,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
       trips.has_value() && !ComputationHasSideEffect(condition)) {
     BindParameter(body, 0, &instruction);
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+    ShareInPlace(body, body_thunks, state);
     WriteBodyRootInPlace(body, state, body_thunks);
     AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
     AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init), *trips,
@@ -534,6 +540,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   AXLE_ASSIGN_OR_RETURN(int64_t predicate, ValueOf(condition.root_instruction()));
   BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
+  ShareInPlace(body, body_thunks, state);
   WriteBodyRootInPlace(body, state, body_thunks);
   AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
   AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init),
@@ -566,6 +573,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[index];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(index + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
+    ShareInPlace(branch, thunks, results);
     AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
     if (!thunks.empty()) {
       AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
@@ -577,6 +585,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[i];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(i + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
+    ShareInPlace(branch, thunks, results);
     AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
     sequences.push_back(std::move(thunks));
   }

@@ -28,6 +28,12 @@
 // is a constant is just the branch it selects (a call). A call's callee is
 // built in place.
 //
+// In place: a thunk that lists (operand, output) pairs in in_place_pairs()
+// (scatter) gets the operand's temporary for its output where the shared
+// rule allows (hlo/analysis/in_place_sharing.h, as on cpu: the operand is
+// the sequence's own and dead after the thunk, or the while state the
+// output replaces), in the entry, while bodies and conditional branches.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_GPU_GPU_PROGRAM_H_
 #define AXLE_GPU_GPU_PROGRAM_H_

@@ -105,6 +105,12 @@ class GpuThunk {
   virtual GpuThunkValues buffer_uses() const = 0;
   // Device scratch memory it needs while it runs (a library's workspace).
   virtual int64_t scratch_bytes() const { return 0; }
+  // Pairs (operand value, output value) that Execute computes correctly
+  // also when the two share memory (it then skips copying the operand and
+  // writes only what changes): the CUDA backend's hook for the shared
+  // in-place rule (hlo/analysis/in_place_sharing.h), which lets them share
+  // when the operand is dead after the thunk. None unless a thunk says so.
+  virtual std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const { return {}; }
 
   // Whether Execute may be recorded into a CUDA graph by stream capture
   // (gpu_graph.h) and the graph replayed in later runs whose buffers (and

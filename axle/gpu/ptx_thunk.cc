@@ -1,6 +1,7 @@
 //===- ptx_thunk.cc - A thunk that launches kernels of its own PTX module --===//
 #include "axle/gpu/ptx_thunk.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -77,6 +78,19 @@ absl::Status PtxThunk::CopyUnlessSame(CudaStream* stream, const se::DeviceMemory
   se::DeviceMemoryBase destination = to;
   return Annotate(stream->MemcpyDeviceToDevice(&destination, from, static_cast<uint64_t>(bytes)),
                   absl::StrCat("CUDA: ", name(), ": copying an operand to the result"));
+}
+
+std::vector<std::pair<int64_t, int64_t>> PtxThunk::CopiedOperandPairs(int64_t count) const {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const std::vector<int64_t>& operands = values_.operands;
+  for (int64_t i = 0; i < count && i < static_cast<int64_t>(operands.size()) &&
+                      i < static_cast<int64_t>(values_.outputs.size());
+       ++i) {
+    if (std::count(operands.begin(), operands.end(), operands[i]) == 1) {
+      pairs.emplace_back(operands[i], values_.outputs[i]);
+    }
+  }
+  return pairs;
 }
 
 }  // namespace axle::gpu

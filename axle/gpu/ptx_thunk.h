@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -72,6 +73,12 @@ class PtxThunk : public GpuThunk {
   // same buffer (an operand the executable let its result reuse).
   absl::Status CopyUnlessSame(CudaStream* stream, const se::DeviceMemoryBase& from,
                               const se::DeviceMemoryBase& to, int64_t bytes) const;
+  // For a thunk whose first `count` operands are copied into its first
+  // `count` outputs (CopyUnlessSame) and then read no more: those (operand,
+  // output) pairs, as in_place_pairs() lists them, but not an operand
+  // value the thunk takes twice (its other use would read it while the
+  // output is written).
+  std::vector<std::pair<int64_t, int64_t>> CopiedOperandPairs(int64_t count) const;
 
  private:
   GpuThunkValues values_;

@@ -125,6 +125,10 @@ class ScatterThunk final : public PtxThunk {
   int64_t scratch_bytes() const override {
     return combining_ == Combining::kLocked ? ElementCount(g_.operand_dims) * 4 : 0;
   }
+  // The operands are read only while being copied into the outputs.
+  std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
+    return CopiedOperandPairs(static_cast<int64_t>(g_.types.size()));
+  }
 
  private:
   ScatterGeometry g_;

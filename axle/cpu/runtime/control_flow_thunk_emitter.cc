@@ -23,14 +23,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/control_flow_thunk.h"
-#include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/conditional_branch.h"
+#include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/analysis/value_slot.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
@@ -98,24 +97,11 @@ std::unique_ptr<Thunk> CopyInto(const std::string& name, const Shape& shape,
                                 const std::vector<int64_t>& sources,
                                 const std::vector<int64_t>& destinations, ProgramBuilder& builder) {
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(shape);
-  std::set<int64_t> written;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    if (sources[i] != destinations[i]) written.insert(destinations[i]);
-  }
-  std::vector<std::pair<int64_t, int64_t>> snapshots, copies;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    int64_t source = sources[i];
-    if (source == destinations[i]) continue;
-    if (written.count(source) > 0) {
-      int64_t snapshot = builder.NewTemporary(leaves[i].second);
-      snapshots.emplace_back(source, snapshot);
-      source = snapshot;
-    }
-    copies.emplace_back(source, destinations[i]);
-  }
+  std::vector<std::pair<int64_t, int64_t>> copies = StoreCopies(
+      sources, destinations, [&](size_t i) { return sources[i] == destinations[i]; },
+      [&](size_t i) { return builder.NewTemporary(leaves[i].second); });
   if (copies.empty()) return nullptr;
-  snapshots.insert(snapshots.end(), copies.begin(), copies.end());
-  return std::make_unique<CopyThunk>(name, std::move(snapshots));
+  return std::make_unique<CopyThunk>(name, std::move(copies));
 }
 
 // Ends `sequence` (the thunks of `computation`) with writing its root's
@@ -127,7 +113,7 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
   if (sources.size() != destinations.size()) {
     return Unsupported(root, "a root whose array leaves do not match its caller's result");
   }
-  ShareInPlaceOperands(sequence, sources, &destinations, /*nested=*/true, builder);
+  builder.ShareInPlaceOperands(sequence, sources, &destinations, /*nested=*/true);
   WriteInPlace(sequence, destinations, sources, builder);
   std::unique_ptr<Thunk> copy =
       CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);
@@ -164,7 +150,7 @@ absl::Status EmitWhileThunk(const HloInstruction& instruction, ProgramBuilder& b
   // parameter or a constant (an RNN's weights and input sequence, read by
   // every step) is that value itself, not copied: no thunk writes
   // parameters or constants, and no body thunk writes a leaf the body
-  // passes through (in_place.h shares temporaries only).
+  // passes through (in_place_sharing.h shares temporaries only).
   builder.ForwardLeaves(instruction.operand(0), &instruction);
   std::vector<int64_t> state;
   std::vector<std::pair<int64_t, int64_t>> init;

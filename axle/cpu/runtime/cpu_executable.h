@@ -21,7 +21,7 @@
 // packs them so that those whose live ranges do not intersect share
 // memory. Which values share one temporary in the first place (plumbing,
 // in-place thunks, loop state written in place) is the program builder's
-// choice (program_builder.h, in_place.h). The executable keeps the
+// choice (program_builder.h, hlo/analysis/in_place_sharing.h). The executable keeps the
 // arenas of finished runs and hands them to the next ones, so concurrent
 // runs each have their own and a steady-state run allocates nothing from
 // the OS (page faults cost 11-14 us per 4 KiB page here, PEERS.md).

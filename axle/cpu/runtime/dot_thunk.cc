@@ -383,7 +383,7 @@ class DnnlDotThunk : public Thunk {
   }
 
   // A residual added by the sum post-op, laid out as the output and dead
-  // after the dot, becomes the output's memory (in_place.h): the copy into
+  // after the dot, becomes the output's memory (in_place_sharing.h): the copy into
   // the output is skipped ([4, 128, 1024] x [1024, 256] + a computed
   // residual, then a negate; 1 thread, best of 5 on a loaded 2-core VM:
   // 1.268 ms with the copy, 1.253 ms without).

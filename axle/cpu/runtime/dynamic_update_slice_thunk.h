@@ -8,7 +8,7 @@
 //
 // The thunk copies the operand into the output, then copies the update's
 // rows into the window. When the output shares the operand's memory
-// (in_place_pairs(): ShareInPlaceOperands, in_place.h, decides that at
+// (in_place_pairs(): ShareInPlaceOperands, in_place_sharing.h, decides that at
 // compile time) the first copy is skipped and only the window is written:
 // a loop that updates one row of a large loop-state array per iteration
 // moves that row only, not the whole array twice.

@@ -452,7 +452,7 @@ ENTRY e {
   DotEpilogueFusion epilogue;
   auto module = RunAndCompare(text, epilogue);
   ASSERT_NE(module, nullptr);
-  CpuInstructionFusion loop;
+  InstructionFusion loop;
   ASSERT_TRUE(loop.Run(module.get()).ok());
   ASSERT_TRUE(VerifyHloModule(*module).ok());
   std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);

@@ -2,7 +2,7 @@
 //
 // Dots report their buffer uses, so programs with dots reuse arena memory;
 // dynamic-update-slice and scatter write into their operand's memory when it
-// is dead afterwards (in_place.h): in the entry, and on a while loop's state
+// is dead afterwards (hlo/analysis/in_place_sharing.h): in the entry, and on a while loop's state
 // (the body's copy of the state leaf is gone). Values are checked against
 // the interpreter, the sharing through the executable's temporaries bytes.
 //

@@ -22,7 +22,7 @@
 // Invariance is decided by memory, not by value ids: a value is invariant
 // when its bytes overlap none of the values the loop's thunks write (their
 // buffer_uses(), with the nested sequences'), so an output that took over
-// an operand's memory (in_place.h) or any other sharing counts as a write.
+// an operand's memory (in_place_sharing.h) or any other sharing counts as a write.
 // A loop whose thunks do not all know their uses has no LoopRun.
 //
 // Thread-safe: a loop run executes on one thread; concurrent runs of one

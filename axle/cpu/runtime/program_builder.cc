@@ -2,6 +2,7 @@
 #include "axle/cpu/runtime/program_builder.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,10 +12,10 @@
 #include "axle/cpu/runtime/concat_in_place.h"
 #include "axle/cpu/runtime/dynamic_update_slice_thunk.h"
 #include "axle/cpu/runtime/feed_thunk.h"
-#include "axle/cpu/runtime/in_place.h"
 #include "axle/cpu/runtime/scatter_thunk.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/hlo/analysis/elementwise_access.h"
+#include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_opcode_families.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
@@ -148,7 +149,7 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   }
   std::vector<int64_t> results;
   for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
-  ShareInPlaceOperands(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false, *this);
+  ShareInPlaceOperands(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false);
   AXLE_RETURN_IF_ERROR(kernels_->Compile());
   return std::move(program_);
 }
@@ -312,7 +313,7 @@ absl::Status ProgramBuilder::AddLoopKernelThunk(const HloInstruction& instructio
   AXLE_ASSIGN_OR_RETURN(
       std::unique_ptr<CompiledKernel> kernel,
       kernels_->AddKernel(*fusion->fused_instructions_computation(), UniqueName("kernel")));
-  // Outputs that may take over an operand's memory (in_place.h decides
+  // Outputs that may take over an operand's memory (in_place_sharing.h decides
   // whether they do); not an operand the kernel reads twice over.
   std::vector<std::pair<int64_t, int64_t>> in_place;
   for (const auto& [parameter, output] :
@@ -424,19 +425,25 @@ int64_t ProgramBuilder::NewTemporary(const Shape& shape) {
 }
 
 void ProgramBuilder::ShareTemporary(int64_t value, int64_t with) {
-  const ValueSlot& from = program_.values[value];
-  const ValueSlot& to = program_.values[with];
-  CHECK(from.kind == ValueSlot::Kind::kTemporary && to.kind == ValueSlot::Kind::kTemporary);
-  CHECK_EQ(from.size_bytes, to.size_bytes);
-  const int64_t unused = from.temporary, target = to.temporary;
-  if (unused == target) return;
-  // Values already sharing `value`'s memory move along.
-  for (ValueSlot& slot : program_.values) {
-    if (slot.kind == ValueSlot::Kind::kTemporary && slot.temporary == unused) {
-      slot.temporary = target;
+  axle::ShareTemporary(program_.values, program_.temporary_sizes, value, with);
+}
+
+void ProgramBuilder::ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
+                                          std::vector<int64_t>& roots,
+                                          const std::vector<int64_t>* destinations, bool nested) {
+  std::vector<std::optional<InPlaceStep>> steps;
+  steps.reserve(sequence.size());
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    std::optional<Thunk::BufferUses> uses = thunk->buffer_uses();
+    if (!uses.has_value()) {
+      steps.emplace_back();
+      continue;
     }
+    steps.push_back(InPlaceStep{StepUses{std::move(uses->reads), std::move(uses->writes)},
+                                thunk->in_place_pairs()});
   }
-  program_.temporary_sizes[unused] = 0;
+  axle::ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, destinations,
+                             nested);
 }
 
 std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {

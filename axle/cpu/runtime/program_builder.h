@@ -122,6 +122,14 @@ class ProgramBuilder {
   // thunk that may write its result straight into a loop state or branch
   // result.
   void ShareTemporary(int64_t value, int64_t with);
+  // The shared in-place rule (hlo/analysis/in_place_sharing.h) on
+  // `sequence`, with each thunk's in_place_pairs() as the cpu backend's
+  // hook: an output takes over its operand's temporary where the rule
+  // allows. `roots`, `destinations`, `nested`: as ShareInPlaceOperands
+  // there.
+  void ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
+                            std::vector<int64_t>& roots, const std::vector<int64_t>* destinations,
+                            bool nested);
   // Every array leaf of `from` is also the leaf of `to` at the same index.
   void ForwardLeaves(const HloInstruction* from, const HloInstruction* to) {
     Forward(from, {}, to, {});

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include <memory>
 
+#include "axle/cpu/runtime/cpu_multi_output_fusion.h"
 #include "axle/cpu/runtime/epilogue_fusion.h"
 #include "axle/hlo/pass/pass_registry.h"
-#include "axle/hlo/transforms/multi_output_fusion.h"
 
 // Referenced by the link options of axle_cpu_passes so that this object
 // file, and the registration below, is kept in every program.
@@ -28,10 +28,7 @@ void AddCpuPasses(PassFactoryMap* registry) {
   // sibling column reductions merged into one kernel: the cpu backend's
   // column reduction emitter computes several reduces, the GPU's emitters
   // take one reduce root.
-  (*registry)["cpu-multi-output-fusion"] = [] {
-    return std::make_unique<CpuMultiOutputFusion>(
-        CpuMultiOutputFusion::Options{.merge_sibling_reductions = true});
-  };
+  (*registry)["cpu-multi-output-fusion"] = [] { return std::make_unique<CpuMultiOutputFusion>(); };
 }
 
 [[maybe_unused]] const bool kRegistered = RegisterBackendPasses(AddCpuPasses);

@@ -97,7 +97,7 @@ class SmallDotThunk : public Thunk {
 
   // A bias laid out as the output (a weight gradient summed over a loop's
   // steps, acc + x^T d, the accumulator a loop state leaf) may be the
-  // output's memory (in_place.h): every output element is stored once,
+  // output's memory (in_place_sharing.h): every output element is stored once,
   // after its own bias element was read (StoreSums), so the loop updates
   // its state in place instead of copying the sum into it on every step.
   std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const override {
@@ -107,7 +107,7 @@ class SmallDotThunk : public Thunk {
                        (s.n == 1 || s.bias_column_stride == 1);
     if (!bias_ || bias_->value < 0 || !dense) return {};
     // Not when the bias is the lhs or rhs too (h + h @ w): the dot still
-    // reads it while it writes (in_place.h's rule 1 tells values apart,
+    // reads it while it writes (in_place_sharing.h's rule 1 tells values apart,
     // not a thunk's operands that are one value).
     const int64_t bias = operand_values_[bias_->value];
     for (const Operand* operand : {&lhs_, &rhs_}) {

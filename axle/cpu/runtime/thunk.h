@@ -99,7 +99,7 @@ class Thunk {
   virtual int64_t scratch_bytes() const { return 0; }
   // Pairs (operand value, output value) that the thunk computes correctly
   // also when the two share memory (it then skips copying the operand and
-  // writes only what changes). ShareInPlaceOperands (in_place.h) lets them
+  // writes only what changes). ShareInPlaceOperands (hlo/analysis/in_place_sharing.h) lets them
   // share when the operand is dead after the thunk.
   virtual std::vector<std::pair<int64_t, int64_t>> in_place_pairs() const { return {}; }
   // Writes the thunk for a loader that has no HLO (thunk_serialization.h):

@@ -38,7 +38,7 @@ bool IsLoopFusibleOp(const HloInstruction& instruction) {
     case HloOpcode::kGather:
       return true;
     case HloOpcode::kConstant:
-      return instruction.shape().num_elements() <= CpuInstructionFusion::kMaxFusedConstantElements;
+      return instruction.shape().num_elements() <= InstructionFusion::kMaxFusedConstantElements;
     default:
       return false;
   }
@@ -127,7 +127,7 @@ int64_t ProducerLoopPrefix(const HloInstruction& producer, const HloInstruction&
 // result (other than its root) hoistable: computed once per row, never per
 // element.
 bool KeepsReducesHoistable(const HloInstruction& producer, const HloInstruction& consumer,
-                           const CpuInstructionFusion::Options& options) {
+                           const InstructionFusion::Options& options) {
   if (!ContainsReduce(producer)) return true;
   if (!options.fuse_reductions_into_consumers) return false;
   const int64_t prefix = ProducerLoopPrefix(producer, consumer);
@@ -294,7 +294,7 @@ bool IsFastGpuMath(const HloInstruction& instruction) {
 
 // Whether `producer` may be duplicated into each of its users.
 bool CheapToDuplicateFor(const HloInstruction& producer,
-                         const CpuInstructionFusion::Options& options) {
+                         const InstructionFusion::Options& options) {
   if (!options.duplicate_fast_gpu_math) return IsCheapToDuplicate(producer);
   if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
     for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
@@ -307,7 +307,7 @@ bool CheapToDuplicateFor(const HloInstruction& producer,
 
 // Whether `consumer` can take `producer` (ignoring who else reads it).
 bool CanFuseInto(const HloInstruction& producer, const HloInstruction& consumer,
-                 const CpuInstructionFusion::Options& options) {
+                 const InstructionFusion::Options& options) {
   return ConsumerFusionKind(consumer).has_value() &&
          KeepsReducesHoistable(producer, consumer, options);
 }
@@ -333,7 +333,7 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
 // `consumer` can host a producer (ConsumerFusionKind, which the caller
 // computed once: growing a fusion does not change it).
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
-                const CpuInstructionFusion::Options& options) {
+                const InstructionFusion::Options& options) {
   if (!IsFusibleProducer(producer) || !KeepsReducesHoistable(producer, consumer, options)) {
     return false;
   }
@@ -371,7 +371,7 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
 // quadratic in its size (threefry's unrolled rounds fuse into fusions of
 // hundreds of instructions).
 absl::StatusOr<bool> FuseComputation(HloComputation* computation,
-                                     const CpuInstructionFusion::Options& options) {
+                                     const InstructionFusion::Options& options) {
   std::vector<HloInstruction*> order = computation->MakeInstructionPostOrder();
   absl::flat_hash_set<HloInstruction*> alive(order.begin(), order.end());
   HloInstruction* placeholder = nullptr;
@@ -439,7 +439,7 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
 
 }  // namespace
 
-absl::StatusOr<bool> CpuInstructionFusion::Run(HloModule* module) {
+absl::StatusOr<bool> InstructionFusion::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : ControlFlowComputations(*module)) {
     AXLE_ASSIGN_OR_RETURN(bool computation_changed, FuseComputation(computation, options_));

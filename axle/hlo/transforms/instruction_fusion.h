@@ -1,4 +1,4 @@
-//===- instruction_fusion.h - Loop and reduction fusion for the CPU --------===//
+//===- instruction_fusion.h - Loop and reduction fusion --------------------===//
 //
 // Greedy producer-into-consumer fusion, as XLA's InstructionFusion: the
 // instructions of each control-flow computation (entry, while, conditional,
@@ -58,7 +58,7 @@
 
 namespace axle {
 
-class CpuInstructionFusion : public HloPassInterface {
+class InstructionFusion : public HloPassInterface {
  public:
   // A fused computation stops growing at this many instructions.
   static constexpr int64_t kMaxFusedInstructions = 200;
@@ -86,8 +86,8 @@ class CpuInstructionFusion : public HloPassInterface {
     int64_t max_fused_instructions = kMaxFusedInstructions;
   };
 
-  CpuInstructionFusion() = default;
-  explicit CpuInstructionFusion(const Options& options) : options_(options) {}
+  InstructionFusion() = default;
+  explicit InstructionFusion(const Options& options) : options_(options) {}
 
   absl::string_view name() const override { return "fusion"; }
   absl::StatusOr<bool> Run(HloModule* module) override;

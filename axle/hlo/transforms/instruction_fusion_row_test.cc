@@ -1,4 +1,4 @@
-// CpuInstructionFusion's row reductions: a reduce of trailing dimensions
+// InstructionFusion's row reductions: a reduce of trailing dimensions
 // fuses into consumers that read it through row broadcasts (softmax, layer
 // norm), and nowhere it would be recomputed per element.
 #include "axle/hlo/analysis/row_index_analysis.h"
@@ -28,7 +28,7 @@ max {
 )";
 
 std::unique_ptr<HloModule> Fuse(const std::string& entry, bool expect_change = true) {
-  CpuInstructionFusion pass;
+  InstructionFusion pass;
   return RunAndCompare(std::string(kReducers) + entry, pass, expect_change);
 }
 
@@ -134,10 +134,10 @@ ENTRY e {
 // cheap to duplicate: softmax is the row max, the exp-and-sum, and the
 // exp-and-divide.
 TEST(RowFusion, GpuOptionsKeepReductionsOutOfTheirConsumers) {
-  CpuInstructionFusion::Options options;
+  InstructionFusion::Options options;
   options.fuse_reductions_into_consumers = false;
   options.duplicate_fast_gpu_math = true;
-  CpuInstructionFusion pass(options);
+  InstructionFusion pass(options);
   auto module = RunAndCompare(std::string(kReducers) + R"(
 ENTRY e {
   x = f32[8,16] parameter(0)

@@ -16,8 +16,8 @@ const HloFusionInstruction* RootFusion(const HloModule& module) {
   return dyn_cast<HloFusionInstruction>(module.entry_computation()->root_instruction());
 }
 
-TEST(CpuInstructionFusion, ElementwiseWithBroadcastAndConstantIsOneLoopFusion) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, ElementwiseWithBroadcastAndConstantIsOneLoopFusion) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -44,8 +44,8 @@ ENTRY e {
   EXPECT_FALSE(*pass.Run(module.get()));
 }
 
-TEST(CpuInstructionFusion, DataMovementOpsFuse) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, DataMovementOpsFuse) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -74,8 +74,8 @@ ENTRY e {
             "iota,convert,constant,transpose,reshape,slice,reshape,concatenate,pad,reverse,add");
 }
 
-TEST(CpuInstructionFusion, SelectClampCompareDynamicSliceFuse) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, SelectClampCompareDynamicSliceFuse) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -99,8 +99,8 @@ ENTRY e {
             HloOpcode::kDynamicSlice);
 }
 
-TEST(CpuInstructionFusion, ProducersFuseIntoReduceAsInputFusion) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, ProducersFuseIntoReduceAsInputFusion) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 add {
@@ -134,8 +134,8 @@ ENTRY e {
   EXPECT_EQ(module->GetComputationWithName("add")->instruction_count(), 3);
 }
 
-TEST(CpuInstructionFusion, ExpensiveProducerWithTwoUsersIsNotDuplicated) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, ExpensiveProducerWithTwoUsersIsNotDuplicated) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -151,8 +151,8 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kExp).size(), 1u);
 }
 
-TEST(CpuInstructionFusion, CheapProducerWithFusibleUsersIsDuplicated) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, CheapProducerWithFusibleUsersIsDuplicated) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -175,8 +175,8 @@ ENTRY e {
   }
 }
 
-TEST(CpuInstructionFusion, CheapProducerReadByADotStaysOutside) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, CheapProducerReadByADotStaysOutside) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -192,8 +192,8 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kDot).size(), 1u);
 }
 
-TEST(CpuInstructionFusion, NeverFusesOpaqueOrSideEffectingOps) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, NeverFusesOpaqueOrSideEffectingOps) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 lt {
@@ -214,8 +214,8 @@ ENTRY e {
   ASSERT_NE(module, nullptr);
 }
 
-TEST(CpuInstructionFusion, LargeConstantsStayOutside) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, LargeConstantsStayOutside) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -231,8 +231,8 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "negate,add");
 }
 
-TEST(CpuInstructionFusion, ExistingLoopFusionMergesIntoItsConsumer) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, ExistingLoopFusionMergesIntoItsConsumer) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 inner {
@@ -258,8 +258,8 @@ ENTRY e {
   EXPECT_EQ(module->computation_count(), 2);
 }
 
-TEST(CpuInstructionFusion, FusesInsideWhileBodies) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, FusesInsideWhileBodies) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 cond {
@@ -298,8 +298,8 @@ ENTRY e {
   EXPECT_EQ(fusions, 2);  // the counter add (with its constant) and the vector math
 }
 
-TEST(CpuInstructionFusion, AFusedScheduledModuleIsNoLongerScheduled) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, AFusedScheduledModuleIsNoLongerScheduled) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m, is_scheduled=true
 ENTRY e {
@@ -315,8 +315,8 @@ ENTRY e {
   EXPECT_EQ(EntryInstructions(*module, HloOpcode::kFusion).size(), 1u);
 }
 
-TEST(CpuInstructionFusion, ExpensiveProducerIsNotRecomputedPerBroadcastElement) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, ExpensiveProducerIsNotRecomputedPerBroadcastElement) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -335,11 +335,11 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*RootFusion(*module)), "broadcast,add");
 }
 
-TEST(CpuInstructionFusion, GatherFusesWithItsConsumersAndCheapProducers) {
+TEST(InstructionFusion, GatherFusesWithItsConsumersAndCheapProducers) {
   // An embedding gradient's lookup: the rows of a cheap elementwise value
   // gathered and masked are one loop; an expensive producer of the table
   // stays outside (the gather may read each element many times).
-  CpuInstructionFusion pass;
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -380,10 +380,10 @@ ENTRY e {
   EXPECT_EQ(FusedOpcodes(*RootFusion(*expensive)), "gather,negate");
 }
 
-TEST(CpuInstructionFusion, LayoutChangingBitcastsStayOutside) {
+TEST(InstructionFusion, LayoutChangingBitcastsStayOutside) {
   // After layout-normalization: the bitcasts between a column-major array
   // and its row-major view move no data, so the kernel reads the views.
-  CpuInstructionFusion pass;
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -406,7 +406,7 @@ ENTRY e {
 // FuseProducerIntoFusionInPlace), then compacted once: no parameter is left
 // unused, the parameters are numbered as fusing step by step numbers them
 // (each producer's operands first), and the result is the interpreter's.
-TEST(CpuInstructionFusion, LongChainGrowsOneFusionWithoutUnusedParameters) {
+TEST(InstructionFusion, LongChainGrowsOneFusionWithoutUnusedParameters) {
   std::string text =
       "HloModule m\nENTRY e {\n  p0 = u32[16] parameter(0)\n"
       "  p1 = u32[16] parameter(1)\n  p2 = u32[16] parameter(2)\n"
@@ -420,7 +420,7 @@ TEST(CpuInstructionFusion, LongChainGrowsOneFusionWithoutUnusedParameters) {
     text += absl::StrCat("  x", i, " = u32[16] ", op, "(x", i - 1, ", ", other, ")\n");
   }
   text += absl::StrCat("  ROOT r = u32[16] multiply(x", kSteps, ", x", kSteps, ")\n}\n");
-  CpuInstructionFusion pass;
+  InstructionFusion pass;
   auto module = RunAndCompare(text, pass);
   ASSERT_NE(module, nullptr);
   const HloFusionInstruction* fusion = RootFusion(*module);
@@ -445,8 +445,8 @@ TEST(CpuInstructionFusion, LongChainGrowsOneFusionWithoutUnusedParameters) {
 
 // A producer read elsewhere too is duplicated into a fusion grown in place:
 // it stays, its copy gets a name of its own, and both results are right.
-TEST(CpuInstructionFusion, InPlaceGrowthDuplicatesASharedProducer) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, InPlaceGrowthDuplicatesASharedProducer) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -483,8 +483,8 @@ ENTRY e {
 // round's ops. The chain is one fusion whose fused computation holds each
 // op once (a producer's copy is reused by its later readers inside the
 // fusion, not copied again: no tree of copies).
-TEST(CpuInstructionFusion, SharedChainFusesAsADag) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, SharedChainFusesAsADag) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -540,8 +540,8 @@ ENTRY e {
 
 // A bitcast-convert between types of one width is elementwise: random bits
 // made floats fuse with what made the bits and what uses the floats.
-TEST(CpuInstructionFusion, SameWidthBitcastConvertFuses) {
-  CpuInstructionFusion pass;
+TEST(InstructionFusion, SameWidthBitcastConvertFuses) {
+  InstructionFusion pass;
   auto module = RunAndCompare(R"(
 HloModule m
 ENTRY e {
@@ -567,7 +567,7 @@ ENTRY e {
 // With max_recomputed_instructions (the GPU's), a long chain on a few
 // values read through a broadcast stays out of its readers (computed once,
 // not once per element); a short one fuses. Without it, both fuse.
-TEST(CpuInstructionFusion, LongChainsBehindBroadcastsStayOut) {
+TEST(InstructionFusion, LongChainsBehindBroadcastsStayOut) {
   constexpr char kText[] = R"(
 HloModule m
 ENTRY e {
@@ -583,9 +583,9 @@ ENTRY e {
   ROOT s = u32[1024,4] add(p, b)
 }
 )";
-  CpuInstructionFusion::Options options;
+  InstructionFusion::Options options;
   options.max_recomputed_instructions = 4;
-  CpuInstructionFusion limited(options);
+  InstructionFusion limited(options);
   auto kept = RunAndCompare(kText, limited);
   ASSERT_NE(kept, nullptr);
   const HloFusionInstruction* reader = RootFusion(*kept);
@@ -596,11 +596,11 @@ ENTRY e {
             true)
       << kept->ToString();
   options.max_recomputed_instructions = 8;
-  CpuInstructionFusion roomy(options);
+  InstructionFusion roomy(options);
   auto fused = RunAndCompare(kText, roomy);
   ASSERT_NE(fused, nullptr);
   EXPECT_EQ(fused->entry_computation()->instruction_count(), 3) << fused->ToString();
-  CpuInstructionFusion unlimited;
+  InstructionFusion unlimited;
   auto cpu = RunAndCompare(kText, unlimited);
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->entry_computation()->instruction_count(), 3) << cpu->ToString();

@@ -11,7 +11,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
-#include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -21,71 +20,16 @@
 namespace axle {
 namespace {
 
-// What a kernel walks: a loop fusion its outputs' dimensions; a fusion of
-// column reductions (`reduction`) the dimensions of their inputs, and the
-// dimensions it reduces. Only fusions over equal spaces merge.
-struct IterationSpace {
-  std::vector<int64_t> dimensions;
-  bool reduction = false;
-  std::vector<int64_t> reduced;
-  bool operator==(const IterationSpace& other) const {
-    return dimensions == other.dimensions && reduction == other.reduction &&
-           reduced == other.reduced;
-  }
-};
-
-// A reduce that keeps its input's minor dimension (a column reduction:
-// batch norm's sums over N, H and W), of one array of floats or integers
-// (pred folds stay scalar, and would keep a merged loop scalar too), in
-// descending layouts.
-bool IsColumnReduce(const HloInstruction& instruction) {
-  if (instruction.opcode() != HloOpcode::kReduce || instruction.operand_count() != 2 ||
-      !instruction.shape().IsArray() || instruction.shape().rank() < 1 ||
-      !(primitive_util::IsFloatingPointType(instruction.shape().element_type()) ||
-        primitive_util::IsIntegralType(instruction.shape().element_type())) ||
-      !ShapeUtil::HasDescendingLayout(instruction.shape()) ||
-      !ShapeUtil::HasDescendingLayout(instruction.operand(0)->shape())) {
-    return false;
-  }
-  const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(&instruction)->dimensions();
-  const int64_t minor = instruction.operand(0)->shape().rank() - 1;
-  return !reduced.empty() && std::find(reduced.begin(), reduced.end(), minor) == reduced.end();
-}
-
-// The iteration space of a fusion of column reductions whose outputs are
-// `outputs`: every output a column reduce of an input of one shape over
-// the same dimensions, computed from plain loop ops only (no reduce other
-// than the roots, no transpose or gather). Nullopt otherwise.
-std::optional<IterationSpace> ColumnReductionSpace(
-    const HloComputation& fused, const std::vector<const HloInstruction*>& outputs) {
-  IterationSpace space;
-  space.reduction = true;
-  for (const HloInstruction* output : outputs) {
-    if (!IsColumnReduce(*output)) return std::nullopt;
-    const std::vector<int64_t>& input = output->operand(0)->shape().dimensions();
-    const std::vector<int64_t>& reduced = cast<HloDimensionsInstruction>(output)->dimensions();
-    if (output == outputs[0]) {
-      space.dimensions = input;
-      space.reduced = reduced;
-    } else if (input != space.dimensions || reduced != space.reduced) {
-      return std::nullopt;
-    }
-  }
-  for (const HloInstruction* instruction : fused.instructions()) {
-    if (std::find(outputs.begin(), outputs.end(), instruction) != outputs.end()) continue;
-    if (!IsPlainLoopOp(*instruction)) return std::nullopt;
-  }
-  return space;
-}
+using IterationSpace = MultiOutputFusion::IterationSpace;
 
 // The iteration space of `instruction` when it is a fusion this pass may
 // merge; nullopt otherwise.
 std::optional<IterationSpace> MergeableSpace(const HloInstruction& instruction,
-                                             bool merge_sibling_reductions) {
+                                             const MultiOutputFusion::Options& options) {
   const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction);
   if (fusion == nullptr) return std::nullopt;
   const bool reduction = fusion->fusion_kind() == FusionKind::kInput;
-  if (fusion->fusion_kind() != FusionKind::kLoop && !(reduction && merge_sibling_reductions)) {
+  if (fusion->fusion_kind() != FusionKind::kLoop && !(reduction && options.reduction_space)) {
     return std::nullopt;
   }
   if (!fusion->control_predecessors().empty() || !fusion->control_successors().empty()) {
@@ -104,7 +48,7 @@ std::optional<IterationSpace> MergeableSpace(const HloInstruction& instruction,
   for (const Shape* output : outputs) {
     if (!output->IsArray() || output->dimensions() != outputs[0]->dimensions() ||
         !ShapeUtil::HasDescendingLayout(*output) ||
-        ShapeUtil::ByteSizeOfElements(*output) >= CpuMultiOutputFusion::kMaxOutputBytes) {
+        ShapeUtil::ByteSizeOfElements(*output) >= MultiOutputFusion::kMaxOutputBytes) {
       return std::nullopt;
     }
   }
@@ -115,7 +59,9 @@ std::optional<IterationSpace> MergeableSpace(const HloInstruction& instruction,
     if (root->opcode() == HloOpcode::kTuple) {
       roots.assign(root->operands().begin(), root->operands().end());
     }
-    return ColumnReductionSpace(fused, roots);
+    std::optional<IterationSpace> space = options.reduction_space(fused, roots);
+    if (space.has_value()) space->reduction = true;  // merged as siblings only
+    return space;
   }
   if (!IsPlainLoopComputation(fused)) return std::nullopt;
   return IterationSpace{outputs[0]->dimensions()};
@@ -202,14 +148,14 @@ struct MergeCache {
 // earlier in post order: producer-consumer pairs first, then siblings.
 std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge(
     const HloComputation& computation, const absl::flat_hash_set<std::string>& rejected,
-    bool merge_sibling_reductions, MergeCache& cache) {
+    const MultiOutputFusion::Options& options, MergeCache& cache) {
   std::vector<HloInstruction*> order = computation.MakeInstructionPostOrder();
   absl::flat_hash_map<const HloInstruction*, int64_t> position;
   absl::flat_hash_map<const HloInstruction*, IterationSpace> spaces;
   for (int64_t i = 0; i < static_cast<int64_t>(order.size()); ++i) {
     position[order[i]] = i;
     auto [cached, is_new] = cache.spaces.try_emplace(order[i]->name());
-    if (is_new) cached->second = MergeableSpace(*order[i], merge_sibling_reductions);
+    if (is_new) cached->second = MergeableSpace(*order[i], options);
     if (cached->second.has_value()) spaces[order[i]] = *cached->second;
   }
   auto mergeable = [&](const HloInstruction* a, const HloInstruction* b) {
@@ -265,17 +211,17 @@ std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> FindMerge
 }
 
 absl::StatusOr<bool> MergeInComputation(HloComputation* computation,
-                                        bool merge_sibling_reductions) {
+                                        const MultiOutputFusion::Options& options) {
   bool changed = false;
   absl::flat_hash_set<std::string> rejected;
   MergeCache cache;
   while (std::optional<std::pair<HloFusionInstruction*, HloFusionInstruction*>> pair =
-             FindMerge(*computation, rejected, merge_sibling_reductions, cache)) {
+             FindMerge(*computation, rejected, options, cache)) {
     auto [first, second] = *pair;
     std::string key = PairKey(*first, *second);
     AXLE_ASSIGN_OR_RETURN(
         HloFusionInstruction * merged,
-        MergeIntoMultiOutputFusion(first, second, CpuMultiOutputFusion::kMaxFusedInstructions));
+        MergeIntoMultiOutputFusion(first, second, MultiOutputFusion::kMaxFusedInstructions));
     if (merged == nullptr) {
       rejected.insert(std::move(key));  // too large together
       continue;
@@ -287,11 +233,10 @@ absl::StatusOr<bool> MergeInComputation(HloComputation* computation,
 
 }  // namespace
 
-absl::StatusOr<bool> CpuMultiOutputFusion::Run(HloModule* module) {
+absl::StatusOr<bool> MultiOutputFusion::Run(HloModule* module) {
   bool changed = false;
   for (HloComputation* computation : ControlFlowComputations(*module)) {
-    AXLE_ASSIGN_OR_RETURN(bool computation_changed,
-                          MergeInComputation(computation, options_.merge_sibling_reductions));
+    AXLE_ASSIGN_OR_RETURN(bool computation_changed, MergeInComputation(computation, options_));
     changed |= computation_changed;
   }
   if (changed) module->mutable_config().is_scheduled = false;

@@ -1,6 +1,6 @@
 //===- multi_output_fusion.h - Loop fusions merged into one kernel ---------===//
 //
-// XLA's multi-output fusion for the CPU, run after "fusion": two loop
+// XLA's multi-output fusion, run after "fusion": two loop
 // fusions over one iteration space (outputs of the same dimensions) become
 // one fusion with the outputs of both (a root tuple; its readers read
 // get-tuple-elements), so one kernel computes them in one pass, when
@@ -24,50 +24,63 @@
 // leads from one to the other through a third instruction. A merged fused
 // computation holds at most kMaxFusedInstructions instructions.
 //
-// Both backends run it as "multi-output-fusion". With
-// Options::merge_sibling_reductions (the cpu backend's
-// "cpu-multi-output-fusion", registered by
-// cpu/runtime/register_cpu_passes.cc), sibling reduction fusions merge too, as
-// XLA's multi-output fusion of sibling reductions: kInput fusions whose
-// roots are reduces that keep their input's minor dimension (column
-// reductions: batch norm backward's four sums over N, H and W of
-// expressions of the same two arrays, a layer norm's scale and offset
-// gradients), of inputs of one shape over the same dimensions, computed
-// from plain loop ops (no other reduce, transpose or gather), that share
-// an operand. The merged kInput fusion's root is a tuple of the reduces,
-// and the column reduction kernel folds them all in one pass over the
-// inputs. Reductions never merge with loop fusions, nor with reductions
-// over other dimensions, nor with one that reads the other's result.
+// Both backends run it as "multi-output-fusion". A backend whose kernels
+// compute several reductions in one pass gives Options::reduction_space,
+// its hook: the iteration space of a kInput fusion it can merge with a
+// sibling of the same space (the cpu backend's column reductions:
+// cpu/runtime/cpu_multi_output_fusion.h, "cpu-multi-output-fusion").
+// Without it no reduction merges (the GPU's emitters take one reduce
+// root). Reductions merge only as siblings that share an operand, never
+// with loop fusions, nor with one that reads the other's result.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_MULTI_OUTPUT_FUSION_H_
 #define AXLE_HLO_TRANSFORMS_MULTI_OUTPUT_FUSION_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
 
+#include "axle/hlo/ir/hlo_computation.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
 namespace axle {
 
-class CpuMultiOutputFusion : public HloPassInterface {
+class MultiOutputFusion : public HloPassInterface {
  public:
   // The fusion pass's cap (instruction_fusion.h).
   static constexpr int64_t kMaxFusedInstructions = 200;
   static constexpr int64_t kMaxOutputBytes = int64_t{32} << 20;
 
-  struct Options {
-    // Sibling column reductions merge too (the cpu backend's column
-    // reduction kernel computes several; the GPU's emitters take one
-    // reduce root).
-    bool merge_sibling_reductions = false;
+  // What a kernel walks: a loop fusion its outputs' dimensions; a fusion of
+  // reductions (`reduction`) the dimensions of their inputs, and the
+  // dimensions it reduces. Only fusions over equal spaces merge.
+  struct IterationSpace {
+    std::vector<int64_t> dimensions;
+    bool reduction = false;
+    std::vector<int64_t> reduced;
+    bool operator==(const IterationSpace& other) const = default;
   };
 
-  CpuMultiOutputFusion() = default;
-  explicit CpuMultiOutputFusion(Options options) : options_(options) {}
+  struct Options {
+    // The backend's hook for kInput fusions (reductions): the iteration
+    // space of the fusion computing `fused` whose outputs (its root, or the
+    // elements of a root tuple) are `outputs`, when the backend's kernels
+    // compute several such fusions of that space in one; nullopt when it
+    // cannot merge. Called only for fusions whose outputs are arrays of
+    // one shape, in descending layouts, read through get-tuple-elements.
+    // Null: no reduction merges.
+    std::function<std::optional<IterationSpace>(const HloComputation& fused,
+                                                const std::vector<const HloInstruction*>& outputs)>
+        reduction_space;
+  };
 
-  absl::string_view name() const override {
-    return options_.merge_sibling_reductions ? "cpu-multi-output-fusion" : "multi-output-fusion";
-  }
+  MultiOutputFusion() = default;
+  explicit MultiOutputFusion(Options options) : options_(std::move(options)) {}
+
+  absl::string_view name() const override { return "multi-output-fusion"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
  private:

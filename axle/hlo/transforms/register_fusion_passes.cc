@@ -8,8 +8,8 @@
 namespace axle {
 
 void AddFusionPasses(PassFactoryMap* registry) {
-  (*registry)["fusion"] = [] { return std::make_unique<CpuInstructionFusion>(); };
-  (*registry)["multi-output-fusion"] = [] { return std::make_unique<CpuMultiOutputFusion>(); };
+  (*registry)["fusion"] = [] { return std::make_unique<InstructionFusion>(); };
+  (*registry)["multi-output-fusion"] = [] { return std::make_unique<MultiOutputFusion>(); };
 }
 
 }  // namespace axle
