@@ -454,6 +454,17 @@ ENTRY e {
 }
 )",
         "onednn-weight-grad");
+  // Batch groups: the weight gradients of a depthwise (8 groups of one
+  // feature) and of a grouped convolution (4 groups of 2 input and 3 output
+  // features), as JAX transposes feature_group_count; odd minibatches.
+  Check(ConvModule("f32[5,8,8,8]", "f32[5,8,8,8]", "f32[3,3,1,8]",
+                   "window={size=8x8 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, "
+                   "batch_group_count=8"),
+        "onednn-weight-grad");
+  Check(ConvModule("f32[3,9,9,8]", "f32[3,5,5,12]", "f32[3,3,2,12]",
+                   "window={size=5x5 pad=1_1x1_1 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf, "
+                   "batch_group_count=4"),
+        "onednn-weight-grad");
   // Not weight gradients: a forward convolution (a 3x3 window over 8x8
   // outputs), the same labels with a window smaller than the output, one
   // with window reversal, and a forward convolution whose window covers
