@@ -5,7 +5,8 @@
 // activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
 // operands, a convolution feeding a loop fusion, one executable run from four threads, and batch-1
 // convolutions split into rows across the intra-op pool, and 3x3 ones on oneDNN's Winograd
-// kernels, and weight gradients on oneDNN's backward-weights primitive. Each
+// kernels, weight gradients on oneDNN's backward-weights primitive and
+// lhs-dilated ones on its backward-data primitive. Each
 // case also checks which implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
 #include <cstdlib>
@@ -96,7 +97,7 @@ void Check(absl::string_view text, absl::string_view kind,
     arguments.push_back(Values(parameter->shape(), static_cast<int>(arguments.size())));
   }
   ExpectCpuAgrees(text, arguments, error);
-  EXPECT_EQ(KindOf(text), kind);
+  EXPECT_EQ(KindOf(text), kind) << text;
 }
 
 // One convolution of parameters: `lhs`, `rhs` and `out` are shapes with
@@ -155,9 +156,36 @@ TEST(CpuConvolution, RhsDilation) {
 }
 
 TEST(CpuConvolution, LhsDilation) {
-  // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2.
+  // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2, on
+  // oneDNN's backward-data primitive (the undilated input).
   Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,11,11,3]",
                    "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
+        "onednn-backward-data");
+  // JAX's conv_transpose(strides=(2, 2), padding='SAME') on an odd batch,
+  // and a stride-2 convolution's input gradient (the kernel reversed,
+  // hwoi); a 1-d one; NCHW with uneven dilation.
+  Check(ConvModule("f32[3,6,7,5]", "f32[3,3,5,4]", "f32[3,12,14,4]",
+                   "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
+        "onednn-backward-data");
+  Check(ConvModule("f32[2,5,5,6]", "f32[3,3,4,6]", "f32[2,10,10,4]",
+                   "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
+                   "dim_labels=b01f_01oi->b01f"),
+        "onednn-backward-data");
+  Check(ConvModule("f32[2,9,3]", "f32[3,3,5]", "f32[2,18,5]",
+                   "window={size=3 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+        "onednn-backward-data");
+  // With rhs dilation oneDNN 2.6 offers only its reference or gemm
+  // backward-data kernels: the forward primitive.
+  Check(ConvModule("f32[2,6,6,3]", "f32[3,3,3,5]", "f32[2,11,11,5]",
+                   "window={size=3x3 pad=3_1x3_1 lhs_dilate=2x2 rhs_dilate=2x2}, "
+                   "dim_labels=b01f_01io->b01f"),
+        "onednn");
+  Check(ConvModule("f32[2,3,5,4]", "f32[6,3,2,3]", "f32[2,6,10,9]",
+                   "window={size=2x3 pad=1_1x1_0 lhs_dilate=2x3}, dim_labels=bf01_oi01->bf01"),
+        "onednn-backward-data");
+  // Padding beyond the window's reach: the forward primitive.
+  Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,13,11,3]",
+                   "window={size=3x3 pad=3_3x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
         "onednn");
   // With a stride and negative padding cropping the dilated input.
   Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,4,3,3]",
