@@ -584,6 +584,46 @@ ENTRY e {
   Check(kRowBias, "onednn");
 }
 
+TEST(CpuConvolution, FullSizeScaleAfterThePrimitive) {
+  // A grouped input gradient times the activation's derivative (JAX's
+  // backward pass through tanh): a scale of the output's size, applied
+  // after the primitive from a dense copy in the output's order or, when
+  // the operand already has it, in place. Channels-last and -first, a
+  // transposed scale (copied), a per-row broadcast and a constant one.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  d = f32[2,6,5,8] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  m = f32[2,6,5,4] parameter(2)
+  c = f32[2,6,5,4] convolution(d, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f,
+      feature_group_count=2
+  ROOT r = f32[2,6,5,4] multiply(c, m)
+}
+)";
+  Check(kModule, "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "mt = f32[2,4,6,5] parameter(2)\n"
+                                       "  m = f32[2,6,5,4] transpose(mt), dimensions={0,2,3,1}"}}),
+        "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "row = f32[6,5] parameter(2)\n"
+                                       "  m = f32[2,6,5,4] broadcast(row), dimensions={1,2}"}}),
+        "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "m = f32[2,6,5,4] iota(), iota_dimension=1"}}),
+        "onednn");
+  Check(R"(HloModule conv
+ENTRY e {
+  d = f32[2,8,6,5] parameter(0)
+  k = f32[4,8,3,3] parameter(1)
+  m = f32[2,4,6,5] parameter(2)
+  c = f32[2,4,6,5] convolution(d, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  ROOT r = f32[2,4,6,5] multiply(c, m)
+}
+)",
+        "onednn");
+}
+
 TEST(CpuConvolution, TransposedInputReadThroughStrides) {
   // The epilogue pass fuses a transposed input into the convolution's
   // fusion, which reads it through strides (oneDNN reorders it or reads it

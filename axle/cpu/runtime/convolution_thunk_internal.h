@@ -245,12 +245,24 @@ class DnnlConvolutionThunk : public Thunk {
   struct EpilogueInput {
     Operand operand;
     std::vector<int64_t> dims, strides;  // strides into `operand`
+    // The dense array's strides: `dims` in the output's order in memory (a
+    // channels-last output's features fastest), so that the epilogue after
+    // the primitive reads it as it walks the output.
+    std::vector<int64_t> dense_strides;
+    // `dims` and `strides` from the outermost dim of that order in: the
+    // StridedCopy that writes the dense array.
+    std::vector<int64_t> copy_dims, copy_strides;
+    // The operand already has those strides along every dim larger than 1:
+    // read in place.
+    bool dense = false;
     int64_t element_size = 4;
     dnnl::memory::desc desc;
     std::shared_ptr<char[]> constant;
   };
   EpilogueInput MakeEpilogueInput(const Operand& operand) const;
-  // The dense array of `input` for this run (in `storage` unless constant).
+  // The dense array of `input` for this run: the operand itself when it is
+  // dense and apart from the output (the primitive writes the output before
+  // the epilogue reads it), else a copy in `storage` (unless constant).
   const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
                            char* storage) const;
 
