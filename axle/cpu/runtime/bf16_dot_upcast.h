@@ -21,7 +21,9 @@
 // does: oneDNN 2.6 has f16 matmuls only on AVX512_FP16, and the loop
 // kernel ran an f16 attention's batched dots (f16[2,96,4,32]) at
 // 10 GFLOP/s, 8x slower than the f32 dots after converts. f16 products
-// are exact in f32 as well.
+// are exact in f32 as well. f16 convolutions likewise (oneDNN has none
+// here, and the loop kernel ran a 3x3 one on f16[8,32,32,16] in 4.5 ms
+// against 0.7 ms in f32).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_BF16_DOT_UPCAST_H_

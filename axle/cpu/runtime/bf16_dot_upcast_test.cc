@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_replace.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -55,6 +56,16 @@ ENTRY e {
   a = f16[33,70] parameter(0)
   b = f16[70,17] parameter(1)
   ROOT d = f16[33,17] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+// An f16 convolution (channels-last, padded, grouped).
+constexpr const char* kF16Convolution = R"(
+HloModule m
+ENTRY e {
+  x = f16[2,9,9,8] parameter(0)
+  k = f16[3,3,4,6] parameter(1)
+  ROOT c = f16[2,9,9,6] convolution(x, k), window={size=3x3 pad=1_1x1_1},
+      dim_labels=b01f_01io->b01f, feature_group_count=2
 })";
 
 std::unique_ptr<HloModule> Rewritten(const std::string& text, bool native, bool* changed) {
@@ -129,10 +140,27 @@ TEST(Bf16DotUpcast, F16DotsBecomeF32DotsEvenWithNativeBf16) {
   }
 }
 
+TEST(Bf16DotUpcast, F16ConvolutionsBecomeF32Convolutions) {
+  bool changed = false;
+  auto module = Rewritten(kF16Convolution, /*native=*/true, &changed);
+  EXPECT_TRUE(changed);
+  const HloInstruction* root = module->entry_computation()->root_instruction();
+  ASSERT_EQ(root->opcode(), HloOpcode::kConvert);
+  EXPECT_EQ(root->shape().element_type(), F16);
+  const HloInstruction* convolution = root->operand(0);
+  ASSERT_EQ(convolution->opcode(), HloOpcode::kConvolution);
+  EXPECT_EQ(convolution->shape().element_type(), F32);
+  EXPECT_EQ(cast<HloConvolutionInstruction>(convolution)->feature_group_count(), 2);
+  // bf16 convolutions are oneDNN's: left alone.
+  Rewritten(absl::StrReplaceAll(kF16Convolution, {{"f16", "bf16"}}), /*native=*/false, &changed);
+  EXPECT_FALSE(changed);
+}
+
 TEST(Bf16DotUpcast, RewrittenModulesAgreeWithTheInterpreter) {
   // On this machine the cpu platform runs the pass when the CPU lacks
   // native bf16, and oneDNN's bf16 path otherwise: both agree.
-  for (const char* text : {kAttentionScores, kBf16Matmul, kF16AttentionScores, kF16Matmul}) {
+  for (const char* text :
+       {kAttentionScores, kBf16Matmul, kF16AttentionScores, kF16Matmul, kF16Convolution}) {
     SCOPED_TRACE(text);
     testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(1e-2, 1e-2));
   }
