@@ -165,8 +165,9 @@ absl::StatusOr<RunResult> RunOnce(const Prepared& prepared, uint64_t seed) {
 
 // Each float leaf of `actual` within `bound` of `expected` in relative L2
 // norm (16-bit and narrower floats within at least 2e-2, as their rounding
-// differs from op to op); NaNs must sit in the same places and are left out
-// of the norms.
+// differs from op to op); NaNs must sit in the same places, infinities in
+// the same places with the same sign (an empty segment_max is -inf), and
+// both are left out of the norms.
 absl::Status RelativeL2Near(const Literal& expected, const Literal& actual, double bound) {
   absl::Status status = absl::OkStatus();
   ShapeUtil::ForEachLeafShape(expected.shape(), [&](const Shape& shape, const ShapeIndex& index) {
@@ -176,23 +177,30 @@ absl::Status RelativeL2Near(const Literal& expected, const Literal& actual, doub
     const Literal& want = expected.GetSubliteral(index);
     const Literal& got = actual.GetSubliteral(index);
     double error = 0, norm = 0;
-    int64_t nans_apart = 0;
+    int64_t nans_apart = 0, infinities_apart = 0;
     for (int64_t i = 0; i < want.element_count(); ++i) {
       const complex128 e = want.GetAsComplex128(i), a = got.GetAsComplex128(i);
       const bool e_nan = std::isnan(e.real()) || std::isnan(e.imag());
       const bool a_nan = std::isnan(a.real()) || std::isnan(a.imag());
       nans_apart += e_nan != a_nan;
       if (e_nan || a_nan) continue;
+      const bool e_inf = std::isinf(e.real()) || std::isinf(e.imag());
+      const bool a_inf = std::isinf(a.real()) || std::isinf(a.imag());
+      if (e_inf || a_inf) {
+        infinities_apart += e != a;
+        continue;
+      }
       error += std::norm(a - e);
       norm += std::norm(e);
     }
     const double leaf_bound = primitive_util::BitWidth(type) <= 16 ? std::max(bound, 2e-2) : bound;
     const double relative = std::sqrt(error) / std::max(std::sqrt(norm), 1e-30);
-    if (nans_apart > 0 || !(relative <= leaf_bound)) {
-      status = absl::InvalidArgumentError(absl::StrFormat(
-          "leaf {%s} (%s): relative L2 error %.3g > %.0e, %d NaNs in different places",
-          absl::StrJoin(index, ","), ShapeUtil::HumanString(shape), relative, leaf_bound,
-          nans_apart));
+    if (nans_apart > 0 || infinities_apart > 0 || !(relative <= leaf_bound)) {
+      status = absl::InvalidArgumentError(
+          absl::StrFormat("leaf {%s} (%s): relative L2 error %.3g > %.0e, %d NaNs and %d "
+                          "infinities in different places",
+                          absl::StrJoin(index, ","), ShapeUtil::HumanString(shape), relative,
+                          leaf_bound, nans_apart, infinities_apart));
     }
   });
   return status;

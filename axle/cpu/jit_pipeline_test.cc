@@ -4,12 +4,15 @@
 // divide) and a layer-norm-like one give the interpreter's values through
 // Axle's kernel pipeline and through LLVM's default one, and both vectorize
 // them to 16 lanes. The process-wide LLVM options (jit.h): a vectorized
-// loop has no vector epilogue loop.
+// loop has no vector epilogue loop. Without AVX512-FP16, no compare or
+// select on half vectors is left for the backend to scalarize (an f16
+// relu feeding an f32 sum).
 //
 //===----------------------------------------------------------------------===//
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "gtest/gtest.h"
@@ -66,6 +69,29 @@ ENTRY e {
   ROOT r = f32[19,333] tanh(scaled)
 })";
 
+// An f16 bias add and relu (with its NaN select), summed over H and W in
+// f32: JAX's mixed-precision pooling after a convolution.
+constexpr char kF16ReluSum[] = R"(
+HloModule m
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4,8,8,32] parameter(0)
+  b = f16[32] parameter(1)
+  c = f16[4,8,8,32] convert(x)
+  bb = f16[4,8,8,32] broadcast(b), dimensions={3}
+  a = f16[4,8,8,32] add(c, bb)
+  z = f16[] constant(0)
+  zb = f16[4,8,8,32] broadcast(z), dimensions={}
+  m = f16[4,8,8,32] maximum(a, zb)
+  f = f32[4,8,8,32] convert(m)
+  zero = f32[] constant(0)
+  ROOT r = f32[4,32] reduce(f, zero), dimensions={1,2}, to_apply=add_f32
+})";
+
 // Runs `text` with `kernel_pipeline` against the interpreter (within a few
 // ulp: the row sums are vectorized) and returns the IR after optimization.
 std::string RunAndGetOptimizedIr(const std::string& text, bool kernel_pipeline) {
@@ -109,6 +135,21 @@ TEST(JitPipelineTest, VectorLoopsHaveNoVectorEpilogue) {
     EXPECT_TRUE(absl::StrContains(ir, "<16 x float>")) << ir;
     EXPECT_FALSE(absl::StrContains(ir, "vec.epilog")) << ir;
     EXPECT_FALSE(absl::StrContains(ir, "<8 x float>")) << ir;
+  }
+}
+
+TEST(JitPipelineTest, NoHalfVectorComparesOrSelectsWithoutFp16) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512fp16")) GTEST_SKIP() << "the CPU has AVX512-FP16";
+#else
+  GTEST_SKIP() << "x86-64 only";
+#endif
+  for (bool kernel_pipeline : {true, false}) {
+    const std::string ir = RunAndGetOptimizedIr(kF16ReluSum, kernel_pipeline);
+    for (absl::string_view line : absl::StrSplit(ir, '\n')) {
+      const bool compare = absl::StrContains(line, "fcmp") || absl::StrContains(line, "select");
+      EXPECT_FALSE(compare && absl::StrContains(line, "x half>")) << line;
+    }
   }
 }
 

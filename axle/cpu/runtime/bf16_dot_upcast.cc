@@ -17,28 +17,35 @@
 namespace axle::cpu {
 namespace {
 
-// A dot of bf16 operands with a bf16 or f32 result becomes an f32 dot of
-// the converted operands, converted to the result type; others stay.
-absl::StatusOr<bool> Upcast(HloComputation* computation, HloInstruction* instruction) {
-  if (instruction->opcode() != HloOpcode::kDot || instruction->operand_count() != 2 ||
+// A dot (or, for f16, a convolution) of `type` (bf16 or f16) operands
+// with a result of that type or f32 becomes an f32 one of the converted
+// operands, converted to the result type; others stay.
+absl::StatusOr<bool> Upcast(HloComputation* computation, HloInstruction* instruction,
+                            PrimitiveType type) {
+  const bool dot = instruction->opcode() == HloOpcode::kDot;
+  const bool convolution = type == F16 && instruction->opcode() == HloOpcode::kConvolution;
+  if ((!dot && !convolution) || instruction->operand_count() != 2 ||
       !instruction->shape().IsArray()) {
     return false;
   }
   HloInstruction* lhs = instruction->mutable_operand(0);
   HloInstruction* rhs = instruction->mutable_operand(1);
-  if (lhs->shape().element_type() != BF16 || rhs->shape().element_type() != BF16) return false;
+  if (lhs->shape().element_type() != type || rhs->shape().element_type() != type) return false;
   const PrimitiveType result_type = instruction->shape().element_type();
-  if (result_type != BF16 && result_type != F32) return false;
+  if (result_type != type && result_type != F32) return false;
   Shape f32_shape = instruction->shape();
   f32_shape.set_element_type(F32);
-  std::unique_ptr<HloInstruction> dot =
+  std::unique_ptr<HloInstruction> f32_op =
       instruction->CloneWithNewOperands(f32_shape, {MakeConvert(lhs, F32), MakeConvert(rhs, F32)});
-  auto* f32_dot = cast<HloDotInstruction>(dot.get());
-  PrecisionConfig& precision = f32_dot->mutable_attrs()->precision_config;
-  if (precision.algorithm() == PrecisionConfig::ALG_DOT_BF16_BF16_F32) {
-    precision.set_algorithm(PrecisionConfig::ALG_UNSET);
+  if (dot) {
+    PrecisionConfig& precision =
+        cast<HloDotInstruction>(f32_op.get())->mutable_attrs()->precision_config;
+    if (precision.algorithm() == PrecisionConfig::ALG_DOT_BF16_BF16_F32 ||
+        precision.algorithm() == PrecisionConfig::ALG_DOT_F16_F16_F32) {
+      precision.set_algorithm(PrecisionConfig::ALG_UNSET);
+    }
   }
-  HloInstruction* replacement = computation->AddInstruction(std::move(dot));
+  HloInstruction* replacement = computation->AddInstruction(std::move(f32_op));
   replacement = MakeConvert(replacement, result_type);
   AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(instruction, replacement));
   return true;
@@ -56,8 +63,15 @@ bool HostHasNativeBf16Dot() {
 }
 
 absl::StatusOr<bool> Bf16DotUpcast::Run(HloModule* module) {
-  if (native_bf16_) return false;
-  return RewriteEachInstruction(module, Upcast);
+  return RewriteEachInstruction(
+      module,
+      [&](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
+        if (!native_bf16_) {
+          AXLE_ASSIGN_OR_RETURN(bool changed, Upcast(computation, instruction, BF16));
+          if (changed) return true;
+        }
+        return Upcast(computation, instruction, F16);
+      });
 }
 
 }  // namespace axle::cpu

@@ -14,7 +14,16 @@
 // are the same up to the order of the f32 sums: bf16 products are exact
 // in f32 and the bf16 dot accumulates in f32 too, rounding once at the
 // end. The converts fuse into the operands' and users' loop kernels. On a
-// CPU with native bf16 the pass changes nothing.
+// CPU with native bf16 the pass leaves bf16 dots alone.
+//
+// It rewrites every f16 dot (f16 or f32 results, clearing a
+// `dot_f16_f16_f32` algorithm) the same way on every CPU, as XLA:CPU
+// does: oneDNN 2.6 has f16 matmuls only on AVX512_FP16, and the loop
+// kernel ran an f16 attention's batched dots (f16[2,96,4,32]) at
+// 10 GFLOP/s, 8x slower than the f32 dots after converts. f16 products
+// are exact in f32 as well. f16 convolutions likewise (oneDNN has none
+// here, and the loop kernel ran a 3x3 one on f16[8,32,32,16] in 4.5 ms
+// against 0.7 ms in f32).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_BF16_DOT_UPCAST_H_
@@ -30,7 +39,7 @@ bool HostHasNativeBf16Dot();
 class Bf16DotUpcast : public HloPassInterface {
  public:
   // `native_bf16`: whether the target has native bf16 dot products (the
-  // pass then does nothing).
+  // pass then rewrites only f16 dots).
   explicit Bf16DotUpcast(bool native_bf16 = HostHasNativeBf16Dot()) : native_bf16_(native_bf16) {}
   absl::string_view name() const override { return "cpu-bf16-dot-upcast"; }
   absl::StatusOr<bool> Run(HloModule* module) override;

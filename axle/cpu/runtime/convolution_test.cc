@@ -5,7 +5,8 @@
 // activation epilogues (the scale folded into the weights), residual + clamp epilogues, broadcast
 // operands, a convolution feeding a loop fusion, one executable run from four threads, and batch-1
 // convolutions split into rows across the intra-op pool, and 3x3 ones on oneDNN's Winograd
-// kernels, and weight gradients on oneDNN's backward-weights primitive. Each
+// kernels, weight gradients on oneDNN's backward-weights primitive and
+// lhs-dilated ones on its backward-data primitive. Each
 // case also checks which implementation the convolution thunk picked, so that a case meant for
 // oneDNN does not pass silently on the loop.
 #include <cstdlib>
@@ -96,7 +97,7 @@ void Check(absl::string_view text, absl::string_view kind,
     arguments.push_back(Values(parameter->shape(), static_cast<int>(arguments.size())));
   }
   ExpectCpuAgrees(text, arguments, error);
-  EXPECT_EQ(KindOf(text), kind);
+  EXPECT_EQ(KindOf(text), kind) << text;
 }
 
 // One convolution of parameters: `lhs`, `rhs` and `out` are shapes with
@@ -155,9 +156,36 @@ TEST(CpuConvolution, RhsDilation) {
 }
 
 TEST(CpuConvolution, LhsDilation) {
-  // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2.
+  // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2, on
+  // oneDNN's backward-data primitive (the undilated input).
   Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,11,11,3]",
                    "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
+        "onednn-backward-data");
+  // JAX's conv_transpose(strides=(2, 2), padding='SAME') on an odd batch,
+  // and a stride-2 convolution's input gradient (the kernel reversed,
+  // hwoi); a 1-d one; NCHW with uneven dilation.
+  Check(ConvModule("f32[3,6,7,5]", "f32[3,3,5,4]", "f32[3,12,14,4]",
+                   "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
+        "onednn-backward-data");
+  Check(ConvModule("f32[2,5,5,6]", "f32[3,3,4,6]", "f32[2,10,10,4]",
+                   "window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2 rhs_reversal=1x1}, "
+                   "dim_labels=b01f_01oi->b01f"),
+        "onednn-backward-data");
+  Check(ConvModule("f32[2,9,3]", "f32[3,3,5]", "f32[2,18,5]",
+                   "window={size=3 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+        "onednn-backward-data");
+  // With rhs dilation oneDNN 2.6 offers only its reference or gemm
+  // backward-data kernels: the forward primitive.
+  Check(ConvModule("f32[2,6,6,3]", "f32[3,3,3,5]", "f32[2,11,11,5]",
+                   "window={size=3x3 pad=3_1x3_1 lhs_dilate=2x2 rhs_dilate=2x2}, "
+                   "dim_labels=b01f_01io->b01f"),
+        "onednn");
+  Check(ConvModule("f32[2,3,5,4]", "f32[6,3,2,3]", "f32[2,6,10,9]",
+                   "window={size=2x3 pad=1_1x1_0 lhs_dilate=2x3}, dim_labels=bf01_oi01->bf01"),
+        "onednn-backward-data");
+  // Padding beyond the window's reach: the forward primitive.
+  Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,13,11,3]",
+                   "window={size=3x3 pad=3_3x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f"),
         "onednn");
   // With a stride and negative padding cropping the dilated input.
   Check(ConvModule("f32[1,5,5,2]", "f32[3,3,2,3]", "f32[1,4,3,3]",
@@ -454,6 +482,17 @@ ENTRY e {
 }
 )",
         "onednn-weight-grad");
+  // Batch groups: the weight gradients of a depthwise (8 groups of one
+  // feature) and of a grouped convolution (4 groups of 2 input and 3 output
+  // features), as JAX transposes feature_group_count; odd minibatches.
+  Check(ConvModule("f32[5,8,8,8]", "f32[5,8,8,8]", "f32[3,3,1,8]",
+                   "window={size=8x8 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, "
+                   "batch_group_count=8"),
+        "onednn-weight-grad");
+  Check(ConvModule("f32[3,9,9,8]", "f32[3,5,5,12]", "f32[3,3,2,12]",
+                   "window={size=5x5 pad=1_1x1_1 rhs_dilate=2x2}, dim_labels=f01b_i01o->01bf, "
+                   "batch_group_count=4"),
+        "onednn-weight-grad");
   // Not weight gradients: a forward convolution (a 3x3 window over 8x8
   // outputs), the same labels with a window smaller than the output, one
   // with window reversal, and a forward convolution whose window covers
@@ -543,6 +582,46 @@ ENTRY e {
   Check(with("bf16", false), Bf16Kind(), ErrorSpec(2e-2, 2e-2));
   Check(with("s32", false), "loop");
   Check(kRowBias, "onednn");
+}
+
+TEST(CpuConvolution, FullSizeScaleAfterThePrimitive) {
+  // A grouped input gradient times the activation's derivative (JAX's
+  // backward pass through tanh): a scale of the output's size, applied
+  // after the primitive from a dense copy in the output's order or, when
+  // the operand already has it, in place. Channels-last and -first, a
+  // transposed scale (copied), a per-row broadcast and a constant one.
+  const char* kModule = R"(HloModule conv
+ENTRY e {
+  d = f32[2,6,5,8] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  m = f32[2,6,5,4] parameter(2)
+  c = f32[2,6,5,4] convolution(d, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f,
+      feature_group_count=2
+  ROOT r = f32[2,6,5,4] multiply(c, m)
+}
+)";
+  Check(kModule, "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "mt = f32[2,4,6,5] parameter(2)\n"
+                                       "  m = f32[2,6,5,4] transpose(mt), dimensions={0,2,3,1}"}}),
+        "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "row = f32[6,5] parameter(2)\n"
+                                       "  m = f32[2,6,5,4] broadcast(row), dimensions={1,2}"}}),
+        "onednn");
+  Check(absl::StrReplaceAll(kModule, {{"m = f32[2,6,5,4] parameter(2)",
+                                       "m = f32[2,6,5,4] iota(), iota_dimension=1"}}),
+        "onednn");
+  Check(R"(HloModule conv
+ENTRY e {
+  d = f32[2,8,6,5] parameter(0)
+  k = f32[4,8,3,3] parameter(1)
+  m = f32[2,4,6,5] parameter(2)
+  c = f32[2,4,6,5] convolution(d, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  ROOT r = f32[2,4,6,5] multiply(c, m)
+}
+)",
+        "onednn");
 }
 
 TEST(CpuConvolution, TransposedInputReadThroughStrides) {

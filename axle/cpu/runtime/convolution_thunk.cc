@@ -130,7 +130,8 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
   plan_ = std::move(plan);
   const ConvPlan& p = plan_;
   element_size_ = primitive_util::ByteWidth(p.lhs.type());
-  if ((WeightGradCandidate(p) && BuildWeightGrad()) || BuildPointwiseIntoSlice()) {
+  if ((WeightGradCandidate(p) && BuildWeightGrad()) ||
+      (BackwardDataCandidate(p) && BuildBackwardData()) || BuildPointwiseIntoSlice()) {
     PlanScratch();
     return absl::OkStatus();
   }
@@ -387,6 +388,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
     scratch = Aligned(own_scratch, scratch_bytes_);
   }
   if (weight_grad_) return RunWeightGrad(context, scratch);
+  if (backward_data_) return RunBackwardData(context, scratch);
   if (pointwise_into_slice()) return RunPointwiseIntoSlice(context, scratch);
   auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
@@ -527,6 +529,7 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
   if (const auto* dnnl = dynamic_cast<const conv::DnnlConvolutionThunk*>(&thunk)) {
     if (dnnl->reference()) return std::string("onednn-reference");
     if (dnnl->weight_grad()) return std::string("onednn-weight-grad");
+    if (dnnl->backward_data()) return std::string("onednn-backward-data");
     if (dnnl->pointwise_into_slice()) return std::string("small-dot-pointwise");
     if (dnnl->winograd()) {
       if (dnnl->split_into_features()) return std::string("onednn-winograd-features");

@@ -101,6 +101,8 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 // "onednn-winograd-features" (oneDNN's Winograd kernels, whole or split
 // into rows or output features),
 // "onednn-weight-grad" (oneDNN's backward-weights primitive),
+// "onednn-backward-data" (an lhs-dilated convolution on oneDNN's
+// backward-data primitive),
 // "small-dot-pointwise" (a 1x1 convolution into a concatenation's slice on
 // the small-dot kernel),
 // "onednn-reference" (oneDNN's slow reference implementation) or "loop"

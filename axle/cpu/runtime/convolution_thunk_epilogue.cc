@@ -5,6 +5,7 @@
 // post-op.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <unordered_map>
 
@@ -27,12 +28,30 @@ DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
   for (size_t d = 0; d < input.dims.size(); ++d) {
     if (input.strides[d] == 0 && d != 1) input.dims[d] = 1;
   }
-  input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()),
-                                  ShapeUtil::RowMajorStrides(input.dims));
+  // Dense in the output's order: its dims from the least output stride up.
+  const std::vector<int64_t> os = plan_.OutStrides();
+  std::vector<size_t> order(input.dims.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return os[a] < os[b]; });
+  input.dense_strides.assign(input.dims.size(), 0);
+  int64_t stride = 1;
+  for (size_t d : order) {
+    input.dense_strides[d] = stride;
+    stride *= input.dims[d];
+  }
+  for (auto d = order.rbegin(); d != order.rend(); ++d) {
+    input.copy_dims.push_back(input.dims[*d]);
+    input.copy_strides.push_back(input.strides[*d]);
+  }
+  input.desc = dnnl::memory::desc(input.dims, DnnlType(operand.type()), input.dense_strides);
+  input.dense = true;
+  for (size_t d = 0; d < input.dims.size(); ++d) {
+    input.dense = input.dense && (input.dims[d] == 1 || input.strides[d] == input.dense_strides[d]);
+  }
   if (operand.literal != nullptr) {
     input.constant.reset(new char[input.desc.get_size() + 1]);
-    StridedCopy(static_cast<const char*>(operand.literal->untyped_data()), input.dims,
-                input.strides, input.element_size, input.constant.get());
+    StridedCopy(static_cast<const char*>(operand.literal->untyped_data()), input.copy_dims,
+                input.copy_strides, input.element_size, input.constant.get());
     input.operand.literal.reset();
   }
   return input;
@@ -41,8 +60,14 @@ DnnlConvolutionThunk::EpilogueInput DnnlConvolutionThunk::MakeEpilogueInput(
 const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
                                                const EpilogueInput& input, char* storage) const {
   if (input.constant) return input.constant.get();
-  StridedCopy(BaseOf(context, input.operand, operand_values_), input.dims, input.strides,
-              input.element_size, storage);
+  const char* base = BaseOf(context, input.operand, operand_values_);
+  if (input.dense) {
+    const char* out = OutputBase(context);
+    const auto bytes = static_cast<int64_t>(input.desc.get_size());
+    const auto out_bytes = static_cast<int64_t>(dst_user_desc_.get_size());
+    if (base + bytes <= out || out + out_bytes <= base) return base;
+  }
+  StridedCopy(base, input.copy_dims, input.copy_strides, input.element_size, storage);
   return storage;
 }
 
@@ -104,7 +129,7 @@ void DnnlConvolutionThunk::EpilogueAfterAs(const E* scale, const E* bias, const 
   // Strides into the dense scale / bias arrays (0 along their size-1 dims).
   auto dense_strides = [&](const std::optional<EpilogueInput>& input) {
     if (!input) return std::vector<int64_t>(os.size(), 0);
-    std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(input->dims);
+    std::vector<int64_t> strides = input->dense_strides;
     for (size_t d = 0; d < strides.size(); ++d) {
       if (input->dims[d] == 1) strides[d] = 0;
     }

@@ -1,10 +1,12 @@
 //===- convolution_thunk_internal.h - The oneDNN convolution thunk --------===//
 //
-// Internal to the oneDNN convolution thunk, which three files implement:
+// Internal to the oneDNN convolution thunk, which these files implement:
 // convolution_thunk.cc (building the primitive, the scratch layout, a run),
 // convolution_thunk_pieces.cc (the convolution split into row or feature
-// pieces run on the intra-op pool) and convolution_thunk_epilogue.cc (the
-// scale, bias and addend as post-op arguments or after the primitive). See
+// pieces run on the intra-op pool), convolution_thunk_epilogue.cc (the
+// scale, bias and addend as post-op arguments or after the primitive),
+// convolution_thunk_weight_grad.cc, convolution_thunk_backward_data.cc and
+// convolution_thunk_pointwise.cc (the other primitives it may run). See
 // convolution_thunk.h for what it runs and how. This header includes oneDNN.
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +67,14 @@ dnnl::convolution_forward::primitive_desc ForwardInference(
 // minibatch (the HLO's input feature) outermost in both operands.
 bool WeightGradCandidate(const ConvPlan& plan);
 
+// Whether `plan` may run on oneDNN's backward-data primitive
+// (convolution_thunk_backward_data.cc): f32, no groups, no epilogue, lhs
+// dilation (a transposed convolution, a strided one's input gradient),
+// window stride 1, padding within the dilated window's reach on each side
+// and a window of no more elements than the output has pixels, which the
+// forward primitive runs on the dilated input.
+bool BackwardDataCandidate(const ConvPlan& plan);
+
 // Places `size` bytes at the end of a scratch area of `bytes` bytes, which
 // grows past them (aligned); returns their offset.
 int64_t Place(int64_t& bytes, int64_t size);
@@ -109,6 +119,7 @@ class DnnlConvolutionThunk : public Thunk {
   bool winograd() const { return winograd_; }
   bool pointwise_into_slice() const { return !pointwise_weights_.empty(); }
   bool weight_grad() const { return weight_grad_; }
+  bool backward_data() const { return backward_data_.has_value(); }
 
  private:
   // The epilogue after the primitive on the output `out` (f32 or bf16,
@@ -162,6 +173,11 @@ class DnnlConvolutionThunk : public Thunk {
   bool BuildPointwiseIntoSlice();
   absl::Status RunPointwiseIntoSlice(const ThunkContext& context, char* scratch) const;
   absl::Status RunWeightGrad(const ThunkContext& context, char* scratch) const;
+  // The convolution as oneDNN's backward-data primitive on the undilated
+  // input (BackwardDataCandidate; false, nothing changed, otherwise), and
+  // its run (convolution_thunk_backward_data.cc).
+  bool BuildBackwardData();
+  absl::Status RunBackwardData(const ThunkContext& context, char* scratch) const;
 
   // Splits the convolution into one piece per thread of the intra-op pool
   // when it can (see pieces_); leaves pieces_ empty otherwise.
@@ -229,12 +245,24 @@ class DnnlConvolutionThunk : public Thunk {
   struct EpilogueInput {
     Operand operand;
     std::vector<int64_t> dims, strides;  // strides into `operand`
+    // The dense array's strides: `dims` in the output's order in memory (a
+    // channels-last output's features fastest), so that the epilogue after
+    // the primitive reads it as it walks the output.
+    std::vector<int64_t> dense_strides;
+    // `dims` and `strides` from the outermost dim of that order in: the
+    // StridedCopy that writes the dense array.
+    std::vector<int64_t> copy_dims, copy_strides;
+    // The operand already has those strides along every dim larger than 1:
+    // read in place.
+    bool dense = false;
     int64_t element_size = 4;
     dnnl::memory::desc desc;
     std::shared_ptr<char[]> constant;
   };
   EpilogueInput MakeEpilogueInput(const Operand& operand) const;
-  // The dense array of `input` for this run (in `storage` unless constant).
+  // The dense array of `input` for this run: the operand itself when it is
+  // dense and apart from the output (the primitive writes the output before
+  // the epilogue reads it), else a copy in `storage` (unless constant).
   const char* EpilogueData(const ThunkContext& context, const EpilogueInput& input,
                            char* storage) const;
 
@@ -325,6 +353,11 @@ class DnnlConvolutionThunk : public Thunk {
     int64_t weights_offset = -1, scratchpad_offset = 0, scratchpad_size = 0;
   };
   std::vector<WeightGradPiece> weight_grad_pieces_;
+  // An lhs-dilated convolution (BuildBackwardData): the input as diff_dst
+  // (src_user_desc_, reordered into src_desc_ when they differ), the kernel
+  // copied dense and reversed (weights_gather_*, weights_user_desc_), the
+  // output as diff_src (dst_desc_, reordered into dst_user_desc_).
+  std::optional<dnnl::convolution_backward_data> backward_data_;
   // Bytes from one minibatch item to the next in the input and the kernel
   // operand (the output gradient).
   int64_t src_batch_stride_ = 0, diff_dst_batch_stride_ = 0;

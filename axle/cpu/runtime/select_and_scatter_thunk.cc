@@ -39,19 +39,55 @@ int64_t InlineSelectCode(std::optional<ComparisonDirection> select) {
   return 0;
 }
 
-// Windows that lie inside the operand, with the f32 inline select and an
-// add scatter: each window's base plus fixed element offsets, the source's
+// Windows without base dilation, with the f32 inline select and an add
+// scatter: each window's base plus fixed element offsets, the source's
 // innermost dimension in a tight loop (its windows' bases a fixed stride
-// apart), the select's comparison a template argument.
-struct InsideWindows {
+// apart), the select's comparison a template argument. A window that
+// reaches into the padding (a max pool with padding='SAME') checks each
+// element's position and leaves out those in the padding, as the general
+// walk does; the others check nothing.
+struct InlineWindows {
   const float* operand;
   const float* source;
   float* output;
   const int64_t* offsets;
+  // offsets[j]'s position in the window along each dimension times the
+  // window dilation (num_offsets x rank).
+  const int64_t* taps;
   int64_t num_offsets;
-  const std::vector<int64_t>& base_strides;
+  const std::vector<int64_t>& base_strides;  // window stride x operand stride
   const std::vector<int64_t>& source_dims;
+  const std::vector<int64_t>& operand_dims;
+  const std::vector<int64_t>& window_strides;
+  const std::vector<int64_t>& padding_low;
+  // Along each dimension, the source indices [inside_begin, inside_end)
+  // whose windows lie inside the operand.
+  const std::vector<int64_t>& inside_begin;
+  const std::vector<int64_t>& inside_end;
+  int64_t base_shift;  // the offset of padding_low's position (<= 0)
   int64_t source_count;
+
+  // The window of source position `t` (its last dimension `i`) at element
+  // offset `base`, leaving out positions in the padding.
+  template <ComparisonDirection kSelect>
+  void Border(const std::vector<int64_t>& t, int64_t i, int64_t base, float value) const {
+    const int64_t rank = static_cast<int64_t>(source_dims.size());
+    int64_t selected = -1;
+    for (int64_t j = 0; j < num_offsets; ++j) {
+      bool inside = true;
+      for (int64_t d = 0; d < rank && inside; ++d) {
+        const int64_t s = d + 1 < rank ? t[d] : i;
+        const int64_t position = s * window_strides[d] - padding_low[d] + taps[j * rank + d];
+        inside = position >= 0 && position < operand_dims[d];
+      }
+      if (!inside) continue;
+      const int64_t offset = base + offsets[j];
+      if (selected < 0 || !CompareByDirection(kSelect, operand[selected], operand[offset])) {
+        selected = offset;
+      }
+    }
+    if (selected >= 0) output[selected] += value;
+  }
 
   // The windows of source rows [begin, end) of dimension 0 (rank >= 2), or
   // of every source element (rank < 2).
@@ -74,17 +110,31 @@ struct InsideWindows {
       last = end * row;
     }
     for (int64_t linear = first; linear < last; linear += inner) {
-      int64_t base = 0;
-      for (int64_t d = 0; d + 1 < rank; ++d) base += t[d] * base_strides[d];
-      for (int64_t i = 0; i < inner; ++i, base += inner_stride) {
-        int64_t selected = base + offsets[0];
+      int64_t base = base_shift;
+      bool row_inside = true;
+      for (int64_t d = 0; d + 1 < rank; ++d) {
+        base += t[d] * base_strides[d];
+        row_inside = row_inside && t[d] >= inside_begin[d] && t[d] < inside_end[d];
+      }
+      const int64_t inside_from = row_inside ? inside_begin[rank - 1] : inner;
+      const int64_t inside_to = row_inside ? inside_end[rank - 1] : inner;
+      for (int64_t i = 0; i < inside_from; ++i) {
+        Border<kSelect>(t, i, base + i * inner_stride, source[linear + i]);
+      }
+      const float* values = source + linear;
+      for (int64_t i = inside_from, at = base + i * inner_stride; i < inside_to;
+           ++i, at += inner_stride) {
+        int64_t selected = at + offsets[0];
         for (int64_t j = 1; j < num_offsets; ++j) {
-          const int64_t offset = base + offsets[j];
+          const int64_t offset = at + offsets[j];
           if (!CompareByDirection(kSelect, operand[selected], operand[offset])) {
             selected = offset;
           }
         }
-        output[selected] += source[linear + i];
+        output[selected] += values[i];
+      }
+      for (int64_t i = std::max(inside_from, inside_to); i < inner; ++i) {
+        Border<kSelect>(t, i, base + i * inner_stride, source[linear + i]);
       }
       Next(t, outer_dims);
     }
@@ -149,42 +199,50 @@ absl::Status SelectAndScatterThunk::Execute(const ThunkContext& context) const {
   for (int64_t d = 0; d < rank; ++d) base_dilated |= g.window.dimensions(d).base_dilation() != 1;
   const bool inline_ops = g.inline_select.has_value();
   const auto* operand_f32 = reinterpret_cast<const float*>(operand);
-  // Windows that always lie inside the operand (no padding reached, no base
-  // dilation): each is its base offset plus fixed element offsets.
-  bool all_inside = !base_dilated;
-  for (int64_t d = 0; d < rank && all_inside; ++d) {
-    const WindowDimension& w = g.window.dimensions(d);
-    all_inside = w.padding_low() == 0 &&
-                 (g.source_dims[d] - 1) * w.stride() + (w.size() - 1) * w.window_dilation() <
-                     g.operand_dims[d];
-  }
-
   const std::vector<int64_t> strides = ShapeUtil::RowMajorStrides(g.operand_dims);
   std::vector<int64_t> s(rank, 0), k(rank, 0);
-  if (inline_ops && all_inside) {
-    std::vector<int64_t> element_offsets;
+  if (inline_ops && !base_dilated) {
+    // Each window is its base offset plus fixed element offsets; along each
+    // dimension, the windows of source indices [inside_begin, inside_end)
+    // lie inside the operand.
+    std::vector<int64_t> element_offsets, taps;
     do {
       int64_t offset = 0;
       for (int64_t d = 0; d < rank; ++d) {
-        offset += k[d] * g.window.dimensions(d).window_dilation() * strides[d];
+        const int64_t tap = k[d] * g.window.dimensions(d).window_dilation();
+        offset += tap * strides[d];
+        taps.push_back(tap);
       }
       element_offsets.push_back(offset);
     } while (Next(k, window_sizes));
-    std::vector<int64_t> base_strides(rank);
+    std::vector<int64_t> base_strides(rank), window_strides(rank), padding_low(rank);
+    std::vector<int64_t> inside_begin(rank), inside_end(rank);
+    int64_t base_shift = 0;
     for (int64_t d = 0; d < rank; ++d) {
-      base_strides[d] = g.window.dimensions(d).stride() * strides[d];
+      const WindowDimension& w = g.window.dimensions(d);
+      base_strides[d] = w.stride() * strides[d];
+      window_strides[d] = w.stride();
+      padding_low[d] = w.padding_low();
+      base_shift -= w.padding_low() * strides[d];
+      // s * stride - padding_low >= 0 and s * stride - padding_low +
+      // (size - 1) * dilation < operand_dims[d].
+      const int64_t reach = (w.size() - 1) * w.window_dilation();
+      const int64_t begin =
+          w.padding_low() <= 0 ? 0 : (w.padding_low() + w.stride() - 1) / w.stride();
+      const int64_t room = g.operand_dims[d] - 1 - reach + w.padding_low();
+      const int64_t end = room < 0 ? 0 : room / w.stride() + 1;
+      inside_begin[d] = std::min(begin, g.source_dims[d]);
+      inside_end[d] = std::max(inside_begin[d], std::min(end, g.source_dims[d]));
     }
     auto* output_f32 = reinterpret_cast<float*>(output);
     const auto* source_f32 = reinterpret_cast<const float*>(source);
-    // The source's innermost dimension in a tight loop (a max pool's
-    // channels): its windows' bases are base_strides[rank - 1] apart.
-    InsideWindows windows{operand_f32,
-                          source_f32,
-                          output_f32,
-                          element_offsets.data(),
-                          static_cast<int64_t>(element_offsets.size()),
-                          base_strides,
-                          g.source_dims,
+    InlineWindows windows{operand_f32,    source_f32,
+                          output_f32,     element_offsets.data(),
+                          taps.data(),    static_cast<int64_t>(element_offsets.size()),
+                          base_strides,   g.source_dims,
+                          g.operand_dims, window_strides,
+                          padding_low,    inside_begin,
+                          inside_end,     base_shift,
                           source_count};
     // Source rows of dimension 0 split across the pool when their windows
     // do not overlap along it (each output element then has one writer):

@@ -13,9 +13,13 @@
 // combine twice. This is the interpreter's order, so results agree bit for
 // bit.
 //
-// The f32 max/min pool gradient (inline select and add, windows inside the
-// operand) fills the result and walks the windows on the intra-op pool
-// when large: the source's dimension 0 is split across threads where its
+// The f32 max/min pool gradient (inline select and add, no base dilation)
+// walks its windows as fixed offsets from each window's base, checking
+// positions against the padding only in the windows that reach into it
+// (a flax max_pool(padding='SAME') gradient on f32[8,32,32,16]: 3.3 ms on
+// the general walk, 0.55 ms so). It fills the result and walks the
+// windows on the intra-op pool when large: the source's dimension 0 is
+// split across threads where its
 // windows do not overlap along it (a batch dimension; a stride at least
 // the window), so each result element still has one writer and its
 // windows combine in the same order.

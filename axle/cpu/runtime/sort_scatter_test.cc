@@ -725,17 +725,25 @@ TEST(CpuSelectAndScatter, LargePoolsSplitAcrossThreadsWhereWindowsDoNotOverlap) 
   // Enough windows for the inline walk to split the source's dimension 0
   // across the pool: a batch dimension (window 1), a dimension 0 whose
   // windows leave gaps (stride 3, size 2), and one whose windows overlap
-  // (stride 1, size 2: not split). Ties (repeated values) test the select
-  // order; results equal the interpreter's bit for bit.
+  // (stride 1, size 2: not split). Then padded pools, whose edge windows
+  // leave out the padding: a flax max_pool(padding='SAME') gradient, one
+  // with a last window wholly in the padding (nothing selected) and
+  // negative padding, and one whose windows overlap along the innermost
+  // dimension. Ties (repeated values) test the select order; results equal
+  // the interpreter's bit for bit.
   struct Case {
     const char* operand;
     const char* source;
     const char* window;
   };
-  for (const Case& c :
-       std::vector<Case>{{"[8,32,32,16]", "[8,16,16,16]", "size=1x2x2x1 stride=1x2x2x1"},
-                         {"[32,16,64]", "[11,8,64]", "size=2x2x1 stride=3x2x1"},
-                         {"[20,16,64]", "[19,8,64]", "size=2x2x1 stride=1x2x1"}}) {
+  for (const Case& c : std::vector<Case>{
+           {"[8,32,32,16]", "[8,16,16,16]", "size=1x2x2x1 stride=1x2x2x1"},
+           {"[32,16,64]", "[11,8,64]", "size=2x2x1 stride=3x2x1"},
+           {"[20,16,64]", "[19,8,64]", "size=2x2x1 stride=1x2x1"},
+           {"[8,32,32,16]", "[8,16,16,16]", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0"},
+           {"[4,7,9,24]", "[4,4,6,24]", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_2x0_4x0_0"},
+           {"[4,9,24]", "[4,3,24]", "size=1x3x1 stride=1x2x1 pad=0_0x-1_0x0_0"},
+           {"[6,40,70]", "[6,20,70]", "size=1x3x3 stride=1x2x1 pad=0_0x1_1x1_1"}}) {
     const std::string text =
         absl::StrCat(R"(
 HloModule sas
