@@ -82,8 +82,9 @@ XlaOp Broadcast(XlaOp operand, absl::Span<const int64_t> broadcast_sizes) {
   XlaBuilder* b = operand.builder();
   return RunOp(b, "Broadcast", [&]() -> absl::StatusOr<XlaOp> {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
-    AXLE_ASSIGN_OR_RETURN(Shape result,
+    AXLE_ASSIGN_OR_RETURN(Shape inferred,
                           ShapeInference::InferBroadcastShape(*shape, broadcast_sizes));
+    AXLE_ASSIGN_OR_RETURN(Shape result, builder_internal::ValidatedShape(inferred));
     // The operand's dimensions become the minor ones of the result.
     std::vector<int64_t> dimensions;
     for (int64_t i = 0; i < shape->rank(); ++i) {

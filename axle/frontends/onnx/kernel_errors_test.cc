@@ -104,6 +104,13 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
 
   NodeSpec det{"Det", {In("x", F32, {2, 3})}, 1, {}, 11};
   ExpectError(det, {Zeros(F32, {2, 3})}, absl::StatusCode::kInvalidArgument, {"n0", "Det"});
+
+  // 2^80 elements: an error, not a folded constant whose count wrapped to 0.
+  NodeSpec constant_of_shape{"ConstantOfShape", {In("s", S64, {2})}, 1, {}, 13};
+  std::vector<Literal> huge;
+  huge.push_back(LiteralUtil::CreateR1<int64_t>({int64_t{1} << 40, int64_t{1} << 40}));
+  ExpectError(constant_of_shape, huge, absl::StatusCode::kInvalidArgument,
+              {"n0", "ConstantOfShape", "too large"});
 }
 
 // Graphs built in code meet ONNX's schemas before any kernel sees them:
