@@ -111,6 +111,22 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
   huge.push_back(LiteralUtil::CreateR1<int64_t>({int64_t{1} << 40, int64_t{1} << 40}));
   ExpectError(constant_of_shape, huge, absl::StatusCode::kInvalidArgument,
               {"n0", "ConstantOfShape", "too large"});
+
+  // A weight table of terabytes: an error before anything is allocated.
+  NodeSpec resize{"Resize", {In("x", F32, {2, 4}), In("scales", F32, {2})}, 1, {}, 10};
+  std::vector<Literal> resize_args;
+  resize_args.push_back(Zeros(F32, {2, 4}));
+  resize_args.push_back(LiteralUtil::CreateR1<float>({1e12f, 1e12f}));
+  ExpectError(resize, resize_args, absl::StatusCode::kInvalidArgument,
+              {"n0", "Resize", "weight table"});
+
+  // 1e30 elements: an error, not a count cast past int64 (it was f32[0]).
+  NodeSpec range{
+      "Range", {In("start", F32, {}), In("limit", F32, {}), In("delta", F32, {})}, 1, {}, 11};
+  std::vector<Literal> range_args;
+  for (float v : {0.0f, 1e30f, 1.0f}) range_args.push_back(LiteralUtil::CreateR0<float>(v));
+  ExpectError(range, range_args, absl::StatusCode::kInvalidArgument,
+              {"n0", "Range", "at most 2^31"});
 }
 
 // Graphs built in code meet ONNX's schemas before any kernel sees them:
