@@ -84,6 +84,11 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
          Broadcast(ConstantR0<float>(&b, 0), {int64_t{1} << 40, int64_t{1} << 40});
        },
        "Broadcast: shape f32[1099511627776,1099511627776] is too large"},
+      {"reshape too large",
+       [](XlaBuilder& b) {
+         Reshape(Broadcast(ConstantR0<float>(&b, 0), {0}), {int64_t{1} << 40, int64_t{1} << 40});
+       },
+       "Reshape: shape f32[1099511627776,1099511627776] is too large"},
       {"rank mismatch",
        [](XlaBuilder& b) {
          Add(Parameter(&b, 0, ShapeF32({2, 3}), "a"), Parameter(&b, 1, ShapeF32({3}), "b"));

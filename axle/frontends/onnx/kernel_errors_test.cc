@@ -127,6 +127,22 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
   for (float v : {0.0f, 1e30f, 1.0f}) range_args.push_back(LiteralUtil::CreateR0<float>(v));
   ExpectError(range, range_args, absl::StatusCode::kInvalidArgument,
               {"n0", "Range", "at most 2^31"});
+
+  // A window larger than the padded input (this compiled, and hung).
+  NodeSpec pool{"AveragePool",
+                {In("x", F32, {1, 1, 2, 2})},
+                1,
+                {{"kernel_shape", std::vector<int64_t>{int64_t{1} << 40, 1}}},
+                13};
+  ExpectError(pool, {Zeros(F32, {1, 1, 2, 2})}, absl::StatusCode::kInvalidArgument,
+              {"n0", "AveragePool", "does not fit its size 2"});
+
+  // Tables the kernels build on the host: errors, not std::bad_alloc.
+  NodeSpec dft{"DFT", {In("x", F32, {1, 4, 1}), In("n", S64, {})}, 1, {}, 17};
+  std::vector<Literal> dft_args;
+  dft_args.push_back(Zeros(F32, {1, 4, 1}));
+  dft_args.push_back(LiteralUtil::CreateR0<int64_t>(int64_t{1} << 40));
+  ExpectError(dft, dft_args, absl::StatusCode::kInvalidArgument, {"n0", "DFT", "at most 2^28"});
 }
 
 // Graphs built in code meet ONNX's schemas before any kernel sees them:
