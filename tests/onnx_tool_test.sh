@@ -21,6 +21,19 @@ check "one cluster prints no cluster report" bash -c "! grep -q '^cluster' '$tmp
 check ".npy and .pb inputs give the same output" cmp -s "$tmp/a/b/out_0.npy" "$tmp/npy/out_0.npy"
 "$tool" "$mlp" --input="$data/tool/mlp_x.npy" --platform=interpreter --output_dir="$tmp/i" >/dev/null
 check "--platform=interpreter runs" test -s "$tmp/i/out_0.npy"
+# --platform=cuda: with a GPU (and an axle-onnx built with AXLE_CUDA) the
+# same output as the cpu's, within rounding; otherwise exit 1 saying why.
+"$tool" "$mlp" --input="$data/tool/mlp_x.npy" --platform=cuda --output_dir="$tmp/g" \
+  >/dev/null 2>"$tmp/cuda.err"
+if [ $? -eq 0 ]; then
+  "$tool" "$mlp" --input="$data/tool/mlp_x.npy" --output_dir="$tmp/c" >/dev/null
+  check "--platform=cuda agrees with cpu" /usr/bin/python3 -c "import numpy as n, sys
+a, b = n.load('$tmp/c/out_0.npy'), n.load('$tmp/g/out_0.npy')
+sys.exit(0 if a.shape == b.shape and n.allclose(a, b, rtol=1e-3, atol=1e-4) else 1)"
+else
+  check "--platform=cuda without a GPU says why" \
+    grep -qE "error: .*(CUDA|platform 'cuda')" "$tmp/cuda.err"
+fi
 "$tool" "$mlp" --input="$data/tool/mlp_x.npy" --iterations=3 >"$tmp/time.out"
 check "--iterations prints the timing line" \
   grep -qE "^time per run: min [0-9.]+ ms, median [0-9.]+ ms$" "$tmp/time.out"

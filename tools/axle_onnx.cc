@@ -1,6 +1,6 @@
 //===- axle_onnx.cc - Run an ONNX model ------------------------------------===//
 //
-//   axle-onnx MODEL.onnx [--platform=cpu|interpreter] [--input=F ...]
+//   axle-onnx MODEL.onnx [--platform=cpu|interpreter|cuda] [--input=F ...]
 //             [--output_dir=DIR] [--iterations=N] [--print_hlo]
 //
 // Runs an ONNX model through the graph front end's JIT (onnx::Session):
@@ -20,7 +20,8 @@
 //
 // Every error (a malformed model, a missing input, a wrong shape or type, an
 // unsupported op or opset, a cycle, a dangling edge) is printed naming what
-// is at fault and exits 1.
+// is at fault and exits 1. --platform=cuda runs on the GPU (an AXLE_CUDA
+// build); without one it is such an error, naming CUDA.
 //
 //===----------------------------------------------------------------------===//
 #include <cstdio>
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
   axle::Options options;
   CLI::App app{"axle-onnx: run an ONNX model"};
   app.add_option("model", options.model, "ONNX model file")->required();
-  app.add_option("--platform", options.platform, "where to run (cpu, interpreter)");
+  app.add_option("--platform", options.platform, "where to run (cpu, interpreter, cuda)");
   app.add_option("--input", options.inputs,
                  ".npy or TensorProto .pb file for each graph input, in order")
       ->allow_extra_args(false);

@@ -34,6 +34,9 @@ absl::StatusOr<XlaOp> EmitReshape(XlaBuilder* b, XlaOp operand, absl::Span<const
   AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
   AXLE_ASSIGN_OR_RETURN(Shape result,
                         ShapeInference::InferReshapeShape(*shape, sizes, inferred_dimension));
+  // Element counts that wrap (2^80 elements is 0 in int64) pass the
+  // inference's comparison: the size bound catches them.
+  AXLE_RETURN_IF_ERROR(builder_internal::ValidatedShape(result).status());
   return Emit<HloReshapeInstruction>(
       b, HloOpcode::kReshape, result, {operand}, [&](HloReshapeInstruction* instruction) {
         instruction->mutable_attrs()->inferred_dimension = inferred_dimension;
@@ -84,6 +87,7 @@ XlaOp Broadcast(XlaOp operand, absl::Span<const int64_t> broadcast_sizes) {
     AXLE_ASSIGN_OR_RETURN(const Shape* shape, b->GetShapePtr(operand));
     AXLE_ASSIGN_OR_RETURN(Shape result,
                           ShapeInference::InferBroadcastShape(*shape, broadcast_sizes));
+    AXLE_RETURN_IF_ERROR(builder_internal::ValidatedShape(result).status());
     // The operand's dimensions become the minor ones of the result.
     std::vector<int64_t> dimensions;
     for (int64_t i = 0; i < shape->rank(); ++i) {

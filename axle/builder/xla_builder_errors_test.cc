@@ -77,6 +77,18 @@ TEST(XlaBuilderErrorTest, EachBadCallIsRecorded) {
        "parameter 1 is missing"},
       {"negative size", [](XlaBuilder& b) { Parameter(&b, 0, ShapeF32({-2}), "a"); },
        "negative dimension size"},
+      // 2^80 elements: the count must not wrap to 0 (ONNX's ConstantOfShape
+      // of [2^40, 2^40] broadcasts a scalar).
+      {"broadcast too large",
+       [](XlaBuilder& b) {
+         Broadcast(ConstantR0<float>(&b, 0), {int64_t{1} << 40, int64_t{1} << 40});
+       },
+       "Broadcast: shape f32[1099511627776,1099511627776] is too large"},
+      {"reshape too large",
+       [](XlaBuilder& b) {
+         Reshape(Broadcast(ConstantR0<float>(&b, 0), {0}), {int64_t{1} << 40, int64_t{1} << 40});
+       },
+       "Reshape: shape f32[1099511627776,1099511627776] is too large"},
       {"rank mismatch",
        [](XlaBuilder& b) {
          Add(Parameter(&b, 0, ShapeF32({2, 3}), "a"), Parameter(&b, 1, ShapeF32({3}), "b"));

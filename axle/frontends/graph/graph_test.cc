@@ -5,6 +5,8 @@
 // registered in the "axle.test" domain.
 #include "axle/frontends/graph/graph.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/frontends/graph/graph_test_util.h"
@@ -43,6 +45,11 @@ REGISTER_XLA_OP(Name("Scale").Domain(kDomain).SinceVersion(5), ScaleOp<3>);
 
 // Only on the interpreter.
 REGISTER_XLA_OP(Name("InterpOnly").Domain(kDomain).Device(DEVICE_INTERPRETER), ScaleOp<1>);
+// One kernel for the cpu and the interpreter, another for cuda alone, from
+// opset 3 on.
+REGISTER_XLA_OP(Name("PerDevice").Domain(kDomain).Device(DEVICE_CPU).Device(DEVICE_INTERPRETER),
+                ScaleOp<2>);
+REGISTER_XLA_OP(Name("PerDevice").Domain(kDomain).SinceVersion(3).Device(DEVICE_CUDA), ScaleOp<5>);
 
 class ShapeOp : public XlaOpKernel {
  public:
@@ -136,6 +143,44 @@ TEST(GraphTest, RegistryPicksKernelsByOpsetAndDevice) {
   EXPECT_TRUE(absl::StrContains(s.message(),
                                 "node 's' (axle.test.InterpOnly): no kernel for op "
                                 "'InterpOnly' at opset 7 on device 'cpu'"))
+      << s;
+}
+
+// DEVICE_CUDA is a device type like the others: kernels without Device()
+// serve it, a kernel may serve it alone, and a node whose op has no cuda
+// kernel at the model's opset is an error naming op, opset, node and device.
+TEST(GraphTest, RegistryServesTheCudaDeviceType) {
+  XlaOpRegistry& r = XlaOpRegistry::Global();
+  EXPECT_NE(std::find(AllDevices().begin(), AllDevices().end(), DEVICE_CUDA), AllDevices().end());
+  EXPECT_TRUE(r.HasKernel("Scale", kDomain, 5, DEVICE_CUDA));
+  EXPECT_FALSE(r.HasKernel("InterpOnly", kDomain, 1, DEVICE_CUDA));
+  EXPECT_TRUE(r.HasKernel("PerDevice", kDomain, 1, DEVICE_CPU));
+  EXPECT_FALSE(r.HasKernel("PerDevice", kDomain, 2, DEVICE_CUDA));
+  EXPECT_TRUE(r.HasKernel("PerDevice", kDomain, 3, DEVICE_CUDA));
+
+  Graph g;
+  g.opsets[kDomain] = 7;
+  g.inputs = {Input("x", {{2, ""}})};
+  g.nodes = {MakeNode("p", "PerDevice", {"x"}, {"y"})};
+  g.outputs = {{"y"}};
+  Literal x = LiteralUtil::CreateR1<float>({1, 2});
+  for (const auto& [device, factor] :
+       std::vector<std::pair<std::string, float>>{{DEVICE_CPU, 2}, {DEVICE_CUDA, 5}}) {
+    XlaCompiler compiler({.device_type = device});
+    absl::StatusOr<XlaCompilationResult> result = compiler.Compile(g, {Arg({2})});
+    ASSERT_TRUE(result.ok()) << device << ": " << result.status();
+    HloEvaluator evaluator;
+    absl::StatusOr<Literal> y = evaluator.Evaluate(result->computation.module(), {&x});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->tuple_element(0), LiteralUtil::CreateR1<float>({factor, 2 * factor})) << device;
+  }
+
+  g.opsets[kDomain] = 2;
+  absl::Status s = XlaCompiler({.device_type = DEVICE_CUDA}).Compile(g, {Arg({2})}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(s.message(),
+                                "node 'p' (axle.test.PerDevice): no kernel for op "
+                                "'PerDevice' at opset 2 on device 'cuda'"))
       << s;
 }
 

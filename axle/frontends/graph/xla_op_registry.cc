@@ -11,7 +11,7 @@
 namespace axle::graph {
 
 const std::vector<std::string>& AllDevices() {
-  static const std::vector<std::string> devices = {DEVICE_CPU, DEVICE_INTERPRETER};
+  static const std::vector<std::string> devices = {DEVICE_CPU, DEVICE_INTERPRETER, DEVICE_CUDA};
   return devices;
 }
 

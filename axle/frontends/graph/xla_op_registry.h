@@ -7,6 +7,8 @@
 //   REGISTER_XLA_OP(Name("Slice").SinceVersion(10), SliceOp);   // opsets 10..
 //   REGISTER_XLA_OP(Name("Foo").Device(DEVICE_CPU), FooOp);     // cpu only
 //
+// Device types: DEVICE_CPU, DEVICE_INTERPRETER, DEVICE_CUDA.
+//
 // The opset range is of the domain's opset the model imports (ONNX picks an
 // op's version as the newest at or below it). A kernel without Device()
 // serves every device in kAllDevices. Lookup failing is an Unimplemented
@@ -29,6 +31,9 @@ namespace axle::graph {
 
 inline constexpr char DEVICE_CPU[] = "cpu";
 inline constexpr char DEVICE_INTERPRETER[] = "interpreter";
+// The CUDA platform (axle/gpu/). A kernel serves it like the others; the
+// graph front end itself needs no GPU to compile for it.
+inline constexpr char DEVICE_CUDA[] = "cuda";
 // The devices a kernel registered without Device() serves.
 const std::vector<std::string>& AllDevices();
 

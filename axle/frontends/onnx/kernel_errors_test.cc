@@ -104,6 +104,45 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
 
   NodeSpec det{"Det", {In("x", F32, {2, 3})}, 1, {}, 11};
   ExpectError(det, {Zeros(F32, {2, 3})}, absl::StatusCode::kInvalidArgument, {"n0", "Det"});
+
+  // 2^80 elements: an error, not a folded constant whose count wrapped to 0.
+  NodeSpec constant_of_shape{"ConstantOfShape", {In("s", S64, {2})}, 1, {}, 13};
+  std::vector<Literal> huge;
+  huge.push_back(LiteralUtil::CreateR1<int64_t>({int64_t{1} << 40, int64_t{1} << 40}));
+  ExpectError(constant_of_shape, huge, absl::StatusCode::kInvalidArgument,
+              {"n0", "ConstantOfShape", "too large"});
+
+  // A weight table of terabytes: an error before anything is allocated.
+  NodeSpec resize{"Resize", {In("x", F32, {2, 4}), In("scales", F32, {2})}, 1, {}, 10};
+  std::vector<Literal> resize_args;
+  resize_args.push_back(Zeros(F32, {2, 4}));
+  resize_args.push_back(LiteralUtil::CreateR1<float>({1e12f, 1e12f}));
+  ExpectError(resize, resize_args, absl::StatusCode::kInvalidArgument,
+              {"n0", "Resize", "weight table"});
+
+  // 1e30 elements: an error, not a count cast past int64 (it was f32[0]).
+  NodeSpec range{
+      "Range", {In("start", F32, {}), In("limit", F32, {}), In("delta", F32, {})}, 1, {}, 11};
+  std::vector<Literal> range_args;
+  for (float v : {0.0f, 1e30f, 1.0f}) range_args.push_back(LiteralUtil::CreateR0<float>(v));
+  ExpectError(range, range_args, absl::StatusCode::kInvalidArgument,
+              {"n0", "Range", "at most 2^31"});
+
+  // A window larger than the padded input (this compiled, and hung).
+  NodeSpec pool{"AveragePool",
+                {In("x", F32, {1, 1, 2, 2})},
+                1,
+                {{"kernel_shape", std::vector<int64_t>{int64_t{1} << 40, 1}}},
+                13};
+  ExpectError(pool, {Zeros(F32, {1, 1, 2, 2})}, absl::StatusCode::kInvalidArgument,
+              {"n0", "AveragePool", "does not fit its size 2"});
+
+  // Tables the kernels build on the host: errors, not std::bad_alloc.
+  NodeSpec dft{"DFT", {In("x", F32, {1, 4, 1}), In("n", S64, {})}, 1, {}, 17};
+  std::vector<Literal> dft_args;
+  dft_args.push_back(Zeros(F32, {1, 4, 1}));
+  dft_args.push_back(LiteralUtil::CreateR0<int64_t>(int64_t{1} << 40));
+  ExpectError(dft, dft_args, absl::StatusCode::kInvalidArgument, {"n0", "DFT", "at most 2^28"});
 }
 
 // Graphs built in code meet ONNX's schemas before any kernel sees them:

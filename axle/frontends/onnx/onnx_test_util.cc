@@ -59,7 +59,9 @@ std::vector<std::string> Tensors(const std::string& dir, const std::string& pref
   }
   return out;
 }
-// PREFIX0.pb, PREFIX1.pb, ... of `dir`, each as its declared value.
+
+}  // namespace
+
 absl::StatusOr<std::vector<Literal>> LoadValues(const std::string& dir, const std::string& prefix,
                                                 const std::vector<graph::ValueInfo>& declared) {
   std::vector<Literal> out;
@@ -72,8 +74,6 @@ absl::StatusOr<std::vector<Literal>> LoadValues(const std::string& dir, const st
   }
   return out;
 }
-
-}  // namespace
 
 std::string CaseOps(const std::string& dir) {
   absl::StatusOr<graph::Graph> g = LoadModel(dir + "/model.onnx");

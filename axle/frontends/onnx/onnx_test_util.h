@@ -45,6 +45,12 @@ bool IsRandomCase(const std::string& dir);
 // `outputs` is the first run's.
 CaseResult RunRandomCase(const std::string& dir, const std::string& platform, int runs = 200);
 
+// A data set's PREFIX0.pb, PREFIX1.pb, ... (in `dir`), each as the graph
+// declares it (`declared`: the graph's inputs or outputs; bf16 tensors that
+// libonnx-testdata stores as u16 are read as bf16).
+absl::StatusOr<std::vector<Literal>> LoadValues(const std::string& dir, const std::string& prefix,
+                                                const std::vector<graph::ValueInfo>& declared);
+
 // The op types of a case's model ("?" when it does not load).
 std::string CaseOps(const std::string& dir);
 

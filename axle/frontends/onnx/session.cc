@@ -3,6 +3,7 @@
 
 #include <deque>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "axle/frontends/graph/host_kernel.h"
@@ -22,13 +23,15 @@ Shape Normalized(const Shape& shape) {
   return ShapeUtil::MakeTupleShape(elements);
 }
 
+// The kernels' device type for a platform name (PlatformUtil's names, any
+// case): the JIT's DEVICE_XLA_CPU_JIT / DEVICE_XLA_GPU_JIT choice.
 absl::StatusOr<std::string> DeviceTypeFor(const std::string& platform) {
-  if (platform == "cpu" || platform == "Host") return std::string(graph::DEVICE_CPU);
-  if (platform == "interpreter" || platform == "Interpreter") {
-    return std::string(graph::DEVICE_INTERPRETER);
-  }
+  const std::string name = absl::AsciiStrToLower(platform);
+  if (name == "cpu" || name == "host") return std::string(graph::DEVICE_CPU);
+  if (name == "interpreter") return std::string(graph::DEVICE_INTERPRETER);
+  if (name == "cuda" || name == "gpu") return std::string(graph::DEVICE_CUDA);
   return absl::InvalidArgumentError(
-      absl::StrCat("platform '", platform, "' is not one of cpu, interpreter"));
+      absl::StrCat("platform '", platform, "' is not one of cpu, interpreter, cuda"));
 }
 
 }  // namespace

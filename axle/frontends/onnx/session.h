@@ -96,7 +96,7 @@ inline constexpr int64_t kMaxOnnxOpset = 17;
 class Session {
  public:
   struct Options {
-    std::string platform = "cpu";  // "cpu" or "interpreter"
+    std::string platform = "cpu";  // "cpu", "interpreter" or "cuda" (needs axle_gpu linked)
     // Names of graph inputs whose values are compile-time constants: each
     // distinct value compiles its own executable.
     std::set<std::string> constant_inputs;

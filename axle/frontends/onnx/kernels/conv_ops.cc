@@ -36,6 +36,7 @@ class ConvOp : public XlaOpKernel {
     if (window->kernel != kernel) {
       return ctx->Error("kernel_shape does not match W ", w.ToString(false));
     }
+    if (absl::Status fits = CheckWindowFitsInput(*ctx, spatial, *window); !fits.ok()) return fits;
     absl::StatusOr<int64_t> group = ctx->GetAttrInt("group", 1);
     if (!group.ok()) return group.status();
     if (*group < 1 || x.dimensions(1) != w.dimensions(1) * *group ||

@@ -121,8 +121,14 @@ class RangeOp : public XlaOpKernel {
     }
     double s = start->GetAsDouble(0), l = limit->GetAsDouble(0), d = delta->GetAsDouble(0);
     if (d == 0) return ctx->Error("delta must not be 0");
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
-    if (n > (int64_t{1} << 31)) return ctx->Error("the range has ", n, " elements");
+    // The count in double first: a cast of one past int64's range (a limit
+    // of 1e30) is undefined, and NaN or infinite bounds compare false.
+    const double count = std::max(0.0, std::ceil((l - s) / d));
+    if (!(count <= static_cast<double>(int64_t{1} << 31))) {
+      return ctx->Error("the range from ", s, " to ", l, " by ", d, " has ", count,
+                        " elements; at most 2^31 are supported");
+    }
+    const auto n = static_cast<int64_t>(count);
     Literal out(ShapeUtil::MakeShape(start->shape().element_type(), {n}));
     bool integral = primitive_util::IsIntegralType(start->shape().element_type());
     for (int64_t i = 0; i < n; ++i) {

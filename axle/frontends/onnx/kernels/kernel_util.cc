@@ -162,6 +162,25 @@ absl::StatusOr<WindowAttrs> GetWindowAttrs(const XlaOpKernelContext& ctx,
   return w;
 }
 
+absl::Status CheckWindowFitsInput(const XlaOpKernelContext& ctx, const std::vector<int64_t>& input,
+                                  const WindowAttrs& w) {
+  for (size_t i = 0; i < input.size(); ++i) {
+    const auto [low, high] = w.pads[i];
+    if (low < 0 || high < 0) return ctx.Error("pads must not be negative, got ", low, ", ", high);
+    // In double: kernel and dilation come from the model and may be huge.
+    const double window =
+        static_cast<double>(w.kernel[i] - 1) * static_cast<double>(w.dilations[i]) + 1;
+    const double padded =
+        static_cast<double>(input[i]) + static_cast<double>(low) + static_cast<double>(high);
+    if (window > padded) {
+      return ctx.Error("the window of spatial dimension ", i, " (kernel ", w.kernel[i],
+                       ", dilation ", w.dilations[i], ") does not fit its size ", input[i],
+                       " padded by ", low, " and ", high);
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool IsFloat(PrimitiveType type) { return primitive_util::IsFloatingPointType(type); }
 
 }  // namespace axle::onnx

@@ -54,6 +54,12 @@ absl::StatusOr<WindowAttrs> GetWindowAttrs(const XlaOpKernelContext& ctx,
                                            const std::vector<int64_t>& input,
                                            const std::vector<int64_t>* kernel);
 
+// For Conv and the pools: the pads are not negative and each dilated window
+// fits its padded spatial dimension at least once (a kernel_shape of 2^40
+// was compiled, and hung).
+absl::Status CheckWindowFitsInput(const XlaOpKernelContext& ctx, const std::vector<int64_t>& input,
+                                  const WindowAttrs& w);
+
 // Whether `type` is a real floating-point type.
 bool IsFloat(PrimitiveType type);
 

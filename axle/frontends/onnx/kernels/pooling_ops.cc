@@ -44,6 +44,7 @@ class PoolOp : public XlaOpKernel {
     std::vector<int64_t> spatial(x.dimensions().begin() + 2, x.dimensions().end());
     absl::StatusOr<WindowAttrs> w = GetWindowAttrs(*ctx, spatial, nullptr);
     if (!w.ok()) return w.status();
+    if (absl::Status fits = CheckWindowFitsInput(*ctx, spatial, *w); !fits.ok()) return fits;
     absl::StatusOr<int64_t> ceil_mode = ctx->GetAttrInt("ceil_mode", 0);
     absl::StatusOr<int64_t> include_pad = ctx->GetAttrInt("count_include_pad", 0);
     if (!ceil_mode.ok()) return ceil_mode.status();

@@ -253,6 +253,7 @@ class ConvIntegerOp : public XlaOpKernel {
     absl::StatusOr<WindowAttrs> window = GetWindowAttrs(*ctx, spatial, &kernel);
     if (!window.ok()) return window.status();
     if (window->kernel != kernel) return ctx->Error("kernel_shape does not match w");
+    if (absl::Status fits = CheckWindowFitsInput(*ctx, spatial, *window); !fits.ok()) return fits;
     absl::StatusOr<int64_t> group = ctx->GetAttrInt("group", 1);
     if (!group.ok()) return group.status();
     if (*group < 1 || xs.dimensions(1) != ws.dimensions(1) * *group ||

@@ -18,6 +18,10 @@
 namespace axle::onnx {
 namespace {
 
+// The largest weight table (out x in elements) one resized dimension may
+// need: 1 GiB of f32.
+constexpr double kMaxWeightElements = 1 << 28;
+
 struct ResizeAttrs {
   std::string mode = "nearest";
   std::string transform = "half_pixel";
@@ -181,9 +185,17 @@ class ResizeOp : public XlaOpKernel {
         r.roi_end = roi[rank + d];
       }
       int64_t in = x.dimensions(d);
-      int64_t out = sizes.empty() ? static_cast<int64_t>(std::floor(in * scales[d])) : sizes[d];
+      // Each resized dimension is a dot with an out x in weight table made
+      // here: its size is bounded before anything is allocated (a scale of
+      // 1e12 asked for terabytes), in double so that no cast overflows.
+      const double out_size = sizes.empty() ? std::floor(in * scales[d]) : sizes[d];
+      if (!(out_size * std::max<int64_t>(in, 1) <= kMaxWeightElements)) {
+        return ctx->Error("dimension ", d, " of ", x.ToString(false), " resized to ", out_size,
+                          " needs a weight table of more than 2^28 elements");
+      }
+      int64_t out = static_cast<int64_t>(out_size);
       double scale = sizes.empty() ? scales[d] : static_cast<double>(out) / in;
-      if (out < 0 || scale <= 0) return ctx->Error("bad scale or size for dimension ", d);
+      if (out < 0 || !(scale > 0)) return ctx->Error("bad scale or size for dimension ", d);
       out_dims[d] = out;
       if (out == in && scale == 1.0 && roi.empty()) continue;
       double length = sizes.empty() ? in * scales[d] : out;

@@ -83,6 +83,18 @@ REGISTER_XLA_OP(Name("HammingWindow").SinceVersion(17).CompileTimeConstantInput(
 REGISTER_XLA_OP(Name("BlackmanWindow").SinceVersion(17).CompileTimeConstantInput(0),
                 BlackmanWindowOp);
 
+// The largest table (twiddles, mel filters) a kernel builds on the host:
+// 2^28 elements, 2 GiB of doubles. Larger lengths are errors, not
+// allocations that fail.
+absl::Status CheckTableSize(const XlaOpKernelContext& ctx, const char* what, int64_t rows,
+                            int64_t cols) {
+  if (static_cast<double>(rows) * static_cast<double>(cols) <= double{1 << 28}) {
+    return absl::OkStatus();
+  }
+  return ctx.Error(what, " needs a table of ", rows, " x ", cols,
+                   " elements; at most 2^28 are supported");
+}
+
 // cos or sin(2 pi n k / length) for n < rows, k < cols, as `type`.
 XlaOp Twiddles(XlaBuilder* b, int64_t rows, int64_t cols, int64_t length, bool sine,
                PrimitiveType type) {
@@ -185,6 +197,9 @@ class DftOp : public XlaOpKernel {
       return ctx->Unimplemented("attribute 'onesided' = 1 with 'inverse' = 1 is not supported");
     }
     int64_t bins = *onesided ? length / 2 + 1 : length;
+    absl::Status table =
+        CheckTableSize(*ctx, "the DFT's twiddles", std::min(x.dimensions(*a), length), bins);
+    if (!table.ok()) return table;
     auto [re, im] = SplitComplex(ctx->Input(0), x);
     std::vector<int64_t> dims(x.dimensions().begin(), x.dimensions().end() - 1);
     auto [out_re, out_im] = Dft(re, im, dims, *a, length, bins, *inverse != 0, x.element_type());
@@ -285,6 +300,9 @@ class MelWeightMatrixOp : public XlaOpKernel {
     absl::StatusOr<PrimitiveType> type = OutputType(*ctx);
     if (!type.ok()) return type.status();
     int64_t spectrogram = *dft_length / 2 + 1, n = *mel_bins;
+    if (absl::Status s = CheckTableSize(*ctx, "MelWeightMatrix", spectrogram, n); !s.ok()) {
+      return s;
+    }
     auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
     double low = mel(edges[0]), step = (mel(edges[1]) - low) / static_cast<double>(n + 2);
     std::vector<int64_t> points(n + 2);
