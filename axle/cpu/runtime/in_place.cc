@@ -30,7 +30,14 @@ void ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
   };
   const int64_t n = static_cast<int64_t>(sequence.size());
   for (int64_t w = 0; w < n; ++w) {
+    // One pair realized per operand and per output (a thunk may list
+    // several for each).
+    std::vector<int64_t> realized;
     for (const auto& [a, o] : sequence[w]->in_place_pairs()) {
+      if (std::count(realized.begin(), realized.end(), a) > 0 ||
+          std::count(realized.begin(), realized.end(), o) > 0) {
+        continue;
+      }
       const int64_t t = temporary(a);
       if (t < 0 || temporary(o) < 0 || t == temporary(o) ||
           builder.slot(a).size_bytes != builder.slot(o).size_bytes) {
@@ -60,6 +67,8 @@ void ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
                          (*destinations)[o_root] == a;
       if (!own && !state) continue;
       builder.ShareTemporary(o, a);
+      realized.push_back(a);
+      realized.push_back(o);
       if (state) roots[o_root] = a;
     }
   }
