@@ -132,6 +132,75 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const HloModule> module, const se::
   for (const auto& [index, value] : program_.result_leaves) {
     result_leaf_nodes_.push_back(NodePosition(result_shape(), index));
   }
+  FindArgumentUses(result_temporary);
+}
+
+void CpuExecutable::FindArgumentUses(const std::vector<int64_t>& result_temporary) {
+  const int64_t num_thunks = static_cast<int64_t>(program_.thunks.size());
+  parameter_last_use_.assign(parameter_shapes().size(), -1);
+  result_first_touch_.assign(result_temporaries_.size(), num_thunks);
+  result_in_place_.clear();
+  // The result temporary a value lives in (-1: none).
+  auto result_of = [&](int64_t value) -> int64_t {
+    const ValueSlot& slot = program_.values[value];
+    return slot.kind == ValueSlot::Kind::kTemporary ? result_temporary[slot.temporary] : -1;
+  };
+  auto parameter_of = [&](int64_t value) -> int64_t {
+    const ValueSlot& slot = program_.values[value];
+    return slot.kind == ValueSlot::Kind::kParameter ? slot.parameter : -1;
+  };
+  for (int64_t i = 0; i < num_thunks; ++i) {
+    const Thunk& thunk = *program_.thunks[i];
+    std::optional<Thunk::BufferUses> uses = thunk.buffer_uses();
+    if (!uses.has_value()) {
+      for (int64_t& last : parameter_last_use_) last = i;
+      for (int64_t& first : result_first_touch_) first = std::min(first, i);
+      continue;
+    }
+    // The result temporaries this thunk touches first, before it marks
+    // its parameters used.
+    for (const std::vector<int64_t>* values : {&uses->reads, &uses->writes}) {
+      for (int64_t v : *values) {
+        const int64_t r = result_of(v);
+        if (r < 0 || result_first_touch_[r] < i) continue;
+        result_first_touch_[r] = i;
+      }
+    }
+    for (const auto& [a, o] : thunk.in_place_pairs()) {
+      const int64_t p = parameter_of(a);
+      const int64_t r = result_of(o);
+      if (p < 0 || r < 0 || result_first_touch_[r] != i ||
+          program_.values[a].size_bytes != program_.values[o].size_bytes) {
+        continue;
+      }
+      // The thunk touches the argument only through a, the temporary only
+      // by writing o.
+      bool other = false;
+      for (int64_t v : uses->reads) other |= (v != a && parameter_of(v) == p) || result_of(v) == r;
+      for (int64_t v : uses->writes) other |= v != o && (parameter_of(v) == p || result_of(v) == r);
+      if (!other) result_in_place_.emplace_back(r, p);
+    }
+    for (const std::vector<int64_t>* values : {&uses->reads, &uses->writes}) {
+      for (int64_t v : *values) {
+        if (const int64_t p = parameter_of(v); p >= 0) parameter_last_use_[p] = i;
+      }
+    }
+  }
+  std::sort(result_in_place_.begin(), result_in_place_.end());
+  // A parameter leaf that is a result leaf is read by the copies after the
+  // last thunk.
+  for (const auto& [index, value] : program_.result_leaves) {
+    if (const int64_t p = parameter_of(value); p >= 0) parameter_last_use_[p] = num_thunks;
+  }
+}
+
+bool CpuExecutable::WritesIntoArgument(size_t r, int64_t parameter) const {
+  if (parameter < 0 || static_cast<size_t>(parameter) >= parameter_last_use_.size()) return false;
+  const int64_t last = parameter_last_use_[parameter];
+  return last < result_first_touch_[r] ||
+         (last == result_first_touch_[r] &&
+          std::binary_search(result_in_place_.begin(), result_in_place_.end(),
+                             std::make_pair(static_cast<int64_t>(r), parameter)));
 }
 
 void CpuExecutable::LayOutBuffers() {
@@ -325,24 +394,29 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
         return (arguments[parameter]->buffers().begin() + node)->second;
       },
       [&](int64_t leaf) { return (result.buffers().begin() + result_leaf_nodes_[leaf])->second; },
-      [&](const void* address) {
-        for (const ShapedBuffer* argument : arguments) {
-          for (const auto& node : argument->buffers()) {
-            if (node.second.opaque() == address) return true;
+      [&](const void* address) -> int64_t {
+        int64_t found = -1;
+        for (size_t p = 0; p < arguments.size(); ++p) {
+          for (const auto& node : arguments[p]->buffers()) {
+            if (node.second.opaque() != address) continue;
+            if (found >= 0 && found != static_cast<int64_t>(p)) return -2;
+            found = static_cast<int64_t>(p);
           }
         }
-        return false;
+        return found;
       });
 }
 
 absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
                                             absl::Span<const se::DeviceMemoryBase> arguments,
                                             absl::Span<const se::DeviceMemoryBase> results) const {
-  // The arguments' addresses, sorted (kept per thread: a traced graph has
-  // hundreds).
-  thread_local std::vector<const void*> sorted;
+  // The arguments' addresses with their parameter numbers, sorted (kept
+  // per thread: a traced graph has hundreds).
+  thread_local std::vector<std::pair<const void*, int64_t>> sorted;
   sorted.clear();
-  for (const se::DeviceMemoryBase& argument : arguments) sorted.push_back(argument.opaque());
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    sorted.emplace_back(arguments[p].opaque(), static_cast<int64_t>(p));
+  }
   std::sort(sorted.begin(), sorted.end());
   return RunProgram(
       options, [&](int64_t parameter, int64_t) { return arguments[parameter]; },
@@ -351,8 +425,11 @@ absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
         CHECK_EQ(index.size(), 1u) << "ExecuteOnArrays: the result is a tuple of arrays";
         return results[index[0]];
       },
-      [&](const void* address) {
-        return std::binary_search(sorted.begin(), sorted.end(), address);
+      [&](const void* address) -> int64_t {
+        auto it =
+            std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(address, int64_t{0}));
+        if (it == sorted.end() || it->first != address) return -1;
+        return std::next(it) != sorted.end() && std::next(it)->first == address ? -2 : it->second;
       });
 }
 
@@ -360,7 +437,7 @@ absl::Status CpuExecutable::RunProgram(
     const ExecutableRunOptions& options,
     absl::FunctionRef<se::DeviceMemoryBase(int64_t, int64_t)> argument_buffer,
     absl::FunctionRef<se::DeviceMemoryBase(int64_t)> result_buffer,
-    absl::FunctionRef<bool(const void*)> is_argument) const {
+    absl::FunctionRef<int64_t(const void*)> argument_at) const {
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<Arena> arena, AcquireArena());
   char* const arena_data = arena->data();
   // Where each result temporary lives in this run: its result buffer
@@ -376,8 +453,10 @@ absl::Status CpuExecutable::RunProgram(
         static_cast<int64_t>(destination.size()) < program_.values[value].size_bytes) {
       continue;
     }
-    // A donated argument's buffer is read until the end: written last.
-    if (!is_argument(destination.opaque())) {
+    // A donated argument's buffer that a thunk touches after the result's
+    // first is written last, by the copy below.
+    const int64_t parameter = argument_at(destination.opaque());
+    if (parameter == -1 || WritesIntoArgument(r, parameter)) {
       result_homes[r] = const_cast<void*>(destination.opaque());
     }
   }

@@ -98,16 +98,29 @@ class CpuExecutable : public Executable {
  private:
   class Arena;
   // The run both entry points share: the buffer of parameter leaf
-  // (parameter, index) and of result leaf `index`, and whether an address
-  // is an argument's buffer (a donated one is written last, not used as a
-  // temporary's home).
+  // (parameter, index) and of result leaf `index`, and which argument an
+  // address is the buffer of (the parameter number; -1: none; -2: more
+  // than one). A result whose buffer is an argument's (donated) is
+  // computed right into it when no thunk touches that argument once the
+  // result's temporary is first touched (WritesIntoArgument); otherwise in
+  // the arena, and copied at the end.
   // Parameter leaves are named by (parameter, node): the leaf's position in
   // the pre-order of the parameter's shape (its ShapeTree's node); result
   // leaves by their number in program_.result_leaves.
   absl::Status RunProgram(const ExecutableRunOptions& options,
                           absl::FunctionRef<se::DeviceMemoryBase(int64_t, int64_t)> argument_buffer,
                           absl::FunctionRef<se::DeviceMemoryBase(int64_t)> result_buffer,
-                          absl::FunctionRef<bool(const void*)> is_argument) const;
+                          absl::FunctionRef<int64_t(const void*)> argument_at) const;
+  // Whether result temporary `r` (a position in result_temporaries_) may
+  // live in the buffer of argument `parameter` for the whole run: every
+  // thunk that touches the argument comes before the first that touches
+  // the temporary, or that first thunk reads the argument only as the
+  // operand of an in-place pair whose output is the temporary's value
+  // (Thunk::in_place_pairs, as in_place.h's rule 1).
+  bool WritesIntoArgument(size_t r, int64_t parameter) const;
+  // Sets parameter_last_use_, result_first_touch_ and result_in_place_
+  // from the thunks' buffer uses.
+  void FindArgumentUses(const std::vector<int64_t>& result_temporary);
   // Lays out the temporaries and scratch memory with the shared buffer
   // assignment (sets assignment_, temporary_offsets_, scratch_offsets_,
   // arena_size_).
@@ -138,6 +151,15 @@ class CpuExecutable : public Executable {
     int64_t parameter_node;
   };
   std::vector<RunValue> run_values_;
+  // Per parameter: the last thunk that touches one of its leaves (-1:
+  // none). Per result temporary: the first thunk that touches it
+  // (thunks.size(): none). The (result temporary, parameter) pairs where
+  // that first thunk reads the parameter only as the operand of an
+  // in-place pair into the temporary, sorted. A thunk that does not know
+  // its buffer uses touches everything.
+  std::vector<int64_t> parameter_last_use_;
+  std::vector<int64_t> result_first_touch_;
+  std::vector<std::pair<int64_t, int64_t>> result_in_place_;
   // Each value's size in bytes (ThunkContext::value_bytes).
   std::vector<int64_t> value_bytes_;
   // Each result leaf's node in the result's ShapeTree.

@@ -131,6 +131,48 @@ TEST_P(ExecuteArraysTest, DonatedArgumentIsUpdatedInPlaceStepAfterStep) {
   EXPECT_EQ(FromDevice(state.cref(), 4), R1({3, 6, 9, 12}));
 }
 
+// out{0} = -p0 may alias p0, which other outputs read elsewhere than at
+// the output's index (reverse) and whole (a sum): the run computes out{0}
+// in the donated buffer only where nothing reads p0 after it is written.
+constexpr char kReadAround[] = R"(
+HloModule read_around, input_output_alias={ {0}: (0, {}, may-alias) }
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  p0 = f32[4] parameter(0)
+  n = f32[4] negate(p0)
+  r = f32[4] reverse(p0), dimensions={0}
+  zero = f32[] constant(0)
+  s = f32[] reduce(p0, zero), dimensions={0}, to_apply=add
+  sb = f32[4] broadcast(s), dimensions={}
+  rs = f32[4] add(r, sb)
+  ROOT out = (f32[4], f32[4]) tuple(n, rs)
+})";
+
+TEST_P(ExecuteArraysTest, DonatedArgumentReadByOtherOutputsKeepsItsValueUntilRead) {
+  auto executable = Compile(kReadAround);
+  se::OwningDeviceMemory state = ToDevice(R1({1, 2, 3, 4}));
+  std::vector<se::OwningDeviceMemory> results;
+  for (int step = 0; step < 2; ++step) {
+    std::vector<MaybeOwningDeviceMemory> arguments;
+    arguments.emplace_back(std::move(state));
+    ASSERT_TRUE(
+        executable->RunArrays(absl::MakeSpan(arguments), ExecutableRunOptions(), &results).ok());
+    ASSERT_EQ(results.size(), 2u);
+    if (step == 0) {
+      EXPECT_EQ(FromDevice(results[0].cref(), 4), R1({-1, -2, -3, -4}));
+      EXPECT_EQ(FromDevice(results[1].cref(), 4), R1({14, 13, 12, 11}));
+    } else {
+      EXPECT_EQ(FromDevice(results[0].cref(), 4), R1({1, 2, 3, 4}));
+      EXPECT_EQ(FromDevice(results[1].cref(), 4), R1({-14, -13, -12, -11}));
+    }
+    state = std::move(results[0]);
+  }
+}
+
 TEST_P(ExecuteArraysTest, DonatedArgumentNoOutputTakesIsReleased) {
   // No alias: the donated buffer is freed by the run, not returned.
   auto executable = Compile(R"(

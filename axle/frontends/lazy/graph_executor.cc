@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -200,6 +203,14 @@ struct ExecuteScratch {
   std::vector<se::OwningDeviceMemory> outputs;
   std::vector<std::shared_ptr<DeviceData>> computed_data;  // one per computed root
   std::vector<int> slot;  // per root: its computed root, or -1 for a leaf
+  // The parameters that may be donated, sorted by their data's address.
+  std::vector<std::pair<const DeviceData*, int>> donatable;
+  std::vector<bool> may_donate;    // per parameter
+  std::vector<bool> root_aliased;  // per computed root
+  // (depth, computed root, parameter) candidates of AssignUpdateAliases,
+  // and its walk's frontiers.
+  std::vector<std::tuple<int, int, int>> near;
+  std::vector<const Node*> frontier, next;
 
   void Clear() {
     order.nodes.clear();
@@ -211,12 +222,66 @@ struct ExecuteScratch {
     inputs.clear();
     donated.clear();
     taken.clear();
+    donatable.clear();
+    may_donate.clear();
+    root_aliased.clear();
+    near.clear();
+    frontier.clear();
+    next.clear();
     by_shape.clear();
     outputs.clear();
     computed_data.clear();
     slot.clear();
   }
 };
+
+// Pairs computed roots with donatable parameters their values read near
+// the top: a parameter leaf found within kMaxDepth operands of the root,
+// through nodes of the root's shape (at most kMaxFrontier a level). The
+// nearest pairs are taken first, each root and parameter once, so an
+// update `w - lr * v` of a buffer w goes to w rather than to another
+// buffer of its shape: the compiled kernel can then write it in place
+// (an elementwise operand read at the output index) where another buffer
+// would be a copy after the run. Appends to `aliases`, marks s.donated
+// and s.root_aliased.
+void AssignUpdateAliases(ExecuteScratch& s, std::vector<std::pair<int64_t, int64_t>>& aliases) {
+  constexpr int kMaxDepth = 3;
+  constexpr size_t kMaxFrontier = 8;
+  s.root_aliased.assign(s.computed.size(), false);
+  s.near.clear();
+  if (s.donatable.empty()) return;
+  for (size_t r = 0; r < s.computed.size(); ++r) {
+    const Value& root = s.computed[r];
+    const Shape* shape = &InternShape(root.shape());
+    s.frontier.assign(1, root.node.get());
+    for (int depth = 1; depth <= kMaxDepth && !s.frontier.empty(); ++depth) {
+      s.next.clear();
+      for (const Node* node : s.frontier) {
+        for (const Value& operand : node->operands()) {
+          if (&InternShape(operand.shape()) != shape) continue;
+          if (const std::shared_ptr<DeviceData>& data = operand.node->data(); data != nullptr) {
+            auto it = std::lower_bound(
+                s.donatable.begin(), s.donatable.end(), data.get(),
+                [](const auto& entry, const DeviceData* key) { return entry.first < key; });
+            if (it != s.donatable.end() && it->first == data.get()) {
+              s.near.emplace_back(depth, static_cast<int>(r), it->second);
+            }
+          } else if (s.next.size() < kMaxFrontier) {
+            s.next.push_back(operand.node.get());
+          }
+        }
+      }
+      std::swap(s.frontier, s.next);
+    }
+  }
+  std::sort(s.near.begin(), s.near.end());
+  for (const auto& [depth, r, p] : s.near) {
+    if (s.root_aliased[r] || s.donated[p]) continue;
+    s.root_aliased[r] = true;
+    s.donated[p] = true;
+    aliases.emplace_back(static_cast<int64_t>(r), static_cast<int64_t>(p));
+  }
+}
 
 }  // namespace
 
@@ -276,21 +341,36 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     if (!memory.ok()) return memory.status();
     s.arguments.push_back(*memory);
   }
-  // Each dying buffer goes to the first result of its shape left: the
-  // computed roots are bucketed by shape (interned: equal shapes are one
-  // object), each bucket in root order.
+  // A dying buffer goes first to a result that reads it near the top of
+  // the same shape's elementwise chain (AssignUpdateAliases: an optimizer's
+  // `w - lr * v` gets w's buffer, `m * v + g` v's), so the executable can
+  // compute the result in place instead of copying it there after the run;
+  // the others to the first result of its shape left: the computed roots
+  // are bucketed by shape (interned: equal shapes are one object), each
+  // bucket in root order.
   Aliases aliases;
   s.donated.assign(order.parameters.size(), false);
   if (may_donate) {
+    s.donatable.clear();
+    s.may_donate.assign(order.parameters.size(), false);
+    for (size_t p = 0; p < order.parameters.size(); ++p) {
+      const DeviceData& data = *order.parameters[p];
+      if (data.shared() || !may_donate(data)) continue;
+      s.may_donate[p] = true;
+      s.donatable.emplace_back(&data, static_cast<int>(p));
+    }
+    std::sort(s.donatable.begin(), s.donatable.end());
+    AssignUpdateAliases(s, aliases);
     for (size_t r = 0; r < s.computed.size(); ++r) {
+      if (s.root_aliased[r]) continue;
       s.by_shape.emplace_back(&InternShape(s.computed[r].shape()), static_cast<int>(r));
     }
     std::stable_sort(s.by_shape.begin(), s.by_shape.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     s.taken.assign(s.by_shape.size(), false);
     for (size_t p = 0; p < order.parameters.size(); ++p) {
+      if (!s.may_donate[p] || s.donated[p]) continue;
       const DeviceData& data = *order.parameters[p];
-      if (data.shared() || !may_donate(data)) continue;
       const Shape* shape = &InternShape(data.shape());
       auto it =
           std::lower_bound(s.by_shape.begin(), s.by_shape.end(), shape,

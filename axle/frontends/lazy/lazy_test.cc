@@ -354,6 +354,51 @@ TEST(LazyTensorTest, SecondIdenticalStepCompilesNothingAndReusesBuffers) {
   EXPECT_EQ(ToVector(*v->data()), vh);
 }
 
+TEST(LazyTensorTest, EachUpdateGetsTheBufferItUpdates) {
+  // A momentum step: v' = w * w + v * v, w' = w - v'. Both buffers die and
+  // both results have their shape; each result gets the buffer it reads
+  // nearest (w' reads w directly, v' reads v through one op), so after a
+  // single step each tensor is still in its own buffer.
+  // (v is made first, so its update is the first root, and that root
+  // reads w's buffer first: pairing by shape alone in root order would
+  // give w's buffer to v'.)
+  auto v = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({0.5f, 0.25f, 0}));
+  auto w = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2, 3}));
+  auto step = [&] {
+    Value vv = v->GetIrValue();
+    Value wv = w->GetIrValue();
+    Value grad = MakeValue("mul", {wv, wv}, wv.shape());
+    Value v1 = MakeValue("add", {grad, MakeValue("mul", {vv, vv}, vv.shape())}, vv.shape());
+    v->SetIrValue(v1);
+    w->SetIrValue(MakeValue("sub", {wv, v1}, wv.shape()));
+    return SyncLiveTensors();
+  };
+  auto address = [](LazyTensor& t) {
+    absl::StatusOr<const ShapedBuffer*> buffer = t.data()->Buffer();
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    return buffer.ok() ? (*buffer)->root_buffer().opaque() : nullptr;
+  };
+  ASSERT_TRUE(step().ok());
+  const void* w_buffer = address(*w);
+  const void* v_buffer = address(*v);
+  ASSERT_NE(w_buffer, v_buffer);
+  int64_t donated = Counter("DonatedBuffers");
+  ASSERT_TRUE(step().ok());
+  EXPECT_EQ(Counter("DonatedBuffers") - donated, 2);
+  EXPECT_EQ(address(*w), w_buffer);
+  EXPECT_EQ(address(*v), v_buffer);
+  std::vector<float> wh = {1, 2, 3};
+  std::vector<float> vh = {0.5f, 0.25f, 0};
+  for (int s = 0; s < 2; ++s) {
+    for (size_t i = 0; i < wh.size(); ++i) {
+      vh[i] = vh[i] * vh[i] + wh[i] * wh[i];
+      wh[i] -= vh[i];
+    }
+  }
+  EXPECT_EQ(ToVector(*w->data()), wh);
+  EXPECT_EQ(ToVector(*v->data()), vh);
+}
+
 TEST(LazyTensorTest, BuffersStillHeldAreNotDonated) {
   auto a = LazyTensor::FromLiteral(LiteralUtil::CreateR1<float>({1, 2}));
   ASSERT_TRUE(a->data()->Buffer().ok());

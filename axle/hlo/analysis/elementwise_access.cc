@@ -2,7 +2,10 @@
 #include "axle/hlo/analysis/elementwise_access.h"
 
 #include <algorithm>
+#include <deque>
+#include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "axle/core/shape_util.h"
 
@@ -85,32 +88,41 @@ std::vector<std::pair<int64_t, int64_t>> InPlaceOutputCandidates(const HloComput
   } else {
     outputs.push_back(root);
   }
-  std::vector<bool> output_taken(outputs.size(), false);
+  // (ops from the parameter to the output, parameter, output) for each
+  // output computed from a parameter it may share memory with; listed
+  // nearest first, so that in an optimizer's multi-output update
+  // (v' = m * v + g, w' = w - lr * v') w' meets w before v.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> candidates;
   for (int64_t p = 0; p < fused.num_parameters(); ++p) {
     const HloInstruction* parameter = fused.parameter_instruction(p);
     if (!ReadOnlyAtOutputIndex(*parameter)) continue;
-    // The values computed from the parameter.
-    absl::flat_hash_set<const HloInstruction*> reached;
-    std::vector<const HloInstruction*> worklist = {parameter};
-    while (!worklist.empty()) {
-      const HloInstruction* value = worklist.back();
-      worklist.pop_back();
-      if (!reached.insert(value).second) continue;
-      for (const HloInstruction* user : value->users()) worklist.push_back(user);
+    // The values computed from the parameter, with their distance from it
+    // (breadth first).
+    absl::flat_hash_map<const HloInstruction*, int64_t> reached;
+    std::deque<const HloInstruction*> queue = {parameter};
+    reached[parameter] = 0;
+    while (!queue.empty()) {
+      const HloInstruction* value = queue.front();
+      queue.pop_front();
+      for (const HloInstruction* user : value->users()) {
+        if (reached.try_emplace(user, reached[value] + 1).second) queue.push_back(user);
+      }
     }
     for (size_t k = 0; k < outputs.size(); ++k) {
       const HloInstruction* output = outputs[k];
-      if (output_taken[k] || output == parameter || !reached.contains(output) ||
+      auto it = reached.find(output);
+      if (output == parameter || it == reached.end() ||
           !ShapeUtil::Equal(output->shape(), parameter->shape())) {
         continue;
       }
       // An output listed twice in the root tuple: two buffers, one value.
       if (std::count(outputs.begin(), outputs.end(), output) != 1) continue;
-      output_taken[k] = true;
-      pairs.emplace_back(p, static_cast<int64_t>(k));
-      break;
+      candidates.emplace_back(it->second, p, static_cast<int64_t>(k));
     }
   }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (const auto& [distance, p, k] : candidates) pairs.emplace_back(p, k);
   return pairs;
 }
 

@@ -49,9 +49,11 @@ bool ReadOnlyAtOutputIndex(const HloInstruction& instruction);
 
 // The (parameter number, output index) pairs of a plain loop kernel whose
 // output may share the parameter's memory: same shape, the parameter read
-// only at the output index, the output computed from it. Each parameter and
-// each output appears at most once. Outputs: the root, or the elements of
-// a root tuple.
+// only at the output index, the output computed from it. Every such pair,
+// those with the fewest ops from parameter to output first (an update
+// `w - lr * v'` lists (w, it) before (v, it)); a user realizes at most one
+// pair per parameter and one per output (in_place.h). Outputs: the root,
+// or the elements of a root tuple.
 std::vector<std::pair<int64_t, int64_t>> InPlaceOutputCandidates(const HloComputation& fused);
 
 }  // namespace axle

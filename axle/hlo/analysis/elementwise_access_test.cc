@@ -36,9 +36,9 @@ ENTRY e {
   EXPECT_TRUE(ReadOnlyAtOutputIndex(*entry.parameter_instruction(0)));
   EXPECT_FALSE(ReadOnlyAtOutputIndex(*entry.parameter_instruction(1)));  // reversed
   EXPECT_FALSE(ReadOnlyAtOutputIndex(*entry.parameter_instruction(2)));  // broadcast
-  // p0 feeds both outputs; it goes to the first. p1 is read elsewhere than
-  // at the index, p2 has another shape.
-  EXPECT_EQ(InPlaceOutputCandidates(entry), (Pairs{{0, 0}}));
+  // p0 feeds both outputs, a (one op away) before m (two). p1 is read
+  // elsewhere than at the index, p2 has another shape.
+  EXPECT_EQ(InPlaceOutputCandidates(entry), (Pairs{{0, 1}, {0, 0}}));
 }
 
 TEST(ElementwiseAccess, AnOutputTakesOneParameterAndNeedsItsShape) {
@@ -53,9 +53,32 @@ ENTRY e {
   d = s32[16] add(c, p2)
   ROOT t = (f32[16], s32[16]) tuple(a, d)
 })");
-  // p0 -> output 0; p1 finds output 0 taken and output 1 of another type;
-  // p2 -> output 1.
-  EXPECT_EQ(InPlaceOutputCandidates(*module->entry_computation()), (Pairs{{0, 0}, {2, 1}}));
+  // p0 and p1 -> output 0 (output 1 has another type); p2 -> output 1.
+  EXPECT_EQ(InPlaceOutputCandidates(*module->entry_computation()), (Pairs{{0, 0}, {1, 0}, {2, 1}}));
+}
+
+TEST(ElementwiseAccess, AnUpdateMeetsItsOwnBufferFirst) {
+  // SGD with momentum in one kernel: v' = v * m + g, w' = w + v' * lr.
+  auto module = Parse(R"(
+HloModule m
+ENTRY e {
+  w = f32[16] parameter(0)
+  v = f32[16] parameter(1)
+  g = f32[16] parameter(2)
+  m = f32[] parameter(3)
+  lr = f32[] parameter(4)
+  mb = f32[16] broadcast(m), dimensions={}
+  lrb = f32[16] broadcast(lr), dimensions={}
+  vm = f32[16] multiply(v, mb)
+  v1 = f32[16] add(vm, g)
+  step = f32[16] multiply(v1, lrb)
+  w1 = f32[16] add(w, step)
+  ROOT t = (f32[16], f32[16]) tuple(w1, v1)
+})");
+  // Nearest first: w -> w' and g -> v' (one op), v -> v' (two), then
+  // g -> w' (three) and v -> w' (four), so w' meets w before v.
+  EXPECT_EQ(InPlaceOutputCandidates(*module->entry_computation()),
+            (Pairs{{0, 0}, {2, 1}, {1, 1}, {2, 0}, {1, 0}}));
 }
 
 TEST(ElementwiseAccess, KernelsWithSchedulesOfTheirOwnHaveNoCandidates) {

@@ -1,6 +1,7 @@
 //===- in_place_sharing.cc - Outputs that take over their operand's memory -===//
 #include "axle/hlo/analysis/in_place_sharing.h"
 
+#include <algorithm>
 #include <set>
 
 #include "axle/base/logging.h"
@@ -47,7 +48,14 @@ void ShareInPlaceOperands(absl::Span<const std::optional<InPlaceStep>> steps,
   };
   const int64_t n = static_cast<int64_t>(steps.size());
   for (int64_t w = 0; w < n; ++w) {
+    // One pair realized per operand and per output (a step may list
+    // several for each, nearest first: InPlaceOutputCandidates).
+    std::vector<int64_t> realized;
     for (const auto& [a, o] : steps[w]->pairs) {
+      if (std::find(realized.begin(), realized.end(), a) != realized.end() ||
+          std::find(realized.begin(), realized.end(), o) != realized.end()) {
+        continue;
+      }
       const int64_t t = temporary(a);
       if (t < 0 || temporary(o) < 0 || t == temporary(o) ||
           values[a].size_bytes != values[o].size_bytes) {
@@ -79,6 +87,8 @@ void ShareInPlaceOperands(absl::Span<const std::optional<InPlaceStep>> steps,
                          (*destinations)[o_root] == a;
       if (!own && !state) continue;
       ShareTemporary(values, temporary_sizes, o, a);
+      realized.push_back(a);
+      realized.push_back(o);
       if (state) roots[o_root] = a;
     }
   }
