@@ -97,10 +97,17 @@ int64_t NowNanoseconds() {
       .count();
 }
 
+// What a team's threads share. libgomp's own barriers order the caller's
+// writes before the team's reads and the team's work before the caller's
+// return, but libgomp is not built with ThreadSanitizer, so the same order
+// is also stated through these atomics (one release/acquire pair each way;
+// nothing waits on them).
 struct TeamCall {
   absl::FunctionRef<void()>* body;
+  std::atomic<bool> published{false};
   // When the caller (the team's thread 0) finished its share.
-  int64_t caller_done = 0;
+  std::atomic<int64_t> caller_done{0};
+  std::atomic<int> finished{0};
 };
 
 }  // namespace
@@ -122,15 +129,22 @@ void RunOnOmpTeam(int threads, absl::FunctionRef<void()> body) {
     return;
   }
   TeamCall call{&body};
+  call.published.store(true, std::memory_order_release);
   GOMP_parallel(
       [](void* data) {
         TeamCall& call = *static_cast<TeamCall*>(data);
+        (void)call.published.load(std::memory_order_acquire);
         (*call.body)();
-        if (omp_get_thread_num() == 0) call.caller_done = NowNanoseconds();
+        if (omp_get_thread_num() == 0) {
+          call.caller_done.store(NowNanoseconds(), std::memory_order_relaxed);
+        }
+        call.finished.fetch_add(1, std::memory_order_acq_rel);
       },
       &call, static_cast<unsigned>(threads), 0);
+  (void)call.finished.load(std::memory_order_acquire);
   const int64_t end = NowNanoseconds();
-  if (call.caller_done > 0 && OmpTeamStalled(call.caller_done - start, end - call.caller_done)) {
+  const int64_t caller_done = call.caller_done.load(std::memory_order_relaxed);
+  if (caller_done > 0 && OmpTeamStalled(caller_done - start, end - caller_done)) {
     HoldOmpTeam(kOmpTeamHoldNanoseconds);
   }
 }
