@@ -112,10 +112,11 @@ absl::StatusOr<std::unique_ptr<Thunk>> MakeDnnlDotThunk(std::string name,
 inline constexpr int64_t kMaxLoopDotMultiplyAdds = int64_t{1} << 17;
 
 // The small-dot path (small_dot_thunk.cc): an f32 dot with few rows per
-// batch, or a small one with any rows, on AVX-512 register tiles: above
-// kMaxLoopDotMultiplyAdds with dense rhs columns, or any size with a
-// transposed rhs ([n, k], k dense); null when `plan` is not one (or the
-// CPU lacks AVX-512).
+// batch, or a small one with any rows, on AVX-512 register tiles: with
+// dense rhs columns above kMaxLoopDotMultiplyAdds or more than 16 output
+// columns, or with a transposed rhs ([n, k], k dense) at any size with
+// few rows and at the sizes where its dot products win with more; null
+// when `plan` is not one (or the CPU lacks AVX-512).
 std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, const DotPlan& plan,
                                            std::vector<int64_t> operand_values,
                                            int64_t output_value);

@@ -536,5 +536,62 @@ ENTRY e {
                            {literal({64, 64}, 39), literal({64, 64}, 40)}, ErrorSpec(1e-4, 1e-4));
 }
 
+// The dots of a small MLP's training step (PyTorch's Linear: x @ W^T with
+// W [out, in]) where the kernel beats the emitted loop and oneDNN: the
+// classifier head's forward [64, 128] x [10, 128]^T + bias and its
+// backward [64, 10] x [10, 128] and [64, 10]^T x [64, 128], a small
+// transposed rhs with relu; and next to them the shapes the path declines
+// (a transposed rhs of 4 columns or a contraction of 16; a batch of narrow
+// [8, 8] x [8, 8]), which the emitted loop computes.
+TEST(SmallDotPlatformTest, TrainingStepShapesAgree) {
+  auto literal = [](const std::vector<int64_t>& dims, int seed) {
+    Literal out(ShapeUtil::MakeShape(F32, dims));
+    std::vector<float> values = Values(out.element_count(), seed);
+    std::copy(values.begin(), values.end(), out.data<float>().begin());
+    return out;
+  };
+  testing::ExpectCpuAgrees(R"(
+HloModule head
+ENTRY e {
+  x = f32[64,128] parameter(0)
+  w = f32[10,128] parameter(1)
+  b = f32[10] parameter(2)
+  g = f32[64,10] parameter(3)
+  d = f32[64,10] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  bb = f32[64,10] broadcast(b), dimensions={1}
+  y = f32[64,10] add(d, bb)
+  dx = f32[64,128] dot(g, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dw = f32[10,128] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = (f32[64,10], f32[64,128], f32[10,128]) tuple(y, dx, dw)
+})",
+                           {literal({64, 128}, 41), literal({10, 128}, 42), literal({10}, 43),
+                            literal({64, 10}, 44)},
+                           ErrorSpec(1e-4, 1e-4));
+  testing::ExpectCpuAgrees(R"(
+HloModule small_transposed
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  w = f32[32,64] parameter(1)
+  d = f32[64,32] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  zero = f32[] constant(0)
+  z = f32[64,32] broadcast(zero), dimensions={}
+  r = f32[64,32] maximum(d, z)
+  u = f32[256,64] parameter(2)
+  v = f32[4,64] parameter(3)
+  n = f32[256,4] dot(u, v), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  p = f32[64,16] parameter(4)
+  q = f32[16,16] parameter(5)
+  s = f32[64,16] dot(p, q), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  a = f32[8,8,8] parameter(6)
+  c = f32[8,8,8] parameter(7)
+  o = f32[8,8,8] dot(a, c), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT t = (f32[64,32], f32[256,4], f32[64,16], f32[8,8,8]) tuple(r, n, s, o)
+})",
+                           {literal({64, 64}, 45), literal({32, 64}, 46), literal({256, 64}, 47),
+                            literal({4, 64}, 48), literal({64, 16}, 49), literal({16, 16}, 50),
+                            literal({8, 8, 8}, 51), literal({8, 8, 8}, 52)},
+                           ErrorSpec(1e-4, 1e-4));
+}
+
 }  // namespace
 }  // namespace axle::cpu

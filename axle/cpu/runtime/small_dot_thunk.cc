@@ -2,8 +2,9 @@
 //
 // The small-dot path of the dot thunks: an f32 dot (or dot epilogue
 // fusion) whose lhs has at most kSmallDotMaxRows rows per batch (or any
-// rows when the dot is small: kSmallDotMaxMultiplyAdds) and whose rhs
-// columns are dense runs as SmallDotF32 (small_dot.h) across the
+// rows when the dot is small: kSmallDotMaxMultiplyAdds, or a transposed
+// rhs's: kMinTransposedColumns) and whose rhs columns (or rows, for a
+// transposed rhs) are dense runs as SmallDotF32 (small_dot.h) across the
 // intra-op pool, reading every operand in place, but for a constant rhs:
 // that is packed into the kernel's panels when the thunk is made. A rhs
 // that a while loop leaves unchanged (an RNN step's recurrent weight,
@@ -50,6 +51,21 @@ constexpr int64_t kSmallDotMaxRows = 32;
 // would wake its OpenMP team (omp_team.h).
 constexpr int64_t kSmallDotMaxMultiplyAdds = int64_t{1} << 21;
 constexpr int64_t kNarrowColumns = 16;
+
+// A transposed rhs ([n, k], k dense) with more than kSmallDotMaxRows rows
+// runs as dot products of dense rows (2 x 8 tiles) when the output has at
+// least kMinTransposedColumns columns and the contraction at least
+// kMinTransposedDepth (below, the tiles' horizontal sums cost more than
+// their multiply-adds), and the dot is small (the emitted loop, which
+// reads such a rhs with gathers, would take it) or narrow (oneDNN pads n
+// to its blocks). Zen 4, 1 thread, us per dot, small-dot / before: a
+// classifier head [64, 128] x [10, 128]^T 3 / 12 (loop), [64, 64] x
+// [32, 64]^T 5 / 11 (loop), [128, 32] x [8, 32]^T 1.8 / 2.4 (loop),
+// [64, 256] x [10, 256]^T 5 / 7 (oneDNN), [512, 128] x [24, 128]^T 39 / 42
+// (oneDNN); but [64, 16] x [16, 16]^T 1.4 / 1.2 and [256, 64] x [4, 64]^T
+// 11 / 6.4 (loop), and a wide [64, 128] x [128, 128]^T 27 / 21 (oneDNN).
+constexpr int64_t kMinTransposedColumns = 8;
+constexpr int64_t kMinTransposedDepth = 32;
 
 // Units per block on the pool: at least this many multiply-adds each.
 constexpr int64_t kMinMultiplyAddsPerBlock = int64_t{1} << 16;
@@ -314,9 +330,22 @@ std::unique_ptr<Thunk> CreateSmallDotThunk(const HloInstruction& instruction, co
                           (plan.k == 1 || lhs->strides[2] == 1);
   if (!columns_dense && !transposed) return nullptr;
   // More rows: a small dot whose rhs the tiles read (dense columns, or a
-  // constant packed into panels).
-  if (!few_rows && !(small && (columns_dense || plan.rhs.literal != nullptr))) return nullptr;
-  if (!transposed && multiply_adds <= kMaxLoopDotMultiplyAdds) {
+  // constant packed into panels), or a transposed rhs's dot products where
+  // they beat the alternatives (kMinTransposedColumns).
+  const bool transposed_products =
+      transposed && plan.n >= kMinTransposedColumns && plan.k >= kMinTransposedDepth &&
+      multiply_adds <= kSmallDotMaxMultiplyAdds &&
+      (multiply_adds <= kMaxLoopDotMultiplyAdds || plan.n <= kNarrowColumns);
+  if (!few_rows && !transposed_products &&
+      !(small && (columns_dense || plan.rhs.literal != nullptr))) {
+    return nullptr;
+  }
+  // A small dot with dense rhs columns: the emitted loop when the output
+  // is narrow (a batch of attention's [8, 8] x [8, 8]: 0.3-0.4 us against
+  // the tiles' 0.5-0.7), else the tiles (Zen 4, 1 thread, us per dot,
+  // tiles / loop: [64, 10] x [10, 128] 2 / 6, [10, 64]^T x [64, 128] 2 / 6,
+  // [32, 32] x [32, 32] 0.8 / 2.0, [64, 8] x [8, 64] 1.1 / 2.9).
+  if (!transposed && multiply_adds <= kMaxLoopDotMultiplyAdds && plan.n <= kNarrowColumns) {
     return nullptr;
   }
   SmallDotShape shape;
