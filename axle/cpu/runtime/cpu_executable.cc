@@ -11,6 +11,8 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
@@ -385,9 +387,33 @@ void CpuExecutable::ReleaseArena(std::unique_ptr<Arena> arena) const {
   free_arenas_.push_back(std::move(arena));
 }
 
+namespace {
+
+// Argument buffers' addresses with their parameter numbers, sorted, and
+// the parameter whose buffer `address` is: -1 none, -2 more than one.
+// Kept per thread and filled per run (a traced graph has hundreds of
+// arguments, and each result may ask: a scan per result was a fifth of a
+// run of an 87-thunk training step with ~60 arguments and ~50 results).
+using AddressTable = std::vector<std::pair<const void*, int64_t>>;
+
+int64_t ParameterAt(const AddressTable& sorted, const void* address) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(address, int64_t{-1}));
+  if (it == sorted.end() || it->first != address) return -1;
+  const int64_t parameter = it->second;
+  for (++it; it != sorted.end() && it->first == address; ++it) {
+    if (it->second != parameter) return -2;
+  }
+  return parameter;
+}
+
+}  // namespace
+
 absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options,
                                              absl::Span<const ShapedBuffer* const> arguments,
                                              const ShapedBuffer& result) const {
+  // Filled on the first lookup of a run (most runs make none).
+  thread_local AddressTable sorted;
+  bool filled = false;
   return RunProgram(
       options,
       [&](int64_t parameter, int64_t node) {
@@ -395,15 +421,17 @@ absl::Status CpuExecutable::ExecuteOnBuffers(const ExecutableRunOptions& options
       },
       [&](int64_t leaf) { return (result.buffers().begin() + result_leaf_nodes_[leaf])->second; },
       [&](const void* address) -> int64_t {
-        int64_t found = -1;
-        for (size_t p = 0; p < arguments.size(); ++p) {
-          for (const auto& node : arguments[p]->buffers()) {
-            if (node.second.opaque() != address) continue;
-            if (found >= 0 && found != static_cast<int64_t>(p)) return -2;
-            found = static_cast<int64_t>(p);
+        if (!filled) {
+          sorted.clear();
+          for (size_t p = 0; p < arguments.size(); ++p) {
+            for (const auto& node : arguments[p]->buffers()) {
+              sorted.emplace_back(node.second.opaque(), static_cast<int64_t>(p));
+            }
           }
+          std::sort(sorted.begin(), sorted.end());
+          filled = true;
         }
-        return found;
+        return ParameterAt(sorted, address);
       });
 }
 
@@ -412,7 +440,7 @@ absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
                                             absl::Span<const se::DeviceMemoryBase> results) const {
   // The arguments' addresses with their parameter numbers, sorted (kept
   // per thread: a traced graph has hundreds).
-  thread_local std::vector<std::pair<const void*, int64_t>> sorted;
+  thread_local AddressTable sorted;
   sorted.clear();
   for (size_t p = 0; p < arguments.size(); ++p) {
     sorted.emplace_back(arguments[p].opaque(), static_cast<int64_t>(p));
@@ -425,12 +453,7 @@ absl::Status CpuExecutable::ExecuteOnArrays(const ExecutableRunOptions& options,
         CHECK_EQ(index.size(), 1u) << "ExecuteOnArrays: the result is a tuple of arrays";
         return results[index[0]];
       },
-      [&](const void* address) -> int64_t {
-        auto it =
-            std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(address, int64_t{0}));
-        if (it == sorted.end() || it->first != address) return -1;
-        return std::next(it) != sorted.end() && std::next(it)->first == address ? -2 : it->second;
-      });
+      [&](const void* address) { return ParameterAt(sorted, address); });
 }
 
 absl::Status CpuExecutable::RunProgram(

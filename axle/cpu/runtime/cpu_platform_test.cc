@@ -207,6 +207,81 @@ ENTRY e {
   }
 }
 
+// Many donated arguments, each output reading its own argument and the
+// next one's (which the next output takes over): every output lands in its
+// argument's buffer with the values computed from the arguments as passed,
+// run after run (the executable finds which argument a result buffer is
+// in a table sorted per run).
+TEST(CpuPlatformTest, ManyDonatedArgumentsReadByTheirNeighbours) {
+  LocalClient* client = ClientFor("cpu");
+  auto module = ParseAndReturnUnverifiedModule(R"(
+HloModule ring, input_output_alias={ {0}: (0, {}), {1}: (1, {}), {2}: (2, {}), {3}: (3, {}), {4}: (4, {}), {5}: (5, {}), {6}: (6, {}), {7}: (7, {}), {8}: (8, {}), {9}: (9, {}) }
+ENTRY e {
+  p0 = f32[8] parameter(0)
+  p1 = f32[8] parameter(1)
+  p2 = f32[8] parameter(2)
+  p3 = f32[8] parameter(3)
+  p4 = f32[8] parameter(4)
+  p5 = f32[8] parameter(5)
+  p6 = f32[8] parameter(6)
+  p7 = f32[8] parameter(7)
+  p8 = f32[8] parameter(8)
+  p9 = f32[8] parameter(9)
+  two = f32[] constant(2)
+  t = f32[8] broadcast(two), dimensions={}
+  m0 = f32[8] multiply(p0, t)
+  o0 = f32[8] add(m0, p1)
+  m1 = f32[8] multiply(p1, t)
+  o1 = f32[8] add(m1, p2)
+  m2 = f32[8] multiply(p2, t)
+  o2 = f32[8] add(m2, p3)
+  m3 = f32[8] multiply(p3, t)
+  o3 = f32[8] add(m3, p4)
+  m4 = f32[8] multiply(p4, t)
+  o4 = f32[8] add(m4, p5)
+  m5 = f32[8] multiply(p5, t)
+  o5 = f32[8] add(m5, p6)
+  m6 = f32[8] multiply(p6, t)
+  o6 = f32[8] add(m6, p7)
+  m7 = f32[8] multiply(p7, t)
+  o7 = f32[8] add(m7, p8)
+  m8 = f32[8] multiply(p8, t)
+  o8 = f32[8] add(m8, p9)
+  m9 = f32[8] multiply(p9, t)
+  o9 = f32[8] add(m9, p0)
+  ROOT out = (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(o0, o1, o2, o3, o4, o5, o6, o7, o8, o9)
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto executable = client->Compile(std::move(*module), {});
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  constexpr int kArguments = 10;
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    std::vector<Literal> values;
+    std::vector<ScopedShapedBuffer> buffers;
+    std::vector<const void*> addresses;
+    std::vector<ExecutionInput> inputs;
+    for (int i = 0; i < kArguments; ++i) {
+      values.push_back(Iota(ShapeUtil::MakeShape(F32, {8}), 1, static_cast<float>(10 * i + run)));
+      buffers.push_back(*client->LiteralToShapedBuffer(values.back(), 0));
+      addresses.push_back(buffers.back().root_buffer().opaque());
+    }
+    for (ScopedShapedBuffer& buffer : buffers) inputs.push_back(ExecutionInput::Donate(&buffer));
+    auto output = (*executable)->Run(std::move(inputs), {});
+    ASSERT_TRUE(output.ok()) << output.status();
+    Literal result = *client->ShapedBufferToLiteral(output->Result());
+    for (int i = 0; i < kArguments; ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(output->Result().buffer({i}).opaque(), addresses[i]);
+      const auto own = values[i].data<float>();
+      const auto next = values[(i + 1) % kArguments].data<float>();
+      for (int j = 0; j < 8; ++j) {
+        EXPECT_EQ(result.data<float>({i})[j], 2 * own[j] + next[j]);
+      }
+    }
+  }
+}
+
 TEST(CpuPlatformTest, OneExecutableFromEightThreads) {
   LocalClient* client = ClientFor("cpu");
   auto module = ParseAndReturnUnverifiedModule(R"(
