@@ -261,6 +261,7 @@ ENTRY e {
     std::vector<ScopedShapedBuffer> buffers;
     std::vector<const void*> addresses;
     std::vector<ExecutionInput> inputs;
+    inputs.reserve(kArguments);
     for (int i = 0; i < kArguments; ++i) {
       values.push_back(Iota(ShapeUtil::MakeShape(F32, {8}), 1, static_cast<float>(10 * i + run)));
       buffers.push_back(*client->LiteralToShapedBuffer(values.back(), 0));

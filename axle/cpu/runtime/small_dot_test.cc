@@ -550,7 +550,8 @@ TEST(SmallDotPlatformTest, TrainingStepShapesAgree) {
     std::copy(values.begin(), values.end(), out.data<float>().begin());
     return out;
   };
-  testing::ExpectCpuAgrees(R"(
+  testing::ExpectCpuAgrees(
+      R"(
 HloModule head
 ENTRY e {
   x = f32[64,128] parameter(0)
@@ -564,9 +565,8 @@ ENTRY e {
   dw = f32[10,128] dot(g, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
   ROOT t = (f32[64,10], f32[64,128], f32[10,128]) tuple(y, dx, dw)
 })",
-                           {literal({64, 128}, 41), literal({10, 128}, 42), literal({10}, 43),
-                            literal({64, 10}, 44)},
-                           ErrorSpec(1e-4, 1e-4));
+      {literal({64, 128}, 41), literal({10, 128}, 42), literal({10}, 43), literal({64, 10}, 44)},
+      ErrorSpec(1e-4, 1e-4));
   testing::ExpectCpuAgrees(R"(
 HloModule small_transposed
 ENTRY e {
