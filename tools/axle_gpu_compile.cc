@@ -1,7 +1,8 @@
 //===- axle_gpu_compile.cc - HLO modules through the CUDA compiler, no GPU -===//
 //
 //   axle-gpu-compile FILE|DIR... [--no-ptxas] [--jobs=N] [--timeout=S]
-//                    [--shard=I/N] [--expect-unimplemented=LIST] [--arch=sm_90]
+//                    [--only=PREFIX...] [--shard=I/N] [--expected-failures=LIST]
+//                    [--arch=sm_90]
 //
 // Sweeps modules through the CUDA backend's compile-only path
 // (axle/gpu/gpu_compiler.h: CompileGpuProgram: passes, thunks, PTX; no
@@ -9,7 +10,9 @@
 // an LLVM assertion, a segfault) is one module's result, not the sweep's
 // end. Each kernel's PTX is then assembled by the toolkit's ptxas
 // (axle/gpu/ptxas.h) unless --no-ptxas. Directories are searched for
-// *.hlo recursively (*.opt.hlo excluded: XLA's own output).
+// *.hlo recursively (*.opt.hlo excluded: XLA's own output); --only keeps
+// the modules whose path under their directory starts with one of the
+// prefixes (`exec/`), and --shard every N-th of those from the I-th.
 //
 // One line a module, `RESULT<TAB>FILE<TAB>SECONDS<TAB>DETAIL`:
 //   compiled       thunks and kernels built, ptxas accepted every kernel
@@ -23,10 +26,11 @@
 //   crash          the child died (signal or exit without a result)
 //   timeout        the child ran past --timeout seconds
 // then the counts. Exit status 1 when any module is error, ptxas, crash or
-// timeout, or when --expect-unimplemented (a file of module paths, one a
-// line, relative to the arguments' roots; `#` comments) disagrees with
-// which modules were unimplemented, so a module that compiled and stops
-// compiling (or the reverse, an entry to remove) fails a test.
+// timeout, or when --expected-failures (a file of module paths, one a
+// line, relative to the arguments' directories; `#` comments) disagrees
+// with which of the modules swept were unimplemented or rejected, so a
+// module that compiled and stops compiling (or the reverse: an entry to
+// remove) fails a test.
 //
 //===----------------------------------------------------------------------===//
 #include <poll.h>
@@ -68,8 +72,9 @@ struct Options {
   bool no_ptxas = false;
   int jobs = 1;
   double timeout_s = 300;
+  std::vector<std::string> only;
   std::string shard = "0/1";
-  std::string expect_unimplemented;
+  std::string expected_failures;
   std::string arch = "sm_90";
 };
 
@@ -265,7 +270,8 @@ absl::StatusOr<std::set<std::string>> ReadList(const std::string& path) {
   if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
   std::string line;
   while (std::getline(file, line)) {
-    absl::string_view entry = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
+    const std::string before_comment = line.substr(0, line.find('#'));
+    absl::string_view entry = absl::StripAsciiWhitespace(before_comment);
     if (!entry.empty()) list.insert(std::string(entry));
   }
   return list;
@@ -287,12 +293,18 @@ absl::StatusOr<int> Run(const Options& options) {
   auto [shard, shards] = *ParseShard(options.shard);
   std::vector<Module> all = ListModules(options.inputs);
   std::vector<Module> modules;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (static_cast<int>(i % static_cast<size_t>(shards)) == shard) modules.push_back(all[i]);
+  std::vector<Module> kept;
+  for (const Module& module : all) {
+    bool wanted = options.only.empty();
+    for (const std::string& prefix : options.only) wanted |= module.display.starts_with(prefix);
+    if (wanted) kept.push_back(module);
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(shards)) == shard) modules.push_back(kept[i]);
   }
   std::set<std::string> expected;
   {
-    absl::StatusOr<std::set<std::string>> list = ReadList(options.expect_unimplemented);
+    absl::StatusOr<std::set<std::string>> list = ReadList(options.expected_failures);
     if (!list.ok()) return list.status();
     expected = *list;
   }
@@ -311,14 +323,14 @@ absl::StatusOr<int> Run(const Options& options) {
     const bool bad = outcome.result == "error" || outcome.result == "ptxas" ||
                      outcome.result == "crash" || outcome.result == "timeout";
     failed |= bad;
-    if (!options.expect_unimplemented.empty() && !bad && outcome.result != "not-a-module") {
+    if (!options.expected_failures.empty() && !bad && outcome.result != "not-a-module") {
       const bool listed = expected.count(module.display) > 0;
       if (listed && outcome.result == "compiled") {
         surprises.push_back(absl::StrCat(module.display, ": compiles now; remove it from ",
-                                         options.expect_unimplemented));
-      } else if (!listed && outcome.result == "unimplemented") {
-        surprises.push_back(absl::StrCat(module.display, ": unimplemented, not in ",
-                                         options.expect_unimplemented, ": ", outcome.detail));
+                                         options.expected_failures));
+      } else if (!listed && outcome.result != "compiled") {
+        surprises.push_back(absl::StrCat(module.display, ": ", outcome.result, ", not in ",
+                                         options.expected_failures, ": ", outcome.detail));
       }
     }
   };
@@ -352,9 +364,11 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 r
   app.add_option("--jobs", options.jobs, "modules compiled at once")->check(CLI::Range(1, 64));
   app.add_option("--timeout", options.timeout_s, "seconds a module may take")
       ->check(CLI::PositiveNumber);
+  app.add_option("--only", options.only,
+                 "keep the modules whose path under their directory starts so (repeatable)");
   app.add_option("--shard", options.shard, "I/N: every N-th module from the I-th");
-  app.add_option("--expect-unimplemented", options.expect_unimplemented,
-                 "a file of the modules expected to be unimplemented (exactly those)");
+  app.add_option("--expected-failures", options.expected_failures,
+                 "a file of the modules expected to be unimplemented or rejected (exactly those)");
   app.add_option("--arch", options.arch, "the GPU architecture of the PTX");
   try {
     app.parse(argc, argv);

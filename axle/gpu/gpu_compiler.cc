@@ -130,7 +130,8 @@ class GpuTupleCopyExpander : public HloPassInterface {
       if (computation->IsFusionComputation()) continue;
       for (HloInstruction* copy : computation->MakeInstructionPostOrder()) {
         if (copy->opcode() != HloOpcode::kCopy || !copy->shape().IsTuple() ||
-            !copy->control_predecessors().empty() || !copy->control_successors().empty()) {
+            !copy->control_predecessors().empty() || !copy->control_successors().empty() ||
+            ReachesAsyncOp(*copy)) {
           continue;
         }
         HloInstruction* leaves = CopyLeaves(copy->mutable_operand(0), copy->shape());
@@ -143,6 +144,17 @@ class GpuTupleCopyExpander : public HloPassInterface {
   }
 
  private:
+  // Whether `copy` carries an asynchronous op's state (to a -done or
+  // -update, which must see the copy: the lowering of async pairs does).
+  static bool ReachesAsyncOp(const HloInstruction& copy) {
+    for (const HloInstruction* user : copy.users()) {
+      if (user->opcode() == HloOpcode::kAsyncUpdate || HloOpcodeIsAsyncDone(user->opcode())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // `value` copied leaf by leaf into `shape`; nullptr for a leaf that is
   // not an array (a token).
   static HloInstruction* CopyLeaves(HloInstruction* value, const Shape& shape) {
