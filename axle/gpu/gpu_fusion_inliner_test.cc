@@ -30,6 +30,7 @@ namespace {
 std::vector<Literal> MakeArguments(const HloModule& module) {
   std::vector<Literal> arguments;
   const HloComputation& entry = *module.entry_computation();
+  arguments.reserve(entry.num_parameters());
   for (int64_t p = 0; p < entry.num_parameters(); ++p) {
     Literal literal(entry.parameter_instruction(p)->shape());
     for (int64_t i = 0; i < literal.shape().num_elements(); ++i) {
@@ -59,6 +60,7 @@ void ExpectInlined(const std::string& text, int expected_left) {
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<Literal> arguments = MakeArguments(**module);
   std::vector<const Literal*> pointers;
+  pointers.reserve(arguments.size());
   for (const Literal& argument : arguments) pointers.push_back(&argument);
   HloEvaluator evaluator;
   auto before = evaluator.Evaluate(**module, pointers);
