@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
@@ -18,6 +19,7 @@
 #include "axle/gpu/dot_to_reduce.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable.h"
+#include "axle/gpu/gpu_fusion_inliner.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_while_unroller.h"
 #include "axle/gpu/lapack_to_hlo.h"
@@ -28,6 +30,7 @@
 #include "axle/hlo/transforms/all_reduce_promotion.h"
 #include "axle/hlo/transforms/backend_pipeline.h"
 #include "axle/hlo/transforms/fusion_utils.h"
+#include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/scan_to_while.h"
 #include "axle/hlo/transforms/side_effects.h"
@@ -114,6 +117,61 @@ absl::Status CheckSupported(const HloModule& module) {
   }
   return absl::OkStatus();
 }
+
+// A copy of a tuple becomes a tuple of copies of its leaves (each leaf in
+// the copy's layout): a loop fusion computes arrays, and XLA's tuple copy
+// holds the same values.
+class GpuTupleCopyExpander : public HloPassInterface {
+ public:
+  absl::string_view name() const override { return "gpu-tuple-copy-expander"; }
+  absl::StatusOr<bool> Run(HloModule* module) override {
+    bool changed = false;
+    for (HloComputation* computation : module->MakeComputationPostOrder()) {
+      if (computation->IsFusionComputation()) continue;
+      for (HloInstruction* copy : computation->MakeInstructionPostOrder()) {
+        if (copy->opcode() != HloOpcode::kCopy || !copy->shape().IsTuple() ||
+            !copy->control_predecessors().empty() || !copy->control_successors().empty() ||
+            ReachesAsyncOp(*copy)) {
+          continue;
+        }
+        HloInstruction* leaves = CopyLeaves(copy->mutable_operand(0), copy->shape());
+        if (leaves == nullptr) continue;
+        AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(copy, leaves));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  // Whether `copy` carries an asynchronous op's state (to a -done or
+  // -update, which must see the copy: the lowering of async pairs does).
+  static bool ReachesAsyncOp(const HloInstruction& copy) {
+    for (const HloInstruction* user : copy.users()) {
+      if (user->opcode() == HloOpcode::kAsyncUpdate || HloOpcodeIsAsyncDone(user->opcode())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // `value` copied leaf by leaf into `shape`; nullptr for a leaf that is
+  // not an array (a token).
+  static HloInstruction* CopyLeaves(HloInstruction* value, const Shape& shape) {
+    if (shape.IsArray()) {
+      return value->parent()->AddInstruction(
+          HloInstruction::Create(HloOpcode::kCopy, shape, {value}));
+    }
+    if (!shape.IsTuple()) return nullptr;
+    std::vector<HloInstruction*> elements;
+    for (int64_t i = 0; i < static_cast<int64_t>(shape.tuple_shapes().size()); ++i) {
+      HloInstruction* element = CopyLeaves(MakeGetTupleElement(value, i), shape.tuple_shapes(i));
+      if (element == nullptr) return nullptr;
+      elements.push_back(element);
+    }
+    return MakeTuple(value->parent(), elements);
+  }
+};
 
 class GpuCompiler : public Compiler {
  public:
@@ -204,6 +262,14 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
   return false;
 }
 
+// `status`, said to be the CUDA backend's where it does not name CUDA
+// already (a shared pass's refusal: a collective among more devices than the
+// module has, ...).
+absl::Status NamingCuda(const absl::Status& status) {
+  if (status.ok() || absl::StrContains(status.message(), "CUDA")) return status;
+  return absl::Status(status.code(), absl::StrCat("CUDA backend: ", status.message()));
+}
+
 }  // namespace
 
 GpuPrepareOptions GpuPrepareOptionsFromEnv(bool run_backend_only) {
@@ -224,6 +290,10 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   const bool run_backend_only = options.run_backend_only;
   AXLE_RETURN_IF_ERROR(CheckSupported(*module));
   HloPassPipeline pipeline("gpu-prepare");
+  // Fusions already formed (XLA's dumps and pass tests) that no loop kernel
+  // computes, unfused first (gpu_fusion_inliner.h).
+  pipeline.AddPass<GpuFusionInliner>();
+  pipeline.AddPass<GpuTupleCopyExpander>();
   // Several devices: the collectives stay for NCCL (-start/-done pairs made
   // synchronous, send/recv pairs permutes); one: they become copies, unless
   // collectives_on_one_device.
@@ -273,7 +343,7 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   pipeline.AddPass(std::move(cse));
   AXLE_ASSIGN_OR_RETURN(std::unique_ptr<HloPassInterface> dce, CreatePass("dce"));
   pipeline.AddPass(std::move(dce));
-  return pipeline.Run(module).status();
+  return NamingCuda(pipeline.Run(module).status());
 }
 
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
@@ -284,7 +354,9 @@ absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
                                              const GpuPrepareOptions& prepare) {
   AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, prepare));
-  return BuildGpuProgram(*module, options);
+  absl::StatusOr<GpuProgram> program = BuildGpuProgram(*module, options);
+  if (!program.ok()) return NamingCuda(program.status());
+  return program;
 }
 
 std::unique_ptr<Compiler> MakeGpuCompiler(const se::Platform* platform, const CudaDevice& device,

@@ -693,5 +693,83 @@ TEST(GpuCompilerTest, JaxProgramsCompileOrNameWhatCudaLacks) {
   EXPECT_FALSE(compiled.empty());
 }
 
+// Modules from XLA's pass tests that once stopped the pipeline: a tuple
+// copy (a loop fusion computes arrays: copied leaf by leaf), a call-start
+// to a computation of another thread from an entry that is not "main"
+// (lowered to a call on the caller's thread; its fusions too), and a
+// replica-id all-reduced twice in an order its control edge fixes (on one
+// device both become the id: no self-edge, no cycle).
+TEST(GpuCompilerTest, TupleCopiesAsyncCallsOfOtherThreadsAndOrderedCollectivesCompile) {
+  const std::vector<std::string> modules = {R"(
+HloModule tuple_copy
+ENTRY main {
+  x = f32[8,4]{1,0} parameter(0)
+  y = s32[3] parameter(1)
+  t = (f32[8,4]{1,0}, s32[3]) tuple(x, y)
+  ROOT c = (f32[8,4]{0,1}, s32[3]) copy(t)
+})",
+                                            R"(
+HloModule async_call
+called_computation {
+  p0 = s32[8] parameter(0)
+  p1 = s32[8] parameter(1)
+  add = s32[8] add(p0, p1)
+  mul = s32[8] multiply(p0, p1)
+  ROOT result = (s32[8], s32[8]) tuple(add, mul)
+}, execution_thread="thread_1"
+ENTRY entry_computation {
+  p0 = s32[8] parameter(0)
+  p1 = s32[8] parameter(1)
+  start = ((s32[8], s32[8]), (s32[8], s32[8]), u32[]) call-start(p0, p1), async_execution_thread="thread_1", to_apply=called_computation
+  ROOT done = (s32[8], s32[8]) call-done(start)
+}, execution_thread="thread_0")",
+                                            R"(
+HloModule ordered_all_reduces
+sum {
+  x = u32[] parameter(0)
+  y = u32[] parameter(1)
+  ROOT s = u32[] add(x, y)
+}
+ENTRY e {
+  id = u32[] replica-id()
+  start1 = u32[] all-reduce-start(id), to_apply=sum, channel_id=3
+  done1 = u32[] all-reduce-done(start1)
+  start2 = u32[] all-reduce-start(id), to_apply=sum, channel_id=4, control-predecessors={done1}
+  done2 = u32[] all-reduce-done(start2)
+  ROOT x = u32[] add(done1, done2)
+})"};
+  for (const std::string& text : modules) {
+    std::unique_ptr<HloModule> module;
+    auto program = Compile(text, &module);
+    ASSERT_TRUE(program.ok()) << text << "\n" << program.status();
+    // Each has a result (the last one a constant: the id is 0 on one device).
+    EXPECT_FALSE(program->result_leaves.empty()) << text;
+    for (const auto& kernel : program->kernels) {
+      absl::StatusOr<std::string> cubin = AssemblePtx(kernel->ptx, "sm_90");
+      if (!cubin.ok() && cubin.status().code() == absl::StatusCode::kNotFound) {
+        GTEST_SKIP() << "no ptxas: " << cubin.status().message();
+      }
+      EXPECT_TRUE(cubin.ok()) << cubin.status();
+    }
+  }
+}
+
+// A shared pass's refusal names CUDA too: an all-gather that needs two
+// participants in a module of one device.
+TEST(GpuCompilerTest, SharedPassesRefusalsNameCuda) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(R"(
+HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT g = f32[8] all-gather(x), dimensions={0}
+})",
+                         &module);
+  ASSERT_FALSE(program.ok());
+  EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented) << program.status();
+  EXPECT_THAT(program.status().message(), HasSubstr("CUDA")) << program.status();
+  EXPECT_THAT(program.status().message(), HasSubstr("all-gather")) << program.status();
+}
+
 }  // namespace
 }  // namespace axle::gpu

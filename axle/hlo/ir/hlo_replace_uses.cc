@@ -10,10 +10,12 @@ absl::Status ReplaceUsesAndControl(HloInstruction* old_instruction, HloInstructi
   if (!status.ok()) return status;
   for (HloInstruction* pred :
        std::vector<HloInstruction*>(old_instruction->control_predecessors())) {
-    pred->AddControlDependencyTo(replacement);
+    // An edge to itself would be a cycle: the replacement (already one
+    // of the old instruction's neighbours) is ordered as it was.
+    if (pred != replacement) pred->AddControlDependencyTo(replacement);
   }
   for (HloInstruction* succ : std::vector<HloInstruction*>(old_instruction->control_successors())) {
-    replacement->AddControlDependencyTo(succ);
+    if (succ != replacement) replacement->AddControlDependencyTo(succ);
   }
   old_instruction->DropAllControlDeps();
   return absl::OkStatus();

@@ -95,6 +95,8 @@ class FusedComputationBuilder {
   HloFusionInstruction* Finish(HloInstruction* root, FusionKind kind, const Shape& shape,
                                HloComputation* outer) {
     computation_->set_root_instruction(root);
+    // Runs where its fusion runs (the verifier requires the caller's thread).
+    computation_->SetExecutionThread(outer->execution_thread());
     HloComputation* fused = module_->AddEmbeddedComputation(std::move(computation_));
     auto fusion =
         std::make_unique<HloFusionInstruction>(HloOpcode::kFusion, shape, outer_operands_);

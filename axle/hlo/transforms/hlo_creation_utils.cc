@@ -129,14 +129,15 @@ HloInstruction* MakeBinary(HloOpcode opcode, HloInstruction* lhs, HloInstruction
 
 HloComputation* AddScalarCombiner(HloModule* module, absl::string_view name, HloOpcode opcode,
                                   PrimitiveType type) {
-  auto computation = std::make_unique<HloComputation>(std::string(name));
+  // Names unique in the module: a module may already use "lhs" (or `name`).
+  auto computation = std::make_unique<HloComputation>(module->GetUniqueName(name));
   const Shape scalar = ShapeUtil::MakeScalarShape(type);
   std::vector<HloInstruction*> parameters;
   for (int64_t i = 0; i < 2; ++i) {
     auto parameter = std::make_unique<HloParameterInstruction>(HloOpcode::kParameter, scalar,
                                                                absl::Span<HloInstruction* const>{});
     parameter->mutable_attrs()->parameter_number = i;
-    parameter->SetName(i == 0 ? "lhs" : "rhs");
+    parameter->SetName(module->GetUniqueName(i == 0 ? "lhs" : "rhs"));
     parameters.push_back(computation->AddInstruction(std::move(parameter)));
   }
   computation->set_root_instruction(

@@ -427,6 +427,16 @@ class Lowering {
     return result;
   }
 
+  static void SetExecutionThread(HloComputation* computation, const std::string& thread) {
+    if (computation->execution_thread() == thread) return;
+    computation->SetExecutionThread(thread);
+    for (HloInstruction* instruction : computation->instructions()) {
+      for (HloComputation* called : instruction->called_computations()) {
+        SetExecutionThread(called, thread);
+      }
+    }
+  }
+
   // async-start: call the wrapped computation now.
   absl::StatusOr<HloInstruction*> LowerAsyncStart(HloInstruction* instruction) {
     const Shape& shape = instruction->shape();
@@ -442,6 +452,9 @@ class Lowering {
     HloInstruction* call = instruction->parent()->AddInstruction(
         HloInstruction::Create(HloOpcode::kCall, shape.tuple_shapes(1), operands));
     call->set_to_apply(wrapped);
+    // Called now, from the caller's thread: the wrapped computation (and
+    // what it calls) runs on that thread, as the verifier requires.
+    SetExecutionThread(wrapped, instruction->parent()->execution_thread());
     return MakeStartTuple(instruction, call);
   }
 

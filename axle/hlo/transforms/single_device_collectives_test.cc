@@ -47,6 +47,49 @@ ENTRY e {
   EXPECT_TRUE(absl::StrContains(after, "u32[] constant(0)")) << after;
 }
 
+// An async computation of another thread is called on the caller's (the
+// verifier's rule), and two ids all-reduced in an order a control edge
+// fixes become one value without a control edge to itself.
+TEST(LowerSingleDeviceCollectives, CallsOnTheCallersThreadWithoutSelfEdges) {
+  LowerSingleDeviceCollectives pass;
+  auto threads = RunAndCompare(pass, R"(
+HloModule m
+called {
+  p0 = s32[8] parameter(0)
+  p1 = s32[8] parameter(1)
+  ROOT add = s32[8] add(p0, p1)
+}, execution_thread="thread_1"
+ENTRY e {
+  p0 = s32[8] parameter(0)
+  p1 = s32[8] parameter(1)
+  start = ((s32[8], s32[8]), s32[8], u32[]) call-start(p0, p1), async_execution_thread="thread_1", to_apply=called
+  ROOT done = s32[8] call-done(start)
+}, execution_thread="thread_0")");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_FALSE(absl::StrContains(threads->ToString(), "thread_1")) << threads->ToString();
+  auto ordered = RunAndCompare(pass, R"(
+HloModule m
+sum {
+  x = u32[] parameter(0)
+  y = u32[] parameter(1)
+  ROOT s = u32[] add(x, y)
+}
+ENTRY e {
+  id = u32[] replica-id()
+  start1 = u32[] all-reduce-start(id), to_apply=sum, channel_id=3
+  done1 = u32[] all-reduce-done(start1)
+  start2 = u32[] all-reduce-start(id), to_apply=sum, channel_id=4, control-predecessors={done1}
+  done2 = u32[] all-reduce-done(start2)
+  ROOT x = u32[] add(done1, done2)
+})");
+  ASSERT_NE(ordered, nullptr);
+  for (const HloInstruction* instruction : ordered->entry_computation()->instructions()) {
+    for (const HloInstruction* successor : instruction->control_successors()) {
+      EXPECT_NE(successor, instruction) << instruction->name();
+    }
+  }
+}
+
 TEST(LowerSingleDeviceCollectives, SeveralDevicesAreUnimplementedNamingTheOp) {
   LowerSingleDeviceCollectives pass;
   std::unique_ptr<HloModule> module = cleanup_test::Parse(R"(
