@@ -14,6 +14,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/conv_input_gather.h"
 #include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
@@ -262,7 +263,15 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       return std::nullopt;
     }
   };
-  const bool winograd = WinogradCandidate(p, strides, dilates);
+  // Winograd with weights that change from run to run only on one thread:
+  // on more, its pieces (BuildWinogradPieces) need constant weights, and
+  // on oneDNN's own team it scales badly while the direct primitive splits
+  // well (f32[8,32,32,16] 3x3 -> 32 features, a parameter's weights, 2
+  // threads on 2 loaded cores: 0.89 ms Winograd, 0.36 ms direct; 0.65 ms
+  // either way on one thread, where the weights' transform, 0.12 ms per
+  // run, eats the Winograd saving).
+  const bool winograd = WinogradCandidate(p, strides, dilates) &&
+                        (p.rhs.literal != nullptr || ThreadPool::DefaultNumThreads() < 2);
   // The operands' own layouts first; the primitive's preferred ones when
   // oneDNN would otherwise run a fallback implementation.
   auto choose = [&]() -> std::optional<PrimitiveDesc> {
