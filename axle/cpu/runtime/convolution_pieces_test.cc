@@ -180,9 +180,10 @@ std::string WinogradKind(int64_t rows, int64_t width, int64_t in, int64_t out,
              : "onednn-winograd";
 }
 
-// The kind of a Winograd candidate whose weights are read at run time:
-// Winograd on one thread, the direct kernels on more (its pieces need
-// constant weights, and oneDNN's team runs it slower than the direct ones).
+// The kind of a small Winograd candidate (under 64M multiply-adds) whose
+// weights are read at run time: Winograd on one thread, the direct kernels
+// on more (its pieces need constant weights, and oneDNN's team runs it
+// slower than the direct ones).
 std::string RuntimeWeightsWinogradKind() {
   return std::string(Bf16Kind()) == "onednn" && ThreadPool::DefaultNumThreads() < 2
              ? "onednn-winograd"
@@ -233,6 +234,11 @@ ENTRY e {
   Check(ConvModule("f32[2,16,16,32]", "f32[3,3,32,32]", "f32[2,16,16,32]",
                    "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f"),
         RuntimeWeightsWinogradKind(), winograd_error);
+  // A larger one (151M multiply-adds) with weights read at run time:
+  // Winograd on any number of threads.
+  EXPECT_EQ(KindOf(ConvModule("f32[16,32,32,32]", "f32[3,3,32,32]", "f32[16,32,32,32]",
+                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+            std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn");
   // Not 3x3 at stride 1, or below 4M multiply-adds (0.5M): the direct
   // kernels.
   EXPECT_EQ(KindOf(RowsModule(32, 32, 32, 64, 3, 2, 1, false)), RowsKind(16));
