@@ -6,9 +6,9 @@
 // epilogues, broadcast operands, a convolution feeding a loop fusion, one
 // executable run from four threads, weight gradients on oneDNN's
 // backward-weights primitive (transposed convolutions' too, random shapes)
-// and lhs-dilated convolutions on its backward-data primitive. Each case also checks which implementation the convolution
-// thunk picked, so that a case meant for oneDNN does not pass silently on
-// the loop. The splits across the intra-op pool: convolution_pieces_test.cc.
+// and lhs-dilated convolutions on its backward-data primitive. Each case also checks which
+// implementation the convolution thunk picked, so that a case meant for oneDNN does not pass
+// silently on the loop. The splits across the intra-op pool: convolution_pieces_test.cc.
 #include <algorithm>
 #include <cstdlib>
 #include <random>
@@ -213,6 +213,35 @@ TEST(CpuConvolution, LhsDilation) {
         "onednn-backward-data");
   Check(ConvModule("f32[2,9,3]", "f32[3,3,5]", "f32[2,18,5]",
                    "window={size=3 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+        "onednn-backward-data");
+  // With an epilogue (a bias and relu, as JAX's conv_transpose then relu;
+  // a clamp), after the primitive on the output.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[3,6,7,5] parameter(0)
+  k = f32[3,3,5,4] parameter(1)
+  b = f32[4] parameter(2)
+  c = f32[3,12,14,4] convolution(x, k), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  bb = f32[3,12,14,4] broadcast(b), dimensions={3}
+  y = f32[3,12,14,4] add(c, bb)
+  z = f32[] constant(0)
+  zb = f32[3,12,14,4] broadcast(z), dimensions={}
+  ROOT r = f32[3,12,14,4] maximum(y, zb)
+}
+)",
+        "onednn-backward-data");
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,5,5,6] parameter(0)
+  k = f32[3,3,6,16] parameter(1)
+  c = f32[2,10,10,16] convolution(x, k), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  lo = f32[] constant(-0.5)
+  los = f32[2,10,10,16] broadcast(lo), dimensions={}
+  hi = f32[] constant(1.5)
+  his = f32[2,10,10,16] broadcast(hi), dimensions={}
+  ROOT r = f32[2,10,10,16] clamp(los, c, his)
+}
+)",
         "onednn-backward-data");
   // With rhs dilation oneDNN 2.6 offers only its reference or gemm
   // backward-data kernels: the forward primitive.

@@ -70,11 +70,12 @@ dnnl::convolution_forward::primitive_desc ForwardInference(
 bool WeightGradCandidate(const ConvPlan& plan);
 
 // Whether `plan` may run on oneDNN's backward-data primitive
-// (convolution_thunk_backward_data.cc): f32, no groups, no epilogue, lhs
-// dilation (a transposed convolution, a strided one's input gradient),
-// window stride 1, padding within the dilated window's reach on each side
-// and a window of no more elements than the output has pixels, which the
-// forward primitive runs on the dilated input.
+// (convolution_thunk_backward_data.cc): f32, no groups, lhs dilation (a
+// transposed convolution, a strided one's input gradient), window stride
+// 1, padding within the dilated window's reach on each side and a window
+// of no more elements than the output has pixels, which the forward
+// primitive runs on the dilated input. An epilogue (a relu, a bias) runs
+// after the primitive, on the output.
 bool BackwardDataCandidate(const ConvPlan& plan);
 
 // Places `size` bytes at the end of a scratch area of `bytes` bytes, which
