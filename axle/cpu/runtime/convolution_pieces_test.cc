@@ -180,6 +180,16 @@ std::string WinogradKind(int64_t rows, int64_t width, int64_t in, int64_t out,
              : "onednn-winograd";
 }
 
+// The kind of a small Winograd candidate (under 64M multiply-adds) whose
+// weights are read at run time: Winograd on one thread, the direct kernels
+// on more (its pieces need constant weights, and oneDNN's team runs it
+// slower than the direct ones).
+std::string RuntimeWeightsWinogradKind() {
+  return std::string(Bf16Kind()) == "onednn" && ThreadPool::DefaultNumThreads() < 2
+             ? "onednn-winograd"
+             : "onednn";
+}
+
 TEST(CpuConvolution, WinogradForThreeByThree) {
   // ResNet's 3x3 convolutions (stride 1, padding 1; bias, residual, relu;
   // 4.7M and 7.2M multiply-adds): 16 rows split into row pieces, each
@@ -202,8 +212,9 @@ TEST(CpuConvolution, WinogradForThreeByThree) {
         winograd_error);
   // oneDNN's Winograd kernels take no clamp to [0, 6]: the direct ones.
   EXPECT_EQ(KindOf(RowsModule(16, 16, 32, 64, 3, 1, 1, true)), RowsKind(16));
-  // An NCHW input and weights read at run time, batch 2 (no pieces): the
-  // whole convolution, input, output and addend reordered around it.
+  // An NCHW input and weights read at run time, batch 2 (no pieces): on one
+  // thread the whole convolution, input, output and addend reordered
+  // around it.
   Check(R"(HloModule conv
 ENTRY e {
   x = f32[2,32,12,12] parameter(0)
@@ -216,13 +227,18 @@ ENTRY e {
   ROOT s = f32[2,64,12,12] add(y, res)
 }
 )",
-        std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn", winograd_error);
+        RuntimeWeightsWinogradKind(), winograd_error);
   // JAX's input-gradient convolution: its kernel in hwoi (01oi), which
   // oneDNN's Winograd weights reorder does not read, densely copied first
   // (it ran on the scalar loop before, 60x slower).
   Check(ConvModule("f32[2,16,16,32]", "f32[3,3,32,32]", "f32[2,16,16,32]",
                    "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f"),
-        std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn", winograd_error);
+        RuntimeWeightsWinogradKind(), winograd_error);
+  // A larger one (151M multiply-adds) with weights read at run time:
+  // Winograd on any number of threads.
+  EXPECT_EQ(KindOf(ConvModule("f32[16,32,32,32]", "f32[3,3,32,32]", "f32[16,32,32,32]",
+                              "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f")),
+            std::string(Bf16Kind()) == "onednn" ? "onednn-winograd" : "onednn");
   // Not 3x3 at stride 1, or below 4M multiply-adds (0.5M): the direct
   // kernels.
   EXPECT_EQ(KindOf(RowsModule(32, 32, 32, 64, 3, 2, 1, false)), RowsKind(16));

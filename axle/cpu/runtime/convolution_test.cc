@@ -5,11 +5,13 @@
 // activation epilogues (the scale folded into the weights), residual + clamp
 // epilogues, broadcast operands, a convolution feeding a loop fusion, one
 // executable run from four threads, weight gradients on oneDNN's
-// backward-weights primitive and lhs-dilated ones on its backward-data
-// primitive. Each case also checks which implementation the convolution
-// thunk picked, so that a case meant for oneDNN does not pass silently on
-// the loop. The splits across the intra-op pool: convolution_pieces_test.cc.
+// backward-weights primitive (transposed convolutions' too, random shapes)
+// and lhs-dilated convolutions on its backward-data primitive. Each case also checks which
+// implementation the convolution thunk picked, so that a case meant for oneDNN does not pass
+// silently on the loop. The splits across the intra-op pool: convolution_pieces_test.cc.
+#include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,6 +77,124 @@ TEST(CpuConvolution, RhsDilation) {
         "onednn");
 }
 
+// The weight gradient of a transposed convolution: `x` [N, L..., C]
+// dilated by `lhs_dilate`, the output gradient [N, Y..., O] the window, the
+// kernel's gradient [K..., C, O] (C per batch group); labels place the
+// logical dims (lhs b, f, spatial; rhs i, o, spatial; out b, f, spatial).
+struct DilatedWeightGrad {
+  int64_t n, c, o, groups;
+  std::vector<int64_t> image, dilate, stride, taps, low, window;
+  std::string lhs_labels, rhs_labels, out_labels;
+};
+
+std::string DilatedWeightGradModule(const DilatedWeightGrad& g) {
+  auto shape = [&](const std::string& labels, char first, int64_t first_size, char second,
+                   int64_t second_size, const std::vector<int64_t>& spatial) {
+    std::string text = "f32[";
+    for (size_t d = 0; d < labels.size(); ++d) {
+      const char label = labels[d];
+      const int64_t size = label == first    ? first_size
+                           : label == second ? second_size
+                                             : spatial[static_cast<size_t>(label - '0')];
+      absl::StrAppend(&text, d > 0 ? "," : "", size);
+    }
+    return text + "]";
+  };
+  std::string size, pad, stride, lhs_dilate;
+  for (size_t i = 0; i < g.image.size(); ++i) {
+    const char* x = i > 0 ? "x" : "";
+    // The high padding that ends the last window on the dilated input's
+    // padded end (negative when it crops it).
+    const int64_t high = (g.taps[i] - 1) * g.stride[i] + g.window[i] -
+                         ((g.image[i] - 1) * g.dilate[i] + 1) - g.low[i];
+    absl::StrAppend(&size, x, g.window[i]);
+    absl::StrAppend(&pad, x, g.low[i], "_", high);
+    absl::StrAppend(&stride, x, g.stride[i]);
+    absl::StrAppend(&lhs_dilate, x, g.dilate[i]);
+  }
+  return ConvModule(
+      shape(g.lhs_labels, 'b', g.c * g.groups, 'f', g.n, g.image),
+      shape(g.rhs_labels, 'i', g.n, 'o', g.o, g.window),
+      shape(g.out_labels, 'b', g.c, 'f', g.o, g.taps),
+      absl::StrCat("window={size=", size, " stride=", stride, " pad=", pad,
+                   " lhs_dilate=", lhs_dilate, "}, dim_labels=", g.lhs_labels, "_", g.rhs_labels,
+                   "->", g.out_labels,
+                   g.groups > 1 ? absl::StrCat(", batch_group_count=", g.groups) : ""));
+}
+
+TEST(CpuConvolution, LhsDilatedWeightGradients) {
+  // conv_transpose(strides=(2, 2), padding='SAME')'s kernel gradient, JAX's
+  // labels, on backward-weights with the roles swapped.
+  DilatedWeightGrad jax{3,      5,      4,        1,      {6, 6}, {2, 2}, {1, 1},
+                        {3, 3}, {2, 2}, {12, 12}, "f01b", "i01o", "01bf"};
+  Check(DilatedWeightGradModule(jax), "onednn-weight-grad");
+  // Random shapes: dilations 1-3, strides (the forward convolution's rhs
+  // dilation) 1-2, low padding from negative to the taps' reach, windows
+  // cropping the dilated input or padding past it, batch groups, the
+  // output's layout and the minibatch's place varied.
+  const std::vector<std::vector<std::string>> labels = {{"f01b", "i01o", "01bf"},
+                                                        {"f01b", "i01o", "bf01"},
+                                                        {"f01b", "i01o", "f01b"},
+                                                        {"bf01", "io01", "01bf"}};
+  std::mt19937 rng(11);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  int backward_weights = 0;
+  for (int round = 0; round < 32; ++round) {
+    DilatedWeightGrad g;
+    g.n = uniform(1, 5);
+    g.groups = uniform(0, 3) == 0 ? 2 : 1;
+    g.c = uniform(1, 6);
+    g.o = g.groups * uniform(1, 6);
+    int64_t window = 1, pixels = 1;
+    bool in_reach = true;
+    for (int i = 0; i < 2; ++i) {
+      g.image.push_back(uniform(2, 7));
+      g.dilate.push_back(i == round % 2 ? uniform(2, 3) : uniform(1, 3));
+      g.stride.push_back(uniform(0, 3) == 0 ? 2 : 1);
+      g.taps.push_back(uniform(1, 4));
+      // Low and high padding within the taps' reach mostly (as JAX's
+      // transposes write them), a fifth of them outside it.
+      const int64_t reach = (g.taps[i] - 1) * g.stride[i];
+      const bool outside = uniform(0, 4) == 0;
+      g.low.push_back(outside ? uniform(-2, reach + 2) : uniform(0, reach));
+      const int64_t high = outside ? uniform(-2, reach + 2) : uniform(0, reach);
+      const int64_t dilated = (g.image[i] - 1) * g.dilate[i] + 1;
+      g.window.push_back(std::max<int64_t>(1, dilated + g.low[i] + high - reach));
+      in_reach = in_reach && g.stride[i] == 1 && g.low[i] >= 0 && g.low[i] <= reach && high >= 0 &&
+                 high <= reach && g.window[i] >= g.taps[i];
+      window *= g.window[i];
+      pixels *= g.taps[i];
+    }
+    const std::vector<std::string>& l = labels[static_cast<size_t>(round) % labels.size()];
+    g.lhs_labels = l[0];
+    g.rhs_labels = l[1];
+    g.out_labels = l[2];
+    const std::string text = DilatedWeightGradModule(g);
+    SCOPED_TRACE(text);
+    // The minibatch (lhs f) outermost in the input, a window larger than
+    // the kernel (and as long in each dim), stride 1 and padding within the
+    // taps' reach: backward-weights; the others on the forward primitive
+    // or its reference kernels (grouped).
+    const bool expected = g.lhs_labels[0] == 'f' && window > pixels && in_reach;
+    backward_weights += expected ? 1 : 0;
+    if (expected) {
+      Check(text, "onednn-weight-grad");
+    } else {
+      conv_test::ExpectAgrees(text);
+      EXPECT_NE(conv_test::KindOf(text), "onednn-weight-grad");
+    }
+  }
+  EXPECT_GE(backward_weights, 8);
+  // Rhs dilation (a forward convolution's stride on a transposed one): the
+  // forward primitive.
+  Check(ConvModule("f32[2,5,5,3]", "f32[2,5,5,4]", "f32[4,4,3,4]",
+                   "window={size=5x5 pad=2_1x2_1 lhs_dilate=2x2 rhs_dilate=2x2}, "
+                   "dim_labels=f01b_i01o->01bf"),
+        "onednn");
+}
+
 TEST(CpuConvolution, LhsDilation) {
   // A transposed convolution: input 5 dilated by 2 is 9, padded 2 + 2, on
   // oneDNN's backward-data primitive (the undilated input).
@@ -93,6 +213,35 @@ TEST(CpuConvolution, LhsDilation) {
         "onednn-backward-data");
   Check(ConvModule("f32[2,9,3]", "f32[3,3,5]", "f32[2,18,5]",
                    "window={size=3 pad=2_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+        "onednn-backward-data");
+  // With an epilogue (a bias and relu, as JAX's conv_transpose then relu;
+  // a clamp), after the primitive on the output.
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[3,6,7,5] parameter(0)
+  k = f32[3,3,5,4] parameter(1)
+  b = f32[4] parameter(2)
+  c = f32[3,12,14,4] convolution(x, k), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  bb = f32[3,12,14,4] broadcast(b), dimensions={3}
+  y = f32[3,12,14,4] add(c, bb)
+  z = f32[] constant(0)
+  zb = f32[3,12,14,4] broadcast(z), dimensions={}
+  ROOT r = f32[3,12,14,4] maximum(y, zb)
+}
+)",
+        "onednn-backward-data");
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,5,5,6] parameter(0)
+  k = f32[3,3,6,16] parameter(1)
+  c = f32[2,10,10,16] convolution(x, k), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  lo = f32[] constant(-0.5)
+  los = f32[2,10,10,16] broadcast(lo), dimensions={}
+  hi = f32[] constant(1.5)
+  his = f32[2,10,10,16] broadcast(hi), dimensions={}
+  ROOT r = f32[2,10,10,16] clamp(los, c, his)
+}
+)",
         "onednn-backward-data");
   // With rhs dilation oneDNN 2.6 offers only its reference or gemm
   // backward-data kernels: the forward primitive.

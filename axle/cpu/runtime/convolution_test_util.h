@@ -2,8 +2,8 @@
 //
 // convolution_test.cc and convolution_pieces_test.cc: generated arguments,
 // constants as HLO text, the implementation the convolution thunk picks for
-// a module (`KindOf`), and `Check`: run on cpu against the interpreter and
-// expect that implementation.
+// a module (`KindOf`), `ExpectAgrees`: run on cpu against the interpreter,
+// and `Check`: that and expect an implementation.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CONVOLUTION_TEST_UTIL_H_
@@ -81,10 +81,8 @@ inline const char* Bf16Kind() {
              : "loop";
 }
 
-// Runs `text` on cpu and the interpreter with generated arguments, and
-// checks the convolution ran on `kind`.
-inline void Check(absl::string_view text, absl::string_view kind,
-                  const ErrorSpec& error = ErrorSpec(1e-5, 1e-5)) {
+// Runs `text` on cpu and the interpreter with generated arguments.
+inline void ExpectAgrees(absl::string_view text, const ErrorSpec& error = ErrorSpec(1e-5, 1e-5)) {
   auto module = ParseAndReturnUnverifiedModule(text);
   ASSERT_TRUE(module.ok()) << module.status();
   std::vector<Literal> arguments;
@@ -92,6 +90,12 @@ inline void Check(absl::string_view text, absl::string_view kind,
     arguments.push_back(Values(parameter->shape(), static_cast<int>(arguments.size())));
   }
   ExpectCpuAgrees(text, arguments, error);
+}
+
+// ExpectAgrees, and checks the convolution ran on `kind`.
+inline void Check(absl::string_view text, absl::string_view kind,
+                  const ErrorSpec& error = ErrorSpec(1e-5, 1e-5)) {
+  ExpectAgrees(text, error);
   EXPECT_EQ(KindOf(text), kind) << text;
 }
 

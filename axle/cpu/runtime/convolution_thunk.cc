@@ -14,6 +14,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/conv_input_gather.h"
 #include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
@@ -262,7 +263,23 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       return std::nullopt;
     }
   };
-  const bool winograd = WinogradCandidate(p, strides, dilates);
+  // Small Winograd convolutions with weights read at run time only on one
+  // thread: on more, Winograd's pieces (BuildWinogradPieces) need constant
+  // weights, and on oneDNN's team its transforms' barriers and the
+  // weights' transform (0.12 ms per run here) cost more than its saving,
+  // while the direct primitive splits well (f32[8,32,32,16] 3x3 -> 32,
+  // 38M multiply-adds, 2 threads on 2 loaded cores: 0.89 ms Winograd, 0.36
+  // ms direct; 0.65 ms either way on one thread). Larger ones keep it: its
+  // saving grows with them (f32[16,32,32,32] 3x3 -> 32, 151M: 1.73 ms
+  // against 2.68 ms direct on one core; resnet_block_infer's 925M ones
+  // about 10 against 16 ms).
+  constexpr int64_t kMinRuntimeWeightsWinogradMultiplyAdds = int64_t{1} << 26;
+  int64_t multiply_adds = 1;
+  for (int64_t d : p.out_dims) multiply_adds *= d;
+  for (size_t d = 1; d < p.rhs_dims.size(); ++d) multiply_adds *= p.rhs_dims[d];
+  const bool winograd = WinogradCandidate(p, strides, dilates) &&
+                        (p.rhs.literal != nullptr || ThreadPool::DefaultNumThreads() < 2 ||
+                         multiply_adds >= kMinRuntimeWeightsWinogradMultiplyAdds);
   // The operands' own layouts first; the primitive's preferred ones when
   // oneDNN would otherwise run a fallback implementation.
   auto choose = [&]() -> std::optional<PrimitiveDesc> {

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
+#include "axle/cpu/runtime/vector_activations.h"
 
 namespace axle::cpu::conv {
 
@@ -126,6 +128,25 @@ void DnnlConvolutionThunk::EpilogueAfterAs(const E* scale, const E* bias, const 
   const ConvPlan& p = plan_;
   if (!p.scale && !p.bias && !p.addend && p.activation == Activation::kNone) return;
   std::vector<int64_t> os = p.OutStrides();
+  const float low = static_cast<float>(p.low), high = static_cast<float>(p.high);
+  if (!p.scale && !p.bias && !p.addend) {
+    // An activation alone, over a dense output in one pass (per line of 16
+    // features, a transposed convolution's relu on f32[4,32,32,16] took
+    // 0.4 ms; the primitive 0.09).
+    int64_t elements = 1, span = 1;
+    for (size_t d = 0; d < os.size(); ++d) {
+      elements *= p.out_dims[d];
+      span += (p.out_dims[d] - 1) * os[d];
+    }
+    if (span == elements) {
+      if constexpr (std::is_same_v<E, float>) {
+        ActivateF32InPlace(p.activation, low, high, out, elements);
+      } else {
+        ActivateInPlace(p.activation, low, high, out, elements);
+      }
+      return;
+    }
+  }
   // Strides into the dense scale / bias arrays (0 along their size-1 dims).
   auto dense_strides = [&](const std::optional<EpilogueInput>& input) {
     if (!input) return std::vector<int64_t>(os.size(), 0);
@@ -151,7 +172,6 @@ void DnnlConvolutionThunk::EpilogueAfterAs(const E* scale, const E* bias, const 
   int64_t lines = 1;
   for (int64_t d : line_dims) lines *= d;
   std::vector<int64_t> o(rank, 0);
-  const float low = static_cast<float>(p.low), high = static_cast<float>(p.high);
   for (int64_t line = 0; line < lines; ++line, Next(line_dims, o)) {
     int64_t out_offset = 0, scale_offset = 0, bias_offset = 0, addend_offset = 0;
     for (size_t d = 0; d < rank; ++d) {

@@ -60,19 +60,22 @@ dnnl::convolution_forward::primitive_desc ForwardInference(
     const dnnl::primitive_attr& attr);
 
 // Whether `plan` may run as a weight gradient on oneDNN's backward-weights
-// primitive (convolution_thunk_weight_grad.cc): f32, no groups, lhs
-// dilation, window reversal or negative low padding, and a window of more
-// elements than the output has pixels (a 32x32 window over 3x3 taps), which
-// the forward primitive runs slowly. BuildWeightGrad also wants the
-// minibatch (the HLO's input feature) outermost in both operands.
+// primitive (convolution_thunk_weight_grad.cc): f32, no feature groups or
+// window reversal, and a window of more elements than the output has
+// pixels (a 32x32 window over 3x3 taps), which the forward primitive runs
+// slowly; without lhs dilation no negative low padding, with it (a
+// transposed convolution's weight gradient) no rhs dilation, stride 1 and
+// padding within the taps' reach. BuildWeightGrad also wants the minibatch
+// (the HLO's input feature) outermost in both operands.
 bool WeightGradCandidate(const ConvPlan& plan);
 
 // Whether `plan` may run on oneDNN's backward-data primitive
-// (convolution_thunk_backward_data.cc): f32, no groups, no epilogue, lhs
-// dilation (a transposed convolution, a strided one's input gradient),
-// window stride 1, padding within the dilated window's reach on each side
-// and a window of no more elements than the output has pixels, which the
-// forward primitive runs on the dilated input.
+// (convolution_thunk_backward_data.cc): f32, no groups, lhs dilation (a
+// transposed convolution, a strided one's input gradient), window stride
+// 1, padding within the dilated window's reach on each side and a window
+// of no more elements than the output has pixels, which the forward
+// primitive runs on the dilated input. An epilogue (a relu, a bias) runs
+// after the primitive, on the output.
 bool BackwardDataCandidate(const ConvPlan& plan);
 
 // Places `size` bytes at the end of a scratch area of `bytes` bytes, which
@@ -173,6 +176,12 @@ class DnnlConvolutionThunk : public Thunk {
   bool BuildPointwiseIntoSlice();
   absl::Status RunPointwiseIntoSlice(const ThunkContext& context, char* scratch) const;
   absl::Status RunWeightGrad(const ThunkContext& context, char* scratch) const;
+  // An lhs-dilated weight gradient's copy with its taps reversed from a
+  // sum in the output's layout (`dims`, `strides`: oneDNN's diff_weights
+  // on the output), placed at the end of `scratch_bytes`; false when the
+  // output's layout is not dense.
+  bool PlanReversal(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides,
+                    int64_t& scratch_bytes);
   // The convolution as oneDNN's backward-data primitive on the undilated
   // input (BackwardDataCandidate; false, nothing changed, otherwise), and
   // its run (convolution_thunk_backward_data.cc).
@@ -353,6 +362,15 @@ class DnnlConvolutionThunk : public Thunk {
     int64_t weights_offset = -1, scratchpad_offset = 0, scratchpad_size = 0;
   };
   std::vector<WeightGradPiece> weight_grad_pieces_;
+  // An lhs-dilated weight gradient (a transposed convolution's): the HLO's
+  // kernel operand as src, its input as diff_dst, and the sum's taps
+  // reversed: reordered into the pieces' scratch at unreversed_offset_
+  // (bytes, the output's layout), then copied into the output in its
+  // memory order (StridedCopy of reversal_dims_ and reversal_strides_, in
+  // elements from reversal_offset_).
+  bool weight_grad_dilated_ = false;
+  int64_t unreversed_offset_ = 0, reversal_offset_ = 0;
+  std::vector<int64_t> reversal_dims_, reversal_strides_;
   // An lhs-dilated convolution (BuildBackwardData): the input as diff_dst
   // (src_user_desc_, reordered into src_desc_ when they differ), the kernel
   // copied dense and reversed (weights_gather_*, weights_user_desc_), the

@@ -41,11 +41,11 @@
 #include "absl/strings/str_split.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
-#include "axle/cpu/runtime/bf16_dot_upcast.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/dot_operand_transpose.h"
 #include "axle/cpu/runtime/dot_output_transpose.h"
 #include "axle/cpu/runtime/executable_cache.h"
+#include "axle/cpu/runtime/half_precision_dot_conv_upcast.h"
 #include "axle/cpu/runtime/program_builder.h"
 #include "axle/cpu/runtime/thunk_emitters.h"
 #include "axle/cpu/runtime/topk_thunk.h"
@@ -415,7 +415,7 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
            !TopKThunkSupports(topk.operand(0)->shape().element_type());
   });
   pipeline.AddPass<ScanToWhile>();
-  pipeline.AddPass<Bf16DotUpcast>();
+  pipeline.AddPass<HalfPrecisionDotConvUpcast>();
   // The simplification and fusion XLA:CPU runs (backend_pipeline.h).
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, AddCpuPasses));
   pipeline.AddPass<CpuExpandTupleCopies>();

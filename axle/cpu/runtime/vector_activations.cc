@@ -1,6 +1,8 @@
 // Epilogue activations over f32 arrays, 16 at a time (see vector_activations.h).
 #include "axle/cpu/runtime/vector_activations.h"
 
+#include <limits>
+
 #include "axle/cpu/runtime/avx512_target.h"
 
 namespace axle::cpu {
@@ -143,6 +145,26 @@ void GeluTanhInPlace(float* values, int64_t count) {
 
 void ActivateF32InPlace(Activation activation, float low, float high, float* values,
                         int64_t count) {
+  if (activation == Activation::kRelu || activation == Activation::kClamp) {
+    // Blocks of 16 the compiler turns into vector selects (a NaN fails both
+    // compares and stays): ActivateInPlace's branch per value mispredicted
+    // on mixed signs, 3 ns a value (a transposed convolution's relu on
+    // f32[4,32,32,16]: 0.2 ms).
+    const bool relu = activation == Activation::kRelu;
+    const float lo = relu ? 0.f : low;
+    const float hi = relu ? std::numeric_limits<float>::infinity() : high;
+    auto clamp = [lo, hi](float x) {
+      const float t = x < lo ? lo : x;
+      return hi < t ? hi : t;
+    };
+    int64_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+      float* block = values + i;
+      for (int k = 0; k < 16; ++k) block[k] = clamp(block[k]);
+    }
+    for (; i < count; ++i) values[i] = clamp(values[i]);
+    return;
+  }
 #ifdef __x86_64__
   if (HasAvx512() && ActivateAvx512(activation, values, count)) return;
 #endif

@@ -1,14 +1,14 @@
-//===- bf16_dot_upcast_test.cc - bf16 dots as f32 dots ---------------------===//
+//===- half_precision_dot_conv_upcast_test.cc - the upcast pass -----------===//
 //
 // Without native bf16 the pass turns bf16 dots (bf16 or f32 results, with
 // batch dims and the dot_bf16_bf16_f32 algorithm) into f32 dots between
-// converts, and f16 dots always; with native bf16 it leaves bf16 dots, and
-// other types always, alone. The
-// rewritten module computes what the interpreter computes for the
-// original (up to the order of the f32 sums).
+// converts, and f16 dots and convolutions always; with native bf16 it
+// leaves bf16 dots, and other types always, alone. The rewritten module
+// computes what the interpreter computes for the original (up to the order
+// of the f32 sums).
 //
 //===----------------------------------------------------------------------===//
-#include "axle/cpu/runtime/bf16_dot_upcast.h"
+#include "axle/cpu/runtime/half_precision_dot_conv_upcast.h"
 
 #include <string>
 #include <vector>
@@ -71,13 +71,13 @@ ENTRY e {
 std::unique_ptr<HloModule> Rewritten(const std::string& text, bool native, bool* changed) {
   auto module = ParseAndReturnUnverifiedModule(text);
   CHECK(module.ok()) << module.status();
-  absl::StatusOr<bool> result = cpu::Bf16DotUpcast(native).Run(module->get());
+  absl::StatusOr<bool> result = cpu::HalfPrecisionDotConvUpcast(native).Run(module->get());
   CHECK(result.ok()) << result.status();
   *changed = *result;
   return std::move(*module);
 }
 
-TEST(Bf16DotUpcast, BatchedDotWithF32ResultBecomesAnF32Dot) {
+TEST(HalfPrecisionDotConvUpcast, BatchedDotWithF32ResultBecomesAnF32Dot) {
   bool changed = false;
   auto module = Rewritten(kAttentionScores, /*native=*/false, &changed);
   EXPECT_TRUE(changed);
@@ -94,7 +94,7 @@ TEST(Bf16DotUpcast, BatchedDotWithF32ResultBecomesAnF32Dot) {
             (std::vector<int64_t>{0, 2}));
 }
 
-TEST(Bf16DotUpcast, Bf16ResultIsConvertedBack) {
+TEST(HalfPrecisionDotConvUpcast, Bf16ResultIsConvertedBack) {
   bool changed = false;
   auto module = Rewritten(kBf16Matmul, /*native=*/false, &changed);
   EXPECT_TRUE(changed);
@@ -105,7 +105,7 @@ TEST(Bf16DotUpcast, Bf16ResultIsConvertedBack) {
   EXPECT_EQ(root->operand(0)->shape().element_type(), F32);
 }
 
-TEST(Bf16DotUpcast, NativeBf16AndOtherTypesAreLeftAlone) {
+TEST(HalfPrecisionDotConvUpcast, NativeBf16AndOtherTypesAreLeftAlone) {
   bool changed = true;
   Rewritten(kBf16Matmul, /*native=*/true, &changed);
   EXPECT_FALSE(changed);
@@ -120,7 +120,7 @@ ENTRY e {
   EXPECT_FALSE(changed);
 }
 
-TEST(Bf16DotUpcast, F16DotsBecomeF32DotsEvenWithNativeBf16) {
+TEST(HalfPrecisionDotConvUpcast, F16DotsBecomeF32DotsEvenWithNativeBf16) {
   for (const char* text : {kF16AttentionScores, kF16Matmul}) {
     SCOPED_TRACE(text);
     bool changed = false;
@@ -140,7 +140,7 @@ TEST(Bf16DotUpcast, F16DotsBecomeF32DotsEvenWithNativeBf16) {
   }
 }
 
-TEST(Bf16DotUpcast, F16ConvolutionsBecomeF32Convolutions) {
+TEST(HalfPrecisionDotConvUpcast, F16ConvolutionsBecomeF32Convolutions) {
   bool changed = false;
   auto module = Rewritten(kF16Convolution, /*native=*/true, &changed);
   EXPECT_TRUE(changed);
@@ -156,7 +156,7 @@ TEST(Bf16DotUpcast, F16ConvolutionsBecomeF32Convolutions) {
   EXPECT_FALSE(changed);
 }
 
-TEST(Bf16DotUpcast, RewrittenModulesAgreeWithTheInterpreter) {
+TEST(HalfPrecisionDotConvUpcast, RewrittenModulesAgreeWithTheInterpreter) {
   // On this machine the cpu platform runs the pass when the CPU lacks
   // native bf16, and oneDNN's bf16 path otherwise: both agree.
   for (const char* text :

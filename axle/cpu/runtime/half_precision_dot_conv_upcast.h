@@ -1,10 +1,11 @@
-//===- bf16_dot_upcast.h - bf16 dots as f32 dots where the CPU lacks bf16 --===//
+//===- half_precision_dot_conv_upcast.h - f16/bf16 dots and convs in f32 --===//
 //
-// A cpu-prepare pass. On a CPU without native bf16 dot products (x86
-// without AVX512_BF16, e.g. Skylake and Cascade Lake servers), oneDNN has
-// no fast bf16 matmul: a 1024^3 bf16 matmul took 140 ms there against
-// 19 ms in f32. Like XLA:CPU's float normalization, this pass then
-// rewrites every dot of bf16 operands
+// A cpu-prepare pass (cpu-half-precision-dot-conv-upcast): dots and
+// convolutions of 16-bit floats as f32 ones between converts. On a CPU
+// without native bf16 dot products (x86 without AVX512_BF16, e.g. Skylake
+// and Cascade Lake servers), oneDNN has no fast bf16 matmul: a 1024^3 bf16
+// matmul took 140 ms there against 19 ms in f32. Like XLA:CPU's float
+// normalization, this pass then rewrites every dot of bf16 operands
 //
 //   r = T[..] dot(bf16 a, bf16 b)   ->   r = T[..] convert(f32[..] dot(
 //                                          f32 convert(a), f32 convert(b)))
@@ -26,8 +27,8 @@
 // against 0.7 ms in f32).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_CPU_RUNTIME_BF16_DOT_UPCAST_H_
-#define AXLE_CPU_RUNTIME_BF16_DOT_UPCAST_H_
+#ifndef AXLE_CPU_RUNTIME_HALF_PRECISION_DOT_CONV_UPCAST_H_
+#define AXLE_CPU_RUNTIME_HALF_PRECISION_DOT_CONV_UPCAST_H_
 
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
@@ -36,12 +37,13 @@ namespace axle::cpu {
 // Whether this process's CPU has native bf16 dot products.
 bool HostHasNativeBf16Dot();
 
-class Bf16DotUpcast : public HloPassInterface {
+class HalfPrecisionDotConvUpcast : public HloPassInterface {
  public:
   // `native_bf16`: whether the target has native bf16 dot products (the
   // pass then rewrites only f16 dots).
-  explicit Bf16DotUpcast(bool native_bf16 = HostHasNativeBf16Dot()) : native_bf16_(native_bf16) {}
-  absl::string_view name() const override { return "cpu-bf16-dot-upcast"; }
+  explicit HalfPrecisionDotConvUpcast(bool native_bf16 = HostHasNativeBf16Dot())
+      : native_bf16_(native_bf16) {}
+  absl::string_view name() const override { return "cpu-half-precision-dot-conv-upcast"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
  private:
@@ -50,4 +52,4 @@ class Bf16DotUpcast : public HloPassInterface {
 
 }  // namespace axle::cpu
 
-#endif  // AXLE_CPU_RUNTIME_BF16_DOT_UPCAST_H_
+#endif  // AXLE_CPU_RUNTIME_HALF_PRECISION_DOT_CONV_UPCAST_H_

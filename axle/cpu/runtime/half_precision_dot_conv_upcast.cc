@@ -1,9 +1,9 @@
-//===- bf16_dot_upcast.cc - bf16 dots as f32 dots where the CPU lacks bf16 -===//
+//===- half_precision_dot_conv_upcast.cc - f16/bf16 dots and convs in f32 -===//
 //
-// See bf16_dot_upcast.h.
+// See half_precision_dot_conv_upcast.h.
 //
 //===----------------------------------------------------------------------===//
-#include "axle/cpu/runtime/bf16_dot_upcast.h"
+#include "axle/cpu/runtime/half_precision_dot_conv_upcast.h"
 
 #include <vector>
 
@@ -62,7 +62,7 @@ bool HostHasNativeBf16Dot() {
 #endif
 }
 
-absl::StatusOr<bool> Bf16DotUpcast::Run(HloModule* module) {
+absl::StatusOr<bool> HalfPrecisionDotConvUpcast::Run(HloModule* module) {
   return RewriteEachInstruction(
       module,
       [&](HloComputation* computation, HloInstruction* instruction) -> absl::StatusOr<bool> {
