@@ -5,12 +5,10 @@
 #include <optional>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
 #include "axle/hlo/analysis/elementwise_access.h"
-#include "axle/hlo/analysis/emitted_index_count.h"
 #include "axle/hlo/analysis/row_index_analysis.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/transforms/fusion_utils.h"
@@ -332,30 +330,6 @@ bool IsSmallBroadcastProducer(const HloInstruction& producer) {
   return true;
 }
 
-// How many indices `consumer`'s kernel would emit `producer` at
-// (emitted_index_count.h), times the most any value inside `producer` (a
-// fusion) is emitted at within it.
-int64_t EmittedIndicesOf(const HloInstruction& producer, const HloInstruction& consumer) {
-  int64_t count = 0;
-  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&consumer)) {
-    const HloComputation* fused = fusion->fused_instructions_computation();
-    const absl::flat_hash_map<const HloInstruction*, int64_t> counts = EmittedIndexCounts(*fused);
-    for (int64_t i = 0; i < consumer.operand_count(); ++i) {
-      if (consumer.operand(i) == &producer) count += counts.at(fused->parameter_instruction(i));
-    }
-  } else {
-    const int64_t weight =
-        consumer.opcode() == HloOpcode::kConcatenate ? consumer.operand_count() : 1;
-    for (const HloInstruction* operand : consumer.operands()) {
-      if (operand == &producer) count += weight;
-    }
-  }
-  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&producer)) {
-    count *= MaxEmittedIndexCount(*fusion->fused_instructions_computation());
-  }
-  return count;
-}
-
 // `consumer` can host a producer (ConsumerFusionKind, which the caller
 // computed once: growing a fusion does not change it).
 bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
@@ -374,14 +348,6 @@ bool ShouldFuse(const HloInstruction& producer, const HloInstruction& consumer,
   if (FusedInstructionCount(producer) + FusedInstructionCount(consumer) >
           options.max_fused_instructions &&
       !IsSmallBroadcastProducer(producer)) {
-    return false;
-  }
-  // XLA's bound on code duplication: a value emitted at more indices than
-  // this stays a kernel's output (a broadcast, a constant, an iota: a load
-  // or an index at most, however often).
-  if (producer.opcode() != HloOpcode::kBroadcast && producer.opcode() != HloOpcode::kConstant &&
-      producer.opcode() != HloOpcode::kIota &&
-      EmittedIndicesOf(producer, consumer) > InstructionFusion::kMaxEmittedIndices) {
     return false;
   }
   bool only_user = producer.user_count() == 1 && !producer.IsRoot();

@@ -42,10 +42,6 @@
 //    (fusion_utils.h: FusionGrowth::copies), and a chain whose values are
 //    each read two or three times (threefry's rounds, unrolled) stays a
 //    DAG instead of becoming a tree of copies.
-//  - No producer fuses where the kernel would emit it at more than
-//    kMaxEmittedIndices indices (hlo/analysis/emitted_index_count.h: values
-//    read through index-remapping ops at every level of a DAG, an
-//    associative scan's slices and pads, multiply; XLA's bound, 15).
 //
 // Never fused: parameters, side-effecting ops, custom calls, rng, dot and
 // convolution (see epilogue_fusion.h), while / conditional / call, sort,
@@ -68,9 +64,6 @@ class InstructionFusion : public HloPassInterface {
   static constexpr int64_t kMaxFusedInstructions = 200;
   // Larger constants stay outside fusions (a read-only buffer each).
   static constexpr int64_t kMaxFusedConstantElements = 64;
-  // A producer fuses only where the kernel emits it at no more indices than
-  // this (XLA's kAllowedCodeDuplication).
-  static constexpr int64_t kMaxEmittedIndices = 15;
 
   struct Options {
     // Row reductions fuse into consumers that read them per row (the cpu

@@ -1,10 +1,7 @@
 #include "axle/hlo/transforms/instruction_fusion.h"
 
-#include <string>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "axle/hlo/analysis/emitted_index_count.h"
 #include "axle/hlo/transforms/fusion_test_util.h"
 #include "gtest/gtest.h"
 
@@ -607,39 +604,6 @@ ENTRY e {
   auto cpu = RunAndCompare(kText, unlimited);
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->entry_computation()->instruction_count(), 3) << cpu->ToString();
-}
-
-TEST(InstructionFusion, ValuesEmittedAtTooManyIndicesStayOutputs) {
-  // Six levels of pairwise strided slices (an associative scan's halving):
-  // fused whole, the input would be emitted at 2^6 indices. Each kernel
-  // emits no value at more than kMaxEmittedIndices.
-  std::string text = "HloModule m\nENTRY e {\n  p = f32[128] parameter(0)\n";
-  std::string below = "p";
-  int64_t size = 128;
-  for (int level = 0; level < 6; ++level) {
-    const int64_t half = size / 2;
-    const std::string name = absl::StrCat("l", level);
-    absl::StrAppend(&text, "  ", name, "_0 = f32[", half, "] slice(", below, "), slice={[0:", size,
-                    ":2]}\n  ", name, "_1 = f32[", half, "] slice(", below, "), slice={[1:", size,
-                    ":2]}\n  ", level == 5 ? "ROOT " : "", name, " = f32[", half, "] add(", name,
-                    "_0, ", name, "_1)\n");
-    below = name;
-    size = half;
-  }
-  text += "}\n";
-  InstructionFusion pass;
-  auto module = RunAndCompare(text, pass);
-  ASSERT_NE(module, nullptr);
-  int64_t fusions = 0;
-  for (const HloInstruction* instruction : module->entry_computation()->instructions()) {
-    const auto* fusion = dyn_cast<HloFusionInstruction>(instruction);
-    if (fusion == nullptr) continue;
-    ++fusions;
-    EXPECT_LE(MaxEmittedIndexCount(*fusion->fused_instructions_computation()),
-              InstructionFusion::kMaxEmittedIndices)
-        << module->ToString();
-  }
-  EXPECT_GE(fusions, 2) << module->ToString();
 }
 
 }  // namespace
