@@ -172,6 +172,64 @@ TEST(Float4Test, E2M1FN) {
   EXPECT_EQ(static_cast<float>(float4_e2m1fn::FromBits(0xB)), -1.5f);
 }
 
+// Each f32 in the format's range against the nearest of the format's 8-bit
+// codes found by search (ties to the even code, zero's sign from the input;
+// fnuz has one zero): the f32 bit-rounding path and the general one agree.
+template <typename T>
+void ExpectNearestCodes(uint32_t seed) {
+  const double highest = static_cast<double>(static_cast<float>(T::Highest()));
+  uint32_t state = seed;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state;
+  };
+  for (int n = 0; n < 20000; ++n) {
+    // Magnitudes log-uniform from far below the least subnormal to the
+    // largest finite value, both signs; every 7th an exact midpoint.
+    const double unit = (next() >> 8) * (1.0 / (1 << 24));
+    double value = highest * std::exp2(-30.0 * unit);
+    if ((next() & 1u) != 0) value = -value;
+    auto code_value = [](uint32_t code) {
+      return static_cast<double>(static_cast<float>(T::FromBits(static_cast<uint8_t>(code))));
+    };
+    if (n % 7 == 0) {
+      const auto low = static_cast<uint32_t>(next() % 255);
+      const double a = code_value(low), b = code_value(low + 1);
+      if (std::isfinite(a) && std::isfinite(b) && std::signbit(a) == std::signbit(b)) {
+        value = (a + b) / 2;
+      }
+    }
+    const auto single = static_cast<float>(value);
+    int best = -1;
+    double best_error = 0;
+    for (uint32_t code = 0; code < 256; ++code) {
+      const double candidate = code_value(code);
+      if (std::isnan(candidate) || std::isinf(candidate)) continue;
+      if (candidate == 0 && T::kEncodingKind != FloatEncoding::kFiniteUz &&
+          std::signbit(candidate) != std::signbit(single)) {
+        continue;
+      }
+      const double error = std::fabs(candidate - static_cast<double>(single));
+      if (best < 0 || error < best_error ||
+          (error == best_error && candidate != 0 && (code & 1u) == 0)) {
+        best = static_cast<int>(code);
+        best_error = error;
+      }
+    }
+    ASSERT_EQ(static_cast<int>(T(single).bits()), best) << single;
+  }
+}
+
+TEST(NarrowFloatTest, F32RoundingMatchesTheNearestCode) {
+  ExpectNearestCodes<float8_e4m3fn>(1);
+  ExpectNearestCodes<float8_e5m2>(2);
+  ExpectNearestCodes<float8_e4m3>(3);
+  ExpectNearestCodes<float8_e3m4>(4);
+  ExpectNearestCodes<float8_e4m3fnuz>(5);
+  ExpectNearestCodes<float8_e5m2fnuz>(6);
+  ExpectNearestCodes<float8_e4m3b11fnuz>(7);
+}
+
 TEST(NarrowFloatTest, FiniteRange) {
   EXPECT_EQ(static_cast<float>(float8_e4m3fn::Highest()), 448.0f);
   EXPECT_EQ(static_cast<float>(float8_e4m3fn::Lowest()), -448.0f);

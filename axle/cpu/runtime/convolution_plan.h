@@ -93,6 +93,17 @@ struct ConvPlan {
   }
 };
 
+// `plan`, a convolution over one spatial dim, as the same convolution over
+// two whose first has size one everywhere (a unit window, stride 1, no
+// padding): a new HLO dim of size one just outside the spatial one in the
+// input, the kernel and the output (and the epilogue operands and the
+// output slice), with the stride that dense row-major arrays give it, so
+// the arrays' memory is read and written unchanged. oneDNN 2.6 runs a
+// grouped (depthwise) 1-D convolution on its generic grouped kernel, one
+// input feature per group: 13x slower than its 2-D depthwise kernel
+// (brdgmm_dw) on the same problem with a unit height (convolution_thunk.cc).
+ConvPlan WithUnitRow(ConvPlan plan);
+
 // The plan of `instruction`, a convolution or a kOutput fusion rooted at a
 // convolution epilogue; `constants[i]` is operand i's literal when it is a
 // constant. Unimplemented for what the thunks cannot read. (This and

@@ -280,6 +280,37 @@ TEST(CpuConvolution, FeatureGroups) {
         "onednn");
 }
 
+TEST(CpuConvolution, OneDimensionalGroupsRunAsTwoDimensional) {
+  // A grouped 1-d convolution runs as a 2-d one with a unit height
+  // (WithUnitRow): depthwise and causal (JAX's b0f_0io->b0f), two groups in
+  // NCW with a bias + relu epilogue, a strided depthwise one whose feature
+  // dim is outermost in the kernel, and one into an output laid out [W, N, C].
+  Check(ConvModule("f32[3,40,8]", "f32[7,1,8]", "f32[3,40,8]",
+                   "window={size=7 pad=6_0}, dim_labels=b0f_0io->b0f, feature_group_count=8"),
+        "onednn");
+  Check(R"(HloModule conv
+ENTRY e {
+  x = f32[2,4,17] parameter(0)
+  k = f32[6,2,3] parameter(1)
+  bias = f32[6] parameter(2)
+  c = f32[2,6,17] convolution(x, k), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0, feature_group_count=2
+  bb = f32[2,6,17] broadcast(bias), dimensions={1}
+  y = f32[2,6,17] add(c, bb)
+  zero = f32[] constant(0)
+  zeros = f32[2,6,17] broadcast(zero), dimensions={}
+  ROOT r = f32[2,6,17] maximum(y, zeros)
+}
+)",
+        "onednn");
+  Check(ConvModule("f32[2,33,16]", "f32[16,1,5]", "f32[2,15,16]",
+                   "window={size=5 stride=2 pad=0_0 rhs_dilate=1}, dim_labels=b0f_oi0->b0f, "
+                   "feature_group_count=16"),
+        "onednn");
+  Check(ConvModule("f32[2,12,4]", "f32[3,1,4]", "f32[10,2,4]",
+                   "window={size=3}, dim_labels=b0f_0io->0bf, feature_group_count=4"),
+        "onednn");
+}
+
 TEST(CpuConvolution, BatchGroups) {
   // A weight gradient's shape: batch 4 in 2 groups of 2.
   Check(ConvModule("f32[4,5,5,3]", "f32[3,3,3,6]", "f32[2,3,3,6]",

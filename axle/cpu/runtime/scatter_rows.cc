@@ -10,6 +10,21 @@
 namespace axle::cpu {
 namespace {
 
+// HLO's maximum and minimum (ScatterRowOp): x's NaN, then y's, else y only
+// when it is strictly larger (smaller). `x != x` is false for integers.
+template <typename T>
+inline T MaxOf(T x, T y) {
+  T result = x < y ? y : x;
+  result = y != y ? y : result;  // NOLINT(misc-redundant-expression): NaN test
+  return x != x ? x : result;    // NOLINT(misc-redundant-expression): NaN test
+}
+template <typename T>
+inline T MinOf(T x, T y) {
+  T result = y < x ? y : x;
+  result = y != y ? y : result;  // NOLINT(misc-redundant-expression): NaN test
+  return x != x ? x : result;    // NOLINT(misc-redundant-expression): NaN test
+}
+
 // Output and update rows never overlap (distinct buffers); the loops are
 // vectorized (GCC's -O2 leaves loops of unknown trip count scalar).
 template <typename T>
@@ -28,6 +43,14 @@ __attribute__((optimize("tree-vectorize"))) void CombineRowOf(ScatterRowOp op, c
       break;
     case ScatterRowOp::kAssign:
       std::memcpy(out, in, length * sizeof(T));
+      break;
+    case ScatterRowOp::kMax:
+#pragma GCC ivdep
+      for (int64_t j = 0; j < length; ++j) out[j] = MaxOf(out[j], in[j]);
+      break;
+    case ScatterRowOp::kMin:
+#pragma GCC ivdep
+      for (int64_t j = 0; j < length; ++j) out[j] = MinOf(out[j], in[j]);
       break;
     case ScatterRowOp::kNone:
       break;
@@ -80,6 +103,10 @@ constexpr int64_t kPrefetchLines = 8;
 
 void CombineRow(ScatterRowOp op, PrimitiveType type, char* output, const char* update,
                 int64_t length) {
+  // Signed integers compare as signed (adds and multiplies wrap as unsigned).
+  const bool compares = op == ScatterRowOp::kMax || op == ScatterRowOp::kMin;
+  if (compares && type == S32) return CombineRowOf<int32_t>(op, output, update, length);
+  if (compares && type == S64) return CombineRowOf<int64_t>(op, output, update, length);
   switch (type) {
     case F32:
 #ifdef AXLE_AVX512

@@ -19,12 +19,17 @@
 
 namespace axle::cpu {
 
-// How a row of the update is combined into its row of the output.
-enum class ScatterRowOp { kNone, kAdd, kMultiply, kAssign };
+// How a row of the update is combined into its row of the output. kMax and
+// kMin are HLO's maximum and minimum of (output, update): a NaN of the
+// output first, then one of the update, else the larger (smaller) value,
+// the output's on a tie (so max(-0, +0) keeps the output's zero), exactly
+// as the emitted combiner (ElementalIrEmitter::EmitMax) computes them.
+enum class ScatterRowOp { kNone, kAdd, kMultiply, kAssign, kMax, kMin };
 
 // One row: output[j] = op(output[j], update[j]) for j < length, in elements
-// of `type` (F32, F64, S32, U32 wrapping, S64, U64 wrapping; others are
-// left untouched: the thunk's loader admits only these).
+// of `type` (F32, F64, S32, U32 wrapping, S64, U64 wrapping; max and min
+// compare S32 and S64 as signed; others are left untouched: the thunk's
+// loader admits only these).
 void CombineRow(ScatterRowOp op, PrimitiveType type, char* output, const char* update,
                 int64_t length);
 

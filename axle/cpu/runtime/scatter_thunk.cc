@@ -413,7 +413,7 @@ std::unique_ptr<Thunk> LoadScatterThunk(std::string name, ThunkReader& reader) {
   static_cast<ScatterIndexing&>(g) = *std::move(indexing);
   g.element_bytes = std::move(element_bytes);
   if (row_op < static_cast<int64_t>(ScatterThunk::Geometry::RowOp::kNone) ||
-      row_op > static_cast<int64_t>(ScatterThunk::Geometry::RowOp::kAssign) ||
+      row_op > static_cast<int64_t>(ScatterThunk::Geometry::RowOp::kMin) ||
       !IsArrayTypeNumber(element_type)) {
     return fail(absl::StrCat("row op ", row_op, " on type number ", element_type));
   }

@@ -65,7 +65,9 @@ class ScatterThunk : public Thunk {
     // updates is a window dimension): the rows are combined by a loop the
     // C++ compiler vectorizes instead of a combiner call per element. The
     // same op in the same order as the compiled combiner (a + b and a * b
-    // commute exactly in IEEE arithmetic; integers wrap): scatter_rows.h.
+    // commute exactly in IEEE arithmetic; integers wrap; max and min of
+    // (output, update) only in that order, whose NaN and tie rules are not
+    // symmetric): scatter_rows.h.
     using RowOp = ScatterRowOp;
     RowOp row_op = RowOp::kNone;
     PrimitiveType element_type = F32;

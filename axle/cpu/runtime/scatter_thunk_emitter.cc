@@ -46,6 +46,10 @@ ScatterThunk::Geometry::RowOp RowOpOf(const HloComputation& combiner, PrimitiveT
       return RowOp::kAdd;
     case HloOpcode::kMultiply:
       return RowOp::kMultiply;
+    case HloOpcode::kMaximum:
+      return root->operand(0) == combiner.parameter_instruction(0) ? RowOp::kMax : RowOp::kNone;
+    case HloOpcode::kMinimum:
+      return root->operand(0) == combiner.parameter_instruction(0) ? RowOp::kMin : RowOp::kNone;
     default:
       return RowOp::kNone;
   }

@@ -456,6 +456,71 @@ TEST(CpuScatter, RowCombinersOnEachTypeAndWindowPlacement) {
   }
 }
 
+TEST(CpuScatter, MaxAndMinRowsKeepNanTieAndSignRules) {
+  // The inline max / min rows (JAX's `.at[i].max` / `.at[i].min`, vmapped:
+  // batching dimensions) against the interpreter bit for bit: NaNs in the
+  // operand and in the updates, -0 against +0 both ways, negative s32 and
+  // s64 (compared signed), colliding indices; maximum(b, a) (the update
+  // first) stays on the combiner's walk.
+  struct Case {
+    const char* type;
+    const char* root;
+  };
+  for (const Case& c : std::vector<Case>{{"f32", "maximum(a, b)"},
+                                         {"f32", "minimum(a, b)"},
+                                         {"f64", "maximum(a, b)"},
+                                         {"f32", "maximum(b, a)"},
+                                         {"s32", "minimum(a, b)"},
+                                         {"s64", "maximum(a, b)"}}) {
+    const std::string text = absl::StrCat(
+        "HloModule scatter\ncombine {\n  a = ", c.type, "[] parameter(0)\n  b = ", c.type,
+        "[] parameter(1)\n  ROOT c = ", c.type, "[] ", c.root,
+        "\n}\nENTRY e {\n  operand = ", c.type,
+        "[3,8,33] parameter(0)\n  indices = s32[3,5,1] parameter(1)\n  updates = ", c.type,
+        "[3,5,33] parameter(2)\n  ROOT s = ", c.type,
+        "[3,8,33] scatter(operand, indices, updates), update_window_dims={2}, "
+        "inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, "
+        "scatter_indices_batching_dims={0}, index_vector_dim=2, to_apply=combine\n}\n");
+    SCOPED_TRACE(text);
+    std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+    arguments[1] = LiteralUtil::CreateFromDimensions<int32_t>(
+        {3, 5, 1}, {1, 0, 1, 9, -1, 7, 7, 2, 3, 7, 0, 5, 0, 5, 0});
+    const bool floating = c.type[0] == 'f';
+    for (int64_t j = 0; j < 33; ++j) {
+      for (int64_t b = 0; b < 3; ++b) {
+        for (int64_t s = 0; s < 5; ++s) {
+          const double nan = std::numeric_limits<double>::quiet_NaN();
+          double update = (j % 5 == 0 && floating) ? nan : (j % 3 == 0 ? -0.0 : 0.5 * (j - s - 9));
+          if (j % 7 == 1 && floating) update = 0.0;
+          if (c.type[1] == '3' && c.type[0] == 'f') {
+            arguments[2].Set<float>({b, s, j}, static_cast<float>(update));
+          } else if (floating) {
+            arguments[2].Set<double>({b, s, j}, update);
+          } else if (c.type[1] == '3') {
+            arguments[2].Set<int32_t>({b, s, j}, static_cast<int32_t>(update * 2));
+          } else {
+            arguments[2].Set<int64_t>({b, s, j}, static_cast<int64_t>(update * 2) << 40);
+          }
+        }
+        for (int64_t r = 0; r < 8; ++r) {
+          const double nan = std::numeric_limits<double>::quiet_NaN();
+          const double value = j % 4 == 0 && floating ? nan : (j % 7 == 1 ? -0.0 : 0.25 * (r - j));
+          if (c.type[1] == '3' && c.type[0] == 'f') {
+            arguments[0].Set<float>({b, r, j}, static_cast<float>(value));
+          } else if (floating) {
+            arguments[0].Set<double>({b, r, j}, value);
+          } else if (c.type[1] == '3') {
+            arguments[0].Set<int32_t>({b, r, j}, static_cast<int32_t>(value * 4));
+          } else {
+            arguments[0].Set<int64_t>({b, r, j}, static_cast<int64_t>(value * 4) << 40);
+          }
+        }
+      }
+    }
+    RunBoth(text, arguments);
+  }
+}
+
 TEST(CpuScatter, OverwriteWithTwoDimensionalWindowsPartlyOutOfBounds) {
   // 2x2 windows of a 4x4 operand at (row, col) starts; a window that would
   // reach past the edge (start 3 in a dimension of 4) is skipped entirely,
