@@ -5,8 +5,9 @@
 # mutations (an INT/INTS attribute set to an extreme value, an input dropped
 # or added, an output added, a graph input's dim or element type changed, an
 # initializer truncated or given other dims, a Constant's dims changed, an
-# int64 value of an initializer or Constant set to an extreme, or the inputs
-# of another model fed), and runs it on cpu or the interpreter with the
+# int64 value of an initializer or Constant set to an extreme, a tensor moved
+# to external data with a good or bad location, offset or length, or the
+# inputs of another model fed), and runs it on cpu or the interpreter with the
 # test's inputs. An exit by a signal, or no exit within the timeout, is a
 # failure: the model is kept in --keep and named on stdout. Exit status 1
 # when any case failed. Errors (status 1 with a message) are what is
@@ -17,6 +18,7 @@ import argparse
 import glob
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -96,6 +98,38 @@ def mutate_tensor(graph, rng):
     return None
 
 
+# The external data file of the case being built (mutate_external), written
+# as data.bin beside its model.
+EXTERNAL_FILE = {}
+
+
+def mutate_external(graph, rng):
+    tensors = [t for t in graph.initializer if t.raw_data]
+    for node in graph.node:
+        tensors += [a.t for a in node.attribute
+                    if a.type == onnx.AttributeProto.TENSOR and a.t.raw_data]
+    if not tensors:
+        return None
+    tensor = rng.choice(tensors)
+    data = b"pad" + tensor.raw_data
+    tensor.ClearField("raw_data")
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    entries = {
+        "location": rng.choice(["data.bin", "data.bin", "../data.bin", "/etc/hostname",
+                                "missing.bin", ".", "sub/../data.bin"]),
+        "offset": rng.choice([3, 3, 0, len(data), 1 << 40, -1, "x"]),
+        "length": rng.choice([None, len(data) - 3, len(data) - 2, len(data) - 4, 1 << 62]),
+    }
+    if rng.randrange(4) == 0:
+        data = data[: rng.randrange(len(data) + 1)]
+    for key, value in entries.items():
+        if value is not None:
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, str(value)
+    EXTERNAL_FILE["data"] = data
+    return f"tensor external ({entries})"
+
+
 def inputs_of(model_path):
     folder = os.path.join(os.path.dirname(model_path), "test_data_set_0")
     files = glob.glob(os.path.join(folder, "input_*.pb"))
@@ -116,13 +150,15 @@ def main():
         return 77
     os.makedirs(args.keep, exist_ok=True)
     rng = random.Random(args.seed)
-    mutations = [mutate_attribute, mutate_arity, mutate_input_type, mutate_tensor]
+    mutations = [mutate_attribute, mutate_arity, mutate_input_type, mutate_tensor,
+                 mutate_external]
     failures = errors = 0
     for case in range(args.cases):
         path = rng.choice(models)
         model = onnx.load(path)
         feed = inputs_of(path)
         done = []
+        EXTERNAL_FILE.clear()
         for _ in range(rng.randint(1, 2)):
             if rng.randrange(10) == 0:
                 feed = inputs_of(rng.choice(models))
@@ -134,6 +170,12 @@ def main():
         if not done:
             continue
         out = os.path.join(args.keep, f"case{case}.onnx")
+        if EXTERNAL_FILE:
+            # A folder of its own: the model and its data.bin.
+            os.makedirs(os.path.join(args.keep, f"case{case}"), exist_ok=True)
+            out = os.path.join(args.keep, f"case{case}", "model.onnx")
+            with open(os.path.join(args.keep, f"case{case}", "data.bin"), "wb") as f:
+                f.write(EXTERNAL_FILE["data"])
         with open(out, "wb") as f:
             f.write(model.SerializeToString())
         command = [args.tool, out, "--platform", rng.choice(["cpu", "interpreter"])]
@@ -150,7 +192,10 @@ def main():
                   f"{'; '.join(done)}: status {status}: {detail.strip()}\n  kept: {' '.join(command)}")
         else:
             errors += status != 0
-            os.remove(out)
+            if EXTERNAL_FILE:
+                shutil.rmtree(os.path.dirname(out))
+            else:
+                os.remove(out)
     print(f"onnx_mutations: {args.cases} cases, {errors} clear errors, {failures} crashes or hangs")
     return 1 if failures else 0
 

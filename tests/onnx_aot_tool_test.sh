@@ -45,6 +45,12 @@ expect_error "an unknown target cpu" "target cpu 'no-such-cpu'" \
 expect_error "an unknown target feature" "target feature '+no-such-feature'" \
   "$mlp" --class=M -o "$tmp/out/x" --dim=N=1 --target_features=+no-such-feature
 
+# External data: a missing weights file is an error naming the tensor.
+mkdir -p "$tmp/ed"
+cp "$data/external_data/model.onnx" "$tmp/ed/"
+expect_error "missing external data" "tensor 'w' keeps its data in '.*weights.bin', which does not exist" \
+  "$tmp/ed/model.onnx" --class=M -o "$tmp/out/ed"
+
 expect_error "a dynamic dimension" "input 'x' has a dynamic dimension 'N'" \
   "$mlp" --class=M -o "$tmp/out/x"
 expect_error "a bad --dim" "expected SYMBOL=N" "$mlp" --class=M -o "$tmp/out/x" --dim=N

@@ -51,6 +51,23 @@ check "the fallbacks are reported" grep -q "^host: node 'unique' (Unique): its o
 check "both outputs are written" test -s "$tmp/uc/out_1.npy"
 check "outputs are in graph order" grep -q "^output 1 'counts': s64\[" "$tmp/uc.out"
 
+# External data: weights in a separate file give the inline model's output;
+# a truncated or missing file is an error naming the tensor.
+ed="$data/external_data"
+"$tool" "$ed/model.onnx" --input="$ed/test_data_set_0/input_0.pb" --output_dir="$tmp/ed" >/dev/null
+check "an external-data model runs" test $? -eq 0
+"$tool" "$ed/inline.onnx" --input="$ed/test_data_set_0/input_0.pb" --output_dir="$tmp/edi" \
+  >/dev/null
+check "external data gives the inline model's output" cmp -s "$tmp/ed/out_0.npy" "$tmp/edi/out_0.npy"
+mkdir -p "$tmp/edcut"
+cp "$ed/model.onnx" "$tmp/edcut/"
+expect_error "missing external data" "tensor 'w' keeps its data in '.*weights.bin', which does not" \
+  "$tmp/edcut/model.onnx" --input="$ed/test_data_set_0/input_0.pb"
+head -c 40 "$ed/weights.bin" >"$tmp/edcut/weights.bin"
+expect_error "truncated external data" \
+  "tensor 'w' has external data at offset 0 of length 48 in '.*', which is past the end" \
+  "$tmp/edcut/model.onnx" --input="$ed/test_data_set_0/input_0.pb"
+
 # AXLE_CACHE_DIR: the second process loads the compiled code.
 AXLE_CACHE_DIR="$tmp/cache" "$tool" "$mlp" --input="$data/tool/mlp_x.npy" >"$tmp/c1.out"
 check "the first process compiles" grep -q "^compiles: 1 in .*(0 from the disk cache)" "$tmp/c1.out"

@@ -1,5 +1,6 @@
-// The classes axle-aot generated at build time for testdata/mlp and
-// testdata/cnn (tools/CMakeLists.txt), run against the JIT (onnx::Session)
+// The classes axle-aot generated at build time for testdata/mlp,
+// testdata/cnn and testdata/external_data (its weights in a separate file)
+// (tools/CMakeLists.txt), run against the JIT (onnx::Session)
 // and the models' reference outputs; loading and running them compiles
 // nothing (no module goes through LLVM, none is loaded from an object
 // cache: the kernels are the object's own code).
@@ -13,6 +14,7 @@
 #include "axle/frontends/onnx/onnx_loader.h"
 #include "axle/frontends/onnx/session.h"
 #include "cnn_aot.h"
+#include "external_data_aot.h"
 #include "gtest/gtest.h"
 #include "mlp_aot.h"
 
@@ -100,6 +102,11 @@ TEST(AxleAotTest, NamedAccessorsAreTheNumberedOnes) {
 TEST(AxleAotTest, CnnMatchesJit) {
   axle_aot_test::cnn model;
   CheckAgainstJit("cnn", model);
+}
+
+TEST(AxleAotTest, ExternalDataMatchesJit) {
+  axle_aot_test::external_data model;
+  CheckAgainstJit("external_data", model);
 }
 
 }  // namespace

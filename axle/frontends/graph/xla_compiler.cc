@@ -236,7 +236,8 @@ absl::Status XlaCompiler::CheckSignature(const Graph& graph, absl::Span<const Xl
 absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
                                    const std::vector<int64_t>& order,
                                    std::map<std::string, XlaExpression>& values,
-                                   int64_t* folded_nodes) const {
+                                   int64_t* folded_nodes,
+                                   XlaCompilationResult::LargestValue* largest) const {
   for (int64_t index : order) {
     const Node& node = graph.nodes[index];
     absl::StatusOr<int64_t> opset = graph.OpsetFor(node.domain);
@@ -301,6 +302,11 @@ absl::Status XlaCompiler::RunNodes(XlaBuilder* builder, const Graph& graph,
         return absl::InternalError(
             absl::StrCat(node.Describe(), ": the kernel did not set output ", i));
       }
+      const XlaExpression& e = outputs[i];
+      if (largest && !folded && e.op && e.shape.IsArray() &&
+          ShapeUtil::ByteSizeOfElements(e.shape) > largest->bytes) {
+        *largest = {node.Describe(), e.shape, ShapeUtil::ByteSizeOfElements(e.shape)};
+      }
       values[node.outputs[i]] = std::move(outputs[i]);
     }
   }
@@ -325,7 +331,9 @@ absl::StatusOr<std::vector<XlaExpression>> XlaCompiler::CompileSubgraph(
     if (!values.count(name)) values[name] = XlaExpression{literal.shape(), std::nullopt, literal};
   }
   int64_t folded = 0;
-  if (absl::Status s = RunNodes(builder, graph, *order, values, &folded); !s.ok()) return s;
+  if (absl::Status s = RunNodes(builder, graph, *order, values, &folded, nullptr); !s.ok()) {
+    return s;
+  }
   builder->ClearOpMetadata();
   std::vector<XlaExpression> outputs;
   for (const ValueInfo& out : graph.outputs) {
@@ -394,7 +402,9 @@ absl::StatusOr<XlaCompilationResult> XlaCompiler::Compile(
     values[name] = std::move(e);
   }
 
-  if (absl::Status s = RunNodes(&builder, graph, *order, values, &result.folded_nodes); !s.ok()) {
+  if (absl::Status s =
+          RunNodes(&builder, graph, *order, values, &result.folded_nodes, &result.largest_value);
+      !s.ok()) {
     return s;
   }
   builder.ClearOpMetadata();

@@ -68,6 +68,14 @@ struct XlaCompilationResult {
   std::vector<Shape> output_shapes;
   // How many nodes were folded to constants at compile time.
   int64_t folded_nodes = 0;
+  // The largest value a node computes at run time (not folded, outside
+  // subgraphs): what a run that runs out of memory most likely failed to
+  // hold, so that the error can name the node (Session::RunCluster).
+  struct LargestValue {
+    std::string node;  // Node::Describe(); empty when no node computes an array
+    Shape shape;
+    int64_t bytes = 0;
+  } largest_value;
 };
 
 class XlaCompiler {
@@ -98,9 +106,11 @@ class XlaCompiler {
 
  private:
   // Runs the kernels of graph.nodes in `order` on `builder`; `values` holds
-  // every value read, and receives the nodes' outputs.
+  // every value read, and receives the nodes' outputs; `largest` (if set)
+  // the largest array a node computes.
   absl::Status RunNodes(XlaBuilder* builder, const Graph& graph, const std::vector<int64_t>& order,
-                        std::map<std::string, XlaExpression>& values, int64_t* folded_nodes) const;
+                        std::map<std::string, XlaExpression>& values, int64_t* folded_nodes,
+                        XlaCompilationResult::LargestValue* largest) const;
 
   Options options_;
 };

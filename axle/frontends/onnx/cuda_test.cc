@@ -8,6 +8,10 @@
 // at this writing; the other 32 have host nodes).
 // With one: the same models run on the cuda platform and agree with their
 // expected outputs, one cluster each.
+// AXLE_ONNX_TESTDATA_DIR (default: the source tree's testdata/) and
+// AXLE_ONNX_NODE_TEST_DIR (default: libonnx-testdata's; the node tests skip
+// where it is absent) say where the data is, for a binary run elsewhere
+// (scripts/device-check carries testdata/'s models in its bundle).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -31,8 +35,11 @@
 namespace axle::onnx {
 namespace {
 
+// testdata/, from the source tree, or from AXLE_ONNX_TESTDATA_DIR where the
+// binary runs without it (scripts/device-check's bundle).
 std::string TestData(const std::string& name) {
-  return std::string(AXLE_ONNX_TESTDATA_SOURCE_DIR) + "/" + name;
+  const char* env = std::getenv("AXLE_ONNX_TESTDATA_DIR");
+  return std::string(env ? env : AXLE_ONNX_TESTDATA_SOURCE_DIR) + "/" + name;
 }
 
 bool HaveGpu() { return PlatformUtil::GetPlatform("cuda").ok(); }
@@ -162,8 +169,7 @@ TEST(CudaNodeTest, CpuPassingCasesCompileForCuda) {
   (void)LinkOnnxKernels();
   const std::string dir = NodeTestDir();
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no ONNX node tests at " << dir;
-  const std::set<std::string> cases =
-      ReadList(absl::StrCat(AXLE_ONNX_TESTDATA_SOURCE_DIR, "/node_tests_cpu.txt"));
+  const std::set<std::string> cases = ReadList(TestData("node_tests_cpu.txt"));
   ASSERT_GT(cases.size(), 100u);
   int compiled = 0, host = 0;
   std::map<std::string, std::vector<std::string>> failures;  // by op

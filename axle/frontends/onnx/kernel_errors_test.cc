@@ -40,18 +40,19 @@ graph::ValueInfo In(std::string name, PrimitiveType type, const std::vector<int6
   return {std::move(name), type, d};
 }
 
-absl::StatusOr<std::vector<Literal>> RunNode(const NodeSpec& spec,
-                                             const std::vector<Literal>& args) {
+absl::StatusOr<std::vector<Literal>> RunNode(const NodeSpec& spec, const std::vector<Literal>& args,
+                                             const std::string& platform = "interpreter") {
   Session::Options options;
-  options.platform = "interpreter";
+  options.platform = platform;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::FromGraph(OneNode(spec), options);
   if (!s.ok()) return s.status();
   return (*s)->Run(args);
 }
 
 void ExpectError(const NodeSpec& spec, const std::vector<Literal>& args, absl::StatusCode code,
-                 const std::vector<std::string>& words) {
-  absl::StatusOr<std::vector<Literal>> r = RunNode(spec, args);
+                 const std::vector<std::string>& words,
+                 const std::string& platform = "interpreter") {
+  absl::StatusOr<std::vector<Literal>> r = RunNode(spec, args, platform);
   ASSERT_FALSE(r.ok()) << spec.op;
   EXPECT_EQ(r.status().code(), code) << r.status();
   for (const std::string& w : words) {
@@ -143,6 +144,38 @@ TEST(OnnxKernelErrorsTest, MalformedInputsNameTheNode) {
   dft_args.push_back(Zeros(F32, {1, 4, 1}));
   dft_args.push_back(LiteralUtil::CreateR0<int64_t>(int64_t{1} << 40));
   ExpectError(dft, dft_args, absl::StatusCode::kInvalidArgument, {"n0", "DFT", "at most 2^28"});
+}
+
+// Outputs of hundreds of GiB: the allocation fails, and the error names the
+// node and op that asked for it, the shape and the size.
+TEST(OnnxKernelErrorsTest, OutOfMemoryNamesTheNode) {
+  constexpr int64_t kHuge = int64_t{1} << 36;
+  for (const char* platform : {"cpu", "interpreter"}) {
+    NodeSpec pad{"Pad", {In("x", F32, {2}), In("pads", S64, {2})}, 1, {}, 13};
+    std::vector<Literal> pad_args;
+    pad_args.push_back(Zeros(F32, {2}));
+    pad_args.push_back(LiteralUtil::CreateR1<int64_t>({0, kHuge}));
+    ExpectError(pad, pad_args, absl::StatusCode::kResourceExhausted,
+                {"node 'n0' (Pad): out of memory: its output f32[68719476738] takes 274877906952 "
+                 "bytes",
+                 "allocating"},
+                platform);
+
+    NodeSpec one_hot{
+        "OneHot", {In("i", S64, {2}), In("depth", S64, {}), In("values", F32, {2})}, 1, {}, 11};
+    std::vector<Literal> one_hot_args;
+    one_hot_args.push_back(Zeros(S64, {2}));
+    one_hot_args.push_back(LiteralUtil::CreateR0<int64_t>(kHuge));
+    one_hot_args.push_back(LiteralUtil::CreateR1<float>({0, 1}));
+    ExpectError(one_hot, one_hot_args, absl::StatusCode::kResourceExhausted,
+                {"node 'n0' (OneHot): out of memory: its output f32[2,68719476736]"}, platform);
+
+    NodeSpec hann{"HannWindow", {In("size", S64, {})}, 1, {}, 17};
+    std::vector<Literal> hann_args;
+    hann_args.push_back(LiteralUtil::CreateR0<int64_t>(kHuge));
+    ExpectError(hann, hann_args, absl::StatusCode::kResourceExhausted,
+                {"node 'n0' (HannWindow): out of memory: its output f32[68719476736]"}, platform);
+  }
 }
 
 // Graphs built in code meet ONNX's schemas before any kernel sees them:

@@ -3,13 +3,16 @@
 
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "axle/frontends/graph/string_tensor.h"
+#include "axle/frontends/onnx/external_data.h"
 #include "axle/frontends/onnx/schema_check.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
@@ -20,6 +23,15 @@ namespace {
 using ::onnx::AttributeProto;
 using ::onnx::ModelProto;
 using ::onnx::TensorProto;
+
+// The directory external tensor data is read from: the model's (or the
+// tensor file's); none for bytes (external_data.h).
+using DataDir = std::optional<std::filesystem::path>;
+
+DataDir DirOf(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return dir.empty() ? std::filesystem::path(".") : dir;
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -42,11 +54,9 @@ constexpr TypeRow kTypes[] = {
     {TensorProto::COMPLEX64, C64}, {TensorProto::COMPLEX128, C128}, {TensorProto::BFLOAT16, BF16},
 };
 
-absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what) {
+absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what,
+                                  const DataDir& data_dir) {
   std::string name = absl::StrCat(what, ": tensor '", t.name(), "'");
-  if (t.data_location() == TensorProto::EXTERNAL || t.external_data_size() > 0) {
-    return absl::UnimplementedError(absl::StrCat(name, " keeps its data in an external file"));
-  }
   if (t.segment().end() != 0) {
     return absl::UnimplementedError(absl::StrCat(name, " is segmented"));
   }
@@ -59,6 +69,10 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
     dims.push_back(d);
     count *= d;
   }
+  if (t.data_type() == TensorProto::STRING && HasExternalData(t)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " has external data but is a string tensor (strings cannot be stored externally)"));
+  }
   if (t.data_type() == TensorProto::STRING) {  // graph/string_tensor.h
     if (t.string_data_size() != count) {
       return absl::InvalidArgumentError(absl::StrCat(name, " is a string tensor of ", count,
@@ -70,48 +84,70 @@ absl::StatusOr<Literal> ToLiteral(const TensorProto& t, const std::string& what)
   absl::StatusOr<PrimitiveType> type = ElementTypeFromOnnx(t.data_type());
   if (!type.ok())
     return absl::Status(type.status().code(), absl::StrCat(name, ": ", type.status().message()));
-  Literal literal(ShapeUtil::MakeShape(*type, dims));
-  int64_t bytes = literal.size_bytes();
+  PrimitiveType p = *type;
+  Shape shape = ShapeUtil::MakeShape(p, dims);
+  int64_t bytes = count * primitive_util::ByteWidth(p);
+  // The data's size is checked before the literal is allocated, so that a
+  // huge shape with little data is an error, not an allocation failure.
   auto size_error = [&](int64_t got) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " of shape ",
-                                                   literal.shape().ToString(false), " needs ",
-                                                   count, " elements but holds ", got));
+    return absl::InvalidArgumentError(absl::StrCat(name, " of shape ", shape.ToString(false),
+                                                   " needs ", count, " elements but holds ", got));
   };
-  if (t.has_raw_data()) {
-    if (static_cast<int64_t>(t.raw_data().size()) != bytes) {
-      return size_error(static_cast<int64_t>(t.raw_data().size()) /
-                        std::max(1, primitive_util::ByteWidth(*type)));
+  if (HasExternalData(t) || t.has_raw_data()) {
+    std::string external;
+    if (HasExternalData(t)) {
+      absl::StatusOr<std::string> data = ReadExternalData(t, bytes, data_dir, name);
+      if (!data.ok()) return data.status();
+      external = std::move(*data);
     }
-    if (bytes) std::memcpy(literal.untyped_data(), t.raw_data().data(), bytes);
+    const std::string& raw = HasExternalData(t) ? external : t.raw_data();
+    if (static_cast<int64_t>(raw.size()) != bytes) {
+      return size_error(static_cast<int64_t>(raw.size()) /
+                        std::max(1, primitive_util::ByteWidth(p)));
+    }
+    Literal literal(shape);
+    if (bytes) std::memcpy(literal.untyped_data(), raw.data(), bytes);
     return literal;
   }
-  PrimitiveType p = *type;
   if (p == F32 || p == C64) {
     int64_t n = t.float_data_size();
     if (n != bytes / 4) return size_error(p == C64 ? n / 2 : n);
+    Literal literal(shape);
     if (bytes) std::memcpy(literal.untyped_data(), t.float_data().data(), bytes);
-  } else if (p == F64 || p == C128) {
+    return literal;
+  }
+  if (p == F64 || p == C128) {
     int64_t n = t.double_data_size();
     if (n != bytes / 8) return size_error(p == C128 ? n / 2 : n);
+    Literal literal(shape);
     if (bytes) std::memcpy(literal.untyped_data(), t.double_data().data(), bytes);
-  } else if (p == S64) {
+    return literal;
+  }
+  if (p == S64) {
     if (t.int64_data_size() != count) return size_error(t.int64_data_size());
+    Literal literal(shape);
     if (bytes) std::memcpy(literal.untyped_data(), t.int64_data().data(), bytes);
-  } else if (p == U32 || p == U64) {
+    return literal;
+  }
+  if (p == U32 || p == U64) {
     if (t.uint64_data_size() != count) return size_error(t.uint64_data_size());
+    Literal literal(shape);
     for (int64_t i = 0; i < count; ++i) literal.SetIntegral(i, t.uint64_data(i));
-  } else if (p == F16 || p == BF16) {
-    if (t.int32_data_size() != count) return size_error(t.int32_data_size());
+    return literal;
+  }
+  if (t.int32_data_size() != count) return size_error(t.int32_data_size());
+  Literal literal(shape);
+  if (p == F16 || p == BF16) {
     auto* out = static_cast<uint16_t*>(literal.untyped_data());
     for (int64_t i = 0; i < count; ++i) out[i] = static_cast<uint16_t>(t.int32_data(i));
   } else {
-    if (t.int32_data_size() != count) return size_error(t.int32_data_size());
     for (int64_t i = 0; i < count; ++i) literal.SetIntegral(i, t.int32_data(i));
   }
   return literal;
 }
 
-absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out);
+absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what,
+                          const DataDir& data_dir, graph::Graph* out);
 absl::StatusOr<std::string> TypeString(const ::onnx::TypeProto& t, const std::string& what);
 
 // A subgraph (GRAPH attribute): converted like the main graph, with the
@@ -119,10 +155,11 @@ absl::StatusOr<std::string> TypeString(const ::onnx::TypeProto& t, const std::st
 // define (inputs, initializers, node outputs).
 absl::StatusOr<std::shared_ptr<const graph::Graph>> ToSubgraph(const ::onnx::GraphProto& g,
                                                                const std::string& what,
+                                                               const DataDir& data_dir,
                                                                const graph::Graph& parent) {
   auto sub = std::make_shared<graph::Graph>();
   sub->opsets = parent.opsets;
-  if (absl::Status s = ConvertGraph(g, what, sub.get()); !s.ok()) return s;
+  if (absl::Status s = ConvertGraph(g, what, data_dir, sub.get()); !s.ok()) return s;
   std::set<std::string> defined;
   for (const graph::ValueInfo& v : sub->inputs) defined.insert(v.name);
   for (const auto& [name, literal] : sub->initializers) defined.insert(name);
@@ -142,11 +179,11 @@ absl::StatusOr<std::shared_ptr<const graph::Graph>> ToSubgraph(const ::onnx::Gra
 }
 
 absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::string& what,
-                                        const graph::Graph& parent) {
+                                        const DataDir& data_dir, const graph::Graph& parent) {
   switch (a.type()) {
     case AttributeProto::GRAPH: {
       absl::StatusOr<std::shared_ptr<const graph::Graph>> sub =
-          ToSubgraph(a.g(), absl::StrCat(what, ": attribute '", a.name(), "'"), parent);
+          ToSubgraph(a.g(), absl::StrCat(what, ": attribute '", a.name(), "'"), data_dir, parent);
       if (!sub.ok()) return sub.status();
       return graph::AttrValue(std::move(*sub));
     }
@@ -163,7 +200,7 @@ absl::StatusOr<graph::AttrValue> ToAttr(const AttributeProto& a, const std::stri
       return graph::AttrValue(std::move(*t));
     }
     case AttributeProto::TENSOR: {
-      absl::StatusOr<Literal> t = ToLiteral(a.t(), what);
+      absl::StatusOr<Literal> t = ToLiteral(a.t(), what, data_dir);
       if (!t.ok()) return t.status();
       return graph::AttrValue(std::move(*t));
     }
@@ -254,10 +291,11 @@ absl::StatusOr<std::string> TypeString(const ::onnx::TypeProto& t, const std::st
   return absl::StrCat(kind, "(", *s, ")");
 }
 
-absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, graph::Graph* out) {
+absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what,
+                          const DataDir& data_dir, graph::Graph* out) {
   out->name = g.name();
   for (const TensorProto& t : g.initializer()) {
-    absl::StatusOr<Literal> literal = ToLiteral(t, what);
+    absl::StatusOr<Literal> literal = ToLiteral(t, what, data_dir);
     if (!literal.ok()) return literal.status();
     out->initializers[t.name()] = std::move(*literal);
   }
@@ -290,7 +328,7 @@ absl::Status ConvertGraph(const ::onnx::GraphProto& g, const std::string& what, 
         return absl::UnimplementedError(
             absl::StrCat(where, ": attribute references (functions) are not supported"));
       }
-      absl::StatusOr<graph::AttrValue> value = ToAttr(a, where, *out);
+      absl::StatusOr<graph::AttrValue> value = ToAttr(a, where, data_dir, *out);
       if (!value.ok()) return value.status();
       node.attrs[a.name()] = std::move(*value);
     }
@@ -328,7 +366,10 @@ int OnnxFromElementType(PrimitiveType type) {
   return 0;
 }
 
-absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what) {
+namespace {
+
+absl::StatusOr<graph::Graph> ParseModelIn(absl::string_view bytes, const std::string& what,
+                                          const DataDir& data_dir) {
   ModelProto model;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
@@ -345,30 +386,23 @@ absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::stri
   }
   // IR version 3 has no opset_import: opset 1.
   if (out.opsets.empty()) out.opsets[""] = 1;
-  if (absl::Status s = ConvertGraph(model.graph(), what, &out); !s.ok()) return s;
+  if (absl::Status s = ConvertGraph(model.graph(), what, data_dir, &out); !s.ok()) return s;
   if (absl::Status s = CheckAgainstSchemas(out); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
   }
   return out;
 }
 
-absl::StatusOr<graph::Graph> LoadModel(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status();
-  return ParseModel(*bytes, path);
-}
-
-absl::StatusOr<Literal> ParseTensor(absl::string_view bytes, const std::string& what) {
+absl::StatusOr<Literal> ParseTensorIn(absl::string_view bytes, const std::string& what,
+                                      const DataDir& data_dir) {
   TensorProto t;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
       !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, ": not a valid ONNX TensorProto (the protobuf does not parse)"));
   }
-  return ToLiteral(t, what);
+  return ToLiteral(t, what, data_dir);
 }
-
-namespace {
 
 template <typename Proto>
 absl::Status ParseProto(absl::string_view bytes, const std::string& what, const char* type,
@@ -381,7 +415,8 @@ absl::Status ParseProto(absl::string_view bytes, const std::string& what, const 
   return absl::OkStatus();
 }
 
-absl::StatusOr<Literal> FromSequence(const ::onnx::SequenceProto& s, const std::string& what) {
+absl::StatusOr<Literal> FromSequence(const ::onnx::SequenceProto& s, const std::string& what,
+                                     const DataDir& data_dir) {
   if (s.elem_type() != ::onnx::SequenceProto::TENSOR &&
       !(s.tensor_values().empty() && s.sequence_values().empty() && s.map_values().empty() &&
         s.optional_values().empty())) {
@@ -390,25 +425,23 @@ absl::StatusOr<Literal> FromSequence(const ::onnx::SequenceProto& s, const std::
   }
   std::vector<Literal> elements;
   for (const TensorProto& t : s.tensor_values()) {
-    absl::StatusOr<Literal> l = ToLiteral(t, what);
+    absl::StatusOr<Literal> l = ToLiteral(t, what, data_dir);
     if (!l.ok()) return l.status();
     elements.push_back(std::move(*l));
   }
   return Literal::MakeTuple(std::move(elements));
 }
 
-}  // namespace
-
-absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueInfo& info,
-                                   const std::string& what) {
+absl::StatusOr<Literal> ParseValueIn(absl::string_view bytes, const graph::ValueInfo& info,
+                                     const std::string& what, const DataDir& data_dir) {
   switch (info.kind) {
     case graph::ValueKind::kTensor:
     case graph::ValueKind::kStringTensor:
-      return ParseTensor(bytes, what);
+      return ParseTensorIn(bytes, what, data_dir);
     case graph::ValueKind::kSequence: {
       ::onnx::SequenceProto s;
       if (absl::Status st = ParseProto(bytes, what, "SequenceProto", &s); !st.ok()) return st;
-      return FromSequence(s, what);
+      return FromSequence(s, what, data_dir);
     }
     case graph::ValueKind::kOptionalTensor:
     case graph::ValueKind::kOptionalSequence: {
@@ -419,12 +452,12 @@ absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueIn
         // none
       } else if (o.elem_type() == ::onnx::OptionalProto::TENSOR &&
                  info.kind == graph::ValueKind::kOptionalTensor) {
-        absl::StatusOr<Literal> t = ToLiteral(o.tensor_value(), what);
+        absl::StatusOr<Literal> t = ToLiteral(o.tensor_value(), what, data_dir);
         if (!t.ok()) return t.status();
         value.push_back(std::move(*t));
       } else if (o.elem_type() == ::onnx::OptionalProto::SEQUENCE &&
                  info.kind == graph::ValueKind::kOptionalSequence) {
-        absl::StatusOr<Literal> t = FromSequence(o.sequence_value(), what);
+        absl::StatusOr<Literal> t = FromSequence(o.sequence_value(), what, data_dir);
         if (!t.ok()) return t.status();
         value.push_back(std::move(*t));
       } else {
@@ -438,16 +471,42 @@ absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueIn
   return absl::InternalError("unknown value kind");
 }
 
-absl::StatusOr<Literal> LoadValue(const std::string& path, const graph::ValueInfo& info) {
+}  // namespace
+
+absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what) {
+  return ParseModelIn(bytes, what, std::nullopt);
+}
+
+absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what,
+                                        const std::string& external_data_dir) {
+  return ParseModelIn(bytes, what, std::filesystem::path(external_data_dir));
+}
+
+absl::StatusOr<graph::Graph> LoadModel(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  return ParseValue(*bytes, info, path);
+  return ParseModelIn(*bytes, path, DirOf(path));
+}
+
+absl::StatusOr<Literal> ParseTensor(absl::string_view bytes, const std::string& what) {
+  return ParseTensorIn(bytes, what, std::nullopt);
 }
 
 absl::StatusOr<Literal> LoadTensor(const std::string& path) {
   absl::StatusOr<std::string> bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status();
-  return ParseTensor(*bytes, path);
+  return ParseTensorIn(*bytes, path, DirOf(path));
+}
+
+absl::StatusOr<Literal> ParseValue(absl::string_view bytes, const graph::ValueInfo& info,
+                                   const std::string& what) {
+  return ParseValueIn(bytes, info, what, std::nullopt);
+}
+
+absl::StatusOr<Literal> LoadValue(const std::string& path, const graph::ValueInfo& info) {
+  absl::StatusOr<std::string> bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return ParseValueIn(*bytes, info, path, DirOf(path));
 }
 
 }  // namespace axle::onnx

@@ -3,9 +3,16 @@
 // Reads ONNX's protobuf formats through Debian's libonnx (onnx::ModelProto,
 // onnx::TensorProto) and converts them: a model to a graph::Graph, a tensor
 // to a Literal. Every malformed input (not protobuf, truncated, a tensor
-// whose data does not fill its shape, an unsupported element type, external
-// data, a non-tensor graph input) is an error that names the file and the
+// whose data does not fill its shape, an unsupported element type, a
+// non-tensor graph input, external data that is missing, out of bounds or
+// outside the model's directory) is an error that names the file and the
 // part at fault; nothing here crashes on bad bytes.
+//
+// Tensors stored outside the file (external data: initializers, Constant
+// nodes' and other TENSOR attributes, subgraphs' initializers, .pb tensors;
+// external_data.h) are read from the directory of the file loaded. Bytes
+// have no directory: ParseModel without one fails on the first external
+// tensor (FailedPrecondition), as onnxruntime does, unless it is given.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_ONNX_ONNX_LOADER_H_
@@ -23,6 +30,9 @@ namespace axle::onnx {
 // A model file (or its bytes) as a graph. `what` names the source in errors.
 absl::StatusOr<graph::Graph> LoadModel(const std::string& path);
 absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what);
+// The same, reading external data relative to `external_data_dir`.
+absl::StatusOr<graph::Graph> ParseModel(absl::string_view bytes, const std::string& what,
+                                        const std::string& external_data_dir);
 
 // A serialized onnx::TensorProto (the node tests' input_K.pb / output_K.pb).
 absl::StatusOr<Literal> LoadTensor(const std::string& path);

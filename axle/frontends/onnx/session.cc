@@ -34,6 +34,18 @@ absl::StatusOr<std::string> DeviceTypeFor(const std::string& platform) {
       absl::StrCat("platform '", platform, "' is not one of cpu, interpreter, cuda"));
 }
 
+// A run out of memory (a huge Pad, OneHot or window, say) names the node
+// that computes the cluster's largest value, what it most likely failed to
+// hold, with its shape and size (the runtime's message says the size of
+// the allocation that failed).
+absl::Status NameTheLargestValue(const graph::XlaCompilationResult& result, absl::Status status) {
+  const graph::XlaCompilationResult::LargestValue& largest = result.largest_value;
+  if (status.code() != absl::StatusCode::kResourceExhausted || largest.node.empty()) return status;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      largest.node, ": out of memory: its output ", largest.shape.ToString(false), " takes ",
+      largest.bytes, " bytes, the largest value of its cluster (", status.message(), ")"));
+}
+
 }  // namespace
 
 std::string ClusteringReport::ToString() const {
@@ -253,7 +265,7 @@ absl::StatusOr<std::vector<Literal>> Session::RunCluster(ClusterState& state,
   run_options.set_rng_seed(static_cast<int>(cluster_runs_.fetch_add(1) & 0x7fffffff));
   absl::StatusOr<ScopedShapedBuffer> result =
       (*compiled)->executable->Run(absl::MakeConstSpan(args), run_options);
-  if (!result.ok()) return result.status();
+  if (!result.ok()) return NameTheLargestValue((*compiled)->result, result.status());
   absl::StatusOr<Literal> tuple = client_->ShapedBufferToLiteral(*result);
   if (!tuple.ok()) return tuple.status();
   return tuple->DecomposeTuple();

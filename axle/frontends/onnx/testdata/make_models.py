@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Builds the small whole-model tests (mlp/, cnn/, and the clustering models
 # nonzero_gather/, dynamic_resize/, unique_compress/, and control_flow/: If
-# and Loop with captured outer values) with python3-onnx's helper,
+# and Loop with captured outer values; external_data/: the same model with its
+# tensors inline and in a separate file) with python3-onnx's helper,
 # random weights from a fixed seed, and their expected outputs computed here
 # with numpy (independently of Axle). Layout as ONNX's own test cases:
 # NAME/model.onnx, NAME/test_data_set_0/{input,output}_0.pb.
@@ -266,6 +267,46 @@ def control_flow():
     save("control_flow", graph, [x], [steps[-1], steps])
 
 
+def external_data():
+    # The same model twice: inline.onnx with its tensors in the file, and
+    # model.onnx with every tensor (initializers, the Constant node's
+    # attribute, the If branches' own initializers) in weights.bin, as
+    # onnx.save_model(save_as_external_data=True) writes large models.
+    # x[2,4] @ w + c (Constant) -> Reshape to shape (an int64 initializer,
+    # a compile-time constant) -> If (sum > 0) adds tb, else subtracts eb.
+    x = rand(2, 4)
+    w, c, tb, eb = rand(4, 3), rand(3), rand(3, 2), rand(3, 2)
+    shape = np.array([3, 2], np.int64)
+    f32 = TensorProto.FLOAT
+    then_g = helper.make_graph([helper.make_node("Add", ["r", "tb"], ["t"])], "then_branch", [],
+                               [helper.make_tensor_value_info("t", f32, [3, 2])],
+                               [numpy_helper.from_array(tb, "tb")])
+    else_g = helper.make_graph([helper.make_node("Sub", ["r", "eb"], ["e"])], "else_branch", [],
+                               [helper.make_tensor_value_info("e", f32, [3, 2])],
+                               [numpy_helper.from_array(eb, "eb")])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Constant", [], ["c"], name="bias", value=numpy_helper.from_array(c, "c")),
+        helper.make_node("Add", ["m", "c"], ["h"]),
+        helper.make_node("Reshape", ["h", "shape"], ["r"]),
+        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "zero"], ["cond"]),
+        helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+    ]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(shape, "shape"),
+             numpy_helper.from_array(np.array(0, np.float32), "zero")]
+    graph = helper.make_graph(nodes, "external_data", [helper.make_tensor_value_info("x", f32, [2, 4])],
+                              [helper.make_tensor_value_info("y", f32, [3, 2])], inits)
+    r = (x @ w + c).reshape(3, 2)
+    save("external_data", graph, [x], [(r + tb if x.sum() > 0 else r - eb).astype(np.float32)])
+    folder = os.path.join(HERE, "external_data")
+    os.replace(os.path.join(folder, "model.onnx"), os.path.join(folder, "inline.onnx"))
+    model = onnx.load(os.path.join(folder, "inline.onnx"))
+    onnx.save_model(model, os.path.join(folder, "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=0,
+                    convert_attribute=True)
+
+
 if __name__ == "__main__":
     mlp()
     cnn()
@@ -274,3 +315,4 @@ if __name__ == "__main__":
     unique_compress()
     tool_models()
     control_flow()
+    external_data()
