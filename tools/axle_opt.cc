@@ -70,7 +70,9 @@ absl::Status Run(const Options& options) {
   AXLE_RETURN_IF_ERROR(RunBackendPipeline(options.pipeline, module.get()));
   std::string dump_dir = pipeline.dump_dir();
   if (!dump_dir.empty()) {
-    // The buffer assignment a backend would start from.
+    // The buffer assignment of the module as it is, with the in-place
+    // choices the cpu program builder makes (the same rules and pairs:
+    // cpu/runtime/in_place_agreement_test.cc).
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment, AssignBuffers(*module));
     AXLE_RETURN_IF_ERROR(
         WriteTextFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),

@@ -102,7 +102,8 @@ class Builder {
     }
     std::vector<int64_t> results;
     for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
-    ShareInPlace(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false);
+    ShareInPlaceOperands(InPlaceSteps(program_.thunks), program_.values, program_.temporary_sizes,
+                         results, /*destinations=*/nullptr, /*nested=*/false);
     return std::move(program_);
   }
 
@@ -219,38 +220,18 @@ class Builder {
   absl::Status EmitCustomCall(const HloInstruction& instruction);
   absl::Status EmitLibraryOp(const HloInstruction& instruction);
   // Ends `sequence` (the thunks of `computation`) with copies of its root's
-  // leaves into `destinations`. With `write_in_place` (destinations are
-  // fresh temporaries nothing in `sequence` reads: a conditional's results),
-  // a root leaf that `sequence` computes is written into its destination
-  // directly: the two values share one temporary, and there is no copy.
+  // leaves into `destinations` (a while's state or a conditional's
+  // results), after the shared in-place rules (hlo/analysis/
+  // in_place_sharing.h) on it, each thunk's in_place_pairs() the CUDA
+  // backend's hook: an output takes over its operand's temporary
+  // (ShareInPlaceOperands), then a root leaf is computed straight into its
+  // destination, in a while body only by a kernel (WriteRootsInPlace).
+  // There is no copy for a leaf that ends up in its destination.
   absl::Status StoreRoot(const HloComputation& computation,
                          const std::vector<int64_t>& destinations, GpuThunkSequence& sequence,
-                         bool write_in_place = false);
-  // A while body's root leaves that a kernel of the body computes while
-  // nothing from that kernel on reads the state leaf they replace (nor the
-  // body's root, nor the kernel itself: kernels never alias their operands)
-  // are computed straight into the state: the two values share one
-  // temporary, and StoreRoot copies nothing for them.
-  void WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
-                            const GpuThunkSequence& sequence);
-  // Makes every value held in `from`'s temporary use `to`'s instead; the
-  // temporary left unused takes no memory.
-  void ShareTemporary(int64_t from, int64_t to) {
-    axle::ShareTemporary(program_.values, program_.temporary_sizes, from, to);
-  }
-  // The shared in-place rule (hlo/analysis/in_place_sharing.h) on
-  // `sequence`, each thunk's in_place_pairs() the CUDA backend's hook: an
-  // output takes over its operand's temporary where the rule allows.
-  void ShareInPlace(const GpuThunkSequence& sequence, std::vector<int64_t> roots,
-                    const std::vector<int64_t>* destinations, bool nested);
-  // ShareInPlace on the sequence of nested `computation`, whose root's
-  // leaves go to `destinations` (a while's state or a conditional's results).
-  void ShareInPlace(const HloComputation& computation, const GpuThunkSequence& sequence,
-                    const std::vector<int64_t>& destinations) {
-    absl::StatusOr<std::vector<int64_t>> roots = LeafValues(computation.root_instruction());
-    if (!roots.ok() || roots->size() != destinations.size()) return;  // StoreRoot says why
-    ShareInPlace(sequence, *std::move(roots), &destinations, /*nested=*/true);
-  }
+                         bool while_body);
+  // What the in-place rules see of `sequence`: each thunk's uses and pairs.
+  static std::vector<std::optional<InPlaceStep>> InPlaceSteps(const GpuThunkSequence& sequence);
 
   const PtxOptions& options_;
   GpuProgram program_;
@@ -405,52 +386,7 @@ absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
   return absl::OkStatus();
 }
 
-void Builder::WriteBodyRootInPlace(const HloComputation& body, const std::vector<int64_t>& state,
-                                   const GpuThunkSequence& sequence) {
-  absl::StatusOr<std::vector<int64_t>> sources = LeafValues(body.root_instruction());
-  if (!sources.ok() || sources->size() != state.size()) return;  // StoreRoot says why
-  auto temporary = [&](int64_t id) {
-    const GpuValue& value = program_.values[id];
-    return value.kind == GpuValue::Kind::kTemporary ? value.temporary : -1 - id;
-  };
-  std::map<int64_t, int> uses;
-  for (int64_t source : *sources) ++uses[source];
-  for (size_t i = 0; i < state.size(); ++i) {
-    const int64_t source = (*sources)[i];
-    const GpuValue& value = program_.values[source];
-    if (uses[source] != 1 || value.kind != GpuValue::Kind::kTemporary ||
-        value.size_bytes != program_.values[state[i]].size_bytes ||
-        temporary(source) == temporary(state[i])) {
-      continue;
-    }
-    // The kernel that computes it, at the body's top level.
-    size_t at = 0;
-    while (at < sequence.size()) {
-      const GpuThunkValues uses_at = sequence[at]->buffer_uses();
-      if (std::find(uses_at.outputs.begin(), uses_at.outputs.end(), source) !=
-          uses_at.outputs.end()) {
-        break;
-      }
-      ++at;
-    }
-    if (at == sequence.size() ||
-        dynamic_cast<const GpuKernelThunk*>(sequence[at].get()) == nullptr) {
-      continue;
-    }
-    bool read_later = false;
-    for (size_t k = at; k < sequence.size() && !read_later; ++k) {
-      const GpuThunkValues uses_k = sequence[k]->buffer_uses();
-      for (const std::vector<int64_t>* ids : {&uses_k.operands, &uses_k.outputs}) {
-        for (int64_t id : *ids) read_later |= temporary(id) == temporary(state[i]);
-      }
-    }
-    for (int64_t other : *sources) read_later |= temporary(other) == temporary(state[i]);
-    if (!read_later) ShareTemporary(source, state[i]);
-  }
-}
-
-void Builder::ShareInPlace(const GpuThunkSequence& sequence, std::vector<int64_t> roots,
-                           const std::vector<int64_t>* destinations, bool nested) {
+std::vector<std::optional<InPlaceStep>> Builder::InPlaceSteps(const GpuThunkSequence& sequence) {
   std::vector<std::optional<InPlaceStep>> steps;
   steps.reserve(sequence.size());
   for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
@@ -458,40 +394,25 @@ void Builder::ShareInPlace(const GpuThunkSequence& sequence, std::vector<int64_t
     steps.push_back(InPlaceStep{StepUses{std::move(uses.operands), std::move(uses.outputs)},
                                 thunk->in_place_pairs()});
   }
-  ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, destinations,
-                       nested);
+  return steps;
 }
 
 absl::Status Builder::StoreRoot(const HloComputation& computation,
                                 const std::vector<int64_t>& destinations,
-                                GpuThunkSequence& sequence, bool write_in_place) {
+                                GpuThunkSequence& sequence, bool while_body) {
   const HloInstruction& root = *computation.root_instruction();
   AXLE_ASSIGN_OR_RETURN(std::vector<int64_t> sources, LeafValues(&root));
   if (sources.size() != destinations.size()) {
     return GpuUnsupported(root, "a root whose array leaves do not match its caller's result");
   }
-  if (write_in_place) {
-    // The values `sequence` writes are its own (defined by its thunks),
-    // so nothing outside it reads them.
-    std::set<int64_t> written;
-    for (const std::unique_ptr<GpuThunk>& thunk : sequence) {
-      for (int64_t id : thunk->buffer_uses().outputs) written.insert(id);
-    }
-    std::map<int64_t, int> uses;
-    for (int64_t source : sources) ++uses[source];
-    for (size_t i = 0; i < sources.size(); ++i) {
-      const GpuValue& source = program_.values[sources[i]];
-      const GpuValue& destination = program_.values[destinations[i]];
-      if (written.count(sources[i]) == 0 || uses[sources[i]] != 1 ||
-          source.kind != GpuValue::Kind::kTemporary ||
-          destination.kind != GpuValue::Kind::kTemporary ||
-          source.size_bytes != destination.size_bytes ||
-          source.temporary == destination.temporary) {
-        continue;
-      }
-      ShareTemporary(sources[i], destinations[i]);
-    }
-  }
+  const std::vector<std::optional<InPlaceStep>> steps = InPlaceSteps(sequence);
+  std::vector<int64_t> roots = sources;
+  ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, &destinations,
+                       /*nested=*/true);
+  WriteRootsInPlace(
+      steps, program_.values, program_.temporary_sizes, roots, destinations, [&](size_t i) {
+        return !while_body || dynamic_cast<const GpuKernelThunk*>(sequence[i].get()) != nullptr;
+      });
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
   auto same = [&](size_t i) {
     const GpuValue& source = program_.values[sources[i]];
@@ -525,9 +446,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
       trips.has_value() && !ComputationHasSideEffect(condition)) {
     BindParameter(body, 0, &instruction);
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
-    ShareInPlace(body, body_thunks, state);
-    WriteBodyRootInPlace(body, state, body_thunks);
-    AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
+    AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks, /*while_body=*/true));
     AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init), *trips,
                                              std::move(body_thunks)));
     return absl::OkStatus();
@@ -540,9 +459,7 @@ absl::Status Builder::EmitWhile(const HloInstruction& instruction) {
   AXLE_ASSIGN_OR_RETURN(int64_t predicate, ValueOf(condition.root_instruction()));
   BindParameter(body, 0, &instruction);
   AXLE_ASSIGN_OR_RETURN(GpuThunkSequence body_thunks, BuildSequence(body));
-  ShareInPlace(body, body_thunks, state);
-  WriteBodyRootInPlace(body, state, body_thunks);
-  AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks));
+  AXLE_RETURN_IF_ERROR(StoreRoot(body, state, body_thunks, /*while_body=*/true));
   AddThunk(std::make_unique<GpuWhileThunk>(instruction.name(), std::move(init),
                                            std::move(condition_thunks), predicate,
                                            std::move(body_thunks)));
@@ -573,8 +490,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[index];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(index + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
-    ShareInPlace(branch, thunks, results);
-    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*while_body=*/false));
     if (!thunks.empty()) {
       AddThunk(std::make_unique<GpuSequenceThunk>(instruction.name(), std::move(thunks)));
     }
@@ -585,8 +501,7 @@ absl::Status Builder::EmitConditional(const HloInstruction& instruction) {
     const HloComputation& branch = *branches[i];
     if (branch.num_parameters() > 0) BindParameter(branch, 0, instruction.operand(i + 1));
     AXLE_ASSIGN_OR_RETURN(GpuThunkSequence thunks, BuildSequence(branch));
-    ShareInPlace(branch, thunks, results);
-    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*write_in_place=*/true));
+    AXLE_RETURN_IF_ERROR(StoreRoot(branch, results, thunks, /*while_body=*/false));
     sequences.push_back(std::move(thunks));
   }
   AddThunk(std::make_unique<GpuConditionalThunk>(instruction.name(), selector,

@@ -8,10 +8,13 @@
 // Storing a body's root into the loop state (a branch's root into the
 // conditional's result) at the end of its sequence:
 //  - a root leaf that is its own state leaf (passed through) costs nothing;
-//  - a root leaf computed by a thunk of the sequence that does not read the
-//    state leaf, when no later thunk and no other root leaf reads it either,
-//    is written there directly (WriteInPlace: its temporary shares the
-//    state leaf's memory);
+//  - an output whose operand is the state leaf it replaces is computed in
+//    the state (a dynamic-update-slice of the state updates it in place),
+//    and a root leaf computed by a thunk of the sequence that does not read
+//    the state leaf, when no later thunk and no other root leaf reads it
+//    either, is written there directly: the shared rules of
+//    hlo/analysis/in_place_sharing.h (ProgramBuilder::ShareNestedInPlace:
+//    ShareInPlaceOperands, WriteRootsInPlace);
 //  - any other leaf is copied. The swap hazard: a root leaf that is another
 //    state leaf being overwritten (the body returns `(gte1, gte0)`) is first
 //    copied to a fresh temporary, then all copies into the state are made.
@@ -47,48 +50,6 @@ absl::StatusOr<std::vector<int64_t>> RootValues(const HloInstruction& root,
   return values;
 }
 
-// Lets thunks of `sequence` write root leaves straight into their
-// destinations: a leaf that is a temporary written by one thunk W of the
-// sequence shares its destination's memory when no thunk from W on reads or
-// writes the destination (W's kernel must not read it either: outputs and
-// inputs never alias) and no other leaf is the destination's old value.
-// Sources that now live in their destination become that destination in
-// `sources`.
-void WriteInPlace(const ThunkSequence& sequence, const std::vector<int64_t>& destinations,
-                  std::vector<int64_t>& sources, ProgramBuilder& builder) {
-  std::vector<Thunk::BufferUses> uses;
-  for (const std::unique_ptr<Thunk>& thunk : sequence) {
-    std::optional<Thunk::BufferUses> thunk_uses = thunk->buffer_uses();
-    if (!thunk_uses.has_value()) return;
-    uses.push_back(std::move(*thunk_uses));
-  }
-  auto contains = [](const std::vector<int64_t>& values, int64_t value) {
-    return std::find(values.begin(), values.end(), value) != values.end();
-  };
-  for (size_t k = 0; k < sources.size(); ++k) {
-    const int64_t source = sources[k], destination = destinations[k];
-    // Not when the destination's old value still moves on to another leaf
-    // (the copies at the end read it).
-    if (source == destination || builder.slot(source).kind != ValueSlot::Kind::kTemporary ||
-        contains(destinations, source) || contains(sources, destination)) {
-      continue;
-    }
-    int64_t writer = -1, writers = 0;
-    for (size_t i = 0; i < uses.size(); ++i) {
-      if (contains(uses[i].writes, source)) writer = static_cast<int64_t>(i), ++writers;
-    }
-    if (writers != 1) continue;
-    bool destination_used = false;
-    for (size_t i = writer; i < uses.size(); ++i) {
-      destination_used |=
-          contains(uses[i].reads, destination) || contains(uses[i].writes, destination);
-    }
-    if (destination_used) continue;
-    builder.ShareTemporary(source, destination);
-    std::replace(sources.begin(), sources.end(), source, destination);
-  }
-}
-
 // The thunk that copies `sources` into `destinations` (of leaves of
 // `shape`, in index order). A leaf already in its destination is not
 // copied; a leaf that is another destination being overwritten is first
@@ -113,8 +74,7 @@ absl::Status StoreRoot(const HloComputation& computation, const std::vector<int6
   if (sources.size() != destinations.size()) {
     return Unsupported(root, "a root whose array leaves do not match its caller's result");
   }
-  builder.ShareInPlaceOperands(sequence, sources, &destinations, /*nested=*/true);
-  WriteInPlace(sequence, destinations, sources, builder);
+  builder.ShareNestedInPlace(sequence, sources, destinations);
   std::unique_ptr<Thunk> copy =
       CopyInto(absl::StrCat(root.name(), ".copy"), root.shape(), sources, destinations, builder);
   if (copy != nullptr) sequence.push_back(std::move(copy));

@@ -38,6 +38,23 @@ bool FusionContains(const HloInstruction& fusion, HloOpcode opcode) {
   return false;
 }
 
+// What the in-place rules see of `sequence`: each thunk's uses and pairs.
+std::vector<std::optional<InPlaceStep>> InPlaceSteps(
+    const std::vector<std::unique_ptr<Thunk>>& sequence) {
+  std::vector<std::optional<InPlaceStep>> steps;
+  steps.reserve(sequence.size());
+  for (const std::unique_ptr<Thunk>& thunk : sequence) {
+    std::optional<Thunk::BufferUses> uses = thunk->buffer_uses();
+    if (!uses.has_value()) {
+      steps.emplace_back();
+      continue;
+    }
+    steps.push_back(InPlaceStep{StepUses{std::move(uses->reads), std::move(uses->writes)},
+                                thunk->in_place_pairs()});
+  }
+  return steps;
+}
+
 }  // namespace
 
 // One case per opcode and no default: a new opcode is a compile error here
@@ -149,7 +166,8 @@ absl::StatusOr<CpuProgram> ProgramBuilder::Build(const HloModule& module) {
   }
   std::vector<int64_t> results;
   for (const auto& [index, value] : program_.result_leaves) results.push_back(value);
-  ShareInPlaceOperands(program_.thunks, results, /*destinations=*/nullptr, /*nested=*/false);
+  ShareInPlaceOperands(InPlaceSteps(program_.thunks), program_.values, program_.temporary_sizes,
+                       results, /*destinations=*/nullptr, /*nested=*/false);
   AXLE_RETURN_IF_ERROR(kernels_->Compile());
   return std::move(program_);
 }
@@ -424,26 +442,13 @@ int64_t ProgramBuilder::NewTemporary(const Shape& shape) {
   return id;
 }
 
-void ProgramBuilder::ShareTemporary(int64_t value, int64_t with) {
-  axle::ShareTemporary(program_.values, program_.temporary_sizes, value, with);
-}
-
-void ProgramBuilder::ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
-                                          std::vector<int64_t>& roots,
-                                          const std::vector<int64_t>* destinations, bool nested) {
-  std::vector<std::optional<InPlaceStep>> steps;
-  steps.reserve(sequence.size());
-  for (const std::unique_ptr<Thunk>& thunk : sequence) {
-    std::optional<Thunk::BufferUses> uses = thunk->buffer_uses();
-    if (!uses.has_value()) {
-      steps.emplace_back();
-      continue;
-    }
-    steps.push_back(InPlaceStep{StepUses{std::move(uses->reads), std::move(uses->writes)},
-                                thunk->in_place_pairs()});
-  }
-  axle::ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, destinations,
-                             nested);
+void ProgramBuilder::ShareNestedInPlace(const std::vector<std::unique_ptr<Thunk>>& sequence,
+                                        std::vector<int64_t>& sources,
+                                        const std::vector<int64_t>& destinations) {
+  const std::vector<std::optional<InPlaceStep>> steps = InPlaceSteps(sequence);
+  ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, sources, &destinations,
+                       /*nested=*/true);
+  WriteRootsInPlace(steps, program_.values, program_.temporary_sizes, sources, destinations);
 }
 
 std::vector<int64_t> ProgramBuilder::DefineTemporaries(const HloInstruction* instruction) {

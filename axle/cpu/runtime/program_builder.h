@@ -117,19 +117,15 @@ class ProgramBuilder {
 
   // A new temporary that no instruction's leaf names.
   int64_t NewTemporary(const Shape& shape);
-  // Temporary `value` (and every value sharing its memory) lives in the
-  // memory of temporary `with` (same size), its own becomes unused: for a
-  // thunk that may write its result straight into a loop state or branch
-  // result.
-  void ShareTemporary(int64_t value, int64_t with);
-  // The shared in-place rule (hlo/analysis/in_place_sharing.h) on
-  // `sequence`, with each thunk's in_place_pairs() as the cpu backend's
-  // hook: an output takes over its operand's temporary where the rule
-  // allows. `roots`, `destinations`, `nested`: as ShareInPlaceOperands
-  // there.
-  void ShareInPlaceOperands(const std::vector<std::unique_ptr<Thunk>>& sequence,
-                            std::vector<int64_t>& roots, const std::vector<int64_t>* destinations,
-                            bool nested);
+  // The shared in-place rules (hlo/analysis/in_place_sharing.h) on nested
+  // `sequence`, whose root leaves `sources` are stored into `destinations`
+  // (a while's state, a conditional's results): an output takes over its
+  // operand's temporary (ShareInPlaceOperands, each thunk's in_place_pairs()
+  // the cpu backend's hook), then a root leaf is computed straight into its
+  // destination (WriteRootsInPlace, any thunk may). A source that now lives
+  // in its destination becomes that destination in `sources`.
+  void ShareNestedInPlace(const std::vector<std::unique_ptr<Thunk>>& sequence,
+                          std::vector<int64_t>& sources, const std::vector<int64_t>& destinations);
   // Every array leaf of `from` is also the leaf of `to` at the same index.
   void ForwardLeaves(const HloInstruction* from, const HloInstruction* to) {
     Forward(from, {}, to, {});

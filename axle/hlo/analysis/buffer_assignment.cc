@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
@@ -24,33 +25,6 @@ bool IsControlFlow(const HloInstruction& instruction) {
   return instruction.opcode() == HloOpcode::kWhile ||
          instruction.opcode() == HloOpcode::kConditional ||
          instruction.opcode() == HloOpcode::kCall;
-}
-
-// Computes out[i] from in[i] only, so its result may overwrite an operand it
-// reads element by element.
-bool IsInPlaceElementwise(const HloInstruction& instruction) {
-  if (const auto* fusion = dyn_cast<HloFusionInstruction>(&instruction)) {
-    if (fusion->fusion_kind() != FusionKind::kLoop) return false;
-    for (const HloInstruction* fused : fusion->fused_instructions_computation()->instructions()) {
-      bool scalar_splat = fused->opcode() == HloOpcode::kBroadcast &&
-                          ShapeUtil::IsEffectiveScalar(fused->operand(0)->shape());
-      bool small_constant =
-          fused->opcode() == HloOpcode::kConstant && ShapeUtil::IsEffectiveScalar(fused->shape());
-      bool same_shape = fused->shape().IsArray() &&
-                        ShapeUtil::SameDimensions(fused->shape(), instruction.shape());
-      if (fused->opcode() == HloOpcode::kParameter || scalar_splat || small_constant) continue;
-      if (!fused->IsElementwise() || !same_shape) return false;
-    }
-    return true;
-  }
-  if (!instruction.IsElementwise() || !instruction.shape().IsArray()) return false;
-  for (const HloInstruction* operand : instruction.operands()) {
-    if (!operand->shape().IsArray() ||
-        !ShapeUtil::SameDimensions(operand->shape(), instruction.shape())) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
@@ -67,8 +41,8 @@ class BufferAssigner {
     MakeValues();
     MergeStructural();
     ComputeValueTimes();
+    ShareInPlace();
     MergeAcrossCalls();
-    MergeInPlace();
     absl::Status status = MergeEntryAliases();
     if (!status.ok()) return status;
     status = Allocate();
@@ -269,41 +243,19 @@ class BufferAssigner {
     return occurrences == 1;
   }
 
-  // Whether the buffer of `target` is read, within `frame`, no later than
-  // where `fresh`'s buffer is first written: then the latter may reuse it.
-  bool TargetDeadBeforeWrite(int64_t target, int64_t fresh, const HloComputation* frame) {
-    int64_t first_write = -1;
-    const HloInstruction* writer = nullptr;
-    for (int64_t m : members_[Find(fresh)]) {
-      int64_t t = time_.at(values_[m].instruction);
-      if (first_write < 0 || t < first_write) {
-        first_write = t;
-        writer = values_[m].instruction;
-      }
-    }
-    for (int64_t m : members_[Find(target)]) {
-      for (const HloInstruction* user : values_[m].instruction->users()) {
-        int64_t t = TimeIn(user, frame);
-        if (t < 0 || t < first_write) continue;
-        if (t == first_write && user == writer && IsInPlaceElementwise(*writer)) continue;
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // Shares `root_value` (the root of `callee` at index) with `target`, or
+  // Shares `root_value` (the root of `callee`, a call's, at index) with
+  // `target` (the call's value, which nothing in the callee reads), or
   // records a copy.
-  void MergeRoot(const HloComputation* callee, const ShapeIndex& index, int64_t target,
-                 const HloInstruction* copy_target, const ShapeIndex& copy_index) {
+  void MergeCallRoot(const HloComputation* callee, const ShapeIndex& index, int64_t target,
+                     const HloInstruction* copy_target) {
     const HloInstruction* root = callee->root_instruction();
     int64_t value = ValueId(root, index);
     if (value < 0 || target < 0 || Find(value) == Find(target)) return;
-    if (IsFreshLocal(value, callee, root) && TargetDeadBeforeWrite(target, value, callee)) {
+    if (IsFreshLocal(value, callee, root)) {
       Union(value, target);
       return;
     }
-    out_->copies_.push_back({{root, index}, {copy_target, copy_index}});
+    out_->copies_.push_back({{root, index}, {copy_target, index}});
   }
 
   void MergeWhileInit(const HloInstruction* loop, const ShapeIndex& index) {
@@ -328,6 +280,9 @@ class BufferAssigner {
     out_->copies_.push_back({{init, index}, {loop, index}});
   }
 
+  // While bodies' and conditional branches' roots were stored in place
+  // where the rules allow (ShareInPlace); the rest is copied. A call's
+  // callee root is its result; a multi-called computation copies.
   void MergeAcrossCalls() {
     for (const HloInstruction* instruction : out_->sequence_) {
       if (!IsControlFlow(*instruction)) continue;
@@ -337,18 +292,20 @@ class BufferAssigner {
         if (is_while && callee == instruction->while_condition()) continue;
         const HloInstruction* param =
             callee->num_parameters() > 0 ? callee->parameter_instruction(0) : nullptr;
-        ShapeUtil::ForEachSubshape(
-            instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
-              if (ValueId(instruction, index) < 0) return;
-              if (multi) {
-                out_->copies_.push_back(
-                    {{callee->root_instruction(), index}, {is_while ? param : instruction, index}});
-              } else if (is_while) {
-                MergeRoot(callee, index, ValueId(instruction, index), param, index);
-              } else {
-                MergeRoot(callee, index, ValueId(instruction, index), instruction, index);
-              }
-            });
+        const HloInstruction* copy_target = is_while ? param : instruction;
+        ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&,
+                                                             const ShapeIndex& index) {
+          const int64_t target = ValueId(copy_target, index);
+          if (ValueId(instruction, index) < 0 || target < 0) return;
+          if (!multi && instruction->opcode() == HloOpcode::kCall) {
+            MergeCallRoot(callee, index, ValueId(instruction, index), instruction);
+            return;
+          }
+          const int64_t root = ValueId(callee->root_instruction(), index);
+          if (multi || (root >= 0 && Find(root) != Find(target))) {
+            out_->copies_.push_back({{callee->root_instruction(), index}, {copy_target, index}});
+          }
+        });
         if (multi && !is_while) {
           for (int64_t p = 0; p < callee->num_parameters(); ++p) {
             out_->copies_.push_back(
@@ -369,61 +326,207 @@ class BufferAssigner {
     }
   }
 
-  // --- A backend's in-place ops (options_.can_share_with_operand) ----------
-  void MergeInPlace() {
-    if (!options_.can_share_with_operand) return;
-    for (const HloInstruction* instruction : out_->sequence_) {
-      const HloComputation* computation = instruction->parent();
-      if (IsControlFlow(*instruction) || multi_called_.contains(computation)) continue;
-      for (int64_t i = 0; i < instruction->operand_count(); ++i) {
-        const int64_t operand = ValueId(instruction->operand(i), {});
-        if (operand < 0 || !instruction->operand(i)->shape().IsArray()) continue;
-        ShapeUtil::ForEachSubshape(
-            instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
-              const int64_t result = ValueId(instruction, index);
-              if (!shape.IsArray() || result < 0 || Find(operand) == Find(result) ||
-                  sizes_[operand] != sizes_[result] ||
-                  !options_.can_share_with_operand(*instruction, i, index) ||
-                  !CanTakeOver(operand, result, instruction, i)) {
-                return;
-              }
-              Union(operand, result);
-            });
+  // --- In place: the shared rules (in_place_sharing.h) ----------------------
+  // The value `instruction` holds at `index`: plumbing (a bitcast, a
+  // get-tuple-element, a tuple's element, ...) holds its operand's, as a
+  // backend's program builder forwards it; -1 for none.
+  int64_t Defining(const HloInstruction* instruction, ShapeIndex index) const {
+    while (true) {
+      switch (instruction->opcode()) {
+        case HloOpcode::kBitcast:
+        case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kDomain:
+        case HloOpcode::kAddDependency:
+          instruction = instruction->operand(0);
+          continue;
+        case HloOpcode::kGetTupleElement:
+          index.insert(index.begin(),
+                       cast<HloGetTupleElementInstruction>(instruction)->tuple_index());
+          instruction = instruction->operand(0);
+          continue;
+        case HloOpcode::kTuple:
+          if (index.empty()) break;
+          instruction = instruction->operand(index.front());
+          index.erase(index.begin());
+          continue;
+        default:
+          break;
+      }
+      return ValueId(instruction, index);
+    }
+  }
+
+  // The values of every subshape of `instruction` that has one (Defining).
+  std::vector<int64_t> DefiningValues(const HloInstruction* instruction) const {
+    std::vector<int64_t> ids;
+    ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
+      if (ValueId(instruction, index) >= 0) ids.push_back(Defining(instruction, index));
+    });
+    return ids;
+  }
+
+  // The steps of `computation` as the rules see them: every instruction
+  // but parameters, constants and plumbing (a tuple writes its index
+  // table), reading its operands' values and writing its own, with the
+  // hook's pairs (control flow offers none; nor, but in an elementwise op,
+  // does an operand whose value the instruction reads twice).
+  std::vector<std::optional<InPlaceStep>> Steps(const HloComputation* computation) const {
+    std::vector<std::optional<InPlaceStep>> steps;
+    for (const HloInstruction* instruction : out_->orders_.at(computation)) {
+      switch (instruction->opcode()) {
+        case HloOpcode::kParameter:
+        case HloOpcode::kConstant:
+        case HloOpcode::kBitcast:
+        case HloOpcode::kOptimizationBarrier:
+        case HloOpcode::kDomain:
+        case HloOpcode::kAddDependency:
+        case HloOpcode::kGetTupleElement:
+          continue;
+        default:
+          break;
+      }
+      InPlaceStep step;
+      if (instruction->opcode() == HloOpcode::kTuple) {
+        step.uses.writes.push_back(ValueId(instruction, {}));
+        steps.emplace_back(std::move(step));
+        continue;
+      }
+      std::vector<int64_t> operand_values;
+      for (const HloInstruction* operand : instruction->operands()) {
+        for (int64_t id : DefiningValues(operand)) {
+          if (id >= 0) step.uses.reads.push_back(id);
+        }
+        operand_values.push_back(Defining(operand, {}));
+      }
+      ShapeUtil::ForEachSubshape(instruction->shape(), [&](const Shape&, const ShapeIndex& index) {
+        const int64_t id = ValueId(instruction, index);
+        if (id >= 0) step.uses.writes.push_back(id);
+      });
+      // An elementwise op reads every operand at the output's index only:
+      // the same value twice is no hazard.
+      const bool elementwise =
+          instruction->opcode() != HloOpcode::kFusion && instruction->IsElementwise();
+      if (options_.in_place_pairs && !IsControlFlow(*instruction)) {
+        for (const auto& [number, output_index] : options_.in_place_pairs(*instruction)) {
+          const int64_t operand = operand_values.at(number);
+          const int64_t output = ValueId(instruction, output_index);
+          if (operand < 0 || output < 0 || !instruction->operand(number)->shape().IsArray() ||
+              (!elementwise &&
+               std::count(operand_values.begin(), operand_values.end(), operand) != 1)) {
+            continue;
+          }
+          step.pairs.emplace_back(operand, output);
+        }
+      }
+      steps.emplace_back(std::move(step));
+    }
+    return steps;
+  }
+
+  // Applies the rules to every computation that runs once per call,
+  // callees first (as a program builder meets them): outputs take over
+  // their operands' memory, and a while body's / a branch's root leaves are
+  // computed in the state / the conditional's result. The rules work on
+  // value slots: each value's temporary is its buffer (union-find), a
+  // buffer holding an entry parameter, a constant or a value of a
+  // multi-called computation is not a temporary, and what the rules share
+  // is united here.
+  void ShareInPlace() {
+    const HloComputation* entry = module_.entry_computation();
+    for (const HloComputation* computation : computations_) {
+      if (multi_called_.contains(computation)) continue;
+      auto it = caller_.find(computation);
+      const HloInstruction* caller = it == caller_.end() ? nullptr : it->second;
+      const HloInstruction* root = computation->root_instruction();
+      std::vector<int64_t> roots = DefiningValues(root);
+      if (std::count(roots.begin(), roots.end(), -1) > 0) continue;
+      // The destination of each root value: a while body's state, a
+      // conditional's result (a call's result is its callee's root).
+      std::vector<int64_t> destinations;
+      if (caller != nullptr && caller->opcode() != HloOpcode::kCall &&
+          !(caller->opcode() == HloOpcode::kWhile && computation == caller->while_condition())) {
+        const HloInstruction* destination =
+            caller->opcode() == HloOpcode::kWhile ? computation->parameter_instruction(0) : caller;
+        ShapeUtil::ForEachSubshape(root->shape(), [&](const Shape&, const ShapeIndex& index) {
+          if (ValueId(root, index) >= 0) destinations.push_back(ValueId(destination, index));
+        });
+        if (std::count(destinations.begin(), destinations.end(), -1) > 0 ||
+            destinations.size() != roots.size()) {
+          destinations.clear();
+        }
+      }
+      // The entry's: the parameter an input_output_alias puts an output
+      // in (the output itself where none does), whose buffer is then no
+      // longer the caller's alone.
+      std::vector<int64_t> aliased;
+      if (computation == entry) destinations = EntryDestinations(roots, aliased);
+      const std::vector<std::optional<InPlaceStep>> steps = Steps(computation);
+      std::vector<ValueSlot> slots = Slots(aliased);
+      std::vector<int64_t> temporary_sizes = sizes_;
+      ShareInPlaceOperands(steps, slots, temporary_sizes, roots,
+                           destinations.empty() ? nullptr : &destinations, computation != entry);
+      if (!destinations.empty()) {
+        WriteRootsInPlace(steps, slots, temporary_sizes, roots, destinations);
+      }
+      for (size_t v = 0; v < slots.size(); ++v) {
+        if (slots[v].kind == ValueSlot::Kind::kTemporary) {
+          Union(static_cast<int64_t>(v), slots[v].temporary);
+        }
       }
     }
   }
 
-  // Whether `result` (of `writer`) may take over the buffer of `operand`,
-  // operand `number` of `writer`; see BufferAssignmentOptions.
-  bool CanTakeOver(int64_t operand, int64_t result, const HloInstruction* writer, int64_t number) {
-    const HloComputation* computation = writer->parent();
-    const int64_t at = time_.at(writer);
-    auto local = [&](const HloInstruction* instruction) {
-      return instruction->parent() == computation &&
-             instruction->opcode() != HloOpcode::kParameter &&
-             instruction->opcode() != HloOpcode::kConstant;
-    };
-    for (int64_t m : members_[Find(operand)]) {
-      const HloInstruction* instruction = values_[m].instruction;
-      if (!local(instruction) || instruction == computation->root_instruction()) return false;
-      for (const HloInstruction* user : instruction->users()) {
-        if (TimeIn(user, computation) > at) return false;
+  // For the entry's root values `roots` (DefiningValues of its root): the
+  // parameter value each is aliased to (input_output_alias), or itself;
+  // empty when there are no aliases. `aliased` gets those parameter values.
+  std::vector<int64_t> EntryDestinations(const std::vector<int64_t>& roots,
+                                         std::vector<int64_t>& aliased) {
+    const HloComputation* entry = module_.entry_computation();
+    const HloInstruction* root = entry->root_instruction();
+    std::vector<ShapeIndex> indices;
+    ShapeUtil::ForEachSubshape(root->shape(), [&](const Shape&, const ShapeIndex& index) {
+      if (ValueId(root, index) >= 0) indices.push_back(index);
+    });
+    std::vector<int64_t> destinations = roots;
+    for (const auto& alias : module_.input_output_alias_config().aliases()) {
+      if (alias.parameter_number < 0 || alias.parameter_number >= entry->num_parameters()) {
+        continue;  // MergeEntryAliases says why
+      }
+      const int64_t target =
+          ValueId(entry->parameter_instruction(alias.parameter_number), alias.parameter_index);
+      auto at = std::find(indices.begin(), indices.end(), alias.output_index);
+      if (target < 0 || at == indices.end()) continue;
+      destinations[at - indices.begin()] = target;
+      aliased.push_back(target);
+    }
+    if (aliased.empty()) destinations.clear();
+    return destinations;
+  }
+
+  // Every value as a slot of the rules: a temporary (its buffer's
+  // representative), or, when its buffer holds an entry parameter (but for
+  // one of `aliased`, which an output may be written into), a constant or
+  // a value of a multi-called computation, the caller's memory.
+  std::vector<ValueSlot> Slots(const std::vector<int64_t>& aliased) {
+    const HloComputation* entry = module_.entry_computation();
+    std::vector<char> callers(values_.size(), 0);
+    for (size_t v = 0; v < values_.size(); ++v) {
+      const HloInstruction* instruction = values_[v].instruction;
+      if ((instruction->opcode() == HloOpcode::kParameter && instruction->parent() == entry) ||
+          instruction->opcode() == HloOpcode::kConstant ||
+          multi_called_.contains(instruction->parent())) {
+        callers[Find(static_cast<int64_t>(v))] = 1;
       }
     }
-    for (int64_t m : members_[Find(result)]) {
-      const HloInstruction* instruction = values_[m].instruction;
-      if (!local(instruction) || time_.at(instruction) < at) return false;
+    for (int64_t v : aliased) callers[Find(v)] = 0;
+    std::vector<ValueSlot> slots(values_.size());
+    for (size_t v = 0; v < values_.size(); ++v) {
+      const int64_t root = Find(static_cast<int64_t>(v));
+      slots[v].kind = callers[root] ? ValueSlot::Kind::kParameter : ValueSlot::Kind::kTemporary;
+      slots[v].temporary = root;
+      slots[v].size_bytes = sizes_[v];
     }
-    for (int64_t j = 0; j < writer->operand_count(); ++j) {
-      bool in_buffer = false;
-      ShapeUtil::ForEachSubshape(writer->operand(j)->shape(),
-                                 [&](const Shape&, const ShapeIndex& index) {
-                                   const int64_t id = ValueId(writer->operand(j), index);
-                                   in_buffer |= id >= 0 && Find(id) == Find(operand);
-                                 });
-      if (j != number && in_buffer) return false;
-    }
-    return true;
+    return slots;
   }
 
   absl::Status MergeEntryAliases() {
@@ -446,13 +549,10 @@ class BufferAssigner {
       }
       AliasedOutput assigned{alias.output_index, alias.parameter_number, alias.parameter_index,
                              false};
+      // Written into the parameter where the rules allowed (ShareInPlace).
       if (Find(value) != Find(target)) {
-        if (IsFreshLocal(value, entry, root) && TargetDeadBeforeWrite(target, value, entry)) {
-          Union(value, target);
-        } else {
-          assigned.needs_copy = true;
-          out_->copies_.push_back({{root, alias.output_index}, {parameter, alias.parameter_index}});
-        }
+        assigned.needs_copy = true;
+        out_->copies_.push_back({{root, alias.output_index}, {parameter, alias.parameter_index}});
       }
       out_->aliased_outputs_.push_back(assigned);
     }

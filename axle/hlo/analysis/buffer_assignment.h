@@ -27,18 +27,25 @@
 //
 // Values that are the same memory share one buffer: a bitcast and its
 // operand, a get-tuple-element and the tuple element it reads, a tuple's
-// elements and its operands, a while's state with its body parameter, body
-// root, condition parameter and initial value, a conditional's / call's
-// result with each branch's / the callee's root, and a callee's parameters
-// with the caller's operands. Where sharing would be wrong (the initial
-// value of a while is still read later, a root returns a parameter or a
-// constant, a value would sit at two tuple indices, ...), the two keep
-// separate buffers and a RequiredCopy says the backend must copy.
+// elements and its operands, a while's state with its body parameter and
+// condition parameter, a callee's parameters with the caller's operands,
+// and a call's result with the callee's root. Outputs take over their
+// operands' memory, and a while body's / a conditional branch's root leaves
+// are computed straight into the state / the result, by the rules every
+// backend's program builder applies to its thunks (in_place_sharing.h:
+// ShareInPlaceOperands, WriteRootsInPlace), here with each instruction of
+// a computation as a step; a while's initial value shares the state when
+// nothing reads it once the loop starts. Where sharing would be wrong (the
+// initial value of a while is still read later, a root returns a parameter
+// or a constant, a value would sit at two tuple indices, ...), the two
+// keep separate buffers and a RequiredCopy says the backend must copy.
 //
 // Allocations of the HLO front:
 //  - one per entry parameter value (never reused; an output aliased to it
-//    by input_output_alias lives there when the parameter is not read after
-//    the output is written, otherwise it gets its own buffer and needs_copy);
+//    by input_output_alias lives there when the in-place rules allow, the
+//    parameter being the output's destination as a while's state is a body
+//    root's: computed over it, or written into it once nothing reads it;
+//    otherwise it gets its own buffer and needs_copy);
 //  - one per constant (read-only);
 //  - one per entry result buffer (live out);
 //  - one temp arena for everything else, packed by liveness over a
@@ -64,6 +71,7 @@
 #include "absl/types/span.h"
 #include "axle/base/alignment.h"
 #include "axle/core/shape.h"
+#include "axle/hlo/analysis/elementwise_access.h"
 #include "axle/hlo/analysis/value_slot.h"
 #include "axle/hlo/ir/hlo_module.h"
 
@@ -74,17 +82,16 @@ struct BufferAssignmentOptions {
   int64_t alignment = kBufferAlignment;
   // Bytes of one entry of a tuple's index table (a pointer).
   int64_t pointer_size = 8;
-  // AssignBuffers only, a backend's choice (XLA's can-share-buffer hook):
-  // whether `user` computes its result at `output_index` correctly when it
-  // is written over operand `operand_number` (an array), e.g. an
-  // elementwise kernel, dynamic-update-slice or scatter. The two then share
-  // a buffer when nothing reads the operand after `user`, no other operand
-  // of `user` is in that buffer, both are the values of one computation
-  // (neither a parameter nor a constant, the operand no root) and the
-  // result's buffer holds nothing computed earlier. Null: no such sharing.
-  std::function<bool(const HloInstruction& user, int64_t operand_number,
-                     const ShapeIndex& output_index)>
-      can_share_with_operand;
+  // AssignBuffers only, a backend's hook (XLA's can-share-buffer): the
+  // (operand number, output index) pairs whose output `instruction`
+  // computes correctly over that operand's memory (an array), nearest
+  // first. Which of them share is the one in-place rule of every backend
+  // (in_place_sharing.h: ShareInPlaceOperands), over the computation's
+  // instructions as steps. The default is the target-neutral list the cpu
+  // backend's thunks offer (elementwise_access.h: InPlaceOperandPairs);
+  // null: no output takes over an operand.
+  std::function<std::vector<std::pair<int64_t, ShapeIndex>>(const HloInstruction& instruction)>
+      in_place_pairs = InPlaceOperandPairs;
 };
 
 // One value: the subshape `index` of `instruction`'s result.

@@ -42,13 +42,10 @@ BufferAllocation::Kind KindOf(const BufferAssignment& assignment, const BufferSl
   return assignment.Allocations().at(slice.allocation).kind();
 }
 
-// The hook of an in-place backend: every elementwise op may write over
-// any operand.
-BufferAssignmentOptions InPlaceElementwise() {
+// A backend with no in-place ops.
+BufferAssignmentOptions NoInPlace() {
   BufferAssignmentOptions options;
-  options.can_share_with_operand = [](const HloInstruction& user, int64_t, const ShapeIndex&) {
-    return user.IsElementwise();
-  };
+  options.in_place_pairs = nullptr;
   return options;
 }
 
@@ -73,17 +70,20 @@ ENTRY e {
   ROOT d = f32[64] add(c, c)
 }
 )");
-  auto plain = Assign(*module);
-  auto in_place = AssignWith(*module, InPlaceElementwise());
+  auto plain = AssignWith(*module, NoInPlace());
+  auto in_place = Assign(*module);
   ASSERT_NE(plain, nullptr);
   ASSERT_NE(in_place, nullptr);
-  // Each op writes over its dead operand: one buffer, the output. Not over
-  // the parameter (the caller's), and d reads c twice (no sharing).
+  // Each op writes over its dead operand (d reads c twice, both at the
+  // output's index): one buffer, the output. Not over the parameter (the
+  // caller's).
   EXPECT_EQ(Slice(*in_place, *module, "a"), Slice(*in_place, *module, "b"));
   EXPECT_EQ(Slice(*in_place, *module, "b"), Slice(*in_place, *module, "c"));
-  EXPECT_NE(Slice(*in_place, *module, "c").allocation, Slice(*in_place, *module, "d").allocation);
+  EXPECT_EQ(Slice(*in_place, *module, "c"), Slice(*in_place, *module, "d"));
+  EXPECT_EQ(KindOf(*in_place, Slice(*in_place, *module, "a")), BufferAllocation::Kind::kOutput);
   EXPECT_NE(Slice(*in_place, *module, "p").allocation, Slice(*in_place, *module, "a").allocation);
-  EXPECT_LT(in_place->temp_allocation_total_size(), plain->temp_allocation_total_size());
+  EXPECT_EQ(in_place->temp_allocation_total_size(), 0);
+  EXPECT_GT(plain->temp_allocation_total_size(), 0);
   // Without the hook nothing changes: a and b are live together at b.
   EXPECT_FALSE(Slice(*plain, *module, "a").Overlaps(Slice(*plain, *module, "b")));
 }
@@ -99,7 +99,7 @@ ENTRY e {
   ROOT t = (f32[64], f32[64]) tuple(c, a)
 }
 )");
-  auto assignment = AssignWith(*module, InPlaceElementwise());
+  auto assignment = Assign(*module);
   ASSERT_NE(assignment, nullptr);
   // a is read by c and returned: b and c keep off it. c takes over b.
   EXPECT_FALSE(Slice(*assignment, *module, "a").Overlaps(Slice(*assignment, *module, "b")));
@@ -135,7 +135,7 @@ ENTRY e {
   ROOT g = f32[64] get-tuple-element(w), index=1
 }
 )");
-  auto assignment = AssignWith(*module, InPlaceElementwise());
+  auto assignment = Assign(*module);
   ASSERT_NE(assignment, nullptr);
   // The state (the body parameter's buffer) is no value of the body alone:
   // e keeps its own buffer; f writes over e.
@@ -156,7 +156,7 @@ ENTRY e {
   ROOT r = f32[256] add(d, p)
 }
 )");
-  auto assignment = Assign(*module);
+  auto assignment = AssignWith(*module, NoInPlace());
   ASSERT_NE(assignment, nullptr);
   // a, b, c, d are 1 KiB temporaries; no more than two are live at once.
   EXPECT_EQ(assignment->temp_allocation_total_size(), 2048);
@@ -185,7 +185,7 @@ ENTRY e {
   ROOT r = f32[3] add(c, a)
 }
 )");
-  auto assignment = Assign(*module);
+  auto assignment = AssignWith(*module, NoInPlace());
   ASSERT_NE(assignment, nullptr);
   for (absl::string_view name : {"a", "b", "c"}) {
     BufferSlice slice = Slice(*assignment, *module, name);
@@ -424,7 +424,7 @@ ENTRY e {
   ROOT r = f32[100] add(f, a)
 }
 )");
-  auto assignment = Assign(*module);
+  auto assignment = AssignWith(*module, NoInPlace());
   ASSERT_NE(assignment, nullptr);
   // In the order p a b c d f r: while d is computed, a, b, c and d are live
   // (an instruction's result never reuses an operand's space); f then reuses

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "axle/core/shape_util.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 
 namespace axle {
 
@@ -123,6 +124,48 @@ std::vector<std::pair<int64_t, int64_t>> InPlaceOutputCandidates(const HloComput
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   for (const auto& [distance, p, k] : candidates) pairs.emplace_back(p, k);
+  return pairs;
+}
+
+std::vector<std::pair<int64_t, ShapeIndex>> InPlaceOperandPairs(const HloInstruction& instruction) {
+  std::vector<std::pair<int64_t, ShapeIndex>> pairs;
+  auto once = [&](int64_t number) {
+    const HloInstruction* operand = instruction.operand(number);
+    return std::count(instruction.operands().begin(), instruction.operands().end(), operand) == 1;
+  };
+  switch (instruction.opcode()) {
+    case HloOpcode::kFusion: {
+      const auto* fusion = cast<HloFusionInstruction>(&instruction);
+      if (fusion->fusion_kind() != FusionKind::kLoop) break;
+      const bool tuple = instruction.shape().IsTuple();
+      for (const auto& [parameter, output] :
+           InPlaceOutputCandidates(*fusion->fused_instructions_computation())) {
+        if (!once(parameter)) continue;
+        pairs.emplace_back(parameter, tuple ? ShapeIndex{output} : ShapeIndex{});
+      }
+      break;
+    }
+    case HloOpcode::kDynamicUpdateSlice:
+      if (once(0)) pairs.emplace_back(0, ShapeIndex{});
+      break;
+    case HloOpcode::kScatter: {
+      const int64_t n = instruction.operand_count() / 2;
+      for (int64_t i = 0; i < n; ++i) {
+        if (once(i)) pairs.emplace_back(i, n > 1 ? ShapeIndex{i} : ShapeIndex{});
+      }
+      break;
+    }
+    default:
+      if (!instruction.IsElementwise() || !instruction.shape().IsArray()) break;
+      // Every operand is read at the output's index only: one passed
+      // twice may be written over as well.
+      for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+        if (ShapeUtil::Equal(instruction.operand(i)->shape(), instruction.shape())) {
+          pairs.emplace_back(i, ShapeIndex{});
+        }
+      }
+      break;
+  }
   return pairs;
 }
 

@@ -56,6 +56,18 @@ bool ReadOnlyAtOutputIndex(const HloInstruction& instruction);
 // or the elements of a root tuple.
 std::vector<std::pair<int64_t, int64_t>> InPlaceOutputCandidates(const HloComputation& fused);
 
+// The (operand number, output index) pairs whose output `instruction`
+// computes correctly over that operand's memory, nearest first: a plain
+// loop fusion's InPlaceOutputCandidates, an elementwise op's operands of
+// its own shape (as the one-op loop kernel it becomes, which reads each
+// at the output's index only), a dynamic-update-slice's operand 0 and a
+// scatter's operands (each into its output); but for an elementwise op,
+// never an operand passed twice. The target-neutral in-place hook
+// of buffer assignment (BufferAssignmentOptions::in_place_pairs), which the
+// cpu backend's loop kernels, dynamic-update-slice and scatter thunks
+// offer alike; whether a pair shares is in_place_sharing.h's rule.
+std::vector<std::pair<int64_t, ShapeIndex>> InPlaceOperandPairs(const HloInstruction& instruction);
+
 }  // namespace axle
 
 #endif  // AXLE_HLO_ANALYSIS_ELEMENTWISE_ACCESS_H_

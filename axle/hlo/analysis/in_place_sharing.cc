@@ -94,6 +94,55 @@ void ShareInPlaceOperands(absl::Span<const std::optional<InPlaceStep>> steps,
   }
 }
 
+void WriteRootsInPlace(absl::Span<const std::optional<InPlaceStep>> steps,
+                       std::vector<ValueSlot>& values, std::vector<int64_t>& temporary_sizes,
+                       std::vector<int64_t>& sources, absl::Span<const int64_t> destinations,
+                       const std::function<bool(size_t)>& may_write) {
+  CHECK_EQ(sources.size(), destinations.size());
+  for (const std::optional<InPlaceStep>& step : steps) {
+    if (!step.has_value()) return;
+  }
+  auto temporary = [&](int64_t value) -> int64_t {
+    const ValueSlot& slot = values[value];
+    return slot.kind == ValueSlot::Kind::kTemporary ? slot.temporary : -1;
+  };
+  // Whether a value of `ids` lives in temporary `t`.
+  auto any_in = [&](absl::Span<const int64_t> ids, int64_t t) {
+    return std::any_of(ids.begin(), ids.end(), [&](int64_t v) { return temporary(v) == t; });
+  };
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const int64_t source = sources[k], destination = destinations[k];
+    const int64_t s = temporary(source), d = temporary(destination);
+    if (source == destination || s < 0 || d < 0 || s == d ||
+        values[source].size_bytes != values[destination].size_bytes) {
+      continue;
+    }
+    // Rule 4: s_k holds no destination; D holds no other root leaf.
+    if (any_in(destinations, s)) continue;
+    bool other_root = false;
+    for (size_t j = 0; j < sources.size(); ++j) other_root |= j != k && temporary(sources[j]) == d;
+    if (other_root) continue;
+    // Rule 5: the one writer W.
+    int64_t writer = -1, writers = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::vector<int64_t>& writes = steps[i]->uses.writes;
+      if (std::find(writes.begin(), writes.end(), source) != writes.end()) {
+        writer = static_cast<int64_t>(i);
+        ++writers;
+      }
+    }
+    if (writers != 1 || (may_write && !may_write(static_cast<size_t>(writer)))) continue;
+    // Rule 6: D untouched from W on.
+    bool touched = false;
+    for (size_t i = writer; i < steps.size() && !touched; ++i) {
+      touched = any_in(steps[i]->uses.reads, d) || any_in(steps[i]->uses.writes, d);
+    }
+    if (touched) continue;
+    ShareTemporary(values, temporary_sizes, source, destination);
+    std::replace(sources.begin(), sources.end(), source, destination);
+  }
+}
+
 std::vector<std::pair<int64_t, int64_t>> StoreCopies(
     absl::Span<const int64_t> sources, absl::Span<const int64_t> destinations,
     const std::function<bool(size_t)>& in_place, const std::function<int64_t(size_t)>& snapshot) {

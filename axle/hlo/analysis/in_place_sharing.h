@@ -34,6 +34,21 @@
 // intact while it writes. Parameters and constants never qualify (not
 // temporaries): their memory is the caller's.
 //
+// A nested sequence S (a while body, a conditional's branch) ends by
+// storing its root leaves s_k into destinations d_k (the loop state, the
+// conditional's result). The second rule, WriteRootsInPlace, lets the step
+// W that computes s_k write it straight into d_k's memory, so no copy is
+// made, when, with D the temporary of d_k:
+//   4. s_k and d_k are distinct temporaries of one size, s_k is no
+//      destination (nor in a destination's temporary), and no other root
+//      leaf lives in D (its old value still moves on to another leaf);
+//   5. W is the one step of S that writes s_k, and the backend lets W
+//      write into a destination (its hook; the CUDA backend allows only
+//      its kernels in a while body);
+//   6. no step from W on (W included: a step's outputs never alias its
+//      inputs) reads or writes D.
+// Every other leaf not already in its destination is copied (StoreCopies).
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_ANALYSIS_IN_PLACE_SHARING_H_
 #define AXLE_HLO_ANALYSIS_IN_PLACE_SHARING_H_
@@ -76,6 +91,17 @@ void ShareInPlaceOperands(absl::Span<const std::optional<InPlaceStep>> steps,
                           std::vector<ValueSlot>& values, std::vector<int64_t>& temporary_sizes,
                           std::vector<int64_t>& roots, const std::vector<int64_t>* destinations,
                           bool nested);
+
+// Applies rules 4-6 above to nested sequence `steps`, whose root leaves
+// `sources` are stored into `destinations` (same length): each leaf that
+// may be written in place shares its destination's temporary and becomes
+// that destination in `sources`. `may_write(i)`: whether step i may write
+// into a destination (null: every step may). Does nothing when a step's
+// uses are unknown (nullopt). Run it after ShareInPlaceOperands.
+void WriteRootsInPlace(absl::Span<const std::optional<InPlaceStep>> steps,
+                       std::vector<ValueSlot>& values, std::vector<int64_t>& temporary_sizes,
+                       std::vector<int64_t>& sources, absl::Span<const int64_t> destinations,
+                       const std::function<bool(size_t)>& may_write = nullptr);
 
 // What is left to copy where a nested sequence's root leaves cannot share
 // their destinations' memory (a while body's state, a conditional's

@@ -8,11 +8,15 @@
 // root and unknown steps keep their own memory. ShareTemporary moves every
 // value of the temporary given up along and frees it. StoreCopies orders
 // the copies of a root into its destinations so a swap reads no
-// overwritten leaf.
+// overwritten leaf. WriteRootsInPlace computes a nested root leaf in its
+// destination when its one writer may and nothing from that writer on
+// touches the destination, unless another leaf still needs the
+// destination's old value.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/hlo/analysis/in_place_sharing.h"
 
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -156,6 +160,87 @@ TEST(InPlaceSharingTest, ShareTemporaryMovesEveryValueAlong) {
   EXPECT_EQ(p.temporary_sizes, std::vector<int64_t>({kBytes, 0, 0}));
   ShareTemporary(p.values, p.temporary_sizes, a, c);  // already shared: nothing
   EXPECT_EQ(p.temporary_sizes, std::vector<int64_t>({kBytes, 0, 0}));
+}
+
+void WriteRoots(Program& program, const std::vector<std::optional<InPlaceStep>>& steps,
+                std::vector<int64_t>& sources, const std::vector<int64_t>& destinations,
+                const std::function<bool(size_t)>& may_write = nullptr) {
+  WriteRootsInPlace(steps, program.values, program.temporary_sizes, sources, destinations,
+                    may_write);
+}
+
+TEST(InPlaceSharingTest, ARootLeafIsWrittenIntoItsDestination) {
+  // A body over state (s0, s1) returning (y, s1) with y = f(s1): y's
+  // writer reads no s0 (rules 4-6), so y is computed in s0.
+  Program p;
+  const int64_t s0 = p.Temporary(), s1 = p.Temporary(), y = p.Temporary();
+  std::vector<int64_t> sources = {y, s1};
+  WriteRoots(p, {Step({s1}, {y})}, sources, {s0, s1});
+  EXPECT_TRUE(p.Shared(y, s0));
+  EXPECT_EQ(sources, std::vector<int64_t>({s0, s1}));
+  EXPECT_EQ(p.temporary_sizes[2], 0);
+}
+
+TEST(InPlaceSharingTest, ARootLeafWhoseDestinationIsStillReadIsCopied) {
+  // Rule 6: the writer itself reads s0 (y = f(s0)), or a later step does.
+  Program p;
+  const int64_t s0 = p.Temporary(), y = p.Temporary(), z = p.Temporary();
+  std::vector<int64_t> sources = {y};
+  WriteRoots(p, {Step({s0}, {y})}, sources, {s0});
+  EXPECT_FALSE(p.Shared(y, s0));
+  WriteRoots(p, {Step({}, {y}), Step({s0}, {z})}, sources, {s0});
+  EXPECT_FALSE(p.Shared(y, s0));
+  // Read before the writer: fine.
+  WriteRoots(p, {Step({s0}, {z}), Step({z}, {y})}, sources, {s0});
+  EXPECT_TRUE(p.Shared(y, s0));
+}
+
+TEST(InPlaceSharingTest, ASwapOrAnotherLeafsOldValueIsCopied) {
+  // Rule 4: the body returns (y, s0): s0's old value moves on to leaf 1,
+  // so y may not overwrite it; leaf 1 (a destination) stays a copy too.
+  Program p;
+  const int64_t s0 = p.Temporary(), s1 = p.Temporary(), y = p.Temporary();
+  std::vector<int64_t> sources = {y, s0};
+  WriteRoots(p, {Step({s1}, {y})}, sources, {s0, s1});
+  EXPECT_FALSE(p.Shared(y, s0));
+  EXPECT_FALSE(p.Shared(s0, s1));
+  EXPECT_EQ(sources, std::vector<int64_t>({y, s0}));
+}
+
+TEST(InPlaceSharingTest, ARootLeafNeedsOneAllowedWriterOfItsSize) {
+  Program p;
+  const int64_t s0 = p.Temporary(), in = p.Parameter(), y = p.Temporary();
+  const int64_t big = p.Temporary(kBytes * 2);
+  // No writer in the sequence (a parameter, or a value from outside).
+  std::vector<int64_t> sources = {in};
+  WriteRoots(p, {Step({}, {y})}, sources, {s0});
+  EXPECT_EQ(sources, std::vector<int64_t>({in}));
+  sources = {y};
+  WriteRoots(p, {}, sources, {s0});
+  EXPECT_FALSE(p.Shared(y, s0));
+  // Another size; the backend's hook says no; an unknown step.
+  sources = {big};
+  WriteRoots(p, {Step({}, {big})}, sources, {s0});
+  EXPECT_FALSE(p.Shared(big, s0));
+  sources = {y};
+  WriteRoots(p, {Step({}, {y})}, sources, {s0}, [](size_t) { return false; });
+  EXPECT_FALSE(p.Shared(y, s0));
+  WriteRoots(p, {Step({}, {y}), std::nullopt}, sources, {s0});
+  EXPECT_FALSE(p.Shared(y, s0));
+  WriteRoots(p, {Step({}, {y})}, sources, {s0}, [](size_t i) { return i == 0; });
+  EXPECT_TRUE(p.Shared(y, s0));
+}
+
+TEST(InPlaceSharingTest, ALeafReturnedTwiceIsWrittenOnceAndCopiedOnce) {
+  // (y, y): y is computed in s0; leaf 1 then reads s0 (a destination) and
+  // is copied.
+  Program p;
+  const int64_t s0 = p.Temporary(), s1 = p.Temporary(), y = p.Temporary();
+  std::vector<int64_t> sources = {y, y};
+  WriteRoots(p, {Step({}, {y})}, sources, {s0, s1});
+  EXPECT_TRUE(p.Shared(y, s0));
+  EXPECT_FALSE(p.Shared(y, s1));
+  EXPECT_EQ(sources, std::vector<int64_t>({s0, s0}));
 }
 
 TEST(InPlaceSharingTest, StoreCopiesSnapshotASwappedLeafFirst) {
