@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -230,7 +231,7 @@ bool KeepsIndex(const HloInstruction& user, int64_t operand_index) {
 // the operands of node that the graph holds (what it leaves out is read
 // from outside and gets no count) in operand order, nullptr for the others.
 template <typename OperandsFn>
-absl::flat_hash_map<const HloInstruction*, int64_t> EvaluateIndexUsage(
+std::vector<std::pair<const HloInstruction*, int64_t>> EvaluateIndexUsage(
     absl::Span<const HloInstruction* const> roots, const OperandsFn& operands_of) {
   // Post order of the graph: operands before users.
   absl::flat_hash_map<const HloInstruction*, int64_t> id;
@@ -261,10 +262,15 @@ absl::flat_hash_map<const HloInstruction*, int64_t> EvaluateIndexUsage(
   }
   // Users first: each node's indexing users are complete when it is
   // reached. -1 stands for the outputs' reader.
-  std::vector<absl::flat_hash_set<int64_t>> indexing_users(nodes.size());
-  for (const HloInstruction* root : roots) indexing_users[id.at(root)].insert(-1);
+  // Sets, mostly of one element: small vectors.
+  std::vector<std::vector<int64_t>> indexing_users(nodes.size());
+  auto add_user = [](std::vector<int64_t>& users, int64_t user) {
+    if (std::find(users.begin(), users.end(), user) == users.end()) users.push_back(user);
+  };
+  for (const HloInstruction* root : roots) add_user(indexing_users[id.at(root)], -1);
   std::vector<int64_t> counts(nodes.size(), 0);
-  absl::flat_hash_map<const HloInstruction*, int64_t> result;
+  std::vector<std::pair<const HloInstruction*, int64_t>> result;
+  result.reserve(nodes.size());
   for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
     const int64_t node = *it;
     int64_t count = 0;
@@ -272,15 +278,15 @@ absl::flat_hash_map<const HloInstruction*, int64_t> EvaluateIndexUsage(
       count = std::min(kIndexUsageSaturation, count + (user < 0 ? 1 : counts[user]));
     }
     counts[node] = count;
-    result[nodes[node]] = count;
+    result.emplace_back(nodes[node], count);
     for (size_t i = 0; i < edges[node].size(); ++i) {
       const HloInstruction* operand = edges[node][i];
       if (operand == nullptr) continue;
-      absl::flat_hash_set<int64_t>& users = indexing_users[id.at(operand)];
+      std::vector<int64_t>& users = indexing_users[id.at(operand)];
       if (KeepsIndex(*nodes[node], static_cast<int64_t>(i))) {
-        users.insert(indexing_users[node].begin(), indexing_users[node].end());
+        for (int64_t user : indexing_users[node]) add_user(users, user);
       } else {
-        users.insert(node);
+        add_user(users, node);
       }
     }
     indexing_users[node] = {};
@@ -592,7 +598,11 @@ absl::flat_hash_map<const HloInstruction*, int64_t> IndexUsageCounts(
     const HloComputation& fused_computation) {
   const HloInstruction* root = fused_computation.root_instruction();
   if (root == nullptr || root->opcode() == HloOpcode::kParameter) return {};
-  return EvaluateIndexUsage({root}, FusedOperands);
+  absl::flat_hash_map<const HloInstruction*, int64_t> counts;
+  for (const auto& [instruction, count] : EvaluateIndexUsage({root}, FusedOperands)) {
+    counts.emplace(instruction, count);
+  }
+  return counts;
 }
 
 int64_t MaxIndexUsageCount(const HloComputation& fused_computation) {
@@ -647,13 +657,15 @@ bool ExceedsCodeDuplication(
     }
     return operands;
   };
-  const absl::flat_hash_map<const HloInstruction*, int64_t> before =
-      consumer_fused != nullptr ? IndexUsageCounts(*consumer_fused)
-                                : absl::flat_hash_map<const HloInstruction*, int64_t>{};
+  // What consumer held before: evaluated only when the result passes the
+  // bound (rarely).
+  std::optional<absl::flat_hash_map<const HloInstruction*, int64_t>> before;
   for (const auto& [instruction, count] : EvaluateIndexUsage({consumer_root}, operands_of)) {
     if (count <= kAllowedCodeDuplication) continue;
-    auto it = before.find(instruction);
-    if (it == before.end() || count > it->second) return true;
+    if (consumer_fused == nullptr) return true;
+    if (!before.has_value()) before = IndexUsageCounts(*consumer_fused);
+    auto it = before->find(instruction);
+    if (it == before->end() || count > it->second) return true;
   }
   return false;
 }
