@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,7 +12,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/ir/hlo_structural_hash.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
@@ -197,6 +200,109 @@ absl::StatusOr<std::vector<OutputValue>> OutputValues(HloInstruction* fusion) {
     values.push_back({user, element->tuple_index()});
   }
   return values;
+}
+
+// Whether `user` reads its operand `operand_index` at the index it is read
+// at itself (XLA: same dimensions, or a transpose, whose index is a
+// permutation). Same-shaped ops that move elements (reverse, gather, pad,
+// slice, ...) add an index.
+bool KeepsIndex(const HloInstruction& user, int64_t operand_index) {
+  if (user.opcode() == HloOpcode::kTranspose) return true;
+  const Shape& operand_shape = user.operand(operand_index)->shape();
+  if (!user.shape().IsArray() || !operand_shape.IsArray() ||
+      !ShapeUtil::SameDimensions(user.shape(), operand_shape)) {
+    return false;
+  }
+  switch (user.opcode()) {
+    case HloOpcode::kBroadcast:
+    case HloOpcode::kReshape:
+    case HloOpcode::kBitcast:
+    case HloOpcode::kCopy:
+      return true;
+    case HloOpcode::kDynamicUpdateSlice:
+      return operand_index == 0;
+    default:
+      return user.IsElementwise();
+  }
+}
+
+// IndexUsageCounts over the graph reached from `roots` (each read once, as
+// the outputs of a fused computation are), where `operands_of(node)` gives
+// the operands of node that the graph holds (what it leaves out is read
+// from outside and gets no count) in operand order, nullptr for the others.
+template <typename OperandsFn>
+std::vector<std::pair<const HloInstruction*, int64_t>> EvaluateIndexUsage(
+    absl::Span<const HloInstruction* const> roots, const OperandsFn& operands_of) {
+  // Post order of the graph: operands before users.
+  absl::flat_hash_map<const HloInstruction*, int64_t> id;
+  std::vector<const HloInstruction*> nodes;
+  std::vector<std::vector<const HloInstruction*>> edges;
+  std::vector<int64_t> post_order;
+  std::vector<std::pair<int64_t, size_t>> stack;
+  auto visit = [&](const HloInstruction* node) {
+    auto [it, inserted] = id.emplace(node, static_cast<int64_t>(nodes.size()));
+    if (!inserted) return;
+    nodes.push_back(node);
+    edges.push_back(operands_of(node));
+    stack.emplace_back(it->second, 0);
+  };
+  for (const HloInstruction* root : roots) {
+    visit(root);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      const int64_t current = node;
+      if (next == edges[current].size()) {
+        post_order.push_back(current);
+        stack.pop_back();
+        continue;
+      }
+      const HloInstruction* operand = edges[current][next++];
+      if (operand != nullptr) visit(operand);
+    }
+  }
+  // Users first: each node's indexing users are complete when it is
+  // reached. -1 stands for the outputs' reader.
+  // Sets, mostly of one element: small vectors.
+  std::vector<std::vector<int64_t>> indexing_users(nodes.size());
+  auto add_user = [](std::vector<int64_t>& users, int64_t user) {
+    if (std::find(users.begin(), users.end(), user) == users.end()) users.push_back(user);
+  };
+  for (const HloInstruction* root : roots) add_user(indexing_users[id.at(root)], -1);
+  std::vector<int64_t> counts(nodes.size(), 0);
+  std::vector<std::pair<const HloInstruction*, int64_t>> result;
+  result.reserve(nodes.size());
+  for (auto it = post_order.rbegin(); it != post_order.rend(); ++it) {
+    const int64_t node = *it;
+    int64_t count = 0;
+    for (int64_t user : indexing_users[node]) {
+      count = std::min(kIndexUsageSaturation, count + (user < 0 ? 1 : counts[user]));
+    }
+    counts[node] = count;
+    result.emplace_back(nodes[node], count);
+    for (size_t i = 0; i < edges[node].size(); ++i) {
+      const HloInstruction* operand = edges[node][i];
+      if (operand == nullptr) continue;
+      std::vector<int64_t>& users = indexing_users[id.at(operand)];
+      if (KeepsIndex(*nodes[node], static_cast<int64_t>(i))) {
+        for (int64_t user : indexing_users[node]) add_user(users, user);
+      } else {
+        add_user(users, node);
+      }
+    }
+    indexing_users[node] = {};
+  }
+  return result;
+}
+
+// The operands of `instruction` (in a fused computation) that are not
+// parameters; nullptr for parameters.
+std::vector<const HloInstruction*> FusedOperands(const HloInstruction* instruction) {
+  std::vector<const HloInstruction*> operands;
+  operands.reserve(instruction->operand_count());
+  for (const HloInstruction* operand : instruction->operands()) {
+    operands.push_back(operand->opcode() == HloOpcode::kParameter ? nullptr : operand);
+  }
+  return operands;
 }
 
 }  // namespace
@@ -488,6 +594,82 @@ absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion
   return compacted;
 }
 
+absl::flat_hash_map<const HloInstruction*, int64_t> IndexUsageCounts(
+    const HloComputation& fused_computation) {
+  const HloInstruction* root = fused_computation.root_instruction();
+  if (root == nullptr || root->opcode() == HloOpcode::kParameter) return {};
+  absl::flat_hash_map<const HloInstruction*, int64_t> counts;
+  for (const auto& [instruction, count] : EvaluateIndexUsage({root}, FusedOperands)) {
+    counts.emplace(instruction, count);
+  }
+  return counts;
+}
+
+int64_t MaxIndexUsageCount(const HloComputation& fused_computation) {
+  int64_t max_count = 0;
+  for (const auto& [instruction, count] : IndexUsageCounts(fused_computation)) {
+    max_count = std::max(max_count, count);
+  }
+  return max_count;
+}
+
+bool ExceedsCodeDuplication(
+    const HloInstruction& producer, const HloInstruction& consumer,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& copies) {
+  const auto* consumer_fusion = dyn_cast<HloFusionInstruction>(&consumer);
+  const auto* producer_fusion = dyn_cast<HloFusionInstruction>(&producer);
+  const HloComputation* consumer_fused =
+      consumer_fusion != nullptr ? consumer_fusion->fused_instructions_computation() : nullptr;
+  const HloComputation* producer_fused =
+      producer_fusion != nullptr ? producer_fusion->fused_instructions_computation() : nullptr;
+  const HloInstruction* consumer_root =
+      consumer_fused != nullptr ? consumer_fused->root_instruction() : &consumer;
+  const HloInstruction* producer_root =
+      producer_fused != nullptr ? producer_fused->root_instruction() : &producer;
+  // An outside value the producer reads: its copy inside consumer, if any.
+  auto copy_of = [&](const HloInstruction* outer) -> const HloInstruction* {
+    auto it = copies.find(outer);
+    return it == copies.end() ? nullptr : it->second;
+  };
+  // The graph the fusion would hold: consumer's (computation), producer's
+  // in place of the parameter that read it, its operands the copies.
+  auto operands_of = [&](const HloInstruction* user) {
+    std::vector<const HloInstruction*> operands;
+    operands.reserve(user->operand_count());
+    for (const HloInstruction* operand : user->operands()) {
+      const HloInstruction* value = operand;
+      if (operand->opcode() == HloOpcode::kParameter && consumer_fused != nullptr &&
+          operand->parent() == consumer_fused) {
+        value = consumer.operand(cast<HloParameterInstruction>(operand)->parameter_number()) ==
+                        &producer
+                    ? producer_root
+                    : nullptr;
+      } else if (operand->opcode() == HloOpcode::kParameter && producer_fused != nullptr &&
+                 operand->parent() == producer_fused) {
+        value =
+            copy_of(producer.operand(cast<HloParameterInstruction>(operand)->parameter_number()));
+      } else if (user == &consumer) {
+        value = operand == &producer ? producer_root : nullptr;
+      } else if (user == &producer) {
+        value = copy_of(operand);
+      }
+      operands.push_back(value);
+    }
+    return operands;
+  };
+  // What consumer held before: evaluated only when the result passes the
+  // bound (rarely).
+  std::optional<absl::flat_hash_map<const HloInstruction*, int64_t>> before;
+  for (const auto& [instruction, count] : EvaluateIndexUsage({consumer_root}, operands_of)) {
+    if (count <= kAllowedCodeDuplication) continue;
+    if (consumer_fused == nullptr) return true;
+    if (!before.has_value()) before = IndexUsageCounts(*consumer_fused);
+    auto it = before->find(instruction);
+    if (it == before->end() || count > it->second) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstruction* first,
                                                                  HloFusionInstruction* second,
                                                                  int64_t max_instructions) {
@@ -545,6 +727,19 @@ absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstru
     if (read_elsewhere) replaced.emplace_back(value.value, add_output(first_outputs[value.output]));
   }
   if (outputs.empty()) outputs.push_back(second_outputs[0]);
+  // Reading first's outputs through slices or pads would emit first's
+  // instructions at more indices: not past the bound (unless one of the two
+  // fusions is past it already, and no further).
+  int64_t merged_max = 0;
+  for (const auto& [instruction, count] : EvaluateIndexUsage(
+           std::vector<const HloInstruction*>(outputs.begin(), outputs.end()), FusedOperands)) {
+    merged_max = std::max(merged_max, count);
+  }
+  if (merged_max > kAllowedCodeDuplication &&
+      merged_max > std::max(MaxIndexUsageCount(*first->fused_instructions_computation()),
+                            MaxIndexUsageCount(*second->fused_instructions_computation()))) {
+    return nullptr;
+  }
 
   HloInstruction* root = outputs.size() == 1 ? outputs[0] : builder.Tuple(outputs);
   // Two reduction fusions stay one (multi-output) reduction fusion.

@@ -103,6 +103,34 @@ absl::Status FuseProducerIntoFusionInPlace(HloInstruction* producer, HloFusionIn
 // the computation (without that user).
 absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion,
                                                     const FusionGrowth& growth);
+// How many times the elemental emitter emits each instruction of a fused
+// computation, as XLA's FusionNodeIndexingEvaluation counts it: a kernel
+// computes an instruction once per distinct index expression its users read
+// it at. An instruction's "indexing users" are its own users, except that an
+// operand read through a user that keeps the index (same dimensions, or a
+// transpose) inherits that user's indexing users; its count is the sum of
+// its indexing users' counts, the outputs' (the roots') 1. Slices, pads and
+// concatenations each add an index, so a chain of them reading a value two
+// ways per level (lax.associative_scan's levels) multiplies its count at each
+// level. Counts saturate at kIndexUsageSaturation. Parameters get no count.
+inline constexpr int64_t kAllowedCodeDuplication = 15;
+inline constexpr int64_t kIndexUsageSaturation = int64_t{1} << 40;
+absl::flat_hash_map<const HloInstruction*, int64_t> IndexUsageCounts(
+    const HloComputation& fused_computation);
+// The largest count of IndexUsageCounts (0 for a computation of parameters).
+int64_t MaxIndexUsageCount(const HloComputation& fused_computation);
+// Whether fusing `producer` (maybe a fusion, inlined) into `consumer` (a
+// fusion or an instruction, reading producer) would give some instruction
+// of the result a count above kAllowedCodeDuplication that it did not have
+// before. `copies` (FusionGrowth::copies) and `placeholder` are those of
+// FuseProducerIntoFusionInPlace: the producer's operands that have a copy
+// inside consumer read that copy. The result is evaluated as a whole,
+// without building it: fusing a producer can raise the counts of what
+// consumer already holds (through those copies).
+bool ExceedsCodeDuplication(
+    const HloInstruction& producer, const HloInstruction& consumer,
+    const absl::flat_hash_map<const HloInstruction*, HloInstruction*>& copies = {});
+
 // Merges two loop fusions of one iteration space (outputs of one shape)
 // into one multi-output loop fusion (two fusions of one other kind, such as
 // sibling kInput reductions: one of that kind) computing the outputs of both, as XLA's
@@ -113,7 +141,10 @@ absl::StatusOr<HloFusionInstruction*> CompactFusion(HloFusionInstruction* fusion
 // the merged one (or the fusion itself, when it has one output); an output
 // of `first` that only `second` read is no output any more. Returns nullptr,
 // changing nothing, when the merged fused computation would hold more than
-// `max_instructions` instructions. The caller makes sure no path leads from
+// `max_instructions` instructions, or when it would emit an instruction more
+// than kAllowedCodeDuplication times (IndexUsageCounts) and more often than
+// either fusion emits any (second reading first's outputs through slices or
+// pads multiplies first's counts). The caller makes sure no path leads from
 // one fusion to the other through a third instruction (the merged fusion
 // would depend on itself).
 absl::StatusOr<HloFusionInstruction*> MergeIntoMultiOutputFusion(HloFusionInstruction* first,

@@ -391,7 +391,11 @@ absl::StatusOr<bool> FuseComputation(HloComputation* computation,
       const std::vector<HloInstruction*> producers =
           grown_in_place ? growth.parameter_order : consumer->operands();
       for (HloInstruction* producer : producers) {
-        if (producer == placeholder || !ShouldFuse(*producer, *consumer, options)) continue;
+        // Last: it evaluates the fusion fusing would give as a whole.
+        if (producer == placeholder || !ShouldFuse(*producer, *consumer, options) ||
+            ExceedsCodeDuplication(*producer, *consumer, growth.copies)) {
+          continue;
+        }
         bool producer_goes = producer->user_count() == 1 && !producer->IsRoot();
         if (auto* grown = dyn_cast<HloFusionInstruction>(consumer)) {
           if (placeholder == nullptr) {

@@ -42,6 +42,15 @@
 //    (fusion_utils.h: FusionGrowth::copies), and a chain whose values are
 //    each read two or three times (threefry's rounds, unrolled) stays a
 //    DAG instead of becoming a tree of copies.
+//  - A producer does not fuse when the fusion it would give emits some
+//    instruction more than kAllowedCodeDuplication (15) times per output
+//    element, and more often than before (fusion_utils.h:
+//    IndexUsageCounts, XLA's FusionNodeIndexingEvaluation): slices, pads
+//    and concatenations each read their operand at an index of their own,
+//    so lax.associative_scan's levels, fused whole, would emit the input
+//    ~2^depth times. The would-be fusion is evaluated as a whole at each
+//    step: a producer read through copies shared in the fusion raises the
+//    counts of what was fused before.
 //
 // Never fused: parameters, side-effecting ops, custom calls, rng, dot and
 // convolution (see epilogue_fusion.h), while / conditional / call, sort,

@@ -1,8 +1,18 @@
 #include "axle/hlo/transforms/instruction_fusion.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "axle/hlo/text/hlo_parser.h"
 #include "axle/hlo/transforms/fusion_test_util.h"
+#include "axle/hlo/transforms/fusion_utils.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -604,6 +614,222 @@ ENTRY e {
   auto cpu = RunAndCompare(kText, unlimited);
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->entry_computation()->instruction_count(), 3) << cpu->ToString();
+}
+
+// IndexUsageCounts of the computation `name` of `text`, by instruction name.
+std::map<std::string, int64_t> CountsOf(absl::string_view text, absl::string_view name) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return {};
+  const HloComputation* computation = (*module)->GetComputationWithName(name);
+  EXPECT_NE(computation, nullptr);
+  if (computation == nullptr) return {};
+  const auto counts = IndexUsageCounts(*computation);
+  std::map<std::string, int64_t> out;
+  for (const auto& [instruction, count] : counts) out[std::string(instruction->name())] = count;
+  return out;
+}
+
+using Counts = std::map<std::string, int64_t>;
+
+TEST(IndexUsageCounts, ElementwiseOpsAndTransposesShareTheirUsersIndex) {
+  // e is read three ways (negate, multiply, transpose): each keeps the index,
+  // so e is emitted once per element of the output.
+  EXPECT_EQ(CountsOf(R"(
+HloModule m
+fused {
+  p = f32[8,8] parameter(0)
+  e = f32[8,8] exponential(p)
+  n = f32[8,8] negate(e)
+  t = f32[8,8] transpose(e), dimensions={1,0}
+  m = f32[8,8] multiply(n, e)
+  ROOT a = f32[8,8] add(m, t)
+}
+ENTRY e {
+  x = f32[8,8] parameter(0)
+  ROOT f = f32[8,8] fusion(x), kind=kLoop, calls=fused
+}
+)",
+                     "fused"),
+            (Counts{{"e", 1}, {"n", 1}, {"m", 1}, {"t", 1}, {"a", 1}}));
+}
+
+TEST(IndexUsageCounts, SlicesPadsAndConcatenationsMultiply) {
+  // Two levels of halving: e is read by two slices of a1, itself read by
+  // two slices and the concatenation.
+  EXPECT_EQ(CountsOf(R"(
+HloModule m
+fused {
+  p = f32[16] parameter(0)
+  e = f32[16] exponential(p)
+  s0 = f32[8] slice(e), slice={[0:8]}
+  s1 = f32[8] slice(e), slice={[8:16]}
+  a1 = f32[8] add(s0, s1)
+  s2 = f32[4] slice(a1), slice={[0:4]}
+  s3 = f32[4] slice(a1), slice={[4:8]}
+  a2 = f32[4] add(s2, s3)
+  z = f32[] constant(0)
+  pd = f32[8] pad(a2, z), padding=0_4
+  ROOT c = f32[16] concatenate(pd, a1), dimensions={0}
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT f = f32[16] fusion(x), kind=kLoop, calls=fused
+}
+)",
+                     "fused"),
+            (Counts{{"e", 6},
+                    {"s0", 3},
+                    {"s1", 3},
+                    {"a1", 3},
+                    {"s2", 1},
+                    {"s3", 1},
+                    {"a2", 1},
+                    {"z", 1},
+                    {"pd", 1},
+                    {"c", 1}}));
+}
+
+TEST(IndexUsageCounts, ReverseOfTheSameShapeAddsAnIndex) {
+  EXPECT_EQ(CountsOf(R"(
+HloModule m
+fused {
+  p = f32[8] parameter(0)
+  e = f32[8] exponential(p)
+  r = f32[8] reverse(e), dimensions={0}
+  ROOT a = f32[8] add(e, r)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT f = f32[8] fusion(x), kind=kLoop, calls=fused
+}
+)",
+                     "fused"),
+            (Counts{{"e", 2}, {"r", 1}, {"a", 1}}));
+}
+
+// lax.associative_scan of the linear recurrence h_t = a_t * h_{t-1} + b_t
+// over `steps` rows of [steps, width], as jax lowers it: log2(steps) levels
+// of strided slices, the combining ops, concatenations and interior pads
+// interleaving the levels (tests/jax_kinds/associative_scan_linear_rnn.hlo
+// is this for 32 steps of width 128).
+std::string AssociativeScanModule(int64_t steps, int64_t width) {
+  struct Value {
+    std::string name;
+    int64_t rows;
+  };
+  std::string body;
+  int64_t next = 0;
+  auto emit = [&](int64_t rows, const std::string& op) {
+    Value value{absl::StrCat("v", next++), rows};
+    absl::StrAppend(&body, "  ", value.name, " = f32[", rows, ",", width, "] ", op, "\n");
+    return value;
+  };
+  auto slice = [&](const Value& value, int64_t start, int64_t stop, int64_t step) {
+    stop = std::max(std::min(stop, value.rows), start);
+    const int64_t rows = (stop - start + step - 1) / step;
+    return emit(rows, absl::StrCat("slice(", value.name, "), slice={[", start, ":", stop, ":", step,
+                                   "], [0:", width, "]}"));
+  };
+  using Pair = std::pair<Value, Value>;
+  auto combine = [&](const Pair& x, const Pair& y) {
+    const int64_t rows = x.first.rows;
+    Value a = emit(rows, absl::StrCat("multiply(", x.first.name, ", ", y.first.name, ")"));
+    Value m = emit(rows, absl::StrCat("multiply(", y.first.name, ", ", x.second.name, ")"));
+    Value b = emit(rows, absl::StrCat("add(", m.name, ", ", y.second.name, ")"));
+    return Pair{a, b};
+  };
+  auto interleave = [&](const Value& even, const Value& odd) {
+    const bool same = even.rows == odd.rows;
+    const int64_t rows = even.rows + odd.rows;
+    Value pe = emit(
+        rows, absl::StrCat("pad(", even.name, ", zero), padding=0_", same ? 1 : 0, "_1x0_0_0"));
+    Value po =
+        emit(rows, absl::StrCat("pad(", odd.name, ", zero), padding=1_", same ? 0 : 1, "_1x0_0_0"));
+    return emit(rows, absl::StrCat("add(", pe.name, ", ", po.name, ")"));
+  };
+  auto scan = [&](auto& self, const Pair& elems) -> Pair {
+    const int64_t rows = elems.first.rows;
+    if (rows < 2) return elems;
+    const Pair odd = self(
+        self, combine({slice(elems.first, 0, rows - 1, 2), slice(elems.second, 0, rows - 1, 2)},
+                      {slice(elems.first, 1, rows, 2), slice(elems.second, 1, rows, 2)}));
+    const Pair later = {slice(elems.first, 2, rows, 2), slice(elems.second, 2, rows, 2)};
+    Pair even = rows % 2 == 0 ? combine({slice(odd.first, 0, odd.first.rows - 1, 1),
+                                         slice(odd.second, 0, odd.second.rows - 1, 1)},
+                                        later)
+                              : combine(odd, later);
+    auto concatenate = [&](const Value& first, const Value& rest) {
+      return emit(first.rows + rest.rows,
+                  absl::StrCat("concatenate(", first.name, ", ", rest.name, "), dimensions={0}"));
+    };
+    even = {concatenate(slice(elems.first, 0, 1, 1), even.first),
+            concatenate(slice(elems.second, 0, 1, 1), even.second)};
+    return {interleave(even.first, odd.first), interleave(even.second, odd.second)};
+  };
+  const std::string shape = absl::StrCat("f32[", steps, ",", width, "]");
+  absl::StrAppend(
+      &body, "  x = ", shape, " parameter(0)\n  b = ", shape,
+      " parameter(1)\n  zero = f32[] constant(0)\n  one = f32[] constant(1)\n  ones = ", shape,
+      " broadcast(one), dimensions={}\n  n = ", shape, " negate(x)\n  e = ", shape,
+      " exponential(n)\n  d = ", shape, " add(ones, e)\n  a = ", shape, " divide(ones, d)\n");
+  const Pair result = scan(scan, {Value{"a", steps}, Value{"b", steps}});
+  return absl::StrCat("HloModule scan\nENTRY main {\n", body, "  ROOT t = (", shape, ", ", shape,
+                      ") tuple(", result.first.name, ", ", result.second.name, ")\n}\n");
+}
+
+TEST(InstructionFusion, AssociativeScanFusionsEmitEachInstructionAtMost15Times) {
+  // Fused without a bound, a level's kernel would emit the levels below it
+  // at ~2^depth indices each: 1024 steps never finished compiling.
+  const std::string text = AssociativeScanModule(1024, 4);
+  {
+    auto original = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(original.ok()) << original.status();
+    EXPECT_GT((*original)->entry_computation()->instruction_count(), 200);
+  }
+  InstructionFusion pass;
+  auto module = RunAndCompare(text, pass);
+  ASSERT_NE(module, nullptr);
+  const std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  EXPECT_GT(fusions.size(), 1u);
+  int64_t fused_slices = 0;
+  for (const HloInstruction* fusion : fusions) {
+    const HloComputation* fused =
+        cast<HloFusionInstruction>(fusion)->fused_instructions_computation();
+    EXPECT_LE(MaxIndexUsageCount(*fused), kAllowedCodeDuplication) << fusion->ToString();
+    for (const HloInstruction* instruction : fused->instructions()) {
+      fused_slices += instruction->opcode() == HloOpcode::kSlice ? 1 : 0;
+    }
+  }
+  // It still fuses: the slices do not stay kernels of their own.
+  EXPECT_TRUE(EntryInstructions(*module, HloOpcode::kSlice).empty()) << module->ToString();
+  EXPECT_GT(fused_slices, 0);
+}
+
+TEST(InstructionFusion, ChainOfHalvingsSplitsWhereCountsPassTheBound) {
+  // Each level reads the one below at two indices: fused whole, x's
+  // exponential would be emitted 2^5 = 32 times per output element.
+  std::string body = "  x = f32[64] parameter(0)\n  v0 = f32[64] exponential(x)\n";
+  int64_t rows = 64;
+  for (int level = 1; level <= 5; ++level) {
+    rows /= 2;
+    absl::StrAppend(&body, "  l", level, " = f32[", rows, "] slice(v", level - 1,
+                    "), slice={[0:", rows, "]}\n  h", level, " = f32[", rows, "] slice(v",
+                    level - 1, "), slice={[", rows, ":", 2 * rows, "]}\n  v", level, " = f32[",
+                    rows, "] add(l", level, ", h", level, ")\n");
+  }
+  absl::StrReplaceAll({{"  v5 =", "  ROOT v5 ="}}, &body);
+  InstructionFusion pass;
+  auto module = RunAndCompare(absl::StrCat("HloModule m\nENTRY e {\n", body, "}\n"), pass);
+  ASSERT_NE(module, nullptr);
+  const std::vector<HloInstruction*> fusions = EntryInstructions(*module, HloOpcode::kFusion);
+  ASSERT_EQ(fusions.size(), 2u) << module->ToString();
+  for (const HloInstruction* fusion : fusions) {
+    EXPECT_LE(
+        MaxIndexUsageCount(*cast<HloFusionInstruction>(fusion)->fused_instructions_computation()),
+        kAllowedCodeDuplication)
+        << fusion->ToString();
+  }
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 #include "axle/hlo/transforms/multi_output_fusion.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/text/hlo_parser.h"
 #include "axle/hlo/transforms/fusion_test_util.h"
+#include "axle/hlo/transforms/fusion_utils.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -398,6 +402,54 @@ TEST(MultiOutputFusion, ABackendsReductionHookDecidesWhichReductionsMerge) {
   auto unchanged = RunAndCompare(kSiblingReductions, none, /*expect_change=*/false);
   ASSERT_NE(unchanged, nullptr);
   EXPECT_EQ(EntryInstructions(*unchanged, HloOpcode::kFusion).size(), 2u);
+}
+
+// Two sibling fusions, each summing `slices` slices of exp(x) (first at
+// even offsets, second at odd ones): merged, exp(x) is computed once and
+// emitted once per slice of both.
+std::string SiblingSlicesModule(int64_t slices) {
+  std::string first;
+  std::string second;
+  for (int64_t i = 0; i < slices; ++i) {
+    for (auto [body, offset] : {std::pair{&first, 2 * i}, std::pair{&second, 2 * i + 1}}) {
+      absl::StrAppend(body, "  s", i, " = f32[4] slice(e), slice={[", offset, ":", offset + 4,
+                      "]}\n");
+      if (i > 0) {
+        absl::StrAppend(body, "  a", i, " = f32[4] add(", i == 1 ? "s0" : absl::StrCat("a", i - 1),
+                        ", s", i, ")\n");
+      }
+    }
+  }
+  const std::string root = absl::StrCat("a", slices - 1);
+  auto computation = [&](absl::string_view name, const std::string& body) {
+    return absl::StrCat(name, " {\n  p = f32[64] parameter(0)\n  e = f32[64] exponential(p)\n",
+                        body, "  ROOT r = f32[4] copy(", root, ")\n}\n");
+  };
+  return absl::StrCat("HloModule m\n", computation("f1", first), computation("f2", second),
+                      "ENTRY e {\n  x = f32[64] parameter(0)\n"
+                      "  f1 = f32[4] fusion(x), kind=kLoop, calls=f1\n"
+                      "  f2 = f32[4] fusion(x), kind=kLoop, calls=f2\n"
+                      "  ROOT t = (f32[4], f32[4]) tuple(f1, f2)\n}\n");
+}
+
+// Whether MergeIntoMultiOutputFusion merges f1 and f2 of `text`.
+bool Merges(const std::string& text) {
+  auto module = ParseAndReturnUnverifiedModule(text);
+  EXPECT_TRUE(module.ok()) << module.status();
+  if (!module.ok()) return false;
+  std::vector<HloInstruction*> fusions = EntryInstructions(**module, HloOpcode::kFusion);
+  EXPECT_EQ(fusions.size(), 2u);
+  if (fusions.size() != 2) return false;
+  auto merged = MergeIntoMultiOutputFusion(cast<HloFusionInstruction>(fusions[0]),
+                                           cast<HloFusionInstruction>(fusions[1]), 1000);
+  EXPECT_TRUE(merged.ok()) << merged.status();
+  return merged.ok() && *merged != nullptr;
+}
+
+TEST(MultiOutputFusion, MergedSiblingsEmitNothingMoreThan15Times) {
+  // 4 + 4 slices: exp emitted 8 times per element, merged. 8 + 8: 16.
+  EXPECT_TRUE(Merges(SiblingSlicesModule(4)));
+  EXPECT_FALSE(Merges(SiblingSlicesModule(8)));
 }
 
 }  // namespace
