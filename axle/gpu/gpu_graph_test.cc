@@ -501,8 +501,10 @@ TEST(GpuWhileUnrollerTest, JaxLoopsAreUnrolled) {
         } else {
           EXPECT_EQ(CountWhiles(*module), 0) << name;
         }
+        // The split's keys in four one-block kernels (the fusions'
+        // code-duplication bound keeps them apart), then one per array.
         if (name == "threefry_random") {
-          EXPECT_LE(program->thunks.size(), 4u) << GpuProgramToString(*program);
+          EXPECT_LE(program->thunks.size(), 7u) << GpuProgramToString(*program);
         }
       }
       const GpuGraphPlan plan = GpuGraphPlan::Make(program->thunks, GpuGraphOptions());

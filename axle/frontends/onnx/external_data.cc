@@ -1,6 +1,4 @@
 //===- external_data.cc - Reading external tensor data, checked -------------===//
-#include "axle/frontends/onnx/external_data.h"
-
 #include <fstream>
 #include <system_error>
 
@@ -8,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "axle/frontends/onnx/external_data_internal.h"
 
 namespace axle::onnx {
 namespace {

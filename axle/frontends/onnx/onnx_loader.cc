@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/frontends/graph/string_tensor.h"
-#include "axle/frontends/onnx/external_data.h"
+#include "axle/frontends/onnx/external_data_internal.h"
 #include "axle/frontends/onnx/schema_check.h"
 #include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
@@ -25,7 +25,7 @@ using ::onnx::ModelProto;
 using ::onnx::TensorProto;
 
 // The directory external tensor data is read from: the model's (or the
-// tensor file's); none for bytes (external_data.h).
+// tensor file's); none for bytes (external_data_internal.h).
 using DataDir = std::optional<std::filesystem::path>;
 
 DataDir DirOf(const std::string& path) {

@@ -10,7 +10,7 @@
 //
 // Tensors stored outside the file (external data: initializers, Constant
 // nodes' and other TENSOR attributes, subgraphs' initializers, .pb tensors;
-// external_data.h) are read from the directory of the file loaded. Bytes
+// external_data_internal.h) are read from the directory of the file loaded. Bytes
 // have no directory: ParseModel without one fails on the first external
 // tensor (FailedPrecondition), as onnxruntime does, unless it is given.
 //

@@ -1,4 +1,4 @@
-//===- external_data.h - Tensors whose bytes live outside the .onnx file ----===//
+//===- external_data_internal.h - Tensors stored outside the .onnx file ---===//
 //
 // ONNX keeps large tensors outside the model (a protobuf cannot pass 2 GiB):
 // TensorProto.data_location = EXTERNAL and external_data's key/value pairs
@@ -20,8 +20,8 @@
 // Only onnx_loader.cc includes this (it names libonnx's TensorProto).
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_H_
-#define AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_H_
+#ifndef AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_INTERNAL_H_
+#define AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_INTERNAL_H_
 
 #include <cstdint>
 #include <filesystem>
@@ -45,4 +45,4 @@ absl::StatusOr<std::string> ReadExternalData(const ::onnx::TensorProto& t, int64
 
 }  // namespace axle::onnx
 
-#endif  // AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_H_
+#endif  // AXLE_FRONTENDS_ONNX_EXTERNAL_DATA_INTERNAL_H_
