@@ -122,9 +122,9 @@ int64_t MaxIndexUsageCount(const HloComputation& fused_computation);
 // Whether fusing `producer` (maybe a fusion, inlined) into `consumer` (a
 // fusion or an instruction, reading producer) would give some instruction
 // of the result a count above kAllowedCodeDuplication that it did not have
-// before. `copies` (FusionGrowth::copies) and `placeholder` are those of
-// FuseProducerIntoFusionInPlace: the producer's operands that have a copy
-// inside consumer read that copy. The result is evaluated as a whole,
+// before. `copies` is FusionGrowth::copies, as FuseProducerIntoFusionInPlace
+// takes it: the producer's operands that have a copy inside consumer read
+// that copy. The result is evaluated as a whole,
 // without building it: fusing a producer can raise the counts of what
 // consumer already holds (through those copies).
 bool ExceedsCodeDuplication(
