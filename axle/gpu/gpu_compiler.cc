@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/cudnn_conv_calls.h"
@@ -134,8 +135,8 @@ class GpuTupleCopyExpander : public HloPassInterface {
             ReachesAsyncOp(*copy)) {
           continue;
         }
+        if (!AllLeavesAreArrays(copy->shape())) continue;
         HloInstruction* leaves = CopyLeaves(copy->mutable_operand(0), copy->shape());
-        if (leaves == nullptr) continue;
         AXLE_RETURN_IF_ERROR(computation->ReplaceInstruction(copy, leaves));
         changed = true;
       }
@@ -155,19 +156,25 @@ class GpuTupleCopyExpander : public HloPassInterface {
     return false;
   }
 
-  // `value` copied leaf by leaf into `shape`; nullptr for a leaf that is
-  // not an array (a token).
+  // Whether every leaf of `shape` is an array (not a token): the copy is
+  // then its leaves' copies.
+  static bool AllLeavesAreArrays(const Shape& shape) {
+    bool arrays = true;
+    ShapeUtil::ForEachSubshape(shape, [&](const Shape& leaf, const ShapeIndex&) {
+      arrays = arrays && (leaf.IsArray() || leaf.IsTuple());
+    });
+    return arrays;
+  }
+
+  // `value` copied leaf by leaf into `shape` (AllLeavesAreArrays).
   static HloInstruction* CopyLeaves(HloInstruction* value, const Shape& shape) {
     if (shape.IsArray()) {
       return value->parent()->AddInstruction(
           HloInstruction::Create(HloOpcode::kCopy, shape, {value}));
     }
-    if (!shape.IsTuple()) return nullptr;
     std::vector<HloInstruction*> elements;
     for (int64_t i = 0; i < static_cast<int64_t>(shape.tuple_shapes().size()); ++i) {
-      HloInstruction* element = CopyLeaves(MakeGetTupleElement(value, i), shape.tuple_shapes(i));
-      if (element == nullptr) return nullptr;
-      elements.push_back(element);
+      elements.push_back(CopyLeaves(MakeGetTupleElement(value, i), shape.tuple_shapes(i)));
     }
     return MakeTuple(value->parent(), elements);
   }
