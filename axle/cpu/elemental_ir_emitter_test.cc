@@ -7,6 +7,8 @@
 // a tolerance for the transcendental functions.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -309,6 +311,65 @@ INSTANTIATE_TEST_SUITE_P(Types, ConvertTest,
                          [](const auto& info) {
                            return std::string(pu::LowercasePrimitiveTypeName(info.param));
                          });
+
+// f32 -> every 8- and 4-bit float the host rounds inline
+// (cpu_target_hooks.cc), bit for bit the interpreter's encodings: every
+// exponent from far below the least subnormal to past the largest finite
+// value, each with the significand's top 9 bits in every combination and
+// the bits below all zero, one, or all ones (ties to even at every
+// position a format rounds at, and just either side of them), both signs;
+// zeros, f32 subnormals, infinities, NaNs of either sign and payload; and
+// random bit patterns.
+TEST(NarrowFloatConvertTest, F32SweepIsTheInterpretersBitForBit) {
+  std::vector<uint32_t> patterns = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+                                    0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+                                    0x7f800001u, 0xffbfffffu, 0x7f7fffffu, 0xff7fffffu};
+  for (uint32_t field = 90; field <= 160; ++field) {
+    for (uint32_t top = 0; top < 512; ++top) {
+      for (uint32_t low : {0u, 1u, 0x3fffu}) {
+        const uint32_t bits = (field << 23) | (top << 14) | low;
+        patterns.push_back(bits);
+        patterns.push_back(bits | 0x80000000u);
+      }
+    }
+  }
+  uint64_t state = 7;
+  for (int i = 0; i < 65536; ++i) {
+    patterns.push_back(static_cast<uint32_t>(testing::NextRandom(state)));
+  }
+  const int64_t n = static_cast<int64_t>(patterns.size());
+  const std::vector<PrimitiveType> types = {F8E5M2,        F8E4M3,     F8E3M4,     F8E4M3FN,
+                                            F8E4M3B11FNUZ, F8E4M3FNUZ, F8E5M2FNUZ, F4E2M1FN};
+  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  x = f32[", n, "] parameter(0)\n");
+  std::vector<std::string> outputs, names;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string array = absl::StrCat(pu::LowercasePrimitiveTypeName(types[i]), "[", n, "]");
+    absl::StrAppend(&text, "  c", i, " = ", array, " convert(x)\n");
+    outputs.push_back(array);
+    names.push_back(absl::StrCat("c", i));
+  }
+  absl::StrAppend(&text, "  ROOT t = (", absl::StrJoin(outputs, ", "), ") tuple(",
+                  absl::StrJoin(names, ", "), ")\n}\n");
+  std::vector<Literal> inputs;
+  inputs.emplace_back(Shape(F32, {n}));
+  std::memcpy(inputs[0].untyped_data(), patterns.data(), patterns.size() * sizeof(uint32_t));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 0; i < types.size(); ++i) {
+    const auto* expected = static_cast<const uint8_t*>(run->expected[i].untyped_data());
+    const auto* actual = static_cast<const uint8_t*>(run->actual[i].untyped_data());
+    int mismatches = 0;
+    for (int64_t k = 0; k < run->expected[i].size_bytes(); ++k) {
+      if (expected[k] == actual[k]) continue;
+      if (++mismatches <= 5) {
+        ADD_FAILURE() << pu::LowercasePrimitiveTypeName(types[i]) << " byte " << k << ": 0x"
+                      << std::hex << static_cast<int>(actual[k]) << ", interpreter 0x"
+                      << static_cast<int>(expected[k]) << " for f32 0x" << patterns[k] << std::dec;
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << pu::LowercasePrimitiveTypeName(types[i]);
+  }
+}
 
 TEST(BitcastConvertTest, SameWidthReinterpretsBits) {
   const std::string text =
