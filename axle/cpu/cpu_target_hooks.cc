@@ -1,6 +1,7 @@
 //===- cpu_target_hooks.cc - The host's answers to the elemental emitter ---===//
 #include "axle/cpu/cpu_target_hooks.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/core/types.h"
 #include "axle/cpu/runtime_symbols.h"
+#include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -150,6 +152,12 @@ class CpuHooks final : public llvm_ir::TargetHooks {
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, args[0]);
       case MathFunction::kPow:
         return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+      case MathFunction::kAtan2:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitAtan2F32(b, args[0], args[1]);
+        break;
+      case MathFunction::kHypot:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitHypotF32(b, args[0], args[1]);
+        break;
       default:
         break;
     }
@@ -177,6 +185,11 @@ class CpuHooks final : public llvm_ir::TargetHooks {
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                absl::Span<llvm::Value* const> args) const override {
     if (opcode == HloOpcode::kDivide) return EmitDivide(b, args[0], args[1]);
+    // c64 sqrt inline (vectorized); c128 and the other ops through the
+    // runtime helpers.
+    if (opcode == HloOpcode::kSqrt && Real(b, args[0])->getType()->isFloatTy()) {
+      return EmitSqrtC64(b, args[0]);
+    }
     // runtime_symbols.h's helper: `void f(const T* z, [const T* w,] T* out)`
     // on pairs in entry-block allocas.
     llvm::Type* component = Real(b, args[0])->getType();
@@ -221,24 +234,121 @@ class CpuHooks final : public llvm_ir::TargetHooks {
  private:
   static constexpr int64_t kCacheLineBytes = 64;
 
-  // C99 Annex G division (scaling, inf and NaN recovery) as the C++ library
-  // does it: the compiler runtime's __divsc3 / __divdc3.
+  // The principal square root of a c64 by Kahan's formula in f64 (no
+  // overflow, underflow or cancellation for any f32 input; rounded once
+  // to f32 at the end): t = sqrt((|a| + |z|) / 2), then (t, b / 2t) where
+  // a >= 0, else (|b| / 2t, copysign(t, b)). C99 Annex G's special
+  // values: sqrt(+-0 + bi) = +0 + bi for b zero, sqrt(x +- inf i) =
+  // +inf +- inf i (even for a NaN x), sqrt(+inf + bi) = +inf + 0i (NaN i
+  // for a NaN b), sqrt(-inf + bi) = 0 + copysign(inf, b) i (NaN real part
+  // for a NaN b); other NaNs give NaN.
+  static llvm::Value* EmitSqrtC64(llvm::IRBuilderBase& b, llvm::Value* z) {
+    llvm::Value* a = Real(b, z);
+    llvm::Value* a_im = Imag(b, z);
+    llvm::Type* f64 = b.getDoubleTy();
+    llvm::Type* f32 = b.getFloatTy();
+    auto constant = [&](llvm::Type* type, double v) { return llvm::ConstantFP::get(type, v); };
+    auto abs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+    auto sqrt = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); };
+    auto copysign = [&](llvm::Value* magnitude, llvm::Value* sign) {
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+    };
+    llvm::Value* x = b.CreateFPExt(a, f64);
+    llvm::Value* y = b.CreateFPExt(a_im, f64);
+    llvm::Value* modulus = sqrt(b.CreateFAdd(b.CreateFMul(x, x), b.CreateFMul(y, y)));
+    llvm::Value* t = sqrt(b.CreateFMul(b.CreateFAdd(abs(x), modulus), constant(f64, 0.5)));
+    llvm::Value* half = b.CreateFDiv(y, b.CreateFMul(t, constant(f64, 2)));
+    llvm::Value* nonnegative = b.CreateFCmpOGE(x, constant(f64, 0));
+    llvm::Value* re = b.CreateFPTrunc(b.CreateSelect(nonnegative, t, abs(half)), f32);
+    llvm::Value* im = b.CreateFPTrunc(b.CreateSelect(nonnegative, half, copysign(t, y)), f32);
+    llvm::Value* inf = constant(f32, INFINITY);
+    // -inf real part (finite or NaN b); +inf; a zero; an infinite b.
+    llvm::Value* minus_inf = b.CreateFCmpOEQ(a, constant(f32, -INFINITY));
+    re = b.CreateSelect(minus_inf, abs(b.CreateFMul(a_im, constant(f32, 0))), re);
+    im = b.CreateSelect(minus_inf, copysign(inf, a_im), im);
+    llvm::Value* plus_inf = b.CreateFCmpOEQ(a, inf);
+    re = b.CreateSelect(plus_inf, inf, re);
+    im = b.CreateSelect(plus_inf, b.CreateFMul(a_im, constant(f32, 0)), im);
+    llvm::Value* zero =
+        b.CreateAnd(b.CreateFCmpOEQ(a, constant(f32, 0)), b.CreateFCmpOEQ(a_im, constant(f32, 0)));
+    re = b.CreateSelect(zero, constant(f32, 0), re);
+    im = b.CreateSelect(zero, a_im, im);
+    llvm::Value* infinite_im = b.CreateFCmpOEQ(abs(a_im), inf);
+    re = b.CreateSelect(infinite_im, inf, re);
+    im = b.CreateSelect(infinite_im, a_im, im);
+    return MakeComplex(b, re, im);
+  }
+
+  // Complex division as XLA's elemental emitter computes it, inline (the
+  // loop vectorizes it): Smith's algorithm (the larger of |c|, |d|
+  // divides), then, where that gives NaN + NaN i, C99 Annex G's
+  // recoveries: a numerator not all NaN over zero is an infinity of
+  // copysign(inf, c) times it; an infinite numerator over a finite
+  // denominator an infinity; a finite numerator over an infinite one a
+  // zero (with the signs the product rule gives).
   static llvm::Value* EmitDivide(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
     llvm::Value* a = Real(b, x);
-    llvm::Value* b_im = Imag(b, x);
+    llvm::Value* a_im = Imag(b, x);
     llvm::Value* c = Real(b, y);
     llvm::Value* d = Imag(b, y);
-    const bool f32 = a->getType()->isFloatTy();
-    llvm::Type* component = a->getType();
-    llvm::Type* returned = f32 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(component, 2))
-                               : llvm::StructType::get(b.getContext(), {component, component});
-    llvm::FunctionCallee divide = ModuleOf(b)->getOrInsertFunction(
-        f32 ? "__divsc3" : "__divdc3",
-        llvm::FunctionType::get(returned, {component, component, component, component}, false));
-    llvm::Value* quotient = b.CreateCall(divide, {a, b_im, c, d});
-    if (!f32) return quotient;
-    return MakeComplex(b, b.CreateExtractElement(quotient, uint64_t{0}),
-                       b.CreateExtractElement(quotient, uint64_t{1}));
+    llvm::Type* type = a->getType();
+    auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+    auto abs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+    auto copysign = [&](llvm::Value* magnitude, llvm::Value* sign) {
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+    };
+    auto is_nan = [&](llvm::Value* v) { return b.CreateFCmpUNO(v, v); };
+    auto is_inf = [&](llvm::Value* v) { return b.CreateFCmpOEQ(abs(v), constant(INFINITY)); };
+    auto is_finite = [&](llvm::Value* v) { return b.CreateFCmpOLT(abs(v), constant(INFINITY)); };
+    // |c| < |d|: r = c / d, den = d + c r, ((a r + b), (b r - a)) / den.
+    llvm::Value* d_larger = b.CreateFCmpOLT(abs(c), abs(d));
+    llvm::Value* r1 = b.CreateFDiv(c, d);
+    llvm::Value* den1 = b.CreateFAdd(d, b.CreateFMul(c, r1));
+    llvm::Value* re1 = b.CreateFDiv(b.CreateFAdd(b.CreateFMul(a, r1), a_im), den1);
+    llvm::Value* im1 = b.CreateFDiv(b.CreateFSub(b.CreateFMul(a_im, r1), a), den1);
+    // else: r = d / c, den = c + d r, ((a + b r), (b - a r)) / den.
+    llvm::Value* r2 = b.CreateFDiv(d, c);
+    llvm::Value* den2 = b.CreateFAdd(c, b.CreateFMul(d, r2));
+    llvm::Value* re2 = b.CreateFDiv(b.CreateFAdd(a, b.CreateFMul(a_im, r2)), den2);
+    llvm::Value* im2 = b.CreateFDiv(b.CreateFSub(a_im, b.CreateFMul(a, r2)), den2);
+    llvm::Value* re = b.CreateSelect(d_larger, re1, re2);
+    llvm::Value* im = b.CreateSelect(d_larger, im1, im2);
+    llvm::Value* both_nan = b.CreateAnd(is_nan(re), is_nan(im));
+    // 1: zero denominator, numerator not all NaN.
+    llvm::Value* zero_denominator =
+        b.CreateAnd(b.CreateAnd(b.CreateFCmpOEQ(c, constant(0)), b.CreateFCmpOEQ(d, constant(0))),
+                    b.CreateOr(b.CreateNot(is_nan(a)), b.CreateNot(is_nan(a_im))));
+    llvm::Value* signed_inf = copysign(constant(INFINITY), c);
+    llvm::Value* re_1 = b.CreateFMul(signed_inf, a);
+    llvm::Value* im_1 = b.CreateFMul(signed_inf, a_im);
+    // 2: infinite numerator, finite denominator.
+    llvm::Value* infinite_numerator =
+        b.CreateAnd(b.CreateOr(is_inf(a), is_inf(a_im)), b.CreateAnd(is_finite(c), is_finite(d)));
+    llvm::Value* a_unit = copysign(b.CreateSelect(is_inf(a), constant(1), constant(0)), a);
+    llvm::Value* b_unit = copysign(b.CreateSelect(is_inf(a_im), constant(1), constant(0)), a_im);
+    llvm::Value* re_2 = b.CreateFMul(
+        constant(INFINITY), b.CreateFAdd(b.CreateFMul(a_unit, c), b.CreateFMul(b_unit, d)));
+    llvm::Value* im_2 = b.CreateFMul(
+        constant(INFINITY), b.CreateFSub(b.CreateFMul(b_unit, c), b.CreateFMul(a_unit, d)));
+    // 3: finite numerator, infinite denominator.
+    llvm::Value* infinite_denominator =
+        b.CreateAnd(b.CreateOr(is_inf(c), is_inf(d)), b.CreateAnd(is_finite(a), is_finite(a_im)));
+    llvm::Value* c_unit = copysign(b.CreateSelect(is_inf(c), constant(1), constant(0)), c);
+    llvm::Value* d_unit = copysign(b.CreateSelect(is_inf(d), constant(1), constant(0)), d);
+    llvm::Value* re_3 = b.CreateFMul(
+        constant(0), b.CreateFAdd(b.CreateFMul(a, c_unit), b.CreateFMul(a_im, d_unit)));
+    llvm::Value* im_3 = b.CreateFMul(
+        constant(0), b.CreateFSub(b.CreateFMul(a_im, c_unit), b.CreateFMul(a, d_unit)));
+    llvm::Value* case3 = b.CreateAnd(both_nan, infinite_denominator);
+    re = b.CreateSelect(case3, re_3, re);
+    im = b.CreateSelect(case3, im_3, im);
+    llvm::Value* case2 = b.CreateAnd(both_nan, infinite_numerator);
+    re = b.CreateSelect(case2, re_2, re);
+    im = b.CreateSelect(case2, im_2, im);
+    llvm::Value* case1 = b.CreateAnd(both_nan, zero_denominator);
+    re = b.CreateSelect(case1, re_1, re);
+    im = b.CreateSelect(case1, im_1, im);
+    return MakeComplex(b, re, im);
   }
 };
 

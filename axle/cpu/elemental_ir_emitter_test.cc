@@ -7,8 +7,13 @@
 // a tolerance for the transcendental functions.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
@@ -226,10 +232,12 @@ TEST_P(ComplexOpsTest, EveryOpMatchesTheInterpreter) {
   add("pred", "compare(x, y), direction=EQ", std::nullopt);
   add("pred", "compare(x, x), direction=NE", std::nullopt);
   add(t, "complex(r9, r10)", std::nullopt);
+  // c64 sqrt inline (Kahan's formula in f64), c128's through a runtime helper.
+  add(t, "sqrt(x)", type == C64 ? std::optional(close) : std::nullopt);
   // Through runtime helpers that compute as the interpreter does: exact.
   for (const char* op :
-       {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan",
-        "asinh", "acosh", "atanh", "exponential-minus-one", "log-plus-one", "logistic"}) {
+       {"rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+        "acosh", "atanh", "exponential-minus-one", "log-plus-one", "logistic"}) {
     add(t, absl::StrCat(op, "(x)"), std::nullopt);
   }
   add(t, "power(x, y)", std::nullopt);
@@ -368,6 +376,109 @@ TEST(NarrowFloatConvertTest, F32SweepIsTheInterpretersBitForBit) {
       }
     }
     EXPECT_EQ(mismatches, 0) << pu::LowercasePrimitiveTypeName(types[i]);
+  }
+}
+
+// The special values of the ops the host computes inline on c64 and f32
+// (cpu_target_hooks.cc, math_ir.h): every pair of {+-0, 1, -2.5, 1e-40,
+// 3e38, +-inf, NaN} as real and imaginary parts (and as numerator and
+// denominator for divide), against the interpreter (std::complex, libm):
+// a NaN where it has one, the same infinity, the same zero (with its sign
+// for sqrt, atan2 and abs: C99 Annex G defines them), and within a few ulp
+// otherwise; abs (glibc's hypotf) bit for bit.
+TEST(ComplexInlineTest, SpecialValuesAreTheInterpreters) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {
+      0.0f, -0.0f, 1.0f, -2.5f, 1e-40f, 3e38f, inf, -inf, std::numeric_limits<float>::quiet_NaN()};
+  std::vector<std::complex<float>> zs;
+  for (float re : values) {
+    for (float im : values) zs.emplace_back(re, im);
+  }
+  std::vector<std::complex<float>> xs, ys;
+  for (const std::complex<float>& x : zs) {
+    for (const std::complex<float>& y : zs) {
+      xs.push_back(x);
+      ys.push_back(y);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(xs.size());
+  const std::string text = absl::StrCat(R"(
+HloModule m
+ENTRY e {
+  x = c64[N] parameter(0)
+  y = c64[N] parameter(1)
+  q = c64[N] divide(x, y)
+  s = c64[N] sqrt(x)
+  l = c64[N] log(x)
+  a = f32[N] abs(x)
+  re = f32[N] real(x)
+  im = f32[N] imag(x)
+  t = f32[N] atan2(im, re)
+  ROOT r = (c64[N], c64[N], c64[N], f32[N], f32[N]) tuple(q, s, l, a, t)
+})");
+  std::vector<Literal> inputs;
+  for (const auto* source : {&xs, &ys}) {
+    inputs.emplace_back(Shape(C64, {n}));
+    std::memcpy(inputs.back().untyped_data(), source->data(), source->size() * sizeof(xs[0]));
+  }
+  auto run = RunAgainstInterpreter(absl::StrReplaceAll(text, {{"[N]", absl::StrCat("[", n, "]")}}),
+                                   {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  // `ulps` < 0: bit for bit.
+  auto check = [&](const char* what, float expected, float actual, int64_t i, int ulps,
+                   bool zero_sign) {
+    const std::string where = absl::StrCat(what, " of x=(", xs[i].real(), ",", xs[i].imag(),
+                                           ") y=(", ys[i].real(), ",", ys[i].imag(), ")");
+    if (std::isnan(expected) || std::isnan(actual)) {
+      EXPECT_EQ(std::isnan(expected), std::isnan(actual)) << where << ": " << actual;
+      return;
+    }
+    if (ulps < 0 || std::isinf(expected) || expected == 0) {
+      if (expected == 0 && !zero_sign && ulps >= 0) {
+        EXPECT_EQ(actual, 0.0f) << where;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(expected), std::bit_cast<uint32_t>(actual))
+            << where << ": " << actual << ", interpreter " << expected;
+      }
+      return;
+    }
+    // Relative, or in units of the least denormal for denormal results.
+    const float bound =
+        std::max(std::abs(expected) * 1.2e-7f, std::numeric_limits<float>::denorm_min()) *
+        static_cast<float>(ulps);
+    EXPECT_LE(std::abs(actual - expected), bound)
+        << where << ": " << actual << ", interpreter " << expected;
+  };
+  const auto* quotient = static_cast<const std::complex<float>*>(run->actual[0].untyped_data());
+  const auto* quotient_ref =
+      static_cast<const std::complex<float>*>(run->expected[0].untyped_data());
+  const auto* root = static_cast<const std::complex<float>*>(run->actual[1].untyped_data());
+  const auto* root_ref = static_cast<const std::complex<float>*>(run->expected[1].untyped_data());
+  const auto* log = static_cast<const std::complex<float>*>(run->actual[2].untyped_data());
+  const auto* log_ref = static_cast<const std::complex<float>*>(run->expected[2].untyped_data());
+  const auto* abs = static_cast<const float*>(run->actual[3].untyped_data());
+  const auto* abs_ref = static_cast<const float*>(run->expected[3].untyped_data());
+  const auto* angle = static_cast<const float*>(run->actual[4].untyped_data());
+  const auto* angle_ref = static_cast<const float*>(run->expected[4].untyped_data());
+  for (int64_t i = 0; i < n; ++i) {
+    // Finite quotients of values this far apart over- or underflow in
+    // Smith's algorithm as in XLA's (3e38 / 3e38): checked for the
+    // moderate values and every non-finite case.
+    const bool extreme = std::abs(xs[i].real()) == 3e38f || std::abs(xs[i].imag()) == 3e38f ||
+                         std::abs(ys[i].real()) == 3e38f || std::abs(ys[i].imag()) == 3e38f ||
+                         std::abs(xs[i].real()) == 1e-40f || std::abs(xs[i].imag()) == 1e-40f ||
+                         std::abs(ys[i].real()) == 1e-40f || std::abs(ys[i].imag()) == 1e-40f;
+    if (!extreme) {
+      check("divide.re", quotient_ref[i].real(), quotient[i].real(), i, 4, false);
+      check("divide.im", quotient_ref[i].imag(), quotient[i].imag(), i, 4, false);
+    }
+    if (i % static_cast<int64_t>(zs.size()) != 0) continue;  // one-operand ops: each x once
+    check("sqrt.re", root_ref[i].real(), root[i].real(), i, 2, true);
+    check("sqrt.im", root_ref[i].imag(), root[i].imag(), i, 2, true);
+    check("log.re", log_ref[i].real(), log[i].real(), i, 4, false);
+    check("log.im", log_ref[i].imag(), log[i].imag(), i, 3, true);
+    check("abs", abs_ref[i], abs[i], i, -1, true);
+    check("atan2", angle_ref[i], angle[i], i, 3, true);
   }
 }
 

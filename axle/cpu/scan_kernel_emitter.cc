@@ -141,8 +141,8 @@ absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBas
   if (lanes) {
     llvm::Function* function = b.GetInsertBlock()->getParent();
     llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
-    accumulators = entry.CreateAlloca(llvm::ArrayType::get(b.getFloatTy(), kLaneLines), nullptr,
-                                      "scan.lanes");
+    accumulators =
+        entry.CreateAlloca(llvm::ArrayType::get(b.getFloatTy(), kLaneLines), nullptr, "scan.lanes");
   }
   auto emit_lanes = [&](llvm::Value* first) -> absl::Status {
     auto emit_step = [&](llvm::Value* position, bool initial) -> absl::Status {
@@ -152,9 +152,9 @@ absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBas
             index[interleaved] = b.CreateAdd(first, lane);
             index[scanned] = position;
             AXLE_ASSIGN_OR_RETURN(llvm::Value * value, input(index));
-            llvm::Value* slot = b.CreateInBoundsGEP(
-                llvm::ArrayType::get(b.getFloatTy(), kLaneLines), accumulators,
-                {b.getInt64(0), lane});
+            llvm::Value* slot =
+                b.CreateInBoundsGEP(llvm::ArrayType::get(b.getFloatTy(), kLaneLines), accumulators,
+                                    {b.getInt64(0), lane});
             llvm::Value* accumulated = initial ? init : b.CreateLoad(b.getFloatTy(), slot);
             AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded,
                                   elemental.EmitScalarComputation(combiner, {accumulated, value}));

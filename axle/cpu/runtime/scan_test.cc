@@ -149,14 +149,14 @@ fold {
       {"300,19", "size=300x1 pad=299_0x0_0", 0},
   };
   for (const Case& c : cases) {
-    const std::string text = absl::StrCat("HloModule m\n", combiner, R"(
+    const std::string text =
+        absl::StrCat("HloModule m\n", combiner, R"(
 ENTRY e {
   x = f32[)",
-                                          c.dims, R"(] parameter(0)
+                     c.dims, R"(] parameter(0)
   z = f32[] constant(-inf)
   ROOT s = f32[)",
-                                          c.dims, "] reduce-window(x, z), window={", c.window,
-                                          "}, to_apply=fold\n}\n");
+                     c.dims, "] reduce-window(x, z), window={", c.window, "}, to_apply=fold\n}\n");
     std::optional<cpu::ScanPlan> plan = PlanOf(text);
     ASSERT_TRUE(plan.has_value()) << text;
     EXPECT_EQ(plan->dimension, c.dimension) << text;
