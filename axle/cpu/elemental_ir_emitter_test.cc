@@ -13,6 +13,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -480,6 +481,59 @@ ENTRY e {
     check("abs", abs_ref[i], abs[i], i, -1, true);
     check("atan2", angle_ref[i], angle[i], i, 3, true);
   }
+}
+
+// f32 atan2 and abs of c64 (hypot) over 2^16 random pairs of every sign
+// and of magnitudes 2^-30 to 2^30 (quotients from far below to far above
+// 1): atan2 within 2 ulp of the correctly rounded result (libm in
+// double, rounded), abs bit for bit glibc's hypotf.
+TEST(ComplexInlineTest, Atan2AndHypotSweep) {
+  constexpr int64_t kPairs = 65536;
+  std::vector<float> ys(kPairs), xs(kPairs);
+  uint64_t state = 11;
+  for (int64_t i = 0; i < kPairs; ++i) {
+    auto draw = [&] {
+      const uint64_t r = testing::NextRandom(state);
+      const double mantissa = 1.0 + static_cast<double>(r >> 40) / 16777216.0;
+      const int exponent = static_cast<int>((r >> 8) % 61) - 30;
+      return static_cast<float>(((r & 1) != 0 ? -1.0 : 1.0) * std::ldexp(mantissa, exponent));
+    };
+    ys[i] = draw();
+    xs[i] = draw();
+  }
+  const std::string text = absl::StrReplaceAll(R"(
+HloModule m
+ENTRY e {
+  y = f32[N] parameter(0)
+  x = f32[N] parameter(1)
+  t = f32[N] atan2(y, x)
+  z = c64[N] complex(x, y)
+  a = f32[N] abs(z)
+  ROOT r = (f32[N], f32[N]) tuple(t, a)
+})",
+                                               {{"[N]", absl::StrCat("[", kPairs, "]")}});
+  std::vector<Literal> inputs;
+  for (const auto* source : {&ys, &xs}) {
+    inputs.emplace_back(Shape(F32, {kPairs}));
+    std::memcpy(inputs.back().untyped_data(), source->data(), kPairs * sizeof(float));
+  }
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const auto* angle = static_cast<const float*>(run->actual[0].untyped_data());
+  const auto* modulus = static_cast<const float*>(run->actual[1].untyped_data());
+  int64_t worst_ulps = 0, hypot_mismatches = 0;
+  for (int64_t i = 0; i < kPairs; ++i) {
+    const auto exact = static_cast<float>(std::atan2(static_cast<double>(ys[i]), xs[i]));
+    const int64_t ulps = std::abs(static_cast<int64_t>(std::bit_cast<int32_t>(exact)) -
+                                  std::bit_cast<int32_t>(angle[i]));
+    worst_ulps = std::max(worst_ulps, ulps);
+    if (std::bit_cast<uint32_t>(modulus[i]) != std::bit_cast<uint32_t>(std::hypot(xs[i], ys[i]))) {
+      ++hypot_mismatches;
+    }
+  }
+  std::cout << "atan2: max " << worst_ulps << " ulp\n";
+  EXPECT_LE(worst_ulps, 2);
+  EXPECT_EQ(hypot_mismatches, 0);
 }
 
 TEST(BitcastConvertTest, SameWidthReinterpretsBits) {

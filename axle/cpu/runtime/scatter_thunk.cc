@@ -304,6 +304,11 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
   for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
     if (g.input_batching_dims[i] == 0 && g.batch_positions[i] == 0) batches = scatter_sizes[0];
   }
+  // (An index into dimension 0 as well would reach other slabs.)
+  if (std::find(g.scatter_dims_to_operand_dims.begin(), g.scatter_dims_to_operand_dims.end(), 0) !=
+      g.scatter_dims_to_operand_dims.end()) {
+    batches = 0;
+  }
   const int64_t operand_bytes = operand_elements * g.element_bytes[0];
   if (threads <= 1 || batches < threads ||
       (operand_bytes < kMinParallelFillBytes &&
