@@ -1,11 +1,15 @@
 //===- cpu_target_hooks.cc - The host's answers to the elemental emitter ---===//
 #include "axle/cpu/cpu_target_hooks.h"
 
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/core/types.h"
 #include "axle/cpu/runtime_symbols.h"
+#include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -37,6 +41,102 @@ llvm::Value* MakeComplex(llvm::IRBuilderBase& b, llvm::Value* re, llvm::Value* i
   return b.CreateInsertValue(z, im, 1);
 }
 
+// The layout of an 8- or 4-bit float that EmitF32ToNarrowBits rounds to
+// inline (axle/core/types.h's formats; e8m0fnu, which has no mantissa and
+// rounds differently, keeps the runtime call).
+struct NarrowFormat {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  FloatEncoding encoding;
+};
+
+std::optional<NarrowFormat> NarrowFormatOf(PrimitiveType type) {
+  switch (type) {
+    case F8E5M2:
+      return NarrowFormat{5, 2, 15, FloatEncoding::kIeee};
+    case F8E4M3:
+      return NarrowFormat{4, 3, 7, FloatEncoding::kIeee};
+    case F8E3M4:
+      return NarrowFormat{3, 4, 3, FloatEncoding::kIeee};
+    case F8E4M3FN:
+      return NarrowFormat{4, 3, 7, FloatEncoding::kFiniteNan};
+    case F8E4M3FNUZ:
+      return NarrowFormat{4, 3, 8, FloatEncoding::kFiniteUz};
+    case F8E4M3B11FNUZ:
+      return NarrowFormat{4, 3, 11, FloatEncoding::kFiniteUz};
+    case F8E5M2FNUZ:
+      return NarrowFormat{5, 2, 16, FloatEncoding::kFiniteUz};
+    case F4E2M1FN:
+      return NarrowFormat{2, 1, 1, FloatEncoding::kFiniteOnly};
+    default:
+      return std::nullopt;
+  }
+}
+
+// f32 -> the encoding of `f`, rounded to nearest even, in straight-line i32
+// arithmetic the loop vectorizer widens (variable shifts, compares and
+// selects; no table, no call): the same bits as axle/core/types.cc's
+// Encode, and so as the interpreter. The f32's significand (hidden bit
+// set) shifts down to the result's quantum: its exponent's, or the
+// subnormals' below the least normal exponent; with q that quantum's
+// exponent, ((q + bias - 1) << mantissa_bits) + the rounded significand is
+// the encoding of a normal result, a subnormal one (q + bias - 1 = 0) and a
+// carry into the next binade alike. f32 zeros and subnormals shift out
+// entirely (shift clamped to 31: zero). Past the largest finite value
+// (infinity included) the format's overflow rule; NaN its NaN.
+llvm::Value* EmitF32ToNarrowBits(llvm::IRBuilderBase& b, const NarrowFormat& f,
+                                 llvm::Value* value) {
+  auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
+  const int m = f.mantissa_bits;
+  const uint32_t sign_bit = 1u << (f.exponent_bits + m);
+  const uint32_t max_field = (1u << f.exponent_bits) - 1;
+  const uint32_t max_finite = NarrowFloatMaxFiniteBits(f.exponent_bits, m, f.encoding);
+  llvm::Value* bits = b.CreateBitCast(value, b.getInt32Ty());
+  llvm::Value* magnitude = b.CreateAnd(bits, i32(0x7fffffff));
+  llvm::Value* sign = b.CreateSelect(b.CreateICmpSLT(bits, i32(0)), i32(sign_bit), i32(0));
+  llvm::Value* exponent = b.CreateSub(b.CreateLShr(magnitude, 23), i32(127));
+  llvm::Value* quantum = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, exponent, i32(1 - f.bias));
+  llvm::Value* shift = b.CreateAdd(b.CreateSub(quantum, exponent), i32(23 - m));
+  shift = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, i32(31));
+  llvm::Value* significand = b.CreateOr(b.CreateAnd(magnitude, i32(0x7fffff)), i32(0x800000));
+  llvm::Value* rounded = b.CreateLShr(significand, shift);
+  llvm::Value* rest = b.CreateSub(significand, b.CreateShl(rounded, shift));
+  llvm::Value* half = b.CreateShl(i32(1), b.CreateSub(shift, i32(1)));
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(rounded, i32(1)), i32(0));
+  llvm::Value* up =
+      b.CreateOr(b.CreateICmpUGT(rest, half), b.CreateAnd(b.CreateICmpEQ(rest, half), odd));
+  rounded = b.CreateAdd(rounded, b.CreateZExt(up, b.getInt32Ty()));
+  llvm::Value* encoded =
+      b.CreateAdd(b.CreateShl(b.CreateAdd(quantum, i32(f.bias - 1)), m), rounded);
+  llvm::Value* result = b.CreateOr(sign, encoded);
+  llvm::Value* overflow = nullptr;
+  llvm::Value* nan = nullptr;
+  switch (f.encoding) {
+    case FloatEncoding::kIeee:
+      overflow = b.CreateOr(sign, i32(max_field << m));
+      nan = b.CreateOr(sign, i32((max_field << m) | (1u << (m - 1))));
+      break;
+    case FloatEncoding::kFiniteNan:
+      overflow = nan = b.CreateOr(sign, i32((max_field << m) | ((1u << m) - 1)));
+      break;
+    case FloatEncoding::kFiniteUz:
+      // No -0: a zero result is +0, and -0's pattern is the NaN.
+      result = b.CreateSelect(b.CreateICmpEQ(encoded, i32(0)), i32(0), result);
+      overflow = nan = i32(sign_bit);
+      break;
+    case FloatEncoding::kFiniteOnly:
+      overflow = b.CreateOr(sign, i32(max_finite));
+      nan = i32(0);
+      break;
+    case FloatEncoding::kExponentOnly:
+      return nullptr;
+  }
+  result = b.CreateSelect(b.CreateICmpUGT(encoded, i32(max_finite)), overflow, result);
+  result = b.CreateSelect(b.CreateICmpUGT(magnitude, i32(0x7f800000)), nan, result);
+  return b.CreateTrunc(result, b.getInt8Ty());
+}
+
 class CpuHooks final : public llvm_ir::TargetHooks {
  public:
   llvm::Value* EmitMathCall(llvm::IRBuilderBase& b, MathFunction function,
@@ -52,6 +152,12 @@ class CpuHooks final : public llvm_ir::TargetHooks {
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, args[0]);
       case MathFunction::kPow:
         return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
+      case MathFunction::kAtan2:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitAtan2F32(b, args[0], args[1]);
+        break;
+      case MathFunction::kHypot:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitHypotF32(b, args[0], args[1]);
+        break;
       default:
         break;
     }
@@ -67,6 +173,9 @@ class CpuHooks final : public llvm_ir::TargetHooks {
 
   llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
                                     llvm::Value* value) const override {
+    if (std::optional<NarrowFormat> format = NarrowFormatOf(type)) {
+      return EmitF32ToNarrowBits(b, *format, value);
+    }
     llvm::FunctionCallee encoder =
         PureFunction(b, NarrowFloatEncoderName(type),
                      llvm::FunctionType::get(b.getInt8Ty(), {b.getFloatTy()}, false));
@@ -76,6 +185,11 @@ class CpuHooks final : public llvm_ir::TargetHooks {
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                absl::Span<llvm::Value* const> args) const override {
     if (opcode == HloOpcode::kDivide) return EmitDivide(b, args[0], args[1]);
+    // c64 sqrt inline (vectorized); c128 and the other ops through the
+    // runtime helpers.
+    if (opcode == HloOpcode::kSqrt && Real(b, args[0])->getType()->isFloatTy()) {
+      return EmitSqrtC64(b, args[0]);
+    }
     // runtime_symbols.h's helper: `void f(const T* z, [const T* w,] T* out)`
     // on pairs in entry-block allocas.
     llvm::Type* component = Real(b, args[0])->getType();
@@ -120,24 +234,121 @@ class CpuHooks final : public llvm_ir::TargetHooks {
  private:
   static constexpr int64_t kCacheLineBytes = 64;
 
-  // C99 Annex G division (scaling, inf and NaN recovery) as the C++ library
-  // does it: the compiler runtime's __divsc3 / __divdc3.
+  // The principal square root of a c64 by Kahan's formula in f64 (no
+  // overflow, underflow or cancellation for any f32 input; rounded once
+  // to f32 at the end): t = sqrt((|a| + |z|) / 2), then (t, b / 2t) where
+  // a >= 0, else (|b| / 2t, copysign(t, b)). C99 Annex G's special
+  // values: sqrt(+-0 + bi) = +0 + bi for b zero, sqrt(x +- inf i) =
+  // +inf +- inf i (even for a NaN x), sqrt(+inf + bi) = +inf + 0i (NaN i
+  // for a NaN b), sqrt(-inf + bi) = 0 + copysign(inf, b) i (NaN real part
+  // for a NaN b); other NaNs give NaN.
+  static llvm::Value* EmitSqrtC64(llvm::IRBuilderBase& b, llvm::Value* z) {
+    llvm::Value* a = Real(b, z);
+    llvm::Value* a_im = Imag(b, z);
+    llvm::Type* f64 = b.getDoubleTy();
+    llvm::Type* f32 = b.getFloatTy();
+    auto constant = [&](llvm::Type* type, double v) { return llvm::ConstantFP::get(type, v); };
+    auto abs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+    auto sqrt = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, v); };
+    auto copysign = [&](llvm::Value* magnitude, llvm::Value* sign) {
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+    };
+    llvm::Value* x = b.CreateFPExt(a, f64);
+    llvm::Value* y = b.CreateFPExt(a_im, f64);
+    llvm::Value* modulus = sqrt(b.CreateFAdd(b.CreateFMul(x, x), b.CreateFMul(y, y)));
+    llvm::Value* t = sqrt(b.CreateFMul(b.CreateFAdd(abs(x), modulus), constant(f64, 0.5)));
+    llvm::Value* half = b.CreateFDiv(y, b.CreateFMul(t, constant(f64, 2)));
+    llvm::Value* nonnegative = b.CreateFCmpOGE(x, constant(f64, 0));
+    llvm::Value* re = b.CreateFPTrunc(b.CreateSelect(nonnegative, t, abs(half)), f32);
+    llvm::Value* im = b.CreateFPTrunc(b.CreateSelect(nonnegative, half, copysign(t, y)), f32);
+    llvm::Value* inf = constant(f32, INFINITY);
+    // -inf real part (finite or NaN b); +inf; a zero; an infinite b.
+    llvm::Value* minus_inf = b.CreateFCmpOEQ(a, constant(f32, -INFINITY));
+    re = b.CreateSelect(minus_inf, abs(b.CreateFMul(a_im, constant(f32, 0))), re);
+    im = b.CreateSelect(minus_inf, copysign(inf, a_im), im);
+    llvm::Value* plus_inf = b.CreateFCmpOEQ(a, inf);
+    re = b.CreateSelect(plus_inf, inf, re);
+    im = b.CreateSelect(plus_inf, b.CreateFMul(a_im, constant(f32, 0)), im);
+    llvm::Value* zero =
+        b.CreateAnd(b.CreateFCmpOEQ(a, constant(f32, 0)), b.CreateFCmpOEQ(a_im, constant(f32, 0)));
+    re = b.CreateSelect(zero, constant(f32, 0), re);
+    im = b.CreateSelect(zero, a_im, im);
+    llvm::Value* infinite_im = b.CreateFCmpOEQ(abs(a_im), inf);
+    re = b.CreateSelect(infinite_im, inf, re);
+    im = b.CreateSelect(infinite_im, a_im, im);
+    return MakeComplex(b, re, im);
+  }
+
+  // Complex division as XLA's elemental emitter computes it, inline (the
+  // loop vectorizes it): Smith's algorithm (the larger of |c|, |d|
+  // divides), then, where that gives NaN + NaN i, C99 Annex G's
+  // recoveries: a numerator not all NaN over zero is an infinity of
+  // copysign(inf, c) times it; an infinite numerator over a finite
+  // denominator an infinity; a finite numerator over an infinite one a
+  // zero (with the signs the product rule gives).
   static llvm::Value* EmitDivide(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
     llvm::Value* a = Real(b, x);
-    llvm::Value* b_im = Imag(b, x);
+    llvm::Value* a_im = Imag(b, x);
     llvm::Value* c = Real(b, y);
     llvm::Value* d = Imag(b, y);
-    const bool f32 = a->getType()->isFloatTy();
-    llvm::Type* component = a->getType();
-    llvm::Type* returned = f32 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(component, 2))
-                               : llvm::StructType::get(b.getContext(), {component, component});
-    llvm::FunctionCallee divide = ModuleOf(b)->getOrInsertFunction(
-        f32 ? "__divsc3" : "__divdc3",
-        llvm::FunctionType::get(returned, {component, component, component, component}, false));
-    llvm::Value* quotient = b.CreateCall(divide, {a, b_im, c, d});
-    if (!f32) return quotient;
-    return MakeComplex(b, b.CreateExtractElement(quotient, uint64_t{0}),
-                       b.CreateExtractElement(quotient, uint64_t{1}));
+    llvm::Type* type = a->getType();
+    auto constant = [&](double v) { return llvm::ConstantFP::get(type, v); };
+    auto abs = [&](llvm::Value* v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+    auto copysign = [&](llvm::Value* magnitude, llvm::Value* sign) {
+      return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+    };
+    auto is_nan = [&](llvm::Value* v) { return b.CreateFCmpUNO(v, v); };
+    auto is_inf = [&](llvm::Value* v) { return b.CreateFCmpOEQ(abs(v), constant(INFINITY)); };
+    auto is_finite = [&](llvm::Value* v) { return b.CreateFCmpOLT(abs(v), constant(INFINITY)); };
+    // |c| < |d|: r = c / d, den = d + c r, ((a r + b), (b r - a)) / den.
+    llvm::Value* d_larger = b.CreateFCmpOLT(abs(c), abs(d));
+    llvm::Value* r1 = b.CreateFDiv(c, d);
+    llvm::Value* den1 = b.CreateFAdd(d, b.CreateFMul(c, r1));
+    llvm::Value* re1 = b.CreateFDiv(b.CreateFAdd(b.CreateFMul(a, r1), a_im), den1);
+    llvm::Value* im1 = b.CreateFDiv(b.CreateFSub(b.CreateFMul(a_im, r1), a), den1);
+    // else: r = d / c, den = c + d r, ((a + b r), (b - a r)) / den.
+    llvm::Value* r2 = b.CreateFDiv(d, c);
+    llvm::Value* den2 = b.CreateFAdd(c, b.CreateFMul(d, r2));
+    llvm::Value* re2 = b.CreateFDiv(b.CreateFAdd(a, b.CreateFMul(a_im, r2)), den2);
+    llvm::Value* im2 = b.CreateFDiv(b.CreateFSub(a_im, b.CreateFMul(a, r2)), den2);
+    llvm::Value* re = b.CreateSelect(d_larger, re1, re2);
+    llvm::Value* im = b.CreateSelect(d_larger, im1, im2);
+    llvm::Value* both_nan = b.CreateAnd(is_nan(re), is_nan(im));
+    // 1: zero denominator, numerator not all NaN.
+    llvm::Value* zero_denominator =
+        b.CreateAnd(b.CreateAnd(b.CreateFCmpOEQ(c, constant(0)), b.CreateFCmpOEQ(d, constant(0))),
+                    b.CreateOr(b.CreateNot(is_nan(a)), b.CreateNot(is_nan(a_im))));
+    llvm::Value* signed_inf = copysign(constant(INFINITY), c);
+    llvm::Value* re_1 = b.CreateFMul(signed_inf, a);
+    llvm::Value* im_1 = b.CreateFMul(signed_inf, a_im);
+    // 2: infinite numerator, finite denominator.
+    llvm::Value* infinite_numerator =
+        b.CreateAnd(b.CreateOr(is_inf(a), is_inf(a_im)), b.CreateAnd(is_finite(c), is_finite(d)));
+    llvm::Value* a_unit = copysign(b.CreateSelect(is_inf(a), constant(1), constant(0)), a);
+    llvm::Value* b_unit = copysign(b.CreateSelect(is_inf(a_im), constant(1), constant(0)), a_im);
+    llvm::Value* re_2 = b.CreateFMul(
+        constant(INFINITY), b.CreateFAdd(b.CreateFMul(a_unit, c), b.CreateFMul(b_unit, d)));
+    llvm::Value* im_2 = b.CreateFMul(
+        constant(INFINITY), b.CreateFSub(b.CreateFMul(b_unit, c), b.CreateFMul(a_unit, d)));
+    // 3: finite numerator, infinite denominator.
+    llvm::Value* infinite_denominator =
+        b.CreateAnd(b.CreateOr(is_inf(c), is_inf(d)), b.CreateAnd(is_finite(a), is_finite(a_im)));
+    llvm::Value* c_unit = copysign(b.CreateSelect(is_inf(c), constant(1), constant(0)), c);
+    llvm::Value* d_unit = copysign(b.CreateSelect(is_inf(d), constant(1), constant(0)), d);
+    llvm::Value* re_3 = b.CreateFMul(
+        constant(0), b.CreateFAdd(b.CreateFMul(a, c_unit), b.CreateFMul(a_im, d_unit)));
+    llvm::Value* im_3 = b.CreateFMul(
+        constant(0), b.CreateFSub(b.CreateFMul(a_im, c_unit), b.CreateFMul(a, d_unit)));
+    llvm::Value* case3 = b.CreateAnd(both_nan, infinite_denominator);
+    re = b.CreateSelect(case3, re_3, re);
+    im = b.CreateSelect(case3, im_3, im);
+    llvm::Value* case2 = b.CreateAnd(both_nan, infinite_numerator);
+    re = b.CreateSelect(case2, re_2, re);
+    im = b.CreateSelect(case2, im_2, im);
+    llvm::Value* case1 = b.CreateAnd(both_nan, zero_denominator);
+    re = b.CreateSelect(case1, re_1, re);
+    im = b.CreateSelect(case1, im_1, im);
+    return MakeComplex(b, re, im);
   }
 };
 

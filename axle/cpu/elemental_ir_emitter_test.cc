@@ -7,6 +7,14 @@
 // a tolerance for the transcendental functions.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/cpu/cpu_test_util.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
@@ -224,10 +233,12 @@ TEST_P(ComplexOpsTest, EveryOpMatchesTheInterpreter) {
   add("pred", "compare(x, y), direction=EQ", std::nullopt);
   add("pred", "compare(x, x), direction=NE", std::nullopt);
   add(t, "complex(r9, r10)", std::nullopt);
+  // c64 sqrt inline (Kahan's formula in f64), c128's through a runtime helper.
+  add(t, "sqrt(x)", type == C64 ? std::optional(close) : std::nullopt);
   // Through runtime helpers that compute as the interpreter does: exact.
   for (const char* op :
-       {"sqrt", "rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan",
-        "asinh", "acosh", "atanh", "exponential-minus-one", "log-plus-one", "logistic"}) {
+       {"rsqrt", "sine", "cosine", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+        "acosh", "atanh", "exponential-minus-one", "log-plus-one", "logistic"}) {
     add(t, absl::StrCat(op, "(x)"), std::nullopt);
   }
   add(t, "power(x, y)", std::nullopt);
@@ -309,6 +320,221 @@ INSTANTIATE_TEST_SUITE_P(Types, ConvertTest,
                          [](const auto& info) {
                            return std::string(pu::LowercasePrimitiveTypeName(info.param));
                          });
+
+// f32 -> every 8- and 4-bit float the host rounds inline
+// (cpu_target_hooks.cc), bit for bit the interpreter's encodings: every
+// exponent from far below the least subnormal to past the largest finite
+// value, each with the significand's top 9 bits in every combination and
+// the bits below all zero, one, or all ones (ties to even at every
+// position a format rounds at, and just either side of them), both signs;
+// zeros, f32 subnormals, infinities, NaNs of either sign and payload; and
+// random bit patterns.
+TEST(NarrowFloatConvertTest, F32SweepIsTheInterpretersBitForBit) {
+  std::vector<uint32_t> patterns = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+                                    0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+                                    0x7f800001u, 0xffbfffffu, 0x7f7fffffu, 0xff7fffffu};
+  for (uint32_t field = 90; field <= 160; ++field) {
+    for (uint32_t top = 0; top < 512; ++top) {
+      for (uint32_t low : {0u, 1u, 0x3fffu}) {
+        const uint32_t bits = (field << 23) | (top << 14) | low;
+        patterns.push_back(bits);
+        patterns.push_back(bits | 0x80000000u);
+      }
+    }
+  }
+  uint64_t state = 7;
+  for (int i = 0; i < 65536; ++i) {
+    patterns.push_back(static_cast<uint32_t>(testing::NextRandom(state)));
+  }
+  const int64_t n = static_cast<int64_t>(patterns.size());
+  const std::vector<PrimitiveType> types = {F8E5M2,        F8E4M3,     F8E3M4,     F8E4M3FN,
+                                            F8E4M3B11FNUZ, F8E4M3FNUZ, F8E5M2FNUZ, F4E2M1FN};
+  std::string text = absl::StrCat("HloModule m\nENTRY e {\n  x = f32[", n, "] parameter(0)\n");
+  std::vector<std::string> outputs, names;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string array = absl::StrCat(pu::LowercasePrimitiveTypeName(types[i]), "[", n, "]");
+    absl::StrAppend(&text, "  c", i, " = ", array, " convert(x)\n");
+    outputs.push_back(array);
+    names.push_back(absl::StrCat("c", i));
+  }
+  absl::StrAppend(&text, "  ROOT t = (", absl::StrJoin(outputs, ", "), ") tuple(",
+                  absl::StrJoin(names, ", "), ")\n}\n");
+  std::vector<Literal> inputs;
+  inputs.emplace_back(Shape(F32, {n}));
+  std::memcpy(inputs[0].untyped_data(), patterns.data(), patterns.size() * sizeof(uint32_t));
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (size_t i = 0; i < types.size(); ++i) {
+    const auto* expected = static_cast<const uint8_t*>(run->expected[i].untyped_data());
+    const auto* actual = static_cast<const uint8_t*>(run->actual[i].untyped_data());
+    int mismatches = 0;
+    for (int64_t k = 0; k < run->expected[i].size_bytes(); ++k) {
+      if (expected[k] == actual[k]) continue;
+      if (++mismatches <= 5) {
+        ADD_FAILURE() << pu::LowercasePrimitiveTypeName(types[i]) << " byte " << k << ": 0x"
+                      << std::hex << static_cast<int>(actual[k]) << ", interpreter 0x"
+                      << static_cast<int>(expected[k]) << " for f32 0x" << patterns[k] << std::dec;
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << pu::LowercasePrimitiveTypeName(types[i]);
+  }
+}
+
+// The special values of the ops the host computes inline on c64 and f32
+// (cpu_target_hooks.cc, math_ir.h): every pair of {+-0, 1, -2.5, 1e-40,
+// 3e38, +-inf, NaN} as real and imaginary parts (and as numerator and
+// denominator for divide), against the interpreter (std::complex, libm):
+// a NaN where it has one, the same infinity, the same zero (with its sign
+// for sqrt, atan2 and abs: C99 Annex G defines them), and within a few ulp
+// otherwise; abs (glibc's hypotf) bit for bit.
+TEST(ComplexInlineTest, SpecialValuesAreTheInterpreters) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> values = {
+      0.0f, -0.0f, 1.0f, -2.5f, 1e-40f, 3e38f, inf, -inf, std::numeric_limits<float>::quiet_NaN()};
+  std::vector<std::complex<float>> zs;
+  for (float re : values) {
+    for (float im : values) zs.emplace_back(re, im);
+  }
+  std::vector<std::complex<float>> xs, ys;
+  for (const std::complex<float>& x : zs) {
+    for (const std::complex<float>& y : zs) {
+      xs.push_back(x);
+      ys.push_back(y);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(xs.size());
+  const std::string text = absl::StrCat(R"(
+HloModule m
+ENTRY e {
+  x = c64[N] parameter(0)
+  y = c64[N] parameter(1)
+  q = c64[N] divide(x, y)
+  s = c64[N] sqrt(x)
+  l = c64[N] log(x)
+  a = f32[N] abs(x)
+  re = f32[N] real(x)
+  im = f32[N] imag(x)
+  t = f32[N] atan2(im, re)
+  ROOT r = (c64[N], c64[N], c64[N], f32[N], f32[N]) tuple(q, s, l, a, t)
+})");
+  std::vector<Literal> inputs;
+  for (const auto* source : {&xs, &ys}) {
+    inputs.emplace_back(Shape(C64, {n}));
+    std::memcpy(inputs.back().untyped_data(), source->data(), source->size() * sizeof(xs[0]));
+  }
+  auto run = RunAgainstInterpreter(absl::StrReplaceAll(text, {{"[N]", absl::StrCat("[", n, "]")}}),
+                                   {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  // `ulps` < 0: bit for bit.
+  auto check = [&](const char* what, float expected, float actual, int64_t i, int ulps,
+                   bool zero_sign) {
+    const std::string where = absl::StrCat(what, " of x=(", xs[i].real(), ",", xs[i].imag(),
+                                           ") y=(", ys[i].real(), ",", ys[i].imag(), ")");
+    if (std::isnan(expected) || std::isnan(actual)) {
+      EXPECT_EQ(std::isnan(expected), std::isnan(actual)) << where << ": " << actual;
+      return;
+    }
+    if (ulps < 0 || std::isinf(expected) || expected == 0) {
+      if (expected == 0 && !zero_sign && ulps >= 0) {
+        EXPECT_EQ(actual, 0.0f) << where;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(expected), std::bit_cast<uint32_t>(actual))
+            << where << ": " << actual << ", interpreter " << expected;
+      }
+      return;
+    }
+    // Relative, or in units of the least denormal for denormal results.
+    const float bound =
+        std::max(std::abs(expected) * 1.2e-7f, std::numeric_limits<float>::denorm_min()) *
+        static_cast<float>(ulps);
+    EXPECT_LE(std::abs(actual - expected), bound)
+        << where << ": " << actual << ", interpreter " << expected;
+  };
+  const auto* quotient = static_cast<const std::complex<float>*>(run->actual[0].untyped_data());
+  const auto* quotient_ref =
+      static_cast<const std::complex<float>*>(run->expected[0].untyped_data());
+  const auto* root = static_cast<const std::complex<float>*>(run->actual[1].untyped_data());
+  const auto* root_ref = static_cast<const std::complex<float>*>(run->expected[1].untyped_data());
+  const auto* log = static_cast<const std::complex<float>*>(run->actual[2].untyped_data());
+  const auto* log_ref = static_cast<const std::complex<float>*>(run->expected[2].untyped_data());
+  const auto* abs = static_cast<const float*>(run->actual[3].untyped_data());
+  const auto* abs_ref = static_cast<const float*>(run->expected[3].untyped_data());
+  const auto* angle = static_cast<const float*>(run->actual[4].untyped_data());
+  const auto* angle_ref = static_cast<const float*>(run->expected[4].untyped_data());
+  for (int64_t i = 0; i < n; ++i) {
+    // Finite quotients of values this far apart over- or underflow in
+    // Smith's algorithm as in XLA's (3e38 / 3e38): checked for the
+    // moderate values and every non-finite case.
+    const bool extreme = std::abs(xs[i].real()) == 3e38f || std::abs(xs[i].imag()) == 3e38f ||
+                         std::abs(ys[i].real()) == 3e38f || std::abs(ys[i].imag()) == 3e38f ||
+                         std::abs(xs[i].real()) == 1e-40f || std::abs(xs[i].imag()) == 1e-40f ||
+                         std::abs(ys[i].real()) == 1e-40f || std::abs(ys[i].imag()) == 1e-40f;
+    if (!extreme) {
+      check("divide.re", quotient_ref[i].real(), quotient[i].real(), i, 4, false);
+      check("divide.im", quotient_ref[i].imag(), quotient[i].imag(), i, 4, false);
+    }
+    if (i % static_cast<int64_t>(zs.size()) != 0) continue;  // one-operand ops: each x once
+    check("sqrt.re", root_ref[i].real(), root[i].real(), i, 2, true);
+    check("sqrt.im", root_ref[i].imag(), root[i].imag(), i, 2, true);
+    check("log.re", log_ref[i].real(), log[i].real(), i, 4, false);
+    check("log.im", log_ref[i].imag(), log[i].imag(), i, 3, true);
+    check("abs", abs_ref[i], abs[i], i, -1, true);
+    check("atan2", angle_ref[i], angle[i], i, 3, true);
+  }
+}
+
+// f32 atan2 and abs of c64 (hypot) over 2^16 random pairs of every sign
+// and of magnitudes 2^-30 to 2^30 (quotients from far below to far above
+// 1): atan2 within 2 ulp of the correctly rounded result (libm in
+// double, rounded), abs bit for bit glibc's hypotf.
+TEST(ComplexInlineTest, Atan2AndHypotSweep) {
+  constexpr int64_t kPairs = 65536;
+  std::vector<float> ys(kPairs), xs(kPairs);
+  uint64_t state = 11;
+  for (int64_t i = 0; i < kPairs; ++i) {
+    auto draw = [&] {
+      const uint64_t r = testing::NextRandom(state);
+      const double mantissa = 1.0 + static_cast<double>(r >> 40) / 16777216.0;
+      const int exponent = static_cast<int>((r >> 8) % 61) - 30;
+      return static_cast<float>(((r & 1) != 0 ? -1.0 : 1.0) * std::ldexp(mantissa, exponent));
+    };
+    ys[i] = draw();
+    xs[i] = draw();
+  }
+  const std::string text = absl::StrReplaceAll(R"(
+HloModule m
+ENTRY e {
+  y = f32[N] parameter(0)
+  x = f32[N] parameter(1)
+  t = f32[N] atan2(y, x)
+  z = c64[N] complex(x, y)
+  a = f32[N] abs(z)
+  ROOT r = (f32[N], f32[N]) tuple(t, a)
+})",
+                                               {{"[N]", absl::StrCat("[", kPairs, "]")}});
+  std::vector<Literal> inputs;
+  for (const auto* source : {&ys, &xs}) {
+    inputs.emplace_back(Shape(F32, {kPairs}));
+    std::memcpy(inputs.back().untyped_data(), source->data(), kPairs * sizeof(float));
+  }
+  auto run = RunAgainstInterpreter(text, {}, &inputs);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const auto* angle = static_cast<const float*>(run->actual[0].untyped_data());
+  const auto* modulus = static_cast<const float*>(run->actual[1].untyped_data());
+  int64_t worst_ulps = 0, hypot_mismatches = 0;
+  for (int64_t i = 0; i < kPairs; ++i) {
+    const auto exact = static_cast<float>(std::atan2(static_cast<double>(ys[i]), xs[i]));
+    const int64_t ulps = std::abs(static_cast<int64_t>(std::bit_cast<int32_t>(exact)) -
+                                  std::bit_cast<int32_t>(angle[i]));
+    worst_ulps = std::max(worst_ulps, ulps);
+    if (std::bit_cast<uint32_t>(modulus[i]) != std::bit_cast<uint32_t>(std::hypot(xs[i], ys[i]))) {
+      ++hypot_mismatches;
+    }
+  }
+  std::cout << "atan2: max " << worst_ulps << " ulp\n";
+  EXPECT_LE(worst_ulps, 2);
+  EXPECT_EQ(hypot_mismatches, 0);
+}
 
 TEST(BitcastConvertTest, SameWidthReinterpretsBits) {
   const std::string text =

@@ -4,7 +4,9 @@
 // (loop_kernel_plan.h: ScanOf) as a loop kernel that folds each output from
 // the one before it: O(n) instead of the window's O(n^2); an innermost
 // scan folds four lines side by side (independent chains: a [32, 512]
-// cumsum 50 -> 18 us). See loop_kernel_emitter_internal.h: EmitScan.
+// cumsum 50 -> 18 us); an f32 one whose combiner has a long-latency op
+// (cumlogsumexp's exp and log1p) folds sixteen lines as the lanes of one
+// vectorized loop instead. See loop_kernel_emitter_internal.h: EmitScan.
 //
 //===----------------------------------------------------------------------===//
 #include <functional>
@@ -20,6 +22,35 @@ namespace {
 
 // Lines scanned side by side (EmitScan).
 constexpr int64_t kInterleavedLines = 4;
+// Lines scanned as the lanes of one vectorized loop (an f32 vector).
+constexpr int64_t kLaneLines = 16;
+
+// Whether `combiner` costs enough per step that an innermost f32 scan
+// runs kLaneLines lines as vector lanes (their inputs gathered and
+// outputs scattered a line apart) rather than kInterleavedLines scalar
+// chains: it computes a transcendental function, a division or a root.
+// A sum's or a max's chain is a few cycles per step, cheaper than the
+// gathers and scatters.
+bool HasLongLatencyOp(const HloComputation& combiner) {
+  for (const HloInstruction* instruction : combiner.instructions()) {
+    switch (instruction->opcode()) {
+      case HloOpcode::kExp:
+      case HloOpcode::kExpm1:
+      case HloOpcode::kLog:
+      case HloOpcode::kLog1p:
+      case HloOpcode::kTanh:
+      case HloOpcode::kLogistic:
+      case HloOpcode::kPower:
+      case HloOpcode::kDivide:
+      case HloOpcode::kSqrt:
+      case HloOpcode::kRsqrt:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -101,11 +132,66 @@ absl::Status EmitScan(llvm_ir::ElementalIrEmitter& elemental, llvm::IRBuilderBas
   // waiting on the last (an add's latency and a store-to-load forward):
   // kInterleavedLines lines of the dimension outside it scan together.
   const int64_t interleaved = scanned == rank - 1 && rank >= 2 ? rank - 2 : -1;
+  // kLaneLines lines from `first` on as the lanes of a loop vectorized
+  // across them: each step folds every lane's accumulator (a stack array,
+  // kept from the step before) with its input, and stores it. Every line
+  // still folds in order, as the scalar chains do.
+  const bool lanes = interleaved >= 0 && type == F32 && HasLongLatencyOp(combiner);
+  llvm::Value* accumulators = nullptr;
+  if (lanes) {
+    llvm::Function* function = b.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+    accumulators =
+        entry.CreateAlloca(llvm::ArrayType::get(b.getFloatTy(), kLaneLines), nullptr, "scan.lanes");
+  }
+  auto emit_lanes = [&](llvm::Value* first) -> absl::Status {
+    auto emit_step = [&](llvm::Value* position, bool initial) -> absl::Status {
+      return elemental.EmitForLoop(
+          b.getInt64(0), b.getInt64(kLaneLines), "lane",
+          [&](llvm::Value* lane) -> absl::Status {
+            index[interleaved] = b.CreateAdd(first, lane);
+            index[scanned] = position;
+            AXLE_ASSIGN_OR_RETURN(llvm::Value * value, input(index));
+            llvm::Value* slot =
+                b.CreateInBoundsGEP(llvm::ArrayType::get(b.getFloatTy(), kLaneLines), accumulators,
+                                    {b.getInt64(0), lane});
+            llvm::Value* accumulated = initial ? init : b.CreateLoad(b.getFloatTy(), slot);
+            AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded,
+                                  elemental.EmitScalarComputation(combiner, {accumulated, value}));
+            if (folded.size() != 1) {
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "reduce-window ", scan.name(), ": the computation must return one value"));
+            }
+            b.CreateStore(folded[0], slot);
+            index[scanned] = position;
+            elemental.StoreElement(folded[0], output, elemental.Linearize(index, dims), type);
+            return absl::OkStatus();
+          },
+          kLaneLines);
+    };
+    AXLE_RETURN_IF_ERROR(emit_step(b.getInt64(plan.reverse ? length - 1 : 0), true));
+    return elemental.EmitForLoop(
+        b.getInt64(1), b.getInt64(length), "step",
+        [&](llvm::Value* step) -> absl::Status {
+          return emit_step(plan.reverse ? b.CreateSub(b.getInt64(length - 1), step) : step, false);
+        },
+        llvm_ir::ElementalIrEmitter::kVectorizeNever);
+  };
   std::function<absl::Status(int64_t)> outer = [&](int64_t d) -> absl::Status {
     if (d < scanned && d != interleaved) return emit_loop(d, [&] { return outer(d + 1); });
     if (d != interleaved) return emit_scanned(-1, {});
     llvm::Value* low = d == range_dimension ? begin : b.getInt64(0);
     llvm::Value* high = d == range_dimension ? end : b.getInt64(dims[d]);
+    if (lanes) {
+      llvm::Value* lane_groups = b.CreateSDiv(b.CreateSub(high, low), b.getInt64(kLaneLines));
+      AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
+          b.getInt64(0), lane_groups, absl::StrCat("d", d, ".lanes"),
+          [&](llvm::Value* group) {
+            return emit_lanes(b.CreateAdd(low, b.CreateMul(group, b.getInt64(kLaneLines))));
+          },
+          llvm_ir::ElementalIrEmitter::kVectorizeNever));
+      low = b.CreateAdd(low, b.CreateMul(lane_groups, b.getInt64(kLaneLines)));
+    }
     llvm::Value* groups = b.CreateSDiv(b.CreateSub(high, low), b.getInt64(kInterleavedLines));
     AXLE_RETURN_IF_ERROR(elemental.EmitForLoop(
         b.getInt64(0), groups, absl::StrCat("d", d, ".groups"),

@@ -540,7 +540,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
     case HloOpcode::kExp: {
       // e^re * (cos im + i sin im)
       // A zero imaginary part stays exact: exp(x + 0i) = exp(x) + 0i.
-      llvm::Value* scale = CallMath(MathFunction::kExp, re);
+      const bool f32 = component->isFloatTy();
+      llvm::Value* scale = f32 ? EmitExpF32(b_, re) : CallMath(MathFunction::kExp, re);
       llvm::Value* real_only = b_.CreateFCmpOEQ(im, llvm::ConstantFP::get(component, 0.0));
       llvm::Value* result_re =
           b_.CreateSelect(real_only, scale, b_.CreateFMul(scale, CallMath(MathFunction::kCos, im)));
@@ -548,10 +549,33 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
           b_.CreateSelect(real_only, im, b_.CreateFMul(scale, CallMath(MathFunction::kSin, im)));
       return MakeComplex(result_re, result_im);
     }
-    case HloOpcode::kLog:
-      // log|z| + i arg z
-      return MakeComplex(CallMath(MathFunction::kLog, CallMath(MathFunction::kHypot, re, im)),
-                         CallMath(MathFunction::kAtan2, im, re));
+    case HloOpcode::kLog: {
+      // log|z| + i arg z.
+      llvm::Value* modulus = CallMath(MathFunction::kHypot, re, im);
+      llvm::Value* arg = CallMath(MathFunction::kAtan2, im, re);
+      if (!component->isFloatTy()) {
+        return MakeComplex(CallMath(MathFunction::kLog, modulus), arg);
+      }
+      // f32, inline: log m + log1p((s / m)^2) / 2 with m and s the larger
+      // and smaller of |re|, |im| (|z| itself overflows f32 past FLT_MAX);
+      // log(hypot) (+inf, NaN) where either is not finite, -inf at zero.
+      llvm::Value* zero = llvm::ConstantFP::get(component, 0.0);
+      llvm::Value* inf = llvm::ConstantFP::get(component, INFINITY);
+      llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, re);
+      llvm::Value* ay = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, im);
+      llvm::Value* x_larger = b_.CreateFCmpOGE(ax, ay);
+      llvm::Value* larger = b_.CreateSelect(x_larger, ax, ay);
+      llvm::Value* ratio = b_.CreateFDiv(b_.CreateSelect(x_larger, ay, ax), larger);
+      llvm::Value* log_modulus = b_.CreateFAdd(
+          EmitLogF32(b_, larger), b_.CreateFMul(llvm::ConstantFP::get(component, 0.5),
+                                                EmitLog1pF32(b_, b_.CreateFMul(ratio, ratio))));
+      llvm::Value* finite = b_.CreateAnd(b_.CreateFCmpOLT(ax, inf), b_.CreateFCmpOLT(ay, inf));
+      log_modulus = b_.CreateSelect(finite, log_modulus, EmitLogF32(b_, modulus));
+      llvm::Value* at_zero = b_.CreateAnd(b_.CreateFCmpOEQ(ax, zero), b_.CreateFCmpOEQ(ay, zero));
+      log_modulus =
+          b_.CreateSelect(at_zero, llvm::ConstantFP::get(component, -INFINITY), log_modulus);
+      return MakeComplex(log_modulus, arg);
+    }
     default:
       if (IsComplexCallOpcode(hlo.opcode())) return hooks_->EmitComplexCall(b_, hlo.opcode(), {z});
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());

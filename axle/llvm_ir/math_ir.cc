@@ -9,11 +9,15 @@
 // f^3 P(f) with f = m - 1 (Cephes), plus e*ln2 in two parts.
 // tanh: Eigen's odd rational approximation on [-7.9, 7.9] (XLA CPU uses it).
 // erf: a polynomial in x^2 below 1, 1 - exp(-x^2) Q(|x|) above.
+// atan2: one quotient in [0, 1], Cephes' atanf polynomial, the octant by
+// selects. hypot: glibc's, in f64.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/llvm_ir/math_ir.h"
 
 #include <initializer_list>
+#include <limits>
+#include <numbers>
 
 #include "llvm/IR/Intrinsics.h"
 
@@ -194,6 +198,54 @@ llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* e = EmitExpF32(b, b.CreateFNeg(x));
   return b.CreateFDiv(F(b, 1.0), b.CreateFAdd(F(b, 1.0), e));
+}
+
+// The quotient t = min(|x|, |y|) / max(|x|, |y|) in [0, 1] (0 where both
+// are zero, 1 where both are infinite: the limits atan2 takes there), past
+// tan(pi/8) reduced to (t - 1) / (t + 1) with pi/4 added back, atan of
+// the rest by Cephes' atanf polynomial (degree 9, odd); then the octant:
+// pi/2 - r where |y| > |x|, pi - r where x has its sign bit (x = -0
+// included: atan2(+-0, -0) = +-pi), and y's sign. A NaN in either gives
+// NaN through the quotient.
+llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x) {
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+  llvm::Value* swap = b.CreateFCmpOGT(ay, ax);
+  llvm::Value* numerator = b.CreateSelect(swap, ax, ay);
+  llvm::Value* denominator = b.CreateSelect(swap, ay, ax);
+  llvm::Value* t = b.CreateFDiv(numerator, denominator);
+  llvm::Value* inf = F(b, std::numeric_limits<float>::infinity());
+  t = b.CreateSelect(b.CreateAnd(b.CreateFCmpOEQ(ax, F(b, 0)), b.CreateFCmpOEQ(ay, F(b, 0))),
+                     F(b, 0), t);
+  t = b.CreateSelect(b.CreateAnd(b.CreateFCmpOEQ(ax, inf), b.CreateFCmpOEQ(ay, inf)), F(b, 1), t);
+  llvm::Value* reduce = b.CreateFCmpOGT(t, F(b, 0.4142135623730950));
+  llvm::Value* u =
+      b.CreateSelect(reduce, b.CreateFDiv(b.CreateFSub(t, F(b, 1)), b.CreateFAdd(t, F(b, 1))), t);
+  llvm::Value* z = b.CreateFMul(u, u);
+  llvm::Value* p =
+      Horner(b, z, {8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1});
+  llvm::Value* r = Fma(b, b.CreateFMul(p, z), u, u);
+  r = b.CreateSelect(reduce, b.CreateFAdd(r, F(b, std::numbers::pi / 4)), r);
+  r = b.CreateSelect(swap, b.CreateFSub(F(b, std::numbers::pi / 2), r), r);
+  llvm::Value* x_negative = b.CreateICmpSLT(b.CreateBitCast(x, b.getInt32Ty()), b.getInt32(0));
+  r = b.CreateSelect(x_negative, b.CreateFSub(F(b, std::numbers::pi), r), r);
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, y);
+}
+
+// glibc's hypotf: sqrt(x^2 + y^2) in f64 (the squares exact, one rounding
+// of the sum, of the root and to f32), +inf where either is infinite (even
+// with a NaN), else a NaN propagates.
+llvm::Value* EmitHypotF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+  llvm::Value* dx = b.CreateFPExt(x, b.getDoubleTy());
+  llvm::Value* dy = b.CreateFPExt(y, b.getDoubleTy());
+  llvm::Value* sum = b.CreateFAdd(b.CreateFMul(dx, dx), b.CreateFMul(dy, dy));
+  llvm::Value* root =
+      b.CreateFPTrunc(b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, sum), b.getFloatTy());
+  llvm::Value* inf = F(b, std::numeric_limits<float>::infinity());
+  llvm::Value* infinite =
+      b.CreateOr(b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), inf),
+                 b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y), inf));
+  return b.CreateSelect(infinite, inf, root);
 }
 
 }  // namespace axle::llvm_ir

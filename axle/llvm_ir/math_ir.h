@@ -25,6 +25,13 @@ llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // 1 / (1 + exp(-x)).
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// atan2(y, x), every IEEE special case (signed zeros, infinities, NaN) as
+// libm's; within 2 ulp of the correctly rounded result elsewhere
+// (axle/cpu/elemental_ir_emitter_test.cc: Atan2AndHypotSweep).
+llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x);
+// hypot(x, y) computed as glibc's hypotf (in f64): the same bits (the same
+// sweep).
+llvm::Value* EmitHypotF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);
 
 }  // namespace axle::llvm_ir
 

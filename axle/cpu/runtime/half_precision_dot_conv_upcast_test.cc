@@ -2,8 +2,8 @@
 //
 // Without native bf16 the pass turns bf16 dots (bf16 or f32 results, with
 // batch dims and the dot_bf16_bf16_f32 algorithm) into f32 dots between
-// converts, and f16 dots and convolutions always; with native bf16 it
-// leaves bf16 dots, and other types always, alone. The rewritten module
+// converts, and f16 dots and convolutions and 8-bit float dots always;
+// with native bf16 it leaves bf16 dots, and other types always, alone. The rewritten module
 // computes what the interpreter computes for the original (up to the order
 // of the f32 sums).
 //
@@ -66,6 +66,32 @@ ENTRY e {
   k = f16[3,3,4,6] parameter(1)
   ROOT c = f16[2,9,9,6] convolution(x, k), window={size=3x3 pad=1_1x1_1},
       dim_labels=b01f_01io->b01f, feature_group_count=2
+})";
+
+// f8 training's dots: e4m3fn x e4m3fn with an f32 result, a gradient's
+// e4m3fn x e5m2 (mixed 8-bit types), and one with an e5m2 result.
+constexpr const char* kF8Matmul = R"(
+HloModule m
+ENTRY e {
+  a = f8e4m3fn[33,70] parameter(0)
+  b = f8e4m3fn[70,17] parameter(1)
+  ROOT d = f32[33,17] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+constexpr const char* kF8MixedGradient = R"(
+HloModule m
+ENTRY e {
+  a = f8e4m3fn[40,24] parameter(0)
+  g = f8e5m2[40,9] parameter(1)
+  ROOT d = f32[24,9] dot(a, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})";
+
+constexpr const char* kF8Result = R"(
+HloModule m
+ENTRY e {
+  a = f8e5m2[4,6] parameter(0)
+  b = f8e5m2[6,5] parameter(1)
+  ROOT d = f8e5m2[4,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })";
 
 std::unique_ptr<HloModule> Rewritten(const std::string& text, bool native, bool* changed) {
@@ -156,11 +182,37 @@ TEST(HalfPrecisionDotConvUpcast, F16ConvolutionsBecomeF32Convolutions) {
   EXPECT_FALSE(changed);
 }
 
+TEST(HalfPrecisionDotConvUpcast, EightBitFloatDotsBecomeF32Dots) {
+  for (const char* text : {kF8Matmul, kF8MixedGradient, kF8Result}) {
+    SCOPED_TRACE(text);
+    bool changed = false;
+    auto module = Rewritten(text, /*native=*/true, &changed);
+    EXPECT_TRUE(changed);
+    const HloInstruction* root = module->entry_computation()->root_instruction();
+    const HloInstruction* dot = root->opcode() == HloOpcode::kConvert ? root->operand(0) : root;
+    EXPECT_EQ(root->shape().element_type(), text == kF8Result ? F8E5M2 : F32);
+    ASSERT_EQ(dot->opcode(), HloOpcode::kDot);
+    EXPECT_EQ(dot->shape().element_type(), F32);
+    for (const HloInstruction* operand : dot->operands()) {
+      EXPECT_EQ(operand->opcode(), HloOpcode::kConvert);
+      EXPECT_EQ(operand->shape().element_type(), F32);
+    }
+  }
+  // f8e8m0fnu's products leave f32's range, and f64 results sum in f64:
+  // both stay.
+  bool changed = true;
+  Rewritten(absl::StrReplaceAll(kF8Matmul, {{"f8e4m3fn", "f8e8m0fnu"}}), /*native=*/true, &changed);
+  EXPECT_FALSE(changed);
+  Rewritten(absl::StrReplaceAll(kF8Matmul, {{"f32[33,17]", "f64[33,17]"}}), /*native=*/true,
+            &changed);
+  EXPECT_FALSE(changed);
+}
+
 TEST(HalfPrecisionDotConvUpcast, RewrittenModulesAgreeWithTheInterpreter) {
   // On this machine the cpu platform runs the pass when the CPU lacks
   // native bf16, and oneDNN's bf16 path otherwise: both agree.
-  for (const char* text :
-       {kAttentionScores, kBf16Matmul, kF16AttentionScores, kF16Matmul, kF16Convolution}) {
+  for (const char* text : {kAttentionScores, kBf16Matmul, kF16AttentionScores, kF16Matmul,
+                           kF16Convolution, kF8Matmul, kF8MixedGradient}) {
     SCOPED_TRACE(text);
     testing::ExpectCpuAgrees(text, cpu::testing::MakeTestArguments(text), ErrorSpec(1e-2, 1e-2));
   }

@@ -4,7 +4,8 @@
 // lowers jnp.cumsum / cumprod / cummax / lax.cummin (reverse too), run as
 // O(n) scan kernels (loop_kernel_plan.h: ScanOf) and agree with the
 // interpreter: prefix scans bit for bit (the same folds in the same order,
-// four lines of an innermost scan side by side),
+// four lines of an innermost scan side by side; sixteen as vector lanes
+// for an f32 combiner with a transcendental, such as cumlogsumexp's),
 // suffix scans of floats within rounding. Windows that only look like
 // scans (shorter windows, strides, dilations) keep the window loop.
 //
@@ -111,6 +112,55 @@ TEST(CpuScanTest, CumsumOfRandomValuesMatchesARunningSum) {
       sum += values[row * 1000 + i];
       ASSERT_EQ(result->data<float>()[row * 1000 + i], sum) << row << "," << i;
     }
+  }
+}
+
+// lax.cumlogsumexp as JAX lowers it: a prefix reduce-window whose body is
+// logaddexp (max + log1p(exp(-|a - b|)), a + b where a - b is NaN). Along
+// the innermost dimension f32 lines run 16 at a time as vector lanes
+// (groups of 16, then 4 side by side, then single lines: 37 = 2 x 16 +
+// 4 + 1), along another dimension as rows. The corner-case inputs (NaN,
+// +-inf, -0, 1e30, denormals) start lines; exp and log1p are the inline
+// f32 functions, the interpreter's libm: within a few ulp per step.
+TEST(CpuScanTest, LogAddExpScansAgreeWithTheInterpreter) {
+  const std::string combiner = R"(
+fold {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] maximum(a, b)
+  d = f32[] subtract(a, b)
+  unordered = pred[] compare(d, d), direction=NE
+  sum = f32[] add(a, b)
+  ad = f32[] abs(d)
+  nd = f32[] negate(ad)
+  e = f32[] exponential(nd)
+  l = f32[] log-plus-one(e)
+  r = f32[] add(m, l)
+  ROOT c = f32[] select(unordered, sum, r)
+})";
+  struct Case {
+    std::string dims, window;
+    int64_t dimension;
+  };
+  const std::vector<Case> cases = {
+      {"37,300", "size=1x300 pad=0_0x299_0", 1},
+      {"2,21,50", "size=1x1x50 pad=0_0x0_0x49_0", 2},
+      {"16,3", "size=1x3 pad=0_0x2_0", 1},
+      {"300,19", "size=300x1 pad=299_0x0_0", 0},
+  };
+  for (const Case& c : cases) {
+    const std::string text =
+        absl::StrCat("HloModule m\n", combiner, R"(
+ENTRY e {
+  x = f32[)",
+                     c.dims, R"(] parameter(0)
+  z = f32[] constant(-inf)
+  ROOT s = f32[)",
+                     c.dims, "] reduce-window(x, z), window={", c.window, "}, to_apply=fold\n}\n");
+    std::optional<cpu::ScanPlan> plan = PlanOf(text);
+    ASSERT_TRUE(plan.has_value()) << text;
+    EXPECT_EQ(plan->dimension, c.dimension) << text;
+    ExpectAgrees(text, ErrorSpec(1e-5, 1e-5));
   }
 }
 

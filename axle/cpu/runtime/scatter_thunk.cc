@@ -227,68 +227,116 @@ absl::Status ScatterThunk::Execute(const ThunkContext& context) const {
         threads);
     return absl::OkStatus();
   }
-  initialize(/*skip_fill=*/false);
-  std::vector<const void*> parameters(2 * n);
-  std::vector<void*> results(n);
-  std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);
-  std::vector<int64_t> window_index(window_sizes.size(), 0);
-  std::vector<int64_t> start(operand_rank, 0);
-  for (int64_t s = 0; s < scatter_count; ++s, Next(scatter_index, scatter_sizes)) {
-    int64_t indices_base = 0, update_base = 0;
-    for (size_t j = 0; j < scatter_index.size(); ++j) {
-      indices_base += scatter_index[j] * batch_strides[j];
-      update_base += scatter_index[j] * update_strides[g.update_scatter_dims[j]];
+  // Updates s in [first, last) (row-major over the update scatter
+  // dimensions), each applied in order.
+  auto apply_updates = [&](int64_t first, int64_t last) {
+    std::vector<const void*> parameters(2 * n);
+    std::vector<void*> results(n);
+    std::vector<int64_t> scatter_index(scatter_sizes.size(), 0);
+    std::vector<int64_t> window_index(window_sizes.size(), 0);
+    std::vector<int64_t> start(operand_rank, 0);
+    for (int64_t rest = first, d = static_cast<int64_t>(scatter_sizes.size()) - 1; d >= 0; --d) {
+      scatter_index[d] = rest % scatter_sizes[d];
+      rest /= scatter_sizes[d];
     }
-    std::fill(start.begin(), start.end(), 0);
-    for (int64_t k = 0; k < vector_size; ++k) {
-      start[g.scatter_dims_to_operand_dims[k]] =
-          ReadIntegerElement(indices, g.indices_type, indices_base + k * vector_stride);
-    }
-    for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
-      start[g.input_batching_dims[i]] = scatter_index[g.batch_positions[i]];
-    }
-    bool in_bounds = true;
-    int64_t operand_base = 0;
-    for (int64_t d = 0; d < operand_rank; ++d) {
-      if (start[d] < 0 || start[d] > g.operand_dims[d] - window_extent[d]) in_bounds = false;
-      operand_base += start[d] * operand_strides[d];
-    }
-    if (!in_bounds) continue;
-    if (row_length > 0) {
-      // Contiguous rows with an inline op: the window's outer positions,
-      // each a row of row_length elements.
+    for (int64_t s = first; s < last; ++s, Next(scatter_index, scatter_sizes)) {
+      int64_t indices_base = 0, update_base = 0;
+      for (size_t j = 0; j < scatter_index.size(); ++j) {
+        indices_base += scatter_index[j] * batch_strides[j];
+        update_base += scatter_index[j] * update_strides[g.update_scatter_dims[j]];
+      }
+      std::fill(start.begin(), start.end(), 0);
+      for (int64_t k = 0; k < vector_size; ++k) {
+        start[g.scatter_dims_to_operand_dims[k]] =
+            ReadIntegerElement(indices, g.indices_type, indices_base + k * vector_stride);
+      }
+      for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
+        start[g.input_batching_dims[i]] = scatter_index[g.batch_positions[i]];
+      }
+      bool in_bounds = true;
+      int64_t operand_base = 0;
+      for (int64_t d = 0; d < operand_rank; ++d) {
+        if (start[d] < 0 || start[d] > g.operand_dims[d] - window_extent[d]) in_bounds = false;
+        operand_base += start[d] * operand_strides[d];
+      }
+      if (!in_bounds) continue;
+      if (row_length > 0) {
+        // Contiguous rows with an inline op: the window's outer positions,
+        // each a row of row_length elements.
+        std::fill(window_index.begin(), window_index.end(), 0);
+        for (int64_t w = 0; w < window_count; w += row_length) {
+          int64_t operand_linear = operand_base, update_linear = update_base;
+          for (size_t k = 0; k < window_index.size(); ++k) {
+            operand_linear += window_index[k] * operand_strides[g.window_operand_dims[k]];
+            update_linear += window_index[k] * update_strides[g.update_window_dims[k]];
+          }
+          CombineRow(g.row_op, g.element_type, outputs[0] + operand_linear * g.element_bytes[0],
+                     updates[0] + update_linear * g.element_bytes[0], row_length);
+          window_index.back() = window_sizes.back() - 1;
+          Next(window_index, window_sizes);
+        }
+        continue;
+      }
       std::fill(window_index.begin(), window_index.end(), 0);
-      for (int64_t w = 0; w < window_count; w += row_length) {
+      for (int64_t w = 0; w < window_count; ++w, Next(window_index, window_sizes)) {
         int64_t operand_linear = operand_base, update_linear = update_base;
         for (size_t k = 0; k < window_index.size(); ++k) {
           operand_linear += window_index[k] * operand_strides[g.window_operand_dims[k]];
           update_linear += window_index[k] * update_strides[g.update_window_dims[k]];
         }
-        CombineRow(g.row_op, g.element_type, outputs[0] + operand_linear * g.element_bytes[0],
-                   updates[0] + update_linear * g.element_bytes[0], row_length);
-        window_index.back() = window_sizes.back() - 1;
-        Next(window_index, window_sizes);
+        for (int64_t i = 0; i < n; ++i) {
+          // The combiner loads every parameter before it stores a result, so
+          // results go straight into the outputs.
+          char* target = outputs[i] + operand_linear * g.element_bytes[i];
+          parameters[i] = target;
+          parameters[n + i] = updates[i] + update_linear * g.element_bytes[i];
+          results[i] = target;
+        }
+        combiner_->Run(parameters.data(), results.data());
       }
-      continue;
     }
-    std::fill(window_index.begin(), window_index.end(), 0);
-    for (int64_t w = 0; w < window_count; ++w, Next(window_index, window_sizes)) {
-      int64_t operand_linear = operand_base, update_linear = update_base;
-      for (size_t k = 0; k < window_index.size(); ++k) {
-        operand_linear += window_index[k] * operand_strides[g.window_operand_dims[k]];
-        update_linear += window_index[k] * update_strides[g.update_window_dims[k]];
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        // The combiner loads every parameter before it stores a result, so
-        // results go straight into the outputs.
-        char* target = outputs[i] + operand_linear * g.element_bytes[i];
-        parameters[i] = target;
-        parameters[n + i] = updates[i] + update_linear * g.element_bytes[i];
-        results[i] = target;
-      }
-      combiner_->Run(parameters.data(), results.data());
-    }
+  };
+  // With the operand's outermost dimension a batching dimension that the
+  // outermost update scatter dimension indexes (a vmapped scatter), the
+  // updates of batch b touch only the operand's slab b: each thread
+  // starts and updates its own range of slabs, its updates in order.
+  int64_t batches = 0;
+  for (size_t i = 0; i < g.input_batching_dims.size(); ++i) {
+    if (g.input_batching_dims[i] == 0 && g.batch_positions[i] == 0) batches = scatter_sizes[0];
   }
+  // (An index into dimension 0 as well would reach other slabs.)
+  if (std::find(g.scatter_dims_to_operand_dims.begin(), g.scatter_dims_to_operand_dims.end(), 0) !=
+      g.scatter_dims_to_operand_dims.end()) {
+    batches = 0;
+  }
+  const int64_t operand_bytes = operand_elements * g.element_bytes[0];
+  if (threads <= 1 || batches < threads ||
+      (operand_bytes < kMinParallelFillBytes &&
+       scatter_count * window_count < kMinParallelRowElements)) {
+    initialize(/*skip_fill=*/false);
+    apply_updates(0, scatter_count);
+    return absl::OkStatus();
+  }
+  const int64_t slab_elements = operand_elements / g.operand_dims[0];
+  const int64_t updates_per_batch = scatter_count / batches;
+  context.thread_pool->ParallelFor(
+      threads, 1,
+      [&](int64_t begin, int64_t end) {
+        const int64_t first = batches * begin / threads, last = batches * end / threads;
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t slab = slab_elements * g.element_bytes[i];
+          char* output = outputs[i] + first * slab;
+          if (fills_[i].empty()) {
+            const char* operand = static_cast<const char*>(context.address(operand_values_[i]));
+            if (operand != outputs[i])
+              std::memmove(output, operand + first * slab, (last - first) * slab);
+          } else {
+            Fill(output, (last - first) * slab, fills_[i]);
+          }
+        }
+        apply_updates(first * updates_per_batch, last * updates_per_batch);
+      },
+      threads);
   return absl::OkStatus();
 }
 

@@ -634,6 +634,64 @@ ENTRY e {
   EXPECT_EQ(result, LiteralUtil::CreateR2<int32_t>({{1, 0, 0, 0, 5}, {0, 4, 6, 0, 0}}));
 }
 
+// vmapped scatters (operand_batching_dims) over more than 1 MiB of
+// operand: each thread copies and updates its own range of the batch
+// (the outermost dimension), updates in order. Colliding indices (the
+// sums' order shows), out-of-bounds ones, an add, a max, an overwrite,
+// 9 batches over 2 threads (an uneven split); with the batching
+// dimension not outermost, one thread as before. Bit for bit the
+// interpreter's.
+TEST(CpuScatter, BatchedScattersSplitByBatchKeepUpdateOrder) {
+  const std::string combiners = R"(
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+set {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+)";
+  for (const char* combiner : {"add", "max", "set"}) {
+    SCOPED_TRACE(combiner);
+    const std::string outer = absl::StrCat("HloModule m\n", combiners, R"(
+ENTRY e {
+  operand = f32[9,512,64] parameter(0)
+  indices = s32[9,200,1] parameter(1)
+  updates = f32[9,200,64] parameter(2)
+  ROOT s = f32[9,512,64] scatter(operand, indices, updates), update_window_dims={2},
+      inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0},
+      scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=)",
+                                           combiner, "\n}\n");
+    const std::string inner = absl::StrCat("HloModule m\n", combiners, R"(
+ENTRY e {
+  operand = f32[512,9,64] parameter(0)
+  indices = s32[9,200,1] parameter(1)
+  updates = f32[9,200,64] parameter(2)
+  ROOT s = f32[512,9,64] scatter(operand, indices, updates), update_window_dims={2},
+      inserted_window_dims={0}, input_batching_dims={1}, scatter_indices_batching_dims={0},
+      scatter_dims_to_operand_dims={0}, index_vector_dim=2, to_apply=)",
+                                           combiner, "\n}\n");
+    for (const std::string& text : {outer, inner}) {
+      std::vector<Literal> arguments = cpu::testing::MakeTestArguments(text);
+      Literal index_literal(arguments[1].shape());
+      for (int64_t i = 0; i < 9 * 200; ++i) {
+        // Rows 0-9 collide often; some indices are out of bounds.
+        const int64_t row = i % 5 == 0 ? i % 10 : (i * 37) % 530 - 9;
+        index_literal.SetIntegral(i, row);
+      }
+      arguments[1] = std::move(index_literal);
+      RunBoth(text, arguments);
+    }
+  }
+}
+
 TEST(CpuScatter, EmptyUpdatesCopyTheOperand) {
   constexpr absl::string_view kText = R"(
 HloModule scatter
