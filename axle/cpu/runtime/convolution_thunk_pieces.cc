@@ -359,14 +359,9 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
 
 void DnnlConvolutionThunk::FinishBlockedPiece(const dnnl::convolution_forward::primitive_desc& pd,
                                               Piece& piece, int64_t& scratch_bytes) const {
-  piece.src_reorder = dnnl::reorder(
-      dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
-  piece.dst_reorder = dnnl::reorder(
-      dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
-  if (addend_post_op_) {
-    piece.addend_reorder = dnnl::reorder(
-        dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
-  }
+  piece.src_reorder = DnnlReorder(piece.src_user, piece.src);
+  piece.dst_reorder = DnnlReorder(piece.dst, piece.dst_user);
+  if (addend_post_op_) piece.addend_reorder = DnnlReorder(piece.dst_user, piece.dst);
   piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
   piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
   piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
@@ -606,9 +601,8 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     if (piece.src_reorder) {  // blocked (BuildWinogradPieces): rows in, then out
       char* blocked_src = scratchpads + piece.blocked_src_offset;
       char* blocked_dst = scratchpads + piece.blocked_dst_offset;
-      dnnl::memory user_src(piece.src_user, engine, const_cast<char*>(piece_src));
-      dnnl::memory src_memory(piece.src, engine, blocked_src);
-      piece.src_reorder->execute(stream, user_src, src_memory);
+      dnnl::memory src_memory =
+          DnnlInput(stream, piece.src_user, piece_src, piece.src_reorder, piece.src, blocked_src);
       dnnl::memory dst_memory(piece.dst, engine, blocked_dst);
       if (addend != nullptr) {
         dnnl::memory user_addend(piece.dst_user, engine,
