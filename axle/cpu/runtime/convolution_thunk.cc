@@ -370,7 +370,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       user_weights.emplace(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
       packed_weights_ = dnnl::memory(weights_desc_, DnnlEngine());
       dnnl::stream stream(DnnlEngine());
-      dnnl::reorder(*user_weights, packed_weights_).execute(stream, *user_weights, packed_weights_);
+      DnnlCopy(stream, *user_weights, packed_weights_);
       stream.wait();
     }
     primitive_ = dnnl::convolution_forward(*pd);

@@ -129,7 +129,7 @@ int WeightsIn(std::vector<dnnl::memory>& weights, const dnnl::memory::desc& desc
   }
   dnnl::memory packed(desc, DnnlEngine());
   dnnl::stream stream(DnnlEngine());
-  dnnl::reorder(from, packed).execute(stream, from, packed);
+  DnnlCopy(stream, from, packed);
   stream.wait();
   weights.push_back(packed);
   return static_cast<int>(weights.size()) - 1;
@@ -451,9 +451,9 @@ bool DnnlConvolutionThunk::BuildWinogradFeaturePieces(const dnnl::primitive_attr
       dnnl::memory dense(dnnl::memory::desc(piece_weights_dims, weights_user_desc_.data_type(),
                                             ShapeUtil::RowMajorStrides(piece_weights_dims)),
                          DnnlEngine());
-      dnnl::reorder(slice, dense).execute(stream, slice, dense);
+      DnnlCopy(stream, slice, dense);
       dnnl::memory packed(pd.weights_desc(), DnnlEngine());
-      dnnl::reorder(dense, packed).execute(stream, dense, packed);
+      DnnlCopy(stream, dense, packed);
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
@@ -502,7 +502,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
                                   ShapeUtil::RowMajorStrides(weights_dims));
     dnnl::memory plain(plain_desc, DnnlEngine());
     dnnl::stream stream(DnnlEngine());
-    dnnl::reorder(packed_weights_, plain).execute(stream, packed_weights_, plain);
+    DnnlCopy(stream, packed_weights_, plain);
     stream.wait();
     OmpTeamOfOne team;  // primitives for a team of one
     for (int64_t t = 0; t < threads; ++t) {
@@ -530,7 +530,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
       dnnl::memory slice(plain_desc.submemory_desc(piece_weights_dims, offsets), DnnlEngine(),
                          plain.get_data_handle());
       dnnl::memory packed(pd.weights_desc(), DnnlEngine());
-      dnnl::reorder(slice, packed).execute(stream, slice, packed);
+      DnnlCopy(stream, slice, packed);
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);

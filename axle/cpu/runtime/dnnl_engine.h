@@ -39,6 +39,12 @@ inline dnnl::reorder DnnlReorder(const dnnl::memory::desc& from, const dnnl::mem
   return dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), from, DnnlEngine(), to));
 }
 
+// Copies `from` into `to`, each in its own layout, on `stream` (through a
+// reorder made for the two: for one-off copies such as packing weights).
+inline void DnnlCopy(const dnnl::stream& stream, dnnl::memory& from, dnnl::memory& to) {
+  dnnl::reorder(from, to).execute(stream, from, to);
+}
+
 // A primitive's input `data`, laid out as `user_desc`: that memory itself,
 // or, with a `reorder` (DnnlReorder(user_desc, desc)), its copy in layout
 // `desc` at `into`, made on `stream` first.

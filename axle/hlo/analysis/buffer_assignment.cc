@@ -1,17 +1,20 @@
 // Buffer assignment (see buffer_assignment.h).
 //
 // The steps: lay out the sequential order; make one value per subshape
-// (but a value the backend never stores); union the values that are the
-// same memory by construction, or that a backend computes in their user's;
-// union across
-// control-flow boundaries where that is safe (else record a RequiredCopy);
-// give each resulting buffer a live range; then hand the buffers to the
-// core (buffer_allocation.cc): parameters, constants, live-out, and a
-// first-fit packing of the rest into the temp arena.
+// (but for a value the backend never stores); union the values that are
+// the same memory by construction, or that a backend computes in their
+// user's memory; union across control-flow boundaries where that is safe
+// (else record a RequiredCopy); give each resulting buffer a live range;
+// then hand the buffers to the core (buffer_allocation.cc): parameters,
+// constants, live-out, and a first-fit packing of the rest into the temp
+// arena.
 #include "axle/hlo/analysis/buffer_assignment.h"
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
