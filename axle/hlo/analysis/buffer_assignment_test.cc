@@ -478,7 +478,7 @@ HloModule choices
 add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
+  ROOT sum = f32[] add(x, y)
 }
 ENTRY e {
   p = f32[4,8] parameter(0)
