@@ -70,9 +70,13 @@ absl::Status Run(const Options& options) {
   AXLE_RETURN_IF_ERROR(RunBackendPipeline(options.pipeline, module.get()));
   std::string dump_dir = pipeline.dump_dir();
   if (!dump_dir.empty()) {
-    // The buffer assignment of the module as it is, with the in-place
-    // choices the cpu program builder makes (the same rules and pairs:
-    // cpu/runtime/in_place_agreement_test.cc).
+    // The buffer assignment of the module as it is, with the target-neutral
+    // in-place pairs (InPlaceOperandPairs) under the cpu program builder's
+    // rules: its sharing wherever no thunk makes a choice of its own
+    // (cpu/runtime/in_place_agreement_test.cc). The cpu compiler's dump,
+    // <module>.hlo-buffer-assignment.txt, adds those choices (a dot's
+    // residual accumulated in place, a concatenation its convolutions
+    // write, a scatter's unstored fill).
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment, AssignBuffers(*module));
     AXLE_RETURN_IF_ERROR(
         WriteTextFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),

@@ -42,24 +42,6 @@
 namespace axle::gpu {
 namespace {
 
-// Ops that need no kernel of their own: plumbing, control flow, custom
-// calls, device ids and library ops (their own thunks).
-bool HasOwnThunkOrIsPlumbing(const HloInstruction& instruction) {
-  if (IsGpuLibraryOp(instruction) || IsPlumbing(instruction.opcode())) return true;
-  switch (instruction.opcode()) {
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-    case HloOpcode::kCustomCall:
-    case HloOpcode::kReplicaId:
-    case HloOpcode::kPartitionId:
-      return true;
-    default:
-      // Collectives the program builder gives NCCL thunks.
-      return HloOpcodeIsCollective(instruction.opcode());
-  }
-}
-
 // Writes XLA's `{"known_trip_count":{"n":"N"}}` into the backend_config
 // of every while whose trip count CountWhileTrips finds (an induction
 // variable initialized to a constant, stepped by a constant, compared with a
@@ -338,7 +320,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   pipeline.AddPass<WrapInLoopFusions>(
       "gpu-wrap-in-loop-fusions",
       [](const HloInstruction& instruction) {
-        return !HasOwnThunkOrIsPlumbing(instruction) && !instruction.HasSideEffect();
+        return !HasOwnGpuThunk(instruction) && !IsPlumbing(instruction.opcode()) &&
+               !instruction.HasSideEffect();
       },
       [](const HloInstruction&) { return false; }, /*stop_at_unfusible=*/false);
   // Row reductions and their consumers into one kernel each (row_fusion.h:

@@ -15,29 +15,15 @@ namespace axle::gpu {
 namespace {
 
 // Whether a loop kernel can compute `instruction` inside a fused
-// computation: not a library op, control flow, a custom call, a
-// collective, a nested fusion or an op with side effects.
+// computation: not an op with a thunk of its own (a library op, control
+// flow, a custom call, a device id, a collective), a nested fusion, an
+// asynchronous op or an op with side effects.
 bool LoopKernelComputes(const HloInstruction& instruction) {
-  if (IsGpuLibraryOp(instruction) || instruction.HasSideEffect() ||
-      HloOpcodeIsCollective(instruction.opcode()) || HloOpcodeIsAsyncStart(instruction.opcode()) ||
-      HloOpcodeIsAsyncDone(instruction.opcode())) {
-    return false;
-  }
-  switch (instruction.opcode()) {
-    case HloOpcode::kFusion:
-    case HloOpcode::kWhile:
-    case HloOpcode::kConditional:
-    case HloOpcode::kCall:
-    case HloOpcode::kCustomCall:
-    case HloOpcode::kReplicaId:
-    case HloOpcode::kPartitionId:
-    case HloOpcode::kAsyncUpdate:
-    case HloOpcode::kCopyStart:
-    case HloOpcode::kCopyDone:
-      return false;
-    default:
-      return true;
-  }
+  const HloOpcode opcode = instruction.opcode();
+  return !HasOwnGpuThunk(instruction) && !instruction.HasSideEffect() &&
+         !HloOpcodeIsAsyncStart(opcode) && !HloOpcodeIsAsyncDone(opcode) &&
+         opcode != HloOpcode::kAsyncUpdate && opcode != HloOpcode::kCopyStart &&
+         opcode != HloOpcode::kCopyDone && opcode != HloOpcode::kFusion;
 }
 
 }  // namespace

@@ -147,6 +147,21 @@ bool IsGpuLibraryOp(const HloInstruction& instruction) {
   }
 }
 
+bool HasOwnGpuThunk(const HloInstruction& instruction) {
+  if (IsGpuLibraryOp(instruction)) return true;
+  switch (instruction.opcode()) {
+    case HloOpcode::kWhile:
+    case HloOpcode::kConditional:
+    case HloOpcode::kCall:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kReplicaId:
+    case HloOpcode::kPartitionId:
+      return true;
+    default:
+      return HloOpcodeIsCollective(instruction.opcode());
+  }
+}
+
 absl::StatusOr<std::unique_ptr<GpuThunk>> MakeLibraryThunk(const HloInstruction& instruction,
                                                            GpuThunkValues values,
                                                            const PtxOptions& options) {

@@ -43,6 +43,12 @@ namespace axle::gpu {
 // Whether `instruction` gets its thunk from MakeLibraryThunk.
 bool IsGpuLibraryOp(const HloInstruction& instruction);
 
+// Whether the program builder (gpu_program.cc) gives `instruction` a thunk
+// of its own, never a loop kernel: a library op, control flow (while,
+// conditional, call), a custom call, a device id (replica-id,
+// partition-id) or a collective (NCCL).
+bool HasOwnGpuThunk(const HloInstruction& instruction);
+
 // The thunk of library op `instruction`, whose operands' and result's array
 // leaves are `values` (gpu_thunk.h); Axle's own kernels are compiled for
 // `options` (the device's architecture).

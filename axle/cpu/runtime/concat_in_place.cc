@@ -105,6 +105,10 @@ absl::Status EmitConvolutionIntoConcat(const HloInstruction& instruction, const 
   plan.output_offset = slice.offset;
   plan.output_strides = slice.strides;
   const int64_t output = builder.SharedResult(slice.concat, slice.concat->operand_count());
+  builder.ReportValueInUser(
+      instruction,
+      ValueInUser{slice.concat, true,
+                  slice.offset * primitive_util::ByteWidth(slice.concat->shape().element_type())});
   absl::StatusOr<std::unique_ptr<Thunk>> thunk = conv::MakeDnnlConvolutionThunk(
       instruction.name(), std::move(operand_values), output, std::move(plan));
   if (!thunk.ok()) {

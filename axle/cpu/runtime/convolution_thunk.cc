@@ -330,31 +330,22 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     dst_desc_ = pd->dst_desc();
     weights_desc_ = pd->weights_desc();
     if (src_desc_ != src_user_desc_) {
-      src_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), src_user_desc_, DnnlEngine(), src_desc_));
+      src_reorder_ = DnnlReorder(src_user_desc_, src_desc_);
     }
     if (dst_desc_ != dst_user_desc_) {
-      dst_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), dst_desc_, DnnlEngine(), dst_user_desc_));
-      if (addend_post_op_) {
-        addend_reorder_ = dnnl::reorder(
-            dnnl::reorder::primitive_desc(DnnlEngine(), dst_user_desc_, DnnlEngine(), dst_desc_));
-      }
+      dst_reorder_ = DnnlReorder(dst_desc_, dst_user_desc_);
+      if (addend_post_op_) addend_reorder_ = DnnlReorder(dst_user_desc_, dst_desc_);
     }
     if (weights_desc_ != weights_user_desc_) {
-      auto weights_reorder = [&]() {
-        return dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), weights_user_desc_,
-                                                           DnnlEngine(), weights_desc_));
-      };
       try {
-        weights_reorder_ = weights_reorder();
+        weights_reorder_ = DnnlReorder(weights_user_desc_, weights_desc_);
       } catch (const dnnl::error&) {
         // oneDNN's Winograd weights reorder reads oihw and hwio only: other
         // layouts (the hwoi kernel of JAX's input-gradient convolution,
         // dim_labels ..._01oi->...) through a dense copy of the weights.
         if (gather_weights_) throw;
         gather_weights();
-        weights_reorder_ = weights_reorder();
+        weights_reorder_ = DnnlReorder(weights_user_desc_, weights_desc_);
       }
     }
     // Constant weights: into the primitive's layout once (unless a scale
@@ -379,7 +370,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       user_weights.emplace(weights_user_desc_, DnnlEngine(), const_cast<char*>(base));
       packed_weights_ = dnnl::memory(weights_desc_, DnnlEngine());
       dnnl::stream stream(DnnlEngine());
-      dnnl::reorder(*user_weights, packed_weights_).execute(stream, *user_weights, packed_weights_);
+      DnnlCopy(stream, *user_weights, packed_weights_);
       stream.wait();
     }
     primitive_ = dnnl::convolution_forward(*pd);
@@ -424,13 +415,8 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
       return RunPieces(context, src, OutputBase(context), scale, bias, slot(kPieceScratchpads));
     }
-    dnnl::memory src_memory(src_user_desc_, engine, src);
-    if (src_reorder_) {
-      dnnl::memory user = src_memory;
-      src_memory = dnnl::memory(src_desc_, engine, slot(kSrc));
-      src_reorder_->execute(stream, user, src_memory);
-    }
-    args[DNNL_ARG_SRC] = src_memory;
+    args[DNNL_ARG_SRC] =
+        DnnlInput(stream, src_user_desc_, src, src_reorder_, src_desc_, slot(kSrc));
     // Kernel.
     if (packed_weights_) {
       args[DNNL_ARG_WEIGHTS] = packed_weights_;
@@ -445,13 +431,8 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         }
         rhs = dense;
       }
-      dnnl::memory weights(weights_user_desc_, engine, const_cast<char*>(rhs));
-      if (weights_reorder_) {
-        dnnl::memory user = weights;
-        weights = dnnl::memory(weights_desc_, engine, slot(kWeights));
-        weights_reorder_->execute(stream, user, weights);
-      }
-      args[DNNL_ARG_WEIGHTS] = weights;
+      args[DNNL_ARG_WEIGHTS] = DnnlInput(stream, weights_user_desc_, rhs, weights_reorder_,
+                                         weights_desc_, slot(kWeights));
     }
     // Output.
     char* out = OutputBase(context);

@@ -113,20 +113,17 @@ bool DnnlConvolutionThunk::BuildBackwardData() {
     src_user_desc_ = diff_dst;
     src_desc_ = pd.diff_dst_desc();
     if (src_desc_ != src_user_desc_) {
-      src_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), src_user_desc_, DnnlEngine(), src_desc_));
+      src_reorder_ = DnnlReorder(src_user_desc_, src_desc_);
     }
     dst_user_desc_ = diff_src;
     dst_desc_ = pd.diff_src_desc();
     if (dst_desc_ != dst_user_desc_) {
-      dst_reorder_ = dnnl::reorder(
-          dnnl::reorder::primitive_desc(DnnlEngine(), dst_desc_, DnnlEngine(), dst_user_desc_));
+      dst_reorder_ = DnnlReorder(dst_desc_, dst_user_desc_);
     }
     weights_user_desc_ = weights_dense;
     weights_desc_ = pd.weights_desc();
     if (weights_desc_ != weights_user_desc_) {
-      weights_reorder_ = dnnl::reorder(dnnl::reorder::primitive_desc(
-          DnnlEngine(), weights_user_desc_, DnnlEngine(), weights_desc_));
+      weights_reorder_ = DnnlReorder(weights_user_desc_, weights_desc_);
     }
     scratchpad_size_ = static_cast<int64_t>(pd.scratchpad_desc().get_size());
     backward_data_ = dnnl::convolution_backward_data(pd);
@@ -163,24 +160,14 @@ absl::Status DnnlConvolutionThunk::RunBackwardData(const ThunkContext& context,
     dnnl::stream stream(engine);
     std::unordered_map<int, dnnl::memory> args;
     const char* lhs = BaseOf(context, p.lhs, operand_values_);
-    dnnl::memory diff_dst(src_user_desc_, engine, const_cast<char*>(lhs));
-    if (src_reorder_) {
-      dnnl::memory user = diff_dst;
-      diff_dst = dnnl::memory(src_desc_, engine, slot(kSrc));
-      src_reorder_->execute(stream, user, diff_dst);
-    }
-    args[DNNL_ARG_DIFF_DST] = diff_dst;
+    args[DNNL_ARG_DIFF_DST] =
+        DnnlInput(stream, src_user_desc_, lhs, src_reorder_, src_desc_, slot(kSrc));
     const char* rhs = BaseOf(context, p.rhs, operand_values_);
     char* dense = slot(kWeightsDense);
     StridedCopy(rhs + weights_gather_offset_ * element_size_, weights_gather_dims_,
                 weights_gather_strides_, element_size_, dense);
-    dnnl::memory weights(weights_user_desc_, engine, dense);
-    if (weights_reorder_) {
-      dnnl::memory user = weights;
-      weights = dnnl::memory(weights_desc_, engine, slot(kWeights));
-      weights_reorder_->execute(stream, user, weights);
-    }
-    args[DNNL_ARG_WEIGHTS] = weights;
+    args[DNNL_ARG_WEIGHTS] = DnnlInput(stream, weights_user_desc_, dense, weights_reorder_,
+                                       weights_desc_, slot(kWeights));
     dnnl::memory diff_src(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
     args[DNNL_ARG_DIFF_SRC] = diff_src;
     if (scratchpad_size_ > 0) {

@@ -129,7 +129,7 @@ int WeightsIn(std::vector<dnnl::memory>& weights, const dnnl::memory::desc& desc
   }
   dnnl::memory packed(desc, DnnlEngine());
   dnnl::stream stream(DnnlEngine());
-  dnnl::reorder(from, packed).execute(stream, from, packed);
+  DnnlCopy(stream, from, packed);
   stream.wait();
   weights.push_back(packed);
   return static_cast<int>(weights.size()) - 1;
@@ -359,14 +359,9 @@ bool DnnlConvolutionThunk::BuildWinogradPieces(const dnnl::primitive_attr& attr,
 
 void DnnlConvolutionThunk::FinishBlockedPiece(const dnnl::convolution_forward::primitive_desc& pd,
                                               Piece& piece, int64_t& scratch_bytes) const {
-  piece.src_reorder = dnnl::reorder(
-      dnnl::reorder::primitive_desc(DnnlEngine(), piece.src_user, DnnlEngine(), piece.src));
-  piece.dst_reorder = dnnl::reorder(
-      dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst, DnnlEngine(), piece.dst_user));
-  if (addend_post_op_) {
-    piece.addend_reorder = dnnl::reorder(
-        dnnl::reorder::primitive_desc(DnnlEngine(), piece.dst_user, DnnlEngine(), piece.dst));
-  }
+  piece.src_reorder = DnnlReorder(piece.src_user, piece.src);
+  piece.dst_reorder = DnnlReorder(piece.dst, piece.dst_user);
+  if (addend_post_op_) piece.addend_reorder = DnnlReorder(piece.dst_user, piece.dst);
   piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
   piece.scratchpad_offset = Place(scratch_bytes, std::max<int64_t>(1, piece.scratchpad_size));
   piece.blocked_src_offset = Place(scratch_bytes, static_cast<int64_t>(piece.src.get_size()));
@@ -456,9 +451,9 @@ bool DnnlConvolutionThunk::BuildWinogradFeaturePieces(const dnnl::primitive_attr
       dnnl::memory dense(dnnl::memory::desc(piece_weights_dims, weights_user_desc_.data_type(),
                                             ShapeUtil::RowMajorStrides(piece_weights_dims)),
                          DnnlEngine());
-      dnnl::reorder(slice, dense).execute(stream, slice, dense);
+      DnnlCopy(stream, slice, dense);
       dnnl::memory packed(pd.weights_desc(), DnnlEngine());
-      dnnl::reorder(dense, packed).execute(stream, dense, packed);
+      DnnlCopy(stream, dense, packed);
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
@@ -507,7 +502,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
                                   ShapeUtil::RowMajorStrides(weights_dims));
     dnnl::memory plain(plain_desc, DnnlEngine());
     dnnl::stream stream(DnnlEngine());
-    dnnl::reorder(packed_weights_, plain).execute(stream, packed_weights_, plain);
+    DnnlCopy(stream, packed_weights_, plain);
     stream.wait();
     OmpTeamOfOne team;  // primitives for a team of one
     for (int64_t t = 0; t < threads; ++t) {
@@ -535,7 +530,7 @@ bool DnnlConvolutionThunk::BuildFeaturePieces(const dnnl::primitive_attr& attr,
       dnnl::memory slice(plain_desc.submemory_desc(piece_weights_dims, offsets), DnnlEngine(),
                          plain.get_data_handle());
       dnnl::memory packed(pd.weights_desc(), DnnlEngine());
-      dnnl::reorder(slice, packed).execute(stream, slice, packed);
+      DnnlCopy(stream, slice, packed);
       stream.wait();
       piece.weights = static_cast<int>(weights.size());
       weights.push_back(packed);
@@ -606,9 +601,8 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     if (piece.src_reorder) {  // blocked (BuildWinogradPieces): rows in, then out
       char* blocked_src = scratchpads + piece.blocked_src_offset;
       char* blocked_dst = scratchpads + piece.blocked_dst_offset;
-      dnnl::memory user_src(piece.src_user, engine, const_cast<char*>(piece_src));
-      dnnl::memory src_memory(piece.src, engine, blocked_src);
-      piece.src_reorder->execute(stream, user_src, src_memory);
+      dnnl::memory src_memory =
+          DnnlInput(stream, piece.src_user, piece_src, piece.src_reorder, piece.src, blocked_src);
       dnnl::memory dst_memory(piece.dst, engine, blocked_dst);
       if (addend != nullptr) {
         dnnl::memory user_addend(piece.dst_user, engine,

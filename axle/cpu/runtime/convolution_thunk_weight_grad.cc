@@ -225,8 +225,7 @@ bool DnnlConvolutionThunk::BuildWeightGrad() {
     // a kernel's size).
     const dnnl::memory::desc out(weights_dims, dnnl::memory::data_type::f32, out_strides);
     if (dilated && !PlanReversal(weights_dims, out_strides, scratch_bytes)) return false;
-    dst_reorder_ =
-        dnnl::reorder(dnnl::reorder::primitive_desc(DnnlEngine(), weights_desc, DnnlEngine(), out));
+    dst_reorder_ = DnnlReorder(weights_desc, out);
     dst_user_desc_ = out;
   } catch (const dnnl::error&) {
     return false;

@@ -581,6 +581,11 @@ class CpuCompiler : public Compiler {
       AXLE_RETURN_IF_ERROR(WriteDumpFile(
           absl::StrCat(dump_dir, "/", executable->module().name(), ".buffer-assignment.txt"),
           executable->BufferAssignmentText()));
+      AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> hlo_assignment,
+                            executable->HloBufferAssignment());
+      AXLE_RETURN_IF_ERROR(WriteDumpFile(
+          absl::StrCat(dump_dir, "/", executable->module().name(), ".hlo-buffer-assignment.txt"),
+          hlo_assignment->ToString()));
     }
     return std::unique_ptr<Executable>(std::move(executable));
   }

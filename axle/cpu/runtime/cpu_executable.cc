@@ -295,6 +295,10 @@ CpuExecutable::~CpuExecutable() {
   }
 }
 
+absl::StatusOr<std::unique_ptr<BufferAssignment>> CpuExecutable::HloBufferAssignment() const {
+  return AssignBuffers(module(), InPlaceChoicesOptions(program_.in_place));
+}
+
 std::string CpuExecutable::BufferAssignmentText() const {
   std::string text = assignment_->ToString();
   absl::StrAppend(&text, "temporaries without reuse: ", temporaries_bytes_, " bytes\n");

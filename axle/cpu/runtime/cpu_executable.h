@@ -79,6 +79,12 @@ class CpuExecutable : public Executable {
   // values it reads and writes. AXLE_DUMP_TO writes it as
   // MODULE.buffer-assignment.txt.
   std::string BufferAssignmentText() const;
+  // The HLO front of buffer assignment (AssignBuffers) on the module with
+  // the in-place choices the program's thunks made (program().in_place):
+  // the module's values as the program keeps them, a value a convolution
+  // writes into its concatenation's memory or a scatter's unstored fill
+  // included. Dumped as MODULE.hlo-buffer-assignment.txt.
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> HloBufferAssignment() const;
 
   // The program and its arena layout, for serialization
   // (program_serialization.h): each temporary's offset in the arena, and

@@ -344,7 +344,7 @@ class DnnlDotThunk : public Thunk {
         packed_weights_ = dnnl::memory(primitive_desc.weights_desc(), DnnlEngine());
         dnnl::memory plain(rhs_.desc, DnnlEngine(), rhs_.constant.get());
         dnnl::stream stream(DnnlEngine());
-        dnnl::reorder(plain, packed_weights_).execute(stream, plain, packed_weights_);
+        DnnlCopy(stream, plain, packed_weights_);
         stream.wait();
         rhs_.constant.reset();
       }

@@ -196,8 +196,10 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
       }
       continue;
     }
+    const size_t first_thunk = sequence_->size();
     if (ThunkEmitter emitter = FindThunkEmitter(*instruction)) {
       AXLE_RETURN_IF_ERROR(emitter(*instruction, *this));
+      ReportInPlacePairs(*instruction, first_thunk);
       continue;
     }
     switch (instruction->opcode()) {
@@ -223,7 +225,10 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         break;
       case HloOpcode::kFusion:
         // A scalar broadcast its scatter fills in itself (scatter_thunk.h).
-        if (ScatterFillsOperand(*instruction) != nullptr) break;
+        if (ScatterFillsOperand(*instruction) != nullptr) {
+          ReportValueInUser(*instruction, ValueInUser{instruction->users().front(), false});
+          break;
+        }
         // A concatenation its convolutions write in place (concat_in_place.h).
         if (ConcatFilledByOperands(*instruction)) break;
         AXLE_RETURN_IF_ERROR(AddLoopKernelThunk(*instruction));
@@ -273,8 +278,26 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
         AXLE_HLO_LOOP_FUSED_OPCODES(AXLE_HLO_OPCODE_CASE)
         return Unsupported(*instruction, "this op is not supported yet");
     }
+    ReportInPlacePairs(*instruction, first_thunk);
   }
   return absl::OkStatus();
+}
+
+void ProgramBuilder::ReportInPlacePairs(const HloInstruction& instruction, size_t first_thunk) {
+  std::vector<std::pair<int64_t, ShapeIndex>> pairs;
+  for (size_t t = first_thunk; t < sequence_->size(); ++t) {
+    for (const auto& [operand_value, output_value] : (*sequence_)[t]->in_place_pairs()) {
+      const ValueSlot& output = program_.values[output_value];
+      if (output.instruction != &instruction) continue;
+      for (int64_t number = 0; number < instruction.operand_count(); ++number) {
+        auto it = values_.find({instruction.operand(number), {}});
+        if (it != values_.end() && it->second == operand_value) {
+          pairs.emplace_back(number, output.index);
+        }
+      }
+    }
+  }
+  if (!pairs.empty()) program_.in_place.pairs[&instruction] = std::move(pairs);
 }
 
 namespace {

@@ -22,7 +22,12 @@
 // declared in thunk_emitters.h and listed in FindThunkEmitter
 // (program_builder.cc). An emitter looks up its operands' values
 // (ValueOf / LeavesOf), defines its result's temporaries
-// (DefineTemporary), and appends its thunk (AddThunk).
+// (DefineTemporary), and appends its thunk (AddThunk). What the thunks
+// compute in place is reported in the module's terms as well
+// (CpuProgram::in_place, value_slot.h: InPlaceChoices): the pairs each
+// thunk offers (Thunk::in_place_pairs), and the values an emitter has
+// their user's thunk compute (ReportValueInUser). The HLO front of buffer
+// assignment shows them (CpuExecutable::HloBufferAssignment).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_PROGRAM_BUILDER_H_
@@ -99,6 +104,12 @@ class ProgramBuilder {
   // A temporary of `size_bytes` that is no instruction's leaf (a thunk's
   // scratch memory).
   int64_t DefineScratch(int64_t size_bytes);
+  // Reports that a thunk of `instruction`'s one user computes its value in
+  // the user's memory (CpuProgram::in_place; the thunks' in-place pairs
+  // are reported without asking).
+  void ReportValueInUser(const HloInstruction& instruction, ValueInUser where) {
+    program_.in_place.values_in_users[&instruction] = where;
+  }
   const ValueSlot& slot(int64_t value) const { return program_.values[value]; }
   // The literal of a constant value, else null. Stable until Build returns.
   const Literal* ConstantOf(int64_t value) const;
@@ -144,6 +155,10 @@ class ProgramBuilder {
   // sequence.
   absl::Status EmitComputation(const HloComputation& computation);
   absl::Status AddLoopKernelThunk(const HloInstruction& fusion);
+  // Reports, in the module's terms (CpuProgram::in_place), the pairs the
+  // thunks emitted for `instruction` from `first_thunk` on offer
+  // (Thunk::in_place_pairs) for `instruction`'s own outputs.
+  void ReportInPlacePairs(const HloInstruction& instruction, size_t first_thunk);
   int64_t Define(const HloInstruction* instruction, const ShapeIndex& index, ValueSlot slot);
   // Every array leaf of `from` under `from_index` is also the leaf of `to`
   // under `to_index`.

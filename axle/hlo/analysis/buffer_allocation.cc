@@ -311,6 +311,15 @@ std::string BufferAssignment::ToString() const {
                     alias.parameter_number, " at ", ShapeIndexToString(alias.parameter_index),
                     alias.needs_copy ? ": copied at the end" : ": in place", "\n");
   }
+  for (const auto& [instruction, in_user] : values_in_users_) {
+    if (in_user.stored) {
+      absl::StrAppend(&out, "%", instruction->name(), " is written into %", in_user.user->name(),
+                      " from byte ", in_user.offset, "\n");
+    } else {
+      absl::StrAppend(&out, "%", instruction->name(), " is not stored: %", in_user.user->name(),
+                      " computes from it\n");
+    }
+  }
   for (const RequiredCopy& copy : copies_) {
     absl::StrAppend(&out, "copy %", copy.from.instruction->name(),
                     ShapeIndexToString(copy.from.index), " -> %", copy.to.instruction->name(),

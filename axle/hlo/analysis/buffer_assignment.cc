@@ -1,15 +1,20 @@
 // Buffer assignment (see buffer_assignment.h).
 //
-// The steps: lay out the sequential order; make one value per subshape;
-// union the values that are the same memory by construction; union across
-// control-flow boundaries where that is safe (else record a RequiredCopy);
-// give each resulting buffer a live range; then hand the buffers to the
-// core (buffer_allocation.cc): parameters, constants, live-out, and a
-// first-fit packing of the rest into the temp arena.
+// The steps: lay out the sequential order; make one value per subshape
+// (but for a value the backend never stores); union the values that are
+// the same memory by construction, or that a backend computes in their
+// user's memory; union across control-flow boundaries where that is safe
+// (else record a RequiredCopy); give each resulting buffer a live range;
+// then hand the buffers to the core (buffer_allocation.cc): parameters,
+// constants, live-out, and a first-fit packing of the rest into the temp
+// arena.
 #include "axle/hlo/analysis/buffer_assignment.h"
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -40,6 +45,7 @@ class BufferAssigner {
     Sequence(entry);
     MakeValues();
     MergeStructural();
+    MergeValuesInUsers();
     ComputeValueTimes();
     ShareInPlace();
     MergeAcrossCalls();
@@ -97,6 +103,14 @@ class BufferAssigner {
   void MakeValues() {
     for (const HloComputation* computation : computations_) {
       for (const HloInstruction* instruction : out_->orders_[computation]) {
+        std::optional<ValueInUser> in_user;
+        if (options_.value_in_user && instruction->shape().IsArray()) {
+          in_user = options_.value_in_user(*instruction);
+        }
+        if (in_user.has_value()) {
+          out_->values_in_users_.emplace_back(instruction, *in_user);
+          if (!in_user->stored) continue;  // no value: nothing holds it
+        }
         ShapeUtil::ForEachSubshape(
             instruction->shape(), [&](const Shape& shape, const ShapeIndex& index) {
               if (!shape.IsArray() && !shape.IsTuple()) return;
@@ -190,6 +204,14 @@ class BufferAssigner {
         default:
           break;
       }
+    }
+  }
+
+  // A value the backend writes straight into its user's result shares the
+  // user's buffer.
+  void MergeValuesInUsers() {
+    for (const auto& [instruction, in_user] : out_->values_in_users_) {
+      if (in_user.stored) Union(ValueId(instruction, {}), ValueId(in_user.user, {}));
     }
   }
 
@@ -616,6 +638,7 @@ class BufferAssigner {
     out->orders_ = std::move(out_->orders_);
     out->copies_ = std::move(out_->copies_);
     out->aliased_outputs_ = std::move(out_->aliased_outputs_);
+    out->values_in_users_ = std::move(out_->values_in_users_);
     out_ = std::move(out);
     return absl::OkStatus();
   }
@@ -762,6 +785,20 @@ absl::Status VerifyBufferAssignment(const BufferAssignment& assignment,
     }
   }
   return absl::OkStatus();
+}
+
+BufferAssignmentOptions InPlaceChoicesOptions(const InPlaceChoices& choices) {
+  BufferAssignmentOptions options;
+  options.in_place_pairs = [&choices](const HloInstruction& instruction) {
+    auto it = choices.pairs.find(&instruction);
+    return it == choices.pairs.end() ? std::vector<std::pair<int64_t, ShapeIndex>>{} : it->second;
+  };
+  options.value_in_user = [&choices](const HloInstruction& instruction) {
+    auto it = choices.values_in_users.find(&instruction);
+    return it == choices.values_in_users.end() ? std::nullopt
+                                               : std::optional<ValueInUser>(it->second);
+  };
+  return options;
 }
 
 absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffers(

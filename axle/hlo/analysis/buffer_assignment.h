@@ -35,7 +35,13 @@
 // backend's program builder applies to its thunks (in_place_sharing.h:
 // ShareInPlaceOperands, WriteRootsInPlace), here with each instruction of
 // a computation as a step; a while's initial value shares the state when
-// nothing reads it once the loop starts. Where sharing would be wrong (the
+// nothing reads it once the loop starts. A backend's steps may also compute
+// a value in its user's memory (value_slot.h: ValueInUser, the hook
+// BufferAssignmentOptions::value_in_user): such a value shares its user's
+// buffer, or, never stored, gets none; the dump says which. A backend's
+// program builder reports both hooks' answers as it builds
+// (InPlaceChoices; InPlaceChoicesOptions makes them options), so the dump
+// shows the choices its thunks make. Where sharing would be wrong (the
 // initial value of a while is still read later, a root returns a parameter
 // or a constant, a value would sit at two tuple indices, ...), the two
 // keep separate buffers and a RequiredCopy says the backend must copy.
@@ -92,7 +98,17 @@ struct BufferAssignmentOptions {
   // null: no output takes over an operand.
   std::function<std::vector<std::pair<int64_t, ShapeIndex>>(const HloInstruction& instruction)>
       in_place_pairs = InPlaceOperandPairs;
+  // AssignBuffers only, a backend's hook: where a step of `instruction`'s
+  // one user computes its (array) value in the user's memory (ValueInUser),
+  // or nullopt. Null: nowhere.
+  std::function<std::optional<ValueInUser>(const HloInstruction& instruction)> value_in_user;
 };
+
+// Options whose hooks answer from `choices` (a backend program builder's
+// report, which must outlive them): the pairs it offered, none for an
+// instruction it reported none for, and the values it computed in their
+// users.
+BufferAssignmentOptions InPlaceChoicesOptions(const InPlaceChoices& choices);
 
 // One value: the subshape `index` of `instruction`'s result.
 struct BufferValue {
@@ -301,14 +317,19 @@ class BufferAssignment {
 
   const std::vector<RequiredCopy>& required_copies() const { return copies_; }
   const std::vector<AliasedOutput>& aliased_outputs() const { return aliased_outputs_; }
+  // AssignBuffers: the values computed in their user's memory
+  // (BufferAssignmentOptions::value_in_user), in sequence order.
+  const std::vector<std::pair<const HloInstruction*, ValueInUser>>& values_in_users() const {
+    return values_in_users_;
+  }
   // Every assigned value with its buffer id (values with equal ids are the
   // same memory by construction), in no particular order.
   std::vector<std::pair<BufferValue, int64_t>> ValuesWithBufferIds() const;
 
   // One line per allocation (index, kind, size, flags) then one indented
   // line per value in it (instruction, index, offset, size, and for the
-  // temp arena the live range), the aliased outputs, the copies and the
-  // arena's size.
+  // temp arena the live range), the aliased outputs, the values computed
+  // in their users, the copies and the arena's size.
   std::string ToString() const;
 
  private:
@@ -330,6 +351,7 @@ class BufferAssignment {
   absl::flat_hash_map<const HloComputation*, std::vector<const HloInstruction*>> orders_;
   std::vector<RequiredCopy> copies_;
   std::vector<AliasedOutput> aliased_outputs_;
+  std::vector<std::pair<const HloInstruction*, ValueInUser>> values_in_users_;
 };
 
 // Checks the assignment: no two buffers live together share bytes (ranges

@@ -1,5 +1,7 @@
 #include "axle/hlo/analysis/buffer_assignment.h"
 
+#include <string>
+
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
 
@@ -464,6 +466,65 @@ ENTRY main {
   ASSERT_TRUE(module->input_output_alias_config().SetUpAlias({}, 5, {}).ok());
   auto bad = AssignBuffers(*module);
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+}
+
+TEST(BufferAssignment, ABackendsReportedChoicesAreAppliedAndShown) {
+  // A backend's program builder reports what its steps do in place
+  // (InPlaceChoices): a and b written straight into their slices of the
+  // concatenation, the broadcast never stored (the scatter starts from its
+  // fill), and the sine computed over the concatenation.
+  auto module = Parse(R"(
+HloModule choices
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT sum = f32[] add(x, y)
+}
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  q = f32[4,8] parameter(1)
+  a = f32[4,8] exponential(p)
+  b = f32[4,8] negate(q)
+  cat = f32[4,16] concatenate(a, b), dimensions={1}
+  zero = f32[] constant(0)
+  fill = f32[16] broadcast(zero), dimensions={}
+  idx = s32[2,1] parameter(2)
+  upd = f32[2] parameter(3)
+  s = f32[16] scatter(fill, idx, upd), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  r = f32[4,16] sine(cat)
+  ROOT t = (f32[4,16], f32[16]) tuple(r, s)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  InPlaceChoices choices;
+  choices.values_in_users[Find(*module, "a")] = {Find(*module, "cat"), true, 0};
+  choices.values_in_users[Find(*module, "b")] = {Find(*module, "cat"), true, 32};
+  choices.values_in_users[Find(*module, "fill")] = {Find(*module, "s"), false};
+  choices.pairs[Find(*module, "r")] = {{0, ShapeIndex{}}};
+  auto assignment = AssignWith(*module, InPlaceChoicesOptions(choices));
+  ASSERT_NE(assignment, nullptr);
+  const BufferSlice cat = Slice(*assignment, *module, "cat");
+  EXPECT_EQ(Slice(*assignment, *module, "a").allocation, cat.allocation);
+  EXPECT_EQ(Slice(*assignment, *module, "a").offset, cat.offset);
+  EXPECT_EQ(Slice(*assignment, *module, "b").offset, cat.offset);
+  EXPECT_EQ(Slice(*assignment, *module, "r"), cat);
+  EXPECT_FALSE(assignment->HasSlice(Find(*module, "fill")));
+  // Only the reported pairs: the scatter, reported none, has its own.
+  EXPECT_NE(Slice(*assignment, *module, "s").allocation, cat.allocation);
+  ASSERT_EQ(assignment->values_in_users().size(), 3u);
+  const std::string text = assignment->ToString();
+  EXPECT_NE(text.find("%a is written into %cat from byte 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("%b is written into %cat from byte 32\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("%fill is not stored: %s computes from it\n"), std::string::npos) << text;
+
+  // Without the report: every value in a buffer of its own but for the
+  // target-neutral pairs (the sine over the concatenation, the scatter
+  // over the broadcast).
+  auto plain = Assign(*module);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(Slice(*plain, *module, "a").Overlaps(Slice(*plain, *module, "cat")));
+  EXPECT_TRUE(plain->HasSlice(Find(*module, "fill")));
+  EXPECT_TRUE(plain->values_in_users().empty());
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 // numbered values: one ValueSlot per array leaf, held in an argument (a
 // parameter's leaf), a constant of the program or one of the run's
 // temporaries (ThunkProgram). Plumbing ops define no value: their leaves are their
-// operands' (ForwardedLeaves says which).
+// operands' (ForwardedLeaves says which). The builder also says, in the
+// module's terms, what its steps compute in place (InPlaceChoices), for the
+// HLO front of buffer assignment to show (buffer_assignment.h:
+// InPlaceChoicesOptions).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_ANALYSIS_VALUE_SLOT_H_
@@ -18,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
 #include "axle/hlo/ir/hlo_instruction.h"
@@ -55,10 +59,31 @@ std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& 
 // order (pre-order): the leaves that get a value.
 std::vector<std::pair<ShapeIndex, Shape>> ArrayLeaves(const Shape& shape);
 
+// Where a backend keeps an instruction's array value that has no slot of
+// its own because a step of its one user computes it: written straight
+// into the user's result, from byte `offset` on (a convolution writing its
+// slice of a concatenation), or never stored at all (`stored` false: a
+// scatter that starts its output from the fill value its broadcast
+// operand would hold).
+struct ValueInUser {
+  const HloInstruction* user = nullptr;
+  bool stored = true;
+  int64_t offset = 0;
+};
+
+// What a program builder's steps do in place, in the module's terms: the
+// (operand number, output index) pairs the steps of each instruction
+// offer to the in-place rule (in_place_sharing.h), and the values computed
+// in their user's memory.
+struct InPlaceChoices {
+  absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<int64_t, ShapeIndex>>> pairs;
+  absl::flat_hash_map<const HloInstruction*, ValueInUser> values_in_users;
+};
+
 // What a program builder makes of a computation: its values, the
 // constants and the sizes of the temporaries they live in, the thunks (of
-// the backend's `ThunkType`) to run in order, and the value of each array
-// leaf of the result (pre-order).
+// the backend's `ThunkType`) to run in order, the value of each array
+// leaf of the result (pre-order), and what the thunks do in place.
 template <typename ThunkType>
 struct ThunkProgram {
   std::vector<ValueSlot> values;
@@ -66,6 +91,7 @@ struct ThunkProgram {
   std::vector<int64_t> temporary_sizes;
   std::vector<std::unique_ptr<ThunkType>> thunks;
   std::vector<std::pair<ShapeIndex, int64_t>> result_leaves;
+  InPlaceChoices in_place;
 };
 
 // A value of a plumbing op's operand that is also the plumbing op's own:
