@@ -18,6 +18,7 @@
 #include "axle/gpu/cudnn_conv_calls.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
+#include "axle/gpu/dot_variants_to_dot.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_fusion_inliner.h"
@@ -25,6 +26,7 @@
 #include "axle/gpu/gpu_while_unroller.h"
 #include "axle/gpu/lapack_to_hlo.h"
 #include "axle/gpu/row_fusion.h"
+#include "axle/gpu/solver_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -212,7 +214,8 @@ class GpuCompiler : public Compiler {
   }
 
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
-    return LapackCallIsAnHloOp(custom_call) || IsCudnnConvCall(custom_call);
+    return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
+           IsCudnnConvCall(custom_call);
   }
 
  private:
@@ -311,6 +314,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
+  // ragged-dot and scaled-dot as dots cuBLAS runs (dot_variants_to_dot.h).
+  pipeline.AddPass<GpuDotVariantsToDot>();
   // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
   pipeline.AddPass<GpuCudnnConvCallsToHlo>();
   pipeline.AddPass<TopKDecomposer>();

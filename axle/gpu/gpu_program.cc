@@ -16,6 +16,7 @@
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_thunks.h"
 #include "axle/gpu/nccl_collective_thunk.h"
+#include "axle/gpu/solver_thunk.h"
 #include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -524,6 +525,14 @@ absl::Status Builder::EmitCall(const HloInstruction& instruction) {
 
 absl::Status Builder::EmitCustomCall(const HloInstruction& instruction) {
   const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
+  if (IsSolverCall(custom_call)) {
+    // jaxlib's LAPACK-style targets: cuSOLVER (solver_thunk.h).
+    AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(instruction));
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk,
+                          MakeSolverThunk(custom_call, std::move(values)));
+    AddThunk(std::move(thunk));
+    return absl::OkStatus();
+  }
   absl::StatusOr<CudaCustomCallTarget> target = CudaCustomCallTarget::Resolve(custom_call);
   if (!target.ok()) {
     return absl::Status(target.status().code(),
