@@ -113,8 +113,26 @@ absl::Status CheckSupported(const HloModule& module) {
         default:
           break;
       }
-      if (instruction->HasSideEffect()) {
-        return GpuUnsupported(*instruction, "side-effecting ops are not supported on CUDA yet");
+      if (!instruction->HasSideEffect()) continue;
+      switch (instruction->opcode()) {
+        case HloOpcode::kInfeed:
+        case HloOpcode::kOutfeed:
+          return GpuUnsupported(*instruction,
+                                "infeed and outfeed (transfers with the host) are not supported on "
+                                "CUDA yet");
+        case HloOpcode::kSend:
+        case HloOpcode::kRecv:
+        case HloOpcode::kSendDone:
+        case HloOpcode::kRecvDone:
+          // With several devices, each send/recv pair on one channel
+          // becomes a collective-permute (single_device_collectives.h), run
+          // on NCCL; the program builder refuses those left over.
+          if (module.config().replica_count * module.config().num_partitions > 1) continue;
+          return GpuUnsupported(*instruction,
+                                "send and recv are not supported on CUDA in a module of one "
+                                "device");
+        default:
+          return GpuUnsupported(*instruction, "side-effecting ops are not supported on CUDA yet");
       }
     }
   }
