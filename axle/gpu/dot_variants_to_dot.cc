@@ -233,6 +233,7 @@ HloInstruction* RaggedDot(HloInstruction* instruction) {
   grouped.insert(grouped.end(), lhs_shape.dimensions().begin(), lhs_shape.dimensions().end());
   const Shape mask_shape = ShapeUtil::MakeShape(S64, grouped);
   std::vector<int64_t> map;
+  map.reserve(prefix.size() + 1);
   for (int64_t d : prefix) map.push_back(d + 1);
   map.push_back(0);
   HloInstruction* coordinate = Iota(computation, mask_shape, r + 1);
