@@ -1,7 +1,7 @@
 //===- cusolver_library.h - cuSOLVER, opened at run time -------------------===//
 //
 // cuSOLVER's dense API (Cholesky: cholesky_thunk.h; getrf, geqrf, orgqr,
-// syevd and gesvd: solver_thunk.h), opened with
+// syevd, gesvd and gesvdj: solver_thunk.h), opened with
 // dlopen on first use like cuBLAS (cublas_library.h): libcusolver.so.12,
 // or the path AXLE_CUSOLVER names. It needs libcublas.so.13,
 // libcublasLt.so.13, libcusparse.so.12 and libnvJitLink.so.13: cuBLAS is
@@ -68,26 +68,38 @@ namespace axle::gpu {
   X(prefix##gesvd, #prefix "gesvd",                                                               \
     cusolverStatus_t (*)(cusolverDnHandle_t, signed char, signed char, int, int, T*, int, R*, T*, \
                          int, T*, int, T*, int, R*, int*))
+// Jacobi SVD (V, not V^H; any m, n).
+#define AXLE_CUSOLVER_GESVDJ(X, T, R, prefix)                                                   \
+  X(prefix##gesvdj_bufferSize, #prefix "gesvdj_bufferSize",                                     \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cusolverEigMode_t, int, int, int, const T*, int,   \
+                         const R*, const T*, int, const T*, int, int*, gesvdjInfo_t))           \
+  X(prefix##gesvdj, #prefix "gesvdj",                                                           \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cusolverEigMode_t, int, int, int, T*, int, R*, T*, \
+                         int, T*, int, T*, int, int*, gesvdjInfo_t))
 #define AXLE_CUSOLVER_LAPACK(X, T, R, prefix, orgqr, syevd) \
   AXLE_CUSOLVER_GETRF(X, T, prefix)                         \
   AXLE_CUSOLVER_GEQRF(X, T, prefix)                         \
   AXLE_CUSOLVER_ORGQR(X, T, prefix, orgqr)                  \
   AXLE_CUSOLVER_SYEVD(X, T, R, prefix, syevd)               \
-  AXLE_CUSOLVER_GESVD(X, T, R, prefix)
+  AXLE_CUSOLVER_GESVD(X, T, R, prefix)                      \
+  AXLE_CUSOLVER_GESVDJ(X, T, R, prefix)
 
 // X(member, symbol, type).
-#define AXLE_CUSOLVER_FUNCTIONS(X)                                                    \
-  X(cusolverDnCreate, "cusolverDnCreate", cusolverStatus_t (*)(cusolverDnHandle_t*))  \
-  X(cusolverDnDestroy, "cusolverDnDestroy", cusolverStatus_t (*)(cusolverDnHandle_t)) \
-  X(cusolverDnSetStream, "cusolverDnSetStream",                                       \
-    cusolverStatus_t (*)(cusolverDnHandle_t, cudaStream_t))                           \
-  AXLE_CUSOLVER_POTRF(X, float, cusolverDnS)                                          \
-  AXLE_CUSOLVER_POTRF(X, double, cusolverDnD)                                         \
-  AXLE_CUSOLVER_POTRF(X, cuComplex, cusolverDnC)                                      \
-  AXLE_CUSOLVER_POTRF(X, cuDoubleComplex, cusolverDnZ)                                \
-  AXLE_CUSOLVER_LAPACK(X, float, float, cusolverDnS, orgqr, syevd)                    \
-  AXLE_CUSOLVER_LAPACK(X, double, double, cusolverDnD, orgqr, syevd)                  \
-  AXLE_CUSOLVER_LAPACK(X, cuComplex, float, cusolverDnC, ungqr, heevd)                \
+#define AXLE_CUSOLVER_FUNCTIONS(X)                                                                 \
+  X(cusolverDnCreate, "cusolverDnCreate", cusolverStatus_t (*)(cusolverDnHandle_t*))               \
+  X(cusolverDnDestroy, "cusolverDnDestroy", cusolverStatus_t (*)(cusolverDnHandle_t))              \
+  X(cusolverDnSetStream, "cusolverDnSetStream",                                                    \
+    cusolverStatus_t (*)(cusolverDnHandle_t, cudaStream_t))                                        \
+  X(cusolverDnCreateGesvdjInfo, "cusolverDnCreateGesvdjInfo", cusolverStatus_t (*)(gesvdjInfo_t*)) \
+  X(cusolverDnDestroyGesvdjInfo, "cusolverDnDestroyGesvdjInfo",                                    \
+    cusolverStatus_t (*)(gesvdjInfo_t))                                                            \
+  AXLE_CUSOLVER_POTRF(X, float, cusolverDnS)                                                       \
+  AXLE_CUSOLVER_POTRF(X, double, cusolverDnD)                                                      \
+  AXLE_CUSOLVER_POTRF(X, cuComplex, cusolverDnC)                                                   \
+  AXLE_CUSOLVER_POTRF(X, cuDoubleComplex, cusolverDnZ)                                             \
+  AXLE_CUSOLVER_LAPACK(X, float, float, cusolverDnS, orgqr, syevd)                                 \
+  AXLE_CUSOLVER_LAPACK(X, double, double, cusolverDnD, orgqr, syevd)                               \
+  AXLE_CUSOLVER_LAPACK(X, cuComplex, float, cusolverDnC, ungqr, heevd)                             \
   AXLE_CUSOLVER_LAPACK(X, cuDoubleComplex, double, cusolverDnZ, ungqr, heevd)
 
 class CusolverLibrary {

@@ -25,6 +25,7 @@
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_while_unroller.h"
 #include "axle/gpu/lapack_to_hlo.h"
+#include "axle/gpu/lu_pivots_thunk.h"
 #include "axle/gpu/row_fusion.h"
 #include "axle/gpu/solver_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -233,6 +234,7 @@ class GpuCompiler : public Compiler {
 
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
     return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
+           custom_call.custom_call_target() == kLuPivotsToPermutationTarget ||
            IsCudnnConvCall(custom_call);
   }
 

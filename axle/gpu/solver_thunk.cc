@@ -46,9 +46,12 @@ std::optional<Target> ParseTarget(const std::string& name) {
     SolverRoutine routine;
   };
   constexpr GpuName kGpuNames[] = {
-      {"cusolver_getrf_ffi", SolverRoutine::kGetrf}, {"cusolver_geqrf_ffi", SolverRoutine::kGeqrf},
-      {"cusolver_orgqr_ffi", SolverRoutine::kOrgqr}, {"cusolver_syevd_ffi", SolverRoutine::kSyevd},
+      {"cusolver_getrf_ffi", SolverRoutine::kGetrf},
+      {"cusolver_geqrf_ffi", SolverRoutine::kGeqrf},
+      {"cusolver_orgqr_ffi", SolverRoutine::kOrgqr},
+      {"cusolver_syevd_ffi", SolverRoutine::kSyevd},
       {"cusolver_gesvd_ffi", SolverRoutine::kGesvd},
+      {"cusolver_gesvdj_ffi", SolverRoutine::kGesvdj},
   };
   for (const GpuName& gpu : kGpuNames) {
     if (name == gpu.name) return Target{gpu.routine, true, std::nullopt};
@@ -83,6 +86,8 @@ const char* RoutineName(SolverRoutine routine) {
       return "syevd";
     case SolverRoutine::kGesvd:
       return "gesvd";
+    case SolverRoutine::kGesvdj:
+      return "gesvdj";
   }
   return "?";
 }
@@ -138,7 +143,7 @@ bool Is(const Shape& shape, PrimitiveType type, absl::Span<const int64_t> batch,
 int64_t RoundUp(int64_t bytes) { return (bytes + 255) / 256 * 256; }
 int64_t InfoBytes(const SolverPlan& plan) { return RoundUp(plan.batch * 4); }
 int64_t RworkBytes(const SolverPlan& plan) {
-  if (plan.routine != SolverRoutine::kGesvd) return 0;
+  if (plan.routine != SolverRoutine::kGesvd) return 0;  // gesvd's only
   return RoundUp(std::max<int64_t>(std::min(plan.m, plan.n), 1) *
                  pu::ByteWidth(pu::IsComplexType(plan.type) ? pu::ComplexComponentType(plan.type)
                                                             : plan.type));
@@ -159,6 +164,10 @@ int64_t PlannedWorkspace(const SolverPlan& plan) {
       return 3 * plan.n * plan.n + panel;
     case SolverRoutine::kGesvd:
       return 2 * plan.m * plan.n + 2 * plan.n * plan.n + panel;
+    case SolverRoutine::kGesvdj: {
+      const int64_t mn = std::min(plan.m, plan.n);
+      return 3 * plan.m * plan.n + 2 * mn * mn + panel;
+    }
   }
   return panel;
 }
@@ -168,10 +177,20 @@ class SolverThunk : public GpuThunk {
   SolverThunk(std::string name, SolverPlan plan, GpuThunkValues values)
       : GpuThunk(std::move(name)), plan_(plan), values_(std::move(values)) {}
 
+  ~SolverThunk() override {
+    if (gesvdj_info_ != nullptr) handle_->library().cusolverDnDestroyGesvdjInfo(gesvdj_info_);
+  }
+
   absl::Status Initialize(const CudaDevice& device) override {
     auto handle = CusolverHandle::ForDevice(device);
     if (!handle.ok()) return Annotate(handle.status());
     handle_ = *handle;
+    if (plan_.routine == SolverRoutine::kGesvdj && gesvdj_info_ == nullptr) {
+      // The Jacobi method's parameters (cuSOLVER's defaults).
+      const CusolverLibrary& library = handle_->library();
+      AXLE_RETURN_IF_ERROR(Annotate(library.ToStatus(
+          library.cusolverDnCreateGesvdjInfo(&gesvdj_info_), "cusolverDnCreateGesvdjInfo")));
+    }
     return absl::OkStatus();
   }
 
@@ -220,6 +239,7 @@ class SolverThunk : public GpuThunk {
         p.info = out(2);
         break;
       case SolverRoutine::kGesvd:
+      case SolverRoutine::kGesvdj:
         p.real = out(1);
         p.u = out(2);
         p.vt = out(3);
@@ -406,6 +426,36 @@ class SolverThunk : public GpuThunk {
         }
         break;
       }
+      case SolverRoutine::kGesvdj: {
+        // u [m, u_cols], v [n, vt_rows] (V itself), always written.
+        void* s = at(p.real, i * mn * real_size);
+        void* u = at(p.u, i * plan_.m * plan_.u_cols * size);
+        void* v = at(p.vt, i * plan_.n * plan_.vt_rows * size);
+        const int econ = plan_.job == 'A' ? 0 : 1;
+        const int ldv = std::max(n, 1);
+        const cusolverEigMode_t uv =
+            plan_.vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        switch (plan_.type) {
+#define AXLE_GESVDJ_CASE(TYPE, T, R, prefix)                                                    \
+  case TYPE:                                                                                    \
+    status = query ? library.prefix##gesvdj_bufferSize(                                         \
+                         handle, uv, econ, m, n, static_cast<T*>(a), lda, static_cast<R*>(s),   \
+                         static_cast<T*>(u), ldu, static_cast<T*>(v), ldv, lwork, gesvdj_info_) \
+                   : library.prefix##gesvdj(handle, uv, econ, m, n, static_cast<T*>(a), lda,    \
+                                            static_cast<R*>(s), static_cast<T*>(u), ldu,        \
+                                            static_cast<T*>(v), ldv, static_cast<T*>(work),     \
+                                            *lwork, info, gesvdj_info_);                        \
+    break;
+          AXLE_GESVDJ_CASE(F32, float, float, cusolverDnS)
+          AXLE_GESVDJ_CASE(F64, double, double, cusolverDnD)
+          AXLE_GESVDJ_CASE(C64, cuComplex, float, cusolverDnC)
+          AXLE_GESVDJ_CASE(C128, cuDoubleComplex, double, cusolverDnZ)
+#undef AXLE_GESVDJ_CASE
+          default:
+            break;
+        }
+        break;
+      }
     }
     return Annotate(library.ToStatus(
         status, absl::StrCat(RoutineName(plan_.routine), query ? "_bufferSize (" : " (",
@@ -420,6 +470,7 @@ class SolverThunk : public GpuThunk {
   SolverPlan plan_;
   GpuThunkValues values_;
   CusolverHandle* handle_ = nullptr;
+  gesvdjInfo_t gesvdj_info_ = nullptr;
 };
 
 // The results each routine returns (a tuple of these many leaves, or one
@@ -434,6 +485,7 @@ size_t ResultCount(SolverRoutine routine) {
     case SolverRoutine::kOrgqr:
       return 1;
     case SolverRoutine::kGesvd:
+    case SolverRoutine::kGesvdj:
       return 5;
   }
   return 0;
@@ -451,6 +503,10 @@ std::string SolverPlan::ToString() const {
   if (routine == SolverRoutine::kGesvd) {
     absl::StrAppend(&text, " job=", std::string(1, job), " u=", m, "x", u_cols, " vt=", vt_rows,
                     "x", n);
+  }
+  if (routine == SolverRoutine::kGesvdj) {
+    absl::StrAppend(&text, " job=", std::string(1, job), " vectors=", vectors ? 1 : 0, " u=", m,
+                    "x", u_cols, " v=", n, "x", vt_rows);
   }
   absl::StrAppend(&text, " workspace=", workspace_elements);
   return text;
@@ -587,6 +643,26 @@ absl::StatusOr<SolverPlan> MakeSolverPlan(const HloCustomCallInstruction& call) 
         }
       } else if (!result(2).IsArray() || !result(3).IsArray()) {
         return Refuse(call, "results 2 and 3 must be arrays");
+      }
+      break;
+    }
+    case SolverRoutine::kGesvdj: {
+      absl::StatusOr<bool> full = attributes->Get<bool>("full_matrices");
+      absl::StatusOr<bool> compute_uv = attributes->Get<bool>("compute_uv");
+      if (!full.ok() || !compute_uv.ok()) {
+        return Refuse(call, "attributes full_matrices and compute_uv (bool) needed");
+      }
+      // jaxlib allocates u and v whether or not they are computed.
+      plan.job = *full ? 'A' : 'S';
+      plan.vectors = *compute_uv;
+      plan.u_cols = *full ? plan.m : mn;
+      plan.vt_rows = *full ? plan.n : mn;
+      if (!Is(result(1), real, batch, {mn}) || !Is(result(4), S32, batch, {}) ||
+          !Is(result(2), plan.type, batch, {plan.m, plan.u_cols}) ||
+          !Is(result(3), plan.type, batch, {plan.n, plan.vt_rows})) {
+        return Refuse(call, absl::StrCat("results 1 to 4 must be s [..., ", mn, "], u [..., ",
+                                         plan.m, ", ", plan.u_cols, "] and v [..., ", plan.n, ", ",
+                                         plan.vt_rows, "] (column-major), s32 info [...]"));
       }
       break;
     }

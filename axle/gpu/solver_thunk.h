@@ -13,6 +13,8 @@
 //   lapack_{c,z}heevd_ffi (uplo, mode)      a -> (v, w real, info s32)
 //   cusolver_gesvd_ffi (full_matrices, compute_uv, transposed = false),
 //   lapack_?gesdd_ffi (mode A, S or N)      a -> (a', s real, u, vt, info s32)
+//   cusolver_gesvdj_ffi (full_matrices, compute_uv)
+//                                           a -> (a', s real, u, v, info s32)
 //
 // a is [batch..., m, n] with each matrix column-major (jaxlib's layouts:
 // minor-to-major {r-2, r-1, r-3, ..., 0}), as are the matrix results; ipiv
@@ -23,7 +25,10 @@
 // (jobz from mode / vectors always for cusolver_syevd_ffi, whose algorithm
 // choice, Jacobi or QR, gives the same decomposition), gesvd (cuSOLVER's
 // gesvd needs m >= n: wider matrices are refused, as jaxlib's GPU gesvd
-// does; gesdd's divide and conquer becomes gesvd, the same decomposition).
+// does; gesdd's divide and conquer becomes gesvd, the same decomposition),
+// gesvdj (Jacobi, any m and n; V itself, u and v [..., m, m or min] and
+// [..., n, n or min] written whether or not compute_uv, as jaxlib
+// allocates them).
 // With mode N the unreferenced u and vt are zeroed, as on the CPU.
 //
 // Anything else under these names (types other than f32, f64, c64, c128,
@@ -50,7 +55,7 @@
 
 namespace axle::gpu {
 
-enum class SolverRoutine { kGetrf, kGeqrf, kOrgqr, kSyevd, kGesvd };
+enum class SolverRoutine { kGetrf, kGeqrf, kOrgqr, kSyevd, kGesvd, kGesvdj };
 
 struct SolverPlan {
   SolverRoutine routine = SolverRoutine::kGetrf;

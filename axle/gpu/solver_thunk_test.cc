@@ -15,14 +15,18 @@
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/solver_thunk.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "axle/gpu/gpu_executable_test_util.h"
+#include "axle/gpu/lu_pivots_thunk.h"
+#include "axle/gpu/ptxas.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -93,6 +97,31 @@ ENTRY e {
 }
 )";
 
+// jaxlib's Jacobi SVD: s, |u| and |v^T| (v transposed), what the CPU's
+// reduced gesdd gives as s, |u| and |vt|.
+constexpr char kSvdj[] = R"(HloModule svdj
+ENTRY e {
+  a = f32[2,7,4]{1,2,0} parameter(0)
+  svd = (f32[2,7,4]{1,2,0}, f32[2,4]{1,0}, f32[2,7,4]{1,2,0}, f32[2,4,4]{1,2,0}, s32[2]{0}) custom-call(a), custom_call_target="cusolver_gesvdj_ffi", operand_layout_constraints={f32[2,7,4]{1,2,0}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={compute_uv = true, full_matrices = false}
+  s = f32[2,4]{1,0} get-tuple-element(svd), index=1
+  u = f32[2,7,4]{1,2,0} get-tuple-element(svd), index=2
+  v = f32[2,4,4]{1,2,0} get-tuple-element(svd), index=3
+  i = s32[2]{0} get-tuple-element(svd), index=4
+  vt = f32[2,4,4]{1,2,0} transpose(v), dimensions={0,2,1}
+  au = f32[2,7,4]{1,2,0} abs(u)
+  avt = f32[2,4,4]{1,2,0} abs(vt)
+  ROOT t = (f32[2,4]{1,0}, f32[2,7,4]{1,2,0}, f32[2,4,4]{1,2,0}, s32[2]{0}) tuple(s, au, avt, i)
+}
+)";
+
+// LU's pivots (0-based) as a permutation of 6 rows.
+constexpr char kLuPivots[] = R"(HloModule pivots
+ENTRY e {
+  p = s32[3,4] parameter(0)
+  ROOT q = s32[3,6] custom-call(p), custom_call_target="cu_lu_pivots_to_permutation", api_version=API_VERSION_TYPED_FFI
+}
+)";
+
 std::string With(absl::string_view text, absl::string_view target, absl::string_view config) {
   return absl::StrReplaceAll(text, {{"TARGET", target}, {"CONFIG", config}});
 }
@@ -149,6 +178,59 @@ TEST(SolverPlanTest, PlansJaxlibsGpuAndCpuTargetsAlike) {
   auto svd = PlanOf(Cases()[3].cpu, "lapack_");
   ASSERT_TRUE(svd.ok()) << svd.status();
   EXPECT_EQ(svd->ToString(), "gesvd f32 batch=2 m=7 n=4 job=S u=7x4 vt=4x4 workspace=68440");
+}
+
+TEST(SolverPlanTest, JacobiSvdTakesAnyShapeAndWritesUAndV) {
+  auto reduced = PlanOf(kSvdj, "cusolver_");
+  ASSERT_TRUE(reduced.ok()) << reduced.status();
+  EXPECT_EQ(reduced->ToString(),
+            "gesvdj f32 batch=2 m=7 n=4 job=S vectors=1 u=7x4 v=4x4 workspace=68468");
+  // Wide and full: u [3, 3], v [5, 5].
+  auto wide = PlanOf(R"(HloModule m
+ENTRY e {
+  a = f64[3,5]{0,1} parameter(0)
+  ROOT svd = (f64[3,5]{0,1}, f64[3]{0}, f64[3,3]{0,1}, f64[5,5]{0,1}, s32[]) custom-call(a), custom_call_target="cusolver_gesvdj_ffi", api_version=API_VERSION_TYPED_FFI, backend_config={compute_uv = false, full_matrices = true}
+})",
+                     "cusolver_");
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->ToString(),
+            "gesvdj f64 batch=1 m=3 n=5 job=A vectors=0 u=3x3 v=5x5 workspace=67647");
+}
+
+TEST(SolverPlanTest, LuPivotsBecomeAPermutationKernel) {
+  auto module = ParseAndReturnUnverifiedModule(kLuPivots);
+  ASSERT_TRUE(module.ok()) << module.status();
+  const HloCustomCallInstruction* call = FindCall(**module, "cu_lu");
+  ASSERT_NE(call, nullptr);
+  auto plan = MakeLuPivotsPlan(*call);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->batch, 3);
+  EXPECT_EQ(plan->pivots, 4);
+  EXPECT_EQ(plan->permutation, 6);
+  auto program = CompileGpuProgram(module->get());
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_THAT(GpuProgramToString(*program), ::testing::Not(HasSubstr("custom-call")));
+  // More pivots than rows, a permutation_size that disagrees: refused.
+  for (const std::string& text :
+       {absl::StrReplaceAll(kLuPivots, {{"s32[3,6] custom-call", "s32[3,3] custom-call"}}),
+        absl::StrReplaceAll(kLuPivots, {{"API_VERSION_TYPED_FFI",
+                                         "API_VERSION_TYPED_FFI, "
+                                         "backend_config={permutation_size = 5 : "
+                                         "i32}"}})}) {
+    SCOPED_TRACE(text);
+    auto bad = ParseAndReturnUnverifiedModule(text);
+    ASSERT_TRUE(bad.ok()) << bad.status();
+    auto refused = MakeLuPivotsPlan(*FindCall(**bad, "cu_lu"));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(refused.status().message(), HasSubstr("CUDA"));
+    EXPECT_THAT(refused.status().message(), HasSubstr("(instruction %q)"));
+  }
+  if (absl::StatusOr<std::string> ptxas = PtxasPath(); !ptxas.ok()) {
+    GTEST_SKIP() << "ptxas not available: " << ptxas.status().message();
+  }
+  absl::StatusOr<std::string> cubin = AssemblePtx(LuPivotsToPermutationPtx(), "sm_90");
+  EXPECT_TRUE(cubin.ok()) << cubin.status() << "\n" << LuPivotsToPermutationPtx();
 }
 
 TEST(SolverPlanTest, ModesAndTrianglesFollowTheAttributes) {
@@ -274,6 +356,34 @@ class SolverDeviceTest : public test::GpuExecutableTest {
     }
   }
 };
+
+TEST_F(SolverDeviceTest, JacobiSvdMatchesLapacksReducedSvd) {
+  ExpectAgrees(kSvdj, With(kSvd, "lapack_sgesdd_ffi", "{mode = 83 : ui8}"), ErrorSpec(1e-4, 1e-4));
+}
+
+TEST_F(SolverDeviceTest, LuPivotsBecomeJaxlibsPermutation) {
+  auto gpu = CompileFor(client_, kLuPivots);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  // Rows of 4 pivots into 6 rows, one out of range (skipped) and a negative.
+  const std::vector<int32_t> pivots = {2, 5, 2, 3, 0, 0, 7, 1, -1, 4, 5, 3};
+  Literal input(ShapeUtil::MakeShape(S32, {3, 4}));
+  absl::c_copy(pivots, input.data<int32_t>().begin());
+  std::vector<int32_t> expected;
+  for (int row = 0; row < 3; ++row) {
+    std::vector<int32_t> permutation = {0, 1, 2, 3, 4, 5};
+    for (int i = 0; i < 4; ++i) {
+      const int32_t j = pivots[row * 4 + i];
+      if (j >= 0 && j < 6) std::swap(permutation[i], permutation[j]);
+    }
+    expected.insert(expected.end(), permutation.begin(), permutation.end());
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(std::move(input));
+  auto actual = RunWith(client_, **gpu, arguments);
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  const auto got = actual->data<int32_t>();
+  EXPECT_EQ(std::vector<int32_t>(got.begin(), got.end()), expected);
+}
 
 TEST_F(SolverDeviceTest, JaxlibsGpuAndCpuTargetsMatchLapack) {
   for (const SolverCase& c : Cases()) {
