@@ -144,6 +144,7 @@ std::vector<Literal> Inputs(const HloModule& module) {
 
 absl::StatusOr<Literal> Evaluate(const HloModule& module, const std::vector<Literal>& inputs) {
   std::vector<const Literal*> pointers;
+  pointers.reserve(inputs.size());
   for (const Literal& input : inputs) pointers.push_back(&input);
   HloEvaluator evaluator;
   return evaluator.Evaluate(module, pointers);
