@@ -18,13 +18,16 @@
 #include "axle/gpu/cudnn_conv_calls.h"
 #include "axle/gpu/dot_canonicalizer.h"
 #include "axle/gpu/dot_to_reduce.h"
+#include "axle/gpu/dot_variants_to_dot.h"
 #include "axle/gpu/gpu_conditional_to_select.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_fusion_inliner.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_while_unroller.h"
 #include "axle/gpu/lapack_to_hlo.h"
+#include "axle/gpu/lu_pivots_thunk.h"
 #include "axle/gpu/row_fusion.h"
+#include "axle/gpu/solver_thunk.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -93,8 +96,26 @@ absl::Status CheckSupported(const HloModule& module) {
         default:
           break;
       }
-      if (instruction->HasSideEffect()) {
-        return GpuUnsupported(*instruction, "side-effecting ops are not supported on CUDA yet");
+      if (!instruction->HasSideEffect()) continue;
+      switch (instruction->opcode()) {
+        case HloOpcode::kInfeed:
+        case HloOpcode::kOutfeed:
+          return GpuUnsupported(*instruction,
+                                "infeed and outfeed (transfers with the host) are not supported on "
+                                "CUDA yet");
+        case HloOpcode::kSend:
+        case HloOpcode::kRecv:
+        case HloOpcode::kSendDone:
+        case HloOpcode::kRecvDone:
+          // With several devices, each send/recv pair on one channel
+          // becomes a collective-permute (single_device_collectives.h), run
+          // on NCCL; the program builder refuses those left over.
+          if (module.config().replica_count * module.config().num_partitions > 1) continue;
+          return GpuUnsupported(*instruction,
+                                "send and recv are not supported on CUDA in a module of one "
+                                "device");
+        default:
+          return GpuUnsupported(*instruction, "side-effecting ops are not supported on CUDA yet");
       }
     }
   }
@@ -194,7 +215,9 @@ class GpuCompiler : public Compiler {
   }
 
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
-    return LapackCallIsAnHloOp(custom_call) || IsCudnnConvCall(custom_call);
+    return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
+           custom_call.custom_call_target() == kLuPivotsToPermutationTarget ||
+           IsCudnnConvCall(custom_call);
   }
 
  private:
@@ -293,6 +316,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
+  // ragged-dot and scaled-dot as dots cuBLAS runs (dot_variants_to_dot.h).
+  pipeline.AddPass<GpuDotVariantsToDot>();
   // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
   pipeline.AddPass<GpuCudnnConvCallsToHlo>();
   pipeline.AddPass<TopKDecomposer>();

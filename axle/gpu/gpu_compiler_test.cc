@@ -23,6 +23,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "axle/gpu/gpu_executable.h"
 #include "axle/gpu/gpu_modules_test_util.h"
 #include "axle/gpu/gpu_thunks.h"
@@ -471,6 +472,51 @@ ENTRY e {
   EXPECT_EQ(program.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(program.status().message(), HasSubstr("infeed"));
   EXPECT_THAT(program.status().message(), HasSubstr("CUDA"));
+  EXPECT_THAT(program.status().message(), HasSubstr("transfers with the host"));
+}
+
+// A send/recv pair on one channel among several devices is a
+// collective-permute (NCCL); on one device, or without its partner, the
+// op is named.
+TEST(GpuCompilerTest, SendRecvPairsAmongDevicesArePermutesAndTheRestAreNamed) {
+  constexpr char kPair[] = R"(
+HloModule pair, replica_count=2
+ENTRY e {
+  x = f32[4] parameter(0)
+  t = token[] after-all()
+  recv = (f32[4], u32[], token[]) recv(t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  send = (f32[4], u32[], token[]) send(x, t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1},{1,0}}"}
+  recv-done = (f32[4], token[]) recv-done(recv), channel_id=1
+  send-done = token[] send-done(send), channel_id=1
+  ROOT r = f32[4] get-tuple-element(recv-done), index=0
+})";
+  std::unique_ptr<HloModule> module;
+  auto pair = Compile(kPair, &module);
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  const std::string listing = GpuProgramToString(*pair);
+  EXPECT_THAT(listing, HasSubstr("collective-permute")) << listing;
+  EXPECT_THAT(listing, ::testing::Not(HasSubstr("recv"))) << listing;
+
+  auto one_device = Compile(absl::StrReplaceAll(kPair, {{", replica_count=2", ""}}), &module);
+  ASSERT_FALSE(one_device.ok());
+  EXPECT_EQ(one_device.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(one_device.status().message(), HasSubstr("CUDA"));
+  EXPECT_THAT(one_device.status().message(), HasSubstr("(instruction %recv, recv)"));
+
+  auto unpaired = Compile(R"(
+HloModule unpaired, replica_count=2
+ENTRY e {
+  x = f32[4] parameter(0)
+  t = token[] after-all()
+  send = (f32[4], u32[], token[]) send(x, t), channel_id=1, frontend_attributes={_xla_send_recv_source_target_pairs="{{0,1}}"}
+  send-done = token[] send-done(send), channel_id=1
+  ROOT n = f32[4] negate(x)
+})",
+                          &module);
+  ASSERT_FALSE(unpaired.ok());
+  EXPECT_EQ(unpaired.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(unpaired.status().message(), HasSubstr("CUDA"));
+  EXPECT_THAT(unpaired.status().message(), HasSubstr("%send"));
 }
 
 TEST(GpuCompilerTest, IdenticalFusionsCompileOnce) {

@@ -221,6 +221,31 @@ ENTRY entry {
   ROOT %out = f32[8] add(%p, %b)
 })";
 
+// 8- and 4-bit floats: converts (overflowing e4m3fn to NaN, e5m2 in range,
+// rounding to f4e2m1fn and powers of two), arithmetic in f8, and back.
+constexpr char kNarrowFloats[] = R"(
+HloModule narrow
+ENTRY e {
+  x = f32[256] parameter(0)
+  y = f32[256] parameter(1)
+  k = f32[] constant(300)
+  kb = f32[256] broadcast(k), dimensions={}
+  big = f32[256] multiply(x, kb)
+  a = f8e4m3fn[256] convert(big)
+  b = f8e5m2[256] convert(big)
+  c = f8e4m3fn[256] convert(y)
+  s = f8e4m3fn[256] multiply(a, c)
+  d = f4e2m1fn[256] convert(y)
+  ab = f32[256] abs(big)
+  p = f8e8m0fnu[256] convert(ab)
+  ra = f32[256] convert(a)
+  rb = f32[256] convert(b)
+  rs = f32[256] convert(s)
+  rd = f32[256] convert(d)
+  rp = f32[256] convert(p)
+  ROOT t = (f32[256], f32[256], f32[256], f32[256], f32[256]) tuple(ra, rb, rs, rd, rp)
+})";
+
 TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
   const test::TestModule modules[] = {
       {"elementwise", kElementwise, true},
@@ -235,11 +260,16 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
       {"swap copy", kSwapCopy, false},
       {"copy or fail", kCopyOrFail, false},
       {"increment", kIncrement, true},
+      {"narrow floats", kNarrowFloats, true},
   };
   test::ExpectModulesCompileWithoutADevice(modules);
 }
 
 TEST_F(GpuExecutableTest, Elementwise) { ExpectMatchesInterpreter(kElementwise); }
+
+TEST_F(GpuExecutableTest, EightAndFourBitFloatsRoundAsTheInterpreter) {
+  ExpectMatchesInterpreter(kNarrowFloats, ErrorSpec(0));
+}
 
 TEST_F(GpuExecutableTest, ElementwiseOfIntegersAndBroadcastsOfConstants) {
   ExpectMatchesInterpreter(kIntegers, ErrorSpec(0));

@@ -15,7 +15,9 @@
 #include "axle/gpu/cuda_custom_call.h"
 #include "axle/gpu/gpu_thunk_factories.h"
 #include "axle/gpu/gpu_thunks.h"
+#include "axle/gpu/lu_pivots_thunk.h"
 #include "axle/gpu/nccl_collective_thunk.h"
+#include "axle/gpu/solver_thunk.h"
 #include "axle/hlo/analysis/conditional_branch.h"
 #include "axle/hlo/analysis/in_place_sharing.h"
 #include "axle/hlo/ir/hlo_instructions.h"
@@ -524,6 +526,17 @@ absl::Status Builder::EmitCall(const HloInstruction& instruction) {
 
 absl::Status Builder::EmitCustomCall(const HloInstruction& instruction) {
   const auto& custom_call = *cast<HloCustomCallInstruction>(&instruction);
+  const bool lu_pivots = custom_call.custom_call_target() == kLuPivotsToPermutationTarget;
+  if (IsSolverCall(custom_call) || lu_pivots) {
+    // jaxlib's LAPACK-style targets: cuSOLVER (solver_thunk.h), and LU's
+    // pivots as a permutation (lu_pivots_thunk.h).
+    AXLE_ASSIGN_OR_RETURN(GpuThunkValues values, OperandsAndNewOutputs(instruction));
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<GpuThunk> thunk,
+                          lu_pivots ? MakeLuPivotsToPermutationThunk(custom_call, std::move(values))
+                                    : MakeSolverThunk(custom_call, std::move(values)));
+    AddThunk(std::move(thunk));
+    return absl::OkStatus();
+  }
   absl::StatusOr<CudaCustomCallTarget> target = CudaCustomCallTarget::Resolve(custom_call);
   if (!target.ok()) {
     return absl::Status(target.status().code(),

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/llvm_ir/complex_math.h"
+#include "axle/llvm_ir/narrow_float_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -15,12 +16,6 @@ namespace {
 using llvm_ir::MathFunction;
 
 llvm::Module* ModuleOf(llvm::IRBuilderBase& b) { return b.GetInsertBlock()->getModule(); }
-
-// A trap (the launch fails) and a placeholder of `type`.
-llvm::Value* EmitTrap(llvm::IRBuilderBase& b, llvm::Type* type) {
-  b.CreateCall(llvm::Intrinsic::getDeclaration(ModuleOf(b), llvm::Intrinsic::trap));
-  return llvm::PoisonValue::get(type);
-}
 
 class NvptxHooks final : public llvm_ir::TargetHooks {
  public:
@@ -40,9 +35,10 @@ class NvptxHooks final : public llvm_ir::TargetHooks {
     return b.CreateCall(callee, llvm::ArrayRef<llvm::Value*>(args.data(), args.size()));
   }
 
+  // No runtime library to call: the rounding inline, in integer IR.
   llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
                                     llvm::Value* value) const override {
-    return EmitTrap(b, b.getInt8Ty());
+    return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
   }
 
   // libdevice has no complex functions: inline, from its real ones.
