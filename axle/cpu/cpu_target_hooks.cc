@@ -10,6 +10,7 @@
 #include "axle/core/types.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "axle/llvm_ir/math_ir.h"
+#include "axle/llvm_ir/narrow_float_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -39,102 +40,6 @@ llvm::Value* MakeComplex(llvm::IRBuilderBase& b, llvm::Value* re, llvm::Value* i
   llvm::Value* z = llvm::UndefValue::get(type);
   z = b.CreateInsertValue(z, re, 0);
   return b.CreateInsertValue(z, im, 1);
-}
-
-// The layout of an 8- or 4-bit float that EmitF32ToNarrowBits rounds to
-// inline (axle/core/types.h's formats; e8m0fnu, which has no mantissa and
-// rounds differently, keeps the runtime call).
-struct NarrowFormat {
-  int exponent_bits;
-  int mantissa_bits;
-  int bias;
-  FloatEncoding encoding;
-};
-
-std::optional<NarrowFormat> NarrowFormatOf(PrimitiveType type) {
-  switch (type) {
-    case F8E5M2:
-      return NarrowFormat{5, 2, 15, FloatEncoding::kIeee};
-    case F8E4M3:
-      return NarrowFormat{4, 3, 7, FloatEncoding::kIeee};
-    case F8E3M4:
-      return NarrowFormat{3, 4, 3, FloatEncoding::kIeee};
-    case F8E4M3FN:
-      return NarrowFormat{4, 3, 7, FloatEncoding::kFiniteNan};
-    case F8E4M3FNUZ:
-      return NarrowFormat{4, 3, 8, FloatEncoding::kFiniteUz};
-    case F8E4M3B11FNUZ:
-      return NarrowFormat{4, 3, 11, FloatEncoding::kFiniteUz};
-    case F8E5M2FNUZ:
-      return NarrowFormat{5, 2, 16, FloatEncoding::kFiniteUz};
-    case F4E2M1FN:
-      return NarrowFormat{2, 1, 1, FloatEncoding::kFiniteOnly};
-    default:
-      return std::nullopt;
-  }
-}
-
-// f32 -> the encoding of `f`, rounded to nearest even, in straight-line i32
-// arithmetic the loop vectorizer widens (variable shifts, compares and
-// selects; no table, no call): the same bits as axle/core/types.cc's
-// Encode, and so as the interpreter. The f32's significand (hidden bit
-// set) shifts down to the result's quantum: its exponent's, or the
-// subnormals' below the least normal exponent; with q that quantum's
-// exponent, ((q + bias - 1) << mantissa_bits) + the rounded significand is
-// the encoding of a normal result, a subnormal one (q + bias - 1 = 0) and a
-// carry into the next binade alike. f32 zeros and subnormals shift out
-// entirely (shift clamped to 31: zero). Past the largest finite value
-// (infinity included) the format's overflow rule; NaN its NaN.
-llvm::Value* EmitF32ToNarrowBits(llvm::IRBuilderBase& b, const NarrowFormat& f,
-                                 llvm::Value* value) {
-  auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  const int m = f.mantissa_bits;
-  const uint32_t sign_bit = 1u << (f.exponent_bits + m);
-  const uint32_t max_field = (1u << f.exponent_bits) - 1;
-  const uint32_t max_finite = NarrowFloatMaxFiniteBits(f.exponent_bits, m, f.encoding);
-  llvm::Value* bits = b.CreateBitCast(value, b.getInt32Ty());
-  llvm::Value* magnitude = b.CreateAnd(bits, i32(0x7fffffff));
-  llvm::Value* sign = b.CreateSelect(b.CreateICmpSLT(bits, i32(0)), i32(sign_bit), i32(0));
-  llvm::Value* exponent = b.CreateSub(b.CreateLShr(magnitude, 23), i32(127));
-  llvm::Value* quantum = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, exponent, i32(1 - f.bias));
-  llvm::Value* shift = b.CreateAdd(b.CreateSub(quantum, exponent), i32(23 - m));
-  shift = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, shift, i32(31));
-  llvm::Value* significand = b.CreateOr(b.CreateAnd(magnitude, i32(0x7fffff)), i32(0x800000));
-  llvm::Value* rounded = b.CreateLShr(significand, shift);
-  llvm::Value* rest = b.CreateSub(significand, b.CreateShl(rounded, shift));
-  llvm::Value* half = b.CreateShl(i32(1), b.CreateSub(shift, i32(1)));
-  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(rounded, i32(1)), i32(0));
-  llvm::Value* up =
-      b.CreateOr(b.CreateICmpUGT(rest, half), b.CreateAnd(b.CreateICmpEQ(rest, half), odd));
-  rounded = b.CreateAdd(rounded, b.CreateZExt(up, b.getInt32Ty()));
-  llvm::Value* encoded =
-      b.CreateAdd(b.CreateShl(b.CreateAdd(quantum, i32(f.bias - 1)), m), rounded);
-  llvm::Value* result = b.CreateOr(sign, encoded);
-  llvm::Value* overflow = nullptr;
-  llvm::Value* nan = nullptr;
-  switch (f.encoding) {
-    case FloatEncoding::kIeee:
-      overflow = b.CreateOr(sign, i32(max_field << m));
-      nan = b.CreateOr(sign, i32((max_field << m) | (1u << (m - 1))));
-      break;
-    case FloatEncoding::kFiniteNan:
-      overflow = nan = b.CreateOr(sign, i32((max_field << m) | ((1u << m) - 1)));
-      break;
-    case FloatEncoding::kFiniteUz:
-      // No -0: a zero result is +0, and -0's pattern is the NaN.
-      result = b.CreateSelect(b.CreateICmpEQ(encoded, i32(0)), i32(0), result);
-      overflow = nan = i32(sign_bit);
-      break;
-    case FloatEncoding::kFiniteOnly:
-      overflow = b.CreateOr(sign, i32(max_finite));
-      nan = i32(0);
-      break;
-    case FloatEncoding::kExponentOnly:
-      return nullptr;
-  }
-  result = b.CreateSelect(b.CreateICmpUGT(encoded, i32(max_finite)), overflow, result);
-  result = b.CreateSelect(b.CreateICmpUGT(magnitude, i32(0x7f800000)), nan, result);
-  return b.CreateTrunc(result, b.getInt8Ty());
 }
 
 class CpuHooks final : public llvm_ir::TargetHooks {
@@ -173,8 +78,9 @@ class CpuHooks final : public llvm_ir::TargetHooks {
 
   llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
                                     llvm::Value* value) const override {
-    if (std::optional<NarrowFormat> format = NarrowFormatOf(type)) {
-      return EmitF32ToNarrowBits(b, *format, value);
+    // Inline, in vectorizable integer arithmetic (the interpreter's bits).
+    if (llvm_ir::IsInlineEncodableNarrowFloat(type)) {
+      return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
     }
     llvm::FunctionCallee encoder =
         PureFunction(b, NarrowFloatEncoderName(type),

@@ -1,9 +1,9 @@
 //===- narrow_float_ir.h - f32 to 8- and 4-bit floats, inline --------------===//
 //
 // The encoding (an i8) of the 8- or 4-bit float type nearest to an f32
-// value, as straight-line integer IR with no call: for targets without a
-// runtime library (NVPTX), where TargetHooks::EmitF32ToNarrowFloat cannot
-// call one. The same bits as axle/core/types.h's EncodeNarrowFloat (the
+// value, as straight-line integer IR with no call and no table, which the
+// loop vectorizer widens: both backends' TargetHooks::EmitF32ToNarrowFloat
+// (the cpu's and NVPTX's). The same bits as axle/core/types.h's EncodeNarrowFloat (the
 // interpreter's): round to nearest, ties to even, on the f32's significand
 // shifted to the format's quantum (its exponent's, or the subnormals' below
 // the least normal exponent); values below half the least subnormal (f32
