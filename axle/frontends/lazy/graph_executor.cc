@@ -211,6 +211,7 @@ struct ExecuteScratch {
   // and its walk's frontiers.
   std::vector<std::tuple<int, int, int>> near;
   std::vector<const Node*> frontier, next;
+  std::vector<std::pair<int64_t, int64_t>> aliases;  // (computed root, parameter)
 
   void Clear() {
     order.nodes.clear();
@@ -228,6 +229,7 @@ struct ExecuteScratch {
     near.clear();
     frontier.clear();
     next.clear();
+    aliases.clear();
     by_shape.clear();
     outputs.clear();
     computed_data.clear();
@@ -287,6 +289,15 @@ void AssignUpdateAliases(ExecuteScratch& s, std::vector<std::pair<int64_t, int64
 
 absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     absl::Span<const Value> roots, const std::function<bool(const DeviceData&)>& may_donate) {
+  std::vector<std::shared_ptr<DeviceData>> results;
+  absl::Status status = Execute(roots, may_donate, &results);
+  if (!status.ok()) return status;
+  return results;
+}
+
+absl::Status GraphExecutor::Execute(absl::Span<const Value> roots,
+                                    const std::function<bool(const DeviceData&)>& may_donate,
+                                    std::vector<std::shared_ptr<DeviceData>>* results_out) {
   thread_local ExecuteScratch scratch;
   ExecuteScratch& s = scratch;
   s.Clear();
@@ -299,7 +310,9 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // Roots that are leaves are their data; the others are computed once each
   // (a value that several roots share, by views and aliases, is computed
   // for the first of them).
-  std::vector<std::shared_ptr<DeviceData>> results(roots.size());
+  std::vector<std::shared_ptr<DeviceData>>& results = *results_out;
+  results.clear();
+  results.resize(roots.size());
   std::vector<int>& slot = s.slot;
   slot.assign(roots.size(), -1);
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -328,7 +341,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
       slot[i] = slot[-2 - slot[i]];  // its first root's, numbered already
     }
   }
-  if (s.computed.empty()) return results;
+  if (s.computed.empty()) return absl::OkStatus();
   static metrics::Counter* const outputs_counter = metrics::GetCounter("GraphOutputs");
   outputs_counter->Increment(static_cast<int64_t>(s.computed.size()));
 
@@ -348,7 +361,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // the others to the first result of its shape left: the computed roots
   // are bucketed by shape (interned: equal shapes are one object), each
   // bucket in root order.
-  Aliases aliases;
+  Aliases& aliases = s.aliases;
   s.donated.assign(order.parameters.size(), false);
   if (may_donate) {
     s.donatable.clear();
@@ -417,7 +430,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   for (size_t i = 0; i < roots.size(); ++i) {
     if (slot[i] >= 0) results[i] = outputs[slot[i]];
   }
-  return results;
+  return absl::OkStatus();
 }
 
 }  // namespace axle::lazy

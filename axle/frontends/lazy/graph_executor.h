@@ -59,6 +59,15 @@ class GraphExecutor {
   absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> Execute(
       absl::Span<const Value> roots,
       const std::function<bool(const DeviceData&)>& may_donate = nullptr);
+  // The same into `results` (replaced: one per root), so that a caller
+  // syncing every step keeps the array from step to step. A step's few
+  // hundred results would otherwise be an allocation of a kilobyte or more
+  // each step: glibc serves such a request only after merging every small
+  // block freed since the last one (malloc_consolidate), which cost a
+  // training step as much as the graph walk.
+  absl::Status Execute(absl::Span<const Value> roots,
+                       const std::function<bool(const DeviceData&)>& may_donate,
+                       std::vector<std::shared_ptr<DeviceData>>* results);
 
   // The structural hash of the graph computing `roots` (Execute's key), with
   // its (root, parameter) aliases.
