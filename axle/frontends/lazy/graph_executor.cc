@@ -81,6 +81,29 @@ uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder
   return HashCombine(h, order.leaf_parameters_hash);
 }
 
+bool GraphExecutor::SplitsPay(const PostOrder& order) {
+  for (const Node* node : order.nodes) {
+    if (node->shape().IsTuple()) {
+      for (const Shape& element : node->shape().tuple_shapes()) {
+        if (element.IsArray() && ShapeUtil::ElementsIn(element) >= kMinSplitElements) return true;
+      }
+      continue;
+    }
+    const int64_t elements = ShapeUtil::ElementsIn(node->shape());
+    if (elements >= kMinSplitElements) return true;
+    int64_t per_element = 0;  // multiply-adds per output element
+    if (node->op() == "dot_general") {
+      per_element = 1;
+      const auto& lhs = node->operand(0).shape().dimensions();
+      for (int64_t d : node->attr_ints(0)) per_element *= lhs[d];
+    } else if (node->op() == "convolution") {
+      per_element = ShapeUtil::ElementsIn(node->operand(1).shape());
+    }
+    if (per_element > 0 && elements * per_element >= kMinSplitMultiplyAdds) return true;
+  }
+  return false;
+}
+
 size_t GraphExecutor::cache_size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cache_.size();
@@ -121,6 +144,7 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
                      " nodes failed: ", executables.status().message(), DumpNote(dumped)));
   }
   compiled->executable = std::move(executables->front());
+  compiled->one_thread = !SplitsPay(order);
   return compiled;
 }
 
@@ -414,8 +438,10 @@ absl::Status GraphExecutor::Execute(absl::Span<const Value> roots,
   }
   {
     metrics::ScopedTimer timer("ExecuteTime");
-    absl::Status status = (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs),
-                                                             ExecutableRunOptions(), &s.outputs);
+    ExecutableRunOptions options;
+    if ((*compiled)->one_thread) options.set_intra_op_threads(1);
+    absl::Status status =
+        (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs), options, &s.outputs);
     if (!status.ok()) return status;
   }
   // One DeviceData per computed root (pooled blocks: block_pool.h). Each
