@@ -81,6 +81,29 @@ uint64_t GraphExecutor::GraphHash(absl::Span<const Value> roots, const PostOrder
   return HashCombine(h, order.leaf_parameters_hash);
 }
 
+bool GraphExecutor::SplitsPay(const PostOrder& order) {
+  for (const Node* node : order.nodes) {
+    if (node->shape().IsTuple()) {
+      for (const Shape& element : node->shape().tuple_shapes()) {
+        if (element.IsArray() && ShapeUtil::ElementsIn(element) >= kMinSplitElements) return true;
+      }
+      continue;
+    }
+    const int64_t elements = ShapeUtil::ElementsIn(node->shape());
+    if (elements >= kMinSplitElements) return true;
+    int64_t per_element = 0;  // multiply-adds per output element
+    if (node->op() == "dot_general") {
+      per_element = 1;
+      const auto& lhs = node->operand(0).shape().dimensions();
+      for (int64_t d : node->attr_ints(0)) per_element *= lhs[d];
+    } else if (node->op() == "convolution") {
+      per_element = ShapeUtil::ElementsIn(node->operand(1).shape());
+    }
+    if (per_element > 0 && elements * per_element >= kMinSplitMultiplyAdds) return true;
+  }
+  return false;
+}
+
 size_t GraphExecutor::cache_size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cache_.size();
@@ -121,6 +144,7 @@ absl::StatusOr<std::shared_ptr<GraphExecutor::Compiled>> GraphExecutor::Compile(
                      " nodes failed: ", executables.status().message(), DumpNote(dumped)));
   }
   compiled->executable = std::move(executables->front());
+  compiled->one_thread = !SplitsPay(order);
   return compiled;
 }
 
@@ -211,6 +235,7 @@ struct ExecuteScratch {
   // and its walk's frontiers.
   std::vector<std::tuple<int, int, int>> near;
   std::vector<const Node*> frontier, next;
+  std::vector<std::pair<int64_t, int64_t>> aliases;  // (computed root, parameter)
 
   void Clear() {
     order.nodes.clear();
@@ -228,6 +253,7 @@ struct ExecuteScratch {
     near.clear();
     frontier.clear();
     next.clear();
+    aliases.clear();
     by_shape.clear();
     outputs.clear();
     computed_data.clear();
@@ -287,6 +313,15 @@ void AssignUpdateAliases(ExecuteScratch& s, std::vector<std::pair<int64_t, int64
 
 absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
     absl::Span<const Value> roots, const std::function<bool(const DeviceData&)>& may_donate) {
+  std::vector<std::shared_ptr<DeviceData>> results;
+  absl::Status status = Execute(roots, may_donate, &results);
+  if (!status.ok()) return status;
+  return results;
+}
+
+absl::Status GraphExecutor::Execute(absl::Span<const Value> roots,
+                                    const std::function<bool(const DeviceData&)>& may_donate,
+                                    std::vector<std::shared_ptr<DeviceData>>* results_out) {
   thread_local ExecuteScratch scratch;
   ExecuteScratch& s = scratch;
   s.Clear();
@@ -299,7 +334,9 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // Roots that are leaves are their data; the others are computed once each
   // (a value that several roots share, by views and aliases, is computed
   // for the first of them).
-  std::vector<std::shared_ptr<DeviceData>> results(roots.size());
+  std::vector<std::shared_ptr<DeviceData>>& results = *results_out;
+  results.clear();
+  results.resize(roots.size());
   std::vector<int>& slot = s.slot;
   slot.assign(roots.size(), -1);
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -328,7 +365,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
       slot[i] = slot[-2 - slot[i]];  // its first root's, numbered already
     }
   }
-  if (s.computed.empty()) return results;
+  if (s.computed.empty()) return absl::OkStatus();
   static metrics::Counter* const outputs_counter = metrics::GetCounter("GraphOutputs");
   outputs_counter->Increment(static_cast<int64_t>(s.computed.size()));
 
@@ -348,7 +385,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   // the others to the first result of its shape left: the computed roots
   // are bucketed by shape (interned: equal shapes are one object), each
   // bucket in root order.
-  Aliases aliases;
+  Aliases& aliases = s.aliases;
   s.donated.assign(order.parameters.size(), false);
   if (may_donate) {
     s.donatable.clear();
@@ -401,8 +438,10 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   }
   {
     metrics::ScopedTimer timer("ExecuteTime");
-    absl::Status status = (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs),
-                                                             ExecutableRunOptions(), &s.outputs);
+    ExecutableRunOptions options;
+    if ((*compiled)->one_thread) options.set_intra_op_threads(1);
+    absl::Status status =
+        (*compiled)->executable->RunArrays(absl::MakeSpan(s.inputs), options, &s.outputs);
     if (!status.ok()) return status;
   }
   // One DeviceData per computed root (pooled blocks: block_pool.h). Each
@@ -417,7 +456,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> GraphExecutor::Execute(
   for (size_t i = 0; i < roots.size(); ++i) {
     if (slot[i] >= 0) results[i] = outputs[slot[i]];
   }
-  return results;
+  return absl::OkStatus();
 }
 
 }  // namespace axle::lazy

@@ -21,6 +21,15 @@
 // did not lower, its HLO as .hlo when it did not compile) and the error
 // names the file.
 //
+// Threads: a graph with no dot or convolution of kMinSplitMultiplyAdds
+// multiply-adds and no value of kMinSplitElements elements (SplitsPay) runs
+// on the calling thread alone (ExecutableRunOptions::intra_op_threads 1).
+// Its kernels take microseconds each, about what handing half of one to the
+// pool's worker costs when the worker sleeps or its core is busy: the MLP
+// example's step graph ran in 0.13 ms at one thread and 0.22 ms (median) at
+// two on a 2-core VM shared with other processes. Larger graphs run on the
+// pool as before.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_
 #define AXLE_FRONTENDS_LAZY_GRAPH_EXECUTOR_H_
@@ -59,11 +68,29 @@ class GraphExecutor {
   absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> Execute(
       absl::Span<const Value> roots,
       const std::function<bool(const DeviceData&)>& may_donate = nullptr);
+  // The same into `results` (replaced: one per root), so that a caller
+  // syncing every step keeps the array from step to step. A step's few
+  // hundred results would otherwise be an allocation of a kilobyte or more
+  // each step: glibc serves such a request only after merging every small
+  // block freed since the last one (malloc_consolidate), which cost a
+  // training step as much as the graph walk.
+  absl::Status Execute(absl::Span<const Value> roots,
+                       const std::function<bool(const DeviceData&)>& may_donate,
+                       std::vector<std::shared_ptr<DeviceData>>* results);
 
   // The structural hash of the graph computing `roots` (Execute's key), with
   // its (root, parameter) aliases.
   static uint64_t GraphHash(absl::Span<const Value> roots, const PostOrder& order,
                             absl::Span<const std::pair<int64_t, int64_t>> aliases = {});
+
+  // Whether the graph of `order` has work worth splitting across threads:
+  // a dot_general or convolution of kMinSplitMultiplyAdds multiply-adds or
+  // more (a convolution's counted as its output's elements times its
+  // kernel's, an upper bound), or a value of kMinSplitElements elements or
+  // more.
+  static constexpr int64_t kMinSplitMultiplyAdds = int64_t{1} << 21;
+  static constexpr int64_t kMinSplitElements = int64_t{1} << 18;
+  static bool SplitsPay(const PostOrder& order);
 
   size_t cache_size() const;
   void ClearCache();
@@ -72,6 +99,7 @@ class GraphExecutor {
   struct Compiled {
     std::unique_ptr<LocalExecutable> executable;
     std::vector<Shape> parameter_shapes;
+    bool one_thread = false;  // !SplitsPay
   };
   struct Entry {
     std::shared_ptr<Compiled> compiled;

@@ -155,12 +155,15 @@ absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors
   struct Scratch {
     std::vector<LazyTensor*> pending;
     std::vector<Value> roots;
+    std::vector<std::shared_ptr<DeviceData>> results;
   };
   thread_local Scratch scratch;
   std::vector<LazyTensor*>& pending = scratch.pending;
   std::vector<Value>& roots = scratch.roots;
+  std::vector<std::shared_ptr<DeviceData>>& results = scratch.results;
   pending.clear();
   roots.clear();
+  results.clear();
   for (const auto& t : tensors) {
     std::lock_guard<std::mutex> lock(t->mutex_);
     if (!t->ir_) continue;
@@ -168,14 +171,13 @@ absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors
     roots.push_back(t->ir_);
   }
   if (roots.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<std::shared_ptr<DeviceData>>> results =
-      GraphExecutor::Get().Execute(roots, may_donate);
-  if (results.ok()) {
+  absl::Status status = GraphExecutor::Get().Execute(roots, may_donate, &results);
+  if (status.ok()) {
     for (size_t i = 0; i < pending.size(); ++i) {
       std::lock_guard<std::mutex> lock(pending[i]->mutex_);
       // Only if no operation replaced the value meanwhile.
       if (pending[i]->ir_.node == roots[i].node && pending[i]->ir_.index == roots[i].index) {
-        pending[i]->data_ = (*results)[i];
+        pending[i]->data_ = std::move(results[i]);
         pending[i]->ir_ = Value();
         pending[i]->leaf_ = Value();
         pending[i]->view_of_base_ = false;
@@ -186,7 +188,8 @@ absl::Status SyncAndDonate(absl::Span<const std::shared_ptr<LazyTensor>> tensors
   // The graph dies here (the roots held it last).
   pending.clear();
   roots.clear();
-  return results.status();
+  results.clear();
+  return status;
 }
 
 absl::Status SyncLiveTensors() {

@@ -193,6 +193,42 @@ TEST(LazyExecutorTest, DotReduceBroadcastTranspose) {
   EXPECT_EQ(ToVector(*(*results)[0]), (std::vector<float>{16, 36, 16, 36, 16, 36}));
 }
 
+// Which graphs run on more than the calling thread: a dot of 2M
+// multiply-adds or more, or a value of 256K elements or more.
+TEST(LazyExecutorTest, SplitsPayOnlyForLargeDotsOrValues) {
+  auto leaf = [](const std::vector<int64_t>& dims) {
+    return Value{Node::MakeDeviceData(
+                     std::make_shared<DeviceData>(Literal(ShapeUtil::MakeShape(F32, dims)))),
+                 0};
+  };
+  auto dot = [](const Value& a, const Value& b, int64_t m, int64_t n) {
+    return MakeValue("dot_general", {a, b}, VecF32({m, n}),
+                     {std::vector<int64_t>{1}, std::vector<int64_t>{0}, std::vector<int64_t>{},
+                      std::vector<int64_t>{}});
+  };
+  auto pays = [](const Value& root) {
+    PostOrder order = ComputePostOrder({root});
+    return GraphExecutor::SplitsPay(order);
+  };
+  // 64 x 128 x 128 = 1M multiply-adds (the MLP example's largest dot).
+  Value small = dot(leaf({64, 128}), leaf({128, 128}), 64, 128);
+  EXPECT_FALSE(pays(MakeValue("add", {small, small}, small.shape())));
+  // 64 x 256 x 128 = 2M: worth splitting.
+  EXPECT_TRUE(pays(dot(leaf({64, 256}), leaf({256, 128}), 64, 128)));
+  // No dot, but 512 x 512 elements.
+  Value big = leaf({512, 512});
+  EXPECT_TRUE(pays(MakeValue("mul", {big, big}, big.shape())));
+  Value under = leaf({511, 512});
+  EXPECT_FALSE(pays(MakeValue("mul", {under, under}, under.shape())));
+  // A convolution counts its output's elements times its kernel's (an
+  // upper bound): 2x4x8x8 x 4x4x3x3 = 74K, 2x16x16x16 x 16x4x3x3 = 4.7M.
+  EXPECT_FALSE(pays(
+      MakeValue("convolution", {leaf({2, 4, 8, 8}), leaf({4, 4, 3, 3})}, VecF32({2, 4, 8, 8}))));
+  Value wide = MakeValue("convolution", {leaf({2, 4, 16, 16}), leaf({16, 4, 3, 3})},
+                         VecF32({2, 16, 16, 16}));
+  EXPECT_TRUE(pays(wide));
+}
+
 // A 1-D window of 2 by stride 2 over {1, 5, 5, 2, 7, 7}, padded by one on
 // the high side: the maxima and the first index of each.
 TEST(LazyExecutorTest, ReduceWindowArgmaxAndSelectAndScatter) {

@@ -215,15 +215,36 @@ Value Elementwise(const char* op, const Value& a, const Value& b) {
 
 Value Unary(const char* op, const Value& a) { return MakeValue(op, {a}, ShapeLike(a, TypeOf(a))); }
 
+namespace {
+
+// `a op b` computed in `compute`, giving `result` elements.
+Value BinaryOf(const char* op, const Value& a, const Value& b, PrimitiveType compute,
+               PrimitiveType result) {
+  Value ca = Convert(a, compute);
+  Value cb = Convert(b, compute);
+  const auto& da = ca.shape().dimensions();
+  const auto& db = cb.shape().dimensions();
+  if (da == db) return MakeValue(op, {ca, cb}, ShapeLike(ca, result));
+  // A rank-0 operand (a wrapped Python number, an optimizer's
+  // hyperparameter) stays rank 0: the lowering's binary op broadcasts it
+  // (XLA's implicit scalar broadcast, the same HLO broadcast), so recording
+  // `x * 0.9` takes one node, not a broadcast_in_dim and its shape
+  // arithmetic as well.
+  if (da.empty()) return MakeValue(op, {ca, cb}, ShapeLike(cb, result));
+  if (db.empty()) return MakeValue(op, {ca, cb}, ShapeLike(ca, result));
+  Ints out = ToInts(at::infer_size(da, db));
+  return MakeValue(op, {BroadcastTo(ca, out), BroadcastTo(cb, out)}, MakeShape(result, out));
+}
+
+}  // namespace
+
 // `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
 Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
-  const auto& da = a.shape().dimensions();
-  const auto& db = b.shape().dimensions();
-  if (da == db) return Elementwise(op, Convert(a, compute), Convert(b, compute));
-  Ints out = ToInts(at::infer_size(da, db));
-  Value va = BroadcastTo(Convert(a, compute), out);
-  Value vb = BroadcastTo(Convert(b, compute), out);
-  return Elementwise(op, va, vb);
+  return BinaryOf(op, a, b, compute, compute);
+}
+
+Value CompareValues(const char* op, const Value& a, const Value& b, PrimitiveType compute) {
+  return BinaryOf(op, a, b, compute, PRED);
 }
 
 Value Binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::ScalarType compute) {

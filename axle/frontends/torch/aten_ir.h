@@ -82,6 +82,9 @@ Value Elementwise(const char* op, const Value& a, const Value& b);
 Value Unary(const char* op, const Value& a);
 // `a op b` with PyTorch's type promotion (to `compute`) and broadcasting.
 Value BinaryValues(const char* op, const Value& a, const Value& b, PrimitiveType compute);
+// A comparison ("eq", "lt", ...) of `a` and `b` promoted to `compute`: a
+// PRED result.
+Value CompareValues(const char* op, const Value& a, const Value& b, PrimitiveType compute);
 Value Binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::ScalarType compute);
 
 // Sum over `dims` (sorted, distinct); `keepdim` keeps them as 1s.

@@ -127,12 +127,13 @@ at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
 
 at::Tensor Compare(const char* op, const at::Tensor& self, const at::Tensor& other) {
   Count(op);
-  return Wrap(Binary(op, self, other, at::result_type(self, other)));
+  return Wrap(CompareValues(op, Operand(self, "self"), Operand(other, "other"),
+                            ToPrimitiveType(at::result_type(self, other))));
 }
 at::Tensor Compare(const char* op, const at::Tensor& self, const at::Scalar& other) {
   Count(op);
   PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
-  return Wrap(BinaryValues(op, Operand(self, "self"), ScalarValue(other, t), t));
+  return Wrap(CompareValues(op, Operand(self, "self"), ScalarValue(other, t), t));
 }
 
 at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {

@@ -43,6 +43,43 @@ class DeviceTest(unittest.TestCase):
         torch_axle.sync()
         torch.testing.assert_close(z.cpu(), torch.full((2, 2), 5.0))
 
+    def test_comparisons_are_bool_tensors(self):
+        a = torch.tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.5]])
+        b = torch.tensor([0.5, 0.5, 3.0])
+        x, y = a.to(self.dev), b.to(self.dev)
+        for op in ("gt", "lt", "ge", "le", "eq", "ne"):
+            f = getattr(torch, op)
+            with self.subTest(op=op):
+                for got, want in ((f(x, y), f(a, b)), (f(x, 0.5), f(a, 0.5)),
+                                  (f(x, torch.tensor(0.5)), f(a, torch.tensor(0.5)))):
+                    self.assertEqual(got.dtype, torch.bool)
+                    torch.testing.assert_close(got.cpu(), want)
+        # Used inside a step, not only as its result.
+        torch.testing.assert_close((x > 0).float().mul(x).cpu(), (a > 0).float() * a)
+        torch.testing.assert_close(torch.where(x > y, x, y).cpu(), torch.where(a > b, a, b))
+
+    def test_scalar_operands_broadcast(self):
+        # Python numbers and 0-dim tensors on either side of each binary op,
+        # in place too: the scalar is not broadcast in the IR (the lowering's
+        # binary op does it).
+        a = torch.tensor([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]])
+        s = torch.tensor(4.0)
+        x, xs = a.to(self.dev), s.to(self.dev)
+        torch.testing.assert_close((x * 0.5 + 3).cpu(), a * 0.5 + 3)
+        torch.testing.assert_close((2 - x).cpu(), 2 - a)
+        torch.testing.assert_close((8 / x).cpu(), 8 / a)
+        torch.testing.assert_close((x ** 3).cpu(), a ** 3)
+        torch.testing.assert_close(torch.maximum(x, xs).cpu(), torch.maximum(a, s))
+        torch.testing.assert_close((xs - x).cpu(), s - a)
+        torch.testing.assert_close((x / xs).cpu(), a / s)
+        torch.testing.assert_close((xs * 2).cpu(), s * 2)
+        y, b = x.clone(), a.clone()
+        y.add_(x, alpha=0.25).mul_(0.9).addcmul_(x, x, value=0.01).addcdiv_(x, y, value=-0.5)
+        b.add_(a, alpha=0.25).mul_(0.9).addcmul_(a, a, value=0.01).addcdiv_(a, b, value=-0.5)
+        torch.testing.assert_close(y.cpu(), b)
+        torch.testing.assert_close((x.int() * 3).cpu(), a.int() * 3)
+        torch.testing.assert_close((x.int() / 3).cpu(), a.int() / 3)
+
     def test_fallback_is_counted(self):
         x = torch.tensor([3.0, 1.0, 2.0]).to(self.dev)
         values, _ = torch.sort(x)  # no lowering: runs on the CPU
