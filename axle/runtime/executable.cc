@@ -8,6 +8,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/host_ffi.h"
 
@@ -65,6 +66,9 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
     return absl::OkStatus();
   }
   const std::string& target = custom_call.custom_call_target();
+  // JAX's sharding annotations: every platform's compiler removes them
+  // (sharding_remover.h), or says why it cannot.
+  if (IsShardingAnnotationTarget(target)) return absl::OkStatus();
   const std::string& cc_platform = platform.custom_call_platform();
   auto context = [&] {
     return absl::StrCat(" (instruction %", custom_call.name(), ", compiling for platform '",
