@@ -1,6 +1,7 @@
 //===- math_ir.h - Transcendental functions as inline LLVM IR --------------===//
 //
-// f32 exp, log, tanh and erf built from range reduction and polynomials, in
+// f32 exp, log, tanh and erf built from range reduction and polynomials
+// (expm1, log1p, cbrt and the logistic function from those) and atan2, in
 // straight-line IR (selects, no branches, no calls) so that the loop
 // vectorizer turns them into vector code. Internal to axle/cpu.
 //
@@ -25,6 +26,13 @@ llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // 1 / (1 + exp(-x)).
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// exp(x) - 1 without the cancellation near 0.
+llvm::Value* EmitExpm1F32(llvm::IRBuilderBase& b, llvm::Value* x);
+// The real cube root (negative for negative x).
+llvm::Value* EmitCbrtF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// The angle of (x, y) in [-pi, pi], with IEEE/C's signed zeros and
+// infinities (atan2(+-0, -0) = +-pi, atan2(+-inf, +inf) = +-pi/4).
+llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x);
 
 }  // namespace axle::llvm_ir
 
