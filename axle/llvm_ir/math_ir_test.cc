@@ -205,6 +205,7 @@ TEST(MathIrTest, MaxUlpErrorOverSweeps) {
       {"cbrt", EmitCbrtF32, [](double x) { return std::cbrt(x); }, PositiveBinades(), 1},
   };
   std::vector<std::vector<float>> outputs;
+  outputs.reserve(sweeps.size());
   for (const Sweep& sweep : sweeps) {
     outputs.push_back(CompiledFunction(sweep.emit).Run(sweep.inputs));
   }
@@ -299,6 +300,8 @@ TEST(MathIrTest, Expm1AndCbrtSpecialValues) {
 // sweep; and the signed zeros, infinities and NaN of C's atan2.
 TEST(MathIrTest, Atan2) {
   std::vector<float> y, x;
+  y.reserve(size_t{512} * 128);
+  x.reserve(size_t{512} * 128);
   for (int64_t i = 0; i < 512; ++i) {
     for (int64_t j = 0; j < 128; ++j) {
       const double angle = -3.2 + 6.4 * static_cast<double>(i) / 511;
