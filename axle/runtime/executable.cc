@@ -60,6 +60,16 @@ absl::Status CheckAliasing(const HloModule& module) {
   return absl::OkStatus();
 }
 
+// jaxlib's Python host callbacks (jax.debug.print, jax.pure_callback,
+// io_callback): xla_{ffi_,ffi_partitioned_,buffer_,}python_{cpu,gpu}_callback.
+bool IsJaxPythonCallback(absl::string_view target) {
+  for (absl::string_view prefix :
+       {"xla_python_", "xla_ffi_python_", "xla_ffi_partitioned_python_", "xla_buffer_python_"}) {
+    if (absl::StartsWith(target, prefix) && absl::EndsWith(target, "_callback")) return true;
+  }
+  return false;
+}
+
 absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
                              const se::Platform& platform) {
   if (platform.compiler() != nullptr && platform.compiler()->ComputesCustomCall(custom_call)) {
@@ -92,6 +102,14 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
       return absl::Status(address.status().code(),
                           absl::StrCat(address.status().message(), context()));
     }
+  }
+  if (IsJaxPythonCallback(target)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "custom-call target '", target,
+        "' is a JAX Python host callback (jax.debug.print, jax.pure_callback, io_callback): it "
+        "calls into the Python process that traced the program, which a module run here does "
+        "not have",
+        context()));
   }
   // XLA:GPU's cuDNN convolution calls: the cuda compiler rewrites them into
   // convolutions (axle/gpu/cudnn_conv_calls.h); nothing else runs them.
