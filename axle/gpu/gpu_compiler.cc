@@ -37,6 +37,7 @@
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/instruction_fusion.h"
 #include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/hlo/transforms/side_effects.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
@@ -306,6 +307,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   // computes, unfused first (gpu_fusion_inliner.h).
   pipeline.AddPass<GpuFusionInliner>();
   pipeline.AddPass<GpuTupleCopyExpander>();
+  // JAX's sharding annotations are identities (sharding_remover.h).
+  pipeline.AddPass<ShardingRemover>();
   // Several devices: the collectives stay for NCCL (-start/-done pairs made
   // synchronous, send/recv pairs permutes); one: they become copies, unless
   // collectives_on_one_device.

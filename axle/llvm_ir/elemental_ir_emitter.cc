@@ -474,11 +474,11 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruc
     case HloOpcode::kRsqrt:
       return b_.CreateFDiv(one, unary(llvm::Intrinsic::sqrt));
     case HloOpcode::kCbrt:
-      return CallMath(MathFunction::kCbrt, x);
+      return f32 ? EmitCbrtF32(b_, x) : CallMath(MathFunction::kCbrt, x);
     case HloOpcode::kExp:
       return f32 ? EmitExpF32(b_, x) : CallMath(MathFunction::kExp, x);
     case HloOpcode::kExpm1:
-      return CallMath(MathFunction::kExpm1, x);
+      return f32 ? EmitExpm1F32(b_, x) : CallMath(MathFunction::kExpm1, x);
     case HloOpcode::kLog:
       return f32 ? EmitLogF32(b_, x) : CallMath(MathFunction::kLog, x);
     case HloOpcode::kLog1p:
@@ -505,7 +505,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatUnary(const HloInstruc
     case HloOpcode::kAsinh:
       return CallMath(MathFunction::kAsinh, x);
     case HloOpcode::kAtan:
-      return CallMath(MathFunction::kAtan, x);
+      return f32 ? EmitAtan2F32(b_, x, one) : CallMath(MathFunction::kAtan, x);
     case HloOpcode::kAtanh:
       return CallMath(MathFunction::kAtanh, x);
     case HloOpcode::kCosh:
@@ -724,6 +724,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitFloatBinary(const HloInstru
     case HloOpcode::kPower:
       return CallMath(MathFunction::kPow, x, y);
     case HloOpcode::kAtan2:
+      if (x->getType()->isFloatTy()) return EmitAtan2F32(b_, x, y);
       return CallMath(MathFunction::kAtan2, x, y);
     default:
       return UnimplementedFor(hlo, hlo.operand(0)->shape().element_type());

@@ -9,6 +9,9 @@
 // f^3 P(f) with f = m - 1 (Cephes), plus e*ln2 in two parts.
 // tanh: Eigen's odd rational approximation on [-7.9, 7.9] (XLA CPU uses it).
 // erf: a polynomial in x^2 below 1, 1 - exp(-x^2) Q(|x|) above.
+// expm1 and log1p: exp / log of the rounded 1 + x, corrected by the ratio
+// that cancels its rounding error (Kahan's and Goldberg's tricks).
+// cbrt: exp(log|x| / 3) with the sign of x, one Newton step.
 // atan2: one quotient in [0, 1], Cephes' atanf polynomial, the octant by
 // selects. hypot: glibc's, in f64.
 //
@@ -198,6 +201,35 @@ llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x) {
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* e = EmitExpF32(b, b.CreateFNeg(x));
   return b.CreateFDiv(F(b, 1.0), b.CreateFAdd(F(b, 1.0), e));
+}
+
+llvm::Value* EmitExpm1F32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  // expm1(x) = (u - 1) * x / log(u) with u = exp(x) rounded (Kahan): the
+  // rounding error of u cancels in the ratio. x itself where u rounds to 1
+  // (|x| < 2^-25, -0 included), -1 where u - 1 rounds to -1 (x below about
+  // -17.3, -inf included), +inf where u overflows; NaN stays NaN.
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Value* u = EmitExpF32(b, x);
+  llvm::Value* u_minus_one = b.CreateFSub(u, F(b, 1.0));
+  llvm::Value* result = b.CreateFMul(u_minus_one, b.CreateFDiv(x, EmitLogF32(b, u)));
+  result = b.CreateSelect(b.CreateFCmpOEQ(u, F(b, 1.0)), x, result);
+  result = b.CreateSelect(b.CreateFCmpOEQ(u_minus_one, F(b, -1.0)), F(b, -1.0), result);
+  return b.CreateSelect(b.CreateFCmpOEQ(u, llvm::ConstantFP::getInfinity(f32)), u, result);
+}
+
+llvm::Value* EmitCbrtF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  // y = exp(log|x| / 3) is within ~2^-19 of the root (log's absolute error
+  // grows with |log|x||); one Newton step y - (y - x / y^2) / 3 leaves the
+  // rounding of its own arithmetic. 0, +-inf and NaN are their own roots.
+  llvm::Type* f32 = b.getFloatTy();
+  llvm::Value* a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* y = EmitExpF32(b, b.CreateFMul(EmitLogF32(b, a), F(b, 1.0 / 3.0)));
+  llvm::Value* step = b.CreateFSub(y, b.CreateFDiv(a, b.CreateFMul(y, y)));
+  y = Fma(b, step, F(b, -1.0 / 3.0), y);
+  llvm::Value* result = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, y, x);
+  llvm::Value* own_root = b.CreateOr(b.CreateFCmpOEQ(a, F(b, 0.0)),
+                                     b.CreateFCmpUEQ(a, llvm::ConstantFP::getInfinity(f32)));
+  return b.CreateSelect(own_root, x, result);
 }
 
 // The quotient t = min(|x|, |y|) / max(|x|, |y|) in [0, 1] (0 where both

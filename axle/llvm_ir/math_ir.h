@@ -1,6 +1,7 @@
 //===- math_ir.h - Transcendental functions as inline LLVM IR --------------===//
 //
-// f32 exp, log, tanh and erf built from range reduction and polynomials, in
+// f32 exp, log, tanh and erf built from range reduction and polynomials
+// (expm1, log1p, cbrt and the logistic function from those) and atan2, in
 // straight-line IR (selects, no branches, no calls) so that the loop
 // vectorizer turns them into vector code. Internal to axle/cpu.
 //
@@ -25,6 +26,10 @@ llvm::Value* EmitTanhF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitErfF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // 1 / (1 + exp(-x)).
 llvm::Value* EmitLogisticF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// exp(x) - 1 without the cancellation near 0.
+llvm::Value* EmitExpm1F32(llvm::IRBuilderBase& b, llvm::Value* x);
+// The real cube root (negative for negative x).
+llvm::Value* EmitCbrtF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // atan2(y, x), every IEEE special case (signed zeros, infinities, NaN) as
 // libm's; within 2 ulp of the correctly rounded result elsewhere
 // (axle/cpu/elemental_ir_emitter_test.cc: Atan2AndHypotSweep).

@@ -1,8 +1,9 @@
 //===- math_ir_test.cc - Accuracy of the inline transcendental functions ---===//
 //
 // Sweeps each f32 function over its interesting range (for log, every
-// binade from the smallest denormal up) and measures the largest error in
-// ulp against the double-precision libm result rounded to f32. The bounds
+// binade from the smallest denormal up; for atan2, a grid of both
+// arguments) and measures the largest error in ulp against the
+// double-precision libm result rounded to f32. The bounds
 // asserted are the measured maxima rounded up; the sweep prints the
 // measured values. Each function is JIT-compiled alone, as a loop over an
 // array (LLVM only: no backend), at LLVM's O2.
@@ -10,9 +11,11 @@
 //===----------------------------------------------------------------------===//
 #include "axle/llvm_ir/math_ir.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -33,13 +36,34 @@ namespace axle::llvm_ir {
 namespace {
 
 using MathEmitter = llvm::Value* (*)(llvm::IRBuilderBase&, llvm::Value*);
-using ArrayFunction = void (*)(const float* in, float* out, int64_t n);
+using BinaryEmitter = llvm::Value* (*)(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*);
+using ArrayFunction = void (*)(const float* in, const float* in2, float* out, int64_t n);
 
-// A compiled `void f(const float* in, float* out, int64_t n)` that stores
-// emit(in[i]) to out[i] for every i < n.
+// A compiled `void f(const float* in, const float* in2, float* out,
+// int64_t n)` that stores emit(in[i]) (or emit(in[i], in2[i])) to out[i]
+// for every i < n.
 class CompiledFunction {
  public:
-  explicit CompiledFunction(MathEmitter emit) {
+  explicit CompiledFunction(MathEmitter emit)
+      : CompiledFunction(
+            [emit](llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value*) { return emit(b, x); }) {}
+  explicit CompiledFunction(BinaryEmitter emit)
+      : CompiledFunction([emit](llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+          return emit(b, x, y);
+        }) {}
+
+  std::vector<float> Run(const std::vector<float>& in) const { return Run(in, in); }
+  std::vector<float> Run(const std::vector<float>& in, const std::vector<float>& in2) const {
+    std::vector<float> out(in.size());
+    if (function_ != nullptr) {
+      function_(in.data(), in2.data(), out.data(), static_cast<int64_t>(in.size()));
+    }
+    return out;
+  }
+
+ private:
+  explicit CompiledFunction(
+      const std::function<llvm::Value*(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*)>& emit) {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     auto context = std::make_unique<llvm::LLVMContext>();
@@ -47,22 +71,24 @@ class CompiledFunction {
     llvm::IRBuilder<> b(*context);
     llvm::Type* ptr = b.getPtrTy();
     llvm::Function* function = llvm::Function::Create(
-        llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, b.getInt64Ty()}, false),
+        llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false),
         llvm::Function::ExternalLinkage, "f", module.get());
     llvm::BasicBlock* entry = llvm::BasicBlock::Create(*context, "entry", function);
     llvm::BasicBlock* loop = llvm::BasicBlock::Create(*context, "loop", function);
     llvm::BasicBlock* exit = llvm::BasicBlock::Create(*context, "exit", function);
     b.SetInsertPoint(entry);
-    b.CreateCondBr(b.CreateICmpSGT(function->getArg(2), b.getInt64(0)), loop, exit);
+    b.CreateCondBr(b.CreateICmpSGT(function->getArg(3), b.getInt64(0)), loop, exit);
     b.SetInsertPoint(loop);
     llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2);
     i->addIncoming(b.getInt64(0), entry);
     llvm::Value* x =
         b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), function->getArg(0), i));
-    b.CreateStore(emit(b, x), b.CreateInBoundsGEP(b.getFloatTy(), function->getArg(1), i));
+    llvm::Value* y =
+        b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(b.getFloatTy(), function->getArg(1), i));
+    b.CreateStore(emit(b, x, y), b.CreateInBoundsGEP(b.getFloatTy(), function->getArg(2), i));
     llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
     i->addIncoming(next, loop);
-    b.CreateCondBr(b.CreateICmpSLT(next, function->getArg(2)), loop, exit);
+    b.CreateCondBr(b.CreateICmpSLT(next, function->getArg(3)), loop, exit);
     b.SetInsertPoint(exit);
     b.CreateRetVoid();
     EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
@@ -100,13 +126,6 @@ class CompiledFunction {
     function_ = address->toPtr<ArrayFunction>();
   }
 
-  std::vector<float> Run(const std::vector<float>& in) const {
-    std::vector<float> out(in.size());
-    if (function_ != nullptr) function_(in.data(), out.data(), static_cast<int64_t>(in.size()));
-    return out;
-  }
-
- private:
   // LLVM's O2 pipeline for the host, vectorizers included, as a backend
   // would run it.
   static void Optimize(llvm::Module& module, llvm::TargetMachine* machine) {
@@ -179,8 +198,14 @@ TEST(MathIrTest, MaxUlpErrorOverSweeps) {
       {"erf", EmitErfF32, [](double x) { return std::erf(x); }, Linear(-5, 5), 2},
       {"logistic", EmitLogisticF32, [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
        Linear(-30, 30), 2},
+      {"expm1", EmitExpm1F32, [](double x) { return std::expm1(x); }, Linear(-20, 89), 2},
+      {"expm1", EmitExpm1F32, [](double x) { return std::expm1(x); }, Linear(-1e-3, 1e-3), 2},
+      {"expm1", EmitExpm1F32, [](double x) { return std::expm1(x); }, PositiveBinades(), 2},
+      {"cbrt", EmitCbrtF32, [](double x) { return std::cbrt(x); }, Linear(-1000, 1000), 1},
+      {"cbrt", EmitCbrtF32, [](double x) { return std::cbrt(x); }, PositiveBinades(), 1},
   };
   std::vector<std::vector<float>> outputs;
+  outputs.reserve(sweeps.size());
   for (const Sweep& sweep : sweeps) {
     outputs.push_back(CompiledFunction(sweep.emit).Run(sweep.inputs));
   }
@@ -239,6 +264,83 @@ TEST(MathIrTest, SpecialValues) {
   EXPECT_EQ(out[4][1], 1.0f);
   EXPECT_EQ(out[4][2], 0.0f);
   EXPECT_EQ(out[4][3], 0.5f);
+}
+
+// expm1: -0 and the smallest denormal kept, -1 from about -17.3 down
+// (-inf and -FLT_MAX included), +inf past exp's overflow; cbrt: +-0, +-inf
+// and NaN are their own roots, negative inputs give negative roots.
+TEST(MathIrTest, Expm1AndCbrtSpecialValues) {
+  const float inf = INFINITY;
+  std::vector<float> x = {NAN,    inf,    -inf,           0.0f,  -0.0f,
+                          1e-45f, -17.5f, -3.4028235e38f, 89.0f, -8.0f};
+  std::vector<float> expm1 = CompiledFunction(EmitExpm1F32).Run(x);
+  std::vector<float> cbrt = CompiledFunction(EmitCbrtF32).Run(x);
+  EXPECT_TRUE(std::isnan(expm1[0]));
+  EXPECT_EQ(expm1[1], inf);
+  EXPECT_EQ(expm1[2], -1.0f);
+  EXPECT_EQ(expm1[3], 0.0f);
+  EXPECT_TRUE(std::signbit(expm1[4]));
+  EXPECT_EQ(expm1[5], 1e-45f);
+  EXPECT_EQ(expm1[6], -1.0f);
+  EXPECT_EQ(expm1[7], -1.0f);
+  EXPECT_EQ(expm1[8], inf);
+  EXPECT_NEAR(expm1[9], std::expm1(-8.0), 1e-6);
+  EXPECT_TRUE(std::isnan(cbrt[0]));
+  EXPECT_EQ(cbrt[1], inf);
+  EXPECT_EQ(cbrt[2], -inf);
+  EXPECT_EQ(cbrt[3], 0.0f);
+  EXPECT_TRUE(std::signbit(cbrt[4]));
+  EXPECT_LE(UlpDistance(cbrt[5], static_cast<float>(std::cbrt(static_cast<double>(1e-45f)))), 1);
+  EXPECT_LE(UlpDistance(cbrt[7], static_cast<float>(std::cbrt(-3.4028235e38))), 1);
+  EXPECT_EQ(cbrt[9], -2.0f);
+}
+
+// atan2 over a grid of (y, x) in all four quadrants, ratios from 1e-6 to
+// 1e6, against double atan2 rounded to f32; atan (atan2(x, 1)) over a
+// sweep; and the signed zeros, infinities and NaN of C's atan2.
+TEST(MathIrTest, Atan2) {
+  std::vector<float> y, x;
+  y.reserve(size_t{512} * 128);
+  x.reserve(size_t{512} * 128);
+  for (int64_t i = 0; i < 512; ++i) {
+    for (int64_t j = 0; j < 128; ++j) {
+      const double angle = -3.2 + 6.4 * static_cast<double>(i) / 511;
+      const double radius = std::pow(10.0, -6 + 12 * static_cast<double>(j) / 127);
+      y.push_back(static_cast<float>(std::sin(angle) * radius));
+      x.push_back(static_cast<float>(std::cos(angle)));
+    }
+  }
+  std::vector<float> out = CompiledFunction(EmitAtan2F32).Run(y, x);
+  int64_t max_ulp = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float expected = static_cast<float>(std::atan2(double{y[i]}, double{x[i]}));
+    max_ulp = std::max(max_ulp, UlpDistance(expected, out[i]));
+  }
+  std::cout << "atan2: max error " << max_ulp << " ulp\n";
+  EXPECT_LE(max_ulp, 3);
+  std::vector<float> t = Linear(-100, 100);
+  std::vector<float> atan = CompiledFunction([](llvm::IRBuilderBase& b, llvm::Value* v) {
+                              return EmitAtan2F32(b, v, llvm::ConstantFP::get(b.getFloatTy(), 1.0));
+                            }).Run(t);
+  max_ulp = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    max_ulp = std::max(max_ulp, UlpDistance(static_cast<float>(std::atan(double{t[i]})), atan[i]));
+  }
+  std::cout << "atan: max error " << max_ulp << " ulp\n";
+  EXPECT_LE(max_ulp, 3);
+
+  const float inf = INFINITY;
+  const std::vector<float> sy = {0.0f, -0.0f, 0.0f, -0.0f, inf, -inf, inf,    -inf,
+                                 1.0f, 1.0f,  inf,  -1.0f, NAN, 1.0f, 1e-45f, 3e38f};
+  const std::vector<float> sx = {0.0f, 0.0f, -0.0f, -0.0f, inf,  inf, -inf,  -inf,
+                                 inf,  -inf, 1.0f,  -0.0f, 1.0f, NAN, 3e38f, 1e-45f};
+  std::vector<float> special = CompiledFunction(EmitAtan2F32).Run(sy, sx);
+  for (size_t i = 0; i < sy.size(); ++i) {
+    const float expected = std::atan2(sy[i], sx[i]);
+    EXPECT_LE(UlpDistance(expected, special[i]), 1)
+        << "atan2(" << sy[i] << ", " << sx[i] << ") = " << special[i] << ", expected " << expected;
+    EXPECT_EQ(std::signbit(expected), std::signbit(special[i])) << sy[i] << ", " << sx[i];
+  }
 }
 
 // exp's clamp bounds and scaling: the largest finite results, the first

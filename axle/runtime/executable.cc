@@ -8,6 +8,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/ir/hlo_instructions.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/runtime/custom_call_registry.h"
 #include "axle/runtime/host_ffi.h"
 
@@ -59,12 +60,25 @@ absl::Status CheckAliasing(const HloModule& module) {
   return absl::OkStatus();
 }
 
+// jaxlib's Python host callbacks (jax.debug.print, jax.pure_callback,
+// io_callback): xla_{ffi_,ffi_partitioned_,buffer_,}python_{cpu,gpu}_callback.
+bool IsJaxPythonCallback(absl::string_view target) {
+  for (absl::string_view prefix :
+       {"xla_python_", "xla_ffi_python_", "xla_ffi_partitioned_python_", "xla_buffer_python_"}) {
+    if (absl::StartsWith(target, prefix) && absl::EndsWith(target, "_callback")) return true;
+  }
+  return false;
+}
+
 absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
                              const se::Platform& platform) {
   if (platform.compiler() != nullptr && platform.compiler()->ComputesCustomCall(custom_call)) {
     return absl::OkStatus();
   }
   const std::string& target = custom_call.custom_call_target();
+  // JAX's sharding annotations: every platform's compiler removes them
+  // (sharding_remover.h), or says why it cannot.
+  if (IsShardingAnnotationTarget(target)) return absl::OkStatus();
   const std::string& cc_platform = platform.custom_call_platform();
   auto context = [&] {
     return absl::StrCat(" (instruction %", custom_call.name(), ", compiling for platform '",
@@ -88,6 +102,14 @@ absl::Status CheckCustomCall(const HloCustomCallInstruction& custom_call,
       return absl::Status(address.status().code(),
                           absl::StrCat(address.status().message(), context()));
     }
+  }
+  if (IsJaxPythonCallback(target)) {
+    return absl::UnimplementedError(absl::StrCat(
+        "custom-call target '", target,
+        "' is a JAX Python host callback (jax.debug.print, jax.pure_callback, io_callback): it "
+        "calls into the Python process that traced the program, which a module run here does "
+        "not have",
+        context()));
   }
   // XLA:GPU's cuDNN convolution calls: the cuda compiler rewrites them into
   // convolutions (axle/gpu/cudnn_conv_calls.h); nothing else runs them.

@@ -1,12 +1,12 @@
 // The "Interpreter" platform: executables that run the reference
 // interpreter (axle/eval) on host buffers, with Host custom calls.
 //
-// Compiling runs one pass: bf16 reductions accumulate in f32
-// (bf16_reductions_in_f32.h), as XLA:CPU and XLA:GPU compile them, so that
-// the platform the cpu tests compare against has the numerics of XLA's
-// compiled backends. The evaluator itself folds a reduction in the type
-// its HLO says, as XLA's HloEvaluator does (XLA's own interpreter platform
-// runs no float normalization, and sums bf16 in bf16); constant folding
+// Compiling runs two passes. JAX's sharding annotations become the
+// identities they are on one device (sharding_remover.h), and bf16
+// reductions accumulate in f32 (bf16_reductions_in_f32.h), as XLA:CPU and XLA:GPU compile them, so
+// that the platform the cpu tests compare against has the numerics of XLA's compiled backends. The
+// evaluator itself folds a reduction in the type its HLO says, as XLA's HloEvaluator does (XLA's
+// own interpreter platform runs no float normalization, and sums bf16 in bf16); constant folding
 // and the pass tests use it so.
 #include <mutex>
 
@@ -14,6 +14,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/hlo/transforms/bf16_reductions_in_f32.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/runtime/executable.h"
 #include "axle/runtime/host_custom_call.h"
 #include "axle/runtime/platform.h"
@@ -55,6 +56,7 @@ class InterpreterCompiler : public Compiler {
   explicit InterpreterCompiler(const se::Platform* platform) : platform_(platform) {}
   absl::StatusOr<std::unique_ptr<Executable>> Compile(
       std::unique_ptr<HloModule> module, const ExecutableBuildOptions& options) override {
+    AXLE_RETURN_IF_ERROR(ShardingRemover().Run(module.get()).status());
     AXLE_RETURN_IF_ERROR(Bf16ReductionsInF32().Run(module.get()).status());
     return std::unique_ptr<Executable>(
         new InterpreterExecutable(std::shared_ptr<const HloModule>(std::move(module)), platform_));

@@ -466,6 +466,37 @@ ENTRY e {
   EXPECT_THAT(status.message(), HasSubstr("\"Host\""));
 }
 
+TEST(CustomCallRuntimeTest, PythonHostCallbackIsUnimplementedNamingIt) {
+  // jax.debug.print as JAX 0.11 lowers it on CPU.
+  absl::Status status = CompileTextStatus(R"(
+HloModule m
+ENTRY e {
+  p = f32[] parameter(0)
+  t = token[] after-all()
+  cb = (token[]) custom-call(t, p), custom_call_target="xla_ffi_python_cpu_callback", custom_call_has_side_effect=true, api_version=API_VERSION_TYPED_FFI, backend_config={index = 0 : ui64}
+  ROOT r = f32[] negate(p)
+})");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), HasSubstr("'xla_ffi_python_cpu_callback'"));
+  EXPECT_THAT(status.message(), HasSubstr("Python host callback"));
+  EXPECT_THAT(status.message(), HasSubstr("%cb"));
+}
+
+// Sharding annotations are computed (removed) by every platform's compiler.
+TEST(CustomCallRuntimeTest, ShardingAnnotationsNeedNoTarget) {
+  auto executable = CompileText(R"(
+HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  s = f32[2] custom-call(p), custom_call_target="Sharding", sharding={replicated}
+  ROOT r = f32[2] negate(s)
+})");
+  ScopedShapedBuffer argument = ToDevice(R1({1, -2}));
+  auto result = executable->Run({&argument}, ExecutableRunOptions());
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(FromDevice(*result), R1({-1, 2}));
+}
+
 TEST(CustomCallRuntimeTest, CudaConventionIsACompileErrorOnHost) {
   absl::Status status = CompileTextStatus(R"(
 HloModule m

@@ -56,6 +56,7 @@
 #include "axle/hlo/transforms/fusion_utils.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 #include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
 #include "axle/runtime/custom_call_registry.h"
@@ -400,14 +401,17 @@ class CpuSplitFusionsByOutputShape : public HloPassInterface {
 };
 
 // Turns the entry, and every computation control flow runs, into fusions,
-// plumbing and ops with thunk emitters. Collectives (one device) and topk
-// are rewritten first; calls are inlined next (the rare call left behind
+// plumbing and ops with thunk emitters. Sharding annotations, collectives
+// (one device) and topk are rewritten first; calls are inlined next (the rare call left behind
 // runs its computation's thunks in place).
 // `run_backend_only` (ExecutableBuildOptions, as XLA's): the module is
 // compiled as given, optimized already (its fusions kept); only what
 // codegen needs runs (the lowerings, layout normalization, the batch-norm
 // expansion, loop fusions around ops that have none).
 absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool run_backend_only) {
+  // JAX's sharding annotations (with_sharding_constraint, shard_map's shape
+  // changes) are identities here.
+  pipeline.AddPass<ShardingRemover>();
   pipeline.AddPass<LowerSingleDeviceCollectives>(/*keep_multi_device=*/true);
   // The topk thunk runs the others as a partial sort.
   pipeline.AddPass<TopKDecomposer>([](const HloInstruction& topk) {

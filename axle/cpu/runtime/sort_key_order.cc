@@ -27,10 +27,11 @@ uint64_t Flip(uint64_t key, int bits) {
 }  // namespace
 
 template <typename Float, typename Bits>
-void SortKeyOrder::FloatKeys(const char* data, int64_t count, int64_t stride,
+bool SortKeyOrder::FloatKeys(const char* data, int64_t count, int64_t stride,
                              uint64_t* keys) const {
   constexpr int kBits = sizeof(Bits) * 8;
   constexpr Bits kSign = Bits{1} << (kBits - 1);
+  bool numbers = true;
   for (int64_t k = 0; k < count; ++k) {
     Float x;
     std::memcpy(&x, data + k * stride * static_cast<int64_t>(sizeof(Float)), sizeof(Float));
@@ -40,6 +41,7 @@ void SortKeyOrder::FloatKeys(const char* data, int64_t count, int64_t stride,
         break;
       }
     }
+    numbers = numbers && !std::isnan(x);
     // The total order: negative values (sign set) reversed below the
     // positive ones, -NaN lowest and +NaN highest.
     const Bits bits = std::bit_cast<Bits>(x);
@@ -47,6 +49,7 @@ void SortKeyOrder::FloatKeys(const char* data, int64_t count, int64_t stride,
         (bits & kSign) ? static_cast<Bits>(~bits) : static_cast<Bits>(bits | kSign);
     keys[k] = descending_ ? Flip(key, kBits) : key;
   }
+  return numbers;
 }
 
 template <typename Int>
@@ -73,11 +76,12 @@ bool SortKeyOrder::Supports(PrimitiveType type) {
   return type == F32 || type == F64 || IsByteIntegerType(type);
 }
 
-void SortKeyOrder::Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const {
+bool SortKeyOrder::Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const {
   if (type_ == F32) return FloatKeys<float, uint32_t>(data, count, stride, keys);
   if (type_ == F64) return FloatKeys<double, uint64_t>(data, count, stride, keys);
   ByteIntegerTypeSwitch(
       type_, [&]<typename T>() { IntegerKeys<T>(data, count, stride, keys); }, [] {});
+  return true;
 }
 
 }  // namespace axle::cpu

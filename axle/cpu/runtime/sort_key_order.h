@@ -15,6 +15,13 @@
 // or `x == constant`, and no other parameter read. Anything else returns
 // nullopt and the sort calls the comparator.
 //
+// A float compare under the default (partial) order — XLA's `LT`/`GT`
+// without `type=TOTALORDER`, what approx_max_k's CPU fallback and XLA's
+// builders write — is such an order only where no key is NaN: there -0 and
+// +0 are one key (a replacement of 0 by +0 says so) and the keys give the
+// comparator's order. Its key order is `nan_free_only`: a slice with a NaN
+// key is sorted by calling the comparator, whatever order that gives.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SORT_KEY_ORDER_H_
 #define AXLE_CPU_RUNTIME_SORT_KEY_ORDER_H_
@@ -39,29 +46,38 @@ class SortKeyOrder {
     double replacement = 0;
   };
 
-  SortKeyOrder(PrimitiveType type, bool descending, std::vector<Replacement> replacements)
-      : type_(type), descending_(descending), replacements_(std::move(replacements)) {}
+  SortKeyOrder(PrimitiveType type, bool descending, std::vector<Replacement> replacements,
+               bool nan_free_only = false)
+      : type_(type),
+        descending_(descending),
+        replacements_(std::move(replacements)),
+        nan_free_only_(nan_free_only) {}
 
   PrimitiveType type() const { return type_; }
   bool descending() const { return descending_; }
+  // Whether the keys order only slices without a NaN key (the file comment).
+  bool nan_free_only() const { return nan_free_only_; }
   const std::vector<Replacement>& replacements() const { return replacements_; }
   // Whether Keys takes elements of `type`: f32, f64 and the byte-sized
   // integers.
   static bool Supports(PrimitiveType type);
 
   // Keys of `count` elements of `type()` at `data`, `stride` elements
-  // apart: key(a) < key(b) exactly when the comparator says a goes before b.
-  void Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
+  // apart: key(a) < key(b) exactly when the comparator says a goes before b
+  // (for a nan_free_only order, when every key is a number). Returns
+  // whether every key is a number (after the replacements).
+  bool Keys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
 
  private:
   template <typename Float, typename Bits>
-  void FloatKeys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
+  bool FloatKeys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
   template <typename Int>
   void IntegerKeys(const char* data, int64_t count, int64_t stride, uint64_t* keys) const;
 
   PrimitiveType type_;
   bool descending_;
   std::vector<Replacement> replacements_;
+  bool nan_free_only_;
 };
 
 // The native key order of `comparator` (a sort's to_apply), or nullopt

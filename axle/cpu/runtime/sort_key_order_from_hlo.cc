@@ -96,7 +96,10 @@ std::optional<SortKeyOrder> MatchSortKeyOrder(const HloComputation& comparator) 
   if (direction != ComparisonDirection::kLt && direction != ComparisonDirection::kGt) {
     return std::nullopt;
   }
-  if (!IsTotalOrderFor(root->type(), type)) return std::nullopt;
+  // A float compare under the partial order orders NaN-free keys only.
+  const bool partial = IsSupportedFloat(type) && (root->type() == ComparisonType::kDefault ||
+                                                  root->type() == ComparisonType::kFloat);
+  if (!partial && !IsTotalOrderFor(root->type(), type)) return std::nullopt;
   // Every instruction of the chain must be a scalar of the key's type
   // (a convert or another type in between is not matched).
   std::vector<Replacement> lhs_steps, rhs_steps;
@@ -112,7 +115,9 @@ std::optional<SortKeyOrder> MatchSortKeyOrder(const HloComputation& comparator) 
   for (const HloInstruction* operand : root->operands()) {
     if (operand->shape().element_type() != type) return std::nullopt;
   }
-  return SortKeyOrder(type, descending, std::move(lhs_steps));
+  // Under the partial order -0 and +0 are equivalent: one key, +0's.
+  if (partial) lhs_steps.push_back(Replacement{false, 0.0, 0.0});
+  return SortKeyOrder(type, descending, std::move(lhs_steps), /*nan_free_only=*/partial);
 }
 
 }  // namespace axle::cpu

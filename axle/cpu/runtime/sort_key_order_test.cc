@@ -3,11 +3,15 @@
 // against the interpreter bit for bit: JAX's canonicalizing f32 comparator
 // with NaNs of both signs, -0 and +0, ties (stable), argsort's two
 // operands, descending and swapped-parameter comparators, f64, s32 and u8
-// keys, a sort along a strided dimension.
+// keys, a sort along a strided dimension; float compares under the partial
+// order, by keys where a slice has no NaN.
 #include "axle/cpu/runtime/sort_key_order.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,15 +93,6 @@ cmp {
 }
 
 TEST(SortKeyOrder, RefusesOtherComparators) {
-  // A partial-order float LT: NaN is not ordered.
-  EXPECT_FALSE(Matches(Module(R"(
-cmp {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT lt = pred[] compare(a, b), direction=LT
-})",
-                              "p = f32[8] parameter(0)\n  ROOT s = f32[8] sort(p), "
-                              "dimensions={0}, to_apply=cmp")));
   // Reads the second operand (a lexicographic order).
   EXPECT_FALSE(Matches(Module(R"(
 cmp {
@@ -175,6 +170,62 @@ cmp {
                             {keys.Clone()});
   EXPECT_EQ(argsort, LiteralUtil::CreateR2<int32_t>(
                          {{3, 9, 1, 4, 5, 7, 0, 8, 2, 6}, {8, 3, 4, 5, 0, 1, 2, 9, 6, 7}}));
+}
+
+// A float compare without type=TOTALORDER (approx_max_k's CPU fallback):
+// a key order for NaN-free slices, -0 and +0 one key; a slice with a NaN
+// calls the comparator. Rows with NaNs, -0/+0 ties and plain ties, f32 and
+// f64, against the interpreter bit for bit.
+TEST(SortKeyOrder, PartialOrderFloatsByKeysWhereNoNan) {
+  constexpr absl::string_view kGt = R"(
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT gt = pred[] compare(a, b), direction=GT
+})";
+  auto module = ParseAndReturnUnverifiedModule(Module(kGt, R"(
+  p = f32[8] parameter(0)
+  iota = s32[8] iota(), iota_dimension=0
+  ROOT s = (f32[8], s32[8]) sort(p, iota), dimensions={0}, to_apply=cmp)"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  std::optional<cpu::SortKeyOrder> order =
+      MatchSortKeyOrder(*(*module)->GetComputationWithName("cmp"));
+  ASSERT_TRUE(order.has_value());
+  EXPECT_TRUE(order->nan_free_only());
+  EXPECT_TRUE(order->descending());
+
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Literal keys = LiteralUtil::CreateR2<float>({{3, -0.0f, 2, -inf, 0, 2, -1, 0, inf, -0.0f},
+                                               {1, nan, 1, -2, -0.0f, 0, 5, 2, -3, 1},
+                                               {0, -0.0f, 0, 7, 7, -7, 0.5f, -0.0f, 7, 1}});
+  Literal argsort = RunBoth(Module(kGt, R"(
+  p = f32[3,10] parameter(0)
+  iota = s32[3,10] iota(), iota_dimension=1
+  s = (f32[3,10], s32[3,10]) sort(p, iota), dimensions={1}, is_stable=true, to_apply=cmp
+  ROOT i = s32[3,10] get-tuple-element(s), index=1)"),
+                            {keys.Clone()});
+  // Rows 0 and 2 by keys: descending, ties (-0 and +0 among them) in their
+  // first order.
+  for (int64_t row : {0, 2}) {
+    std::vector<int32_t> expected(10);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::stable_sort(expected.begin(), expected.end(), [&](int32_t a, int32_t b) {
+      return keys.Get<float>({row, a}) > keys.Get<float>({row, b});
+    });
+    for (int64_t k = 0; k < 10; ++k) EXPECT_EQ(argsort.Get<int32_t>({row, k}), expected[k]) << row;
+  }
+  RunBoth(Module(R"(
+cmp {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  ROOT lt = pred[] compare(b, a), direction=GT
+})",
+                 "p = f64[2,5] parameter(0)\n  ROOT s = f64[2,5] sort(p), dimensions={1}, "
+                 "is_stable=true, to_apply=cmp"),
+          {LiteralUtil::CreateR2<double>({{1, -0.0, 0, -2, 1}, {nan, 2, -1, 0, 3}})});
 }
 
 TEST(SortKeyOrder, DescendingSwappedAndOtherTypes) {

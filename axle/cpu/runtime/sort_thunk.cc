@@ -131,7 +131,12 @@ void SortThunk::SortSlicesByKeys(const std::vector<char*>& outputs, int64_t begi
   std::vector<char> scratch(length * max_bytes);
   for (int64_t slice = begin; slice < end; ++slice) {
     const int64_t first = (slice / inner) * length * inner + slice % inner;
-    key_order_->Keys(outputs[0] + first * element_bytes_[0], length, inner, keys.data());
+    if (!key_order_->Keys(outputs[0] + first * element_bytes_[0], length, inner, keys.data()) &&
+        key_order_->nan_free_only()) {
+      // A NaN key: the keys do not give this comparator's order.
+      SortSlicesByComparator(outputs, slice, slice + 1);
+      continue;
+    }
     std::iota(order.begin(), order.end(), int64_t{0});
     RadixSort(keys, order, keys_scratch, order_scratch, bits);
     for (int64_t i = 0; i < n; ++i) {
@@ -149,6 +154,11 @@ void SortThunk::SortSlicesByKeys(const std::vector<char*>& outputs, int64_t begi
 
 void SortThunk::SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const {
   if (key_order_) return SortSlicesByKeys(outputs, begin, end);
+  SortSlicesByComparator(outputs, begin, end);
+}
+
+void SortThunk::SortSlicesByComparator(const std::vector<char*>& outputs, int64_t begin,
+                                       int64_t end) const {
   const int64_t n = static_cast<int64_t>(outputs.size());
   if (n == 1) {
     switch (element_bytes_[0]) {
@@ -232,14 +242,17 @@ absl::Status SortThunk::Execute(const ThunkContext& context) const {
 }
 
 absl::Status SortThunk::Serialize(ThunkWriter& writer) const {
-  writer.Begin(key_order_ ? ThunkTag::kSort : ThunkTag::kComparatorSort, *this);
+  // A key order for NaN-free slices only is saved as its comparator (the
+  // loaded sort calls it for every slice).
+  const bool by_keys = key_order_ && !key_order_->nan_free_only();
+  writer.Begin(by_keys ? ThunkTag::kSort : ThunkTag::kComparatorSort, *this);
   writer.Int(geometry_.outer);
   writer.Int(geometry_.length);
   writer.Int(geometry_.inner);
   writer.Ints(element_bytes_);
   writer.Ints(operand_values_);
   writer.Ints(output_values_);
-  if (!key_order_) {
+  if (!by_keys) {
     return writer.ScalarFunction(*comparator_, absl::StrCat("sort %", name(), "'s comparator"));
   }
   writer.Int(static_cast<int64_t>(key_order_->type()));

@@ -22,6 +22,9 @@
 // order (sort_key_order.h: JAX's sort and argsort) is not called at all:
 // each slice's keys become unsigned integers, a stable LSD radix sort of
 // them gives the permutation, and every operand is gathered through it.
+// Under a float partial order (`GT` without `type=TOTALORDER`: JAX's
+// approx_max_k on CPU) the same holds for a slice without a NaN key; a
+// slice with one calls the comparator.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SORT_THUNK_H_
@@ -66,7 +69,8 @@ class SortThunk : public Thunk {
   }
   // A sort by a native key order (LoadSortThunk, thunk_serialization.h,
   // makes it again with no comparator), or one that calls its comparator,
-  // named by its symbol (LoadComparatorSortThunk).
+  // named by its symbol (LoadComparatorSortThunk; a key order for NaN-free
+  // slices only is saved so).
   absl::Status Serialize(ThunkWriter& writer) const override;
 
   // A sort is its comparator calls (about length * log2(length) per
@@ -80,8 +84,9 @@ class SortThunk : public Thunk {
   // Sorts slices [begin, end) of the outputs, slice s = (outer s / inner,
   // inner s % inner).
   void SortSlices(const std::vector<char*>& outputs, int64_t begin, int64_t end) const;
-  // The same by `key_order_`'s native keys.
+  // The same by `key_order_`'s native keys, or by the comparator.
   void SortSlicesByKeys(const std::vector<char*>& outputs, int64_t begin, int64_t end) const;
+  void SortSlicesByComparator(const std::vector<char*>& outputs, int64_t begin, int64_t end) const;
 
   std::unique_ptr<CompiledScalarFunction> comparator_;
   std::optional<SortKeyOrder> key_order_;

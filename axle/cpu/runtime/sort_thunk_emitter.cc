@@ -61,10 +61,11 @@ absl::Status EmitSortThunk(const HloInstruction& instruction, ProgramBuilder& bu
     if (d < dimension) geometry.outer *= keys.dimensions(d);
     if (d > dimension) geometry.inner *= keys.dimensions(d);
   }
-  // A comparator with a native key order is never called: not compiled.
+  // A comparator with a native key order is never called: not compiled
+  // (unless the order holds for NaN-free slices only).
   std::optional<SortKeyOrder> key_order = MatchSortKeyOrder(*comparator);
   std::unique_ptr<CompiledScalarFunction> function;
-  if (!key_order) {
+  if (!key_order || key_order->nan_free_only()) {
     AXLE_ASSIGN_OR_RETURN(function, builder.kernels().AddScalarFunction(
                                         *comparator, builder.UniqueName("sort_comparator")));
   }

@@ -6,6 +6,7 @@
 #include "axle/hlo/transforms/all_reduce_promotion.h"
 #include "axle/hlo/transforms/bf16_reductions_in_f32.h"
 #include "axle/hlo/transforms/scan_to_while.h"
+#include "axle/hlo/transforms/sharding_remover.h"
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
 
@@ -13,6 +14,7 @@ namespace axle {
 
 void AddLoweringPasses(PassFactoryMap* registry) {
   (*registry)["scan-to-while"] = [] { return std::make_unique<ScanToWhile>(); };
+  (*registry)["sharding-remover"] = [] { return std::make_unique<ShardingRemover>(); };
   (*registry)["topk-decomposer"] = [] { return std::make_unique<TopKDecomposer>(); };
   // XLA:CPU's types; the GPU backend adds its own list.
   (*registry)["all-reduce-promotion"] = [] {
