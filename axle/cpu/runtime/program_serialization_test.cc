@@ -133,6 +133,30 @@ ENTRY e {
                   {SeededF32Values(input, 1), SeededF32Values(small, 2)});
 }
 
+TEST(ProgramSerializationTest, AConvolutionChain) {
+  // An expand, a depthwise and a project convolution with a residual: one
+  // chain thunk (conv_chain.h) where the pool has two threads.
+  const Shape input = ShapeUtil::MakeShape(F32, {1, 9, 7, 4});
+  ExpectRoundTrip(R"(
+HloModule chain
+ENTRY e {
+  x = f32[1,9,7,4] parameter(0)
+  ke = f32[3,4,4,16] iota(), iota_dimension=3
+  ek = f32[16,4,1,1] slice(ke), slice={[0:1], [0:4], [0:1], [0:1]}
+  ec = f32[1,9,7,16] convolution(x, ek), window={size=1x1}, dim_labels=b01f_oi01->b01f
+  zero = f32[] constant(0)
+  zeros = f32[1,9,7,16] broadcast(zero), dimensions={}
+  e = f32[1,9,7,16] maximum(ec, zeros)
+  dk = f32[16,1,3,3] iota(), iota_dimension=0
+  d = f32[1,9,7,16] convolution(e, dk), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_oi01->b01f, feature_group_count=16
+  pk = f32[4,16,1,1] iota(), iota_dimension=1
+  pc = f32[1,9,7,4] convolution(d, pk), window={size=1x1}, dim_labels=b01f_oi01->b01f
+  p = f32[1,9,7,4] add(pc, x)
+  ROOT r = f32[1,9,7,4] negate(p)
+})",
+                  {SeededF32Values(input, 1)});
+}
+
 TEST(ProgramSerializationTest, ConvolutionsWritingTheirConcatSlices) {
   // Two convolutions write their slices of a concatenation (concat_in_place.h):
   // the slice's offset and strides travel in the plan.
