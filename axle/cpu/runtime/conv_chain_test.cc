@@ -44,7 +44,7 @@ std::string Conv(const std::string& name, const std::string& x, int64_t in, int6
                  int64_t size, int64_t stride, int64_t groups, const std::string& y_shape,
                  bool clamp, const std::string& addend, int seed) {
   const int64_t pad = size / 2;
-  const std::string n = name;
+  const std::string& n = name;
   std::string text = absl::StrCat(
       "  ", n, "k = f32[", out, ",", in / groups, ",", size, ",", size, "] constant(",
       ConstantText({out, in / groups, size, size}, seed), ")\n  ", n, "c = ", y_shape,

@@ -296,8 +296,8 @@ std::unique_ptr<Thunk> LoadConvChainThunk(std::string name, ThunkReader& reader)
       reader.Fail(absl::StrCat("convolution chain %", name, ": a stage that is no convolution"));
       return nullptr;
     }
-    stage.release();
     stages.emplace_back(dnnl);
+    static_cast<void>(stage.release());  // owned by stages now
   }
   absl::StatusOr<std::unique_ptr<Thunk>> thunk = MakeConvChainThunk(
       std::move(name), std::move(operand_values), output_value, std::move(stages), has_expand);
