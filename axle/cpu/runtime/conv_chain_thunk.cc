@@ -103,16 +103,37 @@ int64_t RowBytes(const std::vector<int64_t>& dims) {
   return dims[1] * dims[3] * static_cast<int64_t>(sizeof(float));
 }
 
+// Whether `plan` is a 1x1 convolution at stride 1 without padding or groups.
+bool PointwisePlan(const ConvPlan& plan) {
+  if (plan.feature_groups != 1 || plan.rhs_dims[2] != 1 || plan.rhs_dims[3] != 1) return false;
+  for (const WindowDimension& w : plan.window) {
+    if (w.stride() != 1 || w.padding_low() != 0 || w.padding_high() != 0) return false;
+  }
+  return true;
+}
+
 absl::Status ConvChainThunk::Build() {
   for (const auto& stage : stages_) {
     if (!stage->RowBandsAvailable()) {
       return absl::UnimplementedError(absl::StrCat("convolution %", stage->name(), " in bands"));
     }
   }
-  const ConvPlan& d = depthwise().plan();
+  // The stages as the emitter chains them (a serialized chain may say
+  // anything): each reads the one before's output, the depthwise one
+  // between 1x1 ones.
+  const ConvPlan& dw = depthwise().plan();
+  bool chained = stages_.size() == 2 || (stages_.size() == 3 && has_expand_);
+  for (size_t s = 1; s < stages_.size(); ++s) {
+    chained = chained && stages_[s - 1]->plan().out_dims == stages_[s]->plan().lhs_dims;
+  }
+  chained = chained && dw.feature_groups == dw.lhs_dims[1] && dw.out_dims[1] == dw.lhs_dims[1];
+  for (const DnnlConvolutionThunk* stage : {expand(), project()}) {
+    chained = chained && (stage == nullptr || PointwisePlan(stage->plan()));
+  }
+  if (!chained) return absl::InvalidArgumentError("convolutions that do not chain");
   in_row_bytes_ = RowBytes(stages_.front()->plan().lhs_dims);
-  mid_row_bytes_ = RowBytes(d.lhs_dims);
-  depthwise_row_bytes_ = RowBytes(d.out_dims);
+  mid_row_bytes_ = RowBytes(dw.lhs_dims);
+  depthwise_row_bytes_ = RowBytes(dw.out_dims);
   out_row_bytes_ = RowBytes(stages_.back()->plan().out_dims);
   const ConvRowWindow window = depthwise().RowBandWindow();
   const int64_t rows = window.OutRows();
