@@ -93,6 +93,7 @@ EnvironmentOptions EnvironmentOptions::Read() {
   options.nccl = Get("AXLE_NCCL");
   options.cudnn = Get("AXLE_CUDNN");
   options.cpu_concat_in_place = Switch("AXLE_CPU_CONCAT_IN_PLACE");
+  options.cpu_conv_chain = Switch("AXLE_CPU_CONV_CHAIN");
   options.cpu_spin_between_thunks = Switch("AXLE_CPU_SPIN_BETWEEN_THUNKS");
   options.cpu_winograd = Switch("AXLE_CPU_WINOGRAD");
   options.gpu_tf32 = Switch("AXLE_GPU_TF32");

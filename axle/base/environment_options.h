@@ -37,6 +37,10 @@
 //                         convolutions keeps its own kernel instead of each
 //                         convolution writing its slice (default on;
 //                         axle/cpu/runtime/concat_in_place.h)
+//   AXLE_CPU_CONV_CHAIN   0/false/off/no: a depthwise convolution and the
+//                         1x1 ones around it run as separate thunks
+//                         instead of one over bands of rows (default on;
+//                         axle/cpu/runtime/conv_chain.h)
 //   AXLE_CPU_WINOGRAD     0/false/off/no: f32 3x3 stride-1 convolutions
 //                         run oneDNN's direct kernels instead of its
 //                         Winograd ones (default on;
@@ -127,6 +131,8 @@ struct EnvironmentOptions {
   int64_t cpu_dot_pack_rows = 0;
   // AXLE_CPU_CONCAT_IN_PLACE when set to a recognised switch value.
   std::optional<bool> cpu_concat_in_place;
+  // AXLE_CPU_CONV_CHAIN when set to a recognised switch value.
+  std::optional<bool> cpu_conv_chain;
   // AXLE_CPU_SPIN_BETWEEN_THUNKS when set to a recognised switch value.
   std::optional<bool> cpu_spin_between_thunks;
   // AXLE_CPU_THREAD_TEAM as given, lower-cased ("omp": the intra-op pool

@@ -31,6 +31,7 @@ class EnvironmentOptionsTest : public ::testing::Test {
                              "AXLE_NCCL",
                              "AXLE_GPU_COLLECTIVES_ON_ONE_DEVICE",
                              "AXLE_CPU_CONCAT_IN_PLACE",
+                             "AXLE_CPU_CONV_CHAIN",
                              "AXLE_CPU_SPIN_BETWEEN_THUNKS",
                              "CXX"}) {
       unsetenv(name);
@@ -55,6 +56,7 @@ TEST_F(EnvironmentOptionsTest, UnsetMeansDefaults) {
   EXPECT_FALSE(options.gpu_tf32.has_value());
   EXPECT_FALSE(options.gpu_unroll.has_value());
   EXPECT_FALSE(options.gpu_graphs.has_value());
+  EXPECT_FALSE(options.cpu_conv_chain.has_value());
   EXPECT_EQ(options.nccl, "");
   EXPECT_FALSE(options.gpu_collectives_on_one_device);
   EXPECT_EQ(options.cxx, "");
@@ -111,6 +113,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   setenv("AXLE_GPU_SELECT_CONDITIONALS", "off", 1);
   setenv("AXLE_GPU_GRAPHS", "maybe", 1);
   setenv("AXLE_CPU_CONCAT_IN_PLACE", "off", 1);
+  setenv("AXLE_CPU_CONV_CHAIN", "0", 1);
   setenv("AXLE_CPU_SPIN_BETWEEN_THUNKS", "no", 1);
   setenv("CXX", "clang++", 1);
   EnvironmentOptions options = EnvironmentOptions::Read();
@@ -125,6 +128,7 @@ TEST_F(EnvironmentOptionsTest, ReadsTheFrontEndAndCudaVariables) {
   EXPECT_EQ(options.gpu_select_conditionals, false);
   EXPECT_FALSE(options.gpu_graphs.has_value());  // not a recognised switch value
   EXPECT_EQ(options.cpu_concat_in_place, false);
+  EXPECT_EQ(options.cpu_conv_chain, false);
   EXPECT_EQ(options.cpu_spin_between_thunks, false);
   EXPECT_EQ(options.cxx, "clang++");
 }

@@ -374,6 +374,11 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
       stream.wait();
     }
     primitive_ = dnnl::convolution_forward(*pd);
+    attr_ = attr;
+    strides_ = strides;
+    dilates_ = dilates;
+    padding_low_ = padding_low;
+    padding_high_ = padding_high;
     BuildPieces(attr, strides, dilates, padding_low, padding_high,
                 user_weights ? &*user_weights : nullptr);
     // Freed unless a serialized copy will need it (thunk_serialization.h).

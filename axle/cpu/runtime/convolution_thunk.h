@@ -67,7 +67,8 @@
 // results narrower than 64 bits saturated, the epilogue fused), split over
 // the output's outermost dimension across the intra-op pool.
 //
-// Thread-safe: each run makes its own stream, memory objects and scratch.
+// Thread-safe: each run makes its own memory objects and scratch (and its
+// stream; the pieces use their thread's own, made once).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_CONVOLUTION_THUNK_H_

@@ -15,6 +15,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/cpu/convolution_loop_emitter.h"
 #include "axle/cpu/runtime/concat_in_place.h"
+#include "axle/cpu/runtime/conv_chain.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk.h"
 #include "axle/cpu/runtime/epilogue_plan.h"
@@ -124,6 +125,11 @@ absl::StatusOr<std::unique_ptr<Thunk>> CreateConvolutionThunk(
 }
 
 absl::Status EmitConvolutionThunk(const HloInstruction& instruction, ProgramBuilder& builder) {
+  // A stage of a depthwise convolution's chain: emitted with its last stage.
+  if (ConvChainDefers(instruction)) return absl::OkStatus();
+  if (std::vector<const HloInstruction*> chain = ConvChainEndingAt(instruction); !chain.empty()) {
+    return EmitConvChain(chain, builder);
+  }
   if (std::optional<ConcatSlice> slice = ConcatSliceOf(instruction)) {
     return EmitConvolutionIntoConcat(instruction, *slice, builder);
   }

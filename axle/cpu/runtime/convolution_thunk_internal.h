@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "axle/core/primitive_type.h"
+#include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/small_dot.h"
@@ -123,6 +124,30 @@ class DnnlConvolutionThunk : public Thunk {
   bool pointwise_into_slice() const { return !pointwise_weights_.empty(); }
   bool weight_grad() const { return weight_grad_; }
   bool backward_data() const { return backward_data_.has_value(); }
+  const ConvPlan& plan() const { return plan_; }
+  const std::vector<int64_t>& operand_values() const { return operand_values_; }
+
+  // --- Bands of rows, for a chain of convolutions (conv_chain.h) ---
+  // Whether the convolution can run over bands of its output rows, each
+  // band its own primitive: f32, two spatial dims, batch 1, packed
+  // constant weights, input and output dense channels-last and read and
+  // written in place, no Winograd, the epilogue as post-ops with a
+  // constant scale and bias (an addend through the sum post-op).
+  bool RowBandsAvailable() const;
+  // The window along the rows (the outermost spatial dim).
+  ConvRowWindow RowBandWindow() const;
+  // A primitive for a team of one from `in_rows` input rows to `out_rows`
+  // output rows, `pad_low` and `pad_high` rows of zeros above and below
+  // the input's, both dense channels-last; its index for RunRowBand, or -1
+  // when oneDNN declines it or would run a fallback.
+  int AddRowBand(int64_t in_rows, int64_t out_rows, int64_t pad_low, int64_t pad_high);
+  // The most scratchpad bytes a band of AddRowBand's asks for.
+  int64_t row_band_scratchpad_bytes() const { return row_band_scratchpad_bytes_; }
+  // Runs band `band` on the calling thread from `src` (its first input
+  // row) into `dst` (its first output row), the addend's matching rows
+  // from `addend` (null without one) copied into `dst` first.
+  absl::Status RunRowBand(int band, const char* src, char* dst, const char* addend,
+                          char* scratchpad) const;
 
  private:
   // The epilogue after the primitive on the output `out` (f32 or bf16,
@@ -421,6 +446,13 @@ class DnnlConvolutionThunk : public Thunk {
   SmallDotShape pointwise_shape_;            // all pixels; a run's pieces take rows of it
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
+  // The primitive's attributes and window, kept for AddRowBand.
+  dnnl::primitive_attr attr_;
+  dnnl::memory::dims strides_, dilates_, padding_low_, padding_high_;
+  // AddRowBand's primitives (row pieces with their offsets 0), their
+  // weights in piece_weights_.
+  std::vector<Piece> row_bands_;
+  int64_t row_band_scratchpad_bytes_ = 0;
 };
 
 }  // namespace axle::cpu::conv

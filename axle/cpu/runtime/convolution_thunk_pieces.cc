@@ -576,7 +576,8 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
   const int64_t out_size = primitive_util::ByteWidth(plan_.output_type);
   try {
     const dnnl::engine& engine = DnnlEngine();
-    dnnl::stream stream(engine);
+    // One stream per thread, made once: a piece runs every few microseconds.
+    static thread_local dnnl::stream stream(engine);
     char* dst = out + piece.dst_offset * out_size;
     // A feature piece's output: dense features in its scratch, strided in out.
     const int64_t out_features = plan_.out_dims[1];
@@ -658,6 +659,77 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     return absl::InternalError(absl::StrCat("oneDNN convolution %", name(), ": ", error.what()));
   }
   return absl::OkStatus();
+}
+
+}  // namespace axle::cpu::conv
+
+namespace axle::cpu::conv {
+
+bool DnnlConvolutionThunk::RowBandsAvailable() const {
+  const ConvPlan& p = plan_;
+  return !reference_ && !winograd_ && !weight_grad_ && !backward_data_ && !pointwise_into_slice() &&
+         static_cast<bool>(packed_weights_) && !gather_input_ && !src_reorder_ && !dst_reorder_ &&
+         !epilogue_after_ && src_offset_ == 0 && p.output_strides.empty() && p.spatial == 2 &&
+         p.out_dims[0] == 1 && p.lhs.type() == F32 && p.output_type == F32 &&
+         (!scale_ || scale_->constant) && (!bias_ || bias_->constant) &&
+         (!addend_ || addend_post_op_) && RowsOutermost(src_user_desc_) &&
+         RowsOutermost(dst_desc_) && dst_desc_ == dst_user_desc_;
+}
+
+ConvRowWindow DnnlConvolutionThunk::RowBandWindow() const {
+  return RowWindow(src_user_desc_.dims()[2], plan_.rhs_dims[2], strides_, dilates_, padding_low_,
+                   padding_high_);
+}
+
+int DnnlConvolutionThunk::AddRowBand(int64_t in_rows, int64_t out_rows, int64_t pad_low,
+                                     int64_t pad_high) {
+  OmpTeamOfOne team;  // a primitive for a team of one
+  Piece piece;
+  piece.src = WithRows(src_user_desc_, in_rows);
+  piece.dst = WithRows(dst_desc_, out_rows);
+  // A 1x1 one as a product over pixels, one column of rows: oneDNN's 1x1
+  // kernels block over a row's pixels (14 for a 14x14 map) otherwise.
+  const bool pointwise = plan_.rhs_dims[2] == 1 && plan_.rhs_dims[3] == 1 && strides_[0] == 1 &&
+                         strides_[1] == 1 && padding_low_[1] == 0 && padding_high_[1] == 0 &&
+                         pad_low == 0 && pad_high == 0 && in_rows == out_rows;
+  if (pointwise) {
+    std::optional<dnnl::memory::desc> src_pixels = PixelsAsRows(piece.src);
+    std::optional<dnnl::memory::desc> dst_pixels = PixelsAsRows(piece.dst);
+    if (src_pixels && dst_pixels) {
+      piece.src = *src_pixels;
+      piece.dst = *dst_pixels;
+    }
+  }
+  piece.dst_bytes = static_cast<int64_t>(piece.dst.get_size());
+  dnnl::memory::dims low = padding_low_, high = padding_high_;
+  low[0] = pad_low;
+  high[0] = pad_high;
+  dnnl::memory::desc weights_any(weights_desc_.dims(), weights_desc_.data_type(),
+                                 dnnl::memory::format_tag::any);
+  try {
+    const dnnl::convolution_forward::primitive_desc pd =
+        ForwardInference(dnnl::algorithm::convolution_direct, piece.src, weights_any,
+                         native_bias_ ? &native_bias_desc_ : nullptr, piece.dst, strides_, dilates_,
+                         low, high, attr_);
+    if (IsFallback(pd) || pd.src_desc() != piece.src || pd.dst_desc() != piece.dst) return -1;
+    if (piece_weights_.empty()) piece_weights_.push_back(packed_weights_);
+    piece.weights = WeightsIn(piece_weights_, pd.weights_desc(), packed_weights_);
+    piece.scratchpad_size = static_cast<int64_t>(pd.scratchpad_desc().get_size());
+    row_band_scratchpad_bytes_ = std::max(row_band_scratchpad_bytes_, piece.scratchpad_size);
+    piece.primitive = dnnl::convolution_forward(pd);
+  } catch (const dnnl::error&) {
+    return -1;
+  }
+  row_bands_.push_back(std::move(piece));
+  return static_cast<int>(row_bands_.size()) - 1;
+}
+
+absl::Status DnnlConvolutionThunk::RunRowBand(int band, const char* src, char* dst,
+                                              const char* addend, char* scratchpad) const {
+  OmpTeamOfOne team;
+  // RowBandsAvailable: a constant scale and bias, an addend by the sum post-op.
+  return RunPiece(row_bands_[band], src, dst, addend, scale_ ? scale_->constant.get() : nullptr,
+                  bias_ ? bias_->constant.get() : nullptr, scratchpad);
 }
 
 }  // namespace axle::cpu::conv

@@ -9,6 +9,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/runtime/control_flow_thunk.h"
+#include "axle/cpu/runtime/conv_chain.h"
 
 namespace axle::cpu {
 
@@ -365,6 +366,9 @@ std::unique_ptr<::axle::cpu::Thunk> ThunkReader::Thunk() {
       break;
     case ThunkTag::kCustomCall:
       thunk = LoadCustomCallThunk(name, *this);
+      break;
+    case ThunkTag::kConvChain:
+      thunk = LoadConvChainThunk(name, *this);
       break;
     default:
       Fail(absl::StrCat("unknown thunk tag ", tag));

@@ -82,6 +82,7 @@ enum class ThunkTag : int64_t {
   kRng = 18,
   kRngGetAndUpdateState = 19,
   kCustomCall = 20,
+  kConvChain = 21,
 };
 
 class ThunkWriter {
