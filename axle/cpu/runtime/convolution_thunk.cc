@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
@@ -406,8 +405,8 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
     const dnnl::engine& engine = DnnlEngine();
-    dnnl::stream stream(engine);
-    std::unordered_map<int, dnnl::memory> args;
+    static thread_local dnnl::stream stream(engine);  // see RunPiece
+    DnnlArgs args;
     // Input.
     const char* lhs = BaseOf(context, p.lhs, operand_values_);
     char* src = const_cast<char*>(lhs) + src_offset_ * element_size_;
@@ -420,11 +419,13 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
       const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
       return RunPieces(context, src, OutputBase(context), scale, bias, slot(kPieceScratchpads));
     }
-    args[DNNL_ARG_SRC] =
-        DnnlInput(stream, src_user_desc_, src, src_reorder_, src_desc_, slot(kSrc));
+    args.Set(DNNL_ARG_SRC,
+             src_reorder_
+                 ? DnnlInput(stream, src_user_desc_, src, src_reorder_, src_desc_, slot(kSrc))
+                 : DnnlThreadMemory(&src_user_desc_, DNNL_ARG_SRC, src_user_desc_, src));
     // Kernel.
     if (packed_weights_) {
-      args[DNNL_ARG_WEIGHTS] = packed_weights_;
+      args.Set(DNNL_ARG_WEIGHTS, packed_weights_);
     } else {
       const char* rhs = BaseOf(context, p.rhs, operand_values_);
       if (gather_weights_) {
@@ -436,13 +437,14 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         }
         rhs = dense;
       }
-      args[DNNL_ARG_WEIGHTS] = DnnlInput(stream, weights_user_desc_, rhs, weights_reorder_,
-                                         weights_desc_, slot(kWeights));
+      args.Set(DNNL_ARG_WEIGHTS, DnnlInput(stream, weights_user_desc_, rhs, weights_reorder_,
+                                           weights_desc_, slot(kWeights)));
     }
     // Output.
     char* out = OutputBase(context);
-    dnnl::memory dst_memory(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
-    args[DNNL_ARG_DST] = dst_memory;
+    dnnl::memory dst_memory =
+        DnnlThreadMemory(&dst_desc_, DNNL_ARG_DST, dst_desc_, dst_reorder_ ? slot(kDst) : out);
+    args.Set(DNNL_ARG_DST, dst_memory);
     // Scale and bias: post-ops 0 and 1 (or 0 without a scale), or the bias
     // the primitive's own; the addend in the output, for the sum post-op.
     const char* bias = bias_ ? EpilogueData(context, *bias_, slot(kBias)) : nullptr;
@@ -455,11 +457,11 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
         CopyAddend(context, addend, out);
       }
     }
-    if (!epilogue_after_) AddEpilogueArgs(engine, scale, bias, args);
+    if (!epilogue_after_) AddEpilogueArgs(scale, bias, args);
     if (scratchpad_size_ > 0) {
-      args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, slot(kPad));
+      args.Set(DNNL_ARG_SCRATCHPAD, DnnlThreadScratchpad(this, scratchpad_size_, slot(kPad)));
     }
-    primitive_.execute(stream, args);
+    args.Execute(primitive_, stream);
     if (dst_reorder_ && !slice_dense_) {
       dnnl::memory user(dst_user_desc_, engine, out);
       dst_reorder_->execute(stream, dst_memory, user);

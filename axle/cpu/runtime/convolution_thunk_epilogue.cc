@@ -8,7 +8,6 @@
 #include <numeric>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
 
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
@@ -73,19 +72,19 @@ const char* DnnlConvolutionThunk::EpilogueData(const ThunkContext& context,
   return storage;
 }
 
-void DnnlConvolutionThunk::AddEpilogueArgs(const dnnl::engine& engine, const char* scale,
-                                           const char* bias,
-                                           std::unordered_map<int, dnnl::memory>& args) const {
+void DnnlConvolutionThunk::AddEpilogueArgs(const char* scale, const char* bias,
+                                           DnnlArgs& args) const {
   const bool scale_post_op = scale_ && !fold_scale_;
   if (scale_post_op) {
-    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
-        dnnl::memory(scale_->desc, engine, const_cast<char*>(scale));
+    const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+    args.Set(arg, DnnlThreadMemory(&scale_->desc, arg, scale_->desc, scale));
   }
   if (native_bias_) {
-    args[DNNL_ARG_BIAS] = dnnl::memory(native_bias_desc_, engine, const_cast<char*>(bias));
+    args.Set(DNNL_ARG_BIAS,
+             DnnlThreadMemory(&native_bias_desc_, DNNL_ARG_BIAS, native_bias_desc_, bias));
   } else if (bias_) {
-    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_post_op ? 1 : 0) | DNNL_ARG_SRC_1] =
-        dnnl::memory(bias_->desc, engine, const_cast<char*>(bias));
+    const int arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(scale_post_op ? 1 : 0) | DNNL_ARG_SRC_1;
+    args.Set(arg, DnnlThreadMemory(&bias_->desc, arg, bias_->desc, bias));
   }
 }
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,6 +25,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/dnnl_args.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/small_dot.h"
 #include "axle/cpu/runtime/thunk.h"
@@ -271,8 +271,7 @@ class DnnlConvolutionThunk : public Thunk {
   // Adds the arguments of the epilogue the primitive runs itself (not
   // epilogue_after_): the scale as post-op 0 unless folded into the weights,
   // and the bias as the primitive's own or as the next post-op.
-  void AddEpilogueArgs(const dnnl::engine& engine, const char* scale, const char* bias,
-                       std::unordered_map<int, dnnl::memory>& args) const;
+  void AddEpilogueArgs(const char* scale, const char* bias, DnnlArgs& args) const;
 
   // The scale or bias of the epilogue: a dense array over the output's
   // canonical dims, 1 where it does not vary.

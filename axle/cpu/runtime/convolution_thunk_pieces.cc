@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <unordered_map>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -597,7 +596,7 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
     } else if (addend != nullptr && addend != out && !piece.src_reorder) {
       std::memcpy(dst, addend + piece.dst_offset * out_size, piece.dst_bytes);
     }
-    std::unordered_map<int, dnnl::memory> args;
+    DnnlArgs args;
     const char* piece_src = src + piece.src_offset * element_size_;
     if (piece.src_reorder) {  // blocked (BuildWinogradPieces): rows in, then out
       char* blocked_src = scratchpads + piece.blocked_src_offset;
@@ -610,19 +609,19 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
                                  const_cast<char*>(addend) + piece.dst_offset * out_size);
         piece.addend_reorder->execute(stream, user_addend, dst_memory);
       }
-      args[DNNL_ARG_SRC] = src_memory;
-      args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
-      args[DNNL_ARG_DST] = dst_memory;
-      AddEpilogueArgs(engine, scale, bias, args);
+      args.Set(DNNL_ARG_SRC, src_memory);
+      args.Set(DNNL_ARG_WEIGHTS, piece_weights_[piece.weights]);
+      args.Set(DNNL_ARG_DST, dst_memory);
+      AddEpilogueArgs(scale, bias, args);
       if (piece.features_begin >= 0 && native_bias_) {  // BuildWinogradFeaturePieces
-        args[DNNL_ARG_BIAS] = dnnl::memory(
-            piece.bias, engine, const_cast<char*>(bias) + piece.features_begin * out_size);
+        args.Set(DNNL_ARG_BIAS, DnnlThreadMemory(&piece.bias, DNNL_ARG_BIAS, piece.bias,
+                                                 bias + piece.features_begin * out_size));
       }
       if (piece.scratchpad_size > 0) {
-        args[DNNL_ARG_SCRATCHPAD] =
-            DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
+        args.Set(DNNL_ARG_SCRATCHPAD, DnnlThreadScratchpad(&piece, piece.scratchpad_size,
+                                                           scratchpads + piece.scratchpad_offset));
       }
-      piece.primitive.execute(stream, args);
+      args.Execute(piece.primitive, stream);
       dnnl::memory user_dst(piece.dst_user, engine, out + piece.dst_offset * out_size);
       piece.dst_reorder->execute(stream, dst_memory, user_dst);
       stream.wait();
@@ -634,19 +633,19 @@ absl::Status DnnlConvolutionThunk::RunPiece(const Piece& piece, const char* src,
                              piece.in_end, gathered);
       piece_src = gathered;
     }
-    args[DNNL_ARG_SRC] = dnnl::memory(piece.src, engine, const_cast<char*>(piece_src));
-    args[DNNL_ARG_WEIGHTS] = piece_weights_[piece.weights];
-    args[DNNL_ARG_DST] = dnnl::memory(piece.dst, engine, dst);
-    AddEpilogueArgs(engine, scale, bias, args);       // pieces imply !epilogue_after_
+    args.Set(DNNL_ARG_SRC, DnnlThreadMemory(&piece.src, DNNL_ARG_SRC, piece.src, piece_src));
+    args.Set(DNNL_ARG_WEIGHTS, piece_weights_[piece.weights]);
+    args.Set(DNNL_ARG_DST, DnnlThreadMemory(&piece.dst, DNNL_ARG_DST, piece.dst, dst));
+    AddEpilogueArgs(scale, bias, args);               // pieces imply !epilogue_after_
     if (piece.features_begin >= 0 && native_bias_) {  // no scale post-op (BuildFeaturePieces)
-      args[DNNL_ARG_BIAS] = dnnl::memory(piece.bias, engine,
-                                         const_cast<char*>(bias) + piece.features_begin * out_size);
+      args.Set(DNNL_ARG_BIAS, DnnlThreadMemory(&piece.bias, DNNL_ARG_BIAS, piece.bias,
+                                               bias + piece.features_begin * out_size));
     }
     if (piece.scratchpad_size > 0) {
-      args[DNNL_ARG_SCRATCHPAD] =
-          DnnlScratchpad(piece.scratchpad_size, scratchpads + piece.scratchpad_offset);
+      args.Set(DNNL_ARG_SCRATCHPAD, DnnlThreadScratchpad(&piece, piece.scratchpad_size,
+                                                         scratchpads + piece.scratchpad_offset));
     }
-    piece.primitive.execute(stream, args);
+    args.Execute(piece.primitive, stream);
     stream.wait();
     if (piece.features_begin >= 0) {
       copy_features(dst, piece.features, out + piece.features_begin * out_size, out_stride);

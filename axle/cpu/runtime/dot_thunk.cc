@@ -15,6 +15,7 @@
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/thread_pool.h"
+#include "axle/cpu/runtime/dnnl_args.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/dnnl_post_ops.h"
 #include "axle/cpu/runtime/dot_plan.h"
@@ -435,7 +436,7 @@ class DnnlDotThunk : public Thunk {
       return dense;
     };
     try {
-      dnnl::stream stream(DnnlEngine());
+      static thread_local dnnl::stream stream(DnnlEngine());  // one per thread
       std::unordered_map<int, dnnl::memory> args;
       args[DNNL_ARG_SRC] = dnnl::memory(lhs_.desc, DnnlEngine(), pointer(lhs_));
       args[DNNL_ARG_WEIGHTS] =
@@ -626,22 +627,26 @@ class DnnlDotThunk : public Thunk {
         const PiecePrimitive& primitive = piece_primitives_[piece.primitive];
         float* out = reinterpret_cast<float*>(dst) + piece.begin * dst_lead_stride_;
         try {
-          const dnnl::engine& engine = DnnlEngine();
-          dnnl::stream stream(engine);
-          std::unordered_map<int, dnnl::memory> piece_args;
-          piece_args[DNNL_ARG_SRC] =
-              dnnl::memory(primitive.src, engine,
-                           reinterpret_cast<float*>(src) + piece.begin * lhs_lead_stride_);
-          piece_args[DNNL_ARG_WEIGHTS] =
-              dnnl::memory(primitive.weights, engine,
-                           reinterpret_cast<float*>(weights) + piece.begin * rhs_lead_stride_);
-          piece_args[DNNL_ARG_DST] = dnnl::memory(primitive.dst, engine, out);
-          if (bias != nullptr) piece_args[DNNL_ARG_BIAS] = *bias;
+          // One stream per thread; the piece's memories from the thread's
+          // cache (dnnl_args.h): pieces run every few microseconds.
+          static thread_local dnnl::stream stream(DnnlEngine());
+          DnnlArgs piece_args;
+          piece_args.Set(DNNL_ARG_SRC, DnnlThreadMemory(&primitive.src, DNNL_ARG_SRC, primitive.src,
+                                                        reinterpret_cast<float*>(src) +
+                                                            piece.begin * lhs_lead_stride_));
+          piece_args.Set(
+              DNNL_ARG_WEIGHTS,
+              DnnlThreadMemory(&primitive.weights, DNNL_ARG_WEIGHTS, primitive.weights,
+                               reinterpret_cast<float*>(weights) + piece.begin * rhs_lead_stride_));
+          piece_args.Set(DNNL_ARG_DST,
+                         DnnlThreadMemory(&primitive.dst, DNNL_ARG_DST, primitive.dst, out));
+          if (bias != nullptr) piece_args.Set(DNNL_ARG_BIAS, *bias);
           if (scratchpad_size_ > 0) {
-            piece_args[DNNL_ARG_SCRATCHPAD] =
-                DnnlScratchpad(scratchpad_size_, ThreadBuffer(kScratchpad, scratchpad_size_));
+            piece_args.Set(DNNL_ARG_SCRATCHPAD,
+                           DnnlThreadScratchpad(&primitive, scratchpad_size_,
+                                                ThreadBuffer(kScratchpad, scratchpad_size_)));
           }
-          primitive.primitive.execute(stream, piece_args);
+          piece_args.Execute(primitive.primitive, stream);
           stream.wait();
         } catch (const dnnl::error& error) {
           status[i] = absl::InternalError(absl::StrCat("oneDNN matmul: ", error.what()));
