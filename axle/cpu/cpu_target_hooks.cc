@@ -2,12 +2,10 @@
 #include "axle/cpu/cpu_target_hooks.h"
 
 #include <cmath>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "axle/core/types.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "axle/llvm_ir/math_ir.h"
 #include "axle/llvm_ir/narrow_float_ir.h"
@@ -78,14 +76,9 @@ class CpuHooks final : public llvm_ir::TargetHooks {
 
   llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
                                     llvm::Value* value) const override {
-    // Inline, in vectorizable integer arithmetic (the interpreter's bits).
-    if (llvm_ir::IsInlineEncodableNarrowFloat(type)) {
-      return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
-    }
-    llvm::FunctionCallee encoder =
-        PureFunction(b, NarrowFloatEncoderName(type),
-                     llvm::FunctionType::get(b.getInt8Ty(), {b.getFloatTy()}, false));
-    return b.CreateCall(encoder, {value});
+    // Inline, in vectorizable integer arithmetic (the interpreter's bits):
+    // every 8- and 4-bit float type.
+    return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
   }
 
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,

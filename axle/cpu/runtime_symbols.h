@@ -1,8 +1,7 @@
 //===- runtime_symbols.h - C helpers that JIT-compiled code calls ----------===//
 //
-// Functions compiled into Axle that generated code may call by name (the
-// rounding of f32 to the f8/f4 formats, complex math). The Jit defines each of
-// them in every JIT it creates.
+// Functions compiled into Axle that generated code may call by name (complex
+// math). The Jit defines each of them in every JIT it creates.
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_CPU_RUNTIME_SYMBOLS_H_
@@ -22,10 +21,6 @@ struct RuntimeSymbol {
 };
 
 const std::vector<RuntimeSymbol>& RuntimeSymbols();
-
-// The name of `uint8_t f(float)` that rounds an f32 to the encoding of an
-// 8- or 4-bit float type (nearest even, with the type's overflow rule).
-std::string NarrowFloatEncoderName(PrimitiveType type);
 
 // The name of `void f(const T* z, T* out)` (or `f(const T* x, const T* y,
 // T* out)` for power and atan2), T float or double, a complex value being
