@@ -21,16 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "axle/llvm_ir/host_jit_for_tests.h"
 #include "gtest/gtest.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/IR/Verifier.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetMachine.h"
 
 namespace axle::llvm_ir {
 namespace {
@@ -64,8 +60,6 @@ class CompiledFunction {
  private:
   explicit CompiledFunction(
       const std::function<llvm::Value*(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*)>& emit) {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>("math_ir_test", *context);
     llvm::IRBuilder<> b(*context);
@@ -91,57 +85,12 @@ class CompiledFunction {
     b.CreateCondBr(b.CreateICmpSLT(next, function->getArg(3)), loop, exit);
     b.SetInsertPoint(exit);
     b.CreateRetVoid();
-    EXPECT_FALSE(llvm::verifyModule(*module, &llvm::errs()));
-
-    auto target = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!target) {
-      ADD_FAILURE() << llvm::toString(target.takeError());
-      return;
-    }
-    auto machine = target->createTargetMachine();
-    if (!machine) {
-      ADD_FAILURE() << llvm::toString(machine.takeError());
-      return;
-    }
-    module->setDataLayout((*machine)->createDataLayout());
-    module->setTargetTriple((*machine)->getTargetTriple().str());
-    Optimize(*module, machine->get());
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*target)).create();
-    if (!jit) {
-      ADD_FAILURE() << llvm::toString(jit.takeError());
-      return;
-    }
-    jit_ = std::move(*jit);
-    llvm::Error added =
-        jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)));
-    if (added) {
-      ADD_FAILURE() << llvm::toString(std::move(added));
-      return;
-    }
-    auto address = jit_->lookup("f");
-    if (!address) {
-      ADD_FAILURE() << llvm::toString(address.takeError());
-      return;
-    }
-    function_ = address->toPtr<ArrayFunction>();
+    function_ =
+        reinterpret_cast<ArrayFunction>(JitForHost(std::move(context), std::move(module), jit_));
   }
 
   // LLVM's O2 pipeline for the host, vectorizers included, as a backend
   // would run it.
-  static void Optimize(llvm::Module& module, llvm::TargetMachine* machine) {
-    llvm::LoopAnalysisManager loops;
-    llvm::FunctionAnalysisManager functions;
-    llvm::CGSCCAnalysisManager cgscc;
-    llvm::ModuleAnalysisManager modules;
-    llvm::PassBuilder builder(machine);
-    builder.registerModuleAnalyses(modules);
-    builder.registerCGSCCAnalyses(cgscc);
-    builder.registerFunctionAnalyses(functions);
-    builder.registerLoopAnalyses(loops);
-    builder.crossRegisterProxies(loops, functions, cgscc, modules);
-    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(module, modules);
-  }
-
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   ArrayFunction function_ = nullptr;
 };
