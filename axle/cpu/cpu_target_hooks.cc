@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "axle/llvm_ir/math_ir.h"
-#include "axle/llvm_ir/narrow_float_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -72,13 +71,6 @@ class CpuHooks final : public llvm_ir::TargetHooks {
     llvm::FunctionCallee callee =
         PureFunction(b, name, llvm::FunctionType::get(type, parameters, false));
     return b.CreateCall(callee, llvm::ArrayRef<llvm::Value*>(args.data(), args.size()));
-  }
-
-  llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
-                                    llvm::Value* value) const override {
-    // Inline, in vectorizable integer arithmetic (the interpreter's bits):
-    // every 8- and 4-bit float type.
-    return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
   }
 
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/llvm_ir/complex_math.h"
-#include "axle/llvm_ir/narrow_float_ir.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
@@ -33,12 +32,6 @@ class NvptxHooks final : public llvm_ir::TargetHooks {
       declaration->setDoesNotThrow();
     }
     return b.CreateCall(callee, llvm::ArrayRef<llvm::Value*>(args.data(), args.size()));
-  }
-
-  // No runtime library to call: the rounding inline, in integer IR.
-  llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
-                                    llvm::Value* value) const override {
-    return llvm_ir::EmitF32ToNarrowFloatInline(b, type, value);
   }
 
   // libdevice has no complex functions: inline, from its real ones.

@@ -42,10 +42,6 @@ class LibmHooks final : public TargetHooks {
         name, llvm::FunctionType::get(type, parameters, false));
     return b.CreateCall(callee, llvm::ArrayRef<llvm::Value*>(args.data(), args.size()));
   }
-  llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType,
-                                    llvm::Value*) const override {
-    return llvm::PoisonValue::get(b.getInt8Ty());
-  }
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                absl::Span<llvm::Value* const> args) const override {
     return EmitComplexMath(*this, b, opcode, args);

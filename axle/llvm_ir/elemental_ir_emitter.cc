@@ -19,6 +19,7 @@
 #include "axle/hlo/ir/hlo_opcode_families.h"
 #include "axle/llvm_ir/complex_call_ops.h"
 #include "axle/llvm_ir/math_ir.h"
+#include "axle/llvm_ir/narrow_float_ir.h"
 #include "llvm/IR/Intrinsics.h"
 
 namespace axle::llvm_ir {
@@ -152,7 +153,7 @@ llvm::Value* ElementalIrEmitter::F32ToNarrowFloat(llvm::Value* value, PrimitiveT
   if (type == F16) {
     return b_.CreateBitCast(b_.CreateFPTrunc(value, b_.getHalfTy()), b_.getInt16Ty());
   }
-  return hooks_->EmitF32ToNarrowFloat(b_, type, value);
+  return EmitF32ToNarrowFloatInline(b_, type, value);
 }
 
 llvm::Value* ElementalIrEmitter::RoundToType(llvm::Value* value, PrimitiveType type) {

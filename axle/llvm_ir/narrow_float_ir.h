@@ -2,9 +2,9 @@
 //
 // The encoding (an i8) of the 8- or 4-bit float type nearest to an f32
 // value, as straight-line integer IR with no call and no table, which the
-// loop vectorizer widens: both backends' TargetHooks::EmitF32ToNarrowFloat
-// (the cpu's and NVPTX's). The same bits as axle/core/types.h's EncodeNarrowFloat (the
-// interpreter's): round to nearest, ties to even, on the f32's significand
+// loop vectorizer widens: the elemental emitter's rounding to those types
+// on every target (no hook: cpu and NVPTX alike). The same bits as axle/core/types.h's
+// EncodeNarrowFloat (the interpreter's): round to nearest, ties to even, on the f32's significand
 // shifted to the format's quantum (its exponent's, or the subnormals' below
 // the least normal exponent); values below half the least subnormal (f32
 // subnormals among them) are zero (no negative zero in fnuz formats);

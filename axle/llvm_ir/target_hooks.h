@@ -67,12 +67,6 @@ class TargetHooks {
   virtual llvm::Value* EmitMathCall(llvm::IRBuilderBase& b, MathFunction function,
                                     absl::Span<llvm::Value* const> args) const = 0;
 
-  // The encoding (an i8) of the 8- or 4-bit float `type` nearest to the f32
-  // `value` (ties to even, with the type's overflow and NaN rules). f16 and
-  // bf16 never come here: the emitter rounds them inline.
-  virtual llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
-                                            llvm::Value* value) const = 0;
-
   // The complex `opcode` of c64 or c128 values `args` ({float, float} or
   // {double, double} structs), returned as such a struct: divide (C99
   // Annex G), power and atan2 (y, x) on two arguments; sqrt, rsqrt, sine, cosine, tan,

@@ -40,14 +40,6 @@ class FakeHooks final : public TargetHooks {
                 llvm::FunctionType::get(type, parameters, false), args);
   }
 
-  llvm::Value* EmitF32ToNarrowFloat(llvm::IRBuilderBase& b, PrimitiveType type,
-                                    llvm::Value* value) const override {
-    const std::string name =
-        absl::StrCat("fake_to_", primitive_util::LowercasePrimitiveTypeName(type));
-    log.push_back(name);
-    return Call(b, name, llvm::FunctionType::get(b.getInt8Ty(), {b.getFloatTy()}, false), {value});
-  }
-
   llvm::Value* EmitComplexCall(llvm::IRBuilderBase& b, HloOpcode opcode,
                                absl::Span<llvm::Value* const> args) const override {
     log.push_back(absl::StrCat("complex ", HloOpcodeString(opcode)));
@@ -193,23 +185,25 @@ ENTRY e {
   }
 }
 
-TEST(TargetHooksTest, NarrowFloatsRoundThroughTheTargetsEncoder) {
-  Emitted emitted = EmitRoot(R"(HloModule m
+TEST(TargetHooksTest, NarrowFloatsRoundInlineWithoutTheTarget) {
+  // 8-bit floats (narrow_float_ir.h) and bf16 round in the emitter's own
+  // integer IR on every target: no hook, no call.
+  for (const char* type : {"f8e4m3fn", "f8e8m0fnu", "f4e2m1fn", "bf16"}) {
+    Emitted emitted = EmitRoot(absl::StrCat(R"(HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
-  ROOT r = f8e4m3fn[4] convert(x)
-})");
-  // Once for convert's rounding, once for the store.
-  EXPECT_EQ(emitted.log, (std::vector<std::string>{"fake_to_f8e4m3fn", "fake_to_f8e4m3fn"}));
-  EXPECT_NE(emitted.ir.find("call i8 @fake_to_f8e4m3fn(float"), std::string::npos) << emitted.ir;
-  ExpectNoHostSymbols(emitted.ir);
-  // bf16 rounds inline.
-  Emitted bf16 = EmitRoot(R"(HloModule m
-ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT r = bf16[4] convert(x)
-})");
-  EXPECT_TRUE(bf16.log.empty());
+  ROOT r = )",
+                                            type, R"([4] convert(x)
+})"));
+    EXPECT_TRUE(emitted.log.empty()) << type;
+    // LLVM's intrinsics only (smax/umin), no function of the target's.
+    for (size_t at = emitted.ir.find("call "); at != std::string::npos;
+         at = emitted.ir.find("call ", at + 1)) {
+      EXPECT_EQ(emitted.ir.compare(emitted.ir.find('@', at), 6, "@llvm."), 0)
+          << type << ": " << emitted.ir.substr(at, 60);
+    }
+    ExpectNoHostSymbols(emitted.ir);
+  }
 }
 
 TEST(TargetHooksTest, ComplexMathCallsTheTargetsHelpers) {
