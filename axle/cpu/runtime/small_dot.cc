@@ -405,7 +405,8 @@ void PackSmallDotRhs(const SmallDotShape& shape, const float* rhs, float* packed
   const int64_t columns = SmallDotPanelColumns(shape);
   const int64_t panels = (shape.n + columns - 1) / columns;
   for (int64_t b = 0; b < shape.batch; ++b) {
-    const float* batch_rhs = rhs + b * shape.rhs_batch_stride;
+    const float* batch_rhs =
+        rhs + SmallDotBatchOffset(shape, b, shape.rhs_batch_stride, shape.rhs_outer_stride);
     for (int64_t q = 0; q < panels; ++q) {
       float* panel = packed + (b * panels + q) * shape.k * columns;
       const int64_t first = q * columns;
@@ -433,13 +434,21 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
       const int64_t b = unit / panels;
       const int64_t column = (unit % panels) * kWidePanelColumns;
       const int64_t width = std::min(kWidePanelColumns, shape.n - column);
-      const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
-      const float* panel = shape.rhs_packed ? rhs + unit * shape.k * kWidePanelColumns
-                                            : rhs + b * shape.rhs_batch_stride + column;
+      const float* batch_lhs =
+          lhs + SmallDotBatchOffset(shape, b, shape.lhs_batch_stride, shape.lhs_outer_stride);
+      const float* panel =
+          shape.rhs_packed
+              ? rhs + unit * shape.k * kWidePanelColumns
+              : rhs +
+                    SmallDotBatchOffset(shape, b, shape.rhs_batch_stride, shape.rhs_outer_stride) +
+                    column;
       // A packed panel's rows are kWidePanelColumns apart; a rhs read in
       // place at exactly that stride reads the same way.
       const int64_t step = shape.rhs_packed ? kWidePanelColumns : shape.rhs_k_stride;
-      const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
+      const float* batch_bias = bias != nullptr
+                                    ? bias + SmallDotBatchOffset(shape, b, shape.bias_batch_stride,
+                                                                 shape.bias_outer_stride)
+                                    : nullptr;
       float* batch_out = out + b * shape.m * OutRowStride(shape);
       const bool masked = width < kWidePanelColumns;
       auto run = [&](auto rows) {
@@ -474,19 +483,28 @@ AXLE_AVX512 void SmallDotF32(const SmallDotShape& shape, const float* lhs, const
     const int64_t b = unit / blocks;
     const int64_t column = (unit % blocks) * kSmallDotColumns;
     const int64_t width = std::min(kSmallDotColumns, shape.n - column);
-    const float* batch_lhs = lhs + b * shape.lhs_batch_stride;
-    const float* batch_bias = bias != nullptr ? bias + b * shape.bias_batch_stride : nullptr;
+    const float* batch_lhs =
+        lhs + SmallDotBatchOffset(shape, b, shape.lhs_batch_stride, shape.lhs_outer_stride);
+    const float* batch_bias =
+        bias != nullptr
+            ? bias + SmallDotBatchOffset(shape, b, shape.bias_batch_stride, shape.bias_outer_stride)
+            : nullptr;
     float* batch_out = out + b * shape.m * OutRowStride(shape);
     if (shape.rhs_transposed && !shape.rhs_packed) {
-      TransposedUnit(shape, batch_lhs, rhs + b * shape.rhs_batch_stride, batch_bias, batch_out,
-                     column, width);
+      TransposedUnit(
+          shape, batch_lhs,
+          rhs + SmallDotBatchOffset(shape, b, shape.rhs_batch_stride, shape.rhs_outer_stride),
+          batch_bias, batch_out, column, width);
       continue;
     }
     // Each rhs row is read in place by every tile of rows (packing panels
     // of it measured slower at these row counts), prefetched ahead; a
     // packed rhs is read panel by panel.
-    const float* block_rhs = shape.rhs_packed ? rhs + unit * shape.k * kSmallDotColumns
-                                              : rhs + b * shape.rhs_batch_stride + column;
+    const float* block_rhs =
+        shape.rhs_packed
+            ? rhs + unit * shape.k * kSmallDotColumns
+            : rhs + SmallDotBatchOffset(shape, b, shape.rhs_batch_stride, shape.rhs_outer_stride) +
+                  column;
     Rows(tiles, batch_lhs, block_rhs, batch_bias, batch_out, column, width);
   }
 }

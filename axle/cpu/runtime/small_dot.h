@@ -71,7 +71,21 @@ struct SmallDotShape {
   // a convolution's part of a concatenation); 0: n, a dense output. Batches
   // lie m rows apart.
   int64_t out_row_stride = 0;
+  // A batch of two runs of dims with unrelated strides (attention's K cache
+  // [b, s, h, d] batched over b and h, with s between them): batch i of an
+  // operand lies at (i / inner_batch) * its outer stride + (i % inner_batch)
+  // * its batch stride. 0: one run, i * its batch stride.
+  int64_t inner_batch = 0;
+  int64_t lhs_outer_stride = 0, rhs_outer_stride = 0, bias_outer_stride = 0;
 };
+
+// Elements from an operand's start to batch `i`'s, for that operand's batch
+// and outer strides (SmallDotShape::inner_batch).
+inline int64_t SmallDotBatchOffset(const SmallDotShape& shape, int64_t i, int64_t batch_stride,
+                                   int64_t outer_stride) {
+  if (shape.inner_batch == 0) return i * batch_stride;
+  return (i / shape.inner_batch) * outer_stride + (i % shape.inner_batch) * batch_stride;
+}
 
 inline int64_t OutRowStride(const SmallDotShape& shape) {
   return shape.out_row_stride != 0 ? shape.out_row_stride : shape.n;

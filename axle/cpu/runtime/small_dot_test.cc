@@ -56,14 +56,17 @@ std::vector<float> Reference(const SmallDotShape& s, const float* lhs, const flo
       for (int64_t j = 0; j < s.n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < s.k; ++p) {
-          const int64_t w = s.rhs_transposed ? b * s.rhs_batch_stride + j * s.rhs_k_stride + p
-                                             : b * s.rhs_batch_stride + p * s.rhs_k_stride + j;
+          const int64_t rb = SmallDotBatchOffset(s, b, s.rhs_batch_stride, s.rhs_outer_stride);
+          const int64_t w =
+              s.rhs_transposed ? rb + j * s.rhs_k_stride + p : rb + p * s.rhs_k_stride + j;
           sum += static_cast<double>(
-                     lhs[b * s.lhs_batch_stride + i * s.lhs_row_stride + p * s.lhs_k_stride]) *
+                     lhs[SmallDotBatchOffset(s, b, s.lhs_batch_stride, s.lhs_outer_stride) +
+                         i * s.lhs_row_stride + p * s.lhs_k_stride]) *
                  rhs[w];
         }
         if (bias != nullptr) {
-          sum += bias[b * s.bias_batch_stride + i * s.bias_row_stride + j * s.bias_column_stride];
+          sum += bias[SmallDotBatchOffset(s, b, s.bias_batch_stride, s.bias_outer_stride) +
+                      i * s.bias_row_stride + j * s.bias_column_stride];
         }
         out[(b * s.m + i) * s.n + j] = Activate(s, static_cast<float>(sum));
       }
@@ -79,20 +82,25 @@ void ExpectAgrees(const SmallDotShape& shape, bool with_bias) {
   SCOPED_TRACE(absl::StrCat("batch ", shape.batch, " m ", shape.m, " n ", shape.n, " k ", shape.k,
                             " bias ", with_bias, " activation ",
                             static_cast<int>(shape.activation)));
-  auto extent = [](int64_t b, int64_t bs, int64_t r, int64_t rs, int64_t c, int64_t cs) {
-    return (b - 1) * bs + (r - 1) * rs + (c - 1) * cs + 1;
+  // The furthest batch (SmallDotBatchOffset) plus one matrix.
+  auto extent = [&](int64_t bs, int64_t os, int64_t r, int64_t rs, int64_t c, int64_t cs) {
+    int64_t last = 0;
+    for (int64_t i = 0; i < shape.batch; ++i) {
+      last = std::max(last, SmallDotBatchOffset(shape, i, bs, os));
+    }
+    return last + (r - 1) * rs + (c - 1) * cs + 1;
   };
-  std::vector<float> lhs = Values(extent(shape.batch, shape.lhs_batch_stride, shape.m,
+  std::vector<float> lhs = Values(extent(shape.lhs_batch_stride, shape.lhs_outer_stride, shape.m,
                                          shape.lhs_row_stride, shape.k, shape.lhs_k_stride),
                                   1);
   std::vector<float> rhs = shape.rhs_transposed
-                               ? Values(extent(shape.batch, shape.rhs_batch_stride, shape.n,
-                                               shape.rhs_k_stride, shape.k, 1),
+                               ? Values(extent(shape.rhs_batch_stride, shape.rhs_outer_stride,
+                                               shape.n, shape.rhs_k_stride, shape.k, 1),
                                         2)
-                               : Values(extent(shape.batch, shape.rhs_batch_stride, shape.k,
-                                               shape.rhs_k_stride, shape.n, 1),
+                               : Values(extent(shape.rhs_batch_stride, shape.rhs_outer_stride,
+                                               shape.k, shape.rhs_k_stride, shape.n, 1),
                                         2);
-  std::vector<float> bias = Values(extent(shape.batch, shape.bias_batch_stride, shape.m,
+  std::vector<float> bias = Values(extent(shape.bias_batch_stride, shape.bias_outer_stride, shape.m,
                                           shape.bias_row_stride, shape.n, shape.bias_column_stride),
                                    3);
   const float* bias_data = with_bias ? bias.data() : nullptr;
@@ -268,6 +276,30 @@ TEST_F(SmallDotTest, TransposedRhs) {
   shape.bias_row_stride = 1;
   shape.bias_column_stride = 0;
   ExpectAgrees(shape, true);
+}
+
+// A batch of two runs of dims (SmallDotShape::inner_batch): attention's
+// scores q . K over a K cache [b, s, h, d] batched over (b, h), h's stride
+// d and b's s * h * d, with a bias batched the same way; dense rhs columns
+// too.
+TEST_F(SmallDotTest, BatchOfTwoRuns) {
+  for (bool transposed : {true, false}) {
+    SmallDotShape shape = Plain(1, 64, 32);
+    shape.rhs_transposed = transposed;
+    shape.batch = 8;
+    shape.inner_batch = 4;
+    shape.lhs_batch_stride = 32;
+    shape.lhs_outer_stride = 128;
+    shape.rhs_batch_stride = 32;
+    shape.rhs_outer_stride = int64_t{64} * 4 * 32;
+    shape.rhs_k_stride = transposed ? 128 : int64_t{4} * 64;
+    if (!transposed) shape.rhs_batch_stride = 64;
+    shape.bias_batch_stride = 1;
+    shape.bias_outer_stride = int64_t{4} * 64 + 3;
+    shape.bias_row_stride = 0;
+    shape.bias_column_stride = 4;
+    ExpectAgrees(shape, true);
+  }
 }
 
 // 1-3 rows with dense rhs columns read in units of 128 columns, in place
@@ -591,6 +623,40 @@ ENTRY e {
                             literal({4, 64}, 48), literal({64, 16}, 49), literal({16, 16}, 50),
                             literal({8, 8, 8}, 51), literal({8, 8, 8}, 52)},
                            ErrorSpec(1e-4, 1e-4));
+}
+
+// A decode step's attention over a KV cache [b, s, h, d]: the scores
+// q . K batched over (b, h), whose rhs batch dims are two runs of strides
+// (a transposed rhs: the small-dot path with SmallDotShape::inner_batch),
+// plus a mask bias; the context p . V (dense rhs columns: the emitted
+// loop); three batch dims split after two.
+TEST(SmallDotPlatformTest, BatchesOfTwoRunsAgree) {
+  auto literal = [](const std::vector<int64_t>& dims, int seed) {
+    Literal out(ShapeUtil::MakeShape(F32, dims));
+    std::vector<float> values = Values(out.element_count(), seed);
+    std::copy(values.begin(), values.end(), out.data<float>().begin());
+    return out;
+  };
+  testing::ExpectCpuAgrees(
+      R"(
+HloModule decode_attention
+ENTRY e {
+  q = f32[2,1,4,32] parameter(0)
+  k = f32[2,64,4,32] parameter(1)
+  v = f32[2,64,4,32] parameter(2)
+  m = f32[2,4,64] parameter(3)
+  s = f32[2,4,1,64] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+  mb = f32[2,4,1,64] broadcast(m), dimensions={0,1,3}
+  sm = f32[2,4,1,64] add(s, mb)
+  c = f32[2,4,1,32] dot(sm, v), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1}
+  x = f32[2,3,40,2,24] parameter(4)
+  y = f32[2,3,2,4,24] parameter(5)
+  o = f32[2,3,2,4,40] dot(y, x), lhs_batch_dims={0,1,2}, lhs_contracting_dims={4}, rhs_batch_dims={0,1,3}, rhs_contracting_dims={4}
+  ROOT t = (f32[2,4,1,64], f32[2,4,1,32], f32[2,3,2,4,40]) tuple(sm, c, o)
+})",
+      {literal({2, 1, 4, 32}, 61), literal({2, 64, 4, 32}, 62), literal({2, 64, 4, 32}, 63),
+       literal({2, 4, 64}, 64), literal({2, 3, 40, 2, 24}, 65), literal({2, 3, 2, 4, 24}, 66)},
+      ErrorSpec(1e-4, 1e-4));
 }
 
 }  // namespace
