@@ -48,4 +48,8 @@
 AXLE_JAXLIB_LAPACK_FAMILIES(AXLE_JAXLIB_DECLARE_FAMILY)
 #undef AXLE_JAXLIB_DECLARE_FAMILY
 
+// jaxlib's own kernel for `tridiagonal_solve(..., perturb_singular=True)`,
+// one target for every dtype: "tridiagonal_solve_perturbed_ffi".
+XLA_FFI_DECLARE_HANDLER_SYMBOL(axle_jaxlib_tridiagonal_solve_perturbed_ffi);
+
 #endif  // AXLE_CPU_JAXLIB_LAPACK_TARGETS_H_

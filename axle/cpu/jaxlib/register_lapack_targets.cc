@@ -21,3 +21,5 @@ int axle_jaxlib_lapack_anchor = 0;
   AXLE_JAXLIB_REGISTER(c);                              \
   AXLE_JAXLIB_REGISTER(z);
 AXLE_JAXLIB_LAPACK_FAMILIES(AXLE_JAXLIB_REGISTER_FAMILY)
+XLA_FFI_REGISTER_HANDLER(::axle::ffi::GetXlaFfiApi(), "tridiagonal_solve_perturbed_ffi", "Host",
+                         axle_jaxlib_tridiagonal_solve_perturbed_ffi);
