@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "axle/core/literal.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
@@ -58,14 +59,21 @@ absl::Status EmitConvChain(const std::vector<const HloInstruction*>& stages,
 // The chain's thunk (conv_chain_thunk.cc) from its stages' thunks, in
 // order, built for the chain's operands' values (the first stage's
 // input, the weights, biases and the project's addend) and its output's;
-// `has_expand`: the first stage is an expand. Unimplemented when a stage
-// does not run in bands of rows.
+// `has_expand`: the first stage is an expand; `depthwise_weights`: the
+// depthwise stage's constant weights, or null (then its plan's, if it
+// still holds them, else the stage runs on oneDNN). Unimplemented when a
+// stage does not run in bands of rows.
 absl::StatusOr<std::unique_ptr<Thunk>> MakeConvChainThunk(
     std::string name, std::vector<int64_t> operand_values, int64_t output_value,
-    std::vector<std::unique_ptr<conv::DnnlConvolutionThunk>> stages, bool has_expand);
+    std::vector<std::unique_ptr<conv::DnnlConvolutionThunk>> stages, bool has_expand,
+    std::shared_ptr<const Literal> depthwise_weights);
 
 // Whether `thunk` is a chain's (for tests).
 bool IsConvChainThunk(const Thunk& thunk);
+
+// Whether `thunk` is a chain's that runs its depthwise stage on
+// depthwise_rows.h's kernel (for tests).
+bool ConvChainRunsDepthwiseRows(const Thunk& thunk);
 
 // A chain's thunk from its serialized form (thunk_serialization.h).
 std::unique_ptr<Thunk> LoadConvChainThunk(std::string name, ThunkReader& reader);
