@@ -156,22 +156,19 @@ absl::StatusOr<std::unique_ptr<Thunk>> BuildChain(const std::vector<const HloIns
                                                   std::vector<std::vector<int64_t>> values,
                                                   std::vector<int64_t> chain_values, int64_t output,
                                                   ProgramBuilder& builder) {
-  std::optional<ConvPlan> first = StagePlan(*stages.front());
-  const bool has_expand = first && !Depthwise(*first);
   std::vector<std::unique_ptr<DnnlConvolutionThunk>> thunks;
-  std::shared_ptr<const Literal> depthwise_weights;
   for (size_t s = 0; s < stages.size(); ++s) {
     for (int64_t& value : values[s]) value = value < 0 ? output : value;
     AXLE_ASSIGN_OR_RETURN(ConvPlan plan,
                           conv::MakePlan(*stages[s], builder.ConstantsOf(values[s])));
-    // Kept for the chain's own depthwise kernel: the thunk frees its copy.
-    if (s == (has_expand ? 1u : 0u)) depthwise_weights = plan.rhs.literal;
     auto thunk = std::make_unique<DnnlConvolutionThunk>(stages[s]->name(), values[s], output);
     AXLE_RETURN_IF_ERROR(thunk->Build(std::move(plan)));
     thunks.push_back(std::move(thunk));
   }
+  std::optional<ConvPlan> first = StagePlan(*stages.front());
+  const bool has_expand = first && !Depthwise(*first);
   return MakeConvChainThunk(absl::StrCat(stages.back()->name(), ".chain"), std::move(chain_values),
-                            output, std::move(thunks), has_expand, std::move(depthwise_weights));
+                            output, std::move(thunks), has_expand);
 }
 
 }  // namespace

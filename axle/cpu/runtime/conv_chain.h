@@ -31,7 +31,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "axle/core/literal.h"
 #include "axle/cpu/runtime/thunk.h"
 #include "axle/hlo/ir/hlo_instruction.h"
 
@@ -59,14 +58,11 @@ absl::Status EmitConvChain(const std::vector<const HloInstruction*>& stages,
 // The chain's thunk (conv_chain_thunk.cc) from its stages' thunks, in
 // order, built for the chain's operands' values (the first stage's
 // input, the weights, biases and the project's addend) and its output's;
-// `has_expand`: the first stage is an expand; `depthwise_weights`: the
-// depthwise stage's constant weights, or null (then its plan's, if it
-// still holds them, else the stage runs on oneDNN). Unimplemented when a
-// stage does not run in bands of rows.
+// `has_expand`: the first stage is an expand. Unimplemented when a stage
+// does not run in bands of rows.
 absl::StatusOr<std::unique_ptr<Thunk>> MakeConvChainThunk(
     std::string name, std::vector<int64_t> operand_values, int64_t output_value,
-    std::vector<std::unique_ptr<conv::DnnlConvolutionThunk>> stages, bool has_expand,
-    std::shared_ptr<const Literal> depthwise_weights);
+    std::vector<std::unique_ptr<conv::DnnlConvolutionThunk>> stages, bool has_expand);
 
 // Whether `thunk` is a chain's (for tests).
 bool IsConvChainThunk(const Thunk& thunk);

@@ -51,20 +51,18 @@ struct Band {
 class ConvChainThunk : public Thunk {
  public:
   ConvChainThunk(std::string name, std::vector<int64_t> operand_values, int64_t output_value,
-                 std::vector<std::unique_ptr<DnnlConvolutionThunk>> stages, bool has_expand,
-                 std::shared_ptr<const Literal> depthwise_weights)
+                 std::vector<std::unique_ptr<DnnlConvolutionThunk>> stages, bool has_expand)
       : Thunk(std::move(name)),
         operand_values_(std::move(operand_values)),
         output_value_(output_value),
         stages_(std::move(stages)),
-        has_expand_(has_expand),
-        depthwise_weights_(std::move(depthwise_weights)) {}
+        has_expand_(has_expand) {}
 
   // Lays out the bands; Unimplemented when a stage does not run in bands.
   absl::Status Build();
 
   absl::Status Execute(const ThunkContext& context) const override;
-  bool runs_depthwise_rows() const { return depthwise_rows_.has_value(); }
+  bool runs_depthwise_rows() const { return depthwise().depthwise_rows() != nullptr; }
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
   }
@@ -87,9 +85,6 @@ class ConvChainThunk : public Thunk {
   const DnnlConvolutionThunk* project() const {
     return stages_.size() > (has_expand_ ? 2u : 1u) ? stages_.back().get() : nullptr;
   }
-  // Sets up depthwise_rows_ when the depthwise stage is one
-  // DepthwiseRows3x3 computes.
-  void BuildDepthwiseRows();
   // Runs thread `t`'s bands with its scratch at `scratch`.
   absl::Status RunBands(const ThunkContext& context, int64_t t, char* scratch) const;
 
@@ -97,13 +92,6 @@ class ConvChainThunk : public Thunk {
   int64_t output_value_;
   std::vector<std::unique_ptr<DnnlConvolutionThunk>> stages_;
   bool has_expand_;
-  // The depthwise stage's constant weights (its plan's rhs literal, which
-  // the stage's thunk frees once it has packed them), and, when the
-  // depthwise stage runs on depthwise_rows.h's kernel instead of oneDNN,
-  // that kernel's convolution with its weights and bias.
-  std::shared_ptr<const Literal> depthwise_weights_;
-  std::optional<DepthwiseRows> depthwise_rows_;
-  std::vector<float> depthwise_rows_weights_, depthwise_rows_bias_;
   // Bytes of one row of: the chain's input, the expand's output (the
   // depthwise stage's input), the depthwise stage's output, the chain's
   // output.
@@ -229,66 +217,7 @@ absl::Status ConvChainThunk::Build() {
   depthwise_buffer_bytes_ = RoundUpToAlignment(depthwise_rows * depthwise_row_bytes_);
   thread_scratch_bytes_ = expand_buffer_bytes_ + depthwise_buffer_bytes_ +
                           RoundUpToAlignment(std::max<int64_t>(1, scratchpad));
-  BuildDepthwiseRows();
   return absl::OkStatus();
-}
-
-void ConvChainThunk::BuildDepthwiseRows() {
-  const ConvPlan& p = depthwise().plan();
-  const std::shared_ptr<const Literal>& weights =
-      p.rhs.literal != nullptr ? p.rhs.literal : depthwise_weights_;
-  if (!DepthwiseRowsAvailable() || weights == nullptr || p.rhs.type() != F32 ||
-      p.rhs_dims[1] != 1 || p.rhs_dims[2] != 3 || p.rhs_dims[3] != 3 || p.scale || p.addend ||
-      p.window.size() != 2) {
-    return;
-  }
-  // Rows (window dim 0) and columns (1) alike: a 3x3 window at stride 1 or
-  // 2, no dilation; the rows' padding is the bands'.
-  for (const WindowDimension& w : p.window) {
-    if (w.size() != 3 || w.stride() != p.window[0].stride() || w.window_dilation() != 1 ||
-        w.base_dilation() != 1 || w.window_reversal()) {
-      return;
-    }
-  }
-  DepthwiseRows conv;
-  conv.width = p.lhs_dims[3];
-  conv.out_width = p.out_dims[3];
-  conv.channels = p.lhs_dims[1];
-  conv.stride = p.window[1].stride();
-  conv.pad_left = p.window[1].padding_low();
-  conv.activation = p.activation;
-  conv.low = static_cast<float>(p.low);
-  conv.high = static_cast<float>(p.high);
-  if (conv.out_width !=
-      (conv.width + conv.pad_left + p.window[1].padding_high() - 3) / conv.stride + 1) {
-    return;
-  }
-  // [3][3][channels] from the canonical [channels, 1, 3, 3].
-  const std::vector<int64_t> rs = p.RhsStrides();
-  const auto* w = static_cast<const float*>(weights->untyped_data());
-  depthwise_rows_weights_.resize(9 * conv.channels);
-  for (int64_t c = 0; c < conv.channels; ++c) {
-    for (int64_t ky = 0; ky < 3; ++ky) {
-      for (int64_t kx = 0; kx < 3; ++kx) {
-        depthwise_rows_weights_[(ky * 3 + kx) * conv.channels + c] =
-            w[c * rs[0] + ky * rs[2] + kx * rs[3]];
-      }
-    }
-  }
-  conv.weights = depthwise_rows_weights_.data();
-  if (p.bias) {
-    // A constant per feature.
-    const std::vector<int64_t> bs = p.OutputOrder(*p.bias);
-    if (p.bias->literal == nullptr || p.bias->type() != F32) return;
-    for (size_t d = 0; d < bs.size(); ++d) {
-      if (d != 1 && bs[d] != 0 && p.out_dims[d] != 1) return;
-    }
-    const auto* b = static_cast<const float*>(p.bias->literal->untyped_data());
-    depthwise_rows_bias_.resize(conv.channels);
-    for (int64_t c = 0; c < conv.channels; ++c) depthwise_rows_bias_[c] = b[c * bs[1]];
-    conv.bias = depthwise_rows_bias_.data();
-  }
-  if (DepthwiseRowsTakes(conv)) depthwise_rows_ = conv;
 }
 
 absl::Status ConvChainThunk::RunBands(const ThunkContext& context, int64_t t, char* scratch) const {
@@ -324,8 +253,9 @@ absl::Status ConvChainThunk::RunBands(const ThunkContext& context, int64_t t, ch
       depthwise_in = expand_rows;
     }
     char* depthwise_out = last != nullptr ? depthwise_rows : out + band.out_begin * out_row_bytes_;
-    if (depthwise_rows_) {
-      DepthwiseRows3x3(*depthwise_rows_, reinterpret_cast<const float*>(depthwise_in),
+    // A 3x3 depthwise stage on depthwise_rows.h's kernel, else oneDNN's band.
+    if (const DepthwiseRows* rows = depthwise().depthwise_rows()) {
+      DepthwiseRows3x3(*rows, reinterpret_cast<const float*>(depthwise_in),
                        band.depthwise_in_end - band.depthwise_in_begin, band.depthwise_pad_top,
                        reinterpret_cast<float*>(depthwise_out), band.out_end - band.out_begin);
     } else {
@@ -369,11 +299,9 @@ absl::Status ConvChainThunk::Execute(const ThunkContext& context) const {
 
 absl::StatusOr<std::unique_ptr<Thunk>> MakeConvChainThunk(
     std::string name, std::vector<int64_t> operand_values, int64_t output_value,
-    std::vector<std::unique_ptr<DnnlConvolutionThunk>> stages, bool has_expand,
-    std::shared_ptr<const Literal> depthwise_weights) {
-  auto thunk =
-      std::make_unique<ConvChainThunk>(std::move(name), std::move(operand_values), output_value,
-                                       std::move(stages), has_expand, std::move(depthwise_weights));
+    std::vector<std::unique_ptr<DnnlConvolutionThunk>> stages, bool has_expand) {
+  auto thunk = std::make_unique<ConvChainThunk>(std::move(name), std::move(operand_values),
+                                                output_value, std::move(stages), has_expand);
   AXLE_RETURN_IF_ERROR(thunk->Build());
   return std::unique_ptr<Thunk>(std::move(thunk));
 }
@@ -409,9 +337,8 @@ std::unique_ptr<Thunk> LoadConvChainThunk(std::string name, ThunkReader& reader)
     stages.emplace_back(dnnl);
     static_cast<void>(stage.release());  // owned by stages now
   }
-  absl::StatusOr<std::unique_ptr<Thunk>> thunk =
-      MakeConvChainThunk(std::move(name), std::move(operand_values), output_value,
-                         std::move(stages), has_expand, /*depthwise_weights=*/nullptr);
+  absl::StatusOr<std::unique_ptr<Thunk>> thunk = MakeConvChainThunk(
+      std::move(name), std::move(operand_values), output_value, std::move(stages), has_expand);
   if (!thunk.ok()) {
     reader.Fail(std::string(thunk.status().message()));
     return nullptr;
