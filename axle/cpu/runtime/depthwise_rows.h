@@ -1,7 +1,8 @@
 //===- depthwise_rows.h - 3x3 depthwise convolution rows on AVX-512 --------===//
 //
 // A depthwise 3x3 convolution of channels-last f32 rows (MobileNet's), the
-// kernel conv_chain_thunk.cc runs a chain's depthwise bands on. oneDNN
+// kernel a chain's depthwise bands (conv_chain_thunk.cc) and a standalone
+// depthwise convolution (convolution_thunk_depthwise.cc) run on. oneDNN
 // 2.6's brdgmm_dw ran them at 17-30 GMAC/s on one core of the Zen 4-class
 // host of 2026-11-29, whose FMA peak is ~58 (one 512-bit FMA a cycle):
 // each output vector is 9 FMAs with 9 input loads at most, so the loads
