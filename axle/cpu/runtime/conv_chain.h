@@ -67,6 +67,10 @@ absl::StatusOr<std::unique_ptr<Thunk>> MakeConvChainThunk(
 // Whether `thunk` is a chain's (for tests).
 bool IsConvChainThunk(const Thunk& thunk);
 
+// Whether `thunk` is a chain's that runs its depthwise stage on
+// depthwise_rows.h's kernel (for tests).
+bool ConvChainRunsDepthwiseRows(const Thunk& thunk);
+
 // A chain's thunk from its serialized form (thunk_serialization.h).
 std::unique_ptr<Thunk> LoadConvChainThunk(std::string name, ThunkReader& reader);
 

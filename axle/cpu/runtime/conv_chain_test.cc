@@ -18,6 +18,7 @@
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_test_util.h"
 #include "axle/cpu/runtime/cpu_executable.h"
+#include "axle/cpu/runtime/depthwise_rows.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "gtest/gtest.h"
 
@@ -111,8 +112,9 @@ std::string Text(const Block& b) {
 }
 
 // Runs `b` on cpu against the interpreter; returns how many chain thunks
-// its program has.
-int64_t CheckAndCountChains(const Block& b) {
+// its program has (and in `own_depthwise`, how many of them run their
+// depthwise stage on depthwise_rows.h's kernel).
+int64_t CheckAndCountChains(const Block& b, int64_t* own_depthwise = nullptr) {
   const std::string text = Text(b);
   const std::vector<Literal> arguments = {
       testing::SeededF32Values(ShapeUtil::MakeShape(F32, {b.batch, b.height, b.width, b.in}), 1)};
@@ -124,7 +126,10 @@ int64_t CheckAndCountChains(const Block& b) {
   EXPECT_NE(cpu, nullptr);
   if (cpu == nullptr) return -1;
   int64_t chains = 0;
-  for (const auto& thunk : cpu->program().thunks) chains += cpu::IsConvChainThunk(*thunk) ? 1 : 0;
+  for (const auto& thunk : cpu->program().thunks) {
+    chains += cpu::IsConvChainThunk(*thunk) ? 1 : 0;
+    if (own_depthwise != nullptr) *own_depthwise += cpu::ConvChainRunsDepthwiseRows(*thunk) ? 1 : 0;
+  }
   return chains;
 }
 
@@ -174,6 +179,34 @@ TEST(ConvChainTest, TallMapsRunInSeveralBands) {
   b.stride = 2;
   b.residual = false;
   EXPECT_EQ(CheckAndCountChains(b), Chains(1)) << Text(b);
+}
+
+TEST(ConvChainTest, ThreeByThreeDepthwiseOnItsOwnKernel) {
+  // 3x3 windows at strides 1 and 2, features a multiple of 16 and not,
+  // with and without an expand (and a residual): the depthwise stage runs on
+  // depthwise_rows.h's kernel where the CPU has AVX-512F.
+  const int64_t own = cpu::DepthwiseRowsAvailable() ? 1 : 0;
+  for (int64_t stride : {1, 2}) {
+    for (int64_t expand : {0, 30, 48}) {
+      Block b;
+      b.height = 23;
+      b.width = 15;
+      b.in = expand > 0 ? 16 : 32;
+      b.expand = expand;
+      b.stride = stride;
+      b.project = 16;
+      b.residual = stride == 1 && expand > 0;
+      int64_t own_depthwise = 0;
+      EXPECT_EQ(CheckAndCountChains(b, &own_depthwise), Chains(1)) << Text(b);
+      EXPECT_EQ(own_depthwise, Chains(own)) << Text(b);
+    }
+  }
+  // A 5x5 window stays on oneDNN.
+  Block b;
+  b.size = 5;
+  int64_t own_depthwise = 0;
+  EXPECT_EQ(CheckAndCountChains(b, &own_depthwise), Chains(1)) << Text(b);
+  EXPECT_EQ(own_depthwise, 0) << Text(b);
 }
 
 TEST(ConvChainTest, DepthwiseAndProjectWithoutExpand) {

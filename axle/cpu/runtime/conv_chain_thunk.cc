@@ -21,6 +21,7 @@
 #include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
+#include "axle/cpu/runtime/depthwise_rows.h"
 #include "axle/cpu/runtime/omp_team.h"
 #include "axle/cpu/runtime/thunk_serialization.h"
 
@@ -42,6 +43,8 @@ struct Band {
   int64_t out_begin = 0, out_end = 0;
   int64_t depthwise_in_begin = 0, depthwise_in_end = 0;
   int64_t expand_begin = 0, expand_end = 0;
+  // Rows of padding above the depthwise stage's input rows.
+  int64_t depthwise_pad_top = 0;
   int expand = -1, depthwise = -1, project = -1;
 };
 
@@ -59,6 +62,7 @@ class ConvChainThunk : public Thunk {
   absl::Status Build();
 
   absl::Status Execute(const ThunkContext& context) const override;
+  bool runs_depthwise_rows() const { return depthwise().depthwise_rows() != nullptr; }
   std::optional<BufferUses> buffer_uses() const override {
     return BufferUses{operand_values_, {output_value_}};
   }
@@ -175,6 +179,7 @@ absl::Status ConvChainThunk::Build() {
       const int64_t out_rows = band.out_end - band.out_begin;
       const int64_t pad_low = band.depthwise_in_begin - first,
                     pad_high = last - band.depthwise_in_end;
+      band.depthwise_pad_top = pad_low;
       band.depthwise =
           band_of(depthwise_bands, std::make_tuple(in_rows, out_rows, pad_low, pad_high), [&] {
             return stages_[has_expand_ ? 1 : 0]->AddRowBand(in_rows, out_rows, pad_low, pad_high);
@@ -248,8 +253,15 @@ absl::Status ConvChainThunk::RunBands(const ThunkContext& context, int64_t t, ch
       depthwise_in = expand_rows;
     }
     char* depthwise_out = last != nullptr ? depthwise_rows : out + band.out_begin * out_row_bytes_;
-    AXLE_RETURN_IF_ERROR(
-        depthwise().RunRowBand(band.depthwise, depthwise_in, depthwise_out, nullptr, scratchpad));
+    // A 3x3 depthwise stage on depthwise_rows.h's kernel, else oneDNN's band.
+    if (const DepthwiseRows* rows = depthwise().depthwise_rows()) {
+      DepthwiseRows3x3(*rows, reinterpret_cast<const float*>(depthwise_in),
+                       band.depthwise_in_end - band.depthwise_in_begin, band.depthwise_pad_top,
+                       reinterpret_cast<float*>(depthwise_out), band.out_end - band.out_begin);
+    } else {
+      AXLE_RETURN_IF_ERROR(
+          depthwise().RunRowBand(band.depthwise, depthwise_in, depthwise_out, nullptr, scratchpad));
+    }
     if (last != nullptr) {
       AXLE_RETURN_IF_ERROR(last->RunRowBand(
           band.project, depthwise_rows, out + band.out_begin * out_row_bytes_,
@@ -296,6 +308,11 @@ absl::StatusOr<std::unique_ptr<Thunk>> MakeConvChainThunk(
 
 bool IsConvChainThunk(const Thunk& thunk) {
   return dynamic_cast<const ConvChainThunk*>(&thunk) != nullptr;
+}
+
+bool ConvChainRunsDepthwiseRows(const Thunk& thunk) {
+  const auto* chain = dynamic_cast<const ConvChainThunk*>(&thunk);
+  return chain != nullptr && chain->runs_depthwise_rows();
 }
 
 std::unique_ptr<Thunk> LoadConvChainThunk(std::string name, ThunkReader& reader) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_test_util.h"
+#include "axle/cpu/runtime/depthwise_rows.h"
 #include "gtest/gtest.h"
 
 namespace axle {
@@ -92,7 +93,11 @@ TEST(CpuConvolution, RowsAcrossThePool) {
   // rows (12 output rows), against the interpreter.
   DirectKernelsOnly direct;
   Check(RowsModule(12, 9, 8, 16, 3, 1, 1, true), RowsKind(12));
-  Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false), RowsKind(12));
+  // A strided depthwise 3x3 runs on depthwise_rows.h's kernel where the
+  // CPU has AVX-512F (in pieces of rows too), a 5x5 one on oneDNN's.
+  Check(RowsModule(24, 10, 16, 16, 3, 2, 16, false),
+        cpu::DepthwiseRowsAvailable() ? "depthwise-rows" : RowsKind(12));
+  Check(RowsModule(24, 10, 16, 16, 5, 2, 16, false), RowsKind(12));
   Check(RowsModule(12, 5, 24, 8, 1, 1, 1, true), RowsKind(12));
   // 7 rows (4 + 3 on 2 threads) and 16 features (too few to split), and a
   // convolution too large to split unevenly (132M multiply-adds: 7x512
@@ -101,6 +106,20 @@ TEST(CpuConvolution, RowsAcrossThePool) {
   Check(RowsModule(7, 7, 8, 16, 3, 1, 1, true), RowsKind(7));
   EXPECT_EQ(KindOf(RowsModule(7, 512, 64, 64, 3, 1, 1, true)), FeaturesKind(7, 64, false));
   EXPECT_EQ(KindOf(RowsModule(16, 256, 64, 64, 3, 1, 1, true)), RowsKind(16, false));
+}
+
+TEST(CpuConvolution, DepthwiseOnItsOwnKernel) {
+  // 3x3 depthwise convolutions of one channels-last image on
+  // depthwise_rows.h's kernel: stride 1 with a relu and a feature count
+  // no multiple of 16, 7 rows (4 + 3 on 2 threads), a single row, stride
+  // 2 over odd rows and columns; with a residual (an addend) it stays on
+  // oneDNN. All against the interpreter.
+  if (!cpu::DepthwiseRowsAvailable()) GTEST_SKIP() << "no AVX-512F";
+  Check(RowsModule(7, 13, 30, 30, 3, 1, 30, false, /*clamp_to_six=*/false), "depthwise-rows");
+  Check(RowsModule(7, 7, 48, 48, 3, 1, 48, false), "depthwise-rows");
+  Check(RowsModule(1, 5, 16, 16, 3, 1, 16, false), "depthwise-rows");
+  Check(RowsModule(13, 9, 32, 32, 3, 2, 32, false), "depthwise-rows");
+  EXPECT_NE(KindOf(RowsModule(8, 8, 16, 16, 3, 1, 16, true)), "depthwise-rows");
 }
 
 TEST(CpuConvolution, UnevenRowsSplitIntoFeatures) {

@@ -380,6 +380,7 @@ absl::Status DnnlConvolutionThunk::Build(ConvPlan plan) {
     padding_high_ = padding_high;
     BuildPieces(attr, strides, dilates, padding_low, padding_high,
                 user_weights ? &*user_weights : nullptr);
+    BuildDepthwiseRows();
     // Freed unless a serialized copy will need it (thunk_serialization.h).
     if (user_weights && !KeepSerializableState()) plan_.rhs.literal.reset();
   } catch (const dnnl::error& error) {
@@ -402,6 +403,7 @@ absl::Status DnnlConvolutionThunk::Execute(const ThunkContext& context) const {
   if (weight_grad_) return RunWeightGrad(context, scratch);
   if (backward_data_) return RunBackwardData(context, scratch);
   if (pointwise_into_slice()) return RunPointwiseIntoSlice(context, scratch);
+  if (depthwise_rows_) return RunDepthwiseRows(context);
   auto slot = [&](Slot s) { return scratch + slot_offset_[s]; };
   try {
     const dnnl::engine& engine = DnnlEngine();
@@ -539,6 +541,7 @@ absl::StatusOr<std::string> ConvolutionThunkKind(const Thunk& thunk) {
     if (dnnl->weight_grad()) return std::string("onednn-weight-grad");
     if (dnnl->backward_data()) return std::string("onednn-backward-data");
     if (dnnl->pointwise_into_slice()) return std::string("small-dot-pointwise");
+    if (dnnl->depthwise_rows() != nullptr) return std::string("depthwise-rows");
     if (dnnl->winograd()) {
       if (dnnl->split_into_features()) return std::string("onednn-winograd-features");
       return std::string(dnnl->split_into_rows() ? "onednn-winograd-rows" : "onednn-winograd");

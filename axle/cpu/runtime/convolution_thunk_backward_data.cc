@@ -24,11 +24,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
+#include "axle/cpu/runtime/dnnl_args.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 
 namespace axle::cpu::conv {
@@ -157,26 +157,34 @@ absl::Status DnnlConvolutionThunk::RunBackwardData(const ThunkContext& context,
   char* out = OutputBase(context);
   try {
     const dnnl::engine& engine = DnnlEngine();
-    dnnl::stream stream(engine);
-    std::unordered_map<int, dnnl::memory> args;
+    static thread_local dnnl::stream stream(engine);  // one per thread, as RunPiece's
+    DnnlArgs args;
     const char* lhs = BaseOf(context, p.lhs, operand_values_);
-    args[DNNL_ARG_DIFF_DST] =
-        DnnlInput(stream, src_user_desc_, lhs, src_reorder_, src_desc_, slot(kSrc));
+    args.Set(DNNL_ARG_DIFF_DST,
+             src_reorder_
+                 ? DnnlInput(stream, src_user_desc_, lhs, src_reorder_, src_desc_, slot(kSrc))
+                 : DnnlThreadMemory(&src_user_desc_, DNNL_ARG_DIFF_DST, src_user_desc_, lhs));
     const char* rhs = BaseOf(context, p.rhs, operand_values_);
     char* dense = slot(kWeightsDense);
     StridedCopy(rhs + weights_gather_offset_ * element_size_, weights_gather_dims_,
                 weights_gather_strides_, element_size_, dense);
-    args[DNNL_ARG_WEIGHTS] = DnnlInput(stream, weights_user_desc_, dense, weights_reorder_,
-                                       weights_desc_, slot(kWeights));
-    dnnl::memory diff_src(dst_desc_, engine, dst_reorder_ ? slot(kDst) : out);
-    args[DNNL_ARG_DIFF_SRC] = diff_src;
+    args.Set(DNNL_ARG_WEIGHTS, weights_reorder_
+                                   ? DnnlInput(stream, weights_user_desc_, dense, weights_reorder_,
+                                               weights_desc_, slot(kWeights))
+                                   : DnnlThreadMemory(&weights_user_desc_, DNNL_ARG_WEIGHTS,
+                                                      weights_user_desc_, dense));
+    dnnl::memory diff_src =
+        DnnlThreadMemory(&dst_desc_, DNNL_ARG_DIFF_SRC, dst_desc_, dst_reorder_ ? slot(kDst) : out);
+    args.Set(DNNL_ARG_DIFF_SRC, diff_src);
     if (scratchpad_size_ > 0) {
-      args[DNNL_ARG_SCRATCHPAD] = DnnlScratchpad(scratchpad_size_, slot(kPad));
+      args.Set(DNNL_ARG_SCRATCHPAD, DnnlThreadScratchpad(this, scratchpad_size_, slot(kPad)));
     }
-    backward_data_->execute(stream, args);
+    args.Execute(*backward_data_, stream);
     if (dst_reorder_) {
-      dnnl::memory user(dst_user_desc_, engine, out);
-      dst_reorder_->execute(stream, diff_src, user);
+      DnnlArgs copy;
+      copy.Set(DNNL_ARG_FROM, diff_src);
+      copy.Set(DNNL_ARG_TO, DnnlThreadMemory(&dst_user_desc_, DNNL_ARG_TO, dst_user_desc_, out));
+      copy.Execute(*dst_reorder_, stream);
     }
     stream.wait();
   } catch (const dnnl::error& error) {

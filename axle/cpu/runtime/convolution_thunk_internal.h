@@ -25,6 +25,7 @@
 #include "axle/core/primitive_type.h"
 #include "axle/cpu/runtime/conv_row_split.h"
 #include "axle/cpu/runtime/convolution_plan.h"
+#include "axle/cpu/runtime/depthwise_rows.h"
 #include "axle/cpu/runtime/dnnl_args.h"
 #include "axle/cpu/runtime/plan_serialization.h"
 #include "axle/cpu/runtime/small_dot.h"
@@ -122,6 +123,11 @@ class DnnlConvolutionThunk : public Thunk {
   bool split_into_features() const { return !pieces_.empty() && pieces_[0].features_begin >= 0; }
   bool winograd() const { return winograd_; }
   bool pointwise_into_slice() const { return !pointwise_weights_.empty(); }
+  // The convolution on depthwise_rows.h's kernel (BuildDepthwiseRows),
+  // or null: what Execute runs, and a chain's bands.
+  const DepthwiseRows* depthwise_rows() const {
+    return depthwise_rows_ ? &*depthwise_rows_ : nullptr;
+  }
   bool weight_grad() const { return weight_grad_; }
   bool backward_data() const { return backward_data_.has_value(); }
   const ConvPlan& plan() const { return plan_; }
@@ -200,6 +206,13 @@ class DnnlConvolutionThunk : public Thunk {
   // changed, otherwise), and its run (convolution_thunk_pointwise.cc).
   bool BuildPointwiseIntoSlice();
   absl::Status RunPointwiseIntoSlice(const ThunkContext& context, char* scratch) const;
+  // A 3x3 depthwise convolution (batch 1, f32, dense channels-last, constant
+  // weights and per-feature bias, no scale or addend, relu/clamp/none) on
+  // depthwise_rows.h's kernel besides the oneDNN primitive and its row
+  // bands, and its run over pieces of output rows on the intra-op pool
+  // (convolution_thunk_depthwise.cc).
+  void BuildDepthwiseRows();
+  absl::Status RunDepthwiseRows(const ThunkContext& context) const;
   absl::Status RunWeightGrad(const ThunkContext& context, char* scratch) const;
   // An lhs-dilated weight gradient's copy with its taps reversed from a
   // sum in the output's layout (`dims`, `strides`: oneDNN's diff_weights
@@ -443,6 +456,9 @@ class DnnlConvolutionThunk : public Thunk {
   std::vector<float> pointwise_weights_;
   const float* pointwise_packed_ = nullptr;  // into pointwise_weights_, aligned
   SmallDotShape pointwise_shape_;            // all pixels; a run's pieces take rows of it
+  // BuildDepthwiseRows's convolution, its weights ([3][3][features]) and bias.
+  std::optional<DepthwiseRows> depthwise_rows_;
+  std::vector<float> depthwise_rows_weights_, depthwise_rows_bias_;
   std::array<int64_t, kNumSlots> slot_offset_{};
   int64_t scratch_bytes_ = 0;
   // The primitive's attributes and window, kept for AddRowBand.

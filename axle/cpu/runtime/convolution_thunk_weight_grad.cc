@@ -47,7 +47,6 @@
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -56,6 +55,7 @@
 #include "axle/base/thread_pool.h"
 #include "axle/cpu/runtime/convolution_plan.h"
 #include "axle/cpu/runtime/convolution_thunk_internal.h"
+#include "axle/cpu/runtime/dnnl_args.h"
 #include "axle/cpu/runtime/dnnl_engine.h"
 #include "axle/cpu/runtime/omp_team.h"
 
@@ -297,19 +297,21 @@ absl::Status DnnlConvolutionThunk::RunWeightGrad(const ThunkContext& context, ch
     for (int64_t i = begin; i < end; ++i) {
       const WeightGradPiece& piece = weight_grad_pieces_[i];
       try {
-        dnnl::stream stream(engine);
-        std::unordered_map<int, dnnl::memory> args;
-        args[DNNL_ARG_SRC] = dnnl::memory(
-            piece.src, engine, const_cast<char*>(lhs) + piece.batch_begin * src_batch_stride_);
-        args[DNNL_ARG_DIFF_DST] =
-            dnnl::memory(piece.diff_dst, engine,
-                         const_cast<char*>(rhs) + piece.batch_begin * diff_dst_batch_stride_);
-        args[DNNL_ARG_DIFF_WEIGHTS] = dnnl::memory(dst_desc_, engine, weights_of(piece));
+        static thread_local dnnl::stream stream(engine);  // one per thread, as RunPiece's
+        DnnlArgs args;
+        args.Set(DNNL_ARG_SRC, DnnlThreadMemory(&piece.src, DNNL_ARG_SRC, piece.src,
+                                                lhs + piece.batch_begin * src_batch_stride_));
+        args.Set(DNNL_ARG_DIFF_DST,
+                 DnnlThreadMemory(&piece.diff_dst, DNNL_ARG_DIFF_DST, piece.diff_dst,
+                                  rhs + piece.batch_begin * diff_dst_batch_stride_));
+        args.Set(DNNL_ARG_DIFF_WEIGHTS,
+                 DnnlThreadMemory(&piece, DNNL_ARG_DIFF_WEIGHTS, dst_desc_, weights_of(piece)));
         if (piece.scratchpad_size > 0) {
-          args[DNNL_ARG_SCRATCHPAD] =
-              DnnlScratchpad(piece.scratchpad_size, pieces_scratch + piece.scratchpad_offset);
+          args.Set(DNNL_ARG_SCRATCHPAD,
+                   DnnlThreadScratchpad(&piece, piece.scratchpad_size,
+                                        pieces_scratch + piece.scratchpad_offset));
         }
-        piece.primitive.execute(stream, args);
+        args.Execute(piece.primitive, stream);
         stream.wait();
       } catch (const dnnl::error& error) {
         status[i] =
@@ -335,12 +337,14 @@ absl::Status DnnlConvolutionThunk::RunWeightGrad(const ThunkContext& context, ch
   try {
     OmpTeamOfOne team;
     const dnnl::engine& engine = DnnlEngine();
-    dnnl::stream stream(engine);
-    dnnl::memory from(dst_desc_, engine, sum);
+    static thread_local dnnl::stream stream(engine);
     char* unreversed = pieces_scratch + unreversed_offset_;
-    dnnl::memory to(dst_user_desc_, engine,
-                    weight_grad_dilated_ ? unreversed : OutputBase(context));
-    dst_reorder_->execute(stream, from, to);
+    DnnlArgs args;
+    args.Set(DNNL_ARG_FROM, DnnlThreadMemory(&dst_desc_, DNNL_ARG_FROM, dst_desc_, sum));
+    args.Set(DNNL_ARG_TO,
+             DnnlThreadMemory(&dst_user_desc_, DNNL_ARG_TO, dst_user_desc_,
+                              weight_grad_dilated_ ? unreversed : OutputBase(context)));
+    args.Execute(*dst_reorder_, stream);
     stream.wait();
     if (weight_grad_dilated_) {
       StridedCopy(unreversed + reversal_offset_ * element_size_, reversal_dims_, reversal_strides_,
