@@ -21,7 +21,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,46 +31,16 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
+#include "axle/hlo/analysis/in_place_agreement_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
-// The number of pairs of the cpu program's temporaries that share memory
-// in both; fails where the program and `assignment` disagree.
+// The pairs of the cpu program's temporaries that share memory in both;
+// fails where the program and `assignment` disagree.
 int64_t CountAgreedSharing(const cpu::CpuExecutable& cpu, const BufferAssignment& assignment) {
-  absl::Status verified = VerifyBufferAssignment(assignment);
-  EXPECT_TRUE(verified.ok()) << verified;
-  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> buffer_of;
-  for (const auto& [value, buffer] : assignment.ValuesWithBufferIds()) {
-    buffer_of[{value.instruction, value.index}] = buffer;
-  }
-  struct Named {
-    std::string name;
-    int64_t temporary;
-    int64_t buffer;
-  };
-  std::vector<Named> named;
-  for (const ValueSlot& slot : cpu.program().values) {
-    if (slot.kind != ValueSlot::Kind::kTemporary || slot.instruction == nullptr) continue;
-    auto it = buffer_of.find({slot.instruction, slot.index});
-    const std::string name =
-        absl::StrCat("%", slot.instruction->name(), ShapeIndexToString(slot.index));
-    EXPECT_NE(it, buffer_of.end()) << name << " has no buffer";
-    if (it != buffer_of.end()) named.push_back({name, slot.temporary, it->second});
-  }
-  int64_t shared = 0;
-  for (size_t i = 0; i < named.size(); ++i) {
-    for (size_t j = i + 1; j < named.size(); ++j) {
-      const bool in_cpu = named[i].temporary == named[j].temporary;
-      const bool in_dump = named[i].buffer == named[j].buffer;
-      EXPECT_EQ(in_cpu, in_dump) << named[i].name << " and " << named[j].name << "\n"
-                                 << assignment.ToString() << "\n"
-                                 << cpu.BufferAssignmentText();
-      shared += in_cpu && in_dump;
-    }
-  }
-  return shared;
+  return testing::CountAgreedSharing(cpu.program().values, assignment, cpu.BufferAssignmentText());
 }
 
 // Compiles `text` for the cpu (results checked against the interpreter on
