@@ -84,25 +84,7 @@ TEST(GpuInPlaceAgreementTest, ScatterIntoATemporary) {
   // The scatter thunk updates its operand in place: the exponential's
   // temporary is the scatter's.
   int64_t neutral = 0;
-  EXPECT_EQ(ExpectSameSharing(R"(
-HloModule scatter
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  p = f32[32,4] parameter(0)
-  indices = s32[3,1] parameter(1)
-  updates = f32[3,4] parameter(2)
-  a = f32[32,4] exponential(p)
-  s = f32[32,4] scatter(a, indices, updates), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  z = f32[] constant(0)
-  ROOT r = f32[4] reduce(s, z), dimensions={0}, to_apply=add
-}
-)",
-                              neutral),
-            1);
+  EXPECT_EQ(ExpectSameSharing(testing::kScatterIntoATemporary, neutral), 1);
   EXPECT_EQ(neutral, 1);
 }
 
@@ -111,26 +93,7 @@ TEST(GpuInPlaceAgreementTest, LoopKernelsWriteOverNoOperand) {
   // output takes over the sort before it, as the target-neutral pairs
   // would have it.
   int64_t neutral = 0;
-  EXPECT_EQ(ExpectSameSharing(R"(
-HloModule chains
-less {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT lt = pred[] compare(x, y), direction=LT
-}
-ENTRY e {
-  p = f32[64,32] parameter(0)
-  q = f32[64,32] parameter(1)
-  a = f32[64,32] sine(p)
-  s = f32[64,32] sort(a), dimensions={1}, to_apply=less
-  b = f32[64,32] tanh(s)
-  c = f32[64,32] multiply(b, q)
-  t = f32[64,32] sort(c), dimensions={1}, to_apply=less
-  ROOT d = f32[64,32] add(t, q)
-}
-)",
-                              neutral),
-            0);
+  EXPECT_EQ(ExpectSameSharing(testing::kElementwiseChainsBetweenSorts, neutral), 0);
   EXPECT_EQ(neutral, -1);
 }
 
@@ -138,51 +101,7 @@ TEST(GpuInPlaceAgreementTest, LoopBodyAndBranchRootsComputedInPlace) {
   // A kernel of the body computes the new state leaf from the other leaf,
   // straight into the state; each branch computes the conditional's result.
   int64_t neutral = 0;
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule roots
-cond {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(5)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[64] get-tuple-element(s), index=1
-  y = f32[64] get-tuple-element(s), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  half = f32[] constant(0.5)
-  halves = f32[64] broadcast(half), dimensions={}
-  x2 = f32[64] multiply(y, halves)
-  y2 = f32[64] add(y, halves)
-  ROOT t = (s32[], f32[64], f32[64]) tuple(next, x2, y2)
-}
-then {
-  a = f32[64] parameter(0)
-  ROOT n = f32[64] negate(a)
-}
-else {
-  b = f32[64] parameter(0)
-  ROOT x = f32[64] exponential(b)
-}
-ENTRY e {
-  p = f32[64] parameter(0)
-  q = f32[64] parameter(1)
-  flag = pred[] parameter(2)
-  z = s32[] constant(0)
-  init = (s32[], f32[64], f32[64]) tuple(z, p, q)
-  w = (s32[], f32[64], f32[64]) while(init), condition=cond, body=body
-  x = f32[64] get-tuple-element(w), index=1
-  y = f32[64] get-tuple-element(w), index=2
-  sum = f32[64] add(x, y)
-  c = f32[64] conditional(flag, sum, sum), true_computation=then, false_computation=else
-  ROOT r = f32[64] sine(c)
-}
-)",
-                              neutral),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kLoopBodyAndBranchRoots, neutral), 0);
 }
 
 TEST(GpuInPlaceAgreementTest, LibraryOpInALoopBodyDoesNotWriteTheState) {
@@ -251,30 +170,19 @@ ENTRY e {
 TEST(GpuInPlaceAgreementTest, CompileGpuProgramDumpsTheReportedAssignment) {
   const std::string dir = ::testing::TempDir() + "/axle_gpu_in_place_dump";
   setenv("AXLE_DUMP_TO", dir.c_str(), 1);
-  Compiled compiled = Compile(R"(
-HloModule dumped_scatter
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  p = f32[32,4] parameter(0)
-  indices = s32[3,1] parameter(1)
-  updates = f32[3,4] parameter(2)
-  a = f32[32,4] exponential(p)
-  ROOT s = f32[32,4] scatter(a, indices, updates), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-}
-)");
+  Compiled compiled = Compile(testing::kScatterIntoATemporary);
   unsetenv("AXLE_DUMP_TO");
   ASSERT_NE(compiled.module, nullptr);
   auto reported = AssignBuffers(*compiled.module, InPlaceChoicesOptions(compiled.program.in_place));
   ASSERT_TRUE(reported.ok()) << reported.status();
-  const std::string dumped = ReadFileOrEmpty(dir + "/dumped_scatter.hlo-buffer-assignment.txt");
+  const std::string dumped = ReadFileOrEmpty(dir + "/scatter.hlo-buffer-assignment.txt");
   EXPECT_EQ(dumped, (*reported)->ToString());
   // The scatter's pair is in the report, in the module's terms.
-  const HloInstruction* scatter = compiled.module->entry_computation()->root_instruction();
-  ASSERT_EQ(scatter->opcode(), HloOpcode::kScatter) << compiled.module->ToString();
+  const HloInstruction* scatter = nullptr;
+  for (const HloInstruction* instruction : compiled.module->entry_computation()->instructions()) {
+    if (instruction->opcode() == HloOpcode::kScatter) scatter = instruction;
+  }
+  ASSERT_NE(scatter, nullptr) << compiled.module->ToString();
   auto pairs = compiled.program.in_place.pairs.find(scatter);
   ASSERT_NE(pairs, compiled.program.in_place.pairs.end());
   ASSERT_EQ(pairs->second.size(), 1u);

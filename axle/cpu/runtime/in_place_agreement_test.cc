@@ -124,98 +124,20 @@ ENTRY e {
 }
 
 TEST(InPlaceAgreementTest, ScatterIntoATemporary) {
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule scatter
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  p = f32[32,4] parameter(0)
-  indices = s32[3,1] parameter(1)
-  updates = f32[3,4] parameter(2)
-  a = f32[32,4] exponential(p)
-  s = f32[32,4] scatter(a, indices, updates), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  z = f32[] constant(0)
-  ROOT r = f32[4] reduce(s, z), dimensions={0}, to_apply=add
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kScatterIntoATemporary), 0);
 }
 
 TEST(InPlaceAgreementTest, ElementwiseChainsBetweenSorts) {
   // Each chain is one loop kernel; the sorts keep them apart. A chain reads
   // the sort before it at its own index and may write over it.
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule chains
-less {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT lt = pred[] compare(x, y), direction=LT
-}
-ENTRY e {
-  p = f32[64,32] parameter(0)
-  q = f32[64,32] parameter(1)
-  a = f32[64,32] sine(p)
-  s = f32[64,32] sort(a), dimensions={1}, to_apply=less
-  b = f32[64,32] tanh(s)
-  c = f32[64,32] multiply(b, q)
-  t = f32[64,32] sort(c), dimensions={1}, to_apply=less
-  ROOT d = f32[64,32] add(t, q)
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kElementwiseChainsBetweenSorts), 0);
 }
 
 TEST(InPlaceAgreementTest, LoopBodyAndBranchRootsComputedInPlace) {
   // The body's new state leaf is computed from the other leaf (written
   // straight into the state: WriteRootsInPlace); each branch computes the
   // conditional's result.
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule roots
-cond {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(5)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[64] get-tuple-element(s), index=1
-  y = f32[64] get-tuple-element(s), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  half = f32[] constant(0.5)
-  halves = f32[64] broadcast(half), dimensions={}
-  x2 = f32[64] multiply(y, halves)
-  y2 = f32[64] add(y, halves)
-  ROOT t = (s32[], f32[64], f32[64]) tuple(next, x2, y2)
-}
-then {
-  a = f32[64] parameter(0)
-  ROOT n = f32[64] negate(a)
-}
-else {
-  b = f32[64] parameter(0)
-  ROOT x = f32[64] exponential(b)
-}
-ENTRY e {
-  p = f32[64] parameter(0)
-  q = f32[64] parameter(1)
-  flag = pred[] parameter(2)
-  z = s32[] constant(0)
-  init = (s32[], f32[64], f32[64]) tuple(z, p, q)
-  w = (s32[], f32[64], f32[64]) while(init), condition=cond, body=body
-  x = f32[64] get-tuple-element(w), index=1
-  y = f32[64] get-tuple-element(w), index=2
-  sum = f32[64] add(x, y)
-  c = f32[64] conditional(flag, sum, sum), true_computation=then, false_computation=else
-  ROOT r = f32[64] sine(c)
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kLoopBodyAndBranchRoots), 0);
 }
 
 TEST(InPlaceAgreementTest, DotAccumulatesItsResidualInPlace) {
