@@ -34,7 +34,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
@@ -47,6 +46,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/cpu/jit.h"
@@ -126,14 +126,6 @@ std::string ShellQuote(const std::string& s) {
     }
   }
   return out + "'";
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
 }
 
 struct Tensor {
@@ -450,7 +442,7 @@ absl::Status Run(const Options& options) {
     cpu::CheckedFileRead read = cpu::ReadCheckedFile(path, cpu::kObjectCacheMagic);
     if (!read.payload) return absl::InternalError(absl::StrCat("cannot read kernel object ", path));
     const std::string object = absl::StrCat(work_dir, "/kernels_", kernel_objects.size(), ".elf.o");
-    AXLE_RETURN_IF_ERROR(WriteFile(object, *read.payload));
+    AXLE_RETURN_IF_ERROR(WriteWholeFile(object, *read.payload));
     kernel_objects.push_back(object);
   }
   if (!program->symbols.empty() && kernel_objects.empty()) {
@@ -471,12 +463,12 @@ absl::Status Run(const Options& options) {
     }
   }
   const std::string blob = absl::StrCat("axle_aot_", absl::StrJoin(namespaces, "_"), "_", cls);
-  AXLE_RETURN_IF_ERROR(WriteFile(program_path, program->bytes));
+  AXLE_RETURN_IF_ERROR(WriteWholeFile(program_path, program->bytes));
   AXLE_RETURN_IF_ERROR(
-      WriteFile(prefix.string() + ".h", HeaderText(options, namespaces, cls, args, results)));
+      WriteWholeFile(prefix.string() + ".h", HeaderText(options, namespaces, cls, args, results)));
   AXLE_RETURN_IF_ERROR(
-      WriteFile(source_path, SourceText(namespaces, cls, header, program_path, blob,
-                                        program->symbols, args.size(), results.size())));
+      WriteWholeFile(source_path, SourceText(namespaces, cls, header, program_path, blob,
+                                             program->symbols, args.size(), results.size())));
   std::string cxx = options.cxx;
   if (cxx.empty()) {
     cxx = EnvironmentOptions::Read().cxx;

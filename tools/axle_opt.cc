@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
@@ -79,8 +80,8 @@ absl::Status Run(const Options& options) {
     // write, a scatter's unstored fill).
     AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment, AssignBuffers(*module));
     AXLE_RETURN_IF_ERROR(
-        WriteTextFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
-                      assignment->ToString()));
+        WriteWholeFile(absl::StrCat(dump_dir, "/", module->name(), ".buffer-assignment.txt"),
+                       assignment->ToString()));
   }
   if (absl::EndsWith(options.output, ".pb")) return WriteModuleProto(*module, options.output);
   std::string text = module->ToString();
@@ -88,7 +89,7 @@ absl::Status Run(const Options& options) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return absl::OkStatus();
   }
-  return WriteTextFile(options.output, text);
+  return WriteWholeFile(options.output, text);
 }
 
 }  // namespace

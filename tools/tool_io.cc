@@ -64,14 +64,6 @@ absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path) {
   return contents.str();
 }
 
-absl::Status WriteTextFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary);
-  out << contents;
-  if (!out)
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<HloModule>> LoadModule(const std::string& path, bool verify) {
   std::unique_ptr<HloModule> module;
   if (absl::EndsWith(path, ".pb")) {

@@ -14,7 +14,6 @@ namespace axle {
 
 // Reads a whole file; "-" is standard input.
 absl::StatusOr<std::string> ReadFileOrStdin(const std::string& path);
-absl::Status WriteTextFile(const std::string& path, const std::string& contents);
 
 // Parses HLO text from `path` (errors name path:line:col), or reads a
 // binary HloModuleProto when `path` ends in `.pb` (XLA's dumps), and

@@ -8,8 +8,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
@@ -34,21 +32,6 @@ std::string ScratchDirectory::File(absl::string_view name) {
   std::string file = absl::StrCat(path_, "/", name);
   files_.push_back(file);
   return file;
-}
-
-std::string ReadFileOrEmpty(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
-absl::Status WriteWholeFile(const std::string& path, absl::string_view contents) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  file.close();
-  if (!file) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
 }
 
 absl::StatusOr<int> RunProgram(const std::string& program,

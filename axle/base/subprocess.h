@@ -3,7 +3,7 @@
 // Axle runs a few programs of other packages on files: the CUDA toolkit's
 // ptxas, Graphviz's dot. ScratchDirectory holds one run's files and removes
 // them when it goes; RunProgram runs a program to completion with its output
-// in a log file.
+// in a log file (file_io.h reads and writes the files).
 //
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_BASE_SUBPROCESS_H_
@@ -37,11 +37,6 @@ class ScratchDirectory {
   std::string path_;
   std::vector<std::string> files_;
 };
-
-// The whole contents of a file, or "" when it cannot be read.
-std::string ReadFileOrEmpty(const std::string& path);
-// Writes `contents` to `path`; an error names the path.
-absl::Status WriteWholeFile(const std::string& path, absl::string_view contents);
 
 // Runs `program` (a path, or a name looked up in PATH) with `arguments`
 // (argv[1...]) and waits for it; its stdout and stderr go to `log_path`.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "axle/base/file_io.h"
 #include "gtest/gtest.h"
 
 namespace axle {

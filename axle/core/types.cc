@@ -7,56 +7,46 @@
 #include <limits>
 #include <optional>
 
+#include "axle/core/narrow_float_format.h"
+
 namespace axle {
+
+uint32_t NarrowFloatFormat::max_finite_bits() const {
+  switch (encoding) {
+    case FloatEncoding::kIeee:
+      return ((max_exponent_field() - 1) << mantissa_bits) | mantissa_mask();
+    case FloatEncoding::kFiniteNan:
+      return (max_exponent_field() << mantissa_bits) | (mantissa_mask() - 1);
+    case FloatEncoding::kFiniteUz:
+    case FloatEncoding::kFiniteOnly:
+      return (max_exponent_field() << mantissa_bits) | mantissa_mask();
+    case FloatEncoding::kExponentOnly:
+      return max_exponent_field() - 1;
+  }
+  return 0;
+}
+
+uint32_t NarrowFloatFormat::nan_bits(bool negative) const {
+  switch (encoding) {
+    case FloatEncoding::kIeee:
+      return (negative ? sign_bit() : 0) | (max_exponent_field() << mantissa_bits) |
+             (1u << (mantissa_bits - 1));
+    case FloatEncoding::kFiniteNan:
+      return (negative ? sign_bit() : 0) | (max_exponent_field() << mantissa_bits) |
+             mantissa_mask();
+    case FloatEncoding::kFiniteUz:
+      return sign_bit();
+    case FloatEncoding::kExponentOnly:
+      return 0xff;
+    case FloatEncoding::kFiniteOnly:
+      return 0;  // no NaN
+  }
+  return 0;
+}
+
 namespace {
 
-struct Format {
-  int exponent_bits;
-  int mantissa_bits;
-  int bias;
-  FloatEncoding encoding;
-
-  bool has_sign() const { return encoding != FloatEncoding::kExponentOnly; }
-  uint32_t sign_bit() const { return has_sign() ? 1u << (exponent_bits + mantissa_bits) : 0; }
-  uint32_t max_exponent_field() const { return (1u << exponent_bits) - 1; }
-  uint32_t mantissa_mask() const { return (1u << mantissa_bits) - 1; }
-
-  // The bit pattern of the largest finite value.
-  uint32_t max_finite_bits() const {
-    switch (encoding) {
-      case FloatEncoding::kIeee:
-        return ((max_exponent_field() - 1) << mantissa_bits) | mantissa_mask();
-      case FloatEncoding::kFiniteNan:
-        return (max_exponent_field() << mantissa_bits) | (mantissa_mask() - 1);
-      case FloatEncoding::kFiniteUz:
-      case FloatEncoding::kFiniteOnly:
-        return (max_exponent_field() << mantissa_bits) | mantissa_mask();
-      case FloatEncoding::kExponentOnly:
-        return max_exponent_field() - 1;
-    }
-    return 0;
-  }
-
-  uint32_t nan_bits(bool negative) const {
-    switch (encoding) {
-      case FloatEncoding::kIeee:
-        return (negative ? sign_bit() : 0) | (max_exponent_field() << mantissa_bits) |
-               (1u << (mantissa_bits - 1));
-      case FloatEncoding::kFiniteNan:
-        return (negative ? sign_bit() : 0) | (max_exponent_field() << mantissa_bits) |
-               mantissa_mask();
-      case FloatEncoding::kFiniteUz:
-        return sign_bit();
-      case FloatEncoding::kExponentOnly:
-        return 0xff;
-      case FloatEncoding::kFiniteOnly:
-        return 0;  // unreachable: no NaN
-    }
-    return 0;
-  }
-};
-
-float Decode(uint32_t bits, const Format& f) {
+float Decode(uint32_t bits, const NarrowFloatFormat& f) {
   if (f.encoding == FloatEncoding::kExponentOnly) {
     if (bits == 0xff) return std::numeric_limits<float>::quiet_NaN();
     return std::ldexp(1.0f, static_cast<int>(bits) - f.bias);
@@ -93,7 +83,7 @@ float Decode(uint32_t bits, const Format& f) {
   return static_cast<float>(sign * magnitude);
 }
 
-uint32_t Encode(double value, const Format& f) {
+uint32_t Encode(double value, const NarrowFloatFormat& f) {
   bool negative = std::signbit(value);
   if (std::isnan(value)) {
     if (f.encoding == FloatEncoding::kFiniteOnly) return 0;
@@ -162,7 +152,7 @@ uint32_t Encode(double value, const Format& f) {
 // (nullopt otherwise, and for NaN, infinities, zeros, f32 subnormals and the
 // exponent-only format: Encode decides those); the same bits as Encode, some
 // 20x faster (an f32 -> f8e4m3fn convert is a call of this per element).
-std::optional<uint32_t> EncodeF32Normal(float single, const Format& f) {
+std::optional<uint32_t> EncodeF32Normal(float single, const NarrowFloatFormat& f) {
   if (f.encoding == FloatEncoding::kExponentOnly || f.mantissa_bits >= 23) return std::nullopt;
   uint32_t bits;
   std::memcpy(&bits, &single, sizeof(bits));
@@ -204,11 +194,11 @@ float DecodeNarrowFloat(uint32_t bits, int exponent_bits, int mantissa_bits, int
     std::memcpy(&out, &word, sizeof(out));
     return out;
   }
-  return Decode(bits, Format{exponent_bits, mantissa_bits, bias, encoding});
+  return Decode(bits, NarrowFloatFormat{exponent_bits, mantissa_bits, bias, encoding});
 }
 
 uint32_t NarrowFloatMaxFiniteBits(int exponent_bits, int mantissa_bits, FloatEncoding encoding) {
-  return Format{exponent_bits, mantissa_bits, 0, encoding}.max_finite_bits();
+  return NarrowFloatFormat{exponent_bits, mantissa_bits, 0, encoding}.max_finite_bits();
 }
 
 uint32_t EncodeNarrowFloat(double value, int exponent_bits, int mantissa_bits, int bias,
@@ -225,7 +215,7 @@ uint32_t EncodeNarrowFloat(double value, int exponent_bits, int mantissa_bits, i
       return word >> 16;
     }
   }
-  const Format format{exponent_bits, mantissa_bits, bias, encoding};
+  const NarrowFloatFormat format{exponent_bits, mantissa_bits, bias, encoding};
   const auto single = static_cast<float>(value);
   if (static_cast<double>(single) == value) {
     if (std::optional<uint32_t> encoded = EncodeF32Normal(single, format)) return *encoded;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "axle/cpu/host_cache_sizes.h"
 #include "axle/cpu/runtime_symbols.h"
 #include "axle/llvm_ir/math_ir.h"
 #include "llvm/IR/Intrinsics.h"
@@ -123,8 +124,6 @@ class CpuHooks final : public llvm_ir::TargetHooks {
   int PreferredVectorBits() const override { return 512; }
 
  private:
-  static constexpr int64_t kCacheLineBytes = 64;
-
   // The principal square root of a c64 by Kahan's formula in f64 (no
   // overflow, underflow or cancellation for any f32 input; rounded once
   // to f32 at the end): t = sqrt((|a| + |z|) / 2), then (t, b / 2t) where

@@ -19,6 +19,10 @@
 
 namespace axle::cpu {
 
+// The cache line of every x86 host (prefetches, the side-by-side
+// reductions' runs).
+inline constexpr int64_t kCacheLineBytes = 64;
+
 struct CacheSizes {
   int64_t l2_bytes = 0;          // per core
   int64_t last_level_bytes = 0;  // L3 where there is one, else L2

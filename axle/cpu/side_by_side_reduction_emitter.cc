@@ -30,6 +30,7 @@
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/primitive_type.h"
+#include "axle/cpu/host_cache_sizes.h"
 #include "axle/cpu/loop_kernel_emitter_internal.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/CFG.h"
@@ -41,9 +42,8 @@ namespace {
 // Inputs per element up to which a side-by-side fold is unrolled.
 constexpr int64_t kUnrolledFoldSteps = 8;
 
-// A cache line, and the length (in bytes of the reduce's first input) from
-// which a split fold's runs are cut to an odd number of lines.
-constexpr int64_t kCacheLineBytes = 64;
+// The length (in bytes of the reduce's first input) from which a split
+// fold's runs are cut to an odd number of cache lines.
 constexpr int64_t kOddLineRunBytes = 2048;
 
 // Adds "llvm.loop.interleave.count" 1 to the loop entered from `preheader`

@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/column_reduction_splitter.h"
@@ -28,6 +28,7 @@
 #include "axle/gpu/lu_pivots_thunk.h"
 #include "axle/gpu/row_fusion.h"
 #include "axle/gpu/solver_thunk.h"
+#include "axle/hlo/analysis/buffer_assignment.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/pass/pass_registry.h"
@@ -45,6 +46,13 @@
 
 namespace axle::gpu {
 namespace {
+
+// A dump that cannot be written is a warning, not a failed compile.
+void WarnIfNotWritten(const absl::Status& written) {
+  if (!written.ok()) {
+    std::fprintf(stderr, "axle: warning: %s\n", std::string(written.message()).c_str());
+  }
+}
 
 // Writes XLA's `{"known_trip_count":{"n":"N"}}` into the backend_config
 // of every while whose trip count CountWhileTrips finds (an induction
@@ -205,12 +213,11 @@ class GpuCompiler : public Compiler {
                               device_, allocator_, std::move(program)));
     // With AXLE_DUMP_TO: the thunks and the arena's layout.
     if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
-      const std::string path = absl::StrCat(dir, "/", name, ".gpu-program.txt");
-      std::ofstream out(path);
-      out << GpuProgramToString(executable->program()) << executable->buffer_assignment().ToString()
-          << "CUDA graphs (gpu_graph.h):\n"
-          << executable->graph_plan().ToString(executable->program().thunks);
-      if (!out) std::fprintf(stderr, "axle: warning: cannot write %s\n", path.c_str());
+      WarnIfNotWritten(WriteWholeFile(
+          absl::StrCat(dir, "/", name, ".gpu-program.txt"),
+          absl::StrCat(GpuProgramToString(executable->program()),
+                       executable->buffer_assignment().ToString(), "CUDA graphs (gpu_graph.h):\n",
+                       executable->graph_plan().ToString(executable->program().thunks))));
     }
     return std::unique_ptr<Executable>(std::move(executable));
   }
@@ -374,6 +381,15 @@ absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions
   AXLE_RETURN_IF_ERROR(PrepareGpuModule(module, prepare));
   absl::StatusOr<GpuProgram> program = BuildGpuProgram(*module, options);
   if (!program.ok()) return NamingCuda(program.status());
+  // With AXLE_DUMP_TO: the HLO front of the buffer assignment with the
+  // program's in-place choices, as the cpu compiler dumps it.
+  if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> assignment,
+                          AssignBuffers(*module, InPlaceChoicesOptions(program->in_place)));
+    WarnIfNotWritten(
+        WriteWholeFile(absl::StrCat(dir, "/", module->name(), ".hlo-buffer-assignment.txt"),
+                       assignment->ToString()));
+  }
   return program;
 }
 

@@ -234,17 +234,26 @@ class Builder {
                          bool while_body);
   // What the in-place rules see of `sequence`: each thunk's uses and pairs.
   static std::vector<std::optional<InPlaceStep>> InPlaceSteps(const GpuThunkSequence& sequence);
+  // Whether `thunk`, in a while body, may compute a root leaf straight into
+  // the loop's state (WriteRootsInPlace): only a kernel may.
+  static bool MayWriteIntoLoopState(const GpuThunk& thunk);
+  // Reports, in the module's terms (GpuProgram::in_place), what the thunks
+  // emitted for `instruction` from `first_thunk` on do in place: the pairs
+  // they offer (GpuThunk::in_place_pairs) for its outputs, and whether any
+  // of them may not write into a loop's state.
+  void ReportInPlaceChoices(const HloInstruction& instruction, size_t first_thunk);
 
   const PtxOptions& options_;
   GpuProgram program_;
   const HloComputation* entry_ = nullptr;
   GpuThunkSequence* sequence_ = &program_.thunks;
-  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
+  LeafValueTable values_;
   std::set<const PtxKernel*> kernels_seen_;
 };
 
 absl::Status Builder::EmitComputation(const HloComputation& computation) {
   for (const HloInstruction* instruction : computation.MakeInstructionPostOrder()) {
+    const size_t first_thunk = sequence_->size();
     // One case per opcode and no default: a new opcode is a compile error here
     // (-Werror=switch, axle/gpu/CMakeLists.txt) until it is given a thunk, a
     // library thunk (AXLE_GPU_LIBRARY_OPCODES) or left to loop fusion.
@@ -348,8 +357,24 @@ absl::Status Builder::EmitComputation(const HloComputation& computation) {
         return GpuUnsupported(*instruction, absl::StrCat(HloOpcodeString(instruction->opcode()),
                                                          " is not supported on CUDA yet"));
     }
+    ReportInPlaceChoices(*instruction, first_thunk);
   }
   return absl::OkStatus();
+}
+
+bool Builder::MayWriteIntoLoopState(const GpuThunk& thunk) {
+  return dynamic_cast<const GpuKernelThunk*>(&thunk) != nullptr;
+}
+
+void Builder::ReportInPlaceChoices(const HloInstruction& instruction, size_t first_thunk) {
+  const auto thunks = absl::MakeConstSpan(*sequence_).subspan(first_thunk);
+  ReportInPlacePairs(instruction, thunks, program_.values, values_, program_.in_place);
+  for (const std::unique_ptr<GpuThunk>& thunk : thunks) {
+    if (!MayWriteIntoLoopState(*thunk)) {
+      program_.in_place.not_into_loop_state.insert(&instruction);
+      break;
+    }
+  }
 }
 
 absl::Status Builder::EmitFusion(const HloInstruction& instruction) {
@@ -411,10 +436,8 @@ absl::Status Builder::StoreRoot(const HloComputation& computation,
   std::vector<int64_t> roots = sources;
   ShareInPlaceOperands(steps, program_.values, program_.temporary_sizes, roots, &destinations,
                        /*nested=*/true);
-  WriteRootsInPlace(
-      steps, program_.values, program_.temporary_sizes, roots, destinations, [&](size_t i) {
-        return !while_body || dynamic_cast<const GpuKernelThunk*>(sequence[i].get()) != nullptr;
-      });
+  WriteRootsInPlace(steps, program_.values, program_.temporary_sizes, roots, destinations,
+                    [&](size_t i) { return !while_body || MayWriteIntoLoopState(*sequence[i]); });
   std::vector<std::pair<ShapeIndex, Shape>> leaves = ArrayLeaves(root.shape());
   auto same = [&](size_t i) {
     const GpuValue& source = program_.values[sources[i]];

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/base/subprocess.h"
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "axle/base/alignment.h"
 #include "axle/base/status_macros.h"
+#include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/llvm_ir/delinearize.h"
 #include "axle/llvm_ir/elemental_ir_emitter.h"
@@ -445,14 +446,9 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitConstant(const HloInstructi
   const Literal& literal = cast<HloConstantInstruction>(&hlo)->literal();
   const Shape& shape = literal.shape();
   const PrimitiveType type = shape.element_type();
-  if (shape.has_layout() && shape.rank() > 1) {
-    const auto& minor_to_major = shape.layout().minor_to_major();
-    for (size_t i = 0; i < minor_to_major.size(); ++i) {
-      if (minor_to_major[i] != static_cast<int64_t>(minor_to_major.size() - 1 - i)) {
-        return absl::UnimplementedError(
-            absl::StrCat("codegen: constant with a non-default layout (", hlo.name(), ")"));
-      }
-    }
+  if (!ShapeUtil::HasDescendingLayout(shape)) {
+    return absl::UnimplementedError(
+        absl::StrCat("codegen: constant with a non-default layout (", hlo.name(), ")"));
   }
   // The bytes as an i8 array; elements are loaded through their storage type.
   const char* data = static_cast<const char*>(literal.untyped_data());

@@ -6,25 +6,15 @@
 #include <optional>
 
 #include "axle/base/logging.h"
+#include "axle/core/narrow_float_format.h"
 #include "axle/core/types.h"
 
 namespace axle::llvm_ir {
 namespace {
 
-struct Format {
-  int exponent_bits;
-  int mantissa_bits;
-  int bias;
-  FloatEncoding encoding;
-
-  uint32_t sign_bit() const { return 1u << (exponent_bits + mantissa_bits); }
-  uint32_t max_exponent_field() const { return (1u << exponent_bits) - 1; }
-  uint32_t mantissa_mask() const { return (1u << mantissa_bits) - 1; }
-};
-
 template <typename T>
-Format FormatOf() {
-  Format format{T::kExponent, T::kMantissa, 0, T::kEncodingKind};
+NarrowFloatFormat FormatOf() {
+  NarrowFloatFormat format{T::kExponent, T::kMantissa, 0, T::kEncodingKind};
   if (T::kEncodingKind == FloatEncoding::kExponentOnly) {
     format.bias = 127;
   } else {
@@ -35,7 +25,7 @@ Format FormatOf() {
   return format;
 }
 
-std::optional<Format> FormatOf(PrimitiveType type) {
+std::optional<NarrowFloatFormat> FormatOf(PrimitiveType type) {
   switch (type) {
     case F4E2M1FN:
       return FormatOf<float4_e2m1fn>();
@@ -86,9 +76,9 @@ bool IsInlineEncodableNarrowFloat(PrimitiveType type) { return FormatOf(type).ha
 
 llvm::Value* EmitF32ToNarrowFloatInline(llvm::IRBuilderBase& b, PrimitiveType type,
                                         llvm::Value* value) {
-  const std::optional<Format> format = FormatOf(type);
+  const std::optional<NarrowFloatFormat> format = FormatOf(type);
   CHECK(format.has_value()) << "not an 8- or 4-bit float type";
-  const Format& f = *format;
+  const NarrowFloatFormat& f = *format;
   llvm::Value* bits = b.CreateBitCast(value, b.getInt32Ty());
   if (f.encoding == FloatEncoding::kExponentOnly) return EncodeExponentOnly(b, bits);
   auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
@@ -121,36 +111,13 @@ llvm::Value* EmitF32ToNarrowFloatInline(llvm::IRBuilderBase& b, PrimitiveType ty
   llvm::Value* encoded =
       b.CreateAdd(b.CreateShl(b.CreateAdd(quantum, i32(f.bias - 1)), i32(m)), rounded);
 
-  const uint32_t sign_bit = f.sign_bit();
   const uint32_t infinity = f.max_exponent_field() << m;
-  uint32_t max_finite = 0;
-  switch (f.encoding) {
-    case FloatEncoding::kIeee:
-      max_finite = ((f.max_exponent_field() - 1) << m) | f.mantissa_mask();
-      break;
-    case FloatEncoding::kFiniteNan:
-      max_finite = infinity | (f.mantissa_mask() - 1);
-      break;
-    default:
-      max_finite = infinity | f.mantissa_mask();
-      break;
-  }
-  llvm::Value* sign = b.CreateSelect(negative, i32(sign_bit), i32(0));
-  llvm::Value* nan = nullptr;
-  switch (f.encoding) {
-    case FloatEncoding::kIeee:
-      nan = b.CreateOr(sign, i32(infinity | (1u << (m - 1))));
-      break;
-    case FloatEncoding::kFiniteNan:
-      nan = b.CreateOr(sign, i32(infinity | f.mantissa_mask()));
-      break;
-    case FloatEncoding::kFiniteUz:
-      nan = i32(sign_bit);
-      break;
-    default:
-      nan = i32(0);  // f4e2m1fn has no NaN
-      break;
-  }
+  const uint32_t max_finite = f.max_finite_bits();
+  llvm::Value* sign = b.CreateSelect(negative, i32(f.sign_bit()), i32(0));
+  // NaN keeps the input's sign where the format's NaN has one.
+  llvm::Value* nan = f.nan_bits(true) != f.nan_bits(false)
+                         ? b.CreateOr(sign, i32(f.nan_bits(false)))
+                         : i32(f.nan_bits(false));
   llvm::Value* overflow_bits = nullptr;
   switch (f.encoding) {
     case FloatEncoding::kIeee:

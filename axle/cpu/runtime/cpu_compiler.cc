@@ -30,7 +30,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <set>
 
@@ -40,6 +39,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/dot_operand_transpose.h"
@@ -450,13 +450,6 @@ absl::Status PrepareModule(HloModule* module, HloPassPipeline& pipeline, bool ru
   return absl::OkStatus();
 }
 
-absl::Status WriteDumpFile(const std::string& path, absl::string_view text, bool append = false) {
-  std::ofstream out(path, append ? std::ios::app : std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
 // Compile options for `module`: IR dump hooks when dumping, the disk cache
 // when AXLE_CACHE_DIR is set (and not dumping), the LLVM compile threads
 // from AXLE_COMPILE_THREADS (unset or 0: JitOptions' default).
@@ -472,7 +465,7 @@ CpuCompileOptions MakeCompileOptions(const std::string& dump_dir, const std::str
     auto hook = [prefix, written](const char* suffix) {
       return [prefix, written, suffix](absl::string_view, absl::string_view text) {
         const std::string path = absl::StrCat(prefix, suffix);
-        WriteDumpFile(path, text, /*append=*/!written->insert(path).second).IgnoreError();
+        WriteWholeFile(path, text, /*append=*/!written->insert(path).second).IgnoreError();
       };
     };
     options.jit.ir_before_optimization = hook(".ir-before-optimization.ll");
@@ -502,7 +495,7 @@ absl::Status AppendBuildTimings(const std::string& path, const ProgramBuilder& b
                                                    {"cpu: other (thunks, jit, dumps)", other_ms}}) {
     absl::StrAppend(&text, absl::StrFormat("%-32s %10.3f ms\n", what, ms));
   }
-  return WriteDumpFile(path, text, /*append=*/true);
+  return WriteWholeFile(path, text, /*append=*/true);
 }
 
 class CpuCompiler : public Compiler {
@@ -582,12 +575,12 @@ class CpuCompiler : public Compiler {
     }
     auto executable = std::make_unique<CpuExecutable>(optimized, platform_, std::move(program));
     if (!dump_dir.empty()) {
-      AXLE_RETURN_IF_ERROR(WriteDumpFile(
+      AXLE_RETURN_IF_ERROR(WriteWholeFile(
           absl::StrCat(dump_dir, "/", executable->module().name(), ".buffer-assignment.txt"),
           executable->BufferAssignmentText()));
       AXLE_ASSIGN_OR_RETURN(std::unique_ptr<BufferAssignment> hlo_assignment,
                             executable->HloBufferAssignment());
-      AXLE_RETURN_IF_ERROR(WriteDumpFile(
+      AXLE_RETURN_IF_ERROR(WriteWholeFile(
           absl::StrCat(dump_dir, "/", executable->module().name(), ".hlo-buffer-assignment.txt"),
           hlo_assignment->ToString()));
     }

@@ -21,7 +21,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,46 +31,16 @@
 #include "axle/cpu/runtime/cpu_executable.h"
 #include "axle/cpu/runtime/platform_test_util.h"
 #include "axle/hlo/analysis/buffer_assignment.h"
+#include "axle/hlo/analysis/in_place_agreement_test_util.h"
 #include "gtest/gtest.h"
 
 namespace axle {
 namespace {
 
-// The number of pairs of the cpu program's temporaries that share memory
-// in both; fails where the program and `assignment` disagree.
+// The pairs of the cpu program's temporaries that share memory in both;
+// fails where the program and `assignment` disagree.
 int64_t CountAgreedSharing(const cpu::CpuExecutable& cpu, const BufferAssignment& assignment) {
-  absl::Status verified = VerifyBufferAssignment(assignment);
-  EXPECT_TRUE(verified.ok()) << verified;
-  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> buffer_of;
-  for (const auto& [value, buffer] : assignment.ValuesWithBufferIds()) {
-    buffer_of[{value.instruction, value.index}] = buffer;
-  }
-  struct Named {
-    std::string name;
-    int64_t temporary;
-    int64_t buffer;
-  };
-  std::vector<Named> named;
-  for (const ValueSlot& slot : cpu.program().values) {
-    if (slot.kind != ValueSlot::Kind::kTemporary || slot.instruction == nullptr) continue;
-    auto it = buffer_of.find({slot.instruction, slot.index});
-    const std::string name =
-        absl::StrCat("%", slot.instruction->name(), ShapeIndexToString(slot.index));
-    EXPECT_NE(it, buffer_of.end()) << name << " has no buffer";
-    if (it != buffer_of.end()) named.push_back({name, slot.temporary, it->second});
-  }
-  int64_t shared = 0;
-  for (size_t i = 0; i < named.size(); ++i) {
-    for (size_t j = i + 1; j < named.size(); ++j) {
-      const bool in_cpu = named[i].temporary == named[j].temporary;
-      const bool in_dump = named[i].buffer == named[j].buffer;
-      EXPECT_EQ(in_cpu, in_dump) << named[i].name << " and " << named[j].name << "\n"
-                                 << assignment.ToString() << "\n"
-                                 << cpu.BufferAssignmentText();
-      shared += in_cpu && in_dump;
-    }
-  }
-  return shared;
+  return testing::CountAgreedSharing(cpu.program().values, assignment, cpu.BufferAssignmentText());
 }
 
 // Compiles `text` for the cpu (results checked against the interpreter on
@@ -155,98 +124,20 @@ ENTRY e {
 }
 
 TEST(InPlaceAgreementTest, ScatterIntoATemporary) {
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule scatter
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-ENTRY e {
-  p = f32[32,4] parameter(0)
-  indices = s32[3,1] parameter(1)
-  updates = f32[3,4] parameter(2)
-  a = f32[32,4] exponential(p)
-  s = f32[32,4] scatter(a, indices, updates), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  z = f32[] constant(0)
-  ROOT r = f32[4] reduce(s, z), dimensions={0}, to_apply=add
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kScatterIntoATemporary), 0);
 }
 
 TEST(InPlaceAgreementTest, ElementwiseChainsBetweenSorts) {
   // Each chain is one loop kernel; the sorts keep them apart. A chain reads
   // the sort before it at its own index and may write over it.
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule chains
-less {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT lt = pred[] compare(x, y), direction=LT
-}
-ENTRY e {
-  p = f32[64,32] parameter(0)
-  q = f32[64,32] parameter(1)
-  a = f32[64,32] sine(p)
-  s = f32[64,32] sort(a), dimensions={1}, to_apply=less
-  b = f32[64,32] tanh(s)
-  c = f32[64,32] multiply(b, q)
-  t = f32[64,32] sort(c), dimensions={1}, to_apply=less
-  ROOT d = f32[64,32] add(t, q)
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kElementwiseChainsBetweenSorts), 0);
 }
 
 TEST(InPlaceAgreementTest, LoopBodyAndBranchRootsComputedInPlace) {
   // The body's new state leaf is computed from the other leaf (written
   // straight into the state: WriteRootsInPlace); each branch computes the
   // conditional's result.
-  EXPECT_GT(ExpectSameSharing(R"(
-HloModule roots
-cond {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(5)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[64], f32[64]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[64] get-tuple-element(s), index=1
-  y = f32[64] get-tuple-element(s), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  half = f32[] constant(0.5)
-  halves = f32[64] broadcast(half), dimensions={}
-  x2 = f32[64] multiply(y, halves)
-  y2 = f32[64] add(y, halves)
-  ROOT t = (s32[], f32[64], f32[64]) tuple(next, x2, y2)
-}
-then {
-  a = f32[64] parameter(0)
-  ROOT n = f32[64] negate(a)
-}
-else {
-  b = f32[64] parameter(0)
-  ROOT x = f32[64] exponential(b)
-}
-ENTRY e {
-  p = f32[64] parameter(0)
-  q = f32[64] parameter(1)
-  flag = pred[] parameter(2)
-  z = s32[] constant(0)
-  init = (s32[], f32[64], f32[64]) tuple(z, p, q)
-  w = (s32[], f32[64], f32[64]) while(init), condition=cond, body=body
-  x = f32[64] get-tuple-element(w), index=1
-  y = f32[64] get-tuple-element(w), index=2
-  sum = f32[64] add(x, y)
-  c = f32[64] conditional(flag, sum, sum), true_computation=then, false_computation=else
-  ROOT r = f32[64] sine(c)
-}
-)"),
-            0);
+  EXPECT_GT(ExpectSameSharing(testing::kLoopBodyAndBranchRoots), 0);
 }
 
 TEST(InPlaceAgreementTest, DotAccumulatesItsResidualInPlace) {

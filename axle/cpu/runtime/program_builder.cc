@@ -284,20 +284,8 @@ absl::Status ProgramBuilder::EmitComputation(const HloComputation& computation) 
 }
 
 void ProgramBuilder::ReportInPlacePairs(const HloInstruction& instruction, size_t first_thunk) {
-  std::vector<std::pair<int64_t, ShapeIndex>> pairs;
-  for (size_t t = first_thunk; t < sequence_->size(); ++t) {
-    for (const auto& [operand_value, output_value] : (*sequence_)[t]->in_place_pairs()) {
-      const ValueSlot& output = program_.values[output_value];
-      if (output.instruction != &instruction) continue;
-      for (int64_t number = 0; number < instruction.operand_count(); ++number) {
-        auto it = values_.find({instruction.operand(number), {}});
-        if (it != values_.end() && it->second == operand_value) {
-          pairs.emplace_back(number, output.index);
-        }
-      }
-    }
-  }
-  if (!pairs.empty()) program_.in_place.pairs[&instruction] = std::move(pairs);
+  axle::ReportInPlacePairs(instruction, absl::MakeConstSpan(*sequence_).subspan(first_thunk),
+                           program_.values, values_, program_.in_place);
 }
 
 namespace {

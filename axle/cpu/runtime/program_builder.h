@@ -172,7 +172,7 @@ class ProgramBuilder {
   const HloComputation* entry_ = nullptr;
   // Where AddThunk appends.
   std::vector<std::unique_ptr<Thunk>>* sequence_ = &program_.thunks;
-  std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t> values_;
+  LeafValueTable values_;
   // SharedResult's values, with the calls still to come.
   std::map<const HloInstruction*, std::pair<int64_t, int64_t>> shared_results_;
   int64_t next_name_ = 0;

@@ -223,7 +223,7 @@ AXLE_AVX512 void PackBA16a64b2aAvx512(const uint16_t* src, int64_t k, int64_t n,
                                       int64_t pair_end, uint16_t* dst) {
   // Word j of `low` / `high`: column j / 2 or 16 + j / 2 of the even
   // (j even) or odd (j odd, +32: the second operand) row.
-  alignas(64) uint16_t low_index[32], high_index[32];
+  alignas(kBufferAlignment) uint16_t low_index[32], high_index[32];
   for (int j = 0; j < 32; ++j) {
     low_index[j] = static_cast<uint16_t>(j / 2 + (j % 2) * 32);
     high_index[j] = static_cast<uint16_t>(16 + j / 2 + (j % 2) * 32);

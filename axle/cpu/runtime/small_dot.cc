@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "axle/base/alignment.h"
 #include "axle/cpu/runtime/avx512_target.h"
 #include "axle/cpu/runtime/vector_activations.h"
 
@@ -84,7 +85,7 @@ AXLE_AVX512 inline void StoreSums(const SmallDotShape& shape, __m512 v, const fl
     } else if (shape.bias_column_stride == 0) {
       term = _mm512_set1_ps(bias_row[0]);
     } else {
-      alignas(64) float lanes[16] = {};
+      alignas(kBufferAlignment) float lanes[16] = {};
       for (int l = 0; l < 16; ++l) {
         if ((mask >> l) & 1) lanes[l] = bias_row[(first + l) * shape.bias_column_stride];
       }
@@ -286,7 +287,7 @@ AXLE_AVX512 inline __m512 HalveAndPair(__m512 x, __m512 y) {
   // Lane l takes x[l] (or y[l] in a group's upper half) plus x[l + W] (or
   // y[l - W]).
   constexpr __mmask16 kUpper = W == 8 ? 0xff00 : W == 4 ? 0xf0f0 : W == 2 ? 0xcccc : 0xaaaa;
-  alignas(64) static constexpr int32_t kIndex[16] = {
+  alignas(kBufferAlignment) static constexpr int32_t kIndex[16] = {
       (0 % (2 * W)) >= W ? 16 + 0 - W : 0 + W,    (1 % (2 * W)) >= W ? 16 + 1 - W : 1 + W,
       (2 % (2 * W)) >= W ? 16 + 2 - W : 2 + W,    (3 % (2 * W)) >= W ? 16 + 3 - W : 3 + W,
       (4 % (2 * W)) >= W ? 16 + 4 - W : 4 + W,    (5 % (2 * W)) >= W ? 16 + 5 - W : 5 + W,
@@ -363,7 +364,7 @@ AXLE_AVX512 void DotProducts(const SmallDotShape& shape, const float* lhs, const
   } else {
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      alignas(64) float lanes[16] = {};
+      alignas(kBufferAlignment) float lanes[16] = {};
 #pragma GCC unroll 16
       for (int c = 0; c < C; ++c) lanes[c] = _mm512_reduce_add_ps(sum[r][c]);
       totals[r] = _mm512_load_ps(lanes);

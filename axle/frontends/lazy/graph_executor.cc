@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/core/shape_util.h"
 #include "axle/frontends/lazy/block_pool.h"
 #include "axle/frontends/lazy/compile_cache.h"
@@ -37,11 +37,7 @@ std::string DumpFailedGraph(const std::string& text, uint64_t hash, const char* 
   const std::string dir = EnvironmentOptions::Read().dump_to;
   if (dir.empty()) return "";
   std::string path = absl::StrFormat("%s/axle_lazy_graph_%016x.%s", dir, hash, extension);
-  std::ofstream out(path);
-  if (!out) return "";
-  out << text;
-  out.close();
-  return out ? path : "";
+  return WriteWholeFile(path, text).ok() ? path : "";
 }
 
 std::string DumpNote(const std::string& path) {

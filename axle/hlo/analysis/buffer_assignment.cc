@@ -392,7 +392,9 @@ class BufferAssigner {
   // table), reading its operands' values and writing its own, with the
   // hook's pairs (control flow offers none; nor, but in an elementwise op,
   // does an operand whose value the instruction reads twice).
-  std::vector<std::optional<InPlaceStep>> Steps(const HloComputation* computation) const {
+  // `instructions` gets the instruction of each step.
+  std::vector<std::optional<InPlaceStep>> Steps(
+      const HloComputation* computation, std::vector<const HloInstruction*>& instructions) const {
     std::vector<std::optional<InPlaceStep>> steps;
     for (const HloInstruction* instruction : out_->orders_.at(computation)) {
       switch (instruction->opcode()) {
@@ -408,6 +410,7 @@ class BufferAssigner {
           break;
       }
       InPlaceStep step;
+      instructions.push_back(instruction);
       if (instruction->opcode() == HloOpcode::kTuple) {
         step.uses.writes.push_back(ValueId(instruction, {}));
         steps.emplace_back(std::move(step));
@@ -482,13 +485,21 @@ class BufferAssigner {
       // longer the caller's alone.
       std::vector<int64_t> aliased;
       if (computation == entry) destinations = EntryDestinations(roots, aliased);
-      const std::vector<std::optional<InPlaceStep>> steps = Steps(computation);
+      std::vector<const HloInstruction*> step_instructions;
+      const std::vector<std::optional<InPlaceStep>> steps = Steps(computation, step_instructions);
       std::vector<ValueSlot> slots = Slots(aliased);
       std::vector<int64_t> temporary_sizes = sizes_;
       ShareInPlaceOperands(steps, slots, temporary_sizes, roots,
                            destinations.empty() ? nullptr : &destinations, computation != entry);
       if (!destinations.empty()) {
-        WriteRootsInPlace(steps, slots, temporary_sizes, roots, destinations);
+        std::function<bool(size_t)> may_write;
+        if (options_.writes_into_loop_state && caller != nullptr &&
+            caller->opcode() == HloOpcode::kWhile) {
+          may_write = [&](size_t i) {
+            return options_.writes_into_loop_state(*step_instructions[i]);
+          };
+        }
+        WriteRootsInPlace(steps, slots, temporary_sizes, roots, destinations, may_write);
       }
       for (size_t v = 0; v < slots.size(); ++v) {
         if (slots[v].kind == ValueSlot::Kind::kTemporary) {
@@ -797,6 +808,9 @@ BufferAssignmentOptions InPlaceChoicesOptions(const InPlaceChoices& choices) {
     auto it = choices.values_in_users.find(&instruction);
     return it == choices.values_in_users.end() ? std::nullopt
                                                : std::optional<ValueInUser>(it->second);
+  };
+  options.writes_into_loop_state = [&choices](const HloInstruction& instruction) {
+    return !choices.not_into_loop_state.contains(&instruction);
   };
   return options;
 }

@@ -102,12 +102,16 @@ struct BufferAssignmentOptions {
   // one user computes its (array) value in the user's memory (ValueInUser),
   // or nullopt. Null: nowhere.
   std::function<std::optional<ValueInUser>(const HloInstruction& instruction)> value_in_user;
+  // AssignBuffers only, a backend's hook: whether `instruction`'s step may
+  // compute a while body's root leaf straight into the loop's state
+  // (in_place_sharing.h: WriteRootsInPlace). Null: every step may.
+  std::function<bool(const HloInstruction& instruction)> writes_into_loop_state;
 };
 
 // Options whose hooks answer from `choices` (a backend program builder's
 // report, which must outlive them): the pairs it offered, none for an
-// instruction it reported none for, and the values it computed in their
-// users.
+// instruction it reported none for, the values it computed in their
+// users, and which steps may write into a loop's state.
 BufferAssignmentOptions InPlaceChoicesOptions(const InPlaceChoices& choices);
 
 // One value: the subshape `index` of `instruction`'s result.

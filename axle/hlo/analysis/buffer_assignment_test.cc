@@ -527,5 +527,47 @@ ENTRY e {
   EXPECT_TRUE(plain->values_in_users().empty());
 }
 
+TEST(BufferAssignment, AStepKeptFromTheLoopStateWritesABufferOfItsOwn) {
+  // The body's new x is computed from y alone, so it may be computed
+  // straight into x's state (WriteRootsInPlace) unless the backend says
+  // the sine's step may not write into a loop's state (the CUDA backend's
+  // library ops: InPlaceChoices::not_into_loop_state).
+  auto module = Parse(R"(
+HloModule kept
+cond {
+  s = (f32[8], f32[8]) parameter(0)
+  ROOT t = pred[] constant(false)
+}
+body {
+  s = (f32[8], f32[8]) parameter(0)
+  y = f32[8] get-tuple-element(s), index=1
+  x2 = f32[8] sine(y)
+  ROOT t = (f32[8], f32[8]) tuple(x2, y)
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  q = f32[8] parameter(1)
+  a = f32[8] negate(p)
+  b = f32[8] negate(q)
+  init = (f32[8], f32[8]) tuple(a, b)
+  w = (f32[8], f32[8]) while(init), condition=cond, body=body
+  x = f32[8] get-tuple-element(w), index=0
+  y = f32[8] get-tuple-element(w), index=1
+  ROOT r = f32[8] add(x, y)
+}
+)");
+  ASSERT_NE(module, nullptr);
+  const HloInstruction* x2 = Find(*module, "x2");
+  const HloInstruction* state = module->GetComputationWithName("body")->parameter_instruction(0);
+  InPlaceChoices choices;
+  auto into_state = AssignWith(*module, InPlaceChoicesOptions(choices));
+  ASSERT_NE(into_state, nullptr);
+  EXPECT_EQ(*into_state->GetUniqueSlice(x2), *into_state->GetUniqueSlice(state, {0}));
+  choices.not_into_loop_state.insert(x2);
+  auto kept = AssignWith(*module, InPlaceChoicesOptions(choices));
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(kept->GetUniqueSlice(x2)->Overlaps(*kept->GetUniqueSlice(state, {0})));
+}
+
 }  // namespace
 }  // namespace axle

@@ -47,6 +47,23 @@ std::vector<std::pair<ShapeIndex, ValueSlot>> SourceSlots(const HloInstruction& 
   return slots;
 }
 
+void ReportInPlacePairs(const HloInstruction& instruction,
+                        absl::Span<const std::pair<int64_t, int64_t>> step_pairs,
+                        absl::Span<const ValueSlot> values, const LeafValueTable& table,
+                        InPlaceChoices& choices) {
+  std::vector<std::pair<int64_t, ShapeIndex>> pairs;
+  for (const auto& [operand_value, output_value] : step_pairs) {
+    const ValueSlot& output = values[output_value];
+    if (output.instruction != &instruction) continue;
+    for (int64_t number = 0; number < instruction.operand_count(); ++number) {
+      auto it = table.find({instruction.operand(number), {}});
+      if (it != table.end() && it->second == operand_value)
+        pairs.emplace_back(number, output.index);
+    }
+  }
+  if (!pairs.empty()) choices.pairs[&instruction] = std::move(pairs);
+}
+
 std::optional<std::vector<ForwardedLeaf>> ForwardedLeaves(const HloInstruction& instruction) {
   switch (instruction.opcode()) {
     case HloOpcode::kTuple: {

@@ -15,6 +15,7 @@
 #define AXLE_HLO_ANALYSIS_VALUE_SLOT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/types/span.h"
 #include "axle/core/literal.h"
 #include "axle/core/shape.h"
 #include "axle/hlo/ir/hlo_instruction.h"
@@ -73,12 +76,45 @@ struct ValueInUser {
 
 // What a program builder's steps do in place, in the module's terms: the
 // (operand number, output index) pairs the steps of each instruction
-// offer to the in-place rule (in_place_sharing.h), and the values computed
-// in their user's memory.
+// offer to the in-place rule (in_place_sharing.h), the values computed
+// in their user's memory, and the instructions whose steps may not compute
+// a while body's root leaf straight into the loop's state
+// (WriteRootsInPlace's `may_write`: on CUDA, all but kernels).
 struct InPlaceChoices {
   absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<int64_t, ShapeIndex>>> pairs;
   absl::flat_hash_map<const HloInstruction*, ValueInUser> values_in_users;
+  absl::flat_hash_set<const HloInstruction*> not_into_loop_state;
 };
+
+// A program builder's value of each array leaf it has met:
+// (instruction, leaf index) -> value.
+using LeafValueTable = std::map<std::pair<const HloInstruction*, ShapeIndex>, int64_t>;
+
+// Reports into `choices.pairs`, in the module's terms, what `instruction`'s
+// steps offered to the in-place rule: of `step_pairs`, their (operand
+// value, output value) pairs over `values`, each whose output is a leaf of
+// `instruction` and whose operand is the value of one of its (array)
+// operands in `table`, as (operand number, output index).
+void ReportInPlacePairs(const HloInstruction& instruction,
+                        absl::Span<const std::pair<int64_t, int64_t>> step_pairs,
+                        absl::Span<const ValueSlot> values, const LeafValueTable& table,
+                        InPlaceChoices& choices);
+
+// The same for steps `thunks` (a backend's thunks, each listing its pairs
+// in in_place_pairs()), the ones a builder emitted for `instruction`.
+template <typename ThunkType>
+void ReportInPlacePairs(const HloInstruction& instruction,
+                        absl::Span<const std::unique_ptr<ThunkType>> thunks,
+                        absl::Span<const ValueSlot> values, const LeafValueTable& table,
+                        InPlaceChoices& choices) {
+  std::vector<std::pair<int64_t, int64_t>> step_pairs;
+  for (const std::unique_ptr<ThunkType>& thunk : thunks) {
+    for (const std::pair<int64_t, int64_t>& pair : thunk->in_place_pairs()) {
+      step_pairs.push_back(pair);
+    }
+  }
+  ReportInPlacePairs(instruction, step_pairs, values, table, choices);
+}
 
 // What a program builder makes of a computation: its values, the
 // constants and the sizes of the temporaries they live in, the thunks (of

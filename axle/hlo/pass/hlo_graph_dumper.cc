@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "axle/base/file_io.h"
 #include "axle/base/subprocess.h"
 #include "axle/core/shape_util.h"
 #include "axle/hlo/ir/hlo_computation.h"

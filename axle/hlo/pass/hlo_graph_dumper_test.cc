@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "axle/base/file_io.h"
 #include "axle/base/subprocess.h"
 #include "axle/hlo/pass/hlo_pass_pipeline.h"
 #include "axle/hlo/text/hlo_parser.h"

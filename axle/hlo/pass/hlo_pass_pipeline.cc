@@ -3,26 +3,16 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "axle/base/environment_options.h"
+#include "axle/base/file_io.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/pass/hlo_graph_dumper.h"
 #include "axle/hlo/text/hlo_printer.h"
 
 namespace axle {
-namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream out(path);
-  out << contents;
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 std::string HloPassPipeline::dump_dir() const {
   if (!dump_dir_.empty()) return dump_dir_;
@@ -58,13 +48,13 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
                                                module->name(), std::string(pass->name()));
       // Large constants elided, as XLA's dumps do by default (a model's
       // weights compiled in as constants printed in full took a minute).
-      absl::Status status = WriteFile(
+      absl::Status status = WriteWholeFile(
           absl::StrCat(path, ".hlo"),
           axle::ToString(*module, HloPrintOptions::Canonical().set_print_large_constants(false)));
       if (!status.ok()) return status;
       // And as a graph (XLA's --xla_dump_hlo_as_dot).
-      status = WriteFile(absl::StrCat(path, ".dot"),
-                         RenderModuleAsDot(*module, absl::StrCat("after ", pass->name())));
+      status = WriteWholeFile(absl::StrCat(path, ".dot"),
+                              RenderModuleAsDot(*module, absl::StrCat("after ", pass->name())));
       if (!status.ok()) return status;
     }
   }
@@ -75,11 +65,11 @@ absl::StatusOr<bool> HloPassPipeline::Run(HloModule* module) {
                                              t.changed ? "  (changed)" : ""));
     }
     absl::Status status =
-        WriteFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
+        WriteWholeFile(absl::StrCat(dump_dir_, "/", module->name(), ".timings.txt"), text);
     if (!status.ok()) return status;
     // The module as the pipeline leaves it, as a page with its picture (XLA's
     // --xla_dump_hlo_as_html).
-    status = WriteFile(
+    status = WriteWholeFile(
         absl::StrCat(dump_dir_, "/", module->name(), ".", name_, ".html"),
         RenderGraph(*module, absl::StrCat("after pipeline ", name_), RenderedGraphFormat::kHtml));
     if (!status.ok()) return status;
