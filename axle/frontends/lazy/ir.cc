@@ -43,13 +43,20 @@ uint64_t HashShape(const Shape& shape) {
 
 namespace {
 
+// An interned shape and its HashShape, computed once: every node hashes
+// its shape (InternedShapeHash).
+struct InternedShape : Shape {
+  InternedShape(const Shape& shape, uint64_t hash) : Shape(shape), hash(hash) {}
+  uint64_t hash;
+};
+
 // Interned shapes by HashShape (entries of one hash: the colliding shapes).
 // Arrays equal to ShapeUtil::MakeShape's have their own table, looked up by
 // element type and dimensions without building a Shape.
 struct ShapeTable {
   std::mutex mutex;
-  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<Shape>, 1>> shapes;
-  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<Shape>, 1>> arrays;
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<InternedShape>, 1>> shapes;
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<std::unique_ptr<InternedShape>, 1>> arrays;
 };
 
 ShapeTable& Shapes() {
@@ -110,7 +117,7 @@ const Shape& InternShapeLocked(const Shape& shape) {
     }
     // One copy per shape whichever form interns it first.
     if (shape == ShapeUtil::MakeShape(shape.element_type(), shape.dimensions())) {
-      arrays.push_back(std::make_unique<Shape>(shape));
+      arrays.push_back(std::make_unique<InternedShape>(shape, hash));
       return *arrays.back();
     }
   }
@@ -118,7 +125,7 @@ const Shape& InternShapeLocked(const Shape& shape) {
   for (const auto& entry : entries) {
     if (*entry == shape) return *entry;
   }
-  entries.push_back(std::make_unique<Shape>(shape));
+  entries.push_back(std::make_unique<InternedShape>(shape, hash));
   return *entries.back();
 }
 
@@ -144,13 +151,19 @@ const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimension
       }
     }
     if (interned == nullptr) {
-      entries.push_back(std::make_unique<Shape>(ShapeUtil::MakeShape(type, dimensions)));
+      entries.push_back(
+          std::make_unique<InternedShape>(ShapeUtil::MakeShape(type, dimensions), hash));
       interned = entries.back().get();
     }
   }
   cached = interned;
   cache.known[AddressSlot(interned)] = interned;
   return *interned;
+}
+
+uint64_t InternedShapeHash(const Shape& interned) {
+  // Every shape InternShape hands out is a table entry.
+  return static_cast<const InternedShape&>(interned).hash;
 }
 
 namespace {
@@ -321,9 +334,10 @@ const Node::OpName* Node::InternOp(absl::string_view op) {
     const char* data = nullptr;
     const OpName* name = nullptr;
   };
-  constexpr size_t kSlots = 64;
-  thread_local std::array<Slot, kSlots> slots;
-  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op.data()) >> 3) % kSlots];
+  thread_local std::array<Slot, 64> slots;
+  // (A multiplicative hash of the whole address: literals sit a few bytes
+  // apart.)
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op.data()) * 0x9e3779b97f4a7c15ULL) >> 58];
   if (slot.data == op.data() && slot.name->name == op) return slot.name;
   thread_local absl::flat_hash_map<absl::string_view, const OpName*> local;
   auto it = local.find(op);
@@ -349,7 +363,7 @@ Node::Node(absl::string_view op, absl::Span<const Value> operands, const Shape& 
       operands_(operands.begin(), operands.end()),
       shape_(&InternShape(shape)),
       attrs_(std::move(attrs)) {
-  uint64_t h = HashCombine(op_->hash, HashShape(*shape_));
+  uint64_t h = HashCombine(op_->hash, InternedShapeHash(*shape_));
   h = HashCombine(h, attrs_.size());
   for (const Attr& attr : attrs_) h = HashCombine(h, HashAttr(attr));
   h = HashCombine(h, operands_.size());

@@ -59,6 +59,8 @@ uint64_t HashShape(const Shape& shape);
 // the shape is known already. Thread-safe.
 const Shape& InternShape(const Shape& shape);
 const Shape& InternShape(PrimitiveType type, absl::Span<const int64_t> dimensions);
+// HashShape of a shape InternShape returned (kept with it: no rehash).
+uint64_t InternedShapeHash(const Shape& interned);
 
 // A computed value: a device buffer (an array's), or a host literal not yet
 // transferred (the executor transfers it when a graph first needs it).

@@ -80,6 +80,20 @@ TEST(LazyIrTest, ShapesAreInterned) {
   EXPECT_EQ(&x.node->data()->shape(), &InternShape(F32, {2}));
 }
 
+TEST(LazyIrTest, InternedShapesKeepTheirHash) {
+  // Each form of InternShape, arrays, layouts and tuples: the hash kept is
+  // HashShape's.
+  Shape column_major = ShapeUtil::MakeShapeWithDenseLayout(F32, {4, 5}, {0, 1});
+  Shape tuple = ShapeUtil::MakeTupleShape({VecF32({7}), ShapeUtil::MakeShape(S64, {7, 1})});
+  for (const Shape* shape : {&InternShape(F32, {6, 7}), &InternShape(VecF32({7, 6})),
+                             &InternShape(ShapeUtil::MakeShape(PRED, {})),
+                             &InternShape(column_major), &InternShape(tuple)}) {
+    EXPECT_EQ(InternedShapeHash(*shape), HashShape(*shape)) << shape->ToString();
+  }
+  EXPECT_NE(InternedShapeHash(InternShape(F32, {6, 7})),
+            InternedShapeHash(InternShape(F32, {7, 6})));
+}
+
 TEST(LazyIrTest, GraphHashSeesSharedParameters) {
   Value x = Leaf({1, 2});
   Value y = Leaf({3, 4});

@@ -2,6 +2,8 @@
 #include "axle/frontends/torch/aten_ir.h"
 
 #include <ATen/ExpandUtils.h>
+#include <ATen/ops/_local_scalar_dense_native.h>
+#include <ATen/ops/result_type_native.h>
 
 #include <algorithm>
 #include <array>
@@ -10,9 +12,9 @@
 #include <memory>
 #include <string>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "axle/base/environment_options.h"
 #include "axle/core/primitive_type.h"
 #include "axle/core/shape_util.h"
@@ -28,21 +30,22 @@ bool DebugEnabled() {
 void Count(const char* op) {
   // The counter per op string (the kernels pass literals, so an address
   // names one op): a direct-mapped per-thread cache by the address in front
-  // of a per-thread map by name (no hashing of the name per op).
+  // of a per-thread map by the address (no string built or hashed per op;
+  // two addresses of one name share the counter GetCounter gives the name).
+  // Literals sit a few bytes apart, so the slot is a multiplicative hash of
+  // the whole address, not its low bits.
   struct Slot {
     const char* op = nullptr;
     lazy::metrics::Counter* counter = nullptr;
   };
-  constexpr size_t kSlots = 128;
-  thread_local std::array<Slot, kSlots> slots;
-  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op) >> 3) % kSlots];
-  if (slot.op != op || slot.counter == nullptr) {
-    thread_local std::unordered_map<std::string, lazy::metrics::Counter*> counters;
-    auto it = counters.find(op);
-    if (it == counters.end()) {
-      it = counters.emplace(op, lazy::metrics::GetCounter(std::string("axle::") + op)).first;
-    }
-    slot = Slot{op, it->second};
+  constexpr int kSlotBits = 7;
+  thread_local std::array<Slot, size_t{1} << kSlotBits> slots;
+  Slot& slot = slots[(reinterpret_cast<uintptr_t>(op) * 0x9e3779b97f4a7c15ULL) >> (64 - kSlotBits)];
+  if (slot.op != op) {
+    thread_local absl::flat_hash_map<const char*, lazy::metrics::Counter*> counters;
+    lazy::metrics::Counter*& counter = counters[op];
+    if (counter == nullptr) counter = lazy::metrics::GetCounter(std::string("axle::") + op);
+    slot = Slot{op, counter};
   }
   slot.counter->Increment();
 }
@@ -64,6 +67,13 @@ const Shape& MakeShape(PrimitiveType type, absl::Span<const int64_t> dims) {
 }
 const Shape& ShapeLike(const Value& v, PrimitiveType type) {
   return lazy::InternShape(type, v.shape().dimensions());
+}
+
+at::ScalarType ResultType(const at::Tensor& a, const at::Tensor& b) {
+  return at::native::result_type(a, b);
+}
+at::ScalarType ResultType(const at::Tensor& a, const at::Scalar& b) {
+  return at::native::result_type(a, b);
 }
 
 namespace {
@@ -182,7 +192,13 @@ Value BroadcastTo(const Value& v, const Ints& out) {
 // Python number) as a scalar.
 Value Operand(const at::Tensor& t, const char* what) {
   if (t.defined() && t.device().is_cpu() && t.dim() == 0) {
-    return ScalarValue(t.item(), ToPrimitiveType(t.scalar_type()));
+    // A dense CPU value is read in place: item() is a dispatcher call
+    // (CompositeImplicit, then _local_scalar_dense's CPU kernel, which this
+    // is), and every wrapped Python number comes here.
+    at::Scalar value = t.layout() == at::kStrided && !t.is_quantized()
+                           ? at::native::_local_scalar_dense_cpu(t)
+                           : t.item();
+    return ScalarValue(value, ToPrimitiveType(t.scalar_type()));
   }
   return GetImpl(t, what)->tensor()->GetIrValue();
 }

@@ -51,6 +51,11 @@ const Shape& MakeShape(PrimitiveType type, absl::Span<const int64_t> dims);
 const Shape& ShapeLike(const Value& v, PrimitiveType type);
 inline bool Defined(const c10::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
+// PyTorch's type promotion of two operands (at::result_type) without a
+// dispatcher call: its kernel is the same composite for every backend.
+at::ScalarType ResultType(const at::Tensor& a, const at::Tensor& b);
+at::ScalarType ResultType(const at::Tensor& a, const at::Scalar& b);
+
 // A scalar the graph takes as a parameter (its value may change from step
 // to step without a recompile), except the values 0 and 1, which are
 // constants as in torch-xla.

@@ -34,7 +34,7 @@ Value Reduce(const Value& v, int64_t reduction) {
 
 at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   Count("mse_loss");
-  Value diff = Binary("sub", self, target, at::result_type(self, target));
+  Value diff = Binary("sub", self, target, ResultType(self, target));
   return Wrap(Reduce(Elementwise("mul", diff, diff), reduction));
 }
 

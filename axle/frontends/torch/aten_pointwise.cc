@@ -32,7 +32,7 @@ Value ScaledOther(const at::Tensor& other, const at::Scalar& alpha, PrimitiveTyp
 Value AddSubValue(const char* op, const at::Tensor& self, const at::Tensor& other,
                   const at::Scalar& alpha) {
   Count(op);
-  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  PrimitiveType t = ToPrimitiveType(ResultType(self, other));
   return BinaryValues(op, Operand(self, "self"), ScaledOther(other, alpha, t), t);
 }
 
@@ -53,7 +53,7 @@ at::Tensor& sub_(at::Tensor& self, const at::Tensor& other, const at::Scalar& al
 Value ScalarBinaryValue(const char* op, const at::Tensor& self, const at::Scalar& other,
                         const at::Scalar& alpha) {
   Count(op);
-  at::ScalarType type = at::result_type(self, other);
+  at::ScalarType type = ResultType(self, other);
   if (std::strcmp(op, "div") == 0 && at::isIntegralType(type, /*includeBool=*/true)) {
     type = at::typeMetaToScalarType(at::get_default_dtype());
   }
@@ -85,7 +85,7 @@ constexpr char kAdd[] = "add", kSub[] = "sub", kMul[] = "mul", kDiv[] = "div";
 
 Value MulValue(const at::Tensor& self, const at::Tensor& other) {
   Count("mul");
-  return Binary("mul", self, other, at::result_type(self, other));
+  return Binary("mul", self, other, ResultType(self, other));
 }
 at::Tensor mul(const at::Tensor& self, const at::Tensor& other) {
   return Wrap(MulValue(self, other));
@@ -96,7 +96,7 @@ at::Tensor& mul_(at::Tensor& self, const at::Tensor& other) {
 
 Value DivValue(const at::Tensor& self, const at::Tensor& other) {
   Count("div");
-  at::ScalarType type = at::result_type(self, other);
+  at::ScalarType type = ResultType(self, other);
   if (at::isIntegralType(type, /*includeBool=*/true))
     type = at::typeMetaToScalarType(at::get_default_dtype());
   return Binary("div", self, other, type);
@@ -110,11 +110,11 @@ at::Tensor& div_(at::Tensor& self, const at::Tensor& other) {
 
 at::Tensor maximum(const at::Tensor& self, const at::Tensor& other) {
   Count("maximum");
-  return Wrap(Binary("max", self, other, at::result_type(self, other)));
+  return Wrap(Binary("max", self, other, ResultType(self, other)));
 }
 at::Tensor minimum(const at::Tensor& self, const at::Tensor& other) {
   Count("minimum");
-  return Wrap(Binary("min", self, other, at::result_type(self, other)));
+  return Wrap(Binary("min", self, other, ResultType(self, other)));
 }
 
 at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
@@ -128,17 +128,17 @@ at::Tensor pow_scalar(const at::Tensor& self, const at::Scalar& exponent) {
 at::Tensor Compare(const char* op, const at::Tensor& self, const at::Tensor& other) {
   Count(op);
   return Wrap(CompareValues(op, Operand(self, "self"), Operand(other, "other"),
-                            ToPrimitiveType(at::result_type(self, other))));
+                            ToPrimitiveType(ResultType(self, other))));
 }
 at::Tensor Compare(const char* op, const at::Tensor& self, const at::Scalar& other) {
   Count(op);
-  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  PrimitiveType t = ToPrimitiveType(ResultType(self, other));
   return Wrap(CompareValues(op, Operand(self, "self"), ScalarValue(other, t), t));
 }
 
 at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
   Count("where");
-  PrimitiveType t = ToPrimitiveType(at::result_type(self, other));
+  PrimitiveType t = ToPrimitiveType(ResultType(self, other));
   Value c = Operand(condition, "condition");
   Value a = Convert(Operand(self, "self"), t);
   Value b = Convert(Operand(other, "other"), t);

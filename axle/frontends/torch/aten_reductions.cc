@@ -69,7 +69,7 @@ Value MmValue(const at::Tensor& self, const at::Tensor& mat2) {
               self.sizes(), " and ", mat2.sizes());
   TORCH_CHECK(self.size(1) == mat2.size(0), "axle: mm shapes ", self.sizes(), " and ", mat2.sizes(),
               " cannot be multiplied");
-  PrimitiveType t = ToPrimitiveType(at::result_type(self, mat2));
+  PrimitiveType t = ToPrimitiveType(ResultType(self, mat2));
   return DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {1}, {0},
                   {}, {}, {self.size(0), mat2.size(1)});
 }
@@ -96,7 +96,7 @@ Value BmmValue(const at::Tensor& self, const at::Tensor& mat2, const char* op) {
                   self.size(2) == mat2.size(1),
               "axle: ", op, " shapes ", self.sizes(), " and ", mat2.sizes(),
               " cannot be multiplied");
-  PrimitiveType t = ToPrimitiveType(at::result_type(self, mat2));
+  PrimitiveType t = ToPrimitiveType(ResultType(self, mat2));
   return DotValue(Convert(Operand(self, "self"), t), Convert(Operand(mat2, "mat2"), t), {2}, {1},
                   {0}, {0}, {self.size(0), self.size(1), mat2.size(2)});
 }
