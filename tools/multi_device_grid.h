@@ -4,13 +4,15 @@
 // text. This picks a grid the module's collectives fit: the module config's
 // counts, raised to cover every id its replica_groups and
 // source_target_pairs name and the group size its shapes imply (all-gather
-// multiplies, reduce-scatter divides a dimension), and 2 replicas when
-// nothing says more. Used by the conformance tests of the multi-participant
-// interpreter and of multi-process runs.
+// multiplies, reduce-scatter divides a dimension), and `default_replicas`
+// (2) when nothing says more. Used by the conformance tests of the
+// multi-participant interpreter and of multi-process runs, and, with
+// `default_replicas` 1 (only what the module's collectives require), by
+// axle-gpu-compile.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_TESTS_MULTI_DEVICE_GRID_H_
-#define AXLE_TESTS_MULTI_DEVICE_GRID_H_
+#ifndef AXLE_TOOLS_MULTI_DEVICE_GRID_H_
+#define AXLE_TOOLS_MULTI_DEVICE_GRID_H_
 
 #include <algorithm>
 
@@ -34,10 +36,10 @@ inline bool UsesSeveralDevices(const HloModule& module) {
   return false;
 }
 
-inline DeviceGrid GridFor(const HloModule& module) {
+inline DeviceGrid GridFor(const HloModule& module, int64_t default_replicas = 2) {
   int64_t replicas = std::max<int64_t>(module.config().replica_count, 1);
   int64_t partitions = std::max<int64_t>(module.config().num_partitions, 1);
-  int64_t need_replicas = 2, need_partitions = 1, need_total = 1;
+  int64_t need_replicas = default_replicas, need_partitions = 1, need_total = 1;
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
       const auto* collective = dyn_cast<HloCollectiveInstruction>(instruction);
@@ -97,4 +99,4 @@ inline DeviceGrid GridFor(const HloModule& module) {
 }  // namespace testing
 }  // namespace axle
 
-#endif  // AXLE_TESTS_MULTI_DEVICE_GRID_H_
+#endif  // AXLE_TOOLS_MULTI_DEVICE_GRID_H_
