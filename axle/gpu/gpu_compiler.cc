@@ -13,6 +13,7 @@
 #include "axle/base/environment_options.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
+#include "axle/gpu/collective_major_dimension.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/cudnn_conv_calls.h"
@@ -317,6 +318,10 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   // NCCL has no 16-bit integers: those reductions run in 32 bits, as
   // XLA:GPU's AllReducePromotion does them.
   pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
+  // NCCL moves contiguous pieces: gathers, scatters and exchanges along
+  // another dimension run along a leading one between transposes
+  // (collective_major_dimension.h).
+  pipeline.AddPass<GpuCollectiveMajorDimension>();
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
   // ragged-dot and scaled-dot as dots cuBLAS runs (dot_variants_to_dot.h).
