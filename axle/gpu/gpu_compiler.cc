@@ -219,7 +219,7 @@ class GpuCompiler : public Compiler {
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
     return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
            custom_call.custom_call_target() == kLuPivotsToPermutationTarget ||
-           IsCudnnConvCall(custom_call);
+           IsCudnnConvCall(custom_call) || IsBlockScaledDotCall(custom_call);
   }
 
  private:
