@@ -219,7 +219,8 @@ class GpuCompiler : public Compiler {
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
     return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
            custom_call.custom_call_target() == kLuPivotsToPermutationTarget ||
-           IsCudnnConvCall(custom_call) || IsBlockScaledDotCall(custom_call);
+           IsCudnnConvCall(custom_call) || IsBlockScaledDotCall(custom_call) ||
+           IsTopKCustomCall(custom_call);
   }
 
  private:
@@ -328,7 +329,8 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   pipeline.AddPass<GpuDotVariantsToDot>();
   // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
   pipeline.AddPass<GpuCudnnConvCallsToHlo>();
-  pipeline.AddPass<TopKDecomposer>();
+  // topk, and XLA's TopK custom calls, as a sort and slices.
+  pipeline.AddPass<TopKDecomposer>(TopKDecomposer::Predicate(), /*custom_calls=*/true);
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
   // the GPU's own fusion; cheap conditionals made selects and small counted
