@@ -6,7 +6,8 @@
 // the interpreter's multi-participant mode computes the same on every
 // participant before and after, bit for bit; the modules compile for CUDA
 // on two replicas (NCCL thunks, the transposes' PTX accepted by ptxas),
-// where the NCCL plan refused the strided pieces before.
+// where the NCCL plan refused the strided pieces before (also where the
+// shared passes change a collective's layout).
 //
 //===----------------------------------------------------------------------===//
 #include "axle/gpu/collective_major_dimension.h"
@@ -144,6 +145,20 @@ TEST(GpuCollectiveMajorDimensionTest, CompilesForCudaOnNcclWithTransposeKernels)
     }
     EXPECT_TRUE(cubin.ok()) << kernel->name << ": " << cubin.status();
   }
+}
+
+// A gather along a dimension its layout makes major, which the shared
+// passes' layout normalization makes minor: the pass runs again after them.
+TEST(GpuCollectiveMajorDimensionTest, LayoutsTheSharedPassesChangeAreCaughtToo) {
+  auto module = ParseAndReturnUnverifiedModule(R"(HloModule m, replica_count=4
+ENTRY e {
+  p = f32[128,32]{0,1} parameter(0)
+  ROOT g = f32[128,64]{0,1} all-gather(p), replica_groups={{0,1},{2,3}}, dimensions={1}
+})");
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<GpuProgram> program = CompileGpuProgram(module->get(), PtxOptions());
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_THAT(GpuProgramToString(*program), HasSubstr("all-gather"));
 }
 
 }  // namespace

@@ -348,6 +348,10 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   };
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, edit));
   if (run_backend_only) AddGpuPreFusionPasses(pipeline);
+  // Again for the collectives whose layouts the shared passes changed
+  // (layout-normalization makes them descending): their transposes then
+  // get loop fusions of their own below.
+  pipeline.AddPass<GpuCollectiveMajorDimension>();
   // Every op that needs a kernel into a one-op loop fusion (the cpu
   // backend's pass with the GPU's choice of ops); side-effecting and
   // asynchronous ops, and the others no loop fusion computes, are left for
