@@ -14,6 +14,7 @@
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
 #include "axle/gpu/collective_major_dimension.h"
+#include "axle/gpu/collective_permute_splitter.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/cudnn_conv_calls.h"
@@ -319,6 +320,9 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   // NCCL has no 16-bit integers: those reductions run in 32 bits, as
   // XLA:GPU's AllReducePromotion does them.
   pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
+  // A collective-permute of several operands: one per operand
+  // (collective_permute_splitter.h).
+  pipeline.AddPass<GpuCollectivePermuteSplitter>();
   // NCCL moves contiguous pieces: gathers, scatters and exchanges along
   // another dimension run along a leading one between transposes
   // (collective_major_dimension.h).
