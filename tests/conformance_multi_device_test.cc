@@ -20,8 +20,8 @@
 #include "gtest/gtest.h"
 #include "tests/conformance_custom_calls.h"
 #include "tests/conformance_util.h"
-#include "tests/multi_device_grid.h"
 #include "tools/fake_arguments.h"
+#include "tools/multi_device_grid.h"
 
 namespace axle {
 namespace {

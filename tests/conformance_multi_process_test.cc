@@ -18,7 +18,7 @@
 #include "axle/hlo/text/hlo_parser.h"
 #include "gtest/gtest.h"
 #include "tests/conformance_util.h"
-#include "tests/multi_device_grid.h"
+#include "tools/multi_device_grid.h"
 
 namespace axle {
 namespace {

@@ -2,7 +2,7 @@
 //
 //   axle-gpu-compile FILE|DIR... [--no-ptxas] [--jobs=N] [--timeout=S]
 //                    [--only=PREFIX...] [--shard=I/N] [--expected-failures=LIST]
-//                    [--arch=sm_90]
+//                    [--arch=sm_90] [--module-devices]
 //
 // Sweeps modules through the CUDA backend's compile-only path
 // (axle/gpu/gpu_compiler.h: CompileGpuProgram: passes, thunks, PTX; no
@@ -13,6 +13,15 @@
 // *.hlo recursively (*.opt.hlo excluded: XLA's own output); --only keeps
 // the modules whose path under their directory starts with one of the
 // prefixes (`exec/`), and --shard every N-th of those from the I-th.
+//
+// XLA's multi-device tests set the replica count in C++, not in the HLO
+// text: a module whose collectives name more devices than its text gives
+// (replica ids, source-target pairs, group sizes its shapes imply: an
+// all-gather of u32[1,2] into u32[2,2]) compiles for the smallest grid
+// that holds them (tools/multi_device_grid.h, as the interpreter's and the
+// multi-process conformance tests pick it), its collectives on NCCL;
+// --module-devices keeps the counts the text gives (as does a module that
+// does not verify on that grid).
 //
 // One line a module, `RESULT<TAB>FILE<TAB>SECONDS<TAB>DETAIL`:
 //   compiled       thunks and kernels built, ptxas accepted every kernel
@@ -62,6 +71,7 @@
 #include "axle/gpu/ptxas.h"
 #include "axle/hlo/analysis/hlo_verifier.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "tools/multi_device_grid.h"
 #include "tools/tool_io.h"
 
 namespace axle {
@@ -76,6 +86,7 @@ struct Options {
   std::string shard = "0/1";
   std::string expected_failures;
   std::string arch = "sm_90";
+  bool module_devices = false;
 };
 
 struct Module {
@@ -123,6 +134,21 @@ std::string CompileOne(const std::string& path, const Options& options) {
   if (!module.ok()) return absl::StrCat("not-a-module\t", OneLine(module.status().ToString()));
   if (absl::Status verified = VerifyHloModule(**module); !verified.ok()) {
     return absl::StrCat("not-a-module\t", OneLine(verified.ToString()));
+  }
+  if (!options.module_devices) {
+    HloModuleConfig& config = (*module)->mutable_config();
+    const DeviceGrid grid = testing::GridFor(**module, /*default_replicas=*/1);
+    const DeviceGrid text{config.replica_count, config.num_partitions};
+    if (grid.size() > text.size()) {
+      config.replica_count = grid.replica_count;
+      config.num_partitions = grid.partition_count;
+      // A module its collectives contradict on that grid too (an all-gather
+      // that keeps its size beside a permute to device 1) stays as written.
+      if (!VerifyHloModule(**module).ok()) {
+        config.replica_count = text.replica_count;
+        config.num_partitions = text.partition_count;
+      }
+    }
   }
   gpu::PtxOptions ptx;
   ptx.arch = options.arch;
@@ -370,6 +396,9 @@ int main(int argc, char** argv) {  // NOLINT(bugprone-exception-escape): CLI11 r
   app.add_option("--expected-failures", options.expected_failures,
                  "a file of the modules expected to be unimplemented or rejected (exactly those)");
   app.add_option("--arch", options.arch, "the GPU architecture of the PTX");
+  app.add_flag("--module-devices", options.module_devices,
+               "compile multi-device modules for the replica and partition counts of their "
+               "text, not for their tests' grid");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

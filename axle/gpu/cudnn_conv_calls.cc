@@ -266,6 +266,71 @@ absl::StatusOr<ConvolutionAttrs> BackwardFilterAttrs(const HloInstruction& call,
   return attrs;
 }
 
+// The dimensions of `shape` with its trailing (vector) dimension merged
+// into dimension `feature`, the one before it: cuDNN's INT8x4 / INT8x32
+// layouts, where feature f * v + k is element k of vector f.
+std::optional<Shape> MergeVector(const Shape& shape, int64_t feature) {
+  const int64_t rank = shape.rank();
+  if (rank < 2 || feature != rank - 2) return std::nullopt;
+  std::vector<int64_t> dims(shape.dimensions().begin(), shape.dimensions().end() - 1);
+  dims[feature] *= shape.dimensions(rank - 1);
+  return ShapeUtil::MakeShapeWithDescendingLayout(shape.element_type(), dims);
+}
+
+// An int8 convForward: convolution(s8, s8) -> s32, then the result type.
+// Operands one rank above the dim_labels carry cuDNN's feature vectors in
+// their trailing dimension (XLA's vectorized int8 convolutions): merged
+// into the features before, split again after.
+absl::StatusOr<HloInstruction*> LowerInt8(HloCustomCallInstruction* call,
+                                          const CudnnConvCallConfig& config) {
+  const CustomCallAttrs& custom = call->attrs();
+  const Shape& result = call->shape().tuple_shapes(0);
+  const ConvolutionDimensionNumbers& numbers = *custom.convolution_dimension_numbers;
+  HloInstruction* a = call->mutable_operand(0);
+  HloInstruction* b = call->mutable_operand(1);
+  Shape conv_shape = result;
+  const int64_t labelled = numbers.input_spatial_dimensions_size() + 2;
+  const bool vectorized = a->shape().rank() == labelled + 1;
+  if (vectorized) {
+    std::optional<Shape> x = MergeVector(a->shape(), numbers.input_feature_dimension());
+    std::optional<Shape> w = MergeVector(b->shape(), numbers.kernel_input_feature_dimension());
+    std::optional<Shape> y = MergeVector(result, numbers.output_feature_dimension());
+    if (!x || !w || !y || b->shape().rank() != labelled + 1 || result.rank() != labelled + 1) {
+      return Unsupported(*call, "vectorized features not next to their feature dimension");
+    }
+    a = MakeReshape(a, *x);
+    b = MakeReshape(b, *w);
+    conv_shape = *y;
+  }
+  conv_shape.set_element_type(S32);
+  ConvolutionAttrs forward;
+  forward.window = *custom.window;
+  forward.convolution_dimension_numbers = numbers;
+  forward.feature_group_count = custom.feature_group_count;
+  forward.batch_group_count = custom.batch_group_count;
+  forward.precision_config = custom.precision_config;
+  AXLE_ASSIGN_OR_RETURN(HloInstruction * value,
+                        AddConvolution(*call, a, b, conv_shape, std::move(forward)));
+  HloComputation* computation = call->parent();
+  if (result.element_type() == S8) {
+    value = Binary(HloOpcode::kMaximum, value, Scalar(computation, -128, value->shape()));
+    value = Binary(HloOpcode::kMinimum, value, Scalar(computation, 127, value->shape()));
+  }
+  if (result.element_type() != S32) value = MakeConvert(value, result.element_type());
+  if (result.element_type() == F32 && config.conv_result_scale != 1) {
+    value = Binary(HloOpcode::kMultiply, value,
+                   Scalar(computation, config.conv_result_scale, value->shape()));
+  }
+  if (config.activation_mode != "kNone") {
+    return Unsupported(*call, absl::StrCat("activation_mode ", config.activation_mode,
+                                           " outside convBiasActivationForward"));
+  }
+  if (vectorized) value = MakeReshape(value, result);
+  HloInstruction* scratch =
+      MakeFilledArray(computation, LiteralUtil::Zero(U8), call->shape().tuple_shapes(1));
+  return MakeTuple(computation, {value, scratch});
+}
+
 // The call's value as HLO: a tuple of the computed array and zeros for the
 // scratch.
 absl::StatusOr<HloInstruction*> Lower(HloCustomCallInstruction* call) {
@@ -287,19 +352,31 @@ absl::StatusOr<HloInstruction*> Lower(HloCustomCallInstruction* call) {
   }
   const Shape& result = shape.tuple_shapes(0);
   const PrimitiveType type = result.element_type();
+  // cuDNN's int8 forward convolutions: s8 operands, the products summed in
+  // s32, the result s32, f32 (converted, then scaled) or s8 (saturated).
+  const bool int8 = kind == CudnnConvCallKind::kForward && operands == 2 &&
+                    call->operand(0)->shape().element_type() == S8 &&
+                    (type == S8 || type == S32 || type == F32);
   for (const HloInstruction* operand : call->operands()) {
-    if (!operand->shape().IsArray() || operand->shape().element_type() != type) {
+    if (!operand->shape().IsArray() || operand->shape().element_type() != (int8 ? S8 : type)) {
       return Unsupported(*call, "operands and result of different types");
     }
   }
-  if (!primitive_util::IsFloatingPointType(type)) {
+  if (!int8 && !primitive_util::IsFloatingPointType(type)) {
     return Unsupported(*call, absl::StrCat(primitive_util::LowercasePrimitiveTypeName(type),
-                                           " (floating-point types only)"));
+                                           " (floating-point types and int8 forward only)"));
   }
   absl::StatusOr<CudnnConvCallConfig> parsed =
       ParseCudnnConvBackendConfig(call->raw_backend_config_string());
   if (!parsed.ok()) return Invalid(*call, parsed.status().message());
   const CudnnConvCallConfig& config = *parsed;
+  if (int8) {
+    if (type != F32 && config.conv_result_scale != 1) {
+      return Unsupported(*call,
+                         absl::StrCat("an integer result scaled by ", config.conv_result_scale));
+    }
+    return LowerInt8(call, config);
+  }
 
   ConvolutionAttrs forward;
   forward.window = *custom.window;

@@ -33,7 +33,13 @@
 // convolution: tf32.h). What it cannot express is Unimplemented naming the
 // instruction: grouped or batch-grouped input gradients, lhs-dilated
 // forward descriptions of a gradient, window reversal in a filter
-// gradient, other activations, non-float or mixed types. The cpu and the
+// gradient, other activations, other integer or mixed types. cuDNN's int8
+// forward convolutions (s8 operands; an s8, s32 or f32 result) become a
+// convolution of s8 into s32 (the sums as the interpreter's integer
+// convolution), then saturation to s8 or a conversion to f32 and its
+// scale; operands one rank above the dim_labels (XLA's vectorized INT8x4 /
+// INT8x32 forms: the trailing dimension the vector of the feature
+// dimension before it) are reshaped around it. The cpu and the
 // interpreter do not run these calls (CheckCustomCall: Unimplemented
 // naming the target).
 //

@@ -20,12 +20,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/literal.h"
 #include "axle/core/literal_comparison.h"
 #include "axle/eval/hlo_evaluator.h"
+#include "axle/gpu/convolution_kernel.h"
+#include "axle/gpu/gpu_compiler.h"
 #include "axle/gpu/gpu_executable_test_util.h"
+#include "axle/gpu/ptxas.h"
 #include "axle/gpu/tf32.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
@@ -40,6 +44,7 @@ using test::GpuExecutableTest;
 using test::MakeInput;
 using test::TestModule;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A call and the plain HLO it stands for, over the same parameters.
 struct CallCase {
@@ -156,14 +161,73 @@ std::vector<CallCase> Cases() {
                    PlainModule(grouped,
                                "  ROOT dw = f32[3,3,2,8] convolution(x, dy), window={size=9x9 "
                                "pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=2\n")});
+  // cuDNN's int8 convolutions: s8 products summed in s32, then saturated
+  // to s8, or converted to f32 and scaled; the vectorized form (INT8x4)
+  // carries the features' vectors in a trailing dimension.
+  const std::string int8_xw = "  x = s8[2,6,6,8] parameter(0)\n  w = s8[3,3,8,4] parameter(1)\n";
+  const std::string int8_plain_conv =
+      "  xc = s32[2,6,6,8] convert(x)\n  wc = s32[3,3,8,4] convert(w)\n"
+      "  y = s32[2,6,6,4] convolution(xc, wc), window={size=3x3 pad=1_1x1_1}, "
+      "dim_labels=b01f_01io->b01f\n";
+  const std::string saturate =
+      "  lo = s32[] constant(-128)\n  hi = s32[] constant(127)\n"
+      "  lob = s32[2,6,6,4] broadcast(lo), dimensions={}\n"
+      "  hib = s32[2,6,6,4] broadcast(hi), dimensions={}\n"
+      "  ymax = s32[2,6,6,4] maximum(y, lob)\n  ymin = s32[2,6,6,4] minimum(ymax, hib)\n";
+  cases.push_back(
+      {"int8_saturating",
+       CallModule(int8_xw, "s8[2,6,6,4]",
+                  absl::StrCat("x, w), ", same, R"(, custom_call_target="__cudnn$convForward", )",
+                               "backend_config=", kConfig)),
+       PlainModule(int8_xw, absl::StrCat(int8_plain_conv, saturate,
+                                         "  ROOT r = s8[2,6,6,4] convert(ymin)\n"))});
+  cases.push_back(
+      {"int8_to_f32_scaled",
+       CallModule(
+           int8_xw, "f32[2,6,6,4]",
+           absl::StrCat(
+               "x, w), ", same, R"(, custom_call_target="__cudnn$convForward", )",
+               R"(backend_config={"cudnn_conv_backend_config":{"conv_result_scale":0.25}})")),
+       PlainModule(int8_xw, absl::StrCat(int8_plain_conv,
+                                         "  yf = f32[2,6,6,4] convert(y)\n"
+                                         "  q = f32[] constant(0.25)\n"
+                                         "  qb = f32[2,6,6,4] broadcast(q), dimensions={}\n"
+                                         "  ROOT r = f32[2,6,6,4] multiply(yf, qb)\n"))});
+  const std::string vect_xw =
+      "  x = s8[2,6,6,2,4] parameter(0)\n  w = s8[4,3,3,2,4] parameter(1)\n";
+  const std::string vect_window = "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_o01i->b01f";
+  cases.push_back(
+      {"int8x4_vectorized",
+       CallModule(
+           vect_xw, "s8[2,6,6,1,4]",
+           absl::StrCat("x, w), ", vect_window, R"(, custom_call_target="__cudnn$convForward", )",
+                        "backend_config=", kConfig)),
+       PlainModule(vect_xw,
+                   absl::StrCat("  xm = s8[2,6,6,8] reshape(x)\n  wm = s8[4,3,3,8] reshape(w)\n"
+                                "  xc = s32[2,6,6,8] convert(xm)\n  wc = s32[4,3,3,8] convert(wm)\n"
+                                "  y = s32[2,6,6,4] convolution(xc, wc), ",
+                                vect_window, "\n", saturate,
+                                "  ys = s8[2,6,6,4] convert(ymin)\n"
+                                "  ROOT r = s8[2,6,6,1,4] reshape(ys)\n"))});
   return cases;
 }
 
-// Inputs of every parameter of `module`, in [-2, 2).
+// Inputs of every parameter of `module`: floats in [-2, 2), s8 over its
+// whole range (so that int8 sums saturate).
 std::vector<Literal> Inputs(const HloModule& module) {
   std::vector<Literal> inputs;
   for (const HloInstruction* parameter : module.entry_computation()->parameter_instructions()) {
-    inputs.push_back(MakeInput(parameter->shape(), static_cast<int>(inputs.size()) + 3));
+    const int seed = static_cast<int>(inputs.size()) + 3;
+    if (parameter->shape().element_type() != S8) {
+      inputs.push_back(MakeInput(parameter->shape(), seed));
+      continue;
+    }
+    Literal literal(parameter->shape());
+    absl::Span<int8_t> data = literal.data<int8_t>();
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<int8_t>(static_cast<int>((i * 7919 + seed * 104729) % 256) - 128);
+    }
+    inputs.push_back(std::move(literal));
   }
   return inputs;
 }
@@ -305,6 +369,47 @@ TEST(CudnnConvCallsTest, TheCudaPipelineTakesEveryCall) {
   ExpectModulesCompileWithoutADevice(modules);
 }
 
+// The int8 calls become an integer convolution kernel (s8 loads, 64-bit
+// integer products and sums saturated to s32, as the interpreter's integer
+// convolution; no float arithmetic) and elementwise kernels, all of which
+// ptxas accepts.
+TEST(CudnnConvCallsTest, Int8CallsCompileToIntegerConvolutionKernels) {
+  if (!PtxasPath().ok()) GTEST_SKIP() << "no ptxas: " << PtxasPath().status().message();
+  for (const CallCase& c : Cases()) {
+    if (!absl::StartsWith(c.name, "int8")) continue;
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<std::unique_ptr<HloModule>> lowered = Lowered(c.call);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    const HloInstruction* convolution = nullptr;
+    for (const HloInstruction* instruction : (*lowered)->entry_computation()->instructions()) {
+      if (instruction->opcode() == HloOpcode::kConvolution) convolution = instruction;
+    }
+    ASSERT_NE(convolution, nullptr) << (*lowered)->ToString();
+    EXPECT_EQ(convolution->shape().element_type(), S32);
+    EXPECT_EQ(convolution->operand(0)->shape().element_type(), S8);
+    absl::StatusOr<ConvPlan> plan = MakeConvPlan(*convolution);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    absl::StatusOr<PtxKernel> kernel = CompileConvolutionToPtx(*plan, "conv");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    // Bytes sign-extended (bfe.s32 ..., 8), 64-bit products and sums,
+    // saturated to s32 at the end.
+    EXPECT_THAT(kernel->ptx, HasSubstr("bfe.s32"));
+    EXPECT_THAT(kernel->ptx, HasSubstr("mul.wide.s32"));
+    EXPECT_THAT(kernel->ptx, HasSubstr("max.s64"));
+    EXPECT_THAT(kernel->ptx, Not(HasSubstr(".f32")));
+    absl::StatusOr<std::string> cubin = AssemblePtx(kernel->ptx, "sm_90");
+    EXPECT_TRUE(cubin.ok()) << cubin.status() << "\n" << kernel->ptx;
+    auto module = ParseAndReturnUnverifiedModule(c.call);
+    ASSERT_TRUE(module.ok()) << module.status();
+    absl::StatusOr<GpuProgram> program = CompileGpuProgram(module->get(), PtxOptions());
+    ASSERT_TRUE(program.ok()) << program.status();
+    for (const auto& fused : program->kernels) {
+      absl::StatusOr<std::string> assembled = AssemblePtx(fused->ptx, "sm_90");
+      EXPECT_TRUE(assembled.ok()) << fused->name << ": " << assembled.status();
+    }
+  }
+}
+
 TEST(CudnnConvCallsTest, WhatTheRewriteCannotExpressIsUnimplemented) {
   const std::string grouped_input = CallModule(
       "  dy = f32[2,9,9,8] parameter(0)\n  w = f32[3,3,2,8] parameter(1)\n", "f32[2,9,9,4]",
@@ -325,14 +430,14 @@ TEST(CudnnConvCallsTest, WhatTheRewriteCannotExpressIsUnimplemented) {
   EXPECT_EQ(lowered.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(lowered.status().message(), HasSubstr("kBandPass"));
 
-  // XLA's int8 convolutions (s32 accumulation, f32 scales, saturation).
+  // An int8 result scaled (cuDNN rounds alpha * sum in float first).
   const std::string int8 = CallModule(
       "  x = s8[1,4,4,4] parameter(0)\n  w = s8[3,3,4,4] parameter(1)\n", "s8[1,4,4,4]",
-      R"(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convForward")");
+      R"(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convForward", backend_config={"cudnn_conv_backend_config":{"conv_result_scale":0.5}})");
   lowered = Lowered(int8);
   ASSERT_FALSE(lowered.ok());
   EXPECT_EQ(lowered.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(lowered.status().message(), HasSubstr("s8"));
+  EXPECT_THAT(lowered.status().message(), HasSubstr("an integer result scaled by 0.5"));
 
   const std::string wrong_shape = CallModule(
       "  x = f32[1,4,4,2] parameter(0)\n  w = f32[3,3,2,2] parameter(1)\n", "f32[1,4,4,2]",

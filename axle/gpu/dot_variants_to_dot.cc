@@ -13,6 +13,7 @@
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/pass/rewrite_each_instruction.h"
+#include "axle/hlo/shape_inference/shape_inference.h"
 #include "axle/hlo/transforms/hlo_creation_utils.h"
 
 namespace axle::gpu {
@@ -144,6 +145,50 @@ HloInstruction* ScaledDot(HloInstruction* instruction) {
   HloInstruction* rhs =
       Dequantize(instruction->mutable_operand(1), instruction->mutable_operand(3), compute, type);
   return Dot(lhs, rhs, instruction->shape(), dot.dot_dimension_numbers(), dot.precision_config());
+}
+
+// XLA's __op$block_scaled_dot(lhs, rhs, lhs_scale, rhs_scale) custom call
+// (BlockScalingRewriter): lhs [B?, M, K], rhs [B?, N, K], each scale its
+// operand's shape but for the last dimension, K / block_size; each operand
+// and scale converted to the result type, multiplied with the scale
+// broadcast over its block, and contracted along K (batched along B).
+HloInstruction* BlockScaledDot(HloInstruction* instruction) {
+  const auto* call = cast<HloCustomCallInstruction>(instruction);
+  if (!IsBlockScaledDotCall(*call) || instruction->operand_count() != 4 ||
+      !instruction->shape().IsArray()) {
+    return nullptr;
+  }
+  const PrimitiveType type = instruction->shape().element_type();
+  if (!pu::IsFloatingPointType(type)) return nullptr;
+  const int64_t rank = instruction->operand(0)->shape().rank();
+  if (rank != 2 && rank != 3) return nullptr;
+  for (int64_t side = 0; side < 2; ++side) {
+    const Shape& shape = instruction->operand(side)->shape();
+    const Shape& scale = instruction->operand(side + 2)->shape();
+    if (!shape.IsArray() || !scale.IsArray() || shape.rank() != rank || scale.rank() != rank ||
+        pu::IsComplexType(shape.element_type()) || pu::IsComplexType(scale.element_type()) ||
+        !ScaleFits(shape, scale)) {
+      return nullptr;
+    }
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      if (shape.dimensions(d) != scale.dimensions(d)) return nullptr;
+    }
+  }
+  HloInstruction* lhs =
+      Dequantize(instruction->mutable_operand(0), instruction->mutable_operand(2), type, type);
+  HloInstruction* rhs =
+      Dequantize(instruction->mutable_operand(1), instruction->mutable_operand(3), type, type);
+  DotDimensionNumbers dnums;
+  dnums.add_lhs_contracting_dimensions(rank - 1);
+  dnums.add_rhs_contracting_dimensions(rank - 1);
+  if (rank == 3) {
+    dnums.add_lhs_batch_dimensions(0);
+    dnums.add_rhs_batch_dimensions(0);
+  }
+  absl::StatusOr<Shape> inferred =
+      ShapeInference::InferDotOpShape(lhs->shape(), rhs->shape(), dnums, type);
+  if (!inferred.ok() || !ShapeUtil::Compatible(*inferred, instruction->shape())) return nullptr;
+  return Dot(lhs, rhs, instruction->shape(), dnums, PrecisionConfig());
 }
 
 // --- ragged-dot ------------------------------------------------------------
@@ -284,6 +329,10 @@ HloInstruction* RaggedDot(HloInstruction* instruction) {
 
 }  // namespace
 
+bool IsBlockScaledDotCall(const HloCustomCallInstruction& call) {
+  return call.custom_call_target() == "__op$block_scaled_dot";
+}
+
 absl::StatusOr<bool> GpuDotVariantsToDot::Run(HloModule* module) {
   return ReplaceEachInstruction(module,
                                 [](HloInstruction* instruction) -> absl::StatusOr<HloInstruction*> {
@@ -292,6 +341,8 @@ absl::StatusOr<bool> GpuDotVariantsToDot::Run(HloModule* module) {
                                       return ScaledDot(instruction);
                                     case HloOpcode::kRaggedDot:
                                       return RaggedDot(instruction);
+                                    case HloOpcode::kCustomCall:
+                                      return BlockScaledDot(instruction);
                                     default:
                                       return nullptr;
                                   }

@@ -22,6 +22,11 @@
 //     - r contracting: the same copies (zero outside the group's part of
 //       the contraction) as a leading free dimension: out [g, ...].
 //   This costs g times the dense dot (XLA:GPU's grouped GEMMs do not).
+//   __op$block_scaled_dot(lhs, rhs, lhs_scale, rhs_scale), XLA's custom
+//     call (its BlockScalingRewriter's expansion): lhs [B?, M, K], rhs
+//     [B?, N, K], scales [B?, M or N, K / block]; operands and scales
+//     converted to the result type, multiplied with the scales broadcast
+//     over their blocks, a dot contracting K (batched along B).
 //
 // Anything else (PACKED_NIBBLE precision, several ragged dimensions, scales
 // whose dimensions do not divide their operand's) is left alone, for the
@@ -33,9 +38,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
 namespace axle::gpu {
+
+// Whether `call` is XLA's __op$block_scaled_dot, which the pass rewrites.
+bool IsBlockScaledDotCall(const HloCustomCallInstruction& call);
 
 class GpuDotVariantsToDot : public HloPassInterface {
  public:

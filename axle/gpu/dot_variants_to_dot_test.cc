@@ -23,6 +23,7 @@
 #include "axle/core/types.h"
 #include "axle/eval/hlo_evaluator.h"
 #include "axle/gpu/gpu_executable_test_util.h"
+#include "axle/gpu/ptxas.h"
 #include "axle/hlo/ir/hlo_module.h"
 #include "axle/hlo/text/hlo_parser.h"
 #include "gmock/gmock.h"
@@ -218,7 +219,135 @@ TEST(GpuDotVariantsToDotTest, ModulesCompileForCuda) {
   }
 }
 
+// XLA's __op$block_scaled_dot: 2-D with an f32 result and 3-D (batched)
+// with an f16 one, as XLA's BlockScalingRewriter tests write them.
+const Case kBlockScaledCases[] = {
+    {"block_scaled_dot", R"(HloModule m
+ENTRY e {
+  a = f8e4m3fn[8,64] parameter(0)
+  b = f8e5m2[6,64] parameter(1)
+  sa = f8e8m0fnu[8,2] parameter(2)
+  sb = f8e8m0fnu[6,2] parameter(3)
+  ROOT r = f32[8,6] custom-call(a, b, sa, sb), custom_call_target="__op$block_scaled_dot"
+})"},
+    {"block_scaled_dot, batched, f16", R"(HloModule m
+ENTRY e {
+  a = f8e4m3fn[2,4,96] parameter(0)
+  b = f8e4m3fn[2,5,96] parameter(1)
+  sa = f8e8m0fnu[2,4,3] parameter(2)
+  sb = f8e8m0fnu[2,5,3] parameter(3)
+  ROOT r = f16[2,4,5] custom-call(a, b, sa, sb), custom_call_target="__op$block_scaled_dot"
+})"},
+};
+
+// sum_k a[.., m, k] sa[.., m, k / block] b[.., n, k] sb[.., n, k / block]
+// in doubles, from the literals themselves.
+std::vector<double> BlockScaledReference(const std::vector<Literal>& in) {
+  const Shape& a = in[0].shape();
+  const int64_t rank = a.rank();
+  const int64_t batch = rank == 3 ? a.dimensions(0) : 1;
+  const int64_t m = a.dimensions(rank - 2);
+  const int64_t k = a.dimensions(rank - 1);
+  const int64_t n = in[1].shape().dimensions(rank - 2);
+  const int64_t blocks = in[2].shape().dimensions(rank - 1);
+  auto at = [](const Literal& literal, int64_t i) {
+    switch (literal.shape().element_type()) {
+      case F8E4M3FN:
+        return static_cast<double>(static_cast<float>(literal.data<float8_e4m3fn>()[i]));
+      case F8E5M2:
+        return static_cast<double>(static_cast<float>(literal.data<float8_e5m2>()[i]));
+      default:
+        return static_cast<double>(static_cast<float>(literal.data<float8_e8m0fnu>()[i]));
+    }
+  };
+  std::vector<double> out;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t x = 0; x < k; ++x) {
+          const int64_t block = x / (k / blocks);
+          sum += at(in[0], (b * m + i) * k + x) * at(in[2], (b * m + i) * blocks + block) *
+                 at(in[1], (b * n + j) * k + x) * at(in[3], (b * n + j) * blocks + block);
+        }
+        out.push_back(sum);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(GpuDotVariantsToDotTest, BlockScaledDotCallsAreTheirExpansion) {
+  for (const Case& c : kBlockScaledCases) {
+    SCOPED_TRACE(c.name);
+    auto module = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    GpuDotVariantsToDot pass;
+    auto changed = pass.Run(module->get());
+    ASSERT_TRUE(changed.ok()) << changed.status();
+    EXPECT_TRUE(*changed);
+    EXPECT_FALSE(HasOpcode(**module, HloOpcode::kCustomCall)) << (*module)->ToString();
+    EXPECT_TRUE(HasOpcode(**module, HloOpcode::kDot)) << (*module)->ToString();
+    const std::vector<Literal> inputs = Inputs(**module);
+    auto got = Evaluate(**module, inputs);
+    ASSERT_TRUE(got.ok()) << got.status();
+    auto as_f64 = got->Convert(F64);
+    ASSERT_TRUE(as_f64.ok()) << as_f64.status();
+    const std::vector<double> want = BlockScaledReference(inputs);
+    ASSERT_EQ(as_f64->data<double>().size(), want.size());
+    // f8 values times power-of-two scales are exact in f16 and f32; the
+    // sums round once per add in the result type.
+    const double bound = got->shape().element_type() == F16 ? 2e-2 : 1e-5;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(as_f64->data<double>()[i], want[i], bound * (1 + std::abs(want[i]))) << i;
+    }
+  }
+}
+
+// On cuBLAS, with the dequantization in loop kernels ptxas accepts.
+TEST(GpuDotVariantsToDotTest, BlockScaledDotCallsCompileForCuda) {
+  for (const Case& c : kBlockScaledCases) {
+    SCOPED_TRACE(c.name);
+    auto module = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto program = CompileGpuProgram(module->get());
+    ASSERT_TRUE(program.ok()) << program.status();
+    const std::string listing = GpuProgramToString(*program);
+    EXPECT_THAT(listing, HasSubstr("dot")) << listing;
+    ASSERT_FALSE(program->kernels.empty()) << listing;
+    for (const auto& kernel : program->kernels) {
+      auto cubin = AssemblePtx(kernel->ptx, "sm_90");
+      if (!cubin.ok() && cubin.status().code() == absl::StatusCode::kNotFound) {
+        GTEST_SKIP() << "no ptxas: " << cubin.status().message();
+      }
+      EXPECT_TRUE(cubin.ok()) << kernel->name << ": " << cubin.status();
+    }
+  }
+}
+
 class DotVariantsDeviceTest : public test::GpuExecutableTest {};
+
+// The call on cuda against its expansion on the interpreter.
+TEST_F(DotVariantsDeviceTest, BlockScaledDotCallsAgreeWithTheirExpansion) {
+  for (const Case& c : kBlockScaledCases) {
+    SCOPED_TRACE(c.name);
+    auto expanded = ParseAndReturnUnverifiedModule(c.text);
+    ASSERT_TRUE(expanded.ok()) << expanded.status();
+    GpuDotVariantsToDot pass;
+    ASSERT_TRUE(pass.Run(expanded->get()).ok());
+    const std::vector<Literal> inputs = Inputs(**expanded);
+    auto call = CompileFor(client_, c.text);
+    ASSERT_TRUE(call.ok()) << call.status();
+    auto reference = CompileFor(reference_, (*expanded)->ToString());
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    auto got = RunWith(client_, **call, inputs);
+    ASSERT_TRUE(got.ok()) << got.status();
+    auto want = RunWith(reference_, **reference, inputs);
+    ASSERT_TRUE(want.ok()) << want.status();
+    absl::Status near = LiteralsNear(*want, *got, ErrorSpec(2e-2, 2e-2));
+    EXPECT_TRUE(near.ok()) << near;
+  }
+}
 
 TEST_F(DotVariantsDeviceTest, AgreeWithTheInterpreter) {
   for (const Case& c : kCases) {

@@ -13,6 +13,8 @@
 #include "axle/base/file_io.h"
 #include "axle/base/status_macros.h"
 #include "axle/core/shape_util.h"
+#include "axle/gpu/collective_major_dimension.h"
+#include "axle/gpu/collective_permute_splitter.h"
 #include "axle/gpu/column_reduction_splitter.h"
 #include "axle/gpu/conv_padding_legalization.h"
 #include "axle/gpu/cudnn_conv_calls.h"
@@ -225,7 +227,8 @@ class GpuCompiler : public Compiler {
   bool ComputesCustomCall(const HloCustomCallInstruction& custom_call) const override {
     return LapackCallIsAnHloOp(custom_call) || IsSolverCall(custom_call) ||
            custom_call.custom_call_target() == kLuPivotsToPermutationTarget ||
-           IsCudnnConvCall(custom_call);
+           IsCudnnConvCall(custom_call) || IsBlockScaledDotCall(custom_call) ||
+           IsTopKCustomCall(custom_call);
   }
 
  private:
@@ -324,13 +327,21 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   // NCCL has no 16-bit integers: those reductions run in 32 bits, as
   // XLA:GPU's AllReducePromotion does them.
   pipeline.AddPass<AllReducePromotion>(AllReducePromotion::GpuTypes());
+  // A collective-permute of several operands: one per operand
+  // (collective_permute_splitter.h).
+  pipeline.AddPass<GpuCollectivePermuteSplitter>();
+  // NCCL moves contiguous pieces: gathers, scatters and exchanges along
+  // another dimension run along a leading one between transposes
+  // (collective_major_dimension.h).
+  pipeline.AddPass<GpuCollectiveMajorDimension>();
   // jaxlib's CPU LAPACK calls that are HLO ops (lapack_to_hlo.h).
   pipeline.AddPass<GpuLapackToHlo>();
   // ragged-dot and scaled-dot as dots cuBLAS runs (dot_variants_to_dot.h).
   pipeline.AddPass<GpuDotVariantsToDot>();
   // XLA:GPU's own __cudnn$conv* calls as convolutions (cudnn_conv_calls.h).
   pipeline.AddPass<GpuCudnnConvCallsToHlo>();
-  pipeline.AddPass<TopKDecomposer>();
+  // topk, and XLA's TopK custom calls, as a sort and slices.
+  pipeline.AddPass<TopKDecomposer>(TopKDecomposer::Predicate(), /*custom_calls=*/true);
   pipeline.AddPass<ScanToWhile>();
   // The cpu backend's simplification and fusion (backend_pipeline.h), with
   // the GPU's own fusion; cheap conditionals made selects and small counted
@@ -348,6 +359,10 @@ absl::Status PrepareGpuModule(HloModule* module, const GpuPrepareOptions& option
   };
   AXLE_RETURN_IF_ERROR(AddBackendPreparationPasses(pipeline, run_backend_only, edit));
   if (run_backend_only) AddGpuPreFusionPasses(pipeline);
+  // Again for the collectives whose layouts the shared passes changed
+  // (layout-normalization makes them descending): their transposes then
+  // get loop fusions of their own below.
+  pipeline.AddPass<GpuCollectiveMajorDimension>();
   // Every op that needs a kernel into a one-op loop fusion (the cpu
   // backend's pass with the GPU's choice of ops); side-effecting and
   // asynchronous ops, and the others no loop fusion computes, are left for

@@ -48,6 +48,7 @@ namespace axle::gpu {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Loops and conditionals kept as written (not unrolled, not made
 // selects: gpu_graph_test.cc tests those passes): the program builder's
@@ -119,6 +120,50 @@ ENTRY e {
     GTEST_SKIP() << "no ptxas: " << cubin.status().message();
   }
   EXPECT_TRUE(cubin.ok()) << cubin.status();
+}
+
+// XLA:GPU's TopK custom call (its own comparator: floats ordered through
+// their s32 image) is a stable sort of (values, iota) and two slices
+// (topk_decomposer.h): a sort thunk, kernels ptxas accepts.
+constexpr char kGpuTopKCall[] = R"(
+HloModule m
+bits {
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  a = f32[] parameter(0)
+  ab = s32[] bitcast-convert(a)
+  zero = s32[] constant(0)
+  an = pred[] compare(ab, zero), direction=LT
+  max = s32[] constant(2147483647)
+  ax = s32[] xor(max, ab)
+  ak = s32[] select(an, ax, ab)
+  b = f32[] parameter(1)
+  bb = s32[] bitcast-convert(b)
+  bn = pred[] compare(bb, zero), direction=LT
+  bx = s32[] xor(max, bb)
+  bk = s32[] select(bn, bx, bb)
+  ROOT c = pred[] compare(ak, bk), direction=GT
+}
+ENTRY e {
+  x = f32[6,300] parameter(0)
+  ROOT t = (f32[6,8], s32[6,8]) custom-call(x), custom_call_target="__gpu$TopK", called_computations={bits}, api_version=API_VERSION_TYPED_FFI
+})";
+
+TEST(GpuCompilerTest, TopKCustomCallIsASortAndSlices) {
+  std::unique_ptr<HloModule> module;
+  auto program = Compile(kGpuTopKCall, &module);
+  ASSERT_TRUE(program.ok()) << program.status();
+  const std::string listing = GpuProgramToString(*program);
+  EXPECT_THAT(listing, HasSubstr("sort")) << listing;
+  EXPECT_THAT(listing, Not(HasSubstr("custom-call"))) << listing;
+  ASSERT_FALSE(program->kernels.empty()) << listing;
+  for (const auto& kernel : program->kernels) {
+    absl::StatusOr<std::string> cubin = AssemblePtx(kernel->ptx, "sm_90");
+    if (!cubin.ok() && cubin.status().code() == absl::StatusCode::kNotFound) {
+      GTEST_SKIP() << "no ptxas: " << cubin.status().message();
+    }
+    EXPECT_TRUE(cubin.ok()) << kernel->name << ": " << cubin.status();
+  }
 }
 
 TEST(GpuCompilerTest, TuplesAndBitcastsArePlumbing) {

@@ -333,6 +333,42 @@ TEST_F(GpuExecutableTest, Calls) {
   ExpectMatchesInterpreter(kCall, ErrorSpec(1e-5, 1e-5), {}, backend_only);
 }
 
+// XLA's TopK custom call on cuda (a sort by its own comparator and
+// slices) against topk on the interpreter, bit for bit (ties: lower index
+// first in both).
+TEST_F(GpuExecutableTest, TopKCustomCallAgreesWithTopK) {
+  constexpr char kCall[] = R"(
+HloModule m
+gt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT c = pred[] compare(a, b), direction=GT, type=TOTALORDER
+}
+ENTRY e {
+  x = f32[6,300] parameter(0)
+  ROOT t = (f32[6,8], s32[6,8]) custom-call(x), custom_call_target="TopK", to_apply=gt
+})";
+  constexpr char kTopK[] = R"(
+HloModule m
+ENTRY e {
+  x = f32[6,300] parameter(0)
+  ROOT t = (f32[6,8], s32[6,8]) topk(x), k=8, largest=true
+})";
+  auto call = CompileFor(client_, kCall);
+  ASSERT_TRUE(call.ok()) << call.status();
+  auto topk = CompileFor(reference_, kTopK);
+  ASSERT_TRUE(topk.ok()) << topk.status();
+  std::vector<Literal> inputs;
+  inputs.push_back(MakeInput(ShapeUtil::MakeShape(F32, {6, 300}), 4));
+  auto got = RunWith(client_, **call, inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto want = RunWith(reference_, **topk, inputs);
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(*want, *got) << "want " << want->ToString() << "\ngot  " << got->ToString();
+}
+
 TEST_F(GpuExecutableTest, DonatedInputIsUpdatedInPlace) {
   auto executable = CompileFor(client_, kIncrement);
   ASSERT_TRUE(executable.ok()) << executable.status();

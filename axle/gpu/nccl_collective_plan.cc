@@ -185,10 +185,12 @@ absl::StatusOr<NcclReduction> ReductionOf(const HloInstruction& instruction, Pri
   }
 }
 
+}  // namespace
+
 // Whether every dimension more major than `dim` in the shape's layout
 // (row-major without one) has size 1: the pieces cut along `dim` are then
 // contiguous.
-bool PiecesContiguous(const Shape& shape, int64_t dim) {
+bool NcclPiecesContiguous(const Shape& shape, int64_t dim) {
   if (dim < 0 || dim >= shape.rank()) return false;
   if (!shape.has_layout() || shape.layout().minor_to_major().empty()) {
     for (int64_t d = 0; d < dim; ++d) {
@@ -204,8 +206,6 @@ bool PiecesContiguous(const Shape& shape, int64_t dim) {
   }
   return true;
 }
-
-}  // namespace
 
 std::string NcclClique::ToString() const {
   return absl::StrCat("{", absl::StrJoin(devices, ","), "} rank ", rank);
@@ -282,7 +282,7 @@ absl::StatusOr<NcclCollectivePlan> MakeNcclCollectivePlan(const HloInstruction& 
     if (cut) {
       const int64_t dim = dimensions.empty() ? 0 : dimensions[0];
       const Shape& whole = plan.kind == NcclCollectiveKind::kAllGather ? result : operand;
-      if (!PiecesContiguous(whole, dim)) {
+      if (!NcclPiecesContiguous(whole, dim)) {
         return GpuUnsupported(
             instruction,
             absl::StrCat("NCCL moves contiguous pieces: dimension ", dim, " of ",

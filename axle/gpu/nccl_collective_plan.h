@@ -109,6 +109,11 @@ struct NcclClique {
 // op, the instruction and what is missing otherwise.
 absl::StatusOr<NcclCollectivePlan> MakeNcclCollectivePlan(const HloInstruction& instruction);
 
+// Whether every dimension more major than `dim` in the shape's layout
+// (row-major without one) has size 1: the pieces NCCL moves, cut along
+// `dim`, are then contiguous.
+bool NcclPiecesContiguous(const Shape& shape, int64_t dim);
+
 // The clique `device` (a flattened id) uses for `plan`; InvalidArgument
 // when it is in no group.
 absl::StatusOr<NcclClique> NcclCliqueOf(const NcclCollectivePlan& plan, int64_t device);

@@ -487,6 +487,13 @@ class Lowering {
     instruction->SetName(start->name());
     HloInstruction* made = done->parent()->AddInstruction(std::move(instruction));
     if (start->called_computations().size() == 1) made->set_to_apply(start->to_apply());
+    // The op runs where the -done was: what had to precede the start
+    // precedes it; what only had to follow the start is free (following
+    // the op could close a cycle through the -done's own predecessors).
+    for (HloInstruction* predecessor : start->control_predecessors()) {
+      predecessor->AddControlDependencyTo(made);
+    }
+    start->DropAllControlDeps();
     return made;  // replacing the -done removes the start
   }
 

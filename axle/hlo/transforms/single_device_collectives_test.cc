@@ -156,6 +156,41 @@ ENTRY e {
   }
 }
 
+// A scheduled module orders work after a -start with control edges: the
+// synchronous op replaces the pair (one instruction of the start's name,
+// the start gone), and what followed the -start is no longer tied to it.
+TEST(LowerSingleDeviceCollectives, KeptPairWithControlEdgesBecomesOneOp) {
+  LowerSingleDeviceCollectives pass(/*keep_multi_device=*/true);
+  std::unique_ptr<HloModule> module = cleanup_test::Parse(R"(
+HloModule m, replica_count=4
+ENTRY e {
+  p0 = f32[2,3] parameter(0)
+  p1 = f32[5] parameter(1)
+  before = f32[5] negate(p1)
+  ags = (f32[2,3], f32[8,3]) all-gather-start(p0), replica_groups={{0,1,2,3}}, dimensions={0},
+      control-predecessors={before}
+  c0 = f32[5] exponential(p1), control-predecessors={ags}
+  c1 = f32[5] sqrt(c0)
+  agd = f32[8,3] all-gather-done(ags), control-predecessors={c1}
+  ROOT t = (f32[5], f32[8,3], f32[5]) tuple(c0, agd, before)
+})");
+  ASSERT_NE(module, nullptr);
+  absl::StatusOr<bool> changed = pass.Run(module.get());
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_TRUE(*changed);
+  const HloComputation* entry = module->entry_computation();
+  int gathers = 0;
+  for (const HloInstruction* instruction : entry->instructions()) {
+    EXPECT_NE(instruction->opcode(), HloOpcode::kAllGatherStart);
+    if (instruction->opcode() != HloOpcode::kAllGather) continue;
+    ++gathers;
+    EXPECT_EQ(instruction->name(), "ags");
+    ASSERT_EQ(instruction->control_predecessors().size(), 2u);  // before, c1
+  }
+  EXPECT_EQ(gathers, 1);
+  EXPECT_TRUE(VerifyHloModule(*module).ok()) << module->ToString();
+}
+
 TEST(LowerSingleDeviceCollectives, KeepsOneDeviceCollectivesWhenAsked) {
   const char* text = R"(
 HloModule m

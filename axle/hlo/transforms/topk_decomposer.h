@@ -16,6 +16,11 @@
 // except that every NaN, whatever its sign, is above +inf.
 // topk of complex numbers stays Unimplemented.
 //
+// With `custom_calls` (the cuda backend), XLA's TopK custom calls too
+// ("TopK", "__gpu$TopK": operand [batch?, n], result (values [batch?, k],
+// s32 indices [batch?, k])): the same sort by the call's own comparator of
+// (value, value, index, index), stable, and the same slices.
+//
 //===----------------------------------------------------------------------===//
 #ifndef AXLE_HLO_TRANSFORMS_TOPK_DECOMPOSER_H_
 #define AXLE_HLO_TRANSFORMS_TOPK_DECOMPOSER_H_
@@ -23,6 +28,7 @@
 #include <functional>
 #include <utility>
 
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/pass/hlo_pass_interface.h"
 
 namespace axle {
@@ -31,14 +37,18 @@ class TopKDecomposer : public HloPassInterface {
  public:
   // Whether a topk is rewritten; an empty predicate rewrites every one.
   using Predicate = std::function<bool(const HloInstruction&)>;
-  explicit TopKDecomposer(Predicate should_decompose = {})
-      : should_decompose_(std::move(should_decompose)) {}
+  explicit TopKDecomposer(Predicate should_decompose = {}, bool custom_calls = false)
+      : should_decompose_(std::move(should_decompose)), custom_calls_(custom_calls) {}
   absl::string_view name() const override { return "topk-decomposer"; }
   absl::StatusOr<bool> Run(HloModule* module) override;
 
  private:
   Predicate should_decompose_;
+  bool custom_calls_;
 };
+
+// Whether `call` is one of XLA's TopK custom calls.
+bool IsTopKCustomCall(const HloCustomCallInstruction& call);
 
 }  // namespace axle
 

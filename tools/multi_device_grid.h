@@ -2,20 +2,24 @@
 //
 // XLA's multi-device tests set the replica count in C++, not in the HLO
 // text. This picks a grid the module's collectives fit: the module config's
-// counts, raised to cover every id its replica_groups and
-// source_target_pairs name and the group size its shapes imply (all-gather
-// multiplies, reduce-scatter divides a dimension), and 2 replicas when
-// nothing says more. Used by the conformance tests of the multi-participant
-// interpreter and of multi-process runs.
+// counts, raised to cover every id its replica_groups, source_target_pairs
+// and send/recv pairs name and the group size its shapes imply
+// (all-gather multiplies, reduce-scatter divides a dimension), and
+// `default_replicas` (2) when nothing says more. Used by the conformance tests of the
+// multi-participant interpreter and of multi-process runs, and, with
+// `default_replicas` 1 (only what the module's collectives require), by
+// axle-gpu-compile.
 //
 //===----------------------------------------------------------------------===//
-#ifndef AXLE_TESTS_MULTI_DEVICE_GRID_H_
-#define AXLE_TESTS_MULTI_DEVICE_GRID_H_
+#ifndef AXLE_TOOLS_MULTI_DEVICE_GRID_H_
+#define AXLE_TOOLS_MULTI_DEVICE_GRID_H_
 
 #include <algorithm>
 
 #include "axle/collectives/replica_groups.h"
+#include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/ir/hlo_module.h"
+#include "axle/hlo/text/attribute_text.h"
 
 namespace axle {
 namespace testing {
@@ -34,12 +38,31 @@ inline bool UsesSeveralDevices(const HloModule& module) {
   return false;
 }
 
-inline DeviceGrid GridFor(const HloModule& module) {
+inline DeviceGrid GridFor(const HloModule& module, int64_t default_replicas = 2) {
   int64_t replicas = std::max<int64_t>(module.config().replica_count, 1);
   int64_t partitions = std::max<int64_t>(module.config().num_partitions, 1);
-  int64_t need_replicas = 2, need_partitions = 1, need_total = 1;
+  int64_t need_replicas = default_replicas, need_partitions = 1, need_total = 1;
   for (const HloComputation* computation : module.computations()) {
     for (const HloInstruction* instruction : computation->instructions()) {
+      // send and recv name their peers in a frontend attribute; XLA reads
+      // them as partition ids under a channel id > 0, else replica ids
+      // (single_device_collectives.h).
+      if (const auto* p2p = dyn_cast<HloSendRecvInstruction>(instruction);
+          p2p != nullptr && !p2p->is_host_transfer()) {
+        auto text = instruction->frontend_attributes().find(kSendRecvSourceTargetPairsAttribute);
+        if (text == instruction->frontend_attributes().end()) continue;
+        absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> pairs =
+            ParseSendRecvSourceTargetPairs(text->second);
+        if (!pairs.ok()) continue;
+        int64_t need = 0;
+        for (const auto& [source, target] : *pairs) need = std::max({need, source + 1, target + 1});
+        if (p2p->channel_id().value_or(0) > 0) {
+          need_partitions = std::max(need_partitions, need);
+        } else {
+          need_replicas = std::max(need_replicas, need);
+        }
+        continue;
+      }
       const auto* collective = dyn_cast<HloCollectiveInstruction>(instruction);
       if (collective == nullptr) continue;
       absl::StatusOr<CollectiveOpGroupMode> mode = GroupModeOf(*collective);
@@ -97,4 +120,4 @@ inline DeviceGrid GridFor(const HloModule& module) {
 }  // namespace testing
 }  // namespace axle
 
-#endif  // AXLE_TESTS_MULTI_DEVICE_GRID_H_
+#endif  // AXLE_TOOLS_MULTI_DEVICE_GRID_H_
