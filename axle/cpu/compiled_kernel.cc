@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -31,11 +32,24 @@ CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function
 
 CompiledKernel::~CompiledKernel() = default;
 
+void* CompiledKernel::PartialsBuffer(int64_t bytes) {
+  CHECK_LE(bytes, kMaxPartialsBytes);
+  // Allocated once per thread at the largest size (no allocation, and no
+  // first touch of fresh pages, per run).
+  thread_local std::unique_ptr<std::byte[]> buffer;
+  if (buffer == nullptr)
+    buffer = std::make_unique<std::byte[]>(kMaxPartialsBytes + kBufferAlignment);
+  const auto address = reinterpret_cast<uintptr_t>(buffer.get());
+  return buffer.get() +
+         (RoundUpToAlignment(static_cast<int64_t>(address)) - static_cast<int64_t>(address));
+}
+
 void CompiledKernel::RunWithPartials(void** buffers) const {
   CHECK_LE(partials_bytes_, kMaxPartialsBytes);
-  alignas(kBufferAlignment) std::array<std::byte, kMaxPartialsBytes> partials;
+  alignas(kBufferAlignment) std::array<std::byte, kStackPartialsBytes> stack;
   absl::InlinedVector<void*, 16> with_partials(buffers, buffers + num_parameters_ + num_outputs_);
-  with_partials.push_back(partials.data());
+  with_partials.push_back(partials_bytes_ <= kStackPartialsBytes ? stack.data()
+                                                                 : PartialsBuffer(partials_bytes_));
   function_(with_partials.data(), 0, outer_size_);
 }
 
