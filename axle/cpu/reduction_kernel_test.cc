@@ -597,6 +597,7 @@ TEST(ReductionKernelTest, ChunkedColumnReductionsAreTheSameInAnyOrderOfChunks) {
     auto run_kernel = [&](const std::vector<std::pair<int64_t, int64_t>>& ranges) {
       std::vector<Literal> outputs;
       std::vector<void*> buffers;
+      buffers.reserve(inputs.size() + run->expected.size() + 1);
       for (Literal& input : inputs) buffers.push_back(input.untyped_data());
       outputs.reserve(run->expected.size());
       for (const Literal& expected : run->expected) outputs.emplace_back(expected.shape());
