@@ -49,9 +49,14 @@ class CpuHooks final : public llvm_ir::TargetHooks {
       case MathFunction::kLog:
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::log, args[0]);
       case MathFunction::kSin:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitSinF32(b, args[0]);
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::sin, args[0]);
       case MathFunction::kCos:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitCosF32(b, args[0]);
         return b.CreateUnaryIntrinsic(llvm::Intrinsic::cos, args[0]);
+      case MathFunction::kTan:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitTanF32(b, args[0]);
+        break;
       case MathFunction::kPow:
         return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
       case MathFunction::kAtan2:
