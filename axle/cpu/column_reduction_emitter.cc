@@ -5,7 +5,10 @@
 // reductions merged into one kernel (ColumnReductions) accumulate into
 // their output rows in the same loops, reading their inputs once. A block
 // of columns keeps its accumulators in registers across the input rows
-// and stores them once; wide rows stream through the output row.
+// and stores them once; wide rows stream through the output row. Over
+// many input rows, a reduction to one row folds chunks of rows into
+// partial rows and combines them (ColumnChunks), so that threads split the
+// rows instead of the columns.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "axle/cpu/loop_kernel_plan.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "llvm/IR/CFG.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsX86.h"
 #include "llvm/IR/Metadata.h"
 
@@ -127,7 +131,7 @@ absl::Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* condition, const std::s
 
 absl::Status LoopKernelEmitter::EmitColumnReduction(
     const std::vector<const HloInstruction*>& reduces, const std::vector<llvm::Value*>& outputs,
-    llvm::Value* begin, llvm::Value* end) {
+    llvm::Value* begin, llvm::Value* end, int64_t chunks, llvm::Value* partials) {
   // ColumnReductions: one input shape, one set of reduced dimensions.
   const HloInstruction& reduce = *reduces[0];
   const std::vector<int64_t>& out_dims = reduce.shape().dimensions();
@@ -186,8 +190,29 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     return elemental_.Linearize(out_index, out_dims);
   };
   // The loops over the reduced dimensions, in order, around `row`.
+  // The input rows of a chunk (ColumnChunks: every dimension but the minor
+  // one folded, flattened), [row_first, row_last); null: every row.
+  llvm::Value* row_first = nullptr;
+  llvm::Value* row_last = nullptr;
+  // Input row `r` of the flattened folded dimensions set in in_index.
+  auto set_row = [&](llvm::Value* r) {
+    for (size_t f = folded.size(); f-- > 0;) {
+      const int64_t d = folded[f];
+      in_index[d] = f == 0 ? r : b_.CreateURem(r, b_.getInt64(in_dims[d]));
+      if (f > 0) r = b_.CreateUDiv(r, b_.getInt64(in_dims[d]));
+    }
+  };
   std::function<absl::Status(size_t, const std::function<absl::Status()>&)> emit_rows =
       [&](size_t f, const std::function<absl::Status()>& row) -> absl::Status {
+    if (row_first != nullptr) {
+      return elemental_.EmitForLoop(
+          row_first, row_last, "chunk.row",
+          [&](llvm::Value* r) {
+            set_row(r);
+            return row();
+          },
+          llvm_ir::ElementalIrEmitter::kVectorizeNever);
+    }
     if (f == folded.size()) return row();
     const int64_t d = folded[f];
     return elemental_.EmitForLoop(b_.getInt64(0), b_.getInt64(in_dims[d]), absl::StrCat("r", d),
@@ -214,13 +239,16 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
   // the block are vectorized, so LLVM keeps them in registers (SROA) across
   // the rows: no load and store of an accumulator per input row.
   std::map<int64_t, std::vector<llvm::Value*>> block_arrays;
+  // The rows every fold below accumulates into: the outputs, or a chunk's
+  // partial rows.
+  std::vector<llvm::Value*> targets = outputs;
   auto emit_block = [&](llvm::Value* first, int64_t length) -> absl::Status {
     std::vector<llvm::Value*>& arrays = block_arrays[length];
     if (arrays.empty()) arrays = EntryArrays(elemental_, b_, types, length);
     AXLE_RETURN_IF_ERROR(block_loop(length, "block.load", [&](llvm::Value* j) {
       llvm::Value* at = output_at(b_.CreateAdd(first, j));
       for (size_t r = 0; r < reduces.size(); ++r) {
-        elemental_.StoreElement(elemental_.LoadElement(outputs[r], at, types[r]), arrays[r], j,
+        elemental_.StoreElement(elemental_.LoadElement(targets[r], at, types[r]), arrays[r], j,
                                 types[r]);
       }
       return absl::OkStatus();
@@ -232,7 +260,7 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     return block_loop(length, "block.store", [&](llvm::Value* j) {
       llvm::Value* at = output_at(b_.CreateAdd(first, j));
       for (size_t r = 0; r < reduces.size(); ++r) {
-        elemental_.StoreElement(elemental_.LoadElement(arrays[r], j, types[r]), outputs[r], at,
+        elemental_.StoreElement(elemental_.LoadElement(arrays[r], j, types[r]), targets[r], at,
                                 types[r]);
       }
       return absl::OkStatus();
@@ -256,7 +284,7 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
           SetColumnLoopVectorization(preheader, blocking.lanes, 1);
         };
         return elemental_.EmitForLoop(low, high, name, [&](llvm::Value* column) {
-          return fold(column, outputs, output_at(column));
+          return fold(column, targets, output_at(column));
         });
       });
     }
@@ -286,31 +314,14 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
       return emit_rows(0, [&] {
         return elemental_.EmitForLoop(
             c, high, name + ".rest.column",
-            [&](llvm::Value* column) { return fold(column, outputs, output_at(column)); },
+            [&](llvm::Value* column) { return fold(column, targets, output_at(column)); },
             llvm_ir::ElementalIrEmitter::kVectorizeNever);
       });
     });
   };
-  std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
-    if (d < minor) {
-      return elemental_.EmitForLoop(d == 0 ? begin : b_.getInt64(0),
-                                    d == 0 ? end : b_.getInt64(out_dims[d]), absl::StrCat("d", d),
-                                    [&](llvm::Value* i) {
-                                      out_index[d] = i;
-                                      in_index[kept[d]] = i;
-                                      return emit_outer(d + 1);
-                                    });
-    }
-    llvm::Value* low = minor == 0 ? begin : b_.getInt64(0);
-    llvm::Value* high = minor == 0 ? end : b_.getInt64(out_dims[minor]);
-    AXLE_RETURN_IF_ERROR(
-        elemental_.EmitForLoop(low, high, "init", [&](llvm::Value* c) -> absl::Status {
-          llvm::Value* linear = output_at(c);
-          for (size_t r = 0; r < reduces.size(); ++r) {
-            elemental_.StoreElement(inits[r], outputs[r], linear, types[r]);
-          }
-          return absl::OkStatus();
-        }));
+  // Every input row (or a chunk's) folded into `targets` at columns
+  // [low, high) of the current output row, which hold their first values.
+  auto emit_folds = [&](llvm::Value* low, llvm::Value* high) -> absl::Status {
     auto emit_parts = [&]() -> absl::Status {
       if (minor == 0 || column_splits.empty()) return emit_columns(low, high, "column");
       // The columns in parts at a minor concatenate's (or edge pad's)
@@ -347,8 +358,108 @@ absl::Status LoopKernelEmitter::EmitColumnReduction(
     AXLE_RETURN_IF_ERROR(EmitIf(b_, wide, "streamed", emit_streamed));
     return EmitIf(b_, b_.CreateNot(wide), "blocked", emit_parts);
   };
+  std::function<absl::Status(int64_t)> emit_outer = [&](int64_t d) -> absl::Status {
+    if (d < minor) {
+      return elemental_.EmitForLoop(d == 0 ? begin : b_.getInt64(0),
+                                    d == 0 ? end : b_.getInt64(out_dims[d]), absl::StrCat("d", d),
+                                    [&](llvm::Value* i) {
+                                      out_index[d] = i;
+                                      in_index[kept[d]] = i;
+                                      return emit_outer(d + 1);
+                                    });
+    }
+    llvm::Value* low = minor == 0 ? begin : b_.getInt64(0);
+    llvm::Value* high = minor == 0 ? end : b_.getInt64(out_dims[minor]);
+    AXLE_RETURN_IF_ERROR(
+        elemental_.EmitForLoop(low, high, "init", [&](llvm::Value* c) -> absl::Status {
+          llvm::Value* linear = output_at(c);
+          for (size_t r = 0; r < reduces.size(); ++r) {
+            elemental_.StoreElement(inits[r], outputs[r], linear, types[r]);
+          }
+          return absl::OkStatus();
+        }));
+    return emit_folds(low, high);
+  };
+  if (chunks == 0) return emit_outer(0);
 
-  return emit_outer(0);
+  // Chunked (loop_kernel_plan.h: ColumnChunks): rows [begin, end) are
+  // chunks of input rows, row `chunks` their combine.
+  if (out_rank != 1 || partials == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reduce ", reduce.name(), ": only a column reduction to one row is cut into chunks"));
+  }
+  const int64_t columns = out_dims[0];
+  const int64_t rows = ShapeUtil::ElementsIn(reduce.operand(0)->shape()) / columns;
+  // Reduce r's partial row of chunk c > 0.
+  auto partial_row = [&](size_t r, llvm::Value* c) {
+    llvm::Value* offset =
+        b_.CreateAdd(b_.getInt64(ColumnChunkPartialsOffset(reduces, r, chunks)),
+                     b_.CreateMul(b_.CreateSub(c, b_.getInt64(1)),
+                                  b_.getInt64(columns * primitive_util::ByteWidth(types[r]))));
+    return b_.CreateGEP(b_.getInt8Ty(), partials, offset);
+  };
+  AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
+      begin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, end, b_.getInt64(chunks)), "chunk",
+      [&](llvm::Value* c) -> absl::Status {
+        // Chunk c: input rows [c * rows / chunks, (c + 1) * rows / chunks).
+        auto first_row_of = [&](llvm::Value* chunk) {
+          return b_.CreateUDiv(b_.CreateMul(chunk, b_.getInt64(rows)), b_.getInt64(chunks));
+        };
+        llvm::Value* first = first_row_of(c);
+        llvm::Value* last = first_row_of(b_.CreateAdd(c, b_.getInt64(1)));
+        // Chunk 0 folds into the outputs from the init values, chunk c > 0
+        // into its partial rows from its first row.
+        llvm::Value* is_first = b_.CreateICmpEQ(c, b_.getInt64(0));
+        for (size_t r = 0; r < reduces.size(); ++r) {
+          targets[r] = b_.CreateSelect(is_first, outputs[r], partial_row(r, c));
+        }
+        set_row(first);
+        AXLE_RETURN_IF_ERROR(elemental_.EmitForLoop(
+            b_.getInt64(0), b_.getInt64(columns), "chunk.init",
+            [&](llvm::Value* column) -> absl::Status {
+              in_index[in_rank - 1] = column;
+              for (size_t r = 0; r < reduces.size(); ++r) {
+                AXLE_ASSIGN_OR_RETURN(llvm::Value * value,
+                                      generators_.at(reduces[r]->operand(0))(in_index));
+                elemental_.StoreElement(b_.CreateSelect(is_first, inits[r], value), targets[r],
+                                        column, types[r]);
+              }
+              return absl::OkStatus();
+            }));
+        row_first = b_.CreateSelect(is_first, first, b_.CreateAdd(first, b_.getInt64(1)));
+        row_last = last;
+        absl::Status status = emit_folds(b_.getInt64(0), b_.getInt64(columns));
+        row_first = row_last = nullptr;
+        targets = outputs;
+        return status;
+      },
+      llvm_ir::ElementalIrEmitter::kVectorizeNever));
+  // The combine: each partial row folded in order into the outputs.
+  return elemental_.EmitForLoop(
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, begin, b_.getInt64(chunks)), end, "combine",
+      [&](llvm::Value*) {
+        return elemental_.EmitForLoop(
+            b_.getInt64(1), b_.getInt64(chunks), "combine.chunk",
+            [&](llvm::Value* c) {
+              return elemental_.EmitForLoop(
+                  b_.getInt64(0), b_.getInt64(columns), "combine.column",
+                  [&](llvm::Value* column) -> absl::Status {
+                    for (size_t r = 0; r < reduces.size(); ++r) {
+                      llvm::Value* accumulated =
+                          elemental_.LoadElement(outputs[r], column, types[r]);
+                      llvm::Value* partial =
+                          elemental_.LoadElement(partial_row(r, c), column, types[r]);
+                      AXLE_ASSIGN_OR_RETURN(std::vector<llvm::Value*> folded_value,
+                                            elemental_.EmitScalarComputation(
+                                                *reduces[r]->to_apply(), {accumulated, partial}));
+                      elemental_.StoreElement(folded_value[0], outputs[r], column, types[r]);
+                    }
+                    return absl::OkStatus();
+                  });
+            },
+            llvm_ir::ElementalIrEmitter::kVectorizeNever);
+      },
+      llvm_ir::ElementalIrEmitter::kVectorizeNever);
 }
 
 }  // namespace axle::cpu

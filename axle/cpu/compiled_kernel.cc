@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -31,11 +32,28 @@ CompiledKernel::CompiledKernel(std::shared_ptr<const Jit> jit, Function function
 
 CompiledKernel::~CompiledKernel() = default;
 
+void* CompiledKernel::PartialsBuffer(int64_t bytes) {
+  CHECK_LE(bytes, kMaxPartialsBytes);
+  // Grown to the largest size asked for on this thread and kept: no
+  // allocation per run, and not zeroed, so that only the pages a kernel
+  // uses are ever touched (a first touch costs ~12 us per 4 KiB page).
+  thread_local std::unique_ptr<std::byte[]> buffer;
+  thread_local int64_t capacity = 0;
+  if (capacity < bytes) {
+    buffer.reset(new std::byte[static_cast<size_t>(bytes + kBufferAlignment)]);
+    capacity = bytes;
+  }
+  const auto address = reinterpret_cast<uintptr_t>(buffer.get());
+  return buffer.get() +
+         (RoundUpToAlignment(static_cast<int64_t>(address)) - static_cast<int64_t>(address));
+}
+
 void CompiledKernel::RunWithPartials(void** buffers) const {
   CHECK_LE(partials_bytes_, kMaxPartialsBytes);
-  alignas(kBufferAlignment) std::array<std::byte, kMaxPartialsBytes> partials;
+  alignas(kBufferAlignment) std::array<std::byte, kStackPartialsBytes> stack;
   absl::InlinedVector<void*, 16> with_partials(buffers, buffers + num_parameters_ + num_outputs_);
-  with_partials.push_back(partials.data());
+  with_partials.push_back(partials_bytes_ <= kStackPartialsBytes ? stack.data()
+                                                                 : PartialsBuffer(partials_bytes_));
   function_(with_partials.data(), 0, outer_size_);
 }
 

@@ -66,9 +66,12 @@ namespace axle::cpu {
 absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
                                      const std::vector<const HloInstruction*>& outputs) {
   const int64_t num_parameters = computation_.num_parameters();
-  // A chunked fold (FoldChunks) takes its partial results' buffer last.
+  // A chunked fold (FoldChunks) or column reduction (ColumnChunks) takes
+  // its partial results' buffer last.
   const int64_t chunks = FoldChunks(outputs);
-  const int num_buffers = static_cast<int>(num_parameters + outputs.size() + (chunks > 0 ? 1 : 0));
+  const int64_t column_chunks = ColumnChunks(outputs);
+  const int num_buffers =
+      static_cast<int>(num_parameters + outputs.size() + (chunks > 0 || column_chunks > 0 ? 1 : 0));
   return EmitKernelFunctions(
       module_, b_, kernel_name, num_buffers, static_cast<int>(num_parameters),
       [&](const std::vector<llvm::Value*>& buffers, llvm::Value* begin,
@@ -123,7 +126,8 @@ absl::Status LoopKernelEmitter::Emit(absl::string_view kernel_name,
               std::vector<llvm::Value*>(
                   buffers.begin() + num_parameters,
                   buffers.begin() + num_parameters + static_cast<std::ptrdiff_t>(outputs.size())),
-              begin, end));
+              begin, end, column_chunks,
+              column_chunks > 0 ? buffers[num_parameters + outputs.size()] : nullptr));
         } else {
           AXLE_RETURN_IF_ERROR(EmitLoopNest(body, outputs, buffers, begin, end));
         }

@@ -85,12 +85,20 @@ class CompiledKernel {
   void RunRange(void** buffers, int64_t begin, int64_t end) const {
     function_(buffers, begin, end);
   }
-  // A fold to a scalar cut into chunks (loop_kernel_plan.h: FoldChunks):
-  // the bytes of its partial results' buffer, 64-byte aligned, at most
-  // kMaxPartialsBytes; 0 for every other kernel. Rows [0, outer_size - 1)
-  // may run in any order and on any threads, row outer_size - 1 after
-  // them all.
-  static constexpr int64_t kMaxPartialsBytes = 1024;
+  // A fold to a scalar or a column reduction cut into chunks
+  // (loop_kernel_plan.h: FoldChunks, ColumnChunks): the bytes of its
+  // partial results' buffer, 64-byte aligned, at most kMaxPartialsBytes;
+  // 0 for every other kernel. Rows [0, outer_size - 1) may run in any
+  // order and on any threads, row outer_size - 1 after them all.
+  static constexpr int64_t kMaxPartialsBytes = int64_t{256} << 10;
+  // Partial results of at most kStackPartialsBytes live on the stack of
+  // the run; larger ones in a buffer of the calling thread, kept from run
+  // to run (PartialsBuffer).
+  static constexpr int64_t kStackPartialsBytes = 1024;
+  // A 64-byte aligned buffer of at least `bytes` (at most
+  // kMaxPartialsBytes) owned by the calling thread, valid until its next
+  // call on this thread.
+  static void* PartialsBuffer(int64_t bytes);
   int64_t partials_bytes() const { return partials_bytes_; }
   void set_partials_bytes(int64_t bytes) { partials_bytes_ = bytes; }
 

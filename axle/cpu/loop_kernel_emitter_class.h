@@ -124,9 +124,13 @@ class LoopKernelEmitter {
   // into its buffer of `outputs`, so their inputs are read once. Blocks of
   // columns keep their accumulators in registers across the rows
   // (column_reduction_emitter.cc).
+  // `chunks` > 0 (loop_kernel_plan.h: ColumnChunks): [begin, end) ranges
+  // over the chunks of input rows and their combine, and `partials` is the
+  // partial results' buffer.
   absl::Status EmitColumnReduction(const std::vector<const HloInstruction*>& reduces,
                                    const std::vector<llvm::Value*>& outputs, llvm::Value* begin,
-                                   llvm::Value* end);
+                                   llvm::Value* end, int64_t chunks = 0,
+                                   llvm::Value* partials = nullptr);
 
  private:
   // The innermost loop [low, high) over one row of the output `out` (the

@@ -188,14 +188,21 @@ absl::StatusOr<std::unique_ptr<CompiledKernel>> LoopKernelModule::AddKernel(
   impl_->Sign(kernel_name, absl::StrCat(" ", fingerprint), is_new, *function_name);
   const int64_t range_dimension = RangeDimension(outputs);
   const int64_t chunks = FoldChunks(outputs);
+  const int64_t column_chunks = ColumnChunks(outputs);
   int64_t outer_size = range_dimension < 0 ? 1 : outputs[0]->shape().dimensions(range_dimension);
-  if (chunks > 0) outer_size = chunks + 1;  // the chunks, then their combine
+  // The chunks, then their combine.
+  if (chunks > 0) outer_size = chunks + 1;
+  if (column_chunks > 0) outer_size = column_chunks + 1;
   std::unique_ptr<CompiledKernel> kernel =
       impl_->PendingKernel(*function_name, outer_size, computation.num_parameters(),
                            static_cast<int64_t>(outputs.size()));
   if (chunks > 0) {
     static_assert(kMaxFoldChunkBytes <= CompiledKernel::kMaxPartialsBytes);
     kernel->set_partials_bytes(FoldChunkBytes(*SplitFoldReduction(outputs), chunks));
+  }
+  if (column_chunks > 0) {
+    static_assert(kMaxColumnChunkPartialsBytes <= CompiledKernel::kMaxPartialsBytes);
+    kernel->set_partials_bytes(ColumnChunkPartialsOffset(outputs, outputs.size(), column_chunks));
   }
   impl_->AddEmitTime(start);
   return kernel;

@@ -207,6 +207,40 @@ bool IsCommutativeFold(const HloComputation& computation) {
 
 }  // namespace
 
+int64_t ColumnChunkPartialsOffset(const std::vector<const HloInstruction*>& reduces, size_t r,
+                                  int64_t chunks) {
+  int64_t offset = 0;
+  for (size_t i = 0; i < r; ++i) {
+    const Shape& shape = reduces[i]->shape();
+    offset += RoundUpToAlignment((chunks - 1) * shape.dimensions(0) *
+                                 primitive_util::ByteWidth(shape.element_type()));
+  }
+  return offset;
+}
+
+int64_t ColumnChunks(const std::vector<const HloInstruction*>& outputs) {
+  if (ColumnReductions(outputs).empty() || outputs[0]->shape().rank() != 1) return 0;
+  const Shape& input = outputs[0]->operand(0)->shape();
+  const int64_t columns = input.dimensions(input.rank() - 1);
+  const int64_t rows = ShapeUtil::ElementsIn(input) / std::max<int64_t>(1, columns);
+  int64_t row_bytes = 0;
+  for (const HloInstruction* reduce : outputs) {
+    const PrimitiveType type = reduce->shape().element_type();
+    if (!(primitive_util::IsFloatingPointType(type) || primitive_util::IsIntegralType(type)) ||
+        primitive_util::BitWidth(type) < 8 || !IsCommutativeFold(*reduce->to_apply())) {
+      return 0;
+    }
+    row_bytes += columns * primitive_util::ByteWidth(reduce->operand(0)->shape().element_type());
+  }
+  if (row_bytes == 0) return 0;
+  int64_t chunks = std::min({kMaxColumnChunks, rows, rows * row_bytes / kMinColumnChunkBytes});
+  while (chunks >= 2 && ColumnChunkPartialsOffset(outputs, outputs.size(), chunks) >
+                            kMaxColumnChunkPartialsBytes) {
+    --chunks;
+  }
+  return chunks >= 2 ? chunks : 0;
+}
+
 std::optional<ScanPlan> ScanOf(const HloInstruction& root) {
   if (root.opcode() != HloOpcode::kReduceWindow || root.operand_count() != 2 ||
       !root.shape().IsArray()) {

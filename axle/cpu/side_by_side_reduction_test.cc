@@ -395,7 +395,7 @@ TEST(SplitFoldReductionTest, ChunksInAnyOrderGiveTheWholeRun) {
            {{chunks - 1, chunks}, {0, 2}, {2, chunks - 1}},
            {{3, chunks}, {0, 3}},
        }) {
-    alignas(64) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials{};
+    alignas(64) std::array<std::byte, CompiledKernel::kStackPartialsBytes> partials{};
     void* parts[] = {x.untyped_data(), parts_v.untyped_data(), parts_k.untyped_data(),
                      partials.data()};
     for (const auto& [from, to] : ranges) (*kernel)->RunRange(parts, from, to);

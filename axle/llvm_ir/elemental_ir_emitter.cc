@@ -544,10 +544,10 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitComplexUnary(const HloInstr
       const bool f32 = component->isFloatTy();
       llvm::Value* scale = f32 ? EmitExpF32(b_, re) : CallMath(MathFunction::kExp, re);
       llvm::Value* real_only = b_.CreateFCmpOEQ(im, llvm::ConstantFP::get(component, 0.0));
-      llvm::Value* result_re =
-          b_.CreateSelect(real_only, scale, b_.CreateFMul(scale, CallMath(MathFunction::kCos, im)));
-      llvm::Value* result_im =
-          b_.CreateSelect(real_only, im, b_.CreateFMul(scale, CallMath(MathFunction::kSin, im)));
+      llvm::Value* cos = f32 ? EmitCosF32(b_, im) : CallMath(MathFunction::kCos, im);
+      llvm::Value* sin = f32 ? EmitSinF32(b_, im) : CallMath(MathFunction::kSin, im);
+      llvm::Value* result_re = b_.CreateSelect(real_only, scale, b_.CreateFMul(scale, cos));
+      llvm::Value* result_im = b_.CreateSelect(real_only, im, b_.CreateFMul(scale, sin));
       return MakeComplex(result_re, result_im);
     }
     case HloOpcode::kLog: {

@@ -14,15 +14,23 @@
 // cbrt: exp(log|x| / 3) with the sign of x, one Newton step.
 // atan2: one quotient in [0, 1], Cephes' atanf polynomial, the octant by
 // selects. hypot: glibc's, in f64.
+// sin, cos, tan: |x| = k pi/2 + r, r from a per-exponent table of 2/pi's
+// bits (exact enough for every f32, up to 2^128), sin r and cos r by
+// Taylor polynomials in f64, the quadrant by selects.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/llvm_ir/math_ir.h"
 
+#include <cmath>
 #include <initializer_list>
 #include <limits>
 #include <numbers>
+#include <vector>
 
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
 
 namespace axle::llvm_ir {
 namespace {
@@ -262,6 +270,171 @@ llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x
   llvm::Value* x_negative = b.CreateICmpSLT(b.CreateBitCast(x, b.getInt32Ty()), b.getInt32(0));
   r = b.CreateSelect(x_negative, b.CreateFSub(F(b, std::numbers::pi), r), r);
   return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, y);
+}
+
+namespace {
+
+// The first 256 bits of the fraction of 2/pi (2/pi = 0.b1 b2 b3 ...),
+// as hexadecimal digits (computed with exact integer arithmetic).
+constexpr char kTwoOverPiBits[] =
+    "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561";
+
+// b_i of 2/pi (0 past the 256 bits kept).
+int TwoOverPiBit(int i) {
+  if (i < 1 || i > 256) return 0;
+  const char c = kTwoOverPiBits[(i - 1) / 4];
+  const int digit = c <= '9' ? c - '0' : c - 'a' + 10;
+  return (digit >> (3 - (i - 1) % 4)) & 1;
+}
+
+// The sum of b_i 2^(s - i) over the positions p = s - i in [low, high]
+// (at most 53 of them: exact in f64).
+double TwoOverPiWindow(int s, int low, int high) {
+  double sum = 0;
+  for (int p = high; p >= low; --p) {
+    if (TwoOverPiBit(s - p) != 0) sum += std::ldexp(1.0, p);
+  }
+  return sum;
+}
+
+// Reduction table: an f32 |x| >= pi/4 of biased exponent E (126..254) is
+// m * 2^s with m its 24-bit significand and s = E - 150, and x * 2/pi mod
+// 8 = m * (2^s * 2/pi mod 8), since m is an integer. Per E, that factor
+// in three parts: hi (its bits at 2^2 .. 2^-25), mid (2^-26 .. 2^-53) and
+// lo (2^-54 .. 2^-106), so that m * hi and m * mid are exact in f64.
+constexpr int kFirstReducedExponent = 126;
+constexpr int kReducedExponents = 254 - kFirstReducedExponent + 1;
+
+llvm::GlobalVariable* ReductionTable(llvm::Module& module) {
+  const char* name = "axle_f32_two_over_pi_by_exponent";
+  if (llvm::GlobalVariable* table = module.getNamedGlobal(name)) return table;
+  std::vector<double> values;
+  for (int e = kFirstReducedExponent; e <= 254; ++e) {
+    const int s = e - 150;
+    values.push_back(TwoOverPiWindow(s, -25, 2));
+    values.push_back(TwoOverPiWindow(s, -53, -26));
+    values.push_back(TwoOverPiWindow(s, -106, -54));
+  }
+  llvm::Constant* init = llvm::ConstantDataArray::get(module.getContext(), values);
+  return new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
+                                  llvm::GlobalValue::PrivateLinkage, init, name);
+}
+
+llvm::Value* D(llvm::IRBuilderBase& b, double v) {
+  return llvm::ConstantFP::get(b.getDoubleTy(), v);
+}
+
+llvm::Value* FmaD(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getDoubleTy()}, {x, y, z});
+}
+
+// c[0]*z^(n-1) + ... + c[n-1] in f64.
+llvm::Value* HornerD(llvm::IRBuilderBase& b, llvm::Value* z, std::initializer_list<double> c) {
+  llvm::Value* acc = nullptr;
+  for (double coefficient : c)
+    acc = acc == nullptr ? D(b, coefficient) : FmaD(b, acc, z, D(b, coefficient));
+  return acc;
+}
+
+// |x| = k pi/2 + r with |r| <= pi/4 (a little more where k rounds the
+// other way), r in f64 and k mod 4; and sin r, cos r (Taylor polynomials
+// in f64: their truncation is below 2^-36 relative on |r| <= 0.8).
+struct ReducedF32 {
+  llvm::Value* quadrant;  // i32, k mod 4
+  llvm::Value* sin_r;     // f64
+  llvm::Value* cos_r;     // f64
+};
+
+ReducedF32 ReduceByHalfPi(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* f64 = b.getDoubleTy();
+  llvm::Value* abs_bits = b.CreateAnd(b.CreateBitCast(x, i32), I(b, 0x7fffffff));
+  llvm::Value* a = b.CreateBitCast(abs_bits, b.getFloatTy());
+  // Below pi/4: r = |x|, k = 0 (denormals and zeros exact).
+  llvm::Value* small = b.CreateFCmpOLT(a, F(b, std::numbers::pi / 4));
+  // The table: t = m * hi mod 8 (exact), k = the integer nearest to
+  // t + m * mid, then (t - k) + m * mid is exact (a multiple of 2^-53
+  // below 1) and m * lo adds the last bits, rounded once.
+  llvm::Value* exponent = b.CreateLShr(abs_bits, I(b, 23));
+  llvm::Value* index = b.CreateSub(exponent, I(b, kFirstReducedExponent));
+  index = b.CreateBinaryIntrinsic(llvm::Intrinsic::smax, index, I(b, 0));
+  index = b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, index, I(b, kReducedExponents - 1));
+  llvm::GlobalVariable* table = ReductionTable(*b.GetInsertBlock()->getModule());
+  llvm::Value* first = b.CreateMul(b.CreateZExt(index, b.getInt64Ty()), b.getInt64(3));
+  auto entry = [&](int part) {
+    llvm::Value* at = b.CreateAdd(first, b.getInt64(part));
+    return b.CreateLoad(f64, b.CreateInBoundsGEP(f64, table, at));
+  };
+  llvm::Value* m =
+      b.CreateSIToFP(b.CreateOr(b.CreateAnd(abs_bits, I(b, 0x007fffff)), I(b, 0x00800000)), f64);
+  llvm::Value* mh = b.CreateFMul(m, entry(0));
+  llvm::Value* t = b.CreateFSub(
+      mh, b.CreateFMul(D(b, 8.0), b.CreateUnaryIntrinsic(llvm::Intrinsic::floor,
+                                                         b.CreateFMul(mh, D(b, 0.125)))));
+  llvm::Value* mm = b.CreateFMul(m, entry(1));
+  llvm::Value* k = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFAdd(t, mm));
+  llvm::Value* w = FmaD(b, m, entry(2), b.CreateFAdd(b.CreateFSub(t, k), mm));
+  llvm::Value* r =
+      b.CreateSelect(small, b.CreateFPExt(a, f64), b.CreateFMul(w, D(b, std::numbers::pi / 2)));
+  llvm::Value* quadrant =
+      b.CreateSelect(small, I(b, 0), b.CreateAnd(b.CreateFPToSI(k, i32), I(b, 3)));
+  llvm::Value* z = b.CreateFMul(r, r);
+  llvm::Value* sin_r = FmaD(
+      b, b.CreateFMul(r, z),
+      HornerD(b, z, {-1.0 / 39916800.0, 1.0 / 362880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0}),
+      r);
+  llvm::Value* cos_r = FmaD(
+      b, z,
+      HornerD(b, z,
+              {1.0 / 479001600.0, -1.0 / 3628800.0, 1.0 / 40320.0, -1.0 / 720.0, 1.0 / 24.0, -0.5}),
+      D(b, 1.0));
+  return {quadrant, sin_r, cos_r};
+}
+
+// `value` (f64) rounded to f32, negated where `negate`; NaN where x is
+// infinite or NaN.
+llvm::Value* FinishF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* value,
+                       llvm::Value* negate) {
+  llvm::Value* result = b.CreateFPTrunc(value, b.getFloatTy());
+  result = b.CreateSelect(negate, b.CreateFNeg(result), result);
+  llvm::Value* not_finite = b.CreateFCmpUGE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                            F(b, std::numeric_limits<float>::infinity()));
+  return b.CreateSelect(not_finite, b.CreateFSub(x, x), result);
+}
+
+llvm::Value* IsNegative(llvm::IRBuilderBase& b, llvm::Value* x) {
+  return b.CreateICmpSLT(b.CreateBitCast(x, b.getInt32Ty()), I(b, 0));
+}
+
+}  // namespace
+
+// sin(|x|) by quadrant: sin r, cos r, -sin r, -cos r; odd in x.
+llvm::Value* EmitSinF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  const ReducedF32 reduced = ReduceByHalfPi(b, x);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(reduced.quadrant, I(b, 1)), I(b, 0));
+  llvm::Value* value = b.CreateSelect(odd, reduced.cos_r, reduced.sin_r);
+  llvm::Value* negate = b.CreateICmpNE(b.CreateAnd(reduced.quadrant, I(b, 2)), I(b, 0));
+  return FinishF32(b, x, value, b.CreateXor(negate, IsNegative(b, x)));
+}
+
+// cos(|x|) by quadrant: cos r, -sin r, -cos r, sin r.
+llvm::Value* EmitCosF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  const ReducedF32 reduced = ReduceByHalfPi(b, x);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(reduced.quadrant, I(b, 1)), I(b, 0));
+  llvm::Value* value = b.CreateSelect(odd, reduced.sin_r, reduced.cos_r);
+  llvm::Value* negate =
+      b.CreateICmpNE(b.CreateAnd(b.CreateAdd(reduced.quadrant, I(b, 1)), I(b, 2)), I(b, 0));
+  return FinishF32(b, x, value, negate);
+}
+
+// tan(|x|) = sin r / cos r in even quadrants, -cos r / sin r in odd ones
+// (one f64 division); odd in x.
+llvm::Value* EmitTanF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  const ReducedF32 reduced = ReduceByHalfPi(b, x);
+  llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(reduced.quadrant, I(b, 1)), I(b, 0));
+  llvm::Value* value = b.CreateFDiv(b.CreateSelect(odd, reduced.cos_r, reduced.sin_r),
+                                    b.CreateSelect(odd, reduced.sin_r, reduced.cos_r));
+  return FinishF32(b, x, value, b.CreateXor(odd, IsNegative(b, x)));
 }
 
 // glibc's hypotf: sqrt(x^2 + y^2) in f64 (the squares exact, one rounding

@@ -1,7 +1,8 @@
 //===- math_ir.h - Transcendental functions as inline LLVM IR --------------===//
 //
 // f32 exp, log, tanh and erf built from range reduction and polynomials
-// (expm1, log1p, cbrt and the logistic function from those) and atan2, in
+// (expm1, log1p, cbrt and the logistic function from those), atan2, and
+// sin, cos and tan, in
 // straight-line IR (selects, no branches, no calls) so that the loop
 // vectorizer turns them into vector code. Internal to axle/cpu.
 //
@@ -34,6 +35,14 @@ llvm::Value* EmitCbrtF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // libm's; within 2 ulp of the correctly rounded result elsewhere
 // (axle/cpu/elemental_ir_emitter_test.cc: Atan2AndHypotSweep).
 llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x);
+// sin(x), cos(x) and tan(x): the argument reduced by pi/2 exactly enough
+// over the whole f32 range (a table of 2/pi scaled per exponent), the
+// rest in f64; within 1 ulp of the correctly rounded result, NaN for +-inf
+// and NaN, -0 kept by sin and tan (math_ir_test: MaxUlpErrorOverSweeps,
+// SinCosTanOverTheWholeRange).
+llvm::Value* EmitSinF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitCosF32(llvm::IRBuilderBase& b, llvm::Value* x);
+llvm::Value* EmitTanF32(llvm::IRBuilderBase& b, llvm::Value* x);
 // hypot(x, y) computed as glibc's hypotf (in f64): the same bits (the same
 // sweep).
 llvm::Value* EmitHypotF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);

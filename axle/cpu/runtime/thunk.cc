@@ -17,7 +17,8 @@ namespace {
 // A chunked fold (CompiledKernel::partials_bytes): its rows but the last
 // are chunks, split one range per thread when the kernel touches
 // KernelThunk::kMinParallelBytes or more; the last row, run after the
-// join, combines the chunks' partial results, kept here meanwhile. Not
+// join, combines the chunks' partial results, kept here meanwhile (or in
+// the thread's CompiledKernel::PartialsBuffer past 1 KiB). Not
 // inlined: its aligned 1 KiB of partial results in Execute's frame cost
 // every other kernel's run (a while loop of small kernels: 20%).
 ABSL_ATTRIBUTE_NOINLINE void RunChunkedFold(const CompiledKernel& kernel,
@@ -36,8 +37,10 @@ ABSL_ATTRIBUTE_NOINLINE void RunChunkedFold(const CompiledKernel& kernel,
     kernel.Run(buffers.data());
     return;
   }
-  alignas(kBufferAlignment) std::array<std::byte, CompiledKernel::kMaxPartialsBytes> partials;
-  buffers.push_back(partials.data());
+  alignas(kBufferAlignment) std::array<std::byte, CompiledKernel::kStackPartialsBytes> stack;
+  buffers.push_back(kernel.partials_bytes() <= CompiledKernel::kStackPartialsBytes
+                        ? stack.data()
+                        : CompiledKernel::PartialsBuffer(kernel.partials_bytes()));
   void** data = buffers.data();
   const int64_t chunks = kernel.outer_size() - 1;
   context.thread_pool->ParallelFor(
