@@ -62,6 +62,7 @@ class CpuHooks final : public llvm_ir::TargetHooks {
         if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitTanF32(b, args[0]);
         break;
       case MathFunction::kPow:
+        if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitPowF32(b, args[0], args[1]);
         return b.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]);
       case MathFunction::kAtan2:
         if (args[0]->getType()->isFloatTy()) return llvm_ir::EmitAtan2F32(b, args[0], args[1]);

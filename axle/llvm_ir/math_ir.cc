@@ -17,6 +17,8 @@
 // sin, cos, tan: |x| = k pi/2 + r, r from a per-exponent table of 2/pi's
 // bits (exact enough for every f32, up to 2^128), sin r and cos r by
 // Taylor polynomials in f64, the quadrant by selects.
+// pow: 2^(y log2|x|) in f64 (log2 by an atanh series, 2^t by a Taylor
+// polynomial and the exponent bits), powf's special cases by selects.
 //
 //===----------------------------------------------------------------------===//
 #include "axle/llvm_ir/math_ir.h"
@@ -435,6 +437,77 @@ llvm::Value* EmitTanF32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* value = b.CreateFDiv(b.CreateSelect(odd, reduced.cos_r, reduced.sin_r),
                                     b.CreateSelect(odd, reduced.sin_r, reduced.cos_r));
   return FinishF32(b, x, value, b.CreateXor(odd, IsNegative(b, x)));
+}
+
+// powf: |x|^y = 2^(y log2|x|) in f64. log2 m (m in [sqrt(1/2), sqrt(2)))
+// as 2 atanh(f) / ln2 with f = (m - 1) / (m + 1), |f| <= 0.172, the
+// series to f^19 (truncation below 2^-50); 2^t as 2^n 2^g with n the
+// integer nearest t, 2^g = e^(g ln2) by a Taylor polynomial to g^11. t
+// is clamped to [-200, 200] (the f32 result is then 0 or inf either way).
+// The IEEE special cases as C's powf: y = 0 or x = 1 give 1 (even with a
+// NaN); x < 0 with a non-integer finite y gives NaN; a negative x (-0 and
+// -inf included) with an odd integer y negates; y = +-inf with |x| = 1
+// gives 1; log2 0 = -inf and log2 inf = inf give the zeros and infinities.
+llvm::Value* EmitPowF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) {
+  llvm::Type* f64 = b.getDoubleTy();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* ad = b.CreateFPExt(ax, f64);
+  // log2 |x|: ad = m 2^e (f64 bits, exact for f32 denormals too).
+  llvm::Value* bits = b.CreateBitCast(ad, i64);
+  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, b.getInt64(52)), b.getInt64(1023));
+  llvm::Value* m = b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt64(0x000fffffffffffffLL)),
+                                              b.getInt64(0x3ff0000000000000LL)),
+                                   f64);
+  llvm::Value* above = b.CreateFCmpOGT(m, D(b, std::numbers::sqrt2));
+  m = b.CreateSelect(above, b.CreateFMul(m, D(b, 0.5)), m);
+  e = b.CreateAdd(e, b.CreateZExt(above, i64));
+  llvm::Value* f = b.CreateFDiv(b.CreateFSub(m, D(b, 1.0)), b.CreateFAdd(m, D(b, 1.0)));
+  llvm::Value* f2 = b.CreateFMul(f, f);
+  llvm::Value* series = HornerD(
+      b, f2,
+      {1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0});
+  llvm::Value* log2_m = b.CreateFMul(b.CreateFMul(f, series), D(b, 2 / std::numbers::ln2));
+  llvm::Value* log2_x = b.CreateFAdd(b.CreateSIToFP(e, f64), log2_m);
+  const double inf = std::numeric_limits<double>::infinity();
+  log2_x = b.CreateSelect(b.CreateFCmpOEQ(ad, D(b, 0.0)), D(b, -inf), log2_x);
+  log2_x = b.CreateSelect(b.CreateFCmpUEQ(ad, D(b, inf)), ad, log2_x);  // inf or NaN
+  llvm::Value* yd = b.CreateFPExt(y, f64);
+  llvm::Value* t = b.CreateFMul(yd, log2_x);  // NaN where x or y is (or 0 * inf)
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(t, D(b, 200.0)), D(b, 200.0), t);
+  clamped = b.CreateSelect(b.CreateFCmpOLT(clamped, D(b, -200.0)), D(b, -200.0), clamped);
+  llvm::Value* is_nan = b.CreateFCmpUNO(t, t);
+  clamped = b.CreateSelect(is_nan, D(b, 0.0), clamped);
+  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, clamped);
+  llvm::Value* g = b.CreateFMul(b.CreateFSub(clamped, n), D(b, std::numbers::ln2));
+  llvm::Value* exp_g =
+      HornerD(b, g,
+              {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
+               1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
+  llvm::Value* scale = b.CreateBitCast(
+      b.CreateShl(b.CreateAdd(b.CreateFPToSI(n, i64), b.getInt64(1023)), b.getInt64(52)), f64);
+  llvm::Value* result = b.CreateFPTrunc(b.CreateFMul(exp_g, scale), b.getFloatTy());
+  result = b.CreateSelect(is_nan, F(b, std::numeric_limits<float>::quiet_NaN()), result);
+  // The sign: y an integer (+-inf count as even ones), odd below 2^24.
+  llvm::Value* ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+  llvm::Value* integer = b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, y), y);
+  llvm::Value* below = b.CreateFCmpOLT(ay, F(b, 0x1p24f));
+  llvm::Value* odd = b.CreateAnd(
+      b.CreateAnd(integer, below),
+      b.CreateICmpNE(
+          b.CreateAnd(b.CreateFPToSI(b.CreateSelect(below, y, F(b, 0.0)), b.getInt32Ty()), I(b, 1)),
+          I(b, 0)));
+  result = b.CreateSelect(b.CreateAnd(odd, IsNegative(b, x)), b.CreateFNeg(result), result);
+  llvm::Value* negative_finite =
+      b.CreateAnd(b.CreateFCmpOLT(x, F(b, 0.0)),
+                  b.CreateFCmpOGT(x, F(b, -std::numeric_limits<float>::infinity())));
+  result = b.CreateSelect(b.CreateAnd(negative_finite, b.CreateNot(integer)),
+                          F(b, std::numeric_limits<float>::quiet_NaN()), result);
+  llvm::Value* one = b.CreateOr(b.CreateFCmpOEQ(y, F(b, 0.0)), b.CreateFCmpOEQ(x, F(b, 1.0)));
+  one = b.CreateOr(one,
+                   b.CreateAnd(b.CreateFCmpOEQ(ax, F(b, 1.0)),
+                               b.CreateFCmpOEQ(ay, F(b, std::numeric_limits<float>::infinity()))));
+  return b.CreateSelect(one, F(b, 1.0), result);
 }
 
 // glibc's hypotf: sqrt(x^2 + y^2) in f64 (the squares exact, one rounding

@@ -43,6 +43,10 @@ llvm::Value* EmitAtan2F32(llvm::IRBuilderBase& b, llvm::Value* y, llvm::Value* x
 llvm::Value* EmitSinF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitCosF32(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* EmitTanF32(llvm::IRBuilderBase& b, llvm::Value* x);
+// pow(x, y) as C's powf: its special cases (zeros, infinities, NaN, 1^NaN
+// = 1, negative x with integer y), within 1 ulp elsewhere (math_ir_test:
+// PowAgainstLibm).
+llvm::Value* EmitPowF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);
 // hypot(x, y) computed as glibc's hypotf (in f64): the same bits (the same
 // sweep).
 llvm::Value* EmitHypotF32(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y);

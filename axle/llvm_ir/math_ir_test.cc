@@ -19,6 +19,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -349,6 +350,62 @@ TEST(MathIrTest, Atan2) {
     EXPECT_LE(UlpDistance(expected, special[i]), 1)
         << "atan2(" << sy[i] << ", " << sx[i] << ") = " << special[i] << ", expected " << expected;
     EXPECT_EQ(std::signbit(expected), std::signbit(special[i])) << sy[i] << ", " << sx[i];
+  }
+}
+
+// pow against libm: random bases over the whole f32 range (both signs)
+// with random real and integer exponents, results within 1 ulp of libm's
+// f64 pow rounded to f32; and every pair of special values bit for bit as
+// powf (sign included; NaN for NaN).
+TEST(MathIrTest, PowAgainstLibm) {
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> log2_base(-149, 128);
+  std::uniform_real_distribution<float> exponent(-40, 40);
+  std::uniform_int_distribution<int> integer_exponent(-300, 300);
+  std::uniform_real_distribution<float> near_one(0.5f, 2.0f);
+  std::vector<float> x, y;
+  for (int i = 0; i < (1 << 17); ++i) {
+    const float sign = (i & 1) != 0 ? -1.0f : 1.0f;
+    float base = std::exp2(log2_base(rng));
+    if (i % 3 == 0) base = near_one(rng);
+    x.push_back(sign * base);
+    // Negative bases only with integer exponents (else NaN, checked below).
+    y.push_back((i & 2) != 0 || sign < 0
+                    ? static_cast<float>(integer_exponent(rng)) / (i % 5 == 0 ? 1 : 8)
+                    : exponent(rng) * (i % 7 == 0 ? 1e-3f : 1.0f));
+    if (sign < 0) y.back() = std::round(y.back());
+  }
+  const std::vector<float> out = CompiledFunction(EmitPowF32).Run(x, y);
+  int64_t max_ulp = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float expected = static_cast<float>(std::pow(double{x[i]}, double{y[i]}));
+    const int64_t ulp = UlpDistance(expected, out[i]);
+    EXPECT_LE(ulp, 1) << "pow(" << x[i] << ", " << y[i] << ") = " << out[i] << ", expected "
+                      << expected;
+    max_ulp = std::max(max_ulp, ulp);
+  }
+  std::cout << "pow: max error " << max_ulp << " ulp\n";
+
+  const float inf = INFINITY;
+  const std::vector<float> values = {0.0f,     -0.0f,       1.0f,         -1.0f,  0.5f,    -0.5f,
+                                     2.0f,     -2.0f,       3.0f,         -3.0f,  2.5f,    -2.5f,
+                                     inf,      -inf,        NAN,          1e-45f, -1e-45f, FLT_MAX,
+                                     -FLT_MAX, 16777216.0f, -16777215.0f, 1e-3f};
+  std::vector<float> sx, sy;
+  for (float a : values) {
+    for (float c : values) {
+      sx.push_back(a);
+      sy.push_back(c);
+    }
+  }
+  const std::vector<float> special = CompiledFunction(EmitPowF32).Run(sx, sy);
+  for (size_t i = 0; i < sx.size(); ++i) {
+    const float expected = std::pow(sx[i], sy[i]);
+    EXPECT_LE(UlpDistance(expected, special[i]), 1)
+        << "pow(" << sx[i] << ", " << sy[i] << ") = " << special[i] << ", expected " << expected;
+    if (!std::isnan(expected)) {
+      EXPECT_EQ(std::signbit(expected), std::signbit(special[i])) << sx[i] << ", " << sy[i];
+    }
   }
 }
 
