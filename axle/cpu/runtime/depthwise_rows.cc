@@ -167,10 +167,6 @@ AXLE_AVX512 void RowsByPixelBlock(const DepthwiseRows& conv, const float* in, in
   }
 }
 
-// Three quarters of a 32 KiB L1 data cache, the smallest an AVX-512 x86
-// core has had (Skylake-X, Zen 4; Sapphire Rapids and Zen 5 have 48).
-constexpr int64_t kChunkBytes = int64_t{24} * 1024;
-
 template <int S>
 AXLE_AVX512 void RowsByChannelBlock(const DepthwiseRows& conv, const float* in, int64_t in_rows,
                                     int64_t pad_top, float* out, int64_t out_rows) {
@@ -183,43 +179,37 @@ AXLE_AVX512 void RowsByChannelBlock(const DepthwiseRows& conv, const float* in, 
   lanes.activation = conv.activation;
   lanes.low = _mm512_set1_ps(conv.activation == Activation::kClamp ? conv.low : 0.f);
   lanes.high = _mm512_set1_ps(conv.high);
-  // At stride 1, output rows in chunks whose input rows' 16 channels (64
-  // bytes a pixel) fit in kChunkBytes: each channel block runs all the
-  // chunk's rows, so an input line read from L2 serves the three output
-  // rows that read it from L1. (At stride 2, where a line serves 1.5 rows,
-  // the chunks were slower: one row a chunk.)
-  const int64_t chunk =
-      S == 1 ? std::max<int64_t>(1, kChunkBytes / (width * kLanes * sizeof(float)) - 2) : 1;
-  for (int64_t r0 = 0; r0 < out_rows; r0 += chunk) {
-    const int64_t r1 = std::min(out_rows, r0 + chunk);
+  for (int64_t r = 0; r < out_rows; ++r) {
+    const float* rows[kTaps];
+    for (int ky = 0; ky < kTaps; ++ky) {
+      const int64_t iy = r * S - pad_top + ky;
+      rows[ky] = iy >= 0 && iy < in_rows ? in + iy * width * channels : nullptr;
+    }
+    float* out_row = out + r * out_width * channels;
     for (int64_t c = 0; c < channels; c += kLanes) {
       LoadLanes(conv, c, lanes);
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* lane_rows[kTaps];
-        for (int ky = 0; ky < kTaps; ++ky) {
-          const int64_t iy = r * S - pad_top + ky;
-          lane_rows[ky] = iy >= 0 && iy < in_rows ? in + iy * width * channels + c : nullptr;
-        }
-        float* o = out + r * out_width * channels + c;
-        int64_t ox = 0;
-        for (; ox < begin; ++ox) Edge(conv, lane_rows, ox, lanes, o + ox * channels);
-        for (; ox + 8 <= end; ox += 8) {
-          Block<S, 8>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
-        }
-        if (ox + 4 <= end) {
-          Block<S, 4>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
-          ox += 4;
-        }
-        if (ox + 2 <= end) {
-          Block<S, 2>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
-          ox += 2;
-        }
-        if (ox < end) {
-          Block<S, 1>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
-          ++ox;
-        }
-        for (; ox < out_width; ++ox) Edge(conv, lane_rows, ox, lanes, o + ox * channels);
+      const float* lane_rows[kTaps];
+      for (int ky = 0; ky < kTaps; ++ky)
+        lane_rows[ky] = rows[ky] != nullptr ? rows[ky] + c : nullptr;
+      float* o = out_row + c;
+      int64_t ox = 0;
+      for (; ox < begin; ++ox) Edge(conv, lane_rows, ox, lanes, o + ox * channels);
+      for (; ox + 8 <= end; ox += 8) {
+        Block<S, 8>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
       }
+      if (ox + 4 <= end) {
+        Block<S, 4>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
+        ox += 4;
+      }
+      if (ox + 2 <= end) {
+        Block<S, 2>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
+        ox += 2;
+      }
+      if (ox < end) {
+        Block<S, 1>(lane_rows, ox * S - conv.pad_left, channels, lanes, o + ox * channels);
+        ++ox;
+      }
+      for (; ox < out_width; ++ox) Edge(conv, lane_rows, ox, lanes, o + ox * channels);
     }
   }
 }
@@ -231,7 +221,7 @@ AXLE_AVX512 void RowsByChannelBlock(const DepthwiseRows& conv, const float* in, 
 // 4.5 KiB) stay in L1 while they are reloaded for each block. With more
 // channels the weights crowd the inputs out of L1 and the narrow rows (7, 14
 // pixels) pay the reloads on few pixels: one channel block at a time, over
-// the rows of a chunk, its weights in registers throughout. On the Zen 4-class
+// the whole row, its weights in registers throughout. On the Zen 4-class
 // host (bands in L2, one thread): the 112x32 stride 1 and 112x96 stride 2
 // bands ran 15-28% faster by pixel block, the 14x384 to 7x960 ones 7-40%
 // slower, those of 144 and 192 channels within 3%.

@@ -10,11 +10,8 @@
 // (4 at stride 2) of 16 channels keeps its sums in registers and the 9
 // taps' weights too, reading each input vector of a row once for every
 // output that needs it; the channels past the last multiple of 16 run
-// masked. Up to 128 channels a row runs a pixel block at a time over
-// every channel block (the inputs read in memory order); past that, a
-// channel block at a time over several stride-1 rows (an input line
-// serving three output rows from L1). Bias and activation (none, relu,
-// clamp) are applied in registers. Sums use FMA in tap order (rows, then columns), as oneDNN's
+// masked. Bias and activation (none, relu, clamp) are applied in
+// registers. Sums use FMA in tap order (rows, then columns), as oneDNN's
 // f32 kernels do; the results are not bit-identical to the interpreter's.
 //
 // Only on x86-64 CPUs with AVX-512F (DepthwiseRowsAvailable()); the caller
