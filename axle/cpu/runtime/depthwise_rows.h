@@ -6,13 +6,14 @@
 // 2.6's brdgmm_dw ran them at 17-30 GMAC/s on one core of the Zen 4-class
 // host of 2026-11-29, whose FMA peak is ~58 (one 512-bit FMA a cycle):
 // each output vector is 9 FMAs with 9 input loads at most, so the loads
-// and the loop around them bound it. Here a block of 8 output pixels
-// (4 at stride 2) of 16 channels keeps its sums in registers and the 9
-// taps' weights too, reading each input vector of a row once for every
-// output that needs it; the channels past the last multiple of 16 run
-// masked. Bias and activation (none, relu, clamp) are applied in
-// registers. Sums use FMA in tap order (rows, then columns), as oneDNN's
-// f32 kernels do; the results are not bit-identical to the interpreter's.
+// and the loop around them bound it. Here a block of 8 output pixels of
+// 16 channels keeps its sums in registers and the 9 taps' weights too,
+// reading each input vector of a row once for every output that needs it;
+// the channels past the last multiple of 16 run masked. Up to 128
+// channels a row runs a pixel block at a time over all channel blocks (the
+// inputs read in memory order), past that a channel block at a time. Bias and activation (none,
+// relu, clamp) are applied in registers. Sums use FMA in tap order (rows, then columns), as
+// oneDNN's f32 kernels do; the results are not bit-identical to the interpreter's.
 //
 // Only on x86-64 CPUs with AVX-512F (DepthwiseRowsAvailable()); the caller
 // keeps oneDNN elsewhere.

@@ -88,7 +88,8 @@ void Check(DepthwiseRows conv, int64_t in_rows, int64_t pad_top, int64_t pad_bot
 TEST(DepthwiseRowsTest, WidthsChannelsAndStrides) {
   if (!DepthwiseRowsAvailable()) GTEST_SKIP() << "no AVX-512F";
   for (int64_t stride : {1, 2}) {
-    for (int64_t channels : {5, 16, 30, 48}) {
+    // Up to 128 channels a row runs by pixel block, past it by channel block.
+    for (int64_t channels : {5, 16, 30, 48, 128, 133, 160}) {
       for (int64_t width : {1, 2, 3, 4, 7, 8, 13, 14, 21, 31}) {
         for (int64_t pad_left : {0, 1}) {
           if (width + 2 * pad_left < 3) continue;
