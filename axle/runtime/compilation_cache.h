@@ -13,9 +13,9 @@
 //
 // In memory: one process-wide cache, at most kMaxEntries compilations, the
 // oldest dropped first; thread-safe. On disk: when AXLE_CACHE_DIR is set,
-// backends (the cpu backend; not CUDA yet) also store and look up their compilations there (the cpu backend
-// says what it stores and how stale or corrupt files are treated); the
-// counters below count both.
+// backends (the cpu backend; not CUDA yet) also store and look up their
+// compilations there (the cpu backend says what it stores and how stale or
+// corrupt files are treated); the counters below count both.
 //
 // Front ends (the graph front end's JIT cache, the lazy tensors' graph
 // cache) stand on this: MakeCompilationKey for the identity of a graph,
