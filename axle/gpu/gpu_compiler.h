@@ -34,7 +34,9 @@
 // on the device); CompileGpuProgramCached is that step without a device.
 // Kernels are cached per process by the fused computation's structure
 // (CompileLoopFusionCached): a module compiled again, or another with the
-// same fusions, compiles no PTX. Nothing is kept on disk yet
+// same fusions, compiles no PTX; the thunks' hand-written kernels (sort,
+// scatter, convolution, FFT, ...) are cached by their LLVM IR
+// (ptx_compiler.h). Nothing is kept on disk yet
 // (AXLE_CACHE_DIR is the cpu backend's). With AXLE_DUMP_TO set the
 // compilation cache is bypassed, so that the dumps are complete.
 //

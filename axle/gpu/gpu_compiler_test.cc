@@ -651,6 +651,40 @@ ENTRY e {
   EXPECT_EQ(third->program.kernels[0]->block, 128);
 }
 
+// Thunks that compile kernels of their own (here a sort) compile them once:
+// the program rebuilt from the compilation cache finds their PTX in the
+// hand-written kernels' cache.
+TEST(GpuCompilerTest, ProgramFromTheCompilationCacheCompilesNoSortKernel) {
+  const char* text = R"(
+HloModule sorted
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  x = f32[3,4713] parameter(0)
+  ROOT sorted_descending = f32[3,4713] sort(x), dimensions={1}, to_apply=less
+})";
+  auto compile = [&] {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+    EXPECT_TRUE(module.ok()) << module.status();
+    return CompileGpuProgramCached(*std::move(module), ExecutableBuildOptions(), PtxOptions(),
+                                   GpuPrepareOptions());
+  };
+  const PtxCacheStats before = GetHandWrittenPtxCacheStats();
+  absl::StatusOr<GpuCompiledProgram> first = compile();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const PtxCacheStats after_first = GetHandWrittenPtxCacheStats();
+  EXPECT_EQ(after_first.misses - before.misses, 1);
+  absl::StatusOr<GpuCompiledProgram> second = compile();
+  ASSERT_TRUE(second.ok()) << second.status();
+  const PtxCacheStats after_second = GetHandWrittenPtxCacheStats();
+  EXPECT_EQ(after_second.misses - after_first.misses, 0);
+  EXPECT_EQ(after_second.hits - after_first.hits, 1);
+  EXPECT_EQ(GpuProgramToString(second->program), GpuProgramToString(first->program));
+}
+
 // Whether `reduce` is an output of `fused`: its root, or (a variadic
 // reduce) read only by get-tuple-elements that are the root tuple's.
 bool IsFusionOutput(const HloInstruction& reduce, const HloComputation& fused) {
