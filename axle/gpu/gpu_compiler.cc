@@ -45,6 +45,7 @@
 #include "axle/hlo/transforms/single_device_collectives.h"
 #include "axle/hlo/transforms/topk_decomposer.h"
 #include "axle/hlo/transforms/while_loop_simplifier.h"
+#include "axle/runtime/compilation_cache.h"
 
 namespace axle::gpu {
 namespace {
@@ -206,13 +207,14 @@ class GpuCompiler : public Compiler {
     // PTX for the device's architecture (sm_90 PTX also runs on newer
     // devices, compiled by the driver).
     ptx.arch = device_.compute_capability_major() >= 9 ? "sm_90" : device_.ArchName();
-    AXLE_ASSIGN_OR_RETURN(GpuProgram program,
-                          CompileGpuProgram(module.get(), ptx, options.run_backend_only()));
-    const std::string name = module->name();
     AXLE_ASSIGN_OR_RETURN(
-        std::unique_ptr<GpuExecutable> executable,
-        GpuExecutable::Create(std::shared_ptr<const HloModule>(std::move(module)), platform_,
-                              device_, allocator_, std::move(program)));
+        GpuCompiledProgram compiled,
+        CompileGpuProgramCached(std::move(module), options, ptx,
+                                GpuPrepareOptionsFromEnv(options.run_backend_only())));
+    const std::string name = compiled.module->name();
+    AXLE_ASSIGN_OR_RETURN(std::unique_ptr<GpuExecutable> executable,
+                          GpuExecutable::Create(std::move(compiled.module), platform_, device_,
+                                                allocator_, std::move(compiled.program)));
     // With AXLE_DUMP_TO: the thunks and the arena's layout.
     if (const std::string dir = EnvironmentOptions::Read().dump_to; !dir.empty()) {
       WarnIfNotWritten(WriteWholeFile(
@@ -291,6 +293,30 @@ absl::StatusOr<bool> ReplaceFusion(absl::string_view name, HloPassPipeline& pipe
 absl::Status NamingCuda(const absl::Status& status) {
   if (status.ok() || absl::StrContains(status.message(), "CUDA")) return status;
   return absl::Status(status.code(), absl::StrCat("CUDA backend: ", status.message()));
+}
+
+// What the compilation cache keeps of a CUDA compilation: the prepared
+// module. Its kernels' PTX stays in the process's kernel cache
+// (CompileLoopFusionCached, which drops none), where rebuilding the
+// program finds it.
+struct GpuCompiledArtifact : CompiledArtifact {
+  std::shared_ptr<const HloModule> prepared;
+};
+
+// The compilation key of `module`: the shared key (module fingerprint,
+// build options, platform "CUDA") with what else changes the program: the
+// PTX options and the prepare options (with the environment's
+// AXLE_GPU_SPLIT_COLUMNS, which AddGpuPreFusionPasses reads).
+CompilationKey MakeGpuCompilationKey(const HloModule& module, const ExecutableBuildOptions& build,
+                                     const PtxOptions& ptx, const GpuPrepareOptions& prepare) {
+  CompilationKey key = MakeCompilationKey(module, build, "CUDA");
+  absl::StrAppend(
+      &key.options, " ptx_arch=", ptx.arch, " ptx_block_size=", ptx.block_size,
+      " libdevice=", ptx.libdevice_path, " prepare_backend_only=", prepare.run_backend_only,
+      " unroll_loops=", prepare.unroll_loops, " select_conditionals=", prepare.select_conditionals,
+      " collectives_on_one_device=", prepare.collectives_on_one_device,
+      " split_columns=", EnvironmentOptions::Read().gpu_split_columns.value_or(false));
+  return key;
 }
 
 }  // namespace
@@ -406,6 +432,34 @@ absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions
                        assignment->ToString()));
   }
   return program;
+}
+
+absl::StatusOr<GpuCompiledProgram> CompileGpuProgramCached(std::unique_ptr<HloModule> module,
+                                                           const ExecutableBuildOptions& build,
+                                                           const PtxOptions& ptx,
+                                                           const GpuPrepareOptions& prepare) {
+  GpuCompiledProgram compiled;
+  if (!EnvironmentOptions::Read().dump_to.empty()) {
+    AXLE_ASSIGN_OR_RETURN(compiled.program, CompileGpuProgram(module.get(), ptx, prepare));
+    compiled.module = std::move(module);
+    return compiled;
+  }
+  const CompilationKey key = MakeGpuCompilationKey(*module, build, ptx, prepare);
+  CompilationCache& cache = CompilationCache::Global();
+  if (auto cached = std::static_pointer_cast<const GpuCompiledArtifact>(cache.Find(key))) {
+    // New thunks over the kept module, their kernels from the kernel cache.
+    absl::StatusOr<GpuProgram> program = BuildGpuProgram(*cached->prepared, ptx);
+    if (!program.ok()) return NamingCuda(program.status());
+    compiled.module = cached->prepared;
+    compiled.program = *std::move(program);
+    return compiled;
+  }
+  AXLE_ASSIGN_OR_RETURN(compiled.program, CompileGpuProgram(module.get(), ptx, prepare));
+  compiled.module = std::move(module);
+  auto artifact = std::make_shared<GpuCompiledArtifact>();
+  artifact->prepared = compiled.module;
+  cache.Insert(key, std::move(artifact));
+  return compiled;
 }
 
 std::unique_ptr<Compiler> MakeGpuCompiler(const se::Platform* platform, const CudaDevice& device,

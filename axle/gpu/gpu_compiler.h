@@ -26,9 +26,19 @@
 // <module>.gpu-program.txt (the thunks with the values they read and
 // write, then the arena's buffer assignment) are written there.
 //
+// Caches: a module compiled before (by structural identity, with the same
+// build, prepare and PTX options) runs no pass: its prepared module comes
+// from the process's compilation cache (runtime/compilation_cache.h, platform
+// "CUDA"), shared read-only by the executables built from it, and only its
+// thunks are built anew (each executable initializes, that is loads, its own
+// on the device); CompileGpuProgramCached is that step without a device.
 // Kernels are cached per process by the fused computation's structure
 // (CompileLoopFusionCached): a module compiled again, or another with the
-// same fusions, compiles no PTX.
+// same fusions, compiles no PTX; the thunks' hand-written kernels (sort,
+// scatter, convolution, FFT, ...) are cached by their LLVM IR
+// (ptx_compiler.h). Nothing is kept on disk yet
+// (AXLE_CACHE_DIR is the cpu backend's). With AXLE_DUMP_TO set the
+// compilation cache is bypassed, so that the dumps are complete.
 //
 // Internal to axle/gpu (gpu_executable.h includes cuda.h); the platform
 // (cuda_platform.cc) makes its compiler with MakeGpuCompiler.
@@ -79,6 +89,24 @@ absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module,
                                              bool run_backend_only = false);
 absl::StatusOr<GpuProgram> CompileGpuProgram(HloModule* module, const PtxOptions& options,
                                              const GpuPrepareOptions& prepare);
+
+// A program with the module it was built from (shared: the compilation
+// cache keeps it too).
+struct GpuCompiledProgram {
+  std::shared_ptr<const HloModule> module;  // prepared
+  GpuProgram program;
+};
+
+// CompileGpuProgram through the compilation cache: a module structurally
+// identical to one compiled before with the same options (`build`, `ptx`,
+// `prepare`) gets a new program built from the prepared module kept then
+// (no pass, no PTX: counted as a memory hit in CompilationCacheStats);
+// otherwise `module` is prepared, built and kept. With AXLE_DUMP_TO set,
+// always compiled afresh and not kept.
+absl::StatusOr<GpuCompiledProgram> CompileGpuProgramCached(std::unique_ptr<HloModule> module,
+                                                           const ExecutableBuildOptions& build,
+                                                           const PtxOptions& ptx,
+                                                           const GpuPrepareOptions& prepare);
 
 // The compiler of `platform`, whose executables run on `device` with
 // memory from `allocator` (both must outlive it).

@@ -31,6 +31,7 @@
 #include "axle/gpu/row_fusion.h"
 #include "axle/hlo/ir/hlo_instructions.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/compilation_cache.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "xla/service/custom_call_status.h"
@@ -587,6 +588,101 @@ ENTRY e {
   EXPECT_EQ(after.misses - before.misses, 1);
   EXPECT_EQ(after.hits - before.hits, 3);
   EXPECT_EQ(again->kernels[0].get(), program->kernels[0].get());
+}
+
+// The compilation cache on the compile-only path: a module compiled again
+// (here under other names: structural identity) runs no pass and compiles no
+// PTX; it gets new thunks over the module prepared the first time. Other
+// options are another compilation.
+TEST(GpuCompilerTest, ModuleCompiledAgainComesFromTheCompilationCache) {
+  const char* text = R"(
+HloModule first
+ENTRY e {
+  x = f32[4711] parameter(0)
+  y = f32[4711] parameter(1)
+  t = f32[4711] tanh(x)
+  m = f32[4711] multiply(t, y)
+  ROOT r = f32[4711] add(m, x)
+})";
+  auto compile = [](const std::string& source, const PtxOptions& ptx) {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(source);
+    EXPECT_TRUE(module.ok()) << module.status();
+    return CompileGpuProgramCached(*std::move(module), ExecutableBuildOptions(), ptx,
+                                   GpuPrepareOptions());
+  };
+  CompilationCache& cache = CompilationCache::Global();
+  const CompilationCacheStats before = cache.stats();
+  const PtxCacheStats ptx_before = GetPtxCacheStats();
+  absl::StatusOr<GpuCompiledProgram> first = compile(text, PtxOptions());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->program.kernels.size(), 1u) << GpuProgramToString(first->program);
+  const CompilationCacheStats after_first = cache.stats();
+  EXPECT_EQ(after_first.memory_misses - before.memory_misses, 1);
+  EXPECT_EQ(after_first.memory_hits - before.memory_hits, 0);
+  EXPECT_EQ(GetPtxCacheStats().misses - ptx_before.misses, 1);
+
+  const std::string renamed = absl::StrReplaceAll(
+      text, {{"HloModule first", "HloModule second"}, {"t = ", "th = "}, {"(t, y)", "(th, y)"}});
+  const PtxCacheStats ptx_second = GetPtxCacheStats();
+  absl::StatusOr<GpuCompiledProgram> second = compile(renamed, PtxOptions());
+  ASSERT_TRUE(second.ok()) << second.status();
+  const CompilationCacheStats after_second = cache.stats();
+  EXPECT_EQ(after_second.memory_hits - after_first.memory_hits, 1);
+  EXPECT_EQ(after_second.memory_misses - after_first.memory_misses, 0);
+  EXPECT_EQ(GetPtxCacheStats().misses - ptx_second.misses, 0);
+  // The prepared module is the one kept (the first's, unprepared again);
+  // the thunks are new (each executable initializes its own on the device),
+  // the kernel the same.
+  EXPECT_EQ(second->module.get(), first->module.get());
+  EXPECT_EQ(second->module->name(), "first");
+  EXPECT_EQ(GpuProgramToString(second->program), GpuProgramToString(first->program));
+  ASSERT_EQ(second->program.thunks.size(), first->program.thunks.size());
+  EXPECT_NE(second->program.thunks[0].get(), first->program.thunks[0].get());
+  EXPECT_EQ(second->program.kernels[0].get(), first->program.kernels[0].get());
+
+  // Other PTX options: compiled again, into another kernel.
+  PtxOptions smaller_blocks;
+  smaller_blocks.block_size = 128;
+  absl::StatusOr<GpuCompiledProgram> third = compile(text, smaller_blocks);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ(cache.stats().memory_misses - after_second.memory_misses, 1);
+  EXPECT_NE(third->module.get(), first->module.get());
+  ASSERT_EQ(third->program.kernels.size(), 1u);
+  EXPECT_EQ(third->program.kernels[0]->block, 128);
+}
+
+// Thunks that compile kernels of their own (here a sort) compile them once:
+// the program rebuilt from the compilation cache finds their PTX in the
+// hand-written kernels' cache.
+TEST(GpuCompilerTest, ProgramFromTheCompilationCacheCompilesNoSortKernel) {
+  const char* text = R"(
+HloModule sorted
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=GT
+}
+ENTRY e {
+  x = f32[3,4713] parameter(0)
+  ROOT sorted_descending = f32[3,4713] sort(x), dimensions={1}, to_apply=less
+})";
+  auto compile = [&] {
+    absl::StatusOr<std::unique_ptr<HloModule>> module = ParseAndReturnUnverifiedModule(text);
+    EXPECT_TRUE(module.ok()) << module.status();
+    return CompileGpuProgramCached(*std::move(module), ExecutableBuildOptions(), PtxOptions(),
+                                   GpuPrepareOptions());
+  };
+  const PtxCacheStats before = GetHandWrittenPtxCacheStats();
+  absl::StatusOr<GpuCompiledProgram> first = compile();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const PtxCacheStats after_first = GetHandWrittenPtxCacheStats();
+  EXPECT_EQ(after_first.misses - before.misses, 1);
+  absl::StatusOr<GpuCompiledProgram> second = compile();
+  ASSERT_TRUE(second.ok()) << second.status();
+  const PtxCacheStats after_second = GetHandWrittenPtxCacheStats();
+  EXPECT_EQ(after_second.misses - after_first.misses, 0);
+  EXPECT_EQ(after_second.hits - after_first.hits, 1);
+  EXPECT_EQ(GpuProgramToString(second->program), GpuProgramToString(first->program));
 }
 
 // Whether `reduce` is an output of `fused`: its root, or (a variadic

@@ -23,6 +23,7 @@
 #include "axle/gpu/gpu_compiler.h"
 #include "axle/gpu/gpu_executable_test_util.h"
 #include "axle/hlo/text/hlo_parser.h"
+#include "axle/runtime/compilation_cache.h"
 #include "axle/runtime/local_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -266,6 +267,39 @@ TEST(GpuExecutableModulesTest, ModulesCompileWithoutADevice) {
 }
 
 TEST_F(GpuExecutableTest, Elementwise) { ExpectMatchesInterpreter(kElementwise); }
+
+// A module compiled again comes from the compilation cache (gpu_compiler.h):
+// the second executable shares the first's prepared module, initializes
+// (loads) thunks of its own, and both compute the interpreter's results.
+TEST_F(GpuExecutableTest, ModuleCompiledAgainSharesThePreparedModule) {
+  const CompilationCacheStats before = CompilationCache::Global().stats();
+  auto first = CompileFor(client_, kSoftmax);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = CompileFor(client_, kSoftmax);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_GE(CompilationCache::Global().stats().memory_hits - before.memory_hits, 1);
+  EXPECT_EQ(&(*second)->executable()->module(), &(*first)->executable()->module());
+  const auto* first_gpu = static_cast<const GpuExecutable*>((*first)->executable());
+  const auto* second_gpu = static_cast<const GpuExecutable*>((*second)->executable());
+  ASSERT_FALSE(first_gpu->program().thunks.empty());
+  EXPECT_NE(second_gpu->program().thunks[0].get(), first_gpu->program().thunks[0].get());
+  auto interpreter = CompileFor(reference_, kSoftmax);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  std::vector<Literal> arguments;
+  for (const Shape& shape : (*first)->executable()->parameter_shapes()) {
+    arguments.push_back(MakeInput(shape, static_cast<int>(arguments.size()) + 1));
+  }
+  auto expected = RunWith(reference_, **interpreter, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  // The second first, then the first: neither depends on the other's
+  // device state.
+  for (const LocalExecutable* executable : {second->get(), first->get()}) {
+    auto actual = RunWith(client_, *executable, arguments);
+    ASSERT_TRUE(actual.ok()) << actual.status();
+    absl::Status near = LiteralsNear(*expected, *actual, ErrorSpec(1e-5, 1e-5));
+    EXPECT_TRUE(near.ok()) << near;
+  }
+}
 
 TEST_F(GpuExecutableTest, EightAndFourBitFloatsRoundAsTheInterpreter) {
   ExpectMatchesInterpreter(kNarrowFloats, ErrorSpec(0));

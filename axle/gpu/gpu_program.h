@@ -80,10 +80,6 @@ std::string GpuProgramToString(const GpuProgram& program);
 // kernel is named after the fingerprint ("axle_kernel_<hex>").
 absl::StatusOr<std::shared_ptr<const PtxKernel>> CompileLoopFusionCached(
     const HloComputation& fused, const PtxOptions& options);
-struct PtxCacheStats {
-  int64_t hits = 0;
-  int64_t misses = 0;
-};
 PtxCacheStats GetPtxCacheStats();
 
 // The trip count of while loop `loop` when it is known: its backend_config

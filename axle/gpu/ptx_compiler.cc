@@ -11,10 +11,13 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -149,6 +152,19 @@ absl::StatusOr<std::string> EmitPtx(llvm::Module* module, llvm::TargetMachine* m
   return std::string(ptx.str());
 }
 
+// The hand-written kernels' PTX by (IR as emitted, architecture,
+// libdevice): GetHandWrittenPtxCacheStats.
+struct HandWrittenPtxCache {
+  std::mutex mu;
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> ptx;
+  PtxCacheStats stats;
+};
+
+HandWrittenPtxCache& GlobalHandWrittenPtxCache() {
+  static auto* cache = new HandWrittenPtxCache();
+  return *cache;
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> LibdevicePath() {
@@ -248,9 +264,52 @@ ElementKernelStart StartElementKernel(llvm::IRBuilder<>& b, llvm::Function* func
   return {index, exit};
 }
 
+namespace {
+
+// CompileNvptxModuleToPtx through the hand-written kernels' cache.
+absl::StatusOr<std::string> CompileHandWrittenToPtx(llvm::Module* module,
+                                                    absl::string_view kernel_name,
+                                                    const PtxOptions& options,
+                                                    std::string* unoptimized_ir) {
+  const EnvironmentOptions environment = EnvironmentOptions::Read();
+  if (!environment.dump_to.empty()) {
+    return CompileNvptxModuleToPtx(module, kernel_name, options, unoptimized_ir);
+  }
+  std::string emitted;
+  llvm::raw_string_ostream ir_stream(emitted);
+  module->print(ir_stream, nullptr);
+  ir_stream.flush();
+  auto key = std::make_tuple(
+      emitted, options.arch,
+      options.libdevice_path.empty() ? environment.cuda_libdevice : options.libdevice_path);
+  HandWrittenPtxCache& cache = GlobalHandWrittenPtxCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.ptx.find(key);
+    if (it != cache.ptx.end()) {
+      ++cache.stats.hits;
+      if (unoptimized_ir != nullptr) *unoptimized_ir = emitted;
+      return it->second;
+    }
+  }
+  AXLE_ASSIGN_OR_RETURN(std::string ptx,
+                        CompileNvptxModuleToPtx(module, kernel_name, options, unoptimized_ir));
+  std::lock_guard<std::mutex> lock(cache.mu);
+  ++cache.stats.misses;
+  return cache.ptx.try_emplace(std::move(key), std::move(ptx)).first->second;
+}
+
+}  // namespace
+
+PtxCacheStats GetHandWrittenPtxCacheStats() {
+  HandWrittenPtxCache& cache = GlobalHandWrittenPtxCache();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  return cache.stats;
+}
+
 absl::StatusOr<std::string> CompileNvptxModule(llvm::Module* module, absl::string_view name,
                                                const PtxOptions& options) {
-  return CompileNvptxModuleToPtx(module, name, options, nullptr);
+  return CompileHandWrittenToPtx(module, name, options, nullptr);
 }
 
 absl::StatusOr<PtxKernel> CompileElementKernel(llvm::Module* module, absl::string_view kernel_name,
@@ -259,7 +318,7 @@ absl::StatusOr<PtxKernel> CompileElementKernel(llvm::Module* module, absl::strin
   PtxKernel kernel;
   kernel.name = std::string(kernel_name);
   AXLE_ASSIGN_OR_RETURN(
-      kernel.ptx, CompileNvptxModuleToPtx(module, kernel_name, options, &kernel.unoptimized_ir));
+      kernel.ptx, CompileHandWrittenToPtx(module, kernel_name, options, &kernel.unoptimized_ir));
   kernel.output_elements = elements;
   kernel.block = options.block_size;
   kernel.grid = (elements + options.block_size - 1) / options.block_size;

@@ -64,6 +64,20 @@ struct PtxKernel {
   int64_t num_outputs = 0;
 };
 
+// Hits and misses of a process-wide PTX cache.
+struct PtxCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+};
+
+// The cache of the hand-written kernels' PTX (ptx_module.h:
+// CompileNvptxModule, CompileElementKernel: the convolution kernel, FFT
+// scaling, sort, scatter, ...), keyed by their LLVM IR as emitted, the
+// architecture and libdevice: a thunk built again (a program rebuilt from
+// the compilation cache, gpu_compiler.h) runs no LLVM. Bypassed with
+// $AXLE_DUMP_TO (the dumps are written as a kernel compiles).
+PtxCacheStats GetHandWrittenPtxCacheStats();
+
 absl::StatusOr<PtxKernel> CompileLoopFusionToPtx(const HloComputation& fusion,
                                                  absl::string_view kernel_name,
                                                  const PtxOptions& options = PtxOptions());

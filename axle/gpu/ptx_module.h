@@ -64,7 +64,9 @@ ElementKernelStart StartElementKernel(llvm::IRBuilder<>& b, llvm::Function* func
 // The PTX of `module` (prepared as above): libdevice linked where called,
 // verified (Internal with the verifier's message naming the kernel
 // otherwise), optimized at O3. `unoptimized_ir`, when not null, receives
-// its IR before linking and optimization.
+// its IR before linking and optimization. CompileNvptxModule (and
+// CompileElementKernel) go through the hand-written kernels' PTX cache
+// (GetHandWrittenPtxCacheStats, ptx_compiler.h).
 absl::StatusOr<std::string> CompileNvptxModuleToPtx(llvm::Module* module,
                                                     absl::string_view kernel_name,
                                                     const PtxOptions& options,

@@ -5,15 +5,17 @@
 // the build options and the platform. A backend's compiler looks its key up
 // before running any pass; on a hit it builds the executable from what it
 // stored (the cpu backend: the optimized module and the kernels' machine
-// code, cpu/runtime/executable_cache.h), so a second Compile of the same
-// computation runs no pass and no code generation. Executables themselves
+// code, cpu/runtime/executable_cache.h; the CUDA backend: the prepared
+// module, its kernels' PTX staying in the kernel cache, gpu/gpu_compiler.h),
+// so a second Compile of the same computation runs no pass and no code
+// generation. Executables themselves
 // are not shared: each owns its arena and run state.
 //
 // In memory: one process-wide cache, at most kMaxEntries compilations, the
 // oldest dropped first; thread-safe. On disk: when AXLE_CACHE_DIR is set,
-// backends also store and look up their compilations there (the cpu backend
-// says what it stores and how stale or corrupt files are treated); the
-// counters below count both.
+// backends (the cpu backend; not CUDA yet) also store and look up their
+// compilations there (the cpu backend says what it stores and how stale or
+// corrupt files are treated); the counters below count both.
 //
 // Front ends (the graph front end's JIT cache, the lazy tensors' graph
 // cache) stand on this: MakeCompilationKey for the identity of a graph,
